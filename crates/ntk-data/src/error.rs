@@ -1,0 +1,239 @@
+//! The error type of every loader and transform in this crate.
+//!
+//! Bad input never panics: each variant names the file involved and what is wrong with it,
+//! with the byte offset where one applies (offsets count bytes of the *uncompressed* content).
+
+use std::path::{Path, PathBuf};
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = DataError> = std::result::Result<T, E>;
+
+/// Everything that can go wrong while loading or preparing data.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    /// A data file does not exist; `hint` says how to obtain it.
+    #[error("{}: file not found; {hint}", .path.display())]
+    Missing {
+        /// The path that was looked for (the uncompressed name when `.gz` was also tried).
+        path: PathBuf,
+        /// How to obtain the file.
+        hint: String,
+    },
+
+    /// The file exists but could not be read.
+    #[error("{}: cannot read: {source}", .path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+
+    /// The file starts with the gzip magic but its stream does not decompress.
+    #[error("{}: corrupt gzip stream: {source}", .path.display())]
+    Gzip {
+        /// The file.
+        path: PathBuf,
+        /// The decompressor's error.
+        source: std::io::Error,
+    },
+
+    /// An IDX file carries the wrong magic number (at byte offset 0).
+    #[error(
+        "{}: wrong IDX magic number at byte offset 0: expected {expected} (0x{expected:08x}), found {found} (0x{found:08x})",
+        .path.display()
+    )]
+    BadMagic {
+        /// The file.
+        path: PathBuf,
+        /// The magic number this kind of file must have (2051 images, 2049 labels).
+        expected: u32,
+        /// The magic number actually read.
+        found: u32,
+    },
+
+    /// A file is shorter than its header (or format) requires.
+    #[error("{}: truncated file: expected {expected} bytes, found {found}", .path.display())]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// Bytes the header promises.
+        expected: u64,
+        /// Bytes actually present.
+        found: u64,
+    },
+
+    /// A file is longer than its header says: trailing bytes after the last record.
+    #[error(
+        "{}: trailing data: expected {expected} bytes, found {found} (extra bytes start at byte offset {expected})",
+        .path.display()
+    )]
+    TrailingData {
+        /// The file.
+        path: PathBuf,
+        /// Bytes the header promises.
+        expected: u64,
+        /// Bytes actually present.
+        found: u64,
+    },
+
+    /// The image file and the label file describe different numbers of samples.
+    #[error(
+        "sample counts disagree: {} holds {n_images} images but {} holds {n_labels} labels",
+        .images.display(),
+        .labels.display()
+    )]
+    CountMismatch {
+        /// The image file.
+        images: PathBuf,
+        /// Images it declares.
+        n_images: usize,
+        /// The label file.
+        labels: PathBuf,
+        /// Labels it declares.
+        n_labels: usize,
+    },
+
+    /// A label is not a valid class index.
+    #[error(
+        "{}: label {label} of sample {index} (byte offset {offset}) is out of range 0..{num_classes}",
+        .path.display()
+    )]
+    LabelOutOfRange {
+        /// The file.
+        path: PathBuf,
+        /// The sample's index in the file.
+        index: usize,
+        /// Byte offset of the label in the (uncompressed) file.
+        offset: u64,
+        /// The label read.
+        label: u64,
+        /// Number of classes of the data set.
+        num_classes: usize,
+    },
+
+    /// A CIFAR-10 binary file whose size is not a whole number of 3073-byte records.
+    #[error(
+        "{}: wrong size for a CIFAR-10 binary batch: {size} bytes is not a multiple of the {record}-byte record \
+         (the last record starts at byte offset {} and is {} bytes short; real batches are 30730000 bytes)",
+        .path.display(),
+        .size - .size % *.record as u64,
+        *.record as u64 - .size % *.record as u64
+    )]
+    CifarSize {
+        /// The file.
+        path: PathBuf,
+        /// Its size in bytes.
+        size: u64,
+        /// The record size (3073).
+        record: usize,
+    },
+
+    /// A text file (the digits CSV) has a malformed line.
+    #[error("{}: line {line} (byte offset {offset}): {message}", .path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// Byte offset of the line start in the (uncompressed) file.
+        offset: u64,
+        /// What is wrong.
+        message: String,
+    },
+
+    /// An IDX header whose dimensions are not those of images or labels.
+    #[error("{}: bad IDX header at byte offset {offset}: {message}", .path.display())]
+    BadHeader {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset of the offending field.
+        offset: u64,
+        /// What is wrong.
+        message: String,
+    },
+
+    /// More samples were requested than the set has.
+    #[error("{what}: requested {requested} samples but the set has only {available}")]
+    NotEnoughSamples {
+        /// Which set or subset rule.
+        what: String,
+        /// Samples requested.
+        requested: usize,
+        /// Samples available.
+        available: usize,
+    },
+
+    /// A class-balanced subset needs more samples of a class than the set holds.
+    #[error(
+        "class-balanced subset: class {class} needs {requested} samples but the set has only {available}"
+    )]
+    NotEnoughInClass {
+        /// The class.
+        class: usize,
+        /// Samples of it needed.
+        requested: usize,
+        /// Samples of it present.
+        available: usize,
+    },
+
+    /// An argument that does not fit the data (e.g. a per-channel scaling on 1-channel images).
+    #[error("invalid argument: {0}")]
+    Invalid(String),
+}
+
+impl DataError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            Self::Missing {
+                path: path.to_path_buf(),
+                hint: fetch_hint(path),
+            }
+        } else {
+            Self::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    }
+
+    /// Checks a byte count against what a header promises.
+    pub(crate) fn check_len(path: &Path, expected: u64, found: u64) -> Result<()> {
+        let path = path.to_path_buf();
+        match found.cmp(&expected) {
+            std::cmp::Ordering::Less => Err(Self::Truncated {
+                path,
+                expected,
+                found,
+            }),
+            std::cmp::Ordering::Greater => Err(Self::TrailingData {
+                path,
+                expected,
+                found,
+            }),
+            std::cmp::Ordering::Equal => Ok(()),
+        }
+    }
+}
+
+/// How to get the registry-fetched data sets (MNIST, Fashion-MNIST, digits).
+pub(crate) fn fetch_hint(path: &Path) -> String {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    format!(
+        "run `bash datasets/fetch.sh` in the workspace root to download MNIST, Fashion-MNIST and the \
+         8x8 digits into datasets/data/, set {} to a root holding mnist/, fashion-mnist/, digits/ \
+         and cifar-10/, or place the file in {}",
+        crate::paths::DATA_DIR_ENV,
+        dir.display()
+    )
+}
+
+/// How to get CIFAR-10, which no package registry ships.
+pub(crate) fn cifar_hint(dir: &Path) -> String {
+    format!(
+        "CIFAR-10 is not fetched automatically: download the binary version `cifar-10-binary.tar.gz` \
+         from https://www.cs.toronto.edu/~kriz/cifar.html and extract `cifar-10-batches-bin/*` \
+         (data_batch_1.bin .. data_batch_5.bin, test_batch.bin, batches.meta.txt) into {}",
+        dir.display()
+    )
+}

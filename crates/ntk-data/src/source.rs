@@ -1,0 +1,100 @@
+//! The data sets by name, with their default directories and the official code's scaling.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use crate::cifar::{CIFAR10_SUBDIR, load_cifar10};
+use crate::digits::{DIGITS_SUBDIR, load_digits};
+use crate::error::{DataError, Result};
+use crate::idx::{FASHION_MNIST_SUBDIR, MNIST_SUBDIR, load_fashion_mnist, load_mnist};
+use crate::paths::default_dir;
+use crate::set::{ImageSet, Split};
+use crate::transform::Scaling;
+
+/// An image data set stored on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    /// MNIST, `mnist/`.
+    Mnist,
+    /// Fashion-MNIST, `fashion-mnist/`.
+    FashionMnist,
+    /// CIFAR-10 binary version, `cifar-10/`.
+    #[serde(rename = "cifar-10", alias = "cifar10")]
+    Cifar10,
+    /// 8x8 digits, `digits/` (no test split).
+    Digits,
+}
+
+impl Source {
+    /// All sources.
+    pub const ALL: [Self; 4] = [Self::Mnist, Self::FashionMnist, Self::Cifar10, Self::Digits];
+
+    /// The name used in configs, and the subdirectory of the data root.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Mnist => MNIST_SUBDIR,
+            Self::FashionMnist => FASHION_MNIST_SUBDIR,
+            Self::Cifar10 => CIFAR10_SUBDIR,
+            Self::Digits => DIGITS_SUBDIR,
+        }
+    }
+
+    /// `default_data_root()/<name>` (see [`crate::paths`]).
+    pub fn default_dir(self) -> PathBuf {
+        default_dir(self.name())
+    }
+
+    /// The input scaling of the official Liu & Hui code: per-channel for CIFAR-10, `[-1, 1]`
+    /// otherwise (`conventions.md`).
+    pub fn paper_scaling(self) -> Scaling {
+        match self {
+            Self::Cifar10 => Scaling::CifarPerChannel,
+            _ => Scaling::MinusOneOne,
+        }
+    }
+
+    /// Loads a split from `dir`, or from [`Source::default_dir`] when `None`.
+    ///
+    /// The digits have no test split: `Split::Train` gives all 1797 samples and `Split::Test`
+    /// is an error.
+    pub fn load(self, dir: Option<&Path>, split: Split) -> Result<ImageSet> {
+        let dir = dir.map_or_else(|| self.default_dir(), Path::to_path_buf);
+        match self {
+            Self::Mnist => load_mnist(&dir, split),
+            Self::FashionMnist => load_fashion_mnist(&dir, split),
+            Self::Cifar10 => load_cifar10(&dir, split),
+            Self::Digits => match split {
+                Split::Train => load_digits(&dir),
+                Split::Test => Err(DataError::Invalid(
+                    "the 8x8 digits have no test split; take a subset of the train split".into(),
+                )),
+            },
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Source {
+    type Err = DataError;
+
+    /// Accepts the names of [`Source::name`], plus `fashion_mnist`, `fmnist` and `cifar10`.
+    fn from_str(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "mnist" => Ok(Self::Mnist),
+            "fashion-mnist" | "fashion_mnist" | "fmnist" => Ok(Self::FashionMnist),
+            "cifar-10" | "cifar10" => Ok(Self::Cifar10),
+            "digits" => Ok(Self::Digits),
+            _ => Err(DataError::Invalid(format!(
+                "unknown data set {s:?}; expected one of {}",
+                Self::ALL.map(Self::name).join(", ")
+            ))),
+        }
+    }
+}

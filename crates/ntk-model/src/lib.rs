@@ -1,0 +1,21 @@
+//! Backend-generic Burn models for studying how activation and depth condition the neural
+//! tangent kernel: the MLP family of Liu & Hui (NTK parameterization, Eq. 1 and 3) with the
+//! activations and normalizations of Agarwal, Awasthi & Kale.
+//!
+//! Layout: [`activation`] (s, s', Gaussian moments), [`normal`] (the standard normal and
+//! quadrature), [`config`] (what a TOML `[model]` table holds), [`mlp`] (the network),
+//! [`init`] (seeded host-side draws), [`export`] (safetensors), [`io`] (atomic writes).
+
+pub mod activation;
+pub mod config;
+pub mod error;
+pub mod export;
+pub mod init;
+pub mod io;
+pub mod mlp;
+pub mod normal;
+
+pub use activation::{Activation, ActivationKind, Moments, NormRelu};
+pub use config::{LayerScales, MlpConfig, Normalization, NtkConvention, Parameterization};
+pub use error::ModelError;
+pub use mlp::{Mlp, MlpTrace};

@@ -1,0 +1,196 @@
+//! The MLP of Liu & Hui Eq. (1) and (3), with the conventions of [`NtkConvention`],
+//! optional biases and normalization layers.
+//!
+//! Weights are stored as `[fan_in, fan_out]` (so the forward is `a W`, samples as rows);
+//! exports transpose to PyTorch's `[out, in]`.
+
+use burn::module::{Module, Param};
+use burn::nn::{BatchNorm, BatchNormConfig, LayerNorm, LayerNormConfig};
+use burn::tensor::{DType, Device, Tensor, TensorData};
+
+use crate::activation::Activation;
+use crate::config::{LayerScales, MlpConfig, Normalization};
+use crate::error::ModelError;
+use crate::init;
+
+/// One dense layer: `z = beta (a W) + b`.
+#[derive(Module, Debug)]
+pub struct Dense {
+    /// `[fan_in, fan_out]`.
+    pub weight: Param<Tensor<2>>,
+    pub bias: Option<Param<Tensor<1>>>,
+}
+
+impl Dense {
+    fn forward(&self, a: Tensor<2>, beta: f64) -> Tensor<2> {
+        let z = a.matmul(self.weight.val());
+        let z = if beta == 1.0 { z } else { z.mul_scalar(beta) };
+        match &self.bias {
+            Some(b) => z + b.val().unsqueeze_dim(0),
+            None => z,
+        }
+    }
+}
+
+/// The MLP. `layers[0..L]` are the hidden layers, `layers[L]` the output layer.
+#[derive(Module, Debug)]
+pub struct Mlp {
+    pub layers: Vec<Dense>,
+    pub batch_norms: Vec<BatchNorm>,
+    pub layer_norms: Vec<LayerNorm>,
+    #[module(skip)]
+    config: MlpConfig,
+    #[module(skip)]
+    activation: Activation,
+    #[module(skip)]
+    scales: LayerScales,
+}
+
+/// What the probe needs from a forward pass: per hidden layer `l = 1..L` the layer input
+/// `a_{l-1}` (as multiplied by `W_l`) and the pre-activation `z_l` (before normalization),
+/// plus the output layer's input `a_L` and the output.
+pub struct MlpTrace {
+    /// `a_0 = x, a_1, ..., a_L`, each `[n, fan_in]`.
+    pub inputs: Vec<Tensor<2>>,
+    /// `z_1, ..., z_L`, each `[n, width]`.
+    pub preacts: Vec<Tensor<2>>,
+    /// `f(x)`, `[n, output_dim]`.
+    pub output: Tensor<2>,
+}
+
+impl Mlp {
+    /// Builds the network from a validated config, weights drawn on the host (see
+    /// [`init::gaussian`]) and created on `device` in `dtype`.
+    pub fn new(config: &MlpConfig, device: &Device, dtype: DType) -> Result<Self, ModelError> {
+        config.validate()?;
+        let sizes = config.layer_sizes();
+        let stds = config.init_std();
+        let layers = (0..=config.depth)
+            .map(|l| {
+                let (fan_in, fan_out) = (sizes[l], sizes[l + 1]);
+                let w = init::gaussian(config.seed, l as u64, fan_out, fan_in, stds[l]);
+                let w = init::transpose(&w, fan_out, fan_in);
+                let weight =
+                    Tensor::<2>::from_data(TensorData::new(w, [fan_in, fan_out]), (device, dtype));
+                let bias = config
+                    .bias
+                    .then(|| Param::from_tensor(Tensor::<1>::zeros([fan_out], (device, dtype))));
+                Dense {
+                    weight: Param::from_tensor(weight),
+                    bias,
+                }
+            })
+            .collect();
+        let cast = |t: Tensor<1>| t.cast(dtype);
+        let batch_norms = match config.normalization {
+            Normalization::BatchNorm => (0..config.depth)
+                .map(|_| {
+                    let mut bn = BatchNormConfig::new(config.width).init(device);
+                    bn.gamma = bn.gamma.map(cast);
+                    bn.beta = bn.beta.map(cast);
+                    bn
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let layer_norms = match config.normalization {
+            Normalization::LayerNorm => (0..config.depth)
+                .map(|_| {
+                    let mut ln = LayerNormConfig::new(config.width).init(device);
+                    ln.gamma = ln.gamma.map(cast);
+                    ln.beta = ln.beta.map(|b| b.map(cast));
+                    ln
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        Ok(Self {
+            layers,
+            batch_norms,
+            layer_norms,
+            activation: config.activation(),
+            scales: config.scales(),
+            config: config.clone(),
+        })
+    }
+
+    pub fn config(&self) -> &MlpConfig {
+        &self.config
+    }
+    pub fn activation(&self) -> &Activation {
+        &self.activation
+    }
+    pub fn scales(&self) -> &LayerScales {
+        &self.scales
+    }
+    pub fn depth(&self) -> usize {
+        self.config.depth
+    }
+
+    /// `f(x)` for `x: [n, d]`.
+    pub fn forward(&self, x: Tensor<2>) -> Tensor<2> {
+        self.forward_probed(x, None)
+    }
+
+    /// The forward with an additive probe on each pre-activation, `z_l + p_l`. With
+    /// zero-valued leaves `p_l` that require grad, the gradient of `sum f` with respect to
+    /// `p_l` is the per-sample backpropagated signal `delta_l = df/dz_l` (samples do not
+    /// interact without batch statistics).
+    pub fn forward_probed(&self, x: Tensor<2>, probes: Option<&[Tensor<2>]>) -> Tensor<2> {
+        let mut a = x;
+        for l in 0..self.depth() {
+            let mut z = self.layers[l].forward(a, self.scales.beta[l]);
+            if let Some(p) = probes {
+                z = z + p[l].clone();
+            }
+            a = self.hidden_activation(l, z);
+        }
+        self.layers[self.depth()].forward(a, self.scales.beta_out)
+    }
+
+    /// `a_l` from `z_l` for hidden layer index `l` (0-based): normalization and activation.
+    fn hidden_activation(&self, l: usize, z: Tensor<2>) -> Tensor<2> {
+        let gamma = self.scales.gamma[l];
+        match self.config.normalization {
+            Normalization::None => self.activation.forward(z).mul_scalar(gamma),
+            Normalization::BatchNorm => self
+                .activation
+                .forward(self.batch_norms[l].forward(z))
+                .mul_scalar(gamma),
+            Normalization::LayerNorm => {
+                self.layer_norms[l].forward(self.activation.forward(z).mul_scalar(gamma))
+            }
+        }
+    }
+
+    /// The forward that also hands back each layer's input and pre-activation.
+    pub fn forward_trace(&self, x: Tensor<2>) -> MlpTrace {
+        let mut inputs = Vec::with_capacity(self.depth() + 1);
+        let mut preacts = Vec::with_capacity(self.depth());
+        let mut a = x;
+        for l in 0..self.depth() {
+            inputs.push(a.clone());
+            let z = self.layers[l].forward(a, self.scales.beta[l]);
+            preacts.push(z.clone());
+            a = self.hidden_activation(l, z);
+        }
+        inputs.push(a.clone());
+        let output = self.layers[self.depth()].forward(a, self.scales.beta_out);
+        MlpTrace {
+            inputs,
+            preacts,
+            output,
+        }
+    }
+
+    /// Weight `l` (input layer first) as PyTorch stores it: `[out, in]`, row-major f64.
+    pub fn weight_out_in(&self, l: usize) -> (Vec<f64>, [usize; 2]) {
+        let w = self.layers[l].weight.val();
+        let [fan_in, fan_out] = w.dims();
+        let data: Vec<f64> = w
+            .transpose()
+            .try_into_vec_as::<f64>()
+            .expect("reading weights from the device");
+        (data, [fan_out, fan_in])
+    }
+}

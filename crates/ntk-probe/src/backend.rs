@@ -1,0 +1,140 @@
+//! The one place that picks the compute device and the float precision.
+//!
+//! Backends are cargo features (`flex`, `ndarray`, `wgpu`, `cuda`); when several are built
+//! in, `--device NAME` (or the `BURN_DEVICE` environment variable) chooses, otherwise the
+//! first built in of flex, ndarray, wgpu, cuda is used.
+
+use burn::tensor::{DType, Device, FloatDType};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Float precision of the model and of the kernel's products (eigenvalues are always f64).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Precision {
+    #[default]
+    F32,
+    F64,
+}
+
+impl Precision {
+    pub fn dtype(self) -> DType {
+        match self {
+            Self::F32 => DType::F32,
+            Self::F64 => DType::F64,
+        }
+    }
+    fn float_dtype(self) -> FloatDType {
+        match self {
+            Self::F32 => FloatDType::F32,
+            Self::F64 => FloatDType::F64,
+        }
+    }
+    /// Unit roundoff of the precision the kernel was computed in.
+    pub fn epsilon(self) -> f64 {
+        match self {
+            Self::F32 => f32::EPSILON as f64,
+            Self::F64 => f64::EPSILON,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::F32 => "f32",
+            Self::F64 => "f64",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "f32" | "float32" => Some(Self::F32),
+            "f64" | "float64" => Some(Self::F64),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Precision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The backends compiled into this binary, in order of preference.
+pub fn available() -> Vec<&'static str> {
+    let mut v = Vec::new();
+    if cfg!(feature = "flex") {
+        v.push("flex");
+    }
+    if cfg!(feature = "ndarray") {
+        v.push("ndarray");
+    }
+    if cfg!(feature = "wgpu") {
+        v.push("wgpu");
+    }
+    if cfg!(feature = "cuda") {
+        v.push("cuda");
+    }
+    v
+}
+
+/// A chosen device with its precision.
+#[derive(Clone, Debug)]
+pub struct Compute {
+    pub device: Device,
+    pub backend: &'static str,
+    pub precision: Precision,
+}
+
+impl Compute {
+    pub fn dtype(&self) -> DType {
+        self.precision.dtype()
+    }
+}
+
+/// Picks the device: `name` (from `--device`), else `BURN_DEVICE`, else the first built in.
+/// Errors name the backend and list the ones this binary has.
+pub fn select(name: Option<&str>, precision: Precision) -> Result<Compute, String> {
+    let env = std::env::var("BURN_DEVICE").ok();
+    let built = available();
+    let wanted = name
+        .map(str::to_string)
+        .or(env)
+        .unwrap_or_else(|| built.first().map(|s| s.to_string()).unwrap_or_default());
+    let backend = *built.iter().find(|b| **b == wanted).ok_or_else(|| {
+        format!(
+            "device `{wanted}` is not built into this binary (built: {}); rebuild with \
+             `--features {wanted}`",
+            if built.is_empty() {
+                "none".to_string()
+            } else {
+                built.join(", ")
+            }
+        )
+    })?;
+    let device = make(backend);
+    if !device.supports_dtype(precision.float_dtype()) {
+        return Err(format!(
+            "the {backend} device does not support {precision}; use --precision f32"
+        ));
+    }
+    // Every tensor is created with an explicit dtype, so f32 and f64 work side by side on
+    // one device (the device's default dtype is process-global and is left alone).
+    Ok(Compute {
+        device,
+        backend,
+        precision,
+    })
+}
+
+fn make(backend: &str) -> Device {
+    match backend {
+        #[cfg(feature = "flex")]
+        "flex" => Device::flex(),
+        #[cfg(feature = "ndarray")]
+        "ndarray" => Device::ndarray(),
+        #[cfg(feature = "wgpu")]
+        "wgpu" => Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
+        #[cfg(feature = "cuda")]
+        "cuda" => Device::cuda(0),
+        other => unreachable!("backend {other} is checked against `available()`"),
+    }
+}

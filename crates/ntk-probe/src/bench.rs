@@ -1,0 +1,113 @@
+//! The probe benchmark: seconds, achieved GFLOP/s and the floor of the structured NTK for
+//! synthetic data, with the eigensolver timed separately.
+//!
+//! Work of the structured kernel (dense, scalar output, n samples, input d, width m,
+//! depth L, staircase fraction `s` of the n^2 entries actually computed):
+//! - forward: `2 n (d m + (L-1) m^2 + m)`;
+//! - backward signals: `2 n (L-1) m^2`;
+//! - Gram products: `2 s n^2 (d + L m)` for the layer inputs and `2 s n^2 L m` for the
+//!   signals, plus `~3 L s n^2` for the elementwise products and sums.
+
+use std::time::Instant;
+
+use burn::tensor::{Tensor, TensorData};
+use ntk_model::{ActivationKind, Mlp, MlpConfig};
+use serde::Serialize;
+
+use crate::backend::{Compute, Precision};
+use crate::kernel::OutputMode;
+use crate::spectrum;
+use crate::structured;
+
+/// Peak FLOP/s of this machine class (2 cores, AVX-512 FMA at 2.6 GHz): 2 cores x 2 FMA
+/// units x 16 f32 lanes x 2 FLOP x 2.6 GHz = 166 GFLOP/s in f32, half that in f64.
+pub fn peak_gflops(precision: Precision) -> f64 {
+    match precision {
+        Precision::F32 => 166.4,
+        Precision::F64 => 83.2,
+    }
+}
+
+/// The fraction of the n^2 kernel entries the staircase computes for a given block size.
+pub fn staircase_fraction(n: usize, block: usize) -> f64 {
+    let mut entries = 0usize;
+    for start in (0..n).step_by(block) {
+        entries += block.min(n - start) * (n - start);
+    }
+    entries as f64 / (n * n) as f64
+}
+
+/// FLOPs of the structured NTK (see the module doc).
+pub fn structured_flops(n: usize, d: usize, m: usize, depth: usize, fraction: f64) -> f64 {
+    let (n, d, m, l) = (n as f64, d as f64, m as f64, depth as f64);
+    if depth == 0 {
+        return 2.0 * n * d + fraction * n * n * 2.0 * d;
+    }
+    let forward = 2.0 * n * (d * m + (l - 1.0) * m * m + m);
+    let backward = 2.0 * n * (l - 1.0) * m * m;
+    let grams = 2.0 * fraction * n * n * (d + 2.0 * l * m);
+    let elementwise = 3.0 * l * fraction * n * n;
+    forward + backward + grams + elementwise
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchRow {
+    pub n: usize,
+    pub d: usize,
+    pub width: usize,
+    pub depth: usize,
+    pub precision: String,
+    pub backend: String,
+    pub gflop: f64,
+    /// Best of the repeats.
+    pub seconds: f64,
+    pub gflops_per_s: f64,
+    pub floor_seconds: f64,
+    pub eigen_seconds: f64,
+}
+
+/// Times the structured NTK (best of `repeats`, after one warm-up) and the eigensolver.
+pub fn bench_one(
+    compute: &Compute,
+    n: usize,
+    d: usize,
+    width: usize,
+    depth: usize,
+    repeats: usize,
+) -> BenchRow {
+    let cfg = MlpConfig::new(d, width, depth, ActivationKind::Relu).with_seed(1);
+    let mlp = Mlp::new(&cfg, &compute.device, compute.dtype()).expect("valid bench config");
+    let samples = ntk_data::gaussian(n, d, 0);
+    let x: Vec<f64> = samples.x.iter().map(|&v| f64::from(v)).collect();
+    let make_x = || {
+        Tensor::<2>::from_data(
+            TensorData::new(x.clone(), [n, d]),
+            (&compute.device, compute.dtype()),
+        )
+    };
+    let mut best = f64::INFINITY;
+    let mut kernel = structured::ntk(&mlp, make_x(), OutputMode::Sum);
+    for _ in 0..repeats {
+        let t = Instant::now();
+        kernel = structured::ntk(&mlp, make_x(), OutputMode::Sum);
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    let t = Instant::now();
+    let _ = spectrum::spectrum(&kernel, compute.precision.epsilon());
+    let eigen_seconds = t.elapsed().as_secs_f64();
+    let fraction = staircase_fraction(n, structured::block_rows(n));
+    let gflop = structured_flops(n, d, width, depth, fraction) / 1e9;
+    BenchRow {
+        n,
+        d,
+        width,
+        depth,
+        precision: compute.precision.to_string(),
+        backend: compute.backend.to_string(),
+        gflop,
+        seconds: best,
+        gflops_per_s: gflop / best,
+        floor_seconds: gflop / peak_gflops(compute.precision),
+        eigen_seconds,
+    }
+}

@@ -1,0 +1,115 @@
+//! The probe's inputs: a data set, subset and scaling turned into the `n x d` matrix that is
+//! fed to the network (and saved as `inputs.npy`).
+
+use ntk_data::{Samples, Source, Subset};
+
+use crate::config::{DataConfig, Dataset, SubsetRule};
+
+/// Inputs as fed to the network, row-major f64 (exactly representable in f32 for image
+/// data and the synthetic draw, which are made in f32).
+#[derive(Clone, Debug)]
+pub struct Inputs {
+    pub x: Vec<f64>,
+    pub n: usize,
+    pub d: usize,
+    pub labels: Vec<u8>,
+    /// A one-line description for reports ("mnist train, balanced 2000, minus-one-one").
+    pub description: String,
+}
+
+impl Inputs {
+    pub fn from_samples(s: &Samples, description: String) -> Self {
+        Self {
+            x: s.x.iter().map(|&v| f64::from(v)).collect(),
+            n: s.n,
+            d: s.dim,
+            labels: s.y.clone(),
+            description,
+        }
+    }
+
+    /// Rows `idx` as a new input set.
+    pub fn select(&self, idx: &[usize]) -> Self {
+        let mut x = Vec::with_capacity(idx.len() * self.d);
+        for &i in idx {
+            x.extend_from_slice(&self.x[i * self.d..(i + 1) * self.d]);
+        }
+        Self {
+            x,
+            n: idx.len(),
+            d: self.d,
+            labels: idx.iter().map(|&i| self.labels[i]).collect(),
+            description: self.description.clone(),
+        }
+    }
+
+    fn normalize_rows(&mut self) -> Result<(), String> {
+        for (i, row) in self.x.chunks_mut(self.d).enumerate() {
+            let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+            if norm == 0.0 {
+                return Err(format!(
+                    "sample {i} is the zero vector; cannot scale it to unit norm"
+                ));
+            }
+            row.iter_mut().for_each(|v| *v /= norm);
+        }
+        Ok(())
+    }
+}
+
+/// Loads the inputs a `[data]` table describes. Errors name the file or the key.
+pub fn load(cfg: &DataConfig) -> Result<Inputs, String> {
+    let mut inputs = match cfg.dataset {
+        Dataset::Synthetic => {
+            let d = cfg.input_dim.unwrap_or(5);
+            let s = ntk_data::gaussian(cfg.n, d, cfg.seed);
+            Inputs::from_samples(
+                &s,
+                format!("synthetic N(0, I_{d}), n = {}, seed {}", cfg.n, cfg.seed),
+            )
+        }
+        other => {
+            let source = match other {
+                Dataset::Mnist => Source::Mnist,
+                Dataset::FashionMnist => Source::FashionMnist,
+                Dataset::Cifar10 => Source::Cifar10,
+                Dataset::Digits => Source::Digits,
+                Dataset::Synthetic => unreachable!(),
+            };
+            let set = source
+                .load(cfg.dir.as_deref(), cfg.split)
+                .map_err(|e| e.to_string())?;
+            if cfg.n > set.n {
+                return Err(format!(
+                    "data.n = {} but {} {:?} has only {} samples",
+                    cfg.n, source, cfg.split, set.n
+                ));
+            }
+            let subset = match cfg.subset {
+                SubsetRule::First => Subset::First { n: cfg.n },
+                SubsetRule::Balanced => Subset::Balanced { n: cfg.n },
+                SubsetRule::Random => Subset::Random {
+                    n: cfg.n,
+                    seed: cfg.seed,
+                },
+            };
+            let idx = subset
+                .indices(&set.labels, set.num_classes)
+                .map_err(|e| format!("data.subset: {e}"))?;
+            let picked = set.select(&idx).map_err(|e| e.to_string())?;
+            let scaling = cfg.scaling.unwrap_or(source.paper_scaling());
+            let samples = scaling
+                .apply(&picked)
+                .map_err(|e| format!("data.scaling: {e}"))?;
+            Inputs::from_samples(
+                &samples,
+                format!("{source} {:?}, {subset}, {}", cfg.split, scaling.name()).to_lowercase(),
+            )
+        }
+    };
+    if cfg.unit_norm {
+        inputs.normalize_rows()?;
+        inputs.description.push_str(", unit norm");
+    }
+    Ok(inputs)
+}

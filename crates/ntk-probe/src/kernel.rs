@@ -1,0 +1,115 @@
+//! The kernel matrix on the host, and which outputs of a multi-output network it covers.
+
+use serde::{Deserialize, Serialize};
+
+/// How a network with `k` outputs becomes a kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "OutputRepr", into = "OutputRepr")]
+pub enum OutputMode {
+    /// `K_ij = sum_o <grad f_o(x_i), grad f_o(x_j)>` (the official code's "trace"); n x n.
+    #[default]
+    Sum,
+    /// One output `o`: `K_ij = <grad f_o(x_i), grad f_o(x_j)>`; n x n.
+    Single(usize),
+    /// The whole `(n k) x (n k)` kernel, row `i k + o` for sample `i`, output `o`.
+    Full,
+}
+
+/// How an [`OutputMode`] is written in a config: `"sum"`, `"full"` or an output index.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum OutputRepr {
+    Name(String),
+    Index(usize),
+}
+
+impl TryFrom<OutputRepr> for OutputMode {
+    type Error = String;
+    fn try_from(r: OutputRepr) -> Result<Self, String> {
+        match r {
+            OutputRepr::Index(o) => Ok(Self::Single(o)),
+            OutputRepr::Name(s) => Self::parse(&s)
+                .ok_or_else(|| format!("unknown output `{s}`: expected sum, full or an index")),
+        }
+    }
+}
+
+impl From<OutputMode> for OutputRepr {
+    fn from(m: OutputMode) -> Self {
+        match m {
+            OutputMode::Single(o) => Self::Index(o),
+            other => Self::Name(other.name()),
+        }
+    }
+}
+
+impl OutputMode {
+    /// Parses `sum`, `full` or an output index.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "sum" | "trace" => Some(Self::Sum),
+            "full" => Some(Self::Full),
+            other => other.parse().ok().map(Self::Single),
+        }
+    }
+    pub fn name(&self) -> String {
+        match self {
+            Self::Sum => "sum".into(),
+            Self::Single(o) => format!("output_{o}"),
+            Self::Full => "full".into(),
+        }
+    }
+}
+
+/// A symmetric kernel matrix in row-major f64 on the host.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    pub size: usize,
+    pub data: Vec<f64>,
+}
+
+impl Kernel {
+    pub fn zeros(size: usize) -> Self {
+        Self {
+            size,
+            data: vec![0.0; size * size],
+        }
+    }
+    pub fn get(&self, i: usize, j: usize) -> f64 {
+        self.data[i * self.size + j]
+    }
+    /// Largest `|A_ij - B_ij| / max |B|`.
+    pub fn relative_error(&self, reference: &Kernel) -> f64 {
+        assert_eq!(self.size, reference.size);
+        let scale = reference.data.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let diff = self
+            .data
+            .iter()
+            .zip(&reference.data)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        diff / scale
+    }
+    /// The Gram matrix `X X^T` of row-major `n x d` inputs, in f64.
+    pub fn gram(x: &[f64], n: usize, d: usize) -> Self {
+        let mut k = Self::zeros(n);
+        for i in 0..n {
+            for j in 0..=i {
+                let v: f64 = (0..d).map(|t| x[i * d + t] * x[j * d + t]).sum();
+                k.data[i * n + j] = v;
+                k.data[j * n + i] = v;
+            }
+        }
+        k
+    }
+    /// The sub-kernel on the given rows and columns (the block protocol's blocks).
+    pub fn submatrix(&self, idx: &[usize]) -> Self {
+        let m = idx.len();
+        let mut out = Self::zeros(m);
+        for (a, &i) in idx.iter().enumerate() {
+            for (b, &j) in idx.iter().enumerate() {
+                out.data[a * m + b] = self.get(i, j);
+            }
+        }
+        out
+    }
+}

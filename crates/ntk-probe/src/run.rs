@@ -1,0 +1,366 @@
+//! One probe run: inputs, network, kernel, spectrum, angles, and the files of `--out DIR`.
+
+use std::path::Path;
+use std::time::Instant;
+
+use burn::module::Module;
+use burn::tensor::{Tensor, TensorData};
+use ntk_model::export::{ExportDType, save_safetensors};
+use ntk_model::{Mlp, MlpConfig};
+use serde::Serialize;
+
+use crate::angles::{self, MinAngle};
+use crate::backend::{Compute, Precision};
+use crate::config::{Method, ProbeConfig, Protocol};
+use crate::inputs::Inputs;
+use crate::jacobian;
+use crate::kernel::{Kernel, OutputMode};
+use crate::npy;
+use crate::progress::Phase;
+use crate::spectrum::{self, Spectrum};
+use crate::structured;
+
+/// Everything `summary.json` holds. `kappa` is `null` when the kernel is numerically
+/// singular (`singular = true`, see [`crate::spectrum`]); the same for `gram_kappa`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub lambda_min: f64,
+    pub lambda_max: f64,
+    pub kappa: Option<f64>,
+    pub singular: bool,
+    pub rank: usize,
+    pub min_grad_angle_deg: Option<f64>,
+    pub min_grad_angle_pair: Option<[usize; 2]>,
+    pub gram_kappa: Option<f64>,
+    pub gram_singular: bool,
+    pub gram_rank: usize,
+    /// Minimum embedding angle theta_l over the set, l = 0..L (with `embedding_angles`).
+    pub embedding_min_angle_deg: Option<Vec<f64>>,
+    /// theta_0..theta_L of `pair` (with `pair`).
+    pub pair_embedding_angles_deg: Option<Vec<f64>>,
+    pub pair_grad_angle_deg: Option<f64>,
+    pub n: usize,
+    pub input_dim: usize,
+    pub width: usize,
+    pub depth: usize,
+    pub activation: String,
+    pub convention: String,
+    pub parameterization: String,
+    pub seed: u64,
+    pub data: String,
+    pub precision: String,
+    pub backend: String,
+    pub method: String,
+    pub output: String,
+    pub protocol: String,
+    pub block_size: Option<usize>,
+    pub blocks: Option<usize>,
+    pub kernel_seconds: f64,
+    pub eigen_seconds: f64,
+    pub seconds: f64,
+}
+
+/// The kernel and how it was computed.
+pub struct KernelResult {
+    pub kernel: Kernel,
+    pub method: Method,
+}
+
+fn to_tensor(inputs: &Inputs, compute: &Compute) -> Tensor<2> {
+    Tensor::from_data(
+        TensorData::new(inputs.x.clone(), [inputs.n, inputs.d]),
+        (&compute.device, compute.dtype()),
+    )
+}
+
+/// The NTK of `mlp` on `inputs` by the chosen method.
+pub fn compute_kernel(
+    mlp: &Mlp,
+    inputs: &Inputs,
+    compute: &Compute,
+    method: Method,
+    mode: OutputMode,
+) -> Result<KernelResult, String> {
+    let reason = structured::unsupported_reason(mlp);
+    let method = match (method, &reason) {
+        (Method::Auto, None) => Method::Structured,
+        (Method::Auto, Some(_)) => Method::Autodiff,
+        (Method::Structured, Some(r)) => return Err(format!("probe.method = structured: {r}")),
+        (m, _) => m,
+    };
+    let x = to_tensor(inputs, compute);
+    let kernel = match method {
+        Method::Structured => structured::ntk(mlp, x, mode),
+        _ => {
+            // Evaluation mode (BatchNorm uses its running statistics): samples do not
+            // interact, so each per-sample gradient is well defined.
+            let ad = compute.device.clone().autodiff();
+            let model = mlp.clone().fork(&ad).train();
+            let model = set_eval(model);
+            let x = x.to_device(&ad);
+            let jac = jacobian::per_sample_jacobian(&model, |m, x| m.forward(x), &x, mode);
+            jac.ntk(mode)
+        }
+    };
+    Ok(KernelResult { kernel, method })
+}
+
+/// Puts normalization layers into evaluation mode while keeping parameters on the autodiff
+/// device.
+fn set_eval(mut mlp: Mlp) -> Mlp {
+    for bn in &mut mlp.batch_norms {
+        bn.training = burn::module::Param::from_bool(false);
+    }
+    mlp
+}
+
+/// Runs a configured probe; writes the files to `out` when given.
+pub fn run(
+    cfg: &ProbeConfig,
+    inputs: &Inputs,
+    compute: &Compute,
+    out: Option<&Path>,
+    save_weights: bool,
+) -> Result<Summary, String> {
+    let start = Instant::now();
+    let model_cfg = MlpConfig {
+        input_dim: inputs.d,
+        ..cfg.model.clone()
+    };
+    let mlp = Mlp::new(&model_cfg, &compute.device, compute.dtype()).map_err(|e| e.to_string())?;
+    let mode = cfg.probe.output;
+
+    let phase = Phase::start("kernel");
+    let result = compute_kernel(&mlp, inputs, compute, cfg.probe.method, mode)?;
+    let kernel_seconds = phase.finish();
+    let kernel = &result.kernel;
+
+    let phase = Phase::start("eigenvalues");
+    let eps = compute.precision.epsilon();
+    let (spec, eigen_out, blocks) = match cfg.probe.protocol {
+        Protocol::Whole => {
+            let s = spectrum::spectrum(kernel, eps)?;
+            let ev = s.eigenvalues.clone();
+            (SpectrumSummary::from(&s), ev, None)
+        }
+        Protocol::Blocks => {
+            let (summary, ev, count) = block_spectra(
+                kernel,
+                inputs.n,
+                cfg.probe.block_size,
+                cfg.model.seed,
+                eps,
+                mode,
+                model_cfg.output_dim,
+            )?;
+            (summary, ev, Some(count))
+        }
+    };
+    let eigen_seconds = phase.finish();
+
+    // Depth 0: the Gram matrix of the inputs, always of the whole set and in f64.
+    let gram = Kernel::gram(&inputs.x, inputs.n, inputs.d);
+    let gram_spec = spectrum::spectrum(&gram, Precision::F64.epsilon())?;
+
+    let min_angle: Option<MinAngle> = match mode {
+        OutputMode::Full => None,
+        _ => angles::min_angle(kernel),
+    };
+    let embedding_min = if cfg.probe.embedding_angles {
+        let grams = structured::embedding_grams(&mlp, to_tensor(inputs, compute));
+        Some(
+            grams
+                .iter()
+                .map(|g| angles::min_angle(g).map_or(f64::NAN, |a| a.deg))
+                .collect(),
+        )
+    } else {
+        None
+    };
+    let (pair_embedding, pair_grad) = match cfg.probe.pair {
+        Some([i, j]) => {
+            let two = inputs.select(&[i, j]);
+            let grams = structured::embedding_grams(&mlp, to_tensor(&two, compute));
+            let theta: Vec<f64> = grams.iter().map(|g| angles::angle_deg(g, 0, 1)).collect();
+            let grad = match mode {
+                OutputMode::Full => None,
+                _ => Some(angles::angle_deg(kernel, i, j)),
+            };
+            (Some(theta), grad)
+        }
+        None => (None, None),
+    };
+
+    let summary = Summary {
+        lambda_min: spec.lambda_min,
+        lambda_max: spec.lambda_max,
+        kappa: spec.kappa,
+        singular: spec.singular,
+        rank: spec.rank,
+        min_grad_angle_deg: min_angle.map(|a| a.deg),
+        min_grad_angle_pair: min_angle.map(|a| [a.i, a.j]),
+        gram_kappa: (!gram_spec.singular).then_some(gram_spec.kappa),
+        gram_singular: gram_spec.singular,
+        gram_rank: gram_spec.rank,
+        embedding_min_angle_deg: embedding_min,
+        pair_embedding_angles_deg: pair_embedding,
+        pair_grad_angle_deg: pair_grad,
+        n: inputs.n,
+        input_dim: inputs.d,
+        width: model_cfg.width,
+        depth: model_cfg.depth,
+        activation: model_cfg.activation().to_string(),
+        convention: format!("{:?}", model_cfg.convention).to_lowercase(),
+        parameterization: format!("{:?}", model_cfg.parameterization).to_lowercase(),
+        seed: model_cfg.seed,
+        data: inputs.description.clone(),
+        precision: compute.precision.to_string(),
+        backend: compute.backend.to_string(),
+        method: format!("{:?}", result.method).to_lowercase(),
+        output: mode.name(),
+        protocol: cfg.probe.protocol.name().to_string(),
+        block_size: (cfg.probe.protocol == Protocol::Blocks).then_some(cfg.probe.block_size),
+        blocks,
+        kernel_seconds,
+        eigen_seconds,
+        seconds: start.elapsed().as_secs_f64(),
+    };
+
+    if let Some(dir) = out {
+        write_outputs(
+            dir,
+            &summary,
+            inputs,
+            kernel,
+            &eigen_out,
+            save_weights.then_some(&mlp),
+        )?;
+    }
+    Ok(summary)
+}
+
+/// The conditioning numbers of one protocol.
+struct SpectrumSummary {
+    lambda_min: f64,
+    lambda_max: f64,
+    kappa: Option<f64>,
+    singular: bool,
+    rank: usize,
+}
+
+impl From<&Spectrum> for SpectrumSummary {
+    fn from(s: &Spectrum) -> Self {
+        Self {
+            lambda_min: s.lambda_min,
+            lambda_max: s.lambda_max,
+            kappa: (!s.singular).then_some(s.kappa),
+            singular: s.singular,
+            rank: s.rank,
+        }
+    }
+}
+
+/// The official protocol: a seeded permutation cut into blocks of `block` samples (the last
+/// may be smaller), kappa of each block's kernel, averaged; lambda_min and lambda_max are
+/// averaged the same way, rank is the smallest block rank. A singular block makes the mean
+/// kappa infinite (reported singular). Returns the concatenated block eigenvalues.
+fn block_spectra(
+    kernel: &Kernel,
+    n: usize,
+    block: usize,
+    seed: u64,
+    eps: f64,
+    mode: OutputMode,
+    k: usize,
+) -> Result<(SpectrumSummary, Vec<f64>, usize), String> {
+    use rand::SeedableRng;
+    use rand::seq::SliceRandom;
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+    let per = if mode == OutputMode::Full { k } else { 1 };
+    let (mut lmin, mut lmax, mut kappa, mut count) = (0.0, 0.0, 0.0, 0usize);
+    let (mut singular, mut rank) = (false, usize::MAX);
+    let mut all = Vec::new();
+    for chunk in order.chunks(block) {
+        let rows: Vec<usize> = chunk
+            .iter()
+            .flat_map(|&i| (0..per).map(move |o| i * per + o))
+            .collect();
+        let s = spectrum::spectrum(&kernel.submatrix(&rows), eps)?;
+        lmin += s.lambda_min;
+        lmax += s.lambda_max;
+        kappa += s.kappa;
+        singular |= s.singular;
+        rank = rank.min(s.rank);
+        count += 1;
+        all.extend_from_slice(&s.eigenvalues);
+    }
+    let c = count as f64;
+    Ok((
+        SpectrumSummary {
+            lambda_min: lmin / c,
+            lambda_max: lmax / c,
+            kappa: (!singular).then_some(kappa / c),
+            singular,
+            rank,
+        },
+        all,
+        count,
+    ))
+}
+
+/// Writes summary.json, inputs.npy, ntk.npy, eigenvalues.npy (and weights.safetensors),
+/// each atomically; summary.json last, so its presence means the run finished.
+fn write_outputs(
+    dir: &Path,
+    summary: &Summary,
+    inputs: &Inputs,
+    kernel: &Kernel,
+    eigenvalues: &[f64],
+    mlp: Option<&Mlp>,
+) -> Result<(), String> {
+    let ctx =
+        |what: &str, e: std::io::Error| format!("{}: cannot write {what}: {e}", dir.display());
+    std::fs::create_dir_all(dir).map_err(|e| ctx("the output directory", e))?;
+    npy::write_f64(
+        &dir.join("inputs.npy"),
+        &inputs.x,
+        &[inputs.n as u64, inputs.d as u64],
+    )
+    .map_err(|e| ctx("inputs.npy", e))?;
+    let s = kernel.size as u64;
+    npy::write_f64(&dir.join("ntk.npy"), &kernel.data, &[s, s]).map_err(|e| ctx("ntk.npy", e))?;
+    npy::write_f64(
+        &dir.join("eigenvalues.npy"),
+        eigenvalues,
+        &[eigenvalues.len() as u64],
+    )
+    .map_err(|e| ctx("eigenvalues.npy", e))?;
+    if let Some(mlp) = mlp {
+        let dtype = if summary.precision == "f64" {
+            ExportDType::F64
+        } else {
+            ExportDType::F32
+        };
+        save_safetensors(mlp, &dir.join("weights.safetensors"), dtype)
+            .map_err(|e| e.to_string())?;
+    }
+    let json = serde_json::to_string_pretty(summary).expect("summary serializes");
+    ntk_model::io::atomic_write(&dir.join("summary.json"), json.as_bytes())
+        .map_err(|e| ctx("summary.json", e))
+}
+
+/// Fails early, before any work, when `dir` cannot be created or written.
+pub fn check_writable(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("{}: cannot create the output directory: {e}", dir.display()))?;
+    let probe = dir.join(format!(".write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| {
+        format!(
+            "{}: the output directory is not writable: {e}",
+            dir.display()
+        )
+    })?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
