@@ -236,13 +236,14 @@ fn ntk(args: NtkArgs) -> Result<(), String> {
 fn bench_cmd(args: BenchArgs) -> Result<(), String> {
     let mut rows = Vec::new();
     println!(
-        "{:>5} {:>4} {:>5} {:>5} {:>4} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9}",
+        "{:>5} {:>4} {:>5} {:>5} {:>4} {:>8} {:>6} {:>8} {:>9} {:>8} {:>8} {:>9}",
         "n",
         "d",
         "width",
         "depth",
         "prec",
         "backend",
+        "engine",
         "GFLOP",
         "seconds",
         "GFLOP/s",
@@ -263,13 +264,14 @@ fn bench_cmd(args: BenchArgs) -> Result<(), String> {
                 args.repeats,
             );
             println!(
-                "{:>5} {:>4} {:>5} {:>5} {:>4} {:>8} {:>8.2} {:>9.3} {:>8.1} {:>8.3} {:>9.3}",
+                "{:>5} {:>4} {:>5} {:>5} {:>4} {:>8} {:>6} {:>8.2} {:>9.3} {:>8.1} {:>8.3} {:>9.3}",
                 r.n,
                 r.d,
                 r.width,
                 r.depth,
                 r.precision,
                 r.backend,
+                r.engine,
                 r.gflop,
                 r.seconds,
                 r.gflops_per_s,

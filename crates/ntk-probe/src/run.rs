@@ -13,6 +13,7 @@ use crate::angles::{self, MinAngle};
 use crate::backend::{Compute, Precision};
 use crate::config::{Method, ProbeConfig, Protocol};
 use crate::inputs::Inputs;
+use crate::host;
 use crate::jacobian;
 use crate::kernel::{Kernel, OutputMode};
 use crate::npy;
@@ -51,6 +52,8 @@ pub struct Summary {
     pub precision: String,
     pub backend: String,
     pub method: String,
+    /// Where the kernel was computed: `host` (faer), `device` (Burn) or `autodiff`.
+    pub engine: String,
     pub output: String,
     pub protocol: String,
     pub block_size: Option<usize>,
@@ -64,6 +67,8 @@ pub struct Summary {
 pub struct KernelResult {
     pub kernel: Kernel,
     pub method: Method,
+    /// `host` (faer GEMMs on the CPU), `device` (Burn tensors on the backend) or `autodiff`.
+    pub engine: &'static str,
 }
 
 fn to_tensor(inputs: &Inputs, compute: &Compute) -> Tensor<2> {
@@ -71,6 +76,11 @@ fn to_tensor(inputs: &Inputs, compute: &Compute) -> Tensor<2> {
         TensorData::new(inputs.x.clone(), [inputs.n, inputs.d]),
         (&compute.device, compute.dtype()),
     )
+}
+
+/// True for the CPU backends, whose structured kernel runs in [`crate::host`].
+fn on_host(compute: &Compute) -> bool {
+    matches!(compute.backend, "flex" | "ndarray")
 }
 
 /// The NTK of `mlp` on `inputs` by the chosen method.
@@ -88,21 +98,34 @@ pub fn compute_kernel(
         (Method::Structured, Some(r)) => return Err(format!("probe.method = structured: {r}")),
         (m, _) => m,
     };
-    let x = to_tensor(inputs, compute);
-    let kernel = match method {
-        Method::Structured => structured::ntk(mlp, x, mode),
+    let outputs: Vec<usize> = match mode {
+        OutputMode::Single(o) => vec![o],
+        _ => (0..mlp.config().output_dim).collect(),
+    };
+    let (kernel, engine) = match method {
+        Method::Structured if on_host(compute) && mode != OutputMode::Full => {
+            let k = match compute.precision {
+                Precision::F32 => host::ntk::<f32>(mlp, &inputs.x, inputs.n, &outputs),
+                Precision::F64 => host::ntk::<f64>(mlp, &inputs.x, inputs.n, &outputs),
+            };
+            (k, "host")
+        }
+        Method::Structured => (structured::ntk(mlp, to_tensor(inputs, compute), mode), "device"),
         _ => {
             // Evaluation mode (BatchNorm uses its running statistics): samples do not
             // interact, so each per-sample gradient is well defined.
             let ad = compute.device.clone().autodiff();
-            let model = mlp.clone().fork(&ad).train();
-            let model = set_eval(model);
-            let x = x.to_device(&ad);
+            let model = set_eval(mlp.clone().fork(&ad).train());
+            let x = to_tensor(inputs, compute).to_device(&ad);
             let jac = jacobian::per_sample_jacobian(&model, |m, x| m.forward(x), &x, mode);
-            jac.ntk(mode)
+            (jac.ntk(mode), "autodiff")
         }
     };
-    Ok(KernelResult { kernel, method })
+    Ok(KernelResult {
+        kernel,
+        method,
+        engine,
+    })
 }
 
 /// Puts normalization layers into evaluation mode while keeping parameters on the autodiff
@@ -217,6 +240,7 @@ pub fn run(
         precision: compute.precision.to_string(),
         backend: compute.backend.to_string(),
         method: format!("{:?}", result.method).to_lowercase(),
+        engine: result.engine.to_string(),
         output: mode.name(),
         protocol: cfg.probe.protocol.name().to_string(),
         block_size: (cfg.probe.protocol == Protocol::Blocks).then_some(cfg.probe.block_size),

@@ -8,7 +8,7 @@ use ntk_model::{ActivationKind, MlpConfig, NtkConvention};
 use ntk_probe::backend::Precision;
 use ntk_probe::jacobian::per_sample_jacobian;
 use ntk_probe::kernel::{Kernel, OutputMode};
-use ntk_probe::structured;
+use ntk_probe::{host, structured};
 
 fn reference(cfg: &MlpConfig, x: &[f64], n: usize, p: Precision, mode: OutputMode) -> Kernel {
     let c = compute(p);
@@ -45,13 +45,20 @@ fn structured_equals_autodiff_for_every_activation_depth_and_bias() {
                     let cfg = MlpConfig::new(d, m, depth, kind)
                         .with_seed(depth as u64 + 7)
                         .with_bias(bias);
-                    let a = fast(&cfg, &x, n, p, OutputMode::Sum);
                     let b = reference(&cfg, &x, n, p, OutputMode::Sum);
-                    let err = a.relative_error(&b);
-                    assert!(
-                        err < bound,
-                        "{kind} depth {depth} bias {bias} {p}: relative error {err:e}"
-                    );
+                    let device = fast(&cfg, &x, n, p, OutputMode::Sum);
+                    let model = mlp(&cfg, &compute(p));
+                    let on_host = match p {
+                        Precision::F32 => host::ntk::<f32>(&model, &x, n, &[0]),
+                        Precision::F64 => host::ntk::<f64>(&model, &x, n, &[0]),
+                    };
+                    for (engine, a) in [("device", device), ("host", on_host)] {
+                        let err = a.relative_error(&b);
+                        assert!(
+                            err < bound,
+                            "{kind} depth {depth} bias {bias} {p} {engine}: relative error {err:e}"
+                        );
+                    }
                 }
             }
         }
@@ -79,6 +86,14 @@ fn multi_output_modes_agree() {
             let err = a.relative_error(&b);
             assert!(err < 1e-10, "{convention:?} {mode:?}: {err:e}");
         }
+        // The host engine: the sum over outputs and a single output.
+        let model = mlp(&cfg, &compute(Precision::F64));
+        let sum_host = host::ntk::<f64>(&model, &x, n, &[0, 1, 2]);
+        let one_host = host::ntk::<f64>(&model, &x, n, &[1]);
+        let sum_ref = reference(&cfg, &x, n, Precision::F64, OutputMode::Sum);
+        let one_ref = reference(&cfg, &x, n, Precision::F64, OutputMode::Single(1));
+        assert!(sum_host.relative_error(&sum_ref) < 1e-10);
+        assert!(one_host.relative_error(&one_ref) < 1e-10);
         // The sum over outputs is the trace of the full kernel's output blocks.
         let full = fast(&cfg, &x, n, Precision::F64, OutputMode::Full);
         let sum = fast(&cfg, &x, n, Precision::F64, OutputMode::Sum);
