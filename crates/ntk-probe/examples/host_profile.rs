@@ -5,7 +5,11 @@ fn main() {
     let (n, d) = (2000, 5);
     let cfg = MlpConfig::new(d, 512, 10, ActivationKind::Relu).with_seed(1);
     let mlp = Mlp::new(&cfg, &Device::flex(), DType::F32).unwrap();
-    let x: Vec<f64> = ntk_data::gaussian(n, d, 0).x.iter().map(|v| *v as f64).collect();
+    let x: Vec<f64> = ntk_data::gaussian(n, d, 0)
+        .x
+        .iter()
+        .map(|v| *v as f64)
+        .collect();
     for _ in 0..2 {
         let t = Instant::now();
         let f = ntk_probe::host::factors::<f32>(&mlp, &x, n, &[0]);

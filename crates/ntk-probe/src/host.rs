@@ -151,7 +151,9 @@ pub fn factors<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> Ho
         );
         if let Some(b) = &biases[l] {
             for (j, bj) in b.iter().enumerate() {
-                z.col_as_slice_mut(j).iter_mut().for_each(|v| *v += T::of(*bj));
+                z.col_as_slice_mut(j)
+                    .iter_mut()
+                    .for_each(|v| *v += T::of(*bj));
             }
         }
         let (a, s) = activate(&z, act, scales.gamma[l]);

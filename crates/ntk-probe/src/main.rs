@@ -12,6 +12,7 @@ use ntk_probe::config::{Dataset, ProbeConfig, Protocol};
 use ntk_probe::inputs;
 use ntk_probe::kernel::OutputMode;
 use ntk_probe::run::{self, Summary};
+use ntk_probe::sweep::{self, Shard, SweepConfig};
 
 #[derive(Parser)]
 #[command(
@@ -31,6 +32,70 @@ enum Command {
     Ntk(NtkArgs),
     /// Time the structured NTK (n = 2000, d = 5, width 512) and the eigensolver.
     Bench(BenchArgs),
+    /// Run a depth sweep (Fig. 2): every (activation, depth, seed), both protocols; skips
+    /// finished points; then merges into results.csv, summary.csv and the figures.
+    Sweep(SweepArgs),
+    /// Merge the finished points of a sweep directory into its tables and figures.
+    Collect(CollectArgs),
+    /// Infinite-width theory: the model-gradient angle phi (Thm 4.4) for theta_in and depth.
+    Theory(TheoryArgs),
+    /// Fig. 1: phi vs theta_in, theory for L = 1, 2, 5, 10 and measured finite-width points.
+    Fig1(Fig1Args),
+}
+
+#[derive(Args)]
+struct Fig1Args {
+    #[arg(long, default_value = "experiments/fig1")]
+    out: PathBuf,
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 2, 5, 10])]
+    depths: Vec<usize>,
+    #[arg(long, value_delimiter = ',', default_values_t = [512usize, 4096])]
+    widths: Vec<usize>,
+    #[arg(long, value_delimiter = ',', default_values_t = [1u64, 32, 111, 555, 666])]
+    seeds: Vec<u64>,
+    #[arg(long, value_delimiter = ',', default_values_t = [5.0f64, 15.0, 30.0, 45.0, 60.0, 90.0, 120.0, 150.0, 175.0])]
+    thetas: Vec<f64>,
+}
+
+#[derive(Args)]
+struct SweepArgs {
+    #[arg(long)]
+    config: PathBuf,
+    /// Output directory (default: sweep.out of the config).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Run only the i-th of N disjoint parts (i/N, 0-based), for job arrays.
+    #[arg(long)]
+    shard: Option<String>,
+    #[arg(long)]
+    device: Option<String>,
+}
+
+#[derive(Args)]
+struct CollectArgs {
+    /// The sweep's output directory.
+    dir: PathBuf,
+    /// The sweep config (adds the infinite-width theory to the tables and figures).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct TheoryArgs {
+    /// Input angle(s) theta_in in degrees: one value, a list `5,30,60`, or a range `start:stop:step`.
+    #[arg(long, default_value = "5")]
+    theta_deg: String,
+    /// Depth(s) L: one value, a list, or a range `start:stop:step` (inclusive).
+    #[arg(long, default_value = "1")]
+    depth: String,
+    #[arg(long, default_value = "relu")]
+    activation: String,
+    /// NormReLU's kink b.
+    #[arg(long)]
+    kink: Option<f64>,
+    /// JSON output (key `phi_deg`); several values give CSV unless --json.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -289,6 +354,165 @@ fn bench_cmd(args: BenchArgs) -> Result<(), String> {
     Ok(())
 }
 
+fn sweep_cmd(args: SweepArgs) -> Result<(), String> {
+    let cfg = SweepConfig::load(&args.config)?;
+    let out = args.out.unwrap_or_else(|| cfg.sweep.out.clone());
+    let shard = match &args.shard {
+        Some(s) => Shard::parse(s)?,
+        None => Shard::all(),
+    };
+    let start = std::time::Instant::now();
+    let (ran, skipped) = sweep::run_sweep(&cfg, &out, shard, args.device.as_deref())?;
+    println!(
+        "sweep: {ran} point(s) computed, {skipped} already finished, {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    let title = cfg.data.dataset.name();
+    let groups = sweep::collect(Some(&cfg), &out, title)?;
+    print_groups(&groups);
+    println!(
+        "wrote {}/{{results.csv, summary.csv, *.png, *.svg}}",
+        out.display()
+    );
+    Ok(())
+}
+
+fn print_groups(groups: &[sweep::GroupRow]) {
+    println!(
+        "{:>8} {:>16} {:>5} {:>6} {:>14} {:>14} {:>10} {:>10}",
+        "protocol", "activation", "depth", "seeds", "kappa", "theory kappa", "min angle", "theory"
+    );
+    for g in groups {
+        let k = if g.singular == g.seeds {
+            "inf".to_string()
+        } else {
+            format!("{:.4e}", g.kappa_mean)
+        };
+        let tk = g
+            .theory_kappa
+            .map_or("-".to_string(), |v| format!("{v:.4e}"));
+        let ta = g
+            .theory_min_grad_angle_deg
+            .map_or("-".to_string(), |v| format!("{v:.3}"));
+        println!(
+            "{:>8} {:>16} {:>5} {:>6} {:>14} {:>14} {:>10.3} {:>10}",
+            g.protocol, g.activation, g.depth, g.seeds, k, tk, g.min_grad_angle_mean_deg, ta
+        );
+    }
+}
+
+fn collect_cmd(args: CollectArgs) -> Result<(), String> {
+    let cfg = args.config.as_deref().map(SweepConfig::load).transpose()?;
+    let title = cfg.as_ref().map_or("sweep", |c| c.data.dataset.name());
+    let groups = sweep::collect(cfg.as_ref(), &args.dir, title)?;
+    print_groups(&groups);
+    Ok(())
+}
+
+/// Parses `x`, `a,b,c` or `start:stop:step` (inclusive).
+fn parse_values(s: &str, what: &str) -> Result<Vec<f64>, String> {
+    let bad =
+        || format!("--{what} {s}: expected a number, a list a,b,c or a range start:stop:step");
+    let num = |t: &str| t.trim().parse::<f64>().map_err(|_| bad());
+    if let Some((a, rest)) = s.split_once(':') {
+        let (b, step) = rest.split_once(':').ok_or_else(bad)?;
+        let (a, b, step) = (num(a)?, num(b)?, num(step)?);
+        if step <= 0.0 || b < a {
+            return Err(bad());
+        }
+        let count = ((b - a) / step + 1e-9).floor() as usize;
+        Ok((0..=count).map(|i| a + step * i as f64).collect())
+    } else {
+        s.split(',').map(num).collect()
+    }
+}
+
+fn theory_cmd(args: TheoryArgs) -> Result<(), String> {
+    let kind = ActivationKind::parse(&args.activation)
+        .ok_or_else(|| format!("--activation {}: unknown activation", args.activation))?;
+    let act = ntk_model::Activation::new(kind, args.kink);
+    let thetas = parse_values(&args.theta_deg, "theta-deg")?;
+    let depths = parse_values(&args.depth, "depth")?;
+    for t in &thetas {
+        if !(0.0..=180.0).contains(t) {
+            return Err(format!("--theta-deg {t}: must be in [0, 180]"));
+        }
+    }
+    let mut rows = Vec::new();
+    for &d in &depths {
+        if d < 0.0 || d.fract() != 0.0 {
+            return Err(format!("--depth {d}: must be a non-negative integer"));
+        }
+        for &t in &thetas {
+            let phi = ntk_probe::theory::grad_angle(&act, t.to_radians(), d as usize).to_degrees();
+            rows.push((t, d as usize, phi));
+        }
+    }
+    if rows.len() == 1 && !args.json {
+        println!("{:.6}", rows[0].2);
+    } else if args.json {
+        let v: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(t, d, phi)| {
+                serde_json::json!({"theta_in_deg": t, "depth": d, "activation": act.to_string(), "phi_deg": phi})
+            })
+            .collect();
+        let out = if v.len() == 1 {
+            v[0].clone()
+        } else {
+            serde_json::Value::Array(v)
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).expect("serializes")
+        );
+    } else {
+        println!("theta_in_deg,depth,activation,phi_deg");
+        for (t, d, phi) in rows {
+            println!("{t},{d},{act},{phi:.6}");
+        }
+    }
+    Ok(())
+}
+
+fn fig1_cmd(args: Fig1Args) -> Result<(), String> {
+    let compute = backend::select(None, Precision::F64)?;
+    let points = ntk_probe::fig1::measure(
+        &compute,
+        &args.thetas,
+        &args.depths,
+        &args.widths,
+        &args.seeds,
+    )?;
+    ntk_probe::fig1::write(&args.out, &points, &args.depths, &args.widths)?;
+    println!(
+        "{:>6} {:>5} {:>6} {:>10} {:>10} {:>8}",
+        "theta", "L", "width", "phi mean", "theory", "gap"
+    );
+    for &depth in &args.depths {
+        for &width in &args.widths {
+            for &t in &args.thetas {
+                let v: Vec<f64> = points
+                    .iter()
+                    .filter(|p| p.depth == depth && p.width == width && p.theta_in_deg == t)
+                    .map(|p| p.phi_deg)
+                    .collect();
+                let m = v.iter().sum::<f64>() / v.len() as f64;
+                let th = points
+                    .iter()
+                    .find(|p| p.depth == depth && p.theta_in_deg == t)
+                    .map_or(f64::NAN, |p| p.theory_phi_deg);
+                println!(
+                    "{t:>6.1} {depth:>5} {width:>6} {m:>10.3} {th:>10.3} {:>8.3}",
+                    m - th
+                );
+            }
+        }
+    }
+    println!("wrote {}/fig1.{{csv,png,svg}}", args.out.display());
+    Ok(())
+}
+
 fn main() -> ExitCode {
     // A bug must still end in one clear line and a non-zero exit, not a backtrace.
     std::panic::set_hook(Box::new(|info| {
@@ -298,6 +522,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Ntk(a) => ntk(a),
         Command::Bench(a) => bench_cmd(a),
+        Command::Sweep(a) => sweep_cmd(a),
+        Command::Collect(a) => collect_cmd(a),
+        Command::Theory(a) => theory_cmd(a),
+        Command::Fig1(a) => fig1_cmd(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -12,8 +12,8 @@ use serde::Serialize;
 use crate::angles::{self, MinAngle};
 use crate::backend::{Compute, Precision};
 use crate::config::{Method, ProbeConfig, Protocol};
-use crate::inputs::Inputs;
 use crate::host;
+use crate::inputs::Inputs;
 use crate::jacobian;
 use crate::kernel::{Kernel, OutputMode};
 use crate::npy;
@@ -23,7 +23,7 @@ use crate::structured;
 
 /// Everything `summary.json` holds. `kappa` is `null` when the kernel is numerically
 /// singular (`singular = true`, see [`crate::spectrum`]); the same for `gram_kappa`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Summary {
     pub lambda_min: f64,
     pub lambda_max: f64,
@@ -58,6 +58,8 @@ pub struct Summary {
     pub protocol: String,
     pub block_size: Option<usize>,
     pub blocks: Option<usize>,
+    /// How the kernel was taken where that needs saying (BatchNorm: evaluation mode).
+    pub note: Option<String>,
     pub kernel_seconds: f64,
     pub eigen_seconds: f64,
     pub seconds: f64,
@@ -110,7 +112,10 @@ pub fn compute_kernel(
             };
             (k, "host")
         }
-        Method::Structured => (structured::ntk(mlp, to_tensor(inputs, compute), mode), "device"),
+        Method::Structured => (
+            structured::ntk(mlp, to_tensor(inputs, compute), mode),
+            "device",
+        ),
         _ => {
             // Evaluation mode (BatchNorm uses its running statistics): samples do not
             // interact, so each per-sample gradient is well defined.
@@ -146,21 +151,69 @@ pub fn run(
     save_weights: bool,
 ) -> Result<Summary, String> {
     let start = Instant::now();
+    let mlp = build_model(cfg, inputs, compute)?;
+    let phase = Phase::start("kernel");
+    let result = compute_kernel(&mlp, inputs, compute, cfg.probe.method, cfg.probe.output)?;
+    let kernel_seconds = phase.finish();
+    let gram = gram_spectrum(inputs)?;
+    let (mut summary, eigenvalues) = summarize(
+        cfg,
+        cfg.probe.protocol,
+        inputs,
+        compute,
+        &mlp,
+        &result,
+        &gram,
+        kernel_seconds,
+    )?;
+    summary.seconds = start.elapsed().as_secs_f64();
+    if let Some(dir) = out {
+        write_outputs(
+            dir,
+            &summary,
+            Some(inputs),
+            Some(&result.kernel),
+            &eigenvalues,
+            save_weights.then_some(&mlp),
+        )?;
+    }
+    Ok(summary)
+}
+
+/// The configured network with the data's input dimension.
+pub fn build_model(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> Result<Mlp, String> {
     let model_cfg = MlpConfig {
         input_dim: inputs.d,
         ..cfg.model.clone()
     };
-    let mlp = Mlp::new(&model_cfg, &compute.device, compute.dtype()).map_err(|e| e.to_string())?;
+    Mlp::new(&model_cfg, &compute.device, compute.dtype()).map_err(|e| e.to_string())
+}
+
+/// The spectrum of the inputs' Gram matrix `X X^T` (the depth-0 kernel), in f64.
+pub fn gram_spectrum(inputs: &Inputs) -> Result<Spectrum, String> {
+    let gram = Kernel::gram(&inputs.x, inputs.n, inputs.d);
+    spectrum::spectrum(&gram, Precision::F64.epsilon())
+}
+
+/// The summary of a computed kernel under one protocol, and the eigenvalues to save.
+#[allow(clippy::too_many_arguments)]
+pub fn summarize(
+    cfg: &ProbeConfig,
+    protocol: Protocol,
+    inputs: &Inputs,
+    compute: &Compute,
+    mlp: &Mlp,
+    result: &KernelResult,
+    gram_spec: &Spectrum,
+    kernel_seconds: f64,
+) -> Result<(Summary, Vec<f64>), String> {
+    let start = Instant::now();
     let mode = cfg.probe.output;
-
-    let phase = Phase::start("kernel");
-    let result = compute_kernel(&mlp, inputs, compute, cfg.probe.method, mode)?;
-    let kernel_seconds = phase.finish();
+    let model_cfg = mlp.config();
     let kernel = &result.kernel;
-
     let phase = Phase::start("eigenvalues");
     let eps = compute.precision.epsilon();
-    let (spec, eigen_out, blocks) = match cfg.probe.protocol {
+    let (spec, eigen_out, blocks) = match protocol {
         Protocol::Whole => {
             let s = spectrum::spectrum(kernel, eps)?;
             let ev = s.eigenvalues.clone();
@@ -171,7 +224,7 @@ pub fn run(
                 kernel,
                 inputs.n,
                 cfg.probe.block_size,
-                cfg.model.seed,
+                model_cfg.seed,
                 eps,
                 mode,
                 model_cfg.output_dim,
@@ -181,16 +234,12 @@ pub fn run(
     };
     let eigen_seconds = phase.finish();
 
-    // Depth 0: the Gram matrix of the inputs, always of the whole set and in f64.
-    let gram = Kernel::gram(&inputs.x, inputs.n, inputs.d);
-    let gram_spec = spectrum::spectrum(&gram, Precision::F64.epsilon())?;
-
     let min_angle: Option<MinAngle> = match mode {
         OutputMode::Full => None,
         _ => angles::min_angle(kernel),
     };
     let embedding_min = if cfg.probe.embedding_angles {
-        let grams = structured::embedding_grams(&mlp, to_tensor(inputs, compute));
+        let grams = structured::embedding_grams(mlp, to_tensor(inputs, compute));
         Some(
             grams
                 .iter()
@@ -203,7 +252,7 @@ pub fn run(
     let (pair_embedding, pair_grad) = match cfg.probe.pair {
         Some([i, j]) => {
             let two = inputs.select(&[i, j]);
-            let grams = structured::embedding_grams(&mlp, to_tensor(&two, compute));
+            let grams = structured::embedding_grams(mlp, to_tensor(&two, compute));
             let theta: Vec<f64> = grams.iter().map(|g| angles::angle_deg(g, 0, 1)).collect();
             let grad = match mode {
                 OutputMode::Full => None,
@@ -212,6 +261,12 @@ pub fn run(
             (Some(theta), grad)
         }
         None => (None, None),
+    };
+    let note = match model_cfg.normalization {
+        ntk_model::Normalization::BatchNorm => {
+            Some("BatchNorm couples the samples of a batch: the NTK is taken in evaluation mode (running statistics)".to_string())
+        }
+        _ => None,
     };
 
     let summary = Summary {
@@ -242,25 +297,15 @@ pub fn run(
         method: format!("{:?}", result.method).to_lowercase(),
         engine: result.engine.to_string(),
         output: mode.name(),
-        protocol: cfg.probe.protocol.name().to_string(),
-        block_size: (cfg.probe.protocol == Protocol::Blocks).then_some(cfg.probe.block_size),
+        protocol: protocol.name().to_string(),
+        block_size: (protocol == Protocol::Blocks).then_some(cfg.probe.block_size),
         blocks,
+        note,
         kernel_seconds,
         eigen_seconds,
-        seconds: start.elapsed().as_secs_f64(),
+        seconds: kernel_seconds + start.elapsed().as_secs_f64(),
     };
-
-    if let Some(dir) = out {
-        write_outputs(
-            dir,
-            &summary,
-            inputs,
-            kernel,
-            &eigen_out,
-            save_weights.then_some(&mlp),
-        )?;
-    }
-    Ok(summary)
+    Ok((summary, eigen_out))
 }
 
 /// The conditioning numbers of one protocol.
@@ -334,26 +379,32 @@ fn block_spectra(
 }
 
 /// Writes summary.json, inputs.npy, ntk.npy, eigenvalues.npy (and weights.safetensors),
-/// each atomically; summary.json last, so its presence means the run finished.
-fn write_outputs(
+/// each atomically; summary.json last, so its presence means the run finished. Sweeps pass
+/// no inputs or kernel (they keep only the summary and the eigenvalues).
+pub fn write_outputs(
     dir: &Path,
     summary: &Summary,
-    inputs: &Inputs,
-    kernel: &Kernel,
+    inputs: Option<&Inputs>,
+    kernel: Option<&Kernel>,
     eigenvalues: &[f64],
     mlp: Option<&Mlp>,
 ) -> Result<(), String> {
     let ctx =
         |what: &str, e: std::io::Error| format!("{}: cannot write {what}: {e}", dir.display());
     std::fs::create_dir_all(dir).map_err(|e| ctx("the output directory", e))?;
-    npy::write_f64(
-        &dir.join("inputs.npy"),
-        &inputs.x,
-        &[inputs.n as u64, inputs.d as u64],
-    )
-    .map_err(|e| ctx("inputs.npy", e))?;
-    let s = kernel.size as u64;
-    npy::write_f64(&dir.join("ntk.npy"), &kernel.data, &[s, s]).map_err(|e| ctx("ntk.npy", e))?;
+    if let Some(inputs) = inputs {
+        npy::write_f64(
+            &dir.join("inputs.npy"),
+            &inputs.x,
+            &[inputs.n as u64, inputs.d as u64],
+        )
+        .map_err(|e| ctx("inputs.npy", e))?;
+    }
+    if let Some(kernel) = kernel {
+        let s = kernel.size as u64;
+        npy::write_f64(&dir.join("ntk.npy"), &kernel.data, &[s, s])
+            .map_err(|e| ctx("ntk.npy", e))?;
+    }
     npy::write_f64(
         &dir.join("eigenvalues.npy"),
         eigenvalues,

@@ -1,0 +1,156 @@
+//! Liu & Hui, Fig. 1: the model-gradient angle phi against the input angle theta_in for
+//! depths L = 1, 2, 5, 10 at infinite width (Thm 4.4) with the linear network's diagonal
+//! phi = theta_in, and measured points from finite ReLU networks (several widths and seeds)
+//! so the finite-width gap shows.
+//!
+//! Measurement: for each depth, width and seed one network; inputs are the unit vector e_1
+//! and, for every theta_in, `cos(theta) e_1 + sin(theta) e_2` (d = 2), all in one batch; phi
+//! is read off the structured NTK (`K_0j / sqrt(K_00 K_jj)`).
+
+use std::path::Path;
+
+use ntk_model::{Activation, ActivationKind, Mlp, MlpConfig};
+use serde::Serialize;
+
+use crate::angles;
+use crate::backend::Compute;
+use crate::host;
+use crate::plot::{Dash, Figure, PALETTE, Series};
+use crate::theory;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Fig1Point {
+    pub theta_in_deg: f64,
+    pub depth: usize,
+    pub width: usize,
+    pub seed: u64,
+    pub phi_deg: f64,
+    pub theory_phi_deg: f64,
+}
+
+/// Measures phi for every (depth, width, seed) at the given input angles.
+pub fn measure(
+    compute: &Compute,
+    thetas_deg: &[f64],
+    depths: &[usize],
+    widths: &[usize],
+    seeds: &[u64],
+) -> Result<Vec<Fig1Point>, String> {
+    let n = thetas_deg.len() + 1;
+    let mut x = vec![0.0; 2 * n];
+    x[0] = 1.0;
+    for (j, t) in thetas_deg.iter().enumerate() {
+        x[2 * (j + 1)] = t.to_radians().cos();
+        x[2 * (j + 1) + 1] = t.to_radians().sin();
+    }
+    let mut out = Vec::new();
+    for &depth in depths {
+        for &width in widths {
+            for &seed in seeds {
+                let cfg = MlpConfig::new(2, width, depth, ActivationKind::Relu).with_seed(seed);
+                let mlp =
+                    Mlp::new(&cfg, &compute.device, compute.dtype()).map_err(|e| e.to_string())?;
+                let k = host::ntk::<f64>(&mlp, &x, n, &[0]);
+                for (j, &t) in thetas_deg.iter().enumerate() {
+                    out.push(Fig1Point {
+                        theta_in_deg: t,
+                        depth,
+                        width,
+                        seed,
+                        phi_deg: angles::angle_deg(&k, 0, j + 1),
+                        theory_phi_deg: theory::relu_grad_angle(t.to_radians(), depth).to_degrees(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Writes `fig1.csv` (every measured point beside its theory value) and `fig1.{png,svg}`.
+pub fn write(
+    out: &Path,
+    points: &[Fig1Point],
+    depths: &[usize],
+    widths: &[usize],
+) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for p in points {
+        w.serialize(p).map_err(|e| e.to_string())?;
+    }
+    let bytes = w.into_inner().map_err(|e| e.to_string())?;
+    let csv_path = out.join("fig1.csv");
+    ntk_model::io::atomic_write(&csv_path, &bytes)
+        .map_err(|e| format!("{}: {e}", csv_path.display()))?;
+
+    let relu = Activation::new(ActivationKind::Relu, None);
+    let grid: Vec<f64> = (0..=180).map(|i| i as f64).collect();
+    let mut fig = Figure {
+        title: "Fig. 1: model-gradient angle vs input angle (ReLU)".into(),
+        x_label: "theta_in (deg)".into(),
+        y_label: "phi (deg)".into(),
+        log_y: false,
+        series: vec![Series {
+            label: "linear network (phi = theta_in)".into(),
+            points: grid.iter().map(|&t| (t, t)).collect(),
+            errors: None,
+            color: plotters::style::RGBColor(0, 0, 0),
+            dash: Dash::Dashed,
+            markers: false,
+        }],
+    };
+    for (c, &depth) in depths.iter().enumerate() {
+        let color = PALETTE[c % PALETTE.len()];
+        fig.series.push(Series {
+            label: format!("L = {depth}, infinite width"),
+            points: grid
+                .iter()
+                .map(|&t| {
+                    (
+                        t,
+                        theory::grad_angle(&relu, t.to_radians(), depth).to_degrees(),
+                    )
+                })
+                .collect(),
+            errors: None,
+            color,
+            dash: Dash::Solid,
+            markers: false,
+        });
+        for (wi, &width) in widths.iter().enumerate() {
+            // Mean and spread over seeds at each theta.
+            let mut thetas: Vec<f64> = points
+                .iter()
+                .filter(|p| p.depth == depth && p.width == width)
+                .map(|p| p.theta_in_deg)
+                .collect();
+            thetas.sort_by(f64::total_cmp);
+            thetas.dedup();
+            let stats: Vec<(f64, f64, f64)> = thetas
+                .iter()
+                .map(|&t| {
+                    let v: Vec<f64> = points
+                        .iter()
+                        .filter(|p| p.depth == depth && p.width == width && p.theta_in_deg == t)
+                        .map(|p| p.phi_deg)
+                        .collect();
+                    let m = v.iter().sum::<f64>() / v.len() as f64;
+                    let sd = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>()
+                        / (v.len().max(2) - 1) as f64)
+                        .sqrt();
+                    (t, m, sd)
+                })
+                .collect();
+            fig.series.push(Series {
+                label: format!("L = {depth}, width {width} (mean +- sd over seeds)"),
+                points: stats.iter().map(|s| (s.0, s.1)).collect(),
+                errors: Some(stats.iter().map(|s| s.2).collect()),
+                color,
+                dash: if wi == 0 { Dash::Dotted } else { Dash::Dashed },
+                markers: true,
+            });
+        }
+    }
+    fig.save(&out.join("fig1"))
+}

@@ -1,0 +1,682 @@
+//! Depth sweeps (Liu & Hui, Fig. 2): every (activation, depth, seed) point of a grid, each
+//! under both kernel protocols, with resume (finished points are skipped), sharding for job
+//! arrays (`--shard i/N`: point p belongs to shard p mod N), and `collect`, which merges the
+//! finished points into `results.csv` (one row per point and protocol, every summary field),
+//! `summary.csv` (means and spreads over seeds, with the infinite-width theory beside them)
+//! and the figures.
+//!
+//! Layout of `out/`: `runs/<activation>/depth<LL>/seed<S>/<protocol>/{summary.json,
+//! eigenvalues.npy}`, `theory.json` (cached theory values), `results.csv`, `summary.csv`,
+//! `min_grad_angle_vs_depth.{png,svg}`, `kappa_vs_depth_<protocol>.{png,svg}`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use ntk_model::{Activation, ActivationKind, MlpConfig};
+use serde::{Deserialize, Serialize};
+
+use crate::angles;
+use crate::backend::{self, Compute};
+use crate::config::{DataConfig, ProbeConfig, ProbeSection, Protocol};
+use crate::inputs::{self, Inputs};
+use crate::kernel::Kernel;
+use crate::plot::{Dash, Figure, PALETTE, Series};
+use crate::run::{self, Summary};
+use crate::spectrum;
+use crate::theory;
+
+fn default_protocols() -> Vec<Protocol> {
+    vec![Protocol::Whole, Protocol::Blocks]
+}
+fn default_true() -> bool {
+    true
+}
+
+/// The `[sweep]` table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSection {
+    pub depths: Vec<usize>,
+    pub activations: Vec<ActivationKind>,
+    pub seeds: Vec<u64>,
+    #[serde(default = "default_protocols")]
+    pub protocols: Vec<Protocol>,
+    /// Output directory (`--out` overrides).
+    pub out: PathBuf,
+    /// Overlay the infinite-width theory (closed forms for relu and linear; quadrature for
+    /// other activations only when n <= 200, as it costs n^2 bivariate quadratures a layer).
+    #[serde(default = "default_true")]
+    pub theory: bool,
+}
+
+/// A sweep file: `[sweep]`, and the `[data]`, `[model]`, `[probe]` of a probe config whose
+/// activation, depth and seed the sweep overrides.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepConfig {
+    pub sweep: SweepSection,
+    pub data: DataConfig,
+    pub model: MlpConfig,
+    #[serde(default)]
+    pub probe: ProbeSection,
+}
+
+impl SweepConfig {
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{}: cannot read config: {e}", path.display()))?;
+        let cfg: Self = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        cfg.validate()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(cfg)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let s = &self.sweep;
+        if s.depths.is_empty() || s.activations.is_empty() || s.seeds.is_empty() {
+            return Err("sweep.depths, sweep.activations and sweep.seeds must not be empty".into());
+        }
+        if s.protocols.is_empty() {
+            return Err("sweep.protocols must not be empty".into());
+        }
+        self.probe_config(ActivationKind::Relu, 1, 0).validate()
+    }
+
+    /// The probe config of one point.
+    pub fn probe_config(&self, activation: ActivationKind, depth: usize, seed: u64) -> ProbeConfig {
+        let mut model = self.model.clone();
+        model.activation = activation;
+        model.depth = depth;
+        model.seed = seed;
+        if activation != ActivationKind::NormRelu {
+            model.kink = None;
+        }
+        ProbeConfig {
+            data: self.data.clone(),
+            model,
+            probe: self.probe.clone(),
+        }
+    }
+
+    /// Every point, in the fixed order that sharding uses.
+    pub fn points(&self) -> Vec<Point> {
+        let mut v = Vec::new();
+        for &activation in &self.sweep.activations {
+            for &depth in &self.sweep.depths {
+                for &seed in &self.sweep.seeds {
+                    v.push(Point {
+                        activation,
+                        depth,
+                        seed,
+                    });
+                }
+            }
+        }
+        v
+    }
+}
+
+/// One grid point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    pub activation: ActivationKind,
+    pub depth: usize,
+    pub seed: u64,
+}
+
+impl Point {
+    pub fn dir(&self, out: &Path) -> PathBuf {
+        out.join("runs")
+            .join(self.activation.name())
+            .join(format!("depth{:02}", self.depth))
+            .join(format!("seed{}", self.seed))
+    }
+}
+
+/// `i/N`: this process runs the points `p` with `p mod N == i`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Shard {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let bad = || format!("--shard {s}: expected i/N with 0 <= i < N");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count): (usize, usize) = (
+            i.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Self { index, count })
+    }
+    pub fn all() -> Self {
+        Self { index: 0, count: 1 }
+    }
+    pub fn owns(&self, p: usize) -> bool {
+        p % self.count == self.index
+    }
+}
+
+/// Runs this shard's unfinished points; returns (ran, skipped).
+pub fn run_sweep(
+    cfg: &SweepConfig,
+    out: &Path,
+    shard: Shard,
+    device: Option<&str>,
+) -> Result<(usize, usize), String> {
+    run::check_writable(out)?;
+    let compute = backend::select(device.or(cfg.probe.device.as_deref()), cfg.probe.precision)?;
+    let inputs = inputs::load(&cfg.data)?;
+    let gram = run::gram_spectrum(&inputs)?;
+    let points: Vec<(usize, Point)> = cfg
+        .points()
+        .into_iter()
+        .enumerate()
+        .filter(|(p, _)| shard.owns(*p))
+        .collect();
+    let bar = indicatif::ProgressBar::new(points.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed} < {eta}]")
+            .expect("valid template"),
+    );
+    let (mut ran, mut skipped) = (0, 0);
+    for (_, point) in points {
+        let dir = point.dir(out);
+        let done = cfg
+            .sweep
+            .protocols
+            .iter()
+            .all(|p| dir.join(p.name()).join("summary.json").exists());
+        if done {
+            skipped += 1;
+            bar.inc(1);
+            continue;
+        }
+        bar.set_message(format!(
+            "{} depth {} seed {}",
+            point.activation, point.depth, point.seed
+        ));
+        let pcfg = cfg.probe_config(point.activation, point.depth, point.seed);
+        let mlp = run::build_model(&pcfg, &inputs, &compute)?;
+        let t = Instant::now();
+        let result = run::compute_kernel(
+            &mlp,
+            &inputs,
+            &compute,
+            pcfg.probe.method,
+            pcfg.probe.output,
+        )?;
+        let kernel_seconds = t.elapsed().as_secs_f64();
+        for &protocol in &cfg.sweep.protocols {
+            let (summary, eigenvalues) = run::summarize(
+                &pcfg,
+                protocol,
+                &inputs,
+                &compute,
+                &mlp,
+                &result,
+                &gram,
+                kernel_seconds,
+            )?;
+            run::write_outputs(
+                &dir.join(protocol.name()),
+                &summary,
+                None,
+                None,
+                &eigenvalues,
+                None,
+            )?;
+        }
+        if !bar.is_hidden() {
+            bar.inc(1);
+        } else {
+            println!(
+                "[sweep] {} depth {} seed {}: {:.1} s",
+                point.activation, point.depth, point.seed, kernel_seconds
+            );
+        }
+        ran += 1;
+    }
+    bar.finish_and_clear();
+    Ok((ran, skipped))
+}
+
+/// Every finished summary under `out/runs`, sorted.
+pub fn read_summaries(out: &Path) -> Result<Vec<Summary>, String> {
+    let mut found = Vec::new();
+    let mut stack = vec![out.join("runs")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == "summary.json") {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+                let s: Summary =
+                    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+                found.push(s);
+            }
+        }
+    }
+    found.sort_by(|a, b| {
+        (a.protocol.as_str(), a.activation.as_str(), a.depth, a.seed).cmp(&(
+            b.protocol.as_str(),
+            b.activation.as_str(),
+            b.depth,
+            b.seed,
+        ))
+    });
+    Ok(found)
+}
+
+fn fmt_opt(v: Option<f64>) -> String {
+    v.map_or(String::new(), |v| format!("{v:.10e}"))
+}
+
+/// Writes `results.csv`: one row per summary, every field (lists joined by `;`; a singular
+/// kernel's kappa is `inf`).
+pub fn write_results_csv(path: &Path, rows: &[Summary]) -> Result<(), String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let err = |e: csv::Error| format!("{}: {e}", path.display());
+    w.write_record([
+        "protocol",
+        "activation",
+        "depth",
+        "seed",
+        "width",
+        "n",
+        "input_dim",
+        "kappa",
+        "singular",
+        "rank",
+        "lambda_min",
+        "lambda_max",
+        "min_grad_angle_deg",
+        "min_grad_angle_i",
+        "min_grad_angle_j",
+        "gram_kappa",
+        "gram_rank",
+        "embedding_min_angle_deg",
+        "pair_embedding_angles_deg",
+        "pair_grad_angle_deg",
+        "convention",
+        "parameterization",
+        "data",
+        "precision",
+        "backend",
+        "method",
+        "engine",
+        "output",
+        "block_size",
+        "blocks",
+        "kernel_seconds",
+        "eigen_seconds",
+        "seconds",
+    ])
+    .map_err(err)?;
+    let join = |v: &Option<Vec<f64>>| {
+        v.as_ref()
+            .map(|v| {
+                v.iter()
+                    .map(|x| format!("{x:.6}"))
+                    .collect::<Vec<_>>()
+                    .join(";")
+            })
+            .unwrap_or_default()
+    };
+    for s in rows {
+        let kappa = if s.singular {
+            "inf".to_string()
+        } else {
+            fmt_opt(s.kappa)
+        };
+        let gram_kappa = if s.gram_singular {
+            "inf".to_string()
+        } else {
+            fmt_opt(s.gram_kappa)
+        };
+        let [i, j] = s
+            .min_grad_angle_pair
+            .map_or([String::new(), String::new()], |[i, j]| {
+                [i.to_string(), j.to_string()]
+            });
+        w.write_record([
+            s.protocol.clone(),
+            s.activation.clone(),
+            s.depth.to_string(),
+            s.seed.to_string(),
+            s.width.to_string(),
+            s.n.to_string(),
+            s.input_dim.to_string(),
+            kappa,
+            s.singular.to_string(),
+            s.rank.to_string(),
+            format!("{:.10e}", s.lambda_min),
+            format!("{:.10e}", s.lambda_max),
+            fmt_opt(s.min_grad_angle_deg),
+            i,
+            j,
+            gram_kappa,
+            s.gram_rank.to_string(),
+            join(&s.embedding_min_angle_deg),
+            join(&s.pair_embedding_angles_deg),
+            fmt_opt(s.pair_grad_angle_deg),
+            s.convention.clone(),
+            s.parameterization.clone(),
+            s.data.clone(),
+            s.precision.clone(),
+            s.backend.clone(),
+            s.method.clone(),
+            s.engine.clone(),
+            s.output.clone(),
+            s.block_size.map(|b| b.to_string()).unwrap_or_default(),
+            s.blocks.map(|b| b.to_string()).unwrap_or_default(),
+            format!("{:.4}", s.kernel_seconds),
+            format!("{:.4}", s.eigen_seconds),
+            format!("{:.4}", s.seconds),
+        ])
+        .map_err(err)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    ntk_model::io::atomic_write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Mean and sample standard deviation.
+fn mean_std(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (mean, var.sqrt())
+}
+
+/// Means over seeds of one (protocol, activation, depth) group.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupRow {
+    pub protocol: String,
+    pub activation: String,
+    pub depth: usize,
+    pub seeds: usize,
+    /// Seeds whose kernel was singular (their kappa is infinite and not in the mean).
+    pub singular: usize,
+    pub kappa_mean: f64,
+    pub kappa_std: f64,
+    pub log10_kappa_mean: f64,
+    pub min_grad_angle_mean_deg: f64,
+    pub min_grad_angle_std_deg: f64,
+    pub lambda_min_mean: f64,
+    pub lambda_max_mean: f64,
+    pub rank_min: usize,
+    pub theory_min_grad_angle_deg: Option<f64>,
+    pub theory_kappa: Option<f64>,
+}
+
+/// Infinite-width values per (activation, depth), cached in `out/theory.json`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TheoryCache {
+    /// `"<activation>/<depth>"` -> (min gradient angle in degrees, kappa or null if singular).
+    pub values: BTreeMap<String, (f64, Option<f64>)>,
+    /// The data the cache was made for (the inputs' description).
+    pub data: String,
+}
+
+fn theory_values(cfg: &SweepConfig, out: &Path) -> Result<TheoryCache, String> {
+    let path = out.join("theory.json");
+    let inputs: Inputs = inputs::load(&cfg.data)?;
+    let mut cache: TheoryCache = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .filter(|c: &TheoryCache| c.data == inputs.description)
+        .unwrap_or_default();
+    cache.data = inputs.description.clone();
+    let gram = Kernel::gram(&inputs.x, inputs.n, inputs.d);
+    let theta_min = angles::min_angle(&gram).map_or(f64::NAN, |a| a.deg.to_radians());
+    let mut changed = false;
+    for &kind in &cfg.sweep.activations {
+        let act = Activation::new(kind, cfg.model.kink);
+        let closed = matches!(kind, ActivationKind::Relu | ActivationKind::Linear);
+        for &depth in &cfg.sweep.depths {
+            let key = format!("{}/{}", kind.name(), depth);
+            if cache.values.contains_key(&key) {
+                continue;
+            }
+            let phi = theory::grad_angle(&act, theta_min, depth).to_degrees();
+            let kappa = if closed || inputs.n <= 200 {
+                let k = theory::infinite_width_ntk(&inputs.x, inputs.n, inputs.d, &act, depth);
+                let s = spectrum::spectrum(&k, f64::EPSILON)?;
+                (!s.singular).then_some(s.kappa)
+            } else {
+                None
+            };
+            cache.values.insert(key, (phi, kappa));
+            changed = true;
+        }
+    }
+    if changed {
+        let json = serde_json::to_string_pretty(&cache).expect("serializes");
+        ntk_model::io::atomic_write(&path, json.as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(cache)
+}
+
+/// Groups the summaries by (protocol, activation, depth).
+pub fn group(rows: &[Summary], theory: Option<&TheoryCache>) -> Vec<GroupRow> {
+    let mut groups: BTreeMap<(String, String, usize), Vec<&Summary>> = BTreeMap::new();
+    for s in rows {
+        groups
+            .entry((s.protocol.clone(), s.activation.clone(), s.depth))
+            .or_default()
+            .push(s);
+    }
+    groups
+        .into_iter()
+        .map(|((protocol, activation, depth), v)| {
+            let finite: Vec<f64> = v.iter().filter_map(|s| s.kappa).collect();
+            let (kappa_mean, kappa_std) = if finite.is_empty() {
+                (f64::INFINITY, f64::NAN)
+            } else {
+                mean_std(&finite)
+            };
+            let logs: Vec<f64> = finite.iter().map(|k| k.log10()).collect();
+            let angles: Vec<f64> = v.iter().filter_map(|s| s.min_grad_angle_deg).collect();
+            let (am, asd) = mean_std(&angles);
+            let base = activation
+                .split('(')
+                .next()
+                .unwrap_or(&activation)
+                .to_string();
+            let th = theory.and_then(|t| t.values.get(&format!("{base}/{depth}")));
+            GroupRow {
+                seeds: v.len(),
+                singular: v.iter().filter(|s| s.singular).count(),
+                kappa_mean,
+                kappa_std,
+                log10_kappa_mean: if logs.is_empty() {
+                    f64::INFINITY
+                } else {
+                    mean_std(&logs).0
+                },
+                min_grad_angle_mean_deg: am,
+                min_grad_angle_std_deg: asd,
+                lambda_min_mean: mean_std(&v.iter().map(|s| s.lambda_min).collect::<Vec<_>>()).0,
+                lambda_max_mean: mean_std(&v.iter().map(|s| s.lambda_max).collect::<Vec<_>>()).0,
+                rank_min: v.iter().map(|s| s.rank).min().unwrap_or(0),
+                theory_min_grad_angle_deg: th.map(|t| t.0),
+                theory_kappa: th.and_then(|t| t.1),
+                protocol,
+                activation,
+                depth,
+            }
+        })
+        .collect()
+}
+
+fn write_groups_csv(path: &Path, groups: &[GroupRow]) -> Result<(), String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for g in groups {
+        w.serialize(g)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    ntk_model::io::atomic_write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn dash_for(activation: &str) -> Dash {
+    if activation.starts_with("linear") {
+        Dash::Dashed
+    } else {
+        Dash::Solid
+    }
+}
+
+/// The figures of Fig. 2: minimum gradient angle and kappa (log scale) against depth, relu
+/// solid and linear dashed as in the paper, theory dotted in the same colour.
+pub fn figures(out: &Path, groups: &[GroupRow], title: &str) -> Result<Vec<PathBuf>, String> {
+    let mut written = Vec::new();
+    let mut acts: Vec<String> = groups.iter().map(|g| g.activation.clone()).collect();
+    acts.sort();
+    acts.dedup();
+    let protocols: Vec<String> = {
+        let mut p: Vec<String> = groups.iter().map(|g| g.protocol.clone()).collect();
+        p.sort();
+        p.dedup();
+        p
+    };
+    // The minimum angle is a property of the whole kernel: one figure (from the first protocol).
+    let first = protocols.first().cloned().unwrap_or_default();
+    let mut angle = Figure {
+        title: format!("{title}: minimum model-gradient angle"),
+        x_label: "depth L".into(),
+        y_label: "min pairwise gradient angle (deg)".into(),
+        log_y: false,
+        series: Vec::new(),
+    };
+    for (c, act) in acts.iter().enumerate() {
+        let rows: Vec<&GroupRow> = groups
+            .iter()
+            .filter(|g| &g.activation == act && g.protocol == first)
+            .collect();
+        angle.series.push(Series {
+            label: format!("{act} (measured, mean over seeds)"),
+            points: rows
+                .iter()
+                .map(|g| (g.depth as f64, g.min_grad_angle_mean_deg))
+                .collect(),
+            errors: Some(rows.iter().map(|g| g.min_grad_angle_std_deg).collect()),
+            color: PALETTE[c % PALETTE.len()],
+            dash: dash_for(act),
+            markers: true,
+        });
+        if rows.iter().any(|g| g.theory_min_grad_angle_deg.is_some()) {
+            angle.series.push(Series {
+                label: format!("{act} (infinite width)"),
+                points: rows
+                    .iter()
+                    .filter_map(|g| g.theory_min_grad_angle_deg.map(|t| (g.depth as f64, t)))
+                    .collect(),
+                errors: None,
+                color: PALETTE[c % PALETTE.len()],
+                dash: Dash::Dotted,
+                markers: false,
+            });
+        }
+    }
+    let stem = out.join("min_grad_angle_vs_depth");
+    angle.save(&stem)?;
+    written.push(stem);
+    for protocol in &protocols {
+        let mut fig = Figure {
+            title: format!("{title}: NTK condition number ({protocol} protocol)"),
+            x_label: "depth L".into(),
+            y_label: "kappa (log scale)".into(),
+            log_y: true,
+            series: Vec::new(),
+        };
+        for (c, act) in acts.iter().enumerate() {
+            let rows: Vec<&GroupRow> = groups
+                .iter()
+                .filter(|g| &g.activation == act && &g.protocol == protocol)
+                .collect();
+            let singular_all = rows.iter().all(|g| g.singular == g.seeds);
+            let label = if singular_all {
+                format!("{act}: singular at every depth (kappa = inf)")
+            } else {
+                format!("{act} (measured)")
+            };
+            fig.series.push(Series {
+                label,
+                points: rows
+                    .iter()
+                    .map(|g| (g.depth as f64, g.kappa_mean))
+                    .collect(),
+                errors: None,
+                color: PALETTE[c % PALETTE.len()],
+                dash: dash_for(act),
+                markers: true,
+            });
+            if protocol == "whole" && rows.iter().any(|g| g.theory_kappa.is_some()) {
+                fig.series.push(Series {
+                    label: format!("{act} (infinite width)"),
+                    points: rows
+                        .iter()
+                        .filter_map(|g| g.theory_kappa.map(|t| (g.depth as f64, t)))
+                        .collect(),
+                    errors: None,
+                    color: PALETTE[c % PALETTE.len()],
+                    dash: Dash::Dotted,
+                    markers: false,
+                });
+            }
+        }
+        if fig
+            .series
+            .iter()
+            .any(|s| s.points.iter().any(|p| p.1.is_finite()))
+        {
+            let stem = out.join(format!("kappa_vs_depth_{protocol}"));
+            fig.save(&stem)?;
+            written.push(stem);
+        }
+    }
+    Ok(written)
+}
+
+/// Merges finished points into the tables and figures.
+pub fn collect(
+    cfg: Option<&SweepConfig>,
+    out: &Path,
+    title: &str,
+) -> Result<Vec<GroupRow>, String> {
+    let rows = read_summaries(out)?;
+    if rows.is_empty() {
+        return Err(format!("{}: no finished runs under runs/", out.display()));
+    }
+    write_results_csv(&out.join("results.csv"), &rows)?;
+    let theory = match cfg {
+        Some(c) if c.sweep.theory => Some(theory_values(c, out)?),
+        _ => std::fs::read_to_string(out.join("theory.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok()),
+    };
+    let groups = group(&rows, theory.as_ref());
+    write_groups_csv(&out.join("summary.csv"), &groups)?;
+    figures(out, &groups, title)?;
+    Ok(groups)
+}

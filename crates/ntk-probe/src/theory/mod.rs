@@ -1,0 +1,48 @@
+//! Infinite-width theory of the NTK at initialization (Liu & Hui, Sec. 4; Jacot et al.;
+//! Agarwal, Awasthi & Kale), in the paper convention of
+//! [`ntk_model::NtkConvention::Paper`]: `alpha_0 = x`,
+//! `alpha_l = sqrt(c/m) s(W_l alpha_{l-1})`, `f = W_{L+1} alpha_L`, all weights N(0, 1),
+//! `c = 1 / E[s(Z)^2]`, no biases, scalar output.
+//!
+//! - [`dual`]: one layer's kernels `Sigma_l = c E[s(u) s(v)]` and
+//!   `Sigma_dot_l = c E[s'(u) s'(v)]`, in closed form for ReLU and the identity, by a
+//!   kink-aware quadrature otherwise.
+//! - [`ntk`]: the NTK recursion `Theta_l = Theta_{l-1} Sigma_dot_l + Sigma_l`,
+//!   `Theta_0 = Sigma_0 = x.y`, for a pair of inputs ([`pair_recursion`]) and a whole data
+//!   set ([`infinite_width_ntk`], [`infinite_width_embedding_gram`]), and the generic
+//!   embedding and model-gradient angles ([`embedding_angles`], [`grad_angle`]).
+//!   `Theta_L` is the limit of the paper-convention network's empirical NTK with no extra
+//!   constant (derivation in [`ntk`]; checked against width 8192 in `tests/theory.rs`).
+//! - [`relu`]: Liu & Hui's closed forms (`g`, Thm 4.4, Thm 4.5, the infinite-depth limits
+//!   `phi -> arccos(1/4)` and `kappa -> (n + 3)/3`).
+//! - [`linear`]: the linear network (`K = (L + 1) G`, every angle `theta_in`).
+//!
+//! Angles are in radians unless a name says `_deg`.
+
+pub mod dual;
+pub mod linear;
+pub mod ntk;
+pub mod relu;
+
+pub use dual::{
+    DualEvaluator, DualKernel, Quadrature, dual_kernel, linear_dual_kernel, relu_dual_kernel,
+};
+pub use linear::{linear_embedding_angles, linear_grad_angle, linear_ntk};
+pub use ntk::{
+    InfiniteWidth, PairRecursion, embedding_angles, grad_angle, infinite_width_embedding_gram,
+    infinite_width_kernels, infinite_width_ntk, pair_recursion,
+};
+pub use relu::{
+    RELU_LIMIT_COS_PHI, RELU_LIMIT_PHI_DEG, g, relu_embedding_angles, relu_grad_angle,
+    relu_limit_kappa, relu_limit_kernel, relu_small_angle_cos_phi, relu_small_angle_grad_angle,
+};
+
+use ntk_model::Activation;
+
+/// Agarwal et al.'s coefficient of non-linearity `mu = 1 - E[Z s(Z)]^2 / Var s(Z)` of the
+/// normalized activation (the Hermite energy above degree one; 0 for the identity, ~0.2665
+/// for ReLU), which sets the exponential rate at which the top-layer kernel and the NTK
+/// become well conditioned with depth. Delegates to [`ntk_model::Moments::nonlinearity`].
+pub fn nonlinearity(act: &Activation) -> f64 {
+    act.moments().nonlinearity()
+}
