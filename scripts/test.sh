@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # The test command of the README: fetches the real data sets (idempotent) and runs every
-# test of the workspace on the CPU default backend.
+# test of the workspace on the CPU default backend. With NTK_TEST_WGPU=1 (CI sets it) the
+# same run also builds the wgpu backend and runs its tests (tests/wgpu_backend.rs), which
+# need a Vulkan adapter: Mesa's lavapipe on a machine without a GPU (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash datasets/fetch.sh
-cargo test --workspace --locked
+features=()
+if [ "${NTK_TEST_WGPU:-0}" = 1 ]; then
+    features=(--features ntk-probe/wgpu)
+fi
+cargo test --workspace --locked "${features[@]}"

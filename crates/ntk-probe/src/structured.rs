@@ -138,10 +138,10 @@ fn assemble(f: &Factors, deltas: &[Tensor<2>], copies: f64) -> Kernel {
         if bias != 0.0 {
             acc = acc.add_scalar(copies * bias);
         }
-        for l in 0..depth {
-            let g = gram(&f.inputs[l]).mul_scalar(f.beta[l] * f.beta[l]);
+        for ((a, d), beta) in f.inputs.iter().zip(deltas).zip(&f.beta) {
+            let g = gram(a).mul_scalar(beta * beta);
             let g = if bias != 0.0 { g.add_scalar(bias) } else { g };
-            acc = acc + g * gram(&deltas[l]);
+            acc = acc + g * gram(d);
         }
         let values: Vec<f64> = acc.try_into_vec_as().expect("reading the kernel block");
         for r in 0..rows {
@@ -182,8 +182,8 @@ fn full(f: &Factors, k: usize) -> Kernel {
             } else {
                 out_term.zeros_like()
             };
-            for l in 0..depth {
-                block = block + g[l].clone() * gram(&f.deltas[o][l], &f.deltas[p][l]);
+            for ((gl, d_o), d_p) in g.iter().zip(&f.deltas[o]).zip(&f.deltas[p]) {
+                block = block + gl.clone() * gram(d_o, d_p);
             }
             let values: Vec<f64> = block.try_into_vec_as().expect("reading the kernel block");
             for i in 0..n {

@@ -17,7 +17,7 @@ use ntk_model::{Activation, ActivationKind, MlpConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::angles;
-use crate::backend::{self, Compute};
+use crate::backend;
 use crate::config::{DataConfig, ProbeConfig, ProbeSection, Protocol};
 use crate::inputs::{self, Inputs};
 use crate::kernel::Kernel;

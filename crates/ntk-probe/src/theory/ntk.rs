@@ -123,6 +123,9 @@ pub struct InfiniteWidth {
     pub gram: Kernel,
 }
 
+/// `(j, Theta_L(x_i, x_j), Sigma_L(x_i, x_j))` of row `i`.
+type Entry = (usize, f64, f64);
+
 /// `Theta_L` and `Sigma_L` of the row-major `n x d` inputs `x`, entry by entry: the diagonal
 /// chains `Sigma_l(x_i, x_i)` first, then every pair `i < j` through the recursion, on all
 /// cores for activations without a closed form (about 1-5 ms per entry and layer there;
@@ -133,9 +136,12 @@ pub struct InfiniteWidth {
 /// Scope: scalar output, no biases, the paper convention. A network with `k` outputs has
 /// `k Theta_L` for the summed kernel and `Theta_L (x) I_k` for the full one. The
 /// `unit_variance` convention is this recursion started from `Sigma_0 = x.y / d` (the paper
-/// convention on `x / sqrt(d)`); for ReLU and the identity, the `official` one is
-/// `(c / d) Theta_L` (by positive homogeneity `f_official = sqrt(c/d) f_paper` weight by
-/// weight).
+/// convention on `x / sqrt(d)`, for every activation); for ReLU and the identity, the
+/// `official` one is `(c / d) Theta_L` for `L >= 1` (by positive homogeneity
+/// `f_official = sqrt(c/d) f_paper` weight by weight; `G / d` at `L = 0`). Both are checked
+/// against width 8192 in `tests/theory.rs`. For a non-homogeneous activation the `official`
+/// first-layer scale `sqrt(c/d)` makes the second layer's pre-activation variance grow like
+/// `m / d`, and this recursion does not describe it.
 ///
 /// # Panics
 /// If `x.len() != n * d`.
@@ -177,7 +183,7 @@ pub fn infinite_width_kernels(
         }
         (t, s)
     };
-    let row = |i: usize| -> Vec<(usize, f64, f64)> {
+    let row = |i: usize| -> Vec<Entry> {
         ((i + 1)..n)
             .map(|j| {
                 let (t, s) = pair(i, j);
@@ -193,7 +199,7 @@ pub fn infinite_width_kernels(
             .min(n.max(1))
     };
     // Rows interleaved over the threads (row i has n - 1 - i entries).
-    let rows: Vec<(usize, Vec<(usize, f64, f64)>)> = if threads <= 1 {
+    let rows: Vec<(usize, Vec<Entry>)> = if threads <= 1 {
         (0..n).map(|i| (i, row(i))).collect()
     } else {
         std::thread::scope(|scope| {

@@ -53,7 +53,8 @@ pub fn relu_grad_angle(theta_in: f64, depth: usize) -> f64 {
 /// `1 - (L - l) theta_in / pi + O(theta_in^2)`, and
 /// `1/(L+1) sum_{l=0..L} (L - l) = L/2` gives `cos phi = 1 - L theta_in / (2 pi) +
 /// O(theta_in^2)`; the factor `cos theta_in = 1 + O(theta_in^2)` is the paper's form. The
-/// error is `O(L^2 theta_in^2)`: the expansion holds for `L theta_in << 1`.
+/// remainder is `O(theta_in^2)` with a constant that grows with `L` (the products expand to
+/// second order in `L theta_in`): the expansion is useful for `L theta_in << 1`.
 pub fn relu_small_angle_cos_phi(theta_in: f64, depth: usize) -> f64 {
     (1.0 - depth as f64 * theta_in / (2.0 * PI)) * theta_in.cos()
 }
@@ -79,8 +80,8 @@ pub const RELU_LIMIT_PHI_DEG: f64 = 75.522_487_814_070_08;
 
 /// The infinite-depth limit of the normalized ReLU NTK of `n` unit-norm, pairwise
 /// non-parallel inputs: `K / (L+1) -> (3/4) I + (1/4) J` (unit diagonal, every
-/// off-diagonal entry `cos phi = 1/4`; the unnormalized kernel is `(L+1)` times this, the
-/// factor `c`-dependent global constant of a convention, which kappa does not see).
+/// off-diagonal entry `cos phi = 1/4`). The paper-convention kernel is `(L+1)` times this
+/// (other conventions add a global constant); kappa does not see such a factor.
 pub fn relu_limit_kernel(n: usize) -> Kernel {
     let mut k = Kernel::zeros(n);
     for i in 0..n {
@@ -94,11 +95,12 @@ pub fn relu_limit_kernel(n: usize) -> Kernel {
 /// kappa of the infinite-depth limit matrix `(3/4) I + (1/4) J`: `(n + 3) / 3`.
 ///
 /// `J = 1 1^T` has eigenvalue `n` on `1` and 0 on its orthogonal complement, so the matrix
-/// has eigenvalues `3/4 + n/4 = (n + 3)/4` (once) and `3/4` (`n - 1` times), and
-/// `kappa = (n + 3) / 3` (n = 2: 5/3). The later paper's summary prints `(n + 4)/3`; that
-/// would need a top eigenvalue `(n + 4)/4 = 1 + n/4`, i.e. `n/4` added to the unit diagonal
-/// of `I + (1/4) J` rather than to `3/4`: the paper's own limit matrix gives `(n + 3)/3`,
-/// and that is what is implemented.
+/// has eigenvalues `3/4 + n/4 = (n + 3)/4` (once, on `1`: the unit diagonal plus `n - 1`
+/// off-diagonal quarters) and `3/4` (`n - 1` times), and `kappa = (n + 3) / 3`
+/// (n = 2: 5/3). The later paper's summary prints `(n + 4)/3`: that is the ratio
+/// `(1 + n/4) / (3/4)`, i.e. the top eigenvalue taken as the unit diagonal plus `n` (instead
+/// of `n - 1`) off-diagonal quarters. The paper's own limit matrix gives `(n + 3)/3`, and
+/// that is what is implemented (checked against the eigenvalues in `tests/theory.rs`).
 pub fn relu_limit_kappa(n: usize) -> f64 {
     (n as f64 + 3.0) / 3.0
 }
