@@ -517,7 +517,8 @@ pub fn group(rows: &[Summary], theory: Option<&TheoryCache>) -> Vec<GroupRow> {
                 lambda_max_mean: mean_std(&v.iter().map(|s| s.lambda_max).collect::<Vec<_>>()).0,
                 rank_min: v.iter().map(|s| s.rank).min().unwrap_or(0),
                 theory_min_grad_angle_deg: th.map(|t| t.0),
-                theory_kappa: th.and_then(|t| t.1),
+                // The theory is of the whole-set kernel; blocks have their own (not computed).
+                theory_kappa: if protocol == "whole" { th.and_then(|t| t.1) } else { None },
                 protocol,
                 activation,
                 depth,
