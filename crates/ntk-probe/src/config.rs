@@ -166,12 +166,18 @@ pub struct ProbeConfig {
     pub probe: ProbeSection,
 }
 
+/// Reads and parses a TOML config file; errors name the file, and for bad or unknown keys
+/// the line and key (the toml crate's message).
+pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read config: {e}", path.display()))?;
+    toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 impl ProbeConfig {
     /// Reads and parses a TOML file; errors name the file, line and key.
     pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read config: {e}", path.display()))?;
-        Self::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+        load_toml(path)
     }
 
     pub fn parse(text: &str) -> Result<Self, String> {

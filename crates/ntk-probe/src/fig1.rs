@@ -67,6 +67,18 @@ pub fn measure(
     Ok(out)
 }
 
+/// Mean and sample standard deviation over seeds of phi at one (depth, width, theta_in).
+pub fn mean_sd(points: &[Fig1Point], depth: usize, width: usize, theta_deg: f64) -> (f64, f64) {
+    let v: Vec<f64> = points
+        .iter()
+        .filter(|p| p.depth == depth && p.width == width && p.theta_in_deg == theta_deg)
+        .map(|p| p.phi_deg)
+        .collect();
+    let m = v.iter().sum::<f64>() / v.len() as f64;
+    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len().max(2) - 1) as f64;
+    (m, var.sqrt())
+}
+
 /// Writes `fig1.csv` (every measured point beside its theory value) and `fig1.{png,svg}`.
 pub fn write(
     out: &Path,
@@ -130,15 +142,7 @@ pub fn write(
             let stats: Vec<(f64, f64, f64)> = thetas
                 .iter()
                 .map(|&t| {
-                    let v: Vec<f64> = points
-                        .iter()
-                        .filter(|p| p.depth == depth && p.width == width && p.theta_in_deg == t)
-                        .map(|p| p.phi_deg)
-                        .collect();
-                    let m = v.iter().sum::<f64>() / v.len() as f64;
-                    let sd = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>()
-                        / (v.len().max(2) - 1) as f64)
-                        .sqrt();
+                    let (m, sd) = mean_sd(points, depth, width, t);
                     (t, m, sd)
                 })
                 .collect();

@@ -492,12 +492,7 @@ fn fig1_cmd(args: Fig1Args) -> Result<(), String> {
     for &depth in &args.depths {
         for &width in &args.widths {
             for &t in &args.thetas {
-                let v: Vec<f64> = points
-                    .iter()
-                    .filter(|p| p.depth == depth && p.width == width && p.theta_in_deg == t)
-                    .map(|p| p.phi_deg)
-                    .collect();
-                let m = v.iter().sum::<f64>() / v.len() as f64;
+                let (m, _) = ntk_probe::fig1::mean_sd(&points, depth, width, t);
                 let th = points
                     .iter()
                     .find(|p| p.depth == depth && p.theta_in_deg == t)

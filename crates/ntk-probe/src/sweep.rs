@@ -64,9 +64,7 @@ pub struct SweepConfig {
 
 impl SweepConfig {
     pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read config: {e}", path.display()))?;
-        let cfg: Self = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let cfg: Self = crate::config::load_toml(path)?;
         cfg.validate()
             .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(cfg)
@@ -518,7 +516,11 @@ pub fn group(rows: &[Summary], theory: Option<&TheoryCache>) -> Vec<GroupRow> {
                 rank_min: v.iter().map(|s| s.rank).min().unwrap_or(0),
                 theory_min_grad_angle_deg: th.map(|t| t.0),
                 // The theory is of the whole-set kernel; blocks have their own (not computed).
-                theory_kappa: if protocol == "whole" { th.and_then(|t| t.1) } else { None },
+                theory_kappa: if protocol == "whole" {
+                    th.and_then(|t| t.1)
+                } else {
+                    None
+                },
                 protocol,
                 activation,
                 depth,

@@ -50,9 +50,7 @@ pub struct TrainConfig {
 impl TrainConfig {
     /// Reads a TOML file; errors name the file, line and key.
     pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{}: cannot read config: {e}", path.display()))?;
-        let cfg: Self = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let cfg: Self = ntk_probe::config::load_toml(path)?;
         cfg.validate()
             .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(cfg)
