@@ -1,0 +1,111 @@
+//! Sweeps: shards are disjoint and cover the grid, a restarted sweep skips finished points,
+//! and `collect` writes one results row per point and protocol plus the figures.
+
+use std::process::Command;
+
+use ntk_probe::sweep::{self, Shard, SweepConfig};
+
+const CONFIG: &str = r#"
+[sweep]
+depths = [0, 1, 2]
+activations = ["relu", "linear"]
+seeds = [1, 2]
+protocols = ["whole", "blocks"]
+out = "unused"
+theory = true
+
+[data]
+dataset = "synthetic"
+n = 30
+input_dim = 4
+
+[model]
+width = 16
+depth = 1
+activation = "relu"
+
+[probe]
+precision = "f64"
+block_size = 16
+"#;
+
+#[test]
+fn shards_resume_and_collect() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg_path = dir.path().join("sweep.toml");
+    std::fs::write(&cfg_path, CONFIG).unwrap();
+    let cfg = SweepConfig::load(&cfg_path).unwrap();
+    let out = dir.path().join("out");
+    assert_eq!(cfg.points().len(), 12);
+
+    let (a, _) = sweep::run_sweep(&cfg, &out, Shard::parse("0/2").unwrap(), Some("flex")).unwrap();
+    let (b, skipped) =
+        sweep::run_sweep(&cfg, &out, Shard::parse("1/2").unwrap(), Some("flex")).unwrap();
+    assert_eq!(
+        (a, b, skipped),
+        (6, 6, 0),
+        "shards are disjoint and cover the grid"
+    );
+    // A restart skips everything that finished.
+    let (ran, skipped) = sweep::run_sweep(&cfg, &out, Shard::all(), Some("flex")).unwrap();
+    assert_eq!((ran, skipped), (0, 12));
+    // Removing one summary makes exactly that point run again.
+    std::fs::remove_file(out.join("runs/relu/depth02/seed2/blocks/summary.json")).unwrap();
+    let (ran, skipped) = sweep::run_sweep(&cfg, &out, Shard::all(), Some("flex")).unwrap();
+    assert_eq!((ran, skipped), (1, 11));
+
+    let groups = sweep::collect(Some(&cfg), &out, "test").unwrap();
+    assert_eq!(groups.len(), 2 * 2 * 3, "protocol x activation x depth");
+    let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert_eq!(results.lines().count(), 1 + 12 * 2);
+    for f in [
+        "summary.csv",
+        "min_grad_angle_vs_depth.png",
+        "min_grad_angle_vs_depth.svg",
+        "kappa_vs_depth_whole.png",
+    ] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    // The linear network on n = 30 > d = 4 points is singular at every depth.
+    for g in groups.iter().filter(|g| g.activation == "linear") {
+        assert_eq!(g.singular, g.seeds, "{g:?}");
+        assert!(g.kappa_mean.is_infinite());
+    }
+    // ReLU at depth >= 1 separates them: finite kappa, theory beside it.
+    let relu2 = groups
+        .iter()
+        .find(|g| g.activation == "relu" && g.depth == 2 && g.protocol == "whole")
+        .unwrap();
+    assert!(
+        relu2.kappa_mean.is_finite()
+            && relu2.theory_kappa.is_some()
+            && relu2.theory_min_grad_angle_deg.is_some()
+    );
+    assert!(Shard::parse("2/2").is_err() && Shard::parse("x").is_err());
+}
+
+#[test]
+fn theory_subcommand_prints_phi() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(["theory", "--theta-deg", "5", "--depth", "10", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        (v["phi_deg"].as_f64().unwrap() - 28.913).abs() < 6e-4,
+        "{v}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(["theory", "--theta-deg", "60", "--depth", "1:10:9"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "theta_in_deg,depth,activation,phi_deg");
+    assert!(
+        lines[1].ends_with("61.890") || lines[1].contains("61.89"),
+        "{text}"
+    );
+    assert!(lines[2].contains("68.06"), "{text}");
+}
