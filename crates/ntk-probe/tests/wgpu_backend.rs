@@ -51,7 +51,10 @@ fn wgpu_autodiff_reference_matches_structured() {
     let (n, d) = (5, 3);
     let x = gaussian_inputs(n, d, 2);
     let gpu = backend::select(Some("wgpu"), Precision::F32).expect("a wgpu adapter");
-    let cfg = MlpConfig::new(d, 16, 2, ActivationKind::Gelu).with_seed(5);
+    // tanh, not gelu: the wgpu backend's erf is an approximation (on lavapipe the GELU
+    // kernels of the two routes differ by 2.7e-4 relative, against 1e-6 on flex), which
+    // would test the backend's erf rather than the two NTK routes.
+    let cfg = MlpConfig::new(d, 16, 2, ActivationKind::Tanh).with_seed(5);
     let model = mlp(&cfg, &gpu);
     let fast = structured::ntk(&model, tensor(&x, n, d, &gpu), OutputMode::Sum);
     let ad = gpu.device.clone().autodiff();
