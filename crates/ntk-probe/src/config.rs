@@ -110,6 +110,11 @@ pub enum Method {
     Auto,
     Structured,
     Autodiff,
+    /// The infinite-width NTK of the same inputs (Jacot et al.'s recursion with the
+    /// activation's dual kernel, `crate::theory`), written through the same files as a
+    /// measurement so the two compare file to file. Paper convention, scalar output, no
+    /// biases; the network's width and seed do not enter.
+    Theory,
 }
 
 fn default_block_size() -> usize {

@@ -105,6 +105,29 @@ pub fn compute_kernel(
         _ => (0..mlp.config().output_dim).collect(),
     };
     let (kernel, engine) = match method {
+        Method::Theory => {
+            let cfg = mlp.config();
+            if cfg.convention != ntk_model::NtkConvention::Paper
+                || cfg.parameterization != ntk_model::Parameterization::Ntk
+                || cfg.bias
+                || cfg.output_dim != 1
+                || cfg.normalization != ntk_model::Normalization::None
+            {
+                return Err(
+                    "probe.method = theory: the infinite-width kernel is implemented for the \
+                     ntk parameterization, paper convention, one output, no bias, no normalization"
+                        .into(),
+                );
+            }
+            let k = crate::theory::infinite_width_ntk(
+                &inputs.x,
+                inputs.n,
+                inputs.d,
+                mlp.activation(),
+                cfg.depth,
+            );
+            (k, "theory")
+        }
         Method::Structured if on_host(compute) && mode != OutputMode::Full => {
             let k = match compute.precision {
                 Precision::F32 => host::ntk::<f32>(mlp, &inputs.x, inputs.n, &outputs),

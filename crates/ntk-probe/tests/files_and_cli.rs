@@ -187,3 +187,42 @@ fn npy_round_trip() {
         "{header}"
     );
 }
+
+#[test]
+fn theory_method_writes_the_infinite_width_kernel_through_the_same_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = SMALL
+        .replace(
+            "embedding_angles = true",
+            "embedding_angles = false\nmethod = \"theory\"",
+        )
+        .replace("n = 40", "n = 12");
+    let cfg = write_config(dir.path(), &text);
+    let out = dir.path().join("theory");
+    let status = probe()
+        .args(["ntk", "--config"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["method"], "theory");
+    let (k, shape) = npy::read(&out.join("ntk.npy")).unwrap();
+    assert_eq!(shape, [12, 12]);
+    // Depth-3 ReLU, paper convention: Theta(x, x) = (L + 1) ||x||^2 on the diagonal.
+    let (x, _) = npy::read(&out.join("inputs.npy")).unwrap();
+    let q0: f64 = x[..5].iter().map(|v| v * v).sum();
+    assert!(
+        (k[0] - 4.0 * q0).abs() < 1e-9 * k[0],
+        "{} vs {}",
+        k[0],
+        4.0 * q0
+    );
+}
