@@ -129,7 +129,9 @@ fn make(backend: &str) -> Device {
     match backend {
         #[cfg(feature = "flex")]
         "flex" => Device::flex(),
+        // Deprecated in Burn 0.22 in favour of flex; kept because users compare the two.
         #[cfg(feature = "ndarray")]
+        #[allow(deprecated)]
         "ndarray" => Device::ndarray(),
         #[cfg(feature = "wgpu")]
         "wgpu" => Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
