@@ -6,6 +6,7 @@ use std::sync::Once;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+pub use plotters::style::RGBColor;
 
 static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 
@@ -64,6 +65,28 @@ pub const PALETTE: [RGBColor; 8] = [
     RGBColor(227, 119, 194),
     RGBColor(127, 127, 127),
 ];
+
+/// Colour `i` of `n` ordered curves (a depth sweep): a viridis-like ramp from dark
+/// purple through teal to yellow-green, so neighbouring depths have neighbouring colours.
+pub fn ramp(i: usize, n: usize) -> RGBColor {
+    const STOPS: [(f64, f64, f64); 5] = [
+        (68.0, 1.0, 84.0),
+        (59.0, 82.0, 139.0),
+        (33.0, 145.0, 140.0),
+        (94.0, 201.0, 98.0),
+        (200.0, 200.0, 30.0),
+    ];
+    let t = if n <= 1 {
+        0.0
+    } else {
+        i as f64 / (n - 1) as f64
+    } * (STOPS.len() - 1) as f64;
+    let k = (t.floor() as usize).min(STOPS.len() - 2);
+    let f = t - k as f64;
+    let mix = |a: f64, b: f64| (a + (b - a) * f).round() as u8;
+    let (a, b) = (STOPS[k], STOPS[k + 1]);
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
 
 impl Figure {
     /// Writes `stem.png` and `stem.svg`.

@@ -1,50 +1,133 @@
-//! The training config: `[data]` and `[model]` as in the probe, plus `[train]`.
+//! The training config: `[data]` and `[model]` as in the probe, `[optim]` (SGD),
+//! `[schedule]` (the learning-rate schedule), `[train]` (batches, epochs, evaluation,
+//! checkpoints, output), optionally `[ntk]` (the probe during training) and `[sweep]`
+//! (the axes a sweep expands). Unknown keys are refused with the file, line and key.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use ntk_model::MlpConfig;
+use ntk_model::{ActivationKind, MlpConfig, Normalization};
 use ntk_probe::backend::Precision;
 use ntk_probe::config::DataConfig;
+use ntk_probe::kernel::OutputMode;
 use serde::{Deserialize, Serialize};
 
-fn default_momentum() -> f64 {
-    0.0
-}
+use crate::model::ModelSpec;
+use crate::schedule::ScheduleConfig;
+
 fn default_test_n() -> usize {
     10000
 }
+fn one() -> usize {
+    1
+}
 
+/// SGD, as `torch.optim.SGD`: `v <- mu v + (g + wd w)`, `w <- w - lr v` (Nesterov:
+/// `w <- w - lr (g + wd w + mu v)`), dampening 0.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TrainSection {
-    /// Learning rate of SGD.
+pub struct OptimConfig {
+    /// Base learning rate (the schedule scales it).
     pub lr: f64,
-    #[serde(default = "default_momentum")]
+    #[serde(default)]
     pub momentum: f64,
     #[serde(default)]
     pub nesterov: bool,
     #[serde(default)]
     pub weight_decay: f64,
+}
+
+/// How long, how batched, how often to evaluate and checkpoint.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainSection {
     pub batch_size: usize,
-    pub epochs: usize,
-    /// Seed of the data order (the model's seed is `model.seed`).
+    /// Number of epochs (or give `iterations`).
+    #[serde(default)]
+    pub epochs: Option<usize>,
+    /// Number of SGD steps (He et al. count 64k); the last epoch may be partial.
+    #[serde(default)]
+    pub iterations: Option<usize>,
+    /// Seed of the data order and augmentation (the model's seed is `model.seed`).
     #[serde(default)]
     pub seed: u64,
-    /// Test samples evaluated after every epoch (first n of the test split; 0 for none).
+    /// Test samples evaluated (first n of the test split; 0 for none).
     #[serde(default = "default_test_n")]
     pub test_n: usize,
+    /// Evaluate the test set every this many epochs (and after the last).
+    #[serde(default = "one")]
+    pub eval_every: usize,
+    /// Write a checkpoint every this many epochs (and after the last).
+    #[serde(default = "one")]
+    pub checkpoint_every: usize,
+    /// CIFAR training augmentation: 4-pixel zero pad, random 32x32 crop, horizontal flip.
+    #[serde(default)]
+    pub augment: bool,
     #[serde(default)]
     pub precision: Precision,
     #[serde(default)]
     pub device: Option<String>,
+    /// Output directory (`--out` overrides; default `runs/train`).
+    #[serde(default)]
+    pub out: Option<PathBuf>,
+}
+
+/// The probe during training: kappa and the minimum gradient angle of the NTK on a fixed
+/// subset of the training set (its first `n` samples), at initialization and every
+/// `every` epochs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NtkTrackConfig {
+    pub every: usize,
+    pub n: usize,
+    #[serde(default)]
+    pub output: OutputMode,
+}
+
+/// The axes of a sweep; an empty axis keeps the base config's value. Runs are the
+/// Cartesian product, in the order depth, activation, normalization, lr, seed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepAxes {
+    #[serde(default)]
+    pub depths: Vec<usize>,
+    #[serde(default)]
+    pub activations: Vec<ActivationKind>,
+    #[serde(default)]
+    pub normalizations: Vec<Normalization>,
+    /// The learning-rate grid; the best lr per configuration is chosen by final training
+    /// loss, as Liu & Hui chose it.
+    #[serde(default)]
+    pub lrs: Vec<f64>,
+    /// Model seeds (the data order seed follows `train.seed`).
+    #[serde(default)]
+    pub seeds: Vec<u64>,
+}
+
+impl SweepAxes {
+    pub fn is_empty(&self) -> bool {
+        self.depths.is_empty()
+            && self.activations.is_empty()
+            && self.normalizations.is_empty()
+            && self.lrs.is_empty()
+            && self.seeds.is_empty()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrainConfig {
     pub data: DataConfig,
-    pub model: MlpConfig,
+    /// An MLP (`[model]`).
+    #[serde(default)]
+    pub model: Option<MlpConfig>,
+    pub optim: OptimConfig,
+    #[serde(default)]
+    pub schedule: ScheduleConfig,
     pub train: TrainSection,
+    #[serde(default)]
+    pub ntk: Option<NtkTrackConfig>,
+    #[serde(default)]
+    pub sweep: Option<SweepAxes>,
 }
 
 impl TrainConfig {
@@ -56,29 +139,104 @@ impl TrainConfig {
         Ok(cfg)
     }
 
-    pub fn validate(&self) -> Result<(), String> {
-        let t = &self.train;
-        if !(t.lr.is_finite() && t.lr > 0.0) {
-            return Err(format!("train.lr = {}: must be positive", t.lr));
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let cfg: Self = toml::from_str(text).map_err(|e| e.to_string())?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// The network this config trains.
+    pub fn spec(&self) -> Result<ModelSpec, String> {
+        match &self.model {
+            Some(m) => Ok(ModelSpec::Mlp(m.clone())),
+            None => Err("no model: add a [model] table (an MLP)".into()),
         }
-        if !(0.0..1.0).contains(&t.momentum) {
+    }
+
+    /// Replaces the network (a sweep point's variant of the base).
+    pub fn set_spec(&mut self, spec: &ModelSpec) {
+        match spec {
+            ModelSpec::Mlp(m) => self.model = Some(m.clone()),
+        }
+    }
+
+    /// Checks values the types cannot; errors name the key and value.
+    pub fn validate(&self) -> Result<(), String> {
+        let o = &self.optim;
+        if !(o.lr.is_finite() && o.lr > 0.0) {
+            return Err(format!("optim.lr = {}: must be positive", o.lr));
+        }
+        if !(0.0..1.0).contains(&o.momentum) {
             return Err(format!(
-                "train.momentum = {}: must be in [0, 1)",
-                t.momentum
+                "optim.momentum = {}: must be in [0, 1)",
+                o.momentum
             ));
         }
+        if o.nesterov && o.momentum == 0.0 {
+            return Err("optim.nesterov = true needs optim.momentum > 0".into());
+        }
+        if !(o.weight_decay.is_finite() && o.weight_decay >= 0.0) {
+            return Err(format!(
+                "optim.weight_decay = {}: must be non-negative",
+                o.weight_decay
+            ));
+        }
+        let t = &self.train;
         if t.batch_size == 0 {
             return Err("train.batch_size = 0: must be at least 1".into());
         }
-        if t.epochs == 0 {
-            return Err("train.epochs = 0: must be at least 1".into());
+        match (t.epochs, t.iterations) {
+            (Some(0), _) => return Err("train.epochs = 0: must be at least 1".into()),
+            (_, Some(0)) => return Err("train.iterations = 0: must be at least 1".into()),
+            (Some(_), Some(_)) => {
+                return Err("train.epochs and train.iterations: give one, not both".into());
+            }
+            (None, None) => return Err("train: give epochs or iterations".into()),
+            _ => {}
         }
-        if self.model.output_dim < 2 {
-            return Err(format!(
-                "model.output_dim = {}: classification needs one output per class",
-                self.model.output_dim
-            ));
+        if t.eval_every == 0 {
+            return Err("train.eval_every = 0: must be at least 1".into());
+        }
+        if t.checkpoint_every == 0 {
+            return Err("train.checkpoint_every = 0: must be at least 1".into());
+        }
+        if self.data.n == 0 {
+            return Err("data.n = 0: need at least one training sample".into());
+        }
+        if let Some(k) = &self.ntk {
+            if k.every == 0 {
+                return Err("ntk.every = 0: must be at least 1".into());
+            }
+            if k.n < 2 || k.n > self.data.n {
+                return Err(format!(
+                    "ntk.n = {}: must be in 2..=data.n ({})",
+                    k.n, self.data.n
+                ));
+            }
+        }
+        if let Some(s) = &self.sweep {
+            if let Some(lr) = s.lrs.iter().find(|lr| !(lr.is_finite() && **lr > 0.0)) {
+                return Err(format!("sweep.lrs: {lr} is not a positive learning rate"));
+            }
+        }
+        self.schedule.validate()?;
+        match self.spec()? {
+            ModelSpec::Mlp(m) => {
+                if m.output_dim < 2 {
+                    return Err(format!(
+                        "model.output_dim = {}: classification needs one output per class",
+                        m.output_dim
+                    ));
+                }
+            }
         }
         Ok(())
+    }
+
+    /// The output directory: `--out`, else `train.out`, else `runs/train`.
+    pub fn out_dir(&self, cli: Option<&Path>) -> PathBuf {
+        cli.map(Path::to_path_buf)
+            .or_else(|| self.train.out.clone())
+            .unwrap_or_else(|| PathBuf::from("runs/train"))
     }
 }

@@ -1,11 +1,21 @@
-//! SGD training of ntk-model networks on the probe's data sets: a custom loop (Burn's
-//! autodiff and burn-optim's SGD) that writes one metrics row per epoch.
+//! SGD training of ntk-model networks on the probe's data sets, in sweeps over depth,
+//! activation, normalization, learning rate and seed: the training-speed side of the NTK
+//! conditioning story (Liu & Hui, Fig. 3; Agarwal et al.'s normalization comparisons).
 //!
-//! Why a custom loop and not burn-train's learner: the runs here need exact control of the
-//! data order (seeded per epoch, identical across backends), of the divergence rule (a
-//! non-finite loss ends the run and is recorded) and of the output format
-//! (`metrics.csv`, `summary.json`), which is what the papers' training-speed comparisons
-//! read; the loop is 100 lines.
+//! Layout: [`config`] (the TOML file), [`model`] (what is trained), [`schedule`] (learning
+//! rates), [`train`] (one run: the loop, resume, divergence), [`checkpoint`], [`metrics`]
+//! (the CSV tables), [`track`] (the NTK during training), [`sweep`] (expansion, shards),
+//! [`report`] (tables and figures from run directories), [`progress`], [`bench`].
+//! Why a custom loop rather than burn-train's learner is said in [`train`].
 
+pub mod bench;
+pub mod checkpoint;
 pub mod config;
+pub mod metrics;
+pub mod model;
+pub mod progress;
+pub mod report;
+pub mod schedule;
+pub mod sweep;
+pub mod track;
 pub mod train;

@@ -1,71 +1,315 @@
-//! `ntk-train --config FILE --out DIR`: SGD training with per-epoch metrics.
+//! `ntk-train --config FILE`: SGD training runs and sweeps with per-epoch metrics;
+//! `ntk-train collect DIR`, `ntk-train plot DIR`, `ntk-train bench`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
-use ntk_probe::backend;
+use clap::{Args, Parser, Subcommand};
+use ntk_model::ActivationKind;
+use ntk_probe::backend::{self, Precision};
 use ntk_train::config::TrainConfig;
+use ntk_train::progress::Reporter;
+use ntk_train::sweep::{self, Shard};
+use ntk_train::train::RunOptions;
 
 #[derive(Parser)]
 #[command(
     name = "ntk-train",
     version,
-    about = "SGD training of NTK-parameterized networks"
+    about = "SGD training and depth sweeps of NTK-parameterized networks",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// The TOML config of a run or a sweep.
     #[arg(long)]
-    config: PathBuf,
-    #[arg(long, default_value = "runs/train")]
-    out: PathBuf,
+    config: Option<PathBuf>,
+    /// Output directory (default: train.out, else runs/train).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Continue interrupted runs from their checkpoints.
+    #[arg(long)]
+    resume: bool,
+    /// Run the i-th of N disjoint parts of the sweep (0-based), e.g. 3/8.
+    #[arg(long)]
+    shard: Option<String>,
+    /// Print the expanded sweep and exit.
+    #[arg(long)]
+    dry_run: bool,
+    /// Backend: flex, ndarray, wgpu, cuda (also BURN_DEVICE).
+    #[arg(long, env = "BURN_DEVICE")]
+    device: Option<String>,
+    /// Override train.precision (f32 or f64).
+    #[arg(long, value_parser = parse_precision)]
+    precision: Option<Precision>,
     /// Override train.epochs.
     #[arg(long)]
     epochs: Option<usize>,
-    /// Override train.lr.
+    /// Override train.iterations.
+    #[arg(long)]
+    iterations: Option<usize>,
+    /// Override optim.lr.
     #[arg(long)]
     lr: Option<f64>,
-    /// Backend (also BURN_DEVICE).
+    /// Override train.batch_size.
     #[arg(long)]
-    device: Option<String>,
+    batch_size: Option<usize>,
+    /// Override data.n.
+    #[arg(long)]
+    n: Option<usize>,
+    /// Override the model's depth.
+    #[arg(long)]
+    depth: Option<usize>,
+    /// Override model.width.
+    #[arg(long)]
+    width: Option<usize>,
+    /// Override model.activation.
+    #[arg(long, value_parser = parse_activation)]
+    activation: Option<ActivationKind>,
+    /// Override the model's seed.
+    #[arg(long)]
+    seed: Option<u64>,
 }
 
-fn run(cli: Cli) -> Result<(), String> {
-    let mut cfg = TrainConfig::load(&cli.config)?;
-    if let Some(e) = cli.epochs {
-        cfg.train.epochs = e;
+#[derive(Subcommand)]
+enum Command {
+    /// Merge finished runs of a sweep into DIR/sweep.csv, DIR/best.csv and figures.
+    Collect {
+        dir: PathBuf,
+        /// Training loss on a log scale.
+        #[arg(long)]
+        log: bool,
+    },
+    /// Figures from metrics.csv: training loss (one curve per depth), test accuracy, and the
+    /// NTK during training when it was measured.
+    Plot {
+        dir: PathBuf,
+        #[arg(long)]
+        log: bool,
+    },
+    /// Training throughput of an MLP (samples per second, GFLOP/s, the floor).
+    Bench {
+        #[arg(long, env = "BURN_DEVICE")]
+        device: Option<String>,
+        #[arg(long, default_value = "f32", value_parser = parse_precision)]
+        precision: Precision,
+        #[arg(long, default_value_t = 784)]
+        input_dim: usize,
+        #[arg(long, default_value_t = 512)]
+        width: usize,
+        #[arg(long, default_value_t = 10)]
+        depth: usize,
+        #[arg(long, default_value_t = 500)]
+        batch: usize,
+        #[arg(long, default_value_t = 20)]
+        steps: usize,
+    },
+}
+
+fn parse_precision(s: &str) -> Result<Precision, String> {
+    Precision::parse(s).ok_or_else(|| format!("{s}: expected f32 or f64"))
+}
+
+fn parse_activation(s: &str) -> Result<ActivationKind, String> {
+    ActivationKind::parse(s).ok_or_else(|| {
+        let names: Vec<_> = ActivationKind::ALL.iter().map(|k| k.name()).collect();
+        format!(
+            "{s}: unknown activation; expected one of {}",
+            names.join(", ")
+        )
+    })
+}
+
+fn load(args: &RunArgs) -> Result<TrainConfig, String> {
+    let path = args
+        .config
+        .as_ref()
+        .ok_or("--config FILE is required (or a subcommand: collect, plot, bench)")?;
+    let mut cfg = TrainConfig::load(path)?;
+    let t = &mut cfg.train;
+    if let Some(p) = args.precision {
+        t.precision = p;
     }
-    if let Some(lr) = cli.lr {
-        cfg.train.lr = lr;
+    if let Some(e) = args.epochs {
+        (t.epochs, t.iterations) = (Some(e), None);
     }
-    cfg.validate()?;
-    ntk_probe::run::check_writable(&cli.out)?;
+    if let Some(i) = args.iterations {
+        (t.epochs, t.iterations) = (None, Some(i));
+    }
+    if let Some(b) = args.batch_size {
+        t.batch_size = b;
+    }
+    if let Some(lr) = args.lr {
+        cfg.optim.lr = lr;
+    }
+    if let Some(n) = args.n {
+        cfg.data.n = n;
+    }
+    let mut spec = cfg.spec()?;
+    if let Some(d) = args.depth {
+        spec = spec.with_depth(d);
+    }
+    if let Some(a) = args.activation {
+        spec = spec.with_activation(a)?;
+    }
+    if let Some(s) = args.seed {
+        spec = spec.with_seed(s);
+    }
+    if let Some(w) = args.width {
+        spec = spec.with_width(w)?;
+    }
+    cfg.set_spec(&spec);
+    cfg.validate()
+        .map_err(|e| format!("{} (with overrides): {e}", path.display()))?;
+    Ok(cfg)
+}
+
+fn run(args: RunArgs) -> Result<(), String> {
+    let cfg = load(&args)?;
+    let out = cfg.out_dir(args.out.as_deref());
+    let shard = match &args.shard {
+        Some(s) => Shard::parse(s)?,
+        None => Shard::all(),
+    };
+    let points = sweep::expand(&cfg)?;
+    if args.dry_run {
+        println!(
+            "{} run(s) in {}; this shard ({}/{}) owns {}:",
+            points.len(),
+            out.display(),
+            shard.index,
+            shard.count,
+            (0..points.len()).filter(|p| shard.owns(*p)).count()
+        );
+        for (p, point) in points.iter().enumerate() {
+            let dir = point.dir(&out);
+            let state = if sweep::finished_summary(&dir).is_some() {
+                "finished"
+            } else if dir.join("checkpoint.json").exists() {
+                "partial"
+            } else {
+                "new"
+            };
+            let spec = point.cfg.spec()?;
+            println!(
+                "{p:4} {} {:9} {:40} lr {:<8} {}",
+                if shard.owns(p) { "*" } else { " " },
+                state,
+                spec.describe(),
+                point.cfg.optim.lr,
+                if point.id.is_empty() {
+                    dir.display().to_string()
+                } else {
+                    point.id.clone()
+                }
+            );
+        }
+        return Ok(());
+    }
+    ntk_probe::run::check_writable(&out)?;
     let compute = backend::select(
-        cli.device.as_deref().or(cfg.train.device.as_deref()),
+        args.device.as_deref().or(cfg.train.device.as_deref()),
         cfg.train.precision,
     )?;
-    let s = ntk_train::train::train(&cfg, &compute, &cli.out)?;
+    let reporter = Reporter::default();
+    let opts = RunOptions {
+        resume: args.resume,
+        stop_after: None,
+    };
+    let outcome = sweep::run(&cfg, &out, shard, &compute, opts, &reporter)?;
+    let written = ntk_train::report::collect(&out, false)?;
     println!(
-        "{} epochs{}; final train loss {:.5}, test accuracy {}; {:.1} s; wrote {}/{{metrics.csv, summary.json}}",
-        s.epochs_completed,
-        if s.diverged {
-            " (diverged: non-finite loss)"
-        } else {
-            ""
-        },
-        s.final_train_loss,
-        s.final_test_accuracy
-            .map_or("-".into(), |a| format!("{:.4}", a)),
-        s.seconds,
-        cli.out.display()
+        "{} run(s) trained, {} already finished, {} diverged; backend {} {}; wrote {}",
+        outcome.ran,
+        outcome.skipped,
+        outcome.diverged,
+        compute.backend,
+        compute.precision,
+        written
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e != "svg"))
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
+    if points.len() == 1
+        && let Some(s) = sweep::finished_summary(&out)
+    {
+        println!(
+            "{}: {}; final train loss {}, test accuracy {}",
+            s.model,
+            s.status,
+            s.final_train_loss.map_or("-".into(), |l| format!("{l:.5}")),
+            s.final_test_accuracy
+                .map_or("-".into(), |a| format!("{a:.4}"))
+        );
+    }
     Ok(())
+}
+
+fn main_inner(cli: Cli) -> Result<(), String> {
+    match cli.command {
+        None => run(cli.run),
+        Some(Command::Collect { dir, log }) => {
+            for p in ntk_train::report::collect(&dir, log)? {
+                println!("wrote {}", p.display());
+            }
+            Ok(())
+        }
+        Some(Command::Plot { dir, log }) => {
+            let runs = ntk_train::report::read_runs(&dir)?;
+            for p in ntk_train::report::figures(&dir, &runs, log)? {
+                println!("wrote {}", p.display());
+            }
+            Ok(())
+        }
+        Some(Command::Bench {
+            device,
+            precision,
+            input_dim,
+            width,
+            depth,
+            batch,
+            steps,
+        }) => {
+            let compute = backend::select(device.as_deref(), precision)?;
+            let peak = ntk_probe::bench::peak_gflops(precision);
+            let r =
+                ntk_train::bench::mlp_step(&compute, input_dim, width, depth, batch, steps, peak)?;
+            println!(
+                "mlp {}-{}x{}-10, batch {}, {} {}: {:.4} s/step, {:.0} samples/s, {:.2} GFLOP/step, \
+                 {:.1} GFLOP/s (floor {:.4} s/step at {:.0} GFLOP/s peak)",
+                r.input_dim,
+                r.width,
+                r.depth,
+                r.batch,
+                r.backend,
+                r.precision,
+                r.seconds_per_step,
+                r.samples_per_second,
+                r.gflop_per_step,
+                r.gflops,
+                r.floor_seconds_per_step,
+                peak
+            );
+            println!("{}", serde_json::to_string(&r).expect("serializes"));
+            Ok(())
+        }
+    }
 }
 
 fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("ntk-train: internal error: {info}")
     }));
-    match run(Cli::parse()) {
+    match main_inner(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

@@ -1,4 +1,13 @@
-//! The training loop: mini-batch SGD on the cross-entropy loss, metrics per epoch.
+//! One training run: mini-batch SGD on the cross-entropy loss, metrics per epoch,
+//! checkpoints, resume and divergence handling.
+//!
+//! A custom loop rather than burn-train's `Learner`: the run must (1) stop at the first
+//! non-finite loss and keep the last good state, (2) resume bit for bit (the data order
+//! and augmentation are functions of (seed, epoch), the checkpoint holds the optimizer's
+//! momentum), (3) take the probe's NTK every K epochs, (4) write pandas-ready tables
+//! atomically, and (5) run inside sweeps, shards and progress bars of our own. The pieces
+//! that fit are Burn's: the SGD optimizer (`burn::optim::SgdConfig`), the loss
+//! (`CrossEntropyLoss`) and the burnpack records of the model and optimizer.
 
 use std::path::Path;
 use std::time::Instant;
@@ -7,210 +16,458 @@ use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::momentum::MomentumConfig;
-use burn::optim::{GradientsParams, SgdConfig};
-use burn::tensor::{Int, Tensor, TensorData};
-use ntk_model::Mlp;
+use burn::optim::{GradientsParams, ModuleOptimizer, SgdConfig};
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use ntk_data::CifarAugment;
 use ntk_probe::backend::Compute;
 use ntk_probe::config::DataConfig;
 use ntk_probe::inputs::{self, Inputs};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::config::TrainConfig;
-
-/// One row of `metrics.csv`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct EpochMetrics {
-    pub epoch: usize,
-    pub train_loss: f64,
-    pub train_accuracy: f64,
-    pub test_loss: Option<f64>,
-    pub test_accuracy: Option<f64>,
-    pub lr: f64,
-    pub seconds: f64,
-    pub samples_per_second: f64,
-}
+use crate::checkpoint;
+use crate::config::{OptimConfig, TrainConfig};
+use crate::metrics::{EpochMetrics, NtkRow, write_csv};
+use crate::model::Model;
+use crate::progress::Reporter;
+use crate::track;
 
 /// `summary.json` of a run.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct TrainSummary {
-    pub epochs_completed: usize,
+    /// `finished` or `diverged`.
+    pub status: String,
     pub diverged: bool,
-    pub final_train_loss: f64,
+    /// The epoch in which the loss became non-finite.
+    pub diverged_epoch: Option<usize>,
+    pub epochs_completed: usize,
+    pub iterations_completed: usize,
+    pub final_train_loss: Option<f64>,
+    pub final_train_accuracy: Option<f64>,
+    pub final_test_loss: Option<f64>,
     pub final_test_accuracy: Option<f64>,
+    pub best_test_accuracy: Option<f64>,
+    pub final_kappa: Option<f64>,
+    pub model: String,
     pub depth: usize,
     pub width: usize,
     pub activation: String,
+    pub normalization: String,
+    pub lr: f64,
+    pub batch_size: usize,
+    pub model_seed: u64,
+    pub data_seed: u64,
+    pub data: String,
     pub backend: String,
     pub precision: String,
+    /// Wall time of this process's part of the run (a resumed run counts its own).
     pub seconds: f64,
 }
 
-fn tensor_x(
-    inputs: &Inputs,
-    idx: &[usize],
-    compute: &Compute,
-    device: &burn::tensor::Device,
-) -> Tensor<2> {
-    let mut x = Vec::with_capacity(idx.len() * inputs.d);
-    for &i in idx {
-        x.extend_from_slice(&inputs.x[i * inputs.d..(i + 1) * inputs.d]);
+impl TrainSummary {
+    pub fn finished(&self) -> bool {
+        self.status == "finished"
     }
-    Tensor::from_data(
-        TensorData::new(x, [idx.len(), inputs.d]),
-        (device, compute.dtype()),
-    )
 }
 
-fn tensor_y(inputs: &Inputs, idx: &[usize], device: &burn::tensor::Device) -> Tensor<1, Int> {
-    let y: Vec<i64> = idx.iter().map(|&i| i64::from(inputs.labels[i])).collect();
-    Tensor::from_data(TensorData::new(y, [idx.len()]), device)
-}
-
-/// Mean cross-entropy and accuracy of `mlp` (plain device) on a whole set, in batches.
-fn evaluate(mlp: &Mlp, set: &Inputs, compute: &Compute, batch: usize) -> (f64, f64) {
-    let loss_fn = CrossEntropyLossConfig::new().init(&compute.device);
-    let (mut loss, mut correct) = (0.0, 0usize);
-    let all: Vec<usize> = (0..set.n).collect();
-    for idx in all.chunks(batch.max(1)) {
-        let x = tensor_x(set, idx, compute, &compute.device);
-        let y = tensor_y(set, idx, &compute.device);
-        let logits = mlp.forward(x);
-        let l: f64 = loss_fn.forward(logits.clone(), y.clone()).into_scalar_f64();
-        loss += l * idx.len() as f64;
-        let pred: Vec<i64> = logits.argmax(1).try_into_vec_as().expect("predictions");
-        let truth: Vec<i64> = y.try_into_vec_as().expect("labels");
-        correct += pred.iter().zip(&truth).filter(|(a, b)| a == b).count();
-    }
-    (loss / set.n as f64, correct as f64 / set.n as f64)
-}
-
-trait ScalarF64 {
-    fn into_scalar_f64(self) -> f64;
-}
-impl ScalarF64 for Tensor<1> {
-    fn into_scalar_f64(self) -> f64 {
-        self.try_into_vec_as::<f64>().expect("a scalar")[0]
-    }
+/// The training set and the test set, loaded once per sweep.
+pub struct Data {
+    pub train: Inputs,
+    pub test: Option<Inputs>,
 }
 
 /// Loads the train set and the first `test_n` test samples.
-pub fn load_data(data: &DataConfig, test_n: usize) -> Result<(Inputs, Option<Inputs>), String> {
+pub fn load_data(data: &DataConfig, test_n: usize) -> Result<Data, String> {
     let train = inputs::load(data)?;
     if test_n == 0 {
-        return Ok((train, None));
+        return Ok(Data { train, test: None });
     }
     let mut test_cfg = data.clone();
     test_cfg.split = ntk_data::Split::Test;
     test_cfg.subset = ntk_probe::config::SubsetRule::First;
     test_cfg.n = test_n;
-    Ok((train, Some(inputs::load(&test_cfg)?)))
+    let test = inputs::load(&test_cfg)?;
+    Ok(Data {
+        train,
+        test: Some(test),
+    })
 }
 
-/// Trains; writes `out/metrics.csv` after every epoch and `out/summary.json` at the end.
-pub fn train(cfg: &TrainConfig, compute: &Compute, out: &Path) -> Result<TrainSummary, String> {
-    let start = Instant::now();
-    let t = &cfg.train;
-    let (train_set, test_set) = load_data(&cfg.data, t.test_n)?;
-    let model_cfg = ntk_model::MlpConfig {
-        input_dim: train_set.d,
-        ..cfg.model.clone()
-    };
-    let ad = compute.device.clone().autodiff();
-    let mut model = Mlp::new(&model_cfg, &compute.device, compute.dtype())
-        .map_err(|e| e.to_string())?
-        .fork(&ad)
-        .train();
+/// Rows `idx` of `set` as a `[len, d]` tensor, augmented (CIFAR crop and flip) when `aug`
+/// holds a generator.
+fn batch_x(
+    set: &Inputs,
+    idx: &[usize],
+    compute: &Compute,
+    device: &Device,
+    aug: Option<&mut ChaCha8Rng>,
+) -> Tensor<2> {
+    let d = set.d;
+    let mut x = Vec::with_capacity(idx.len() * d);
+    match aug {
+        None => {
+            for &i in idx {
+                x.extend_from_slice(&set.x[i * d..(i + 1) * d]);
+            }
+        }
+        Some(rng) => {
+            let a = CifarAugment::default();
+            for &i in idx {
+                x.extend(a.apply(&set.x[i * d..(i + 1) * d], [3, 32, 32], rng));
+            }
+        }
+    }
+    Tensor::from_data(
+        TensorData::new(x, [idx.len(), d]),
+        (device, compute.dtype()),
+    )
+}
+
+fn batch_y(set: &Inputs, idx: &[usize], device: &Device) -> Tensor<1, Int> {
+    let y: Vec<i64> = idx.iter().map(|&i| i64::from(set.labels[i])).collect();
+    Tensor::from_data(TensorData::new(y, [idx.len()]), device)
+}
+
+fn scalar(t: Tensor<1>) -> f64 {
+    t.try_into_vec_as::<f64>().expect("a scalar")[0]
+}
+
+fn correct(logits: Tensor<2>, y: Tensor<1, Int>) -> usize {
+    let pred: Vec<i64> = logits.argmax(1).try_into_vec_as().expect("predictions");
+    let truth: Vec<i64> = y.try_into_vec_as().expect("labels");
+    pred.iter().zip(&truth).filter(|(a, b)| a == b).count()
+}
+
+/// Mean cross-entropy and accuracy of `model` (plain device, evaluation mode) on `set`.
+pub fn evaluate(model: &Model, set: &Inputs, compute: &Compute, batch: usize) -> (f64, f64) {
+    let loss_fn = CrossEntropyLossConfig::new().init(&compute.device);
+    let (mut loss, mut hits) = (0.0, 0usize);
+    let all: Vec<usize> = (0..set.n).collect();
+    for idx in all.chunks(batch.max(1)) {
+        let x = batch_x(set, idx, compute, &compute.device, None);
+        let y = batch_y(set, idx, &compute.device);
+        let logits = model.forward(x);
+        loss += scalar(loss_fn.forward(logits.clone(), y.clone())) * idx.len() as f64;
+        hits += correct(logits, y);
+    }
+    (loss / set.n as f64, hits as f64 / set.n as f64)
+}
+
+/// Burn's SGD with the config's momentum, Nesterov and weight decay (PyTorch semantics,
+/// dampening 0).
+pub fn optimizer(o: &OptimConfig) -> ModuleOptimizer {
     let mut sgd = SgdConfig::new();
-    if t.momentum > 0.0 {
+    if o.momentum > 0.0 {
         sgd = sgd.with_momentum(Some(
             MomentumConfig::new()
-                .with_momentum(t.momentum)
+                .with_momentum(o.momentum)
                 .with_dampening(0.0)
-                .with_nesterov(t.nesterov),
+                .with_nesterov(o.nesterov),
         ));
     }
-    if t.weight_decay > 0.0 {
-        sgd = sgd.with_weight_decay(Some(WeightDecayConfig::new(t.weight_decay as f32)));
+    if o.weight_decay > 0.0 {
+        sgd = sgd.with_weight_decay(Some(WeightDecayConfig::new(o.weight_decay as f32)));
     }
-    let mut optim = sgd.init();
-    let loss_fn = CrossEntropyLossConfig::new().init(&ad);
+    sgd.init()
+}
+
+/// The config a run directory records and a resume must match (device and output place
+/// excluded: they do not change the numbers' meaning).
+pub fn run_config_text(cfg: &TrainConfig) -> String {
+    let mut c = cfg.clone();
+    c.train.device = None;
+    c.train.out = None;
+    c.sweep = None;
+    toml::to_string(&c).expect("a config serializes")
+}
+
+/// How a run starts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Continue from the run directory's checkpoint.
+    pub resume: bool,
+    /// Stop after this many epochs of this process (tests simulate a kill with it).
+    pub stop_after: Option<usize>,
+}
+
+/// The run's step counts: steps per epoch, total steps, epochs.
+pub fn step_counts(cfg: &TrainConfig, n: usize) -> (usize, usize, usize) {
+    let per_epoch = n.div_ceil(cfg.train.batch_size);
+    let total = match (cfg.train.iterations, cfg.train.epochs) {
+        (Some(it), _) => it,
+        (None, Some(e)) => e * per_epoch,
+        (None, None) => per_epoch,
+    };
+    (per_epoch, total, total.div_ceil(per_epoch))
+}
+
+/// Trains one configuration in `out`; writes `config.toml`, `metrics.csv` (and `ntk.csv`)
+/// after every epoch, checkpoints, and `summary.json` at the end.
+pub fn train(
+    cfg: &TrainConfig,
+    data: &Data,
+    compute: &Compute,
+    out: &Path,
+    opts: RunOptions,
+    reporter: &Reporter,
+) -> Result<TrainSummary, String> {
+    let start = Instant::now();
+    let t = &cfg.train;
+    let spec = cfg.spec()?;
+    let set = &data.train;
+    if t.augment && set.d != 3 * 32 * 32 {
+        return Err(format!(
+            "train.augment = true needs 3x32x32 images (CIFAR-10); {} has {} inputs",
+            set.description, set.d
+        ));
+    }
+    let text = run_config_text(cfg);
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let mut rows: Vec<EpochMetrics> = Vec::new();
-    let mut diverged = false;
-    for epoch in 1..=t.epochs {
-        let epoch_start = Instant::now();
-        let mut order: Vec<usize> = (0..train_set.n).collect();
-        order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(
-            t.seed.wrapping_add(epoch as u64),
+    let summary_path = out.join("summary.json");
+    let found = checkpoint::find(out)?;
+    if !opts.resume && (found.is_some() || summary_path.exists()) {
+        return Err(format!(
+            "{} already holds a run; pass --resume to continue it, or choose another --out",
+            out.display()
         ));
-        let (mut loss_sum, mut correct) = (0.0, 0usize);
-        for idx in order.chunks(t.batch_size) {
-            let x = tensor_x(&train_set, idx, compute, &ad);
-            let y = tensor_y(&train_set, idx, &ad);
+    }
+    if let Some(ck) = &found
+        && ck.pointer.config != text
+    {
+        return Err(format!(
+            "{}: the checkpoint was made with a different config (see {}/config.toml); \
+             choose another --out",
+            out.display(),
+            out.display()
+        ));
+    }
+    if opts.resume && summary_path.exists() {
+        let s: TrainSummary = serde_json::from_str(
+            &std::fs::read_to_string(&summary_path).map_err(|e| e.to_string())?,
+        )
+        .map_err(|e| format!("{}: {e}", summary_path.display()))?;
+        return Ok(s);
+    }
+    ntk_model::io::atomic_write(&out.join("config.toml"), text.as_bytes())
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+
+    let ad = compute.device.clone().autodiff();
+    let fresh = spec.build(set.d, &compute.device, compute.dtype())?;
+    let mut optim = optimizer(&cfg.optim);
+    let (model, mut rows, mut ntk_rows, first_epoch, mut iteration) = match &found {
+        Some(ck) => {
+            optim = ck.load_optim(optim)?;
+            reporter.log(&format!(
+                "{}: resuming after epoch {}",
+                out.display(),
+                ck.pointer.epoch
+            ));
+            (
+                ck.load_model(fresh)?,
+                ck.rows.clone(),
+                ck.ntk_rows.clone(),
+                ck.pointer.epoch + 1,
+                ck.pointer.iteration,
+            )
+        }
+        None => (fresh, Vec::new(), Vec::new(), 1, 0),
+    };
+    let mut model = model.fork(&ad).train();
+    let probe_set = cfg
+        .ntk
+        .as_ref()
+        .map(|k| set.select(&(0..k.n).collect::<Vec<_>>()));
+    if let (Some(k), Some(p), None) = (&cfg.ntk, &probe_set, &found) {
+        ntk_rows.push(track::measure(&model.valid(), p, compute, k.output, 0)?);
+        write_csv(&out.join("ntk.csv"), &ntk_rows)?;
+    }
+
+    let (per_epoch, total, epochs) = step_counts(cfg, set.n);
+    let loss_fn = CrossEntropyLossConfig::new().init(&ad);
+    let epoch_bar = reporter.bar(epochs as u64, "epochs".into());
+    epoch_bar.set_position(first_epoch as u64 - 1);
+    let mut last_checkpoint = found.as_ref().map_or(0, |c| c.pointer.epoch);
+    let mut last_good: Option<(Model, ModuleOptimizer, usize, usize)> = None;
+    let mut diverged_epoch = None;
+    let mut ran = 0;
+    for epoch in first_epoch..=epochs {
+        if opts.stop_after.is_some_and(|s| ran >= s) {
+            break;
+        }
+        let epoch_start = Instant::now();
+        let mut order: Vec<usize> = (0..set.n).collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(t.seed);
+        rng.set_stream(epoch as u64);
+        order.shuffle(&mut rng);
+        let mut aug_rng = t.augment.then(|| {
+            let mut r = ChaCha8Rng::seed_from_u64(t.seed);
+            r.set_stream((1 << 32) + epoch as u64);
+            r
+        });
+        let steps = per_epoch.min(total - iteration);
+        let batch_bar = reporter.bar(steps as u64, format!("epoch {epoch}"));
+        let (mut loss_sum, mut hits, mut seen) = (0.0, 0usize, 0usize);
+        let epoch_lr = cfg.schedule.lr(cfg.optim.lr, iteration, per_epoch, total);
+        for idx in order.chunks(t.batch_size).take(steps) {
+            let lr = cfg.schedule.lr(cfg.optim.lr, iteration, per_epoch, total);
+            let x = batch_x(set, idx, compute, &ad, aug_rng.as_mut());
+            let y = batch_y(set, idx, &ad);
             let logits = model.forward(x);
             let loss = loss_fn.forward(logits.clone(), y.clone());
-            let l = loss.clone().into_scalar_f64();
+            let l = scalar(loss.clone());
             if !l.is_finite() {
-                diverged = true;
+                diverged_epoch = Some(epoch);
                 break;
             }
             loss_sum += l * idx.len() as f64;
-            let pred: Vec<i64> = logits.argmax(1).try_into_vec_as().expect("predictions");
-            let truth: Vec<i64> = y.try_into_vec_as().expect("labels");
-            correct += pred.iter().zip(&truth).filter(|(a, b)| a == b).count();
+            hits += correct(logits, y);
+            seen += idx.len();
             let grads = GradientsParams::from_grads(loss.backward(), &model);
-            model = optim.step(t.lr, model, grads);
+            model = optim.step(lr, model, grads);
+            iteration += 1;
+            batch_bar.inc(1);
+            batch_bar.set_message(format!(
+                "loss {:.4} {:.0} samples/s",
+                loss_sum / seen as f64,
+                seen as f64 / epoch_start.elapsed().as_secs_f64()
+            ));
         }
-        if diverged {
+        batch_bar.finish_and_clear();
+        if diverged_epoch.is_some() {
             break;
         }
         let seconds = epoch_start.elapsed().as_secs_f64();
-        let (test_loss, test_accuracy) = match &test_set {
-            Some(s) => {
-                let (l, a) = evaluate(&model.valid(), s, compute, 1000);
+        let last = epoch == epochs;
+        let (test_loss, test_accuracy) = match &data.test {
+            Some(s) if last || epoch % t.eval_every == 0 => {
+                let (l, a) = evaluate(&model.valid(), s, compute, 500);
                 (Some(l), Some(a))
             }
-            None => (None, None),
+            _ => (None, None),
         };
-        rows.push(EpochMetrics {
+        let row = EpochMetrics {
             epoch,
-            train_loss: loss_sum / train_set.n as f64,
-            train_accuracy: correct as f64 / train_set.n as f64,
+            iteration,
+            train_loss: loss_sum / seen as f64,
+            train_accuracy: hits as f64 / seen as f64,
             test_loss,
             test_accuracy,
-            lr: t.lr,
+            lr: epoch_lr,
             seconds,
-            samples_per_second: train_set.n as f64 / seconds,
-        });
-        write_metrics(&out.join("metrics.csv"), &rows)?;
+            samples_per_second: seen as f64 / seconds,
+        };
+        reporter.log(&format!(
+            "{} epoch {epoch}/{epochs}: train loss {:.5} acc {:.4}{} lr {:.3e} {:.1} s ({:.0} samples/s)",
+            spec.describe(),
+            row.train_loss,
+            row.train_accuracy,
+            row.test_accuracy
+                .map_or(String::new(), |a| format!(" test acc {a:.4}")),
+            row.lr,
+            seconds,
+            row.samples_per_second
+        ));
+        rows.push(row);
+        write_csv(&out.join("metrics.csv"), &rows)?;
+        if let (Some(k), Some(p)) = (&cfg.ntk, &probe_set)
+            && (last || epoch % k.every == 0)
+        {
+            ntk_rows.push(track::measure(&model.valid(), p, compute, k.output, epoch)?);
+            write_csv(&out.join("ntk.csv"), &ntk_rows)?;
+        }
+        if last || epoch % t.checkpoint_every == 0 {
+            checkpoint::save(
+                out, epoch, iteration, &text, &model, &optim, &rows, &ntk_rows,
+            )?;
+            last_checkpoint = epoch;
+            last_good = None;
+        } else {
+            last_good = Some((model.clone(), optim.clone(), epoch, iteration));
+        }
+        epoch_bar.inc(1);
+        ran += 1;
     }
-    let last = rows.last();
-    let summary = TrainSummary {
-        epochs_completed: rows.len(),
-        diverged,
-        final_train_loss: last.map_or(f64::NAN, |r| r.train_loss),
-        final_test_accuracy: last.and_then(|r| r.test_accuracy),
-        depth: model_cfg.depth,
-        width: model_cfg.width,
-        activation: model_cfg.activation().to_string(),
-        backend: compute.backend.to_string(),
-        precision: compute.precision.to_string(),
-        seconds: start.elapsed().as_secs_f64(),
-    };
+    epoch_bar.finish_and_clear();
+    if let Some(e) = diverged_epoch {
+        // Keep the last good state: the end of the last finite epoch.
+        if let Some((m, o, epoch, it)) = &last_good
+            && *epoch > last_checkpoint
+        {
+            checkpoint::save(out, *epoch, *it, &text, m, o, &rows, &ntk_rows)?;
+        }
+        reporter.log(&format!(
+            "{}: diverged (non-finite loss) in epoch {e}; the last good state (epoch {}) is \
+             in {}/checkpoint.json",
+            spec.describe(),
+            rows.last().map_or(0, |r| r.epoch),
+            out.display()
+        ));
+    } else if rows.last().is_none_or(|r| r.epoch < epochs) {
+        // Stopped early on purpose (`stop_after`): no summary, the checkpoint resumes it.
+        return Ok(summarize(
+            cfg, &rows, &ntk_rows, None, compute, start, set, false,
+        ));
+    }
+    let summary = summarize(
+        cfg,
+        &rows,
+        &ntk_rows,
+        diverged_epoch,
+        compute,
+        start,
+        set,
+        true,
+    );
     let json = serde_json::to_string_pretty(&summary).expect("serializes");
-    ntk_model::io::atomic_write(&out.join("summary.json"), json.as_bytes())
+    ntk_model::io::atomic_write(&summary_path, json.as_bytes())
         .map_err(|e| format!("{}: {e}", out.display()))?;
     Ok(summary)
 }
 
-/// Writes the metrics so far (atomically: a reader never sees half a file).
-pub fn write_metrics(path: &Path, rows: &[EpochMetrics]) -> Result<(), String> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for r in rows {
-        w.serialize(r).map_err(|e| e.to_string())?;
+#[allow(clippy::too_many_arguments)]
+fn summarize(
+    cfg: &TrainConfig,
+    rows: &[EpochMetrics],
+    ntk_rows: &[NtkRow],
+    diverged_epoch: Option<usize>,
+    compute: &Compute,
+    start: Instant,
+    set: &Inputs,
+    complete: bool,
+) -> TrainSummary {
+    let spec = cfg.spec().expect("validated");
+    let last = rows.last();
+    TrainSummary {
+        status: match (diverged_epoch, complete) {
+            (Some(_), _) => "diverged",
+            (None, true) => "finished",
+            (None, false) => "interrupted",
+        }
+        .into(),
+        diverged: diverged_epoch.is_some(),
+        diverged_epoch,
+        epochs_completed: rows.len(),
+        iterations_completed: last.map_or(0, |r| r.iteration),
+        final_train_loss: last.map(|r| r.train_loss),
+        final_train_accuracy: last.map(|r| r.train_accuracy),
+        final_test_loss: rows.iter().rev().find_map(|r| r.test_loss),
+        final_test_accuracy: rows.iter().rev().find_map(|r| r.test_accuracy),
+        best_test_accuracy: rows.iter().filter_map(|r| r.test_accuracy).reduce(f64::max),
+        final_kappa: ntk_rows.last().and_then(|r| r.kappa),
+        model: spec.describe(),
+        depth: spec.depth(),
+        width: spec.width(),
+        activation: spec.activation_name(),
+        normalization: spec.normalization_name(),
+        lr: cfg.optim.lr,
+        batch_size: cfg.train.batch_size,
+        model_seed: spec.seed(),
+        data_seed: cfg.train.seed,
+        data: set.description.clone(),
+        backend: compute.backend.to_string(),
+        precision: compute.precision.to_string(),
+        seconds: start.elapsed().as_secs_f64(),
     }
-    let bytes = w.into_inner().map_err(|e| e.to_string())?;
-    ntk_model::io::atomic_write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -1,0 +1,129 @@
+//! Training throughput: SGD steps per second of an MLP on random data, with the FLOP count
+//! and the floor it implies (`ntk-train bench`).
+//!
+//! Work per sample of an MLP with layer sizes `m_0 .. m_{L+1}`: the forward is
+//! `2 sum_l m_l m_{l+1}` FLOPs; the backward computes the weight gradients (the same again)
+//! and the input gradients of every layer but the first (the same less the first layer);
+//! so a step is about `3x` the forward, `(6 sum_l m_l m_{l+1} - 2 m_0 m_1)` per sample.
+//! Elementwise work (activations, loss, the SGD update) is lower order and not counted.
+
+use std::time::Instant;
+
+use burn::module::Module;
+use burn::nn::loss::CrossEntropyLossConfig;
+use burn::optim::GradientsParams;
+use burn::tensor::{Int, Tensor, TensorData};
+use ntk_model::{ActivationKind, MlpConfig};
+use ntk_probe::backend::Compute;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+
+use crate::config::OptimConfig;
+use crate::model::ModelSpec;
+
+/// One benchmark result.
+#[derive(Clone, Debug, Serialize)]
+pub struct Throughput {
+    pub backend: String,
+    pub precision: String,
+    pub input_dim: usize,
+    pub width: usize,
+    pub depth: usize,
+    pub batch: usize,
+    pub steps: usize,
+    pub seconds_per_step: f64,
+    pub samples_per_second: f64,
+    pub gflop_per_step: f64,
+    pub gflops: f64,
+    /// Seconds per step at the machine's peak (`peak_gflops`).
+    pub floor_seconds_per_step: f64,
+}
+
+/// FLOPs of one SGD step (forward and backward) of the MLP on `batch` samples.
+pub fn step_flops(sizes: &[usize], batch: usize) -> f64 {
+    let macs: usize = sizes.windows(2).map(|w| w[0] * w[1]).sum();
+    batch as f64 * (6.0 * macs as f64 - 2.0 * (sizes[0] * sizes[1]) as f64)
+}
+
+/// Times `steps` SGD steps (after two warm-up steps) of a `depth`-hidden-layer MLP of
+/// `width` on random inputs of `input_dim` with 10 classes.
+pub fn mlp_step(
+    compute: &Compute,
+    input_dim: usize,
+    width: usize,
+    depth: usize,
+    batch: usize,
+    steps: usize,
+    peak_gflops: f64,
+) -> Result<Throughput, String> {
+    let cfg = MlpConfig {
+        output_dim: 10,
+        ..MlpConfig::new(input_dim, width, depth, ActivationKind::Relu)
+    };
+    let spec = ModelSpec::Mlp(cfg.clone());
+    let ad = compute.device.clone().autodiff();
+    let mut model = spec
+        .build(input_dim, &compute.device, compute.dtype())?
+        .fork(&ad)
+        .train();
+    let mut optim = crate::train::optimizer(&OptimConfig {
+        lr: 0.01,
+        momentum: 0.9,
+        nesterov: false,
+        weight_decay: 0.0,
+    });
+    let loss_fn = CrossEntropyLossConfig::new().init(&ad);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+    let x: Vec<f32> = (0..batch * input_dim)
+        .map(|_| rng.random_range(-1.0..1.0))
+        .collect();
+    let y: Vec<i64> = (0..batch).map(|_| rng.random_range(0..10)).collect();
+    let x = Tensor::<2>::from_data(
+        TensorData::new(x, [batch, input_dim]),
+        (&ad, compute.dtype()),
+    );
+    let y = Tensor::<1, Int>::from_data(TensorData::new(y, [batch]), &ad);
+    let mut step = |model: crate::model::Model| {
+        let loss = loss_fn.forward(model.forward(x.clone()), y.clone());
+        // Reading the loss synchronizes, as the training loop does every step.
+        let _ = loss.clone().try_into_vec_as::<f64>().expect("loss");
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        optim.step(0.01, model, grads)
+    };
+    for _ in 0..2 {
+        model = step(model);
+    }
+    let t = Instant::now();
+    for _ in 0..steps {
+        model = step(model);
+    }
+    let seconds = t.elapsed().as_secs_f64() / steps as f64;
+    let flops = step_flops(&cfg.layer_sizes(), batch);
+    Ok(Throughput {
+        backend: compute.backend.to_string(),
+        precision: compute.precision.to_string(),
+        input_dim,
+        width,
+        depth,
+        batch,
+        steps,
+        seconds_per_step: seconds,
+        samples_per_second: batch as f64 / seconds,
+        gflop_per_step: flops / 1e9,
+        gflops: flops / 1e9 / seconds,
+        floor_seconds_per_step: flops / 1e9 / peak_gflops,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn flop_count_of_the_fig3_network() {
+        // 784-512x10-10: 2,765,824 multiply-adds per sample.
+        let mut sizes = vec![784];
+        sizes.extend([512; 10]);
+        sizes.push(10);
+        let f = super::step_flops(&sizes, 500);
+        assert_eq!(f, 500.0 * (6.0 * 2_765_824.0 - 2.0 * 401_408.0));
+    }
+}

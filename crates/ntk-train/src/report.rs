@@ -1,0 +1,373 @@
+//! Tables and figures of finished (or running) training: `ntk-train collect DIR` and
+//! `ntk-train plot DIR`. Everything is read back from the run directories' files
+//! (`config.toml`, `metrics.csv`, `ntk.csv`, `summary.json`), never from a model, so any
+//! shard's output, on any machine, can be merged and plotted.
+//!
+//! The learning rate of each configuration (depth, activation, normalization) is chosen
+//! as Liu & Hui chose it: the lr of the grid with the lowest final training loss (mean over
+//! seeds); an lr at which any seed diverged is not eligible.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use ntk_probe::plot::{Dash, Figure, Series, ramp};
+use serde::Serialize;
+
+use crate::config::TrainConfig;
+use crate::metrics::{EpochMetrics, NtkRow, read_csv, write_csv};
+use crate::sweep::finished_summary;
+use crate::train::TrainSummary;
+
+/// A run directory read back.
+pub struct RunRecord {
+    pub id: String,
+    pub depth: usize,
+    pub activation: String,
+    pub normalization: String,
+    pub lr: f64,
+    pub seed: u64,
+    pub metrics: Vec<EpochMetrics>,
+    pub ntk: Vec<NtkRow>,
+    pub summary: Option<TrainSummary>,
+}
+
+impl RunRecord {
+    fn diverged(&self) -> bool {
+        self.summary.as_ref().is_some_and(|s| s.diverged)
+    }
+    fn final_loss(&self) -> Option<f64> {
+        self.metrics
+            .last()
+            .map(|r| r.train_loss)
+            .filter(|l| l.is_finite())
+    }
+    fn key(&self) -> (usize, String, String) {
+        (
+            self.depth,
+            self.activation.clone(),
+            self.normalization.clone(),
+        )
+    }
+}
+
+/// Reads one run directory (it must hold `config.toml`).
+pub fn read_run(dir: &Path, id: String) -> Result<RunRecord, String> {
+    let cfg_path = dir.join("config.toml");
+    let cfg: TrainConfig = ntk_probe::config::load_toml(&cfg_path)?;
+    let spec = cfg.spec()?;
+    Ok(RunRecord {
+        id,
+        depth: spec.depth(),
+        activation: spec.activation_name(),
+        normalization: spec.normalization_name(),
+        lr: cfg.optim.lr,
+        seed: spec.seed(),
+        metrics: read_csv(&dir.join("metrics.csv"))?,
+        ntk: read_csv(&dir.join("ntk.csv"))?,
+        summary: finished_summary(dir),
+    })
+}
+
+/// Every run under `out`: `out` itself when it is a run directory, else `out/runs/*`.
+pub fn read_runs(out: &Path) -> Result<Vec<RunRecord>, String> {
+    if out.join("config.toml").exists() {
+        return Ok(vec![read_run(out, String::new())?]);
+    }
+    let runs = out.join("runs");
+    let entries = std::fs::read_dir(&runs).map_err(|e| {
+        format!(
+            "{}: no run here (neither config.toml nor runs/): {e}",
+            out.display()
+        )
+    })?;
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("config.toml").exists())
+        .collect();
+    dirs.sort();
+    dirs.iter()
+        .map(|d| {
+            let id = d
+                .file_name()
+                .map_or(String::new(), |n| n.to_string_lossy().into());
+            read_run(d, id)
+        })
+        .collect()
+}
+
+/// One row of `sweep.csv`: every run.
+#[derive(Serialize)]
+pub struct SweepRow {
+    pub id: String,
+    pub status: String,
+    pub depth: usize,
+    pub activation: String,
+    pub normalization: String,
+    pub lr: f64,
+    pub seed: u64,
+    pub epochs_completed: usize,
+    pub final_train_loss: Option<f64>,
+    pub final_test_accuracy: Option<f64>,
+    pub best_test_accuracy: Option<f64>,
+    pub final_kappa: Option<f64>,
+    pub seconds: Option<f64>,
+    /// This run's lr is its configuration's chosen lr.
+    pub chosen_lr: bool,
+}
+
+/// One row of `best.csv`: each configuration at its chosen lr (means over seeds).
+#[derive(Serialize, Clone, Debug)]
+pub struct BestRow {
+    pub depth: usize,
+    pub activation: String,
+    pub normalization: String,
+    pub lr: f64,
+    pub seeds: usize,
+    pub final_train_loss: f64,
+    pub final_test_accuracy: Option<f64>,
+    pub epochs: usize,
+    /// Grid points of this configuration at which some seed diverged.
+    pub lrs_diverged: usize,
+}
+
+type Key = (usize, String, String);
+
+fn mean(v: impl Iterator<Item = f64>) -> Option<f64> {
+    let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    (n > 0).then(|| s / n as f64)
+}
+
+/// The chosen lr of each configuration.
+pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
+    let mut by_key: BTreeMap<Key, BTreeMap<u64, Vec<&RunRecord>>> = BTreeMap::new();
+    for r in runs {
+        by_key
+            .entry(r.key())
+            .or_default()
+            .entry(r.lr.to_bits())
+            .or_default()
+            .push(r);
+    }
+    let mut best = Vec::new();
+    for ((depth, activation, normalization), grid) in by_key {
+        let lrs_diverged = grid
+            .values()
+            .filter(|rs| rs.iter().any(|r| r.diverged()))
+            .count();
+        let candidate = grid
+            .iter()
+            .filter(|(_, rs)| rs.iter().all(|r| !r.diverged() && r.final_loss().is_some()))
+            .filter_map(|(lr, rs)| {
+                mean(rs.iter().filter_map(|r| r.final_loss())).map(|l| (f64::from_bits(*lr), l, rs))
+            })
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((lr, loss, rs)) = candidate {
+            best.push(BestRow {
+                depth,
+                activation,
+                normalization,
+                lr,
+                seeds: rs.len(),
+                final_train_loss: loss,
+                final_test_accuracy: mean(
+                    rs.iter()
+                        .filter_map(|r| r.metrics.iter().rev().find_map(|m| m.test_accuracy)),
+                ),
+                epochs: rs.iter().map(|r| r.metrics.len()).min().unwrap_or(0),
+                lrs_diverged,
+            });
+        }
+    }
+    best
+}
+
+/// Mean over the tables `tables` (one per seed) of `value` row by row, over the rows
+/// every table has, against the row's epoch.
+fn mean_curve<T>(
+    tables: &[&[T]],
+    epoch: impl Fn(&T) -> usize,
+    value: impl Fn(&T) -> Option<f64>,
+) -> Vec<(f64, f64)> {
+    let len = tables.iter().map(|t| t.len()).min().unwrap_or(0);
+    (0..len)
+        .filter_map(|i| {
+            let vals: Vec<f64> = tables.iter().filter_map(|t| value(&t[i])).collect();
+            if vals.len() < tables.len() {
+                return None;
+            }
+            Some((epoch(&tables[0][i]) as f64, mean(vals.into_iter())?))
+        })
+        .collect()
+}
+
+fn metric_curve(
+    runs: &[&RunRecord],
+    value: impl Fn(&EpochMetrics) -> Option<f64>,
+) -> Vec<(f64, f64)> {
+    let tables: Vec<&[EpochMetrics]> = runs.iter().map(|r| r.metrics.as_slice()).collect();
+    mean_curve(&tables, |r| r.epoch, value)
+}
+
+fn ntk_curve(runs: &[&RunRecord], value: impl Fn(&NtkRow) -> Option<f64>) -> Vec<(f64, f64)> {
+    let tables: Vec<&[NtkRow]> = runs.iter().map(|r| r.ntk.as_slice()).collect();
+    mean_curve(&tables, |r| r.epoch, value)
+}
+
+/// Figures of the chosen configurations: training loss (Fig. 3), test accuracy, and, when
+/// the probe ran during training, kappa and the minimum gradient angle vs epoch.
+pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> Result<Vec<PathBuf>, String> {
+    let best = choose(runs);
+    let styles: Vec<(String, String)> = {
+        let mut s: Vec<(String, String)> = best
+            .iter()
+            .map(|b| (b.activation.clone(), b.normalization.clone()))
+            .collect();
+        s.sort();
+        s.dedup();
+        s
+    };
+    let depths: Vec<usize> = {
+        let mut d: Vec<usize> = best.iter().map(|b| b.depth).collect();
+        d.sort();
+        d.dedup();
+        d
+    };
+    let curves: Vec<(String, ntk_probe::plot::RGBColor, Dash, Vec<&RunRecord>)> = best
+        .iter()
+        .map(|b| {
+            let style = styles
+                .iter()
+                .position(|s| s.0 == b.activation && s.1 == b.normalization)
+                .unwrap_or(0);
+            let color = ramp(
+                depths.iter().position(|&d| d == b.depth).unwrap_or(0),
+                depths.len(),
+            );
+            let dash = [Dash::Solid, Dash::Dashed, Dash::Dotted][style % 3];
+            let mut label = format!("depth {}", b.depth);
+            if styles.len() > 1 {
+                label += &format!(" {} {}", b.activation, b.normalization);
+            }
+            if runs
+                .iter()
+                .map(|r| r.lr.to_bits())
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+                > 1
+            {
+                label += &format!(" (lr {})", b.lr);
+            }
+            let members: Vec<&RunRecord> = runs
+                .iter()
+                .filter(|r| {
+                    r.key() == (b.depth, b.activation.clone(), b.normalization.clone())
+                        && r.lr == b.lr
+                })
+                .collect();
+            (label, color, dash, members)
+        })
+        .collect();
+    let figure = |title: &str,
+                  y: &str,
+                  log: bool,
+                  points: &dyn Fn(&[&RunRecord]) -> Vec<(f64, f64)>| Figure {
+        title: title.into(),
+        x_label: "epoch".into(),
+        y_label: y.into(),
+        log_y: log,
+        series: curves
+            .iter()
+            .map(|(label, color, dash, members)| Series {
+                label: label.clone(),
+                points: points(members),
+                errors: None,
+                color: *color,
+                dash: *dash,
+                markers: false,
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect(),
+    };
+    let mut written = Vec::new();
+    let mut save = |fig: Figure, stem: &str| -> Result<(), String> {
+        if fig.series.is_empty() {
+            return Ok(());
+        }
+        fig.save(&out.join(stem))?;
+        written.push(out.join(format!("{stem}.png")));
+        written.push(out.join(format!("{stem}.svg")));
+        Ok(())
+    };
+    save(
+        figure("Training loss", "train loss (cross-entropy)", log_y, &|m| {
+            metric_curve(m, |r| Some(r.train_loss))
+        }),
+        "train_loss",
+    )?;
+    save(
+        figure("Test accuracy", "test accuracy", false, &|m| {
+            metric_curve(m, |r| r.test_accuracy)
+        }),
+        "test_accuracy",
+    )?;
+    save(
+        figure(
+            "NTK condition number during training",
+            "kappa",
+            true,
+            &|m| ntk_curve(m, |r| r.kappa),
+        ),
+        "ntk_kappa",
+    )?;
+    save(
+        figure(
+            "Minimum gradient angle during training",
+            "min gradient angle (deg)",
+            false,
+            &|m| ntk_curve(m, |r| r.min_grad_angle_deg),
+        ),
+        "ntk_angle",
+    )?;
+    Ok(written)
+}
+
+/// `ntk-train collect DIR`: `DIR/sweep.csv`, `DIR/best.csv` and the figures.
+pub fn collect(out: &Path, log_y: bool) -> Result<Vec<PathBuf>, String> {
+    let runs = read_runs(out)?;
+    let best = choose(&runs);
+    let rows: Vec<SweepRow> = runs
+        .iter()
+        .map(|r| {
+            let s = r.summary.as_ref();
+            SweepRow {
+                id: r.id.clone(),
+                status: s.map_or("running or interrupted".into(), |s| s.status.clone()),
+                depth: r.depth,
+                activation: r.activation.clone(),
+                normalization: r.normalization.clone(),
+                lr: r.lr,
+                seed: r.seed,
+                epochs_completed: r.metrics.len(),
+                final_train_loss: r.final_loss(),
+                final_test_accuracy: r.metrics.iter().rev().find_map(|m| m.test_accuracy),
+                best_test_accuracy: r
+                    .metrics
+                    .iter()
+                    .filter_map(|m| m.test_accuracy)
+                    .reduce(f64::max),
+                final_kappa: r.ntk.last().and_then(|k| k.kappa),
+                seconds: s.map(|s| s.seconds),
+                chosen_lr: best.iter().any(|b| {
+                    (b.depth, b.activation.clone(), b.normalization.clone()) == r.key()
+                        && b.lr == r.lr
+                }),
+            }
+        })
+        .collect();
+    let mut written = vec![out.join("sweep.csv"), out.join("best.csv")];
+    write_csv(&written[0], &rows)?;
+    write_csv(&written[1], &best)?;
+    written.extend(figures(out, &runs, log_y)?);
+    Ok(written)
+}

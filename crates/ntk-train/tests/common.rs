@@ -1,0 +1,29 @@
+//! Shared set-up of the training tests: the digits smoke config, the CPU device.
+
+#![allow(dead_code)]
+
+use ntk_probe::backend::{self, Compute, Precision};
+use ntk_train::config::TrainConfig;
+use ntk_train::progress::Reporter;
+use ntk_train::train::{self, Data, RunOptions, TrainSummary};
+
+pub fn digits_config() -> TrainConfig {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../configs/train_digits_smoke.toml"
+    ))
+    .unwrap();
+    TrainConfig::parse(&text).unwrap()
+}
+
+pub fn cpu() -> Compute {
+    backend::select(Some("flex"), Precision::F32).unwrap()
+}
+
+pub fn data(cfg: &TrainConfig) -> Data {
+    train::load_data(&cfg.data, cfg.train.test_n).unwrap()
+}
+
+pub fn run(cfg: &TrainConfig, dir: &std::path::Path, opts: RunOptions) -> TrainSummary {
+    train::train(cfg, &data(cfg), &cpu(), dir, opts, &Reporter::silent()).unwrap()
+}

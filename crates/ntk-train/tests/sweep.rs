@@ -1,0 +1,254 @@
+//! Sweeps: expansion, shards, divergence in the middle of a sweep, resume past finished
+//! runs, the lr choice, collect and plot, and bad configs through the binary.
+
+mod common;
+
+use std::process::Command;
+
+use common::{cpu, data, digits_config};
+use ntk_train::config::{SweepAxes, TrainConfig};
+use ntk_train::progress::Reporter;
+use ntk_train::report;
+use ntk_train::sweep::{self, Shard};
+use ntk_train::train::RunOptions;
+
+fn sweep_config() -> TrainConfig {
+    let mut cfg = digits_config();
+    cfg.data.n = 200;
+    cfg.train.epochs = Some(3);
+    cfg.sweep = Some(SweepAxes {
+        depths: vec![1, 2],
+        lrs: vec![0.2, 1e30],
+        ..Default::default()
+    });
+    cfg
+}
+
+#[test]
+fn expansion_names_every_point_and_shards_partition_it() {
+    let cfg = sweep_config();
+    let points = sweep::expand(&cfg).unwrap();
+    let ids: Vec<&str> = points.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "depth001_relu_none_lr2e-1_seed1",
+            "depth001_relu_none_lr1e30_seed1",
+            "depth002_relu_none_lr2e-1_seed1",
+            "depth002_relu_none_lr1e30_seed1"
+        ]
+    );
+    assert_eq!(points[2].cfg.spec().unwrap().depth(), 2);
+    assert_eq!(points[1].cfg.optim.lr, 1e30);
+    let shards: Vec<Shard> = (0..3).map(|i| Shard { index: i, count: 3 }).collect();
+    for p in 0..points.len() {
+        assert_eq!(shards.iter().filter(|s| s.owns(p)).count(), 1);
+    }
+}
+
+#[test]
+fn a_sweep_survives_divergence_resumes_past_finished_runs_and_collects() {
+    let cfg = sweep_config();
+    let out = tempfile::tempdir().unwrap();
+    let compute = cpu();
+    let quiet = Reporter::silent();
+    // Two shards, as two jobs of an array would run them.
+    let mut total = sweep::SweepOutcome::default();
+    for i in 0..2 {
+        let o = sweep::run(
+            &cfg,
+            out.path(),
+            Shard { index: i, count: 2 },
+            &compute,
+            RunOptions::default(),
+            &quiet,
+        )
+        .unwrap();
+        total.ran += o.ran;
+        total.diverged += o.diverged;
+    }
+    assert_eq!((total.ran, total.diverged), (4, 2));
+    // Run again: everything is finished (diverged runs included) and skipped.
+    let again = sweep::run(
+        &cfg,
+        out.path(),
+        Shard::all(),
+        &compute,
+        RunOptions::default(),
+        &quiet,
+    )
+    .unwrap();
+    assert_eq!((again.ran, again.skipped), (0, 4));
+    let written = report::collect(out.path(), true).unwrap();
+    let names: Vec<String> = written
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for f in ["sweep.csv", "best.csv", "train_loss.png", "train_loss.svg"] {
+        assert!(names.contains(&f.to_string()), "{names:?}");
+    }
+    let runs = report::read_runs(out.path()).unwrap();
+    let best = report::choose(&runs);
+    assert_eq!(best.len(), 2, "{best:?}");
+    assert!(
+        best.iter().all(|b| b.lr == 0.2 && b.lrs_diverged == 1),
+        "{best:?}"
+    );
+    let mut r = csv::Reader::from_path(out.path().join("sweep.csv")).unwrap();
+    let statuses: Vec<String> = r
+        .records()
+        .map(|rec| rec.unwrap().get(1).unwrap().to_string())
+        .collect();
+    assert_eq!(statuses.iter().filter(|s| *s == "diverged").count(), 2);
+    let _ = data(&cfg);
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ntk-train"))
+}
+
+fn write_config(dir: &std::path::Path, text: &str) -> std::path::PathBuf {
+    let p = dir.join("bad.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const GOOD: &str = r#"
+[data]
+dataset = "digits"
+n = 100
+subset = "first"
+
+[model]
+width = 16
+depth = 1
+activation = "relu"
+output_dim = 10
+
+[optim]
+lr = 0.1
+
+[train]
+batch_size = 50
+epochs = 1
+test_n = 0
+"#;
+
+#[test]
+fn bad_configs_fail_with_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            GOOD.replace("epochs = 1", "epochs = 1\nepoch_count = 3"),
+            "epoch_count",
+        ),
+        (GOOD.replace("lr = 0.1", "lr = -0.1"), "optim.lr"),
+        (
+            GOOD.replace("activation = \"relu\"", "activation = \"rleu\""),
+            "rleu",
+        ),
+        (
+            GOOD.replace("epochs = 1", "epochs = 1\niterations = 5"),
+            "train.epochs and train.iterations",
+        ),
+        (
+            GOOD.replace("[optim]", "[schedule]\nkind = \"step\"\n\n[optim]"),
+            "schedule.step_size",
+        ),
+    ];
+    for (text, key) in cases {
+        let path = write_config(dir.path(), &text);
+        let out = bin()
+            .args(["--config", path.to_str().unwrap(), "--out"])
+            .arg(dir.path().join("out"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("bad.toml"), "{err}");
+        assert!(err.contains(key), "{key}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("internal error"),
+            "{err}"
+        );
+    }
+    // A syntax error or unknown key names the line.
+    let path = write_config(
+        dir.path(),
+        &GOOD.replace("epochs = 1", "epochs = 1\nepoch_count = 3"),
+    );
+    let err = String::from_utf8_lossy(
+        &bin()
+            .args(["--config", path.to_str().unwrap()])
+            .output()
+            .unwrap()
+            .stderr,
+    )
+    .into_owned();
+    assert!(err.contains("line 19"), "{err}");
+}
+
+#[test]
+fn the_binary_runs_dry_runs_plots_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("{GOOD}\n[sweep]\ndepths = [1, 2]\n");
+    let path = write_config(dir.path(), &text);
+    let out = dir.path().join("out");
+    let dry = bin()
+        .args([
+            "--config",
+            path.to_str().unwrap(),
+            "--dry-run",
+            "--shard",
+            "1/2",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&dry.stdout);
+    assert!(dry.status.success(), "{text}");
+    assert!(
+        text.contains("2 run(s)") && text.contains("depth002_relu_none_lr1e-1_seed0"),
+        "{text}"
+    );
+    assert!(!out.exists(), "a dry run writes nothing");
+    let run = bin()
+        .args(["--config", path.to_str().unwrap(), "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        out.join("runs/depth002_relu_none_lr1e-1_seed0/metrics.csv")
+            .exists()
+    );
+    let plot = bin()
+        .args([
+            "plot",
+            out.join("runs/depth001_relu_none_lr1e-1_seed0")
+                .to_str()
+                .unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        plot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plot.stderr)
+    );
+    assert!(
+        out.join("runs/depth001_relu_none_lr1e-1_seed0/train_loss.png")
+            .exists()
+    );
+    let bad = bin()
+        .args(["--config", path.to_str().unwrap(), "--shard", "2/2"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--shard 2/2"));
+}

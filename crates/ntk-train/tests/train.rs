@@ -1,0 +1,160 @@
+//! One run: it learns, its tables have the documented columns, it resumes bit for bit, it
+//! records divergence and keeps the last good state.
+
+mod common;
+
+use common::{cpu, data, digits_config, run};
+use ntk_train::metrics::{EpochMetrics, METRICS_COLUMNS, NtkRow, read_csv};
+use ntk_train::progress::Reporter;
+use ntk_train::schedule::ScheduleKind;
+use ntk_train::train::{self, RunOptions};
+
+#[test]
+fn tiny_digits_run_learns_and_writes_metrics() {
+    let mut cfg = digits_config();
+    cfg.data.n = 500;
+    cfg.train.epochs = Some(5);
+    let dir = tempfile::tempdir().unwrap();
+    let s = run(&cfg, dir.path(), RunOptions::default());
+    assert_eq!(s.status, "finished");
+    assert_eq!(s.epochs_completed, 5);
+    let mut reader = csv::Reader::from_path(dir.path().join("metrics.csv")).unwrap();
+    let headers: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(headers, METRICS_COLUMNS);
+    let rows: Vec<EpochMetrics> = reader.deserialize().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 5);
+    assert_eq!(rows[4].iteration, 5 * 10);
+    // Chance is ln 10 = 2.30 and 10% accuracy; the loss must fall far below both the
+    // first epoch's and chance.
+    assert!(rows[4].train_loss < 0.5 * rows[0].train_loss, "{rows:?}");
+    assert!(rows[4].train_loss < 0.25 * 10f64.ln(), "{rows:?}");
+    assert!(rows[4].train_accuracy > 0.9, "{rows:?}");
+    for f in ["config.toml", "summary.json", "checkpoint.json"] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+}
+
+/// The numbers of a row that must not depend on an interruption (timings may).
+fn numbers(r: &EpochMetrics) -> (usize, usize, u64, u64, Option<u64>, Option<u64>, u64) {
+    (
+        r.epoch,
+        r.iteration,
+        r.train_loss.to_bits(),
+        r.train_accuracy.to_bits(),
+        r.test_loss.map(f64::to_bits),
+        r.test_accuracy.map(f64::to_bits),
+        r.lr.to_bits(),
+    )
+}
+
+#[test]
+fn a_resumed_run_equals_an_uninterrupted_one_bit_for_bit() {
+    let mut cfg = digits_config();
+    cfg.data.n = 400;
+    cfg.train.epochs = Some(5);
+    cfg.train.batch_size = 64; // a partial last batch
+    cfg.optim.lr = 0.2;
+    cfg.optim.momentum = 0.9; // the optimizer's state must come back too
+    cfg.optim.weight_decay = 1e-4;
+    cfg.schedule.kind = ScheduleKind::Cosine;
+    cfg.ntk = Some(ntk_train::config::NtkTrackConfig {
+        every: 2,
+        n: 20,
+        output: Default::default(),
+    });
+    let whole = tempfile::tempdir().unwrap();
+    let a = run(&cfg, whole.path(), RunOptions::default());
+    let split = tempfile::tempdir().unwrap();
+    let first = run(
+        &cfg,
+        split.path(),
+        RunOptions {
+            resume: false,
+            stop_after: Some(2),
+        },
+    );
+    assert_eq!(first.status, "interrupted");
+    assert!(!split.path().join("summary.json").exists());
+    // Without --resume the directory is refused, not overwritten.
+    let err = train::train(
+        &cfg,
+        &data(&cfg),
+        &cpu(),
+        split.path(),
+        RunOptions::default(),
+        &Reporter::silent(),
+    )
+    .unwrap_err();
+    assert!(err.contains("--resume"), "{err}");
+    let b = run(
+        &cfg,
+        split.path(),
+        RunOptions {
+            resume: true,
+            stop_after: None,
+        },
+    );
+    assert_eq!(b.status, "finished");
+    let ra: Vec<EpochMetrics> = read_csv(&whole.path().join("metrics.csv")).unwrap();
+    let rb: Vec<EpochMetrics> = read_csv(&split.path().join("metrics.csv")).unwrap();
+    assert_eq!(ra.len(), 5);
+    assert_eq!(
+        ra.iter().map(numbers).collect::<Vec<_>>(),
+        rb.iter().map(numbers).collect::<Vec<_>>()
+    );
+    let ka: Vec<NtkRow> = read_csv(&whole.path().join("ntk.csv")).unwrap();
+    let kb: Vec<NtkRow> = read_csv(&split.path().join("ntk.csv")).unwrap();
+    let kappas = |k: &[NtkRow]| {
+        k.iter()
+            .map(|r| (r.epoch, r.lambda_min.to_bits(), r.lambda_max.to_bits()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(kappas(&ka), kappas(&kb));
+    assert_eq!(ka.iter().map(|r| r.epoch).collect::<Vec<_>>(), [0, 2, 4, 5]);
+    assert_eq!(
+        a.final_train_loss.map(f64::to_bits),
+        b.final_train_loss.map(f64::to_bits)
+    );
+    // A different config in the same directory is refused.
+    let mut other = cfg.clone();
+    other.optim.lr = 0.3;
+    let err = train::train(
+        &other,
+        &data(&other),
+        &cpu(),
+        split.path(),
+        RunOptions {
+            resume: true,
+            stop_after: None,
+        },
+        &Reporter::silent(),
+    )
+    .unwrap_err();
+    assert!(err.contains("different config"), "{err}");
+}
+
+#[test]
+fn divergence_is_recorded_and_the_last_good_state_kept() {
+    let mut cfg = digits_config();
+    cfg.data.n = 200;
+    cfg.train.epochs = Some(6);
+    cfg.train.checkpoint_every = 100; // only the divergence writes a checkpoint
+    // A step schedule that jumps to an absurd rate after two good epochs.
+    cfg.schedule.kind = ScheduleKind::Step;
+    cfg.schedule.step_size = Some(2);
+    cfg.schedule.gamma = 1e30;
+    let dir = tempfile::tempdir().unwrap();
+    let s = run(&cfg, dir.path(), RunOptions::default());
+    assert!(s.diverged, "{s:?}");
+    assert_eq!(s.status, "diverged");
+    assert_eq!(s.epochs_completed, 2);
+    assert_eq!(s.diverged_epoch, Some(3));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["status"], "diverged");
+    let ck = ntk_train::checkpoint::find(dir.path()).unwrap().unwrap();
+    assert_eq!(ck.pointer.epoch, 2, "the last good epoch is kept");
+    let rows: Vec<EpochMetrics> = read_csv(&dir.path().join("metrics.csv")).unwrap();
+    assert!(rows.iter().all(|r| r.train_loss.is_finite()));
+}
