@@ -4,7 +4,9 @@
 //!
 //! Layout: [`activation`] (s, s', Gaussian moments), [`normal`] (the standard normal and
 //! quadrature), [`config`] (what a TOML `[model]` table holds), [`mlp`] (the network),
-//! [`init`] (seeded host-side draws), [`export`] (safetensors), [`io`] (atomic writes).
+//! [`resnet`] (He et al.'s CIFAR ResNets: BatchNorm, NormReLU, Fixup), [`net`] (either, as
+//! one module), [`init`] (seeded host-side draws), [`export`] (safetensors), [`io`] (atomic
+//! writes).
 
 pub mod activation;
 pub mod config;
@@ -13,9 +15,13 @@ pub mod export;
 pub mod init;
 pub mod io;
 pub mod mlp;
+pub mod net;
 pub mod normal;
+pub mod resnet;
 
 pub use activation::{Activation, ActivationKind, Moments, NormRelu};
 pub use config::{LayerScales, MlpConfig, Normalization, NtkConvention, Parameterization};
 pub use error::ModelError;
 pub use mlp::{Mlp, MlpTrace};
+pub use net::Net;
+pub use resnet::{ResNet, ResNetConfig, ResNetVariant};
