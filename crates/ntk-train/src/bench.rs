@@ -6,6 +6,11 @@
 //! and the input gradients of every layer but the first (the same less the first layer);
 //! so a step is about `3x` the forward, `(6 sum_l m_l m_{l+1} - 2 m_0 m_1)` per sample.
 //! Elementwise work (activations, loss, the SGD update) is lower order and not counted.
+//!
+//! A CIFAR ResNet's convolutions: a 3x3 convolution from `c_in` to `c_out` channels on an
+//! `s x s` output map is `9 c_in c_out s^2` multiply-adds; the step is again about three
+//! forwards, `6 MACs` FLOPs per sample (BatchNorm, pooling and the shortcuts are lower
+//! order).
 
 use std::time::Instant;
 
@@ -13,7 +18,7 @@ use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::GradientsParams;
 use burn::tensor::{Int, Tensor, TensorData};
-use ntk_model::{ActivationKind, MlpConfig};
+use ntk_model::{ActivationKind, MlpConfig, ResNetConfig};
 use ntk_probe::backend::Compute;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -24,11 +29,10 @@ use crate::model::ModelSpec;
 /// One benchmark result.
 #[derive(Clone, Debug, Serialize)]
 pub struct Throughput {
+    pub model: String,
     pub backend: String,
     pub precision: String,
     pub input_dim: usize,
-    pub width: usize,
-    pub depth: usize,
     pub batch: usize,
     pub steps: usize,
     pub seconds_per_step: f64,
@@ -45,22 +49,59 @@ pub fn step_flops(sizes: &[usize], batch: usize) -> f64 {
     batch as f64 * (6.0 * macs as f64 - 2.0 * (sizes[0] * sizes[1]) as f64)
 }
 
-/// Times `steps` SGD steps (after two warm-up steps) of a `depth`-hidden-layer MLP of
-/// `width` on random inputs of `input_dim` with 10 classes.
-pub fn mlp_step(
+/// Multiply-adds of one forward of a CIFAR ResNet on one image.
+pub fn resnet_macs(r: &ResNetConfig) -> f64 {
+    let s0 = r.image_size as f64;
+    let conv = |cin: usize, cout: usize, s: f64| 9.0 * (cin * cout) as f64 * s * s;
+    let mut macs = conv(r.in_channels, r.stage_width(0), s0);
+    for stage in 0..3 {
+        let s = s0 / f64::from(1u32 << stage);
+        let w = r.stage_width(stage);
+        for b in 0..r.blocks_per_stage() {
+            let cin = if b == 0 && stage > 0 {
+                r.stage_width(stage - 1)
+            } else {
+                w
+            };
+            macs += conv(cin, w, s) + conv(w, w, s);
+        }
+    }
+    macs + (r.feature_width() * r.num_classes) as f64
+}
+
+/// FLOPs of one SGD step of `spec` on `batch` samples of `input_dim` values.
+pub fn spec_step_flops(spec: &ModelSpec, input_dim: usize, batch: usize) -> f64 {
+    match spec {
+        ModelSpec::Mlp(m) => {
+            let cfg = MlpConfig {
+                input_dim,
+                ..m.clone()
+            };
+            step_flops(&cfg.layer_sizes(), batch)
+        }
+        ModelSpec::ResNet(r) => 6.0 * resnet_macs(r) * batch as f64,
+    }
+}
+
+/// The MLP `ntk-train bench` times by default: `depth` hidden layers of `width`, ReLU, 10
+/// classes.
+pub fn mlp_spec(input_dim: usize, width: usize, depth: usize) -> ModelSpec {
+    ModelSpec::Mlp(MlpConfig {
+        output_dim: 10,
+        ..MlpConfig::new(input_dim, width, depth, ActivationKind::Relu)
+    })
+}
+
+/// Times `steps` SGD steps (after two warm-up steps) of `spec` on random inputs of
+/// `input_dim` values with 10 classes.
+pub fn step(
     compute: &Compute,
+    spec: &ModelSpec,
     input_dim: usize,
-    width: usize,
-    depth: usize,
     batch: usize,
     steps: usize,
     peak_gflops: f64,
 ) -> Result<Throughput, String> {
-    let cfg = MlpConfig {
-        output_dim: 10,
-        ..MlpConfig::new(input_dim, width, depth, ActivationKind::Relu)
-    };
-    let spec = ModelSpec::Mlp(cfg.clone());
     let ad = compute.device.clone().autodiff();
     let mut model = spec
         .build(input_dim, &compute.device, compute.dtype())?
@@ -98,13 +139,12 @@ pub fn mlp_step(
         model = step(model);
     }
     let seconds = t.elapsed().as_secs_f64() / steps as f64;
-    let flops = step_flops(&cfg.layer_sizes(), batch);
+    let flops = spec_step_flops(spec, input_dim, batch);
     Ok(Throughput {
+        model: spec.describe(),
         backend: compute.backend.to_string(),
         precision: compute.precision.to_string(),
         input_dim,
-        width,
-        depth,
         batch,
         steps,
         seconds_per_step: seconds,
@@ -125,5 +165,16 @@ mod tests {
         sizes.push(10);
         let f = super::step_flops(&sizes, 500);
         assert_eq!(f, 500.0 * (6.0 * 2_765_824.0 - 2.0 * 401_408.0));
+    }
+
+    #[test]
+    fn resnet_macs_match_the_known_counts() {
+        use ntk_model::{ResNetConfig, ResNetVariant};
+        // ResNet-20 on CIFAR: about 41 M multiply-adds per image (the usual figure, e.g.
+        // 40.8 M counted by ptflops for the option-A network); ResNet-110: about 253 M.
+        let m20 = super::resnet_macs(&ResNetConfig::new(20, ResNetVariant::BatchNorm));
+        let m110 = super::resnet_macs(&ResNetConfig::new(110, ResNetVariant::BatchNorm));
+        assert!((m20 / 1e6 - 40.6).abs() < 0.5, "{m20}");
+        assert!((m110 / 1e6 - 252.9).abs() < 1.0, "{m110}");
     }
 }

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ntk_model::{ActivationKind, MlpConfig, Normalization};
+use ntk_model::{ActivationKind, MlpConfig, Normalization, ResNetConfig, ResNetVariant};
 use ntk_probe::backend::Precision;
 use ntk_probe::config::DataConfig;
 use ntk_probe::kernel::OutputMode;
@@ -84,7 +84,7 @@ pub struct NtkTrackConfig {
 }
 
 /// The axes of a sweep; an empty axis keeps the base config's value. Runs are the
-/// Cartesian product, in the order depth, activation, normalization, lr, seed.
+/// Cartesian product, in the order depth, activation, normalization, variant, lr, seed.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SweepAxes {
@@ -94,6 +94,14 @@ pub struct SweepAxes {
     pub activations: Vec<ActivationKind>,
     #[serde(default)]
     pub normalizations: Vec<Normalization>,
+    /// MLP (activation, normalization) pairs, for comparisons that are not a product:
+    /// Agarwal et al.'s ReLU + BatchNorm, ReLU + LayerNorm, NormReLU alone. Exclusive with
+    /// `activations` and `normalizations`.
+    #[serde(default)]
+    pub families: Vec<Family>,
+    /// ResNet variants (batch_norm, norm_relu, fixup).
+    #[serde(default)]
+    pub variants: Vec<ResNetVariant>,
     /// The learning-rate grid; the best lr per configuration is chosen by final training
     /// loss, as Liu & Hui chose it.
     #[serde(default)]
@@ -103,11 +111,22 @@ pub struct SweepAxes {
     pub seeds: Vec<u64>,
 }
 
+/// One MLP family of a sweep: an activation with a normalization.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Family {
+    pub activation: ActivationKind,
+    #[serde(default)]
+    pub normalization: Normalization,
+}
+
 impl SweepAxes {
     pub fn is_empty(&self) -> bool {
         self.depths.is_empty()
             && self.activations.is_empty()
             && self.normalizations.is_empty()
+            && self.variants.is_empty()
+            && self.families.is_empty()
             && self.lrs.is_empty()
             && self.seeds.is_empty()
     }
@@ -120,6 +139,9 @@ pub struct TrainConfig {
     /// An MLP (`[model]`).
     #[serde(default)]
     pub model: Option<MlpConfig>,
+    /// A CIFAR ResNet (`[resnet]`), instead of `[model]`.
+    #[serde(default)]
+    pub resnet: Option<ResNetConfig>,
     pub optim: OptimConfig,
     #[serde(default)]
     pub schedule: ScheduleConfig,
@@ -147,16 +169,21 @@ impl TrainConfig {
 
     /// The network this config trains.
     pub fn spec(&self) -> Result<ModelSpec, String> {
-        match &self.model {
-            Some(m) => Ok(ModelSpec::Mlp(m.clone())),
-            None => Err("no model: add a [model] table (an MLP)".into()),
+        match (&self.model, &self.resnet) {
+            (Some(m), None) => Ok(ModelSpec::Mlp(m.clone())),
+            (None, Some(r)) => Ok(ModelSpec::ResNet(r.clone())),
+            (None, None) => {
+                Err("no network: add a [model] table (an MLP) or a [resnet] table".into())
+            }
+            (Some(_), Some(_)) => Err("[model] and [resnet]: give one network, not both".into()),
         }
     }
 
     /// Replaces the network (a sweep point's variant of the base).
     pub fn set_spec(&mut self, spec: &ModelSpec) {
         match spec {
-            ModelSpec::Mlp(m) => self.model = Some(m.clone()),
+            ModelSpec::Mlp(m) => (self.model, self.resnet) = (Some(m.clone()), None),
+            ModelSpec::ResNet(r) => (self.model, self.resnet) = (None, Some(r.clone())),
         }
     }
 
@@ -215,6 +242,14 @@ impl TrainConfig {
             }
         }
         if let Some(s) = &self.sweep {
+            if !s.families.is_empty() && !(s.activations.is_empty() && s.normalizations.is_empty())
+            {
+                return Err(
+                    "sweep.families replaces sweep.activations and sweep.normalizations: \
+                     give families alone"
+                        .into(),
+                );
+            }
             if let Some(lr) = s.lrs.iter().find(|lr| !(lr.is_finite() && **lr > 0.0)) {
                 return Err(format!("sweep.lrs: {lr} is not a positive learning rate"));
             }
@@ -226,6 +261,15 @@ impl TrainConfig {
                     return Err(format!(
                         "model.output_dim = {}: classification needs one output per class",
                         m.output_dim
+                    ));
+                }
+            }
+            ModelSpec::ResNet(r) => {
+                r.validate().map_err(|e| e.to_string())?;
+                if r.num_classes < 2 {
+                    return Err(format!(
+                        "resnet.num_classes = {}: classification needs two classes or more",
+                        r.num_classes
                     ));
                 }
             }

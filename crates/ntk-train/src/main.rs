@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use ntk_model::ActivationKind;
+use ntk_model::{ActivationKind, ResNetConfig, ResNetVariant};
 use ntk_probe::backend::{self, Precision};
 use ntk_train::config::TrainConfig;
+use ntk_train::model::ModelSpec;
 use ntk_train::progress::Reporter;
 use ntk_train::sweep::{self, Shard};
 use ntk_train::train::RunOptions;
@@ -110,6 +111,12 @@ enum Command {
         batch: usize,
         #[arg(long, default_value_t = 20)]
         steps: usize,
+        /// Time a CIFAR ResNet of this depth (6n+2) instead of the MLP (input 3x32x32).
+        #[arg(long)]
+        resnet: Option<usize>,
+        /// The ResNet's variant: batch_norm, norm_relu, fixup.
+        #[arg(long, default_value = "batch_norm")]
+        variant: String,
     },
 }
 
@@ -278,17 +285,35 @@ fn main_inner(cli: Cli) -> Result<(), String> {
             depth,
             batch,
             steps,
+            resnet,
+            variant,
         }) => {
             let compute = backend::select(device.as_deref(), precision)?;
             let peak = ntk_probe::bench::peak_gflops(precision);
-            let r =
-                ntk_train::bench::mlp_step(&compute, input_dim, width, depth, batch, steps, peak)?;
+            let (spec, input_dim) = match resnet {
+                Some(d) => {
+                    let v: ResNetVariant =
+                        serde_json::from_value(serde_json::Value::String(variant.clone()))
+                            .map_err(|_| {
+                                format!(
+                                    "--variant {variant}: expected batch_norm, norm_relu or fixup"
+                                )
+                            })?;
+                    let r = ResNetConfig::new(d, v);
+                    r.validate().map_err(|e| format!("--resnet {d}: {e}"))?;
+                    let dim = r.input_dim();
+                    (ModelSpec::ResNet(r), dim)
+                }
+                None => (
+                    ntk_train::bench::mlp_spec(input_dim, width, depth),
+                    input_dim,
+                ),
+            };
+            let r = ntk_train::bench::step(&compute, &spec, input_dim, batch, steps, peak)?;
             println!(
-                "mlp {}-{}x{}-10, batch {}, {} {}: {:.4} s/step, {:.0} samples/s, {:.2} GFLOP/step, \
+                "{}, batch {}, {} {}: {:.4} s/step, {:.0} samples/s, {:.2} GFLOP/step, \
                  {:.1} GFLOP/s (floor {:.4} s/step at {:.0} GFLOP/s peak)",
-                r.input_dim,
-                r.width,
-                r.depth,
+                r.model,
                 r.batch,
                 r.backend,
                 r.precision,

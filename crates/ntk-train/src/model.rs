@@ -1,15 +1,19 @@
-//! What a config trains: the network spec, its construction, and the sweep axes it takes.
+//! What a config trains: the network spec (an MLP from `[model]` or a CIFAR ResNet from
+//! `[resnet]`), its construction, and the sweep axes it takes.
 
 use burn::tensor::{DType, Device};
-use ntk_model::{ActivationKind, Mlp, MlpConfig, Normalization};
+use ntk_model::{
+    ActivationKind, Mlp, MlpConfig, Net, Normalization, ResNet, ResNetConfig, ResNetVariant,
+};
 
 /// The network a run trains.
-pub type Model = Mlp;
+pub type Model = Net;
 
-/// A network description from a config's `[model]` table.
+/// A network description from a config's `[model]` or `[resnet]` table.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ModelSpec {
     Mlp(MlpConfig),
+    ResNet(ResNetConfig),
 }
 
 impl ModelSpec {
@@ -21,18 +25,37 @@ impl ModelSpec {
                     input_dim,
                     ..m.clone()
                 };
-                Mlp::new(&cfg, device, dtype).map_err(|e| format!("model: {e}"))
+                Ok(Net::Mlp(
+                    Mlp::new(&cfg, device, dtype).map_err(|e| format!("model: {e}"))?,
+                ))
+            }
+            Self::ResNet(r) => {
+                if r.input_dim() != input_dim {
+                    return Err(format!(
+                        "resnet: the data has {input_dim} values per sample, but {} takes \
+                         in_channels x image_size^2 = {} x {}^2 = {}",
+                        r.describe(),
+                        r.in_channels,
+                        r.image_size,
+                        r.input_dim()
+                    ));
+                }
+                Ok(Net::ResNet(
+                    ResNet::new(r, device, dtype).map_err(|e| format!("resnet: {e}"))?,
+                ))
             }
         }
     }
 
+    /// Hidden layers of an MLP; layers with weights (6n + 2) of a ResNet.
     pub fn depth(&self) -> usize {
         match self {
             Self::Mlp(m) => m.depth,
+            Self::ResNet(r) => r.depth,
         }
     }
 
-    /// Short name of the network, e.g. `mlp depth 3 width 512 relu`.
+    /// Short name of the network, e.g. `mlp depth 3 width 512 relu`, `resnet-110 fixup`.
     pub fn describe(&self) -> String {
         match self {
             Self::Mlp(m) => {
@@ -45,59 +68,105 @@ impl ModelSpec {
                     m.depth, m.width, m.activation
                 )
             }
+            Self::ResNet(r) => r.describe(),
         }
     }
 
-    /// (activation, normalization) names for tables.
+    /// The activation's name (a ResNet's: relu or norm_relu).
     pub fn activation_name(&self) -> String {
         match self {
             Self::Mlp(m) => m.activation.to_string(),
+            Self::ResNet(r) => r.activation().kind().to_string(),
         }
     }
+
+    /// How the signal is kept in scale: the MLP's normalization layer, or the ResNet's
+    /// variant (batch_norm, norm_relu, fixup).
     pub fn normalization_name(&self) -> String {
         match self {
             Self::Mlp(m) => normalization_name(m.normalization).to_string(),
+            Self::ResNet(r) => r.variant.name().to_string(),
         }
     }
+
+    /// Hidden width of an MLP; the first stage's channels of a ResNet.
     pub fn width(&self) -> usize {
         match self {
             Self::Mlp(m) => m.width,
+            Self::ResNet(r) => r.base_width,
         }
     }
 
     pub fn with_depth(mut self, depth: usize) -> Self {
         match &mut self {
             Self::Mlp(m) => m.depth = depth,
+            Self::ResNet(r) => r.depth = depth,
         }
         self
     }
     pub fn with_activation(mut self, a: ActivationKind) -> Result<Self, String> {
         match &mut self {
             Self::Mlp(m) => m.activation = a,
+            Self::ResNet(_) => {
+                return Err(format!(
+                    "activation {a}: a ResNet's activation follows resnet.variant \
+                     (sweep over `variants` instead)"
+                ));
+            }
         }
         Ok(self)
     }
     pub fn with_normalization(mut self, n: Normalization) -> Result<Self, String> {
         match &mut self {
             Self::Mlp(m) => m.normalization = n,
+            Self::ResNet(_) => {
+                return Err(format!(
+                    "normalization {}: a ResNet's normalization follows resnet.variant \
+                     (sweep over `variants` instead)",
+                    normalization_name(n)
+                ));
+            }
+        }
+        Ok(self)
+    }
+    pub fn with_variant(mut self, v: ResNetVariant) -> Result<Self, String> {
+        match &mut self {
+            Self::ResNet(r) => r.variant = v,
+            Self::Mlp(_) => {
+                return Err(format!(
+                    "variant {v}: variants are for [resnet]; an MLP sweeps `normalizations` \
+                     and `activations`"
+                ));
+            }
         }
         Ok(self)
     }
     pub fn with_width(mut self, width: usize) -> Result<Self, String> {
         match &mut self {
             Self::Mlp(m) => m.width = width,
+            Self::ResNet(r) => r.base_width = width,
         }
         Ok(self)
     }
     pub fn with_seed(mut self, seed: u64) -> Self {
         match &mut self {
             Self::Mlp(m) => m.seed = seed,
+            Self::ResNet(r) => r.seed = seed,
         }
         self
     }
     pub fn seed(&self) -> u64 {
         match self {
             Self::Mlp(m) => m.seed,
+            Self::ResNet(r) => r.seed,
+        }
+    }
+
+    /// Classes the network outputs.
+    pub fn classes(&self) -> usize {
+        match self {
+            Self::Mlp(m) => m.output_dim,
+            Self::ResNet(r) => r.num_classes,
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use ntk_model::{ActivationKind, Normalization};
 use ntk_probe::backend::Compute;
 pub use ntk_probe::sweep::Shard;
 
@@ -49,15 +50,31 @@ pub fn expand(cfg: &TrainConfig) -> Result<Vec<RunPoint>, String> {
     let base = cfg.spec()?;
     let or = |v: &[usize], d: usize| if v.is_empty() { vec![d] } else { v.to_vec() };
     let depths = or(&axes.depths, base.depth());
-    let activations = if axes.activations.is_empty() {
-        vec![None]
+    // (activation, normalization) pairs: the families, or the product of the two axes.
+    let pairs: Vec<(Option<ActivationKind>, Option<Normalization>)> = if axes.families.is_empty() {
+        let acts: Vec<Option<ActivationKind>> = if axes.activations.is_empty() {
+            vec![None]
+        } else {
+            axes.activations.iter().copied().map(Some).collect()
+        };
+        let norms: Vec<Option<Normalization>> = if axes.normalizations.is_empty() {
+            vec![None]
+        } else {
+            axes.normalizations.iter().copied().map(Some).collect()
+        };
+        acts.iter()
+            .flat_map(|&a| norms.iter().map(move |&n| (a, n)))
+            .collect()
     } else {
-        axes.activations.iter().copied().map(Some).collect()
+        axes.families
+            .iter()
+            .map(|f| (Some(f.activation), Some(f.normalization)))
+            .collect()
     };
-    let norms = if axes.normalizations.is_empty() {
+    let variants = if axes.variants.is_empty() {
         vec![None]
     } else {
-        axes.normalizations.iter().copied().map(Some).collect()
+        axes.variants.iter().copied().map(Some).collect()
     };
     let lrs = if axes.lrs.is_empty() {
         vec![cfg.optim.lr]
@@ -71,8 +88,8 @@ pub fn expand(cfg: &TrainConfig) -> Result<Vec<RunPoint>, String> {
     };
     let mut points = Vec::new();
     for &depth in &depths {
-        for &act in &activations {
-            for &norm in &norms {
+        for &(act, norm) in &pairs {
+            for &variant in &variants {
                 for &lr in &lrs {
                     for &seed in &seeds {
                         let mut spec = base.clone().with_depth(depth).with_seed(seed);
@@ -81,6 +98,9 @@ pub fn expand(cfg: &TrainConfig) -> Result<Vec<RunPoint>, String> {
                         }
                         if let Some(n) = norm {
                             spec = spec.with_normalization(n)?;
+                        }
+                        if let Some(v) = variant {
+                            spec = spec.with_variant(v)?;
                         }
                         let mut c = cfg.clone();
                         c.set_spec(&spec);
@@ -92,6 +112,7 @@ pub fn expand(cfg: &TrainConfig) -> Result<Vec<RunPoint>, String> {
                             spec.normalization_name(),
                             lr_tag(lr)
                         );
+                        c.validate().map_err(|e| format!("sweep point {id}: {e}"))?;
                         points.push(RunPoint { id, cfg: c });
                     }
                 }

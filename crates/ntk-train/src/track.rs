@@ -23,7 +23,7 @@ pub fn measure(
     epoch: usize,
 ) -> Result<NtkRow, String> {
     let t = Instant::now();
-    let result = ntk_probe::run::compute_kernel(model, probe, compute, Method::Auto, output)?;
+    let result = ntk_probe::run::compute_kernel_net(model, probe, compute, Method::Auto, output)?;
     let spectrum = ntk_probe::spectrum::spectrum(&result.kernel, compute.precision.epsilon())
         .map_err(|e| format!("ntk during training, epoch {epoch}: {e}"))?;
     Ok(NtkRow {

@@ -88,7 +88,7 @@ pub fn load_data(data: &DataConfig, test_n: usize) -> Result<Data, String> {
     test_cfg.split = ntk_data::Split::Test;
     test_cfg.subset = ntk_probe::config::SubsetRule::First;
     test_cfg.n = test_n;
-    let test = inputs::load(&test_cfg)?;
+    let test = inputs::load(&test_cfg).map_err(|e| format!("train.test_n = {test_n}: {e}"))?;
     Ok(Data {
         train,
         test: Some(test),
