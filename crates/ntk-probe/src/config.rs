@@ -1,10 +1,12 @@
-//! The probe's TOML configuration: `[data]`, `[model]` (an [`MlpConfig`] whose `input_dim`
-//! comes from the data) and `[probe]`. Unknown keys are refused with their line.
+//! The probe's TOML configuration: `[data]`, the network (either `[model]`, an [`MlpConfig`]
+//! whose `input_dim` comes from the data, or `[resnet]`, a [`ResNetConfig`] whose
+//! `in_channels * image_size^2` must match it) and `[probe]`. Unknown keys are refused with
+//! their line.
 
 use std::path::{Path, PathBuf};
 
 use ntk_data::{Scaling, Split};
-use ntk_model::MlpConfig;
+use ntk_model::{MlpConfig, ResNetConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::backend::Precision;
@@ -18,7 +20,7 @@ pub enum Dataset {
     Synthetic,
     Mnist,
     FashionMnist,
-    #[serde(alias = "cifar10")]
+    #[serde(rename = "cifar-10", alias = "cifar10")]
     Cifar10,
     Digits,
 }
@@ -162,13 +164,27 @@ impl Default for ProbeSection {
     }
 }
 
+/// A probe config: `[data]`, exactly one of `[model]` (an MLP) and `[resnet]` (a CIFAR
+/// ResNet, whose NTK is taken through the autodiff path), and `[probe]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProbeConfig {
     pub data: DataConfig,
-    pub model: MlpConfig,
+    /// The MLP (`[model]`); `None` when the config has `[resnet]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<MlpConfig>,
+    /// The CIFAR ResNet (`[resnet]`); `None` when the config has `[model]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resnet: Option<ResNetConfig>,
     #[serde(default)]
     pub probe: ProbeSection,
+}
+
+/// The network a [`ProbeConfig`] describes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NetConfig<'a> {
+    Mlp(&'a MlpConfig),
+    ResNet(&'a ResNetConfig),
 }
 
 /// Reads and parses a TOML config file; errors name the file, and for bad or unknown keys
@@ -180,17 +196,84 @@ pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Strin
 }
 
 impl ProbeConfig {
-    /// Reads and parses a TOML file; errors name the file, line and key.
+    /// Reads and parses a TOML file; errors name the file, line and key (and the file when
+    /// it has neither or both of `[model]` and `[resnet]`).
     pub fn load(path: &Path) -> Result<Self, String> {
-        load_toml(path)
+        let cfg: Self = load_toml(path)?;
+        cfg.net().map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(cfg)
     }
 
     pub fn parse(text: &str) -> Result<Self, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+        let cfg: Self = toml::from_str(text).map_err(|e| e.to_string())?;
+        cfg.net()?;
+        Ok(cfg)
+    }
+
+    /// The configured network: exactly one of `[model]` and `[resnet]`.
+    pub fn net(&self) -> Result<NetConfig<'_>, String> {
+        match (&self.model, &self.resnet) {
+            (Some(m), None) => Ok(NetConfig::Mlp(m)),
+            (None, Some(r)) => Ok(NetConfig::ResNet(r)),
+            (None, None) => Err("the config needs a network: a [model] table (an MLP) or a \
+                 [resnet] table (a CIFAR ResNet)"
+                .into()),
+            (Some(_), Some(_)) => Err("the config has both [model] and [resnet]: give exactly \
+                 one network table ([model] for an MLP, [resnet] for a CIFAR ResNet)"
+                .into()),
+        }
+    }
+
+    /// The MLP of `[model]`; an error when the config describes a ResNet (or no network).
+    pub fn mlp(&self) -> Result<&MlpConfig, String> {
+        match self.net()? {
+            NetConfig::Mlp(m) => Ok(m),
+            NetConfig::ResNet(_) => {
+                Err("this needs an MLP ([model]); the config describes a ResNet ([resnet])".into())
+            }
+        }
+    }
+
+    /// The MLP of `[model]`, mutable; the same errors as [`Self::mlp`].
+    pub fn mlp_mut(&mut self) -> Result<&mut MlpConfig, String> {
+        self.mlp()?;
+        Ok(self.model.as_mut().expect("checked by mlp()"))
+    }
+
+    /// Outputs of the network: `model.output_dim` or `resnet.num_classes`.
+    pub fn output_dim(&self) -> Result<usize, String> {
+        Ok(match self.net()? {
+            NetConfig::Mlp(m) => m.output_dim,
+            NetConfig::ResNet(r) => r.num_classes,
+        })
     }
 
     /// Checks values the types cannot: errors name the key.
     pub fn validate(&self) -> Result<(), String> {
+        let net = self.net()?;
+        if let NetConfig::ResNet(r) = net {
+            r.validate().map_err(|e| e.to_string())?;
+            if matches!(self.probe.method, Method::Structured | Method::Theory) {
+                return Err(format!(
+                    "probe.method = {}: a ResNet's NTK is taken through the autodiff path \
+                     (method = \"autodiff\" or \"auto\")",
+                    serde_json::to_string(&self.probe.method).unwrap_or_default()
+                ));
+            }
+            if self.probe.embedding_angles || self.probe.pair.is_some() {
+                return Err(
+                    "probe.embedding_angles and probe.pair (layer embedding angles) are \
+                     implemented for MLPs ([model]) only, not for [resnet]"
+                        .into(),
+                );
+            }
+            if self.data.dataset == Dataset::Synthetic
+                && let Some(d) = self.data.input_dim
+                && d != r.input_dim()
+            {
+                return Err(input_dim_mismatch(r, d, "data.input_dim"));
+            }
+        }
         if self.data.n == 0 {
             return Err("data.n = 0: need at least one sample".into());
         }
@@ -217,14 +300,27 @@ impl ProbeConfig {
                 self.data.n
             ));
         }
+        let outputs = self.output_dim()?;
         if let OutputMode::Single(o) = self.probe.output
-            && o >= self.model.output_dim
+            && o >= outputs
         {
             return Err(format!(
-                "probe.output = {o}: the model has {} output(s)",
-                self.model.output_dim
+                "probe.output = {o}: the model has {outputs} output(s)"
             ));
         }
         Ok(())
     }
+}
+
+/// The error for data of dimension `d` fed to a ResNet that reads `C x S x S` images;
+/// `what` says where `d` comes from.
+pub fn input_dim_mismatch(r: &ResNetConfig, d: usize, what: &str) -> String {
+    format!(
+        "the ResNet reads resnet.in_channels x resnet.image_size^2 = {} x {}^2 = {} values per \
+         sample, but the data has dimension {d} ({what}); set resnet.image_size and \
+         resnet.in_channels to match the data (CIFAR-10: 32 and 3)",
+        r.in_channels,
+        r.image_size,
+        r.input_dim()
+    )
 }

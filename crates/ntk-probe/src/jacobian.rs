@@ -4,6 +4,8 @@
 
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::tensor::{Gradients, Tensor};
+use faer::linalg::matmul::triangular::{self, BlockStructure};
+use faer::{Accum, Mat, MatRef};
 
 use crate::kernel::{Kernel, OutputMode};
 
@@ -54,9 +56,12 @@ where
     let mut data = Vec::new();
     let mut cols = 0;
     let mut outputs_per_sample = 0;
+    let mut k = 0;
     for i in 0..n {
         let xi = x.clone().narrow(0, i, 1);
-        let k = forward(model, xi.clone()).dims()[1];
+        if i == 0 {
+            k = forward(model, xi.clone()).dims()[1];
+        }
         let outputs: Vec<usize> = match mode {
             OutputMode::Single(o) => vec![o],
             OutputMode::Sum | OutputMode::Full => (0..k).collect(),
@@ -85,36 +90,47 @@ where
 
 impl Jacobian {
     /// `K = F F^T` summed per `mode` (`Sum` adds the outputs' blocks; `Single` and `Full`
-    /// keep every row).
+    /// keep every row), with faer's triangular GEMM (the lower triangle, mirrored: exactly
+    /// symmetric). A ResNet-20 has ~0.27M parameters, so this is GEMM-sized work.
     pub fn ntk(&self, mode: OutputMode) -> Kernel {
-        let dot = |a: usize, b: usize| -> f64 {
-            let (ra, rb) = (
-                &self.data[a * self.cols..(a + 1) * self.cols],
-                &self.data[b * self.cols..(b + 1) * self.cols],
-            );
-            ra.iter().zip(rb).map(|(x, y)| x * y).sum()
+        let k = self.outputs_per_sample.max(1);
+        // Sum: one n x cols block per output, rows o, o + k, ... of F.
+        let (groups, size) = match mode {
+            OutputMode::Sum => (k, self.rows / k),
+            OutputMode::Single(_) | OutputMode::Full => (1, self.rows),
         };
-        match mode {
-            OutputMode::Sum => {
-                let k = self.outputs_per_sample;
-                let n = self.rows / k;
-                let mut out = Kernel::zeros(n);
-                for i in 0..n {
-                    for j in 0..n {
-                        out.data[i * n + j] = (0..k).map(|o| dot(i * k + o, j * k + o)).sum();
-                    }
-                }
-                out
-            }
-            OutputMode::Single(_) | OutputMode::Full => {
-                let mut out = Kernel::zeros(self.rows);
-                for a in 0..self.rows {
-                    for b in 0..self.rows {
-                        out.data[a * self.rows + b] = dot(a, b);
-                    }
-                }
-                out
+        let mut out = Kernel::zeros(size);
+        if size == 0 || self.cols == 0 {
+            return out;
+        }
+        let stride = self.cols * (self.rows / size);
+        let mut g = Mat::<f64>::zeros(size, size);
+        for o in 0..groups {
+            let f = MatRef::from_row_major_slice_with_stride(
+                &self.data[o * self.cols..],
+                size,
+                self.cols,
+                stride,
+            );
+            triangular::matmul(
+                g.as_mut(),
+                BlockStructure::TriangularLower,
+                if o == 0 { Accum::Replace } else { Accum::Add },
+                f,
+                BlockStructure::Rectangular,
+                f.transpose(),
+                BlockStructure::Rectangular,
+                1.0,
+                faer::get_global_parallelism(),
+            );
+        }
+        for i in 0..size {
+            for j in 0..=i {
+                let v = g[(i, j)];
+                out.data[i * size + j] = v;
+                out.data[j * size + i] = v;
             }
         }
+        out
     }
 }

@@ -100,7 +100,7 @@ struct TheoryArgs {
 
 #[derive(Args)]
 struct NtkArgs {
-    /// TOML config with [data], [model], [probe].
+    /// TOML config with [data], [model] (an MLP) or [resnet] (a CIFAR ResNet), [probe].
     #[arg(long)]
     config: PathBuf,
     /// Output directory.
@@ -128,16 +128,16 @@ struct Overrides {
     /// data.input_dim (synthetic).
     #[arg(long)]
     input_dim: Option<usize>,
-    /// model.width.
+    /// model.width (resnet.base_width).
     #[arg(long)]
     width: Option<usize>,
-    /// model.depth.
+    /// model.depth (resnet.depth).
     #[arg(long)]
     depth: Option<usize>,
-    /// model.activation.
+    /// model.activation (MLP only).
     #[arg(long)]
     activation: Option<String>,
-    /// model.seed.
+    /// model.seed (resnet.seed).
     #[arg(long)]
     seed: Option<u64>,
     /// probe.precision: f32 or f64.
@@ -187,23 +187,44 @@ fn apply_overrides(cfg: &mut ProbeConfig, o: &Overrides) -> Result<(), String> {
     if let Some(d) = o.input_dim {
         cfg.data.input_dim = Some(d);
     }
-    if let Some(w) = o.width {
-        cfg.model.width = w;
-    }
-    if let Some(l) = o.depth {
-        cfg.model.depth = l;
-    }
-    if let Some(a) = &o.activation {
-        cfg.model.activation = ActivationKind::parse(a).ok_or_else(|| {
-            let names: Vec<_> = ActivationKind::ALL.iter().map(|k| k.name()).collect();
-            format!(
-                "--activation {a}: unknown activation; expected one of {}",
-                names.join(", ")
-            )
-        })?;
-    }
-    if let Some(s) = o.seed {
-        cfg.model.seed = s;
+    if let Some(r) = cfg.resnet.as_mut() {
+        // A ResNet: --width is its base width, --depth and --seed its own; the variant fixes
+        // the activation.
+        if let Some(w) = o.width {
+            r.base_width = w;
+        }
+        if let Some(l) = o.depth {
+            r.depth = l;
+        }
+        if let Some(a) = &o.activation {
+            return Err(format!(
+                "--activation {a}: a ResNet's activation follows resnet.variant (batch_norm and \
+                 fixup: relu; norm_relu: NormReLU)"
+            ));
+        }
+        if let Some(s) = o.seed {
+            r.seed = s;
+        }
+    } else {
+        let model = cfg.mlp_mut()?;
+        if let Some(w) = o.width {
+            model.width = w;
+        }
+        if let Some(l) = o.depth {
+            model.depth = l;
+        }
+        if let Some(a) = &o.activation {
+            model.activation = ActivationKind::parse(a).ok_or_else(|| {
+                let names: Vec<_> = ActivationKind::ALL.iter().map(|k| k.name()).collect();
+                format!(
+                    "--activation {a}: unknown activation; expected one of {}",
+                    names.join(", ")
+                )
+            })?;
+        }
+        if let Some(s) = o.seed {
+            model.seed = s;
+        }
     }
     if let Some(p) = &o.precision {
         cfg.probe.precision =
@@ -267,6 +288,9 @@ fn print_table(s: &Summary) {
     }
     if let Some(p) = s.pair_grad_angle_deg {
         println!("  pair grad angle     {p:.4} deg");
+    }
+    if let Some(note) = &s.note {
+        println!("  note                {note}");
     }
     println!(
         "  seconds             {:.3} (kernel {:.3}, eigenvalues {:.3})",

@@ -3,15 +3,15 @@
 use std::path::Path;
 use std::time::Instant;
 
-use burn::module::Module;
+use burn::module::{Flag, Module, ModuleMapper, Param};
 use burn::tensor::{Tensor, TensorData};
 use ntk_model::export::{ExportDType, save_safetensors};
-use ntk_model::{Mlp, MlpConfig};
+use ntk_model::{Mlp, MlpConfig, Net, ResNet, ResNetVariant};
 use serde::Serialize;
 
 use crate::angles::{self, MinAngle};
 use crate::backend::{Compute, Precision};
-use crate::config::{Method, ProbeConfig, Protocol};
+use crate::config::{Method, NetConfig, ProbeConfig, Protocol};
 use crate::host;
 use crate::inputs::Inputs;
 use crate::jacobian;
@@ -42,10 +42,15 @@ pub struct Summary {
     pub pair_grad_angle_deg: Option<f64>,
     pub n: usize,
     pub input_dim: usize,
+    /// The MLP's width; a ResNet's `base_width` (channels of its first stage).
     pub width: usize,
+    /// The MLP's hidden layers; a ResNet's depth `6n + 2`.
     pub depth: usize,
+    /// The activation (a ResNet's: `relu`, or `norm_relu(b=..)` for the norm_relu variant).
     pub activation: String,
+    /// The MLP's scaling convention; a ResNet's variant (`batch_norm`, `norm_relu`, `fixup`).
     pub convention: String,
+    /// `ntk` or `standard` (a ResNet is in the standard parameterization).
     pub parameterization: String,
     pub seed: u64,
     pub data: String,
@@ -139,15 +144,10 @@ pub fn compute_kernel(
             structured::ntk(mlp, to_tensor(inputs, compute), mode),
             "device",
         ),
-        _ => {
-            // Evaluation mode (BatchNorm uses its running statistics): samples do not
-            // interact, so each per-sample gradient is well defined.
-            let ad = compute.device.clone().autodiff();
-            let model = set_eval(mlp.clone().fork(&ad).train());
-            let x = to_tensor(inputs, compute).to_device(&ad);
-            let jac = jacobian::per_sample_jacobian(&model, |m, x| m.forward(x), &x, mode);
-            (jac.ntk(mode), "autodiff")
-        }
+        _ => (
+            autodiff_kernel(mlp, inputs, compute, mode, |m: &Mlp, x| m.forward(x)),
+            "autodiff",
+        ),
     };
     Ok(KernelResult {
         kernel,
@@ -156,13 +156,61 @@ pub fn compute_kernel(
     })
 }
 
-/// Puts normalization layers into evaluation mode while keeping parameters on the autodiff
-/// device.
-fn set_eval(mut mlp: Mlp) -> Mlp {
-    for bn in &mut mlp.batch_norms {
-        bn.training = burn::module::Param::from_bool(false);
+/// Switches every module-owned training flag off (BatchNorm then uses its running
+/// statistics) and leaves the parameters' gradient tracking as it is.
+struct EvalFlags;
+
+impl ModuleMapper for EvalFlags {
+    fn map_flag(&mut self, _flag: Param<Flag>) -> Param<Flag> {
+        Param::from_bool(false)
     }
-    mlp
+}
+
+/// `model` in evaluation mode with its parameters still tracked on an autodiff device.
+pub fn eval_mode<M: Module>(model: M) -> M {
+    model.map(&mut EvalFlags)
+}
+
+/// The NTK through per-sample autodiff gradients (any module), in evaluation mode: with
+/// BatchNorm on its running statistics samples do not interact, so each per-sample
+/// gradient is well defined.
+fn autodiff_kernel<M: Module>(
+    model: &M,
+    inputs: &Inputs,
+    compute: &Compute,
+    mode: OutputMode,
+    forward: impl Fn(&M, Tensor<2>) -> Tensor<2>,
+) -> Kernel {
+    let ad = compute.device.clone().autodiff();
+    let model = eval_mode(model.clone().fork(&ad).train());
+    let x = to_tensor(inputs, compute).to_device(&ad);
+    jacobian::per_sample_jacobian(&model, forward, &x, mode).ntk(mode)
+}
+
+/// The NTK of any network the trainer holds: an MLP by [`compute_kernel`], a ResNet through
+/// the autodiff path (evaluation mode).
+pub fn compute_kernel_net(
+    net: &Net,
+    inputs: &Inputs,
+    compute: &Compute,
+    method: Method,
+    mode: OutputMode,
+) -> Result<KernelResult, String> {
+    match net {
+        Net::Mlp(m) => compute_kernel(m, inputs, compute, method, mode),
+        Net::ResNet(r) => match method {
+            Method::Auto | Method::Autodiff => Ok(KernelResult {
+                kernel: autodiff_kernel(r, inputs, compute, mode, |m: &ResNet, x| m.forward(x)),
+                method: Method::Autodiff,
+                engine: "autodiff",
+            }),
+            _ => Err(format!(
+                "probe.method = {}: a ResNet's NTK is taken through the autodiff path \
+                 (method = \"autodiff\" or \"auto\")",
+                serde_json::to_string(&method).unwrap_or_default()
+            )),
+        },
+    }
 }
 
 /// Runs a configured probe; writes the files to `out` when given.
@@ -174,9 +222,20 @@ pub fn run(
     save_weights: bool,
 ) -> Result<Summary, String> {
     let start = Instant::now();
-    let mlp = build_model(cfg, inputs, compute)?;
+    let net = build_net(cfg, inputs, compute)?;
+    let mlp = match &net {
+        Net::Mlp(m) => Some(m),
+        Net::ResNet(_) if save_weights => {
+            return Err(
+                "--save-weights writes an MLP's layers (weights.safetensors); it is not \
+                 available for a [resnet] config"
+                    .into(),
+            );
+        }
+        Net::ResNet(_) => None,
+    };
     let phase = Phase::start("kernel");
-    let result = compute_kernel(&mlp, inputs, compute, cfg.probe.method, cfg.probe.output)?;
+    let result = compute_kernel_net(&net, inputs, compute, cfg.probe.method, cfg.probe.output)?;
     let kernel_seconds = phase.finish();
     let gram = gram_spectrum(inputs)?;
     let (mut summary, eigenvalues) = summarize(
@@ -184,7 +243,7 @@ pub fn run(
         cfg.probe.protocol,
         inputs,
         compute,
-        &mlp,
+        &net,
         &result,
         &gram,
         kernel_seconds,
@@ -197,19 +256,100 @@ pub fn run(
             Some(inputs),
             Some(&result.kernel),
             &eigenvalues,
-            save_weights.then_some(&mlp),
+            mlp.filter(|_| save_weights),
         )?;
     }
     Ok(summary)
 }
 
-/// The configured network with the data's input dimension.
+/// The configured MLP (`[model]`) with the data's input dimension; an error for a
+/// `[resnet]` config.
 pub fn build_model(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> Result<Mlp, String> {
     let model_cfg = MlpConfig {
         input_dim: inputs.d,
-        ..cfg.model.clone()
+        ..cfg.mlp()?.clone()
     };
     Mlp::new(&model_cfg, &compute.device, compute.dtype()).map_err(|e| e.to_string())
+}
+
+/// The configured network: the MLP of `[model]` (input dimension from the data) or the
+/// ResNet of `[resnet]`, whose `in_channels * image_size^2` must equal the data's dimension.
+pub fn build_net(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> Result<Net, String> {
+    match cfg.net()? {
+        NetConfig::Mlp(_) => build_model(cfg, inputs, compute).map(Net::Mlp),
+        NetConfig::ResNet(r) => {
+            if r.input_dim() != inputs.d {
+                return Err(crate::config::input_dim_mismatch(
+                    r,
+                    inputs.d,
+                    &inputs.description,
+                ));
+            }
+            ResNet::new(r, &compute.device, compute.dtype())
+                .map(Net::ResNet)
+                .map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// What a summary reports about the network.
+struct NetFacts {
+    width: usize,
+    depth: usize,
+    activation: String,
+    convention: String,
+    parameterization: String,
+    seed: u64,
+    output_dim: usize,
+    note: Option<String>,
+}
+
+impl NetFacts {
+    fn of(net: &Net) -> Self {
+        match net {
+            Net::Mlp(mlp) => {
+                let c = mlp.config();
+                Self {
+                    width: c.width,
+                    depth: c.depth,
+                    activation: c.activation().to_string(),
+                    convention: format!("{:?}", c.convention).to_lowercase(),
+                    parameterization: format!("{:?}", c.parameterization).to_lowercase(),
+                    seed: c.seed,
+                    output_dim: c.output_dim,
+                    note: match c.normalization {
+                        ntk_model::Normalization::BatchNorm => Some(
+                            "BatchNorm couples the samples of a batch: the NTK is taken in \
+                             evaluation mode (running statistics)"
+                                .to_string(),
+                        ),
+                        _ => None,
+                    },
+                }
+            }
+            Net::ResNet(r) => {
+                let c = r.config();
+                Self {
+                    width: c.base_width,
+                    depth: c.depth,
+                    activation: c.activation().to_string(),
+                    convention: c.variant.name().to_string(),
+                    parameterization: "standard".to_string(),
+                    seed: c.seed,
+                    output_dim: c.num_classes,
+                    note: Some(match c.variant {
+                        ResNetVariant::BatchNorm => "ResNet NTK through per-sample autodiff; \
+                             BatchNorm in evaluation mode (running statistics)"
+                            .to_string(),
+                        _ => format!(
+                            "ResNet NTK through per-sample autodiff ({}: no normalization layers)",
+                            c.describe()
+                        ),
+                    }),
+                }
+            }
+        }
+    }
 }
 
 /// The spectrum of the inputs' Gram matrix `X X^T` (the depth-0 kernel), in f64.
@@ -225,14 +365,23 @@ pub fn summarize(
     protocol: Protocol,
     inputs: &Inputs,
     compute: &Compute,
-    mlp: &Mlp,
+    net: &Net,
     result: &KernelResult,
     gram_spec: &Spectrum,
     kernel_seconds: f64,
 ) -> Result<(Summary, Vec<f64>), String> {
     let start = Instant::now();
     let mode = cfg.probe.output;
-    let model_cfg = mlp.config();
+    let facts = NetFacts::of(net);
+    let mlp = match net {
+        Net::Mlp(m) => Some(m),
+        Net::ResNet(_) => None,
+    };
+    let embedding_mlp = || {
+        mlp.ok_or_else(|| {
+            "probe.embedding_angles and probe.pair are implemented for MLPs only".to_string()
+        })
+    };
     let kernel = &result.kernel;
     let phase = Phase::start("eigenvalues");
     let eps = compute.precision.epsilon();
@@ -247,10 +396,10 @@ pub fn summarize(
                 kernel,
                 inputs.n,
                 cfg.probe.block_size,
-                model_cfg.seed,
+                facts.seed,
                 eps,
                 mode,
-                model_cfg.output_dim,
+                facts.output_dim,
             )?;
             (summary, ev, Some(count))
         }
@@ -262,7 +411,7 @@ pub fn summarize(
         _ => angles::min_angle(kernel),
     };
     let embedding_min = if cfg.probe.embedding_angles {
-        let grams = structured::embedding_grams(mlp, to_tensor(inputs, compute));
+        let grams = structured::embedding_grams(embedding_mlp()?, to_tensor(inputs, compute));
         Some(
             grams
                 .iter()
@@ -275,7 +424,7 @@ pub fn summarize(
     let (pair_embedding, pair_grad) = match cfg.probe.pair {
         Some([i, j]) => {
             let two = inputs.select(&[i, j]);
-            let grams = structured::embedding_grams(mlp, to_tensor(&two, compute));
+            let grams = structured::embedding_grams(embedding_mlp()?, to_tensor(&two, compute));
             let theta: Vec<f64> = grams.iter().map(|g| angles::angle_deg(g, 0, 1)).collect();
             let grad = match mode {
                 OutputMode::Full => None,
@@ -285,13 +434,6 @@ pub fn summarize(
         }
         None => (None, None),
     };
-    let note = match model_cfg.normalization {
-        ntk_model::Normalization::BatchNorm => {
-            Some("BatchNorm couples the samples of a batch: the NTK is taken in evaluation mode (running statistics)".to_string())
-        }
-        _ => None,
-    };
-
     let summary = Summary {
         lambda_min: spec.lambda_min,
         lambda_max: spec.lambda_max,
@@ -308,12 +450,12 @@ pub fn summarize(
         pair_grad_angle_deg: pair_grad,
         n: inputs.n,
         input_dim: inputs.d,
-        width: model_cfg.width,
-        depth: model_cfg.depth,
-        activation: model_cfg.activation().to_string(),
-        convention: format!("{:?}", model_cfg.convention).to_lowercase(),
-        parameterization: format!("{:?}", model_cfg.parameterization).to_lowercase(),
-        seed: model_cfg.seed,
+        width: facts.width,
+        depth: facts.depth,
+        activation: facts.activation,
+        convention: facts.convention,
+        parameterization: facts.parameterization,
+        seed: facts.seed,
         data: inputs.description.clone(),
         precision: compute.precision.to_string(),
         backend: compute.backend.to_string(),
@@ -323,7 +465,7 @@ pub fn summarize(
         protocol: protocol.name().to_string(),
         block_size: (protocol == Protocol::Blocks).then_some(cfg.probe.block_size),
         blocks,
-        note,
+        note: facts.note,
         kernel_seconds,
         eigen_seconds,
         seconds: kernel_seconds + start.elapsed().as_secs_f64(),

@@ -64,6 +64,18 @@ pub struct SweepConfig {
 
 impl SweepConfig {
     pub fn load(path: &Path) -> Result<Self, String> {
+        // Sweeps vary an MLP's activation and depth; a [resnet] table would otherwise be
+        // refused as an unknown key, which does not say why.
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(table) = text.parse::<toml::Table>()
+            && table.contains_key("resnet")
+        {
+            return Err(format!(
+                "{}: [resnet]: sweeps run MLPs only ([model]); probe a ResNet one network at a \
+                 time with `ntk-probe ntk --config FILE --out DIR`",
+                path.display()
+            ));
+        }
         let cfg: Self = crate::config::load_toml(path)?;
         cfg.validate()
             .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -92,7 +104,8 @@ impl SweepConfig {
         }
         ProbeConfig {
             data: self.data.clone(),
-            model,
+            model: Some(model),
+            resnet: None,
             probe: self.probe.clone(),
         }
     }
@@ -200,10 +213,10 @@ pub fn run_sweep(
             point.activation, point.depth, point.seed
         ));
         let pcfg = cfg.probe_config(point.activation, point.depth, point.seed);
-        let mlp = run::build_model(&pcfg, &inputs, &compute)?;
+        let net = run::build_net(&pcfg, &inputs, &compute)?;
         let t = Instant::now();
-        let result = run::compute_kernel(
-            &mlp,
+        let result = run::compute_kernel_net(
+            &net,
             &inputs,
             &compute,
             pcfg.probe.method,
@@ -216,7 +229,7 @@ pub fn run_sweep(
                 protocol,
                 &inputs,
                 &compute,
-                &mlp,
+                &net,
                 &result,
                 &gram,
                 kernel_seconds,
