@@ -353,8 +353,20 @@ impl NetFacts {
 }
 
 /// The spectrum of the inputs' Gram matrix `X X^T` (the depth-0 kernel), in f64.
+///
+/// With more samples than dimensions (`n > d`), `X X^T` has the `d` nonzero eigenvalues of
+/// the `d x d` covariance `X^T X` and `n - d` exact zeros, so the spectrum is taken from the
+/// small matrix (`O(n d^2 + d^3)` instead of `O(n^3)`: for 10,000 MNIST images, a 784 x 784
+/// eigenproblem instead of a 10,000 x 10,000 one).
 pub fn gram_spectrum(inputs: &Inputs) -> Result<Spectrum, String> {
-    let gram = Kernel::gram(&inputs.x, inputs.n, inputs.d);
+    let (n, d) = (inputs.n, inputs.d);
+    if n > d {
+        let mut eigenvalues = vec![0.0; n - d];
+        eigenvalues.extend(spectrum::covariance_eigenvalues(&inputs.x, n, d)?);
+        eigenvalues.sort_by(f64::total_cmp);
+        return Ok(spectrum::classify(eigenvalues, Precision::F64.epsilon()));
+    }
+    let gram = Kernel::gram(&inputs.x, n, d);
     spectrum::spectrum(&gram, Precision::F64.epsilon())
 }
 
