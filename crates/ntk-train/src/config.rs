@@ -242,8 +242,8 @@ impl TrainConfig {
             }
         }
         if let Some(s) = &self.sweep {
-            if !s.families.is_empty() && !(s.activations.is_empty() && s.normalizations.is_empty())
-            {
+            let pair_axes = !s.activations.is_empty() || !s.normalizations.is_empty();
+            if !s.families.is_empty() && pair_axes {
                 return Err(
                     "sweep.families replaces sweep.activations and sweep.normalizations: \
                      give families alone"

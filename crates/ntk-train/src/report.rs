@@ -133,6 +133,9 @@ pub struct BestRow {
 
 type Key = (usize, String, String);
 
+/// How a figure's curve is read from the runs of one configuration.
+type CurveOf<'a> = dyn Fn(&[&RunRecord]) -> Vec<(f64, f64)> + 'a;
+
 fn mean(v: impl Iterator<Item = f64>) -> Option<f64> {
     let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
     (n > 0).then(|| s / n as f64)
@@ -268,10 +271,7 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> Result<Vec<PathBu
             (label, color, dash, members)
         })
         .collect();
-    let figure = |title: &str,
-                  y: &str,
-                  log: bool,
-                  points: &dyn Fn(&[&RunRecord]) -> Vec<(f64, f64)>| Figure {
+    let figure = |title: &str, y: &str, log: bool, points: &CurveOf| Figure {
         title: title.into(),
         x_label: "epoch".into(),
         y_label: y.into(),

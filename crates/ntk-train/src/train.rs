@@ -291,9 +291,8 @@ pub fn train(
     let mut last_checkpoint = found.as_ref().map_or(0, |c| c.pointer.epoch);
     let mut last_good: Option<(Model, ModuleOptimizer, usize, usize)> = None;
     let mut diverged_epoch = None;
-    let mut ran = 0;
     for epoch in first_epoch..=epochs {
-        if opts.stop_after.is_some_and(|s| ran >= s) {
+        if opts.stop_after.is_some_and(|s| epoch - first_epoch >= s) {
             break;
         }
         let epoch_start = Instant::now();
@@ -387,7 +386,6 @@ pub fn train(
             last_good = Some((model.clone(), optim.clone(), epoch, iteration));
         }
         epoch_bar.inc(1);
-        ran += 1;
     }
     epoch_bar.finish_and_clear();
     if let Some(e) = diverged_epoch {

@@ -4,6 +4,7 @@
 
 use ntk_probe::backend::{self, Compute, Precision};
 use ntk_train::config::TrainConfig;
+use ntk_train::metrics::EpochMetrics;
 use ntk_train::progress::Reporter;
 use ntk_train::train::{self, Data, RunOptions, TrainSummary};
 
@@ -26,4 +27,17 @@ pub fn data(cfg: &TrainConfig) -> Data {
 
 pub fn run(cfg: &TrainConfig, dir: &std::path::Path, opts: RunOptions) -> TrainSummary {
     train::train(cfg, &data(cfg), &cpu(), dir, opts, &Reporter::silent()).unwrap()
+}
+
+/// The numbers of a row that must not depend on an interruption (timings may).
+pub fn numbers(r: &EpochMetrics) -> (usize, usize, u64, u64, Option<u64>, Option<u64>, u64) {
+    (
+        r.epoch,
+        r.iteration,
+        r.train_loss.to_bits(),
+        r.train_accuracy.to_bits(),
+        r.test_loss.map(f64::to_bits),
+        r.test_accuracy.map(f64::to_bits),
+        r.lr.to_bits(),
+    )
 }

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::cpu;
+use common::{cpu, numbers};
 use ntk_model::{ResNetConfig, ResNetVariant};
 use ntk_train::config::TrainConfig;
 use ntk_train::metrics::{EpochMetrics, read_csv};
@@ -56,15 +56,6 @@ augment = true
 fn run(cfg: &TrainConfig, out: &Path, opts: RunOptions) -> train::TrainSummary {
     let data = train::load_data(&cfg.data, cfg.train.test_n).unwrap();
     train::train(cfg, &data, &cpu(), out, opts, &Reporter::silent()).unwrap()
-}
-
-fn numbers(r: &EpochMetrics) -> (u64, u64, Option<u64>, u64) {
-    (
-        r.train_loss.to_bits(),
-        r.train_accuracy.to_bits(),
-        r.test_loss.map(f64::to_bits),
-        r.lr.to_bits(),
-    )
 }
 
 #[test]

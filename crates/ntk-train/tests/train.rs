@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{cpu, data, digits_config, run};
+use common::{cpu, data, digits_config, numbers, run};
 use ntk_train::metrics::{EpochMetrics, METRICS_COLUMNS, NtkRow, read_csv};
 use ntk_train::progress::Reporter;
 use ntk_train::schedule::ScheduleKind;
@@ -32,19 +32,6 @@ fn tiny_digits_run_learns_and_writes_metrics() {
     for f in ["config.toml", "summary.json", "checkpoint.json"] {
         assert!(dir.path().join(f).exists(), "{f}");
     }
-}
-
-/// The numbers of a row that must not depend on an interruption (timings may).
-fn numbers(r: &EpochMetrics) -> (usize, usize, u64, u64, Option<u64>, Option<u64>, u64) {
-    (
-        r.epoch,
-        r.iteration,
-        r.train_loss.to_bits(),
-        r.train_accuracy.to_bits(),
-        r.test_loss.map(f64::to_bits),
-        r.test_accuracy.map(f64::to_bits),
-        r.lr.to_bits(),
-    )
 }
 
 #[test]
