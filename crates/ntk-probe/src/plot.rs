@@ -121,7 +121,7 @@ impl Figure {
             })
         };
         let finite = |v: &f64| v.is_finite() && (!self.log_y || *v > 0.0);
-        let xs: Vec<f64> = pts().map(|p| p.0).filter(finite).collect();
+        let xs: Vec<f64> = pts().map(|p| p.0).filter(|x| x.is_finite()).collect();
         let lo: Vec<f64> = pts().flat_map(|p| [p.1, p.2]).filter(finite).collect();
         let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
         let max = |v: &[f64]| v.iter().copied().fold(f64::NEG_INFINITY, f64::max);

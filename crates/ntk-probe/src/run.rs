@@ -184,7 +184,7 @@ fn autodiff_kernel<M: Module>(
     let ad = compute.device.clone().autodiff();
     let model = eval_mode(model.clone().fork(&ad).train());
     let x = to_tensor(inputs, compute).to_device(&ad);
-    jacobian::per_sample_jacobian(&model, forward, &x, mode).ntk(mode)
+    jacobian::ntk_by_autodiff(&model, forward, &x, mode)
 }
 
 /// The NTK of any network the trainer holds: an MLP by [`compute_kernel`], a ResNet through

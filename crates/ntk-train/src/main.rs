@@ -84,7 +84,7 @@ enum Command {
     /// Merge finished runs of a sweep into DIR/sweep.csv, DIR/best.csv and figures.
     Collect {
         dir: PathBuf,
-        /// Training loss on a log scale.
+        /// Also draw the training loss on a log scale (train_loss_log).
         #[arg(long)]
         log: bool,
     },
@@ -231,7 +231,7 @@ fn run(args: RunArgs) -> Result<(), String> {
         stop_after: None,
     };
     let outcome = sweep::run(&cfg, &out, shard, &compute, opts, &reporter)?;
-    let written = ntk_train::report::collect(&out, false)?;
+    let written = ntk_train::report::collect(&out, true)?;
     println!(
         "{} run(s) trained, {} already finished, {} diverged; backend {} {}; wrote {}",
         outcome.ran,

@@ -217,8 +217,9 @@ fn ntk_curve(runs: &[&RunRecord], value: impl Fn(&NtkRow) -> Option<f64>) -> Vec
     mean_curve(&tables, |r| r.epoch, value)
 }
 
-/// Figures of the chosen configurations: training loss (Fig. 3), test accuracy, and, when
-/// the probe ran during training, kappa and the minimum gradient angle vs epoch.
+/// Figures of the chosen configurations: training loss (Fig. 3; with `log_y` also on a log
+/// scale, `train_loss_log`), test accuracy, and, when the probe ran during training, kappa
+/// and the minimum gradient angle vs epoch.
 pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> Result<Vec<PathBuf>, String> {
     let best = choose(runs);
     let styles: Vec<(String, String)> = {
@@ -299,12 +300,22 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> Result<Vec<PathBu
         written.push(out.join(format!("{stem}.svg")));
         Ok(())
     };
+    let loss = |m: &[&RunRecord]| metric_curve(m, |r| Some(r.train_loss));
     save(
-        figure("Training loss", "train loss (cross-entropy)", log_y, &|m| {
-            metric_curve(m, |r| Some(r.train_loss))
-        }),
+        figure("Training loss", "train loss (cross-entropy)", false, &loss),
         "train_loss",
     )?;
+    if log_y {
+        save(
+            figure(
+                "Training loss",
+                "train loss (cross-entropy, log scale)",
+                true,
+                &loss,
+            ),
+            "train_loss_log",
+        )?;
+    }
     save(
         figure("Test accuracy", "test accuracy", false, &|m| {
             metric_curve(m, |r| r.test_accuracy)
