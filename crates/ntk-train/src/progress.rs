@@ -1,46 +1,55 @@
-//! Progress: indicatif bars (sweep, epochs, batches, with loss and throughput) on a
-//! terminal; plain log lines, one per epoch, when stderr is not a terminal (a cluster log).
+//! Progress: indicatif bars (sweep, epochs, batches, with loss and throughput) when the
+//! output is a terminal; plain log lines, one per epoch, when stdout is not a terminal (a
+//! cluster job's log file).
 
 use std::io::IsTerminal;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Bars on stderr, log lines above them.
+    Bars,
+    /// No bars; log lines on stdout.
+    Lines,
+    /// Nothing (tests, benchmarks).
+    Silent,
+}
+
 #[derive(Clone)]
 pub struct Reporter {
     multi: MultiProgress,
-    interactive: bool,
+    mode: Mode,
 }
 
 impl Default for Reporter {
+    /// Bars when both stdout and stderr are terminals, log lines otherwise.
     fn default() -> Self {
-        Self::new(std::io::stderr().is_terminal())
+        let terminal = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+        Self::with_mode(if terminal { Mode::Bars } else { Mode::Lines })
     }
 }
 
 impl Reporter {
-    /// `interactive = false` draws nothing and logs lines instead.
-    pub fn new(interactive: bool) -> Self {
+    fn with_mode(mode: Mode) -> Self {
         let multi = MultiProgress::new();
-        if !interactive {
+        if mode != Mode::Bars {
             multi.set_draw_target(ProgressDrawTarget::hidden());
         }
-        Self { multi, interactive }
+        Self { multi, mode }
     }
 
-    /// A reporter that neither draws nor logs (tests, benchmarks).
+    /// Log lines on stdout, no bars.
+    pub fn lines() -> Self {
+        Self::with_mode(Mode::Lines)
+    }
+
+    /// A reporter that neither draws nor logs.
     pub fn silent() -> Self {
-        let r = Self::new(false);
-        Self {
-            interactive: true,
-            ..r
-        }
+        Self::with_mode(Mode::Silent)
     }
 
-    pub fn interactive(&self) -> bool {
-        self.interactive
-    }
-
-    /// A bar of `len` steps labelled `prefix`; hidden when not interactive.
+    /// A bar of `len` steps labelled `prefix`; hidden unless drawing bars.
     pub fn bar(&self, len: u64, prefix: String) -> ProgressBar {
         let bar = self.multi.add(ProgressBar::new(len));
         bar.set_style(
@@ -55,12 +64,12 @@ impl Reporter {
 
     /// A line for the log: above the bars on a terminal, on stdout otherwise.
     pub fn log(&self, line: &str) {
-        if self.multi.is_hidden() {
-            if !self.interactive {
-                println!("{line}");
+        match self.mode {
+            Mode::Bars => {
+                let _ = self.multi.println(line);
             }
-        } else {
-            let _ = self.multi.println(line);
+            Mode::Lines => println!("{line}"),
+            Mode::Silent => {}
         }
     }
 }
