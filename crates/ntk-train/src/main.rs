@@ -65,6 +65,9 @@ struct RunArgs {
     /// Override data.n.
     #[arg(long)]
     n: Option<usize>,
+    /// Override train.test_n.
+    #[arg(long)]
+    test_n: Option<usize>,
     /// Override the model's depth.
     #[arg(long)]
     depth: Option<usize>,
@@ -158,6 +161,9 @@ fn load(args: &RunArgs) -> Result<TrainConfig, String> {
     }
     if let Some(n) = args.n {
         cfg.data.n = n;
+    }
+    if let Some(n) = args.test_n {
+        cfg.train.test_n = n;
     }
     let mut spec = cfg.spec()?;
     if let Some(d) = args.depth {
