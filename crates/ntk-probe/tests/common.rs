@@ -1,6 +1,9 @@
 //! Shared helpers of the probe's tests.
 #![allow(dead_code)]
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
 use burn::tensor::{DType, Tensor, TensorData};
 use ntk_model::{Mlp, MlpConfig};
 use ntk_probe::backend::{self, Compute, Precision};
@@ -24,4 +27,16 @@ pub fn gaussian_inputs(n: usize, d: usize, seed: u64) -> Vec<f64> {
 
 pub fn dtype(p: Precision) -> DType {
     p.dtype()
+}
+
+/// The `ntk-probe` binary of this build.
+pub fn probe() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
+}
+
+/// Writes `text` to `dir/name` (a config for the binary) and returns the path.
+pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
 }

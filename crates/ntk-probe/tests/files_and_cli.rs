@@ -1,18 +1,14 @@
 //! The command line: files written, and bad input refused with a clear error.
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
+use std::path::Path;
+
+use common::probe;
 use ntk_probe::npy;
 
-fn probe() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
-}
-
 fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {
-    let p = dir.join("probe.toml");
-    std::fs::write(&p, text).unwrap();
-    p
+    common::write_file(dir, "probe.toml", text)
 }
 
 const SMALL: &str = r#"

@@ -25,8 +25,10 @@
 //! a ResNet.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
+
+mod common;
+use common::{probe, write_file};
 
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::tensor::{Tensor, TensorData};
@@ -321,16 +323,6 @@ fn fixup_resnet_ntk_equals_finite_difference_jacobian_product() {
 
 // ---- the command line ----
 
-fn probe() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
 const RESNET: &str = r#"
 [data]
 dataset = "synthetic"
@@ -353,7 +345,7 @@ precision = "f64"
 #[test]
 fn ntk_with_a_resnet_config_writes_the_usual_files() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = write(dir.path(), "resnet.toml", RESNET);
+    let cfg = write_file(dir.path(), "resnet.toml", RESNET);
     let out = dir.path().join("out");
     let o = probe()
         .args(["ntk", "--config"])
@@ -428,7 +420,7 @@ fn bad_resnet_configs_are_refused_with_clear_errors() {
     let out = dir.path().join("out");
 
     // The data's dimension does not match C x S x S.
-    let bad_dim = write(
+    let bad_dim = write_file(
         dir.path(),
         "dim.toml",
         &RESNET.replace("input_dim = 32", "input_dim = 33"),
@@ -455,7 +447,7 @@ fn bad_resnet_configs_are_refused_with_clear_errors() {
     }
 
     // Both network tables, and neither.
-    let both = write(
+    let both = write_file(
         dir.path(),
         "both.toml",
         &format!("{RESNET}\n[model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\n"),
@@ -467,13 +459,13 @@ fn bad_resnet_configs_are_refused_with_clear_errors() {
         .unwrap()
         .to_string()
         .replace("[data]", "[probe]\nprecision = \"f64\"\n\n[data]");
-    let neither = write(dir.path(), "neither.toml", &neither_text);
+    let neither = write_file(dir.path(), "neither.toml", &neither_text);
     fails_with(&["ntk"], &neither, &out, &["[model]", "[resnet]"]);
     assert!(ProbeConfig::parse(&std::fs::read_to_string(&both).unwrap()).is_err());
     assert!(ProbeConfig::parse(&neither_text).is_err());
 
     // Methods other than autodiff.
-    let structured = write(
+    let structured = write_file(
         dir.path(),
         "structured.toml",
         &format!("{RESNET}method = \"structured\"\n"),
@@ -481,7 +473,7 @@ fn bad_resnet_configs_are_refused_with_clear_errors() {
     fails_with(&["ntk"], &structured, &out, &["probe.method", "autodiff"]);
 
     // A sweep over a ResNet.
-    let sweep = write(
+    let sweep = write_file(
         dir.path(),
         "sweep.toml",
         &format!(
