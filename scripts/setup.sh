@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine lacks for the tests and the GPU code path:
+# - OpenBLAS (Debian package libopenblas-dev): the host GEMMs and the eigensolver of the
+#   probe and of the training engine link it when present (crates/ntk-probe/build.rs; without
+#   it they fall back to faer, about 2x slower);
 # - Mesa's lavapipe (software Vulkan, Debian package mesa-vulkan-drivers) and the Vulkan
 #   loader, so the wgpu backend runs without a GPU;
 # - the real data sets (datasets/fetch.sh).
@@ -8,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for pkg in mesa-vulkan-drivers libvulkan1; do
+for pkg in libopenblas-dev mesa-vulkan-drivers libvulkan1; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

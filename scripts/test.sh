@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The test command of the README: fetches the real data sets (idempotent) and runs every
+# The test command of the README: installs what is missing (scripts/setup.sh: OpenBLAS,
+# lavapipe, the real data sets; idempotent) and runs every
 # test of the workspace on the CPU default backend. With NTK_TEST_WGPU=1 (CI sets it) the
 # same run also builds the wgpu backend and runs its tests (tests/wgpu_backend.rs), which
 # need a Vulkan adapter: Mesa's lavapipe on a machine without a GPU (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash datasets/fetch.sh
+bash scripts/setup.sh     # OpenBLAS, lavapipe, the data sets (idempotent)
 features=()
 if [ "${NTK_TEST_WGPU:-0}" = 1 ]; then
     features=(--features ntk-probe/wgpu)

@@ -1,47 +1,20 @@
-//! The structured NTK on the CPU with faer's GEMM: the same algebra as
+//! The structured NTK on the CPU with host GEMMs ([`crate::linalg`]: the system OpenBLAS by
+//! default, faer without the `openblas` feature): the same algebra as
 //! [`crate::structured`] (see its doc for the formula), with the Gram products computed into
-//! the lower triangle only (faer's triangular matmul, half the FLOPs) and the Hadamard
-//! accumulation done in place on that triangle.
+//! the lower triangle only (SYRK, half the FLOPs) and the Hadamard accumulation done in
+//! place on that triangle.
 //!
-//! Why a second engine: on this class of machine (2 cores, AVX-512) faer's GEMM runs at
-//! ~110 GFLOP/s in f32 where the Burn CPU backends' matmul runs at ~15-20 (see
+//! Why a second engine: on this class of machine (2 cores, AVX-512) OpenBLAS's SGEMM runs at
+//! ~190 GFLOP/s and faer's at ~100 where the Burn CPU backends' matmul runs at ~30 (see
 //! `experiments/bench/README.md`), and the NTK is nothing but GEMMs. GPU backends keep the
 //! device path. Both are tested against the autodiff reference.
 
-use faer::linalg::matmul::matmul;
-use faer::linalg::matmul::triangular::{self, BlockStructure};
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Mat, MatRef};
 use ntk_model::{Activation, Mlp};
 
 use crate::kernel::Kernel;
-
-/// The float types the host engine runs in.
-pub trait Real: faer::traits::RealField + Copy + Send + Sync + 'static {
-    fn of(v: f64) -> Self;
-    fn f64(self) -> f64;
-}
-
-impl Real for f32 {
-    fn of(v: f64) -> Self {
-        v as f32
-    }
-    fn f64(self) -> f64 {
-        f64::from(self)
-    }
-}
-
-impl Real for f64 {
-    fn of(v: f64) -> Self {
-        v
-    }
-    fn f64(self) -> f64 {
-        self
-    }
-}
-
-fn par() -> Par {
-    faer::get_global_parallelism()
-}
+pub use crate::linalg::Real;
+use crate::linalg::{gemm, gram_lower as syrk_lower};
 
 /// A row-major `rows x cols` f64 buffer as a faer matrix in `T`.
 fn mat<T: Real>(v: &[f64], rows: usize, cols: usize) -> Mat<T> {
@@ -49,12 +22,24 @@ fn mat<T: Real>(v: &[f64], rows: usize, cols: usize) -> Mat<T> {
 }
 
 /// `s(z) gamma` and `s'(z) gamma`, elementwise, column by column.
-fn activate<T: Real>(z: &Mat<T>, act: &Activation, gamma: f64) -> (Mat<T>, Mat<T>) {
+pub fn activate<T: Real>(z: &Mat<T>, act: &Activation, gamma: f64) -> (Mat<T>, Mat<T>) {
     let (n, m) = (z.nrows(), z.ncols());
     let mut a = Mat::<T>::zeros(n, m);
     let mut s = Mat::<T>::zeros(n, m);
+    activate_into(z, act, gamma, &mut a, &mut s);
+    (a, s)
+}
+
+/// [`activate`] into existing buffers of `z`'s shape (column-major).
+pub fn activate_into<T: Real>(
+    z: &Mat<T>,
+    act: &Activation,
+    gamma: f64,
+    a: &mut Mat<T>,
+    s: &mut Mat<T>,
+) {
     let g = T::of(gamma);
-    for j in 0..m {
+    for j in 0..z.ncols() {
         let zc = z.col_as_slice(j);
         let (ac, sc) = (a.col_as_slice_mut(j), s.col_as_slice_mut(j));
         let cols = zc.iter().zip(ac.iter_mut()).zip(sc.iter_mut());
@@ -81,25 +66,11 @@ fn activate<T: Real>(z: &Mat<T>, act: &Activation, gamma: f64) -> (Mat<T>, Mat<T
             }
         }
     }
-    (a, s)
 }
 
 /// The lower triangle of `M M^T`.
 fn gram_lower<T: Real>(m: MatRef<'_, T>) -> Mat<T> {
-    let n = m.nrows();
-    let mut g = Mat::<T>::zeros(n, n);
-    triangular::matmul(
-        g.as_mut(),
-        BlockStructure::TriangularLower,
-        Accum::Replace,
-        m,
-        BlockStructure::Rectangular,
-        m.transpose(),
-        BlockStructure::Rectangular,
-        T::of(1.0),
-        par(),
-    );
-    g
+    syrk_lower(m, T::of(1.0))
 }
 
 /// The per-layer factors on the host: layer inputs `a_0..a_L` and, for the selected outputs
@@ -141,13 +112,11 @@ pub fn factors<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> Ho
     let mut slopes = Vec::with_capacity(depth);
     for l in 0..depth {
         let mut z = Mat::<T>::zeros(n, sizes[l + 1]);
-        matmul(
+        gemm(
             z.as_mut(),
-            Accum::Replace,
             inputs[l].as_ref(),
             weights[l].as_ref(),
             T::of(scales.beta[l]),
-            par(),
         );
         if let Some(b) = &biases[l] {
             for (j, bj) in b.iter().enumerate() {
@@ -178,13 +147,11 @@ pub fn factors<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> Ho
             for l in (0..depth - 1).rev() {
                 // D_l = beta_{l+1} (D_{l+1} W_{l+1}^T) .* s'(Z_l) gamma_l.
                 let mut back = Mat::<T>::zeros(n, m);
-                matmul(
+                gemm(
                     back.as_mut(),
-                    Accum::Replace,
                     d.as_ref(),
                     weights_t[l + 1].as_ref(),
                     T::of(scales.beta[l + 1]),
-                    par(),
                 );
                 for j in 0..m {
                     let (bc, sc) = (back.col_as_slice_mut(j), slopes[l].col_as_slice(j));

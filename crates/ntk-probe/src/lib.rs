@@ -12,6 +12,7 @@ pub mod host;
 pub mod inputs;
 pub mod jacobian;
 pub mod kernel;
+pub mod linalg;
 pub mod npy;
 pub mod plot;
 pub mod progress;

@@ -7,7 +7,7 @@
 //! threshold cannot be told from zero: the kernel is reported singular (`kappa = inf`) with
 //! its numerical rank, the count of eigenvalues above the threshold.
 
-use faer::{MatRef, Side};
+use faer::MatRef;
 use serde::Serialize;
 
 use crate::kernel::Kernel;
@@ -27,7 +27,7 @@ pub struct Spectrum {
     pub singular: bool,
 }
 
-/// Computes all eigenvalues with faer's symmetric eigensolver (lower triangle read) and
+/// Computes all eigenvalues with the host symmetric eigensolver ([`crate::linalg`]) and
 /// classifies the kernel; `epsilon` is the unit roundoff of the precision `K` was built in.
 pub fn spectrum(kernel: &Kernel, epsilon: f64) -> Result<Spectrum, String> {
     let n = kernel.size;
@@ -37,10 +37,7 @@ pub fn spectrum(kernel: &Kernel, epsilon: f64) -> Result<Spectrum, String> {
     if kernel.data.iter().any(|v| !v.is_finite()) {
         return Err("the kernel has non-finite entries (overflow or NaN in the network)".into());
     }
-    let mat = MatRef::from_row_major_slice(&kernel.data, n, n);
-    let eigenvalues = mat
-        .self_adjoint_eigenvalues(Side::Lower)
-        .map_err(|e| format!("eigensolver did not converge: {e:?}"))?;
+    let eigenvalues = crate::linalg::sym_eigenvalues(&kernel.data, n)?;
     Ok(classify(eigenvalues, epsilon))
 }
 
@@ -48,8 +45,8 @@ pub fn spectrum(kernel: &Kernel, epsilon: f64) -> Result<Spectrum, String> {
 pub fn covariance_eigenvalues(x: &[f64], n: usize, d: usize) -> Result<Vec<f64>, String> {
     let x = MatRef::from_row_major_slice(x, n, d);
     let cov = x.transpose() * x;
-    cov.self_adjoint_eigenvalues(Side::Lower)
-        .map_err(|e| format!("eigensolver did not converge: {e:?}"))
+    let cov: Vec<f64> = (0..d * d).map(|k| cov[(k / d, k % d)]).collect();
+    crate::linalg::sym_eigenvalues(&cov, d)
 }
 
 /// Condition number, rank and singularity from ascending eigenvalues.

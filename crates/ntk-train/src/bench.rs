@@ -23,7 +23,7 @@ use ntk_probe::backend::Compute;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use crate::config::OptimConfig;
+use crate::config::{EngineChoice, OptimConfig};
 use crate::model::ModelSpec;
 
 /// One benchmark result.
@@ -32,6 +32,8 @@ pub struct Throughput {
     pub model: String,
     pub backend: String,
     pub precision: String,
+    /// `host` (see `crate::host`) or `burn`.
+    pub engine: String,
     pub input_dim: usize,
     pub batch: usize,
     pub steps: usize,
@@ -97,6 +99,7 @@ pub fn mlp_spec(input_dim: usize, width: usize, depth: usize) -> ModelSpec {
 pub fn step(
     compute: &Compute,
     spec: &ModelSpec,
+    engine: EngineChoice,
     input_dim: usize,
     batch: usize,
     steps: usize,
@@ -107,18 +110,46 @@ pub fn step(
         .build(input_dim, &compute.device, compute.dtype())?
         .fork(&ad)
         .train();
-    let mut optim = crate::train::optimizer(&OptimConfig {
+    let optim_cfg = OptimConfig {
         lr: 0.01,
         momentum: 0.9,
         nesterov: false,
         weight_decay: 0.0,
-    });
+    };
+    let mut optim = crate::train::optimizer(&optim_cfg);
     let loss_fn = CrossEntropyLossConfig::new().init(&ad);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
     let x: Vec<f32> = (0..batch * input_dim)
         .map(|_| rng.random_range(-1.0..1.0))
         .collect();
     let y: Vec<i64> = (0..batch).map(|_| rng.random_range(0..10)).collect();
+    let flops = spec_step_flops(spec, input_dim, batch);
+    let report = |engine: &str, seconds: f64| Throughput {
+        model: spec.describe(),
+        backend: compute.backend.to_string(),
+        precision: compute.precision.to_string(),
+        engine: engine.to_string(),
+        input_dim,
+        batch,
+        steps,
+        seconds_per_step: seconds,
+        samples_per_second: batch as f64 / seconds,
+        gflop_per_step: flops / 1e9,
+        gflops: flops / 1e9 / seconds,
+        floor_seconds_per_step: flops / 1e9 / peak_gflops,
+    };
+    if let Some(mut host) = crate::train::choose_engine(engine, &optim_cfg, &model, compute)? {
+        let x: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+        let y: Vec<usize> = y.iter().map(|&v| v as usize).collect();
+        for _ in 0..2 {
+            host.step(&x, input_dim, &y, 0.01);
+        }
+        let t = Instant::now();
+        for _ in 0..steps {
+            host.step(&x, input_dim, &y, 0.01);
+        }
+        return Ok(report("host", t.elapsed().as_secs_f64() / steps as f64));
+    }
     let x = Tensor::<2>::from_data(
         TensorData::new(x, [batch, input_dim]),
         (&ad, compute.dtype()),
@@ -138,21 +169,7 @@ pub fn step(
     for _ in 0..steps {
         model = step(model);
     }
-    let seconds = t.elapsed().as_secs_f64() / steps as f64;
-    let flops = spec_step_flops(spec, input_dim, batch);
-    Ok(Throughput {
-        model: spec.describe(),
-        backend: compute.backend.to_string(),
-        precision: compute.precision.to_string(),
-        input_dim,
-        batch,
-        steps,
-        seconds_per_step: seconds,
-        samples_per_second: batch as f64 / seconds,
-        gflop_per_step: flops / 1e9,
-        gflops: flops / 1e9 / seconds,
-        floor_seconds_per_step: flops / 1e9 / peak_gflops,
-    })
+    Ok(report("burn", t.elapsed().as_secs_f64() / steps as f64))
 }
 
 #[cfg(test)]

@@ -24,6 +24,21 @@ pub struct Pointer {
     pub dir: String,
     /// The run's config (TOML) that produced it; a resume must match it.
     pub config: String,
+    /// The engine that computed the steps: `burn` (optimizer state in `optim.bpk`) or
+    /// `host` (momentum buffers in `velocity.npy`, see `crate::host`).
+    #[serde(default = "burn_engine")]
+    pub engine: String,
+}
+
+fn burn_engine() -> String {
+    "burn".into()
+}
+
+/// The optimizer state a checkpoint holds.
+pub enum OptimState<'a> {
+    Burn(&'a ModuleOptimizer),
+    /// The host engine's momentum buffers, flattened (see `crate::host::HostMlp::velocity`).
+    Host(&'a [f64]),
 }
 
 /// A checkpoint found on disk.
@@ -59,7 +74,7 @@ pub fn save(
     iteration: usize,
     config: &str,
     model: &Model,
-    optim: &ModuleOptimizer,
+    optim: OptimState<'_>,
     rows: &[EpochMetrics],
     ntk_rows: &[NtkRow],
 ) -> Result<(), String> {
@@ -73,9 +88,21 @@ pub fn save(
             .save(p)
             .map_err(|e| e.to_string())
     })?;
-    save_via_rename(&dir.join("optim.bpk"), |p| {
-        optim.save(p).map_err(|e| e.to_string())
-    })?;
+    let engine = match optim {
+        OptimState::Burn(optim) => {
+            save_via_rename(&dir.join("optim.bpk"), |p| {
+                optim.save(p).map_err(|e| e.to_string())
+            })?;
+            "burn"
+        }
+        OptimState::Host(velocity) => {
+            save_via_rename(&dir.join("velocity.npy"), |p| {
+                ntk_probe::npy::write_f64(p, velocity, &[velocity.len() as u64])
+                    .map_err(|e| e.to_string())
+            })?;
+            "host"
+        }
+    };
     write_csv(&dir.join("metrics.csv"), rows)?;
     write_csv(&dir.join("ntk.csv"), ntk_rows)?;
     let pointer = Pointer {
@@ -83,6 +110,7 @@ pub fn save(
         iteration,
         dir: format!("checkpoints/{name}"),
         config: config.to_string(),
+        engine: engine.into(),
     };
     let json = serde_json::to_string_pretty(&pointer).expect("serializes");
     ntk_model::io::atomic_write(&pointer_path(run), json.as_bytes())
@@ -125,6 +153,14 @@ impl Loaded {
         let record = ModuleRecord::load(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         model
             .try_load_record(record)
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// The host engine's momentum buffers (see `crate::host`).
+    pub fn load_velocity(&self) -> Result<Vec<f64>, String> {
+        let path = self.dir.join("velocity.npy");
+        ntk_probe::npy::read(&path)
+            .map(|(v, _)| v)
             .map_err(|e| format!("{}: {e}", path.display()))
     }
 

@@ -36,6 +36,22 @@ pub struct OptimConfig {
     pub weight_decay: f64,
 }
 
+/// `train.engine`: see [`TrainSection::engine`] and `crate::host`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineChoice {
+    #[default]
+    Auto,
+    Burn,
+    Host,
+}
+
+impl EngineChoice {
+    fn is_auto(&self) -> bool {
+        *self == Self::Auto
+    }
+}
+
 /// How long, how batched, how often to evaluate and checkpoint.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -66,6 +82,11 @@ pub struct TrainSection {
     pub precision: Precision,
     #[serde(default)]
     pub device: Option<String>,
+    /// Who computes the SGD steps of a dense MLP: `auto` (the host engine on a CPU backend
+    /// when the MLP has no normalization layers, else Burn), `burn` (Burn's autodiff and
+    /// optimizer), or `host` (the host engine; an error where it does not apply).
+    #[serde(default, skip_serializing_if = "EngineChoice::is_auto")]
+    pub engine: EngineChoice,
     /// Output directory (`--out` overrides; default `runs/train`).
     #[serde(default)]
     pub out: Option<PathBuf>,

@@ -11,6 +11,7 @@
 pub mod bench;
 pub mod checkpoint;
 pub mod config;
+pub mod host;
 pub mod metrics;
 pub mod model;
 pub mod progress;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use ntk_model::{ActivationKind, ResNetConfig, ResNetVariant};
 use ntk_probe::backend::{self, Precision};
-use ntk_train::config::TrainConfig;
+use ntk_train::config::{EngineChoice, TrainConfig};
 use ntk_train::model::ModelSpec;
 use ntk_train::progress::Reporter;
 use ntk_train::sweep::{self, Shard};
@@ -50,6 +50,9 @@ struct RunArgs {
     /// Override train.precision (f32 or f64).
     #[arg(long, value_parser = parse_precision)]
     precision: Option<Precision>,
+    /// Override train.engine (auto, burn or host).
+    #[arg(long, value_parser = parse_engine)]
+    engine: Option<EngineChoice>,
     /// Override train.epochs.
     #[arg(long)]
     epochs: Option<usize>,
@@ -120,6 +123,10 @@ enum Command {
         /// The ResNet's variant: batch_norm, norm_relu, fixup.
         #[arg(long, default_value = "batch_norm")]
         variant: String,
+        /// Who computes the step: auto (the host engine for a dense MLP on a CPU backend),
+        /// burn or host, as `train.engine`.
+        #[arg(long, default_value = "auto", value_parser = parse_engine)]
+        engine: EngineChoice,
     },
 }
 
@@ -144,6 +151,9 @@ fn load(args: &RunArgs) -> Result<TrainConfig, String> {
         .ok_or("--config FILE is required (or a subcommand: collect, plot, bench)")?;
     let mut cfg = TrainConfig::load(path)?;
     let t = &mut cfg.train;
+    if let Some(e) = args.engine {
+        t.engine = e;
+    }
     if let Some(p) = args.precision {
         t.precision = p;
     }
@@ -293,6 +303,7 @@ fn main_inner(cli: Cli) -> Result<(), String> {
             steps,
             resnet,
             variant,
+            engine,
         }) => {
             let compute = backend::select(device.as_deref(), precision)?;
             let peak = ntk_probe::bench::peak_gflops(precision);
@@ -315,14 +326,15 @@ fn main_inner(cli: Cli) -> Result<(), String> {
                     input_dim,
                 ),
             };
-            let r = ntk_train::bench::step(&compute, &spec, input_dim, batch, steps, peak)?;
+            let r = ntk_train::bench::step(&compute, &spec, engine, input_dim, batch, steps, peak)?;
             println!(
-                "{}, batch {}, {} {}: {:.4} s/step, {:.0} samples/s, {:.2} GFLOP/step, \
+                "{}, batch {}, {} {} ({} engine): {:.4} s/step, {:.0} samples/s, {:.2} GFLOP/step, \
                  {:.1} GFLOP/s (floor {:.4} s/step at {:.0} GFLOP/s peak)",
                 r.model,
                 r.batch,
                 r.backend,
                 r.precision,
+                r.engine,
                 r.seconds_per_step,
                 r.samples_per_second,
                 r.gflop_per_step,
@@ -333,6 +345,15 @@ fn main_inner(cli: Cli) -> Result<(), String> {
             println!("{}", serde_json::to_string(&r).expect("serializes"));
             Ok(())
         }
+    }
+}
+
+fn parse_engine(s: &str) -> Result<EngineChoice, String> {
+    match s {
+        "auto" => Ok(EngineChoice::Auto),
+        "burn" => Ok(EngineChoice::Burn),
+        "host" => Ok(EngineChoice::Host),
+        other => Err(format!("{other}: expected auto, burn or host")),
     }
 }
 

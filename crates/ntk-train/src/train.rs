@@ -27,8 +27,9 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::checkpoint;
-use crate::config::{OptimConfig, TrainConfig};
+use crate::checkpoint::{self, OptimState};
+use crate::config::{EngineChoice, OptimConfig, TrainConfig};
+use crate::host::Engine;
 use crate::metrics::{EpochMetrics, NtkRow, write_csv};
 use crate::model::Model;
 use crate::progress::Reporter;
@@ -104,6 +105,14 @@ fn batch_x(
     device: &Device,
     aug: Option<&mut ChaCha8Rng>,
 ) -> Tensor<2> {
+    Tensor::from_data(
+        TensorData::new(batch_rows(set, idx, aug), [idx.len(), set.d]),
+        (device, compute.dtype()),
+    )
+}
+
+/// Rows `idx` of `set`, row-major, augmented when `aug` holds a generator.
+fn batch_rows(set: &Inputs, idx: &[usize], aug: Option<&mut ChaCha8Rng>) -> Vec<f64> {
     let d = set.d;
     let mut x = Vec::with_capacity(idx.len() * d);
     match aug {
@@ -119,10 +128,7 @@ fn batch_x(
             }
         }
     }
-    Tensor::from_data(
-        TensorData::new(x, [idx.len(), d]),
-        (device, compute.dtype()),
-    )
+    x
 }
 
 fn batch_y(set: &Inputs, idx: &[usize], device: &Device) -> Tensor<1, Int> {
@@ -182,6 +188,33 @@ pub fn run_config_text(cfg: &TrainConfig) -> String {
     c.sweep = None;
     toml::to_string(&c).expect("a config serializes")
 }
+
+/// The host engine for this run (see [`crate::host`]), or `None` for Burn's autodiff and
+/// optimizer: `auto` takes the host engine on a CPU backend for MLPs without normalization.
+pub fn choose_engine(
+    choice: EngineChoice,
+    optim: &OptimConfig,
+    model: &Model,
+    compute: &Compute,
+) -> Result<Option<Engine>, String> {
+    let cpu = matches!(compute.backend, "flex" | "ndarray");
+    let engine = || Engine::for_model(model, optim, compute.precision);
+    match choice {
+        EngineChoice::Burn => Ok(None),
+        EngineChoice::Auto => Ok(if cpu { engine() } else { None }),
+        EngineChoice::Host => engine().map(Some).ok_or_else(|| {
+            format!(
+                "train.engine = \"host\": the host engine trains MLPs without normalization \
+                 layers, not {}; use \"auto\" or \"burn\"",
+                model.describe()
+            )
+        }),
+    }
+}
+
+/// The state at the end of the last finite epoch not yet checkpointed: model, Burn's
+/// optimizer, the host engine's momentum buffers, epoch, iteration.
+type LastGood = (Model, ModuleOptimizer, Option<Vec<f64>>, usize, usize);
 
 /// How a run starts.
 #[derive(Clone, Copy, Debug, Default)]
@@ -258,7 +291,9 @@ pub fn train(
     let mut optim = optimizer(&cfg.optim);
     let (model, mut rows, mut ntk_rows, first_epoch, mut iteration) = match &found {
         Some(ck) => {
-            optim = ck.load_optim(optim)?;
+            if ck.pointer.engine == "burn" {
+                optim = ck.load_optim(optim)?;
+            }
             reporter.log(&format!(
                 "{}: resuming after epoch {}",
                 out.display(),
@@ -275,6 +310,32 @@ pub fn train(
         None => (fresh, Vec::new(), Vec::new(), 1, 0),
     };
     let mut model = model.fork(&ad).train();
+    let mut engine = choose_engine(t.engine, &cfg.optim, &model, compute)?;
+    let engine_name = if engine.is_some() { "host" } else { "burn" };
+    if let Some(ck) = &found {
+        if ck.pointer.engine != engine_name {
+            return Err(format!(
+                "{}: the checkpoint was written by the {} engine and this run would use the \
+                 {engine_name} engine; set train.engine = \"{}\" to resume it",
+                out.display(),
+                ck.pointer.engine,
+                ck.pointer.engine
+            ));
+        }
+        if let Some(e) = engine.as_mut() {
+            e.set_velocity(&ck.load_velocity()?)
+                .map_err(|e| format!("{}: {e}", ck.dir.display()))?;
+        }
+    }
+    reporter.log(&format!(
+        "{}: {} steps ({engine_name} engine)",
+        spec.describe(),
+        if engine.is_some() {
+            "host GEMM"
+        } else {
+            "Burn autodiff"
+        }
+    ));
     let probe_set = cfg
         .ntk
         .as_ref()
@@ -289,7 +350,7 @@ pub fn train(
     let epoch_bar = reporter.bar(epochs as u64, "epochs".into());
     epoch_bar.set_position(first_epoch as u64 - 1);
     let mut last_checkpoint = found.as_ref().map_or(0, |c| c.pointer.epoch);
-    let mut last_good: Option<(Model, ModuleOptimizer, usize, usize)> = None;
+    let mut last_good: Option<LastGood> = None;
     let mut diverged_epoch = None;
     for epoch in first_epoch..=epochs {
         if opts.stop_after.is_some_and(|s| epoch - first_epoch >= s) {
@@ -311,20 +372,32 @@ pub fn train(
         let epoch_lr = cfg.schedule.lr(cfg.optim.lr, iteration, per_epoch, total);
         for idx in order.chunks(t.batch_size).take(steps) {
             let lr = cfg.schedule.lr(cfg.optim.lr, iteration, per_epoch, total);
-            let x = batch_x(set, idx, compute, &ad, aug_rng.as_mut());
-            let y = batch_y(set, idx, &ad);
-            let logits = model.forward(x);
-            let loss = loss_fn.forward(logits.clone(), y.clone());
-            let l = scalar(loss.clone());
-            if !l.is_finite() {
-                diverged_epoch = Some(epoch);
-                break;
+            if let Some(e) = engine.as_mut() {
+                let x = batch_rows(set, idx, aug_rng.as_mut());
+                let y: Vec<usize> = idx.iter().map(|&i| usize::from(set.labels[i])).collect();
+                let r = e.step(&x, set.d, &y, lr);
+                if !r.loss_sum.is_finite() {
+                    diverged_epoch = Some(epoch);
+                    break;
+                }
+                loss_sum += r.loss_sum;
+                hits += r.correct;
+            } else {
+                let x = batch_x(set, idx, compute, &ad, aug_rng.as_mut());
+                let y = batch_y(set, idx, &ad);
+                let logits = model.forward(x);
+                let loss = loss_fn.forward(logits.clone(), y.clone());
+                let l = scalar(loss.clone());
+                if !l.is_finite() {
+                    diverged_epoch = Some(epoch);
+                    break;
+                }
+                loss_sum += l * idx.len() as f64;
+                hits += correct(logits, y);
+                let grads = GradientsParams::from_grads(loss.backward(), &model);
+                model = optim.step(lr, model, grads);
             }
-            loss_sum += l * idx.len() as f64;
-            hits += correct(logits, y);
             seen += idx.len();
-            let grads = GradientsParams::from_grads(loss.backward(), &model);
-            model = optim.step(lr, model, grads);
             iteration += 1;
             batch_bar.inc(1);
             batch_bar.set_message(format!(
@@ -336,6 +409,9 @@ pub fn train(
         batch_bar.finish_and_clear();
         if diverged_epoch.is_some() {
             break;
+        }
+        if let Some(e) = &engine {
+            e.write_into(&mut model);
         }
         let seconds = epoch_start.elapsed().as_secs_f64();
         let last = epoch == epochs;
@@ -376,24 +452,33 @@ pub fn train(
             ntk_rows.push(track::measure(&model.valid(), p, compute, k.output, epoch)?);
             write_csv(&out.join("ntk.csv"), &ntk_rows)?;
         }
+        let velocity = engine.as_ref().map(Engine::velocity);
         if last || epoch % t.checkpoint_every == 0 {
             checkpoint::save(
-                out, epoch, iteration, &text, &model, &optim, &rows, &ntk_rows,
+                out,
+                epoch,
+                iteration,
+                &text,
+                &model,
+                optim_state(&optim, velocity.as_deref()),
+                &rows,
+                &ntk_rows,
             )?;
             last_checkpoint = epoch;
             last_good = None;
         } else {
-            last_good = Some((model.clone(), optim.clone(), epoch, iteration));
+            last_good = Some((model.clone(), optim.clone(), velocity, epoch, iteration));
         }
         epoch_bar.inc(1);
     }
     epoch_bar.finish_and_clear();
     if let Some(e) = diverged_epoch {
         // Keep the last good state: the end of the last finite epoch.
-        if let Some((m, o, epoch, it)) = &last_good
+        if let Some((m, o, v, epoch, it)) = &last_good
             && *epoch > last_checkpoint
         {
-            checkpoint::save(out, *epoch, *it, &text, m, o, &rows, &ntk_rows)?;
+            let state = optim_state(o, v.as_deref());
+            checkpoint::save(out, *epoch, *it, &text, m, state, &rows, &ntk_rows)?;
         }
         reporter.log(&format!(
             "{}: diverged (non-finite loss) in epoch {e}; the last good state (epoch {}) is \
@@ -422,6 +507,14 @@ pub fn train(
     ntk_model::io::atomic_write(&summary_path, json.as_bytes())
         .map_err(|e| format!("{}: {e}", out.display()))?;
     Ok(summary)
+}
+
+/// The optimizer state to checkpoint: the host engine's momentum buffers when it ran.
+fn optim_state<'a>(optim: &'a ModuleOptimizer, velocity: Option<&'a [f64]>) -> OptimState<'a> {
+    match velocity {
+        Some(v) => OptimState::Host(v),
+        None => OptimState::Burn(optim),
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

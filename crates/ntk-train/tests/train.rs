@@ -4,6 +4,7 @@
 mod common;
 
 use common::{cpu, data, digits_config, numbers, run};
+use ntk_train::config::EngineChoice;
 use ntk_train::metrics::{EpochMetrics, METRICS_COLUMNS, NtkRow, read_csv};
 use ntk_train::progress::Reporter;
 use ntk_train::schedule::ScheduleKind;
@@ -36,7 +37,14 @@ fn tiny_digits_run_learns_and_writes_metrics() {
 
 #[test]
 fn a_resumed_run_equals_an_uninterrupted_one_bit_for_bit() {
+    for engine in [EngineChoice::Host, EngineChoice::Burn] {
+        resumed_equals_uninterrupted(engine);
+    }
+}
+
+fn resumed_equals_uninterrupted(engine: EngineChoice) {
     let mut cfg = digits_config();
+    cfg.train.engine = engine;
     cfg.data.n = 400;
     cfg.train.epochs = Some(5);
     cfg.train.batch_size = 64; // a partial last batch
@@ -120,28 +128,75 @@ fn a_resumed_run_equals_an_uninterrupted_one_bit_for_bit() {
     assert!(err.contains("different config"), "{err}");
 }
 
+/// Both engines. Burn's f32 cross-entropy overflows to NaN in the first epoch at the absurd
+/// rate; the host engine's log-softmax (f64, max-shifted) stays finite while the weights do
+/// (the network dies: loss ln 10) and reports the divergence when they overflow, later.
 #[test]
 fn divergence_is_recorded_and_the_last_good_state_kept() {
+    for engine in [EngineChoice::Burn, EngineChoice::Host] {
+        let mut cfg = digits_config();
+        cfg.data.n = 200;
+        cfg.train.epochs = Some(8);
+        cfg.train.engine = engine;
+        cfg.train.checkpoint_every = 100; // only the divergence writes a checkpoint
+        // A step schedule that jumps to an absurd rate after two good epochs.
+        cfg.schedule.kind = ScheduleKind::Step;
+        cfg.schedule.step_size = Some(2);
+        cfg.schedule.gamma = 1e30;
+        let dir = tempfile::tempdir().unwrap();
+        let s = run(&cfg, dir.path(), RunOptions::default());
+        assert!(s.diverged, "{engine:?}: {s:?}");
+        assert_eq!(s.status, "diverged");
+        assert!(s.epochs_completed >= 2, "{engine:?}: {s:?}");
+        assert_eq!(s.diverged_epoch, Some(s.epochs_completed + 1));
+        if engine == EngineChoice::Burn {
+            assert_eq!(s.diverged_epoch, Some(3));
+        }
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(json["status"], "diverged");
+        let ck = ntk_train::checkpoint::find(dir.path()).unwrap().unwrap();
+        assert_eq!(
+            ck.pointer.epoch, s.epochs_completed,
+            "the last good epoch is kept"
+        );
+        let rows: Vec<EpochMetrics> = read_csv(&dir.path().join("metrics.csv")).unwrap();
+        assert!(rows.iter().all(|r| r.train_loss.is_finite()));
+    }
+}
+
+/// A checkpoint of one engine is not resumed by the other (the optimizer state differs in
+/// form), and the error says how to resume it.
+#[test]
+fn a_checkpoint_resumes_only_with_its_engine() {
     let mut cfg = digits_config();
-    cfg.data.n = 200;
-    cfg.train.epochs = Some(6);
-    cfg.train.checkpoint_every = 100; // only the divergence writes a checkpoint
-    // A step schedule that jumps to an absurd rate after two good epochs.
-    cfg.schedule.kind = ScheduleKind::Step;
-    cfg.schedule.step_size = Some(2);
-    cfg.schedule.gamma = 1e30;
+    cfg.data.n = 100;
+    cfg.train.epochs = Some(3);
+    cfg.optim.momentum = 0.5;
     let dir = tempfile::tempdir().unwrap();
-    let s = run(&cfg, dir.path(), RunOptions::default());
-    assert!(s.diverged, "{s:?}");
-    assert_eq!(s.status, "diverged");
-    assert_eq!(s.epochs_completed, 2);
-    assert_eq!(s.diverged_epoch, Some(3));
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
-            .unwrap();
-    assert_eq!(json["status"], "diverged");
+    let opts = RunOptions {
+        resume: false,
+        stop_after: Some(1),
+    };
+    assert_eq!(run(&cfg, dir.path(), opts).status, "interrupted");
     let ck = ntk_train::checkpoint::find(dir.path()).unwrap().unwrap();
-    assert_eq!(ck.pointer.epoch, 2, "the last good epoch is kept");
-    let rows: Vec<EpochMetrics> = read_csv(&dir.path().join("metrics.csv")).unwrap();
-    assert!(rows.iter().all(|r| r.train_loss.is_finite()));
+    assert_eq!(ck.pointer.engine, "host");
+    assert!(ck.dir.join("velocity.npy").exists());
+    // The engine is part of the run's config: the config check speaks first.
+    cfg.train.engine = EngineChoice::Burn;
+    let err = train::train(
+        &cfg,
+        &data(&cfg),
+        &cpu(),
+        dir.path(),
+        RunOptions {
+            resume: true,
+            stop_after: None,
+        },
+        &Reporter::silent(),
+    )
+    .unwrap_err();
+    assert!(err.contains("different config"), "{err}");
 }

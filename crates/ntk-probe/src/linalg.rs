@@ -1,0 +1,504 @@
+//! Dense host linear algebra for the CPU engines: GEMM, the lower triangle of a Gram product
+//! (SYRK), and the eigenvalues of a symmetric matrix, on faer's column-major matrices.
+//!
+//! Two implementations behind one interface, chosen by `build.rs`:
+//! - the system OpenBLAS where it is installed (Debian's `libopenblas-dev`, installed by
+//!   `scripts/setup.sh`; `cfg(ntk_openblas)`): `cblas_?gemm`, `cblas_?syrk` and LAPACK's
+//!   `dsyevd`. On this
+//!   machine class (2 cores, AVX-512) its SGEMM runs at ~190 GFLOP/s where faer's runs at
+//!   ~100, and `dsyevd` finds the 2000 eigenvalues of a kernel in ~0.5 s where faer's
+//!   solver takes 1.1-2.3 s (`experiments/bench/README.md`).
+//! - without it (or with `NTK_OPENBLAS=0`): faer (pure Rust), the same results within
+//!   rounding. [`BACKEND`] says which one a binary has.
+//!
+//! Both are checked against each other's algebra by the tests (the NTK engines against
+//! Burn's autodiff, the eigenvalues against closed forms).
+
+use faer::{Mat, MatMut, MatRef};
+
+/// The host linear algebra this build links: `openblas` or `faer`.
+pub const BACKEND: &str = if cfg!(ntk_openblas) {
+    "openblas"
+} else {
+    "faer"
+};
+
+/// The float types the host engines run in.
+pub trait Real: faer::traits::RealField + Copy + Send + Sync + 'static {
+    fn of(v: f64) -> Self;
+    fn f64(self) -> f64;
+    /// Unit roundoff.
+    const EPSILON: f64;
+    #[doc(hidden)]
+    fn blas() -> &'static dyn Kernels<Self>;
+}
+
+impl Real for f32 {
+    #[inline(always)]
+    fn of(v: f64) -> Self {
+        v as f32
+    }
+    #[inline(always)]
+    fn f64(self) -> f64 {
+        f64::from(self)
+    }
+    const EPSILON: f64 = f32::EPSILON as f64;
+    fn blas() -> &'static dyn Kernels<f32> {
+        &Engine
+    }
+}
+
+impl Real for f64 {
+    #[inline(always)]
+    fn of(v: f64) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn f64(self) -> f64 {
+        self
+    }
+    const EPSILON: f64 = f64::EPSILON;
+    fn blas() -> &'static dyn Kernels<f64> {
+        &Engine
+    }
+}
+
+/// The two level-3 kernels the engines need, per float type.
+#[doc(hidden)]
+pub trait Kernels<T> {
+    /// `c = alpha a b + beta c` (`beta = 0`: c overwritten, never read).
+    fn gemm(&self, c: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>, alpha: T, beta: T);
+    /// Lower triangle of `c = alpha a a^T` (the strict upper triangle is not written).
+    fn syrk_lower(&self, c: MatMut<'_, T>, a: MatRef<'_, T>, alpha: T);
+}
+
+/// The engine selected by the cargo features.
+struct Engine;
+
+/// `c = alpha a b`: `c` is overwritten; `a` and `b` may be transposed views.
+pub fn gemm<T: Real>(c: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>, alpha: T) {
+    gemm_acc(c, a, b, alpha, T::of(0.0))
+}
+
+/// `c = alpha a b + beta c` (with `beta = 0`, `c` is overwritten and never read).
+pub fn gemm_acc<T: Real>(c: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>, alpha: T, beta: T) {
+    assert_eq!(c.nrows(), a.nrows(), "gemm: rows of c and a");
+    assert_eq!(c.ncols(), b.ncols(), "gemm: columns of c and b");
+    assert_eq!(a.ncols(), b.nrows(), "gemm: inner dimensions");
+    T::blas().gemm(c, a, b, alpha, beta)
+}
+
+/// The lower triangle of the Gram matrix `alpha M M^T` (the upper part is zero).
+pub fn gram_lower<T: Real>(m: MatRef<'_, T>, alpha: T) -> Mat<T> {
+    let n = m.nrows();
+    let mut g = Mat::<T>::zeros(n, n);
+    if n > 0 {
+        T::blas().syrk_lower(g.as_mut(), m, alpha);
+    }
+    g
+}
+
+/// All eigenvalues (ascending) of the symmetric `n x n` matrix stored row-major in `a` (only
+/// the lower triangle in row-major order, i.e. the upper in column-major, is read).
+pub fn sym_eigenvalues(a: &[f64], n: usize) -> Result<Vec<f64>, String> {
+    assert_eq!(a.len(), n * n, "sym_eigenvalues: buffer size");
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    eigenvalues_impl(a, n)
+}
+
+#[cfg(not(ntk_openblas))]
+mod imp {
+    use super::*;
+    use faer::linalg::matmul::matmul;
+    use faer::linalg::matmul::triangular::{self, BlockStructure};
+    use faer::{Accum, Par, Side};
+
+    fn par() -> Par {
+        faer::get_global_parallelism()
+    }
+
+    impl<T: Real> Kernels<T> for Engine {
+        fn gemm(
+            &self,
+            mut c: MatMut<'_, T>,
+            a: MatRef<'_, T>,
+            b: MatRef<'_, T>,
+            alpha: T,
+            beta: T,
+        ) {
+            if beta == T::of(0.0) {
+                matmul(c, Accum::Replace, a, b, alpha, par());
+            } else {
+                for j in 0..c.ncols() {
+                    for i in 0..c.nrows() {
+                        c[(i, j)] = c[(i, j)] * beta;
+                    }
+                }
+                matmul(c, Accum::Add, a, b, alpha, par());
+            }
+        }
+        fn syrk_lower(&self, c: MatMut<'_, T>, a: MatRef<'_, T>, alpha: T) {
+            triangular::matmul(
+                c,
+                BlockStructure::TriangularLower,
+                Accum::Replace,
+                a,
+                BlockStructure::Rectangular,
+                a.transpose(),
+                BlockStructure::Rectangular,
+                alpha,
+                par(),
+            );
+        }
+    }
+
+    pub(super) fn eigenvalues_impl(a: &[f64], n: usize) -> Result<Vec<f64>, String> {
+        MatRef::from_row_major_slice(a, n, n)
+            .self_adjoint_eigenvalues(Side::Lower)
+            .map_err(|e| format!("eigensolver did not converge: {e:?}"))
+    }
+}
+
+#[cfg(ntk_openblas)]
+mod imp {
+    use super::*;
+    use std::os::raw::{c_char, c_int};
+
+    const COL_MAJOR: c_int = 102;
+    const NO_TRANS: c_int = 111;
+    const TRANS: c_int = 112;
+    const LOWER: c_int = 122;
+
+    // Linked by build.rs.
+    unsafe extern "C" {
+        fn cblas_sgemm(
+            layout: c_int,
+            ta: c_int,
+            tb: c_int,
+            m: c_int,
+            n: c_int,
+            k: c_int,
+            alpha: f32,
+            a: *const f32,
+            lda: c_int,
+            b: *const f32,
+            ldb: c_int,
+            beta: f32,
+            c: *mut f32,
+            ldc: c_int,
+        );
+        fn cblas_dgemm(
+            layout: c_int,
+            ta: c_int,
+            tb: c_int,
+            m: c_int,
+            n: c_int,
+            k: c_int,
+            alpha: f64,
+            a: *const f64,
+            lda: c_int,
+            b: *const f64,
+            ldb: c_int,
+            beta: f64,
+            c: *mut f64,
+            ldc: c_int,
+        );
+        fn cblas_ssyrk(
+            layout: c_int,
+            uplo: c_int,
+            trans: c_int,
+            n: c_int,
+            k: c_int,
+            alpha: f32,
+            a: *const f32,
+            lda: c_int,
+            beta: f32,
+            c: *mut f32,
+            ldc: c_int,
+        );
+        fn cblas_dsyrk(
+            layout: c_int,
+            uplo: c_int,
+            trans: c_int,
+            n: c_int,
+            k: c_int,
+            alpha: f64,
+            a: *const f64,
+            lda: c_int,
+            beta: f64,
+            c: *mut f64,
+            ldc: c_int,
+        );
+        /// LAPACK (Fortran ABI: the two hidden lengths of the character arguments last).
+        fn dsyevd_(
+            jobz: *const c_char,
+            uplo: *const c_char,
+            n: *const c_int,
+            a: *mut f64,
+            lda: *const c_int,
+            w: *mut f64,
+            work: *mut f64,
+            lwork: *const c_int,
+            iwork: *mut c_int,
+            liwork: *const c_int,
+            info: *mut c_int,
+            jobz_len: usize,
+            uplo_len: usize,
+        );
+    }
+
+    fn int(v: usize) -> c_int {
+        c_int::try_from(v).expect("matrix dimension exceeds the BLAS integer range")
+    }
+
+    /// A column-major operand as `(transpose flag, leading dimension)`: a faer view with unit
+    /// row stride is column-major, one with unit column stride is the transpose of one.
+    fn operand<T>(m: MatRef<'_, T>) -> (c_int, c_int, *const T) {
+        let (rs, cs) = (m.row_stride(), m.col_stride());
+        if rs == 1 && (cs >= m.nrows().max(1) as isize || m.ncols() <= 1) {
+            (
+                NO_TRANS,
+                int((cs.max(1) as usize).max(m.nrows()).max(1)),
+                m.as_ptr(),
+            )
+        } else if cs == 1 && (rs >= m.ncols().max(1) as isize || m.nrows() <= 1) {
+            (
+                TRANS,
+                int((rs.max(1) as usize).max(m.ncols()).max(1)),
+                m.as_ptr(),
+            )
+        } else {
+            panic!("BLAS operand with strides ({rs}, {cs}) is neither column- nor row-major")
+        }
+    }
+
+    fn output<T>(c: &mut MatMut<'_, T>) -> (c_int, *mut T) {
+        assert!(
+            c.row_stride() == 1 || c.nrows() <= 1,
+            "BLAS output must be column-major"
+        );
+        let ld = (c.col_stride().max(1) as usize).max(c.nrows()).max(1);
+        (int(ld), c.as_ptr_mut())
+    }
+
+    macro_rules! kernels {
+        ($t:ty, $gemm:ident, $syrk:ident) => {
+            impl Kernels<$t> for Engine {
+                fn gemm(
+                    &self,
+                    mut c: MatMut<'_, $t>,
+                    a: MatRef<'_, $t>,
+                    b: MatRef<'_, $t>,
+                    alpha: $t,
+                    beta: $t,
+                ) {
+                    let (m, n, k) = (c.nrows(), c.ncols(), a.ncols());
+                    if m == 0 || n == 0 {
+                        return;
+                    }
+                    if k == 0 {
+                        if beta == 0.0 {
+                            c.fill(0.0);
+                        } else {
+                            for j in 0..n {
+                                for i in 0..m {
+                                    c[(i, j)] *= beta;
+                                }
+                            }
+                        }
+                        return;
+                    }
+                    let (ta, lda, pa) = operand(a);
+                    let (tb, ldb, pb) = operand(b);
+                    let (ldc, pc) = output(&mut c);
+                    // SAFETY: the pointers and leading dimensions describe the faer views,
+                    // whose shapes were checked by `gemm`; c is a distinct mutable borrow.
+                    unsafe {
+                        $gemm(
+                            COL_MAJOR,
+                            ta,
+                            tb,
+                            int(m),
+                            int(n),
+                            int(k),
+                            alpha,
+                            pa,
+                            lda,
+                            pb,
+                            ldb,
+                            beta,
+                            pc,
+                            ldc,
+                        )
+                    }
+                }
+                fn syrk_lower(&self, mut c: MatMut<'_, $t>, a: MatRef<'_, $t>, alpha: $t) {
+                    let (n, k) = (a.nrows(), a.ncols());
+                    if k == 0 {
+                        c.fill(0.0);
+                        return;
+                    }
+                    let (ta, lda, pa) = operand(a);
+                    let (ldc, pc) = output(&mut c);
+                    // SAFETY: as above; C = alpha op(A) op(A)^T with op(A) the n x k view.
+                    unsafe {
+                        $syrk(
+                            COL_MAJOR,
+                            LOWER,
+                            ta,
+                            int(n),
+                            int(k),
+                            alpha,
+                            pa,
+                            lda,
+                            0.0,
+                            pc,
+                            ldc,
+                        )
+                    }
+                }
+            }
+        };
+    }
+    kernels!(f32, cblas_sgemm, cblas_ssyrk);
+    kernels!(f64, cblas_dgemm, cblas_dsyrk);
+
+    pub(super) fn eigenvalues_impl(a: &[f64], n: usize) -> Result<Vec<f64>, String> {
+        let mut a = a.to_vec();
+        let mut w = vec![0.0f64; n];
+        let (jobz, uplo) = (b'N' as c_char, b'U' as c_char);
+        let nn = int(n);
+        let mut info: c_int = 0;
+        let (mut wq, mut iwq): (f64, c_int) = (0.0, 0);
+        // Workspace query, then the solve (eigenvalues only: tridiagonal QR/root-free).
+        // SAFETY: all buffers are sized as dsyevd documents (n*n, n, and the queried work).
+        unsafe {
+            dsyevd_(
+                &jobz,
+                &uplo,
+                &nn,
+                a.as_mut_ptr(),
+                &nn,
+                w.as_mut_ptr(),
+                &mut wq,
+                &-1,
+                &mut iwq,
+                &-1,
+                &mut info,
+                1,
+                1,
+            );
+        }
+        if info != 0 {
+            return Err(format!("dsyevd workspace query failed (info {info})"));
+        }
+        let lwork = (wq as usize).max(2 * n + 1);
+        let liwork = (iwq as usize).max(1);
+        let mut work = vec![0.0f64; lwork];
+        let mut iwork = vec![0 as c_int; liwork];
+        unsafe {
+            dsyevd_(
+                &jobz,
+                &uplo,
+                &nn,
+                a.as_mut_ptr(),
+                &nn,
+                w.as_mut_ptr(),
+                work.as_mut_ptr(),
+                &int(lwork),
+                iwork.as_mut_ptr(),
+                &int(liwork),
+                &mut info,
+                1,
+                1,
+            );
+        }
+        match info {
+            0 => Ok(w),
+            i if i < 0 => Err(format!("dsyevd: argument {} invalid", -i)),
+            i => Err(format!(
+                "eigensolver did not converge ({i} off-diagonal elements)"
+            )),
+        }
+    }
+}
+
+use imp::eigenvalues_impl;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
+        Mat::from_fn(a.nrows(), b.ncols(), |i, j| {
+            (0..a.ncols()).map(|k| a[(i, k)] * b[(k, j)]).sum()
+        })
+    }
+
+    /// GEMM over every combination of transposed operands equals the triple loop.
+    #[test]
+    fn gemm_matches_the_definition() {
+        let a = Mat::<f64>::from_fn(7, 5, |i, j| (i * 5 + j) as f64 * 0.1 - 1.0);
+        let b = Mat::<f64>::from_fn(5, 3, |i, j| ((i + 2 * j) % 4) as f64 - 1.5);
+        let at = a.transpose().to_owned();
+        let bt = b.transpose().to_owned();
+        let want = naive(a.as_ref(), b.as_ref());
+        for (x, y) in [
+            (a.as_ref(), b.as_ref()),
+            (at.transpose(), b.as_ref()),
+            (a.as_ref(), bt.transpose()),
+            (at.transpose(), bt.transpose()),
+        ] {
+            let mut c = Mat::<f64>::zeros(7, 3);
+            gemm(c.as_mut(), x, y, 2.0);
+            for i in 0..7 {
+                for j in 0..3 {
+                    assert!((c[(i, j)] - 2.0 * want[(i, j)]).abs() < 1e-12);
+                }
+            }
+            // c = a b + 0.5 c, with c = 2 a b already: 2 a b again.
+            gemm_acc(c.as_mut(), x, y, 1.0, 0.5);
+            for i in 0..7 {
+                for j in 0..3 {
+                    assert!((c[(i, j)] - 2.0 * want[(i, j)]).abs() < 1e-12);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gram_lower_is_the_lower_triangle() {
+        let m = Mat::<f32>::from_fn(6, 4, |i, j| (i as f32 - j as f32) * 0.5);
+        let g = gram_lower(m.as_ref(), 1.0);
+        for i in 0..6 {
+            for j in 0..=i {
+                let want: f32 = (0..4).map(|k| m[(i, k)] * m[(j, k)]).sum();
+                assert!((g[(i, j)] - want).abs() < 1e-5);
+            }
+        }
+        let gt = gram_lower(m.transpose().to_owned().transpose(), 1.0);
+        assert!((gt[(5, 2)] - g[(5, 2)]).abs() < 1e-6);
+    }
+
+    /// The eigenvalues of the path graph's Laplacian-like tridiagonal matrix
+    /// `tridiag(-1, 2, -1)`: `2 - 2 cos(k pi / (n + 1))`, k = 1..n.
+    #[test]
+    fn eigenvalues_match_the_closed_form() {
+        let n = 50;
+        let mut a = vec![0.0; n * n];
+        for i in 0..n {
+            a[i * n + i] = 2.0;
+            if i + 1 < n {
+                a[i * n + i + 1] = -1.0;
+                a[(i + 1) * n + i] = -1.0;
+            }
+        }
+        let w = sym_eigenvalues(&a, n).unwrap();
+        for (k, v) in w.iter().enumerate() {
+            let want = 2.0 - 2.0 * ((k + 1) as f64 * std::f64::consts::PI / (n as f64 + 1.0)).cos();
+            assert!((v - want).abs() < 1e-12, "{k}: {v} vs {want}");
+        }
+    }
+}

@@ -1,0 +1,533 @@
+//! The training step of a dense MLP (no normalization layers) on the host: the forward, the
+//! hand-written backward of the mean cross-entropy, and Burn's SGD update rule, on host
+//! GEMMs ([`ntk_probe::linalg`]: the system OpenBLAS by default).
+//!
+//! Why: a dense step is nothing but GEMMs, and Burn's CPU matmul runs at ~30 GFLOP/s on this
+//! machine class against ~190 for OpenBLAS (`experiments/bench/README.md`), which made
+//! training 4x slower than PyTorch eager. Burn's autodiff stays the reference: the tests
+//! check this engine's losses and updated weights against `loss.backward()` and Burn's
+//! `Sgd` step for step. The Burn [`Model`] remains the run's state of record: the engine's
+//! weights are written back into it before every evaluation, NTK probe and checkpoint.
+//!
+//! With `a_0 = x` (a batch of `B` rows), hidden layers `l = 0..L-1` and the output layer `L`:
+//! - forward (Liu & Hui Eq. 3): `z_l = beta_l a_l W_l + b_l`, `a_{l+1} = gamma_l phi(z_l)`,
+//!   logits `f = beta_out a_L W_L + b_L`;
+//! - loss `(1/B) sum_i (logsumexp f_i - f_{i, y_i})`, so `dL/df = (softmax f - onehot y) / B`;
+//! - backward: `dW_l = beta_l a_l^T dz_l`, `db_l = 1^T dz_l`,
+//!   `da_l = beta_l dz_l W_l^T`, `dz_{l-1} = da_l .* gamma phi'(z_{l-1})`;
+//! - update (Burn's `Sgd`, PyTorch semantics, dampening 0): `g += wd w`;
+//!   `v = g` on the first step, `v = mu v + g` after; `g = g + mu v` (Nesterov) or `v`;
+//!   `w -= lr g`, for weights and biases alike.
+
+use burn::module::Param;
+use burn::tensor::{Tensor, TensorData};
+use faer::Mat;
+use ntk_model::{Activation, Mlp, Net, Normalization};
+use ntk_probe::host::activate_into;
+use ntk_probe::linalg::{Real, gemm, gemm_acc};
+
+use crate::config::OptimConfig;
+use crate::model::Model;
+
+/// Whether `model` can be trained by this engine: an MLP without normalization layers.
+pub fn eligible(model: &Model) -> bool {
+    matches!(model, Net::Mlp(m) if m.config().normalization == Normalization::None)
+}
+
+/// A dense MLP's parameters and SGD state on the host, in `T`.
+#[derive(Clone)]
+pub struct HostMlp<T: Real> {
+    act: Activation,
+    beta: Vec<f64>,
+    gamma: Vec<f64>,
+    beta_out: f64,
+    /// `W_l`, `[fan_in, fan_out]`, `l = 0..=L`.
+    w: Vec<Mat<T>>,
+    b: Vec<Option<Vec<T>>>,
+    /// Momentum buffers, created by the first step.
+    vw: Vec<Mat<T>>,
+    vb: Vec<Option<Vec<T>>>,
+    momentum: f64,
+    nesterov: bool,
+    weight_decay: f64,
+    ws: Option<Workspace<T>>,
+}
+
+/// What one step saw: the summed loss over the batch and the correct predictions.
+#[derive(Clone, Copy, Debug)]
+pub struct StepResult {
+    pub loss_sum: f64,
+    pub correct: usize,
+}
+
+impl<T: Real> HostMlp<T> {
+    /// Copies the parameters of `mlp` (which must be [`eligible`]).
+    pub fn new(mlp: &Mlp, optim: &OptimConfig) -> Self {
+        let scales = mlp.scales();
+        let w = mlp
+            .layers
+            .iter()
+            .map(|layer| {
+                let [fan_in, fan_out] = layer.weight.val().dims();
+                let v: Vec<f64> = layer.weight.val().try_into_vec_as().expect("weights");
+                Mat::from_fn(fan_in, fan_out, |i, j| T::of(v[i * fan_out + j]))
+            })
+            .collect();
+        let b = mlp
+            .layers
+            .iter()
+            .map(|layer| {
+                layer.bias.as_ref().map(|b| {
+                    let v: Vec<f64> = b.val().try_into_vec_as().expect("biases");
+                    v.into_iter().map(T::of).collect()
+                })
+            })
+            .collect();
+        Self {
+            act: *mlp.activation(),
+            beta: scales.beta.clone(),
+            gamma: scales.gamma.clone(),
+            beta_out: scales.beta_out,
+            w,
+            b,
+            vw: Vec::new(),
+            vb: Vec::new(),
+            momentum: optim.momentum,
+            nesterov: optim.nesterov,
+            weight_decay: optim.weight_decay,
+            ws: None,
+        }
+    }
+
+    fn depth(&self) -> usize {
+        self.w.len() - 1
+    }
+
+    /// One SGD step on the batch (`x: [B, d]`, labels `y`) at learning rate `lr`; returns
+    /// the loss and hits of the forward before the update. A non-finite loss leaves the
+    /// parameters untouched.
+    pub fn step(&mut self, x: &[f64], d: usize, y: &[usize], lr: f64) -> StepResult {
+        let batch = y.len();
+        let depth = self.depth();
+        let mut ws = match self.ws.take() {
+            Some(ws) if ws.x.ncols() == batch => ws,
+            _ => Workspace::new(&self.w, &self.b, batch),
+        };
+        let Workspace {
+            x: x_mat,
+            z,
+            acts,
+            slopes,
+            back,
+            gw,
+            gb,
+        } = &mut ws;
+        // x^T, [d, B] column-major: a contiguous copy of the row-major batch (the GEMMs
+        // take it transposed).
+        assert_eq!(x_mat.nrows(), d, "workspace input is [d, B]");
+        for i in 0..batch {
+            let row = &x[i * d..(i + 1) * d];
+            x_mat
+                .col_as_slice_mut(i)
+                .iter_mut()
+                .zip(row)
+                .for_each(|(v, r)| *v = T::of(*r));
+        }
+        // Forward: z_l = beta_l a_l W_l + b_l, a_{l+1} = gamma_l phi(z_l).
+        for l in 0..=depth {
+            let beta = if l == depth {
+                self.beta_out
+            } else {
+                self.beta[l]
+            };
+            let a = if l == 0 {
+                x_mat.transpose()
+            } else {
+                acts[l - 1].as_ref()
+            };
+            gemm(z[l].as_mut(), a, self.w[l].as_ref(), T::of(beta));
+            if let Some(b) = &self.b[l] {
+                for (j, bj) in b.iter().enumerate() {
+                    z[l].col_as_slice_mut(j).iter_mut().for_each(|v| *v += *bj);
+                }
+            }
+            if l < depth {
+                activate_into(
+                    &z[l],
+                    &self.act,
+                    self.gamma[l],
+                    &mut acts[l],
+                    &mut slopes[l],
+                );
+            }
+        }
+        // dL/df = (softmax f - onehot y) / B, in place of the logits.
+        let (loss_sum, correct) = softmax_cross_entropy(&mut z[depth], y);
+        if !loss_sum.is_finite() {
+            self.ws = Some(ws);
+            return StepResult { loss_sum, correct };
+        }
+        // The momentum buffers take the gradient inside the GEMM when Nesterov is off:
+        // v = mu v + g (v = g on the first step) with BLAS's `beta`, see `Self::update`.
+        let fused = self.momentum > 0.0 && !self.nesterov;
+        let first = self.vw.is_empty();
+        if first && self.momentum > 0.0 {
+            self.vw = gw
+                .iter()
+                .map(|g| Mat::zeros(g.nrows(), g.ncols()))
+                .collect();
+            self.vb = gb
+                .iter()
+                .map(|g| g.as_ref().map(|g| vec![T::of(0.0); g.len()]))
+                .collect();
+        }
+        let mu = T::of(if first { 0.0 } else { self.momentum });
+        // Backward, from the output layer down; dz_l lives in z[l].
+        for l in (0..=depth).rev() {
+            let beta = if l == depth {
+                self.beta_out
+            } else {
+                self.beta[l]
+            };
+            let (lower, upper) = z.split_at_mut(l);
+            let dz = &upper[0];
+            let a_t = if l == 0 {
+                x_mat.as_ref()
+            } else {
+                acts[l - 1].transpose()
+            };
+            let (gw_l, gb_l) = if fused {
+                (&mut self.vw[l], self.vb[l].as_mut())
+            } else {
+                (&mut gw[l], gb[l].as_mut())
+            };
+            let keep = if fused { mu } else { T::of(0.0) };
+            gemm_acc(gw_l.as_mut(), a_t, dz.as_ref(), T::of(beta), keep);
+            if let Some(g) = gb_l {
+                for (j, gj) in g.iter_mut().enumerate() {
+                    let sum = dz.col_as_slice(j).iter().fold(T::of(0.0), |s, v| s + *v);
+                    *gj = *gj * keep + sum;
+                }
+            }
+            if l > 0 {
+                // dz_{l-1} = (beta_l dz_l W_l^T) .* gamma phi'(z_{l-1}).
+                gemm(
+                    back.as_mut(),
+                    dz.as_ref(),
+                    self.w[l].transpose(),
+                    T::of(beta),
+                );
+                let (prev, s) = (&mut lower[l - 1], &slopes[l - 1]);
+                for j in 0..prev.ncols() {
+                    let (pc, bc, sc) = (
+                        prev.col_as_slice_mut(j),
+                        back.col_as_slice(j),
+                        s.col_as_slice(j),
+                    );
+                    for ((p, b), s) in pc.iter_mut().zip(bc).zip(sc) {
+                        *p = *b * *s;
+                    }
+                }
+            }
+        }
+        if fused {
+            self.update_fused(lr);
+            self.ws = Some(ws);
+            return StepResult { loss_sum, correct };
+        }
+        self.update(gw, gb, lr, first);
+        self.ws = Some(ws);
+        StepResult { loss_sum, correct }
+    }
+
+    /// `w -= lr (v + wd w)` after [`Self::step`] put `mu v + g` in `v`; with weight decay
+    /// `v` also takes `wd w` first, as Burn's rule (`g' = g + wd w`, `v = mu v + g'`).
+    fn update_fused(&mut self, lr: f64) {
+        let (lr, wd, decay) = (T::of(lr), T::of(self.weight_decay), self.weight_decay > 0.0);
+        let apply = |w: &mut [T], v: &mut [T]| {
+            for (w, v) in w.iter_mut().zip(v.iter_mut()) {
+                if decay {
+                    *v = *w * wd + *v;
+                }
+                *w -= *v * lr;
+            }
+        };
+        for (w, v) in self.w.iter_mut().zip(self.vw.iter_mut()) {
+            for j in 0..w.ncols() {
+                apply(w.col_as_slice_mut(j), v.col_as_slice_mut(j));
+            }
+        }
+        for (b, v) in self.b.iter_mut().zip(self.vb.iter_mut()) {
+            if let (Some(b), Some(v)) = (b, v) {
+                apply(b, v);
+            }
+        }
+    }
+
+    /// The general rule (no momentum, or Nesterov) on gradients `gw`, `gb`.
+    fn update(&mut self, gw: &mut [Mat<T>], gb: &mut [Option<Vec<T>>], lr: f64, first: bool) {
+        let rule = Rule {
+            lr: T::of(lr),
+            mu: T::of(self.momentum),
+            wd: T::of(self.weight_decay),
+            decay: self.weight_decay > 0.0,
+            momentum: self.momentum > 0.0,
+            nesterov: self.nesterov,
+            first,
+        };
+        for (l, g) in gw.iter_mut().enumerate() {
+            for j in 0..g.ncols() {
+                let v = if rule.momentum {
+                    Some(self.vw[l].col_as_slice_mut(j))
+                } else {
+                    None
+                };
+                rule.apply(self.w[l].col_as_slice_mut(j), g.col_as_slice_mut(j), v);
+            }
+        }
+        for (l, g) in gb.iter_mut().enumerate() {
+            if let (Some(b), Some(g)) = (self.b[l].as_mut(), g.as_mut()) {
+                let v = if rule.momentum {
+                    self.vb[l].as_deref_mut()
+                } else {
+                    None
+                };
+                rule.apply(b, g, v);
+            }
+        }
+    }
+
+    /// Writes the parameters into `model` (the MLP they were copied from), keeping each
+    /// parameter's id.
+    pub fn write_into(&self, model: &mut Model) {
+        let Net::Mlp(mlp) = model else {
+            unreachable!("the host engine trains MLPs only")
+        };
+        for (l, layer) in mlp.layers.iter_mut().enumerate() {
+            let w = &self.w[l];
+            let (rows, cols) = (w.nrows(), w.ncols());
+            let data: Vec<T> = (0..rows * cols).map(|k| w[(k / cols, k % cols)]).collect();
+            layer.weight = replace(layer.weight.clone(), data, vec![rows, cols]);
+            if let (Some(b), Some(bias)) = (&self.b[l], layer.bias.take()) {
+                layer.bias = Some(replace(bias, b.clone(), vec![b.len()]));
+            }
+        }
+    }
+
+    /// The momentum buffers, flattened in a fixed order (weights row-major, then biases,
+    /// layer by layer), as f64; empty before the first step or without momentum.
+    pub fn velocity(&self) -> Vec<f64> {
+        let mut out = Vec::new();
+        for (l, vw) in self.vw.iter().enumerate() {
+            let (rows, cols) = (vw.nrows(), vw.ncols());
+            out.extend((0..rows * cols).map(|k| vw[(k / cols, k % cols)].f64()));
+            if let Some(vb) = &self.vb[l] {
+                out.extend(vb.iter().map(|v| v.f64()));
+            }
+        }
+        out
+    }
+
+    /// Restores momentum buffers written by [`Self::velocity`].
+    pub fn set_velocity(&mut self, flat: &[f64]) -> Result<(), String> {
+        if flat.is_empty() {
+            self.vw.clear();
+            self.vb.clear();
+            return Ok(());
+        }
+        let want: usize = self
+            .w
+            .iter()
+            .zip(&self.b)
+            .map(|(w, b)| w.nrows() * w.ncols() + b.as_ref().map_or(0, Vec::len))
+            .sum();
+        if flat.len() != want {
+            return Err(format!(
+                "momentum buffers hold {} values, the network has {want} parameters",
+                flat.len()
+            ));
+        }
+        let mut at = 0;
+        self.vw.clear();
+        self.vb.clear();
+        for (w, b) in self.w.iter().zip(&self.b) {
+            let (rows, cols) = (w.nrows(), w.ncols());
+            self.vw.push(Mat::from_fn(rows, cols, |i, j| {
+                T::of(flat[at + i * cols + j])
+            }));
+            at += rows * cols;
+            self.vb.push(b.as_ref().map(|b| {
+                let v = flat[at..at + b.len()].iter().map(|&v| T::of(v)).collect();
+                at += b.len();
+                v
+            }));
+        }
+        Ok(())
+    }
+}
+
+/// A new value for `param` (same id, device and dtype), from host data.
+fn replace<const D: usize, T: Real>(
+    param: Param<Tensor<D>>,
+    data: Vec<T>,
+    shape: Vec<usize>,
+) -> Param<Tensor<D>> {
+    param.map(|old| {
+        let (device, dtype) = (old.device(), old.dtype());
+        let values: Vec<f64> = data.iter().map(|v| v.f64()).collect();
+        let fresh = Tensor::<D>::from_data(TensorData::new(values, shape), (&device, dtype));
+        if old.is_require_grad() {
+            fresh.require_grad()
+        } else {
+            fresh
+        }
+    })
+}
+
+/// Burn's SGD rule on one contiguous slice of parameters (see the module doc).
+struct Rule<T> {
+    lr: T,
+    mu: T,
+    wd: T,
+    decay: bool,
+    momentum: bool,
+    nesterov: bool,
+    first: bool,
+}
+
+impl<T: Real> Rule<T> {
+    fn apply(&self, w: &mut [T], g: &mut [T], v: Option<&mut [T]>) {
+        if self.decay {
+            w.iter()
+                .zip(g.iter_mut())
+                .for_each(|(w, g)| *g = *w * self.wd + *g);
+        }
+        if let Some(v) = v {
+            for (g, v) in g.iter_mut().zip(v.iter_mut()) {
+                *v = if self.first { *g } else { *g + *v * self.mu };
+                *g = if self.nesterov { *v * self.mu + *g } else { *v };
+            }
+        }
+        w.iter_mut()
+            .zip(g.iter())
+            .for_each(|(w, g)| *w -= *g * self.lr);
+    }
+}
+
+/// Summed cross-entropy over the rows of `logits`, and the number of rows whose first
+/// maximal logit is the label; `logits` is overwritten with `(softmax - onehot(y)) / B`.
+fn softmax_cross_entropy<T: Real>(logits: &mut Mat<T>, y: &[usize]) -> (f64, usize) {
+    let (batch, k) = (logits.nrows(), logits.ncols());
+    let (mut loss, mut correct) = (0.0f64, 0usize);
+    let inv_b = 1.0 / batch as f64;
+    let mut row = vec![0.0f64; k];
+    for i in 0..batch {
+        let (mut best, mut arg) = (f64::NEG_INFINITY, 0);
+        for (j, r) in row.iter_mut().enumerate() {
+            *r = logits[(i, j)].f64();
+            if *r > best {
+                best = *r;
+                arg = j;
+            }
+        }
+        if !best.is_finite() {
+            return (f64::NAN, correct);
+        }
+        if arg == y[i] {
+            correct += 1;
+        }
+        let sum: f64 = row.iter().map(|v| (v - best).exp()).sum();
+        loss += sum.ln() + best - row[y[i]];
+        for (j, r) in row.iter().enumerate() {
+            let p = (r - best).exp() / sum;
+            logits[(i, j)] = T::of((p - if j == y[i] { 1.0 } else { 0.0 }) * inv_b);
+        }
+    }
+    (loss, correct)
+}
+
+/// Per-step buffers for a batch size: the input (transposed, `[d, B]`), each layer's `z` (then `dz`), activations,
+/// slopes, the backward scratch and the gradients.
+#[derive(Clone)]
+struct Workspace<T: Real> {
+    x: Mat<T>,
+    z: Vec<Mat<T>>,
+    acts: Vec<Mat<T>>,
+    slopes: Vec<Mat<T>>,
+    back: Mat<T>,
+    gw: Vec<Mat<T>>,
+    gb: Vec<Option<Vec<T>>>,
+}
+
+impl<T: Real> Workspace<T> {
+    fn new(w: &[Mat<T>], b: &[Option<Vec<T>>], batch: usize) -> Self {
+        let depth = w.len() - 1;
+        let width = |l: usize| w[l].ncols();
+        Self {
+            x: Mat::zeros(w[0].nrows(), batch),
+            z: (0..=depth).map(|l| Mat::zeros(batch, width(l))).collect(),
+            acts: (0..depth).map(|l| Mat::zeros(batch, width(l))).collect(),
+            slopes: (0..depth).map(|l| Mat::zeros(batch, width(l))).collect(),
+            back: Mat::zeros(batch, if depth > 0 { width(depth - 1) } else { 0 }),
+            gw: w.iter().map(|w| Mat::zeros(w.nrows(), w.ncols())).collect(),
+            gb: b
+                .iter()
+                .map(|b| b.as_ref().map(|b| vec![T::of(0.0); b.len()]))
+                .collect(),
+        }
+    }
+}
+
+/// The engine in the run's precision.
+#[derive(Clone)]
+pub enum Engine {
+    F32(HostMlp<f32>),
+    F64(HostMlp<f64>),
+}
+
+impl Engine {
+    /// The engine for `model` in `precision`, or `None` when it is not [`eligible`].
+    pub fn for_model(
+        model: &Model,
+        optim: &OptimConfig,
+        precision: ntk_probe::backend::Precision,
+    ) -> Option<Self> {
+        let Net::Mlp(mlp) = model else { return None };
+        if !eligible(model) {
+            return None;
+        }
+        Some(match precision {
+            ntk_probe::backend::Precision::F32 => Self::F32(HostMlp::new(mlp, optim)),
+            ntk_probe::backend::Precision::F64 => Self::F64(HostMlp::new(mlp, optim)),
+        })
+    }
+
+    /// One step on rows `x` (row-major `[B, d]` f64 values, as the data set holds them).
+    pub fn step(&mut self, x: &[f64], d: usize, y: &[usize], lr: f64) -> StepResult {
+        match self {
+            Self::F32(h) => h.step(x, d, y, lr),
+            Self::F64(h) => h.step(x, d, y, lr),
+        }
+    }
+
+    pub fn write_into(&self, model: &mut Model) {
+        match self {
+            Self::F32(h) => h.write_into(model),
+            Self::F64(h) => h.write_into(model),
+        }
+    }
+
+    pub fn velocity(&self) -> Vec<f64> {
+        match self {
+            Self::F32(h) => h.velocity(),
+            Self::F64(h) => h.velocity(),
+        }
+    }
+
+    pub fn set_velocity(&mut self, flat: &[f64]) -> Result<(), String> {
+        match self {
+            Self::F32(h) => h.set_velocity(flat),
+            Self::F64(h) => h.set_velocity(flat),
+        }
+    }
+}
