@@ -14,7 +14,7 @@ use ntk_model::{Activation, Mlp};
 
 use crate::kernel::Kernel;
 pub use crate::linalg::Real;
-use crate::linalg::{gemm, gram_lower as syrk_lower};
+use crate::linalg::{gemm, gram_lower as syrk_lower, gram_lower_into};
 
 /// A row-major `rows x cols` f64 buffer as a faer matrix in `T`.
 fn mat<T: Real>(v: &[f64], rows: usize, cols: usize) -> Mat<T> {
@@ -203,9 +203,12 @@ pub fn ntk<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> Kernel
             .iter_mut()
             .for_each(|v| *v = *v * scale + shift);
     }
+    // Two n x n buffers for all layers: fresh ones per layer would cost page faults and
+    // zeroing of 2L n^2 values.
+    let (mut g, mut h) = (Mat::<T>::zeros(n, n), Mat::<T>::zeros(n, n));
     for l in 0..depth {
-        let g = gram_lower(f.inputs[l].as_ref());
-        let h = gram_lower(f.deltas[l].as_ref());
+        gram_lower_into(&mut g, f.inputs[l].as_ref(), T::of(1.0));
+        gram_lower_into(&mut h, f.deltas[l].as_ref(), T::of(1.0));
         let (b2, b) = (T::of(scales.beta[l] * scales.beta[l]), T::of(bias));
         for j in 0..n {
             let (gc, hc) = (&g.col_as_slice(j)[j..], &h.col_as_slice(j)[j..]);

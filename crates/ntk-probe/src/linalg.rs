@@ -98,6 +98,18 @@ pub fn gram_lower<T: Real>(m: MatRef<'_, T>, alpha: T) -> Mat<T> {
     g
 }
 
+/// [`gram_lower`] into an existing `n x n` buffer (its strict upper triangle is left as is).
+pub fn gram_lower_into<T: Real>(c: &mut Mat<T>, m: MatRef<'_, T>, alpha: T) {
+    assert_eq!(
+        (c.nrows(), c.ncols()),
+        (m.nrows(), m.nrows()),
+        "gram_lower_into: shape"
+    );
+    if m.nrows() > 0 {
+        T::blas().syrk_lower(c.as_mut(), m, alpha);
+    }
+}
+
 /// All eigenvalues (ascending) of the symmetric `n x n` matrix stored row-major in `a` (only
 /// the lower triangle in row-major order, i.e. the upper in column-major, is read).
 pub fn sym_eigenvalues(a: &[f64], n: usize) -> Result<Vec<f64>, String> {
