@@ -118,7 +118,6 @@ impl<T: Real> HostMlp<T> {
             z,
             acts,
             slopes,
-            back,
             gw,
             gb,
         } = &mut ws;
@@ -211,22 +210,12 @@ impl<T: Real> HostMlp<T> {
             }
             if l > 0 {
                 // dz_{l-1} = (beta_l dz_l W_l^T) .* gamma phi'(z_{l-1}).
-                gemm(
-                    back.as_mut(),
-                    dz.as_ref(),
-                    self.w[l].transpose(),
-                    T::of(beta),
-                );
-                let (prev, s) = (&mut lower[l - 1], &slopes[l - 1]);
+                let prev = &mut lower[l - 1];
+                gemm(prev.as_mut(), dz.as_ref(), self.w[l].transpose(), T::of(beta));
+                let s = &slopes[l - 1];
                 for j in 0..prev.ncols() {
-                    let (pc, bc, sc) = (
-                        prev.col_as_slice_mut(j),
-                        back.col_as_slice(j),
-                        s.col_as_slice(j),
-                    );
-                    for ((p, b), s) in pc.iter_mut().zip(bc).zip(sc) {
-                        *p = *b * *s;
-                    }
+                    let (pc, sc) = (prev.col_as_slice_mut(j), s.col_as_slice(j));
+                    pc.iter_mut().zip(sc).for_each(|(p, s)| *p *= *s);
                 }
             }
         }
@@ -447,14 +436,13 @@ fn softmax_cross_entropy<T: Real>(logits: &mut Mat<T>, y: &[usize]) -> (f64, usi
 }
 
 /// Per-step buffers for a batch size: the input (transposed, `[d, B]`), each layer's `z` (then `dz`), activations,
-/// slopes, the backward scratch and the gradients.
+/// slopes and the gradients.
 #[derive(Clone)]
 struct Workspace<T: Real> {
     x: Mat<T>,
     z: Vec<Mat<T>>,
     acts: Vec<Mat<T>>,
     slopes: Vec<Mat<T>>,
-    back: Mat<T>,
     gw: Vec<Mat<T>>,
     gb: Vec<Option<Vec<T>>>,
 }
@@ -468,7 +456,6 @@ impl<T: Real> Workspace<T> {
             z: (0..=depth).map(|l| Mat::zeros(batch, width(l))).collect(),
             acts: (0..depth).map(|l| Mat::zeros(batch, width(l))).collect(),
             slopes: (0..depth).map(|l| Mat::zeros(batch, width(l))).collect(),
-            back: Mat::zeros(batch, if depth > 0 { width(depth - 1) } else { 0 }),
             gw: w.iter().map(|w| Mat::zeros(w.nrows(), w.ncols())).collect(),
             gb: b
                 .iter()
