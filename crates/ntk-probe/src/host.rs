@@ -9,12 +9,12 @@
 //! `experiments/bench/README.md`), and the NTK is nothing but GEMMs. GPU backends keep the
 //! device path. Both are tested against the autodiff reference.
 
-use faer::{Mat, MatRef};
+use faer::Mat;
 use ntk_model::{Activation, Mlp};
 
 use crate::kernel::Kernel;
 pub use crate::linalg::Real;
-use crate::linalg::{gemm, gram_lower as syrk_lower, gram_lower_into};
+use crate::linalg::{gemm, gram_lower_into};
 
 /// A row-major `rows x cols` f64 buffer as a faer matrix in `T`.
 fn mat<T: Real>(v: &[f64], rows: usize, cols: usize) -> Mat<T> {
@@ -68,11 +68,6 @@ pub fn activate_into<T: Real>(
     }
 }
 
-/// The lower triangle of `M M^T`.
-fn gram_lower<T: Real>(m: MatRef<'_, T>) -> Mat<T> {
-    syrk_lower(m, T::of(1.0))
-}
-
 /// The per-layer factors on the host: layer inputs `a_0..a_L` and, for the selected outputs
 /// side by side, the backpropagated signals `D_1..D_L`.
 pub struct HostFactors<T: Real> {
@@ -80,96 +75,194 @@ pub struct HostFactors<T: Real> {
     pub deltas: Vec<Mat<T>>,
 }
 
-/// One forward and the hand-written backward (see [`crate::structured`]).
-pub fn factors<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> HostFactors<T> {
-    let cfg = mlp.config();
-    let depth = cfg.depth;
-    let scales = mlp.scales();
-    let act = mlp.activation();
-    let sizes = cfg.layer_sizes();
-    let weights: Vec<Mat<T>> = (0..=depth)
-        .map(|l| {
-            let v: Vec<f64> = mlp.layers[l]
-                .weight
-                .val()
-                .try_into_vec_as()
-                .expect("reading weights");
-            mat(&v, sizes[l], sizes[l + 1])
-        })
-        .collect();
-    let biases: Vec<Option<Vec<f64>>> = mlp
-        .layers
-        .iter()
-        .map(|layer| {
-            layer
-                .bias
-                .as_ref()
-                .map(|b| b.val().try_into_vec_as().expect("reading biases"))
-        })
-        .collect();
+/// A network's parameters as read from the device, row-major f64.
+struct Params {
+    weights: Vec<Vec<f64>>,
+    biases: Vec<Option<Vec<f64>>>,
+}
 
-    let mut inputs = vec![mat::<T>(x, n, sizes[0])];
-    let mut slopes = Vec::with_capacity(depth);
-    for l in 0..depth {
-        let mut z = Mat::<T>::zeros(n, sizes[l + 1]);
-        gemm(
-            z.as_mut(),
-            inputs[l].as_ref(),
-            weights[l].as_ref(),
-            T::of(scales.beta[l]),
-        );
-        if let Some(b) = &biases[l] {
-            for (j, bj) in b.iter().enumerate() {
-                z.col_as_slice_mut(j)
-                    .iter_mut()
-                    .for_each(|v| *v += T::of(*bj));
-            }
-        }
-        let (a, s) = activate(&z, act, scales.gamma[l]);
-        inputs.push(a);
-        slopes.push(s);
+impl Params {
+    fn read(mlp: &Mlp) -> Self {
+        let weights = mlp
+            .layers
+            .iter()
+            .map(|l| l.weight.val().try_into_vec_as().expect("reading weights"))
+            .collect();
+        let biases = mlp
+            .layers
+            .iter()
+            .map(|l| {
+                l.bias
+                    .as_ref()
+                    .map(|b| b.val().try_into_vec_as().expect("reading biases"))
+            })
+            .collect();
+        Self { weights, biases }
     }
+}
 
-    let m = cfg.width;
-    // W_l^T stored contiguously: faer's GEMM is ~30% slower with a transposed operand.
-    let weights_t: Vec<Mat<T>> = weights.iter().map(|w| w.transpose().to_owned()).collect();
-    let mut per_output: Vec<Vec<Mat<T>>> = Vec::with_capacity(outputs.len());
-    for &o in outputs {
-        let mut ds: Vec<Mat<T>> = Vec::with_capacity(depth);
-        if depth > 0 {
-            // D_L = s'(Z_L) gamma_L .* (beta_out W_out[:, o])^T.
-            let mut d = Mat::<T>::zeros(n, m);
-            for j in 0..m {
-                let w = T::of(scales.beta_out) * weights[depth][(j, o)];
-                let (dc, sc) = (d.col_as_slice_mut(j), slopes[depth - 1].col_as_slice(j));
-                dc.iter_mut().zip(sc).for_each(|(d, s)| *d = *s * w);
-            }
-            for l in (0..depth - 1).rev() {
-                // D_l = beta_{l+1} (D_{l+1} W_{l+1}^T) .* s'(Z_l) gamma_l.
-                let mut back = Mat::<T>::zeros(n, m);
-                gemm(
-                    back.as_mut(),
-                    d.as_ref(),
-                    weights_t[l + 1].as_ref(),
-                    T::of(scales.beta[l + 1]),
-                );
-                for j in 0..m {
-                    let (bc, sc) = (back.col_as_slice_mut(j), slopes[l].col_as_slice(j));
-                    bc.iter_mut().zip(sc).for_each(|(b, s)| *b *= *s);
+/// The forward half of the structured NTK: the hidden layers' inputs `a_0..a_k`, slopes
+/// `gamma phi'(z)`, transposed weights, and (on demand) the lower-triangular Grams
+/// `G_l = a_l a_l^T`.
+///
+/// It depends on the hidden layers only, so a depth sweep reuses it: with one seed, layer
+/// `l`'s weights are drawn from stream `l` of that seed (`ntk_model::init`), so the depth-L
+/// network's hidden layers are the first L of a deeper one's, and only the output layer
+/// differs. [`Forward::covers`] checks that exactly (inputs, activation, scales and every
+/// hidden weight and bias) before anything is reused; the kernel is then the same to the
+/// last bit as a fresh computation (tested).
+pub struct Forward<T: Real> {
+    x: Vec<f64>,
+    act: Activation,
+    beta: Vec<f64>,
+    gamma: Vec<f64>,
+    hidden: Params,
+    inputs: Vec<Mat<T>>,
+    slopes: Vec<Mat<T>>,
+    weights_t: Vec<Mat<T>>,
+    grams: Vec<Option<Mat<T>>>,
+    keep_grams: bool,
+}
+
+/// Grams are kept for reuse while they fit in this many bytes (n = 2000, depth 10 in f64:
+/// 350 MB; n = 10,000: 8.8 GB, recomputed instead).
+const GRAM_CACHE_BYTES: usize = 2 << 30;
+
+impl<T: Real> Forward<T> {
+    /// The forward of `mlp`'s hidden layers on the `n` rows of `x`.
+    fn new(mlp: &Mlp, params: &Params, x: &[f64], n: usize) -> Self {
+        let cfg = mlp.config();
+        let depth = cfg.depth;
+        let scales = mlp.scales();
+        let sizes = cfg.layer_sizes();
+        let weights: Vec<Mat<T>> = (0..depth)
+            .map(|l| mat(&params.weights[l], sizes[l], sizes[l + 1]))
+            .collect();
+        let mut inputs = vec![mat::<T>(x, n, sizes[0])];
+        let mut slopes = Vec::with_capacity(depth);
+        for l in 0..depth {
+            let mut z = Mat::<T>::zeros(n, sizes[l + 1]);
+            gemm(
+                z.as_mut(),
+                inputs[l].as_ref(),
+                weights[l].as_ref(),
+                T::of(scales.beta[l]),
+            );
+            if let Some(b) = &params.biases[l] {
+                for (j, bj) in b.iter().enumerate() {
+                    z.col_as_slice_mut(j)
+                        .iter_mut()
+                        .for_each(|v| *v += T::of(*bj));
                 }
-                ds.push(std::mem::replace(&mut d, back));
             }
-            ds.push(d);
-            ds.reverse();
+            let (a, s) = activate(&z, mlp.activation(), scales.gamma[l]);
+            inputs.push(a);
+            slopes.push(s);
         }
-        per_output.push(ds);
+        // W_l^T stored contiguously: faer's GEMM is ~30% slower with a transposed operand.
+        let weights_t = weights.iter().map(|w| w.transpose().to_owned()).collect();
+        let bytes = (depth + 1) * n * n * std::mem::size_of::<T>();
+        Self {
+            x: x.to_vec(),
+            act: *mlp.activation(),
+            beta: scales.beta.clone(),
+            gamma: scales.gamma.clone(),
+            hidden: Params {
+                weights: params.weights[..depth].to_vec(),
+                biases: params.biases[..depth].to_vec(),
+            },
+            inputs,
+            slopes,
+            weights_t,
+            grams: (0..=depth).map(|_| None).collect(),
+            keep_grams: bytes <= GRAM_CACHE_BYTES,
+        }
     }
-    // Several outputs: their signals side by side, so one Gram sums over them.
-    let deltas: Vec<Mat<T>> = if per_output.len() == 1 {
-        per_output.pop().expect("one output")
-    } else {
+
+    /// The number of hidden layers this forward holds.
+    pub fn depth(&self) -> usize {
+        self.slopes.len()
+    }
+
+    /// Whether this forward is `mlp`'s on `x`: the same inputs, activation, scales, and
+    /// hidden layers equal to this one's first `mlp.depth()`.
+    fn covers(&self, mlp: &Mlp, params: &Params, x: &[f64]) -> bool {
+        let depth = mlp.depth();
+        let scales = mlp.scales();
+        depth < self.inputs.len()
+            && self.x == x
+            && self.act == *mlp.activation()
+            && self.beta[..depth] == scales.beta[..depth]
+            && self.gamma[..depth] == scales.gamma[..depth]
+            && self.hidden.weights[..depth] == params.weights[..depth]
+            && self.hidden.biases[..depth] == params.biases[..depth]
+    }
+
+    /// `G_l`, lower triangle, into `into` (kept for reuse when it fits the budget).
+    fn gram_into(&mut self, l: usize, into: &mut Mat<T>) {
+        if let Some(g) = &self.grams[l] {
+            into.as_mut().copy_from(g.as_ref());
+            return;
+        }
+        gram_lower_into(into, self.inputs[l].as_ref(), T::of(1.0));
+        if self.keep_grams {
+            self.grams[l] = Some(into.clone());
+        }
+    }
+
+    /// The backpropagated signals `D_1..D_L` of the depth-L network whose output layer is
+    /// `w_out` (`[width, outputs]`, row-major), for the selected outputs side by side.
+    fn deltas(
+        &self,
+        depth: usize,
+        w_out: &[f64],
+        k: usize,
+        beta_out: f64,
+        outputs: &[usize],
+    ) -> Vec<Mat<T>> {
+        let n = self.inputs[0].nrows();
+        let mut per_output: Vec<Vec<Mat<T>>> = Vec::with_capacity(outputs.len());
+        for &o in outputs {
+            let mut ds: Vec<Mat<T>> = Vec::with_capacity(depth);
+            if depth > 0 {
+                let m = self.slopes[depth - 1].ncols();
+                // D_L = s'(Z_L) gamma_L .* (beta_out W_out[:, o])^T.
+                let mut d = Mat::<T>::zeros(n, m);
+                for j in 0..m {
+                    let w = T::of(beta_out * w_out[j * k + o]);
+                    let (dc, sc) = (
+                        d.col_as_slice_mut(j),
+                        self.slopes[depth - 1].col_as_slice(j),
+                    );
+                    dc.iter_mut().zip(sc).for_each(|(d, s)| *d = *s * w);
+                }
+                for l in (0..depth - 1).rev() {
+                    // D_l = beta_{l+1} (D_{l+1} W_{l+1}^T) .* s'(Z_l) gamma_l.
+                    let mut back = Mat::<T>::zeros(n, self.slopes[l].ncols());
+                    gemm(
+                        back.as_mut(),
+                        d.as_ref(),
+                        self.weights_t[l + 1].as_ref(),
+                        T::of(self.beta[l + 1]),
+                    );
+                    for j in 0..back.ncols() {
+                        let (bc, sc) = (back.col_as_slice_mut(j), self.slopes[l].col_as_slice(j));
+                        bc.iter_mut().zip(sc).for_each(|(b, s)| *b *= *s);
+                    }
+                    ds.push(std::mem::replace(&mut d, back));
+                }
+                ds.push(d);
+                ds.reverse();
+            }
+            per_output.push(ds);
+        }
+        // Several outputs: their signals side by side, so one Gram sums over them.
+        if per_output.len() == 1 {
+            return per_output.pop().expect("one output");
+        }
         (0..depth)
             .map(|l| {
+                let m = per_output[0][l].ncols();
                 let mut cat = Mat::<T>::zeros(n, m * per_output.len());
                 for (slot, ds) in per_output.iter().enumerate() {
                     for j in 0..m {
@@ -180,20 +273,70 @@ pub fn factors<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> Ho
                 cat
             })
             .collect()
-    };
-    HostFactors { inputs, deltas }
+    }
+}
+
+/// The reusable forwards of a sweep, one per precision (see [`Forward`], [`ntk_with`]).
+#[derive(Default)]
+pub struct HostCache {
+    pub f32: Option<Forward<f32>>,
+    pub f64: Option<Forward<f64>>,
+}
+
+/// One forward and the hand-written backward (see [`crate::structured`]).
+pub fn factors<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> HostFactors<T> {
+    let params = Params::read(mlp);
+    let depth = mlp.depth();
+    let fwd = Forward::<T>::new(mlp, &params, x, n);
+    let k = mlp.config().output_dim;
+    let deltas = fwd.deltas(
+        depth,
+        &params.weights[depth],
+        k,
+        mlp.scales().beta_out,
+        outputs,
+    );
+    HostFactors {
+        inputs: fwd.inputs,
+        deltas,
+    }
 }
 
 /// The structured NTK, summed over `outputs` (one output: that output's kernel), in `T`.
 pub fn ntk<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> Kernel {
-    let f = factors::<T>(mlp, x, n, outputs);
+    ntk_with::<T>(mlp, x, n, outputs, &mut None)
+}
+
+/// [`ntk`] reusing `cache` when it holds this network's forward (see [`Forward`]); otherwise
+/// the cache is replaced by this network's. Run a depth sweep deepest first.
+pub fn ntk_with<T: Real>(
+    mlp: &Mlp,
+    x: &[f64],
+    n: usize,
+    outputs: &[usize],
+    cache: &mut Option<Forward<T>>,
+) -> Kernel {
+    let params = Params::read(mlp);
+    if !cache.as_ref().is_some_and(|f| f.covers(mlp, &params, x)) {
+        *cache = Some(Forward::new(mlp, &params, x, n));
+    }
+    let fwd = cache.as_mut().expect("set above");
     let scales = mlp.scales();
     let depth = mlp.depth();
     let bias = if mlp.config().bias { 1.0 } else { 0.0 };
     let copies = outputs.len() as f64;
+    let k_out = mlp.config().output_dim;
+    let deltas = fwd.deltas(
+        depth,
+        &params.weights[depth],
+        k_out,
+        scales.beta_out,
+        outputs,
+    );
 
     // K = copies (beta_out^2 G_L + b) + sum_l (beta_l^2 G_{l-1} + b) .* H_l, lower triangle.
-    let mut k = gram_lower(f.inputs[depth].as_ref());
+    let mut k = Mat::<T>::zeros(n, n);
+    fwd.gram_into(depth, &mut k);
     let (scale, shift) = (
         T::of(copies * scales.beta_out * scales.beta_out),
         T::of(copies * bias),
@@ -206,9 +349,9 @@ pub fn ntk<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> Kernel
     // Two n x n buffers for all layers: fresh ones per layer would cost page faults and
     // zeroing of 2L n^2 values.
     let (mut g, mut h) = (Mat::<T>::zeros(n, n), Mat::<T>::zeros(n, n));
-    for l in 0..depth {
-        gram_lower_into(&mut g, f.inputs[l].as_ref(), T::of(1.0));
-        gram_lower_into(&mut h, f.deltas[l].as_ref(), T::of(1.0));
+    for (l, d) in deltas.iter().enumerate() {
+        fwd.gram_into(l, &mut g);
+        gram_lower_into(&mut h, d.as_ref(), T::of(1.0));
         let (b2, b) = (T::of(scales.beta[l] * scales.beta[l]), T::of(bias));
         for j in 0..n {
             let (gc, hc) = (&g.col_as_slice(j)[j..], &h.col_as_slice(j)[j..]);

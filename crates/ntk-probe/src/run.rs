@@ -98,6 +98,26 @@ pub fn compute_kernel(
     method: Method,
     mode: OutputMode,
 ) -> Result<KernelResult, String> {
+    compute_kernel_cached(
+        mlp,
+        inputs,
+        compute,
+        method,
+        mode,
+        &mut host::HostCache::default(),
+    )
+}
+
+/// [`compute_kernel`] with the host engine reusing `cache` across the networks of a depth
+/// sweep (see [`host::Forward`]).
+pub fn compute_kernel_cached(
+    mlp: &Mlp,
+    inputs: &Inputs,
+    compute: &Compute,
+    method: Method,
+    mode: OutputMode,
+    cache: &mut host::HostCache,
+) -> Result<KernelResult, String> {
     let reason = structured::unsupported_reason(mlp);
     let method = match (method, &reason) {
         (Method::Auto, None) => Method::Structured,
@@ -135,8 +155,12 @@ pub fn compute_kernel(
         }
         Method::Structured if on_host(compute) && mode != OutputMode::Full => {
             let k = match compute.precision {
-                Precision::F32 => host::ntk::<f32>(mlp, &inputs.x, inputs.n, &outputs),
-                Precision::F64 => host::ntk::<f64>(mlp, &inputs.x, inputs.n, &outputs),
+                Precision::F32 => {
+                    host::ntk_with(mlp, &inputs.x, inputs.n, &outputs, &mut cache.f32)
+                }
+                Precision::F64 => {
+                    host::ntk_with(mlp, &inputs.x, inputs.n, &outputs, &mut cache.f64)
+                }
             };
             (k, "host")
         }
@@ -196,8 +220,27 @@ pub fn compute_kernel_net(
     method: Method,
     mode: OutputMode,
 ) -> Result<KernelResult, String> {
+    compute_kernel_net_cached(
+        net,
+        inputs,
+        compute,
+        method,
+        mode,
+        &mut host::HostCache::default(),
+    )
+}
+
+/// [`compute_kernel_net`] with a [`host::HostCache`] for depth sweeps.
+pub fn compute_kernel_net_cached(
+    net: &Net,
+    inputs: &Inputs,
+    compute: &Compute,
+    method: Method,
+    mode: OutputMode,
+    cache: &mut host::HostCache,
+) -> Result<KernelResult, String> {
     match net {
-        Net::Mlp(m) => compute_kernel(m, inputs, compute, method, mode),
+        Net::Mlp(m) => compute_kernel_cached(m, inputs, compute, method, mode, cache),
         Net::ResNet(r) => match method {
             Method::Auto | Method::Autodiff => Ok(KernelResult {
                 kernel: autodiff_kernel(r, inputs, compute, mode, |m: &ResNet, x| m.forward(x)),

@@ -184,12 +184,26 @@ pub fn run_sweep(
     let compute = backend::select(device.or(cfg.probe.device.as_deref()), cfg.probe.precision)?;
     let inputs = inputs::load(&cfg.data)?;
     let gram = run::gram_spectrum(&inputs)?;
-    let points: Vec<(usize, Point)> = cfg
+    let mut points: Vec<(usize, Point)> = cfg
         .points()
         .into_iter()
         .enumerate()
         .filter(|(p, _)| shard.owns(*p))
         .collect();
+    // Per (activation, seed), deepest first: the shallower networks share the deeper one's
+    // hidden layers, whose forward and Grams the host engine then reuses (host::Forward).
+    points.sort_by_key(|(p, pt)| {
+        (
+            cfg.sweep
+                .activations
+                .iter()
+                .position(|a| *a == pt.activation),
+            pt.seed,
+            std::cmp::Reverse(pt.depth),
+            *p,
+        )
+    });
+    let mut cache = crate::host::HostCache::default();
     let bar = indicatif::ProgressBar::new(points.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed} < {eta}]")
@@ -215,12 +229,13 @@ pub fn run_sweep(
         let pcfg = cfg.probe_config(point.activation, point.depth, point.seed);
         let net = run::build_net(&pcfg, &inputs, &compute)?;
         let t = Instant::now();
-        let result = run::compute_kernel_net(
+        let result = run::compute_kernel_net_cached(
             &net,
             &inputs,
             &compute,
             pcfg.probe.method,
             pcfg.probe.output,
+            &mut cache,
         )?;
         let kernel_seconds = t.elapsed().as_secs_f64();
         for &protocol in &cfg.sweep.protocols {

@@ -211,7 +211,12 @@ impl<T: Real> HostMlp<T> {
             if l > 0 {
                 // dz_{l-1} = (beta_l dz_l W_l^T) .* gamma phi'(z_{l-1}).
                 let prev = &mut lower[l - 1];
-                gemm(prev.as_mut(), dz.as_ref(), self.w[l].transpose(), T::of(beta));
+                gemm(
+                    prev.as_mut(),
+                    dz.as_ref(),
+                    self.w[l].transpose(),
+                    T::of(beta),
+                );
                 let s = &slopes[l - 1];
                 for j in 0..prev.ncols() {
                     let (pc, sc) = (prev.col_as_slice_mut(j), s.col_as_slice(j));
