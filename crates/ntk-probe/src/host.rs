@@ -122,6 +122,8 @@ pub struct Forward<T: Real> {
     weights_t: Vec<Mat<T>>,
     grams: Vec<Option<Mat<T>>>,
     keep_grams: bool,
+    /// The kernel's `n x n` work buffers (K, G, H), reused by the next network.
+    scratch: Option<[Mat<T>; 3]>,
 }
 
 /// Grams are kept for reuse while they fit in this many bytes (n = 2000, depth 10 in f64:
@@ -176,6 +178,7 @@ impl<T: Real> Forward<T> {
             weights_t,
             grams: (0..=depth).map(|_| None).collect(),
             keep_grams: bytes <= GRAM_CACHE_BYTES,
+            scratch: None,
         }
     }
 
@@ -198,15 +201,21 @@ impl<T: Real> Forward<T> {
             && self.hidden.biases[..depth] == params.biases[..depth]
     }
 
-    /// `G_l`, lower triangle, into `into` (kept for reuse when it fits the budget).
-    fn gram_into(&mut self, l: usize, into: &mut Mat<T>) {
-        if let Some(g) = &self.grams[l] {
-            into.as_mut().copy_from(g.as_ref());
-            return;
+    /// `G_l`, lower triangle: the kept one, or computed (and kept when it fits the budget,
+    /// else into `scratch`).
+    fn gram<'a>(&'a mut self, l: usize, scratch: &'a mut Mat<T>) -> &'a Mat<T> {
+        if self.grams[l].is_none() && self.keep_grams {
+            let n = self.inputs[l].nrows();
+            let mut g = Mat::<T>::zeros(n, n);
+            gram_lower_into(&mut g, self.inputs[l].as_ref(), T::of(1.0));
+            self.grams[l] = Some(g);
         }
-        gram_lower_into(into, self.inputs[l].as_ref(), T::of(1.0));
-        if self.keep_grams {
-            self.grams[l] = Some(into.clone());
+        match &self.grams[l] {
+            Some(g) => g,
+            None => {
+                gram_lower_into(scratch, self.inputs[l].as_ref(), T::of(1.0));
+                scratch
+            }
         }
     }
 
@@ -335,8 +344,12 @@ pub fn ntk_with<T: Real>(
     );
 
     // K = copies (beta_out^2 G_L + b) + sum_l (beta_l^2 G_{l-1} + b) .* H_l, lower triangle.
-    let mut k = Mat::<T>::zeros(n, n);
-    fwd.gram_into(depth, &mut k);
+    // Work buffers: the previous network's (every entry read below is written first).
+    let [mut k, mut g, mut h] = fwd
+        .scratch
+        .take()
+        .unwrap_or_else(|| std::array::from_fn(|_| Mat::<T>::zeros(n, n)));
+    k.as_mut().copy_from(fwd.gram(depth, &mut g).as_ref());
     let (scale, shift) = (
         T::of(copies * scales.beta_out * scales.beta_out),
         T::of(copies * bias),
@@ -348,9 +361,8 @@ pub fn ntk_with<T: Real>(
     }
     // Two n x n buffers for all layers: fresh ones per layer would cost page faults and
     // zeroing of 2L n^2 values.
-    let (mut g, mut h) = (Mat::<T>::zeros(n, n), Mat::<T>::zeros(n, n));
     for (l, d) in deltas.iter().enumerate() {
-        fwd.gram_into(l, &mut g);
+        let g = fwd.gram(l, &mut g);
         gram_lower_into(&mut h, d.as_ref(), T::of(1.0));
         let (b2, b) = (T::of(scales.beta[l] * scales.beta[l]), T::of(bias));
         for j in 0..n {
@@ -370,5 +382,6 @@ pub fn ntk_with<T: Real>(
             out.data[j * n + i] = v;
         }
     }
+    fwd.scratch = Some([k, g, h]);
     out
 }
