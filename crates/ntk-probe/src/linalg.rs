@@ -70,6 +70,8 @@ pub trait Kernels<T> {
     fn gemm(&self, c: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>, alpha: T, beta: T);
     /// Lower triangle of `c = alpha a a^T` (the strict upper triangle is not written).
     fn syrk_lower(&self, c: MatMut<'_, T>, a: MatRef<'_, T>, alpha: T);
+    /// `y += alpha x`.
+    fn axpy(&self, alpha: T, x: &[T], y: &mut [T]);
 }
 
 /// The engine selected by the cargo features.
@@ -86,6 +88,36 @@ pub fn gemm_acc<T: Real>(c: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>, a
     assert_eq!(c.ncols(), b.ncols(), "gemm: columns of c and b");
     assert_eq!(a.ncols(), b.nrows(), "gemm: inner dimensions");
     T::blas().gemm(c, a, b, alpha, beta)
+}
+
+/// `y += alpha x` (OpenBLAS threads it for long vectors).
+pub fn axpy<T: Real>(alpha: T, x: &[T], y: &mut [T]) {
+    assert_eq!(x.len(), y.len(), "axpy: lengths");
+    T::blas().axpy(alpha, x, y)
+}
+
+/// The values of a column-major matrix without padding between columns, as one slice
+/// (`None` when its columns are padded or it is a view).
+pub fn contiguous_mut<T: Real>(m: &mut Mat<T>) -> Option<&mut [T]> {
+    let (rows, cols) = (m.nrows(), m.ncols());
+    if cols > 1 && m.col_stride() != rows as isize {
+        return None;
+    }
+    let ptr = m.as_ptr_mut();
+    // SAFETY: an owned matrix of `rows x cols` values with column stride `rows` (checked)
+    // and unit row stride is one allocation of `rows * cols` initialized values, borrowed
+    // mutably through `m` for the slice's lifetime.
+    Some(unsafe { std::slice::from_raw_parts_mut(ptr, rows * cols) })
+}
+
+/// [`contiguous_mut`], shared.
+pub fn contiguous<T: Real>(m: &Mat<T>) -> Option<&[T]> {
+    let (rows, cols) = (m.nrows(), m.ncols());
+    if cols > 1 && m.col_stride() != rows as isize {
+        return None;
+    }
+    // SAFETY: as in `contiguous_mut`, borrowed shared.
+    Some(unsafe { std::slice::from_raw_parts(m.as_ptr(), rows * cols) })
 }
 
 /// The lower triangle of the Gram matrix `alpha M M^T` (the upper part is zero).
@@ -164,6 +196,9 @@ mod imp {
                 par(),
             );
         }
+        fn axpy(&self, alpha: T, x: &[T], y: &mut [T]) {
+            y.iter_mut().zip(x).for_each(|(y, x)| *y = *x * alpha + *y);
+        }
     }
 
     pub(super) fn eigenvalues_impl(a: &[f64], n: usize) -> Result<Vec<f64>, String> {
@@ -217,6 +252,8 @@ mod imp {
             c: *mut f64,
             ldc: c_int,
         );
+        fn cblas_saxpy(n: c_int, alpha: f32, x: *const f32, incx: c_int, y: *mut f32, incy: c_int);
+        fn cblas_daxpy(n: c_int, alpha: f64, x: *const f64, incx: c_int, y: *mut f64, incy: c_int);
         fn cblas_ssyrk(
             layout: c_int,
             uplo: c_int,
@@ -296,8 +333,14 @@ mod imp {
     }
 
     macro_rules! kernels {
-        ($t:ty, $gemm:ident, $syrk:ident) => {
+        ($t:ty, $gemm:ident, $syrk:ident, $axpy:ident) => {
             impl Kernels<$t> for Engine {
+                fn axpy(&self, alpha: $t, x: &[$t], y: &mut [$t]) {
+                    if !x.is_empty() {
+                        // SAFETY: two slices of equal length (checked by `axpy`).
+                        unsafe { $axpy(int(x.len()), alpha, x.as_ptr(), 1, y.as_mut_ptr(), 1) }
+                    }
+                }
                 fn gemm(
                     &self,
                     mut c: MatMut<'_, $t>,
@@ -374,8 +417,8 @@ mod imp {
             }
         };
     }
-    kernels!(f32, cblas_sgemm, cblas_ssyrk);
-    kernels!(f64, cblas_dgemm, cblas_dsyrk);
+    kernels!(f32, cblas_sgemm, cblas_ssyrk, cblas_saxpy);
+    kernels!(f64, cblas_dgemm, cblas_dsyrk, cblas_daxpy);
 
     pub(super) fn eigenvalues_impl(a: &[f64], n: usize) -> Result<Vec<f64>, String> {
         let mut a = a.to_vec();

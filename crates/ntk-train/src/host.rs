@@ -24,7 +24,7 @@ use burn::tensor::{Tensor, TensorData};
 use faer::Mat;
 use ntk_model::{Activation, Mlp, Net, Normalization};
 use ntk_probe::host::activate_into;
-use ntk_probe::linalg::{Real, gemm, gemm_acc};
+use ntk_probe::linalg::{Real, axpy, contiguous_mut, gemm, gemm_acc};
 
 use crate::config::OptimConfig;
 use crate::model::Model;
@@ -247,6 +247,15 @@ impl<T: Real> HostMlp<T> {
             }
         };
         for (w, v) in self.w.iter_mut().zip(self.vw.iter_mut()) {
+            // Whole matrices through BLAS's axpy, which OpenBLAS threads (the update is
+            // memory-bound: one pass over w and v).
+            if let (Some(ws), Some(vs)) = (contiguous_mut(w), contiguous_mut(v)) {
+                if decay {
+                    axpy(wd, ws, vs);
+                }
+                axpy(-lr, vs, ws);
+                continue;
+            }
             for j in 0..w.ncols() {
                 apply(w.col_as_slice_mut(j), v.col_as_slice_mut(j));
             }
