@@ -113,19 +113,24 @@ fn resumed_equals_uninterrupted(engine: EngineChoice) {
     // A different config in the same directory is refused.
     let mut other = cfg.clone();
     other.optim.lr = 0.3;
-    let err = train::train(
-        &other,
-        &data(&other),
+    let err = resume_error(&other, split.path());
+    assert!(err.contains("different config"), "{err}");
+}
+
+/// The error of `--resume` on `dir` with `cfg`.
+fn resume_error(cfg: &ntk_train::config::TrainConfig, dir: &std::path::Path) -> String {
+    train::train(
+        cfg,
+        &data(cfg),
         &cpu(),
-        split.path(),
+        dir,
         RunOptions {
             resume: true,
             stop_after: None,
         },
         &Reporter::silent(),
     )
-    .unwrap_err();
-    assert!(err.contains("different config"), "{err}");
+    .unwrap_err()
 }
 
 /// Both engines. Burn's f32 cross-entropy overflows to NaN in the first epoch at the absurd
@@ -186,17 +191,6 @@ fn a_checkpoint_resumes_only_with_its_engine() {
     assert!(ck.dir.join("velocity.npy").exists());
     // The engine is part of the run's config: the config check speaks first.
     cfg.train.engine = EngineChoice::Burn;
-    let err = train::train(
-        &cfg,
-        &data(&cfg),
-        &cpu(),
-        dir.path(),
-        RunOptions {
-            resume: true,
-            stop_after: None,
-        },
-        &Reporter::silent(),
-    )
-    .unwrap_err();
+    let err = resume_error(&cfg, dir.path());
     assert!(err.contains("different config"), "{err}");
 }
