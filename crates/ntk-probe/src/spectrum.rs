@@ -191,7 +191,7 @@ mod tests {
     /// eigenvalues within tau; a full-rank kernel is left to the eigensolver.
     #[test]
     fn low_rank_kernels_are_recognized_and_their_spectrum_kept() {
-        let (n, d) = (64, 5);
+        let (n, d) = (160, 5); // max_low_rank(160) = 10 >= d
         let x: Vec<f64> = (0..n * d)
             .map(|i| ((i * 7919 % 113) as f64 / 113.0 - 0.5) * (1.0 + (i % 3) as f64))
             .collect();
