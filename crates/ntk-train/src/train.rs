@@ -256,6 +256,21 @@ pub fn train(
             set.description, set.d
         ));
     }
+    let sets = std::iter::once(set).chain(data.test.as_ref());
+    if let Some(top) = sets.filter_map(|s| s.labels.iter().max()).max()
+        && usize::from(*top) >= spec.classes()
+    {
+        let key = match spec {
+            crate::model::ModelSpec::Mlp(_) => "model.output_dim",
+            crate::model::ModelSpec::ResNet(_) => "resnet.num_classes",
+        };
+        return Err(format!(
+            "{key} = {}: {} has labels up to {top}; the network needs {} outputs",
+            spec.classes(),
+            set.description,
+            usize::from(*top) + 1
+        ));
+    }
     let text = run_config_text(cfg);
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let summary_path = out.join("summary.json");

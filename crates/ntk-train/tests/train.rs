@@ -194,3 +194,28 @@ fn a_checkpoint_resumes_only_with_its_engine() {
     let err = resume_error(&cfg, dir.path());
     assert!(err.contains("different config"), "{err}");
 }
+
+/// Fewer outputs than the data set has classes: a clear error naming the key, before any
+/// step (both engines would otherwise index past the logits).
+#[test]
+fn too_few_outputs_for_the_labels_is_an_error() {
+    let mut cfg = digits_config();
+    cfg.data.n = 100;
+    if let Some(m) = cfg.model.as_mut() {
+        m.output_dim = 5;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let err = train::train(
+        &cfg,
+        &data(&cfg),
+        &cpu(),
+        dir.path(),
+        RunOptions::default(),
+        &Reporter::silent(),
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("model.output_dim = 5") && err.contains("labels up to 9"),
+        "{err}"
+    );
+}
