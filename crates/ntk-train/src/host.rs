@@ -103,6 +103,15 @@ impl<T: Real> HostMlp<T> {
         self.w.len() - 1
     }
 
+    /// `beta_l` of layer `l` (the output layer's `beta_out` for `l = L`).
+    fn layer_beta(&self, l: usize) -> f64 {
+        if l == self.depth() {
+            self.beta_out
+        } else {
+            self.beta[l]
+        }
+    }
+
     /// One SGD step on the batch (`x: [B, d]`, labels `y`) at learning rate `lr`; returns
     /// the loss and hits of the forward before the update. A non-finite loss leaves the
     /// parameters untouched.
@@ -134,11 +143,7 @@ impl<T: Real> HostMlp<T> {
         }
         // Forward: z_l = beta_l a_l W_l + b_l, a_{l+1} = gamma_l phi(z_l).
         for l in 0..=depth {
-            let beta = if l == depth {
-                self.beta_out
-            } else {
-                self.beta[l]
-            };
+            let beta = self.layer_beta(l);
             let a = if l == 0 {
                 x_mat.transpose()
             } else {
@@ -183,11 +188,7 @@ impl<T: Real> HostMlp<T> {
         let mu = T::of(if first { 0.0 } else { self.momentum });
         // Backward, from the output layer down; dz_l lives in z[l].
         for l in (0..=depth).rev() {
-            let beta = if l == depth {
-                self.beta_out
-            } else {
-                self.beta[l]
-            };
+            let beta = self.layer_beta(l);
             let (lower, upper) = z.split_at_mut(l);
             let dz = &upper[0];
             let a_t = if l == 0 {
@@ -226,10 +227,9 @@ impl<T: Real> HostMlp<T> {
         }
         if fused {
             self.update_fused(lr);
-            self.ws = Some(ws);
-            return StepResult { loss_sum, correct };
+        } else {
+            self.update(gw, gb, lr, first);
         }
-        self.update(gw, gb, lr, first);
         self.ws = Some(ws);
         StepResult { loss_sum, correct }
     }
