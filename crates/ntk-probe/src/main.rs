@@ -325,6 +325,11 @@ fn ntk(args: NtkArgs) -> Result<(), String> {
 fn bench_cmd(args: BenchArgs) -> Result<(), String> {
     let mut rows = Vec::new();
     println!(
+        "host linear algebra: {} (engine host: the structured NTK's GEMMs and the \
+         eigensolver)",
+        ntk_probe::linalg::BACKEND
+    );
+    println!(
         "{:>5} {:>4} {:>5} {:>5} {:>4} {:>8} {:>6} {:>8} {:>9} {:>8} {:>8} {:>9}",
         "n",
         "d",

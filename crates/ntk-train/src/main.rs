@@ -328,13 +328,14 @@ fn main_inner(cli: Cli) -> Result<(), String> {
             };
             let r = ntk_train::bench::step(&compute, &spec, engine, input_dim, batch, steps, peak)?;
             println!(
-                "{}, batch {}, {} {} ({} engine): {:.4} s/step, {:.0} samples/s, {:.2} GFLOP/step, \
+                "{}, batch {}, {} {} ({} engine, host linear algebra {}): {:.4} s/step, {:.0} samples/s, {:.2} GFLOP/step, \
                  {:.1} GFLOP/s (floor {:.4} s/step at {:.0} GFLOP/s peak)",
                 r.model,
                 r.batch,
                 r.backend,
                 r.precision,
                 r.engine,
+                ntk_probe::linalg::BACKEND,
                 r.seconds_per_step,
                 r.samples_per_second,
                 r.gflop_per_step,
