@@ -29,6 +29,11 @@ pub fn run(cfg: &TrainConfig, dir: &std::path::Path, opts: RunOptions) -> TrainS
     train::train(cfg, &data(cfg), &cpu(), dir, opts, &Reporter::silent()).unwrap()
 }
 
+/// The error a run of `cfg` in `dir` must end with.
+pub fn run_err(cfg: &TrainConfig, dir: &std::path::Path, opts: RunOptions) -> String {
+    train::train(cfg, &data(cfg), &cpu(), dir, opts, &Reporter::silent()).unwrap_err()
+}
+
 /// The numbers of a row that must not depend on an interruption (timings may).
 pub fn numbers(r: &EpochMetrics) -> (usize, usize, u64, u64, Option<u64>, Option<u64>, u64) {
     (

@@ -153,17 +153,8 @@ fn a_resnet_with_mlp_inputs_is_refused_with_the_dimensions() {
     cfg.model = None;
     cfg.resnet = Some(ResNetConfig::new(20, ResNetVariant::Fixup));
     cfg.validate().unwrap();
-    let data = common::data(&cfg);
     let out = tempfile::tempdir().unwrap();
-    let err = train::train(
-        &cfg,
-        &data,
-        &cpu(),
-        out.path(),
-        RunOptions::default(),
-        &Reporter::silent(),
-    )
-    .unwrap_err();
+    let err = common::run_err(&cfg, out.path(), RunOptions::default());
     assert!(
         err.contains("64 values per sample") && err.contains("3072"),
         "{err}"

@@ -3,12 +3,11 @@
 
 mod common;
 
-use common::{cpu, data, digits_config, numbers, run};
+use common::{digits_config, numbers, run, run_err};
 use ntk_train::config::EngineChoice;
 use ntk_train::metrics::{EpochMetrics, METRICS_COLUMNS, NtkRow, read_csv};
-use ntk_train::progress::Reporter;
 use ntk_train::schedule::ScheduleKind;
-use ntk_train::train::{self, RunOptions};
+use ntk_train::train::RunOptions;
 
 #[test]
 fn tiny_digits_run_learns_and_writes_metrics() {
@@ -71,15 +70,7 @@ fn resumed_equals_uninterrupted(engine: EngineChoice) {
     assert_eq!(first.status, "interrupted");
     assert!(!split.path().join("summary.json").exists());
     // Without --resume the directory is refused, not overwritten.
-    let err = train::train(
-        &cfg,
-        &data(&cfg),
-        &cpu(),
-        split.path(),
-        RunOptions::default(),
-        &Reporter::silent(),
-    )
-    .unwrap_err();
+    let err = run_err(&cfg, split.path(), RunOptions::default());
     assert!(err.contains("--resume"), "{err}");
     let b = run(
         &cfg,
@@ -119,18 +110,11 @@ fn resumed_equals_uninterrupted(engine: EngineChoice) {
 
 /// The error of `--resume` on `dir` with `cfg`.
 fn resume_error(cfg: &ntk_train::config::TrainConfig, dir: &std::path::Path) -> String {
-    train::train(
-        cfg,
-        &data(cfg),
-        &cpu(),
-        dir,
-        RunOptions {
-            resume: true,
-            stop_after: None,
-        },
-        &Reporter::silent(),
-    )
-    .unwrap_err()
+    let opts = RunOptions {
+        resume: true,
+        stop_after: None,
+    };
+    run_err(cfg, dir, opts)
 }
 
 /// Both engines. Burn's f32 cross-entropy overflows to NaN in the first epoch at the absurd
@@ -205,15 +189,7 @@ fn too_few_outputs_for_the_labels_is_an_error() {
         m.output_dim = 5;
     }
     let dir = tempfile::tempdir().unwrap();
-    let err = train::train(
-        &cfg,
-        &data(&cfg),
-        &cpu(),
-        dir.path(),
-        RunOptions::default(),
-        &Reporter::silent(),
-    )
-    .unwrap_err();
+    let err = run_err(&cfg, dir.path(), RunOptions::default());
     assert!(
         err.contains("model.output_dim = 5") && err.contains("labels up to 9"),
         "{err}"
