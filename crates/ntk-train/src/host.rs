@@ -103,6 +103,12 @@ impl<T: Real> HostMlp<T> {
         self.w.len() - 1
     }
 
+    /// Whether the momentum buffers take the gradient inside the GEMM (momentum without
+    /// Nesterov); the workspace then holds no separate gradients.
+    fn fused(&self) -> bool {
+        self.momentum > 0.0 && !self.nesterov
+    }
+
     /// `beta_l` of layer `l` (the output layer's `beta_out` for `l = L`).
     fn layer_beta(&self, l: usize) -> f64 {
         if l == self.depth() {
@@ -120,7 +126,7 @@ impl<T: Real> HostMlp<T> {
         let depth = self.depth();
         let mut ws = match self.ws.take() {
             Some(ws) if ws.x.ncols() == batch => ws,
-            _ => Workspace::new(&self.w, &self.b, batch),
+            _ => Workspace::new(&self.w, &self.b, batch, !self.fused()),
         };
         let Workspace {
             x: x_mat,
@@ -173,17 +179,10 @@ impl<T: Real> HostMlp<T> {
         }
         // The momentum buffers take the gradient inside the GEMM when Nesterov is off:
         // v = mu v + g (v = g on the first step) with BLAS's `beta`, see `Self::update`.
-        let fused = self.momentum > 0.0 && !self.nesterov;
+        let fused = self.fused();
         let first = self.vw.is_empty();
         if first && self.momentum > 0.0 {
-            self.vw = gw
-                .iter()
-                .map(|g| Mat::zeros(g.nrows(), g.ncols()))
-                .collect();
-            self.vb = gb
-                .iter()
-                .map(|g| g.as_ref().map(|g| vec![T::of(0.0); g.len()]))
-                .collect();
+            (self.vw, self.vb) = zeros_like(&self.w, &self.b);
         }
         let mu = T::of(if first { 0.0 } else { self.momentum });
         // Backward, from the output layer down; dz_l lives in z[l].
@@ -462,21 +461,34 @@ struct Workspace<T: Real> {
 }
 
 impl<T: Real> Workspace<T> {
-    fn new(w: &[Mat<T>], b: &[Option<Vec<T>>], batch: usize) -> Self {
+    /// `grads`: whether to hold gradient buffers (not when they go into the momentum).
+    fn new(w: &[Mat<T>], b: &[Option<Vec<T>>], batch: usize, grads: bool) -> Self {
         let depth = w.len() - 1;
         let width = |l: usize| w[l].ncols();
+        let (gw, gb) = if grads {
+            zeros_like(w, b)
+        } else {
+            (Vec::new(), Vec::new())
+        };
         Self {
             x: Mat::zeros(w[0].nrows(), batch),
             z: (0..=depth).map(|l| Mat::zeros(batch, width(l))).collect(),
             acts: (0..depth).map(|l| Mat::zeros(batch, width(l))).collect(),
             slopes: (0..depth).map(|l| Mat::zeros(batch, width(l))).collect(),
-            gw: w.iter().map(|w| Mat::zeros(w.nrows(), w.ncols())).collect(),
-            gb: b
-                .iter()
-                .map(|b| b.as_ref().map(|b| vec![T::of(0.0); b.len()]))
-                .collect(),
+            gw,
+            gb,
         }
     }
+}
+
+/// Zero matrices and vectors shaped as the weights `w` and biases `b`.
+fn zeros_like<T: Real>(w: &[Mat<T>], b: &[Option<Vec<T>>]) -> (Vec<Mat<T>>, Vec<Option<Vec<T>>>) {
+    let gw = w.iter().map(|w| Mat::zeros(w.nrows(), w.ncols())).collect();
+    let gb = b
+        .iter()
+        .map(|b| b.as_ref().map(|b| vec![T::of(0.0); b.len()]))
+        .collect();
+    (gw, gb)
 }
 
 /// The engine in the run's precision.
