@@ -69,38 +69,41 @@ fn structured_equals_autodiff_for_every_activation_depth_and_bias() {
 fn multi_output_modes_agree() {
     let (n, d, m, k) = (5, 3, 12, 3);
     let x = gaussian_inputs(n, d, 2);
-    for convention in [
-        NtkConvention::Paper,
-        NtkConvention::Official,
-        NtkConvention::UnitVariance,
-    ] {
-        let cfg = MlpConfig::new(d, m, 2, ActivationKind::Tanh)
-            .with_output_dim(k)
-            .with_bias(true)
-            .with_convention(convention)
-            .with_seed(3);
-        for mode in [OutputMode::Sum, OutputMode::Single(1), OutputMode::Full] {
-            let a = fast(&cfg, &x, n, Precision::F64, mode);
-            let b = reference(&cfg, &x, n, Precision::F64, mode);
-            assert_eq!(a.size, if mode == OutputMode::Full { n * k } else { n });
-            let err = a.relative_error(&b);
-            assert!(err < 1e-10, "{convention:?} {mode:?}: {err:e}");
-        }
-        // The host engine: the sum over outputs and a single output.
-        let model = mlp(&cfg, &compute(Precision::F64));
-        let sum_host = host::ntk::<f64>(&model, &x, n, &[0, 1, 2]);
-        let one_host = host::ntk::<f64>(&model, &x, n, &[1]);
-        let sum_ref = reference(&cfg, &x, n, Precision::F64, OutputMode::Sum);
-        let one_ref = reference(&cfg, &x, n, Precision::F64, OutputMode::Single(1));
-        assert!(sum_host.relative_error(&sum_ref) < 1e-10);
-        assert!(one_host.relative_error(&one_ref) < 1e-10);
-        // The sum over outputs is the trace of the full kernel's output blocks.
-        let full = fast(&cfg, &x, n, Precision::F64, OutputMode::Full);
-        let sum = fast(&cfg, &x, n, Precision::F64, OutputMode::Sum);
-        for i in 0..n {
-            for j in 0..n {
-                let t: f64 = (0..k).map(|o| full.get(i * k + o, j * k + o)).sum();
-                assert!((t - sum.get(i, j)).abs() < 1e-10 * sum.get(i, i).abs());
+    // Tanh takes the general path; the identity the linear networks' form (host::linear).
+    for act in [ActivationKind::Tanh, ActivationKind::Linear] {
+        for convention in [
+            NtkConvention::Paper,
+            NtkConvention::Official,
+            NtkConvention::UnitVariance,
+        ] {
+            let cfg = MlpConfig::new(d, m, 2, act)
+                .with_output_dim(k)
+                .with_bias(true)
+                .with_convention(convention)
+                .with_seed(3);
+            for mode in [OutputMode::Sum, OutputMode::Single(1), OutputMode::Full] {
+                let a = fast(&cfg, &x, n, Precision::F64, mode);
+                let b = reference(&cfg, &x, n, Precision::F64, mode);
+                assert_eq!(a.size, if mode == OutputMode::Full { n * k } else { n });
+                let err = a.relative_error(&b);
+                assert!(err < 1e-10, "{act:?} {convention:?} {mode:?}: {err:e}");
+            }
+            // The host engine: the sum over outputs and a single output.
+            let model = mlp(&cfg, &compute(Precision::F64));
+            let sum_host = host::ntk::<f64>(&model, &x, n, &[0, 1, 2]);
+            let one_host = host::ntk::<f64>(&model, &x, n, &[1]);
+            let sum_ref = reference(&cfg, &x, n, Precision::F64, OutputMode::Sum);
+            let one_ref = reference(&cfg, &x, n, Precision::F64, OutputMode::Single(1));
+            assert!(sum_host.relative_error(&sum_ref) < 1e-10);
+            assert!(one_host.relative_error(&one_ref) < 1e-10);
+            // The sum over outputs is the trace of the full kernel's output blocks.
+            let full = fast(&cfg, &x, n, Precision::F64, OutputMode::Full);
+            let sum = fast(&cfg, &x, n, Precision::F64, OutputMode::Sum);
+            for i in 0..n {
+                for j in 0..n {
+                    let t: f64 = (0..k).map(|o| full.get(i * k + o, j * k + o)).sum();
+                    assert!((t - sum.get(i, j)).abs() < 1e-10 * sum.get(i, i).abs());
+                }
             }
         }
     }

@@ -13,6 +13,8 @@ use faer::Mat;
 use ntk_model::{Activation, Mlp};
 
 use crate::kernel::Kernel;
+
+mod linear;
 pub use crate::linalg::Real;
 use crate::linalg::{gemm, gram_lower_into};
 
@@ -317,7 +319,8 @@ pub fn ntk<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> Kernel
 }
 
 /// [`ntk`] reusing `cache` when it holds this network's forward (see [`Forward`]); otherwise
-/// the cache is replaced by this network's. Run a depth sweep deepest first.
+/// the cache is replaced by this network's. Run a depth sweep deepest first. Linear networks
+/// take their closed form through the inputs ([`linear`]) and leave the cache alone.
 pub fn ntk_with<T: Real>(
     mlp: &Mlp,
     x: &[f64],
@@ -326,8 +329,23 @@ pub fn ntk_with<T: Real>(
     cache: &mut Option<Forward<T>>,
 ) -> Kernel {
     let params = Params::read(mlp);
-    if !cache.as_ref().is_some_and(|f| f.covers(mlp, &params, x)) {
-        *cache = Some(Forward::new(mlp, &params, x, n));
+    if linear::applies(mlp) {
+        return linear::ntk::<T>(mlp, &params, x, n, outputs);
+    }
+    layered(mlp, &params, x, n, outputs, cache)
+}
+
+/// The general structured kernel, layer by layer, from the (cached) forward.
+fn layered<T: Real>(
+    mlp: &Mlp,
+    params: &Params,
+    x: &[f64],
+    n: usize,
+    outputs: &[usize],
+    cache: &mut Option<Forward<T>>,
+) -> Kernel {
+    if !cache.as_ref().is_some_and(|f| f.covers(mlp, params, x)) {
+        *cache = Some(Forward::new(mlp, params, x, n));
     }
     let fwd = cache.as_mut().expect("set above");
     let scales = mlp.scales();
@@ -373,15 +391,36 @@ pub fn ntk_with<T: Real>(
             }
         }
     }
+    let cols: Vec<&[T]> = (0..n).map(|j| k.col_as_slice(j)).collect();
+    let out = symmetric_kernel(n, |j, rows, col| col.copy_from_slice(&cols[j][rows]));
+    fwd.scratch = Some([k, g, h]);
+    out
+}
+
+/// The symmetric `n x n` kernel from its lower triangle: `fill(j, rows, col)` writes
+/// `K_ij` for `i` in `rows` (all `>= j`) into `col`. Filled in 64 x 64 tiles, so that the
+/// row-major writes of the transposed half reuse their cache lines (a plain column loop
+/// stalls on every one of those writes: ~10x slower at n = 2000).
+fn symmetric_kernel<T: Real>(
+    n: usize,
+    mut fill: impl FnMut(usize, std::ops::Range<usize>, &mut [T]),
+) -> Kernel {
+    const TILE: usize = 64;
     let mut out = Kernel::zeros(n);
-    for j in 0..n {
-        for (r, v) in k.col_as_slice(j)[j..].iter().enumerate() {
-            let i = j + r;
-            let v = v.f64();
-            out.data[i * n + j] = v;
-            out.data[j * n + i] = v;
+    let mut col = [T::of(0.0); TILE];
+    for jb in (0..n).step_by(TILE) {
+        for ib in (jb..n).step_by(TILE) {
+            for j in jb..(jb + TILE).min(n) {
+                let rows = ib.max(j)..(ib + TILE).min(n);
+                let col = &mut col[..rows.len()];
+                fill(j, rows.clone(), col);
+                for (i, v) in rows.zip(col.iter()) {
+                    let v = v.f64();
+                    out.data[i * n + j] = v;
+                    out.data[j * n + i] = v;
+                }
+            }
         }
     }
-    fwd.scratch = Some([k, g, h]);
     out
 }
