@@ -63,24 +63,60 @@ impl Mlp {
     /// [`init::gaussian`]) and created on `device` in `dtype`.
     pub fn new(config: &MlpConfig, device: &Device, dtype: DType) -> Result<Self, ModelError> {
         config.validate()?;
-        let sizes = config.layer_sizes();
-        let stds = config.init_std();
         let layers = (0..=config.depth)
-            .map(|l| {
-                let (fan_in, fan_out) = (sizes[l], sizes[l + 1]);
-                let w = init::gaussian(config.seed, l as u64, fan_out, fan_in, stds[l]);
-                let w = init::transpose(&w, fan_out, fan_in);
-                let weight =
-                    Tensor::<2>::from_data(TensorData::new(w, [fan_in, fan_out]), (device, dtype));
-                let bias = config
-                    .bias
-                    .then(|| Param::from_tensor(Tensor::<1>::zeros([fan_out], (device, dtype))));
-                Dense {
-                    weight: Param::from_tensor(weight),
-                    bias,
-                }
-            })
+            .map(|l| Self::dense(config, l, device, dtype))
             .collect();
+        Ok(Self::assemble(config, layers, device, dtype))
+    }
+
+    /// The depth-`depth` network of this one's config: its first `depth` hidden layers
+    /// (shared, not redrawn) under a freshly drawn output layer, and fresh normalization
+    /// layers. Layer `l` is drawn from stream `l` of the seed whatever the depth, so for a
+    /// network as [`Mlp::new`] built it this *is* `Mlp::new` at that depth, parameter for
+    /// parameter (tested), without drawing the hidden layers again: a depth sweep builds
+    /// each seed's deepest network once.
+    pub fn truncated(&self, depth: usize) -> Result<Self, ModelError> {
+        if depth > self.config.depth {
+            return Err(ModelError::InvalidConfig {
+                field: "depth",
+                value: depth.to_string(),
+                reason: format!(
+                    "a truncation cannot be deeper than the network ({})",
+                    self.config.depth
+                ),
+            });
+        }
+        let config = MlpConfig {
+            depth,
+            ..self.config.clone()
+        };
+        config.validate()?;
+        let weight = self.layers[0].weight.val();
+        let (device, dtype) = (weight.device(), weight.dtype());
+        let mut layers: Vec<Dense> = self.layers[..depth].to_vec();
+        layers.push(Self::dense(&config, depth, &device, dtype));
+        Ok(Self::assemble(&config, layers, &device, dtype))
+    }
+
+    /// Layer `l` of `config` (hidden for `l < depth`, else the output layer), drawn from
+    /// stream `l` of the seed ([`init::gaussian`]).
+    fn dense(config: &MlpConfig, l: usize, device: &Device, dtype: DType) -> Dense {
+        let sizes = config.layer_sizes();
+        let (fan_in, fan_out) = (sizes[l], sizes[l + 1]);
+        let w = init::gaussian(config.seed, l as u64, fan_out, fan_in, config.init_std()[l]);
+        let w = init::transpose(&w, fan_out, fan_in);
+        let weight = Tensor::<2>::from_data(TensorData::new(w, [fan_in, fan_out]), (device, dtype));
+        let bias = config
+            .bias
+            .then(|| Param::from_tensor(Tensor::<1>::zeros([fan_out], (device, dtype))));
+        Dense {
+            weight: Param::from_tensor(weight),
+            bias,
+        }
+    }
+
+    /// The network of `config` around `layers`, with its normalization layers.
+    fn assemble(config: &MlpConfig, layers: Vec<Dense>, device: &Device, dtype: DType) -> Self {
         let cast = |t: Tensor<1>| t.cast(dtype);
         let batch_norms = match config.normalization {
             Normalization::BatchNorm => (0..config.depth)
@@ -104,14 +140,14 @@ impl Mlp {
                 .collect(),
             _ => Vec::new(),
         };
-        Ok(Self {
+        Self {
             layers,
             batch_norms,
             layer_norms,
             activation: config.activation(),
             scales: config.scales(),
             config: config.clone(),
-        })
+        }
     }
 
     pub fn config(&self) -> &MlpConfig {

@@ -85,6 +85,61 @@ fn same_seed_same_weights_other_seed_other_weights() {
     assert!(w64.iter().zip(&w32).all(|(a, b)| (*a as f32) as f64 == *b));
 }
 
+/// A depth sweep builds each seed's deepest network once and truncates it: the result is
+/// `Mlp::new` at that depth, parameter for parameter.
+#[test]
+fn truncated_networks_are_the_shallower_networks() {
+    use ntk_model::{Normalization, Parameterization};
+    for (config, dtype) in [
+        (
+            MlpConfig::new(5, 48, 6, ActivationKind::Relu).with_seed(4),
+            DType::F64,
+        ),
+        (
+            MlpConfig::new(5, 48, 6, ActivationKind::Tanh)
+                .with_seed(9)
+                .with_bias(true)
+                .with_parameterization(Parameterization::Standard)
+                .with_normalization(Normalization::LayerNorm),
+            DType::F32,
+        ),
+    ] {
+        let deep = Mlp::new(&config, &Device::flex(), dtype).unwrap();
+        for depth in [0, 1, 3, 6] {
+            if config.normalization != Normalization::None && depth == 0 {
+                // Invalid for Mlp::new too: nothing to normalize.
+                assert!(deep.truncated(0).is_err());
+                continue;
+            }
+            let cut = deep.truncated(depth).unwrap();
+            let fresh = Mlp::new(
+                &MlpConfig {
+                    depth,
+                    ..config.clone()
+                },
+                &Device::flex(),
+                dtype,
+            )
+            .unwrap();
+            assert_eq!(cut.config(), fresh.config());
+            assert_eq!(cut.scales(), fresh.scales());
+            assert_eq!(cut.layers.len(), depth + 1);
+            assert_eq!(cut.layer_norms.len(), fresh.layer_norms.len());
+            for l in 0..=depth {
+                assert_eq!(
+                    cut.weight_out_in(l),
+                    fresh.weight_out_in(l),
+                    "depth {depth} layer {l}"
+                );
+            }
+            let x = tensor(&unit_norm_inputs(3, 5, 1), [3, 5], dtype);
+            assert_eq!(to_vec(cut.forward(x.clone())), to_vec(fresh.forward(x)));
+        }
+        let err = deep.truncated(7).unwrap_err().to_string();
+        assert!(err.contains("depth") && err.contains('7'), "{err}");
+    }
+}
+
 #[test]
 fn forward_matches_a_hand_computation() {
     // depth 1, paper convention: f = w2 . sqrt(2/m) relu(W1 x).

@@ -537,7 +537,27 @@ fn fig1_cmd(args: Fig1Args) -> Result<(), String> {
     Ok(())
 }
 
+/// mimalloc, keeping freed memory for reuse ([`keep_freed_memory`]): a sweep allocates and
+/// frees the same n x n buffers (kernels, eigensolver copies) for every network, and with
+/// glibc each fresh one costs page faults (~15 ms per 2000 x 2000 f64 matrix on the 2-core
+/// VM of `experiments/bench`). The synthetic Fig. 2 sweep: ~985k page faults with glibc,
+/// ~2k with this (experiments/bench/README.md has the times).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// `mi_option_purge_delay` in the bundled mimalloc 3 (`mimalloc.h`'s `mi_option_e`; the
+/// sys crate does not name it). The test below checks its default (1000 ms).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Never return freed memory to the OS (purge delay -1): it is reused by the next buffer
+/// instead of faulted in again. The process keeps its peak footprint until it exits.
+fn keep_freed_memory() {
+    // SAFETY: setting a mimalloc option is a plain store into its option table.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) }
+}
+
 fn main() -> ExitCode {
+    keep_freed_memory();
     // A bug must still end in one clear line and a non-zero exit, not a backtrace.
     std::panic::set_hook(Box::new(|info| {
         eprintln!("ntk-probe: internal error: {info}");
@@ -556,6 +576,18 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_purge_delay_option_is_the_one_we_set() {
+        // SAFETY: reading a mimalloc option.
+        let delay = unsafe { libmimalloc_sys::mi_option_get(super::MI_OPTION_PURGE_DELAY) };
+        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+            assert_eq!(delay, 1000, "mimalloc's option numbering changed");
         }
     }
 }

@@ -335,6 +335,37 @@ pub fn build_net(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> Resul
     }
 }
 
+/// [`build_net`], but from `deeper` when that is the same MLP at a depth at least the
+/// configured one (a depth sweep's deepest network, on the same device and dtype): its
+/// truncation ([`Mlp::truncated`]) is the configured network without drawing the hidden
+/// layers again. `None` when `deeper` does not fit.
+pub fn truncate_net(
+    cfg: &ProbeConfig,
+    inputs: &Inputs,
+    compute: &Compute,
+    deeper: &Net,
+) -> Result<Option<Net>, String> {
+    let (NetConfig::Mlp(model), Net::Mlp(deep)) = (cfg.net()?, deeper) else {
+        return Ok(None);
+    };
+    let wanted = MlpConfig {
+        input_dim: inputs.d,
+        depth: deep.depth(),
+        ..model.clone()
+    };
+    let weight = deep.layers[0].weight.val();
+    let fits = wanted == *deep.config()
+        && model.depth <= deep.depth()
+        && weight.device() == compute.device
+        && weight.dtype() == compute.dtype();
+    if !fits {
+        return Ok(None);
+    }
+    deep.truncated(model.depth)
+        .map(|m| Some(Net::Mlp(m)))
+        .map_err(|e| e.to_string())
+}
+
 /// What a summary reports about the network.
 struct NetFacts {
     width: usize,

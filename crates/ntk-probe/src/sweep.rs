@@ -204,6 +204,7 @@ pub fn run_sweep(
         )
     });
     let mut cache = crate::host::HostCache::default();
+    let mut deepest: Option<ntk_model::Net> = None;
     let bar = indicatif::ProgressBar::new(points.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed} < {eta}]")
@@ -227,7 +228,20 @@ pub fn run_sweep(
             point.activation, point.depth, point.seed
         ));
         let pcfg = cfg.probe_config(point.activation, point.depth, point.seed);
-        let net = run::build_net(&pcfg, &inputs, &compute)?;
+        // The family's deepest network comes first; the shallower ones truncate it.
+        let net = match deepest
+            .as_ref()
+            .map(|d| run::truncate_net(&pcfg, &inputs, &compute, d))
+            .transpose()?
+            .flatten()
+        {
+            Some(net) => net,
+            None => {
+                let net = run::build_net(&pcfg, &inputs, &compute)?;
+                deepest = Some(net.clone());
+                net
+            }
+        };
         let t = Instant::now();
         let result = run::compute_kernel_net_cached(
             &net,

@@ -103,6 +103,38 @@ impl Params {
     }
 }
 
+/// Matrices of finished computations kept for the next one of the same shape: a sweep's
+/// kernels need the same `n x m` and `n x n` buffers again and again, and a fresh one costs
+/// page faults and zeroing (~15 ms per `2000 x 2000` f64 matrix here) where reuse costs
+/// nothing. Every buffer taken is overwritten before it is read.
+struct Pool<T: Real> {
+    free: Vec<Mat<T>>,
+}
+
+impl<T: Real> Default for Pool<T> {
+    fn default() -> Self {
+        Self { free: Vec::new() }
+    }
+}
+
+impl<T: Real> Pool<T> {
+    /// A `rows x cols` matrix with unspecified contents.
+    fn take(&mut self, rows: usize, cols: usize) -> Mat<T> {
+        match self
+            .free
+            .iter()
+            .position(|m| m.nrows() == rows && m.ncols() == cols)
+        {
+            Some(i) => self.free.swap_remove(i),
+            None => Mat::zeros(rows, cols),
+        }
+    }
+
+    fn give(&mut self, m: Mat<T>) {
+        self.free.push(m);
+    }
+}
+
 /// The forward half of the structured NTK: the hidden layers' inputs `a_0..a_k`, slopes
 /// `gamma phi'(z)`, transposed weights, and (on demand) the lower-triangular Grams
 /// `G_l = a_l a_l^T`.
@@ -126,6 +158,8 @@ pub struct Forward<T: Real> {
     keep_grams: bool,
     /// The kernel's `n x n` work buffers (K, G, H), reused by the next network.
     scratch: Option<[Mat<T>; 3]>,
+    /// Buffers for the signals, and those of a replaced forward.
+    pool: Pool<T>,
 }
 
 /// Grams are kept for reuse while they fit in this many bytes (n = 2000, depth 10 in f64:
@@ -133,8 +167,11 @@ pub struct Forward<T: Real> {
 const GRAM_CACHE_BYTES: usize = 2 << 30;
 
 impl<T: Real> Forward<T> {
-    /// The forward of `mlp`'s hidden layers on the `n` rows of `x`.
-    fn new(mlp: &Mlp, params: &Params, x: &[f64], n: usize) -> Self {
+    /// The forward of `mlp`'s hidden layers on the `n` rows of `x`, with the buffers of
+    /// `old` (a replaced forward) where the shapes agree.
+    fn new(mlp: &Mlp, params: &Params, x: &[f64], n: usize, old: Option<Self>) -> Self {
+        let mut pool = old.map(Self::into_pool).unwrap_or_default();
+        pool.free.retain(|m| m.nrows() == n);
         let cfg = mlp.config();
         let depth = cfg.depth;
         let scales = mlp.scales();
@@ -145,7 +182,7 @@ impl<T: Real> Forward<T> {
         let mut inputs = vec![mat::<T>(x, n, sizes[0])];
         let mut slopes = Vec::with_capacity(depth);
         for l in 0..depth {
-            let mut z = Mat::<T>::zeros(n, sizes[l + 1]);
+            let mut z = pool.take(n, sizes[l + 1]);
             gemm(
                 z.as_mut(),
                 inputs[l].as_ref(),
@@ -159,7 +196,9 @@ impl<T: Real> Forward<T> {
                         .for_each(|v| *v += T::of(*bj));
                 }
             }
-            let (a, s) = activate(&z, mlp.activation(), scales.gamma[l]);
+            let (mut a, mut s) = (pool.take(n, sizes[l + 1]), pool.take(n, sizes[l + 1]));
+            activate_into(&z, mlp.activation(), scales.gamma[l], &mut a, &mut s);
+            pool.give(z);
             inputs.push(a);
             slopes.push(s);
         }
@@ -181,7 +220,26 @@ impl<T: Real> Forward<T> {
             grams: (0..=depth).map(|_| None).collect(),
             keep_grams: bytes <= GRAM_CACHE_BYTES,
             scratch: None,
+            pool,
         }
+    }
+
+    /// Every `n`-row buffer this forward holds, for the next one.
+    fn into_pool(self) -> Pool<T> {
+        let mut pool = self.pool;
+        let grams = self.grams.into_iter().flatten();
+        let scratch = self.scratch.into_iter().flatten();
+        // The input x (a_0) is n x d: kept too, the next forward may have the same d.
+        for m in self
+            .inputs
+            .into_iter()
+            .chain(self.slopes)
+            .chain(grams)
+            .chain(scratch)
+        {
+            pool.give(m);
+        }
+        pool
     }
 
     /// The number of hidden layers this forward holds.
@@ -208,7 +266,7 @@ impl<T: Real> Forward<T> {
     fn gram<'a>(&'a mut self, l: usize, scratch: &'a mut Mat<T>) -> &'a Mat<T> {
         if self.grams[l].is_none() && self.keep_grams {
             let n = self.inputs[l].nrows();
-            let mut g = Mat::<T>::zeros(n, n);
+            let mut g = self.pool.take(n, n);
             gram_lower_into(&mut g, self.inputs[l].as_ref(), T::of(1.0));
             self.grams[l] = Some(g);
         }
@@ -222,7 +280,8 @@ impl<T: Real> Forward<T> {
     }
 
     /// The backpropagated signals `D_1..D_L` of the depth-L network whose output layer is
-    /// `w_out` (`[width, outputs]`, row-major), for the selected outputs side by side.
+    /// `w_out` (`[width, outputs]`, row-major), for the selected outputs side by side, in
+    /// buffers from `pool`.
     fn deltas(
         &self,
         depth: usize,
@@ -230,6 +289,7 @@ impl<T: Real> Forward<T> {
         k: usize,
         beta_out: f64,
         outputs: &[usize],
+        pool: &mut Pool<T>,
     ) -> Vec<Mat<T>> {
         let n = self.inputs[0].nrows();
         let mut per_output: Vec<Vec<Mat<T>>> = Vec::with_capacity(outputs.len());
@@ -238,7 +298,7 @@ impl<T: Real> Forward<T> {
             if depth > 0 {
                 let m = self.slopes[depth - 1].ncols();
                 // D_L = s'(Z_L) gamma_L .* (beta_out W_out[:, o])^T.
-                let mut d = Mat::<T>::zeros(n, m);
+                let mut d = pool.take(n, m);
                 for j in 0..m {
                     let w = T::of(beta_out * w_out[j * k + o]);
                     let (dc, sc) = (
@@ -249,7 +309,7 @@ impl<T: Real> Forward<T> {
                 }
                 for l in (0..depth - 1).rev() {
                     // D_l = beta_{l+1} (D_{l+1} W_{l+1}^T) .* s'(Z_l) gamma_l.
-                    let mut back = Mat::<T>::zeros(n, self.slopes[l].ncols());
+                    let mut back = pool.take(n, self.slopes[l].ncols());
                     gemm(
                         back.as_mut(),
                         d.as_ref(),
@@ -271,10 +331,10 @@ impl<T: Real> Forward<T> {
         if per_output.len() == 1 {
             return per_output.pop().expect("one output");
         }
-        (0..depth)
+        let cats = (0..depth)
             .map(|l| {
                 let m = per_output[0][l].ncols();
-                let mut cat = Mat::<T>::zeros(n, m * per_output.len());
+                let mut cat = pool.take(n, m * per_output.len());
                 for (slot, ds) in per_output.iter().enumerate() {
                     for j in 0..m {
                         cat.col_as_slice_mut(slot * m + j)
@@ -283,7 +343,9 @@ impl<T: Real> Forward<T> {
                 }
                 cat
             })
-            .collect()
+            .collect();
+        per_output.into_iter().flatten().for_each(|d| pool.give(d));
+        cats
     }
 }
 
@@ -298,7 +360,7 @@ pub struct HostCache {
 pub fn factors<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> HostFactors<T> {
     let params = Params::read(mlp);
     let depth = mlp.depth();
-    let fwd = Forward::<T>::new(mlp, &params, x, n);
+    let fwd = Forward::<T>::new(mlp, &params, x, n, None);
     let k = mlp.config().output_dim;
     let deltas = fwd.deltas(
         depth,
@@ -306,6 +368,7 @@ pub fn factors<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> Ho
         k,
         mlp.scales().beta_out,
         outputs,
+        &mut Pool::default(),
     );
     HostFactors {
         inputs: fwd.inputs,
@@ -345,7 +408,8 @@ fn layered<T: Real>(
     cache: &mut Option<Forward<T>>,
 ) -> Kernel {
     if !cache.as_ref().is_some_and(|f| f.covers(mlp, params, x)) {
-        *cache = Some(Forward::new(mlp, params, x, n));
+        let old = cache.take();
+        *cache = Some(Forward::new(mlp, params, x, n, old));
     }
     let fwd = cache.as_mut().expect("set above");
     let scales = mlp.scales();
@@ -353,20 +417,23 @@ fn layered<T: Real>(
     let bias = if mlp.config().bias { 1.0 } else { 0.0 };
     let copies = outputs.len() as f64;
     let k_out = mlp.config().output_dim;
+    let mut pool = std::mem::take(&mut fwd.pool);
     let deltas = fwd.deltas(
         depth,
         &params.weights[depth],
         k_out,
         scales.beta_out,
         outputs,
+        &mut pool,
     );
+    fwd.pool = pool;
 
     // K = copies (beta_out^2 G_L + b) + sum_l (beta_l^2 G_{l-1} + b) .* H_l, lower triangle.
     // Work buffers: the previous network's (every entry read below is written first).
-    let [mut k, mut g, mut h] = fwd
-        .scratch
-        .take()
-        .unwrap_or_else(|| std::array::from_fn(|_| Mat::<T>::zeros(n, n)));
+    let [mut k, mut g, mut h] = match fwd.scratch.take() {
+        Some(buffers) => buffers,
+        None => std::array::from_fn(|_| fwd.pool.take(n, n)),
+    };
     k.as_mut().copy_from(fwd.gram(depth, &mut g).as_ref());
     let (scale, shift) = (
         T::of(copies * scales.beta_out * scales.beta_out),
@@ -394,6 +461,7 @@ fn layered<T: Real>(
     let cols: Vec<&[T]> = (0..n).map(|j| k.col_as_slice(j)).collect();
     let out = symmetric_kernel(n, |j, rows, col| col.copy_from_slice(&cols[j][rows]));
     fwd.scratch = Some([k, g, h]);
+    deltas.into_iter().for_each(|d| fwd.pool.give(d));
     out
 }
 
