@@ -541,7 +541,8 @@ fn fig1_cmd(args: Fig1Args) -> Result<(), String> {
 /// frees the same n x n buffers (kernels, eigensolver copies) for every network, and with
 /// glibc each fresh one costs page faults (~15 ms per 2000 x 2000 f64 matrix on the 2-core
 /// VM of `experiments/bench`). The synthetic Fig. 2 sweep: ~985k page faults with glibc,
-/// ~2k with this (experiments/bench/README.md has the times).
+/// ~2k with this. mimalloc also backs its arenas with transparent huge pages, which halved
+/// the kernel time of the n = 10,000 NTK (experiments/bench/README.md has the times).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
