@@ -109,3 +109,41 @@ fn theory_subcommand_prints_phi() {
     );
     assert!(lines[2].contains("68.06"), "{text}");
 }
+
+/// A sweep shares work across a seed's depths (the deepest network truncated, its forward and
+/// Grams reused, buffers pooled): every point must still be the standalone probe's result,
+/// to the last bit, as read back from its summary.json (serde_json's exact float parsing).
+#[test]
+fn sweep_points_equal_standalone_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg_path = dir.path().join("sweep.toml");
+    let config = CONFIG
+        .replace("depths = [0, 1, 2]", "depths = [0, 1, 3]")
+        .replace(
+            "protocols = [\"whole\", \"blocks\"]",
+            "protocols = [\"whole\"]",
+        )
+        .replace("theory = true", "theory = false")
+        .replace("width = 16", "width = 24");
+    std::fs::write(&cfg_path, config).unwrap();
+    let cfg = SweepConfig::load(&cfg_path).unwrap();
+    let out = dir.path().join("out");
+    sweep::run_sweep(&cfg, &out, Shard::all(), Some("flex")).unwrap();
+    let swept = sweep::read_summaries(&out).unwrap();
+    assert_eq!(swept.len(), 12);
+
+    let compute = ntk_probe::backend::select(Some("flex"), cfg.probe.precision).unwrap();
+    let inputs = ntk_probe::inputs::load(&cfg.data).unwrap();
+    for s in &swept {
+        let activation =
+            ntk_model::ActivationKind::parse(&s.activation).expect("an activation name");
+        let pcfg = cfg.probe_config(activation, s.depth, s.seed);
+        let alone = ntk_probe::run::run(&pcfg, &inputs, &compute, None, false).unwrap();
+        let what = format!("{} depth {} seed {}", s.activation, s.depth, s.seed);
+        assert_eq!(s.lambda_min.to_bits(), alone.lambda_min.to_bits(), "{what}");
+        assert_eq!(s.lambda_max.to_bits(), alone.lambda_max.to_bits(), "{what}");
+        assert_eq!(s.rank, alone.rank, "{what}");
+        assert_eq!(s.min_grad_angle_deg, alone.min_grad_angle_deg, "{what}");
+        assert_eq!(s.min_grad_angle_pair, alone.min_grad_angle_pair, "{what}");
+    }
+}
