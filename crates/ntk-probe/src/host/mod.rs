@@ -23,16 +23,8 @@ fn mat<T: Real>(v: &[f64], rows: usize, cols: usize) -> Mat<T> {
     Mat::from_fn(rows, cols, |i, j| T::of(v[i * cols + j]))
 }
 
-/// `s(z) gamma` and `s'(z) gamma`, elementwise, column by column.
-pub fn activate<T: Real>(z: &Mat<T>, act: &Activation, gamma: f64) -> (Mat<T>, Mat<T>) {
-    let (n, m) = (z.nrows(), z.ncols());
-    let mut a = Mat::<T>::zeros(n, m);
-    let mut s = Mat::<T>::zeros(n, m);
-    activate_into(z, act, gamma, &mut a, &mut s);
-    (a, s)
-}
-
-/// [`activate`] into existing buffers of `z`'s shape (column-major).
+/// `a = s(z) gamma` and `s = s'(z) gamma`, elementwise, column by column, into buffers of
+/// `z`'s shape.
 pub fn activate_into<T: Real>(
     z: &Mat<T>,
     act: &Activation,
@@ -156,9 +148,8 @@ pub struct Forward<T: Real> {
     weights_t: Vec<Mat<T>>,
     grams: Vec<Option<Mat<T>>>,
     keep_grams: bool,
-    /// The kernel's `n x n` work buffers (K, G, H), reused by the next network.
-    scratch: Option<[Mat<T>; 3]>,
-    /// Buffers for the signals, and those of a replaced forward.
+    /// Buffers between kernels: the signals, the kernel's `n x n` work matrices, and those
+    /// of a replaced forward.
     pool: Pool<T>,
 }
 
@@ -219,7 +210,6 @@ impl<T: Real> Forward<T> {
             weights_t,
             grams: (0..=depth).map(|_| None).collect(),
             keep_grams: bytes <= GRAM_CACHE_BYTES,
-            scratch: None,
             pool,
         }
     }
@@ -228,15 +218,8 @@ impl<T: Real> Forward<T> {
     fn into_pool(self) -> Pool<T> {
         let mut pool = self.pool;
         let grams = self.grams.into_iter().flatten();
-        let scratch = self.scratch.into_iter().flatten();
         // The input x (a_0) is n x d: kept too, the next forward may have the same d.
-        for m in self
-            .inputs
-            .into_iter()
-            .chain(self.slopes)
-            .chain(grams)
-            .chain(scratch)
-        {
+        for m in self.inputs.into_iter().chain(self.slopes).chain(grams) {
             pool.give(m);
         }
         pool
@@ -429,11 +412,9 @@ fn layered<T: Real>(
     fwd.pool = pool;
 
     // K = copies (beta_out^2 G_L + b) + sum_l (beta_l^2 G_{l-1} + b) .* H_l, lower triangle.
-    // Work buffers: the previous network's (every entry read below is written first).
-    let [mut k, mut g, mut h] = match fwd.scratch.take() {
-        Some(buffers) => buffers,
-        None => std::array::from_fn(|_| fwd.pool.take(n, n)),
-    };
+    // Work buffers from the pool, the previous network's (every entry read below is
+    // written first).
+    let [mut k, mut g, mut h] = std::array::from_fn(|_| fwd.pool.take(n, n));
     k.as_mut().copy_from(fwd.gram(depth, &mut g).as_ref());
     let (scale, shift) = (
         T::of(copies * scales.beta_out * scales.beta_out),
@@ -460,8 +441,10 @@ fn layered<T: Real>(
     }
     let cols: Vec<&[T]> = (0..n).map(|j| k.col_as_slice(j)).collect();
     let out = symmetric_kernel(n, |j, rows, col| col.copy_from_slice(&cols[j][rows]));
-    fwd.scratch = Some([k, g, h]);
-    deltas.into_iter().for_each(|d| fwd.pool.give(d));
+    deltas
+        .into_iter()
+        .chain([k, g, h])
+        .for_each(|m| fwd.pool.give(m));
     out
 }
 
