@@ -11,8 +11,9 @@
 //! | 2049 | 1024 | blue plane |
 //!
 //! so a record's pixels are already in CHW order. The real files hold 10000 records each
-//! (30,730,000 bytes); any whole number of records is accepted so that small generated files
-//! (see [`write_cifar_like`]) load too. `batches.meta.txt` lists the class names, one a line.
+//! (30,730,000 bytes); any positive whole number of records, up to [`CIFAR10_MAX_BATCH_BYTES`],
+//! is accepted so that small generated files (see [`write_cifar_like`]) load too; an empty
+//! file is an error. `batches.meta.txt` lists the class names, one a line.
 //! No package registry ships CIFAR-10; users download it themselves (see `datasets/README.md`).
 
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::error::{DataError, Result, cifar_hint};
+use crate::file::read_capped;
 use crate::set::{ImageSet, Split};
 
 /// Subdirectory of the data root holding CIFAR-10.
@@ -31,6 +33,11 @@ pub const CIFAR10_ARCHIVE_DIR: &str = "cifar-10-batches-bin";
 pub const CIFAR10_IMAGE_BYTES: usize = 3 * 32 * 32;
 /// Bytes per record: a label byte and the pixels.
 pub const CIFAR10_RECORD_BYTES: usize = 1 + CIFAR10_IMAGE_BYTES;
+/// The largest batch file read: ten times the records of a real batch (307,300,000 bytes).
+/// Anything larger (say `/dev/zero` linked in place of a batch) is rejected unread.
+pub const CIFAR10_MAX_BATCH_BYTES: u64 = 10 * 10_000 * CIFAR10_RECORD_BYTES as u64;
+/// The largest class-name file read (the real one is 61 bytes).
+pub const CIFAR10_MAX_META_BYTES: u64 = 1 << 20;
 /// Training batch files.
 pub const CIFAR10_TRAIN_FILES: [&str; 5] = [
     "data_batch_1.bin",
@@ -65,8 +72,19 @@ pub fn cifar10_files(split: Split) -> &'static [&'static str] {
     }
 }
 
-/// Parses the bytes of one batch file; `path` is for messages only.
+/// Parses the bytes of one batch file, a positive whole number of records; `path` is for
+/// messages only.
 pub fn parse_cifar10_batch(path: &Path, bytes: &[u8]) -> Result<ImageSet> {
+    if bytes.is_empty() {
+        return Err(DataError::Empty {
+            path: path.to_path_buf(),
+            what: "CIFAR-10 batch file".into(),
+            detail: format!(
+                "0 bytes (a batch holds a positive whole number of {CIFAR10_RECORD_BYTES}-byte \
+                 records; real batches are 30730000 bytes)"
+            ),
+        });
+    }
     if !bytes.len().is_multiple_of(CIFAR10_RECORD_BYTES) {
         return Err(DataError::CifarSize {
             path: path.to_path_buf(),
@@ -101,9 +119,10 @@ pub fn parse_cifar10_batch(path: &Path, bytes: &[u8]) -> Result<ImageSet> {
     )
 }
 
-/// Reads a file of the CIFAR-10 directory; a missing file says where to get CIFAR-10.
-fn read_cifar_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| match DataError::io(path, e) {
+/// Reads a file of the CIFAR-10 directory (raw, at most `limit` bytes); a missing file says
+/// where to get CIFAR-10.
+fn read_cifar_file(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    read_capped(path, limit, false).map_err(|e| match e {
         DataError::Missing { path, .. } => DataError::Missing {
             hint: cifar_hint(path.parent().unwrap_or(Path::new("."))),
             path,
@@ -112,9 +131,9 @@ fn read_cifar_file(path: &Path) -> Result<Vec<u8>> {
     })
 }
 
-/// Reads one batch file.
+/// Reads one batch file (at most [`CIFAR10_MAX_BATCH_BYTES`]).
 pub fn read_cifar10_batch(path: &Path) -> Result<ImageSet> {
-    parse_cifar10_batch(path, &read_cifar_file(path)?)
+    parse_cifar10_batch(path, &read_cifar_file(path, CIFAR10_MAX_BATCH_BYTES)?)
 }
 
 /// The directory holding the batch files: `dir` itself, or `dir/cifar-10-batches-bin` when the
@@ -155,12 +174,21 @@ pub fn write_cifar_like(
     seed: u64,
 ) -> Result<(ImageSet, ImageSet)> {
     let dir = dir.as_ref();
+    let file_len = n_per_file
+        .checked_mul(CIFAR10_RECORD_BYTES)
+        .filter(|&len| len > 0)
+        .ok_or_else(|| {
+            DataError::Invalid(format!(
+                "write_cifar_like: {n_per_file} records per file; expected a positive number \
+                 small enough to fit in memory"
+            ))
+        })?;
     std::fs::create_dir_all(dir).map_err(|e| DataError::io(dir, e))?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut write_split = |split: Split| -> Result<ImageSet> {
         let mut parts = Vec::new();
         for file in cifar10_files(split) {
-            let mut bytes = vec![0u8; n_per_file * CIFAR10_RECORD_BYTES];
+            let mut bytes = vec![0u8; file_len];
             for record in bytes.chunks_exact_mut(CIFAR10_RECORD_BYTES) {
                 rng.fill(&mut record[1..]);
                 record[0] = rng.random_range(0..CIFAR10_CLASSES.len() as u8);
@@ -188,7 +216,7 @@ pub fn read_cifar10_classes(dir: impl AsRef<Path>) -> Result<Vec<String>> {
     let dir = dir.as_ref();
     let dir = batch_dir(dir, CIFAR10_META_FILE);
     let path = dir.join(CIFAR10_META_FILE);
-    let bytes = read_cifar_file(&path)?;
+    let bytes = read_cifar_file(&path, CIFAR10_MAX_META_BYTES)?;
     Ok(String::from_utf8_lossy(&bytes)
         .lines()
         .map(str::trim)

@@ -29,6 +29,85 @@ pub enum DataError {
         source: std::io::Error,
     },
 
+    /// A directory stands where a data file is expected.
+    #[error("{}: is a directory, expected a data file", .path.display())]
+    IsDirectory {
+        /// The path.
+        path: PathBuf,
+    },
+
+    /// A named pipe (FIFO) stands where a data file is expected: opening it would wait for
+    /// a writer, possibly forever.
+    #[error("{}: is a named pipe (FIFO), expected a data file", .path.display())]
+    IsFifo {
+        /// The path.
+        path: PathBuf,
+    },
+
+    /// The path cannot be resolved because its symbolic links form a loop (`ELOOP`).
+    #[error(
+        "{}: symbolic link loop: too many levels of symbolic links while resolving the path",
+        .path.display()
+    )]
+    SymlinkLoop {
+        /// The path.
+        path: PathBuf,
+    },
+
+    /// The path is a symbolic link whose target does not exist.
+    #[error(
+        "{}: broken symbolic link pointing to {} (the target does not exist)",
+        .path.display(),
+        .target.display()
+    )]
+    BrokenSymlink {
+        /// The link.
+        path: PathBuf,
+        /// What the link points to, as stored in the link.
+        target: PathBuf,
+    },
+
+    /// A file holds no samples at all.
+    #[error("{}: empty {what}: {detail}", .path.display())]
+    Empty {
+        /// The file.
+        path: PathBuf,
+        /// What kind of file, e.g. `"CIFAR-10 batch file"`.
+        what: String,
+        /// What was found instead, e.g. `"0 bytes"`.
+        detail: String,
+    },
+
+    /// The (decompressed) content of a file exceeds the size limit its loader allows; reading
+    /// stopped at the limit, so a decompression bomb is never inflated in full.
+    #[error(
+        "{}: too large: the (decompressed) content exceeds the limit of {limit} bytes ({} MiB) for this file; \
+         reading stopped there",
+        .path.display(),
+        .limit >> 20
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit in bytes.
+        limit: u64,
+    },
+
+    /// The stream of a file runs past the size its header promises. Unlike
+    /// [`DataError::TrailingData`] the total is unknown: reading (decompression) stopped at
+    /// the first extra byte, so a decompression bomb is never inflated in full.
+    #[error(
+        "{}: trailing data: the (decompressed) content is longer than the {expected} bytes the header \
+         promises (extra bytes start at byte offset {expected}; reading stopped there)",
+        .path.display()
+    )]
+    TrailingStream {
+        /// The file.
+        path: PathBuf,
+        /// Bytes the header promises.
+        expected: u64,
+    },
+
     /// The file starts with the gzip magic but its stream does not decompress.
     #[error("{}: corrupt gzip stream: {source}", .path.display())]
     Gzip {
@@ -183,17 +262,22 @@ pub enum DataError {
 }
 
 impl DataError {
+    /// Converts an I/O error on `path` into the variant that names the real problem: a missing
+    /// file (with the fetch hint), a broken symbolic link, a symbolic link loop, a directory,
+    /// or else [`DataError::Io`].
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
-        if source.kind() == std::io::ErrorKind::NotFound {
-            Self::Missing {
-                path: path.to_path_buf(),
-                hint: fetch_hint(path),
-            }
-        } else {
-            Self::Io {
-                path: path.to_path_buf(),
-                source,
-            }
+        let path = path.to_path_buf();
+        match source.kind() {
+            std::io::ErrorKind::NotFound => match std::fs::read_link(&path) {
+                Ok(target) => Self::BrokenSymlink { path, target },
+                Err(_) => Self::Missing {
+                    hint: fetch_hint(&path),
+                    path,
+                },
+            },
+            std::io::ErrorKind::IsADirectory => Self::IsDirectory { path },
+            _ if is_symlink_loop(&source) => Self::SymlinkLoop { path },
+            _ => Self::Io { path, source },
         }
     }
 
@@ -214,6 +298,17 @@ impl DataError {
             std::cmp::Ordering::Equal => Ok(()),
         }
     }
+}
+
+/// `ELOOP`, "too many levels of symbolic links" (`ErrorKind::FilesystemLoop` is unstable).
+fn is_symlink_loop(e: &std::io::Error) -> bool {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    const ELOOP: Option<i32> = Some(40);
+    #[cfg(all(unix, not(any(target_os = "linux", target_os = "android"))))]
+    const ELOOP: Option<i32> = Some(62);
+    #[cfg(not(unix))]
+    const ELOOP: Option<i32> = None;
+    ELOOP.is_some() && e.raw_os_error() == ELOOP
 }
 
 /// How to get the registry-fetched data sets (MNIST, Fashion-MNIST, digits).

@@ -14,10 +14,10 @@
 //! label bytes. Files may be stored raw or gzipped; gzip is recognised by its magic bytes
 //! `1f 8b`, not by the file name. Loaders look for `name` first, then `name.gz`.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::{DataError, Result, fetch_hint};
+use crate::file::{Content, Encoding, check_file, read_capped};
 use crate::set::{ImageSet, Split};
 
 /// Magic number of an IDX file of u8 images (3 dimensions).
@@ -48,9 +48,6 @@ pub const FASHION_MNIST_CLASSES: [&str; 10] = [
     "Ankle boot",
 ];
 
-/// The gzip magic bytes.
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
-
 /// The contents of an IDX image file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdxImages {
@@ -64,54 +61,57 @@ pub struct IdxImages {
     pub pixels: Vec<u8>,
 }
 
-/// Reads a whole file, decompressing it when it starts with the gzip magic `1f 8b`.
-pub fn read_maybe_gzip(path: &Path) -> Result<Vec<u8>> {
-    let raw = std::fs::read(path).map_err(|e| DataError::io(path, e))?;
-    if !raw.starts_with(&GZIP_MAGIC) {
-        return Ok(raw);
-    }
-    let mut out = Vec::with_capacity(raw.len() * 4);
-    flate2::read::MultiGzDecoder::new(raw.as_slice())
-        .read_to_end(&mut out)
-        .map_err(|source| DataError::Gzip {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    Ok(out)
+/// Reads a whole file, decompressing it when it starts with the gzip magic `1f 8b`, and
+/// stops with a [`DataError::TooLarge`] as soon as the (decompressed) content exceeds `limit`
+/// bytes: a decompression bomb is never inflated past the limit.
+///
+/// IDX files need no limit of their own: [`read_images`] and [`read_labels`] read at most the
+/// size their header promises.
+pub fn read_maybe_gzip(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    read_capped(path, limit, true)
 }
 
-/// `dir/name` if it exists, else `dir/name.gz`; a [`DataError::Missing`] naming `dir/name`
-/// (with the fetch hint) when neither does.
+/// `dir/name` if it is a file, else `dir/name.gz`.
+///
+/// When neither is, the error names the real problem of `dir/name` (a directory, a symbolic
+/// link loop, a broken link), else that of `dir/name.gz`, else a [`DataError::Missing`]
+/// naming `dir/name` with the fetch hint.
 pub fn find_file(dir: &Path, name: &str) -> Result<PathBuf> {
     let plain = dir.join(name);
-    if plain.is_file() {
-        return Ok(plain);
-    }
+    let plain_err = match check_file(&plain) {
+        Ok(()) => return Ok(plain),
+        Err(e) => e,
+    };
     let gz = dir.join(format!("{name}.gz"));
-    if gz.is_file() {
-        return Ok(gz);
-    }
-    Err(DataError::Missing {
-        hint: fetch_hint(&plain),
-        path: plain,
+    let gz_err = match check_file(&gz) {
+        Ok(()) => return Ok(gz),
+        Err(e) => e,
+    };
+    Err(match (plain_err, gz_err) {
+        (DataError::Missing { .. }, DataError::Missing { .. }) => DataError::Missing {
+            hint: fetch_hint(&plain),
+            path: plain,
+        },
+        (DataError::Missing { .. }, gz_err) => gz_err,
+        (plain_err, _) => plain_err,
     })
 }
 
-fn be_u32(bytes: &[u8], offset: usize) -> u32 {
-    u32::from_be_bytes(bytes[offset..offset + 4].try_into().expect("4 bytes"))
-}
-
-/// Checks the magic (the first 4 bytes) and that the header is complete.
-fn check_header(path: &Path, bytes: &[u8], magic: u32, header_len: usize) -> Result<()> {
+/// The big-endian 32-bit words of a complete header whose magic is `magic`; `bytes` may be
+/// the header alone or the whole file.
+fn header_words(path: &Path, bytes: &[u8], magic: u32, header_len: usize) -> Result<Vec<u32>> {
     let truncated = || DataError::Truncated {
         path: path.to_path_buf(),
         expected: header_len as u64,
         found: bytes.len() as u64,
     };
-    if bytes.len() < 4 {
-        return Err(truncated());
-    }
-    let found = be_u32(bytes, 0);
+    let words = |len: usize| -> Vec<u32> {
+        bytes[..len]
+            .chunks_exact(4)
+            .map(|w| u32::from_be_bytes([w[0], w[1], w[2], w[3]]))
+            .collect()
+    };
+    let found = *words(bytes.len().min(4)).first().ok_or_else(truncated)?;
     if found != magic {
         return Err(DataError::BadMagic {
             path: path.to_path_buf(),
@@ -122,65 +122,169 @@ fn check_header(path: &Path, bytes: &[u8], magic: u32, header_len: usize) -> Res
     if bytes.len() < header_len {
         return Err(truncated());
     }
-    Ok(())
+    Ok(words(header_len))
 }
 
-/// Parses the (uncompressed) bytes of an image file; `path` is for messages only.
-pub fn parse_images(path: &Path, mut bytes: Vec<u8>) -> Result<IdxImages> {
-    check_header(path, &bytes, IMAGES_MAGIC, IMAGES_HEADER_LEN)?;
-    let [n, rows, cols] = [4, 8, 12].map(|o| be_u32(&bytes, o) as u64);
-    for (value, offset, what) in [(rows, 8, "rows"), (cols, 12, "columns")] {
-        if value == 0 {
-            return Err(DataError::BadHeader {
-                path: path.to_path_buf(),
-                offset,
-                message: format!("zero {what} per image"),
-            });
+/// A zero dimension in a header: a [`DataError::BadHeader`] at the field's offset.
+fn check_nonzero(path: &Path, fields: &[(u32, u64, &str)]) -> Result<()> {
+    match fields.iter().find(|(value, _, _)| *value == 0) {
+        Some(&(_, offset, what)) => Err(DataError::BadHeader {
+            path: path.to_path_buf(),
+            offset,
+            message: format!("zero {what}"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A checked image-file header.
+#[derive(Debug, Clone, Copy)]
+struct ImagesHeader {
+    /// Number of images (at byte offset 4).
+    n: u32,
+    /// Rows per image (offset 8).
+    rows: u32,
+    /// Columns per image (offset 12).
+    cols: u32,
+}
+
+impl ImagesHeader {
+    /// Parses and checks the header at the start of `bytes`: magic, completeness, non-zero
+    /// dimensions.
+    fn parse(path: &Path, bytes: &[u8]) -> Result<Self> {
+        let words = header_words(path, bytes, IMAGES_MAGIC, IMAGES_HEADER_LEN)?;
+        let (n, rows, cols) = (words[1], words[2], words[3]);
+        check_nonzero(
+            path,
+            &[
+                (n, 4, "images"),
+                (rows, 8, "rows per image"),
+                (cols, 12, "columns per image"),
+            ],
+        )?;
+        Ok(Self { n, rows, cols })
+    }
+
+    /// The file size the header promises (header included). At most 2^96 + 16, which cannot
+    /// overflow u128; a size above u64::MAX saturates (no file holds that many bytes).
+    fn total_len(self) -> u64 {
+        let pixels = u128::from(self.n) * u128::from(self.rows) * u128::from(self.cols);
+        u64::try_from(IMAGES_HEADER_LEN as u128 + pixels).unwrap_or(u64::MAX)
+    }
+
+    /// What the header declares, for messages.
+    fn describe(self) -> String {
+        format!(
+            "declares {} images of {}x{} pixels",
+            self.n, self.rows, self.cols
+        )
+    }
+
+    /// The parsed file, once `pixels` (the content after the header) is known to be complete.
+    fn with_pixels(self, pixels: Vec<u8>) -> IdxImages {
+        IdxImages {
+            n: self.n as usize,
+            rows: self.rows as usize,
+            cols: self.cols as usize,
+            pixels,
         }
     }
-    // At most 2^96: cannot overflow u128, and anything above u64 is surely truncated.
-    let expected = IMAGES_HEADER_LEN as u128 + n as u128 * rows as u128 * cols as u128;
-    let expected = u64::try_from(expected).unwrap_or(u64::MAX);
-    DataError::check_len(path, expected, bytes.len() as u64)?;
-    bytes.drain(..IMAGES_HEADER_LEN);
-    Ok(IdxImages {
-        n: n as usize,
-        rows: rows as usize,
-        cols: cols as usize,
-        pixels: bytes,
+}
+
+/// Parses and checks a label-file header at the start of `bytes`; returns the label count.
+fn labels_header(path: &Path, bytes: &[u8]) -> Result<u32> {
+    let n = header_words(path, bytes, LABELS_MAGIC, LABELS_HEADER_LEN)?[1];
+    check_nonzero(path, &[(n, 4, "labels")])?;
+    Ok(n)
+}
+
+/// Checks that a gzipped file can hold the `expected` bytes its header promises (deflate
+/// inflates at most 1032:1), before anything is inflated or reserved: a
+/// [`DataError::BadHeader`] at byte offset 4 (the count) otherwise. Raw files are checked
+/// against their size when read.
+fn check_fits(content: &Content, path: &Path, expected: u64, declares: &str) -> Result<()> {
+    let (Encoding::Gzip, Some(max), Some(stored)) = (
+        content.encoding(),
+        content.max_content_len(),
+        content.stored_len(),
+    ) else {
+        return Ok(());
+    };
+    if expected <= max {
+        return Ok(());
+    }
+    Err(DataError::BadHeader {
+        path: path.to_path_buf(),
+        offset: 4,
+        message: format!(
+            "the header {declares} ({expected} bytes in all), more than the {stored}-byte gzip \
+             file can decompress to (at most {max} bytes at deflate's 1032:1 limit)"
+        ),
     })
 }
 
-/// Parses the (uncompressed) bytes of a label file, checking every label is `< num_classes`.
-pub fn parse_labels(path: &Path, mut bytes: Vec<u8>, num_classes: usize) -> Result<Vec<u8>> {
-    check_header(path, &bytes, LABELS_MAGIC, LABELS_HEADER_LEN)?;
-    let n = be_u32(&bytes, 4) as u64;
-    DataError::check_len(path, LABELS_HEADER_LEN as u64 + n, bytes.len() as u64)?;
-    bytes.drain(..LABELS_HEADER_LEN);
-    if let Some((index, &label)) = bytes
+/// The first label `>= num_classes`: a [`DataError::LabelOutOfRange`] with its offset.
+fn check_labels(path: &Path, labels: &[u8], num_classes: usize) -> Result<()> {
+    match labels
         .iter()
         .enumerate()
         .find(|(_, l)| usize::from(**l) >= num_classes)
     {
-        return Err(DataError::LabelOutOfRange {
+        Some((index, &label)) => Err(DataError::LabelOutOfRange {
             path: path.to_path_buf(),
             index,
             offset: (LABELS_HEADER_LEN + index) as u64,
             label: label.into(),
             num_classes,
-        });
+        }),
+        None => Ok(()),
     }
+}
+
+/// Parses the (uncompressed) bytes of an image file; `path` is for messages only.
+pub fn parse_images(path: &Path, mut bytes: Vec<u8>) -> Result<IdxImages> {
+    let header = ImagesHeader::parse(path, &bytes)?;
+    DataError::check_len(path, header.total_len(), bytes.len() as u64)?;
+    bytes.drain(..IMAGES_HEADER_LEN);
+    Ok(header.with_pixels(bytes))
+}
+
+/// Parses the (uncompressed) bytes of a label file, checking every label is `< num_classes`.
+pub fn parse_labels(path: &Path, mut bytes: Vec<u8>, num_classes: usize) -> Result<Vec<u8>> {
+    let n = labels_header(path, &bytes)?;
+    DataError::check_len(
+        path,
+        LABELS_HEADER_LEN as u64 + u64::from(n),
+        bytes.len() as u64,
+    )?;
+    bytes.drain(..LABELS_HEADER_LEN);
+    check_labels(path, &bytes, num_classes)?;
     Ok(bytes)
 }
 
-/// Reads an image file (raw or gzipped).
+/// Reads an image file (raw or gzipped), reading (inflating) at most one byte more than its
+/// header promises.
 pub fn read_images(path: &Path) -> Result<IdxImages> {
-    parse_images(path, read_maybe_gzip(path)?)
+    let mut content = Content::open(path, true)?;
+    let head = content.read_up_to(IMAGES_HEADER_LEN as u64)?;
+    let header = ImagesHeader::parse(path, &head)?;
+    let expected = header.total_len();
+    check_fits(&content, path, expected, &header.describe())?;
+    let pixels = content.read_rest_exact(IMAGES_HEADER_LEN as u64, expected)?;
+    Ok(header.with_pixels(pixels))
 }
 
-/// Reads a label file (raw or gzipped).
+/// Reads a label file (raw or gzipped), reading (inflating) at most one byte more than its
+/// header promises, and checks every label is `< num_classes`.
 pub fn read_labels(path: &Path, num_classes: usize) -> Result<Vec<u8>> {
-    parse_labels(path, read_maybe_gzip(path)?, num_classes)
+    let mut content = Content::open(path, true)?;
+    let head = content.read_up_to(LABELS_HEADER_LEN as u64)?;
+    let n = labels_header(path, &head)?;
+    let expected = LABELS_HEADER_LEN as u64 + u64::from(n);
+    check_fits(&content, path, expected, &format!("declares {n} labels"))?;
+    let labels = content.read_rest_exact(LABELS_HEADER_LEN as u64, expected)?;
+    check_labels(path, &labels, num_classes)?;
+    Ok(labels)
 }
 
 /// Reads an image file and its label file into one grey-scale [`ImageSet`].

@@ -18,6 +18,7 @@ pub mod batch;
 pub mod cifar;
 pub mod digits;
 pub mod error;
+mod file;
 pub mod idx;
 pub mod paths;
 pub mod set;

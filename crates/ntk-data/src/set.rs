@@ -51,8 +51,10 @@ impl ImageSet {
         max_value: u8,
     ) -> Result<Self> {
         let n = labels.len();
-        let dim = channels * height * width;
-        if images.len() != n * dim {
+        let expected = [channels, height, width]
+            .into_iter()
+            .try_fold(n, usize::checked_mul);
+        if expected != Some(images.len()) {
             return Err(DataError::Invalid(format!(
                 "{} pixels do not make {n} images of {channels}x{height}x{width}",
                 images.len()
@@ -176,7 +178,7 @@ impl Samples {
     /// Builds a set, checking the buffer sizes and labels.
     pub fn new(x: Vec<f32>, y: Vec<u8>, dim: usize, num_classes: usize) -> Result<Self> {
         let n = y.len();
-        if x.len() != n * dim {
+        if n.checked_mul(dim) != Some(x.len()) {
             return Err(DataError::Invalid(format!(
                 "{} features do not make {n} rows of {dim}",
                 x.len()

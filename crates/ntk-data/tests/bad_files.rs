@@ -3,10 +3,13 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use ntk_data::cifar::{CIFAR10_RECORD_BYTES, read_cifar10_batch};
-use ntk_data::digits::load_digits;
+use ntk_data::cifar::{CIFAR10_MAX_BATCH_BYTES, CIFAR10_RECORD_BYTES, read_cifar10_batch};
+use ntk_data::digits::{DIGITS_MAX_BYTES, load_digits};
 use ntk_data::idx::{load_idx_pair, read_images, read_labels};
-use ntk_data::{DataError, Split, Subset, load_cifar10, load_fashion_mnist, load_mnist};
+use ntk_data::{
+    DataError, ImageSet, Samples, Split, Subset, load_cifar10, load_fashion_mnist, load_mnist,
+    write_cifar_like,
+};
 
 fn idx_images(n: u32, rows: u32, cols: u32, pixels: &[u8]) -> Vec<u8> {
     let mut b = Vec::new();
@@ -335,13 +338,398 @@ fn cifar_label_out_of_range() {
 }
 
 #[test]
-fn unreadable_file_is_io_error() {
+fn directory_in_place_of_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let sub = dir.path().join("test_batch.bin");
     std::fs::create_dir(&sub).unwrap();
     let e = read_cifar10_batch(&sub).unwrap_err();
-    assert!(matches!(e, DataError::Io { .. }), "{e}");
-    assert!(msg(e).contains("test_batch.bin: cannot read"));
+    assert!(matches!(e, DataError::IsDirectory { .. }), "{e}");
+    let e = msg(e);
+    assert!(
+        e.contains(&format!("{}: is a directory", sub.display())),
+        "{e}"
+    );
+    let e = msg(load_cifar10(dir.path(), Split::Test).unwrap_err());
+    assert!(
+        e.contains(&format!("{}: is a directory", sub.display())),
+        "{e}"
+    );
+
+    // IDX: a directory named like the file is named, not reported missing.
+    let images = dir.path().join("t10k-images-idx3-ubyte");
+    std::fs::create_dir(&images).unwrap();
+    let e = load_mnist(dir.path(), Split::Test).unwrap_err();
+    assert!(matches!(e, DataError::IsDirectory { .. }), "{e}");
+    assert!(
+        msg(e).starts_with(&format!("{}: is a directory", images.display())),
+        "wrong path"
+    );
+    let e = msg(read_images(&images).unwrap_err());
+    assert!(e.contains("t10k-images-idx3-ubyte: is a directory"), "{e}");
+
+    // Digits.
+    std::fs::create_dir(dir.path().join("digits.csv.gz")).unwrap();
+    let e = msg(load_digits(dir.path()).unwrap_err());
+    assert!(e.contains("digits.csv.gz: is a directory"), "{e}");
+
+    // A directory beside a valid `.gz` file: the `.gz` file is used.
+    let other = tempfile::tempdir().unwrap();
+    small_split(other.path(), true);
+    std::fs::create_dir(other.path().join("train-images-idx3-ubyte")).unwrap();
+    assert_eq!(load_mnist(other.path(), Split::Train).unwrap().n, 3);
+}
+
+#[cfg(unix)]
+#[test]
+fn symlink_loop() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    symlink(&b, &a).unwrap();
+    symlink(&a, &b).unwrap();
+    let e = read_images(&a).unwrap_err();
+    assert!(matches!(e, DataError::SymlinkLoop { .. }), "{e}");
+    let e = msg(e);
+    assert!(
+        e.starts_with(&format!("{}: symbolic link loop", a.display())),
+        "{e}"
+    );
+
+    // Through the loaders, which look for the plain name and `.gz`.
+    let images = dir.path().join("train-images-idx3-ubyte");
+    symlink(&images, &images).unwrap();
+    let e = msg(load_mnist(dir.path(), Split::Train).unwrap_err());
+    assert!(
+        e.starts_with(&format!("{}: symbolic link loop", images.display())),
+        "{e}"
+    );
+    let batch = dir.path().join("test_batch.bin");
+    symlink(&batch, &batch).unwrap();
+    let e = msg(load_cifar10(dir.path(), Split::Test).unwrap_err());
+    assert!(
+        e.starts_with(&format!("{}: symbolic link loop", batch.display())),
+        "{e}"
+    );
+    let csv = dir.path().join("digits.csv");
+    symlink(&csv, &csv).unwrap();
+    let e = msg(load_digits(dir.path()).unwrap_err());
+    assert!(
+        e.starts_with(&format!("{}: symbolic link loop", csv.display())),
+        "{e}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn dangling_symlink() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("moved-away/train-images-idx3-ubyte");
+    let images = dir.path().join("train-images-idx3-ubyte");
+    symlink(&target, &images).unwrap();
+    let e = load_mnist(dir.path(), Split::Train).unwrap_err();
+    assert!(
+        matches!(&e, DataError::BrokenSymlink { target: t, .. } if *t == target),
+        "{e}"
+    );
+    let expected = format!(
+        "{}: broken symbolic link pointing to {}",
+        images.display(),
+        target.display()
+    );
+    assert!(msg(e).starts_with(&expected), "wrong message");
+    let e = msg(read_labels(&images, 10).unwrap_err());
+    assert!(e.starts_with(&expected), "{e}");
+
+    // CIFAR-10: the link is named, not the download hint of a missing file.
+    let batch = dir.path().join("test_batch.bin");
+    symlink("/nonexistent/test_batch.bin", &batch).unwrap();
+    let e = msg(load_cifar10(dir.path(), Split::Test).unwrap_err());
+    assert!(
+        e.starts_with(&format!(
+            "{}: broken symbolic link pointing to /nonexistent/test_batch.bin",
+            batch.display()
+        )),
+        "{e}"
+    );
+    assert!(!e.contains("cifar-10-binary.tar.gz"), "{e}");
+}
+
+/// A gzip "bomb": `head` then `mib` MiB of zeros, as one gzip member holding `head` and a
+/// MiB of zeros followed by `mib - 1` copies of a member of a MiB of zeros (a multi-member
+/// stream is valid gzip and builds in milliseconds; the decoder inflates it all the same).
+fn gzip_bomb(head: &[u8], mib: usize) -> Vec<u8> {
+    let zeros = vec![0u8; 1 << 20];
+    let mut first = head.to_vec();
+    first.extend_from_slice(&zeros);
+    let mut bomb = gzip(&first);
+    let member = gzip(&zeros);
+    for _ in 1..mib {
+        bomb.extend_from_slice(&member);
+    }
+    bomb
+}
+
+#[test]
+fn gzip_bomb_stops_at_the_size_the_header_promises() {
+    let dir = tempfile::tempdir().unwrap();
+    // 10 images of 28x28 promised (7856 bytes), followed by 200 MiB of zeros.
+    let head = idx_images(10, 28, 28, &[1; 7840]);
+    let p = write(
+        dir.path(),
+        "train-images-idx3-ubyte.gz",
+        &gzip_bomb(&head, 200),
+    );
+    assert!(std::fs::metadata(&p).unwrap().len() < (1 << 20));
+    let e = read_images(&p).unwrap_err();
+    assert!(
+        matches!(e, DataError::TrailingStream { expected: 7856, .. }),
+        "{e}"
+    );
+    let e = msg(e);
+    assert!(
+        e.starts_with(&format!("{}: trailing data", p.display()))
+            && e.contains("7856 bytes")
+            && e.contains("byte offset 7856"),
+        "{e}"
+    );
+
+    // The same for labels, and through the loader.
+    let labels = vec![1u8; 10];
+    let p = write(
+        dir.path(),
+        "train-labels-idx1-ubyte.gz",
+        &gzip_bomb(&idx_labels(&labels), 200),
+    );
+    let e = read_labels(&p, 10).unwrap_err();
+    assert!(
+        matches!(e, DataError::TrailingStream { expected: 18, .. }),
+        "{e}"
+    );
+    assert!(msg(e).contains("train-labels-idx1-ubyte.gz: trailing data"));
+    let e = msg(load_mnist(dir.path(), Split::Train).unwrap_err());
+    assert!(
+        e.contains("train-images-idx3-ubyte.gz: trailing data"),
+        "{e}"
+    );
+
+    // A single-member stream is stopped just the same.
+    let mut single = head.clone();
+    single.resize(head.len() + (16 << 20), 0);
+    let p = write(dir.path(), "single.gz", &gzip(&single));
+    assert!(matches!(
+        read_images(&p),
+        Err(DataError::TrailingStream { expected: 7856, .. })
+    ));
+}
+
+#[test]
+fn gzip_header_promising_more_than_the_stream_can_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    // 2^32 - 1 images of 28x28 (3.4 TB) from a gzip file of a few dozen bytes: rejected
+    // before anything is inflated or reserved.
+    let p = write(
+        dir.path(),
+        "huge.gz",
+        &gzip(&idx_images(u32::MAX, 28, 28, &[0; 64])),
+    );
+    let e = read_images(&p).unwrap_err();
+    assert!(matches!(e, DataError::BadHeader { offset: 4, .. }), "{e}");
+    let e = msg(e);
+    assert!(
+        e.starts_with(&format!("{}: bad IDX header", p.display()))
+            && e.contains("declares 4294967295 images of 28x28")
+            && e.contains("gzip"),
+        "{e}"
+    );
+    let p = write(
+        dir.path(),
+        "huge-labels.gz",
+        &gzip(&[0, 0, 8, 1, 255, 255, 255, 255]),
+    );
+    assert!(matches!(
+        read_labels(&p, 10),
+        Err(DataError::BadHeader { offset: 4, .. })
+    ));
+}
+
+#[test]
+fn zero_counts_in_idx_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "no-images", &idx_images(0, 28, 28, &[]));
+    let e = read_images(&p).unwrap_err();
+    assert!(matches!(e, DataError::BadHeader { offset: 4, .. }), "{e}");
+    assert!(msg(e).contains("no-images: bad IDX header at byte offset 4: zero images"));
+    let p = write(dir.path(), "no-labels", &idx_labels(&[]));
+    let e = msg(read_labels(&p, 10).unwrap_err());
+    assert!(
+        e.contains("no-labels: bad IDX header at byte offset 4: zero labels"),
+        "{e}"
+    );
+    // The largest image dimensions do not overflow anything.
+    let p = write(
+        dir.path(),
+        "wide",
+        &idx_images(1, u32::MAX, u32::MAX, &[0; 8]),
+    );
+    assert!(matches!(
+        read_images(&p),
+        Err(DataError::Truncated { found: 24, .. })
+    ));
+}
+
+#[cfg(unix)]
+#[test]
+fn endless_device_in_place_of_a_file() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let images = dir.path().join("imgs");
+    symlink("/dev/zero", &images).unwrap();
+    assert!(matches!(
+        read_images(&images),
+        Err(DataError::BadMagic { found: 0, .. })
+    ));
+    // The digits CSV is read up to its limit, then rejected.
+    symlink("/dev/zero", dir.path().join("digits.csv")).unwrap();
+    let e = load_digits(dir.path()).unwrap_err();
+    assert!(matches!(e, DataError::TooLarge { .. }), "{e}");
+}
+
+#[test]
+fn cifar_empty_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "test_batch.bin", &[]);
+    let e = read_cifar10_batch(&p).unwrap_err();
+    assert!(matches!(e, DataError::Empty { .. }), "{e}");
+    let e = msg(e);
+    assert!(
+        e.starts_with(&format!(
+            "{}: empty CIFAR-10 batch file: 0 bytes",
+            p.display()
+        )),
+        "{e}"
+    );
+
+    // An empty first batch among valid ones: an error, not a set starting at batch 2.
+    write_cifar_like(dir.path(), 2, 0).unwrap();
+    let first = write(dir.path(), "data_batch_1.bin", &[]);
+    let e = msg(load_cifar10(dir.path(), Split::Train).unwrap_err());
+    assert!(
+        e.starts_with(&format!("{}: empty CIFAR-10 batch file", first.display())),
+        "{e}"
+    );
+}
+
+#[test]
+fn oversized_files_are_rejected_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    // Sparse files: no disk space or reading needed to exceed the limits.
+    let p = dir.path().join("test_batch.bin");
+    let f = std::fs::File::create(&p).unwrap();
+    f.set_len(CIFAR10_MAX_BATCH_BYTES + CIFAR10_RECORD_BYTES as u64)
+        .unwrap();
+    let e = read_cifar10_batch(&p).unwrap_err();
+    assert!(
+        matches!(e, DataError::TooLarge { limit, .. } if limit == CIFAR10_MAX_BATCH_BYTES),
+        "{e}"
+    );
+    let e = msg(e);
+    assert!(
+        e.starts_with(&format!("{}: too large", p.display()))
+            && e.contains(&CIFAR10_MAX_BATCH_BYTES.to_string()),
+        "{e}"
+    );
+
+    let p = dir.path().join("digits.csv");
+    let f = std::fs::File::create(&p).unwrap();
+    f.set_len(DIGITS_MAX_BYTES + 1).unwrap();
+    let e = msg(load_digits(dir.path()).unwrap_err());
+    assert!(e.starts_with(&format!("{}: too large", p.display())), "{e}");
+    assert!(e.contains("67108864 bytes (64 MiB)"), "{e}");
+}
+
+#[test]
+fn digits_gzip_bomb_is_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut row = vec!["0"; 65].join(",");
+    row.push('\n');
+    // A valid line, then 200 MiB of zeros: reading stops at the 64 MiB cap.
+    let p = write(dir.path(), "digits.csv.gz", &gzip_bomb(row.as_bytes(), 200));
+    let e = load_digits(dir.path()).unwrap_err();
+    assert!(
+        matches!(e, DataError::TooLarge { limit, .. } if limit == DIGITS_MAX_BYTES),
+        "{e}"
+    );
+    let e = msg(e);
+    assert!(
+        e.starts_with(&format!("{}: too large", p.display())) && e.contains("64 MiB"),
+        "{e}"
+    );
+}
+
+#[test]
+fn digits_hostile_fields() {
+    let row = |col: usize, value: &str| {
+        let mut fields = vec!["1"; 65];
+        fields[col] = value;
+        fields.join(",")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let huge = "9".repeat(400);
+    for (line, what) in [
+        (row(5, "NaN"), "pixel 5 is \"NaN\""),
+        (row(5, "inf"), "pixel 5 is \"inf\""),
+        (row(5, "-1"), "pixel 5 is \"-1\""),
+        (row(5, "1.5"), "pixel 5 is \"1.5\""),
+        (row(5, ""), "pixel 5 is \"\""),
+        (row(5, &huge), "(400 bytes)"),
+        (row(64, "NaN"), "label \"NaN\" is not an integer in 0..10"),
+        (row(64, "-3"), "label \"-3\" is not an integer in 0..10"),
+        (
+            row(64, "1e300"),
+            "label \"1e300\" is not an integer in 0..10",
+        ),
+        (row(64, &huge), "(400 bytes) is not an integer in 0..10"),
+        (format!("{},1", row(0, "1")), "found 66"),
+        (",".repeat(64), "pixel 0 is \"\""),
+        ("\u{feff}".to_string() + &row(0, "1"), "pixel 0"),
+        ("\u{3000}".to_string() + &row(0, "1"), "pixel 0"),
+    ] {
+        let p = write(dir.path(), "digits.csv", line.as_bytes());
+        let e = load_digits(dir.path()).unwrap_err();
+        assert!(matches!(e, DataError::Parse { line: 1, .. }), "{e}");
+        let e = msg(e);
+        assert!(
+            e.starts_with(&format!("{}: line 1", p.display())) && e.contains(what),
+            "{what}: {e}"
+        );
+        assert!(e.len() < 400, "message quotes too much: {e}");
+    }
+    // Not UTF-8.
+    write(dir.path(), "digits.csv", &[b'1', b',', 0xff, b'\n']);
+    let e = msg(load_digits(dir.path()).unwrap_err());
+    assert!(
+        e.contains("digits.csv: line 1") && e.contains("UTF-8"),
+        "{e}"
+    );
+    // No sample at all: empty, or blank lines only.
+    for text in ["", "\n \r\n\n"] {
+        let p = write(dir.path(), "digits.csv", text.as_bytes());
+        let e = load_digits(dir.path()).unwrap_err();
+        assert!(matches!(e, DataError::Empty { .. }), "{e}");
+        assert!(
+            msg(e).starts_with(&format!("{}: empty digits CSV", p.display())),
+            "{text:?}"
+        );
+    }
+}
+
+#[test]
+fn image_set_shapes_that_overflow() {
+    let e = ImageSet::new("x", vec![0; 2], vec![0, 0], [usize::MAX, 2, 2], 1, 255).unwrap_err();
+    assert!(matches!(e, DataError::Invalid(_)), "{e}");
+    let e = Samples::new(vec![0.0; 2], vec![0, 0], usize::MAX, 1).unwrap_err();
+    assert!(matches!(e, DataError::Invalid(_)), "{e}");
 }
 
 #[test]
@@ -424,5 +812,25 @@ fn subsets_larger_than_the_set() {
             }
         ),
         "{e}"
+    );
+}
+
+/// A named pipe where a data file should be: opening it would wait for a writer forever, so
+/// it is refused unopened.
+#[cfg(unix)]
+#[test]
+fn named_pipe_in_place_of_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("train-images-idx3-ubyte");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&p)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let e = read_images(&p).unwrap_err();
+    assert!(matches!(e, DataError::IsFifo { .. }), "{e}");
+    assert!(
+        msg(e).starts_with(&format!("{}: is a named pipe", p.display())),
+        "the message names the file"
     );
 }

@@ -103,13 +103,19 @@ pub fn save_safetensors(mlp: &Mlp, path: &Path, dtype: ExportDType) -> Result<()
 
 /// Loads weights saved by [`save_safetensors`] (or by PyTorch under the same names) into an
 /// MLP of the same architecture, checking every name and shape.
-pub fn load_safetensors(mut mlp: Mlp, path: &Path) -> Result<Mlp, ModelError> {
+pub fn load_safetensors(mlp: Mlp, path: &Path) -> Result<Mlp, ModelError> {
     let p = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
         path: p.clone(),
         source,
     })?;
-    let st = SafeTensors::deserialize(&bytes).map_err(|e| ModelError::Weights {
+    load_safetensors_bytes(mlp, &bytes, &p)
+}
+
+/// [`load_safetensors`] from the file's bytes; `name` is the file, for messages.
+pub fn load_safetensors_bytes(mut mlp: Mlp, bytes: &[u8], name: &str) -> Result<Mlp, ModelError> {
+    let p = name.to_string();
+    let st = SafeTensors::deserialize(bytes).map_err(|e| ModelError::Weights {
         path: p.clone(),
         reason: format!("not a safetensors file: {e}"),
     })?;

@@ -28,6 +28,12 @@ impl Inputs {
         }
     }
 
+    /// SHA-256 of the inputs and labels ([`crate::provenance::data_digest`]): what the
+    /// provenance of a result records as `data.digest`.
+    pub fn digest(&self) -> String {
+        crate::provenance::data_digest(&self.x, self.n, self.d, &self.labels)
+    }
+
     /// Rows `idx` as a new input set.
     pub fn select(&self, idx: &[usize]) -> Self {
         let mut x = Vec::with_capacity(idx.len() * self.d);
@@ -54,6 +60,17 @@ impl Inputs {
             row.iter_mut().for_each(|v| *v /= norm);
         }
         Ok(())
+    }
+}
+
+/// The input dimension a `[data]` table gives, known before anything is loaded (for the
+/// memory estimate): the synthetic `input_dim`, or the data set's image size.
+pub fn expected_dim(cfg: &DataConfig) -> usize {
+    match cfg.dataset {
+        Dataset::Synthetic => cfg.input_dim.unwrap_or(5),
+        Dataset::Mnist | Dataset::FashionMnist => 28 * 28,
+        Dataset::Cifar10 => 3 * 32 * 32,
+        Dataset::Digits => 8 * 8,
     }
 }
 

@@ -6,6 +6,8 @@
 pub mod angles;
 pub mod backend;
 pub mod bench;
+pub mod budget;
+pub mod cli;
 pub mod config;
 pub mod fig1;
 pub mod host;
@@ -14,10 +16,15 @@ pub mod jacobian;
 pub mod kernel;
 pub mod linalg;
 pub mod npy;
+pub mod outset;
 pub mod plot;
 pub mod progress;
+pub mod provenance;
 pub mod run;
 pub mod spectrum;
 pub mod structured;
 pub mod sweep;
 pub mod theory;
+
+/// This tool and version, as results record it (`provenance.tool`).
+pub const TOOL: &str = concat!("ntk-probe ", env!("CARGO_PKG_VERSION"));

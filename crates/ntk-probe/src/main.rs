@@ -67,8 +67,23 @@ struct SweepArgs {
     /// Run only the i-th of N disjoint parts (i/N, 0-based), for job arrays.
     #[arg(long)]
     shard: Option<String>,
+    /// Backend (also BURN_DEVICE): one of those built in.
     #[arg(long)]
     device: Option<String>,
+    /// Recompute points whose recorded config fingerprint differs from this config (their
+    /// old results are replaced); without it such points are an error naming the keys.
+    #[arg(long)]
+    recompute: bool,
+    /// List the points and whether each is done, stale or new, and exit.
+    #[arg(long)]
+    dry_run: bool,
+    /// The memory the work may plan for (e.g. 64G; default: the available memory).
+    #[arg(long)]
+    max_memory: Option<String>,
+    /// Add points to a directory holding points of a config that differs beyond the sweep
+    /// axes (refused by default: the directory would mix two sweeps).
+    #[arg(long)]
+    allow_mixed: bool,
 }
 
 #[derive(Args)]
@@ -78,6 +93,9 @@ struct CollectArgs {
     /// The sweep config (adds the infinite-width theory to the tables and figures).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Merge points whose configs differ beyond the sweep axes (refused by default).
+    #[arg(long)]
+    allow_mixed: bool,
 }
 
 #[derive(Args)]
@@ -112,6 +130,9 @@ struct NtkArgs {
     /// Print summary.json to stdout instead of the table.
     #[arg(long)]
     json: bool,
+    /// The memory the work may plan for (e.g. 64G; default: the available memory).
+    #[arg(long)]
+    max_memory: Option<String>,
     #[command(flatten)]
     overrides: Overrides,
 }
@@ -303,7 +324,12 @@ fn ntk(args: NtkArgs) -> Result<(), String> {
     apply_overrides(&mut cfg, &args.overrides)?;
     cfg.validate()
         .map_err(|e| format!("{}: {e}", args.config.display()))?;
-    run::check_writable(&args.out)?;
+    run::check_replaceable(&args.out)?;
+    run::check_memory(
+        &cfg,
+        inputs::expected_dim(&cfg.data),
+        args.max_memory.as_deref(),
+    )?;
     let inputs = inputs::load(&cfg.data)?;
     let compute = backend::select(cfg.probe.device.as_deref(), cfg.probe.precision)?;
     let summary = run::run(&cfg, &inputs, &compute, Some(&args.out), args.save_weights)?;
@@ -390,14 +416,23 @@ fn sweep_cmd(args: SweepArgs) -> Result<(), String> {
         Some(s) => Shard::parse(s)?,
         None => Shard::all(),
     };
+    let opts = sweep::SweepOptions {
+        device: args.device.clone(),
+        recompute: args.recompute,
+        max_memory: args.max_memory.clone(),
+        allow_mixed: args.allow_mixed,
+    };
+    if args.dry_run {
+        return sweep::dry_run(&cfg, &out, shard, &opts);
+    }
     let start = std::time::Instant::now();
-    let (ran, skipped) = sweep::run_sweep(&cfg, &out, shard, args.device.as_deref())?;
+    let (ran, skipped) = sweep::run_sweep(&cfg, &out, shard, &opts)?;
     println!(
         "sweep: {ran} point(s) computed, {skipped} already finished, {:.1} s",
         start.elapsed().as_secs_f64()
     );
     let title = cfg.data.dataset.name();
-    let groups = sweep::collect(Some(&cfg), &out, title)?;
+    let groups = sweep::collect(Some(&cfg), &out, title, args.allow_mixed)?;
     print_groups(&groups);
     println!(
         "wrote {}/{{results.csv, summary.csv, *.png, *.svg}}",
@@ -433,35 +468,74 @@ fn print_groups(groups: &[sweep::GroupRow]) {
 fn collect_cmd(args: CollectArgs) -> Result<(), String> {
     let cfg = args.config.as_deref().map(SweepConfig::load).transpose()?;
     let title = cfg.as_ref().map_or("sweep", |c| c.data.dataset.name());
-    let groups = sweep::collect(cfg.as_ref(), &args.dir, title)?;
+    let groups = sweep::collect(cfg.as_ref(), &args.dir, title, args.allow_mixed)?;
     print_groups(&groups);
     Ok(())
 }
 
-/// Parses `x`, `a,b,c` or `start:stop:step` (inclusive).
+/// The most values one `theory` call computes.
+const MAX_THEORY_VALUES: f64 = 100_000.0;
+/// The deepest network `theory` computes (each layer is one step of the recursion).
+const MAX_THEORY_DEPTH: f64 = 10_000.0;
+
+/// Parses `x`, `a,b,c` or `start:stop:step` (inclusive) of finite numbers, at most
+/// [`MAX_THEORY_VALUES`] of them.
 fn parse_values(s: &str, what: &str) -> Result<Vec<f64>, String> {
     let bad =
         || format!("--{what} {s}: expected a number, a list a,b,c or a range start:stop:step");
-    let num = |t: &str| t.trim().parse::<f64>().map_err(|_| bad());
-    if let Some((a, rest)) = s.split_once(':') {
+    let num = |t: &str| match t.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(format!("--{what} {s}: {} is not a finite number", t.trim())),
+        Err(_) => Err(bad()),
+    };
+    let values: Vec<f64> = if let Some((a, rest)) = s.split_once(':') {
         let (b, step) = rest.split_once(':').ok_or_else(bad)?;
         let (a, b, step) = (num(a)?, num(b)?, num(step)?);
         if step <= 0.0 || b < a {
-            return Err(bad());
+            return Err(format!(
+                "--{what} {s}: a range start:stop:step needs step > 0 and stop >= start"
+            ));
         }
-        let count = ((b - a) / step + 1e-9).floor() as usize;
-        Ok((0..=count).map(|i| a + step * i as f64).collect())
+        let count = ((b - a) / step + 1e-9).floor();
+        if !(count < MAX_THEORY_VALUES) {
+            return Err(format!(
+                "--{what} {s}: {count:.3e} values; at most {MAX_THEORY_VALUES} per call"
+            ));
+        }
+        (0..=count as usize).map(|i| a + step * i as f64).collect()
     } else {
-        s.split(',').map(num).collect()
+        s.split(',').map(num).collect::<Result<_, _>>()?
+    };
+    if values.len() as f64 > MAX_THEORY_VALUES {
+        return Err(format!(
+            "--{what}: {} values; at most {MAX_THEORY_VALUES} per call",
+            values.len()
+        ));
     }
+    Ok(values)
 }
 
 fn theory_cmd(args: TheoryArgs) -> Result<(), String> {
     let kind = ActivationKind::parse(&args.activation)
         .ok_or_else(|| format!("--activation {}: unknown activation", args.activation))?;
+    if let Some(b) = args.kink {
+        // The config's own rule for the kink (finite, in range, norm_relu only).
+        ntk_model::MlpConfig::new(1, 1, 1, kind)
+            .with_kink(b)
+            .validate()
+            .map_err(|e| format!("--kink {b}: {e}"))?;
+    }
     let act = ntk_model::Activation::new(kind, args.kink);
     let thetas = parse_values(&args.theta_deg, "theta-deg")?;
     let depths = parse_values(&args.depth, "depth")?;
+    if thetas.len() * depths.len() > MAX_THEORY_VALUES as usize {
+        return Err(format!(
+            "--theta-deg {} --depth {}: {} values; at most {MAX_THEORY_VALUES} per call",
+            args.theta_deg,
+            args.depth,
+            thetas.len() * depths.len()
+        ));
+    }
     for t in &thetas {
         if !(0.0..=180.0).contains(t) {
             return Err(format!("--theta-deg {t}: must be in [0, 180]"));
@@ -471,6 +545,11 @@ fn theory_cmd(args: TheoryArgs) -> Result<(), String> {
     for &d in &depths {
         if d < 0.0 || d.fract() != 0.0 {
             return Err(format!("--depth {d}: must be a non-negative integer"));
+        }
+        if d > MAX_THEORY_DEPTH {
+            return Err(format!(
+                "--depth {d}: at most {MAX_THEORY_DEPTH} (the recursion takes one step per layer)"
+            ));
         }
         for &t in &thetas {
             let phi = ntk_probe::theory::grad_angle(&act, t.to_radians(), d as usize).to_degrees();
@@ -559,6 +638,7 @@ fn keep_freed_memory() {
 
 fn main() -> ExitCode {
     keep_freed_memory();
+    ntk_probe::cli::restore_sigpipe();
     // A bug must still end in one clear line and a non-zero exit, not a backtrace.
     std::panic::set_hook(Box::new(|info| {
         eprintln!("ntk-probe: internal error: {info}");

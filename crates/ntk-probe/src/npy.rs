@@ -33,9 +33,34 @@ pub fn write_f32(path: &Path, data: &[f32], shape: &[u64]) -> std::io::Result<()
 
 /// Reads an f64 or f32 array back as `(values, shape)` (tests and `collect`).
 pub fn read(path: &Path) -> std::io::Result<(Vec<f64>, Vec<u64>)> {
-    let bytes = std::fs::read(path)?;
-    let npy = npyz::NpyFile::new(&bytes[..])?;
+    read_bytes(&std::fs::read(path)?)
+}
+
+/// [`read`] from the file's bytes. The header's shape must match the data that follows
+/// (checked before anything is allocated from it); only f32 and f64 arrays are accepted.
+pub fn read_bytes(bytes: &[u8]) -> std::io::Result<(Vec<f64>, Vec<u64>)> {
+    let bad = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidData, m);
+    let mut rest = bytes;
+    let header = npyz::NpyHeader::from_reader(&mut rest)?;
+    let npy = npyz::NpyFile::with_header(header, rest);
     let shape = npy.shape().to_vec();
+    let width = match npy.dtype() {
+        npyz::DType::Plain(t) if matches!(t.size_field(), 4 | 8) => t.size_field() as u128,
+        other => {
+            return Err(bad(format!(
+                "expected an f32 or f64 array, found {other:?}"
+            )));
+        }
+    };
+    let count = shape
+        .iter()
+        .try_fold(1u128, |acc, &d| acc.checked_mul(u128::from(d)));
+    if count.and_then(|c| c.checked_mul(width)) != Some(rest.len() as u128) {
+        return Err(bad(format!(
+            "the header's shape {shape:?} does not match the {} data bytes that follow it",
+            rest.len()
+        )));
+    }
     let values = match npy.dtype() {
         npyz::DType::Plain(t) if t.size_field() == 4 => {
             npy.into_vec::<f32>()?.into_iter().map(f64::from).collect()

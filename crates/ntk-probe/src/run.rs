@@ -11,13 +11,16 @@ use serde::Serialize;
 
 use crate::angles::{self, MinAngle};
 use crate::backend::{Compute, Precision};
+use crate::budget::{self, Estimate};
 use crate::config::{Method, NetConfig, ProbeConfig, Protocol};
 use crate::host;
 use crate::inputs::Inputs;
 use crate::jacobian;
 use crate::kernel::{Kernel, OutputMode};
 use crate::npy;
+use crate::outset::OutputSet;
 use crate::progress::Phase;
+use crate::provenance::{self, Provenance};
 use crate::spectrum::{self, Spectrum};
 use crate::structured;
 
@@ -68,6 +71,141 @@ pub struct Summary {
     pub kernel_seconds: f64,
     pub eigen_seconds: f64,
     pub seconds: f64,
+    /// The resolved config, its fingerprint, the tool, commit and command line
+    /// ([`crate::provenance`]); absent in summaries written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+}
+
+/// The file names of one probe's output set (`ntk --out DIR`).
+pub const OUTPUT_FILES: [&str; 5] = [
+    "summary.json",
+    "inputs.npy",
+    "ntk.npy",
+    "eigenvalues.npy",
+    "weights.safetensors",
+];
+
+/// The provenance of a probe of `cfg` on `inputs` (whose [`Inputs::digest`] is `digest`)
+/// on `compute`: the config with the data's input dimension filled in, the device request
+/// and data directory left out, `backend` and `data.digest` added.
+pub fn provenance(
+    cfg: &ProbeConfig,
+    inputs: &Inputs,
+    digest: &str,
+    compute: &Compute,
+) -> Provenance {
+    let mut c = cfg.clone();
+    c.probe.device = None;
+    c.data.dir = None;
+    if let Some(m) = c.model.as_mut() {
+        m.input_dim = inputs.d;
+    }
+    let mut flat = provenance::flatten_config(&c);
+    flat.insert("backend".into(), compute.backend.into());
+    flat.insert("data.digest".into(), digest.into());
+    Provenance::new(crate::TOOL, flat)
+}
+
+/// The memory a probe of `cfg` needs, roughly (see [`crate::budget`]): the kernel and the
+/// eigensolver's copies, the structured engine's activations and work matrices, or the
+/// autodiff path's per-sample gradient rows. `d` is the data's input dimension.
+pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> Result<Estimate, String> {
+    let n = cfg.data.n as f64;
+    let elem = match cfg.probe.precision {
+        Precision::F32 => 4.0,
+        Precision::F64 => 8.0,
+    };
+    let mut e = Estimate::default();
+    e.add("inputs", n * d as f64, 8.0);
+    let (params, outputs, activations) = match cfg.net()? {
+        NetConfig::Mlp(m) => {
+            let m = MlpConfig {
+                input_dim: d,
+                ..m.clone()
+            };
+            let act = 2.0 * m.depth as f64 * n * m.width as f64;
+            (budget::mlp_params(&m), m.output_dim as f64, act)
+        }
+        NetConfig::ResNet(r) => (budget::resnet_params(r), r.num_classes as f64, 0.0),
+    };
+    let size = if cfg.probe.output == OutputMode::Full {
+        n * outputs
+    } else {
+        n
+    };
+    e.add("parameters", params, elem);
+    e.add("the kernel", size * size, 8.0);
+    match cfg.probe.protocol {
+        Protocol::Whole => e.add("the eigensolver's workspace", 3.0 * size * size, 8.0),
+        Protocol::Blocks => {
+            let b = (cfg.probe.block_size as f64).min(n) * (size / n);
+            e.add("the eigensolver's workspace", 3.0 * b * b, 8.0)
+        }
+    };
+    let structured = matches!(cfg.net()?, NetConfig::Mlp(m) if m.normalization == ntk_model::Normalization::None)
+        && matches!(cfg.probe.method, Method::Auto | Method::Structured);
+    if structured {
+        e.add("activations (all layers)", activations, elem);
+        e.add("work matrices", 3.0 * n * n, 8.0);
+    } else if cfg.probe.method != Method::Theory {
+        let rows = if cfg.probe.output == OutputMode::Full {
+            size
+        } else {
+            n
+        };
+        e.add("per-sample gradients", rows * params, 8.0);
+    }
+    Ok(e)
+}
+
+/// Refuses a probe whose estimated memory exceeds the limit ([`crate::budget`]).
+pub fn check_memory(cfg: &ProbeConfig, d: usize, max_memory: Option<&str>) -> Result<(), String> {
+    let culprit = match cfg.net()? {
+        NetConfig::Mlp(m) => format!(
+            "data.n = {}, model.width = {}, model.depth = {}",
+            cfg.data.n, m.width, m.depth
+        ),
+        NetConfig::ResNet(r) => format!(
+            "data.n = {}, resnet.depth = {}, resnet.base_width = {}",
+            cfg.data.n, r.depth, r.base_width
+        ),
+    };
+    memory_estimate(cfg, d)?.check(&culprit, max_memory)
+}
+
+/// Checks that `dir` may receive a probe's output set: absent, empty, or holding only a
+/// probe's files (which the new set replaces as a whole); never a directory of something
+/// else, whose files would be lost or mixed in.
+pub fn check_replaceable(dir: &Path) -> Result<(), String> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(format!(
+                "{}: cannot use as the output directory: {e}",
+                dir.display()
+            ));
+        }
+    };
+    let foreign: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !OUTPUT_FILES.contains(&n.as_str()))
+        .collect();
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{}: holds files that are not an ntk-probe output set ({}); a new run would replace          the directory as a whole, so choose an empty or new --out",
+        dir.display(),
+        foreign
+            .iter()
+            .take(3)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
 }
 
 /// The kernel and how it was computed.
@@ -256,7 +394,9 @@ pub fn compute_kernel_net_cached(
     }
 }
 
-/// Runs a configured probe; writes the files to `out` when given.
+/// Runs a configured probe; writes the files to `out` when given, as one output set
+/// ([`OutputSet`]: the directory then holds this run's complete set, replacing any earlier
+/// probe's set as a whole, or is left as it was).
 pub fn run(
     cfg: &ProbeConfig,
     inputs: &Inputs,
@@ -265,6 +405,20 @@ pub fn run(
     save_weights: bool,
 ) -> Result<Summary, String> {
     let start = Instant::now();
+    let set = match out {
+        Some(dir) => {
+            check_replaceable(dir)?;
+            let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+            crate::outset::clean_dir(
+                parent.unwrap_or(Path::new(".")),
+                Some(name.as_deref().unwrap_or_default()),
+                &|_| false,
+            );
+            Some(OutputSet::begin(dir).map_err(|e| e.to_string())?)
+        }
+        None => None,
+    };
     let net = build_net(cfg, inputs, compute)?;
     let mlp = match &net {
         Net::Mlp(m) => Some(m),
@@ -292,15 +446,17 @@ pub fn run(
         kernel_seconds,
     )?;
     summary.seconds = start.elapsed().as_secs_f64();
-    if let Some(dir) = out {
+    summary.provenance = Some(provenance(cfg, inputs, &inputs.digest(), compute));
+    if let Some(set) = set {
         write_outputs(
-            dir,
+            set.path(),
             &summary,
             Some(inputs),
             Some(&result.kernel),
             &eigenvalues,
             mlp.filter(|_| save_weights),
         )?;
+        set.commit().map_err(|e| e.to_string())?;
     }
     Ok(summary)
 }
@@ -308,6 +464,14 @@ pub fn run(
 /// The configured MLP (`[model]`) with the data's input dimension; an error for a
 /// `[resnet]` config.
 pub fn build_model(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> Result<Mlp, String> {
+    let given = cfg.mlp()?.input_dim;
+    if given != 0 && given != inputs.d {
+        return Err(format!(
+            "model.input_dim = {given}, but the data ({}) have {} inputs per sample; remove \
+             model.input_dim (it is taken from the data) or make them agree",
+            inputs.description, inputs.d
+        ));
+    }
     let model_cfg = MlpConfig {
         input_dim: inputs.d,
         ..cfg.mlp()?.clone()
@@ -555,6 +719,7 @@ pub fn summarize(
         kernel_seconds,
         eigen_seconds,
         seconds: kernel_seconds + start.elapsed().as_secs_f64(),
+        provenance: None,
     };
     Ok((summary, eigen_out))
 }

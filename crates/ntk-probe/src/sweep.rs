@@ -5,6 +5,12 @@
 //! `summary.csv` (means and spreads over seeds, with the infinite-width theory beside them)
 //! and the figures.
 //!
+//! A point counts as finished only when the summaries of all its protocols record the
+//! fingerprint of the config about to compute it ([`crate::provenance`]); a point made by
+//! another config is an error naming the keys that differ (or, with `recompute`, is
+//! computed again). Each point's directory is written as one output set
+//! ([`crate::outset`]): all its protocols or none.
+//!
 //! Layout of `out/`: `runs/<activation>/depth<LL>/seed<S>/<protocol>/{summary.json,
 //! eigenvalues.npy}`, `theory.json` (cached theory values), `results.csv`, `summary.csv`,
 //! `min_grad_angle_vs_depth.{png,svg}`, `kappa_vs_depth_<protocol>.{png,svg}`.
@@ -21,7 +27,9 @@ use crate::backend;
 use crate::config::{DataConfig, ProbeConfig, ProbeSection, Protocol};
 use crate::inputs::{self, Inputs};
 use crate::kernel::Kernel;
+use crate::outset::{self, OutputSet};
 use crate::plot::{Dash, Figure, PALETTE, Series};
+use crate::provenance::{self, Provenance};
 use crate::run::{self, Summary};
 use crate::spectrum;
 use crate::theory;
@@ -32,6 +40,9 @@ fn default_protocols() -> Vec<Protocol> {
 fn default_true() -> bool {
     true
 }
+
+/// The most points one sweep may expand to.
+pub const MAX_POINTS: usize = 100_000;
 
 /// The `[sweep]` table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -82,6 +93,13 @@ impl SweepConfig {
         Ok(cfg)
     }
 
+    /// Parses and validates a sweep config's text.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let cfg: Self = toml::from_str(text).map_err(|e| e.to_string())?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
     fn validate(&self) -> Result<(), String> {
         let s = &self.sweep;
         if s.depths.is_empty() || s.activations.is_empty() || s.seeds.is_empty() {
@@ -89,6 +107,13 @@ impl SweepConfig {
         }
         if s.protocols.is_empty() {
             return Err("sweep.protocols must not be empty".into());
+        }
+        let points = s.depths.len() as u128 * s.activations.len() as u128 * s.seeds.len() as u128;
+        if points > MAX_POINTS as u128 {
+            return Err(format!(
+                "sweep: {points} points (depths x activations x seeds); at most {MAX_POINTS} \
+                 in one sweep"
+            ));
         }
         self.probe_config(ActivationKind::Relu, 1, 0).validate()
     }
@@ -108,6 +133,13 @@ impl SweepConfig {
             resnet: None,
             probe: self.probe.clone(),
         }
+    }
+
+    /// The probe config of one point under one protocol (what its summary records).
+    pub fn point_config(&self, point: &Point, protocol: Protocol) -> ProbeConfig {
+        let mut c = self.probe_config(point.activation, point.depth, point.seed);
+        c.probe.protocol = protocol;
+        c
     }
 
     /// Every point, in the fixed order that sharding uses.
@@ -173,34 +205,274 @@ impl Shard {
     }
 }
 
+/// How a sweep runs.
+#[derive(Clone, Debug, Default)]
+pub struct SweepOptions {
+    /// Backend (overrides `probe.device`).
+    pub device: Option<String>,
+    /// Recompute points made by another config instead of refusing them.
+    pub recompute: bool,
+    /// The memory the work may plan for (`--max-memory`).
+    pub max_memory: Option<String>,
+    /// Add points to a directory whose points were made by a config that differs beyond
+    /// the sweep axes (refused by default: the directory would mix two sweeps).
+    pub allow_mixed: bool,
+}
+
+/// The keys in which the points of one sweep differ: `collect` requires the rest of the
+/// recorded configs to agree ([`provenance::check_one_base`]).
+pub const AXES: [&str; 5] = [
+    "model.activation",
+    "model.depth",
+    "model.seed",
+    "model.kink",
+    "probe.protocol",
+];
+
+/// A point's results on disk.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PointState {
+    /// Not (completely) computed.
+    New,
+    /// Every protocol's summary records this config's fingerprint.
+    Done,
+    /// Made by another config, or unreadable: why.
+    Stale(String),
+}
+
+/// Reads a summary.json; `None` when absent, an error naming the file when unreadable.
+pub fn read_summary(path: &Path) -> Result<Option<Summary>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| format!("{}: not an ntk-probe summary: {e}", path.display()))
+}
+
+/// The state of the point in `dir` whose protocols would be made by `provs`.
+pub fn point_state(dir: &Path, provs: &[(Protocol, Provenance)]) -> PointState {
+    let mut complete = true;
+    for (protocol, prov) in provs {
+        let path = dir.join(protocol.name()).join("summary.json");
+        match read_summary(&path) {
+            Ok(None) => complete = false,
+            Ok(Some(s)) => {
+                if let Err(e) = provenance::check_reuse(&path, s.provenance.as_ref(), prov) {
+                    return PointState::Stale(e.to_string());
+                }
+            }
+            Err(e) => {
+                return PointState::Stale(format!(
+                    "{e}; pass --recompute to compute the point again"
+                ));
+            }
+        }
+    }
+    if complete {
+        PointState::Done
+    } else {
+        PointState::New
+    }
+}
+
+/// What a sweep needs before it runs: the backend, the inputs and their digest.
+struct Prepared {
+    compute: backend::Compute,
+    inputs: Inputs,
+    digest: String,
+}
+
+fn prepare(cfg: &SweepConfig, opts: &SweepOptions) -> Result<Prepared, String> {
+    let device = opts.device.as_deref().or(cfg.probe.device.as_deref());
+    let compute = backend::select(device, cfg.probe.precision)?;
+    // The deepest network under each protocol bounds the memory of every point.
+    let deepest = cfg.sweep.depths.iter().copied().max().unwrap_or(0);
+    for &protocol in &cfg.sweep.protocols {
+        let point = Point {
+            activation: cfg.sweep.activations[0],
+            depth: deepest,
+            seed: cfg.sweep.seeds[0],
+        };
+        run::check_memory(
+            &cfg.point_config(&point, protocol),
+            inputs::expected_dim(&cfg.data),
+            opts.max_memory.as_deref(),
+        )?;
+    }
+    let inputs = inputs::load(&cfg.data)?;
+    let digest = inputs.digest();
+    Ok(Prepared {
+        compute,
+        inputs,
+        digest,
+    })
+}
+
+/// A point of this shard: its index in the sweep, what each protocol's summary will
+/// record, and its state on disk.
+struct PlannedPoint {
+    index: usize,
+    point: Point,
+    provs: Vec<(Protocol, Provenance)>,
+    state: PointState,
+}
+
+/// This shard's points, in sweep order.
+fn states(cfg: &SweepConfig, out: &Path, shard: Shard, prep: &Prepared) -> Vec<PlannedPoint> {
+    cfg.points()
+        .into_iter()
+        .enumerate()
+        .filter(|(p, _)| shard.owns(*p))
+        .map(|(index, point)| {
+            let provs: Vec<(Protocol, Provenance)> = cfg
+                .sweep
+                .protocols
+                .iter()
+                .map(|&protocol| {
+                    let pcfg = cfg.point_config(&point, protocol);
+                    let prov = run::provenance(&pcfg, &prep.inputs, &prep.digest, &prep.compute);
+                    (protocol, prov)
+                })
+                .collect();
+            let state = point_state(&point.dir(out), &provs);
+            PlannedPoint {
+                index,
+                point,
+                provs,
+                state,
+            }
+        })
+        .collect()
+}
+
+/// Refuses to add points to a directory holding points of another sweep config (differing
+/// beyond [`AXES`]); points about to be recomputed do not count.
+fn check_same_sweep(out: &Path, points: &[PlannedPoint], recompute: bool) -> Result<(), String> {
+    let Some((_, new)) = points.first().and_then(|p| p.provs.first()) else {
+        return Ok(());
+    };
+    let replaced: Vec<PathBuf> = points
+        .iter()
+        .filter(|p| recompute && matches!(p.state, PointState::Stale(_)))
+        .map(|p| p.point.dir(out))
+        .collect();
+    let mut entries = vec![(PathBuf::from("this config"), Some(new.clone()))];
+    for (path, summary) in walk_summaries(out) {
+        if let Ok(s) = summary
+            && !replaced.iter().any(|r| path.starts_with(r))
+        {
+            entries.push((path, s.provenance));
+        }
+    }
+    let refs: Vec<(PathBuf, Option<&Provenance>)> = entries
+        .iter()
+        .map(|(p, v)| (p.clone(), v.as_ref()))
+        .collect();
+    provenance::check_one_base(&refs, &AXES)
+        .map(|_| ())
+        .map_err(|e| format!("{}: {e}", out.display()))
+}
+
+/// Prints every point with its state (`--dry-run`); computes nothing.
+pub fn dry_run(
+    cfg: &SweepConfig,
+    out: &Path,
+    shard: Shard,
+    opts: &SweepOptions,
+) -> Result<(), String> {
+    let prep = prepare(cfg, opts)?;
+    let all = cfg.points().len();
+    let mine = states(cfg, out, shard, &prep);
+    println!(
+        "{all} point(s) x {} protocol(s) in {}; this shard ({}/{}) owns {}:",
+        cfg.sweep.protocols.len(),
+        out.display(),
+        shard.index,
+        shard.count,
+        mine.len()
+    );
+    let mut stale = Vec::new();
+    for PlannedPoint {
+        index: p,
+        point,
+        state,
+        ..
+    } in &mine
+    {
+        let label = match state {
+            PointState::New => "new",
+            PointState::Done => "done",
+            PointState::Stale(why) => {
+                stale.push(why.clone());
+                "stale"
+            }
+        };
+        println!(
+            "{p:4} {label:6} {:>12} depth {:3} seed {:<6} {}",
+            point.activation.name(),
+            point.depth,
+            point.seed,
+            point.dir(out).display()
+        );
+    }
+    for why in stale.iter().take(3) {
+        println!("stale: {why}");
+    }
+    Ok(())
+}
+
 /// Runs this shard's unfinished points; returns (ran, skipped).
 pub fn run_sweep(
     cfg: &SweepConfig,
     out: &Path,
     shard: Shard,
-    device: Option<&str>,
+    opts: &SweepOptions,
 ) -> Result<(usize, usize), String> {
     run::check_writable(out)?;
-    let compute = backend::select(device.or(cfg.probe.device.as_deref()), cfg.probe.precision)?;
-    let inputs = inputs::load(&cfg.data)?;
-    let gram = run::gram_spectrum(&inputs)?;
-    let mut points: Vec<(usize, Point)> = cfg
-        .points()
-        .into_iter()
-        .enumerate()
-        .filter(|(p, _)| shard.owns(*p))
+    outset::clean_tree(&out.join("runs"));
+    outset::clean_dir(out, None, &|f: &str| {
+        [".csv", ".json", ".png", ".svg"]
+            .iter()
+            .any(|e| f.ends_with(e))
+    });
+    let prep = prepare(cfg, opts)?;
+    let (compute, inputs) = (&prep.compute, &prep.inputs);
+    let gram = run::gram_spectrum(inputs)?;
+    let mut points = states(cfg, out, shard, &prep);
+    // Nothing is computed while a point made by another config is in the way.
+    let stale: Vec<&String> = points
+        .iter()
+        .filter_map(|p| match &p.state {
+            PointState::Stale(why) => Some(why),
+            _ => None,
+        })
         .collect();
+    if let (Some(first), false) = (stale.first(), opts.recompute) {
+        return Err(format!(
+            "{first}{}",
+            match stale.len() {
+                1 => String::new(),
+                k => format!(" ({} more point(s) like it; see --dry-run)", k - 1),
+            }
+        ));
+    }
+    if !opts.allow_mixed {
+        check_same_sweep(out, &points, opts.recompute)?;
+    }
     // Per (activation, seed), deepest first: the shallower networks share the deeper one's
     // hidden layers, whose forward and Grams the host engine then reuses (host::Forward).
-    points.sort_by_key(|(p, pt)| {
+    points.sort_by_key(|p| {
         (
             cfg.sweep
                 .activations
                 .iter()
-                .position(|a| *a == pt.activation),
-            pt.seed,
-            std::cmp::Reverse(pt.depth),
-            *p,
+                .position(|a| *a == p.point.activation),
+            p.point.seed,
+            std::cmp::Reverse(p.point.depth),
+            p.index,
         )
     });
     let mut cache = crate::host::HostCache::default();
@@ -211,14 +483,14 @@ pub fn run_sweep(
             .expect("valid template"),
     );
     let (mut ran, mut skipped) = (0, 0);
-    for (_, point) in points {
-        let dir = point.dir(out);
-        let done = cfg
-            .sweep
-            .protocols
-            .iter()
-            .all(|p| dir.join(p.name()).join("summary.json").exists());
-        if done {
+    for PlannedPoint {
+        point,
+        provs,
+        state,
+        ..
+    } in points
+    {
+        if state == PointState::Done {
             skipped += 1;
             bar.inc(1);
             continue;
@@ -231,13 +503,13 @@ pub fn run_sweep(
         // The family's deepest network comes first; the shallower ones truncate it.
         let net = match deepest
             .as_ref()
-            .map(|d| run::truncate_net(&pcfg, &inputs, &compute, d))
+            .map(|d| run::truncate_net(&pcfg, inputs, compute, d))
             .transpose()?
             .flatten()
         {
             Some(net) => net,
             None => {
-                let net = run::build_net(&pcfg, &inputs, &compute)?;
+                let net = run::build_net(&pcfg, inputs, compute)?;
                 deepest = Some(net.clone());
                 net
             }
@@ -245,26 +517,28 @@ pub fn run_sweep(
         let t = Instant::now();
         let result = run::compute_kernel_net_cached(
             &net,
-            &inputs,
-            &compute,
+            inputs,
+            compute,
             pcfg.probe.method,
             pcfg.probe.output,
             &mut cache,
         )?;
         let kernel_seconds = t.elapsed().as_secs_f64();
-        for &protocol in &cfg.sweep.protocols {
-            let (summary, eigenvalues) = run::summarize(
+        let set = OutputSet::begin(&point.dir(out)).map_err(|e| e.to_string())?;
+        for (protocol, prov) in provs {
+            let (mut summary, eigenvalues) = run::summarize(
                 &pcfg,
                 protocol,
-                &inputs,
-                &compute,
+                inputs,
+                compute,
                 &net,
                 &result,
                 &gram,
                 kernel_seconds,
             )?;
+            summary.provenance = Some(prov);
             run::write_outputs(
-                &dir.join(protocol.name()),
+                &set.path().join(protocol.name()),
                 &summary,
                 None,
                 None,
@@ -272,6 +546,7 @@ pub fn run_sweep(
                 None,
             )?;
         }
+        set.commit().map_err(|e| e.to_string())?;
         if !bar.is_hidden() {
             bar.inc(1);
         } else {
@@ -288,26 +563,20 @@ pub fn run_sweep(
 
 /// Every finished summary under `out/runs`, sorted.
 pub fn read_summaries(out: &Path) -> Result<Vec<Summary>, String> {
-    let mut found = Vec::new();
-    let mut stack = vec![out.join("runs")];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.file_name().is_some_and(|n| n == "summary.json") {
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| format!("{}: {e}", path.display()))?;
-                let s: Summary =
-                    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-                found.push(s);
-            }
-        }
-    }
-    found.sort_by(|a, b| {
+    Ok(read_summaries_at(out)?
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect())
+}
+
+/// [`read_summaries`] with each summary's path. Hidden entries (output sets still being
+/// written, see [`crate::outset`]) are not read.
+pub fn read_summaries_at(out: &Path) -> Result<Vec<(PathBuf, Summary)>, String> {
+    let mut found = walk_summaries(out)
+        .into_iter()
+        .map(|(p, s)| s.map(|s| (p, s)))
+        .collect::<Result<Vec<_>, String>>()?;
+    found.sort_by(|(_, a), (_, b)| {
         (a.protocol.as_str(), a.activation.as_str(), a.depth, a.seed).cmp(&(
             b.protocol.as_str(),
             b.activation.as_str(),
@@ -316,6 +585,33 @@ pub fn read_summaries(out: &Path) -> Result<Vec<Summary>, String> {
         ))
     });
     Ok(found)
+}
+
+/// Every `summary.json` under `out/runs` (hidden entries skipped), read or not.
+fn walk_summaries(out: &Path) -> Vec<(PathBuf, Result<Summary, String>)> {
+    let mut found = Vec::new();
+    let mut stack = vec![out.join("runs")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == "summary.json") {
+                match read_summary(&path) {
+                    Ok(Some(s)) => found.push((path, Ok(s))),
+                    Ok(None) => {}
+                    Err(e) => found.push((path, Err(e))),
+                }
+            }
+        }
+    }
+    found
 }
 
 fn fmt_opt(v: Option<f64>) -> String {
@@ -477,12 +773,19 @@ pub struct TheoryCache {
 fn theory_values(cfg: &SweepConfig, out: &Path) -> Result<TheoryCache, String> {
     let path = out.join("theory.json");
     let inputs: Inputs = inputs::load(&cfg.data)?;
+    // The cache holds for these inputs (their digest) and this kink only.
+    let made_for = format!(
+        "{}; sha256 {}; kink {:?}",
+        inputs.description,
+        inputs.digest(),
+        cfg.model.kink
+    );
     let mut cache: TheoryCache = std::fs::read_to_string(&path)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
-        .filter(|c: &TheoryCache| c.data == inputs.description)
+        .filter(|c: &TheoryCache| c.data == made_for)
         .unwrap_or_default();
-    cache.data = inputs.description.clone();
+    cache.data = made_for;
     let gram = Kernel::gram(&inputs.x, inputs.n, inputs.d);
     let theta_min = angles::min_angle(&gram).map_or(f64::NAN, |a| a.deg.to_radians());
     let mut changed = false;
@@ -704,15 +1007,39 @@ pub fn figures(out: &Path, groups: &[GroupRow], title: &str) -> Result<Vec<PathB
 }
 
 /// Merges finished points into the tables and figures.
+///
+/// The points must have been made by one sweep config: their recorded configs may differ
+/// in the sweep axes ([`AXES`]) only, unless `allow_mixed`. Summaries that record no
+/// provenance (older versions) are merged with a warning.
 pub fn collect(
     cfg: Option<&SweepConfig>,
     out: &Path,
     title: &str,
+    allow_mixed: bool,
 ) -> Result<Vec<GroupRow>, String> {
-    let rows = read_summaries(out)?;
-    if rows.is_empty() {
-        return Err(format!("{}: no finished runs under runs/", out.display()));
+    let found = read_summaries_at(out)?;
+    if found.is_empty() {
+        return Err(format!(
+            "{}: no finished ntk-probe points under runs/",
+            out.display()
+        ));
     }
+    let entries: Vec<(PathBuf, Option<&Provenance>)> = found
+        .iter()
+        .map(|(p, s)| (p.clone(), s.provenance.as_ref()))
+        .collect();
+    match provenance::check_one_base(&entries, &AXES) {
+        Ok(0) => {}
+        Ok(k) => eprintln!(
+            "warning: {k} of {} summaries under {} record no config fingerprint (written by \
+             an older version); merged without checking that they share one config",
+            found.len(),
+            out.display()
+        ),
+        Err(e) if allow_mixed => eprintln!("warning: {}: {e}", out.display()),
+        Err(e) => return Err(format!("{}: {e}", out.display())),
+    }
+    let rows: Vec<Summary> = found.into_iter().map(|(_, s)| s).collect();
     write_results_csv(&out.join("results.csv"), &rows)?;
     let theory = match cfg {
         Some(c) if c.sweep.theory => Some(theory_values(c, out)?),

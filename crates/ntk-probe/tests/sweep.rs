@@ -3,7 +3,14 @@
 
 use std::process::Command;
 
-use ntk_probe::sweep::{self, Shard, SweepConfig};
+use ntk_probe::sweep::{self, Shard, SweepConfig, SweepOptions};
+
+fn flex() -> SweepOptions {
+    SweepOptions {
+        device: Some("flex".into()),
+        ..SweepOptions::default()
+    }
+}
 
 const CONFIG: &str = r#"
 [sweep]
@@ -38,23 +45,22 @@ fn shards_resume_and_collect() {
     let out = dir.path().join("out");
     assert_eq!(cfg.points().len(), 12);
 
-    let (a, _) = sweep::run_sweep(&cfg, &out, Shard::parse("0/2").unwrap(), Some("flex")).unwrap();
-    let (b, skipped) =
-        sweep::run_sweep(&cfg, &out, Shard::parse("1/2").unwrap(), Some("flex")).unwrap();
+    let (a, _) = sweep::run_sweep(&cfg, &out, Shard::parse("0/2").unwrap(), &flex()).unwrap();
+    let (b, skipped) = sweep::run_sweep(&cfg, &out, Shard::parse("1/2").unwrap(), &flex()).unwrap();
     assert_eq!(
         (a, b, skipped),
         (6, 6, 0),
         "shards are disjoint and cover the grid"
     );
     // A restart skips everything that finished.
-    let (ran, skipped) = sweep::run_sweep(&cfg, &out, Shard::all(), Some("flex")).unwrap();
+    let (ran, skipped) = sweep::run_sweep(&cfg, &out, Shard::all(), &flex()).unwrap();
     assert_eq!((ran, skipped), (0, 12));
     // Removing one summary makes exactly that point run again.
     std::fs::remove_file(out.join("runs/relu/depth02/seed2/blocks/summary.json")).unwrap();
-    let (ran, skipped) = sweep::run_sweep(&cfg, &out, Shard::all(), Some("flex")).unwrap();
+    let (ran, skipped) = sweep::run_sweep(&cfg, &out, Shard::all(), &flex()).unwrap();
     assert_eq!((ran, skipped), (1, 11));
 
-    let groups = sweep::collect(Some(&cfg), &out, "test").unwrap();
+    let groups = sweep::collect(Some(&cfg), &out, "test", false).unwrap();
     assert_eq!(groups.len(), 2 * 2 * 3, "protocol x activation x depth");
     let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
     assert_eq!(results.lines().count(), 1 + 12 * 2);
@@ -128,7 +134,7 @@ fn sweep_points_equal_standalone_runs() {
     std::fs::write(&cfg_path, config).unwrap();
     let cfg = SweepConfig::load(&cfg_path).unwrap();
     let out = dir.path().join("out");
-    sweep::run_sweep(&cfg, &out, Shard::all(), Some("flex")).unwrap();
+    sweep::run_sweep(&cfg, &out, Shard::all(), &flex()).unwrap();
     let swept = sweep::read_summaries(&out).unwrap();
     assert_eq!(swept.len(), 12);
 
@@ -145,5 +151,12 @@ fn sweep_points_equal_standalone_runs() {
         assert_eq!(s.rank, alone.rank, "{what}");
         assert_eq!(s.min_grad_angle_deg, alone.min_grad_angle_deg, "{what}");
         assert_eq!(s.min_grad_angle_pair, alone.min_grad_angle_pair, "{what}");
+        // The point's recorded config is the standalone probe's, key for key.
+        let (p, q) = (
+            s.provenance.as_ref().unwrap(),
+            alone.provenance.as_ref().unwrap(),
+        );
+        assert_eq!(p.config, q.config, "{what}");
+        assert_eq!(p.fingerprint, q.fingerprint, "{what}");
     }
 }

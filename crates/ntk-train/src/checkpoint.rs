@@ -4,12 +4,19 @@
 //! rewriting `RUN/checkpoint.json`. A crash at any moment leaves the previous checkpoint
 //! intact and current; older checkpoint directories are removed only after the pointer
 //! moves on.
+//!
+//! Checkpoints are verified, not trusted: the pointer records the SHA-256 of every file of
+//! its checkpoint and a checksum of itself, its `dir` must be `checkpoints/epoch-NNNNN` of
+//! its own epoch, and its epoch and iteration must agree with the metrics table it points
+//! to; [`find`] refuses anything else with an error naming the file.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use burn::module::Module;
 use burn::optim::ModuleOptimizer;
 use burn::store::ModuleRecord;
+use ntk_probe::provenance::{self, Provenance};
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::{EpochMetrics, NtkRow, read_csv, write_csv};
@@ -28,6 +35,28 @@ pub struct Pointer {
     /// `host` (momentum buffers in `velocity.npy`, see `crate::host`).
     #[serde(default = "burn_engine")]
     pub engine: String,
+    /// The resolved config and its fingerprint (a resume must match it).
+    #[serde(default)]
+    pub provenance: Option<Provenance>,
+    /// SHA-256 of each file of the checkpoint directory, by name.
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
+    /// SHA-256 of this pointer's JSON with `checksum` null: an edited pointer is refused.
+    #[serde(default)]
+    pub checksum: Option<String>,
+}
+
+impl Pointer {
+    /// The checksum of the pointer's other fields.
+    fn own_checksum(&self) -> String {
+        let mut p = self.clone();
+        p.checksum = None;
+        provenance::sha256_hex(
+            serde_json::to_string(&p)
+                .expect("a pointer serializes")
+                .as_bytes(),
+        )
+    }
 }
 
 fn burn_engine() -> String {
@@ -66,13 +95,26 @@ fn save_via_rename(
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// SHA-256 of a file, or an error naming it.
+fn file_sha256(path: &Path) -> Result<String, String> {
+    std::fs::read(path)
+        .map(|b| provenance::sha256_hex(&b))
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))
+}
+
+/// What a checkpoint belongs to: the run's config text and provenance.
+pub struct RunIdentity<'a> {
+    pub config: &'a str,
+    pub provenance: &'a Provenance,
+}
+
 /// Writes a checkpoint after `epoch` epochs (`iteration` steps) and makes it current.
 #[allow(clippy::too_many_arguments)]
 pub fn save(
     run: &Path,
     epoch: usize,
     iteration: usize,
-    config: &str,
+    identity: &RunIdentity<'_>,
     model: &Model,
     optim: OptimState<'_>,
     rows: &[EpochMetrics],
@@ -105,13 +147,27 @@ pub fn save(
     };
     write_csv(&dir.join("metrics.csv"), rows)?;
     write_csv(&dir.join("ntk.csv"), ntk_rows)?;
-    let pointer = Pointer {
+    let mut files = BTreeMap::new();
+    let model_file = "model.bpk";
+    let optim_file = if engine == "burn" {
+        "optim.bpk"
+    } else {
+        "velocity.npy"
+    };
+    for f in [model_file, optim_file, "metrics.csv", "ntk.csv"] {
+        files.insert(f.to_string(), file_sha256(&dir.join(f))?);
+    }
+    let mut pointer = Pointer {
         epoch,
         iteration,
         dir: format!("checkpoints/{name}"),
-        config: config.to_string(),
+        config: identity.config.to_string(),
         engine: engine.into(),
+        provenance: Some(identity.provenance.clone()),
+        files,
+        checksum: None,
     };
+    pointer.checksum = Some(pointer.own_checksum());
     let json = serde_json::to_string_pretty(&pointer).expect("serializes");
     ntk_model::io::atomic_write(&pointer_path(run), json.as_bytes())
         .map_err(|e| format!("{}: {e}", run.display()))?;
@@ -126,18 +182,87 @@ pub fn save(
     Ok(())
 }
 
-/// The current checkpoint of `run`, if any.
+/// Parses `checkpoint.json` (at `path`, for messages) and checks what it says of itself:
+/// its checksum, and that `dir` is `checkpoints/epoch-NNNNN` of its own epoch (so never a
+/// place outside the run directory).
+pub fn parse_pointer(text: &str, path: &Path) -> Result<Pointer, String> {
+    let pointer: Pointer = serde_json::from_str(text)
+        .map_err(|e| format!("{}: not a checkpoint pointer: {e}", path.display()))?;
+    let bad = |what: String| {
+        Err(format!(
+            "{}: {what}; the checkpoint cannot be trusted (start the run again in a new --out)",
+            path.display()
+        ))
+    };
+    match &pointer.checksum {
+        None => return bad("records no checksums (written by an older version)".into()),
+        Some(c) if *c != pointer.own_checksum() => {
+            return bad("was modified after it was written (its checksum does not match)".into());
+        }
+        Some(_) => {}
+    }
+    let expected_dir = format!("checkpoints/epoch-{:05}", pointer.epoch);
+    if pointer.dir != expected_dir {
+        return bad(format!(
+            "dir = {:?}: must be {expected_dir:?}, inside the run directory",
+            pointer.dir
+        ));
+    }
+    Ok(pointer)
+}
+
+/// The current checkpoint of `run`, if any, verified: the pointer's own checksum, its
+/// `dir`, every file's SHA-256, and the epoch and iteration against the metrics table.
 pub fn find(run: &Path) -> Result<Option<Loaded>, String> {
     let path = pointer_path(run);
-    if !path.exists() {
-        return Ok(None);
-    }
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let pointer: Pointer =
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
+    };
+    let pointer = parse_pointer(&text, &path)?;
+    let bad = |what: String| {
+        Err(format!(
+            "{}: {what}; the checkpoint cannot be trusted (start the run again in a new --out)",
+            path.display()
+        ))
+    };
     let dir = run.join(&pointer.dir);
-    let rows = read_csv(&dir.join("metrics.csv"))?;
+    let optim_file = if pointer.engine == "host" {
+        "velocity.npy"
+    } else {
+        "optim.bpk"
+    };
+    for f in ["model.bpk", optim_file, "metrics.csv", "ntk.csv"] {
+        let file = dir.join(f);
+        let Some(recorded) = pointer.files.get(f) else {
+            return bad(format!("records no checksum of {f}"));
+        };
+        if file_sha256(&file)? != *recorded {
+            return Err(format!(
+                "{}: its SHA-256 differs from the one {} recorded: the file was changed or \
+                 damaged after the checkpoint was written; the checkpoint cannot be trusted \
+                 (start the run again in a new --out)",
+                file.display(),
+                path.display()
+            ));
+        }
+    }
+    let rows: Vec<EpochMetrics> = read_csv(&dir.join("metrics.csv"))?;
     let ntk_rows = read_csv(&dir.join("ntk.csv"))?;
+    let epochs_in_order = rows.iter().enumerate().all(|(i, r)| r.epoch == i + 1);
+    let last = rows.last().map_or((0, 0), |r| (r.epoch, r.iteration));
+    if !epochs_in_order || last != (pointer.epoch, pointer.iteration) {
+        return bad(format!(
+            "epoch {} iteration {} disagree with its metrics.csv ({} rows, last epoch {} \
+             iteration {})",
+            pointer.epoch,
+            pointer.iteration,
+            rows.len(),
+            last.0,
+            last.1
+        ));
+    }
     Ok(Some(Loaded {
         pointer,
         dir,

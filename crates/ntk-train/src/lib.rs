@@ -20,3 +20,6 @@ pub mod schedule;
 pub mod sweep;
 pub mod track;
 pub mod train;
+
+/// This tool and version, as results record it (`provenance.tool`).
+pub const TOOL: &str = concat!("ntk-train ", env!("CARGO_PKG_VERSION"));

@@ -10,7 +10,7 @@ use ntk_probe::backend::{self, Precision};
 use ntk_train::config::{EngineChoice, TrainConfig};
 use ntk_train::model::ModelSpec;
 use ntk_train::progress::Reporter;
-use ntk_train::sweep::{self, Shard};
+use ntk_train::sweep::{self, RunState, Shard};
 use ntk_train::train::RunOptions;
 
 #[derive(Parser)]
@@ -41,9 +41,16 @@ struct RunArgs {
     /// Run the i-th of N disjoint parts of the sweep (0-based), e.g. 3/8.
     #[arg(long)]
     shard: Option<String>,
-    /// Print the expanded sweep and exit.
+    /// Print the expanded sweep, each run's state (new, partial, done, stale), and exit.
     #[arg(long)]
     dry_run: bool,
+    /// Train again the runs whose recorded config fingerprint differs from this config
+    /// (their old files are removed); without it such runs are an error naming the keys.
+    #[arg(long)]
+    recompute: bool,
+    /// The memory a run may plan for (e.g. 64G; default: the available memory).
+    #[arg(long)]
+    max_memory: Option<String>,
     /// Backend: flex, ndarray, wgpu, cuda (also BURN_DEVICE).
     #[arg(long, env = "BURN_DEVICE")]
     device: Option<String>,
@@ -54,7 +61,7 @@ struct RunArgs {
     #[arg(long, value_parser = parse_engine)]
     engine: Option<EngineChoice>,
     /// Override train.epochs.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "iterations")]
     epochs: Option<usize>,
     /// Override train.iterations.
     #[arg(long)]
@@ -93,6 +100,9 @@ enum Command {
         /// Also draw the training loss on a log scale (train_loss_log).
         #[arg(long)]
         log: bool,
+        /// Merge runs whose configs differ beyond the sweep axes (refused by default).
+        #[arg(long)]
+        allow_mixed: bool,
     },
     /// Figures from metrics.csv: training loss (one curve per depth), test accuracy, and the
     /// NTK during training when it was measured.
@@ -150,6 +160,7 @@ fn load(args: &RunArgs) -> Result<TrainConfig, String> {
         .as_ref()
         .ok_or("--config FILE is required (or a subcommand: collect, plot, bench)")?;
     let mut cfg = TrainConfig::load(path)?;
+    refuse_axis_overrides(&cfg, args)?;
     let t = &mut cfg.train;
     if let Some(e) = args.engine {
         t.engine = e;
@@ -194,6 +205,47 @@ fn load(args: &RunArgs) -> Result<TrainConfig, String> {
     Ok(cfg)
 }
 
+/// A flag for a key that a sweep axis sets for every run would be silently dropped: it is
+/// an error naming the axis instead.
+fn refuse_axis_overrides(cfg: &TrainConfig, args: &RunArgs) -> Result<(), String> {
+    let Some(axes) = &cfg.sweep else {
+        return Ok(());
+    };
+    let clashes = [
+        (
+            args.depth.is_some(),
+            "--depth",
+            "sweep.depths",
+            !axes.depths.is_empty(),
+        ),
+        (args.lr.is_some(), "--lr", "sweep.lrs", !axes.lrs.is_empty()),
+        (
+            args.seed.is_some(),
+            "--seed",
+            "sweep.seeds",
+            !axes.seeds.is_empty(),
+        ),
+        (
+            args.activation.is_some(),
+            "--activation",
+            "sweep.activations / sweep.families",
+            !axes.activations.is_empty() || !axes.families.is_empty(),
+        ),
+    ];
+    for (given, flag, axis, set) in clashes {
+        if given && set {
+            return Err(format!(
+                "{flag}: {} sets this for every run of its sweep ({axis}), so the flag would \
+                 be ignored; edit {axis} instead",
+                args.config
+                    .as_ref()
+                    .map_or(String::new(), |p| p.display().to_string())
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn run(args: RunArgs) -> Result<(), String> {
     let cfg = load(&args)?;
     let out = cfg.out_dir(args.out.as_deref());
@@ -202,7 +254,17 @@ fn run(args: RunArgs) -> Result<(), String> {
         None => Shard::all(),
     };
     let points = sweep::expand(&cfg)?;
+    let dim = ntk_probe::inputs::expected_dim(&cfg.data);
+    for point in &points {
+        ntk_train::train::check_memory(&point.cfg, dim, args.max_memory.as_deref())?;
+    }
+    let compute = backend::select(
+        args.device.as_deref().or(cfg.train.device.as_deref()),
+        cfg.train.precision,
+    )?;
     if args.dry_run {
+        let data = ntk_train::train::load_data(&cfg.data, cfg.train.test_n)?;
+        let states = sweep::states(&cfg, &out, &data, &compute)?;
         println!(
             "{} run(s) in {}; this shard ({}/{}) owns {}:",
             points.len(),
@@ -211,20 +273,23 @@ fn run(args: RunArgs) -> Result<(), String> {
             shard.count,
             (0..points.len()).filter(|p| shard.owns(*p)).count()
         );
-        for (p, point) in points.iter().enumerate() {
+        let mut stale = Vec::new();
+        for (p, (point, state)) in states.iter().enumerate() {
             let dir = point.dir(&out);
-            let state = if sweep::finished_summary(&dir).is_some() {
-                "finished"
-            } else if dir.join("checkpoint.json").exists() {
-                "partial"
-            } else {
-                "new"
+            let label = match state {
+                RunState::Done => "done",
+                RunState::Stale(why) => {
+                    stale.push(why.clone());
+                    "stale"
+                }
+                RunState::Open if dir.join("checkpoint.json").exists() => "partial",
+                RunState::Open => "new",
             };
             let spec = point.cfg.spec()?;
             println!(
                 "{p:4} {} {:9} {:40} lr {:<8} {}",
                 if shard.owns(p) { "*" } else { " " },
-                state,
+                label,
                 spec.describe(),
                 point.cfg.optim.lr,
                 if point.id.is_empty() {
@@ -234,20 +299,22 @@ fn run(args: RunArgs) -> Result<(), String> {
                 }
             );
         }
+        for why in stale.iter().take(3) {
+            println!("stale: {why}");
+        }
         return Ok(());
     }
     ntk_probe::run::check_writable(&out)?;
-    let compute = backend::select(
-        args.device.as_deref().or(cfg.train.device.as_deref()),
-        cfg.train.precision,
-    )?;
     let reporter = Reporter::default();
-    let opts = RunOptions {
-        resume: args.resume,
-        stop_after: None,
+    let opts = sweep::SweepOptions {
+        run: RunOptions {
+            resume: args.resume,
+            stop_after: None,
+        },
+        recompute: args.recompute,
     };
     let outcome = sweep::run(&cfg, &out, shard, &compute, opts, &reporter)?;
-    let written = ntk_train::report::collect(&out, true)?;
+    let written = ntk_train::report::collect(&out, true, false)?;
     println!(
         "{} run(s) trained, {} already finished, {} diverged; backend {} {}; wrote {}",
         outcome.ran,
@@ -280,8 +347,12 @@ fn run(args: RunArgs) -> Result<(), String> {
 fn main_inner(cli: Cli) -> Result<(), String> {
     match cli.command {
         None => run(cli.run),
-        Some(Command::Collect { dir, log }) => {
-            for p in ntk_train::report::collect(&dir, log)? {
+        Some(Command::Collect {
+            dir,
+            log,
+            allow_mixed,
+        }) => {
+            for p in ntk_train::report::collect(&dir, log, allow_mixed)? {
                 println!("wrote {}", p.display());
             }
             Ok(())
@@ -359,6 +430,7 @@ fn parse_engine(s: &str) -> Result<EngineChoice, String> {
 }
 
 fn main() -> ExitCode {
+    ntk_probe::cli::restore_sigpipe();
     std::panic::set_hook(Box::new(|info| {
         eprintln!("ntk-train: internal error: {info}")
     }));

@@ -66,11 +66,19 @@ pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), String> {
 
 /// Reads a CSV written by [`write_csv`]; a missing file is an empty table.
 pub fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, String> {
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let mut r = csv::Reader::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    r.deserialize()
-        .map(|row| row.map_err(|e| format!("{}: {e}", path.display())))
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
+    };
+    parse_csv(&bytes, &path.display().to_string())
+}
+
+/// Parses the bytes of a CSV written by [`write_csv`]; every row must parse (a bad row is
+/// an error naming `name` and the row, never skipped).
+pub fn parse_csv<T: DeserializeOwned>(bytes: &[u8], name: &str) -> Result<Vec<T>, String> {
+    csv::Reader::from_reader(bytes)
+        .deserialize()
+        .map(|row| row.map_err(|e| format!("{name}: {e}")))
         .collect()
 }

@@ -21,6 +21,14 @@ impl ModelSpec {
     pub fn build(&self, input_dim: usize, device: &Device, dtype: DType) -> Result<Model, String> {
         match self {
             Self::Mlp(m) => {
+                if m.input_dim != 0 && m.input_dim != input_dim {
+                    return Err(format!(
+                        "model.input_dim = {}, but the data have {input_dim} inputs per \
+                         sample; remove model.input_dim (it is taken from the data) or make \
+                         them agree",
+                        m.input_dim
+                    ));
+                }
                 let cfg = MlpConfig {
                     input_dim,
                     ..m.clone()

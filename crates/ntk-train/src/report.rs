@@ -15,8 +15,9 @@ use serde::Serialize;
 
 use crate::config::TrainConfig;
 use crate::metrics::{EpochMetrics, NtkRow, read_csv, write_csv};
-use crate::sweep::finished_summary;
+use crate::sweep::read_summary;
 use crate::train::TrainSummary;
+use ntk_probe::provenance::{self, Provenance};
 
 /// A run directory read back.
 pub struct RunRecord {
@@ -29,6 +30,8 @@ pub struct RunRecord {
     pub metrics: Vec<EpochMetrics>,
     pub ntk: Vec<NtkRow>,
     pub summary: Option<TrainSummary>,
+    /// The recorded provenance: the summary's, else (a run still going) its checkpoint's.
+    pub provenance: Option<Provenance>,
 }
 
 impl RunRecord {
@@ -55,6 +58,11 @@ pub fn read_run(dir: &Path, id: String) -> Result<RunRecord, String> {
     let cfg_path = dir.join("config.toml");
     let cfg: TrainConfig = ntk_probe::config::load_toml(&cfg_path)?;
     let spec = cfg.spec()?;
+    let summary = read_summary(dir)?;
+    let provenance = match &summary {
+        Some(s) => s.provenance.clone(),
+        None => checkpoint_provenance(dir),
+    };
     Ok(RunRecord {
         id,
         depth: spec.depth(),
@@ -64,8 +72,19 @@ pub fn read_run(dir: &Path, id: String) -> Result<RunRecord, String> {
         seed: spec.seed(),
         metrics: read_csv(&dir.join("metrics.csv"))?,
         ntk: read_csv(&dir.join("ntk.csv"))?,
-        summary: finished_summary(dir),
+        summary,
+        provenance,
     })
+}
+
+/// The provenance a run's checkpoint pointer records (a run without a summary yet).
+fn checkpoint_provenance(dir: &Path) -> Option<Provenance> {
+    #[derive(serde::Deserialize)]
+    struct Only {
+        provenance: Option<Provenance>,
+    }
+    let text = std::fs::read_to_string(dir.join("checkpoint.json")).ok()?;
+    serde_json::from_str::<Only>(&text).ok()?.provenance
 }
 
 /// Every run under `out`: `out` itself when it is a run directory, else `out/runs/*`.
@@ -86,6 +105,18 @@ pub fn read_runs(out: &Path) -> Result<Vec<RunRecord>, String> {
         .filter(|p| p.join("config.toml").exists())
         .collect();
     dirs.sort();
+    if dirs.is_empty() {
+        let probe = runs.join("relu").is_dir() || runs.join("linear").is_dir();
+        return Err(format!(
+            "{}: no training runs under runs/ (no runs/*/config.toml){}",
+            out.display(),
+            if probe {
+                "; this looks like an ntk-probe sweep: use `ntk-probe collect`"
+            } else {
+                ""
+            }
+        ));
+    }
     dirs.iter()
         .map(|d| {
             let id = d
@@ -343,9 +374,26 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> Result<Vec<PathBu
     Ok(written)
 }
 
-/// `ntk-train collect DIR`: `DIR/sweep.csv`, `DIR/best.csv` and the figures.
-pub fn collect(out: &Path, log_y: bool) -> Result<Vec<PathBuf>, String> {
+/// `ntk-train collect DIR`: `DIR/sweep.csv`, `DIR/best.csv` and the figures. The runs must
+/// come from one sweep config: their recorded configs may differ in the sweep axes
+/// ([`crate::sweep::AXES`]) only, unless `allow_mixed`.
+pub fn collect(out: &Path, log_y: bool, allow_mixed: bool) -> Result<Vec<PathBuf>, String> {
     let runs = read_runs(out)?;
+    let entries: Vec<(PathBuf, Option<&Provenance>)> = runs
+        .iter()
+        .map(|r| (out.join("runs").join(&r.id), r.provenance.as_ref()))
+        .collect();
+    match provenance::check_one_base(&entries, &crate::sweep::AXES) {
+        Ok(0) => {}
+        Ok(k) => eprintln!(
+            "warning: {k} of {} runs under {} record no config fingerprint (written by an \
+             older version); merged without checking that they share one config",
+            runs.len(),
+            out.display()
+        ),
+        Err(e) if allow_mixed => eprintln!("warning: {}: {e}", out.display()),
+        Err(e) => return Err(format!("{}: {e}", out.display())),
+    }
     let best = choose(&runs);
     let rows: Vec<SweepRow> = runs
         .iter()

@@ -1,16 +1,21 @@
 //! Sweeps: the Cartesian product of a config's `[sweep]` axes, one run directory per point
 //! (`OUT/runs/<id>/`), shards for job arrays (`--shard i/N` runs points `p mod N = i`),
 //! finished runs skipped, diverged runs recorded and passed over.
+//!
+//! A run counts as finished only when its summary records the fingerprint of the config
+//! about to run it (`ntk_probe::provenance`); a run made by another config is an error
+//! naming the keys that differ, or, with `recompute`, is trained again from scratch.
 
 use std::path::{Path, PathBuf};
 
 use ntk_model::{ActivationKind, Normalization};
 use ntk_probe::backend::Compute;
+use ntk_probe::provenance::{self, Provenance};
 pub use ntk_probe::sweep::Shard;
 
 use crate::config::TrainConfig;
 use crate::progress::Reporter;
-use crate::train::{self, RunOptions, TrainSummary};
+use crate::train::{self, Data, RunOptions, TrainSummary};
 
 /// One run of a sweep.
 #[derive(Clone, Debug)]
@@ -86,6 +91,22 @@ pub fn expand(cfg: &TrainConfig) -> Result<Vec<RunPoint>, String> {
     } else {
         axes.seeds.clone()
     };
+    let total = [
+        depths.len(),
+        pairs.len(),
+        variants.len(),
+        lrs.len(),
+        seeds.len(),
+    ]
+    .iter()
+    .map(|&k| k as u128)
+    .product::<u128>();
+    if total > ntk_probe::sweep::MAX_POINTS as u128 {
+        return Err(format!(
+            "sweep: {total} runs (the product of its axes); at most {} in one sweep",
+            ntk_probe::sweep::MAX_POINTS
+        ));
+    }
     let mut points = Vec::new();
     for &depth in &depths {
         for &(act, norm) in &pairs {
@@ -132,41 +153,166 @@ pub struct SweepOutcome {
     pub interrupted: usize,
 }
 
-/// Reads a finished run's summary, if there is one.
+/// The keys in which the runs of one sweep differ: `collect` requires the rest of the
+/// recorded configs to agree (`ntk_probe::provenance::check_one_base`).
+pub const AXES: [&str; 8] = [
+    "model.depth",
+    "resnet.depth",
+    "model.activation",
+    "model.normalization",
+    "resnet.variant",
+    "optim.lr",
+    "model.seed",
+    "resnet.seed",
+];
+
+/// A run's summary, if it has one; an error naming the file when it cannot be read.
+pub fn read_summary(dir: &Path) -> Result<Option<TrainSummary>, String> {
+    let path = dir.join("summary.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| format!("{}: not a training summary: {e}", path.display()))
+}
+
+/// A finished (or diverged) run's summary; `None` when there is none or it is unreadable.
 pub fn finished_summary(dir: &Path) -> Option<TrainSummary> {
-    let text = std::fs::read_to_string(dir.join("summary.json")).ok()?;
-    serde_json::from_str(&text).ok()
+    read_summary(dir).ok().flatten()
+}
+
+/// A run directory's state for a config whose provenance is `now`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunState {
+    /// No summary (new, or interrupted: its checkpoint is checked when it resumes).
+    Open,
+    /// Finished or diverged, by this config.
+    Done,
+    /// Made by another config, or an unreadable summary: why.
+    Stale(String),
+}
+
+/// The state of the run in `dir` for the config with provenance `now`.
+pub fn run_state(dir: &Path, now: &Provenance) -> RunState {
+    match read_summary(dir) {
+        Ok(None) => RunState::Open,
+        Ok(Some(s)) => {
+            match provenance::check_reuse(&dir.join("summary.json"), s.provenance.as_ref(), now) {
+                Ok(()) => RunState::Done,
+                Err(e) => RunState::Stale(e.to_string()),
+            }
+        }
+        Err(e) => RunState::Stale(format!("{e}; pass --recompute to train the run again")),
+    }
+}
+
+/// The files a run writes in its directory (what `recompute` removes).
+const RUN_FILES: [&str; 6] = [
+    "summary.json",
+    "config.toml",
+    "metrics.csv",
+    "ntk.csv",
+    "checkpoint.json",
+    "checkpoints",
+];
+
+/// Removes a stale run's files so that it trains again from scratch.
+fn clear_run(dir: &Path) -> Result<(), String> {
+    for name in RUN_FILES {
+        let p = dir.join(name);
+        let r = if p.is_dir() {
+            std::fs::remove_dir_all(&p)
+        } else {
+            std::fs::remove_file(&p)
+        };
+        match r {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!("{}: cannot remove: {e}", p.display()));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Every point of `cfg` with its provenance and state in `out`.
+pub fn states(
+    cfg: &TrainConfig,
+    out: &Path,
+    data: &Data,
+    compute: &Compute,
+) -> Result<Vec<(RunPoint, RunState)>, String> {
+    Ok(expand(cfg)?
+        .into_iter()
+        .map(|point| {
+            let prov = train::run_provenance(&point.cfg, data, compute);
+            let state = run_state(&point.dir(out), &prov);
+            (point, state)
+        })
+        .collect())
 }
 
 /// Runs this shard's points in `out`, skipping finished ones; a diverged run is recorded
 /// and the sweep goes on.
+/// How a sweep runs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SweepOptions {
+    /// How each run starts (resume, stop early).
+    pub run: RunOptions,
+    /// Train again the runs made by another config instead of refusing them.
+    pub recompute: bool,
+}
+
 pub fn run(
     cfg: &TrainConfig,
     out: &Path,
     shard: Shard,
     compute: &Compute,
-    opts: RunOptions,
+    opts: SweepOptions,
     reporter: &Reporter,
 ) -> Result<SweepOutcome, String> {
-    let points = expand(cfg)?;
     let data = train::load_data(&cfg.data, cfg.train.test_n)?;
-    let mine: Vec<&RunPoint> = points
-        .iter()
+    let mine: Vec<(RunPoint, RunState)> = states(cfg, out, &data, compute)?
+        .into_iter()
         .enumerate()
         .filter(|(p, _)| shard.owns(*p))
         .map(|(_, r)| r)
         .collect();
+    // Nothing is trained while a run made by another config is in the way.
+    let stale: Vec<&String> = mine
+        .iter()
+        .filter_map(|(_, s)| match s {
+            RunState::Stale(why) => Some(why),
+            _ => None,
+        })
+        .collect();
+    if let (Some(first), false) = (stale.first(), opts.recompute) {
+        return Err(format!(
+            "{first}{}",
+            match stale.len() {
+                1 => String::new(),
+                k => format!(" ({} more run(s) like it; see --dry-run)", k - 1),
+            }
+        ));
+    }
     let bar = reporter.bar(mine.len() as u64, "runs".into());
     let mut outcome = SweepOutcome::default();
-    for point in mine {
+    for (point, state) in &mine {
         let dir = point.dir(out);
-        if finished_summary(&dir).is_some() {
-            outcome.skipped += 1;
-            bar.inc(1);
-            continue;
+        match state {
+            RunState::Done => {
+                outcome.skipped += 1;
+                bar.inc(1);
+                continue;
+            }
+            RunState::Stale(_) => clear_run(&dir)?,
+            RunState::Open => {}
         }
         bar.set_message(point.id.clone());
-        let s = train::train(&point.cfg, &data, compute, &dir, opts, reporter)?;
+        let s = train::train(&point.cfg, &data, compute, &dir, opts.run, reporter)?;
         match s.status.as_str() {
             "diverged" => outcome.diverged += 1,
             "interrupted" => outcome.interrupted += 1,

@@ -10,6 +10,7 @@
 //! (`CrossEntropyLoss`) and the burnpack records of the model and optimizer.
 
 use std::path::Path;
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use burn::module::Module;
@@ -20,14 +21,16 @@ use burn::optim::{GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use ntk_data::CifarAugment;
 use ntk_probe::backend::Compute;
+use ntk_probe::budget::{self, Estimate};
 use ntk_probe::config::DataConfig;
 use ntk_probe::inputs::{self, Inputs};
+use ntk_probe::provenance::{self, Provenance};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::checkpoint::{self, OptimState};
+use crate::checkpoint::{self, OptimState, RunIdentity};
 use crate::config::{EngineChoice, OptimConfig, TrainConfig};
 use crate::host::Engine;
 use crate::metrics::{EpochMetrics, NtkRow, write_csv};
@@ -65,6 +68,10 @@ pub struct TrainSummary {
     pub precision: String,
     /// Wall time of this process's part of the run (a resumed run counts its own).
     pub seconds: f64,
+    /// The resolved config, its fingerprint, the tool, commit and command line
+    /// (`ntk_probe::provenance`); absent in summaries written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
 }
 
 impl TrainSummary {
@@ -77,22 +84,46 @@ impl TrainSummary {
 pub struct Data {
     pub train: Inputs,
     pub test: Option<Inputs>,
+    digest: OnceLock<String>,
+}
+
+impl Data {
+    /// SHA-256 of the training and test selections (`data.digest` of the provenance),
+    /// computed once.
+    pub fn digest(&self) -> &str {
+        self.digest.get_or_init(|| {
+            let test = self.test.as_ref().map_or(String::new(), Inputs::digest);
+            provenance::sha256_hex(format!("train {} test {test}", self.train.digest()).as_bytes())
+        })
+    }
 }
 
 /// Loads the train set and the first `test_n` test samples.
 pub fn load_data(data: &DataConfig, test_n: usize) -> Result<Data, String> {
     let train = inputs::load(data)?;
     if test_n == 0 {
-        return Ok(Data { train, test: None });
+        return Ok(Data {
+            train,
+            test: None,
+            digest: OnceLock::new(),
+        });
     }
     let mut test_cfg = data.clone();
     test_cfg.split = ntk_data::Split::Test;
     test_cfg.subset = ntk_probe::config::SubsetRule::First;
     test_cfg.n = test_n;
     let test = inputs::load(&test_cfg).map_err(|e| format!("train.test_n = {test_n}: {e}"))?;
+    if test.d != train.d {
+        return Err(format!(
+            "the test split ({}) has {} inputs per sample but the training split ({}) has {}: \
+             the two splits' files must hold images of one shape",
+            test.description, test.d, train.description, train.d
+        ));
+    }
     Ok(Data {
         train,
         test: Some(test),
+        digest: OnceLock::new(),
     })
 }
 
@@ -189,6 +220,75 @@ pub fn run_config_text(cfg: &TrainConfig) -> String {
     toml::to_string(&c).expect("a config serializes")
 }
 
+/// The provenance of a run of `cfg` on `data` and `compute`: the config a run directory
+/// records ([`run_config_text`]) with the data's input dimension filled in and the data
+/// directory left out, `backend` and `data.digest` added (see `ntk_probe::provenance`).
+pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Provenance {
+    let mut c = cfg.clone();
+    c.train.device = None;
+    c.train.out = None;
+    c.sweep = None;
+    c.data.dir = None;
+    if let Some(m) = c.model.as_mut() {
+        m.input_dim = data.train.d;
+    }
+    let mut flat = provenance::flatten_config(&c);
+    flat.insert("backend".into(), compute.backend.into());
+    flat.insert("data.digest".into(), data.digest().into());
+    Provenance::new(crate::TOOL, flat)
+}
+
+/// The memory a run of `cfg` needs, roughly (see `ntk_probe::budget`): the data, the
+/// parameters with their gradients, momentum and autodiff copies, a batch's activations,
+/// and the NTK tracking's kernel and gradient rows. `d` is the data's input dimension.
+pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> Result<Estimate, String> {
+    let elem = match cfg.train.precision {
+        ntk_probe::backend::Precision::F32 => 4.0,
+        ntk_probe::backend::Precision::F64 => 8.0,
+    };
+    let batch = cfg.train.batch_size as f64;
+    let (params, activations) = match cfg.spec()? {
+        crate::model::ModelSpec::Mlp(m) => {
+            let m = ntk_model::MlpConfig { input_dim: d, ..m };
+            let act = 4.0 * batch * m.width as f64 * (m.depth as f64 + 1.0);
+            (budget::mlp_params(&m), act)
+        }
+        crate::model::ModelSpec::ResNet(r) => (
+            budget::resnet_params(&r),
+            batch * budget::resnet_activations(&r),
+        ),
+    };
+    let mut e = Estimate::default();
+    let test = if cfg.train.test_n > 0 {
+        cfg.train.test_n
+    } else {
+        0
+    };
+    e.add("the data", (cfg.data.n + test) as f64 * d as f64, 8.0);
+    e.add("parameters, gradients and momentum", 4.0 * params, elem);
+    e.add("a batch's activations", activations, elem);
+    if let Some(k) = &cfg.ntk {
+        let n = k.n as f64;
+        e.add("the tracked NTK", 4.0 * n * n, 8.0);
+        e.add("its gradient rows", n * params, 8.0);
+    }
+    Ok(e)
+}
+
+/// Refuses a run whose estimated memory exceeds the limit (`ntk_probe::budget`).
+pub fn check_memory(cfg: &TrainConfig, d: usize, max_memory: Option<&str>) -> Result<(), String> {
+    let spec = cfg.spec()?;
+    let culprit = format!(
+        "{} (depth {}, width {}), data.n = {}, train.batch_size = {}",
+        spec.describe(),
+        spec.depth(),
+        spec.width(),
+        cfg.data.n,
+        cfg.train.batch_size
+    );
+    memory_estimate(cfg, d)?.check(&culprit, max_memory)
+}
+
 /// The host engine for this run (see [`crate::host`]), or `None` for Burn's autodiff and
 /// optimizer: `auto` takes the host engine on a CPU backend for MLPs without normalization.
 pub fn choose_engine(
@@ -272,7 +372,19 @@ pub fn train(
         ));
     }
     let text = run_config_text(cfg);
+    let prov = run_provenance(cfg, data, compute);
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    ntk_probe::outset::clean_dir(out, None, &|f: &str| {
+        [
+            "summary.json",
+            "config.toml",
+            "metrics.csv",
+            "ntk.csv",
+            "checkpoint.json",
+        ]
+        .contains(&f)
+    });
+    ntk_probe::outset::clean_tree(&out.join("checkpoints"));
     let summary_path = out.join("summary.json");
     let found = checkpoint::find(out)?;
     if !opts.resume && (found.is_some() || summary_path.exists()) {
@@ -281,21 +393,19 @@ pub fn train(
             out.display()
         ));
     }
-    if let Some(ck) = &found
-        && ck.pointer.config != text
-    {
-        return Err(format!(
-            "{}: the checkpoint was made with a different config (see {}/config.toml); \
-             choose another --out",
-            out.display(),
-            out.display()
-        ));
-    }
-    if opts.resume && summary_path.exists() {
-        let s: TrainSummary = serde_json::from_str(
-            &std::fs::read_to_string(&summary_path).map_err(|e| e.to_string())?,
+    if let Some(ck) = &found {
+        provenance::check_reuse(
+            &out.join("checkpoint.json"),
+            ck.pointer.provenance.as_ref(),
+            &prov,
         )
-        .map_err(|e| format!("{}: {e}", summary_path.display()))?;
+        .map_err(|e| e.to_string())?;
+    }
+    if opts.resume
+        && let Some(s) = crate::sweep::read_summary(out)?
+    {
+        provenance::check_reuse(&summary_path, s.provenance.as_ref(), &prov)
+            .map_err(|e| e.to_string())?;
         return Ok(s);
     }
     ntk_model::io::atomic_write(&out.join("config.toml"), text.as_bytes())
@@ -365,6 +475,10 @@ pub fn train(
     let epoch_bar = reporter.bar(epochs as u64, "epochs".into());
     epoch_bar.set_position(first_epoch as u64 - 1);
     let mut last_checkpoint = found.as_ref().map_or(0, |c| c.pointer.epoch);
+    let identity = RunIdentity {
+        config: &text,
+        provenance: &prov,
+    };
     let mut last_good: Option<LastGood> = None;
     let mut diverged_epoch = None;
     for epoch in first_epoch..=epochs {
@@ -473,7 +587,7 @@ pub fn train(
                 out,
                 epoch,
                 iteration,
-                &text,
+                &identity,
                 &model,
                 optim_state(&optim, velocity.as_deref()),
                 &rows,
@@ -493,7 +607,7 @@ pub fn train(
             && *epoch > last_checkpoint
         {
             let state = optim_state(o, v.as_deref());
-            checkpoint::save(out, *epoch, *it, &text, m, state, &rows, &ntk_rows)?;
+            checkpoint::save(out, *epoch, *it, &identity, m, state, &rows, &ntk_rows)?;
         }
         reporter.log(&format!(
             "{}: diverged (non-finite loss) in epoch {e}; the last good state (epoch {}) is \
@@ -505,7 +619,7 @@ pub fn train(
     } else if rows.last().is_none_or(|r| r.epoch < epochs) {
         // Stopped early on purpose (`stop_after`): no summary, the checkpoint resumes it.
         return Ok(summarize(
-            cfg, &rows, &ntk_rows, None, compute, start, set, false,
+            cfg, &rows, &ntk_rows, None, compute, start, set, false, &prov,
         ));
     }
     let summary = summarize(
@@ -517,6 +631,7 @@ pub fn train(
         start,
         set,
         true,
+        &prov,
     );
     let json = serde_json::to_string_pretty(&summary).expect("serializes");
     ntk_model::io::atomic_write(&summary_path, json.as_bytes())
@@ -542,6 +657,7 @@ fn summarize(
     start: Instant,
     set: &Inputs,
     complete: bool,
+    prov: &Provenance,
 ) -> TrainSummary {
     let spec = cfg.spec().expect("validated");
     let last = rows.last();
@@ -575,5 +691,6 @@ fn summarize(
         backend: compute.backend.to_string(),
         precision: compute.precision.to_string(),
         seconds: start.elapsed().as_secs_f64(),
+        provenance: Some(prov.clone()),
     }
 }

@@ -10,7 +10,6 @@ use ntk_train::config::{SweepAxes, TrainConfig};
 use ntk_train::progress::Reporter;
 use ntk_train::report;
 use ntk_train::sweep::{self, Shard};
-use ntk_train::train::RunOptions;
 
 fn sweep_config() -> TrainConfig {
     let mut cfg = digits_config();
@@ -60,7 +59,7 @@ fn a_sweep_survives_divergence_resumes_past_finished_runs_and_collects() {
             out.path(),
             Shard { index: i, count: 2 },
             &compute,
-            RunOptions::default(),
+            sweep::SweepOptions::default(),
             &quiet,
         )
         .unwrap();
@@ -74,12 +73,12 @@ fn a_sweep_survives_divergence_resumes_past_finished_runs_and_collects() {
         out.path(),
         Shard::all(),
         &compute,
-        RunOptions::default(),
+        sweep::SweepOptions::default(),
         &quiet,
     )
     .unwrap();
     assert_eq!((again.ran, again.skipped), (0, 4));
-    let written = report::collect(out.path(), true).unwrap();
+    let written = report::collect(out.path(), true, false).unwrap();
     let names: Vec<String> = written
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())

@@ -105,7 +105,10 @@ fn resumed_equals_uninterrupted(engine: EngineChoice) {
     let mut other = cfg.clone();
     other.optim.lr = 0.3;
     let err = resume_error(&other, split.path());
-    assert!(err.contains("different config"), "{err}");
+    assert!(
+        err.contains("different config") && err.contains("optim.lr: ") && err.contains(" -> 0.3"),
+        "{err}"
+    );
 }
 
 /// The error of `--resume` on `dir` with `cfg`.

@@ -134,6 +134,13 @@ impl ResNetConfig {
 
     /// Checks every field; the error names the field (as `resnet.<field>`) and the value.
     pub fn validate(&self) -> Result<(), ModelError> {
+        if self.depth > crate::config::MAX_DEPTH {
+            return Err(ModelError::invalid(
+                "resnet.depth",
+                self.depth,
+                "at most 10000 layers (He et al.'s deepest CIFAR ResNet has 1202)",
+            ));
+        }
         if self.depth < 8 || !(self.depth - 2).is_multiple_of(6) {
             return Err(ModelError::invalid(
                 "resnet.depth",

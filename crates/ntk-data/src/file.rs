@@ -1,0 +1,202 @@
+//! Opening data files and reading them within bounds.
+//!
+//! Every loader reads through [`Content`], which reports truthfully what stands at a path (a
+//! directory, a symbolic link loop, a broken link, a missing file), detects gzip by its magic
+//! bytes, and never reads or inflates more than its caller allows: the size a header promises
+//! (plus one byte, to detect trailing data) or an absolute limit. So a decompression bomb,
+//! `/dev/zero` or a header declaring 2^64 bytes costs no more memory than the caller's bound.
+
+use std::fs::File;
+use std::io::{BufReader, Cursor, Read};
+use std::path::{Path, PathBuf};
+
+use crate::error::{DataError, Result};
+
+/// The gzip magic bytes.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// The largest ratio of decompressed to compressed size deflate can reach: a 258-byte match
+/// coded in 2 bits gives 1032:1, so a gzip file of `c` bytes inflates to at most `1032 c`.
+pub(crate) const MAX_DEFLATE_RATIO: u64 = 1032;
+
+/// Buffer reserved up front for a gzipped file, as a multiple of its compressed size; the
+/// buffer grows past it as needed (MNIST compresses about 5:1).
+const GZIP_CAPACITY_RATIO: u64 = 8;
+
+/// How a file's content is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// As is.
+    Raw,
+    /// Gzipped (one or more members).
+    Gzip,
+}
+
+/// Checks that `path` is something a data file can be read from: `Ok` for a file (or a pipe
+/// or device), else the error naming what stands there (see [`DataError::io`]).
+pub(crate) fn check_file(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(DataError::IsDirectory {
+            path: path.to_path_buf(),
+        }),
+        Ok(_) => Ok(()),
+        Err(e) => Err(DataError::io(path, e)),
+    }
+}
+
+/// Reads the whole (decompressed, when `detect_gzip` and the file starts with `1f 8b`)
+/// content of `path`; a [`DataError::TooLarge`] once it exceeds `limit` bytes.
+pub(crate) fn read_capped(path: &Path, limit: u64, detect_gzip: bool) -> Result<Vec<u8>> {
+    Content::open(path, detect_gzip)?.read_all(limit)
+}
+
+/// An open data file: the stream of its (decompressed) content.
+pub(crate) struct Content {
+    /// The file, for messages.
+    path: PathBuf,
+    /// The content, decompressed when gzipped.
+    reader: Box<dyn Read>,
+    /// How the file is stored.
+    encoding: Encoding,
+    /// Size on disk of a regular file (compressed size when gzipped); `None` for a pipe or a
+    /// device, whose size is unknown.
+    stored_len: Option<u64>,
+}
+
+impl Content {
+    /// Opens `path`; when `detect_gzip`, content starting with `1f 8b` is decompressed.
+    pub(crate) fn open(path: &Path, detect_gzip: bool) -> Result<Self> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            // Opening a FIFO blocks until something writes to it: refuse it unopened.
+            if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
+                return Err(DataError::IsFifo {
+                    path: path.to_path_buf(),
+                });
+            }
+        }
+        let file = File::open(path).map_err(|e| DataError::io(path, e))?;
+        let meta = file.metadata().map_err(|e| DataError::io(path, e))?;
+        if meta.is_dir() {
+            return Err(DataError::IsDirectory {
+                path: path.to_path_buf(),
+            });
+        }
+        let mut file = BufReader::new(file);
+        let mut magic = Vec::with_capacity(GZIP_MAGIC.len());
+        if detect_gzip {
+            (&mut file)
+                .take(GZIP_MAGIC.len() as u64)
+                .read_to_end(&mut magic)
+                .map_err(|e| DataError::io(path, e))?;
+        }
+        let encoding = if magic == GZIP_MAGIC {
+            Encoding::Gzip
+        } else {
+            Encoding::Raw
+        };
+        let stream = Cursor::new(magic).chain(file);
+        let reader: Box<dyn Read> = match encoding {
+            Encoding::Raw => Box::new(stream),
+            Encoding::Gzip => Box::new(flate2::read::MultiGzDecoder::new(stream)),
+        };
+        Ok(Self {
+            path: path.to_path_buf(),
+            reader,
+            encoding,
+            stored_len: meta.is_file().then_some(meta.len()),
+        })
+    }
+
+    /// How the file is stored.
+    pub(crate) fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// Size on disk of a regular file (compressed size when gzipped).
+    pub(crate) fn stored_len(&self) -> Option<u64> {
+        self.stored_len
+    }
+
+    /// The most content the file can hold: its size when raw, [`MAX_DEFLATE_RATIO`] times it
+    /// when gzipped; `None` when its size is unknown (a pipe or a device).
+    pub(crate) fn max_content_len(&self) -> Option<u64> {
+        let stored = self.stored_len?;
+        Some(match self.encoding {
+            Encoding::Raw => stored,
+            Encoding::Gzip => stored.saturating_mul(MAX_DEFLATE_RATIO),
+        })
+    }
+
+    /// Reads up to `max` more bytes of content (fewer at its end).
+    pub(crate) fn read_up_to(&mut self, max: u64) -> Result<Vec<u8>> {
+        let mut buf = Vec::with_capacity(self.capacity_hint(max));
+        (&mut self.reader)
+            .take(max)
+            .read_to_end(&mut buf)
+            .map_err(|source| self.read_error(source))?;
+        Ok(buf)
+    }
+
+    /// Reads the rest of a content whose first `consumed` bytes were read and whose header
+    /// promises `expected` bytes in all; reads at most one byte more than promised.
+    ///
+    /// A raw regular file is checked against its size before anything is read
+    /// ([`DataError::Truncated`] or [`DataError::TrailingData`]); a short stream is
+    /// [`DataError::Truncated`], an over-long one [`DataError::TrailingStream`].
+    pub(crate) fn read_rest_exact(&mut self, consumed: u64, expected: u64) -> Result<Vec<u8>> {
+        if let (Encoding::Raw, Some(len)) = (self.encoding, self.stored_len) {
+            DataError::check_len(&self.path, expected, len)?;
+        }
+        let want = expected.saturating_sub(consumed);
+        let rest = self.read_up_to(want.saturating_add(1))?;
+        if rest.len() as u64 > want {
+            return Err(DataError::TrailingStream {
+                path: self.path.clone(),
+                expected,
+            });
+        }
+        DataError::check_len(&self.path, expected, consumed + rest.len() as u64)?;
+        Ok(rest)
+    }
+
+    /// Reads the whole content; a [`DataError::TooLarge`] once it exceeds `limit` bytes
+    /// (at once for a raw regular file larger than that).
+    pub(crate) fn read_all(&mut self, limit: u64) -> Result<Vec<u8>> {
+        let too_large = |path: &Path| DataError::TooLarge {
+            path: path.to_path_buf(),
+            limit,
+        };
+        if self.encoding == Encoding::Raw && self.stored_len.is_some_and(|len| len > limit) {
+            return Err(too_large(&self.path));
+        }
+        let bytes = self.read_up_to(limit.saturating_add(1))?;
+        if bytes.len() as u64 > limit {
+            return Err(too_large(&self.path));
+        }
+        Ok(bytes)
+    }
+
+    /// Bytes to reserve for reading up to `max` bytes: never more than the file can hold, and
+    /// for gzip a modest multiple of the compressed size (the buffer grows past it as needed).
+    fn capacity_hint(&self, max: u64) -> usize {
+        let bound = match (self.encoding, self.stored_len) {
+            (Encoding::Raw, Some(len)) => len,
+            (Encoding::Gzip, Some(len)) => len.saturating_mul(GZIP_CAPACITY_RATIO),
+            (_, None) => 0,
+        };
+        usize::try_from(max.min(bound)).unwrap_or(0)
+    }
+
+    /// The error of a failed read: a corrupt stream when gzipped, else as [`DataError::io`].
+    fn read_error(&self, source: std::io::Error) -> DataError {
+        match self.encoding {
+            Encoding::Gzip => DataError::Gzip {
+                path: self.path.clone(),
+                source,
+            },
+            Encoding::Raw => DataError::io(&self.path, source),
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! Memory budget: the work of a probe or a training run is estimated before anything is
+//! allocated, and refused with a message naming the value, the estimate and the memory
+//! available, instead of an allocation abort or the OOM killer.
+//!
+//! The available memory is `MemAvailable` of `/proc/meminfo`; `--max-memory SIZE` (or
+//! `NTK_MAX_MEMORY`) replaces it for users who know better (swap, another machine's size).
+//! Estimates count the big buffers only (kernels, eigensolver workspace, activations,
+//! parameters, data); they are meant to be within a factor of two, not exact.
+
+/// Bytes in a GiB.
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// Environment variable naming the memory the tools may plan for (`64G`, `512M`, bytes).
+pub const MAX_MEMORY_ENV: &str = "NTK_MAX_MEMORY";
+
+/// Parses `64G`, `512M`, `1.5T`, `100000` (bytes); binary units.
+pub fn parse_size(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => 1024.0,
+                'M' => 1024.0 * 1024.0,
+                'G' => GIB,
+                'T' => GIB * 1024.0,
+                _ => return Err(format!("{s}: expected a size such as 64G, 512M or bytes")),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1.0),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v * mult),
+        _ => Err(format!("{s}: expected a size such as 64G, 512M or bytes")),
+    }
+}
+
+/// `MemAvailable` in bytes, if the system says.
+fn mem_available() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024.0)
+}
+
+/// The memory the work may use: `cli` (`--max-memory`), else `NTK_MAX_MEMORY`, else
+/// `MemAvailable`; `None` when nothing says (no check then).
+pub fn limit(cli: Option<&str>) -> Result<Option<(f64, String)>, String> {
+    if let Some(s) = cli {
+        return parse_size(s)
+            .map(|b| Some((b, "--max-memory".to_string())))
+            .map_err(|e| format!("--max-memory {e}"));
+    }
+    if let Ok(s) = std::env::var(MAX_MEMORY_ENV) {
+        return parse_size(&s)
+            .map(|b| Some((b, MAX_MEMORY_ENV.to_string())))
+            .map_err(|e| format!("{MAX_MEMORY_ENV}={e}"));
+    }
+    Ok(mem_available().map(|b| (b, "available memory (MemAvailable)".to_string())))
+}
+
+/// A sum of named parts, in bytes.
+#[derive(Clone, Debug, Default)]
+pub struct Estimate {
+    pub parts: Vec<(String, f64)>,
+}
+
+impl Estimate {
+    /// Adds `count` elements of `bytes` each (floating point: products may exceed u64).
+    pub fn add(&mut self, what: impl Into<String>, count: f64, bytes: f64) -> &mut Self {
+        self.parts.push((what.into(), count * bytes));
+        self
+    }
+    pub fn total(&self) -> f64 {
+        self.parts.iter().map(|(_, b)| b).sum()
+    }
+
+    /// Refuses the work when it exceeds the limit; `culprit` names the values that set it
+    /// (`data.n = 60000, model.width = 512`).
+    pub fn check(&self, culprit: &str, max_memory: Option<&str>) -> Result<(), String> {
+        let Some((limit, source)) = limit(max_memory)? else {
+            return Ok(());
+        };
+        let total = self.total();
+        if total <= limit {
+            return Ok(());
+        }
+        let mut parts: Vec<&(String, f64)> = self.parts.iter().filter(|p| p.1 > 0.0).collect();
+        parts.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let detail: Vec<String> = parts
+            .iter()
+            .take(3)
+            .map(|(w, b)| format!("{w} {}", human(*b)))
+            .collect();
+        Err(format!(
+            "{culprit}: the work needs about {} ({}) but {} is {}; reduce these values, or \
+             pass --max-memory SIZE (or set {MAX_MEMORY_ENV}) if this machine really has more",
+            human(total),
+            detail.join(", "),
+            source,
+            human(limit)
+        ))
+    }
+}
+
+/// Parameters of an MLP: the weights (and biases) of its layers `[d, m, ..., m, k]`.
+pub fn mlp_params(m: &ntk_model::MlpConfig) -> f64 {
+    let sizes = m.layer_sizes();
+    sizes
+        .windows(2)
+        .map(|w| w[0] as f64 * w[1] as f64 + if m.bias { w[1] as f64 } else { 0.0 })
+        .sum()
+}
+
+/// Parameters of a CIFAR ResNet, roughly: its 3x3 convolutions (two per block) and the
+/// classifier.
+pub fn resnet_params(r: &ntk_model::ResNetConfig) -> f64 {
+    let blocks = r.blocks_per_stage() as f64;
+    let stem = 9.0 * r.in_channels as f64 * r.base_width as f64;
+    let stages: f64 = (0..3)
+        .map(|s| 2.0 * blocks * 9.0 * (r.stage_width(s) as f64).powi(2))
+        .sum();
+    stem + stages + r.feature_width() as f64 * r.num_classes as f64
+}
+
+/// Activation values a CIFAR ResNet keeps per sample for its backward pass, roughly: four
+/// tensors (input, convolution, normalization, activation) per convolution, each of the
+/// stage's channels times its resolution.
+pub fn resnet_activations(r: &ntk_model::ResNetConfig) -> f64 {
+    let blocks = r.blocks_per_stage() as f64;
+    let pixels = (r.image_size as f64).powi(2);
+    (0..3)
+        .map(|s| 4.0 * 2.0 * blocks * r.stage_width(s) as f64 * pixels / 4f64.powi(s as i32))
+        .sum()
+}
+
+/// `1.5 GiB`, `300 MiB`, `2.3e6 GiB`.
+pub fn human(bytes: f64) -> String {
+    if bytes >= 1e6 * GIB {
+        format!("{:.1e} GiB", bytes / GIB)
+    } else if bytes >= GIB {
+        format!("{:.1} GiB", bytes / GIB)
+    } else {
+        format!("{:.0} MiB", bytes / (1024.0 * 1024.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_size("64G").unwrap(), 64.0 * GIB);
+        assert_eq!(parse_size("512m").unwrap(), 512.0 * 1024.0 * 1024.0);
+        assert_eq!(parse_size("1000").unwrap(), 1000.0);
+        for bad in ["", "G", "-1G", "nanG", "5Q", "inf"] {
+            assert!(parse_size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_estimate_over_the_limit_names_culprit_estimate_and_limit() {
+        let mut e = Estimate::default();
+        e.add("kernel", 60000.0 * 60000.0, 8.0);
+        let err = e.check("data.n = 60000", Some("8G")).unwrap_err();
+        assert!(err.starts_with("data.n = 60000"), "{err}");
+        assert!(err.contains("26.8 GiB") && err.contains("8.0 GiB"), "{err}");
+        assert!(e.check("data.n = 60000", Some("64G")).is_ok());
+    }
+}

@@ -1,0 +1,367 @@
+//! Output sets: the files of one run appear together or not at all.
+//!
+//! A run writes its files into a temporary directory beside the target, on the same
+//! filesystem (`.<name>.tmp-<pid>-<nanos>`), and [`OutputSet::commit`] moves it into place
+//! in one step: a `rename` when the target does not exist, else an atomic exchange of the
+//! two directories (`renameat2(RENAME_EXCHANGE)` on Linux) after which the old set is
+//! removed. A directory therefore holds one complete run or none, whatever fails (disk
+//! full, a kill) in between.
+//!
+//! Each temporary directory is guarded by a lock file beside it (`<tmp>.lock`, locked by
+//! the writing process): [`clean_dir`] and [`clean_tree`] remove temporary directories
+//! whose lock is free (their writer died) and the `atomic_write` leftovers
+//! (`<file>.tmp-<pid>`) of dead processes, without touching those of live writers
+//! (concurrent shards share a sweep directory) or anything not written by the tools.
+
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
+
+const TMP_TAG: &str = ".tmp-";
+const LOCK_EXT: &str = "lock";
+
+/// A set of files being written; becomes `target` on [`OutputSet::commit`], vanishes if
+/// dropped uncommitted.
+#[derive(Debug)]
+pub struct OutputSet {
+    target: PathBuf,
+    tmp: PathBuf,
+    lock_path: PathBuf,
+    lock: Option<File>,
+}
+
+fn io_at(path: &Path, what: &str, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {what}: {e}", path.display()))
+}
+
+impl OutputSet {
+    /// Starts a set that will become `target` (its parent is created if needed).
+    pub fn begin(target: &Path) -> io::Result<Self> {
+        let name = target
+            .file_name()
+            .ok_or_else(|| io::Error::other(format!("{}: no directory name", target.display())))?
+            .to_string_lossy()
+            .into_owned();
+        let parent = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        fs::create_dir_all(&parent)
+            .map_err(|e| io_at(&parent, "cannot create the output directory", e))?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let tmp = parent.join(format!(".{name}{TMP_TAG}{}-{nanos}", std::process::id()));
+        let lock_path = lock_path_of(&tmp);
+        // The lock first: a temporary directory without a lock file is never ours to keep.
+        let lock = File::create(&lock_path)
+            .map_err(|e| io_at(&parent, "the output directory is not writable", e))?;
+        lock.try_lock()
+            .map_err(|e| io::Error::other(format!("{}: {e}", lock_path.display())))?;
+        if let Err(e) = fs::create_dir(&tmp) {
+            let _ = fs::remove_file(&lock_path);
+            return Err(io_at(&tmp, "cannot create a temporary directory", e));
+        }
+        Ok(Self {
+            target: target.to_path_buf(),
+            tmp,
+            lock_path,
+            lock: Some(lock),
+        })
+    }
+
+    /// Where to write the set's files.
+    pub fn path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// The directory the set becomes.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Moves the set into place, replacing what the target held, in one step.
+    pub fn commit(self) -> io::Result<()> {
+        sync_dir(&self.tmp);
+        let result = replace_dir(&self.tmp, &self.target);
+        if result.is_ok() {
+            // After an exchange the old set sits at the temporary path.
+            let _ = fs::remove_dir_all(&self.tmp);
+            if let Some(parent) = self.target.parent() {
+                sync_dir(parent);
+            }
+        }
+        result.map_err(|e| {
+            io_at(
+                &self.target,
+                "cannot move the finished output into place",
+                e,
+            )
+        })
+    }
+}
+
+impl Drop for OutputSet {
+    fn drop(&mut self) {
+        // Uncommitted (an error on the way) or committed: the temporary path goes.
+        let _ = fs::remove_dir_all(&self.tmp);
+        let _ = fs::remove_file(&self.lock_path);
+        self.lock.take();
+    }
+}
+
+fn lock_path_of(tmp: &Path) -> PathBuf {
+    let mut s = tmp.as_os_str().to_os_string();
+    s.push(".");
+    s.push(LOCK_EXT);
+    PathBuf::from(s)
+}
+
+fn sync_dir(dir: &Path) {
+    if let Ok(f) = File::open(dir) {
+        let _ = f.sync_all();
+    }
+}
+
+/// Renames `from` over `to`: a plain rename when `to` is absent or an empty directory, an
+/// atomic exchange otherwise (the old contents end up at `from`).
+fn replace_dir(from: &Path, to: &Path) -> io::Result<()> {
+    match fs::rename(from, to) {
+        Ok(()) => return Ok(()),
+        Err(e) if !to.exists() => return Err(e),
+        Err(_) => {}
+    }
+    match exchange(from, to) {
+        Ok(()) => Ok(()),
+        Err(_) => {
+            // No atomic exchange on this filesystem: move the old set aside first.
+            let aside = from.with_extension("old");
+            fs::rename(to, &aside)?;
+            fs::rename(from, to)?;
+            fs::rename(&aside, from)
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let ca = CString::new(a.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    let cb = CString::new(b.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    const RENAME_EXCHANGE: libc::c_uint = 1 << 1;
+    // SAFETY: two valid NUL-terminated paths relative to the current directory.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            ca.as_ptr(),
+            libc::AT_FDCWD,
+            cb.as_ptr(),
+            RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_: &Path, _: &Path) -> io::Result<()> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+/// True when process `pid` exists (a leftover of a live writer must stay).
+fn alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return false;
+        };
+        // SAFETY: signal 0 only checks for the process.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// True when the temporary set at `path` has no live writer (its lock is free or gone).
+fn set_is_dead(path: &Path) -> bool {
+    match File::options().write(true).open(lock_path_of(path)) {
+        Ok(f) => f.try_lock().is_ok(),
+        Err(_) => true,
+    }
+}
+
+/// The target name of a temporary set's directory name (`.<name>.tmp-<pid>-<nanos>`).
+fn set_target(name: &str) -> Option<&str> {
+    let (head, _) = name.strip_prefix('.')?.rsplit_once(TMP_TAG)?;
+    Some(head)
+}
+
+/// Removes one stale entry of `dir` if it is ours: a dead writer's temporary set (for the
+/// target `set_name`, any when `None`), a lock left without its set, or an `atomic_write`
+/// leftover (`<file>.tmp-<pid>` of a dead process, `<file>.partial`) of a file that
+/// `ours` accepts. Returns whether it removed something.
+fn clean_entry(entry: &fs::DirEntry, set_name: Option<&str>, ours: &dyn Fn(&str) -> bool) -> bool {
+    let name = entry.file_name().to_string_lossy().into_owned();
+    let path = entry.path();
+    let Ok(kind) = entry.file_type() else {
+        return false;
+    };
+    if kind.is_dir() {
+        let Some(target) = set_target(&name) else {
+            return false;
+        };
+        if set_name.is_some_and(|n| n != target) || !set_is_dead(&path) {
+            return false;
+        }
+        let _ = fs::remove_dir_all(&path);
+        let _ = fs::remove_file(lock_path_of(&path));
+        return true;
+    }
+    if !kind.is_file() {
+        return false;
+    }
+    if let Some(dir_name) = name.strip_suffix(&format!(".{LOCK_EXT}"))
+        && let Some(target) = set_target(dir_name)
+    {
+        // A lock whose set is gone (the writer died between creating the two).
+        let set = path.with_file_name(dir_name);
+        let orphan = set_name.is_none_or(|n| n == target) && !set.exists() && set_is_dead(&set);
+        if orphan {
+            let _ = fs::remove_file(&path);
+        }
+        return orphan;
+    }
+    let leftover = match name.rsplit_once(TMP_TAG) {
+        Some((file, pid)) => pid.parse().is_ok_and(|pid| !alive(pid)) && ours(file),
+        None => name.strip_suffix(".partial").is_some_and(|stem| ours(stem)),
+    };
+    if leftover {
+        let _ = fs::remove_file(&path);
+    }
+    leftover
+}
+
+/// Removes, in `dir` only (not below it), the temporary output sets of dead writers whose
+/// target is `set_name` (any when `None`) and the write leftovers of the files `ours`
+/// accepts. For directories a user chose: nothing of anyone else's is touched. Returns how
+/// many entries were removed.
+pub fn clean_dir(dir: &Path, set_name: Option<&str>, ours: &dyn Fn(&str) -> bool) -> usize {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| clean_entry(e, set_name, ours))
+        .count()
+}
+
+/// [`clean_dir`] of every directory below `root` (itself included), for any set and any
+/// file: only for trees the tools own entirely (a sweep's `runs/`, a run's `checkpoints/`).
+pub fn clean_tree(root: &Path) -> usize {
+    let mut removed = 0;
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        removed += clean_dir(&dir, None, &|_| true);
+        if let Ok(entries) = fs::read_dir(&dir) {
+            stack.extend(
+                entries
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .map(|e| e.path()),
+            );
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn commit_creates_then_replaces_the_whole_set() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out");
+        let set = OutputSet::begin(&target).unwrap();
+        fs::write(set.path().join("a"), "1").unwrap();
+        fs::write(set.path().join("b"), "1").unwrap();
+        set.commit().unwrap();
+        assert_eq!(files(&target), ["a", "b"]);
+        let set = OutputSet::begin(&target).unwrap();
+        fs::write(set.path().join("a"), "2").unwrap();
+        set.commit().unwrap();
+        // b of the old set is gone with it: never a mix.
+        assert_eq!(files(&target), ["a"]);
+        assert_eq!(fs::read_to_string(target.join("a")).unwrap(), "2");
+        assert_eq!(files(root.path()), ["out"]);
+    }
+
+    #[test]
+    fn an_uncommitted_set_leaves_the_old_one_intact() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out");
+        fs::create_dir(&target).unwrap();
+        fs::write(target.join("a"), "old").unwrap();
+        {
+            let set = OutputSet::begin(&target).unwrap();
+            fs::write(set.path().join("a"), "new").unwrap();
+            // dropped: an error on the way
+        }
+        assert_eq!(fs::read_to_string(target.join("a")).unwrap(), "old");
+        assert_eq!(files(root.path()), ["out"]);
+    }
+
+    #[test]
+    fn cleaning_spares_live_writers_and_what_is_not_ours() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out");
+        let live = OutputSet::begin(&target).unwrap();
+        // A dead writer's set: its lock file exists but nobody holds it.
+        let dead = root.path().join(".out.tmp-1-2");
+        fs::create_dir(&dead).unwrap();
+        fs::write(lock_path_of(&dead), "").unwrap();
+        // A dead process's atomic_write leftover, and a live one's (ours).
+        let sub = root.path().join("sub");
+        fs::create_dir(&sub).unwrap();
+        fs::write(sub.join("summary.json.tmp-4000000000"), "").unwrap();
+        let mine = format!("summary.json.tmp-{}", std::process::id());
+        fs::write(sub.join(&mine), "").unwrap();
+        // Someone else's files of the same shapes, in a directory a user chose.
+        fs::write(root.path().join("notes.txt.tmp-4000000000"), "").unwrap();
+        fs::write(root.path().join("draft.partial"), "").unwrap();
+        let other = root.path().join(".other.tmp-1-2");
+        fs::create_dir(&other).unwrap();
+        // Flat, for the target `out` and our file names only.
+        let ours = |f: &str| f == "summary.json";
+        assert_eq!(clean_dir(root.path(), Some("out"), &ours), 1);
+        assert!(live.path().exists() && !dead.exists() && other.exists());
+        assert!(root.path().join("notes.txt.tmp-4000000000").exists());
+        assert_eq!(clean_dir(&sub, None, &ours), 1);
+        assert_eq!(files(&sub), [mine.clone()]);
+        // A tree the tools own: everything stale goes, the live writer's files stay.
+        fs::write(sub.join("model.partial"), "").unwrap();
+        assert_eq!(clean_tree(&sub), 1);
+        assert_eq!(files(&sub), [mine]);
+        live.commit().unwrap();
+        assert!(root.path().join("out").is_dir());
+    }
+}

@@ -1,0 +1,341 @@
+//! Provenance of results: every `summary.json` (probe points and training runs) records the
+//! fully resolved config that produced it, the SHA-256 *fingerprint* of that config, the
+//! tool and version, the git commit the binary was built from and the command line.
+//!
+//! The resolved config is a flat map of dotted keys (`model.width`, `data.n`, ...) with every
+//! default filled in, plus what the config file does not say but the numbers depend on:
+//! `backend` (the Burn backend that ran) and `data.digest` (SHA-256 of the selected inputs
+//! and labels, so the same keys over other data files do not match). Output places
+//! (`--out`, `sweep.out`, `train.out`), the device *request* and `data.dir` (the digest
+//! covers it) are left out: they do not change the numbers.
+//!
+//! A sweep point or a training run counts as done only when the fingerprint recorded in its
+//! summary equals the fingerprint of the config about to run it ([`check_reuse`]); a
+//! mismatch is an error naming the keys that differ ([`diff`]).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// A resolved config: dotted key -> value, sorted (canonical).
+pub type FlatConfig = BTreeMap<String, Value>;
+
+/// The git commit this crate was built from (`build.rs`; `unknown` outside a git checkout).
+pub const GIT_COMMIT: &str = env!("NTK_GIT_COMMIT");
+
+/// What a result records about how it was made.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// SHA-256 (hex) of `config` as canonical JSON (sorted keys, no spaces).
+    pub fingerprint: String,
+    /// The fully resolved config, dotted keys.
+    pub config: FlatConfig,
+    /// The tool and its version, e.g. `ntk-probe 0.1.0`.
+    pub tool: String,
+    /// The git commit the binary was built from.
+    pub git_commit: String,
+    /// The command line of the process that wrote the result.
+    pub command_line: Vec<String>,
+}
+
+impl Provenance {
+    /// The provenance of a result of `tool` (`"ntk-probe 0.1.0"`) made by `config`.
+    pub fn new(tool: &str, config: FlatConfig) -> Self {
+        Self {
+            fingerprint: fingerprint(&config),
+            config,
+            tool: tool.to_string(),
+            git_commit: GIT_COMMIT.to_string(),
+            command_line: std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+        }
+    }
+}
+
+/// Flattens nested objects into dotted keys; arrays and scalars are values.
+pub fn flatten(value: &Value) -> FlatConfig {
+    fn walk(prefix: &str, v: &Value, out: &mut FlatConfig) {
+        match v {
+            Value::Object(map) if !map.is_empty() => {
+                for (k, v) in map {
+                    let key = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&key, v, out);
+                }
+            }
+            _ => {
+                out.insert(prefix.to_string(), v.clone());
+            }
+        }
+    }
+    let mut out = FlatConfig::new();
+    walk("", value, &mut out);
+    out
+}
+
+/// The flat form of any serializable config.
+pub fn flatten_config<T: Serialize>(config: &T) -> FlatConfig {
+    flatten(&serde_json::to_value(config).expect("a config serializes to JSON"))
+}
+
+/// SHA-256 of `bytes`, lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The fingerprint of a resolved config: SHA-256 of its canonical JSON.
+pub fn fingerprint(config: &FlatConfig) -> String {
+    sha256_hex(
+        serde_json::to_string(config)
+            .expect("a map serializes")
+            .as_bytes(),
+    )
+}
+
+/// SHA-256 of a data selection: the `n x d` inputs (f64, little-endian, row-major), then
+/// the labels; `d` and `n` are hashed first so a reshaped selection differs.
+pub fn data_digest(x: &[f64], n: usize, d: usize, labels: &[u8]) -> String {
+    let mut h = Sha256::new();
+    h.update((n as u64).to_le_bytes());
+    h.update((d as u64).to_le_bytes());
+    for chunk in x.chunks(4096) {
+        let bytes: Vec<u8> = chunk.iter().flat_map(|v| v.to_le_bytes()).collect();
+        h.update(&bytes);
+    }
+    h.update(labels);
+    hex(&h.finalize())
+}
+
+fn show(v: Option<&Value>) -> String {
+    match v {
+        None => "(absent)".into(),
+        Some(Value::String(s)) if s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            // A digest: its first 12 digits say enough.
+            format!("{}..", &s[..12])
+        }
+        Some(v) => v.to_string(),
+    }
+}
+
+/// The keys whose values differ, as `key: recorded -> now` lines, sorted by key.
+pub fn diff(recorded: &FlatConfig, now: &FlatConfig) -> Vec<String> {
+    let mut keys: Vec<&String> = recorded.keys().chain(now.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| recorded.get(*k) != now.get(*k))
+        .map(|k| format!("{k}: {} -> {}", show(recorded.get(k)), show(now.get(k))))
+        .collect()
+}
+
+/// `config` without `keys` (a sweep's axes): what every point of one sweep shares.
+pub fn without(config: &FlatConfig, keys: &[&str]) -> FlatConfig {
+    config
+        .iter()
+        .filter(|(k, _)| !keys.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// A recorded result that this config may not reuse.
+#[derive(Debug, thiserror::Error)]
+pub enum ReuseError {
+    /// The result was made by a config with other values.
+    #[error(
+        "{}: made by a different config ({}); write to a new --out, or pass --recompute to \
+         replace it",
+        .path.display(),
+        .differences.join("; ")
+    )]
+    Stale {
+        /// The recorded result (a summary.json or a checkpoint.json).
+        path: PathBuf,
+        /// `key: recorded -> now`.
+        differences: Vec<String>,
+    },
+    /// The result records no fingerprint (written before results recorded one).
+    #[error(
+        "{}: records no config fingerprint (written by an older version), so it cannot be \
+         matched to this config; write to a new --out, or pass --recompute to replace it",
+        .path.display()
+    )]
+    Unverifiable {
+        /// The recorded result.
+        path: PathBuf,
+    },
+}
+
+/// `Ok` when the result at `path`, recorded with `recorded`, was made by `now`'s config.
+pub fn check_reuse(
+    path: &Path,
+    recorded: Option<&Provenance>,
+    now: &Provenance,
+) -> Result<(), ReuseError> {
+    let Some(recorded) = recorded else {
+        return Err(ReuseError::Unverifiable {
+            path: path.to_path_buf(),
+        });
+    };
+    if recorded.fingerprint == now.fingerprint && fingerprint(&recorded.config) == now.fingerprint {
+        return Ok(());
+    }
+    let mut differences = diff(&recorded.config, &now.config);
+    if differences.is_empty() {
+        // The recorded fingerprint does not match its own config: the file was edited.
+        differences.push(format!(
+            "the recorded fingerprint {} does not match its recorded config (edited?)",
+            &recorded.fingerprint[..recorded.fingerprint.len().min(12)]
+        ));
+    }
+    Err(ReuseError::Stale {
+        path: path.to_path_buf(),
+        differences,
+    })
+}
+
+/// Groups recorded configs by their sweep base (the config without `axes`) and, when more
+/// than one base is present, describes how the others differ from the first: the merge of
+/// a sweep directory must not mix configs. `entries` are (where, provenance) pairs;
+/// returns `Ok(unverified)`, the number of results that record no provenance.
+pub fn check_one_base(
+    entries: &[(PathBuf, Option<&Provenance>)],
+    axes: &[&str],
+) -> Result<usize, String> {
+    let mut first: Option<(&PathBuf, FlatConfig)> = None;
+    let mut unverified = 0;
+    let mut problems = Vec::new();
+    for (path, p) in entries {
+        let Some(p) = p else {
+            unverified += 1;
+            continue;
+        };
+        let base = without(&p.config, axes);
+        match &first {
+            None => first = Some((path, base)),
+            Some((first_path, first_base)) => {
+                if *first_base != base {
+                    problems.push(format!(
+                        "{} differs from {}: {}",
+                        path.display(),
+                        first_path.display(),
+                        diff(first_base, &base).join("; ")
+                    ));
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        return Ok(unverified);
+    }
+    let more = problems.len().saturating_sub(3);
+    problems.truncate(3);
+    Err(format!(
+        "the results were made by different configs (beyond the sweep axes {}): {}{}; merge \
+         them anyway with --allow-mixed",
+        axes.join(", "),
+        problems.join(" | "),
+        if more > 0 {
+            format!(" (and {more} more)")
+        } else {
+            String::new()
+        }
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn flatten_dots_nested_keys_and_keeps_arrays() {
+        let f = flatten(&json!({"a": {"b": 1, "c": {"d": [1, 2]}}, "e": null, "f": {}}));
+        let keys: Vec<&str> = f.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["a.b", "a.c.d", "e", "f"]);
+        assert_eq!(f["a.c.d"], json!([1, 2]));
+    }
+
+    #[test]
+    fn fingerprint_is_order_free_and_value_sensitive() {
+        let a = flatten(&json!({"x": 1, "y": {"z": 0.1}}));
+        let b = flatten(&json!({"y": {"z": 0.1}, "x": 1}));
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        let c = flatten(&json!({"y": {"z": 0.1000000000000001}, "x": 1}));
+        assert_ne!(fingerprint(&a), fingerprint(&c));
+        // An independent route: the SHA-256 of the canonical text, by sha256sum's answer.
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn diff_names_changed_added_and_removed_keys() {
+        let a = flatten(&json!({"model": {"width": 512}, "n": 3}));
+        let b = flatten(&json!({"model": {"width": 64}, "m": 1}));
+        assert_eq!(
+            diff(&a, &b),
+            [
+                "m: (absent) -> 1",
+                "model.width: 512 -> 64",
+                "n: 3 -> (absent)"
+            ]
+        );
+    }
+
+    #[test]
+    fn reuse_needs_an_equal_fingerprint() {
+        let p = Provenance::new("t 0", flatten(&json!({"w": 1})));
+        let q = Provenance::new("t 0", flatten(&json!({"w": 2})));
+        assert!(check_reuse(Path::new("s.json"), Some(&p), &p).is_ok());
+        let e = check_reuse(Path::new("s.json"), Some(&p), &q).unwrap_err();
+        assert!(e.to_string().contains("w: 1 -> 2"), "{e}");
+        let e = check_reuse(Path::new("s.json"), None, &q).unwrap_err();
+        assert!(e.to_string().contains("no config fingerprint"), "{e}");
+        // A recorded fingerprint edited to match, over another config, is still refused.
+        let mut forged = q.clone();
+        forged.config = p.config.clone();
+        assert!(check_reuse(Path::new("s.json"), Some(&forged), &q).is_err());
+    }
+
+    #[test]
+    fn one_base_ignores_the_axes() {
+        let p = Provenance::new("t", flatten(&json!({"depth": 1, "width": 8})));
+        let q = Provenance::new("t", flatten(&json!({"depth": 2, "width": 8})));
+        let r = Provenance::new("t", flatten(&json!({"depth": 2, "width": 9})));
+        fn e<'a>(v: &[&'a Provenance]) -> Vec<(PathBuf, Option<&'a Provenance>)> {
+            v.iter()
+                .enumerate()
+                .map(|(i, p)| (PathBuf::from(format!("p{i}")), Some(*p)))
+                .collect()
+        }
+        assert_eq!(check_one_base(&e(&[&p, &q]), &["depth"]), Ok(0));
+        let err = check_one_base(&e(&[&p, &q, &r]), &["depth"]).unwrap_err();
+        assert!(err.contains("width: 8 -> 9"), "{err}");
+        assert_eq!(
+            check_one_base(&[(PathBuf::from("old"), None)], &["depth"]),
+            Ok(1)
+        );
+    }
+
+    #[test]
+    fn data_digest_depends_on_shape_values_and_labels() {
+        let x = [1.0, 2.0, 3.0, 4.0];
+        let a = data_digest(&x, 2, 2, &[0, 1]);
+        assert_ne!(a, data_digest(&x, 1, 4, &[0, 1]));
+        assert_ne!(a, data_digest(&x, 2, 2, &[1, 1]));
+        assert_ne!(a, data_digest(&[1.0, 2.0, 3.0, 4.5], 2, 2, &[0, 1]));
+        assert_eq!(a, data_digest(&x, 2, 2, &[0, 1]));
+    }
+}

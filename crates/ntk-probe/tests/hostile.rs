@@ -1,0 +1,499 @@
+//! Hostile input against the `ntk-probe` binary: configs, command lines, output
+//! directories and result files. Every case must end with exit code 2, no panic or abort,
+//! and a message that names the culprit (the value, key or file). The stale-result cases
+//! check that results are never reused for a config that did not produce them.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn probe() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ntk-probe"));
+    // The memory checks must see this machine's memory, whatever the caller exported.
+    c.env_remove("NTK_MAX_MEMORY");
+    c
+}
+
+/// Exit code 2, no panic, and every culprit named in stderr.
+fn assert_clean_error(name: &str, out: &Output, culprits: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{name}: exit status; stderr:\n{stderr}"
+    );
+    for bad in [
+        "panicked",
+        "internal error",
+        "RUST_BACKTRACE",
+        "memory allocation",
+    ] {
+        assert!(
+            !stderr.contains(bad),
+            "{name}: {bad:?} in stderr:\n{stderr}"
+        );
+    }
+    for c in culprits {
+        assert!(
+            stderr.contains(c),
+            "{name}: stderr does not name {c:?}:\n{stderr}"
+        );
+    }
+}
+
+fn run(args: &[OsString]) -> Output {
+    probe().args(args).output().unwrap()
+}
+
+fn os(v: &[&str]) -> Vec<OsString> {
+    v.iter().map(OsString::from).collect()
+}
+
+const TINY: &str = r#"
+[data]
+dataset = "synthetic"
+n = 12
+input_dim = 3
+
+[model]
+width = 8
+depth = 2
+activation = "relu"
+seed = 1
+
+[probe]
+precision = "f64"
+"#;
+
+const TINY_SWEEP: &str = r#"
+[sweep]
+depths = [1, 2]
+activations = ["relu"]
+seeds = [1]
+protocols = ["whole"]
+out = "unused"
+theory = false
+
+[data]
+dataset = "synthetic"
+n = 12
+input_dim = 3
+
+[model]
+width = 8
+depth = 1
+activation = "relu"
+
+[probe]
+precision = "f64"
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn ntk_args(cfg: &Path, out: &Path, extra: &[&str]) -> Vec<OsString> {
+    let mut v = os(&["ntk", "--config"]);
+    v.push(cfg.into());
+    v.push("--out".into());
+    v.push(out.into());
+    v.extend(os(extra));
+    v
+}
+
+#[test]
+fn theory_arguments_are_bounded_and_finite() {
+    let cases: [(&[&str], &[&str]); 10] = [
+        (&["--theta-deg", "0:inf:1"], &["--theta-deg", "inf"]),
+        (&["--theta-deg", "0:180:1e-12"], &["--theta-deg", "at most"]),
+        (&["--theta-deg", "0:nan:1"], &["--theta-deg", "nan"]),
+        (&["--theta-deg", "1e400"], &["--theta-deg"]),
+        (&["--theta-deg", "200"], &["--theta-deg 200"]),
+        (&["--depth", "1e12"], &["--depth", "at most"]),
+        (&["--depth", "2.5"], &["--depth 2.5"]),
+        (&["--depth=-1"], &["--depth -1"]),
+        (
+            &["--activation", "norm_relu", "--kink", "nan"],
+            &["--kink NaN", "kink"],
+        ),
+        (&["--activation", "swish"], &["--activation swish"]),
+    ];
+    for (args, culprits) in cases {
+        let mut v = os(&["theory"]);
+        v.extend(os(args));
+        assert_clean_error(&format!("theory {args:?}"), &run(&v), culprits);
+    }
+    // A range a caller may well ask for still works.
+    let ok = run(&os(&[
+        "theory",
+        "--theta-deg",
+        "0:180:0.01",
+        "--depth",
+        "0:3:1",
+    ]));
+    assert!(ok.status.success());
+}
+
+#[test]
+fn configs_and_flags_name_their_culprit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = write(d, "good.toml", TINY);
+    let out = d.join("out");
+    let cases: Vec<(&str, PathBuf, Vec<&str>, Vec<&str>)> = vec![
+        (
+            "missing config",
+            d.join("nope.toml"),
+            vec![],
+            vec!["nope.toml"],
+        ),
+        (
+            "unknown key",
+            write(d, "k.toml", &TINY.replace("seed = 1", "sede = 1")),
+            vec![],
+            vec!["k.toml", "sede"],
+        ),
+        (
+            "bad value type",
+            write(d, "t.toml", &TINY.replace("width = 8", "width = \"wide\"")),
+            vec![],
+            vec!["t.toml", "width"],
+        ),
+        (
+            "zero samples",
+            write(d, "n0.toml", &TINY.replace("n = 12", "n = 0")),
+            vec![],
+            vec!["data.n = 0"],
+        ),
+        (
+            "input_dim disagreeing with the data",
+            write(
+                d,
+                "dim.toml",
+                &TINY.replace("width = 8", "width = 8\ninput_dim = 7"),
+            ),
+            vec![],
+            vec!["model.input_dim = 7", "3 inputs"],
+        ),
+        (
+            "unknown activation flag",
+            good.clone(),
+            vec!["--activation", "swish"],
+            vec!["--activation swish"],
+        ),
+        (
+            "bad precision",
+            good.clone(),
+            vec!["--precision", "f16"],
+            vec!["--precision f16"],
+        ),
+        (
+            "bad protocol",
+            good.clone(),
+            vec!["--protocol", "diagonal"],
+            vec!["--protocol diagonal"],
+        ),
+        (
+            "bad output",
+            good.clone(),
+            vec!["--output", "most"],
+            vec!["--output most"],
+        ),
+        (
+            "bad dataset",
+            good.clone(),
+            vec!["--dataset", "imagenet"],
+            vec!["--dataset imagenet"],
+        ),
+        (
+            "bad max memory",
+            good.clone(),
+            vec!["--max-memory", "lots"],
+            vec!["--max-memory", "lots"],
+        ),
+        (
+            "a billion units wide",
+            good.clone(),
+            vec!["--width", "1000000000"],
+            vec!["model.width = 1000000000", "GiB"],
+        ),
+        (
+            "a billion samples",
+            good.clone(),
+            vec!["--n", "1000000000"],
+            vec!["data.n = 1000000000", "GiB"],
+        ),
+        (
+            "a million layers",
+            good.clone(),
+            vec!["--depth", "1000000", "--width", "512"],
+            vec!["model.depth = 1000000", "GiB"],
+        ),
+        (
+            "all of MNIST (a 28.8 GB kernel) in 8 GiB",
+            write(
+                d,
+                "mnist.toml",
+                &TINY
+                    .replace("\"synthetic\"", "\"mnist\"")
+                    .replace("input_dim = 3\n", ""),
+            ),
+            vec!["--n", "60000", "--max-memory", "8G"],
+            vec!["data.n = 60000", "--max-memory"],
+        ),
+        (
+            "twenty thousand layers",
+            good.clone(),
+            vec!["--depth", "20000"],
+            vec!["20000", "at most 10000"],
+        ),
+        (
+            "unknown backend",
+            good.clone(),
+            vec!["--device", "tpu"],
+            vec!["tpu"],
+        ),
+    ];
+    for (name, cfg, extra, culprits) in cases {
+        assert_clean_error(name, &run(&ntk_args(&cfg, &out, &extra)), &culprits);
+    }
+}
+
+#[test]
+fn output_directories_hold_one_complete_run_or_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "c.toml", TINY);
+    // A directory of something else is never written into.
+    let foreign = d.join("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
+    assert_clean_error(
+        "foreign --out",
+        &run(&ntk_args(&cfg, &foreign, &[])),
+        &["foreign", "notes.txt", "not an ntk-probe output set"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    // --out naming a file.
+    let file = write(d, "file", "x");
+    assert_clean_error(
+        "--out is a file",
+        &run(&ntk_args(&cfg, &file, &[])),
+        &["file"],
+    );
+
+    // A second run replaces the first set as a whole: no file of the old run survives.
+    let out = d.join("out");
+    assert!(
+        run(&ntk_args(&cfg, &out, &["--save-weights"]))
+            .status
+            .success()
+    );
+    assert!(out.join("weights.safetensors").exists());
+    assert!(run(&ntk_args(&cfg, &out, &["--n", "10"])).status.success());
+    assert!(
+        !out.join("weights.safetensors").exists(),
+        "an old file survived"
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["n"], 10);
+    assert_eq!(s["provenance"]["config"]["data.n"], 10);
+    // A failing run (bad config caught late: the inputs.npy of a new run must not appear
+    // beside the old summary) leaves the old set intact.
+    let before = std::fs::read(out.join("inputs.npy")).unwrap();
+    let bad = write(
+        d,
+        "late.toml",
+        &TINY.replace("width = 8", "width = 8\ninput_dim = 9"),
+    );
+    assert_clean_error(
+        "late failure",
+        &run(&ntk_args(&bad, &out, &[])),
+        &["model.input_dim"],
+    );
+    assert_eq!(std::fs::read(out.join("inputs.npy")).unwrap(), before);
+    // Leftovers of a killed run are cleaned by the next start.
+    let leftover = d.join(".out.tmp-4000000000-1");
+    std::fs::create_dir(&leftover).unwrap();
+    std::fs::write(d.join(".out.tmp-4000000000-1.lock"), "").unwrap();
+    assert!(run(&ntk_args(&cfg, &out, &[])).status.success());
+    assert!(!leftover.exists());
+    let names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+}
+
+fn sweep_args(cfg: &Path, out: &Path, extra: &[&str]) -> Vec<OsString> {
+    let mut v = os(&["sweep", "--config"]);
+    v.push(cfg.into());
+    v.push("--out".into());
+    v.push(out.into());
+    v.extend(os(extra));
+    v
+}
+
+#[test]
+fn sweeps_never_reuse_or_mix_results_of_another_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("out");
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    assert!(run(&sweep_args(&cfg, &out, &[])).status.success());
+    // The issue's reproduction: the same --out, another width.
+    let narrow = write(
+        d,
+        "narrow.toml",
+        &TINY_SWEEP.replace("width = 8", "width = 4"),
+    );
+    assert_clean_error(
+        "stale sweep",
+        &run(&sweep_args(&narrow, &out, &[])),
+        &["model.width: 8 -> 4", "--recompute", "summary.json"],
+    );
+    // Other data under the same keys: the digest differs.
+    let other_data = write(
+        d,
+        "seed.toml",
+        &TINY_SWEEP.replace("n = 12", "n = 12\nseed = 5"),
+    );
+    assert_clean_error(
+        "other data",
+        &run(&sweep_args(&other_data, &out, &[])),
+        &["data.seed: 0 -> 5", "data.digest"],
+    );
+    // The dry run says which points are stale, and computes nothing.
+    let dry = run(&sweep_args(&narrow, &out, &["--dry-run"]));
+    assert!(dry.status.success());
+    let text = String::from_utf8_lossy(&dry.stdout);
+    assert_eq!(text.matches(" stale ").count(), 2, "{text}");
+    // --recompute replaces them.
+    assert!(
+        run(&sweep_args(&narrow, &out, &["--recompute"]))
+            .status
+            .success()
+    );
+    let dry = run(&sweep_args(&narrow, &out, &["--dry-run"]));
+    assert_eq!(
+        String::from_utf8_lossy(&dry.stdout)
+            .matches(" done ")
+            .count(),
+        2
+    );
+    // New points of another config are not added to this sweep's directory...
+    let seed2 = write(
+        d,
+        "seed2.toml",
+        &TINY_SWEEP.replace("seeds = [1]", "seeds = [2]"),
+    );
+    assert_clean_error(
+        "adding another config's points",
+        &run(&sweep_args(&seed2, &out, &[])),
+        &["different configs", "model.width", "--allow-mixed"],
+    );
+    assert!(!out.join("runs/relu/depth01/seed2").exists());
+    // ...and collect refuses a directory mixed by hand.
+    let mut collect = os(&["collect"]);
+    collect.push(out.clone().into());
+    assert!(
+        run(&sweep_args(&seed2, &d.join("other"), &[]))
+            .status
+            .success()
+    );
+    // Move a width-8 point into the width-4 sweep.
+    std::fs::rename(
+        d.join("other/runs/relu/depth01/seed2"),
+        out.join("runs/relu/depth01/seed2"),
+    )
+    .unwrap();
+    assert_clean_error(
+        "collect of mixed configs",
+        &run(&collect),
+        &["different configs", "model.width", "--allow-mixed"],
+    );
+    collect.push("--allow-mixed".into());
+    assert!(run(&collect).status.success());
+    // A corrupt summary is named, not skipped.
+    std::fs::write(out.join("runs/relu/depth02/seed1/whole/summary.json"), "{").unwrap();
+    assert_clean_error(
+        "corrupt summary",
+        &run(&collect),
+        &["depth02/seed1/whole/summary.json"],
+    );
+    assert_clean_error(
+        "a sweep over a corrupt point",
+        &run(&sweep_args(&narrow, &out, &[])),
+        &["depth02/seed1/whole/summary.json", "--recompute"],
+    );
+}
+
+#[test]
+fn sweep_inputs_name_their_culprit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("out");
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    let cases: Vec<(&str, Vec<OsString>, Vec<&str>)> = vec![
+        (
+            "shard out of range",
+            sweep_args(&cfg, &out, &["--shard", "3/2"]),
+            vec!["--shard 3/2"],
+        ),
+        (
+            "empty axis",
+            sweep_args(
+                &write(
+                    d,
+                    "e.toml",
+                    &TINY_SWEEP.replace("seeds = [1]", "seeds = []"),
+                ),
+                &out,
+                &[],
+            ),
+            vec!["sweep.seeds"],
+        ),
+        (
+            "a resnet sweep",
+            sweep_args(
+                &write(
+                    d,
+                    "r.toml",
+                    &format!("{TINY_SWEEP}\n[resnet]\ndepth = 20\n"),
+                ),
+                &out,
+                &[],
+            ),
+            vec!["[resnet]"],
+        ),
+        (
+            "a sweep too big for memory",
+            sweep_args(
+                &write(d, "big.toml", &TINY_SWEEP.replace("n = 12", "n = 200000")),
+                &out,
+                &[],
+            ),
+            vec!["data.n = 200000", "GiB"],
+        ),
+        (
+            "collect of nothing",
+            {
+                let mut v = os(&["collect"]);
+                v.push(d.join("empty").into());
+                v
+            },
+            vec!["empty", "no finished"],
+        ),
+    ];
+    for (name, args, culprits) in cases {
+        assert_clean_error(name, &run(&args), &culprits);
+    }
+}

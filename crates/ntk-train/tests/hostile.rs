@@ -1,0 +1,514 @@
+//! Hostile input against the `ntk-train` binary: configs, command lines, data files,
+//! output directories and checkpoints. Every case must end with exit code 2, no panic or
+//! abort, and a message that names the culprit (the value, key or file).
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn train_cmd() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ntk-train"));
+    c.env_remove("NTK_MAX_MEMORY").env_remove("BURN_DEVICE");
+    c
+}
+
+fn run(args: &[OsString]) -> Output {
+    train_cmd().args(args).output().unwrap()
+}
+
+/// Exit code 2, no panic, and every culprit named in stderr.
+fn assert_clean_error(name: &str, out: &Output, culprits: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{name}: exit status; stderr:\n{stderr}"
+    );
+    for bad in [
+        "panicked",
+        "internal error",
+        "RUST_BACKTRACE",
+        "memory allocation",
+    ] {
+        assert!(
+            !stderr.contains(bad),
+            "{name}: {bad:?} in stderr:\n{stderr}"
+        );
+    }
+    for c in culprits {
+        assert!(
+            stderr.contains(c),
+            "{name}: stderr does not name {c:?}:\n{stderr}"
+        );
+    }
+}
+
+fn assert_ok(name: &str, out: &Output) {
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A digits MLP that trains in well under a second.
+const TINY: &str = r#"
+[data]
+dataset = "digits"
+n = 60
+subset = "first"
+
+[model]
+width = 8
+depth = 1
+activation = "relu"
+output_dim = 10
+seed = 1
+
+[optim]
+lr = 0.1
+momentum = 0.5
+
+[train]
+batch_size = 20
+epochs = 2
+test_n = 0
+"#;
+
+const SWEEP: &str = r#"
+[sweep]
+depths = [1, 2]
+lrs = [0.1]
+seeds = [1]
+families = [{ activation = "relu" }]
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn args(cfg: &Path, out: &Path, extra: &[&str]) -> Vec<OsString> {
+    let mut v: Vec<OsString> = vec!["--config".into(), cfg.into(), "--out".into(), out.into()];
+    v.extend(extra.iter().map(OsString::from));
+    v
+}
+
+#[test]
+fn configs_and_flags_name_their_culprit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = write(d, "good.toml", TINY);
+    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
+    let out = d.join("out");
+    let file = write(d, "a-file", "x");
+    let cases: Vec<(&str, PathBuf, Vec<&str>, Vec<&str>)> = vec![
+        (
+            "missing config",
+            d.join("nope.toml"),
+            vec![],
+            vec!["nope.toml"],
+        ),
+        (
+            "unknown key",
+            write(d, "k.toml", &TINY.replace("seed = 1", "sede = 1")),
+            vec![],
+            vec!["k.toml", "sede"],
+        ),
+        (
+            "no [train]",
+            write(d, "t.toml", &TINY.replace("[train]", "[training]")),
+            vec![],
+            vec!["t.toml", "train"],
+        ),
+        (
+            "negative lr",
+            write(d, "lr.toml", &TINY.replace("lr = 0.1", "lr = -1.0")),
+            vec![],
+            vec!["optim.lr = -1"],
+        ),
+        (
+            "zero batch",
+            write(
+                d,
+                "b.toml",
+                &TINY.replace("batch_size = 20", "batch_size = 0"),
+            ),
+            vec![],
+            vec!["train.batch_size = 0"],
+        ),
+        (
+            "two networks",
+            write(
+                d,
+                "two.toml",
+                &format!("{TINY}\n[resnet]\ndepth = 20\nvariant = \"fixup\"\n"),
+            ),
+            vec![],
+            vec!["[model] and [resnet]"],
+        ),
+        (
+            "ntk probe larger than the data",
+            write(
+                d,
+                "ntk.toml",
+                &format!("{TINY}\n[ntk]\nevery = 1\nn = 500\n"),
+            ),
+            vec![],
+            vec!["ntk.n = 500"],
+        ),
+        (
+            "input_dim disagreeing with the data",
+            write(
+                d,
+                "dim.toml",
+                &TINY.replace("width = 8", "width = 8\ninput_dim = 7"),
+            ),
+            vec![],
+            vec!["model.input_dim = 7", "64 inputs"],
+        ),
+        (
+            "epochs and iterations",
+            good.clone(),
+            vec!["--epochs", "2", "--iterations", "5"],
+            vec!["--epochs", "--iterations"],
+        ),
+        (
+            "--depth under a depth axis",
+            sweep.clone(),
+            vec!["--depth", "4"],
+            vec!["--depth", "sweep.depths"],
+        ),
+        (
+            "--lr under an lr axis",
+            sweep.clone(),
+            vec!["--lr", "0.5"],
+            vec!["--lr", "sweep.lrs"],
+        ),
+        (
+            "--seed under a seed axis",
+            sweep.clone(),
+            vec!["--seed", "3"],
+            vec!["--seed", "sweep.seeds"],
+        ),
+        (
+            "--activation under the families",
+            sweep.clone(),
+            vec!["--activation", "tanh"],
+            vec!["--activation", "sweep.families"],
+        ),
+        (
+            "bad engine",
+            good.clone(),
+            vec!["--engine", "warp"],
+            vec!["warp"],
+        ),
+        (
+            "bad precision",
+            good.clone(),
+            vec!["--precision", "f16"],
+            vec!["f16"],
+        ),
+        (
+            "bad shard",
+            good.clone(),
+            vec!["--shard", "2/2"],
+            vec!["--shard 2/2"],
+        ),
+        (
+            "bad max memory",
+            good.clone(),
+            vec!["--max-memory", "abc"],
+            vec!["--max-memory", "abc"],
+        ),
+        (
+            "a billion units wide",
+            good.clone(),
+            vec!["--width", "1000000000"],
+            vec!["width 1000000000", "GiB"],
+        ),
+        (
+            "a billion samples",
+            good.clone(),
+            vec!["--n", "1000000000"],
+            vec!["data.n = 1000000000", "GiB"],
+        ),
+        (
+            "a million layers",
+            write(
+                d,
+                "deep.toml",
+                &TINY
+                    .replace("depth = 1", "depth = 1000000")
+                    .replace("width = 8", "width = 512"),
+            ),
+            vec![],
+            vec!["depth 1000000", "GiB"],
+        ),
+    ];
+    for (name, cfg, extra, culprits) in cases {
+        assert_clean_error(name, &run(&args(&cfg, &out, &extra)), &culprits);
+    }
+    assert_clean_error(
+        "--out is a file",
+        &run(&args(&good, &file, &[])),
+        &["a-file"],
+    );
+}
+
+fn idx_images(n: u32, side: u32) -> Vec<u8> {
+    let mut v = Vec::new();
+    for x in [2051, n, side, side] {
+        v.extend(x.to_be_bytes());
+    }
+    v.extend((0..n * side * side).map(|i| (i % 251) as u8));
+    v
+}
+
+fn idx_labels(n: u32) -> Vec<u8> {
+    let mut v = Vec::new();
+    for x in [2049, n] {
+        v.extend(x.to_be_bytes());
+    }
+    v.extend((0..n).map(|i| (i % 10) as u8));
+    v
+}
+
+fn mnist_config(dir: &Path, test_n: usize) -> String {
+    TINY.replace("dataset = \"digits\"", "dataset = \"mnist\"")
+        .replace(
+            "subset = \"first\"",
+            &format!("subset = \"first\"\ndir = {:?}", dir.display().to_string()),
+        )
+        .replace("n = 60", "n = 20")
+        .replace("test_n = 0", &format!("test_n = {test_n}"))
+}
+
+#[test]
+fn bad_data_files_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("out");
+    // Test images of another shape than the training images (14x14 against 28x28).
+    let mnist = d.join("mnist");
+    std::fs::create_dir(&mnist).unwrap();
+    std::fs::write(mnist.join("train-images-idx3-ubyte"), idx_images(20, 28)).unwrap();
+    std::fs::write(mnist.join("train-labels-idx1-ubyte"), idx_labels(20)).unwrap();
+    std::fs::write(mnist.join("t10k-images-idx3-ubyte"), idx_images(10, 14)).unwrap();
+    std::fs::write(mnist.join("t10k-labels-idx1-ubyte"), idx_labels(10)).unwrap();
+    let cfg = write(d, "m.toml", &mnist_config(&mnist, 10));
+    assert_clean_error(
+        "test split of another shape",
+        &run(&args(&cfg, &out, &[])),
+        &["test split", "196", "784"],
+    );
+    // The same data with a matching test split trains (the files themselves are sound).
+    std::fs::write(mnist.join("t10k-images-idx3-ubyte"), idx_images(10, 28)).unwrap();
+    assert_ok("matching splits", &run(&args(&cfg, &d.join("ok"), &[])));
+
+    // A directory where a data file should be.
+    let dirfile = d.join("mnist-dir");
+    std::fs::create_dir_all(dirfile.join("train-images-idx3-ubyte")).unwrap();
+    std::fs::write(dirfile.join("train-labels-idx1-ubyte"), idx_labels(20)).unwrap();
+    let cfg = write(d, "dir.toml", &mnist_config(&dirfile, 0));
+    assert_clean_error(
+        "a directory in place of a data file",
+        &run(&args(&cfg, &out, &[])),
+        &["train-images-idx3-ubyte", "directory"],
+    );
+
+    // An empty CIFAR-10 batch file is not zero records.
+    let cifar = d.join("cifar");
+    std::fs::create_dir(&cifar).unwrap();
+    for f in [
+        "data_batch_1.bin",
+        "data_batch_2.bin",
+        "data_batch_3.bin",
+        "data_batch_4.bin",
+        "data_batch_5.bin",
+        "test_batch.bin",
+    ] {
+        std::fs::write(cifar.join(f), vec![1u8; 3073 * 4]).unwrap();
+    }
+    std::fs::write(cifar.join("data_batch_1.bin"), b"").unwrap();
+    let text = TINY
+        .replace("dataset = \"digits\"", "dataset = \"cifar-10\"")
+        .replace(
+            "subset = \"first\"",
+            &format!(
+                "subset = \"first\"\ndir = {:?}",
+                cifar.display().to_string()
+            ),
+        )
+        .replace("n = 60", "n = 4");
+    let cfg = write(d, "c.toml", &text);
+    assert_clean_error(
+        "an empty CIFAR-10 batch",
+        &run(&args(&cfg, &out, &[])),
+        &["data_batch_1.bin"],
+    );
+}
+
+/// A finished run whose summary is then removed: `--resume` reads its checkpoint.
+fn checkpointed_run(d: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let cfg = write(d, &format!("{name}.toml"), TINY);
+    let out = d.join(name);
+    assert_ok(name, &run(&args(&cfg, &out, &[])));
+    std::fs::remove_file(out.join("summary.json")).unwrap();
+    (cfg, out)
+}
+
+fn resume(cfg: &Path, out: &Path) -> Output {
+    run(&args(cfg, out, &["--resume"]))
+}
+
+#[test]
+fn checkpoints_are_verified_not_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Untouched, it resumes (and finds every epoch done).
+    let (cfg, out) = checkpointed_run(d, "clean");
+    assert_ok("untouched checkpoint", &resume(&cfg, &out));
+
+    // The epoch edited in checkpoint.json.
+    let (cfg, out) = checkpointed_run(d, "epoch");
+    let p = out.join("checkpoint.json");
+    let text = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(&p, text.replace("\"epoch\": 2", "\"epoch\": 1")).unwrap();
+    assert_clean_error(
+        "edited epoch",
+        &resume(&cfg, &out),
+        &["checkpoint.json", "modified"],
+    );
+
+    // Garbage in the checkpoint's metrics.csv.
+    let (cfg, out) = checkpointed_run(d, "metrics");
+    let m = out.join("checkpoints/epoch-00002/metrics.csv");
+    std::fs::write(&m, "epoch,garbage\n23,x\n").unwrap();
+    assert_clean_error(
+        "garbage metrics",
+        &resume(&cfg, &out),
+        &["metrics.csv", "SHA-256"],
+    );
+
+    // One flipped bit in the model.
+    let (cfg, out) = checkpointed_run(d, "model");
+    let m = out.join("checkpoints/epoch-00002/model.bpk");
+    let mut bytes = std::fs::read(&m).unwrap();
+    let last = bytes.len() - 3;
+    bytes[last] ^= 1;
+    std::fs::write(&m, bytes).unwrap();
+    assert_clean_error(
+        "flipped bit",
+        &resume(&cfg, &out),
+        &["model.bpk", "SHA-256"],
+    );
+
+    // A dir pointing outside the run directory (the edit also breaks the checksum).
+    let (cfg, out) = checkpointed_run(d, "dir");
+    let p = out.join("checkpoint.json");
+    let text = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(&p, text.replace("checkpoints/epoch-00002", "../../etc")).unwrap();
+    assert_clean_error("dir outside", &resume(&cfg, &out), &["checkpoint.json"]);
+
+    // A pointer that is not JSON.
+    let (cfg, out) = checkpointed_run(d, "json");
+    std::fs::write(out.join("checkpoint.json"), "{\"epoch\":").unwrap();
+    assert_clean_error("corrupt pointer", &resume(&cfg, &out), &["checkpoint.json"]);
+
+    // Resuming with another config names the key.
+    let (_, out) = checkpointed_run(d, "other");
+    let other = write(d, "other-lr.toml", &TINY.replace("lr = 0.1", "lr = 0.2"));
+    assert_clean_error(
+        "resume with another config",
+        &resume(&other, &out),
+        &["checkpoint.json", "optim.lr: 0.1 -> 0.2"],
+    );
+}
+
+#[test]
+fn runs_are_never_reused_for_another_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
+    let out = d.join("out");
+    assert_ok("sweep", &run(&args(&sweep, &out, &[])));
+    // The issue's reproduction: the same --out, another width.
+    let narrow = write(
+        d,
+        "narrow.toml",
+        &format!("{}{SWEEP}", TINY.replace("width = 8", "width = 4")),
+    );
+    assert_clean_error(
+        "stale sweep",
+        &run(&args(&narrow, &out, &[])),
+        &["model.width: 8 -> 4", "--recompute", "summary.json"],
+    );
+    // The dry run shows the new width as stale, not finished.
+    let dry = run(&args(&narrow, &out, &["--dry-run"]));
+    assert_ok("dry run", &dry);
+    let text = String::from_utf8_lossy(&dry.stdout);
+    assert_eq!(text.matches(" stale ").count(), 2, "{text}");
+    // --recompute trains them again with the new width.
+    assert_ok("recompute", &run(&args(&narrow, &out, &["--recompute"])));
+    let s: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("runs/depth001_relu_none_lr1e-1_seed1/summary.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(s["width"], 4);
+    assert_eq!(s["provenance"]["config"]["model.width"], 4);
+    assert_eq!(
+        s["provenance"]["tool"],
+        concat!("ntk-train ", env!("CARGO_PKG_VERSION"))
+    );
+    // A corrupt summary is named, not listed as running nor eligible as the best lr.
+    std::fs::write(
+        out.join("runs/depth002_relu_none_lr1e-1_seed1/summary.json"),
+        "{\"status\": \"fin",
+    )
+    .unwrap();
+    let mut collect: Vec<OsString> = vec!["collect".into(), out.clone().into()];
+    assert_clean_error(
+        "corrupt summary",
+        &run(&collect),
+        &["depth002_relu_none_lr1e-1_seed1/summary.json"],
+    );
+    // collect on a probe sweep (or anything without runs) says so.
+    let probe_like = d.join("probe-sweep");
+    std::fs::create_dir_all(probe_like.join("runs/relu/depth01/seed1/whole")).unwrap();
+    collect[1] = probe_like.into();
+    assert_clean_error(
+        "collect of a probe sweep",
+        &run(&collect),
+        &["ntk-probe collect"],
+    );
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Enough runs that the listing outlives the reader.
+    let lrs: Vec<String> = (1..400).map(|i| format!("{}", i as f64 / 1000.0)).collect();
+    let text = format!(
+        "{TINY}{}",
+        SWEEP.replace("lrs = [0.1]", &format!("lrs = [{}]", lrs.join(", ")))
+    );
+    let cfg = write(d, "many.toml", &text);
+    let mut child = train_cmd()
+        .args(args(&cfg, &d.join("out"), &["--dry-run"]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 64];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The reader is gone (as `| head` leaves it).
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!stderr.contains("internal error"), "{stderr}");
+}

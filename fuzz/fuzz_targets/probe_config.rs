@@ -1,0 +1,16 @@
+//! `ntk-probe` configs: a probe config and a sweep config, parsed and validated as the
+//! binary does, then the memory estimate of whatever passed.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(cfg) = ntk_probe::config::ProbeConfig::parse(text) {
+        let _ = ntk_probe::run::check_memory(&cfg, 784, Some("1G"));
+    }
+    if let Ok(cfg) = ntk_probe::sweep::SweepConfig::parse(text) {
+        let _ = cfg.points();
+    }
+});

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets with libFuzzer's coverage instrumentation (stable Rust: the
+# sancov pass, no sanitizer runtime) and runs each one, with bounded memory and time per
+# input, then writes the figures (executions, speed, coverage, corpus, peak memory) to
+# fuzz/results/<name>.csv.
+#
+#   bash fuzz/run.sh                  every target, 1,000,000 executions or 600 s each
+#   bash fuzz/run.sh npy idx          some targets
+#   FUZZ_RUNS=20000 FUZZ_SECONDS=20 FUZZ_READONLY=1 FUZZ_RESULTS=ci bash fuzz/run.sh
+#                                     CI: a short run that leaves the committed corpus alone
+#
+# A crash, a timeout (10 s per input), or an input that allocates past 2 GiB stops the
+# target; libFuzzer writes the input to fuzz/artifacts/<target>/ and the script exits 1.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+runs="${FUZZ_RUNS:-1000000}"
+seconds="${FUZZ_SECONDS:-600}"
+results="results/${FUZZ_RESULTS:-fuzz}.csv"
+export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$HOME/.cache/ntk-fuzz-target}"
+export CARGO_INCREMENTAL=0
+# cargo-fuzz's coverage flags (libFuzzer's inline 8-bit counters, PC table, comparisons).
+export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+-Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing"
+
+if [ $# -gt 0 ]; then
+    targets=("$@")
+else
+    targets=()
+    for f in fuzz_targets/*.rs; do
+        targets+=("$(basename "$f" .rs)")
+    done
+fi
+
+# An explicit --target keeps RUSTFLAGS off build scripts and proc macros (they would need
+# libFuzzer's symbols), as cargo-fuzz does.
+triple="$(rustc -vV | sed -n 's/^host: //p')"
+bin="$CARGO_TARGET_DIR/$triple/release"
+echo "fuzz: building ${#targets[@]} target(s) in $CARGO_TARGET_DIR"
+cargo build --release --locked --bins --target "$triple"
+[ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && exit 0
+
+mkdir -p results
+echo "target,executions,seconds,execs_per_second,coverage,features,corpus_files,peak_rss_mb,crashes" >"$results"
+status=0
+for t in "${targets[@]}"; do
+    corpus="corpus/$t"
+    mkdir -p "$corpus" "artifacts/$t"
+    if [ "${FUZZ_READONLY:-0}" = 1 ]; then
+        # New inputs go to a scratch directory; the committed corpus is only read.
+        work="$(mktemp -d)"
+        dirs=("$work" "$corpus")
+    else
+        work=""
+        dirs=("$corpus")
+    fi
+    log="$(mktemp)"
+    start=$(date +%s.%N)
+    set +e
+    "$bin/$t" "${dirs[@]}" \
+        -runs="$runs" -max_total_time="$seconds" -timeout=10 \
+        -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536 \
+        -print_final_stats=1 -artifact_prefix="artifacts/$t/" >"$log" 2>&1
+    rc=$?
+    set -e
+    end=$(date +%s.%N)
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+    rss=$(grep -o 'stat::peak_rss_mb: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+    last=$(grep -E '^#[0-9]+' "$log" | tail -1)
+    cov=$(echo "$last" | grep -o 'cov: [0-9]*' | grep -o '[0-9]*' || echo 0)
+    ft=$(echo "$last" | grep -o 'ft: [0-9]*' | grep -o '[0-9]*' || echo 0)
+    files=$(find "$corpus" -type f | wc -l)
+    secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+    rate=$(awk -v n="$execs" -v s="$secs" 'BEGIN { printf "%d", (s > 0 ? n / s : 0) }')
+    crashes=0
+    if [ $rc -ne 0 ]; then
+        crashes=1
+        status=1
+        echo "fuzz: $t FAILED (exit $rc); its log:" >&2
+        tail -40 "$log" >&2
+    fi
+    printf '%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$t" "$execs" "$secs" "$rate" "$cov" "$ft" \
+        "$files" "$rss" "$crashes" >>"$results"
+    echo "fuzz: $t: $execs executions in ${secs%.*} s, cov $cov, peak ${rss} MB, exit $rc"
+    rm -f "$log"
+    [ -n "$work" ] && rm -rf "$work"
+done
+echo "fuzz: figures in fuzz/$results"
+# libFuzzer's closing line for the CI log.
+echo "$(grep -c ',0$' "$results") passed, $(grep -c ',1$' "$results") failed"
+exit $status
