@@ -1,5 +1,6 @@
 //! `ntk-probe` configs: a probe config and a sweep config, parsed and validated as the
-//! binary does, then the memory estimate of whatever passed.
+//! binary does, then the memory estimate of whatever passed (and of whatever merely
+//! parsed: the estimate must not fail on any parsed config).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
@@ -8,6 +9,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if let Ok(cfg) = ntk_probe::config::ProbeConfig::parse(text) {
+        let _ = cfg.validate();
         let _ = ntk_probe::run::check_memory(&cfg, 784, Some("1G"));
     }
     if let Ok(cfg) = ntk_probe::sweep::SweepConfig::parse(text) {

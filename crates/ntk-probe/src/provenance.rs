@@ -204,6 +204,37 @@ pub fn check_reuse(
     })
 }
 
+/// Reads a recorded JSON result (a summary.json); `None` when the file is absent, an error
+/// naming the file when it cannot be read or is not `what` (e.g. "an ntk-probe summary").
+pub fn read_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    what: &str,
+) -> Result<Option<T>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| format!("{}: not {what}: {e}", path.display()))
+}
+
+/// The error that stops a sweep before any work while results of another config (`stale`,
+/// the reasons) are in the way, unless `recompute`; `unit` names them ("point", "run").
+pub fn refuse_stale(stale: &[&String], recompute: bool, unit: &str) -> Result<(), String> {
+    match (stale.first(), recompute) {
+        (Some(first), false) => Err(format!(
+            "{first}{}",
+            match stale.len() {
+                1 => String::new(),
+                k => format!(" ({} more {unit}(s) like it; see --dry-run)", k - 1),
+            }
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Groups recorded configs by their sweep base (the config without `axes`) and, when more
 /// than one base is present, describes how the others differ from the first: the merge of
 /// a sweep directory must not mix configs. `entries` are (where, provenance) pairs;
@@ -251,6 +282,34 @@ pub fn check_one_base(
             String::new()
         }
     ))
+}
+
+/// The check before the results under `out` are merged into one table: they must differ in
+/// the sweep `axes` only ([`check_one_base`]), unless `allow_mixed` (then a warning);
+/// results recording no provenance are merged with a warning.
+pub fn check_merge(
+    out: &Path,
+    entries: &[(PathBuf, Option<&Provenance>)],
+    axes: &[&str],
+    allow_mixed: bool,
+) -> Result<(), String> {
+    match check_one_base(entries, axes) {
+        Ok(0) => Ok(()),
+        Ok(k) => {
+            eprintln!(
+                "warning: {k} of {} results under {} record no config fingerprint (written by \
+                 an older version); merged without checking that they share one config",
+                entries.len(),
+                out.display()
+            );
+            Ok(())
+        }
+        Err(e) if allow_mixed => {
+            eprintln!("warning: {}: {e}", out.display());
+            Ok(())
+        }
+        Err(e) => Err(format!("{}: {e}", out.display())),
+    }
 }
 
 #[cfg(test)]

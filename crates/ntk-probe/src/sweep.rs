@@ -242,14 +242,7 @@ pub enum PointState {
 
 /// Reads a summary.json; `None` when absent, an error naming the file when unreadable.
 pub fn read_summary(path: &Path) -> Result<Option<Summary>, String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
-    };
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| format!("{}: not an ntk-probe summary: {e}", path.display()))
+    provenance::read_json(path, "an ntk-probe summary")
 }
 
 /// The state of the point in `dir` whose protocols would be made by `provs`.
@@ -450,15 +443,7 @@ pub fn run_sweep(
             _ => None,
         })
         .collect();
-    if let (Some(first), false) = (stale.first(), opts.recompute) {
-        return Err(format!(
-            "{first}{}",
-            match stale.len() {
-                1 => String::new(),
-                k => format!(" ({} more point(s) like it; see --dry-run)", k - 1),
-            }
-        ));
-    }
+    provenance::refuse_stale(&stale, opts.recompute, "point")?;
     if !opts.allow_mixed {
         check_same_sweep(out, &points, opts.recompute)?;
     }
@@ -1028,17 +1013,7 @@ pub fn collect(
         .iter()
         .map(|(p, s)| (p.clone(), s.provenance.as_ref()))
         .collect();
-    match provenance::check_one_base(&entries, &AXES) {
-        Ok(0) => {}
-        Ok(k) => eprintln!(
-            "warning: {k} of {} summaries under {} record no config fingerprint (written by \
-             an older version); merged without checking that they share one config",
-            found.len(),
-            out.display()
-        ),
-        Err(e) if allow_mixed => eprintln!("warning: {}: {e}", out.display()),
-        Err(e) => return Err(format!("{}: {e}", out.display())),
-    }
+    provenance::check_merge(out, &entries, &AXES, allow_mixed)?;
     let rows: Vec<Summary> = found.into_iter().map(|(_, s)| s).collect();
     write_results_csv(&out.join("results.csv"), &rows)?;
     let theory = match cfg {

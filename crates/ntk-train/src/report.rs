@@ -383,17 +383,7 @@ pub fn collect(out: &Path, log_y: bool, allow_mixed: bool) -> Result<Vec<PathBuf
         .iter()
         .map(|r| (out.join("runs").join(&r.id), r.provenance.as_ref()))
         .collect();
-    match provenance::check_one_base(&entries, &crate::sweep::AXES) {
-        Ok(0) => {}
-        Ok(k) => eprintln!(
-            "warning: {k} of {} runs under {} record no config fingerprint (written by an \
-             older version); merged without checking that they share one config",
-            runs.len(),
-            out.display()
-        ),
-        Err(e) if allow_mixed => eprintln!("warning: {}: {e}", out.display()),
-        Err(e) => return Err(format!("{}: {e}", out.display())),
-    }
+    provenance::check_merge(out, &entries, &crate::sweep::AXES, allow_mixed)?;
     let best = choose(&runs);
     let rows: Vec<SweepRow> = runs
         .iter()

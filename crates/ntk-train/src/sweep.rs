@@ -168,15 +168,7 @@ pub const AXES: [&str; 8] = [
 
 /// A run's summary, if it has one; an error naming the file when it cannot be read.
 pub fn read_summary(dir: &Path) -> Result<Option<TrainSummary>, String> {
-    let path = dir.join("summary.json");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
-    };
-    serde_json::from_str(&text)
-        .map(Some)
-        .map_err(|e| format!("{}: not a training summary: {e}", path.display()))
+    provenance::read_json(&dir.join("summary.json"), "a training summary")
 }
 
 /// A finished (or diverged) run's summary; `None` when there is none or it is unreadable.
@@ -289,15 +281,7 @@ pub fn run(
             _ => None,
         })
         .collect();
-    if let (Some(first), false) = (stale.first(), opts.recompute) {
-        return Err(format!(
-            "{first}{}",
-            match stale.len() {
-                1 => String::new(),
-                k => format!(" ({} more run(s) like it; see --dry-run)", k - 1),
-            }
-        ));
-    }
+    provenance::refuse_stale(&stale, opts.recompute, "run")?;
     let bar = reporter.bar(mine.len() as u64, "runs".into());
     let mut outcome = SweepOutcome::default();
     for (point, state) in &mine {

@@ -212,9 +212,9 @@ impl ResNetConfig {
         self.variant == ResNetVariant::NormRelu && self.border_rescale.unwrap_or(true)
     }
 
-    /// `n`, the basic blocks per stage.
+    /// `n`, the basic blocks per stage (0 for a depth below 8, which `validate` refuses).
     pub fn blocks_per_stage(&self) -> usize {
-        (self.depth - 2) / 6
+        self.depth.saturating_sub(2) / 6
     }
 
     /// `L = 3n`, the residual blocks of the network (Fixup's `L`).
