@@ -497,7 +497,8 @@ fn parse_values(s: &str, what: &str) -> Result<Vec<f64>, String> {
             ));
         }
         let count = ((b - a) / step + 1e-9).floor();
-        if !(count < MAX_THEORY_VALUES) {
+        // NaN (inf / inf) fails this test too.
+        if !count.is_finite() || count >= MAX_THEORY_VALUES {
             return Err(format!(
                 "--{what} {s}: {count:.3e} values; at most {MAX_THEORY_VALUES} per call"
             ));

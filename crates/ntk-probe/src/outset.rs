@@ -242,7 +242,7 @@ fn clean_entry(entry: &fs::DirEntry, set_name: Option<&str>, ours: &dyn Fn(&str)
     }
     let leftover = match name.rsplit_once(TMP_TAG) {
         Some((file, pid)) => pid.parse().is_ok_and(|pid| !alive(pid)) && ours(file),
-        None => name.strip_suffix(".partial").is_some_and(|stem| ours(stem)),
+        None => name.strip_suffix(".partial").is_some_and(ours),
     };
     if leftover {
         let _ = fs::remove_file(&path);
@@ -356,7 +356,7 @@ mod tests {
         assert!(live.path().exists() && !dead.exists() && other.exists());
         assert!(root.path().join("notes.txt.tmp-4000000000").exists());
         assert_eq!(clean_dir(&sub, None, &ours), 1);
-        assert_eq!(files(&sub), [mine.clone()]);
+        assert_eq!(files(&sub), std::slice::from_ref(&mine));
         // A tree the tools own: everything stale goes, the live writer's files stay.
         fs::write(sub.join("model.partial"), "").unwrap();
         assert_eq!(clean_tree(&sub), 1);
