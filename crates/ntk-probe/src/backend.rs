@@ -110,6 +110,10 @@ pub fn select(name: Option<&str>, precision: Precision) -> Result<Compute, Strin
             }
         )
     })?;
+    #[cfg(feature = "cuda")]
+    if backend == "cuda" {
+        cuda_driver()?;
+    }
     let device = make(backend);
     if !device.supports_dtype(precision.float_dtype()) {
         return Err(format!(
@@ -123,6 +127,26 @@ pub fn select(name: Option<&str>, precision: Precision) -> Result<Compute, Strin
         backend,
         precision,
     })
+}
+
+/// Checks that the NVIDIA driver library can be loaded: without it CubeCL's cuda device
+/// panics on first use instead of saying what is missing.
+#[cfg(feature = "cuda")]
+fn cuda_driver() -> Result<(), String> {
+    for name in [c"libcuda.so.1", c"libcuda.so"] {
+        // SAFETY: dlopen of a NUL-terminated name; the handle stays open (CubeCL loads the
+        // same library next).
+        let handle = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_LAZY) };
+        if !handle.is_null() {
+            return Ok(());
+        }
+    }
+    Err(
+        "device `cuda`: the NVIDIA driver library (libcuda.so.1) cannot be loaded on this \
+         machine (no NVIDIA driver, or its directory is not on LD_LIBRARY_PATH); use \
+         --device flex or wgpu"
+            .into(),
+    )
 }
 
 fn make(backend: &str) -> Device {
