@@ -112,22 +112,23 @@ pub fn provenance(
 /// autodiff path's per-sample gradient rows. `d` is the data's input dimension.
 pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> Result<Estimate, String> {
     let n = cfg.data.n as f64;
-    let elem = match cfg.probe.precision {
-        Precision::F32 => 4.0,
-        Precision::F64 => 8.0,
-    };
+    let elem = cfg.probe.precision.dtype().size() as f64;
     let mut e = Estimate::default();
     e.add("inputs", n * d as f64, 8.0);
+    // `activations` is Some for the structured kernel (plain dense MLPs), which keeps every
+    // layer's activations; the other routes take per-sample gradients.
     let (params, outputs, activations) = match cfg.net()? {
         NetConfig::Mlp(m) => {
             let m = MlpConfig {
                 input_dim: d,
                 ..m.clone()
             };
-            let act = 2.0 * m.depth as f64 * n * m.width as f64;
+            let structured = m.normalization == ntk_model::Normalization::None
+                && matches!(cfg.probe.method, Method::Auto | Method::Structured);
+            let act = structured.then_some(2.0 * m.depth as f64 * n * m.width as f64);
             (budget::mlp_params(&m), m.output_dim as f64, act)
         }
-        NetConfig::ResNet(r) => (budget::resnet_params(r), r.num_classes as f64, 0.0),
+        NetConfig::ResNet(r) => (budget::resnet_params(r), r.num_classes as f64, None),
     };
     let size = if cfg.probe.output == OutputMode::Full {
         n * outputs
@@ -143,9 +144,7 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> Result<Estimate, String> 
             e.add("the eigensolver's workspace", 3.0 * b * b, 8.0)
         }
     };
-    let structured = matches!(cfg.net()?, NetConfig::Mlp(m) if m.normalization == ntk_model::Normalization::None)
-        && matches!(cfg.probe.method, Method::Auto | Method::Structured);
-    if structured {
+    if let Some(activations) = activations {
         e.add("activations (all layers)", activations, elem);
         e.add("work matrices", 3.0 * n * n, 8.0);
     } else if cfg.probe.method != Method::Theory {
@@ -197,7 +196,8 @@ pub fn check_replaceable(dir: &Path) -> Result<(), String> {
         return Ok(());
     }
     Err(format!(
-        "{}: holds files that are not an ntk-probe output set ({}); a new run would replace          the directory as a whole, so choose an empty or new --out",
+        "{}: holds files that are not an ntk-probe output set ({}); a new run would replace \
+         the directory as a whole, so choose an empty or new --out",
         dir.display(),
         foreign
             .iter()

@@ -19,7 +19,7 @@ use burn::store::ModuleRecord;
 use ntk_probe::provenance::{self, Provenance};
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::{EpochMetrics, NtkRow, read_csv, write_csv};
+use crate::metrics::{EpochMetrics, NtkRow, parse_csv, write_csv};
 use crate::model::Model;
 
 /// `RUN/checkpoint.json`.
@@ -95,6 +95,26 @@ fn save_via_rename(
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// The files of a checkpoint written by `engine`: the model, the optimizer state (Burn's
+/// `optim.bpk`, or the host engine's `velocity.npy`), the metrics and NTK tables.
+fn checkpoint_files(engine: &str) -> [&'static str; 4] {
+    let optim = if engine == "host" {
+        "velocity.npy"
+    } else {
+        "optim.bpk"
+    };
+    ["model.bpk", optim, "metrics.csv", "ntk.csv"]
+}
+
+/// The error for a checkpoint that `path` (its pointer or one of its files) shows cannot be
+/// trusted, and why.
+fn untrusted(path: &Path, why: &str) -> String {
+    format!(
+        "{}: {why}; the checkpoint cannot be trusted (start the run again in a new --out)",
+        path.display()
+    )
+}
+
 /// SHA-256 of a file, or an error naming it.
 fn file_sha256(path: &Path) -> Result<String, String> {
     std::fs::read(path)
@@ -123,40 +143,32 @@ pub fn save(
     let name = format!("epoch-{epoch:05}");
     let dir = run.join("checkpoints").join(&name);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    save_via_rename(&dir.join("model.bpk"), |p| {
+    let engine = match optim {
+        OptimState::Burn(_) => "burn",
+        OptimState::Host(_) => "host",
+    };
+    let files = checkpoint_files(engine);
+    let [model_file, optim_file, metrics_file, ntk_file] = files;
+    save_via_rename(&dir.join(model_file), |p| {
         model
             .clone()
             .into_record()
             .save(p)
             .map_err(|e| e.to_string())
     })?;
-    let engine = match optim {
-        OptimState::Burn(optim) => {
-            save_via_rename(&dir.join("optim.bpk"), |p| {
-                optim.save(p).map_err(|e| e.to_string())
-            })?;
-            "burn"
-        }
+    save_via_rename(&dir.join(optim_file), |p| match optim {
+        OptimState::Burn(optim) => optim.save(p).map_err(|e| e.to_string()),
         OptimState::Host(velocity) => {
-            save_via_rename(&dir.join("velocity.npy"), |p| {
-                ntk_probe::npy::write_f64(p, velocity, &[velocity.len() as u64])
-                    .map_err(|e| e.to_string())
-            })?;
-            "host"
+            ntk_probe::npy::write_f64(p, velocity, &[velocity.len() as u64])
+                .map_err(|e| e.to_string())
         }
-    };
-    write_csv(&dir.join("metrics.csv"), rows)?;
-    write_csv(&dir.join("ntk.csv"), ntk_rows)?;
-    let mut files = BTreeMap::new();
-    let model_file = "model.bpk";
-    let optim_file = if engine == "burn" {
-        "optim.bpk"
-    } else {
-        "velocity.npy"
-    };
-    for f in [model_file, optim_file, "metrics.csv", "ntk.csv"] {
-        files.insert(f.to_string(), file_sha256(&dir.join(f))?);
-    }
+    })?;
+    write_csv(&dir.join(metrics_file), rows)?;
+    write_csv(&dir.join(ntk_file), ntk_rows)?;
+    let files = files
+        .iter()
+        .map(|f| Ok((f.to_string(), file_sha256(&dir.join(f))?)))
+        .collect::<Result<BTreeMap<_, _>, String>>()?;
     let mut pointer = Pointer {
         epoch,
         iteration,
@@ -188,24 +200,29 @@ pub fn save(
 pub fn parse_pointer(text: &str, path: &Path) -> Result<Pointer, String> {
     let pointer: Pointer = serde_json::from_str(text)
         .map_err(|e| format!("{}: not a checkpoint pointer: {e}", path.display()))?;
-    let bad = |what: String| {
-        Err(format!(
-            "{}: {what}; the checkpoint cannot be trusted (start the run again in a new --out)",
-            path.display()
-        ))
-    };
     match &pointer.checksum {
-        None => return bad("records no checksums (written by an older version)".into()),
+        None => {
+            return Err(untrusted(
+                path,
+                "records no checksums (written by an older version)",
+            ));
+        }
         Some(c) if *c != pointer.own_checksum() => {
-            return bad("was modified after it was written (its checksum does not match)".into());
+            return Err(untrusted(
+                path,
+                "was modified after it was written (its checksum does not match)",
+            ));
         }
         Some(_) => {}
     }
     let expected_dir = format!("checkpoints/epoch-{:05}", pointer.epoch);
     if pointer.dir != expected_dir {
-        return bad(format!(
-            "dir = {:?}: must be {expected_dir:?}, inside the run directory",
-            pointer.dir
+        return Err(untrusted(
+            path,
+            &format!(
+                "dir = {:?}: must be {expected_dir:?}, inside the run directory",
+                pointer.dir
+            ),
         ));
     }
     Ok(pointer)
@@ -221,46 +238,46 @@ pub fn find(run: &Path) -> Result<Option<Loaded>, String> {
         Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
     };
     let pointer = parse_pointer(&text, &path)?;
-    let bad = |what: String| {
-        Err(format!(
-            "{}: {what}; the checkpoint cannot be trusted (start the run again in a new --out)",
-            path.display()
-        ))
-    };
     let dir = run.join(&pointer.dir);
-    let optim_file = if pointer.engine == "host" {
-        "velocity.npy"
-    } else {
-        "optim.bpk"
-    };
-    for f in ["model.bpk", optim_file, "metrics.csv", "ntk.csv"] {
-        let file = dir.join(f);
+    // Each file is read once: checked against its recorded SHA-256, then parsed from the
+    // same bytes (the tables here; the model and optimizer state by `load_*`, after this).
+    let mut verified = BTreeMap::new();
+    for f in checkpoint_files(&pointer.engine) {
         let Some(recorded) = pointer.files.get(f) else {
-            return bad(format!("records no checksum of {f}"));
+            return Err(untrusted(&path, &format!("records no checksum of {f}")));
         };
-        if file_sha256(&file)? != *recorded {
-            return Err(format!(
-                "{}: its SHA-256 differs from the one {} recorded: the file was changed or \
-                 damaged after the checkpoint was written; the checkpoint cannot be trusted \
-                 (start the run again in a new --out)",
-                file.display(),
-                path.display()
+        let file = dir.join(f);
+        let bytes =
+            std::fs::read(&file).map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
+        if provenance::sha256_hex(&bytes) != *recorded {
+            return Err(untrusted(
+                &file,
+                &format!(
+                    "its SHA-256 differs from the one {} recorded: the file was changed or \
+                     damaged after the checkpoint was written",
+                    path.display()
+                ),
             ));
         }
+        verified.insert(f, bytes);
     }
-    let rows: Vec<EpochMetrics> = read_csv(&dir.join("metrics.csv"))?;
-    let ntk_rows = read_csv(&dir.join("ntk.csv"))?;
+    let name = |f: &str| dir.join(f).display().to_string();
+    let rows: Vec<EpochMetrics> = parse_csv(&verified["metrics.csv"], &name("metrics.csv"))?;
+    let ntk_rows = parse_csv(&verified["ntk.csv"], &name("ntk.csv"))?;
     let epochs_in_order = rows.iter().enumerate().all(|(i, r)| r.epoch == i + 1);
     let last = rows.last().map_or((0, 0), |r| (r.epoch, r.iteration));
     if !epochs_in_order || last != (pointer.epoch, pointer.iteration) {
-        return bad(format!(
-            "epoch {} iteration {} disagree with its metrics.csv ({} rows, last epoch {} \
-             iteration {})",
-            pointer.epoch,
-            pointer.iteration,
-            rows.len(),
-            last.0,
-            last.1
+        return Err(untrusted(
+            &path,
+            &format!(
+                "epoch {} iteration {} disagree with its metrics.csv ({} rows, last epoch {} \
+                 iteration {})",
+                pointer.epoch,
+                pointer.iteration,
+                rows.len(),
+                last.0,
+                last.1
+            ),
         ));
     }
     Ok(Some(Loaded {

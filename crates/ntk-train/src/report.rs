@@ -79,12 +79,10 @@ pub fn read_run(dir: &Path, id: String) -> Result<RunRecord, String> {
 
 /// The provenance a run's checkpoint pointer records (a run without a summary yet).
 fn checkpoint_provenance(dir: &Path) -> Option<Provenance> {
-    #[derive(serde::Deserialize)]
-    struct Only {
-        provenance: Option<Provenance>,
-    }
     let text = std::fs::read_to_string(dir.join("checkpoint.json")).ok()?;
-    serde_json::from_str::<Only>(&text).ok()?.provenance
+    serde_json::from_str::<crate::checkpoint::Pointer>(&text)
+        .ok()?
+        .provenance
 }
 
 /// Every run under `out`: `out` itself when it is a run directory, else `out/runs/*`.

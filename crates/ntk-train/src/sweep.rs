@@ -201,19 +201,9 @@ pub fn run_state(dir: &Path, now: &Provenance) -> RunState {
     }
 }
 
-/// The files a run writes in its directory (what `recompute` removes).
-const RUN_FILES: [&str; 6] = [
-    "summary.json",
-    "config.toml",
-    "metrics.csv",
-    "ntk.csv",
-    "checkpoint.json",
-    "checkpoints",
-];
-
 /// Removes a stale run's files so that it trains again from scratch.
 fn clear_run(dir: &Path) -> Result<(), String> {
-    for name in RUN_FILES {
+    for name in train::RUN_FILES {
         let p = dir.join(name);
         let r = if p.is_dir() {
             std::fs::remove_dir_all(&p)

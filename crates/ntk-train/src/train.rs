@@ -80,6 +80,17 @@ impl TrainSummary {
     }
 }
 
+/// What a run writes in its directory (`checkpoints` is a directory): what `recompute`
+/// removes, and whose half-written leftovers a new start cleans.
+pub const RUN_FILES: [&str; 6] = [
+    "summary.json",
+    "config.toml",
+    "metrics.csv",
+    "ntk.csv",
+    "checkpoint.json",
+    "checkpoints",
+];
+
 /// The training set and the test set, loaded once per sweep.
 pub struct Data {
     pub train: Inputs,
@@ -242,10 +253,7 @@ pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Prov
 /// parameters with their gradients, momentum and autodiff copies, a batch's activations,
 /// and the NTK tracking's kernel and gradient rows. `d` is the data's input dimension.
 pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> Result<Estimate, String> {
-    let elem = match cfg.train.precision {
-        ntk_probe::backend::Precision::F32 => 4.0,
-        ntk_probe::backend::Precision::F64 => 8.0,
-    };
+    let elem = cfg.train.precision.dtype().size() as f64;
     let batch = cfg.train.batch_size as f64;
     let (params, activations) = match cfg.spec()? {
         crate::model::ModelSpec::Mlp(m) => {
@@ -259,12 +267,8 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> Result<Estimate, String> 
         ),
     };
     let mut e = Estimate::default();
-    let test = if cfg.train.test_n > 0 {
-        cfg.train.test_n
-    } else {
-        0
-    };
-    e.add("the data", (cfg.data.n + test) as f64 * d as f64, 8.0);
+    let samples = cfg.data.n as f64 + cfg.train.test_n as f64;
+    e.add("the data", samples * d as f64, 8.0);
     e.add("parameters, gradients and momentum", 4.0 * params, elem);
     e.add("a batch's activations", activations, elem);
     if let Some(k) = &cfg.ntk {
@@ -374,16 +378,7 @@ pub fn train(
     let text = run_config_text(cfg);
     let prov = run_provenance(cfg, data, compute);
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    ntk_probe::outset::clean_dir(out, None, &|f: &str| {
-        [
-            "summary.json",
-            "config.toml",
-            "metrics.csv",
-            "ntk.csv",
-            "checkpoint.json",
-        ]
-        .contains(&f)
-    });
+    ntk_probe::outset::clean_dir(out, None, &|f: &str| RUN_FILES.contains(&f));
     ntk_probe::outset::clean_tree(&out.join("checkpoints"));
     let summary_path = out.join("summary.json");
     let found = checkpoint::find(out)?;
