@@ -4,9 +4,14 @@ machine: an MLP 784-512x10-10 (ReLU, NTK parameterization as the official code: 
 scaled by sqrt(2 / fan_in) after its matrix product), cross-entropy, SGD with momentum 0.9,
 batch 500, random inputs in [-1, 1]. The loss is read every step (as our loop does).
 
-    python3 experiments/train_bench/pytorch_step.py [--device cpu|cuda] [--threads 2]
+    python3 experiments/train_bench/pytorch_step.py [--device cpu|cuda] [--threads 2] [--json]
+
+`--json` also prints one JSON line (the fields of `ntk-train bench`'s, backend
+"pytorch-" + device). On CUDA the matrix products are IEEE f32 (PyTorch's default for
+matmuls; no TF32).
 """
 import argparse
+import json
 import math
 import time
 
@@ -41,6 +46,7 @@ def main():
     p.add_argument("--depth", type=int, default=10)
     p.add_argument("--batch", type=int, default=500)
     p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--json", action="store_true", help="also print one JSON line")
     a = p.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
@@ -58,11 +64,17 @@ def main():
         opt.step()
         return loss.item()
 
+    def sync():
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+
     for _ in range(2):
         step()
+    sync()
     t = time.perf_counter()
     for _ in range(a.steps):
-        step()
+        last = step()
+    sync()
     s = (time.perf_counter() - t) / a.steps
     sizes = [a.input_dim] + [a.width] * a.depth + [10]
     macs = sum(u * v for u, v in zip(sizes[:-1], sizes[1:]))
@@ -71,6 +83,24 @@ def main():
         f"pytorch {torch.__version__} {a.device} threads {torch.get_num_threads()}: "
         f"{s:.4f} s/step, {a.batch / s:.0f} samples/s, {flops / s / 1e9:.1f} GFLOP/s"
     )
+    if a.json:
+        print(json.dumps({
+            "model": f"mlp {'-'.join(map(str, sizes))} relu",
+            "backend": "pytorch-" + dev.type,
+            "device_name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
+            "torch": torch.__version__,
+            "precision": "f32",
+            "engine": "eager",
+            "threads": torch.get_num_threads(),
+            "input_dim": a.input_dim,
+            "batch": a.batch,
+            "steps": a.steps,
+            "seconds_per_step": s,
+            "samples_per_second": a.batch / s,
+            "gflop_per_step": flops / 1e9,
+            "gflops": flops / s / 1e9,
+            "last_loss": last,
+        }), flush=True)
 
 
 if __name__ == "__main__":

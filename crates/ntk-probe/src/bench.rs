@@ -13,8 +13,11 @@ use std::time::Instant;
 use ntk_model::{ActivationKind, Mlp, MlpConfig};
 use serde::Serialize;
 
+use burn::tensor::Tensor;
+
 use crate::backend::{Compute, Precision};
-use crate::config::Method;
+use crate::config::{Eigen, Method};
+use crate::extreme;
 use crate::inputs::Inputs;
 use crate::kernel::OutputMode;
 use crate::run;
@@ -62,14 +65,32 @@ pub struct BenchRow {
     pub backend: String,
     pub engine: String,
     pub gflop: f64,
-    /// Best of the repeats.
+    /// Forming the kernel, best of the repeats (synchronized with the device).
     pub seconds: f64,
     pub gflops_per_s: f64,
-    pub floor_seconds: f64,
+    /// Seconds at this CPU's peak ([`peak_gflops`]); `null` on GPU backends.
+    pub floor_seconds: Option<f64>,
+    /// `full` (host eigensolver, every eigenvalue) or `extreme` (on the device).
+    pub eigen: String,
     pub eigen_seconds: f64,
+    pub lambda_min: f64,
+    pub lambda_max: f64,
+    /// `null` when the kernel is numerically singular.
+    pub kappa: Option<f64>,
+    pub singular: bool,
 }
 
-/// Times the structured NTK (best of `repeats`, after one warm-up) and the eigensolver.
+/// The conditioning numbers of a benchmarked kernel.
+struct Conditioning {
+    lambda_min: f64,
+    lambda_max: f64,
+    kappa: f64,
+    singular: bool,
+}
+
+/// Times the structured NTK (best of `repeats`, after one warm-up) and its eigenvalues:
+/// `Full` on the host (the kernel read back), `Extreme` on the compute device, where a GPU
+/// backend's kernel then stays (formed whole by [`structured::ntk_tensor`]).
 pub fn bench_one(
     compute: &Compute,
     n: usize,
@@ -77,44 +98,101 @@ pub fn bench_one(
     width: usize,
     depth: usize,
     repeats: usize,
-) -> BenchRow {
+    eigen: Eigen,
+) -> Result<BenchRow, String> {
     let cfg = MlpConfig::new(d, width, depth, ActivationKind::Relu).with_seed(1);
     let mlp = Mlp::new(&cfg, &compute.device, compute.dtype()).expect("valid bench config");
     let samples = ntk_data::gaussian(n, d, 0);
     let inputs = Inputs::from_samples(&samples, "synthetic".into());
-    let kernel_once = || {
+    let on_device = eigen == Eigen::Extreme && !run::on_host(compute);
+    let eps = compute.precision.epsilon();
+    // The device-resident kernel (synchronized), or the kernel as the probe computes it.
+    let device_once = || -> Result<Tensor<2>, String> {
+        let t = structured::ntk_tensor(&mlp, run::to_tensor(&inputs, compute), OutputMode::Sum)?;
+        compute.device.sync().map_err(|e| format!("{e:?}"))?;
+        Ok(t)
+    };
+    let host_once = || {
         run::compute_kernel(&mlp, &inputs, compute, Method::Structured, OutputMode::Sum)
             .expect("a dense network has a structured kernel")
     };
-    let mut result = kernel_once();
     let mut best = f64::INFINITY;
-    for _ in 0..repeats {
-        let t = Instant::now();
-        result = kernel_once();
-        best = best.min(t.elapsed().as_secs_f64());
-    }
-    let t = Instant::now();
-    let _ = spectrum::spectrum(&result.kernel, compute.precision.epsilon());
-    let eigen_seconds = t.elapsed().as_secs_f64();
-    // The host engine computes exactly the lower triangle; the device engine the staircase.
-    let fraction = if result.engine == "host" {
-        (n * (n + 1) / 2) as f64 / (n * n) as f64
+    let (cond, eigen_seconds, engine, fraction) = if on_device {
+        let mut t = device_once()?;
+        for _ in 0..repeats {
+            let s = Instant::now();
+            t = device_once()?;
+            best = best.min(s.elapsed().as_secs_f64());
+        }
+        let s = Instant::now();
+        let c = Conditioning::from(&extreme::on_device(t, eps)?);
+        // The whole n x n is formed.
+        (c, s.elapsed().as_secs_f64(), "device".to_string(), 1.0)
     } else {
-        staircase_fraction(n, structured::block_rows(n))
+        let mut result = host_once();
+        for _ in 0..repeats {
+            let s = Instant::now();
+            result = host_once();
+            best = best.min(s.elapsed().as_secs_f64());
+        }
+        let s = Instant::now();
+        let c = match eigen {
+            Eigen::Full => {
+                let sp = spectrum::spectrum(&result.kernel, eps)?;
+                Conditioning {
+                    lambda_min: sp.lambda_min,
+                    lambda_max: sp.lambda_max,
+                    kappa: sp.kappa,
+                    singular: sp.singular,
+                }
+            }
+            Eigen::Extreme => {
+                Conditioning::from(&extreme::of_kernel(&result.kernel, &compute.device, eps)?)
+            }
+        };
+        // The host engine computes exactly the lower triangle; the device engine the
+        // staircase.
+        let fraction = if result.engine == "host" {
+            (n * (n + 1) / 2) as f64 / (n * n) as f64
+        } else {
+            staircase_fraction(n, structured::block_rows(n))
+        };
+        (
+            c,
+            s.elapsed().as_secs_f64(),
+            result.engine.to_string(),
+            fraction,
+        )
     };
     let gflop = structured_flops(n, d, width, depth, fraction) / 1e9;
-    BenchRow {
+    Ok(BenchRow {
         n,
         d,
         width,
         depth,
         precision: compute.precision.to_string(),
         backend: compute.backend.to_string(),
-        engine: result.engine.to_string(),
+        engine,
         gflop,
         seconds: best,
         gflops_per_s: gflop / best,
-        floor_seconds: gflop / peak_gflops(compute.precision),
+        floor_seconds: run::on_host(compute).then(|| gflop / peak_gflops(compute.precision)),
+        eigen: eigen.name().to_string(),
         eigen_seconds,
+        lambda_min: cond.lambda_min,
+        lambda_max: cond.lambda_max,
+        kappa: (!cond.singular).then_some(cond.kappa),
+        singular: cond.singular,
+    })
+}
+
+impl From<&extreme::Extreme> for Conditioning {
+    fn from(e: &extreme::Extreme) -> Self {
+        Self {
+            lambda_min: e.lambda_min,
+            lambda_max: e.lambda_max,
+            kappa: e.kappa,
+            singular: e.singular,
+        }
     }
 }

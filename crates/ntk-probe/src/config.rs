@@ -119,6 +119,37 @@ pub enum Method {
     Theory,
 }
 
+/// Which eigenvalues of the kernel are computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Eigen {
+    /// Every eigenvalue, by the host's symmetric eigensolver (LAPACK or faer): the exact
+    /// numerical rank, `eigenvalues.npy` holds the spectrum.
+    #[default]
+    Full,
+    /// `lambda_min` and `lambda_max` only, on the compute device (`crate::extreme`: blocked
+    /// Cholesky and Lanczos, `n^3 / 3` against `~4 n^3 / 3`); a singular kernel's rank is a
+    /// lower bound; `eigenvalues.npy` holds `[lambda_min, lambda_max]`. The whole-set
+    /// protocol only (the blocks of the official protocol are small: full spectra).
+    Extreme,
+}
+
+impl Eigen {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "full" => Some(Self::Full),
+            "extreme" => Some(Self::Extreme),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Full => "full",
+            Self::Extreme => "extreme",
+        }
+    }
+}
+
 fn default_block_size() -> usize {
     512
 }
@@ -137,6 +168,10 @@ pub struct ProbeSection {
     pub output: OutputMode,
     #[serde(default)]
     pub method: Method,
+    /// `full` (default): every eigenvalue on the host; `extreme`: `lambda_min`,
+    /// `lambda_max` and kappa on the compute device.
+    #[serde(default)]
+    pub eigen: Eigen,
     /// Backend name when several are built in (also `--device`, `BURN_DEVICE`).
     #[serde(default)]
     pub device: Option<String>,
@@ -157,6 +192,7 @@ impl Default for ProbeSection {
             block_size: default_block_size(),
             output: OutputMode::Sum,
             method: Method::Auto,
+            eigen: Eigen::Full,
             device: None,
             embedding_angles: false,
             pair: None,

@@ -9,6 +9,7 @@ pub mod bench;
 pub mod budget;
 pub mod cli;
 pub mod config;
+pub mod extreme;
 pub mod fig1;
 pub mod host;
 pub mod inputs;

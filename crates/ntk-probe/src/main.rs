@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use ntk_model::ActivationKind;
 use ntk_probe::backend::{self, Precision};
 use ntk_probe::bench;
-use ntk_probe::config::{Dataset, ProbeConfig, Protocol};
+use ntk_probe::config::{Dataset, Eigen, ProbeConfig, Protocol};
 use ntk_probe::inputs;
 use ntk_probe::kernel::OutputMode;
 use ntk_probe::run::{self, Summary};
@@ -191,6 +191,10 @@ struct BenchArgs {
     repeats: usize,
     #[arg(long)]
     device: Option<String>,
+    /// `full`: every eigenvalue on the host; `extreme`: lambda_min, lambda_max and kappa
+    /// on the compute device (the kernel stays there on GPU backends).
+    #[arg(long, default_value = "full")]
+    eigen: String,
     /// Also write the rows as JSON here.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -349,6 +353,8 @@ fn ntk(args: NtkArgs) -> Result<(), String> {
 }
 
 fn bench_cmd(args: BenchArgs) -> Result<(), String> {
+    let eigen = Eigen::parse(&args.eigen)
+        .ok_or_else(|| format!("--eigen {}: expected full or extreme", args.eigen))?;
     let mut rows = Vec::new();
     println!(
         "host linear algebra: {} (engine host: the structured NTK's GEMMs and the \
@@ -356,7 +362,7 @@ fn bench_cmd(args: BenchArgs) -> Result<(), String> {
         ntk_probe::linalg::BACKEND
     );
     println!(
-        "{:>5} {:>4} {:>5} {:>5} {:>4} {:>8} {:>6} {:>8} {:>9} {:>8} {:>8} {:>9}",
+        "{:>6} {:>4} {:>5} {:>5} {:>4} {:>8} {:>6} {:>8} {:>9} {:>8} {:>8} {:>8} {:>9} {:>10}",
         "n",
         "d",
         "width",
@@ -368,7 +374,9 @@ fn bench_cmd(args: BenchArgs) -> Result<(), String> {
         "seconds",
         "GFLOP/s",
         "floor s",
-        "eigen s"
+        "eigen",
+        "eigen s",
+        "kappa"
     );
     for p in &args.precisions {
         let precision =
@@ -382,9 +390,10 @@ fn bench_cmd(args: BenchArgs) -> Result<(), String> {
                 args.width,
                 depth,
                 args.repeats,
-            );
+                eigen,
+            )?;
             println!(
-                "{:>5} {:>4} {:>5} {:>5} {:>4} {:>8} {:>6} {:>8.2} {:>9.3} {:>8.1} {:>8.3} {:>9.3}",
+                "{:>6} {:>4} {:>5} {:>5} {:>4} {:>8} {:>6} {:>8.2} {:>9.3} {:>8.1} {:>8} {:>8} {:>9.3} {:>10}",
                 r.n,
                 r.d,
                 r.width,
@@ -395,8 +404,10 @@ fn bench_cmd(args: BenchArgs) -> Result<(), String> {
                 r.gflop,
                 r.seconds,
                 r.gflops_per_s,
-                r.floor_seconds,
-                r.eigen_seconds
+                r.floor_seconds.map_or("-".into(), |f| format!("{f:.3}")),
+                r.eigen,
+                r.eigen_seconds,
+                r.kappa.map_or("singular".into(), |k| format!("{k:.4e}"))
             );
             rows.push(r);
         }

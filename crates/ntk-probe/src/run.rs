@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::angles::{self, MinAngle};
 use crate::backend::{Compute, Precision};
 use crate::budget::{self, Estimate};
-use crate::config::{Method, NetConfig, ProbeConfig, Protocol};
+use crate::config::{Eigen, Method, NetConfig, ProbeConfig, Protocol};
 use crate::host;
 use crate::inputs::Inputs;
 use crate::jacobian;
@@ -32,7 +32,13 @@ pub struct Summary {
     pub lambda_max: f64,
     pub kappa: Option<f64>,
     pub singular: bool,
+    /// The numerical rank; with `eigen = "extreme"` a singular kernel's rank is a lower
+    /// bound ([`crate::extreme`]).
     pub rank: usize,
+    /// `full` (every eigenvalue, host) or `extreme` (lambda_min and lambda_max on the
+    /// compute device); `full` in summaries written before the choice existed.
+    #[serde(default = "full_eigen")]
+    pub eigen: String,
     pub min_grad_angle_deg: Option<f64>,
     pub min_grad_angle_pair: Option<[usize; 2]>,
     pub gram_kappa: Option<f64>,
@@ -75,6 +81,10 @@ pub struct Summary {
     /// ([`crate::provenance`]); absent in summaries written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
+}
+
+fn full_eigen() -> String {
+    "full".into()
 }
 
 /// The file names of one probe's output set (`ntk --out DIR`).
@@ -138,6 +148,10 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> Result<Estimate, String> 
     e.add("parameters", params, elem);
     e.add("the kernel", size * size, 8.0);
     match cfg.probe.protocol {
+        // The kernel on the device, its Schur complement, the factor and one product.
+        Protocol::Whole if cfg.probe.eigen == Eigen::Extreme => {
+            e.add("the Cholesky factorization", 3.5 * size * size, 8.0)
+        }
         Protocol::Whole => e.add("the eigensolver's workspace", 3.0 * size * size, 8.0),
         Protocol::Blocks => {
             let b = (cfg.probe.block_size as f64).min(n) * (size / n);
@@ -216,7 +230,8 @@ pub struct KernelResult {
     pub engine: &'static str,
 }
 
-fn to_tensor(inputs: &Inputs, compute: &Compute) -> Tensor<2> {
+/// The inputs as an `n x d` tensor on the compute device, in its precision.
+pub fn to_tensor(inputs: &Inputs, compute: &Compute) -> Tensor<2> {
     Tensor::from_data(
         TensorData::new(inputs.x.clone(), [inputs.n, inputs.d]),
         (&compute.device, compute.dtype()),
@@ -224,7 +239,7 @@ fn to_tensor(inputs: &Inputs, compute: &Compute) -> Tensor<2> {
 }
 
 /// True for the CPU backends, whose structured kernel runs in [`crate::host`].
-fn on_host(compute: &Compute) -> bool {
+pub fn on_host(compute: &Compute) -> bool {
     matches!(compute.backend, "flex" | "ndarray")
 }
 
@@ -636,6 +651,11 @@ pub fn summarize(
     let phase = Phase::start("eigenvalues");
     let eps = compute.precision.epsilon();
     let (spec, eigen_out, blocks) = match protocol {
+        Protocol::Whole if cfg.probe.eigen == Eigen::Extreme => {
+            let e = crate::extreme::of_kernel(kernel, &compute.device, eps)?;
+            let ev = vec![e.lambda_min, e.lambda_max];
+            (SpectrumSummary::from(&e), ev, None)
+        }
         Protocol::Whole => {
             let s = spectrum::spectrum(kernel, eps)?;
             let ev = s.eigenvalues.clone();
@@ -690,6 +710,10 @@ pub fn summarize(
         kappa: spec.kappa,
         singular: spec.singular,
         rank: spec.rank,
+        eigen: match protocol {
+            Protocol::Whole => cfg.probe.eigen.name().to_string(),
+            Protocol::Blocks => "full".into(),
+        },
         min_grad_angle_deg: min_angle.map(|a| a.deg),
         min_grad_angle_pair: min_angle.map(|a| [a.i, a.j]),
         gram_kappa: (!gram_spec.singular).then_some(gram_spec.kappa),
@@ -731,6 +755,18 @@ struct SpectrumSummary {
     kappa: Option<f64>,
     singular: bool,
     rank: usize,
+}
+
+impl From<&crate::extreme::Extreme> for SpectrumSummary {
+    fn from(e: &crate::extreme::Extreme) -> Self {
+        Self {
+            lambda_min: e.lambda_min,
+            lambda_max: e.lambda_max,
+            kappa: (!e.singular).then_some(e.kappa),
+            singular: e.singular,
+            rank: e.rank_lower_bound,
+        }
+    }
 }
 
 impl From<&Spectrum> for SpectrumSummary {

@@ -100,50 +100,81 @@ pub fn block_rows(n: usize) -> usize {
 /// `K` for the selected outputs, summed over them (`Sum`, `Single`) or kept apart (`Full`).
 pub fn ntk(mlp: &Mlp, x: Tensor<2>, mode: OutputMode) -> Kernel {
     let k = mlp.config().output_dim;
-    let outputs: Vec<usize> = match mode {
-        OutputMode::Single(o) => vec![o],
-        OutputMode::Sum | OutputMode::Full => (0..k).collect(),
-    };
-    let f = factors(mlp, x, &outputs);
     match mode {
         OutputMode::Sum | OutputMode::Single(_) => {
-            // Summing over outputs = one Gram of the outputs' signals side by side.
-            let deltas: Vec<Tensor<2>> = (0..mlp.depth())
-                .map(|l| Tensor::cat(f.deltas.iter().map(|d| d[l].clone()).collect(), 1))
-                .collect();
-            let copies = outputs.len() as f64;
+            let (f, deltas, copies) = summed_factors(mlp, x, mode);
             assemble(&f, &deltas, copies)
         }
-        OutputMode::Full => full(&f, k),
+        OutputMode::Full => full(&factors(mlp, x, &(0..k).collect::<Vec<_>>()), k),
     }
 }
 
-/// `K = sum_l (beta_l^2 A A^T + b) .* (D D^T) + copies (beta_out^2 A_L A_L^T + b)`, in row
-/// blocks over the upper staircase, mirrored.
-fn assemble(f: &Factors, deltas: &[Tensor<2>], copies: f64) -> Kernel {
-    let n = f.inputs[0].dims()[0];
+/// The `n x n` kernel (`Sum` or `Single`) as one tensor on the compute device, for work that
+/// stays there ([`crate::extreme`]); `Full` is refused (its `(n k) x (n k)` kernel is
+/// assembled on the host by [`ntk`]).
+pub fn ntk_tensor(mlp: &Mlp, x: Tensor<2>, mode: OutputMode) -> Result<Tensor<2>, String> {
+    if mode == OutputMode::Full {
+        return Err("the device-resident kernel covers output = sum or an index".into());
+    }
+    let n = x.dims()[0];
+    let (f, deltas, copies) = summed_factors(mlp, x, mode);
+    Ok(block_sum(&f, &deltas, copies, 0, n, n))
+}
+
+/// The factors of `Sum` or `Single`: summing over outputs is one Gram of the outputs'
+/// signals side by side, counted `copies` times in the output-layer term.
+fn summed_factors(mlp: &Mlp, x: Tensor<2>, mode: OutputMode) -> (Factors, Vec<Tensor<2>>, f64) {
+    let outputs: Vec<usize> = match mode {
+        OutputMode::Single(o) => vec![o],
+        _ => (0..mlp.config().output_dim).collect(),
+    };
+    let f = factors(mlp, x, &outputs);
+    let deltas: Vec<Tensor<2>> = (0..mlp.depth())
+        .map(|l| Tensor::cat(f.deltas.iter().map(|d| d[l].clone()).collect(), 1))
+        .collect();
+    (f, deltas, outputs.len() as f64)
+}
+
+/// Rows `start..start + rows`, columns `start..start + cols` of
+/// `K = sum_l (beta_l^2 A A^T + b) .* (D D^T) + copies (beta_out^2 A_L A_L^T + b)`.
+fn block_sum(
+    f: &Factors,
+    deltas: &[Tensor<2>],
+    copies: f64,
+    start: usize,
+    rows: usize,
+    cols: usize,
+) -> Tensor<2> {
     let depth = deltas.len();
     let bias = if f.bias { 1.0 } else { 0.0 };
+    let gram = |m: &Tensor<2>| {
+        m.clone()
+            .narrow(0, start, rows)
+            .matmul(m.clone().narrow(0, start, cols).transpose())
+    };
+    let mut acc = gram(&f.inputs[depth]).mul_scalar(copies * f.beta_out * f.beta_out);
+    if bias != 0.0 {
+        acc = acc.add_scalar(copies * bias);
+    }
+    for ((a, d), beta) in f.inputs.iter().zip(deltas).zip(&f.beta) {
+        let g = gram(a).mul_scalar(beta * beta);
+        let g = if bias != 0.0 { g.add_scalar(bias) } else { g };
+        acc = acc + g * gram(d);
+    }
+    acc
+}
+
+/// [`block_sum`] in row blocks over the upper staircase, mirrored into a host kernel.
+fn assemble(f: &Factors, deltas: &[Tensor<2>], copies: f64) -> Kernel {
+    let n = f.inputs[0].dims()[0];
     let mut kernel = Kernel::zeros(n);
     let block = block_rows(n);
     for start in (0..n).step_by(block) {
         let rows = block.min(n - start);
         let cols = n - start;
-        let gram = |m: &Tensor<2>| {
-            m.clone()
-                .narrow(0, start, rows)
-                .matmul(m.clone().narrow(0, start, cols).transpose())
-        };
-        let mut acc = gram(&f.inputs[depth]).mul_scalar(copies * f.beta_out * f.beta_out);
-        if bias != 0.0 {
-            acc = acc.add_scalar(copies * bias);
-        }
-        for ((a, d), beta) in f.inputs.iter().zip(deltas).zip(&f.beta) {
-            let g = gram(a).mul_scalar(beta * beta);
-            let g = if bias != 0.0 { g.add_scalar(bias) } else { g };
-            acc = acc + g * gram(d);
-        }
-        let values: Vec<f64> = acc.try_into_vec_as().expect("reading the kernel block");
+        let values: Vec<f64> = block_sum(f, deltas, copies, start, rows, cols)
+            .try_into_vec_as()
+            .expect("reading the kernel block");
         for r in 0..rows {
             let i = start + r;
             for c in 0..cols {

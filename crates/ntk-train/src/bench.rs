@@ -41,8 +41,9 @@ pub struct Throughput {
     pub samples_per_second: f64,
     pub gflop_per_step: f64,
     pub gflops: f64,
-    /// Seconds per step at the machine's peak (`peak_gflops`).
-    pub floor_seconds_per_step: f64,
+    /// Seconds per step at this CPU's peak (`peak_gflops`); `null` on GPU backends, whose
+    /// peak this tool does not know.
+    pub floor_seconds_per_step: Option<f64>,
 }
 
 /// FLOPs of one SGD step (forward and backward) of the MLP on `batch` samples.
@@ -136,7 +137,7 @@ pub fn step(
         samples_per_second: batch as f64 / seconds,
         gflop_per_step: flops / 1e9,
         gflops: flops / 1e9 / seconds,
-        floor_seconds_per_step: flops / 1e9 / peak_gflops,
+        floor_seconds_per_step: ntk_probe::run::on_host(compute).then(|| flops / 1e9 / peak_gflops),
     };
     if let Some(mut host) = crate::train::choose_engine(engine, &optim_cfg, &model, compute)? {
         let x: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();

@@ -400,7 +400,7 @@ fn main_inner(cli: Cli) -> Result<(), String> {
             let r = ntk_train::bench::step(&compute, &spec, engine, input_dim, batch, steps, peak)?;
             println!(
                 "{}, batch {}, {} {} ({} engine, host linear algebra {}): {:.4} s/step, {:.0} samples/s, {:.2} GFLOP/step, \
-                 {:.1} GFLOP/s (floor {:.4} s/step at {:.0} GFLOP/s peak)",
+                 {:.1} GFLOP/s ({})",
                 r.model,
                 r.batch,
                 r.backend,
@@ -411,8 +411,10 @@ fn main_inner(cli: Cli) -> Result<(), String> {
                 r.samples_per_second,
                 r.gflop_per_step,
                 r.gflops,
-                r.floor_seconds_per_step,
-                peak
+                r.floor_seconds_per_step
+                    .map_or("no floor: peak of this device unknown".into(), |f| {
+                        format!("floor {f:.4} s/step at {peak:.0} GFLOP/s peak")
+                    })
             );
             println!("{}", serde_json::to_string(&r).expect("serializes"));
             Ok(())

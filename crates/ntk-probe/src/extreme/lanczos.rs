@@ -1,0 +1,147 @@
+//! Lanczos with full reorthogonalization: the largest eigenvalue of a symmetric operator
+//! known only by its product with a vector.
+//!
+//! After `j` steps from a random unit vector, `A V_j = V_j T_j + beta_j v_{j+1} e_j^T`
+//! (Paige), `T_j` tridiagonal with `alpha_i = v_i^T A v_i` on its diagonal and `beta_i` off
+//! it. Every new vector is orthogonalized against the whole basis, twice ("twice is
+//! enough", Giraud et al. 2005), so `V_j` stays orthonormal in floating point. The
+//! eigenvalues of `T_j` (Ritz values) interlace with `A`'s (Cauchy): the largest, `theta`,
+//! is at most `lambda_max(A)`, and the `i`-th largest at most `A`'s `i`-th largest. The
+//! residual of its Ritz vector is `||A y - theta y|| = |beta_j s_j|` (`s_j` the last
+//! component of `theta`'s eigenvector of `T_j`): some eigenvalue of `A` lies within it of
+//! `theta`, and within `residual^2 / gap` once `theta` is separated from the rest.
+//!
+//! The basis and the products stay on the device; `alpha` and `beta` are read back every
+//! [`CHECK_EVERY`] steps to test convergence (the one synchronization).
+
+use burn::tensor::{DType, Device, Tensor, TensorData};
+use faer::{Mat, Side};
+use rand::SeedableRng;
+use rand_distr::{Distribution, StandardNormal};
+
+/// Steps between convergence checks.
+pub const CHECK_EVERY: usize = 8;
+
+/// The largest Ritz value and how far to trust it.
+#[derive(Clone, Debug)]
+pub struct Ritz {
+    /// The largest Ritz value: a lower bound on `lambda_max(A)`.
+    pub theta: f64,
+    /// `|beta_j s_j|`: an eigenvalue of `A` lies within this of `theta`.
+    pub residual: f64,
+    /// All Ritz values, ascending (the `i`-th largest bounds `A`'s `i`-th largest below).
+    pub values: Vec<f64>,
+    pub steps: usize,
+    /// The residual met the tolerance, or the Krylov space became invariant (the Ritz
+    /// values are then eigenvalues).
+    pub converged: bool,
+}
+
+/// Runs Lanczos on `apply` (the product `A v` for `v` of shape `n x 1`) from a seeded random
+/// start until the largest Ritz value's residual is at most `tolerance(theta)`, the Krylov
+/// space is invariant, or `max_steps` steps.
+pub fn largest(
+    apply: &mut dyn FnMut(Tensor<2>) -> Tensor<2>,
+    n: usize,
+    device: &Device,
+    dtype: DType,
+    max_steps: usize,
+    seed: u64,
+    tolerance: &dyn Fn(f64) -> f64,
+) -> Result<Ritz, String> {
+    let max_steps = max_steps.clamp(1, n);
+    let mut v = start_vector(n, seed, device, dtype);
+    let mut basis = v.clone();
+    let (mut alphas, mut betas) = (Vec::new(), Vec::new());
+    for step in 1..=max_steps {
+        let mut w = apply(v.clone());
+        alphas.push(v.clone().transpose().matmul(w.clone()));
+        for _ in 0..2 {
+            let c = basis.clone().transpose().matmul(w.clone());
+            w = w - basis.clone().matmul(c);
+        }
+        let beta = w.clone().powi_scalar(2).sum().sqrt().reshape([1, 1]);
+        betas.push(beta.clone());
+        if step % CHECK_EVERY == 0 || step == max_steps {
+            let ritz = ritz(&alphas, &betas, n, dtype, tolerance)?;
+            if ritz.converged || step == max_steps {
+                return Ok(ritz);
+            }
+        }
+        v = w / beta;
+        basis = Tensor::cat(vec![basis, v.clone()], 1);
+    }
+    unreachable!("the loop returns at its last step")
+}
+
+/// A unit vector with independent standard normal entries (seeded), so that no eigenvector
+/// is missed but with probability zero.
+fn start_vector(n: usize, seed: u64, device: &Device, dtype: DType) -> Tensor<2> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut x: Vec<f64> = (0..n).map(|_| StandardNormal.sample(&mut rng)).collect();
+    let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+    x.iter_mut().for_each(|v| *v /= norm);
+    Tensor::from_data(TensorData::new(x, [n, 1]), (device, dtype))
+}
+
+/// Reads `alpha`, `beta`, cuts `T` at the first numerically vanishing (or non-finite)
+/// `beta` (an invariant Krylov space: the steps after it are not Lanczos steps), and
+/// returns its Ritz values and the largest one's residual.
+fn ritz(
+    alphas: &[Tensor<2>],
+    betas: &[Tensor<2>],
+    n: usize,
+    dtype: DType,
+    tolerance: &dyn Fn(f64) -> f64,
+) -> Result<Ritz, String> {
+    let read = |t: &[Tensor<2>]| -> Result<Vec<f64>, String> {
+        Tensor::cat(t.to_vec(), 0)
+            .try_into_vec_as::<f64>()
+            .map_err(|e| format!("reading the Lanczos coefficients: {e:?}"))
+    };
+    let (alpha, beta) = (read(alphas)?, read(betas)?);
+    let eps = match dtype {
+        DType::F64 => f64::EPSILON,
+        _ => f32::EPSILON as f64,
+    };
+    let scale = alpha
+        .iter()
+        .filter(|a| a.is_finite())
+        .fold(0.0f64, |m, a| m.max(a.abs()));
+    let vanishing = |b: f64| !b.is_finite() || b <= (n as f64).sqrt() * eps * scale;
+    let (steps, invariant) = match beta.iter().position(|&b| vanishing(b)) {
+        Some(i) => (i + 1, true),
+        None => (alpha.len(), alpha.len() == n),
+    };
+    if alpha[..steps].iter().any(|a| !a.is_finite()) {
+        return Err("Lanczos: the operator produced non-finite values".into());
+    }
+    let t = Mat::<f64>::from_fn(steps, steps, |i, j| {
+        if i == j {
+            alpha[i]
+        } else if i == j + 1 {
+            beta[j]
+        } else if j == i + 1 {
+            beta[i]
+        } else {
+            0.0
+        }
+    });
+    let eig = t
+        .self_adjoint_eigen(Side::Lower)
+        .map_err(|e| format!("Lanczos: tridiagonal eigensolver: {e:?}"))?;
+    let values: Vec<f64> = (0..steps).map(|i| eig.S()[i]).collect();
+    let theta = values[steps - 1];
+    let residual = if invariant {
+        0.0
+    } else {
+        (beta[steps - 1] * eig.U()[(steps - 1, steps - 1)]).abs()
+    };
+    Ok(Ritz {
+        theta,
+        residual,
+        values,
+        steps,
+        converged: invariant || residual <= tolerance(theta),
+    })
+}

@@ -1,0 +1,230 @@
+//! `lambda_min`, `lambda_max` and `kappa` of a kernel on its own device, without the full
+//! spectrum: Lanczos on `K` for `lambda_max`, a blocked Cholesky factorization and Lanczos
+//! on `K^{-1}` for `lambda_min` (`lambda_max(K^{-1}) = 1 / lambda_min(K)`).
+//!
+//! Cost: the factorization's `n^3 / 3` multiply-adds (as device matrix products, see
+//! [`cholesky`]) against the full eigensolver's `~4 n^3 / 3` (half of it memory-bound
+//! reduction to tridiagonal form); each Lanczos step is `n^2` more (a product with `K`, or
+//! two triangular solves). Written in Burn tensor operations, so the same code runs on
+//! wgpu, cuda and the CPU backends.
+//!
+//! Singularity follows [`crate::spectrum`]: a kernel built with unit roundoff `eps` is
+//! singular when `lambda_min <= tau = n eps lambda_max`. When the Cholesky factorization of
+//! `K` itself breaks down (a pivot that is not positive: `K` is not numerically positive
+//! definite), `K + s I` is factored instead (`s = tau`, then `16 tau`, `256 tau`): the
+//! shift moves every eigenvalue by exactly `s`, so `lambda_min = 1 / theta - s`, and the
+//! kernel is reported singular. Its rank is then bounded below by the number of Ritz
+//! values of `K` above `tau` (interlacing), not counted exactly: the full spectrum
+//! ([`crate::spectrum::spectrum`]) gives the exact numerical rank.
+
+pub mod cholesky;
+pub mod lanczos;
+
+use burn::tensor::{DType, Device, Tensor, TensorData};
+use serde::Serialize;
+
+use crate::kernel::Kernel;
+
+/// The extreme eigenvalues of a kernel and what they say about conditioning.
+#[derive(Clone, Debug, Serialize)]
+pub struct Extreme {
+    pub lambda_min: f64,
+    pub lambda_max: f64,
+    /// `lambda_max / lambda_min`, or infinite when the kernel is numerically singular.
+    pub kappa: f64,
+    pub singular: bool,
+    /// `n` for a regular kernel; for a singular one a lower bound (Ritz values above
+    /// `tolerance`).
+    pub rank_lower_bound: usize,
+    /// `tau = n eps lambda_max`.
+    pub tolerance: f64,
+    /// The diagonal shift of the factorization that succeeded (0: `K` itself).
+    pub shift: f64,
+    /// Lanczos steps for `lambda_max` and for `lambda_min`.
+    pub steps: [usize; 2],
+    /// Residual bounds of the two Ritz values, relative to them.
+    pub relative_residuals: [f64; 2],
+    /// Both Lanczos runs met their tolerance (or reached an invariant subspace).
+    pub converged: bool,
+}
+
+/// How the extreme eigenvalues are computed.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Block width of the Cholesky factorization.
+    pub block: usize,
+    /// Lanczos steps at most, per run.
+    pub max_steps: usize,
+    /// Seed of the Lanczos start vectors.
+    pub seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            block: 256,
+            max_steps: 400,
+            seed: 0x5eed,
+        }
+    }
+}
+
+/// Relative residual a Ritz value must reach: `1e-10`, or what the precision of the
+/// operator allows (`64 eps` times the condition of the product: 1 for `K`, the current
+/// `kappa` estimate for `K^{-1}`).
+fn tolerance(eps: f64, condition: f64) -> f64 {
+    (64.0 * eps * condition).max(1e-10)
+}
+
+/// The extreme eigenvalues of the symmetric kernel `k` (on any device, in the dtype it
+/// carries, which is the precision of the solve); `kernel_epsilon` is the unit roundoff of
+/// the precision the kernel was *built* in (it sets `tau`).
+pub fn extreme(k: Tensor<2>, kernel_epsilon: f64, options: &Options) -> Result<Extreme, String> {
+    let [n, cols] = k.dims();
+    if n == 0 || n != cols {
+        return Err(format!(
+            "extreme eigenvalues: a square non-empty kernel, got {n} x {cols}"
+        ));
+    }
+    let device = k.device();
+    let dtype = k.dtype();
+    let eps = match dtype {
+        DType::F64 => f64::EPSILON,
+        _ => f64::from(f32::EPSILON),
+    };
+    let max_abs: f64 = k.clone().abs().max().into_scalar::<f64>();
+    if !max_abs.is_finite() {
+        return Err("the kernel has non-finite entries (overflow or NaN in the network)".into());
+    }
+    if max_abs == 0.0 {
+        return Ok(zero_kernel());
+    }
+    let top = {
+        let kk = k.clone();
+        let mut apply = move |v: Tensor<2>| kk.clone().matmul(v);
+        lanczos::largest(
+            &mut apply,
+            n,
+            &device,
+            dtype,
+            options.max_steps,
+            options.seed,
+            &|_| tolerance(eps, 1.0),
+        )?
+    };
+    let lambda_max = top.theta;
+    let tau = n as f64 * kernel_epsilon * lambda_max.abs();
+    let mut shifts = [0.0, tau, 16.0 * tau, 256.0 * tau].into_iter().peekable();
+    loop {
+        let shift = shifts.next().expect("the loop returns at the last shift");
+        let factor = match cholesky::factor(k.clone(), shift, options.block) {
+            Ok(f) => f,
+            Err(_) if shifts.peek().is_some() => continue,
+            Err(b) => {
+                return Err(format!(
+                    "the kernel is not positive semi-definite: the Cholesky factorization of \
+                     K + {shift:.3e} I (256 n eps lambda_max) breaks down at row {}",
+                    b.row
+                ));
+            }
+        };
+        let mut apply = |v: Tensor<2>| factor.solve(v);
+        let inverse = lanczos::largest(
+            &mut apply,
+            n,
+            &device,
+            dtype,
+            options.max_steps,
+            options.seed ^ 1,
+            &|theta| tolerance(eps, lambda_max * theta),
+        );
+        let inverse = match inverse {
+            Ok(r) if r.theta.is_finite() && r.theta > 0.0 => r,
+            // Tiny pivots of a numerically singular K overflow its inverse: shift.
+            _ if shifts.peek().is_some() => continue,
+            Ok(r) => {
+                return Err(format!(
+                    "Lanczos on (K + {shift:.3e} I)^-1 gave the Ritz value {}",
+                    r.theta
+                ));
+            }
+            Err(e) => return Err(e),
+        };
+        let lambda_min = 1.0 / inverse.theta - shift;
+        let singular = shift > 0.0 || lambda_min <= tau;
+        let rank_lower_bound = if singular {
+            top.values.iter().filter(|&&v| v > tau).count()
+        } else {
+            n
+        };
+        return Ok(Extreme {
+            lambda_min,
+            lambda_max,
+            kappa: if singular {
+                f64::INFINITY
+            } else {
+                lambda_max / lambda_min
+            },
+            singular,
+            rank_lower_bound,
+            tolerance: tau,
+            shift,
+            steps: [top.steps, inverse.steps],
+            relative_residuals: [
+                top.residual / top.theta.abs(),
+                inverse.residual / inverse.theta.abs(),
+            ],
+            converged: top.converged && inverse.converged,
+        });
+    }
+}
+
+/// The dtype of the solve on `device`: f64 where the device has it (eigenvalues in f64),
+/// else f32.
+pub fn solve_dtype(device: &Device) -> DType {
+    if device.supports_dtype(DType::F64) {
+        DType::F64
+    } else {
+        DType::F32
+    }
+}
+
+/// [`extreme`] with the default options in [`solve_dtype`] (the kernel is cast to it on its
+/// device); a Lanczos run that missed its tolerance is reported on stderr.
+pub fn on_device(k: Tensor<2>, kernel_epsilon: f64) -> Result<Extreme, String> {
+    let dtype = solve_dtype(&k.device());
+    let e = extreme(k.cast(dtype), kernel_epsilon, &Options::default())?;
+    if !e.converged {
+        eprintln!(
+            "warning: Lanczos did not reach its tolerance in {:?} steps (relative residuals \
+             {:.1e}, {:.1e}): lambda_max is a lower bound, lambda_min an upper bound",
+            e.steps, e.relative_residuals[0], e.relative_residuals[1]
+        );
+    }
+    Ok(e)
+}
+
+/// [`on_device`] for a host kernel, sent to `device` first.
+pub fn of_kernel(kernel: &Kernel, device: &Device, kernel_epsilon: f64) -> Result<Extreme, String> {
+    let t = Tensor::<2>::from_data(
+        TensorData::new(kernel.data.clone(), [kernel.size, kernel.size]),
+        (device, solve_dtype(device)),
+    );
+    on_device(t, kernel_epsilon)
+}
+
+/// The all-zero kernel: every eigenvalue 0, rank 0.
+fn zero_kernel() -> Extreme {
+    Extreme {
+        lambda_min: 0.0,
+        lambda_max: 0.0,
+        kappa: f64::INFINITY,
+        singular: true,
+        rank_lower_bound: 0,
+        tolerance: 0.0,
+        shift: 0.0,
+        steps: [0, 0],
+        relative_residuals: [0.0, 0.0],
+        converged: true,
+    }
+}

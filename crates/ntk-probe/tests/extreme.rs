@@ -1,0 +1,292 @@
+//! The device route to kappa (blocked Cholesky + Lanczos, `ntk_probe::extreme`) against
+//! LAPACK's full spectrum (`linalg::sym_eigenvalues`): kappa within 1e-8 relative when the
+//! solve runs in f64, for kernels built in f32 and f64, on flex and (with `--features
+//! wgpu`, lavapipe in CI) on wgpu.
+
+mod common;
+
+use burn::tensor::{DType, Tensor, TensorData};
+use common::*;
+use ntk_model::{ActivationKind, MlpConfig};
+use ntk_probe::backend::{Compute, Precision};
+use ntk_probe::extreme::{self, Options, cholesky};
+use ntk_probe::kernel::{Kernel, OutputMode};
+use ntk_probe::spectrum::spectrum;
+use ntk_probe::structured;
+
+/// Small blocks, so that a test kernel spans several block columns (and a ragged last one).
+fn options() -> Options {
+    Options {
+        block: 32,
+        ..Options::default()
+    }
+}
+
+fn upload(k: &Kernel, c: &Compute, dtype: DType) -> Tensor<2> {
+    Tensor::from_data(
+        TensorData::new(k.data.clone(), [k.size, k.size]),
+        (&c.device, dtype),
+    )
+}
+
+/// An NTK built on `c`'s device in `c`'s precision, read back as a host kernel too.
+fn ntk_on(c: &Compute, kind: ActivationKind, depth: usize, n: usize) -> (Tensor<2>, Kernel) {
+    let d = 5;
+    let x = gaussian_inputs(n, d, 7);
+    let cfg = MlpConfig::new(d, 64, depth, kind).with_seed(11);
+    let net = mlp(&cfg, c);
+    let t = structured::ntk_tensor(&net, tensor(&x, n, d, c), OutputMode::Sum).unwrap();
+    let host = Kernel {
+        size: n,
+        data: t.clone().try_into_vec_as().unwrap(),
+    };
+    (t, host)
+}
+
+fn assert_matches_lapack(label: &str, k: &Kernel, t: Tensor<2>, kernel_eps: f64, rel: f64) {
+    let full = spectrum(k, kernel_eps).unwrap();
+    assert!(!full.singular, "{label}: test kernel is singular: {full:?}");
+    let e = extreme::extreme(t, kernel_eps, &options()).unwrap();
+    assert!(e.converged, "{label}: {e:?}");
+    assert!(!e.singular, "{label}: {e:?}");
+    let err = |a: f64, b: f64| (a / b - 1.0).abs();
+    assert!(
+        err(e.kappa, full.kappa) <= rel
+            && err(e.lambda_max, full.lambda_max) <= rel
+            && err(e.lambda_min, full.lambda_min) <= rel,
+        "{label}: extreme {e:?} vs LAPACK lambda_min {:e} lambda_max {:e} kappa {:e}",
+        full.lambda_min,
+        full.lambda_max,
+        full.kappa
+    );
+    // Ritz values bound from inside: lambda_max from below, lambda_min from above, up to
+    // the rounding of either solver (~ n eps lambda_max, Weyl).
+    let slack = 16.0 * k.size as f64 * f64::EPSILON * full.lambda_max;
+    assert!(
+        e.lambda_max <= full.lambda_max + slack,
+        "{label}: {e:?} vs {full:?}"
+    );
+    assert!(
+        e.lambda_min >= full.lambda_min - slack,
+        "{label}: {e:?} vs {full:?}"
+    );
+}
+
+/// Real NTKs (ReLU, tanh, NormReLU) built in f64 and in f32, solved in f64 on flex.
+#[test]
+fn kappa_matches_lapack_on_flex() {
+    for precision in [Precision::F64, Precision::F32] {
+        let c = compute(precision);
+        let f64c = compute(Precision::F64);
+        for (kind, depth) in [
+            (ActivationKind::Relu, 3),
+            (ActivationKind::Tanh, 5),
+            (ActivationKind::NormRelu, 4),
+        ] {
+            let (_, k) = ntk_on(&c, kind, depth, 150);
+            let label = format!("flex {precision} {kind} depth {depth}");
+            assert_matches_lapack(
+                &label,
+                &k,
+                upload(&k, &f64c, DType::F64),
+                precision.epsilon(),
+                1e-8,
+            );
+        }
+    }
+}
+
+/// A kernel with a known spectrum, `Q diag(lambda) Q^T` (`Q` a product of Householder
+/// reflections), kappa 1e6 with a well-separated bottom.
+#[test]
+fn known_spectrum_is_recovered() {
+    let n = 120;
+    let lambda: Vec<f64> = (0..n)
+        .map(|i| {
+            if i == 0 {
+                1e-6
+            } else {
+                1e-3 * 1e3f64.powf(i as f64 / (n - 1) as f64)
+            }
+        })
+        .collect();
+    let mut q = vec![0.0f64; n * n];
+    for i in 0..n {
+        q[i * n + i] = 1.0;
+    }
+    for r in 0..4u64 {
+        let v = gaussian_inputs(n, 1, 100 + r);
+        let vv: f64 = v.iter().map(|x| x * x).sum();
+        // Q <- (I - 2 v v^T / v^T v) Q
+        for col in 0..n {
+            let dot: f64 = (0..n).map(|i| v[i] * q[i * n + col]).sum();
+            for i in 0..n {
+                q[i * n + col] -= 2.0 * v[i] * dot / vv;
+            }
+        }
+    }
+    let mut data = vec![0.0f64; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            data[i * n + j] = (0..n)
+                .map(|m| q[i * n + m] * lambda[m] * q[j * n + m])
+                .sum();
+        }
+    }
+    let k = Kernel { size: n, data };
+    let c = compute(Precision::F64);
+    let e = extreme::extreme(upload(&k, &c, DType::F64), f64::EPSILON, &options()).unwrap();
+    assert!((e.kappa / 1e6 - 1.0).abs() < 1e-8, "{e:?}");
+    assert!((e.lambda_min / 1e-6 - 1.0).abs() < 1e-8, "{e:?}");
+}
+
+/// A linear network's kernel has rank at most d: singular, with a rank bound that does not
+/// exceed the numerical rank, and the Gram matrix likewise.
+#[test]
+fn singular_kernels_are_reported_singular() {
+    let c = compute(Precision::F64);
+    let (t, k) = ntk_on(&c, ActivationKind::Linear, 2, 100);
+    let full = spectrum(&k, f64::EPSILON).unwrap();
+    assert!(full.singular, "{full:?}");
+    let e = extreme::extreme(t, f64::EPSILON, &options()).unwrap();
+    assert!(e.singular && e.kappa.is_infinite(), "{e:?}");
+    assert!(
+        e.rank_lower_bound >= 1 && e.rank_lower_bound <= full.rank,
+        "{e:?} vs rank {}",
+        full.rank
+    );
+    assert!(e.lambda_min <= e.tolerance, "{e:?}");
+    assert!(
+        (e.lambda_max / full.lambda_max - 1.0).abs() < 1e-10,
+        "{e:?}"
+    );
+    // The zero kernel.
+    let z = Kernel::zeros(10);
+    let e = extreme::extreme(upload(&z, &c, DType::F64), f64::EPSILON, &options()).unwrap();
+    assert!(e.singular && e.rank_lower_bound == 0, "{e:?}");
+}
+
+/// `(K + s I) x = b` is solved by the blocked factor to the precision of the solve.
+#[test]
+fn cholesky_solves() {
+    let c = compute(Precision::F64);
+    let (t, k) = ntk_on(&c, ActivationKind::Relu, 2, 90);
+    let n = k.size;
+    let shift = 0.5;
+    let f = cholesky::factor(t, shift, 32).unwrap();
+    let b = gaussian_inputs(n, 1, 5);
+    let x: Vec<f64> = f
+        .solve(Tensor::from_data(
+            TensorData::new(b.clone(), [n, 1]),
+            (&c.device, DType::F64),
+        ))
+        .try_into_vec_as()
+        .unwrap();
+    let bnorm = b.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let resid: f64 = (0..n)
+        .map(|i| {
+            let kx: f64 = (0..n).map(|j| k.data[i * n + j] * x[j]).sum::<f64>() + shift * x[i];
+            (kx - b[i]).powi(2)
+        })
+        .sum::<f64>()
+        .sqrt();
+    assert!(resid / bnorm < 1e-10, "residual {resid:e}");
+    // A matrix that is not positive definite breaks down, at the row that shows it.
+    let mut indefinite = k.clone();
+    indefinite.data[40 * n + 40] = -1.0;
+    let err = cholesky::factor(upload(&indefinite, &c, DType::F64), 0.0, 32)
+        .err()
+        .expect("breaks down");
+    assert!(err.row <= 40, "{err:?}");
+}
+
+/// The GPU code path: kernels built on wgpu in f32 and f64 stay there; kappa solved there in
+/// f64 matches LAPACK on the same values within 1e-8, and in f32 within what f32 allows.
+#[cfg(feature = "wgpu")]
+#[test]
+fn kappa_on_wgpu_matches_lapack() {
+    use ntk_probe::backend;
+    for precision in [Precision::F32, Precision::F64] {
+        let c = match backend::select(Some("wgpu"), precision) {
+            Ok(c) => c,
+            Err(e) if precision == Precision::F64 => {
+                eprintln!("skipping wgpu f64: {e}");
+                continue;
+            }
+            Err(e) => panic!("a wgpu adapter (lavapipe in CI): {e}"),
+        };
+        let (t, k) = ntk_on(&c, ActivationKind::Relu, 3, 150);
+        let label = format!("wgpu {precision}");
+        if c.device.supports_dtype(DType::F64) {
+            let t64 = t.clone().cast(DType::F64);
+            assert_matches_lapack(&label, &k, t64, precision.epsilon(), 1e-8);
+        }
+        // The solve in f32 (backends without f64): relative error ~ 64 eps kappa.
+        let t32 = t.cast(DType::F32);
+        let e = extreme::extreme(t32, precision.epsilon(), &options()).unwrap();
+        let full = spectrum(&k, precision.epsilon()).unwrap();
+        let bound = 1e3 * f64::from(f32::EPSILON) * full.kappa;
+        assert!(
+            (e.kappa / full.kappa - 1.0).abs() < bound,
+            "{label} solved in f32: {e:?} vs kappa {} (bound {bound:e})",
+            full.kappa
+        );
+    }
+}
+
+/// `probe.eigen = "extreme"` through the command line: the summary says so, kappa agrees
+/// with the full spectrum's run within 1e-8, and eigenvalues.npy holds the two extremes.
+#[test]
+fn the_probe_takes_kappa_by_the_extreme_route_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |eigen: &str| {
+        let text = format!(
+            "[data]\ndataset = \"synthetic\"\nn = 120\ninput_dim = 5\n\n[model]\nwidth = 64\n\
+             depth = 3\nactivation = \"relu\"\nseed = 1\n\n[probe]\nprecision = \"f64\"\n\
+             eigen = \"{eigen}\"\n"
+        );
+        let cfg = write_file(dir.path(), &format!("{eigen}.toml"), &text);
+        let out = dir.path().join(eigen);
+        let o = probe()
+            .args(["ntk", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        let (ev, shape) = ntk_probe::npy::read(&out.join("eigenvalues.npy")).unwrap();
+        (s, ev, shape)
+    };
+    let (full, full_ev, full_shape) = run("full");
+    let (ext, ext_ev, ext_shape) = run("extreme");
+    assert_eq!(full["eigen"], "full");
+    assert_eq!(ext["eigen"], "extreme");
+    assert_eq!(full_shape, [120]);
+    assert_eq!(ext_shape, [2]);
+    let rel = |a: &serde_json::Value, b: &serde_json::Value| {
+        (a.as_f64().unwrap() / b.as_f64().unwrap() - 1.0).abs()
+    };
+    assert!(rel(&ext["kappa"], &full["kappa"]) < 1e-8, "{ext} vs {full}");
+    assert!((ext_ev[0] / full_ev[0] - 1.0).abs() < 1e-8);
+    assert!((ext_ev[1] / full_ev[119] - 1.0).abs() < 1e-8);
+    // An unknown choice is refused, naming the key.
+    let cfg = write_file(
+        dir.path(),
+        "bad.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 10\ninput_dim = 5\n[model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\n\
+         [probe]\neigen = \"some\"\n",
+    );
+    let o = probe()
+        .args(["ntk", "--config"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(dir.path().join("bad"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("eigen"));
+}

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""The GPU benchmark's bookkeeping (experiments/bench/gpu/run.sh), standard library only.
+
+    report.py record --jsonl F --round R --group G --impl I --rc RC --wall S
+                     --stdout FILE [--json-file FILE] [--cmd TEXT]
+appends one JSON line: the piece's identity, its status (ok, failed, timeout, no-json,
+skipped) and its result, read from --json-file (ntk-probe bench --out: an array of rows) or
+else from the last line of FILE that parses as a JSON object (ntk-train bench, the PyTorch
+scripts with --json).
+
+    report.py md --jsonl F [--header FILE]
+prints the markdown report: a summary table (what, ours s, PyTorch s, ratio), the NTK
+details (eigenvalues, kappa), every piece's status, and the header (the machine) on top.
+"""
+import argparse
+import json
+import math
+import sys
+
+
+def last_json_object(path):
+    try:
+        with open(path, errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue
+    return None
+
+
+def read_json_file(path):
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if isinstance(data, list):
+        return data[0] if len(data) == 1 else ({"rows": data} if data else None)
+    return data
+
+
+def record(a):
+    result = read_json_file(a.json_file) if a.json_file else None
+    if result is None:
+        result = last_json_object(a.stdout) if a.stdout else None
+    if a.rc == -1:
+        status = "skipped"
+    elif a.rc in (124, 137):
+        status = "timeout"
+    elif a.rc != 0:
+        status = "failed"
+    elif result is None:
+        status = "no-json"
+    else:
+        status = "ok"
+    rec = {
+        "round": a.round, "group": a.group, "impl": a.impl, "status": status, "rc": a.rc,
+        "wall_s": a.wall, "cmd": a.cmd, "result": result,
+    }
+    with open(a.jsonl, "a") as f:
+        f.write(json.dumps(rec) + "\n")
+    print(f"--- recorded: round {a.round} | {a.group} | {a.impl} | {status} (rc {a.rc}, "
+          f"{a.wall:.1f} s wall)", flush=True)
+
+
+def fmt(v, digits=4):
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, (int, float)):
+        if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+            return str(v)
+        if v == 0:
+            return "0"
+        if abs(v) >= 1e5 or abs(v) < 1e-3:
+            return f"{v:.3e}"
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def seconds(rec, metric):
+    """The seconds of `metric` in a record's result, whichever program wrote it."""
+    r = rec.get("result") or {}
+    if rec.get("status") != "ok":
+        return None
+    if metric == "step":
+        return r.get("seconds_per_step")
+    if metric == "formation":
+        return r.get("formation_s", r.get("seconds"))
+    if metric == "eigen":
+        return r.get("eigvalsh_s", r.get("eigen_seconds"))
+    if metric == "cholesky":
+        return r.get("cholesky_s")
+    return None
+
+
+def ntk_eigen_label(rec):
+    r = rec.get("result") or {}
+    if rec["impl"] == "pytorch":
+        return "eigvalsh f64 (cuSOLVER)"
+    eigen = r.get("eigen")
+    return f"ntk-probe eigen={eigen}" if eigen else "ntk-probe eigensolver"
+
+
+def md(a):
+    recs = []
+    with open(a.jsonl) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                try:
+                    recs.append(json.loads(line))
+                except ValueError:
+                    pass
+    out = []
+    if a.header:
+        try:
+            with open(a.header) as f:
+                out.append(f.read().rstrip() + "\n")
+        except OSError:
+            pass
+
+    # Summary: every (group, round, metric) with a PyTorch figure, against each of ours.
+    groups = []
+    for r in recs:
+        key = (r["group"], r["round"])
+        if key not in groups and not r["group"].endswith("check") \
+                and not r["group"].startswith("cross-check"):
+            groups.append(key)
+    rows = []
+    for group, rnd in groups:
+        here = [r for r in recs if r["group"] == group and r["round"] == rnd]
+        peer = next((r for r in here if r["impl"] == "pytorch"), None)
+        ours = [r for r in here if r["impl"] != "pytorch"]
+        metrics = [("formation", "NTK formation"), ("eigen", "NTK extreme eigenvalues")] \
+            if group.startswith("ntk") else [("step", "training step")]
+        for metric, label in metrics:
+            p = seconds(peer, metric) if peer else None
+            for o in ours or [None]:
+                s = seconds(o, metric) if o else None
+                ratio = s / p if (s is not None and p) else None
+                what = f"{label}, {group}"
+                if metric == "eigen":
+                    what += f" (ours: {ntk_eigen_label(o) if o else '-'}; PyTorch: eigvalsh f64)"
+                impl = o["impl"].replace("ours-", "") if o else "-"
+                status = (o["status"] if o else "missing") + " / " + (peer["status"] if peer else "missing")
+                rows.append((what, rnd, impl, fmt(s), fmt(p), fmt(ratio, 3), status))
+    out.append("## Summary (ours / PyTorch: below 1 means ours is faster)\n")
+    out.append("| what | round | ours on | ours s | PyTorch s | ours / PyTorch | status (ours / PyTorch) |")
+    out.append("|---|---|---|---|---|---|---|")
+    for row in rows:
+        out.append("| " + " | ".join(str(c) for c in row) + " |")
+
+    ntk = [r for r in recs if r["group"].startswith("ntk") and not r["group"].endswith("check")]
+    if ntk:
+        out.append("\n## NTK details (f32 kernel, depth 10, width 512, d = 5)\n")
+        out.append("| group | round | impl | formation s | GFLOP/s | eigen s | eigen by | Cholesky f64 s | "
+                   "lambda_min | lambda_max | kappa | status |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in ntk:
+            res = r.get("result") or {}
+            out.append("| " + " | ".join([
+                r["group"], str(r["round"]), r["impl"], fmt(seconds(r, "formation")),
+                fmt(res.get("gflops_per_s"), 4), fmt(seconds(r, "eigen")), ntk_eigen_label(r),
+                fmt(res.get("cholesky_s")), fmt(res.get("lambda_min"), 6),
+                fmt(res.get("lambda_max"), 6), fmt(res.get("kappa"), 6), r["status"],
+            ]) + " |")
+
+    train = [r for r in recs if not r["group"].startswith(("ntk", "cross-check"))]
+    if train:
+        out.append("\n## Training steps\n")
+        out.append("| group | round | impl | model | backend | engine | s / step | samples / s | "
+                   "GFLOP/s | status |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|")
+        for r in train:
+            res = r.get("result") or {}
+            out.append("| " + " | ".join([
+                r["group"], str(r["round"]), r["impl"], fmt(res.get("model")),
+                fmt(res.get("backend")), fmt(res.get("engine")),
+                fmt(seconds(r, "step")), fmt(res.get("samples_per_second"), 5),
+                fmt(res.get("gflops"), 4), r["status"],
+            ]) + " |")
+
+    cross = [r for r in recs if r["group"].startswith("cross-check")]
+    if cross:
+        out.append("\n## Same network, same inputs (our saved weights and inputs rebuilt in PyTorch)\n")
+        out.append("Ours: `ntk-probe ntk` (the bench's network: weights seed 1, inputs seed 0), the f32 "
+                   "kernel on the device, every eigenvalue on the host in f64; `ntk-probe bench "
+                   "--eigen extreme` on the same n computes the same kernel (its rows above). PyTorch: "
+                   "the f32 kernel from our weights, eigvalsh in f64.\n")
+        out.append("| group | round | impl | relative error vs our kernel | lambda_min | lambda_max | "
+                   "kappa | status |")
+        out.append("|---|---|---|---|---|---|---|---|")
+        for r in cross:
+            res = r.get("result") or {}
+            out.append("| " + " | ".join([
+                r["group"], str(r["round"]), r["impl"], fmt(res.get("relative_error_vs_ours")),
+                fmt(res.get("lambda_min"), 8), fmt(res.get("lambda_max"), 8),
+                fmt(res.get("kappa"), 8), r["status"],
+            ]) + " |")
+
+    checks = [r for r in recs if r["group"].endswith("check") and not r["group"].startswith("cross")]
+    if checks:
+        out.append("\n## Correctness checks\n")
+        for r in checks:
+            res = r.get("result") or {}
+            detail = ", ".join(f"{k} {fmt(v)}" for k, v in res.items() if k.startswith("relative_error"))
+            out.append(f"- {r['group']} ({r['impl']}): {r['status']}" + (f"; {detail}" if detail else ""))
+
+    out.append("\n## Every piece\n")
+    out.append("| round | group | impl | status | rc | wall s | command |")
+    out.append("|---|---|---|---|---|---|---|")
+    for r in recs:
+        cmd = (r.get("cmd") or "").replace("|", "\\|")
+        out.append(f"| {r['round']} | {r['group']} | {r['impl']} | {r['status']} | {r['rc']} | "
+                   f"{fmt(r.get('wall_s'), 4)} | `{cmd}` |")
+    print("\n".join(out))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd_name", required=True)
+    r = sub.add_parser("record")
+    r.add_argument("--jsonl", required=True)
+    r.add_argument("--round", type=int, required=True)
+    r.add_argument("--group", required=True)
+    r.add_argument("--impl", required=True)
+    r.add_argument("--rc", type=int, required=True, help="exit status; -1: skipped")
+    r.add_argument("--wall", type=float, default=0.0)
+    r.add_argument("--stdout")
+    r.add_argument("--json-file")
+    r.add_argument("--cmd", default="")
+    m = sub.add_parser("md")
+    m.add_argument("--jsonl", required=True)
+    m.add_argument("--header")
+    a = p.parse_args()
+    if a.cmd_name == "record":
+        record(a)
+    else:
+        md(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

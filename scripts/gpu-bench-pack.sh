@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# Packs, here on the CPU machine, what experiments/bench/gpu/run.sh needs on a lent GPU
+# machine (which has no Rust and reaches no network):
+#   .gpu/bin/ntk-probe-wgpu.xz, ntk-train-wgpu.xz   stripped, xz-compressed binaries
+#     (built with --features ntk-probe/wgpu; --cuda adds ntk-probe-cuda.xz, --cuda-train
+#     also ntk-train-cuda.xz, both built with --features ntk-probe/cuda);
+#   .gpu/bin/lib/<soname>.xz    the shared libraries the binaries load that a bare machine may
+#     lack (OpenBLAS and libgfortran when build.rs linked OpenBLAS; glibc, libgcc_s,
+#     libstdc++ and zlib are assumed there);
+#   .gpu/bin/BUILD_INFO         commit, date and what was built with which features;
+#   .gl/*.deb                   the Vulkan/GL loaders (wgpu), downloaded if missing.
+# It keeps /.gl/ and /.gpu/ in .git/info/exclude (never committed), runs `git gc -q` (loose
+# objects count toward what a device call carries) and prints the total that would travel
+# (tracked and untracked-not-ignored files + .git + .gl + .gpu/bin) against the 64 MiB limit.
+#
+#   bash scripts/gpu-bench-pack.sh [--cuda] [--cuda-train] [--no-wgpu] [--no-build]
+#
+# --no-build packs the binaries already built. Targets: $CARGO_TARGET_DIR (default
+# ~/.cache/ntk-target) for wgpu, $NTK_CUDA_TARGET_DIR (default ~/.cache/ntk-cuda-target) for
+# cuda (scripts/setup-cuda.sh first). Sizes: the two wgpu binaries ~21 MiB compressed, each
+# cuda binary ~29 MiB, the libraries ~5 MiB: the two wgpu plus the two cuda binaries do not
+# fit in one call, hence --cuda packs ntk-probe-cuda alone unless --cuda-train is given
+# (--no-wgpu leaves the wgpu binaries out, for a cuda-only call).
+#
+# Then the device call, from the repository root, carrying `.gl` and `.gpu/bin`:
+#   bash experiments/bench/gpu/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cuda=0 cuda_train=0 wgpu=1 build=1
+for arg in "$@"; do
+    case $arg in
+    --cuda) cuda=1 ;;
+    --cuda-train) cuda=1 cuda_train=1 ;;
+    --no-wgpu) wgpu=0 ;;
+    --no-build) build=0 ;;
+    -h | --help)
+        sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "gpu-bench-pack: unknown argument $arg (see --help)" >&2
+        exit 2
+        ;;
+    esac
+done
+
+wgpu_target=${CARGO_TARGET_DIR:-$HOME/.cache/ntk-target}
+cuda_target=${NTK_CUDA_TARGET_DIR:-$HOME/.cache/ntk-cuda-target}
+dest=.gpu/bin
+limit=$((64 * 1024 * 1024))
+
+# --- build -------------------------------------------------------------------------------
+if ((build)); then
+    if ((wgpu)); then
+        echo "gpu-bench-pack: building the wgpu binaries in $wgpu_target"
+        CARGO_TARGET_DIR=$wgpu_target cargo build --locked -p ntk-probe -p ntk-train \
+            --features ntk-probe/wgpu
+    fi
+    if ((cuda)); then
+        bash scripts/setup-cuda.sh
+        packages=(-p ntk-probe)
+        if ((cuda_train)); then packages+=(-p ntk-train); fi
+        echo "gpu-bench-pack: building the cuda binaries (${packages[*]}) in $cuda_target"
+        CARGO_TARGET_DIR=$cuda_target cargo build --locked "${packages[@]}" \
+            --features ntk-probe/cuda
+    fi
+fi
+
+# --- the binaries ------------------------------------------------------------------------
+mkdir -p "$dest/lib"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+wanted=()  # "name source" pairs
+if ((wgpu)); then
+    wanted+=("ntk-probe-wgpu $wgpu_target/debug/ntk-probe" "ntk-train-wgpu $wgpu_target/debug/ntk-train")
+fi
+if ((cuda)); then wanted+=("ntk-probe-cuda $cuda_target/debug/ntk-probe"); fi
+if ((cuda_train)); then wanted+=("ntk-train-cuda $cuda_target/debug/ntk-train"); fi
+
+# What is not asked for this time must not travel.
+for name in ntk-probe-wgpu ntk-train-wgpu ntk-probe-cuda ntk-train-cuda; do
+    keep=0
+    for w in ${wanted[@]+"${wanted[@]}"}; do
+        if [ "${w%% *}" = "$name" ]; then keep=1; fi
+    done
+    if ((!keep)) && [ -e "$dest/$name.xz" ]; then
+        echo "gpu-bench-pack: removing $dest/$name.xz (not asked for)"
+        rm -f "$dest/$name.xz"
+    fi
+done
+
+sources=()
+for w in ${wanted[@]+"${wanted[@]}"}; do
+    name=${w%% *} src=${w#* }
+    if [ ! -x "$src" ]; then
+        echo "gpu-bench-pack: $src is missing: build it (without --no-build)" >&2
+        exit 1
+    fi
+    sources+=("$src")
+    if [ -f "$dest/$name.xz" ] && [ "$dest/$name.xz" -nt "$src" ]; then
+        echo "gpu-bench-pack: $dest/$name.xz is newer than $src: kept"
+        continue
+    fi
+    echo "gpu-bench-pack: strip + xz $src -> $dest/$name.xz"
+    strip -o "$tmp/$name" "$src"
+    xz -T2 -6 -c "$tmp/$name" >"$tmp/$name.xz"
+    mv "$tmp/$name.xz" "$dest/$name.xz"
+    rm -f "$tmp/$name"
+done
+
+# --- the shared libraries they need beyond the base system -------------------------------
+base='^(linux-vdso\.so|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|ld-linux|libgcc_s\.so|libstdc\+\+\.so|libz\.so)'
+libs=()
+if ((${#sources[@]})); then
+    while read -r soname path; do
+        libs+=("$soname")
+        if [ -f "$dest/lib/$soname.xz" ] && [ "$dest/lib/$soname.xz" -nt "$path" ]; then continue; fi
+        echo "gpu-bench-pack: xz $path -> $dest/lib/$soname.xz"
+        xz -T2 -6 -c "$path" >"$tmp/$soname.xz"
+        mv "$tmp/$soname.xz" "$dest/lib/$soname.xz"
+    done < <(for s in "${sources[@]}"; do ldd "$s"; done |
+        awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | grep -Ev "$base" | sort -u)
+fi
+for f in "$dest"/lib/*.xz; do
+    [ -f "$f" ] || continue
+    soname=$(basename "$f" .xz)
+    found=0
+    for l in ${libs[@]+"${libs[@]}"}; do
+        if [ "$l" = "$soname" ]; then found=1; fi
+    done
+    if ((!found)); then
+        echo "gpu-bench-pack: removing $f (no packed binary needs it)"
+        rm -f "$f"
+    fi
+done
+
+{
+    echo "packed $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -sm), $(ldd --version 2>&1 | head -1)"
+    echo "commit $(git rev-parse HEAD)$(git diff --quiet HEAD -- crates Cargo.toml Cargo.lock || echo ' + uncommitted changes under crates/')"
+    for w in ${wanted[@]+"${wanted[@]}"}; do
+        name=${w%% *}
+        case $name in *-wgpu) feat=ntk-probe/wgpu ;; *) feat=ntk-probe/cuda ;; esac
+        echo "$name: ${w#* } (--features $feat, dev profile), $(stat -c %s "$dest/$name.xz") bytes xz"
+    done
+    if ((${#libs[@]})); then echo "libraries: ${libs[*]}"; fi
+} >"$dest/BUILD_INFO"
+cat "$dest/BUILD_INFO"
+
+# --- the Vulkan/GL loaders ---------------------------------------------------------------
+missing=0
+for p in libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2; do
+    if ! compgen -G ".gl/${p}_*.deb" >/dev/null; then missing=1; fi
+done
+if ((missing)); then
+    echo "gpu-bench-pack: downloading the Vulkan/GL loader debs into .gl/"
+    mkdir -p .gl /tmp/amd64/partial
+    o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+    # shellcheck disable=SC2086 # $o is several options
+    apt-get $o update
+    # shellcheck disable=SC2086
+    (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
+fi
+
+# --- never committed; what travels -------------------------------------------------------
+exclude=$(git rev-parse --git-path info/exclude)
+mkdir -p "$(dirname "$exclude")"
+touch "$exclude"
+for pattern in /.gl/ /.gpu/; do
+    if ! grep -qxF "$pattern" "$exclude"; then echo "$pattern" >>"$exclude"; fi
+done
+git gc -q
+
+sum_files() { xargs -0 -r stat -c %s 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
+tracked=$(git ls-files -z | sum_files)
+untracked=$(git ls-files -z --others --exclude-standard | sum_files)
+gitdir=$(du -sb "$(git rev-parse --git-dir)" | cut -f1)
+gl=$(du -sb .gl 2>/dev/null | cut -f1 || echo 0)
+bin=$(du -sb "$dest" | cut -f1)
+shared=0
+if [ -d shared ]; then shared=$(du -sbL shared | cut -f1); fi
+total=$((tracked + untracked + gitdir + ${gl:-0} + bin + shared))
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
+echo
+echo "what a device call carrying .gl and .gpu/bin would send:"
+echo "  tracked files           $(mib "$tracked")"
+echo "  untracked, not ignored  $(mib "$untracked")"
+echo "  .git                    $(mib "$gitdir")"
+echo "  .gl                     $(mib "${gl:-0}")"
+echo "  .gpu/bin                $(mib "$bin")"
+if ((shared)); then echo "  shared/                 $(mib "$shared")"; fi
+echo "  total                   $(mib "$total") of 64 MiB ($(mib $((total - gitdir))) without .git)"
+if ((total > limit)); then
+    echo "WARNING: over the 64 MiB a device call carries: drop --cuda-train, or pack cuda" \
+        "alone (--cuda --no-wgpu), or remove untracked files" >&2
+fi
+echo
+echo "device call (from the repository root, carry [\".gl\", \".gpu/bin\"]):"
+echo "  bash experiments/bench/gpu/run.sh"
