@@ -78,6 +78,8 @@ pub struct BenchRow {
     /// `null` when the kernel is numerically singular.
     pub kappa: Option<f64>,
     pub singular: bool,
+    /// Lanczos steps for lambda_max and lambda_min (`extreme`; `null` for `full`).
+    pub lanczos_steps: Option<[usize; 2]>,
 }
 
 /// The conditioning numbers of a benchmarked kernel.
@@ -86,6 +88,7 @@ struct Conditioning {
     lambda_max: f64,
     kappa: f64,
     singular: bool,
+    steps: Option<[usize; 2]>,
 }
 
 /// Times the structured NTK (best of `repeats`, after one warm-up) and its eigenvalues:
@@ -144,6 +147,7 @@ pub fn bench_one(
                     lambda_max: sp.lambda_max,
                     kappa: sp.kappa,
                     singular: sp.singular,
+                    steps: None,
                 }
             }
             Eigen::Extreme => {
@@ -183,6 +187,7 @@ pub fn bench_one(
         lambda_max: cond.lambda_max,
         kappa: (!cond.singular).then_some(cond.kappa),
         singular: cond.singular,
+        lanczos_steps: cond.steps,
     })
 }
 
@@ -193,6 +198,7 @@ impl From<&extreme::Extreme> for Conditioning {
             lambda_max: e.lambda_max,
             kappa: e.kappa,
             singular: e.singular,
+            steps: Some(e.steps),
         }
     }
 }

@@ -44,9 +44,27 @@ fn ntk_on(c: &Compute, kind: ActivationKind, depth: usize, n: usize) -> (Tensor<
 }
 
 fn assert_matches_lapack(label: &str, k: &Kernel, t: Tensor<2>, kernel_eps: f64, rel: f64) {
+    for explicit_inverse in [false, true] {
+        let o = Options {
+            explicit_inverse,
+            ..options()
+        };
+        let label = format!("{label}, explicit inverse {explicit_inverse}");
+        assert_matches_lapack_with(&label, k, t.clone(), kernel_eps, rel, &o);
+    }
+}
+
+fn assert_matches_lapack_with(
+    label: &str,
+    k: &Kernel,
+    t: Tensor<2>,
+    kernel_eps: f64,
+    rel: f64,
+    o: &Options,
+) {
     let full = spectrum(k, kernel_eps).unwrap();
     assert!(!full.singular, "{label}: test kernel is singular: {full:?}");
-    let e = extreme::extreme(t, kernel_eps, &options()).unwrap();
+    let e = extreme::extreme(t, kernel_eps, o).unwrap();
     assert!(e.converged, "{label}: {e:?}");
     assert!(!e.singular, "{label}: {e:?}");
     let err = |a: f64, b: f64| (a / b - 1.0).abs();

@@ -120,6 +120,42 @@ impl Factor {
     pub fn solve(&self, v: Tensor<2>) -> Tensor<2> {
         self.backward(self.forward(v))
     }
+
+    /// `W = L^{-1}` as one dense (lower-triangular) `n x n` tensor, block column by block
+    /// column: `W[j:, j] = L[j:, j:]^{-1} E_j` by forward substitution from block `j` on
+    /// (`n^3 / 3` multiply-adds, as device products). Then `(K + s I)^{-1} v = W^T (W v)`
+    /// is two matrix-vector products instead of `4 n / b` small ones: the better trade on a
+    /// GPU, where each product costs a launch; on a CPU [`Factor::solve`] is cheaper.
+    pub fn inverse(&self) -> Tensor<2> {
+        let columns: Vec<Tensor<2>> = (0..self.panels.len())
+            .map(|j| {
+                let p = &self.panels[j];
+                let b = p.inverse.dims()[0];
+                let mut parts = Vec::with_capacity(self.panels.len() - j + 1);
+                if p.offset > 0 {
+                    let (device, dtype) = (p.inverse.device(), p.inverse.dtype());
+                    parts.push(Tensor::zeros([p.offset, b], (&device, dtype)));
+                }
+                parts.push(p.inverse.clone());
+                let mut rest = p
+                    .below
+                    .as_ref()
+                    .map(|l21| l21.clone().matmul(p.inverse.clone()).neg());
+                for q in &self.panels[j + 1..] {
+                    let r = rest.take().expect("a block below the diagonal");
+                    let bq = q.inverse.dims()[0];
+                    let y = q.inverse.clone().matmul(r.clone().narrow(0, 0, bq));
+                    if let Some(l21) = &q.below {
+                        let rows = r.dims()[0] - bq;
+                        rest = Some(r.narrow(0, bq, rows) - l21.clone().matmul(y.clone()));
+                    }
+                    parts.push(y);
+                }
+                Tensor::cat(parts, 0)
+            })
+            .collect();
+        Tensor::cat(columns, 1)
+    }
 }
 
 fn upload(values: Vec<f64>, b: usize, device: &Device, dtype: DType) -> Tensor<2> {

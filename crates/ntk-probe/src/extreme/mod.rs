@@ -57,6 +57,12 @@ pub struct Options {
     pub max_steps: usize,
     /// Seed of the Lanczos start vectors.
     pub seed: u64,
+    /// Form `L^{-1}` once (`n^3 / 3` more multiply-adds) and apply `K^{-1}` as two
+    /// matrix-vector products per Lanczos step ([`cholesky::Factor::inverse`]) instead of
+    /// `4 n / b` block substitutions. Off by default: the substitutions were measured (an
+    /// H100 through wgpu, n = 10,000: the whole solve 2.3 s); this trade, meant for
+    /// launch-bound devices, is tested but not yet timed on one.
+    pub explicit_inverse: bool,
 }
 
 impl Default for Options {
@@ -65,6 +71,7 @@ impl Default for Options {
             block: 256,
             max_steps: 400,
             seed: 0x5eed,
+            explicit_inverse: false,
         }
     }
 }
@@ -128,7 +135,11 @@ pub fn extreme(k: Tensor<2>, kernel_epsilon: f64, options: &Options) -> Result<E
                 ));
             }
         };
-        let mut apply = |v: Tensor<2>| factor.solve(v);
+        let inverse_factor = options.explicit_inverse.then(|| factor.inverse());
+        let mut apply = |v: Tensor<2>| match &inverse_factor {
+            Some(w) => w.clone().transpose().matmul(w.clone().matmul(v)),
+            None => factor.solve(v),
+        };
         let inverse = lanczos::largest(
             &mut apply,
             n,
