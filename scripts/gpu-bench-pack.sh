@@ -171,14 +171,17 @@ for pattern in /.gl/ /.gpu/; do
 done
 git gc -q
 
-sum_files() { xargs -0 -r stat -c %s 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
+# Disk usage, not byte counts: the device tool measured what travels that way (a call at
+# 62.5 MiB of bytes was refused; fuzz/corpus's ~8,000 small files take 3 MiB of bytes but
+# ~34 MiB of 4 KiB blocks).
+sum_files() { du -B1 -c --files0-from=- 2>/dev/null | tail -1 | cut -f1; }
 tracked=$(git ls-files -z | sum_files)
 untracked=$(git ls-files -z --others --exclude-standard | sum_files)
-gitdir=$(du -sb "$(git rev-parse --git-dir)" | cut -f1)
-gl=$(du -sb .gl 2>/dev/null | cut -f1 || echo 0)
-bin=$(du -sb "$dest" | cut -f1)
+gitdir=$(du -s -B1 "$(git rev-parse --git-dir)" | cut -f1)
+gl=$(du -s -B1 .gl 2>/dev/null | cut -f1 || echo 0)
+bin=$(du -s -B1 "$dest" | cut -f1)
 shared=0
-if [ -d shared ]; then shared=$(du -sbL shared | cut -f1); fi
+if [ -d shared ]; then shared=$(du -s -B1 -L shared | cut -f1); fi
 total=$((tracked + untracked + gitdir + ${gl:-0} + bin + shared))
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
 echo
@@ -192,7 +195,9 @@ if ((shared)); then echo "  shared/                 $(mib "$shared")"; fi
 echo "  total                   $(mib "$total") of 64 MiB ($(mib $((total - gitdir))) without .git)"
 if ((total > limit)); then
     echo "WARNING: over the 64 MiB a device call carries: drop --cuda-train, or pack cuda" \
-        "alone (--cuda --no-wgpu), or remove untracked files" >&2
+        "alone (--cuda --no-wgpu), or remove untracked files; or move fuzz/corpus aside for" \
+        "the call (mv fuzz/corpus /tmp/ntk-fuzz-corpus; ~34 MiB of disk blocks) and back" \
+        "after (git status must show it unchanged)" >&2
 fi
 echo
 echo "device call (from the repository root, carry [\".gl\", \".gpu/bin\"]):"
