@@ -135,6 +135,9 @@ pub enum Eigen {
 }
 
 impl Eigen {
+    pub fn is_full(&self) -> bool {
+        *self == Self::Full
+    }
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "full" => Some(Self::Full),
@@ -169,8 +172,10 @@ pub struct ProbeSection {
     #[serde(default)]
     pub method: Method,
     /// `full` (default): every eigenvalue on the host; `extreme`: `lambda_min`,
-    /// `lambda_max` and kappa on the compute device.
-    #[serde(default)]
+    /// `lambda_max` and kappa on the compute device. Left out of the serialized config at
+    /// its default, so the fingerprints of results recorded before this key existed (all
+    /// `full`) still match ([`crate::provenance`]).
+    #[serde(default, skip_serializing_if = "Eigen::is_full")]
     pub eigen: Eigen,
     /// Backend name when several are built in (also `--device`, `BURN_DEVICE`).
     #[serde(default)]

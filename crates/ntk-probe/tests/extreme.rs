@@ -308,3 +308,25 @@ fn the_probe_takes_kappa_by_the_extreme_route_when_asked() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("eigen"));
 }
+
+/// `probe.eigen` at its default leaves a config's resolved form (and so its fingerprint) as
+/// it was before the key existed: results recorded then still match. `extreme` shows.
+#[test]
+fn the_default_eigen_route_keeps_old_fingerprints() {
+    use ntk_probe::config::ProbeConfig;
+    use ntk_probe::provenance::flatten_config;
+    let text = "[data]\ndataset = \"synthetic\"\nn = 10\ninput_dim = 5\n[model]\nwidth = 8\n\
+                depth = 1\nactivation = \"relu\"\n";
+    let full = flatten_config(&ProbeConfig::parse(text).unwrap());
+    assert!(!full.keys().any(|k| k.contains("eigen")), "{full:?}");
+    let explicit =
+        flatten_config(&ProbeConfig::parse(&format!("{text}[probe]\neigen = \"full\"\n")).unwrap());
+    assert_eq!(full, explicit);
+    let extreme = flatten_config(
+        &ProbeConfig::parse(&format!("{text}[probe]\neigen = \"extreme\"\n")).unwrap(),
+    );
+    assert_eq!(
+        extreme.get("probe.eigen"),
+        Some(&serde_json::json!("extreme"))
+    );
+}
