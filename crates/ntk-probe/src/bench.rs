@@ -20,7 +20,7 @@ use crate::config::{Eigen, Method};
 use crate::extreme;
 use crate::inputs::Inputs;
 use crate::kernel::OutputMode;
-use crate::run;
+use crate::run::{self, SpectrumSummary};
 use crate::spectrum;
 use crate::structured;
 
@@ -82,13 +82,20 @@ pub struct BenchRow {
     pub lanczos_steps: Option<[usize; 2]>,
 }
 
-/// The conditioning numbers of a benchmarked kernel.
-struct Conditioning {
-    lambda_min: f64,
-    lambda_max: f64,
-    kappa: f64,
-    singular: bool,
-    steps: Option<[usize; 2]>,
+/// The best of `repeats` timed calls of `once` after one untimed warm-up, and the last
+/// call's result.
+fn best_of<T>(
+    repeats: usize,
+    mut once: impl FnMut() -> Result<T, String>,
+) -> Result<(T, f64), String> {
+    let mut result = once()?;
+    let mut best = f64::INFINITY;
+    for _ in 0..repeats {
+        let s = Instant::now();
+        result = once()?;
+        best = best.min(s.elapsed().as_secs_f64());
+    }
+    Ok((result, best))
 }
 
 /// Times the structured NTK (best of `repeats`, after one warm-up) and its eigenvalues:
@@ -115,43 +122,34 @@ pub fn bench_one(
         compute.device.sync().map_err(|e| format!("{e:?}"))?;
         Ok(t)
     };
-    let host_once = || {
-        run::compute_kernel(&mlp, &inputs, compute, Method::Structured, OutputMode::Sum)
-            .expect("a dense network has a structured kernel")
-    };
-    let mut best = f64::INFINITY;
-    let (cond, eigen_seconds, engine, fraction) = if on_device {
-        let mut t = device_once()?;
-        for _ in 0..repeats {
-            let s = Instant::now();
-            t = device_once()?;
-            best = best.min(s.elapsed().as_secs_f64());
-        }
+    let host_once =
+        || run::compute_kernel(&mlp, &inputs, compute, Method::Structured, OutputMode::Sum);
+    let (cond, steps, eigen_seconds, engine, fraction, best) = if on_device {
+        let (t, best) = best_of(repeats, device_once)?;
         let s = Instant::now();
-        let c = Conditioning::from(&extreme::on_device(t, eps)?);
+        let e = extreme::on_device(t, eps)?;
         // The whole n x n is formed.
-        (c, s.elapsed().as_secs_f64(), "device".to_string(), 1.0)
+        let cond = SpectrumSummary::from(&e);
+        let engine = "device".to_string();
+        (
+            cond,
+            Some(e.steps),
+            s.elapsed().as_secs_f64(),
+            engine,
+            1.0,
+            best,
+        )
     } else {
-        let mut result = host_once();
-        for _ in 0..repeats {
-            let s = Instant::now();
-            result = host_once();
-            best = best.min(s.elapsed().as_secs_f64());
-        }
+        let (result, best) = best_of(repeats, host_once)?;
         let s = Instant::now();
-        let c = match eigen {
-            Eigen::Full => {
-                let sp = spectrum::spectrum(&result.kernel, eps)?;
-                Conditioning {
-                    lambda_min: sp.lambda_min,
-                    lambda_max: sp.lambda_max,
-                    kappa: sp.kappa,
-                    singular: sp.singular,
-                    steps: None,
-                }
-            }
+        let (cond, steps) = match eigen {
+            Eigen::Full => (
+                SpectrumSummary::from(&spectrum::spectrum(&result.kernel, eps)?),
+                None,
+            ),
             Eigen::Extreme => {
-                Conditioning::from(&extreme::of_kernel(&result.kernel, &compute.device, eps)?)
+                let e = extreme::of_kernel(&result.kernel, &compute.device, eps)?;
+                (SpectrumSummary::from(&e), Some(e.steps))
             }
         };
         // The host engine computes exactly the lower triangle; the device engine the
@@ -161,11 +159,14 @@ pub fn bench_one(
         } else {
             staircase_fraction(n, structured::block_rows(n))
         };
+        let engine = result.engine.to_string();
         (
-            c,
+            cond,
+            steps,
             s.elapsed().as_secs_f64(),
-            result.engine.to_string(),
+            engine,
             fraction,
+            best,
         )
     };
     let gflop = structured_flops(n, d, width, depth, fraction) / 1e9;
@@ -185,20 +186,8 @@ pub fn bench_one(
         eigen_seconds,
         lambda_min: cond.lambda_min,
         lambda_max: cond.lambda_max,
-        kappa: (!cond.singular).then_some(cond.kappa),
+        kappa: cond.kappa,
         singular: cond.singular,
-        lanczos_steps: cond.steps,
+        lanczos_steps: steps,
     })
-}
-
-impl From<&extreme::Extreme> for Conditioning {
-    fn from(e: &extreme::Extreme) -> Self {
-        Self {
-            lambda_min: e.lambda_min,
-            lambda_max: e.lambda_max,
-            kappa: e.kappa,
-            singular: e.singular,
-            steps: Some(e.steps),
-        }
-    }
 }

@@ -650,8 +650,13 @@ pub fn summarize(
     let kernel = &result.kernel;
     let phase = Phase::start("eigenvalues");
     let eps = compute.precision.epsilon();
+    // The blocks of the official protocol are small: their spectra are always full.
+    let eigen = match protocol {
+        Protocol::Whole => cfg.probe.eigen,
+        Protocol::Blocks => Eigen::Full,
+    };
     let (spec, eigen_out, blocks) = match protocol {
-        Protocol::Whole if cfg.probe.eigen == Eigen::Extreme => {
+        Protocol::Whole if eigen == Eigen::Extreme => {
             let e = crate::extreme::of_kernel(kernel, &compute.device, eps)?;
             let ev = vec![e.lambda_min, e.lambda_max];
             (SpectrumSummary::from(&e), ev, None)
@@ -710,10 +715,7 @@ pub fn summarize(
         kappa: spec.kappa,
         singular: spec.singular,
         rank: spec.rank,
-        eigen: match protocol {
-            Protocol::Whole => cfg.probe.eigen.name().to_string(),
-            Protocol::Blocks => "full".into(),
-        },
+        eigen: eigen.name().to_string(),
         min_grad_angle_deg: min_angle.map(|a| a.deg),
         min_grad_angle_pair: min_angle.map(|a| [a.i, a.j]),
         gram_kappa: (!gram_spec.singular).then_some(gram_spec.kappa),
@@ -748,13 +750,14 @@ pub fn summarize(
     Ok((summary, eigen_out))
 }
 
-/// The conditioning numbers of one protocol.
-struct SpectrumSummary {
-    lambda_min: f64,
-    lambda_max: f64,
-    kappa: Option<f64>,
-    singular: bool,
-    rank: usize,
+/// The conditioning numbers of one protocol (or of one benchmarked kernel).
+pub(crate) struct SpectrumSummary {
+    pub(crate) lambda_min: f64,
+    pub(crate) lambda_max: f64,
+    /// `None` when the kernel is numerically singular.
+    pub(crate) kappa: Option<f64>,
+    pub(crate) singular: bool,
+    pub(crate) rank: usize,
 }
 
 impl From<&crate::extreme::Extreme> for SpectrumSummary {

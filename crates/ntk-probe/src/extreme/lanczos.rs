@@ -16,8 +16,8 @@
 
 use burn::tensor::{DType, Device, Tensor, TensorData};
 use faer::{Mat, Side};
-use rand::SeedableRng;
-use rand_distr::{Distribution, StandardNormal};
+
+use super::unit_roundoff;
 
 /// Steps between convergence checks.
 pub const CHECK_EVERY: usize = 8;
@@ -77,8 +77,7 @@ pub fn largest(
 /// A unit vector with independent standard normal entries (seeded), so that no eigenvector
 /// is missed but with probability zero.
 fn start_vector(n: usize, seed: u64, device: &Device, dtype: DType) -> Tensor<2> {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let mut x: Vec<f64> = (0..n).map(|_| StandardNormal.sample(&mut rng)).collect();
+    let mut x = ntk_model::init::gaussian(seed, 0, n, 1, 1.0);
     let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
     x.iter_mut().for_each(|v| *v /= norm);
     Tensor::from_data(TensorData::new(x, [n, 1]), (device, dtype))
@@ -100,10 +99,7 @@ fn ritz(
             .map_err(|e| format!("reading the Lanczos coefficients: {e:?}"))
     };
     let (alpha, beta) = (read(alphas)?, read(betas)?);
-    let eps = match dtype {
-        DType::F64 => f64::EPSILON,
-        _ => f32::EPSILON as f64,
-    };
+    let eps = unit_roundoff(dtype);
     let scale = alpha
         .iter()
         .filter(|a| a.is_finite())

@@ -83,6 +83,14 @@ fn tolerance(eps: f64, condition: f64) -> f64 {
     (64.0 * eps * condition).max(1e-10)
 }
 
+/// The unit roundoff of the solve's dtype (f64, else f32).
+fn unit_roundoff(dtype: DType) -> f64 {
+    match dtype {
+        DType::F64 => f64::EPSILON,
+        _ => f64::from(f32::EPSILON),
+    }
+}
+
 /// The extreme eigenvalues of the symmetric kernel `k` (on any device, in the dtype it
 /// carries, which is the precision of the solve); `kernel_epsilon` is the unit roundoff of
 /// the precision the kernel was *built* in (it sets `tau`).
@@ -95,10 +103,7 @@ pub fn extreme(k: Tensor<2>, kernel_epsilon: f64, options: &Options) -> Result<E
     }
     let device = k.device();
     let dtype = k.dtype();
-    let eps = match dtype {
-        DType::F64 => f64::EPSILON,
-        _ => f64::from(f32::EPSILON),
-    };
+    let eps = unit_roundoff(dtype);
     let max_abs: f64 = k.clone().abs().max().into_scalar::<f64>();
     if !max_abs.is_finite() {
         return Err("the kernel has non-finite entries (overflow or NaN in the network)".into());
@@ -106,21 +111,59 @@ pub fn extreme(k: Tensor<2>, kernel_epsilon: f64, options: &Options) -> Result<E
     if max_abs == 0.0 {
         return Ok(zero_kernel());
     }
-    let top = {
-        let kk = k.clone();
-        let mut apply = move |v: Tensor<2>| kk.clone().matmul(v);
-        lanczos::largest(
-            &mut apply,
-            n,
-            &device,
-            dtype,
-            options.max_steps,
-            options.seed,
-            &|_| tolerance(eps, 1.0),
-        )?
-    };
+    let mut apply = |v: Tensor<2>| k.clone().matmul(v);
+    let top = lanczos::largest(
+        &mut apply,
+        n,
+        &device,
+        dtype,
+        options.max_steps,
+        options.seed,
+        &|_| tolerance(eps, 1.0),
+    )?;
     let lambda_max = top.theta;
     let tau = n as f64 * kernel_epsilon * lambda_max.abs();
+    let (shift, inverse) = inverse_largest(&k, lambda_max, tau, options)?;
+    let lambda_min = 1.0 / inverse.theta - shift;
+    let singular = shift > 0.0 || lambda_min <= tau;
+    let rank_lower_bound = if singular {
+        top.values.iter().filter(|&&v| v > tau).count()
+    } else {
+        n
+    };
+    Ok(Extreme {
+        lambda_min,
+        lambda_max,
+        kappa: if singular {
+            f64::INFINITY
+        } else {
+            lambda_max / lambda_min
+        },
+        singular,
+        rank_lower_bound,
+        tolerance: tau,
+        shift,
+        steps: [top.steps, inverse.steps],
+        relative_residuals: [
+            top.residual / top.theta.abs(),
+            inverse.residual / inverse.theta.abs(),
+        ],
+        converged: top.converged && inverse.converged,
+    })
+}
+
+/// The largest eigenvalue of `(K + s I)^{-1}` by Lanczos on the Cholesky factor, with the
+/// first shift `s` of `0, tau, 16 tau, 256 tau` whose factorization holds and whose Ritz value
+/// is finite and positive; returns `s` and the Ritz value.
+fn inverse_largest(
+    k: &Tensor<2>,
+    lambda_max: f64,
+    tau: f64,
+    options: &Options,
+) -> Result<(f64, lanczos::Ritz), String> {
+    let n = k.dims()[0];
+    let (device, dtype) = (k.device(), k.dtype());
+    let eps = unit_roundoff(dtype);
     let mut shifts = [0.0, tau, 16.0 * tau, 256.0 * tau].into_iter().peekable();
     loop {
         let shift = shifts.next().expect("the loop returns at the last shift");
@@ -149,8 +192,8 @@ pub fn extreme(k: Tensor<2>, kernel_epsilon: f64, options: &Options) -> Result<E
             options.seed ^ 1,
             &|theta| tolerance(eps, lambda_max * theta),
         );
-        let inverse = match inverse {
-            Ok(r) if r.theta.is_finite() && r.theta > 0.0 => r,
+        match inverse {
+            Ok(r) if r.theta.is_finite() && r.theta > 0.0 => return Ok((shift, r)),
             // Tiny pivots of a numerically singular K overflow its inverse: shift.
             _ if shifts.peek().is_some() => continue,
             Ok(r) => {
@@ -160,33 +203,7 @@ pub fn extreme(k: Tensor<2>, kernel_epsilon: f64, options: &Options) -> Result<E
                 ));
             }
             Err(e) => return Err(e),
-        };
-        let lambda_min = 1.0 / inverse.theta - shift;
-        let singular = shift > 0.0 || lambda_min <= tau;
-        let rank_lower_bound = if singular {
-            top.values.iter().filter(|&&v| v > tau).count()
-        } else {
-            n
-        };
-        return Ok(Extreme {
-            lambda_min,
-            lambda_max,
-            kappa: if singular {
-                f64::INFINITY
-            } else {
-                lambda_max / lambda_min
-            },
-            singular,
-            rank_lower_bound,
-            tolerance: tau,
-            shift,
-            steps: [top.steps, inverse.steps],
-            relative_residuals: [
-                top.residual / top.theta.abs(),
-                inverse.residual / inverse.theta.abs(),
-            ],
-            converged: top.converged && inverse.converged,
-        });
+        }
     }
 }
 
