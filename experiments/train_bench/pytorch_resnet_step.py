@@ -43,11 +43,13 @@ import argparse
 import json
 import math
 import sys
-import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+# The timed SGD step loop, shared with the MLP peer beside this file.
+from pytorch_step import time_sgd_steps
 
 # crates/ntk-model/src/activation.rs: NORM_RELU_DEFAULT_B.
 NORM_RELU_DEFAULT_B = -1.590_765_856_4
@@ -305,11 +307,6 @@ def set_fp32_precision(tf32):
         return prec
 
 
-def sync(dev):
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-
-
 def check():
     """Structure self-test against the counts and facts ntk-model's tests assert
     (crates/ntk-model/tests/resnet.rs): trainable parameters, MACs, Fixup's identity at init,
@@ -440,25 +437,7 @@ def main():
     )
     x = (torch.rand(a.batch, 3, 32, 32) * 2 - 1).to(dev)
     y = torch.randint(0, 10, (a.batch,)).to(dev)
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.item()
-
-    first = None
-    for _ in range(a.warmup):
-        v = step()
-        first = v if first is None else first
-    sync(dev)
-    t = time.perf_counter()
-    last = None
-    for _ in range(a.steps):
-        last = step()
-    sync(dev)
-    s = (time.perf_counter() - t) / max(a.steps, 1)
+    s, first, last = time_sgd_steps(model, opt, x, y, a.warmup, a.steps, dev)
     flops = 6.0 * resnet_macs(a.depth) * a.batch
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
     print(

@@ -20,6 +20,35 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
+def sync(dev):
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+
+
+def time_sgd_steps(model, opt, x, y, warmup, steps, dev):
+    """Seconds per SGD step (zero_grad, cross-entropy forward, backward, opt.step, the loss
+    read every step as our loop does), after `warmup` untimed steps; also the first and the
+    last loss read."""
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    first = None
+    for _ in range(warmup):
+        v = step()
+        first = v if first is None else first
+    sync(dev)
+    t = time.perf_counter()
+    last = None
+    for _ in range(steps):
+        last = step()
+    sync(dev)
+    return (time.perf_counter() - t) / max(steps, 1), first, last
+
+
 class Mlp(nn.Module):
     def __init__(self, d, width, depth, k):
         super().__init__()
@@ -56,26 +85,7 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x = torch.rand(a.batch, a.input_dim, device=dev) * 2 - 1
     y = torch.randint(0, 10, (a.batch,), device=dev)
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.item()
-
-    def sync():
-        if dev.type == "cuda":
-            torch.cuda.synchronize(dev)
-
-    for _ in range(2):
-        step()
-    sync()
-    t = time.perf_counter()
-    for _ in range(a.steps):
-        last = step()
-    sync()
-    s = (time.perf_counter() - t) / a.steps
+    s, _, last = time_sgd_steps(model, opt, x, y, 2, a.steps, dev)
     sizes = [a.input_dim] + [a.width] * a.depth + [10]
     macs = sum(u * v for u, v in zip(sizes[:-1], sizes[1:]))
     flops = a.batch * (6 * macs - 2 * sizes[0] * sizes[1])

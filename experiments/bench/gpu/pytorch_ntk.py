@@ -61,6 +61,15 @@ def sync(dev):
         torch.cuda.synchronize(dev)
 
 
+def timed(dev, fn):
+    """fn()'s result and its seconds, the device synchronized before and after."""
+    sync(dev)
+    t = time.perf_counter()
+    result = fn()
+    sync(dev)
+    return result, time.perf_counter() - t
+
+
 def ieee_f32():
     """IEEE f32 matrix products on CUDA (no TF32; PyTorch's default for matmuls, made
     explicit). Returns what was set."""
@@ -246,11 +255,8 @@ def main():
     times = []
     for _ in range(max(a.repeats, 1)):
         del k
-        sync(dev)
-        t = time.perf_counter()
-        k = structured_ntk(x, ws, w_out, gamma)
-        sync(dev)
-        times.append(time.perf_counter() - t)
+        k, seconds = timed(dev, lambda: structured_ntk(x, ws, w_out, gamma))
+        times.append(seconds)
     formation = min(times)
     gflop = structured_gflop(a.n, a.input_dim, a.width, a.depth)
     row = {
@@ -293,18 +299,10 @@ def main():
         del ev
 
         # (c) Cholesky alone, of the f64 copy and of the f32 kernel.
-        sync(dev)
-        t = time.perf_counter()
-        l64, info = torch.linalg.cholesky_ex(k64)
-        sync(dev)
-        row["cholesky_s"] = time.perf_counter() - t
+        (l64, info), row["cholesky_s"] = timed(dev, lambda: torch.linalg.cholesky_ex(k64))
         row["cholesky_info"] = int(info)
         del l64, k64
-        sync(dev)
-        t = time.perf_counter()
-        l32, info32 = torch.linalg.cholesky_ex(k)
-        sync(dev)
-        row["cholesky_f32_s"] = time.perf_counter() - t
+        (l32, info32), row["cholesky_f32_s"] = timed(dev, lambda: torch.linalg.cholesky_ex(k))
         row["cholesky_f32_info"] = int(info32)
         del l32
 

@@ -109,6 +109,18 @@ def ntk_eigen_label(rec):
     return f"ntk-probe eigen={eigen}" if eigen else "ntk-probe eigensolver"
 
 
+def with_result(recs):
+    """Each record with its parsed result (an empty dict where the piece gave none)."""
+    return [(r, r.get("result") or {}) for r in recs]
+
+
+def table(headers, rows):
+    """A markdown table: the header line, the rule, one line a row (cells as strings)."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return lines
+
+
 def md(a):
     recs = []
     with open(a.jsonl) as f:
@@ -153,40 +165,32 @@ def md(a):
                 status = (o["status"] if o else "missing") + " / " + (peer["status"] if peer else "missing")
                 rows.append((what, rnd, impl, fmt(s), fmt(p), fmt(ratio, 3), status))
     out.append("## Summary (ours / PyTorch: below 1 means ours is faster)\n")
-    out.append("| what | round | ours on | ours s | PyTorch s | ours / PyTorch | status (ours / PyTorch) |")
-    out.append("|---|---|---|---|---|---|---|")
-    for row in rows:
-        out.append("| " + " | ".join(str(c) for c in row) + " |")
+    out += table(["what", "round", "ours on", "ours s", "PyTorch s", "ours / PyTorch",
+                  "status (ours / PyTorch)"], rows)
 
     ntk = [r for r in recs if r["group"].startswith("ntk") and not r["group"].endswith("check")]
     if ntk:
         out.append("\n## NTK details (f32 kernel, depth 10, width 512, d = 5)\n")
-        out.append("| group | round | impl | formation s | GFLOP/s | eigen s | eigen by | Cholesky f64 s | "
-                   "lambda_min | lambda_max | kappa | status |")
-        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
-        for r in ntk:
-            res = r.get("result") or {}
-            out.append("| " + " | ".join([
-                r["group"], str(r["round"]), r["impl"], fmt(seconds(r, "formation")),
-                fmt(res.get("gflops_per_s"), 4), fmt(seconds(r, "eigen")), ntk_eigen_label(r),
-                fmt(res.get("cholesky_s")), fmt(res.get("lambda_min"), 6),
-                fmt(res.get("lambda_max"), 6), fmt(res.get("kappa"), 6), r["status"],
-            ]) + " |")
+        out += table(
+            ["group", "round", "impl", "formation s", "GFLOP/s", "eigen s", "eigen by",
+             "Cholesky f64 s", "lambda_min", "lambda_max", "kappa", "status"],
+            [[r["group"], r["round"], r["impl"], fmt(seconds(r, "formation")),
+              fmt(res.get("gflops_per_s"), 4), fmt(seconds(r, "eigen")), ntk_eigen_label(r),
+              fmt(res.get("cholesky_s")), fmt(res.get("lambda_min"), 6),
+              fmt(res.get("lambda_max"), 6), fmt(res.get("kappa"), 6), r["status"]]
+             for r, res in with_result(ntk)])
 
     train = [r for r in recs if not r["group"].startswith(("ntk", "cross-check"))]
     if train:
         out.append("\n## Training steps\n")
-        out.append("| group | round | impl | model | backend | engine | s / step | samples / s | "
-                   "GFLOP/s | status |")
-        out.append("|---|---|---|---|---|---|---|---|---|---|")
-        for r in train:
-            res = r.get("result") or {}
-            out.append("| " + " | ".join([
-                r["group"], str(r["round"]), r["impl"], fmt(res.get("model")),
-                fmt(res.get("backend")), fmt(res.get("engine")),
-                fmt(seconds(r, "step")), fmt(res.get("samples_per_second"), 5),
-                fmt(res.get("gflops"), 4), r["status"],
-            ]) + " |")
+        out += table(
+            ["group", "round", "impl", "model", "backend", "engine", "s / step", "samples / s",
+             "GFLOP/s", "status"],
+            [[r["group"], r["round"], r["impl"], fmt(res.get("model")),
+              fmt(res.get("backend")), fmt(res.get("engine")),
+              fmt(seconds(r, "step")), fmt(res.get("samples_per_second"), 5),
+              fmt(res.get("gflops"), 4), r["status"]]
+             for r, res in with_result(train)])
 
     cross = [r for r in recs if r["group"].startswith("cross-check")]
     if cross:
@@ -195,16 +199,13 @@ def md(a):
                    "kernel on the device, every eigenvalue on the host in f64; `ntk-probe bench "
                    "--eigen extreme` on the same n computes the same kernel (its rows above). PyTorch: "
                    "the f32 kernel from our weights, eigvalsh in f64.\n")
-        out.append("| group | round | impl | relative error vs our kernel | lambda_min | lambda_max | "
-                   "kappa | status |")
-        out.append("|---|---|---|---|---|---|---|---|")
-        for r in cross:
-            res = r.get("result") or {}
-            out.append("| " + " | ".join([
-                r["group"], str(r["round"]), r["impl"], fmt(res.get("relative_error_vs_ours")),
-                fmt(res.get("lambda_min"), 8), fmt(res.get("lambda_max"), 8),
-                fmt(res.get("kappa"), 8), r["status"],
-            ]) + " |")
+        out += table(
+            ["group", "round", "impl", "relative error vs our kernel", "lambda_min",
+             "lambda_max", "kappa", "status"],
+            [[r["group"], r["round"], r["impl"], fmt(res.get("relative_error_vs_ours")),
+              fmt(res.get("lambda_min"), 8), fmt(res.get("lambda_max"), 8),
+              fmt(res.get("kappa"), 8), r["status"]]
+             for r, res in with_result(cross)])
 
     checks = [r for r in recs if r["group"].endswith("check") and not r["group"].startswith("cross")]
     if checks:
@@ -215,12 +216,10 @@ def md(a):
             out.append(f"- {r['group']} ({r['impl']}): {r['status']}" + (f"; {detail}" if detail else ""))
 
     out.append("\n## Every piece\n")
-    out.append("| round | group | impl | status | rc | wall s | command |")
-    out.append("|---|---|---|---|---|---|---|")
-    for r in recs:
-        cmd = (r.get("cmd") or "").replace("|", "\\|")
-        out.append(f"| {r['round']} | {r['group']} | {r['impl']} | {r['status']} | {r['rc']} | "
-                   f"{fmt(r.get('wall_s'), 4)} | `{cmd}` |")
+    out += table(
+        ["round", "group", "impl", "status", "rc", "wall s", "command"],
+        [[r["round"], r["group"], r["impl"], r["status"], r["rc"], fmt(r.get("wall_s"), 4),
+          "`" + (r.get("cmd") or "").replace("|", "\\|") + "`"] for r in recs])
     print("\n".join(out))
 
 
