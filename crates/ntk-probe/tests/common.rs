@@ -34,6 +34,17 @@ pub fn probe() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
 }
 
+/// `ntk-probe ntk --config CFG --out OUT`, run to completion.
+pub fn ntk_cli(cfg: impl AsRef<Path>, out: impl AsRef<Path>) -> std::process::Output {
+    probe()
+        .args(["ntk", "--config"])
+        .arg(cfg.as_ref())
+        .arg("--out")
+        .arg(out.as_ref())
+        .output()
+        .unwrap()
+}
+
 /// Writes `text` to `dir/name` (a config for the binary) and returns the path.
 pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);

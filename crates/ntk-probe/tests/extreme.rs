@@ -265,13 +265,7 @@ fn the_probe_takes_kappa_by_the_extreme_route_when_asked() {
         );
         let cfg = write_file(dir.path(), &format!("{eigen}.toml"), &text);
         let out = dir.path().join(eigen);
-        let o = probe()
-            .args(["ntk", "--config"])
-            .arg(&cfg)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let o = ntk_cli(&cfg, &out);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let s: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
@@ -298,13 +292,7 @@ fn the_probe_takes_kappa_by_the_extreme_route_when_asked() {
         "[data]\ndataset = \"synthetic\"\nn = 10\ninput_dim = 5\n[model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\n\
          [probe]\neigen = \"some\"\n",
     );
-    let o = probe()
-        .args(["ntk", "--config"])
-        .arg(&cfg)
-        .arg("--out")
-        .arg(dir.path().join("bad"))
-        .output()
-        .unwrap();
+    let o = ntk_cli(&cfg, dir.path().join("bad"));
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("eigen"));
 }

@@ -4,7 +4,7 @@ mod common;
 
 use std::path::Path;
 
-use common::probe;
+use common::{ntk_cli, probe};
 use ntk_probe::npy;
 
 fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {
@@ -150,13 +150,7 @@ fn unwritable_output_directory_is_refused() {
     let cfg = write_config(dir.path(), SMALL);
     let file = dir.path().join("not-a-dir");
     std::fs::write(&file, "x").unwrap();
-    let out = probe()
-        .args(["ntk", "--config"])
-        .arg(&cfg)
-        .arg("--out")
-        .arg(file.join("out"))
-        .output()
-        .unwrap();
+    let out = ntk_cli(&cfg, file.join("out"));
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -195,13 +189,7 @@ fn theory_method_writes_the_infinite_width_kernel_through_the_same_files() {
         .replace("n = 40", "n = 12");
     let cfg = write_config(dir.path(), &text);
     let out = dir.path().join("theory");
-    let status = probe()
-        .args(["ntk", "--config"])
-        .arg(&cfg)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let status = ntk_cli(&cfg, &out);
     assert!(
         status.status.success(),
         "{}",

@@ -28,7 +28,7 @@ use std::path::Path;
 use std::time::Instant;
 
 mod common;
-use common::{probe, write_file};
+use common::{ntk_cli, probe, write_file};
 
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::tensor::{Tensor, TensorData};
@@ -347,13 +347,7 @@ fn ntk_with_a_resnet_config_writes_the_usual_files() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = write_file(dir.path(), "resnet.toml", RESNET);
     let out = dir.path().join("out");
-    let o = probe()
-        .args(["ntk", "--config"])
-        .arg(&cfg)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = ntk_cli(&cfg, &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for f in ["summary.json", "inputs.npy", "ntk.npy", "eigenvalues.npy"] {
         assert!(out.join(f).is_file(), "{f} missing");
