@@ -1,6 +1,6 @@
 //! Data sets for NTK studies: MNIST, Fashion-MNIST, CIFAR-10, the 8x8 digits and synthetic
 //! Gaussian inputs, loaded into memory with checked parsers, plus the transforms of the
-//! published experiments and a small Burn integration.
+//! published experiments.
 //!
 //! - [`ImageSet`]: 8-bit images as stored (CHW), [`Samples`]: the float `n x dim` view.
 //! - Loaders: [`load_mnist`], [`load_fashion_mnist`] (IDX, raw or gzipped), [`load_cifar10`]
@@ -8,18 +8,20 @@
 //!   [`Source`]. Default directories: [`paths`].
 //! - [`Scaling`] (pixel maps of the official code), [`Subset`] (first / class-balanced /
 //!   random n), [`CifarAugment`] (pad-crop-flip).
-//! - Burn: [`Item`], [`ImageDataset`], [`FlatBatcher`], [`ImageBatcher`], [`Batch`].
+//! - What the tools read: [`config::DataConfig`] (the `[data]` table) and [`inputs`] (the
+//!   `n x d` matrix it selects, fed to the networks).
 //!
 //! Real files come from `bash datasets/fetch.sh` (MNIST, Fashion-MNIST, digits); CIFAR-10 is
 //! downloaded by hand (see `datasets/README.md`). Every malformed input is a [`DataError`].
 
 pub mod augment;
-pub mod batch;
 pub mod cifar;
+pub mod config;
 pub mod digits;
 pub mod error;
 mod file;
 pub mod idx;
+pub mod inputs;
 pub mod paths;
 pub mod set;
 pub mod source;
@@ -28,11 +30,12 @@ pub mod synthetic;
 pub mod transform;
 
 pub use augment::{CifarAugment, CropFlip, crop_flip};
-pub use batch::{Batch, FlatBatcher, ImageBatcher, ImageDataset, Item};
 pub use cifar::{load_cifar10, write_cifar_like};
+pub use config::{DataConfig, Dataset, SubsetRule};
 pub use digits::load_digits;
 pub use error::{DataError, Result};
 pub use idx::{load_fashion_mnist, load_mnist};
+pub use inputs::Inputs;
 pub use paths::default_data_root;
 pub use set::{ImageSet, Samples, Split};
 pub use source::Source;

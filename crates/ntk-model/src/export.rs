@@ -11,8 +11,8 @@ use burn::tensor::{DType, Tensor, TensorData};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
 use crate::error::ModelError;
-use crate::io::atomic_write;
 use crate::mlp::Mlp;
+use ntk_core::io::atomic_write;
 
 /// Element type of an export.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,19 +5,19 @@
 //! Layout: [`activation`] (s, s', Gaussian moments), [`normal`] (the standard normal and
 //! quadrature), [`config`] (what a TOML `[model]` table holds), [`mlp`] (the network),
 //! [`resnet`] (He et al.'s CIFAR ResNets: BatchNorm, NormReLU, Fixup), [`net`] (either, as
-//! one module), [`init`] (seeded host-side draws), [`export`] (safetensors), [`io`] (atomic
-//! writes).
+//! one module), [`init`] (seeded host-side draws), [`export`] (safetensors), [`size`]
+//! (parameter and activation counts for memory estimates).
 
 pub mod activation;
 pub mod config;
 pub mod error;
 pub mod export;
 pub mod init;
-pub mod io;
 pub mod mlp;
 pub mod net;
 pub mod normal;
 pub mod resnet;
+pub mod size;
 
 pub use activation::{Activation, ActivationKind, Moments, NormRelu};
 pub use config::{LayerScales, MlpConfig, Normalization, NtkConvention, Parameterization};

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::kernel::Kernel;
+use ntk_core::kernel::Kernel;
 
 /// The angle in degrees between samples `i` and `j` of a kernel.
 pub fn angle_deg(k: &Kernel, i: usize, j: usize) -> f64 {

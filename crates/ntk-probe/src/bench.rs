@@ -15,23 +15,15 @@ use serde::Serialize;
 
 use burn::tensor::Tensor;
 
-use crate::backend::{Compute, Precision};
 use crate::config::{Eigen, Method};
 use crate::extreme;
-use crate::inputs::Inputs;
-use crate::kernel::OutputMode;
 use crate::run::{self, SpectrumSummary};
-use crate::spectrum;
 use crate::structured;
-
-/// Peak FLOP/s of this machine class (2 cores, AVX-512 FMA at 2.6 GHz): 2 cores x 2 FMA
-/// units x 16 f32 lanes x 2 FLOP x 2.6 GHz = 166 GFLOP/s in f32, half that in f64.
-pub fn peak_gflops(precision: Precision) -> f64 {
-    match precision {
-        Precision::F32 => 166.4,
-        Precision::F64 => 83.2,
-    }
-}
+use ntk_core::backend::Compute;
+use ntk_core::bench::{best_of, peak_gflops};
+use ntk_core::kernel::OutputMode;
+use ntk_core::spectrum;
+use ntk_data::inputs::Inputs;
 
 /// The fraction of the n^2 kernel entries the staircase computes for a given block size.
 pub fn staircase_fraction(n: usize, block: usize) -> f64 {
@@ -82,22 +74,6 @@ pub struct BenchRow {
     pub lanczos_steps: Option<[usize; 2]>,
 }
 
-/// The best of `repeats` timed calls of `once` after one untimed warm-up, and the last
-/// call's result.
-fn best_of<T>(
-    repeats: usize,
-    mut once: impl FnMut() -> Result<T, String>,
-) -> Result<(T, f64), String> {
-    let mut result = once()?;
-    let mut best = f64::INFINITY;
-    for _ in 0..repeats {
-        let s = Instant::now();
-        result = once()?;
-        best = best.min(s.elapsed().as_secs_f64());
-    }
-    Ok((result, best))
-}
-
 /// Times the structured NTK (best of `repeats`, after one warm-up) and its eigenvalues:
 /// `Full` on the host (the kernel read back), `Extreme` on the compute device, where a GPU
 /// backend's kernel then stays (formed whole by [`structured::ntk_tensor`]).
@@ -114,7 +90,7 @@ pub fn bench_one(
     let mlp = Mlp::new(&cfg, &compute.device, compute.dtype()).expect("valid bench config");
     let samples = ntk_data::gaussian(n, d, 0);
     let inputs = Inputs::from_samples(&samples, "synthetic".into());
-    let on_device = eigen == Eigen::Extreme && !run::on_host(compute);
+    let on_device = eigen == Eigen::Extreme && !compute.on_host();
     let eps = compute.precision.epsilon();
     // The device-resident kernel (synchronized), or the kernel as the probe computes it.
     let device_once = || -> Result<Tensor<2>, String> {
@@ -181,7 +157,9 @@ pub fn bench_one(
         gflop,
         seconds: best,
         gflops_per_s: gflop / best,
-        floor_seconds: run::on_host(compute).then(|| gflop / peak_gflops(compute.precision)),
+        floor_seconds: compute
+            .on_host()
+            .then(|| gflop / peak_gflops(compute.precision)),
         eigen: eigen.name().to_string(),
         eigen_seconds,
         lambda_min: cond.lambda_min,

@@ -3,84 +3,15 @@
 //! `in_channels * image_size^2` must match it) and `[probe]`. Unknown keys are refused with
 //! their line.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use ntk_data::{Scaling, Split};
+use ntk_core::config_file::load_toml;
+use ntk_data::{DataConfig, Dataset};
 use ntk_model::{MlpConfig, ResNetConfig};
 use serde::{Deserialize, Serialize};
 
-use crate::backend::Precision;
-use crate::kernel::OutputMode;
-
-/// Where the inputs come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Dataset {
-    /// n samples of N(0, I_d) (`input_dim`, default 5 as in the paper's text).
-    Synthetic,
-    Mnist,
-    FashionMnist,
-    #[serde(rename = "cifar-10", alias = "cifar10")]
-    Cifar10,
-    Digits,
-}
-
-impl Dataset {
-    pub fn parse(s: &str) -> Option<Self> {
-        serde_json::from_value(serde_json::Value::String(s.to_string())).ok()
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Synthetic => "synthetic",
-            Self::Mnist => "mnist",
-            Self::FashionMnist => "fashion-mnist",
-            Self::Cifar10 => "cifar-10",
-            Self::Digits => "digits",
-        }
-    }
-}
-
-/// How `n` samples are picked from an image set.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SubsetRule {
-    First,
-    /// `n / classes` per class (the default for image sets).
-    #[default]
-    Balanced,
-    /// Uniformly at random by `data.seed`.
-    Random,
-}
-
-fn default_split() -> Split {
-    Split::Train
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DataConfig {
-    pub dataset: Dataset,
-    pub n: usize,
-    /// Synthetic only: the dimension d (default 5; the official code used 10).
-    #[serde(default)]
-    pub input_dim: Option<usize>,
-    #[serde(default = "default_split")]
-    pub split: Split,
-    #[serde(default)]
-    pub subset: SubsetRule,
-    /// Pixel scaling (default: the official code's, `minus-one-one` or `cifar-per-channel`).
-    #[serde(default)]
-    pub scaling: Option<Scaling>,
-    /// Scale every input to unit norm (Agarwal et al.'s assumption).
-    #[serde(default)]
-    pub unit_norm: bool,
-    /// Seed of the synthetic draw or the random subset.
-    #[serde(default)]
-    pub seed: u64,
-    /// Directory of the data set's files (default `datasets/data/<name>`).
-    #[serde(default)]
-    pub dir: Option<PathBuf>,
-}
+use ntk_core::backend::Precision;
+use ntk_core::kernel::OutputMode;
 
 /// Which kernel protocol (`reference/conventions.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,7 +105,7 @@ pub struct ProbeSection {
     /// `full` (default): every eigenvalue on the host; `extreme`: `lambda_min`,
     /// `lambda_max` and kappa on the compute device. Left out of the serialized config at
     /// its default, so the fingerprints of results recorded before this key existed (all
-    /// `full`) still match ([`crate::provenance`]).
+    /// `full`) still match ([`ntk_core::provenance`]).
     #[serde(default, skip_serializing_if = "Eigen::is_full")]
     pub eigen: Eigen,
     /// Backend name when several are built in (also `--device`, `BURN_DEVICE`).
@@ -226,14 +157,6 @@ pub struct ProbeConfig {
 pub enum NetConfig<'a> {
     Mlp(&'a MlpConfig),
     ResNet(&'a ResNetConfig),
-}
-
-/// Reads and parses a TOML config file; errors name the file, and for bad or unknown keys
-/// the line and key (the toml crate's message).
-pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read config: {e}", path.display()))?;
-    toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 impl ProbeConfig {

@@ -13,10 +13,10 @@ use ntk_model::{Activation, ActivationKind, Mlp, MlpConfig};
 use serde::Serialize;
 
 use crate::angles;
-use crate::backend::Compute;
 use crate::host;
-use crate::plot::{Dash, Figure, PALETTE, Series};
 use crate::theory;
+use ntk_core::backend::Compute;
+use ntk_core::plot::{Dash, Figure, PALETTE, Series};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Fig1Point {
@@ -93,7 +93,7 @@ pub fn write(
     }
     let bytes = w.into_inner().map_err(|e| e.to_string())?;
     let csv_path = out.join("fig1.csv");
-    ntk_model::io::atomic_write(&csv_path, &bytes)
+    ntk_core::io::atomic_write(&csv_path, &bytes)
         .map_err(|e| format!("{}: {e}", csv_path.display()))?;
 
     let relu = Activation::new(ActivationKind::Relu, None);

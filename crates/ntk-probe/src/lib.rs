@@ -4,25 +4,13 @@
 //! ([`angles`]), and the probe run that writes pandas/numpy-ready files ([`run`]).
 
 pub mod angles;
-pub mod backend;
 pub mod bench;
-pub mod budget;
-pub mod cli;
 pub mod config;
 pub mod extreme;
 pub mod fig1;
 pub mod host;
-pub mod inputs;
 pub mod jacobian;
-pub mod kernel;
-pub mod linalg;
-pub mod npy;
-pub mod outset;
-pub mod plot;
-pub mod progress;
-pub mod provenance;
 pub mod run;
-pub mod spectrum;
 pub mod structured;
 pub mod sweep;
 pub mod theory;

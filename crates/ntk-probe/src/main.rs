@@ -5,14 +5,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use ntk_core::backend::{self, Precision};
+use ntk_core::kernel::OutputMode;
+use ntk_core::sweep::Shard;
+use ntk_data::Dataset;
+use ntk_data::inputs;
 use ntk_model::ActivationKind;
-use ntk_probe::backend::{self, Precision};
 use ntk_probe::bench;
-use ntk_probe::config::{Dataset, Eigen, ProbeConfig, Protocol};
-use ntk_probe::inputs;
-use ntk_probe::kernel::OutputMode;
+use ntk_probe::config::{Eigen, ProbeConfig, Protocol};
 use ntk_probe::run::{self, Summary};
-use ntk_probe::sweep::{self, Shard, SweepConfig};
+use ntk_probe::sweep::{self, SweepConfig};
 
 #[derive(Parser)]
 #[command(
@@ -359,7 +361,7 @@ fn bench_cmd(args: BenchArgs) -> Result<(), String> {
     println!(
         "host linear algebra: {} (engine host: the structured NTK's GEMMs and the \
          eigensolver)",
-        ntk_probe::linalg::BACKEND
+        ntk_core::linalg::BACKEND
     );
     println!(
         "{:>6} {:>4} {:>5} {:>5} {:>4} {:>8} {:>6} {:>8} {:>9} {:>8} {:>8} {:>8} {:>9} {:>10}",
@@ -414,7 +416,7 @@ fn bench_cmd(args: BenchArgs) -> Result<(), String> {
     }
     if let Some(path) = &args.out {
         let json = serde_json::to_string_pretty(&rows).expect("serializes");
-        ntk_model::io::atomic_write(path, json.as_bytes())
+        ntk_core::io::atomic_write(path, json.as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
@@ -650,7 +652,7 @@ fn keep_freed_memory() {
 
 fn main() -> ExitCode {
     keep_freed_memory();
-    ntk_probe::cli::restore_sigpipe();
+    ntk_core::cli::restore_sigpipe();
     // A bug must still end in one clear line and a non-zero exit, not a backtrace.
     std::panic::set_hook(Box::new(|info| {
         eprintln!("ntk-probe: internal error: {info}");

@@ -10,22 +10,22 @@ use ntk_model::{Mlp, MlpConfig, Net, ResNet, ResNetVariant};
 use serde::Serialize;
 
 use crate::angles::{self, MinAngle};
-use crate::backend::{Compute, Precision};
-use crate::budget::{self, Estimate};
 use crate::config::{Eigen, Method, NetConfig, ProbeConfig, Protocol};
 use crate::host;
-use crate::inputs::Inputs;
 use crate::jacobian;
-use crate::kernel::{Kernel, OutputMode};
-use crate::npy;
-use crate::outset::OutputSet;
-use crate::progress::Phase;
-use crate::provenance::{self, Provenance};
-use crate::spectrum::{self, Spectrum};
 use crate::structured;
+use ntk_core::backend::{Compute, Precision};
+use ntk_core::budget::Estimate;
+use ntk_core::kernel::{Kernel, OutputMode};
+use ntk_core::npy;
+use ntk_core::outset::OutputSet;
+use ntk_core::progress::Phase;
+use ntk_core::provenance::{self, Provenance};
+use ntk_core::spectrum::{self, Spectrum};
+use ntk_data::inputs::Inputs;
 
 /// Everything `summary.json` holds. `kappa` is `null` when the kernel is numerically
-/// singular (`singular = true`, see [`crate::spectrum`]); the same for `gram_kappa`.
+/// singular (`singular = true`, see [`ntk_core::spectrum`]); the same for `gram_kappa`.
 #[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Summary {
     pub lambda_min: f64,
@@ -78,7 +78,7 @@ pub struct Summary {
     pub eigen_seconds: f64,
     pub seconds: f64,
     /// The resolved config, its fingerprint, the tool, commit and command line
-    /// ([`crate::provenance`]); absent in summaries written before it was recorded.
+    /// ([`ntk_core::provenance`]); absent in summaries written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
 }
@@ -117,7 +117,7 @@ pub fn provenance(
     Provenance::new(crate::TOOL, flat)
 }
 
-/// The memory a probe of `cfg` needs, roughly (see [`crate::budget`]): the kernel and the
+/// The memory a probe of `cfg` needs, roughly (see [`ntk_core::budget`]): the kernel and the
 /// eigensolver's copies, the structured engine's activations and work matrices, or the
 /// autodiff path's per-sample gradient rows. `d` is the data's input dimension.
 pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> Result<Estimate, String> {
@@ -136,9 +136,13 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> Result<Estimate, String> 
             let structured = m.normalization == ntk_model::Normalization::None
                 && matches!(cfg.probe.method, Method::Auto | Method::Structured);
             let act = structured.then_some(2.0 * m.depth as f64 * n * m.width as f64);
-            (budget::mlp_params(&m), m.output_dim as f64, act)
+            (ntk_model::size::mlp_params(&m), m.output_dim as f64, act)
         }
-        NetConfig::ResNet(r) => (budget::resnet_params(r), r.num_classes as f64, None),
+        NetConfig::ResNet(r) => (
+            ntk_model::size::resnet_params(r),
+            r.num_classes as f64,
+            None,
+        ),
     };
     let size = if cfg.probe.output == OutputMode::Full {
         n * outputs
@@ -172,7 +176,7 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> Result<Estimate, String> 
     Ok(e)
 }
 
-/// Refuses a probe whose estimated memory exceeds the limit ([`crate::budget`]).
+/// Refuses a probe whose estimated memory exceeds the limit ([`ntk_core::budget`]).
 pub fn check_memory(cfg: &ProbeConfig, d: usize, max_memory: Option<&str>) -> Result<(), String> {
     let culprit = match cfg.net()? {
         NetConfig::Mlp(m) => format!(
@@ -238,11 +242,6 @@ pub fn to_tensor(inputs: &Inputs, compute: &Compute) -> Tensor<2> {
     )
 }
 
-/// True for the CPU backends, whose structured kernel runs in [`crate::host`].
-pub fn on_host(compute: &Compute) -> bool {
-    matches!(compute.backend, "flex" | "ndarray")
-}
-
 /// The NTK of `mlp` on `inputs` by the chosen method.
 pub fn compute_kernel(
     mlp: &Mlp,
@@ -306,7 +305,7 @@ pub fn compute_kernel_cached(
             );
             (k, "theory")
         }
-        Method::Structured if on_host(compute) && mode != OutputMode::Full => {
+        Method::Structured if compute.on_host() && mode != OutputMode::Full => {
             let k = match compute.precision {
                 Precision::F32 => {
                     host::ntk_with(mlp, &inputs.x, inputs.n, &outputs, &mut cache.f32)
@@ -425,7 +424,7 @@ pub fn run(
             check_replaceable(dir)?;
             let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
             let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
-            crate::outset::clean_dir(
+            ntk_core::outset::clean_dir(
                 parent.unwrap_or(Path::new(".")),
                 Some(name.as_deref().unwrap_or_default()),
                 &|_| false,
@@ -876,21 +875,6 @@ pub fn write_outputs(
             .map_err(|e| e.to_string())?;
     }
     let json = serde_json::to_string_pretty(summary).expect("summary serializes");
-    ntk_model::io::atomic_write(&dir.join("summary.json"), json.as_bytes())
+    ntk_core::io::atomic_write(&dir.join("summary.json"), json.as_bytes())
         .map_err(|e| ctx("summary.json", e))
-}
-
-/// Fails early, before any work, when `dir` cannot be created or written.
-pub fn check_writable(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("{}: cannot create the output directory: {e}", dir.display()))?;
-    let probe = dir.join(format!(".write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| {
-        format!(
-            "{}: the output directory is not writable: {e}",
-            dir.display()
-        )
-    })?;
-    let _ = std::fs::remove_file(probe);
-    Ok(())
 }

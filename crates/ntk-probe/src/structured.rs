@@ -18,7 +18,7 @@
 use burn::tensor::{Device, Tensor};
 use ntk_model::{Mlp, Normalization};
 
-use crate::kernel::{Kernel, OutputMode};
+use ntk_core::kernel::{Kernel, OutputMode};
 
 /// Per-layer factors of the structured NTK for one output selection.
 pub struct Factors {

@@ -6,10 +6,10 @@
 //! and the figures.
 //!
 //! A point counts as finished only when the summaries of all its protocols record the
-//! fingerprint of the config about to compute it ([`crate::provenance`]); a point made by
+//! fingerprint of the config about to compute it ([`ntk_core::provenance`]); a point made by
 //! another config is an error naming the keys that differ (or, with `recompute`, is
 //! computed again). Each point's directory is written as one output set
-//! ([`crate::outset`]): all its protocols or none.
+//! ([`ntk_core::outset`]): all its protocols or none.
 //!
 //! Layout of `out/`: `runs/<activation>/depth<LL>/seed<S>/<protocol>/{summary.json,
 //! eigenvalues.npy}`, `theory.json` (cached theory values), `results.csv`, `summary.csv`,
@@ -23,16 +23,18 @@ use ntk_model::{Activation, ActivationKind, MlpConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::angles;
-use crate::backend;
-use crate::config::{DataConfig, ProbeConfig, ProbeSection, Protocol};
-use crate::inputs::{self, Inputs};
-use crate::kernel::Kernel;
-use crate::outset::{self, OutputSet};
-use crate::plot::{Dash, Figure, PALETTE, Series};
-use crate::provenance::{self, Provenance};
+use crate::config::{ProbeConfig, ProbeSection, Protocol};
 use crate::run::{self, Summary};
-use crate::spectrum;
 use crate::theory;
+use ntk_core::backend;
+use ntk_core::kernel::Kernel;
+use ntk_core::outset::{self, OutputSet};
+use ntk_core::plot::{Dash, Figure, PALETTE, Series};
+use ntk_core::provenance::{self, Provenance};
+use ntk_core::spectrum;
+use ntk_core::sweep::{MAX_POINTS, Shard};
+use ntk_data::DataConfig;
+use ntk_data::inputs::{self, Inputs};
 
 fn default_protocols() -> Vec<Protocol> {
     vec![Protocol::Whole, Protocol::Blocks]
@@ -40,9 +42,6 @@ fn default_protocols() -> Vec<Protocol> {
 fn default_true() -> bool {
     true
 }
-
-/// The most points one sweep may expand to.
-pub const MAX_POINTS: usize = 100_000;
 
 /// The `[sweep]` table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -87,7 +86,7 @@ impl SweepConfig {
                 path.display()
             ));
         }
-        let cfg: Self = crate::config::load_toml(path)?;
+        let cfg: Self = ntk_core::config_file::load_toml(path)?;
         cfg.validate()
             .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(cfg)
@@ -174,34 +173,6 @@ impl Point {
             .join(self.activation.name())
             .join(format!("depth{:02}", self.depth))
             .join(format!("seed{}", self.seed))
-    }
-}
-
-/// `i/N`: this process runs the points `p` with `p mod N == i`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shard {
-    pub index: usize,
-    pub count: usize,
-}
-
-impl Shard {
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let bad = || format!("--shard {s}: expected i/N with 0 <= i < N");
-        let (i, n) = s.split_once('/').ok_or_else(bad)?;
-        let (index, count): (usize, usize) = (
-            i.trim().parse().map_err(|_| bad())?,
-            n.trim().parse().map_err(|_| bad())?,
-        );
-        if count == 0 || index >= count {
-            return Err(bad());
-        }
-        Ok(Self { index, count })
-    }
-    pub fn all() -> Self {
-        Self { index: 0, count: 1 }
-    }
-    pub fn owns(&self, p: usize) -> bool {
-        p % self.count == self.index
     }
 }
 
@@ -424,7 +395,7 @@ pub fn run_sweep(
     shard: Shard,
     opts: &SweepOptions,
 ) -> Result<(usize, usize), String> {
-    run::check_writable(out)?;
+    ntk_core::outset::check_writable(out)?;
     outset::clean_tree(&out.join("runs"));
     outset::clean_dir(out, None, &|f: &str| {
         [".csv", ".json", ".png", ".svg"]
@@ -555,7 +526,7 @@ pub fn read_summaries(out: &Path) -> Result<Vec<Summary>, String> {
 }
 
 /// [`read_summaries`] with each summary's path. Hidden entries (output sets still being
-/// written, see [`crate::outset`]) are not read.
+/// written, see [`ntk_core::outset`]) are not read.
 pub fn read_summaries_at(out: &Path) -> Result<Vec<(PathBuf, Summary)>, String> {
     let mut found = walk_summaries(out)
         .into_iter()
@@ -712,7 +683,7 @@ pub fn write_results_csv(path: &Path, rows: &[Summary]) -> Result<(), String> {
     let bytes = w
         .into_inner()
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    ntk_model::io::atomic_write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))
+    ntk_core::io::atomic_write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Mean and sample standard deviation.
@@ -798,7 +769,7 @@ fn theory_values(cfg: &SweepConfig, out: &Path) -> Result<TheoryCache, String> {
     }
     if changed {
         let json = serde_json::to_string_pretty(&cache).expect("serializes");
-        ntk_model::io::atomic_write(&path, json.as_bytes())
+        ntk_core::io::atomic_write(&path, json.as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(cache)
@@ -870,7 +841,7 @@ fn write_groups_csv(path: &Path, groups: &[GroupRow]) -> Result<(), String> {
     let bytes = w
         .into_inner()
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    ntk_model::io::atomic_write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))
+    ntk_core::io::atomic_write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn dash_for(activation: &str) -> Dash {

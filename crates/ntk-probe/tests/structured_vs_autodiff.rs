@@ -4,10 +4,10 @@ mod common;
 
 use burn::module::Module;
 use common::*;
+use ntk_core::backend::Precision;
+use ntk_core::kernel::{Kernel, OutputMode};
 use ntk_model::{ActivationKind, MlpConfig, NtkConvention};
-use ntk_probe::backend::Precision;
 use ntk_probe::jacobian::per_sample_jacobian;
-use ntk_probe::kernel::{Kernel, OutputMode};
 use ntk_probe::{host, structured};
 
 fn reference(cfg: &MlpConfig, x: &[f64], n: usize, p: Precision, mode: OutputMode) -> Kernel {

@@ -3,7 +3,8 @@
 
 use std::process::Command;
 
-use ntk_probe::sweep::{self, Shard, SweepConfig, SweepOptions};
+use ntk_core::sweep::Shard;
+use ntk_probe::sweep::{self, SweepConfig, SweepOptions};
 
 fn flex() -> SweepOptions {
     SweepOptions {
@@ -138,8 +139,8 @@ fn sweep_points_equal_standalone_runs() {
     let swept = sweep::read_summaries(&out).unwrap();
     assert_eq!(swept.len(), 12);
 
-    let compute = ntk_probe::backend::select(Some("flex"), cfg.probe.precision).unwrap();
-    let inputs = ntk_probe::inputs::load(&cfg.data).unwrap();
+    let compute = ntk_core::backend::select(Some("flex"), cfg.probe.precision).unwrap();
+    let inputs = ntk_data::inputs::load(&cfg.data).unwrap();
     for s in &swept {
         let activation =
             ntk_model::ActivationKind::parse(&s.activation).expect("an activation name");

@@ -3,11 +3,11 @@
 mod common;
 
 use common::*;
+use ntk_core::backend::Precision;
+use ntk_core::kernel::{Kernel, OutputMode};
+use ntk_core::spectrum::spectrum;
 use ntk_model::{ActivationKind, MlpConfig};
 use ntk_probe::angles;
-use ntk_probe::backend::Precision;
-use ntk_probe::kernel::{Kernel, OutputMode};
-use ntk_probe::spectrum::spectrum;
 use ntk_probe::{structured, theory};
 
 /// Two unit inputs at angle theta in R^d.

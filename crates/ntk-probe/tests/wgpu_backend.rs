@@ -7,11 +7,11 @@ mod common;
 
 use burn::module::Module;
 use common::*;
+use ntk_core::backend::{self, Precision};
+use ntk_core::kernel::OutputMode;
+use ntk_core::spectrum::spectrum;
 use ntk_model::{ActivationKind, MlpConfig};
-use ntk_probe::backend::{self, Precision};
 use ntk_probe::jacobian::per_sample_jacobian;
-use ntk_probe::kernel::OutputMode;
-use ntk_probe::spectrum::spectrum;
 use ntk_probe::structured;
 
 #[test]

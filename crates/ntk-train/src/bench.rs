@@ -18,8 +18,8 @@ use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::GradientsParams;
 use burn::tensor::{Int, Tensor, TensorData};
+use ntk_core::backend::Compute;
 use ntk_model::{ActivationKind, MlpConfig, ResNetConfig};
-use ntk_probe::backend::Compute;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
@@ -137,7 +137,7 @@ pub fn step(
         samples_per_second: batch as f64 / seconds,
         gflop_per_step: flops / 1e9,
         gflops: flops / 1e9 / seconds,
-        floor_seconds_per_step: ntk_probe::run::on_host(compute).then(|| flops / 1e9 / peak_gflops),
+        floor_seconds_per_step: compute.on_host().then(|| flops / 1e9 / peak_gflops),
     };
     if let Some(mut host) = crate::train::choose_engine(engine, &optim_cfg, &model, compute)? {
         let x: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use burn::module::Module;
 use burn::optim::ModuleOptimizer;
 use burn::store::ModuleRecord;
-use ntk_probe::provenance::{self, Provenance};
+use ntk_core::provenance::{self, Provenance};
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::{EpochMetrics, NtkRow, parse_csv, write_csv};
@@ -159,7 +159,7 @@ pub fn save(
     save_via_rename(&dir.join(optim_file), |p| match optim {
         OptimState::Burn(optim) => optim.save(p).map_err(|e| e.to_string()),
         OptimState::Host(velocity) => {
-            ntk_probe::npy::write_f64(p, velocity, &[velocity.len() as u64])
+            ntk_core::npy::write_f64(p, velocity, &[velocity.len() as u64])
                 .map_err(|e| e.to_string())
         }
     })?;
@@ -181,7 +181,7 @@ pub fn save(
     };
     pointer.checksum = Some(pointer.own_checksum());
     let json = serde_json::to_string_pretty(&pointer).expect("serializes");
-    ntk_model::io::atomic_write(&pointer_path(run), json.as_bytes())
+    ntk_core::io::atomic_write(&pointer_path(run), json.as_bytes())
         .map_err(|e| format!("{}: {e}", run.display()))?;
     // The pointer has moved: older checkpoints can go.
     if let Ok(entries) = std::fs::read_dir(run.join("checkpoints")) {
@@ -301,7 +301,7 @@ impl Loaded {
     /// The host engine's momentum buffers (see `crate::host`).
     pub fn load_velocity(&self) -> Result<Vec<f64>, String> {
         let path = self.dir.join("velocity.npy");
-        ntk_probe::npy::read(&path)
+        ntk_core::npy::read(&path)
             .map(|(v, _)| v)
             .map_err(|e| format!("{}: {e}", path.display()))
     }

@@ -5,10 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
+use ntk_core::backend::Precision;
+use ntk_core::kernel::OutputMode;
+use ntk_data::config::DataConfig;
 use ntk_model::{ActivationKind, MlpConfig, Normalization, ResNetConfig, ResNetVariant};
-use ntk_probe::backend::Precision;
-use ntk_probe::config::DataConfig;
-use ntk_probe::kernel::OutputMode;
 use serde::{Deserialize, Serialize};
 
 use crate::model::ModelSpec;
@@ -176,7 +176,7 @@ pub struct TrainConfig {
 impl TrainConfig {
     /// Reads a TOML file; errors name the file, line and key.
     pub fn load(path: &Path) -> Result<Self, String> {
-        let cfg: Self = ntk_probe::config::load_toml(path)?;
+        let cfg: Self = ntk_core::config_file::load_toml(path)?;
         cfg.validate()
             .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(cfg)

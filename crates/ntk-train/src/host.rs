@@ -1,6 +1,6 @@
 //! The training step of a dense MLP (no normalization layers) on the host: the forward, the
 //! hand-written backward of the mean cross-entropy, and Burn's SGD update rule, on host
-//! GEMMs ([`ntk_probe::linalg`]: the system OpenBLAS by default).
+//! GEMMs ([`ntk_core::linalg`]: the system OpenBLAS by default).
 //!
 //! Why: a dense step is nothing but GEMMs, and Burn's CPU matmul runs at ~30 GFLOP/s on this
 //! machine class against ~190 for OpenBLAS (`experiments/bench/README.md`), which made
@@ -22,9 +22,9 @@
 use burn::module::Param;
 use burn::tensor::{Tensor, TensorData};
 use faer::Mat;
+use ntk_core::linalg::{Real, axpy, contiguous_mut, gemm, gemm_acc};
 use ntk_model::{Activation, Mlp, Net, Normalization};
 use ntk_probe::host::activate_into;
-use ntk_probe::linalg::{Real, axpy, contiguous_mut, gemm, gemm_acc};
 
 use crate::config::OptimConfig;
 use crate::model::Model;
@@ -503,15 +503,15 @@ impl Engine {
     pub fn for_model(
         model: &Model,
         optim: &OptimConfig,
-        precision: ntk_probe::backend::Precision,
+        precision: ntk_core::backend::Precision,
     ) -> Option<Self> {
         let Net::Mlp(mlp) = model else { return None };
         if !eligible(model) {
             return None;
         }
         Some(match precision {
-            ntk_probe::backend::Precision::F32 => Self::F32(HostMlp::new(mlp, optim)),
-            ntk_probe::backend::Precision::F64 => Self::F64(HostMlp::new(mlp, optim)),
+            ntk_core::backend::Precision::F32 => Self::F32(HostMlp::new(mlp, optim)),
+            ntk_core::backend::Precision::F64 => Self::F64(HostMlp::new(mlp, optim)),
         })
     }
 

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use ntk_core::backend::{self, Precision};
 use ntk_model::{ActivationKind, ResNetConfig, ResNetVariant};
-use ntk_probe::backend::{self, Precision};
 use ntk_train::config::{EngineChoice, TrainConfig};
 use ntk_train::model::ModelSpec;
 use ntk_train::progress::Reporter;
@@ -254,7 +254,7 @@ fn run(args: RunArgs) -> Result<(), String> {
         None => Shard::all(),
     };
     let points = sweep::expand(&cfg)?;
-    let dim = ntk_probe::inputs::expected_dim(&cfg.data);
+    let dim = ntk_data::inputs::expected_dim(&cfg.data);
     for point in &points {
         ntk_train::train::check_memory(&point.cfg, dim, args.max_memory.as_deref())?;
     }
@@ -304,7 +304,7 @@ fn run(args: RunArgs) -> Result<(), String> {
         }
         return Ok(());
     }
-    ntk_probe::run::check_writable(&out)?;
+    ntk_core::outset::check_writable(&out)?;
     let reporter = Reporter::default();
     let opts = sweep::SweepOptions {
         run: RunOptions {
@@ -377,7 +377,7 @@ fn main_inner(cli: Cli) -> Result<(), String> {
             engine,
         }) => {
             let compute = backend::select(device.as_deref(), precision)?;
-            let peak = ntk_probe::bench::peak_gflops(precision);
+            let peak = ntk_core::bench::peak_gflops(precision);
             let (spec, input_dim) = match resnet {
                 Some(d) => {
                     let v: ResNetVariant =
@@ -406,7 +406,7 @@ fn main_inner(cli: Cli) -> Result<(), String> {
                 r.backend,
                 r.precision,
                 r.engine,
-                ntk_probe::linalg::BACKEND,
+                ntk_core::linalg::BACKEND,
                 r.seconds_per_step,
                 r.samples_per_second,
                 r.gflop_per_step,
@@ -432,7 +432,7 @@ fn parse_engine(s: &str) -> Result<EngineChoice, String> {
 }
 
 fn main() -> ExitCode {
-    ntk_probe::cli::restore_sigpipe();
+    ntk_core::cli::restore_sigpipe();
     std::panic::set_hook(Box::new(|info| {
         eprintln!("ntk-train: internal error: {info}")
     }));

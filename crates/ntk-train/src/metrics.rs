@@ -61,7 +61,7 @@ pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), String> {
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     let bytes = w.into_inner().map_err(|e| e.to_string())?;
-    ntk_model::io::atomic_write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))
+    ntk_core::io::atomic_write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Reads a CSV written by [`write_csv`]; a missing file is an empty table.

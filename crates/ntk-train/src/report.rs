@@ -10,14 +10,14 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ntk_probe::plot::{Dash, Figure, Series, ramp};
+use ntk_core::plot::{Dash, Figure, Series, ramp};
 use serde::Serialize;
 
 use crate::config::TrainConfig;
 use crate::metrics::{EpochMetrics, NtkRow, read_csv, write_csv};
 use crate::sweep::read_summary;
 use crate::train::TrainSummary;
-use ntk_probe::provenance::{self, Provenance};
+use ntk_core::provenance::{self, Provenance};
 
 /// A run directory read back.
 pub struct RunRecord {
@@ -56,7 +56,7 @@ impl RunRecord {
 /// Reads one run directory (it must hold `config.toml`).
 pub fn read_run(dir: &Path, id: String) -> Result<RunRecord, String> {
     let cfg_path = dir.join("config.toml");
-    let cfg: TrainConfig = ntk_probe::config::load_toml(&cfg_path)?;
+    let cfg: TrainConfig = ntk_core::config_file::load_toml(&cfg_path)?;
     let spec = cfg.spec()?;
     let summary = read_summary(dir)?;
     let provenance = match &summary {
@@ -266,7 +266,7 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> Result<Vec<PathBu
         d.dedup();
         d
     };
-    let curves: Vec<(String, ntk_probe::plot::RGBColor, Dash, Vec<&RunRecord>)> = best
+    let curves: Vec<(String, ntk_core::plot::RGBColor, Dash, Vec<&RunRecord>)> = best
         .iter()
         .map(|b| {
             let style = styles

@@ -3,15 +3,15 @@
 //! finished runs skipped, diverged runs recorded and passed over.
 //!
 //! A run counts as finished only when its summary records the fingerprint of the config
-//! about to run it (`ntk_probe::provenance`); a run made by another config is an error
+//! about to run it (`ntk_core::provenance`); a run made by another config is an error
 //! naming the keys that differ, or, with `recompute`, is trained again from scratch.
 
 use std::path::{Path, PathBuf};
 
+use ntk_core::backend::Compute;
+use ntk_core::provenance::{self, Provenance};
+pub use ntk_core::sweep::Shard;
 use ntk_model::{ActivationKind, Normalization};
-use ntk_probe::backend::Compute;
-use ntk_probe::provenance::{self, Provenance};
-pub use ntk_probe::sweep::Shard;
 
 use crate::config::TrainConfig;
 use crate::progress::Reporter;
@@ -101,10 +101,10 @@ pub fn expand(cfg: &TrainConfig) -> Result<Vec<RunPoint>, String> {
     .iter()
     .map(|&k| k as u128)
     .product::<u128>();
-    if total > ntk_probe::sweep::MAX_POINTS as u128 {
+    if total > ntk_core::sweep::MAX_POINTS as u128 {
         return Err(format!(
             "sweep: {total} runs (the product of its axes); at most {} in one sweep",
-            ntk_probe::sweep::MAX_POINTS
+            ntk_core::sweep::MAX_POINTS
         ));
     }
     let mut points = Vec::new();
@@ -154,7 +154,7 @@ pub struct SweepOutcome {
 }
 
 /// The keys in which the runs of one sweep differ: `collect` requires the rest of the
-/// recorded configs to agree (`ntk_probe::provenance::check_one_base`).
+/// recorded configs to agree (`ntk_core::provenance::check_one_base`).
 pub const AXES: [&str; 8] = [
     "model.depth",
     "resnet.depth",

@@ -1,15 +1,15 @@
 //! The probe during training (beyond the papers): the NTK of a fixed subset of the
 //! training set, its condition number kappa = lambda_max / lambda_min (float64 spectrum,
-//! singular below n eps lambda_max as in `ntk_probe::spectrum`) and the minimum pairwise
+//! singular below n eps lambda_max as in `ntk_core::spectrum`) and the minimum pairwise
 //! model-gradient angle, taken at initialization and every K epochs with the probe's own
 //! kernel routes (structured for MLPs, autodiff otherwise; BatchNorm in evaluation mode).
 
 use std::time::Instant;
 
-use ntk_probe::backend::Compute;
+use ntk_core::backend::Compute;
+use ntk_core::kernel::OutputMode;
+use ntk_data::inputs::Inputs;
 use ntk_probe::config::Method;
-use ntk_probe::inputs::Inputs;
-use ntk_probe::kernel::OutputMode;
 
 use crate::metrics::NtkRow;
 use crate::model::Model;
@@ -24,7 +24,7 @@ pub fn measure(
 ) -> Result<NtkRow, String> {
     let t = Instant::now();
     let result = ntk_probe::run::compute_kernel_net(model, probe, compute, Method::Auto, output)?;
-    let spectrum = ntk_probe::spectrum::spectrum(&result.kernel, compute.precision.epsilon())
+    let spectrum = ntk_core::spectrum::spectrum(&result.kernel, compute.precision.epsilon())
         .map_err(|e| format!("ntk during training, epoch {epoch}: {e}"))?;
     Ok(NtkRow {
         epoch,

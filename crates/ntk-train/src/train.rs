@@ -19,12 +19,12 @@ use burn::optim::decay::WeightDecayConfig;
 use burn::optim::momentum::MomentumConfig;
 use burn::optim::{GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::{Device, Int, Tensor, TensorData};
+use ntk_core::backend::Compute;
+use ntk_core::budget::Estimate;
+use ntk_core::provenance::{self, Provenance};
 use ntk_data::CifarAugment;
-use ntk_probe::backend::Compute;
-use ntk_probe::budget::{self, Estimate};
-use ntk_probe::config::DataConfig;
-use ntk_probe::inputs::{self, Inputs};
-use ntk_probe::provenance::{self, Provenance};
+use ntk_data::config::DataConfig;
+use ntk_data::inputs::{self, Inputs};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -69,7 +69,7 @@ pub struct TrainSummary {
     /// Wall time of this process's part of the run (a resumed run counts its own).
     pub seconds: f64,
     /// The resolved config, its fingerprint, the tool, commit and command line
-    /// (`ntk_probe::provenance`); absent in summaries written before it was recorded.
+    /// (`ntk_core::provenance`); absent in summaries written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
 }
@@ -121,7 +121,7 @@ pub fn load_data(data: &DataConfig, test_n: usize) -> Result<Data, String> {
     }
     let mut test_cfg = data.clone();
     test_cfg.split = ntk_data::Split::Test;
-    test_cfg.subset = ntk_probe::config::SubsetRule::First;
+    test_cfg.subset = ntk_data::config::SubsetRule::First;
     test_cfg.n = test_n;
     let test = inputs::load(&test_cfg).map_err(|e| format!("train.test_n = {test_n}: {e}"))?;
     if test.d != train.d {
@@ -233,7 +233,7 @@ pub fn run_config_text(cfg: &TrainConfig) -> String {
 
 /// The provenance of a run of `cfg` on `data` and `compute`: the config a run directory
 /// records ([`run_config_text`]) with the data's input dimension filled in and the data
-/// directory left out, `backend` and `data.digest` added (see `ntk_probe::provenance`).
+/// directory left out, `backend` and `data.digest` added (see `ntk_core::provenance`).
 pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Provenance {
     let mut c = cfg.clone();
     c.train.device = None;
@@ -249,7 +249,7 @@ pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Prov
     Provenance::new(crate::TOOL, flat)
 }
 
-/// The memory a run of `cfg` needs, roughly (see `ntk_probe::budget`): the data, the
+/// The memory a run of `cfg` needs, roughly (see `ntk_core::budget`): the data, the
 /// parameters with their gradients, momentum and autodiff copies, a batch's activations,
 /// and the NTK tracking's kernel and gradient rows. `d` is the data's input dimension.
 pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> Result<Estimate, String> {
@@ -259,11 +259,11 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> Result<Estimate, String> 
         crate::model::ModelSpec::Mlp(m) => {
             let m = ntk_model::MlpConfig { input_dim: d, ..m };
             let act = 4.0 * batch * m.width as f64 * (m.depth as f64 + 1.0);
-            (budget::mlp_params(&m), act)
+            (ntk_model::size::mlp_params(&m), act)
         }
         crate::model::ModelSpec::ResNet(r) => (
-            budget::resnet_params(&r),
-            batch * budget::resnet_activations(&r),
+            ntk_model::size::resnet_params(&r),
+            batch * ntk_model::size::resnet_activations(&r),
         ),
     };
     let mut e = Estimate::default();
@@ -279,7 +279,7 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> Result<Estimate, String> 
     Ok(e)
 }
 
-/// Refuses a run whose estimated memory exceeds the limit (`ntk_probe::budget`).
+/// Refuses a run whose estimated memory exceeds the limit (`ntk_core::budget`).
 pub fn check_memory(cfg: &TrainConfig, d: usize, max_memory: Option<&str>) -> Result<(), String> {
     let spec = cfg.spec()?;
     let culprit = format!(
@@ -378,8 +378,8 @@ pub fn train(
     let text = run_config_text(cfg);
     let prov = run_provenance(cfg, data, compute);
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    ntk_probe::outset::clean_dir(out, None, &|f: &str| RUN_FILES.contains(&f));
-    ntk_probe::outset::clean_tree(&out.join("checkpoints"));
+    ntk_core::outset::clean_dir(out, None, &|f: &str| RUN_FILES.contains(&f));
+    ntk_core::outset::clean_tree(&out.join("checkpoints"));
     let summary_path = out.join("summary.json");
     let found = checkpoint::find(out)?;
     if !opts.resume && (found.is_some() || summary_path.exists()) {
@@ -403,7 +403,7 @@ pub fn train(
             .map_err(|e| e.to_string())?;
         return Ok(s);
     }
-    ntk_model::io::atomic_write(&out.join("config.toml"), text.as_bytes())
+    ntk_core::io::atomic_write(&out.join("config.toml"), text.as_bytes())
         .map_err(|e| format!("{}: {e}", out.display()))?;
 
     let ad = compute.device.clone().autodiff();
@@ -629,7 +629,7 @@ pub fn train(
         &prov,
     );
     let json = serde_json::to_string_pretty(&summary).expect("serializes");
-    ntk_model::io::atomic_write(&summary_path, json.as_bytes())
+    ntk_core::io::atomic_write(&summary_path, json.as_bytes())
         .map_err(|e| format!("{}: {e}", out.display()))?;
     Ok(summary)
 }

@@ -8,14 +8,14 @@
 //! two triangular solves). Written in Burn tensor operations, so the same code runs on
 //! wgpu, cuda and the CPU backends.
 //!
-//! Singularity follows [`crate::spectrum`]: a kernel built with unit roundoff `eps` is
+//! Singularity follows [`ntk_core::spectrum`]: a kernel built with unit roundoff `eps` is
 //! singular when `lambda_min <= tau = n eps lambda_max`. When the Cholesky factorization of
 //! `K` itself breaks down (a pivot that is not positive: `K` is not numerically positive
 //! definite), `K + s I` is factored instead (`s = tau`, then `16 tau`, `256 tau`): the
 //! shift moves every eigenvalue by exactly `s`, so `lambda_min = 1 / theta - s`, and the
 //! kernel is reported singular. Its rank is then bounded below by the number of Ritz
 //! values of `K` above `tau` (interlacing), not counted exactly: the full spectrum
-//! ([`crate::spectrum::spectrum`]) gives the exact numerical rank.
+//! ([`ntk_core::spectrum::spectrum`]) gives the exact numerical rank.
 
 pub mod cholesky;
 pub mod lanczos;
@@ -23,7 +23,7 @@ pub mod lanczos;
 use burn::tensor::{DType, Device, Tensor, TensorData};
 use serde::Serialize;
 
-use crate::kernel::Kernel;
+use ntk_core::kernel::Kernel;
 
 /// The extreme eigenvalues of a kernel and what they say about conditioning.
 #[derive(Clone, Debug, Serialize)]

@@ -1,4 +1,4 @@
-//! The structured NTK on the CPU with host GEMMs ([`crate::linalg`]: the system OpenBLAS by
+//! The structured NTK on the CPU with host GEMMs ([`ntk_core::linalg`]: the system OpenBLAS by
 //! default, faer without the `openblas` feature): the same algebra as
 //! [`crate::structured`] (see its doc for the formula), with the Gram products computed into
 //! the lower triangle only (SYRK, half the FLOPs) and the Hadamard accumulation done in
@@ -12,11 +12,11 @@
 use faer::Mat;
 use ntk_model::{Activation, Mlp};
 
-use crate::kernel::Kernel;
+use ntk_core::kernel::Kernel;
 
 mod linear;
-pub use crate::linalg::Real;
-use crate::linalg::{gemm, gram_lower_into};
+pub use ntk_core::linalg::Real;
+use ntk_core::linalg::{gemm, gram_lower_into};
 
 /// A row-major `rows x cols` f64 buffer as a faer matrix in `T`.
 fn mat<T: Real>(v: &[f64], rows: usize, cols: usize) -> Mat<T> {

@@ -27,7 +27,7 @@
 use ntk_model::Activation;
 
 use super::dual::DualEvaluator;
-use crate::kernel::Kernel;
+use ntk_core::kernel::Kernel;
 
 /// The recursion on two inputs, layer by layer; each entry is `[(x,x), (y,y), (x,y)]`.
 #[derive(Clone, Debug, PartialEq)]

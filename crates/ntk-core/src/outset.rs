@@ -283,6 +283,21 @@ pub fn clean_tree(root: &Path) -> usize {
     removed
 }
 
+/// Fails early, before any work, when `dir` cannot be created or written.
+pub fn check_writable(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("{}: cannot create the output directory: {e}", dir.display()))?;
+    let probe = dir.join(format!(".write-test-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| {
+        format!(
+            "{}: the output directory is not writable: {e}",
+            dir.display()
+        )
+    })?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -85,6 +85,10 @@ pub struct Compute {
 }
 
 impl Compute {
+    /// True for the CPU backends (flex, ndarray): host engines and the host eigensolver apply.
+    pub fn on_host(&self) -> bool {
+        matches!(self.backend, "flex" | "ndarray")
+    }
     pub fn dtype(&self) -> DType {
         self.precision.dtype()
     }

@@ -1,7 +1,7 @@
 //! The probe's inputs: a data set, subset and scaling turned into the `n x d` matrix that is
 //! fed to the network (and saved as `inputs.npy`).
 
-use ntk_data::{Samples, Source, Subset};
+use crate::{Samples, Source, Subset};
 
 use crate::config::{DataConfig, Dataset, SubsetRule};
 
@@ -28,10 +28,10 @@ impl Inputs {
         }
     }
 
-    /// SHA-256 of the inputs and labels ([`crate::provenance::data_digest`]): what the
+    /// SHA-256 of the inputs and labels ([`ntk_core::provenance::data_digest`]): what the
     /// provenance of a result records as `data.digest`.
     pub fn digest(&self) -> String {
-        crate::provenance::data_digest(&self.x, self.n, self.d, &self.labels)
+        ntk_core::provenance::data_digest(&self.x, self.n, self.d, &self.labels)
     }
 
     /// Rows `idx` as a new input set.
@@ -79,7 +79,7 @@ pub fn load(cfg: &DataConfig) -> Result<Inputs, String> {
     let mut inputs = match cfg.dataset {
         Dataset::Synthetic => {
             let d = cfg.input_dim.unwrap_or(5);
-            let s = ntk_data::gaussian(cfg.n, d, cfg.seed);
+            let s = crate::gaussian(cfg.n, d, cfg.seed);
             Inputs::from_samples(
                 &s,
                 format!("synthetic N(0, I_{d}), n = {}, seed {}", cfg.n, cfg.seed),

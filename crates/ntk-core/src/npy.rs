@@ -23,12 +23,12 @@ pub fn to_bytes<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
 
 /// Writes an f64 array to `path` atomically.
 pub fn write_f64(path: &Path, data: &[f64], shape: &[u64]) -> std::io::Result<()> {
-    ntk_model::io::atomic_write(path, &to_bytes(data, shape)?)
+    crate::io::atomic_write(path, &to_bytes(data, shape)?)
 }
 
 /// Writes an f32 array to `path` atomically.
 pub fn write_f32(path: &Path, data: &[f32], shape: &[u64]) -> std::io::Result<()> {
-    ntk_model::io::atomic_write(path, &to_bytes(data, shape)?)
+    crate::io::atomic_write(path, &to_bytes(data, shape)?)
 }
 
 /// Reads an f64 or f32 array back as `(values, shape)` (tests and `collect`).

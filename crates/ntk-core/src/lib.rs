@@ -1,0 +1,27 @@
+//! Shared infrastructure of the NTK tools, with no knowledge of networks or data sets:
+//!
+//! - compute: [`backend`] (the device and float precision), [`linalg`] (host GEMM, SYRK
+//!   and the symmetric eigensolver: OpenBLAS or faer);
+//! - the kernel and its spectrum: [`kernel`] ([`kernel::Kernel`], [`kernel::OutputMode`]),
+//!   [`spectrum`] (f64 eigenvalues, condition number, numerical rank);
+//! - files: [`io`] (atomic writes), [`npy`], [`outset`] (output sets committed whole),
+//!   [`provenance`] (config fingerprints that decide whether a result may be reused),
+//!   [`config_file`] (TOML configs);
+//! - runs: [`sweep`] (shards), [`budget`] (memory estimates), [`progress`], [`plot`]
+//!   (publication figures), [`bench`] (peak and timers), [`cli`] (binary start-up).
+
+pub mod backend;
+pub mod bench;
+pub mod budget;
+pub mod cli;
+pub mod config_file;
+pub mod io;
+pub mod kernel;
+pub mod linalg;
+pub mod npy;
+pub mod outset;
+pub mod plot;
+pub mod progress;
+pub mod provenance;
+pub mod spectrum;
+pub mod sweep;

@@ -1,0 +1,78 @@
+//! The `[data]` table both tools read: which data set, how many samples, which subset and
+//! scaling.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Scaling, Split};
+
+/// Where the inputs come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Dataset {
+    /// n samples of N(0, I_d) (`input_dim`, default 5 as in the paper's text).
+    Synthetic,
+    Mnist,
+    FashionMnist,
+    #[serde(rename = "cifar-10", alias = "cifar10")]
+    Cifar10,
+    Digits,
+}
+
+impl Dataset {
+    pub fn parse(s: &str) -> Option<Self> {
+        serde_json::from_value(serde_json::Value::String(s.to_string())).ok()
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Synthetic => "synthetic",
+            Self::Mnist => "mnist",
+            Self::FashionMnist => "fashion-mnist",
+            Self::Cifar10 => "cifar-10",
+            Self::Digits => "digits",
+        }
+    }
+}
+
+/// How `n` samples are picked from an image set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubsetRule {
+    First,
+    /// `n / classes` per class (the default for image sets).
+    #[default]
+    Balanced,
+    /// Uniformly at random by `data.seed`.
+    Random,
+}
+
+fn default_split() -> Split {
+    Split::Train
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataConfig {
+    pub dataset: Dataset,
+    pub n: usize,
+    /// Synthetic only: the dimension d (default 5; the official code used 10).
+    #[serde(default)]
+    pub input_dim: Option<usize>,
+    #[serde(default = "default_split")]
+    pub split: Split,
+    #[serde(default)]
+    pub subset: SubsetRule,
+    /// Pixel scaling (default: the official code's, `minus-one-one` or `cifar-per-channel`).
+    #[serde(default)]
+    pub scaling: Option<Scaling>,
+    /// Scale every input to unit norm (Agarwal et al.'s assumption).
+    #[serde(default)]
+    pub unit_norm: bool,
+    /// Seed of the synthetic draw or the random subset.
+    #[serde(default)]
+    pub seed: u64,
+    /// Directory of the data set's files (default `datasets/data/<name>`).
+    #[serde(default)]
+    pub dir: Option<PathBuf>,
+}
