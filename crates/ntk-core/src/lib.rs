@@ -7,8 +7,9 @@
 //! - files: [`io`] (atomic writes), [`npy`], [`outset`] (output sets committed whole),
 //!   [`provenance`] (config fingerprints that decide whether a result may be reused),
 //!   [`config_file`] (TOML configs);
-//! - runs: [`sweep`] (shards), [`budget`] (memory estimates), [`progress`], [`plot`]
-//!   (publication figures), [`bench`] (peak and timers), [`cli`] (binary start-up).
+//! - runs: [`sweep`] (the sweep framework of both tools), [`table`] (CSV rows), [`stats`],
+//!   [`budget`] (memory estimates), [`progress`], [`plot`] (publication figures), [`bench`]
+//!   (peak and timers), [`cli`] (binary start-up).
 
 pub mod backend;
 pub mod bench;
@@ -24,4 +25,6 @@ pub mod plot;
 pub mod progress;
 pub mod provenance;
 pub mod spectrum;
+pub mod stats;
 pub mod sweep;
+pub mod table;

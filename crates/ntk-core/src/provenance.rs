@@ -220,21 +220,6 @@ pub fn read_json<T: serde::de::DeserializeOwned>(
         .map_err(|e| format!("{}: not {what}: {e}", path.display()))
 }
 
-/// The error that stops a sweep before any work while results of another config (`stale`,
-/// the reasons) are in the way, unless `recompute`; `unit` names them ("point", "run").
-pub fn refuse_stale(stale: &[&String], recompute: bool, unit: &str) -> Result<(), String> {
-    match (stale.first(), recompute) {
-        (Some(first), false) => Err(format!(
-            "{first}{}",
-            match stale.len() {
-                1 => String::new(),
-                k => format!(" ({} more {unit}(s) like it; see --dry-run)", k - 1),
-            }
-        )),
-        _ => Ok(()),
-    }
-}
-
 /// Groups recorded configs by their sweep base (the config without `axes`) and, when more
 /// than one base is present, describes how the others differ from the first: the merge of
 /// a sweep directory must not mix configs. `entries` are (where, provenance) pairs;

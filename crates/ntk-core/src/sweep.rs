@@ -1,7 +1,28 @@
-//! What both tools' sweeps share: the bound on a sweep's size and the shard a process
-//! runs (`--shard i/N`).
+//! The sweep framework of both tools: axes -> points -> shards -> skip-if-done -> run ->
+//! collect.
+//!
+//! - **Points**: each tool expands its `[sweep]` axes into points in a fixed order (the
+//!   order that sharding uses), at most [`MAX_POINTS`] of them ([`check_size`]).
+//! - **Shards**: `--shard i/N` runs the points `p` with `p mod N == i` ([`Shard`]).
+//! - **Skip if done**: a point's results are its summary files; a point counts as done only
+//!   when every one of them records the fingerprint of the config about to make it
+//!   ([`state`], [`crate::provenance`]). Results of another config are *stale*: an error
+//!   naming the keys that differ ([`refuse_stale`]), or, with `--recompute`, made again.
+//! - **Run**: [`Sweep`] is what a tool implements (its points, their directories, their
+//!   states and how one is made); [`plan`] picks this shard's points with their states,
+//!   [`print_plan`] is `--dry-run`, [`run`] makes the points that are not done.
+//! - **Collect**: [`find_files`] walks a sweep's `runs/` for its results (hidden entries,
+//!   output sets still being written, are skipped), [`crate::provenance::check_merge`]
+//!   refuses to merge results of different sweeps, and [`crate::table`] writes the rows.
 
-/// The most points one sweep may expand to.
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+
+use crate::progress::Reporter;
+use crate::provenance::{self, Provenance};
+
+/// The most points one sweep may have.
 pub const MAX_POINTS: usize = 100_000;
 
 /// `i/N`: this process runs the points `p` with `p mod N == i`.
@@ -24,10 +45,283 @@ impl Shard {
         }
         Ok(Self { index, count })
     }
+    /// `--shard` if given, else every point.
+    pub fn parse_or_all(s: Option<&str>) -> Result<Self, String> {
+        s.map_or(Ok(Self::all()), Self::parse)
+    }
     pub fn all() -> Self {
         Self { index: 0, count: 1 }
     }
     pub fn owns(&self, p: usize) -> bool {
         p % self.count == self.index
+    }
+}
+
+/// The number of points of a grid whose axes have `lens` values each, or an error when it
+/// exceeds [`MAX_POINTS`]; `what` names the axes in the message.
+pub fn check_size(lens: &[usize], what: &str) -> Result<usize, String> {
+    let total = lens.iter().map(|&k| k as u128).product::<u128>();
+    if total > MAX_POINTS as u128 {
+        return Err(format!(
+            "sweep: {total} points ({what}); at most {MAX_POINTS} in one sweep"
+        ));
+    }
+    Ok(total as usize)
+}
+
+/// The values of an axis: the listed ones, or the base config's when the list is empty.
+pub fn or_base<T: Clone>(values: &[T], base: T) -> Vec<T> {
+    if values.is_empty() {
+        vec![base]
+    } else {
+        values.to_vec()
+    }
+}
+
+/// A point's results on disk.
+#[derive(Clone, Debug, PartialEq)]
+pub enum State {
+    /// Not (completely) made.
+    New,
+    /// Begun and resumable (a training run with a checkpoint).
+    Partial,
+    /// Every result records this config's fingerprint.
+    Done,
+    /// Made by another config, or unreadable: why.
+    Stale(String),
+}
+
+impl State {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::New => "new",
+            Self::Partial => "partial",
+            Self::Done => "done",
+            Self::Stale(_) => "stale",
+        }
+    }
+}
+
+/// A result file that records the provenance of the config that made it (a summary.json).
+pub trait Recorded: DeserializeOwned {
+    /// What the file is, for errors ("an ntk-probe summary").
+    const WHAT: &'static str;
+    fn provenance(&self) -> Option<&Provenance>;
+}
+
+/// Reads a result file; `None` when absent, an error naming the file when unreadable.
+pub fn read<R: Recorded>(path: &Path) -> Result<Option<R>, String> {
+    provenance::read_json(path, R::WHAT)
+}
+
+/// The state of a point whose results are the files `expected`, each with the provenance
+/// the config about to make it would record; `redo` ends the message of an unreadable file
+/// ("pass --recompute to compute the point again").
+pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> State {
+    let mut complete = true;
+    for (path, now) in expected {
+        match read::<R>(path) {
+            Ok(None) => complete = false,
+            Ok(Some(r)) => {
+                if let Err(e) = provenance::check_reuse(path, r.provenance(), now) {
+                    return State::Stale(e.to_string());
+                }
+            }
+            Err(e) => return State::Stale(format!("{e}; {redo}")),
+        }
+    }
+    if complete { State::Done } else { State::New }
+}
+
+/// What a tool's sweep is to the shared machinery. The points themselves are a slice the
+/// functions below take beside the sweep, in the order that sharding uses.
+pub trait Sweep {
+    type Point;
+    /// What one point's work returns (its summary).
+    type Made;
+    /// A one-line description (`--dry-run`, progress).
+    fn label(&self, point: &Self::Point) -> String;
+    /// The point's results on disk, for the config about to make it.
+    fn state(&self, point: &Self::Point) -> Result<State, String>;
+    /// Removes a stale point's results before it is made again.
+    fn clear(&self, point: &Self::Point) -> Result<(), String>;
+    /// Makes the point.
+    fn make(&mut self, point: &Self::Point) -> Result<Self::Made, String>;
+}
+
+/// A point of this shard: its index in the sweep and its state.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    pub index: usize,
+    pub state: State,
+}
+
+/// This shard's points with their states, in sweep order.
+pub fn plan<S: Sweep>(
+    sweep: &S,
+    points: &[S::Point],
+    shard: Shard,
+) -> Result<Vec<Planned>, String> {
+    let mut planned = Vec::new();
+    for (index, point) in points.iter().enumerate() {
+        if shard.owns(index) {
+            let state = sweep.state(point)?;
+            planned.push(Planned { index, state });
+        }
+    }
+    Ok(planned)
+}
+
+/// The error that stops a sweep before any work while results of another config are in
+/// the way, unless `recompute`; `unit` names the points ("point", "run").
+pub fn refuse_stale(planned: &[Planned], recompute: bool, unit: &str) -> Result<(), String> {
+    let stale: Vec<&String> = planned
+        .iter()
+        .filter_map(|p| match &p.state {
+            State::Stale(why) => Some(why),
+            _ => None,
+        })
+        .collect();
+    match (stale.first(), recompute) {
+        (Some(first), false) => Err(format!(
+            "{first}{}",
+            match stale.len() {
+                1 => String::new(),
+                k => format!(" ({} more {unit}(s) like it; see --dry-run)", k - 1),
+            }
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `--dry-run`: every point of this shard with its state and label, then the reasons of
+/// the first stale ones; `header` is the first line.
+pub fn print_plan<S: Sweep>(sweep: &S, points: &[S::Point], planned: &[Planned], header: &str) {
+    println!("{header}");
+    for p in planned {
+        println!(
+            "{:4} {:7} {}",
+            p.index,
+            p.state.label(),
+            sweep.label(&points[p.index])
+        );
+    }
+    let stale = planned.iter().filter_map(|p| match &p.state {
+        State::Stale(why) => Some(why),
+        _ => None,
+    });
+    for why in stale.take(3) {
+        println!("stale: {why}");
+    }
+}
+
+/// What [`run`] did: the points made (with what each returned) and skipped.
+pub struct Outcome<M> {
+    pub made: Vec<M>,
+    pub skipped: usize,
+}
+
+/// Makes the planned points that are not done, in the order of `planned`, clearing stale
+/// ones first (the caller has refused them unless `--recompute`, [`refuse_stale`]).
+pub fn run<S: Sweep>(
+    sweep: &mut S,
+    points: &[S::Point],
+    planned: &[Planned],
+    reporter: &Reporter,
+    unit: &str,
+) -> Result<Outcome<S::Made>, String> {
+    let bar = reporter.bar(planned.len() as u64, format!("{unit}s"));
+    let mut outcome = Outcome {
+        made: Vec::new(),
+        skipped: 0,
+    };
+    for p in planned {
+        let point = &points[p.index];
+        if p.state == State::Done {
+            outcome.skipped += 1;
+            bar.inc(1);
+            continue;
+        }
+        if let State::Stale(_) = p.state {
+            sweep.clear(point)?;
+        }
+        bar.set_message(sweep.label(point));
+        outcome.made.push(sweep.make(point)?);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(outcome)
+}
+
+/// Every file named `name` under `root` (recursively), sorted; entries whose name starts
+/// with `.` (output sets still being written, `crate::outset`) are skipped.
+pub fn find_files(root: &Path, name: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if entry.file_name() == name {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_partition_the_points() {
+        let shards: Vec<Shard> = (0..3)
+            .map(|i| Shard::parse(&format!("{i}/3")).unwrap())
+            .collect();
+        for p in 0..10 {
+            assert_eq!(shards.iter().filter(|s| s.owns(p)).count(), 1);
+        }
+        for bad in ["3/3", "1", "a/2", "0/0"] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_grid_over_the_limit_is_refused() {
+        assert_eq!(check_size(&[11, 2, 5], "axes").unwrap(), 110);
+        let err = check_size(&[1000, 1000], "depths x seeds").unwrap_err();
+        assert!(err.contains("1000000 points (depths x seeds)"), "{err}");
+    }
+
+    #[test]
+    fn hidden_entries_are_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        for p in [
+            "a/b/summary.json",
+            ".set-x/summary.json",
+            "c/.summary.json",
+            "summary.json",
+        ] {
+            let p = dir.path().join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "{}").unwrap();
+        }
+        let found = find_files(dir.path(), "summary.json");
+        assert_eq!(
+            found,
+            vec![
+                dir.path().join("a/b/summary.json"),
+                dir.path().join("summary.json")
+            ]
+        );
     }
 }

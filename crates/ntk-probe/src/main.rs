@@ -455,9 +455,18 @@ fn sweep_cmd(args: SweepArgs) -> Result<(), String> {
 }
 
 fn print_groups(groups: &[sweep::GroupRow]) {
+    let width = groups.iter().map(|g| g.setting.len()).max().unwrap_or(0);
     println!(
-        "{:>8} {:>16} {:>5} {:>6} {:>14} {:>14} {:>10} {:>10}",
-        "protocol", "activation", "depth", "seeds", "kappa", "theory kappa", "min angle", "theory"
+        "{:>8} {:width$} {:>16} {:>5} {:>6} {:>14} {:>14} {:>10} {:>10}",
+        "protocol",
+        "",
+        "activation",
+        "depth",
+        "seeds",
+        "kappa",
+        "theory kappa",
+        "min angle",
+        "theory"
     );
     for g in groups {
         let k = if g.singular == g.seeds {
@@ -472,8 +481,16 @@ fn print_groups(groups: &[sweep::GroupRow]) {
             .theory_min_grad_angle_deg
             .map_or("-".to_string(), |v| format!("{v:.3}"));
         println!(
-            "{:>8} {:>16} {:>5} {:>6} {:>14} {:>14} {:>10.3} {:>10}",
-            g.protocol, g.activation, g.depth, g.seeds, k, tk, g.min_grad_angle_mean_deg, ta
+            "{:>8} {:width$} {:>16} {:>5} {:>6} {:>14} {:>14} {:>10.3} {:>10}",
+            g.protocol,
+            g.setting,
+            g.activation,
+            g.depth,
+            g.seeds,
+            k,
+            tk,
+            g.min_grad_angle_mean_deg,
+            ta
         );
     }
 }

@@ -4,7 +4,7 @@
 use std::process::Command;
 
 use ntk_core::sweep::Shard;
-use ntk_probe::sweep::{self, SweepConfig, SweepOptions};
+use ntk_probe::sweep::{self, Point, Setting, SweepConfig, SweepOptions};
 
 fn flex() -> SweepOptions {
     SweepOptions {
@@ -144,7 +144,13 @@ fn sweep_points_equal_standalone_runs() {
     for s in &swept {
         let activation =
             ntk_model::ActivationKind::parse(&s.activation).expect("an activation name");
-        let pcfg = cfg.probe_config(activation, s.depth, s.seed);
+        let point = Point {
+            setting: Setting::default(),
+            activation,
+            depth: s.depth,
+            seed: s.seed,
+        };
+        let pcfg = cfg.probe_config(&point);
         let alone = ntk_probe::run::run(&pcfg, &inputs, &compute, None, false).unwrap();
         let what = format!("{} depth {} seed {}", s.activation, s.depth, s.seed);
         assert_eq!(s.lambda_min.to_bits(), alone.lambda_min.to_bits(), "{what}");

@@ -14,7 +14,8 @@ pub mod config;
 pub mod host;
 pub mod metrics;
 pub mod model;
-pub mod progress;
+/// The reporter of long runs lives in ntk-core (shared with the probe's sweeps).
+pub use ntk_core::progress;
 pub mod report;
 pub mod schedule;
 pub mod sweep;

@@ -6,11 +6,12 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use ntk_core::backend::{self, Precision};
+use ntk_core::sweep::Shard;
 use ntk_model::{ActivationKind, ResNetConfig, ResNetVariant};
 use ntk_train::config::{EngineChoice, TrainConfig};
 use ntk_train::model::ModelSpec;
 use ntk_train::progress::Reporter;
-use ntk_train::sweep::{self, RunState, Shard};
+use ntk_train::sweep;
 use ntk_train::train::RunOptions;
 
 #[derive(Parser)]
@@ -263,46 +264,7 @@ fn run(args: RunArgs) -> Result<(), String> {
         cfg.train.precision,
     )?;
     if args.dry_run {
-        let data = ntk_train::train::load_data(&cfg.data, cfg.train.test_n)?;
-        let states = sweep::states(&cfg, &out, &data, &compute)?;
-        println!(
-            "{} run(s) in {}; this shard ({}/{}) owns {}:",
-            points.len(),
-            out.display(),
-            shard.index,
-            shard.count,
-            (0..points.len()).filter(|p| shard.owns(*p)).count()
-        );
-        let mut stale = Vec::new();
-        for (p, (point, state)) in states.iter().enumerate() {
-            let dir = point.dir(&out);
-            let label = match state {
-                RunState::Done => "done",
-                RunState::Stale(why) => {
-                    stale.push(why.clone());
-                    "stale"
-                }
-                RunState::Open if dir.join("checkpoint.json").exists() => "partial",
-                RunState::Open => "new",
-            };
-            let spec = point.cfg.spec()?;
-            println!(
-                "{p:4} {} {:9} {:40} lr {:<8} {}",
-                if shard.owns(p) { "*" } else { " " },
-                label,
-                spec.describe(),
-                point.cfg.optim.lr,
-                if point.id.is_empty() {
-                    dir.display().to_string()
-                } else {
-                    point.id.clone()
-                }
-            );
-        }
-        for why in stale.iter().take(3) {
-            println!("stale: {why}");
-        }
-        return Ok(());
+        return sweep::dry_run(&cfg, &out, shard, &compute);
     }
     ntk_core::outset::check_writable(&out)?;
     let reporter = Reporter::default();

@@ -1,9 +1,6 @@
 //! The per-run tables: `metrics.csv` (one row per epoch) and `ntk.csv` (the probe during
 //! training), written atomically after every epoch, pandas-ready.
 
-use std::path::Path;
-
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// One row of `metrics.csv`. `test_*` are empty on epochs without evaluation; `lr` is the
@@ -53,32 +50,4 @@ pub struct NtkRow {
     pub seconds: f64,
 }
 
-/// Writes rows as CSV, atomically (a reader never sees half a file).
-pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), String> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for r in rows {
-        w.serialize(r)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    let bytes = w.into_inner().map_err(|e| e.to_string())?;
-    ntk_core::io::atomic_write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Reads a CSV written by [`write_csv`]; a missing file is an empty table.
-pub fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, String> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
-    };
-    parse_csv(&bytes, &path.display().to_string())
-}
-
-/// Parses the bytes of a CSV written by [`write_csv`]; every row must parse (a bad row is
-/// an error naming `name` and the row, never skipped).
-pub fn parse_csv<T: DeserializeOwned>(bytes: &[u8], name: &str) -> Result<Vec<T>, String> {
-    csv::Reader::from_reader(bytes)
-        .deserialize()
-        .map(|row| row.map_err(|e| format!("{name}: {e}")))
-        .collect()
-}
+pub use ntk_core::table::{parse_csv, read_csv, write_csv};

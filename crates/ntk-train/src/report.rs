@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use ntk_core::plot::{Dash, Figure, Series, ramp};
+use ntk_core::stats::mean;
 use serde::Serialize;
 
 use crate::config::TrainConfig;
@@ -91,18 +92,16 @@ pub fn read_runs(out: &Path) -> Result<Vec<RunRecord>, String> {
         return Ok(vec![read_run(out, String::new())?]);
     }
     let runs = out.join("runs");
-    let entries = std::fs::read_dir(&runs).map_err(|e| {
-        format!(
+    if let Err(e) = std::fs::read_dir(&runs) {
+        return Err(format!(
             "{}: no run here (neither config.toml nor runs/): {e}",
             out.display()
-        )
-    })?;
-    let mut dirs: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("config.toml").exists())
+        ));
+    }
+    let dirs: Vec<PathBuf> = ntk_core::sweep::find_files(&runs, "config.toml")
+        .into_iter()
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
         .collect();
-    dirs.sort();
     if dirs.is_empty() {
         let probe = runs.join("relu").is_dir() || runs.join("linear").is_dir();
         return Err(format!(
@@ -164,11 +163,6 @@ type Key = (usize, String, String);
 
 /// How a figure's curve is read from the runs of one configuration.
 type CurveOf<'a> = dyn Fn(&[&RunRecord]) -> Vec<(f64, f64)> + 'a;
-
-fn mean(v: impl Iterator<Item = f64>) -> Option<f64> {
-    let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    (n > 0).then(|| s / n as f64)
-}
 
 /// The chosen lr of each configuration.
 pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {

@@ -9,12 +9,12 @@
 use std::path::{Path, PathBuf};
 
 use ntk_core::backend::Compute;
-use ntk_core::provenance::{self, Provenance};
-pub use ntk_core::sweep::Shard;
+use ntk_core::progress::Reporter;
+use ntk_core::provenance::Provenance;
+use ntk_core::sweep::{self, Shard, State, Sweep};
 use ntk_model::{ActivationKind, Normalization};
 
 use crate::config::TrainConfig;
-use crate::progress::Reporter;
 use crate::train::{self, Data, RunOptions, TrainSummary};
 
 /// One run of a sweep.
@@ -91,22 +91,16 @@ pub fn expand(cfg: &TrainConfig) -> Result<Vec<RunPoint>, String> {
     } else {
         axes.seeds.clone()
     };
-    let total = [
-        depths.len(),
-        pairs.len(),
-        variants.len(),
-        lrs.len(),
-        seeds.len(),
-    ]
-    .iter()
-    .map(|&k| k as u128)
-    .product::<u128>();
-    if total > ntk_core::sweep::MAX_POINTS as u128 {
-        return Err(format!(
-            "sweep: {total} runs (the product of its axes); at most {} in one sweep",
-            ntk_core::sweep::MAX_POINTS
-        ));
-    }
+    sweep::check_size(
+        &[
+            depths.len(),
+            pairs.len(),
+            variants.len(),
+            lrs.len(),
+            seeds.len(),
+        ],
+        "the product of its axes",
+    )?;
     let mut points = Vec::new();
     for &depth in &depths {
         for &(act, norm) in &pairs {
@@ -166,9 +160,16 @@ pub const AXES: [&str; 8] = [
     "resnet.seed",
 ];
 
+impl sweep::Recorded for TrainSummary {
+    const WHAT: &'static str = "a training summary";
+    fn provenance(&self) -> Option<&Provenance> {
+        self.provenance.as_ref()
+    }
+}
+
 /// A run's summary, if it has one; an error naming the file when it cannot be read.
 pub fn read_summary(dir: &Path) -> Result<Option<TrainSummary>, String> {
-    provenance::read_json(&dir.join("summary.json"), "a training summary")
+    sweep::read(&dir.join("summary.json"))
 }
 
 /// A finished (or diverged) run's summary; `None` when there is none or it is unreadable.
@@ -176,28 +177,13 @@ pub fn finished_summary(dir: &Path) -> Option<TrainSummary> {
     read_summary(dir).ok().flatten()
 }
 
-/// A run directory's state for a config whose provenance is `now`.
-#[derive(Clone, Debug, PartialEq)]
-pub enum RunState {
-    /// No summary (new, or interrupted: its checkpoint is checked when it resumes).
-    Open,
-    /// Finished or diverged, by this config.
-    Done,
-    /// Made by another config, or an unreadable summary: why.
-    Stale(String),
-}
-
-/// The state of the run in `dir` for the config with provenance `now`.
-pub fn run_state(dir: &Path, now: &Provenance) -> RunState {
-    match read_summary(dir) {
-        Ok(None) => RunState::Open,
-        Ok(Some(s)) => {
-            match provenance::check_reuse(&dir.join("summary.json"), s.provenance.as_ref(), now) {
-                Ok(()) => RunState::Done,
-                Err(e) => RunState::Stale(e.to_string()),
-            }
-        }
-        Err(e) => RunState::Stale(format!("{e}; pass --recompute to train the run again")),
+/// The state of the run in `dir` for the config with provenance `now`: done (finished or
+/// diverged, by this config), partial (a checkpoint to resume from), new, or stale.
+pub fn run_state(dir: &Path, now: &Provenance) -> State {
+    let expected = [(dir.join("summary.json"), now)];
+    match sweep::state::<TrainSummary>(&expected, "pass --recompute to train the run again") {
+        State::New if dir.join("checkpoint.json").exists() => State::Partial,
+        state => state,
     }
 }
 
@@ -220,25 +206,6 @@ fn clear_run(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Every point of `cfg` with its provenance and state in `out`.
-pub fn states(
-    cfg: &TrainConfig,
-    out: &Path,
-    data: &Data,
-    compute: &Compute,
-) -> Result<Vec<(RunPoint, RunState)>, String> {
-    Ok(expand(cfg)?
-        .into_iter()
-        .map(|point| {
-            let prov = train::run_provenance(&point.cfg, data, compute);
-            let state = run_state(&point.dir(out), &prov);
-            (point, state)
-        })
-        .collect())
-}
-
-/// Runs this shard's points in `out`, skipping finished ones; a diverged run is recorded
-/// and the sweep goes on.
 /// How a sweep runs.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SweepOptions {
@@ -248,6 +215,63 @@ pub struct SweepOptions {
     pub recompute: bool,
 }
 
+/// A training sweep as the shared machinery sees it ([`ntk_core::sweep::Sweep`]).
+pub struct TrainSweep<'a> {
+    pub out: &'a Path,
+    pub data: &'a Data,
+    pub compute: &'a Compute,
+    pub run: RunOptions,
+    pub reporter: &'a Reporter,
+}
+
+impl Sweep for TrainSweep<'_> {
+    type Point = RunPoint;
+    type Made = TrainSummary;
+
+    fn label(&self, point: &RunPoint) -> String {
+        let model = point.cfg.spec().map_or_else(|e| e, |s| s.describe());
+        let name = if point.id.is_empty() {
+            point.dir(self.out).display().to_string()
+        } else {
+            point.id.clone()
+        };
+        format!("{model:40} lr {:<8} {name}", point.cfg.optim.lr)
+    }
+
+    fn state(&self, point: &RunPoint) -> Result<State, String> {
+        let prov = train::run_provenance(&point.cfg, self.data, self.compute);
+        Ok(run_state(&point.dir(self.out), &prov))
+    }
+
+    fn clear(&self, point: &RunPoint) -> Result<(), String> {
+        clear_run(&point.dir(self.out))
+    }
+
+    fn make(&mut self, point: &RunPoint) -> Result<TrainSummary, String> {
+        let dir = point.dir(self.out);
+        let s = train::train(
+            &point.cfg,
+            self.data,
+            self.compute,
+            &dir,
+            self.run,
+            self.reporter,
+        )?;
+        if !point.id.is_empty() {
+            self.reporter.log(&format!(
+                "[{}] {}: {}",
+                point.id,
+                s.status,
+                s.final_train_loss
+                    .map_or("-".into(), |l| format!("final train loss {l:.5}"))
+            ));
+        }
+        Ok(s)
+    }
+}
+
+/// Runs this shard's points in `out`, skipping finished ones; a diverged run is recorded
+/// and the sweep goes on.
 pub fn run(
     cfg: &TrainConfig,
     out: &Path,
@@ -257,53 +281,52 @@ pub fn run(
     reporter: &Reporter,
 ) -> Result<SweepOutcome, String> {
     let data = train::load_data(&cfg.data, cfg.train.test_n)?;
-    let mine: Vec<(RunPoint, RunState)> = states(cfg, out, &data, compute)?
-        .into_iter()
-        .enumerate()
-        .filter(|(p, _)| shard.owns(*p))
-        .map(|(_, r)| r)
-        .collect();
+    let points = expand(cfg)?;
+    let mut sweep = TrainSweep {
+        out,
+        data: &data,
+        compute,
+        run: opts.run,
+        reporter,
+    };
+    let planned = sweep::plan(&sweep, &points, shard)?;
     // Nothing is trained while a run made by another config is in the way.
-    let stale: Vec<&String> = mine
-        .iter()
-        .filter_map(|(_, s)| match s {
-            RunState::Stale(why) => Some(why),
-            _ => None,
-        })
-        .collect();
-    provenance::refuse_stale(&stale, opts.recompute, "run")?;
-    let bar = reporter.bar(mine.len() as u64, "runs".into());
-    let mut outcome = SweepOutcome::default();
-    for (point, state) in &mine {
-        let dir = point.dir(out);
-        match state {
-            RunState::Done => {
-                outcome.skipped += 1;
-                bar.inc(1);
-                continue;
-            }
-            RunState::Stale(_) => clear_run(&dir)?,
-            RunState::Open => {}
-        }
-        bar.set_message(point.id.clone());
-        let s = train::train(&point.cfg, &data, compute, &dir, opts.run, reporter)?;
-        match s.status.as_str() {
-            "diverged" => outcome.diverged += 1,
-            "interrupted" => outcome.interrupted += 1,
-            _ => {}
-        }
-        outcome.ran += 1;
-        bar.inc(1);
-        if !point.id.is_empty() {
-            reporter.log(&format!(
-                "[{}] {}: {}",
-                point.id,
-                s.status,
-                s.final_train_loss
-                    .map_or("-".into(), |l| format!("final train loss {l:.5}"))
-            ));
-        }
-    }
-    bar.finish_and_clear();
-    Ok(outcome)
+    sweep::refuse_stale(&planned, opts.recompute, "run")?;
+    let done = sweep::run(&mut sweep, &points, &planned, reporter, "run")?;
+    let count = |status: &str| done.made.iter().filter(|s| s.status == status).count();
+    Ok(SweepOutcome {
+        ran: done.made.len(),
+        skipped: done.skipped,
+        diverged: count("diverged"),
+        interrupted: count("interrupted"),
+    })
+}
+
+/// `--dry-run`: the points of this shard with their states; trains nothing.
+pub fn dry_run(
+    cfg: &TrainConfig,
+    out: &Path,
+    shard: Shard,
+    compute: &Compute,
+) -> Result<(), String> {
+    let data = train::load_data(&cfg.data, cfg.train.test_n)?;
+    let points = expand(cfg)?;
+    let sweep = TrainSweep {
+        out,
+        data: &data,
+        compute,
+        run: RunOptions::default(),
+        reporter: &Reporter::silent(),
+    };
+    let planned = sweep::plan(&sweep, &points, shard)?;
+    let header = format!(
+        "{} run(s) in {}; this shard ({}/{}) owns {}:",
+        points.len(),
+        out.display(),
+        shard.index,
+        shard.count,
+        planned.len()
+    );
+    sweep::print_plan(&sweep, &points, &planned, &header);
+    Ok(())
 }

@@ -6,10 +6,11 @@ mod common;
 use std::process::Command;
 
 use common::{cpu, data, digits_config};
+use ntk_core::sweep::Shard;
 use ntk_train::config::{SweepAxes, TrainConfig};
 use ntk_train::progress::Reporter;
 use ntk_train::report;
-use ntk_train::sweep::{self, Shard};
+use ntk_train::sweep;
 
 fn sweep_config() -> TrainConfig {
     let mut cfg = digits_config();

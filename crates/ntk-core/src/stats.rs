@@ -1,0 +1,37 @@
+//! The statistics of sweep tables: means and spreads over seeds.
+
+/// The mean, `None` for no values.
+pub fn mean(v: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let (s, n) = v
+        .into_iter()
+        .fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    (n > 0).then(|| s / n as f64)
+}
+
+/// Mean and sample standard deviation (`n - 1` in the denominator; 0 for one value, NaN
+/// for none).
+pub fn mean_std(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (mean, var.sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_and_sample_spread() {
+        assert_eq!(mean([1.0, 2.0, 6.0]), Some(3.0));
+        assert_eq!(mean(std::iter::empty()), None);
+        let (m, s) = mean_std(&[1.0, 3.0]);
+        assert_eq!((m, s), (2.0, 2f64.sqrt()));
+        assert_eq!(mean_std(&[5.0]), (5.0, 0.0));
+        assert!(mean_std(&[]).0.is_nan());
+    }
+}

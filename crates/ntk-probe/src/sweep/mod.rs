@@ -1,0 +1,751 @@
+//! Probe sweeps (Liu & Hui, Fig. 2, and the finite-width studies around it): every point of
+//! a grid of (dataset, n, width, convention) settings x activations x depths x seeds, each
+//! under the listed kernel protocols, on the shared sweep framework
+//! ([`ntk_core::sweep`]): resume (finished points are skipped), sharding for job arrays
+//! (`--shard i/N`: point p belongs to shard p mod N), `--dry-run`, and `collect`, which
+//! merges the finished points into `results.csv` (one row per point and protocol, every
+//! summary field), `summary.csv` (means and spreads over seeds, with the infinite-width
+//! theory beside them) and the figures.
+//!
+//! A point counts as finished only when the summaries of all its protocols record the
+//! fingerprint of the config about to compute it ([`ntk_core::provenance`]); a point made by
+//! another config is an error naming the keys that differ (or, with `recompute`, is
+//! computed again). Each point's directory is written as one output set
+//! ([`ntk_core::outset`]): all its protocols or none.
+//!
+//! Layout of `out/`: `runs/[<dataset>/][n<N>/][width<W>/][<convention>/]<activation>/
+//! depth<LL>/seed<S>/<protocol>/{summary.json, eigenvalues.npy}` (the bracketed levels only
+//! for the axes a sweep lists), `theory.json` (cached theory values), `results.csv`,
+//! `summary.csv`, `min_grad_angle_vs_depth.{png,svg}`, `kappa_vs_depth_<protocol>.{png,svg}`.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use ntk_model::{ActivationKind, MlpConfig, Net, NtkConvention};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ProbeConfig, ProbeSection, Protocol};
+use crate::host::HostCache;
+use crate::run::{self, Summary};
+use ntk_core::backend::{self, Compute};
+use ntk_core::outset::{self, OutputSet};
+use ntk_core::progress::Reporter;
+use ntk_core::provenance::{self, Provenance};
+use ntk_core::spectrum::Spectrum;
+use ntk_core::sweep::{self, Planned, Shard, State, Sweep};
+use ntk_data::inputs::{self, Inputs};
+use ntk_data::{DataConfig, Dataset};
+
+fn default_protocols() -> Vec<Protocol> {
+    vec![Protocol::Whole, Protocol::Blocks]
+}
+fn default_true() -> bool {
+    true
+}
+
+/// The `[sweep]` table: the axes (activations, depths and seeds always; widths, ns,
+/// datasets and conventions when listed, else the base config's value), the protocols
+/// each point is summarized under, the output directory and the theory overlay.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSection {
+    pub depths: Vec<usize>,
+    pub activations: Vec<ActivationKind>,
+    pub seeds: Vec<u64>,
+    /// `model.width` values (finite-width studies).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub widths: Vec<usize>,
+    /// `data.n` values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ns: Vec<usize>,
+    /// `data.dataset` values (the synthetic set keeps `data.input_dim`; image sets have
+    /// their own dimension).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub datasets: Vec<Dataset>,
+    /// `model.convention` values (paper, official, unit_variance).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conventions: Vec<NtkConvention>,
+    #[serde(default = "default_protocols")]
+    pub protocols: Vec<Protocol>,
+    /// Output directory (`--out` overrides).
+    pub out: PathBuf,
+    /// Overlay the infinite-width theory (closed forms for relu and linear; quadrature for
+    /// other activations only when n <= 200, as it costs n^2 bivariate quadratures a layer).
+    /// Not with `ns` or `datasets` axes (the theory is of one input set).
+    #[serde(default = "default_true")]
+    pub theory: bool,
+}
+
+/// A sweep file: `[sweep]`, and the `[data]`, `[model]`, `[probe]` of a probe config whose
+/// keys the sweep axes override.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepConfig {
+    pub sweep: SweepSection,
+    pub data: DataConfig,
+    pub model: MlpConfig,
+    #[serde(default)]
+    pub probe: ProbeSection,
+}
+
+/// The keys of the always-present axes: `collect` requires the rest of the recorded
+/// configs to agree ([`provenance::check_one_base`]); [`SweepConfig::axes`] adds the keys
+/// of the optional axes a sweep lists.
+pub const AXES: [&str; 5] = [
+    "model.activation",
+    "model.depth",
+    "model.seed",
+    "model.kink",
+    "probe.protocol",
+];
+
+impl SweepConfig {
+    pub fn load(path: &Path) -> Result<Self, String> {
+        // Sweeps vary an MLP's activation and depth; a [resnet] table would otherwise be
+        // refused as an unknown key, which does not say why.
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(table) = text.parse::<toml::Table>()
+            && table.contains_key("resnet")
+        {
+            return Err(format!(
+                "{}: [resnet]: sweeps run MLPs only ([model]); probe a ResNet one network at a \
+                 time with `ntk-probe ntk --config FILE --out DIR`",
+                path.display()
+            ));
+        }
+        let cfg: Self = ntk_core::config_file::load_toml(path)?;
+        cfg.validate()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(cfg)
+    }
+
+    /// Parses and validates a sweep config's text.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let cfg: Self = toml::from_str(text).map_err(|e| e.to_string())?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let s = &self.sweep;
+        if s.depths.is_empty() || s.activations.is_empty() || s.seeds.is_empty() {
+            return Err("sweep.depths, sweep.activations and sweep.seeds must not be empty".into());
+        }
+        if s.protocols.is_empty() {
+            return Err("sweep.protocols must not be empty".into());
+        }
+        if !s.datasets.is_empty() && self.data.dir.is_some() {
+            return Err(
+                "sweep.datasets with data.dir: one directory cannot hold several data sets; \
+                 leave data.dir out (each set is read from datasets/data/<name>)"
+                    .into(),
+            );
+        }
+        sweep::check_size(
+            &[
+                s.depths.len(),
+                s.activations.len(),
+                s.seeds.len(),
+                s.widths.len().max(1),
+                s.ns.len().max(1),
+                s.datasets.len().max(1),
+                s.conventions.len().max(1),
+            ],
+            "the product of its axes",
+        )?;
+        for setting in self.settings() {
+            for &activation in &s.activations {
+                let point = Point {
+                    setting,
+                    activation,
+                    depth: 1,
+                    seed: 0,
+                };
+                self.probe_config(&point).validate().map_err(|e| {
+                    format!(
+                        "{}{e}",
+                        setting.describe().map_or(String::new(), |d| d + ": ")
+                    )
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The sweep's axis keys ([`AXES`] and those of the optional axes it lists).
+    pub fn axes(&self) -> Vec<&'static str> {
+        let s = &self.sweep;
+        let mut axes = AXES.to_vec();
+        let optional = [
+            (!s.widths.is_empty(), &["model.width"][..]),
+            (!s.conventions.is_empty(), &["model.convention"][..]),
+            (!s.ns.is_empty(), &["data.n", "data.digest"][..]),
+            (
+                !s.datasets.is_empty(),
+                &[
+                    "data.dataset",
+                    "data.digest",
+                    "data.input_dim",
+                    "model.input_dim",
+                ][..],
+            ),
+        ];
+        for (listed, keys) in optional {
+            if listed {
+                axes.extend(
+                    keys.iter()
+                        .filter(|k| !axes.contains(k))
+                        .collect::<Vec<_>>(),
+                );
+            }
+        }
+        axes
+    }
+
+    /// The (dataset, n, width, convention) settings, in sweep order.
+    pub fn settings(&self) -> Vec<Setting> {
+        let s = &self.sweep;
+        let (datasets, ns) = (listed(&s.datasets), listed(&s.ns));
+        let (widths, conventions) = (listed(&s.widths), listed(&s.conventions));
+        let mut v = Vec::new();
+        for &dataset in &datasets {
+            for &n in &ns {
+                for &width in &widths {
+                    for &convention in &conventions {
+                        v.push(Setting {
+                            dataset,
+                            n,
+                            width,
+                            convention,
+                        });
+                    }
+                }
+            }
+        }
+        v
+    }
+
+    /// The `[data]` of a setting.
+    pub fn data_config(&self, setting: &Setting) -> DataConfig {
+        let mut data = self.data.clone();
+        if let Some(d) = setting.dataset {
+            data.dataset = d;
+            if d != Dataset::Synthetic {
+                data.input_dim = None;
+            }
+        }
+        if let Some(n) = setting.n {
+            data.n = n;
+        }
+        data
+    }
+
+    /// The probe config of one point (its protocol is `probe.protocol` of the file).
+    pub fn probe_config(&self, point: &Point) -> ProbeConfig {
+        let mut model = self.model.clone();
+        model.activation = point.activation;
+        model.depth = point.depth;
+        model.seed = point.seed;
+        if point.activation != ActivationKind::NormRelu {
+            model.kink = None;
+        }
+        if let Some(w) = point.setting.width {
+            model.width = w;
+        }
+        if let Some(c) = point.setting.convention {
+            model.convention = c;
+        }
+        ProbeConfig {
+            data: self.data_config(&point.setting),
+            model: Some(model),
+            resnet: None,
+            probe: self.probe.clone(),
+        }
+    }
+
+    /// The probe config of one point under one protocol (what its summary records).
+    pub fn point_config(&self, point: &Point, protocol: Protocol) -> ProbeConfig {
+        let mut c = self.probe_config(point);
+        c.probe.protocol = protocol;
+        c
+    }
+
+    /// Every point, in the fixed order that sharding uses: settings, then activations,
+    /// depths, seeds.
+    pub fn points(&self) -> Vec<Point> {
+        let mut v = Vec::new();
+        for setting in self.settings() {
+            for &activation in &self.sweep.activations {
+                for &depth in &self.sweep.depths {
+                    for &seed in &self.sweep.seeds {
+                        v.push(Point {
+                            setting,
+                            activation,
+                            depth,
+                            seed,
+                        });
+                    }
+                }
+            }
+        }
+        v
+    }
+}
+
+/// An optional axis's values, or `[None]` (the base config's value) when it is not listed.
+fn listed<T: Copy>(values: &[T]) -> Vec<Option<T>> {
+    if values.is_empty() {
+        vec![None]
+    } else {
+        values.iter().copied().map(Some).collect()
+    }
+}
+
+/// The values of the optional axes at one point; `None`: the base config's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Setting {
+    pub dataset: Option<Dataset>,
+    pub n: Option<usize>,
+    pub width: Option<usize>,
+    pub convention: Option<NtkConvention>,
+}
+
+impl Setting {
+    /// The directory levels of the listed axes (`mnist/n1000/width256/official`).
+    fn dir_parts(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(d) = self.dataset {
+            v.push(d.name().to_string());
+        }
+        if let Some(n) = self.n {
+            v.push(format!("n{n}"));
+        }
+        if let Some(w) = self.width {
+            v.push(format!("width{w}"));
+        }
+        if let Some(c) = self.convention {
+            v.push(convention_name(c));
+        }
+        v
+    }
+
+    /// `mnist n=1000 width=256 official`; `None` without optional axes.
+    pub fn describe(&self) -> Option<String> {
+        let mut v = Vec::new();
+        if let Some(d) = self.dataset {
+            v.push(d.name().to_string());
+        }
+        if let Some(n) = self.n {
+            v.push(format!("n={n}"));
+        }
+        if let Some(w) = self.width {
+            v.push(format!("width={w}"));
+        }
+        if let Some(c) = self.convention {
+            v.push(convention_name(c));
+        }
+        (!v.is_empty()).then(|| v.join(" "))
+    }
+}
+
+fn convention_name(c: NtkConvention) -> String {
+    serde_json::to_value(c)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// One grid point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    pub setting: Setting,
+    pub activation: ActivationKind,
+    pub depth: usize,
+    pub seed: u64,
+}
+
+impl Point {
+    pub fn dir(&self, out: &Path) -> PathBuf {
+        let mut dir = out.join("runs");
+        for part in self.setting.dir_parts() {
+            dir.push(part);
+        }
+        dir.join(self.activation.name())
+            .join(format!("depth{:02}", self.depth))
+            .join(format!("seed{}", self.seed))
+    }
+}
+
+/// How a sweep runs.
+#[derive(Clone, Debug, Default)]
+pub struct SweepOptions {
+    /// Backend (overrides `probe.device`).
+    pub device: Option<String>,
+    /// Recompute points made by another config instead of refusing them.
+    pub recompute: bool,
+    /// The memory the work may plan for (`--max-memory`).
+    pub max_memory: Option<String>,
+    /// Add points to a directory whose points were made by a config that differs beyond
+    /// the sweep axes (refused by default: the directory would mix two sweeps).
+    pub allow_mixed: bool,
+}
+
+impl sweep::Recorded for Summary {
+    const WHAT: &'static str = "an ntk-probe summary";
+    fn provenance(&self) -> Option<&Provenance> {
+        self.provenance.as_ref()
+    }
+}
+
+/// Reads a summary.json; `None` when absent, an error naming the file when unreadable.
+pub fn read_summary(path: &Path) -> Result<Option<Summary>, String> {
+    sweep::read(path)
+}
+
+/// One input set of a sweep (a setting's dataset and n), loaded once.
+struct Data {
+    inputs: Inputs,
+    digest: String,
+    /// The Gram matrix's spectrum, computed when the first point is.
+    gram: Option<Spectrum>,
+}
+
+/// A probe sweep as the shared machinery sees it ([`ntk_core::sweep::Sweep`]).
+struct ProbeSweep<'a> {
+    cfg: &'a SweepConfig,
+    out: &'a Path,
+    compute: Compute,
+    /// The input sets, by their `[data]` table.
+    data: Vec<(DataConfig, Data)>,
+    reporter: Reporter,
+    /// The host engine's forwards, reused down a family's depths.
+    cache: HostCache,
+    /// The last network built from scratch: the shallower ones of its family truncate it.
+    deepest: Option<Net>,
+}
+
+impl<'a> ProbeSweep<'a> {
+    /// The backend, the memory check and the inputs of every setting.
+    fn new(cfg: &'a SweepConfig, out: &'a Path, opts: &SweepOptions) -> Result<Self, String> {
+        let device = opts.device.as_deref().or(cfg.probe.device.as_deref());
+        let compute = backend::select(device, cfg.probe.precision)?;
+        let mut data: Vec<(DataConfig, Data)> = Vec::new();
+        for setting in cfg.settings() {
+            check_memory(cfg, &setting, opts)?;
+            let dc = cfg.data_config(&setting);
+            if data.iter().all(|(d, _)| *d != dc) {
+                let inputs = inputs::load(&dc)?;
+                let digest = inputs.digest();
+                let gram = None;
+                data.push((
+                    dc,
+                    Data {
+                        inputs,
+                        digest,
+                        gram,
+                    },
+                ));
+            }
+        }
+        Ok(Self {
+            cfg,
+            out,
+            compute,
+            data,
+            reporter: Reporter::default(),
+            cache: HostCache::default(),
+            deepest: None,
+        })
+    }
+
+    fn data(&self, point: &Point) -> &Data {
+        let dc = self.cfg.data_config(&point.setting);
+        &self
+            .data
+            .iter()
+            .find(|(d, _)| *d == dc)
+            .expect("loaded in new")
+            .1
+    }
+
+    /// What each protocol's summary of the point will record.
+    fn provenances(&self, point: &Point) -> Vec<(Protocol, Provenance)> {
+        let data = self.data(point);
+        self.cfg
+            .sweep
+            .protocols
+            .iter()
+            .map(|&protocol| {
+                let pcfg = self.cfg.point_config(point, protocol);
+                let prov = run::provenance(&pcfg, &data.inputs, &data.digest, &self.compute);
+                (protocol, prov)
+            })
+            .collect()
+    }
+
+    /// The point's network: a truncation of the family's deepest when it is one, else new.
+    fn network(&mut self, pcfg: &ProbeConfig, inputs: &Inputs) -> Result<Net, String> {
+        let truncated = match &self.deepest {
+            Some(d) => run::truncate_net(pcfg, inputs, &self.compute, d)?,
+            None => None,
+        };
+        match truncated {
+            Some(net) => Ok(net),
+            None => {
+                let net = run::build_net(pcfg, inputs, &self.compute)?;
+                self.deepest = Some(net.clone());
+                Ok(net)
+            }
+        }
+    }
+
+    /// The point's Gram spectrum (computed once per input set).
+    fn gram(&mut self, point: &Point) -> Result<Spectrum, String> {
+        let dc = self.cfg.data_config(&point.setting);
+        let data = &mut self
+            .data
+            .iter_mut()
+            .find(|(d, _)| *d == dc)
+            .expect("loaded")
+            .1;
+        if data.gram.is_none() {
+            data.gram = Some(run::gram_spectrum(&data.inputs)?);
+        }
+        Ok(data.gram.clone().expect("set above"))
+    }
+}
+
+/// The deepest network of a setting under each protocol bounds the memory of its points.
+fn check_memory(cfg: &SweepConfig, setting: &Setting, opts: &SweepOptions) -> Result<(), String> {
+    let point = Point {
+        setting: *setting,
+        activation: cfg.sweep.activations[0],
+        depth: cfg.sweep.depths.iter().copied().max().unwrap_or(0),
+        seed: cfg.sweep.seeds[0],
+    };
+    for &protocol in &cfg.sweep.protocols {
+        let pcfg = cfg.point_config(&point, protocol);
+        run::check_memory(
+            &pcfg,
+            inputs::expected_dim(&pcfg.data),
+            opts.max_memory.as_deref(),
+        )?;
+    }
+    Ok(())
+}
+
+impl Sweep for ProbeSweep<'_> {
+    type Point = Point;
+    type Made = f64;
+
+    fn label(&self, p: &Point) -> String {
+        let setting = p.setting.describe().map_or(String::new(), |d| d + " ");
+        format!(
+            "{setting}{:>12} depth {:3} seed {:<6} {}",
+            p.activation.name(),
+            p.depth,
+            p.seed,
+            p.dir(self.out).display()
+        )
+    }
+
+    fn state(&self, point: &Point) -> Result<State, String> {
+        let dir = point.dir(self.out);
+        let provs = self.provenances(point);
+        let expected: Vec<(PathBuf, &Provenance)> = provs
+            .iter()
+            .map(|(protocol, prov)| (dir.join(protocol.name()).join("summary.json"), prov))
+            .collect();
+        Ok(sweep::state::<Summary>(
+            &expected,
+            "pass --recompute to compute the point again",
+        ))
+    }
+
+    /// Nothing to clear: a point's output set replaces its directory whole.
+    fn clear(&self, _: &Point) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Computes the point's kernel once and writes its summary under each protocol, as one
+    /// output set; returns the kernel's seconds.
+    fn make(&mut self, point: &Point) -> Result<f64, String> {
+        let pcfg = self.cfg.probe_config(point);
+        let provs = self.provenances(point);
+        let gram = self.gram(point)?;
+        let inputs = self.data(point).inputs.clone();
+        let net = self.network(&pcfg, &inputs)?;
+        let t = Instant::now();
+        let result = run::compute_kernel_net_cached(
+            &net,
+            &inputs,
+            &self.compute,
+            pcfg.probe.method,
+            pcfg.probe.output,
+            &mut self.cache,
+        )?;
+        let kernel_seconds = t.elapsed().as_secs_f64();
+        let set = OutputSet::begin(&point.dir(self.out)).map_err(|e| e.to_string())?;
+        for (protocol, prov) in provs {
+            let (mut summary, eigenvalues) = run::summarize(
+                &pcfg,
+                protocol,
+                &inputs,
+                &self.compute,
+                &net,
+                &result,
+                &gram,
+                kernel_seconds,
+            )?;
+            summary.provenance = Some(prov);
+            let dir = set.path().join(protocol.name());
+            run::write_outputs(&dir, &summary, None, None, &eigenvalues, None)?;
+        }
+        set.commit().map_err(|e| e.to_string())?;
+        self.reporter.log(&format!(
+            "[sweep] {}{} depth {} seed {}: {kernel_seconds:.1} s",
+            point.setting.describe().map_or(String::new(), |d| d + " "),
+            point.activation,
+            point.depth,
+            point.seed
+        ));
+        Ok(kernel_seconds)
+    }
+}
+
+/// Refuses to add points to a directory holding points of another sweep config (differing
+/// beyond the sweep's axes); points about to be recomputed do not count.
+fn check_same_sweep(
+    sweep: &ProbeSweep,
+    points: &[Point],
+    planned: &[Planned],
+    recompute: bool,
+) -> Result<(), String> {
+    let Some(first) = planned.first() else {
+        return Ok(());
+    };
+    let Some((_, new)) = sweep.provenances(&points[first.index]).into_iter().next() else {
+        return Ok(());
+    };
+    let replaced: Vec<PathBuf> = planned
+        .iter()
+        .filter(|p| recompute && matches!(p.state, State::Stale(_)))
+        .map(|p| points[p.index].dir(sweep.out))
+        .collect();
+    let mut entries = vec![(PathBuf::from("this config"), Some(new))];
+    for path in sweep::find_files(&sweep.out.join("runs"), "summary.json") {
+        if let Ok(Some(s)) = read_summary(&path)
+            && !replaced.iter().any(|r| path.starts_with(r))
+        {
+            entries.push((path, s.provenance));
+        }
+    }
+    let refs: Vec<(PathBuf, Option<&Provenance>)> = entries
+        .iter()
+        .map(|(p, v)| (p.clone(), v.as_ref()))
+        .collect();
+    provenance::check_one_base(&refs, &sweep.cfg.axes())
+        .map(|_| ())
+        .map_err(|e| format!("{}: {e}", sweep.out.display()))
+}
+
+/// Prints every point of this shard with its state (`--dry-run`); computes nothing.
+pub fn dry_run(
+    cfg: &SweepConfig,
+    out: &Path,
+    shard: Shard,
+    opts: &SweepOptions,
+) -> Result<(), String> {
+    let sweep = ProbeSweep::new(cfg, out, opts)?;
+    let points = cfg.points();
+    let planned = sweep::plan(&sweep, &points, shard)?;
+    let header = format!(
+        "{} point(s) x {} protocol(s) in {}; this shard ({}/{}) owns {}:",
+        points.len(),
+        cfg.sweep.protocols.len(),
+        out.display(),
+        shard.index,
+        shard.count,
+        planned.len()
+    );
+    sweep::print_plan(&sweep, &points, &planned, &header);
+    Ok(())
+}
+
+/// Runs this shard's unfinished points; returns (ran, skipped).
+pub fn run_sweep(
+    cfg: &SweepConfig,
+    out: &Path,
+    shard: Shard,
+    opts: &SweepOptions,
+) -> Result<(usize, usize), String> {
+    ntk_core::outset::check_writable(out)?;
+    outset::clean_tree(&out.join("runs"));
+    outset::clean_dir(out, None, &|f: &str| {
+        [".csv", ".json", ".png", ".svg"]
+            .iter()
+            .any(|e| f.ends_with(e))
+    });
+    let mut sweep = ProbeSweep::new(cfg, out, opts)?;
+    let points = cfg.points();
+    let mut planned = sweep::plan(&sweep, &points, shard)?;
+    // Nothing is computed while a point made by another config is in the way.
+    sweep::refuse_stale(&planned, opts.recompute, "point")?;
+    if !opts.allow_mixed {
+        check_same_sweep(&sweep, &points, &planned, opts.recompute)?;
+    }
+    // Per (setting, activation, seed), deepest first: the shallower networks share the
+    // deeper one's hidden layers, whose forward and Grams the host engine then reuses
+    // (host::Forward).
+    let settings = cfg.settings();
+    planned.sort_by_key(|p| {
+        let point = &points[p.index];
+        (
+            settings.iter().position(|s| *s == point.setting),
+            cfg.sweep
+                .activations
+                .iter()
+                .position(|a| *a == point.activation),
+            point.seed,
+            std::cmp::Reverse(point.depth),
+            p.index,
+        )
+    });
+    let reporter = sweep.reporter.clone();
+    let done = sweep::run(&mut sweep, &points, &planned, &reporter, "point")?;
+    Ok((done.made.len(), done.skipped))
+}
+
+/// Every finished summary under `out/runs`, sorted.
+pub fn read_summaries(out: &Path) -> Result<Vec<Summary>, String> {
+    Ok(read_summaries_at(out)?
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect())
+}
+
+/// [`read_summaries`] with each summary's path. Hidden entries (output sets still being
+/// written, see [`ntk_core::outset`]) are not read.
+pub fn read_summaries_at(out: &Path) -> Result<Vec<(PathBuf, Summary)>, String> {
+    let mut found = Vec::new();
+    for path in sweep::find_files(&out.join("runs"), "summary.json") {
+        if let Some(s) = read_summary(&path)? {
+            found.push((path, s));
+        }
+    }
+    found.sort_by(|(_, a), (_, b)| {
+        (a.protocol.as_str(), a.activation.as_str(), a.depth, a.seed).cmp(&(
+            b.protocol.as_str(),
+            b.activation.as_str(),
+            b.depth,
+            b.seed,
+        ))
+    });
+    Ok(found)
+}
+
+mod collect;
+mod figures;
+
+pub use collect::{GroupRow, TheoryCache, collect, group, write_results_csv};
+pub use figures::figures;
