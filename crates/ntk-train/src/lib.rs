@@ -3,9 +3,10 @@
 //! conditioning story (Liu & Hui, Fig. 3; Agarwal et al.'s normalization comparisons).
 //!
 //! Layout: [`config`] (the TOML file), [`model`] (what is trained), [`schedule`] (learning
-//! rates), [`train`] (one run: the loop, resume, divergence), [`checkpoint`], [`metrics`]
-//! (the CSV tables), [`track`] (the NTK during training), [`sweep`] (expansion, shards),
-//! [`report`] (tables and figures from run directories), [`progress`], [`bench`].
+//! rates), [`train`] (one run: the loop, resume, divergence), [`stepper`] (its step engines:
+//! Burn's autodiff or [`host`]), [`checkpoint`], [`metrics`] (the CSV tables), [`track`]
+//! (the NTK during training), [`sweep`] (expansion, shards), [`report`] (tables and figures
+//! from run directories), [`progress`], [`bench`].
 //! Why a custom loop rather than burn-train's learner is said in [`train`].
 
 pub mod bench;
@@ -18,6 +19,7 @@ pub mod model;
 pub use ntk_core::progress;
 pub mod report;
 pub mod schedule;
+pub mod stepper;
 pub mod sweep;
 pub mod track;
 pub mod train;

@@ -7,17 +7,17 @@
 //! momentum), (3) take the probe's NTK every K epochs, (4) write pandas-ready tables
 //! atomically, and (5) run inside sweeps, shards and progress bars of our own. The pieces
 //! that fit are Burn's: the SGD optimizer (`burn::optim::SgdConfig`), the loss
-//! (`CrossEntropyLoss`) and the burnpack records of the model and optimizer.
+//! (`CrossEntropyLoss`) and the burnpack records of the model and optimizer. Who computes
+//! the steps (Burn's autodiff or the host engine) is a [`crate::stepper::Stepper`].
 
 use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::momentum::MomentumConfig;
-use burn::optim::{GradientsParams, ModuleOptimizer, SgdConfig};
+use burn::optim::{ModuleOptimizer, SgdConfig};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use ntk_core::backend::Compute;
 use ntk_core::budget::Estimate;
@@ -30,12 +30,13 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::checkpoint::{self, OptimState, RunIdentity};
-use crate::config::{EngineChoice, OptimConfig, TrainConfig};
+use crate::checkpoint::{self, RunIdentity};
+use crate::config::{EngineChoice, NtkTrackConfig, OptimConfig, TrainConfig};
 use crate::host::Engine;
 use crate::metrics::{EpochMetrics, NtkRow, write_csv};
-use crate::model::Model;
+use crate::model::{Model, ModelSpec};
 use crate::progress::Reporter;
+use crate::stepper::{self, Batch, Snapshot, Stepper};
 use crate::track;
 
 /// `summary.json` of a run.
@@ -178,11 +179,13 @@ fn batch_y(set: &Inputs, idx: &[usize], device: &Device) -> Tensor<1, Int> {
     Tensor::from_data(TensorData::new(y, [idx.len()]), device)
 }
 
-fn scalar(t: Tensor<1>) -> f64 {
+/// The value of a one-element tensor.
+pub(crate) fn scalar(t: Tensor<1>) -> f64 {
     t.try_into_vec_as::<f64>().expect("a scalar")[0]
 }
 
-fn correct(logits: Tensor<2>, y: Tensor<1, Int>) -> usize {
+/// The rows of `logits` whose largest entry is at the label `y`.
+pub(crate) fn correct(logits: Tensor<2>, y: Tensor<1, Int>) -> usize {
     let pred: Vec<i64> = logits.argmax(1).try_into_vec_as().expect("predictions");
     let truth: Vec<i64> = y.try_into_vec_as().expect("labels");
     pred.iter().zip(&truth).filter(|(a, b)| a == b).count()
@@ -316,10 +319,6 @@ pub fn choose_engine(
     }
 }
 
-/// The state at the end of the last finite epoch not yet checkpointed: model, Burn's
-/// optimizer, the host engine's momentum buffers, epoch, iteration.
-type LastGood = (Model, ModuleOptimizer, Option<Vec<f64>>, usize, usize);
-
 /// How a run starts.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunOptions {
@@ -342,6 +341,11 @@ pub fn step_counts(cfg: &TrainConfig, n: usize) -> (usize, usize, usize) {
 
 /// Trains one configuration in `out`; writes `config.toml`, `metrics.csv` (and `ntk.csv`)
 /// after every epoch, checkpoints, and `summary.json` at the end.
+///
+/// The phases: `check_inputs`, `open_run_dir` (refuse, resume or return a finished run),
+/// `build_stepper` (the network and its step engine, a [`Stepper`]), the NTK at
+/// initialization, `run_epochs` (steps, divergence, evaluation, NTK tracking, checkpoints)
+/// and `finish` (the summary).
 pub fn train(
     cfg: &TrainConfig,
     data: &Data,
@@ -351,10 +355,93 @@ pub fn train(
     reporter: &Reporter,
 ) -> Result<TrainSummary, String> {
     let start = Instant::now();
-    let t = &cfg.train;
     let spec = cfg.spec()?;
+    check_inputs(cfg, &spec, data)?;
+    let run = Run::new(cfg, spec, data, compute, out, reporter);
+    let found = match open_run_dir(&run, opts.resume)? {
+        Start::Done(summary) => return Ok(summary),
+        Start::Fresh => None,
+        Start::Resume(ck) => Some(ck),
+    };
+    let mut stepper = build_stepper(&run, found.as_ref())?;
+    let mut progress = Progress::new(found.as_ref());
+    let tracking = Tracking::new(cfg, &data.train);
+    if let (Some(tr), None) = (&tracking, &found) {
+        tr.record(&run, &stepper.valid(), &mut progress.ntk_rows, 0)?;
+    }
+    let diverged = run_epochs(
+        &run,
+        stepper.as_mut(),
+        &mut progress,
+        tracking.as_ref(),
+        opts.stop_after,
+    )?;
+    finish(&run, &progress, diverged, start)
+}
+
+/// What a run is, fixed before its first step: the config and its network, the data,
+/// the backend, the output directory and the reporter, the identity checkpoints record
+/// (config text and provenance), and the step counts ([`step_counts`]).
+struct Run<'a> {
+    cfg: &'a TrainConfig,
+    spec: ModelSpec,
+    data: &'a Data,
+    compute: &'a Compute,
+    out: &'a Path,
+    reporter: &'a Reporter,
+    config_text: String,
+    provenance: Provenance,
+    per_epoch: usize,
+    total: usize,
+    epochs: usize,
+}
+
+impl<'a> Run<'a> {
+    fn new(
+        cfg: &'a TrainConfig,
+        spec: ModelSpec,
+        data: &'a Data,
+        compute: &'a Compute,
+        out: &'a Path,
+        reporter: &'a Reporter,
+    ) -> Self {
+        let (per_epoch, total, epochs) = step_counts(cfg, data.train.n);
+        Self {
+            cfg,
+            spec,
+            data,
+            compute,
+            out,
+            reporter,
+            config_text: run_config_text(cfg),
+            provenance: run_provenance(cfg, data, compute),
+            per_epoch,
+            total,
+            epochs,
+        }
+    }
+
+    fn identity(&self) -> RunIdentity<'_> {
+        RunIdentity {
+            config: &self.config_text,
+            provenance: &self.provenance,
+        }
+    }
+
+    /// The scheduled learning rate of step `iteration`.
+    fn lr(&self, iteration: usize) -> f64 {
+        let lr = self.cfg.optim.lr;
+        self.cfg
+            .schedule
+            .lr(lr, iteration, self.per_epoch, self.total)
+    }
+}
+
+/// Refuses data the run cannot train on: augmentation of anything but 3x32x32 images, and
+/// labels beyond the network's outputs (both engines would index past the logits).
+fn check_inputs(cfg: &TrainConfig, spec: &ModelSpec, data: &Data) -> Result<(), String> {
     let set = &data.train;
-    if t.augment && set.d != 3 * 32 * 32 {
+    if cfg.train.augment && set.d != 3 * 32 * 32 {
         return Err(format!(
             "train.augment = true needs 3x32x32 images (CIFAR-10); {} has {} inputs",
             set.description, set.d
@@ -365,8 +452,8 @@ pub fn train(
         && usize::from(*top) >= spec.classes()
     {
         let key = match spec {
-            crate::model::ModelSpec::Mlp(_) => "model.output_dim",
-            crate::model::ModelSpec::ResNet(_) => "resnet.num_classes",
+            ModelSpec::Mlp(_) => "model.output_dim",
+            ModelSpec::ResNet(_) => "resnet.num_classes",
         };
         return Err(format!(
             "{key} = {}: {} has labels up to {top}; the network needs {} outputs",
@@ -375,286 +462,463 @@ pub fn train(
             usize::from(*top) + 1
         ));
     }
-    let text = run_config_text(cfg);
-    let prov = run_provenance(cfg, data, compute);
+    Ok(())
+}
+
+/// What a run directory holds and `--resume` decide, before the recorded provenance is
+/// checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ResumeDecision {
+    /// Nothing there: train from the initialization.
+    Fresh,
+    /// A run is there and `--resume` was not passed.
+    Refuse,
+    /// An interrupted run: continue from its checkpoint.
+    FromCheckpoint,
+    /// A finished (or diverged) run: its summary is the result.
+    Finished,
+}
+
+/// The decision for a directory with (or without) a `summary.json` and a checkpoint.
+fn resume_decision(resume: bool, has_summary: bool, has_checkpoint: bool) -> ResumeDecision {
+    match (resume, has_summary, has_checkpoint) {
+        (false, false, false) => ResumeDecision::Fresh,
+        (false, _, _) => ResumeDecision::Refuse,
+        (true, true, _) => ResumeDecision::Finished,
+        (true, false, true) => ResumeDecision::FromCheckpoint,
+        (true, false, false) => ResumeDecision::Fresh,
+    }
+}
+
+/// How [`train`] goes on after [`open_run_dir`].
+enum Start {
+    Fresh,
+    Resume(checkpoint::Loaded),
+    /// The finished run's summary, made by this config.
+    Done(TrainSummary),
+}
+
+/// Prepares the output directory: creates it, cleans half-written leftovers, finds a
+/// verified checkpoint, decides ([`resume_decision`]), checks that a checkpoint or summary
+/// to be reused was made by this config (its provenance), and records `config.toml` for a
+/// run that trains.
+fn open_run_dir(run: &Run, resume: bool) -> Result<Start, String> {
+    let out = run.out;
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     ntk_core::outset::clean_dir(out, None, &|f: &str| RUN_FILES.contains(&f));
     ntk_core::outset::clean_tree(&out.join("checkpoints"));
     let summary_path = out.join("summary.json");
     let found = checkpoint::find(out)?;
-    if !opts.resume && (found.is_some() || summary_path.exists()) {
+    let decision = resume_decision(resume, summary_path.exists(), found.is_some());
+    if decision == ResumeDecision::Refuse {
         return Err(format!(
             "{} already holds a run; pass --resume to continue it, or choose another --out",
             out.display()
         ));
     }
     if let Some(ck) = &found {
-        provenance::check_reuse(
-            &out.join("checkpoint.json"),
-            ck.pointer.provenance.as_ref(),
-            &prov,
-        )
-        .map_err(|e| e.to_string())?;
+        let recorded = ck.pointer.provenance.as_ref();
+        provenance::check_reuse(&out.join("checkpoint.json"), recorded, &run.provenance)
+            .map_err(|e| e.to_string())?;
     }
-    if opts.resume
+    if decision == ResumeDecision::Finished
         && let Some(s) = crate::sweep::read_summary(out)?
     {
-        provenance::check_reuse(&summary_path, s.provenance.as_ref(), &prov)
+        provenance::check_reuse(&summary_path, s.provenance.as_ref(), &run.provenance)
             .map_err(|e| e.to_string())?;
-        return Ok(s);
+        return Ok(Start::Done(s));
     }
-    ntk_core::io::atomic_write(&out.join("config.toml"), text.as_bytes())
+    ntk_core::io::atomic_write(&out.join("config.toml"), run.config_text.as_bytes())
         .map_err(|e| format!("{}: {e}", out.display()))?;
+    Ok(found.map_or(Start::Fresh, Start::Resume))
+}
 
-    let ad = compute.device.clone().autodiff();
-    let fresh = spec.build(set.d, &compute.device, compute.dtype())?;
-    let mut optim = optimizer(&cfg.optim);
-    let (model, mut rows, mut ntk_rows, first_epoch, mut iteration) = match &found {
+/// Builds the network (with the checkpoint's parameters when resuming) and its stepper
+/// ([`stepper::stepper`]); when resuming, checks that the checkpoint's engine is this
+/// run's and loads its optimizer state. Logs who computes the steps.
+fn build_stepper(
+    run: &Run,
+    found: Option<&checkpoint::Loaded>,
+) -> Result<Box<dyn Stepper>, String> {
+    let (compute, d) = (run.compute, run.data.train.d);
+    let fresh = run.spec.build(d, &compute.device, compute.dtype())?;
+    let model = match found {
         Some(ck) => {
-            if ck.pointer.engine == "burn" {
-                optim = ck.load_optim(optim)?;
-            }
-            reporter.log(&format!(
-                "{}: resuming after epoch {}",
-                out.display(),
-                ck.pointer.epoch
-            ));
-            (
-                ck.load_model(fresh)?,
+            let epoch = ck.pointer.epoch;
+            let line = format!("{}: resuming after epoch {epoch}", run.out.display());
+            run.reporter.log(&line);
+            ck.load_model(fresh)?
+        }
+        None => fresh,
+    };
+    let t = &run.cfg.train;
+    let mut stepper = stepper::stepper(t.engine, &run.cfg.optim, model, compute)?;
+    if let Some(ck) = found {
+        check_engine(run.out, &ck.pointer.engine, stepper.engine())?;
+        stepper.load_state(ck)?;
+    }
+    run.reporter.log(&format!(
+        "{}: {} steps ({} engine)",
+        run.spec.describe(),
+        stepper.method(),
+        stepper.engine()
+    ));
+    Ok(stepper)
+}
+
+/// Refuses to resume a checkpoint written by another engine than `engine` (the optimizer
+/// state differs in form).
+fn check_engine(out: &Path, written_by: &str, engine: &str) -> Result<(), String> {
+    if written_by == engine {
+        return Ok(());
+    }
+    Err(format!(
+        "{}: the checkpoint was written by the {written_by} engine and this run would use \
+         the {engine} engine; set train.engine = \"{written_by}\" to resume it",
+        out.display()
+    ))
+}
+
+/// What the run has done so far: the tables, the steps taken, the epoch of the current
+/// checkpoint, and the last finite epoch's state not yet checkpointed.
+struct Progress {
+    rows: Vec<EpochMetrics>,
+    ntk_rows: Vec<NtkRow>,
+    iteration: usize,
+    /// 0 before the first checkpoint.
+    last_checkpoint: usize,
+    last_good: Option<LastGood>,
+}
+
+/// The state at the end of the last finite epoch not yet checkpointed (a divergence
+/// checkpoints it).
+struct LastGood {
+    state: Snapshot,
+    epoch: usize,
+    iteration: usize,
+}
+
+impl Progress {
+    /// Nothing done, or what the checkpoint `found` holds.
+    fn new(found: Option<&checkpoint::Loaded>) -> Self {
+        let (rows, ntk_rows, iteration, last_checkpoint) = match found {
+            Some(ck) => (
                 ck.rows.clone(),
                 ck.ntk_rows.clone(),
-                ck.pointer.epoch + 1,
                 ck.pointer.iteration,
-            )
+                ck.pointer.epoch,
+            ),
+            None => (Vec::new(), Vec::new(), 0, 0),
+        };
+        Self {
+            rows,
+            ntk_rows,
+            iteration,
+            last_checkpoint,
+            last_good: None,
         }
-        None => (fresh, Vec::new(), Vec::new(), 1, 0),
-    };
-    let mut model = model.fork(&ad).train();
-    let mut engine = choose_engine(t.engine, &cfg.optim, &model, compute)?;
-    let engine_name = if engine.is_some() { "host" } else { "burn" };
-    if let Some(ck) = &found {
-        if ck.pointer.engine != engine_name {
-            return Err(format!(
-                "{}: the checkpoint was written by the {} engine and this run would use the \
-                 {engine_name} engine; set train.engine = \"{}\" to resume it",
-                out.display(),
-                ck.pointer.engine,
-                ck.pointer.engine
-            ));
-        }
-        if let Some(e) = engine.as_mut() {
-            e.set_velocity(&ck.load_velocity()?)
-                .map_err(|e| format!("{}: {e}", ck.dir.display()))?;
-        }
-    }
-    reporter.log(&format!(
-        "{}: {} steps ({engine_name} engine)",
-        spec.describe(),
-        if engine.is_some() {
-            "host GEMM"
-        } else {
-            "Burn autodiff"
-        }
-    ));
-    let probe_set = cfg
-        .ntk
-        .as_ref()
-        .map(|k| set.select(&(0..k.n).collect::<Vec<_>>()));
-    if let (Some(k), Some(p), None) = (&cfg.ntk, &probe_set, &found) {
-        ntk_rows.push(track::measure(&model.valid(), p, compute, k.output, 0)?);
-        write_csv(&out.join("ntk.csv"), &ntk_rows)?;
     }
 
-    let (per_epoch, total, epochs) = step_counts(cfg, set.n);
-    let loss_fn = CrossEntropyLossConfig::new().init(&ad);
-    let epoch_bar = reporter.bar(epochs as u64, "epochs".into());
-    epoch_bar.set_position(first_epoch as u64 - 1);
-    let mut last_checkpoint = found.as_ref().map_or(0, |c| c.pointer.epoch);
-    let identity = RunIdentity {
-        config: &text,
-        provenance: &prov,
-    };
-    let mut last_good: Option<LastGood> = None;
-    let mut diverged_epoch = None;
-    for epoch in first_epoch..=epochs {
-        if opts.stop_after.is_some_and(|s| epoch - first_epoch >= s) {
-            break;
-        }
-        let epoch_start = Instant::now();
-        let mut order: Vec<usize> = (0..set.n).collect();
-        let mut rng = ChaCha8Rng::seed_from_u64(t.seed);
-        rng.set_stream(epoch as u64);
-        order.shuffle(&mut rng);
-        let mut aug_rng = t.augment.then(|| {
-            let mut r = ChaCha8Rng::seed_from_u64(t.seed);
-            r.set_stream((1 << 32) + epoch as u64);
-            r
-        });
-        let steps = per_epoch.min(total - iteration);
-        let batch_bar = reporter.bar(steps as u64, format!("epoch {epoch}"));
-        let (mut loss_sum, mut hits, mut seen) = (0.0, 0usize, 0usize);
-        let epoch_lr = cfg.schedule.lr(cfg.optim.lr, iteration, per_epoch, total);
-        for idx in order.chunks(t.batch_size).take(steps) {
-            let lr = cfg.schedule.lr(cfg.optim.lr, iteration, per_epoch, total);
-            if let Some(e) = engine.as_mut() {
-                let x = batch_rows(set, idx, aug_rng.as_mut());
-                let y: Vec<usize> = idx.iter().map(|&i| usize::from(set.labels[i])).collect();
-                let r = e.step(&x, set.d, &y, lr);
-                if !r.loss_sum.is_finite() {
-                    diverged_epoch = Some(epoch);
-                    break;
-                }
-                loss_sum += r.loss_sum;
-                hits += r.correct;
-            } else {
-                let x = batch_x(set, idx, compute, &ad, aug_rng.as_mut());
-                let y = batch_y(set, idx, &ad);
-                let logits = model.forward(x);
-                let loss = loss_fn.forward(logits.clone(), y.clone());
-                let l = scalar(loss.clone());
-                if !l.is_finite() {
-                    diverged_epoch = Some(epoch);
-                    break;
-                }
-                loss_sum += l * idx.len() as f64;
-                hits += correct(logits, y);
-                let grads = GradientsParams::from_grads(loss.backward(), &model);
-                model = optim.step(lr, model, grads);
-            }
-            seen += idx.len();
-            iteration += 1;
-            batch_bar.inc(1);
-            batch_bar.set_message(format!(
-                "loss {:.4} {:.0} samples/s",
-                loss_sum / seen as f64,
-                seen as f64 / epoch_start.elapsed().as_secs_f64()
-            ));
-        }
-        batch_bar.finish_and_clear();
-        if diverged_epoch.is_some() {
-            break;
-        }
-        if let Some(e) = &engine {
-            e.write_into(&mut model);
-        }
-        let seconds = epoch_start.elapsed().as_secs_f64();
-        let last = epoch == epochs;
-        let (test_loss, test_accuracy) = match &data.test {
-            Some(s) if last || epoch % t.eval_every == 0 => {
-                let (l, a) = evaluate(&model.valid(), s, compute, 500);
-                (Some(l), Some(a))
-            }
-            _ => (None, None),
-        };
-        let row = EpochMetrics {
-            epoch,
-            iteration,
-            train_loss: loss_sum / seen as f64,
-            train_accuracy: hits as f64 / seen as f64,
-            test_loss,
-            test_accuracy,
-            lr: epoch_lr,
-            seconds,
-            samples_per_second: seen as f64 / seconds,
-        };
-        reporter.log(&format!(
-            "{} epoch {epoch}/{epochs}: train loss {:.5} acc {:.4}{} lr {:.3e} {:.1} s ({:.0} samples/s)",
-            spec.describe(),
-            row.train_loss,
-            row.train_accuracy,
-            row.test_accuracy
-                .map_or(String::new(), |a| format!(" test acc {a:.4}")),
-            row.lr,
-            seconds,
-            row.samples_per_second
-        ));
-        rows.push(row);
-        write_csv(&out.join("metrics.csv"), &rows)?;
-        if let (Some(k), Some(p)) = (&cfg.ntk, &probe_set)
-            && (last || epoch % k.every == 0)
-        {
-            ntk_rows.push(track::measure(&model.valid(), p, compute, k.output, epoch)?);
-            write_csv(&out.join("ntk.csv"), &ntk_rows)?;
-        }
-        let velocity = engine.as_ref().map(Engine::velocity);
-        if last || epoch % t.checkpoint_every == 0 {
-            checkpoint::save(
-                out,
+    /// Checkpoints `state` after `epoch` when due (every `train.checkpoint_every` epochs
+    /// and after the last); otherwise keeps it as the last good state.
+    fn checkpoint_or_keep(
+        &mut self,
+        run: &Run,
+        state: Snapshot,
+        epoch: usize,
+        last: bool,
+    ) -> Result<(), String> {
+        if last || epoch.is_multiple_of(run.cfg.train.checkpoint_every) {
+            let identity = run.identity();
+            let (rows, ntk_rows) = (&self.rows, &self.ntk_rows);
+            state.save(run.out, epoch, self.iteration, &identity, rows, ntk_rows)?;
+            self.last_checkpoint = epoch;
+            self.last_good = None;
+        } else {
+            let iteration = self.iteration;
+            self.last_good = Some(LastGood {
+                state,
                 epoch,
                 iteration,
-                &identity,
-                &model,
-                optim_state(&optim, velocity.as_deref()),
-                &rows,
-                &ntk_rows,
-            )?;
-            last_checkpoint = epoch;
-            last_good = None;
-        } else {
-            last_good = Some((model.clone(), optim.clone(), velocity, epoch, iteration));
+            });
         }
+        Ok(())
+    }
+}
+
+/// The NTK tracking of a run (`[ntk]`): its settings and the probe set, the first `ntk.n`
+/// training samples.
+struct Tracking<'a> {
+    k: &'a NtkTrackConfig,
+    probe: Inputs,
+}
+
+impl<'a> Tracking<'a> {
+    fn new(cfg: &'a TrainConfig, set: &Inputs) -> Option<Self> {
+        let k = cfg.ntk.as_ref()?;
+        let probe = set.select(&(0..k.n).collect::<Vec<_>>());
+        Some(Self { k, probe })
+    }
+
+    /// Whether the NTK is taken after `epoch`: every `ntk.every` epochs and after the last.
+    fn due(&self, epoch: usize, last: bool) -> bool {
+        last || epoch.is_multiple_of(self.k.every)
+    }
+
+    /// Measures the NTK of `model` after `epoch` (0: at initialization) and rewrites
+    /// `ntk.csv` with it.
+    fn record(
+        &self,
+        run: &Run,
+        model: &Model,
+        ntk_rows: &mut Vec<NtkRow>,
+        epoch: usize,
+    ) -> Result<(), String> {
+        let output = self.k.output;
+        ntk_rows.push(track::measure(
+            model,
+            &self.probe,
+            run.compute,
+            output,
+            epoch,
+        )?);
+        write_csv(&run.out.join("ntk.csv"), ntk_rows)
+    }
+}
+
+/// The epoch loop: trains the epochs after the current checkpoint (at most `stop_after` of
+/// them) and records each; returns the epoch whose loss became non-finite, if one did.
+fn run_epochs(
+    run: &Run,
+    stepper: &mut dyn Stepper,
+    progress: &mut Progress,
+    tracking: Option<&Tracking>,
+    stop_after: Option<usize>,
+) -> Result<Option<usize>, String> {
+    let first_epoch = progress.last_checkpoint + 1;
+    let epoch_bar = run.reporter.bar(run.epochs as u64, "epochs".into());
+    epoch_bar.set_position(first_epoch as u64 - 1);
+    let mut diverged_epoch = None;
+    for epoch in first_epoch..=run.epochs {
+        if stop_after.is_some_and(|s| epoch - first_epoch >= s) {
+            break;
+        }
+        let Some(totals) = train_epoch(run, stepper, epoch, &mut progress.iteration) else {
+            diverged_epoch = Some(epoch);
+            break;
+        };
+        record_epoch(run, &*stepper, progress, tracking, epoch, &totals)?;
         epoch_bar.inc(1);
     }
     epoch_bar.finish_and_clear();
-    if let Some(e) = diverged_epoch {
-        // Keep the last good state: the end of the last finite epoch.
-        if let Some((m, o, v, epoch, it)) = &last_good
-            && *epoch > last_checkpoint
-        {
-            let state = optim_state(o, v.as_deref());
-            checkpoint::save(out, *epoch, *it, &identity, m, state, &rows, &ntk_rows)?;
-        }
-        reporter.log(&format!(
-            "{}: diverged (non-finite loss) in epoch {e}; the last good state (epoch {}) is \
-             in {}/checkpoint.json",
-            spec.describe(),
-            rows.last().map_or(0, |r| r.epoch),
-            out.display()
-        ));
-    } else if rows.last().is_none_or(|r| r.epoch < epochs) {
-        // Stopped early on purpose (`stop_after`): no summary, the checkpoint resumes it.
-        return Ok(summarize(
-            cfg, &rows, &ntk_rows, None, compute, start, set, false, &prov,
+    Ok(diverged_epoch)
+}
+
+/// The sums over an epoch's steps, its learning rate (at its first step) and wall time.
+#[derive(Clone, Debug, Default)]
+struct EpochTotals {
+    loss_sum: f64,
+    hits: usize,
+    seen: usize,
+    lr: f64,
+    seconds: f64,
+}
+
+/// The data order of `epoch`: `0..n` shuffled by ChaCha8 (`seed`, stream `epoch`).
+fn epoch_order(seed: u64, epoch: usize, n: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(epoch as u64);
+    order.shuffle(&mut rng);
+    order
+}
+
+/// The augmentation generator of `epoch`: ChaCha8 (`seed`, stream `2^32 + epoch`).
+fn augment_rng(seed: u64, epoch: usize) -> ChaCha8Rng {
+    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    r.set_stream((1 << 32) + epoch as u64);
+    r
+}
+
+/// Rows `idx` of `set` as a batch, augmented when `aug` holds a generator.
+fn batch(set: &Inputs, idx: &[usize], aug: Option<&mut ChaCha8Rng>) -> Batch {
+    Batch {
+        x: batch_rows(set, idx, aug),
+        d: set.d,
+        labels: idx.iter().map(|&i| usize::from(set.labels[i])).collect(),
+    }
+}
+
+/// The steps of `epoch` (advancing `iteration`), then the model of record brought up to
+/// date; `None` at the first non-finite loss (that step is not taken).
+fn train_epoch(
+    run: &Run,
+    stepper: &mut dyn Stepper,
+    epoch: usize,
+    iteration: &mut usize,
+) -> Option<EpochTotals> {
+    let (t, set) = (&run.cfg.train, &run.data.train);
+    let start = Instant::now();
+    let order = epoch_order(t.seed, epoch, set.n);
+    let mut aug = t.augment.then(|| augment_rng(t.seed, epoch));
+    let steps = run.per_epoch.min(run.total - *iteration);
+    let bar = run.reporter.bar(steps as u64, format!("epoch {epoch}"));
+    let mut sums = EpochTotals {
+        lr: run.lr(*iteration),
+        ..EpochTotals::default()
+    };
+    for idx in order.chunks(t.batch_size).take(steps) {
+        let lr = run.lr(*iteration);
+        let Some(r) = stepper.step(batch(set, idx, aug.as_mut()), lr) else {
+            bar.finish_and_clear();
+            return None;
+        };
+        sums.loss_sum += r.loss_sum;
+        sums.hits += r.correct;
+        sums.seen += idx.len();
+        *iteration += 1;
+        bar.inc(1);
+        bar.set_message(format!(
+            "loss {:.4} {:.0} samples/s",
+            sums.loss_sum / sums.seen as f64,
+            sums.seen as f64 / start.elapsed().as_secs_f64()
         ));
     }
-    let summary = summarize(
-        cfg,
-        &rows,
-        &ntk_rows,
-        diverged_epoch,
-        compute,
-        start,
-        set,
-        true,
-        &prov,
-    );
+    bar.finish_and_clear();
+    stepper.sync();
+    sums.seconds = start.elapsed().as_secs_f64();
+    Some(sums)
+}
+
+/// Records a finished epoch: its metrics row (with the test set evaluated when due),
+/// logged and appended to `metrics.csv`, the NTK when due, then a checkpoint or the last
+/// good state.
+fn record_epoch(
+    run: &Run,
+    stepper: &dyn Stepper,
+    progress: &mut Progress,
+    tracking: Option<&Tracking>,
+    epoch: usize,
+    totals: &EpochTotals,
+) -> Result<(), String> {
+    let last = epoch == run.epochs;
+    let row = epoch_row(run, stepper, epoch, progress.iteration, totals, last);
+    log_epoch(run, &row);
+    progress.rows.push(row);
+    write_csv(&run.out.join("metrics.csv"), &progress.rows)?;
+    if let Some(tr) = tracking
+        && tr.due(epoch, last)
+    {
+        tr.record(run, &stepper.valid(), &mut progress.ntk_rows, epoch)?;
+    }
+    progress.checkpoint_or_keep(run, stepper.snapshot(), epoch, last)
+}
+
+/// The metrics row of `epoch`; the test set is evaluated every `train.eval_every` epochs
+/// and after the last.
+fn epoch_row(
+    run: &Run,
+    stepper: &dyn Stepper,
+    epoch: usize,
+    iteration: usize,
+    totals: &EpochTotals,
+    last: bool,
+) -> EpochMetrics {
+    let (test_loss, test_accuracy) = match &run.data.test {
+        Some(s) if last || epoch.is_multiple_of(run.cfg.train.eval_every) => {
+            let (l, a) = evaluate(&stepper.valid(), s, run.compute, 500);
+            (Some(l), Some(a))
+        }
+        _ => (None, None),
+    };
+    let seen = totals.seen as f64;
+    EpochMetrics {
+        epoch,
+        iteration,
+        train_loss: totals.loss_sum / seen,
+        train_accuracy: totals.hits as f64 / seen,
+        test_loss,
+        test_accuracy,
+        lr: totals.lr,
+        seconds: totals.seconds,
+        samples_per_second: seen / totals.seconds,
+    }
+}
+
+/// The log line of an epoch.
+fn log_epoch(run: &Run, row: &EpochMetrics) {
+    run.reporter.log(&format!(
+        "{} epoch {}/{}: train loss {:.5} acc {:.4}{} lr {:.3e} {:.1} s ({:.0} samples/s)",
+        run.spec.describe(),
+        row.epoch,
+        run.epochs,
+        row.train_loss,
+        row.train_accuracy,
+        row.test_accuracy
+            .map_or(String::new(), |a| format!(" test acc {a:.4}")),
+        row.lr,
+        row.seconds,
+        row.samples_per_second
+    ));
+}
+
+/// Ends the run: after a divergence keeps the last good state ([`keep_last_good`]); a run
+/// stopped early on purpose (`stop_after`) gets an `interrupted` summary and no file (its
+/// checkpoint resumes it); otherwise writes `summary.json`.
+fn finish(
+    run: &Run,
+    progress: &Progress,
+    diverged_epoch: Option<usize>,
+    start: Instant,
+) -> Result<TrainSummary, String> {
+    if let Some(e) = diverged_epoch {
+        keep_last_good(run, progress, e)?;
+    } else if progress.rows.last().is_none_or(|r| r.epoch < run.epochs) {
+        return Ok(summarize(run, progress, None, start, false));
+    }
+    let summary = summarize(run, progress, diverged_epoch, start, true);
     let json = serde_json::to_string_pretty(&summary).expect("serializes");
-    ntk_core::io::atomic_write(&summary_path, json.as_bytes())
-        .map_err(|e| format!("{}: {e}", out.display()))?;
+    ntk_core::io::atomic_write(&run.out.join("summary.json"), json.as_bytes())
+        .map_err(|e| format!("{}: {e}", run.out.display()))?;
     Ok(summary)
 }
 
-/// The optimizer state to checkpoint: the host engine's momentum buffers when it ran.
-fn optim_state<'a>(optim: &'a ModuleOptimizer, velocity: Option<&'a [f64]>) -> OptimState<'a> {
-    match velocity {
-        Some(v) => OptimState::Host(v),
-        None => OptimState::Burn(optim),
+/// After a divergence in `epoch`: checkpoints the last good state (the end of the last
+/// finite epoch) when it is newer than the current checkpoint, and says where it is.
+fn keep_last_good(run: &Run, progress: &Progress, epoch: usize) -> Result<(), String> {
+    if let Some(good) = &progress.last_good
+        && good.epoch > progress.last_checkpoint
+    {
+        let (rows, ntk_rows) = (&progress.rows, &progress.ntk_rows);
+        let identity = run.identity();
+        good.state.save(
+            run.out,
+            good.epoch,
+            good.iteration,
+            &identity,
+            rows,
+            ntk_rows,
+        )?;
     }
+    run.reporter.log(&format!(
+        "{}: diverged (non-finite loss) in epoch {epoch}; the last good state (epoch {}) is \
+         in {}/checkpoint.json",
+        run.spec.describe(),
+        progress.rows.last().map_or(0, |r| r.epoch),
+        run.out.display()
+    ));
+    Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The summary of the run so far: `diverged`, `finished` (`complete`) or `interrupted`.
 fn summarize(
-    cfg: &TrainConfig,
-    rows: &[EpochMetrics],
-    ntk_rows: &[NtkRow],
+    run: &Run,
+    progress: &Progress,
     diverged_epoch: Option<usize>,
-    compute: &Compute,
     start: Instant,
-    set: &Inputs,
     complete: bool,
-    prov: &Provenance,
 ) -> TrainSummary {
-    let spec = cfg.spec().expect("validated");
+    let (cfg, spec, rows) = (run.cfg, &run.spec, &progress.rows);
     let last = rows.last();
     TrainSummary {
         status: match (diverged_epoch, complete) {
@@ -672,7 +936,7 @@ fn summarize(
         final_test_loss: rows.iter().rev().find_map(|r| r.test_loss),
         final_test_accuracy: rows.iter().rev().find_map(|r| r.test_accuracy),
         best_test_accuracy: rows.iter().filter_map(|r| r.test_accuracy).reduce(f64::max),
-        final_kappa: ntk_rows.last().and_then(|r| r.kappa),
+        final_kappa: progress.ntk_rows.last().and_then(|r| r.kappa),
         model: spec.describe(),
         depth: spec.depth(),
         width: spec.width(),
@@ -682,10 +946,209 @@ fn summarize(
         batch_size: cfg.train.batch_size,
         model_seed: spec.seed(),
         data_seed: cfg.train.seed,
-        data: set.description.clone(),
-        backend: compute.backend.to_string(),
-        precision: compute.precision.to_string(),
+        data: run.data.train.description.clone(),
+        backend: run.compute.backend.to_string(),
+        precision: run.compute.precision.to_string(),
         seconds: start.elapsed().as_secs_f64(),
-        provenance: Some(prov.clone()),
+        provenance: Some(run.provenance.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ntk_core::backend::{self, Precision};
+
+    use super::*;
+
+    /// A tanh MLP (a NaN input reaches its loss) on 12 samples of 4 inputs in 3 classes,
+    /// batches of 4, three epochs, momentum, checkpoints every epoch.
+    fn config(engine: &str) -> TrainConfig {
+        let text = format!(
+            r#"
+[data]
+dataset = "digits"
+n = 12
+subset = "first"
+
+[model]
+width = 8
+depth = 1
+activation = "tanh"
+output_dim = 3
+seed = 1
+
+[optim]
+lr = 0.1
+momentum = 0.9
+
+[train]
+batch_size = 4
+epochs = 3
+test_n = 0
+engine = "{engine}"
+"#
+        );
+        TrainConfig::parse(&text).unwrap()
+    }
+
+    /// 12 samples of fixed pseudo-random values; sample `nan`, if any, holds a NaN.
+    fn data(nan: Option<usize>) -> Data {
+        let (n, d) = (12, 4);
+        let mut x: Vec<f64> = (0..n * d)
+            .map(|i| ((i * 37) % 29) as f64 / 14.5 - 1.0)
+            .collect();
+        if let Some(i) = nan {
+            x[i * d] = f64::NAN;
+        }
+        let train = Inputs {
+            x,
+            n,
+            d,
+            labels: (0..n).map(|i| (i % 3) as u8).collect(),
+            description: "synthetic".into(),
+        };
+        Data {
+            train,
+            test: None,
+            digest: OnceLock::new(),
+        }
+    }
+
+    fn cpu() -> Compute {
+        backend::select(Some("flex"), Precision::F32).unwrap()
+    }
+
+    fn train_in(cfg: &TrainConfig, data: &Data, out: &Path, resume: bool) -> TrainSummary {
+        let opts = RunOptions {
+            resume,
+            stop_after: None,
+        };
+        train(cfg, data, &cpu(), out, opts, &Reporter::silent()).unwrap()
+    }
+
+    #[test]
+    fn the_resume_decision_covers_every_directory_state() {
+        use ResumeDecision::*;
+        // (resume, summary, checkpoint)
+        let cases = [
+            ((false, false, false), Fresh),
+            ((false, false, true), Refuse),
+            ((false, true, false), Refuse),
+            ((false, true, true), Refuse),
+            ((true, false, false), Fresh),
+            ((true, false, true), FromCheckpoint),
+            ((true, true, false), Finished),
+            ((true, true, true), Finished),
+        ];
+        for ((resume, summary, ck), want) in cases {
+            let got = resume_decision(resume, summary, ck);
+            assert_eq!(
+                got, want,
+                "resume {resume} summary {summary} checkpoint {ck}"
+            );
+        }
+    }
+
+    /// `open_run_dir` on a new directory, a finished run (with and without `--resume`) and
+    /// an interrupted one (its summary removed).
+    #[test]
+    fn the_run_directory_decides_how_a_run_starts() {
+        let (cfg, data, compute) = (config("auto"), data(None), cpu());
+        let dir = tempfile::tempdir().unwrap();
+        let reporter = Reporter::silent();
+        let spec = cfg.spec().unwrap();
+        let run = Run::new(&cfg, spec, &data, &compute, dir.path(), &reporter);
+        assert!(matches!(open_run_dir(&run, false), Ok(Start::Fresh)));
+        assert!(dir.path().join("config.toml").exists());
+        let done = train_in(&cfg, &data, dir.path(), false);
+        assert_eq!(done.status, "finished");
+        let err = open_run_dir(&run, false).err().unwrap();
+        assert!(
+            err.contains("already holds a run") && err.contains("--resume"),
+            "{err}"
+        );
+        match open_run_dir(&run, true) {
+            Ok(Start::Done(s)) => assert_eq!(s, done),
+            _ => panic!("a finished run is its summary"),
+        }
+        std::fs::remove_file(dir.path().join("summary.json")).unwrap();
+        match open_run_dir(&run, true) {
+            Ok(Start::Resume(ck)) => assert_eq!((ck.pointer.epoch, ck.pointer.iteration), (3, 9)),
+            _ => panic!("a checkpoint without a summary resumes"),
+        }
+    }
+
+    /// A NaN sample makes the first epoch's loss non-finite, with either engine: the epoch
+    /// stops at its batch, the run is `diverged` in epoch 1 with nothing to keep.
+    #[test]
+    fn a_non_finite_loss_is_a_divergence() {
+        for engine in ["burn", "host"] {
+            let (cfg, data, compute) = (config(engine), data(Some(7)), cpu());
+            let dir = tempfile::tempdir().unwrap();
+            let reporter = Reporter::silent();
+            let run = Run::new(
+                &cfg,
+                cfg.spec().unwrap(),
+                &data,
+                &compute,
+                dir.path(),
+                &reporter,
+            );
+            let model = run.spec.build(4, &compute.device, compute.dtype()).unwrap();
+            let mut s = stepper::stepper(cfg.train.engine, &cfg.optim, model, &compute).unwrap();
+            let mut iteration = 0;
+            assert!(
+                train_epoch(&run, s.as_mut(), 1, &mut iteration).is_none(),
+                "{engine}"
+            );
+            let nan_at = epoch_order(cfg.train.seed, 1, 12)
+                .iter()
+                .position(|&i| i == 7);
+            assert_eq!(
+                Some(iteration),
+                nan_at.map(|p| p / 4),
+                "{engine}: steps before"
+            );
+            let summary = train_in(&cfg, &data, dir.path(), false);
+            assert_eq!(summary.status, "diverged", "{engine}");
+            assert_eq!(
+                (summary.diverged_epoch, summary.epochs_completed),
+                (Some(1), 0)
+            );
+            assert!(checkpoint::find(dir.path()).unwrap().is_none(), "{engine}");
+        }
+    }
+
+    /// A learning rate that explodes (0.1, then 1e29, then 1e59: infinite in f32) makes
+    /// the loss non-finite in epoch 3; epoch 2, not checkpointed (`checkpoint_every` is
+    /// 100), becomes the checkpoint.
+    #[test]
+    fn a_divergence_keeps_the_last_good_epoch() {
+        let mut cfg = config("burn");
+        cfg.train.checkpoint_every = 100;
+        cfg.schedule.kind = crate::schedule::ScheduleKind::Step;
+        cfg.schedule.step_size = Some(1);
+        cfg.schedule.gamma = 1e30;
+        let dir = tempfile::tempdir().unwrap();
+        let summary = train_in(&cfg, &data(None), dir.path(), false);
+        assert_eq!(summary.status, "diverged");
+        assert_eq!(
+            (summary.diverged_epoch, summary.epochs_completed),
+            (Some(3), 2)
+        );
+        let ck = checkpoint::find(dir.path()).unwrap().unwrap();
+        assert_eq!((ck.pointer.epoch, ck.pointer.iteration), (2, 6));
+        assert_eq!(ck.rows.len(), 2);
+    }
+
+    #[test]
+    fn a_checkpoint_of_another_engine_is_named() {
+        let err = check_engine(Path::new("runs/x"), "burn", "host").unwrap_err();
+        assert_eq!(
+            err,
+            "runs/x: the checkpoint was written by the burn engine and this run would use \
+             the host engine; set train.engine = \"burn\" to resume it"
+        );
+        assert!(check_engine(Path::new("runs/x"), "host", "host").is_ok());
     }
 }

@@ -1,0 +1,466 @@
+//! Who computes a run's SGD steps, behind the one interface the epoch loop of
+//! [`crate::train`] needs: [`Stepper`]. Two engines implement it:
+//! - [`BurnStepper`]: Burn's autodiff (`loss.backward()`), `CrossEntropyLoss` and
+//!   `ModuleOptimizer` (any network, any backend);
+//! - [`HostStepper`]: the dense-MLP engine of [`crate::host`] on host GEMMs (MLPs without
+//!   normalization layers).
+//!
+//! [`stepper`] picks one for a run ([`crate::train::choose_engine`]). Both keep a Burn
+//! [`Model`] (autodiff device, training mode) as the run's state of record: evaluation, the
+//! NTK tracking and checkpoints read it.
+
+use std::path::Path;
+
+use burn::module::Module;
+use burn::nn::loss::{CrossEntropyLoss, CrossEntropyLossConfig};
+use burn::optim::{GradientsParams, ModuleOptimizer};
+use burn::tensor::{DType, Device, Int, Tensor, TensorData};
+use ntk_core::backend::Compute;
+
+use crate::checkpoint::{self, Loaded, OptimState, RunIdentity};
+use crate::config::{EngineChoice, OptimConfig};
+use crate::host::{Engine, StepResult};
+use crate::metrics::{EpochMetrics, NtkRow};
+use crate::model::Model;
+use crate::train::{choose_engine, correct, optimizer, scalar};
+
+/// A mini-batch: `x` row-major `[B, d]` (augmented when the run augments), its labels.
+pub struct Batch {
+    pub x: Vec<f64>,
+    pub d: usize,
+    pub labels: Vec<usize>,
+}
+
+/// What the epoch loop needs from a step engine.
+pub trait Stepper {
+    /// The engine's name as checkpoints record it (`checkpoint::Pointer::engine`): `burn`
+    /// or `host`.
+    fn engine(&self) -> &'static str;
+
+    /// What computes the steps, for the log: `Burn autodiff` or `host GEMM`.
+    fn method(&self) -> &'static str;
+
+    /// One SGD step on `batch` at learning rate `lr`: the summed loss and the correct
+    /// predictions of the forward before the update. `None` when the loss is not finite
+    /// (the run diverged): then no update is made.
+    fn step(&mut self, batch: Batch, lr: f64) -> Option<StepResult>;
+
+    /// Brings the model of record up to date with the steps (the host engine writes its
+    /// weights back); called at the end of every finite epoch, before evaluation, NTK
+    /// tracking and checkpoints.
+    fn sync(&mut self) {}
+
+    /// The model of record in evaluation mode on the plain device (for evaluation and the
+    /// NTK); up to date after [`Stepper::sync`].
+    fn valid(&self) -> Model;
+
+    /// A copy of what a checkpoint holds: the model of record and the optimizer's state.
+    fn snapshot(&self) -> Snapshot;
+
+    /// Loads the optimizer state of `ck`, a checkpoint written by this engine: Burn's
+    /// optimizer record, or the host engine's momentum buffers.
+    fn load_state(&mut self, ck: &Loaded) -> Result<(), String>;
+}
+
+/// The stepper of a run of `model` (plain device, as built or loaded from a checkpoint):
+/// the host engine where [`choose_engine`] takes it for `choice`, Burn's otherwise.
+pub fn stepper(
+    choice: EngineChoice,
+    optim: &OptimConfig,
+    model: Model,
+    compute: &Compute,
+) -> Result<Box<dyn Stepper>, String> {
+    let ad = compute.device.clone().autodiff();
+    let model = model.fork(&ad).train();
+    Ok(match choose_engine(choice, optim, &model, compute)? {
+        Some(engine) => Box::new(HostStepper { engine, model }),
+        None => Box::new(BurnStepper::new(
+            model,
+            optimizer(optim),
+            ad,
+            compute.dtype(),
+        )),
+    })
+}
+
+/// A stepper's state at the end of an epoch, as a checkpoint holds it.
+#[derive(Clone)]
+pub struct Snapshot {
+    model: Model,
+    optim: SavedOptim,
+}
+
+/// The optimizer state of a [`Snapshot`].
+#[derive(Clone)]
+enum SavedOptim {
+    Burn(ModuleOptimizer),
+    /// The host engine's momentum buffers, flattened (`crate::host::HostMlp::velocity`).
+    Host(Vec<f64>),
+}
+
+impl Snapshot {
+    /// Writes it as the run's checkpoint after `epoch` epochs (`iteration` steps), with the
+    /// tables so far, and makes it current ([`checkpoint::save`]).
+    pub fn save(
+        &self,
+        run: &Path,
+        epoch: usize,
+        iteration: usize,
+        identity: &RunIdentity<'_>,
+        rows: &[EpochMetrics],
+        ntk_rows: &[NtkRow],
+    ) -> Result<(), String> {
+        let optim = match &self.optim {
+            SavedOptim::Burn(o) => OptimState::Burn(o),
+            SavedOptim::Host(v) => OptimState::Host(v),
+        };
+        checkpoint::save(
+            run,
+            epoch,
+            iteration,
+            identity,
+            &self.model,
+            optim,
+            rows,
+            ntk_rows,
+        )
+    }
+}
+
+/// Burn's autodiff, cross-entropy and SGD: `loss.backward()`, then `ModuleOptimizer::step`.
+pub struct BurnStepper {
+    /// The model of record (autodiff device, training mode); taken only inside a step.
+    model: Option<Model>,
+    optim: ModuleOptimizer,
+    loss: CrossEntropyLoss,
+    /// The autodiff device and the run's float type, for the batch tensors.
+    device: Device,
+    dtype: DType,
+}
+
+impl BurnStepper {
+    /// Trains `model` (on the autodiff device `device`, training mode) with `optim`.
+    pub fn new(model: Model, optim: ModuleOptimizer, device: Device, dtype: DType) -> Self {
+        Self {
+            model: Some(model),
+            optim,
+            loss: CrossEntropyLossConfig::new().init(&device),
+            device,
+            dtype,
+        }
+    }
+
+    fn model(&self) -> &Model {
+        self.model
+            .as_ref()
+            .expect("the model is back after every step")
+    }
+
+    /// The batch as tensors on the autodiff device: inputs `[B, d]` and labels `[B]`.
+    fn tensors(&self, batch: Batch) -> (Tensor<2>, Tensor<1, Int>) {
+        let b = batch.labels.len();
+        let x = Tensor::from_data(
+            TensorData::new(batch.x, [b, batch.d]),
+            (&self.device, self.dtype),
+        );
+        let y: Vec<i64> = batch.labels.iter().map(|&l| l as i64).collect();
+        (x, Tensor::from_data(TensorData::new(y, [b]), &self.device))
+    }
+}
+
+impl Stepper for BurnStepper {
+    fn engine(&self) -> &'static str {
+        "burn"
+    }
+
+    fn method(&self) -> &'static str {
+        "Burn autodiff"
+    }
+
+    fn step(&mut self, batch: Batch, lr: f64) -> Option<StepResult> {
+        let b = batch.labels.len();
+        let (x, y) = self.tensors(batch);
+        let logits = self.model().forward(x);
+        let loss = self.loss.forward(logits.clone(), y.clone());
+        let l = scalar(loss.clone());
+        if !l.is_finite() {
+            return None;
+        }
+        let hits = correct(logits, y);
+        let model = self
+            .model
+            .take()
+            .expect("the model is back after every step");
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        self.model = Some(self.optim.step(lr, model, grads));
+        Some(StepResult {
+            loss_sum: l * b as f64,
+            correct: hits,
+        })
+    }
+
+    fn valid(&self) -> Model {
+        self.model().valid()
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            model: self.model().clone(),
+            optim: SavedOptim::Burn(self.optim.clone()),
+        }
+    }
+
+    fn load_state(&mut self, ck: &Loaded) -> Result<(), String> {
+        self.optim = ck.load_optim(self.optim.clone())?;
+        Ok(())
+    }
+}
+
+/// The host engine ([`crate::host`]): the steps on host GEMMs, the Burn model of record
+/// updated from its weights at every [`Stepper::sync`].
+pub struct HostStepper {
+    engine: Engine,
+    /// The model of record (autodiff device, training mode).
+    model: Model,
+}
+
+impl Stepper for HostStepper {
+    fn engine(&self) -> &'static str {
+        "host"
+    }
+
+    fn method(&self) -> &'static str {
+        "host GEMM"
+    }
+
+    fn step(&mut self, batch: Batch, lr: f64) -> Option<StepResult> {
+        let r = self.engine.step(&batch.x, batch.d, &batch.labels, lr);
+        r.loss_sum.is_finite().then_some(r)
+    }
+
+    fn sync(&mut self) {
+        self.engine.write_into(&mut self.model);
+    }
+
+    fn valid(&self) -> Model {
+        self.model.valid()
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            model: self.model.clone(),
+            optim: SavedOptim::Host(self.engine.velocity()),
+        }
+    }
+
+    fn load_state(&mut self, ck: &Loaded) -> Result<(), String> {
+        self.engine
+            .set_velocity(&ck.load_velocity()?)
+            .map_err(|e| format!("{}: {e}", ck.dir.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ntk_core::backend::{self, Precision};
+    use ntk_core::provenance::Provenance;
+    use ntk_model::{ActivationKind, MlpConfig, Normalization, ResNetConfig, ResNetVariant};
+
+    use super::*;
+    use crate::model::ModelSpec;
+
+    const D: usize = 16;
+    const K: usize = 3;
+
+    fn cpu() -> Compute {
+        backend::select(Some("flex"), Precision::F32).unwrap()
+    }
+
+    fn momentum() -> OptimConfig {
+        OptimConfig {
+            lr: 0.1,
+            momentum: 0.9,
+            nesterov: false,
+            weight_decay: 1e-4,
+        }
+    }
+
+    fn mlp(normalization: Normalization) -> ModelSpec {
+        mlp_with(ActivationKind::Relu, normalization)
+    }
+
+    fn mlp_with(activation: ActivationKind, normalization: Normalization) -> ModelSpec {
+        ModelSpec::Mlp(MlpConfig {
+            output_dim: K,
+            seed: 5,
+            normalization,
+            ..MlpConfig::new(D, 8, 2, activation)
+        })
+    }
+
+    /// A ResNet-8 on 1 x 4 x 4 images (`D` inputs), two channels wide.
+    fn resnet() -> ModelSpec {
+        ModelSpec::ResNet(
+            ResNetConfig::new(8, ResNetVariant::BatchNorm)
+                .with_base_width(2)
+                .with_image_size(4)
+                .with_in_channels(1)
+                .with_num_classes(K),
+        )
+    }
+
+    fn build(spec: &ModelSpec, compute: &Compute) -> Model {
+        spec.build(D, &compute.device, compute.dtype()).unwrap()
+    }
+
+    /// A batch of 5 rows of fixed pseudo-random values, different for each `step`.
+    fn batch(step: usize) -> Batch {
+        let b = 5;
+        let x = (0..b * D)
+            .map(|i| ((i * 37 + step * 101) % 113) as f64 / 56.5 - 1.0)
+            .collect();
+        let labels = (0..b).map(|i| (i * 7 + step) % K).collect();
+        Batch { x, d: D, labels }
+    }
+
+    /// Every parameter of `model`, flattened.
+    fn values(model: &Model) -> Vec<f64> {
+        let mut out = Vec::new();
+        model.visit(&mut Collect(&mut out));
+        out
+    }
+
+    struct Collect<'a>(&'a mut Vec<f64>);
+
+    impl burn::module::ModuleVisitor for Collect<'_> {
+        fn visit_float<const D: usize>(&mut self, param: &burn::module::Param<Tensor<D>>) {
+            self.0.extend(param.val().try_into_vec_as::<f64>().unwrap());
+        }
+    }
+
+    #[test]
+    fn the_engine_follows_the_choice_and_the_network_on_the_cpu() {
+        let compute = cpu();
+        let nets = [
+            ("plain mlp", mlp(Normalization::None)),
+            ("batch-norm mlp", mlp(Normalization::BatchNorm)),
+            ("resnet", resnet()),
+        ];
+        let expected = [
+            // auto, burn, host
+            [Some("host"), Some("burn"), Some("host")],
+            [Some("burn"), Some("burn"), None],
+            [Some("burn"), Some("burn"), None],
+        ];
+        let choices = [EngineChoice::Auto, EngineChoice::Burn, EngineChoice::Host];
+        for ((name, spec), want) in nets.iter().zip(expected) {
+            for (choice, want) in choices.into_iter().zip(want) {
+                let got = stepper(choice, &momentum(), build(spec, &compute), &compute);
+                match (got, want) {
+                    (Ok(s), Some(engine)) => {
+                        assert_eq!(s.engine(), engine, "{name} {choice:?}");
+                        let method = if engine == "host" {
+                            "host GEMM"
+                        } else {
+                            "Burn autodiff"
+                        };
+                        assert_eq!(s.method(), method, "{name} {choice:?}");
+                    }
+                    (Err(e), None) => assert!(
+                        e.contains("train.engine = \"host\"") && e.contains("\"burn\""),
+                        "{name}: {e}"
+                    ),
+                    (got, want) => panic!(
+                        "{name} {choice:?}: {:?} instead of {want:?}",
+                        got.map(|s| s.engine())
+                    ),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn auto_takes_burn_off_the_cpu() {
+        let compute = Compute {
+            backend: "cuda",
+            ..cpu()
+        };
+        let model = build(&mlp(Normalization::None), &compute);
+        let s = stepper(EngineChoice::Auto, &momentum(), model, &compute).unwrap();
+        assert_eq!(s.engine(), "burn");
+    }
+
+    #[test]
+    fn a_non_finite_loss_is_reported_and_not_stepped() {
+        let compute = cpu();
+        // tanh: a NaN input reaches the loss (the host engine's ReLU maps NaN to 0).
+        let spec = mlp_with(ActivationKind::Tanh, Normalization::None);
+        for choice in [EngineChoice::Burn, EngineChoice::Host] {
+            let model = build(&spec, &compute);
+            let mut s = stepper(choice, &momentum(), model, &compute).unwrap();
+            let r = s.step(batch(0), 0.1).expect("a finite first step");
+            assert!(
+                r.loss_sum.is_finite() && r.correct <= 5,
+                "{choice:?}: {r:?}"
+            );
+            s.sync();
+            let before = values(&s.valid());
+            let mut bad = batch(1);
+            bad.x[3] = f64::NAN;
+            assert!(s.step(bad, 0.1).is_none(), "{choice:?}: NaN input");
+            s.sync();
+            assert_eq!(before, values(&s.valid()), "{choice:?}: parameters moved");
+        }
+    }
+
+    /// A checkpoint's state taken by `snapshot` and loaded by `load_state` continues the
+    /// steps bit for bit (the momentum buffers included).
+    #[test]
+    fn the_checkpoint_state_resumes_the_steps_bit_for_bit() {
+        let compute = cpu();
+        let spec = mlp(Normalization::None);
+        for choice in [EngineChoice::Burn, EngineChoice::Host] {
+            let mut a = stepper(choice, &momentum(), build(&spec, &compute), &compute).unwrap();
+            let iteration = (0..2).filter(|&i| a.step(batch(i), 0.1).is_some()).count();
+            a.sync();
+            let dir = tempfile::tempdir().unwrap();
+            save_epoch_one(&a.snapshot(), dir.path(), iteration);
+            let ck = checkpoint::find(dir.path()).unwrap().unwrap();
+            assert_eq!(ck.pointer.engine, a.engine());
+            let model = ck.load_model(build(&spec, &compute)).unwrap();
+            let mut b = stepper(choice, &momentum(), model, &compute).unwrap();
+            b.load_state(&ck).unwrap();
+            for i in 2..4 {
+                let (ra, rb) = (a.step(batch(i), 0.05), b.step(batch(i), 0.05));
+                let bits = |r: Option<StepResult>| r.map(|r| (r.loss_sum.to_bits(), r.correct));
+                assert_eq!(bits(ra), bits(rb), "{choice:?} step {i}");
+            }
+            a.sync();
+            b.sync();
+            assert_eq!(values(&a.valid()), values(&b.valid()), "{choice:?}");
+        }
+    }
+
+    /// Saves `state` as the checkpoint of epoch 1 (`iteration` steps) in `dir`.
+    fn save_epoch_one(state: &Snapshot, dir: &Path, iteration: usize) {
+        let provenance = Provenance::new("test", Default::default());
+        let identity = RunIdentity {
+            config: "",
+            provenance: &provenance,
+        };
+        let row = EpochMetrics {
+            epoch: 1,
+            iteration,
+            train_loss: 1.0,
+            train_accuracy: 0.5,
+            test_loss: None,
+            test_accuracy: None,
+            lr: 0.1,
+            seconds: 1.0,
+            samples_per_second: 1.0,
+        };
+        state
+            .save(dir, 1, iteration, &identity, &[row], &[])
+            .unwrap();
+    }
+}
