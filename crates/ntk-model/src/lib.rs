@@ -5,7 +5,7 @@
 //! Layout: [`activation`] (s, s', Gaussian moments), [`normal`] (the standard normal and
 //! quadrature), [`config`] (what a TOML `[model]` table holds), [`mlp`] (the network),
 //! [`resnet`] (He et al.'s CIFAR ResNets: BatchNorm, NormReLU, Fixup), [`net`] (either, as
-//! one module), [`init`] (seeded host-side draws), [`export`] (safetensors), [`size`]
+//! one module), [`spec`] (either, as a config), [`init`] (seeded host-side draws), [`export`] (safetensors), [`size`]
 //! (parameter and activation counts for memory estimates).
 
 pub mod activation;
@@ -18,6 +18,7 @@ pub mod net;
 pub mod normal;
 pub mod resnet;
 pub mod size;
+pub mod spec;
 
 pub use activation::{Activation, ActivationKind, Moments, NormRelu};
 pub use config::{LayerScales, MlpConfig, Normalization, NtkConvention, Parameterization};
@@ -25,3 +26,4 @@ pub use error::ModelError;
 pub use mlp::{Mlp, MlpTrace};
 pub use net::Net;
 pub use resnet::{ResNet, ResNetConfig, ResNetVariant};
+pub use spec::NetSpec;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use ntk_core::config_file::load_toml;
 use ntk_data::{DataConfig, Dataset};
-use ntk_model::{MlpConfig, ResNetConfig};
+use ntk_model::{MlpConfig, NetSpec, ResNetConfig};
 use serde::{Deserialize, Serialize};
 
 use ntk_core::backend::Precision;
@@ -152,13 +152,6 @@ pub struct ProbeConfig {
     pub probe: ProbeSection,
 }
 
-/// The network a [`ProbeConfig`] describes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum NetConfig<'a> {
-    Mlp(&'a MlpConfig),
-    ResNet(&'a ResNetConfig),
-}
-
 impl ProbeConfig {
     /// Reads and parses a TOML file; errors name the file, line and key (and the file when
     /// it has neither or both of `[model]` and `[resnet]`).
@@ -175,24 +168,15 @@ impl ProbeConfig {
     }
 
     /// The configured network: exactly one of `[model]` and `[resnet]`.
-    pub fn net(&self) -> Result<NetConfig<'_>, String> {
-        match (&self.model, &self.resnet) {
-            (Some(m), None) => Ok(NetConfig::Mlp(m)),
-            (None, Some(r)) => Ok(NetConfig::ResNet(r)),
-            (None, None) => Err("the config needs a network: a [model] table (an MLP) or a \
-                 [resnet] table (a CIFAR ResNet)"
-                .into()),
-            (Some(_), Some(_)) => Err("the config has both [model] and [resnet]: give exactly \
-                 one network table ([model] for an MLP, [resnet] for a CIFAR ResNet)"
-                .into()),
-        }
+    pub fn net(&self) -> Result<NetSpec, String> {
+        NetSpec::from_tables(self.model.as_ref(), self.resnet.as_ref())
     }
 
     /// The MLP of `[model]`; an error when the config describes a ResNet (or no network).
     pub fn mlp(&self) -> Result<&MlpConfig, String> {
-        match self.net()? {
-            NetConfig::Mlp(m) => Ok(m),
-            NetConfig::ResNet(_) => {
+        match (&self.model, self.net()?) {
+            (Some(m), NetSpec::Mlp(_)) => Ok(m),
+            _ => {
                 Err("this needs an MLP ([model]); the config describes a ResNet ([resnet])".into())
             }
         }
@@ -206,16 +190,13 @@ impl ProbeConfig {
 
     /// Outputs of the network: `model.output_dim` or `resnet.num_classes`.
     pub fn output_dim(&self) -> Result<usize, String> {
-        Ok(match self.net()? {
-            NetConfig::Mlp(m) => m.output_dim,
-            NetConfig::ResNet(r) => r.num_classes,
-        })
+        Ok(self.net()?.classes())
     }
 
     /// Checks values the types cannot: errors name the key.
     pub fn validate(&self) -> Result<(), String> {
         let net = self.net()?;
-        if let NetConfig::ResNet(r) = net {
+        if let NetSpec::ResNet(r) = &net {
             r.validate().map_err(|e| e.to_string())?;
             if matches!(self.probe.method, Method::Structured | Method::Theory) {
                 return Err(format!(
@@ -233,9 +214,8 @@ impl ProbeConfig {
             }
             if self.data.dataset == Dataset::Synthetic
                 && let Some(d) = self.data.input_dim
-                && d != r.input_dim()
             {
-                return Err(input_dim_mismatch(r, d, "data.input_dim"));
+                net.check_input_dim(d, "data.input_dim")?;
             }
         }
         if self.data.n == 0 {
@@ -274,17 +254,4 @@ impl ProbeConfig {
         }
         Ok(())
     }
-}
-
-/// The error for data of dimension `d` fed to a ResNet that reads `C x S x S` images;
-/// `what` says where `d` comes from.
-pub fn input_dim_mismatch(r: &ResNetConfig, d: usize, what: &str) -> String {
-    format!(
-        "the ResNet reads resnet.in_channels x resnet.image_size^2 = {} x {}^2 = {} values per \
-         sample, but the data has dimension {d} ({what}); set resnet.image_size and \
-         resnet.in_channels to match the data (CIFAR-10: 32 and 3)",
-        r.in_channels,
-        r.image_size,
-        r.input_dim()
-    )
 }

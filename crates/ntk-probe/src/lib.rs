@@ -4,6 +4,7 @@
 //! ([`angles`]), and the probe run that writes pandas/numpy-ready files ([`run`]).
 
 pub mod angles;
+pub mod api;
 pub mod bench;
 pub mod config;
 pub mod extreme;

@@ -10,7 +10,7 @@ use ntk_model::{Mlp, MlpConfig, Net, ResNet, ResNetVariant};
 use serde::Serialize;
 
 use crate::angles::{self, MinAngle};
-use crate::config::{Eigen, Method, NetConfig, ProbeConfig, Protocol};
+use crate::config::{Eigen, Method, ProbeConfig, Protocol};
 use crate::host;
 use crate::jacobian;
 use crate::structured;
@@ -23,6 +23,7 @@ use ntk_core::progress::Phase;
 use ntk_core::provenance::{self, Provenance};
 use ntk_core::spectrum::{self, Spectrum};
 use ntk_data::inputs::Inputs;
+use ntk_model::NetSpec;
 
 /// Everything `summary.json` holds. `kappa` is `null` when the kernel is numerically
 /// singular (`singular = true`, see [`ntk_core::spectrum`]); the same for `gram_kappa`.
@@ -128,7 +129,7 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> Result<Estimate, String> 
     // `activations` is Some for the structured kernel (plain dense MLPs), which keeps every
     // layer's activations; the other routes take per-sample gradients.
     let (params, outputs, activations) = match cfg.net()? {
-        NetConfig::Mlp(m) => {
+        NetSpec::Mlp(m) => {
             let m = MlpConfig {
                 input_dim: d,
                 ..m.clone()
@@ -138,8 +139,8 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> Result<Estimate, String> 
             let act = structured.then_some(2.0 * m.depth as f64 * n * m.width as f64);
             (ntk_model::size::mlp_params(&m), m.output_dim as f64, act)
         }
-        NetConfig::ResNet(r) => (
-            ntk_model::size::resnet_params(r),
+        NetSpec::ResNet(r) => (
+            ntk_model::size::resnet_params(&r),
             r.num_classes as f64,
             None,
         ),
@@ -179,11 +180,11 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> Result<Estimate, String> 
 /// Refuses a probe whose estimated memory exceeds the limit ([`ntk_core::budget`]).
 pub fn check_memory(cfg: &ProbeConfig, d: usize, max_memory: Option<&str>) -> Result<(), String> {
     let culprit = match cfg.net()? {
-        NetConfig::Mlp(m) => format!(
+        NetSpec::Mlp(m) => format!(
             "data.n = {}, model.width = {}, model.depth = {}",
             cfg.data.n, m.width, m.depth
         ),
-        NetConfig::ResNet(r) => format!(
+        NetSpec::ResNet(r) => format!(
             "data.n = {}, resnet.depth = {}, resnet.base_width = {}",
             cfg.data.n, r.depth, r.base_width
         ),
@@ -496,16 +497,11 @@ pub fn build_model(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> Res
 /// The configured network: the MLP of `[model]` (input dimension from the data) or the
 /// ResNet of `[resnet]`, whose `in_channels * image_size^2` must equal the data's dimension.
 pub fn build_net(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> Result<Net, String> {
-    match cfg.net()? {
-        NetConfig::Mlp(_) => build_model(cfg, inputs, compute).map(Net::Mlp),
-        NetConfig::ResNet(r) => {
-            if r.input_dim() != inputs.d {
-                return Err(crate::config::input_dim_mismatch(
-                    r,
-                    inputs.d,
-                    &inputs.description,
-                ));
-            }
+    let spec = cfg.net()?;
+    match &spec {
+        NetSpec::Mlp(_) => build_model(cfg, inputs, compute).map(Net::Mlp),
+        NetSpec::ResNet(r) => {
+            spec.check_input_dim(inputs.d, &inputs.description)?;
             ResNet::new(r, &compute.device, compute.dtype())
                 .map(Net::ResNet)
                 .map_err(|e| e.to_string())
@@ -523,7 +519,7 @@ pub fn truncate_net(
     compute: &Compute,
     deeper: &Net,
 ) -> Result<Option<Net>, String> {
-    let (NetConfig::Mlp(model), Net::Mlp(deep)) = (cfg.net()?, deeper) else {
+    let (NetSpec::Mlp(model), Net::Mlp(deep)) = (cfg.net()?, deeper) else {
         return Ok(None);
     };
     let wanted = MlpConfig {

@@ -24,7 +24,7 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use crate::config::{EngineChoice, OptimConfig};
-use crate::model::ModelSpec;
+use ntk_model::NetSpec;
 
 /// One benchmark result.
 #[derive(Clone, Debug, Serialize)]
@@ -73,23 +73,23 @@ pub fn resnet_macs(r: &ResNetConfig) -> f64 {
 }
 
 /// FLOPs of one SGD step of `spec` on `batch` samples of `input_dim` values.
-pub fn spec_step_flops(spec: &ModelSpec, input_dim: usize, batch: usize) -> f64 {
+pub fn spec_step_flops(spec: &NetSpec, input_dim: usize, batch: usize) -> f64 {
     match spec {
-        ModelSpec::Mlp(m) => {
+        NetSpec::Mlp(m) => {
             let cfg = MlpConfig {
                 input_dim,
                 ..m.clone()
             };
             step_flops(&cfg.layer_sizes(), batch)
         }
-        ModelSpec::ResNet(r) => 6.0 * resnet_macs(r) * batch as f64,
+        NetSpec::ResNet(r) => 6.0 * resnet_macs(r) * batch as f64,
     }
 }
 
 /// The MLP `ntk-train bench` times by default: `depth` hidden layers of `width`, ReLU, 10
 /// classes.
-pub fn mlp_spec(input_dim: usize, width: usize, depth: usize) -> ModelSpec {
-    ModelSpec::Mlp(MlpConfig {
+pub fn mlp_spec(input_dim: usize, width: usize, depth: usize) -> NetSpec {
+    NetSpec::Mlp(MlpConfig {
         output_dim: 10,
         ..MlpConfig::new(input_dim, width, depth, ActivationKind::Relu)
     })
@@ -99,7 +99,7 @@ pub fn mlp_spec(input_dim: usize, width: usize, depth: usize) -> ModelSpec {
 /// `input_dim` values with 10 classes.
 pub fn step(
     compute: &Compute,
-    spec: &ModelSpec,
+    spec: &NetSpec,
     engine: EngineChoice,
     input_dim: usize,
     batch: usize,

@@ -11,8 +11,8 @@ use ntk_data::config::DataConfig;
 use ntk_model::{ActivationKind, MlpConfig, Normalization, ResNetConfig, ResNetVariant};
 use serde::{Deserialize, Serialize};
 
-use crate::model::ModelSpec;
 use crate::schedule::ScheduleConfig;
+use ntk_model::NetSpec;
 
 fn default_test_n() -> usize {
     10000
@@ -188,23 +188,16 @@ impl TrainConfig {
         Ok(cfg)
     }
 
-    /// The network this config trains.
-    pub fn spec(&self) -> Result<ModelSpec, String> {
-        match (&self.model, &self.resnet) {
-            (Some(m), None) => Ok(ModelSpec::Mlp(m.clone())),
-            (None, Some(r)) => Ok(ModelSpec::ResNet(r.clone())),
-            (None, None) => {
-                Err("no network: add a [model] table (an MLP) or a [resnet] table".into())
-            }
-            (Some(_), Some(_)) => Err("[model] and [resnet]: give one network, not both".into()),
-        }
+    /// The network this config trains: exactly one of `[model]` and `[resnet]`.
+    pub fn spec(&self) -> Result<NetSpec, String> {
+        NetSpec::from_tables(self.model.as_ref(), self.resnet.as_ref())
     }
 
     /// Replaces the network (a sweep point's variant of the base).
-    pub fn set_spec(&mut self, spec: &ModelSpec) {
+    pub fn set_spec(&mut self, spec: &NetSpec) {
         match spec {
-            ModelSpec::Mlp(m) => (self.model, self.resnet) = (Some(m.clone()), None),
-            ModelSpec::ResNet(r) => (self.model, self.resnet) = (None, Some(r.clone())),
+            NetSpec::Mlp(m) => (self.model, self.resnet) = (Some(m.clone()), None),
+            NetSpec::ResNet(r) => (self.model, self.resnet) = (None, Some(r.clone())),
         }
     }
 
@@ -277,7 +270,7 @@ impl TrainConfig {
         }
         self.schedule.validate()?;
         match self.spec()? {
-            ModelSpec::Mlp(m) => {
+            NetSpec::Mlp(m) => {
                 if m.output_dim < 2 {
                     return Err(format!(
                         "model.output_dim = {}: classification needs one output per class",
@@ -285,7 +278,7 @@ impl TrainConfig {
                     ));
                 }
             }
-            ModelSpec::ResNet(r) => {
+            NetSpec::ResNet(r) => {
                 r.validate().map_err(|e| e.to_string())?;
                 if r.num_classes < 2 {
                     return Err(format!(

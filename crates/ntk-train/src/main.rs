@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use ntk_core::backend::{self, Precision};
 use ntk_core::sweep::Shard;
+use ntk_model::NetSpec;
 use ntk_model::{ActivationKind, ResNetConfig, ResNetVariant};
 use ntk_train::config::{EngineChoice, TrainConfig};
-use ntk_train::model::ModelSpec;
 use ntk_train::progress::Reporter;
 use ntk_train::sweep;
 use ntk_train::train::RunOptions;
@@ -352,7 +352,7 @@ fn main_inner(cli: Cli) -> Result<(), String> {
                     let r = ResNetConfig::new(d, v);
                     r.validate().map_err(|e| format!("--resnet {d}: {e}"))?;
                     let dim = r.input_dim();
-                    (ModelSpec::ResNet(r), dim)
+                    (NetSpec::ResNet(r), dim)
                 }
                 None => (
                     ntk_train::bench::mlp_spec(input_dim, width, depth),

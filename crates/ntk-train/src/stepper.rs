@@ -267,7 +267,7 @@ mod tests {
     use ntk_model::{ActivationKind, MlpConfig, Normalization, ResNetConfig, ResNetVariant};
 
     use super::*;
-    use crate::model::ModelSpec;
+    use ntk_model::NetSpec;
 
     const D: usize = 16;
     const K: usize = 3;
@@ -285,12 +285,12 @@ mod tests {
         }
     }
 
-    fn mlp(normalization: Normalization) -> ModelSpec {
+    fn mlp(normalization: Normalization) -> NetSpec {
         mlp_with(ActivationKind::Relu, normalization)
     }
 
-    fn mlp_with(activation: ActivationKind, normalization: Normalization) -> ModelSpec {
-        ModelSpec::Mlp(MlpConfig {
+    fn mlp_with(activation: ActivationKind, normalization: Normalization) -> NetSpec {
+        NetSpec::Mlp(MlpConfig {
             output_dim: K,
             seed: 5,
             normalization,
@@ -299,8 +299,8 @@ mod tests {
     }
 
     /// A ResNet-8 on 1 x 4 x 4 images (`D` inputs), two channels wide.
-    fn resnet() -> ModelSpec {
-        ModelSpec::ResNet(
+    fn resnet() -> NetSpec {
+        NetSpec::ResNet(
             ResNetConfig::new(8, ResNetVariant::BatchNorm)
                 .with_base_width(2)
                 .with_image_size(4)
@@ -309,7 +309,7 @@ mod tests {
         )
     }
 
-    fn build(spec: &ModelSpec, compute: &Compute) -> Model {
+    fn build(spec: &NetSpec, compute: &Compute) -> Model {
         spec.build(D, &compute.device, compute.dtype()).unwrap()
     }
 

@@ -34,10 +34,11 @@ use crate::checkpoint::{self, RunIdentity};
 use crate::config::{EngineChoice, NtkTrackConfig, OptimConfig, TrainConfig};
 use crate::host::Engine;
 use crate::metrics::{EpochMetrics, NtkRow, write_csv};
-use crate::model::{Model, ModelSpec};
+use crate::model::Model;
 use crate::progress::Reporter;
 use crate::stepper::{self, Batch, Snapshot, Stepper};
 use crate::track;
+use ntk_model::NetSpec;
 
 /// `summary.json` of a run.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -259,12 +260,12 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> Result<Estimate, String> 
     let elem = cfg.train.precision.dtype().size() as f64;
     let batch = cfg.train.batch_size as f64;
     let (params, activations) = match cfg.spec()? {
-        crate::model::ModelSpec::Mlp(m) => {
+        ntk_model::NetSpec::Mlp(m) => {
             let m = ntk_model::MlpConfig { input_dim: d, ..m };
             let act = 4.0 * batch * m.width as f64 * (m.depth as f64 + 1.0);
             (ntk_model::size::mlp_params(&m), act)
         }
-        crate::model::ModelSpec::ResNet(r) => (
+        ntk_model::NetSpec::ResNet(r) => (
             ntk_model::size::resnet_params(&r),
             batch * ntk_model::size::resnet_activations(&r),
         ),
@@ -384,7 +385,7 @@ pub fn train(
 /// (config text and provenance), and the step counts ([`step_counts`]).
 struct Run<'a> {
     cfg: &'a TrainConfig,
-    spec: ModelSpec,
+    spec: NetSpec,
     data: &'a Data,
     compute: &'a Compute,
     out: &'a Path,
@@ -399,7 +400,7 @@ struct Run<'a> {
 impl<'a> Run<'a> {
     fn new(
         cfg: &'a TrainConfig,
-        spec: ModelSpec,
+        spec: NetSpec,
         data: &'a Data,
         compute: &'a Compute,
         out: &'a Path,
@@ -439,7 +440,7 @@ impl<'a> Run<'a> {
 
 /// Refuses data the run cannot train on: augmentation of anything but 3x32x32 images, and
 /// labels beyond the network's outputs (both engines would index past the logits).
-fn check_inputs(cfg: &TrainConfig, spec: &ModelSpec, data: &Data) -> Result<(), String> {
+fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> Result<(), String> {
     let set = &data.train;
     if cfg.train.augment && set.d != 3 * 32 * 32 {
         return Err(format!(
@@ -452,8 +453,8 @@ fn check_inputs(cfg: &TrainConfig, spec: &ModelSpec, data: &Data) -> Result<(), 
         && usize::from(*top) >= spec.classes()
     {
         let key = match spec {
-            ModelSpec::Mlp(_) => "model.output_dim",
-            ModelSpec::ResNet(_) => "resnet.num_classes",
+            NetSpec::Mlp(_) => "model.output_dim",
+            NetSpec::ResNet(_) => "resnet.num_classes",
         };
         return Err(format!(
             "{key} = {}: {} has labels up to {top}; the network needs {} outputs",

@@ -10,10 +10,11 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::GradientsParams;
 use burn::tensor::{Int, Tensor, TensorData};
 use ntk_core::backend::{self, Compute, Precision};
+use ntk_model::NetSpec;
 use ntk_model::{ActivationKind, MlpConfig, Net};
 use ntk_train::config::{EngineChoice, OptimConfig};
 use ntk_train::host::Engine;
-use ntk_train::model::{Model, ModelSpec};
+use ntk_train::model::Model;
 use ntk_train::train::{choose_engine, optimizer};
 
 const D: usize = 7;
@@ -47,7 +48,7 @@ fn rel(a: &[f64], b: &[f64]) -> f64 {
 
 /// Three SGD steps by both routes; returns (max loss rel. error, params rel. error).
 fn compare(cfg: MlpConfig, optim: OptimConfig, compute: &Compute) -> (f64, f64) {
-    let spec = ModelSpec::Mlp(cfg);
+    let spec = NetSpec::Mlp(cfg);
     let model = spec.build(D, &compute.device, compute.dtype()).unwrap();
     let mut host = choose_engine(EngineChoice::Host, &optim, &model, compute)
         .unwrap()
@@ -144,10 +145,10 @@ fn auto_takes_the_host_engine_only_for_plain_mlps_on_the_cpu() {
         nesterov: false,
         weight_decay: 0.0,
     };
-    let plain = ModelSpec::Mlp(MlpConfig::new(D, 8, 2, ActivationKind::Relu))
+    let plain = NetSpec::Mlp(MlpConfig::new(D, 8, 2, ActivationKind::Relu))
         .build(D, &compute.device, compute.dtype())
         .unwrap();
-    let bn = ModelSpec::Mlp(MlpConfig {
+    let bn = NetSpec::Mlp(MlpConfig {
         normalization: ntk_model::Normalization::BatchNorm,
         ..MlpConfig::new(D, 8, 2, ActivationKind::Relu)
     })

@@ -1,0 +1,209 @@
+//! What a config describes: the network spec of a `[model]` table (an MLP) or a `[resnet]`
+//! table (a CIFAR ResNet), one type for both tools: the rule that a config has exactly one
+//! of them, the check of the data's dimension, construction, a short description, and the
+//! setters the sweeps use.
+
+use burn::tensor::{DType, Device};
+
+use crate::{
+    ActivationKind, Mlp, MlpConfig, Net, Normalization, ResNet, ResNetConfig, ResNetVariant,
+};
+
+/// A network description from a config's `[model]` or `[resnet]` table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NetSpec {
+    Mlp(MlpConfig),
+    ResNet(ResNetConfig),
+}
+
+impl NetSpec {
+    /// The network of a config's `[model]` and `[resnet]` tables: exactly one of them.
+    pub fn from_tables(
+        model: Option<&MlpConfig>,
+        resnet: Option<&ResNetConfig>,
+    ) -> Result<Self, String> {
+        match (model, resnet) {
+            (Some(m), None) => Ok(Self::Mlp(m.clone())),
+            (None, Some(r)) => Ok(Self::ResNet(r.clone())),
+            (None, None) => Err("the config needs a network: a [model] table (an MLP) or a \
+                 [resnet] table (a CIFAR ResNet)"
+                .into()),
+            (Some(_), Some(_)) => Err("the config has both [model] and [resnet]: give exactly \
+                 one network table ([model] for an MLP, [resnet] for a CIFAR ResNet)"
+                .into()),
+        }
+    }
+
+    /// Checks that the network takes inputs of dimension `d`; `what` says where `d` comes
+    /// from (the data's description, `data.input_dim`). An MLP's `input_dim` may be left 0
+    /// (it is taken from the data); a ResNet reads `in_channels x image_size^2` values.
+    pub fn check_input_dim(&self, d: usize, what: &str) -> Result<(), String> {
+        match self {
+            Self::Mlp(m) if m.input_dim != 0 && m.input_dim != d => Err(format!(
+                "model.input_dim = {}, but the data have {d} inputs per sample ({what}); \
+                 remove model.input_dim (it is taken from the data) or make them agree",
+                m.input_dim
+            )),
+            Self::ResNet(r) if r.input_dim() != d => Err(format!(
+                "the data has {d} values per sample ({what}), but {} reads \
+                 resnet.in_channels x resnet.image_size^2 = {} x {}^2 = {}; set \
+                 resnet.image_size and resnet.in_channels to match the data (CIFAR-10: 32 \
+                 and 3)",
+                r.describe(),
+                r.in_channels,
+                r.image_size,
+                r.input_dim()
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Builds the network for inputs of dimension `input_dim` (checked first).
+    pub fn build(&self, input_dim: usize, device: &Device, dtype: DType) -> Result<Net, String> {
+        self.check_input_dim(input_dim, "the data")?;
+        match self {
+            Self::Mlp(m) => {
+                let cfg = MlpConfig {
+                    input_dim,
+                    ..m.clone()
+                };
+                Ok(Net::Mlp(
+                    Mlp::new(&cfg, device, dtype).map_err(|e| format!("model: {e}"))?,
+                ))
+            }
+            Self::ResNet(r) => Ok(Net::ResNet(
+                ResNet::new(r, device, dtype).map_err(|e| format!("resnet: {e}"))?,
+            )),
+        }
+    }
+
+    pub fn depth(&self) -> usize {
+        match self {
+            Self::Mlp(m) => m.depth,
+            Self::ResNet(r) => r.depth,
+        }
+    }
+
+    /// Short name of the network, e.g. `mlp depth 3 width 512 relu`, `resnet-110 fixup`.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Mlp(m) => {
+                let norm = match m.normalization {
+                    Normalization::None => String::new(),
+                    n => format!(" {}", normalization_name(n)),
+                };
+                format!(
+                    "mlp depth {} width {} {}{norm}",
+                    m.depth, m.width, m.activation
+                )
+            }
+            Self::ResNet(r) => r.describe(),
+        }
+    }
+
+    /// The activation's name (a ResNet's: relu or norm_relu).
+    pub fn activation_name(&self) -> String {
+        match self {
+            Self::Mlp(m) => m.activation.to_string(),
+            Self::ResNet(r) => r.activation().kind().to_string(),
+        }
+    }
+
+    /// How the signal is kept in scale: the MLP's normalization layer, or the ResNet's
+    /// variant (batch_norm, norm_relu, fixup).
+    pub fn normalization_name(&self) -> String {
+        match self {
+            Self::Mlp(m) => normalization_name(m.normalization).to_string(),
+            Self::ResNet(r) => r.variant.name().to_string(),
+        }
+    }
+
+    /// Hidden width of an MLP; the first stage's channels of a ResNet.
+    pub fn width(&self) -> usize {
+        match self {
+            Self::Mlp(m) => m.width,
+            Self::ResNet(r) => r.base_width,
+        }
+    }
+
+    pub fn with_depth(mut self, depth: usize) -> Self {
+        match &mut self {
+            Self::Mlp(m) => m.depth = depth,
+            Self::ResNet(r) => r.depth = depth,
+        }
+        self
+    }
+    pub fn with_activation(mut self, a: ActivationKind) -> Result<Self, String> {
+        match &mut self {
+            Self::Mlp(m) => m.activation = a,
+            Self::ResNet(_) => {
+                return Err(format!(
+                    "activation {a}: a ResNet's activation follows resnet.variant \
+                     (sweep over `variants` instead)"
+                ));
+            }
+        }
+        Ok(self)
+    }
+    pub fn with_normalization(mut self, n: Normalization) -> Result<Self, String> {
+        match &mut self {
+            Self::Mlp(m) => m.normalization = n,
+            Self::ResNet(_) => {
+                return Err(format!(
+                    "normalization {}: a ResNet's normalization follows resnet.variant \
+                     (sweep over `variants` instead)",
+                    normalization_name(n)
+                ));
+            }
+        }
+        Ok(self)
+    }
+    pub fn with_variant(mut self, v: ResNetVariant) -> Result<Self, String> {
+        match &mut self {
+            Self::ResNet(r) => r.variant = v,
+            Self::Mlp(_) => {
+                return Err(format!(
+                    "variant {v}: variants are for [resnet]; an MLP sweeps `normalizations` \
+                     and `activations`"
+                ));
+            }
+        }
+        Ok(self)
+    }
+    pub fn with_width(mut self, width: usize) -> Result<Self, String> {
+        match &mut self {
+            Self::Mlp(m) => m.width = width,
+            Self::ResNet(r) => r.base_width = width,
+        }
+        Ok(self)
+    }
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        match &mut self {
+            Self::Mlp(m) => m.seed = seed,
+            Self::ResNet(r) => r.seed = seed,
+        }
+        self
+    }
+    pub fn seed(&self) -> u64 {
+        match self {
+            Self::Mlp(m) => m.seed,
+            Self::ResNet(r) => r.seed,
+        }
+    }
+
+    /// Classes the network outputs.
+    pub fn classes(&self) -> usize {
+        match self {
+            Self::Mlp(m) => m.output_dim,
+            Self::ResNet(r) => r.num_classes,
+        }
+    }
+}
+
+pub fn normalization_name(n: Normalization) -> &'static str {
+    match n {
+        Normalization::None => "none",
+        Normalization::BatchNorm => "batch_norm",
+        Normalization::LayerNorm => "layer_norm",
+    }
+}

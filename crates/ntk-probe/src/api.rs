@@ -1,0 +1,170 @@
+//! The library in a few calls: the empirical NTK of any Burn module ([`empirical_ntk`],
+//! per-sample autodiff), the fast path for the MLPs of `ntk-model` ([`mlp_ntk`]), and what
+//! the papers read off a kernel ([`Conditioning`]: `lambda_min`, `lambda_max`,
+//! `kappa = lambda_max / lambda_min`, the numerical rank and the smallest model-gradient
+//! angle `phi_ij = arccos(K_ij / sqrt(K_ii K_jj))`, Liu & Hui Sec. 4).
+//!
+//! The kernel is `K_ij = sum_o <df_o(x_i)/dtheta, df_o(x_j)/dtheta>` over the outputs `o`
+//! that [`OutputMode`] selects (`Sum`: all of them, the papers' scalar-output NTK for one
+//! output; `Single(o)`; `Full`: the `nk x nk` kernel).
+
+use burn::module::Module;
+use burn::tensor::Tensor;
+use ntk_core::backend::{Compute, Precision};
+use ntk_core::kernel::{Kernel, OutputMode};
+use ntk_core::spectrum;
+use ntk_model::Mlp;
+use serde::Serialize;
+
+use crate::angles;
+use crate::host::HostCache;
+use crate::run;
+
+/// The empirical NTK of `model` on the batch `x` (`[n, ...]`, any rank), where `forward`
+/// maps a batch to its `[n, outputs]` outputs: one backward pass per sample and output
+/// through Burn's autodiff, on `x`'s device. Modules with training flags (BatchNorm) are
+/// taken in evaluation mode, so that samples do not interact.
+///
+/// ```
+/// use burn::module::Module;
+/// use burn::nn::{Linear, LinearConfig};
+/// use burn::tensor::{Tensor, TensorData, activation::relu};
+/// use ntk_core::backend::{self, Precision};
+/// use ntk_core::kernel::OutputMode;
+/// use ntk_probe::api::{Conditioning, empirical_ntk};
+///
+/// #[derive(Module, Debug)]
+/// struct TwoLayer {
+///     hidden: Linear,
+///     out: Linear,
+/// }
+///
+/// let compute = backend::select(Some("flex"), Precision::F64)?;
+/// let device = &compute.device;
+/// let net = TwoLayer {
+///     hidden: LinearConfig::new(3, 16).init(device),
+///     out: LinearConfig::new(16, 1).init(device),
+/// };
+/// let x = Tensor::<2>::from_data(
+///     TensorData::new(vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.6, 0.8, 0.0], [3, 3]),
+///     (device, compute.dtype()),
+/// );
+/// let forward = |m: &TwoLayer, x: Tensor<2>| m.out.forward(relu(m.hidden.forward(x)));
+/// let k = empirical_ntk(&net, forward, x, OutputMode::Sum);
+/// assert_eq!(k.size, 3);
+/// let c = Conditioning::of(&k, Precision::F64)?;
+/// assert!(c.lambda_min > 0.0 && c.kappa.unwrap() >= 1.0);
+/// assert!(c.min_grad_angle_deg.unwrap() > 0.0);
+/// # Ok::<(), String>(())
+/// ```
+pub fn empirical_ntk<M: Module, const D: usize>(
+    model: &M,
+    forward: impl Fn(&M, Tensor<D>) -> Tensor<2>,
+    x: Tensor<D>,
+    mode: OutputMode,
+) -> Kernel {
+    let ad = x.device().autodiff();
+    let model = run::eval_mode(model.clone().fork(&ad).train());
+    crate::jacobian::ntk_by_autodiff(&model, forward, &x.to_device(&ad), mode)
+}
+
+/// The NTK of an `ntk-model` MLP on the rows of `x` (`n x d`, row-major f64) by the
+/// structured path: one forward, the backward signals of each layer, and Gram products
+/// (no per-sample gradients), on the host engine for CPU backends and with Burn tensors
+/// on GPUs; exact to rounding against [`empirical_ntk`] (the tests check it). Networks it
+/// does not cover (normalization layers) go through autodiff.
+///
+/// ```
+/// use ntk_core::backend::{self, Precision};
+/// use ntk_core::kernel::OutputMode;
+/// use ntk_model::{ActivationKind, Mlp, MlpConfig};
+/// use ntk_probe::api::{Conditioning, mlp_ntk};
+///
+/// let compute = backend::select(Some("flex"), Precision::F64)?;
+/// // Liu & Hui's network: width 512, depth 4, ReLU, NTK parameterization (Eq. 1).
+/// let cfg = MlpConfig::new(5, 512, 4, ActivationKind::Relu);
+/// let mlp = Mlp::new(&cfg, &compute.device, compute.dtype()).map_err(|e| e.to_string())?;
+/// let x = ntk_data::gaussian(100, 5, 0).x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
+/// let k = mlp_ntk(&mlp, &x, 100, &compute, OutputMode::Sum)?;
+/// let c = Conditioning::of(&k, compute.precision)?;
+/// println!("kappa = {:.3e}, min gradient angle = {:.2} deg", c.kappa.unwrap(), c.min_grad_angle_deg.unwrap());
+/// # Ok::<(), String>(())
+/// ```
+pub fn mlp_ntk(
+    mlp: &Mlp,
+    x: &[f64],
+    n: usize,
+    compute: &Compute,
+    mode: OutputMode,
+) -> Result<Kernel, String> {
+    let d = if n == 0 { 0 } else { x.len() / n };
+    let inputs = ntk_data::Inputs {
+        x: x.to_vec(),
+        n,
+        d,
+        labels: vec![0; n],
+        description: String::new(),
+    };
+    let mut cache = HostCache::default();
+    let method = crate::config::Method::Auto;
+    Ok(run::compute_kernel_cached(mlp, &inputs, compute, method, mode, &mut cache)?.kernel)
+}
+
+/// What the papers read off a kernel: its extreme eigenvalues (f64, the host eigensolver),
+/// `kappa = lambda_max / lambda_min` (`None` when the kernel is numerically singular:
+/// `lambda_min <= n eps lambda_max`, with its rank), and the smallest pairwise angle.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Conditioning {
+    pub lambda_min: f64,
+    pub lambda_max: f64,
+    pub kappa: Option<f64>,
+    pub rank: usize,
+    pub singular: bool,
+    /// `min_{i<j} arccos(K_ij / sqrt(K_ii K_jj))` in degrees, and its pair.
+    pub min_grad_angle_deg: Option<f64>,
+    pub min_grad_angle_pair: Option<[usize; 2]>,
+}
+
+impl Conditioning {
+    /// The conditioning of `k`, formed in `precision` (whose unit roundoff sets the
+    /// singularity threshold).
+    pub fn of(k: &Kernel, precision: Precision) -> Result<Self, String> {
+        let s = spectrum::spectrum(k, precision.epsilon())?;
+        let angle = angles::min_angle(k);
+        Ok(Self {
+            lambda_min: s.lambda_min,
+            lambda_max: s.lambda_max,
+            kappa: (!s.singular).then_some(s.kappa),
+            rank: s.rank,
+            singular: s.singular,
+            min_grad_angle_deg: angle.map(|a| a.deg),
+            min_grad_angle_pair: angle.map(|a| [a.i, a.j]),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ntk_model::{ActivationKind, MlpConfig};
+
+    /// The fast path and the autodiff path of the facade agree to rounding.
+    #[test]
+    fn the_mlp_fast_path_matches_autodiff() {
+        let compute = ntk_core::backend::select(Some("flex"), Precision::F64).unwrap();
+        let cfg = MlpConfig::new(4, 32, 3, ActivationKind::Tanh).with_output_dim(2);
+        let mlp = Mlp::new(&cfg, &compute.device, compute.dtype()).unwrap();
+        let x: Vec<f64> = (0..24).map(|i| ((i * 7 % 11) as f64 - 5.0) / 5.0).collect();
+        let fast = mlp_ntk(&mlp, &x, 6, &compute, OutputMode::Sum).unwrap();
+        let t = Tensor::<2>::from_data(
+            burn::tensor::TensorData::new(x, [6, 4]),
+            (&compute.device, compute.dtype()),
+        );
+        let slow = empirical_ntk(&mlp, |m: &Mlp, x| m.forward(x), t, OutputMode::Sum);
+        assert!(
+            fast.relative_error(&slow) < 1e-12,
+            "{}",
+            fast.relative_error(&slow)
+        );
+    }
+}
