@@ -39,7 +39,8 @@ use crate::run;
 ///     out: Linear,
 /// }
 ///
-/// let compute = backend::select(Some("flex"), Precision::F64)?;
+/// // Burn's layers are built in f32 (the default float type).
+/// let compute = backend::select(Some("flex"), Precision::F32)?;
 /// let device = &compute.device;
 /// let net = TwoLayer {
 ///     hidden: LinearConfig::new(3, 16).init(device),
@@ -52,7 +53,7 @@ use crate::run;
 /// let forward = |m: &TwoLayer, x: Tensor<2>| m.out.forward(relu(m.hidden.forward(x)));
 /// let k = empirical_ntk(&net, forward, x, OutputMode::Sum);
 /// assert_eq!(k.size, 3);
-/// let c = Conditioning::of(&k, Precision::F64)?;
+/// let c = Conditioning::of(&k, compute.precision)?;
 /// assert!(c.lambda_min > 0.0 && c.kappa.unwrap() >= 1.0);
 /// assert!(c.min_grad_angle_deg.unwrap() > 0.0);
 /// # Ok::<(), String>(())

@@ -633,77 +633,11 @@ pub fn summarize(
     let start = Instant::now();
     let mode = cfg.probe.output;
     let facts = NetFacts::of(net);
-    let mlp = match net {
-        Net::Mlp(m) => Some(m),
-        Net::ResNet(_) => None,
-    };
-    let embedding_mlp = || {
-        mlp.ok_or_else(|| {
-            "probe.embedding_angles and probe.pair are implemented for MLPs only".to_string()
-        })
-    };
-    let kernel = &result.kernel;
     let phase = Phase::start("eigenvalues");
-    let eps = compute.precision.epsilon();
-    // The blocks of the official protocol are small: their spectra are always full.
-    let eigen = match protocol {
-        Protocol::Whole => cfg.probe.eigen,
-        Protocol::Blocks => Eigen::Full,
-    };
-    let (spec, eigen_out, blocks) = match protocol {
-        Protocol::Whole if eigen == Eigen::Extreme => {
-            let e = crate::extreme::of_kernel(kernel, &compute.device, eps)?;
-            let ev = vec![e.lambda_min, e.lambda_max];
-            (SpectrumSummary::from(&e), ev, None)
-        }
-        Protocol::Whole => {
-            let s = spectrum::spectrum(kernel, eps)?;
-            let ev = s.eigenvalues.clone();
-            (SpectrumSummary::from(&s), ev, None)
-        }
-        Protocol::Blocks => {
-            let (summary, ev, count) = block_spectra(
-                kernel,
-                inputs.n,
-                cfg.probe.block_size,
-                facts.seed,
-                eps,
-                mode,
-                facts.output_dim,
-            )?;
-            (summary, ev, Some(count))
-        }
-    };
+    let (eigen, spec, eigen_out, blocks) =
+        protocol_spectrum(cfg, protocol, &result.kernel, inputs.n, compute, &facts)?;
     let eigen_seconds = phase.finish();
-
-    let min_angle: Option<MinAngle> = match mode {
-        OutputMode::Full => None,
-        _ => angles::min_angle(kernel),
-    };
-    let embedding_min = if cfg.probe.embedding_angles {
-        let grams = structured::embedding_grams(embedding_mlp()?, to_tensor(inputs, compute));
-        Some(
-            grams
-                .iter()
-                .map(|g| angles::min_angle(g).map_or(f64::NAN, |a| a.deg))
-                .collect(),
-        )
-    } else {
-        None
-    };
-    let (pair_embedding, pair_grad) = match cfg.probe.pair {
-        Some([i, j]) => {
-            let two = inputs.select(&[i, j]);
-            let grams = structured::embedding_grams(embedding_mlp()?, to_tensor(&two, compute));
-            let theta: Vec<f64> = grams.iter().map(|g| angles::angle_deg(g, 0, 1)).collect();
-            let grad = match mode {
-                OutputMode::Full => None,
-                _ => Some(angles::angle_deg(kernel, i, j)),
-            };
-            (Some(theta), grad)
-        }
-        None => (None, None),
-    };
+    let angles = Angles::measure(cfg, inputs, compute, net, &result.kernel)?;
     let summary = Summary {
         lambda_min: spec.lambda_min,
         lambda_max: spec.lambda_max,
@@ -711,14 +645,14 @@ pub fn summarize(
         singular: spec.singular,
         rank: spec.rank,
         eigen: eigen.name().to_string(),
-        min_grad_angle_deg: min_angle.map(|a| a.deg),
-        min_grad_angle_pair: min_angle.map(|a| [a.i, a.j]),
+        min_grad_angle_deg: angles.min.map(|a| a.deg),
+        min_grad_angle_pair: angles.min.map(|a| [a.i, a.j]),
         gram_kappa: (!gram_spec.singular).then_some(gram_spec.kappa),
         gram_singular: gram_spec.singular,
         gram_rank: gram_spec.rank,
-        embedding_min_angle_deg: embedding_min,
-        pair_embedding_angles_deg: pair_embedding,
-        pair_grad_angle_deg: pair_grad,
+        embedding_min_angle_deg: angles.embedding_min,
+        pair_embedding_angles_deg: angles.pair_embedding,
+        pair_grad_angle_deg: angles.pair_grad,
         n: inputs.n,
         input_dim: inputs.d,
         width: facts.width,
@@ -743,6 +677,98 @@ pub fn summarize(
         provenance: None,
     };
     Ok((summary, eigen_out))
+}
+
+/// The kernel's conditioning under `protocol`: the eigenvalue route used (the blocks of
+/// the official protocol are small: their spectra are always full), its summary, the
+/// eigenvalues written to `eigenvalues.npy`, and the number of blocks.
+fn protocol_spectrum(
+    cfg: &ProbeConfig,
+    protocol: Protocol,
+    kernel: &Kernel,
+    n: usize,
+    compute: &Compute,
+    facts: &NetFacts,
+) -> Result<(Eigen, SpectrumSummary, Vec<f64>, Option<usize>), String> {
+    let eps = compute.precision.epsilon();
+    Ok(match protocol {
+        Protocol::Whole if cfg.probe.eigen == Eigen::Extreme => {
+            let e = crate::extreme::of_kernel(kernel, &compute.device, eps)?;
+            let ev = vec![e.lambda_min, e.lambda_max];
+            (Eigen::Extreme, SpectrumSummary::from(&e), ev, None)
+        }
+        Protocol::Whole => {
+            let s = spectrum::spectrum(kernel, eps)?;
+            let ev = s.eigenvalues.clone();
+            (Eigen::Full, SpectrumSummary::from(&s), ev, None)
+        }
+        Protocol::Blocks => {
+            let (summary, ev, count) = block_spectra(
+                kernel,
+                n,
+                cfg.probe.block_size,
+                facts.seed,
+                eps,
+                cfg.probe.output,
+                facts.output_dim,
+            )?;
+            (Eigen::Full, summary, ev, Some(count))
+        }
+    })
+}
+
+/// The angles a probe reports: the minimum model-gradient angle over the set, and with
+/// `probe.embedding_angles` / `probe.pair` the layer embedding angles (MLPs only).
+struct Angles {
+    min: Option<MinAngle>,
+    embedding_min: Option<Vec<f64>>,
+    pair_embedding: Option<Vec<f64>>,
+    pair_grad: Option<f64>,
+}
+
+impl Angles {
+    fn measure(
+        cfg: &ProbeConfig,
+        inputs: &Inputs,
+        compute: &Compute,
+        net: &Net,
+        kernel: &Kernel,
+    ) -> Result<Self, String> {
+        let full = cfg.probe.output == OutputMode::Full;
+        let mlp = || match net {
+            Net::Mlp(m) => Ok(m),
+            Net::ResNet(_) => Err(
+                "probe.embedding_angles and probe.pair are implemented for MLPs only".to_string(),
+            ),
+        };
+        let embedding_min = if cfg.probe.embedding_angles {
+            let grams = structured::embedding_grams(mlp()?, to_tensor(inputs, compute));
+            let min = |g: &Kernel| angles::min_angle(g).map_or(f64::NAN, |a| a.deg);
+            Some(grams.iter().map(min).collect())
+        } else {
+            None
+        };
+        let (pair_embedding, pair_grad) = match cfg.probe.pair {
+            Some([i, j]) => {
+                let two = inputs.select(&[i, j]);
+                let grams = structured::embedding_grams(mlp()?, to_tensor(&two, compute));
+                let theta: Vec<f64> = grams.iter().map(|g| angles::angle_deg(g, 0, 1)).collect();
+                let grad = (!full).then(|| angles::angle_deg(kernel, i, j));
+                (Some(theta), grad)
+            }
+            None => (None, None),
+        };
+        Ok(Self {
+            min: if full {
+                None
+            } else {
+                angles::min_angle(kernel)
+            },
+            embedding_min,
+            pair_embedding,
+            pair_grad,
+        })
+    }
 }
 
 /// The conditioning numbers of one protocol (or of one benchmarked kernel).

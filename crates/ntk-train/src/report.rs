@@ -240,129 +240,142 @@ fn ntk_curve(runs: &[&RunRecord], value: impl Fn(&NtkRow) -> Option<f64>) -> Vec
     mean_curve(&tables, |r| r.epoch, value)
 }
 
-/// Figures of the chosen configurations: training loss (Fig. 3; with `log_y` also on a log
-/// scale, `train_loss_log`), test accuracy, and, when the probe ran during training, kappa
-/// and the minimum gradient angle vs epoch.
-pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> Result<Vec<PathBuf>, String> {
-    let best = choose(runs);
-    let styles: Vec<(String, String)> = {
-        let mut s: Vec<(String, String)> = best
-            .iter()
-            .map(|b| (b.activation.clone(), b.normalization.clone()))
-            .collect();
-        s.sort();
-        s.dedup();
-        s
-    };
-    let depths: Vec<usize> = {
-        let mut d: Vec<usize> = best.iter().map(|b| b.depth).collect();
-        d.sort();
-        d.dedup();
-        d
-    };
-    let curves: Vec<(String, ntk_core::plot::RGBColor, Dash, Vec<&RunRecord>)> = best
+/// One curve of the figures: a configuration at its chosen lr, the runs (seeds) averaged.
+struct Curve<'a> {
+    label: String,
+    color: ntk_core::plot::RGBColor,
+    dash: Dash,
+    members: Vec<&'a RunRecord>,
+}
+
+/// The sorted distinct values of `key` over the chosen configurations.
+fn distinct<T: Ord>(best: &[BestRow], key: impl Fn(&BestRow) -> T) -> Vec<T> {
+    let mut v: Vec<T> = best.iter().map(key).collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// The curves of the chosen configurations: colour by depth (a ramp), dash by
+/// (activation, normalization), the lr in the label when the runs used several.
+fn curves<'a>(runs: &'a [RunRecord], best: &[BestRow]) -> Vec<Curve<'a>> {
+    let styles = distinct(best, |b| (b.activation.clone(), b.normalization.clone()));
+    let depths = distinct(best, |b| b.depth);
+    let several_lrs = runs
         .iter()
+        .map(|r| r.lr.to_bits())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        > 1;
+    best.iter()
         .map(|b| {
             let style = styles
                 .iter()
                 .position(|s| s.0 == b.activation && s.1 == b.normalization)
                 .unwrap_or(0);
-            let color = ramp(
-                depths.iter().position(|&d| d == b.depth).unwrap_or(0),
-                depths.len(),
-            );
-            let dash = [Dash::Solid, Dash::Dashed, Dash::Dotted][style % 3];
+            let depth = depths.iter().position(|&d| d == b.depth).unwrap_or(0);
             let mut label = format!("depth {}", b.depth);
             if styles.len() > 1 {
                 label += &format!(" {} {}", b.activation, b.normalization);
             }
-            if runs
-                .iter()
-                .map(|r| r.lr.to_bits())
-                .collect::<std::collections::BTreeSet<_>>()
-                .len()
-                > 1
-            {
+            if several_lrs {
                 label += &format!(" (lr {})", b.lr);
             }
-            let members: Vec<&RunRecord> = runs
-                .iter()
-                .filter(|r| {
-                    r.key() == (b.depth, b.activation.clone(), b.normalization.clone())
-                        && r.lr == b.lr
-                })
-                .collect();
-            (label, color, dash, members)
+            let key = (b.depth, b.activation.clone(), b.normalization.clone());
+            Curve {
+                label,
+                color: ramp(depth, depths.len()),
+                dash: [Dash::Solid, Dash::Dashed, Dash::Dotted][style % 3],
+                members: runs
+                    .iter()
+                    .filter(|r| r.key() == key && r.lr == b.lr)
+                    .collect(),
+            }
         })
-        .collect();
-    let figure = |title: &str, y: &str, log: bool, points: &CurveOf| Figure {
+        .collect()
+}
+
+/// A figure of `curves` against the epoch, each curve's points read by `points`.
+fn figure(curves: &[Curve], title: &str, y: &str, log_y: bool, points: &CurveOf) -> Figure {
+    Figure {
         title: title.into(),
         x_label: "epoch".into(),
         y_label: y.into(),
-        log_y: log,
+        log_y,
         series: curves
             .iter()
-            .map(|(label, color, dash, members)| Series {
-                label: label.clone(),
-                points: points(members),
+            .map(|c| Series {
+                label: c.label.clone(),
+                points: points(&c.members),
                 errors: None,
-                color: *color,
-                dash: *dash,
+                color: c.color,
+                dash: c.dash,
                 markers: false,
             })
             .filter(|s| !s.points.is_empty())
             .collect(),
-    };
+    }
+}
+
+/// Figures of the chosen configurations: training loss (Fig. 3; with `log_y` also on a log
+/// scale, `train_loss_log`), test accuracy, and, when the probe ran during training, kappa
+/// and the minimum gradient angle vs epoch. Figures without data are not written.
+pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> Result<Vec<PathBuf>, String> {
+    let curves = curves(runs, &choose(runs));
+    let loss = |m: &[&RunRecord]| metric_curve(m, |r| Some(r.train_loss));
+    let accuracy = |m: &[&RunRecord]| metric_curve(m, |r| r.test_accuracy);
+    let kappa = |m: &[&RunRecord]| ntk_curve(m, |r| r.kappa);
+    let angle = |m: &[&RunRecord]| ntk_curve(m, |r| r.min_grad_angle_deg);
+    let loss_y = "train loss (cross-entropy";
+    let mut figures = vec![(
+        "train_loss",
+        figure(
+            &curves,
+            "Training loss",
+            &format!("{loss_y})"),
+            false,
+            &loss,
+        ),
+    )];
+    if log_y {
+        let y = format!("{loss_y}, log scale)");
+        figures.push((
+            "train_loss_log",
+            figure(&curves, "Training loss", &y, true, &loss),
+        ));
+    }
+    figures.extend([
+        (
+            "test_accuracy",
+            figure(&curves, "Test accuracy", "test accuracy", false, &accuracy),
+        ),
+        (
+            "ntk_kappa",
+            figure(
+                &curves,
+                "NTK condition number during training",
+                "kappa",
+                true,
+                &kappa,
+            ),
+        ),
+        (
+            "ntk_angle",
+            figure(
+                &curves,
+                "Minimum gradient angle during training",
+                "min gradient angle (deg)",
+                false,
+                &angle,
+            ),
+        ),
+    ]);
     let mut written = Vec::new();
-    let mut save = |fig: Figure, stem: &str| -> Result<(), String> {
-        if fig.series.is_empty() {
-            return Ok(());
-        }
+    for (stem, fig) in figures.into_iter().filter(|(_, f)| !f.series.is_empty()) {
         fig.save(&out.join(stem))?;
         written.push(out.join(format!("{stem}.png")));
         written.push(out.join(format!("{stem}.svg")));
-        Ok(())
-    };
-    let loss = |m: &[&RunRecord]| metric_curve(m, |r| Some(r.train_loss));
-    save(
-        figure("Training loss", "train loss (cross-entropy)", false, &loss),
-        "train_loss",
-    )?;
-    if log_y {
-        save(
-            figure(
-                "Training loss",
-                "train loss (cross-entropy, log scale)",
-                true,
-                &loss,
-            ),
-            "train_loss_log",
-        )?;
     }
-    save(
-        figure("Test accuracy", "test accuracy", false, &|m| {
-            metric_curve(m, |r| r.test_accuracy)
-        }),
-        "test_accuracy",
-    )?;
-    save(
-        figure(
-            "NTK condition number during training",
-            "kappa",
-            true,
-            &|m| ntk_curve(m, |r| r.kappa),
-        ),
-        "ntk_kappa",
-    )?;
-    save(
-        figure(
-            "Minimum gradient angle during training",
-            "min gradient angle (deg)",
-            false,
-            &|m| ntk_curve(m, |r| r.min_grad_angle_deg),
-        ),
-        "ntk_angle",
-    )?;
     Ok(written)
 }
 

@@ -12,9 +12,9 @@ use ntk_core::backend::Compute;
 use ntk_core::progress::Reporter;
 use ntk_core::provenance::Provenance;
 use ntk_core::sweep::{self, Shard, State, Sweep};
-use ntk_model::{ActivationKind, Normalization};
+use ntk_model::{ActivationKind, NetSpec, Normalization, ResNetVariant};
 
-use crate::config::TrainConfig;
+use crate::config::{SweepAxes, TrainConfig};
 use crate::train::{self, Data, RunOptions, TrainSummary};
 
 /// One run of a sweep.
@@ -53,44 +53,11 @@ pub fn expand(cfg: &TrainConfig) -> Result<Vec<RunPoint>, String> {
         }
     };
     let base = cfg.spec()?;
-    let or = |v: &[usize], d: usize| if v.is_empty() { vec![d] } else { v.to_vec() };
-    let depths = or(&axes.depths, base.depth());
-    // (activation, normalization) pairs: the families, or the product of the two axes.
-    let pairs: Vec<(Option<ActivationKind>, Option<Normalization>)> = if axes.families.is_empty() {
-        let acts: Vec<Option<ActivationKind>> = if axes.activations.is_empty() {
-            vec![None]
-        } else {
-            axes.activations.iter().copied().map(Some).collect()
-        };
-        let norms: Vec<Option<Normalization>> = if axes.normalizations.is_empty() {
-            vec![None]
-        } else {
-            axes.normalizations.iter().copied().map(Some).collect()
-        };
-        acts.iter()
-            .flat_map(|&a| norms.iter().map(move |&n| (a, n)))
-            .collect()
-    } else {
-        axes.families
-            .iter()
-            .map(|f| (Some(f.activation), Some(f.normalization)))
-            .collect()
-    };
-    let variants = if axes.variants.is_empty() {
-        vec![None]
-    } else {
-        axes.variants.iter().copied().map(Some).collect()
-    };
-    let lrs = if axes.lrs.is_empty() {
-        vec![cfg.optim.lr]
-    } else {
-        axes.lrs.clone()
-    };
-    let seeds = if axes.seeds.is_empty() {
-        vec![base.seed()]
-    } else {
-        axes.seeds.clone()
-    };
+    let depths = sweep::or_base(&axes.depths, base.depth());
+    let pairs = families(&axes);
+    let variants = listed(&axes.variants);
+    let lrs = sweep::or_base(&axes.lrs, cfg.optim.lr);
+    let seeds = sweep::or_base(&axes.seeds, base.seed());
     sweep::check_size(
         &[
             depths.len(),
@@ -107,34 +74,78 @@ pub fn expand(cfg: &TrainConfig) -> Result<Vec<RunPoint>, String> {
             for &variant in &variants {
                 for &lr in &lrs {
                     for &seed in &seeds {
-                        let mut spec = base.clone().with_depth(depth).with_seed(seed);
-                        if let Some(a) = act {
-                            spec = spec.with_activation(a)?;
-                        }
-                        if let Some(n) = norm {
-                            spec = spec.with_normalization(n)?;
-                        }
-                        if let Some(v) = variant {
-                            spec = spec.with_variant(v)?;
-                        }
-                        let mut c = cfg.clone();
-                        c.set_spec(&spec);
-                        c.optim.lr = lr;
-                        c.sweep = None;
-                        let id = format!(
-                            "depth{depth:03}_{}_{}_lr{}_seed{seed}",
-                            spec.activation_name(),
-                            spec.normalization_name(),
-                            lr_tag(lr)
-                        );
-                        c.validate().map_err(|e| format!("sweep point {id}: {e}"))?;
-                        points.push(RunPoint { id, cfg: c });
+                        let values = (act, norm, variant);
+                        points.push(point(cfg, &base, depth, values, lr, seed)?);
                     }
                 }
             }
         }
     }
     Ok(points)
+}
+
+/// An axis's values as options: `[None]` (the base config's) when it is not listed.
+fn listed<T: Copy>(values: &[T]) -> Vec<Option<T>> {
+    if values.is_empty() {
+        vec![None]
+    } else {
+        values.iter().copied().map(Some).collect()
+    }
+}
+
+/// The (activation, normalization) pairs of a sweep: its families, or the product of the
+/// activation and normalization axes.
+fn families(axes: &SweepAxes) -> Vec<(Option<ActivationKind>, Option<Normalization>)> {
+    if !axes.families.is_empty() {
+        return axes
+            .families
+            .iter()
+            .map(|f| (Some(f.activation), Some(f.normalization)))
+            .collect();
+    }
+    let norms = listed(&axes.normalizations);
+    listed(&axes.activations)
+        .into_iter()
+        .flat_map(|a| norms.iter().map(move |&n| (a, n)))
+        .collect()
+}
+
+/// The run of one grid point: the base config with the point's values, validated, and its
+/// directory name.
+fn point(
+    cfg: &TrainConfig,
+    base: &NetSpec,
+    depth: usize,
+    (act, norm, variant): (
+        Option<ActivationKind>,
+        Option<Normalization>,
+        Option<ResNetVariant>,
+    ),
+    lr: f64,
+    seed: u64,
+) -> Result<RunPoint, String> {
+    let mut spec = base.clone().with_depth(depth).with_seed(seed);
+    if let Some(a) = act {
+        spec = spec.with_activation(a)?;
+    }
+    if let Some(n) = norm {
+        spec = spec.with_normalization(n)?;
+    }
+    if let Some(v) = variant {
+        spec = spec.with_variant(v)?;
+    }
+    let mut c = cfg.clone();
+    c.set_spec(&spec);
+    c.optim.lr = lr;
+    c.sweep = None;
+    let id = format!(
+        "depth{depth:03}_{}_{}_lr{}_seed{seed}",
+        spec.activation_name(),
+        spec.normalization_name(),
+        lr_tag(lr)
+    );
+    c.validate().map_err(|e| format!("sweep point {id}: {e}"))?;
+    Ok(RunPoint { id, cfg: c })
 }
 
 /// What a sweep did.
