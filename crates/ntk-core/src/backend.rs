@@ -103,17 +103,10 @@ pub fn select(name: Option<&str>, precision: Precision) -> Result<Compute, Strin
         .map(str::to_string)
         .or(env)
         .unwrap_or_else(|| built.first().map(|s| s.to_string()).unwrap_or_default());
-    let backend = *built.iter().find(|b| **b == wanted).ok_or_else(|| {
-        format!(
-            "device `{wanted}` is not built into this binary (built: {}); rebuild with \
-             `--features {wanted}`",
-            if built.is_empty() {
-                "none".to_string()
-            } else {
-                built.join(", ")
-            }
-        )
-    })?;
+    let backend = *built
+        .iter()
+        .find(|b| **b == wanted)
+        .ok_or_else(|| unavailable(&wanted, &built))?;
     #[cfg(feature = "cuda")]
     if backend == "cuda" {
         cuda_driver()?;
@@ -131,6 +124,31 @@ pub fn select(name: Option<&str>, precision: Precision) -> Result<Compute, Strin
         backend,
         precision,
     })
+}
+
+/// Every backend a build can have: the cargo features of the same names.
+pub const BACKENDS: [&str; 4] = ["flex", "ndarray", "wgpu", "cuda"];
+
+/// The error for a device this binary lacks: a known backend is a rebuild away (its
+/// feature); any other name is unknown, and no feature is suggested.
+fn unavailable(wanted: &str, built: &[&str]) -> String {
+    let built = if built.is_empty() {
+        "none".to_string()
+    } else {
+        built.join(", ")
+    };
+    if BACKENDS.contains(&wanted) {
+        format!(
+            "device `{wanted}` is not built into this binary (built: {built}); rebuild with \
+             `--features {wanted}`"
+        )
+    } else {
+        format!(
+            "device `{wanted}`: unknown backend; expected one of {} (built into this \
+             binary: {built})",
+            BACKENDS.join(", ")
+        )
+    }
 }
 
 /// Checks that the NVIDIA driver library can be loaded: without it CubeCL's cuda device
@@ -166,5 +184,25 @@ fn make(backend: &str) -> Device {
         #[cfg(feature = "cuda")]
         "cuda" => Device::cuda(0),
         other => unreachable!("backend {other} is checked against `available()`"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_device_suggests_no_feature() {
+        let e = unavailable("gpu", &["flex"]);
+        assert!(e.contains("`gpu`") && e.contains("unknown backend"), "{e}");
+        assert!(e.contains("flex, ndarray, wgpu, cuda"), "{e}");
+        assert!(!e.contains("--features"), "{e}");
+        let e = unavailable("cuda", &["flex"]);
+        assert!(
+            e.contains("--features cuda") && e.contains("built: flex"),
+            "{e}"
+        );
+        let e = select(Some("gpu"), Precision::F32).unwrap_err();
+        assert!(!e.contains("--features"), "{e}");
     }
 }

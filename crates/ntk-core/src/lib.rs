@@ -6,7 +6,7 @@
 //!   [`spectrum`] (f64 eigenvalues, condition number, numerical rank);
 //! - files: [`io`] (atomic writes), [`npy`], [`outset`] (output sets committed whole),
 //!   [`provenance`] (config fingerprints that decide whether a result may be reused),
-//!   [`config_file`] (TOML configs);
+//!   [`config_file`] (TOML configs), [`overrides`] (`--set KEY=VALUE` at dotted keys);
 //! - runs: [`sweep`] (the sweep framework of both tools), [`table`] (CSV rows), [`stats`],
 //!   [`budget`] (memory estimates), [`progress`], [`plot`] (publication figures), [`bench`]
 //!   (peak and timers), [`cli`] (binary start-up).
@@ -21,6 +21,7 @@ pub mod kernel;
 pub mod linalg;
 pub mod npy;
 pub mod outset;
+pub mod overrides;
 pub mod plot;
 pub mod progress;
 pub mod provenance;

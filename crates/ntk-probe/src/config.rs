@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use ntk_core::config_file::load_toml;
+use ntk_core::overrides::Assignment;
 use ntk_data::{DataConfig, Dataset};
 use ntk_model::{MlpConfig, NetSpec, ResNetConfig};
 use serde::{Deserialize, Serialize};
@@ -156,7 +156,14 @@ impl ProbeConfig {
     /// Reads and parses a TOML file; errors name the file, line and key (and the file when
     /// it has neither or both of `[model]` and `[resnet]`).
     pub fn load(path: &Path) -> Result<Self, String> {
-        let cfg: Self = load_toml(path)?;
+        Self::load_with(path, &[])
+    }
+
+    /// [`Self::load`] with `--set` overrides applied before the types are checked
+    /// ([`ntk_core::overrides`]); errors in an override name it and its key. The caller
+    /// validates the result ([`Self::validate`]) as it does a file.
+    pub fn load_with(path: &Path, sets: &[Assignment]) -> Result<Self, String> {
+        let cfg: Self = ntk_core::overrides::load(path, sets)?;
         cfg.net().map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(cfg)
     }

@@ -1,18 +1,17 @@
 //! `ntk-probe`: the empirical NTK of a configured network on a data set, its spectrum and
 //! angles, and the benchmark. See the README for the commands.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use ntk_core::backend::{self, Precision};
-use ntk_core::kernel::OutputMode;
+use ntk_core::overrides::{self, Assignment};
 use ntk_core::sweep::Shard;
-use ntk_data::Dataset;
 use ntk_data::inputs;
 use ntk_model::ActivationKind;
 use ntk_probe::bench;
-use ntk_probe::config::{Eigen, ProbeConfig, Protocol};
+use ntk_probe::config::{Eigen, ProbeConfig};
 use ntk_probe::run::{self, Summary};
 use ntk_probe::sweep::{self, SweepConfig};
 
@@ -47,22 +46,36 @@ enum Command {
 
 #[derive(Args)]
 struct Fig1Args {
-    #[arg(long, default_value = "experiments/fig1")]
+    /// Output directory (the committed figure: --out experiments/fig1).
+    #[arg(long, default_value = "runs/fig1")]
     out: PathBuf,
+    /// Depths L of the theory curves and the measured points.
     #[arg(long, value_delimiter = ',', default_values_t = [1usize, 2, 5, 10])]
     depths: Vec<usize>,
+    /// Widths of the measured networks.
     #[arg(long, value_delimiter = ',', default_values_t = [512usize, 4096])]
     widths: Vec<usize>,
+    /// Network seeds averaged per measured point.
     #[arg(long, value_delimiter = ',', default_values_t = [1u64, 32, 111, 555, 666])]
     seeds: Vec<u64>,
+    /// Input angles theta_in in degrees.
     #[arg(long, value_delimiter = ',', default_values_t = [5.0f64, 15.0, 30.0, 45.0, 60.0, 90.0, 120.0, 150.0, 175.0])]
     thetas: Vec<f64>,
 }
 
+/// `--set KEY=VALUE`, the generic override of a config key.
+const SET_HELP: &str = "Override a config key: KEY=VALUE at a dotted key, typed and checked \
+    as in the file (repeatable; after the short flags). VALUE is TOML, other text a string: \
+    --set model.depth=5 --set data.dataset=mnist --set probe.pair=[0,1] \
+    --set model.convention=official";
+
 #[derive(Args)]
 struct SweepArgs {
+    /// The sweep's TOML config: [sweep] and the [data], [model], [probe] of its points.
     #[arg(long)]
     config: PathBuf,
+    #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
+    set: Vec<String>,
     /// Output directory (default: sweep.out of the config).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -95,6 +108,8 @@ struct CollectArgs {
     /// The sweep config (adds the infinite-width theory to the tables and figures).
     #[arg(long)]
     config: Option<PathBuf>,
+    #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP, requires = "config")]
+    set: Vec<String>,
     /// Merge points whose configs differ beyond the sweep axes (refused by default).
     #[arg(long)]
     allow_mixed: bool,
@@ -108,6 +123,7 @@ struct TheoryArgs {
     /// Depth(s) L: one value, a list, or a range `start:stop:step` (inclusive).
     #[arg(long, default_value = "1")]
     depth: String,
+    /// The activation: relu, norm_relu, linear, ... (as model.activation).
     #[arg(long, default_value = "relu")]
     activation: String,
     /// NormReLU's kink b.
@@ -139,9 +155,12 @@ struct NtkArgs {
     overrides: Overrides,
 }
 
-/// Command-line overrides of the common config keys.
+/// Command-line overrides: `--set KEY=VALUE` for any key, and short flags for the common
+/// ones, each an alias of a `--set`.
 #[derive(Args)]
 struct Overrides {
+    #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
+    set: Vec<String>,
     /// data.dataset: synthetic, mnist, fashion-mnist, cifar-10, digits.
     #[arg(long)]
     dataset: Option<String>,
@@ -172,25 +191,104 @@ struct Overrides {
     /// probe.output: sum, full or an output index.
     #[arg(long)]
     output: Option<String>,
-    /// Backend (also BURN_DEVICE): one of those built in.
+    /// probe.device: the backend (also BURN_DEVICE), one of those built in.
     #[arg(long)]
     device: Option<String>,
 }
 
+impl Overrides {
+    /// The short flags as the `--set`s they stand for (keys of the network's table: `[model]`
+    /// or, when the file has one, `[resnet]`), then the `--set`s, in order.
+    fn assignments(&self, table: &toml::Table) -> Result<Vec<Assignment>, String> {
+        let resnet = table.contains_key("resnet");
+        let net = if resnet { "resnet" } else { "model" };
+        let mut v = Vec::new();
+        let text = |key: &str, flag: &str, s: &Option<String>, v: &mut Vec<Assignment>| {
+            if let Some(s) = s {
+                v.push(Assignment::set(key, s.as_str(), format!("--{flag} {s}")));
+            }
+        };
+        text("data.dataset", "dataset", &self.dataset, &mut v);
+        int(&mut v, "data.n", "n", self.n.map(|n| n as u64))?;
+        int(
+            &mut v,
+            "data.input_dim",
+            "input-dim",
+            self.input_dim.map(|d| d as u64),
+        )?;
+        let width_key = if resnet {
+            "resnet.base_width"
+        } else {
+            "model.width"
+        };
+        int(&mut v, width_key, "width", self.width.map(|w| w as u64))?;
+        int(
+            &mut v,
+            &format!("{net}.depth"),
+            "depth",
+            self.depth.map(|d| d as u64),
+        )?;
+        if let Some(a) = &self.activation {
+            if resnet {
+                return Err(format!(
+                    "--activation {a}: a ResNet's activation follows resnet.variant (batch_norm and \
+                     fixup: relu; norm_relu: NormReLU)"
+                ));
+            }
+            v.push(Assignment::set(
+                "model.activation",
+                a.as_str(),
+                format!("--activation {a}"),
+            ));
+        }
+        int(&mut v, &format!("{net}.seed"), "seed", self.seed)?;
+        text("probe.precision", "precision", &self.precision, &mut v);
+        text("probe.protocol", "protocol", &self.protocol, &mut v);
+        if let Some(o) = &self.output {
+            // An index is an integer in the file.
+            v.push(Assignment::set(
+                "probe.output",
+                overrides::parse_value(o),
+                format!("--output {o}"),
+            ));
+        }
+        text("probe.device", "device", &self.device, &mut v);
+        v.extend(overrides::parse_all(&self.set)?);
+        Ok(v)
+    }
+}
+
+/// Pushes the assignment of an integer flag (TOML integers are i64).
+fn int(v: &mut Vec<Assignment>, key: &str, flag: &str, value: Option<u64>) -> Result<(), String> {
+    if let Some(x) = value {
+        let i = i64::try_from(x)
+            .map_err(|_| format!("--{flag} {x}: too large (at most {})", i64::MAX))?;
+        v.push(Assignment::set(key, i, format!("--{flag} {x}")));
+    }
+    Ok(())
+}
+
 #[derive(Args)]
 struct BenchArgs {
+    /// Samples (the kernel is n x n).
     #[arg(long, default_value_t = 2000)]
     n: usize,
+    /// Input dimension of the synthetic inputs.
     #[arg(long, default_value_t = 5)]
     input_dim: usize,
+    /// Hidden width of the MLP.
     #[arg(long, default_value_t = 512)]
     width: usize,
+    /// Depths timed, one row each.
     #[arg(long, value_delimiter = ',', default_values_t = [1usize, 5, 10])]
     depths: Vec<usize>,
+    /// Precisions timed: f32, f64.
     #[arg(long, value_delimiter = ',', default_values = ["f32", "f64"])]
     precisions: Vec<String>,
+    /// Timed repetitions per row (the best is reported).
     #[arg(long, default_value_t = 3)]
     repeats: usize,
+    /// Backend (also BURN_DEVICE): one of those built in.
     #[arg(long)]
     device: Option<String>,
     /// `full`: every eigenvalue on the host; `extreme`: lambda_min, lambda_max and kappa
@@ -200,78 +298,6 @@ struct BenchArgs {
     /// Also write the rows as JSON here.
     #[arg(long)]
     out: Option<PathBuf>,
-}
-
-fn apply_overrides(cfg: &mut ProbeConfig, o: &Overrides) -> Result<(), String> {
-    if let Some(s) = &o.dataset {
-        cfg.data.dataset = Dataset::parse(s).ok_or_else(|| {
-            format!("--dataset {s}: unknown; expected synthetic, mnist, fashion-mnist, cifar-10 or digits")
-        })?;
-    }
-    if let Some(n) = o.n {
-        cfg.data.n = n;
-    }
-    if let Some(d) = o.input_dim {
-        cfg.data.input_dim = Some(d);
-    }
-    if let Some(r) = cfg.resnet.as_mut() {
-        // A ResNet: --width is its base width, --depth and --seed its own; the variant fixes
-        // the activation.
-        if let Some(w) = o.width {
-            r.base_width = w;
-        }
-        if let Some(l) = o.depth {
-            r.depth = l;
-        }
-        if let Some(a) = &o.activation {
-            return Err(format!(
-                "--activation {a}: a ResNet's activation follows resnet.variant (batch_norm and \
-                 fixup: relu; norm_relu: NormReLU)"
-            ));
-        }
-        if let Some(s) = o.seed {
-            r.seed = s;
-        }
-    } else {
-        let model = cfg.mlp_mut()?;
-        if let Some(w) = o.width {
-            model.width = w;
-        }
-        if let Some(l) = o.depth {
-            model.depth = l;
-        }
-        if let Some(a) = &o.activation {
-            model.activation = ActivationKind::parse(a).ok_or_else(|| {
-                let names: Vec<_> = ActivationKind::ALL.iter().map(|k| k.name()).collect();
-                format!(
-                    "--activation {a}: unknown activation; expected one of {}",
-                    names.join(", ")
-                )
-            })?;
-        }
-        if let Some(s) = o.seed {
-            model.seed = s;
-        }
-    }
-    if let Some(p) = &o.precision {
-        cfg.probe.precision =
-            Precision::parse(p).ok_or_else(|| format!("--precision {p}: expected f32 or f64"))?;
-    }
-    if let Some(p) = &o.protocol {
-        cfg.probe.protocol = match p.as_str() {
-            "whole" => Protocol::Whole,
-            "blocks" => Protocol::Blocks,
-            _ => return Err(format!("--protocol {p}: expected whole or blocks")),
-        };
-    }
-    if let Some(s) = &o.output {
-        cfg.probe.output = OutputMode::parse(s)
-            .ok_or_else(|| format!("--output {s}: expected sum, full or an output index"))?;
-    }
-    if let Some(d) = &o.device {
-        cfg.probe.device = Some(d.clone());
-    }
-    Ok(())
 }
 
 fn fmt_kappa(k: Option<f64>, rank: usize, n: usize) -> String {
@@ -326,10 +352,12 @@ fn print_table(s: &Summary) {
 }
 
 fn ntk(args: NtkArgs) -> Result<(), String> {
-    let mut cfg = ProbeConfig::load(&args.config)?;
-    apply_overrides(&mut cfg, &args.overrides)?;
+    let sets = args
+        .overrides
+        .assignments(&overrides::read_table(&args.config)?)?;
+    let cfg = ProbeConfig::load_with(&args.config, &sets)?;
     cfg.validate()
-        .map_err(|e| format!("{}: {e}", args.config.display()))?;
+        .map_err(|e| format!("{}{}: {e}", args.config.display(), with_overrides(&sets)))?;
     run::check_replaceable(&args.out)?;
     run::check_memory(
         &cfg,
@@ -422,8 +450,21 @@ fn bench_cmd(args: BenchArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// ` (with overrides)` after a config's name in a validation error, when there were some.
+fn with_overrides(sets: &[Assignment]) -> &'static str {
+    if sets.is_empty() {
+        ""
+    } else {
+        " (with overrides)"
+    }
+}
+
+fn load_sweep(path: &Path, set: &[String]) -> Result<SweepConfig, String> {
+    SweepConfig::load_with(path, &overrides::parse_all(set)?)
+}
+
 fn sweep_cmd(args: SweepArgs) -> Result<(), String> {
-    let cfg = SweepConfig::load(&args.config)?;
+    let cfg = load_sweep(&args.config, &args.set)?;
     let out = args.out.unwrap_or_else(|| cfg.sweep.out.clone());
     let shard = match &args.shard {
         Some(s) => Shard::parse(s)?,
@@ -496,7 +537,11 @@ fn print_groups(groups: &[sweep::GroupRow]) {
 }
 
 fn collect_cmd(args: CollectArgs) -> Result<(), String> {
-    let cfg = args.config.as_deref().map(SweepConfig::load).transpose()?;
+    let cfg = args
+        .config
+        .as_deref()
+        .map(|p| load_sweep(p, &args.set))
+        .transpose()?;
     let title = cfg.as_ref().map_or("sweep", |c| c.data.dataset.name());
     let groups = sweep::collect(cfg.as_ref(), &args.dir, title, args.allow_mixed)?;
     print_groups(&groups);

@@ -210,3 +210,160 @@ fn theory_method_writes_the_infinite_width_kernel_through_the_same_files() {
         4.0 * q0
     );
 }
+
+#[test]
+fn set_overrides_any_key_and_the_short_flags_are_its_aliases() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), SMALL);
+    let out = dir.path().join("out");
+    // Keys with no short flag, a table-valued key, and a short flag beside them.
+    let status = probe()
+        .args(["ntk", "--config"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out)
+        .args([
+            "--set",
+            "model.convention=official",
+            "--set",
+            "data.unit_norm=true",
+            "--set",
+            "probe.pair=[2, 3]",
+            "--depth",
+            "2",
+            "--set",
+            "model.output_dim=2",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let config = &summary["provenance"]["config"];
+    assert_eq!(config["model.convention"], "official");
+    assert_eq!(config["data.unit_norm"], true);
+    assert_eq!(config["model.output_dim"], 2);
+    assert_eq!(config["model.depth"], 2);
+    assert_eq!(summary["depth"], 2);
+    assert_eq!(config["probe.pair"], serde_json::json!([2, 3]), "{config}");
+    // The inputs were scaled to unit norm.
+    let (x, _) = npy::read(&out.join("inputs.npy")).unwrap();
+    let norm: f64 = x[..5].iter().map(|v| v * v).sum::<f64>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-6, "{norm}");
+
+    // A --set after a short flag wins; both go through the same checks.
+    let status = probe()
+        .args(["ntk", "--config"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out)
+        .args(["--n", "10", "--set", "data.n=12", "--json"])
+        .output()
+        .unwrap();
+    assert!(status.status.success());
+    let summary: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(summary["n"], 12);
+}
+
+#[test]
+fn set_of_an_unknown_key_or_a_bad_value_is_an_error_naming_it() {
+    let cases: [(&[&str], &[&str]); 8] = [
+        // Unknown keys: the --set and the full dotted key, not a line of the file.
+        (
+            &["--set", "model.depht=3"],
+            &["--set model.depht=3", "unknown key `model.depht`", "depth"],
+        ),
+        (
+            &["--set", "ntk.every=1"],
+            &["--set ntk.every=1", "unknown key `ntk.every`"],
+        ),
+        // Type errors: the key and the value.
+        (
+            &["--set", "data.n=many"],
+            &["--set data.n=many", "\"many\"", "usize"],
+        ),
+        (
+            &["--set", "probe.pair=[0]"],
+            &["--set probe.pair=[0]", "length 1"],
+        ),
+        (
+            &["--set", "model.activation=swish"],
+            &["--set model.activation=swish", "norm_relu"],
+        ),
+        // Malformed.
+        (&["--set", "foo"], &["--set foo: expected key=value"]),
+        // Validated as the file is.
+        (
+            &["--set", "probe.pair=[0, 99]"],
+            &["probe.toml (with overrides)", "probe.pair = [0, 99]"],
+        ),
+        // A short flag's translation names the flag and its key.
+        (
+            &["--dataset", "imagenet"],
+            &["--dataset imagenet (data.dataset)", "cifar-10"],
+        ),
+    ];
+    for (extra, needles) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = write_config(dir.path(), SMALL);
+        let out = probe()
+            .args(["ntk", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(dir.path().join("out"))
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(!err.contains("line "), "{extra:?}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{extra:?}: stderr lacks {n:?}: {err}");
+        }
+    }
+}
+
+#[test]
+fn an_unknown_device_suggests_no_feature() {
+    expect_error(
+        SMALL,
+        &["--device", "gpu"],
+        &["`gpu`", "flex, ndarray, wgpu, cuda"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), SMALL);
+    let out = probe()
+        .args(["ntk", "--config"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .args(["--device", "gpu"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("--features"));
+}
+
+#[test]
+fn every_option_has_help() {
+    for sub in ["ntk", "bench", "sweep", "collect", "theory", "fig1"] {
+        let out = probe().args([sub, "--help"]).output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        // clap prints an option without help as its name alone on the line.
+        for line in text.lines() {
+            let t = line.trim();
+            if t.starts_with("--") || t.starts_with('-') && t.get(2..4) == Some(", ") {
+                assert!(t.contains("  "), "{sub}: `{t}` has no help");
+            }
+        }
+        if matches!(sub, "ntk" | "sweep" | "collect") {
+            assert!(text.contains("--set <KEY=VALUE>"), "{sub}: {text}");
+        }
+    }
+    let out = probe().args(["fig1", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("[default: runs/fig1]"));
+}

@@ -371,11 +371,44 @@ fn sweeps_never_reuse_or_mix_results_of_another_config() {
         &run(&sweep_args(&other_data, &out, &[])),
         &["data.seed: 0 -> 5", "data.digest"],
     );
+    // --set is the same config as the file: a narrower network is stale too.
+    assert_clean_error(
+        "stale sweep by --set",
+        &run(&sweep_args(&cfg, &out, &["--set", "model.width=4"])),
+        &["model.width: 8 -> 4", "--recompute"],
+    );
+    // A key a sweep axis sets for every point is refused, naming the axis.
+    assert_clean_error(
+        "--set of an axis' key",
+        &run(&sweep_args(&cfg, &out, &["--set", "model.depth=3"])),
+        &["--set model.depth=3", "sweep.depths"],
+    );
+    assert_clean_error(
+        "--set of an unknown key",
+        &run(&sweep_args(&cfg, &out, &["--set", "sweep.depht=[1]"])),
+        &["--set sweep.depht=[1]", "unknown key `sweep.depht`"],
+    );
+    assert_clean_error(
+        "--set validated as the file",
+        &run(&sweep_args(&cfg, &out, &["--set", "sweep.depths=[]"])),
+        &["s.toml (with overrides)", "sweep.depths"],
+    );
     // The dry run says which points are stale, and computes nothing.
     let dry = run(&sweep_args(&narrow, &out, &["--dry-run"]));
     assert!(dry.status.success());
     let text = String::from_utf8_lossy(&dry.stdout);
     assert_eq!(text.matches(" stale ").count(), 2, "{text}");
+    let dry = run(&sweep_args(
+        &cfg,
+        &out,
+        &["--dry-run", "--set", "model.width=4"],
+    ));
+    assert_eq!(
+        String::from_utf8_lossy(&dry.stdout)
+            .matches(" stale ")
+            .count(),
+        2
+    );
     // --recompute replaces them.
     assert!(
         run(&sweep_args(&narrow, &out, &["--recompute"]))

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use ntk_core::backend::{self, Precision};
+use ntk_core::overrides::{self, Assignment};
 use ntk_core::sweep::Shard;
 use ntk_model::NetSpec;
 use ntk_model::{ActivationKind, ResNetConfig, ResNetVariant};
@@ -52,43 +53,49 @@ struct RunArgs {
     /// The memory a run may plan for (e.g. 64G; default: the available memory).
     #[arg(long)]
     max_memory: Option<String>,
-    /// Backend: flex, ndarray, wgpu, cuda (also BURN_DEVICE).
+    /// Override a config key: KEY=VALUE at a dotted key, typed and checked as in the file
+    /// (repeatable; after the short flags). VALUE is TOML, other text a string:
+    /// --set optim.momentum=0.9 --set schedule.kind=cosine --set data.unit_norm=true
+    /// --set ntk.every=1 --set ntk.n=100.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// train.device: the backend, flex, ndarray, wgpu or cuda (also BURN_DEVICE).
     #[arg(long, env = "BURN_DEVICE")]
     device: Option<String>,
-    /// Override train.precision (f32 or f64).
+    /// train.precision: f32 or f64.
     #[arg(long, value_parser = parse_precision)]
     precision: Option<Precision>,
-    /// Override train.engine (auto, burn or host).
+    /// train.engine: auto, burn or host.
     #[arg(long, value_parser = parse_engine)]
     engine: Option<EngineChoice>,
-    /// Override train.epochs.
+    /// train.epochs (removes train.iterations).
     #[arg(long, conflicts_with = "iterations")]
     epochs: Option<usize>,
-    /// Override train.iterations.
+    /// train.iterations (removes train.epochs).
     #[arg(long)]
     iterations: Option<usize>,
-    /// Override optim.lr.
+    /// optim.lr.
     #[arg(long)]
     lr: Option<f64>,
-    /// Override train.batch_size.
+    /// train.batch_size.
     #[arg(long)]
     batch_size: Option<usize>,
-    /// Override data.n.
+    /// data.n.
     #[arg(long)]
     n: Option<usize>,
-    /// Override train.test_n.
+    /// train.test_n.
     #[arg(long)]
     test_n: Option<usize>,
-    /// Override the model's depth.
+    /// model.depth (resnet.depth).
     #[arg(long)]
     depth: Option<usize>,
-    /// Override model.width.
+    /// model.width (resnet.base_width).
     #[arg(long)]
     width: Option<usize>,
-    /// Override model.activation.
+    /// model.activation (MLP only).
     #[arg(long, value_parser = parse_activation)]
     activation: Option<ActivationKind>,
-    /// Override the model's seed.
+    /// model.seed (resnet.seed).
     #[arg(long)]
     seed: Option<u64>,
 }
@@ -97,6 +104,7 @@ struct RunArgs {
 enum Command {
     /// Merge finished runs of a sweep into DIR/sweep.csv, DIR/best.csv and figures.
     Collect {
+        /// The sweep's output directory.
         dir: PathBuf,
         /// Also draw the training loss on a log scale (train_loss_log).
         #[arg(long)]
@@ -108,24 +116,33 @@ enum Command {
     /// Figures from metrics.csv: training loss (one curve per depth), test accuracy, and the
     /// NTK during training when it was measured.
     Plot {
+        /// A run's or a sweep's output directory.
         dir: PathBuf,
+        /// Draw the training loss on a log scale.
         #[arg(long)]
         log: bool,
     },
     /// Training throughput of an MLP (samples per second, GFLOP/s, the floor).
     Bench {
+        /// Backend: flex, ndarray, wgpu, cuda (also BURN_DEVICE).
         #[arg(long, env = "BURN_DEVICE")]
         device: Option<String>,
+        /// f32 or f64.
         #[arg(long, default_value = "f32", value_parser = parse_precision)]
         precision: Precision,
+        /// Input dimension of the MLP.
         #[arg(long, default_value_t = 784)]
         input_dim: usize,
+        /// Hidden width of the MLP.
         #[arg(long, default_value_t = 512)]
         width: usize,
+        /// Depth of the MLP.
         #[arg(long, default_value_t = 10)]
         depth: usize,
+        /// Samples per SGD step.
         #[arg(long, default_value_t = 500)]
         batch: usize,
+        /// Timed steps.
         #[arg(long, default_value_t = 20)]
         steps: usize,
         /// Time a CIFAR ResNet of this depth (6n+2) instead of the MLP (input 3x32x32).
@@ -155,93 +172,174 @@ fn parse_activation(s: &str) -> Result<ActivationKind, String> {
     })
 }
 
+/// The short flags as the `--set`s they stand for (keys of the network's table: `[model]`
+/// or, when the file has one, `[resnet]`), then the `--set`s, in order.
+fn assignments(args: &RunArgs, table: &toml::Table) -> Result<Vec<Assignment>, String> {
+    let resnet = table.contains_key("resnet");
+    let net = if resnet { "resnet" } else { "model" };
+    let mut v = Vec::new();
+    let mut int = |key: &str, flag: &str, value: Option<u64>| -> Result<(), String> {
+        if let Some(x) = value {
+            let i = i64::try_from(x)
+                .map_err(|_| format!("--{flag} {x}: too large (at most {})", i64::MAX))?;
+            v.push(Assignment::set(key, i, format!("--{flag} {x}")));
+        }
+        Ok(())
+    };
+    int("train.epochs", "epochs", args.epochs.map(|e| e as u64))?;
+    int(
+        "train.iterations",
+        "iterations",
+        args.iterations.map(|i| i as u64),
+    )?;
+    int(
+        "train.batch_size",
+        "batch-size",
+        args.batch_size.map(|b| b as u64),
+    )?;
+    int("data.n", "n", args.n.map(|n| n as u64))?;
+    int("train.test_n", "test-n", args.test_n.map(|n| n as u64))?;
+    int(
+        &format!("{net}.depth"),
+        "depth",
+        args.depth.map(|d| d as u64),
+    )?;
+    let width_key = if resnet {
+        "resnet.base_width"
+    } else {
+        "model.width"
+    };
+    int(width_key, "width", args.width.map(|w| w as u64))?;
+    int(&format!("{net}.seed"), "seed", args.seed)?;
+    // --epochs and --iterations replace each other.
+    if let Some(e) = args.epochs {
+        v.push(Assignment::remove(
+            "train.iterations",
+            format!("--epochs {e}"),
+        ));
+    }
+    if let Some(i) = args.iterations {
+        v.push(Assignment::remove(
+            "train.epochs",
+            format!("--iterations {i}"),
+        ));
+    }
+    if let Some(lr) = args.lr {
+        v.push(Assignment::set("optim.lr", lr, format!("--lr {lr}")));
+    }
+    if let Some(a) = args.activation {
+        if resnet {
+            return Err(format!(
+                "--activation {a}: a ResNet's activation follows resnet.variant (batch_norm and \
+                 fixup: relu; norm_relu: NormReLU)"
+            ));
+        }
+        v.push(Assignment::set(
+            "model.activation",
+            a.name(),
+            format!("--activation {a}"),
+        ));
+    }
+    if let Some(p) = args.precision {
+        v.push(Assignment::set(
+            "train.precision",
+            p.name(),
+            format!("--precision {p}"),
+        ));
+    }
+    if let Some(e) = args.engine {
+        let name = match e {
+            EngineChoice::Auto => "auto",
+            EngineChoice::Burn => "burn",
+            EngineChoice::Host => "host",
+        };
+        v.push(Assignment::set(
+            "train.engine",
+            name,
+            format!("--engine {name}"),
+        ));
+    }
+    if let Some(d) = &args.device {
+        v.push(Assignment::set(
+            "train.device",
+            d.as_str(),
+            format!("--device {d}"),
+        ));
+    }
+    v.extend(overrides::parse_all(&args.set)?);
+    Ok(v)
+}
+
+/// The config of `--config` with the overrides applied, validated as the file is.
 fn load(args: &RunArgs) -> Result<TrainConfig, String> {
     let path = args
         .config
         .as_ref()
         .ok_or("--config FILE is required (or a subcommand: collect, plot, bench)")?;
-    let mut cfg = TrainConfig::load(path)?;
-    refuse_axis_overrides(&cfg, args)?;
-    let t = &mut cfg.train;
-    if let Some(e) = args.engine {
-        t.engine = e;
-    }
-    if let Some(p) = args.precision {
-        t.precision = p;
-    }
-    if let Some(e) = args.epochs {
-        (t.epochs, t.iterations) = (Some(e), None);
-    }
-    if let Some(i) = args.iterations {
-        (t.epochs, t.iterations) = (None, Some(i));
-    }
-    if let Some(b) = args.batch_size {
-        t.batch_size = b;
-    }
-    if let Some(lr) = args.lr {
-        cfg.optim.lr = lr;
-    }
-    if let Some(n) = args.n {
-        cfg.data.n = n;
-    }
-    if let Some(n) = args.test_n {
-        cfg.train.test_n = n;
-    }
-    let mut spec = cfg.spec()?;
-    if let Some(d) = args.depth {
-        spec = spec.with_depth(d);
-    }
-    if let Some(a) = args.activation {
-        spec = spec.with_activation(a)?;
-    }
-    if let Some(s) = args.seed {
-        spec = spec.with_seed(s);
-    }
-    if let Some(w) = args.width {
-        spec = spec.with_width(w)?;
-    }
-    cfg.set_spec(&spec);
-    cfg.validate()
-        .map_err(|e| format!("{} (with overrides): {e}", path.display()))?;
+    let sets = assignments(args, &overrides::read_table(path)?)?;
+    let cfg: TrainConfig = overrides::load(path, &sets)?;
+    refuse_axis_overrides(&cfg, &sets, path)?;
+    cfg.validate().map_err(|e| {
+        if sets.is_empty() {
+            format!("{}: {e}", path.display())
+        } else {
+            format!("{} (with overrides): {e}", path.display())
+        }
+    })?;
     Ok(cfg)
 }
 
-/// A flag for a key that a sweep axis sets for every run would be silently dropped: it is
-/// an error naming the axis instead.
-fn refuse_axis_overrides(cfg: &TrainConfig, args: &RunArgs) -> Result<(), String> {
+/// An override of a key that a sweep axis sets for every run would be silently dropped: it
+/// is an error naming the axis instead.
+fn refuse_axis_overrides(
+    cfg: &TrainConfig,
+    sets: &[Assignment],
+    path: &std::path::Path,
+) -> Result<(), String> {
     let Some(axes) = &cfg.sweep else {
         return Ok(());
     };
+    let families = !axes.families.is_empty();
     let clashes = [
         (
-            args.depth.is_some(),
-            "--depth",
+            &["model.depth", "resnet.depth"][..],
             "sweep.depths",
             !axes.depths.is_empty(),
         ),
-        (args.lr.is_some(), "--lr", "sweep.lrs", !axes.lrs.is_empty()),
+        (&["optim.lr"], "sweep.lrs", !axes.lrs.is_empty()),
         (
-            args.seed.is_some(),
-            "--seed",
+            &["model.seed", "resnet.seed"],
             "sweep.seeds",
             !axes.seeds.is_empty(),
         ),
         (
-            args.activation.is_some(),
-            "--activation",
+            &["model.activation"],
             "sweep.activations / sweep.families",
-            !axes.activations.is_empty() || !axes.families.is_empty(),
+            !axes.activations.is_empty() || families,
+        ),
+        (
+            &["model.normalization"],
+            "sweep.normalizations / sweep.families",
+            !axes.normalizations.is_empty() || families,
+        ),
+        (
+            &["resnet.variant"],
+            "sweep.variants",
+            !axes.variants.is_empty(),
         ),
     ];
-    for (given, flag, axis, set) in clashes {
-        if given && set {
-            return Err(format!(
-                "{flag}: {} sets this for every run of its sweep ({axis}), so the flag would \
-                 be ignored; edit {axis} instead",
-                args.config
-                    .as_ref()
-                    .map_or(String::new(), |p| p.display().to_string())
-            ));
+    for a in sets {
+        for (keys, axis, set) in &clashes {
+            if *set && keys.contains(&a.key.as_str()) {
+                let flag = a.origin.split(' ').next().unwrap_or_default();
+                let what = if flag == "--set" { "override" } else { "flag" };
+                return Err(format!(
+                    "{}: {} sets this for every run of its sweep ({axis}), so the {what} would \
+                     be ignored; edit {axis} instead",
+                    if flag == "--set" { &a.origin } else { flag },
+                    path.display()
+                ));
+            }
         }
     }
     Ok(())
@@ -259,10 +357,7 @@ fn run(args: RunArgs) -> Result<(), String> {
     for point in &points {
         ntk_train::train::check_memory(&point.cfg, dim, args.max_memory.as_deref())?;
     }
-    let compute = backend::select(
-        args.device.as_deref().or(cfg.train.device.as_deref()),
-        cfg.train.precision,
-    )?;
+    let compute = backend::select(cfg.train.device.as_deref(), cfg.train.precision)?;
     if args.dry_run {
         return sweep::dry_run(&cfg, &out, shard, &compute);
     }

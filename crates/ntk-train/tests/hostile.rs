@@ -258,6 +258,124 @@ fn configs_and_flags_name_their_culprit() {
     );
 }
 
+#[test]
+fn set_overrides_any_key_and_the_short_flags_are_its_aliases() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = write(d, "good.toml", TINY);
+    let out = d.join("out");
+    // Keys with no short flag, a table the file lacks ([ntk]), and short flags beside them:
+    // --iterations replaces train.epochs.
+    assert_ok(
+        "--set",
+        &run(&args(
+            &good,
+            &out,
+            &[
+                "--set",
+                "optim.momentum=0.9",
+                "--set",
+                "optim.nesterov=true",
+                "--set",
+                "schedule.kind=cosine",
+                "--set",
+                "data.unit_norm=true",
+                "--set",
+                "ntk.every=1",
+                "--set",
+                "ntk.n=10",
+                "--iterations",
+                "3",
+                "--width",
+                "6",
+            ],
+        )),
+    );
+    let written: toml::Table = std::fs::read_to_string(out.join("config.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(written["optim"]["momentum"].as_float(), Some(0.9));
+    assert_eq!(written["optim"]["nesterov"].as_bool(), Some(true));
+    assert_eq!(written["schedule"]["kind"].as_str(), Some("cosine"));
+    assert_eq!(written["data"]["unit_norm"].as_bool(), Some(true));
+    assert_eq!(written["ntk"]["every"].as_integer(), Some(1));
+    assert_eq!(written["ntk"]["n"].as_integer(), Some(10));
+    assert_eq!(written["train"]["iterations"].as_integer(), Some(3));
+    assert!(written["train"].get("epochs").is_none(), "{written}");
+    assert_eq!(written["model"]["width"].as_integer(), Some(6));
+    assert!(out.join("ntk.csv").exists());
+
+    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
+    let cases: Vec<(&str, PathBuf, Vec<&str>, Vec<&str>)> = vec![
+        (
+            "unknown key",
+            good.clone(),
+            vec!["--set", "optim.momentun=0.9"],
+            vec![
+                "--set optim.momentun=0.9",
+                "unknown key `optim.momentun`",
+                "momentum",
+            ],
+        ),
+        (
+            "unknown table",
+            good.clone(),
+            vec!["--set", "probe.method=theory"],
+            vec!["--set probe.method=theory", "unknown key `probe.method`"],
+        ),
+        (
+            "type error",
+            good.clone(),
+            vec!["--set", "train.batch_size=big"],
+            vec!["--set train.batch_size=big", "\"big\"", "usize"],
+        ),
+        (
+            "bad enum value",
+            good.clone(),
+            vec!["--set", "schedule.kind=sawtooth"],
+            vec!["--set schedule.kind=sawtooth", "cosine"],
+        ),
+        (
+            "malformed",
+            good.clone(),
+            vec!["--set", "optim.lr"],
+            vec!["--set optim.lr: expected key=value"],
+        ),
+        (
+            "validated as the file",
+            good.clone(),
+            vec!["--set", "optim.momentum=1.5"],
+            vec!["good.toml (with overrides)", "optim.momentum = 1.5"],
+        ),
+        (
+            "an axis' key",
+            sweep.clone(),
+            vec!["--set", "model.depth=4"],
+            vec!["--set model.depth=4", "sweep.depths"],
+        ),
+        (
+            "an axis' key by its family",
+            sweep.clone(),
+            vec!["--set", "model.normalization=layer_norm"],
+            vec!["--set model.normalization=layer_norm", "sweep.families"],
+        ),
+        (
+            "unknown device",
+            good.clone(),
+            vec!["--device", "gpu"],
+            vec!["`gpu`", "flex, ndarray, wgpu, cuda"],
+        ),
+    ];
+    for (name, cfg, extra, culprits) in cases {
+        let o = run(&args(&cfg, &out, &extra));
+        assert_clean_error(name, &o, &culprits);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!stderr.contains("line "), "{name}: {stderr}");
+        assert!(!stderr.contains("--features"), "{name}: {stderr}");
+    }
+}
+
 fn idx_images(n: u32, side: u32) -> Vec<u8> {
     let mut v = Vec::new();
     for x in [2051, n, side, side] {

@@ -29,6 +29,7 @@ use crate::host::HostCache;
 use crate::run::{self, Summary};
 use ntk_core::backend::{self, Compute};
 use ntk_core::outset::{self, OutputSet};
+use ntk_core::overrides::{self, Assignment};
 use ntk_core::progress::Reporter;
 use ntk_core::provenance::{self, Provenance};
 use ntk_core::spectrum::Spectrum;
@@ -117,6 +118,52 @@ impl SweepConfig {
         cfg.validate()
             .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(cfg)
+    }
+
+    /// [`Self::load`] with `--set` overrides ([`ntk_core::overrides`]), validated as the
+    /// file is. A key that one of the sweep's axes sets is refused (the override would be
+    /// ignored), naming the axis.
+    pub fn load_with(path: &Path, sets: &[Assignment]) -> Result<Self, String> {
+        if sets.is_empty() || overrides::read_table(path)?.contains_key("resnet") {
+            // The file alone (whose errors include the one for a [resnet] table).
+            return Self::load(path);
+        }
+        let cfg: Self = overrides::load(path, sets)?;
+        for a in sets {
+            if let Some(axis) = cfg.axis_of(&a.key) {
+                return Err(format!(
+                    "{}: {} sets this for every point of its sweep ({axis}), so the override \
+                     would be ignored; edit {axis} instead",
+                    a.origin,
+                    path.display()
+                ));
+            }
+        }
+        cfg.validate()
+            .map_err(|e| format!("{} (with overrides): {e}", path.display()))?;
+        Ok(cfg)
+    }
+
+    /// The `[sweep]` list that sets `key` at every point, if one does.
+    fn axis_of(&self, key: &str) -> Option<&'static str> {
+        let s = &self.sweep;
+        let axes = [
+            ("model.depth", "sweep.depths", true),
+            ("model.activation", "sweep.activations", true),
+            ("model.seed", "sweep.seeds", true),
+            ("probe.protocol", "sweep.protocols", true),
+            ("model.width", "sweep.widths", !s.widths.is_empty()),
+            ("data.n", "sweep.ns", !s.ns.is_empty()),
+            ("data.dataset", "sweep.datasets", !s.datasets.is_empty()),
+            (
+                "model.convention",
+                "sweep.conventions",
+                !s.conventions.is_empty(),
+            ),
+        ];
+        axes.iter()
+            .find(|(k, _, listed)| *k == key && *listed)
+            .map(|(_, axis, _)| *axis)
     }
 
     /// Parses and validates a sweep config's text.

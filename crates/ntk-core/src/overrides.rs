@@ -1,0 +1,535 @@
+//! Command-line overrides of a TOML config: `--set KEY=VALUE` at a dotted key, typed by the
+//! config's own schema.
+//!
+//! A config file is read into a [`toml::Table`], each [`Assignment`] is applied at its
+//! dotted key (creating the tables on the way: `--set ntk.every=1` works on a file without
+//! `[ntk]`), and the table is then deserialized into the config type, so an override goes
+//! through the very checks a value in the file does: unknown keys are refused
+//! (`deny_unknown_fields`), types are the schema's, and the caller validates the result as
+//! it validates a file. Errors name the assignment (`--set model.depht=3: unknown key
+//! model.depht ...`), not a line of a file the user never wrote.
+//!
+//! Values are TOML (`5`, `0.5`, `true`, `[0, 1]`, `"text"`); text that is not valid TOML
+//! is taken as a string, so `--set data.dataset=mnist` needs no quotes.
+
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use toml::{Table, Value};
+
+/// One override: set (or remove) the value at a dotted key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assignment {
+    /// The dotted key, e.g. `model.depth`.
+    pub key: String,
+    /// The new value; `None` removes the key (a no-op when it is absent).
+    pub value: Option<Value>,
+    /// What the user wrote, for errors: `--set model.depth=5`, or a short flag such as
+    /// `--depth 5`.
+    pub origin: String,
+}
+
+impl Assignment {
+    /// Parses one `--set` argument, `KEY=VALUE`: the value as TOML, else as a bare string.
+    pub fn parse(arg: &str) -> Result<Self, String> {
+        let (key, value) = arg
+            .split_once('=')
+            .ok_or_else(|| format!("--set {arg}: expected key=value (e.g. model.depth=5)"))?;
+        let key = key.trim();
+        check_key(key).map_err(|e| format!("--set {arg}: {e}"))?;
+        Ok(Self {
+            key: key.to_string(),
+            value: Some(parse_value(value)),
+            origin: format!("--set {arg}"),
+        })
+    }
+
+    /// Sets `key` to `value`; `origin` is what errors call it (a short flag: `--depth 5`).
+    pub fn set(key: &str, value: impl Into<Value>, origin: impl Into<String>) -> Self {
+        Self {
+            key: key.to_string(),
+            value: Some(value.into()),
+            origin: origin.into(),
+        }
+    }
+
+    /// Removes `key` (e.g. `train.iterations` when `--epochs` is given).
+    pub fn remove(key: &str, origin: impl Into<String>) -> Self {
+        Self {
+            key: key.to_string(),
+            value: None,
+            origin: origin.into(),
+        }
+    }
+
+    /// The key's parts.
+    pub fn path(&self) -> impl Iterator<Item = &str> {
+        self.key.split('.')
+    }
+
+    /// Applies this assignment to `table`, creating missing tables on the way.
+    pub fn apply(&self, table: &mut Table) -> Result<(), String> {
+        let parts: Vec<&str> = self.path().collect();
+        let (last, parents) = parts.split_last().expect("split yields at least one part");
+        let mut t = table;
+        for (i, part) in parents.iter().enumerate() {
+            if self.value.is_none() && !t.contains_key(*part) {
+                return Ok(());
+            }
+            let entry = t
+                .entry(part.to_string())
+                .or_insert_with(|| Value::Table(Table::new()));
+            t = match entry {
+                Value::Table(inner) => inner,
+                other => {
+                    return Err(format!(
+                        "{}: `{}` is not a table (it holds a value: {})",
+                        self.origin,
+                        parts[..=i].join("."),
+                        other.type_str()
+                    ));
+                }
+            };
+        }
+        match &self.value {
+            Some(v) => {
+                t.insert(last.to_string(), v.clone());
+            }
+            None => {
+                t.remove(*last);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A key is dotted bare TOML keys: letters, digits, `_` and `-`.
+fn check_key(key: &str) -> Result<(), String> {
+    if key.is_empty() {
+        return Err("empty key; expected key=value (e.g. model.depth=5)".into());
+    }
+    for part in key.split('.') {
+        if part.is_empty()
+            || !part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(format!(
+                "bad key `{key}`: expected dotted names of letters, digits, _ and - \
+                 (e.g. model.depth)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A value as TOML (`5`, `0.5`, `true`, `[0, 1]`, `"a b"`, `{ every = 1, n = 10 }`); text
+/// that is not a TOML value is the string itself (`mnist`, `runs/x`).
+pub fn parse_value(text: &str) -> Value {
+    let trimmed = text.trim();
+    format!("v = {trimmed}")
+        .parse::<Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| Value::String(text.to_string()))
+}
+
+/// Parses every `--set` argument.
+pub fn parse_all(args: &[String]) -> Result<Vec<Assignment>, String> {
+    args.iter().map(|a| Assignment::parse(a)).collect()
+}
+
+/// Reads a TOML file into a table; errors name the file (and the line of a syntax error).
+pub fn read_table(path: &Path) -> Result<Table, String> {
+    let text = read(path)?;
+    text.parse::<Table>()
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read config: {e}", path.display()))
+}
+
+/// Reads the TOML file `path`, applies `sets` in order and deserializes the result. Without
+/// assignments this is exactly [`crate::config_file::load_toml`]. Errors in an override
+/// name it and the full dotted key; errors in the file name the file (and line).
+/// Validation beyond the types is the caller's, as for a file.
+pub fn load<T: DeserializeOwned>(path: &Path, sets: &[Assignment]) -> Result<T, String> {
+    if sets.is_empty() {
+        return crate::config_file::load_toml(path);
+    }
+    let text = read(path)?;
+    let mut table = text
+        .parse::<Table>()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    for a in sets {
+        a.apply(&mut table)?;
+    }
+    from_table(table, sets, path, Some(&text))
+}
+
+/// Deserializes `table` (a file's, with `sets` applied) into `T`; errors are attributed to
+/// the assignment whose key they concern, else to the file `path` (whose `text`, when
+/// given, is parsed alone to report the line).
+pub fn from_table<T: DeserializeOwned>(
+    table: Table,
+    sets: &[Assignment],
+    path: &Path,
+    text: Option<&str>,
+) -> Result<T, String> {
+    let err = match table.try_into::<T>() {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let (message, at) = split_error(&err.to_string());
+    let key = error_key(&message, &at);
+    let culprit = sets.iter().rev().find(|a| {
+        !key.is_empty()
+            && (a.key == key
+                || key.starts_with(&format!("{}.", a.key))
+                || a.key.starts_with(&format!("{key}.")))
+    });
+    // A required key missing from a table that only overrides created: the first of those.
+    let created = || {
+        let at = at.as_str();
+        let in_file = text
+            .and_then(|t| t.parse::<Table>().ok())
+            .is_some_and(|t| lookup(&t, at));
+        let under = format!("{at}.");
+        (message.starts_with("missing field") && !at.is_empty() && !in_file)
+            .then(|| sets.iter().find(|a| a.key.starts_with(&under)))
+            .flatten()
+    };
+    if let Some(a) = culprit.or_else(created) {
+        return Err(if message.starts_with("unknown field") {
+            format!(
+                "{}: unknown key `{}` ({message})",
+                a.origin,
+                if a.key.starts_with(&format!("{key}.")) {
+                    &a.key
+                } else {
+                    &key
+                }
+            )
+        } else if a.key == key {
+            format!("{}: {message}", with_key(a))
+        } else {
+            format!("{}: {message} (at `{key}`)", with_key(a))
+        });
+    }
+    // Not an override's: the file's own error, with its line when the file alone has it.
+    if let Some(text) = text
+        && let Err(e) = toml::from_str::<T>(text)
+    {
+        return Err(format!("{}: {e}", path.display()));
+    }
+    let origins: Vec<&str> = sets.iter().map(|a| a.origin.as_str()).collect();
+    Err(format!(
+        "{} (with {}): {message}{}",
+        path.display(),
+        origins.join(", "),
+        if key.is_empty() {
+            String::new()
+        } else {
+            format!(" (at `{key}`)")
+        }
+    ))
+}
+
+/// Whether the dotted `key` is present in `table`.
+fn lookup(table: &Table, key: &str) -> bool {
+    let mut t = table;
+    let mut parts = key.split('.').peekable();
+    while let Some(part) = parts.next() {
+        match (t.get(part), parts.peek()) {
+            (None, _) => return false,
+            (Some(_), None) => return true,
+            (Some(Value::Table(inner)), Some(_)) => t = inner,
+            (Some(_), Some(_)) => return false,
+        }
+    }
+    false
+}
+
+/// The origin of an assignment with its key when the origin is a short flag
+/// (`--depth 5 (model.depth)`); a `--set` names its key already.
+fn with_key(a: &Assignment) -> String {
+    if a.origin.starts_with("--set ") {
+        a.origin.clone()
+    } else {
+        format!("{} ({})", a.origin, a.key)
+    }
+}
+
+/// The message and the dotted table or key (`in `model.depth``) of a toml error without a
+/// span.
+fn split_error(display: &str) -> (String, String) {
+    let display = display.trim_end();
+    if let Some((msg, rest)) = display.rsplit_once("\nin `")
+        && let Some(keys) = rest.strip_suffix('`')
+        && !keys.contains('\n')
+    {
+        return (msg.trim().to_string(), keys.to_string());
+    }
+    (display.trim().to_string(), String::new())
+}
+
+/// The full dotted key an error concerns: `at` (the table or value), extended by the field
+/// of an `unknown field` / `missing field` message.
+fn error_key(message: &str, at: &str) -> String {
+    let field = ["unknown field `", "missing field `"]
+        .iter()
+        .find_map(|p| message.strip_prefix(p))
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(f, _)| f);
+    match (at.is_empty(), field) {
+        (true, Some(f)) => f.to_string(),
+        (false, Some(f)) => format!("{at}.{f}"),
+        (_, None) => at.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Model {
+        depth: usize,
+        #[serde(default)]
+        kink: Option<f64>,
+        #[serde(default)]
+        activation: Option<String>,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Data {
+        dataset: String,
+        #[serde(default)]
+        unit_norm: bool,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Track {
+        every: usize,
+        #[serde(default)]
+        pair: Option<[usize; 2]>,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Cfg {
+        model: Model,
+        data: Data,
+        #[serde(default)]
+        ntk: Option<Track>,
+        #[serde(default)]
+        epochs: Option<usize>,
+        #[serde(default)]
+        iterations: Option<usize>,
+    }
+
+    const FILE: &str = "iterations = 5\n\n[model]\ndepth = 3\n\n[data]\ndataset = \"synthetic\"\n";
+
+    fn file(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    fn sets(args: &[&str]) -> Vec<Assignment> {
+        args.iter().map(|a| Assignment::parse(a).unwrap()).collect()
+    }
+
+    fn load_with(args: &[&str]) -> Result<Cfg, String> {
+        let (_dir, path) = file(FILE);
+        load(&path, &sets(args))
+    }
+
+    #[test]
+    fn values_are_toml_or_bare_strings() {
+        assert_eq!(parse_value("5"), Value::Integer(5));
+        assert_eq!(parse_value("0.5"), Value::Float(0.5));
+        assert_eq!(parse_value("true"), Value::Boolean(true));
+        assert_eq!(
+            parse_value("[0,1]"),
+            Value::Array(vec![Value::Integer(0), Value::Integer(1)])
+        );
+        assert_eq!(parse_value("\"a b\""), Value::String("a b".into()));
+        assert_eq!(parse_value("mnist"), Value::String("mnist".into()));
+        assert_eq!(parse_value("runs/x"), Value::String("runs/x".into()));
+        assert_eq!(parse_value("cifar-10"), Value::String("cifar-10".into()));
+        assert_eq!(parse_value(""), Value::String(String::new()));
+        let Value::Table(t) = parse_value("{ every = 1 }") else {
+            panic!("an inline table")
+        };
+        assert_eq!(t["every"], Value::Integer(1));
+    }
+
+    #[test]
+    fn assignments_parse_and_malformed_ones_are_named() {
+        let a = Assignment::parse("model.depth=5").unwrap();
+        assert_eq!(
+            (a.key.as_str(), a.value, a.origin.as_str()),
+            (
+                "model.depth",
+                Some(Value::Integer(5)),
+                "--set model.depth=5"
+            )
+        );
+        // Only the first `=` splits.
+        let a = Assignment::parse("train.out=a=b").unwrap();
+        assert_eq!(a.value, Some(Value::String("a=b".into())));
+        let e = Assignment::parse("foo").unwrap_err();
+        assert!(e.contains("--set foo: expected key=value"), "{e}");
+        for bad in [
+            "=3",
+            "model..depth=3",
+            ".depth=3",
+            "model.de pth=3",
+            "a.b.=1",
+        ] {
+            let e = Assignment::parse(bad).unwrap_err();
+            assert!(e.starts_with(&format!("--set {bad}: ")), "{e}");
+        }
+        assert!(parse_all(&["a=1".into(), "b".into()]).is_err());
+    }
+
+    #[test]
+    fn overrides_set_values_at_dotted_keys() {
+        let c = load_with(&[
+            "model.depth=5",
+            "data.dataset=mnist",
+            "model.kink=0.5",
+            "model.activation=norm_relu",
+            "data.unit_norm=true",
+        ])
+        .unwrap();
+        assert_eq!(c.model.depth, 5);
+        assert_eq!(c.model.kink, Some(0.5));
+        assert_eq!(c.model.activation.as_deref(), Some("norm_relu"));
+        assert_eq!(c.data.dataset, "mnist");
+        assert!(c.data.unit_norm);
+        // An integer where the schema has a float.
+        assert_eq!(load_with(&["model.kink=1"]).unwrap().model.kink, Some(1.0));
+        // Later assignments win.
+        let c = load_with(&["model.depth=5", "model.depth=7"]).unwrap();
+        assert_eq!(c.model.depth, 7);
+    }
+
+    #[test]
+    fn missing_tables_are_created() {
+        let c = load_with(&["ntk.every=2", "ntk.pair=[0,1]"]).unwrap();
+        assert_eq!(
+            c.ntk,
+            Some(Track {
+                every: 2,
+                pair: Some([0, 1])
+            })
+        );
+        // Or given whole, inline.
+        let c = load_with(&["ntk={ every = 3 }"]).unwrap();
+        assert_eq!(c.ntk.unwrap().every, 3);
+    }
+
+    #[test]
+    fn keys_can_be_removed() {
+        let (_dir, path) = file(FILE);
+        let c: Cfg = load(
+            &path,
+            &[
+                Assignment::set("epochs", 4i64, "--epochs 4"),
+                Assignment::remove("iterations", "--epochs 4"),
+                // Removing what is not there changes nothing.
+                Assignment::remove("ntk.every", "--x"),
+            ],
+        )
+        .unwrap();
+        assert_eq!((c.epochs, c.iterations, c.ntk), (Some(4), None, None));
+    }
+
+    #[test]
+    fn unknown_keys_name_the_assignment_and_the_full_key() {
+        let e = load_with(&["model.depht=3"]).unwrap_err();
+        assert!(
+            e.starts_with("--set model.depht=3: unknown key `model.depht`"),
+            "{e}"
+        );
+        assert!(e.contains("expected one of"), "{e}");
+        assert!(!e.contains("line"), "{e}");
+        // An unknown table: the whole key is named.
+        let e = load_with(&["sweep.depths=[1,2]"]).unwrap_err();
+        assert!(
+            e.starts_with("--set sweep.depths=[1,2]: unknown key `sweep.depths`"),
+            "{e}"
+        );
+        // A short flag's translation names the flag and the key.
+        let (_dir, path) = file(FILE);
+        let e =
+            load::<Cfg>(&path, &[Assignment::set("model.width", 8i64, "--width 8")]).unwrap_err();
+        assert!(e.starts_with("--width 8: unknown key `model.width`"), "{e}");
+    }
+
+    #[test]
+    fn type_errors_name_the_key_and_the_value() {
+        let e = load_with(&["model.depth=deep"]).unwrap_err();
+        assert!(e.starts_with("--set model.depth=deep: "), "{e}");
+        assert!(e.contains("invalid type: string \"deep\""), "{e}");
+        let e = load_with(&["model.depth=-3"]).unwrap_err();
+        assert!(e.starts_with("--set model.depth=-3: "), "{e}");
+        let e = load_with(&["ntk.every=1", "ntk.pair=[1]"]).unwrap_err();
+        assert!(e.starts_with("--set ntk.pair=[1]: "), "{e}");
+        assert!(e.contains("length 1"), "{e}");
+        // A missing required key of a created table is the assignment's.
+        let e = load_with(&["ntk.pair=[0,1]"]).unwrap_err();
+        assert!(
+            e.starts_with("--set ntk.pair=[0,1]: missing field `every` (at `ntk.every`)"),
+            "{e}"
+        );
+        // A value where a table is: named.
+        let e = load_with(&["model.depth.x=1"]).unwrap_err();
+        assert!(
+            e.starts_with("--set model.depth.x=1: `model.depth` is not a table"),
+            "{e}"
+        );
+        // A flag's translation names the key.
+        let (_dir, path) = file(FILE);
+        let e =
+            load::<Cfg>(&path, &[Assignment::set("model.depth", "x", "--depth x")]).unwrap_err();
+        assert!(
+            e.starts_with("--depth x (model.depth): invalid type"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn errors_of_the_file_keep_its_name_and_line() {
+        let (_dir, path) = file(&FILE.replace("depth = 3", "depth = 3\nwidht = 2"));
+        for args in [&[][..], &["data.unit_norm=true"][..]] {
+            let e = load::<Cfg>(&path, &sets(args)).unwrap_err();
+            assert!(e.starts_with(&format!("{}: ", path.display())), "{e}");
+            assert!(e.contains("line 5") && e.contains("widht"), "{e}");
+        }
+        // An override may supply what the file lacks.
+        let (_dir, path) = file("[data]\ndataset = \"x\"\n");
+        let c: Cfg = load(&path, &sets(&["model.depth=2"])).unwrap();
+        assert_eq!(c.model.depth, 2);
+        let e = load::<Cfg>(&path, &sets(&["data.unit_norm=true"])).unwrap_err();
+        assert!(
+            e.contains("c.toml") && e.contains("missing field `model`"),
+            "{e}"
+        );
+        // Syntax errors name the file.
+        let (_dir, path) = file("[model\n");
+        let e = load::<Cfg>(&path, &sets(&["model.depth=2"])).unwrap_err();
+        assert!(e.starts_with(&format!("{}: ", path.display())), "{e}");
+        let e = load::<Cfg>(Path::new("/nonexistent.toml"), &sets(&["a=1"])).unwrap_err();
+        assert!(e.contains("cannot read config"), "{e}");
+    }
+}
