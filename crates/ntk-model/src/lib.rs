@@ -5,13 +5,16 @@
 //! Layout: [`activation`] (s, s', Gaussian moments), [`normal`] (the standard normal and
 //! quadrature), [`config`] (what a TOML `[model]` table holds), [`mlp`] (the network),
 //! [`resnet`] (He et al.'s CIFAR ResNets: BatchNorm, NormReLU, Fixup), [`net`] (either, as
-//! one module), [`spec`] (either, as a config), [`init`] (seeded host-side draws), [`export`] (safetensors), [`size`]
-//! (parameter and activation counts for memory estimates).
+//! one module), [`spec`] (either, as a config), [`init`] (seeded host-side draws),
+//! [`export`] (safetensors), [`size`] (parameter and activation counts for memory
+//! estimates), [`host`] (the dense MLP's forward and backward on host GEMMs, under the
+//! probe's structured NTK and the trainer's host SGD step).
 
 pub mod activation;
 pub mod config;
 pub mod error;
 pub mod export;
+pub mod host;
 pub mod init;
 pub mod mlp;
 pub mod net;

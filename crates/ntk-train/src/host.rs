@@ -1,6 +1,6 @@
-//! The training step of a dense MLP (no normalization layers) on the host: the forward, the
-//! hand-written backward of the mean cross-entropy, and Burn's SGD update rule, on host
-//! GEMMs ([`ntk_core::linalg`]: the system OpenBLAS by default).
+//! The training step of a dense MLP (no normalization layers) on the host: the forward and
+//! the backward of the host MLP engine ([`ntk_model::host`], on host GEMMs: the system
+//! OpenBLAS by default) from the mean cross-entropy's cotangent, and Burn's SGD update rule.
 //!
 //! Why: a dense step is nothing but GEMMs, and Burn's CPU matmul runs at ~30 GFLOP/s on this
 //! machine class against ~190 for OpenBLAS (`experiments/bench/README.md`), which made
@@ -10,11 +10,11 @@
 //! weights are written back into it before every evaluation, NTK probe and checkpoint.
 //!
 //! With `a_0 = x` (a batch of `B` rows), hidden layers `l = 0..L-1` and the output layer `L`:
-//! - forward (Liu & Hui Eq. 3): `z_l = beta_l a_l W_l + b_l`, `a_{l+1} = gamma_l phi(z_l)`,
-//!   logits `f = beta_out a_L W_L + b_L`;
-//! - loss `(1/B) sum_i (logsumexp f_i - f_{i, y_i})`, so `dL/df = (softmax f - onehot y) / B`;
-//! - backward: `dW_l = beta_l a_l^T dz_l`, `db_l = 1^T dz_l`,
-//!   `da_l = beta_l dz_l W_l^T`, `dz_{l-1} = da_l .* gamma phi'(z_{l-1})`;
+//! - forward (Liu & Hui Eq. 3, [`ntk_model::host`]): `z_l = beta_l a_l W_l + b_l`,
+//!   `a_{l+1} = gamma_l phi(z_l)`, logits `f = beta_out a_L W_L + b_L`;
+//! - loss `(1/B) sum_i (logsumexp f_i - f_{i, y_i})`, so `dL/df = (softmax f - onehot y) / B`,
+//!   the cotangent of the engine's backward: `dW_l = beta_l a_l^T dz_l`, `db_l = 1^T dz_l`,
+//!   `dz_{l-1} = (beta_l dz_l W_l^T) .* gamma phi'(z_{l-1})`;
 //! - update (Burn's `Sgd`, PyTorch semantics, dampening 0): `g += wd w`;
 //!   `v = g` on the first step, `v = mu v + g` after; `g = g + mu v` (Nesterov) or `v`;
 //!   `w -= lr g`, for weights and biases alike.
@@ -22,9 +22,9 @@
 use burn::module::Param;
 use burn::tensor::{Tensor, TensorData};
 use faer::Mat;
-use ntk_core::linalg::{Real, axpy, contiguous_mut, gemm, gemm_acc};
-use ntk_model::{Activation, Mlp, Net, Normalization};
-use ntk_probe::host::activate_into;
+use ntk_core::linalg::{Real, axpy, contiguous_mut};
+use ntk_model::host::{Cotangent, Grads, Params, Pool, Trace};
+use ntk_model::{Mlp, Net, Normalization};
 
 use crate::config::OptimConfig;
 use crate::model::Model;
@@ -37,13 +37,7 @@ pub fn eligible(model: &Model) -> bool {
 /// A dense MLP's parameters and SGD state on the host, in `T`.
 #[derive(Clone)]
 pub struct HostMlp<T: Real> {
-    act: Activation,
-    beta: Vec<f64>,
-    gamma: Vec<f64>,
-    beta_out: f64,
-    /// `W_l`, `[fan_in, fan_out]`, `l = 0..=L`.
-    w: Vec<Mat<T>>,
-    b: Vec<Option<Vec<T>>>,
+    params: Params<T>,
     /// Momentum buffers, created by the first step.
     vw: Vec<Mat<T>>,
     vb: Vec<Option<Vec<T>>>,
@@ -63,33 +57,8 @@ pub struct StepResult {
 impl<T: Real> HostMlp<T> {
     /// Copies the parameters of `mlp` (which must be [`eligible`]).
     pub fn new(mlp: &Mlp, optim: &OptimConfig) -> Self {
-        let scales = mlp.scales();
-        let w = mlp
-            .layers
-            .iter()
-            .map(|layer| {
-                let [fan_in, fan_out] = layer.weight.val().dims();
-                let v: Vec<f64> = layer.weight.val().try_into_vec_as().expect("weights");
-                Mat::from_fn(fan_in, fan_out, |i, j| T::of(v[i * fan_out + j]))
-            })
-            .collect();
-        let b = mlp
-            .layers
-            .iter()
-            .map(|layer| {
-                layer.bias.as_ref().map(|b| {
-                    let v: Vec<f64> = b.val().try_into_vec_as().expect("biases");
-                    v.into_iter().map(T::of).collect()
-                })
-            })
-            .collect();
         Self {
-            act: *mlp.activation(),
-            beta: scales.beta.clone(),
-            gamma: scales.gamma.clone(),
-            beta_out: scales.beta_out,
-            w,
-            b,
+            params: Params::read(mlp),
             vw: Vec::new(),
             vb: Vec::new(),
             momentum: optim.momentum,
@@ -99,23 +68,10 @@ impl<T: Real> HostMlp<T> {
         }
     }
 
-    fn depth(&self) -> usize {
-        self.w.len() - 1
-    }
-
     /// Whether the momentum buffers take the gradient inside the GEMM (momentum without
     /// Nesterov); the workspace then holds no separate gradients.
     fn fused(&self) -> bool {
         self.momentum > 0.0 && !self.nesterov
-    }
-
-    /// `beta_l` of layer `l` (the output layer's `beta_out` for `l = L`).
-    fn layer_beta(&self, l: usize) -> f64 {
-        if l == self.depth() {
-            self.beta_out
-        } else {
-            self.beta[l]
-        }
     }
 
     /// One SGD step on the batch (`x: [B, d]`, labels `y`) at learning rate `lr`; returns
@@ -123,16 +79,15 @@ impl<T: Real> HostMlp<T> {
     /// parameters untouched.
     pub fn step(&mut self, x: &[f64], d: usize, y: &[usize], lr: f64) -> StepResult {
         let batch = y.len();
-        let depth = self.depth();
         let mut ws = match self.ws.take() {
             Some(ws) if ws.x.ncols() == batch => ws,
-            _ => Workspace::new(&self.w, &self.b, batch, !self.fused()),
+            _ => Workspace::new(&self.params, batch, !self.fused()),
         };
         let Workspace {
             x: x_mat,
-            z,
-            acts,
-            slopes,
+            trace,
+            logits,
+            signals,
             gw,
             gb,
         } = &mut ws;
@@ -147,32 +102,11 @@ impl<T: Real> HostMlp<T> {
                 .zip(row)
                 .for_each(|(v, r)| *v = T::of(*r));
         }
-        // Forward: z_l = beta_l a_l W_l + b_l, a_{l+1} = gamma_l phi(z_l).
-        for l in 0..=depth {
-            let beta = self.layer_beta(l);
-            let a = if l == 0 {
-                x_mat.transpose()
-            } else {
-                acts[l - 1].as_ref()
-            };
-            gemm(z[l].as_mut(), a, self.w[l].as_ref(), T::of(beta));
-            if let Some(b) = &self.b[l] {
-                for (j, bj) in b.iter().enumerate() {
-                    z[l].col_as_slice_mut(j).iter_mut().for_each(|v| *v += *bj);
-                }
-            }
-            if l < depth {
-                activate_into(
-                    &z[l],
-                    &self.act,
-                    self.gamma[l],
-                    &mut acts[l],
-                    &mut slopes[l],
-                );
-            }
-        }
+        let x_rows = x_mat.transpose();
+        self.params.forward(x_rows, trace);
+        self.params.output_into(x_rows, trace, logits);
         // dL/df = (softmax f - onehot y) / B, in place of the logits.
-        let (loss_sum, correct) = softmax_cross_entropy(&mut z[depth], y);
+        let (loss_sum, correct) = softmax_cross_entropy(logits, y);
         if !loss_sum.is_finite() {
             self.ws = Some(ws);
             return StepResult { loss_sum, correct };
@@ -182,48 +116,25 @@ impl<T: Real> HostMlp<T> {
         let fused = self.fused();
         let first = self.vw.is_empty();
         if first && self.momentum > 0.0 {
-            (self.vw, self.vb) = zeros_like(&self.w, &self.b);
+            (self.vw, self.vb) = zeros_like(&self.params);
         }
         let mu = T::of(if first { 0.0 } else { self.momentum });
-        // Backward, from the output layer down; dz_l lives in z[l].
-        for l in (0..=depth).rev() {
-            let beta = self.layer_beta(l);
-            let (lower, upper) = z.split_at_mut(l);
-            let dz = &upper[0];
-            let a_t = if l == 0 {
-                x_mat.as_ref()
-            } else {
-                acts[l - 1].transpose()
-            };
-            let (gw_l, gb_l) = if fused {
-                (&mut self.vw[l], self.vb[l].as_mut())
-            } else {
-                (&mut gw[l], gb[l].as_mut())
-            };
-            let keep = if fused { mu } else { T::of(0.0) };
-            gemm_acc(gw_l.as_mut(), a_t, dz.as_ref(), T::of(beta), keep);
-            if let Some(g) = gb_l {
-                for (j, gj) in g.iter_mut().enumerate() {
-                    let sum = dz.col_as_slice(j).iter().fold(T::of(0.0), |s, v| s + *v);
-                    *gj = *gj * keep + sum;
-                }
+        let grads = if fused {
+            Grads {
+                w: &mut self.vw,
+                b: &mut self.vb,
+                keep: mu,
             }
-            if l > 0 {
-                // dz_{l-1} = (beta_l dz_l W_l^T) .* gamma phi'(z_{l-1}).
-                let prev = &mut lower[l - 1];
-                gemm(
-                    prev.as_mut(),
-                    dz.as_ref(),
-                    self.w[l].transpose(),
-                    T::of(beta),
-                );
-                let s = &slopes[l - 1];
-                for j in 0..prev.ncols() {
-                    let (pc, sc) = (prev.col_as_slice_mut(j), s.col_as_slice(j));
-                    pc.iter_mut().zip(sc).for_each(|(p, s)| *p *= *s);
-                }
+        } else {
+            Grads {
+                w: gw,
+                b: gb,
+                keep: T::of(0.0),
             }
-        }
+        };
+        let cot = Cotangent::Rows(logits.as_ref());
+        self.params
+            .backprop(x_rows, trace, cot, signals, Some(grads));
         if fused {
             self.update_fused(lr);
         } else {
@@ -245,7 +156,8 @@ impl<T: Real> HostMlp<T> {
                 *w -= *v * lr;
             }
         };
-        for (w, v) in self.w.iter_mut().zip(self.vw.iter_mut()) {
+        for (layer, v) in self.params.layers_mut().zip(self.vw.iter_mut()) {
+            let (w, _) = layer.parts_mut();
             // Whole matrices through BLAS's axpy, which OpenBLAS threads (the update is
             // memory-bound: one pass over w and v).
             if let (Some(ws), Some(vs)) = (contiguous_mut(w), contiguous_mut(v)) {
@@ -259,8 +171,8 @@ impl<T: Real> HostMlp<T> {
                 apply(w.col_as_slice_mut(j), v.col_as_slice_mut(j));
             }
         }
-        for (b, v) in self.b.iter_mut().zip(self.vb.iter_mut()) {
-            if let (Some(b), Some(v)) = (b, v) {
+        for (layer, v) in self.params.layers_mut().zip(self.vb.iter_mut()) {
+            if let ((_, Some(b)), Some(v)) = (layer.parts_mut(), v) {
                 apply(b, v);
             }
         }
@@ -284,11 +196,12 @@ impl<T: Real> HostMlp<T> {
                 } else {
                     None
                 };
-                rule.apply(self.w[l].col_as_slice_mut(j), g.col_as_slice_mut(j), v);
+                let w = self.params.layer_mut(l).parts_mut().0;
+                rule.apply(w.col_as_slice_mut(j), g.col_as_slice_mut(j), v);
             }
         }
         for (l, g) in gb.iter_mut().enumerate() {
-            if let (Some(b), Some(g)) = (self.b[l].as_mut(), g.as_mut()) {
+            if let ((_, Some(b)), Some(g)) = (self.params.layer_mut(l).parts_mut(), g.as_mut()) {
                 let v = if rule.momentum {
                     self.vb[l].as_deref_mut()
                 } else {
@@ -305,13 +218,13 @@ impl<T: Real> HostMlp<T> {
         let Net::Mlp(mlp) = model else {
             unreachable!("the host engine trains MLPs only")
         };
-        for (l, layer) in mlp.layers.iter_mut().enumerate() {
-            let w = &self.w[l];
+        for (layer, host) in mlp.layers.iter_mut().zip(self.params.layers()) {
+            let w = host.w();
             let (rows, cols) = (w.nrows(), w.ncols());
             let data: Vec<T> = (0..rows * cols).map(|k| w[(k / cols, k % cols)]).collect();
             layer.weight = replace(layer.weight.clone(), data, vec![rows, cols]);
-            if let (Some(b), Some(bias)) = (&self.b[l], layer.bias.take()) {
-                layer.bias = Some(replace(bias, b.clone(), vec![b.len()]));
+            if let (Some(b), Some(bias)) = (host.b(), layer.bias.take()) {
+                layer.bias = Some(replace(bias, b.to_vec(), vec![b.len()]));
             }
         }
     }
@@ -338,10 +251,9 @@ impl<T: Real> HostMlp<T> {
             return Ok(());
         }
         let want: usize = self
-            .w
-            .iter()
-            .zip(&self.b)
-            .map(|(w, b)| w.nrows() * w.ncols() + b.as_ref().map_or(0, Vec::len))
+            .params
+            .layers()
+            .map(|l| l.fan_in() * l.fan_out() + l.b().map_or(0, <[T]>::len))
             .sum();
         if flat.len() != want {
             return Err(format!(
@@ -352,13 +264,13 @@ impl<T: Real> HostMlp<T> {
         let mut at = 0;
         self.vw.clear();
         self.vb.clear();
-        for (w, b) in self.w.iter().zip(&self.b) {
-            let (rows, cols) = (w.nrows(), w.ncols());
+        for layer in self.params.layers() {
+            let (rows, cols) = (layer.fan_in(), layer.fan_out());
             self.vw.push(Mat::from_fn(rows, cols, |i, j| {
                 T::of(flat[at + i * cols + j])
             }));
             at += rows * cols;
-            self.vb.push(b.as_ref().map(|b| {
+            self.vb.push(layer.b().map(|b| {
                 let v = flat[at..at + b.len()].iter().map(|&v| T::of(v)).collect();
                 at += b.len();
                 v
@@ -448,45 +360,48 @@ fn softmax_cross_entropy<T: Real>(logits: &mut Mat<T>, y: &[usize]) -> (f64, usi
     (loss, correct)
 }
 
-/// Per-step buffers for a batch size: the input (transposed, `[d, B]`), each layer's `z` (then `dz`), activations,
-/// slopes and the gradients.
+/// Per-step buffers for a batch size: the input (transposed, `[d, B]`), the forward's
+/// trace, the logits (then `dL/df`), the hidden layers' signals and the gradients.
 #[derive(Clone)]
 struct Workspace<T: Real> {
     x: Mat<T>,
-    z: Vec<Mat<T>>,
-    acts: Vec<Mat<T>>,
-    slopes: Vec<Mat<T>>,
+    trace: Trace<T>,
+    logits: Mat<T>,
+    signals: Vec<Mat<T>>,
     gw: Vec<Mat<T>>,
     gb: Vec<Option<Vec<T>>>,
 }
 
 impl<T: Real> Workspace<T> {
     /// `grads`: whether to hold gradient buffers (not when they go into the momentum).
-    fn new(w: &[Mat<T>], b: &[Option<Vec<T>>], batch: usize, grads: bool) -> Self {
-        let depth = w.len() - 1;
-        let width = |l: usize| w[l].ncols();
+    fn new(params: &Params<T>, batch: usize, grads: bool) -> Self {
         let (gw, gb) = if grads {
-            zeros_like(w, b)
+            zeros_like(params)
         } else {
             (Vec::new(), Vec::new())
         };
         Self {
-            x: Mat::zeros(w[0].nrows(), batch),
-            z: (0..=depth).map(|l| Mat::zeros(batch, width(l))).collect(),
-            acts: (0..depth).map(|l| Mat::zeros(batch, width(l))).collect(),
-            slopes: (0..depth).map(|l| Mat::zeros(batch, width(l))).collect(),
+            x: Mat::zeros(params.layer(0).fan_in(), batch),
+            trace: Trace::new(params, batch, &mut Pool::default()),
+            logits: Mat::zeros(batch, params.output().fan_out()),
+            signals: (params.hidden().iter())
+                .map(|l| Mat::zeros(batch, l.fan_out()))
+                .collect(),
             gw,
             gb,
         }
     }
 }
 
-/// Zero matrices and vectors shaped as the weights `w` and biases `b`.
-fn zeros_like<T: Real>(w: &[Mat<T>], b: &[Option<Vec<T>>]) -> (Vec<Mat<T>>, Vec<Option<Vec<T>>>) {
-    let gw = w.iter().map(|w| Mat::zeros(w.nrows(), w.ncols())).collect();
-    let gb = b
-        .iter()
-        .map(|b| b.as_ref().map(|b| vec![T::of(0.0); b.len()]))
+/// Zero matrices and vectors shaped as the weights and biases of `params`.
+fn zeros_like<T: Real>(params: &Params<T>) -> (Vec<Mat<T>>, Vec<Option<Vec<T>>>) {
+    let gw = params
+        .layers()
+        .map(|l| Mat::zeros(l.fan_in(), l.fan_out()))
+        .collect();
+    let gb = params
+        .layers()
+        .map(|l| l.b().map(|b| vec![T::of(0.0); b.len()]))
         .collect();
     (gw, gb)
 }

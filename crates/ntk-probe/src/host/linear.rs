@@ -24,9 +24,9 @@
 //! per layer. Tested against the autodiff reference like the general path.
 
 use faer::Mat;
+use ntk_model::host::Params;
 use ntk_model::{Activation, Mlp};
 
-use super::Params;
 use ntk_core::kernel::Kernel;
 use ntk_core::linalg::{Real, gemm, gemm_acc};
 
@@ -41,18 +41,19 @@ pub(super) fn applies(mlp: &Mlp) -> bool {
 }
 
 /// The structured NTK of the linear network `mlp` on the `n x d` rows of `x`, summed over
-/// `outputs` (module doc). Everything of size `n` is computed in `T`; the signal norms
-/// `h_l` (one number per layer, from `m x m` products) in f64.
+/// `outputs` (module doc), with `mlp`'s parameters `params` read in f64. Everything of size
+/// `n` is computed in `T`; the signal norms `h_l` (one number per layer, from `m x m`
+/// products) in f64.
 pub(super) fn ntk<T: Real>(
     mlp: &Mlp,
-    params: &Params,
+    params: &Params<f64>,
     x: &[f64],
     n: usize,
     outputs: &[usize],
 ) -> Kernel {
     let cfg = mlp.config();
     let scales = mlp.scales();
-    let (depth, k_out) = (cfg.depth, cfg.output_dim);
+    let depth = cfg.depth;
     let sizes = cfg.layer_sizes();
     let d = sizes[0];
     let bias = if cfg.bias { 1.0 } else { 0.0 };
@@ -63,7 +64,8 @@ pub(super) fn ntk<T: Real>(
         T::of(f64::from(u8::from(i == j)))
     })];
     for l in 0..depth {
-        let w = super::mat::<T>(&params.weights[l], sizes[l], sizes[l + 1]);
+        let layer = &params.hidden()[l];
+        let w = Mat::<T>::from_fn(sizes[l], sizes[l + 1], |i, j| T::of(layer.w()[(i, j)]));
         let mut q = Mat::<T>::zeros(d + 1, sizes[l + 1]);
         gemm(
             q.as_mut(),
@@ -71,7 +73,7 @@ pub(super) fn ntk<T: Real>(
             w.as_ref(),
             T::of(scales.beta[l]),
         );
-        if let Some(b) = &params.biases[l] {
+        if let Some(b) = layer.b() {
             for (j, bj) in b.iter().enumerate() {
                 q[(d, j)] += T::of(*bj);
             }
@@ -85,18 +87,18 @@ pub(super) fn ntk<T: Real>(
 
     // h_l = sum_o |delta_l^o|^2, l = 0..L-1.
     let mut h = vec![0.0f64; depth];
-    let w_out = &params.weights[depth];
+    let w_out = params.output().w();
     for &o in outputs.iter().filter(|_| depth > 0) {
         let mut delta: Vec<f64> = (0..sizes[depth])
-            .map(|j| scales.gamma[depth - 1] * scales.beta_out * w_out[j * k_out + o])
+            .map(|j| scales.gamma[depth - 1] * scales.beta_out * w_out[(j, o)])
             .collect();
         for l in (0..depth).rev() {
             h[l] += delta.iter().map(|v| v * v).sum::<f64>();
             if l > 0 {
-                let (w, cols) = (&params.weights[l], sizes[l + 1]);
+                let (w, cols) = (params.hidden()[l].w(), sizes[l + 1]);
                 let c = scales.gamma[l - 1] * scales.beta[l];
                 delta = (0..sizes[l])
-                    .map(|i| c * (0..cols).map(|j| w[i * cols + j] * delta[j]).sum::<f64>())
+                    .map(|i| c * (0..cols).map(|j| w[(i, j)] * delta[j]).sum::<f64>())
                     .collect();
             }
         }
@@ -167,7 +169,7 @@ mod tests {
                     .with_seed(depth as u64 + 3);
                 let mlp = Mlp::new(&cfg, &Device::flex(), DType::F64).unwrap();
                 assert!(applies(&mlp));
-                let params = Params::read(&mlp);
+                let params = Params::<f64>::read(&mlp);
                 let what = format!("depth {depth} bias {bias} outputs {outputs:?} {convention:?}");
                 let a = ntk::<f64>(&mlp, &params, &x, n, &outputs);
                 let b = super::super::layered::<f64>(&mlp, &params, &x, n, &outputs, &mut None);

@@ -1,8 +1,9 @@
 //! The structured NTK on the CPU with host GEMMs ([`ntk_core::linalg`]: the system OpenBLAS by
 //! default, faer without the `openblas` feature): the same algebra as
-//! [`crate::structured`] (see its doc for the formula), with the Gram products computed into
-//! the lower triangle only (SYRK, half the FLOPs) and the Hadamard accumulation done in
-//! place on that triangle.
+//! [`crate::structured`] (see its doc for the formula), on the host MLP engine
+//! [`ntk_model::host`] (the forward to each layer's input and slope, the backward of the
+//! cotangents `e_o`), with the Gram products computed into the lower triangle only (SYRK,
+//! half the FLOPs) and the Hadamard accumulation done in place on that triangle.
 //!
 //! Why a second engine: on this class of machine (2 cores, AVX-512) OpenBLAS's SGEMM runs at
 //! ~190 GFLOP/s and faer's at ~100 where the Burn CPU backends' matmul runs at ~30 (see
@@ -10,57 +11,13 @@
 //! device path. Both are tested against the autodiff reference.
 
 use faer::Mat;
-use ntk_model::{Activation, Mlp};
-
 use ntk_core::kernel::Kernel;
+use ntk_core::linalg::gram_lower_into;
+use ntk_model::Mlp;
+use ntk_model::host::{Cotangent, Layer, Params, Pool, Trace, backprop, from_rows};
 
 mod linear;
 pub use ntk_core::linalg::Real;
-use ntk_core::linalg::{gemm, gram_lower_into};
-
-/// A row-major `rows x cols` f64 buffer as a faer matrix in `T`.
-fn mat<T: Real>(v: &[f64], rows: usize, cols: usize) -> Mat<T> {
-    Mat::from_fn(rows, cols, |i, j| T::of(v[i * cols + j]))
-}
-
-/// `a = s(z) gamma` and `s = s'(z) gamma`, elementwise, column by column, into buffers of
-/// `z`'s shape.
-pub fn activate_into<T: Real>(
-    z: &Mat<T>,
-    act: &Activation,
-    gamma: f64,
-    a: &mut Mat<T>,
-    s: &mut Mat<T>,
-) {
-    let g = T::of(gamma);
-    for j in 0..z.ncols() {
-        let zc = z.col_as_slice(j);
-        let (ac, sc) = (a.col_as_slice_mut(j), s.col_as_slice_mut(j));
-        let cols = zc.iter().zip(ac.iter_mut()).zip(sc.iter_mut());
-        match act {
-            Activation::Relu => {
-                for ((z, a), s) in cols {
-                    let on = *z > T::of(0.0);
-                    *a = if on { *z * g } else { T::of(0.0) };
-                    *s = if on { g } else { T::of(0.0) };
-                }
-            }
-            Activation::Linear => {
-                for ((z, a), s) in cols {
-                    *a = *z * g;
-                    *s = g;
-                }
-            }
-            other => {
-                for ((z, a), s) in cols {
-                    let v = z.f64();
-                    *a = T::of(other.eval(v) * gamma);
-                    *s = T::of(other.derivative(v) * gamma);
-                }
-            }
-        }
-    }
-}
 
 /// The per-layer factors on the host: layer inputs `a_0..a_L` and, for the selected outputs
 /// side by side, the backpropagated signals `D_1..D_L`.
@@ -69,67 +26,9 @@ pub struct HostFactors<T: Real> {
     pub deltas: Vec<Mat<T>>,
 }
 
-/// A network's parameters as read from the device, row-major f64.
-struct Params {
-    weights: Vec<Vec<f64>>,
-    biases: Vec<Option<Vec<f64>>>,
-}
-
-impl Params {
-    fn read(mlp: &Mlp) -> Self {
-        let weights = mlp
-            .layers
-            .iter()
-            .map(|l| l.weight.val().try_into_vec_as().expect("reading weights"))
-            .collect();
-        let biases = mlp
-            .layers
-            .iter()
-            .map(|l| {
-                l.bias
-                    .as_ref()
-                    .map(|b| b.val().try_into_vec_as().expect("reading biases"))
-            })
-            .collect();
-        Self { weights, biases }
-    }
-}
-
-/// Matrices of finished computations kept for the next one of the same shape: a sweep's
-/// kernels need the same `n x m` and `n x n` buffers again and again, and a fresh one costs
-/// page faults and zeroing (~15 ms per `2000 x 2000` f64 matrix here) where reuse costs
-/// nothing. Every buffer taken is overwritten before it is read.
-struct Pool<T: Real> {
-    free: Vec<Mat<T>>,
-}
-
-impl<T: Real> Default for Pool<T> {
-    fn default() -> Self {
-        Self { free: Vec::new() }
-    }
-}
-
-impl<T: Real> Pool<T> {
-    /// A `rows x cols` matrix with unspecified contents.
-    fn take(&mut self, rows: usize, cols: usize) -> Mat<T> {
-        match self
-            .free
-            .iter()
-            .position(|m| m.nrows() == rows && m.ncols() == cols)
-        {
-            Some(i) => self.free.swap_remove(i),
-            None => Mat::zeros(rows, cols),
-        }
-    }
-
-    fn give(&mut self, m: Mat<T>) {
-        self.free.push(m);
-    }
-}
-
-/// The forward half of the structured NTK: the hidden layers' inputs `a_0..a_k`, slopes
-/// `gamma phi'(z)`, transposed weights, and (on demand) the lower-triangular Grams
-/// `G_l = a_l a_l^T`.
+/// The forward half of the structured NTK ([`ntk_model::host`]): the hidden layers' inputs
+/// `a_0..a_k` and slopes `gamma phi'(z)`, the parameters with their transposes stored, and
+/// (on demand) the lower-triangular Grams `G_l = a_l a_l^T`.
 ///
 /// It depends on the hidden layers only, so a depth sweep reuses it: with one seed, layer
 /// `l`'s weights are drawn from stream `l` of that seed (`ntk_model::init`), so the depth-L
@@ -139,13 +38,10 @@ impl<T: Real> Pool<T> {
 /// last bit as a fresh computation (tested).
 pub struct Forward<T: Real> {
     x: Vec<f64>,
-    act: Activation,
-    beta: Vec<f64>,
-    gamma: Vec<f64>,
-    hidden: Params,
-    inputs: Vec<Mat<T>>,
-    slopes: Vec<Mat<T>>,
-    weights_t: Vec<Mat<T>>,
+    params: Params<T>,
+    /// `a_0 = x`, `[n, d]`.
+    input: Mat<T>,
+    trace: Trace<T>,
     grams: Vec<Option<Mat<T>>>,
     keep_grams: bool,
     /// Buffers between kernels: the signals, the kernel's `n x n` work matrices, and those
@@ -158,56 +54,23 @@ pub struct Forward<T: Real> {
 const GRAM_CACHE_BYTES: usize = 2 << 30;
 
 impl<T: Real> Forward<T> {
-    /// The forward of `mlp`'s hidden layers on the `n` rows of `x`, with the buffers of
-    /// `old` (a replaced forward) where the shapes agree.
-    fn new(mlp: &Mlp, params: &Params, x: &[f64], n: usize, old: Option<Self>) -> Self {
+    /// The forward of the hidden layers of `params` on the `n` rows of `x`, with the buffers
+    /// of `old` (a replaced forward) where the shapes agree.
+    fn new(params: &Params<T>, x: &[f64], n: usize, old: Option<Self>) -> Self {
         let mut pool = old.map(Self::into_pool).unwrap_or_default();
-        pool.free.retain(|m| m.nrows() == n);
-        let cfg = mlp.config();
-        let depth = cfg.depth;
-        let scales = mlp.scales();
-        let sizes = cfg.layer_sizes();
-        let weights: Vec<Mat<T>> = (0..depth)
-            .map(|l| mat(&params.weights[l], sizes[l], sizes[l + 1]))
-            .collect();
-        let mut inputs = vec![mat::<T>(x, n, sizes[0])];
-        let mut slopes = Vec::with_capacity(depth);
-        for l in 0..depth {
-            let mut z = pool.take(n, sizes[l + 1]);
-            gemm(
-                z.as_mut(),
-                inputs[l].as_ref(),
-                weights[l].as_ref(),
-                T::of(scales.beta[l]),
-            );
-            if let Some(b) = &params.biases[l] {
-                for (j, bj) in b.iter().enumerate() {
-                    z.col_as_slice_mut(j)
-                        .iter_mut()
-                        .for_each(|v| *v += T::of(*bj));
-                }
-            }
-            let (mut a, mut s) = (pool.take(n, sizes[l + 1]), pool.take(n, sizes[l + 1]));
-            activate_into(&z, mlp.activation(), scales.gamma[l], &mut a, &mut s);
-            pool.give(z);
-            inputs.push(a);
-            slopes.push(s);
-        }
-        // W_l^T stored contiguously: faer's GEMM is ~30% slower with a transposed operand.
-        let weights_t = weights.iter().map(|w| w.transpose().to_owned()).collect();
+        pool.retain_rows(n);
+        let mut params = params.clone();
+        params.store_transposes();
+        let depth = params.depth();
+        let input = from_rows::<T>(x, n, params.layer(0).fan_in());
+        let mut trace = Trace::new(&params, n, &mut pool);
+        params.forward(input.as_ref(), &mut trace);
         let bytes = (depth + 1) * n * n * std::mem::size_of::<T>();
         Self {
             x: x.to_vec(),
-            act: *mlp.activation(),
-            beta: scales.beta.clone(),
-            gamma: scales.gamma.clone(),
-            hidden: Params {
-                weights: params.weights[..depth].to_vec(),
-                biases: params.biases[..depth].to_vec(),
-            },
-            inputs,
-            slopes,
-            weights_t,
+            params,
+            input,
+            trace,
             grams: (0..=depth).map(|_| None).collect(),
             keep_grams: bytes <= GRAM_CACHE_BYTES,
             pool,
@@ -219,7 +82,10 @@ impl<T: Real> Forward<T> {
         let mut pool = self.pool;
         let grams = self.grams.into_iter().flatten();
         // The input x (a_0) is n x d: kept too, the next forward may have the same d.
-        for m in self.inputs.into_iter().chain(self.slopes).chain(grams) {
+        let buffers = std::iter::once(self.input)
+            .chain(self.trace.acts)
+            .chain(self.trace.slopes);
+        for m in buffers.chain(grams) {
             pool.give(m);
         }
         pool
@@ -227,87 +93,74 @@ impl<T: Real> Forward<T> {
 
     /// The number of hidden layers this forward holds.
     pub fn depth(&self) -> usize {
-        self.slopes.len()
+        self.trace.depth()
     }
 
-    /// Whether this forward is `mlp`'s on `x`: the same inputs, activation, scales, and
-    /// hidden layers equal to this one's first `mlp.depth()`.
-    fn covers(&self, mlp: &Mlp, params: &Params, x: &[f64]) -> bool {
-        let depth = mlp.depth();
-        let scales = mlp.scales();
-        depth < self.inputs.len()
+    /// Whether this forward is that of the network of `params` on `x`: the same inputs,
+    /// activation, scales, and hidden layers equal to this one's first `params.depth()`.
+    fn covers(&self, params: &Params<T>, x: &[f64]) -> bool {
+        let depth = params.depth();
+        depth <= self.depth()
             && self.x == x
-            && self.act == *mlp.activation()
-            && self.beta[..depth] == scales.beta[..depth]
-            && self.gamma[..depth] == scales.gamma[..depth]
-            && self.hidden.weights[..depth] == params.weights[..depth]
-            && self.hidden.biases[..depth] == params.biases[..depth]
+            && self.params.activation() == params.activation()
+            && self.params.gamma()[..depth] == params.gamma()[..depth]
+            && (self.params.hidden().iter())
+                .zip(params.hidden())
+                .all(|(a, b)| a.same(b))
+    }
+
+    /// `a_l`, the input of layer `l + 1`.
+    fn input(&self, l: usize) -> &Mat<T> {
+        if l == 0 {
+            &self.input
+        } else {
+            &self.trace.acts[l - 1]
+        }
     }
 
     /// `G_l`, lower triangle: the kept one, or computed (and kept when it fits the budget,
     /// else into `scratch`).
     fn gram<'a>(&'a mut self, l: usize, scratch: &'a mut Mat<T>) -> &'a Mat<T> {
         if self.grams[l].is_none() && self.keep_grams {
-            let n = self.inputs[l].nrows();
+            let n = self.input.nrows();
             let mut g = self.pool.take(n, n);
-            gram_lower_into(&mut g, self.inputs[l].as_ref(), T::of(1.0));
+            gram_lower_into(&mut g, self.input(l).as_ref(), T::of(1.0));
             self.grams[l] = Some(g);
         }
         match &self.grams[l] {
             Some(g) => g,
             None => {
-                gram_lower_into(scratch, self.inputs[l].as_ref(), T::of(1.0));
+                gram_lower_into(scratch, self.input(l).as_ref(), T::of(1.0));
                 scratch
             }
         }
     }
 
-    /// The backpropagated signals `D_1..D_L` of the depth-L network whose output layer is
-    /// `w_out` (`[width, outputs]`, row-major), for the selected outputs side by side, in
-    /// buffers from `pool`.
+    /// The backpropagated signals `D_1..D_L` of the depth-L network (`L <= self.depth()`)
+    /// whose output layer is `output`, for the selected outputs side by side (the cotangent
+    /// `e_o` for each), in buffers from `pool`.
     fn deltas(
         &self,
         depth: usize,
-        w_out: &[f64],
-        k: usize,
-        beta_out: f64,
+        output: &Layer<T>,
         outputs: &[usize],
         pool: &mut Pool<T>,
     ) -> Vec<Mat<T>> {
-        let n = self.inputs[0].nrows();
+        let n = self.input.nrows();
+        let hidden = &self.params.hidden()[..depth];
         let mut per_output: Vec<Vec<Mat<T>>> = Vec::with_capacity(outputs.len());
         for &o in outputs {
-            let mut ds: Vec<Mat<T>> = Vec::with_capacity(depth);
-            if depth > 0 {
-                let m = self.slopes[depth - 1].ncols();
-                // D_L = s'(Z_L) gamma_L .* (beta_out W_out[:, o])^T.
-                let mut d = pool.take(n, m);
-                for j in 0..m {
-                    let w = T::of(beta_out * w_out[j * k + o]);
-                    let (dc, sc) = (
-                        d.col_as_slice_mut(j),
-                        self.slopes[depth - 1].col_as_slice(j),
-                    );
-                    dc.iter_mut().zip(sc).for_each(|(d, s)| *d = *s * w);
-                }
-                for l in (0..depth - 1).rev() {
-                    // D_l = beta_{l+1} (D_{l+1} W_{l+1}^T) .* s'(Z_l) gamma_l.
-                    let mut back = pool.take(n, self.slopes[l].ncols());
-                    gemm(
-                        back.as_mut(),
-                        d.as_ref(),
-                        self.weights_t[l + 1].as_ref(),
-                        T::of(self.beta[l + 1]),
-                    );
-                    for j in 0..back.ncols() {
-                        let (bc, sc) = (back.col_as_slice_mut(j), self.slopes[l].col_as_slice(j));
-                        bc.iter_mut().zip(sc).for_each(|(b, s)| *b *= *s);
-                    }
-                    ds.push(std::mem::replace(&mut d, back));
-                }
-                ds.push(d);
-                ds.reverse();
-            }
+            let mut ds: Vec<Mat<T>> = hidden.iter().map(|l| pool.take(n, l.fan_out())).collect();
+            let x = self.input.as_ref();
+            backprop(
+                hidden,
+                output,
+                x,
+                &self.trace,
+                Cotangent::Unit(o),
+                &mut ds,
+                None,
+            );
             per_output.push(ds);
         }
         // Several outputs: their signals side by side, so one Gram sums over them.
@@ -341,20 +194,16 @@ pub struct HostCache {
 
 /// One forward and the hand-written backward (see [`crate::structured`]).
 pub fn factors<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> HostFactors<T> {
-    let params = Params::read(mlp);
-    let depth = mlp.depth();
-    let fwd = Forward::<T>::new(mlp, &params, x, n, None);
-    let k = mlp.config().output_dim;
+    let params = Params::<T>::read(mlp);
+    let fwd = Forward::new(&params, x, n, None);
     let deltas = fwd.deltas(
-        depth,
-        &params.weights[depth],
-        k,
-        mlp.scales().beta_out,
+        params.depth(),
+        params.output(),
         outputs,
         &mut Pool::default(),
     );
     HostFactors {
-        inputs: fwd.inputs,
+        inputs: std::iter::once(fwd.input).chain(fwd.trace.acts).collect(),
         deltas,
     }
 }
@@ -374,52 +223,40 @@ pub fn ntk_with<T: Real>(
     outputs: &[usize],
     cache: &mut Option<Forward<T>>,
 ) -> Kernel {
-    let params = Params::read(mlp);
     if linear::applies(mlp) {
-        return linear::ntk::<T>(mlp, &params, x, n, outputs);
+        return linear::ntk::<T>(mlp, &Params::read(mlp), x, n, outputs);
     }
-    layered(mlp, &params, x, n, outputs, cache)
+    layered(mlp, &Params::read(mlp), x, n, outputs, cache)
 }
 
 /// The general structured kernel, layer by layer, from the (cached) forward.
 fn layered<T: Real>(
     mlp: &Mlp,
-    params: &Params,
+    params: &Params<T>,
     x: &[f64],
     n: usize,
     outputs: &[usize],
     cache: &mut Option<Forward<T>>,
 ) -> Kernel {
-    if !cache.as_ref().is_some_and(|f| f.covers(mlp, params, x)) {
+    if !cache.as_ref().is_some_and(|f| f.covers(params, x)) {
         let old = cache.take();
-        *cache = Some(Forward::new(mlp, params, x, n, old));
+        *cache = Some(Forward::new(params, x, n, old));
     }
     let fwd = cache.as_mut().expect("set above");
-    let scales = mlp.scales();
-    let depth = mlp.depth();
+    let depth = params.depth();
     let bias = if mlp.config().bias { 1.0 } else { 0.0 };
     let copies = outputs.len() as f64;
-    let k_out = mlp.config().output_dim;
     let mut pool = std::mem::take(&mut fwd.pool);
-    let deltas = fwd.deltas(
-        depth,
-        &params.weights[depth],
-        k_out,
-        scales.beta_out,
-        outputs,
-        &mut pool,
-    );
+    let deltas = fwd.deltas(depth, params.output(), outputs, &mut pool);
     fwd.pool = pool;
 
     // K = copies (beta_out^2 G_L + b) + sum_l (beta_l^2 G_{l-1} + b) .* H_l, lower triangle.
     // Work buffers from the pool, the previous network's (every entry read below is
     // written first).
+    let beta_out = params.output().beta();
     let [mut k, mut g, mut h] = std::array::from_fn(|_| fwd.pool.take(n, n));
     k.as_mut().copy_from(fwd.gram(depth, &mut g).as_ref());
-    let (scale, shift) = (
-        T::of(copies * scales.beta_out * scales.beta_out),
-        T::of(copies * bias),
-    );
+    let (scale, shift) = (T::of(copies * beta_out * beta_out), T::of(copies * bias));
     for j in 0..n {
         k.col_as_slice_mut(j)[j..]
             .iter_mut()
@@ -430,7 +267,8 @@ fn layered<T: Real>(
     for (l, d) in deltas.iter().enumerate() {
         let g = fwd.gram(l, &mut g);
         gram_lower_into(&mut h, d.as_ref(), T::of(1.0));
-        let (b2, b) = (T::of(scales.beta[l] * scales.beta[l]), T::of(bias));
+        let beta = params.hidden()[l].beta();
+        let (b2, b) = (T::of(beta * beta), T::of(bias));
         for j in 0..n {
             let (gc, hc) = (&g.col_as_slice(j)[j..], &h.col_as_slice(j)[j..]);
             let kc = &mut k.col_as_slice_mut(j)[j..];
