@@ -290,6 +290,87 @@ fn error_key(message: &str, at: &str) -> String {
     }
 }
 
+/// The assignments that a binary's short flags stand for, built flag by flag; keys of the
+/// network's table go to `[resnet]` when the config file has one, else to `[model]`.
+pub struct Flags {
+    assignments: Vec<Assignment>,
+    resnet: bool,
+}
+
+impl Flags {
+    /// Flags for the config whose file holds `table`.
+    pub fn for_table(table: &Table) -> Self {
+        Self {
+            assignments: Vec::new(),
+            resnet: table.contains_key("resnet"),
+        }
+    }
+
+    /// `--FLAG X` as `key = X`, an integer in the file.
+    pub fn int(&mut self, key: &str, flag: &str, value: Option<u64>) -> Result<(), String> {
+        if let Some(x) = value {
+            let i = i64::try_from(x)
+                .map_err(|_| format!("--{flag} {x}: too large (at most {})", i64::MAX))?;
+            self.push(Assignment::set(key, i, format!("--{flag} {x}")));
+        }
+        Ok(())
+    }
+
+    /// `--FLAG S` as `key = "S"`, or as the TOML value `S` is (an integer output index).
+    pub fn text(&mut self, key: &str, flag: &str, value: Option<&str>) {
+        if let Some(s) = value {
+            self.push(Assignment::set(
+                key,
+                parse_value(s),
+                format!("--{flag} {s}"),
+            ));
+        }
+    }
+
+    pub fn push(&mut self, assignment: Assignment) {
+        self.assignments.push(assignment);
+    }
+
+    /// The network flags both tools take: `--depth`, `--width` (a ResNet's `base_width`),
+    /// `--seed` and `--activation` (refused for a ResNet, whose variant fixes it).
+    pub fn network(
+        &mut self,
+        depth: Option<u64>,
+        width: Option<u64>,
+        seed: Option<u64>,
+        activation: Option<&str>,
+    ) -> Result<(), String> {
+        let (table, width_key) = if self.resnet {
+            ("resnet", "resnet.base_width")
+        } else {
+            ("model", "model.width")
+        };
+        self.int(&format!("{table}.depth"), "depth", depth)?;
+        self.int(width_key, "width", width)?;
+        self.int(&format!("{table}.seed"), "seed", seed)?;
+        if let Some(a) = activation {
+            if self.resnet {
+                return Err(format!(
+                    "--activation {a}: a ResNet's activation follows resnet.variant (batch_norm \
+                     and fixup: relu; norm_relu: NormReLU)"
+                ));
+            }
+            self.push(Assignment::set(
+                "model.activation",
+                a,
+                format!("--activation {a}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The flags' assignments, then the `--set`s `sets`, in order (a `--set` wins).
+    pub fn finish(mut self, sets: &[String]) -> Result<Vec<Assignment>, String> {
+        self.assignments.extend(parse_all(sets)?);
+        Ok(self.assignments)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -194,10 +194,24 @@ pub fn refuse_stale(planned: &[Planned], recompute: bool, unit: &str) -> Result<
     }
 }
 
-/// `--dry-run`: every point of this shard with its state and label, then the reasons of
-/// the first stale ones; `header` is the first line.
-pub fn print_plan<S: Sweep>(sweep: &S, points: &[S::Point], planned: &[Planned], header: &str) {
-    println!("{header}");
+/// `--dry-run`: a header (`12 run(s) in OUT; this shard (0/2) owns 6:`, `points` counted
+/// as `what`), every point of this shard with its state and label, then the reasons of
+/// the first stale ones.
+pub fn print_plan<S: Sweep>(
+    sweep: &S,
+    points: &[S::Point],
+    planned: &[Planned],
+    (shard, out): (Shard, &Path),
+    what: &str,
+) {
+    println!(
+        "{} {what} in {}; this shard ({}/{}) owns {}:",
+        points.len(),
+        out.display(),
+        shard.index,
+        shard.count,
+        planned.len()
+    );
     for p in planned {
         println!(
             "{:4} {:7} {}",

@@ -98,7 +98,13 @@ pub fn mlp_ntk(
     compute: &Compute,
     mode: OutputMode,
 ) -> Result<Kernel, String> {
-    let d = if n == 0 { 0 } else { x.len() / n };
+    let d = x.len().checked_div(n).unwrap_or(0);
+    if n == 0 || d == 0 || d * n != x.len() {
+        return Err(format!(
+            "x has {} values: not n = {n} rows of the same positive length",
+            x.len()
+        ));
+    }
     let inputs = ntk_data::Inputs {
         x: x.to_vec(),
         n,

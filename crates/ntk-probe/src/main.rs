@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use ntk_core::backend::{self, Precision};
-use ntk_core::overrides::{self, Assignment};
+use ntk_core::overrides::{self, Assignment, Flags};
 use ntk_core::sweep::Shard;
 use ntk_data::inputs;
 use ntk_model::ActivationKind;
@@ -200,74 +200,26 @@ impl Overrides {
     /// The short flags as the `--set`s they stand for (keys of the network's table: `[model]`
     /// or, when the file has one, `[resnet]`), then the `--set`s, in order.
     fn assignments(&self, table: &toml::Table) -> Result<Vec<Assignment>, String> {
-        let resnet = table.contains_key("resnet");
-        let net = if resnet { "resnet" } else { "model" };
-        let mut v = Vec::new();
-        let text = |key: &str, flag: &str, s: &Option<String>, v: &mut Vec<Assignment>| {
-            if let Some(s) = s {
-                v.push(Assignment::set(key, s.as_str(), format!("--{flag} {s}")));
-            }
-        };
-        text("data.dataset", "dataset", &self.dataset, &mut v);
-        int(&mut v, "data.n", "n", self.n.map(|n| n as u64))?;
-        int(
-            &mut v,
-            "data.input_dim",
-            "input-dim",
-            self.input_dim.map(|d| d as u64),
+        let mut f = Flags::for_table(table);
+        let usize_flag = |v: Option<usize>| v.map(|x| x as u64);
+        f.text("data.dataset", "dataset", self.dataset.as_deref());
+        f.int("data.n", "n", usize_flag(self.n))?;
+        f.int("data.input_dim", "input-dim", usize_flag(self.input_dim))?;
+        f.network(
+            usize_flag(self.depth),
+            usize_flag(self.width),
+            self.seed,
+            self.activation.as_deref(),
         )?;
-        let width_key = if resnet {
-            "resnet.base_width"
-        } else {
-            "model.width"
-        };
-        int(&mut v, width_key, "width", self.width.map(|w| w as u64))?;
-        int(
-            &mut v,
-            &format!("{net}.depth"),
-            "depth",
-            self.depth.map(|d| d as u64),
-        )?;
-        if let Some(a) = &self.activation {
-            if resnet {
-                return Err(format!(
-                    "--activation {a}: a ResNet's activation follows resnet.variant (batch_norm and \
-                     fixup: relu; norm_relu: NormReLU)"
-                ));
-            }
-            v.push(Assignment::set(
-                "model.activation",
-                a.as_str(),
-                format!("--activation {a}"),
-            ));
-        }
-        int(&mut v, &format!("{net}.seed"), "seed", self.seed)?;
-        text("probe.precision", "precision", &self.precision, &mut v);
-        text("probe.protocol", "protocol", &self.protocol, &mut v);
-        if let Some(o) = &self.output {
-            // An index is an integer in the file.
-            v.push(Assignment::set(
-                "probe.output",
-                overrides::parse_value(o),
-                format!("--output {o}"),
-            ));
-        }
-        text("probe.device", "device", &self.device, &mut v);
-        v.extend(overrides::parse_all(&self.set)?);
-        Ok(v)
+        f.text("probe.precision", "precision", self.precision.as_deref());
+        f.text("probe.protocol", "protocol", self.protocol.as_deref());
+        f.text("probe.output", "output", self.output.as_deref());
+        f.text("probe.device", "device", self.device.as_deref());
+        f.finish(&self.set)
     }
 }
 
 /// Pushes the assignment of an integer flag (TOML integers are i64).
-fn int(v: &mut Vec<Assignment>, key: &str, flag: &str, value: Option<u64>) -> Result<(), String> {
-    if let Some(x) = value {
-        let i = i64::try_from(x)
-            .map_err(|_| format!("--{flag} {x}: too large (at most {})", i64::MAX))?;
-        v.push(Assignment::set(key, i, format!("--{flag} {x}")));
-    }
-    Ok(())
-}
-
 #[derive(Args)]
 struct BenchArgs {
     /// Samples (the kernel is n x n).

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use ntk_core::backend::{self, Precision};
-use ntk_core::overrides::{self, Assignment};
+use ntk_core::overrides::{self, Assignment, Flags};
 use ntk_core::sweep::Shard;
 use ntk_model::NetSpec;
 use ntk_model::{ActivationKind, ResNetConfig, ResNetVariant};
@@ -175,99 +175,56 @@ fn parse_activation(s: &str) -> Result<ActivationKind, String> {
 /// The short flags as the `--set`s they stand for (keys of the network's table: `[model]`
 /// or, when the file has one, `[resnet]`), then the `--set`s, in order.
 fn assignments(args: &RunArgs, table: &toml::Table) -> Result<Vec<Assignment>, String> {
-    let resnet = table.contains_key("resnet");
-    let net = if resnet { "resnet" } else { "model" };
-    let mut v = Vec::new();
-    let mut int = |key: &str, flag: &str, value: Option<u64>| -> Result<(), String> {
-        if let Some(x) = value {
-            let i = i64::try_from(x)
-                .map_err(|_| format!("--{flag} {x}: too large (at most {})", i64::MAX))?;
-            v.push(Assignment::set(key, i, format!("--{flag} {x}")));
-        }
-        Ok(())
-    };
-    int("train.epochs", "epochs", args.epochs.map(|e| e as u64))?;
-    int(
+    let mut f = Flags::for_table(table);
+    let usize_flag = |v: Option<usize>| v.map(|x| x as u64);
+    f.int("train.epochs", "epochs", usize_flag(args.epochs))?;
+    f.int(
         "train.iterations",
         "iterations",
-        args.iterations.map(|i| i as u64),
+        usize_flag(args.iterations),
     )?;
-    int(
+    f.int(
         "train.batch_size",
         "batch-size",
-        args.batch_size.map(|b| b as u64),
+        usize_flag(args.batch_size),
     )?;
-    int("data.n", "n", args.n.map(|n| n as u64))?;
-    int("train.test_n", "test-n", args.test_n.map(|n| n as u64))?;
-    int(
-        &format!("{net}.depth"),
-        "depth",
-        args.depth.map(|d| d as u64),
+    f.int("data.n", "n", usize_flag(args.n))?;
+    f.int("train.test_n", "test-n", usize_flag(args.test_n))?;
+    f.network(
+        usize_flag(args.depth),
+        usize_flag(args.width),
+        args.seed,
+        args.activation.map(|a| a.name()),
     )?;
-    let width_key = if resnet {
-        "resnet.base_width"
-    } else {
-        "model.width"
-    };
-    int(width_key, "width", args.width.map(|w| w as u64))?;
-    int(&format!("{net}.seed"), "seed", args.seed)?;
     // --epochs and --iterations replace each other.
     if let Some(e) = args.epochs {
-        v.push(Assignment::remove(
+        f.push(Assignment::remove(
             "train.iterations",
             format!("--epochs {e}"),
         ));
     }
     if let Some(i) = args.iterations {
-        v.push(Assignment::remove(
+        f.push(Assignment::remove(
             "train.epochs",
             format!("--iterations {i}"),
         ));
     }
     if let Some(lr) = args.lr {
-        v.push(Assignment::set("optim.lr", lr, format!("--lr {lr}")));
+        f.push(Assignment::set("optim.lr", lr, format!("--lr {lr}")));
     }
-    if let Some(a) = args.activation {
-        if resnet {
-            return Err(format!(
-                "--activation {a}: a ResNet's activation follows resnet.variant (batch_norm and \
-                 fixup: relu; norm_relu: NormReLU)"
-            ));
-        }
-        v.push(Assignment::set(
-            "model.activation",
-            a.name(),
-            format!("--activation {a}"),
-        ));
-    }
-    if let Some(p) = args.precision {
-        v.push(Assignment::set(
-            "train.precision",
-            p.name(),
-            format!("--precision {p}"),
-        ));
-    }
-    if let Some(e) = args.engine {
-        let name = match e {
-            EngineChoice::Auto => "auto",
-            EngineChoice::Burn => "burn",
-            EngineChoice::Host => "host",
-        };
-        v.push(Assignment::set(
-            "train.engine",
-            name,
-            format!("--engine {name}"),
-        ));
-    }
-    if let Some(d) = &args.device {
-        v.push(Assignment::set(
-            "train.device",
-            d.as_str(),
-            format!("--device {d}"),
-        ));
-    }
-    v.extend(overrides::parse_all(&args.set)?);
-    Ok(v)
+    f.text(
+        "train.precision",
+        "precision",
+        args.precision.map(|p| p.name()),
+    );
+    let engine = args.engine.map(|e| match e {
+        EngineChoice::Auto => "auto",
+        EngineChoice::Burn => "burn",
+        EngineChoice::Host => "host",
+    });
+    f.text("train.engine", "engine", engine);
+    f.text("train.device", "device", args.device.as_deref());
+    f.finish(&args.set)
 }
 
 /// The config of `--config` with the overrides applied, validated as the file is.

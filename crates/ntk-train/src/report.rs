@@ -222,7 +222,7 @@ fn mean_curve<T>(
             if vals.len() < tables.len() {
                 return None;
             }
-            Some((epoch(&tables[0][i]) as f64, mean(vals.into_iter())?))
+            Some((epoch(&tables[0][i]) as f64, mean(vals)?))
         })
         .collect()
 }

@@ -330,14 +330,6 @@ pub fn dry_run(
         reporter: &Reporter::silent(),
     };
     let planned = sweep::plan(&sweep, &points, shard)?;
-    let header = format!(
-        "{} run(s) in {}; this shard ({}/{}) owns {}:",
-        points.len(),
-        out.display(),
-        shard.index,
-        shard.count,
-        planned.len()
-    );
-    sweep::print_plan(&sweep, &points, &planned, &header);
+    sweep::print_plan(&sweep, &points, &planned, (shard, out), "run(s)");
     Ok(())
 }

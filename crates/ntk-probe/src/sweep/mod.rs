@@ -706,16 +706,8 @@ pub fn dry_run(
     let sweep = ProbeSweep::new(cfg, out, opts)?;
     let points = cfg.points();
     let planned = sweep::plan(&sweep, &points, shard)?;
-    let header = format!(
-        "{} point(s) x {} protocol(s) in {}; this shard ({}/{}) owns {}:",
-        points.len(),
-        cfg.sweep.protocols.len(),
-        out.display(),
-        shard.index,
-        shard.count,
-        planned.len()
-    );
-    sweep::print_plan(&sweep, &points, &planned, &header);
+    let what = format!("point(s) x {} protocol(s)", cfg.sweep.protocols.len());
+    sweep::print_plan(&sweep, &points, &planned, (shard, out), &what);
     Ok(())
 }
 
