@@ -6,7 +6,7 @@ use burn::store::ModuleRecord;
 use burn::tensor::{Bytes, DType, Device};
 use libfuzzer_sys::fuzz_target;
 use ntk_model::{ActivationKind, MlpConfig};
-use ntk_train::model::ModelSpec;
+use ntk_model::NetSpec;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(record) = ModuleRecord::from_bytes(Bytes::from_bytes_vec(data.to_vec())) else {
@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut cfg = MlpConfig::new(64, 8, 1, ActivationKind::Relu);
     cfg.output_dim = 10;
-    let model = ModelSpec::Mlp(cfg)
+    let model = NetSpec::Mlp(cfg)
         .build(64, &Device::flex(), DType::F32)
         .expect("a valid model");
     let _ = model.try_load_record(record);

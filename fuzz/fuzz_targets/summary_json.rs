@@ -2,7 +2,7 @@
 //! provenance check a sweep makes against it.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use ntk_probe::provenance::{self, Provenance};
+use ntk_core::provenance::{self, Provenance};
 
 fn check(p: Option<&Provenance>) {
     let now = Provenance::new("fuzz", provenance::FlatConfig::new());

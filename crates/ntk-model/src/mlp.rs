@@ -5,7 +5,7 @@
 //! exports transpose to PyTorch's `[out, in]`.
 
 use burn::module::{Module, Param};
-use burn::nn::{BatchNorm, BatchNormConfig, LayerNorm, LayerNormConfig};
+use burn::nn::{BatchNorm, LayerNorm, LayerNormConfig};
 use burn::tensor::{DType, Device, Tensor, TensorData};
 
 use crate::activation::Activation;
@@ -119,13 +119,10 @@ impl Mlp {
     fn assemble(config: &MlpConfig, layers: Vec<Dense>, device: &Device, dtype: DType) -> Self {
         let cast = |t: Tensor<1>| t.cast(dtype);
         let batch_norms = match config.normalization {
+            // Parameters and running statistics in `dtype` (an f64 network's BatchNorm would
+            // otherwise keep f32 running statistics and fail on its first training step).
             Normalization::BatchNorm => (0..config.depth)
-                .map(|_| {
-                    let mut bn = BatchNormConfig::new(config.width).init(device);
-                    bn.gamma = bn.gamma.map(cast);
-                    bn.beta = bn.beta.map(cast);
-                    bn
-                })
+                .map(|_| crate::resnet::layers::batch_norm(config.width, device, dtype))
                 .collect(),
             _ => Vec::new(),
         };

@@ -4,7 +4,7 @@ use burn::module::Module;
 use burn::tensor::{DType, Device, Tensor, TensorData};
 use ntk_model::export::{ExportDType, load_safetensors, save_safetensors};
 use ntk_model::init;
-use ntk_model::{ActivationKind, Mlp, MlpConfig, ModelError};
+use ntk_model::{ActivationKind, Mlp, MlpConfig, ModelError, Normalization};
 
 fn unit_norm_inputs(n: usize, d: usize, seed: u64) -> Vec<f64> {
     let mut x = init::gaussian(seed, 99, n, d, 1.0);
@@ -252,4 +252,35 @@ fn bad_configs_name_the_field() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("swish") && err.contains("relu"), "{err}");
+}
+
+/// A BatchNorm or LayerNorm MLP in f64 trains in f64: its normalization layers' parameters
+/// and running statistics are built in the network's float type (an f32 running mean once
+/// made the first f64 training step panic on a dtype mismatch).
+#[test]
+fn normalized_networks_train_in_f64() {
+    for norm in [Normalization::BatchNorm, Normalization::LayerNorm] {
+        let cfg = MlpConfig::new(3, 8, 2, ActivationKind::Relu)
+            .with_output_dim(2)
+            .with_normalization(norm);
+        let device = Device::flex();
+        let mlp = Mlp::new(&cfg, &device, DType::F64).unwrap();
+        let ad = device.autodiff();
+        let mlp = mlp.fork(&ad).train();
+        let x = tensor(&unit_norm_inputs(4, 3, 1), [4, 3], DType::F64).to_device(&ad);
+        let y = mlp.forward(x);
+        assert_eq!(y.dtype(), DType::F64, "{norm:?}");
+        let grads = y.sum().backward();
+        let w = mlp.layers[0].weight.val();
+        let g = w.grad(&grads).expect("a gradient of the first layer");
+        assert_eq!(g.dtype(), DType::F64, "{norm:?}");
+        assert!(
+            to_vec(
+                mlp.valid()
+                    .forward(tensor(&[1.0, 0.0, 0.0], [1, 3], DType::F64))
+            )
+            .iter()
+            .all(|v| v.is_finite())
+        );
+    }
 }

@@ -8,6 +8,11 @@
 //! that [`OutputMode`] selects (`Sum`: all of them, the papers' scalar-output NTK for one
 //! output; `Single(o)`; `Full`: the `nk x nk` kernel).
 
+// The README's Rust example runs as a doc test of this module.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;
+
 use burn::module::Module;
 use burn::tensor::Tensor;
 use ntk_core::backend::{Compute, Precision};
