@@ -1,0 +1,38 @@
+//! The committed experiment tables are what the code makes of the committed runs: `collect`
+//! over a copy of each experiment's `runs/` reproduces its `sweep.csv` and `best.csv` byte
+//! for byte (a refactoring of the sweep or report code must not change a published number).
+
+use std::path::{Path, PathBuf};
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn collect_reproduces_the_committed_tables() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let experiments = ["fig3/mnist", "fig3/fmnist", "agarwal_fig3/fmnist"];
+    for e in experiments {
+        let committed = root.join(e);
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(&committed.join("runs"), &dir.path().join("runs"));
+        ntk_train::report::collect(dir.path(), false, false).unwrap();
+        for table in ["sweep.csv", "best.csv"] {
+            let made = std::fs::read(dir.path().join(table)).unwrap();
+            let kept = std::fs::read(committed.join(table)).unwrap();
+            assert!(
+                made == kept,
+                "{e}/{table} differs from what collect makes of its runs"
+            );
+        }
+    }
+}
