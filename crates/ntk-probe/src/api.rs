@@ -56,7 +56,7 @@ use crate::run;
 /// let c = Conditioning::of(&k, compute.precision)?;
 /// assert!(c.lambda_min > 0.0 && c.kappa.unwrap() >= 1.0);
 /// assert!(c.min_grad_angle_deg.unwrap() > 0.0);
-/// # Ok::<(), String>(())
+/// # Ok::<(), ntk_probe::Error>(())
 /// ```
 pub fn empirical_ntk<M: Module, const D: usize>(
     model: &M,
@@ -89,7 +89,7 @@ pub fn empirical_ntk<M: Module, const D: usize>(
 /// let k = mlp_ntk(&mlp, &x, 100, &compute, OutputMode::Sum)?;
 /// let c = Conditioning::of(&k, compute.precision)?;
 /// println!("kappa = {:.3e}, min gradient angle = {:.2} deg", c.kappa.unwrap(), c.min_grad_angle_deg.unwrap());
-/// # Ok::<(), String>(())
+/// # Ok::<(), ntk_probe::Error>(())
 /// ```
 pub fn mlp_ntk(
     mlp: &Mlp,
@@ -97,13 +97,10 @@ pub fn mlp_ntk(
     n: usize,
     compute: &Compute,
     mode: OutputMode,
-) -> Result<Kernel, String> {
+) -> crate::Result<Kernel> {
     let d = x.len().checked_div(n).unwrap_or(0);
     if n == 0 || d == 0 || d * n != x.len() {
-        return Err(format!(
-            "x has {} values: not n = {n} rows of the same positive length",
-            x.len()
-        ));
+        return Err(crate::Error::Ragged { len: x.len(), n });
     }
     let inputs = ntk_data::Inputs {
         x: x.to_vec(),
@@ -135,7 +132,7 @@ pub struct Conditioning {
 impl Conditioning {
     /// The conditioning of `k`, formed in `precision` (whose unit roundoff sets the
     /// singularity threshold).
-    pub fn of(k: &Kernel, precision: Precision) -> Result<Self, String> {
+    pub fn of(k: &Kernel, precision: Precision) -> crate::Result<Self> {
         let s = spectrum::spectrum(k, precision.epsilon())?;
         let angle = angles::min_angle(k);
         Ok(Self {
