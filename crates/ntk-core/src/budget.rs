@@ -139,7 +139,10 @@ mod tests {
     fn an_estimate_over_the_limit_names_culprit_estimate_and_limit() {
         let mut e = Estimate::default();
         e.add("kernel", 60000.0 * 60000.0, 8.0);
-        let err = e.check("data.n = 60000", Some("8G")).unwrap_err().to_string();
+        let err = e
+            .check("data.n = 60000", Some("8G"))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("data.n = 60000"), "{err}");
         assert!(err.contains("26.8 GiB") && err.contains("8.0 GiB"), "{err}");
         assert!(e.check("data.n = 60000", Some("64G")).is_ok());

@@ -28,8 +28,9 @@ impl TryFrom<OutputRepr> for OutputMode {
     fn try_from(r: OutputRepr) -> crate::Result<Self> {
         match r {
             OutputRepr::Index(o) => Ok(Self::Single(o)),
-            OutputRepr::Name(s) => Self::parse(&s)
-                .ok_or_else(|| crate::Error::UnknownOutput { output: s.clone() }),
+            OutputRepr::Name(s) => {
+                Self::parse(&s).ok_or_else(|| crate::Error::UnknownOutput { output: s.clone() })
+            }
         }
     }
 }

@@ -285,8 +285,7 @@ pub fn clean_tree(root: &Path) -> usize {
 
 /// Fails early, before any work, when `dir` cannot be created or written.
 pub fn check_writable(dir: &Path) -> crate::Result<()> {
-    std::fs::create_dir_all(dir)
-        .map_err(|source| crate::Error::CreateDir {
+    std::fs::create_dir_all(dir).map_err(|source| crate::Error::CreateDir {
         dir: dir.to_path_buf(),
         source,
     })?;

@@ -34,13 +34,11 @@ pub struct Assignment {
 impl Assignment {
     /// Parses one `--set` argument, `KEY=VALUE`: the value as TOML, else as a bare string.
     pub fn parse(arg: &str) -> crate::Result<Self> {
-        let (key, value) = arg
-            .split_once('=')
-            .ok_or_else(|| Error::Override {
-                origin: format!("--set {arg}"),
-                message: "expected key=value (e.g. model.depth=5)".to_string(),
-                key: None,
-            })?;
+        let (key, value) = arg.split_once('=').ok_or_else(|| Error::Override {
+            origin: format!("--set {arg}"),
+            message: "expected key=value (e.g. model.depth=5)".to_string(),
+            key: None,
+        })?;
         let key = key.trim();
         check_key(key).map_err(|e| Error::Assignment {
             origin: format!("--set {arg}"),
@@ -572,8 +570,9 @@ mod tests {
         );
         // A short flag's translation names the flag and the key.
         let (_dir, path) = file(FILE);
-        let e =
-            load::<Cfg>(&path, &[Assignment::set("model.width", 8i64, "--width 8")]).unwrap_err().to_string();
+        let e = load::<Cfg>(&path, &[Assignment::set("model.width", 8i64, "--width 8")])
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("--width 8: unknown key `model.width`"), "{e}");
     }
 
@@ -584,7 +583,9 @@ mod tests {
         assert!(e.contains("invalid type: string \"deep\""), "{e}");
         let e = load_with(&["model.depth=-3"]).unwrap_err().to_string();
         assert!(e.starts_with("--set model.depth=-3: "), "{e}");
-        let e = load_with(&["ntk.every=1", "ntk.pair=[1]"]).unwrap_err().to_string();
+        let e = load_with(&["ntk.every=1", "ntk.pair=[1]"])
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("--set ntk.pair=[1]: "), "{e}");
         assert!(e.contains("length 1"), "{e}");
         // A missing required key of a created table is the assignment's.
@@ -601,8 +602,9 @@ mod tests {
         );
         // A flag's translation names the key.
         let (_dir, path) = file(FILE);
-        let e =
-            load::<Cfg>(&path, &[Assignment::set("model.depth", "x", "--depth x")]).unwrap_err().to_string();
+        let e = load::<Cfg>(&path, &[Assignment::set("model.depth", "x", "--depth x")])
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("--depth x (model.depth): invalid type"),
             "{e}"
@@ -621,16 +623,22 @@ mod tests {
         let (_dir, path) = file("[data]\ndataset = \"x\"\n");
         let c: Cfg = load(&path, &sets(&["model.depth=2"])).unwrap();
         assert_eq!(c.model.depth, 2);
-        let e = load::<Cfg>(&path, &sets(&["data.unit_norm=true"])).unwrap_err().to_string();
+        let e = load::<Cfg>(&path, &sets(&["data.unit_norm=true"]))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("c.toml") && e.contains("missing field `model`"),
             "{e}"
         );
         // Syntax errors name the file.
         let (_dir, path) = file("[model\n");
-        let e = load::<Cfg>(&path, &sets(&["model.depth=2"])).unwrap_err().to_string();
+        let e = load::<Cfg>(&path, &sets(&["model.depth=2"]))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with(&format!("{}: ", path.display())), "{e}");
-        let e = load::<Cfg>(Path::new("/nonexistent.toml"), &sets(&["a=1"])).unwrap_err().to_string();
+        let e = load::<Cfg>(Path::new("/nonexistent.toml"), &sets(&["a=1"]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cannot read config"), "{e}");
     }
 }

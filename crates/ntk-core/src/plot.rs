@@ -96,17 +96,13 @@ impl Figure {
         let svg = stem.with_extension("svg");
         {
             let root = BitMapBackend::new(&png, (900, 600)).into_drawing_area();
-            self.draw(&root)
-                .map_err(|e| plot_error(&png, e))?;
-            root.present()
-                .map_err(|e| plot_error(&png, e))?;
+            self.draw(&root).map_err(|e| plot_error(&png, e))?;
+            root.present().map_err(|e| plot_error(&png, e))?;
         }
         {
             let root = SVGBackend::new(&svg, (900, 600)).into_drawing_area();
-            self.draw(&root)
-                .map_err(|e| plot_error(&svg, e))?;
-            root.present()
-                .map_err(|e| plot_error(&svg, e))?;
+            self.draw(&root).map_err(|e| plot_error(&svg, e))?;
+            root.present().map_err(|e| plot_error(&svg, e))?;
         }
         Ok(())
     }

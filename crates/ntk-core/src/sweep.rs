@@ -315,7 +315,9 @@ mod tests {
     #[test]
     fn a_grid_over_the_limit_is_refused() {
         assert_eq!(check_size(&[11, 2, 5], "axes").unwrap(), 110);
-        let err = check_size(&[1000, 1000], "depths x seeds").unwrap_err().to_string();
+        let err = check_size(&[1000, 1000], "depths x seeds")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("1000000 points (depths x seeds)"), "{err}");
     }
 

@@ -44,9 +44,11 @@ pub fn read_csv<T: DeserializeOwned>(path: &Path) -> crate::Result<Vec<T>> {
 pub fn parse_csv<T: DeserializeOwned>(bytes: &[u8], name: &str) -> crate::Result<Vec<T>> {
     csv::Reader::from_reader(bytes)
         .deserialize()
-        .map(|row| row.map_err(|source| crate::Error::Csv {
+        .map(|row| {
+            row.map_err(|source| crate::Error::Csv {
                 name: name.to_string(),
                 source,
-            }))
+            })
+        })
         .collect()
 }

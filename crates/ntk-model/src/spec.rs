@@ -54,7 +54,12 @@ impl NetSpec {
     }
 
     /// Builds the network for inputs of dimension `input_dim` (checked first).
-    pub fn build(&self, input_dim: usize, device: &Device, dtype: DType) -> Result<Net, ModelError> {
+    pub fn build(
+        &self,
+        input_dim: usize,
+        device: &Device,
+        dtype: DType,
+    ) -> Result<Net, ModelError> {
         self.check_input_dim(input_dim, "the data")?;
         match self {
             Self::Mlp(m) => {

@@ -255,10 +255,7 @@ impl ProbeConfig {
             return Err(Error::Config {
                 key: "probe.pair",
                 value: format!("[{i}, {j}]"),
-                reason: format!(
-                    "need two different indices below data.n = {}",
-                    self.data.n
-                ),
+                reason: format!("need two different indices below data.n = {}", self.data.n),
             });
         }
         let outputs = self.output_dim()?;

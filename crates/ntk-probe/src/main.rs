@@ -521,14 +521,16 @@ fn parse_values(s: &str, what: &str) -> CliResult<Vec<f64>> {
         if step <= 0.0 || b < a {
             return Err(format!(
                 "--{what} {s}: a range start:stop:step needs step > 0 and stop >= start"
-            ).into());
+            )
+            .into());
         }
         let count = ((b - a) / step + 1e-9).floor();
         // NaN (inf / inf) fails this test too.
         if !count.is_finite() || count >= MAX_THEORY_VALUES {
             return Err(format!(
                 "--{what} {s}: {count:.3e} values; at most {MAX_THEORY_VALUES} per call"
-            ).into());
+            )
+            .into());
         }
         (0..=count as usize).map(|i| a + step * i as f64).collect()
     } else {
@@ -538,7 +540,8 @@ fn parse_values(s: &str, what: &str) -> CliResult<Vec<f64>> {
         return Err(format!(
             "--{what}: {} values; at most {MAX_THEORY_VALUES} per call",
             values.len()
-        ).into());
+        )
+        .into());
     }
     Ok(values)
 }
@@ -562,7 +565,8 @@ fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
             args.theta_deg,
             args.depth,
             thetas.len() * depths.len()
-        ).into());
+        )
+        .into());
     }
     for t in &thetas {
         if !(0.0..=180.0).contains(t) {
@@ -577,7 +581,8 @@ fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
         if d > MAX_THEORY_DEPTH {
             return Err(format!(
                 "--depth {d}: at most {MAX_THEORY_DEPTH} (the recursion takes one step per layer)"
-            ).into());
+            )
+            .into());
         }
         for &t in &thetas {
             let phi = ntk_probe::theory::grad_angle(&act, t.to_radians(), d as usize).to_degrees();
