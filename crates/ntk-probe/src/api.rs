@@ -84,7 +84,7 @@ pub fn empirical_ntk<M: Module, const D: usize>(
 /// let compute = backend::select(Some("flex"), Precision::F64)?;
 /// // Liu & Hui's network: width 512, depth 4, ReLU, NTK parameterization (Eq. 1).
 /// let cfg = MlpConfig::new(5, 512, 4, ActivationKind::Relu);
-/// let mlp = Mlp::new(&cfg, &compute.device, compute.dtype()).map_err(|e| e.to_string())?;
+/// let mlp = Mlp::new(&cfg, &compute.device, compute.dtype())?;
 /// let x = ntk_data::gaussian(100, 5, 0).x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
 /// let k = mlp_ntk(&mlp, &x, 100, &compute, OutputMode::Sum)?;
 /// let c = Conditioning::of(&k, compute.precision)?;
