@@ -8,13 +8,14 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in a probe, a sweep or a collection.
 #[derive(Debug, thiserror::Error)]
+/// The errors of the crates below are boxed (they are large; this keeps `Result` small).
 pub enum Error {
     #[error(transparent)]
-    Core(#[from] ntk_core::Error),
+    Core(Box<ntk_core::Error>),
     #[error(transparent)]
-    Data(#[from] ntk_data::DataError),
+    Data(Box<ntk_data::DataError>),
     #[error(transparent)]
-    Model(#[from] ntk_model::ModelError),
+    Model(Box<ntk_model::ModelError>),
 
     /// A config value the probe cannot use: `key = value: reason`.
     #[error("{key} = {value}: {reason}")]
@@ -156,4 +157,22 @@ pub enum Error {
     /// Inputs that are not `n` rows of one positive length.
     #[error("x has {len} values: not n = {n} rows of the same positive length")]
     Ragged { len: usize, n: usize },
+}
+
+impl From<ntk_core::Error> for Error {
+    fn from(e: ntk_core::Error) -> Self {
+        Self::Core(Box::new(e))
+    }
+}
+
+impl From<ntk_data::DataError> for Error {
+    fn from(e: ntk_data::DataError) -> Self {
+        Self::Data(Box::new(e))
+    }
+}
+
+impl From<ntk_model::ModelError> for Error {
+    fn from(e: ntk_model::ModelError) -> Self {
+        Self::Model(Box::new(e))
+    }
 }

@@ -9,15 +9,16 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in a training run, a sweep or a report.
 #[derive(Debug, thiserror::Error)]
+/// The errors of the crates below are boxed (they are large; this keeps `Result` small).
 pub enum Error {
     #[error(transparent)]
-    Core(#[from] ntk_core::Error),
+    Core(Box<ntk_core::Error>),
     #[error(transparent)]
-    Data(#[from] ntk_data::DataError),
+    Data(Box<ntk_data::DataError>),
     #[error(transparent)]
-    Model(#[from] ntk_model::ModelError),
+    Model(Box<ntk_model::ModelError>),
     #[error(transparent)]
-    Probe(#[from] ntk_probe::Error),
+    Probe(Box<ntk_probe::Error>),
 
     /// A config that fails a check beyond single values (keys that do not go together, a
     /// missing key, an unsupported combination); the message names the keys.
@@ -100,4 +101,28 @@ pub enum Error {
     /// An output set that cannot be begun or committed (the message names its directory).
     #[error("{0}")]
     Io(#[source] std::io::Error),
+}
+
+impl From<ntk_core::Error> for Error {
+    fn from(e: ntk_core::Error) -> Self {
+        Self::Core(Box::new(e))
+    }
+}
+
+impl From<ntk_data::DataError> for Error {
+    fn from(e: ntk_data::DataError) -> Self {
+        Self::Data(Box::new(e))
+    }
+}
+
+impl From<ntk_model::ModelError> for Error {
+    fn from(e: ntk_model::ModelError) -> Self {
+        Self::Model(Box::new(e))
+    }
+}
+
+impl From<ntk_probe::Error> for Error {
+    fn from(e: ntk_probe::Error) -> Self {
+        Self::Probe(Box::new(e))
+    }
 }
