@@ -96,7 +96,7 @@ impl Compute {
 
 /// Picks the device: `name` (from `--device`), else `BURN_DEVICE`, else the first built in.
 /// Errors name the backend and list the ones this binary has.
-pub fn select(name: Option<&str>, precision: Precision) -> Result<Compute, String> {
+pub fn select(name: Option<&str>, precision: Precision) -> crate::Result<Compute> {
     let env = std::env::var("BURN_DEVICE").ok();
     let built = available();
     let wanted = name
@@ -113,9 +113,7 @@ pub fn select(name: Option<&str>, precision: Precision) -> Result<Compute, Strin
     }
     let device = make(backend);
     if !device.supports_dtype(precision.float_dtype()) {
-        return Err(format!(
-            "the {backend} device does not support {precision}; use --precision f32"
-        ));
+        return Err(crate::Error::Precision { backend, precision });
     }
     // Every tensor is created with an explicit dtype, so f32 and f64 work side by side on
     // one device (the device's default dtype is process-global and is left alone).
@@ -131,30 +129,29 @@ pub const BACKENDS: [&str; 4] = ["flex", "ndarray", "wgpu", "cuda"];
 
 /// The error for a device this binary lacks: a known backend is a rebuild away (its
 /// feature); any other name is unknown, and no feature is suggested.
-fn unavailable(wanted: &str, built: &[&str]) -> String {
+fn unavailable(wanted: &str, built: &[&str]) -> crate::Error {
     let built = if built.is_empty() {
         "none".to_string()
     } else {
         built.join(", ")
     };
     if BACKENDS.contains(&wanted) {
-        format!(
-            "device `{wanted}` is not built into this binary (built: {built}); rebuild with \
-             `--features {wanted}`"
-        )
+        crate::Error::DeviceNotBuilt {
+            wanted: wanted.to_string(),
+            built,
+        }
     } else {
-        format!(
-            "device `{wanted}`: unknown backend; expected one of {} (built into this \
-             binary: {built})",
-            BACKENDS.join(", ")
-        )
+        crate::Error::UnknownDevice {
+            wanted: wanted.to_string(),
+            built,
+        }
     }
 }
 
 /// Checks that the NVIDIA driver library can be loaded: without it CubeCL's cuda device
 /// panics on first use instead of saying what is missing.
 #[cfg(feature = "cuda")]
-fn cuda_driver() -> Result<(), String> {
+fn cuda_driver() -> crate::Result<()> {
     for name in [c"libcuda.so.1", c"libcuda.so"] {
         // SAFETY: dlopen of a NUL-terminated name; the handle stays open (CubeCL loads the
         // same library next).
@@ -163,12 +160,7 @@ fn cuda_driver() -> Result<(), String> {
             return Ok(());
         }
     }
-    Err(
-        "device `cuda`: the NVIDIA driver library (libcuda.so.1) cannot be loaded on this \
-         machine (no NVIDIA driver, or its directory is not on LD_LIBRARY_PATH); use \
-         --device flex or wgpu"
-            .into(),
-    )
+    Err(crate::Error::CudaDriver)
 }
 
 fn make(backend: &str) -> Device {
@@ -193,16 +185,16 @@ mod tests {
 
     #[test]
     fn an_unknown_device_suggests_no_feature() {
-        let e = unavailable("gpu", &["flex"]);
+        let e = unavailable("gpu", &["flex"]).to_string();
         assert!(e.contains("`gpu`") && e.contains("unknown backend"), "{e}");
         assert!(e.contains("flex, ndarray, wgpu, cuda"), "{e}");
         assert!(!e.contains("--features"), "{e}");
-        let e = unavailable("cuda", &["flex"]);
+        let e = unavailable("cuda", &["flex"]).to_string();
         assert!(
             e.contains("--features cuda") && e.contains("built: flex"),
             "{e}"
         );
-        let e = select(Some("gpu"), Precision::F32).unwrap_err();
+        let e = select(Some("gpu"), Precision::F32).unwrap_err().to_string();
         assert!(!e.contains("--features"), "{e}");
     }
 }

@@ -15,10 +15,10 @@ pub fn peak_gflops(precision: Precision) -> f64 {
 
 /// The best of `repeats` timed calls of `once` after one untimed warm-up, and the last
 /// call's result.
-pub fn best_of<T>(
+pub fn best_of<T, E>(
     repeats: usize,
-    mut once: impl FnMut() -> Result<T, String>,
-) -> Result<(T, f64), String> {
+    mut once: impl FnMut() -> Result<T, E>,
+) -> Result<(T, f64), E> {
     let mut result = once()?;
     let mut best = f64::INFINITY;
     for _ in 0..repeats {

@@ -14,7 +14,7 @@ const GIB: f64 = (1u64 << 30) as f64;
 pub const MAX_MEMORY_ENV: &str = "NTK_MAX_MEMORY";
 
 /// Parses `64G`, `512M`, `1.5T`, `100000` (bytes); binary units.
-pub fn parse_size(s: &str) -> Result<f64, String> {
+pub fn parse_size(s: &str) -> crate::Result<f64> {
     let t = s.trim();
     let (num, mult) = match t.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => {
@@ -23,7 +23,7 @@ pub fn parse_size(s: &str) -> Result<f64, String> {
                 'M' => 1024.0 * 1024.0,
                 'G' => GIB,
                 'T' => GIB * 1024.0,
-                _ => return Err(format!("{s}: expected a size such as 64G, 512M or bytes")),
+                _ => return Err(bad_size("", s)),
             };
             (&t[..i], m)
         }
@@ -31,7 +31,15 @@ pub fn parse_size(s: &str) -> Result<f64, String> {
     };
     match num.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v * mult),
-        _ => Err(format!("{s}: expected a size such as 64G, 512M or bytes")),
+        _ => Err(bad_size("", s)),
+    }
+}
+
+/// The error for a size that does not parse, `setting` naming where it came from.
+fn bad_size(setting: &str, value: &str) -> crate::Error {
+    crate::Error::Size {
+        setting: setting.to_string(),
+        value: value.to_string(),
     }
 }
 
@@ -45,16 +53,16 @@ fn mem_available() -> Option<f64> {
 
 /// The memory the work may use: `cli` (`--max-memory`), else `NTK_MAX_MEMORY`, else
 /// `MemAvailable`; `None` when nothing says (no check then).
-pub fn limit(cli: Option<&str>) -> Result<Option<(f64, String)>, String> {
+pub fn limit(cli: Option<&str>) -> crate::Result<Option<(f64, String)>> {
     if let Some(s) = cli {
         return parse_size(s)
             .map(|b| Some((b, "--max-memory".to_string())))
-            .map_err(|e| format!("--max-memory {e}"));
+            .map_err(|_| bad_size("--max-memory ", s));
     }
     if let Ok(s) = std::env::var(MAX_MEMORY_ENV) {
         return parse_size(&s)
             .map(|b| Some((b, MAX_MEMORY_ENV.to_string())))
-            .map_err(|e| format!("{MAX_MEMORY_ENV}={e}"));
+            .map_err(|_| bad_size(&format!("{MAX_MEMORY_ENV}="), &s));
     }
     Ok(mem_available().map(|b| (b, "available memory (MemAvailable)".to_string())))
 }
@@ -77,7 +85,7 @@ impl Estimate {
 
     /// Refuses the work when it exceeds the limit; `culprit` names the values that set it
     /// (`data.n = 60000, model.width = 512`).
-    pub fn check(&self, culprit: &str, max_memory: Option<&str>) -> Result<(), String> {
+    pub fn check(&self, culprit: &str, max_memory: Option<&str>) -> crate::Result<()> {
         let Some((limit, source)) = limit(max_memory)? else {
             return Ok(());
         };
@@ -92,14 +100,13 @@ impl Estimate {
             .take(3)
             .map(|(w, b)| format!("{w} {}", human(*b)))
             .collect();
-        Err(format!(
-            "{culprit}: the work needs about {} ({}) but {} is {}; reduce these values, or \
-             pass --max-memory SIZE (or set {MAX_MEMORY_ENV}) if this machine really has more",
-            human(total),
-            detail.join(", "),
-            source,
-            human(limit)
-        ))
+        Err(crate::Error::Memory {
+            culprit: culprit.to_string(),
+            needed: total,
+            detail,
+            source_name: source,
+            limit,
+        })
     }
 }
 
@@ -132,7 +139,10 @@ mod tests {
     fn an_estimate_over_the_limit_names_culprit_estimate_and_limit() {
         let mut e = Estimate::default();
         e.add("kernel", 60000.0 * 60000.0, 8.0);
-        let err = e.check("data.n = 60000", Some("8G")).unwrap_err();
+        let err = e
+            .check("data.n = 60000", Some("8G"))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("data.n = 60000"), "{err}");
         assert!(err.contains("26.8 GiB") && err.contains("8.0 GiB"), "{err}");
         assert!(e.check("data.n = 60000", Some("64G")).is_ok());

@@ -4,8 +4,13 @@ use std::path::Path;
 
 /// Reads and parses a TOML config file; errors name the file, and for bad or unknown keys
 /// the line and key (the toml crate's message).
-pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read config: {e}", path.display()))?;
-    toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<T> {
+    let text = std::fs::read_to_string(path).map_err(|source| crate::Error::ReadConfig {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    toml::from_str(&text).map_err(|source| crate::Error::Toml {
+        path: path.to_path_buf(),
+        source,
+    })
 }

@@ -24,12 +24,13 @@ enum OutputRepr {
 }
 
 impl TryFrom<OutputRepr> for OutputMode {
-    type Error = String;
-    fn try_from(r: OutputRepr) -> Result<Self, String> {
+    type Error = crate::Error;
+    fn try_from(r: OutputRepr) -> crate::Result<Self> {
         match r {
             OutputRepr::Index(o) => Ok(Self::Single(o)),
-            OutputRepr::Name(s) => Self::parse(&s)
-                .ok_or_else(|| format!("unknown output `{s}`: expected sum, full or an index")),
+            OutputRepr::Name(s) => {
+                Self::parse(&s).ok_or_else(|| crate::Error::UnknownOutput { output: s.clone() })
+            }
         }
     }
 }

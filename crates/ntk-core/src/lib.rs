@@ -16,6 +16,7 @@ pub mod bench;
 pub mod budget;
 pub mod cli;
 pub mod config_file;
+pub mod error;
 pub mod io;
 pub mod kernel;
 pub mod linalg;
@@ -29,3 +30,5 @@ pub mod spectrum;
 pub mod stats;
 pub mod sweep;
 pub mod table;
+
+pub use error::{Error, Result};

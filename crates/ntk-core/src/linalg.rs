@@ -144,7 +144,7 @@ pub fn gram_lower_into<T: Real>(c: &mut Mat<T>, m: MatRef<'_, T>, alpha: T) {
 
 /// All eigenvalues (ascending) of the symmetric `n x n` matrix stored row-major in `a` (only
 /// the lower triangle in row-major order, i.e. the upper in column-major, is read).
-pub fn sym_eigenvalues(a: &[f64], n: usize) -> Result<Vec<f64>, String> {
+pub fn sym_eigenvalues(a: &[f64], n: usize) -> crate::Result<Vec<f64>> {
     assert_eq!(a.len(), n * n, "sym_eigenvalues: buffer size");
     if n == 0 {
         return Ok(Vec::new());
@@ -201,10 +201,12 @@ mod imp {
         }
     }
 
-    pub(super) fn eigenvalues_impl(a: &[f64], n: usize) -> Result<Vec<f64>, String> {
+    pub(super) fn eigenvalues_impl(a: &[f64], n: usize) -> crate::Result<Vec<f64>> {
         MatRef::from_row_major_slice(a, n, n)
             .self_adjoint_eigenvalues(Side::Lower)
-            .map_err(|e| format!("eigensolver did not converge: {e:?}"))
+            .map_err(|e| crate::Error::Eigensolver {
+                message: format!("eigensolver did not converge: {e:?}"),
+            })
     }
 }
 
@@ -420,7 +422,7 @@ mod imp {
     kernels!(f32, cblas_sgemm, cblas_ssyrk, cblas_saxpy);
     kernels!(f64, cblas_dgemm, cblas_dsyrk, cblas_daxpy);
 
-    pub(super) fn eigenvalues_impl(a: &[f64], n: usize) -> Result<Vec<f64>, String> {
+    pub(super) fn eigenvalues_impl(a: &[f64], n: usize) -> crate::Result<Vec<f64>> {
         let mut a = a.to_vec();
         let mut w = vec![0.0f64; n];
         let (jobz, uplo) = (b'N' as c_char, b'U' as c_char);
@@ -447,7 +449,9 @@ mod imp {
             );
         }
         if info != 0 {
-            return Err(format!("dsyevd workspace query failed (info {info})"));
+            return Err(crate::Error::Eigensolver {
+                message: format!("dsyevd workspace query failed (info {info})"),
+            });
         }
         let lwork = (wq as usize).max(2 * n + 1);
         let liwork = (iwq as usize).max(1);
@@ -472,10 +476,12 @@ mod imp {
         }
         match info {
             0 => Ok(w),
-            i if i < 0 => Err(format!("dsyevd: argument {} invalid", -i)),
-            i => Err(format!(
-                "eigensolver did not converge ({i} off-diagonal elements)"
-            )),
+            i if i < 0 => Err(crate::Error::Eigensolver {
+                message: format!("dsyevd: argument {} invalid", -i),
+            }),
+            i => Err(crate::Error::Eigensolver {
+                message: format!("eigensolver did not converge ({i} off-diagonal elements)"),
+            }),
         }
     }
 }

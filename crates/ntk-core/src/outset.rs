@@ -284,15 +284,15 @@ pub fn clean_tree(root: &Path) -> usize {
 }
 
 /// Fails early, before any work, when `dir` cannot be created or written.
-pub fn check_writable(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("{}: cannot create the output directory: {e}", dir.display()))?;
+pub fn check_writable(dir: &Path) -> crate::Result<()> {
+    std::fs::create_dir_all(dir).map_err(|source| crate::Error::CreateDir {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
     let probe = dir.join(format!(".write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| {
-        format!(
-            "{}: the output directory is not writable: {e}",
-            dir.display()
-        )
+    std::fs::write(&probe, b"").map_err(|source| crate::Error::NotWritable {
+        dir: dir.to_path_buf(),
+        source,
     })?;
     let _ = std::fs::remove_file(probe);
     Ok(())

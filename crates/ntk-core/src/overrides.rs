@@ -17,6 +17,8 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use toml::{Table, Value};
 
+use crate::Error;
+
 /// One override: set (or remove) the value at a dotted key.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Assignment {
@@ -31,12 +33,17 @@ pub struct Assignment {
 
 impl Assignment {
     /// Parses one `--set` argument, `KEY=VALUE`: the value as TOML, else as a bare string.
-    pub fn parse(arg: &str) -> Result<Self, String> {
-        let (key, value) = arg
-            .split_once('=')
-            .ok_or_else(|| format!("--set {arg}: expected key=value (e.g. model.depth=5)"))?;
+    pub fn parse(arg: &str) -> crate::Result<Self> {
+        let (key, value) = arg.split_once('=').ok_or_else(|| Error::Override {
+            origin: format!("--set {arg}"),
+            message: "expected key=value (e.g. model.depth=5)".to_string(),
+            key: None,
+        })?;
         let key = key.trim();
-        check_key(key).map_err(|e| format!("--set {arg}: {e}"))?;
+        check_key(key).map_err(|e| Error::Assignment {
+            origin: format!("--set {arg}"),
+            source: Box::new(e),
+        })?;
         Ok(Self {
             key: key.to_string(),
             value: Some(parse_value(value)),
@@ -68,7 +75,7 @@ impl Assignment {
     }
 
     /// Applies this assignment to `table`, creating missing tables on the way.
-    pub fn apply(&self, table: &mut Table) -> Result<(), String> {
+    pub fn apply(&self, table: &mut Table) -> crate::Result<()> {
         let parts: Vec<&str> = self.path().collect();
         let (last, parents) = parts.split_last().expect("split yields at least one part");
         let mut t = table;
@@ -82,12 +89,11 @@ impl Assignment {
             t = match entry {
                 Value::Table(inner) => inner,
                 other => {
-                    return Err(format!(
-                        "{}: `{}` is not a table (it holds a value: {})",
-                        self.origin,
-                        parts[..=i].join("."),
-                        other.type_str()
-                    ));
+                    return Err(Error::NotATable {
+                        origin: self.origin.clone(),
+                        key: parts[..=i].join("."),
+                        found: other.type_str(),
+                    });
                 }
             };
         }
@@ -104,9 +110,9 @@ impl Assignment {
 }
 
 /// A key is dotted bare TOML keys: letters, digits, `_` and `-`.
-fn check_key(key: &str) -> Result<(), String> {
+fn check_key(key: &str) -> crate::Result<()> {
     if key.is_empty() {
-        return Err("empty key; expected key=value (e.g. model.depth=5)".into());
+        return Err(Error::EmptyKey);
     }
     for part in key.split('.') {
         if part.is_empty()
@@ -114,10 +120,9 @@ fn check_key(key: &str) -> Result<(), String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
-            return Err(format!(
-                "bad key `{key}`: expected dotted names of letters, digits, _ and - \
-                 (e.g. model.depth)"
-            ));
+            return Err(Error::BadKey {
+                key: key.to_string(),
+            });
         }
     }
     Ok(())
@@ -135,34 +140,39 @@ pub fn parse_value(text: &str) -> Value {
 }
 
 /// Parses every `--set` argument.
-pub fn parse_all(args: &[String]) -> Result<Vec<Assignment>, String> {
+pub fn parse_all(args: &[String]) -> crate::Result<Vec<Assignment>> {
     args.iter().map(|a| Assignment::parse(a)).collect()
 }
 
 /// Reads a TOML file into a table; errors name the file (and the line of a syntax error).
-pub fn read_table(path: &Path) -> Result<Table, String> {
+pub fn read_table(path: &Path) -> crate::Result<Table> {
     let text = read(path)?;
-    text.parse::<Table>()
-        .map_err(|e| format!("{}: {e}", path.display()))
+    text.parse::<Table>().map_err(|source| Error::Toml {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
-fn read(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read config: {e}", path.display()))
+fn read(path: &Path) -> crate::Result<String> {
+    std::fs::read_to_string(path).map_err(|source| Error::ReadConfig {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Reads the TOML file `path`, applies `sets` in order and deserializes the result. Without
 /// assignments this is exactly [`crate::config_file::load_toml`]. Errors in an override
 /// name it and the full dotted key; errors in the file name the file (and line).
 /// Validation beyond the types is the caller's, as for a file.
-pub fn load<T: DeserializeOwned>(path: &Path, sets: &[Assignment]) -> Result<T, String> {
+pub fn load<T: DeserializeOwned>(path: &Path, sets: &[Assignment]) -> crate::Result<T> {
     if sets.is_empty() {
         return crate::config_file::load_toml(path);
     }
     let text = read(path)?;
-    let mut table = text
-        .parse::<Table>()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut table = text.parse::<Table>().map_err(|source| Error::Toml {
+        path: path.to_path_buf(),
+        source,
+    })?;
     for a in sets {
         a.apply(&mut table)?;
     }
@@ -177,7 +187,7 @@ pub fn from_table<T: DeserializeOwned>(
     sets: &[Assignment],
     path: &Path,
     text: Option<&str>,
-) -> Result<T, String> {
+) -> crate::Result<T> {
     let err = match table.try_into::<T>() {
         Ok(v) => return Ok(v),
         Err(e) => e,
@@ -203,38 +213,45 @@ pub fn from_table<T: DeserializeOwned>(
     };
     if let Some(a) = culprit.or_else(created) {
         return Err(if message.starts_with("unknown field") {
-            format!(
-                "{}: unknown key `{}` ({message})",
-                a.origin,
-                if a.key.starts_with(&format!("{key}.")) {
-                    &a.key
+            Error::UnknownKey {
+                origin: a.origin.clone(),
+                key: if a.key.starts_with(&format!("{key}.")) {
+                    a.key.clone()
                 } else {
-                    &key
-                }
-            )
+                    key
+                },
+                message,
+            }
         } else if a.key == key {
-            format!("{}: {message}", with_key(a))
+            Error::Override {
+                origin: with_key(a),
+                message,
+                key: None,
+            }
         } else {
-            format!("{}: {message} (at `{key}`)", with_key(a))
+            Error::Override {
+                origin: with_key(a),
+                message,
+                key: Some(key),
+            }
         });
     }
     // Not an override's: the file's own error, with its line when the file alone has it.
     if let Some(text) = text
         && let Err(e) = toml::from_str::<T>(text)
     {
-        return Err(format!("{}: {e}", path.display()));
+        return Err(Error::Toml {
+            path: path.to_path_buf(),
+            source: e,
+        });
     }
-    let origins: Vec<&str> = sets.iter().map(|a| a.origin.as_str()).collect();
-    Err(format!(
-        "{} (with {}): {message}{}",
-        path.display(),
-        origins.join(", "),
-        if key.is_empty() {
-            String::new()
-        } else {
-            format!(" (at `{key}`)")
-        }
-    ))
+    let origins: Vec<String> = sets.iter().map(|a| a.origin.clone()).collect();
+    Err(Error::ConfigWith {
+        path: path.to_path_buf(),
+        origins,
+        message,
+        key: (!key.is_empty()).then_some(key),
+    })
 }
 
 /// Whether the dotted `key` is present in `table`.
@@ -307,10 +324,12 @@ impl Flags {
     }
 
     /// `--FLAG X` as `key = X`, an integer in the file.
-    pub fn int(&mut self, key: &str, flag: &str, value: Option<u64>) -> Result<(), String> {
+    pub fn int(&mut self, key: &str, flag: &str, value: Option<u64>) -> crate::Result<()> {
         if let Some(x) = value {
-            let i = i64::try_from(x)
-                .map_err(|_| format!("--{flag} {x}: too large (at most {})", i64::MAX))?;
+            let i = i64::try_from(x).map_err(|_| Error::TooLarge {
+                flag: flag.to_string(),
+                value: x,
+            })?;
             self.push(Assignment::set(key, i, format!("--{flag} {x}")));
         }
         Ok(())
@@ -339,7 +358,7 @@ impl Flags {
         width: Option<u64>,
         seed: Option<u64>,
         activation: Option<&str>,
-    ) -> Result<(), String> {
+    ) -> crate::Result<()> {
         let (table, width_key) = if self.resnet {
             ("resnet", "resnet.base_width")
         } else {
@@ -350,10 +369,9 @@ impl Flags {
         self.int(&format!("{table}.seed"), "seed", seed)?;
         if let Some(a) = activation {
             if self.resnet {
-                return Err(format!(
-                    "--activation {a}: a ResNet's activation follows resnet.variant (batch_norm \
-                     and fixup: relu; norm_relu: NormReLU)"
-                ));
+                return Err(Error::ResnetActivation {
+                    activation: a.to_string(),
+                });
             }
             self.push(Assignment::set(
                 "model.activation",
@@ -365,7 +383,7 @@ impl Flags {
     }
 
     /// The flags' assignments, then the `--set`s `sets`, in order (a `--set` wins).
-    pub fn finish(mut self, sets: &[String]) -> Result<Vec<Assignment>, String> {
+    pub fn finish(mut self, sets: &[String]) -> crate::Result<Vec<Assignment>> {
         self.assignments.extend(parse_all(sets)?);
         Ok(self.assignments)
     }
@@ -430,7 +448,7 @@ mod tests {
 
     fn load_with(args: &[&str]) -> Result<Cfg, String> {
         let (_dir, path) = file(FILE);
-        load(&path, &sets(args))
+        load(&path, &sets(args)).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -467,7 +485,7 @@ mod tests {
         // Only the first `=` splits.
         let a = Assignment::parse("train.out=a=b").unwrap();
         assert_eq!(a.value, Some(Value::String("a=b".into())));
-        let e = Assignment::parse("foo").unwrap_err();
+        let e = Assignment::parse("foo").unwrap_err().to_string();
         assert!(e.contains("--set foo: expected key=value"), "{e}");
         for bad in [
             "=3",
@@ -476,7 +494,7 @@ mod tests {
             "model.de pth=3",
             "a.b.=1",
         ] {
-            let e = Assignment::parse(bad).unwrap_err();
+            let e = Assignment::parse(bad).unwrap_err().to_string();
             assert!(e.starts_with(&format!("--set {bad}: ")), "{e}");
         }
         assert!(parse_all(&["a=1".into(), "b".into()]).is_err());
@@ -537,7 +555,7 @@ mod tests {
 
     #[test]
     fn unknown_keys_name_the_assignment_and_the_full_key() {
-        let e = load_with(&["model.depht=3"]).unwrap_err();
+        let e = load_with(&["model.depht=3"]).unwrap_err().to_string();
         assert!(
             e.starts_with("--set model.depht=3: unknown key `model.depht`"),
             "{e}"
@@ -545,44 +563,48 @@ mod tests {
         assert!(e.contains("expected one of"), "{e}");
         assert!(!e.contains("line"), "{e}");
         // An unknown table: the whole key is named.
-        let e = load_with(&["sweep.depths=[1,2]"]).unwrap_err();
+        let e = load_with(&["sweep.depths=[1,2]"]).unwrap_err().to_string();
         assert!(
             e.starts_with("--set sweep.depths=[1,2]: unknown key `sweep.depths`"),
             "{e}"
         );
         // A short flag's translation names the flag and the key.
         let (_dir, path) = file(FILE);
-        let e =
-            load::<Cfg>(&path, &[Assignment::set("model.width", 8i64, "--width 8")]).unwrap_err();
+        let e = load::<Cfg>(&path, &[Assignment::set("model.width", 8i64, "--width 8")])
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("--width 8: unknown key `model.width`"), "{e}");
     }
 
     #[test]
     fn type_errors_name_the_key_and_the_value() {
-        let e = load_with(&["model.depth=deep"]).unwrap_err();
+        let e = load_with(&["model.depth=deep"]).unwrap_err().to_string();
         assert!(e.starts_with("--set model.depth=deep: "), "{e}");
         assert!(e.contains("invalid type: string \"deep\""), "{e}");
-        let e = load_with(&["model.depth=-3"]).unwrap_err();
+        let e = load_with(&["model.depth=-3"]).unwrap_err().to_string();
         assert!(e.starts_with("--set model.depth=-3: "), "{e}");
-        let e = load_with(&["ntk.every=1", "ntk.pair=[1]"]).unwrap_err();
+        let e = load_with(&["ntk.every=1", "ntk.pair=[1]"])
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("--set ntk.pair=[1]: "), "{e}");
         assert!(e.contains("length 1"), "{e}");
         // A missing required key of a created table is the assignment's.
-        let e = load_with(&["ntk.pair=[0,1]"]).unwrap_err();
+        let e = load_with(&["ntk.pair=[0,1]"]).unwrap_err().to_string();
         assert!(
             e.starts_with("--set ntk.pair=[0,1]: missing field `every` (at `ntk.every`)"),
             "{e}"
         );
         // A value where a table is: named.
-        let e = load_with(&["model.depth.x=1"]).unwrap_err();
+        let e = load_with(&["model.depth.x=1"]).unwrap_err().to_string();
         assert!(
             e.starts_with("--set model.depth.x=1: `model.depth` is not a table"),
             "{e}"
         );
         // A flag's translation names the key.
         let (_dir, path) = file(FILE);
-        let e =
-            load::<Cfg>(&path, &[Assignment::set("model.depth", "x", "--depth x")]).unwrap_err();
+        let e = load::<Cfg>(&path, &[Assignment::set("model.depth", "x", "--depth x")])
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("--depth x (model.depth): invalid type"),
             "{e}"
@@ -593,7 +615,7 @@ mod tests {
     fn errors_of_the_file_keep_its_name_and_line() {
         let (_dir, path) = file(&FILE.replace("depth = 3", "depth = 3\nwidht = 2"));
         for args in [&[][..], &["data.unit_norm=true"][..]] {
-            let e = load::<Cfg>(&path, &sets(args)).unwrap_err();
+            let e = load::<Cfg>(&path, &sets(args)).unwrap_err().to_string();
             assert!(e.starts_with(&format!("{}: ", path.display())), "{e}");
             assert!(e.contains("line 5") && e.contains("widht"), "{e}");
         }
@@ -601,16 +623,22 @@ mod tests {
         let (_dir, path) = file("[data]\ndataset = \"x\"\n");
         let c: Cfg = load(&path, &sets(&["model.depth=2"])).unwrap();
         assert_eq!(c.model.depth, 2);
-        let e = load::<Cfg>(&path, &sets(&["data.unit_norm=true"])).unwrap_err();
+        let e = load::<Cfg>(&path, &sets(&["data.unit_norm=true"]))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("c.toml") && e.contains("missing field `model`"),
             "{e}"
         );
         // Syntax errors name the file.
         let (_dir, path) = file("[model\n");
-        let e = load::<Cfg>(&path, &sets(&["model.depth=2"])).unwrap_err();
+        let e = load::<Cfg>(&path, &sets(&["model.depth=2"]))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with(&format!("{}: ", path.display())), "{e}");
-        let e = load::<Cfg>(Path::new("/nonexistent.toml"), &sets(&["a=1"])).unwrap_err();
+        let e = load::<Cfg>(Path::new("/nonexistent.toml"), &sets(&["a=1"]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("cannot read config"), "{e}");
     }
 }

@@ -90,23 +90,19 @@ pub fn ramp(i: usize, n: usize) -> RGBColor {
 
 impl Figure {
     /// Writes `stem.png` and `stem.svg`.
-    pub fn save(&self, stem: &Path) -> Result<(), String> {
+    pub fn save(&self, stem: &Path) -> crate::Result<()> {
         register_font();
         let png = stem.with_extension("png");
         let svg = stem.with_extension("svg");
         {
             let root = BitMapBackend::new(&png, (900, 600)).into_drawing_area();
-            self.draw(&root)
-                .map_err(|e| format!("{}: {e}", png.display()))?;
-            root.present()
-                .map_err(|e| format!("{}: {e}", png.display()))?;
+            self.draw(&root).map_err(|e| plot_error(&png, e))?;
+            root.present().map_err(|e| plot_error(&png, e))?;
         }
         {
             let root = SVGBackend::new(&svg, (900, 600)).into_drawing_area();
-            self.draw(&root)
-                .map_err(|e| format!("{}: {e}", svg.display()))?;
-            root.present()
-                .map_err(|e| format!("{}: {e}", svg.display()))?;
+            self.draw(&root).map_err(|e| plot_error(&svg, e))?;
+            root.present().map_err(|e| plot_error(&svg, e))?;
         }
         Ok(())
     }
@@ -235,5 +231,13 @@ impl Figure {
             finish!(builder.build_cartesian_2d(x0..x1, y0..y1).map_err(err)?);
         }
         Ok(())
+    }
+}
+
+/// A drawing error of the figure file `path`.
+fn plot_error(path: &Path, message: impl ToString) -> crate::Error {
+    crate::Error::Plot {
+        path: path.to_path_buf(),
+        message: message.to_string(),
     }
 }

@@ -209,15 +209,24 @@ pub fn check_reuse(
 pub fn read_json<T: serde::de::DeserializeOwned>(
     path: &Path,
     what: &str,
-) -> Result<Option<T>, String> {
+) -> crate::Result<Option<T>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
+        Err(source) => {
+            return Err(crate::Error::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
     };
     serde_json::from_str(&text)
         .map(Some)
-        .map_err(|e| format!("{}: not {what}: {e}", path.display()))
+        .map_err(|source| crate::Error::Json {
+            path: path.to_path_buf(),
+            what: what.to_string(),
+            source,
+        })
 }
 
 /// Groups recorded configs by their sweep base (the config without `axes`) and, when more
@@ -227,7 +236,7 @@ pub fn read_json<T: serde::de::DeserializeOwned>(
 pub fn check_one_base(
     entries: &[(PathBuf, Option<&Provenance>)],
     axes: &[&str],
-) -> Result<usize, String> {
+) -> crate::Result<usize> {
     let mut first: Option<(&PathBuf, FlatConfig)> = None;
     let mut unverified = 0;
     let mut problems = Vec::new();
@@ -256,17 +265,11 @@ pub fn check_one_base(
     }
     let more = problems.len().saturating_sub(3);
     problems.truncate(3);
-    Err(format!(
-        "the results were made by different configs (beyond the sweep axes {}): {}{}; merge \
-         them anyway with --allow-mixed",
-        axes.join(", "),
-        problems.join(" | "),
-        if more > 0 {
-            format!(" (and {more} more)")
-        } else {
-            String::new()
-        }
-    ))
+    Err(crate::Error::MixedConfigs {
+        axes: axes.iter().map(|a| a.to_string()).collect(),
+        problems,
+        more,
+    })
 }
 
 /// The check before the results under `out` are merged into one table: they must differ in
@@ -277,7 +280,7 @@ pub fn check_merge(
     entries: &[(PathBuf, Option<&Provenance>)],
     axes: &[&str],
     allow_mixed: bool,
-) -> Result<(), String> {
+) -> crate::Result<()> {
     match check_one_base(entries, axes) {
         Ok(0) => Ok(()),
         Ok(k) => {
@@ -293,7 +296,10 @@ pub fn check_merge(
             eprintln!("warning: {}: {e}", out.display());
             Ok(())
         }
-        Err(e) => Err(format!("{}: {e}", out.display())),
+        Err(e) => Err(crate::Error::At {
+            path: out.to_path_buf(),
+            source: Box::new(e),
+        }),
     }
 }
 
@@ -364,11 +370,16 @@ mod tests {
                 .map(|(i, p)| (PathBuf::from(format!("p{i}")), Some(*p)))
                 .collect()
         }
-        assert_eq!(check_one_base(&e(&[&p, &q]), &["depth"]), Ok(0));
-        let err = check_one_base(&e(&[&p, &q, &r]), &["depth"]).unwrap_err();
+        assert_eq!(
+            check_one_base(&e(&[&p, &q]), &["depth"]).map_err(|e| e.to_string()),
+            Ok(0)
+        );
+        let err = check_one_base(&e(&[&p, &q, &r]), &["depth"])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("width: 8 -> 9"), "{err}");
         assert_eq!(
-            check_one_base(&[(PathBuf::from("old"), None)], &["depth"]),
+            check_one_base(&[(PathBuf::from("old"), None)], &["depth"]).map_err(|e| e.to_string()),
             Ok(1)
         );
     }

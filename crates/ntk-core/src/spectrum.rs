@@ -36,13 +36,13 @@ pub struct Spectrum {
 
 /// Computes all eigenvalues with the host symmetric eigensolver ([`crate::linalg`]) and
 /// classifies the kernel; `epsilon` is the unit roundoff of the precision `K` was built in.
-pub fn spectrum(kernel: &Kernel, epsilon: f64) -> Result<Spectrum, String> {
+pub fn spectrum(kernel: &Kernel, epsilon: f64) -> crate::Result<Spectrum> {
     let n = kernel.size;
     if n == 0 {
-        return Err("empty kernel".into());
+        return Err(crate::Error::EmptyKernel);
     }
     if kernel.data.iter().any(|v| !v.is_finite()) {
-        return Err("the kernel has non-finite entries (overflow or NaN in the network)".into());
+        return Err(crate::Error::NonFiniteKernel);
     }
     if let Some(eigenvalues) = low_rank(kernel, epsilon)? {
         return Ok(classify(eigenvalues, epsilon));
@@ -65,7 +65,7 @@ fn max_low_rank(n: usize) -> usize {
 /// at most `tau = n eps lambda_max` (`max_diag <= lambda_max`); `S` is positive
 /// semi-definite up to rounding, so `||S|| <= trace(S) <= tau`. The eigenvalues are those
 /// of the `r x r` matrix `L^T L` and `n - r` zeros.
-pub fn low_rank(kernel: &Kernel, epsilon: f64) -> Result<Option<Vec<f64>>, String> {
+pub fn low_rank(kernel: &Kernel, epsilon: f64) -> crate::Result<Option<Vec<f64>>> {
     let n = kernel.size;
     let k = &kernel.data;
     let r_max = max_low_rank(n);
@@ -130,7 +130,7 @@ pub fn low_rank(kernel: &Kernel, epsilon: f64) -> Result<Option<Vec<f64>>, Strin
 }
 
 /// Eigenvalues (ascending) of `X^T X` for the row-major `n x d` matrix `X`, in f64.
-pub fn covariance_eigenvalues(x: &[f64], n: usize, d: usize) -> Result<Vec<f64>, String> {
+pub fn covariance_eigenvalues(x: &[f64], n: usize, d: usize) -> crate::Result<Vec<f64>> {
     let x = MatRef::from_row_major_slice(x, n, d);
     let cov = x.transpose() * x;
     let cov: Vec<f64> = (0..d * d).map(|k| cov[(k / d, k % d)]).collect();

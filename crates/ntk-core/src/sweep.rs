@@ -33,8 +33,10 @@ pub struct Shard {
 }
 
 impl Shard {
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let bad = || format!("--shard {s}: expected i/N with 0 <= i < N");
+    pub fn parse(s: &str) -> crate::Result<Self> {
+        let bad = || crate::Error::Shard {
+            value: s.to_string(),
+        };
         let (i, n) = s.split_once('/').ok_or_else(bad)?;
         let (index, count): (usize, usize) = (
             i.trim().parse().map_err(|_| bad())?,
@@ -46,7 +48,7 @@ impl Shard {
         Ok(Self { index, count })
     }
     /// `--shard` if given, else every point.
-    pub fn parse_or_all(s: Option<&str>) -> Result<Self, String> {
+    pub fn parse_or_all(s: Option<&str>) -> crate::Result<Self> {
         s.map_or(Ok(Self::all()), Self::parse)
     }
     pub fn all() -> Self {
@@ -59,12 +61,13 @@ impl Shard {
 
 /// The number of points of a grid whose axes have `lens` values each, or an error when it
 /// exceeds [`MAX_POINTS`]; `what` names the axes in the message.
-pub fn check_size(lens: &[usize], what: &str) -> Result<usize, String> {
+pub fn check_size(lens: &[usize], what: &str) -> crate::Result<usize> {
     let total = lens.iter().map(|&k| k as u128).product::<u128>();
     if total > MAX_POINTS as u128 {
-        return Err(format!(
-            "sweep: {total} points ({what}); at most {MAX_POINTS} in one sweep"
-        ));
+        return Err(crate::Error::TooManyPoints {
+            total,
+            what: what.to_string(),
+        });
     }
     Ok(total as usize)
 }
@@ -110,7 +113,7 @@ pub trait Recorded: DeserializeOwned {
 }
 
 /// Reads a result file; `None` when absent, an error naming the file when unreadable.
-pub fn read<R: Recorded>(path: &Path) -> Result<Option<R>, String> {
+pub fn read<R: Recorded>(path: &Path) -> crate::Result<Option<R>> {
     provenance::read_json(path, R::WHAT)
 }
 
@@ -139,14 +142,16 @@ pub trait Sweep {
     type Point;
     /// What one point's work returns (its summary).
     type Made;
+    /// The tool's error type, which holds this crate's.
+    type Error: From<crate::Error>;
     /// A one-line description (`--dry-run`, progress).
     fn label(&self, point: &Self::Point) -> String;
     /// The point's results on disk, for the config about to make it.
-    fn state(&self, point: &Self::Point) -> Result<State, String>;
+    fn state(&self, point: &Self::Point) -> Result<State, Self::Error>;
     /// Removes a stale point's results before it is made again.
-    fn clear(&self, point: &Self::Point) -> Result<(), String>;
+    fn clear(&self, point: &Self::Point) -> Result<(), Self::Error>;
     /// Makes the point.
-    fn make(&mut self, point: &Self::Point) -> Result<Self::Made, String>;
+    fn make(&mut self, point: &Self::Point) -> Result<Self::Made, Self::Error>;
 }
 
 /// A point of this shard: its index in the sweep and its state.
@@ -161,7 +166,7 @@ pub fn plan<S: Sweep>(
     sweep: &S,
     points: &[S::Point],
     shard: Shard,
-) -> Result<Vec<Planned>, String> {
+) -> Result<Vec<Planned>, S::Error> {
     let mut planned = Vec::new();
     for (index, point) in points.iter().enumerate() {
         if shard.owns(index) {
@@ -174,7 +179,7 @@ pub fn plan<S: Sweep>(
 
 /// The error that stops a sweep before any work while results of another config are in
 /// the way, unless `recompute`; `unit` names the points ("point", "run").
-pub fn refuse_stale(planned: &[Planned], recompute: bool, unit: &str) -> Result<(), String> {
+pub fn refuse_stale(planned: &[Planned], recompute: bool, unit: &str) -> crate::Result<()> {
     let stale: Vec<&String> = planned
         .iter()
         .filter_map(|p| match &p.state {
@@ -183,13 +188,11 @@ pub fn refuse_stale(planned: &[Planned], recompute: bool, unit: &str) -> Result<
         })
         .collect();
     match (stale.first(), recompute) {
-        (Some(first), false) => Err(format!(
-            "{first}{}",
-            match stale.len() {
-                1 => String::new(),
-                k => format!(" ({} more {unit}(s) like it; see --dry-run)", k - 1),
-            }
-        )),
+        (Some(first), false) => Err(crate::Error::Stale {
+            first: first.to_string(),
+            more: stale.len() - 1,
+            unit: unit.to_string(),
+        }),
         _ => Ok(()),
     }
 }
@@ -243,7 +246,7 @@ pub fn run<S: Sweep>(
     planned: &[Planned],
     reporter: &Reporter,
     unit: &str,
-) -> Result<Outcome<S::Made>, String> {
+) -> Result<Outcome<S::Made>, S::Error> {
     let bar = reporter.bar(planned.len() as u64, format!("{unit}s"));
     let mut outcome = Outcome {
         made: Vec::new(),
@@ -312,7 +315,9 @@ mod tests {
     #[test]
     fn a_grid_over_the_limit_is_refused() {
         assert_eq!(check_size(&[11, 2, 5], "axes").unwrap(), 110);
-        let err = check_size(&[1000, 1000], "depths x seeds").unwrap_err();
+        let err = check_size(&[1000, 1000], "depths x seeds")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("1000000 points (depths x seeds)"), "{err}");
     }
 

@@ -7,31 +7,48 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 /// Writes rows as CSV, atomically (a reader never sees half a file).
-pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), String> {
+pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> crate::Result<()> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
-        w.serialize(r)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        w.serialize(r).map_err(|source| crate::Error::Csv {
+            name: path.display().to_string(),
+            source,
+        })?;
     }
-    let bytes = w.into_inner().map_err(|e| e.to_string())?;
-    crate::io::atomic_write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))
+    let bytes = w
+        .into_inner()
+        .map_err(|e| crate::Error::Flush(e.into_error()))?;
+    crate::io::atomic_write(path, &bytes).map_err(|source| crate::Error::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Reads a CSV written by [`write_csv`]; a missing file is an empty table.
-pub fn read_csv<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, String> {
+pub fn read_csv<T: DeserializeOwned>(path: &Path) -> crate::Result<Vec<T>> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
+        Err(source) => {
+            return Err(crate::Error::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
     };
     parse_csv(&bytes, &path.display().to_string())
 }
 
 /// Parses the bytes of a CSV written by [`write_csv`]; every row must parse (a bad row is
 /// an error naming `name` and the row, never skipped).
-pub fn parse_csv<T: DeserializeOwned>(bytes: &[u8], name: &str) -> Result<Vec<T>, String> {
+pub fn parse_csv<T: DeserializeOwned>(bytes: &[u8], name: &str) -> crate::Result<Vec<T>> {
     csv::Reader::from_reader(bytes)
         .deserialize()
-        .map(|row| row.map_err(|e| format!("{name}: {e}")))
+        .map(|row| {
+            row.map_err(|source| crate::Error::Csv {
+                name: name.to_string(),
+                source,
+            })
+        })
         .collect()
 }

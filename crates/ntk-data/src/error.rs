@@ -256,6 +256,36 @@ pub enum DataError {
         available: usize,
     },
 
+    /// A sample of norm zero that `data.unit_norm` cannot scale.
+    #[error("sample {index} is the zero vector; cannot scale it to unit norm")]
+    ZeroSample {
+        /// The sample's index.
+        index: usize,
+    },
+
+    /// `data.n` beyond the samples of the split.
+    #[error("data.n = {n} but {dataset} {split} has only {available} samples")]
+    DataN {
+        /// Samples requested.
+        n: usize,
+        /// The data set.
+        dataset: String,
+        /// The split (`Train`, `Test`).
+        split: String,
+        /// Samples in the split.
+        available: usize,
+    },
+
+    /// An error of the data a config key (`data.subset`, `data.scaling`) describes.
+    #[error("{key}: {source}")]
+    Key {
+        /// The dotted key.
+        key: &'static str,
+        /// The error.
+        #[source]
+        source: Box<DataError>,
+    },
+
     /// An argument that does not fit the data (e.g. a per-channel scaling on 1-channel images).
     #[error("invalid argument: {0}")]
     Invalid(String),

@@ -1,7 +1,7 @@
 //! The probe's inputs: a data set, subset and scaling turned into the `n x d` matrix that is
 //! fed to the network (and saved as `inputs.npy`).
 
-use crate::{Samples, Source, Subset};
+use crate::{DataError, Result, Samples, Source, Subset};
 
 use crate::config::{DataConfig, Dataset, SubsetRule};
 
@@ -49,13 +49,11 @@ impl Inputs {
         }
     }
 
-    fn normalize_rows(&mut self) -> Result<(), String> {
+    fn normalize_rows(&mut self) -> Result<()> {
         for (i, row) in self.x.chunks_mut(self.d).enumerate() {
             let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
             if norm == 0.0 {
-                return Err(format!(
-                    "sample {i} is the zero vector; cannot scale it to unit norm"
-                ));
+                return Err(DataError::ZeroSample { index: i });
             }
             row.iter_mut().for_each(|v| *v /= norm);
         }
@@ -75,7 +73,7 @@ pub fn expected_dim(cfg: &DataConfig) -> usize {
 }
 
 /// Loads the inputs a `[data]` table describes. Errors name the file or the key.
-pub fn load(cfg: &DataConfig) -> Result<Inputs, String> {
+pub fn load(cfg: &DataConfig) -> Result<Inputs> {
     let mut inputs = match cfg.dataset {
         Dataset::Synthetic => {
             let d = cfg.input_dim.unwrap_or(5);
@@ -93,14 +91,14 @@ pub fn load(cfg: &DataConfig) -> Result<Inputs, String> {
                 Dataset::Digits => Source::Digits,
                 Dataset::Synthetic => unreachable!(),
             };
-            let set = source
-                .load(cfg.dir.as_deref(), cfg.split)
-                .map_err(|e| e.to_string())?;
+            let set = source.load(cfg.dir.as_deref(), cfg.split)?;
             if cfg.n > set.n {
-                return Err(format!(
-                    "data.n = {} but {} {:?} has only {} samples",
-                    cfg.n, source, cfg.split, set.n
-                ));
+                return Err(DataError::DataN {
+                    n: cfg.n,
+                    dataset: source.to_string(),
+                    split: format!("{:?}", cfg.split),
+                    available: set.n,
+                });
             }
             let subset = match cfg.subset {
                 SubsetRule::First => Subset::First { n: cfg.n },
@@ -112,12 +110,12 @@ pub fn load(cfg: &DataConfig) -> Result<Inputs, String> {
             };
             let idx = subset
                 .indices(&set.labels, set.num_classes)
-                .map_err(|e| format!("data.subset: {e}"))?;
-            let picked = set.select(&idx).map_err(|e| e.to_string())?;
+                .map_err(|e| at_key("data.subset", e))?;
+            let picked = set.select(&idx)?;
             let scaling = cfg.scaling.unwrap_or(source.paper_scaling());
             let samples = scaling
                 .apply(&picked)
-                .map_err(|e| format!("data.scaling: {e}"))?;
+                .map_err(|e| at_key("data.scaling", e))?;
             Inputs::from_samples(
                 &samples,
                 format!("{source} {:?}, {subset}, {}", cfg.split, scaling.name()).to_lowercase(),
@@ -129,4 +127,12 @@ pub fn load(cfg: &DataConfig) -> Result<Inputs, String> {
         inputs.description.push_str(", unit norm");
     }
     Ok(inputs)
+}
+
+/// An error of the data the config key `key` describes.
+fn at_key(key: &'static str, e: DataError) -> DataError {
+    DataError::Key {
+        key,
+        source: Box::new(e),
+    }
 }

@@ -19,6 +19,70 @@ pub enum ModelError {
         #[source]
         source: std::io::Error,
     },
+    /// A config with neither a `[model]` nor a `[resnet]` table.
+    #[error(
+        "the config needs a network: a [model] table (an MLP) or a [resnet] table (a CIFAR \
+         ResNet)"
+    )]
+    NoNetwork,
+    /// A config with both a `[model]` and a `[resnet]` table.
+    #[error(
+        "the config has both [model] and [resnet]: give exactly one network table ([model] \
+         for an MLP, [resnet] for a CIFAR ResNet)"
+    )]
+    TwoNetworks,
+    /// An MLP's `model.input_dim` that is not the data's.
+    #[error(
+        "model.input_dim = {input_dim}, but the data have {data_dim} inputs per sample \
+         ({what}); remove model.input_dim (it is taken from the data) or make them agree"
+    )]
+    InputDim {
+        input_dim: usize,
+        data_dim: usize,
+        /// Where the data's dimension comes from.
+        what: String,
+    },
+    /// A ResNet whose input shape does not hold the data's values.
+    #[error(
+        "the data has {data_dim} values per sample ({what}), but {net} reads \
+         resnet.in_channels x resnet.image_size^2 = {in_channels} x {image_size}^2 = \
+         {input_dim}; set resnet.image_size and resnet.in_channels to match the data \
+         (CIFAR-10: 32 and 3)"
+    )]
+    ResNetInputDim {
+        data_dim: usize,
+        what: String,
+        /// The ResNet's description.
+        net: String,
+        in_channels: usize,
+        image_size: usize,
+        input_dim: usize,
+    },
+    /// An error of the network built from a config table (`model`, `resnet`).
+    #[error("{table}: {source}")]
+    Table {
+        table: &'static str,
+        #[source]
+        source: Box<ModelError>,
+    },
+    /// A sweep over activations of a ResNet.
+    #[error(
+        "activation {activation}: a ResNet's activation follows resnet.variant (sweep over \
+         `variants` instead)"
+    )]
+    ResNetActivation { activation: String },
+    /// A sweep over normalizations of a ResNet.
+    #[error(
+        "normalization {normalization}: a ResNet's normalization follows resnet.variant \
+         (sweep over `variants` instead)"
+    )]
+    ResNetNormalization { normalization: String },
+    /// A sweep over ResNet variants of an MLP.
+    #[error(
+        "variant {variant}: variants are for [resnet]; an MLP sweeps `normalizations` and \
+         `activations`"
+    )]
+    MlpVariant { variant: String },
 }
 
 impl ModelError {

@@ -6,7 +6,8 @@
 use burn::tensor::{DType, Device};
 
 use crate::{
-    ActivationKind, Mlp, MlpConfig, Net, Normalization, ResNet, ResNetConfig, ResNetVariant,
+    ActivationKind, Mlp, MlpConfig, ModelError, Net, Normalization, ResNet, ResNetConfig,
+    ResNetVariant,
 };
 
 /// A network description from a config's `[model]` or `[resnet]` table.
@@ -21,45 +22,44 @@ impl NetSpec {
     pub fn from_tables(
         model: Option<&MlpConfig>,
         resnet: Option<&ResNetConfig>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ModelError> {
         match (model, resnet) {
             (Some(m), None) => Ok(Self::Mlp(m.clone())),
             (None, Some(r)) => Ok(Self::ResNet(r.clone())),
-            (None, None) => Err("the config needs a network: a [model] table (an MLP) or a \
-                 [resnet] table (a CIFAR ResNet)"
-                .into()),
-            (Some(_), Some(_)) => Err("the config has both [model] and [resnet]: give exactly \
-                 one network table ([model] for an MLP, [resnet] for a CIFAR ResNet)"
-                .into()),
+            (None, None) => Err(ModelError::NoNetwork),
+            (Some(_), Some(_)) => Err(ModelError::TwoNetworks),
         }
     }
 
     /// Checks that the network takes inputs of dimension `d`; `what` says where `d` comes
     /// from (the data's description, `data.input_dim`). An MLP's `input_dim` may be left 0
     /// (it is taken from the data); a ResNet reads `in_channels x image_size^2` values.
-    pub fn check_input_dim(&self, d: usize, what: &str) -> Result<(), String> {
+    pub fn check_input_dim(&self, d: usize, what: &str) -> Result<(), ModelError> {
         match self {
-            Self::Mlp(m) if m.input_dim != 0 && m.input_dim != d => Err(format!(
-                "model.input_dim = {}, but the data have {d} inputs per sample ({what}); \
-                 remove model.input_dim (it is taken from the data) or make them agree",
-                m.input_dim
-            )),
-            Self::ResNet(r) if r.input_dim() != d => Err(format!(
-                "the data has {d} values per sample ({what}), but {} reads \
-                 resnet.in_channels x resnet.image_size^2 = {} x {}^2 = {}; set \
-                 resnet.image_size and resnet.in_channels to match the data (CIFAR-10: 32 \
-                 and 3)",
-                r.describe(),
-                r.in_channels,
-                r.image_size,
-                r.input_dim()
-            )),
+            Self::Mlp(m) if m.input_dim != 0 && m.input_dim != d => Err(ModelError::InputDim {
+                input_dim: m.input_dim,
+                data_dim: d,
+                what: what.to_string(),
+            }),
+            Self::ResNet(r) if r.input_dim() != d => Err(ModelError::ResNetInputDim {
+                data_dim: d,
+                what: what.to_string(),
+                net: r.describe(),
+                in_channels: r.in_channels,
+                image_size: r.image_size,
+                input_dim: r.input_dim(),
+            }),
             _ => Ok(()),
         }
     }
 
     /// Builds the network for inputs of dimension `input_dim` (checked first).
-    pub fn build(&self, input_dim: usize, device: &Device, dtype: DType) -> Result<Net, String> {
+    pub fn build(
+        &self,
+        input_dim: usize,
+        device: &Device,
+        dtype: DType,
+    ) -> Result<Net, ModelError> {
         self.check_input_dim(input_dim, "the data")?;
         match self {
             Self::Mlp(m) => {
@@ -68,11 +68,11 @@ impl NetSpec {
                     ..m.clone()
                 };
                 Ok(Net::Mlp(
-                    Mlp::new(&cfg, device, dtype).map_err(|e| format!("model: {e}"))?,
+                    Mlp::new(&cfg, device, dtype).map_err(|e| in_table("model", e))?,
                 ))
             }
             Self::ResNet(r) => Ok(Net::ResNet(
-                ResNet::new(r, device, dtype).map_err(|e| format!("resnet: {e}"))?,
+                ResNet::new(r, device, dtype).map_err(|e| in_table("resnet", e))?,
             )),
         }
     }
@@ -133,44 +133,40 @@ impl NetSpec {
         }
         self
     }
-    pub fn with_activation(mut self, a: ActivationKind) -> Result<Self, String> {
+    pub fn with_activation(mut self, a: ActivationKind) -> Result<Self, ModelError> {
         match &mut self {
             Self::Mlp(m) => m.activation = a,
             Self::ResNet(_) => {
-                return Err(format!(
-                    "activation {a}: a ResNet's activation follows resnet.variant \
-                     (sweep over `variants` instead)"
-                ));
+                return Err(ModelError::ResNetActivation {
+                    activation: a.to_string(),
+                });
             }
         }
         Ok(self)
     }
-    pub fn with_normalization(mut self, n: Normalization) -> Result<Self, String> {
+    pub fn with_normalization(mut self, n: Normalization) -> Result<Self, ModelError> {
         match &mut self {
             Self::Mlp(m) => m.normalization = n,
             Self::ResNet(_) => {
-                return Err(format!(
-                    "normalization {}: a ResNet's normalization follows resnet.variant \
-                     (sweep over `variants` instead)",
-                    normalization_name(n)
-                ));
+                return Err(ModelError::ResNetNormalization {
+                    normalization: normalization_name(n).to_string(),
+                });
             }
         }
         Ok(self)
     }
-    pub fn with_variant(mut self, v: ResNetVariant) -> Result<Self, String> {
+    pub fn with_variant(mut self, v: ResNetVariant) -> Result<Self, ModelError> {
         match &mut self {
             Self::ResNet(r) => r.variant = v,
             Self::Mlp(_) => {
-                return Err(format!(
-                    "variant {v}: variants are for [resnet]; an MLP sweeps `normalizations` \
-                     and `activations`"
-                ));
+                return Err(ModelError::MlpVariant {
+                    variant: v.to_string(),
+                });
             }
         }
         Ok(self)
     }
-    pub fn with_width(mut self, width: usize) -> Result<Self, String> {
+    pub fn with_width(mut self, width: usize) -> Result<Self, ModelError> {
         match &mut self {
             Self::Mlp(m) => m.width = width,
             Self::ResNet(r) => r.base_width = width,
@@ -205,5 +201,13 @@ pub fn normalization_name(n: Normalization) -> &'static str {
         Normalization::None => "none",
         Normalization::BatchNorm => "batch_norm",
         Normalization::LayerNorm => "layer_norm",
+    }
+}
+
+/// An error of the network built from the config table `table`.
+fn in_table(table: &'static str, e: ModelError) -> ModelError {
+    ModelError::Table {
+        table,
+        source: Box::new(e),
     }
 }

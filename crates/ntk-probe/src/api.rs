@@ -61,7 +61,7 @@ use crate::run;
 /// let c = Conditioning::of(&k, compute.precision)?;
 /// assert!(c.lambda_min > 0.0 && c.kappa.unwrap() >= 1.0);
 /// assert!(c.min_grad_angle_deg.unwrap() > 0.0);
-/// # Ok::<(), String>(())
+/// # Ok::<(), ntk_probe::Error>(())
 /// ```
 pub fn empirical_ntk<M: Module, const D: usize>(
     model: &M,
@@ -89,12 +89,12 @@ pub fn empirical_ntk<M: Module, const D: usize>(
 /// let compute = backend::select(Some("flex"), Precision::F64)?;
 /// // Liu & Hui's network: width 512, depth 4, ReLU, NTK parameterization (Eq. 1).
 /// let cfg = MlpConfig::new(5, 512, 4, ActivationKind::Relu);
-/// let mlp = Mlp::new(&cfg, &compute.device, compute.dtype()).map_err(|e| e.to_string())?;
+/// let mlp = Mlp::new(&cfg, &compute.device, compute.dtype())?;
 /// let x = ntk_data::gaussian(100, 5, 0).x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
 /// let k = mlp_ntk(&mlp, &x, 100, &compute, OutputMode::Sum)?;
 /// let c = Conditioning::of(&k, compute.precision)?;
 /// println!("kappa = {:.3e}, min gradient angle = {:.2} deg", c.kappa.unwrap(), c.min_grad_angle_deg.unwrap());
-/// # Ok::<(), String>(())
+/// # Ok::<(), ntk_probe::Error>(())
 /// ```
 pub fn mlp_ntk(
     mlp: &Mlp,
@@ -102,13 +102,10 @@ pub fn mlp_ntk(
     n: usize,
     compute: &Compute,
     mode: OutputMode,
-) -> Result<Kernel, String> {
+) -> crate::Result<Kernel> {
     let d = x.len().checked_div(n).unwrap_or(0);
     if n == 0 || d == 0 || d * n != x.len() {
-        return Err(format!(
-            "x has {} values: not n = {n} rows of the same positive length",
-            x.len()
-        ));
+        return Err(crate::Error::Ragged { len: x.len(), n });
     }
     let inputs = ntk_data::Inputs {
         x: x.to_vec(),
@@ -140,7 +137,7 @@ pub struct Conditioning {
 impl Conditioning {
     /// The conditioning of `k`, formed in `precision` (whose unit roundoff sets the
     /// singularity threshold).
-    pub fn of(k: &Kernel, precision: Precision) -> Result<Self, String> {
+    pub fn of(k: &Kernel, precision: Precision) -> crate::Result<Self> {
         let s = spectrum::spectrum(k, precision.epsilon())?;
         let angle = angles::min_angle(k);
         Ok(Self {

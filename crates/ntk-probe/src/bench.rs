@@ -85,7 +85,7 @@ pub fn bench_one(
     depth: usize,
     repeats: usize,
     eigen: Eigen,
-) -> Result<BenchRow, String> {
+) -> crate::Result<BenchRow> {
     let cfg = MlpConfig::new(d, width, depth, ActivationKind::Relu).with_seed(1);
     let mlp = Mlp::new(&cfg, &compute.device, compute.dtype()).expect("valid bench config");
     let samples = ntk_data::gaussian(n, d, 0);
@@ -93,9 +93,12 @@ pub fn bench_one(
     let on_device = eigen == Eigen::Extreme && !compute.on_host();
     let eps = compute.precision.epsilon();
     // The device-resident kernel (synchronized), or the kernel as the probe computes it.
-    let device_once = || -> Result<Tensor<2>, String> {
+    let device_once = || -> crate::Result<Tensor<2>> {
         let t = structured::ntk_tensor(&mlp, run::to_tensor(&inputs, compute), OutputMode::Sum)?;
-        compute.device.sync().map_err(|e| format!("{e:?}"))?;
+        compute
+            .device
+            .sync()
+            .map_err(|e| crate::Error::Device(format!("{e:?}")))?;
         Ok(t)
     };
     let host_once =

@@ -7,11 +7,13 @@ use std::path::Path;
 
 use ntk_core::overrides::Assignment;
 use ntk_data::{DataConfig, Dataset};
-use ntk_model::{MlpConfig, NetSpec, ResNetConfig};
+use ntk_model::{MlpConfig, ModelError, NetSpec, ResNetConfig};
 use serde::{Deserialize, Serialize};
 
 use ntk_core::backend::Precision;
 use ntk_core::kernel::OutputMode;
+
+use crate::Error;
 
 /// Which kernel protocol (`reference/conventions.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -155,69 +157,65 @@ pub struct ProbeConfig {
 impl ProbeConfig {
     /// Reads and parses a TOML file; errors name the file, line and key (and the file when
     /// it has neither or both of `[model]` and `[resnet]`).
-    pub fn load(path: &Path) -> Result<Self, String> {
+    pub fn load(path: &Path) -> crate::Result<Self> {
         Self::load_with(path, &[])
     }
 
     /// [`Self::load`] with `--set` overrides applied before the types are checked
     /// ([`ntk_core::overrides`]); errors in an override name it and its key. The caller
     /// validates the result ([`Self::validate`]) as it does a file.
-    pub fn load_with(path: &Path, sets: &[Assignment]) -> Result<Self, String> {
+    pub fn load_with(path: &Path, sets: &[Assignment]) -> crate::Result<Self> {
         let cfg: Self = ntk_core::overrides::load(path, sets)?;
-        cfg.net().map_err(|e| format!("{}: {e}", path.display()))?;
+        cfg.net().map_err(|e| Error::At {
+            path: path.to_path_buf(),
+            source: Box::new(e.into()),
+        })?;
         Ok(cfg)
     }
 
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let cfg: Self = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> crate::Result<Self> {
+        let cfg: Self = toml::from_str(text)?;
         cfg.net()?;
         Ok(cfg)
     }
 
     /// The configured network: exactly one of `[model]` and `[resnet]`.
-    pub fn net(&self) -> Result<NetSpec, String> {
+    pub fn net(&self) -> Result<NetSpec, ModelError> {
         NetSpec::from_tables(self.model.as_ref(), self.resnet.as_ref())
     }
 
     /// The MLP of `[model]`; an error when the config describes a ResNet (or no network).
-    pub fn mlp(&self) -> Result<&MlpConfig, String> {
+    pub fn mlp(&self) -> crate::Result<&MlpConfig> {
         match (&self.model, self.net()?) {
             (Some(m), NetSpec::Mlp(_)) => Ok(m),
-            _ => {
-                Err("this needs an MLP ([model]); the config describes a ResNet ([resnet])".into())
-            }
+            _ => Err(Error::NeedsMlp),
         }
     }
 
     /// The MLP of `[model]`, mutable; the same errors as [`Self::mlp`].
-    pub fn mlp_mut(&mut self) -> Result<&mut MlpConfig, String> {
+    pub fn mlp_mut(&mut self) -> crate::Result<&mut MlpConfig> {
         self.mlp()?;
         Ok(self.model.as_mut().expect("checked by mlp()"))
     }
 
     /// Outputs of the network: `model.output_dim` or `resnet.num_classes`.
-    pub fn output_dim(&self) -> Result<usize, String> {
+    pub fn output_dim(&self) -> crate::Result<usize> {
         Ok(self.net()?.classes())
     }
 
     /// Checks values the types cannot: errors name the key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> crate::Result<()> {
         let net = self.net()?;
         if let NetSpec::ResNet(r) = &net {
-            r.validate().map_err(|e| e.to_string())?;
+            r.validate()?;
             if matches!(self.probe.method, Method::Structured | Method::Theory) {
-                return Err(format!(
-                    "probe.method = {}: a ResNet's NTK is taken through the autodiff path \
-                     (method = \"autodiff\" or \"auto\")",
-                    serde_json::to_string(&self.probe.method).unwrap_or_default()
-                ));
+                return Err(resnet_method(self.probe.method));
             }
             if self.probe.embedding_angles || self.probe.pair.is_some() {
-                return Err(
+                return Err(Error::Invalid(
                     "probe.embedding_angles and probe.pair (layer embedding angles) are \
-                     implemented for MLPs ([model]) only, not for [resnet]"
-                        .into(),
-                );
+                     implemented for MLPs ([model]) only, not for [resnet]",
+                ));
             }
             if self.data.dataset == Dataset::Synthetic
                 && let Some(d) = self.data.input_dim
@@ -226,39 +224,61 @@ impl ProbeConfig {
             }
         }
         if self.data.n == 0 {
-            return Err("data.n = 0: need at least one sample".into());
+            return Err(Error::Config {
+                key: "data.n",
+                value: "0".into(),
+                reason: "need at least one sample".into(),
+            });
         }
         if self.data.dataset == Dataset::Synthetic && self.data.input_dim == Some(0) {
-            return Err("data.input_dim = 0: must be at least 1".into());
+            return Err(Error::Config {
+                key: "data.input_dim",
+                value: "0".into(),
+                reason: "must be at least 1".into(),
+            });
         }
         if self.data.dataset != Dataset::Synthetic && self.data.input_dim.is_some() {
-            return Err(format!(
-                "data.input_dim is only for the synthetic set; {} fixes its own dimension",
-                self.data.dataset.name()
-            ));
+            return Err(Error::InputDimOfDataset {
+                dataset: self.data.dataset.name().to_string(),
+            });
         }
         if self.probe.block_size < 2 {
-            return Err(format!(
-                "probe.block_size = {}: blocks need at least 2 samples",
-                self.probe.block_size
-            ));
+            return Err(Error::Config {
+                key: "probe.block_size",
+                value: self.probe.block_size.to_string(),
+                reason: "blocks need at least 2 samples".into(),
+            });
         }
         if let Some([i, j]) = self.probe.pair
             && (i >= self.data.n || j >= self.data.n || i == j)
         {
-            return Err(format!(
-                "probe.pair = [{i}, {j}]: need two different indices below data.n = {}",
-                self.data.n
-            ));
+            return Err(Error::Config {
+                key: "probe.pair",
+                value: format!("[{i}, {j}]"),
+                reason: format!("need two different indices below data.n = {}", self.data.n),
+            });
         }
         let outputs = self.output_dim()?;
         if let OutputMode::Single(o) = self.probe.output
             && o >= outputs
         {
-            return Err(format!(
-                "probe.output = {o}: the model has {outputs} output(s)"
-            ));
+            return Err(Error::Config {
+                key: "probe.output",
+                value: o.to_string(),
+                reason: format!("the model has {outputs} output(s)"),
+            });
         }
         Ok(())
+    }
+}
+
+/// The error for a `probe.method` that a ResNet does not have (its NTK is autodiff's).
+pub(crate) fn resnet_method(method: Method) -> Error {
+    Error::Config {
+        key: "probe.method",
+        value: serde_json::to_string(&method).unwrap_or_default(),
+        reason: "a ResNet's NTK is taken through the autodiff path (method = \"autodiff\" or \
+                 \"auto\")"
+            .into(),
     }
 }

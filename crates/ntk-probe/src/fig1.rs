@@ -35,7 +35,7 @@ pub fn measure(
     depths: &[usize],
     widths: &[usize],
     seeds: &[u64],
-) -> Result<Vec<Fig1Point>, String> {
+) -> crate::Result<Vec<Fig1Point>> {
     let n = thetas_deg.len() + 1;
     let mut x = vec![0.0; 2 * n];
     x[0] = 1.0;
@@ -48,8 +48,7 @@ pub fn measure(
         for &width in widths {
             for &seed in seeds {
                 let cfg = MlpConfig::new(2, width, depth, ActivationKind::Relu).with_seed(seed);
-                let mlp =
-                    Mlp::new(&cfg, &compute.device, compute.dtype()).map_err(|e| e.to_string())?;
+                let mlp = Mlp::new(&cfg, &compute.device, compute.dtype())?;
                 let k = host::ntk::<f64>(&mlp, &x, n, &[0]);
                 for (j, &t) in thetas_deg.iter().enumerate() {
                     out.push(Fig1Point {
@@ -85,16 +84,23 @@ pub fn write(
     points: &[Fig1Point],
     depths: &[usize],
     widths: &[usize],
-) -> Result<(), String> {
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+) -> crate::Result<()> {
+    std::fs::create_dir_all(out).map_err(|source| crate::Error::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
     let mut w = csv::Writer::from_writer(Vec::new());
     for p in points {
-        w.serialize(p).map_err(|e| e.to_string())?;
+        w.serialize(p).map_err(crate::Error::Csv)?;
     }
-    let bytes = w.into_inner().map_err(|e| e.to_string())?;
+    let bytes = w
+        .into_inner()
+        .map_err(|e| crate::Error::Io(e.into_error()))?;
     let csv_path = out.join("fig1.csv");
-    ntk_core::io::atomic_write(&csv_path, &bytes)
-        .map_err(|e| format!("{}: {e}", csv_path.display()))?;
+    ntk_core::io::atomic_write(&csv_path, &bytes).map_err(|source| crate::Error::Write {
+        path: csv_path.clone(),
+        source,
+    })?;
 
     let relu = Activation::new(ActivationKind::Relu, None);
     let grid: Vec<f64> = (0..=180).map(|i| i as f64).collect();
@@ -156,5 +162,5 @@ pub fn write(
             });
         }
     }
-    fig.save(&out.join("fig1"))
+    Ok(fig.save(&out.join("fig1"))?)
 }

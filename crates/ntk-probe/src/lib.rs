@@ -7,6 +7,7 @@ pub mod angles;
 pub mod api;
 pub mod bench;
 pub mod config;
+pub mod error;
 pub mod extreme;
 pub mod fig1;
 pub mod host;
@@ -15,6 +16,8 @@ pub mod run;
 pub mod structured;
 pub mod sweep;
 pub mod theory;
+
+pub use error::{Error, Result};
 
 /// This tool and version, as results record it (`provenance.tool`).
 pub const TOOL: &str = concat!("ntk-probe ", env!("CARGO_PKG_VERSION"));

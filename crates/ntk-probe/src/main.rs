@@ -199,7 +199,7 @@ struct Overrides {
 impl Overrides {
     /// The short flags as the `--set`s they stand for (keys of the network's table: `[model]`
     /// or, when the file has one, `[resnet]`), then the `--set`s, in order.
-    fn assignments(&self, table: &toml::Table) -> Result<Vec<Assignment>, String> {
+    fn assignments(&self, table: &toml::Table) -> CliResult<Vec<Assignment>> {
         let mut f = Flags::for_table(table);
         let usize_flag = |v: Option<usize>| v.map(|x| x as u64);
         f.text("data.dataset", "dataset", self.dataset.as_deref());
@@ -215,7 +215,7 @@ impl Overrides {
         f.text("probe.protocol", "protocol", self.protocol.as_deref());
         f.text("probe.output", "output", self.output.as_deref());
         f.text("probe.device", "device", self.device.as_deref());
-        f.finish(&self.set)
+        Ok(f.finish(&self.set)?)
     }
 }
 
@@ -303,7 +303,7 @@ fn print_table(s: &Summary) {
     );
 }
 
-fn ntk(args: NtkArgs) -> Result<(), String> {
+fn ntk(args: NtkArgs) -> CliResult<()> {
     let sets = args
         .overrides
         .assignments(&overrides::read_table(&args.config)?)?;
@@ -334,7 +334,7 @@ fn ntk(args: NtkArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn bench_cmd(args: BenchArgs) -> Result<(), String> {
+fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     let eigen = Eigen::parse(&args.eigen)
         .ok_or_else(|| format!("--eigen {}: expected full or extreme", args.eigen))?;
     let mut rows = Vec::new();
@@ -411,11 +411,11 @@ fn with_overrides(sets: &[Assignment]) -> &'static str {
     }
 }
 
-fn load_sweep(path: &Path, set: &[String]) -> Result<SweepConfig, String> {
-    SweepConfig::load_with(path, &overrides::parse_all(set)?)
+fn load_sweep(path: &Path, set: &[String]) -> CliResult<SweepConfig> {
+    Ok(SweepConfig::load_with(path, &overrides::parse_all(set)?)?)
 }
 
-fn sweep_cmd(args: SweepArgs) -> Result<(), String> {
+fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
     let cfg = load_sweep(&args.config, &args.set)?;
     let out = args.out.unwrap_or_else(|| cfg.sweep.out.clone());
     let shard = match &args.shard {
@@ -429,7 +429,7 @@ fn sweep_cmd(args: SweepArgs) -> Result<(), String> {
         allow_mixed: args.allow_mixed,
     };
     if args.dry_run {
-        return sweep::dry_run(&cfg, &out, shard, &opts);
+        return Ok(sweep::dry_run(&cfg, &out, shard, &opts)?);
     }
     let start = std::time::Instant::now();
     let (ran, skipped) = sweep::run_sweep(&cfg, &out, shard, &opts)?;
@@ -488,7 +488,7 @@ fn print_groups(groups: &[sweep::GroupRow]) {
     }
 }
 
-fn collect_cmd(args: CollectArgs) -> Result<(), String> {
+fn collect_cmd(args: CollectArgs) -> CliResult<()> {
     let cfg = args
         .config
         .as_deref()
@@ -507,7 +507,7 @@ const MAX_THEORY_DEPTH: f64 = 10_000.0;
 
 /// Parses `x`, `a,b,c` or `start:stop:step` (inclusive) of finite numbers, at most
 /// [`MAX_THEORY_VALUES`] of them.
-fn parse_values(s: &str, what: &str) -> Result<Vec<f64>, String> {
+fn parse_values(s: &str, what: &str) -> CliResult<Vec<f64>> {
     let bad =
         || format!("--{what} {s}: expected a number, a list a,b,c or a range start:stop:step");
     let num = |t: &str| match t.trim().parse::<f64>() {
@@ -521,14 +521,16 @@ fn parse_values(s: &str, what: &str) -> Result<Vec<f64>, String> {
         if step <= 0.0 || b < a {
             return Err(format!(
                 "--{what} {s}: a range start:stop:step needs step > 0 and stop >= start"
-            ));
+            )
+            .into());
         }
         let count = ((b - a) / step + 1e-9).floor();
         // NaN (inf / inf) fails this test too.
         if !count.is_finite() || count >= MAX_THEORY_VALUES {
             return Err(format!(
                 "--{what} {s}: {count:.3e} values; at most {MAX_THEORY_VALUES} per call"
-            ));
+            )
+            .into());
         }
         (0..=count as usize).map(|i| a + step * i as f64).collect()
     } else {
@@ -538,12 +540,13 @@ fn parse_values(s: &str, what: &str) -> Result<Vec<f64>, String> {
         return Err(format!(
             "--{what}: {} values; at most {MAX_THEORY_VALUES} per call",
             values.len()
-        ));
+        )
+        .into());
     }
     Ok(values)
 }
 
-fn theory_cmd(args: TheoryArgs) -> Result<(), String> {
+fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
     let kind = ActivationKind::parse(&args.activation)
         .ok_or_else(|| format!("--activation {}: unknown activation", args.activation))?;
     if let Some(b) = args.kink {
@@ -562,22 +565,24 @@ fn theory_cmd(args: TheoryArgs) -> Result<(), String> {
             args.theta_deg,
             args.depth,
             thetas.len() * depths.len()
-        ));
+        )
+        .into());
     }
     for t in &thetas {
         if !(0.0..=180.0).contains(t) {
-            return Err(format!("--theta-deg {t}: must be in [0, 180]"));
+            return Err(format!("--theta-deg {t}: must be in [0, 180]").into());
         }
     }
     let mut rows = Vec::new();
     for &d in &depths {
         if d < 0.0 || d.fract() != 0.0 {
-            return Err(format!("--depth {d}: must be a non-negative integer"));
+            return Err(format!("--depth {d}: must be a non-negative integer").into());
         }
         if d > MAX_THEORY_DEPTH {
             return Err(format!(
                 "--depth {d}: at most {MAX_THEORY_DEPTH} (the recursion takes one step per layer)"
-            ));
+            )
+            .into());
         }
         for &t in &thetas {
             let phi = ntk_probe::theory::grad_angle(&act, t.to_radians(), d as usize).to_degrees();
@@ -611,7 +616,7 @@ fn theory_cmd(args: TheoryArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn fig1_cmd(args: Fig1Args) -> Result<(), String> {
+fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
     let compute = backend::select(None, Precision::F64)?;
     let points = ntk_probe::fig1::measure(
         &compute,
@@ -663,6 +668,10 @@ fn keep_freed_memory() {
     // SAFETY: setting a mimalloc option is a plain store into its option table.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) }
 }
+
+/// What a subcommand returns: an error of the library (typed) or of the command line (a
+/// message), printed as `error: MESSAGE` with exit code 2.
+type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn main() -> ExitCode {
     keep_freed_memory();

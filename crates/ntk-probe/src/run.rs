@@ -9,6 +9,7 @@ use ntk_model::export::{ExportDType, save_safetensors};
 use ntk_model::{Mlp, MlpConfig, Net, ResNet, ResNetVariant};
 use serde::Serialize;
 
+use crate::Error;
 use crate::angles::{self, MinAngle};
 use crate::config::{Eigen, Method, ProbeConfig, Protocol};
 use crate::host;
@@ -121,7 +122,7 @@ pub fn provenance(
 /// The memory a probe of `cfg` needs, roughly (see [`ntk_core::budget`]): the kernel and the
 /// eigensolver's copies, the structured engine's activations and work matrices, or the
 /// autodiff path's per-sample gradient rows. `d` is the data's input dimension.
-pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> Result<Estimate, String> {
+pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
     let n = cfg.data.n as f64;
     let elem = cfg.probe.precision.dtype().size() as f64;
     let mut e = Estimate::default();
@@ -178,7 +179,7 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> Result<Estimate, String> 
 }
 
 /// Refuses a probe whose estimated memory exceeds the limit ([`ntk_core::budget`]).
-pub fn check_memory(cfg: &ProbeConfig, d: usize, max_memory: Option<&str>) -> Result<(), String> {
+pub fn check_memory(cfg: &ProbeConfig, d: usize, max_memory: Option<&str>) -> crate::Result<()> {
     let culprit = match cfg.net()? {
         NetSpec::Mlp(m) => format!(
             "data.n = {}, model.width = {}, model.depth = {}",
@@ -189,21 +190,21 @@ pub fn check_memory(cfg: &ProbeConfig, d: usize, max_memory: Option<&str>) -> Re
             cfg.data.n, r.depth, r.base_width
         ),
     };
-    memory_estimate(cfg, d)?.check(&culprit, max_memory)
+    Ok(memory_estimate(cfg, d)?.check(&culprit, max_memory)?)
 }
 
 /// Checks that `dir` may receive a probe's output set: absent, empty, or holding only a
 /// probe's files (which the new set replaces as a whole); never a directory of something
 /// else, whose files would be lost or mixed in.
-pub fn check_replaceable(dir: &Path) -> Result<(), String> {
+pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => {
-            return Err(format!(
-                "{}: cannot use as the output directory: {e}",
-                dir.display()
-            ));
+        Err(source) => {
+            return Err(Error::OutputDir {
+                dir: dir.to_path_buf(),
+                source,
+            });
         }
     };
     let foreign: Vec<String> = entries
@@ -214,17 +215,10 @@ pub fn check_replaceable(dir: &Path) -> Result<(), String> {
     if foreign.is_empty() {
         return Ok(());
     }
-    Err(format!(
-        "{}: holds files that are not an ntk-probe output set ({}); a new run would replace \
-         the directory as a whole, so choose an empty or new --out",
-        dir.display(),
-        foreign
-            .iter()
-            .take(3)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
+    Err(Error::ForeignFiles {
+        dir: dir.to_path_buf(),
+        files: foreign.iter().take(3).cloned().collect::<Vec<_>>(),
+    })
 }
 
 /// The kernel and how it was computed.
@@ -250,7 +244,7 @@ pub fn compute_kernel(
     compute: &Compute,
     method: Method,
     mode: OutputMode,
-) -> Result<KernelResult, String> {
+) -> crate::Result<KernelResult> {
     compute_kernel_cached(
         mlp,
         inputs,
@@ -270,12 +264,18 @@ pub fn compute_kernel_cached(
     method: Method,
     mode: OutputMode,
     cache: &mut host::HostCache,
-) -> Result<KernelResult, String> {
+) -> crate::Result<KernelResult> {
     let reason = structured::unsupported_reason(mlp);
     let method = match (method, &reason) {
         (Method::Auto, None) => Method::Structured,
         (Method::Auto, Some(_)) => Method::Autodiff,
-        (Method::Structured, Some(r)) => return Err(format!("probe.method = structured: {r}")),
+        (Method::Structured, Some(r)) => {
+            return Err(Error::Config {
+                key: "probe.method",
+                value: "structured".into(),
+                reason: r.clone(),
+            });
+        }
         (m, _) => m,
     };
     let outputs: Vec<usize> = match mode {
@@ -291,11 +291,14 @@ pub fn compute_kernel_cached(
                 || cfg.output_dim != 1
                 || cfg.normalization != ntk_model::Normalization::None
             {
-                return Err(
-                    "probe.method = theory: the infinite-width kernel is implemented for the \
-                     ntk parameterization, paper convention, one output, no bias, no normalization"
+                return Err(Error::Config {
+                    key: "probe.method",
+                    value: "theory".into(),
+                    reason: "the infinite-width kernel is implemented for the ntk \
+                             parameterization, paper convention, one output, no bias, no \
+                             normalization"
                         .into(),
-                );
+                });
             }
             let k = crate::theory::infinite_width_ntk(
                 &inputs.x,
@@ -372,7 +375,7 @@ pub fn compute_kernel_net(
     compute: &Compute,
     method: Method,
     mode: OutputMode,
-) -> Result<KernelResult, String> {
+) -> crate::Result<KernelResult> {
     compute_kernel_net_cached(
         net,
         inputs,
@@ -391,7 +394,7 @@ pub fn compute_kernel_net_cached(
     method: Method,
     mode: OutputMode,
     cache: &mut host::HostCache,
-) -> Result<KernelResult, String> {
+) -> crate::Result<KernelResult> {
     match net {
         Net::Mlp(m) => compute_kernel_cached(m, inputs, compute, method, mode, cache),
         Net::ResNet(r) => match method {
@@ -400,11 +403,7 @@ pub fn compute_kernel_net_cached(
                 method: Method::Autodiff,
                 engine: "autodiff",
             }),
-            _ => Err(format!(
-                "probe.method = {}: a ResNet's NTK is taken through the autodiff path \
-                 (method = \"autodiff\" or \"auto\")",
-                serde_json::to_string(&method).unwrap_or_default()
-            )),
+            _ => Err(crate::config::resnet_method(method)),
         },
     }
 }
@@ -418,7 +417,7 @@ pub fn run(
     compute: &Compute,
     out: Option<&Path>,
     save_weights: bool,
-) -> Result<Summary, String> {
+) -> crate::Result<Summary> {
     let start = Instant::now();
     let set = match out {
         Some(dir) => {
@@ -430,7 +429,7 @@ pub fn run(
                 Some(name.as_deref().unwrap_or_default()),
                 &|_| false,
             );
-            Some(OutputSet::begin(dir).map_err(|e| e.to_string())?)
+            Some(OutputSet::begin(dir).map_err(Error::Io)?)
         }
         None => None,
     };
@@ -438,11 +437,10 @@ pub fn run(
     let mlp = match &net {
         Net::Mlp(m) => Some(m),
         Net::ResNet(_) if save_weights => {
-            return Err(
+            return Err(Error::Invalid(
                 "--save-weights writes an MLP's layers (weights.safetensors); it is not \
-                 available for a [resnet] config"
-                    .into(),
-            );
+                 available for a [resnet] config",
+            ));
         }
         Net::ResNet(_) => None,
     };
@@ -471,40 +469,38 @@ pub fn run(
             &eigenvalues,
             mlp.filter(|_| save_weights),
         )?;
-        set.commit().map_err(|e| e.to_string())?;
+        set.commit().map_err(Error::Io)?;
     }
     Ok(summary)
 }
 
 /// The configured MLP (`[model]`) with the data's input dimension; an error for a
 /// `[resnet]` config.
-pub fn build_model(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> Result<Mlp, String> {
+pub fn build_model(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> crate::Result<Mlp> {
     let given = cfg.mlp()?.input_dim;
     if given != 0 && given != inputs.d {
-        return Err(format!(
-            "model.input_dim = {given}, but the data ({}) have {} inputs per sample; remove \
-             model.input_dim (it is taken from the data) or make them agree",
-            inputs.description, inputs.d
-        ));
+        return Err(Error::InputDim {
+            given,
+            description: inputs.description.clone(),
+            data_dim: inputs.d,
+        });
     }
     let model_cfg = MlpConfig {
         input_dim: inputs.d,
         ..cfg.mlp()?.clone()
     };
-    Mlp::new(&model_cfg, &compute.device, compute.dtype()).map_err(|e| e.to_string())
+    Ok(Mlp::new(&model_cfg, &compute.device, compute.dtype())?)
 }
 
 /// The configured network: the MLP of `[model]` (input dimension from the data) or the
 /// ResNet of `[resnet]`, whose `in_channels * image_size^2` must equal the data's dimension.
-pub fn build_net(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> Result<Net, String> {
+pub fn build_net(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> crate::Result<Net> {
     let spec = cfg.net()?;
     match &spec {
         NetSpec::Mlp(_) => build_model(cfg, inputs, compute).map(Net::Mlp),
         NetSpec::ResNet(r) => {
             spec.check_input_dim(inputs.d, &inputs.description)?;
-            ResNet::new(r, &compute.device, compute.dtype())
-                .map(Net::ResNet)
-                .map_err(|e| e.to_string())
+            Ok(ResNet::new(r, &compute.device, compute.dtype()).map(Net::ResNet)?)
         }
     }
 }
@@ -518,7 +514,7 @@ pub fn truncate_net(
     inputs: &Inputs,
     compute: &Compute,
     deeper: &Net,
-) -> Result<Option<Net>, String> {
+) -> crate::Result<Option<Net>> {
     let (NetSpec::Mlp(model), Net::Mlp(deep)) = (cfg.net()?, deeper) else {
         return Ok(None);
     };
@@ -535,9 +531,7 @@ pub fn truncate_net(
     if !fits {
         return Ok(None);
     }
-    deep.truncated(model.depth)
-        .map(|m| Some(Net::Mlp(m)))
-        .map_err(|e| e.to_string())
+    Ok(deep.truncated(model.depth).map(|m| Some(Net::Mlp(m)))?)
 }
 
 /// What a summary reports about the network.
@@ -606,7 +600,7 @@ impl NetFacts {
 /// the `d x d` covariance `X^T X` and `n - d` exact zeros, so the spectrum is taken from the
 /// small matrix (`O(n d^2 + d^3)` instead of `O(n^3)`: for 10,000 MNIST images, a 784 x 784
 /// eigenproblem instead of a 10,000 x 10,000 one).
-pub fn gram_spectrum(inputs: &Inputs) -> Result<Spectrum, String> {
+pub fn gram_spectrum(inputs: &Inputs) -> crate::Result<Spectrum> {
     let (n, d) = (inputs.n, inputs.d);
     if n > d {
         let mut eigenvalues = vec![0.0; n - d];
@@ -615,7 +609,7 @@ pub fn gram_spectrum(inputs: &Inputs) -> Result<Spectrum, String> {
         return Ok(spectrum::classify(eigenvalues, Precision::F64.epsilon()));
     }
     let gram = Kernel::gram(&inputs.x, n, d);
-    spectrum::spectrum(&gram, Precision::F64.epsilon())
+    Ok(spectrum::spectrum(&gram, Precision::F64.epsilon())?)
 }
 
 /// The summary of a computed kernel under one protocol, and the eigenvalues to save.
@@ -629,7 +623,7 @@ pub fn summarize(
     result: &KernelResult,
     gram_spec: &Spectrum,
     kernel_seconds: f64,
-) -> Result<(Summary, Vec<f64>), String> {
+) -> crate::Result<(Summary, Vec<f64>)> {
     let start = Instant::now();
     let mode = cfg.probe.output;
     let facts = NetFacts::of(net);
@@ -689,7 +683,7 @@ fn protocol_spectrum(
     n: usize,
     compute: &Compute,
     facts: &NetFacts,
-) -> Result<(Eigen, SpectrumSummary, Vec<f64>, Option<usize>), String> {
+) -> crate::Result<(Eigen, SpectrumSummary, Vec<f64>, Option<usize>)> {
     let eps = compute.precision.epsilon();
     Ok(match protocol {
         Protocol::Whole if cfg.probe.eigen == Eigen::Extreme => {
@@ -733,13 +727,13 @@ impl Angles {
         compute: &Compute,
         net: &Net,
         kernel: &Kernel,
-    ) -> Result<Self, String> {
+    ) -> crate::Result<Self> {
         let full = cfg.probe.output == OutputMode::Full;
         let mlp = || match net {
             Net::Mlp(m) => Ok(m),
-            Net::ResNet(_) => Err(
-                "probe.embedding_angles and probe.pair are implemented for MLPs only".to_string(),
-            ),
+            Net::ResNet(_) => Err(Error::Invalid(
+                "probe.embedding_angles and probe.pair are implemented for MLPs only",
+            )),
         };
         let embedding_min = if cfg.probe.embedding_angles {
             let grams = structured::embedding_grams(mlp()?, to_tensor(inputs, compute));
@@ -817,7 +811,7 @@ fn block_spectra(
     eps: f64,
     mode: OutputMode,
     k: usize,
-) -> Result<(SpectrumSummary, Vec<f64>, usize), String> {
+) -> crate::Result<(SpectrumSummary, Vec<f64>, usize)> {
     use rand::SeedableRng;
     use rand::seq::SliceRandom;
     let mut order: Vec<usize> = (0..n).collect();
@@ -864,9 +858,12 @@ pub fn write_outputs(
     kernel: Option<&Kernel>,
     eigenvalues: &[f64],
     mlp: Option<&Mlp>,
-) -> Result<(), String> {
-    let ctx =
-        |what: &str, e: std::io::Error| format!("{}: cannot write {what}: {e}", dir.display());
+) -> crate::Result<()> {
+    let ctx = |what: &'static str, source: std::io::Error| Error::CannotWrite {
+        dir: dir.to_path_buf(),
+        what,
+        source,
+    };
     std::fs::create_dir_all(dir).map_err(|e| ctx("the output directory", e))?;
     if let Some(inputs) = inputs {
         npy::write_f64(
@@ -893,8 +890,7 @@ pub fn write_outputs(
         } else {
             ExportDType::F32
         };
-        save_safetensors(mlp, &dir.join("weights.safetensors"), dtype)
-            .map_err(|e| e.to_string())?;
+        save_safetensors(mlp, &dir.join("weights.safetensors"), dtype)?;
     }
     let json = serde_json::to_string_pretty(summary).expect("summary serializes");
     ntk_core::io::atomic_write(&dir.join("summary.json"), json.as_bytes())

@@ -112,9 +112,11 @@ pub fn ntk(mlp: &Mlp, x: Tensor<2>, mode: OutputMode) -> Kernel {
 /// The `n x n` kernel (`Sum` or `Single`) as one tensor on the compute device, for work that
 /// stays there ([`crate::extreme`]); `Full` is refused (its `(n k) x (n k)` kernel is
 /// assembled on the host by [`ntk`]).
-pub fn ntk_tensor(mlp: &Mlp, x: Tensor<2>, mode: OutputMode) -> Result<Tensor<2>, String> {
+pub fn ntk_tensor(mlp: &Mlp, x: Tensor<2>, mode: OutputMode) -> crate::Result<Tensor<2>> {
     if mode == OutputMode::Full {
-        return Err("the device-resident kernel covers output = sum or an index".into());
+        return Err(crate::Error::Invalid(
+            "the device-resident kernel covers output = sum or an index",
+        ));
     }
     let n = x.dims()[0];
     let (f, deltas, copies) = summed_factors(mlp, x, mode);

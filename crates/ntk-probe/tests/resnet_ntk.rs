@@ -429,7 +429,7 @@ fn bad_resnet_configs_are_refused_with_clear_errors() {
     let pcfg = ProbeConfig::parse(RESNET).unwrap();
     let err = match run::build_net(&pcfg, &inputs(2, 64, 1), &compute()) {
         Ok(_) => panic!("a 64-dimensional input set must not fit a 2 x 4 x 4 ResNet"),
-        Err(e) => e,
+        Err(e) => e.to_string(),
     };
     for n in [
         "resnet.image_size",

@@ -105,7 +105,7 @@ pub fn step(
     batch: usize,
     steps: usize,
     peak_gflops: f64,
-) -> Result<Throughput, String> {
+) -> crate::Result<Throughput> {
     let ad = compute.device.clone().autodiff();
     let mut model = spec
         .build(input_dim, &compute.device, compute.dtype())?

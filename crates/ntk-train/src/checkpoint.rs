@@ -86,13 +86,19 @@ fn pointer_path(run: &Path) -> PathBuf {
 fn save_via_rename(
     path: &Path,
     write: impl FnOnce(&Path) -> Result<(), String>,
-) -> Result<(), String> {
+) -> crate::Result<()> {
     let tmp = path.with_extension("partial");
-    write(&tmp).map_err(|e| format!("{}: {e}", path.display()))?;
+    write(&tmp).map_err(|message| crate::Error::Record {
+        path: path.to_path_buf(),
+        message,
+    })?;
     std::fs::File::open(&tmp)
         .and_then(|f| f.sync_all())
         .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|source| crate::Error::Write {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// The files of a checkpoint written by `engine`: the model, the optimizer state (Burn's
@@ -108,18 +114,29 @@ fn checkpoint_files(engine: &str) -> [&'static str; 4] {
 
 /// The error for a checkpoint that `path` (its pointer or one of its files) shows cannot be
 /// trusted, and why.
-fn untrusted(path: &Path, why: &str) -> String {
-    format!(
-        "{}: {why}; the checkpoint cannot be trusted (start the run again in a new --out)",
-        path.display()
-    )
+fn untrusted(path: &Path, why: &str) -> crate::Error {
+    crate::Error::Untrusted {
+        path: path.to_path_buf(),
+        why: why.to_string(),
+    }
+}
+
+/// A record (model, optimizer state, momentum buffers) at `path` that cannot be loaded.
+fn record_error(path: &Path, e: impl std::fmt::Display) -> crate::Error {
+    crate::Error::Record {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
 }
 
 /// SHA-256 of a file, or an error naming it.
-fn file_sha256(path: &Path) -> Result<String, String> {
+fn file_sha256(path: &Path) -> crate::Result<String> {
     std::fs::read(path)
         .map(|b| provenance::sha256_hex(&b))
-        .map_err(|e| format!("{}: cannot read: {e}", path.display()))
+        .map_err(|source| crate::Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// What a checkpoint belongs to: the run's config text and provenance.
@@ -139,10 +156,13 @@ pub fn save(
     optim: OptimState<'_>,
     rows: &[EpochMetrics],
     ntk_rows: &[NtkRow],
-) -> Result<(), String> {
+) -> crate::Result<()> {
     let name = format!("epoch-{epoch:05}");
     let dir = run.join("checkpoints").join(&name);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| crate::Error::Write {
+        path: dir.clone(),
+        source,
+    })?;
     let engine = match optim {
         OptimState::Burn(_) => "burn",
         OptimState::Host(_) => "host",
@@ -168,7 +188,7 @@ pub fn save(
     let files = files
         .iter()
         .map(|f| Ok((f.to_string(), file_sha256(&dir.join(f))?)))
-        .collect::<Result<BTreeMap<_, _>, String>>()?;
+        .collect::<crate::Result<BTreeMap<_, _>>>()?;
     let mut pointer = Pointer {
         epoch,
         iteration,
@@ -181,8 +201,12 @@ pub fn save(
     };
     pointer.checksum = Some(pointer.own_checksum());
     let json = serde_json::to_string_pretty(&pointer).expect("serializes");
-    ntk_core::io::atomic_write(&pointer_path(run), json.as_bytes())
-        .map_err(|e| format!("{}: {e}", run.display()))?;
+    ntk_core::io::atomic_write(&pointer_path(run), json.as_bytes()).map_err(|source| {
+        crate::Error::Write {
+            path: run.to_path_buf(),
+            source,
+        }
+    })?;
     // The pointer has moved: older checkpoints can go.
     if let Ok(entries) = std::fs::read_dir(run.join("checkpoints")) {
         for entry in entries.flatten() {
@@ -197,9 +221,12 @@ pub fn save(
 /// Parses `checkpoint.json` (at `path`, for messages) and checks what it says of itself:
 /// its checksum, and that `dir` is `checkpoints/epoch-NNNNN` of its own epoch (so never a
 /// place outside the run directory).
-pub fn parse_pointer(text: &str, path: &Path) -> Result<Pointer, String> {
-    let pointer: Pointer = serde_json::from_str(text)
-        .map_err(|e| format!("{}: not a checkpoint pointer: {e}", path.display()))?;
+pub fn parse_pointer(text: &str, path: &Path) -> crate::Result<Pointer> {
+    let pointer: Pointer =
+        serde_json::from_str(text).map_err(|source| crate::Error::NotPointer {
+            path: path.to_path_buf(),
+            source,
+        })?;
     match &pointer.checksum {
         None => {
             return Err(untrusted(
@@ -230,12 +257,12 @@ pub fn parse_pointer(text: &str, path: &Path) -> Result<Pointer, String> {
 
 /// The current checkpoint of `run`, if any, verified: the pointer's own checksum, its
 /// `dir`, every file's SHA-256, and the epoch and iteration against the metrics table.
-pub fn find(run: &Path) -> Result<Option<Loaded>, String> {
+pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
     let path = pointer_path(run);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
+        Err(source) => return Err(crate::Error::Read { path, source }),
     };
     let pointer = parse_pointer(&text, &path)?;
     let dir = run.join(&pointer.dir);
@@ -247,8 +274,10 @@ pub fn find(run: &Path) -> Result<Option<Loaded>, String> {
             return Err(untrusted(&path, &format!("records no checksum of {f}")));
         };
         let file = dir.join(f);
-        let bytes =
-            std::fs::read(&file).map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
+        let bytes = std::fs::read(&file).map_err(|source| crate::Error::Read {
+            path: file.clone(),
+            source,
+        })?;
         if provenance::sha256_hex(&bytes) != *recorded {
             return Err(untrusted(
                 &file,
@@ -290,27 +319,25 @@ pub fn find(run: &Path) -> Result<Option<Loaded>, String> {
 
 impl Loaded {
     /// Loads the checkpoint's parameters into `model` (built from the same config).
-    pub fn load_model(&self, model: Model) -> Result<Model, String> {
+    pub fn load_model(&self, model: Model) -> crate::Result<Model> {
         let path = self.dir.join("model.bpk");
-        let record = ModuleRecord::load(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let record = ModuleRecord::load(&path).map_err(|e| record_error(&path, e))?;
         model
             .try_load_record(record)
-            .map_err(|e| format!("{}: {e}", path.display()))
+            .map_err(|e| record_error(&path, e))
     }
 
     /// The host engine's momentum buffers (see `crate::host`).
-    pub fn load_velocity(&self) -> Result<Vec<f64>, String> {
+    pub fn load_velocity(&self) -> crate::Result<Vec<f64>> {
         let path = self.dir.join("velocity.npy");
         ntk_core::npy::read(&path)
             .map(|(v, _)| v)
-            .map_err(|e| format!("{}: {e}", path.display()))
+            .map_err(|e| record_error(&path, e))
     }
 
     /// Loads the optimizer state into `optim`.
-    pub fn load_optim(&self, optim: ModuleOptimizer) -> Result<ModuleOptimizer, String> {
+    pub fn load_optim(&self, optim: ModuleOptimizer) -> crate::Result<ModuleOptimizer> {
         let path = self.dir.join("optim.bpk");
-        optim
-            .load(&path)
-            .map_err(|e| format!("{}: {e}", path.display()))
+        optim.load(&path).map_err(|e| record_error(&path, e))
     }
 }

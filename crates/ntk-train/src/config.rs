@@ -175,21 +175,23 @@ pub struct TrainConfig {
 
 impl TrainConfig {
     /// Reads a TOML file; errors name the file, line and key.
-    pub fn load(path: &Path) -> Result<Self, String> {
+    pub fn load(path: &Path) -> crate::Result<Self> {
         let cfg: Self = ntk_core::config_file::load_toml(path)?;
-        cfg.validate()
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        cfg.validate().map_err(|e| crate::Error::At {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })?;
         Ok(cfg)
     }
 
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let cfg: Self = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> crate::Result<Self> {
+        let cfg: Self = toml::from_str(text)?;
         cfg.validate()?;
         Ok(cfg)
     }
 
     /// The network this config trains: exactly one of `[model]` and `[resnet]`.
-    pub fn spec(&self) -> Result<NetSpec, String> {
+    pub fn spec(&self) -> Result<NetSpec, ntk_model::ModelError> {
         NetSpec::from_tables(self.model.as_ref(), self.resnet.as_ref())
     }
 
@@ -202,89 +204,120 @@ impl TrainConfig {
     }
 
     /// Checks values the types cannot; errors name the key and value.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> crate::Result<()> {
         let o = &self.optim;
         if !(o.lr.is_finite() && o.lr > 0.0) {
-            return Err(format!("optim.lr = {}: must be positive", o.lr));
+            return Err(crate::Error::Invalid(format!(
+                "optim.lr = {}: must be positive",
+                o.lr
+            )));
         }
         if !(0.0..1.0).contains(&o.momentum) {
-            return Err(format!(
+            return Err(crate::Error::Invalid(format!(
                 "optim.momentum = {}: must be in [0, 1)",
                 o.momentum
-            ));
+            )));
         }
         if o.nesterov && o.momentum == 0.0 {
-            return Err("optim.nesterov = true needs optim.momentum > 0".into());
+            return Err(crate::Error::Invalid(
+                "optim.nesterov = true needs optim.momentum > 0".into(),
+            ));
         }
         if !(o.weight_decay.is_finite() && o.weight_decay >= 0.0) {
-            return Err(format!(
+            return Err(crate::Error::Invalid(format!(
                 "optim.weight_decay = {}: must be non-negative",
                 o.weight_decay
-            ));
+            )));
         }
         let t = &self.train;
         if t.batch_size == 0 {
-            return Err("train.batch_size = 0: must be at least 1".into());
+            return Err(crate::Error::Invalid(
+                "train.batch_size = 0: must be at least 1".into(),
+            ));
         }
         match (t.epochs, t.iterations) {
-            (Some(0), _) => return Err("train.epochs = 0: must be at least 1".into()),
-            (_, Some(0)) => return Err("train.iterations = 0: must be at least 1".into()),
-            (Some(_), Some(_)) => {
-                return Err("train.epochs and train.iterations: give one, not both".into());
+            (Some(0), _) => {
+                return Err(crate::Error::Invalid(
+                    "train.epochs = 0: must be at least 1".into(),
+                ));
             }
-            (None, None) => return Err("train: give epochs or iterations".into()),
+            (_, Some(0)) => {
+                return Err(crate::Error::Invalid(
+                    "train.iterations = 0: must be at least 1".into(),
+                ));
+            }
+            (Some(_), Some(_)) => {
+                return Err(crate::Error::Invalid(
+                    "train.epochs and train.iterations: give one, not both".into(),
+                ));
+            }
+            (None, None) => {
+                return Err(crate::Error::Invalid(
+                    "train: give epochs or iterations".into(),
+                ));
+            }
             _ => {}
         }
         if t.eval_every == 0 {
-            return Err("train.eval_every = 0: must be at least 1".into());
+            return Err(crate::Error::Invalid(
+                "train.eval_every = 0: must be at least 1".into(),
+            ));
         }
         if t.checkpoint_every == 0 {
-            return Err("train.checkpoint_every = 0: must be at least 1".into());
+            return Err(crate::Error::Invalid(
+                "train.checkpoint_every = 0: must be at least 1".into(),
+            ));
         }
         if self.data.n == 0 {
-            return Err("data.n = 0: need at least one training sample".into());
+            return Err(crate::Error::Invalid(
+                "data.n = 0: need at least one training sample".into(),
+            ));
         }
         if let Some(k) = &self.ntk {
             if k.every == 0 {
-                return Err("ntk.every = 0: must be at least 1".into());
+                return Err(crate::Error::Invalid(
+                    "ntk.every = 0: must be at least 1".into(),
+                ));
             }
             if k.n < 2 || k.n > self.data.n {
-                return Err(format!(
+                return Err(crate::Error::Invalid(format!(
                     "ntk.n = {}: must be in 2..=data.n ({})",
                     k.n, self.data.n
-                ));
+                )));
             }
         }
         if let Some(s) = &self.sweep {
             let pair_axes = !s.activations.is_empty() || !s.normalizations.is_empty();
             if !s.families.is_empty() && pair_axes {
-                return Err(
+                return Err(crate::Error::Invalid(
                     "sweep.families replaces sweep.activations and sweep.normalizations: \
                      give families alone"
                         .into(),
-                );
+                ));
             }
             if let Some(lr) = s.lrs.iter().find(|lr| !(lr.is_finite() && **lr > 0.0)) {
-                return Err(format!("sweep.lrs: {lr} is not a positive learning rate"));
+                return Err(crate::Error::Invalid(format!(
+                    "sweep.lrs: {lr} is not a positive learning rate"
+                )));
             }
         }
         self.schedule.validate()?;
         match self.spec()? {
             NetSpec::Mlp(m) => {
                 if m.output_dim < 2 {
-                    return Err(format!(
+                    return Err(crate::Error::Invalid(format!(
                         "model.output_dim = {}: classification needs one output per class",
                         m.output_dim
-                    ));
+                    )));
                 }
             }
             NetSpec::ResNet(r) => {
-                r.validate().map_err(|e| e.to_string())?;
+                r.validate()?;
                 if r.num_classes < 2 {
-                    return Err(format!(
+                    return Err(crate::Error::Invalid(format!(
                         "resnet.num_classes = {}: classification needs two classes or more",
                         r.num_classes
-                    ));
+                    )));
                 }
             }
         }

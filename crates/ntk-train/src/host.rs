@@ -244,7 +244,7 @@ impl<T: Real> HostMlp<T> {
     }
 
     /// Restores momentum buffers written by [`Self::velocity`].
-    pub fn set_velocity(&mut self, flat: &[f64]) -> Result<(), String> {
+    pub fn set_velocity(&mut self, flat: &[f64]) -> crate::Result<()> {
         if flat.is_empty() {
             self.vw.clear();
             self.vb.clear();
@@ -256,10 +256,10 @@ impl<T: Real> HostMlp<T> {
             .map(|l| l.fan_in() * l.fan_out() + l.b().map_or(0, <[T]>::len))
             .sum();
         if flat.len() != want {
-            return Err(format!(
+            return Err(crate::Error::Invalid(format!(
                 "momentum buffers hold {} values, the network has {want} parameters",
                 flat.len()
-            ));
+            )));
         }
         let mut at = 0;
         self.vw.clear();
@@ -452,7 +452,7 @@ impl Engine {
         }
     }
 
-    pub fn set_velocity(&mut self, flat: &[f64]) -> Result<(), String> {
+    pub fn set_velocity(&mut self, flat: &[f64]) -> crate::Result<()> {
         match self {
             Self::F32(h) => h.set_velocity(flat),
             Self::F64(h) => h.set_velocity(flat),

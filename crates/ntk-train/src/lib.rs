@@ -12,6 +12,7 @@
 pub mod bench;
 pub mod checkpoint;
 pub mod config;
+pub mod error;
 pub mod host;
 pub mod metrics;
 pub mod model;
@@ -23,6 +24,8 @@ pub mod stepper;
 pub mod sweep;
 pub mod track;
 pub mod train;
+
+pub use error::{Error, Result};
 
 /// This tool and version, as results record it (`provenance.tool`).
 pub const TOOL: &str = concat!("ntk-train ", env!("CARGO_PKG_VERSION"));

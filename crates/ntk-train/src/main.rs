@@ -174,7 +174,7 @@ fn parse_activation(s: &str) -> Result<ActivationKind, String> {
 
 /// The short flags as the `--set`s they stand for (keys of the network's table: `[model]`
 /// or, when the file has one, `[resnet]`), then the `--set`s, in order.
-fn assignments(args: &RunArgs, table: &toml::Table) -> Result<Vec<Assignment>, String> {
+fn assignments(args: &RunArgs, table: &toml::Table) -> CliResult<Vec<Assignment>> {
     let mut f = Flags::for_table(table);
     let usize_flag = |v: Option<usize>| v.map(|x| x as u64);
     f.int("train.epochs", "epochs", usize_flag(args.epochs))?;
@@ -224,11 +224,11 @@ fn assignments(args: &RunArgs, table: &toml::Table) -> Result<Vec<Assignment>, S
     });
     f.text("train.engine", "engine", engine);
     f.text("train.device", "device", args.device.as_deref());
-    f.finish(&args.set)
+    Ok(f.finish(&args.set)?)
 }
 
 /// The config of `--config` with the overrides applied, validated as the file is.
-fn load(args: &RunArgs) -> Result<TrainConfig, String> {
+fn load(args: &RunArgs) -> CliResult<TrainConfig> {
     let path = args
         .config
         .as_ref()
@@ -252,7 +252,7 @@ fn refuse_axis_overrides(
     cfg: &TrainConfig,
     sets: &[Assignment],
     path: &std::path::Path,
-) -> Result<(), String> {
+) -> CliResult<()> {
     let Some(axes) = &cfg.sweep else {
         return Ok(());
     };
@@ -295,14 +295,15 @@ fn refuse_axis_overrides(
                      be ignored; edit {axis} instead",
                     if flag == "--set" { &a.origin } else { flag },
                     path.display()
-                ));
+                )
+                .into());
             }
         }
     }
     Ok(())
 }
 
-fn run(args: RunArgs) -> Result<(), String> {
+fn run(args: RunArgs) -> CliResult<()> {
     let cfg = load(&args)?;
     let out = cfg.out_dir(args.out.as_deref());
     let shard = match &args.shard {
@@ -316,7 +317,7 @@ fn run(args: RunArgs) -> Result<(), String> {
     }
     let compute = backend::select(cfg.train.device.as_deref(), cfg.train.precision)?;
     if args.dry_run {
-        return sweep::dry_run(&cfg, &out, shard, &compute);
+        return Ok(sweep::dry_run(&cfg, &out, shard, &compute)?);
     }
     ntk_core::outset::check_writable(&out)?;
     let reporter = Reporter::default();
@@ -358,7 +359,7 @@ fn run(args: RunArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn main_inner(cli: Cli) -> Result<(), String> {
+fn main_inner(cli: Cli) -> CliResult<()> {
     match cli.command {
         None => run(cli.run),
         Some(Command::Collect {
@@ -444,6 +445,10 @@ fn parse_engine(s: &str) -> Result<EngineChoice, String> {
         other => Err(format!("{other}: expected auto, burn or host")),
     }
 }
+
+/// What the command returns: an error of the library (typed) or of the command line (a
+/// message), printed as `error: MESSAGE` with exit code 2.
+type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn main() -> ExitCode {
     ntk_core::cli::restore_sigpipe();

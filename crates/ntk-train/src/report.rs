@@ -55,7 +55,7 @@ impl RunRecord {
 }
 
 /// Reads one run directory (it must hold `config.toml`).
-pub fn read_run(dir: &Path, id: String) -> Result<RunRecord, String> {
+pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     let cfg_path = dir.join("config.toml");
     let cfg: TrainConfig = ntk_core::config_file::load_toml(&cfg_path)?;
     let spec = cfg.spec()?;
@@ -87,16 +87,16 @@ fn checkpoint_provenance(dir: &Path) -> Option<Provenance> {
 }
 
 /// Every run under `out`: `out` itself when it is a run directory, else `out/runs/*`.
-pub fn read_runs(out: &Path) -> Result<Vec<RunRecord>, String> {
+pub fn read_runs(out: &Path) -> crate::Result<Vec<RunRecord>> {
     if out.join("config.toml").exists() {
         return Ok(vec![read_run(out, String::new())?]);
     }
     let runs = out.join("runs");
     if let Err(e) = std::fs::read_dir(&runs) {
-        return Err(format!(
+        return Err(crate::Error::Invalid(format!(
             "{}: no run here (neither config.toml nor runs/): {e}",
             out.display()
-        ));
+        )));
     }
     let dirs: Vec<PathBuf> = ntk_core::sweep::find_files(&runs, "config.toml")
         .into_iter()
@@ -104,7 +104,7 @@ pub fn read_runs(out: &Path) -> Result<Vec<RunRecord>, String> {
         .collect();
     if dirs.is_empty() {
         let probe = runs.join("relu").is_dir() || runs.join("linear").is_dir();
-        return Err(format!(
+        return Err(crate::Error::Invalid(format!(
             "{}: no training runs under runs/ (no runs/*/config.toml){}",
             out.display(),
             if probe {
@@ -112,7 +112,7 @@ pub fn read_runs(out: &Path) -> Result<Vec<RunRecord>, String> {
             } else {
                 ""
             }
-        ));
+        )));
     }
     dirs.iter()
         .map(|d| {
@@ -320,7 +320,7 @@ fn figure(curves: &[Curve], title: &str, y: &str, log_y: bool, points: &CurveOf)
 /// Figures of the chosen configurations: training loss (Fig. 3; with `log_y` also on a log
 /// scale, `train_loss_log`), test accuracy, and, when the probe ran during training, kappa
 /// and the minimum gradient angle vs epoch. Figures without data are not written.
-pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> Result<Vec<PathBuf>, String> {
+pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> crate::Result<Vec<PathBuf>> {
     let curves = curves(runs, &choose(runs));
     let loss = |m: &[&RunRecord]| metric_curve(m, |r| Some(r.train_loss));
     let accuracy = |m: &[&RunRecord]| metric_curve(m, |r| r.test_accuracy);
@@ -382,7 +382,7 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> Result<Vec<PathBu
 /// `ntk-train collect DIR`: `DIR/sweep.csv`, `DIR/best.csv` and the figures. The runs must
 /// come from one sweep config: their recorded configs may differ in the sweep axes
 /// ([`crate::sweep::AXES`]) only, unless `allow_mixed`.
-pub fn collect(out: &Path, log_y: bool, allow_mixed: bool) -> Result<Vec<PathBuf>, String> {
+pub fn collect(out: &Path, log_y: bool, allow_mixed: bool) -> crate::Result<Vec<PathBuf>> {
     let runs = read_runs(out)?;
     let entries: Vec<(PathBuf, Option<&Provenance>)> = runs
         .iter()

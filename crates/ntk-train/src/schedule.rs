@@ -93,36 +93,43 @@ impl Default for ScheduleConfig {
 }
 
 impl ScheduleConfig {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> crate::Result<()> {
         if !(self.gamma.is_finite() && self.gamma > 0.0) {
-            return Err(format!("schedule.gamma = {}: must be positive", self.gamma));
+            return Err(crate::Error::Invalid(format!(
+                "schedule.gamma = {}: must be positive",
+                self.gamma
+            )));
         }
         match self.kind {
             ScheduleKind::Step if self.step_size.unwrap_or(0) == 0 => {
-                return Err("schedule.kind = \"step\" needs schedule.step_size >= 1".into());
+                return Err(crate::Error::Invalid(
+                    "schedule.kind = \"step\" needs schedule.step_size >= 1".into(),
+                ));
             }
             ScheduleKind::MultiStep if self.milestones.is_empty() => {
-                return Err("schedule.kind = \"multi_step\" needs schedule.milestones".into());
+                return Err(crate::Error::Invalid(
+                    "schedule.kind = \"multi_step\" needs schedule.milestones".into(),
+                ));
             }
             ScheduleKind::MultiStep if self.milestones.windows(2).any(|w| w[0] >= w[1]) => {
-                return Err(format!(
+                return Err(crate::Error::Invalid(format!(
                     "schedule.milestones = {:?}: must be increasing",
                     self.milestones
-                ));
+                )));
             }
             _ => {}
         }
         if !(self.min_lr.is_finite() && self.min_lr >= 0.0) {
-            return Err(format!(
+            return Err(crate::Error::Invalid(format!(
                 "schedule.min_lr = {}: must be non-negative",
                 self.min_lr
-            ));
+            )));
         }
         if !(self.warmup_lr.is_finite() && self.warmup_lr >= 0.0) {
-            return Err(format!(
+            return Err(crate::Error::Invalid(format!(
                 "schedule.warmup_lr = {}: must be non-negative",
                 self.warmup_lr
-            ));
+            )));
         }
         Ok(())
     }
@@ -224,12 +231,17 @@ mod tests {
 
     #[test]
     fn bad_values_name_the_key() {
-        let e = cfg(ScheduleKind::Step).validate().unwrap_err();
+        let e = cfg(ScheduleKind::Step).validate().unwrap_err().to_string();
         assert!(e.contains("schedule.step_size"), "{e}");
         let s = ScheduleConfig {
             milestones: vec![5, 3],
             ..cfg(ScheduleKind::MultiStep)
         };
-        assert!(s.validate().unwrap_err().contains("schedule.milestones"));
+        assert!(
+            s.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("schedule.milestones")
+        );
     }
 }

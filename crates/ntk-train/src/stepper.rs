@@ -59,7 +59,7 @@ pub trait Stepper {
 
     /// Loads the optimizer state of `ck`, a checkpoint written by this engine: Burn's
     /// optimizer record, or the host engine's momentum buffers.
-    fn load_state(&mut self, ck: &Loaded) -> Result<(), String>;
+    fn load_state(&mut self, ck: &Loaded) -> crate::Result<()>;
 }
 
 /// The stepper of a run of `model` (plain device, as built or loaded from a checkpoint):
@@ -69,7 +69,7 @@ pub fn stepper(
     optim: &OptimConfig,
     model: Model,
     compute: &Compute,
-) -> Result<Box<dyn Stepper>, String> {
+) -> crate::Result<Box<dyn Stepper>> {
     let ad = compute.device.clone().autodiff();
     let model = model.fork(&ad).train();
     Ok(match choose_engine(choice, optim, &model, compute)? {
@@ -109,7 +109,7 @@ impl Snapshot {
         identity: &RunIdentity<'_>,
         rows: &[EpochMetrics],
         ntk_rows: &[NtkRow],
-    ) -> Result<(), String> {
+    ) -> crate::Result<()> {
         let optim = match &self.optim {
             SavedOptim::Burn(o) => OptimState::Burn(o),
             SavedOptim::Host(v) => OptimState::Host(v),
@@ -210,7 +210,7 @@ impl Stepper for BurnStepper {
         }
     }
 
-    fn load_state(&mut self, ck: &Loaded) -> Result<(), String> {
+    fn load_state(&mut self, ck: &Loaded) -> crate::Result<()> {
         self.optim = ck.load_optim(self.optim.clone())?;
         Ok(())
     }
@@ -253,10 +253,13 @@ impl Stepper for HostStepper {
         }
     }
 
-    fn load_state(&mut self, ck: &Loaded) -> Result<(), String> {
+    fn load_state(&mut self, ck: &Loaded) -> crate::Result<()> {
         self.engine
             .set_velocity(&ck.load_velocity()?)
-            .map_err(|e| format!("{}: {e}", ck.dir.display()))
+            .map_err(|e| crate::Error::At {
+                path: ck.dir.clone(),
+                source: Box::new(e),
+            })
     }
 }
 
@@ -367,7 +370,8 @@ mod tests {
                         assert_eq!(s.method(), method, "{name} {choice:?}");
                     }
                     (Err(e), None) => assert!(
-                        e.contains("train.engine = \"host\"") && e.contains("\"burn\""),
+                        e.to_string().contains("train.engine = \"host\"")
+                            && e.to_string().contains("\"burn\""),
                         "{name}: {e}"
                     ),
                     (got, want) => panic!(

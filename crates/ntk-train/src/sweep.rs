@@ -42,7 +42,7 @@ pub fn lr_tag(lr: f64) -> String {
 
 /// The points of a config: one per element of the product of its sweep axes (empty axes
 /// keep the base value), or the config itself without `[sweep]`.
-pub fn expand(cfg: &TrainConfig) -> Result<Vec<RunPoint>, String> {
+pub fn expand(cfg: &TrainConfig) -> crate::Result<Vec<RunPoint>> {
     let axes = match &cfg.sweep {
         Some(a) if !a.is_empty() => a.clone(),
         _ => {
@@ -123,7 +123,7 @@ fn point(
     ),
     lr: f64,
     seed: u64,
-) -> Result<RunPoint, String> {
+) -> crate::Result<RunPoint> {
     let mut spec = base.clone().with_depth(depth).with_seed(seed);
     if let Some(a) = act {
         spec = spec.with_activation(a)?;
@@ -144,7 +144,10 @@ fn point(
         spec.normalization_name(),
         lr_tag(lr)
     );
-    c.validate().map_err(|e| format!("sweep point {id}: {e}"))?;
+    c.validate().map_err(|e| crate::Error::Point {
+        id: id.to_string(),
+        source: Box::new(e),
+    })?;
     Ok(RunPoint { id, cfg: c })
 }
 
@@ -179,8 +182,8 @@ impl sweep::Recorded for TrainSummary {
 }
 
 /// A run's summary, if it has one; an error naming the file when it cannot be read.
-pub fn read_summary(dir: &Path) -> Result<Option<TrainSummary>, String> {
-    sweep::read(&dir.join("summary.json"))
+pub fn read_summary(dir: &Path) -> crate::Result<Option<TrainSummary>> {
+    Ok(sweep::read(&dir.join("summary.json"))?)
 }
 
 /// A finished (or diverged) run's summary; `None` when there is none or it is unreadable.
@@ -199,7 +202,7 @@ pub fn run_state(dir: &Path, now: &Provenance) -> State {
 }
 
 /// Removes a stale run's files so that it trains again from scratch.
-fn clear_run(dir: &Path) -> Result<(), String> {
+fn clear_run(dir: &Path) -> crate::Result<()> {
     for name in train::RUN_FILES {
         let p = dir.join(name);
         let r = if p.is_dir() {
@@ -208,8 +211,8 @@ fn clear_run(dir: &Path) -> Result<(), String> {
             std::fs::remove_file(&p)
         };
         match r {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(format!("{}: cannot remove: {e}", p.display()));
+            Err(source) if source.kind() != std::io::ErrorKind::NotFound => {
+                return Err(crate::Error::Remove { path: p, source });
             }
             _ => {}
         }
@@ -238,9 +241,13 @@ pub struct TrainSweep<'a> {
 impl Sweep for TrainSweep<'_> {
     type Point = RunPoint;
     type Made = TrainSummary;
+    type Error = crate::Error;
 
     fn label(&self, point: &RunPoint) -> String {
-        let model = point.cfg.spec().map_or_else(|e| e, |s| s.describe());
+        let model = point
+            .cfg
+            .spec()
+            .map_or_else(|e| e.to_string(), |s| s.describe());
         let name = if point.id.is_empty() {
             point.dir(self.out).display().to_string()
         } else {
@@ -249,16 +256,16 @@ impl Sweep for TrainSweep<'_> {
         format!("{model:40} lr {:<8} {name}", point.cfg.optim.lr)
     }
 
-    fn state(&self, point: &RunPoint) -> Result<State, String> {
+    fn state(&self, point: &RunPoint) -> crate::Result<State> {
         let prov = train::run_provenance(&point.cfg, self.data, self.compute);
         Ok(run_state(&point.dir(self.out), &prov))
     }
 
-    fn clear(&self, point: &RunPoint) -> Result<(), String> {
+    fn clear(&self, point: &RunPoint) -> crate::Result<()> {
         clear_run(&point.dir(self.out))
     }
 
-    fn make(&mut self, point: &RunPoint) -> Result<TrainSummary, String> {
+    fn make(&mut self, point: &RunPoint) -> crate::Result<TrainSummary> {
         let dir = point.dir(self.out);
         let s = train::train(
             &point.cfg,
@@ -290,7 +297,7 @@ pub fn run(
     compute: &Compute,
     opts: SweepOptions,
     reporter: &Reporter,
-) -> Result<SweepOutcome, String> {
+) -> crate::Result<SweepOutcome> {
     let data = train::load_data(&cfg.data, cfg.train.test_n)?;
     let points = expand(cfg)?;
     let mut sweep = TrainSweep {
@@ -319,7 +326,7 @@ pub fn dry_run(
     out: &Path,
     shard: Shard,
     compute: &Compute,
-) -> Result<(), String> {
+) -> crate::Result<()> {
     let data = train::load_data(&cfg.data, cfg.train.test_n)?;
     let points = expand(cfg)?;
     let sweep = TrainSweep {

@@ -21,11 +21,14 @@ pub fn measure(
     compute: &Compute,
     output: OutputMode,
     epoch: usize,
-) -> Result<NtkRow, String> {
+) -> crate::Result<NtkRow> {
     let t = Instant::now();
     let result = ntk_probe::run::compute_kernel_net(model, probe, compute, Method::Auto, output)?;
     let spectrum = ntk_core::spectrum::spectrum(&result.kernel, compute.precision.epsilon())
-        .map_err(|e| format!("ntk during training, epoch {epoch}: {e}"))?;
+        .map_err(|e| crate::Error::Ntk {
+            epoch,
+            source: Box::new(e.into()),
+        })?;
     Ok(NtkRow {
         epoch,
         n: probe.n,

@@ -112,7 +112,7 @@ impl Data {
 }
 
 /// Loads the train set and the first `test_n` test samples.
-pub fn load_data(data: &DataConfig, test_n: usize) -> Result<Data, String> {
+pub fn load_data(data: &DataConfig, test_n: usize) -> crate::Result<Data> {
     let train = inputs::load(data)?;
     if test_n == 0 {
         return Ok(Data {
@@ -125,13 +125,16 @@ pub fn load_data(data: &DataConfig, test_n: usize) -> Result<Data, String> {
     test_cfg.split = ntk_data::Split::Test;
     test_cfg.subset = ntk_data::config::SubsetRule::First;
     test_cfg.n = test_n;
-    let test = inputs::load(&test_cfg).map_err(|e| format!("train.test_n = {test_n}: {e}"))?;
+    let test = inputs::load(&test_cfg).map_err(|e| crate::Error::TestSet {
+        test_n,
+        source: Box::new(e.into()),
+    })?;
     if test.d != train.d {
-        return Err(format!(
+        return Err(crate::Error::Invalid(format!(
             "the test split ({}) has {} inputs per sample but the training split ({}) has {}: \
              the two splits' files must hold images of one shape",
             test.description, test.d, train.description, train.d
-        ));
+        )));
     }
     Ok(Data {
         train,
@@ -256,7 +259,7 @@ pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Prov
 /// The memory a run of `cfg` needs, roughly (see `ntk_core::budget`): the data, the
 /// parameters with their gradients, momentum and autodiff copies, a batch's activations,
 /// and the NTK tracking's kernel and gradient rows. `d` is the data's input dimension.
-pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> Result<Estimate, String> {
+pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
     let elem = cfg.train.precision.dtype().size() as f64;
     let batch = cfg.train.batch_size as f64;
     let (params, activations) = match cfg.spec()? {
@@ -284,7 +287,7 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> Result<Estimate, String> 
 }
 
 /// Refuses a run whose estimated memory exceeds the limit (`ntk_core::budget`).
-pub fn check_memory(cfg: &TrainConfig, d: usize, max_memory: Option<&str>) -> Result<(), String> {
+pub fn check_memory(cfg: &TrainConfig, d: usize, max_memory: Option<&str>) -> crate::Result<()> {
     let spec = cfg.spec()?;
     let culprit = format!(
         "{} (depth {}, width {}), data.n = {}, train.batch_size = {}",
@@ -294,7 +297,7 @@ pub fn check_memory(cfg: &TrainConfig, d: usize, max_memory: Option<&str>) -> Re
         cfg.data.n,
         cfg.train.batch_size
     );
-    memory_estimate(cfg, d)?.check(&culprit, max_memory)
+    Ok(memory_estimate(cfg, d)?.check(&culprit, max_memory)?)
 }
 
 /// The host engine for this run (see [`crate::host`]), or `None` for Burn's autodiff and
@@ -304,18 +307,18 @@ pub fn choose_engine(
     optim: &OptimConfig,
     model: &Model,
     compute: &Compute,
-) -> Result<Option<Engine>, String> {
+) -> crate::Result<Option<Engine>> {
     let cpu = matches!(compute.backend, "flex" | "ndarray");
     let engine = || Engine::for_model(model, optim, compute.precision);
     match choice {
         EngineChoice::Burn => Ok(None),
         EngineChoice::Auto => Ok(if cpu { engine() } else { None }),
         EngineChoice::Host => engine().map(Some).ok_or_else(|| {
-            format!(
+            crate::Error::Invalid(format!(
                 "train.engine = \"host\": the host engine trains MLPs without normalization \
                  layers, not {}; use \"auto\" or \"burn\"",
                 model.describe()
-            )
+            ))
         }),
     }
 }
@@ -354,7 +357,7 @@ pub fn train(
     out: &Path,
     opts: RunOptions,
     reporter: &Reporter,
-) -> Result<TrainSummary, String> {
+) -> crate::Result<TrainSummary> {
     let start = Instant::now();
     let spec = cfg.spec()?;
     check_inputs(cfg, &spec, data)?;
@@ -440,13 +443,13 @@ impl<'a> Run<'a> {
 
 /// Refuses data the run cannot train on: augmentation of anything but 3x32x32 images, and
 /// labels beyond the network's outputs (both engines would index past the logits).
-fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> Result<(), String> {
+fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result<()> {
     let set = &data.train;
     if cfg.train.augment && set.d != 3 * 32 * 32 {
-        return Err(format!(
+        return Err(crate::Error::Invalid(format!(
             "train.augment = true needs 3x32x32 images (CIFAR-10); {} has {} inputs",
             set.description, set.d
-        ));
+        )));
     }
     let sets = std::iter::once(set).chain(data.test.as_ref());
     if let Some(top) = sets.filter_map(|s| s.labels.iter().max()).max()
@@ -456,12 +459,12 @@ fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> Result<(), St
             NetSpec::Mlp(_) => "model.output_dim",
             NetSpec::ResNet(_) => "resnet.num_classes",
         };
-        return Err(format!(
+        return Err(crate::Error::Invalid(format!(
             "{key} = {}: {} has labels up to {top}; the network needs {} outputs",
             spec.classes(),
             set.description,
             usize::from(*top) + 1
-        ));
+        )));
     }
     Ok(())
 }
@@ -503,44 +506,48 @@ enum Start {
 /// verified checkpoint, decides ([`resume_decision`]), checks that a checkpoint or summary
 /// to be reused was made by this config (its provenance), and records `config.toml` for a
 /// run that trains.
-fn open_run_dir(run: &Run, resume: bool) -> Result<Start, String> {
+fn open_run_dir(run: &Run, resume: bool) -> crate::Result<Start> {
     let out = run.out;
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::create_dir_all(out).map_err(|source| crate::Error::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
     ntk_core::outset::clean_dir(out, None, &|f: &str| RUN_FILES.contains(&f));
     ntk_core::outset::clean_tree(&out.join("checkpoints"));
     let summary_path = out.join("summary.json");
     let found = checkpoint::find(out)?;
     let decision = resume_decision(resume, summary_path.exists(), found.is_some());
     if decision == ResumeDecision::Refuse {
-        return Err(format!(
+        return Err(crate::Error::Invalid(format!(
             "{} already holds a run; pass --resume to continue it, or choose another --out",
             out.display()
-        ));
+        )));
     }
     if let Some(ck) = &found {
         let recorded = ck.pointer.provenance.as_ref();
         provenance::check_reuse(&out.join("checkpoint.json"), recorded, &run.provenance)
-            .map_err(|e| e.to_string())?;
+            .map_err(ntk_core::Error::from)?;
     }
     if decision == ResumeDecision::Finished
         && let Some(s) = crate::sweep::read_summary(out)?
     {
         provenance::check_reuse(&summary_path, s.provenance.as_ref(), &run.provenance)
-            .map_err(|e| e.to_string())?;
+            .map_err(ntk_core::Error::from)?;
         return Ok(Start::Done(s));
     }
-    ntk_core::io::atomic_write(&out.join("config.toml"), run.config_text.as_bytes())
-        .map_err(|e| format!("{}: {e}", out.display()))?;
+    ntk_core::io::atomic_write(&out.join("config.toml"), run.config_text.as_bytes()).map_err(
+        |source| crate::Error::Write {
+            path: out.to_path_buf(),
+            source,
+        },
+    )?;
     Ok(found.map_or(Start::Fresh, Start::Resume))
 }
 
 /// Builds the network (with the checkpoint's parameters when resuming) and its stepper
 /// ([`stepper::stepper`]); when resuming, checks that the checkpoint's engine is this
 /// run's and loads its optimizer state. Logs who computes the steps.
-fn build_stepper(
-    run: &Run,
-    found: Option<&checkpoint::Loaded>,
-) -> Result<Box<dyn Stepper>, String> {
+fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result<Box<dyn Stepper>> {
     let (compute, d) = (run.compute, run.data.train.d);
     let fresh = run.spec.build(d, &compute.device, compute.dtype())?;
     let model = match found {
@@ -569,15 +576,15 @@ fn build_stepper(
 
 /// Refuses to resume a checkpoint written by another engine than `engine` (the optimizer
 /// state differs in form).
-fn check_engine(out: &Path, written_by: &str, engine: &str) -> Result<(), String> {
+fn check_engine(out: &Path, written_by: &str, engine: &str) -> crate::Result<()> {
     if written_by == engine {
         return Ok(());
     }
-    Err(format!(
+    Err(crate::Error::Invalid(format!(
         "{}: the checkpoint was written by the {written_by} engine and this run would use \
          the {engine} engine; set train.engine = \"{written_by}\" to resume it",
         out.display()
-    ))
+    )))
 }
 
 /// What the run has done so far: the tables, the steps taken, the epoch of the current
@@ -628,7 +635,7 @@ impl Progress {
         state: Snapshot,
         epoch: usize,
         last: bool,
-    ) -> Result<(), String> {
+    ) -> crate::Result<()> {
         if last || epoch.is_multiple_of(run.cfg.train.checkpoint_every) {
             let identity = run.identity();
             let (rows, ntk_rows) = (&self.rows, &self.ntk_rows);
@@ -674,7 +681,7 @@ impl<'a> Tracking<'a> {
         model: &Model,
         ntk_rows: &mut Vec<NtkRow>,
         epoch: usize,
-    ) -> Result<(), String> {
+    ) -> crate::Result<()> {
         let output = self.k.output;
         ntk_rows.push(track::measure(
             model,
@@ -683,7 +690,7 @@ impl<'a> Tracking<'a> {
             output,
             epoch,
         )?);
-        write_csv(&run.out.join("ntk.csv"), ntk_rows)
+        Ok(write_csv(&run.out.join("ntk.csv"), ntk_rows)?)
     }
 }
 
@@ -695,7 +702,7 @@ fn run_epochs(
     progress: &mut Progress,
     tracking: Option<&Tracking>,
     stop_after: Option<usize>,
-) -> Result<Option<usize>, String> {
+) -> crate::Result<Option<usize>> {
     let first_epoch = progress.last_checkpoint + 1;
     let epoch_bar = run.reporter.bar(run.epochs as u64, "epochs".into());
     epoch_bar.set_position(first_epoch as u64 - 1);
@@ -801,7 +808,7 @@ fn record_epoch(
     tracking: Option<&Tracking>,
     epoch: usize,
     totals: &EpochTotals,
-) -> Result<(), String> {
+) -> crate::Result<()> {
     let last = epoch == run.epochs;
     let row = epoch_row(run, stepper, epoch, progress.iteration, totals, last);
     log_epoch(run, &row);
@@ -871,7 +878,7 @@ fn finish(
     progress: &Progress,
     diverged_epoch: Option<usize>,
     start: Instant,
-) -> Result<TrainSummary, String> {
+) -> crate::Result<TrainSummary> {
     if let Some(e) = diverged_epoch {
         keep_last_good(run, progress, e)?;
     } else if progress.rows.last().is_none_or(|r| r.epoch < run.epochs) {
@@ -879,14 +886,18 @@ fn finish(
     }
     let summary = summarize(run, progress, diverged_epoch, start, true);
     let json = serde_json::to_string_pretty(&summary).expect("serializes");
-    ntk_core::io::atomic_write(&run.out.join("summary.json"), json.as_bytes())
-        .map_err(|e| format!("{}: {e}", run.out.display()))?;
+    ntk_core::io::atomic_write(&run.out.join("summary.json"), json.as_bytes()).map_err(
+        |source| crate::Error::Write {
+            path: run.out.to_path_buf(),
+            source,
+        },
+    )?;
     Ok(summary)
 }
 
 /// After a divergence in `epoch`: checkpoints the last good state (the end of the last
 /// finite epoch) when it is newer than the current checkpoint, and says where it is.
-fn keep_last_good(run: &Run, progress: &Progress, epoch: usize) -> Result<(), String> {
+fn keep_last_good(run: &Run, progress: &Progress, epoch: usize) -> crate::Result<()> {
     if let Some(good) = &progress.last_good
         && good.epoch > progress.last_checkpoint
     {
@@ -1063,7 +1074,7 @@ engine = "{engine}"
         assert!(dir.path().join("config.toml").exists());
         let done = train_in(&cfg, &data, dir.path(), false);
         assert_eq!(done.status, "finished");
-        let err = open_run_dir(&run, false).err().unwrap();
+        let err = open_run_dir(&run, false).err().unwrap().to_string();
         assert!(
             err.contains("already holds a run") && err.contains("--resume"),
             "{err}"
@@ -1144,7 +1155,9 @@ engine = "{engine}"
 
     #[test]
     fn a_checkpoint_of_another_engine_is_named() {
-        let err = check_engine(Path::new("runs/x"), "burn", "host").unwrap_err();
+        let err = check_engine(Path::new("runs/x"), "burn", "host")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             "runs/x: the checkpoint was written by the burn engine and this run would use \

@@ -31,7 +31,9 @@ pub fn run(cfg: &TrainConfig, dir: &std::path::Path, opts: RunOptions) -> TrainS
 
 /// The error a run of `cfg` in `dir` must end with.
 pub fn run_err(cfg: &TrainConfig, dir: &std::path::Path, opts: RunOptions) -> String {
-    train::train(cfg, &data(cfg), &cpu(), dir, opts, &Reporter::silent()).unwrap_err()
+    train::train(cfg, &data(cfg), &cpu(), dir, opts, &Reporter::silent())
+        .unwrap_err()
+        .to_string()
 }
 
 /// The numbers of a row that must not depend on an interruption (timings may).

@@ -161,7 +161,7 @@ fn auto_takes_the_host_engine_only_for_plain_mlps_on_the_cpu() {
     ));
     assert!(matches!(pick(EngineChoice::Burn, &plain), Ok(None)));
     assert!(matches!(pick(EngineChoice::Auto, &bn), Ok(None)));
-    let err = pick(EngineChoice::Host, &bn).err().unwrap();
+    let err = pick(EngineChoice::Host, &bn).err().unwrap().to_string();
     assert!(
         err.contains("train.engine") && err.contains("normalization"),
         "{err}"

@@ -137,7 +137,7 @@ fn without_the_cifar_files_the_error_says_where_to_put_them() {
     let empty = tempfile::tempdir().unwrap();
     let cfg = config(empty.path(), "depth = 20\nvariant = \"batch_norm\"", 100, 1);
     let err = match train::load_data(&cfg.data, cfg.train.test_n) {
-        Err(e) => e,
+        Err(e) => e.to_string(),
         Ok(_) => panic!("loaded CIFAR-10 from an empty directory"),
     };
     assert!(err.contains("data_batch_1.bin"), "{err}");

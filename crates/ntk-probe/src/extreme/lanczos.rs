@@ -48,7 +48,7 @@ pub fn largest(
     max_steps: usize,
     seed: u64,
     tolerance: &dyn Fn(f64) -> f64,
-) -> Result<Ritz, String> {
+) -> crate::Result<Ritz> {
     let max_steps = max_steps.clamp(1, n);
     let mut v = start_vector(n, seed, device, dtype);
     let mut basis = v.clone();
@@ -92,11 +92,11 @@ fn ritz(
     n: usize,
     dtype: DType,
     tolerance: &dyn Fn(f64) -> f64,
-) -> Result<Ritz, String> {
-    let read = |t: &[Tensor<2>]| -> Result<Vec<f64>, String> {
+) -> crate::Result<Ritz> {
+    let read = |t: &[Tensor<2>]| -> crate::Result<Vec<f64>> {
         Tensor::cat(t.to_vec(), 0)
             .try_into_vec_as::<f64>()
-            .map_err(|e| format!("reading the Lanczos coefficients: {e:?}"))
+            .map_err(|e| crate::Error::Lanczos(format!("reading the Lanczos coefficients: {e:?}")))
     };
     let (alpha, beta) = (read(alphas)?, read(betas)?);
     let eps = unit_roundoff(dtype);
@@ -110,7 +110,9 @@ fn ritz(
         None => (alpha.len(), alpha.len() == n),
     };
     if alpha[..steps].iter().any(|a| !a.is_finite()) {
-        return Err("Lanczos: the operator produced non-finite values".into());
+        return Err(crate::Error::Lanczos(
+            "Lanczos: the operator produced non-finite values".into(),
+        ));
     }
     let t = Mat::<f64>::from_fn(steps, steps, |i, j| {
         if i == j {
@@ -125,7 +127,7 @@ fn ritz(
     });
     let eig = t
         .self_adjoint_eigen(Side::Lower)
-        .map_err(|e| format!("Lanczos: tridiagonal eigensolver: {e:?}"))?;
+        .map_err(|e| crate::Error::Lanczos(format!("Lanczos: tridiagonal eigensolver: {e:?}")))?;
     let values: Vec<f64> = (0..steps).map(|i| eig.S()[i]).collect();
     let theta = values[steps - 1];
     let residual = if invariant {

@@ -94,19 +94,17 @@ fn unit_roundoff(dtype: DType) -> f64 {
 /// The extreme eigenvalues of the symmetric kernel `k` (on any device, in the dtype it
 /// carries, which is the precision of the solve); `kernel_epsilon` is the unit roundoff of
 /// the precision the kernel was *built* in (it sets `tau`).
-pub fn extreme(k: Tensor<2>, kernel_epsilon: f64, options: &Options) -> Result<Extreme, String> {
+pub fn extreme(k: Tensor<2>, kernel_epsilon: f64, options: &Options) -> crate::Result<Extreme> {
     let [n, cols] = k.dims();
     if n == 0 || n != cols {
-        return Err(format!(
-            "extreme eigenvalues: a square non-empty kernel, got {n} x {cols}"
-        ));
+        return Err(crate::Error::NotSquare { rows: n, cols });
     }
     let device = k.device();
     let dtype = k.dtype();
     let eps = unit_roundoff(dtype);
     let max_abs: f64 = k.clone().abs().max().into_scalar::<f64>();
     if !max_abs.is_finite() {
-        return Err("the kernel has non-finite entries (overflow or NaN in the network)".into());
+        return Err(ntk_core::Error::NonFiniteKernel.into());
     }
     if max_abs == 0.0 {
         return Ok(zero_kernel());
@@ -160,7 +158,7 @@ fn inverse_largest(
     lambda_max: f64,
     tau: f64,
     options: &Options,
-) -> Result<(f64, lanczos::Ritz), String> {
+) -> crate::Result<(f64, lanczos::Ritz)> {
     let n = k.dims()[0];
     let (device, dtype) = (k.device(), k.dtype());
     let eps = unit_roundoff(dtype);
@@ -171,11 +169,7 @@ fn inverse_largest(
             Ok(f) => f,
             Err(_) if shifts.peek().is_some() => continue,
             Err(b) => {
-                return Err(format!(
-                    "the kernel is not positive semi-definite: the Cholesky factorization of \
-                     K + {shift:.3e} I (256 n eps lambda_max) breaks down at row {}",
-                    b.row
-                ));
+                return Err(crate::Error::NotPsd { shift, row: b.row });
             }
         };
         let inverse_factor = options.explicit_inverse.then(|| factor.inverse());
@@ -197,10 +191,10 @@ fn inverse_largest(
             // Tiny pivots of a numerically singular K overflow its inverse: shift.
             _ if shifts.peek().is_some() => continue,
             Ok(r) => {
-                return Err(format!(
-                    "Lanczos on (K + {shift:.3e} I)^-1 gave the Ritz value {}",
-                    r.theta
-                ));
+                return Err(crate::Error::RitzValue {
+                    shift,
+                    theta: r.theta,
+                });
             }
             Err(e) => return Err(e),
         }
@@ -219,7 +213,7 @@ pub fn solve_dtype(device: &Device) -> DType {
 
 /// [`extreme`] with the default options in [`solve_dtype`] (the kernel is cast to it on its
 /// device); a Lanczos run that missed its tolerance is reported on stderr.
-pub fn on_device(k: Tensor<2>, kernel_epsilon: f64) -> Result<Extreme, String> {
+pub fn on_device(k: Tensor<2>, kernel_epsilon: f64) -> crate::Result<Extreme> {
     let dtype = solve_dtype(&k.device());
     let e = extreme(k.cast(dtype), kernel_epsilon, &Options::default())?;
     if !e.converged {
@@ -233,7 +227,7 @@ pub fn on_device(k: Tensor<2>, kernel_epsilon: f64) -> Result<Extreme, String> {
 }
 
 /// [`on_device`] for a host kernel, sent to `device` first.
-pub fn of_kernel(kernel: &Kernel, device: &Device, kernel_epsilon: f64) -> Result<Extreme, String> {
+pub fn of_kernel(kernel: &Kernel, device: &Device, kernel_epsilon: f64) -> crate::Result<Extreme> {
     let t = Tensor::<2>::from_data(
         TensorData::new(kernel.data.clone(), [kernel.size, kernel.size]),
         (device, solve_dtype(device)),

@@ -125,9 +125,9 @@ impl From<&Summary> for ResultRow {
 }
 
 /// Writes `results.csv`: one [`ResultRow`] per summary.
-pub fn write_results_csv(path: &Path, rows: &[Summary]) -> Result<(), String> {
+pub fn write_results_csv(path: &Path, rows: &[Summary]) -> crate::Result<()> {
     let rows: Vec<ResultRow> = rows.iter().map(ResultRow::from).collect();
-    ntk_core::table::write_csv(path, &rows)
+    Ok(ntk_core::table::write_csv(path, &rows)?)
 }
 
 /// The setting of each summary: the values of the keys in which the summaries differ
@@ -197,7 +197,7 @@ pub struct TheoryCache {
     pub data: String,
 }
 
-fn theory_values(cfg: &SweepConfig, out: &Path) -> Result<TheoryCache, String> {
+fn theory_values(cfg: &SweepConfig, out: &Path) -> crate::Result<TheoryCache> {
     let path = out.join("theory.json");
     let inputs: Inputs = inputs::load(&cfg.data)?;
     // The cache holds for these inputs (their digest) and this kink only.
@@ -238,8 +238,12 @@ fn theory_values(cfg: &SweepConfig, out: &Path) -> Result<TheoryCache, String> {
     }
     if changed {
         let json = serde_json::to_string_pretty(&cache).expect("serializes");
-        ntk_core::io::atomic_write(&path, json.as_bytes())
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        ntk_core::io::atomic_write(&path, json.as_bytes()).map_err(|source| {
+            crate::Error::Write {
+                path: path.clone(),
+                source,
+            }
+        })?;
     }
     Ok(cache)
 }
@@ -323,13 +327,12 @@ pub fn collect(
     out: &Path,
     title: &str,
     allow_mixed: bool,
-) -> Result<Vec<GroupRow>, String> {
+) -> crate::Result<Vec<GroupRow>> {
     let found = read_summaries_at(out)?;
     if found.is_empty() {
-        return Err(format!(
-            "{}: no finished ntk-probe points under runs/",
-            out.display()
-        ));
+        return Err(crate::Error::NoPoints {
+            out: out.to_path_buf(),
+        });
     }
     let entries: Vec<(PathBuf, Option<&Provenance>)> = found
         .iter()

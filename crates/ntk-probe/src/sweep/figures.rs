@@ -153,7 +153,7 @@ fn kappa_figure(groups: &[GroupRow], protocol: &str, title: &str) -> Figure {
 
 /// The figures of Fig. 2: `min_grad_angle_vs_depth` and `kappa_vs_depth_<protocol>` (when
 /// some kappa is finite); returns their stems.
-pub fn figures(out: &Path, groups: &[GroupRow], title: &str) -> Result<Vec<PathBuf>, String> {
+pub fn figures(out: &Path, groups: &[GroupRow], title: &str) -> crate::Result<Vec<PathBuf>> {
     let protocols = distinct(groups, |g| g.protocol.clone());
     let first = protocols.first().cloned().unwrap_or_default();
     let stem = out.join("min_grad_angle_vs_depth");

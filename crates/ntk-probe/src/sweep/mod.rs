@@ -24,6 +24,7 @@ use std::time::Instant;
 use ntk_model::{ActivationKind, MlpConfig, Net, NtkConvention};
 use serde::{Deserialize, Serialize};
 
+use crate::Error;
 use crate::config::{ProbeConfig, ProbeSection, Protocol};
 use crate::host::HostCache;
 use crate::run::{self, Summary};
@@ -101,29 +102,29 @@ pub const AXES: [&str; 5] = [
 ];
 
 impl SweepConfig {
-    pub fn load(path: &Path) -> Result<Self, String> {
+    pub fn load(path: &Path) -> crate::Result<Self> {
         // Sweeps vary an MLP's activation and depth; a [resnet] table would otherwise be
         // refused as an unknown key, which does not say why.
         if let Ok(text) = std::fs::read_to_string(path)
             && let Ok(table) = text.parse::<toml::Table>()
             && table.contains_key("resnet")
         {
-            return Err(format!(
-                "{}: [resnet]: sweeps run MLPs only ([model]); probe a ResNet one network at a \
-                 time with `ntk-probe ntk --config FILE --out DIR`",
-                path.display()
-            ));
+            return Err(Error::SweepResNet {
+                path: path.to_path_buf(),
+            });
         }
         let cfg: Self = ntk_core::config_file::load_toml(path)?;
-        cfg.validate()
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        cfg.validate().map_err(|e| Error::At {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })?;
         Ok(cfg)
     }
 
     /// [`Self::load`] with `--set` overrides ([`ntk_core::overrides`]), validated as the
     /// file is. A key that one of the sweep's axes sets is refused (the override would be
     /// ignored), naming the axis.
-    pub fn load_with(path: &Path, sets: &[Assignment]) -> Result<Self, String> {
+    pub fn load_with(path: &Path, sets: &[Assignment]) -> crate::Result<Self> {
         if sets.is_empty() || overrides::read_table(path)?.contains_key("resnet") {
             // The file alone (whose errors include the one for a [resnet] table).
             return Self::load(path);
@@ -131,16 +132,17 @@ impl SweepConfig {
         let cfg: Self = overrides::load(path, sets)?;
         for a in sets {
             if let Some(axis) = cfg.axis_of(&a.key) {
-                return Err(format!(
-                    "{}: {} sets this for every point of its sweep ({axis}), so the override \
-                     would be ignored; edit {axis} instead",
-                    a.origin,
-                    path.display()
-                ));
+                return Err(Error::AxisOverride {
+                    origin: a.origin.clone(),
+                    path: path.to_path_buf(),
+                    axis,
+                });
             }
         }
-        cfg.validate()
-            .map_err(|e| format!("{} (with overrides): {e}", path.display()))?;
+        cfg.validate().map_err(|e| Error::WithOverrides {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })?;
         Ok(cfg)
     }
 
@@ -167,26 +169,27 @@ impl SweepConfig {
     }
 
     /// Parses and validates a sweep config's text.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let cfg: Self = toml::from_str(text).map_err(|e| e.to_string())?;
+    pub fn parse(text: &str) -> crate::Result<Self> {
+        let cfg: Self = toml::from_str(text)?;
         cfg.validate()?;
         Ok(cfg)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> crate::Result<()> {
         let s = &self.sweep;
         if s.depths.is_empty() || s.activations.is_empty() || s.seeds.is_empty() {
-            return Err("sweep.depths, sweep.activations and sweep.seeds must not be empty".into());
+            return Err(Error::Invalid(
+                "sweep.depths, sweep.activations and sweep.seeds must not be empty",
+            ));
         }
         if s.protocols.is_empty() {
-            return Err("sweep.protocols must not be empty".into());
+            return Err(Error::Invalid("sweep.protocols must not be empty"));
         }
         if !s.datasets.is_empty() && self.data.dir.is_some() {
-            return Err(
+            return Err(Error::Invalid(
                 "sweep.datasets with data.dir: one directory cannot hold several data sets; \
-                 leave data.dir out (each set is read from datasets/data/<name>)"
-                    .into(),
-            );
+                 leave data.dir out (each set is read from datasets/data/<name>)",
+            ));
         }
         sweep::check_size(
             &[
@@ -208,12 +211,12 @@ impl SweepConfig {
                     depth: 1,
                     seed: 0,
                 };
-                self.probe_config(&point).validate().map_err(|e| {
-                    format!(
-                        "{}{e}",
-                        setting.describe().map_or(String::new(), |d| d + ": ")
-                    )
-                })?;
+                self.probe_config(&point)
+                    .validate()
+                    .map_err(|e| Error::Setting {
+                        setting: setting.describe(),
+                        source: Box::new(e),
+                    })?;
             }
         }
         Ok(())
@@ -445,8 +448,8 @@ impl sweep::Recorded for Summary {
 }
 
 /// Reads a summary.json; `None` when absent, an error naming the file when unreadable.
-pub fn read_summary(path: &Path) -> Result<Option<Summary>, String> {
-    sweep::read(path)
+pub fn read_summary(path: &Path) -> crate::Result<Option<Summary>> {
+    Ok(sweep::read(path)?)
 }
 
 /// One input set of a sweep (a setting's dataset and n), loaded once.
@@ -473,7 +476,7 @@ struct ProbeSweep<'a> {
 
 impl<'a> ProbeSweep<'a> {
     /// The backend, the memory check and the inputs of every setting.
-    fn new(cfg: &'a SweepConfig, out: &'a Path, opts: &SweepOptions) -> Result<Self, String> {
+    fn new(cfg: &'a SweepConfig, out: &'a Path, opts: &SweepOptions) -> crate::Result<Self> {
         let device = opts.device.as_deref().or(cfg.probe.device.as_deref());
         let compute = backend::select(device, cfg.probe.precision)?;
         let mut data: Vec<(DataConfig, Data)> = Vec::new();
@@ -531,7 +534,7 @@ impl<'a> ProbeSweep<'a> {
     }
 
     /// The point's network: a truncation of the family's deepest when it is one, else new.
-    fn network(&mut self, pcfg: &ProbeConfig, inputs: &Inputs) -> Result<Net, String> {
+    fn network(&mut self, pcfg: &ProbeConfig, inputs: &Inputs) -> crate::Result<Net> {
         let truncated = match &self.deepest {
             Some(d) => run::truncate_net(pcfg, inputs, &self.compute, d)?,
             None => None,
@@ -547,7 +550,7 @@ impl<'a> ProbeSweep<'a> {
     }
 
     /// The point's Gram spectrum (computed once per input set).
-    fn gram(&mut self, point: &Point) -> Result<Spectrum, String> {
+    fn gram(&mut self, point: &Point) -> crate::Result<Spectrum> {
         let dc = self.cfg.data_config(&point.setting);
         let data = &mut self
             .data
@@ -563,7 +566,7 @@ impl<'a> ProbeSweep<'a> {
 }
 
 /// The deepest network of a setting under each protocol bounds the memory of its points.
-fn check_memory(cfg: &SweepConfig, setting: &Setting, opts: &SweepOptions) -> Result<(), String> {
+fn check_memory(cfg: &SweepConfig, setting: &Setting, opts: &SweepOptions) -> crate::Result<()> {
     let point = Point {
         setting: *setting,
         activation: cfg.sweep.activations[0],
@@ -584,6 +587,7 @@ fn check_memory(cfg: &SweepConfig, setting: &Setting, opts: &SweepOptions) -> Re
 impl Sweep for ProbeSweep<'_> {
     type Point = Point;
     type Made = f64;
+    type Error = Error;
 
     fn label(&self, p: &Point) -> String {
         let setting = p.setting.describe().map_or(String::new(), |d| d + " ");
@@ -596,7 +600,7 @@ impl Sweep for ProbeSweep<'_> {
         )
     }
 
-    fn state(&self, point: &Point) -> Result<State, String> {
+    fn state(&self, point: &Point) -> crate::Result<State> {
         let dir = point.dir(self.out);
         let provs = self.provenances(point);
         let expected: Vec<(PathBuf, &Provenance)> = provs
@@ -610,13 +614,13 @@ impl Sweep for ProbeSweep<'_> {
     }
 
     /// Nothing to clear: a point's output set replaces its directory whole.
-    fn clear(&self, _: &Point) -> Result<(), String> {
+    fn clear(&self, _: &Point) -> crate::Result<()> {
         Ok(())
     }
 
     /// Computes the point's kernel once and writes its summary under each protocol, as one
     /// output set; returns the kernel's seconds.
-    fn make(&mut self, point: &Point) -> Result<f64, String> {
+    fn make(&mut self, point: &Point) -> crate::Result<f64> {
         let pcfg = self.cfg.probe_config(point);
         let provs = self.provenances(point);
         let gram = self.gram(point)?;
@@ -632,7 +636,7 @@ impl Sweep for ProbeSweep<'_> {
             &mut self.cache,
         )?;
         let kernel_seconds = t.elapsed().as_secs_f64();
-        let set = OutputSet::begin(&point.dir(self.out)).map_err(|e| e.to_string())?;
+        let set = OutputSet::begin(&point.dir(self.out)).map_err(Error::Io)?;
         for (protocol, prov) in provs {
             let (mut summary, eigenvalues) = run::summarize(
                 &pcfg,
@@ -648,7 +652,7 @@ impl Sweep for ProbeSweep<'_> {
             let dir = set.path().join(protocol.name());
             run::write_outputs(&dir, &summary, None, None, &eigenvalues, None)?;
         }
-        set.commit().map_err(|e| e.to_string())?;
+        set.commit().map_err(Error::Io)?;
         self.reporter.log(&format!(
             "[sweep] {}{} depth {} seed {}: {kernel_seconds:.1} s",
             point.setting.describe().map_or(String::new(), |d| d + " "),
@@ -667,7 +671,7 @@ fn check_same_sweep(
     points: &[Point],
     planned: &[Planned],
     recompute: bool,
-) -> Result<(), String> {
+) -> crate::Result<()> {
     let Some(first) = planned.first() else {
         return Ok(());
     };
@@ -693,7 +697,10 @@ fn check_same_sweep(
         .collect();
     provenance::check_one_base(&refs, &sweep.cfg.axes())
         .map(|_| ())
-        .map_err(|e| format!("{}: {e}", sweep.out.display()))
+        .map_err(|e| Error::At {
+            path: sweep.out.to_path_buf(),
+            source: Box::new(e.into()),
+        })
 }
 
 /// Prints every point of this shard with its state (`--dry-run`); computes nothing.
@@ -702,7 +709,7 @@ pub fn dry_run(
     out: &Path,
     shard: Shard,
     opts: &SweepOptions,
-) -> Result<(), String> {
+) -> crate::Result<()> {
     let sweep = ProbeSweep::new(cfg, out, opts)?;
     let points = cfg.points();
     let planned = sweep::plan(&sweep, &points, shard)?;
@@ -717,7 +724,7 @@ pub fn run_sweep(
     out: &Path,
     shard: Shard,
     opts: &SweepOptions,
-) -> Result<(usize, usize), String> {
+) -> crate::Result<(usize, usize)> {
     ntk_core::outset::check_writable(out)?;
     outset::clean_tree(&out.join("runs"));
     outset::clean_dir(out, None, &|f: &str| {
@@ -756,7 +763,7 @@ pub fn run_sweep(
 }
 
 /// Every finished summary under `out/runs`, sorted.
-pub fn read_summaries(out: &Path) -> Result<Vec<Summary>, String> {
+pub fn read_summaries(out: &Path) -> crate::Result<Vec<Summary>> {
     Ok(read_summaries_at(out)?
         .into_iter()
         .map(|(_, s)| s)
@@ -765,7 +772,7 @@ pub fn read_summaries(out: &Path) -> Result<Vec<Summary>, String> {
 
 /// [`read_summaries`] with each summary's path. Hidden entries (output sets still being
 /// written, see [`ntk_core::outset`]) are not read.
-pub fn read_summaries_at(out: &Path) -> Result<Vec<(PathBuf, Summary)>, String> {
+pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
     let mut found = Vec::new();
     for path in sweep::find_files(&out.join("runs"), "summary.json") {
         if let Some(s) = read_summary(&path)? {

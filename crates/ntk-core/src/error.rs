@@ -1,0 +1,270 @@
+//! The error type of this crate: each variant says what went wrong and carries the values
+//! its message names (the file, the key, the value); the messages are those the binaries
+//! print after `error: `.
+
+use std::path::PathBuf;
+
+use crate::budget::{MAX_MEMORY_ENV, human};
+use crate::provenance::ReuseError;
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the shared infrastructure.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    // --- files ---
+    /// A config file cannot be read.
+    #[error("{}: cannot read config: {source}", .path.display())]
+    ReadConfig {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file cannot be read.
+    #[error("{}: cannot read: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file cannot be written (or created).
+    #[error("{}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The output directory cannot be created.
+    #[error("{}: cannot create the output directory: {source}", .dir.display())]
+    CreateDir {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The output directory cannot be written.
+    #[error("{}: the output directory is not writable: {source}", .dir.display())]
+    NotWritable {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A TOML file (a config) does not parse or does not fit its type; the TOML error names
+    /// the line.
+    #[error("{}: {source}", .path.display())]
+    Toml {
+        path: PathBuf,
+        #[source]
+        source: toml::de::Error,
+    },
+    /// A recorded JSON result is not what it should be.
+    #[error("{}: not {what}: {source}", .path.display())]
+    Json {
+        path: PathBuf,
+        /// What the file should be ("an ntk-probe summary").
+        what: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A CSV table cannot be written or parsed; `name` is the file (or what it is).
+    #[error("{name}: {source}")]
+    Csv {
+        name: String,
+        #[source]
+        source: csv::Error,
+    },
+    /// An in-memory writer that cannot be flushed.
+    #[error("{0}")]
+    Flush(#[source] std::io::Error),
+    /// A figure cannot be drawn or written.
+    #[error("{}: {message}", .path.display())]
+    Plot { path: PathBuf, message: String },
+    /// An error about everything under `path` (a sweep directory).
+    #[error("{}: {source}", .path.display())]
+    At {
+        path: PathBuf,
+        #[source]
+        source: Box<Error>,
+    },
+
+    // --- configs and overrides ---
+    /// An override (`--set KEY=VALUE` or a short flag) that is malformed or whose value the
+    /// config refuses; `origin` is what the user wrote, `key` the dotted key when the error
+    /// concerns another one than the assignment's.
+    #[error("{origin}: {message}{}", at_key(.key))]
+    Override {
+        origin: String,
+        message: String,
+        key: Option<String>,
+    },
+    /// An assignment that is malformed in itself (its key).
+    #[error("{origin}: {source}")]
+    Assignment {
+        origin: String,
+        #[source]
+        source: Box<Error>,
+    },
+    /// An override of a key the config does not have.
+    #[error("{origin}: unknown key `{key}` ({message})")]
+    UnknownKey {
+        origin: String,
+        key: String,
+        message: String,
+    },
+    /// An override below a key that holds a value, not a table.
+    #[error("{origin}: `{key}` is not a table (it holds a value: {found})")]
+    NotATable {
+        origin: String,
+        key: String,
+        found: &'static str,
+    },
+    /// An empty key in `--set`.
+    #[error("empty key; expected key=value (e.g. model.depth=5)")]
+    EmptyKey,
+    /// A key that is not dotted bare TOML keys.
+    #[error(
+        "bad key `{key}`: expected dotted names of letters, digits, _ and - (e.g. model.depth)"
+    )]
+    BadKey { key: String },
+    /// A config file's error that no override explains, after overrides were applied.
+    #[error("{} (with {}): {message}{}", .path.display(), .origins.join(", "), at_key(.key))]
+    ConfigWith {
+        path: PathBuf,
+        origins: Vec<String>,
+        message: String,
+        key: Option<String>,
+    },
+    /// An integer flag beyond what a config file can hold.
+    #[error("--{flag} {value}: too large (at most {})", i64::MAX)]
+    TooLarge { flag: String, value: u64 },
+    /// `--activation` for a ResNet.
+    #[error(
+        "--activation {activation}: a ResNet's activation follows resnet.variant (batch_norm \
+         and fixup: relu; norm_relu: NormReLU)"
+    )]
+    ResnetActivation { activation: String },
+    /// An output mode that is not sum, full or an index.
+    #[error("unknown output `{output}`: expected sum, full or an index")]
+    UnknownOutput { output: String },
+
+    // --- sweeps and results ---
+    /// `--shard` that is not `i/N`.
+    #[error("--shard {value}: expected i/N with 0 <= i < N")]
+    Shard { value: String },
+    /// A sweep with more than [`crate::sweep::MAX_POINTS`] points.
+    #[error("sweep: {total} points ({what}); at most {max} in one sweep", max = crate::sweep::MAX_POINTS)]
+    TooManyPoints { total: u128, what: String },
+    /// Results of another config in the way of a sweep: the first reason, and how many more
+    /// points are like it.
+    #[error("{first}{}", more_like_it(*.more, .unit))]
+    Stale {
+        first: String,
+        more: usize,
+        unit: String,
+    },
+    /// A result made by another config.
+    #[error(transparent)]
+    Reuse(#[from] ReuseError),
+    /// Results to merge that were made by different configs.
+    #[error(
+        "the results were made by different configs (beyond the sweep axes {}): {}{}; merge \
+         them anyway with --allow-mixed",
+        .axes.join(", "),
+        .problems.join(" | "),
+        and_more(*.more)
+    )]
+    MixedConfigs {
+        axes: Vec<String>,
+        /// The first (up to three) differences.
+        problems: Vec<String>,
+        /// How many more differences there are.
+        more: usize,
+    },
+
+    // --- resources ---
+    /// A memory size (`--max-memory`, `NTK_MAX_MEMORY`) that does not parse; `setting` is
+    /// the prefix naming where it came from (`--max-memory `, `NTK_MAX_MEMORY=`), empty when
+    /// none.
+    #[error("{setting}{value}: expected a size such as 64G, 512M or bytes")]
+    Size { setting: String, value: String },
+    /// The memory budget refuses the work.
+    #[error(
+        "{culprit}: the work needs about {} ({}) but {source_name} is {}; reduce these values, \
+         or pass --max-memory SIZE (or set {MAX_MEMORY_ENV}) if this machine really has more",
+        human(*.needed),
+        .detail.join(", "),
+        human(*.limit)
+    )]
+    Memory {
+        /// The values that set the estimate (`data.n = 60000, model.width = 512`).
+        culprit: String,
+        /// Bytes needed.
+        needed: f64,
+        /// The biggest parts, `what size`.
+        detail: Vec<String>,
+        /// Where the limit comes from.
+        source_name: String,
+        /// Bytes allowed.
+        limit: f64,
+    },
+    /// A backend this binary does not have.
+    #[error(
+        "device `{wanted}` is not built into this binary (built: {built}); rebuild with \
+         `--features {wanted}`"
+    )]
+    DeviceNotBuilt { wanted: String, built: String },
+    /// A name that is no backend.
+    #[error(
+        "device `{wanted}`: unknown backend; expected one of {} (built into this binary: \
+         {built})",
+        crate::backend::BACKENDS.join(", ")
+    )]
+    UnknownDevice { wanted: String, built: String },
+    /// The cuda backend without an NVIDIA driver.
+    #[error(
+        "device `cuda`: the NVIDIA driver library (libcuda.so.1) cannot be loaded on this \
+         machine (no NVIDIA driver, or its directory is not on LD_LIBRARY_PATH); use \
+         --device flex or wgpu"
+    )]
+    CudaDriver,
+    /// A precision the device lacks.
+    #[error("the {backend} device does not support {precision}; use --precision f32")]
+    Precision {
+        backend: &'static str,
+        precision: crate::backend::Precision,
+    },
+
+    // --- numerics ---
+    /// A kernel of size 0.
+    #[error("empty kernel")]
+    EmptyKernel,
+    /// A kernel with NaN or infinite entries.
+    #[error("the kernel has non-finite entries (overflow or NaN in the network)")]
+    NonFiniteKernel,
+    /// The eigensolver failed.
+    #[error("{message}")]
+    Eigensolver { message: String },
+}
+
+/// ` (at `key`)`, or nothing.
+fn at_key(key: &Option<String>) -> String {
+    key.as_ref()
+        .map_or(String::new(), |k| format!(" (at `{k}`)"))
+}
+
+/// ` (k more UNIT(s) like it; see --dry-run)` when `more > 0`.
+fn more_like_it(more: usize, unit: &str) -> String {
+    match more {
+        0 => String::new(),
+        k => format!(" ({k} more {unit}(s) like it; see --dry-run)"),
+    }
+}
+
+/// ` (and k more)` when `more > 0`.
+fn and_more(more: usize) -> String {
+    if more > 0 {
+        format!(" (and {more} more)")
+    } else {
+        String::new()
+    }
+}

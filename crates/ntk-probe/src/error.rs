@@ -1,0 +1,178 @@
+//! The error type of the probe library: the errors of the crates it builds on (their
+//! messages unchanged) and its own, each carrying the values its message names.
+
+use std::path::PathBuf;
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in a probe, a sweep or a collection.
+#[derive(Debug, thiserror::Error)]
+/// The errors of the crates below are boxed (they are large; this keeps `Result` small).
+pub enum Error {
+    #[error(transparent)]
+    Core(Box<ntk_core::Error>),
+    #[error(transparent)]
+    Data(Box<ntk_data::DataError>),
+    #[error(transparent)]
+    Model(Box<ntk_model::ModelError>),
+
+    /// A config value the probe cannot use: `key = value: reason`.
+    #[error("{key} = {value}: {reason}")]
+    Config {
+        key: &'static str,
+        value: String,
+        reason: String,
+    },
+    /// A config that fails a check beyond single values (empty sweep axes, keys that do not
+    /// go together); the message names the keys.
+    #[error("{0}")]
+    Invalid(&'static str),
+    /// `data.input_dim` for a data set that fixes its own dimension.
+    #[error("data.input_dim is only for the synthetic set; {dataset} fixes its own dimension")]
+    InputDimOfDataset { dataset: String },
+    /// `model.input_dim` that is not the data's.
+    #[error(
+        "model.input_dim = {given}, but the data ({description}) have {data_dim} inputs per \
+         sample; remove model.input_dim (it is taken from the data) or make them agree"
+    )]
+    InputDim {
+        given: usize,
+        description: String,
+        data_dim: usize,
+    },
+    /// Something only an MLP (`[model]`) has, asked of a ResNet config.
+    #[error("this needs an MLP ([model]); the config describes a ResNet ([resnet])")]
+    NeedsMlp,
+    /// A config text that does not parse.
+    #[error(transparent)]
+    Toml(#[from] toml::de::Error),
+    /// An error of the config file (or directory) `path`.
+    #[error("{}: {source}", .path.display())]
+    At {
+        path: PathBuf,
+        #[source]
+        source: Box<Error>,
+    },
+    /// A validation error of the sweep config `path` with overrides applied.
+    #[error("{} (with overrides): {source}", .path.display())]
+    WithOverrides {
+        path: PathBuf,
+        #[source]
+        source: Box<Error>,
+    },
+    /// A validation error of one setting of a sweep (`setting` describes it when the sweep
+    /// has several).
+    #[error("{}{source}", .setting.as_ref().map_or(String::new(), |d| format!("{d}: ")))]
+    Setting {
+        setting: Option<String>,
+        #[source]
+        source: Box<Error>,
+    },
+    /// A sweep config with a `[resnet]` table.
+    #[error(
+        "{}: [resnet]: sweeps run MLPs only ([model]); probe a ResNet one network at a time \
+         with `ntk-probe ntk --config FILE --out DIR`",
+        .path.display()
+    )]
+    SweepResNet { path: PathBuf },
+    /// An override of a key that a sweep axis sets at every point.
+    #[error(
+        "{origin}: {} sets this for every point of its sweep ({axis}), so the override would \
+         be ignored; edit {axis} instead",
+        .path.display()
+    )]
+    AxisOverride {
+        origin: String,
+        path: PathBuf,
+        axis: &'static str,
+    },
+
+    // --- files ---
+    /// The output directory cannot be listed.
+    #[error("{}: cannot use as the output directory: {source}", .dir.display())]
+    OutputDir {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The output directory holds files of something else.
+    #[error(
+        "{}: holds files that are not an ntk-probe output set ({}); a new run would replace \
+         the directory as a whole, so choose an empty or new --out",
+        .dir.display(),
+        .files.join(", ")
+    )]
+    ForeignFiles {
+        dir: PathBuf,
+        /// The first (up to three) foreign files.
+        files: Vec<String>,
+    },
+    /// A file of a probe's output set cannot be written.
+    #[error("{}: cannot write {what}: {source}", .dir.display())]
+    CannotWrite {
+        dir: PathBuf,
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file cannot be written (or its directory created).
+    #[error("{}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// An output set that cannot be begun or committed (the message names its directory),
+    /// or a buffer that cannot be flushed.
+    #[error("{0}")]
+    Io(#[source] std::io::Error),
+    /// A CSV row that cannot be written.
+    #[error("{0}")]
+    Csv(#[source] csv::Error),
+    /// A sweep directory without finished points.
+    #[error("{}: no finished ntk-probe points under runs/", .out.display())]
+    NoPoints { out: PathBuf },
+
+    // --- numerics and devices ---
+    /// A kernel the extreme eigensolver cannot take.
+    #[error("extreme eigenvalues: a square non-empty kernel, got {rows} x {cols}")]
+    NotSquare { rows: usize, cols: usize },
+    /// A Cholesky factorization that breaks down at every shift.
+    #[error(
+        "the kernel is not positive semi-definite: the Cholesky factorization of K + \
+         {shift:.3e} I (256 n eps lambda_max) breaks down at row {row}"
+    )]
+    NotPsd { shift: f64, row: usize },
+    /// Lanczos on the inverse that gave no positive finite Ritz value.
+    #[error("Lanczos on (K + {shift:.3e} I)^-1 gave the Ritz value {theta}")]
+    RitzValue { shift: f64, theta: f64 },
+    /// Lanczos that failed (non-finite values, its tridiagonal eigensolver, reading its
+    /// coefficients off the device).
+    #[error("{0}")]
+    Lanczos(String),
+    /// A device operation that failed (the backend's error).
+    #[error("{0}")]
+    Device(String),
+    /// Inputs that are not `n` rows of one positive length.
+    #[error("x has {len} values: not n = {n} rows of the same positive length")]
+    Ragged { len: usize, n: usize },
+}
+
+impl From<ntk_core::Error> for Error {
+    fn from(e: ntk_core::Error) -> Self {
+        Self::Core(Box::new(e))
+    }
+}
+
+impl From<ntk_data::DataError> for Error {
+    fn from(e: ntk_data::DataError) -> Self {
+        Self::Data(Box::new(e))
+    }
+}
+
+impl From<ntk_model::ModelError> for Error {
+    fn from(e: ntk_model::ModelError) -> Self {
+        Self::Model(Box::new(e))
+    }
+}
