@@ -87,68 +87,15 @@ pub fn bench_one(
     eigen: Eigen,
 ) -> crate::Result<BenchRow> {
     let cfg = MlpConfig::new(d, width, depth, ActivationKind::Relu).with_seed(1);
-    let mlp = Mlp::new(&cfg, &compute.device, compute.dtype()).expect("valid bench config");
+    let mlp = Mlp::new(&cfg, &compute.device, compute.dtype())?;
     let samples = ntk_data::gaussian(n, d, 0);
     let inputs = Inputs::from_samples(&samples, "synthetic".into());
-    let on_device = eigen == Eigen::Extreme && !compute.on_host();
-    let eps = compute.precision.epsilon();
-    // The device-resident kernel (synchronized), or the kernel as the probe computes it.
-    let device_once = || -> crate::Result<Tensor<2>> {
-        let t = structured::ntk_tensor(&mlp, run::to_tensor(&inputs, compute), OutputMode::Sum)?;
-        compute
-            .device
-            .sync()
-            .map_err(|e| crate::Error::Device(format!("{e:?}")))?;
-        Ok(t)
-    };
-    let host_once =
-        || run::compute_kernel(&mlp, &inputs, compute, Method::Structured, OutputMode::Sum);
-    let (cond, steps, eigen_seconds, engine, fraction, best) = if on_device {
-        let (t, best) = best_of(repeats, device_once)?;
-        let s = Instant::now();
-        let e = extreme::on_device(t, eps)?;
-        // The whole n x n is formed.
-        let cond = SpectrumSummary::from(&e);
-        let engine = "device".to_string();
-        (
-            cond,
-            Some(e.steps),
-            s.elapsed().as_secs_f64(),
-            engine,
-            1.0,
-            best,
-        )
+    let t = if eigen == Eigen::Extreme && !compute.on_host() {
+        Timed::on_device(&mlp, &inputs, compute, repeats)?
     } else {
-        let (result, best) = best_of(repeats, host_once)?;
-        let s = Instant::now();
-        let (cond, steps) = match eigen {
-            Eigen::Full => (
-                SpectrumSummary::from(&spectrum::spectrum(&result.kernel, eps)?),
-                None,
-            ),
-            Eigen::Extreme => {
-                let e = extreme::of_kernel(&result.kernel, &compute.device, eps)?;
-                (SpectrumSummary::from(&e), Some(e.steps))
-            }
-        };
-        // The host engine computes exactly the lower triangle; the device engine the
-        // staircase.
-        let fraction = if result.engine == "host" {
-            (n * (n + 1) / 2) as f64 / (n * n) as f64
-        } else {
-            staircase_fraction(n, structured::block_rows(n))
-        };
-        let engine = result.engine.to_string();
-        (
-            cond,
-            steps,
-            s.elapsed().as_secs_f64(),
-            engine,
-            fraction,
-            best,
-        )
+        Timed::as_probed(&mlp, &inputs, compute, repeats, eigen)?
     };
-    let gflop = structured_flops(n, d, width, depth, fraction) / 1e9;
+    let gflop = structured_flops(n, d, width, depth, t.fraction) / 1e9;
     Ok(BenchRow {
         n,
         d,
@@ -156,19 +103,104 @@ pub fn bench_one(
         depth,
         precision: compute.precision.to_string(),
         backend: compute.backend.to_string(),
-        engine,
+        engine: t.engine,
         gflop,
-        seconds: best,
-        gflops_per_s: gflop / best,
+        seconds: t.best,
+        gflops_per_s: gflop / t.best,
         floor_seconds: compute
             .on_host()
             .then(|| gflop / peak_gflops(compute.precision)),
         eigen: eigen.name().to_string(),
-        eigen_seconds,
-        lambda_min: cond.lambda_min,
-        lambda_max: cond.lambda_max,
-        kappa: cond.kappa,
-        singular: cond.singular,
-        lanczos_steps: steps,
+        eigen_seconds: t.eigen_seconds,
+        lambda_min: t.cond.lambda_min,
+        lambda_max: t.cond.lambda_max,
+        kappa: t.cond.kappa,
+        singular: t.cond.singular,
+        lanczos_steps: t.steps,
     })
+}
+
+/// One benchmark's measurements: the kernel's best time, its conditioning and the
+/// eigenvalues' time, the engine, and the fraction of the `n^2` entries it computed.
+struct Timed {
+    best: f64,
+    cond: SpectrumSummary,
+    steps: Option<[usize; 2]>,
+    eigen_seconds: f64,
+    engine: String,
+    fraction: f64,
+}
+
+impl Timed {
+    /// The kernel formed whole on the device and kept there (synchronized), then
+    /// `lambda_min`, `lambda_max` and kappa on the device.
+    fn on_device(
+        mlp: &Mlp,
+        inputs: &Inputs,
+        compute: &Compute,
+        repeats: usize,
+    ) -> crate::Result<Self> {
+        let once = || -> crate::Result<Tensor<2>> {
+            let x = run::to_tensor(inputs, compute);
+            let t = structured::ntk_tensor(mlp, x, OutputMode::Sum)?;
+            compute
+                .device
+                .sync()
+                .map_err(|e| crate::Error::Device(format!("{e:?}")))?;
+            Ok(t)
+        };
+        let (t, best) = best_of(repeats, once)?;
+        let s = Instant::now();
+        let e = extreme::on_device(t, compute.precision.epsilon())?;
+        Ok(Self {
+            best,
+            cond: SpectrumSummary::from(&e),
+            steps: Some(e.steps),
+            eigen_seconds: s.elapsed().as_secs_f64(),
+            engine: "device".to_string(),
+            fraction: 1.0,
+        })
+    }
+
+    /// The kernel as the probe computes it (host engine on CPUs), then its eigenvalues by
+    /// `eigen`.
+    fn as_probed(
+        mlp: &Mlp,
+        inputs: &Inputs,
+        compute: &Compute,
+        repeats: usize,
+        eigen: Eigen,
+    ) -> crate::Result<Self> {
+        let once =
+            || run::compute_kernel(mlp, inputs, compute, Method::Structured, OutputMode::Sum);
+        let (result, best) = best_of(repeats, once)?;
+        let s = Instant::now();
+        let eps = compute.precision.epsilon();
+        let (cond, steps) = match eigen {
+            Eigen::Full => {
+                let spec = spectrum::spectrum(&result.kernel, eps)?;
+                (SpectrumSummary::from(&spec), None)
+            }
+            Eigen::Extreme => {
+                let e = extreme::of_kernel(&result.kernel, &compute.device, eps)?;
+                (SpectrumSummary::from(&e), Some(e.steps))
+            }
+        };
+        let n = inputs.n;
+        // The host engine computes exactly the lower triangle; the device engine the
+        // staircase.
+        let fraction = if result.engine == "host" {
+            (n * (n + 1) / 2) as f64 / (n * n) as f64
+        } else {
+            staircase_fraction(n, structured::block_rows(n))
+        };
+        Ok(Self {
+            best,
+            cond,
+            steps,
+            eigen_seconds: s.elapsed().as_secs_f64(),
+            engine: result.engine.to_string(),
+            fraction,
+        })
+    }
 }

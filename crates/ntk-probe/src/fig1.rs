@@ -73,9 +73,7 @@ pub fn mean_sd(points: &[Fig1Point], depth: usize, width: usize, theta_deg: f64)
         .filter(|p| p.depth == depth && p.width == width && p.theta_in_deg == theta_deg)
         .map(|p| p.phi_deg)
         .collect();
-    let m = v.iter().sum::<f64>() / v.len() as f64;
-    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len().max(2) - 1) as f64;
-    (m, var.sqrt())
+    ntk_core::stats::mean_std(&v)
 }
 
 /// Writes `fig1.csv` (every measured point beside its theory value) and `fig1.{png,svg}`.
@@ -89,78 +87,76 @@ pub fn write(
         path: out.to_path_buf(),
         source,
     })?;
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for p in points {
-        w.serialize(p).map_err(crate::Error::Csv)?;
-    }
-    let bytes = w
-        .into_inner()
-        .map_err(|e| crate::Error::Io(e.into_error()))?;
-    let csv_path = out.join("fig1.csv");
-    ntk_core::io::atomic_write(&csv_path, &bytes).map_err(|source| crate::Error::Write {
-        path: csv_path.clone(),
-        source,
-    })?;
+    ntk_core::table::write_csv(&out.join("fig1.csv"), points)?;
+    Ok(figure(points, depths, widths).save(&out.join("fig1"))?)
+}
 
+/// Fig. 1: phi against theta_in, the linear network's diagonal, the infinite-width curve
+/// of each depth (solid) and the measurements of each width (mean and spread over seeds).
+fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
     let relu = Activation::new(ActivationKind::Relu, None);
     let grid: Vec<f64> = (0..=180).map(|i| i as f64).collect();
-    let mut fig = Figure {
+    let line = |label: String, points, color, dash| Series {
+        label,
+        points,
+        errors: None,
+        color,
+        dash,
+        markers: false,
+    };
+    let mut series = vec![line(
+        "linear network (phi = theta_in)".into(),
+        grid.iter().map(|&t| (t, t)).collect(),
+        plotters::style::RGBColor(0, 0, 0),
+        Dash::Dashed,
+    )];
+    for (c, &depth) in depths.iter().enumerate() {
+        let color = PALETTE[c % PALETTE.len()];
+        let phi = |t: f64| theory::grad_angle(&relu, t.to_radians(), depth).to_degrees();
+        series.push(line(
+            format!("L = {depth}, infinite width"),
+            grid.iter().map(|&t| (t, phi(t))).collect(),
+            color,
+            Dash::Solid,
+        ));
+        for (wi, &width) in widths.iter().enumerate() {
+            let mut s = measured(points, depth, width);
+            s.color = color;
+            s.dash = if wi == 0 { Dash::Dotted } else { Dash::Dashed };
+            series.push(s);
+        }
+    }
+    Figure {
         title: "Fig. 1: model-gradient angle vs input angle (ReLU)".into(),
         x_label: "theta_in (deg)".into(),
         y_label: "phi (deg)".into(),
         log_y: false,
-        series: vec![Series {
-            label: "linear network (phi = theta_in)".into(),
-            points: grid.iter().map(|&t| (t, t)).collect(),
-            errors: None,
-            color: plotters::style::RGBColor(0, 0, 0),
-            dash: Dash::Dashed,
-            markers: false,
-        }],
-    };
-    for (c, &depth) in depths.iter().enumerate() {
-        let color = PALETTE[c % PALETTE.len()];
-        fig.series.push(Series {
-            label: format!("L = {depth}, infinite width"),
-            points: grid
-                .iter()
-                .map(|&t| {
-                    (
-                        t,
-                        theory::grad_angle(&relu, t.to_radians(), depth).to_degrees(),
-                    )
-                })
-                .collect(),
-            errors: None,
-            color,
-            dash: Dash::Solid,
-            markers: false,
-        });
-        for (wi, &width) in widths.iter().enumerate() {
-            // Mean and spread over seeds at each theta.
-            let mut thetas: Vec<f64> = points
-                .iter()
-                .filter(|p| p.depth == depth && p.width == width)
-                .map(|p| p.theta_in_deg)
-                .collect();
-            thetas.sort_by(f64::total_cmp);
-            thetas.dedup();
-            let stats: Vec<(f64, f64, f64)> = thetas
-                .iter()
-                .map(|&t| {
-                    let (m, sd) = mean_sd(points, depth, width, t);
-                    (t, m, sd)
-                })
-                .collect();
-            fig.series.push(Series {
-                label: format!("L = {depth}, width {width} (mean +- sd over seeds)"),
-                points: stats.iter().map(|s| (s.0, s.1)).collect(),
-                errors: Some(stats.iter().map(|s| s.2).collect()),
-                color,
-                dash: if wi == 0 { Dash::Dotted } else { Dash::Dashed },
-                markers: true,
-            });
-        }
+        series,
     }
-    Ok(fig.save(&out.join("fig1"))?)
+}
+
+/// The measured angles of one (depth, width): mean and spread over seeds at each theta.
+fn measured(points: &[Fig1Point], depth: usize, width: usize) -> Series {
+    let mut thetas: Vec<f64> = points
+        .iter()
+        .filter(|p| p.depth == depth && p.width == width)
+        .map(|p| p.theta_in_deg)
+        .collect();
+    thetas.sort_by(f64::total_cmp);
+    thetas.dedup();
+    let stats: Vec<(f64, f64, f64)> = thetas
+        .iter()
+        .map(|&t| {
+            let (m, sd) = mean_sd(points, depth, width, t);
+            (t, m, sd)
+        })
+        .collect();
+    Series {
+        label: format!("L = {depth}, width {width} (mean +- sd over seeds)"),
+        points: stats.iter().map(|s| (s.0, s.1)).collect(),
+        errors: Some(stats.iter().map(|s| s.2).collect()),
+        color: PALETTE[0],
+        dash: Dash::Dotted,
+        markers: true,
+    }
 }

@@ -205,18 +205,24 @@ impl TrainConfig {
 
     /// Checks values the types cannot; errors name the key and value.
     pub fn validate(&self) -> crate::Result<()> {
+        self.validate_optim()?;
+        self.validate_train()?;
+        if self.data.n == 0 {
+            return Err(invalid("data.n", 0, "need at least one training sample"));
+        }
+        self.validate_ntk()?;
+        self.validate_sweep()?;
+        self.schedule.validate()?;
+        self.validate_net()
+    }
+
+    fn validate_optim(&self) -> crate::Result<()> {
         let o = &self.optim;
         if !(o.lr.is_finite() && o.lr > 0.0) {
-            return Err(crate::Error::Invalid(format!(
-                "optim.lr = {}: must be positive",
-                o.lr
-            )));
+            return Err(invalid("optim.lr", o.lr, "must be positive"));
         }
         if !(0.0..1.0).contains(&o.momentum) {
-            return Err(crate::Error::Invalid(format!(
-                "optim.momentum = {}: must be in [0, 1)",
-                o.momentum
-            )));
+            return Err(invalid("optim.momentum", o.momentum, "must be in [0, 1)"));
         }
         if o.nesterov && o.momentum == 0.0 {
             return Err(crate::Error::Invalid(
@@ -224,28 +230,25 @@ impl TrainConfig {
             ));
         }
         if !(o.weight_decay.is_finite() && o.weight_decay >= 0.0) {
-            return Err(crate::Error::Invalid(format!(
-                "optim.weight_decay = {}: must be non-negative",
-                o.weight_decay
-            )));
-        }
-        let t = &self.train;
-        if t.batch_size == 0 {
-            return Err(crate::Error::Invalid(
-                "train.batch_size = 0: must be at least 1".into(),
+            return Err(invalid(
+                "optim.weight_decay",
+                o.weight_decay,
+                "must be non-negative",
             ));
         }
+        Ok(())
+    }
+
+    fn validate_train(&self) -> crate::Result<()> {
+        let t = &self.train;
+        let at_least_one = |key, v: usize| match v {
+            0 => Err(invalid(key, 0, "must be at least 1")),
+            _ => Ok(()),
+        };
+        at_least_one("train.batch_size", t.batch_size)?;
         match (t.epochs, t.iterations) {
-            (Some(0), _) => {
-                return Err(crate::Error::Invalid(
-                    "train.epochs = 0: must be at least 1".into(),
-                ));
-            }
-            (_, Some(0)) => {
-                return Err(crate::Error::Invalid(
-                    "train.iterations = 0: must be at least 1".into(),
-                ));
-            }
+            (Some(0), _) => at_least_one("train.epochs", 0)?,
+            (_, Some(0)) => at_least_one("train.iterations", 0)?,
             (Some(_), Some(_)) => {
                 return Err(crate::Error::Invalid(
                     "train.epochs and train.iterations: give one, not both".into(),
@@ -258,70 +261,67 @@ impl TrainConfig {
             }
             _ => {}
         }
-        if t.eval_every == 0 {
+        at_least_one("train.eval_every", t.eval_every)?;
+        at_least_one("train.checkpoint_every", t.checkpoint_every)
+    }
+
+    fn validate_ntk(&self) -> crate::Result<()> {
+        let Some(k) = &self.ntk else {
+            return Ok(());
+        };
+        if k.every == 0 {
+            return Err(invalid("ntk.every", 0, "must be at least 1"));
+        }
+        if k.n < 2 || k.n > self.data.n {
+            return Err(crate::Error::Invalid(format!(
+                "ntk.n = {}: must be in 2..=data.n ({})",
+                k.n, self.data.n
+            )));
+        }
+        Ok(())
+    }
+
+    fn validate_sweep(&self) -> crate::Result<()> {
+        let Some(s) = &self.sweep else {
+            return Ok(());
+        };
+        let pair_axes = !s.activations.is_empty() || !s.normalizations.is_empty();
+        if !s.families.is_empty() && pair_axes {
             return Err(crate::Error::Invalid(
-                "train.eval_every = 0: must be at least 1".into(),
+                "sweep.families replaces sweep.activations and sweep.normalizations: \
+                 give families alone"
+                    .into(),
             ));
         }
-        if t.checkpoint_every == 0 {
-            return Err(crate::Error::Invalid(
-                "train.checkpoint_every = 0: must be at least 1".into(),
-            ));
+        if let Some(lr) = s.lrs.iter().find(|lr| !(lr.is_finite() && **lr > 0.0)) {
+            return Err(crate::Error::Invalid(format!(
+                "sweep.lrs: {lr} is not a positive learning rate"
+            )));
         }
-        if self.data.n == 0 {
-            return Err(crate::Error::Invalid(
-                "data.n = 0: need at least one training sample".into(),
-            ));
-        }
-        if let Some(k) = &self.ntk {
-            if k.every == 0 {
-                return Err(crate::Error::Invalid(
-                    "ntk.every = 0: must be at least 1".into(),
-                ));
-            }
-            if k.n < 2 || k.n > self.data.n {
-                return Err(crate::Error::Invalid(format!(
-                    "ntk.n = {}: must be in 2..=data.n ({})",
-                    k.n, self.data.n
-                )));
-            }
-        }
-        if let Some(s) = &self.sweep {
-            let pair_axes = !s.activations.is_empty() || !s.normalizations.is_empty();
-            if !s.families.is_empty() && pair_axes {
-                return Err(crate::Error::Invalid(
-                    "sweep.families replaces sweep.activations and sweep.normalizations: \
-                     give families alone"
-                        .into(),
-                ));
-            }
-            if let Some(lr) = s.lrs.iter().find(|lr| !(lr.is_finite() && **lr > 0.0)) {
-                return Err(crate::Error::Invalid(format!(
-                    "sweep.lrs: {lr} is not a positive learning rate"
-                )));
-            }
-        }
-        self.schedule.validate()?;
+        Ok(())
+    }
+
+    /// The network: a valid ResNet, and a classifier with two outputs or more.
+    fn validate_net(&self) -> crate::Result<()> {
         match self.spec()? {
-            NetSpec::Mlp(m) => {
-                if m.output_dim < 2 {
-                    return Err(crate::Error::Invalid(format!(
-                        "model.output_dim = {}: classification needs one output per class",
-                        m.output_dim
-                    )));
-                }
-            }
+            NetSpec::Mlp(m) if m.output_dim < 2 => Err(invalid(
+                "model.output_dim",
+                m.output_dim,
+                "classification needs one output per class",
+            )),
             NetSpec::ResNet(r) => {
                 r.validate()?;
                 if r.num_classes < 2 {
-                    return Err(crate::Error::Invalid(format!(
-                        "resnet.num_classes = {}: classification needs two classes or more",
-                        r.num_classes
-                    )));
+                    return Err(invalid(
+                        "resnet.num_classes",
+                        r.num_classes,
+                        "classification needs two classes or more",
+                    ));
                 }
+                Ok(())
             }
+            NetSpec::Mlp(_) => Ok(()),
         }
-        Ok(())
     }
 
     /// The output directory: `--out`, else `train.out`, else `runs/train`.
@@ -329,5 +329,14 @@ impl TrainConfig {
         cli.map(Path::to_path_buf)
             .or_else(|| self.train.out.clone())
             .unwrap_or_else(|| PathBuf::from("runs/train"))
+    }
+}
+
+/// The error for a value the trainer cannot use: `key = value: reason`.
+fn invalid(key: &'static str, value: impl std::fmt::Display, reason: &'static str) -> crate::Error {
+    crate::Error::Config {
+        key,
+        value: value.to_string(),
+        reason,
     }
 }

@@ -20,6 +20,13 @@ pub enum Error {
     #[error(transparent)]
     Probe(Box<ntk_probe::Error>),
 
+    /// A config value the trainer cannot use: `key = value: reason`.
+    #[error("{key} = {value}: {reason}")]
+    Config {
+        key: &'static str,
+        value: String,
+        reason: &'static str,
+    },
     /// A config that fails a check beyond single values (keys that do not go together, a
     /// missing key, an unsupported combination); the message names the keys.
     #[error("{0}")]
