@@ -116,13 +116,6 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// A file cannot be written (or its directory created).
-    #[error("{}: {source}", .path.display())]
-    Write {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
     /// An output set that cannot be begun or committed (the message names its directory),
     /// or a buffer that cannot be flushed.
     #[error("{0}")]

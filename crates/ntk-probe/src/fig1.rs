@@ -83,7 +83,7 @@ pub fn write(
     depths: &[usize],
     widths: &[usize],
 ) -> crate::Result<()> {
-    std::fs::create_dir_all(out).map_err(|source| crate::Error::Write {
+    std::fs::create_dir_all(out).map_err(|source| ntk_core::Error::Write {
         path: out.to_path_buf(),
         source,
     })?;

@@ -95,9 +95,12 @@ fn save_via_rename(
     std::fs::File::open(&tmp)
         .and_then(|f| f.sync_all())
         .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|source| crate::Error::Write {
-            path: path.to_path_buf(),
-            source,
+        .map_err(|source| {
+            ntk_core::Error::Write {
+                path: path.to_path_buf(),
+                source,
+            }
+            .into()
         })
 }
 
@@ -133,9 +136,12 @@ fn record_error(path: &Path, e: impl std::fmt::Display) -> crate::Error {
 fn file_sha256(path: &Path) -> crate::Result<String> {
     std::fs::read(path)
         .map(|b| provenance::sha256_hex(&b))
-        .map_err(|source| crate::Error::Read {
-            path: path.to_path_buf(),
-            source,
+        .map_err(|source| {
+            ntk_core::Error::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+            .into()
         })
 }
 
@@ -159,7 +165,7 @@ pub fn save(
 ) -> crate::Result<()> {
     let name = format!("epoch-{epoch:05}");
     let dir = run.join("checkpoints").join(&name);
-    std::fs::create_dir_all(&dir).map_err(|source| crate::Error::Write {
+    std::fs::create_dir_all(&dir).map_err(|source| ntk_core::Error::Write {
         path: dir.clone(),
         source,
     })?;
@@ -202,7 +208,7 @@ pub fn save(
     pointer.checksum = Some(pointer.own_checksum());
     let json = serde_json::to_string_pretty(&pointer).expect("serializes");
     ntk_core::io::atomic_write(&pointer_path(run), json.as_bytes()).map_err(|source| {
-        crate::Error::Write {
+        ntk_core::Error::Write {
             path: run.to_path_buf(),
             source,
         }
@@ -262,7 +268,7 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(crate::Error::Read { path, source }),
+        Err(source) => return Err(ntk_core::Error::Read { path, source }.into()),
     };
     let pointer = parse_pointer(&text, &path)?;
     let dir = run.join(&pointer.dir);
@@ -274,7 +280,7 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
             return Err(untrusted(&path, &format!("records no checksum of {f}")));
         };
         let file = dir.join(f);
-        let bytes = std::fs::read(&file).map_err(|source| crate::Error::Read {
+        let bytes = std::fs::read(&file).map_err(|source| ntk_core::Error::Read {
             path: file.clone(),
             source,
         })?;

@@ -64,20 +64,6 @@ pub enum Error {
     },
 
     // --- files and checkpoints ---
-    /// A file cannot be read.
-    #[error("{}: cannot read: {source}", .path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    /// A file or directory cannot be written, created or renamed.
-    #[error("{}: {source}", .path.display())]
-    Write {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
     /// A file of an earlier run cannot be removed.
     #[error("{}: cannot remove: {source}", .path.display())]
     Remove {

@@ -508,7 +508,7 @@ enum Start {
 /// run that trains.
 fn open_run_dir(run: &Run, resume: bool) -> crate::Result<Start> {
     let out = run.out;
-    std::fs::create_dir_all(out).map_err(|source| crate::Error::Write {
+    std::fs::create_dir_all(out).map_err(|source| ntk_core::Error::Write {
         path: out.to_path_buf(),
         source,
     })?;
@@ -536,7 +536,7 @@ fn open_run_dir(run: &Run, resume: bool) -> crate::Result<Start> {
         return Ok(Start::Done(s));
     }
     ntk_core::io::atomic_write(&out.join("config.toml"), run.config_text.as_bytes()).map_err(
-        |source| crate::Error::Write {
+        |source| ntk_core::Error::Write {
             path: out.to_path_buf(),
             source,
         },
@@ -887,7 +887,7 @@ fn finish(
     let summary = summarize(run, progress, diverged_epoch, start, true);
     let json = serde_json::to_string_pretty(&summary).expect("serializes");
     ntk_core::io::atomic_write(&run.out.join("summary.json"), json.as_bytes()).map_err(
-        |source| crate::Error::Write {
+        |source| ntk_core::Error::Write {
             path: run.out.to_path_buf(),
             source,
         },

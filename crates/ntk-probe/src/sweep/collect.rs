@@ -239,7 +239,7 @@ fn theory_values(cfg: &SweepConfig, out: &Path) -> crate::Result<TheoryCache> {
     if changed {
         let json = serde_json::to_string_pretty(&cache).expect("serializes");
         ntk_core::io::atomic_write(&path, json.as_bytes()).map_err(|source| {
-            crate::Error::Write {
+            ntk_core::Error::Write {
                 path: path.clone(),
                 source,
             }
