@@ -90,6 +90,23 @@ pub fn gemm_acc<T: Real>(c: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>, a
     T::blas().gemm(c, a, b, alpha, beta)
 }
 
+/// Runs `f` with the host BLAS single-threaded (OpenBLAS's thread count 1, or faer's global
+/// parallelism sequential) and restores the previous setting afterwards, also on a panic.
+/// For engines that split their work over their own threads (rayon) and call GEMMs from
+/// each: two BLAS thread pools on the same cores would contend (OpenBLAS's idle threads
+/// spin), see `experiments/bench/README.md`.
+pub fn single_threaded<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(usize);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            imp::set_threads(self.0);
+        }
+    }
+    let _restore = Restore(imp::threads());
+    imp::set_threads(1);
+    f()
+}
+
 /// `y += alpha x` (OpenBLAS threads it for long vectors).
 pub fn axpy<T: Real>(alpha: T, x: &[T], y: &mut [T]) {
     assert_eq!(x.len(), y.len(), "axpy: lengths");
@@ -201,6 +218,21 @@ mod imp {
         }
     }
 
+    /// faer's global parallelism as a thread count (0: rayon's pool).
+    pub(super) fn threads() -> usize {
+        match faer::get_global_parallelism() {
+            Par::Seq => 1,
+            Par::Rayon(n) => n.get(),
+        }
+    }
+
+    pub(super) fn set_threads(n: usize) {
+        faer::set_global_parallelism(match std::num::NonZeroUsize::new(n) {
+            Some(n) if n.get() > 1 => Par::Rayon(n),
+            _ => Par::Seq,
+        });
+    }
+
     pub(super) fn eigenvalues_impl(a: &[f64], n: usize) -> crate::Result<Vec<f64>> {
         MatRef::from_row_major_slice(a, n, n)
             .self_adjoint_eigenvalues(Side::Lower)
@@ -298,6 +330,22 @@ mod imp {
             jobz_len: usize,
             uplo_len: usize,
         );
+    }
+
+    unsafe extern "C" {
+        fn openblas_get_num_threads() -> c_int;
+        fn openblas_set_num_threads(n: c_int);
+    }
+
+    /// OpenBLAS's thread count.
+    pub(super) fn threads() -> usize {
+        // SAFETY: a plain getter of OpenBLAS's global setting.
+        unsafe { openblas_get_num_threads() }.max(1) as usize
+    }
+
+    pub(super) fn set_threads(n: usize) {
+        // SAFETY: a plain setter of OpenBLAS's global setting (called between BLAS calls).
+        unsafe { openblas_set_num_threads(int(n.max(1))) }
     }
 
     fn int(v: usize) -> c_int {

@@ -66,7 +66,7 @@ fn burn_engine() -> String {
 /// The optimizer state a checkpoint holds.
 pub enum OptimState<'a> {
     Burn(&'a ModuleOptimizer),
-    /// The host engine's momentum buffers, flattened (see `crate::host::HostMlp::velocity`).
+    /// The host engine's momentum buffers, flattened (see `crate::host::Engine::velocity`).
     Host(&'a [f64]),
 }
 

@@ -2,7 +2,7 @@
 //! [`crate::train`] needs: [`Stepper`]. Two engines implement it:
 //! - [`BurnStepper`]: Burn's autodiff (`loss.backward()`), `CrossEntropyLoss` and
 //!   `ModuleOptimizer` (any network, any backend);
-//! - [`HostStepper`]: the dense-MLP engine of [`crate::host`] on host GEMMs (MLPs without
+//! - [`HostStepper`]: the host engines of [`crate::host`] on host GEMMs (CIFAR ResNets, and MLPs without
 //!   normalization layers).
 //!
 //! [`stepper`] picks one for a run ([`crate::train::choose_engine`]). Both keep a Burn
@@ -94,7 +94,7 @@ pub struct Snapshot {
 #[derive(Clone)]
 enum SavedOptim {
     Burn(ModuleOptimizer),
-    /// The host engine's momentum buffers, flattened (`crate::host::HostMlp::velocity`).
+    /// The host engine's momentum buffers, flattened (`crate::host::Engine::velocity`).
     Host(Vec<f64>),
 }
 
@@ -204,6 +204,10 @@ impl Stepper for BurnStepper {
     }
 
     fn snapshot(&self) -> Snapshot {
+        // BatchNorm's running statistics: the training forward stages each update per thread
+        // (`RunningState::update`), and a visitor (the checkpoint's record) reads the value
+        // from before the last one. `valid()` merges the staged updates into the shared state.
+        let _ = self.model().valid();
         Snapshot {
             model: self.model().clone(),
             optim: SavedOptim::Burn(self.optim.clone()),
@@ -353,7 +357,7 @@ mod tests {
             // auto, burn, host
             [Some("host"), Some("burn"), Some("host")],
             [Some("burn"), Some("burn"), None],
-            [Some("burn"), Some("burn"), None],
+            [Some("host"), Some("burn"), Some("host")],
         ];
         let choices = [EngineChoice::Auto, EngineChoice::Burn, EngineChoice::Host];
         for ((name, spec), want) in nets.iter().zip(expected) {
@@ -422,8 +426,13 @@ mod tests {
     #[test]
     fn the_checkpoint_state_resumes_the_steps_bit_for_bit() {
         let compute = cpu();
-        let spec = mlp(Normalization::None);
-        for choice in [EngineChoice::Burn, EngineChoice::Host] {
+        let runs = [
+            (EngineChoice::Burn, mlp(Normalization::None)),
+            (EngineChoice::Burn, resnet()),
+            (EngineChoice::Host, mlp(Normalization::None)),
+            (EngineChoice::Host, resnet()),
+        ];
+        for (choice, spec) in runs {
             let mut a = stepper(choice, &momentum(), build(&spec, &compute), &compute).unwrap();
             let iteration = (0..2).filter(|&i| a.step(batch(i), 0.1).is_some()).count();
             a.sync();
@@ -437,11 +446,15 @@ mod tests {
             for i in 2..4 {
                 let (ra, rb) = (a.step(batch(i), 0.05), b.step(batch(i), 0.05));
                 let bits = |r: Option<StepResult>| r.map(|r| (r.loss_sum.to_bits(), r.correct));
-                assert_eq!(bits(ra), bits(rb), "{choice:?} step {i}");
+                assert_eq!(bits(ra), bits(rb), "{choice:?} {spec:?} step {i}");
             }
             a.sync();
             b.sync();
-            assert_eq!(values(&a.valid()), values(&b.valid()), "{choice:?}");
+            assert_eq!(
+                values(&a.valid()),
+                values(&b.valid()),
+                "{choice:?} {spec:?}"
+            );
         }
     }
 

@@ -301,7 +301,8 @@ pub fn check_memory(cfg: &TrainConfig, d: usize, max_memory: Option<&str>) -> cr
 }
 
 /// The host engine for this run (see [`crate::host`]), or `None` for Burn's autodiff and
-/// optimizer: `auto` takes the host engine on a CPU backend for MLPs without normalization.
+/// optimizer: `auto` takes the host engine on a CPU backend for MLPs without normalization
+/// and for CIFAR ResNets.
 pub fn choose_engine(
     choice: EngineChoice,
     optim: &OptimConfig,
@@ -315,8 +316,8 @@ pub fn choose_engine(
         EngineChoice::Auto => Ok(if cpu { engine() } else { None }),
         EngineChoice::Host => engine().map(Some).ok_or_else(|| {
             crate::Error::Invalid(format!(
-                "train.engine = \"host\": the host engine trains MLPs without normalization \
-                 layers, not {}; use \"auto\" or \"burn\"",
+                "train.engine = \"host\": the host engines train MLPs without normalization \
+                 layers and CIFAR ResNets, not {}; use \"auto\" or \"burn\"",
                 model.describe()
             ))
         }),

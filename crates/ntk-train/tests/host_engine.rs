@@ -157,7 +157,7 @@ fn auto_takes_the_host_engine_only_for_plain_mlps_on_the_cpu() {
     let pick = |choice, m: &Model| choose_engine(choice, &optim, m, &compute);
     assert!(matches!(
         pick(EngineChoice::Auto, &plain),
-        Ok(Some(Engine::F32(_)))
+        Ok(Some(Engine::Mlp32(_)))
     ));
     assert!(matches!(pick(EngineChoice::Burn, &plain), Ok(None)));
     assert!(matches!(pick(EngineChoice::Auto, &bn), Ok(None)));

@@ -286,3 +286,24 @@ impl<T: Real> Pool<T> {
         self.free.retain(|m| m.nrows() == rows);
     }
 }
+
+/// A new value for `param` (same id, device, dtype and grad requirement), from host data.
+pub fn replace_param<const D: usize, T: Real>(
+    param: burn::module::Param<burn::tensor::Tensor<D>>,
+    data: Vec<T>,
+    shape: Vec<usize>,
+) -> burn::module::Param<burn::tensor::Tensor<D>> {
+    param.map(|old| {
+        let (device, dtype) = (old.device(), old.dtype());
+        let values: Vec<f64> = data.iter().map(|v| v.f64()).collect();
+        let fresh = burn::tensor::Tensor::<D>::from_data(
+            burn::tensor::TensorData::new(values, shape),
+            (&device, dtype),
+        );
+        if old.is_require_grad() {
+            fresh.require_grad()
+        } else {
+            fresh
+        }
+    })
+}

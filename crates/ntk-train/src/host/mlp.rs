@@ -19,20 +19,15 @@
 //!   `v = g` on the first step, `v = mu v + g` after; `g = g + mu v` (Nesterov) or `v`;
 //!   `w -= lr g`, for weights and biases alike.
 
-use burn::module::Param;
-use burn::tensor::{Tensor, TensorData};
 use faer::Mat;
 use ntk_core::linalg::{Real, axpy, contiguous_mut};
-use ntk_model::host::{Cotangent, Grads, Params, Pool, Trace};
-use ntk_model::{Mlp, Net, Normalization};
+use ntk_model::host::{Cotangent, Grads, Params, Pool, Trace, replace_param};
+use ntk_model::{Mlp, Net};
 
 use crate::config::OptimConfig;
 use crate::model::Model;
 
-/// Whether `model` can be trained by this engine: an MLP without normalization layers.
-pub fn eligible(model: &Model) -> bool {
-    matches!(model, Net::Mlp(m) if m.config().normalization == Normalization::None)
-}
+use super::{Rule, StepResult, softmax_cross_entropy};
 
 /// A dense MLP's parameters and SGD state on the host, in `T`.
 #[derive(Clone)]
@@ -47,15 +42,8 @@ pub struct HostMlp<T: Real> {
     ws: Option<Workspace<T>>,
 }
 
-/// What one step saw: the summed loss over the batch and the correct predictions.
-#[derive(Clone, Copy, Debug)]
-pub struct StepResult {
-    pub loss_sum: f64,
-    pub correct: usize,
-}
-
 impl<T: Real> HostMlp<T> {
-    /// Copies the parameters of `mlp` (which must be [`eligible`]).
+    /// Copies the parameters of `mlp` (an MLP without normalization layers, see [`super::eligible`]).
     pub fn new(mlp: &Mlp, optim: &OptimConfig) -> Self {
         Self {
             params: Params::read(mlp),
@@ -106,7 +94,7 @@ impl<T: Real> HostMlp<T> {
         self.params.forward(x_rows, trace);
         self.params.output_into(x_rows, trace, logits);
         // dL/df = (softmax f - onehot y) / B, in place of the logits.
-        let (loss_sum, correct) = softmax_cross_entropy(logits, y);
+        let (loss_sum, correct) = softmax_cross_entropy(&mut *logits, y);
         if !loss_sum.is_finite() {
             self.ws = Some(ws);
             return StepResult { loss_sum, correct };
@@ -222,9 +210,9 @@ impl<T: Real> HostMlp<T> {
             let w = host.w();
             let (rows, cols) = (w.nrows(), w.ncols());
             let data: Vec<T> = (0..rows * cols).map(|k| w[(k / cols, k % cols)]).collect();
-            layer.weight = replace(layer.weight.clone(), data, vec![rows, cols]);
+            layer.weight = replace_param(layer.weight.clone(), data, vec![rows, cols]);
             if let (Some(b), Some(bias)) = (host.b(), layer.bias.take()) {
-                layer.bias = Some(replace(bias, b.to_vec(), vec![b.len()]));
+                layer.bias = Some(replace_param(bias, b.to_vec(), vec![b.len()]));
             }
         }
     }
@@ -280,86 +268,6 @@ impl<T: Real> HostMlp<T> {
     }
 }
 
-/// A new value for `param` (same id, device and dtype), from host data.
-fn replace<const D: usize, T: Real>(
-    param: Param<Tensor<D>>,
-    data: Vec<T>,
-    shape: Vec<usize>,
-) -> Param<Tensor<D>> {
-    param.map(|old| {
-        let (device, dtype) = (old.device(), old.dtype());
-        let values: Vec<f64> = data.iter().map(|v| v.f64()).collect();
-        let fresh = Tensor::<D>::from_data(TensorData::new(values, shape), (&device, dtype));
-        if old.is_require_grad() {
-            fresh.require_grad()
-        } else {
-            fresh
-        }
-    })
-}
-
-/// Burn's SGD rule on one contiguous slice of parameters (see the module doc).
-struct Rule<T> {
-    lr: T,
-    mu: T,
-    wd: T,
-    decay: bool,
-    momentum: bool,
-    nesterov: bool,
-    first: bool,
-}
-
-impl<T: Real> Rule<T> {
-    fn apply(&self, w: &mut [T], g: &mut [T], v: Option<&mut [T]>) {
-        if self.decay {
-            w.iter()
-                .zip(g.iter_mut())
-                .for_each(|(w, g)| *g = *w * self.wd + *g);
-        }
-        if let Some(v) = v {
-            for (g, v) in g.iter_mut().zip(v.iter_mut()) {
-                *v = if self.first { *g } else { *g + *v * self.mu };
-                *g = if self.nesterov { *v * self.mu + *g } else { *v };
-            }
-        }
-        w.iter_mut()
-            .zip(g.iter())
-            .for_each(|(w, g)| *w -= *g * self.lr);
-    }
-}
-
-/// Summed cross-entropy over the rows of `logits`, and the number of rows whose first
-/// maximal logit is the label; `logits` is overwritten with `(softmax - onehot(y)) / B`.
-fn softmax_cross_entropy<T: Real>(logits: &mut Mat<T>, y: &[usize]) -> (f64, usize) {
-    let (batch, k) = (logits.nrows(), logits.ncols());
-    let (mut loss, mut correct) = (0.0f64, 0usize);
-    let inv_b = 1.0 / batch as f64;
-    let mut row = vec![0.0f64; k];
-    for i in 0..batch {
-        let (mut best, mut arg) = (f64::NEG_INFINITY, 0);
-        for (j, r) in row.iter_mut().enumerate() {
-            *r = logits[(i, j)].f64();
-            if *r > best {
-                best = *r;
-                arg = j;
-            }
-        }
-        if !best.is_finite() {
-            return (f64::NAN, correct);
-        }
-        if arg == y[i] {
-            correct += 1;
-        }
-        let sum: f64 = row.iter().map(|v| (v - best).exp()).sum();
-        loss += sum.ln() + best - row[y[i]];
-        for (j, r) in row.iter().enumerate() {
-            let p = (r - best).exp() / sum;
-            logits[(i, j)] = T::of((p - if j == y[i] { 1.0 } else { 0.0 }) * inv_b);
-        }
-    }
-    (loss, correct)
-}
-
 /// Per-step buffers for a batch size: the input (transposed, `[d, B]`), the forward's
 /// trace, the logits (then `dL/df`), the hidden layers' signals and the gradients.
 #[derive(Clone)]
@@ -404,58 +312,4 @@ fn zeros_like<T: Real>(params: &Params<T>) -> (Vec<Mat<T>>, Vec<Option<Vec<T>>>)
         .map(|l| l.b().map(|b| vec![T::of(0.0); b.len()]))
         .collect();
     (gw, gb)
-}
-
-/// The engine in the run's precision.
-#[derive(Clone)]
-pub enum Engine {
-    F32(HostMlp<f32>),
-    F64(HostMlp<f64>),
-}
-
-impl Engine {
-    /// The engine for `model` in `precision`, or `None` when it is not [`eligible`].
-    pub fn for_model(
-        model: &Model,
-        optim: &OptimConfig,
-        precision: ntk_core::backend::Precision,
-    ) -> Option<Self> {
-        let Net::Mlp(mlp) = model else { return None };
-        if !eligible(model) {
-            return None;
-        }
-        Some(match precision {
-            ntk_core::backend::Precision::F32 => Self::F32(HostMlp::new(mlp, optim)),
-            ntk_core::backend::Precision::F64 => Self::F64(HostMlp::new(mlp, optim)),
-        })
-    }
-
-    /// One step on rows `x` (row-major `[B, d]` f64 values, as the data set holds them).
-    pub fn step(&mut self, x: &[f64], d: usize, y: &[usize], lr: f64) -> StepResult {
-        match self {
-            Self::F32(h) => h.step(x, d, y, lr),
-            Self::F64(h) => h.step(x, d, y, lr),
-        }
-    }
-
-    pub fn write_into(&self, model: &mut Model) {
-        match self {
-            Self::F32(h) => h.write_into(model),
-            Self::F64(h) => h.write_into(model),
-        }
-    }
-
-    pub fn velocity(&self) -> Vec<f64> {
-        match self {
-            Self::F32(h) => h.velocity(),
-            Self::F64(h) => h.velocity(),
-        }
-    }
-
-    pub fn set_velocity(&mut self, flat: &[f64]) -> crate::Result<()> {
-        match self {
-            Self::F32(h) => h.set_velocity(flat),
-            Self::F64(h) => h.set_velocity(flat),
-        }
-    }
 }

@@ -1,0 +1,318 @@
+//! The 3x3, zero-padding-1 convolution of the CIFAR ResNets on host GEMMs (im2col), with
+//! the optional border gain of the norm_relu variant.
+//!
+//! For a chunk of images in NHWC order the convolution is one GEMM: with the im2col matrix
+//! `X_col[(b, i, j), (kh, kw, ci)] = x[b, s i + kh - 1, s j + kw - 1, ci]` (zero outside
+//! the map) and the weights `W[co, (kh, kw, ci)]`,
+//!
+//! `y = X_col W^T` (`rows x c_out`, the output chunk in NHWC order), then `y *= g[pixel]`;
+//!
+//! and its adjoints from `dy` (after `dy *= g`):
+//! - weights: `dW = dy^T X_col` (per chunk, the chunks' parts added in a fixed order);
+//! - input, stride 1: the convolution of `dy` with the flipped, transposed kernel
+//!   `W'[ci, (kh, kw, co)] = W[co, (2 - kh, 2 - kw, ci)]`, one more forward GEMM;
+//! - input, stride 2: `dX_col = dy W`, scattered back onto the map (col2im).
+//!
+//! The chunks run on rayon's threads with the BLAS single-threaded inside
+//! ([`ntk_core::linalg::single_threaded`], set by the caller for the whole step).
+//! Weights are stored `[c_out, 3, 3, c_in]` (row-major `c_out x 9 c_in`); Burn's and
+//! PyTorch's `[c_out, c_in, 3, 3]` is converted by [`to_hwc`] and [`from_hwc`].
+
+use faer::{MatMut, MatRef};
+use ntk_core::linalg::{Real, gemm_acc};
+use rayon::prelude::*;
+
+use super::map::{Dims, chunks};
+
+/// A 3x3 convolution of stride 1 or 2 between fixed map shapes (the batch size is taken
+/// from the data).
+#[derive(Clone, Debug)]
+pub struct Conv<T> {
+    /// Input maps (per image: `h x w x c_in`).
+    pub input: Dims,
+    /// Output maps (per image: `h_out x w_out x c_out`).
+    pub output: Dims,
+    pub stride: usize,
+    /// `sqrt(9 / taps(p))` per output pixel (the border gain), or `None`.
+    pub gain: Option<Vec<T>>,
+}
+
+impl<T: Real> Conv<T> {
+    /// A convolution from `c_in` channels of `h x w` maps to `c_out` channels, stride
+    /// `stride`; `gain` switches the border gain on ([`crate::resnet::layers::border_gain`]).
+    pub fn new(c_in: usize, h: usize, w: usize, c_out: usize, stride: usize, gain: bool) -> Self {
+        let (ho, wo) = ((h - 1) / stride + 1, (w - 1) / stride + 1);
+        let gain = gain.then(|| {
+            let mut g = Vec::with_capacity(ho * wo);
+            for i in 0..ho {
+                for j in 0..wo {
+                    let taps = crate::resnet::layers::taps_inside(h, stride, i)
+                        * crate::resnet::layers::taps_inside(w, stride, j);
+                    g.push(T::of((9.0 / taps as f64).sqrt()));
+                }
+            }
+            g
+        });
+        Self {
+            input: Dims::new(0, h, w, c_in),
+            output: Dims::new(0, ho, wo, c_out),
+            stride,
+            gain,
+        }
+    }
+
+    /// `9 c_in`, the columns of the im2col matrix.
+    pub fn k(&self) -> usize {
+        9 * self.input.c
+    }
+
+    /// Weights in the layer: `c_out 9 c_in`.
+    pub fn num_weights(&self) -> usize {
+        self.output.c * self.k()
+    }
+
+    /// `y = conv(x) (* g)` for a batch of `n` images: `x` input maps, `y` output maps.
+    pub fn forward(&self, n: usize, x: &[T], w: &[T], y: &mut [T]) {
+        let (inp, out) = (self.input.with_n(n), self.output.with_n(n));
+        let (k, co) = (self.k(), out.c);
+        let ranges = chunks(n, out.pixels());
+        let per = ranges[0].len();
+        y.par_chunks_mut(per * out.image())
+            .zip(ranges)
+            .for_each_init(Vec::new, |col, (yc, r)| {
+                let rows = r.len() * out.pixels();
+                im2col(
+                    &x[r.start * inp.image()..r.end * inp.image()],
+                    inp.with_n(r.len()),
+                    self.stride,
+                    out,
+                    col,
+                );
+                // y^T (c_out x rows, column-major = y row-major) = W (c_out x k) X_col^T.
+                gemm_acc(
+                    MatMut::from_column_major_slice_mut(yc, co, rows),
+                    MatRef::from_row_major_slice(w, co, k),
+                    MatRef::from_row_major_slice(col, rows, k).transpose(),
+                    T::of(1.0),
+                    T::of(0.0),
+                );
+                self.apply_gain(yc, out.c);
+            });
+    }
+
+    /// `y *= g[pixel]` on a chunk of whole output images.
+    fn apply_gain(&self, y: &mut [T], c: usize) {
+        if let Some(g) = &self.gain {
+            for (px, v) in y.chunks_mut(c).enumerate() {
+                let s = g[px % g.len()];
+                v.iter_mut().for_each(|v| *v *= s);
+            }
+        }
+    }
+
+    /// The adjoints for a batch of `n` images, given `dy` (overwritten with `dy * g`):
+    /// `dw = dy^T X_col` (overwritten) and, when `dx` is given, `dx = conv^T(dy)` (added to
+    /// `dx` when `accumulate`, overwriting it otherwise).
+    pub fn backward(
+        &self,
+        n: usize,
+        x: &[T],
+        w: &[T],
+        dy: &mut [T],
+        dw: &mut [T],
+        dx: Option<(&mut [T], bool)>,
+    ) {
+        let (inp, out) = (self.input.with_n(n), self.output.with_n(n));
+        let (k, co, ci) = (self.k(), out.c, inp.c);
+        let ranges = chunks(n, out.pixels());
+        let per = ranges[0].len();
+        // The gain first: every later product reads dy * g.
+        dy.par_chunks_mut(per * out.image())
+            .for_each(|d| self.apply_gain(d, out.c));
+        let dy: &[T] = dy;
+        // Per-chunk weight gradients, added in chunk order below.
+        let mut parts = vec![T::of(0.0); ranges.len() * k * co];
+        let flipped = (self.stride == 1 && dx.is_some()).then(|| flip(w, ci, co));
+        let body = |col: &mut Vec<T>,
+                    part: &mut [T],
+                    r: &std::ops::Range<usize>,
+                    dxc: Option<&mut [T]>,
+                    acc: bool| {
+            let rows = r.len() * out.pixels();
+            let dyc = &dy[r.start * out.image()..r.end * out.image()];
+            im2col(
+                &x[r.start * inp.image()..r.end * inp.image()],
+                inp.with_n(r.len()),
+                self.stride,
+                out,
+                col,
+            );
+            // dW^T (k x c_out, column-major = dW row-major) = X_col^T dy.
+            gemm_acc(
+                MatMut::from_column_major_slice_mut(part, k, co),
+                MatRef::from_row_major_slice(col, rows, k).transpose(),
+                MatRef::from_row_major_slice(dyc, rows, co),
+                T::of(1.0),
+                T::of(0.0),
+            );
+            let Some(dxc) = dxc else { return };
+            let beta = T::of(if acc { 1.0 } else { 0.0 });
+            match &flipped {
+                Some(wf) => {
+                    // dx = conv(dy, W'): stride 1, same map size.
+                    im2col(dyc, out.with_n(r.len()), 1, inp.with_n(r.len()), col);
+                    gemm_acc(
+                        MatMut::from_column_major_slice_mut(dxc, ci, rows),
+                        MatRef::from_row_major_slice(wf, ci, 9 * co),
+                        MatRef::from_row_major_slice(col, rows, 9 * co).transpose(),
+                        T::of(1.0),
+                        beta,
+                    );
+                }
+                None => {
+                    // dX_col^T (k x rows) = W^T dy^T, then col2im.
+                    col.resize(rows * k, T::of(0.0));
+                    gemm_acc(
+                        MatMut::from_column_major_slice_mut(&mut col[..rows * k], k, rows),
+                        MatRef::from_row_major_slice(w, co, k).transpose(),
+                        MatRef::from_row_major_slice(dyc, rows, co).transpose(),
+                        T::of(1.0),
+                        T::of(0.0),
+                    );
+                    col2im(col, inp.with_n(r.len()), self.stride, out, dxc, acc);
+                }
+            }
+        };
+        match dx {
+            Some((dx, acc)) => {
+                parts
+                    .par_chunks_mut(k * co)
+                    .zip(dx.par_chunks_mut(per * inp.image()))
+                    .zip(ranges.par_iter())
+                    .for_each_init(Vec::new, |col, ((part, dxc), r)| {
+                        body(col, part, r, Some(dxc), acc)
+                    });
+            }
+            None => {
+                parts
+                    .par_chunks_mut(k * co)
+                    .zip(ranges.par_iter())
+                    .for_each_init(Vec::new, |col, (part, r)| body(col, part, r, None, false));
+            }
+        }
+        dw.copy_from_slice(&parts[..k * co]);
+        for part in parts.chunks(k * co).skip(1) {
+            dw.iter_mut().zip(part).for_each(|(d, p)| *d += *p);
+        }
+    }
+}
+
+/// The im2col matrix of a chunk (`x`: maps `d`) for output maps `out` at stride `stride`:
+/// row `(b, i, j)`, columns `(kh, kw, ci)`, zero where the window leaves the map.
+pub fn im2col<T: Real>(x: &[T], d: Dims, stride: usize, out: Dims, col: &mut Vec<T>) {
+    let c = d.c;
+    let k = 9 * c;
+    col.resize(d.n * out.pixels() * k, T::of(0.0));
+    for b in 0..d.n {
+        for i in 0..out.h {
+            for j in 0..out.w {
+                let row = ((b * out.h + i) * out.w + j) * k;
+                for kh in 0..3 {
+                    let hi = (i * stride + kh).wrapping_sub(1);
+                    for kw in 0..3 {
+                        let wi = (j * stride + kw).wrapping_sub(1);
+                        let dst = &mut col[row + (kh * 3 + kw) * c..row + (kh * 3 + kw + 1) * c];
+                        if hi < d.h && wi < d.w {
+                            let src = ((b * d.h + hi) * d.w + wi) * c;
+                            dst.copy_from_slice(&x[src..src + c]);
+                        } else {
+                            dst.iter_mut().for_each(|v| *v = T::of(0.0));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The adjoint of [`im2col`]: `dx (+)= col2im(dcol)` on maps `d` (`accumulate = false`
+/// overwrites `dx`).
+pub fn col2im<T: Real>(
+    dcol: &[T],
+    d: Dims,
+    stride: usize,
+    out: Dims,
+    dx: &mut [T],
+    accumulate: bool,
+) {
+    let c = d.c;
+    let k = 9 * c;
+    if !accumulate {
+        dx[..d.len()].iter_mut().for_each(|v| *v = T::of(0.0));
+    }
+    for b in 0..d.n {
+        for i in 0..out.h {
+            for j in 0..out.w {
+                let row = ((b * out.h + i) * out.w + j) * k;
+                for kh in 0..3 {
+                    let hi = (i * stride + kh).wrapping_sub(1);
+                    if hi >= d.h {
+                        continue;
+                    }
+                    for kw in 0..3 {
+                        let wi = (j * stride + kw).wrapping_sub(1);
+                        if wi >= d.w {
+                            continue;
+                        }
+                        let src = &dcol[row + (kh * 3 + kw) * c..row + (kh * 3 + kw + 1) * c];
+                        let at = ((b * d.h + hi) * d.w + wi) * c;
+                        dx[at..at + c]
+                            .iter_mut()
+                            .zip(src)
+                            .for_each(|(a, s)| *a += *s);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `W'[ci, (kh, kw, co)] = W[co, (2 - kh, 2 - kw, ci)]`: the kernel of the stride-1
+/// convolution's input adjoint.
+pub fn flip<T: Real>(w: &[T], c_in: usize, c_out: usize) -> Vec<T> {
+    let mut out = vec![T::of(0.0); w.len()];
+    for co in 0..c_out {
+        for t in 0..9 {
+            for ci in 0..c_in {
+                out[ci * 9 * c_out + (8 - t) * c_out + co] = w[co * 9 * c_in + t * c_in + ci];
+            }
+        }
+    }
+    out
+}
+
+/// Burn's `[c_out, c_in, 3, 3]` as `[c_out, 3, 3, c_in]`.
+pub fn to_hwc(w: &[f64], c_in: usize, c_out: usize) -> Vec<f64> {
+    let mut out = vec![0.0; w.len()];
+    for co in 0..c_out {
+        for ci in 0..c_in {
+            for t in 0..9 {
+                out[co * 9 * c_in + t * c_in + ci] = w[(co * c_in + ci) * 9 + t];
+            }
+        }
+    }
+    out
+}
+
+/// `[c_out, 3, 3, c_in]` back to Burn's `[c_out, c_in, 3, 3]`.
+pub fn from_hwc(w: &[f64], c_in: usize, c_out: usize) -> Vec<f64> {
+    let mut out = vec![0.0; w.len()];
+    for co in 0..c_out {
+        for ci in 0..c_in {
+            for t in 0..9 {
+                out[(co * c_in + ci) * 9 + t] = w[co * 9 * c_in + t * c_in + ci];
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,222 @@
+//! Feature maps on the host: a batch of `n` images of `h x w` pixels and `c` channels in
+//! NHWC order (channels fastest), how a batch is cut into chunks of whole images for the
+//! threads, and the parameter-free maps between them: the option-A shortcut and global
+//! average pooling.
+//!
+//! NHWC keeps a chunk of images contiguous (the threads write disjoint slices) and makes a
+//! convolution one GEMM per chunk: the output rows are pixels, the columns channels
+//! ([`super::conv`]).
+
+use std::ops::Range;
+
+use ntk_core::linalg::Real;
+use rayon::prelude::*;
+
+/// The shape of a batch of maps in NHWC order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dims {
+    pub n: usize,
+    pub h: usize,
+    pub w: usize,
+    pub c: usize,
+}
+
+impl Dims {
+    pub fn new(n: usize, h: usize, w: usize, c: usize) -> Self {
+        Self { n, h, w, c }
+    }
+    /// Pixels per image, `h w`.
+    pub fn pixels(&self) -> usize {
+        self.h * self.w
+    }
+    /// Values per image, `h w c`.
+    pub fn image(&self) -> usize {
+        self.h * self.w * self.c
+    }
+    /// Values in the batch.
+    pub fn len(&self) -> usize {
+        self.n * self.image()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The same maps for `n` images.
+    pub fn with_n(self, n: usize) -> Self {
+        Self { n, ..self }
+    }
+}
+
+/// Output rows (pixels) a chunk aims at: its im2col matrix (`rows x 9 c_in`) then stays in
+/// the cache between being written and being multiplied (2048 x 144 f32 values = 1.2 MB).
+const CHUNK_ROWS: usize = 2048;
+
+/// Whole images per chunk for maps of `pixels` pixels in a batch of `n`: at least one, at most
+/// a quarter of the batch (so two threads share the work). It depends on the shapes only, so
+/// every process cuts a batch the same way and the per-chunk partial sums are added in the
+/// same order: the results do not depend on the thread count.
+pub fn chunk_images(n: usize, pixels: usize) -> usize {
+    (CHUNK_ROWS / pixels.max(1)).clamp(1, n.div_ceil(4).max(1))
+}
+
+/// The image ranges of the chunks of a batch of `n` (see [`chunk_images`]).
+pub fn chunks(n: usize, pixels: usize) -> Vec<Range<usize>> {
+    let per = chunk_images(n, pixels);
+    (0..n.div_ceil(per))
+        .map(|k| k * per..((k + 1) * per).min(n))
+        .collect()
+}
+
+/// Runs `f(pixel, base)` over every pixel of the maps in `out` (`pixel` its `c` values,
+/// `base` the flat index of its channel 0), on rayon's threads in blocks of whole images.
+pub fn par_pixels<T: Real>(out: &mut [T], d: Dims, f: impl Fn(&mut [T], usize) + Sync) {
+    let block = d.image().max(1) * 8;
+    out.par_chunks_mut(block).enumerate().for_each(|(k, part)| {
+        for (j, px) in part.chunks_mut(d.c).enumerate() {
+            f(px, k * block + j * d.c);
+        }
+    });
+}
+
+/// Per-channel sums of `f(i, ch)` over the flat NHWC indices `i` of a batch of `d` (`ch`, the
+/// channel `i % c`), in f64, summed chunk by chunk in a fixed order: deterministic.
+pub fn channel_sums(d: Dims, f: impl Fn(usize, usize) -> f64 + Sync) -> Vec<f64> {
+    let parts: Vec<Vec<f64>> = chunks(d.n, d.pixels())
+        .into_par_iter()
+        .map(|r| {
+            let mut acc = vec![0.0f64; d.c];
+            for px in r.start * d.pixels()..r.end * d.pixels() {
+                let base = px * d.c;
+                for (ch, a) in acc.iter_mut().enumerate() {
+                    *a += f(base + ch, ch);
+                }
+            }
+            acc
+        })
+        .collect();
+    let mut total = vec![0.0f64; d.c];
+    for p in parts {
+        total.iter_mut().zip(p).for_each(|(t, v)| *t += v);
+    }
+    total
+}
+
+/// The sum of `f(i)` over all flat indices of `d` (deterministic, as [`channel_sums`]).
+pub fn total_sum(d: Dims, f: impl Fn(usize) -> f64 + Sync) -> f64 {
+    channel_sums(d, |i, _| f(i)).iter().sum()
+}
+
+/// He et al.'s option-A shortcut from `input` to `output` maps: the identity when the shapes
+/// agree; otherwise every second pixel (from the first) with the channels zero-padded.
+#[derive(Clone, Copy, Debug)]
+pub struct Shortcut {
+    pub input: Dims,
+    pub output: Dims,
+}
+
+impl Shortcut {
+    pub fn downsamples(&self) -> bool {
+        self.input != self.output
+    }
+
+    /// The flat index of `x` that output index `o` reads, or `None` on a padded channel.
+    #[inline(always)]
+    pub fn source(&self, o: usize) -> Option<usize> {
+        if !self.downsamples() {
+            return Some(o);
+        }
+        let (out, inp) = (self.output, self.input);
+        let ch = o % out.c;
+        if ch >= inp.c {
+            return None;
+        }
+        let p = o / out.c;
+        let (b, rest) = (p / out.pixels(), p % out.pixels());
+        let (i, j) = (rest / out.w, rest % out.w);
+        Some(((b * inp.h + 2 * i) * inp.w + 2 * j) * inp.c + ch)
+    }
+
+    /// Channels the shortcut carries (the rest are zero padding).
+    pub fn carried(&self) -> usize {
+        self.input.c
+    }
+
+    /// `dx (+)= S^T dy`: the shortcut's adjoint. `accumulate = false` overwrites `dx` (zero
+    /// where nothing maps).
+    pub fn adjoint<T: Real>(&self, dy: &[T], dx: &mut [T], accumulate: bool) {
+        if !self.downsamples() {
+            let image = self.input.image();
+            dx.par_chunks_mut(image * 8)
+                .zip(dy.par_chunks(image * 8))
+                .for_each(|(x, y)| {
+                    if accumulate {
+                        x.iter_mut().zip(y).for_each(|(a, b)| *a += *b);
+                    } else {
+                        x.copy_from_slice(y);
+                    }
+                });
+            return;
+        }
+        let (inp, out) = (self.input, self.output);
+        dx.par_chunks_mut(inp.image())
+            .enumerate()
+            .for_each(|(b, img)| {
+                if !accumulate {
+                    img.iter_mut().for_each(|v| *v = T::of(0.0));
+                }
+                for i in 0..out.h {
+                    for j in 0..out.w {
+                        let src = ((b * out.h + i) * out.w + j) * out.c;
+                        let dst = ((2 * i) * inp.w + 2 * j) * inp.c;
+                        for ch in 0..inp.c {
+                            img[dst + ch] += dy[src + ch];
+                        }
+                    }
+                }
+            });
+    }
+}
+
+/// Global average pooling: `a[b][c] = (1 / hw) sum_p x[b][p][c]`, as `[n, c]` row-major.
+pub fn pool<T: Real>(x: &[T], d: Dims) -> Vec<T> {
+    let inv = 1.0 / d.pixels() as f64;
+    let mut out = vec![T::of(0.0); d.n * d.c];
+    out.par_chunks_mut(d.c).enumerate().for_each(|(b, row)| {
+        let mut acc = vec![0.0f64; d.c];
+        for p in 0..d.pixels() {
+            let at = (b * d.pixels() + p) * d.c;
+            acc.iter_mut()
+                .zip(&x[at..at + d.c])
+                .for_each(|(a, v)| *a += v.f64());
+        }
+        row.iter_mut()
+            .zip(acc)
+            .for_each(|(r, a)| *r = T::of(a * inv));
+    });
+    out
+}
+
+/// The adjoint of [`pool`]: `dx[b][p][c] = da[b][c] / hw`.
+pub fn unpool<T: Real>(da: &[T], d: Dims, dx: &mut [T]) {
+    let inv = T::of(1.0 / d.pixels() as f64);
+    dx.par_chunks_mut(d.image())
+        .enumerate()
+        .for_each(|(b, img)| {
+            let row = &da[b * d.c..(b + 1) * d.c];
+            for px in img.chunks_mut(d.c) {
+                px.iter_mut().zip(row).for_each(|(v, a)| *v = *a * inv);
+            }
+        });
+}
+
+/// Flat rows `[n, c h w]` (CHW per row, the data sets' layout) as NHWC maps in `T`.
+pub fn from_rows<T: Real>(x: &[f64], d: Dims, out: &mut [T]) {
+    let (hw, chw) = (d.pixels(), d.image());
+    out.par_chunks_mut(chw).enumerate().for_each(|(b, img)| {
+        let row = &x[b * chw..(b + 1) * chw];
+        for p in 0..hw {
+            for ch in 0..d.c {
+                img[p * d.c + ch] = T::of(row[ch * hw + p]);
+            }
+        }
+    });
+}

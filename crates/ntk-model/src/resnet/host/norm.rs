@@ -1,0 +1,81 @@
+//! BatchNorm in training mode on NHWC maps (Ioffe & Szegedy 2015, Alg. 1 and its backward),
+//! per channel `c` over the `m = n h w` values of the batch:
+//!
+//! `mu_c = (1/m) sum z`, `var_c = (1/m) sum (z - mu_c)^2` (biased),
+//! `zhat = (z - mu_c) / sqrt(var_c + eps)`, `u = gamma_c zhat + beta_c`;
+//!
+//! backward, from `du`: `dgamma_c = sum du zhat`, `dbeta_c = sum du`,
+//! `dz = gamma_c / sqrt(var_c + eps) (du - mean(du) - zhat mean(du zhat))`.
+//!
+//! The running statistics follow Burn 0.22's `BatchNorm` (momentum `m`, default 0.1):
+//! `r_mu = (1 - m) r_mu + m mu`, `r_var = (1 - m) r_var + m var` with the *biased* batch
+//! variance (PyTorch uses the unbiased one here).
+
+use ntk_core::linalg::Real;
+
+use super::map::{Dims, channel_sums, par_pixels};
+
+/// What the backward needs of one BatchNorm: `zhat` (in place of `z`) and `1 / sqrt(var + eps)`,
+/// plus the batch statistics for the running ones.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub mean: Vec<f64>,
+    pub var: Vec<f64>,
+    pub inv_std: Vec<f64>,
+}
+
+/// Normalizes `z` in place (`z <- zhat`) and returns the batch statistics.
+pub fn normalize<T: Real>(z: &mut [T], d: Dims, eps: f64) -> Stats {
+    let m = (d.n * d.pixels()) as f64;
+    let zr: &[T] = z;
+    let mean: Vec<f64> = channel_sums(d, |i, _| zr[i].f64())
+        .into_iter()
+        .map(|s| s / m)
+        .collect();
+    let var: Vec<f64> = channel_sums(d, |i, ch| {
+        let v = zr[i].f64() - mean[ch];
+        v * v
+    })
+    .into_iter()
+    .map(|s| s / m)
+    .collect();
+    let inv_std: Vec<f64> = var.iter().map(|v| 1.0 / (v + eps).sqrt()).collect();
+    let (mu, is): (Vec<T>, Vec<T>) = (
+        mean.iter().map(|&v| T::of(v)).collect(),
+        inv_std.iter().map(|&v| T::of(v)).collect(),
+    );
+    par_pixels(z, d, |px, _| {
+        for ((v, m), s) in px.iter_mut().zip(&mu).zip(&is) {
+            *v = (*v - *m) * *s;
+        }
+    });
+    Stats { mean, var, inv_std }
+}
+
+/// The backward from `du` (overwritten with `dz`), given `zhat`: returns `(dgamma, dbeta)`.
+pub fn backward<T: Real>(
+    du: &mut [T],
+    zhat: &[T],
+    d: Dims,
+    gamma: &[T],
+    stats: &Stats,
+) -> (Vec<f64>, Vec<f64>) {
+    let m = (d.n * d.pixels()) as f64;
+    let dur: &[T] = du;
+    let dbeta = channel_sums(d, |i, _| dur[i].f64());
+    let dgamma = channel_sums(d, |i, _| dur[i].f64() * zhat[i].f64());
+    let mean_du: Vec<T> = dbeta.iter().map(|s| T::of(s / m)).collect();
+    let mean_duz: Vec<T> = dgamma.iter().map(|s| T::of(s / m)).collect();
+    let scale: Vec<T> = gamma
+        .iter()
+        .zip(&stats.inv_std)
+        .map(|(g, s)| T::of(g.f64() * s))
+        .collect();
+    par_pixels(du, d, |px, base| {
+        let z = &zhat[base..base + d.c];
+        for ch in 0..d.c {
+            px[ch] = scale[ch] * (px[ch] - mean_du[ch] - z[ch] * mean_duz[ch]);
+        }
+    });
+    (dgamma, dbeta)
+}

@@ -1,0 +1,563 @@
+//! The training-mode forward of a [`HostResNet`] (its trace kept for the backward) and the
+//! backward from the logits' cotangent to the gradient of every parameter (the chain rule
+//! of each layer is in its doc: [`super::conv`], [`super::norm`], [`super::map`]).
+//!
+//! Per block the trace keeps what the backward reads:
+//! - batch_norm: `a = zhat1`, `b = h = relu(gamma1 zhat1 + beta1)`, `c = zhat2`, `y`;
+//! - norm_relu: `a = z1`, `b = h = s(z1)`, `c = m = merge(S x, z2)`, `y = s(m)`;
+//! - fixup: `a = xa = x + b1a`, `b = a1 = relu(conv1 xa + b1b)`, `c = z2 = conv2 xb`,
+//!   `d = xb = a1 + b2a`, `y`.
+
+use std::f64::consts::FRAC_1_SQRT_2;
+
+use faer::{MatMut, MatRef};
+use ntk_core::linalg::{Real, gemm_acc};
+
+use super::map::{self, Dims, par_pixels, total_sum};
+use super::norm::{self, Stats};
+use super::{BlockKind, HostResNet, StemKind, update_running};
+use crate::activation::NormRelu;
+
+/// One block's trace (see the module docs for what each buffer holds per variant).
+#[derive(Clone)]
+struct BlockTrace<T> {
+    a: Vec<T>,
+    b: Vec<T>,
+    c: Vec<T>,
+    d: Vec<T>,
+    y: Vec<T>,
+    s1: Stats,
+    s2: Stats,
+}
+
+/// The buffers of a forward and backward for one batch size, reused across steps.
+#[derive(Clone)]
+pub struct Workspace<T> {
+    n: usize,
+    /// The batch as NHWC maps.
+    input: Vec<T>,
+    /// The stem: batch_norm `zhat`, norm_relu `z`, fixup unused.
+    stem_a: Vec<T>,
+    /// The stem's output.
+    stem_h: Vec<T>,
+    stem_stats: Stats,
+    blocks: Vec<BlockTrace<T>>,
+    /// Pooled features `[n, features]` (fixup: plus `bias2`).
+    pooled: Vec<T>,
+    logits: Vec<T>,
+    /// Backward scratch, each as large as the largest map.
+    g_out: Vec<T>,
+    g_in: Vec<T>,
+    dz: Vec<T>,
+    dh: Vec<T>,
+}
+
+fn zeros<T: Real>(len: usize) -> Vec<T> {
+    vec![T::of(0.0); len]
+}
+
+#[inline(always)]
+fn relu<T: Real>(v: T) -> T {
+    // NaN stays NaN (a diverged step must reach the loss).
+    if v < T::of(0.0) { T::of(0.0) } else { v }
+}
+
+/// NormReLU `s(z) = lambda (max(z, b) - mu)` and its slope `lambda [z > b]`, in `T`.
+#[derive(Clone, Copy)]
+struct Nr<T> {
+    b: T,
+    mu: T,
+    lambda: T,
+}
+
+impl<T: Real> Nr<T> {
+    fn new(n: NormRelu) -> Self {
+        Self {
+            b: T::of(n.b),
+            mu: T::of(n.mu),
+            lambda: T::of(n.lambda),
+        }
+    }
+    #[inline(always)]
+    fn s(&self, z: T) -> T {
+        let m = if z < self.b { self.b } else { z };
+        (m - self.mu) * self.lambda
+    }
+    #[inline(always)]
+    fn slope(&self, z: T) -> T {
+        if z > self.b { self.lambda } else { T::of(0.0) }
+    }
+}
+
+impl<T: Real> HostResNet<T> {
+    fn workspace(&mut self, n: usize) -> Workspace<T> {
+        if let Some(ws) = self.ws.take().filter(|w| w.n == n) {
+            return ws;
+        }
+        let input = self.stem.input.with_n(n).len();
+        let stem = self.stem.output.with_n(n).len();
+        let largest = self
+            .blocks
+            .iter()
+            .map(|b| b.conv1.output.with_n(n).len())
+            .chain([stem])
+            .max()
+            .unwrap_or(0);
+        let blocks = self
+            .blocks
+            .iter()
+            .map(|b| {
+                let len = b.conv1.output.with_n(n).len();
+                let fixup = matches!(b.kind, BlockKind::Fixup { .. });
+                BlockTrace {
+                    a: zeros(if fixup {
+                        b.conv1.input.with_n(n).len()
+                    } else {
+                        len
+                    }),
+                    b: zeros(len),
+                    c: zeros(len),
+                    d: zeros(if fixup { len } else { 0 }),
+                    y: zeros(len),
+                    s1: Stats::default(),
+                    s2: Stats::default(),
+                }
+            })
+            .collect();
+        Workspace {
+            n,
+            input: zeros(input),
+            stem_a: zeros(stem),
+            stem_h: zeros(stem),
+            stem_stats: Stats::default(),
+            blocks,
+            pooled: zeros(n * self.head.features),
+            logits: zeros(n * self.head.classes),
+            g_out: zeros(largest),
+            g_in: zeros(largest),
+            dz: zeros(largest),
+            dh: zeros(largest),
+        }
+    }
+
+    /// The training-mode forward of `n` flat CHW rows `x` (BatchNorm with the batch's
+    /// statistics): the logits `[n, classes]`, row-major. The batch statistics are staged;
+    /// [`Self::commit_running`] applies them to the running ones.
+    pub fn forward(&mut self, x: &[f64], n: usize) -> &[T] {
+        let mut ws = self.workspace(n);
+        self.forward_into(x, &mut ws);
+        self.ws = Some(ws);
+        &self.ws.as_ref().expect("just stored").logits
+    }
+
+    fn forward_into(&self, x: &[f64], ws: &mut Workspace<T>) {
+        let n = ws.n;
+        let theta = &self.theta;
+        let nr = self.norm_relu.map(Nr::<T>::new);
+        map::from_rows(x, self.stem.input.with_n(n), &mut ws.input);
+        self.stem
+            .forward(n, &ws.input, &theta[self.stem_w.range()], &mut ws.stem_a);
+        let d = self.stem.output.with_n(n);
+        let (a, h) = (&mut ws.stem_a, &mut ws.stem_h);
+        match &self.stem_kind {
+            StemKind::BatchNorm(bn) => {
+                ws.stem_stats = norm::normalize(a, d, bn.eps);
+                affine_relu(a, &theta[bn.gamma.range()], &theta[bn.beta.range()], d, h);
+            }
+            StemKind::NormRelu => {
+                let nr = nr.expect("norm_relu constants");
+                let a: &[T] = a;
+                par_pixels(h, d, |px, base| {
+                    for (ch, v) in px.iter_mut().enumerate() {
+                        *v = nr.s(a[base + ch]);
+                    }
+                });
+            }
+            StemKind::Fixup { bias } => {
+                let b = theta[bias.at];
+                let a: &[T] = a;
+                par_pixels(h, d, |px, base| {
+                    for (ch, v) in px.iter_mut().enumerate() {
+                        *v = relu(a[base + ch] + b);
+                    }
+                });
+            }
+        }
+        for k in 0..self.blocks.len() {
+            let (before, rest) = ws.blocks.split_at_mut(k);
+            let x = before.last().map_or(&ws.stem_h, |t| &t.y);
+            self.block_forward(k, x, &mut rest[0], n, nr);
+        }
+        let last = ws.blocks.last().map_or(&ws.stem_h, |t| &t.y);
+        let d = self.blocks.last().map_or(d, |b| b.conv2.output.with_n(n));
+        ws.pooled = map::pool(last, d);
+        if let Some(b2) = self.head.bias2 {
+            let b = theta[b2.at];
+            ws.pooled.iter_mut().for_each(|v| *v += b);
+        }
+        let (f, k) = (self.head.features, self.head.classes);
+        // logits^T (k x n, column-major = logits row-major) = W^T (k x f) pooled^T (f x n).
+        gemm_acc(
+            MatMut::from_column_major_slice_mut(&mut ws.logits, k, n),
+            MatRef::from_row_major_slice(&theta[self.head.w.range()], f, k).transpose(),
+            MatRef::from_row_major_slice(&ws.pooled, n, f).transpose(),
+            T::of(1.0),
+            T::of(0.0),
+        );
+        let bias = &theta[self.head.b.range()];
+        for row in ws.logits.chunks_mut(k) {
+            row.iter_mut().zip(bias).for_each(|(v, b)| *v += *b);
+        }
+    }
+
+    fn block_forward(&self, k: usize, x: &[T], t: &mut BlockTrace<T>, n: usize, nr: Option<Nr<T>>) {
+        let blk = &self.blocks[k];
+        let theta = &self.theta;
+        let (w1, w2) = (&theta[blk.w1.range()], &theta[blk.w2.range()]);
+        let out = blk.conv1.output.with_n(n);
+        let sc = blk.shortcut;
+        match &blk.kind {
+            BlockKind::BatchNorm { bn1, bn2 } => {
+                blk.conv1.forward(n, x, w1, &mut t.a);
+                t.s1 = norm::normalize(&mut t.a, out, bn1.eps);
+                affine_relu(
+                    &t.a,
+                    &theta[bn1.gamma.range()],
+                    &theta[bn1.beta.range()],
+                    out,
+                    &mut t.b,
+                );
+                blk.conv2.forward(n, &t.b, w2, &mut t.c);
+                t.s2 = norm::normalize(&mut t.c, out, bn2.eps);
+                let (g, be) = (&theta[bn2.gamma.range()], &theta[bn2.beta.range()]);
+                let c: &[T] = &t.c;
+                par_pixels(&mut t.y, out, |px, base| {
+                    for (ch, v) in px.iter_mut().enumerate() {
+                        let i = base + ch;
+                        let s = sc.source(i).map_or(T::of(0.0), |j| x[j]);
+                        *v = relu(g[ch] * c[i] + be[ch] + s);
+                    }
+                });
+            }
+            BlockKind::NormRelu => {
+                let nr = nr.expect("norm_relu constants");
+                blk.conv1.forward(n, x, w1, &mut t.a);
+                let a: &[T] = &t.a;
+                par_pixels(&mut t.b, out, |px, base| {
+                    for (ch, v) in px.iter_mut().enumerate() {
+                        *v = nr.s(a[base + ch]);
+                    }
+                });
+                blk.conv2.forward(n, &t.b, w2, &mut t.c);
+                let r = T::of(FRAC_1_SQRT_2);
+                par_pixels(&mut t.c, out, |px, base| {
+                    for (ch, v) in px.iter_mut().enumerate() {
+                        if let Some(j) = sc.source(base + ch) {
+                            *v = (x[j] + *v) * r;
+                        }
+                    }
+                });
+                let m: &[T] = &t.c;
+                par_pixels(&mut t.y, out, |px, base| {
+                    for (ch, v) in px.iter_mut().enumerate() {
+                        *v = nr.s(m[base + ch]);
+                    }
+                });
+            }
+            BlockKind::Fixup {
+                b1a,
+                b1b,
+                b2a,
+                scale,
+                b2b,
+            } => {
+                let (b1a, b1b, b2a) = (theta[b1a.at], theta[b1b.at], theta[b2a.at]);
+                let (scale, b2b) = (theta[scale.at], theta[b2b.at]);
+                let inp = blk.conv1.input.with_n(n);
+                par_pixels(&mut t.a, inp, |px, base| {
+                    for (ch, v) in px.iter_mut().enumerate() {
+                        *v = x[base + ch] + b1a;
+                    }
+                });
+                blk.conv1.forward(n, &t.a, w1, &mut t.b);
+                t.b.iter_mut().for_each(|v| *v = relu(*v + b1b));
+                let a1: &[T] = &t.b;
+                par_pixels(&mut t.d, out, |px, base| {
+                    for (ch, v) in px.iter_mut().enumerate() {
+                        *v = a1[base + ch] + b2a;
+                    }
+                });
+                blk.conv2.forward(n, &t.d, w2, &mut t.c);
+                let (z2, xs): (&[T], &[T]) = (&t.c, if sc.downsamples() { &t.a } else { x });
+                par_pixels(&mut t.y, out, |px, base| {
+                    for (ch, v) in px.iter_mut().enumerate() {
+                        let i = base + ch;
+                        let s = sc.source(i).map_or(T::of(0.0), |j| xs[j]);
+                        *v = relu(z2[i] * scale + b2b + s);
+                    }
+                });
+            }
+        }
+    }
+
+    /// Applies the batch statistics of the last [`Self::forward`] to the running ones
+    /// (Burn's rule, see [`super::norm`]); a step whose loss is not finite skips it.
+    pub fn commit_running(&mut self) {
+        let Some(ws) = self.ws.as_ref() else { return };
+        let mut running = std::mem::take(&mut self.running);
+        if let StemKind::BatchNorm(bn) = &self.stem_kind {
+            update_running(&mut running, bn, &ws.stem_stats);
+        }
+        for (b, t) in self.blocks.iter().zip(&ws.blocks) {
+            if let BlockKind::BatchNorm { bn1, bn2 } = &b.kind {
+                update_running(&mut running, bn1, &t.s1);
+                update_running(&mut running, bn2, &t.s2);
+            }
+        }
+        self.running = running;
+    }
+
+    /// The gradient of the loss with respect to `theta` into `grad` (same layout, every
+    /// entry overwritten), from `dlogits = dL/dlogits` (`[n, classes]`, row-major) of the
+    /// last [`Self::forward`].
+    pub fn backward(&mut self, dlogits: &[T], grad: &mut [T]) {
+        let mut ws = self.ws.take().expect("backward after forward");
+        self.backward_from(dlogits, grad, &mut ws);
+        self.ws = Some(ws);
+    }
+
+    fn backward_from(&self, dl: &[T], grad: &mut [T], ws: &mut Workspace<T>) {
+        assert_eq!(
+            grad.len(),
+            self.theta.len(),
+            "gradient buffer of theta's length"
+        );
+        let n = ws.n;
+        let theta = &self.theta;
+        let (f, k) = (self.head.features, self.head.classes);
+        // dW^T (k x f, column-major = dW row-major) = dl^T (k x n) pooled (n x f).
+        gemm_acc(
+            MatMut::from_column_major_slice_mut(&mut grad[self.head.w.range()], k, f),
+            MatRef::from_row_major_slice(dl, n, k).transpose(),
+            MatRef::from_row_major_slice(&ws.pooled, n, f),
+            T::of(1.0),
+            T::of(0.0),
+        );
+        for (j, g) in grad[self.head.b.range()].iter_mut().enumerate() {
+            *g = T::of((0..n).map(|i| dl[i * k + j].f64()).sum());
+        }
+        // da^T (f x n, column-major = da row-major) = W (f x k) dl^T (k x n).
+        let mut da = zeros::<T>(n * f);
+        gemm_acc(
+            MatMut::from_column_major_slice_mut(&mut da, f, n),
+            MatRef::from_row_major_slice(&theta[self.head.w.range()], f, k),
+            MatRef::from_row_major_slice(dl, n, k).transpose(),
+            T::of(1.0),
+            T::of(0.0),
+        );
+        if let Some(b2) = self.head.bias2 {
+            grad[b2.at] = T::of(da.iter().map(|v| v.f64()).sum());
+        }
+        let stem_d = self.stem.output.with_n(n);
+        let last = self
+            .blocks
+            .last()
+            .map_or(stem_d, |b| b.conv2.output.with_n(n));
+        map::unpool(&da, last, &mut ws.g_out[..last.len()]);
+        for k in (0..self.blocks.len()).rev() {
+            self.block_backward(k, ws, grad);
+            std::mem::swap(&mut ws.g_out, &mut ws.g_in);
+        }
+        self.stem_backward(ws, grad);
+    }
+
+    fn block_backward(&self, k: usize, ws: &mut Workspace<T>, grad: &mut [T]) {
+        let n = ws.n;
+        let blk = &self.blocks[k];
+        let theta = &self.theta;
+        let (w1, w2) = (&theta[blk.w1.range()], &theta[blk.w2.range()]);
+        let (inp, out) = (blk.conv1.input.with_n(n), blk.conv1.output.with_n(n));
+        let sc = blk.shortcut;
+        let (before, rest) = ws.blocks.split_at(k);
+        let t = &rest[0];
+        let x: &[T] = before.last().map_or(&ws.stem_h, |p| &p.y);
+        let dy = &mut ws.g_out[..out.len()];
+        let g_in = &mut ws.g_in[..inp.len()];
+        let dz = &mut ws.dz[..out.len()];
+        let dh = &mut ws.dh[..out.len()];
+        match &blk.kind {
+            BlockKind::BatchNorm { bn1, bn2 } => {
+                mask_positive(dy, &t.y, out);
+                sc.adjoint(dy, g_in, false);
+                dz.copy_from_slice(dy);
+                self.bn_backward(bn2, dz, &t.c, &t.s2, out, grad);
+                blk.conv2.backward(
+                    n,
+                    &t.b,
+                    w2,
+                    dz,
+                    &mut grad[blk.w2.range()],
+                    Some((dh, false)),
+                );
+                mask_positive(dh, &t.b, out);
+                self.bn_backward(bn1, dh, &t.a, &t.s1, out, grad);
+                blk.conv1
+                    .backward(n, x, w1, dh, &mut grad[blk.w1.range()], Some((g_in, true)));
+            }
+            BlockKind::NormRelu => {
+                let nr = Nr::<T>::new(self.norm_relu.expect("norm_relu constants"));
+                let (m, z1): (&[T], &[T]) = (&t.c, &t.a);
+                let (r, carried) = (T::of(FRAC_1_SQRT_2), sc.carried());
+                let dyr: &[T] = dy;
+                par_pixels(dz, out, |px, base| {
+                    for (ch, v) in px.iter_mut().enumerate() {
+                        let i = base + ch;
+                        let dm = dyr[i] * nr.slope(m[i]);
+                        *v = if ch < carried { dm * r } else { dm };
+                    }
+                });
+                sc.adjoint(dz, g_in, false);
+                blk.conv2.backward(
+                    n,
+                    &t.b,
+                    w2,
+                    dz,
+                    &mut grad[blk.w2.range()],
+                    Some((dh, false)),
+                );
+                par_pixels(dh, out, |px, base| {
+                    for (ch, v) in px.iter_mut().enumerate() {
+                        *v *= nr.slope(z1[base + ch]);
+                    }
+                });
+                blk.conv1
+                    .backward(n, x, w1, dh, &mut grad[blk.w1.range()], Some((g_in, true)));
+            }
+            BlockKind::Fixup {
+                b1a,
+                b1b,
+                b2a,
+                scale,
+                b2b,
+            } => {
+                mask_positive(dy, &t.y, out);
+                let dyr: &[T] = dy;
+                let z2: &[T] = &t.c;
+                grad[scale.at] = T::of(total_sum(out, |i| dyr[i].f64() * z2[i].f64()));
+                grad[b2b.at] = T::of(total_sum(out, |i| dyr[i].f64()));
+                let s = theta[scale.at];
+                par_pixels(dz, out, |px, base| {
+                    for (ch, v) in px.iter_mut().enumerate() {
+                        *v = dyr[base + ch] * s;
+                    }
+                });
+                blk.conv2.backward(
+                    n,
+                    &t.d,
+                    w2,
+                    dz,
+                    &mut grad[blk.w2.range()],
+                    Some((dh, false)),
+                );
+                let dhr: &[T] = dh;
+                grad[b2a.at] = T::of(total_sum(out, |i| dhr[i].f64()));
+                mask_positive(dh, &t.b, out);
+                let dhr: &[T] = dh;
+                grad[b1b.at] = T::of(total_sum(out, |i| dhr[i].f64()));
+                blk.conv1.backward(
+                    n,
+                    &t.a,
+                    w1,
+                    dh,
+                    &mut grad[blk.w1.range()],
+                    Some((g_in, false)),
+                );
+                if sc.downsamples() {
+                    sc.adjoint(dy, g_in, true);
+                    let gr: &[T] = g_in;
+                    grad[b1a.at] = T::of(total_sum(inp, |i| gr[i].f64()));
+                } else {
+                    let gr: &[T] = g_in;
+                    grad[b1a.at] = T::of(total_sum(inp, |i| gr[i].f64()));
+                    sc.adjoint(dy, g_in, true);
+                }
+            }
+        }
+    }
+
+    /// BatchNorm's backward in place (`du` -> `dz`), its `dgamma`, `dbeta` into `grad`.
+    fn bn_backward(
+        &self,
+        bn: &super::Bn,
+        du: &mut [T],
+        zhat: &[T],
+        s: &Stats,
+        d: Dims,
+        grad: &mut [T],
+    ) {
+        let (dg, db) = norm::backward(du, zhat, d, &self.theta[bn.gamma.range()], s);
+        grad[bn.gamma.range()]
+            .iter_mut()
+            .zip(dg)
+            .for_each(|(g, v)| *g = T::of(v));
+        grad[bn.beta.range()]
+            .iter_mut()
+            .zip(db)
+            .for_each(|(g, v)| *g = T::of(v));
+    }
+
+    fn stem_backward(&self, ws: &mut Workspace<T>, grad: &mut [T]) {
+        let n = ws.n;
+        let d = self.stem.output.with_n(n);
+        let dh = &mut ws.g_out[..d.len()];
+        match &self.stem_kind {
+            StemKind::BatchNorm(bn) => {
+                mask_positive(dh, &ws.stem_h, d);
+                self.bn_backward(bn, dh, &ws.stem_a, &ws.stem_stats, d, grad);
+            }
+            StemKind::NormRelu => {
+                let nr = Nr::<T>::new(self.norm_relu.expect("norm_relu constants"));
+                let z: &[T] = &ws.stem_a;
+                par_pixels(dh, d, |px, base| {
+                    for (ch, v) in px.iter_mut().enumerate() {
+                        *v *= nr.slope(z[base + ch]);
+                    }
+                });
+            }
+            StemKind::Fixup { bias } => {
+                mask_positive(dh, &ws.stem_h, d);
+                let dhr: &[T] = dh;
+                grad[bias.at] = T::of(total_sum(d, |i| dhr[i].f64()));
+            }
+        }
+        self.stem.backward(
+            n,
+            &ws.input,
+            &self.theta[self.stem_w.range()],
+            dh,
+            &mut grad[self.stem_w.range()],
+            None,
+        );
+    }
+}
+
+/// `out = relu(gamma zhat + beta)` per channel.
+fn affine_relu<T: Real>(zhat: &[T], gamma: &[T], beta: &[T], d: Dims, out: &mut [T]) {
+    par_pixels(out, d, |px, base| {
+        for (ch, v) in px.iter_mut().enumerate() {
+            *v = relu(gamma[ch] * zhat[base + ch] + beta[ch]);
+        }
+    });
+}
+
+/// `g *= [y > 0]`: ReLU's backward through its output `y`.
+fn mask_positive<T: Real>(g: &mut [T], y: &[T], d: Dims) {
+    par_pixels(g, d, |px, base| {
+        for (ch, v) in px.iter_mut().enumerate() {
+            // NaN outputs pass no gradient either.
+            if y[base + ch].partial_cmp(&T::of(0.0)) != Some(std::cmp::Ordering::Greater) {
+                *v = T::of(0.0);
+            }
+        }
+    });
+}

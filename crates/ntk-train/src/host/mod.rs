@@ -1,0 +1,216 @@
+//! The CPU training engines: a network's SGD step on host GEMMs (the system OpenBLAS by
+//! default), checked against Burn's autodiff step for step by the tests, for
+//! - dense MLPs without normalization layers ([`mlp`]);
+//! - the CIFAR ResNets in all three variants ([`resnet`], on
+//!   [`ntk_model::resnet::host`]).
+//!
+//! Both take the mean cross-entropy's cotangent `dL/df = (softmax f - onehot y) / B`
+//! ([`softmax_cross_entropy`]) and update with Burn's `Sgd` rule ([`Rule`]); the Burn
+//! [`Model`] stays the run's state of record, written back before every evaluation, NTK probe
+//! and checkpoint.
+
+pub mod mlp;
+pub mod resnet;
+
+use faer::Mat;
+use ntk_core::backend::Precision;
+use ntk_core::linalg::Real;
+use ntk_model::{Net, Normalization};
+
+pub use mlp::HostMlp;
+pub use resnet::HostResNetSgd;
+
+use crate::config::OptimConfig;
+use crate::model::Model;
+
+/// Whether `model` can be trained by a host engine: an MLP without normalization layers, or
+/// a CIFAR ResNet.
+pub fn eligible(model: &Model) -> bool {
+    match model {
+        Net::Mlp(m) => m.config().normalization == Normalization::None,
+        Net::ResNet(_) => true,
+    }
+}
+
+/// What one step saw: the summed loss over the batch and the correct predictions.
+#[derive(Clone, Copy, Debug)]
+pub struct StepResult {
+    pub loss_sum: f64,
+    pub correct: usize,
+}
+
+/// Burn's SGD rule (PyTorch semantics, dampening 0) on one contiguous slice of parameters:
+/// `g += wd w`; `v = g` on the first step, `v = mu v + g` after; `g = g + mu v` (Nesterov)
+/// or `v`; `w -= lr g`.
+pub(crate) struct Rule<T> {
+    pub lr: T,
+    pub mu: T,
+    pub wd: T,
+    pub decay: bool,
+    pub momentum: bool,
+    pub nesterov: bool,
+    pub first: bool,
+}
+
+impl<T: Real> Rule<T> {
+    /// The rule of `optim` at learning rate `lr`; `first`: the momentum buffers are new.
+    pub fn new(optim: &OptimConfig, lr: f64, first: bool) -> Self {
+        Self {
+            lr: T::of(lr),
+            mu: T::of(optim.momentum),
+            wd: T::of(optim.weight_decay),
+            decay: optim.weight_decay > 0.0,
+            momentum: optim.momentum > 0.0,
+            nesterov: optim.nesterov,
+            first,
+        }
+    }
+
+    pub fn apply(&self, w: &mut [T], g: &mut [T], v: Option<&mut [T]>) {
+        if self.decay {
+            w.iter()
+                .zip(g.iter_mut())
+                .for_each(|(w, g)| *g = *w * self.wd + *g);
+        }
+        if let Some(v) = v {
+            for (g, v) in g.iter_mut().zip(v.iter_mut()) {
+                *v = if self.first { *g } else { *g + *v * self.mu };
+                *g = if self.nesterov { *v * self.mu + *g } else { *v };
+            }
+        }
+        w.iter_mut()
+            .zip(g.iter())
+            .for_each(|(w, g)| *w -= *g * self.lr);
+    }
+}
+
+/// A batch of logits, `B` rows of `k`: read and overwritten by [`softmax_cross_entropy`].
+pub(crate) trait Logits<T> {
+    fn shape(&self) -> (usize, usize);
+    fn get(&self, i: usize, j: usize) -> T;
+    fn set(&mut self, i: usize, j: usize, v: T);
+}
+
+impl<T: Real> Logits<T> for &mut Mat<T> {
+    fn shape(&self) -> (usize, usize) {
+        (self.nrows(), self.ncols())
+    }
+    fn get(&self, i: usize, j: usize) -> T {
+        self[(i, j)]
+    }
+    fn set(&mut self, i: usize, j: usize, v: T) {
+        self[(i, j)] = v;
+    }
+}
+
+/// Row-major logits `[B, k]`.
+pub(crate) struct Rows<'a, T> {
+    pub values: &'a mut [T],
+    pub k: usize,
+}
+
+impl<T: Real> Logits<T> for Rows<'_, T> {
+    fn shape(&self) -> (usize, usize) {
+        (self.values.len() / self.k, self.k)
+    }
+    fn get(&self, i: usize, j: usize) -> T {
+        self.values[i * self.k + j]
+    }
+    fn set(&mut self, i: usize, j: usize, v: T) {
+        self.values[i * self.k + j] = v;
+    }
+}
+
+/// Summed cross-entropy over the rows of `logits`, and the number of rows whose first
+/// maximal logit is the label; `logits` is overwritten with `(softmax - onehot(y)) / B`.
+/// A non-finite logit gives a NaN loss (and leaves the logits partly overwritten).
+pub(crate) fn softmax_cross_entropy<T: Real>(
+    mut logits: impl Logits<T>,
+    y: &[usize],
+) -> (f64, usize) {
+    let (batch, k) = logits.shape();
+    let (mut loss, mut correct) = (0.0f64, 0usize);
+    let inv_b = 1.0 / batch as f64;
+    let mut row = vec![0.0f64; k];
+    for i in 0..batch {
+        let (mut best, mut arg) = (f64::NEG_INFINITY, 0);
+        for (j, r) in row.iter_mut().enumerate() {
+            *r = logits.get(i, j).f64();
+            if *r > best {
+                best = *r;
+                arg = j;
+            }
+        }
+        if !best.is_finite() || row.iter().any(|v| v.is_nan()) {
+            return (f64::NAN, correct);
+        }
+        if arg == y[i] {
+            correct += 1;
+        }
+        let sum: f64 = row.iter().map(|v| (v - best).exp()).sum();
+        loss += sum.ln() + best - row[y[i]];
+        for (j, r) in row.iter().enumerate() {
+            let p = (r - best).exp() / sum;
+            logits.set(i, j, T::of((p - if j == y[i] { 1.0 } else { 0.0 }) * inv_b));
+        }
+    }
+    (loss, correct)
+}
+
+/// A host engine in the run's precision.
+#[derive(Clone)]
+pub enum Engine {
+    Mlp32(HostMlp<f32>),
+    Mlp64(HostMlp<f64>),
+    ResNet32(Box<HostResNetSgd<f32>>),
+    ResNet64(Box<HostResNetSgd<f64>>),
+}
+
+/// `$e` applied to the engine inside, whatever its kind and precision.
+macro_rules! each {
+    ($self:expr, $h:ident => $e:expr) => {
+        match $self {
+            Engine::Mlp32($h) => $e,
+            Engine::Mlp64($h) => $e,
+            Engine::ResNet32($h) => $e,
+            Engine::ResNet64($h) => $e,
+        }
+    };
+}
+
+impl Engine {
+    /// The engine for `model` in `precision`, or `None` when it is not [`eligible`].
+    pub fn for_model(model: &Model, optim: &OptimConfig, precision: Precision) -> Option<Self> {
+        if !eligible(model) {
+            return None;
+        }
+        Some(match (model, precision) {
+            (Net::Mlp(m), Precision::F32) => Self::Mlp32(HostMlp::new(m, optim)),
+            (Net::Mlp(m), Precision::F64) => Self::Mlp64(HostMlp::new(m, optim)),
+            (Net::ResNet(r), Precision::F32) => {
+                Self::ResNet32(Box::new(HostResNetSgd::new(r, optim)))
+            }
+            (Net::ResNet(r), Precision::F64) => {
+                Self::ResNet64(Box::new(HostResNetSgd::new(r, optim)))
+            }
+        })
+    }
+
+    /// One step on rows `x` (row-major `[B, d]` f64 values, as the data set holds them).
+    pub fn step(&mut self, x: &[f64], d: usize, y: &[usize], lr: f64) -> StepResult {
+        each!(self, h => h.step(x, d, y, lr))
+    }
+
+    pub fn write_into(&self, model: &mut Model) {
+        each!(self, h => h.write_into(model))
+    }
+
+    /// The momentum buffers, flattened (empty before the first step or without momentum).
+    pub fn velocity(&self) -> Vec<f64> {
+        each!(self, h => h.velocity())
+    }
+
+    pub fn set_velocity(&mut self, flat: &[f64]) -> crate::Result<()> {
+        each!(self, h => h.set_velocity(flat))
+    }
+}
