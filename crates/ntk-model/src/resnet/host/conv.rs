@@ -24,6 +24,30 @@ use rayon::prelude::*;
 
 use super::map::{Dims, chunks};
 
+thread_local! {
+    /// Each thread's im2col buffer, kept between calls (a fresh one per chunk cost page
+    /// faults and a zeroing pass).
+    static SCRATCH: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on this thread's scratch buffer of at least `len` values of `T` (contents
+/// unspecified: `f` writes before it reads).
+fn with_scratch<T: Real, R>(len: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
+    let size = std::mem::size_of::<T>();
+    assert!(size == 4 || size == 8, "f32 or f64");
+    SCRATCH.with(|cell| {
+        let mut buf = cell.borrow_mut();
+        let words = (len * size).div_ceil(8);
+        if buf.len() < words {
+            buf.resize(words, 0.0);
+        }
+        // SAFETY: the buffer holds at least `len * size` initialized bytes, 8-byte aligned
+        // (>= T's alignment), and f32/f64 accept every bit pattern.
+        let slice = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), len) };
+        f(slice)
+    })
+}
+
 /// A 3x3 convolution of stride 1 or 2 between fixed map shapes (the batch size is taken
 /// from the data).
 #[derive(Clone, Debug)]
@@ -79,23 +103,25 @@ impl<T: Real> Conv<T> {
         let per = ranges[0].len();
         y.par_chunks_mut(per * out.image())
             .zip(ranges)
-            .for_each_init(Vec::new, |col, (yc, r)| {
+            .for_each(|(yc, r)| {
                 let rows = r.len() * out.pixels();
-                im2col(
-                    &x[r.start * inp.image()..r.end * inp.image()],
-                    inp.with_n(r.len()),
-                    self.stride,
-                    out,
-                    col,
-                );
-                // y^T (c_out x rows, column-major = y row-major) = W (c_out x k) X_col^T.
-                gemm_acc(
-                    MatMut::from_column_major_slice_mut(yc, co, rows),
-                    MatRef::from_row_major_slice(w, co, k),
-                    MatRef::from_row_major_slice(col, rows, k).transpose(),
-                    T::of(1.0),
-                    T::of(0.0),
-                );
+                with_scratch(rows * k, |col: &mut [T]| {
+                    im2col(
+                        &x[r.start * inp.image()..r.end * inp.image()],
+                        inp.with_n(r.len()),
+                        self.stride,
+                        out,
+                        col,
+                    );
+                    // y^T (c_out x rows, column-major = y row-major) = W (c_out x k) X_col^T.
+                    gemm_acc(
+                        MatMut::from_column_major_slice_mut(yc, co, rows),
+                        MatRef::from_row_major_slice(w, co, k),
+                        MatRef::from_row_major_slice(col, rows, k).transpose(),
+                        T::of(1.0),
+                        T::of(0.0),
+                    );
+                });
                 self.apply_gain(yc, out.c);
             });
     }
@@ -133,13 +159,55 @@ impl<T: Real> Conv<T> {
         // Per-chunk weight gradients, added in chunk order below.
         let mut parts = vec![T::of(0.0); ranges.len() * k * co];
         let flipped = (self.stride == 1 && dx.is_some()).then(|| flip(w, ci, co));
-        let body = |col: &mut Vec<T>,
-                    part: &mut [T],
-                    r: &std::ops::Range<usize>,
-                    dxc: Option<&mut [T]>,
-                    acc: bool| {
-            let rows = r.len() * out.pixels();
-            let dyc = &dy[r.start * out.image()..r.end * out.image()];
+        let body =
+            |part: &mut [T], r: &std::ops::Range<usize>, dxc: Option<&mut [T]>, acc: bool| {
+                let rows = r.len() * out.pixels();
+                with_scratch(rows * k.max(9 * co), |col: &mut [T]| {
+                    self.backward_chunk(x, w, dy, flipped.as_deref(), part, r, dxc, acc, col)
+                })
+            };
+        match dx {
+            Some((dx, acc)) => {
+                parts
+                    .par_chunks_mut(k * co)
+                    .zip(dx.par_chunks_mut(per * inp.image()))
+                    .zip(ranges.par_iter())
+                    .for_each(|((part, dxc), r)| body(part, r, Some(dxc), acc));
+            }
+            None => {
+                parts
+                    .par_chunks_mut(k * co)
+                    .zip(ranges.par_iter())
+                    .for_each(|(part, r)| body(part, r, None, false));
+            }
+        }
+        dw.copy_from_slice(&parts[..k * co]);
+        for part in parts.chunks(k * co).skip(1) {
+            dw.iter_mut().zip(part).for_each(|(d, p)| *d += *p);
+        }
+    }
+
+    /// One chunk's share of [`Self::backward`]: its part of `dw`, and its images of `dx`;
+    /// `col` is scratch for `rows x max(9 c_in, 9 c_out)` values.
+    #[allow(clippy::too_many_arguments)]
+    fn backward_chunk(
+        &self,
+        x: &[T],
+        w: &[T],
+        dy: &[T],
+        flipped: Option<&[T]>,
+        part: &mut [T],
+        r: &std::ops::Range<usize>,
+        dxc: Option<&mut [T]>,
+        acc: bool,
+        col: &mut [T],
+    ) {
+        let (inp, out) = (self.input, self.output);
+        let (k, co, ci) = (self.k(), out.c, inp.c);
+        let rows = r.len() * out.pixels();
+        let dyc = &dy[r.start * out.image()..r.end * out.image()];
+        {
+            let col = &mut col[..rows * k];
             im2col(
                 &x[r.start * inp.image()..r.end * inp.image()],
                 inp.with_n(r.len()),
@@ -155,78 +223,74 @@ impl<T: Real> Conv<T> {
                 T::of(1.0),
                 T::of(0.0),
             );
-            let Some(dxc) = dxc else { return };
-            let beta = T::of(if acc { 1.0 } else { 0.0 });
-            match &flipped {
-                Some(wf) => {
-                    // dx = conv(dy, W'): stride 1, same map size.
-                    im2col(dyc, out.with_n(r.len()), 1, inp.with_n(r.len()), col);
-                    gemm_acc(
-                        MatMut::from_column_major_slice_mut(dxc, ci, rows),
-                        MatRef::from_row_major_slice(wf, ci, 9 * co),
-                        MatRef::from_row_major_slice(col, rows, 9 * co).transpose(),
-                        T::of(1.0),
-                        beta,
-                    );
-                }
-                None => {
-                    // dX_col^T (k x rows) = W^T dy^T, then col2im.
-                    col.resize(rows * k, T::of(0.0));
-                    gemm_acc(
-                        MatMut::from_column_major_slice_mut(&mut col[..rows * k], k, rows),
-                        MatRef::from_row_major_slice(w, co, k).transpose(),
-                        MatRef::from_row_major_slice(dyc, rows, co).transpose(),
-                        T::of(1.0),
-                        T::of(0.0),
-                    );
-                    col2im(col, inp.with_n(r.len()), self.stride, out, dxc, acc);
-                }
-            }
-        };
-        match dx {
-            Some((dx, acc)) => {
-                parts
-                    .par_chunks_mut(k * co)
-                    .zip(dx.par_chunks_mut(per * inp.image()))
-                    .zip(ranges.par_iter())
-                    .for_each_init(Vec::new, |col, ((part, dxc), r)| {
-                        body(col, part, r, Some(dxc), acc)
-                    });
+        }
+        let Some(dxc) = dxc else { return };
+        let beta = T::of(if acc { 1.0 } else { 0.0 });
+        match flipped {
+            Some(wf) => {
+                // dx = conv(dy, W'): stride 1, same map size.
+                let col = &mut col[..rows * 9 * co];
+                im2col(dyc, out.with_n(r.len()), 1, inp.with_n(r.len()), col);
+                gemm_acc(
+                    MatMut::from_column_major_slice_mut(dxc, ci, rows),
+                    MatRef::from_row_major_slice(wf, ci, 9 * co),
+                    MatRef::from_row_major_slice(col, rows, 9 * co).transpose(),
+                    T::of(1.0),
+                    beta,
+                );
             }
             None => {
-                parts
-                    .par_chunks_mut(k * co)
-                    .zip(ranges.par_iter())
-                    .for_each_init(Vec::new, |col, (part, r)| body(col, part, r, None, false));
+                // dX_col^T (k x rows) = W^T dy^T, then col2im.
+                let col = &mut col[..rows * k];
+                gemm_acc(
+                    MatMut::from_column_major_slice_mut(&mut col[..rows * k], k, rows),
+                    MatRef::from_row_major_slice(w, co, k).transpose(),
+                    MatRef::from_row_major_slice(dyc, rows, co).transpose(),
+                    T::of(1.0),
+                    T::of(0.0),
+                );
+                col2im(col, inp.with_n(r.len()), self.stride, out, dxc, acc);
             }
-        }
-        dw.copy_from_slice(&parts[..k * co]);
-        for part in parts.chunks(k * co).skip(1) {
-            dw.iter_mut().zip(part).for_each(|(d, p)| *d += *p);
         }
     }
 }
 
 /// The im2col matrix of a chunk (`x`: maps `d`) for output maps `out` at stride `stride`:
 /// row `(b, i, j)`, columns `(kh, kw, ci)`, zero where the window leaves the map.
-pub fn im2col<T: Real>(x: &[T], d: Dims, stride: usize, out: Dims, col: &mut Vec<T>) {
+pub fn im2col<T: Real>(x: &[T], d: Dims, stride: usize, out: Dims, col: &mut [T]) {
     let c = d.c;
     let k = 9 * c;
-    col.resize(d.n * out.pixels() * k, T::of(0.0));
+    assert_eq!(
+        col.len(),
+        d.n * out.pixels() * k,
+        "im2col buffer of rows x 9 c"
+    );
+    let zero = T::of(0.0);
     for b in 0..d.n {
         for i in 0..out.h {
             for j in 0..out.w {
                 let row = ((b * out.h + i) * out.w + j) * k;
+                // The window's three columns are consecutive pixels: one copy of 3c values
+                // per kernel row when all three lie inside the map.
+                let w0 = (j * stride).wrapping_sub(1);
+                let inside = j * stride >= 1 && j * stride + 1 < d.w;
                 for kh in 0..3 {
+                    let dst = &mut col[row + kh * 3 * c..row + (kh + 1) * 3 * c];
                     let hi = (i * stride + kh).wrapping_sub(1);
-                    for kw in 0..3 {
-                        let wi = (j * stride + kw).wrapping_sub(1);
-                        let dst = &mut col[row + (kh * 3 + kw) * c..row + (kh * 3 + kw + 1) * c];
-                        if hi < d.h && wi < d.w {
-                            let src = ((b * d.h + hi) * d.w + wi) * c;
-                            dst.copy_from_slice(&x[src..src + c]);
-                        } else {
-                            dst.iter_mut().for_each(|v| *v = T::of(0.0));
+                    if hi >= d.h {
+                        dst.fill(zero);
+                    } else if inside {
+                        let src = ((b * d.h + hi) * d.w + w0) * c;
+                        dst.copy_from_slice(&x[src..src + 3 * c]);
+                    } else {
+                        for (kw, tap) in dst.chunks_exact_mut(c).enumerate() {
+                            let wi = (j * stride + kw).wrapping_sub(1);
+                            if wi < d.w {
+                                let src = ((b * d.h + hi) * d.w + wi) * c;
+                                tap.copy_from_slice(&x[src..src + c]);
+                            } else {
+                                tap.fill(zero);
+                            }
                         }
                     }
                 }

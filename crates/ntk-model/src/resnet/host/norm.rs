@@ -13,7 +13,7 @@
 
 use ntk_core::linalg::Real;
 
-use super::map::{Dims, channel_sums, par_pixels};
+use super::map::{Dims, channel_sums, channel_sums2, par_pixels, par_pixels2};
 
 /// What the backward needs of one BatchNorm: `zhat` (in place of `z`) and `1 / sqrt(var + eps)`,
 /// plus the batch statistics for the running ones.
@@ -24,8 +24,15 @@ pub struct Stats {
     pub inv_std: Vec<f64>,
 }
 
-/// Normalizes `z` in place (`z <- zhat`) and returns the batch statistics.
-pub fn normalize<T: Real>(z: &mut [T], d: Dims, eps: f64) -> Stats {
+/// Normalizes `z` in place (`z <- zhat`) and writes `out = epilogue(zhat, channel, index)`
+/// in the same pass; returns the batch statistics.
+pub fn normalize<T: Real>(
+    z: &mut [T],
+    d: Dims,
+    eps: f64,
+    out: &mut [T],
+    epilogue: impl Fn(T, usize, usize) -> T + Sync,
+) -> Stats {
     let m = (d.n * d.pixels()) as f64;
     let zr: &[T] = z;
     let mean: Vec<f64> = channel_sums(d, |i, _| zr[i].f64())
@@ -44,9 +51,11 @@ pub fn normalize<T: Real>(z: &mut [T], d: Dims, eps: f64) -> Stats {
         mean.iter().map(|&v| T::of(v)).collect(),
         inv_std.iter().map(|&v| T::of(v)).collect(),
     );
-    par_pixels(z, d, |px, _| {
-        for ((v, m), s) in px.iter_mut().zip(&mu).zip(&is) {
-            *v = (*v - *m) * *s;
+    par_pixels2(z, out, d, |zp, op, base| {
+        for ch in 0..d.c {
+            let zh = (zp[ch] - mu[ch]) * is[ch];
+            zp[ch] = zh;
+            op[ch] = epilogue(zh, ch, base + ch);
         }
     });
     Stats { mean, var, inv_std }
@@ -62,8 +71,10 @@ pub fn backward<T: Real>(
 ) -> (Vec<f64>, Vec<f64>) {
     let m = (d.n * d.pixels()) as f64;
     let dur: &[T] = du;
-    let dbeta = channel_sums(d, |i, _| dur[i].f64());
-    let dgamma = channel_sums(d, |i, _| dur[i].f64() * zhat[i].f64());
+    let (dbeta, dgamma) = channel_sums2(d, |i| {
+        let g = dur[i].f64();
+        (g, g * zhat[i].f64())
+    });
     let mean_du: Vec<T> = dbeta.iter().map(|s| T::of(s / m)).collect();
     let mean_duz: Vec<T> = dgamma.iter().map(|s| T::of(s / m)).collect();
     let scale: Vec<T> = gamma

@@ -161,8 +161,9 @@ impl<T: Real> HostResNet<T> {
         let (a, h) = (&mut ws.stem_a, &mut ws.stem_h);
         match &self.stem_kind {
             StemKind::BatchNorm(bn) => {
-                ws.stem_stats = norm::normalize(a, d, bn.eps);
-                affine_relu(a, &theta[bn.gamma.range()], &theta[bn.beta.range()], d, h);
+                let (g, b) = (&theta[bn.gamma.range()], &theta[bn.beta.range()]);
+                ws.stem_stats =
+                    norm::normalize(a, d, bn.eps, h, |z, ch, _| relu(g[ch] * z + b[ch]));
             }
             StemKind::NormRelu => {
                 let nr = nr.expect("norm_relu constants");
@@ -219,25 +220,22 @@ impl<T: Real> HostResNet<T> {
         match &blk.kind {
             BlockKind::BatchNorm { bn1, bn2 } => {
                 blk.conv1.forward(n, x, w1, &mut t.a);
-                t.s1 = norm::normalize(&mut t.a, out, bn1.eps);
-                affine_relu(
-                    &t.a,
-                    &theta[bn1.gamma.range()],
-                    &theta[bn1.beta.range()],
-                    out,
-                    &mut t.b,
-                );
-                blk.conv2.forward(n, &t.b, w2, &mut t.c);
-                t.s2 = norm::normalize(&mut t.c, out, bn2.eps);
-                let (g, be) = (&theta[bn2.gamma.range()], &theta[bn2.beta.range()]);
-                let c: &[T] = &t.c;
-                par_pixels(&mut t.y, out, |px, base| {
-                    for (ch, v) in px.iter_mut().enumerate() {
-                        let i = base + ch;
-                        let s = sc.source(i).map_or(T::of(0.0), |j| x[j]);
-                        *v = relu(g[ch] * c[i] + be[ch] + s);
-                    }
+                let (g1, b1) = (&theta[bn1.gamma.range()], &theta[bn1.beta.range()]);
+                t.s1 = norm::normalize(&mut t.a, out, bn1.eps, &mut t.b, |z, ch, _| {
+                    relu(g1[ch] * z + b1[ch])
                 });
+                blk.conv2.forward(n, &t.b, w2, &mut t.c);
+                let (g, be) = (&theta[bn2.gamma.range()], &theta[bn2.beta.range()]);
+                t.s2 = if sc.downsamples() {
+                    norm::normalize(&mut t.c, out, bn2.eps, &mut t.y, |z, ch, i| {
+                        let s = sc.source(i).map_or(T::of(0.0), |j| x[j]);
+                        relu(g[ch] * z + be[ch] + s)
+                    })
+                } else {
+                    norm::normalize(&mut t.c, out, bn2.eps, &mut t.y, |z, ch, i| {
+                        relu(g[ch] * z + be[ch] + x[i])
+                    })
+                };
             }
             BlockKind::NormRelu => {
                 let nr = nr.expect("norm_relu constants");
@@ -539,15 +537,6 @@ impl<T: Real> HostResNet<T> {
             None,
         );
     }
-}
-
-/// `out = relu(gamma zhat + beta)` per channel.
-fn affine_relu<T: Real>(zhat: &[T], gamma: &[T], beta: &[T], d: Dims, out: &mut [T]) {
-    par_pixels(out, d, |px, base| {
-        for (ch, v) in px.iter_mut().enumerate() {
-            *v = relu(gamma[ch] * zhat[base + ch] + beta[ch]);
-        }
-    });
 }
 
 /// `g *= [y > 0]`: ReLU's backward through its output `y`.
