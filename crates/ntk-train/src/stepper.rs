@@ -54,6 +54,12 @@ pub trait Stepper {
     /// NTK); up to date after [`Stepper::sync`].
     fn valid(&self) -> Model;
 
+    /// The mean loss and accuracy on `set` in evaluation mode computed by the engine itself,
+    /// or `None` where the model of record ([`Stepper::valid`]) is to be evaluated.
+    fn evaluate(&self, _set: &ntk_data::Inputs, _batch: usize) -> Option<(f64, f64)> {
+        None
+    }
+
     /// A copy of what a checkpoint holds: the model of record and the optimizer's state.
     fn snapshot(&self) -> Snapshot;
 
@@ -244,6 +250,10 @@ impl Stepper for HostStepper {
 
     fn sync(&mut self) {
         self.engine.write_into(&mut self.model);
+    }
+
+    fn evaluate(&self, set: &ntk_data::Inputs, batch: usize) -> Option<(f64, f64)> {
+        self.engine.evaluate(set, batch)
     }
 
     fn valid(&self) -> Model {

@@ -16,7 +16,7 @@ use ntk_core::backend::{self, Precision};
 use ntk_model::{NetSpec, ResNetConfig, ResNetVariant, init};
 use ntk_train::config::{EngineChoice, OptimConfig};
 use ntk_train::model::Model;
-use ntk_train::train::{choose_engine, optimizer};
+use ntk_train::train::{choose_engine, evaluate, optimizer};
 
 const K: usize = 4;
 
@@ -40,7 +40,8 @@ fn rel(a: &[f64], b: &[f64]) -> f64 {
     (num / den).sqrt()
 }
 
-/// Three steps by both routes; returns (worst loss rel. error, parameters rel. error).
+/// Three steps by both routes, then an evaluation in evaluation mode; returns (worst loss
+/// rel. error, parameters rel. error).
 fn compare(variant: ResNetVariant, precision: Precision) -> (f64, f64) {
     let compute = backend::select(Some("flex"), precision).unwrap();
     let cfg = ResNetConfig::new(8, variant)
@@ -87,6 +88,19 @@ fn compare(variant: ResNetVariant, precision: Precision) -> (f64, f64) {
     }
     let mut written = model.fork(&ad).train();
     host.write_into(&mut written);
+    // Evaluation mode (running statistics): the engine's own against Burn's `valid()` net.
+    let n = 9;
+    let set = ntk_data::Inputs {
+        x: init::gaussian(200, 0, n, d, 1.0),
+        n,
+        d,
+        labels: (0..n).map(|i| (i % K) as u8).collect(),
+        description: String::new(),
+    };
+    let (l_host, a_host) = host.evaluate(&set, 4).expect("the ResNet engine evaluates");
+    let (l_burn, a_burn) = evaluate(&burn_model.valid(), &set, &compute, 4);
+    worst = worst.max((l_host - l_burn).abs() / l_burn.abs());
+    assert_eq!(a_host, a_burn, "{variant}: evaluation accuracy");
     (
         worst,
         rel(&floats(&written.valid()), &floats(&burn_model.valid())),

@@ -205,6 +205,17 @@ impl Engine {
         each!(self, h => h.write_into(model))
     }
 
+    /// The mean loss and accuracy on `set` in evaluation mode, where the engine has its own
+    /// evaluation (the ResNets: Burn's forward on the CPU costs as much as the training);
+    /// `None` for the MLPs (Burn's evaluation of the model of record is fast there).
+    pub fn evaluate(&self, set: &ntk_data::Inputs, batch: usize) -> Option<(f64, f64)> {
+        match self {
+            Self::ResNet32(h) => Some(h.evaluate(&set.x, set.n, &set.labels, batch)),
+            Self::ResNet64(h) => Some(h.evaluate(&set.x, set.n, &set.labels, batch)),
+            Self::Mlp32(_) | Self::Mlp64(_) => None,
+        }
+    }
+
     /// The momentum buffers, flattened (empty before the first step or without momentum).
     pub fn velocity(&self) -> Vec<f64> {
         each!(self, h => h.velocity())

@@ -73,6 +73,29 @@ impl<T: Real> HostResNetSgd<T> {
         })
     }
 
+    /// The mean cross-entropy and the accuracy of the network in evaluation mode (BatchNorm
+    /// with its running statistics) on `n` rows `x` with labels `y`, `batch` rows at a time.
+    pub fn evaluate(&self, x: &[f64], n: usize, y: &[u8], batch: usize) -> (f64, f64) {
+        let (mut loss, mut hits) = (0.0, 0usize);
+        single_threaded(|| {
+            self.net.eval_logits(x, n, batch, |logits, rows| {
+                let labels: Vec<usize> = y[rows.clone()].iter().map(|&l| usize::from(l)).collect();
+                let mut values = logits.to_vec();
+                let k = values.len() / rows.len().max(1);
+                let (l, c) = softmax_cross_entropy(
+                    Rows {
+                        values: &mut values,
+                        k,
+                    },
+                    &labels,
+                );
+                loss += l;
+                hits += c;
+            })
+        });
+        (loss / n as f64, hits as f64 / n as f64)
+    }
+
     /// Writes the parameters and running statistics into `model` (the ResNet they were read
     /// from).
     pub fn write_into(&self, model: &mut Model) {

@@ -57,6 +57,23 @@ pub struct Bn {
     pub eps: f64,
 }
 
+impl Bn {
+    /// How this BatchNorm normalizes: with the batch's statistics (`running = None`) or with
+    /// its running ones taken from `running` (evaluation mode).
+    pub fn given<'a>(&self, running: Option<&'a [f64]>) -> norm::Source<'a> {
+        let c = self.gamma.len;
+        norm::Source {
+            eps: self.eps,
+            given: running.map(|r| {
+                (
+                    &r[self.running..self.running + c],
+                    &r[self.running + c..self.running + 2 * c],
+                )
+            }),
+        }
+    }
+}
+
 /// What follows the stem convolution.
 #[derive(Clone, Debug)]
 pub enum StemKind {

@@ -24,28 +24,29 @@ pub struct Stats {
     pub inv_std: Vec<f64>,
 }
 
+/// The statistics a BatchNorm normalizes with: the batch's (training mode), or given ones
+/// (evaluation mode: the running mean and variance).
+#[derive(Clone, Copy, Debug)]
+pub struct Source<'a> {
+    pub eps: f64,
+    /// `(mean, var)` per channel, or `None` for the batch's own.
+    pub given: Option<(&'a [f64], &'a [f64])>,
+}
+
 /// Normalizes `z` in place (`z <- zhat`) and writes `out = epilogue(zhat, channel, index)`
-/// in the same pass; returns the batch statistics.
+/// in the same pass; returns the statistics used.
 pub fn normalize<T: Real>(
     z: &mut [T],
     d: Dims,
-    eps: f64,
+    source: Source<'_>,
     out: &mut [T],
     epilogue: impl Fn(T, usize, usize) -> T + Sync,
 ) -> Stats {
-    let m = (d.n * d.pixels()) as f64;
-    let zr: &[T] = z;
-    let mean: Vec<f64> = channel_sums(d, |i, _| zr[i].f64())
-        .into_iter()
-        .map(|s| s / m)
-        .collect();
-    let var: Vec<f64> = channel_sums(d, |i, ch| {
-        let v = zr[i].f64() - mean[ch];
-        v * v
-    })
-    .into_iter()
-    .map(|s| s / m)
-    .collect();
+    let eps = source.eps;
+    let (mean, var) = match source.given {
+        Some((m, v)) => (m.to_vec(), v.to_vec()),
+        None => batch_stats(z, d),
+    };
     let inv_std: Vec<f64> = var.iter().map(|v| 1.0 / (v + eps).sqrt()).collect();
     let (mu, is): (Vec<T>, Vec<T>) = (
         mean.iter().map(|&v| T::of(v)).collect(),
@@ -59,6 +60,24 @@ pub fn normalize<T: Real>(
         }
     });
     Stats { mean, var, inv_std }
+}
+
+/// The batch's per-channel mean and biased variance (two passes: the centred sum of
+/// squares, not `E[z^2] - E[z]^2`).
+fn batch_stats<T: Real>(z: &[T], d: Dims) -> (Vec<f64>, Vec<f64>) {
+    let m = (d.n * d.pixels()) as f64;
+    let mean: Vec<f64> = channel_sums(d, |i, _| z[i].f64())
+        .into_iter()
+        .map(|s| s / m)
+        .collect();
+    let var: Vec<f64> = channel_sums(d, |i, ch| {
+        let v = z[i].f64() - mean[ch];
+        v * v
+    })
+    .into_iter()
+    .map(|s| s / m)
+    .collect();
+    (mean, var)
 }
 
 /// The backward from `du` (overwritten with `dz`), given `zhat`: returns `(dgamma, dbeta)`.

@@ -91,9 +91,13 @@ impl<T: Real> Nr<T> {
 
 impl<T: Real> HostResNet<T> {
     fn workspace(&mut self, n: usize) -> Workspace<T> {
-        if let Some(ws) = self.ws.take().filter(|w| w.n == n) {
-            return ws;
+        match self.ws.take().filter(|w| w.n == n) {
+            Some(ws) => ws,
+            None => self.new_workspace(n),
         }
+    }
+
+    fn new_workspace(&self, n: usize) -> Workspace<T> {
         let input = self.stem.input.with_n(n).len();
         let stem = self.stem.output.with_n(n).len();
         let largest = self
@@ -145,12 +149,39 @@ impl<T: Real> HostResNet<T> {
     /// [`Self::commit_running`] applies them to the running ones.
     pub fn forward(&mut self, x: &[f64], n: usize) -> &[T] {
         let mut ws = self.workspace(n);
-        self.forward_into(x, &mut ws);
+        self.forward_into(x, &mut ws, None);
         self.ws = Some(ws);
         &self.ws.as_ref().expect("just stored").logits
     }
 
-    fn forward_into(&self, x: &[f64], ws: &mut Workspace<T>) {
+    /// Evaluation-mode logits (BatchNorm with its running statistics, as Burn's `valid()`
+    /// network) of the `n` flat CHW rows `x`, `batch` rows at a time: `f(logits, rows)` per
+    /// batch (logits `[rows.len(), classes]`, row-major).
+    pub fn eval_logits(
+        &self,
+        x: &[f64],
+        n: usize,
+        batch: usize,
+        mut f: impl FnMut(&[T], std::ops::Range<usize>),
+    ) {
+        let d = self.stem.input.image();
+        let mut ws: Option<Workspace<T>> = None;
+        for start in (0..n).step_by(batch.max(1)) {
+            let rows = start..(start + batch.max(1)).min(n);
+            let mut w = match ws.take().filter(|w| w.n == rows.len()) {
+                Some(w) => w,
+                None => self.new_workspace(rows.len()),
+            };
+            let running = self.running.iter().map(|v| v.f64()).collect::<Vec<_>>();
+            self.forward_into(&x[rows.start * d..rows.end * d], &mut w, Some(&running));
+            f(&w.logits, rows);
+            ws = Some(w);
+        }
+    }
+
+    /// The forward into `ws`: training mode with `running = None` (batch statistics),
+    /// evaluation mode with the running statistics.
+    fn forward_into(&self, x: &[f64], ws: &mut Workspace<T>, running: Option<&[f64]>) {
         let n = ws.n;
         let theta = &self.theta;
         let nr = self.norm_relu.map(Nr::<T>::new);
@@ -162,8 +193,9 @@ impl<T: Real> HostResNet<T> {
         match &self.stem_kind {
             StemKind::BatchNorm(bn) => {
                 let (g, b) = (&theta[bn.gamma.range()], &theta[bn.beta.range()]);
-                ws.stem_stats =
-                    norm::normalize(a, d, bn.eps, h, |z, ch, _| relu(g[ch] * z + b[ch]));
+                ws.stem_stats = norm::normalize(a, d, bn.given(running), h, |z, ch, _| {
+                    relu(g[ch] * z + b[ch])
+                });
             }
             StemKind::NormRelu => {
                 let nr = nr.expect("norm_relu constants");
@@ -187,7 +219,7 @@ impl<T: Real> HostResNet<T> {
         for k in 0..self.blocks.len() {
             let (before, rest) = ws.blocks.split_at_mut(k);
             let x = before.last().map_or(&ws.stem_h, |t| &t.y);
-            self.block_forward(k, x, &mut rest[0], n, nr);
+            self.block_forward(k, x, &mut rest[0], n, nr, running);
         }
         let last = ws.blocks.last().map_or(&ws.stem_h, |t| &t.y);
         let d = self.blocks.last().map_or(d, |b| b.conv2.output.with_n(n));
@@ -211,7 +243,15 @@ impl<T: Real> HostResNet<T> {
         }
     }
 
-    fn block_forward(&self, k: usize, x: &[T], t: &mut BlockTrace<T>, n: usize, nr: Option<Nr<T>>) {
+    fn block_forward(
+        &self,
+        k: usize,
+        x: &[T],
+        t: &mut BlockTrace<T>,
+        n: usize,
+        nr: Option<Nr<T>>,
+        running: Option<&[f64]>,
+    ) {
         let blk = &self.blocks[k];
         let theta = &self.theta;
         let (w1, w2) = (&theta[blk.w1.range()], &theta[blk.w2.range()]);
@@ -221,18 +261,18 @@ impl<T: Real> HostResNet<T> {
             BlockKind::BatchNorm { bn1, bn2 } => {
                 blk.conv1.forward(n, x, w1, &mut t.a);
                 let (g1, b1) = (&theta[bn1.gamma.range()], &theta[bn1.beta.range()]);
-                t.s1 = norm::normalize(&mut t.a, out, bn1.eps, &mut t.b, |z, ch, _| {
+                t.s1 = norm::normalize(&mut t.a, out, bn1.given(running), &mut t.b, |z, ch, _| {
                     relu(g1[ch] * z + b1[ch])
                 });
                 blk.conv2.forward(n, &t.b, w2, &mut t.c);
                 let (g, be) = (&theta[bn2.gamma.range()], &theta[bn2.beta.range()]);
                 t.s2 = if sc.downsamples() {
-                    norm::normalize(&mut t.c, out, bn2.eps, &mut t.y, |z, ch, i| {
+                    norm::normalize(&mut t.c, out, bn2.given(running), &mut t.y, |z, ch, i| {
                         let s = sc.source(i).map_or(T::of(0.0), |j| x[j]);
                         relu(g[ch] * z + be[ch] + s)
                     })
                 } else {
-                    norm::normalize(&mut t.c, out, bn2.eps, &mut t.y, |z, ch, i| {
+                    norm::normalize(&mut t.c, out, bn2.given(running), &mut t.y, |z, ch, i| {
                         relu(g[ch] * z + be[ch] + x[i])
                     })
                 };
