@@ -89,6 +89,37 @@ fn shards_resume_and_collect() {
             && relu2.theory_min_grad_angle_deg.is_some()
     );
     assert!(Shard::parse("2/2").is_err() && Shard::parse("x").is_err());
+
+    // `plot` redraws the figures from the two tables alone, leaving the tables as they are.
+    let tables = |f: &str| std::fs::read(out.join(f)).unwrap();
+    let (summary, results) = (tables("summary.csv"), tables("results.csv"));
+    std::fs::remove_dir_all(out.join("runs")).unwrap();
+    for f in [
+        "min_grad_angle_vs_depth",
+        "kappa_vs_depth_whole",
+        "kappa_vs_depth_blocks",
+    ] {
+        std::fs::remove_file(out.join(f).with_extension("png")).unwrap();
+    }
+    let stems = sweep::redraw(&out, None).unwrap();
+    assert_eq!(stems.len(), 3, "{stems:?}");
+    for stem in &stems {
+        assert!(stem.with_extension("png").exists() && stem.with_extension("svg").exists());
+    }
+    let svg = std::fs::read_to_string(out.join("kappa_vs_depth_whole.svg")).unwrap();
+    assert!(svg.contains("synthetic: NTK condition number") && svg.contains('κ'));
+    assert!(
+        svg.contains("min to max over the seeds"),
+        "the band says what it is"
+    );
+    assert_eq!(
+        (tables("summary.csv"), tables("results.csv")),
+        (summary, results)
+    );
+    // Without its tables there is nothing to redraw, and the error names the file.
+    std::fs::remove_file(out.join("results.csv")).unwrap();
+    let e = sweep::redraw(&out, None).unwrap_err().to_string();
+    assert!(e.contains("results.csv") && e.contains("missing"), "{e}");
 }
 
 #[test]

@@ -792,6 +792,8 @@ pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
 
 mod collect;
 mod figures;
+mod redraw;
 
 pub use collect::{GroupRow, TheoryCache, collect, group, write_results_csv};
-pub use figures::figures;
+pub use figures::{SeedValue, figures};
+pub use redraw::redraw;
