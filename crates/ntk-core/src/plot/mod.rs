@@ -366,7 +366,7 @@ impl Figure {
             .map(|(l, f)| root.estimate_text_size(l, f).map_or(0, |t| t.0))
             .max()
             .unwrap_or(0);
-        widest as i32 + (84.0 * s) as i32
+        widest as i32 + (96.0 * s) as i32
     }
 
     /// The legend: one row per curve (line sample with its marker and spread, then the
@@ -385,7 +385,7 @@ impl Figure {
         };
         let font = centred(14.0);
         let row = 24.0 * s;
-        let (x0, sample) = (6.0 * s, 44.0 * s);
+        let (x0, sample) = (6.0 * s, 56.0 * s);
         let mut y = 62.0 * s;
         for sr in &self.series {
             let (a, b) = ((x0, y), (x0 + sample, y));
