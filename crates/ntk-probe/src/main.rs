@@ -342,8 +342,13 @@ fn ntk(args: NtkArgs) -> CliResult<()> {
         );
     } else {
         print_table(&summary);
+        let blocks = if summary.blocks.is_some() {
+            ", blocks.csv"
+        } else {
+            ""
+        };
         println!(
-            "  wrote {}/{{summary.json, inputs.npy, ntk.npy, eigenvalues.npy}}",
+            "  wrote {}/{{summary.json, inputs.npy, ntk.npy, eigenvalues.npy{blocks}}}",
             args.out.display()
         );
     }

@@ -61,6 +61,11 @@ fn shards_resume_and_collect() {
     let (ran, skipped) = sweep::run_sweep(&cfg, &out, Shard::all(), &flex()).unwrap();
     assert_eq!((ran, skipped), (1, 11));
 
+    // Every blocks point keeps its block membership; whole-set points have none.
+    let point = out.join("runs/relu/depth02/seed1");
+    let rows = ntk_probe::blocks::read(&point.join("blocks")).unwrap();
+    assert_eq!(rows.iter().map(|r| r.size).sum::<usize>(), 30);
+    assert!(!point.join("whole/blocks.csv").exists());
     let groups = sweep::collect(Some(&cfg), &out, "test", false).unwrap();
     assert_eq!(groups.len(), 2 * 2 * 3, "protocol x activation x depth");
     let results = std::fs::read_to_string(out.join("results.csv")).unwrap();

@@ -638,7 +638,7 @@ impl Sweep for ProbeSweep<'_> {
         let kernel_seconds = t.elapsed().as_secs_f64();
         let set = OutputSet::begin(&point.dir(self.out)).map_err(Error::Io)?;
         for (protocol, prov) in provs {
-            let (mut summary, eigenvalues) = run::summarize(
+            let mut done = run::summarize(
                 &pcfg,
                 protocol,
                 &inputs,
@@ -648,9 +648,17 @@ impl Sweep for ProbeSweep<'_> {
                 &gram,
                 kernel_seconds,
             )?;
-            summary.provenance = Some(prov);
+            done.summary.provenance = Some(prov);
             let dir = set.path().join(protocol.name());
-            run::write_outputs(&dir, &summary, None, None, &eigenvalues, None)?;
+            run::write_outputs(
+                &dir,
+                &done.summary,
+                None,
+                None,
+                &done.eigenvalues,
+                done.blocks.as_deref(),
+                None,
+            )?;
         }
         set.commit().map_err(Error::Io)?;
         self.reporter.log(&format!(
