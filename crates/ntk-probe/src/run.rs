@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::Error;
 use crate::angles::{self, MinAngle};
 use crate::blocks::BlockRow;
-use crate::config::{Eigen, Method, ProbeConfig, Protocol};
+use crate::config::{Eigen, Method, ProbeConfig, Protocol, spelled};
 use crate::host;
 use crate::jacobian;
 use crate::structured;
@@ -562,8 +562,8 @@ impl NetFacts {
                     width: c.width,
                     depth: c.depth,
                     activation: c.activation().to_string(),
-                    convention: format!("{:?}", c.convention).to_lowercase(),
-                    parameterization: format!("{:?}", c.parameterization).to_lowercase(),
+                    convention: spelled(&c.convention),
+                    parameterization: spelled(&c.parameterization),
                     seed: c.seed,
                     output_dim: c.output_dim,
                     note: match c.normalization {
@@ -674,7 +674,7 @@ pub fn summarize(
         data: inputs.description.clone(),
         precision: compute.precision.to_string(),
         backend: compute.backend.to_string(),
-        method: format!("{:?}", result.method).to_lowercase(),
+        method: spelled(&result.method),
         engine: result.engine.to_string(),
         output: mode.name(),
         protocol: protocol.name().to_string(),

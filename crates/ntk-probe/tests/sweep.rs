@@ -203,3 +203,49 @@ fn sweep_points_equal_standalone_runs() {
         assert_eq!(p.fingerprint, q.fingerprint, "{what}");
     }
 }
+
+/// Conventions are spelled as the config spells them (`unit_variance`), in every output:
+/// the point directories, `summary.json`, and the collected tables' `convention` and
+/// `setting` columns.
+#[test]
+fn conventions_are_spelled_as_in_the_config() {
+    let text = r#"
+[sweep]
+depths = [1]
+activations = ["gelu"]
+seeds = [1]
+protocols = ["whole"]
+conventions = ["paper", "unit_variance"]
+out = "unused"
+
+[data]
+dataset = "synthetic"
+n = 12
+input_dim = 3
+
+[model]
+width = 8
+depth = 1
+activation = "relu"
+
+[probe]
+precision = "f64"
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = SweepConfig::parse(text).unwrap();
+    let out = dir.path().join("out");
+    sweep::run_sweep(&cfg, &out, Shard::all(), &flex()).unwrap();
+    let point = out.join("runs/unit_variance/gelu/depth01/seed1/whole/summary.json");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&point).unwrap()).unwrap();
+    assert_eq!(summary["convention"], "unit_variance");
+    assert_eq!(summary["parameterization"], "ntk");
+    let groups = sweep::collect(Some(&cfg), &out, "test", false).unwrap();
+    let mut settings: Vec<&str> = groups.iter().map(|g| g.setting.as_str()).collect();
+    settings.sort_unstable();
+    assert_eq!(settings, ["paper", "unit_variance"]);
+    let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let summary_csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(results.contains(",unit_variance,") && summary_csv.contains(",unit_variance,"));
+    assert!(!results.contains("unitvariance") && !summary_csv.contains("unitvariance"));
+}

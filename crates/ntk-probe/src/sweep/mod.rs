@@ -399,10 +399,7 @@ impl Setting {
 }
 
 fn convention_name(c: NtkConvention) -> String {
-    serde_json::to_value(c)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
+    crate::config::spelled(&c)
 }
 
 /// One grid point.
