@@ -444,3 +444,19 @@ pub fn collect(out: &Path, log_y: bool, allow_mixed: bool) -> crate::Result<Vec<
     written.extend(figures(out, &runs, log_y)?);
     Ok(written)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The curves of several seeds are their mean with the seeds' min..max as the band;
+    /// rows that not every seed has are left out.
+    #[test]
+    fn seed_curves_are_means_with_their_range() {
+        let a: Vec<(usize, f64)> = vec![(1, 2.0), (2, 1.0), (3, 0.5)];
+        let b: Vec<(usize, f64)> = vec![(1, 4.0), (2, 0.5)];
+        let tables: Vec<&[(usize, f64)]> = vec![&a, &b];
+        let curve = mean_curve(&tables, |r| r.0, |r| Some(r.1));
+        assert_eq!(curve, [(1.0, 3.0, 2.0, 4.0), (2.0, 0.75, 0.5, 1.0)]);
+    }
+}
