@@ -123,6 +123,9 @@ pub enum Error {
     /// A CSV row that cannot be written.
     #[error("{0}")]
     Csv(#[source] csv::Error),
+    /// A table that `plot` redraws from is missing or holds a value it cannot read.
+    #[error("{}: {reason}", .path.display())]
+    BadTable { path: PathBuf, reason: String },
     /// A sweep directory without finished points.
     #[error("{}: no finished ntk-probe points under runs/", .out.display())]
     NoPoints { out: PathBuf },

@@ -10,15 +10,15 @@
 use std::path::Path;
 
 use ntk_model::{Activation, ActivationKind, Mlp, MlpConfig};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::angles;
 use crate::host;
 use crate::theory;
 use ntk_core::backend::Compute;
-use ntk_core::plot::{Dash, Figure, PALETTE, Series};
+use ntk_core::plot::{Dash, Figure, Marker, PALETTE, RGBColor, Scale, Series, Spread};
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Fig1Point {
     pub theta_in_deg: f64,
     pub depth: usize,
@@ -91,23 +91,67 @@ pub fn write(
     Ok(figure(points, depths, widths).save(&out.join("fig1"))?)
 }
 
-/// Fig. 1: phi against theta_in, the linear network's diagonal, the infinite-width curve
-/// of each depth (solid) and the measurements of each width (mean and spread over seeds).
+/// Reads back the `fig1.csv` written by [`write`] in `out`.
+pub fn read(out: &Path) -> crate::Result<Vec<Fig1Point>> {
+    let path = out.join("fig1.csv");
+    if !path.is_file() {
+        return Err(crate::Error::BadTable {
+            path,
+            reason: "missing (run `ntk-probe fig1` first)".into(),
+        });
+    }
+    let points: Vec<Fig1Point> = ntk_core::table::read_csv(&path)?;
+    if points.is_empty() {
+        return Err(crate::Error::BadTable {
+            path,
+            reason: "no rows".into(),
+        });
+    }
+    Ok(points)
+}
+
+/// Redraws `fig1.{png,svg}` in `out` from its `fig1.csv` alone (no network is built);
+/// the depths and widths are those of the table.
+pub fn redraw(out: &Path) -> crate::Result<()> {
+    let points = read(out)?;
+    let sorted = |f: fn(&Fig1Point) -> usize| {
+        let mut v: Vec<usize> = points.iter().map(f).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let (depths, widths) = (sorted(|p| p.depth), sorted(|p| p.width));
+    Ok(figure(&points, &depths, &widths).save(&out.join("fig1"))?)
+}
+
+/// How far apart (in θ_in) the measurements of neighbouring widths are drawn.
+const DODGE_DEG: f64 = 1.5;
+
+/// The line style and marker of the measurements at the `i`-th width.
+fn width_style(i: usize) -> (Dash, Marker) {
+    [
+        (Dash::Dotted, Marker::Circle),
+        (Dash::DashDot, Marker::Square),
+    ][i % 2]
+}
+
+/// Fig. 1: φ against θ_in, the linear network's diagonal, the infinite-width curve of
+/// each depth (solid) and the measurements of each width (mean and sd over seeds as bars).
 fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
     let relu = Activation::new(ActivationKind::Relu, None);
     let grid: Vec<f64> = (0..=180).map(|i| i as f64).collect();
     let line = |label: String, points, color, dash| Series {
         label,
         points,
-        errors: None,
+        spread: None,
         color,
         dash,
-        markers: false,
+        marker: None,
     };
     let mut series = vec![line(
-        "linear network (phi = theta_in)".into(),
+        "linear network (φ = θ_in)".into(),
         grid.iter().map(|&t| (t, t)).collect(),
-        plotters::style::RGBColor(0, 0, 0),
+        RGBColor(0, 0, 0),
         Dash::Dashed,
     )];
     for (c, &depth) in depths.iter().enumerate() {
@@ -121,21 +165,37 @@ fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
         ));
         for (wi, &width) in widths.iter().enumerate() {
             let mut s = measured(points, depth, width);
+            // Widths side by side (dodged by DODGE_DEG) so neither hides the other.
+            let shift = (wi as f64 - (widths.len() as f64 - 1.0) / 2.0) * DODGE_DEG;
+            s.points.iter_mut().for_each(|p| p.0 += shift);
             s.color = color;
-            s.dash = if wi == 0 { Dash::Dotted } else { Dash::Dashed };
+            (s.dash, s.marker) = {
+                let (d, m) = width_style(wi);
+                (d, Some(m))
+            };
             series.push(s);
         }
     }
+    let seeds = {
+        let mut v: Vec<u64> = points.iter().map(|p| p.seed).collect();
+        v.sort_unstable();
+        v.dedup();
+        v.len()
+    };
     Figure {
         title: "Fig. 1: model-gradient angle vs input angle (ReLU)".into(),
-        x_label: "theta_in (deg)".into(),
-        y_label: "phi (deg)".into(),
-        log_y: false,
+        x_label: "input angle θ_in (°)".into(),
+        y_label: "model-gradient angle φ (°)".into(),
+        x_scale: Scale::Linear,
+        y_scale: Scale::Linear,
         series,
+        note: Some(format!(
+            "solid: infinite width (Thm 4.4)\nmarkers: mean over {seeds} seeds\nbars: mean ± sd over the seeds\nwidths drawn {DODGE_DEG}° apart in θ_in"
+        )),
     }
 }
 
-/// The measured angles of one (depth, width): mean and spread over seeds at each theta.
+/// The measured angles of one (depth, width): mean and spread over seeds at each θ_in.
 fn measured(points: &[Fig1Point], depth: usize, width: usize) -> Series {
     let mut thetas: Vec<f64> = points
         .iter()
@@ -152,11 +212,38 @@ fn measured(points: &[Fig1Point], depth: usize, width: usize) -> Series {
         })
         .collect();
     Series {
-        label: format!("L = {depth}, width {width} (mean +- sd over seeds)"),
+        label: format!("L = {depth}, width {width}"),
         points: stats.iter().map(|s| (s.0, s.1)).collect(),
-        errors: Some(stats.iter().map(|s| s.2).collect()),
+        spread: Some(Spread::Bars(
+            stats.iter().map(|s| (s.1 - s.2, s.1 + s.2)).collect(),
+        )),
         color: PALETTE[0],
         dash: Dash::Dotted,
-        markers: true,
+        marker: Some(Marker::Circle),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ntk_core::backend::{self, Precision};
+
+    #[test]
+    fn the_figure_redraws_from_its_table_alone() {
+        let compute = backend::select(Some("flex"), Precision::F64).unwrap();
+        let points = measure(&compute, &[10.0, 90.0], &[1, 3], &[8, 16], &[1, 2]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &points, &[1, 3], &[8, 16]).unwrap();
+        let csv = std::fs::read(dir.path().join("fig1.csv")).unwrap();
+        std::fs::remove_file(dir.path().join("fig1.png")).unwrap();
+        redraw(dir.path()).unwrap();
+        assert!(dir.path().join("fig1.png").exists());
+        assert_eq!(std::fs::read(dir.path().join("fig1.csv")).unwrap(), csv);
+        let svg = std::fs::read_to_string(dir.path().join("fig1.svg")).unwrap();
+        assert!(svg.contains("θ_in") && svg.contains("φ"));
+        assert_eq!(read(dir.path()).unwrap().len(), points.len());
+        let empty = tempfile::tempdir().unwrap();
+        let e = redraw(empty.path()).unwrap_err().to_string();
+        assert!(e.contains("fig1.csv") && e.contains("missing"), "{e}");
     }
 }

@@ -6,6 +6,7 @@
 pub mod angles;
 pub mod api;
 pub mod bench;
+pub mod blocks;
 pub mod config;
 pub mod error;
 pub mod extreme;

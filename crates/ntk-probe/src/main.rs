@@ -38,6 +38,9 @@ enum Command {
     Sweep(SweepArgs),
     /// Merge the finished points of a sweep directory into its tables and figures.
     Collect(CollectArgs),
+    /// Redraw the figures of a collected sweep from its summary.csv and results.csv alone
+    /// (no per-point directories needed, nothing recomputed, the tables left as they are).
+    Plot(PlotArgs),
     /// Infinite-width theory: the model-gradient angle phi (Thm 4.4) for theta_in and depth.
     Theory(TheoryArgs),
     /// Fig. 1: phi vs theta_in, theory for L = 1, 2, 5, 10 and measured finite-width points.
@@ -61,6 +64,10 @@ struct Fig1Args {
     /// Input angles theta_in in degrees.
     #[arg(long, value_delimiter = ',', default_values_t = [5.0f64, 15.0, 30.0, 45.0, 60.0, 90.0, 120.0, 150.0, 175.0])]
     thetas: Vec<f64>,
+    /// Only redraw OUT/fig1.{png,svg} from OUT/fig1.csv (nothing measured; the depths and
+    /// widths are the table's).
+    #[arg(long, conflicts_with_all = ["depths", "widths", "seeds", "thetas"])]
+    redraw: bool,
 }
 
 /// `--set KEY=VALUE`, the generic override of a config key.
@@ -113,6 +120,15 @@ struct CollectArgs {
     /// Merge points whose configs differ beyond the sweep axes (refused by default).
     #[arg(long)]
     allow_mixed: bool,
+}
+
+#[derive(Args)]
+struct PlotArgs {
+    /// The collected sweep's directory (holding summary.csv and results.csv).
+    dir: PathBuf,
+    /// The figures' title (default: the data set's name from results.csv).
+    #[arg(long)]
+    title: Option<String>,
 }
 
 #[derive(Args)]
@@ -326,8 +342,13 @@ fn ntk(args: NtkArgs) -> CliResult<()> {
         );
     } else {
         print_table(&summary);
+        let blocks = if summary.blocks.is_some() {
+            ", blocks.csv"
+        } else {
+            ""
+        };
         println!(
-            "  wrote {}/{{summary.json, inputs.npy, ntk.npy, eigenvalues.npy}}",
+            "  wrote {}/{{summary.json, inputs.npy, ntk.npy, eigenvalues.npy{blocks}}}",
             args.out.display()
         );
     }
@@ -500,6 +521,13 @@ fn collect_cmd(args: CollectArgs) -> CliResult<()> {
     Ok(())
 }
 
+fn plot_cmd(args: PlotArgs) -> CliResult<()> {
+    for stem in sweep::redraw(&args.dir, args.title.as_deref())? {
+        println!("wrote {}.{{png,svg}}", stem.display());
+    }
+    Ok(())
+}
+
 /// The most values one `theory` call computes.
 const MAX_THEORY_VALUES: f64 = 100_000.0;
 /// The deepest network `theory` computes (each layer is one step of the recursion).
@@ -617,6 +645,11 @@ fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
 }
 
 fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
+    if args.redraw {
+        ntk_probe::fig1::redraw(&args.out)?;
+        println!("wrote {}/fig1.{{png,svg}}", args.out.display());
+        return Ok(());
+    }
     let compute = backend::select(None, Precision::F64)?;
     let points = ntk_probe::fig1::measure(
         &compute,
@@ -686,6 +719,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench_cmd(a),
         Command::Sweep(a) => sweep_cmd(a),
         Command::Collect(a) => collect_cmd(a),
+        Command::Plot(a) => plot_cmd(a),
         Command::Theory(a) => theory_cmd(a),
         Command::Fig1(a) => fig1_cmd(a),
     };

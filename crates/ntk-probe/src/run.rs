@@ -11,7 +11,8 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::angles::{self, MinAngle};
-use crate::config::{Eigen, Method, ProbeConfig, Protocol};
+use crate::blocks::BlockRow;
+use crate::config::{Eigen, Method, ProbeConfig, Protocol, spelled};
 use crate::host;
 use crate::jacobian;
 use crate::structured;
@@ -90,12 +91,13 @@ fn full_eigen() -> String {
 }
 
 /// The file names of one probe's output set (`ntk --out DIR`).
-pub const OUTPUT_FILES: [&str; 5] = [
+pub const OUTPUT_FILES: [&str; 6] = [
     "summary.json",
     "inputs.npy",
     "ntk.npy",
     "eigenvalues.npy",
     "weights.safetensors",
+    crate::blocks::BLOCKS_FILE,
 ];
 
 /// The provenance of a probe of `cfg` on `inputs` (whose [`Inputs::digest`] is `digest`)
@@ -448,7 +450,11 @@ pub fn run(
     let result = compute_kernel_net(&net, inputs, compute, cfg.probe.method, cfg.probe.output)?;
     let kernel_seconds = phase.finish();
     let gram = gram_spectrum(inputs)?;
-    let (mut summary, eigenvalues) = summarize(
+    let Summarized {
+        mut summary,
+        eigenvalues,
+        blocks,
+    } = summarize(
         cfg,
         cfg.probe.protocol,
         inputs,
@@ -467,6 +473,7 @@ pub fn run(
             Some(inputs),
             Some(&result.kernel),
             &eigenvalues,
+            blocks.as_deref(),
             mlp.filter(|_| save_weights),
         )?;
         set.commit().map_err(Error::Io)?;
@@ -555,8 +562,8 @@ impl NetFacts {
                     width: c.width,
                     depth: c.depth,
                     activation: c.activation().to_string(),
-                    convention: format!("{:?}", c.convention).to_lowercase(),
-                    parameterization: format!("{:?}", c.parameterization).to_lowercase(),
+                    convention: spelled(&c.convention),
+                    parameterization: spelled(&c.parameterization),
                     seed: c.seed,
                     output_dim: c.output_dim,
                     note: match c.normalization {
@@ -612,7 +619,16 @@ pub fn gram_spectrum(inputs: &Inputs) -> crate::Result<Spectrum> {
     Ok(spectrum::spectrum(&gram, Precision::F64.epsilon())?)
 }
 
-/// The summary of a computed kernel under one protocol, and the eigenvalues to save.
+/// What one protocol makes of a computed kernel: the summary, the eigenvalues to save
+/// (`eigenvalues.npy`), and for the blocks protocol its blocks (`blocks.csv`).
+pub struct Summarized {
+    pub summary: Summary,
+    pub eigenvalues: Vec<f64>,
+    pub blocks: Option<Vec<BlockRow>>,
+}
+
+/// The summary of a computed kernel under one protocol, the eigenvalues to save and the
+/// blocks.
 #[allow(clippy::too_many_arguments)]
 pub fn summarize(
     cfg: &ProbeConfig,
@@ -623,7 +639,7 @@ pub fn summarize(
     result: &KernelResult,
     gram_spec: &Spectrum,
     kernel_seconds: f64,
-) -> crate::Result<(Summary, Vec<f64>)> {
+) -> crate::Result<Summarized> {
     let start = Instant::now();
     let mode = cfg.probe.output;
     let facts = NetFacts::of(net);
@@ -658,24 +674,31 @@ pub fn summarize(
         data: inputs.description.clone(),
         precision: compute.precision.to_string(),
         backend: compute.backend.to_string(),
-        method: format!("{:?}", result.method).to_lowercase(),
+        method: spelled(&result.method),
         engine: result.engine.to_string(),
         output: mode.name(),
         protocol: protocol.name().to_string(),
         block_size: (protocol == Protocol::Blocks).then_some(cfg.probe.block_size),
-        blocks,
+        blocks: blocks.as_ref().map(Vec::len),
         note: facts.note,
         kernel_seconds,
         eigen_seconds,
         seconds: kernel_seconds + start.elapsed().as_secs_f64(),
         provenance: None,
     };
-    Ok((summary, eigen_out))
+    Ok(Summarized {
+        summary,
+        eigenvalues: eigen_out,
+        blocks,
+    })
 }
+
+/// The eigenvalue route, summary, saved eigenvalues and blocks of [`protocol_spectrum`].
+type ProtocolSpectrum = (Eigen, SpectrumSummary, Vec<f64>, Option<Vec<BlockRow>>);
 
 /// The kernel's conditioning under `protocol`: the eigenvalue route used (the blocks of
 /// the official protocol are small: their spectra are always full), its summary, the
-/// eigenvalues written to `eigenvalues.npy`, and the number of blocks.
+/// eigenvalues written to `eigenvalues.npy`, and the blocks ([`crate::blocks`]).
 fn protocol_spectrum(
     cfg: &ProbeConfig,
     protocol: Protocol,
@@ -683,7 +706,7 @@ fn protocol_spectrum(
     n: usize,
     compute: &Compute,
     facts: &NetFacts,
-) -> crate::Result<(Eigen, SpectrumSummary, Vec<f64>, Option<usize>)> {
+) -> crate::Result<ProtocolSpectrum> {
     let eps = compute.precision.epsilon();
     Ok(match protocol {
         Protocol::Whole if cfg.probe.eigen == Eigen::Extreme => {
@@ -697,7 +720,7 @@ fn protocol_spectrum(
             (Eigen::Full, SpectrumSummary::from(&s), ev, None)
         }
         Protocol::Blocks => {
-            let (summary, ev, count) = block_spectra(
+            let b = crate::blocks::spectra(
                 kernel,
                 n,
                 cfg.probe.block_size,
@@ -706,7 +729,7 @@ fn protocol_spectrum(
                 cfg.probe.output,
                 facts.output_dim,
             )?;
-            (Eigen::Full, summary, ev, Some(count))
+            (Eigen::Full, b.summary, b.eigenvalues, Some(b.rows))
         }
     })
 }
@@ -799,64 +822,17 @@ impl From<&Spectrum> for SpectrumSummary {
     }
 }
 
-/// The official protocol: a seeded permutation cut into blocks of `block` samples (the last
-/// may be smaller), kappa of each block's kernel, averaged; lambda_min and lambda_max are
-/// averaged the same way, rank is the smallest block rank. A singular block makes the mean
-/// kappa infinite (reported singular). Returns the concatenated block eigenvalues.
-fn block_spectra(
-    kernel: &Kernel,
-    n: usize,
-    block: usize,
-    seed: u64,
-    eps: f64,
-    mode: OutputMode,
-    k: usize,
-) -> crate::Result<(SpectrumSummary, Vec<f64>, usize)> {
-    use rand::SeedableRng;
-    use rand::seq::SliceRandom;
-    let mut order: Vec<usize> = (0..n).collect();
-    order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
-    let per = if mode == OutputMode::Full { k } else { 1 };
-    let (mut lmin, mut lmax, mut kappa, mut count) = (0.0, 0.0, 0.0, 0usize);
-    let (mut singular, mut rank) = (false, usize::MAX);
-    let mut all = Vec::new();
-    for chunk in order.chunks(block) {
-        let rows: Vec<usize> = chunk
-            .iter()
-            .flat_map(|&i| (0..per).map(move |o| i * per + o))
-            .collect();
-        let s = spectrum::spectrum(&kernel.submatrix(&rows), eps)?;
-        lmin += s.lambda_min;
-        lmax += s.lambda_max;
-        kappa += s.kappa;
-        singular |= s.singular;
-        rank = rank.min(s.rank);
-        count += 1;
-        all.extend_from_slice(&s.eigenvalues);
-    }
-    let c = count as f64;
-    Ok((
-        SpectrumSummary {
-            lambda_min: lmin / c,
-            lambda_max: lmax / c,
-            kappa: (!singular).then_some(kappa / c),
-            singular,
-            rank,
-        },
-        all,
-        count,
-    ))
-}
-
-/// Writes summary.json, inputs.npy, ntk.npy, eigenvalues.npy (and weights.safetensors),
-/// each atomically; summary.json last, so its presence means the run finished. Sweeps pass
-/// no inputs or kernel (they keep only the summary and the eigenvalues).
+/// Writes summary.json, inputs.npy, ntk.npy, eigenvalues.npy, blocks.csv for the blocks
+/// protocol (and weights.safetensors), each atomically; summary.json last, so its presence
+/// means the run finished. Sweeps pass no inputs or kernel (they keep only the summary,
+/// the eigenvalues and the blocks).
 pub fn write_outputs(
     dir: &Path,
     summary: &Summary,
     inputs: Option<&Inputs>,
     kernel: Option<&Kernel>,
     eigenvalues: &[f64],
+    blocks: Option<&[BlockRow]>,
     mlp: Option<&Mlp>,
 ) -> crate::Result<()> {
     let ctx = |what: &'static str, source: std::io::Error| Error::CannotWrite {
@@ -884,6 +860,9 @@ pub fn write_outputs(
         &[eigenvalues.len() as u64],
     )
     .map_err(|e| ctx("eigenvalues.npy", e))?;
+    if let Some(blocks) = blocks {
+        ntk_core::table::write_csv(&dir.join(crate::blocks::BLOCKS_FILE), blocks)?;
+    }
     if let Some(mlp) = mlp {
         let dtype = if summary.precision == "f64" {
             ExportDType::F64

@@ -349,7 +349,7 @@ fn an_unknown_device_suggests_no_feature() {
 
 #[test]
 fn every_option_has_help() {
-    for sub in ["ntk", "bench", "sweep", "collect", "theory", "fig1"] {
+    for sub in ["ntk", "bench", "sweep", "collect", "plot", "theory", "fig1"] {
         let out = probe().args([sub, "--help"]).output().unwrap();
         assert!(out.status.success());
         let text = String::from_utf8_lossy(&out.stdout);
@@ -366,4 +366,32 @@ fn every_option_has_help() {
     }
     let out = probe().args(["fig1", "--help"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("[default: runs/fig1]"));
+}
+
+#[test]
+fn redrawing_without_tables_names_the_missing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["plot".to_string(), dir.path().display().to_string()],
+        vec![
+            "fig1".into(),
+            "--redraw".into(),
+            "--out".into(),
+            dir.path().display().to_string(),
+        ],
+    ] {
+        let out = probe().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(".csv") && err.contains("missing"),
+            "{args:?}: {err}"
+        );
+    }
+    // --redraw measures nothing, so the measurement options are refused beside it.
+    let out = probe()
+        .args(["fig1", "--redraw", "--depths", "1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
 }

@@ -61,6 +61,11 @@ fn shards_resume_and_collect() {
     let (ran, skipped) = sweep::run_sweep(&cfg, &out, Shard::all(), &flex()).unwrap();
     assert_eq!((ran, skipped), (1, 11));
 
+    // Every blocks point keeps its block membership; whole-set points have none.
+    let point = out.join("runs/relu/depth02/seed1");
+    let rows = ntk_probe::blocks::read(&point.join("blocks")).unwrap();
+    assert_eq!(rows.iter().map(|r| r.size).sum::<usize>(), 30);
+    assert!(!point.join("whole/blocks.csv").exists());
     let groups = sweep::collect(Some(&cfg), &out, "test", false).unwrap();
     assert_eq!(groups.len(), 2 * 2 * 3, "protocol x activation x depth");
     let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
@@ -89,6 +94,37 @@ fn shards_resume_and_collect() {
             && relu2.theory_min_grad_angle_deg.is_some()
     );
     assert!(Shard::parse("2/2").is_err() && Shard::parse("x").is_err());
+
+    // `plot` redraws the figures from the two tables alone, leaving the tables as they are.
+    let tables = |f: &str| std::fs::read(out.join(f)).unwrap();
+    let (summary, results) = (tables("summary.csv"), tables("results.csv"));
+    std::fs::remove_dir_all(out.join("runs")).unwrap();
+    for f in [
+        "min_grad_angle_vs_depth",
+        "kappa_vs_depth_whole",
+        "kappa_vs_depth_blocks",
+    ] {
+        std::fs::remove_file(out.join(f).with_extension("png")).unwrap();
+    }
+    let stems = sweep::redraw(&out, None).unwrap();
+    assert_eq!(stems.len(), 3, "{stems:?}");
+    for stem in &stems {
+        assert!(stem.with_extension("png").exists() && stem.with_extension("svg").exists());
+    }
+    let svg = std::fs::read_to_string(out.join("kappa_vs_depth_whole.svg")).unwrap();
+    assert!(svg.contains("synthetic: NTK condition number") && svg.contains('κ'));
+    assert!(
+        svg.contains("min to max over the seeds"),
+        "the band says what it is"
+    );
+    assert_eq!(
+        (tables("summary.csv"), tables("results.csv")),
+        (summary, results)
+    );
+    // Without its tables there is nothing to redraw, and the error names the file.
+    std::fs::remove_file(out.join("results.csv")).unwrap();
+    let e = sweep::redraw(&out, None).unwrap_err().to_string();
+    assert!(e.contains("results.csv") && e.contains("missing"), "{e}");
 }
 
 #[test]
@@ -166,4 +202,50 @@ fn sweep_points_equal_standalone_runs() {
         assert_eq!(p.config, q.config, "{what}");
         assert_eq!(p.fingerprint, q.fingerprint, "{what}");
     }
+}
+
+/// Conventions are spelled as the config spells them (`unit_variance`), in every output:
+/// the point directories, `summary.json`, and the collected tables' `convention` and
+/// `setting` columns.
+#[test]
+fn conventions_are_spelled_as_in_the_config() {
+    let text = r#"
+[sweep]
+depths = [1]
+activations = ["gelu"]
+seeds = [1]
+protocols = ["whole"]
+conventions = ["paper", "unit_variance"]
+out = "unused"
+
+[data]
+dataset = "synthetic"
+n = 12
+input_dim = 3
+
+[model]
+width = 8
+depth = 1
+activation = "relu"
+
+[probe]
+precision = "f64"
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = SweepConfig::parse(text).unwrap();
+    let out = dir.path().join("out");
+    sweep::run_sweep(&cfg, &out, Shard::all(), &flex()).unwrap();
+    let point = out.join("runs/unit_variance/gelu/depth01/seed1/whole/summary.json");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&point).unwrap()).unwrap();
+    assert_eq!(summary["convention"], "unit_variance");
+    assert_eq!(summary["parameterization"], "ntk");
+    let groups = sweep::collect(Some(&cfg), &out, "test", false).unwrap();
+    let mut settings: Vec<&str> = groups.iter().map(|g| g.setting.as_str()).collect();
+    settings.sort_unstable();
+    assert_eq!(settings, ["paper", "unit_variance"]);
+    let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let summary_csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(results.contains(",unit_variance,") && summary_csv.contains(",unit_variance,"));
+    assert!(!results.contains("unitvariance") && !summary_csv.contains("unitvariance"));
 }

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ntk_core::plot::{Dash, Figure, Series, ramp};
+use ntk_core::plot::{Dash, Figure, Marker, Scale, Series, Spread, ramp};
 use ntk_core::stats::mean;
 use serde::Serialize;
 
@@ -161,8 +161,11 @@ pub struct BestRow {
 
 type Key = (usize, String, String);
 
+/// A curve's point: (epoch, mean over seeds, smallest seed's value, largest's).
+type Stat = (f64, f64, f64, f64);
+
 /// How a figure's curve is read from the runs of one configuration.
-type CurveOf<'a> = dyn Fn(&[&RunRecord]) -> Vec<(f64, f64)> + 'a;
+type CurveOf<'a> = dyn Fn(&[&RunRecord]) -> Vec<Stat> + 'a;
 
 /// The chosen lr of each configuration.
 pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
@@ -208,13 +211,13 @@ pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
     best
 }
 
-/// Mean over the tables `tables` (one per seed) of `value` row by row, over the rows
-/// every table has, against the row's epoch.
+/// Mean, min and max over the tables `tables` (one per seed) of `value` row by row, over
+/// the rows every table has, against the row's epoch.
 fn mean_curve<T>(
     tables: &[&[T]],
     epoch: impl Fn(&T) -> usize,
     value: impl Fn(&T) -> Option<f64>,
-) -> Vec<(f64, f64)> {
+) -> Vec<Stat> {
     let len = tables.iter().map(|t| t.len()).min().unwrap_or(0);
     (0..len)
         .filter_map(|i| {
@@ -222,20 +225,19 @@ fn mean_curve<T>(
             if vals.len() < tables.len() {
                 return None;
             }
-            Some((epoch(&tables[0][i]) as f64, mean(vals)?))
+            let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            Some((epoch(&tables[0][i]) as f64, mean(vals)?, lo, hi))
         })
         .collect()
 }
 
-fn metric_curve(
-    runs: &[&RunRecord],
-    value: impl Fn(&EpochMetrics) -> Option<f64>,
-) -> Vec<(f64, f64)> {
+fn metric_curve(runs: &[&RunRecord], value: impl Fn(&EpochMetrics) -> Option<f64>) -> Vec<Stat> {
     let tables: Vec<&[EpochMetrics]> = runs.iter().map(|r| r.metrics.as_slice()).collect();
     mean_curve(&tables, |r| r.epoch, value)
 }
 
-fn ntk_curve(runs: &[&RunRecord], value: impl Fn(&NtkRow) -> Option<f64>) -> Vec<(f64, f64)> {
+fn ntk_curve(runs: &[&RunRecord], value: impl Fn(&NtkRow) -> Option<f64>) -> Vec<Stat> {
     let tables: Vec<&[NtkRow]> = runs.iter().map(|r| r.ntk.as_slice()).collect();
     mean_curve(&tables, |r| r.epoch, value)
 }
@@ -245,6 +247,7 @@ struct Curve<'a> {
     label: String,
     color: ntk_core::plot::RGBColor,
     dash: Dash,
+    marker: Marker,
     members: Vec<&'a RunRecord>,
 }
 
@@ -256,7 +259,7 @@ fn distinct<T: Ord>(best: &[BestRow], key: impl Fn(&BestRow) -> T) -> Vec<T> {
     v
 }
 
-/// The curves of the chosen configurations: colour by depth (a ramp), dash by
+/// The curves of the chosen configurations: colour and marker by depth (a ramp), dash by
 /// (activation, normalization), the lr in the label when the runs used several.
 fn curves<'a>(runs: &'a [RunRecord], best: &[BestRow]) -> Vec<Curve<'a>> {
     let styles = distinct(best, |b| (b.activation.clone(), b.normalization.clone()));
@@ -285,7 +288,8 @@ fn curves<'a>(runs: &'a [RunRecord], best: &[BestRow]) -> Vec<Curve<'a>> {
             Curve {
                 label,
                 color: ramp(depth, depths.len()),
-                dash: [Dash::Solid, Dash::Dashed, Dash::Dotted][style % 3],
+                dash: [Dash::Solid, Dash::Dashed, Dash::DashDot, Dash::Dotted][style % 4],
+                marker: Marker::nth(depth),
                 members: runs
                     .iter()
                     .filter(|r| r.key() == key && r.lr == b.lr)
@@ -295,25 +299,40 @@ fn curves<'a>(runs: &'a [RunRecord], best: &[BestRow]) -> Vec<Curve<'a>> {
         .collect()
 }
 
-/// A figure of `curves` against the epoch, each curve's points read by `points`.
+/// A figure of `curves` against the epoch, each curve's points read by `points`: the mean
+/// over seeds, and where a curve has several seeds their min..max as a band.
 fn figure(curves: &[Curve], title: &str, y: &str, log_y: bool, points: &CurveOf) -> Figure {
+    let series: Vec<Series> = curves
+        .iter()
+        .map(|c| {
+            let stats = points(&c.members);
+            Series {
+                label: c.label.clone(),
+                points: stats.iter().map(|p| (p.0, p.1)).collect(),
+                spread: (c.members.len() > 1)
+                    .then(|| Spread::Band(stats.iter().map(|p| (p.2, p.3)).collect())),
+                color: c.color,
+                dash: c.dash,
+                marker: Some(c.marker),
+            }
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let seeds: Vec<usize> = curves.iter().map(|c| c.members.len()).collect();
+    let note = match (seeds.iter().min(), seeds.iter().max()) {
+        (Some(1), Some(1)) => "one seed per curve".to_string(),
+        (Some(a), Some(b)) if a == b => format!("lines: mean over {a} seeds\nshaded: min to max"),
+        (Some(a), Some(b)) => format!("lines: mean over {a}-{b} seeds\nshaded: min to max"),
+        _ => String::new(),
+    };
     Figure {
         title: title.into(),
         x_label: "epoch".into(),
         y_label: y.into(),
-        log_y,
-        series: curves
-            .iter()
-            .map(|c| Series {
-                label: c.label.clone(),
-                points: points(&c.members),
-                errors: None,
-                color: c.color,
-                dash: c.dash,
-                markers: false,
-            })
-            .filter(|s| !s.points.is_empty())
-            .collect(),
+        x_scale: Scale::Integer,
+        y_scale: if log_y { Scale::Log } else { Scale::Linear },
+        series,
+        note: (!note.is_empty()).then_some(note),
     }
 }
 
@@ -326,7 +345,7 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> crate::Result<Vec
     let accuracy = |m: &[&RunRecord]| metric_curve(m, |r| r.test_accuracy);
     let kappa = |m: &[&RunRecord]| ntk_curve(m, |r| r.kappa);
     let angle = |m: &[&RunRecord]| ntk_curve(m, |r| r.min_grad_angle_deg);
-    let loss_y = "train loss (cross-entropy";
+    let loss_y = "training loss (cross-entropy";
     let mut figures = vec![(
         "train_loss",
         figure(
@@ -354,7 +373,7 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> crate::Result<Vec
             figure(
                 &curves,
                 "NTK condition number during training",
-                "kappa",
+                "NTK condition number κ",
                 true,
                 &kappa,
             ),
@@ -364,7 +383,7 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> crate::Result<Vec
             figure(
                 &curves,
                 "Minimum gradient angle during training",
-                "min gradient angle (deg)",
+                "min gradient angle (°)",
                 false,
                 &angle,
             ),
@@ -424,4 +443,20 @@ pub fn collect(out: &Path, log_y: bool, allow_mixed: bool) -> crate::Result<Vec<
     write_csv(&written[1], &best)?;
     written.extend(figures(out, &runs, log_y)?);
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The curves of several seeds are their mean with the seeds' min..max as the band;
+    /// rows that not every seed has are left out.
+    #[test]
+    fn seed_curves_are_means_with_their_range() {
+        let a: Vec<(usize, f64)> = vec![(1, 2.0), (2, 1.0), (3, 0.5)];
+        let b: Vec<(usize, f64)> = vec![(1, 4.0), (2, 0.5)];
+        let tables: Vec<&[(usize, f64)]> = vec![&a, &b];
+        let curve = mean_curve(&tables, |r| r.0, |r| Some(r.1));
+        assert_eq!(curve, [(1.0, 3.0, 2.0, 4.0), (2.0, 0.75, 0.5, 1.0)]);
+    }
 }

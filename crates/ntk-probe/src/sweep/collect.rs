@@ -13,7 +13,8 @@ use ntk_data::inputs::{self, Inputs};
 use ntk_model::{Activation, ActivationKind};
 use serde::{Deserialize, Serialize};
 
-use super::{AXES, SweepConfig, figures, read_summaries_at};
+use super::figures::{SeedValue, figures};
+use super::{AXES, SweepConfig, read_summaries_at};
 use crate::angles;
 use crate::run::Summary;
 use crate::theory;
@@ -130,46 +131,69 @@ pub fn write_results_csv(path: &Path, rows: &[Summary]) -> crate::Result<()> {
     Ok(ntk_core::table::write_csv(path, &rows)?)
 }
 
-/// The setting of each summary: the values of the keys in which the summaries differ
-/// beyond the main axes (data, n, width, convention), `""` when they differ in none.
-fn settings(rows: &[Summary]) -> Vec<String> {
-    type Key = fn(&Summary) -> String;
-    let keys: [(&str, Key); 4] = [
-        // The data set's name (the description's first word; they differ in nothing else
-        // unless the merge was --allow-mixed).
-        ("", |s| {
-            s.data
-                .split_whitespace()
-                .next()
-                .unwrap_or_default()
-                .to_string()
-        }),
-        ("n=", |s| s.n.to_string()),
-        ("width=", |s| s.width.to_string()),
-        ("", |s| s.convention.clone()),
-    ];
-    let varying: Vec<&(&str, Key)> = keys
-        .iter()
-        .filter(|(_, k)| rows.iter().any(|s| k(s) != k(&rows[0])))
+/// The keys that may tell settings apart: the data set's name (the description's first
+/// word; they differ in nothing else unless the merge was --allow-mixed), n, width and
+/// convention.
+pub(super) fn setting_keys(data: &str, n: usize, width: usize, convention: &str) -> [String; 4] {
+    [
+        data.split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+        format!("n={n}"),
+        format!("width={width}"),
+        convention.to_string(),
+    ]
+}
+
+/// The setting of each row from its [`setting_keys`]: the values of the keys in which the
+/// rows differ, `""` when they differ in none.
+pub(super) fn settings(keys: &[[String; 4]]) -> Vec<String> {
+    let varying: Vec<usize> = (0..4)
+        .filter(|&k| keys.iter().any(|r| r[k] != keys[0][k]))
         .collect();
-    rows.iter()
-        .map(|s| {
+    keys.iter()
+        .map(|r| {
             varying
                 .iter()
-                .map(|(prefix, k)| format!("{prefix}{}", k(s)))
+                .map(|&k| r[k].as_str())
                 .collect::<Vec<_>>()
                 .join(" ")
         })
         .collect()
 }
 
+/// The settings of the summaries ([`settings`]).
+fn summary_settings(rows: &[Summary]) -> Vec<String> {
+    let keys: Vec<[String; 4]> = rows
+        .iter()
+        .map(|s| setting_keys(&s.data, s.n, s.width, &s.convention))
+        .collect();
+    settings(&keys)
+}
+
+/// Each summary's values for the seed bands of the figures.
+fn seed_values(rows: &[Summary]) -> Vec<SeedValue> {
+    rows.iter()
+        .zip(summary_settings(rows))
+        .map(|(s, setting)| SeedValue {
+            protocol: s.protocol.clone(),
+            setting,
+            activation: s.activation.clone(),
+            depth: s.depth,
+            kappa: s.kappa.filter(|_| !s.singular),
+            min_grad_angle_deg: s.min_grad_angle_deg,
+        })
+        .collect()
+}
+
 /// Means over seeds of one (protocol, setting, activation, depth) group.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GroupRow {
     pub protocol: String,
     /// The values of the optional axes (data, n, width, convention) in which the group
     /// differs from others; absent (no column) for a sweep without them.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty", default)]
     pub setting: String,
     pub activation: String,
     pub depth: usize,
@@ -252,7 +276,7 @@ fn theory_values(cfg: &SweepConfig, out: &Path) -> crate::Result<TheoryCache> {
 pub fn group(rows: &[Summary], theory: Option<&TheoryCache>) -> Vec<GroupRow> {
     type Key = (String, String, String, usize);
     let mut groups: BTreeMap<Key, Vec<&Summary>> = BTreeMap::new();
-    for (s, setting) in rows.iter().zip(settings(rows)) {
+    for (s, setting) in rows.iter().zip(summary_settings(rows)) {
         groups
             .entry((s.protocol.clone(), setting, s.activation.clone(), s.depth))
             .or_default()
@@ -355,6 +379,6 @@ pub fn collect(
     };
     let groups = group(&rows, theory.as_ref());
     ntk_core::table::write_csv(&out.join("summary.csv"), &groups)?;
-    figures(out, &groups, title)?;
+    figures(out, &groups, &seed_values(&rows), title)?;
     Ok(groups)
 }

@@ -1,12 +1,51 @@
-//! The figures of a probe sweep (Liu & Hui, Fig. 2): minimum gradient angle and kappa (log
-//! scale) against depth, one curve per (setting, activation), relu solid and linear dashed
-//! as in the paper, theory dotted in the same colour.
+//! The figures of a probe sweep (Liu & Hui, Fig. 2): the minimum gradient angle and the
+//! NTK condition number κ (log scale) against the depth L, one curve per (setting,
+//! activation): the mean over seeds with a shaded band from the smallest to the largest
+//! seed's value; relu solid and linear dashed as in the paper, the infinite-width theory
+//! dotted in the same colour.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ntk_core::plot::{Dash, Figure, PALETTE, RGBColor, Series};
+use ntk_core::plot::{Dash, Figure, Marker, PALETTE, RGBColor, Scale, Series, Spread};
 
 use super::GroupRow;
+
+/// One seed's values at one point, for the seed bands: the keys of its group and its
+/// κ (`None` when singular) and minimum gradient angle.
+#[derive(Clone, Debug)]
+pub struct SeedValue {
+    pub protocol: String,
+    pub setting: String,
+    pub activation: String,
+    pub depth: usize,
+    pub kappa: Option<f64>,
+    pub min_grad_angle_deg: Option<f64>,
+}
+
+type GroupKey = (String, String, String, usize);
+
+/// (min, max) over the seeds of each group of the finite values read by `value`.
+fn ranges(
+    seeds: &[SeedValue],
+    value: fn(&SeedValue) -> Option<f64>,
+) -> BTreeMap<GroupKey, (f64, f64)> {
+    let mut out: BTreeMap<GroupKey, (f64, f64)> = BTreeMap::new();
+    for s in seeds {
+        let Some(v) = value(s).filter(|v| v.is_finite()) else {
+            continue;
+        };
+        let key = (
+            s.protocol.clone(),
+            s.setting.clone(),
+            s.activation.clone(),
+            s.depth,
+        );
+        let e = out.entry(key).or_insert((v, v));
+        *e = (e.0.min(v), e.1.max(v));
+    }
+    out
+}
 
 fn dash_for(activation: &str) -> Dash {
     if activation.starts_with("linear") {
@@ -29,18 +68,46 @@ struct Curve<'a> {
     name: String,
     dash: Dash,
     color: RGBColor,
+    marker: Marker,
     rows: Vec<&'a GroupRow>,
 }
 
 impl Curve<'_> {
-    fn series(&self, label: String, points: Vec<(f64, f64)>, errors: Option<Vec<f64>>) -> Series {
+    /// The measured means `value` with their seed range from `spread` as a band (groups
+    /// without a finite mean are left out).
+    fn measured(
+        &self,
+        label: String,
+        value: impl Fn(&GroupRow) -> f64,
+        spread: &BTreeMap<GroupKey, (f64, f64)>,
+    ) -> Series {
+        let rows: Vec<&GroupRow> = self
+            .rows
+            .iter()
+            .copied()
+            .filter(|g| value(g).is_finite())
+            .collect();
+        let band: Vec<(f64, f64)> = rows
+            .iter()
+            .map(|g| {
+                let key = (
+                    g.protocol.clone(),
+                    g.setting.clone(),
+                    g.activation.clone(),
+                    g.depth,
+                );
+                spread.get(&key).copied().unwrap_or((value(g), value(g)))
+            })
+            .collect();
+        // A curve without points (singular at every depth) keeps only its legend line.
+        let any = !rows.is_empty();
         Series {
             label,
-            points,
-            errors,
+            points: rows.iter().map(|g| (g.depth as f64, value(g))).collect(),
+            spread: any.then_some(Spread::Band(band)),
             color: self.color,
             dash: self.dash,
-            markers: true,
+            marker: any.then_some(self.marker),
         }
     }
 
@@ -52,18 +119,18 @@ impl Curve<'_> {
             .filter_map(|g| th(g).map(|t| (g.depth as f64, t)))
             .collect();
         (!points.is_empty()).then(|| Series {
-            label: format!("{} (infinite width)", self.name),
+            label: format!("{}, infinite width", self.name),
             points,
-            errors: None,
+            spread: None,
             color: self.color,
             dash: Dash::Dotted,
-            markers: false,
+            marker: None,
         })
     }
 }
 
-/// The curves of `protocol`, one per (setting, activation) of the sweep, in a fixed order
-/// and colour.
+/// The curves of `protocol`, one per (setting, activation) of the sweep, in a fixed order,
+/// colour and marker.
 fn curves<'a>(groups: &'a [GroupRow], protocol: &str) -> Vec<Curve<'a>> {
     let keys = distinct(groups, |g| (g.setting.clone(), g.activation.clone()));
     keys.iter()
@@ -75,92 +142,108 @@ fn curves<'a>(groups: &'a [GroupRow], protocol: &str) -> Vec<Curve<'a>> {
                 .filter(|g| g.protocol == protocol)
                 .collect();
             let name = if setting.is_empty() {
-                keys[c].1.clone()
+                activation.clone()
             } else {
-                format!("{setting} {}", keys[c].1)
+                format!("{setting} {activation}")
             };
             Curve {
                 name,
                 dash: dash_for(activation),
                 color: PALETTE[c % PALETTE.len()],
+                marker: Marker::nth(c),
                 rows,
             }
         })
         .collect()
 }
 
+/// What the lines and bands are, for the legend: "mean over 5 seeds; band: min..max".
+fn note(groups: &[GroupRow], theory: bool) -> String {
+    let seeds = distinct(groups, |g| g.seeds);
+    let n = match seeds.as_slice() {
+        [one] => one.to_string(),
+        _ => format!(
+            "{}-{}",
+            seeds.first().copied().unwrap_or(0),
+            seeds.last().copied().unwrap_or(0)
+        ),
+    };
+    let mut s = format!("lines: mean over {n} seeds\nshaded: min to max over the seeds");
+    if theory {
+        s += "\ndotted: infinite-width theory";
+    }
+    s
+}
+
 /// The minimum gradient angle against depth (a property of the whole kernel: drawn from
 /// the first protocol's groups).
-fn angle_figure(groups: &[GroupRow], protocol: &str, title: &str) -> Figure {
+fn angle_figure(groups: &[GroupRow], seeds: &[SeedValue], protocol: &str, title: &str) -> Figure {
+    let spread = ranges(seeds, |s| s.min_grad_angle_deg);
     let mut series = Vec::new();
     for curve in curves(groups, protocol) {
-        series.push(
-            curve.series(
-                format!("{} (measured, mean over seeds)", curve.name),
-                curve
-                    .rows
-                    .iter()
-                    .map(|g| (g.depth as f64, g.min_grad_angle_mean_deg))
-                    .collect(),
-                Some(
-                    curve
-                        .rows
-                        .iter()
-                        .map(|g| g.min_grad_angle_std_deg)
-                        .collect(),
-                ),
-            ),
-        );
+        series.push(curve.measured(curve.name.clone(), |g| g.min_grad_angle_mean_deg, &spread));
         series.extend(curve.theory(|g| g.theory_min_grad_angle_deg));
     }
+    let theory = series.iter().any(|s| s.dash == Dash::Dotted);
     Figure {
         title: format!("{title}: minimum model-gradient angle"),
         x_label: "depth L".into(),
-        y_label: "min pairwise gradient angle (deg)".into(),
-        log_y: false,
+        y_label: "min pairwise gradient angle (°)".into(),
+        x_scale: Scale::Integer,
+        y_scale: Scale::Linear,
         series,
+        note: Some(note(groups, theory)),
     }
 }
 
-/// kappa (log scale) against depth under `protocol`; the theory on the whole-set kernel.
-fn kappa_figure(groups: &[GroupRow], protocol: &str, title: &str) -> Figure {
+/// κ (log scale) against depth under `protocol`; the theory on the whole-set kernel.
+fn kappa_figure(groups: &[GroupRow], seeds: &[SeedValue], protocol: &str, title: &str) -> Figure {
+    let spread = ranges(seeds, |s| s.kappa);
     let mut series = Vec::new();
     for curve in curves(groups, protocol) {
         let singular_all = curve.rows.iter().all(|g| g.singular == g.seeds);
         let label = if singular_all {
-            format!("{}: singular at every depth (kappa = inf)", curve.name)
+            format!("{}: singular at every depth (κ = ∞)", curve.name)
         } else {
-            format!("{} (measured)", curve.name)
+            curve.name.clone()
         };
-        let points = curve
-            .rows
-            .iter()
-            .map(|g| (g.depth as f64, g.kappa_mean))
-            .collect();
-        series.push(curve.series(label, points, None));
+        series.push(curve.measured(label, |g| g.kappa_mean, &spread));
         if protocol == "whole" {
             series.extend(curve.theory(|g| g.theory_kappa));
         }
     }
+    let theory = series.iter().any(|s| s.dash == Dash::Dotted);
+    let what = match protocol {
+        "whole" => "whole set".to_string(),
+        "blocks" => "mean over 512-sample blocks".to_string(),
+        other => format!("{other} protocol"),
+    };
     Figure {
-        title: format!("{title}: NTK condition number ({protocol} protocol)"),
+        title: format!("{title}: NTK condition number ({what})"),
         x_label: "depth L".into(),
-        y_label: "kappa (log scale)".into(),
-        log_y: true,
+        y_label: "NTK condition number κ".into(),
+        x_scale: Scale::Integer,
+        y_scale: Scale::Log,
         series,
+        note: Some(note(groups, theory)),
     }
 }
 
 /// The figures of Fig. 2: `min_grad_angle_vs_depth` and `kappa_vs_depth_<protocol>` (when
-/// some kappa is finite); returns their stems.
-pub fn figures(out: &Path, groups: &[GroupRow], title: &str) -> crate::Result<Vec<PathBuf>> {
+/// some κ is finite), the seed bands from `seeds`; returns their stems.
+pub fn figures(
+    out: &Path,
+    groups: &[GroupRow],
+    seeds: &[SeedValue],
+    title: &str,
+) -> crate::Result<Vec<PathBuf>> {
     let protocols = distinct(groups, |g| g.protocol.clone());
     let first = protocols.first().cloned().unwrap_or_default();
     let stem = out.join("min_grad_angle_vs_depth");
-    angle_figure(groups, &first, title).save(&stem)?;
+    angle_figure(groups, seeds, &first, title).save(&stem)?;
     let mut written = vec![stem];
     for protocol in &protocols {
-        let fig = kappa_figure(groups, protocol, title);
+        let fig = kappa_figure(groups, seeds, protocol, title);
         if fig
             .series
             .iter()

@@ -399,10 +399,7 @@ impl Setting {
 }
 
 fn convention_name(c: NtkConvention) -> String {
-    serde_json::to_value(c)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
+    crate::config::spelled(&c)
 }
 
 /// One grid point.
@@ -638,7 +635,7 @@ impl Sweep for ProbeSweep<'_> {
         let kernel_seconds = t.elapsed().as_secs_f64();
         let set = OutputSet::begin(&point.dir(self.out)).map_err(Error::Io)?;
         for (protocol, prov) in provs {
-            let (mut summary, eigenvalues) = run::summarize(
+            let mut done = run::summarize(
                 &pcfg,
                 protocol,
                 &inputs,
@@ -648,9 +645,17 @@ impl Sweep for ProbeSweep<'_> {
                 &gram,
                 kernel_seconds,
             )?;
-            summary.provenance = Some(prov);
+            done.summary.provenance = Some(prov);
             let dir = set.path().join(protocol.name());
-            run::write_outputs(&dir, &summary, None, None, &eigenvalues, None)?;
+            run::write_outputs(
+                &dir,
+                &done.summary,
+                None,
+                None,
+                &done.eigenvalues,
+                done.blocks.as_deref(),
+                None,
+            )?;
         }
         set.commit().map_err(Error::Io)?;
         self.reporter.log(&format!(
@@ -792,6 +797,8 @@ pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
 
 mod collect;
 mod figures;
+mod redraw;
 
 pub use collect::{GroupRow, TheoryCache, collect, group, write_results_csv};
-pub use figures::figures;
+pub use figures::{SeedValue, figures};
+pub use redraw::redraw;

@@ -1,0 +1,645 @@
+//! Figures as PNG (at twice the SVG's pixel size, 1800 x 1200) and SVG with plotters.
+//! Text is drawn with the DejaVu Sans font compiled into the binary (`assets/fonts`; it has
+//! the Greek letters κ, θ, φ and the superscript digits of `10⁵`), so figures look the same
+//! on every machine.
+//!
+//! What a figure guarantees: axis ticks from [`ticks`] (log axes labelled `10ᵏ` at every
+//! decade with minor ticks between, integer-only ticks on count axes), the legend to the
+//! right of the data area (never over it), four line styles that stay apart (solid, long
+//! dashes, round dots, dash-dot; [`strokes`]) with a marker shape per curve, and seed
+//! spread as shaded bands or error bars ([`Spread`]).
+
+mod strokes;
+pub mod ticks;
+
+use std::path::Path;
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::prelude::*;
+pub use plotters::style::RGBColor;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+pub use strokes::Dash;
+use strokes::Piece;
+pub use ticks::Scale;
+use ticks::Ticks;
+
+static FONT: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSans.ttf");
+
+fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        for style in [
+            FontStyle::Normal,
+            FontStyle::Bold,
+            FontStyle::Italic,
+            FontStyle::Oblique,
+        ] {
+            plotters::style::register_font("sans-serif", style, FONT)
+                .unwrap_or_else(|_| panic!("the bundled font is a valid TTF"));
+        }
+    });
+}
+
+/// The marker drawn at a curve's points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marker {
+    Circle,
+    Square,
+    Triangle,
+    Diamond,
+}
+
+impl Marker {
+    /// The `i`-th marker shape (cycling).
+    pub fn nth(i: usize) -> Self {
+        [Self::Circle, Self::Square, Self::Triangle, Self::Diamond][i % 4]
+    }
+}
+
+/// The spread of a curve at each of its points, as (low, high) values, e.g. the minimum
+/// and maximum over seeds, or mean -+ one standard deviation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Spread {
+    /// A shaded band between the lows and the highs.
+    Band(Vec<(f64, f64)>),
+    /// A vertical error bar at each point.
+    Bars(Vec<(f64, f64)>),
+}
+
+/// One curve: points, colour, dash, marker, legend label, and its spread if any.
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+    /// The spread at each point (same length as `points`), if any.
+    pub spread: Option<Spread>,
+    pub color: RGBColor,
+    pub dash: Dash,
+    /// Markers at the points (at most [`MAX_MARKERS`] of them, evenly spaced).
+    pub marker: Option<Marker>,
+}
+
+/// A figure: title, axis labels and scales, curves, and a note printed under the legend
+/// (what the lines and bands are: "mean over 5 seeds; band: min..max").
+#[derive(Clone, Debug)]
+pub struct Figure {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x_scale: Scale,
+    pub y_scale: Scale,
+    pub series: Vec<Series>,
+    pub note: Option<String>,
+}
+
+/// The most markers drawn on one curve (a 100-epoch curve gets one every 4 epochs).
+pub const MAX_MARKERS: usize = 25;
+
+/// The SVG's size; the PNG is twice this.
+const SIZE: (u32, u32) = (900, 600);
+
+pub const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+/// Colour `i` of `n` ordered curves (a depth sweep): a viridis-like ramp from dark
+/// purple through teal to yellow-green, so neighbouring depths have neighbouring colours.
+pub fn ramp(i: usize, n: usize) -> RGBColor {
+    const STOPS: [(f64, f64, f64); 5] = [
+        (68.0, 1.0, 84.0),
+        (59.0, 82.0, 139.0),
+        (33.0, 145.0, 140.0),
+        (94.0, 201.0, 98.0),
+        (190.0, 180.0, 20.0),
+    ];
+    let t = if n <= 1 {
+        0.0
+    } else {
+        i as f64 / (n - 1) as f64
+    } * (STOPS.len() - 1) as f64;
+    let k = (t.floor() as usize).min(STOPS.len() - 2);
+    let f = t - k as f64;
+    let mix = |a: f64, b: f64| (a + (b - a) * f).round() as u8;
+    let (a, b) = (STOPS[k], STOPS[k + 1]);
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+impl Series {
+    /// The plotted (x, y) of point `i`, if it can be plotted on these scales.
+    fn at(&self, i: usize, sx: Scale, sy: Scale) -> Option<(f64, f64)> {
+        let (x, y) = self.points[i];
+        Some((sx.to_plot(x)?, sy.to_plot(y)?))
+    }
+
+    /// The (low, high) of point `i`, if any.
+    fn spread_at(&self, i: usize) -> Option<(f64, f64)> {
+        match &self.spread {
+            Some(Spread::Band(v) | Spread::Bars(v)) => v.get(i).copied(),
+            None => None,
+        }
+    }
+}
+
+impl Figure {
+    /// Writes `stem.png` (1800 x 1200) and `stem.svg` (900 x 600).
+    pub fn save(&self, stem: &Path) -> crate::Result<()> {
+        register_font();
+        self.check(stem)?;
+        let png = stem.with_extension("png");
+        let svg = stem.with_extension("svg");
+        {
+            let root = BitMapBackend::new(&png, (2 * SIZE.0, 2 * SIZE.1)).into_drawing_area();
+            self.draw(&root, 2.0, false)
+                .map_err(|e| plot_error(&png, e))?;
+            root.present().map_err(|e| plot_error(&png, e))?;
+        }
+        {
+            let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
+            self.draw(&root, 1.0, true)
+                .map_err(|e| plot_error(&svg, e))?;
+            root.present().map_err(|e| plot_error(&svg, e))?;
+        }
+        Ok(())
+    }
+
+    /// Every spread has one (low, high) per point.
+    fn check(&self, stem: &Path) -> crate::Result<()> {
+        for s in &self.series {
+            if let Some(Spread::Band(v) | Spread::Bars(v)) = &s.spread
+                && v.len() != s.points.len()
+            {
+                let message = format!(
+                    "series {:?}: {} spreads for {} points",
+                    s.label,
+                    v.len(),
+                    s.points.len()
+                );
+                return Err(plot_error(stem, message));
+            }
+        }
+        Ok(())
+    }
+
+    /// The axes' ticks from the data (points and spreads) that can be plotted.
+    fn axes(&self) -> Option<(Ticks, Ticks)> {
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        for s in &self.series {
+            for i in 0..s.points.len() {
+                if s.at(i, self.x_scale, self.y_scale).is_none() {
+                    continue;
+                }
+                xs.push(s.points[i].0);
+                ys.push(s.points[i].1);
+                if let Some((lo, hi)) = s.spread_at(i) {
+                    ys.extend(
+                        [lo, hi]
+                            .into_iter()
+                            .filter(|v| self.y_scale.to_plot(*v).is_some()),
+                    );
+                }
+            }
+        }
+        let range = |v: &[f64]| {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (lo.is_finite() && hi.is_finite()).then_some((lo, hi))
+        };
+        let (x0, x1) = range(&xs)?;
+        let (y0, y1) = range(&ys)?;
+        Some((
+            ticks::ticks(self.x_scale, x0, x1),
+            ticks::ticks(self.y_scale, y0, y1),
+        ))
+    }
+
+    /// Draws the figure at `s` pixels per unit of the 900 x 600 layout; `vector` for a
+    /// vector backend (SVG), which strokes thick lines itself.
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        s: f64,
+        vector: bool,
+    ) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+        let px = |v: f64| (v * s).round() as i32;
+        root.fill(&WHITE).map_err(err)?;
+        let (xt, yt) = self.axes().ok_or("nothing finite to plot")?;
+        let (w, _) = root.dim_in_pixel();
+        let legend_w = self.legend_width(root, s).min(w as i32 * 45 / 100);
+        let (area, legend_area) = root.split_horizontally(w as i32 - legend_w);
+        let label_font = ("sans-serif", px(15.0));
+        let widest = yt
+            .labels
+            .iter()
+            .map(|l| {
+                root.estimate_text_size(l, &label_font.into_text_style(root))
+                    .map_or(0, |t| t.0)
+            })
+            .max()
+            .unwrap_or(0);
+        let mut chart = ChartBuilder::on(&area)
+            .caption(&self.title, ("sans-serif", px(20.0)))
+            .margin(px(12.0))
+            .margin_right(px(6.0))
+            .x_label_area_size(px(50.0))
+            .y_label_area_size(widest as i32 + px(38.0))
+            .build_cartesian_2d(Axis(&xt), Axis(&yt))
+            .map_err(err)?;
+        let fx = |v: &f64| xt.label_of(*v);
+        let fy = |v: &f64| yt.label_of(*v);
+        chart
+            .configure_mesh()
+            .x_desc(&self.x_label)
+            .y_desc(&self.y_label)
+            .x_label_formatter(&fx)
+            .y_label_formatter(&fy)
+            .label_style(label_font)
+            .axis_desc_style(("sans-serif", px(16.0)))
+            .bold_line_style(BLACK.mix(0.18).stroke_width(px(1.0).max(1) as u32))
+            .light_line_style(BLACK.mix(0.06).stroke_width(px(1.0).max(1) as u32))
+            .axis_style(BLACK.stroke_width(px(1.0).max(1) as u32))
+            .set_all_tick_mark_size(px(6.0))
+            .draw()
+            .map_err(err)?;
+        let to_px = |p: (f64, f64)| {
+            let c = chart.backend_coord(&p);
+            (f64::from(c.0), f64::from(c.1))
+        };
+        // Minor tick marks on both axes, inward (the light grid lines continue them).
+        let (x_lo, y_lo) = to_px((xt.lo, yt.lo));
+        let minor_len = 3.5 * s;
+        let tick = BLACK.stroke_width(px(1.0).max(1) as u32);
+        for &x in &xt.minor {
+            let (x, _) = to_px((x, yt.lo));
+            root.draw(&PathElement::new(
+                vec![ipt((x, y_lo)), ipt((x, y_lo - minor_len))],
+                tick,
+            ))
+            .map_err(err)?;
+        }
+        for &y in &yt.minor {
+            let (_, y) = to_px((xt.lo, y));
+            root.draw(&PathElement::new(
+                vec![ipt((x_lo, y)), ipt((x_lo + minor_len, y))],
+                tick,
+            ))
+            .map_err(err)?;
+        }
+        // Bands under everything, then lines, bars and markers.
+        for sr in &self.series {
+            if let Some(Spread::Band(_)) = sr.spread {
+                let (mut top, mut bottom) = (Vec::new(), Vec::new());
+                for i in 0..sr.points.len() {
+                    let (Some((x, _)), Some((lo, hi))) =
+                        (sr.at(i, self.x_scale, self.y_scale), sr.spread_at(i))
+                    else {
+                        continue;
+                    };
+                    if let (Some(lo), Some(hi)) =
+                        (self.y_scale.to_plot(lo), self.y_scale.to_plot(hi))
+                    {
+                        top.push(ipt(to_px((x, hi))));
+                        bottom.push(ipt(to_px((x, lo))));
+                    }
+                }
+                bottom.reverse();
+                top.extend(bottom);
+                if top.len() >= 4 {
+                    root.draw(&Polygon::new(top, sr.color.mix(0.18).filled()))
+                        .map_err(err)?;
+                }
+            }
+        }
+        let lw = 2.0 * s;
+        for sr in &self.series {
+            let pts: Vec<(f64, f64)> = (0..sr.points.len())
+                .filter_map(|i| sr.at(i, self.x_scale, self.y_scale))
+                .map(to_px)
+                .collect();
+            draw_line(root, &pts, sr.dash, sr.color, lw, vector).map_err(err)?;
+            if let Some(Spread::Bars(_)) = sr.spread {
+                for i in 0..sr.points.len() {
+                    let (Some((x, _)), Some((lo, hi))) =
+                        (sr.at(i, self.x_scale, self.y_scale), sr.spread_at(i))
+                    else {
+                        continue;
+                    };
+                    if let (Some(lo), Some(hi)) =
+                        (self.y_scale.to_plot(lo), self.y_scale.to_plot(hi))
+                    {
+                        let (a, b) = (to_px((x, lo)), to_px((x, hi)));
+                        draw_bar(root, a, b, sr.color, s).map_err(err)?;
+                    }
+                }
+            }
+            if let Some(m) = sr.marker {
+                let every = pts.len().div_ceil(MAX_MARKERS).max(1);
+                for p in pts.iter().step_by(every) {
+                    draw_marker(root, *p, m, sr.color, s).map_err(err)?;
+                }
+            }
+        }
+        self.draw_legend(&legend_area, s, vector).map_err(err)
+    }
+
+    /// The legend's width in pixels: the widest label and its line sample.
+    fn legend_width<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, s: f64) -> i32 {
+        let font = ("sans-serif", (14.0 * s).round() as i32).into_text_style(root);
+        let note = ("sans-serif", (13.0 * s).round() as i32).into_text_style(root);
+        let labels = self.series.iter().map(|x| (x.label.as_str(), &font));
+        let notes = self.note.iter().flat_map(|n| n.lines()).map(|l| (l, &note));
+        let widest = labels
+            .chain(notes)
+            .map(|(l, f)| root.estimate_text_size(l, f).map_or(0, |t| t.0))
+            .max()
+            .unwrap_or(0);
+        widest as i32 + (96.0 * s) as i32
+    }
+
+    /// The legend: one row per curve (line sample with its marker and spread, then the
+    /// label), then the note.
+    fn draw_legend<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        s: f64,
+        vector: bool,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let centred = |size: f64| {
+            ("sans-serif", (size * s).round() as i32)
+                .into_font()
+                .into_text_style(area)
+                .pos(Pos::new(HPos::Left, VPos::Center))
+        };
+        let font = centred(14.0);
+        let row = 24.0 * s;
+        let (x0, sample) = (6.0 * s, 56.0 * s);
+        let mut y = 62.0 * s;
+        for sr in &self.series {
+            let (a, b) = ((x0, y), (x0 + sample, y));
+            match sr.spread {
+                Some(Spread::Band(_)) => area.draw(&Rectangle::new(
+                    [ipt((a.0, y - 7.0 * s)), ipt((b.0, y + 7.0 * s))],
+                    sr.color.mix(0.18).filled(),
+                ))?,
+                Some(Spread::Bars(_)) => {
+                    let m = x0 + sample / 2.0;
+                    draw_bar(area, (m, y - 8.0 * s), (m, y + 8.0 * s), sr.color, s)?
+                }
+                None => {}
+            }
+            draw_line(area, &[a, b], sr.dash, sr.color, 2.0 * s, vector)?;
+            if let Some(m) = sr.marker {
+                draw_marker(area, (x0 + sample / 2.0, y), m, sr.color, s)?;
+            }
+            area.draw(&Text::new(
+                sr.label.clone(),
+                ipt((x0 + sample + 8.0 * s, y)),
+                font.clone(),
+            ))?;
+            y += row;
+        }
+        let note = centred(13.0);
+        y += 0.5 * row;
+        for line in self.note.iter().flat_map(|n| n.lines()) {
+            area.draw(&Text::new(line.to_string(), ipt((x0, y)), note.clone()))?;
+            y += 0.85 * row;
+        }
+        Ok(())
+    }
+}
+
+/// An axis of [`Ticks`] as plotters sees it: linear in the plotted coordinate, its major
+/// ticks bold (labelled) and its minor ticks light.
+struct Axis<'a>(&'a Ticks);
+
+impl Ranged for Axis<'_> {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let f = (v - self.0.lo) / (self.0.hi - self.0.lo);
+        limit.0 + (f64::from(limit.1 - limit.0) * f).round() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.0.minor.clone()
+        } else {
+            self.0.major.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.0.lo..self.0.hi
+    }
+}
+
+/// A pixel position rounded to the backend's integers.
+fn ipt(p: (f64, f64)) -> (i32, i32) {
+    (p.0.round() as i32, p.1.round() as i32)
+}
+
+/// The polyline `pts` (pixels of `area`) in style `dash`, `w` pixels wide.
+fn draw_line<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    pts: &[(f64, f64)],
+    dash: Dash,
+    color: RGBColor,
+    w: f64,
+    vector: bool,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    for piece in strokes::pieces(pts, dash, w) {
+        match piece {
+            Piece::Segment(v) => stroke(area, &v, color, w, vector)?,
+            Piece::Dot(p) => area.draw(&Circle::new(
+                ipt(p),
+                (0.75 * w).round().max(1.0) as i32,
+                color.filled(),
+            ))?,
+        }
+    }
+    Ok(())
+}
+
+/// The polyline `v`, `w` pixels wide. A vector backend strokes it as one path; on a
+/// bitmap every pixel within `w / 2` of a segment is painted, its edge anti-aliased by
+/// coverage, with round caps and joins: plotters' own thick bitmap lines (a polygon fill)
+/// come out one pixel thin on segments near 45 degrees.
+fn stroke<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    v: &[(f64, f64)],
+    color: RGBColor,
+    w: f64,
+    vector: bool,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    if vector {
+        let style = color.stroke_width(w.round().max(1.0) as u32);
+        return area.draw(&PathElement::new(
+            v.iter().copied().map(ipt).collect::<Vec<_>>(),
+            style,
+        ));
+    }
+    let h = w / 2.0;
+    for seg in v.windows(2) {
+        let (a, b) = (seg[0], seg[1]);
+        let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+        let len2 = dx * dx + dy * dy;
+        let x0 = (a.0.min(b.0) - h - 1.0).floor() as i32;
+        let x1 = (a.0.max(b.0) + h + 1.0).ceil() as i32;
+        let y0 = (a.1.min(b.1) - h - 1.0).floor() as i32;
+        let y1 = (a.1.max(b.1) + h + 1.0).ceil() as i32;
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                // Distance from the pixel's centre to the segment.
+                let (px, py) = (f64::from(x) + 0.5, f64::from(y) + 0.5);
+                let t = if len2 > 0.0 {
+                    (((px - a.0) * dx + (py - a.1) * dy) / len2).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                let d = ((px - a.0 - t * dx).powi(2) + (py - a.1 - t * dy).powi(2)).sqrt();
+                let cover = (h + 0.5 - d).clamp(0.0, 1.0);
+                if cover > 0.0 {
+                    area.draw_pixel((x, y), &color.mix(cover))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An error bar from `a` to `b` (pixels of `area`) with caps.
+fn draw_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    a: (f64, f64),
+    b: (f64, f64),
+    color: RGBColor,
+    s: f64,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let style = color.stroke_width((1.2 * s).round().max(1.0) as u32);
+    let cap = 3.5 * s;
+    area.draw(&PathElement::new(vec![ipt(a), ipt(b)], style))?;
+    for p in [a, b] {
+        area.draw(&PathElement::new(
+            vec![ipt((p.0 - cap, p.1)), ipt((p.0 + cap, p.1))],
+            style,
+        ))?;
+    }
+    Ok(())
+}
+
+/// Marker `m` centred at `p` (pixels of `area`): filled, with a white rim so it reads over lines.
+fn draw_marker<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: (f64, f64),
+    m: Marker,
+    color: RGBColor,
+    s: f64,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let (x, y) = p;
+    let r = 4.0 * s;
+    let shape = |r: f64| -> Vec<(i32, i32)> {
+        match m {
+            Marker::Circle => Vec::new(),
+            Marker::Square => vec![
+                ipt((x - 0.85 * r, y - 0.85 * r)),
+                ipt((x + 0.85 * r, y - 0.85 * r)),
+                ipt((x + 0.85 * r, y + 0.85 * r)),
+                ipt((x - 0.85 * r, y + 0.85 * r)),
+            ],
+            Marker::Triangle => vec![
+                ipt((x, y - 1.15 * r)),
+                ipt((x + r, y + 0.65 * r)),
+                ipt((x - r, y + 0.65 * r)),
+            ],
+            Marker::Diamond => vec![
+                ipt((x, y - 1.2 * r)),
+                ipt((x + 0.9 * r, y)),
+                ipt((x, y + 1.2 * r)),
+                ipt((x - 0.9 * r, y)),
+            ],
+        }
+    };
+    let rim = r + 1.2 * s;
+    for (radius, c) in [(rim, WHITE), (r, color)] {
+        if m == Marker::Circle {
+            area.draw(&Circle::new(ipt((x, y)), radius.round() as i32, c.filled()))?;
+        } else {
+            area.draw(&Polygon::new(shape(radius), c.filled()))?;
+        }
+    }
+    Ok(())
+}
+
+/// A drawing error of the figure file `path`.
+fn plot_error(path: &Path, message: impl ToString) -> crate::Error {
+    crate::Error::Plot {
+        path: path.to_path_buf(),
+        message: message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figure(spread: Option<Spread>) -> Figure {
+        Figure {
+            title: "κ against depth L".into(),
+            x_label: "depth L".into(),
+            y_label: "NTK condition number κ".into(),
+            x_scale: Scale::Integer,
+            y_scale: Scale::Log,
+            series: vec![Series {
+                label: "relu".into(),
+                points: vec![(0.0, 1e8), (1.0, 4e4), (2.0, 1.7e4)],
+                spread,
+                color: PALETTE[1],
+                dash: Dash::DashDot,
+                marker: Some(Marker::Diamond),
+            }],
+            note: Some("band: min..max over seeds".into()),
+        }
+    }
+
+    #[test]
+    fn a_figure_is_written_as_png_and_svg() {
+        let dir = tempfile::tempdir().unwrap();
+        let stem = dir.path().join("fig");
+        let band = Spread::Band(vec![(9e7, 1.1e8), (3e4, 5e4), (1.5e4, 2e4)]);
+        figure(Some(band)).save(&stem).unwrap();
+        let png = image_size(&stem.with_extension("png"));
+        assert_eq!(png, (1800, 1200));
+        let svg = std::fs::read_to_string(stem.with_extension("svg")).unwrap();
+        assert!(svg.contains("10⁸") && svg.contains("10⁴"), "decade labels");
+        assert!(svg.contains("κ"));
+    }
+
+    #[test]
+    fn a_spread_of_the_wrong_length_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = figure(Some(Spread::Bars(vec![(1.0, 2.0)])));
+        let e = bad.save(&dir.path().join("fig")).unwrap_err().to_string();
+        assert!(e.contains("1 spreads for 3 points"), "{e}");
+    }
+
+    /// Width and height from a PNG's IHDR chunk.
+    fn image_size(path: &Path) -> (u32, u32) {
+        let b = std::fs::read(path).unwrap();
+        let be = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        (be(16), be(20))
+    }
+}

@@ -1,0 +1,159 @@
+//! Liu & Hui's published protocol (the official code's `condition_num.py`): the training
+//! set cut into blocks of 512 samples, the NTK condition number κ = λ_max / λ_min of each
+//! block's kernel, and the mean over blocks. The blocks are the chunks of a seeded random
+//! permutation of the samples ([`membership`]: ChaCha8 seeded with the network seed, the
+//! last block possibly smaller), and each block's membership and numbers are written to
+//! `blocks.csv` beside `summary.json` ([`BlockRow`]), so that a user holding `ntk.npy` (or
+//! the inputs) can recompute every block's κ.
+
+use std::path::Path;
+
+use ntk_core::kernel::{Kernel, OutputMode};
+use ntk_core::spectrum;
+use serde::{Deserialize, Serialize};
+
+use crate::run::SpectrumSummary;
+
+/// The file name of the block table.
+pub const BLOCKS_FILE: &str = "blocks.csv";
+
+/// One block of the official protocol: its samples and its kernel's conditioning.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BlockRow {
+    /// The block's position (0-based) in the permutation.
+    pub block: usize,
+    /// The number of samples in the block.
+    pub size: usize,
+    pub lambda_min: f64,
+    pub lambda_max: f64,
+    /// λ_max / λ_min; empty when the block's kernel is numerically singular.
+    pub kappa: Option<f64>,
+    pub singular: bool,
+    pub rank: usize,
+    /// The block's samples, `;`-separated, in block order: row indices into the inputs as
+    /// saved (`inputs.npy`), and into `ntk.npy` for a scalar output (`probe.output = sum`
+    /// or `first`); with `probe.output = full` (k outputs) sample i owns the kernel rows
+    /// `i k .. i k + k - 1`.
+    pub samples: String,
+}
+
+impl BlockRow {
+    /// The sample indices of [`BlockRow::samples`].
+    pub fn sample_indices(&self) -> crate::Result<Vec<usize>> {
+        self.samples
+            .split(';')
+            .map(|t| {
+                t.trim()
+                    .parse::<usize>()
+                    .map_err(|_| crate::Error::BadTable {
+                        path: BLOCKS_FILE.into(),
+                        reason: format!("block {}: sample {t:?} is not an index", self.block),
+                    })
+            })
+            .collect()
+    }
+}
+
+/// The blocks of `n` samples: a permutation of `0..n` drawn with ChaCha8 seeded by
+/// `seed`, cut into consecutive chunks of `block` samples (the last may be smaller).
+pub fn membership(n: usize, block: usize, seed: u64) -> Vec<Vec<usize>> {
+    use rand::SeedableRng;
+    use rand::seq::SliceRandom;
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+    order.chunks(block.max(1)).map(<[usize]>::to_vec).collect()
+}
+
+/// The protocol's result: the means over blocks, every block's eigenvalues concatenated
+/// (for `eigenvalues.npy`), and the blocks themselves.
+pub(crate) struct Blocks {
+    pub(crate) summary: SpectrumSummary,
+    pub(crate) eigenvalues: Vec<f64>,
+    pub(crate) rows: Vec<BlockRow>,
+}
+
+/// κ of each block's kernel, averaged; λ_min and λ_max are averaged the same way, the rank
+/// is the smallest block rank. A singular block makes the mean κ infinite (reported
+/// singular). `k` is the number of outputs (kernel rows per sample with `OutputMode::Full`).
+pub(crate) fn spectra(
+    kernel: &Kernel,
+    n: usize,
+    block: usize,
+    seed: u64,
+    eps: f64,
+    mode: OutputMode,
+    k: usize,
+) -> crate::Result<Blocks> {
+    let per = if mode == OutputMode::Full { k } else { 1 };
+    let (mut lmin, mut lmax, mut kappa) = (0.0, 0.0, 0.0);
+    let (mut singular, mut rank) = (false, usize::MAX);
+    let mut eigenvalues = Vec::new();
+    let mut rows = Vec::new();
+    for (b, samples) in membership(n, block, seed).into_iter().enumerate() {
+        let kernel_rows: Vec<usize> = samples
+            .iter()
+            .flat_map(|&i| (0..per).map(move |o| i * per + o))
+            .collect();
+        let s = spectrum::spectrum(&kernel.submatrix(&kernel_rows), eps)?;
+        lmin += s.lambda_min;
+        lmax += s.lambda_max;
+        kappa += s.kappa;
+        singular |= s.singular;
+        rank = rank.min(s.rank);
+        eigenvalues.extend_from_slice(&s.eigenvalues);
+        rows.push(BlockRow {
+            block: b,
+            size: samples.len(),
+            lambda_min: s.lambda_min,
+            lambda_max: s.lambda_max,
+            kappa: (!s.singular).then_some(s.kappa),
+            singular: s.singular,
+            rank: s.rank,
+            samples: samples
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(";"),
+        });
+    }
+    let c = rows.len() as f64;
+    Ok(Blocks {
+        summary: SpectrumSummary {
+            lambda_min: lmin / c,
+            lambda_max: lmax / c,
+            kappa: (!singular).then_some(kappa / c),
+            singular,
+            rank,
+        },
+        eigenvalues,
+        rows,
+    })
+}
+
+/// Reads the `blocks.csv` of a probe's output directory `dir`.
+pub fn read(dir: &Path) -> crate::Result<Vec<BlockRow>> {
+    let path = dir.join(BLOCKS_FILE);
+    if !path.is_file() {
+        return Err(crate::Error::BadTable {
+            path,
+            reason: "missing (only the blocks protocol writes it)".into(),
+        });
+    }
+    Ok(ntk_core::table::read_csv(&path)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_blocks_partition_the_samples_and_follow_the_seed() {
+        let b = membership(100, 32, 7);
+        assert_eq!(b.iter().map(Vec::len).collect::<Vec<_>>(), [32, 32, 32, 4]);
+        let mut all: Vec<usize> = b.concat();
+        all.sort_unstable();
+        assert_eq!(all, (0..100).collect::<Vec<_>>());
+        assert_eq!(membership(100, 32, 7), b, "the same seed, the same blocks");
+        assert_ne!(membership(100, 32, 8), b, "another seed, other blocks");
+    }
+}

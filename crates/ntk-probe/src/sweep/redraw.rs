@@ -1,0 +1,105 @@
+//! `ntk-probe plot DIR`: the figures of a collected sweep redrawn from its tables alone,
+//! `summary.csv` (the means over seeds and the theory) and `results.csv` (every seed's κ
+//! and minimum gradient angle, for the seed bands), without the per-point directories or
+//! any computation. This is how the committed figures of `experiments/fig2` are redrawn.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::GroupRow;
+use super::collect::{setting_keys, settings};
+use super::figures::{SeedValue, figures};
+
+/// The columns of a `results.csv` row that the figures need (older files have more or
+/// fewer of the other columns).
+#[derive(Deserialize)]
+struct SeedRow {
+    protocol: String,
+    activation: String,
+    depth: usize,
+    width: usize,
+    n: usize,
+    kappa: String,
+    singular: bool,
+    min_grad_angle_deg: String,
+    convention: String,
+    data: String,
+}
+
+fn bad(path: &Path, reason: String) -> crate::Error {
+    crate::Error::BadTable {
+        path: path.to_path_buf(),
+        reason,
+    }
+}
+
+/// `text` as a number (`inf` allowed), or `None` when empty.
+fn number(path: &Path, column: &str, text: &str) -> crate::Result<Option<f64>> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    text.trim()
+        .parse::<f64>()
+        .map(Some)
+        .map_err(|_| bad(path, format!("{column} = {text:?} is not a number")))
+}
+
+/// The rows of the CSV at `path`; a missing or empty table is an error.
+fn table<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<Vec<T>> {
+    if !path.is_file() {
+        return Err(bad(path, "missing (run `ntk-probe collect` first)".into()));
+    }
+    let rows: Vec<T> = ntk_core::table::read_csv(path)?;
+    if rows.is_empty() {
+        return Err(bad(path, "no rows".into()));
+    }
+    Ok(rows)
+}
+
+/// Every seed's values from `results.csv`, keyed as the groups of `summary.csv`.
+fn seed_values(path: &Path) -> crate::Result<Vec<SeedValue>> {
+    let rows: Vec<SeedRow> = table(path)?;
+    let keys: Vec<[String; 4]> = rows
+        .iter()
+        .map(|r| setting_keys(&r.data, r.n, r.width, &r.convention))
+        .collect();
+    rows.iter()
+        .zip(settings(&keys))
+        .map(|(r, setting)| {
+            let kappa = number(path, "kappa", &r.kappa)?.filter(|_| !r.singular);
+            Ok(SeedValue {
+                protocol: r.protocol.clone(),
+                setting,
+                activation: r.activation.clone(),
+                depth: r.depth,
+                kappa,
+                min_grad_angle_deg: number(path, "min_grad_angle_deg", &r.min_grad_angle_deg)?,
+            })
+        })
+        .collect()
+}
+
+/// The figures' title when none is given: the data set's name from `results.csv`.
+fn default_title(dir: &Path) -> crate::Result<String> {
+    let rows: Vec<SeedRow> = table(&dir.join("results.csv"))?;
+    Ok(rows[0]
+        .data
+        .split_whitespace()
+        .next()
+        .unwrap_or("sweep")
+        .trim_end_matches(',')
+        .to_string())
+}
+
+/// Redraws the figures of the collected sweep in `dir` from `summary.csv` and
+/// `results.csv`; returns the stems written. The tables are only read.
+pub fn redraw(dir: &Path, title: Option<&str>) -> crate::Result<Vec<PathBuf>> {
+    let groups: Vec<GroupRow> = table(&dir.join("summary.csv"))?;
+    let seeds = seed_values(&dir.join("results.csv"))?;
+    let title = match title {
+        Some(t) => t.to_string(),
+        None => default_title(dir)?,
+    };
+    figures(dir, &groups, &seeds, &title)
+}

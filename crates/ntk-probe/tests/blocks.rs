@@ -1,0 +1,157 @@
+//! The official block protocol (Liu & Hui's published κ: the mean over 512-sample blocks)
+//! checked from its written files alone: `blocks.csv` names every block's samples, and
+//! each block's λ_min, λ_max and κ are recomputed from `ntk.npy` by an independent route,
+//! the submatrix of those samples and faer's dense symmetric eigensolver
+//! (`self_adjoint_eigenvalues`), while the probe's own values come from the host
+//! eigensolver of `ntk_core::spectrum` (LAPACK `dsyevd` through OpenBLAS when the build has
+//! it, after a pivoted-Cholesky low-rank test).
+
+mod common;
+
+use common::{ntk_cli, write_file};
+use faer::{Mat, Side};
+use ntk_probe::blocks::{self, BlockRow};
+
+const N: usize = 100;
+const BLOCK: usize = 32;
+
+fn config() -> String {
+    format!(
+        r#"
+[data]
+dataset = "synthetic"
+n = {N}
+input_dim = 5
+seed = 3
+
+[model]
+width = 64
+depth = 3
+activation = "relu"
+seed = 11
+
+[probe]
+precision = "f64"
+protocol = "blocks"
+block_size = {BLOCK}
+output = "sum"
+"#
+    )
+}
+
+/// λ_min, λ_max of the kernel rows/columns `samples` of the `n x n` kernel `k`, by faer.
+fn faer_extremes(k: &[f64], n: usize, samples: &[usize]) -> (f64, f64) {
+    let b = samples.len();
+    let sub = Mat::<f64>::from_fn(b, b, |i, j| k[samples[i] * n + samples[j]]);
+    let mut ev = sub
+        .self_adjoint_eigenvalues(Side::Lower)
+        .expect("faer's eigensolver converges");
+    ev.sort_by(f64::total_cmp);
+    (ev[0], ev[b - 1])
+}
+
+#[test]
+fn block_kappas_recompute_from_the_written_membership() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_file(dir.path(), "blocks.toml", &config());
+    let out = dir.path().join("out");
+    let run = ntk_cli(&cfg, &out);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+
+    let rows: Vec<BlockRow> = blocks::read(&out).unwrap();
+    let (k, shape) = ntk_core::npy::read(&out.join("ntk.npy")).unwrap();
+    assert_eq!(shape, [N as u64, N as u64]);
+
+    // The blocks partition the samples: 32, 32, 32 and the remaining 4.
+    let members: Vec<Vec<usize>> = rows.iter().map(|r| r.sample_indices().unwrap()).collect();
+    assert_eq!(
+        members.iter().map(Vec::len).collect::<Vec<_>>(),
+        [32, 32, 32, 4]
+    );
+    let mut all = members.concat();
+    all.sort_unstable();
+    assert_eq!(
+        all,
+        (0..N).collect::<Vec<_>>(),
+        "every sample in exactly one block"
+    );
+    assert_eq!(
+        members,
+        blocks::membership(N, BLOCK, 11),
+        "the network seed's permutation"
+    );
+
+    // Tolerance: both solvers are backward stable, so each computed eigenvalue of a b x b
+    // block is within c b eps lambda_max of the exact one (Weyl), c a modest constant
+    // (16 here, for the two solvers together). Then lambda_max agrees to that relative
+    // error and kappa to tau (1 / lambda_min + 1 / lambda_max), tau = 16 b eps lambda_max.
+    for (row, samples) in rows.iter().zip(&members) {
+        let (lmin, lmax) = faer_extremes(&k, N, samples);
+        let tau = 16.0 * samples.len() as f64 * f64::EPSILON * lmax;
+        assert!(
+            !row.singular && lmin > tau,
+            "block {} is resolvable",
+            row.block
+        );
+        assert!((row.lambda_max - lmax).abs() <= tau, "{row:?} vs {lmax}");
+        assert!((row.lambda_min - lmin).abs() <= tau, "{row:?} vs {lmin}");
+        let kappa = lmax / lmin;
+        let rel = tau * (1.0 / lmin + 1.0 / lmax);
+        let got = row.kappa.unwrap();
+        assert!(
+            (got - kappa).abs() <= rel * kappa,
+            "block {}: {got} vs {kappa}",
+            row.block
+        );
+        assert_eq!(row.size, samples.len());
+        assert_eq!(row.rank, samples.len());
+    }
+
+    // The summary's kappa is the mean of the block kappas, over the written blocks.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let mean = |f: fn(&BlockRow) -> f64| rows.iter().map(f).sum::<f64>() / rows.len() as f64;
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs();
+    assert_eq!(summary["blocks"], rows.len());
+    assert!(close(
+        summary["kappa"].as_f64().unwrap(),
+        mean(|r| r.kappa.unwrap())
+    ));
+    assert!(close(
+        summary["lambda_min"].as_f64().unwrap(),
+        mean(|r| r.lambda_min)
+    ));
+    assert!(close(
+        summary["lambda_max"].as_f64().unwrap(),
+        mean(|r| r.lambda_max)
+    ));
+    let (ev, _) = ntk_core::npy::read(&out.join("eigenvalues.npy")).unwrap();
+    assert_eq!(ev.len(), N, "every block's eigenvalues, concatenated");
+
+    // The membership matters: consecutive samples (another partition of the same kernel)
+    // give another kappa for the first block, far outside the tolerance.
+    let consecutive: Vec<usize> = (0..BLOCK).collect();
+    let (lmin, lmax) = faer_extremes(&k, N, &consecutive);
+    let first = rows[0].kappa.unwrap();
+    assert!(
+        (lmax / lmin - first).abs() > 1e-6 * first,
+        "{} vs {first}",
+        lmax / lmin
+    );
+}
+
+#[test]
+fn the_whole_protocol_writes_no_block_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = config().replace("protocol = \"blocks\"", "protocol = \"whole\"");
+    let cfg = write_file(dir.path(), "whole.toml", &text);
+    let out = dir.path().join("out");
+    assert!(ntk_cli(&cfg, &out).status.success());
+    assert!(!out.join(blocks::BLOCKS_FILE).exists());
+    let e = blocks::read(&out).unwrap_err().to_string();
+    assert!(e.contains("blocks.csv") && e.contains("missing"), "{e}");
+}
