@@ -97,13 +97,28 @@ impl<T: Real> Conv<T> {
 
     /// `y = conv(x) (* g)` for a batch of `n` images: `x` input maps, `y` output maps.
     pub fn forward(&self, n: usize, x: &[T], w: &[T], y: &mut [T]) {
+        self.forward_moments(n, x, w, y, false);
+    }
+
+    /// [`Self::forward`], and with `moments` the per-channel mean and biased variance of `y`
+    /// over the batch (BatchNorm's statistics), computed chunk by chunk while the chunk is in
+    /// the cache and combined in chunk order (Chan et al.'s pairwise update: no
+    /// `E[y^2] - E[y]^2` cancellation).
+    pub fn forward_moments(
+        &self,
+        n: usize,
+        x: &[T],
+        w: &[T],
+        y: &mut [T],
+        moments: bool,
+    ) -> Option<(Vec<f64>, Vec<f64>)> {
         let (inp, out) = (self.input.with_n(n), self.output.with_n(n));
         let (k, co) = (self.k(), out.c);
         let ranges = chunks(n, out.pixels());
         let per = ranges[0].len();
         y.par_chunks_mut(per * out.image())
             .zip(ranges)
-            .for_each(|(yc, r)| {
+            .map(|(yc, r)| {
                 let rows = r.len() * out.pixels();
                 with_scratch(rows * k, |col: &mut [T]| {
                     im2col(
@@ -123,7 +138,13 @@ impl<T: Real> Conv<T> {
                     );
                 });
                 self.apply_gain(yc, out.c);
-            });
+                moments.then(|| chunk_moments(yc, co))
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .flatten()
+            .reduce(|a, b| a.merge(&b))
+            .map(|m| m.mean_var())
     }
 
     /// `y *= g[pixel]` on a chunk of whole output images.
@@ -253,6 +274,56 @@ impl<T: Real> Conv<T> {
             }
         }
     }
+}
+
+/// Per-channel count, mean and sum of squared deviations of a chunk of maps.
+struct Moments {
+    count: f64,
+    mean: Vec<f64>,
+    m2: Vec<f64>,
+}
+
+impl Moments {
+    /// Chan, Golub & LeVeque's combination of two disjoint parts.
+    fn merge(self, b: &Self) -> Self {
+        let count = self.count + b.count;
+        let (wa, wb) = (self.count / count, b.count / count);
+        let mut out = Self {
+            count,
+            mean: Vec::with_capacity(self.mean.len()),
+            m2: Vec::with_capacity(self.mean.len()),
+        };
+        for ch in 0..self.mean.len() {
+            let delta = b.mean[ch] - self.mean[ch];
+            out.mean.push(self.mean[ch] * wa + b.mean[ch] * wb);
+            out.m2
+                .push(self.m2[ch] + b.m2[ch] + delta * delta * self.count * wb);
+        }
+        out
+    }
+
+    fn mean_var(self) -> (Vec<f64>, Vec<f64>) {
+        let var = self.m2.iter().map(|m| m / self.count).collect();
+        (self.mean, var)
+    }
+}
+
+/// The moments of a chunk of NHWC maps with `c` channels (two passes over the cached chunk).
+fn chunk_moments<T: Real>(y: &[T], c: usize) -> Moments {
+    let count = (y.len() / c) as f64;
+    let mut mean = vec![0.0f64; c];
+    for px in y.chunks_exact(c) {
+        mean.iter_mut().zip(px).for_each(|(m, v)| *m += v.f64());
+    }
+    mean.iter_mut().for_each(|m| *m /= count);
+    let mut m2 = vec![0.0f64; c];
+    for px in y.chunks_exact(c) {
+        for ((a, v), m) in m2.iter_mut().zip(px).zip(&mean) {
+            let d = v.f64() - m;
+            *a += d * d;
+        }
+    }
+    Moments { count, mean, m2 }
 }
 
 /// The im2col matrix of a chunk (`x`: maps `d`) for output maps `out` at stride `stride`:

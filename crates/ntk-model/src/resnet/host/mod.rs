@@ -58,18 +58,26 @@ pub struct Bn {
 }
 
 impl Bn {
-    /// How this BatchNorm normalizes: with the batch's statistics (`running = None`) or with
-    /// its running ones taken from `running` (evaluation mode).
-    pub fn given<'a>(&self, running: Option<&'a [f64]>) -> norm::Source<'a> {
+    /// How this BatchNorm normalizes: in evaluation mode with its running statistics taken
+    /// from `running`; in training mode (`running = None`) with the batch's, `batch` where
+    /// the convolution computed them.
+    pub fn given<'a>(
+        &self,
+        running: Option<&'a [f64]>,
+        batch: &'a Option<(Vec<f64>, Vec<f64>)>,
+    ) -> norm::Source<'a> {
         let c = self.gamma.len;
+        let given = match (running, batch) {
+            (Some(r), _) => Some((
+                &r[self.running..self.running + c],
+                &r[self.running + c..self.running + 2 * c],
+            )),
+            (None, Some((m, v))) => Some((m.as_slice(), v.as_slice())),
+            (None, None) => None,
+        };
         norm::Source {
             eps: self.eps,
-            given: running.map(|r| {
-                (
-                    &r[self.running..self.running + c],
-                    &r[self.running + c..self.running + 2 * c],
-                )
-            }),
+            given,
         }
     }
 }

@@ -186,14 +186,20 @@ impl<T: Real> HostResNet<T> {
         let theta = &self.theta;
         let nr = self.norm_relu.map(Nr::<T>::new);
         map::from_rows(x, self.stem.input.with_n(n), &mut ws.input);
-        self.stem
-            .forward(n, &ws.input, &theta[self.stem_w.range()], &mut ws.stem_a);
+        let training_bn = running.is_none() && matches!(self.stem_kind, StemKind::BatchNorm(_));
+        let batch = self.stem.forward_moments(
+            n,
+            &ws.input,
+            &theta[self.stem_w.range()],
+            &mut ws.stem_a,
+            training_bn,
+        );
         let d = self.stem.output.with_n(n);
         let (a, h) = (&mut ws.stem_a, &mut ws.stem_h);
         match &self.stem_kind {
             StemKind::BatchNorm(bn) => {
                 let (g, b) = (&theta[bn.gamma.range()], &theta[bn.beta.range()]);
-                ws.stem_stats = norm::normalize(a, d, bn.given(running), h, |z, ch, _| {
+                ws.stem_stats = norm::normalize(a, d, bn.given(running, &batch), h, |z, ch, _| {
                     relu(g[ch] * z + b[ch])
                 });
             }
@@ -259,22 +265,37 @@ impl<T: Real> HostResNet<T> {
         let sc = blk.shortcut;
         match &blk.kind {
             BlockKind::BatchNorm { bn1, bn2 } => {
-                blk.conv1.forward(n, x, w1, &mut t.a);
+                let training = running.is_none();
+                let batch = blk.conv1.forward_moments(n, x, w1, &mut t.a, training);
                 let (g1, b1) = (&theta[bn1.gamma.range()], &theta[bn1.beta.range()]);
-                t.s1 = norm::normalize(&mut t.a, out, bn1.given(running), &mut t.b, |z, ch, _| {
-                    relu(g1[ch] * z + b1[ch])
-                });
-                blk.conv2.forward(n, &t.b, w2, &mut t.c);
+                t.s1 = norm::normalize(
+                    &mut t.a,
+                    out,
+                    bn1.given(running, &batch),
+                    &mut t.b,
+                    |z, ch, _| relu(g1[ch] * z + b1[ch]),
+                );
+                let batch = blk.conv2.forward_moments(n, &t.b, w2, &mut t.c, training);
                 let (g, be) = (&theta[bn2.gamma.range()], &theta[bn2.beta.range()]);
                 t.s2 = if sc.downsamples() {
-                    norm::normalize(&mut t.c, out, bn2.given(running), &mut t.y, |z, ch, i| {
-                        let s = sc.source(i).map_or(T::of(0.0), |j| x[j]);
-                        relu(g[ch] * z + be[ch] + s)
-                    })
+                    norm::normalize(
+                        &mut t.c,
+                        out,
+                        bn2.given(running, &batch),
+                        &mut t.y,
+                        |z, ch, i| {
+                            let s = sc.source(i).map_or(T::of(0.0), |j| x[j]);
+                            relu(g[ch] * z + be[ch] + s)
+                        },
+                    )
                 } else {
-                    norm::normalize(&mut t.c, out, bn2.given(running), &mut t.y, |z, ch, i| {
-                        relu(g[ch] * z + be[ch] + x[i])
-                    })
+                    norm::normalize(
+                        &mut t.c,
+                        out,
+                        bn2.given(running, &batch),
+                        &mut t.y,
+                        |z, ch, i| relu(g[ch] * z + be[ch] + x[i]),
+                    )
                 };
             }
             BlockKind::NormRelu => {
@@ -318,11 +339,11 @@ impl<T: Real> HostResNet<T> {
                     }
                 });
                 blk.conv1.forward(n, &t.a, w1, &mut t.b);
-                t.b.iter_mut().for_each(|v| *v = relu(*v + b1b));
-                let a1: &[T] = &t.b;
-                par_pixels(&mut t.d, out, |px, base| {
-                    for (ch, v) in px.iter_mut().enumerate() {
-                        *v = a1[base + ch] + b2a;
+                // a1 = relu(z1 + b1b) in place, xb = a1 + b2a beside it: one pass.
+                map::par_pixels2(&mut t.b, &mut t.d, out, |a1, xb, _| {
+                    for (a, b) in a1.iter_mut().zip(xb.iter_mut()) {
+                        *a = relu(*a + b1b);
+                        *b = *a + b2a;
                     }
                 });
                 blk.conv2.forward(n, &t.d, w2, &mut t.c);
@@ -481,8 +502,12 @@ impl<T: Real> HostResNet<T> {
                 mask_positive(dy, &t.y, out);
                 let dyr: &[T] = dy;
                 let z2: &[T] = &t.c;
-                grad[scale.at] = T::of(total_sum(out, |i| dyr[i].f64() * z2[i].f64()));
-                grad[b2b.at] = T::of(total_sum(out, |i| dyr[i].f64()));
+                let (ds, db) = map::channel_sums2(out, |i| {
+                    let g = dyr[i].f64();
+                    (g * z2[i].f64(), g)
+                });
+                grad[scale.at] = T::of(ds.iter().sum());
+                grad[b2b.at] = T::of(db.iter().sum());
                 let s = theta[scale.at];
                 par_pixels(dz, out, |px, base| {
                     for (ch, v) in px.iter_mut().enumerate() {
