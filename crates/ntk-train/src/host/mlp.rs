@@ -168,15 +168,7 @@ impl<T: Real> HostMlp<T> {
 
     /// The general rule (no momentum, or Nesterov) on gradients `gw`, `gb`.
     fn update(&mut self, gw: &mut [Mat<T>], gb: &mut [Option<Vec<T>>], lr: f64, first: bool) {
-        let rule = Rule {
-            lr: T::of(lr),
-            mu: T::of(self.momentum),
-            wd: T::of(self.weight_decay),
-            decay: self.weight_decay > 0.0,
-            momentum: self.momentum > 0.0,
-            nesterov: self.nesterov,
-            first,
-        };
+        let rule = Rule::new(self.momentum, self.nesterov, self.weight_decay, lr, first);
         for (l, g) in gw.iter_mut().enumerate() {
             for j in 0..g.ncols() {
                 let v = if rule.momentum {

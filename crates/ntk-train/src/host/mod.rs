@@ -43,25 +43,26 @@ pub struct StepResult {
 /// `g += wd w`; `v = g` on the first step, `v = mu v + g` after; `g = g + mu v` (Nesterov)
 /// or `v`; `w -= lr g`.
 pub(crate) struct Rule<T> {
-    pub lr: T,
-    pub mu: T,
-    pub wd: T,
-    pub decay: bool,
-    pub momentum: bool,
-    pub nesterov: bool,
-    pub first: bool,
+    lr: T,
+    mu: T,
+    wd: T,
+    decay: bool,
+    momentum: bool,
+    nesterov: bool,
+    first: bool,
 }
 
 impl<T: Real> Rule<T> {
-    /// The rule of `optim` at learning rate `lr`; `first`: the momentum buffers are new.
-    pub fn new(optim: &OptimConfig, lr: f64, first: bool) -> Self {
+    /// The rule with momentum `mu` (Nesterov or not) and weight decay `wd` at learning rate
+    /// `lr`; `first`: the momentum buffers are new.
+    pub fn new(mu: f64, nesterov: bool, wd: f64, lr: f64, first: bool) -> Self {
         Self {
             lr: T::of(lr),
-            mu: T::of(optim.momentum),
-            wd: T::of(optim.weight_decay),
-            decay: optim.weight_decay > 0.0,
-            momentum: optim.momentum > 0.0,
-            nesterov: optim.nesterov,
+            mu: T::of(mu),
+            wd: T::of(wd),
+            decay: wd > 0.0,
+            momentum: mu > 0.0,
+            nesterov,
             first,
         }
     }

@@ -66,7 +66,8 @@ impl<T: Real> HostResNetSgd<T> {
             if first && momentum {
                 self.velocity = vec![T::of(0.0); self.grad.len()];
             }
-            let rule = Rule::new(&self.optim, lr, first);
+            let o = &self.optim;
+            let rule = Rule::new(o.momentum, o.nesterov, o.weight_decay, lr, first);
             let v = momentum.then_some(self.velocity.as_mut_slice());
             rule.apply(&mut self.net.theta, &mut self.grad, v);
             StepResult { loss_sum, correct }

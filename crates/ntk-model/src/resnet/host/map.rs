@@ -77,6 +77,16 @@ pub fn par_pixels<T: Real>(out: &mut [T], d: Dims, f: impl Fn(&mut [T], usize) +
     });
 }
 
+/// `f(&mut out[i], src[i])` for every element of two maps of the same shape, on rayon's
+/// threads in blocks of whole images.
+pub fn par_zip<T: Real>(out: &mut [T], src: &[T], d: Dims, f: impl Fn(&mut T, T) + Sync) {
+    assert_eq!(out.len(), src.len(), "two maps of the same shape");
+    let block = d.image().max(1) * 8;
+    out.par_chunks_mut(block)
+        .zip(src.par_chunks(block))
+        .for_each(|(o, s)| o.iter_mut().zip(s).for_each(|(v, x)| f(v, *x)));
+}
+
 /// Per-channel sums of `f(i, ch)` over the flat NHWC indices `i` of a batch of `d` (`ch`, the
 /// channel `i % c`), in f64, summed chunk by chunk in a fixed order: deterministic.
 pub fn channel_sums(d: Dims, f: impl Fn(usize, usize) -> f64 + Sync) -> Vec<f64> {

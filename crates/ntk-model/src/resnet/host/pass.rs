@@ -13,7 +13,7 @@ use std::f64::consts::FRAC_1_SQRT_2;
 use faer::{MatMut, MatRef};
 use ntk_core::linalg::{Real, gemm_acc};
 
-use super::map::{self, Dims, par_pixels, total_sum};
+use super::map::{self, Dims, par_pixels, par_zip, total_sum};
 use super::norm::{self, Stats};
 use super::{BlockKind, HostResNet, StemKind, update_running};
 use crate::activation::NormRelu;
@@ -206,20 +206,12 @@ impl<T: Real> HostResNet<T> {
             StemKind::NormRelu => {
                 let nr = nr.expect("norm_relu constants");
                 let a: &[T] = a;
-                par_pixels(h, d, |px, base| {
-                    for (ch, v) in px.iter_mut().enumerate() {
-                        *v = nr.s(a[base + ch]);
-                    }
-                });
+                par_zip(h, a, d, |v, z| *v = nr.s(z));
             }
             StemKind::Fixup { bias } => {
                 let b = theta[bias.at];
                 let a: &[T] = a;
-                par_pixels(h, d, |px, base| {
-                    for (ch, v) in px.iter_mut().enumerate() {
-                        *v = relu(a[base + ch] + b);
-                    }
-                });
+                par_zip(h, a, d, |v, z| *v = relu(z + b));
             }
         }
         for k in 0..self.blocks.len() {
@@ -302,11 +294,7 @@ impl<T: Real> HostResNet<T> {
                 let nr = nr.expect("norm_relu constants");
                 blk.conv1.forward(n, x, w1, &mut t.a);
                 let a: &[T] = &t.a;
-                par_pixels(&mut t.b, out, |px, base| {
-                    for (ch, v) in px.iter_mut().enumerate() {
-                        *v = nr.s(a[base + ch]);
-                    }
-                });
+                par_zip(&mut t.b, a, out, |v, z| *v = nr.s(z));
                 blk.conv2.forward(n, &t.b, w2, &mut t.c);
                 let r = T::of(FRAC_1_SQRT_2);
                 par_pixels(&mut t.c, out, |px, base| {
@@ -317,11 +305,7 @@ impl<T: Real> HostResNet<T> {
                     }
                 });
                 let m: &[T] = &t.c;
-                par_pixels(&mut t.y, out, |px, base| {
-                    for (ch, v) in px.iter_mut().enumerate() {
-                        *v = nr.s(m[base + ch]);
-                    }
-                });
+                par_zip(&mut t.y, m, out, |v, z| *v = nr.s(z));
             }
             BlockKind::Fixup {
                 b1a,
@@ -333,11 +317,7 @@ impl<T: Real> HostResNet<T> {
                 let (b1a, b1b, b2a) = (theta[b1a.at], theta[b1b.at], theta[b2a.at]);
                 let (scale, b2b) = (theta[scale.at], theta[b2b.at]);
                 let inp = blk.conv1.input.with_n(n);
-                par_pixels(&mut t.a, inp, |px, base| {
-                    for (ch, v) in px.iter_mut().enumerate() {
-                        *v = x[base + ch] + b1a;
-                    }
-                });
+                par_zip(&mut t.a, x, inp, |v, xv| *v = xv + b1a);
                 blk.conv1.forward(n, &t.a, w1, &mut t.b);
                 // a1 = relu(z1 + b1b) in place, xb = a1 + b2a beside it: one pass.
                 map::par_pixels2(&mut t.b, &mut t.d, out, |a1, xb, _| {
@@ -484,11 +464,7 @@ impl<T: Real> HostResNet<T> {
                     &mut grad[blk.w2.range()],
                     Some((dh, false)),
                 );
-                par_pixels(dh, out, |px, base| {
-                    for (ch, v) in px.iter_mut().enumerate() {
-                        *v *= nr.slope(z1[base + ch]);
-                    }
-                });
+                par_zip(dh, z1, out, |v, z| *v *= nr.slope(z));
                 blk.conv1
                     .backward(n, x, w1, dh, &mut grad[blk.w1.range()], Some((g_in, true)));
             }
@@ -509,11 +485,7 @@ impl<T: Real> HostResNet<T> {
                 grad[scale.at] = T::of(ds.iter().sum());
                 grad[b2b.at] = T::of(db.iter().sum());
                 let s = theta[scale.at];
-                par_pixels(dz, out, |px, base| {
-                    for (ch, v) in px.iter_mut().enumerate() {
-                        *v = dyr[base + ch] * s;
-                    }
-                });
+                par_zip(dz, dyr, out, |v, g| *v = g * s);
                 blk.conv2.backward(
                     n,
                     &t.d,
@@ -581,11 +553,7 @@ impl<T: Real> HostResNet<T> {
             StemKind::NormRelu => {
                 let nr = Nr::<T>::new(self.norm_relu.expect("norm_relu constants"));
                 let z: &[T] = &ws.stem_a;
-                par_pixels(dh, d, |px, base| {
-                    for (ch, v) in px.iter_mut().enumerate() {
-                        *v *= nr.slope(z[base + ch]);
-                    }
-                });
+                par_zip(dh, z, d, |v, zv| *v *= nr.slope(zv));
             }
             StemKind::Fixup { bias } => {
                 mask_positive(dh, &ws.stem_h, d);
@@ -606,12 +574,10 @@ impl<T: Real> HostResNet<T> {
 
 /// `g *= [y > 0]`: ReLU's backward through its output `y`.
 fn mask_positive<T: Real>(g: &mut [T], y: &[T], d: Dims) {
-    par_pixels(g, d, |px, base| {
-        for (ch, v) in px.iter_mut().enumerate() {
-            // NaN outputs pass no gradient either.
-            if y[base + ch].partial_cmp(&T::of(0.0)) != Some(std::cmp::Ordering::Greater) {
-                *v = T::of(0.0);
-            }
+    par_zip(g, y, d, |v, yv| {
+        // NaN outputs pass no gradient either.
+        if yv.partial_cmp(&T::of(0.0)) != Some(std::cmp::Ordering::Greater) {
+            *v = T::of(0.0);
         }
     });
 }
