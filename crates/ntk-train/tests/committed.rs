@@ -20,7 +20,12 @@ fn copy_dir(from: &Path, to: &Path) {
 #[test]
 fn collect_reproduces_the_committed_tables() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
-    let experiments = ["fig3/mnist", "fig3/fmnist", "agarwal_fig3/fmnist"];
+    let experiments = [
+        "fig3/mnist",
+        "fig3/fmnist",
+        "agarwal_fig3/fmnist",
+        "agarwal_fig4/fmnist",
+    ];
     for e in experiments {
         let committed = root.join(e);
         let dir = tempfile::tempdir().unwrap();
