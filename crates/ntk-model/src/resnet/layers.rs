@@ -111,6 +111,14 @@ pub fn taps_inside(n: usize, stride: usize, i: usize) -> usize {
 pub fn border_gain(input: [usize; 2], stride: usize, device: &Device, dtype: DType) -> Tensor<4> {
     let [h, w] = input;
     let (h_out, w_out) = ((h - 1) / stride + 1, (w - 1) / stride + 1);
+    let gain = border_gains(input, stride);
+    Tensor::<4>::from_data(TensorData::new(gain, [1, 1, h_out, w_out]), (device, dtype))
+}
+
+/// The values of [`border_gain`], row-major over the output map: `sqrt(9 / taps(p))`.
+pub fn border_gains(input: [usize; 2], stride: usize) -> Vec<f64> {
+    let [h, w] = input;
+    let (h_out, w_out) = ((h - 1) / stride + 1, (w - 1) / stride + 1);
     let mut gain = Vec::with_capacity(h_out * w_out);
     for i in 0..h_out {
         for j in 0..w_out {
@@ -118,7 +126,7 @@ pub fn border_gain(input: [usize; 2], stride: usize, device: &Device, dtype: DTy
             gain.push((9.0 / taps as f64).sqrt());
         }
     }
-    Tensor::<4>::from_data(TensorData::new(gain, [1, 1, h_out, w_out]), (device, dtype))
+    gain
 }
 
 /// The classifier `z = a W + b`, weight stored `[fan_in, fan_out]` like [`crate::mlp::Dense`].

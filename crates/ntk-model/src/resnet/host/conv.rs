@@ -67,15 +67,10 @@ impl<T: Real> Conv<T> {
     pub fn new(c_in: usize, h: usize, w: usize, c_out: usize, stride: usize, gain: bool) -> Self {
         let (ho, wo) = ((h - 1) / stride + 1, (w - 1) / stride + 1);
         let gain = gain.then(|| {
-            let mut g = Vec::with_capacity(ho * wo);
-            for i in 0..ho {
-                for j in 0..wo {
-                    let taps = crate::resnet::layers::taps_inside(h, stride, i)
-                        * crate::resnet::layers::taps_inside(w, stride, j);
-                    g.push(T::of((9.0 / taps as f64).sqrt()));
-                }
-            }
-            g
+            crate::resnet::layers::border_gains([h, w], stride)
+                .into_iter()
+                .map(T::of)
+                .collect()
         });
         Self {
             input: Dims::new(0, h, w, c_in),
@@ -112,7 +107,7 @@ impl<T: Real> Conv<T> {
         y: &mut [T],
         moments: bool,
     ) -> Option<(Vec<f64>, Vec<f64>)> {
-        let (inp, out) = (self.input.with_n(n), self.output.with_n(n));
+        let out = self.output.with_n(n);
         let (k, co) = (self.k(), out.c);
         let ranges = chunks(n, out.pixels());
         let per = ranges[0].len();
@@ -121,13 +116,7 @@ impl<T: Real> Conv<T> {
             .map(|(yc, r)| {
                 let rows = r.len() * out.pixels();
                 with_scratch(rows * k, |col: &mut [T]| {
-                    im2col(
-                        &x[r.start * inp.image()..r.end * inp.image()],
-                        inp.with_n(r.len()),
-                        self.stride,
-                        out,
-                        col,
-                    );
+                    self.input_col(x, &r, col);
                     // y^T (c_out x rows, column-major = y row-major) = W (c_out x k) X_col^T.
                     gemm_acc(
                         MatMut::from_column_major_slice_mut(yc, co, rows),
@@ -145,6 +134,20 @@ impl<T: Real> Conv<T> {
             .flatten()
             .reduce(|a, b| a.merge(&b))
             .map(|m| m.mean_var())
+    }
+
+    /// The im2col matrix of the input images `r` of the batch `x` (forward and weight
+    /// gradient alike).
+    fn input_col(&self, x: &[T], r: &std::ops::Range<usize>, col: &mut [T]) {
+        let img = self.input.image();
+        let chunk = self.input.with_n(r.len());
+        im2col(
+            &x[r.start * img..r.end * img],
+            chunk,
+            self.stride,
+            self.output,
+            col,
+        );
     }
 
     /// `y *= g[pixel]` on a chunk of whole output images.
@@ -229,13 +232,7 @@ impl<T: Real> Conv<T> {
         let dyc = &dy[r.start * out.image()..r.end * out.image()];
         {
             let col = &mut col[..rows * k];
-            im2col(
-                &x[r.start * inp.image()..r.end * inp.image()],
-                inp.with_n(r.len()),
-                self.stride,
-                out,
-                col,
-            );
+            self.input_col(x, r, col);
             // dW^T (k x c_out, column-major = dW row-major) = X_col^T dy.
             gemm_acc(
                 MatMut::from_column_major_slice_mut(part, k, co),

@@ -165,6 +165,7 @@ impl<T: Real> HostResNet<T> {
         mut f: impl FnMut(&[T], std::ops::Range<usize>),
     ) {
         let d = self.stem.input.image();
+        let running: Vec<f64> = self.running.iter().map(|v| v.f64()).collect();
         let mut ws: Option<Workspace<T>> = None;
         for start in (0..n).step_by(batch.max(1)) {
             let rows = start..(start + batch.max(1)).min(n);
@@ -172,7 +173,6 @@ impl<T: Real> HostResNet<T> {
                 Some(w) => w,
                 None => self.new_workspace(rows.len()),
             };
-            let running = self.running.iter().map(|v| v.f64()).collect::<Vec<_>>();
             self.forward_into(&x[rows.start * d..rows.end * d], &mut w, Some(&running));
             f(&w.logits, rows);
             ws = Some(w);
