@@ -13,7 +13,10 @@
 # objects count toward what a device call carries) and prints the total that would travel
 # (tracked and untracked-not-ignored files + .git + .gl + .gpu/bin) against the 64 MiB limit.
 #
-#   bash scripts/gpu-bench-pack.sh [--cuda] [--cuda-train] [--no-wgpu] [--no-build]
+#   bash scripts/gpu-bench-pack.sh [--cuda] [--cuda-train] [--no-wgpu] [--probe-only] [--no-build]
+#
+# --probe-only packs ntk-probe alone (no ntk-train), for calls that only probe
+# (experiments/fig2/gpu_n10000.sh).
 #
 # --no-build packs the binaries already built. Targets: $CARGO_TARGET_DIR (default
 # ~/.cache/ntk-target) for wgpu, $NTK_CUDA_TARGET_DIR (default ~/.cache/ntk-cuda-target) for
@@ -27,13 +30,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cuda=0 cuda_train=0 wgpu=1 build=1
+cuda=0 cuda_train=0 wgpu=1 build=1 train=1
 for arg in "$@"; do
     case $arg in
     --cuda) cuda=1 ;;
     --cuda-train) cuda=1 cuda_train=1 ;;
     --no-wgpu) wgpu=0 ;;
     --no-build) build=0 ;;
+    --probe-only) train=0 ;;
     -h | --help)
         sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
         exit 0
@@ -54,7 +58,9 @@ limit=$((64 * 1024 * 1024))
 if ((build)); then
     if ((wgpu)); then
         echo "gpu-bench-pack: building the wgpu binaries in $wgpu_target"
-        CARGO_TARGET_DIR=$wgpu_target cargo build --locked -p ntk-probe -p ntk-train \
+        wgpu_packages=(-p ntk-probe)
+        if ((train)); then wgpu_packages+=(-p ntk-train); fi
+        CARGO_TARGET_DIR=$wgpu_target cargo build --locked "${wgpu_packages[@]}" \
             --features ntk-probe/wgpu
     fi
     if ((cuda)); then
@@ -73,7 +79,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 wanted=()  # "name source" pairs
 if ((wgpu)); then
-    wanted+=("ntk-probe-wgpu $wgpu_target/debug/ntk-probe" "ntk-train-wgpu $wgpu_target/debug/ntk-train")
+    wanted+=("ntk-probe-wgpu $wgpu_target/debug/ntk-probe")
+    if ((train)); then wanted+=("ntk-train-wgpu $wgpu_target/debug/ntk-train"); fi
 fi
 if ((cuda)); then wanted+=("ntk-probe-cuda $cuda_target/debug/ntk-probe"); fi
 if ((cuda_train)); then wanted+=("ntk-train-cuda $cuda_target/debug/ntk-train"); fi

@@ -131,6 +131,7 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
     e.add("inputs", n * d as f64, 8.0);
     // `activations` is Some for the structured kernel (plain dense MLPs), which keeps every
     // layer's activations; the other routes take per-sample gradients.
+    let resnet = matches!(cfg.net()?, NetSpec::ResNet(_));
     let (params, outputs, activations) = match cfg.net()? {
         NetSpec::Mlp(m) => {
             let m = MlpConfig {
@@ -175,7 +176,22 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
         } else {
             n
         };
-        e.add("per-sample gradients", rows * params, 8.0);
+        // A ResNet on the host engine (`auto` on a CPU backend) holds the rows of every
+        // output at once in its precision, in output groups of at most
+        // `host::resnet::ROW_BUDGET_BYTES` for `sum`; Burn's autodiff one output's in f64.
+        let host = if resnet && cfg.probe.method == Method::Auto {
+            let one = n * params * elem;
+            match cfg.probe.output {
+                OutputMode::Sum => {
+                    (one * outputs).min((crate::host::resnet::ROW_BUDGET_BYTES as f64).max(one))
+                }
+                OutputMode::Full => one * outputs,
+                OutputMode::Single(_) => one,
+            }
+        } else {
+            0.0
+        };
+        e.add("per-sample gradients", (rows * params * 8.0).max(host), 1.0);
     }
     Ok(e)
 }
@@ -369,8 +385,9 @@ fn autodiff_kernel<M: Module>(
     jacobian::ntk_by_autodiff(&model, forward, &x, mode)
 }
 
-/// The NTK of any network the trainer holds: an MLP by [`compute_kernel`], a ResNet through
-/// the autodiff path (evaluation mode).
+/// The NTK of any network the trainer holds: an MLP by [`compute_kernel`], a ResNet from its
+/// per-sample gradients in evaluation mode (the host engine, [`host::resnet`], on CPU
+/// backends with `method = "auto"`; Burn's autodiff otherwise).
 pub fn compute_kernel_net(
     net: &Net,
     inputs: &Inputs,
@@ -399,7 +416,21 @@ pub fn compute_kernel_net_cached(
 ) -> crate::Result<KernelResult> {
     match net {
         Net::Mlp(m) => compute_kernel_cached(m, inputs, compute, method, mode, cache),
+        // Per-sample gradients either way: on the host engine (the CPU backends' default),
+        // or through Burn's autodiff (`method = "autodiff"`, and the GPU backends).
         Net::ResNet(r) => match method {
+            Method::Auto if compute.on_host() => {
+                let (x, n) = (&inputs.x, inputs.n);
+                let kernel = match compute.precision {
+                    Precision::F32 => host::resnet::ntk::<f32>(r, x, n, mode),
+                    Precision::F64 => host::resnet::ntk::<f64>(r, x, n, mode),
+                };
+                Ok(KernelResult {
+                    kernel,
+                    method: Method::Autodiff,
+                    engine: "host",
+                })
+            }
             Method::Auto | Method::Autodiff => Ok(KernelResult {
                 kernel: autodiff_kernel(r, inputs, compute, mode, |m: &ResNet, x| m.forward(x)),
                 method: Method::Autodiff,
@@ -587,11 +618,11 @@ impl NetFacts {
                     seed: c.seed,
                     output_dim: c.num_classes,
                     note: Some(match c.variant {
-                        ResNetVariant::BatchNorm => "ResNet NTK through per-sample autodiff; \
+                        ResNetVariant::BatchNorm => "ResNet NTK from per-sample gradients; \
                              BatchNorm in evaluation mode (running statistics)"
                             .to_string(),
                         _ => format!(
-                            "ResNet NTK through per-sample autodiff ({}: no normalization layers)",
+                            "ResNet NTK from per-sample gradients ({}: no normalization layers)",
                             c.describe()
                         ),
                     }),

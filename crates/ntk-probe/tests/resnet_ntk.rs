@@ -2,8 +2,9 @@
 //!
 //! For each variant (batch_norm, norm_relu, fixup) a tiny ResNet (depth 8, base width 2, 3
 //! classes, 8 x 8 images so that every 3x3 tap of the last stage's 2 x 2 maps sees data, f64
-//! on flex) gets its kernel from [`compute_kernel_net`] (per-sample autodiff in
-//! evaluation mode), and independently from central finite differences: every trainable float
+//! on flex) gets its kernel from [`compute_kernel_net`] twice, by Burn's per-sample autodiff
+//! (`method = "autodiff"`) and by the host engine's per-sample gradients (`auto` on flex),
+//! both in evaluation mode, and independently from central finite differences: every trainable float
 //! entry is moved by `+-h`, the network is run forward on the plain (non-autodiff) device in
 //! evaluation mode (BatchNorm on its running statistics), `J[:, p] = (f(w + h e_p) - f(w -
 //! h e_p)) / 2h`, and `K_fd = J J^T`. Both are checked at the initialization and at a point
@@ -260,8 +261,10 @@ fn fd_kernel(cols: &[Vec<f64>], rows: usize, k: usize, mode: OutputMode) -> Kern
     }
 }
 
-/// The autodiff kernel against the finite-difference one, both output modes; returns the
-/// largest relative error.
+/// The autodiff kernel and the host engine's against the finite-difference one, for every
+/// output mode; the two per-sample routes against each other to rounding (`1e-12`), and the
+/// host engine in f32 against them within f32's precision; returns the largest relative
+/// error against finite differences.
 fn check(label: &str, model: &ResNet, inp: &Inputs, c: &Compute) -> f64 {
     let t = Instant::now();
     let (cols, rows) = fd_jacobian(model, inp, c);
@@ -270,28 +273,61 @@ fn check(label: &str, model: &ResNet, inp: &Inputs, c: &Compute) -> f64 {
     let nonzero = cols.iter().filter(|c| c.iter().any(|v| *v != 0.0)).count();
     let net = Net::ResNet(model.clone());
     let mut worst: f64 = 0.0;
-    for mode in [OutputMode::Sum, OutputMode::Full] {
+    for mode in [OutputMode::Sum, OutputMode::Full, OutputMode::Single(1)] {
         let t = Instant::now();
         let result = compute_kernel_net(&net, inp, c, Method::Autodiff, mode).expect("kernel");
         let ad_seconds = t.elapsed().as_secs_f64();
         assert_eq!(result.engine, "autodiff");
-        let fd = fd_kernel(&cols, rows, k, mode);
+        let t = Instant::now();
+        let host = compute_kernel_net(&net, inp, c, Method::Auto, mode).expect("kernel");
+        let host_seconds = t.elapsed().as_secs_f64();
+        assert_eq!(host.engine, "host", "auto on flex takes the host engine");
+        let fd = match mode {
+            OutputMode::Single(o) => {
+                let one: Vec<Vec<f64>> = cols
+                    .iter()
+                    .map(|c| c.iter().skip(o).step_by(k).copied().collect())
+                    .collect();
+                fd_kernel(&one, rows / k, 1, OutputMode::Full)
+            }
+            _ => fd_kernel(&cols, rows, k, mode),
+        };
         assert_eq!(result.kernel.size, fd.size, "{label} {mode:?}: kernel size");
         let err = result.kernel.relative_error(&fd);
+        let host_err = host.kernel.relative_error(&fd);
+        let routes = host.kernel.relative_error(&result.kernel);
         let scale = fd.data.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         println!(
             "{label} {mode:?}: {} params ({nonzero} with a nonzero column), max|K| = {scale:.4e}, \
-             rel err {err:.3e} (tol {:.1e}); fd {fd_seconds:.2} s, autodiff {ad_seconds:.2} s",
+             rel err autodiff {err:.3e}, host {host_err:.3e} (tol {:.1e}), host vs autodiff \
+             {routes:.3e}; fd {fd_seconds:.2} s, autodiff {ad_seconds:.2} s, host {host_seconds:.3} s",
             cols.len(),
             tolerance()
         );
         assert!(scale > 0.0, "{label} {mode:?}: zero kernel");
+        for (what, e) in [("autodiff", err), ("host", host_err)] {
+            assert!(
+                e < tolerance(),
+                "{label} {mode:?}: {what} NTK differs from J J^T by {e:.3e} relative (tolerance {:.1e})",
+                tolerance()
+            );
+        }
+        // Two exact routes in f64: sums of ~10^3 products in different orders.
         assert!(
-            err < tolerance(),
-            "{label} {mode:?}: autodiff NTK differs from J J^T by {err:.3e} relative (tolerance {:.1e})",
-            tolerance()
+            routes < 1e-12,
+            "{label} {mode:?}: host vs autodiff {routes:.3e}"
         );
-        worst = worst.max(err);
+        // The host engine in f32: the gradients' and the Gram's rounding, a few hundred
+        // eps_f32 relative to max |K| at most.
+        let c32 = backend::select(Some("flex"), Precision::F32).expect("flex");
+        let net32 = Net::ResNet(model.clone());
+        let f32k = compute_kernel_net(&net32, inp, &c32, Method::Auto, mode).expect("kernel");
+        let e32 = f32k.kernel.relative_error(&result.kernel);
+        assert!(
+            e32 < 1e-4,
+            "{label} {mode:?}: host f32 vs autodiff f64 {e32:.3e}"
+        );
+        worst = worst.max(err).max(host_err);
     }
     worst
 }
@@ -362,11 +398,11 @@ fn ntk_with_a_resnet_config_writes_the_usual_files() {
     assert_eq!(s["activation"], "relu");
     assert_eq!(s["convention"], "batch_norm");
     assert_eq!(s["method"], "autodiff");
-    assert_eq!(s["engine"], "autodiff");
+    assert_eq!(s["engine"], "host");
     assert_eq!(s["seed"], 5);
     assert_eq!(
         s["note"],
-        "ResNet NTK through per-sample autodiff; BatchNorm in evaluation mode (running statistics)"
+        "ResNet NTK from per-sample gradients; BatchNorm in evaluation mode (running statistics)"
     );
 
     // The file's kernel is the library's on the saved inputs.

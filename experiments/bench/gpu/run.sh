@@ -47,69 +47,8 @@ fi
 : >"$JSONL"
 : >"$LOG"
 
-# Our binaries run with the carried shared libraries (OpenBLAS, libgfortran: see
-# scripts/gpu-bench-pack.sh) ahead of the machine's; PyTorch runs with the machine's alone.
-OURS_ENV=(env "LD_LIBRARY_PATH=$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
-
-have() { [ -x "$BIN/$1" ]; }
-# count PROGRAM: how many of its backends (wgpu, cuda) were carried.
-count() {
-    local c=0 be
-    for be in wgpu cuda; do if have "$1-$be"; then c=$((c + 1)); fi; done
-    echo "$c"
-}
-
-unxz_to() {
-    if command -v xz >/dev/null 2>&1; then
-        xz -dc -T0 "$1" >"$2"
-    else
-        python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$1" "$2"
-    fi
-}
-
-setup() {
-    echo "=== [${SECONDS}s] setup"
-    # The Vulkan loader (wgpu) from the carried debs; the NVIDIA ICD from the driver mount.
-    if compgen -G ".gl/*.deb" >/dev/null; then
-        for f in .gl/*.deb; do dpkg -x "$f" / || echo "warning: dpkg -x $f failed"; done
-        ldconfig || echo "warning: ldconfig failed"
-    else
-        echo "no .gl/*.deb carried: relying on the machine's Vulkan loader"
-    fi
-    local icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-    local egl=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
-    if [ -f "$icd" ]; then export VK_DRIVER_FILES=$icd; fi
-    if [ -f "$egl" ]; then export __EGL_VENDOR_LIBRARY_FILENAMES=$egl; fi
-    # wgpu's windowing probes complain on every start without one.
-    if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "$XDG_RUNTIME_DIR" ]; then
-        export XDG_RUNTIME_DIR="$WORK/xdg"
-        mkdir -m 700 "$XDG_RUNTIME_DIR"
-    fi
-
-    mkdir -p "$BIN/lib"
-    local pids=() name f
-    for name in ntk-probe-wgpu ntk-train-wgpu ntk-probe-cuda ntk-train-cuda; do
-        if [ -f ".gpu/bin/$name.xz" ]; then
-            (unxz_to ".gpu/bin/$name.xz" "$BIN/$name" && chmod +x "$BIN/$name") &
-            pids+=($!)
-        fi
-    done
-    for f in .gpu/bin/lib/*.xz; do
-        [ -f "$f" ] || continue
-        unxz_to "$f" "$BIN/lib/$(basename "$f" .xz)" &
-        pids+=($!)
-    done
-    for p in ${pids[@]+"${pids[@]}"}; do wait "$p" || echo "warning: an unpack failed (pid $p)"; done
-    for name in ntk-probe-wgpu ntk-train-wgpu ntk-probe-cuda ntk-train-cuda; do
-        if have "$name"; then
-            local missing
-            missing=$("${OURS_ENV[@]}" ldd "$BIN/$name" 2>&1 | grep "not found")
-            echo "binary $name: $(stat -c %s "$BIN/$name") bytes${missing:+; MISSING: $missing}"
-        else
-            echo "binary $name: not carried"
-        fi
-    done
-}
+# shellcheck source=experiments/bench/gpu/env.sh
+source experiments/bench/gpu/env.sh
 
 header() {
     {

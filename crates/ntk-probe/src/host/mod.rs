@@ -17,6 +17,7 @@ use ntk_model::Mlp;
 use ntk_model::host::{Cotangent, Layer, Params, Pool, Trace, backprop, from_rows};
 
 mod linear;
+pub mod resnet;
 pub use ntk_core::linalg::Real;
 
 /// The per-layer factors on the host: layer inputs `a_0..a_L` and, for the selected outputs

@@ -12,6 +12,7 @@
 //! optimizer updates them as one slice; BatchNorm's running statistics live apart.
 
 pub mod conv;
+mod jacobian;
 pub mod map;
 pub mod norm;
 mod pass;
@@ -78,6 +79,7 @@ impl Bn {
         norm::Source {
             eps: self.eps,
             given,
+            fixed: running.is_some(),
         }
     }
 }

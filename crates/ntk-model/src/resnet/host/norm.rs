@@ -7,6 +7,10 @@
 //! backward, from `du`: `dgamma_c = sum du zhat`, `dbeta_c = sum du`,
 //! `dz = gamma_c / sqrt(var_c + eps) (du - mean(du) - zhat mean(du zhat))`.
 //!
+//! In evaluation mode (`mu_c`, `var_c` given: the running statistics) the map is affine per
+//! channel and the backward is `dz = gamma_c / sqrt(var_c + eps) du`, with the same
+//! `dgamma_c` and `dbeta_c`: no sample depends on another (per-sample gradients, the NTK).
+//!
 //! The running statistics follow Burn 0.22's `BatchNorm` (momentum `m`, default 0.1):
 //! `r_mu = (1 - m) r_mu + m mu`, `r_var = (1 - m) r_var + m var` with the *biased* batch
 //! variance (PyTorch uses the unbiased one here).
@@ -22,6 +26,9 @@ pub struct Stats {
     pub mean: Vec<f64>,
     pub var: Vec<f64>,
     pub inv_std: Vec<f64>,
+    /// The statistics are constants (evaluation mode: the running ones), not functions of
+    /// the batch: the backward is then the per-channel scale alone.
+    pub fixed: bool,
 }
 
 /// The statistics a BatchNorm normalizes with: the batch's (training mode), or given ones
@@ -31,6 +38,9 @@ pub struct Source<'a> {
     pub eps: f64,
     /// `(mean, var)` per channel, or `None` for the batch's own.
     pub given: Option<(&'a [f64], &'a [f64])>,
+    /// `given` holds the running statistics (evaluation mode), not the batch's computed
+    /// elsewhere.
+    pub fixed: bool,
 }
 
 /// Normalizes `z` in place (`z <- zhat`) and writes `out = epilogue(zhat, channel, index)`
@@ -59,7 +69,12 @@ pub fn normalize<T: Real>(
             op[ch] = epilogue(zh, ch, base + ch);
         }
     });
-    Stats { mean, var, inv_std }
+    Stats {
+        mean,
+        var,
+        inv_std,
+        fixed: source.fixed,
+    }
 }
 
 /// The batch's per-channel mean and biased variance (two passes: the centred sum of
@@ -80,7 +95,8 @@ fn batch_stats<T: Real>(z: &[T], d: Dims) -> (Vec<f64>, Vec<f64>) {
     (mean, var)
 }
 
-/// The backward from `du` (overwritten with `dz`), given `zhat`: returns `(dgamma, dbeta)`.
+/// The backward from `du` (overwritten with `dz`), given `zhat`: returns `(dgamma, dbeta)`;
+/// evaluation mode's when the statistics were [`Stats::fixed`].
 pub fn backward<T: Real>(
     du: &mut [T],
     zhat: &[T],
@@ -94,13 +110,21 @@ pub fn backward<T: Real>(
         let g = dur[i].f64();
         (g, g * zhat[i].f64())
     });
-    let mean_du: Vec<T> = dbeta.iter().map(|s| T::of(s / m)).collect();
-    let mean_duz: Vec<T> = dgamma.iter().map(|s| T::of(s / m)).collect();
     let scale: Vec<T> = gamma
         .iter()
         .zip(&stats.inv_std)
         .map(|(g, s)| T::of(g.f64() * s))
         .collect();
+    if stats.fixed {
+        par_pixels(du, d, |px, _| {
+            for ch in 0..d.c {
+                px[ch] *= scale[ch];
+            }
+        });
+        return (dgamma, dbeta);
+    }
+    let mean_du: Vec<T> = dbeta.iter().map(|s| T::of(s / m)).collect();
+    let mean_duz: Vec<T> = dgamma.iter().map(|s| T::of(s / m)).collect();
     par_pixels(du, d, |px, base| {
         let z = &zhat[base..base + d.c];
         for ch in 0..d.c {

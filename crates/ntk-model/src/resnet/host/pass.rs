@@ -97,7 +97,7 @@ impl<T: Real> HostResNet<T> {
         }
     }
 
-    fn new_workspace(&self, n: usize) -> Workspace<T> {
+    pub(super) fn new_workspace(&self, n: usize) -> Workspace<T> {
         let input = self.stem.input.with_n(n).len();
         let stem = self.stem.output.with_n(n).len();
         let largest = self
@@ -181,7 +181,7 @@ impl<T: Real> HostResNet<T> {
 
     /// The forward into `ws`: training mode with `running = None` (batch statistics),
     /// evaluation mode with the running statistics.
-    fn forward_into(&self, x: &[f64], ws: &mut Workspace<T>, running: Option<&[f64]>) {
+    pub(super) fn forward_into(&self, x: &[f64], ws: &mut Workspace<T>, running: Option<&[f64]>) {
         let n = ws.n;
         let theta = &self.theta;
         let nr = self.norm_relu.map(Nr::<T>::new);
@@ -365,7 +365,7 @@ impl<T: Real> HostResNet<T> {
         self.ws = Some(ws);
     }
 
-    fn backward_from(&self, dl: &[T], grad: &mut [T], ws: &mut Workspace<T>) {
+    pub(super) fn backward_from(&self, dl: &[T], grad: &mut [T], ws: &mut Workspace<T>) {
         assert_eq!(
             grad.len(),
             self.theta.len(),
