@@ -19,7 +19,7 @@ use burn::store::ModuleRecord;
 use ntk_core::provenance::{self, Provenance};
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::{EpochMetrics, NtkRow, parse_csv, write_csv};
+use crate::metrics::{EpochMetrics, Tracked, parse_csv, write_csv};
 use crate::model::Model;
 
 /// `RUN/checkpoint.json`.
@@ -75,7 +75,7 @@ pub struct Loaded {
     pub pointer: Pointer,
     pub dir: PathBuf,
     pub rows: Vec<EpochMetrics>,
-    pub ntk_rows: Vec<NtkRow>,
+    pub tracked: Tracked,
 }
 
 fn pointer_path(run: &Path) -> PathBuf {
@@ -106,6 +106,9 @@ fn save_via_rename(
 
 /// The files of a checkpoint written by `engine`: the model, the optimizer state (Burn's
 /// `optim.bpk`, or the host engine's `velocity.npy`), the metrics and NTK tables.
+/// The representations table in a checkpoint (present when the run tracks them).
+const REPRESENTATIONS: &str = "representations.csv";
+
 fn checkpoint_files(engine: &str) -> [&'static str; 4] {
     let optim = if engine == "host" {
         "velocity.npy"
@@ -161,7 +164,7 @@ pub fn save(
     model: &Model,
     optim: OptimState<'_>,
     rows: &[EpochMetrics],
-    ntk_rows: &[NtkRow],
+    tracked: &Tracked,
 ) -> crate::Result<()> {
     let name = format!("epoch-{epoch:05}");
     let dir = run.join("checkpoints").join(&name);
@@ -190,7 +193,14 @@ pub fn save(
         }
     })?;
     write_csv(&dir.join(metrics_file), rows)?;
-    write_csv(&dir.join(ntk_file), ntk_rows)?;
+    write_csv(&dir.join(ntk_file), &tracked.ntk)?;
+    // Only when tracked, so that checkpoints of runs without `[representations]` hold the
+    // same files as before it existed.
+    let mut files: Vec<&str> = files.to_vec();
+    if !tracked.representations.is_empty() {
+        write_csv(&dir.join(REPRESENTATIONS), &tracked.representations)?;
+        files.push(REPRESENTATIONS);
+    }
     let files = files
         .iter()
         .map(|f| Ok((f.to_string(), file_sha256(&dir.join(f))?)))
@@ -275,7 +285,11 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
     // Each file is read once: checked against its recorded SHA-256, then parsed from the
     // same bytes (the tables here; the model and optimizer state by `load_*`, after this).
     let mut verified = BTreeMap::new();
-    for f in checkpoint_files(&pointer.engine) {
+    let tracked = pointer
+        .files
+        .contains_key(REPRESENTATIONS)
+        .then_some(REPRESENTATIONS);
+    for f in checkpoint_files(&pointer.engine).into_iter().chain(tracked) {
         let Some(recorded) = pointer.files.get(f) else {
             return Err(untrusted(&path, &format!("records no checksum of {f}")));
         };
@@ -299,6 +313,10 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
     let name = |f: &str| dir.join(f).display().to_string();
     let rows: Vec<EpochMetrics> = parse_csv(&verified["metrics.csv"], &name("metrics.csv"))?;
     let ntk_rows = parse_csv(&verified["ntk.csv"], &name("ntk.csv"))?;
+    let representations = match verified.get(REPRESENTATIONS) {
+        Some(bytes) => parse_csv(bytes, &name(REPRESENTATIONS))?,
+        None => Vec::new(),
+    };
     let epochs_in_order = rows.iter().enumerate().all(|(i, r)| r.epoch == i + 1);
     let last = rows.last().map_or((0, 0), |r| (r.epoch, r.iteration));
     if !epochs_in_order || last != (pointer.epoch, pointer.iteration) {
@@ -319,7 +337,10 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
         pointer,
         dir,
         rows,
-        ntk_rows,
+        tracked: Tracked {
+            ntk: ntk_rows,
+            representations,
+        },
     }))
 }
 

@@ -104,6 +104,16 @@ pub struct NtkTrackConfig {
     pub output: OutputMode,
 }
 
+/// The representations during training (Agarwal et al., Fig. 1): the average normalized
+/// dot product between the representations of the first `n` test inputs at every layer
+/// (evaluation mode), at initialization and every `every` epochs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepresentationTrackConfig {
+    pub every: usize,
+    pub n: usize,
+}
+
 /// The axes of a sweep; an empty axis keeps the base config's value. Runs are the
 /// Cartesian product, in the order depth, activation, normalization, variant, lr, seed.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -169,6 +179,10 @@ pub struct TrainConfig {
     pub train: TrainSection,
     #[serde(default)]
     pub ntk: Option<NtkTrackConfig>,
+    /// Left out of the serialized config when absent, so the fingerprints of runs made
+    /// before this key existed still match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub representations: Option<RepresentationTrackConfig>,
     #[serde(default)]
     pub sweep: Option<SweepAxes>,
 }
@@ -211,6 +225,7 @@ impl TrainConfig {
             return Err(invalid("data.n", 0, "need at least one training sample"));
         }
         self.validate_ntk()?;
+        self.validate_representations()?;
         self.validate_sweep()?;
         self.schedule.validate()?;
         self.validate_net()
@@ -276,6 +291,24 @@ impl TrainConfig {
             return Err(crate::Error::Invalid(format!(
                 "ntk.n = {}: must be in 2..=data.n ({})",
                 k.n, self.data.n
+            )));
+        }
+        Ok(())
+    }
+
+    fn validate_representations(&self) -> crate::Result<()> {
+        let Some(r) = &self.representations else {
+            return Ok(());
+        };
+        if r.every == 0 {
+            return Err(invalid("representations.every", 0, "must be at least 1"));
+        }
+        let test_n = self.train.test_n;
+        if r.n < 2 || r.n > test_n {
+            return Err(crate::Error::Invalid(format!(
+                "representations.n = {}: must be in 2..=train.test_n ({test_n}), the test \
+                 inputs whose representations are compared",
+                r.n
             )));
         }
         Ok(())

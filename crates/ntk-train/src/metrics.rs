@@ -1,5 +1,6 @@
-//! The per-run tables: `metrics.csv` (one row per epoch) and `ntk.csv` (the probe during
-//! training), written atomically after every epoch, pandas-ready.
+//! The per-run tables: `metrics.csv` (one row per epoch), `ntk.csv` and
+//! `representations.csv` (the probes during training), written atomically after every
+//! epoch, pandas-ready.
 
 use serde::{Deserialize, Serialize};
 
@@ -48,6 +49,34 @@ pub struct NtkRow {
     pub rank: usize,
     pub min_grad_angle_deg: Option<f64>,
     pub seconds: f64,
+}
+
+/// One row of `representations.csv` (Agarwal et al., Fig. 1): the average normalized dot
+/// product of the representations of the tracked test inputs at one layer after `epoch`
+/// epochs (0: at init),
+///
+/// `mean_cosine = 2 / (n (n - 1)) sum_{i < j} <h_i, h_j> / (|h_i| |h_j|)`,
+///
+/// and the mean of its absolute values (`mean_abs_cosine`); a pair with a zero vector
+/// counts as cosine 0.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RepresentationRow {
+    pub epoch: usize,
+    /// 0 for the inputs, then the layers in order (the last is the top representation).
+    pub layer: usize,
+    /// What the layer is: `input`, `hidden 3` (an MLP's `a_3`), `stem`, `block 7`,
+    /// `pooled` (a ResNet's features before the classifier).
+    pub name: String,
+    pub n: usize,
+    pub mean_cosine: f64,
+    pub mean_abs_cosine: f64,
+}
+
+/// The tables of the probes during training, checkpointed with the metrics.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tracked {
+    pub ntk: Vec<NtkRow>,
+    pub representations: Vec<RepresentationRow>,
 }
 
 pub use ntk_core::table::{parse_csv, read_csv, write_csv};

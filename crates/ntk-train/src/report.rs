@@ -1,6 +1,7 @@
 //! Tables and figures of finished (or running) training: `ntk-train collect DIR` and
 //! `ntk-train plot DIR`. Everything is read back from the run directories' files
-//! (`config.toml`, `metrics.csv`, `ntk.csv`, `summary.json`), never from a model, so any
+//! (`config.toml`, `metrics.csv`, `ntk.csv`, `representations.csv`, `summary.json`), never
+//! from a model, so any
 //! shard's output, on any machine, can be merged and plotted.
 //!
 //! The learning rate of each configuration (depth, activation, normalization) is chosen
@@ -15,7 +16,7 @@ use ntk_core::stats::mean;
 use serde::Serialize;
 
 use crate::config::TrainConfig;
-use crate::metrics::{EpochMetrics, NtkRow, read_csv, write_csv};
+use crate::metrics::{EpochMetrics, NtkRow, RepresentationRow, read_csv, write_csv};
 use crate::sweep::read_summary;
 use crate::train::TrainSummary;
 use ntk_core::provenance::{self, Provenance};
@@ -30,6 +31,8 @@ pub struct RunRecord {
     pub seed: u64,
     pub metrics: Vec<EpochMetrics>,
     pub ntk: Vec<NtkRow>,
+    /// `representations.csv` when the run tracked them, else empty.
+    pub representations: Vec<RepresentationRow>,
     pub summary: Option<TrainSummary>,
     /// The recorded provenance: the summary's, else (a run still going) its checkpoint's.
     pub provenance: Option<Provenance>,
@@ -73,6 +76,10 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         seed: spec.seed(),
         metrics: read_csv(&dir.join("metrics.csv"))?,
         ntk: read_csv(&dir.join("ntk.csv"))?,
+        representations: match dir.join("representations.csv") {
+            p if p.exists() => read_csv(&p)?,
+            _ => Vec::new(),
+        },
         summary,
         provenance,
     })
@@ -242,6 +249,25 @@ fn ntk_curve(runs: &[&RunRecord], value: impl Fn(&NtkRow) -> Option<f64>) -> Vec
     mean_curve(&tables, |r| r.epoch, value)
 }
 
+/// The top layer's rows of each run's `representations.csv` (one per epoch), averaged.
+fn top_representation_curve(
+    runs: &[&RunRecord],
+    value: impl Fn(&RepresentationRow) -> Option<f64>,
+) -> Vec<Stat> {
+    let tops: Vec<Vec<&RepresentationRow>> = runs
+        .iter()
+        .map(|r| {
+            let top = r.representations.iter().map(|x| x.layer).max();
+            r.representations
+                .iter()
+                .filter(|x| Some(x.layer) == top)
+                .collect()
+        })
+        .collect();
+    let tables: Vec<&[&RepresentationRow]> = tops.iter().map(Vec::as_slice).collect();
+    mean_curve(&tables, |r| r.epoch, |r| value(r))
+}
+
 /// One curve of the figures: a configuration at its chosen lr, the runs (seeds) averaged.
 struct Curve<'a> {
     label: String,
@@ -337,14 +363,17 @@ fn figure(curves: &[Curve], title: &str, y: &str, log_y: bool, points: &CurveOf)
 }
 
 /// Figures of the chosen configurations: training loss (Fig. 3; with `log_y` also on a log
-/// scale, `train_loss_log`), test accuracy, and, when the probe ran during training, kappa
-/// and the minimum gradient angle vs epoch. Figures without data are not written.
+/// scale, `train_loss_log`), test accuracy, and, when the probes ran during training, kappa
+/// and the minimum gradient angle vs epoch, and the mean cosine between the test inputs'
+/// top-layer representations vs epoch (Agarwal et al., Fig. 1). Figures without data are
+/// not written.
 pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> crate::Result<Vec<PathBuf>> {
     let curves = curves(runs, &choose(runs));
     let loss = |m: &[&RunRecord]| metric_curve(m, |r| Some(r.train_loss));
     let accuracy = |m: &[&RunRecord]| metric_curve(m, |r| r.test_accuracy);
     let kappa = |m: &[&RunRecord]| ntk_curve(m, |r| r.kappa);
     let angle = |m: &[&RunRecord]| ntk_curve(m, |r| r.min_grad_angle_deg);
+    let cosine = |m: &[&RunRecord]| top_representation_curve(m, |r| Some(r.mean_cosine));
     let loss_y = "training loss (cross-entropy";
     let mut figures = vec![(
         "train_loss",
@@ -386,6 +415,16 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> crate::Result<Vec
                 "min gradient angle (°)",
                 false,
                 &angle,
+            ),
+        ),
+        (
+            "representation_cosine",
+            figure(
+                &curves,
+                "Test inputs' representations at the top layer",
+                "mean normalized dot product (cosine)",
+                false,
+                &cosine,
             ),
         ),
     ]);

@@ -20,7 +20,7 @@ use ntk_core::backend::Compute;
 use crate::checkpoint::{self, Loaded, OptimState, RunIdentity};
 use crate::config::{EngineChoice, OptimConfig};
 use crate::host::{Engine, StepResult};
-use crate::metrics::{EpochMetrics, NtkRow};
+use crate::metrics::{EpochMetrics, Tracked};
 use crate::model::Model;
 use crate::train::{choose_engine, correct, optimizer, scalar};
 
@@ -114,7 +114,7 @@ impl Snapshot {
         iteration: usize,
         identity: &RunIdentity<'_>,
         rows: &[EpochMetrics],
-        ntk_rows: &[NtkRow],
+        tracked: &Tracked,
     ) -> crate::Result<()> {
         let optim = match &self.optim {
             SavedOptim::Burn(o) => OptimState::Burn(o),
@@ -128,7 +128,7 @@ impl Snapshot {
             &self.model,
             optim,
             rows,
-            ntk_rows,
+            tracked,
         )
     }
 }
@@ -487,7 +487,7 @@ mod tests {
             samples_per_second: 1.0,
         };
         state
-            .save(dir, 1, iteration, &identity, &[row], &[])
+            .save(dir, 1, iteration, &identity, &[row], &Default::default())
             .unwrap();
     }
 }

@@ -1,8 +1,14 @@
-//! The probe during training (beyond the papers): the NTK of a fixed subset of the
-//! training set, its condition number kappa = lambda_max / lambda_min (float64 spectrum,
-//! singular below n eps lambda_max as in `ntk_core::spectrum`) and the minimum pairwise
-//! model-gradient angle, taken at initialization and every K epochs with the probe's own
-//! kernel routes (structured for MLPs, autodiff otherwise; BatchNorm in evaluation mode).
+//! The probes during training:
+//! - the NTK of a fixed subset of the training set (beyond the papers), its condition number
+//!   kappa = lambda_max / lambda_min (float64 spectrum, singular below n eps lambda_max as in
+//!   `ntk_core::spectrum`) and the minimum pairwise model-gradient angle, with the probe's
+//!   own kernel routes (structured for MLPs, per-sample gradients otherwise; BatchNorm in
+//!   evaluation mode);
+//! - the representations of a fixed subset of the test set (Agarwal et al., Fig. 1): at
+//!   every layer, the average normalized dot product between the inputs' representations
+//!   ([`representations`]).
+//!
+//! Both are taken at initialization and every K epochs.
 
 use std::time::Instant;
 
@@ -11,7 +17,12 @@ use ntk_core::kernel::OutputMode;
 use ntk_data::inputs::Inputs;
 use ntk_probe::config::Method;
 
-use crate::metrics::NtkRow;
+use burn::tensor::Tensor;
+use faer::MatRef;
+use ntk_core::linalg::gram_lower;
+use ntk_model::Net;
+
+use crate::metrics::{NtkRow, RepresentationRow};
 use crate::model::Model;
 
 /// Measures the NTK of `model` (plain device, evaluation mode) on `probe`.
@@ -40,4 +51,92 @@ pub fn measure(
         min_grad_angle_deg: ntk_probe::angles::min_angle(&result.kernel).map(|a| a.deg),
         seconds: t.elapsed().as_secs_f64(),
     })
+}
+
+/// Every layer's representation of `inputs` by `model` (plain device, evaluation mode), as
+/// (name, rows `[n, width]` row-major f64): the inputs, then an MLP's hidden activations
+/// `a_1..a_L` (after normalization and activation) or a ResNet's stem, each block's output
+/// and the pooled features that the classifier reads.
+pub fn layer_representations(
+    model: &Model,
+    inputs: &Inputs,
+    compute: &Compute,
+) -> Vec<(String, Vec<f64>)> {
+    let x = ntk_probe::run::to_tensor(inputs, compute);
+    let flat = |t: Tensor<2>| -> Vec<f64> {
+        t.try_into_vec_as::<f64>()
+            .expect("reading a representation from the device")
+    };
+    let mut out = vec![("input".to_string(), inputs.x.clone())];
+    match model {
+        Net::Mlp(m) => {
+            let trace = m.forward_trace(x);
+            for (l, a) in trace.inputs.into_iter().enumerate().skip(1) {
+                out.push((format!("hidden {l}"), flat(a)));
+            }
+        }
+        Net::ResNet(r) => {
+            let maps = r.forward_blocks(r.images(x));
+            let last = maps.last().cloned();
+            for (k, h) in maps.into_iter().enumerate() {
+                let name = if k == 0 {
+                    "stem".to_string()
+                } else {
+                    format!("block {k}")
+                };
+                out.push((name, flat(h.flatten(1, 3))));
+            }
+            if let Some(h) = last {
+                out.push(("pooled".into(), flat(r.features(h))));
+            }
+        }
+    }
+    out
+}
+
+/// The mean cosine and mean absolute cosine over the pairs `i < j` of the `n` rows of
+/// `h` (`[n, width]` row-major): the rows' Gram matrix (one SYRK), each entry divided by
+/// the two norms; a pair with a zero row counts as 0.
+pub fn mean_cosines(h: &[f64], n: usize) -> (f64, f64) {
+    let width = h.len().checked_div(n).unwrap_or(0);
+    if n < 2 || width == 0 {
+        return (0.0, 0.0);
+    }
+    let g = gram_lower(MatRef::from_row_major_slice(h, n, width), 1.0);
+    let norm: Vec<f64> = (0..n).map(|i| g[(i, i)].max(0.0).sqrt()).collect();
+    let (mut sum, mut abs) = (0.0, 0.0);
+    for j in 0..n {
+        for i in j + 1..n {
+            let d = norm[i] * norm[j];
+            let c = if d > 0.0 { g[(i, j)] / d } else { 0.0 };
+            sum += c;
+            abs += c.abs();
+        }
+    }
+    let pairs = (n * (n - 1) / 2) as f64;
+    (sum / pairs, abs / pairs)
+}
+
+/// The rows of `representations.csv` for `model` after `epoch` epochs (0: at init).
+pub fn representations(
+    model: &Model,
+    inputs: &Inputs,
+    compute: &Compute,
+    epoch: usize,
+) -> Vec<RepresentationRow> {
+    layer_representations(model, inputs, compute)
+        .into_iter()
+        .enumerate()
+        .map(|(layer, (name, h))| {
+            let (mean_cosine, mean_abs_cosine) = mean_cosines(&h, inputs.n);
+            RepresentationRow {
+                epoch,
+                layer,
+                name,
+                n: inputs.n,
+                mean_cosine,
+                mean_abs_cosine,
+            }
+        })
+        .collect()
 }

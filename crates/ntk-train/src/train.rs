@@ -31,9 +31,11 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{self, RunIdentity};
-use crate::config::{EngineChoice, NtkTrackConfig, OptimConfig, TrainConfig};
+use crate::config::{
+    EngineChoice, NtkTrackConfig, OptimConfig, RepresentationTrackConfig, TrainConfig,
+};
 use crate::host::Engine;
-use crate::metrics::{EpochMetrics, NtkRow, write_csv};
+use crate::metrics::{EpochMetrics, Tracked, write_csv};
 use crate::model::Model;
 use crate::progress::Reporter;
 use crate::stepper::{self, Batch, Snapshot, Stepper};
@@ -84,11 +86,12 @@ impl TrainSummary {
 
 /// What a run writes in its directory (`checkpoints` is a directory): what `recompute`
 /// removes, and whose half-written leftovers a new start cleans.
-pub const RUN_FILES: [&str; 6] = [
+pub const RUN_FILES: [&str; 7] = [
     "summary.json",
     "config.toml",
     "metrics.csv",
     "ntk.csv",
+    "representations.csv",
     "checkpoint.json",
     "checkpoints",
 ];
@@ -370,9 +373,9 @@ pub fn train(
     };
     let mut stepper = build_stepper(&run, found.as_ref())?;
     let mut progress = Progress::new(found.as_ref());
-    let tracking = Tracking::new(cfg, &data.train);
+    let tracking = Tracking::new(cfg, data)?;
     if let (Some(tr), None) = (&tracking, &found) {
-        tr.record(&run, &stepper.valid(), &mut progress.ntk_rows, 0)?;
+        tr.record(&run, &stepper.valid(), &mut progress.tracked, 0, false)?;
     }
     let diverged = run_epochs(
         &run,
@@ -592,7 +595,7 @@ fn check_engine(out: &Path, written_by: &str, engine: &str) -> crate::Result<()>
 /// checkpoint, and the last finite epoch's state not yet checkpointed.
 struct Progress {
     rows: Vec<EpochMetrics>,
-    ntk_rows: Vec<NtkRow>,
+    tracked: Tracked,
     iteration: usize,
     /// 0 before the first checkpoint.
     last_checkpoint: usize,
@@ -610,18 +613,18 @@ struct LastGood {
 impl Progress {
     /// Nothing done, or what the checkpoint `found` holds.
     fn new(found: Option<&checkpoint::Loaded>) -> Self {
-        let (rows, ntk_rows, iteration, last_checkpoint) = match found {
+        let (rows, tracked, iteration, last_checkpoint) = match found {
             Some(ck) => (
                 ck.rows.clone(),
-                ck.ntk_rows.clone(),
+                ck.tracked.clone(),
                 ck.pointer.iteration,
                 ck.pointer.epoch,
             ),
-            None => (Vec::new(), Vec::new(), 0, 0),
+            None => (Vec::new(), Tracked::default(), 0, 0),
         };
         Self {
             rows,
-            ntk_rows,
+            tracked,
             iteration,
             last_checkpoint,
             last_good: None,
@@ -639,8 +642,8 @@ impl Progress {
     ) -> crate::Result<()> {
         if last || epoch.is_multiple_of(run.cfg.train.checkpoint_every) {
             let identity = run.identity();
-            let (rows, ntk_rows) = (&self.rows, &self.ntk_rows);
-            state.save(run.out, epoch, self.iteration, &identity, rows, ntk_rows)?;
+            let (rows, tracked) = (&self.rows, &self.tracked);
+            state.save(run.out, epoch, self.iteration, &identity, rows, tracked)?;
             self.last_checkpoint = epoch;
             self.last_good = None;
         } else {
@@ -655,43 +658,80 @@ impl Progress {
     }
 }
 
-/// The NTK tracking of a run (`[ntk]`): its settings and the probe set, the first `ntk.n`
-/// training samples.
+/// The probes of a run during training: the NTK (`[ntk]`) of the first `ntk.n` training
+/// samples, and the representations (`[representations]`) of the first
+/// `representations.n` test inputs.
 struct Tracking<'a> {
-    k: &'a NtkTrackConfig,
-    probe: Inputs,
+    ntk: Option<(&'a NtkTrackConfig, Inputs)>,
+    representations: Option<(&'a RepresentationTrackConfig, Inputs)>,
 }
 
 impl<'a> Tracking<'a> {
-    fn new(cfg: &'a TrainConfig, set: &Inputs) -> Option<Self> {
-        let k = cfg.ntk.as_ref()?;
-        let probe = set.select(&(0..k.n).collect::<Vec<_>>());
-        Some(Self { k, probe })
+    fn new(cfg: &'a TrainConfig, data: &Data) -> crate::Result<Option<Self>> {
+        let first = |set: &Inputs, n: usize| set.select(&(0..n.min(set.n)).collect::<Vec<_>>());
+        let ntk = cfg.ntk.as_ref().map(|k| (k, first(&data.train, k.n)));
+        let representations = match (&cfg.representations, &data.test) {
+            (Some(r), Some(test)) => Some((r, first(test, r.n))),
+            (Some(_), None) => {
+                return Err(crate::Error::Invalid(
+                    "[representations] compares test inputs: the run needs a test set \
+                     (train.test_n > 0)"
+                        .into(),
+                ));
+            }
+            (None, _) => None,
+        };
+        Ok(
+            (ntk.is_some() || representations.is_some()).then_some(Self {
+                ntk,
+                representations,
+            }),
+        )
     }
 
-    /// Whether the NTK is taken after `epoch`: every `ntk.every` epochs and after the last.
-    fn due(&self, epoch: usize, last: bool) -> bool {
-        last || epoch.is_multiple_of(self.k.every)
+    /// Whether a probe taken every `every` epochs is due after `epoch` (and after the last).
+    fn due(every: usize, epoch: usize, last: bool) -> bool {
+        last || epoch.is_multiple_of(every)
     }
 
-    /// Measures the NTK of `model` after `epoch` (0: at initialization) and rewrites
-    /// `ntk.csv` with it.
+    /// Whether any probe is due after `epoch`.
+    fn any_due(&self, epoch: usize, last: bool) -> bool {
+        let ntk = self.ntk.as_ref().map(|(k, _)| k.every);
+        let reps = self.representations.as_ref().map(|(r, _)| r.every);
+        [ntk, reps]
+            .into_iter()
+            .flatten()
+            .any(|every| Self::due(every, epoch, last))
+    }
+
+    /// Takes the probes due after `epoch` (0: at initialization, all of them) on `model`
+    /// and rewrites their tables (`ntk.csv`, `representations.csv`).
     fn record(
         &self,
         run: &Run,
         model: &Model,
-        ntk_rows: &mut Vec<NtkRow>,
+        tracked: &mut Tracked,
         epoch: usize,
+        last: bool,
     ) -> crate::Result<()> {
-        let output = self.k.output;
-        ntk_rows.push(track::measure(
-            model,
-            &self.probe,
-            run.compute,
-            output,
-            epoch,
-        )?);
-        Ok(write_csv(&run.out.join("ntk.csv"), ntk_rows)?)
+        if let Some((k, probe)) = &self.ntk
+            && Self::due(k.every, epoch, last)
+        {
+            let row = track::measure(model, probe, run.compute, k.output, epoch)?;
+            tracked.ntk.push(row);
+            write_csv(&run.out.join("ntk.csv"), &tracked.ntk)?;
+        }
+        if let Some((r, probe)) = &self.representations
+            && Self::due(r.every, epoch, last)
+        {
+            let rows = track::representations(model, probe, run.compute, epoch);
+            tracked.representations.extend(rows);
+            write_csv(
+                &run.out.join("representations.csv"),
+                &tracked.representations,
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -816,9 +856,9 @@ fn record_epoch(
     progress.rows.push(row);
     write_csv(&run.out.join("metrics.csv"), &progress.rows)?;
     if let Some(tr) = tracking
-        && tr.due(epoch, last)
+        && tr.any_due(epoch, last)
     {
-        tr.record(run, &stepper.valid(), &mut progress.ntk_rows, epoch)?;
+        tr.record(run, &stepper.valid(), &mut progress.tracked, epoch, last)?;
     }
     progress.checkpoint_or_keep(run, stepper.snapshot(), epoch, last)
 }
@@ -904,7 +944,7 @@ fn keep_last_good(run: &Run, progress: &Progress, epoch: usize) -> crate::Result
     if let Some(good) = &progress.last_good
         && good.epoch > progress.last_checkpoint
     {
-        let (rows, ntk_rows) = (&progress.rows, &progress.ntk_rows);
+        let (rows, tracked) = (&progress.rows, &progress.tracked);
         let identity = run.identity();
         good.state.save(
             run.out,
@@ -912,7 +952,7 @@ fn keep_last_good(run: &Run, progress: &Progress, epoch: usize) -> crate::Result
             good.iteration,
             &identity,
             rows,
-            ntk_rows,
+            tracked,
         )?;
     }
     run.reporter.log(&format!(
@@ -951,7 +991,7 @@ fn summarize(
         final_test_loss: rows.iter().rev().find_map(|r| r.test_loss),
         final_test_accuracy: rows.iter().rev().find_map(|r| r.test_accuracy),
         best_test_accuracy: rows.iter().filter_map(|r| r.test_accuracy).reduce(f64::max),
-        final_kappa: progress.ntk_rows.last().and_then(|r| r.kappa),
+        final_kappa: progress.tracked.ntk.last().and_then(|r| r.kappa),
         model: spec.describe(),
         depth: spec.depth(),
         width: spec.width(),

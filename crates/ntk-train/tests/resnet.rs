@@ -10,7 +10,7 @@ use std::path::Path;
 use common::{cpu, numbers};
 use ntk_model::{ResNetConfig, ResNetVariant};
 use ntk_train::config::TrainConfig;
-use ntk_train::metrics::{EpochMetrics, read_csv};
+use ntk_train::metrics::{EpochMetrics, RepresentationRow, read_csv};
 use ntk_train::progress::Reporter;
 use ntk_train::train::{self, RunOptions};
 
@@ -62,11 +62,14 @@ fn run(cfg: &TrainConfig, out: &Path, opts: RunOptions) -> train::TrainSummary {
 fn resnet20_trains_a_full_epoch_and_resumes_bit_for_bit() {
     let data = tempfile::tempdir().unwrap();
     generated_cifar(data.path(), 64); // 320 training images, 64 test images
-    let cfg = config(data.path(), "depth = 20\nvariant = \"batch_norm\"", 256, 2);
+    let mut cfg = config(data.path(), "depth = 20\nvariant = \"batch_norm\"", 256, 2);
     assert_eq!(
         cfg.resnet.as_ref().unwrap(),
         &ResNetConfig::new(20, ResNetVariant::BatchNorm)
     );
+    // The representations of 16 test images every epoch: evaluation mode, so they also
+    // read BatchNorm's running statistics, which the checkpoint must bring back.
+    cfg.representations = Some(ntk_train::config::RepresentationTrackConfig { every: 1, n: 16 });
     let whole = tempfile::tempdir().unwrap();
     let a = run(&cfg, whole.path(), RunOptions::default());
     assert_eq!(a.status, "finished", "{a:?}");
@@ -110,6 +113,20 @@ fn resnet20_trains_a_full_epoch_and_resumes_bit_for_bit() {
         a.final_test_loss.map(f64::to_bits),
         b.final_test_loss.map(f64::to_bits)
     );
+    let rep = |dir: &Path| -> Vec<(usize, usize, String, u64, u64)> {
+        let rows: Vec<RepresentationRow> = read_csv(&dir.join("representations.csv")).unwrap();
+        rows.into_iter()
+            .map(|r| {
+                let (c, m) = (r.mean_cosine.to_bits(), r.mean_abs_cosine.to_bits());
+                (r.epoch, r.layer, r.name, c, m)
+            })
+            .collect()
+    };
+    let (wa, wb) = (rep(whole.path()), rep(split.path()));
+    assert_eq!(wa, wb);
+    // Epochs 0, 1, 2; each: the input, the stem, 9 blocks, the pooled features.
+    assert_eq!(wa.len(), 3 * 12);
+    assert_eq!(wa[11].2, "pooled");
 }
 
 #[test]

@@ -238,8 +238,26 @@ impl Figure {
         root.fill(&WHITE).map_err(err)?;
         let (xt, yt) = self.axes().ok_or("nothing finite to plot")?;
         let (w, _) = root.dim_in_pixel();
-        let legend_w = self.legend_width(root, s).min(w as i32 * 45 / 100);
-        let (area, legend_area) = root.split_horizontally(w as i32 - legend_w);
+        // The title is centred over the whole figure (plot and legend), in a smaller font
+        // when it would not fit: over the plot alone a long title ran off the left edge.
+        let mut title_size = 20.0;
+        while title_size > 12.0
+            && root
+                .estimate_text_size(
+                    &self.title,
+                    &("sans-serif", px(title_size)).into_text_style(root),
+                )
+                .map_or(0, |t| t.0 as i32)
+                > w as i32 - px(24.0)
+        {
+            title_size -= 1.0;
+        }
+        let body = root
+            .margin(px(8.0), 0, 0, 0)
+            .titled(&self.title, ("sans-serif", px(title_size)))
+            .map_err(err)?;
+        let legend_w = self.legend_width(&body, s).min(w as i32 * 45 / 100);
+        let (area, legend_area) = body.split_horizontally(w as i32 - legend_w);
         let label_font = ("sans-serif", px(15.0));
         let widest = yt
             .labels
@@ -251,7 +269,6 @@ impl Figure {
             .max()
             .unwrap_or(0);
         let mut chart = ChartBuilder::on(&area)
-            .caption(&self.title, ("sans-serif", px(20.0)))
             .margin(px(12.0))
             .margin_right(px(6.0))
             .x_label_area_size(px(50.0))

@@ -245,12 +245,17 @@ impl ResNet {
 
     /// Global average pooling, Fixup's `bias2`, the classifier.
     pub fn forward_head(&self, h: Tensor<4>) -> Tensor<2> {
+        self.classifier.forward(self.features(h))
+    }
+
+    /// The features the classifier reads, `[B, C]`: the last map average-pooled, plus
+    /// Fixup's `bias2`.
+    pub fn features(&self, h: Tensor<4>) -> Tensor<2> {
         let a = layers::global_avg_pool(h);
-        let a = match &self.head_bias {
+        match &self.head_bias {
             Some(b) => a + b.val().reshape([1, 1]),
             None => a,
-        };
-        self.classifier.forward(a)
+        }
     }
 }
 
