@@ -285,8 +285,9 @@ fn distinct<T: Ord>(best: &[BestRow], key: impl Fn(&BestRow) -> T) -> Vec<T> {
     v
 }
 
-/// The curves of the chosen configurations: colour and marker by depth (a ramp), dash by
-/// (activation, normalization), the lr in the label when the runs used several.
+/// The curves of the chosen configurations: colour and marker by depth (a ramp; by
+/// (activation, normalization) when there is one depth), dash by (activation,
+/// normalization), the lr in the label when the runs used several.
 fn curves<'a>(runs: &'a [RunRecord], best: &[BestRow]) -> Vec<Curve<'a>> {
     let styles = distinct(best, |b| (b.activation.clone(), b.normalization.clone()));
     let depths = distinct(best, |b| b.depth);
@@ -311,11 +312,17 @@ fn curves<'a>(runs: &'a [RunRecord], best: &[BestRow]) -> Vec<Curve<'a>> {
                 label += &format!(" (lr {})", b.lr);
             }
             let key = (b.depth, b.activation.clone(), b.normalization.clone());
+            // One depth: the families take the colours and markers too, not only dashes.
+            let (shade, of) = if depths.len() > 1 {
+                (depth, depths.len())
+            } else {
+                (style, styles.len())
+            };
             Curve {
                 label,
-                color: ramp(depth, depths.len()),
+                color: ramp(shade, of),
                 dash: [Dash::Solid, Dash::Dashed, Dash::DashDot, Dash::Dotted][style % 4],
-                marker: Marker::nth(depth),
+                marker: Marker::nth(shade),
                 members: runs
                     .iter()
                     .filter(|r| r.key() == key && r.lr == b.lr)

@@ -23,6 +23,7 @@ fn collect_reproduces_the_committed_tables() {
     let experiments = [
         "fig3/mnist",
         "fig3/fmnist",
+        "agarwal_fig1/fmnist",
         "agarwal_fig3/fmnist",
         "agarwal_fig4/fmnist",
     ];
