@@ -24,6 +24,7 @@ fn collect_reproduces_the_committed_tables() {
         "fig3/mnist",
         "fig3/fmnist",
         "agarwal_fig1/fmnist",
+        "agarwal_fig1/fmnist_resnets",
         "agarwal_fig3/fmnist",
         "agarwal_fig4/fmnist",
     ];
