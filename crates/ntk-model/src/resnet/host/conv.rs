@@ -22,7 +22,10 @@ use faer::{MatMut, MatRef};
 use ntk_core::linalg::{Real, gemm_acc};
 use rayon::prelude::*;
 
+use std::any::TypeId;
+
 use super::map::{Dims, chunks};
+use super::simd;
 
 thread_local! {
     /// Each thread's im2col buffer, kept between calls (a fresh one per chunk cost page
@@ -107,6 +110,19 @@ impl<T: Real> Conv<T> {
         }
     }
 
+    /// The direct kernel's weights ([`simd`]) when it applies: `T` is f32, stride 1, and
+    /// the kernel's output channels (`c_out`, or `c_in` for the input gradient, `adjoint`)
+    /// a multiple of 16 on a CPU with AVX2 and FMA.
+    fn direct_weights(&self, w: &[T], adjoint: bool) -> Option<Vec<f32>> {
+        let (ci, co) = (self.input.c, self.output.c);
+        let w = as_f32(w)?;
+        if adjoint {
+            simd::applies(self.stride, ci).then(|| simd::adjoint_weights(w, ci, co))
+        } else {
+            simd::applies(self.stride, co).then(|| simd::forward_weights(w, ci, co))
+        }
+    }
+
     /// `9 c_in`, the columns of the im2col matrix.
     pub fn k(&self) -> usize {
         9 * self.input.c
@@ -138,21 +154,32 @@ impl<T: Real> Conv<T> {
         let (k, co) = (self.k(), out.c);
         let ranges = chunks(n, out.pixels());
         let per = ranges[0].len();
+        let direct = self.direct_weights(w, false);
         y.par_chunks_mut(per * out.image())
             .zip(ranges)
             .map(|(yc, r)| {
                 let rows = r.len() * out.pixels();
-                with_scratch(rows * k, |col: &mut [T]| {
-                    self.input_col(x, &r, col);
-                    // y^T (c_out x rows, column-major = y row-major) = W (c_out x k) X_col^T.
-                    gemm_acc(
-                        MatMut::from_column_major_slice_mut(yc, co, rows),
-                        MatRef::from_row_major_slice(w, co, k),
-                        MatRef::from_row_major_slice(col, rows, k).transpose(),
-                        T::of(1.0),
-                        T::of(0.0),
-                    );
-                });
+                if let Some(wd) = &direct {
+                    let img = self.input.image();
+                    let (inp, xc) = (self.input, &x[r.start * img..r.end * img]);
+                    let len = simd::padded_len(r.len(), inp.h, inp.w, inp.c);
+                    with_scratch(len, |pad: &mut [f32]| {
+                        let (xc, yc) = (as_f32(xc).expect("f32"), as_f32_mut(yc).expect("f32"));
+                        simd::conv(xc, r.len(), inp.h, inp.w, inp.c, wd, co, yc, false, pad);
+                    });
+                } else {
+                    with_scratch(rows * k, |col: &mut [T]| {
+                        self.input_col(x, &r, col);
+                        // y^T (c_out x rows, column-major = y row-major) = W (c_out x k) X_col^T.
+                        gemm_acc(
+                            MatMut::from_column_major_slice_mut(yc, co, rows),
+                            MatRef::from_row_major_slice(w, co, k),
+                            MatRef::from_row_major_slice(col, rows, k).transpose(),
+                            T::of(1.0),
+                            T::of(0.0),
+                        );
+                    });
+                }
                 self.apply_gain(yc, out.c);
                 moments.then(|| chunk_moments(yc, co))
             })
@@ -209,12 +236,18 @@ impl<T: Real> Conv<T> {
         let dy: &[T] = dy;
         // Per-chunk weight gradients (each overwritten by its chunk's product), added in
         // chunk order below.
-        let flipped = (self.stride == 1 && dx.is_some()).then(|| flip(w, ci, co));
+        let adjoint = match (self.stride, dx.is_some()) {
+            (1, true) => match self.direct_weights(w, true) {
+                Some(wd) => Adjoint::Direct(wd),
+                None => Adjoint::Flipped(flip(w, ci, co)),
+            },
+            _ => Adjoint::Col2im,
+        };
         let body =
             |part: &mut [T], r: &std::ops::Range<usize>, dxc: Option<&mut [T]>, acc: bool| {
                 let rows = r.len() * out.pixels();
                 with_scratch(rows * k.max(9 * co), |col: &mut [T]| {
-                    self.backward_chunk(x, w, dy, flipped.as_deref(), part, r, dxc, acc, col)
+                    self.backward_chunk(x, w, dy, &adjoint, part, r, dxc, acc, col)
                 })
             };
         with_parts(ranges.len() * k * co, |parts: &mut [T]| {
@@ -248,7 +281,7 @@ impl<T: Real> Conv<T> {
         x: &[T],
         w: &[T],
         dy: &[T],
-        flipped: Option<&[T]>,
+        adjoint: &Adjoint<T>,
         part: &mut [T],
         r: &std::ops::Range<usize>,
         dxc: Option<&mut [T]>,
@@ -259,7 +292,15 @@ impl<T: Real> Conv<T> {
         let (k, co, ci) = (self.k(), out.c, inp.c);
         let rows = r.len() * out.pixels();
         let dyc = &dy[r.start * out.image()..r.end * out.image()];
-        {
+        if simd::applies(self.stride, co) && as_f32(w).is_some() {
+            // dW on the direct kernel, from the padded input chunk.
+            let img = inp.image();
+            let xc = as_f32(&x[r.start * img..r.end * img]).expect("f32");
+            let len = simd::padded_len(r.len(), inp.h, inp.w, ci);
+            let pad = as_f32_mut(&mut col[..len]).expect("f32");
+            let (dyc, part) = (as_f32(dyc).expect("f32"), as_f32_mut(part).expect("f32"));
+            simd::weight_grad(xc, r.len(), inp.h, inp.w, ci, dyc, co, part, pad);
+        } else {
             let col = &mut col[..rows * k];
             self.input_col(x, r, col);
             // dW^T (k x c_out, column-major = dW row-major) = X_col^T dy.
@@ -273,8 +314,16 @@ impl<T: Real> Conv<T> {
         }
         let Some(dxc) = dxc else { return };
         let beta = T::of(if acc { 1.0 } else { 0.0 });
-        match flipped {
-            Some(wf) => {
+        match adjoint {
+            Adjoint::Direct(wd) => {
+                // dx = conv(dy, W') on the direct kernel; the padded dy fits in `col`:
+                // `(h + 2)(w + 2) c_out <= 9 h w c_out` since `h + 2 <= 3 h` for `h >= 1`.
+                let len = simd::padded_len(r.len(), out.h, out.w, co);
+                let pad = as_f32_mut(&mut col[..len]).expect("f32");
+                let (dyc, dxc) = (as_f32(dyc).expect("f32"), as_f32_mut(dxc).expect("f32"));
+                simd::conv(dyc, r.len(), out.h, out.w, co, wd, ci, dxc, acc, pad);
+            }
+            Adjoint::Flipped(wf) => {
                 // dx = conv(dy, W'): stride 1, same map size.
                 let col = &mut col[..rows * 9 * co];
                 im2col(dyc, out.with_n(r.len()), 1, inp.with_n(r.len()), col);
@@ -286,7 +335,7 @@ impl<T: Real> Conv<T> {
                     beta,
                 );
             }
-            None => {
+            Adjoint::Col2im => {
                 // dX_col^T (k x rows) = W^T dy^T, then col2im.
                 let col = &mut col[..rows * k];
                 gemm_acc(
@@ -300,6 +349,30 @@ impl<T: Real> Conv<T> {
             }
         }
     }
+}
+
+/// How the input gradient of a convolution is computed.
+enum Adjoint<T> {
+    /// Stride 1 on the direct kernel: `conv(dy, W')` with [`simd::adjoint_weights`].
+    Direct(Vec<f32>),
+    /// Stride 1 on im2col: `conv(dy, W')` with the [`flip`]ped kernel, one more GEMM.
+    Flipped(Vec<T>),
+    /// Stride 2 (or no input gradient wanted): `dX_col = dy W`, then [`col2im`].
+    Col2im,
+}
+
+/// `x` as f32 values when `T` is f32.
+fn as_f32<T: Real>(x: &[T]) -> Option<&[f32]> {
+    // SAFETY: `T` is `f32` (same type id): the same values.
+    (TypeId::of::<T>() == TypeId::of::<f32>())
+        .then(|| unsafe { std::slice::from_raw_parts(x.as_ptr().cast::<f32>(), x.len()) })
+}
+
+/// `x` as mutable f32 values when `T` is f32.
+fn as_f32_mut<T: Real>(x: &mut [T]) -> Option<&mut [f32]> {
+    // SAFETY: as in `as_f32`.
+    (TypeId::of::<T>() == TypeId::of::<f32>())
+        .then(|| unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<f32>(), x.len()) })
 }
 
 /// Per-channel count, mean and sum of squared deviations of a chunk of maps.

@@ -16,6 +16,7 @@ mod jacobian;
 pub mod map;
 pub mod norm;
 mod pass;
+pub mod simd;
 #[cfg(test)]
 mod tests;
 
