@@ -137,6 +137,46 @@ pub fn channel_sums2(d: Dims, f: impl Fn(usize) -> (f64, f64) + Sync) -> (Vec<f6
     (total, second)
 }
 
+/// Per-channel sums `(u, v)` that `f(base, a_px, b_px, u, v)` adds to, pixel by pixel, while
+/// it writes the pixel's values `a_px` of `a` (and `b_px` of `b`, when given; `base` is the
+/// flat index of the pixel's channel 0): a map pass and [`channel_sums2`] in one pass over
+/// memory, with the pixel's channels as slices so that `f`'s loops vectorize. The sums run in
+/// [`channel_sums2`]'s order (chunk by chunk, pixel by pixel, the chunks' parts added in
+/// chunk order): the same results bit for bit.
+pub fn map_sums2<T: Real>(
+    a: &mut [T],
+    b: Option<&mut [T]>,
+    d: Dims,
+    f: impl Fn(usize, &mut [T], Option<&mut [T]>, &mut [f64], &mut [f64]) + Sync,
+) -> (Vec<f64>, Vec<f64>) {
+    let per = chunk_images(d.n, d.pixels()) * d.image();
+    let a = &mut a[..d.len()];
+    let bs: Vec<Option<&mut [T]>> = match b {
+        Some(b) => b[..d.len()].chunks_mut(per).map(Some).collect(),
+        None => a.chunks(per).map(|_| None).collect(),
+    };
+    let parts: Vec<Vec<f64>> = a
+        .par_chunks_mut(per)
+        .zip(bs)
+        .enumerate()
+        .map(|(k, (ac, mut bc))| {
+            let mut acc = vec![0.0f64; 2 * d.c];
+            let (u, v) = acc.split_at_mut(d.c);
+            for (p, px) in ac.chunks_mut(d.c).enumerate() {
+                let bp = bc.as_deref_mut().map(|b| &mut b[p * d.c..(p + 1) * d.c]);
+                f(k * per + p * d.c, px, bp, u, v);
+            }
+            acc
+        })
+        .collect();
+    let mut total = vec![0.0f64; 2 * d.c];
+    for p in parts {
+        total.iter_mut().zip(p).for_each(|(t, v)| *t += v);
+    }
+    let second = total.split_off(d.c);
+    (total, second)
+}
+
 /// `f(a_pixel, b_pixel, base)` over the pixels of two maps of the same shape, `a` and `b`
 /// mutable, on rayon's threads in blocks of whole images.
 pub fn par_pixels2<T: Real>(

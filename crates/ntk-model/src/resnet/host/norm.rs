@@ -43,14 +43,15 @@ pub struct Source<'a> {
     pub fixed: bool,
 }
 
-/// Normalizes `z` in place (`z <- zhat`) and writes `out = epilogue(zhat, channel, index)`
-/// in the same pass; returns the statistics used.
+/// Normalizes `z` in place (`z <- zhat`) and writes `out` by `epilogue(zhat_px, out_px,
+/// base)` pixel by pixel in the same pass (`base`: the flat index of the pixel's channel 0);
+/// returns the statistics used.
 pub fn normalize<T: Real>(
     z: &mut [T],
     d: Dims,
     source: Source<'_>,
     out: &mut [T],
-    epilogue: impl Fn(T, usize, usize) -> T + Sync,
+    epilogue: impl Fn(&[T], &mut [T], usize) + Sync,
 ) -> Stats {
     let eps = source.eps;
     let (mean, var) = match source.given {
@@ -63,11 +64,10 @@ pub fn normalize<T: Real>(
         inv_std.iter().map(|&v| T::of(v)).collect(),
     );
     par_pixels2(z, out, d, |zp, op, base| {
-        for ch in 0..d.c {
-            let zh = (zp[ch] - mu[ch]) * is[ch];
-            zp[ch] = zh;
-            op[ch] = epilogue(zh, ch, base + ch);
+        for ((v, m), s) in zp.iter_mut().zip(&mu).zip(&is) {
+            *v = (*v - *m) * *s;
         }
+        epilogue(zp, op, base);
     });
     Stats {
         mean,
@@ -104,12 +104,26 @@ pub fn backward<T: Real>(
     gamma: &[T],
     stats: &Stats,
 ) -> (Vec<f64>, Vec<f64>) {
-    let m = (d.n * d.pixels()) as f64;
     let dur: &[T] = du;
-    let (dbeta, dgamma) = channel_sums2(d, |i| {
+    let sums = channel_sums2(d, |i| {
         let g = dur[i].f64();
         (g, g * zhat[i].f64())
     });
+    finish(du, zhat, d, gamma, stats, sums)
+}
+
+/// [`backward`] given the per-channel sums `(dbeta, dgamma) = (sum du, sum du zhat)` (taken
+/// in the pass that made `du`: [`super::map::map_sums2`]): rescales `du` into `dz` in place,
+/// returns `(dgamma, dbeta)`.
+pub fn finish<T: Real>(
+    du: &mut [T],
+    zhat: &[T],
+    d: Dims,
+    gamma: &[T],
+    stats: &Stats,
+    (dbeta, dgamma): (Vec<f64>, Vec<f64>),
+) -> (Vec<f64>, Vec<f64>) {
+    let m = (d.n * d.pixels()) as f64;
     let scale: Vec<T> = gamma
         .iter()
         .zip(&stats.inv_std)
@@ -117,9 +131,7 @@ pub fn backward<T: Real>(
         .collect();
     if stats.fixed {
         par_pixels(du, d, |px, _| {
-            for ch in 0..d.c {
-                px[ch] *= scale[ch];
-            }
+            px.iter_mut().zip(&scale).for_each(|(v, s)| *v *= *s);
         });
         return (dgamma, dbeta);
     }
@@ -127,8 +139,14 @@ pub fn backward<T: Real>(
     let mean_duz: Vec<T> = dgamma.iter().map(|s| T::of(s / m)).collect();
     par_pixels(du, d, |px, base| {
         let z = &zhat[base..base + d.c];
-        for ch in 0..d.c {
-            px[ch] = scale[ch] * (px[ch] - mean_du[ch] - z[ch] * mean_duz[ch]);
+        for ((((v, z), s), a), b) in px
+            .iter_mut()
+            .zip(z)
+            .zip(&scale)
+            .zip(&mean_du)
+            .zip(&mean_duz)
+        {
+            *v = *s * (*v - *a - *z * *b);
         }
     });
     (dgamma, dbeta)

@@ -199,8 +199,8 @@ impl<T: Real> HostResNet<T> {
         match &self.stem_kind {
             StemKind::BatchNorm(bn) => {
                 let (g, b) = (&theta[bn.gamma.range()], &theta[bn.beta.range()]);
-                ws.stem_stats = norm::normalize(a, d, bn.given(running, &batch), h, |z, ch, _| {
-                    relu(g[ch] * z + b[ch])
+                ws.stem_stats = norm::normalize(a, d, bn.given(running, &batch), h, |z, o, _| {
+                    affine_relu(z, g, b, o);
                 });
             }
             StemKind::NormRelu => {
@@ -265,7 +265,7 @@ impl<T: Real> HostResNet<T> {
                     out,
                     bn1.given(running, &batch),
                     &mut t.b,
-                    |z, ch, _| relu(g1[ch] * z + b1[ch]),
+                    |z, o, _| affine_relu(z, g1, b1, o),
                 );
                 let batch = blk.conv2.forward_moments(n, &t.b, w2, &mut t.c, training);
                 let (g, be) = (&theta[bn2.gamma.range()], &theta[bn2.beta.range()]);
@@ -275,9 +275,11 @@ impl<T: Real> HostResNet<T> {
                         out,
                         bn2.given(running, &batch),
                         &mut t.y,
-                        |z, ch, i| {
-                            let s = sc.source(i).map_or(T::of(0.0), |j| x[j]);
-                            relu(g[ch] * z + be[ch] + s)
+                        |z, o, base| {
+                            for (ch, v) in o.iter_mut().enumerate() {
+                                let s = sc.source(base + ch).map_or(T::of(0.0), |j| x[j]);
+                                *v = relu(g[ch] * z[ch] + be[ch] + s);
+                            }
                         },
                     )
                 } else {
@@ -286,7 +288,15 @@ impl<T: Real> HostResNet<T> {
                         out,
                         bn2.given(running, &batch),
                         &mut t.y,
-                        |z, ch, i| relu(g[ch] * z + be[ch] + x[i]),
+                        |z, o, base| {
+                            let x = &x[base..base + o.len()];
+                            for (v, (zv, (gv, (bv, xv)))) in o
+                                .iter_mut()
+                                .zip(z.iter().zip(g.iter().zip(be.iter().zip(x))))
+                            {
+                                *v = relu(*gv * *zv + *bv + *xv);
+                            }
+                        },
                     )
                 };
             }
@@ -426,10 +436,22 @@ impl<T: Real> HostResNet<T> {
         let dh = &mut ws.dh[..out.len()];
         match &blk.kind {
             BlockKind::BatchNorm { bn1, bn2 } => {
-                mask_positive(dy, &t.y, out);
-                sc.adjoint(dy, g_in, false);
-                dz.copy_from_slice(dy);
-                self.bn_backward(bn2, dz, &t.c, &t.s2, out, grad);
+                // ReLU's backward `dz = dy [y > 0]` and BatchNorm's sums in one pass.
+                let (y, c, dyr): (&[T], &[T], &[T]) = (&t.y, &t.c, dy);
+                let sums = map::map_sums2(dz, None, out, |base, px, _, u, v| {
+                    let r = base..base + px.len();
+                    let (y, c, dy) = (&y[r.clone()], &c[r.clone()], &dyr[r]);
+                    for (((((o, y), c), g), u), v) in
+                        px.iter_mut().zip(y).zip(c).zip(dy).zip(u).zip(v)
+                    {
+                        *o = if passes(*y) { *g } else { T::of(0.0) };
+                        let g = o.f64();
+                        *u += g;
+                        *v += g * c.f64();
+                    }
+                });
+                sc.adjoint(dz, g_in, false);
+                self.bn_backward(bn2, dz, &t.c, &t.s2, out, sums, grad);
                 blk.conv2.backward(
                     n,
                     &t.b,
@@ -438,8 +460,8 @@ impl<T: Real> HostResNet<T> {
                     &mut grad[blk.w2.range()],
                     Some((dh, false)),
                 );
-                mask_positive(dh, &t.b, out);
-                self.bn_backward(bn1, dh, &t.a, &t.s1, out, grad);
+                let sums = relu_sums(dh, &t.b, &t.a, out);
+                self.bn_backward(bn1, dh, &t.a, &t.s1, out, sums, grad);
                 blk.conv1
                     .backward(n, x, w1, dh, &mut grad[blk.w1.range()], Some((g_in, true)));
             }
@@ -475,17 +497,25 @@ impl<T: Real> HostResNet<T> {
                 scale,
                 b2b,
             } => {
-                mask_positive(dy, &t.y, out);
-                let dyr: &[T] = dy;
-                let z2: &[T] = &t.c;
-                let (ds, db) = map::channel_sums2(out, |i| {
-                    let g = dyr[i].f64();
-                    (g * z2[i].f64(), g)
+                // ReLU's backward (in place on dy, which the shortcut reads later), the
+                // scalars' sums and `dz = scale dy`, in one pass.
+                let (y, z2, s) = (&t.y, &t.c, theta[scale.at]);
+                let (ds, db) = map::map_sums2(dy, Some(dz), out, |base, px, dz, u, v| {
+                    let r = base..base + px.len();
+                    let (y, z2, dz) = (&y[r.clone()], &z2[r], dz.expect("dz given"));
+                    for (((((g, y), z), o), u), v) in
+                        px.iter_mut().zip(y).zip(z2).zip(dz).zip(u).zip(v)
+                    {
+                        if !passes(*y) {
+                            *g = T::of(0.0);
+                        }
+                        *o = *g * s;
+                        *u += g.f64() * z.f64();
+                        *v += g.f64();
+                    }
                 });
                 grad[scale.at] = T::of(ds.iter().sum());
                 grad[b2b.at] = T::of(db.iter().sum());
-                let s = theta[scale.at];
-                par_zip(dz, dyr, out, |v, g| *v = g * s);
                 blk.conv2.backward(
                     n,
                     &t.d,
@@ -494,11 +524,20 @@ impl<T: Real> HostResNet<T> {
                     &mut grad[blk.w2.range()],
                     Some((dh, false)),
                 );
-                let dhr: &[T] = dh;
-                grad[b2a.at] = T::of(total_sum(out, |i| dhr[i].f64()));
-                mask_positive(dh, &t.b, out);
-                let dhr: &[T] = dh;
-                grad[b1b.at] = T::of(total_sum(out, |i| dhr[i].f64()));
+                // dh summed before (b2a) and after (b1b) ReLU's backward, in one pass.
+                let a1: &[T] = &t.b;
+                let (before, after) = map::map_sums2(dh, None, out, |base, px, _, u, v| {
+                    let a1 = &a1[base..base + px.len()];
+                    for (((g, a), u), v) in px.iter_mut().zip(a1).zip(u).zip(v) {
+                        *u += g.f64();
+                        if !passes(*a) {
+                            *g = T::of(0.0);
+                        }
+                        *v += g.f64();
+                    }
+                });
+                grad[b2a.at] = T::of(before.iter().sum());
+                grad[b1b.at] = T::of(after.iter().sum());
                 blk.conv1.backward(
                     n,
                     &t.a,
@@ -520,7 +559,9 @@ impl<T: Real> HostResNet<T> {
         }
     }
 
-    /// BatchNorm's backward in place (`du` -> `dz`), its `dgamma`, `dbeta` into `grad`.
+    /// BatchNorm's backward in place (`du` -> `dz`) given `sums = (sum du, sum du zhat)` per
+    /// channel, its `dgamma`, `dbeta` into `grad`.
+    #[allow(clippy::too_many_arguments)]
     fn bn_backward(
         &self,
         bn: &super::Bn,
@@ -528,9 +569,10 @@ impl<T: Real> HostResNet<T> {
         zhat: &[T],
         s: &Stats,
         d: Dims,
+        sums: (Vec<f64>, Vec<f64>),
         grad: &mut [T],
     ) {
-        let (dg, db) = norm::backward(du, zhat, d, &self.theta[bn.gamma.range()], s);
+        let (dg, db) = norm::finish(du, zhat, d, &self.theta[bn.gamma.range()], s, sums);
         grad[bn.gamma.range()]
             .iter_mut()
             .zip(dg)
@@ -547,8 +589,8 @@ impl<T: Real> HostResNet<T> {
         let dh = &mut ws.g_out[..d.len()];
         match &self.stem_kind {
             StemKind::BatchNorm(bn) => {
-                mask_positive(dh, &ws.stem_h, d);
-                self.bn_backward(bn, dh, &ws.stem_a, &ws.stem_stats, d, grad);
+                let sums = relu_sums(dh, &ws.stem_h, &ws.stem_a, d);
+                self.bn_backward(bn, dh, &ws.stem_a, &ws.stem_stats, d, sums, grad);
             }
             StemKind::NormRelu => {
                 let nr = Nr::<T>::new(self.norm_relu.expect("norm_relu constants"));
@@ -556,9 +598,17 @@ impl<T: Real> HostResNet<T> {
                 par_zip(dh, z, d, |v, zv| *v *= nr.slope(zv));
             }
             StemKind::Fixup { bias } => {
-                mask_positive(dh, &ws.stem_h, d);
-                let dhr: &[T] = dh;
-                grad[bias.at] = T::of(total_sum(d, |i| dhr[i].f64()));
+                let h: &[T] = &ws.stem_h;
+                let (sums, _) = map::map_sums2(dh, None, d, |base, px, _, u, _| {
+                    let h = &h[base..base + px.len()];
+                    for ((g, h), u) in px.iter_mut().zip(h).zip(u) {
+                        if !passes(*h) {
+                            *g = T::of(0.0);
+                        }
+                        *u += g.f64();
+                    }
+                });
+                grad[bias.at] = T::of(sums.iter().sum());
             }
         }
         self.stem.backward(
@@ -572,12 +622,33 @@ impl<T: Real> HostResNet<T> {
     }
 }
 
-/// `g *= [y > 0]`: ReLU's backward through its output `y`.
-fn mask_positive<T: Real>(g: &mut [T], y: &[T], d: Dims) {
-    par_zip(g, y, d, |v, yv| {
-        // NaN outputs pass no gradient either.
-        if yv.partial_cmp(&T::of(0.0)) != Some(std::cmp::Ordering::Greater) {
-            *v = T::of(0.0);
+/// `o = relu(g zhat + b)` per channel of one pixel.
+#[inline(always)]
+fn affine_relu<T: Real>(zhat: &[T], g: &[T], b: &[T], o: &mut [T]) {
+    for (v, (z, (g, b))) in o.iter_mut().zip(zhat.iter().zip(g.iter().zip(b))) {
+        *v = relu(*g * *z + *b);
+    }
+}
+
+/// Whether ReLU's output `y` passes gradient: `y > 0` (a NaN output passes none).
+#[inline(always)]
+fn passes<T: Real>(y: T) -> bool {
+    y > T::of(0.0)
+}
+
+/// `g *= [y > 0]` (ReLU's backward through its output `y`; NaN outputs pass no gradient
+/// either) in place, returning BatchNorm's sums `(sum g, sum g zhat)` per channel of the
+/// result, taken in the same pass.
+fn relu_sums<T: Real>(g: &mut [T], y: &[T], zhat: &[T], d: Dims) -> (Vec<f64>, Vec<f64>) {
+    map::map_sums2(g, None, d, |base, px, _, u, v| {
+        let r = base..base + px.len();
+        let (y, z) = (&y[r.clone()], &zhat[r]);
+        for ((((g, y), z), u), v) in px.iter_mut().zip(y).zip(z).zip(u).zip(v) {
+            if !passes(*y) {
+                *g = T::of(0.0);
+            }
+            *u += g.f64();
+            *v += g.f64() * z.f64();
         }
-    });
+    })
 }
