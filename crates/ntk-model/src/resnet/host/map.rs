@@ -231,6 +231,22 @@ impl Shortcut {
         Some(((b * inp.h + 2 * i) * inp.w + 2 * j) * inp.c + ch)
     }
 
+    /// The values of `x` that the output pixel at flat index `base` (its channel 0) reads:
+    /// all its channels for the identity; for a downsampling shortcut the first
+    /// [`Self::carried`] channels (the rest are zero padding), from input pixel `(2i, 2j)`.
+    #[inline(always)]
+    pub fn pixel<'a, T>(&self, x: &'a [T], base: usize) -> &'a [T] {
+        if !self.downsamples() {
+            return &x[base..base + self.output.c];
+        }
+        let (out, inp) = (self.output, self.input);
+        let p = base / out.c;
+        let (b, rest) = (p / out.pixels(), p % out.pixels());
+        let (i, j) = (rest / out.w, rest % out.w);
+        let at = ((b * inp.h + 2 * i) * inp.w + 2 * j) * inp.c;
+        &x[at..at + inp.c]
+    }
+
     /// Channels the shortcut carries (the rest are zero padding).
     pub fn carried(&self) -> usize {
         self.input.c

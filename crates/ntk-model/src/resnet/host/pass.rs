@@ -269,36 +269,22 @@ impl<T: Real> HostResNet<T> {
                 );
                 let batch = blk.conv2.forward_moments(n, &t.b, w2, &mut t.c, training);
                 let (g, be) = (&theta[bn2.gamma.range()], &theta[bn2.beta.range()]);
-                t.s2 = if sc.downsamples() {
-                    norm::normalize(
-                        &mut t.c,
-                        out,
-                        bn2.given(running, &batch),
-                        &mut t.y,
-                        |z, o, base| {
-                            for (ch, v) in o.iter_mut().enumerate() {
-                                let s = sc.source(base + ch).map_or(T::of(0.0), |j| x[j]);
-                                *v = relu(g[ch] * z[ch] + be[ch] + s);
-                            }
-                        },
-                    )
-                } else {
-                    norm::normalize(
-                        &mut t.c,
-                        out,
-                        bn2.given(running, &batch),
-                        &mut t.y,
-                        |z, o, base| {
-                            let x = &x[base..base + o.len()];
-                            for (v, (zv, (gv, (bv, xv)))) in o
-                                .iter_mut()
-                                .zip(z.iter().zip(g.iter().zip(be.iter().zip(x))))
-                            {
-                                *v = relu(*gv * *zv + *bv + *xv);
-                            }
-                        },
-                    )
-                };
+                t.s2 = norm::normalize(
+                    &mut t.c,
+                    out,
+                    bn2.given(running, &batch),
+                    &mut t.y,
+                    |z, o, base| {
+                        for (v, (zv, (gv, bv))) in o.iter_mut().zip(z.iter().zip(g.iter().zip(be)))
+                        {
+                            *v = *gv * *zv + *bv;
+                        }
+                        o.iter_mut()
+                            .zip(sc.pixel(x, base))
+                            .for_each(|(v, s)| *v += *s);
+                        o.iter_mut().for_each(|v| *v = relu(*v));
+                    },
+                );
             }
             BlockKind::NormRelu => {
                 let nr = nr.expect("norm_relu constants");
@@ -308,11 +294,9 @@ impl<T: Real> HostResNet<T> {
                 blk.conv2.forward(n, &t.b, w2, &mut t.c);
                 let r = T::of(FRAC_1_SQRT_2);
                 par_pixels(&mut t.c, out, |px, base| {
-                    for (ch, v) in px.iter_mut().enumerate() {
-                        if let Some(j) = sc.source(base + ch) {
-                            *v = (x[j] + *v) * r;
-                        }
-                    }
+                    px.iter_mut()
+                        .zip(sc.pixel(x, base))
+                        .for_each(|(v, s)| *v = (*s + *v) * r);
                 });
                 let m: &[T] = &t.c;
                 par_zip(&mut t.y, m, out, |v, z| *v = nr.s(z));
@@ -339,11 +323,14 @@ impl<T: Real> HostResNet<T> {
                 blk.conv2.forward(n, &t.d, w2, &mut t.c);
                 let (z2, xs): (&[T], &[T]) = (&t.c, if sc.downsamples() { &t.a } else { x });
                 par_pixels(&mut t.y, out, |px, base| {
-                    for (ch, v) in px.iter_mut().enumerate() {
-                        let i = base + ch;
-                        let s = sc.source(i).map_or(T::of(0.0), |j| xs[j]);
-                        *v = relu(z2[i] * scale + b2b + s);
-                    }
+                    let z2 = &z2[base..base + px.len()];
+                    px.iter_mut()
+                        .zip(z2)
+                        .for_each(|(v, z)| *v = *z * scale + b2b);
+                    px.iter_mut()
+                        .zip(sc.pixel(xs, base))
+                        .for_each(|(v, s)| *v += *s);
+                    px.iter_mut().for_each(|v| *v = relu(*v));
                 });
             }
         }
