@@ -27,6 +27,7 @@ fn collect_reproduces_the_committed_tables() {
         "agarwal_fig1/fmnist_resnets",
         "agarwal_fig3/fmnist",
         "agarwal_fig4/fmnist",
+        "agarwal_fig5/fmnist",
     ];
     for e in experiments {
         let committed = root.join(e);
