@@ -129,11 +129,16 @@ pub fn channel_sums2(d: Dims, f: impl Fn(usize) -> (f64, f64) + Sync) -> (Vec<f6
             acc
         })
         .collect();
-    let mut total = vec![0.0f64; 2 * d.c];
+    add_parts2(parts, d.c)
+}
+
+/// The chunks' parts `[u (c values), v (c values)]` added in chunk order: the two sums.
+fn add_parts2(parts: Vec<Vec<f64>>, c: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut total = vec![0.0f64; 2 * c];
     for p in parts {
         total.iter_mut().zip(p).for_each(|(t, v)| *t += v);
     }
-    let second = total.split_off(d.c);
+    let second = total.split_off(c);
     (total, second)
 }
 
@@ -169,12 +174,7 @@ pub fn map_sums2<T: Real>(
             acc
         })
         .collect();
-    let mut total = vec![0.0f64; 2 * d.c];
-    for p in parts {
-        total.iter_mut().zip(p).for_each(|(t, v)| *t += v);
-    }
-    let second = total.split_off(d.c);
-    (total, second)
+    add_parts2(parts, d.c)
 }
 
 /// `f(a_pixel, b_pixel, base)` over the pixels of two maps of the same shape, `a` and `b`

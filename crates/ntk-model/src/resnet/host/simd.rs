@@ -102,15 +102,7 @@ pub fn conv(
     accumulate: bool,
     pad: &mut [f32],
 ) {
-    assert!(
-        available() && c_out.is_multiple_of(LANES),
-        "the direct kernel applies"
-    );
-    assert_eq!(x.len(), n * h * w * c_in, "input maps");
-    assert_eq!(y.len(), n * h * w * c_out, "output maps");
-    assert_eq!(wd.len(), 9 * c_in * c_out, "weights");
-    let pad = &mut pad[..padded_len(n, h, w, c_in)];
-    pad_maps(x, n, h, w, c_in, pad);
+    let pad = checked_pad(x, [n, h, w, c_in], y.len(), wd.len(), c_out, pad);
     let row = (w + 2) * c_in;
     for b in 0..n {
         for i in 0..h {
@@ -170,15 +162,7 @@ pub fn weight_grad(
     dw: &mut [f32],
     pad: &mut [f32],
 ) {
-    assert!(
-        available() && c_out.is_multiple_of(LANES),
-        "the direct kernel applies"
-    );
-    assert_eq!(x.len(), n * h * w * c_in, "input maps");
-    assert_eq!(dy.len(), n * h * w * c_out, "output gradient maps");
-    assert_eq!(dw.len(), 9 * c_in * c_out, "weight gradient");
-    let pad = &mut pad[..padded_len(n, h, w, c_in)];
-    pad_maps(x, n, h, w, c_in, pad);
+    let pad = checked_pad(x, [n, h, w, c_in], dy.len(), dw.len(), c_out, pad);
     let mut sums = [[0.0f32; LANES]; PIXELS];
     for t in 0..9 {
         let (kh, kw) = (t / 3, t % 3);
@@ -274,6 +258,29 @@ impl WeightBlock<'_> {
     unsafe fn run<const C: usize>(&self, _cb: usize, _sums: &mut [[f32; LANES]; PIXELS]) {
         unreachable!("the direct kernel is x86-64 only")
     }
+}
+
+/// Checks what [`conv`] and [`weight_grad`] share (the kernel available, `c_out` a multiple
+/// of 16, the lengths of the input maps `x` of shape `[n, h, w, c_in]`, of the output maps
+/// `y_len` and of the weights `w_len`), then pads `x` into `pad`: the padded maps.
+fn checked_pad<'a>(
+    x: &[f32],
+    [n, h, w, c_in]: [usize; 4],
+    y_len: usize,
+    w_len: usize,
+    c_out: usize,
+    pad: &'a mut [f32],
+) -> &'a mut [f32] {
+    assert!(
+        available() && c_out.is_multiple_of(LANES),
+        "the direct kernel applies"
+    );
+    assert_eq!(x.len(), n * h * w * c_in, "input maps");
+    assert_eq!(y_len, n * h * w * c_out, "output maps");
+    assert_eq!(w_len, 9 * c_in * c_out, "weights");
+    let pad = &mut pad[..padded_len(n, h, w, c_in)];
+    pad_maps(x, n, h, w, c_in, pad);
+    pad
 }
 
 /// `pad[b, i + 1, j + 1, c] = x[b, i, j, c]`, zero on the one-pixel border.
