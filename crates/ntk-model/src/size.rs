@@ -1,13 +1,24 @@
 //! Sizes of the networks for memory estimates (`ntk_core::budget`): parameter and
 //! activation counts, known from the config before anything is built.
 
-/// Parameters of an MLP: the weights (and biases) of its layers `[d, m, ..., m, k]`.
+/// Parameters of an MLP: the weights (and biases) of its layers `[d, m, ..., m, k]`, in
+/// closed form (no per-layer list: an estimate must not allocate for a depth that
+/// validation will reject): the first layer `d m`, `L - 1` layers `m m`, the readout `m k`
+/// (for `L = 0`, `d k`), plus `L m + k` biases.
 pub fn mlp_params(m: &crate::MlpConfig) -> f64 {
-    let sizes = m.layer_sizes();
-    sizes
-        .windows(2)
-        .map(|w| w[0] as f64 * w[1] as f64 + if m.bias { w[1] as f64 } else { 0.0 })
-        .sum()
+    let (d, w, k, depth) = (
+        m.input_dim as f64,
+        m.width as f64,
+        m.output_dim as f64,
+        m.depth as f64,
+    );
+    let weights = if m.depth == 0 {
+        d * k
+    } else {
+        d * w + (depth - 1.0) * w * w + w * k
+    };
+    let biases = if m.bias { depth * w + k } else { 0.0 };
+    weights + biases
 }
 
 /// Parameters of a CIFAR ResNet, roughly: its 3x3 convolutions (two per block) and the
@@ -30,4 +41,29 @@ pub fn resnet_activations(r: &crate::ResNetConfig) -> f64 {
     (0..3)
         .map(|s| 4.0 * 2.0 * blocks * r.stage_width(s) as f64 * pixels / 4f64.powi(s as i32))
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The closed form against the sum over the layer list, and a depth whose list could
+    /// not be allocated (found by fuzzing `ntk-probe` configs).
+    #[test]
+    fn mlp_params_is_the_sum_over_layers() {
+        for (depth, bias) in [(0, true), (1, false), (1, true), (4, true), (7, false)] {
+            let mut m = crate::MlpConfig::new(6, 5, depth, crate::ActivationKind::Relu);
+            m.bias = bias;
+            m.output_dim = 3;
+            let sum: f64 = m
+                .layer_sizes()
+                .windows(2)
+                .map(|w| (w[0] * w[1] + if bias { w[1] } else { 0 }) as f64)
+                .sum();
+            assert_eq!(mlp_params(&m), sum, "depth {depth}, bias {bias}");
+        }
+        let mut m = crate::MlpConfig::new(784, 512, 1, crate::ActivationKind::Relu);
+        m.depth = 88_888_888_810;
+        assert!(mlp_params(&m).is_finite());
+    }
 }
