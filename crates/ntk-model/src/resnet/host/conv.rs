@@ -117,10 +117,17 @@ impl<T: Real> Conv<T> {
         let (ci, co) = (self.input.c, self.output.c);
         let w = as_f32(w)?;
         if adjoint {
-            simd::applies(self.stride, ci).then(|| simd::adjoint_weights(w, ci, co))
+            self.direct(ci).then(|| simd::adjoint_weights(w, ci, co))
         } else {
-            simd::applies(self.stride, co).then(|| simd::forward_weights(w, ci, co))
+            self.direct(co).then(|| simd::forward_weights(w, ci, co))
         }
+    }
+
+    /// Whether a product of this convolution with `outputs` output channels (`c_out` for
+    /// the forward and the weight gradient, `c_in` for the input gradient) takes the direct
+    /// kernel: `T` is f32 and [`simd::applies`].
+    fn direct(&self, outputs: usize) -> bool {
+        TypeId::of::<T>() == TypeId::of::<f32>() && simd::applies(self.stride, outputs)
     }
 
     /// `9 c_in`, the columns of the im2col matrix.
@@ -292,7 +299,7 @@ impl<T: Real> Conv<T> {
         let (k, co, ci) = (self.k(), out.c, inp.c);
         let rows = r.len() * out.pixels();
         let dyc = &dy[r.start * out.image()..r.end * out.image()];
-        if simd::applies(self.stride, co) && as_f32(w).is_some() {
+        if self.direct(co) {
             // dW on the direct kernel, from the padded input chunk.
             let img = inp.image();
             let xc = as_f32(&x[r.start * img..r.end * img]).expect("f32");

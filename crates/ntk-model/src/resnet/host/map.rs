@@ -110,44 +110,12 @@ pub fn channel_sums(d: Dims, f: impl Fn(usize, usize) -> f64 + Sync) -> Vec<f64>
     total
 }
 
-/// Two per-channel sums at once, `(sum f(i).0, sum f(i).1)` (deterministic, as
-/// [`channel_sums`]): one pass over the maps instead of two.
-pub fn channel_sums2(d: Dims, f: impl Fn(usize) -> (f64, f64) + Sync) -> (Vec<f64>, Vec<f64>) {
-    let parts: Vec<Vec<f64>> = chunks(d.n, d.pixels())
-        .into_par_iter()
-        .map(|r| {
-            let mut acc = vec![0.0f64; 2 * d.c];
-            for px in r.start * d.pixels()..r.end * d.pixels() {
-                let base = px * d.c;
-                let (a, b) = acc.split_at_mut(d.c);
-                for ch in 0..d.c {
-                    let (u, v) = f(base + ch);
-                    a[ch] += u;
-                    b[ch] += v;
-                }
-            }
-            acc
-        })
-        .collect();
-    add_parts2(parts, d.c)
-}
-
-/// The chunks' parts `[u (c values), v (c values)]` added in chunk order: the two sums.
-fn add_parts2(parts: Vec<Vec<f64>>, c: usize) -> (Vec<f64>, Vec<f64>) {
-    let mut total = vec![0.0f64; 2 * c];
-    for p in parts {
-        total.iter_mut().zip(p).for_each(|(t, v)| *t += v);
-    }
-    let second = total.split_off(c);
-    (total, second)
-}
-
 /// Per-channel sums `(u, v)` that `f(base, a_px, b_px, u, v)` adds to, pixel by pixel, while
 /// it writes the pixel's values `a_px` of `a` (and `b_px` of `b`, when given; `base` is the
-/// flat index of the pixel's channel 0): a map pass and [`channel_sums2`] in one pass over
-/// memory, with the pixel's channels as slices so that `f`'s loops vectorize. The sums run in
-/// [`channel_sums2`]'s order (chunk by chunk, pixel by pixel, the chunks' parts added in
-/// chunk order): the same results bit for bit.
+/// flat index of the pixel's channel 0): a map pass and two channel sums in one pass over
+/// memory, with the pixel's channels as slices so that `f`'s loops vectorize. The sums run
+/// in [`channel_sums`]'s order (chunk by chunk, pixel by pixel, the chunks' parts added in
+/// chunk order): deterministic.
 pub fn map_sums2<T: Real>(
     a: &mut [T],
     b: Option<&mut [T]>,
@@ -174,7 +142,12 @@ pub fn map_sums2<T: Real>(
             acc
         })
         .collect();
-    add_parts2(parts, d.c)
+    let mut total = vec![0.0f64; 2 * d.c];
+    for p in parts {
+        total.iter_mut().zip(p).for_each(|(t, v)| *t += v);
+    }
+    let second = total.split_off(d.c);
+    (total, second)
 }
 
 /// `f(a_pixel, b_pixel, base)` over the pixels of two maps of the same shape, `a` and `b`
@@ -212,23 +185,6 @@ pub struct Shortcut {
 impl Shortcut {
     pub fn downsamples(&self) -> bool {
         self.input != self.output
-    }
-
-    /// The flat index of `x` that output index `o` reads, or `None` on a padded channel.
-    #[inline(always)]
-    pub fn source(&self, o: usize) -> Option<usize> {
-        if !self.downsamples() {
-            return Some(o);
-        }
-        let (out, inp) = (self.output, self.input);
-        let ch = o % out.c;
-        if ch >= inp.c {
-            return None;
-        }
-        let p = o / out.c;
-        let (b, rest) = (p / out.pixels(), p % out.pixels());
-        let (i, j) = (rest / out.w, rest % out.w);
-        Some(((b * inp.h + 2 * i) * inp.w + 2 * j) * inp.c + ch)
     }
 
     /// The values of `x` that the output pixel at flat index `base` (its channel 0) reads:

@@ -17,7 +17,7 @@
 
 use ntk_core::linalg::Real;
 
-use super::map::{Dims, channel_sums, channel_sums2, par_pixels, par_pixels2};
+use super::map::{Dims, channel_sums, par_pixels, par_pixels2};
 
 /// What the backward needs of one BatchNorm: `zhat` (in place of `z`) and `1 / sqrt(var + eps)`,
 /// plus the batch statistics for the running ones.
@@ -95,27 +95,11 @@ fn batch_stats<T: Real>(z: &[T], d: Dims) -> (Vec<f64>, Vec<f64>) {
     (mean, var)
 }
 
-/// The backward from `du` (overwritten with `dz`), given `zhat`: returns `(dgamma, dbeta)`;
-/// evaluation mode's when the statistics were [`Stats::fixed`].
+/// The backward from `du` (overwritten with `dz`), given `zhat` and the per-channel sums
+/// `(dbeta, dgamma) = (sum du, sum du zhat)` (taken in the pass that made `du`:
+/// [`super::map::map_sums2`]): returns `(dgamma, dbeta)`; evaluation mode's when the
+/// statistics were [`Stats::fixed`].
 pub fn backward<T: Real>(
-    du: &mut [T],
-    zhat: &[T],
-    d: Dims,
-    gamma: &[T],
-    stats: &Stats,
-) -> (Vec<f64>, Vec<f64>) {
-    let dur: &[T] = du;
-    let sums = channel_sums2(d, |i| {
-        let g = dur[i].f64();
-        (g, g * zhat[i].f64())
-    });
-    finish(du, zhat, d, gamma, stats, sums)
-}
-
-/// [`backward`] given the per-channel sums `(dbeta, dgamma) = (sum du, sum du zhat)` (taken
-/// in the pass that made `du`: [`super::map::map_sums2`]): rescales `du` into `dz` in place,
-/// returns `(dgamma, dbeta)`.
-pub fn finish<T: Real>(
     du: &mut [T],
     zhat: &[T],
     d: Dims,

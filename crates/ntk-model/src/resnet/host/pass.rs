@@ -279,10 +279,7 @@ impl<T: Real> HostResNet<T> {
                         {
                             *v = *gv * *zv + *bv;
                         }
-                        o.iter_mut()
-                            .zip(sc.pixel(x, base))
-                            .for_each(|(v, s)| *v += *s);
-                        o.iter_mut().for_each(|v| *v = relu(*v));
+                        add_relu(o, sc.pixel(x, base));
                     },
                 );
             }
@@ -327,10 +324,7 @@ impl<T: Real> HostResNet<T> {
                     px.iter_mut()
                         .zip(z2)
                         .for_each(|(v, z)| *v = *z * scale + b2b);
-                    px.iter_mut()
-                        .zip(sc.pixel(xs, base))
-                        .for_each(|(v, s)| *v += *s);
-                    px.iter_mut().for_each(|v| *v = relu(*v));
+                    add_relu(px, sc.pixel(xs, base));
                 });
             }
         }
@@ -424,19 +418,7 @@ impl<T: Real> HostResNet<T> {
         match &blk.kind {
             BlockKind::BatchNorm { bn1, bn2 } => {
                 // ReLU's backward `dz = dy [y > 0]` and BatchNorm's sums in one pass.
-                let (y, c, dyr): (&[T], &[T], &[T]) = (&t.y, &t.c, dy);
-                let sums = map::map_sums2(dz, None, out, |base, px, _, u, v| {
-                    let r = base..base + px.len();
-                    let (y, c, dy) = (&y[r.clone()], &c[r.clone()], &dyr[r]);
-                    for (((((o, y), c), g), u), v) in
-                        px.iter_mut().zip(y).zip(c).zip(dy).zip(u).zip(v)
-                    {
-                        *o = if passes(*y) { *g } else { T::of(0.0) };
-                        let g = o.f64();
-                        *u += g;
-                        *v += g * c.f64();
-                    }
-                });
+                let sums = relu_sums(dz, Some(dy), &t.y, &t.c, out);
                 sc.adjoint(dz, g_in, false);
                 self.bn_backward(bn2, dz, &t.c, &t.s2, out, sums, grad);
                 blk.conv2.backward(
@@ -447,7 +429,7 @@ impl<T: Real> HostResNet<T> {
                     &mut grad[blk.w2.range()],
                     Some((dh, false)),
                 );
-                let sums = relu_sums(dh, &t.b, &t.a, out);
+                let sums = relu_sums(dh, None, &t.b, &t.a, out);
                 self.bn_backward(bn1, dh, &t.a, &t.s1, out, sums, grad);
                 blk.conv1
                     .backward(n, x, w1, dh, &mut grad[blk.w1.range()], Some((g_in, true)));
@@ -559,7 +541,7 @@ impl<T: Real> HostResNet<T> {
         sums: (Vec<f64>, Vec<f64>),
         grad: &mut [T],
     ) {
-        let (dg, db) = norm::finish(du, zhat, d, &self.theta[bn.gamma.range()], s, sums);
+        let (dg, db) = norm::backward(du, zhat, d, &self.theta[bn.gamma.range()], s, sums);
         grad[bn.gamma.range()]
             .iter_mut()
             .zip(dg)
@@ -576,7 +558,7 @@ impl<T: Real> HostResNet<T> {
         let dh = &mut ws.g_out[..d.len()];
         match &self.stem_kind {
             StemKind::BatchNorm(bn) => {
-                let sums = relu_sums(dh, &ws.stem_h, &ws.stem_a, d);
+                let sums = relu_sums(dh, None, &ws.stem_h, &ws.stem_a, d);
                 self.bn_backward(bn, dh, &ws.stem_a, &ws.stem_stats, d, sums, grad);
             }
             StemKind::NormRelu => {
@@ -623,12 +605,21 @@ fn passes<T: Real>(y: T) -> bool {
     y > T::of(0.0)
 }
 
-/// `g *= [y > 0]` (ReLU's backward through its output `y`; NaN outputs pass no gradient
-/// either) in place, returning BatchNorm's sums `(sum g, sum g zhat)` per channel of the
-/// result, taken in the same pass.
-fn relu_sums<T: Real>(g: &mut [T], y: &[T], zhat: &[T], d: Dims) -> (Vec<f64>, Vec<f64>) {
+/// `g = from [y > 0]` (ReLU's backward through its output `y`, from the cotangent `from`, or
+/// in place on `g` when `from` is `None`; NaN outputs pass no gradient either), returning
+/// BatchNorm's sums `(sum g, sum g zhat)` per channel of the result, taken in the same pass.
+fn relu_sums<T: Real>(
+    g: &mut [T],
+    from: Option<&[T]>,
+    y: &[T],
+    zhat: &[T],
+    d: Dims,
+) -> (Vec<f64>, Vec<f64>) {
     map::map_sums2(g, None, d, |base, px, _, u, v| {
         let r = base..base + px.len();
+        if let Some(from) = from {
+            px.copy_from_slice(&from[r.clone()]);
+        }
         let (y, z) = (&y[r.clone()], &zhat[r]);
         for ((((g, y), z), u), v) in px.iter_mut().zip(y).zip(z).zip(u).zip(v) {
             if !passes(*y) {
@@ -638,4 +629,12 @@ fn relu_sums<T: Real>(g: &mut [T], y: &[T], zhat: &[T], d: Dims) -> (Vec<f64>, V
             *v += g.f64() * z.f64();
         }
     })
+}
+
+/// `o = relu(o + s)` over the channels `s` covers (the shortcut's carried ones), `relu(o)`
+/// beyond them: the merge at the end of a block.
+#[inline(always)]
+fn add_relu<T: Real>(o: &mut [T], s: &[T]) {
+    o.iter_mut().zip(s).for_each(|(v, s)| *v += *s);
+    o.iter_mut().for_each(|v| *v = relu(*v));
 }
