@@ -111,12 +111,7 @@ pub fn step(
         .build(input_dim, &compute.device, compute.dtype())?
         .fork(&ad)
         .train();
-    let optim_cfg = OptimConfig {
-        lr: 0.01,
-        momentum: 0.9,
-        nesterov: false,
-        weight_decay: 0.0,
-    };
+    let optim_cfg = OptimConfig::sgd(0.01, 0.9, 0.0);
     let mut optim = crate::train::optimizer(&optim_cfg);
     let loss_fn = CrossEntropyLossConfig::new().init(&ad);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);

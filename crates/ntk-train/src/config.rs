@@ -34,6 +34,36 @@ pub struct OptimConfig {
     pub nesterov: bool,
     #[serde(default)]
     pub weight_decay: f64,
+    /// The learning rate of Fixup's scalar parameters (its biases and branch multipliers,
+    /// [`ntk_model::ResNet::fixup_scalars`]) as a multiple of `lr`: Fixup's authors train them
+    /// at `0.1` (their CIFAR `cifar_train.py`: the `bias` and `scale` groups at
+    /// `base_lr / 10`, weight decay and momentum as the rest). 1 (the default) trains every
+    /// parameter at one rate. Other ResNets have no such parameters; an MLP refuses it.
+    #[serde(default = "unit", skip_serializing_if = "is_unit")]
+    pub scalar_lr_scale: f64,
+}
+
+fn unit() -> f64 {
+    1.0
+}
+
+// serde's skip_serializing_if passes a reference.
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_unit(v: &f64) -> bool {
+    *v == 1.0
+}
+
+impl OptimConfig {
+    /// SGD at `lr` with `momentum` and `weight_decay`, one rate for every parameter.
+    pub fn sgd(lr: f64, momentum: f64, weight_decay: f64) -> Self {
+        Self {
+            lr,
+            momentum,
+            nesterov: false,
+            weight_decay,
+            scalar_lr_scale: 1.0,
+        }
+    }
 }
 
 /// `train.engine`: see [`TrainSection::engine`] and `crate::host`.
@@ -251,6 +281,13 @@ impl TrainConfig {
                 "must be non-negative",
             ));
         }
+        if !(o.scalar_lr_scale.is_finite() && o.scalar_lr_scale > 0.0) {
+            return Err(invalid(
+                "optim.scalar_lr_scale",
+                o.scalar_lr_scale,
+                "must be positive",
+            ));
+        }
         Ok(())
     }
 
@@ -353,6 +390,11 @@ impl TrainConfig {
                 }
                 Ok(())
             }
+            NetSpec::Mlp(_) if self.optim.scalar_lr_scale != 1.0 => Err(invalid(
+                "optim.scalar_lr_scale",
+                self.optim.scalar_lr_scale,
+                "applies to the scalar biases and multipliers of Fixup ResNets; an MLP has none",
+            )),
             NetSpec::Mlp(_) => Ok(()),
         }
     }

@@ -22,7 +22,7 @@ use crate::config::{EngineChoice, OptimConfig};
 use crate::host::{Engine, StepResult};
 use crate::metrics::{EpochMetrics, Tracked};
 use crate::model::Model;
-use crate::train::{choose_engine, correct, optimizer, scalar};
+use crate::train::{choose_engine, correct, optimizer, scalar, sgd_step};
 
 /// A mini-batch: `x` row-major `[B, d]` (augmented when the run augments), its labels.
 pub struct Batch {
@@ -80,12 +80,7 @@ pub fn stepper(
     let model = model.fork(&ad).train();
     Ok(match choose_engine(choice, optim, &model, compute)? {
         Some(engine) => Box::new(HostStepper { engine, model }),
-        None => Box::new(BurnStepper::new(
-            model,
-            optimizer(optim),
-            ad,
-            compute.dtype(),
-        )),
+        None => Box::new(BurnStepper::new(model, optim, ad, compute.dtype())),
     })
 }
 
@@ -138,6 +133,8 @@ pub struct BurnStepper {
     /// The model of record (autodiff device, training mode); taken only inside a step.
     model: Option<Model>,
     optim: ModuleOptimizer,
+    /// The SGD config (`scalar_lr_scale` splits a step, [`crate::train::sgd_step`]).
+    config: OptimConfig,
     loss: CrossEntropyLoss,
     /// The autodiff device and the run's float type, for the batch tensors.
     device: Device,
@@ -145,11 +142,13 @@ pub struct BurnStepper {
 }
 
 impl BurnStepper {
-    /// Trains `model` (on the autodiff device `device`, training mode) with `optim`.
-    pub fn new(model: Model, optim: ModuleOptimizer, device: Device, dtype: DType) -> Self {
+    /// Trains `model` (on the autodiff device `device`, training mode) with SGD as `config`
+    /// says ([`crate::train::optimizer`]).
+    pub fn new(model: Model, config: &OptimConfig, device: Device, dtype: DType) -> Self {
         Self {
             model: Some(model),
-            optim,
+            optim: optimizer(config),
+            config: config.clone(),
             loss: CrossEntropyLossConfig::new().init(&device),
             device,
             dtype,
@@ -198,7 +197,7 @@ impl Stepper for BurnStepper {
             .take()
             .expect("the model is back after every step");
         let grads = GradientsParams::from_grads(loss.backward(), &model);
-        self.model = Some(self.optim.step(lr, model, grads));
+        self.model = Some(sgd_step(&mut self.optim, &self.config, lr, model, grads));
         Some(StepResult {
             loss_sum: l * b as f64,
             correct: hits,
@@ -294,12 +293,7 @@ mod tests {
     }
 
     fn momentum() -> OptimConfig {
-        OptimConfig {
-            lr: 0.1,
-            momentum: 0.9,
-            nesterov: false,
-            weight_decay: 1e-4,
-        }
+        OptimConfig::sgd(0.1, 0.9, 1e-4)
     }
 
     fn mlp(normalization: Normalization) -> NetSpec {

@@ -17,7 +17,7 @@ use std::time::Instant;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::momentum::MomentumConfig;
-use burn::optim::{ModuleOptimizer, SgdConfig};
+use burn::optim::{GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use ntk_core::backend::Compute;
 use ntk_core::budget::Estimate;
@@ -40,7 +40,7 @@ use crate::model::Model;
 use crate::progress::Reporter;
 use crate::stepper::{self, Batch, Snapshot, Stepper};
 use crate::track;
-use ntk_model::NetSpec;
+use ntk_model::{Net, NetSpec};
 
 /// `summary.json` of a run.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -229,6 +229,34 @@ pub fn optimizer(o: &OptimConfig) -> ModuleOptimizer {
         sgd = sgd.with_weight_decay(Some(WeightDecayConfig::new(o.weight_decay as f32)));
     }
     sgd.init()
+}
+
+/// One step of Burn's optimizer on `model` with the gradients `grads` at learning rate `lr`,
+/// Fixup's scalars ([`ntk_model::ResNet::fixup_scalars`]) at `lr * o.scalar_lr_scale`: two
+/// steps of the same optimizer on the two disjoint groups (a parameter without a gradient
+/// is left alone, its momentum kept), as PyTorch's parameter groups do.
+pub fn sgd_step(
+    optim: &mut ModuleOptimizer,
+    o: &OptimConfig,
+    lr: f64,
+    model: Model,
+    mut grads: GradientsParams,
+) -> Model {
+    let scalars: Vec<_> = match (&model, o.scalar_lr_scale != 1.0) {
+        (Net::ResNet(r), true) => r.fixup_scalars().iter().map(|p| p.id).collect(),
+        _ => Vec::new(),
+    };
+    if scalars.is_empty() {
+        return optim.step(lr, model, grads);
+    }
+    let mut group = GradientsParams::new();
+    for id in scalars {
+        if let Some(g) = grads.remove::<1>(id) {
+            group.register(id, g);
+        }
+    }
+    let model = optim.step(lr * o.scalar_lr_scale, model, group);
+    optim.step(lr, model, grads)
 }
 
 /// The config a run directory records and a resume must match (device and output place

@@ -108,6 +108,7 @@ fn configs() -> Vec<(MlpConfig, OptimConfig)> {
                 momentum: [0.0, 0.875, 0.875][depth.min(2)],
                 nesterov: depth == 3 && i % 2 == 0,
                 weight_decay: if i % 2 == 1 { 1.0 / 1024.0 } else { 0.0 },
+                scalar_lr_scale: 1.0,
             };
             out.push((cfg, optim));
         }
@@ -139,12 +140,7 @@ fn host_steps_equal_burn_autodiff_and_sgd_in_f32() {
 #[test]
 fn auto_takes_the_host_engine_only_for_plain_mlps_on_the_cpu() {
     let compute = backend::select(Some("flex"), Precision::F32).unwrap();
-    let optim = OptimConfig {
-        lr: 0.1,
-        momentum: 0.0,
-        nesterov: false,
-        weight_decay: 0.0,
-    };
+    let optim = OptimConfig::sgd(0.1, 0.0, 0.0);
     let plain = NetSpec::Mlp(MlpConfig::new(D, 8, 2, ActivationKind::Relu))
         .build(D, &compute.device, compute.dtype())
         .unwrap();

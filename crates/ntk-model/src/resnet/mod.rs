@@ -187,6 +187,22 @@ impl ResNet {
         self.blocks.len()
     }
 
+    /// Fixup's scalar parameters (the stem's `bias1`, each block's `bias1a`, `bias1b`,
+    /// `bias2a`, `scale` and `bias2b`, the head's `bias2`), in that order; empty for the
+    /// other variants. Fixup's authors train them at a tenth of the base learning rate
+    /// (their CIFAR `cifar_train.py`: the `bias` and `scale` parameter groups at
+    /// `base_lr / 10`).
+    pub fn fixup_scalars(&self) -> Vec<&Param<Tensor<1>>> {
+        let mut out: Vec<&Param<Tensor<1>>> = self.stem_bias.iter().collect();
+        for b in &self.blocks {
+            if let Block::Fixup(f) = b {
+                out.extend([&f.bias1a, &f.bias1b, &f.bias2a, &f.scale, &f.bias2b]);
+            }
+        }
+        out.extend(self.head_bias.iter());
+        out
+    }
+
     /// The parameters a gradient step updates (see [`trainable_params`]); `num_params()`
     /// also counts BatchNorm's running statistics.
     pub fn num_trainable_params(&self) -> usize {

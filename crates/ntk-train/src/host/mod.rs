@@ -67,6 +67,29 @@ impl<T: Real> Rule<T> {
         }
     }
 
+    /// [`Self::apply`] with `scalar` instead on the parameters at `at` (ascending): two
+    /// parameter groups at their own rates, every parameter updated by the same rule of its
+    /// own values as a single group would update it.
+    pub fn apply_groups(
+        &self,
+        scalar: &Self,
+        at: &[usize],
+        w: &mut [T],
+        g: &mut [T],
+        mut v: Option<&mut [T]>,
+    ) {
+        let mut from = 0;
+        for &i in at {
+            let vr = v.as_deref_mut().map(|v| &mut v[from..i]);
+            self.apply(&mut w[from..i], &mut g[from..i], vr);
+            let vs = v.as_deref_mut().map(|v| &mut v[i..=i]);
+            scalar.apply(&mut w[i..=i], &mut g[i..=i], vs);
+            from = i + 1;
+        }
+        let v = v.map(|v| &mut v[from..]);
+        self.apply(&mut w[from..], &mut g[from..], v);
+    }
+
     pub fn apply(&self, w: &mut [T], g: &mut [T], v: Option<&mut [T]>) {
         if self.decay {
             w.iter()

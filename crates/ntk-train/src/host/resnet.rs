@@ -27,16 +27,25 @@ pub struct HostResNetSgd<T: Real> {
     /// Momentum buffers (`theta`'s layout), created by the first step.
     velocity: Vec<T>,
     optim: OptimConfig,
+    /// Fixup's scalars in `theta` when they train at their own rate
+    /// (`optim.scalar_lr_scale`), else empty.
+    scalars: Vec<usize>,
 }
 
 impl<T: Real> HostResNetSgd<T> {
     pub fn new(net: &ResNet, optim: &OptimConfig) -> Self {
         let net = HostResNet::read(net);
+        let scalars = if optim.scalar_lr_scale == 1.0 {
+            Vec::new()
+        } else {
+            net.fixup_scalars()
+        };
         Self {
             grad: vec![T::of(0.0); net.num_params()],
             net,
             velocity: Vec::new(),
             optim: optim.clone(),
+            scalars,
         }
     }
 
@@ -69,7 +78,14 @@ impl<T: Real> HostResNetSgd<T> {
             let o = &self.optim;
             let rule = Rule::new(o.momentum, o.nesterov, o.weight_decay, lr, first);
             let v = momentum.then_some(self.velocity.as_mut_slice());
-            rule.apply(&mut self.net.theta, &mut self.grad, v);
+            if self.scalars.is_empty() {
+                rule.apply(&mut self.net.theta, &mut self.grad, v);
+            } else {
+                let lr_s = lr * o.scalar_lr_scale;
+                let scalar = Rule::new(o.momentum, o.nesterov, o.weight_decay, lr_s, first);
+                let (w, g) = (&mut self.net.theta, &mut self.grad);
+                rule.apply_groups(&scalar, &self.scalars, w, g, v);
+            }
             StepResult { loss_sum, correct }
         })
     }

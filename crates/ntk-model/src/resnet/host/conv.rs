@@ -24,7 +24,7 @@ use rayon::prelude::*;
 
 use std::any::TypeId;
 
-use super::map::{Dims, chunks};
+use super::map::{Dims, chunks, copy_shifted};
 use super::simd;
 
 thread_local! {
@@ -145,6 +145,13 @@ impl<T: Real> Conv<T> {
         self.forward_moments(n, x, w, y, false);
     }
 
+    /// `y = conv(x + shift) (* g)`, the scalar `shift` added on the input maps (not on their
+    /// zero padding) as the convolution reads them: Fixup's `bias1a` and `bias2a` without a
+    /// pass of their own over memory, the same values bit for bit ([`copy_shifted`]).
+    pub fn forward_shifted(&self, n: usize, x: &[T], shift: T, w: &[T], y: &mut [T]) {
+        self.forward_impl(n, x, shift, w, y, false);
+    }
+
     /// [`Self::forward`], and with `moments` the per-channel mean and biased variance of `y`
     /// over the batch (BatchNorm's statistics), computed chunk by chunk while the chunk is in
     /// the cache and combined in chunk order (Chan et al.'s pairwise update: no
@@ -153,6 +160,19 @@ impl<T: Real> Conv<T> {
         &self,
         n: usize,
         x: &[T],
+        w: &[T],
+        y: &mut [T],
+        moments: bool,
+    ) -> Option<(Vec<f64>, Vec<f64>)> {
+        self.forward_impl(n, x, T::of(0.0), w, y, moments)
+    }
+
+    /// [`Self::forward_moments`] of the maps `x + shift`.
+    fn forward_impl(
+        &self,
+        n: usize,
+        x: &[T],
+        shift: T,
         w: &[T],
         y: &mut [T],
         moments: bool,
@@ -172,11 +192,12 @@ impl<T: Real> Conv<T> {
                     let len = simd::padded_len(r.len(), inp.h, inp.w, inp.c);
                     with_scratch(len, |pad: &mut [f32]| {
                         let (xc, yc) = (as_f32(xc).expect("f32"), as_f32_mut(yc).expect("f32"));
-                        simd::conv(xc, r.len(), inp.h, inp.w, inp.c, wd, co, yc, false, pad);
+                        let sh = shift.f64() as f32;
+                        simd::conv(xc, sh, r.len(), inp.h, inp.w, inp.c, wd, co, yc, false, pad);
                     });
                 } else {
                     with_scratch(rows * k, |col: &mut [T]| {
-                        self.input_col(x, &r, col);
+                        self.input_col(x, shift, &r, col);
                         // y^T (c_out x rows, column-major = y row-major) = W (c_out x k) X_col^T.
                         gemm_acc(
                             MatMut::from_column_major_slice_mut(yc, co, rows),
@@ -197,13 +218,14 @@ impl<T: Real> Conv<T> {
             .map(|m| m.mean_var())
     }
 
-    /// The im2col matrix of the input images `r` of the batch `x` (forward and weight
-    /// gradient alike).
-    fn input_col(&self, x: &[T], r: &std::ops::Range<usize>, col: &mut [T]) {
+    /// The im2col matrix of the input images `r` of the batch `x + shift` (forward and
+    /// weight gradient alike).
+    fn input_col(&self, x: &[T], shift: T, r: &std::ops::Range<usize>, col: &mut [T]) {
         let img = self.input.image();
         let chunk = self.input.with_n(r.len());
         im2col(
             &x[r.start * img..r.end * img],
+            shift,
             chunk,
             self.stride,
             self.output,
@@ -233,6 +255,22 @@ impl<T: Real> Conv<T> {
         dw: &mut [T],
         dx: Option<(&mut [T], bool)>,
     ) {
+        self.backward_shifted(n, x, T::of(0.0), w, dy, dw, dx);
+    }
+
+    /// [`Self::backward`] of the convolution of the maps `x + shift`
+    /// ([`Self::forward_shifted`]): `dw` reads `x + shift`, `dx` is the same.
+    #[allow(clippy::too_many_arguments)]
+    pub fn backward_shifted(
+        &self,
+        n: usize,
+        x: &[T],
+        shift: T,
+        w: &[T],
+        dy: &mut [T],
+        dw: &mut [T],
+        dx: Option<(&mut [T], bool)>,
+    ) {
         let (inp, out) = (self.input.with_n(n), self.output.with_n(n));
         let (k, co, ci) = (self.k(), out.c, inp.c);
         let ranges = chunks(n, out.pixels());
@@ -254,7 +292,7 @@ impl<T: Real> Conv<T> {
             |part: &mut [T], r: &std::ops::Range<usize>, dxc: Option<&mut [T]>, acc: bool| {
                 let rows = r.len() * out.pixels();
                 with_scratch(rows * k.max(9 * co), |col: &mut [T]| {
-                    self.backward_chunk(x, w, dy, &adjoint, part, r, dxc, acc, col)
+                    self.backward_chunk((x, shift), w, dy, &adjoint, part, r, dxc, acc, col)
                 })
             };
         with_parts(ranges.len() * k * co, |parts: &mut [T]| {
@@ -285,7 +323,7 @@ impl<T: Real> Conv<T> {
     #[allow(clippy::too_many_arguments)]
     fn backward_chunk(
         &self,
-        x: &[T],
+        (x, shift): (&[T], T),
         w: &[T],
         dy: &[T],
         adjoint: &Adjoint<T>,
@@ -306,10 +344,11 @@ impl<T: Real> Conv<T> {
             let len = simd::padded_len(r.len(), inp.h, inp.w, ci);
             let pad = as_f32_mut(&mut col[..len]).expect("f32");
             let (dyc, part) = (as_f32(dyc).expect("f32"), as_f32_mut(part).expect("f32"));
-            simd::weight_grad(xc, r.len(), inp.h, inp.w, ci, dyc, co, part, pad);
+            let sh = shift.f64() as f32;
+            simd::weight_grad(xc, sh, r.len(), inp.h, inp.w, ci, dyc, co, part, pad);
         } else {
             let col = &mut col[..rows * k];
-            self.input_col(x, r, col);
+            self.input_col(x, shift, r, col);
             // dW^T (k x c_out, column-major = dW row-major) = X_col^T dy.
             gemm_acc(
                 MatMut::from_column_major_slice_mut(part, k, co),
@@ -328,12 +367,19 @@ impl<T: Real> Conv<T> {
                 let len = simd::padded_len(r.len(), out.h, out.w, co);
                 let pad = as_f32_mut(&mut col[..len]).expect("f32");
                 let (dyc, dxc) = (as_f32(dyc).expect("f32"), as_f32_mut(dxc).expect("f32"));
-                simd::conv(dyc, r.len(), out.h, out.w, co, wd, ci, dxc, acc, pad);
+                simd::conv(dyc, 0.0, r.len(), out.h, out.w, co, wd, ci, dxc, acc, pad);
             }
             Adjoint::Flipped(wf) => {
                 // dx = conv(dy, W'): stride 1, same map size.
                 let col = &mut col[..rows * 9 * co];
-                im2col(dyc, out.with_n(r.len()), 1, inp.with_n(r.len()), col);
+                im2col(
+                    dyc,
+                    T::of(0.0),
+                    out.with_n(r.len()),
+                    1,
+                    inp.with_n(r.len()),
+                    col,
+                );
                 gemm_acc(
                     MatMut::from_column_major_slice_mut(dxc, ci, rows),
                     MatRef::from_row_major_slice(wf, ci, 9 * co),
@@ -432,9 +478,10 @@ fn chunk_moments<T: Real>(y: &[T], c: usize) -> Moments {
     Moments { count, mean, m2 }
 }
 
-/// The im2col matrix of a chunk (`x`: maps `d`) for output maps `out` at stride `stride`:
-/// row `(b, i, j)`, columns `(kh, kw, ci)`, zero where the window leaves the map.
-pub fn im2col<T: Real>(x: &[T], d: Dims, stride: usize, out: Dims, col: &mut [T]) {
+/// The im2col matrix of a chunk (maps `x + shift`, shape `d`) for output maps `out` at
+/// stride `stride`: row `(b, i, j)`, columns `(kh, kw, ci)`, zero where the window leaves
+/// the map (the shift is on the maps, not on their zero padding).
+pub fn im2col<T: Real>(x: &[T], shift: T, d: Dims, stride: usize, out: Dims, col: &mut [T]) {
     let c = d.c;
     let k = 9 * c;
     assert_eq!(
@@ -458,13 +505,13 @@ pub fn im2col<T: Real>(x: &[T], d: Dims, stride: usize, out: Dims, col: &mut [T]
                         dst.fill(zero);
                     } else if inside {
                         let src = ((b * d.h + hi) * d.w + w0) * c;
-                        dst.copy_from_slice(&x[src..src + 3 * c]);
+                        copy_shifted(dst, &x[src..src + 3 * c], shift);
                     } else {
                         for (kw, tap) in dst.chunks_exact_mut(c).enumerate() {
                             let wi = (j * stride + kw).wrapping_sub(1);
                             if wi < d.w {
                                 let src = ((b * d.h + hi) * d.w + wi) * c;
-                                tap.copy_from_slice(&x[src..src + c]);
+                                copy_shifted(tap, &x[src..src + c], shift);
                             } else {
                                 tap.fill(zero);
                             }

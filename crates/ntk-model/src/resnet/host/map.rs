@@ -150,6 +150,19 @@ pub fn map_sums2<T: Real>(
     (total, second)
 }
 
+/// `dst = src + shift` (a plain copy when `shift` is zero): the one rounding of `x + shift`
+/// that a pass of its own would make, so a convolution of `x + shift` built from it is the
+/// same bit for bit as one of the materialized sum (Fixup's scalar biases, folded into the
+/// convolution's padded copy or im2col matrix).
+#[inline]
+pub fn copy_shifted<T: Real>(dst: &mut [T], src: &[T], shift: T) {
+    if shift == T::of(0.0) {
+        dst.copy_from_slice(src);
+    } else {
+        dst.iter_mut().zip(src).for_each(|(d, s)| *d = *s + shift);
+    }
+}
+
 /// `f(a_pixel, b_pixel, base)` over the pixels of two maps of the same shape, `a` and `b`
 /// mutable, on rayon's threads in blocks of whole images.
 pub fn par_pixels2<T: Real>(

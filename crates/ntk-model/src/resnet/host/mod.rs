@@ -318,6 +318,31 @@ impl<T: Real> HostResNet<T> {
         self.theta.len()
     }
 
+    /// Where Fixup's scalar parameters sit in `theta`, ascending (the stem's `bias1`, each
+    /// block's `bias1a`, `bias1b`, `bias2a`, `scale`, `bias2b`, the head's `bias2`: those of
+    /// [`ResNet::fixup_scalars`]); empty for the other variants.
+    pub fn fixup_scalars(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        if let StemKind::Fixup { bias } = &self.stem_kind {
+            out.push(bias.at);
+        }
+        for b in &self.blocks {
+            if let BlockKind::Fixup {
+                b1a,
+                b1b,
+                b2a,
+                scale,
+                b2b,
+            } = &b.kind
+            {
+                out.extend([b1a.at, b1b.at, b2a.at, scale.at, b2b.at]);
+            }
+        }
+        out.extend(self.head.bias2.map(|s| s.at));
+        out.sort_unstable();
+        out
+    }
+
     fn get(&self, s: Slot) -> Vec<f64> {
         self.theta[s.range()].iter().map(|v| v.f64()).collect()
     }

@@ -5,8 +5,10 @@
 //! Per block the trace keeps what the backward reads:
 //! - batch_norm: `a = zhat1`, `b = h = relu(gamma1 zhat1 + beta1)`, `c = zhat2`, `y`;
 //! - norm_relu: `a = z1`, `b = h = s(z1)`, `c = m = merge(S x, z2)`, `y = s(m)`;
-//! - fixup: `a = xa = x + b1a`, `b = a1 = relu(conv1 xa + b1b)`, `c = z2 = conv2 xb`,
-//!   `d = xb = a1 + b2a`, `y`.
+//! - fixup: `a = xa = x + b1a` (downsampling blocks only, whose shortcut reads it),
+//!   `b = a1 = relu(conv1 xa + b1b)`, `c = z2 = conv2 xb`, `y`; `xa` elsewhere and
+//!   `xb = a1 + b2a` are not stored: the convolutions add the scalar as they read their
+//!   input ([`super::conv::Conv::forward_shifted`]).
 
 use std::f64::consts::FRAC_1_SQRT_2;
 
@@ -24,7 +26,6 @@ struct BlockTrace<T> {
     a: Vec<T>,
     b: Vec<T>,
     c: Vec<T>,
-    d: Vec<T>,
     y: Vec<T>,
     s1: Stats,
     s2: Stats,
@@ -114,14 +115,13 @@ impl<T: Real> HostResNet<T> {
                 let len = b.conv1.output.with_n(n).len();
                 let fixup = matches!(b.kind, BlockKind::Fixup { .. });
                 BlockTrace {
-                    a: zeros(if fixup {
-                        b.conv1.input.with_n(n).len()
-                    } else {
-                        len
+                    a: zeros(match (fixup, b.shortcut.downsamples()) {
+                        (true, true) => b.conv1.input.with_n(n).len(),
+                        (true, false) => 0,
+                        (false, _) => len,
                     }),
                     b: zeros(len),
                     c: zeros(len),
-                    d: zeros(if fixup { len } else { 0 }),
                     y: zeros(len),
                     s1: Stats::default(),
                     s2: Stats::default(),
@@ -307,17 +307,21 @@ impl<T: Real> HostResNet<T> {
             } => {
                 let (b1a, b1b, b2a) = (theta[b1a.at], theta[b1b.at], theta[b2a.at]);
                 let (scale, b2b) = (theta[scale.at], theta[b2b.at]);
-                let inp = blk.conv1.input.with_n(n);
-                par_zip(&mut t.a, x, inp, |v, xv| *v = xv + b1a);
-                blk.conv1.forward(n, &t.a, w1, &mut t.b);
-                // a1 = relu(z1 + b1b) in place, xb = a1 + b2a beside it: one pass.
-                map::par_pixels2(&mut t.b, &mut t.d, out, |a1, xb, _| {
-                    for (a, b) in a1.iter_mut().zip(xb.iter_mut()) {
-                        *a = relu(*a + b1b);
-                        *b = *a + b2a;
-                    }
+                if sc.downsamples() {
+                    // The shortcut reads `xa` too: kept as a map.
+                    let inp = blk.conv1.input.with_n(n);
+                    par_zip(&mut t.a, x, inp, |v, xv| *v = xv + b1a);
+                    blk.conv1.forward(n, &t.a, w1, &mut t.b);
+                } else {
+                    // `xa = x + b1a` only as conv1 reads it (its padded copy).
+                    blk.conv1.forward_shifted(n, x, b1a, w1, &mut t.b);
+                }
+                // a1 = relu(z1 + b1b) in place; `xb = a1 + b2a` only as conv2 reads it.
+                let a1: &mut [T] = &mut t.b;
+                par_pixels(a1, out, |px, _| {
+                    px.iter_mut().for_each(|a| *a = relu(*a + b1b));
                 });
-                blk.conv2.forward(n, &t.d, w2, &mut t.c);
+                blk.conv2.forward_shifted(n, &t.b, b2a, w2, &mut t.c);
                 let (z2, xs): (&[T], &[T]) = (&t.c, if sc.downsamples() { &t.a } else { x });
                 par_pixels(&mut t.y, out, |px, base| {
                     let z2 = &z2[base..base + px.len()];
@@ -485,9 +489,10 @@ impl<T: Real> HostResNet<T> {
                 });
                 grad[scale.at] = T::of(ds.iter().sum());
                 grad[b2b.at] = T::of(db.iter().sum());
-                blk.conv2.backward(
+                blk.conv2.backward_shifted(
                     n,
-                    &t.d,
+                    &t.b,
+                    theta[b2a.at],
                     w2,
                     dz,
                     &mut grad[blk.w2.range()],
@@ -507,9 +512,15 @@ impl<T: Real> HostResNet<T> {
                 });
                 grad[b2a.at] = T::of(before.iter().sum());
                 grad[b1b.at] = T::of(after.iter().sum());
-                blk.conv1.backward(
+                let (xa, shift) = if sc.downsamples() {
+                    (&t.a[..], T::of(0.0))
+                } else {
+                    (x, theta[b1a.at])
+                };
+                blk.conv1.backward_shifted(
                     n,
-                    &t.a,
+                    xa,
+                    shift,
                     w1,
                     dh,
                     &mut grad[blk.w1.range()],

@@ -82,9 +82,10 @@ pub fn padded_len(n: usize, h: usize, w: usize, c: usize) -> usize {
     n * (h + 2) * (w + 2) * c
 }
 
-/// `y (+)= conv(x, wd)` for `n` images of `h x w x c_in` to `h x w x c_out` (stride 1,
-/// padding 1), `wd` from [`forward_weights`] or [`adjoint_weights`], `pad` scratch of
-/// [`padded_len`] values. Adds to `y` when `accumulate`, overwrites it otherwise.
+/// `y (+)= conv(x + shift, wd)` for `n` images of `h x w x c_in` to `h x w x c_out` (stride
+/// 1, zero padding 1: `shift` is added on the maps, not on their padding; Fixup's scalar
+/// biases before a convolution), `wd` from [`forward_weights`] or [`adjoint_weights`], `pad`
+/// scratch of [`padded_len`] values. Adds to `y` when `accumulate`, overwrites it otherwise.
 ///
 /// # Panics
 /// If the kernel is not [`available`], `c_out` is not a multiple of [`LANES`], or a buffer
@@ -92,6 +93,7 @@ pub fn padded_len(n: usize, h: usize, w: usize, c: usize) -> usize {
 #[allow(clippy::too_many_arguments)]
 pub fn conv(
     x: &[f32],
+    shift: f32,
     n: usize,
     h: usize,
     w: usize,
@@ -102,7 +104,7 @@ pub fn conv(
     accumulate: bool,
     pad: &mut [f32],
 ) {
-    let pad = checked_pad(x, [n, h, w, c_in], y.len(), wd.len(), c_out, pad);
+    let pad = checked_pad(x, shift, [n, h, w, c_in], y.len(), wd.len(), c_out, pad);
     let row = (w + 2) * c_in;
     for b in 0..n {
         for i in 0..h {
@@ -139,9 +141,11 @@ pub fn conv(
     }
 }
 
-/// The weight gradient of `y = conv(x, W)` (stride 1, padding 1) from `dy`:
+/// The weight gradient of `y = conv(x + shift, W)` (stride 1, zero padding 1, `shift` on the
+/// maps as in [`conv`]) from `dy`:
 ///
 /// `dW[co, kh, kw, ci] = sum_{b, i, j} x_pad[b, i + kh, j + kw, ci] dy[b, i, j, co]`,
+/// `x_pad` the padded maps of `x + shift`,
 ///
 /// written (overwritten) in the engine's `[c_out, 3, 3, c_in]` layout. Per tap, a block of
 /// up to six input channels x sixteen output channels stays in twelve registers while the
@@ -153,6 +157,7 @@ pub fn conv(
 #[allow(clippy::too_many_arguments)]
 pub fn weight_grad(
     x: &[f32],
+    shift: f32,
     n: usize,
     h: usize,
     w: usize,
@@ -162,7 +167,7 @@ pub fn weight_grad(
     dw: &mut [f32],
     pad: &mut [f32],
 ) {
-    let pad = checked_pad(x, [n, h, w, c_in], dy.len(), dw.len(), c_out, pad);
+    let pad = checked_pad(x, shift, [n, h, w, c_in], dy.len(), dw.len(), c_out, pad);
     let mut sums = [[0.0f32; LANES]; PIXELS];
     for t in 0..9 {
         let (kh, kw) = (t / 3, t % 3);
@@ -262,9 +267,10 @@ impl WeightBlock<'_> {
 
 /// Checks what [`conv`] and [`weight_grad`] share (the kernel available, `c_out` a multiple
 /// of 16, the lengths of the input maps `x` of shape `[n, h, w, c_in]`, of the output maps
-/// `y_len` and of the weights `w_len`), then pads `x` into `pad`: the padded maps.
+/// `y_len` and of the weights `w_len`), then pads `x + shift` into `pad`: the padded maps.
 fn checked_pad<'a>(
     x: &[f32],
+    shift: f32,
     [n, h, w, c_in]: [usize; 4],
     y_len: usize,
     w_len: usize,
@@ -279,12 +285,12 @@ fn checked_pad<'a>(
     assert_eq!(y_len, n * h * w * c_out, "output maps");
     assert_eq!(w_len, 9 * c_in * c_out, "weights");
     let pad = &mut pad[..padded_len(n, h, w, c_in)];
-    pad_maps(x, n, h, w, c_in, pad);
+    pad_maps(x, shift, [n, h, w, c_in], pad);
     pad
 }
 
-/// `pad[b, i + 1, j + 1, c] = x[b, i, j, c]`, zero on the one-pixel border.
-fn pad_maps(x: &[f32], n: usize, h: usize, w: usize, c: usize, pad: &mut [f32]) {
+/// `pad[b, i + 1, j + 1, c] = x[b, i, j, c] + shift`, zero on the one-pixel border.
+fn pad_maps(x: &[f32], shift: f32, [n, h, w, c]: [usize; 4], pad: &mut [f32]) {
     let (row_in, row_out) = (w * c, (w + 2) * c);
     for b in 0..n {
         let img = &mut pad[b * (h + 2) * row_out..(b + 1) * (h + 2) * row_out];
@@ -295,7 +301,7 @@ fn pad_maps(x: &[f32], n: usize, h: usize, w: usize, c: usize, pad: &mut [f32]) 
             dst[..c].fill(0.0);
             dst[(w + 1) * c..].fill(0.0);
             let src = &x[(b * h + i) * row_in..(b * h + i + 1) * row_in];
-            dst[c..(w + 1) * c].copy_from_slice(src);
+            super::map::copy_shifted(&mut dst[c..(w + 1) * c], src, shift);
         }
     }
 }
@@ -468,6 +474,7 @@ mod tests {
             let mut pad = vec![f32::NAN; padded_len(n, h, w, ci)];
             conv(
                 &x,
+                0.0,
                 n,
                 h,
                 w,
@@ -487,6 +494,7 @@ mod tests {
             let mut y2 = y.clone();
             conv(
                 &x,
+                0.0,
                 n,
                 h,
                 w,
@@ -503,7 +511,7 @@ mod tests {
             // The weight gradient against its defining sum in f64.
             let dy = wave(y.len(), 3);
             let mut dw = vec![f32::NAN; wt.len()];
-            weight_grad(&x, n, h, w, ci, &dy, co, &mut dw, &mut pad);
+            weight_grad(&x, 0.0, n, h, w, ci, &dy, co, &mut dw, &mut pad);
             let want = reference_weight_grad(&x, n, h, w, ci, &dy, co);
             let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
             for (a, b) in dw.iter().zip(&want) {
@@ -514,6 +522,7 @@ mod tests {
                 let mut pad = vec![f32::NAN; padded_len(n, h, w, co)];
                 conv(
                     &dy,
+                    0.0,
                     n,
                     h,
                     w,
@@ -539,6 +548,38 @@ mod tests {
                     "{lhs} vs {rhs}"
                 );
             }
+        }
+    }
+
+    /// A shift folded into the padded copy (`conv(x + b)`, `b` on the maps, zero padding)
+    /// gives the same bits as the convolution of the materialized maps `x + b`, forward and
+    /// weight gradient; and it differs from shifting the padding too (the border pixels see
+    /// fewer shifted taps), so the test would see a shift applied in the wrong place.
+    #[test]
+    fn shift_in_the_padded_copy_is_the_materialized_sum() {
+        if !available() {
+            eprintln!("no AVX2 + FMA here: the direct kernel is not used, nothing to test");
+            return;
+        }
+        let (n, h, w, ci, co, b) = (2, 5, 7, 16, 32, 0.3125f32);
+        let x = wave(n * h * w * ci, 4);
+        let xb: Vec<f32> = x.iter().map(|v| v + b).collect();
+        let wd = forward_weights(&wave(9 * ci * co, 5), ci, co);
+        let dy = wave(n * h * w * co, 6);
+        let mut pad = vec![f32::NAN; padded_len(n, h, w, ci)];
+        let (mut y1, mut y2) = (vec![0.0f32; dy.len()], vec![0.0f32; dy.len()]);
+        conv(&x, b, n, h, w, ci, &wd, co, &mut y1, false, &mut pad);
+        conv(&xb, 0.0, n, h, w, ci, &wd, co, &mut y2, false, &mut pad);
+        assert_eq!(y1, y2, "forward");
+        let (mut d1, mut d2) = (vec![0.0f32; wd.len()], vec![0.0f32; wd.len()]);
+        weight_grad(&x, b, n, h, w, ci, &dy, co, &mut d1, &mut pad);
+        weight_grad(&xb, 0.0, n, h, w, ci, &dy, co, &mut d2, &mut pad);
+        assert_eq!(d1, d2, "weight gradient");
+        // Against the f64 sum of the shifted maps (zero outside them).
+        let want = reference(&xb, n, h, w, ci, &wave(9 * ci * co, 5), co);
+        let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for (a, r) in y1.iter().zip(&want) {
+            assert!((f64::from(*a) - r).abs() <= 1e-5 * scale, "{a} vs {r}");
         }
     }
 }

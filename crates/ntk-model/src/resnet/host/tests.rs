@@ -124,6 +124,46 @@ fn the_im2col_convolution_is_the_direct_sum_and_its_adjoints_are_exact() {
     }
 }
 
+/// `conv(x + b)` with the shift folded into the padded copy or the im2col matrix
+/// ([`Conv::forward_shifted`], [`Conv::backward_shifted`]) is the convolution of the
+/// materialized maps `x + b` bit for bit: outputs, weight gradients and input gradients, on
+/// im2col (f64; f32 at stride 2) and on the direct kernel (f32, 16 channels, stride 1).
+#[test]
+fn a_shift_folded_into_the_convolution_is_the_materialized_sum() {
+    fn check<T: Real + std::fmt::Debug>(c_in: usize, c_out: usize, stride: usize) {
+        let (n, b) = (3, T::of(0.3125));
+        let conv = Conv::<T>::new(c_in, 8, 8, c_out, stride, false);
+        let x: Vec<T> = wave(conv.input.with_n(n).len(), 1)
+            .into_iter()
+            .map(T::of)
+            .collect();
+        let xb: Vec<T> = x.iter().map(|v| *v + b).collect();
+        let wt: Vec<T> = wave(conv.num_weights(), 2).into_iter().map(T::of).collect();
+        let len = conv.output.with_n(n).len();
+        let (mut y1, mut y2) = (vec![T::of(0.0); len], vec![T::of(0.0); len]);
+        conv.forward_shifted(n, &x, b, &wt, &mut y1);
+        conv.forward(n, &xb, &wt, &mut y2);
+        let what = format!("{c_in} -> {c_out}, stride {stride}");
+        assert_eq!(y1, y2, "{what}: forward");
+        let dy: Vec<T> = wave(len, 3).into_iter().map(T::of).collect();
+        let (mut dw1, mut dw2) = (vec![T::of(0.0); wt.len()], vec![T::of(0.0); wt.len()]);
+        let (mut dx1, mut dx2) = (vec![T::of(0.0); x.len()], vec![T::of(0.0); x.len()]);
+        let (mut g1, mut g2) = (dy.clone(), dy);
+        conv.backward_shifted(n, &x, b, &wt, &mut g1, &mut dw1, Some((&mut dx1, false)));
+        conv.backward(n, &xb, &wt, &mut g2, &mut dw2, Some((&mut dx2, false)));
+        assert_eq!(dw1, dw2, "{what}: dw");
+        assert_eq!(dx1, dx2, "{what}: dx");
+        // The shift is on the maps only: not the same as a shift of the padding too.
+        let mut y0 = vec![T::of(0.0); len];
+        conv.forward(n, &x, &wt, &mut y0);
+        assert!(y0 != y1, "{what}: the shift changed nothing");
+    }
+    check::<f64>(4, 4, 1);
+    check::<f64>(4, 8, 2);
+    check::<f32>(16, 16, 1);
+    check::<f32>(16, 32, 2);
+}
+
 #[test]
 fn weights_convert_between_burn_and_host_layouts() {
     let (ci, co) = (3, 5);
