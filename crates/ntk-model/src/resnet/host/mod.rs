@@ -11,6 +11,7 @@
 //! order of [`HostResNet::slots`]; convolution weights as `[c_out, 3, 3, c_in]`), so that an
 //! optimizer updates them as one slice; BatchNorm's running statistics live apart.
 
+pub mod avx512;
 pub mod conv;
 mod jacobian;
 pub mod map;

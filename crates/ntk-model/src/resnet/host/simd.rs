@@ -17,7 +17,11 @@
 //! The sums run in a fixed order (taps, then input channels), so results are deterministic.
 //! [`available`] says whether this CPU runs it; otherwise (and for f64, stride 2, or output
 //! channels not a multiple of 16) [`super::conv`] uses im2col. `NTK_HOST_CONV=im2col` in
-//! the environment turns the kernel off (for A/B benchmarks).
+//! the environment turns the kernel off (for A/B benchmarks). Where the CPU has AVX-512F,
+//! [`super::avx512`]'s 16-lane blocks compute the same sums in the same order instead (the
+//! same bits; `NTK_HOST_CONV=avx2` keeps these).
+
+use super::avx512::{self, Shape};
 
 /// Output channels per register block: two 8-lane registers.
 pub const LANES: usize = 16;
@@ -105,6 +109,29 @@ pub fn conv(
     pad: &mut [f32],
 ) {
     let pad = checked_pad(x, shift, [n, h, w, c_in], y.len(), wd.len(), c_out, pad);
+    let s = Shape {
+        n,
+        h,
+        w,
+        c_in,
+        c_out,
+    };
+    if avx512::available() {
+        avx512::conv(pad, s, wd, y, accumulate);
+    } else {
+        conv_avx2(pad, s, wd, y, accumulate);
+    }
+}
+
+/// [`conv`] on AVX2 from the padded maps `pad` (checked by the caller).
+fn conv_avx2(pad: &[f32], s: Shape, wd: &[f32], y: &mut [f32], accumulate: bool) {
+    let Shape {
+        n,
+        h,
+        w,
+        c_in,
+        c_out,
+    } = s;
     let row = (w + 2) * c_in;
     for b in 0..n {
         for i in 0..h {
@@ -168,6 +195,29 @@ pub fn weight_grad(
     pad: &mut [f32],
 ) {
     let pad = checked_pad(x, shift, [n, h, w, c_in], dy.len(), dw.len(), c_out, pad);
+    let s = Shape {
+        n,
+        h,
+        w,
+        c_in,
+        c_out,
+    };
+    if avx512::available() {
+        avx512::weight_grad(pad, s, dy, dw);
+    } else {
+        weight_grad_avx2(pad, s, dy, dw);
+    }
+}
+
+/// [`weight_grad`] on AVX2 from the padded maps `pad` (checked by the caller).
+fn weight_grad_avx2(pad: &[f32], s: Shape, dy: &[f32], dw: &mut [f32]) {
+    let Shape {
+        n,
+        h,
+        w,
+        c_in,
+        c_out,
+    } = s;
     let mut sums = [[0.0f32; LANES]; PIXELS];
     for t in 0..9 {
         let (kh, kw) = (t / 3, t % 3);
@@ -580,6 +630,49 @@ mod tests {
         let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         for (a, r) in y1.iter().zip(&want) {
             assert!((f64::from(*a) - r).abs() <= 1e-5 * scale, "{a} vs {r}");
+        }
+    }
+
+    /// The AVX-512 blocks ([`avx512`]) compute the AVX2 blocks' sums in the same order: the
+    /// same bits, forward (overwriting and accumulating) and weight gradient, on every
+    /// remainder block (1..8 pixels, 1..8 input channels) and both register widths (16 and
+    /// 32 output channels per block).
+    #[test]
+    fn avx512_blocks_are_the_avx2_blocks_bit_for_bit() {
+        if !avx512::available() {
+            eprintln!("no AVX-512F here (or NTK_HOST_CONV set): only the AVX2 kernel runs");
+            return;
+        }
+        for (n, h, w, ci, co) in [
+            (2, 5, 7, 3, 16),
+            (1, 6, 13, 16, 32),
+            (3, 4, 11, 24, 48),
+            (1, 3, 9, 13, 64),
+            (1, 1, 1, 5, 16),
+        ] {
+            let s = Shape {
+                n,
+                h,
+                w,
+                c_in: ci,
+                c_out: co,
+            };
+            let x = wave(n * h * w * ci, 7);
+            let wd = forward_weights(&wave(9 * ci * co, 8), ci, co);
+            let dy = wave(n * h * w * co, 9);
+            let mut pad = vec![f32::NAN; padded_len(n, h, w, ci)];
+            let pad = checked_pad(&x, 0.25, [n, h, w, ci], dy.len(), wd.len(), co, &mut pad);
+            let what = format!("{n}x{h}x{w}x{ci} -> {co}");
+            for accumulate in [false, true] {
+                let (mut y2, mut y5) = (dy.clone(), dy.clone());
+                conv_avx2(pad, s, &wd, &mut y2, accumulate);
+                avx512::conv(pad, s, &wd, &mut y5, accumulate);
+                assert_eq!(y2, y5, "{what}: forward, accumulate {accumulate}");
+            }
+            let (mut d2, mut d5) = (vec![0.0f32; wd.len()], vec![1.0f32; wd.len()]);
+            weight_grad_avx2(pad, s, &dy, &mut d2);
+            avx512::weight_grad(pad, s, &dy, &mut d5);
+            assert_eq!(d2, d5, "{what}: weight gradient");
         }
     }
 }
