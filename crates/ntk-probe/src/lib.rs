@@ -3,6 +3,7 @@
 //! spectrum and condition number ([`spectrum`]), gradient and embedding angles
 //! ([`angles`]), and the probe run that writes pandas/numpy-ready files ([`run`]).
 
+pub mod activation_fig;
 pub mod angles;
 pub mod api;
 pub mod bench;

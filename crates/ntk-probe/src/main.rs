@@ -45,6 +45,32 @@ enum Command {
     Theory(TheoryArgs),
     /// Fig. 1: phi vs theta_in, theory for L = 1, 2, 5, 10 and measured finite-width points.
     Fig1(Fig1Args),
+    /// Agarwal et al.'s Fig. 2: the activations (NormReLU beside SELU by default) on a grid,
+    /// with their Gaussian moments and coefficient of non-linearity; writes
+    /// OUT/activations.{csv,png,svg}.
+    Activations(ActivationsArgs),
+}
+
+#[derive(Args)]
+struct ActivationsArgs {
+    /// Output directory (the committed figure: --out experiments/agarwal_fig2).
+    #[arg(long, default_value = "runs/activations")]
+    out: PathBuf,
+    /// Activations to draw: relu, linear, norm_relu, gelu, tanh, relu_squared, selu.
+    #[arg(long, value_delimiter = ',', default_values_t = ["norm_relu".to_string(), "selu".to_string()])]
+    activations: Vec<String>,
+    /// NormReLU's kink b (default: -1.5907658564, where its scale equals SELU's).
+    #[arg(long)]
+    kink: Option<f64>,
+    /// Left end of the x grid.
+    #[arg(long, default_value_t = -4.0, allow_negative_numbers = true)]
+    x_min: f64,
+    /// Right end of the x grid.
+    #[arg(long, default_value_t = 3.0, allow_negative_numbers = true)]
+    x_max: f64,
+    /// Grid points.
+    #[arg(long, default_value_t = 701)]
+    points: usize,
 }
 
 #[derive(Args)]
@@ -644,6 +670,31 @@ fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
     Ok(())
 }
 
+fn activations_cmd(args: ActivationsArgs) -> CliResult<()> {
+    use ntk_probe::activation_fig;
+    activation_fig::check(args.x_min, args.x_max, args.points)?;
+    let mut acts = Vec::new();
+    for name in &args.activations {
+        let kind =
+            ntk_model::ActivationKind::parse(name).ok_or_else(|| ntk_probe::Error::Config {
+                key: "--activations",
+                value: name.clone(),
+                reason:
+                    "not an activation (relu, linear, norm_relu, gelu, tanh, relu_squared, selu)"
+                        .into(),
+            })?;
+        acts.push(ntk_model::Activation::new(kind, args.kink));
+    }
+    let xs = activation_fig::grid(args.x_min, args.x_max, args.points);
+    activation_fig::write(&args.out, &acts, &xs)?;
+    for a in &acts {
+        let (l, m) = (activation_fig::label(a), activation_fig::moments_line(a));
+        println!("{l}; {m}");
+    }
+    println!("wrote {}/activations.{{csv,png,svg}}", args.out.display());
+    Ok(())
+}
+
 fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
     if args.redraw {
         ntk_probe::fig1::redraw(&args.out)?;
@@ -722,6 +773,7 @@ fn main() -> ExitCode {
         Command::Plot(a) => plot_cmd(a),
         Command::Theory(a) => theory_cmd(a),
         Command::Fig1(a) => fig1_cmd(a),
+        Command::Activations(a) => activations_cmd(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,159 @@
+//! Agarwal, Awasthi & Kale, Fig. 2: the activations themselves, NormReLU `s_b(x) = lambda_b
+//! (max(x, b) - mu_b)` with its kink at `b = -1.5907658564` (where `lambda_b` equals SELU's
+//! scale 1.0507) beside SELU, on a grid of `x`; each curve labelled with its Gaussian
+//! moments (`E s(Z)`, `E s(Z)^2`) and Agarwal et al.'s coefficient of non-linearity
+//! `mu = 1 - E[Z s(Z)]^2 / Var s(Z)`, from [`ntk_model::Activation::moments`].
+//!
+//! Writes `activations.csv` (`x`, then `s(x)` and `s'(x)` of each activation: the values the
+//! networks compute, [`ntk_model::Activation::eval`] and `derivative`) and
+//! `activations.{png,svg}`.
+
+use std::path::Path;
+
+use ntk_core::plot::{Dash, Figure, PALETTE, Scale, Series};
+use ntk_model::Activation;
+
+use crate::Error;
+
+/// The grid `x_min, ..., x_max` of `points` values.
+pub fn grid(x_min: f64, x_max: f64, points: usize) -> Vec<f64> {
+    (0..points)
+        .map(|i| x_min + (x_max - x_min) * i as f64 / (points - 1) as f64)
+        .collect()
+}
+
+/// Checks the range and the grid size (an error names the flag).
+pub fn check(x_min: f64, x_max: f64, points: usize) -> crate::Result<()> {
+    let bad = |key, value: String, reason: &str| Error::Config {
+        key,
+        value,
+        reason: reason.into(),
+    };
+    if !(x_min.is_finite() && x_max.is_finite() && x_min < x_max) {
+        return Err(bad(
+            "--x-min, --x-max",
+            format!("{x_min}, {x_max}"),
+            "need finite values with x-min < x-max",
+        ));
+    }
+    if !(2..=100_000).contains(&points) {
+        return Err(bad("--points", points.to_string(), "need 2 to 100000"));
+    }
+    Ok(())
+}
+
+/// The activation's short name (NormReLU with its kink).
+fn name(act: &Activation) -> String {
+    match act {
+        Activation::NormRelu(n) => format!("norm_relu, b = {:.3}", n.b),
+        other => other.kind().name().to_string(),
+    }
+}
+
+/// One legend label: the activation and its coefficient of non-linearity.
+pub fn label(act: &Activation) -> String {
+    format!("{}: μ = {:.3}", name(act), act.moments().nonlinearity())
+}
+
+/// One line of the note: the activation's Gaussian moments.
+pub fn moments_line(act: &Activation) -> String {
+    let m = act.moments();
+    format!(
+        "{}: E s(Z) = {:.3}, E s(Z)² = {:.3}",
+        act.kind().name(),
+        m.mean,
+        m.second
+    )
+}
+
+/// Writes `out/activations.csv` and `out/activations.{png,svg}` for `acts` on `xs`.
+pub fn write(out: &Path, acts: &[Activation], xs: &[f64]) -> crate::Result<()> {
+    let mut header = vec!["x".to_string()];
+    for a in acts {
+        let name = a.kind().name();
+        header.push(name.to_string());
+        header.push(format!("{name}_derivative"));
+    }
+    let mut text = header.join(",") + "\n";
+    for &x in xs {
+        let mut row = vec![format!("{x}")];
+        for a in acts {
+            row.push(format!("{}", a.eval(x)));
+            row.push(format!("{}", a.derivative(x)));
+        }
+        text += &(row.join(",") + "\n");
+    }
+    let written = std::fs::create_dir_all(out)
+        .and_then(|()| ntk_core::io::atomic_write(&out.join("activations.csv"), text.as_bytes()));
+    written.map_err(|source| ntk_core::Error::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    let dashes = [Dash::Solid, Dash::Dashed, Dash::DashDot, Dash::Dotted];
+    let series = acts
+        .iter()
+        .enumerate()
+        .map(|(i, a)| Series {
+            label: label(a),
+            points: xs.iter().map(|&x| (x, a.eval(x))).collect(),
+            spread: None,
+            color: PALETTE[i % PALETTE.len()],
+            dash: dashes[i % dashes.len()],
+            marker: None,
+        })
+        .collect();
+    Figure {
+        title: "Agarwal et al., Fig. 2: NormReLU beside SELU".into(),
+        x_label: "pre-activation x".into(),
+        y_label: "activation s(x)".into(),
+        x_scale: Scale::Linear,
+        y_scale: Scale::Linear,
+        series,
+        note: Some(format!(
+            "Z ~ N(0, 1); μ = 1 - E[Z s(Z)]² / Var s(Z),\nthe coefficient of non-linearity\n{}",
+            acts.iter().map(moments_line).collect::<Vec<_>>().join("\n")
+        )),
+    }
+    .save(&out.join("activations"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ntk_model::ActivationKind;
+
+    /// The table holds the networks' own values, and NormReLU and SELU meet the paper's
+    /// description: NormReLU normalized (mean 0, second moment 1), its slope on the right
+    /// SELU's scale, both equal to that scale's line for large x up to NormReLU's offset.
+    #[test]
+    fn the_table_is_the_activations_and_normrelu_matches_selus_scale() {
+        let acts = [
+            Activation::new(ActivationKind::NormRelu, None),
+            Activation::new(ActivationKind::Selu, None),
+        ];
+        let xs = grid(-4.0, 3.0, 71);
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &acts, &xs).unwrap();
+        let csv = std::fs::read_to_string(dir.path().join("activations.csv")).unwrap();
+        let mut lines = csv.lines();
+        assert_eq!(
+            lines.next().unwrap(),
+            "x,norm_relu,norm_relu_derivative,selu,selu_derivative"
+        );
+        for (line, &x) in lines.zip(&xs) {
+            let v: Vec<f64> = line.split(',').map(|s| s.parse().unwrap()).collect();
+            assert_eq!(v[0], x);
+            assert_eq!(v[1], acts[0].eval(x));
+            assert_eq!(v[3], acts[1].eval(x));
+        }
+        let m = acts[0].moments();
+        assert!(m.mean.abs() < 1e-12 && (m.second - 1.0).abs() < 1e-12);
+        // Right of the kink both slopes are SELU's lambda = 1.0507009873554805.
+        assert!((acts[0].derivative(2.0) - acts[1].derivative(2.0)).abs() < 1e-9);
+        assert!(dir.path().join("activations.png").exists());
+        let svg = std::fs::read_to_string(dir.path().join("activations.svg")).unwrap();
+        assert!(svg.contains("μ") && svg.contains("norm_relu"));
+        assert!(check(1.0, 1.0, 10).is_err() && check(0.0, 1.0, 1).is_err());
+    }
+}
