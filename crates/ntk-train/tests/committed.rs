@@ -28,12 +28,16 @@ fn collect_reproduces_the_committed_tables() {
         "agarwal_fig3/fmnist",
         "agarwal_fig4/fmnist",
         "agarwal_fig5/fmnist",
+        "agarwal_fig5/fmnist_fixup_recipe",
     ];
+    // Merged from runs whose configs differ beyond the sweep axes (`collect --allow-mixed`):
+    // Fixup trained with its own scalar rate beside the one-rate NormReLU runs.
+    let mixed = ["agarwal_fig5/fmnist_fixup_recipe"];
     for e in experiments {
         let committed = root.join(e);
         let dir = tempfile::tempdir().unwrap();
         copy_dir(&committed.join("runs"), &dir.path().join("runs"));
-        ntk_train::report::collect(dir.path(), false, false).unwrap();
+        ntk_train::report::collect(dir.path(), false, mixed.contains(&e)).unwrap();
         for table in ["sweep.csv", "best.csv"] {
             let made = std::fs::read(dir.path().join(table)).unwrap();
             let kept = std::fs::read(committed.join(table)).unwrap();
