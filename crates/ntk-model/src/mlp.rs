@@ -98,6 +98,30 @@ impl Mlp {
         Ok(Self::assemble(&config, layers, &device, dtype))
     }
 
+    /// This network's weights (shared, not redrawn) under `config`, which may change the
+    /// activation, its kink and the convention, nothing that sets the weights' shapes or
+    /// their initial distribution (layer sizes, parameterization's init, biases). Tests and
+    /// studies that compare activations or conventions on the same draw use it (drawing a
+    /// width-8192 network's weights costs seconds).
+    pub fn with_config(&self, config: &MlpConfig) -> Result<Self, ModelError> {
+        config.validate()?;
+        let mine = &self.config;
+        if config.layer_sizes() != mine.layer_sizes()
+            || config.init_std() != mine.init_std()
+            || config.bias != mine.bias
+        {
+            return Err(ModelError::InvalidConfig {
+                field: "model",
+                value: format!("{config:?}"),
+                reason: "another layer shape, initialization or bias than the network's"
+                    .to_string(),
+            });
+        }
+        let weight = self.layers[0].weight.val();
+        let (device, dtype) = (weight.device(), weight.dtype());
+        Ok(Self::assemble(config, self.layers.clone(), &device, dtype))
+    }
+
     /// Layer `l` of `config` (hidden for `l < depth`, else the output layer), drawn from
     /// stream `l` of the seed ([`init::gaussian`]).
     fn dense(config: &MlpConfig, l: usize, device: &Device, dtype: DType) -> Dense {

@@ -47,8 +47,11 @@ pub enum Method {
     Autodiff,
     /// The infinite-width NTK of the same inputs (Jacot et al.'s recursion with the
     /// activation's dual kernel, `crate::theory`), written through the same files as a
-    /// measurement so the two compare file to file. Paper convention, scalar output, no
-    /// biases; the network's width and seed do not enter.
+    /// measurement so the two compare file to file. Every NTK convention (its recursion
+    /// from the network's own forward scales, `crate::theory::scaling`), one output, no
+    /// biases, no normalization; the seed does not enter, the width only for the `official`
+    /// convention with a non-homogeneous activation (its second layer's variance grows like
+    /// `m / d`).
     Theory,
 }
 
@@ -99,6 +102,17 @@ pub fn spelled<T: Serialize>(value: &T) -> String {
         Ok(serde_json::Value::String(s)) => s,
         other => panic!("a unit-variant config value serializes to a string, got {other:?}"),
     }
+}
+
+/// A convention as an output spells it: the config's word (`unit_variance`), or the
+/// `unitvariance` that summaries written before the spelling was fixed hold.
+pub fn parse_convention(s: &str) -> Option<ntk_model::NtkConvention> {
+    let s = if s == "unitvariance" {
+        "unit_variance"
+    } else {
+        s
+    };
+    serde_json::from_value(serde_json::Value::String(s.to_string())).ok()
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

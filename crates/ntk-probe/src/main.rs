@@ -533,6 +533,17 @@ fn print_groups(groups: &[sweep::GroupRow]) {
             ta
         );
     }
+    // Why theory values are absent, once per reason.
+    let mut notes: Vec<&str> = groups
+        .iter()
+        .map(|g| g.theory_note.as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
+    notes.sort_unstable();
+    notes.dedup();
+    for n in notes {
+        println!("theory: {n}");
+    }
 }
 
 fn collect_cmd(args: CollectArgs) -> CliResult<()> {

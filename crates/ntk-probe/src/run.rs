@@ -303,28 +303,32 @@ pub fn compute_kernel_cached(
     let (kernel, engine) = match method {
         Method::Theory => {
             let cfg = mlp.config();
-            if cfg.convention != ntk_model::NtkConvention::Paper
-                || cfg.parameterization != ntk_model::Parameterization::Ntk
-                || cfg.bias
-                || cfg.output_dim != 1
-                || cfg.normalization != ntk_model::Normalization::None
-            {
+            let scaling = crate::theory::Scaling::of(cfg).map_err(|reason| Error::Config {
+                key: "probe.method",
+                value: "theory".into(),
+                reason,
+            })?;
+            if cfg.output_dim != 1 {
                 return Err(Error::Config {
                     key: "probe.method",
                     value: "theory".into(),
-                    reason: "the infinite-width kernel is implemented for the ntk \
-                             parameterization, paper convention, one output, no bias, no \
-                             normalization"
-                        .into(),
+                    reason: "the infinite-width kernel is written for one output".into(),
                 });
             }
-            let k = crate::theory::infinite_width_ntk(
+            // One step per layer (each is all pairs at once: seconds at n = 100).
+            let bar =
+                ntk_core::progress::Reporter::default().bar(cfg.depth as u64, "theory".to_string());
+            bar.set_message("layers");
+            let k = crate::theory::infinite_width_kernels_scaled(
                 &inputs.x,
                 inputs.n,
                 inputs.d,
-                mlp.activation(),
-                cfg.depth,
-            );
+                &crate::theory::DualEvaluator::new(mlp.activation()),
+                &scaling,
+                &|l| bar.set_position(l as u64),
+            )
+            .ntk;
+            bar.finish_and_clear();
             (k, "theory")
         }
         Method::Structured if compute.on_host() && mode != OutputMode::Full => {

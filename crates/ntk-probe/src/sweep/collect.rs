@@ -10,7 +10,7 @@ use ntk_core::provenance::{self, Provenance};
 use ntk_core::spectrum;
 use ntk_core::stats::mean_std;
 use ntk_data::inputs::{self, Inputs};
-use ntk_model::{Activation, ActivationKind};
+use ntk_model::{Activation, MlpConfig, NtkConvention};
 use serde::{Deserialize, Serialize};
 
 use super::figures::{SeedValue, figures};
@@ -210,26 +210,232 @@ pub struct GroupRow {
     pub rank_min: usize,
     pub theory_min_grad_angle_deg: Option<f64>,
     pub theory_kappa: Option<f64>,
+    /// Why a theory value is absent (empty when none is, or no theory was asked for).
+    #[serde(default)]
+    pub theory_note: String,
 }
 
-/// Infinite-width values per (activation, depth), cached in `out/theory.json`.
+/// The infinite-width values of one (setting, activation, depth).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TheoryValue {
+    /// The smallest model-gradient angle over the pairs of inputs, degrees.
+    pub min_grad_angle_deg: Option<f64>,
+    /// kappa of the whole-set infinite-width NTK (`None`: singular or not computed).
+    pub kappa: Option<f64>,
+    /// Why a value is absent (empty when both are present).
+    #[serde(default)]
+    pub note: String,
+}
+
+/// Infinite-width values per (convention, width, activation, depth), cached in
+/// `out/theory.json`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TheoryCache {
-    /// `"<activation>/<depth>"` -> (min gradient angle in degrees, kappa or null if singular).
-    pub values: BTreeMap<String, (f64, Option<f64>)>,
-    /// The data the cache was made for (the inputs' description).
+    /// [`theory_key`] -> the values.
+    pub values: BTreeMap<String, TheoryValue>,
+    /// The data and model the cache was made for (the inputs' description and digest, the
+    /// kink and the settings that the recursion depends on).
     pub data: String,
+}
+
+/// `"<convention> width=<m> <activation>/<depth>"`, the convention spelled as the config
+/// spells it.
+pub fn theory_key(
+    convention: NtkConvention,
+    width: usize,
+    activation: &str,
+    depth: usize,
+) -> String {
+    format!(
+        "{} width={width} {activation}/{depth}",
+        crate::config::spelled(&convention)
+    )
+}
+
+/// Beyond this many inputs the quadrature theory of a non-homogeneous activation is not
+/// computed pair by pair (n^2 / 2 bivariate quadratures of 1-5 ms per layer).
+const THEORY_PAIRWISE_MAX_N: usize = 200;
+/// Beyond this many inputs not even with equal norms (each layer is then interpolated in
+/// the correlation, but the eigensolve and the n^2 interpolations remain).
+const THEORY_EQUAL_NORMS_MAX_N: usize = 2000;
+/// The most candidate pairs the min-angle theory evaluates one by one.
+const MAX_ANGLE_CANDIDATES: usize = 256;
+
+/// The infinite-width values of the network `model` (its `input_dim` the inputs') on
+/// `inputs`, taken as fed to it, under its own convention ([`theory::Scaling::of`]).
+///
+/// - ReLU and the identity (positively homogeneous): every convention and input norm
+///   changes K by one global factor, so the min angle is Thm 4.4's `phi(theta_min)` (phi is
+///   increasing in `theta_in` and free of the norms), and kappa that of the paper-convention
+///   kernel (the Gram matrix's for the identity).
+/// - Other activations, with the whole kernel affordable (`n <= 200`, or equal input norms
+///   and `n <= 2000`): the kernel of the network's recursion
+///   ([`theory::infinite_width_kernels_scaled`]), its kappa and its smallest pairwise angle,
+///   exactly the measurement's definition.
+/// - Other activations, equal input norms, larger `n`: the min angle over candidate pairs
+///   only. With every `||x_i||` equal, each layer's `Sigma`, `Sigma_dot` and hence
+///   `Theta_L(x_i, x_j)` is a power series in the input correlation `rho_ij` with
+///   non-negative coefficients (Hermite expansion of each dual kernel, closed under sums,
+///   products and composition), so `F(rho) = Theta_L` satisfies `|F(rho)| <= F(|rho|)` and
+///   is increasing on `[0, 1]`, and `cos phi_ij = F(rho_ij) / F(1)`. The largest `F` is at
+///   the pair of largest correlation `rho_max` or at a pair with `rho < -rho_max`: those
+///   are evaluated, exactly. kappa is not computed (noted).
+/// - Otherwise (unequal norms, large n) both are absent, with the reason.
+fn theory_value(
+    model: &MlpConfig,
+    inputs: &Inputs,
+    gram: &Kernel,
+    gram_kappa: &mut Option<Option<f64>>,
+) -> crate::Result<TheoryValue> {
+    let act = model.activation();
+    let depth = model.depth;
+    let scaling = match theory::Scaling::of(model) {
+        Ok(s) => s,
+        Err(note) => {
+            return Ok(TheoryValue {
+                note,
+                ..TheoryValue::default()
+            });
+        }
+    };
+    let (n, d) = (inputs.n, inputs.d);
+    let singular = |k: &Kernel| -> crate::Result<Option<f64>> {
+        let s = spectrum::spectrum(k, f64::EPSILON)?;
+        Ok((!s.singular).then_some(s.kappa))
+    };
+    let note_singular = |kappa: &Option<f64>| {
+        if kappa.is_none() {
+            "the infinite-width kernel is numerically singular (kappa infinite)".to_string()
+        } else {
+            String::new()
+        }
+    };
+    if act.is_homogeneous() {
+        let theta_min = angles::min_angle(gram).map_or(f64::NAN, |a| a.deg.to_radians());
+        let phi = theory::grad_angle(&act, theta_min, depth).to_degrees();
+        // The linear network's infinite-width NTK is a positive multiple of the Gram matrix
+        // at every depth, so its kappa and singularity are the Gram matrix's: one
+        // eigensolve, not one per depth.
+        let kappa = if act == Activation::Linear {
+            if gram_kappa.is_none() {
+                *gram_kappa = Some(singular(gram)?);
+            }
+            gram_kappa.flatten()
+        } else {
+            singular(&theory::infinite_width_ntk(&inputs.x, n, d, &act, depth))?
+        };
+        return Ok(TheoryValue {
+            min_grad_angle_deg: Some(phi).filter(|p| p.is_finite()),
+            note: note_singular(&kappa),
+            kappa,
+        });
+    }
+    let q0 = gram.get(0, 0);
+    let equal_norms = (0..n).all(|i| (gram.get(i, i) - q0).abs() <= 1e-12 * q0);
+    let dual = theory::DualEvaluator::new(&act);
+    if n <= THEORY_PAIRWISE_MAX_N || (equal_norms && n <= THEORY_EQUAL_NORMS_MAX_N) {
+        let k =
+            theory::infinite_width_kernels_scaled(&inputs.x, n, d, &dual, &scaling, &|_| {}).ntk;
+        let kappa = singular(&k)?;
+        return Ok(TheoryValue {
+            min_grad_angle_deg: angles::min_angle(&k).map(|a| a.deg),
+            note: note_singular(&kappa),
+            kappa,
+        });
+    }
+    if !equal_norms {
+        return Ok(TheoryValue {
+            note: format!(
+                "{act} is not homogeneous and the inputs' norms differ: the min gradient angle \
+                 and kappa need the whole infinite-width kernel, computed only for n <= \
+                 {THEORY_PAIRWISE_MAX_N} (n^2/2 bivariate quadratures per layer), or for n <= \
+                 {THEORY_EQUAL_NORMS_MAX_N} with data.unit_norm = true"
+            ),
+            ..TheoryValue::default()
+        });
+    }
+    let kappa_note = format!(
+        "kappa of the infinite-width kernel not computed for n > {THEORY_EQUAL_NORMS_MAX_N}"
+    );
+    match min_angle_equal_norms(&dual, &scaling, gram) {
+        Ok(phi) => Ok(TheoryValue {
+            min_grad_angle_deg: Some(phi),
+            kappa: None,
+            note: kappa_note,
+        }),
+        Err(count) => Ok(TheoryValue {
+            note: format!(
+                "{} pairs are more anticorrelated than the most correlated pair is correlated: \
+                 the min gradient angle would take that many pair recursions; {kappa_note}",
+                count - 1
+            ),
+            ..TheoryValue::default()
+        }),
+    }
+}
+
+/// The smallest infinite-width model-gradient angle (degrees) over the pairs of inputs of
+/// equal norms with Gram matrix `gram`, from the candidate pairs of [`theory_value`]'s doc
+/// (the most correlated pair and those more anticorrelated than it is correlated);
+/// `Err(count)` when there are more than [`MAX_ANGLE_CANDIDATES`] candidates.
+fn min_angle_equal_norms(
+    dual: &theory::DualEvaluator,
+    scaling: &theory::Scaling,
+    gram: &Kernel,
+) -> Result<f64, usize> {
+    let n = gram.size;
+    let q0 = gram.get(0, 0);
+    let rho = |i: usize, j: usize| gram.get(i, j) / q0;
+    let mut best = (f64::NEG_INFINITY, 0, 0);
+    for i in 0..n {
+        for j in (i + 1)..n {
+            if rho(i, j) > best.0 {
+                best = (rho(i, j), i, j);
+            }
+        }
+    }
+    let mut candidates = vec![(best.1, best.2)];
+    for i in 0..n {
+        for j in (i + 1)..n {
+            if rho(i, j) < -best.0 {
+                candidates.push((i, j));
+            }
+        }
+    }
+    if candidates.len() > MAX_ANGLE_CANDIDATES {
+        return Err(candidates.len());
+    }
+    Ok(candidates
+        .iter()
+        .map(|&(i, j)| {
+            theory::pair_recursion_scaled(
+                dual,
+                scaling,
+                gram.get(i, i),
+                gram.get(j, j),
+                gram.get(i, j),
+            )
+            .grad_angle()
+            .to_degrees()
+        })
+        .fold(f64::INFINITY, f64::min))
 }
 
 fn theory_values(cfg: &SweepConfig, out: &Path) -> crate::Result<TheoryCache> {
     let path = out.join("theory.json");
-    let inputs: Inputs = inputs::load(&cfg.data)?;
-    // The cache holds for these inputs (their digest) and this kink only.
+    let settings = cfg.settings();
+    let inputs: Inputs = inputs::load(&cfg.data_config(&settings[0]))?;
+    // The cache holds for these inputs (their digest), this kink and these model settings
+    // (v2: keyed by convention and width).
+    let m = &cfg.model;
     let made_for = format!(
-        "{}; sha256 {}; kink {:?}",
+        "v2; {}; sha256 {}; kink {:?}; parameterization {}; bias {}; normalization {}",
         inputs.description,
         inputs.digest(),
-        cfg.model.kink
+        m.kink,
+        crate::config::spelled(&m.parameterization),
+        m.bias,
+        crate::config::spelled(&m.normalization),
     );
     let mut cache: TheoryCache = std::fs::read_to_string(&path)
         .ok()
@@ -238,37 +444,30 @@ fn theory_values(cfg: &SweepConfig, out: &Path) -> crate::Result<TheoryCache> {
         .unwrap_or_default();
     cache.data = made_for;
     let gram = Kernel::gram(&inputs.x, inputs.n, inputs.d);
-    let theta_min = angles::min_angle(&gram).map_or(f64::NAN, |a| a.deg.to_radians());
     let mut changed = false;
-    // The linear network's infinite-width NTK is a positive multiple of the Gram matrix at
-    // every depth (its dual is the identity: Sigma_l = G, Theta_L = (L + 1) G in the paper
-    // convention), so its kappa and singularity are the Gram matrix's: one eigensolve, not
-    // one per depth (each is ~4n^3/3 flops: a minute at n = 10,000 on 2 cores).
     let mut gram_kappa: Option<Option<f64>> = None;
-    for &kind in &cfg.sweep.activations {
-        let act = Activation::new(kind, cfg.model.kink);
-        let closed = matches!(kind, ActivationKind::Relu | ActivationKind::Linear);
-        for &depth in &cfg.sweep.depths {
-            let key = format!("{}/{}", kind.name(), depth);
-            if cache.values.contains_key(&key) {
-                continue;
-            }
-            let phi = theory::grad_angle(&act, theta_min, depth).to_degrees();
-            let kappa = if kind == ActivationKind::Linear {
-                if gram_kappa.is_none() {
-                    let s = spectrum::spectrum(&gram, f64::EPSILON)?;
-                    gram_kappa = Some((!s.singular).then_some(s.kappa));
+    for setting in &settings {
+        for &kind in &cfg.sweep.activations {
+            for &depth in &cfg.sweep.depths {
+                let point = super::Point {
+                    setting: *setting,
+                    activation: kind,
+                    depth,
+                    seed: 0,
+                };
+                let mut model = cfg
+                    .probe_config(&point)
+                    .model
+                    .expect("a sweep's points are MLPs");
+                model.input_dim = inputs.d;
+                let key = theory_key(model.convention, model.width, kind.name(), depth);
+                if cache.values.contains_key(&key) {
+                    continue;
                 }
-                gram_kappa.flatten()
-            } else if closed || inputs.n <= 200 {
-                let k = theory::infinite_width_ntk(&inputs.x, inputs.n, inputs.d, &act, depth);
-                let s = spectrum::spectrum(&k, f64::EPSILON)?;
-                (!s.singular).then_some(s.kappa)
-            } else {
-                None
-            };
-            cache.values.insert(key, (phi, kappa));
-            changed = true;
+                let value = theory_value(&model, &inputs, &gram, &mut gram_kappa)?;
+                cache.values.insert(key, value);
+                changed = true;
+            }
         }
     }
     if changed {
@@ -283,8 +482,9 @@ fn theory_values(cfg: &SweepConfig, out: &Path) -> crate::Result<TheoryCache> {
     Ok(cache)
 }
 
-/// Groups the summaries by (protocol, setting, activation, depth).
-pub fn group(rows: &[Summary], theory: Option<&TheoryCache>) -> Vec<GroupRow> {
+/// Groups the summaries by (protocol, setting, activation, depth), with the theory of each
+/// group's convention and width (or `absent`: why there is none).
+pub fn group(rows: &[Summary], theory: Result<&TheoryCache, &str>) -> Vec<GroupRow> {
     type Key = (String, String, String, usize);
     let mut groups: BTreeMap<Key, Vec<&Summary>> = BTreeMap::new();
     for (s, setting) in rows.iter().zip(summary_settings(rows)) {
@@ -297,8 +497,27 @@ pub fn group(rows: &[Summary], theory: Option<&TheoryCache>) -> Vec<GroupRow> {
         .into_iter()
         .map(|((protocol, setting, activation, depth), v)| {
             let base = activation.split('(').next().unwrap_or(&activation);
-            let th = theory.and_then(|t| t.values.get(&format!("{base}/{depth}")));
-            let mut row = group_row(&v, th);
+            let th = match theory {
+                Ok(t) => match crate::config::parse_convention(&v[0].convention) {
+                    Some(c) => t
+                        .values
+                        .get(&theory_key(c, v[0].width, base, depth))
+                        .cloned()
+                        .unwrap_or_else(|| TheoryValue {
+                            note: "no theory value recorded for this setting".into(),
+                            ..TheoryValue::default()
+                        }),
+                    None => TheoryValue {
+                        note: format!("unknown convention {:?}", v[0].convention),
+                        ..TheoryValue::default()
+                    },
+                },
+                Err(why) => TheoryValue {
+                    note: why.to_string(),
+                    ..TheoryValue::default()
+                },
+            };
+            let mut row = group_row(&v, &th);
             // The theory is of the whole-set kernel; blocks have their own (not computed).
             if protocol != "whole" {
                 row.theory_kappa = None;
@@ -316,7 +535,7 @@ pub fn group(rows: &[Summary], theory: Option<&TheoryCache>) -> Vec<GroupRow> {
 
 /// The means and spreads of one group's summaries, with its theory values `th`; the keys
 /// (protocol, setting, activation, depth) are left empty.
-fn group_row(v: &[&Summary], th: Option<&(f64, Option<f64>)>) -> GroupRow {
+fn group_row(v: &[&Summary], th: &TheoryValue) -> GroupRow {
     let finite: Vec<f64> = v.iter().filter_map(|s| s.kappa).collect();
     let (kappa_mean, kappa_std) = if finite.is_empty() {
         (f64::INFINITY, f64::NAN)
@@ -346,8 +565,9 @@ fn group_row(v: &[&Summary], th: Option<&(f64, Option<f64>)>) -> GroupRow {
         lambda_min_mean: mean_of(|s| s.lambda_min),
         lambda_max_mean: mean_of(|s| s.lambda_max),
         rank_min: v.iter().map(|s| s.rank).min().unwrap_or(0),
-        theory_min_grad_angle_deg: th.map(|t| t.0),
-        theory_kappa: th.and_then(|t| t.1),
+        theory_min_grad_angle_deg: th.min_grad_angle_deg,
+        theory_kappa: th.kappa,
+        theory_note: th.note.clone(),
     }
 }
 
@@ -381,15 +601,73 @@ pub fn collect(
     let one_input_set = rows
         .iter()
         .all(|s| s.data == rows[0].data && s.n == rows[0].n);
-    let theory = match cfg {
-        _ if !one_input_set => None,
-        Some(c) if c.sweep.theory => Some(theory_values(c, out)?),
-        _ => std::fs::read_to_string(out.join("theory.json"))
+    let theory: Result<TheoryCache, &str> = match cfg {
+        _ if !one_input_set => Err("the theory is of one input set; these points are on several"),
+        Some(c) if c.sweep.theory => Ok(theory_values(c, out)?),
+        Some(_) => Err(""),
+        None => std::fs::read_to_string(out.join("theory.json"))
             .ok()
-            .and_then(|t| serde_json::from_str(&t).ok()),
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .ok_or(""),
     };
-    let groups = group(&rows, theory.as_ref());
+    let groups = group(&rows, theory.as_ref().map_err(|e| *e));
     ntk_core::table::write_csv(&out.join("summary.csv"), &groups)?;
     figures(out, &groups, &seed_values(&rows), title)?;
     Ok(groups)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ntk_model::ActivationKind;
+
+    /// The candidate pairs give the smallest angle of the whole infinite-width kernel, for
+    /// unit inputs with strongly anticorrelated pairs (where the most anticorrelated pair
+    /// can win for an even activation part), every non-homogeneous activation and
+    /// convention.
+    #[test]
+    fn candidate_pairs_give_the_min_angle_of_the_whole_kernel() {
+        let (n, d) = (24, 3);
+        let mut x: Vec<f64> = (0..n * d)
+            .map(|k| (k * 53 % 97) as f64 / 48.0 - 1.0)
+            .collect();
+        // Two almost antipodal pairs, more anticorrelated than any pair is correlated.
+        for k in 0..d {
+            x[d + k] = -x[k] + if k == 1 { 0.01 } else { 0.0 };
+            x[3 * d + k] = -x[2 * d + k];
+        }
+        for i in 0..n {
+            let r = &mut x[i * d..(i + 1) * d];
+            let norm = r.iter().map(|v| v * v).sum::<f64>().sqrt();
+            r.iter_mut().for_each(|v| *v /= norm);
+        }
+        let gram = Kernel::gram(&x, n, d);
+        for kind in [
+            ActivationKind::Gelu,
+            ActivationKind::Tanh,
+            ActivationKind::NormRelu,
+            ActivationKind::ReluSquared,
+        ] {
+            let act = Activation::new(kind, None);
+            let dual = theory::DualEvaluator::new(&act);
+            for convention in [
+                NtkConvention::Paper,
+                NtkConvention::Official,
+                NtkConvention::UnitVariance,
+            ] {
+                for depth in [1, 3] {
+                    let scaling = theory::Scaling::convention(convention, &act, d, 128, depth);
+                    let k =
+                        theory::infinite_width_kernels_scaled(&x, n, d, &dual, &scaling, &|_| {})
+                            .ntk;
+                    let want = angles::min_angle(&k).unwrap().deg;
+                    let got = min_angle_equal_norms(&dual, &scaling, &gram).unwrap();
+                    assert!(
+                        (got - want).abs() < 1e-6,
+                        "{kind} {convention:?} L{depth}: {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -71,9 +71,12 @@ pub struct SweepSection {
     pub protocols: Vec<Protocol>,
     /// Output directory (`--out` overrides).
     pub out: PathBuf,
-    /// Overlay the infinite-width theory (closed forms for relu and linear; quadrature for
-    /// other activations only when n <= 200, as it costs n^2 bivariate quadratures a layer).
-    /// Not with `ns` or `datasets` axes (the theory is of one input set).
+    /// Overlay the infinite-width theory of each setting's own convention and width, on
+    /// the inputs as fed to the network (closed forms for relu and linear; for other
+    /// activations the whole kernel when n <= 200, or n <= 2000 with equal input norms,
+    /// else the min angle alone with equal norms, else nothing: `summary.csv`'s
+    /// `theory_note` says why a value is absent). Not with `ns` or `datasets` axes (the
+    /// theory is of one input set).
     #[serde(default = "default_true")]
     pub theory: bool,
 }
@@ -780,7 +783,12 @@ pub fn read_summaries(out: &Path) -> crate::Result<Vec<Summary>> {
 pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
     let mut found = Vec::new();
     for path in sweep::find_files(&out.join("runs"), "summary.json") {
-        if let Some(s) = read_summary(&path)? {
+        if let Some(mut s) = read_summary(&path)? {
+            // Summaries written before conventions were spelled as the config spells them
+            // hold `unitvariance`: read as `unit_variance`, so that they group with new ones.
+            if let Some(c) = crate::config::parse_convention(&s.convention) {
+                s.convention = convention_name(c);
+            }
             found.push((path, s));
         }
     }
@@ -799,6 +807,8 @@ mod collect;
 mod figures;
 mod redraw;
 
-pub use collect::{GroupRow, TheoryCache, collect, group, write_results_csv};
+pub use collect::{
+    GroupRow, TheoryCache, TheoryValue, collect, group, theory_key, write_results_csv,
+};
 pub use figures::{SeedValue, figures};
 pub use redraw::redraw;

@@ -1,8 +1,11 @@
 //! Infinite-width theory of the NTK at initialization (Liu & Hui, Sec. 4; Jacot et al.;
-//! Agarwal, Awasthi & Kale), in the paper convention of
+//! Agarwal, Awasthi & Kale), written in the paper convention of
 //! [`ntk_model::NtkConvention::Paper`]: `alpha_0 = x`,
 //! `alpha_l = sqrt(c/m) s(W_l alpha_{l-1})`, `f = W_{L+1} alpha_L`, all weights N(0, 1),
-//! `c = 1 / E[s(Z)^2]`, no biases, scalar output.
+//! `c = 1 / E[s(Z)^2]`, no biases, scalar output; every convention of the networks
+//! (`paper`, `official`, `unit_variance`) is the same recursion with other per-layer
+//! constants and the input scaled ([`scaling`]: derived from the forward of
+//! `ntk_model::Mlp`; [`infinite_width_kernels_scaled`], [`pair_recursion_scaled`]).
 //!
 //! - [`dual`]: one layer's kernels `Sigma_l = c E[s(u) s(v)]` and
 //!   `Sigma_dot_l = c E[s'(u) s'(v)]`, in closed form for ReLU and the identity, by a
@@ -23,19 +26,23 @@ pub mod dual;
 pub mod linear;
 pub mod ntk;
 pub mod relu;
+pub mod scaling;
 
 pub use dual::{
     DualEvaluator, DualKernel, Quadrature, dual_kernel, linear_dual_kernel, relu_dual_kernel,
+    smooth_window,
 };
 pub use linear::{linear_embedding_angles, linear_grad_angle, linear_ntk};
 pub use ntk::{
-    InfiniteWidth, PairRecursion, embedding_angles, grad_angle, infinite_width_embedding_gram,
-    infinite_width_kernels, infinite_width_ntk, pair_recursion,
+    EQUAL_NORMS, InfiniteWidth, PairRecursion, embedding_angles, grad_angle,
+    infinite_width_embedding_gram, infinite_width_kernels, infinite_width_kernels_scaled,
+    infinite_width_ntk, pair_recursion, pair_recursion_scaled,
 };
 pub use relu::{
     RELU_LIMIT_COS_PHI, RELU_LIMIT_PHI_DEG, g, relu_embedding_angles, relu_grad_angle,
     relu_limit_kappa, relu_limit_kernel, relu_small_angle_cos_phi, relu_small_angle_grad_angle,
 };
+pub use scaling::Scaling;
 
 use ntk_model::Activation;
 
