@@ -517,6 +517,26 @@ fn sweep_inputs_name_their_culprit() {
             vec!["data.n = 200000", "GiB"],
         ),
         (
+            "a network that overflows names its point",
+            sweep_args(
+                &write(
+                    d,
+                    "o.toml",
+                    // ReLU^2 squares the pre-activation variance per layer: inputs of
+                    // squared norm ~3 reach 3^(2^14), past f64, by depth 14.
+                    &TINY_SWEEP
+                        .replace("depths = [1, 2]", "depths = [14]")
+                        .replace(
+                            "activations = [\"relu\"]",
+                            "activations = [\"relu_squared\"]",
+                        ),
+                ),
+                &out,
+                &[],
+            ),
+            vec!["relu_squared depth 14 seed 1", "non-finite"],
+        ),
+        (
             "collect of nothing",
             {
                 let mut v = os(&["collect"]);

@@ -621,6 +621,22 @@ impl Sweep for ProbeSweep<'_> {
     /// Computes the point's kernel once and writes its summary under each protocol, as one
     /// output set; returns the kernel's seconds.
     fn make(&mut self, point: &Point) -> crate::Result<f64> {
+        // An error names the point it stopped at (a network that overflows at depth 10).
+        self.make_point(point).map_err(|e| Error::Setting {
+            setting: Some(format!(
+                "point {}{} depth {} seed {}",
+                point.setting.describe().map_or(String::new(), |d| d + " "),
+                point.activation,
+                point.depth,
+                point.seed
+            )),
+            source: Box::new(e),
+        })
+    }
+}
+
+impl ProbeSweep<'_> {
+    fn make_point(&mut self, point: &Point) -> crate::Result<f64> {
         let pcfg = self.cfg.probe_config(point);
         let provs = self.provenances(point);
         let gram = self.gram(point)?;
