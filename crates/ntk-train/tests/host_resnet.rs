@@ -40,6 +40,25 @@ fn rel(a: &[f64], b: &[f64]) -> f64 {
     (num / den).sqrt()
 }
 
+/// A ResNet-8 on 2x8x8 inputs with `K` classes and first-stage `width`, and its input size.
+fn small_resnet(
+    variant: ResNetVariant,
+    width: usize,
+    compute: &ntk_core::backend::Compute,
+) -> (Model, usize) {
+    let cfg = ResNetConfig::new(8, variant)
+        .with_base_width(width)
+        .with_image_size(8)
+        .with_in_channels(2)
+        .with_num_classes(K)
+        .with_seed(7);
+    let d = cfg.input_dim();
+    let model = NetSpec::ResNet(cfg)
+        .build(d, &compute.device, compute.dtype())
+        .unwrap();
+    (model, d)
+}
+
 /// Three steps by both routes, then an evaluation in evaluation mode; returns (worst loss
 /// rel. error, parameters rel. error). `width` is the first stage's channels: 16 (the CIFAR
 /// ResNets') puts every stride-1 convolution of an f32 step on the direct AVX2 kernel where
@@ -53,16 +72,7 @@ fn compare(
     scalar_lr_scale: f64,
 ) -> (f64, f64) {
     let compute = backend::select(Some("flex"), precision).unwrap();
-    let cfg = ResNetConfig::new(8, variant)
-        .with_base_width(width)
-        .with_image_size(8)
-        .with_in_channels(2)
-        .with_num_classes(K)
-        .with_seed(7);
-    let d = cfg.input_dim();
-    let model = NetSpec::ResNet(cfg)
-        .build(d, &compute.device, compute.dtype())
-        .unwrap();
+    let (model, d) = small_resnet(variant, width, &compute);
     let optim = OptimConfig {
         lr: 0.05,
         // Values exact in f32 (Burn keeps momentum and the decay penalty as f32).
@@ -152,16 +162,7 @@ fn fixup_scalars_at_their_own_rate_agree_with_burn() {
     // The groups matter: after two steps (the zero classifier stops every other gradient in
     // the first) the scalars differ from a one-rate run's.
     let compute = backend::select(Some("flex"), Precision::F64).unwrap();
-    let cfg = ResNetConfig::new(8, ResNetVariant::Fixup)
-        .with_base_width(4)
-        .with_image_size(8)
-        .with_in_channels(2)
-        .with_num_classes(K)
-        .with_seed(7);
-    let d = cfg.input_dim();
-    let model = NetSpec::ResNet(cfg)
-        .build(d, &compute.device, compute.dtype())
-        .unwrap();
+    let (model, d) = small_resnet(ResNetVariant::Fixup, 4, &compute);
     let after = |scale: f64| {
         let mut optim = OptimConfig::sgd(0.1, 0.875, 0.0);
         optim.scalar_lr_scale = scale;

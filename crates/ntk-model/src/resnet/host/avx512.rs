@@ -80,6 +80,25 @@ pub struct Shape {
     pub c_out: usize,
 }
 
+impl Shape {
+    /// Checks that the kernels run here and that the padded maps `pad`, the weights (or
+    /// weight gradient) of `w_len` values and the output maps (or `dy`) of `y_len` values
+    /// hold this shape.
+    fn check(&self, pad: &[f32], w_len: usize, y_len: usize) {
+        let Self {
+            n,
+            h,
+            w,
+            c_in,
+            c_out,
+        } = *self;
+        assert!(available(), "the AVX-512 kernel runs here");
+        assert!(pad.len() >= n * (h + 2) * (w + 2) * c_in, "padded maps");
+        assert!(w_len >= 9 * c_in * c_out && y_len >= n * h * w * c_out);
+        assert!(c_out.is_multiple_of(16));
+    }
+}
+
 /// `y (+)= conv(x_pad, wd)` (see [`super::simd::conv`]) from the padded maps `pad`.
 ///
 /// # Panics
@@ -92,10 +111,7 @@ pub fn conv(pad: &[f32], s: Shape, wd: &[f32], y: &mut [f32], accumulate: bool) 
         c_in,
         c_out,
     } = s;
-    assert!(available(), "the AVX-512 kernel runs here");
-    assert!(pad.len() >= n * (h + 2) * (w + 2) * c_in, "padded maps");
-    assert!(wd.len() >= 9 * c_in * c_out && y.len() >= n * h * w * c_out);
-    assert!(c_out.is_multiple_of(16));
+    s.check(pad, wd.len(), y.len());
     let (v, row) = (vectors(c_out), (w + 2) * c_in);
     for b in 0..n {
         for i in 0..h {
@@ -109,7 +125,7 @@ pub fn conv(pad: &[f32], s: Shape, wd: &[f32], y: &mut [f32], accumulate: bool) 
                     // `c < c_in` (inside image b's padded maps: `j0 + jj + kw <= w + 1`),
                     // `wd[(t c_in + c) c_out + cb + 16 v - 1]` for `t < 9` and writes
                     // `y[yp + jj c_out + 16 v - 1]` (inside pixel `j0 + jj` of row i), all
-                    // within the lengths asserted above.
+                    // within the lengths `Shape::check` asserted.
                     unsafe {
                         let (x, wt, yo) = (
                             pad.as_ptr().add(xp),
@@ -202,17 +218,8 @@ unsafe fn block<const J: usize, const V: usize>(
 /// # Panics
 /// If [`available`] is false or a buffer is too short for `s`.
 pub fn weight_grad(pad: &[f32], s: Shape, dy: &[f32], dw: &mut [f32]) {
-    let Shape {
-        n,
-        h,
-        w,
-        c_in,
-        c_out,
-    } = s;
-    assert!(available(), "the AVX-512 kernel runs here");
-    assert!(pad.len() >= n * (h + 2) * (w + 2) * c_in, "padded maps");
-    assert!(dy.len() >= n * h * w * c_out && dw.len() >= 9 * c_in * c_out);
-    assert!(c_out.is_multiple_of(16));
+    let Shape { w, c_in, c_out, .. } = s;
+    s.check(pad, dw.len(), dy.len());
     let v = vectors(c_out);
     let mut sums = [[0.0f32; 32]; PIXELS];
     for t in 0..9 {
@@ -222,7 +229,7 @@ pub fn weight_grad(pad: &[f32], s: Shape, dy: &[f32], dw: &mut [f32]) {
             for cb in (0..c_out).step_by(16 * v) {
                 // SAFETY: AVX-512F checked by `available()`; the block reads the padded maps
                 // at `(b, i + kh, j + kw, c0 + cc)` with `i < h`, `j < w`, `cc < cs` and
-                // `dy[.., cb..cb + 16 v]` per pixel, all within the lengths asserted above.
+                // `dy[.., cb..cb + 16 v]` per pixel, all within the lengths `Shape::check` asserted.
                 unsafe {
                     let x = pad.as_ptr().add(kh * (w + 2) * c_in + kw * c_in + c0);
                     let d = dy.as_ptr().add(cb);
