@@ -20,6 +20,9 @@ use ntk_core::plot::{Dash, Figure, Marker, PALETTE, RGBColor, Scale, Series, Spr
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Fig1Point {
+    /// The networks' activation (tables written before the column existed are ReLU's).
+    #[serde(default = "relu_name")]
+    pub activation: String,
     pub theta_in_deg: f64,
     pub depth: usize,
     pub width: usize,
@@ -28,9 +31,25 @@ pub struct Fig1Point {
     pub theory_phi_deg: f64,
 }
 
-/// Measures phi for every (depth, width, seed) at the given input angles.
+fn relu_name() -> String {
+    ActivationKind::Relu.name().to_string()
+}
+
+/// The infinite-width phi (radians) of `act` at depth `depth`, unit-norm inputs at angle
+/// `theta_in`, paper convention: Thm 4.4's closed form for ReLU, the dual-kernel recursion
+/// ([`theory::grad_angle`]) otherwise (the later version's Fig. 2: ReLU^2, GeLU, tanh).
+pub fn theory_phi(act: &Activation, theta_in: f64, depth: usize) -> f64 {
+    match act {
+        Activation::Relu => theory::relu_grad_angle(theta_in, depth),
+        other => theory::grad_angle(other, theta_in, depth),
+    }
+}
+
+/// Measures phi of networks with activation `act` for every (depth, width, seed) at the
+/// given input angles.
 pub fn measure(
     compute: &Compute,
+    act: &Activation,
     thetas_deg: &[f64],
     depths: &[usize],
     widths: &[usize],
@@ -47,17 +66,18 @@ pub fn measure(
     for &depth in depths {
         for &width in widths {
             for &seed in seeds {
-                let cfg = MlpConfig::new(2, width, depth, ActivationKind::Relu).with_seed(seed);
+                let cfg = MlpConfig::new(2, width, depth, act.kind()).with_seed(seed);
                 let mlp = Mlp::new(&cfg, &compute.device, compute.dtype())?;
                 let k = host::ntk::<f64>(&mlp, &x, n, &[0]);
                 for (j, &t) in thetas_deg.iter().enumerate() {
                     out.push(Fig1Point {
+                        activation: act.kind().name().to_string(),
                         theta_in_deg: t,
                         depth,
                         width,
                         seed,
                         phi_deg: angles::angle_deg(&k, 0, j + 1),
-                        theory_phi_deg: theory::relu_grad_angle(t.to_radians(), depth).to_degrees(),
+                        theory_phi_deg: theory_phi(act, t.to_radians(), depth).to_degrees(),
                     });
                 }
             }
@@ -138,7 +158,11 @@ fn width_style(i: usize) -> (Dash, Marker) {
 /// Fig. 1: φ against θ_in, the linear network's diagonal, the infinite-width curve of
 /// each depth (solid) and the measurements of each width (mean and sd over seeds as bars).
 fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
-    let relu = Activation::new(ActivationKind::Relu, None);
+    let name = points
+        .first()
+        .map_or_else(relu_name, |p| p.activation.clone());
+    let kind = ActivationKind::parse(&name).unwrap_or(ActivationKind::Relu);
+    let act = Activation::new(kind, None);
     let grid: Vec<f64> = (0..=180).map(|i| i as f64).collect();
     let line = |label: String, points, color, dash| Series {
         label,
@@ -156,7 +180,7 @@ fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
     )];
     for (c, &depth) in depths.iter().enumerate() {
         let color = PALETTE[c % PALETTE.len()];
-        let phi = |t: f64| theory::grad_angle(&relu, t.to_radians(), depth).to_degrees();
+        let phi = |t: f64| theory_phi(&act, t.to_radians(), depth).to_degrees();
         series.push(line(
             format!("L = {depth}, infinite width"),
             grid.iter().map(|&t| (t, phi(t))).collect(),
@@ -183,14 +207,23 @@ fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
         v.len()
     };
     Figure {
-        title: "Fig. 1: model-gradient angle vs input angle (ReLU)".into(),
+        title: if kind == ActivationKind::Relu {
+            "Fig. 1: model-gradient angle vs input angle (ReLU)".into()
+        } else {
+            format!("Later version, Fig. 2: model-gradient angle vs input angle ({name})")
+        },
         x_label: "input angle θ_in (°)".into(),
         y_label: "model-gradient angle φ (°)".into(),
         x_scale: Scale::Linear,
         y_scale: Scale::Linear,
         series,
         note: Some(format!(
-            "solid: infinite width (Thm 4.4)\nmarkers: mean over {seeds} seeds\nbars: mean ± sd over the seeds\nwidths drawn {DODGE_DEG}° apart in θ_in"
+            "solid: infinite width ({})\nmarkers: mean over {seeds} seeds\nbars: mean ± sd over the seeds\nwidths drawn {DODGE_DEG}° apart in θ_in",
+            if kind == ActivationKind::Relu {
+                "Thm 4.4"
+            } else {
+                "dual-kernel recursion"
+            }
         )),
     }
 }
@@ -231,7 +264,8 @@ mod tests {
     #[test]
     fn the_figure_redraws_from_its_table_alone() {
         let compute = backend::select(Some("flex"), Precision::F64).unwrap();
-        let points = measure(&compute, &[10.0, 90.0], &[1, 3], &[8, 16], &[1, 2]).unwrap();
+        let relu = Activation::new(ActivationKind::Relu, None);
+        let points = measure(&compute, &relu, &[10.0, 90.0], &[1, 3], &[8, 16], &[1, 2]).unwrap();
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), &points, &[1, 3], &[8, 16]).unwrap();
         let csv = std::fs::read(dir.path().join("fig1.csv")).unwrap();

@@ -90,9 +90,13 @@ struct Fig1Args {
     /// Input angles theta_in in degrees.
     #[arg(long, value_delimiter = ',', default_values_t = [5.0f64, 15.0, 30.0, 45.0, 60.0, 90.0, 120.0, 150.0, 175.0])]
     thetas: Vec<f64>,
+    /// Activation of the networks and the theory: relu (the paper's Fig. 1), or gelu, tanh,
+    /// relu_squared (the later version's Fig. 2), linear, norm_relu, selu.
+    #[arg(long, default_value = "relu")]
+    activation: String,
     /// Only redraw OUT/fig1.{png,svg} from OUT/fig1.csv (nothing measured; the depths and
     /// widths are the table's).
-    #[arg(long, conflicts_with_all = ["depths", "widths", "seeds", "thetas"])]
+    #[arg(long, conflicts_with_all = ["depths", "widths", "seeds", "thetas", "activation"])]
     redraw: bool,
 }
 
@@ -712,9 +716,19 @@ fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
         println!("wrote {}/fig1.{{png,svg}}", args.out.display());
         return Ok(());
     }
+    let kind = ntk_model::ActivationKind::parse(&args.activation).ok_or_else(|| {
+        ntk_probe::Error::Config {
+            key: "--activation",
+            value: args.activation.clone(),
+            reason: "not an activation (relu, linear, norm_relu, gelu, tanh, relu_squared, selu)"
+                .into(),
+        }
+    })?;
+    let act = ntk_model::Activation::new(kind, None);
     let compute = backend::select(None, Precision::F64)?;
     let points = ntk_probe::fig1::measure(
         &compute,
+        &act,
         &args.thetas,
         &args.depths,
         &args.widths,
