@@ -12,6 +12,7 @@ pub mod config;
 pub mod error;
 pub mod extreme;
 pub mod fig1;
+pub mod gmap;
 pub mod host;
 pub mod jacobian;
 pub mod run;

@@ -49,6 +49,19 @@ enum Command {
     /// with their Gaussian moments and coefficient of non-linearity; writes
     /// OUT/activations.{csv,png,svg}.
     Activations(ActivationsArgs),
+    /// Liu & Hui's Fig. 4: the ReLU embedding-angle map g and its iterates; writes
+    /// OUT/gmap.{csv,png,svg}.
+    Gmap(GmapArgs),
+}
+
+#[derive(Args)]
+struct GmapArgs {
+    /// Output directory (the committed figure: --out experiments/fig4).
+    #[arg(long, default_value = "runs/gmap")]
+    out: PathBuf,
+    /// Numbers of layers l of the iterates g^l drawn (1 is g itself).
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 2, 5, 10])]
+    depths: Vec<usize>,
 }
 
 #[derive(Args)]
@@ -685,6 +698,20 @@ fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
     Ok(())
 }
 
+fn gmap_cmd(args: GmapArgs) -> CliResult<()> {
+    if args.depths.is_empty() || args.depths.iter().any(|&l| l == 0 || l > 10_000) {
+        return Err(ntk_probe::Error::Config {
+            key: "--depths",
+            value: format!("{:?}", args.depths),
+            reason: "need one or more numbers of layers in 1..=10000".into(),
+        }
+        .into());
+    }
+    ntk_probe::gmap::write(&args.out, &args.depths, 721)?;
+    println!("wrote {}/gmap.{{csv,png,svg}}", args.out.display());
+    Ok(())
+}
+
 fn activations_cmd(args: ActivationsArgs) -> CliResult<()> {
     use ntk_probe::activation_fig;
     activation_fig::check(args.x_min, args.x_max, args.points)?;
@@ -799,6 +826,7 @@ fn main() -> ExitCode {
         Command::Theory(a) => theory_cmd(a),
         Command::Fig1(a) => fig1_cmd(a),
         Command::Activations(a) => activations_cmd(a),
+        Command::Gmap(a) => gmap_cmd(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
