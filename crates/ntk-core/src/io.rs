@@ -6,6 +6,17 @@ use std::fs;
 use std::io::Write;
 use std::path::Path;
 
+/// Creates the directory `dir` if needed and writes `bytes` to `dir/name` atomically
+/// ([`atomic_write`]); an error names the directory.
+pub fn write_into(dir: &Path, name: &str, bytes: &[u8]) -> crate::Result<()> {
+    fs::create_dir_all(dir)
+        .and_then(|()| atomic_write(&dir.join(name), bytes))
+        .map_err(|source| crate::Error::Write {
+            path: dir.to_path_buf(),
+            source,
+        })
+}
+
 /// Writes `bytes` to `path` atomically (write to `path.tmp-<pid>`, fsync, rename).
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let file_name = path

@@ -83,12 +83,7 @@ pub fn write(out: &Path, acts: &[Activation], xs: &[f64]) -> crate::Result<()> {
         }
         text += &(row.join(",") + "\n");
     }
-    let written = std::fs::create_dir_all(out)
-        .and_then(|()| ntk_core::io::atomic_write(&out.join("activations.csv"), text.as_bytes()));
-    written.map_err(|source| ntk_core::Error::Write {
-        path: out.to_path_buf(),
-        source,
-    })?;
+    ntk_core::io::write_into(out, "activations.csv", text.as_bytes())?;
     let dashes = [Dash::Solid, Dash::Dashed, Dash::DashDot, Dash::Dotted];
     let series = acts
         .iter()

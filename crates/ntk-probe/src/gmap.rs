@@ -52,12 +52,7 @@ pub fn write(out: &Path, depths: &[usize], points: usize) -> crate::Result<()> {
         }
         text += "\n";
     }
-    let written = std::fs::create_dir_all(out)
-        .and_then(|()| ntk_core::io::atomic_write(&out.join("gmap.csv"), text.as_bytes()));
-    written.map_err(|source| ntk_core::Error::Write {
-        path: out.to_path_buf(),
-        source,
-    })?;
+    ntk_core::io::write_into(out, "gmap.csv", text.as_bytes())?;
     let mut series = vec![Series {
         label: "identity (linear network)".into(),
         points: thetas.iter().map(|&t| (t, t)).collect(),
