@@ -50,15 +50,21 @@ impl Inputs {
     }
 
     fn normalize_rows(&mut self) -> Result<()> {
-        for (i, row) in self.x.chunks_mut(self.d).enumerate() {
-            let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
-            if norm == 0.0 {
-                return Err(DataError::ZeroSample { index: i });
-            }
-            row.iter_mut().for_each(|v| *v /= norm);
-        }
-        Ok(())
+        unit_rows(&mut self.x, self.d)
     }
+}
+
+/// Scales every row of the row-major `x` (rows of `d` values) to unit Euclidean norm
+/// (`data.unit_norm`); a zero row is an error naming its index.
+pub fn unit_rows(x: &mut [f64], d: usize) -> Result<()> {
+    for (i, row) in x.chunks_mut(d).enumerate() {
+        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if norm == 0.0 {
+            return Err(DataError::ZeroSample { index: i });
+        }
+        row.iter_mut().for_each(|v| *v /= norm);
+    }
+    Ok(())
 }
 
 /// The input dimension a `[data]` table gives, known before anything is loaded (for the

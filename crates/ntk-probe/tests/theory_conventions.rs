@@ -358,15 +358,11 @@ fn theory_matches_width_8192_under_every_convention() {
     }
 }
 
-/// The rows of `x` scaled to unit norm.
+/// The rows of `x` scaled to unit norm (as `data.unit_norm` scales them).
 fn unit_rows(x: &[f64], n: usize, d: usize) -> Vec<f64> {
-    (0..n)
-        .flat_map(|i| {
-            let r = &x[i * d..(i + 1) * d];
-            let norm = dot(r, r).sqrt();
-            r.iter().map(move |v| v / norm).collect::<Vec<_>>()
-        })
-        .collect()
+    let mut u = x[..n * d].to_vec();
+    ntk_data::inputs::unit_rows(&mut u, d).unwrap();
+    u
 }
 
 /// The direct kernel of this file is the project's: at width 256 (cheap) it equals the host

@@ -636,11 +636,7 @@ mod tests {
             x[d + k] = -x[k] + if k == 1 { 0.01 } else { 0.0 };
             x[3 * d + k] = -x[2 * d + k];
         }
-        for i in 0..n {
-            let r = &mut x[i * d..(i + 1) * d];
-            let norm = r.iter().map(|v| v * v).sum::<f64>().sqrt();
-            r.iter_mut().for_each(|v| *v /= norm);
-        }
+        ntk_data::inputs::unit_rows(&mut x, d).unwrap();
         let gram = Kernel::gram(&x, n, d);
         for kind in [
             ActivationKind::Gelu,

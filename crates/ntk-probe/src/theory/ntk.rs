@@ -471,18 +471,12 @@ mod tests {
             .map(|k| ((k * 37 % 101) as f64 / 50.0 - 1.0) + 0.01 * k as f64)
             .collect();
         // Unit rows, one antipodal and one nearly parallel pair.
-        for i in 0..n {
-            let r = &mut x[i * d..(i + 1) * d];
-            let norm = r.iter().map(|v| v * v).sum::<f64>().sqrt();
-            r.iter_mut().for_each(|v| *v /= norm);
-        }
+        ntk_data::inputs::unit_rows(&mut x, d).unwrap();
         for k in 0..d {
             x[d + k] = -x[k];
             x[2 * d + k] = x[k] + if k == 0 { 1e-4 } else { 0.0 };
         }
-        let r = &mut x[2 * d..3 * d];
-        let norm = r.iter().map(|v| v * v).sum::<f64>().sqrt();
-        r.iter_mut().for_each(|v| *v /= norm);
+        ntk_data::inputs::unit_rows(&mut x[2 * d..3 * d], d).unwrap();
         let g = Kernel::gram(&x, n, d);
         for kind in [
             ActivationKind::Gelu,
