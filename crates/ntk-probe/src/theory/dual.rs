@@ -558,6 +558,18 @@ mod tests {
         }
     }
 
+    /// The default split rule of `act` against the finer one on `cases`: within 1e-13 of
+    /// the kernels' scale.
+    fn coarse_matches_fine(act: &Activation, cases: &[(f64, f64, f64)]) {
+        let coarse = DualEvaluator::with_quadrature(act, Quadrature::SPLIT);
+        let fine = DualEvaluator::with_quadrature(act, Quadrature::SPLIT_FINE);
+        let reference = |q1, q2, c12| fine.eval(q1, q2, c12);
+        for &case in cases {
+            let (es, ed) = errors(&coarse, &reference, case);
+            assert!(es < 1e-13 && ed < 1e-13, "{act} {case:?}: {es:e} {ed:e}");
+        }
+    }
+
     /// Every activation: the default rule agrees with the finer one (1e-13 of the scale),
     /// and on the diagonal with the 1-D moments (`Sigma(x,x) = c E[s(sqrt q Z)^2]`, i.e. 1
     /// at `q = 1`).
@@ -565,18 +577,13 @@ mod tests {
     fn split_rule_is_converged_for_every_activation() {
         for kind in ActivationKind::ALL {
             let act = Activation::new(kind, None);
-            let coarse = DualEvaluator::with_quadrature(&act, Quadrature::SPLIT);
-            let fine = DualEvaluator::with_quadrature(&act, Quadrature::SPLIT_FINE);
-            let reference = |q1, q2, c12| fine.eval(q1, q2, c12);
-            for case in CASES {
-                let (es, ed) = errors(&coarse, &reference, case);
-                assert!(es < 1e-13 && ed < 1e-13, "{kind} {case:?}: {es:e} {ed:e}");
-            }
+            coarse_matches_fine(&act, &CASES);
             // Large variances, where s(sqrt(q) z) is steep (tanh nearly a step).
-            for case in [(9.0, 9.0, 8.9), (9.0, 9.0, 4.0), (25.0, 25.0, 20.0)] {
-                let (es, ed) = errors(&coarse, &reference, case);
-                assert!(es < 1e-13 && ed < 1e-13, "{kind} {case:?}: {es:e} {ed:e}");
-            }
+            coarse_matches_fine(
+                &act,
+                &[(9.0, 9.0, 8.9), (9.0, 9.0, 4.0), (25.0, 25.0, 20.0)],
+            );
+            let coarse = DualEvaluator::with_quadrature(&act, Quadrature::SPLIT);
             let diag = coarse.eval(1.0, 1.0, 1.0);
             assert!((diag.sigma - 1.0).abs() < 1e-13, "{kind}: {}", diag.sigma);
             let c = act.c();
@@ -605,14 +612,7 @@ mod tests {
             assert!(es < 1e-14 && ed < 1e-14, "relu {case:?}: {es:e} {ed:e}");
         }
         for kind in ActivationKind::ALL {
-            let act = Activation::new(kind, None);
-            let coarse = DualEvaluator::with_quadrature(&act, Quadrature::SPLIT);
-            let fine = DualEvaluator::with_quadrature(&act, Quadrature::SPLIT_FINE);
-            let reference = |q1, q2, c12| fine.eval(q1, q2, c12);
-            for case in big {
-                let (es, ed) = errors(&coarse, &reference, case);
-                assert!(es < 1e-13 && ed < 1e-13, "{kind} {case:?}: {es:e} {ed:e}");
-            }
+            coarse_matches_fine(&Activation::new(kind, None), &big);
         }
         // tanh at q -> infinity is the sign function: E[sgn u sgn v] = (2 / pi) arcsin(rho),
         // approached like 1 / sqrt(q) (the fraction of unsaturated units).
