@@ -108,7 +108,6 @@ pub fn conv(
     accumulate: bool,
     pad: &mut [f32],
 ) {
-    let pad = checked_pad(x, shift, [n, h, w, c_in], y.len(), wd.len(), c_out, pad);
     let s = Shape {
         n,
         h,
@@ -116,6 +115,7 @@ pub fn conv(
         c_in,
         c_out,
     };
+    let pad = checked_pad(x, shift, s, y.len(), wd.len(), pad);
     if avx512::available() {
         avx512::conv(pad, s, wd, y, accumulate);
     } else {
@@ -194,7 +194,6 @@ pub fn weight_grad(
     dw: &mut [f32],
     pad: &mut [f32],
 ) {
-    let pad = checked_pad(x, shift, [n, h, w, c_in], dy.len(), dw.len(), c_out, pad);
     let s = Shape {
         n,
         h,
@@ -202,6 +201,7 @@ pub fn weight_grad(
         c_in,
         c_out,
     };
+    let pad = checked_pad(x, shift, s, dy.len(), dw.len(), pad);
     if avx512::available() {
         avx512::weight_grad(pad, s, dy, dw);
     } else {
@@ -316,17 +316,23 @@ impl WeightBlock<'_> {
 }
 
 /// Checks what [`conv`] and [`weight_grad`] share (the kernel available, `c_out` a multiple
-/// of 16, the lengths of the input maps `x` of shape `[n, h, w, c_in]`, of the output maps
-/// `y_len` and of the weights `w_len`), then pads `x + shift` into `pad`: the padded maps.
+/// of 16, the lengths of the input maps `x` of shape `s`, of the output maps `y_len` and of
+/// the weights `w_len`), then pads `x + shift` into `pad`: the padded maps.
 fn checked_pad<'a>(
     x: &[f32],
     shift: f32,
-    [n, h, w, c_in]: [usize; 4],
+    s: Shape,
     y_len: usize,
     w_len: usize,
-    c_out: usize,
     pad: &'a mut [f32],
 ) -> &'a mut [f32] {
+    let Shape {
+        n,
+        h,
+        w,
+        c_in,
+        c_out,
+    } = s;
     assert!(
         available() && c_out.is_multiple_of(LANES),
         "the direct kernel applies"
@@ -661,7 +667,7 @@ mod tests {
             let wd = forward_weights(&wave(9 * ci * co, 8), ci, co);
             let dy = wave(n * h * w * co, 9);
             let mut pad = vec![f32::NAN; padded_len(n, h, w, ci)];
-            let pad = checked_pad(&x, 0.25, [n, h, w, ci], dy.len(), wd.len(), co, &mut pad);
+            let pad = checked_pad(&x, 0.25, s, dy.len(), wd.len(), &mut pad);
             let what = format!("{n}x{h}x{w}x{ci} -> {co}");
             for accumulate in [false, true] {
                 let (mut y2, mut y5) = (dy.clone(), dy.clone());
