@@ -17,6 +17,7 @@ pub mod budget;
 pub mod cli;
 pub mod config_file;
 pub mod error;
+pub mod expm1;
 pub mod io;
 pub mod kernel;
 pub mod linalg;

@@ -27,6 +27,9 @@ pub const BACKEND: &str = if cfg!(ntk_openblas) {
 pub trait Real: faer::traits::RealField + Copy + Send + Sync + 'static {
     fn of(v: f64) -> Self;
     fn f64(self) -> f64;
+    /// `e^self - 1` in this precision (SELU's negative branch): f64's `exp_m1`, and for f32
+    /// [`crate::expm1::exp_m1_f32`], which vectorizes.
+    fn exp_m1(self) -> Self;
     /// Unit roundoff.
     const EPSILON: f64;
     #[doc(hidden)]
@@ -42,6 +45,10 @@ impl Real for f32 {
     fn f64(self) -> f64 {
         f64::from(self)
     }
+    #[inline(always)]
+    fn exp_m1(self) -> Self {
+        crate::expm1::exp_m1_f32(self)
+    }
     const EPSILON: f64 = f32::EPSILON as f64;
     fn blas() -> &'static dyn Kernels<f32> {
         &Engine
@@ -56,6 +63,10 @@ impl Real for f64 {
     #[inline(always)]
     fn f64(self) -> f64 {
         self
+    }
+    #[inline(always)]
+    fn exp_m1(self) -> Self {
+        f64::exp_m1(self)
     }
     const EPSILON: f64 = f64::EPSILON;
     fn blas() -> &'static dyn Kernels<f64> {

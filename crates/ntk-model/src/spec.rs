@@ -110,7 +110,7 @@ impl NetSpec {
     }
 
     /// How the signal is kept in scale: the MLP's normalization layer, or the ResNet's
-    /// variant (batch_norm, norm_relu, fixup).
+    /// variant (batch_norm, norm_relu, fixup, selu).
     pub fn normalization_name(&self) -> String {
         match self {
             Self::Mlp(m) => normalization_name(m.normalization).to_string(),

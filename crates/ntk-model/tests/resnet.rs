@@ -105,6 +105,11 @@ fn parameter_counts_match_he_et_al() {
             (convs + classifier, convs + classifier),
             "resnet-{depth}"
         );
+        assert_eq!(
+            count(ResNetVariant::Selu),
+            nr,
+            "resnet-{depth}: selu is norm_relu's net"
+        );
         let fx = count(ResNetVariant::Fixup);
         let fixup = convs + classifier + 5 * blocks + 2;
         assert_eq!(fx, (fixup, fixup), "resnet-{depth}");
@@ -250,11 +255,23 @@ fn infinite_width_profile(act: &Activation, n: usize, samples: usize) -> Vec<f64
 /// 2 V / S`, and the mean over `NETS` networks has tolerance `5 sigma_l / sqrt NETS`.
 #[test]
 fn norm_relu_resnet110_keeps_unit_scale() {
+    keeps_unit_scale(ResNetVariant::NormRelu, 0.84);
+}
+
+/// The same for the selu variant (SELU in NormReLU's network, Agarwal et al.'s Fig. 8):
+/// SELU's `g'(1) = 0.78`, contraction `a = 0.70`, and an infinite-width drift to ~1.13.
+#[test]
+fn selu_resnet110_keeps_unit_scale() {
+    keeps_unit_scale(ResNetVariant::Selu, 0.78);
+}
+
+/// The body of the two tests above; `slope` is the activation's `g'(1)` to two decimals.
+fn keeps_unit_scale(variant: ResNetVariant, slope: f64) {
     const NETS: u64 = 8;
     const B: usize = 2;
     const S: usize = 100_000;
     let d = device();
-    let config = ResNetConfig::new(110, ResNetVariant::NormRelu);
+    let config = ResNetConfig::new(110, variant);
     let act = config.activation();
     let n = config.blocks_per_stage();
     let num_blocks = config.num_blocks();
@@ -266,7 +283,7 @@ fn norm_relu_resnet110_keeps_unit_scale() {
     let a = gp * (1.0 + gp) / 2.0;
     let v = act.norm_ratio_variance();
     assert!(
-        (g(&act, 1.0) - 1.0).abs() < 1e-9 && (gp - 0.84).abs() < 0.01,
+        (g(&act, 1.0) - 1.0).abs() < 1e-9 && (gp - slope).abs() < 0.01,
         "g'(1) = {gp}"
     );
 
@@ -317,7 +334,7 @@ fn norm_relu_resnet110_keeps_unit_scale() {
     let zero_padded = profile(false, 2);
 
     println!(
-        "NormReLU ResNet-110 at init, mean square of each block's output / the stem's, mean of \
+        "{variant} ResNet-110 at init, mean square of each block's output / the stem's, mean of \
          {NETS} nets x {B} images (g'(1) = {gp:.4}, contraction a = {a:.4}, V = {v:.4}):"
     );
     println!("block stage  measured  infinite-width  tolerance  zero-padded(2 nets)");
@@ -487,6 +504,15 @@ fn config_errors_name_the_field() {
         "false",
     );
     check(
+        ResNetConfig::new(20, ResNetVariant::Selu).with_kink(-1.0),
+        "resnet.kink",
+        "selu",
+    );
+    // SELU shares NormReLU's network, border gain included.
+    let selu = ResNetConfig::new(20, ResNetVariant::Selu);
+    assert!(selu.border_gain() && !selu.clone().with_border_rescale(false).border_gain());
+    assert_eq!(selu.activation(), ntk_model::Activation::Selu);
+    check(
         ResNetConfig::new(20, ResNetVariant::NormRelu).with_image_size(30),
         "resnet.image_size",
         "30",
@@ -508,6 +534,8 @@ fn config_errors_name_the_field() {
     let c: ResNetConfig =
         serde_json::from_str(r#"{"depth": 110, "variant": "norm_relu"}"#).unwrap();
     assert_eq!(c, ResNetConfig::new(110, ResNetVariant::NormRelu));
+    let selu: ResNetConfig = serde_json::from_str(r#"{"depth": 20, "variant": "selu"}"#).unwrap();
+    assert_eq!(selu, ResNetConfig::new(20, ResNetVariant::Selu));
     assert_eq!(
         (
             c.num_classes,

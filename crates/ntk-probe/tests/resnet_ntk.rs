@@ -1,6 +1,6 @@
 //! The ResNet NTK from the probe equals a brute-force Jacobian product on a tiny net.
 //!
-//! For each variant (batch_norm, norm_relu, fixup) a tiny ResNet (depth 8, base width 2, 3
+//! For each variant (batch_norm, norm_relu, fixup, selu) a tiny ResNet (depth 8, base width 2, 3
 //! classes, 8 x 8 images so that every 3x3 tap of the last stage's 2 x 2 maps sees data, f64
 //! on flex) gets its kernel from [`compute_kernel_net`] twice, by Burn's per-sample autodiff
 //! (`method = "autodiff"`) and by the host engine's per-sample gradients (`auto` on flex),
@@ -350,6 +350,11 @@ fn batch_norm_resnet_ntk_equals_finite_difference_jacobian_product() {
 #[test]
 fn norm_relu_resnet_ntk_equals_finite_difference_jacobian_product() {
     check_variant(ResNetVariant::NormRelu, 8, 1, 3);
+}
+
+#[test]
+fn selu_resnet_ntk_equals_finite_difference_jacobian_product() {
+    check_variant(ResNetVariant::Selu, 8, 1, 3);
 }
 
 #[test]

@@ -148,7 +148,7 @@ enum Command {
         /// Time a CIFAR ResNet of this depth (6n+2) instead of the MLP (input 3x32x32).
         #[arg(long)]
         resnet: Option<usize>,
-        /// The ResNet's variant: batch_norm, norm_relu, fixup.
+        /// The ResNet's variant: batch_norm, norm_relu, fixup, selu.
         #[arg(long, default_value = "batch_norm")]
         variant: String,
         /// Who computes the step: auto (the host engine for a dense MLP on a CPU backend),
@@ -395,13 +395,14 @@ fn main_inner(cli: Cli) -> CliResult<()> {
             let peak = ntk_core::bench::peak_gflops(precision);
             let (spec, input_dim) = match resnet {
                 Some(d) => {
-                    let v: ResNetVariant =
-                        serde_json::from_value(serde_json::Value::String(variant.clone()))
-                            .map_err(|_| {
-                                format!(
-                                    "--variant {variant}: expected batch_norm, norm_relu or fixup"
-                                )
-                            })?;
+                    let v: ResNetVariant = serde_json::from_value(serde_json::Value::String(
+                        variant.clone(),
+                    ))
+                    .map_err(|_| {
+                        format!(
+                            "--variant {variant}: expected batch_norm, norm_relu, fixup or selu"
+                        )
+                    })?;
                     let r = ResNetConfig::new(d, v);
                     r.validate().map_err(|e| format!("--resnet {d}: {e}"))?;
                     let dim = r.input_dim();

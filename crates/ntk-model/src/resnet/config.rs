@@ -18,17 +18,28 @@ pub enum ResNetVariant {
     /// Zhang, Dauphin & Ma 2019: no normalization, zero-initialized branch ends, scalar
     /// biases and multipliers (see [`super::fixup`]).
     Fixup,
+    /// Agarwal et al.'s App. I.2 (Fig. 8): the norm_relu network with SELU (Klambauer et
+    /// al. 2017, `E[s(Z)] = 0`, `E[s(Z)^2] = 1` as NormReLU's) in place of NormReLU: the same
+    /// blocks, initialization, merge and border gain (see [`super::norm_relu`]).
+    Selu,
 }
 
 impl ResNetVariant {
-    pub const ALL: [ResNetVariant; 3] = [Self::BatchNorm, Self::NormRelu, Self::Fixup];
+    pub const ALL: [ResNetVariant; 4] = [Self::BatchNorm, Self::NormRelu, Self::Fixup, Self::Selu];
 
     pub fn name(self) -> &'static str {
         match self {
             Self::BatchNorm => "batch_norm",
             Self::NormRelu => "norm_relu",
             Self::Fixup => "fixup",
+            Self::Selu => "selu",
         }
+    }
+
+    /// The norm-free networks of a normalized activation (norm_relu, selu): no
+    /// normalization layers, `N(0, 1 / fan_in)` weights, the `1 / sqrt 2` merge.
+    pub fn normalized_activation(self) -> bool {
+        matches!(self, Self::NormRelu | Self::Selu)
     }
 }
 
@@ -193,13 +204,13 @@ impl ResNetConfig {
             }
         }
         if let Some(on) = self.border_rescale
-            && self.variant != ResNetVariant::NormRelu
+            && !self.variant.normalized_activation()
         {
             return Err(ModelError::invalid(
                 "resnet.border_rescale",
                 on,
                 format!(
-                    "only norm_relu rescales its borders (variant is {})",
+                    "only norm_relu and selu rescale their borders (variant is {})",
                     self.variant
                 ),
             ));
@@ -207,9 +218,10 @@ impl ResNetConfig {
         Ok(())
     }
 
-    /// Whether the convolutions carry the border gain: norm_relu unless switched off.
+    /// Whether the convolutions carry the border gain: norm_relu and selu unless switched
+    /// off.
     pub fn border_gain(&self) -> bool {
-        self.variant == ResNetVariant::NormRelu && self.border_rescale.unwrap_or(true)
+        self.variant.normalized_activation() && self.border_rescale.unwrap_or(true)
     }
 
     /// `n`, the basic blocks per stage (0 for a depth below 8, which `validate` refuses).
@@ -237,10 +249,11 @@ impl ResNetConfig {
         self.in_channels * self.image_size * self.image_size
     }
 
-    /// The activation: ReLU, or NormReLU with the configured kink.
+    /// The activation: ReLU, NormReLU with the configured kink, or SELU.
     pub fn activation(&self) -> Activation {
         match self.variant {
             ResNetVariant::NormRelu => Activation::new(ActivationKind::NormRelu, self.kink),
+            ResNetVariant::Selu => Activation::Selu,
             ResNetVariant::BatchNorm | ResNetVariant::Fixup => Activation::Relu,
         }
     }
@@ -261,7 +274,7 @@ impl ResNetConfig {
             }
             _ => format!("resnet-{} {}", self.depth, self.variant),
         };
-        if self.variant == ResNetVariant::NormRelu && !self.border_gain() {
+        if self.variant.normalized_activation() && !self.border_gain() {
             s.push_str(" zero-padded");
         }
         s

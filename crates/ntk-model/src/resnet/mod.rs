@@ -1,7 +1,8 @@
 //! The CIFAR ResNets of He et al. 2016 ("Deep residual learning for image recognition",
-//! Sec. 4.2) in the three variants Agarwal, Awasthi & Kale compare (Sec. 7, Fig. 4 and 5):
-//! with BatchNorm ([`block`]), with NormReLU and no normalization ([`norm_relu`]), and with
-//! Fixup initialization ([`fixup`]).
+//! Sec. 4.2) in the variants Agarwal, Awasthi & Kale compare (Sec. 7, Fig. 4 and 5; App.
+//! I.2, Fig. 8): with BatchNorm ([`block`]), with NormReLU and no normalization
+//! ([`norm_relu`]), the same with SELU in place of NormReLU (its block is
+//! [`NormReluBlock`] with the other activation), and with Fixup initialization ([`fixup`]).
 //!
 //! `depth = 6n + 2`: a 3x3 convolution (the stem), three stages of `n` basic blocks (two 3x3
 //! convolutions each; `base`, `2 base`, `4 base` channels; stride 2 in the first block of
@@ -38,6 +39,7 @@ use crate::error::ModelError;
 #[derive(Module, Debug)]
 pub enum Block {
     BatchNorm(BnBlock),
+    /// The norm_relu and selu variants' block (its activation tells them apart).
     NormRelu(NormReluBlock),
     Fixup(FixupBlock),
 }
@@ -124,15 +126,17 @@ impl ResNet {
                     ResNetVariant::BatchNorm => {
                         Block::BatchNorm(BnBlock::new(index, channels, config.seed, device, dtype))
                     }
-                    ResNetVariant::NormRelu => Block::NormRelu(NormReluBlock::new(
-                        index,
-                        channels,
-                        activation,
-                        config.border_gain(),
-                        config.seed,
-                        device,
-                        dtype,
-                    )),
+                    ResNetVariant::NormRelu | ResNetVariant::Selu => {
+                        Block::NormRelu(NormReluBlock::new(
+                            index,
+                            channels,
+                            activation,
+                            config.border_gain(),
+                            config.seed,
+                            device,
+                            dtype,
+                        ))
+                    }
                     ResNetVariant::Fixup => Block::Fixup(FixupBlock::new(
                         index,
                         num_blocks,

@@ -48,6 +48,13 @@
 //!   `a = g'(1) (1 + g'(1)) / 2 = 0.77` per block, so the infinite-width mean square rises
 //!   from 1 to a fixed point near 1.11 and stays there (computed in `tests/resnet.rs` by
 //!   propagating the per-coordinate distribution, and matched there by the measured profile).
+//!
+//! # SELU (the selu variant)
+//!
+//! App. I.2 (Fig. 8) trains these ResNets with SELU in place of NormReLU and nothing else
+//! changed. SELU is normalized too (`E[s(Z)] = 0`, `E[s(Z)^2] = 1` up to its constants'
+//! rounding), so every argument above carries over: the same block, `c = 1 / E[s(Z)^2]`, the
+//! `1 / sqrt 2` merge and the border gain.
 
 use burn::module::Module;
 use burn::tensor::{DType, Device, Tensor};
@@ -56,7 +63,8 @@ use std::f64::consts::FRAC_1_SQRT_2;
 use super::layers::{self, Conv3x3};
 use crate::activation::Activation;
 
-/// One basic block with NormReLU and the variance-preserving merge.
+/// One basic block with a normalized activation (NormReLU, or SELU for the selu variant)
+/// and the variance-preserving merge.
 #[derive(Module, Debug)]
 pub struct NormReluBlock {
     pub conv1: Conv3x3,

@@ -30,7 +30,7 @@ use self::conv::Conv;
 use self::map::{Dims, Shortcut};
 use self::norm::Stats;
 use super::{Block as BurnBlock, ResNet, ResNetVariant};
-use crate::activation::NormRelu;
+use crate::activation::Activation;
 use crate::host::replace_param;
 
 pub use pass::Workspace;
@@ -91,8 +91,8 @@ impl Bn {
 pub enum StemKind {
     /// `relu(BN(z))`.
     BatchNorm(Bn),
-    /// `s(z)`.
-    NormRelu,
+    /// `s(z)`, `s` the normalized activation (NormReLU or SELU).
+    Normalized,
     /// `relu(z + bias1)`.
     Fixup { bias: Slot },
 }
@@ -102,8 +102,9 @@ pub enum StemKind {
 pub enum BlockKind {
     /// `y = relu(BN2(conv2(relu(BN1(conv1 x)))) + S x)`.
     BatchNorm { bn1: Bn, bn2: Bn },
-    /// `y = s(merge(S x, conv2(s(conv1 x))))`, merge `(a + r) / sqrt 2` on carried channels.
-    NormRelu,
+    /// `y = s(merge(S x, conv2(s(conv1 x))))`, merge `(a + r) / sqrt 2` on carried channels,
+    /// `s` the normalized activation (NormReLU or SELU).
+    Normalized,
     /// `xa = x + b1a`, `y = relu(scale conv2(relu(conv1 xa + b1b) + b2a) + b2b + S x')` with
     /// `x' = xa` when the block downsamples, `x` otherwise.
     Fixup {
@@ -144,8 +145,8 @@ pub struct HostResNet<T: Real> {
     pub stem_kind: StemKind,
     pub blocks: Vec<Block<T>>,
     pub head: Head,
-    /// NormReLU's constants (norm_relu variant).
-    pub norm_relu: Option<NormRelu>,
+    /// The normalized activation of the norm_relu and selu variants.
+    pub normalized: Option<Activation>,
     /// Every trainable parameter.
     pub theta: Vec<T>,
     /// BatchNorm's running means and variances.
@@ -224,7 +225,7 @@ impl<T: Real> HostResNet<T> {
                 theta.extend(values(b));
                 StemKind::Fixup { bias: lay.take(1) }
             }
-            _ => StemKind::NormRelu,
+            _ => StemKind::Normalized,
         };
         let mut blocks = Vec::with_capacity(net.blocks.len());
         let mut input = Dims::new(0, s, s, base);
@@ -253,7 +254,7 @@ impl<T: Real> HostResNet<T> {
                     theta.extend(conv::to_hwc(&values(&nb.conv1.weight), c_in, c_out));
                     let w2 = lay.take(conv2.num_weights());
                     theta.extend(conv::to_hwc(&values(&nb.conv2.weight), c_out, c_out));
-                    (BlockKind::NormRelu, w2)
+                    (BlockKind::Normalized, w2)
                 }
                 BurnBlock::Fixup(fb) => {
                     theta.extend(conv::to_hwc(&values(&fb.conv1.weight), c_in, c_out));
@@ -307,7 +308,10 @@ impl<T: Real> HostResNet<T> {
                 w,
                 b,
             },
-            norm_relu: cfg.norm_relu(),
+            normalized: cfg
+                .variant
+                .normalized_activation()
+                .then(|| cfg.activation()),
             theta: theta.into_iter().map(T::of).collect(),
             running: run.into_iter().map(T::of).collect(),
             ws: None,

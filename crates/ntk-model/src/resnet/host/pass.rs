@@ -4,7 +4,7 @@
 //!
 //! Per block the trace keeps what the backward reads:
 //! - batch_norm: `a = zhat1`, `b = h = relu(gamma1 zhat1 + beta1)`, `c = zhat2`, `y`;
-//! - norm_relu: `a = z1`, `b = h = s(z1)`, `c = m = merge(S x, z2)`, `y = s(m)`;
+//! - norm_relu and selu: `a = z1`, `b = h = s(z1)`, `c = m = merge(S x, z2)`, `y = s(m)`;
 //! - fixup: `a = xa = x + b1a` (downsampling blocks only, whose shortcut reads it),
 //!   `b = a1 = relu(conv1 xa + b1b)`, `c = z2 = conv2 xb`, `y`; `xa` elsewhere and
 //!   `xb = a1 + b2a` are not stored: the convolutions add the scalar as they read their
@@ -18,7 +18,7 @@ use ntk_core::linalg::{Real, gemm_acc};
 use super::map::{self, Dims, par_pixels, par_zip, total_sum};
 use super::norm::{self, Stats};
 use super::{BlockKind, HostResNet, StemKind, update_running};
-use crate::activation::NormRelu;
+use crate::activation::{Activation, SELU_ALPHA, SELU_LAMBDA};
 
 /// One block's trace (see the module docs for what each buffer holds per variant).
 #[derive(Clone)]
@@ -37,7 +37,7 @@ pub struct Workspace<T> {
     n: usize,
     /// The batch as NHWC maps.
     input: Vec<T>,
-    /// The stem: batch_norm `zhat`, norm_relu `z`, fixup unused.
+    /// The stem: batch_norm `zhat`, norm_relu and selu `z`, fixup unused.
     stem_a: Vec<T>,
     /// The stem's output.
     stem_h: Vec<T>,
@@ -63,31 +63,141 @@ fn relu<T: Real>(v: T) -> T {
     if v < T::of(0.0) { T::of(0.0) } else { v }
 }
 
-/// NormReLU `s(z) = lambda (max(z, b) - mu)` and its slope `lambda [z > b]`, in `T`.
+/// The normalized activation in `T`, with the slope its backward needs.
+///
+/// - NormReLU `s(z) = lambda (max(z, b) - mu)`, slope `lambda [z > b]`;
+/// - SELU `s(z) = lambda z` for `z > 0`, `lambda alpha (e^z - 1)` otherwise, slope `lambda`
+///   for `z > 0` and `lambda alpha e^z = s(z) + lambda alpha` otherwise: read off the stored
+///   output, so the backward evaluates no exponential.
 #[derive(Clone, Copy)]
-struct Nr<T> {
-    b: T,
-    mu: T,
-    lambda: T,
+enum Act<T> {
+    NormRelu { b: T, mu: T, lambda: T },
+    Selu { lambda: T, lambda_alpha: T },
 }
 
-impl<T: Real> Nr<T> {
-    fn new(n: NormRelu) -> Self {
-        Self {
-            b: T::of(n.b),
-            mu: T::of(n.mu),
-            lambda: T::of(n.lambda),
+impl<T: Real> Act<T> {
+    fn new(a: Activation) -> Self {
+        match a {
+            Activation::NormRelu(n) => Self::NormRelu {
+                b: T::of(n.b),
+                mu: T::of(n.mu),
+                lambda: T::of(n.lambda),
+            },
+            Activation::Selu => Self::Selu {
+                lambda: T::of(SELU_LAMBDA),
+                lambda_alpha: T::of(SELU_LAMBDA * SELU_ALPHA),
+            },
+            other => unreachable!("{other} is not a norm-free variant's activation"),
         }
     }
-    #[inline(always)]
-    fn s(&self, z: T) -> T {
-        let m = if z < self.b { self.b } else { z };
-        (m - self.mu) * self.lambda
+    /// `out = s(src)` over a map, one loop per activation (each vectorizes; SELU's
+    /// exponential is [`Real::exp_m1`]).
+    fn map(&self, out: &mut [T], src: &[T], d: Dims) {
+        match *self {
+            Self::NormRelu { b, mu, lambda } => {
+                par_zip(out, src, d, |v, z| *v = norm_relu(b, mu, lambda, z));
+            }
+            Self::Selu {
+                lambda,
+                lambda_alpha,
+            } => par_zip(out, src, d, |v, z| *v = selu(lambda, lambda_alpha, z)),
+        }
     }
-    #[inline(always)]
-    fn slope(&self, z: T) -> T {
-        if z > self.b { self.lambda } else { T::of(0.0) }
+    /// Runs `f` with `s'` as a function of `(z, s(z))`, one monomorphic closure per
+    /// activation (the loops that call it vectorize).
+    fn with_slope<R>(&self, f: impl SlopeUser<T, R>) -> R {
+        match *self {
+            Self::NormRelu { b, lambda, .. } => {
+                f.call(move |z: T, _: T| if z > b { lambda } else { T::of(0.0) })
+            }
+            Self::Selu {
+                lambda,
+                lambda_alpha,
+            } => f.call(move |z: T, s: T| {
+                if z > T::of(0.0) {
+                    lambda
+                } else {
+                    s + lambda_alpha
+                }
+            }),
+        }
     }
+
+    /// `dh *= s'(z)` over a map, given `z` and `h = s(z)`.
+    fn scale_by_slope(&self, dh: &mut [T], z: &[T], h: &[T], d: Dims) {
+        struct Scale<'a, T> {
+            dh: &'a mut [T],
+            z: &'a [T],
+            h: &'a [T],
+            d: Dims,
+        }
+        impl<T: Real> SlopeUser<T, ()> for Scale<'_, T> {
+            fn call(self, slope: impl Fn(T, T) -> T + Sync + Copy) {
+                let (z, h) = (self.z, self.h);
+                par_pixels(self.dh, self.d, |px, base| {
+                    let (z, h) = (&z[base..base + px.len()], &h[base..base + px.len()]);
+                    for ((v, z), s) in px.iter_mut().zip(z).zip(h) {
+                        *v *= slope(*z, *s);
+                    }
+                });
+            }
+        }
+        self.with_slope(Scale { dh, z, h, d });
+    }
+
+    /// The merge's and the activation's adjoint: `dz = dy s'(m)`, times `1 / sqrt 2` on the
+    /// `carried` channels, given `m` and `y = s(m)`.
+    fn merge_backward(&self, dz: &mut [T], dy: &[T], m: &[T], y: &[T], d: Dims, carried: usize) {
+        struct Merge<'a, T> {
+            dz: &'a mut [T],
+            dy: &'a [T],
+            m: &'a [T],
+            y: &'a [T],
+            d: Dims,
+            carried: usize,
+        }
+        impl<T: Real> SlopeUser<T, ()> for Merge<'_, T> {
+            fn call(self, slope: impl Fn(T, T) -> T + Sync + Copy) {
+                let (dy, m, y, carried) = (self.dy, self.m, self.y, self.carried);
+                let r = T::of(FRAC_1_SQRT_2);
+                par_pixels(self.dz, self.d, |px, base| {
+                    for (ch, v) in px.iter_mut().enumerate() {
+                        let i = base + ch;
+                        let dm = dy[i] * slope(m[i], y[i]);
+                        *v = if ch < carried { dm * r } else { dm };
+                    }
+                });
+            }
+        }
+        self.with_slope(Merge {
+            dz,
+            dy,
+            m,
+            y,
+            d,
+            carried,
+        });
+    }
+}
+
+/// A computation generic over the activation's slope `s'(z, s(z))` ([`Act::with_slope`]).
+trait SlopeUser<T, R> {
+    fn call(self, slope: impl Fn(T, T) -> T + Sync + Copy) -> R;
+}
+
+#[inline(always)]
+fn norm_relu<T: Real>(b: T, mu: T, lambda: T, z: T) -> T {
+    let m = if z < b { b } else { z };
+    (m - mu) * lambda
+}
+
+/// Both branches computed, then selected: straight-line code that vectorizes. NaN takes the
+/// negative branch and stays NaN (a diverged step must reach the loss).
+#[inline(always)]
+fn selu<T: Real>(lambda: T, lambda_alpha: T, z: T) -> T {
+    let zero = T::of(0.0);
+    let negative = (if z > zero { zero } else { z }).exp_m1() * lambda_alpha;
+    if z > zero { z * lambda } else { negative }
 }
 
 impl<T: Real> HostResNet<T> {
@@ -184,7 +294,7 @@ impl<T: Real> HostResNet<T> {
     pub(super) fn forward_into(&self, x: &[f64], ws: &mut Workspace<T>, running: Option<&[f64]>) {
         let n = ws.n;
         let theta = &self.theta;
-        let nr = self.norm_relu.map(Nr::<T>::new);
+        let nr = self.normalized.map(Act::<T>::new);
         map::from_rows(x, self.stem.input.with_n(n), &mut ws.input);
         let training_bn = running.is_none() && matches!(self.stem_kind, StemKind::BatchNorm(_));
         let batch = self.stem.forward_moments(
@@ -203,10 +313,8 @@ impl<T: Real> HostResNet<T> {
                     affine_relu(z, g, b, o);
                 });
             }
-            StemKind::NormRelu => {
-                let nr = nr.expect("norm_relu constants");
-                let a: &[T] = a;
-                par_zip(h, a, d, |v, z| *v = nr.s(z));
+            StemKind::Normalized => {
+                nr.expect("a normalized activation").map(h, a, d);
             }
             StemKind::Fixup { bias } => {
                 let b = theta[bias.at];
@@ -247,7 +355,7 @@ impl<T: Real> HostResNet<T> {
         x: &[T],
         t: &mut BlockTrace<T>,
         n: usize,
-        nr: Option<Nr<T>>,
+        nr: Option<Act<T>>,
         running: Option<&[f64]>,
     ) {
         let blk = &self.blocks[k];
@@ -283,11 +391,10 @@ impl<T: Real> HostResNet<T> {
                     },
                 );
             }
-            BlockKind::NormRelu => {
-                let nr = nr.expect("norm_relu constants");
+            BlockKind::Normalized => {
+                let nr = nr.expect("a normalized activation");
                 blk.conv1.forward(n, x, w1, &mut t.a);
-                let a: &[T] = &t.a;
-                par_zip(&mut t.b, a, out, |v, z| *v = nr.s(z));
+                nr.map(&mut t.b, &t.a, out);
                 blk.conv2.forward(n, &t.b, w2, &mut t.c);
                 let r = T::of(FRAC_1_SQRT_2);
                 par_pixels(&mut t.c, out, |px, base| {
@@ -295,8 +402,7 @@ impl<T: Real> HostResNet<T> {
                         .zip(sc.pixel(x, base))
                         .for_each(|(v, s)| *v = (*s + *v) * r);
                 });
-                let m: &[T] = &t.c;
-                par_zip(&mut t.y, m, out, |v, z| *v = nr.s(z));
+                nr.map(&mut t.y, &t.c, out);
             }
             BlockKind::Fixup {
                 b1a,
@@ -438,18 +544,9 @@ impl<T: Real> HostResNet<T> {
                 blk.conv1
                     .backward(n, x, w1, dh, &mut grad[blk.w1.range()], Some((g_in, true)));
             }
-            BlockKind::NormRelu => {
-                let nr = Nr::<T>::new(self.norm_relu.expect("norm_relu constants"));
-                let (m, z1): (&[T], &[T]) = (&t.c, &t.a);
-                let (r, carried) = (T::of(FRAC_1_SQRT_2), sc.carried());
-                let dyr: &[T] = dy;
-                par_pixels(dz, out, |px, base| {
-                    for (ch, v) in px.iter_mut().enumerate() {
-                        let i = base + ch;
-                        let dm = dyr[i] * nr.slope(m[i]);
-                        *v = if ch < carried { dm * r } else { dm };
-                    }
-                });
+            BlockKind::Normalized => {
+                let nr = Act::<T>::new(self.normalized.expect("a normalized activation"));
+                nr.merge_backward(dz, dy, &t.c, &t.y, out, sc.carried());
                 sc.adjoint(dz, g_in, false);
                 blk.conv2.backward(
                     n,
@@ -459,7 +556,7 @@ impl<T: Real> HostResNet<T> {
                     &mut grad[blk.w2.range()],
                     Some((dh, false)),
                 );
-                par_zip(dh, z1, out, |v, z| *v *= nr.slope(z));
+                nr.scale_by_slope(dh, &t.a, &t.b, out);
                 blk.conv1
                     .backward(n, x, w1, dh, &mut grad[blk.w1.range()], Some((g_in, true)));
             }
@@ -572,10 +669,9 @@ impl<T: Real> HostResNet<T> {
                 let sums = relu_sums(dh, None, &ws.stem_h, &ws.stem_a, d);
                 self.bn_backward(bn, dh, &ws.stem_a, &ws.stem_stats, d, sums, grad);
             }
-            StemKind::NormRelu => {
-                let nr = Nr::<T>::new(self.norm_relu.expect("norm_relu constants"));
-                let z: &[T] = &ws.stem_a;
-                par_zip(dh, z, d, |v, zv| *v *= nr.slope(zv));
+            StemKind::Normalized => {
+                let nr = Act::<T>::new(self.normalized.expect("a normalized activation"));
+                nr.scale_by_slope(dh, &ws.stem_a, &ws.stem_h, d);
             }
             StemKind::Fixup { bias } => {
                 let h: &[T] = &ws.stem_h;
