@@ -30,6 +30,7 @@ fn collect_reproduces_the_committed_tables() {
         "agarwal_fig5/fmnist",
         "agarwal_fig5/fmnist_fixup_recipe",
         "agarwal_fig7/fmnist",
+        "agarwal_fig8/fmnist",
     ];
     // Merged from runs whose configs differ beyond the sweep axes (`collect --allow-mixed`):
     // Fixup trained with its own scalar rate beside the one-rate NormReLU runs.
