@@ -30,51 +30,43 @@ use super::simd;
 thread_local! {
     /// Each thread's im2col buffer, kept between calls (a fresh one per chunk cost page
     /// faults and a zeroing pass).
-    static SCRATCH: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Runs `f` on this thread's scratch buffer of at least `len` values of `T` (contents
-/// unspecified: `f` writes before it reads).
-fn with_scratch<T: Real, R>(len: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
-    let size = std::mem::size_of::<T>();
-    assert!(size == 4 || size == 8, "f32 or f64");
-    SCRATCH.with(|cell| {
-        let mut buf = cell.borrow_mut();
-        let words = (len * size).div_ceil(8);
-        if buf.len() < words {
-            buf.resize(words, 0.0);
-        }
-        // SAFETY: the buffer holds at least `len * size` initialized bytes, 8-byte aligned
-        // (>= T's alignment), and f32/f64 accept every bit pattern.
-        let slice = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), len) };
-        f(slice)
-    })
-}
-
-thread_local! {
+    static SCRATCH: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
     /// The buffer of the weight gradient's per-chunk parts, kept between calls: fresh ones
     /// (a few MB per convolution) came from `mmap` each time, and the kernel's clearing of
     /// their pages took 7% of a ResNet-56 step.
     static PARTS: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// Runs `f` on a buffer of `len` values of `T` (contents unspecified: `f` writes before it
-/// reads) taken out of this thread's [`PARTS`] and put back afterwards. No borrow is held
-/// while `f` runs, so a nested call on this thread (rayon's work stealing inside `f`) gets a
-/// buffer of its own instead of a conflict.
+type Buffer = std::thread::LocalKey<std::cell::Cell<Vec<f64>>>;
+
+/// Runs `f` on this thread's scratch buffer of at least `len` values of `T` (contents
+/// unspecified: `f` writes before it reads).
+fn with_scratch<T: Real, R>(len: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
+    with_taken(&SCRATCH, len, f)
+}
+
+/// As [`with_scratch`], on this thread's [`PARTS`].
 fn with_parts<T: Real, R>(len: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
+    with_taken(&PARTS, len, f)
+}
+
+/// Runs `f` on a buffer of `len` values of `T` taken out of this thread's `key` and put back
+/// afterwards. No borrow is held while `f` runs, so a nested call on this thread (rayon's
+/// work stealing inside `f`, as when faer's parallel GEMM waits in a join) gets a buffer of
+/// its own instead of a conflict.
+fn with_taken<T: Real, R>(key: &'static Buffer, len: usize, f: impl FnOnce(&mut [T]) -> R) -> R {
     let size = std::mem::size_of::<T>();
     assert!(size == 4 || size == 8, "f32 or f64");
-    let mut buf = PARTS.with(std::cell::Cell::take);
+    let mut buf = key.with(std::cell::Cell::take);
     let words = (len * size).div_ceil(8);
     if buf.len() < words {
         buf.resize(words, 0.0);
     }
-    // SAFETY: as in `with_scratch`: at least `len * size` initialized bytes, 8-byte aligned,
-    // every bit pattern a valid f32/f64.
+    // SAFETY: the buffer holds at least `len * size` initialized bytes, 8-byte aligned
+    // (>= T's alignment), and f32/f64 accept every bit pattern.
     let slice = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<T>(), len) };
     let out = f(slice);
-    PARTS.with(|cell| cell.set(buf));
+    key.with(|cell| cell.set(buf));
     out
 }
 
