@@ -19,6 +19,7 @@ pub mod run;
 pub mod structured;
 pub mod sweep;
 pub mod theory;
+pub mod transfer_fig;
 
 pub use error::{Error, Result};
 

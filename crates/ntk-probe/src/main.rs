@@ -52,6 +52,33 @@ enum Command {
     /// Liu & Hui's Fig. 4: the ReLU embedding-angle map g and its iterates; writes
     /// OUT/gmap.{csv,png,svg}.
     Gmap(GmapArgs),
+    /// Agarwal et al.'s Fig. 6: NormReLU's transfer functions off unit variance (the norm
+    /// N(q), its slope, the bias B(q)); writes OUT/transfer.csv and
+    /// OUT/transfer_{norm,bias}.{png,svg}.
+    Transfer(TransferArgs),
+}
+
+#[derive(Args)]
+struct TransferArgs {
+    /// Output directory (the committed figure: --out experiments/agarwal_fig6).
+    #[arg(long, default_value = "runs/transfer")]
+    out: PathBuf,
+    /// Activations to draw: norm_relu, selu, tanh, gelu, relu, linear, relu_squared (the
+    /// transfer functions of Fact 1 concern normalized ones: norm_relu, selu).
+    #[arg(long, value_delimiter = ',', default_values_t = ["norm_relu".to_string()])]
+    activations: Vec<String>,
+    /// NormReLU's kink b (default: -1.5907658564, where its scale equals SELU's).
+    #[arg(long, allow_negative_numbers = true)]
+    kink: Option<f64>,
+    /// Left end of the variance grid (> 0; towards 0 NormReLU's bias B rises to 1).
+    #[arg(long, default_value_t = 0.25)]
+    q_min: f64,
+    /// Right end of the variance grid.
+    #[arg(long, default_value_t = 4.0)]
+    q_max: f64,
+    /// Grid points.
+    #[arg(long, default_value_t = 376)]
+    points: usize,
 }
 
 #[derive(Args)]
@@ -73,7 +100,7 @@ struct ActivationsArgs {
     #[arg(long, value_delimiter = ',', default_values_t = ["norm_relu".to_string(), "selu".to_string()])]
     activations: Vec<String>,
     /// NormReLU's kink b (default: -1.5907658564, where its scale equals SELU's).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     kink: Option<f64>,
     /// Left end of the x grid.
     #[arg(long, default_value_t = -4.0, allow_negative_numbers = true)]
@@ -186,7 +213,7 @@ struct TheoryArgs {
     #[arg(long, default_value = "relu")]
     activation: String,
     /// NormReLU's kink b.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     kink: Option<f64>,
     /// JSON output (key `phi_deg`); several values give CSV unless --json.
     #[arg(long)]
@@ -715,18 +742,7 @@ fn gmap_cmd(args: GmapArgs) -> CliResult<()> {
 fn activations_cmd(args: ActivationsArgs) -> CliResult<()> {
     use ntk_probe::activation_fig;
     activation_fig::check(args.x_min, args.x_max, args.points)?;
-    let mut acts = Vec::new();
-    for name in &args.activations {
-        let kind =
-            ntk_model::ActivationKind::parse(name).ok_or_else(|| ntk_probe::Error::Config {
-                key: "--activations",
-                value: name.clone(),
-                reason:
-                    "not an activation (relu, linear, norm_relu, gelu, tanh, relu_squared, selu)"
-                        .into(),
-            })?;
-        acts.push(ntk_model::Activation::new(kind, args.kink));
-    }
+    let acts = parse_activations(&args.activations, args.kink)?;
     let xs = activation_fig::grid(args.x_min, args.x_max, args.points);
     activation_fig::write(&args.out, &acts, &xs)?;
     for a in &acts {
@@ -735,6 +751,46 @@ fn activations_cmd(args: ActivationsArgs) -> CliResult<()> {
     }
     println!("wrote {}/activations.{{csv,png,svg}}", args.out.display());
     Ok(())
+}
+
+fn transfer_cmd(args: TransferArgs) -> CliResult<()> {
+    use ntk_probe::{theory::transfer, transfer_fig};
+    transfer_fig::check(args.q_min, args.q_max, args.points)?;
+    let acts = parse_activations(&args.activations, args.kink)?;
+    let qs = transfer::grid(args.q_min, args.q_max, args.points);
+    let at_one = transfer_fig::write(&args.out, &acts, &qs)?;
+    for (a, t) in acts.iter().zip(at_one) {
+        println!(
+            "{}: m(1) = {:.3e}, N(1) = {:.6}, N'(1) = {:.6}, B(1) = {:.3e}",
+            a.kind().name(),
+            t.mean,
+            t.norm,
+            t.norm_slope,
+            t.bias
+        );
+    }
+    println!(
+        "wrote {}/transfer.csv, transfer_{{norm,bias}}.{{png,svg}}",
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// The activations named on the command line (`--activations`), NormReLU with `kink`.
+fn parse_activations(names: &[String], kink: Option<f64>) -> CliResult<Vec<ntk_model::Activation>> {
+    let mut acts = Vec::new();
+    for name in names {
+        let kind =
+            ntk_model::ActivationKind::parse(name).ok_or_else(|| ntk_probe::Error::Config {
+                key: "--activations",
+                value: name.clone(),
+                reason:
+                    "not an activation (relu, linear, norm_relu, gelu, tanh, relu_squared, selu)"
+                        .into(),
+            })?;
+        acts.push(ntk_model::Activation::new(kind, kink));
+    }
+    Ok(acts)
 }
 
 fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
@@ -827,6 +883,7 @@ fn main() -> ExitCode {
         Command::Fig1(a) => fig1_cmd(a),
         Command::Activations(a) => activations_cmd(a),
         Command::Gmap(a) => gmap_cmd(a),
+        Command::Transfer(a) => transfer_cmd(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

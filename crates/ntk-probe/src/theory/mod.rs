@@ -19,6 +19,8 @@
 //! - [`relu`]: Liu & Hui's closed forms (`g`, Thm 4.4, Thm 4.5, the infinite-depth limits
 //!   `phi -> arccos(1/4)` and `kappa -> (n + 3)/3`).
 //! - [`linear`]: the linear network (`K = (L + 1) G`, every angle `theta_in`).
+//! - [`transfer`]: Agarwal et al.'s transfer functions of a normalized activation off unit
+//!   variance (norm `N(q)`, its slope, the bias `B(q)`; appendix I.1, Fig. 6).
 //!
 //! Angles are in radians unless a name says `_deg`.
 
@@ -27,6 +29,7 @@ pub mod linear;
 pub mod ntk;
 pub mod relu;
 pub mod scaling;
+pub mod transfer;
 
 pub use dual::{
     DualEvaluator, DualKernel, Quadrature, dual_kernel, linear_dual_kernel, relu_dual_kernel,
