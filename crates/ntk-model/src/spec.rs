@@ -119,6 +119,14 @@ impl NetSpec {
     }
 
     /// Hidden width of an MLP; the first stage's channels of a ResNet.
+    /// The number of outputs (`output_dim`, or a ResNet's `num_classes`).
+    pub fn output_dim(&self) -> usize {
+        match self {
+            Self::Mlp(m) => m.output_dim,
+            Self::ResNet(r) => r.num_classes,
+        }
+    }
+
     pub fn width(&self) -> usize {
         match self {
             Self::Mlp(m) => m.width,

@@ -75,6 +75,7 @@ pub(crate) struct Blocks {
 /// κ of each block's kernel, averaged; λ_min and λ_max are averaged the same way, the rank
 /// is the smallest block rank. A singular block makes the mean κ infinite (reported
 /// singular). `k` is the number of outputs (kernel rows per sample with `OutputMode::Full`).
+/// The blocks are cut from the whole set's `kernel`.
 pub(crate) fn spectra(
     kernel: &Kernel,
     n: usize,
@@ -85,16 +86,31 @@ pub(crate) fn spectra(
     k: usize,
 ) -> crate::Result<Blocks> {
     let per = if mode == OutputMode::Full { k } else { 1 };
+    spectra_with(n, block, seed, eps, |samples| {
+        let rows: Vec<usize> = samples
+            .iter()
+            .flat_map(|&i| (0..per).map(move |o| i * per + o))
+            .collect();
+        Ok(kernel.submatrix(&rows))
+    })
+}
+
+/// [`spectra`] with each block's kernel from `block_kernel` (given the block's samples, in
+/// block order): the whole set's kernel is never formed, so the protocol runs over sets
+/// whose `n x n` kernel would not fit (all 60,000 MNIST images: 117 blocks of 512).
+pub(crate) fn spectra_with(
+    n: usize,
+    block: usize,
+    seed: u64,
+    eps: f64,
+    mut block_kernel: impl FnMut(&[usize]) -> crate::Result<Kernel>,
+) -> crate::Result<Blocks> {
     let (mut lmin, mut lmax, mut kappa) = (0.0, 0.0, 0.0);
     let (mut singular, mut rank) = (false, usize::MAX);
     let mut eigenvalues = Vec::new();
     let mut rows = Vec::new();
     for (b, samples) in membership(n, block, seed).into_iter().enumerate() {
-        let kernel_rows: Vec<usize> = samples
-            .iter()
-            .flat_map(|&i| (0..per).map(move |o| i * per + o))
-            .collect();
-        let s = spectrum::spectrum(&kernel.submatrix(&kernel_rows), eps)?;
+        let s = spectrum::spectrum(&block_kernel(&samples)?, eps)?;
         lmin += s.lambda_min;
         lmax += s.lambda_max;
         kappa += s.kappa;

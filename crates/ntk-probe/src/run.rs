@@ -125,10 +125,15 @@ pub fn provenance(
 /// eigensolver's copies, the structured engine's activations and work matrices, or the
 /// autodiff path's per-sample gradient rows. `d` is the data's input dimension.
 pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
-    let n = cfg.data.n as f64;
     let elem = cfg.probe.precision.dtype().size() as f64;
     let mut e = Estimate::default();
-    e.add("inputs", n * d as f64, 8.0);
+    e.add("inputs", cfg.data.n as f64 * d as f64, 8.0);
+    // Block by block ([`per_block`]) every kernel-sized term is one block's.
+    let n = if per_block(cfg, &[cfg.probe.protocol], cfg.data.n) {
+        cfg.data.n.min(cfg.probe.block_size) as f64
+    } else {
+        cfg.data.n as f64
+    };
     // `activations` is Some for the structured kernel (plain dense MLPs), which keeps every
     // layer's activations; the other routes take per-sample gradients.
     let resnet = matches!(cfg.net()?, NetSpec::ResNet(_));
@@ -481,24 +486,33 @@ pub fn run(
         }
         Net::ResNet(_) => None,
     };
-    let phase = Phase::start("kernel");
-    let result = compute_kernel_net(&net, inputs, compute, cfg.probe.method, cfg.probe.output)?;
-    let kernel_seconds = phase.finish();
     let gram = gram_spectrum(inputs)?;
+    let (result, summarized) = if per_block(cfg, &[cfg.probe.protocol], inputs.n) {
+        let mut cache = host::HostCache::default();
+        let done = summarize_per_block(cfg, inputs, compute, &net, &gram, &mut cache)?;
+        (None, done)
+    } else {
+        let phase = Phase::start("kernel");
+        let result = compute_kernel_net(&net, inputs, compute, cfg.probe.method, cfg.probe.output)?;
+        let kernel_seconds = phase.finish();
+        let protocol = cfg.probe.protocol;
+        let done = summarize(
+            cfg,
+            protocol,
+            inputs,
+            compute,
+            &net,
+            &result,
+            &gram,
+            kernel_seconds,
+        )?;
+        (Some(result), done)
+    };
     let Summarized {
         mut summary,
         eigenvalues,
         blocks,
-    } = summarize(
-        cfg,
-        cfg.probe.protocol,
-        inputs,
-        compute,
-        &net,
-        &result,
-        &gram,
-        kernel_seconds,
-    )?;
+    } = summarized;
     summary.seconds = start.elapsed().as_secs_f64();
     summary.provenance = Some(provenance(cfg, inputs, &inputs.digest(), compute));
     if let Some(set) = set {
@@ -506,7 +520,7 @@ pub fn run(
             set.path(),
             &summary,
             Some(inputs),
-            Some(&result.kernel),
+            result.as_ref().map(|r| &r.kernel),
             &eigenvalues,
             blocks.as_deref(),
             mlp.filter(|_| save_weights),
@@ -675,14 +689,198 @@ pub fn summarize(
     gram_spec: &Spectrum,
     kernel_seconds: f64,
 ) -> crate::Result<Summarized> {
+    let source = Source::Whole {
+        result,
+        kernel_seconds,
+    };
+    summarize_from(cfg, protocol, inputs, compute, net, source, gram_spec)
+}
+
+/// Kernel rows above which the blocks protocol (alone: no `whole` beside it) computes each
+/// block's kernel from the block's own samples instead of cutting the blocks from the whole
+/// set's kernel: 16,384 rows, a 2 GiB kernel in f64. Up to it the whole kernel is formed
+/// (`ntk.npy`, and the minimum gradient angle over every pair). Each block's kernel is the
+/// same either way (samples do not interact; BatchNorm is taken in evaluation mode).
+pub const PER_BLOCK_ROWS: usize = 16_384;
+
+/// Whether a probe under `protocols` on `n` samples takes the blocks protocol block by
+/// block ([`PER_BLOCK_ROWS`]).
+pub fn per_block(cfg: &ProbeConfig, protocols: &[Protocol], n: usize) -> bool {
+    let per_sample = match cfg.probe.output {
+        OutputMode::Full => cfg.net().map_or(1, |s| s.output_dim()),
+        _ => 1,
+    };
+    protocols.iter().all(|&p| p == Protocol::Blocks) && n * per_sample > PER_BLOCK_ROWS
+}
+
+/// The blocks protocol one block at a time ([`per_block`]): each block's kernel is that of
+/// its own samples, through [`compute_kernel_net_cached`]; nothing of size `n x n` is formed.
+/// The minimum gradient angle and the embedding angles (pairs over the whole set) are not
+/// measured; `probe.pair`'s angles are, from the pair's own kernel.
+pub fn summarize_per_block(
+    cfg: &ProbeConfig,
+    inputs: &Inputs,
+    compute: &Compute,
+    net: &Net,
+    gram_spec: &Spectrum,
+    cache: &mut host::HostCache,
+) -> crate::Result<Summarized> {
+    let source = Source::PerBlock { cache };
+    summarize_from(
+        cfg,
+        Protocol::Blocks,
+        inputs,
+        compute,
+        net,
+        source,
+        gram_spec,
+    )
+}
+
+/// Where a summary's kernel comes from.
+enum Source<'a> {
+    /// The whole set's kernel, computed once (in `kernel_seconds`).
+    Whole {
+        result: &'a KernelResult,
+        kernel_seconds: f64,
+    },
+    /// Each block's kernel from its own samples (the blocks protocol only).
+    PerBlock { cache: &'a mut host::HostCache },
+}
+
+/// What [`summarize_from`] takes from its source: the eigenvalue route, the conditioning,
+/// the eigenvalues to save, the blocks, the angles, the kernel's method and engine, and the
+/// seconds in kernels and in eigenvalues.
+struct Measured {
+    eigen: Eigen,
+    spec: SpectrumSummary,
+    eigenvalues: Vec<f64>,
+    blocks: Option<Vec<BlockRow>>,
+    angles: Angles,
+    route: (Method, &'static str),
+    kernel_seconds: f64,
+    eigen_seconds: f64,
+    /// Seconds spent before [`summarize_from`] began (the whole kernel's).
+    before: f64,
+    /// What the summary's note adds.
+    note: Option<&'static str>,
+}
+
+impl Measured {
+    /// One protocol's numbers of the whole set's kernel.
+    fn whole(
+        cfg: &ProbeConfig,
+        protocol: Protocol,
+        inputs: &Inputs,
+        compute: &Compute,
+        net: &Net,
+        facts: &NetFacts,
+        (result, kernel_seconds): (&KernelResult, f64),
+    ) -> crate::Result<Self> {
+        let phase = Phase::start("eigenvalues");
+        let (eigen, spec, eigenvalues, blocks) =
+            protocol_spectrum(cfg, protocol, &result.kernel, inputs.n, compute, facts)?;
+        let eigen_seconds = phase.finish();
+        Ok(Self {
+            eigen,
+            spec,
+            eigenvalues,
+            blocks,
+            angles: Angles::measure(cfg, inputs, compute, net, &result.kernel)?,
+            route: (result.method, result.engine),
+            kernel_seconds,
+            eigen_seconds,
+            before: kernel_seconds,
+            note: None,
+        })
+    }
+
+    /// The blocks protocol, each block's kernel from its own samples.
+    fn per_block(
+        cfg: &ProbeConfig,
+        inputs: &Inputs,
+        compute: &Compute,
+        net: &Net,
+        facts: &NetFacts,
+        cache: &mut host::HostCache,
+    ) -> crate::Result<Self> {
+        let phase = Phase::start("blocks (kernel and eigenvalues of each)");
+        let mut route = (cfg.probe.method, "");
+        let mut kernel_seconds = 0.0;
+        let mut block_kernel = |samples: &[usize]| -> crate::Result<Kernel> {
+            let t = Instant::now();
+            let sub = inputs.select(samples);
+            let mode = cfg.probe.output;
+            let r = compute_kernel_net_cached(net, &sub, compute, cfg.probe.method, mode, cache)?;
+            kernel_seconds += t.elapsed().as_secs_f64();
+            route = (r.method, r.engine);
+            Ok(r.kernel)
+        };
+        let eps = compute.precision.epsilon();
+        let (n, size) = (inputs.n, cfg.probe.block_size);
+        let b = crate::blocks::spectra_with(n, size, facts.seed, eps, &mut block_kernel)?;
+        let angles = Angles::of_pair(cfg, inputs, compute, net, &mut block_kernel)?;
+        let seconds = phase.finish();
+        Ok(Self {
+            eigen: Eigen::Full,
+            spec: b.summary,
+            eigenvalues: b.eigenvalues,
+            blocks: Some(b.rows),
+            angles,
+            route,
+            kernel_seconds,
+            eigen_seconds: seconds - kernel_seconds,
+            before: 0.0,
+            note: Some(
+                "blocks protocol block by block: each block's kernel from its own samples, \
+                 the whole set's kernel never formed; the angles over every pair (minimum \
+                 gradient angle, embedding angles) are not measured",
+            ),
+        })
+    }
+}
+
+/// [`summarize`] from either source.
+fn summarize_from(
+    cfg: &ProbeConfig,
+    protocol: Protocol,
+    inputs: &Inputs,
+    compute: &Compute,
+    net: &Net,
+    source: Source,
+    gram_spec: &Spectrum,
+) -> crate::Result<Summarized> {
     let start = Instant::now();
     let mode = cfg.probe.output;
     let facts = NetFacts::of(net);
-    let phase = Phase::start("eigenvalues");
-    let (eigen, spec, eigen_out, blocks) =
-        protocol_spectrum(cfg, protocol, &result.kernel, inputs.n, compute, &facts)?;
-    let eigen_seconds = phase.finish();
-    let angles = Angles::measure(cfg, inputs, compute, net, &result.kernel)?;
+    let Measured {
+        eigen,
+        spec,
+        eigenvalues: eigen_out,
+        blocks,
+        angles,
+        route,
+        kernel_seconds,
+        eigen_seconds,
+        before,
+        note,
+    } = match source {
+        Source::Whole {
+            result,
+            kernel_seconds,
+        } => Measured::whole(
+            cfg,
+            protocol,
+            inputs,
+            compute,
+            net,
+            &facts,
+            (result, kernel_seconds),
+        )?,
+        Source::PerBlock { cache } => {
+            Measured::per_block(cfg, inputs, compute, net, &facts, cache)?
+        }
+    };
     let summary = Summary {
         lambda_min: spec.lambda_min,
         lambda_max: spec.lambda_max,
@@ -709,16 +907,19 @@ pub fn summarize(
         data: inputs.description.clone(),
         precision: compute.precision.to_string(),
         backend: compute.backend.to_string(),
-        method: spelled(&result.method),
-        engine: result.engine.to_string(),
+        method: spelled(&route.0),
+        engine: route.1.to_string(),
         output: mode.name(),
         protocol: protocol.name().to_string(),
         block_size: (protocol == Protocol::Blocks).then_some(cfg.probe.block_size),
         blocks: blocks.as_ref().map(Vec::len),
-        note: facts.note,
+        note: match (facts.note, note) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b.map(str::to_string)),
+        },
         kernel_seconds,
         eigen_seconds,
-        seconds: kernel_seconds + start.elapsed().as_secs_f64(),
+        seconds: before + start.elapsed().as_secs_f64(),
         provenance: None,
     };
     Ok(Summarized {
@@ -779,6 +980,43 @@ struct Angles {
 }
 
 impl Angles {
+    /// Without the whole kernel: `probe.pair`'s angles alone (the gradient angle from the
+    /// pair's own kernel, by `pair_kernel` on its two samples).
+    fn of_pair(
+        cfg: &ProbeConfig,
+        inputs: &Inputs,
+        compute: &Compute,
+        net: &Net,
+        pair_kernel: &mut impl FnMut(&[usize]) -> crate::Result<Kernel>,
+    ) -> crate::Result<Self> {
+        let (pair_embedding, pair_grad) = match (cfg.probe.pair, net) {
+            (Some([i, j]), Net::Mlp(mlp)) => {
+                let two = inputs.select(&[i, j]);
+                let grams = structured::embedding_grams(mlp, to_tensor(&two, compute));
+                let theta: Vec<f64> = grams.iter().map(|g| angles::angle_deg(g, 0, 1)).collect();
+                let full = cfg.probe.output == OutputMode::Full;
+                let grad = if full {
+                    None
+                } else {
+                    Some(angles::angle_deg(&pair_kernel(&[i, j])?, 0, 1))
+                };
+                (Some(theta), grad)
+            }
+            (Some(_), Net::ResNet(_)) => {
+                return Err(Error::Invalid(
+                    "probe.embedding_angles and probe.pair are implemented for MLPs only",
+                ));
+            }
+            (None, _) => (None, None),
+        };
+        Ok(Self {
+            min: None,
+            embedding_min: None,
+            pair_embedding,
+            pair_grad,
+        })
+    }
+
     fn measure(
         cfg: &ProbeConfig,
         inputs: &Inputs,

@@ -155,3 +155,117 @@ fn the_whole_protocol_writes_no_block_table() {
     let e = blocks::read(&out).unwrap_err().to_string();
     assert!(e.contains("blocks.csv") && e.contains("missing"), "{e}");
 }
+
+/// The blocks protocol block by block (each block's kernel from its own samples, as over all
+/// 60,000 MNIST images) gives the blocks cut from the whole kernel: the same membership, and
+/// per block λ_min, λ_max, κ and rank to 1e-9 (both f64; the kernels differ only in GEMM
+/// rounding). For a plain MLP (the structured host kernel), a BatchNorm MLP (autodiff, in
+/// evaluation mode) and every output (`output = "full"`: k kernel rows per sample).
+#[test]
+fn block_by_block_is_the_cut_of_the_whole_kernel() {
+    use ntk_core::backend::{self, Precision};
+    use ntk_probe::config::{ProbeConfig, Protocol};
+    use ntk_probe::run;
+    let c = backend::select(Some("flex"), Precision::F64).unwrap();
+    for (what, extra) in [
+        ("relu", ""),
+        ("batch_norm", "normalization = \"batch_norm\"\n"),
+        ("full", ""),
+    ] {
+        let mut text = config().replace("seed = 11\n", &format!("seed = 11\n{extra}"));
+        if what == "full" {
+            text = text
+                .replace("output = \"sum\"", "output = \"full\"")
+                .replace("depth = 3", "depth = 3\noutput_dim = 2")
+                .replace("n = 100", "n = 40");
+        }
+        let cfg = ProbeConfig::parse(&text).unwrap();
+        let inputs = ntk_data::inputs::load(&cfg.data).unwrap();
+        let net = run::build_net(&cfg, &inputs, &c).unwrap();
+        let gram = run::gram_spectrum(&inputs).unwrap();
+        let (method, mode) = (cfg.probe.method, cfg.probe.output);
+        let whole = run::compute_kernel_net(&net, &inputs, &c, method, mode).unwrap();
+        let cut = run::summarize(
+            &cfg,
+            Protocol::Blocks,
+            &inputs,
+            &c,
+            &net,
+            &whole,
+            &gram,
+            0.0,
+        )
+        .unwrap();
+        let mut cache = Default::default();
+        let each = run::summarize_per_block(&cfg, &inputs, &c, &net, &gram, &mut cache).unwrap();
+        let (a, b) = (cut.blocks.unwrap(), each.blocks.unwrap());
+        assert_eq!(a.len(), b.len(), "{what}");
+        let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(y.abs());
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(
+                (&x.samples, x.rank, x.singular),
+                (&y.samples, y.rank, y.singular)
+            );
+            assert!(close(x.lambda_min, y.lambda_min), "{what}: {x:?} vs {y:?}");
+            assert!(close(x.lambda_max, y.lambda_max), "{what}: {x:?} vs {y:?}");
+            if let (Some(p), Some(q)) = (x.kappa, y.kappa) {
+                assert!(close(p, q), "{what}: block {} kappa {p} vs {q}", x.block);
+            }
+        }
+        let (s, t) = (&cut.summary, &each.summary);
+        assert_eq!(
+            (s.engine.as_str(), s.method.as_str()),
+            (t.engine.as_str(), t.method.as_str())
+        );
+        assert!(
+            close(s.lambda_max, t.lambda_max) && s.blocks == t.blocks,
+            "{what}"
+        );
+        assert!(
+            t.min_grad_angle_deg.is_none() && s.min_grad_angle_deg.is_some() != (what == "full")
+        );
+        assert!(
+            t.note.as_deref().unwrap().contains("block by block"),
+            "{what}"
+        );
+    }
+}
+
+/// Over more kernel rows than `run::PER_BLOCK_ROWS` a blocks probe runs block by block (no
+/// `ntk.npy`, and the memory check counts one block's kernel); at or below, it forms the
+/// whole kernel; with `whole` beside it, always.
+#[test]
+fn the_blocks_protocol_goes_block_by_block_above_the_threshold() {
+    use ntk_probe::config::{ProbeConfig, Protocol};
+    use ntk_probe::run::{PER_BLOCK_ROWS, memory_estimate, per_block};
+    let big = PER_BLOCK_ROWS + 1;
+    let cfg = ProbeConfig::parse(&config().replace("n = 100", &format!("n = {big}"))).unwrap();
+    assert!(per_block(&cfg, &[Protocol::Blocks], big));
+    assert!(!per_block(&cfg, &[Protocol::Blocks], PER_BLOCK_ROWS));
+    assert!(!per_block(&cfg, &[Protocol::Whole, Protocol::Blocks], big));
+    let small = memory_estimate(&cfg, 5).unwrap().total();
+    let mut whole = cfg.clone();
+    whole.probe.protocol = Protocol::Whole;
+    let large = memory_estimate(&whole, 5).unwrap().total();
+    assert!(large > 1e9 && small < 1e8, "{large} vs {small}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let text = config()
+        .replace("n = 100", &format!("n = {big}"))
+        .replace("width = 64\ndepth = 3", "width = 16\ndepth = 1")
+        .replace(&format!("block_size = {BLOCK}"), "block_size = 2048");
+    let file = write_file(dir.path(), "big.toml", &text);
+    let out = dir.path().join("out");
+    let run = ntk_cli(&file, &out);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(!out.join("ntk.npy").exists());
+    let rows = blocks::read(&out).unwrap();
+    assert_eq!(
+        rows.iter().map(|r| r.size).collect::<Vec<_>>(),
+        [vec![2048; 8], vec![1]].concat()
+    );
+}

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::figures::{SeedValue, figures};
 use super::{AXES, SweepConfig, read_summaries_at};
 use crate::angles;
+use crate::config::Protocol;
 use crate::run::Summary;
 use crate::theory;
 
@@ -601,8 +602,17 @@ pub fn collect(
     let one_input_set = rows
         .iter()
         .all(|s| s.data == rows[0].data && s.n == rows[0].n);
+    // Blocks alone over a large set: the whole set's theory would need its n x n kernel,
+    // and a blocks protocol reports no theory (see `group`).
+    let blocks_only = rows.iter().all(|s| s.protocol == Protocol::Blocks.name());
+    let too_large = rows
+        .first()
+        .is_some_and(|s| s.n > crate::run::PER_BLOCK_ROWS);
     let theory: Result<TheoryCache, &str> = match cfg {
         _ if !one_input_set => Err("the theory is of one input set; these points are on several"),
+        _ if blocks_only && too_large => {
+            Err("the whole set's theory is not computed for blocks alone over this many inputs")
+        }
         Some(c) if c.sweep.theory => Ok(theory_values(c, out)?),
         Some(_) => Err(""),
         None => std::fs::read_to_string(out.join("theory.json"))

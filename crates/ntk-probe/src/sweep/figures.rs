@@ -229,8 +229,9 @@ fn kappa_figure(groups: &[GroupRow], seeds: &[SeedValue], protocol: &str, title:
     }
 }
 
-/// The figures of Fig. 2: `min_grad_angle_vs_depth` and `kappa_vs_depth_<protocol>` (when
-/// some κ is finite), the seed bands from `seeds`; returns their stems.
+/// The figures of Fig. 2: `min_grad_angle_vs_depth` (when some angle was measured: not by
+/// a blocks protocol run block by block) and `kappa_vs_depth_<protocol>` (when some κ is
+/// finite), the seed bands from `seeds`; returns their stems.
 pub fn figures(
     out: &Path,
     groups: &[GroupRow],
@@ -239,16 +240,21 @@ pub fn figures(
 ) -> crate::Result<Vec<PathBuf>> {
     let protocols = distinct(groups, |g| g.protocol.clone());
     let first = protocols.first().cloned().unwrap_or_default();
-    let stem = out.join("min_grad_angle_vs_depth");
-    angle_figure(groups, seeds, &first, title).save(&stem)?;
-    let mut written = vec![stem];
-    for protocol in &protocols {
-        let fig = kappa_figure(groups, seeds, protocol, title);
-        if fig
-            .series
+    let finite = |fig: &Figure| {
+        fig.series
             .iter()
             .any(|s| s.points.iter().any(|p| p.1.is_finite()))
-        {
+    };
+    let mut written = Vec::new();
+    let angles = angle_figure(groups, seeds, &first, title);
+    if finite(&angles) {
+        let stem = out.join("min_grad_angle_vs_depth");
+        angles.save(&stem)?;
+        written.push(stem);
+    }
+    for protocol in &protocols {
+        let fig = kappa_figure(groups, seeds, protocol, title);
+        if finite(&fig) {
             let stem = out.join(format!("kappa_vs_depth_{protocol}"));
             fig.save(&stem)?;
             written.push(stem);

@@ -642,6 +642,9 @@ impl ProbeSweep<'_> {
         let gram = self.gram(point)?;
         let inputs = self.data(point).inputs.clone();
         let net = self.network(&pcfg, &inputs)?;
+        if run::per_block(&pcfg, &self.cfg.sweep.protocols, inputs.n) {
+            return self.make_per_block(point, &inputs, &net, &gram, provs);
+        }
         let t = Instant::now();
         let result = run::compute_kernel_net_cached(
             &net,
@@ -685,6 +688,49 @@ impl ProbeSweep<'_> {
             point.seed
         ));
         Ok(kernel_seconds)
+    }
+}
+
+impl ProbeSweep<'_> {
+    /// [`Self::make_point`] for a blocks-only sweep over more samples than
+    /// [`run::PER_BLOCK_ROWS`]: each block's kernel from its own samples.
+    fn make_per_block(
+        &mut self,
+        point: &Point,
+        inputs: &Inputs,
+        net: &Net,
+        gram: &Spectrum,
+        provs: Vec<(Protocol, Provenance)>,
+    ) -> crate::Result<f64> {
+        let set = OutputSet::begin(&point.dir(self.out)).map_err(Error::Io)?;
+        let mut seconds = 0.0;
+        for (protocol, prov) in provs {
+            let pcfg = self.cfg.point_config(point, protocol);
+            let mut done =
+                run::summarize_per_block(&pcfg, inputs, &self.compute, net, gram, &mut self.cache)?;
+            seconds += done.summary.kernel_seconds;
+            done.summary.provenance = Some(prov);
+            let dir = set.path().join(protocol.name());
+            let blocks = done.blocks.as_deref();
+            run::write_outputs(
+                &dir,
+                &done.summary,
+                None,
+                None,
+                &done.eigenvalues,
+                blocks,
+                None,
+            )?;
+        }
+        set.commit().map_err(Error::Io)?;
+        self.reporter.log(&format!(
+            "[sweep] {}{} depth {} seed {}: {seconds:.1} s in kernels, block by block",
+            point.setting.describe().map_or(String::new(), |d| d + " "),
+            point.activation,
+            point.depth,
+            point.seed
+        ));
+        Ok(seconds)
     }
 }
 
