@@ -564,17 +564,13 @@ fn print_groups(groups: &[sweep::GroupRow]) {
         let ta = g
             .theory_min_grad_angle_deg
             .map_or("-".to_string(), |v| format!("{v:.3}"));
+        // Not measured (blocks run block by block): "-", as an absent theory value.
+        let a = Some(g.min_grad_angle_mean_deg)
+            .filter(|v| v.is_finite())
+            .map_or("-".to_string(), |v| format!("{v:.3}"));
         println!(
-            "{:>8} {:width$} {:>16} {:>5} {:>6} {:>14} {:>14} {:>10.3} {:>10}",
-            g.protocol,
-            g.setting,
-            g.activation,
-            g.depth,
-            g.seeds,
-            k,
-            tk,
-            g.min_grad_angle_mean_deg,
-            ta
+            "{:>8} {:width$} {:>16} {:>5} {:>6} {:>14} {:>14} {:>10} {:>10}",
+            g.protocol, g.setting, g.activation, g.depth, g.seeds, k, tk, a, ta
         );
     }
     // Why theory values are absent, once per reason.
