@@ -249,3 +249,58 @@ precision = "f64"
     assert!(results.contains(",unit_variance,") && summary_csv.contains(",unit_variance,"));
     assert!(!results.contains("unitvariance") && !summary_csv.contains("unitvariance"));
 }
+
+/// A blocks-only sweep over more rows than `run::PER_BLOCK_ROWS` goes block by block (as
+/// `configs/fig2_mnist_blocks60k.toml` over all 60,000 images; that each block is the cut of
+/// the whole kernel is `tests/blocks.rs`'s): every sample in one block, the point's κ the
+/// mean of its blocks', and `collect` writes the κ figure but no angle figure and no theory.
+#[test]
+fn a_blocks_only_sweep_over_a_large_set_goes_block_by_block() {
+    let n = ntk_probe::run::PER_BLOCK_ROWS + 100;
+    let text = CONFIG
+        .replace("n = 30", &format!("n = {n}"))
+        .replace("block_size = 16", "block_size = 64")
+        .replace("width = 16", "width = 128")
+        .replace("depths = [0, 1, 2]", "depths = [1]")
+        .replace("seeds = [1, 2]", "seeds = [3]")
+        .replace(
+            "activations = [\"relu\", \"linear\"]",
+            "activations = [\"relu\"]",
+        )
+        .replace(
+            "protocols = [\"whole\", \"blocks\"]",
+            "protocols = [\"blocks\"]",
+        );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("each.toml");
+    std::fs::write(&path, text).unwrap();
+    let cfg = SweepConfig::load(&path).unwrap();
+    let out = dir.path().join("out");
+    assert_eq!(
+        sweep::run_sweep(&cfg, &out, Shard::all(), &flex())
+            .unwrap()
+            .0,
+        1
+    );
+    let point = out.join("runs/relu/depth01/seed3/blocks");
+    let rows = ntk_probe::blocks::read(&point).unwrap();
+    assert_eq!(rows.len(), n.div_ceil(64));
+    let mut all: Vec<usize> = rows
+        .iter()
+        .flat_map(|r| r.sample_indices().unwrap())
+        .collect();
+    all.sort_unstable();
+    assert_eq!(all, (0..n).collect::<Vec<_>>());
+    let summary: ntk_probe::run::Summary =
+        serde_json::from_str(&std::fs::read_to_string(point.join("summary.json")).unwrap())
+            .unwrap();
+    let kappas: Vec<f64> = rows.iter().map(|r| r.kappa.unwrap()).collect();
+    let mean = kappas.iter().sum::<f64>() / kappas.len() as f64;
+    assert!((summary.kappa.unwrap() - mean).abs() < 1e-12 * mean);
+    assert!(summary.min_grad_angle_deg.is_none() && !point.join("ntk.npy").exists());
+    let groups = sweep::collect(Some(&cfg), &out, "test", false).unwrap();
+    assert!(groups[0].kappa_mean.is_finite() && groups[0].theory_kappa.is_none());
+    assert!(groups[0].theory_note.contains("not computed"), "{groups:?}");
+    assert!(out.join("kappa_vs_depth_blocks.png").exists());
+    assert!(!out.join("min_grad_angle_vs_depth.png").exists());
+}

@@ -636,37 +636,45 @@ impl Sweep for ProbeSweep<'_> {
 }
 
 impl ProbeSweep<'_> {
+    /// The point's kernel, formed once for all its protocols, or block by block for a
+    /// blocks-only sweep over more than [`run::PER_BLOCK_ROWS`] rows; its summary under each
+    /// protocol, as one output set. Returns the seconds spent in kernels.
     fn make_point(&mut self, point: &Point) -> crate::Result<f64> {
         let pcfg = self.cfg.probe_config(point);
         let provs = self.provenances(point);
         let gram = self.gram(point)?;
         let inputs = self.data(point).inputs.clone();
         let net = self.network(&pcfg, &inputs)?;
-        if run::per_block(&pcfg, &self.cfg.sweep.protocols, inputs.n) {
-            return self.make_per_block(point, &inputs, &net, &gram, provs);
-        }
-        let t = Instant::now();
-        let result = run::compute_kernel_net_cached(
-            &net,
-            &inputs,
-            &self.compute,
-            pcfg.probe.method,
-            pcfg.probe.output,
-            &mut self.cache,
-        )?;
-        let kernel_seconds = t.elapsed().as_secs_f64();
-        let set = OutputSet::begin(&point.dir(self.out)).map_err(Error::Io)?;
-        for (protocol, prov) in provs {
-            let mut done = run::summarize(
-                &pcfg,
-                protocol,
+        let whole = if run::per_block(&pcfg, &self.cfg.sweep.protocols, inputs.n) {
+            None
+        } else {
+            let t = Instant::now();
+            let result = run::compute_kernel_net_cached(
+                &net,
                 &inputs,
                 &self.compute,
-                &net,
-                &result,
-                &gram,
-                kernel_seconds,
+                pcfg.probe.method,
+                pcfg.probe.output,
+                &mut self.cache,
             )?;
+            Some((result, t.elapsed().as_secs_f64()))
+        };
+        let mut kernel_seconds = whole.as_ref().map_or(0.0, |w| w.1);
+        let set = OutputSet::begin(&point.dir(self.out)).map_err(Error::Io)?;
+        for (protocol, prov) in provs {
+            let c = &self.compute;
+            let mut done = match &whole {
+                Some((result, seconds)) => {
+                    run::summarize(&pcfg, protocol, &inputs, c, &net, result, &gram, *seconds)?
+                }
+                None => {
+                    let pcfg = self.cfg.point_config(point, protocol);
+                    let cache = &mut self.cache;
+                    let done = run::summarize_per_block(&pcfg, &inputs, c, &net, &gram, cache)?;
+                    kernel_seconds += done.summary.kernel_seconds;
+                    done
+                }
+            };
             done.summary.provenance = Some(prov);
             let dir = set.path().join(protocol.name());
             run::write_outputs(
@@ -681,56 +689,18 @@ impl ProbeSweep<'_> {
         }
         set.commit().map_err(Error::Io)?;
         self.reporter.log(&format!(
-            "[sweep] {}{} depth {} seed {}: {kernel_seconds:.1} s",
+            "[sweep] {}{} depth {} seed {}: {kernel_seconds:.1} s{}",
             point.setting.describe().map_or(String::new(), |d| d + " "),
             point.activation,
             point.depth,
-            point.seed
+            point.seed,
+            if whole.is_none() {
+                " in kernels, block by block"
+            } else {
+                ""
+            }
         ));
         Ok(kernel_seconds)
-    }
-}
-
-impl ProbeSweep<'_> {
-    /// [`Self::make_point`] for a blocks-only sweep over more samples than
-    /// [`run::PER_BLOCK_ROWS`]: each block's kernel from its own samples.
-    fn make_per_block(
-        &mut self,
-        point: &Point,
-        inputs: &Inputs,
-        net: &Net,
-        gram: &Spectrum,
-        provs: Vec<(Protocol, Provenance)>,
-    ) -> crate::Result<f64> {
-        let set = OutputSet::begin(&point.dir(self.out)).map_err(Error::Io)?;
-        let mut seconds = 0.0;
-        for (protocol, prov) in provs {
-            let pcfg = self.cfg.point_config(point, protocol);
-            let mut done =
-                run::summarize_per_block(&pcfg, inputs, &self.compute, net, gram, &mut self.cache)?;
-            seconds += done.summary.kernel_seconds;
-            done.summary.provenance = Some(prov);
-            let dir = set.path().join(protocol.name());
-            let blocks = done.blocks.as_deref();
-            run::write_outputs(
-                &dir,
-                &done.summary,
-                None,
-                None,
-                &done.eigenvalues,
-                blocks,
-                None,
-            )?;
-        }
-        set.commit().map_err(Error::Io)?;
-        self.reporter.log(&format!(
-            "[sweep] {}{} depth {} seed {}: {seconds:.1} s in kernels, block by block",
-            point.setting.describe().map_or(String::new(), |d| d + " "),
-            point.activation,
-            point.depth,
-            point.seed
-        ));
-        Ok(seconds)
     }
 }
 
