@@ -376,6 +376,8 @@ fn figure(curves: &[Curve], title: &str, y: &str, log_y: bool, points: &CurveOf)
 /// not written.
 pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> crate::Result<Vec<PathBuf>> {
     let curves = curves(runs, &choose(runs));
+    let on = data_title(runs).map_or(String::new(), |d| format!(" ({d})"));
+    let titled = |t: &str| format!("{t}{on}");
     let loss = |m: &[&RunRecord]| metric_curve(m, |r| Some(r.train_loss));
     let accuracy = |m: &[&RunRecord]| metric_curve(m, |r| r.test_accuracy);
     let kappa = |m: &[&RunRecord]| ntk_curve(m, |r| r.kappa);
@@ -386,7 +388,7 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> crate::Result<Vec
         "train_loss",
         figure(
             &curves,
-            "Training loss",
+            &titled("Training loss"),
             &format!("{loss_y})"),
             false,
             &loss,
@@ -396,19 +398,25 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> crate::Result<Vec
         let y = format!("{loss_y}, log scale)");
         figures.push((
             "train_loss_log",
-            figure(&curves, "Training loss", &y, true, &loss),
+            figure(&curves, &titled("Training loss"), &y, true, &loss),
         ));
     }
     figures.extend([
         (
             "test_accuracy",
-            figure(&curves, "Test accuracy", "test accuracy", false, &accuracy),
+            figure(
+                &curves,
+                &titled("Test accuracy"),
+                "test accuracy",
+                false,
+                &accuracy,
+            ),
         ),
         (
             "ntk_kappa",
             figure(
                 &curves,
-                "NTK condition number during training",
+                &titled("NTK condition number during training"),
                 "NTK condition number κ",
                 true,
                 &kappa,
@@ -418,7 +426,7 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> crate::Result<Vec
             "ntk_angle",
             figure(
                 &curves,
-                "Minimum gradient angle during training",
+                &titled("Minimum gradient angle during training"),
                 "min gradient angle (°)",
                 false,
                 &angle,
@@ -428,7 +436,7 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> crate::Result<Vec
             "representation_cosine",
             figure(
                 &curves,
-                "Test inputs' representations at the top layer",
+                &titled("Test inputs' representations at the top layer"),
                 "mean normalized dot product (cosine)",
                 false,
                 &cosine,
@@ -442,6 +450,40 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> crate::Result<Vec
         written.push(out.join(format!("{stem}.svg")));
     }
     Ok(written)
+}
+
+/// What the runs trained on, for the figures' titles (`MNIST, 60,000 images`), when every
+/// run records the same data set and number of training images.
+fn data_title(runs: &[RunRecord]) -> Option<String> {
+    let of = |r: &RunRecord, key: &str| r.provenance.as_ref()?.config.get(key).cloned();
+    let first = runs.first()?;
+    let (set, n) = (of(first, "data.dataset")?, of(first, "data.n")?);
+    let same = runs.iter().all(|r| {
+        of(r, "data.dataset").as_ref() == Some(&set) && of(r, "data.n").as_ref() == Some(&n)
+    });
+    let title = images_title(set.as_str()?, n.as_u64()?);
+    same.then_some(title)
+}
+
+/// `MNIST, 60,000 images` for the data set's config name and the number of images.
+fn images_title(set: &str, n: u64) -> String {
+    let name = match set {
+        "mnist" => "MNIST",
+        "fashion-mnist" => "Fashion-MNIST",
+        "cifar-10" => "CIFAR-10",
+        "digits" => "8x8 digits",
+        other => other,
+    };
+    let digits: Vec<char> = n.to_string().chars().collect();
+    let grouped: String = digits
+        .iter()
+        .enumerate()
+        .flat_map(|(i, c)| {
+            let comma = i > 0 && (digits.len() - i).is_multiple_of(3);
+            comma.then_some(',').into_iter().chain(std::iter::once(*c))
+        })
+        .collect();
+    format!("{name}, {grouped} images")
 }
 
 /// `ntk-train collect DIR`: `DIR/sweep.csv`, `DIR/best.csv` and the figures. The runs must
@@ -497,6 +539,20 @@ mod tests {
 
     /// The curves of several seeds are their mean with the seeds' min..max as the band;
     /// rows that not every seed has are left out.
+    #[test]
+    fn titles_name_the_data_set_and_its_size() {
+        assert_eq!(images_title("mnist", 60000), "MNIST, 60,000 images");
+        assert_eq!(
+            images_title("fashion-mnist", 1000),
+            "Fashion-MNIST, 1,000 images"
+        );
+        assert_eq!(images_title("cifar-10", 500), "CIFAR-10, 500 images");
+        assert_eq!(
+            images_title("digits", 1797000),
+            "8x8 digits, 1,797,000 images"
+        );
+    }
+
     #[test]
     fn seed_curves_are_means_with_their_range() {
         let a: Vec<(usize, f64)> = vec![(1, 2.0), (2, 1.0), (3, 0.5)];
