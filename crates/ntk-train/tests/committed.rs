@@ -23,6 +23,7 @@ fn collect_reproduces_the_committed_tables() {
     let experiments = [
         "fig3/mnist",
         "fig3/fmnist",
+        "fig3/mnist_60k",
         "agarwal_fig1/fmnist",
         "agarwal_fig1/fmnist_resnets",
         "agarwal_fig3/fmnist",
