@@ -102,19 +102,48 @@ pub fn gemm_acc<T: Real>(c: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>, a
 }
 
 /// Runs `f` with the host BLAS single-threaded (OpenBLAS's thread count 1, or faer's global
-/// parallelism sequential) and restores the previous setting afterwards, also on a panic.
+/// parallelism sequential) and restores the previous setting when the last such caller in
+/// the process is done, also on a panic.
 /// For engines that split their work over their own threads (rayon) and call GEMMs from
 /// each: two BLAS thread pools on the same cores would contend (OpenBLAS's idle threads
 /// spin), see `experiments/bench/README.md`.
+///
+/// The setting is global to the process, so callers on several threads at once (two runs
+/// in one process, or the tests of one binary) share one count of active callers: the first
+/// in saves the setting and sets one thread, the last out restores it. A plain save and
+/// restore per caller let one caller's restore switch the BLAS back to many threads while
+/// another was still inside, and that caller's GEMMs then ran threaded (different rounding,
+/// so a run was no longer bit-for-bit reproducible, and faer's threaded GEMM re-entered the
+/// convolutions' per-thread scratch).
 pub fn single_threaded<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(usize);
-    impl Drop for Restore {
+    /// Callers inside `single_threaded`, and the setting before the first of them.
+    static ACTIVE: std::sync::Mutex<(usize, usize)> = std::sync::Mutex::new((0, 0));
+    fn state() -> std::sync::MutexGuard<'static, (usize, usize)> {
+        // The guarded section only counts and calls the setters; a poisoned lock (a panic
+        // elsewhere while it was held) still holds a consistent count.
+        ACTIVE
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+    struct Leave;
+    impl Drop for Leave {
         fn drop(&mut self) {
-            imp::set_threads(self.0);
+            let mut s = state();
+            s.0 -= 1;
+            if s.0 == 0 {
+                imp::set_threads(s.1);
+            }
         }
     }
-    let _restore = Restore(imp::threads());
-    imp::set_threads(1);
+    {
+        let mut s = state();
+        if s.0 == 0 {
+            s.1 = imp::threads();
+            imp::set_threads(1);
+        }
+        s.0 += 1;
+    }
+    let _leave = Leave;
     f()
 }
 
@@ -555,6 +584,33 @@ mod tests {
         Mat::from_fn(a.nrows(), b.ncols(), |i, j| {
             (0..a.ncols()).map(|k| a[(i, k)] * b[(k, j)]).sum()
         })
+    }
+
+    /// Two callers inside [`single_threaded`] at once, leaving in the order they entered:
+    /// the BLAS stays single-threaded until the second is done (a per-caller restore had
+    /// switched it back while the second was still inside).
+    #[test]
+    fn single_threaded_holds_while_any_caller_is_inside() {
+        use std::sync::{Barrier, mpsc};
+        let (entered, left) = (Barrier::new(2), Barrier::new(2));
+        let (tx, rx) = mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                single_threaded(|| {
+                    entered.wait();
+                });
+                left.wait();
+            });
+            s.spawn(|| {
+                single_threaded(|| {
+                    entered.wait();
+                    // The first caller has left.
+                    left.wait();
+                    tx.send(imp::threads()).unwrap();
+                });
+            });
+        });
+        assert_eq!(rx.recv().unwrap(), 1);
     }
 
     /// GEMM over every combination of transposed operands equals the triple loop.
