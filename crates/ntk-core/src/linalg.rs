@@ -101,6 +101,12 @@ pub fn gemm_acc<T: Real>(c: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>, a
     T::blas().gemm(c, a, b, alpha, beta)
 }
 
+/// The host linear algebra as results record it: `faer`, or OpenBLAS's build configuration
+/// and the kernel it chose for this CPU (which decides the rounding).
+pub fn describe() -> String {
+    imp::describe()
+}
+
 /// Runs `f` with the host BLAS single-threaded (OpenBLAS's thread count 1, or faer's global
 /// parallelism sequential) and restores the previous setting when the last such caller in
 /// the process is done, also on a panic.
@@ -258,6 +264,10 @@ mod imp {
         }
     }
 
+    pub(super) fn describe() -> String {
+        "faer".to_string()
+    }
+
     /// faer's global parallelism as a thread count (0: rayon's pool).
     pub(super) fn threads() -> usize {
         match faer::get_global_parallelism() {
@@ -375,6 +385,25 @@ mod imp {
     unsafe extern "C" {
         fn openblas_get_num_threads() -> c_int;
         fn openblas_set_num_threads(n: c_int);
+        fn openblas_get_config() -> *const std::ffi::c_char;
+        fn openblas_get_corename() -> *const std::ffi::c_char;
+    }
+
+    pub(super) fn describe() -> String {
+        let text = |p: *const std::ffi::c_char| {
+            if p.is_null() {
+                "?".to_string()
+            } else {
+                // SAFETY: OpenBLAS returns a pointer to a static NUL-terminated string.
+                unsafe { std::ffi::CStr::from_ptr(p) }
+                    .to_string_lossy()
+                    .trim()
+                    .to_string()
+            }
+        };
+        // SAFETY: plain getters of OpenBLAS's static build and CPU information.
+        let (config, core) = unsafe { (openblas_get_config(), openblas_get_corename()) };
+        format!("{} ({})", text(config), text(core))
     }
 
     /// OpenBLAS's thread count.

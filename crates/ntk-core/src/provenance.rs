@@ -1,6 +1,8 @@
 //! Provenance of results: every `summary.json` (probe points and training runs) records the
 //! fully resolved config that produced it, the SHA-256 *fingerprint* of that config, the
-//! tool and version, the git commit the binary was built from and the command line.
+//! tool and version, the git commit the binary was built from, the command line and the
+//! machine (CPU and host BLAS kernel: the same config rounds differently on another CPU,
+//! and long training runs amplify that into a seed-like spread).
 //!
 //! The resolved config is a flat map of dotted keys (`model.width`, `data.n`, ...) with every
 //! default filled in, plus what the config file does not say but the numbers depend on:
@@ -39,6 +41,11 @@ pub struct Provenance {
     pub git_commit: String,
     /// The command line of the process that wrote the result.
     pub command_line: Vec<String>,
+    /// The CPU and the host linear algebra that computed it ([`machine`]); not part of the
+    /// fingerprint (results from two machines are both valid), absent in results written
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
 }
 
 impl Provenance {
@@ -52,8 +59,26 @@ impl Provenance {
             command_line: std::env::args_os()
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect(),
+            machine: Some(machine()),
         }
     }
+}
+
+/// This machine as a result records it: the CPU model and logical CPUs, and the host
+/// linear algebra with the kernel it selected for this CPU
+/// (`AMD EPYC, 2 CPUs; OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64 (Zen)`).
+pub fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("{cpu}, {cpus} CPUs; {}", crate::linalg::describe())
 }
 
 /// Flattens nested objects into dotted keys; arrays and scalars are values.
@@ -382,6 +407,30 @@ mod tests {
             check_one_base(&[(PathBuf::from("old"), None)], &["depth"]).map_err(|e| e.to_string()),
             Ok(1)
         );
+    }
+
+    /// The machine is recorded (the CPU and the BLAS kernel, read back from the running
+    /// library), outside the fingerprint, and results written before it parse as `None`.
+    #[test]
+    fn the_machine_is_recorded_outside_the_fingerprint() {
+        let p = Provenance::new("t", flatten(&json!({"w": 1})));
+        let m = p.machine.clone().unwrap();
+        assert!(m.contains(" CPUs; "), "{m}");
+        if crate::linalg::BACKEND == "openblas" {
+            assert!(m.contains("OpenBLAS"), "{m}");
+        } else {
+            assert!(m.ends_with("faer"), "{m}");
+        }
+        let mut other = p.clone();
+        other.machine = Some("another CPU".into());
+        assert!(check_reuse(Path::new("s.json"), Some(&other), &p).is_ok());
+        let text = serde_json::to_string(&p).unwrap();
+        assert_eq!(serde_json::from_str::<Provenance>(&text).unwrap(), p);
+        let mut old: Value = serde_json::from_str(&text).unwrap();
+        old.as_object_mut().unwrap().remove("machine");
+        let old: Provenance = serde_json::from_value(old).unwrap();
+        assert_eq!(old.machine, None);
+        assert_eq!(old.fingerprint, p.fingerprint);
     }
 
     #[test]
