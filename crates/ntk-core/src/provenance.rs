@@ -66,7 +66,8 @@ impl Provenance {
 
 /// This machine as a result records it: the CPU model and logical CPUs, and the host
 /// linear algebra with the kernel it selected for this CPU
-/// (`AMD EPYC, 2 CPUs; OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64 (Zen)`).
+/// (`AMD EPYC, 2 CPUs; OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64
+/// (Zen)`, as this machine records it).
 pub fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
