@@ -2,8 +2,11 @@
 //! allocated, and refused with a message naming the value, the estimate and the memory
 //! available, instead of an allocation abort or the OOM killer.
 //!
-//! The available memory is `MemAvailable` of `/proc/meminfo`; `--max-memory SIZE` (or
-//! `NTK_MAX_MEMORY`) replaces it for users who know better (swap, another machine's size).
+//! The available memory is the least of `MemAvailable` (`/proc/meminfo`), what the
+//! process's memory cgroup still allows (v2 `memory.max`, v1 `memory.limit_in_bytes`, less
+//! the usage, over the cgroup and its ancestors) and what `RLIMIT_AS` still allows;
+//! `--max-memory SIZE` (or `NTK_MAX_MEMORY`) replaces it for users who know better (swap,
+//! another machine's size).
 //! Estimates count the big buffers only (kernels, eigensolver workspace, activations,
 //! parameters, data); they are meant to be within a factor of two, not exact.
 
@@ -51,8 +54,105 @@ fn mem_available() -> Option<f64> {
     Some(kb * 1024.0)
 }
 
-/// The memory the work may use: `cli` (`--max-memory`), else `NTK_MAX_MEMORY`, else
-/// `MemAvailable`; `None` when nothing says (no check then).
+/// What a cgroup (v2 `memory.max`, v1 `memory.limit_in_bytes`) still allows this process:
+/// the least, over the process's cgroup and its ancestors, of the limit less the usage.
+fn cgroup_remaining() -> Option<(f64, String)> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mut best: Option<(f64, String)> = None;
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let (mounts, limit_file, usage_file): (&[&str], _, _) = if controllers.is_empty() {
+            (
+                &["/sys/fs/cgroup", "/sys/fs/cgroup/unified"],
+                "memory.max",
+                "memory.current",
+            )
+        } else if controllers.split(',').any(|c| c == "memory") {
+            (
+                &["/sys/fs/cgroup/memory"],
+                "memory.limit_in_bytes",
+                "memory.usage_in_bytes",
+            )
+        } else {
+            continue;
+        };
+        for mount in mounts {
+            let mut dir = std::path::PathBuf::from(format!("{mount}{path}"));
+            loop {
+                let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
+                let limit = read(limit_file).and_then(|t| t.trim().parse::<f64>().ok());
+                let usage = read(usage_file).and_then(|t| t.trim().parse::<f64>().ok());
+                // "max" (v2) does not parse; v1's "unlimited" is a number near 2^63.
+                if let (Some(limit), Some(usage)) = (limit, usage)
+                    && limit < 1e18
+                {
+                    let left = (limit - usage).max(0.0);
+                    if best.as_ref().is_none_or(|b| left < b.0) {
+                        let what = format!(
+                            "the cgroup's memory limit ({}, {} of {} in use)",
+                            dir.join(limit_file).display(),
+                            human(usage),
+                            human(limit)
+                        );
+                        best = Some((left, what));
+                    }
+                }
+                if dir.as_os_str().len() <= mount.len() || !dir.pop() {
+                    break;
+                }
+            }
+        }
+    }
+    best
+}
+
+/// What `RLIMIT_AS` (`ulimit -v`) still allows: the limit less the process's address
+/// space now (`VmSize`).
+fn rlimit_remaining() -> Option<(f64, String)> {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rl) } != 0
+        || rl.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: f64 = status
+        .lines()
+        .find(|l| l.starts_with("VmSize:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    let limit = rl.rlim_cur as f64;
+    let left = (limit - kb * 1024.0).max(0.0);
+    Some((
+        left,
+        format!(
+            "RLIMIT_AS (ulimit -v {}, {} mapped)",
+            rl.rlim_cur / 1024,
+            human(kb * 1024.0)
+        ),
+    ))
+}
+
+/// The memory the system lets this process have now: the least of `MemAvailable`, what
+/// its cgroups allow (v1 and v2) and what `RLIMIT_AS` allows, with the source's name.
+pub fn system_limit() -> Option<(f64, String)> {
+    let available = mem_available().map(|b| (b, "available memory (MemAvailable)".to_string()));
+    [available, cgroup_remaining(), rlimit_remaining()]
+        .into_iter()
+        .flatten()
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// The memory the work may use: `cli` (`--max-memory`), else `NTK_MAX_MEMORY`, else the
+/// least of `MemAvailable`, the cgroup's limit and `RLIMIT_AS` ([`system_limit`]); `None`
+/// when nothing says (no check then).
 pub fn limit(cli: Option<&str>) -> crate::Result<Option<(f64, String)>> {
     if let Some(s) = cli {
         return parse_size(s)
@@ -64,7 +164,7 @@ pub fn limit(cli: Option<&str>) -> crate::Result<Option<(f64, String)>> {
             .map(|b| Some((b, MAX_MEMORY_ENV.to_string())))
             .map_err(|_| bad_size(&format!("{MAX_MEMORY_ENV}="), &s));
     }
-    Ok(mem_available().map(|b| (b, "available memory (MemAvailable)".to_string())))
+    Ok(system_limit())
 }
 
 /// A sum of named parts, in bytes.

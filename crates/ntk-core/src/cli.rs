@@ -10,3 +10,23 @@ pub fn restore_sigpipe() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
+
+/// Sets the panic hook of a binary named `tool`: a bug ends in one clear line
+/// (`tool: internal error: ...`) and a non-zero exit, not a backtrace; a failed write to
+/// standard output (a full device, `> /dev/full`), which Rust's `println!` turns into a
+/// panic, is the error it is: `error: cannot write to standard output: ...`, exit code 2.
+pub fn set_panic_hook(tool: &'static str) {
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if let Some(why) = message.strip_prefix("failed printing to stdout: ") {
+            eprintln!("error: cannot write to standard output: {why}");
+            std::process::exit(2);
+        }
+        eprintln!("{tool}: internal error: {info}");
+    }));
+}

@@ -5,12 +5,41 @@ use std::path::Path;
 /// Reads and parses a TOML config file; errors name the file, and for bad or unknown keys
 /// the line and key (the toml crate's message).
 pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|source| crate::Error::ReadConfig {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = read_text(path)?;
     toml::from_str(&text).map_err(|source| crate::Error::Toml {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// The largest config file read (a config is a few kilobytes; this stops `/dev/zero`).
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
+/// Reads a config file's text: a regular file (a FIFO, a device or `/dev/stdin` as a pipe
+/// would hang, never end, or be read only once) of at most [`MAX_CONFIG_BYTES`].
+pub fn read_text(path: &Path) -> crate::Result<String> {
+    use std::io::Read;
+    let err = |source| crate::Error::ReadConfig {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::metadata(path).map_err(err)?;
+    if !meta.is_file() {
+        return Err(err(std::io::Error::other(
+            "not a regular file (a directory, FIFO, device or pipe); write the config to a \
+             file",
+        )));
+    }
+    let mut text = String::new();
+    let file = std::fs::File::open(path).map_err(err)?;
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(err)?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(err(std::io::Error::other(format!(
+            "larger than {} MiB; not a config",
+            MAX_CONFIG_BYTES >> 20
+        ))));
+    }
+    Ok(text)
 }

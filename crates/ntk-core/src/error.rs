@@ -49,6 +49,37 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A sweep some of whose points failed or were busy; the rest were made.
+    #[error("{summary}")]
+    PointsFailed {
+        failed: usize,
+        busy: usize,
+        summary: String,
+    },
+    /// A directory another live process is writing (`crate::lock::DirLock`).
+    #[error(
+        "{}: another process is writing here ({holder}); wait for it to end, or choose \
+         another --out",
+        .dir.display()
+    )]
+    Locked { dir: PathBuf, holder: String },
+    /// A sweep directory that a live writer of another config is filling
+    /// (`crate::lock::SweepClaim`).
+    #[error(
+        "{}: a sweep of another config is writing here ({holder}); its points and this \
+         config's would mix: wait for it to end, or choose another --out",
+        .dir.display()
+    )]
+    OtherWriter { dir: PathBuf, holder: String },
+    /// An output directory that holds files the tools did not write.
+    #[error(
+        "{}: holds files that are not a run's ({}); choose an empty or new --out",
+        .dir.display(), .files.join(", ")
+    )]
+    ForeignFiles { dir: PathBuf, files: Vec<String> },
+    /// An output path that is a symbolic link, or lies under one the tools would follow.
+    #[error("{}: {why}", .path.display())]
+    OutputPath { path: PathBuf, why: String },
     /// A TOML file (a config) does not parse or does not fit its type; the TOML error names
     /// the line.
     #[error("{}: {source}", .path.display())]

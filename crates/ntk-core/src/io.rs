@@ -17,13 +17,13 @@ pub fn write_into(dir: &Path, name: &str, bytes: &[u8]) -> crate::Result<()> {
         })
 }
 
-/// Writes `bytes` to `path` atomically (write to `path.tmp-<pid>`, fsync, rename).
+/// Writes `bytes` to `path` atomically (write to `path.ntk-tmp-<pid>`, fsync, rename).
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let file_name = path
         .file_name()
         .ok_or_else(|| std::io::Error::other("path has no file name"))?;
     let mut tmp_name = file_name.to_os_string();
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    tmp_name.push(format!("{}{}", crate::outset::TMP_TAG, std::process::id()));
     let tmp = path.with_file_name(tmp_name);
     let result = (|| {
         let mut file = fs::File::create(&tmp)?;

@@ -5,7 +5,8 @@
 //! - the kernel and its spectrum: [`kernel`] ([`kernel::Kernel`], [`kernel::OutputMode`]),
 //!   [`spectrum`] (f64 eigenvalues, condition number, numerical rank);
 //! - files: [`io`] (atomic writes), [`npy`], [`outset`] (output sets committed whole),
-//!   [`provenance`] (config fingerprints that decide whether a result may be reused),
+//!   [`lock`] (one writer per run or sweep directory), [`provenance`] (config
+//!   fingerprints that decide whether a result may be reused),
 //!   [`config_file`] (TOML configs), [`overrides`] (`--set KEY=VALUE` at dotted keys);
 //! - runs: [`sweep`] (the sweep framework of both tools), [`table`] (CSV rows), [`stats`],
 //!   [`budget`] (memory estimates), [`progress`], [`plot`] (publication figures), [`bench`]
@@ -21,6 +22,7 @@ pub mod expm1;
 pub mod io;
 pub mod kernel;
 pub mod linalg;
+pub mod lock;
 pub mod npy;
 pub mod outset;
 pub mod overrides;

@@ -1,23 +1,28 @@
 //! Output sets: the files of one run appear together or not at all.
 //!
 //! A run writes its files into a temporary directory beside the target, on the same
-//! filesystem (`.<name>.tmp-<pid>-<nanos>`), and [`OutputSet::commit`] moves it into place
+//! filesystem (`.<name>.ntk-tmp-<pid>-<nanos>`), and [`OutputSet::commit`] moves it into place
 //! in one step: a `rename` when the target does not exist, else an atomic exchange of the
 //! two directories (`renameat2(RENAME_EXCHANGE)` on Linux) after which the old set is
 //! removed. A directory therefore holds one complete run or none, whatever fails (disk
 //! full, a kill) in between.
 //!
-//! Each temporary directory is guarded by a lock file beside it (`<tmp>.lock`, locked by
-//! the writing process): [`clean_dir`] and [`clean_tree`] remove temporary directories
-//! whose lock is free (their writer died) and the `atomic_write` leftovers
-//! (`<file>.tmp-<pid>`) of dead processes, without touching those of live writers
-//! (concurrent shards share a sweep directory) or anything not written by the tools.
+//! Each temporary directory is guarded by a lock file beside it (`<tmp>.lock`, created
+//! and locked by the writing process before the directory): [`clean_dir`] and
+//! [`clean_tree`] remove temporary directories whose lock file exists and is free (their
+//! writer died) and the `atomic_write` leftovers (`<file>.ntk-tmp-<pid>`) of dead
+//! processes, without touching those of live writers (concurrent shards share a sweep
+//! directory) or anything not written by the tools: a name must carry the `ntk-tmp` tag
+//! and numbers where the tools put them, and a directory must have its lock file, so a
+//! user's `.draft.tmp-v2/` or `.out.tmp-old/` is never taken for a leftover. Neither
+//! follows a symbolic link: [`clean_tree`] does not enter a root that is one.
 
 use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
 
-const TMP_TAG: &str = ".tmp-";
+/// The tag of every temporary name the tools make (output sets and `crate::io::atomic_write`).
+pub const TMP_TAG: &str = ".ntk-tmp-";
 const LOCK_EXT: &str = "lock";
 
 /// A set of files being written; becomes `target` on [`OutputSet::commit`], vanishes if
@@ -28,6 +33,9 @@ pub struct OutputSet {
     tmp: PathBuf,
     lock_path: PathBuf,
     lock: Option<File>,
+    /// One writer per target: `.<name>.ntk-lock` beside it, held until the set is
+    /// committed or dropped.
+    _writer: crate::lock::DirLock,
 }
 
 fn io_at(path: &Path, what: &str, e: io::Error) -> io::Error {
@@ -48,6 +56,8 @@ impl OutputSet {
         };
         fs::create_dir_all(&parent)
             .map_err(|e| io_at(&parent, "cannot create the output directory", e))?;
+        let writer = crate::lock::DirLock::acquire_beside(&parent.join(&name))
+            .map_err(|e| io::Error::new(io::ErrorKind::ResourceBusy, e.to_string()))?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
@@ -67,6 +77,7 @@ impl OutputSet {
             tmp,
             lock_path,
             lock: Some(lock),
+            _writer: writer,
         })
     }
 
@@ -191,18 +202,26 @@ fn alive(pid: u32) -> bool {
     }
 }
 
-/// True when the temporary set at `path` has no live writer (its lock is free or gone).
+/// True when the temporary set at `path` has a lock file and no live writer holds it (a
+/// directory without its lock file was not made by [`OutputSet::begin`]).
 fn set_is_dead(path: &Path) -> bool {
     match File::options().write(true).open(lock_path_of(path)) {
         Ok(f) => f.try_lock().is_ok(),
-        Err(_) => true,
+        Err(_) => false,
     }
 }
 
-/// The target name of a temporary set's directory name (`.<name>.tmp-<pid>-<nanos>`).
+/// True for `<digits>-<digits>`.
+fn is_pid_nanos(s: &str) -> bool {
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    s.split_once('-')
+        .is_some_and(|(pid, nanos)| digits(pid) && digits(nanos))
+}
+
+/// The target name of a temporary set's directory name (`.<name>.ntk-tmp-<pid>-<nanos>`).
 fn set_target(name: &str) -> Option<&str> {
-    let (head, _) = name.strip_prefix('.')?.rsplit_once(TMP_TAG)?;
-    Some(head)
+    let (head, tail) = name.strip_prefix('.')?.rsplit_once(TMP_TAG)?;
+    is_pid_nanos(tail).then_some(head)
 }
 
 /// Removes one stale entry of `dir` if it is ours: a dead writer's temporary set (for the
@@ -234,14 +253,25 @@ fn clean_entry(entry: &fs::DirEntry, set_name: Option<&str>, ours: &dyn Fn(&str)
     {
         // A lock whose set is gone (the writer died between creating the two).
         let set = path.with_file_name(dir_name);
-        let orphan = set_name.is_none_or(|n| n == target) && !set.exists() && set_is_dead(&set);
+        let free = File::options()
+            .write(true)
+            .open(&path)
+            .is_ok_and(|f| f.try_lock().is_ok());
+        let orphan = set_name.is_none_or(|n| n == target) && !set.exists() && free;
         if orphan {
             let _ = fs::remove_file(&path);
         }
         return orphan;
     }
     let leftover = match name.rsplit_once(TMP_TAG) {
-        Some((file, pid)) => pid.parse().is_ok_and(|pid| !alive(pid)) && ours(file),
+        Some((file, pid)) => {
+            // A figure's PNG keeps its extension after the tag (`crate::plot`).
+            let pid = pid.strip_suffix(".png").unwrap_or(pid);
+            !pid.is_empty()
+                && pid.bytes().all(|b| b.is_ascii_digit())
+                && pid.parse().is_ok_and(|pid| !alive(pid))
+                && ours(file)
+        }
         None => name.strip_suffix(".partial").is_some_and(ours),
     };
     if leftover {
@@ -266,7 +296,12 @@ pub fn clean_dir(dir: &Path, set_name: Option<&str>, ours: &dyn Fn(&str) -> bool
 
 /// [`clean_dir`] of every directory below `root` (itself included), for any set and any
 /// file: only for trees the tools own entirely (a sweep's `runs/`, a run's `checkpoints/`).
+/// A root that is a symbolic link is left alone (its target is not the tools' own), and
+/// links below it are never entered.
 pub fn clean_tree(root: &Path) -> usize {
+    if fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink()) {
+        return 0;
+    }
     let mut removed = 0;
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -281,6 +316,67 @@ pub fn clean_tree(root: &Path) -> usize {
         }
     }
     removed
+}
+
+/// The directory an `--out` path names, checked before any work: a symbolic link is
+/// followed to its target (so the result lands there, and the link stays a link), a
+/// dangling one is an error now rather than after the work, and the filesystem root is
+/// refused.
+pub fn resolve_out(out: &Path) -> crate::Result<PathBuf> {
+    let bad = |why: &str| crate::Error::OutputPath {
+        path: out.to_path_buf(),
+        why: why.to_string(),
+    };
+    let resolved = match fs::symlink_metadata(out) {
+        Ok(m) if m.file_type().is_symlink() => match fs::canonicalize(out) {
+            Ok(target) if target.is_dir() => target,
+            Ok(target) => {
+                return Err(bad(&format!(
+                    "a symbolic link to {}, which is not a directory",
+                    target.display()
+                )));
+            }
+            Err(e) => {
+                return Err(bad(&format!(
+                    "a symbolic link whose target cannot be reached ({e}); the output \
+                     would be lost"
+                )));
+            }
+        },
+        Ok(m) if !m.is_dir() => return Err(bad("exists and is not a directory")),
+        _ => out.to_path_buf(),
+    };
+    if fs::canonicalize(&resolved).is_ok_and(|c| c.parent().is_none()) {
+        return Err(bad("the filesystem root is no output directory"));
+    }
+    Ok(resolved)
+}
+
+/// Refuses `dir` when it holds an entry that `ours` does not accept (a user's file), before
+/// any work: the tools write into a directory only what they own. The tools' own hidden
+/// entries (`.ntk-*`, temporary names) are always accepted.
+pub fn check_owned(dir: &Path, ours: &dyn Fn(&str) -> bool) -> crate::Result<()> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(());
+    };
+    let mut foreign: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !(ours(n) || n.starts_with(".ntk-") || n.contains(TMP_TAG)))
+        .collect();
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    foreign.sort();
+    let more = foreign.len().saturating_sub(3);
+    foreign.truncate(3);
+    if more > 0 {
+        foreign.push(format!("and {more} more"));
+    }
+    Err(crate::Error::ForeignFiles {
+        dir: dir.to_path_buf(),
+        files: foreign,
+    })
 }
 
 /// Fails early, before any work, when `dir` cannot be created or written.
@@ -351,25 +447,34 @@ mod tests {
         let target = root.path().join("out");
         let live = OutputSet::begin(&target).unwrap();
         // A dead writer's set: its lock file exists but nobody holds it.
-        let dead = root.path().join(".out.tmp-1-2");
+        let dead = root.path().join(".out.ntk-tmp-1-2");
         fs::create_dir(&dead).unwrap();
         fs::write(lock_path_of(&dead), "").unwrap();
         // A dead process's atomic_write leftover, and a live one's (ours).
         let sub = root.path().join("sub");
         fs::create_dir(&sub).unwrap();
-        fs::write(sub.join("summary.json.tmp-4000000000"), "").unwrap();
-        let mine = format!("summary.json.tmp-{}", std::process::id());
+        fs::write(sub.join("summary.json.ntk-tmp-4000000000"), "").unwrap();
+        let mine = format!("summary.json.ntk-tmp-{}", std::process::id());
         fs::write(sub.join(&mine), "").unwrap();
         // Someone else's files of the same shapes, in a directory a user chose.
-        fs::write(root.path().join("notes.txt.tmp-4000000000"), "").unwrap();
+        fs::write(root.path().join("notes.txt.ntk-tmp-4000000000"), "").unwrap();
         fs::write(root.path().join("draft.partial"), "").unwrap();
-        let other = root.path().join(".other.tmp-1-2");
+        let other = root.path().join(".other.ntk-tmp-1-2");
         fs::create_dir(&other).unwrap();
+        // A user's hidden directories of similar shapes: no lock file, or no tag.
+        let users = [".out.tmp-old", ".out.ntk-tmp-3-4", ".out.ntk-tmp-v2"];
+        for u in users {
+            fs::create_dir(root.path().join(u)).unwrap();
+        }
         // Flat, for the target `out` and our file names only.
         let ours = |f: &str| f == "summary.json";
         assert_eq!(clean_dir(root.path(), Some("out"), &ours), 1);
+        for u in users {
+            assert!(root.path().join(u).is_dir(), "{u} was removed");
+            fs::remove_dir(root.path().join(u)).unwrap();
+        }
         assert!(live.path().exists() && !dead.exists() && other.exists());
-        assert!(root.path().join("notes.txt.tmp-4000000000").exists());
+        assert!(root.path().join("notes.txt.ntk-tmp-4000000000").exists());
         assert_eq!(clean_dir(&sub, None, &ours), 1);
         assert_eq!(files(&sub), std::slice::from_ref(&mine));
         // A tree the tools own: everything stale goes, the live writer's files stay.
@@ -378,5 +483,40 @@ mod tests {
         assert_eq!(files(&sub), [mine]);
         live.commit().unwrap();
         assert!(root.path().join("out").is_dir());
+    }
+
+    #[test]
+    fn out_paths_follow_links_and_refuse_what_would_lose_the_output() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("scratch");
+        fs::create_dir(&target).unwrap();
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert_eq!(
+            resolve_out(&link).unwrap(),
+            fs::canonicalize(&target).unwrap()
+        );
+        let dangling = root.path().join("dangling");
+        std::os::unix::fs::symlink(root.path().join("gone"), &dangling).unwrap();
+        let e = resolve_out(&dangling).unwrap_err().to_string();
+        assert!(
+            e.contains("dangling") && e.contains("cannot be reached"),
+            "{e}"
+        );
+        assert!(resolve_out(Path::new("/")).is_err());
+        let file = root.path().join("file");
+        fs::write(&file, "").unwrap();
+        assert!(resolve_out(&file).is_err());
+        let new = root.path().join("new");
+        assert_eq!(resolve_out(&new).unwrap(), new);
+        // Ownership: the tools' hidden entries pass, a user's file is named.
+        fs::write(target.join("summary.json"), "").unwrap();
+        fs::write(target.join(".ntk-lock"), "").unwrap();
+        check_owned(&target, &|n| n == "summary.json").unwrap();
+        fs::write(target.join("config.toml"), "").unwrap();
+        let e = check_owned(&target, &|n| n == "summary.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("config.toml"), "{e}");
     }
 }

@@ -154,10 +154,7 @@ pub fn read_table(path: &Path) -> crate::Result<Table> {
 }
 
 fn read(path: &Path) -> crate::Result<String> {
-    std::fs::read_to_string(path).map_err(|source| Error::ReadConfig {
-        path: path.to_path_buf(),
-        source,
-    })
+    crate::config_file::read_text(path)
 }
 
 /// Reads the TOML file `path`, applies `sets` in order and deserializes the result. Without

@@ -11,6 +11,11 @@
 //! - **Run**: [`Sweep`] is what a tool implements (its points, their directories, their
 //!   states and how one is made); [`plan`] picks this shard's points with their states,
 //!   [`print_plan`] is `--dry-run`, [`run`] makes the points that are not done.
+//! - **Failures**: a point whose making fails (its network overflows, its disk fills) is
+//!   recorded as failed in `failed.json` in its directory ([`Failure`]) with the reason,
+//!   and the sweep goes on; [`plan`] shows it as `failed`, the next run tries it again,
+//!   and a success removes the record. A point that another live process is writing is
+//!   *busy*: listed, not recorded (its directory is not ours).
 //! - **Collect**: [`find_files`] walks a sweep's `runs/` for its results (hidden entries,
 //!   output sets still being written, are skipped), [`crate::provenance::check_merge`]
 //!   refuses to merge results of different sweeps, and [`crate::table`] writes the rows.
@@ -18,6 +23,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use crate::progress::Reporter;
 use crate::provenance::{self, Provenance};
@@ -92,6 +98,8 @@ pub enum State {
     Done,
     /// Made by another config, or unreadable: why.
     Stale(String),
+    /// Its last attempt failed (`failed.json`): why. It is tried again.
+    Failed(String),
 }
 
 impl State {
@@ -101,7 +109,48 @@ impl State {
             Self::Partial => "partial",
             Self::Done => "done",
             Self::Stale(_) => "stale",
+            Self::Failed(_) => "failed",
         }
+    }
+}
+
+/// The file that records a point's failure, in its directory.
+pub const FAILED_FILE: &str = "failed.json";
+
+/// Why a point's last attempt failed, and who tried: `failed.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    /// The error, as the tool printed it.
+    pub reason: String,
+    /// The fingerprint of the config that tried (`crate::provenance`).
+    pub fingerprint: String,
+    /// The tool and its version.
+    pub tool: String,
+}
+
+impl Failure {
+    /// Records the failure in `dir` (created if needed), atomically.
+    pub fn write(&self, dir: &Path) -> crate::Result<()> {
+        let json = serde_json::to_string_pretty(self).expect("a failure serializes");
+        crate::io::write_into(dir, FAILED_FILE, json.as_bytes())
+    }
+
+    /// The failure recorded in `dir`, if any (an unreadable record reads as its error).
+    pub fn read(dir: &Path) -> Option<Self> {
+        let text = std::fs::read_to_string(dir.join(FAILED_FILE)).ok()?;
+        Some(serde_json::from_str(&text).unwrap_or_else(|e| Self {
+            reason: format!(
+                "{}: unreadable failure record: {e}",
+                dir.join(FAILED_FILE).display()
+            ),
+            fingerprint: String::new(),
+            tool: String::new(),
+        }))
+    }
+
+    /// Removes the record from `dir` (the point has been made).
+    pub fn clear(dir: &Path) {
+        let _ = std::fs::remove_file(dir.join(FAILED_FILE));
     }
 }
 
@@ -143,7 +192,7 @@ pub trait Sweep {
     /// What one point's work returns (its summary).
     type Made;
     /// The tool's error type, which holds this crate's.
-    type Error: From<crate::Error>;
+    type Error: From<crate::Error> + std::fmt::Display;
     /// A one-line description (`--dry-run`, progress).
     fn label(&self, point: &Self::Point) -> String;
     /// The point's results on disk, for the config about to make it.
@@ -152,6 +201,13 @@ pub trait Sweep {
     fn clear(&self, point: &Self::Point) -> Result<(), Self::Error>;
     /// Makes the point.
     fn make(&mut self, point: &Self::Point) -> Result<Self::Made, Self::Error>;
+    /// The point's directory (where its failure is recorded).
+    fn dir(&self, point: &Self::Point) -> PathBuf;
+    /// Records that making the point failed with `error` (`failed.json`).
+    fn record_failure(&self, point: &Self::Point, error: &Self::Error) -> Result<(), Self::Error>;
+    /// True when `error` says another live process is writing the point (not a failure of
+    /// the point: nothing is recorded).
+    fn busy(error: &Self::Error) -> bool;
 }
 
 /// A point of this shard: its index in the sweep and its state.
@@ -170,7 +226,12 @@ pub fn plan<S: Sweep>(
     let mut planned = Vec::new();
     for (index, point) in points.iter().enumerate() {
         if shard.owns(index) {
-            let state = sweep.state(point)?;
+            let mut state = sweep.state(point)?;
+            if matches!(state, State::New | State::Partial)
+                && let Some(f) = Failure::read(&sweep.dir(point))
+            {
+                state = State::Failed(f.reason);
+            }
             planned.push(Planned { index, state });
         }
     }
@@ -232,10 +293,36 @@ pub fn print_plan<S: Sweep>(
     }
 }
 
-/// What [`run`] did: the points made (with what each returned) and skipped.
+/// What [`run`] did: the points made (with what each returned), skipped, failed and busy.
 pub struct Outcome<M> {
     pub made: Vec<M>,
     pub skipped: usize,
+    /// The points whose making failed: (label, error), each recorded in its `failed.json`.
+    pub failed: Vec<(String, String)>,
+    /// The points another live process was writing: (label, error).
+    pub busy: Vec<(String, String)>,
+}
+
+impl<M> Outcome<M> {
+    /// The error a sweep ends with when some points failed or were busy (after every other
+    /// point was made), naming the first of them.
+    pub fn check(&self, unit: &str) -> crate::Result<()> {
+        let (first, kind) = match (self.failed.first(), self.busy.first()) {
+            (Some(f), _) => (f, "failed (each recorded in its failed.json)"),
+            (None, Some(b)) => (b, "were being written by another process"),
+            (None, None) => return Ok(()),
+        };
+        Err(crate::Error::PointsFailed {
+            failed: self.failed.len(),
+            busy: self.busy.len(),
+            summary: format!(
+                "{} {unit}(s) {kind}; the others went on. First: {}: {}",
+                self.failed.len().max(self.busy.len()),
+                first.0.trim(),
+                first.1
+            ),
+        })
+    }
 }
 
 /// Makes the planned points that are not done, in the order of `planned`, clearing stale
@@ -251,6 +338,8 @@ pub fn run<S: Sweep>(
     let mut outcome = Outcome {
         made: Vec::new(),
         skipped: 0,
+        failed: Vec::new(),
+        busy: Vec::new(),
     };
     for p in planned {
         let point = &points[p.index];
@@ -262,8 +351,26 @@ pub fn run<S: Sweep>(
         if let State::Stale(_) = p.state {
             sweep.clear(point)?;
         }
-        bar.set_message(sweep.label(point));
-        outcome.made.push(sweep.make(point)?);
+        let label = sweep.label(point);
+        bar.set_message(label.clone());
+        match sweep.make(point) {
+            Ok(made) => {
+                Failure::clear(&sweep.dir(point));
+                outcome.made.push(made);
+            }
+            Err(e) if S::busy(&e) => {
+                reporter.log(&format!("busy: {}: {e}", label.trim()));
+                outcome.busy.push((label, e.to_string()));
+            }
+            Err(e) => {
+                reporter.log(&format!("failed: {}: {e}", label.trim()));
+                let reason = e.to_string();
+                if let Err(r) = sweep.record_failure(point, &e) {
+                    reporter.log(&format!("warning: the failure could not be recorded: {r}"));
+                }
+                outcome.failed.push((label, reason));
+            }
+        }
         bar.inc(1);
     }
     bar.finish_and_clear();

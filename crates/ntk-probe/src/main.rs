@@ -396,7 +396,8 @@ fn ntk(args: NtkArgs) -> CliResult<()> {
     let cfg = ProbeConfig::load_with(&args.config, &sets)?;
     cfg.validate()
         .map_err(|e| format!("{}{}: {e}", args.config.display(), with_overrides(&sets)))?;
-    run::check_replaceable(&args.out)?;
+    let out = ntk_core::outset::resolve_out(&args.out)?;
+    run::check_replaceable(&out)?;
     run::check_memory(
         &cfg,
         inputs::expected_dim(&cfg.data),
@@ -404,7 +405,7 @@ fn ntk(args: NtkArgs) -> CliResult<()> {
     )?;
     let inputs = inputs::load(&cfg.data)?;
     let compute = backend::select(cfg.probe.device.as_deref(), cfg.probe.precision)?;
-    let summary = run::run(&cfg, &inputs, &compute, Some(&args.out), args.save_weights)?;
+    let summary = run::run(&cfg, &inputs, &compute, Some(&out), args.save_weights)?;
     if args.json {
         println!(
             "{}",
@@ -508,7 +509,8 @@ fn load_sweep(path: &Path, set: &[String]) -> CliResult<SweepConfig> {
 
 fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
     let cfg = load_sweep(&args.config, &args.set)?;
-    let out = args.out.unwrap_or_else(|| cfg.sweep.out.clone());
+    let out = ntk_core::outset::resolve_out(&args.out.unwrap_or_else(|| cfg.sweep.out.clone()))?;
+    sweep::check_out(&out)?;
     let shard = match &args.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::all(),
@@ -522,20 +524,44 @@ fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
     if args.dry_run {
         return Ok(sweep::dry_run(&cfg, &out, shard, &opts)?);
     }
+    let points = cfg.points().len();
+    if !(0..points).any(|p| shard.owns(p)) {
+        println!(
+            "shard {}/{} owns none of the {points} point(s): nothing to do",
+            shard.index, shard.count
+        );
+        return Ok(());
+    }
     let start = std::time::Instant::now();
-    let (ran, skipped) = sweep::run_sweep(&cfg, &out, shard, &opts)?;
+    let _claim = ntk_core::lock::SweepClaim::acquire(
+        &out,
+        &sweep::fingerprint(&cfg),
+        &format!("config {}", args.config.display()),
+    )?;
+    let ran = sweep::run_sweep(&cfg, &out, shard, &opts)?;
     println!(
-        "sweep: {ran} point(s) computed, {skipped} already finished, {:.1} s",
+        "sweep: {} point(s) computed, {} already finished, {:.1} s",
+        ran.made,
+        ran.skipped,
         start.elapsed().as_secs_f64()
     );
     let title = cfg.data.dataset.name();
-    let groups = sweep::collect(Some(&cfg), &out, title, args.allow_mixed)?;
-    print_groups(&groups);
-    println!(
-        "wrote {}/{{results.csv, summary.csv, *.png, *.svg}}",
-        out.display()
-    );
-    Ok(())
+    match sweep::collect(Some(&cfg), &out, title, args.allow_mixed) {
+        Ok(groups) => {
+            print_groups(&groups);
+            println!(
+                "wrote {}/{{results.csv, summary.csv, *.png, *.svg}}",
+                out.display()
+            );
+        }
+        // Nothing finished to collect: the failures below say why.
+        Err(ntk_probe::Error::NoPoints { .. }) if ran.check.is_some() => {}
+        Err(e) => return Err(e.into()),
+    }
+    match ran.check {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
 }
 
 fn print_groups(groups: &[sweep::GroupRow]) {
@@ -774,6 +800,13 @@ fn transfer_cmd(args: TransferArgs) -> CliResult<()> {
 
 /// The activations named on the command line (`--activations`), NormReLU with `kink`.
 fn parse_activations(names: &[String], kink: Option<f64>) -> CliResult<Vec<ntk_model::Activation>> {
+    if let Some(b) = kink {
+        // The config's own rule for the kink (finite, in range).
+        ntk_model::MlpConfig::new(1, 1, 1, ActivationKind::NormRelu)
+            .with_kink(b)
+            .validate()
+            .map_err(|e| format!("--kink {b}: {e}"))?;
+    }
     let mut acts = Vec::new();
     for name in names {
         let kind =
@@ -803,6 +836,21 @@ fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
                 .into(),
         }
     })?;
+    if let Some(t) = args.thetas.iter().find(|t| !(0.0..=180.0).contains(*t)) {
+        return Err(format!("--thetas {t}: must be an angle in [0, 180] degrees").into());
+    }
+    // Each measured network: depth x width^2 weights, with its Jacobian and gradient of
+    // the same size (two inputs), in f64.
+    let deepest = args.depths.iter().copied().max().unwrap_or(0).max(1) as f64;
+    for &w in &args.widths {
+        let mut need = ntk_core::budget::Estimate::default();
+        need.add(
+            "weights, gradients and the Jacobian",
+            4.0 * deepest * (w as f64).powi(2),
+            8.0,
+        );
+        need.check(&format!("--widths {w}"), None)?;
+    }
     let act = ntk_model::Activation::new(kind, None);
     let compute = backend::select(None, Precision::F64)?;
     let points = ntk_probe::fig1::measure(
@@ -865,9 +913,7 @@ fn main() -> ExitCode {
     keep_freed_memory();
     ntk_core::cli::restore_sigpipe();
     // A bug must still end in one clear line and a non-zero exit, not a backtrace.
-    std::panic::set_hook(Box::new(|info| {
-        eprintln!("ntk-probe: internal error: {info}");
-    }));
+    ntk_core::cli::set_panic_hook("ntk-probe");
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Ntk(a) => ntk(a),

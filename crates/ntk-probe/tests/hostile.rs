@@ -125,6 +125,36 @@ fn theory_arguments_are_bounded_and_finite() {
         v.extend(os(args));
         assert_clean_error(&format!("theory {args:?}"), &run(&v), culprits);
     }
+    // The figure commands hold their numbers to the same rules (the second hostile review:
+    // these wrote NaN results, or aborted, with rc 0).
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out").to_string_lossy().into_owned();
+    let figures: [(&[&str], &[&str]); 6] = [
+        (&["activations", "--kink", "nan"], &["--kink NaN"]),
+        (&["transfer", "--kink", "nan"], &["--kink NaN"]),
+        (&["fig1", "--thetas", "200"], &["--thetas 200"]),
+        (&["fig1", "--thetas", "nan"], &["--thetas NaN"]),
+        (
+            &["fig1", "--widths", "100000000"],
+            &["--widths 100000000", "GiB"],
+        ),
+        (&["fig1", "--thetas=-5"], &["--thetas -5"]),
+    ];
+    for (args, culprits) in figures {
+        let mut v = os(args);
+        v.extend(os(&["--out", &out]));
+        assert_clean_error(&format!("{args:?}"), &run(&v), culprits);
+    }
+    assert!(!dir.path().join("out").exists());
+    // Standard output on a full device: an error, not a panic.
+    if let Ok(full) = std::fs::File::create("/dev/full") {
+        let out = probe()
+            .args(os(&["theory", "--theta-deg", "5", "--depth", "3"]))
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_clean_error("stdout on a full device", &out, &["standard output"]);
+    }
     // A range a caller may well ask for still works.
     let ok = run(&os(&[
         "theory",
@@ -319,9 +349,9 @@ fn output_directories_hold_one_complete_run_or_none() {
     );
     assert_eq!(std::fs::read(out.join("inputs.npy")).unwrap(), before);
     // Leftovers of a killed run are cleaned by the next start.
-    let leftover = d.join(".out.tmp-4000000000-1");
+    let leftover = d.join(".out.ntk-tmp-4000000000-1");
     std::fs::create_dir(&leftover).unwrap();
-    std::fs::write(d.join(".out.tmp-4000000000-1.lock"), "").unwrap();
+    std::fs::write(d.join(".out.ntk-tmp-4000000000-1.lock"), "").unwrap();
     assert!(run(&ntk_args(&cfg, &out, &[])).status.success());
     assert!(!leftover.exists());
     let names: Vec<String> = std::fs::read_dir(d)
@@ -549,4 +579,146 @@ fn sweep_inputs_name_their_culprit() {
     for (name, args, culprits) in cases {
         assert_clean_error(name, &run(&args), &culprits);
     }
+}
+
+/// The second hostile review, clusters 1 and 2: the tool touches only what it created, and
+/// a sweep directory has the writers of one config only.
+#[test]
+fn only_what_the_tool_created_is_touched_and_one_config_writes_a_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", TINY);
+    // A user's hidden directory named like an old temporary set of the target: kept.
+    let old = d.join(".out.tmp-old");
+    std::fs::create_dir(&old).unwrap();
+    std::fs::write(old.join("keep.txt"), "mine").unwrap();
+    let out = d.join("out");
+    assert!(run(&ntk_args(&cfg, &out, &[])).status.success());
+    assert!(old.join("keep.txt").exists());
+    // No lock or temporary name is left beside the output.
+    let hidden: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert_eq!(hidden, [".out.tmp-old"]);
+    // --out a symbolic link: the results land at its target and the link stays a link.
+    let target = d.join("target");
+    std::fs::create_dir(&target).unwrap();
+    let link = d.join("link");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    assert!(run(&ntk_args(&cfg, &link, &[])).status.success());
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(target.join("summary.json").exists());
+    // A dangling link fails before the work.
+    let dangling = d.join("dangling");
+    std::os::unix::fs::symlink(d.join("gone"), &dangling).unwrap();
+    assert_clean_error(
+        "dangling --out",
+        &run(&ntk_args(&cfg, &dangling, &[])),
+        &["dangling", "cannot be reached"],
+    );
+    // A sweep's --out with a user's hidden directory: refused (dry run too), kept.
+    let sweep = write(d, "s.toml", TINY_SWEEP);
+    let photos = d.join("photos");
+    std::fs::create_dir_all(photos.join(".photos.tmp-2024")).unwrap();
+    for extra in [&[][..], &["--dry-run"]] {
+        assert_clean_error(
+            "sweep into a user's directory",
+            &run(&sweep_args(&sweep, &photos, extra)),
+            &[".photos.tmp-2024", "not a run's"],
+        );
+    }
+    assert!(photos.join(".photos.tmp-2024").is_dir());
+    // A live writer of another config holds the sweep directory: refused at once, naming
+    // it; once it is gone, the sweep runs.
+    let shared = d.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let other = ntk_core::lock::SweepClaim::acquire(&shared, "0123", "config wide.toml").unwrap();
+    assert_clean_error(
+        "another config's live sweep",
+        &run(&sweep_args(&sweep, &shared, &[])),
+        &["another config", "wide.toml"],
+    );
+    assert!(!shared.join("runs").exists());
+    drop(other);
+    assert!(run(&sweep_args(&sweep, &shared, &[])).status.success());
+    // A point being written by a live process (this test): its writer is named.
+    let busy = shared.join("runs/relu/depth01/seed2");
+    let point = ntk_core::outset::OutputSet::begin(&busy).unwrap();
+    let seeds = write(
+        d,
+        "seeds.toml",
+        &TINY_SWEEP.replace("seeds = [1]", "seeds = [1, 2]"),
+    );
+    let me = format!("pid {}", std::process::id());
+    assert_clean_error(
+        "a point being written",
+        &run(&sweep_args(&seeds, &shared, &[])),
+        &["depth01/seed2", "another process is writing", me.as_str()],
+    );
+    drop(point);
+    assert!(run(&sweep_args(&seeds, &shared, &[])).status.success());
+}
+
+/// The second hostile review, cluster 4: a sweep always finishes. A point that fails is
+/// recorded with its reason, the others are made, the dry run and collect say which failed.
+#[test]
+fn a_failing_point_is_recorded_and_the_sweep_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("out");
+    // ReLU^2 overflows f64 by depth 14 (see above); depth 1 is fine.
+    let cfg = write(
+        d,
+        "o.toml",
+        &TINY_SWEEP
+            .replace("depths = [1, 2]", "depths = [1, 14]")
+            .replace(
+                "activations = [\"relu\"]",
+                "activations = [\"relu_squared\"]",
+            ),
+    );
+    let first = run(&sweep_args(&cfg, &out, &[]));
+    assert_clean_error(
+        "a failing point",
+        &first,
+        &[
+            "1 point(s) failed",
+            "relu_squared depth 14 seed 1",
+            "non-finite",
+        ],
+    );
+    assert!(
+        out.join("runs/relu_squared/depth01/seed1/whole/summary.json")
+            .exists()
+    );
+    let failed = out.join("runs/relu_squared/depth14/seed1/failed.json");
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&failed).unwrap()).unwrap();
+    assert!(
+        record["reason"].as_str().unwrap().contains("non-finite"),
+        "{record}"
+    );
+    assert_eq!(record["fingerprint"].as_str().unwrap().len(), 64);
+    // The tables hold the finished point; the failed one is named.
+    assert!(out.join("results.csv").exists());
+    let dry = run(&sweep_args(&cfg, &out, &["--dry-run"]));
+    let listing = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        listing.contains(" failed ") && listing.contains(" done "),
+        "{listing}"
+    );
+    let mut v = os(&["collect"]);
+    v.push(out.clone().into());
+    let collected = run(&v);
+    assert!(collected.status.success());
+    let warned = String::from_utf8_lossy(&collected.stderr);
+    assert!(warned.contains("depth14/seed1: failed"), "{warned}");
 }

@@ -46,19 +46,27 @@ fn shards_resume_and_collect() {
     let out = dir.path().join("out");
     assert_eq!(cfg.points().len(), 12);
 
-    let (a, _) = sweep::run_sweep(&cfg, &out, Shard::parse("0/2").unwrap(), &flex()).unwrap();
-    let (b, skipped) = sweep::run_sweep(&cfg, &out, Shard::parse("1/2").unwrap(), &flex()).unwrap();
+    let (a, _) = sweep::run_sweep(&cfg, &out, Shard::parse("0/2").unwrap(), &flex())
+        .unwrap()
+        .counts();
+    let (b, skipped) = sweep::run_sweep(&cfg, &out, Shard::parse("1/2").unwrap(), &flex())
+        .unwrap()
+        .counts();
     assert_eq!(
         (a, b, skipped),
         (6, 6, 0),
         "shards are disjoint and cover the grid"
     );
     // A restart skips everything that finished.
-    let (ran, skipped) = sweep::run_sweep(&cfg, &out, Shard::all(), &flex()).unwrap();
+    let (ran, skipped) = sweep::run_sweep(&cfg, &out, Shard::all(), &flex())
+        .unwrap()
+        .counts();
     assert_eq!((ran, skipped), (0, 12));
     // Removing one summary makes exactly that point run again.
     std::fs::remove_file(out.join("runs/relu/depth02/seed2/blocks/summary.json")).unwrap();
-    let (ran, skipped) = sweep::run_sweep(&cfg, &out, Shard::all(), &flex()).unwrap();
+    let (ran, skipped) = sweep::run_sweep(&cfg, &out, Shard::all(), &flex())
+        .unwrap()
+        .counts();
     assert_eq!((ran, skipped), (1, 11));
 
     // Every blocks point keeps its block membership; whole-set points have none.
@@ -279,7 +287,7 @@ fn a_blocks_only_sweep_over_a_large_set_goes_block_by_block() {
     assert_eq!(
         sweep::run_sweep(&cfg, &out, Shard::all(), &flex())
             .unwrap()
-            .0,
+            .made,
         1
     );
     let point = out.join("runs/relu/depth01/seed3/blocks");

@@ -167,7 +167,15 @@ pub fn save(
     tracked: &Tracked,
 ) -> crate::Result<()> {
     let name = format!("epoch-{epoch:05}");
-    let dir = run.join("checkpoints").join(&name);
+    let checkpoints = run.join("checkpoints");
+    if std::fs::symlink_metadata(&checkpoints).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(ntk_core::Error::OutputPath {
+            path: checkpoints,
+            why: "a symbolic link: checkpoints stay inside the run directory".into(),
+        }
+        .into());
+    }
+    let dir = checkpoints.join(&name);
     std::fs::create_dir_all(&dir).map_err(|source| ntk_core::Error::Write {
         path: dir.clone(),
         source,
@@ -223,15 +231,25 @@ pub fn save(
             source,
         }
     })?;
-    // The pointer has moved: older checkpoints can go.
+    // The pointer has moved: older checkpoints can go (ours only: `epoch-NNNNN`
+    // directories, never a link or anything else found there).
     if let Ok(entries) = std::fs::read_dir(run.join("checkpoints")) {
         for entry in entries.flatten() {
-            if entry.file_name() != name.as_str() {
+            let other = entry.file_name().to_str().is_some_and(|n| {
+                n != name && is_checkpoint_name(n) && entry.file_type().is_ok_and(|t| t.is_dir())
+            });
+            if other {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
     }
     Ok(())
+}
+
+/// True for the name of a checkpoint directory (`epoch-NNNNN`, five or more digits).
+fn is_checkpoint_name(name: &str) -> bool {
+    name.strip_prefix("epoch-")
+        .is_some_and(|d| d.len() >= 5 && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Parses `checkpoint.json` (at `path`, for messages) and checks what it says of itself:

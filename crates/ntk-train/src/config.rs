@@ -258,6 +258,7 @@ impl TrainConfig {
         self.validate_representations()?;
         self.validate_sweep()?;
         self.schedule.validate()?;
+        self.validate_min_lr()?;
         self.validate_net()
     }
 
@@ -313,8 +314,37 @@ impl TrainConfig {
             }
             _ => {}
         }
+        // Step counts (epochs x steps per epoch) must not overflow; no run is this long.
+        if let Some(e) = t.epochs.filter(|e| *e > MAX_EPOCHS) {
+            return Err(invalid("train.epochs", e, "must be at most 1e9"));
+        }
+        if let Some(i) = t.iterations.filter(|i| *i > MAX_ITERATIONS) {
+            return Err(invalid("train.iterations", i, "must be at most 1e12"));
+        }
         at_least_one("train.eval_every", t.eval_every)?;
         at_least_one("train.checkpoint_every", t.checkpoint_every)
+    }
+
+    /// A cosine schedule decays from each run's lr to `schedule.min_lr`: a floor above the
+    /// lr would raise the rate instead.
+    fn validate_min_lr(&self) -> crate::Result<()> {
+        if self.schedule.kind != crate::schedule::ScheduleKind::Cosine {
+            return Ok(());
+        }
+        // The sweep's lrs replace optim.lr when listed.
+        let lrs = self.sweep.as_ref().map_or(&[][..], |s| &s.lrs[..]);
+        let lowest = match lrs {
+            [] => self.optim.lr,
+            _ => lrs.iter().copied().fold(f64::INFINITY, f64::min),
+        };
+        if self.schedule.min_lr > lowest {
+            return Err(crate::Error::Invalid(format!(
+                "schedule.min_lr = {}: above the learning rate {lowest}; the cosine schedule \
+                 decays from the lr down to min_lr",
+                self.schedule.min_lr
+            )));
+        }
+        Ok(())
     }
 
     fn validate_ntk(&self) -> crate::Result<()> {
@@ -368,7 +398,20 @@ impl TrainConfig {
                 "sweep.lrs: {lr} is not a positive learning rate"
             )));
         }
-        Ok(())
+        // A value listed twice would be one run directory for two points.
+        let lrs: Vec<String> = s.lrs.iter().map(|lr| crate::sweep::lr_tag(*lr)).collect();
+        twice("sweep.lrs", &lrs)?;
+        twice("sweep.depths", &s.depths)?;
+        twice("sweep.seeds", &s.seeds)?;
+        twice("sweep.activations", &s.activations)?;
+        twice("sweep.normalizations", &s.normalizations)?;
+        twice("sweep.variants", &s.variants)?;
+        let families: Vec<_> = s
+            .families
+            .iter()
+            .map(|f| (f.activation, f.normalization))
+            .collect();
+        twice("sweep.families", &families)
     }
 
     /// The network: a valid ResNet, and a classifier with two outputs or more.
@@ -405,6 +448,22 @@ impl TrainConfig {
             .or_else(|| self.train.out.clone())
             .unwrap_or_else(|| PathBuf::from("runs/train"))
     }
+}
+
+/// The most epochs (and iterations) a run may ask for: beyond, step counts could overflow.
+const MAX_EPOCHS: usize = 1_000_000_000;
+const MAX_ITERATIONS: usize = 1_000_000_000_000;
+
+/// Refuses a sweep axis that lists a value twice.
+fn twice<T: PartialEq + std::fmt::Debug>(key: &str, values: &[T]) -> crate::Result<()> {
+    for (i, v) in values.iter().enumerate() {
+        if values[..i].contains(v) {
+            return Err(crate::Error::Invalid(format!(
+                "{key}: lists {v:?} twice (each value is one run)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The error for a value the trainer cannot use: `key = value: reason`.

@@ -1,7 +1,7 @@
 //! `ntk-train --config FILE`: SGD training runs and sweeps with per-epoch metrics;
 //! `ntk-train collect DIR`, `ntk-train plot DIR`, `ntk-train bench`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
@@ -305,7 +305,7 @@ fn refuse_axis_overrides(
 
 fn run(args: RunArgs) -> CliResult<()> {
     let cfg = load(&args)?;
-    let out = cfg.out_dir(args.out.as_deref());
+    let out = ntk_core::outset::resolve_out(&cfg.out_dir(args.out.as_deref()))?;
     let shard = match &args.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::all(),
@@ -315,11 +315,30 @@ fn run(args: RunArgs) -> CliResult<()> {
     for point in &points {
         ntk_train::train::check_memory(&point.cfg, dim, args.max_memory.as_deref())?;
     }
+    // The directories must be the tools' own (a dry run fails here exactly as a run would).
+    sweep::check_out(&out, &points)?;
     let compute = backend::select(cfg.train.device.as_deref(), cfg.train.precision)?;
     if args.dry_run {
         return Ok(sweep::dry_run(&cfg, &out, shard, &compute)?);
     }
+    if !(0..points.len()).any(|p| shard.owns(p)) {
+        println!(
+            "shard {}/{} owns none of the {} run(s): nothing to do",
+            shard.index,
+            shard.count,
+            points.len()
+        );
+        return Ok(());
+    }
     ntk_core::outset::check_writable(&out)?;
+    let _claim = ntk_core::lock::SweepClaim::acquire(
+        &out,
+        &sweep::fingerprint(&cfg),
+        &format!(
+            "config {}",
+            args.config.as_deref().unwrap_or(Path::new("-")).display()
+        ),
+    )?;
     let reporter = Reporter::default();
     let opts = sweep::SweepOptions {
         run: RunOptions {
@@ -328,8 +347,12 @@ fn run(args: RunArgs) -> CliResult<()> {
         },
         recompute: args.recompute,
     };
-    let outcome = sweep::run(&cfg, &out, shard, &compute, opts, &reporter)?;
-    let written = ntk_train::report::collect(&out, true, false)?;
+    let mut outcome = sweep::run(&cfg, &out, shard, &compute, opts, &reporter)?;
+    let written = match ntk_train::report::collect(&out, true, false) {
+        // Every run of this shard failed before it began: nothing to collect.
+        Err(_) if outcome.check.is_some() && outcome.ran == outcome.failed => Vec::new(),
+        other => other?,
+    };
     println!(
         "{} run(s) trained, {} already finished, {} diverged; backend {} {}; wrote {}",
         outcome.ran,
@@ -344,6 +367,9 @@ fn run(args: RunArgs) -> CliResult<()> {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    if let Some(e) = outcome.check.take() {
+        return Err(e.into());
+    }
     if points.len() == 1
         && let Some(s) = sweep::finished_summary(&out)
     {
@@ -374,7 +400,23 @@ fn main_inner(cli: Cli) -> CliResult<()> {
         }
         Some(Command::Plot { dir, log }) => {
             let runs = ntk_train::report::read_runs(&dir)?;
-            for p in ntk_train::report::figures(&dir, &runs, log)? {
+            let written = ntk_train::report::figures(&dir, &runs, log)?;
+            if written.is_empty() {
+                let statuses: Vec<String> = runs
+                    .iter()
+                    .map(|r| match &r.summary {
+                        Some(s) => format!("{} {}", s.status, s.model),
+                        None => "unfinished".into(),
+                    })
+                    .collect();
+                return Err(format!(
+                    "{}: nothing to draw: no run has a finite epoch to plot ({})",
+                    dir.display(),
+                    statuses.join(", ")
+                )
+                .into());
+            }
+            for p in written {
                 println!("wrote {}", p.display());
             }
             Ok(())
@@ -453,9 +495,7 @@ type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn main() -> ExitCode {
     ntk_core::cli::restore_sigpipe();
-    std::panic::set_hook(Box::new(|info| {
-        eprintln!("ntk-train: internal error: {info}")
-    }));
+    ntk_core::cli::set_panic_hook("ntk-train");
     match main_inner(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -36,6 +36,10 @@ pub struct RunRecord {
     pub summary: Option<TrainSummary>,
     /// The recorded provenance: the summary's, else (a run still going) its checkpoint's.
     pub provenance: Option<Provenance>,
+    /// The live writer of a run being trained now (its directory's lock holder).
+    pub running: Option<String>,
+    /// Why the run's last attempt failed (`failed.json`), if it did.
+    pub failure: Option<String>,
 }
 
 impl RunRecord {
@@ -67,6 +71,23 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         Some(s) => s.provenance.clone(),
         None => checkpoint_provenance(dir),
     };
+    if let Some(p) = &provenance {
+        check_config_file(&cfg_path, &cfg, p)?;
+    }
+    let metrics_path = dir.join("metrics.csv");
+    let metrics: Vec<EpochMetrics> = read_csv(&metrics_path)?;
+    if let Some(s) = &summary
+        && metrics.len() != s.epochs_completed
+    {
+        return Err(crate::Error::Invalid(format!(
+            "{}: {} epoch row(s), but {} records {} epoch(s) completed; the run's files do \
+             not agree",
+            metrics_path.display(),
+            metrics.len(),
+            dir.join("summary.json").display(),
+            s.epochs_completed
+        )));
+    }
     Ok(RunRecord {
         id,
         depth: spec.depth(),
@@ -74,7 +95,7 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         normalization: spec.normalization_name(),
         lr: cfg.optim.lr,
         seed: spec.seed(),
-        metrics: read_csv(&dir.join("metrics.csv"))?,
+        metrics,
         ntk: read_csv(&dir.join("ntk.csv"))?,
         representations: match dir.join("representations.csv") {
             p if p.exists() => read_csv(&p)?,
@@ -82,7 +103,38 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         },
         summary,
         provenance,
+        running: ntk_core::lock::DirLock::holder(dir),
+        failure: ntk_core::sweep::Failure::read(dir).map(|f| f.reason),
     })
+}
+
+/// Refuses a `config.toml` that says other than the fingerprinted config its run recorded
+/// (edited after the run): the tables would report the edit. Every key both hold is
+/// compared, except those the run resolves from its data and command line.
+fn check_config_file(path: &Path, cfg: &TrainConfig, recorded: &Provenance) -> crate::Result<()> {
+    let mut c = cfg.clone();
+    c.train.device = None;
+    c.train.out = None;
+    c.sweep = None;
+    c.data.dir = None;
+    let now = provenance::flatten_config(&c);
+    let edited: Vec<String> = now
+        .iter()
+        .filter(|(k, _)| k.as_str() != "model.input_dim")
+        .filter_map(|(k, v)| {
+            let was = recorded.config.get(k)?;
+            (was != v).then(|| format!("{k} = {v} there, {was} recorded"))
+        })
+        .collect();
+    if edited.is_empty() {
+        return Ok(());
+    }
+    Err(crate::Error::Invalid(format!(
+        "{}: differs from the config its run recorded ({}); the file was edited after \
+         the run, so its results are not reported",
+        path.display(),
+        edited.join("; ")
+    )))
 }
 
 /// The provenance a run's checkpoint pointer records (a run without a summary yet).
@@ -486,13 +538,36 @@ fn images_title(set: &str, n: u64) -> String {
     format!("{name}, {grouped} images")
 }
 
+/// The figures [`figures`] may write, by stem (each as `.png` and `.svg`).
+pub const FIGURE_STEMS: [&str; 6] = [
+    "train_loss",
+    "train_loss_log",
+    "test_accuracy",
+    "ntk_kappa",
+    "ntk_angle",
+    "representation_cosine",
+];
+
+/// True for a file that [`collect`] or [`figures`] writes into a sweep or run directory.
+pub fn is_report_file(name: &str) -> bool {
+    name == "sweep.csv"
+        || name == "best.csv"
+        || FIGURE_STEMS.iter().any(|stem| {
+            name.strip_prefix(stem)
+                .is_some_and(|ext| ext == ".png" || ext == ".svg")
+        })
+}
+
 /// `ntk-train collect DIR`: `DIR/sweep.csv`, `DIR/best.csv` and the figures. The runs must
 /// come from one sweep config: their recorded configs may differ in the sweep axes
 /// ([`crate::sweep::AXES`]) only, unless `allow_mixed`.
 pub fn collect(out: &Path, log_y: bool, allow_mixed: bool) -> crate::Result<Vec<PathBuf>> {
     let runs = read_runs(out)?;
+    // A run being trained now may not have recorded its provenance yet: it is listed as
+    // running, and checked once it has.
     let entries: Vec<(PathBuf, Option<&Provenance>)> = runs
         .iter()
+        .filter(|r| r.running.is_none() || r.provenance.is_some())
         .map(|r| (out.join("runs").join(&r.id), r.provenance.as_ref()))
         .collect();
     provenance::check_merge(out, &entries, &crate::sweep::AXES, allow_mixed)?;
@@ -503,7 +578,12 @@ pub fn collect(out: &Path, log_y: bool, allow_mixed: bool) -> crate::Result<Vec<
             let s = r.summary.as_ref();
             SweepRow {
                 id: r.id.clone(),
-                status: s.map_or("running or interrupted".into(), |s| s.status.clone()),
+                status: match (s, &r.running, &r.failure) {
+                    (Some(s), _, _) => s.status.clone(),
+                    (None, Some(_), _) => "running".into(),
+                    (None, None, Some(_)) => "failed".into(),
+                    (None, None, None) => "interrupted".into(),
+                },
                 depth: r.depth,
                 activation: r.activation.clone(),
                 normalization: r.normalization.clone(),
@@ -526,6 +606,27 @@ pub fn collect(out: &Path, log_y: bool, allow_mixed: bool) -> crate::Result<Vec<
             }
         })
         .collect();
+    for r in runs.iter().filter(|r| r.summary.is_none()) {
+        if let Some(why) = &r.failure {
+            eprintln!(
+                "warning: {}: failed: {why}",
+                out.join("runs").join(&r.id).display()
+            );
+        }
+    }
+    // Runs that failed before they wrote anything else.
+    for f in ntk_core::sweep::find_files(&out.join("runs"), ntk_core::sweep::FAILED_FILE) {
+        let dir = f.parent().unwrap_or(out);
+        if !dir.join("config.toml").exists()
+            && let Some(failure) = ntk_core::sweep::Failure::read(dir)
+        {
+            eprintln!(
+                "warning: {}: failed before it began: {}",
+                dir.display(),
+                failure.reason
+            );
+        }
+    }
     let mut written = vec![out.join("sweep.csv"), out.join("best.csv")];
     write_csv(&written[0], &rows)?;
     write_csv(&written[1], &best)?;

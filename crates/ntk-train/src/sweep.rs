@@ -151,14 +151,42 @@ fn point(
     Ok(RunPoint { id, cfg: c })
 }
 
+/// Refuses an `--out` the tools did not make, before any work: each point's run
+/// directory ([`train::check_run_dir`]) and, for a sweep, the directory above them (its
+/// `runs/`, tables and figures only).
+pub fn check_out(out: &Path, points: &[RunPoint]) -> crate::Result<()> {
+    if points.iter().any(|p| !p.id.is_empty()) {
+        ntk_core::outset::check_owned(out, &|n: &str| {
+            n == "runs" || crate::report::is_report_file(n)
+        })?;
+    }
+    points
+        .iter()
+        .try_for_each(|p| train::check_run_dir(&p.dir(out)))
+}
+
+/// The fingerprint of a sweep's config, whichever shard, device or output directory runs
+/// it: the writers of one sweep directory must share it (`ntk_core::lock::SweepClaim`).
+pub fn fingerprint(cfg: &TrainConfig) -> String {
+    let mut c = cfg.clone();
+    c.train.out = None;
+    c.train.device = None;
+    ntk_core::provenance::fingerprint(&ntk_core::provenance::flatten_config(&c))
+}
+
 /// What a sweep did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct SweepOutcome {
     pub ran: usize,
     pub skipped: usize,
     pub diverged: usize,
     /// Points this process stopped early on purpose (`stop_after`).
     pub interrupted: usize,
+    /// Points whose training failed (recorded in their `failed.json`).
+    pub failed: usize,
+    /// The error the sweep ends with once it has been collected: points that failed or
+    /// were busy ([`ntk_core::sweep::Outcome::check`]).
+    pub check: Option<ntk_core::Error>,
 }
 
 /// The keys in which the runs of one sweep differ: `collect` requires the rest of the
@@ -203,6 +231,8 @@ pub fn run_state(dir: &Path, now: &Provenance) -> State {
 
 /// Removes a stale run's files so that it trains again from scratch.
 fn clear_run(dir: &Path) -> crate::Result<()> {
+    // Never under a live writer's feet.
+    let _lock = ntk_core::lock::DirLock::acquire(dir)?;
     for name in train::RUN_FILES {
         let p = dir.join(name);
         let r = if p.is_dir() {
@@ -286,6 +316,31 @@ impl Sweep for TrainSweep<'_> {
         }
         Ok(s)
     }
+
+    fn dir(&self, point: &RunPoint) -> PathBuf {
+        point.dir(self.out)
+    }
+
+    fn record_failure(&self, point: &RunPoint, error: &crate::Error) -> crate::Result<()> {
+        let dir = point.dir(self.out);
+        std::fs::create_dir_all(&dir).map_err(|source| ntk_core::Error::CreateDir {
+            dir: dir.clone(),
+            source,
+        })?;
+        // Only while no one else writes the run.
+        let _lock = ntk_core::lock::DirLock::acquire(&dir)?;
+        let prov = train::run_provenance(&point.cfg, self.data, self.compute);
+        let failure = sweep::Failure {
+            reason: error.to_string(),
+            fingerprint: prov.fingerprint.clone(),
+            tool: prov.tool.clone(),
+        };
+        Ok(failure.write(&dir)?)
+    }
+
+    fn busy(error: &crate::Error) -> bool {
+        matches!(error, crate::Error::Core(e) if matches!(**e, ntk_core::Error::Locked { .. }))
+    }
 }
 
 /// Runs this shard's points in `out`, skipping finished ones; a diverged run is recorded
@@ -317,6 +372,8 @@ pub fn run(
         skipped: done.skipped,
         diverged: count("diverged"),
         interrupted: count("interrupted"),
+        failed: done.failed.len(),
+        check: done.check("run").err(),
     })
 }
 

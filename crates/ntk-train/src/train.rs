@@ -21,6 +21,7 @@ use burn::optim::{GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use ntk_core::backend::Compute;
 use ntk_core::budget::Estimate;
+use ntk_core::lock::{DirLock, LOCK_FILE};
 use ntk_core::provenance::{self, Provenance};
 use ntk_data::CifarAugment;
 use ntk_data::config::DataConfig;
@@ -86,7 +87,7 @@ impl TrainSummary {
 
 /// What a run writes in its directory (`checkpoints` is a directory): what `recompute`
 /// removes, and whose half-written leftovers a new start cleans.
-pub const RUN_FILES: [&str; 7] = [
+pub const RUN_FILES: [&str; 8] = [
     "summary.json",
     "config.toml",
     "metrics.csv",
@@ -94,6 +95,7 @@ pub const RUN_FILES: [&str; 7] = [
     "representations.csv",
     "checkpoint.json",
     "checkpoints",
+    ntk_core::sweep::FAILED_FILE,
 ];
 
 /// The training set and the test set, loaded once per sweep.
@@ -307,7 +309,12 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
     let mut e = Estimate::default();
     let samples = cfg.data.n as f64 + cfg.train.test_n as f64;
     e.add("the data", samples * d as f64, 8.0);
-    e.add("parameters, gradients and momentum", 4.0 * params, elem);
+    // The network's parameters in the run's precision, and the engine's state beside
+    // them: the host engine keeps parameters, gradients and momenta in f64 (3 x 8 bytes),
+    // Burn's optimizer gradients, momenta and the autodiff graph's copies in the run's
+    // precision (3 x elem, at most as much). Held to the measured peak in
+    // tests/hostile.rs (`the_memory_estimate_holds_to_the_measured_peak`).
+    e.add("parameters, gradients and momentum", params, elem + 24.0);
     e.add("a batch's activations", activations, elem);
     if let Some(k) = &cfg.ntk {
         let n = k.n as f64;
@@ -394,7 +401,8 @@ pub fn train(
     let spec = cfg.spec()?;
     check_inputs(cfg, &spec, data)?;
     let run = Run::new(cfg, spec, data, compute, out, reporter);
-    let found = match open_run_dir(&run, opts.resume)? {
+    let (_lock, opened) = open_run_dir(&run, opts.resume)?;
+    let found = match opened {
         Start::Done(summary) => return Ok(summary),
         Start::Fresh => None,
         Start::Resume(ck) => Some(ck),
@@ -538,12 +546,15 @@ enum Start {
 /// verified checkpoint, decides ([`resume_decision`]), checks that a checkpoint or summary
 /// to be reused was made by this config (its provenance), and records `config.toml` for a
 /// run that trains.
-fn open_run_dir(run: &Run, resume: bool) -> crate::Result<Start> {
+fn open_run_dir(run: &Run, resume: bool) -> crate::Result<(DirLock, Start)> {
     let out = run.out;
+    check_run_dir(out)?;
     std::fs::create_dir_all(out).map_err(|source| ntk_core::Error::Write {
         path: out.to_path_buf(),
         source,
     })?;
+    // One writer per run directory, from here to the end of the run.
+    let lock = DirLock::acquire(out)?;
     ntk_core::outset::clean_dir(out, None, &|f: &str| RUN_FILES.contains(&f));
     ntk_core::outset::clean_tree(&out.join("checkpoints"));
     let summary_path = out.join("summary.json");
@@ -565,7 +576,7 @@ fn open_run_dir(run: &Run, resume: bool) -> crate::Result<Start> {
     {
         provenance::check_reuse(&summary_path, s.provenance.as_ref(), &run.provenance)
             .map_err(ntk_core::Error::from)?;
-        return Ok(Start::Done(s));
+        return Ok((lock, Start::Done(s)));
     }
     ntk_core::io::atomic_write(&out.join("config.toml"), run.config_text.as_bytes()).map_err(
         |source| ntk_core::Error::Write {
@@ -573,7 +584,37 @@ fn open_run_dir(run: &Run, resume: bool) -> crate::Result<Start> {
             source,
         },
     )?;
-    Ok(found.map_or(Start::Fresh, Start::Resume))
+    Ok((lock, found.map_or(Start::Fresh, Start::Resume)))
+}
+
+/// Refuses a run directory the tools did not make, before any work: an entry that is not a
+/// run's file ([`RUN_FILES`], `runs/` and the report's tables and figures,
+/// [`crate::report::is_report_file`]), a `config.toml` with no run beside it (no lock,
+/// summary or checkpoint pointer: a user's file, not ours to overwrite), or a
+/// `checkpoints` that is a symbolic link (old checkpoints are deleted there).
+pub fn check_run_dir(out: &Path) -> crate::Result<()> {
+    ntk_core::outset::check_owned(out, &|n: &str| {
+        RUN_FILES.contains(&n) || n == "runs" || crate::report::is_report_file(n)
+    })?;
+    let has = |name: &str| out.join(name).exists();
+    if has("config.toml") && !(has(LOCK_FILE) || has("summary.json") || has("checkpoint.json")) {
+        return Err(ntk_core::Error::ForeignFiles {
+            dir: out.to_path_buf(),
+            files: vec!["config.toml, with no run beside it".into()],
+        }
+        .into());
+    }
+    let checkpoints = out.join("checkpoints");
+    if std::fs::symlink_metadata(&checkpoints).is_ok_and(|m| !m.is_dir()) {
+        return Err(ntk_core::Error::OutputPath {
+            path: checkpoints,
+            why: "not a directory of the run's own (a symbolic link or a file); old \
+                  checkpoints are deleted there, so it must not point elsewhere"
+                .into(),
+        }
+        .into());
+    }
+    Ok(())
 }
 
 /// Builds the network (with the checkpoint's parameters when resuming) and its stepper
@@ -1141,7 +1182,7 @@ engine = "{engine}"
         let reporter = Reporter::silent();
         let spec = cfg.spec().unwrap();
         let run = Run::new(&cfg, spec, &data, &compute, dir.path(), &reporter);
-        assert!(matches!(open_run_dir(&run, false), Ok(Start::Fresh)));
+        assert!(matches!(open_run_dir(&run, false), Ok((_, Start::Fresh))));
         assert!(dir.path().join("config.toml").exists());
         let done = train_in(&cfg, &data, dir.path(), false);
         assert_eq!(done.status, "finished");
@@ -1151,12 +1192,14 @@ engine = "{engine}"
             "{err}"
         );
         match open_run_dir(&run, true) {
-            Ok(Start::Done(s)) => assert_eq!(s, done),
+            Ok((_, Start::Done(s))) => assert_eq!(s, done),
             _ => panic!("a finished run is its summary"),
         }
         std::fs::remove_file(dir.path().join("summary.json")).unwrap();
         match open_run_dir(&run, true) {
-            Ok(Start::Resume(ck)) => assert_eq!((ck.pointer.epoch, ck.pointer.iteration), (3, 9)),
+            Ok((_, Start::Resume(ck))) => {
+                assert_eq!((ck.pointer.epoch, ck.pointer.iteration), (3, 9))
+            }
             _ => panic!("a checkpoint without a summary resumes"),
         }
     }

@@ -247,10 +247,92 @@ fn configs_and_flags_name_their_culprit() {
             vec![],
             vec!["depth 1000000", "GiB"],
         ),
+        // The second hostile review, cluster 6 and 4.
+        (
+            "epochs that overflow the step count",
+            good.clone(),
+            vec!["--set", "train.epochs=9223372036854775807"],
+            vec!["train.epochs = 9223372036854775807"],
+        ),
+        (
+            "a cosine floor above the lr",
+            write(
+                d,
+                "cos.toml",
+                &format!("{TINY}\n[schedule]\nkind = \"cosine\"\nmin_lr = 0.5\n"),
+            ),
+            vec![],
+            vec!["schedule.min_lr = 0.5", "0.1"],
+        ),
+        (
+            "an lr listed twice",
+            write(
+                d,
+                "twice.toml",
+                &format!("{TINY}{}", SWEEP.replace("lrs = [0.1]", "lrs = [0.1, 0.1]")),
+            ),
+            vec![],
+            vec!["sweep.lrs", "twice"],
+        ),
+        (
+            "a depth listed twice",
+            write(
+                d,
+                "twice-depth.toml",
+                &format!(
+                    "{TINY}{}",
+                    SWEEP.replace("depths = [1, 2]", "depths = [2, 2]")
+                ),
+            ),
+            vec![],
+            vec!["sweep.depths", "twice"],
+        ),
+        (
+            "a config that is a directory",
+            d.to_path_buf(),
+            vec![],
+            vec!["not a regular file"],
+        ),
+        (
+            "a config that never ends",
+            PathBuf::from("/dev/zero"),
+            vec![],
+            vec!["/dev/zero", "not a regular file"],
+        ),
     ];
     for (name, cfg, extra, culprits) in cases {
         assert_clean_error(name, &run(&args(&cfg, &out, &extra)), &culprits);
     }
+    // A FIFO (and /dev/stdin as a pipe) is refused at once, not read until it hangs.
+    let fifo = d.join("fifo.toml");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if made.is_ok_and(|s| s.success()) {
+        assert_clean_error("FIFO config", &run(&args(&fifo, &out, &[])), &["fifo.toml"]);
+    }
+    let piped = train_cmd()
+        .args(args(Path::new("/dev/stdin"), &out, &[]))
+        .stdin(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_clean_error(
+        "config on a pipe",
+        &piped,
+        &["/dev/stdin", "not a regular file"],
+    );
+    // A single run that diverges in its first epoch: `plot` says there is nothing to draw.
+    let diverged = d.join("diverged");
+    let nan = write(d, "nan.toml", &TINY.replace("lr = 0.1", "lr = 1e30"));
+    assert_ok("a diverging run", &run(&args(&nan, &diverged, &[])));
+    let plot = train_cmd().arg("plot").arg(&diverged).output().unwrap();
+    assert_clean_error(
+        "plot of a diverged run",
+        &plot,
+        &["nothing to draw", "diverged"],
+    );
+    // An empty shard has nothing to do: success, said so.
+    let empty = run(&args(&sweep, &d.join("empty-shard"), &["--shard", "5/100"]));
+    assert_ok("empty shard", &empty);
+    assert!(String::from_utf8_lossy(&empty.stdout).contains("nothing to do"));
     assert_clean_error(
         "--out is a file",
         &run(&args(&good, &file, &[])),
@@ -629,4 +711,267 @@ fn a_closed_pipe_ends_quietly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(!stderr.contains("internal error"), "{stderr}");
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The second hostile review, cluster 1: the tool touches only what it created.
+#[test]
+fn only_what_the_tool_created_is_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", TINY);
+    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
+    // A user's hidden directories of the tools' old temporary shape, in the output
+    // directories of a run and of a sweep: refused (named), never deleted.
+    for (name, config, hidden) in [
+        ("photos", &cfg, ".photos.tmp-2024"),
+        ("drafts", &sweep, ".draft.tmp-v2"),
+    ] {
+        let out = d.join(name);
+        std::fs::create_dir_all(out.join(hidden)).unwrap();
+        std::fs::write(out.join(hidden).join("keep.txt"), "mine").unwrap();
+        assert_clean_error(hidden, &run(&args(config, &out, &[])), &[hidden, "--out"]);
+        let dry = run(&args(config, &out, &["--dry-run"]));
+        assert_clean_error("dry run", &dry, &[hidden]);
+        assert!(out.join(hidden).join("keep.txt").exists());
+    }
+    // A user's config.toml in --out, with no run beside it: refused, unchanged.
+    let mine = d.join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("config.toml"), "# my notes\n").unwrap();
+    assert_clean_error(
+        "user's config.toml",
+        &run(&args(&cfg, &mine, &[])),
+        &["config.toml"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(mine.join("config.toml")).unwrap(),
+        "# my notes\n"
+    );
+    // The filesystem root.
+    assert_clean_error("--out /", &run(&args(&cfg, Path::new("/"), &[])), &["/: "]);
+    // checkpoints/ a symbolic link to a shared scratch directory holding another run's
+    // only checkpoint: refused before training, the scratch untouched.
+    let scratch = d.join("scratch");
+    std::fs::create_dir_all(scratch.join("other-run/epoch-00191")).unwrap();
+    let linked = d.join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(&scratch, linked.join("checkpoints")).unwrap();
+    assert_clean_error(
+        "checkpoints link",
+        &run(&args(&cfg, &linked, &[])),
+        &["checkpoints", "symbolic link"],
+    );
+    assert!(scratch.join("other-run/epoch-00191").is_dir());
+    // Inside its own checkpoints/, a save removes only the older epoch-NNNNN directories.
+    let own = d.join("own");
+    std::fs::create_dir_all(own.join("checkpoints/keep-me")).unwrap();
+    assert_ok("own checkpoints", &run(&args(&cfg, &own, &[])));
+    assert_eq!(names(&own.join("checkpoints")), ["epoch-00002", "keep-me"]);
+    // --out a symbolic link to a directory: the run lands at its target, the link stays.
+    let target = d.join("target");
+    std::fs::create_dir(&target).unwrap();
+    let link = d.join("link");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    assert_ok("--out link", &run(&args(&cfg, &link, &[])));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(target.join("summary.json").exists());
+    // A dangling link fails before any work.
+    let dangling = d.join("dangling");
+    std::os::unix::fs::symlink(d.join("gone"), &dangling).unwrap();
+    assert_clean_error(
+        "dangling --out",
+        &run(&args(&cfg, &dangling, &["--dry-run"])),
+        &["dangling", "cannot be reached"],
+    );
+}
+
+/// Waits until `path` exists (a child's run has begun), at most a minute.
+fn wait_for(path: &Path) {
+    let start = std::time::Instant::now();
+    while !path.exists() {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The second hostile review, clusters 2 and 3: one writer per run directory, a sweep
+/// directory shared only by one config's writers, a crashed writer leaves nothing stuck,
+/// and `collect` checks what it reads against the recorded provenance.
+#[test]
+fn one_writer_per_run_and_collect_checks_what_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A run that goes on until it is killed.
+    let long = TINY.replace("epochs = 2", "epochs = 100000000");
+    let cfg = write(d, "long.toml", &long);
+    let out = d.join("out");
+    let mut child = train_cmd()
+        .args(args(&cfg, &out, &[]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(&out.join("checkpoint.json"));
+    let holder = format!("pid {}", child.id());
+    let culprits = ["another process is writing", holder.as_str()];
+    assert_clean_error("second writer", &run(&args(&cfg, &out, &[])), &culprits);
+    assert_clean_error(
+        "resume beside a live run",
+        &run(&args(&cfg, &out, &["--resume"])),
+        &culprits,
+    );
+    let other = write(d, "other.toml", &long.replace("lr = 0.1", "lr = 0.2"));
+    assert_clean_error(
+        "another config",
+        &run(&args(&other, &out, &["--resume"])),
+        &["another config", "long.toml"],
+    );
+    // collect during the run: listed as running, not as an older version's.
+    let collect = train_cmd().arg("collect").arg(&out).output().unwrap();
+    assert_ok("collect during a run", &collect);
+    assert!(!String::from_utf8_lossy(&collect.stderr).contains("older version"));
+    let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert!(table.contains(",running,"), "{table}");
+    // Killed: nothing stays locked (the kernel drops a dead writer's lock).
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(ntk_core::lock::DirLock::acquire(&out).unwrap());
+    drop(ntk_core::lock::SweepClaim::acquire(&out, "another", "the test").unwrap());
+    let collect = train_cmd().arg("collect").arg(&out).output().unwrap();
+    assert_ok("collect after the kill", &collect);
+    let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert!(table.contains(",interrupted,"), "{table}");
+    // A run's config.toml edited after the run: named, not reported.
+    let done = d.join("done");
+    assert_ok(
+        "finished run",
+        &run(&args(&write(d, "tiny.toml", TINY), &done, &[])),
+    );
+    let toml = std::fs::read_to_string(done.join("config.toml")).unwrap();
+    std::fs::write(
+        done.join("config.toml"),
+        toml.replace("lr = 0.1", "lr = 0.5"),
+    )
+    .unwrap();
+    let edited = train_cmd().arg("collect").arg(&done).output().unwrap();
+    assert_clean_error(
+        "edited config.toml",
+        &edited,
+        &["config.toml", "optim.lr = 0.5"],
+    );
+    std::fs::write(done.join("config.toml"), toml).unwrap();
+    // A finished run whose metrics.csv is empty or gone: named, not 0 epochs.
+    std::fs::write(done.join("metrics.csv"), "").unwrap();
+    let empty = train_cmd().arg("collect").arg(&done).output().unwrap();
+    assert_clean_error("empty metrics.csv", &empty, &["metrics.csv", "2 epoch(s)"]);
+    std::fs::remove_file(done.join("metrics.csv")).unwrap();
+    let gone = train_cmd().arg("collect").arg(&done).output().unwrap();
+    assert_clean_error("missing metrics.csv", &gone, &["metrics.csv", "2 epoch(s)"]);
+}
+
+/// The second hostile review, cluster 4: a sweep always finishes. A run that fails is
+/// recorded with its reason, the others train, the dry run and collect say which failed,
+/// and once its cause is gone it trains and its record goes.
+#[test]
+fn a_failing_run_is_recorded_and_the_sweep_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
+    let out = d.join("out");
+    // An obstacle in the first run's directory: its checkpoint pointer is a directory.
+    let first = out.join("runs/depth001_relu_none_lr1e-1_seed1");
+    std::fs::create_dir_all(first.join("checkpoint.json")).unwrap();
+    assert_clean_error(
+        "a failing run",
+        &run(&args(&cfg, &out, &[])),
+        &[
+            "1 run(s) failed",
+            "depth001_relu_none_lr1e-1_seed1",
+            "checkpoint.json",
+        ],
+    );
+    assert!(first.join("failed.json").exists());
+    assert!(
+        out.join("runs/depth002_relu_none_lr1e-1_seed1/summary.json")
+            .exists()
+    );
+    let dry = run(&args(&cfg, &out, &["--dry-run"]));
+    let listing = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        listing.contains(" failed ") && listing.contains(" done "),
+        "{listing}"
+    );
+    // The cause removed, the run trains and its failure record goes.
+    std::fs::remove_dir(first.join("checkpoint.json")).unwrap();
+    assert_ok("after the cause is gone", &run(&args(&cfg, &out, &[])));
+    assert!(first.join("summary.json").exists() && !first.join("failed.json").exists());
+}
+
+/// The estimate that guards a run's memory, against the peak a run really reaches
+/// (`getrusage` of the child): within a factor of 1.5 either way. An MLP of width 4096 on
+/// the 8x8 digits (17 M parameters) trains one epoch.
+#[test]
+fn the_memory_estimate_holds_to_the_measured_peak() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let wide = TINY
+        .replace("width = 8", "width = 4096")
+        .replace("depth = 1", "depth = 2")
+        .replace("epochs = 2", "epochs = 1");
+    let cfg = write(d, "wide.toml", &wide);
+    // The estimate, as the refusal under a tiny limit states it.
+    let refused = run(&args(&cfg, &d.join("a"), &["--max-memory", "1M"]));
+    let text = String::from_utf8_lossy(&refused.stderr).into_owned();
+    let about = text.split("needs about ").nth(1).expect("an estimate");
+    let mut words = about.split_whitespace();
+    let value: f64 = words.next().unwrap().parse().unwrap();
+    let unit = match words
+        .next()
+        .unwrap()
+        .trim_end_matches(|c: char| !c.is_alphabetic())
+    {
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        u => panic!("unit {u} in {text}"),
+    };
+    let estimate = value * unit;
+    // The peak of a real run (the largest child this test binary has waited for).
+    let status = train_cmd()
+        .args(args(&cfg, &d.join("b"), &[]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills the struct it is given.
+    assert_eq!(
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) },
+        0
+    );
+    let peak = usage.ru_maxrss as f64 * 1024.0;
+    let ratio = estimate / peak;
+    assert!(
+        (1.0 / 1.5..=1.5).contains(&ratio),
+        "estimate {estimate:.3e} B, measured peak {peak:.3e} B (ratio {ratio:.2})"
+    );
 }

@@ -157,19 +157,41 @@ impl Figure {
         self.check(stem)?;
         let png = stem.with_extension("png");
         let svg = stem.with_extension("svg");
-        {
-            let root = BitMapBackend::new(&png, (2 * SIZE.0, 2 * SIZE.1)).into_drawing_area();
-            self.draw(&root, 2.0, false)
-                .map_err(|e| plot_error(&png, e))?;
-            root.present().map_err(|e| plot_error(&png, e))?;
+        // Atomically, as every file the tools write: drawn beside the target under a
+        // temporary name (the PNG encoder picks its format by the extension, hence the
+        // trailing `.png`), synced, renamed over it; a kill or a full disk leaves the old
+        // figure or none, never a truncated one.
+        let png_tmp = png.with_file_name(format!(
+            "{}{}{}.png",
+            png.file_name().unwrap_or_default().to_string_lossy(),
+            crate::outset::TMP_TAG,
+            std::process::id()
+        ));
+        let drawn = (|| {
+            {
+                let root =
+                    BitMapBackend::new(&png_tmp, (2 * SIZE.0, 2 * SIZE.1)).into_drawing_area();
+                self.draw(&root, 2.0, false)
+                    .map_err(|e| plot_error(&png, e))?;
+                root.present().map_err(|e| plot_error(&png, e))?;
+            }
+            std::fs::File::open(&png_tmp)
+                .and_then(|f| f.sync_all())
+                .and_then(|()| std::fs::rename(&png_tmp, &png))
+                .map_err(|e| plot_error(&png, e))
+        })();
+        if drawn.is_err() {
+            let _ = std::fs::remove_file(&png_tmp);
         }
+        drawn?;
+        let mut text = String::new();
         {
-            let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
+            let root = SVGBackend::with_string(&mut text, SIZE).into_drawing_area();
             self.draw(&root, 1.0, true)
                 .map_err(|e| plot_error(&svg, e))?;
             root.present().map_err(|e| plot_error(&svg, e))?;
         }
-        Ok(())
+        crate::io::atomic_write(&svg, text.as_bytes()).map_err(|e| plot_error(&svg, e))
     }
 
     /// Every spread has one (low, high) per point.

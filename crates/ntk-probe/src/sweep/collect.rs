@@ -585,6 +585,9 @@ pub fn collect(
     allow_mixed: bool,
 ) -> crate::Result<Vec<GroupRow>> {
     let found = read_summaries_at(out)?;
+    for (dir, why) in super::failures(out) {
+        eprintln!("warning: {}: failed: {why}", dir.display());
+    }
     if found.is_empty() {
         return Err(crate::Error::NoPoints {
             out: out.to_path_buf(),

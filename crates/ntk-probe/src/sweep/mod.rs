@@ -618,6 +618,33 @@ impl Sweep for ProbeSweep<'_> {
         Ok(())
     }
 
+    fn dir(&self, point: &Point) -> PathBuf {
+        point.dir(self.out)
+    }
+
+    fn record_failure(&self, point: &Point, error: &Error) -> crate::Result<()> {
+        let dir = point.dir(self.out);
+        // Only while no one else writes the point.
+        let _lock = ntk_core::lock::DirLock::acquire_beside(&dir)?;
+        let prov = self.provenances(point).into_iter().next().map(|(_, p)| p);
+        let failure = sweep::Failure {
+            reason: error.to_string(),
+            fingerprint: prov
+                .as_ref()
+                .map_or(String::new(), |p| p.fingerprint.clone()),
+            tool: prov.map_or(String::new(), |p| p.tool),
+        };
+        Ok(failure.write(&dir)?)
+    }
+
+    fn busy(error: &Error) -> bool {
+        match error {
+            Error::Setting { source, .. } => Self::busy(source),
+            Error::Io(e) => e.kind() == std::io::ErrorKind::ResourceBusy,
+            _ => false,
+        }
+    }
+
     /// Computes the point's kernel once and writes its summary under each protocol, as one
     /// output set; returns the kernel's seconds.
     fn make(&mut self, point: &Point) -> crate::Result<f64> {
@@ -640,6 +667,8 @@ impl ProbeSweep<'_> {
     /// blocks-only sweep over more than [`run::PER_BLOCK_ROWS`] rows; its summary under each
     /// protocol, as one output set. Returns the seconds spent in kernels.
     fn make_point(&mut self, point: &Point) -> crate::Result<f64> {
+        // The point is claimed before any work (a second writer is refused at once).
+        let set = OutputSet::begin(&point.dir(self.out)).map_err(Error::Io)?;
         let pcfg = self.cfg.probe_config(point);
         let provs = self.provenances(point);
         let gram = self.gram(point)?;
@@ -660,7 +689,6 @@ impl ProbeSweep<'_> {
             Some((result, t.elapsed().as_secs_f64()))
         };
         let mut kernel_seconds = whole.as_ref().map_or(0.0, |w| w.1);
-        let set = OutputSet::begin(&point.dir(self.out)).map_err(Error::Io)?;
         for (protocol, prov) in provs {
             let c = &self.compute;
             let mut done = match &whole {
@@ -758,20 +786,39 @@ pub fn dry_run(
     Ok(())
 }
 
-/// Runs this shard's unfinished points; returns (ran, skipped).
+/// True for a file a sweep writes at its top level (tables, theory, figures).
+fn is_sweep_file(name: &str) -> bool {
+    [".csv", ".json", ".png", ".svg"]
+        .iter()
+        .any(|e| name.ends_with(e))
+}
+
+/// Refuses an `--out` holding entries a sweep does not write (`runs/`, its tables, theory
+/// and figures), before any work.
+pub fn check_out(out: &Path) -> crate::Result<()> {
+    Ok(outset::check_owned(out, &|n: &str| {
+        n == "runs" || is_sweep_file(n)
+    })?)
+}
+
+/// The fingerprint of a sweep's config, whichever shard or output directory runs it: the
+/// writers of one sweep directory must share it (`ntk_core::lock::SweepClaim`).
+pub fn fingerprint(cfg: &SweepConfig) -> String {
+    let mut c = cfg.clone();
+    c.sweep.out = PathBuf::new();
+    provenance::fingerprint(&provenance::flatten_config(&c))
+}
+
+/// Runs this shard's unfinished points; a point that fails is recorded and the rest go on.
 pub fn run_sweep(
     cfg: &SweepConfig,
     out: &Path,
     shard: Shard,
     opts: &SweepOptions,
-) -> crate::Result<(usize, usize)> {
+) -> crate::Result<Ran> {
     ntk_core::outset::check_writable(out)?;
     outset::clean_tree(&out.join("runs"));
-    outset::clean_dir(out, None, &|f: &str| {
-        [".csv", ".json", ".png", ".svg"]
-            .iter()
-            .any(|e| f.ends_with(e))
-    });
+    outset::clean_dir(out, None, &is_sweep_file);
     let mut sweep = ProbeSweep::new(cfg, out, opts)?;
     let points = cfg.points();
     let mut planned = sweep::plan(&sweep, &points, shard)?;
@@ -799,7 +846,39 @@ pub fn run_sweep(
     });
     let reporter = sweep.reporter.clone();
     let done = sweep::run(&mut sweep, &points, &planned, &reporter, "point")?;
-    Ok((done.made.len(), done.skipped))
+    Ok(Ran {
+        made: done.made.len(),
+        skipped: done.skipped,
+        check: done.check("point").err(),
+    })
+}
+
+/// What [`run_sweep`] did.
+pub struct Ran {
+    pub made: usize,
+    pub skipped: usize,
+    /// The error the sweep ends with once it has been collected: points that failed (each
+    /// recorded in its `failed.json`) or were busy.
+    pub check: Option<ntk_core::Error>,
+}
+
+impl Ran {
+    /// (points made, points skipped as done).
+    pub fn counts(&self) -> (usize, usize) {
+        (self.made, self.skipped)
+    }
+}
+
+/// The failures recorded under `out/runs` (`failed.json`): (point directory, reason).
+pub fn failures(out: &Path) -> Vec<(PathBuf, String)> {
+    sweep::find_files(&out.join("runs"), sweep::FAILED_FILE)
+        .into_iter()
+        .filter_map(|f| {
+            let dir = f.parent()?.to_path_buf();
+            let failure = sweep::Failure::read(&dir)?;
+            Some((dir, failure.reason))
+        })
+        .collect()
 }
 
 /// Every finished summary under `out/runs`, sorted.

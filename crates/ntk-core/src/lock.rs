@@ -1,0 +1,268 @@
+//! One writer per directory: advisory `flock` locks that the kernel releases when their
+//! process ends, so a crashed or killed writer never leaves a directory stuck.
+//!
+//! - [`DirLock`]: one run directory (a training run, a sweep point), one writer. The lock
+//!   file `DIR/.ntk-lock` records who holds it (process id and command line), which the
+//!   error of a second writer names.
+//! - [`SweepClaim`]: a sweep directory shared by the shards of one config (a job array
+//!   writes into one directory), refused to a writer of another config while any writer
+//!   of the first is alive. Each config holds a shared lock on
+//!   `OUT/.ntk-writers/<fingerprint>.lock`; a writer registers under the exclusive lock of
+//!   `OUT/.ntk-writers/guard`, after checking that every other config's file is free.
+//!
+//! The lock files stay behind after their writers (removing a lock file while another
+//! process opens it would let two writers lock two different files); they are hidden and
+//! named `.ntk-*`, so no user's file is mistaken for one.
+
+use std::fs::{self, File, TryLockError};
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+/// The lock file of a run directory.
+pub const LOCK_FILE: &str = ".ntk-lock";
+/// The directory of a sweep's writers' registrations.
+pub const WRITERS_DIR: &str = ".ntk-writers";
+const GUARD: &str = "guard";
+
+/// This process, as a lock's holder: `pid 123: ntk-train --config a.toml --out x`.
+fn whoami() -> String {
+    let args: Vec<String> = std::env::args().collect();
+    format!("pid {}: {}", std::process::id(), args.join(" "))
+}
+
+fn open_rw(path: &Path) -> crate::Result<File> {
+    File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|source| crate::Error::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+fn lock_error(path: &Path, source: std::io::Error) -> crate::Error {
+    crate::Error::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What a lock file says of its holder (empty when it says nothing).
+fn read_holder(file: &mut File) -> String {
+    let mut text = String::new();
+    let _ = file.rewind().and_then(|()| file.read_to_string(&mut text));
+    let text = text.trim();
+    if text.is_empty() {
+        "a process that did not say who it is".into()
+    } else {
+        text.chars().take(500).collect()
+    }
+}
+
+fn record_holder(file: &mut File, who: &str) {
+    let _ = file
+        .set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| file.write_all(format!("{who}\n").as_bytes()))
+        .and_then(|()| file.flush());
+}
+
+/// The exclusive claim of one writer on a directory, held until dropped (or the process
+/// ends).
+#[derive(Debug)]
+pub struct DirLock {
+    _file: File,
+    /// The lock file to remove on release ([`DirLock::acquire_beside`]).
+    remove: Option<PathBuf>,
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        // Unlinked while still held: a process that opened it meanwhile finds, after
+        // locking, that the path no longer names its file and tries again.
+        if let Some(path) = self.remove.take() {
+            let _ = fs::remove_file(path);
+        }
+    }
+}
+
+/// True when `path` still names the open `file` (not removed or replaced meanwhile).
+fn still_named(path: &Path, file: &File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (fs::metadata(path), file.metadata()) {
+        (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+        _ => false,
+    }
+}
+
+impl DirLock {
+    /// Locks `dir` (which must exist) for this process, or fails with
+    /// [`crate::Error::Locked`] naming the live holder.
+    pub fn acquire(dir: &Path) -> crate::Result<Self> {
+        Self::acquire_at(&dir.join(LOCK_FILE), dir)
+    }
+
+    /// Locks `dir` (an output that is replaced whole, so its lock cannot live inside it)
+    /// through the lock file `.<name>.ntk-lock` beside it, removed again on release.
+    pub fn acquire_beside(dir: &Path) -> crate::Result<Self> {
+        let name = dir.file_name().unwrap_or_default().to_string_lossy();
+        let path = dir.with_file_name(format!(".{name}.ntk-lock"));
+        let mut lock = Self::acquire_at(&path, dir)?;
+        lock.remove = Some(path);
+        Ok(lock)
+    }
+
+    fn acquire_at(path: &Path, dir: &Path) -> crate::Result<Self> {
+        loop {
+            let mut file = open_rw(path)?;
+            match file.try_lock() {
+                Ok(()) if still_named(path, &file) => {
+                    record_holder(&mut file, &whoami());
+                    return Ok(Self {
+                        _file: file,
+                        remove: None,
+                    });
+                }
+                // Its holder removed it as we opened it: open the path anew.
+                Ok(()) => continue,
+                Err(TryLockError::WouldBlock) => {
+                    return Err(crate::Error::Locked {
+                        dir: dir.to_path_buf(),
+                        holder: read_holder(&mut file),
+                    });
+                }
+                Err(TryLockError::Error(e)) => return Err(lock_error(path, e)),
+            }
+        }
+    }
+
+    /// The live holder of `dir`'s lock, if any (a run being written now).
+    pub fn holder(dir: &Path) -> Option<String> {
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .open(dir.join(LOCK_FILE))
+            .ok()?;
+        match file.try_lock() {
+            Err(TryLockError::WouldBlock) => Some(read_holder(&mut file)),
+            _ => None,
+        }
+    }
+}
+
+/// A writer's share of a sweep directory, held until dropped: writers of the same config
+/// (`fingerprint`) share it, a writer of another config is refused while one of them
+/// lives.
+#[derive(Debug)]
+pub struct SweepClaim {
+    _file: File,
+}
+
+impl SweepClaim {
+    /// Registers this process as a writer of `out` for the config `fingerprint`, described
+    /// by `what` (the config file) in the error another config's writer gets.
+    pub fn acquire(out: &Path, fingerprint: &str, what: &str) -> crate::Result<Self> {
+        let dir = out.join(WRITERS_DIR);
+        fs::create_dir_all(&dir).map_err(|source| crate::Error::CreateDir {
+            dir: dir.clone(),
+            source,
+        })?;
+        let guard_path = dir.join(GUARD);
+        let guard = open_rw(&guard_path)?;
+        guard.lock().map_err(|e| lock_error(&guard_path, e))?;
+        let mine = format!("{fingerprint}.lock");
+        let entries = fs::read_dir(&dir).map_err(|source| crate::Error::Read {
+            path: dir.clone(),
+            source,
+        })?;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name == mine || !name.ends_with(".lock") {
+                continue;
+            }
+            let Ok(mut other) = File::options().read(true).write(true).open(entry.path()) else {
+                continue;
+            };
+            match other.try_lock() {
+                Err(TryLockError::WouldBlock) => {
+                    return Err(crate::Error::OtherWriter {
+                        dir: out.to_path_buf(),
+                        holder: read_holder(&mut other),
+                    });
+                }
+                // Its writers are gone: the registration goes with them.
+                Ok(()) => {
+                    let _ = fs::remove_file(entry.path());
+                }
+                Err(TryLockError::Error(_)) => {}
+            }
+        }
+        let path = dir.join(&mine);
+        let mut file = open_rw(&path)?;
+        file.lock_shared().map_err(|e| lock_error(&path, e))?;
+        let first = file.metadata().map(|m| m.len() == 0).unwrap_or(true);
+        if first {
+            record_holder(&mut file, &format!("{what}, first writer {}", whoami()));
+        }
+        drop(guard);
+        Ok(Self { _file: file })
+    }
+}
+
+/// The path of `dir`'s lock file.
+pub fn lock_path(dir: &Path) -> PathBuf {
+    dir.join(LOCK_FILE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_writer_is_refused_and_a_dropped_lock_frees_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = DirLock::acquire(dir.path()).unwrap();
+        let err = DirLock::acquire(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("pid {}", std::process::id())),
+            "{err}"
+        );
+        assert!(DirLock::holder(dir.path()).is_some());
+        drop(first);
+        assert!(DirLock::holder(dir.path()).is_none());
+        DirLock::acquire(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn a_lock_beside_an_output_is_exclusive_and_gone_after_release() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let first = DirLock::acquire_beside(&out).unwrap();
+        assert!(dir.path().join(".out.ntk-lock").exists());
+        assert!(DirLock::acquire_beside(&out).is_err());
+        drop(first);
+        assert!(!dir.path().join(".out.ntk-lock").exists());
+        DirLock::acquire_beside(&out).unwrap();
+    }
+
+    #[test]
+    fn one_config_shares_a_sweep_and_another_is_refused_until_it_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let a1 = SweepClaim::acquire(dir.path(), "aaaa", "config a.toml").unwrap();
+        let a2 = SweepClaim::acquire(dir.path(), "aaaa", "config a.toml").unwrap();
+        let err = SweepClaim::acquire(dir.path(), "bbbb", "config b.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("config a.toml"), "{err}");
+        drop(a1);
+        assert!(SweepClaim::acquire(dir.path(), "bbbb", "config b.toml").is_err());
+        drop(a2);
+        let _b = SweepClaim::acquire(dir.path(), "bbbb", "config b.toml").unwrap();
+        // The ended config's registration is gone; a's writers are refused now.
+        assert!(!dir.path().join(WRITERS_DIR).join("aaaa.lock").exists());
+        assert!(SweepClaim::acquire(dir.path(), "aaaa", "config a.toml").is_err());
+    }
+}
