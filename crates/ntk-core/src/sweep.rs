@@ -318,7 +318,7 @@ impl<M> Outcome<M> {
             summary: format!(
                 "{} {unit}(s) {kind}; the others went on. First: {}: {}",
                 self.failed.len().max(self.busy.len()),
-                first.0.trim(),
+                first.0,
                 first.1
             ),
         })
@@ -353,17 +353,19 @@ pub fn run<S: Sweep>(
         }
         let label = sweep.label(point);
         bar.set_message(label.clone());
+        // The label's columns, as one line for messages.
+        let label = label.split_whitespace().collect::<Vec<_>>().join(" ");
         match sweep.make(point) {
             Ok(made) => {
                 Failure::clear(&sweep.dir(point));
                 outcome.made.push(made);
             }
             Err(e) if S::busy(&e) => {
-                reporter.log(&format!("busy: {}: {e}", label.trim()));
+                reporter.log(&format!("busy: {label}: {e}"));
                 outcome.busy.push((label, e.to_string()));
             }
             Err(e) => {
-                reporter.log(&format!("failed: {}: {e}", label.trim()));
+                reporter.log(&format!("failed: {label}: {e}"));
                 let reason = e.to_string();
                 if let Err(r) = sweep.record_failure(point, &e) {
                     reporter.log(&format!("warning: the failure could not be recorded: {r}"));
@@ -378,7 +380,9 @@ pub fn run<S: Sweep>(
 }
 
 /// Every file named `name` under `root` (recursively), sorted; entries whose name starts
-/// with `.` (output sets still being written, `crate::outset`) are skipped.
+/// with `.` (output sets still being written, `crate::outset`) are skipped, and symbolic
+/// links are not followed (a link to a directory above would count every point again and
+/// again).
 pub fn find_files(root: &Path, name: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -390,11 +394,13 @@ pub fn find_files(root: &Path, name: &str) -> Vec<PathBuf> {
             if entry.file_name().to_string_lossy().starts_with('.') {
                 continue;
             }
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if entry.file_name() == name {
-                found.push(path);
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                stack.push(entry.path());
+            } else if kind.is_file() && entry.file_name() == name {
+                found.push(entry.path());
             }
         }
     }
@@ -429,7 +435,7 @@ mod tests {
     }
 
     #[test]
-    fn hidden_entries_are_not_found() {
+    fn hidden_entries_and_links_are_not_found() {
         let dir = tempfile::tempdir().unwrap();
         for p in [
             "a/b/summary.json",
@@ -441,6 +447,13 @@ mod tests {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(&p, "{}").unwrap();
         }
+        // A link back up (a loop) and a link to a file: neither is followed.
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("a/loop")).unwrap();
+        std::os::unix::fs::symlink(
+            dir.path().join("summary.json"),
+            dir.path().join("a/summary.json"),
+        )
+        .unwrap();
         let found = find_files(dir.path(), "summary.json");
         assert_eq!(
             found,

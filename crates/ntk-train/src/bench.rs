@@ -106,6 +106,18 @@ pub fn step(
     steps: usize,
     peak_gflops: f64,
 ) -> crate::Result<Throughput> {
+    // Refused before anything is allocated when it cannot fit (`ntk_core::budget`).
+    let elem = compute.dtype().size() as f64;
+    let mut need = crate::train::network_estimate(spec, input_dim, batch, elem);
+    need.add("the batch", (batch * input_dim) as f64, 4.0);
+    need.check(
+        &format!(
+            "{} (width {}), --batch {batch}, --input-dim {input_dim}",
+            spec.describe(),
+            spec.width()
+        ),
+        None,
+    )?;
     let ad = compute.device.clone().autodiff();
     let mut model = spec
         .build(input_dim, &compute.device, compute.dtype())?

@@ -349,8 +349,11 @@ fn run(args: RunArgs) -> CliResult<()> {
     };
     let mut outcome = sweep::run(&cfg, &out, shard, &compute, opts, &reporter)?;
     let written = match ntk_train::report::collect(&out, true, false) {
-        // Every run of this shard failed before it began: nothing to collect.
-        Err(_) if outcome.check.is_some() && outcome.ran == outcome.failed => Vec::new(),
+        // Runs failed: the sweep's error below names them; what collect says is a warning.
+        Err(e) if outcome.check.is_some() => {
+            eprintln!("warning: collect: {e}");
+            Vec::new()
+        }
         other => other?,
     };
     println!(

@@ -173,14 +173,25 @@ pub fn read_runs(out: &Path) -> crate::Result<Vec<RunRecord>> {
             }
         )));
     }
-    dirs.iter()
-        .map(|d| {
-            let id = d
-                .file_name()
-                .map_or(String::new(), |n| n.to_string_lossy().into());
-            read_run(d, id)
-        })
-        .collect()
+    let mut runs = Vec::new();
+    for d in &dirs {
+        let id = d
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into());
+        match read_run(d, id) {
+            Ok(r) => runs.push(r),
+            // A run that failed (`failed.json`) may have left files that cannot be read:
+            // it is named, not read.
+            Err(e) if ntk_core::sweep::Failure::read(d).is_some() => {
+                eprintln!(
+                    "warning: {}: failed, and its files cannot be read: {e}",
+                    d.display()
+                );
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(runs)
 }
 
 /// One row of `sweep.csv`: every run.

@@ -224,8 +224,27 @@ pub fn finished_summary(dir: &Path) -> Option<TrainSummary> {
 pub fn run_state(dir: &Path, now: &Provenance) -> State {
     let expected = [(dir.join("summary.json"), now)];
     match sweep::state::<TrainSummary>(&expected, "pass --recompute to train the run again") {
-        State::New if dir.join("checkpoint.json").exists() => State::Partial,
+        State::New if dir.join("checkpoint.json").exists() => checkpoint_state(dir, now),
         state => state,
+    }
+}
+
+/// An interrupted run's state: partial when its checkpoint was made by this config, stale
+/// (another config's, or unreadable) otherwise, so that `--dry-run` says so and
+/// `--recompute` trains it again from scratch.
+fn checkpoint_state(dir: &Path, now: &Provenance) -> State {
+    let path = dir.join("checkpoint.json");
+    let redo = "pass --recompute to train the run again";
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => return State::Stale(format!("{}: {e}; {redo}", path.display())),
+    };
+    match crate::checkpoint::parse_pointer(&text, &path) {
+        Ok(p) => match ntk_core::provenance::check_reuse(&path, p.provenance.as_ref(), now) {
+            Ok(()) => State::Partial,
+            Err(e) => State::Stale(e.to_string()),
+        },
+        Err(e) => State::Stale(format!("{e}; {redo}")),
     }
 }
 

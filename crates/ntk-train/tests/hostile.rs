@@ -288,6 +288,16 @@ fn configs_and_flags_name_their_culprit() {
             vec!["sweep.depths", "twice"],
         ),
         (
+            "a hundred million outputs",
+            write(
+                d,
+                "outputs.toml",
+                &TINY.replace("output_dim = 10", "output_dim = 100000000"),
+            ),
+            vec![],
+            vec!["GiB"],
+        ),
+        (
             "a config that is a directory",
             d.to_path_buf(),
             vec![],
@@ -319,6 +329,14 @@ fn configs_and_flags_name_their_culprit() {
         &piped,
         &["/dev/stdin", "not a regular file"],
     );
+    // Benchmarks too large for memory are refused before any allocation.
+    for (flag, value) in [("--batch", "100000000"), ("--width", "200000")] {
+        let bench = train_cmd()
+            .args(["bench", flag, value, "--steps", "1"])
+            .output()
+            .unwrap();
+        assert_clean_error(&format!("bench {flag} {value}"), &bench, &[value, "GiB"]);
+    }
     // A single run that diverges in its first epoch: `plot` says there is nothing to draw.
     let diverged = d.join("diverged");
     let nan = write(d, "nan.toml", &TINY.replace("lr = 0.1", "lr = 1e30"));
@@ -618,6 +636,26 @@ fn checkpoints_are_verified_not_trusted() {
     std::fs::write(out.join("checkpoint.json"), "{\"epoch\":").unwrap();
     assert_clean_error("corrupt pointer", &resume(&cfg, &out), &["checkpoint.json"]);
 
+    // An interrupted run and a changed momentum: the dry run calls it stale (not partial),
+    // and --recompute trains it again from scratch (the review: it kept asking for it).
+    let (_, out) = checkpointed_run(d, "momentum");
+    let changed = write(
+        d,
+        "momentum2.toml",
+        &TINY.replace("momentum = 0.5", "momentum = 0.6"),
+    );
+    let dry = run(&args(&changed, &out, &["--resume", "--dry-run"]));
+    assert_ok("dry run of a stale checkpoint", &dry);
+    let listing = String::from_utf8_lossy(&dry.stdout);
+    assert!(listing.contains(" stale "), "{listing}");
+    assert_ok(
+        "--resume --recompute past a stale checkpoint",
+        &run(&args(&changed, &out, &["--resume", "--recompute"])),
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["provenance"]["config"]["optim.momentum"], 0.6);
+
     // Resuming with another config names the key.
     let (_, out) = checkpointed_run(d, "other");
     let other = write(d, "other-lr.toml", &TINY.replace("lr = 0.1", "lr = 0.2"));
@@ -897,19 +935,20 @@ fn a_failing_run_is_recorded_and_the_sweep_goes_on() {
     let d = dir.path();
     let cfg = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
     let out = d.join("out");
-    // An obstacle in the first run's directory: its checkpoint pointer is a directory.
+    // An obstacle in the first run's directory: its final metrics table cannot be written
+    // (a directory stands at its name), after the run has trained.
     let first = out.join("runs/depth001_relu_none_lr1e-1_seed1");
-    std::fs::create_dir_all(first.join("checkpoint.json")).unwrap();
+    std::fs::create_dir_all(first.join("metrics.csv")).unwrap();
     assert_clean_error(
         "a failing run",
         &run(&args(&cfg, &out, &[])),
-        &[
-            "1 run(s) failed",
-            "depth001_relu_none_lr1e-1_seed1",
-            "checkpoint.json",
-        ],
+        &["1 run(s) failed", "depth001_relu_none_lr1e-1_seed1"],
     );
-    assert!(first.join("failed.json").exists());
+    let record = std::fs::read_to_string(first.join("failed.json")).unwrap();
+    assert!(
+        record.contains("\"reason\"") && record.contains("fingerprint"),
+        "{record}"
+    );
     assert!(
         out.join("runs/depth002_relu_none_lr1e-1_seed1/summary.json")
             .exists()
@@ -920,9 +959,12 @@ fn a_failing_run_is_recorded_and_the_sweep_goes_on() {
         listing.contains(" failed ") && listing.contains(" done "),
         "{listing}"
     );
-    // The cause removed, the run trains and its failure record goes.
-    std::fs::remove_dir(first.join("checkpoint.json")).unwrap();
-    assert_ok("after the cause is gone", &run(&args(&cfg, &out, &[])));
+    // The cause removed, the run resumes from its checkpoint and its failure record goes.
+    std::fs::remove_dir(first.join("metrics.csv")).unwrap();
+    assert_ok(
+        "after the cause is gone",
+        &run(&args(&cfg, &out, &["--resume"])),
+    );
     assert!(first.join("summary.json").exists() && !first.join("failed.json").exists());
 }
 

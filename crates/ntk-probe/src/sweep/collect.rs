@@ -618,10 +618,26 @@ pub fn collect(
         }
         Some(c) if c.sweep.theory => Ok(theory_values(c, out)?),
         Some(_) => Err(""),
-        None => std::fs::read_to_string(out.join("theory.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .ok_or(""),
+        // Without the config, theory.json is used only when it was computed for the inputs
+        // these points record (their digest): points recomputed on other data must not be
+        // set beside the old data's theory.
+        None => {
+            let digest = rows[0]
+                .provenance
+                .as_ref()
+                .and_then(|p| p.config.get("data.digest"))
+                .and_then(|d| d.as_str())
+                .map(str::to_string);
+            let cache: Option<TheoryCache> = std::fs::read_to_string(out.join("theory.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok());
+            match (cache, digest) {
+                (Some(c), Some(d)) if c.data.contains(&format!("sha256 {d};")) => Ok(c),
+                (Some(_), _) => Err("theory.json was computed for other inputs than these \
+                     points'; pass --config to compute it again"),
+                (None, _) => Err(""),
+            }
+        }
     };
     let groups = group(&rows, theory.as_ref().map_err(|e| *e));
     ntk_core::table::write_csv(&out.join("summary.csv"), &groups)?;
