@@ -14,7 +14,10 @@ pub fn restore_sigpipe() {
 /// Sets the panic hook of a binary named `tool`: a bug ends in one clear line
 /// (`tool: internal error: ...`) and a non-zero exit, not a backtrace; a failed write to
 /// standard output (a full device, `> /dev/full`), which Rust's `println!` turns into a
-/// panic, is the error it is: `error: cannot write to standard output: ...`, exit code 2.
+/// panic, is the error it is: `error: cannot write to standard output: ...`, exit code 2;
+/// so is an allocation that a library reports as a panic (faer's `AllocError`): `error:
+/// out of memory: ...`. (An allocation that fails inside Rust's own collections still
+/// aborts: stable Rust gives no hook for it, so the memory guard refuses such work first.)
 pub fn set_panic_hook(tool: &'static str) {
     std::panic::set_hook(Box::new(move |info| {
         let message = info
@@ -25,6 +28,16 @@ pub fn set_panic_hook(tool: &'static str) {
             .unwrap_or("");
         if let Some(why) = message.strip_prefix("failed printing to stdout: ") {
             eprintln!("error: cannot write to standard output: {why}");
+            std::process::exit(2);
+        }
+        // An allocation refused under a limit the memory guard did not foresee (faer
+        // reports it as a panic): the error it is, not a bug.
+        if message.contains("AllocError") || message.contains("capacity overflow") {
+            eprintln!(
+                "error: out of memory: {message} (at {}); the work did not fit in the memory \
+                 this process may use: reduce the sizes, or raise the limit",
+                info.location().map_or(String::new(), |l| l.to_string())
+            );
             std::process::exit(2);
         }
         eprintln!("{tool}: internal error: {info}");

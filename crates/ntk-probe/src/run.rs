@@ -127,6 +127,9 @@ pub fn provenance(
 pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
     let elem = cfg.probe.precision.dtype().size() as f64;
     let mut e = Estimate::default();
+    // The program before any work (measured: 114 MiB, mostly OpenBLAS's per-thread buffers
+    // and the allocator's arenas).
+    e.add("the program itself", 128.0 * 1024.0 * 1024.0, 1.0);
     e.add("inputs", cfg.data.n as f64 * d as f64, 8.0);
     // Block by block ([`per_block`]) every kernel-sized term is one block's.
     let n = if per_block(cfg, &[cfg.probe.protocol], cfg.data.n) {
@@ -160,6 +163,18 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
         n
     };
     e.add("parameters", params, elem);
+    if let NetSpec::ResNet(r) = cfg.net()? {
+        // The network's forward maps of every image, kept for the backward pass, and the
+        // copies of its parameters beside the model's (the host engine's, their gradient
+        // and one per-sample row being formed). Held to measured peaks in
+        // tests/hostile.rs (`memory_estimates_hold_to_the_measured_peaks`).
+        e.add(
+            "the forward maps",
+            n * ntk_model::size::resnet_activations(&r),
+            elem,
+        );
+        e.add("the network's working copies", 3.0 * params, elem);
+    }
     e.add("the kernel", size * size, 8.0);
     match cfg.probe.protocol {
         // The kernel on the device, its Schur complement, the factor and one product.
@@ -175,6 +190,14 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
     if let Some(activations) = activations {
         e.add("activations (all layers)", activations, elem);
         e.add("work matrices", 3.0 * n * n, 8.0);
+        // The host engine keeps every layer's Gram matrix for reuse while they fit
+        // (`host::GRAM_CACHE_BYTES`).
+        if let NetSpec::Mlp(m) = cfg.net()? {
+            let grams = (m.depth as f64 + 1.0) * n * n * elem;
+            if grams <= crate::host::GRAM_CACHE_BYTES as f64 {
+                e.add("the layers' Gram matrices", grams, 1.0);
+            }
+        }
     } else if cfg.probe.method != Method::Theory {
         let rows = if cfg.probe.output == OutputMode::Full {
             size

@@ -247,7 +247,8 @@ fn the_blocks_protocol_goes_block_by_block_above_the_threshold() {
     let mut whole = cfg.clone();
     whole.probe.protocol = Protocol::Whole;
     let large = memory_estimate(&whole, 5).unwrap().total();
-    assert!(large > 1e9 && small < 1e8, "{large} vs {small}");
+    // Beside the program's own 128 MiB, a block's terms are small.
+    assert!(large > 1e9 && small < 1.34e8 + 1e8, "{large} vs {small}");
 
     let dir = tempfile::tempdir().unwrap();
     let text = config()

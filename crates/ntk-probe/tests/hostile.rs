@@ -722,3 +722,72 @@ fn a_failing_point_is_recorded_and_the_sweep_goes_on() {
     let warned = String::from_utf8_lossy(&collected.stderr);
     assert!(warned.contains("depth14/seed1: failed"), "{warned}");
 }
+
+/// The estimate in a refusal under `--max-memory 1M` ("needs about 1.5 GiB"), in bytes.
+fn estimate_of(args: &[OsString]) -> f64 {
+    let mut v = args.to_vec();
+    v.extend(os(&["--max-memory", "1M"]));
+    let text = String::from_utf8_lossy(&run(&v).stderr).into_owned();
+    let about = text.split("needs about ").nth(1).expect(&text);
+    let mut words = about.split_whitespace();
+    let value: f64 = words.next().unwrap().parse().unwrap();
+    value
+        * match words.next().unwrap() {
+            "GiB" => 1024.0 * 1024.0 * 1024.0,
+            "MiB" => 1024.0 * 1024.0,
+            u => panic!("unit {u} in {text}"),
+        }
+}
+
+/// The largest peak resident memory of the children waited for so far, in bytes.
+fn children_peak() -> f64 {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills the struct it is given.
+    assert_eq!(
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) },
+        0
+    );
+    usage.ru_maxrss as f64 * 1024.0
+}
+
+/// The memory guard's estimates against the peaks real probes reach (`getrusage` of the
+/// child), within a factor of 1.5 either way: the structured MLP kernel (n = 2000, width
+/// 512, depth 10, whose layer Grams are kept) and a 1202-layer Fixup ResNet's per-sample
+/// gradients (the second hostile review: a ResNet-9998 was estimated at 4.6 GiB and peaked
+/// at 8.2 GB, the forward maps and the network's copies uncounted). In this order, the
+/// smaller first, so that each peak is its own.
+#[test]
+fn memory_estimates_hold_to_the_measured_peaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mlp = write(
+        d,
+        "mlp.toml",
+        &TINY
+            .replace("n = 12", "n = 2000")
+            .replace("width = 8", "width = 512")
+            .replace("depth = 2", "depth = 10"),
+    );
+    let resnet = write(
+        d,
+        "resnet.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 2\ninput_dim = 3072\n\n\
+         [resnet]\ndepth = 1202\nvariant = \"fixup\"\nseed = 1\n\n\
+         [probe]\nprecision = \"f32\"\n",
+    );
+    for (name, cfg) in [("mlp", &mlp), ("resnet", &resnet)] {
+        let estimate = estimate_of(&ntk_args(cfg, &d.join(format!("{name}-a")), &[]));
+        let done = run(&ntk_args(cfg, &d.join(format!("{name}-b")), &[]));
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+        let peak = children_peak();
+        let ratio = estimate / peak;
+        assert!(
+            (1.0 / 1.5..=1.5).contains(&ratio),
+            "{name}: estimate {estimate:.3e} B, measured peak {peak:.3e} B (ratio {ratio:.2})"
+        );
+    }
+}
