@@ -379,6 +379,32 @@ pub fn run<S: Sweep>(
     Ok(outcome)
 }
 
+/// The note a sweep's figures carry when points under `out/runs` failed (`failed.json`):
+/// `failed, not drawn:` and a line per point (`relu/depth14/seed1`; three at most, then
+/// `(+k more)`); `None` when none did.
+pub fn failed_note(out: &Path) -> Option<String> {
+    let runs = out.join("runs");
+    let failed: Vec<String> = find_files(&runs, FAILED_FILE)
+        .iter()
+        .filter_map(|f| {
+            f.parent()?
+                .strip_prefix(&runs)
+                .ok()
+                .map(|p| p.display().to_string())
+        })
+        .collect();
+    let (shown, more) = (failed.iter().take(3), failed.len().saturating_sub(3));
+    let list: Vec<&str> = shown.map(String::as_str).collect();
+    (!failed.is_empty()).then(|| {
+        let more = if more > 0 {
+            format!(" (+{more} more)")
+        } else {
+            String::new()
+        };
+        format!("failed, not drawn:\n  {}{more}", list.join("\n  "))
+    })
+}
+
 /// Every file named `name` under `root` (recursively), sorted; entries whose name starts
 /// with `.` (output sets still being written, `crate::outset`) are skipped, and symbolic
 /// links are not followed (a link to a directory above would count every point again and

@@ -721,6 +721,12 @@ fn a_failing_point_is_recorded_and_the_sweep_goes_on() {
     assert!(collected.status.success());
     let warned = String::from_utf8_lossy(&collected.stderr);
     assert!(warned.contains("depth14/seed1: failed"), "{warned}");
+    // The figures name it too.
+    let svg = std::fs::read_to_string(out.join("kappa_vs_depth_whole.svg")).unwrap();
+    assert!(
+        svg.contains("failed, not drawn:") && svg.contains("relu_squared/depth14/seed1"),
+        "the figure does not name the failed point"
+    );
 }
 
 /// The estimate in a refusal under `--max-memory 1M` ("needs about 1.5 GiB"), in bytes.

@@ -6,7 +6,7 @@
 //!
 //! The learning rate of each configuration (depth, activation, normalization) is chosen
 //! as Liu & Hui chose it: the lr of the grid with the lowest final training loss (mean over
-//! seeds); an lr at which any seed diverged is not eligible.
+//! seeds); an lr at which any seed diverged, or has not finished, is not eligible.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -45,6 +45,9 @@ pub struct RunRecord {
 impl RunRecord {
     fn diverged(&self) -> bool {
         self.summary.as_ref().is_some_and(|s| s.diverged)
+    }
+    fn finished(&self) -> bool {
+        self.summary.as_ref().is_some_and(|s| s.finished())
     }
     fn final_loss(&self) -> Option<f64> {
         self.metrics
@@ -254,9 +257,11 @@ pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
             .values()
             .filter(|rs| rs.iter().any(|r| r.diverged()))
             .count();
+        // Eligible: an lr at which every run finished (a run still going, interrupted or
+        // failed has trained fewer epochs: its loss is not comparable).
         let candidate = grid
             .iter()
-            .filter(|(_, rs)| rs.iter().all(|r| !r.diverged() && r.final_loss().is_some()))
+            .filter(|(_, rs)| rs.iter().all(|r| r.finished() && r.final_loss().is_some()))
             .filter_map(|(lr, rs)| {
                 mean(rs.iter().filter_map(|r| r.final_loss())).map(|l| (f64::from_bits(*lr), l, rs))
             })
@@ -507,7 +512,12 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> crate::Result<Vec
         ),
     ]);
     let mut written = Vec::new();
-    for (stem, fig) in figures.into_iter().filter(|(_, f)| !f.series.is_empty()) {
+    // Runs that failed are named on every figure (they are not drawn).
+    let failed = ntk_core::sweep::failed_note(out);
+    for (stem, mut fig) in figures.into_iter().filter(|(_, f)| !f.series.is_empty()) {
+        if let Some(f) = &failed {
+            fig.note = Some(fig.note.map_or(f.clone(), |n| format!("{n}\n{f}")));
+        }
         fig.save(&out.join(stem))?;
         written.push(out.join(format!("{stem}.png")));
         written.push(out.join(format!("{stem}.svg")));

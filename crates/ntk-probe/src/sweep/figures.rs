@@ -246,14 +246,22 @@ pub fn figures(
             .any(|s| s.points.iter().any(|p| p.1.is_finite()))
     };
     let mut written = Vec::new();
-    let angles = angle_figure(groups, seeds, &first, title);
+    // Points that failed are named on every figure (they have no value to draw).
+    let failed = ntk_core::sweep::failed_note(out);
+    let noted = |mut fig: Figure| {
+        if let Some(f) = &failed {
+            fig.note = Some(fig.note.map_or(f.clone(), |n| format!("{n}\n{f}")));
+        }
+        fig
+    };
+    let angles = noted(angle_figure(groups, seeds, &first, title));
     if finite(&angles) {
         let stem = out.join("min_grad_angle_vs_depth");
         angles.save(&stem)?;
         written.push(stem);
     }
     for protocol in &protocols {
-        let fig = kappa_figure(groups, seeds, protocol, title);
+        let fig = noted(kappa_figure(groups, seeds, protocol, title));
         if finite(&fig) {
             let stem = out.join(format!("kappa_vs_depth_{protocol}"));
             fig.save(&stem)?;
