@@ -108,7 +108,8 @@ fn cgroup_remaining() -> Option<(f64, String)> {
 }
 
 /// What `RLIMIT_AS` (`ulimit -v`) still allows: the limit less the process's address
-/// space now (`VmSize`).
+/// space now (`VmSize`) and a reserve of 256 MiB for the address space the work maps
+/// beside its data (threads' stacks, allocator arenas).
 fn rlimit_remaining() -> Option<(f64, String)> {
     let mut rl = libc::rlimit {
         rlim_cur: 0,
@@ -129,7 +130,10 @@ fn rlimit_remaining() -> Option<(f64, String)> {
         .parse()
         .ok()?;
     let limit = rl.rlim_cur as f64;
-    let left = (limit - kb * 1024.0).max(0.0);
+    // Address space is spent beyond the resident memory the estimates count: the worker
+    // threads' stacks and the allocator's per-thread arenas, reserved as the work starts.
+    let reserve = 256.0 * 1024.0 * 1024.0;
+    let left = (limit - kb * 1024.0 - reserve).max(0.0);
     Some((
         left,
         format!(

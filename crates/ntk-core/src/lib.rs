@@ -9,8 +9,9 @@
 //!   fingerprints that decide whether a result may be reused),
 //!   [`config_file`] (TOML configs), [`overrides`] (`--set KEY=VALUE` at dotted keys);
 //! - runs: [`sweep`] (the sweep framework of both tools), [`table`] (CSV rows), [`stats`],
-//!   [`budget`] (memory estimates), [`progress`], [`plot`] (publication figures), [`bench`]
-//!   (peak and timers), [`cli`] (binary start-up).
+//!   [`budget`] (memory estimates), [`oom`] (out of memory as an error), [`progress`],
+//!   [`plot`] (publication figures), [`bench`] (peak and timers), [`cli`] (binary
+//!   start-up).
 
 pub mod backend;
 pub mod bench;
@@ -24,6 +25,7 @@ pub mod kernel;
 pub mod linalg;
 pub mod lock;
 pub mod npy;
+pub mod oom;
 pub mod outset;
 pub mod overrides;
 pub mod plot;

@@ -892,8 +892,11 @@ fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
 /// VM of `experiments/bench`). The synthetic Fig. 2 sweep: ~985k page faults with glibc,
 /// ~2k with this. mimalloc also backs its arenas with transparent huge pages, which halved
 /// the kernel time of the n = 10,000 NTK (experiments/bench/README.md has the times).
+/// Wrapped so that an allocation that still fails (under a limit the memory guard did not
+/// foresee) is an error with exit code 2, not an abort ([`ntk_core::oom`]).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: ntk_core::oom::ExitOnOom<mimalloc::MiMalloc> =
+    ntk_core::oom::ExitOnOom(mimalloc::MiMalloc);
 
 /// `mi_option_purge_delay` in the bundled mimalloc 3 (`mimalloc.h`'s `mi_option_e`; the
 /// sys crate does not name it). The test below checks its default (1000 ms).

@@ -797,3 +797,28 @@ fn memory_estimates_hold_to_the_measured_peaks() {
         );
     }
 }
+
+/// An allocation that fails in spite of the memory guard (here the guard is overruled with
+/// `--max-memory`, under `ulimit -v`) is an error with exit code 2, not an abort (134) or a
+/// panic (101): the allocator's wrapper, `ntk_core::oom`.
+#[test]
+fn an_allocation_that_fails_is_an_error_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "big.toml", &TINY.replace("n = 12", "n = 14000"));
+    let out = d.join("out");
+    let limited = Command::new("bash")
+        .arg("-c")
+        .arg("ulimit -v 2097152 && exec \"$@\"")
+        .arg("limited")
+        .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(ntk_args(&cfg, &out, &["--max-memory", "100G"]))
+        .env_remove("NTK_MAX_MEMORY")
+        .output()
+        .unwrap();
+    assert_clean_error(
+        "ulimit -v, guard overruled",
+        &limited,
+        &["out of memory", "bytes"],
+    );
+}

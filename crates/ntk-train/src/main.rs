@@ -496,6 +496,13 @@ fn parse_engine(s: &str) -> Result<EngineChoice, String> {
 /// message), printed as `error: MESSAGE` with exit code 2.
 type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// The system allocator, wrapped so that an allocation that still fails (under a limit the
+/// memory guard did not foresee) is an error with exit code 2, not an abort
+/// ([`ntk_core::oom`]).
+#[global_allocator]
+static GLOBAL: ntk_core::oom::ExitOnOom<std::alloc::System> =
+    ntk_core::oom::ExitOnOom(std::alloc::System);
+
 fn main() -> ExitCode {
     ntk_core::cli::restore_sigpipe();
     ntk_core::cli::set_panic_hook("ntk-train");
