@@ -757,6 +757,7 @@ fn gmap_cmd(args: GmapArgs) -> CliResult<()> {
         }
         .into());
     }
+    let _lock = figure_dir(&args.out)?;
     ntk_probe::gmap::write(&args.out, &args.depths, 721)?;
     println!("wrote {}/gmap.{{csv,png,svg}}", args.out.display());
     Ok(())
@@ -767,6 +768,7 @@ fn activations_cmd(args: ActivationsArgs) -> CliResult<()> {
     activation_fig::check(args.x_min, args.x_max, args.points)?;
     let acts = parse_activations(&args.activations, args.kink)?;
     let xs = activation_fig::grid(args.x_min, args.x_max, args.points);
+    let _lock = figure_dir(&args.out)?;
     activation_fig::write(&args.out, &acts, &xs)?;
     for a in &acts {
         let (l, m) = (activation_fig::label(a), activation_fig::moments_line(a));
@@ -781,6 +783,7 @@ fn transfer_cmd(args: TransferArgs) -> CliResult<()> {
     transfer_fig::check(args.q_min, args.q_max, args.points)?;
     let acts = parse_activations(&args.activations, args.kink)?;
     let qs = transfer::grid(args.q_min, args.q_max, args.points);
+    let _lock = figure_dir(&args.out)?;
     let at_one = transfer_fig::write(&args.out, &acts, &qs)?;
     for (a, t) in acts.iter().zip(at_one) {
         println!(
@@ -823,8 +826,18 @@ fn parse_activations(names: &[String], kink: Option<f64>) -> CliResult<Vec<ntk_m
     Ok(acts)
 }
 
+/// The output directory of a figure command, created and locked for this process (one
+/// writer at a time, `ntk_core::lock`; the commands write only their own named files, each
+/// atomically, beside whatever else the directory holds, such as a README).
+fn figure_dir(out: &Path) -> CliResult<ntk_core::lock::DirLock> {
+    let out = ntk_core::outset::resolve_out(out)?;
+    ntk_core::outset::check_writable(&out)?;
+    Ok(ntk_core::lock::DirLock::acquire(&out)?)
+}
+
 fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
     if args.redraw {
+        let _lock = figure_dir(&args.out)?;
         ntk_probe::fig1::redraw(&args.out)?;
         println!("wrote {}/fig1.{{png,svg}}", args.out.display());
         return Ok(());
@@ -852,6 +865,8 @@ fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
         );
         need.check(&format!("--widths {w}"), None)?;
     }
+    // One writer at a time, claimed before the measurements.
+    let _lock = figure_dir(&args.out)?;
     let act = ntk_model::Activation::new(kind, None);
     let compute = backend::select(None, Precision::F64)?;
     let points = ntk_probe::fig1::measure(
