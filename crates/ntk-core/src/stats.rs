@@ -13,10 +13,10 @@ pub fn mean(v: impl IntoIterator<Item = f64>) -> Option<f64> {
 pub fn mean_std(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
+    let var = match v.len() {
+        0 => f64::NAN,
+        1 => 0.0,
+        _ => v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0),
     };
     (mean, var.sqrt())
 }
@@ -32,6 +32,7 @@ mod tests {
         let (m, s) = mean_std(&[1.0, 3.0]);
         assert_eq!((m, s), (2.0, 2f64.sqrt()));
         assert_eq!(mean_std(&[5.0]), (5.0, 0.0));
-        assert!(mean_std(&[]).0.is_nan());
+        let (m, s) = mean_std(&[]);
+        assert!(m.is_nan() && s.is_nan(), "no values: no mean and no spread");
     }
 }

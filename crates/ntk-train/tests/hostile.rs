@@ -889,6 +889,25 @@ fn one_writer_per_run_and_collect_checks_what_it_reads() {
     assert!(!String::from_utf8_lossy(&collect.stderr).contains("older version"));
     let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert!(table.contains(",running,"), "{table}");
+    // Two shard counts that meet on one run (`--shard 0/2` beside `--shard 0/3`, both
+    // owning point 0): the second finds it busy and names its writer.
+    let sweep_long = write(d, "sweep-long.toml", &format!("{long}{SWEEP}"));
+    let swept = d.join("swept");
+    let mut shard = train_cmd()
+        .args(args(&sweep_long, &swept, &["--shard", "0/2"]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(&swept.join("runs/depth001_relu_none_lr1e-1_seed1/checkpoint.json"));
+    let shard_holder = format!("pid {}", shard.id());
+    assert_clean_error(
+        "--shard 0/3 beside --shard 0/2",
+        &run(&args(&sweep_long, &swept, &["--shard", "0/3"])),
+        &["another process is writing", shard_holder.as_str()],
+    );
+    shard.kill().unwrap();
+    shard.wait().unwrap();
     // Killed: nothing stays locked (the kernel drops a dead writer's lock).
     child.kill().unwrap();
     child.wait().unwrap();
@@ -969,7 +988,7 @@ fn a_failing_run_is_recorded_and_the_sweep_goes_on() {
 }
 
 /// The estimate that guards a run's memory, against the peak a run really reaches
-/// (`getrusage` of the child): within a factor of 1.5 either way. An MLP of width 4096 on
+/// (`wait4`'s usage of the child): within a factor of 1.5 either way. An MLP of width 4096 on
 /// the 8x8 digits (17 M parameters) trains one epoch.
 #[test]
 fn the_memory_estimate_holds_to_the_measured_peak() {
@@ -996,24 +1015,35 @@ fn the_memory_estimate_holds_to_the_measured_peak() {
         u => panic!("unit {u} in {text}"),
     };
     let estimate = value * unit;
-    // The peak of a real run (the largest child this test binary has waited for).
-    let status = train_cmd()
-        .args(args(&cfg, &d.join("b"), &[]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage fills the struct it is given.
-    assert_eq!(
-        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) },
-        0
-    );
-    let peak = usage.ru_maxrss as f64 * 1024.0;
+    // The peak of a real run.
+    let mut cmd = train_cmd();
+    cmd.args(args(&cfg, &d.join("b"), &[]));
+    let (ok, peak) = peak_of(cmd);
+    assert!(ok, "the run failed");
     let ratio = estimate / peak;
     assert!(
         (1.0 / 1.5..=1.5).contains(&ratio),
         "estimate {estimate:.3e} B, measured peak {peak:.3e} B (ratio {ratio:.2})"
     );
+}
+
+/// Runs `cmd` (its output discarded) and returns whether it succeeded and its own peak
+/// resident memory in bytes: `wait4` reports the usage of that child alone, whatever other
+/// tests run beside it.
+// The child is waited for by `wait4`, which clippy does not see.
+#[allow(clippy::zombie_processes)]
+fn peak_of(mut cmd: Command) -> (bool, f64) {
+    let child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for this child (which std has not waited for) and fills the two structs.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid);
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    (ok, usage.ru_maxrss as f64 * 1024.0)
 }

@@ -520,8 +520,12 @@ pub fn group(rows: &[Summary], theory: Result<&TheoryCache, &str>) -> Vec<GroupR
             };
             let mut row = group_row(&v, &th);
             // The theory is of the whole-set kernel; blocks have their own (not computed).
-            if protocol != "whole" {
-                row.theory_kappa = None;
+            if protocol != "whole" && row.theory_kappa.take().is_some() {
+                let why = "theory kappa is of the whole-set kernel, not of blocks";
+                row.theory_note = match row.theory_note.as_str() {
+                    "" => why.to_string(),
+                    note => format!("{note}; {why}"),
+                };
             }
             GroupRow {
                 protocol,
