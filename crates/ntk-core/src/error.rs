@@ -182,6 +182,9 @@ pub enum Error {
     /// `--shard` that is not `i/N`.
     #[error("--shard {value}: expected i/N with 0 <= i < N")]
     Shard { value: String },
+    /// `--shard slurm` outside a Slurm range array.
+    #[error("--shard slurm: {why}")]
+    SlurmShard { why: String },
     /// A sweep with more than [`crate::sweep::MAX_POINTS`] points.
     #[error("sweep: {total} points ({what}); at most {max} in one sweep", max = crate::sweep::MAX_POINTS)]
     TooManyPoints { total: u128, what: String },

@@ -8,7 +8,7 @@
 //!   [`lock`] (one writer per run or sweep directory), [`provenance`] (config
 //!   fingerprints that decide whether a result may be reused),
 //!   [`config_file`] (TOML configs), [`overrides`] (`--set KEY=VALUE` at dotted keys);
-//! - runs: [`sweep`] (the sweep framework of both tools), [`table`] (CSV rows), [`stats`],
+//! - runs: [`sweep`] (the sweep framework of both tools), [`slurm`] (job arrays), [`table`] (CSV rows), [`stats`],
 //!   [`budget`] (memory estimates), [`oom`] (out of memory as an error), [`progress`],
 //!   [`plot`] (publication figures), [`bench`] (peak and timers), [`cli`] (binary
 //!   start-up).
@@ -31,6 +31,7 @@ pub mod overrides;
 pub mod plot;
 pub mod progress;
 pub mod provenance;
+pub mod slurm;
 pub mod spectrum;
 pub mod stats;
 pub mod sweep;

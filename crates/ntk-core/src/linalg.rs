@@ -153,6 +153,12 @@ pub fn single_threaded<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Sets the host BLAS's thread count (OpenBLAS's, or faer's global parallelism) for the
+/// rest of the process (`crate::slurm::use_cpus_per_task`).
+pub fn set_threads(n: usize) {
+    imp::set_threads(n)
+}
+
 /// `y += alpha x` (OpenBLAS threads it for long vectors).
 pub fn axpy<T: Real>(alpha: T, x: &[T], y: &mut [T]) {
     assert_eq!(x.len(), y.len(), "axpy: lengths");

@@ -39,7 +39,11 @@ pub struct Shard {
 }
 
 impl Shard {
+    /// `i/N`, or `slurm`: the shard of this Slurm array task ([`crate::slurm`]).
     pub fn parse(s: &str) -> crate::Result<Self> {
+        if s.trim() == "slurm" {
+            return crate::slurm::array_shard();
+        }
         let bad = || crate::Error::Shard {
             value: s.to_string(),
         };

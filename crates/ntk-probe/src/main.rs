@@ -156,7 +156,8 @@ struct SweepArgs {
     /// Output directory (default: sweep.out of the config).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Run only the i-th of N disjoint parts (i/N, 0-based), for job arrays.
+    /// Run only the i-th of N disjoint parts (i/N, 0-based), for job arrays; `slurm`: the
+    /// part of this Slurm array task (SLURM_ARRAY_TASK_ID of the array's task count).
     #[arg(long)]
     shard: Option<String>,
     /// Backend (also BURN_DEVICE): one of those built in.
@@ -930,6 +931,8 @@ type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn main() -> ExitCode {
     keep_freed_memory();
+    // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.
+    ntk_core::slurm::use_cpus_per_task();
     ntk_core::cli::restore_sigpipe();
     // A bug must still end in one clear line and a non-zero exit, not a backtrace.
     ntk_core::cli::set_panic_hook("ntk-probe");

@@ -40,7 +40,8 @@ struct RunArgs {
     /// Continue interrupted runs from their checkpoints.
     #[arg(long)]
     resume: bool,
-    /// Run the i-th of N disjoint parts of the sweep (0-based), e.g. 3/8.
+    /// Run the i-th of N disjoint parts of the sweep (0-based), e.g. 3/8; `slurm`: the part
+    /// of this Slurm array task (SLURM_ARRAY_TASK_ID of the array's task count).
     #[arg(long)]
     shard: Option<String>,
     /// Print the expanded sweep, each run's state (new, partial, done, stale), and exit.
@@ -504,6 +505,8 @@ static GLOBAL: ntk_core::oom::ExitOnOom<std::alloc::System> =
     ntk_core::oom::ExitOnOom(std::alloc::System);
 
 fn main() -> ExitCode {
+    // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.
+    ntk_core::slurm::use_cpus_per_task();
     ntk_core::cli::restore_sigpipe();
     ntk_core::cli::set_panic_hook("ntk-train");
     match main_inner(Cli::parse()) {

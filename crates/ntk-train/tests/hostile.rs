@@ -347,6 +347,40 @@ fn configs_and_flags_name_their_culprit() {
         &plot,
         &["nothing to draw", "diverged"],
     );
+    // --shard slurm: outside an array it names what is missing; inside one it is the
+    // array task's shard (task 1 of --array=1-2 is shard 0/2).
+    let outside = train_cmd()
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .args(args(
+            &sweep,
+            &d.join("slurm"),
+            &["--shard", "slurm", "--dry-run"],
+        ))
+        .output()
+        .unwrap();
+    assert_clean_error(
+        "--shard slurm outside an array",
+        &outside,
+        &["SLURM_ARRAY_TASK_ID"],
+    );
+    let inside = train_cmd()
+        .envs([
+            ("SLURM_ARRAY_TASK_ID", "1"),
+            ("SLURM_ARRAY_TASK_COUNT", "2"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_STEP", "1"),
+            ("SLURM_CPUS_PER_TASK", "1"),
+        ])
+        .args(args(
+            &sweep,
+            &d.join("slurm"),
+            &["--shard", "slurm", "--dry-run"],
+        ))
+        .output()
+        .unwrap();
+    assert_ok("--shard slurm in an array", &inside);
+    let listing = String::from_utf8_lossy(&inside.stdout);
+    assert!(listing.contains("this shard (0/2) owns 1"), "{listing}");
     // An empty shard has nothing to do: success, said so.
     let empty = run(&args(&sweep, &d.join("empty-shard"), &["--shard", "5/100"]));
     assert_ok("empty shard", &empty);

@@ -1,0 +1,129 @@
+//! Slurm job arrays: a sweep's shard from the array task a job runs as (`--shard slurm`),
+//! and the worker threads from the CPUs Slurm gave the task (`SLURM_CPUS_PER_TASK`).
+//!
+//! A task of `sbatch --array=A-B[:S]` has `SLURM_ARRAY_TASK_ID` (its index), and
+//! `SLURM_ARRAY_TASK_MIN`, `SLURM_ARRAY_TASK_STEP` and `SLURM_ARRAY_TASK_COUNT`; its shard is
+//! `(ID - MIN) / STEP` of `COUNT`. So `--array=0-7`, `--array=1-8` and `--array=0-14:2` are
+//! each the eight shards 0/8..7/8; a list such as `--array=1,3,7` has no step and is refused.
+
+use crate::sweep::Shard;
+
+/// The shard of this Slurm array task, read from the environment.
+pub fn array_shard() -> crate::Result<Shard> {
+    shard_from(&|k| std::env::var(k).ok())
+}
+
+/// The shard of the array task whose environment `var` reads.
+pub fn shard_from(var: &dyn Fn(&str) -> Option<String>) -> crate::Result<Shard> {
+    let bad = |why: String| crate::Error::SlurmShard { why };
+    let number = |key: &str, default: Option<usize>| -> crate::Result<usize> {
+        match var(key) {
+            Some(v) => v
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("{key} = {v:?} is not a number"))),
+            None => default.ok_or_else(|| {
+                bad(format!(
+                    "{key} is not set: this is not a task of a Slurm job array (submit with \
+                     sbatch --array=0-N, or pass --shard i/N)"
+                ))
+            }),
+        }
+    };
+    let id = number("SLURM_ARRAY_TASK_ID", None)?;
+    let count = number("SLURM_ARRAY_TASK_COUNT", None)?;
+    let min = number("SLURM_ARRAY_TASK_MIN", Some(0))?;
+    let step = number("SLURM_ARRAY_TASK_STEP", Some(1))?.max(1);
+    let offset = id.checked_sub(min).filter(|o| o % step == 0);
+    match offset.map(|o| o / step).filter(|&i| i < count) {
+        Some(index) => Ok(Shard { index, count }),
+        None => Err(bad(format!(
+            "task {id} of an array from {min} in steps of {step} with {count} tasks is not \
+             one of a range (--array=A-B or A-B:S); lists of indices have no shard order"
+        ))),
+    }
+}
+
+/// Sets the BLAS threads and Rayon's pool to `SLURM_CPUS_PER_TASK` when Slurm says it and
+/// the user did not (`OPENBLAS_NUM_THREADS`, `RAYON_NUM_THREADS`): a task then uses the
+/// cores it was given, not every core of the node. Call first thing in `main`, before any
+/// thread starts. Returns the count it set.
+pub fn use_cpus_per_task() -> Option<usize> {
+    let n: usize = std::env::var("SLURM_CPUS_PER_TASK")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&n| n >= 1)?;
+    if std::env::var_os("OPENBLAS_NUM_THREADS").is_none() {
+        crate::linalg::set_threads(n);
+    }
+    if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+        // SAFETY: called at the start of `main`, before any other thread exists.
+        unsafe { std::env::set_var("RAYON_NUM_THREADS", n.to_string()) };
+    }
+    Some(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn shard(vars: &[(&str, &str)]) -> crate::Result<Shard> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        shard_from(&|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn range_arrays_map_to_shards_and_anything_else_is_named() {
+        let s = shard(&[
+            ("SLURM_ARRAY_TASK_ID", "3"),
+            ("SLURM_ARRAY_TASK_COUNT", "8"),
+            ("SLURM_ARRAY_TASK_MIN", "0"),
+        ])
+        .unwrap();
+        assert_eq!((s.index, s.count), (3, 8));
+        // --array=1-8: task 8 is the last shard.
+        let s = shard(&[
+            ("SLURM_ARRAY_TASK_ID", "8"),
+            ("SLURM_ARRAY_TASK_COUNT", "8"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+        ])
+        .unwrap();
+        assert_eq!((s.index, s.count), (7, 8));
+        // --array=0-14:2
+        let s = shard(&[
+            ("SLURM_ARRAY_TASK_ID", "6"),
+            ("SLURM_ARRAY_TASK_COUNT", "8"),
+            ("SLURM_ARRAY_TASK_MIN", "0"),
+            ("SLURM_ARRAY_TASK_STEP", "2"),
+        ])
+        .unwrap();
+        assert_eq!((s.index, s.count), (3, 8));
+        // Outside an array, a list of indices, garbage.
+        let e = shard(&[]).unwrap_err().to_string();
+        assert!(
+            e.contains("SLURM_ARRAY_TASK_ID is not set") && e.contains("--array"),
+            "{e}"
+        );
+        let e = shard(&[
+            ("SLURM_ARRAY_TASK_ID", "7"),
+            ("SLURM_ARRAY_TASK_COUNT", "3"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("task 7"), "{e}");
+        let e = shard(&[
+            ("SLURM_ARRAY_TASK_ID", "x"),
+            ("SLURM_ARRAY_TASK_COUNT", "2"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("SLURM_ARRAY_TASK_ID = \"x\""), "{e}");
+    }
+}

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# The batch scripts against a real Slurm (a single-node cluster on this machine,
+# local-cluster.sh; needs root): a small probe sweep and a small training sweep, each
+# submitted as an array of several tasks plus the dependent collect (submit.sh), must give
+# the results of a serial run bit for bit; then the faults: a task cancelled mid-run and
+# the array submitted again completes only the missing points; a failing task leaves the
+# afterok collect unrun, and says why.
+#
+#   cargo build -p ntk-probe -p ntk-train && bash scripts/slurm/test-cluster.sh
+# Prints one line per check and exits 1 if any failed. Stops the cluster it started.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+target=${CARGO_TARGET_DIR:-target}
+probe=$(realpath "$target/debug/ntk-probe")
+train=$(realpath "$target/debug/ntk-train")
+work=$(mktemp -d /tmp/ntk-slurm-test.XXXX)
+logs=$work/logs
+export NTK_SLURM_LOGS=$logs
+bad=0
+ok() { echo "ok    $*"; }
+fail() { echo "FAIL  $*"; bad=1; }
+
+bash scripts/slurm/local-cluster.sh start || exit 1
+export SLURM_CONF=${NTK_SLURM_DIR:-/tmp/ntk-slurm}/slurm.conf
+cleanup() {
+    bash "$root/scripts/slurm/local-cluster.sh" stop
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Waits until every one of the given jobs (comma-separated; an array's tasks included) has
+# ended, or waits for a dependency that can never be satisfied (at most $2 seconds).
+wait_jobs() {
+    local jobs=$1 limit=${2:-300} start=$SECONDS id states
+    while :; do
+        states=$(for id in ${jobs//,/ }; do scontrol -o show job "$id" 2>/dev/null; done |
+            sed -n 's/.*JobState=\([A-Z_]*\) Reason=\([A-Za-z_]*\).*/\1 \2/p')
+        if [ -n "$states" ] && ! grep -qvE '^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY) |DependencyNeverSatisfied' <<<"$states"; then
+            return 0
+        fi
+        [ $((SECONDS - start)) -lt "$limit" ] || { echo "jobs $jobs still running: $states"; return 1; }
+        sleep 1
+    done
+}
+# The job ids submit.sh printed.
+ids() { sed -n 's/^array job \([0-9]*\) .*collect job \([0-9]*\) .*/\1 \2/p' <<<"$1"; }
+
+cat >"$work/probe.toml" <<'TOML'
+[sweep]
+depths = [1, 2, 3]
+activations = ["relu", "tanh"]
+seeds = [1, 2]
+protocols = ["whole"]
+out = "unused"
+theory = false
+[data]
+dataset = "synthetic"
+n = 40
+input_dim = 5
+[model]
+width = 64
+depth = 1
+activation = "relu"
+[probe]
+precision = "f64"
+TOML
+cat >"$work/train.toml" <<'TOML'
+[data]
+dataset = "digits"
+n = 200
+subset = "first"
+[model]
+width = 32
+depth = 1
+activation = "relu"
+output_dim = 10
+seed = 1
+[optim]
+lr = 0.1
+momentum = 0.5
+[train]
+batch_size = 50
+epochs = 3
+test_n = 0
+[sweep]
+depths = [1, 2, 3]
+lrs = [0.1, 0.05]
+seeds = [1]
+families = [{ activation = "relu" }]
+TOML
+
+# Bit-for-bit: every eigenvalues.npy of the probe, every metrics.csv (less the seconds
+# column) and the final loss of the training runs.
+same_probe() {
+    local a=$1 b=$2 n=0
+    while read -r f; do
+        cmp -s "$a/$f" "$b/$f" || { echo "differs: $f"; return 1; }
+        n=$((n + 1))
+    done < <(cd "$a" && find runs -name eigenvalues.npy | sort)
+    [ "$n" -gt 0 ] && [ "$n" = "$(cd "$b" && find runs -name eigenvalues.npy | wc -l)" ]
+}
+same_train() {
+    local a=$1 b=$2 n=0
+    while read -r f; do
+        diff -q <(cut -d, -f1-5 "$a/$f") <(cut -d, -f1-5 "$b/$f") >/dev/null ||
+            { echo "differs: $f"; return 1; }
+        n=$((n + 1))
+    done < <(cd "$a" && find runs -name metrics.csv -not -path '*/checkpoints/*' | sort)
+    [ "$n" -gt 0 ] && [ "$n" = "$(cd "$b" && find runs -name metrics.csv -not -path '*/checkpoints/*' | wc -l)" ]
+}
+
+# 0. The dry run: the array's size and each task's points, nothing submitted.
+queued=$(squeue -h | wc -l)
+said=$(bash scripts/slurm/submit.sh probe "$work/probe.toml" 3 --out "$work/dry" --dry-run 2>&1)
+if grep -q "array of 3 task(s)" <<<"$said" && grep -q -- "--- task 2 (shard 2/3)" <<<"$said" &&
+    [ ! -e "$work/dry/runs" ] && [ "$(squeue -h | wc -l)" = "$queued" ]; then
+    ok "dry run: the array's size and each task's points, nothing submitted"
+else
+    fail "dry run: $said"
+fi
+
+# 1. Serial references.
+"$probe" sweep --config "$work/probe.toml" --out "$work/probe-serial" >/dev/null 2>&1 ||
+    fail "serial probe sweep"
+"$train" --config "$work/train.toml" --out "$work/train-serial" >/dev/null 2>&1 ||
+    fail "serial training sweep"
+
+# 2. Arrays of 3 tasks and their collect jobs.
+for tool in probe train; do
+    out=$work/$tool-array
+    said=$(bash scripts/slurm/submit.sh "$tool" "$work/$tool.toml" 3 --out "$out" 2>&1)
+    read -r array collect < <(ids "$said")
+    if [ -z "${collect:-}" ]; then fail "$tool: submit: $said"; continue; fi
+    wait_jobs "$array,$collect" 300
+    log=$logs/ntk-collect-$collect.log
+    if ! grep -q "every point is done" "$log" 2>/dev/null; then
+        fail "$tool: the collect job did not find every point done ($log: $(tail -2 "$log" 2>/dev/null))"
+    elif "same_$tool" "$work/$tool-serial" "$out"; then
+        ok "$tool: an array of 3 tasks and its collect equal the serial run bit for bit"
+    else
+        fail "$tool: the array's results differ from the serial run's"
+    fi
+done
+
+# 3. A task cancelled before it ran, then the same array submitted again: only the
+#    missing points are computed.
+out=$work/probe-cancel
+said=$(bash scripts/slurm/submit.sh probe "$work/probe.toml" 3 --out "$out" --any --begin=now+30 2>&1)
+read -r array collect < <(ids "$said")
+scancel "${array}_1"
+scontrol update JobId="$array" StartTime=now >/dev/null 2>&1
+wait_jobs "$array,$collect" 300
+if grep -q "not done" "$logs/ntk-collect-$collect.log" 2>/dev/null; then
+    ok "probe: the afterany collect names the cancelled task's points as not done"
+else
+    fail "probe: the afterany collect did not name the missing points"
+fi
+before=$(find "$out/runs" -name summary.json | wc -l)
+said=$(bash scripts/slurm/submit.sh probe "$work/probe.toml" 3 --out "$out" 2>&1)
+read -r array collect < <(ids "$said")
+wait_jobs "$array,$collect" 300
+computed=$(cat "$logs"/ntk-sweep-"${array}"_*.log 2>/dev/null |
+    sed -n 's/^sweep: \([0-9]*\) point(s) computed.*/\1/p' | awk '{s += $1} END {print s + 0}')
+if [ "$before" -gt 0 ] && [ "${computed:-0}" = 4 ] && same_probe "$work/probe-serial" "$out"; then
+    ok "probe: re-submitted, only the 4 missing points were computed, and all equal the serial run"
+else
+    fail "probe: re-submitted: computed ${computed:-?} point(s) (want 4), $before summaries before"
+fi
+
+# 3b. A training task cancelled mid-run (scancel), then the array submitted again: the
+#     cancelled run resumes from its checkpoint, the finished one is skipped, and both equal
+#     the serial run bit for bit.
+sed -e 's/^n = 200/n = 1000/' -e 's/^epochs = 3/epochs = 400/' -e 's/^width = 32/width = 128/' \
+    -e 's/^lrs = .*/lrs = [0.1]/' -e 's/^depths = .*/depths = [1, 2]/' "$work/train.toml" >"$work/two.toml"
+"$train" --config "$work/two.toml" --out "$work/two-serial" >/dev/null 2>&1 || fail "serial two runs"
+out=$work/two-array
+said=$(bash scripts/slurm/submit.sh train "$work/two.toml" 2 --out "$out" --any 2>&1)
+read -r array collect < <(ids "$said")
+for _ in $(seq 1 600); do
+    [ -f "$out/runs/depth002_relu_none_lr1e-1_seed1/checkpoint.json" ] && break
+    sleep 0.1
+done
+scancel "${array}_1"
+wait_jobs "$array,$collect" 300
+if grep -q "not done" "$logs/ntk-collect-$collect.log" 2>/dev/null &&
+    grep -qE ' partial .*depth002' "$logs/ntk-collect-$collect.log"; then
+    ok "train: a task cancelled mid-run is named by the afterany collect (partial)"
+else
+    fail "train: cancelled mid-run: $(tail -3 "$logs/ntk-collect-$collect.log" 2>/dev/null)"
+fi
+said=$(bash scripts/slurm/submit.sh train "$work/two.toml" 2 --out "$out" 2>&1)
+read -r array collect < <(ids "$said")
+wait_jobs "$array,$collect" 300
+if grep -q "0 run(s) trained, 1 already finished" "$logs/ntk-sweep-${array}_0.log" &&
+    grep -q "resuming after epoch" "$logs/ntk-sweep-${array}_1.log" &&
+    same_train "$work/two-serial" "$out"; then
+    ok "train: re-submitted, the finished run was skipped, the cancelled one resumed ($(grep -o 'resuming after epoch [0-9]*' "$logs/ntk-sweep-${array}_1.log")), both equal the serial run"
+else
+    fail "train: re-submitted after a cancel: $(tail -2 "$logs/ntk-sweep-${array}_1.log" 2>/dev/null)"
+fi
+
+# 4. A config that fails at load is refused before anything is submitted; a task that
+#    fails (a config whose every point fails) leaves the afterok collect unrun, pending with
+#    the reason Slurm gives.
+sed 's/^width = 64/widht = 64/' "$work/probe.toml" >"$work/typo.toml"
+said=$(bash scripts/slurm/submit.sh probe "$work/typo.toml" 2 --out "$work/typo" 2>&1)
+if grep -q "widht" <<<"$said" && ! grep -q "array job" <<<"$said"; then
+    ok "probe: a config that fails at load is refused before anything is submitted"
+else
+    fail "probe: a bad config was submitted: $said"
+fi
+sed 's/^width = 64/width = 0/' "$work/probe.toml" >"$work/bad.toml"
+said=$(bash scripts/slurm/submit.sh probe "$work/bad.toml" 2 --out "$work/bad" 2>&1)
+read -r array collect < <(ids "$said")
+wait_jobs "$array,$collect" 120
+reason=$(squeue -h -j "$collect" -o '%r' 2>/dev/null)
+if [ "$reason" = DependencyNeverSatisfied ] && [ ! -f "$logs/ntk-collect-$collect.log" ]; then
+    ok "probe: failing tasks leave the afterok collect unrun (squeue: $reason)"
+    scancel "$collect"
+else
+    fail "probe: the afterok collect after failing tasks: reason '${reason}'"
+fi
+
+# 5. A task signalled before its time limit (USR1, as --signal=B:USR1@300 sends it) stops
+#    its run, requeues itself, resumes from the checkpoint and ends with the results of an
+#    uninterrupted run, bit for bit.
+sed -e 's/^n = 200/n = 1000/' -e 's/^epochs = 3/epochs = 1000/' -e 's/^width = 32/width = 128/' \
+    -e 's/^lrs = .*/lrs = [0.1]/' -e 's/^depths = .*/depths = [2]/' "$work/train.toml" >"$work/long.toml"
+"$train" --config "$work/long.toml" --out "$work/long-serial" >/dev/null 2>&1 || fail "serial long run"
+out=$work/long-array
+said=$(bash scripts/slurm/submit.sh train "$work/long.toml" 1 --out "$out" 2>&1)
+read -r array collect < <(ids "$said")
+run_dir=$out/runs/depth002_relu_none_lr1e-1_seed1
+for _ in $(seq 1 600); do
+    [ -f "$run_dir/checkpoint.json" ] && break
+    sleep 0.1
+done
+scancel --signal=USR1 --batch "${array}_0"
+wait_jobs "$array,$collect" 300
+log=$(ls $logs/ntk-sweep-"${array}"_0.log 2>/dev/null)
+if grep -q "requeueing" "$log" && grep -q "resuming after epoch" "$log" &&
+    [ -f "$run_dir/summary.json" ] && same_train "$work/long-serial" "$out"; then
+    ok "train: signalled, requeued, resumed ($(grep -o 'resuming after epoch [0-9]*' "$log" | head -1)), equal to the uninterrupted run bit for bit"
+else
+    fail "train: signalled task: $(tail -5 "$log" 2>/dev/null)"
+fi
+exit $bad
