@@ -14,27 +14,31 @@
 #                  succeeded; a failed task leaves the collect job pending, never run, and
 #                  `squeue` shows its reason DependencyNeverSatisfied)
 #   --gpu          one GPU per task (--gres=gpu:1), the cuda build, --device cuda
+#   --recompute    points made by another config are computed again (the tools' --recompute;
+#                  without it a task that meets one fails, naming the keys that differ)
 #   --dry-run      print the array's size and each task's points; submit nothing
 #   other options  passed to sbatch for the array (--time, --partition, --cpus-per-task, ...)
 # Logs: slurm-logs/ntk-sweep-<array job>_<task>.log and slurm-logs/ntk-collect-<job>.log
 # (NTK_SLURM_LOGS moves the directory).
 # Re-submitting the same command after failures or cancellations computes only the points
-# that are missing or were made by another config (never duplicated, never mixed).
+# that are missing (with --recompute, also those another config made): never duplicated,
+# never mixed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 [ $# -ge 3 ] || usage
 tool=$1 config=$2 tasks=$3
 shift 3
 case "$tool" in probe|train) ;; *) echo "TOOL $tool: expected probe or train" >&2; exit 2 ;; esac
 [ -f "$config" ] || { echo "$config: no such config" >&2; exit 2; }
 [[ "$tasks" =~ ^[1-9][0-9]*$ ]] || { echo "TASKS $tasks: expected a positive count" >&2; exit 2; }
-out= any=0 gpu=0 dry=0 sbatch_args=()
+out= any=0 gpu=0 dry=0 recompute=0 sbatch_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) out=$2; shift 2 ;;
         --any) any=1; shift ;;
         --gpu) gpu=1; shift ;;
+        --recompute) recompute=1; shift ;;
         --dry-run) dry=1; shift ;;
         *) sbatch_args+=("$1"); shift ;;
     esac
@@ -50,6 +54,7 @@ else
     build="cargo build -p ntk-$tool"
 fi
 [ -x "$bin" ] || { echo "$bin: not built; run: $build" >&2; exit 2; }
+[ "$recompute" = 0 ] || extra="$extra --recompute"
 bin=$(realpath "$bin")
 if [ -z "$out" ]; then
     # The config's own output directory, as the tool resolves it.
