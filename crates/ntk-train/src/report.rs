@@ -115,12 +115,7 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
 /// (edited after the run): the tables would report the edit. Every key both hold is
 /// compared, except those the run resolves from its data and command line.
 fn check_config_file(path: &Path, cfg: &TrainConfig, recorded: &Provenance) -> crate::Result<()> {
-    let mut c = cfg.clone();
-    c.train.device = None;
-    c.train.out = None;
-    c.sweep = None;
-    c.data.dir = None;
-    let now = provenance::flatten_config(&c);
+    let now = provenance::flatten_config(&crate::train::recorded_config(cfg));
     let edited: Vec<String> = now
         .iter()
         .filter(|(k, _)| k.as_str() != "model.input_dim")

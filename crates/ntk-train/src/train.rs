@@ -275,11 +275,7 @@ pub fn run_config_text(cfg: &TrainConfig) -> String {
 /// records ([`run_config_text`]) with the data's input dimension filled in and the data
 /// directory left out, `backend` and `data.digest` added (see `ntk_core::provenance`).
 pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Provenance {
-    let mut c = cfg.clone();
-    c.train.device = None;
-    c.train.out = None;
-    c.sweep = None;
-    c.data.dir = None;
+    let mut c = recorded_config(cfg);
     if let Some(m) = c.model.as_mut() {
         m.input_dim = data.train.d;
     }
@@ -287,6 +283,17 @@ pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Prov
     flat.insert("backend".into(), compute.backend.into());
     flat.insert("data.digest".into(), data.digest().into());
     Provenance::new(crate::TOOL, flat)
+}
+
+/// `cfg` as a run records it in its provenance, less what the run resolves from its data:
+/// without the device, the output and data directories and the sweep (one run's config).
+pub fn recorded_config(cfg: &TrainConfig) -> TrainConfig {
+    let mut c = cfg.clone();
+    c.train.device = None;
+    c.train.out = None;
+    c.sweep = None;
+    c.data.dir = None;
+    c
 }
 
 /// The memory a run of `cfg` needs, roughly (see `ntk_core::budget`): the data, the
