@@ -2,10 +2,10 @@
 //! provenance check a sweep makes against it.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use ntk_core::provenance::{self, Provenance};
+use ntk_runs::provenance::{self, Provenance};
 
 fn check(p: Option<&Provenance>) {
-    let now = Provenance::new("fuzz", provenance::FlatConfig::new());
+    let now = Provenance::new("fuzz", provenance::FlatConfig::new(), "faer");
     let _ = provenance::check_reuse(std::path::Path::new("summary.json"), p, &now);
     if let Some(p) = p {
         let _ = provenance::check_one_base(

@@ -28,10 +28,10 @@ impl Inputs {
         }
     }
 
-    /// SHA-256 of the inputs and labels ([`ntk_core::provenance::data_digest`]): what the
+    /// SHA-256 of the inputs and labels ([`ntk_runs::provenance::data_digest`]): what the
     /// provenance of a result records as `data.digest`.
     pub fn digest(&self) -> String {
-        ntk_core::provenance::data_digest(&self.x, self.n, self.d, &self.labels)
+        ntk_runs::provenance::data_digest(&self.x, self.n, self.d, &self.labels)
     }
 
     /// Rows `idx` as a new input set.
@@ -70,12 +70,34 @@ pub fn unit_rows(x: &mut [f64], d: usize) -> Result<()> {
 /// The input dimension a `[data]` table gives, known before anything is loaded (for the
 /// memory estimate): the synthetic `input_dim`, or the data set's image size.
 pub fn expected_dim(cfg: &DataConfig) -> usize {
-    match cfg.dataset {
-        Dataset::Synthetic => cfg.input_dim.unwrap_or(5),
-        Dataset::Mnist | Dataset::FashionMnist => 28 * 28,
-        Dataset::Cifar10 => 3 * 32 * 32,
-        Dataset::Digits => 8 * 8,
+    match expected_shape(cfg) {
+        None => cfg.input_dim.unwrap_or(5),
+        Some([c, h, w]) => c * h * w,
     }
+}
+
+/// The images' `[channels, height, width]` of a data set (`None` for the synthetic set,
+/// whose samples are vectors): what the config alone says, before any file is read.
+pub fn expected_shape(cfg: &DataConfig) -> Option<[usize; 3]> {
+    match cfg.dataset {
+        Dataset::Synthetic => None,
+        Dataset::Mnist | Dataset::FashionMnist => Some([1, 28, 28]),
+        Dataset::Cifar10 => Some([3, 32, 32]),
+        Dataset::Digits => Some([1, 8, 8]),
+    }
+}
+
+/// The problems of a `[data]` table that the config alone shows (a scaling the images'
+/// channels do not allow), each naming its key: what [`load`] would refuse after reading
+/// the files.
+pub fn check(cfg: &DataConfig) -> Vec<DataError> {
+    let mut problems = Vec::new();
+    if let (Some(scaling), Some([channels, _, _])) = (cfg.scaling, expected_shape(cfg))
+        && let Err(e) = scaling.check_channels(channels)
+    {
+        problems.push(at_key("data.scaling", e));
+    }
+    problems
 }
 
 /// Loads the inputs a `[data]` table describes. Errors name the file or the key.

@@ -1,4 +1,4 @@
-//! Sizes of the networks for memory estimates (`ntk_core::budget`): parameter and
+//! Sizes of the networks for memory estimates (`ntk_runs::budget`): parameter and
 //! activation counts, known from the config before anything is built.
 
 /// Parameters of an MLP: the weights (and biases) of its layers `[d, m, ..., m, k]`, in

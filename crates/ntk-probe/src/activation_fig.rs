@@ -10,8 +10,8 @@
 
 use std::path::Path;
 
-use ntk_core::plot::{Dash, Figure, PALETTE, Scale, Series};
 use ntk_model::Activation;
+use ntk_plot::{Dash, Figure, PALETTE, Scale, Series};
 
 use crate::Error;
 
@@ -83,7 +83,7 @@ pub fn write(out: &Path, acts: &[Activation], xs: &[f64]) -> crate::Result<()> {
         }
         text += &(row.join(",") + "\n");
     }
-    ntk_core::io::write_into(out, "activations.csv", text.as_bytes())?;
+    ntk_runs::io::write_into(out, "activations.csv", text.as_bytes())?;
     let dashes = [Dash::Solid, Dash::Dashed, Dash::DashDot, Dash::Dotted];
     let series = acts
         .iter()

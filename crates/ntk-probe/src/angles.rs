@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use ntk_core::kernel::Kernel;
+use ntk_numerics::kernel::Kernel;
 
 /// The angle in degrees between samples `i` and `j` of a kernel.
 pub fn angle_deg(k: &Kernel, i: usize, j: usize) -> f64 {

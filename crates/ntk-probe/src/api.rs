@@ -15,10 +15,10 @@ struct ReadmeExamples;
 
 use burn::module::Module;
 use burn::tensor::Tensor;
-use ntk_core::backend::{Compute, Precision};
-use ntk_core::kernel::{Kernel, OutputMode};
-use ntk_core::spectrum;
 use ntk_model::Mlp;
+use ntk_numerics::backend::{Compute, Precision};
+use ntk_numerics::kernel::{Kernel, OutputMode};
+use ntk_numerics::spectrum;
 use serde::Serialize;
 
 use crate::angles;
@@ -34,8 +34,8 @@ use crate::run;
 /// use burn::module::Module;
 /// use burn::nn::{Linear, LinearConfig};
 /// use burn::tensor::{Tensor, TensorData, activation::relu};
-/// use ntk_core::backend::{self, Precision};
-/// use ntk_core::kernel::OutputMode;
+/// use ntk_numerics::backend::{self, Precision};
+/// use ntk_numerics::kernel::OutputMode;
 /// use ntk_probe::api::{Conditioning, empirical_ntk};
 ///
 /// #[derive(Module, Debug)]
@@ -81,8 +81,8 @@ pub fn empirical_ntk<M: Module, const D: usize>(
 /// does not cover (normalization layers) go through autodiff.
 ///
 /// ```
-/// use ntk_core::backend::{self, Precision};
-/// use ntk_core::kernel::OutputMode;
+/// use ntk_numerics::backend::{self, Precision};
+/// use ntk_numerics::kernel::OutputMode;
 /// use ntk_model::{ActivationKind, Mlp, MlpConfig};
 /// use ntk_probe::api::{Conditioning, mlp_ntk};
 ///
@@ -160,7 +160,7 @@ mod tests {
     /// The fast path and the autodiff path of the facade agree to rounding.
     #[test]
     fn the_mlp_fast_path_matches_autodiff() {
-        let compute = ntk_core::backend::select(Some("flex"), Precision::F64).unwrap();
+        let compute = ntk_numerics::backend::select(Some("flex"), Precision::F64).unwrap();
         let cfg = MlpConfig::new(4, 32, 3, ActivationKind::Tanh).with_output_dim(2);
         let mlp = Mlp::new(&cfg, &compute.device, compute.dtype()).unwrap();
         let x: Vec<f64> = (0..24).map(|i| ((i * 7 % 11) as f64 - 5.0) / 5.0).collect();

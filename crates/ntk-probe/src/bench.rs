@@ -19,11 +19,11 @@ use crate::config::{Eigen, Method};
 use crate::extreme;
 use crate::run::{self, SpectrumSummary};
 use crate::structured;
-use ntk_core::backend::Compute;
-use ntk_core::bench::{best_of, peak_gflops};
-use ntk_core::kernel::OutputMode;
-use ntk_core::spectrum;
 use ntk_data::inputs::Inputs;
+use ntk_numerics::backend::Compute;
+use ntk_numerics::bench::{best_of, peak_gflops};
+use ntk_numerics::kernel::OutputMode;
+use ntk_numerics::spectrum;
 
 /// The fraction of the n^2 kernel entries the staircase computes for a given block size.
 pub fn staircase_fraction(n: usize, block: usize) -> f64 {

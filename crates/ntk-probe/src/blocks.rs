@@ -8,8 +8,8 @@
 
 use std::path::Path;
 
-use ntk_core::kernel::{Kernel, OutputMode};
-use ntk_core::spectrum;
+use ntk_numerics::kernel::{Kernel, OutputMode};
+use ntk_numerics::spectrum;
 use serde::{Deserialize, Serialize};
 
 use crate::run::SpectrumSummary;
@@ -155,7 +155,7 @@ pub fn read(dir: &Path) -> crate::Result<Vec<BlockRow>> {
             reason: "missing (only the blocks protocol writes it)".into(),
         });
     }
-    Ok(ntk_core::table::read_csv(&path)?)
+    Ok(ntk_runs::table::read_csv(&path)?)
 }
 
 #[cfg(test)]

@@ -5,13 +5,13 @@
 
 use std::path::Path;
 
-use ntk_core::overrides::Assignment;
 use ntk_data::{DataConfig, Dataset};
 use ntk_model::{MlpConfig, ModelError, NetSpec, ResNetConfig};
+use ntk_runs::overrides::Assignment;
 use serde::{Deserialize, Serialize};
 
-use ntk_core::backend::Precision;
-use ntk_core::kernel::OutputMode;
+use ntk_numerics::backend::Precision;
+use ntk_numerics::kernel::OutputMode;
 
 use crate::Error;
 
@@ -132,7 +132,7 @@ pub struct ProbeSection {
     /// `full` (default): every eigenvalue on the host; `extreme`: `lambda_min`,
     /// `lambda_max` and kappa on the compute device. Left out of the serialized config at
     /// its default, so the fingerprints of results recorded before this key existed (all
-    /// `full`) still match ([`ntk_core::provenance`]).
+    /// `full`) still match ([`ntk_runs::provenance`]).
     #[serde(default, skip_serializing_if = "Eigen::is_full")]
     pub eigen: Eigen,
     /// Backend name when several are built in (also `--device`, `BURN_DEVICE`).
@@ -187,10 +187,10 @@ impl ProbeConfig {
     }
 
     /// [`Self::load`] with `--set` overrides applied before the types are checked
-    /// ([`ntk_core::overrides`]); errors in an override name it and its key. The caller
+    /// ([`ntk_runs::overrides`]); errors in an override name it and its key. The caller
     /// validates the result ([`Self::validate`]) as it does a file.
     pub fn load_with(path: &Path, sets: &[Assignment]) -> crate::Result<Self> {
-        let cfg: Self = ntk_core::overrides::load(path, sets)?;
+        let cfg: Self = ntk_runs::overrides::load(path, sets)?;
         cfg.net().map_err(|e| Error::At {
             path: path.to_path_buf(),
             source: Box::new(e.into()),
@@ -228,8 +228,34 @@ impl ProbeConfig {
         Ok(self.net()?.classes())
     }
 
-    /// Checks values the types cannot: errors name the key.
+    /// Checks what the types cannot, and what the config alone says of its data and network
+    /// together (what a run would refuse after reading the files); every problem is
+    /// reported at once ([`Error::Problems`]), each naming its key.
     pub fn validate(&self) -> crate::Result<()> {
+        let mut problems: Vec<Error> = self.validate_values().err().into_iter().collect();
+        problems.extend(
+            ntk_data::inputs::check(&self.data)
+                .into_iter()
+                .map(Into::into),
+        );
+        if let Ok(net) = self.net()
+            && self.data.dataset != Dataset::Synthetic
+            && let Err(e) = net.check_input_dim(
+                ntk_data::inputs::expected_dim(&self.data),
+                &format!("data.dataset = \"{}\"", self.data.dataset.name()),
+            )
+        {
+            problems.push(e.into());
+        }
+        match problems.len() {
+            0 => Ok(()),
+            1 => Err(problems.remove(0)),
+            _ => Err(Error::Problems(problems)),
+        }
+    }
+
+    /// Checks values the types cannot: errors name the key.
+    fn validate_values(&self) -> crate::Result<()> {
         let net = self.net()?;
         if let NetSpec::ResNet(r) = &net {
             r.validate()?;

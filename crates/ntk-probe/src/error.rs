@@ -11,12 +11,17 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// The errors of the crates below are boxed (they are large; this keeps `Result` small).
 pub enum Error {
     #[error(transparent)]
-    Core(Box<ntk_core::Error>),
+    Runs(Box<ntk_runs::Error>),
+    #[error(transparent)]
+    Numerics(Box<ntk_numerics::Error>),
     #[error(transparent)]
     Data(Box<ntk_data::DataError>),
     #[error(transparent)]
     Model(Box<ntk_model::ModelError>),
 
+    /// Several problems of one config, each its own error.
+    #[error("{} problems:{}", .0.len(), ntk_runs::error::bullets(.0))]
+    Problems(Vec<Error>),
     /// A config value the probe cannot use: `key = value: reason`.
     #[error("{key} = {value}: {reason}")]
     Config {
@@ -155,9 +160,15 @@ pub enum Error {
     Ragged { len: usize, n: usize },
 }
 
-impl From<ntk_core::Error> for Error {
-    fn from(e: ntk_core::Error) -> Self {
-        Self::Core(Box::new(e))
+impl From<ntk_runs::Error> for Error {
+    fn from(e: ntk_runs::Error) -> Self {
+        Self::Runs(Box::new(e))
+    }
+}
+
+impl From<ntk_numerics::Error> for Error {
+    fn from(e: ntk_numerics::Error) -> Self {
+        Self::Numerics(Box::new(e))
     }
 }
 

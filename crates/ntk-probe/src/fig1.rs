@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::angles;
 use crate::host;
 use crate::theory;
-use ntk_core::backend::Compute;
-use ntk_core::plot::{Dash, Figure, Marker, PALETTE, RGBColor, Scale, Series, Spread};
+use ntk_numerics::backend::Compute;
+use ntk_plot::{Dash, Figure, Marker, PALETTE, RGBColor, Scale, Series, Spread};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Fig1Point {
@@ -93,7 +93,7 @@ pub fn mean_sd(points: &[Fig1Point], depth: usize, width: usize, theta_deg: f64)
         .filter(|p| p.depth == depth && p.width == width && p.theta_in_deg == theta_deg)
         .map(|p| p.phi_deg)
         .collect();
-    ntk_core::stats::mean_std(&v)
+    ntk_runs::stats::mean_std(&v)
 }
 
 /// Writes `fig1.csv` (every measured point beside its theory value) and `fig1.{png,svg}`.
@@ -103,11 +103,11 @@ pub fn write(
     depths: &[usize],
     widths: &[usize],
 ) -> crate::Result<()> {
-    std::fs::create_dir_all(out).map_err(|source| ntk_core::Error::Write {
+    std::fs::create_dir_all(out).map_err(|source| ntk_runs::Error::Write {
         path: out.to_path_buf(),
         source,
     })?;
-    ntk_core::table::write_csv(&out.join("fig1.csv"), points)?;
+    ntk_runs::table::write_csv(&out.join("fig1.csv"), points)?;
     Ok(figure(points, depths, widths).save(&out.join("fig1"))?)
 }
 
@@ -120,7 +120,7 @@ pub fn read(out: &Path) -> crate::Result<Vec<Fig1Point>> {
             reason: "missing (run `ntk-probe fig1` first)".into(),
         });
     }
-    let points: Vec<Fig1Point> = ntk_core::table::read_csv(&path)?;
+    let points: Vec<Fig1Point> = ntk_runs::table::read_csv(&path)?;
     if points.is_empty() {
         return Err(crate::Error::BadTable {
             path,
@@ -259,7 +259,7 @@ fn measured(points: &[Fig1Point], depth: usize, width: usize) -> Series {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ntk_core::backend::{self, Precision};
+    use ntk_numerics::backend::{self, Precision};
 
     #[test]
     fn the_figure_redraws_from_its_table_alone() {

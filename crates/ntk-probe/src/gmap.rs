@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use ntk_core::plot::{Dash, Figure, PALETTE, RGBColor, Scale, Series};
+use ntk_plot::{Dash, Figure, PALETTE, RGBColor, Scale, Series};
 
 use crate::theory::relu::g;
 
@@ -52,7 +52,7 @@ pub fn write(out: &Path, depths: &[usize], points: usize) -> crate::Result<()> {
         }
         text += "\n";
     }
-    ntk_core::io::write_into(out, "gmap.csv", text.as_bytes())?;
+    ntk_runs::io::write_into(out, "gmap.csv", text.as_bytes())?;
     let mut series = vec![Series {
         label: "identity (linear network)".into(),
         points: thetas.iter().map(|&t| (t, t)).collect(),

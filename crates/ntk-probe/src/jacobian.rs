@@ -7,7 +7,7 @@ use burn::tensor::{Gradients, Tensor};
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, Mat, MatRef};
 
-use ntk_core::kernel::{Kernel, OutputMode};
+use ntk_numerics::kernel::{Kernel, OutputMode};
 
 /// Collects every float parameter's gradient, flattened, in visiting order.
 struct GradCollector<'a> {

@@ -5,15 +5,16 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use ntk_core::backend::{self, Precision};
-use ntk_core::overrides::{self, Assignment, Flags};
-use ntk_core::sweep::Shard;
 use ntk_data::inputs;
 use ntk_model::ActivationKind;
+use ntk_numerics::backend::{self, Precision};
 use ntk_probe::bench;
 use ntk_probe::config::{Eigen, ProbeConfig};
 use ntk_probe::run::{self, Summary};
 use ntk_probe::sweep::{self, SweepConfig};
+use ntk_runs::args::{self, CollectArgs, PlotArgs, RunFlags, SweepFlags};
+use ntk_runs::overrides::{self, Assignment};
+use ntk_runs::sweep::Shard;
 
 #[derive(Parser)]
 #[command(
@@ -28,9 +29,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Compute the NTK of one network on one data set and write DIR/summary.json,
-    /// inputs.npy, ntk.npy, eigenvalues.npy.
-    Ntk(NtkArgs),
+    /// Compute the NTK of one network on one data set and write OUT/summary.json,
+    /// inputs.npy, ntk.npy, eigenvalues.npy (`ntk` is the same command).
+    #[command(visible_alias = "ntk")]
+    Run(NtkArgs),
     /// Time the structured NTK (n = 2000, d = 5, width 512) and the eigensolver.
     Bench(BenchArgs),
     /// Run a depth sweep (Fig. 2): every (activation, depth, seed), both protocols; skips
@@ -140,66 +142,12 @@ struct Fig1Args {
     redraw: bool,
 }
 
-/// `--set KEY=VALUE`, the generic override of a config key.
-const SET_HELP: &str = "Override a config key: KEY=VALUE at a dotted key, typed and checked \
-    as in the file (repeatable; after the short flags). VALUE is TOML, other text a string: \
-    --set model.depth=5 --set data.dataset=mnist --set probe.pair=[0,1] \
-    --set model.convention=official";
-
 #[derive(Args)]
 struct SweepArgs {
-    /// The sweep's TOML config: [sweep] and the [data], [model], [probe] of its points.
-    #[arg(long)]
-    config: PathBuf,
-    #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
-    set: Vec<String>,
-    /// Output directory (default: sweep.out of the config).
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Run only the i-th of N disjoint parts (i/N, 0-based), for job arrays; `slurm`: the
-    /// part of this Slurm array task (SLURM_ARRAY_TASK_ID of the array's task count).
-    #[arg(long)]
-    shard: Option<String>,
-    /// Backend (also BURN_DEVICE): one of those built in.
-    #[arg(long)]
-    device: Option<String>,
-    /// Recompute points whose recorded config fingerprint differs from this config (their
-    /// old results are replaced); without it such points are an error naming the keys.
-    #[arg(long)]
-    recompute: bool,
-    /// List the points and whether each is done, stale or new, and exit.
-    #[arg(long)]
-    dry_run: bool,
-    /// The memory the work may plan for (e.g. 64G; default: the available memory).
-    #[arg(long)]
-    max_memory: Option<String>,
-    /// Add points to a directory holding points of a config that differs beyond the sweep
-    /// axes (refused by default: the directory would mix two sweeps).
-    #[arg(long)]
-    allow_mixed: bool,
-}
-
-#[derive(Args)]
-struct CollectArgs {
-    /// The sweep's output directory.
-    dir: PathBuf,
-    /// The sweep config (adds the infinite-width theory to the tables and figures).
-    #[arg(long)]
-    config: Option<PathBuf>,
-    #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP, requires = "config")]
-    set: Vec<String>,
-    /// Merge points whose configs differ beyond the sweep axes (refused by default).
-    #[arg(long)]
-    allow_mixed: bool,
-}
-
-#[derive(Args)]
-struct PlotArgs {
-    /// The collected sweep's directory (holding summary.csv and results.csv).
-    dir: PathBuf,
-    /// The figures' title (default: the data set's name from results.csv).
-    #[arg(long)]
-    title: Option<String>,
+    #[command(flatten)]
+    sweep: SweepFlags,
+    #[command(flatten)]
+    own: ProbeFlags,
 }
 
 #[derive(Args)]
@@ -223,90 +171,47 @@ struct TheoryArgs {
 
 #[derive(Args)]
 struct NtkArgs {
-    /// TOML config with [data], [model] (an MLP) or [resnet] (a CIFAR ResNet), [probe].
-    #[arg(long)]
-    config: PathBuf,
-    /// Output directory.
-    #[arg(long)]
-    out: PathBuf,
-    /// Also write DIR/weights.safetensors.
+    #[command(flatten)]
+    run: RunFlags,
+    #[command(flatten)]
+    own: ProbeFlags,
+    /// Also write OUT/weights.safetensors.
     #[arg(long)]
     save_weights: bool,
     /// Print summary.json to stdout instead of the table.
     #[arg(long)]
     json: bool,
-    /// The memory the work may plan for (e.g. 64G; default: the available memory).
-    #[arg(long)]
-    max_memory: Option<String>,
-    #[command(flatten)]
-    overrides: Overrides,
 }
 
-/// Command-line overrides: `--set KEY=VALUE` for any key, and short flags for the common
-/// ones, each an alias of a `--set`.
+/// The short flags of the probe's own keys, beside those both tools take
+/// ([`ntk_runs::args::KeyFlags`]).
 #[derive(Args)]
-struct Overrides {
-    #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
-    set: Vec<String>,
-    /// data.dataset: synthetic, mnist, fashion-mnist, cifar-10, digits.
-    #[arg(long)]
-    dataset: Option<String>,
-    /// data.n.
-    #[arg(long)]
-    n: Option<usize>,
-    /// data.input_dim (synthetic).
-    #[arg(long)]
-    input_dim: Option<usize>,
-    /// model.width (resnet.base_width).
-    #[arg(long)]
-    width: Option<usize>,
-    /// model.depth (resnet.depth).
-    #[arg(long)]
-    depth: Option<usize>,
-    /// model.activation (MLP only).
-    #[arg(long)]
-    activation: Option<String>,
-    /// model.seed (resnet.seed).
-    #[arg(long)]
-    seed: Option<u64>,
-    /// probe.precision: f32 or f64.
-    #[arg(long)]
-    precision: Option<String>,
+struct ProbeFlags {
     /// probe.protocol: whole or blocks.
     #[arg(long)]
     protocol: Option<String>,
     /// probe.output: sum, full or an output index.
     #[arg(long)]
     output: Option<String>,
-    /// probe.device: the backend (also BURN_DEVICE), one of those built in.
-    #[arg(long)]
-    device: Option<String>,
 }
 
-impl Overrides {
-    /// The short flags as the `--set`s they stand for (keys of the network's table: `[model]`
-    /// or, when the file has one, `[resnet]`), then the `--set`s, in order.
-    fn assignments(&self, table: &toml::Table) -> CliResult<Vec<Assignment>> {
-        let mut f = Flags::for_table(table);
-        let usize_flag = |v: Option<usize>| v.map(|x| x as u64);
-        f.text("data.dataset", "dataset", self.dataset.as_deref());
-        f.int("data.n", "n", usize_flag(self.n))?;
-        f.int("data.input_dim", "input-dim", usize_flag(self.input_dim))?;
-        f.network(
-            usize_flag(self.depth),
-            usize_flag(self.width),
-            self.seed,
-            self.activation.as_deref(),
-        )?;
-        f.text("probe.precision", "precision", self.precision.as_deref());
-        f.text("probe.protocol", "protocol", self.protocol.as_deref());
-        f.text("probe.output", "output", self.output.as_deref());
-        f.text("probe.device", "device", self.device.as_deref());
-        Ok(f.finish(&self.set)?)
+impl ProbeFlags {
+    /// The `--set`s that `run` (both tools' flags, then these, then `--set`) stands for.
+    fn assignments(&self, run: &RunFlags, table: &toml::Table) -> CliResult<Vec<Assignment>> {
+        Ok(args::assignments(
+            table,
+            &run.keys,
+            "probe",
+            &run.set,
+            |f| {
+                f.text("probe.protocol", "protocol", self.protocol.as_deref());
+                f.text("probe.output", "output", self.output.as_deref());
+                Ok(())
+            },
+        )?)
     }
 }
 
-/// Pushes the assignment of an integer flag (TOML integers are i64).
 #[derive(Args)]
 struct BenchArgs {
     /// Samples (the kernel is n x n).
@@ -391,37 +296,88 @@ fn print_table(s: &Summary) {
 }
 
 fn ntk(args: NtkArgs) -> CliResult<()> {
-    let sets = args
-        .overrides
-        .assignments(&overrides::read_table(&args.config)?)?;
-    let cfg = ProbeConfig::load_with(&args.config, &sets)?;
+    let flags = &args.run;
+    let path = flags.config()?;
+    let sets = args.own.assignments(flags, &overrides::read_table(path)?)?;
+    let cfg = ProbeConfig::load_with(path, &sets)?;
     cfg.validate()
-        .map_err(|e| format!("{}{}: {e}", args.config.display(), with_overrides(&sets)))?;
-    let out = ntk_core::outset::resolve_out(&args.out)?;
+        .map_err(|e| format!("{}{}: {e}", path.display(), with_overrides(&sets)))?;
+    let out_arg = flags
+        .out
+        .as_deref()
+        .ok_or("--out DIR is required: the directory the NTK's files go to")?;
+    let out = ntk_runs::outset::resolve_out(out_arg)?;
     run::check_replaceable(&out)?;
     run::check_memory(
         &cfg,
         inputs::expected_dim(&cfg.data),
-        args.max_memory.as_deref(),
+        flags.max_memory.as_deref(),
     )?;
     let inputs = inputs::load(&cfg.data)?;
     let compute = backend::select(cfg.probe.device.as_deref(), cfg.probe.precision)?;
+    if flags.dry_run || flags.resume {
+        let prov = run::provenance(&cfg, &inputs, &inputs.digest(), &compute);
+        let summary_path = out.join("summary.json");
+        let state = ntk_runs::sweep::state::<Summary>(
+            &[(summary_path.clone(), &prov)],
+            "pass --recompute to compute it again",
+        );
+        if let ntk_runs::sweep::State::Stale(why) = &state
+            && flags.resume
+            && !flags.recompute
+        {
+            return Err(why.clone().into());
+        }
+        if flags.dry_run {
+            let why = match &state {
+                ntk_runs::sweep::State::Stale(why) | ntk_runs::sweep::State::Failed(why) => {
+                    format!(": {why}")
+                }
+                _ => String::new(),
+            };
+            let then = match (&state, flags.resume) {
+                (ntk_runs::sweep::State::Done, true) => "--resume keeps it",
+                (ntk_runs::sweep::State::New, _) => "it would be computed",
+                _ => "it would be computed again",
+            };
+            println!(
+                "{}: {}{why} (the NTK of n = {} inputs on {} {}; {then})",
+                out.display(),
+                state.label(),
+                inputs.n,
+                compute.backend,
+                compute.precision,
+            );
+            return Ok(());
+        }
+        if matches!(state, ntk_runs::sweep::State::Done) {
+            let summary = ntk_probe::sweep::read_summary(&summary_path)?
+                .ok_or_else(|| format!("{}: vanished", summary_path.display()))?;
+            println!("{}: made by this config; kept (--resume)", out.display());
+            return report_ntk(&summary, &args, &out, "kept");
+        }
+    }
     let summary = run::run(&cfg, &inputs, &compute, Some(&out), args.save_weights)?;
+    report_ntk(&summary, &args, &out, "wrote")
+}
+
+/// Prints a probe's summary: as JSON with `--json`, else as a table and the files written.
+fn report_ntk(summary: &Summary, args: &NtkArgs, out: &Path, verb: &str) -> CliResult<()> {
     if args.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&summary).expect("serializes")
         );
     } else {
-        print_table(&summary);
+        print_table(summary);
         let blocks = if summary.blocks.is_some() {
             ", blocks.csv"
         } else {
             ""
         };
         println!(
-            "  wrote {}/{{summary.json, inputs.npy, ntk.npy, eigenvalues.npy{blocks}}}",
-            args.out.display()
+            "  {verb} {}/{{summary.json, inputs.npy, ntk.npy, eigenvalues.npy{blocks}}}",
+            out.display()
         );
     }
     Ok(())
@@ -434,7 +390,7 @@ fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     println!(
         "host linear algebra: {} (engine host: the structured NTK's GEMMs and the \
          eigensolver)",
-        ntk_core::linalg::BACKEND
+        ntk_numerics::linalg::BACKEND
     );
     println!(
         "{:>6} {:>4} {:>5} {:>5} {:>4} {:>8} {:>6} {:>8} {:>9} {:>8} {:>8} {:>8} {:>9} {:>10}",
@@ -489,7 +445,7 @@ fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     }
     if let Some(path) = &args.out {
         let json = serde_json::to_string_pretty(&rows).expect("serializes");
-        ntk_core::io::atomic_write(path, json.as_bytes())
+        ntk_runs::io::atomic_write(path, json.as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
@@ -504,25 +460,33 @@ fn with_overrides(sets: &[Assignment]) -> &'static str {
     }
 }
 
-fn load_sweep(path: &Path, set: &[String]) -> CliResult<SweepConfig> {
-    Ok(SweepConfig::load_with(path, &overrides::parse_all(set)?)?)
+fn load_sweep(path: &Path, sets: &[Assignment]) -> CliResult<SweepConfig> {
+    Ok(SweepConfig::load_with(path, sets)?)
 }
 
 fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
-    let cfg = load_sweep(&args.config, &args.set)?;
-    let out = ntk_core::outset::resolve_out(&args.out.unwrap_or_else(|| cfg.sweep.out.clone()))?;
+    let flags = &args.sweep.run;
+    let path = flags.config()?;
+    // The device is the sweep's to choose, not part of its config (`SweepOptions::device`).
+    let mut keys_flags = flags.clone();
+    keys_flags.keys.device = None;
+    let sets = args
+        .own
+        .assignments(&keys_flags, &overrides::read_table(path)?)?;
+    let cfg = load_sweep(path, &sets)?;
+    let out = ntk_runs::outset::resolve_out(flags.out.as_deref().unwrap_or(&cfg.sweep.out))?;
     sweep::check_out(&out)?;
-    let shard = match &args.shard {
+    let shard = match &args.sweep.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::all(),
     };
     let opts = sweep::SweepOptions {
-        device: args.device.clone(),
-        recompute: args.recompute,
-        max_memory: args.max_memory.clone(),
-        allow_mixed: args.allow_mixed,
+        device: flags.keys.device.clone(),
+        recompute: flags.recompute,
+        max_memory: flags.max_memory.clone(),
+        allow_mixed: args.sweep.allow_mixed,
     };
-    if args.dry_run {
+    if flags.dry_run {
         return Ok(sweep::dry_run(&cfg, &out, shard, &opts)?);
     }
     let points = cfg.points().len();
@@ -534,10 +498,10 @@ fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
         return Ok(());
     }
     let start = std::time::Instant::now();
-    let _claim = ntk_core::lock::SweepClaim::acquire(
+    let _claim = ntk_runs::lock::SweepClaim::acquire(
         &out,
         &sweep::fingerprint(&cfg),
-        &format!("config {}", args.config.display()),
+        &format!("config {}", path.display()),
     )?;
     let ran = sweep::run_sweep(&cfg, &out, shard, &opts)?;
     println!(
@@ -547,7 +511,7 @@ fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
         start.elapsed().as_secs_f64()
     );
     let title = cfg.data.dataset.name();
-    match sweep::collect(Some(&cfg), &out, title, args.allow_mixed) {
+    match sweep::collect(Some(&cfg), &out, title, args.sweep.allow_mixed) {
         Ok(groups) => {
             print_groups(&groups);
             println!(
@@ -615,20 +579,38 @@ fn print_groups(groups: &[sweep::GroupRow]) {
 }
 
 fn collect_cmd(args: CollectArgs) -> CliResult<()> {
+    refuse_log(args.style.log)?;
     let cfg = args
         .config
         .as_deref()
-        .map(|p| load_sweep(p, &args.set))
+        .map(|p| load_sweep(p, &overrides::parse_all(&args.set)?))
         .transpose()?;
-    let title = cfg.as_ref().map_or("sweep", |c| c.data.dataset.name());
+    let title = args
+        .style
+        .title
+        .as_deref()
+        .unwrap_or_else(|| cfg.as_ref().map_or("sweep", |c| c.data.dataset.name()));
     let groups = sweep::collect(cfg.as_ref(), &args.dir, title, args.allow_mixed)?;
     print_groups(&groups);
     Ok(())
 }
 
 fn plot_cmd(args: PlotArgs) -> CliResult<()> {
-    for stem in sweep::redraw(&args.dir, args.title.as_deref())? {
+    refuse_log(args.style.log)?;
+    for stem in sweep::redraw(&args.dir, args.style.title.as_deref())? {
         println!("wrote {}.{{png,svg}}", stem.display());
+    }
+    Ok(())
+}
+
+/// `--log` is the trainer's (its loss axes); the probe's kappa axes are always logarithmic.
+fn refuse_log(log: bool) -> CliResult<()> {
+    if log {
+        return Err(
+            "--log: the probe's kappa axes are always on a log scale (the flag sets \
+                    ntk-train's loss axes)"
+                .into(),
+        );
     }
     Ok(())
 }
@@ -828,12 +810,12 @@ fn parse_activations(names: &[String], kink: Option<f64>) -> CliResult<Vec<ntk_m
 }
 
 /// The output directory of a figure command, created and locked for this process (one
-/// writer at a time, `ntk_core::lock`; the commands write only their own named files, each
+/// writer at a time, `ntk_runs::lock`; the commands write only their own named files, each
 /// atomically, beside whatever else the directory holds, such as a README).
-fn figure_dir(out: &Path) -> CliResult<ntk_core::lock::DirLock> {
-    let out = ntk_core::outset::resolve_out(out)?;
-    ntk_core::outset::check_writable(&out)?;
-    Ok(ntk_core::lock::DirLock::acquire(&out)?)
+fn figure_dir(out: &Path) -> CliResult<ntk_runs::lock::DirLock> {
+    let out = ntk_runs::outset::resolve_out(out)?;
+    ntk_runs::outset::check_writable(&out)?;
+    Ok(ntk_runs::lock::DirLock::acquire(&out)?)
 }
 
 fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
@@ -858,7 +840,7 @@ fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
     // the same size (two inputs), in f64.
     let deepest = args.depths.iter().copied().max().unwrap_or(0).max(1) as f64;
     for &w in &args.widths {
-        let mut need = ntk_core::budget::Estimate::default();
+        let mut need = ntk_runs::budget::Estimate::default();
         need.add(
             "weights, gradients and the Jacobian",
             4.0 * deepest * (w as f64).powi(2),
@@ -909,10 +891,10 @@ fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
 /// ~2k with this. mimalloc also backs its arenas with transparent huge pages, which halved
 /// the kernel time of the n = 10,000 NTK (experiments/bench/README.md has the times).
 /// Wrapped so that an allocation that still fails (under a limit the memory guard did not
-/// foresee) is an error with exit code 2, not an abort ([`ntk_core::oom`]).
+/// foresee) is an error with exit code 2, not an abort ([`ntk_runs::oom`]).
 #[global_allocator]
-static GLOBAL: ntk_core::oom::ExitOnOom<mimalloc::MiMalloc> =
-    ntk_core::oom::ExitOnOom(mimalloc::MiMalloc);
+static GLOBAL: ntk_runs::oom::ExitOnOom<mimalloc::MiMalloc> =
+    ntk_runs::oom::ExitOnOom(mimalloc::MiMalloc);
 
 /// `mi_option_purge_delay` in the bundled mimalloc 3 (`mimalloc.h`'s `mi_option_e`; the
 /// sys crate does not name it). The test below checks its default (1000 ms).
@@ -932,13 +914,13 @@ type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 fn main() -> ExitCode {
     keep_freed_memory();
     // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.
-    ntk_core::slurm::use_cpus_per_task();
-    ntk_core::cli::restore_sigpipe();
+    ntk_runs::slurm::use_cpus_per_task(ntk_numerics::linalg::set_threads);
+    ntk_runs::cli::restore_sigpipe();
     // A bug must still end in one clear line and a non-zero exit, not a backtrace.
-    ntk_core::cli::set_panic_hook("ntk-probe");
+    ntk_runs::cli::set_panic_hook("ntk-probe");
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Ntk(a) => ntk(a),
+        Command::Run(a) => ntk(a),
         Command::Bench(a) => bench_cmd(a),
         Command::Sweep(a) => sweep_cmd(a),
         Command::Collect(a) => collect_cmd(a),

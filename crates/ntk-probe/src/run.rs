@@ -16,19 +16,19 @@ use crate::config::{Eigen, Method, ProbeConfig, Protocol, spelled};
 use crate::host;
 use crate::jacobian;
 use crate::structured;
-use ntk_core::backend::{Compute, Precision};
-use ntk_core::budget::Estimate;
-use ntk_core::kernel::{Kernel, OutputMode};
-use ntk_core::npy;
-use ntk_core::outset::OutputSet;
-use ntk_core::progress::Phase;
-use ntk_core::provenance::{self, Provenance};
-use ntk_core::spectrum::{self, Spectrum};
 use ntk_data::inputs::Inputs;
 use ntk_model::NetSpec;
+use ntk_numerics::backend::{Compute, Precision};
+use ntk_numerics::kernel::{Kernel, OutputMode};
+use ntk_numerics::spectrum::{self, Spectrum};
+use ntk_runs::budget::Estimate;
+use ntk_runs::npy;
+use ntk_runs::outset::OutputSet;
+use ntk_runs::progress::Phase;
+use ntk_runs::provenance::{self, Provenance};
 
 /// Everything `summary.json` holds. `kappa` is `null` when the kernel is numerically
-/// singular (`singular = true`, see [`ntk_core::spectrum`]); the same for `gram_kappa`.
+/// singular (`singular = true`, see [`ntk_numerics::spectrum`]); the same for `gram_kappa`.
 #[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Summary {
     pub lambda_min: f64,
@@ -81,7 +81,7 @@ pub struct Summary {
     pub eigen_seconds: f64,
     pub seconds: f64,
     /// The resolved config, its fingerprint, the tool, commit and command line
-    /// ([`ntk_core::provenance`]); absent in summaries written before it was recorded.
+    /// ([`ntk_runs::provenance`]); absent in summaries written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
 }
@@ -118,10 +118,10 @@ pub fn provenance(
     let mut flat = provenance::flatten_config(&c);
     flat.insert("backend".into(), compute.backend.into());
     flat.insert("data.digest".into(), digest.into());
-    Provenance::new(crate::TOOL, flat)
+    Provenance::new(crate::TOOL, flat, &ntk_numerics::linalg::describe())
 }
 
-/// The memory a probe of `cfg` needs, roughly (see [`ntk_core::budget`]): the kernel and the
+/// The memory a probe of `cfg` needs, roughly (see [`ntk_runs::budget`]): the kernel and the
 /// eigensolver's copies, the structured engine's activations and work matrices, or the
 /// autodiff path's per-sample gradient rows. `d` is the data's input dimension.
 pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
@@ -224,7 +224,7 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
     Ok(e)
 }
 
-/// Refuses a probe whose estimated memory exceeds the limit ([`ntk_core::budget`]).
+/// Refuses a probe whose estimated memory exceeds the limit ([`ntk_runs::budget`]).
 pub fn check_memory(cfg: &ProbeConfig, d: usize, max_memory: Option<&str>) -> crate::Result<()> {
     let culprit = match cfg.net()? {
         NetSpec::Mlp(m) => format!(
@@ -345,7 +345,7 @@ pub fn compute_kernel_cached(
             }
             // One step per layer (each is all pairs at once: seconds at n = 100).
             let bar =
-                ntk_core::progress::Reporter::default().bar(cfg.depth as u64, "theory".to_string());
+                ntk_runs::progress::Reporter::default().bar(cfg.depth as u64, "theory".to_string());
             bar.set_message("layers");
             let k = crate::theory::infinite_width_kernels_scaled(
                 &inputs.x,
@@ -489,7 +489,7 @@ pub fn run(
             check_replaceable(dir)?;
             let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
             let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
-            ntk_core::outset::clean_dir(
+            ntk_runs::outset::clean_dir(
                 parent.unwrap_or(Path::new(".")),
                 Some(name.as_deref().unwrap_or_default()),
                 &|_| false,
@@ -1157,7 +1157,7 @@ pub fn write_outputs(
     )
     .map_err(|e| ctx("eigenvalues.npy", e))?;
     if let Some(blocks) = blocks {
-        ntk_core::table::write_csv(&dir.join(crate::blocks::BLOCKS_FILE), blocks)?;
+        ntk_runs::table::write_csv(&dir.join(crate::blocks::BLOCKS_FILE), blocks)?;
     }
     if let Some(mlp) = mlp {
         let dtype = if summary.precision == "f64" {
@@ -1168,6 +1168,6 @@ pub fn write_outputs(
         save_safetensors(mlp, &dir.join("weights.safetensors"), dtype)?;
     }
     let json = serde_json::to_string_pretty(summary).expect("summary serializes");
-    ntk_core::io::atomic_write(&dir.join("summary.json"), json.as_bytes())
+    ntk_runs::io::atomic_write(&dir.join("summary.json"), json.as_bytes())
         .map_err(|e| ctx("summary.json", e))
 }

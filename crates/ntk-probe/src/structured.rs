@@ -18,7 +18,7 @@
 use burn::tensor::{Device, Tensor};
 use ntk_model::{Mlp, Normalization};
 
-use ntk_core::kernel::{Kernel, OutputMode};
+use ntk_numerics::kernel::{Kernel, OutputMode};
 
 /// Per-layer factors of the structured NTK for one output selection.
 pub struct Factors {

@@ -8,8 +8,8 @@
 
 use std::path::Path;
 
-use ntk_core::plot::{Dash, Figure, PALETTE, RGBColor, Scale, Series};
 use ntk_model::Activation;
+use ntk_plot::{Dash, Figure, PALETTE, RGBColor, Scale, Series};
 
 use crate::Error;
 use crate::theory::transfer::{Transfer, transfer};
@@ -74,7 +74,7 @@ pub fn write(out: &Path, acts: &[Activation], qs: &[f64]) -> crate::Result<Vec<T
             );
         }
     }
-    ntk_core::io::write_into(out, "transfer.csv", text.as_bytes())?;
+    ntk_runs::io::write_into(out, "transfer.csv", text.as_bytes())?;
     let at_one: Vec<Transfer> = acts.iter().map(|a| transfer(a, 1.0)).collect();
     let fixed = |a: &Activation, t: &Transfer| {
         format!(

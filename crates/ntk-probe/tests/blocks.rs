@@ -3,7 +3,7 @@
 //! each block's λ_min, λ_max and κ are recomputed from `ntk.npy` by an independent route,
 //! the submatrix of those samples and faer's dense symmetric eigensolver
 //! (`self_adjoint_eigenvalues`), while the probe's own values come from the host
-//! eigensolver of `ntk_core::spectrum` (LAPACK `dsyevd` through OpenBLAS when the build has
+//! eigensolver of `ntk_numerics::spectrum` (LAPACK `dsyevd` through OpenBLAS when the build has
 //! it, after a pivoted-Cholesky low-rank test).
 
 mod common;
@@ -63,7 +63,7 @@ fn block_kappas_recompute_from_the_written_membership() {
     );
 
     let rows: Vec<BlockRow> = blocks::read(&out).unwrap();
-    let (k, shape) = ntk_core::npy::read(&out.join("ntk.npy")).unwrap();
+    let (k, shape) = ntk_runs::npy::read(&out.join("ntk.npy")).unwrap();
     assert_eq!(shape, [N as u64, N as u64]);
 
     // The blocks partition the samples: 32, 32, 32 and the remaining 4.
@@ -129,7 +129,7 @@ fn block_kappas_recompute_from_the_written_membership() {
         summary["lambda_max"].as_f64().unwrap(),
         mean(|r| r.lambda_max)
     ));
-    let (ev, _) = ntk_core::npy::read(&out.join("eigenvalues.npy")).unwrap();
+    let (ev, _) = ntk_runs::npy::read(&out.join("eigenvalues.npy")).unwrap();
     assert_eq!(ev.len(), N, "every block's eigenvalues, concatenated");
 
     // The membership matters: consecutive samples (another partition of the same kernel)
@@ -163,7 +163,7 @@ fn the_whole_protocol_writes_no_block_table() {
 /// evaluation mode) and every output (`output = "full"`: k kernel rows per sample).
 #[test]
 fn block_by_block_is_the_cut_of_the_whole_kernel() {
-    use ntk_core::backend::{self, Precision};
+    use ntk_numerics::backend::{self, Precision};
     use ntk_probe::config::{ProbeConfig, Protocol};
     use ntk_probe::run;
     let c = backend::select(Some("flex"), Precision::F64).unwrap();

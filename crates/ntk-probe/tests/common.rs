@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use burn::tensor::{DType, Tensor, TensorData};
-use ntk_core::backend::{self, Compute, Precision};
 use ntk_model::{Mlp, MlpConfig};
+use ntk_numerics::backend::{self, Compute, Precision};
 
 pub fn compute(precision: Precision) -> Compute {
     backend::select(Some("flex"), precision).expect("flex is built in")

@@ -7,10 +7,10 @@ mod common;
 
 use burn::tensor::{DType, Tensor, TensorData};
 use common::*;
-use ntk_core::backend::{Compute, Precision};
-use ntk_core::kernel::{Kernel, OutputMode};
-use ntk_core::spectrum::spectrum;
 use ntk_model::{ActivationKind, MlpConfig};
+use ntk_numerics::backend::{Compute, Precision};
+use ntk_numerics::kernel::{Kernel, OutputMode};
+use ntk_numerics::spectrum::spectrum;
 use ntk_probe::extreme::{self, Options, cholesky};
 use ntk_probe::structured;
 
@@ -223,7 +223,7 @@ fn cholesky_solves() {
 #[cfg(feature = "wgpu")]
 #[test]
 fn kappa_on_wgpu_matches_lapack() {
-    use ntk_core::backend;
+    use ntk_numerics::backend;
     for precision in [Precision::F32, Precision::F64] {
         let c = match backend::select(Some("wgpu"), precision) {
             Ok(c) => c,
@@ -270,7 +270,7 @@ fn the_probe_takes_kappa_by_the_extreme_route_when_asked() {
         let s: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
                 .unwrap();
-        let (ev, shape) = ntk_core::npy::read(&out.join("eigenvalues.npy")).unwrap();
+        let (ev, shape) = ntk_runs::npy::read(&out.join("eigenvalues.npy")).unwrap();
         (s, ev, shape)
     };
     let (full, full_ev, full_shape) = run("full");
@@ -301,8 +301,8 @@ fn the_probe_takes_kappa_by_the_extreme_route_when_asked() {
 /// it was before the key existed: results recorded then still match. `extreme` shows.
 #[test]
 fn the_default_eigen_route_keeps_old_fingerprints() {
-    use ntk_core::provenance::flatten_config;
     use ntk_probe::config::ProbeConfig;
+    use ntk_runs::provenance::flatten_config;
     let text = "[data]\ndataset = \"synthetic\"\nn = 10\ninput_dim = 5\n[model]\nwidth = 8\n\
                 depth = 1\nactivation = \"relu\"\n";
     let full = flatten_config(&ProbeConfig::parse(text).unwrap());

@@ -5,7 +5,7 @@ mod common;
 use std::path::Path;
 
 use common::{ntk_cli, probe};
-use ntk_core::npy;
+use ntk_runs::npy;
 
 fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {
     common::write_file(dir, "probe.toml", text)

@@ -45,6 +45,14 @@ fn run(args: &[OsString]) -> Output {
     probe().args(args).output().unwrap()
 }
 
+fn assert_ok(name: &str, out: &Output) {
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn os(v: &[&str]) -> Vec<OsString> {
     v.iter().map(OsString::from).collect()
 }
@@ -640,7 +648,7 @@ fn only_what_the_tool_created_is_touched_and_one_config_writes_a_sweep() {
     // it; once it is gone, the sweep runs.
     let shared = d.join("shared");
     std::fs::create_dir(&shared).unwrap();
-    let other = ntk_core::lock::SweepClaim::acquire(&shared, "0123", "config wide.toml").unwrap();
+    let other = ntk_runs::lock::SweepClaim::acquire(&shared, "0123", "config wide.toml").unwrap();
     assert_clean_error(
         "another config's live sweep",
         &run(&sweep_args(&sweep, &shared, &[])),
@@ -651,7 +659,7 @@ fn only_what_the_tool_created_is_touched_and_one_config_writes_a_sweep() {
     assert!(run(&sweep_args(&sweep, &shared, &[])).status.success());
     // A point being written by a live process (this test): its writer is named.
     let busy = shared.join("runs/relu/depth01/seed2");
-    let point = ntk_core::outset::OutputSet::begin(&busy).unwrap();
+    let point = ntk_runs::outset::OutputSet::begin(&busy).unwrap();
     let seeds = write(
         d,
         "seeds.toml",
@@ -806,7 +814,7 @@ fn memory_estimates_hold_to_the_measured_peaks() {
 
 /// An allocation that fails in spite of the memory guard (here the guard is overruled with
 /// `--max-memory`, under `ulimit -v`) is an error with exit code 2, not an abort (134) or a
-/// panic (101): the allocator's wrapper, `ntk_core::oom`.
+/// panic (101): the allocator's wrapper, `ntk_runs::oom`.
 #[test]
 fn an_allocation_that_fails_is_an_error_not_an_abort() {
     let dir = tempfile::tempdir().unwrap();
@@ -866,4 +874,99 @@ fn collect_sets_no_theory_of_other_inputs_beside_the_points() {
     for row in rows {
         assert!(row.contains("computed for other inputs"), "{row}");
     }
+}
+
+/// The vocabulary both tools share: `run` (and its alias `ntk`), `--dry-run` that computes
+/// nothing and says what the directory holds, `--resume` that keeps this config's result
+/// and refuses another's unless `--recompute`; the short flags on a sweep, refused on an
+/// axis; `--log` refused by the probe's `collect` and `plot`, naming why.
+#[test]
+fn one_vocabulary_run_dry_run_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "c.toml", TINY);
+    let out = d.join("out");
+    let mut run_args = ntk_args(&cfg, &out, &[]);
+    run_args[0] = "run".into();
+    let with = |extra: &[&str]| {
+        let mut v = run_args.clone();
+        v.extend(os(extra));
+        v
+    };
+
+    // A dry run on a new directory: `new`, nothing written.
+    let o = run(&with(&["--dry-run"]));
+    assert_ok("dry run, new", &o);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(": new"),
+        "{o:?}"
+    );
+    assert!(!out.exists(), "a dry run wrote {}", out.display());
+
+    // `run` computes; the alias `ntk` is the same command.
+    assert_ok("run", &run(&with(&[])));
+    let summary = out.join("summary.json");
+    let first = std::fs::read(&summary).unwrap();
+    assert_ok("ntk alias", &run(&ntk_args(&cfg, &out, &[])));
+
+    // --resume keeps this config's result (the file untouched) and says so.
+    let before = std::fs::read(&summary).unwrap();
+    let o = run(&with(&["--resume"]));
+    assert_ok("resume, done", &o);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("kept"), "{o:?}");
+    assert_eq!(std::fs::read(&summary).unwrap(), before);
+    let o = run(&with(&["--resume", "--dry-run"]));
+    assert_ok("resume dry run, done", &o);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(": done"),
+        "{o:?}"
+    );
+
+    // Another config's result: --resume refuses it (the dry run too), naming the key;
+    // --recompute computes it again.
+    let o = run(&with(&["--resume", "--n", "10"]));
+    assert_clean_error("resume, stale", &o, &["data.n"]);
+    let o = run(&with(&["--resume", "--n", "10", "--dry-run"]));
+    assert_clean_error("resume dry run, stale", &o, &["data.n"]);
+    assert_eq!(std::fs::read(&summary).unwrap(), before);
+    assert_ok(
+        "resume, recompute",
+        &run(&with(&["--resume", "--n", "10", "--recompute"])),
+    );
+    assert_ne!(std::fs::read(&summary).unwrap(), first);
+
+    // `--out` is required by `run`, with a clear error.
+    let o = run(&os(&["run", "--config", cfg.to_str().unwrap()]));
+    assert_clean_error("run without --out", &o, &["--out"]);
+
+    // A sweep takes the short flags (a dry run with --n); one on an axis is refused.
+    let sweep = write(d, "s.toml", TINY_SWEEP);
+    let sout = d.join("sweep");
+    let o = run(&sweep_args(&sweep, &sout, &["--dry-run", "--n", "10"]));
+    assert_ok("sweep --n", &o);
+    let o = run(&sweep_args(&sweep, &sout, &["--dry-run", "--depth", "3"]));
+    assert_clean_error("sweep --depth", &o, &["--depth", "sweep.depths"]);
+
+    // `--log` is the trainer's: the probe's collect and plot refuse it.
+    for cmd in ["collect", "plot"] {
+        let o = run(&os(&[cmd, sout.to_str().unwrap(), "--log"]));
+        assert_clean_error(cmd, &o, &["--log", "log scale"]);
+    }
+}
+
+/// The network's input size against the data set's images is checked with the config, so
+/// a dry run fails exactly when the run would (before, only the run failed).
+#[test]
+fn a_resnet_on_images_of_another_size_is_refused_by_the_dry_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../configs/probe_resnet20_cifar.toml"
+    ));
+    let out = dir.path().join("out");
+    let mut args = ntk_args(cfg, &out, &["--dataset", "mnist", "--dry-run"]);
+    args[0] = "run".into();
+    let o = run(&args);
+    assert_clean_error("resnet-20 on mnist", &o, &["784", "data.dataset"]);
+    assert!(!out.exists());
 }

@@ -4,9 +4,9 @@ mod common;
 
 use burn::module::Module;
 use common::*;
-use ntk_core::backend::Precision;
-use ntk_core::kernel::{Kernel, OutputMode};
 use ntk_model::{ActivationKind, MlpConfig, NtkConvention};
+use ntk_numerics::backend::Precision;
+use ntk_numerics::kernel::{Kernel, OutputMode};
 use ntk_probe::jacobian::per_sample_jacobian;
 use ntk_probe::{host, structured};
 

@@ -3,8 +3,8 @@
 
 use std::process::Command;
 
-use ntk_core::sweep::Shard;
 use ntk_probe::sweep::{self, Point, Setting, SweepConfig, SweepOptions};
+use ntk_runs::sweep::Shard;
 
 fn flex() -> SweepOptions {
     SweepOptions {
@@ -183,7 +183,7 @@ fn sweep_points_equal_standalone_runs() {
     let swept = sweep::read_summaries(&out).unwrap();
     assert_eq!(swept.len(), 12);
 
-    let compute = ntk_core::backend::select(Some("flex"), cfg.probe.precision).unwrap();
+    let compute = ntk_numerics::backend::select(Some("flex"), cfg.probe.precision).unwrap();
     let inputs = ntk_data::inputs::load(&cfg.data).unwrap();
     for s in &swept {
         let activation =

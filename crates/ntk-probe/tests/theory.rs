@@ -4,9 +4,9 @@
 //! against the empirical NTK of paper-convention networks at width 8192.
 
 use burn::tensor::{DType, Device};
-use ntk_core::kernel::Kernel;
-use ntk_core::spectrum::spectrum;
 use ntk_model::{Activation, ActivationKind, Mlp, MlpConfig, NtkConvention};
+use ntk_numerics::kernel::Kernel;
+use ntk_numerics::spectrum::spectrum;
 use ntk_probe::theory::{self, DualEvaluator, Quadrature};
 
 /// Public check values (degrees) of Thm 4.4: phi for theta_in = 5 and 60 degrees, through

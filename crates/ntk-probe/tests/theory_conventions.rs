@@ -4,8 +4,8 @@
 //! unequal norms (the theory takes them as fed to the network).
 
 use burn::tensor::{DType, Device};
-use ntk_core::kernel::Kernel;
 use ntk_model::{ActivationKind, Mlp, MlpConfig, NtkConvention};
+use ntk_numerics::kernel::Kernel;
 use ntk_probe::theory::{self, DualEvaluator, Scaling};
 
 const WIDTH: usize = 8192;

@@ -3,10 +3,10 @@
 mod common;
 
 use common::*;
-use ntk_core::backend::Precision;
-use ntk_core::kernel::{Kernel, OutputMode};
-use ntk_core::spectrum::spectrum;
 use ntk_model::{ActivationKind, MlpConfig};
+use ntk_numerics::backend::Precision;
+use ntk_numerics::kernel::{Kernel, OutputMode};
+use ntk_numerics::spectrum::spectrum;
 use ntk_probe::angles;
 use ntk_probe::{structured, theory};
 

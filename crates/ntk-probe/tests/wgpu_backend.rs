@@ -7,10 +7,10 @@ mod common;
 
 use burn::module::Module;
 use common::*;
-use ntk_core::backend::{self, Precision};
-use ntk_core::kernel::OutputMode;
-use ntk_core::spectrum::spectrum;
 use ntk_model::{ActivationKind, MlpConfig};
+use ntk_numerics::backend::{self, Precision};
+use ntk_numerics::kernel::OutputMode;
+use ntk_numerics::spectrum::spectrum;
 use ntk_probe::jacobian::per_sample_jacobian;
 use ntk_probe::structured;
 

@@ -18,8 +18,8 @@ use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::GradientsParams;
 use burn::tensor::{Int, Tensor, TensorData};
-use ntk_core::backend::Compute;
 use ntk_model::{ActivationKind, MlpConfig, ResNetConfig};
+use ntk_numerics::backend::Compute;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
@@ -106,7 +106,7 @@ pub fn step(
     steps: usize,
     peak_gflops: f64,
 ) -> crate::Result<Throughput> {
-    // Refused before anything is allocated when it cannot fit (`ntk_core::budget`).
+    // Refused before anything is allocated when it cannot fit (`ntk_runs::budget`).
     let elem = compute.dtype().size() as f64;
     let mut need = crate::train::network_estimate(spec, input_dim, batch, elem);
     need.add("the batch", (batch * input_dim) as f64, 4.0);

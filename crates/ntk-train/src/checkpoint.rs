@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use burn::module::Module;
 use burn::optim::ModuleOptimizer;
 use burn::store::ModuleRecord;
-use ntk_core::provenance::{self, Provenance};
+use ntk_runs::provenance::{self, Provenance};
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::{EpochMetrics, Tracked, parse_csv, write_csv};
@@ -96,7 +96,7 @@ fn save_via_rename(
         .and_then(|f| f.sync_all())
         .and_then(|()| std::fs::rename(&tmp, path))
         .map_err(|source| {
-            ntk_core::Error::Write {
+            ntk_runs::Error::Write {
                 path: path.to_path_buf(),
                 source,
             }
@@ -140,7 +140,7 @@ fn file_sha256(path: &Path) -> crate::Result<String> {
     std::fs::read(path)
         .map(|b| provenance::sha256_hex(&b))
         .map_err(|source| {
-            ntk_core::Error::Read {
+            ntk_runs::Error::Read {
                 path: path.to_path_buf(),
                 source,
             }
@@ -169,14 +169,14 @@ pub fn save(
     let name = format!("epoch-{epoch:05}");
     let checkpoints = run.join("checkpoints");
     if std::fs::symlink_metadata(&checkpoints).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(ntk_core::Error::OutputPath {
+        return Err(ntk_runs::Error::OutputPath {
             path: checkpoints,
             why: "a symbolic link: checkpoints stay inside the run directory".into(),
         }
         .into());
     }
     let dir = checkpoints.join(&name);
-    std::fs::create_dir_all(&dir).map_err(|source| ntk_core::Error::Write {
+    std::fs::create_dir_all(&dir).map_err(|source| ntk_runs::Error::Write {
         path: dir.clone(),
         source,
     })?;
@@ -196,7 +196,7 @@ pub fn save(
     save_via_rename(&dir.join(optim_file), |p| match optim {
         OptimState::Burn(optim) => optim.save(p).map_err(|e| e.to_string()),
         OptimState::Host(velocity) => {
-            ntk_core::npy::write_f64(p, velocity, &[velocity.len() as u64])
+            ntk_runs::npy::write_f64(p, velocity, &[velocity.len() as u64])
                 .map_err(|e| e.to_string())
         }
     })?;
@@ -225,8 +225,8 @@ pub fn save(
     };
     pointer.checksum = Some(pointer.own_checksum());
     let json = serde_json::to_string_pretty(&pointer).expect("serializes");
-    ntk_core::io::atomic_write(&pointer_path(run), json.as_bytes()).map_err(|source| {
-        ntk_core::Error::Write {
+    ntk_runs::io::atomic_write(&pointer_path(run), json.as_bytes()).map_err(|source| {
+        ntk_runs::Error::Write {
             path: run.to_path_buf(),
             source,
         }
@@ -296,7 +296,7 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(ntk_core::Error::Read { path, source }.into()),
+        Err(source) => return Err(ntk_runs::Error::Read { path, source }.into()),
     };
     let pointer = parse_pointer(&text, &path)?;
     let dir = run.join(&pointer.dir);
@@ -312,7 +312,7 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
             return Err(untrusted(&path, &format!("records no checksum of {f}")));
         };
         let file = dir.join(f);
-        let bytes = std::fs::read(&file).map_err(|source| ntk_core::Error::Read {
+        let bytes = std::fs::read(&file).map_err(|source| ntk_runs::Error::Read {
             path: file.clone(),
             source,
         })?;
@@ -375,7 +375,7 @@ impl Loaded {
     /// The host engine's momentum buffers (see `crate::host`).
     pub fn load_velocity(&self) -> crate::Result<Vec<f64>> {
         let path = self.dir.join("velocity.npy");
-        ntk_core::npy::read(&path)
+        ntk_runs::npy::read(&path)
             .map(|(v, _)| v)
             .map_err(|e| record_error(&path, e))
     }

@@ -5,10 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use ntk_core::backend::Precision;
-use ntk_core::kernel::OutputMode;
 use ntk_data::config::DataConfig;
 use ntk_model::{ActivationKind, MlpConfig, Normalization, ResNetConfig, ResNetVariant};
+use ntk_numerics::backend::Precision;
+use ntk_numerics::kernel::OutputMode;
 use serde::{Deserialize, Serialize};
 
 use crate::schedule::ScheduleConfig;
@@ -220,7 +220,7 @@ pub struct TrainConfig {
 impl TrainConfig {
     /// Reads a TOML file; errors name the file, line and key.
     pub fn load(path: &Path) -> crate::Result<Self> {
-        let cfg: Self = ntk_core::config_file::load_toml(path)?;
+        let cfg: Self = ntk_runs::config_file::load_toml(path)?;
         cfg.validate().map_err(|e| crate::Error::At {
             path: path.to_path_buf(),
             source: Box::new(e),
@@ -247,19 +247,71 @@ impl TrainConfig {
         }
     }
 
-    /// Checks values the types cannot; errors name the key and value.
+    /// Checks values the types cannot, and what the config alone says of its data and
+    /// network together (what a run would refuse after reading the files); every problem is
+    /// reported at once ([`crate::Error::Problems`]), each naming its key and value.
     pub fn validate(&self) -> crate::Result<()> {
-        self.validate_optim()?;
-        self.validate_train()?;
-        if self.data.n == 0 {
-            return Err(invalid("data.n", 0, "need at least one training sample"));
+        let mut problems = self.problems();
+        match problems.len() {
+            0 => Ok(()),
+            1 => Err(problems.remove(0)),
+            _ => Err(crate::Error::Problems(problems)),
         }
-        self.validate_ntk()?;
-        self.validate_representations()?;
-        self.validate_sweep()?;
-        self.schedule.validate()?;
-        self.validate_min_lr()?;
-        self.validate_net()
+    }
+
+    /// Every problem of the config, in the order of its tables (the first of each check).
+    pub fn problems(&self) -> Vec<crate::Error> {
+        let data_n = match self.data.n {
+            0 => Err(invalid("data.n", 0, "need at least one training sample")),
+            _ => Ok(()),
+        };
+        let mut problems: Vec<crate::Error> = [
+            self.validate_optim(),
+            self.validate_train(),
+            data_n,
+            self.validate_ntk(),
+            self.validate_representations(),
+            self.validate_sweep(),
+            self.schedule.validate(),
+            self.validate_min_lr(),
+            self.validate_net(),
+        ]
+        .into_iter()
+        .filter_map(Result::err)
+        .collect();
+        problems.extend(self.input_problems());
+        problems
+    }
+
+    /// What the data set's images and the network say of each other before any file is
+    /// read: a scaling the images' channels do not allow, augmentation of anything but
+    /// 3x32x32 images, a network whose input is not the images' size.
+    fn input_problems(&self) -> Vec<crate::Error> {
+        let mut problems: Vec<crate::Error> = ntk_data::inputs::check(&self.data)
+            .into_iter()
+            .map(Into::into)
+            .collect();
+        let shape = ntk_data::inputs::expected_shape(&self.data);
+        let dataset = self.data.dataset.name();
+        if self.train.augment && shape != Some([3, 32, 32]) {
+            let has = match shape {
+                Some([c, h, w]) => format!("{c}x{h}x{w} images"),
+                None => format!("{} inputs", ntk_data::inputs::expected_dim(&self.data)),
+            };
+            problems.push(crate::Error::Invalid(format!(
+                "train.augment = true needs 3x32x32 images (CIFAR-10); data.dataset = \"{dataset}\" \
+                 has {has}"
+            )));
+        }
+        if let Ok(spec) = self.spec()
+            && let Err(e) = spec.check_input_dim(
+                ntk_data::inputs::expected_dim(&self.data),
+                &format!("data.dataset = \"{dataset}\""),
+            )
+        {
+            problems.push(e.into());
+        }
+        problems
     }
 
     fn validate_optim(&self) -> crate::Result<()> {

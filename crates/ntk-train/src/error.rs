@@ -12,7 +12,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// The errors of the crates below are boxed (they are large; this keeps `Result` small).
 pub enum Error {
     #[error(transparent)]
-    Core(Box<ntk_core::Error>),
+    Runs(Box<ntk_runs::Error>),
+    #[error(transparent)]
+    Numerics(Box<ntk_numerics::Error>),
     #[error(transparent)]
     Data(Box<ntk_data::DataError>),
     #[error(transparent)]
@@ -27,6 +29,9 @@ pub enum Error {
         value: String,
         reason: &'static str,
     },
+    /// Several problems of one config, each its own error.
+    #[error("{} problems:{}", .0.len(), ntk_runs::error::bullets(.0))]
+    Problems(Vec<Error>),
     /// A config that fails a check beyond single values (keys that do not go together, a
     /// missing key, an unsupported combination); the message names the keys.
     #[error("{0}")]
@@ -96,9 +101,15 @@ pub enum Error {
     Io(#[source] std::io::Error),
 }
 
-impl From<ntk_core::Error> for Error {
-    fn from(e: ntk_core::Error) -> Self {
-        Self::Core(Box::new(e))
+impl From<ntk_runs::Error> for Error {
+    fn from(e: ntk_runs::Error) -> Self {
+        Self::Runs(Box::new(e))
+    }
+}
+
+impl From<ntk_numerics::Error> for Error {
+    fn from(e: ntk_numerics::Error) -> Self {
+        Self::Numerics(Box::new(e))
     }
 }
 

@@ -16,8 +16,8 @@ pub mod error;
 pub mod host;
 pub mod metrics;
 pub mod model;
-/// The reporter of long runs lives in ntk-core (shared with the probe's sweeps).
-pub use ntk_core::progress;
+/// The reporter of long runs lives in ntk-runs (shared with the probe's sweeps).
+pub use ntk_runs::progress;
 pub mod report;
 pub mod schedule;
 pub mod stepper;

@@ -1,15 +1,17 @@
-//! `ntk-train --config FILE`: SGD training runs and sweeps with per-epoch metrics;
-//! `ntk-train collect DIR`, `ntk-train plot DIR`, `ntk-train bench`.
+//! `ntk-train --config FILE` (or `run` / `sweep --config FILE`): SGD training runs and
+//! sweeps with per-epoch metrics; `ntk-train collect DIR`, `ntk-train plot DIR`,
+//! `ntk-train bench`. The flags both tools share: `ntk_runs::args`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use ntk_core::backend::{self, Precision};
-use ntk_core::overrides::{self, Assignment, Flags};
-use ntk_core::sweep::Shard;
 use ntk_model::NetSpec;
-use ntk_model::{ActivationKind, ResNetConfig, ResNetVariant};
+use ntk_model::{ResNetConfig, ResNetVariant};
+use ntk_numerics::backend::{self, Precision};
+use ntk_runs::args::{self, CollectArgs, PlotArgs, RunFlags, SweepFlags};
+use ntk_runs::overrides::{self, Assignment};
+use ntk_runs::sweep::Shard;
 use ntk_train::config::{EngineChoice, TrainConfig};
 use ntk_train::progress::Reporter;
 use ntk_train::sweep;
@@ -25,47 +27,33 @@ use ntk_train::train::RunOptions;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Without a subcommand: `run` or `sweep`, as the config says (`[sweep]` or not).
     #[command(flatten)]
-    run: RunArgs,
+    run: SweepArgs,
 }
 
+/// `ntk-train run`: one training run.
 #[derive(Args)]
 struct RunArgs {
-    /// The TOML config of a run or a sweep.
-    #[arg(long)]
-    config: Option<PathBuf>,
-    /// Output directory (default: train.out, else runs/train).
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Continue interrupted runs from their checkpoints.
-    #[arg(long)]
-    resume: bool,
-    /// Run the i-th of N disjoint parts of the sweep (0-based), e.g. 3/8; `slurm`: the part
-    /// of this Slurm array task (SLURM_ARRAY_TASK_ID of the array's task count).
-    #[arg(long)]
-    shard: Option<String>,
-    /// Print the expanded sweep, each run's state (new, partial, done, stale), and exit.
-    #[arg(long)]
-    dry_run: bool,
-    /// Train again the runs whose recorded config fingerprint differs from this config
-    /// (their old files are removed); without it such runs are an error naming the keys.
-    #[arg(long)]
-    recompute: bool,
-    /// The memory a run may plan for (e.g. 64G; default: the available memory).
-    #[arg(long)]
-    max_memory: Option<String>,
-    /// Override a config key: KEY=VALUE at a dotted key, typed and checked as in the file
-    /// (repeatable; after the short flags). VALUE is TOML, other text a string:
-    /// --set optim.momentum=0.9 --set schedule.kind=cosine --set data.unit_norm=true
-    /// --set ntk.every=1 --set ntk.n=100.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
-    /// train.device: the backend, flex, ndarray, wgpu or cuda (also BURN_DEVICE).
-    #[arg(long, env = "BURN_DEVICE")]
-    device: Option<String>,
-    /// train.precision: f32 or f64.
-    #[arg(long, value_parser = parse_precision)]
-    precision: Option<Precision>,
+    #[command(flatten)]
+    run: RunFlags,
+    #[command(flatten)]
+    own: TrainFlags,
+}
+
+/// `ntk-train sweep`: the runs of a config's `[sweep]`.
+#[derive(Args)]
+struct SweepArgs {
+    #[command(flatten)]
+    sweep: SweepFlags,
+    #[command(flatten)]
+    own: TrainFlags,
+}
+
+/// The short flags of the trainer's own keys, beside those both tools take
+/// ([`ntk_runs::args::KeyFlags`]).
+#[derive(Args)]
+struct TrainFlags {
     /// train.engine: auto, burn or host.
     #[arg(long, value_parser = parse_engine)]
     engine: Option<EngineChoice>,
@@ -81,48 +69,24 @@ struct RunArgs {
     /// train.batch_size.
     #[arg(long)]
     batch_size: Option<usize>,
-    /// data.n.
-    #[arg(long)]
-    n: Option<usize>,
     /// train.test_n.
     #[arg(long)]
     test_n: Option<usize>,
-    /// model.depth (resnet.depth).
-    #[arg(long)]
-    depth: Option<usize>,
-    /// model.width (resnet.base_width).
-    #[arg(long)]
-    width: Option<usize>,
-    /// model.activation (MLP only).
-    #[arg(long, value_parser = parse_activation)]
-    activation: Option<ActivationKind>,
-    /// model.seed (resnet.seed).
-    #[arg(long)]
-    seed: Option<u64>,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// One training run: a config without `[sweep]`; writes OUT/summary.json, metrics.csv,
+    /// checkpoints and figures.
+    Run(RunArgs),
+    /// The runs of a config's `[sweep]` (skipping those this config finished), then their
+    /// tables (sweep.csv, best.csv) and figures.
+    Sweep(SweepArgs),
     /// Merge finished runs of a sweep into DIR/sweep.csv, DIR/best.csv and figures.
-    Collect {
-        /// The sweep's output directory.
-        dir: PathBuf,
-        /// Also draw the training loss on a log scale (train_loss_log).
-        #[arg(long)]
-        log: bool,
-        /// Merge runs whose configs differ beyond the sweep axes (refused by default).
-        #[arg(long)]
-        allow_mixed: bool,
-    },
+    Collect(CollectArgs),
     /// Figures from metrics.csv: training loss (one curve per depth), test accuracy, and the
     /// NTK during training when it was measured.
-    Plot {
-        /// A run's or a sweep's output directory.
-        dir: PathBuf,
-        /// Draw the training loss on a log scale.
-        #[arg(long)]
-        log: bool,
-    },
+    Plot(PlotArgs),
     /// Training throughput of an MLP (samples per second, GFLOP/s, the floor).
     Bench {
         /// Backend: flex, ndarray, wgpu, cuda (also BURN_DEVICE).
@@ -163,78 +127,58 @@ fn parse_precision(s: &str) -> Result<Precision, String> {
     Precision::parse(s).ok_or_else(|| format!("{s}: expected f32 or f64"))
 }
 
-fn parse_activation(s: &str) -> Result<ActivationKind, String> {
-    ActivationKind::parse(s).ok_or_else(|| {
-        let names: Vec<_> = ActivationKind::ALL.iter().map(|k| k.name()).collect();
-        format!(
-            "{s}: unknown activation; expected one of {}",
-            names.join(", ")
-        )
-    })
-}
-
-/// The short flags as the `--set`s they stand for (keys of the network's table: `[model]`
-/// or, when the file has one, `[resnet]`), then the `--set`s, in order.
-fn assignments(args: &RunArgs, table: &toml::Table) -> CliResult<Vec<Assignment>> {
-    let mut f = Flags::for_table(table);
-    let usize_flag = |v: Option<usize>| v.map(|x| x as u64);
-    f.int("train.epochs", "epochs", usize_flag(args.epochs))?;
-    f.int(
-        "train.iterations",
-        "iterations",
-        usize_flag(args.iterations),
-    )?;
-    f.int(
-        "train.batch_size",
-        "batch-size",
-        usize_flag(args.batch_size),
-    )?;
-    f.int("data.n", "n", usize_flag(args.n))?;
-    f.int("train.test_n", "test-n", usize_flag(args.test_n))?;
-    f.network(
-        usize_flag(args.depth),
-        usize_flag(args.width),
-        args.seed,
-        args.activation.map(|a| a.name()),
-    )?;
-    // --epochs and --iterations replace each other.
-    if let Some(e) = args.epochs {
-        f.push(Assignment::remove(
-            "train.iterations",
-            format!("--epochs {e}"),
-        ));
-    }
-    if let Some(i) = args.iterations {
-        f.push(Assignment::remove(
-            "train.epochs",
-            format!("--iterations {i}"),
-        ));
-    }
-    if let Some(lr) = args.lr {
-        f.push(Assignment::set("optim.lr", lr, format!("--lr {lr}")));
-    }
-    f.text(
-        "train.precision",
-        "precision",
-        args.precision.map(|p| p.name()),
-    );
-    let engine = args.engine.map(|e| match e {
-        EngineChoice::Auto => "auto",
-        EngineChoice::Burn => "burn",
-        EngineChoice::Host => "host",
-    });
-    f.text("train.engine", "engine", engine);
-    f.text("train.device", "device", args.device.as_deref());
-    Ok(f.finish(&args.set)?)
+/// The `--set`s that the flags stand for: both tools' short flags, the trainer's own, then
+/// the `--set`s, in order.
+fn assignments(
+    flags: &RunFlags,
+    own: &TrainFlags,
+    table: &toml::Table,
+) -> CliResult<Vec<Assignment>> {
+    let wide = |v: Option<usize>| v.map(|x| x as u64);
+    Ok(args::assignments(
+        table,
+        &flags.keys,
+        "train",
+        &flags.set,
+        |f| {
+            f.int("train.epochs", "epochs", wide(own.epochs))?;
+            f.int("train.iterations", "iterations", wide(own.iterations))?;
+            f.int("train.batch_size", "batch-size", wide(own.batch_size))?;
+            f.int("train.test_n", "test-n", wide(own.test_n))?;
+            // --epochs and --iterations replace each other.
+            if let Some(e) = own.epochs {
+                f.push(Assignment::remove(
+                    "train.iterations",
+                    format!("--epochs {e}"),
+                ));
+            }
+            if let Some(i) = own.iterations {
+                f.push(Assignment::remove(
+                    "train.epochs",
+                    format!("--iterations {i}"),
+                ));
+            }
+            if let Some(lr) = own.lr {
+                f.push(Assignment::set("optim.lr", lr, format!("--lr {lr}")));
+            }
+            let engine = own.engine.map(|e| match e {
+                EngineChoice::Auto => "auto",
+                EngineChoice::Burn => "burn",
+                EngineChoice::Host => "host",
+            });
+            f.text("train.engine", "engine", engine);
+            Ok(())
+        },
+    )?)
 }
 
 /// The config of `--config` with the overrides applied, validated as the file is.
-fn load(args: &RunArgs) -> CliResult<TrainConfig> {
-    let path = args
+fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<TrainConfig> {
+    let path = flags
         .config
         .as_ref()
-        .ok_or("--config FILE is required (or a subcommand: collect, plot, bench)")?;
-    let sets = assignments(args, &overrides::read_table(path)?)?;
+        .ok_or("--config FILE is required (or a subcommand: run, sweep, collect, plot, bench)")?;
+    let sets = assignments(flags, own, &overrides::read_table(path)?)?;
     let cfg: TrainConfig = overrides::load(path, &sets)?;
     refuse_axis_overrides(&cfg, &sets, path)?;
     cfg.validate().map_err(|e| {
@@ -304,22 +248,50 @@ fn refuse_axis_overrides(
     Ok(())
 }
 
-fn run(args: RunArgs) -> CliResult<()> {
-    let cfg = load(&args)?;
-    let out = ntk_core::outset::resolve_out(&cfg.out_dir(args.out.as_deref()))?;
-    let shard = match &args.shard {
+/// Which command runs a config: `run` (no `[sweep]`), `sweep` (a `[sweep]`), or either (no
+/// subcommand: `ntk-train --config FILE`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Run,
+    Sweep,
+    Either,
+}
+
+fn run(args: SweepArgs, kind: Kind) -> CliResult<()> {
+    let flags = &args.sweep.run;
+    let cfg = load(flags, &args.own)?;
+    let path = flags.config.as_deref().unwrap_or(Path::new("-"));
+    match (kind, cfg.sweep.is_some()) {
+        (Kind::Run, true) => {
+            return Err(format!(
+                "{}: has a [sweep] table: run it with `ntk-train sweep --config {0}`",
+                path.display()
+            )
+            .into());
+        }
+        (Kind::Sweep, false) => {
+            return Err(format!(
+                "{}: has no [sweep] table: run it with `ntk-train run --config {0}`",
+                path.display()
+            )
+            .into());
+        }
+        _ => {}
+    }
+    let out = ntk_runs::outset::resolve_out(&cfg.out_dir(flags.out.as_deref()))?;
+    let shard = match &args.sweep.shard {
         Some(s) => Shard::parse(s)?,
         None => Shard::all(),
     };
     let points = sweep::expand(&cfg)?;
     let dim = ntk_data::inputs::expected_dim(&cfg.data);
     for point in &points {
-        ntk_train::train::check_memory(&point.cfg, dim, args.max_memory.as_deref())?;
+        ntk_train::train::check_memory(&point.cfg, dim, flags.max_memory.as_deref())?;
     }
     // The directories must be the tools' own (a dry run fails here exactly as a run would).
     sweep::check_out(&out, &points)?;
     let compute = backend::select(cfg.train.device.as_deref(), cfg.train.precision)?;
-    if args.dry_run {
+    if flags.dry_run {
         return Ok(sweep::dry_run(&cfg, &out, shard, &compute)?);
     }
     if !(0..points.len()).any(|p| shard.owns(p)) {
@@ -331,25 +303,22 @@ fn run(args: RunArgs) -> CliResult<()> {
         );
         return Ok(());
     }
-    ntk_core::outset::check_writable(&out)?;
-    let _claim = ntk_core::lock::SweepClaim::acquire(
+    ntk_runs::outset::check_writable(&out)?;
+    let _claim = ntk_runs::lock::SweepClaim::acquire(
         &out,
         &sweep::fingerprint(&cfg),
-        &format!(
-            "config {}",
-            args.config.as_deref().unwrap_or(Path::new("-")).display()
-        ),
+        &format!("config {}", path.display()),
     )?;
     let reporter = Reporter::default();
     let opts = sweep::SweepOptions {
         run: RunOptions {
-            resume: args.resume,
+            resume: flags.resume,
             stop_after: None,
         },
-        recompute: args.recompute,
+        recompute: flags.recompute,
     };
     let mut outcome = sweep::run(&cfg, &out, shard, &compute, opts, &reporter)?;
-    let written = match ntk_train::report::collect(&out, true, false) {
+    let written = match ntk_train::report::collect(&out, true, args.sweep.allow_mixed, None) {
         // Runs failed: the sweep's error below names them; what collect says is a warning.
         Err(e) if outcome.check.is_some() => {
             eprintln!("warning: collect: {e}");
@@ -391,40 +360,21 @@ fn run(args: RunArgs) -> CliResult<()> {
 
 fn main_inner(cli: Cli) -> CliResult<()> {
     match cli.command {
-        None => run(cli.run),
-        Some(Command::Collect {
-            dir,
-            log,
-            allow_mixed,
-        }) => {
-            for p in ntk_train::report::collect(&dir, log, allow_mixed)? {
-                println!("wrote {}", p.display());
-            }
-            Ok(())
-        }
-        Some(Command::Plot { dir, log }) => {
-            let runs = ntk_train::report::read_runs(&dir)?;
-            let written = ntk_train::report::figures(&dir, &runs, log)?;
-            if written.is_empty() {
-                let statuses: Vec<String> = runs
-                    .iter()
-                    .map(|r| match &r.summary {
-                        Some(s) => format!("{} {}", s.status, s.model),
-                        None => "unfinished".into(),
-                    })
-                    .collect();
-                return Err(format!(
-                    "{}: nothing to draw: no run has a finite epoch to plot ({})",
-                    dir.display(),
-                    statuses.join(", ")
-                )
-                .into());
-            }
-            for p in written {
-                println!("wrote {}", p.display());
-            }
-            Ok(())
-        }
+        None => run(cli.run, Kind::Either),
+        Some(Command::Run(a)) => run(
+            SweepArgs {
+                sweep: SweepFlags {
+                    run: a.run,
+                    shard: None,
+                    allow_mixed: false,
+                },
+                own: a.own,
+            },
+            Kind::Run,
+        ),
+        Some(Command::Sweep(a)) => run(a, Kind::Sweep),
+        Some(Command::Collect(a)) => collect(a),
+        Some(Command::Plot(a)) => plot(a),
         Some(Command::Bench {
             device,
             precision,
@@ -438,7 +388,7 @@ fn main_inner(cli: Cli) -> CliResult<()> {
             engine,
         }) => {
             let compute = backend::select(device.as_deref(), precision)?;
-            let peak = ntk_core::bench::peak_gflops(precision);
+            let peak = ntk_numerics::bench::peak_gflops(precision);
             let (spec, input_dim) = match resnet {
                 Some(d) => {
                     let v: ResNetVariant = serde_json::from_value(serde_json::Value::String(
@@ -468,7 +418,7 @@ fn main_inner(cli: Cli) -> CliResult<()> {
                 r.backend,
                 r.precision,
                 r.engine,
-                ntk_core::linalg::BACKEND,
+                ntk_numerics::linalg::BACKEND,
                 r.seconds_per_step,
                 r.samples_per_second,
                 r.gflop_per_step,
@@ -482,6 +432,55 @@ fn main_inner(cli: Cli) -> CliResult<()> {
             Ok(())
         }
     }
+}
+
+/// `collect DIR`: with `--config`, the runs must be that config's (none made by another
+/// config); then the tables and figures.
+fn collect(args: CollectArgs) -> CliResult<()> {
+    if let Some(path) = &args.config {
+        let sets = overrides::parse_all(&args.set)?;
+        let cfg: TrainConfig = overrides::load(path, &sets)?;
+        cfg.validate()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let compute = backend::select(cfg.train.device.as_deref(), cfg.train.precision)?;
+        sweep::check_collect(&cfg, &args.dir, &compute)?;
+    }
+    for p in ntk_train::report::collect(
+        &args.dir,
+        args.style.log,
+        args.allow_mixed,
+        args.style.title.as_deref(),
+    )? {
+        println!("wrote {}", p.display());
+    }
+    Ok(())
+}
+
+/// `plot DIR`: the figures again from the runs' metrics.
+fn plot(args: PlotArgs) -> CliResult<()> {
+    let dir = &args.dir;
+    let runs = ntk_train::report::read_runs(dir)?;
+    let written =
+        ntk_train::report::figures(dir, &runs, args.style.log, args.style.title.as_deref())?;
+    if written.is_empty() {
+        let statuses: Vec<String> = runs
+            .iter()
+            .map(|r| match &r.summary {
+                Some(s) => format!("{} {}", s.status, s.model),
+                None => "unfinished".into(),
+            })
+            .collect();
+        return Err(format!(
+            "{}: nothing to draw: no run has a finite epoch to plot ({})",
+            dir.display(),
+            statuses.join(", ")
+        )
+        .into());
+    }
+    for p in written {
+        println!("wrote {}", p.display());
+    }
+    Ok(())
 }
 
 fn parse_engine(s: &str) -> Result<EngineChoice, String> {
@@ -499,16 +498,16 @@ type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// The system allocator, wrapped so that an allocation that still fails (under a limit the
 /// memory guard did not foresee) is an error with exit code 2, not an abort
-/// ([`ntk_core::oom`]).
+/// ([`ntk_runs::oom`]).
 #[global_allocator]
-static GLOBAL: ntk_core::oom::ExitOnOom<std::alloc::System> =
-    ntk_core::oom::ExitOnOom(std::alloc::System);
+static GLOBAL: ntk_runs::oom::ExitOnOom<std::alloc::System> =
+    ntk_runs::oom::ExitOnOom(std::alloc::System);
 
 fn main() -> ExitCode {
     // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.
-    ntk_core::slurm::use_cpus_per_task();
-    ntk_core::cli::restore_sigpipe();
-    ntk_core::cli::set_panic_hook("ntk-train");
+    ntk_runs::slurm::use_cpus_per_task(ntk_numerics::linalg::set_threads);
+    ntk_runs::cli::restore_sigpipe();
+    ntk_runs::cli::set_panic_hook("ntk-train");
     match main_inner(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

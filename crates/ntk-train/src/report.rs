@@ -11,15 +11,15 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ntk_core::plot::{Dash, Figure, Marker, Scale, Series, Spread, ramp};
-use ntk_core::stats::mean;
+use ntk_plot::{Dash, Figure, Marker, Scale, Series, Spread, ramp};
+use ntk_runs::stats::mean;
 use serde::Serialize;
 
 use crate::config::TrainConfig;
 use crate::metrics::{EpochMetrics, NtkRow, RepresentationRow, read_csv, write_csv};
 use crate::sweep::read_summary;
 use crate::train::TrainSummary;
-use ntk_core::provenance::{self, Provenance};
+use ntk_runs::provenance::{self, Provenance};
 
 /// A run directory read back.
 pub struct RunRecord {
@@ -67,7 +67,7 @@ impl RunRecord {
 /// Reads one run directory (it must hold `config.toml`).
 pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     let cfg_path = dir.join("config.toml");
-    let cfg: TrainConfig = ntk_core::config_file::load_toml(&cfg_path)?;
+    let cfg: TrainConfig = ntk_runs::config_file::load_toml(&cfg_path)?;
     let spec = cfg.spec()?;
     let summary = read_summary(dir)?;
     let provenance = match &summary {
@@ -106,8 +106,8 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         },
         summary,
         provenance,
-        running: ntk_core::lock::DirLock::holder(dir),
-        failure: ntk_core::sweep::Failure::read(dir).map(|f| f.reason),
+        running: ntk_runs::lock::DirLock::holder(dir),
+        failure: ntk_runs::sweep::Failure::read(dir).map(|f| f.reason),
     })
 }
 
@@ -155,7 +155,7 @@ pub fn read_runs(out: &Path) -> crate::Result<Vec<RunRecord>> {
             out.display()
         )));
     }
-    let dirs: Vec<PathBuf> = ntk_core::sweep::find_files(&runs, "config.toml")
+    let dirs: Vec<PathBuf> = ntk_runs::sweep::find_files(&runs, "config.toml")
         .into_iter()
         .filter_map(|p| p.parent().map(Path::to_path_buf))
         .collect();
@@ -180,7 +180,7 @@ pub fn read_runs(out: &Path) -> crate::Result<Vec<RunRecord>> {
             Ok(r) => runs.push(r),
             // A run that failed (`failed.json`) may have left files that cannot be read:
             // it is named, not read.
-            Err(e) if ntk_core::sweep::Failure::read(d).is_some() => {
+            Err(e) if ntk_runs::sweep::Failure::read(d).is_some() => {
                 eprintln!(
                     "warning: {}: failed, and its files cannot be read: {e}",
                     d.display()
@@ -334,7 +334,7 @@ fn top_representation_curve(
 /// One curve of the figures: a configuration at its chosen lr, the runs (seeds) averaged.
 struct Curve<'a> {
     label: String,
-    color: ntk_core::plot::RGBColor,
+    color: ntk_plot::RGBColor,
     dash: Dash,
     marker: Marker,
     members: Vec<&'a RunRecord>,
@@ -437,9 +437,18 @@ fn figure(curves: &[Curve], title: &str, y: &str, log_y: bool, points: &CurveOf)
 /// and the minimum gradient angle vs epoch, and the mean cosine between the test inputs'
 /// top-layer representations vs epoch (Agarwal et al., Fig. 1). Figures without data are
 /// not written.
-pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> crate::Result<Vec<PathBuf>> {
+/// `title` replaces what the titles say the runs trained on (`MNIST, 60,000 images`).
+pub fn figures(
+    out: &Path,
+    runs: &[RunRecord],
+    log_y: bool,
+    title: Option<&str>,
+) -> crate::Result<Vec<PathBuf>> {
     let curves = curves(runs, &choose(runs));
-    let on = data_title(runs).map_or(String::new(), |d| format!(" ({d})"));
+    let on = title
+        .map(str::to_string)
+        .or_else(|| data_title(runs))
+        .map_or(String::new(), |d| format!(" ({d})"));
     let titled = |t: &str| format!("{t}{on}");
     let loss = |m: &[&RunRecord]| metric_curve(m, |r| Some(r.train_loss));
     let accuracy = |m: &[&RunRecord]| metric_curve(m, |r| r.test_accuracy);
@@ -508,7 +517,7 @@ pub fn figures(out: &Path, runs: &[RunRecord], log_y: bool) -> crate::Result<Vec
     ]);
     let mut written = Vec::new();
     // Runs that failed are named on every figure (they are not drawn).
-    let failed = ntk_core::sweep::failed_note(out);
+    let failed = ntk_runs::sweep::failed_note(out);
     for (stem, mut fig) in figures.into_iter().filter(|(_, f)| !f.series.is_empty()) {
         if let Some(f) = &failed {
             fig.note = Some(fig.note.map_or(f.clone(), |n| format!("{n}\n{f}")));
@@ -576,8 +585,14 @@ pub fn is_report_file(name: &str) -> bool {
 
 /// `ntk-train collect DIR`: `DIR/sweep.csv`, `DIR/best.csv` and the figures. The runs must
 /// come from one sweep config: their recorded configs may differ in the sweep axes
-/// ([`crate::sweep::AXES`]) only, unless `allow_mixed`.
-pub fn collect(out: &Path, log_y: bool, allow_mixed: bool) -> crate::Result<Vec<PathBuf>> {
+/// ([`crate::sweep::AXES`]) only, unless `allow_mixed`; `log_y` and `title` as in
+/// [`figures`].
+pub fn collect(
+    out: &Path,
+    log_y: bool,
+    allow_mixed: bool,
+    title: Option<&str>,
+) -> crate::Result<Vec<PathBuf>> {
     let runs = read_runs(out)?;
     // A run being trained now may not have recorded its provenance yet: it is listed as
     // running, and checked once it has.
@@ -631,10 +646,10 @@ pub fn collect(out: &Path, log_y: bool, allow_mixed: bool) -> crate::Result<Vec<
         }
     }
     // Runs that failed before they wrote anything else.
-    for f in ntk_core::sweep::find_files(&out.join("runs"), ntk_core::sweep::FAILED_FILE) {
+    for f in ntk_runs::sweep::find_files(&out.join("runs"), ntk_runs::sweep::FAILED_FILE) {
         let dir = f.parent().unwrap_or(out);
         if !dir.join("config.toml").exists()
-            && let Some(failure) = ntk_core::sweep::Failure::read(dir)
+            && let Some(failure) = ntk_runs::sweep::Failure::read(dir)
         {
             eprintln!(
                 "warning: {}: failed before it began: {}",
@@ -646,7 +661,7 @@ pub fn collect(out: &Path, log_y: bool, allow_mixed: bool) -> crate::Result<Vec<
     let mut written = vec![out.join("sweep.csv"), out.join("best.csv")];
     write_csv(&written[0], &rows)?;
     write_csv(&written[1], &best)?;
-    written.extend(figures(out, &runs, log_y)?);
+    written.extend(figures(out, &runs, log_y, title)?);
     Ok(written)
 }
 

@@ -15,7 +15,7 @@ use burn::module::Module;
 use burn::nn::loss::{CrossEntropyLoss, CrossEntropyLossConfig};
 use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
-use ntk_core::backend::Compute;
+use ntk_numerics::backend::Compute;
 
 use crate::checkpoint::{self, Loaded, OptimState, RunIdentity};
 use crate::config::{EngineChoice, OptimConfig};
@@ -278,9 +278,9 @@ impl Stepper for HostStepper {
 
 #[cfg(test)]
 mod tests {
-    use ntk_core::backend::{self, Precision};
-    use ntk_core::provenance::Provenance;
     use ntk_model::{ActivationKind, MlpConfig, Normalization, ResNetConfig, ResNetVariant};
+    use ntk_numerics::backend::{self, Precision};
+    use ntk_runs::provenance::Provenance;
 
     use super::*;
     use ntk_model::NetSpec;
@@ -464,7 +464,7 @@ mod tests {
 
     /// Saves `state` as the checkpoint of epoch 1 (`iteration` steps) in `dir`.
     fn save_epoch_one(state: &Snapshot, dir: &Path, iteration: usize) {
-        let provenance = Provenance::new("test", Default::default());
+        let provenance = Provenance::new("test", Default::default(), "faer");
         let identity = RunIdentity {
             config: "",
             provenance: &provenance,

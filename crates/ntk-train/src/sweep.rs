@@ -3,16 +3,16 @@
 //! finished runs skipped, diverged runs recorded and passed over.
 //!
 //! A run counts as finished only when its summary records the fingerprint of the config
-//! about to run it (`ntk_core::provenance`); a run made by another config is an error
+//! about to run it (`ntk_runs::provenance`); a run made by another config is an error
 //! naming the keys that differ, or, with `recompute`, is trained again from scratch.
 
 use std::path::{Path, PathBuf};
 
-use ntk_core::backend::Compute;
-use ntk_core::progress::Reporter;
-use ntk_core::provenance::Provenance;
-use ntk_core::sweep::{self, Shard, State, Sweep};
 use ntk_model::{ActivationKind, NetSpec, Normalization, ResNetVariant};
+use ntk_numerics::backend::Compute;
+use ntk_runs::progress::Reporter;
+use ntk_runs::provenance::Provenance;
+use ntk_runs::sweep::{self, Shard, State, Sweep};
 
 use crate::config::{SweepAxes, TrainConfig};
 use crate::train::{self, Data, RunOptions, TrainSummary};
@@ -156,7 +156,7 @@ fn point(
 /// `runs/`, tables and figures only).
 pub fn check_out(out: &Path, points: &[RunPoint]) -> crate::Result<()> {
     if points.iter().any(|p| !p.id.is_empty()) {
-        ntk_core::outset::check_owned(out, &|n: &str| {
+        ntk_runs::outset::check_owned(out, &|n: &str| {
             n == "runs" || crate::report::is_report_file(n)
         })?;
     }
@@ -166,12 +166,12 @@ pub fn check_out(out: &Path, points: &[RunPoint]) -> crate::Result<()> {
 }
 
 /// The fingerprint of a sweep's config, whichever shard, device or output directory runs
-/// it: the writers of one sweep directory must share it (`ntk_core::lock::SweepClaim`).
+/// it: the writers of one sweep directory must share it (`ntk_runs::lock::SweepClaim`).
 pub fn fingerprint(cfg: &TrainConfig) -> String {
     let mut c = cfg.clone();
     c.train.out = None;
     c.train.device = None;
-    ntk_core::provenance::fingerprint(&ntk_core::provenance::flatten_config(&c))
+    ntk_runs::provenance::fingerprint(&ntk_runs::provenance::flatten_config(&c))
 }
 
 /// What a sweep did.
@@ -185,12 +185,12 @@ pub struct SweepOutcome {
     /// Points whose training failed (recorded in their `failed.json`).
     pub failed: usize,
     /// The error the sweep ends with once it has been collected: points that failed or
-    /// were busy ([`ntk_core::sweep::Outcome::check`]).
-    pub check: Option<ntk_core::Error>,
+    /// were busy ([`ntk_runs::sweep::Outcome::check`]).
+    pub check: Option<ntk_runs::Error>,
 }
 
 /// The keys in which the runs of one sweep differ: `collect` requires the rest of the
-/// recorded configs to agree (`ntk_core::provenance::check_one_base`).
+/// recorded configs to agree (`ntk_runs::provenance::check_one_base`).
 pub const AXES: [&str; 8] = [
     "model.depth",
     "resnet.depth",
@@ -240,7 +240,7 @@ fn checkpoint_state(dir: &Path, now: &Provenance) -> State {
         Err(e) => return State::Stale(format!("{}: {e}; {redo}", path.display())),
     };
     match crate::checkpoint::parse_pointer(&text, &path) {
-        Ok(p) => match ntk_core::provenance::check_reuse(&path, p.provenance.as_ref(), now) {
+        Ok(p) => match ntk_runs::provenance::check_reuse(&path, p.provenance.as_ref(), now) {
             Ok(()) => State::Partial,
             Err(e) => State::Stale(e.to_string()),
         },
@@ -251,7 +251,7 @@ fn checkpoint_state(dir: &Path, now: &Provenance) -> State {
 /// Removes a stale run's files so that it trains again from scratch.
 fn clear_run(dir: &Path) -> crate::Result<()> {
     // Never under a live writer's feet.
-    let _lock = ntk_core::lock::DirLock::acquire(dir)?;
+    let _lock = ntk_runs::lock::DirLock::acquire(dir)?;
     for name in train::RUN_FILES {
         let p = dir.join(name);
         let r = if p.is_dir() {
@@ -278,7 +278,7 @@ pub struct SweepOptions {
     pub recompute: bool,
 }
 
-/// A training sweep as the shared machinery sees it ([`ntk_core::sweep::Sweep`]).
+/// A training sweep as the shared machinery sees it ([`ntk_runs::sweep::Sweep`]).
 pub struct TrainSweep<'a> {
     pub out: &'a Path,
     pub data: &'a Data,
@@ -342,12 +342,12 @@ impl Sweep for TrainSweep<'_> {
 
     fn record_failure(&self, point: &RunPoint, error: &crate::Error) -> crate::Result<()> {
         let dir = point.dir(self.out);
-        std::fs::create_dir_all(&dir).map_err(|source| ntk_core::Error::CreateDir {
+        std::fs::create_dir_all(&dir).map_err(|source| ntk_runs::Error::CreateDir {
             dir: dir.clone(),
             source,
         })?;
         // Only while no one else writes the run.
-        let _lock = ntk_core::lock::DirLock::acquire(&dir)?;
+        let _lock = ntk_runs::lock::DirLock::acquire(&dir)?;
         let prov = train::run_provenance(&point.cfg, self.data, self.compute);
         let failure = sweep::Failure {
             reason: error.to_string(),
@@ -358,7 +358,7 @@ impl Sweep for TrainSweep<'_> {
     }
 
     fn busy(error: &crate::Error) -> bool {
-        matches!(error, crate::Error::Core(e) if matches!(**e, ntk_core::Error::Locked { .. }))
+        matches!(error, crate::Error::Runs(e) if matches!(**e, ntk_runs::Error::Locked { .. }))
     }
 }
 
@@ -397,14 +397,30 @@ pub fn run(
 }
 
 /// `--dry-run`: the points of this shard with their states; trains nothing.
-pub fn dry_run(
+/// `collect DIR --config FILE`: every run of `cfg` found in `out` was made by `cfg` (its
+/// recorded fingerprint); a run of another config is an error naming it (and how many more
+/// are like it). Runs not yet made are left to the report, which names them.
+pub fn check_collect(cfg: &TrainConfig, out: &Path, compute: &Compute) -> crate::Result<()> {
+    with_plan(cfg, out, Shard::all(), compute, |_, _, planned| {
+        Ok(sweep::refuse_stale(planned, false, "run")?)
+    })
+}
+
+/// Loads the data, expands the runs, checks each against its data (what a run checks once
+/// its data are loaded: labels beyond the outputs, so that a dry run fails exactly when the
+/// run would) and hands this shard's plan to `f`.
+fn with_plan<T>(
     cfg: &TrainConfig,
     out: &Path,
     shard: Shard,
     compute: &Compute,
-) -> crate::Result<()> {
+    f: impl FnOnce(&TrainSweep<'_>, &[RunPoint], &[sweep::Planned]) -> crate::Result<T>,
+) -> crate::Result<T> {
     let data = train::load_data(&cfg.data, cfg.train.test_n)?;
     let points = expand(cfg)?;
+    for p in &points {
+        train::check_inputs(&p.cfg, &p.cfg.spec()?, &data)?;
+    }
     let sweep = TrainSweep {
         out,
         data: &data,
@@ -413,6 +429,17 @@ pub fn dry_run(
         reporter: &Reporter::silent(),
     };
     let planned = sweep::plan(&sweep, &points, shard)?;
-    sweep::print_plan(&sweep, &points, &planned, (shard, out), "run(s)");
-    Ok(())
+    f(&sweep, &points, &planned)
+}
+
+pub fn dry_run(
+    cfg: &TrainConfig,
+    out: &Path,
+    shard: Shard,
+    compute: &Compute,
+) -> crate::Result<()> {
+    with_plan(cfg, out, shard, compute, |sweep, points, planned| {
+        sweep::print_plan(sweep, points, planned, (shard, out), "run(s)");
+        Ok(())
+    })
 }

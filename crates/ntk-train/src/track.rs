@@ -1,7 +1,7 @@
 //! The probes during training:
 //! - the NTK of a fixed subset of the training set (beyond the papers), its condition number
 //!   kappa = lambda_max / lambda_min (float64 spectrum, singular below n eps lambda_max as in
-//!   `ntk_core::spectrum`) and the minimum pairwise model-gradient angle, with the probe's
+//!   `ntk_numerics::spectrum`) and the minimum pairwise model-gradient angle, with the probe's
 //!   own kernel routes (structured for MLPs, per-sample gradients otherwise; BatchNorm in
 //!   evaluation mode);
 //! - the representations of a fixed subset of the test set (Agarwal et al., Fig. 1): at
@@ -12,15 +12,15 @@
 
 use std::time::Instant;
 
-use ntk_core::backend::Compute;
-use ntk_core::kernel::OutputMode;
 use ntk_data::inputs::Inputs;
+use ntk_numerics::backend::Compute;
+use ntk_numerics::kernel::OutputMode;
 use ntk_probe::config::Method;
 
 use burn::tensor::Tensor;
 use faer::MatRef;
-use ntk_core::linalg::gram_lower;
 use ntk_model::Net;
+use ntk_numerics::linalg::gram_lower;
 
 use crate::metrics::{NtkRow, RepresentationRow};
 use crate::model::Model;
@@ -35,7 +35,7 @@ pub fn measure(
 ) -> crate::Result<NtkRow> {
     let t = Instant::now();
     let result = ntk_probe::run::compute_kernel_net(model, probe, compute, Method::Auto, output)?;
-    let spectrum = ntk_core::spectrum::spectrum(&result.kernel, compute.precision.epsilon())
+    let spectrum = ntk_numerics::spectrum::spectrum(&result.kernel, compute.precision.epsilon())
         .map_err(|e| crate::Error::Ntk {
             epoch,
             source: Box::new(e.into()),

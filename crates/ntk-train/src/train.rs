@@ -19,13 +19,13 @@ use burn::optim::decay::WeightDecayConfig;
 use burn::optim::momentum::MomentumConfig;
 use burn::optim::{GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use ntk_core::backend::Compute;
-use ntk_core::budget::Estimate;
-use ntk_core::lock::{DirLock, LOCK_FILE};
-use ntk_core::provenance::{self, Provenance};
 use ntk_data::CifarAugment;
 use ntk_data::config::DataConfig;
 use ntk_data::inputs::{self, Inputs};
+use ntk_numerics::backend::Compute;
+use ntk_runs::budget::Estimate;
+use ntk_runs::lock::{DirLock, LOCK_FILE};
+use ntk_runs::provenance::{self, Provenance};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -74,7 +74,7 @@ pub struct TrainSummary {
     /// Wall time of this process's part of the run (a resumed run counts its own).
     pub seconds: f64,
     /// The resolved config, its fingerprint, the tool, commit and command line
-    /// (`ntk_core::provenance`); absent in summaries written before it was recorded.
+    /// (`ntk_runs::provenance`); absent in summaries written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
 }
@@ -95,7 +95,7 @@ pub const RUN_FILES: [&str; 8] = [
     "representations.csv",
     "checkpoint.json",
     "checkpoints",
-    ntk_core::sweep::FAILED_FILE,
+    ntk_runs::sweep::FAILED_FILE,
 ];
 
 /// The training set and the test set, loaded once per sweep.
@@ -273,7 +273,7 @@ pub fn run_config_text(cfg: &TrainConfig) -> String {
 
 /// The provenance of a run of `cfg` on `data` and `compute`: the config a run directory
 /// records ([`run_config_text`]) with the data's input dimension filled in and the data
-/// directory left out, `backend` and `data.digest` added (see `ntk_core::provenance`).
+/// directory left out, `backend` and `data.digest` added (see `ntk_runs::provenance`).
 pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Provenance {
     let mut c = recorded_config(cfg);
     if let Some(m) = c.model.as_mut() {
@@ -282,7 +282,7 @@ pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Prov
     let mut flat = provenance::flatten_config(&c);
     flat.insert("backend".into(), compute.backend.into());
     flat.insert("data.digest".into(), data.digest().into());
-    Provenance::new(crate::TOOL, flat)
+    Provenance::new(crate::TOOL, flat, &ntk_numerics::linalg::describe())
 }
 
 /// `cfg` as a run records it in its provenance, less what the run resolves from its data:
@@ -296,7 +296,7 @@ pub fn recorded_config(cfg: &TrainConfig) -> TrainConfig {
     c
 }
 
-/// The memory a run of `cfg` needs, roughly (see `ntk_core::budget`): the data, the
+/// The memory a run of `cfg` needs, roughly (see `ntk_runs::budget`): the data, the
 /// parameters with their gradients, momentum and autodiff copies, a batch's activations,
 /// and the NTK tracking's kernel and gradient rows. `d` is the data's input dimension.
 pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
@@ -351,7 +351,7 @@ pub fn network_estimate(spec: &NetSpec, d: usize, batch: usize, elem: f64) -> Es
     e
 }
 
-/// Refuses a run whose estimated memory exceeds the limit (`ntk_core::budget`).
+/// Refuses a run whose estimated memory exceeds the limit (`ntk_runs::budget`).
 pub fn check_memory(cfg: &TrainConfig, d: usize, max_memory: Option<&str>) -> crate::Result<()> {
     let spec = cfg.spec()?;
     let culprit = format!(
@@ -510,7 +510,7 @@ impl<'a> Run<'a> {
 
 /// Refuses data the run cannot train on: augmentation of anything but 3x32x32 images, and
 /// labels beyond the network's outputs (both engines would index past the logits).
-fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result<()> {
+pub(crate) fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result<()> {
     let set = &data.train;
     if cfg.train.augment && set.d != 3 * 32 * 32 {
         return Err(crate::Error::Invalid(format!(
@@ -576,14 +576,14 @@ enum Start {
 fn open_run_dir(run: &Run, resume: bool) -> crate::Result<(DirLock, Start)> {
     let out = run.out;
     check_run_dir(out)?;
-    std::fs::create_dir_all(out).map_err(|source| ntk_core::Error::Write {
+    std::fs::create_dir_all(out).map_err(|source| ntk_runs::Error::Write {
         path: out.to_path_buf(),
         source,
     })?;
     // One writer per run directory, from here to the end of the run.
     let lock = DirLock::acquire(out)?;
-    ntk_core::outset::clean_dir(out, None, &|f: &str| RUN_FILES.contains(&f));
-    ntk_core::outset::clean_tree(&out.join("checkpoints"));
+    ntk_runs::outset::clean_dir(out, None, &|f: &str| RUN_FILES.contains(&f));
+    ntk_runs::outset::clean_tree(&out.join("checkpoints"));
     let summary_path = out.join("summary.json");
     let found = checkpoint::find(out)?;
     let decision = resume_decision(resume, summary_path.exists(), found.is_some());
@@ -596,17 +596,17 @@ fn open_run_dir(run: &Run, resume: bool) -> crate::Result<(DirLock, Start)> {
     if let Some(ck) = &found {
         let recorded = ck.pointer.provenance.as_ref();
         provenance::check_reuse(&out.join("checkpoint.json"), recorded, &run.provenance)
-            .map_err(ntk_core::Error::from)?;
+            .map_err(ntk_runs::Error::from)?;
     }
     if decision == ResumeDecision::Finished
         && let Some(s) = crate::sweep::read_summary(out)?
     {
         provenance::check_reuse(&summary_path, s.provenance.as_ref(), &run.provenance)
-            .map_err(ntk_core::Error::from)?;
+            .map_err(ntk_runs::Error::from)?;
         return Ok((lock, Start::Done(s)));
     }
-    ntk_core::io::atomic_write(&out.join("config.toml"), run.config_text.as_bytes()).map_err(
-        |source| ntk_core::Error::Write {
+    ntk_runs::io::atomic_write(&out.join("config.toml"), run.config_text.as_bytes()).map_err(
+        |source| ntk_runs::Error::Write {
             path: out.to_path_buf(),
             source,
         },
@@ -620,12 +620,12 @@ fn open_run_dir(run: &Run, resume: bool) -> crate::Result<(DirLock, Start)> {
 /// summary or checkpoint pointer: a user's file, not ours to overwrite), or a
 /// `checkpoints` that is a symbolic link (old checkpoints are deleted there).
 pub fn check_run_dir(out: &Path) -> crate::Result<()> {
-    ntk_core::outset::check_owned(out, &|n: &str| {
+    ntk_runs::outset::check_owned(out, &|n: &str| {
         RUN_FILES.contains(&n) || n == "runs" || crate::report::is_report_file(n)
     })?;
     let has = |name: &str| out.join(name).exists();
     if has("config.toml") && !(has(LOCK_FILE) || has("summary.json") || has("checkpoint.json")) {
-        return Err(ntk_core::Error::ForeignFiles {
+        return Err(ntk_runs::Error::ForeignFiles {
             dir: out.to_path_buf(),
             files: vec!["config.toml, with no run beside it".into()],
         }
@@ -633,7 +633,7 @@ pub fn check_run_dir(out: &Path) -> crate::Result<()> {
     }
     let checkpoints = out.join("checkpoints");
     if std::fs::symlink_metadata(&checkpoints).is_ok_and(|m| !m.is_dir()) {
-        return Err(ntk_core::Error::OutputPath {
+        return Err(ntk_runs::Error::OutputPath {
             path: checkpoints,
             why: "not a directory of the run's own (a symbolic link or a file); old \
                   checkpoints are deleted there, so it must not point elsewhere"
@@ -1025,8 +1025,8 @@ fn finish(
     }
     let summary = summarize(run, progress, diverged_epoch, start, true);
     let json = serde_json::to_string_pretty(&summary).expect("serializes");
-    ntk_core::io::atomic_write(&run.out.join("summary.json"), json.as_bytes()).map_err(
-        |source| ntk_core::Error::Write {
+    ntk_runs::io::atomic_write(&run.out.join("summary.json"), json.as_bytes()).map_err(
+        |source| ntk_runs::Error::Write {
             path: run.out.to_path_buf(),
             source,
         },
@@ -1107,7 +1107,7 @@ fn summarize(
 
 #[cfg(test)]
 mod tests {
-    use ntk_core::backend::{self, Precision};
+    use ntk_numerics::backend::{self, Precision};
 
     use super::*;
 

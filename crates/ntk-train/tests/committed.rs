@@ -42,7 +42,7 @@ fn collect_reproduces_the_committed_tables() {
         let committed = root.join(e);
         let dir = tempfile::tempdir().unwrap();
         copy_dir(&committed.join("runs"), &dir.path().join("runs"));
-        ntk_train::report::collect(dir.path(), false, mixed.contains(&e)).unwrap();
+        ntk_train::report::collect(dir.path(), false, mixed.contains(&e), None).unwrap();
         for table in ["sweep.csv", "best.csv"] {
             let made = std::fs::read(dir.path().join(table)).unwrap();
             let kept = std::fs::read(committed.join(table)).unwrap();

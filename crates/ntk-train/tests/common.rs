@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use ntk_core::backend::{self, Compute, Precision};
+use ntk_numerics::backend::{self, Compute, Precision};
 use ntk_train::config::TrainConfig;
 use ntk_train::metrics::EpochMetrics;
 use ntk_train::progress::Reporter;

@@ -12,8 +12,8 @@ use burn::module::{Module, ModuleVisitor, Param};
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::GradientsParams;
 use burn::tensor::{Int, Tensor, TensorData};
-use ntk_core::backend::{self, Precision};
 use ntk_model::{NetSpec, ResNetConfig, ResNetVariant, init};
+use ntk_numerics::backend::{self, Precision};
 use ntk_train::config::{EngineChoice, OptimConfig};
 use ntk_train::model::Model;
 use ntk_train::train::{choose_engine, evaluate, optimizer, sgd_step};
@@ -44,7 +44,7 @@ fn rel(a: &[f64], b: &[f64]) -> f64 {
 fn small_resnet(
     variant: ResNetVariant,
     width: usize,
-    compute: &ntk_core::backend::Compute,
+    compute: &ntk_numerics::backend::Compute,
 ) -> (Model, usize) {
     let cfg = ResNetConfig::new(8, variant)
         .with_base_width(width)

@@ -945,8 +945,8 @@ fn one_writer_per_run_and_collect_checks_what_it_reads() {
     // Killed: nothing stays locked (the kernel drops a dead writer's lock).
     child.kill().unwrap();
     child.wait().unwrap();
-    drop(ntk_core::lock::DirLock::acquire(&out).unwrap());
-    drop(ntk_core::lock::SweepClaim::acquire(&out, "another", "the test").unwrap());
+    drop(ntk_runs::lock::DirLock::acquire(&out).unwrap());
+    drop(ntk_runs::lock::SweepClaim::acquire(&out, "another", "the test").unwrap());
     let collect = train_cmd().arg("collect").arg(&out).output().unwrap();
     assert_ok("collect after the kill", &collect);
     let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
@@ -1080,4 +1080,102 @@ fn peak_of(mut cmd: Command) -> (bool, f64) {
     assert_eq!(r, pid);
     let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
     (ok, usage.ru_maxrss as f64 * 1024.0)
+}
+
+/// The vocabulary both tools share: `run` refuses a sweep config and `sweep` a single run's
+/// (each naming the other command); `collect --config` refuses runs made by another config,
+/// naming the key; `collect` and `plot` take `--title` and `--log`.
+#[test]
+fn one_vocabulary_run_sweep_collect_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = write(d, "good.toml", TINY);
+    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
+    let with = |cmd: &str, cfg: &Path, out: &Path, extra: &[&str]| {
+        let mut v: Vec<OsString> = vec![cmd.into()];
+        v.extend(args(cfg, out, extra));
+        run(&v)
+    };
+    let o = with("run", &sweep, &d.join("a"), &[]);
+    assert_clean_error("run of a sweep", &o, &["[sweep]", "ntk-train sweep"]);
+    let o = with("sweep", &good, &d.join("b"), &[]);
+    assert_clean_error("sweep of a run", &o, &["no [sweep]", "ntk-train run"]);
+
+    let one = d.join("one");
+    assert_ok("run", &with("run", &good, &one, &[]));
+    assert!(one.join("summary.json").is_file());
+    let o = with("run", &good, &one, &["--resume", "--dry-run"]);
+    assert_ok("run --resume --dry-run", &o);
+
+    let s = d.join("s");
+    assert_ok("sweep", &with("sweep", &sweep, &s, &[]));
+    let mut collect: Vec<OsString> = vec!["collect".into(), s.clone().into()];
+    collect.extend([
+        "--config".into(),
+        sweep.clone().into(),
+        "--title".into(),
+        "digits".into(),
+    ]);
+    assert_ok("collect --config --title", &run(&collect));
+    let mut other = collect.clone();
+    other.extend(["--set".into(), "optim.momentum=0.9".into()]);
+    assert_clean_error(
+        "collect --config of another config",
+        &run(&other),
+        &["optim.momentum"],
+    );
+    let plot: Vec<OsString> = vec![
+        "plot".into(),
+        s.clone().into(),
+        "--log".into(),
+        "--title".into(),
+        "digits".into(),
+    ];
+    assert_ok("plot --log --title", &run(&plot));
+    assert!(s.join("train_loss_log.png").is_file());
+}
+
+/// Every problem a config has is reported at once, and the dry run fails exactly when the
+/// run would: the headline ResNet-110 config moved to Fashion-MNIST names its scaling, its
+/// augmentation and its input size together (one failed run per mistake before), and with
+/// those two fixed the dry run still refuses the network's input size.
+#[test]
+fn every_problem_of_a_config_at_once_and_the_dry_run_fails_as_the_run_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../configs/cifar_resnet110.toml"
+    ));
+    let out = dir.path().join("out");
+    let o = run(&args(
+        cfg,
+        &out,
+        &["--dataset", "fashion-mnist", "--dry-run"],
+    ));
+    assert_clean_error(
+        "resnet-110 on fashion-mnist",
+        &o,
+        &[
+            "3 problems",
+            "data.scaling",
+            "train.augment",
+            "1x28x28",
+            "784",
+        ],
+    );
+    let o = run(&args(
+        cfg,
+        &out,
+        &[
+            "--dataset",
+            "fashion-mnist",
+            "--set",
+            "data.scaling=\"minus-one-one\"",
+            "--set",
+            "train.augment=false",
+            "--dry-run",
+        ],
+    ));
+    assert_clean_error("resnet-110 on fashion-mnist, dry run", &o, &["784"]);
+    assert!(!out.exists(), "a refused dry run wrote {}", out.display());
 }

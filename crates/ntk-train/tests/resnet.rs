@@ -169,7 +169,12 @@ fn a_resnet_with_mlp_inputs_is_refused_with_the_dimensions() {
     let mut cfg = common::digits_config();
     cfg.model = None;
     cfg.resnet = Some(ResNetConfig::new(20, ResNetVariant::Fixup));
-    cfg.validate().unwrap();
+    // The config alone says it (so a dry run refuses it), and so does the run.
+    let err = cfg.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("64 values per sample") && err.contains("3072"),
+        "{err}"
+    );
     let out = tempfile::tempdir().unwrap();
     let err = common::run_err(&cfg, out.path(), RunOptions::default());
     assert!(

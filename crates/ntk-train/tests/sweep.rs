@@ -6,7 +6,7 @@ mod common;
 use std::process::Command;
 
 use common::{cpu, data, digits_config};
-use ntk_core::sweep::Shard;
+use ntk_runs::sweep::Shard;
 use ntk_train::config::{SweepAxes, TrainConfig};
 use ntk_train::progress::Reporter;
 use ntk_train::report;
@@ -79,7 +79,7 @@ fn a_sweep_survives_divergence_resumes_past_finished_runs_and_collects() {
     )
     .unwrap();
     assert_eq!((again.ran, again.skipped), (0, 4));
-    let written = report::collect(out.path(), true, false).unwrap();
+    let written = report::collect(out.path(), true, false, None).unwrap();
     let names: Vec<String> = written
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())

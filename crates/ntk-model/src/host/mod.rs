@@ -1,5 +1,5 @@
 //! The dense MLP on the host, in `T` = f32 or f64 ([`Real`]), on the host GEMMs of
-//! [`ntk_core::linalg`] (the system OpenBLAS by default, faer without it): the one engine
+//! [`ntk_numerics::linalg`] (the system OpenBLAS by default, faer without it): the one engine
 //! under the probe's structured NTK (`ntk_probe::host`) and the trainer's SGD step
 //! (`ntk_train::host`). Both were written against Burn's autodiff, and this module is
 //! tested against it (`tests.rs`).
@@ -34,7 +34,7 @@
 //! forward of the same shape, and the [`Pool`] hands out matrices of finished computations.
 
 use faer::{Mat, MatRef};
-use ntk_core::linalg::{Real, gemm};
+use ntk_numerics::linalg::{Real, gemm};
 
 use crate::activation::Activation;
 use crate::mlp::Mlp;

@@ -2,7 +2,7 @@
 //! ([`backprop`]); the equations are in the module doc of [`super`].
 
 use faer::{Mat, MatRef};
-use ntk_core::linalg::{Real, gemm, gemm_acc};
+use ntk_numerics::linalg::{Real, gemm, gemm_acc};
 
 use super::{Layer, Params, Pool};
 use crate::activation::Activation;

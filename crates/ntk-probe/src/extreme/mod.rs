@@ -8,14 +8,14 @@
 //! two triangular solves). Written in Burn tensor operations, so the same code runs on
 //! wgpu, cuda and the CPU backends.
 //!
-//! Singularity follows [`ntk_core::spectrum`]: a kernel built with unit roundoff `eps` is
+//! Singularity follows [`ntk_numerics::spectrum`]: a kernel built with unit roundoff `eps` is
 //! singular when `lambda_min <= tau = n eps lambda_max`. When the Cholesky factorization of
 //! `K` itself breaks down (a pivot that is not positive: `K` is not numerically positive
 //! definite), `K + s I` is factored instead (`s = tau`, then `16 tau`, `256 tau`): the
 //! shift moves every eigenvalue by exactly `s`, so `lambda_min = 1 / theta - s`, and the
 //! kernel is reported singular. Its rank is then bounded below by the number of Ritz
 //! values of `K` above `tau` (interlacing), not counted exactly: the full spectrum
-//! ([`ntk_core::spectrum::spectrum`]) gives the exact numerical rank.
+//! ([`ntk_numerics::spectrum::spectrum`]) gives the exact numerical rank.
 
 pub mod cholesky;
 pub mod lanczos;
@@ -23,7 +23,7 @@ pub mod lanczos;
 use burn::tensor::{DType, Device, Tensor, TensorData};
 use serde::Serialize;
 
-use ntk_core::kernel::Kernel;
+use ntk_numerics::kernel::Kernel;
 
 /// The extreme eigenvalues of a kernel and what they say about conditioning.
 #[derive(Clone, Debug, Serialize)]
@@ -104,7 +104,7 @@ pub fn extreme(k: Tensor<2>, kernel_epsilon: f64, options: &Options) -> crate::R
     let eps = unit_roundoff(dtype);
     let max_abs: f64 = k.clone().abs().max().into_scalar::<f64>();
     if !max_abs.is_finite() {
-        return Err(ntk_core::Error::NonFiniteKernel.into());
+        return Err(ntk_numerics::Error::NonFiniteKernel.into());
     }
     if max_abs == 0.0 {
         return Ok(zero_kernel());

@@ -27,8 +27,8 @@ use faer::Mat;
 use ntk_model::host::Params;
 use ntk_model::{Activation, Mlp};
 
-use ntk_core::kernel::Kernel;
-use ntk_core::linalg::{Real, gemm, gemm_acc};
+use ntk_numerics::kernel::Kernel;
+use ntk_numerics::linalg::{Real, gemm, gemm_acc};
 
 /// Whether `mlp` is a linear network for which this form is the cheaper one: the identity
 /// activation and every hidden layer wider than `d + 1`. The form's `n^2 (d + 1)` products

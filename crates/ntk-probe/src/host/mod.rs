@@ -1,4 +1,4 @@
-//! The structured NTK on the CPU with host GEMMs ([`ntk_core::linalg`]: the system OpenBLAS by
+//! The structured NTK on the CPU with host GEMMs ([`ntk_numerics::linalg`]: the system OpenBLAS by
 //! default, faer without the `openblas` feature): the same algebra as
 //! [`crate::structured`] (see its doc for the formula), on the host MLP engine
 //! [`ntk_model::host`] (the forward to each layer's input and slope, the backward of the
@@ -11,14 +11,14 @@
 //! device path. Both are tested against the autodiff reference.
 
 use faer::Mat;
-use ntk_core::kernel::Kernel;
-use ntk_core::linalg::gram_lower_into;
 use ntk_model::Mlp;
 use ntk_model::host::{Cotangent, Layer, Params, Pool, Trace, backprop, from_rows};
+use ntk_numerics::kernel::Kernel;
+use ntk_numerics::linalg::gram_lower_into;
 
 mod linear;
 pub mod resnet;
-pub use ntk_core::linalg::Real;
+pub use ntk_numerics::linalg::Real;
 
 /// The per-layer factors on the host: layer inputs `a_0..a_L` and, for the selected outputs
 /// side by side, the backpropagated signals `D_1..D_L`.

@@ -18,10 +18,10 @@
 //! their rows at once.
 
 use faer::MatRef;
-use ntk_core::kernel::{Kernel, OutputMode};
-use ntk_core::linalg::{Real, gram_lower};
 use ntk_model::ResNet;
 use ntk_model::resnet::host::HostResNet;
+use ntk_numerics::kernel::{Kernel, OutputMode};
+use ntk_numerics::linalg::{Real, gram_lower};
 
 /// The per-sample rows held at once for `Sum`, in bytes (outputs are grouped to fit).
 pub const ROW_BUDGET_BYTES: usize = 4 << 30;

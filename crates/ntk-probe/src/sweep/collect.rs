@@ -5,12 +5,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ntk_core::kernel::Kernel;
-use ntk_core::provenance::{self, Provenance};
-use ntk_core::spectrum;
-use ntk_core::stats::mean_std;
 use ntk_data::inputs::{self, Inputs};
 use ntk_model::{Activation, MlpConfig, NtkConvention};
+use ntk_numerics::kernel::Kernel;
+use ntk_numerics::spectrum;
+use ntk_runs::provenance::{self, Provenance};
+use ntk_runs::stats::mean_std;
 use serde::{Deserialize, Serialize};
 
 use super::figures::{SeedValue, figures};
@@ -129,7 +129,7 @@ impl From<&Summary> for ResultRow {
 /// Writes `results.csv`: one [`ResultRow`] per summary.
 pub fn write_results_csv(path: &Path, rows: &[Summary]) -> crate::Result<()> {
     let rows: Vec<ResultRow> = rows.iter().map(ResultRow::from).collect();
-    Ok(ntk_core::table::write_csv(path, &rows)?)
+    Ok(ntk_runs::table::write_csv(path, &rows)?)
 }
 
 /// The keys that may tell settings apart: the data set's name (the description's first
@@ -473,8 +473,8 @@ fn theory_values(cfg: &SweepConfig, out: &Path) -> crate::Result<TheoryCache> {
     }
     if changed {
         let json = serde_json::to_string_pretty(&cache).expect("serializes");
-        ntk_core::io::atomic_write(&path, json.as_bytes()).map_err(|source| {
-            ntk_core::Error::Write {
+        ntk_runs::io::atomic_write(&path, json.as_bytes()).map_err(|source| {
+            ntk_runs::Error::Write {
                 path: path.clone(),
                 source,
             }
@@ -644,7 +644,7 @@ pub fn collect(
         }
     };
     let groups = group(&rows, theory.as_ref().map_err(|e| *e));
-    ntk_core::table::write_csv(&out.join("summary.csv"), &groups)?;
+    ntk_runs::table::write_csv(&out.join("summary.csv"), &groups)?;
     figures(out, &groups, &seed_values(&rows), title)?;
     Ok(groups)
 }

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ntk_core::plot::{Dash, Figure, Marker, PALETTE, RGBColor, Scale, Series, Spread};
+use ntk_plot::{Dash, Figure, Marker, PALETTE, RGBColor, Scale, Series, Spread};
 
 use super::GroupRow;
 
@@ -247,7 +247,7 @@ pub fn figures(
     };
     let mut written = Vec::new();
     // Points that failed are named on every figure (they have no value to draw).
-    let failed = ntk_core::sweep::failed_note(out);
+    let failed = ntk_runs::sweep::failed_note(out);
     let noted = |mut fig: Figure| {
         if let Some(f) = &failed {
             fig.note = Some(fig.note.map_or(f.clone(), |n| format!("{n}\n{f}")));

@@ -1,17 +1,17 @@
 //! Probe sweeps (Liu & Hui, Fig. 2, and the finite-width studies around it): every point of
 //! a grid of (dataset, n, width, convention) settings x activations x depths x seeds, each
 //! under the listed kernel protocols, on the shared sweep framework
-//! ([`ntk_core::sweep`]): resume (finished points are skipped), sharding for job arrays
+//! ([`ntk_runs::sweep`]): resume (finished points are skipped), sharding for job arrays
 //! (`--shard i/N`: point p belongs to shard p mod N), `--dry-run`, and `collect`, which
 //! merges the finished points into `results.csv` (one row per point and protocol, every
 //! summary field), `summary.csv` (means and spreads over seeds, with the infinite-width
 //! theory beside them) and the figures.
 //!
 //! A point counts as finished only when the summaries of all its protocols record the
-//! fingerprint of the config about to compute it ([`ntk_core::provenance`]); a point made by
+//! fingerprint of the config about to compute it ([`ntk_runs::provenance`]); a point made by
 //! another config is an error naming the keys that differ (or, with `recompute`, is
 //! computed again). Each point's directory is written as one output set
-//! ([`ntk_core::outset`]): all its protocols or none.
+//! ([`ntk_runs::outset`]): all its protocols or none.
 //!
 //! Layout of `out/`: `runs/[<dataset>/][n<N>/][width<W>/][<convention>/]<activation>/
 //! depth<LL>/seed<S>/<protocol>/{summary.json, eigenvalues.npy}` (the bracketed levels only
@@ -28,15 +28,15 @@ use crate::Error;
 use crate::config::{ProbeConfig, ProbeSection, Protocol};
 use crate::host::HostCache;
 use crate::run::{self, Summary};
-use ntk_core::backend::{self, Compute};
-use ntk_core::outset::{self, OutputSet};
-use ntk_core::overrides::{self, Assignment};
-use ntk_core::progress::Reporter;
-use ntk_core::provenance::{self, Provenance};
-use ntk_core::spectrum::Spectrum;
-use ntk_core::sweep::{self, Planned, Shard, State, Sweep};
 use ntk_data::inputs::{self, Inputs};
 use ntk_data::{DataConfig, Dataset};
+use ntk_numerics::backend::{self, Compute};
+use ntk_numerics::spectrum::Spectrum;
+use ntk_runs::outset::{self, OutputSet};
+use ntk_runs::overrides::{self, Assignment};
+use ntk_runs::progress::Reporter;
+use ntk_runs::provenance::{self, Provenance};
+use ntk_runs::sweep::{self, Planned, Shard, State, Sweep};
 
 fn default_protocols() -> Vec<Protocol> {
     vec![Protocol::Whole, Protocol::Blocks]
@@ -116,7 +116,7 @@ impl SweepConfig {
                 path: path.to_path_buf(),
             });
         }
-        let cfg: Self = ntk_core::config_file::load_toml(path)?;
+        let cfg: Self = ntk_runs::config_file::load_toml(path)?;
         cfg.validate().map_err(|e| Error::At {
             path: path.to_path_buf(),
             source: Box::new(e),
@@ -124,7 +124,7 @@ impl SweepConfig {
         Ok(cfg)
     }
 
-    /// [`Self::load`] with `--set` overrides ([`ntk_core::overrides`]), validated as the
+    /// [`Self::load`] with `--set` overrides ([`ntk_runs::overrides`]), validated as the
     /// file is. A key that one of the sweep's axes sets is refused (the override would be
     /// ignored), naming the axis.
     pub fn load_with(path: &Path, sets: &[Assignment]) -> crate::Result<Self> {
@@ -460,7 +460,7 @@ struct Data {
     gram: Option<Spectrum>,
 }
 
-/// A probe sweep as the shared machinery sees it ([`ntk_core::sweep::Sweep`]).
+/// A probe sweep as the shared machinery sees it ([`ntk_runs::sweep::Sweep`]).
 struct ProbeSweep<'a> {
     cfg: &'a SweepConfig,
     out: &'a Path,
@@ -625,7 +625,7 @@ impl Sweep for ProbeSweep<'_> {
     fn record_failure(&self, point: &Point, error: &Error) -> crate::Result<()> {
         let dir = point.dir(self.out);
         // Only while no one else writes the point.
-        let _lock = ntk_core::lock::DirLock::acquire_beside(&dir)?;
+        let _lock = ntk_runs::lock::DirLock::acquire_beside(&dir)?;
         let prov = self.provenances(point).into_iter().next().map(|(_, p)| p);
         let failure = sweep::Failure {
             reason: error.to_string(),
@@ -802,7 +802,7 @@ pub fn check_out(out: &Path) -> crate::Result<()> {
 }
 
 /// The fingerprint of a sweep's config, whichever shard or output directory runs it: the
-/// writers of one sweep directory must share it (`ntk_core::lock::SweepClaim`).
+/// writers of one sweep directory must share it (`ntk_runs::lock::SweepClaim`).
 pub fn fingerprint(cfg: &SweepConfig) -> String {
     let mut c = cfg.clone();
     c.sweep.out = PathBuf::new();
@@ -816,7 +816,7 @@ pub fn run_sweep(
     shard: Shard,
     opts: &SweepOptions,
 ) -> crate::Result<Ran> {
-    ntk_core::outset::check_writable(out)?;
+    ntk_runs::outset::check_writable(out)?;
     outset::clean_tree(&out.join("runs"));
     outset::clean_dir(out, None, &is_sweep_file);
     let mut sweep = ProbeSweep::new(cfg, out, opts)?;
@@ -859,7 +859,7 @@ pub struct Ran {
     pub skipped: usize,
     /// The error the sweep ends with once it has been collected: points that failed (each
     /// recorded in its `failed.json`) or were busy.
-    pub check: Option<ntk_core::Error>,
+    pub check: Option<ntk_runs::Error>,
 }
 
 impl Ran {
@@ -890,7 +890,7 @@ pub fn read_summaries(out: &Path) -> crate::Result<Vec<Summary>> {
 }
 
 /// [`read_summaries`] with each summary's path. Hidden entries (output sets still being
-/// written, see [`ntk_core::outset`]) are not read.
+/// written, see [`ntk_runs::outset`]) are not read.
 pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
     let mut found = Vec::new();
     for path in sweep::find_files(&out.join("runs"), "summary.json") {

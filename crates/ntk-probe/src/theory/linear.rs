@@ -12,7 +12,7 @@
 //! empirical kernel, `tests/theory_vs_measurement.rs`) give `(L + 1) G` and
 //! `||grad f|| = sqrt(L + 1) ||x||`. Either way the factor is global and kappa is unchanged.
 
-use ntk_core::kernel::Kernel;
+use ntk_numerics::kernel::Kernel;
 
 /// Every embedding angle equals `theta_in`: `[theta_in; L + 1]` (radians).
 pub fn linear_embedding_angles(theta_in: f64, depth: usize) -> Vec<f64> {

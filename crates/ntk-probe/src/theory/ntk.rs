@@ -28,7 +28,7 @@ use ntk_model::Activation;
 
 use super::dual::{DualEvaluator, DualKernel, correlation};
 use super::scaling::Scaling;
-use ntk_core::kernel::Kernel;
+use ntk_numerics::kernel::Kernel;
 
 /// The recursion on two inputs, layer by layer; each entry is `[(x,x), (y,y), (x,y)]`.
 #[derive(Clone, Debug, PartialEq)]

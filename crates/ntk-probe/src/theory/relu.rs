@@ -13,7 +13,7 @@
 
 use std::f64::consts::PI;
 
-use ntk_core::kernel::Kernel;
+use ntk_numerics::kernel::Kernel;
 
 /// `g(z) = arccos(((pi - z) cos z + sin z) / pi)`, radians: the embedding angle after one
 /// ReLU layer given the angle `z` before it (Eq. 7-9).

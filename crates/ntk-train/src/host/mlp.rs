@@ -20,9 +20,9 @@
 //!   `w -= lr g`, for weights and biases alike.
 
 use faer::Mat;
-use ntk_core::linalg::{Real, axpy, contiguous_mut};
 use ntk_model::host::{Cotangent, Grads, Params, Pool, Trace, replace_param};
 use ntk_model::{Mlp, Net};
+use ntk_numerics::linalg::{Real, axpy, contiguous_mut};
 
 use crate::config::OptimConfig;
 use crate::model::Model;

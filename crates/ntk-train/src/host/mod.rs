@@ -13,9 +13,9 @@ pub mod mlp;
 pub mod resnet;
 
 use faer::Mat;
-use ntk_core::backend::Precision;
-use ntk_core::linalg::Real;
 use ntk_model::{Net, Normalization};
+use ntk_numerics::backend::Precision;
+use ntk_numerics::linalg::Real;
 
 pub use mlp::HostMlp;
 pub use resnet::HostResNetSgd;

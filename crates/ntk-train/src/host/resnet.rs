@@ -4,16 +4,16 @@
 //! Burn's SGD rule on all parameters at once (they live in one vector).
 //!
 //! The work is split over the cores by chunks of images, with the BLAS single-threaded inside
-//! each chunk ([`ntk_core::linalg::single_threaded`]); the chunks depend on the shapes only,
+//! each chunk ([`ntk_numerics::linalg::single_threaded`]); the chunks depend on the shapes only,
 //! so a step is bit-for-bit reproducible and a resumed run continues exactly.
 //!
 //! BatchNorm's running statistics are updated only by a step whose loss is finite (Burn
 //! updates them in the forward, before the loss is known); a diverged step leaves the whole
 //! network as it was.
 
-use ntk_core::linalg::{Real, single_threaded};
 use ntk_model::resnet::host::HostResNet;
 use ntk_model::{Net, ResNet};
+use ntk_numerics::linalg::{Real, single_threaded};
 
 use super::{Rows, Rule, StepResult, softmax_cross_entropy};
 use crate::config::OptimConfig;

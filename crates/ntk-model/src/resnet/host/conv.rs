@@ -14,12 +14,12 @@
 //! - input, stride 2: `dX_col = dy W`, scattered back onto the map (col2im).
 //!
 //! The chunks run on rayon's threads with the BLAS single-threaded inside
-//! ([`ntk_core::linalg::single_threaded`], set by the caller for the whole step).
+//! ([`ntk_numerics::linalg::single_threaded`], set by the caller for the whole step).
 //! Weights are stored `[c_out, 3, 3, c_in]` (row-major `c_out x 9 c_in`); Burn's and
 //! PyTorch's `[c_out, c_in, 3, 3]` is converted by [`to_hwc`] and [`from_hwc`].
 
 use faer::{MatMut, MatRef};
-use ntk_core::linalg::{Real, gemm_acc};
+use ntk_numerics::linalg::{Real, gemm_acc};
 use rayon::prelude::*;
 
 use std::any::TypeId;

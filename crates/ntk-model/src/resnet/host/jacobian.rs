@@ -9,7 +9,7 @@
 //! alone and its gradient is a backward of one image: one forward per image, then one
 //! backward per output from the cotangent `e_o` (the forward's trace is read, not changed,
 //! by a backward). Images run in parallel on rayon's threads, each with its own workspace
-//! and the BLAS single-threaded ([`ntk_core::linalg::single_threaded`], set here).
+//! and the BLAS single-threaded ([`ntk_numerics::linalg::single_threaded`], set here).
 //!
 //! Cost per image: a forward (`F` multiply-adds, 41M for ResNet-20) and `k` backwards
 //! (`2F` each), so `(1 + 2k) F` for `k` outputs: 21 `F` for CIFAR's ten classes; the Gram
@@ -17,7 +17,7 @@
 
 use rayon::prelude::*;
 
-use ntk_core::linalg::{Real, single_threaded};
+use ntk_numerics::linalg::{Real, single_threaded};
 
 use super::HostResNet;
 

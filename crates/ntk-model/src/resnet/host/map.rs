@@ -9,7 +9,7 @@
 
 use std::ops::Range;
 
-use ntk_core::linalg::Real;
+use ntk_numerics::linalg::Real;
 use rayon::prelude::*;
 
 /// The shape of a batch of maps in NHWC order.

@@ -24,7 +24,7 @@ mod tests;
 use burn::module::{Param, RunningState};
 use burn::nn::BatchNorm;
 use burn::tensor::Tensor;
-use ntk_core::linalg::Real;
+use ntk_numerics::linalg::Real;
 
 use self::conv::Conv;
 use self::map::{Dims, Shortcut};

@@ -15,7 +15,7 @@
 //! `r_mu = (1 - m) r_mu + m mu`, `r_var = (1 - m) r_var + m var` with the *biased* batch
 //! variance (PyTorch uses the unbiased one here).
 
-use ntk_core::linalg::Real;
+use ntk_numerics::linalg::Real;
 
 use super::map::{Dims, channel_sums, par_pixels, par_pixels2};
 

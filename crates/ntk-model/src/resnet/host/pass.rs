@@ -13,7 +13,7 @@
 use std::f64::consts::FRAC_1_SQRT_2;
 
 use faer::{MatMut, MatRef};
-use ntk_core::linalg::{Real, gemm_acc};
+use ntk_numerics::linalg::{Real, gemm_acc};
 
 use super::map::{self, Dims, par_pixels, par_zip, total_sum};
 use super::norm::{self, Stats};

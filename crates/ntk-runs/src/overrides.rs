@@ -149,7 +149,7 @@ pub fn read_table(path: &Path) -> crate::Result<Table> {
     let text = read(path)?;
     text.parse::<Table>().map_err(|source| Error::Toml {
         path: path.to_path_buf(),
-        source,
+        source: Box::new(source),
     })
 }
 
@@ -168,7 +168,7 @@ pub fn load<T: DeserializeOwned>(path: &Path, sets: &[Assignment]) -> crate::Res
     let text = read(path)?;
     let mut table = text.parse::<Table>().map_err(|source| Error::Toml {
         path: path.to_path_buf(),
-        source,
+        source: Box::new(source),
     })?;
     for a in sets {
         a.apply(&mut table)?;
@@ -239,7 +239,7 @@ pub fn from_table<T: DeserializeOwned>(
     {
         return Err(Error::Toml {
             path: path.to_path_buf(),
-            source: e,
+            source: Box::new(e),
         });
     }
     let origins: Vec<String> = sets.iter().map(|a| a.origin.clone()).collect();

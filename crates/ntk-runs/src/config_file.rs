@@ -8,7 +8,7 @@ pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<T
     let text = read_text(path)?;
     toml::from_str(&text).map_err(|source| crate::Error::Toml {
         path: path.to_path_buf(),
-        source,
+        source: Box::new(source),
     })
 }
 

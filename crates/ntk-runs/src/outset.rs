@@ -265,7 +265,7 @@ fn clean_entry(entry: &fs::DirEntry, set_name: Option<&str>, ours: &dyn Fn(&str)
     }
     let leftover = match name.rsplit_once(TMP_TAG) {
         Some((file, pid)) => {
-            // A figure's PNG keeps its extension after the tag (`crate::plot`).
+            // A figure's PNG keeps its extension after the tag (`ntk_plot::Figure::save`).
             let pid = pid.strip_suffix(".png").unwrap_or(pid);
             !pid.is_empty()
                 && pid.bytes().all(|b| b.is_ascii_digit())

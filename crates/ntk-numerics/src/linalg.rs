@@ -154,7 +154,7 @@ pub fn single_threaded<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Sets the host BLAS's thread count (OpenBLAS's, or faer's global parallelism) for the
-/// rest of the process (`crate::slurm::use_cpus_per_task`).
+/// rest of the process (`ntk_runs::slurm::use_cpus_per_task`).
 pub fn set_threads(n: usize) {
     imp::set_threads(n)
 }
@@ -614,6 +614,17 @@ use imp::eigenvalues_impl;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What results record as the host linear algebra names the library that runs.
+    #[test]
+    fn describe_names_the_library() {
+        let d = describe();
+        if BACKEND == "openblas" {
+            assert!(d.contains("OpenBLAS"), "{d}");
+        } else {
+            assert_eq!(d, "faer");
+        }
+    }
 
     fn naive(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
         Mat::from_fn(a.nrows(), b.ncols(), |i, j| {

@@ -26,7 +26,7 @@ use strokes::Piece;
 pub use ticks::Scale;
 use ticks::Ticks;
 
-static FONT: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 
 fn register_font() {
     static ONCE: Once = Once::new();
@@ -152,7 +152,7 @@ impl Series {
 
 impl Figure {
     /// Writes `stem.png` (1800 x 1200) and `stem.svg` (900 x 600).
-    pub fn save(&self, stem: &Path) -> crate::Result<()> {
+    pub fn save(&self, stem: &Path) -> ntk_runs::Result<()> {
         register_font();
         self.check(stem)?;
         let png = stem.with_extension("png");
@@ -164,7 +164,7 @@ impl Figure {
         let png_tmp = png.with_file_name(format!(
             "{}{}{}.png",
             png.file_name().unwrap_or_default().to_string_lossy(),
-            crate::outset::TMP_TAG,
+            ntk_runs::outset::TMP_TAG,
             std::process::id()
         ));
         let drawn = (|| {
@@ -191,11 +191,11 @@ impl Figure {
                 .map_err(|e| plot_error(&svg, e))?;
             root.present().map_err(|e| plot_error(&svg, e))?;
         }
-        crate::io::atomic_write(&svg, text.as_bytes()).map_err(|e| plot_error(&svg, e))
+        ntk_runs::io::atomic_write(&svg, text.as_bytes()).map_err(|e| plot_error(&svg, e))
     }
 
     /// Every spread has one (low, high) per point.
-    fn check(&self, stem: &Path) -> crate::Result<()> {
+    fn check(&self, stem: &Path) -> ntk_runs::Result<()> {
         for s in &self.series {
             if let Some(Spread::Band(v) | Spread::Bars(v)) = &s.spread
                 && v.len() != s.points.len()
@@ -624,8 +624,8 @@ fn draw_marker<DB: DrawingBackend>(
 }
 
 /// A drawing error of the figure file `path`.
-fn plot_error(path: &Path, message: impl ToString) -> crate::Error {
-    crate::Error::Plot {
+fn plot_error(path: &Path, message: impl ToString) -> ntk_runs::Error {
+    ntk_runs::Error::Plot {
         path: path.to_path_buf(),
         message: message.to_string(),
     }

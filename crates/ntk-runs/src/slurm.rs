@@ -46,9 +46,10 @@ pub fn shard_from(var: &dyn Fn(&str) -> Option<String>) -> crate::Result<Shard> 
 
 /// Sets the BLAS threads and Rayon's pool to `SLURM_CPUS_PER_TASK` when Slurm says it and
 /// the user did not (`OPENBLAS_NUM_THREADS`, `RAYON_NUM_THREADS`): a task then uses the
-/// cores it was given, not every core of the node. Call first thing in `main`, before any
+/// cores it was given, not every core of the node. `set_blas_threads` sets the host BLAS's
+/// threads (`ntk_numerics::linalg::set_threads`). Call first thing in `main`, before any
 /// thread starts. Returns the count it set.
-pub fn use_cpus_per_task() -> Option<usize> {
+pub fn use_cpus_per_task(set_blas_threads: impl FnOnce(usize)) -> Option<usize> {
     let n: usize = std::env::var("SLURM_CPUS_PER_TASK")
         .ok()?
         .trim()
@@ -56,7 +57,7 @@ pub fn use_cpus_per_task() -> Option<usize> {
         .ok()
         .filter(|&n| n >= 1)?;
     if std::env::var_os("OPENBLAS_NUM_THREADS").is_none() {
-        crate::linalg::set_threads(n);
+        set_blas_threads(n);
     }
     if std::env::var_os("RAYON_NUM_THREADS").is_none() {
         // SAFETY: called at the start of `main`, before any other thread exists.

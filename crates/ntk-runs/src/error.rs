@@ -85,8 +85,9 @@ pub enum Error {
     #[error("{}: {source}", .path.display())]
     Toml {
         path: PathBuf,
+        /// Boxed: the TOML error is large, and this keeps every `Result` small.
         #[source]
-        source: toml::de::Error,
+        source: Box<toml::de::Error>,
     },
     /// A recorded JSON result is not what it should be.
     #[error("{}: not {what}: {source}", .path.display())]
@@ -174,9 +175,6 @@ pub enum Error {
          and fixup: relu; norm_relu: NormReLU)"
     )]
     ResnetActivation { activation: String },
-    /// An output mode that is not sum, full or an index.
-    #[error("unknown output `{output}`: expected sum, full or an index")]
-    UnknownOutput { output: String },
 
     // --- sweeps and results ---
     /// `--shard` that is not `i/N`.
@@ -241,43 +239,11 @@ pub enum Error {
         /// Bytes allowed.
         limit: f64,
     },
-    /// A backend this binary does not have.
-    #[error(
-        "device `{wanted}` is not built into this binary (built: {built}); rebuild with \
-         `--features {wanted}`"
-    )]
-    DeviceNotBuilt { wanted: String, built: String },
-    /// A name that is no backend.
-    #[error(
-        "device `{wanted}`: unknown backend; expected one of {} (built into this binary: \
-         {built})",
-        crate::backend::BACKENDS.join(", ")
-    )]
-    UnknownDevice { wanted: String, built: String },
-    /// The cuda backend without an NVIDIA driver.
-    #[error(
-        "device `cuda`: the NVIDIA driver library (libcuda.so.1) cannot be loaded on this \
-         machine (no NVIDIA driver, or its directory is not on LD_LIBRARY_PATH); use \
-         --device flex or wgpu"
-    )]
-    CudaDriver,
-    /// A precision the device lacks.
-    #[error("the {backend} device does not support {precision}; use --precision f32")]
-    Precision {
-        backend: &'static str,
-        precision: crate::backend::Precision,
-    },
+}
 
-    // --- numerics ---
-    /// A kernel of size 0.
-    #[error("empty kernel")]
-    EmptyKernel,
-    /// A kernel with NaN or infinite entries.
-    #[error("the kernel has non-finite entries (overflow or NaN in the network)")]
-    NonFiniteKernel,
-    /// The eigensolver failed.
-    #[error("{message}")]
-    Eigensolver { message: String },
+/// Errors as a list, one per line after `  - ` (a config's problems, reported at once).
+pub fn bullets<E: std::fmt::Display>(errors: &[E]) -> String {
+    errors.iter().map(|e| format!("\n  - {e}")).collect()
 }
 
 /// ` (at `key`)`, or nothing.

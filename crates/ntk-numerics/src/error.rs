@@ -1,0 +1,51 @@
+//! The error type of the numerics: each variant says what went wrong and carries the values
+//! its message names; the messages are those the binaries print after `error: `.
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong choosing a device or computing a spectrum.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    // --- devices ---
+    /// A backend this binary does not have.
+    #[error(
+        "device `{wanted}` is not built into this binary (built: {built}); rebuild with \
+         `--features {wanted}`"
+    )]
+    DeviceNotBuilt { wanted: String, built: String },
+    /// A name that is no backend.
+    #[error(
+        "device `{wanted}`: unknown backend; expected one of {} (built into this binary: \
+         {built})",
+        crate::backend::BACKENDS.join(", ")
+    )]
+    UnknownDevice { wanted: String, built: String },
+    /// The cuda backend without an NVIDIA driver.
+    #[error(
+        "device `cuda`: the NVIDIA driver library (libcuda.so.1) cannot be loaded on this \
+         machine (no NVIDIA driver, or its directory is not on LD_LIBRARY_PATH); use \
+         --device flex or wgpu"
+    )]
+    CudaDriver,
+    /// A precision the device lacks.
+    #[error("the {backend} device does not support {precision}; use --precision f32")]
+    Precision {
+        backend: &'static str,
+        precision: crate::backend::Precision,
+    },
+
+    // --- numerics ---
+    /// An output mode that is not sum, full or an index.
+    #[error("unknown output `{output}`: expected sum, full or an index")]
+    UnknownOutput { output: String },
+    /// A kernel of size 0.
+    #[error("empty kernel")]
+    EmptyKernel,
+    /// A kernel with NaN or infinite entries.
+    #[error("the kernel has non-finite entries (overflow or NaN in the network)")]
+    NonFiniteKernel,
+    /// The eigensolver failed.
+    #[error("{message}")]
+    Eigensolver { message: String },
+}

@@ -1,0 +1,18 @@
+//! The numerics under the NTK tools, with no knowledge of networks, data sets or files:
+//!
+//! - compute: [`backend`] (the Burn device and float precision), [`linalg`] (host GEMM,
+//!   SYRK and the symmetric eigensolver: OpenBLAS or faer), [`expm1`] (a vectorizable
+//!   `e^x - 1` in f32);
+//! - the kernel and its spectrum: [`kernel`] ([`kernel::Kernel`], [`kernel::OutputMode`]),
+//!   [`spectrum`] (f64 eigenvalues, condition number, numerical rank);
+//! - [`bench`]: peak FLOP rates and best-of timers for the benchmarks.
+
+pub mod backend;
+pub mod bench;
+pub mod error;
+pub mod expm1;
+pub mod kernel;
+pub mod linalg;
+pub mod spectrum;
+
+pub use error::{Error, Result};

@@ -1,0 +1,285 @@
+//! The command-line vocabulary both tools speak, defined once (clap): the flags of one run
+//! ([`RunFlags`]) and of a sweep ([`SweepFlags`]), the short flags that stand for config keys
+//! both tools have ([`KeyFlags`]), and the arguments of `collect` ([`CollectArgs`]) and
+//! `plot` ([`PlotArgs`]). Each tool adds the short flags of its own keys beside these.
+//!
+//! | subcommand | ntk-probe | ntk-train |
+//! |---|---|---|
+//! | `run --config F` | the NTK of one network (alias `ntk`) | one training run |
+//! | `sweep --config F` | a grid of networks (`[sweep]`) | a grid of runs (`[sweep]`) |
+//! | `collect DIR` | tables and figures of a sweep | the same |
+//! | `plot DIR` | the figures again from the tables | the same |
+//! | `bench` | the NTK's and eigensolver's speed | an SGD step's speed |
+//!
+//! `ntk-train --config F` (no subcommand) is `run` or `sweep` as the config says.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::overrides::{Assignment, Flags};
+
+/// The help of `--set`, the same in both tools.
+pub const SET_HELP: &str = "Override a config key: KEY=VALUE at a dotted key, typed and \
+    checked as in the file (repeatable; applied after the short flags). VALUE is TOML, other \
+    text a string: --set model.depth=5 --set data.dataset=mnist --set optim.lr=0.1";
+
+/// The flags of one run: the config, where it writes, overrides, and what to do with what
+/// is already there.
+#[derive(Args, Clone, Debug, Default)]
+pub struct RunFlags {
+    /// The TOML config (see configs/; keys: README).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Output directory (default: the config's `out`, where it has one).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
+    pub set: Vec<String>,
+    /// Check the config and the output directory, print what would be computed (each
+    /// point's state: new, partial, done, failed or stale) and exit; fails exactly when the
+    /// run would, before any work.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Keep what this very config finished and continue what was interrupted (a training
+    /// run from its last checkpoint); without it an output directory that holds a result is
+    /// refused by ntk-train and replaced by ntk-probe's `run`. A sweep always skips the
+    /// points this config finished.
+    #[arg(long)]
+    pub resume: bool,
+    /// Compute again the results whose recorded config fingerprint differs from this config
+    /// (their old files are replaced); without it such results are an error naming the keys.
+    #[arg(long)]
+    pub recompute: bool,
+    /// The memory the work may plan for (e.g. 64G; default: the smallest of the available
+    /// memory, the cgroup's limit and RLIMIT_AS; also NTK_MAX_MEMORY).
+    #[arg(long)]
+    pub max_memory: Option<String>,
+    #[command(flatten)]
+    pub keys: KeyFlags,
+}
+
+impl RunFlags {
+    /// `--config`, or an error saying it is required.
+    pub fn config(&self) -> Result<&std::path::Path, String> {
+        self.config
+            .as_deref()
+            .ok_or_else(|| "--config FILE is required".to_string())
+    }
+}
+
+/// The flags of a sweep: those of a run, and how the points are split and merged.
+#[derive(Args, Clone, Debug, Default)]
+pub struct SweepFlags {
+    #[command(flatten)]
+    pub run: RunFlags,
+    /// Run only the i-th of N disjoint parts of the sweep (i/N, 0-based), for job arrays;
+    /// `slurm`: the part of this Slurm array task (SLURM_ARRAY_TASK_ID of the array's task
+    /// count).
+    #[arg(long)]
+    pub shard: Option<String>,
+    /// Merge into tables points whose configs differ beyond the sweep axes (refused by
+    /// default: the directory would mix two sweeps).
+    #[arg(long)]
+    pub allow_mixed: bool,
+}
+
+/// Short flags for the config keys both tools have, each an alias of a `--set`; the keys of
+/// the network go to `[resnet]` when the config has that table, else to `[model]`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct KeyFlags {
+    /// data.dataset: synthetic, mnist, fashion-mnist, cifar-10, digits.
+    #[arg(long)]
+    pub dataset: Option<String>,
+    /// data.n.
+    #[arg(long)]
+    pub n: Option<usize>,
+    /// data.input_dim (synthetic data).
+    #[arg(long)]
+    pub input_dim: Option<usize>,
+    /// model.depth (resnet.depth).
+    #[arg(long)]
+    pub depth: Option<usize>,
+    /// model.width (resnet.base_width).
+    #[arg(long)]
+    pub width: Option<usize>,
+    /// model.activation (MLP only).
+    #[arg(long)]
+    pub activation: Option<String>,
+    /// model.seed (resnet.seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// probe.precision / train.precision: f32 or f64.
+    #[arg(long)]
+    pub precision: Option<String>,
+    /// probe.device / train.device: the backend, one of those built in (also BURN_DEVICE).
+    #[arg(long, env = "BURN_DEVICE")]
+    pub device: Option<String>,
+}
+
+impl KeyFlags {
+    /// Pushes the assignments these flags stand for; `section` is the tool's own table
+    /// (`probe`, `train`) that holds the precision and the device.
+    pub fn push(&self, f: &mut Flags, section: &str) -> crate::Result<()> {
+        let wide = |v: Option<usize>| v.map(|x| x as u64);
+        f.text("data.dataset", "dataset", self.dataset.as_deref());
+        f.int("data.n", "n", wide(self.n))?;
+        f.int("data.input_dim", "input-dim", wide(self.input_dim))?;
+        f.network(
+            wide(self.depth),
+            wide(self.width),
+            self.seed,
+            self.activation.as_deref(),
+        )?;
+        f.text(
+            &format!("{section}.precision"),
+            "precision",
+            self.precision.as_deref(),
+        );
+        f.text(
+            &format!("{section}.device"),
+            "device",
+            self.device.as_deref(),
+        );
+        Ok(())
+    }
+}
+
+/// `collect DIR`: merge the finished points or runs of a sweep directory into its tables and
+/// figures.
+#[derive(Args, Clone, Debug)]
+pub struct CollectArgs {
+    /// The sweep's output directory.
+    pub dir: PathBuf,
+    /// The sweep's config: checked against what the points recorded (ntk-probe also draws
+    /// the infinite-width theory from it).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP, requires = "config")]
+    pub set: Vec<String>,
+    /// Merge points whose configs differ beyond the sweep axes (refused by default).
+    #[arg(long)]
+    pub allow_mixed: bool,
+    #[command(flatten)]
+    pub style: FigureFlags,
+}
+
+/// `plot DIR`: redraw the figures from the tables alone.
+#[derive(Args, Clone, Debug)]
+pub struct PlotArgs {
+    /// A collected sweep's (or a training run's) output directory.
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub style: FigureFlags,
+}
+
+/// What the figures of `collect` and `plot` may change.
+#[derive(Args, Clone, Debug, Default)]
+pub struct FigureFlags {
+    /// The figures' title (default: what the results say, e.g. the data set).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Loss axes on a log scale (ntk-train's training loss; the probe's kappa axes are
+    /// always logarithmic, so there it is refused).
+    #[arg(long)]
+    pub log: bool,
+}
+
+/// The assignments of `keys` and a tool's own short flags (pushed by `own`), then the
+/// `--set`s, in order (a `--set` wins).
+pub fn assignments(
+    table: &toml::Table,
+    keys: &KeyFlags,
+    section: &str,
+    sets: &[String],
+    own: impl FnOnce(&mut Flags) -> crate::Result<()>,
+) -> crate::Result<Vec<Assignment>> {
+    let mut f = Flags::for_table(table);
+    keys.push(&mut f, section)?;
+    own(&mut f)?;
+    f.finish(sets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Tool {
+        #[command(flatten)]
+        sweep: SweepFlags,
+    }
+
+    fn parse(args: &[&str]) -> Tool {
+        Tool::try_parse_from(std::iter::once("tool").chain(args.iter().copied())).unwrap()
+    }
+
+    /// The short flags become the `--set`s they stand for, in the tool's section and the
+    /// network's table, before the `--set`s themselves.
+    #[test]
+    fn short_flags_are_assignments_in_the_right_tables() {
+        let t = parse(&[
+            "--config",
+            "c.toml",
+            "--n",
+            "100",
+            "--depth",
+            "3",
+            "--precision",
+            "f64",
+            "--device",
+            "flex",
+            "--set",
+            "data.n=7",
+            "--shard",
+            "1/2",
+        ]);
+        let mlp: toml::Table = "[model]\nwidth = 8".parse().unwrap();
+        let a = assignments(&mlp, &t.sweep.run.keys, "probe", &t.sweep.run.set, |_| {
+            Ok(())
+        })
+        .unwrap();
+        let keys: Vec<&str> = a.iter().map(|a| a.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "data.n",
+                "model.depth",
+                "probe.precision",
+                "probe.device",
+                "data.n"
+            ]
+        );
+        assert_eq!(t.sweep.shard.as_deref(), Some("1/2"));
+        let resnet: toml::Table = "[resnet]\ndepth = 20".parse().unwrap();
+        let a = assignments(&resnet, &t.sweep.run.keys, "train", &[], |f| {
+            f.text("optim.lr", "lr", Some("0.1"));
+            Ok(())
+        })
+        .unwrap();
+        let keys: Vec<&str> = a.iter().map(|a| a.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "data.n",
+                "resnet.depth",
+                "train.precision",
+                "train.device",
+                "optim.lr"
+            ]
+        );
+        // A ResNet's activation follows its variant.
+        let t = parse(&["--activation", "tanh"]);
+        assert!(assignments(&resnet, &t.sweep.run.keys, "train", &[], |_| Ok(())).is_err());
+    }
+
+    #[test]
+    fn config_is_required_with_a_clear_error() {
+        let t = parse(&[]);
+        assert_eq!(
+            t.sweep.run.config().unwrap_err(),
+            "--config FILE is required"
+        );
+    }
+}
