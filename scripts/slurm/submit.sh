@@ -49,7 +49,7 @@ extra=
 if [ "$gpu" = 1 ]; then
     sbatch_args+=(--gres=gpu:1)
     extra="--device cuda"
-    build="cargo build -p ntk-$tool --features ntk-probe/cuda (after scripts/setup-cuda.sh)"
+    build="cargo build -p ntk-$tool --features cuda (after scripts/setup-cuda.sh)"
 else
     build="cargo build -p ntk-$tool"
 fi

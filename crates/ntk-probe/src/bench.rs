@@ -17,7 +17,7 @@ use burn::tensor::Tensor;
 
 use crate::config::{Eigen, Method};
 use crate::extreme;
-use crate::run::{self, SpectrumSummary};
+use crate::run::SpectrumSummary;
 use crate::structured;
 use ntk_data::inputs::Inputs;
 use ntk_numerics::backend::Compute;
@@ -141,7 +141,7 @@ impl Timed {
         repeats: usize,
     ) -> crate::Result<Self> {
         let once = || -> crate::Result<Tensor<2>> {
-            let x = run::to_tensor(inputs, compute);
+            let x = ntk_kernel::compute::to_tensor(inputs, compute);
             let t = structured::ntk_tensor(mlp, x, OutputMode::Sum)?;
             compute
                 .device
@@ -171,8 +171,15 @@ impl Timed {
         repeats: usize,
         eigen: Eigen,
     ) -> crate::Result<Self> {
-        let once =
-            || run::compute_kernel(mlp, inputs, compute, Method::Structured, OutputMode::Sum);
+        let once = || {
+            ntk_kernel::compute::compute_kernel(
+                mlp,
+                inputs,
+                compute,
+                Method::Structured,
+                OutputMode::Sum,
+            )
+        };
         let (result, best) = best_of(repeats, once)?;
         let s = Instant::now();
         let eps = compute.precision.epsilon();

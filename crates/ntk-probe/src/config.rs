@@ -36,24 +36,7 @@ impl Protocol {
     }
 }
 
-/// How the kernel is computed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Method {
-    /// Structured for plain dense networks, autodiff otherwise.
-    #[default]
-    Auto,
-    Structured,
-    Autodiff,
-    /// The infinite-width NTK of the same inputs (Jacot et al.'s recursion with the
-    /// activation's dual kernel, `crate::theory`), written through the same files as a
-    /// measurement so the two compare file to file. Every NTK convention (its recursion
-    /// from the network's own forward scales, `crate::theory::scaling`), one output, no
-    /// biases, no normalization; the seed does not enter, the width only for the `official`
-    /// convention with a non-homogeneous activation (its second layer's variance grows like
-    /// `m / d`).
-    Theory,
-}
+pub use ntk_kernel::compute::Method;
 
 /// Which eigenvalues of the kernel are computed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,16 +76,7 @@ fn default_block_size() -> usize {
     512
 }
 
-/// A unit-variant config value (a convention, a parameterization, a method) spelled as
-/// the config file spells it: `unit_variance`, never the Debug form `UnitVariance` or its
-/// lowercase `unitvariance`. Outputs use it so that a value can be pasted back into a
-/// config, and tables and summaries match the config's words.
-pub fn spelled<T: Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        other => panic!("a unit-variant config value serializes to a string, got {other:?}"),
-    }
-}
+pub use ntk_runs::config_file::spelled;
 
 /// A convention as an output spells it: the config's word (`unit_variance`), or the
 /// `unitvariance` that summaries written before the spelling was fixed hold.
@@ -260,7 +234,7 @@ impl ProbeConfig {
         if let NetSpec::ResNet(r) = &net {
             r.validate()?;
             if matches!(self.probe.method, Method::Structured | Method::Theory) {
-                return Err(resnet_method(self.probe.method));
+                return Err(ntk_kernel::compute::resnet_method(self.probe.method).into());
             }
             if self.probe.embedding_angles || self.probe.pair.is_some() {
                 return Err(Error::Invalid(
@@ -320,16 +294,5 @@ impl ProbeConfig {
             });
         }
         Ok(())
-    }
-}
-
-/// The error for a `probe.method` that a ResNet does not have (its NTK is autodiff's).
-pub(crate) fn resnet_method(method: Method) -> Error {
-    Error::Config {
-        key: "probe.method",
-        value: serde_json::to_string(&method).unwrap_or_default(),
-        reason: "a ResNet's NTK is taken through the autodiff path (method = \"autodiff\" or \
-                 \"auto\")"
-            .into(),
     }
 }

@@ -18,6 +18,8 @@ pub enum Error {
     Data(Box<ntk_data::DataError>),
     #[error(transparent)]
     Model(Box<ntk_model::ModelError>),
+    #[error(transparent)]
+    Kernel(Box<ntk_kernel::Error>),
 
     /// Several problems of one config, each its own error.
     #[error("{} problems:{}", .0.len(), ntk_runs::error::bullets(.0))]
@@ -163,6 +165,12 @@ pub enum Error {
 impl From<ntk_runs::Error> for Error {
     fn from(e: ntk_runs::Error) -> Self {
         Self::Runs(Box::new(e))
+    }
+}
+
+impl From<ntk_kernel::Error> for Error {
+    fn from(e: ntk_kernel::Error) -> Self {
+        Self::Kernel(Box::new(e))
     }
 }
 

@@ -3,8 +3,6 @@
 use std::path::Path;
 use std::time::Instant;
 
-use burn::module::{Flag, Module, ModuleMapper, Param};
-use burn::tensor::{Tensor, TensorData};
 use ntk_model::export::{ExportDType, save_safetensors};
 use ntk_model::{Mlp, MlpConfig, Net, ResNet, ResNetVariant};
 use serde::Serialize;
@@ -14,9 +12,9 @@ use crate::angles::{self, MinAngle};
 use crate::blocks::BlockRow;
 use crate::config::{Eigen, Method, ProbeConfig, Protocol, spelled};
 use crate::host;
-use crate::jacobian;
 use crate::structured;
 use ntk_data::inputs::Inputs;
+use ntk_kernel::compute::{KernelResult, compute_kernel_net, compute_kernel_net_cached, to_tensor};
 use ntk_model::NetSpec;
 use ntk_numerics::backend::{Compute, Precision};
 use ntk_numerics::kernel::{Kernel, OutputMode};
@@ -265,212 +263,6 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
         dir: dir.to_path_buf(),
         files: foreign.iter().take(3).cloned().collect::<Vec<_>>(),
     })
-}
-
-/// The kernel and how it was computed.
-pub struct KernelResult {
-    pub kernel: Kernel,
-    pub method: Method,
-    /// `host` (faer GEMMs on the CPU), `device` (Burn tensors on the backend) or `autodiff`.
-    pub engine: &'static str,
-}
-
-/// The inputs as an `n x d` tensor on the compute device, in its precision.
-pub fn to_tensor(inputs: &Inputs, compute: &Compute) -> Tensor<2> {
-    Tensor::from_data(
-        TensorData::new(inputs.x.clone(), [inputs.n, inputs.d]),
-        (&compute.device, compute.dtype()),
-    )
-}
-
-/// The NTK of `mlp` on `inputs` by the chosen method.
-pub fn compute_kernel(
-    mlp: &Mlp,
-    inputs: &Inputs,
-    compute: &Compute,
-    method: Method,
-    mode: OutputMode,
-) -> crate::Result<KernelResult> {
-    compute_kernel_cached(
-        mlp,
-        inputs,
-        compute,
-        method,
-        mode,
-        &mut host::HostCache::default(),
-    )
-}
-
-/// [`compute_kernel`] with the host engine reusing `cache` across the networks of a depth
-/// sweep (see [`host::Forward`]).
-pub fn compute_kernel_cached(
-    mlp: &Mlp,
-    inputs: &Inputs,
-    compute: &Compute,
-    method: Method,
-    mode: OutputMode,
-    cache: &mut host::HostCache,
-) -> crate::Result<KernelResult> {
-    let reason = structured::unsupported_reason(mlp);
-    let method = match (method, &reason) {
-        (Method::Auto, None) => Method::Structured,
-        (Method::Auto, Some(_)) => Method::Autodiff,
-        (Method::Structured, Some(r)) => {
-            return Err(Error::Config {
-                key: "probe.method",
-                value: "structured".into(),
-                reason: r.clone(),
-            });
-        }
-        (m, _) => m,
-    };
-    let outputs: Vec<usize> = match mode {
-        OutputMode::Single(o) => vec![o],
-        _ => (0..mlp.config().output_dim).collect(),
-    };
-    let (kernel, engine) = match method {
-        Method::Theory => {
-            let cfg = mlp.config();
-            let scaling = crate::theory::Scaling::of(cfg).map_err(|reason| Error::Config {
-                key: "probe.method",
-                value: "theory".into(),
-                reason,
-            })?;
-            if cfg.output_dim != 1 {
-                return Err(Error::Config {
-                    key: "probe.method",
-                    value: "theory".into(),
-                    reason: "the infinite-width kernel is written for one output".into(),
-                });
-            }
-            // One step per layer (each is all pairs at once: seconds at n = 100).
-            let bar =
-                ntk_runs::progress::Reporter::default().bar(cfg.depth as u64, "theory".to_string());
-            bar.set_message("layers");
-            let k = crate::theory::infinite_width_kernels_scaled(
-                &inputs.x,
-                inputs.n,
-                inputs.d,
-                &crate::theory::DualEvaluator::new(mlp.activation()),
-                &scaling,
-                &|l| bar.set_position(l as u64),
-            )
-            .ntk;
-            bar.finish_and_clear();
-            (k, "theory")
-        }
-        Method::Structured if compute.on_host() && mode != OutputMode::Full => {
-            let k = match compute.precision {
-                Precision::F32 => {
-                    host::ntk_with(mlp, &inputs.x, inputs.n, &outputs, &mut cache.f32)
-                }
-                Precision::F64 => {
-                    host::ntk_with(mlp, &inputs.x, inputs.n, &outputs, &mut cache.f64)
-                }
-            };
-            (k, "host")
-        }
-        Method::Structured => (
-            structured::ntk(mlp, to_tensor(inputs, compute), mode),
-            "device",
-        ),
-        _ => (
-            autodiff_kernel(mlp, inputs, compute, mode, |m: &Mlp, x| m.forward(x)),
-            "autodiff",
-        ),
-    };
-    Ok(KernelResult {
-        kernel,
-        method,
-        engine,
-    })
-}
-
-/// Switches every module-owned training flag off (BatchNorm then uses its running
-/// statistics) and leaves the parameters' gradient tracking as it is.
-struct EvalFlags;
-
-impl ModuleMapper for EvalFlags {
-    fn map_flag(&mut self, _flag: Param<Flag>) -> Param<Flag> {
-        Param::from_bool(false)
-    }
-}
-
-/// `model` in evaluation mode with its parameters still tracked on an autodiff device.
-pub fn eval_mode<M: Module>(model: M) -> M {
-    model.map(&mut EvalFlags)
-}
-
-/// The NTK through per-sample autodiff gradients (any module), in evaluation mode: with
-/// BatchNorm on its running statistics samples do not interact, so each per-sample
-/// gradient is well defined.
-fn autodiff_kernel<M: Module>(
-    model: &M,
-    inputs: &Inputs,
-    compute: &Compute,
-    mode: OutputMode,
-    forward: impl Fn(&M, Tensor<2>) -> Tensor<2>,
-) -> Kernel {
-    let ad = compute.device.clone().autodiff();
-    let model = eval_mode(model.clone().fork(&ad).train());
-    let x = to_tensor(inputs, compute).to_device(&ad);
-    jacobian::ntk_by_autodiff(&model, forward, &x, mode)
-}
-
-/// The NTK of any network the trainer holds: an MLP by [`compute_kernel`], a ResNet from its
-/// per-sample gradients in evaluation mode (the host engine, [`host::resnet`], on CPU
-/// backends with `method = "auto"`; Burn's autodiff otherwise).
-pub fn compute_kernel_net(
-    net: &Net,
-    inputs: &Inputs,
-    compute: &Compute,
-    method: Method,
-    mode: OutputMode,
-) -> crate::Result<KernelResult> {
-    compute_kernel_net_cached(
-        net,
-        inputs,
-        compute,
-        method,
-        mode,
-        &mut host::HostCache::default(),
-    )
-}
-
-/// [`compute_kernel_net`] with a [`host::HostCache`] for depth sweeps.
-pub fn compute_kernel_net_cached(
-    net: &Net,
-    inputs: &Inputs,
-    compute: &Compute,
-    method: Method,
-    mode: OutputMode,
-    cache: &mut host::HostCache,
-) -> crate::Result<KernelResult> {
-    match net {
-        Net::Mlp(m) => compute_kernel_cached(m, inputs, compute, method, mode, cache),
-        // Per-sample gradients either way: on the host engine (the CPU backends' default),
-        // or through Burn's autodiff (`method = "autodiff"`, and the GPU backends).
-        Net::ResNet(r) => match method {
-            Method::Auto if compute.on_host() => {
-                let (x, n) = (&inputs.x, inputs.n);
-                let kernel = match compute.precision {
-                    Precision::F32 => host::resnet::ntk::<f32>(r, x, n, mode),
-                    Precision::F64 => host::resnet::ntk::<f64>(r, x, n, mode),
-                };
-                Ok(KernelResult {
-                    kernel,
-                    method: Method::Autodiff,
-                    engine: "host",
-                })
-            }
-            Method::Auto | Method::Autodiff => Ok(KernelResult {
-                kernel: autodiff_kernel(r, inputs, compute, mode, |m: &ResNet, x| m.forward(x)),
-                method: Method::Autodiff,
-                engine: "autodiff",
-            }),
-            _ => Err(crate::config::resnet_method(method)),
-        },
-    }
 }
 
 /// Runs a configured probe; writes the files to `out` when given, as one output set

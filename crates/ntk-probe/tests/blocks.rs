@@ -184,7 +184,8 @@ fn block_by_block_is_the_cut_of_the_whole_kernel() {
         let net = run::build_net(&cfg, &inputs, &c).unwrap();
         let gram = run::gram_spectrum(&inputs).unwrap();
         let (method, mode) = (cfg.probe.method, cfg.probe.output);
-        let whole = run::compute_kernel_net(&net, &inputs, &c, method, mode).unwrap();
+        let whole =
+            ntk_kernel::compute::compute_kernel_net(&net, &inputs, &c, method, mode).unwrap();
         let cut = run::summarize(
             &cfg,
             Protocol::Blocks,

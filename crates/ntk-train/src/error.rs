@@ -20,7 +20,7 @@ pub enum Error {
     #[error(transparent)]
     Model(Box<ntk_model::ModelError>),
     #[error(transparent)]
-    Probe(Box<ntk_probe::Error>),
+    Kernel(Box<ntk_kernel::Error>),
 
     /// A config value the trainer cannot use: `key = value: reason`.
     #[error("{key} = {value}: {reason}")]
@@ -125,8 +125,8 @@ impl From<ntk_model::ModelError> for Error {
     }
 }
 
-impl From<ntk_probe::Error> for Error {
-    fn from(e: ntk_probe::Error) -> Self {
-        Self::Probe(Box::new(e))
+impl From<ntk_kernel::Error> for Error {
+    fn from(e: ntk_kernel::Error) -> Self {
+        Self::Kernel(Box::new(e))
     }
 }

@@ -13,9 +13,9 @@
 use std::time::Instant;
 
 use ntk_data::inputs::Inputs;
+use ntk_kernel::compute::Method;
 use ntk_numerics::backend::Compute;
 use ntk_numerics::kernel::OutputMode;
-use ntk_probe::config::Method;
 
 use burn::tensor::Tensor;
 use faer::MatRef;
@@ -34,7 +34,8 @@ pub fn measure(
     epoch: usize,
 ) -> crate::Result<NtkRow> {
     let t = Instant::now();
-    let result = ntk_probe::run::compute_kernel_net(model, probe, compute, Method::Auto, output)?;
+    let result =
+        ntk_kernel::compute::compute_kernel_net(model, probe, compute, Method::Auto, output)?;
     let spectrum = ntk_numerics::spectrum::spectrum(&result.kernel, compute.precision.epsilon())
         .map_err(|e| crate::Error::Ntk {
             epoch,
@@ -48,7 +49,7 @@ pub fn measure(
         kappa: (!spectrum.singular).then_some(spectrum.kappa),
         singular: spectrum.singular,
         rank: spectrum.rank,
-        min_grad_angle_deg: ntk_probe::angles::min_angle(&result.kernel).map(|a| a.deg),
+        min_grad_angle_deg: ntk_kernel::angles::min_angle(&result.kernel).map(|a| a.deg),
         seconds: t.elapsed().as_secs_f64(),
     })
 }
@@ -62,7 +63,7 @@ pub fn layer_representations(
     inputs: &Inputs,
     compute: &Compute,
 ) -> Vec<(String, Vec<f64>)> {
-    let x = ntk_probe::run::to_tensor(inputs, compute);
+    let x = ntk_kernel::compute::to_tensor(inputs, compute);
     let flat = |t: Tensor<2>| -> Vec<f64> {
         t.try_into_vec_as::<f64>()
             .expect("reading a representation from the device")

@@ -6,7 +6,7 @@
 //! - A wide ReLU MLP at initialization (paper convention, no biases, width 4096) against the
 //!   infinite-width theory: the cosine of a pair at layer `l` tends to `cos theta_l`, where
 //!   `theta_l = g(theta_{l-1})` is Liu & Hui's embedding-angle recursion (Eq. 7-9,
-//!   `ntk_probe::theory::relu::relu_embedding_angles`). At width `m` a pair's cosine
+//!   `ntk_kernel::theory::relu::relu_embedding_angles`). At width `m` a pair's cosine
 //!   fluctuates by `O(1 / sqrt(m))` = 0.016; the mean over 28 pairs is allowed 0.02.
 //! - A ResNet's layers are the stem, each block and the pooled features, in order.
 
@@ -14,8 +14,8 @@ mod common;
 
 use common::cpu;
 use ntk_data::inputs::Inputs;
+use ntk_kernel::theory::relu::relu_embedding_angles;
 use ntk_model::{ActivationKind, MlpConfig, Net, ResNet, ResNetConfig, ResNetVariant};
-use ntk_probe::theory::relu::relu_embedding_angles;
 use ntk_train::track::{mean_cosines, representations};
 
 fn gaussian_rows(n: usize, d: usize, seed: u64) -> Vec<f64> {

@@ -678,7 +678,7 @@ impl ProbeSweep<'_> {
             None
         } else {
             let t = Instant::now();
-            let result = run::compute_kernel_net_cached(
+            let result = ntk_kernel::compute::compute_kernel_net_cached(
                 &net,
                 &inputs,
                 &self.compute,

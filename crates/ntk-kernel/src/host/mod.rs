@@ -52,7 +52,7 @@ pub struct Forward<T: Real> {
 
 /// Grams are kept for reuse while they fit in this many bytes (n = 2000, depth 10 in f64:
 /// 350 MB; n = 10,000: 8.8 GB, recomputed instead).
-pub(crate) const GRAM_CACHE_BYTES: usize = 2 << 30;
+pub const GRAM_CACHE_BYTES: usize = 2 << 30;
 
 impl<T: Real> Forward<T> {
     /// The forward of the hidden layers of `params` on the `n` rows of `x`, with the buffers

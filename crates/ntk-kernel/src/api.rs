@@ -22,8 +22,8 @@ use ntk_numerics::spectrum;
 use serde::Serialize;
 
 use crate::angles;
+use crate::compute;
 use crate::host::HostCache;
-use crate::run;
 
 /// The empirical NTK of `model` on the batch `x` (`[n, ...]`, any rank), where `forward`
 /// maps a batch to its `[n, outputs]` outputs: one backward pass per sample and output
@@ -36,7 +36,7 @@ use crate::run;
 /// use burn::tensor::{Tensor, TensorData, activation::relu};
 /// use ntk_numerics::backend::{self, Precision};
 /// use ntk_numerics::kernel::OutputMode;
-/// use ntk_probe::api::{Conditioning, empirical_ntk};
+/// use ntk_kernel::api::{Conditioning, empirical_ntk};
 ///
 /// #[derive(Module, Debug)]
 /// struct TwoLayer {
@@ -61,7 +61,7 @@ use crate::run;
 /// let c = Conditioning::of(&k, compute.precision)?;
 /// assert!(c.lambda_min > 0.0 && c.kappa.unwrap() >= 1.0);
 /// assert!(c.min_grad_angle_deg.unwrap() > 0.0);
-/// # Ok::<(), ntk_probe::Error>(())
+/// # Ok::<(), ntk_kernel::Error>(())
 /// ```
 pub fn empirical_ntk<M: Module, const D: usize>(
     model: &M,
@@ -70,7 +70,7 @@ pub fn empirical_ntk<M: Module, const D: usize>(
     mode: OutputMode,
 ) -> Kernel {
     let ad = x.device().autodiff();
-    let model = run::eval_mode(model.clone().fork(&ad).train());
+    let model = compute::eval_mode(model.clone().fork(&ad).train());
     crate::jacobian::ntk_by_autodiff(&model, forward, &x.to_device(&ad), mode)
 }
 
@@ -84,7 +84,7 @@ pub fn empirical_ntk<M: Module, const D: usize>(
 /// use ntk_numerics::backend::{self, Precision};
 /// use ntk_numerics::kernel::OutputMode;
 /// use ntk_model::{ActivationKind, Mlp, MlpConfig};
-/// use ntk_probe::api::{Conditioning, mlp_ntk};
+/// use ntk_kernel::api::{Conditioning, mlp_ntk};
 ///
 /// let compute = backend::select(Some("flex"), Precision::F64)?;
 /// // Liu & Hui's network: width 512, depth 4, ReLU, NTK parameterization (Eq. 1).
@@ -94,7 +94,7 @@ pub fn empirical_ntk<M: Module, const D: usize>(
 /// let k = mlp_ntk(&mlp, &x, 100, &compute, OutputMode::Sum)?;
 /// let c = Conditioning::of(&k, compute.precision)?;
 /// println!("kappa = {:.3e}, min gradient angle = {:.2} deg", c.kappa.unwrap(), c.min_grad_angle_deg.unwrap());
-/// # Ok::<(), ntk_probe::Error>(())
+/// # Ok::<(), ntk_kernel::Error>(())
 /// ```
 pub fn mlp_ntk(
     mlp: &Mlp,
@@ -115,8 +115,8 @@ pub fn mlp_ntk(
         description: String::new(),
     };
     let mut cache = HostCache::default();
-    let method = crate::config::Method::Auto;
-    Ok(run::compute_kernel_cached(mlp, &inputs, compute, method, mode, &mut cache)?.kernel)
+    let method = crate::compute::Method::Auto;
+    Ok(compute::compute_kernel_cached(mlp, &inputs, compute, method, mode, &mut cache)?.kernel)
 }
 
 /// What the papers read off a kernel: its extreme eigenvalues (f64, the host eigensolver),

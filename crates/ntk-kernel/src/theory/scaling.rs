@@ -140,7 +140,7 @@ impl Scaling {
         if cfg.parameterization != Parameterization::Ntk {
             return Err(format!(
                 "the infinite-width recursion is for the ntk parameterization (the network is {})",
-                crate::config::spelled(&cfg.parameterization)
+                ntk_runs::config_file::spelled(&cfg.parameterization)
             ));
         }
         if cfg.bias {
@@ -150,7 +150,7 @@ impl Scaling {
             return Err(format!(
                 "the infinite-width recursion is for networks without normalization layers \
                  (the network has {})",
-                crate::config::spelled(&cfg.normalization)
+                ntk_runs::config_file::spelled(&cfg.normalization)
             ));
         }
         if cfg.input_dim == 0 {

@@ -1,0 +1,21 @@
+//! The neural tangent kernel of a network, as a library: one entry point for any network of
+//! `ntk-model` ([`compute::compute_kernel_net`]; the probe's commands and the trainer's NTK
+//! tracking both call it), the empirical NTK of any Burn module ([`api::empirical_ntk`],
+//! per-sample autodiff, [`jacobian`]), the fast structured kernel of dense MLPs
+//! ([`structured`] on Burn tensors, [`host`] on the host engine), the extreme eigenvalues
+//! and condition number on the device ([`extreme`]), gradient and embedding angles
+//! ([`angles`]), and the infinite-width theory ([`theory`]: dual kernels, the NTK
+//! recursion, its limits). What a kernel says (`kappa`, rank, minimum angle):
+//! [`api::Conditioning`].
+
+pub mod angles;
+pub mod api;
+pub mod compute;
+pub mod error;
+pub mod extreme;
+pub mod host;
+pub mod jacobian;
+pub mod structured;
+pub mod theory;
+
+pub use error::{Error, Result};
