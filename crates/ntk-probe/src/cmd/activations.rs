@@ -1,0 +1,44 @@
+//! `ntk-probe activations`: Agarwal et al.'s Fig. 2, the activations and their moments.
+
+use super::figure_dir;
+use super::parse_activations;
+use crate::CliResult;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub(crate) struct ActivationsArgs {
+    /// Output directory (the committed figure: --out experiments/agarwal_fig2).
+    #[arg(long, default_value = "runs/activations")]
+    out: PathBuf,
+    /// Activations to draw: relu, linear, norm_relu, gelu, tanh, relu_squared, selu.
+    #[arg(long, value_delimiter = ',', default_values_t = ["norm_relu".to_string(), "selu".to_string()])]
+    activations: Vec<String>,
+    /// NormReLU's kink b (default: -1.5907658564, where its scale equals SELU's).
+    #[arg(long, allow_negative_numbers = true)]
+    kink: Option<f64>,
+    /// Left end of the x grid.
+    #[arg(long, default_value_t = -4.0, allow_negative_numbers = true)]
+    x_min: f64,
+    /// Right end of the x grid.
+    #[arg(long, default_value_t = 3.0, allow_negative_numbers = true)]
+    x_max: f64,
+    /// Grid points.
+    #[arg(long, default_value_t = 701)]
+    points: usize,
+}
+
+pub(crate) fn activations_cmd(args: ActivationsArgs) -> CliResult<()> {
+    use ntk_probe::activation_fig;
+    activation_fig::check(args.x_min, args.x_max, args.points)?;
+    let acts = parse_activations(&args.activations, args.kink)?;
+    let xs = activation_fig::grid(args.x_min, args.x_max, args.points);
+    let _lock = figure_dir(&args.out)?;
+    activation_fig::write(&args.out, &acts, &xs)?;
+    for a in &acts {
+        let (l, m) = (activation_fig::label(a), activation_fig::moments_line(a));
+        println!("{l}; {m}");
+    }
+    println!("wrote {}/activations.{{csv,png,svg}}", args.out.display());
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! `ntk-probe bench`: the structured NTK and the eigensolver timed.
+
+use crate::CliResult;
+use clap::Args;
+use ntk_numerics::backend;
+use ntk_numerics::backend::Precision;
+use ntk_probe::bench;
+use ntk_probe::config::Eigen;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub(crate) struct BenchArgs {
+    /// Samples (the kernel is n x n).
+    #[arg(long, default_value_t = 2000)]
+    n: usize,
+    /// Input dimension of the synthetic inputs.
+    #[arg(long, default_value_t = 5)]
+    input_dim: usize,
+    /// Hidden width of the MLP.
+    #[arg(long, default_value_t = 512)]
+    width: usize,
+    /// Depths timed, one row each.
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 5, 10])]
+    depths: Vec<usize>,
+    /// Precisions timed: f32, f64.
+    #[arg(long, value_delimiter = ',', default_values = ["f32", "f64"])]
+    precisions: Vec<String>,
+    /// Timed repetitions per row (the best is reported).
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Backend (also BURN_DEVICE): one of those built in.
+    #[arg(long)]
+    device: Option<String>,
+    /// `full`: every eigenvalue on the host; `extreme`: lambda_min, lambda_max and kappa
+    /// on the compute device (the kernel stays there on GPU backends).
+    #[arg(long, default_value = "full")]
+    eigen: String,
+    /// Also write the rows as JSON here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
+    let eigen = Eigen::parse(&args.eigen)
+        .ok_or_else(|| format!("--eigen {}: expected full or extreme", args.eigen))?;
+    let mut rows = Vec::new();
+    println!(
+        "host linear algebra: {} (engine host: the structured NTK's GEMMs and the \
+         eigensolver)",
+        ntk_numerics::linalg::BACKEND
+    );
+    println!(
+        "{:>6} {:>4} {:>5} {:>5} {:>4} {:>8} {:>6} {:>8} {:>9} {:>8} {:>8} {:>8} {:>9} {:>10}",
+        "n",
+        "d",
+        "width",
+        "depth",
+        "prec",
+        "backend",
+        "engine",
+        "GFLOP",
+        "seconds",
+        "GFLOP/s",
+        "floor s",
+        "eigen",
+        "eigen s",
+        "kappa"
+    );
+    for p in &args.precisions {
+        let precision =
+            Precision::parse(p).ok_or_else(|| format!("--precisions {p}: expected f32 or f64"))?;
+        let compute = backend::select(args.device.as_deref(), precision)?;
+        for &depth in &args.depths {
+            let r = bench::bench_one(
+                &compute,
+                args.n,
+                args.input_dim,
+                args.width,
+                depth,
+                args.repeats,
+                eigen,
+            )?;
+            println!(
+                "{:>6} {:>4} {:>5} {:>5} {:>4} {:>8} {:>6} {:>8.2} {:>9.3} {:>8.1} {:>8} {:>8} {:>9.3} {:>10}",
+                r.n,
+                r.d,
+                r.width,
+                r.depth,
+                r.precision,
+                r.backend,
+                r.engine,
+                r.gflop,
+                r.seconds,
+                r.gflops_per_s,
+                r.floor_seconds.map_or("-".into(), |f| format!("{f:.3}")),
+                r.eigen,
+                r.eigen_seconds,
+                r.kappa.map_or("singular".into(), |k| format!("{k:.4e}"))
+            );
+            rows.push(r);
+        }
+    }
+    if let Some(path) = &args.out {
+        let json = serde_json::to_string_pretty(&rows).expect("serializes");
+        ntk_runs::io::atomic_write(path, json.as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}

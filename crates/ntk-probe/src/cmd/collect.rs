@@ -1,0 +1,26 @@
+//! `ntk-probe collect DIR`: the finished points of a sweep merged into its tables and figures.
+
+use super::plot::refuse_log;
+use super::sweep::load_sweep;
+use super::sweep::print_groups;
+use crate::CliResult;
+use ntk_probe::sweep;
+use ntk_runs::args::CollectArgs;
+use ntk_runs::overrides;
+
+pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
+    refuse_log(args.style.log)?;
+    let cfg = args
+        .config
+        .as_deref()
+        .map(|p| load_sweep(p, &overrides::parse_all(&args.set)?))
+        .transpose()?;
+    let title = args
+        .style
+        .title
+        .as_deref()
+        .unwrap_or_else(|| cfg.as_ref().map_or("sweep", |c| c.data.dataset.name()));
+    let groups = sweep::collect(cfg.as_ref(), &args.dir, title, args.allow_mixed)?;
+    print_groups(&groups);
+    Ok(())
+}

@@ -1,0 +1,101 @@
+//! `ntk-probe fig1`: Liu & Hui's Fig. 1, phi against theta_in, theory and measurement.
+
+use super::figure_dir;
+use crate::CliResult;
+use clap::Args;
+use ntk_numerics::backend;
+use ntk_numerics::backend::Precision;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub(crate) struct Fig1Args {
+    /// Output directory (the committed figure: --out experiments/fig1).
+    #[arg(long, default_value = "runs/fig1")]
+    out: PathBuf,
+    /// Depths L of the theory curves and the measured points.
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 2, 5, 10])]
+    depths: Vec<usize>,
+    /// Widths of the measured networks.
+    #[arg(long, value_delimiter = ',', default_values_t = [512usize, 4096])]
+    widths: Vec<usize>,
+    /// Network seeds averaged per measured point.
+    #[arg(long, value_delimiter = ',', default_values_t = [1u64, 32, 111, 555, 666])]
+    seeds: Vec<u64>,
+    /// Input angles theta_in in degrees.
+    #[arg(long, value_delimiter = ',', default_values_t = [5.0f64, 15.0, 30.0, 45.0, 60.0, 90.0, 120.0, 150.0, 175.0])]
+    thetas: Vec<f64>,
+    /// Activation of the networks and the theory: relu (the paper's Fig. 1), or gelu, tanh,
+    /// relu_squared (the later version's Fig. 2), linear, norm_relu, selu.
+    #[arg(long, default_value = "relu")]
+    activation: String,
+    /// Only redraw OUT/fig1.{png,svg} from OUT/fig1.csv (nothing measured; the depths and
+    /// widths are the table's).
+    #[arg(long, conflicts_with_all = ["depths", "widths", "seeds", "thetas", "activation"])]
+    redraw: bool,
+}
+
+pub(crate) fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
+    if args.redraw {
+        let _lock = figure_dir(&args.out)?;
+        ntk_probe::fig1::redraw(&args.out)?;
+        println!("wrote {}/fig1.{{png,svg}}", args.out.display());
+        return Ok(());
+    }
+    let kind = ntk_model::ActivationKind::parse(&args.activation).ok_or_else(|| {
+        ntk_probe::Error::Config {
+            key: "--activation",
+            value: args.activation.clone(),
+            reason: "not an activation (relu, linear, norm_relu, gelu, tanh, relu_squared, selu)"
+                .into(),
+        }
+    })?;
+    if let Some(t) = args.thetas.iter().find(|t| !(0.0..=180.0).contains(*t)) {
+        return Err(format!("--thetas {t}: must be an angle in [0, 180] degrees").into());
+    }
+    // Each measured network: depth x width^2 weights, with its Jacobian and gradient of
+    // the same size (two inputs), in f64.
+    let deepest = args.depths.iter().copied().max().unwrap_or(0).max(1) as f64;
+    for &w in &args.widths {
+        let mut need = ntk_runs::budget::Estimate::default();
+        need.add(
+            "weights, gradients and the Jacobian",
+            4.0 * deepest * (w as f64).powi(2),
+            8.0,
+        );
+        need.check(&format!("--widths {w}"), None)?;
+    }
+    // One writer at a time, claimed before the measurements.
+    let _lock = figure_dir(&args.out)?;
+    let act = ntk_model::Activation::new(kind, None);
+    let compute = backend::select(None, Precision::F64)?;
+    let points = ntk_probe::fig1::measure(
+        &compute,
+        &act,
+        &args.thetas,
+        &args.depths,
+        &args.widths,
+        &args.seeds,
+    )?;
+    ntk_probe::fig1::write(&args.out, &points, &args.depths, &args.widths)?;
+    println!(
+        "{:>6} {:>5} {:>6} {:>10} {:>10} {:>8}",
+        "theta", "L", "width", "phi mean", "theory", "gap"
+    );
+    for &depth in &args.depths {
+        for &width in &args.widths {
+            for &t in &args.thetas {
+                let (m, _) = ntk_probe::fig1::mean_sd(&points, depth, width, t);
+                let th = points
+                    .iter()
+                    .find(|p| p.depth == depth && p.theta_in_deg == t)
+                    .map_or(f64::NAN, |p| p.theory_phi_deg);
+                println!(
+                    "{t:>6.1} {depth:>5} {width:>6} {m:>10.3} {th:>10.3} {:>8.3}",
+                    m - th
+                );
+            }
+        }
+    }
+    println!("wrote {}/fig1.{{csv,png,svg}}", args.out.display());
+    Ok(())
+}

@@ -1,0 +1,31 @@
+//! `ntk-probe gmap`: Liu & Hui's Fig. 4, the ReLU embedding-angle map g.
+
+use super::figure_dir;
+use crate::CliResult;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub(crate) struct GmapArgs {
+    /// Output directory (the committed figure: --out experiments/fig4).
+    #[arg(long, default_value = "runs/gmap")]
+    out: PathBuf,
+    /// Numbers of layers l of the iterates g^l drawn (1 is g itself).
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 2, 5, 10])]
+    depths: Vec<usize>,
+}
+
+pub(crate) fn gmap_cmd(args: GmapArgs) -> CliResult<()> {
+    if args.depths.is_empty() || args.depths.iter().any(|&l| l == 0 || l > 10_000) {
+        return Err(ntk_probe::Error::Config {
+            key: "--depths",
+            value: format!("{:?}", args.depths),
+            reason: "need one or more numbers of layers in 1..=10000".into(),
+        }
+        .into());
+    }
+    let _lock = figure_dir(&args.out)?;
+    ntk_probe::gmap::write(&args.out, &args.depths, 721)?;
+    println!("wrote {}/gmap.{{csv,png,svg}}", args.out.display());
+    Ok(())
+}

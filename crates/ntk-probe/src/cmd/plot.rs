@@ -1,0 +1,25 @@
+//! `ntk-probe plot DIR`: the figures again from a collected sweep's tables.
+
+use crate::CliResult;
+use ntk_probe::sweep;
+use ntk_runs::args::PlotArgs;
+
+pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
+    refuse_log(args.style.log)?;
+    for stem in sweep::redraw(&args.dir, args.style.title.as_deref())? {
+        println!("wrote {}.{{png,svg}}", stem.display());
+    }
+    Ok(())
+}
+
+/// `--log` is the trainer's (its loss axes); the probe's kappa axes are always logarithmic.
+pub(crate) fn refuse_log(log: bool) -> CliResult<()> {
+    if log {
+        return Err(
+            "--log: the probe's kappa axes are always on a log scale (the flag sets \
+                    ntk-train's loss axes)"
+                .into(),
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,214 @@
+//! `ntk-probe run` (alias `ntk`): the NTK of one network on one data set, its files and table.
+
+use crate::CliResult;
+use clap::Args;
+use ntk_data::inputs;
+use ntk_numerics::backend;
+use ntk_probe::config::ProbeConfig;
+use ntk_probe::run;
+use ntk_probe::run::Summary;
+use ntk_runs::args;
+use ntk_runs::args::RunFlags;
+use ntk_runs::overrides;
+use ntk_runs::overrides::Assignment;
+use std::path::Path;
+
+#[derive(Args)]
+pub(crate) struct NtkArgs {
+    #[command(flatten)]
+    run: RunFlags,
+    #[command(flatten)]
+    own: ProbeFlags,
+    /// Also write OUT/weights.safetensors.
+    #[arg(long)]
+    save_weights: bool,
+    /// Print summary.json to stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The short flags of the probe's own keys, beside those both tools take
+/// ([`ntk_runs::args::KeyFlags`]).
+#[derive(Args)]
+pub(crate) struct ProbeFlags {
+    /// probe.protocol: whole or blocks.
+    #[arg(long)]
+    protocol: Option<String>,
+    /// probe.output: sum, full or an output index.
+    #[arg(long)]
+    output: Option<String>,
+}
+
+impl ProbeFlags {
+    /// The `--set`s that `run` (both tools' flags, then these, then `--set`) stands for.
+    pub(crate) fn assignments(
+        &self,
+        run: &RunFlags,
+        table: &toml::Table,
+    ) -> CliResult<Vec<Assignment>> {
+        Ok(args::assignments(
+            table,
+            &run.keys,
+            "probe",
+            &run.set,
+            |f| {
+                f.text("probe.protocol", "protocol", self.protocol.as_deref());
+                f.text("probe.output", "output", self.output.as_deref());
+                Ok(())
+            },
+        )?)
+    }
+}
+
+pub(crate) fn fmt_kappa(k: Option<f64>, rank: usize, n: usize) -> String {
+    match k {
+        Some(k) => format!("{k:.6e}"),
+        None => format!("inf (singular: rank {rank} of {n})"),
+    }
+}
+
+pub(crate) fn print_table(s: &Summary) {
+    let size = if s.output == "full" {
+        s.rank.max(s.n)
+    } else {
+        s.n
+    };
+    println!(
+        "NTK  {} | depth {} width {} | {}",
+        s.activation, s.depth, s.width, s.data
+    );
+    println!(
+        "     {} {} on {} ({} path, output {}, protocol {})",
+        s.precision, s.parameterization, s.backend, s.method, s.output, s.protocol
+    );
+    println!("  lambda_min          {:.6e}", s.lambda_min);
+    println!("  lambda_max          {:.6e}", s.lambda_max);
+    println!("  kappa               {}", fmt_kappa(s.kappa, s.rank, size));
+    println!(
+        "  gram kappa (L = 0)  {}",
+        fmt_kappa(s.gram_kappa, s.gram_rank, s.n)
+    );
+    if let (Some(a), Some([i, j])) = (s.min_grad_angle_deg, s.min_grad_angle_pair) {
+        println!("  min grad angle      {a:.4} deg (samples {i}, {j})");
+    }
+    if let Some(t) = &s.embedding_min_angle_deg {
+        let v: Vec<String> = t.iter().map(|v| format!("{v:.3}")).collect();
+        println!("  min theta_l (deg)   {}", v.join(" "));
+    }
+    if let Some(t) = &s.pair_embedding_angles_deg {
+        let v: Vec<String> = t.iter().map(|v| format!("{v:.3}")).collect();
+        println!("  pair theta_l (deg)  {}", v.join(" "));
+    }
+    if let Some(p) = s.pair_grad_angle_deg {
+        println!("  pair grad angle     {p:.4} deg");
+    }
+    if let Some(note) = &s.note {
+        println!("  note                {note}");
+    }
+    println!(
+        "  seconds             {:.3} (kernel {:.3}, eigenvalues {:.3})",
+        s.seconds, s.kernel_seconds, s.eigen_seconds
+    );
+}
+
+pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
+    let flags = &args.run;
+    let path = flags.config()?;
+    let sets = args.own.assignments(flags, &overrides::read_table(path)?)?;
+    let cfg = ProbeConfig::load_with(path, &sets)?;
+    cfg.validate()
+        .map_err(|e| format!("{}{}: {e}", path.display(), with_overrides(&sets)))?;
+    let out_arg = flags
+        .out
+        .as_deref()
+        .ok_or("--out DIR is required: the directory the NTK's files go to")?;
+    let out = ntk_runs::outset::resolve_out(out_arg)?;
+    run::check_replaceable(&out)?;
+    run::check_memory(
+        &cfg,
+        inputs::expected_dim(&cfg.data),
+        flags.max_memory.as_deref(),
+    )?;
+    let inputs = inputs::load(&cfg.data)?;
+    let compute = backend::select(cfg.probe.device.as_deref(), cfg.probe.precision)?;
+    if flags.dry_run || flags.resume {
+        let prov = run::provenance(&cfg, &inputs, &inputs.digest(), &compute);
+        let summary_path = out.join("summary.json");
+        let state = ntk_runs::sweep::state::<Summary>(
+            &[(summary_path.clone(), &prov)],
+            "pass --recompute to compute it again",
+        );
+        if let ntk_runs::sweep::State::Stale(why) = &state
+            && flags.resume
+            && !flags.recompute
+        {
+            return Err(why.clone().into());
+        }
+        if flags.dry_run {
+            let why = match &state {
+                ntk_runs::sweep::State::Stale(why) | ntk_runs::sweep::State::Failed(why) => {
+                    format!(": {why}")
+                }
+                _ => String::new(),
+            };
+            let then = match (&state, flags.resume) {
+                (ntk_runs::sweep::State::Done, true) => "--resume keeps it",
+                (ntk_runs::sweep::State::New, _) => "it would be computed",
+                _ => "it would be computed again",
+            };
+            println!(
+                "{}: {}{why} (the NTK of n = {} inputs on {} {}; {then})",
+                out.display(),
+                state.label(),
+                inputs.n,
+                compute.backend,
+                compute.precision,
+            );
+            return Ok(());
+        }
+        if matches!(state, ntk_runs::sweep::State::Done) {
+            let summary = ntk_probe::sweep::read_summary(&summary_path)?
+                .ok_or_else(|| format!("{}: vanished", summary_path.display()))?;
+            println!("{}: made by this config; kept (--resume)", out.display());
+            return report_ntk(&summary, &args, &out, "kept");
+        }
+    }
+    let summary = run::run(&cfg, &inputs, &compute, Some(&out), args.save_weights)?;
+    report_ntk(&summary, &args, &out, "wrote")
+}
+
+/// Prints a probe's summary: as JSON with `--json`, else as a table and the files written.
+pub(crate) fn report_ntk(
+    summary: &Summary,
+    args: &NtkArgs,
+    out: &Path,
+    verb: &str,
+) -> CliResult<()> {
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).expect("serializes")
+        );
+    } else {
+        print_table(summary);
+        let blocks = if summary.blocks.is_some() {
+            ", blocks.csv"
+        } else {
+            ""
+        };
+        println!(
+            "  {verb} {}/{{summary.json, inputs.npy, ntk.npy, eigenvalues.npy{blocks}}}",
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+/// ` (with overrides)` after a config's name in a validation error, when there were some.
+pub(crate) fn with_overrides(sets: &[Assignment]) -> &'static str {
+    if sets.is_empty() {
+        ""
+    } else {
+        " (with overrides)"
+    }
+}

@@ -1,0 +1,141 @@
+//! `ntk-probe theory`: the infinite-width gradient angle phi for input angles and depths.
+
+use crate::CliResult;
+use clap::Args;
+use ntk_model::ActivationKind;
+
+#[derive(Args)]
+pub(crate) struct TheoryArgs {
+    /// Input angle(s) theta_in in degrees: one value, a list `5,30,60`, or a range `start:stop:step`.
+    #[arg(long, default_value = "5")]
+    theta_deg: String,
+    /// Depth(s) L: one value, a list, or a range `start:stop:step` (inclusive).
+    #[arg(long, default_value = "1")]
+    depth: String,
+    /// The activation: relu, norm_relu, linear, ... (as model.activation).
+    #[arg(long, default_value = "relu")]
+    activation: String,
+    /// NormReLU's kink b.
+    #[arg(long, allow_negative_numbers = true)]
+    kink: Option<f64>,
+    /// JSON output (key `phi_deg`); several values give CSV unless --json.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The most values one `theory` call computes.
+pub(crate) const MAX_THEORY_VALUES: f64 = 100_000.0;
+
+/// The deepest network `theory` computes (each layer is one step of the recursion).
+pub(crate) const MAX_THEORY_DEPTH: f64 = 10_000.0;
+
+/// Parses `x`, `a,b,c` or `start:stop:step` (inclusive) of finite numbers, at most
+/// [`MAX_THEORY_VALUES`] of them.
+pub(crate) fn parse_values(s: &str, what: &str) -> CliResult<Vec<f64>> {
+    let bad =
+        || format!("--{what} {s}: expected a number, a list a,b,c or a range start:stop:step");
+    let num = |t: &str| match t.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(format!("--{what} {s}: {} is not a finite number", t.trim())),
+        Err(_) => Err(bad()),
+    };
+    let values: Vec<f64> = if let Some((a, rest)) = s.split_once(':') {
+        let (b, step) = rest.split_once(':').ok_or_else(bad)?;
+        let (a, b, step) = (num(a)?, num(b)?, num(step)?);
+        if step <= 0.0 || b < a {
+            return Err(format!(
+                "--{what} {s}: a range start:stop:step needs step > 0 and stop >= start"
+            )
+            .into());
+        }
+        let count = ((b - a) / step + 1e-9).floor();
+        // NaN (inf / inf) fails this test too.
+        if !count.is_finite() || count >= MAX_THEORY_VALUES {
+            return Err(format!(
+                "--{what} {s}: {count:.3e} values; at most {MAX_THEORY_VALUES} per call"
+            )
+            .into());
+        }
+        (0..=count as usize).map(|i| a + step * i as f64).collect()
+    } else {
+        s.split(',').map(num).collect::<Result<_, _>>()?
+    };
+    if values.len() as f64 > MAX_THEORY_VALUES {
+        return Err(format!(
+            "--{what}: {} values; at most {MAX_THEORY_VALUES} per call",
+            values.len()
+        )
+        .into());
+    }
+    Ok(values)
+}
+
+pub(crate) fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
+    let kind = ActivationKind::parse(&args.activation)
+        .ok_or_else(|| format!("--activation {}: unknown activation", args.activation))?;
+    if let Some(b) = args.kink {
+        // The config's own rule for the kink (finite, in range, norm_relu only).
+        ntk_model::MlpConfig::new(1, 1, 1, kind)
+            .with_kink(b)
+            .validate()
+            .map_err(|e| format!("--kink {b}: {e}"))?;
+    }
+    let act = ntk_model::Activation::new(kind, args.kink);
+    let thetas = parse_values(&args.theta_deg, "theta-deg")?;
+    let depths = parse_values(&args.depth, "depth")?;
+    if thetas.len() * depths.len() > MAX_THEORY_VALUES as usize {
+        return Err(format!(
+            "--theta-deg {} --depth {}: {} values; at most {MAX_THEORY_VALUES} per call",
+            args.theta_deg,
+            args.depth,
+            thetas.len() * depths.len()
+        )
+        .into());
+    }
+    for t in &thetas {
+        if !(0.0..=180.0).contains(t) {
+            return Err(format!("--theta-deg {t}: must be in [0, 180]").into());
+        }
+    }
+    let mut rows = Vec::new();
+    for &d in &depths {
+        if d < 0.0 || d.fract() != 0.0 {
+            return Err(format!("--depth {d}: must be a non-negative integer").into());
+        }
+        if d > MAX_THEORY_DEPTH {
+            return Err(format!(
+                "--depth {d}: at most {MAX_THEORY_DEPTH} (the recursion takes one step per layer)"
+            )
+            .into());
+        }
+        for &t in &thetas {
+            let phi = ntk_probe::theory::grad_angle(&act, t.to_radians(), d as usize).to_degrees();
+            rows.push((t, d as usize, phi));
+        }
+    }
+    if rows.len() == 1 && !args.json {
+        println!("{:.6}", rows[0].2);
+    } else if args.json {
+        let v: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(t, d, phi)| {
+                serde_json::json!({"theta_in_deg": t, "depth": d, "activation": act.to_string(), "phi_deg": phi})
+            })
+            .collect();
+        let out = if v.len() == 1 {
+            v[0].clone()
+        } else {
+            serde_json::Value::Array(v)
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&out).expect("serializes")
+        );
+    } else {
+        println!("theta_in_deg,depth,activation,phi_deg");
+        for (t, d, phi) in rows {
+            println!("{t},{d},{act},{phi:.6}");
+        }
+    }
+    Ok(())
+}

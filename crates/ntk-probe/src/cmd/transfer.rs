@@ -1,0 +1,54 @@
+//! `ntk-probe transfer`: Agarwal et al.'s Fig. 6, NormReLU's transfer functions.
+
+use super::figure_dir;
+use super::parse_activations;
+use crate::CliResult;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub(crate) struct TransferArgs {
+    /// Output directory (the committed figure: --out experiments/agarwal_fig6).
+    #[arg(long, default_value = "runs/transfer")]
+    out: PathBuf,
+    /// Activations to draw: norm_relu, selu, tanh, gelu, relu, linear, relu_squared (the
+    /// transfer functions of Fact 1 concern normalized ones: norm_relu, selu).
+    #[arg(long, value_delimiter = ',', default_values_t = ["norm_relu".to_string()])]
+    activations: Vec<String>,
+    /// NormReLU's kink b (default: -1.5907658564, where its scale equals SELU's).
+    #[arg(long, allow_negative_numbers = true)]
+    kink: Option<f64>,
+    /// Left end of the variance grid (> 0; towards 0 NormReLU's bias B rises to 1).
+    #[arg(long, default_value_t = 0.25)]
+    q_min: f64,
+    /// Right end of the variance grid.
+    #[arg(long, default_value_t = 4.0)]
+    q_max: f64,
+    /// Grid points.
+    #[arg(long, default_value_t = 376)]
+    points: usize,
+}
+
+pub(crate) fn transfer_cmd(args: TransferArgs) -> CliResult<()> {
+    use ntk_probe::{theory::transfer, transfer_fig};
+    transfer_fig::check(args.q_min, args.q_max, args.points)?;
+    let acts = parse_activations(&args.activations, args.kink)?;
+    let qs = transfer::grid(args.q_min, args.q_max, args.points);
+    let _lock = figure_dir(&args.out)?;
+    let at_one = transfer_fig::write(&args.out, &acts, &qs)?;
+    for (a, t) in acts.iter().zip(at_one) {
+        println!(
+            "{}: m(1) = {:.3e}, N(1) = {:.6}, N'(1) = {:.6}, B(1) = {:.3e}",
+            a.kind().name(),
+            t.mean,
+            t.norm,
+            t.norm_slope,
+            t.bias
+        );
+    }
+    println!(
+        "wrote {}/transfer.csv, transfer_{{norm,bias}}.{{png,svg}}",
+        args.out.display()
+    );
+    Ok(())
+}
