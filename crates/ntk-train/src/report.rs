@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::config::TrainConfig;
 use crate::metrics::{EpochMetrics, NtkRow, RepresentationRow, read_csv, write_csv};
 use crate::sweep::read_summary;
-use crate::train::TrainSummary;
+use crate::train::{RunStatus, TrainSummary};
 use ntk_runs::provenance::{self, Provenance};
 
 /// A run directory read back.
@@ -193,10 +193,34 @@ pub fn read_runs(out: &Path) -> crate::Result<Vec<RunRecord>> {
 }
 
 /// One row of `sweep.csv`: every run.
+/// A run's state in `sweep.csv`: how it ended, or why it has no summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SweepStatus {
+    Finished,
+    Diverged,
+    /// Stopped before its end; a checkpoint resumes it.
+    Interrupted,
+    /// Being trained by a live process now.
+    Running,
+    /// Its last attempt failed (`failed.json` says why).
+    Failed,
+}
+
+impl From<RunStatus> for SweepStatus {
+    fn from(s: RunStatus) -> Self {
+        match s {
+            RunStatus::Finished => Self::Finished,
+            RunStatus::Diverged => Self::Diverged,
+            RunStatus::Interrupted => Self::Interrupted,
+        }
+    }
+}
+
 #[derive(Serialize)]
 pub struct SweepRow {
     pub id: String,
-    pub status: String,
+    pub status: SweepStatus,
     pub depth: usize,
     pub activation: String,
     pub normalization: String,
@@ -610,10 +634,10 @@ pub fn collect(
             SweepRow {
                 id: r.id.clone(),
                 status: match (s, &r.running, &r.failure) {
-                    (Some(s), _, _) => s.status.clone(),
-                    (None, Some(_), _) => "running".into(),
-                    (None, None, Some(_)) => "failed".into(),
-                    (None, None, None) => "interrupted".into(),
+                    (Some(s), _, _) => SweepStatus::from(s.status),
+                    (None, Some(_), _) => SweepStatus::Running,
+                    (None, None, Some(_)) => SweepStatus::Failed,
+                    (None, None, None) => SweepStatus::Interrupted,
                 },
                 depth: r.depth,
                 activation: r.activation.clone(),

@@ -15,7 +15,7 @@ use ntk_runs::provenance::Provenance;
 use ntk_runs::sweep::{self, Shard, State, Sweep};
 
 use crate::config::{SweepAxes, TrainConfig};
-use crate::train::{self, Data, RunOptions, TrainSummary};
+use crate::train::{self, Data, RunOptions, RunStatus, TrainSummary};
 
 /// One run of a sweep.
 #[derive(Clone, Debug)]
@@ -385,12 +385,12 @@ pub fn run(
     // Nothing is trained while a run made by another config is in the way.
     sweep::refuse_stale(&planned, opts.recompute, "run")?;
     let done = sweep::run(&mut sweep, &points, &planned, reporter, "run")?;
-    let count = |status: &str| done.made.iter().filter(|s| s.status == status).count();
+    let count = |status| done.made.iter().filter(|s| s.status == status).count();
     Ok(SweepOutcome {
         ran: done.made.len(),
         skipped: done.skipped,
-        diverged: count("diverged"),
-        interrupted: count("interrupted"),
+        diverged: count(RunStatus::Diverged),
+        interrupted: count(RunStatus::Interrupted),
         failed: done.failed.len(),
         check: done.check("run").err(),
     })

@@ -46,8 +46,8 @@ use ntk_model::{Net, NetSpec};
 /// `summary.json` of a run.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct TrainSummary {
-    /// `finished` or `diverged`.
-    pub status: String,
+    /// How the run ended.
+    pub status: RunStatus,
     pub diverged: bool,
     /// The epoch in which the loss became non-finite.
     pub diverged_epoch: Option<usize>,
@@ -81,7 +81,26 @@ pub struct TrainSummary {
 
 impl TrainSummary {
     pub fn finished(&self) -> bool {
-        self.status == "finished"
+        self.status == RunStatus::Finished
+    }
+}
+
+/// How a run ended, as `summary.json` records it (`finished`, `diverged`, `interrupted`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every epoch (or iteration) of the config trained.
+    Finished,
+    /// The loss became non-finite (`diverged_epoch` says when); the last good state is kept.
+    Diverged,
+    /// Stopped before the end (`stop_after`, a signal); a checkpoint resumes it.
+    Interrupted,
+}
+
+impl std::fmt::Display for RunStatus {
+    /// The word `summary.json` and the tables use.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&ntk_runs::config_file::spelled(self))
     }
 }
 
@@ -1073,11 +1092,10 @@ fn summarize(
     let last = rows.last();
     TrainSummary {
         status: match (diverged_epoch, complete) {
-            (Some(_), _) => "diverged",
-            (None, true) => "finished",
-            (None, false) => "interrupted",
-        }
-        .into(),
+            (Some(_), _) => RunStatus::Diverged,
+            (None, true) => RunStatus::Finished,
+            (None, false) => RunStatus::Interrupted,
+        },
         diverged: diverged_epoch.is_some(),
         diverged_epoch,
         epochs_completed: rows.len(),
@@ -1212,7 +1230,7 @@ engine = "{engine}"
         assert!(matches!(open_run_dir(&run, false), Ok((_, Start::Fresh))));
         assert!(dir.path().join("config.toml").exists());
         let done = train_in(&cfg, &data, dir.path(), false);
-        assert_eq!(done.status, "finished");
+        assert_eq!(done.status, RunStatus::Finished);
         let err = open_run_dir(&run, false).err().unwrap().to_string();
         assert!(
             err.contains("already holds a run") && err.contains("--resume"),
@@ -1263,7 +1281,7 @@ engine = "{engine}"
                 "{engine}: steps before"
             );
             let summary = train_in(&cfg, &data, dir.path(), false);
-            assert_eq!(summary.status, "diverged", "{engine}");
+            assert_eq!(summary.status, RunStatus::Diverged, "{engine}");
             assert_eq!(
                 (summary.diverged_epoch, summary.epochs_completed),
                 (Some(1), 0)
@@ -1284,7 +1302,7 @@ engine = "{engine}"
         cfg.schedule.gamma = 1e30;
         let dir = tempfile::tempdir().unwrap();
         let summary = train_in(&cfg, &data(None), dir.path(), false);
-        assert_eq!(summary.status, "diverged");
+        assert_eq!(summary.status, RunStatus::Diverged);
         assert_eq!(
             (summary.diverged_epoch, summary.epochs_completed),
             (Some(3), 2)

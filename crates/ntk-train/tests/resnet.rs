@@ -5,6 +5,7 @@
 
 mod common;
 
+use ntk_train::train::RunStatus;
 use std::path::Path;
 
 use common::{cpu, numbers};
@@ -72,7 +73,7 @@ fn resnet20_trains_a_full_epoch_and_resumes_bit_for_bit() {
     cfg.representations = Some(ntk_train::config::RepresentationTrackConfig { every: 1, n: 16 });
     let whole = tempfile::tempdir().unwrap();
     let a = run(&cfg, whole.path(), RunOptions::default());
-    assert_eq!(a.status, "finished", "{a:?}");
+    assert_eq!(a.status, RunStatus::Finished, "{a:?}");
     assert_eq!(a.iterations_completed, 4);
     let split = tempfile::tempdir().unwrap();
     let first = run(
@@ -84,8 +85,8 @@ fn resnet20_trains_a_full_epoch_and_resumes_bit_for_bit() {
         },
     );
     assert_eq!(
-        (first.status.as_str(), first.epochs_completed),
-        ("interrupted", 1)
+        (first.status, first.epochs_completed),
+        (RunStatus::Interrupted, 1)
     );
     let b = run(
         &cfg,
@@ -146,7 +147,7 @@ fn a_diverging_fixup_resnet_is_recorded() {
     let out = tempfile::tempdir().unwrap();
     let s = run(&cfg, out.path(), RunOptions::default());
     assert!(s.diverged, "{s:?}");
-    assert_eq!(s.status, "diverged");
+    assert_eq!(s.status, RunStatus::Diverged);
 }
 
 #[test]

@@ -8,6 +8,7 @@ use ntk_train::config::EngineChoice;
 use ntk_train::metrics::{EpochMetrics, METRICS_COLUMNS, NtkRow, read_csv};
 use ntk_train::schedule::ScheduleKind;
 use ntk_train::train::RunOptions;
+use ntk_train::train::RunStatus;
 
 #[test]
 fn tiny_digits_run_learns_and_writes_metrics() {
@@ -16,7 +17,7 @@ fn tiny_digits_run_learns_and_writes_metrics() {
     cfg.train.epochs = Some(5);
     let dir = tempfile::tempdir().unwrap();
     let s = run(&cfg, dir.path(), RunOptions::default());
-    assert_eq!(s.status, "finished");
+    assert_eq!(s.status, RunStatus::Finished);
     assert_eq!(s.epochs_completed, 5);
     let mut reader = csv::Reader::from_path(dir.path().join("metrics.csv")).unwrap();
     let headers: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
@@ -67,7 +68,7 @@ fn resumed_equals_uninterrupted(engine: EngineChoice) {
             stop_after: Some(2),
         },
     );
-    assert_eq!(first.status, "interrupted");
+    assert_eq!(first.status, RunStatus::Interrupted);
     assert!(!split.path().join("summary.json").exists());
     // Without --resume the directory is refused, not overwritten.
     let err = run_err(&cfg, split.path(), RunOptions::default());
@@ -80,7 +81,7 @@ fn resumed_equals_uninterrupted(engine: EngineChoice) {
             stop_after: None,
         },
     );
-    assert_eq!(b.status, "finished");
+    assert_eq!(b.status, RunStatus::Finished);
     let ra: Vec<EpochMetrics> = read_csv(&whole.path().join("metrics.csv")).unwrap();
     let rb: Vec<EpochMetrics> = read_csv(&split.path().join("metrics.csv")).unwrap();
     assert_eq!(ra.len(), 5);
@@ -138,7 +139,7 @@ fn divergence_is_recorded_and_the_last_good_state_kept() {
         let dir = tempfile::tempdir().unwrap();
         let s = run(&cfg, dir.path(), RunOptions::default());
         assert!(s.diverged, "{engine:?}: {s:?}");
-        assert_eq!(s.status, "diverged");
+        assert_eq!(s.status, RunStatus::Diverged);
         assert!(s.epochs_completed >= 2, "{engine:?}: {s:?}");
         assert_eq!(s.diverged_epoch, Some(s.epochs_completed + 1));
         if engine == EngineChoice::Burn {
@@ -172,7 +173,7 @@ fn a_checkpoint_resumes_only_with_its_engine() {
         resume: false,
         stop_after: Some(1),
     };
-    assert_eq!(run(&cfg, dir.path(), opts).status, "interrupted");
+    assert_eq!(run(&cfg, dir.path(), opts).status, RunStatus::Interrupted);
     let ck = ntk_train::checkpoint::find(dir.path()).unwrap().unwrap();
     assert_eq!(ck.pointer.engine, "host");
     assert!(ck.dir.join("velocity.npy").exists());
