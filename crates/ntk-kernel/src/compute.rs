@@ -37,12 +37,40 @@ pub enum Method {
     Theory,
 }
 
+/// Where a kernel is computed, as summaries record it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    /// The host engine: GEMMs on the CPU (OpenBLAS or faer).
+    Host,
+    /// Burn tensors on the compute device (the structured kernel).
+    Device,
+    /// Per-sample gradients through Burn's autodiff.
+    Autodiff,
+    /// The infinite-width recursion.
+    Theory,
+}
+
+impl std::fmt::Display for Engine {
+    /// The word configs and summaries use (the serde name).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&ntk_runs::config_file::spelled(self))
+    }
+}
+
+impl std::fmt::Display for Method {
+    /// The word configs and summaries use (the serde name).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&ntk_runs::config_file::spelled(self))
+    }
+}
+
 /// The kernel and how it was computed.
 pub struct KernelResult {
     pub kernel: Kernel,
     pub method: Method,
-    /// `host` (faer GEMMs on the CPU), `device` (Burn tensors on the backend) or `autodiff`.
-    pub engine: &'static str,
+    /// Where the kernel was computed.
+    pub engine: Engine,
 }
 
 /// The inputs as an `n x d` tensor on the compute device, in its precision.
@@ -127,7 +155,7 @@ pub fn compute_kernel_cached(
             )
             .ntk;
             bar.finish_and_clear();
-            (k, "theory")
+            (k, Engine::Theory)
         }
         Method::Structured if compute.on_host() && mode != OutputMode::Full => {
             let k = match compute.precision {
@@ -138,15 +166,15 @@ pub fn compute_kernel_cached(
                     host::ntk_with(mlp, &inputs.x, inputs.n, &outputs, &mut cache.f64)
                 }
             };
-            (k, "host")
+            (k, Engine::Host)
         }
         Method::Structured => (
             structured::ntk(mlp, to_tensor(inputs, compute), mode),
-            "device",
+            Engine::Device,
         ),
         _ => (
             autodiff_kernel(mlp, inputs, compute, mode, |m: &Mlp, x| m.forward(x)),
-            "autodiff",
+            Engine::Autodiff,
         ),
     };
     Ok(KernelResult {
@@ -230,13 +258,13 @@ pub fn compute_kernel_net_cached(
                 Ok(KernelResult {
                     kernel,
                     method: Method::Autodiff,
-                    engine: "host",
+                    engine: Engine::Host,
                 })
             }
             Method::Auto | Method::Autodiff => Ok(KernelResult {
                 kernel: autodiff_kernel(r, inputs, compute, mode, |m: &ResNet, x| m.forward(x)),
                 method: Method::Autodiff,
-                engine: "autodiff",
+                engine: Engine::Autodiff,
             }),
             _ => Err(resnet_method(method)),
         },

@@ -196,7 +196,7 @@ impl Timed {
         let n = inputs.n;
         // The host engine computes exactly the lower triangle; the device engine the
         // staircase.
-        let fraction = if result.engine == "host" {
+        let fraction = if result.engine == ntk_kernel::compute::Engine::Host {
             (n * (n + 1) / 2) as f64 / (n * n) as f64
         } else {
             staircase_fraction(n, structured::block_rows(n))
@@ -206,7 +206,7 @@ impl Timed {
             cond,
             steps,
             eigen_seconds: s.elapsed().as_secs_f64(),
-            engine: result.engine.to_string(),
+            engine: ntk_runs::config_file::spelled(&result.engine),
             fraction,
         })
     }

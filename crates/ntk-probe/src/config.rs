@@ -38,6 +38,20 @@ impl Protocol {
 
 pub use ntk_kernel::compute::Method;
 
+impl std::fmt::Display for Protocol {
+    /// The word configs and summaries use (the serde name).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&ntk_runs::config_file::spelled(self))
+    }
+}
+
+impl std::fmt::Display for Eigen {
+    /// The word configs and summaries use (the serde name).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&ntk_runs::config_file::spelled(self))
+    }
+}
+
 /// Which eigenvalues of the kernel are computed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -14,7 +14,9 @@ use crate::config::{Eigen, Method, ProbeConfig, Protocol, spelled};
 use crate::host;
 use crate::structured;
 use ntk_data::inputs::Inputs;
-use ntk_kernel::compute::{KernelResult, compute_kernel_net, compute_kernel_net_cached, to_tensor};
+use ntk_kernel::compute::{
+    Engine, KernelResult, compute_kernel_net, compute_kernel_net_cached, to_tensor,
+};
 use ntk_model::NetSpec;
 use ntk_numerics::backend::{Compute, Precision};
 use ntk_numerics::kernel::{Kernel, OutputMode};
@@ -38,8 +40,8 @@ pub struct Summary {
     pub rank: usize,
     /// `full` (every eigenvalue, host) or `extreme` (lambda_min and lambda_max on the
     /// compute device); `full` in summaries written before the choice existed.
-    #[serde(default = "full_eigen")]
-    pub eigen: String,
+    #[serde(default)]
+    pub eigen: Eigen,
     pub min_grad_angle_deg: Option<f64>,
     pub min_grad_angle_pair: Option<[usize; 2]>,
     pub gram_kappa: Option<f64>,
@@ -64,13 +66,16 @@ pub struct Summary {
     pub parameterization: String,
     pub seed: u64,
     pub data: String,
-    pub precision: String,
+    pub precision: Precision,
     pub backend: String,
-    pub method: String,
-    /// Where the kernel was computed: `host` (faer), `device` (Burn) or `autodiff`.
-    pub engine: String,
+    /// How the kernel was computed (`structured`, `autodiff`, `theory`; never `auto`).
+    pub method: Method,
+    /// Where the kernel was computed: `host` (OpenBLAS or faer), `device` (Burn),
+    /// `autodiff` or `theory`.
+    pub engine: Engine,
+    /// `sum`, `full` or `output_<o>`.
     pub output: String,
-    pub protocol: String,
+    pub protocol: Protocol,
     pub block_size: Option<usize>,
     pub blocks: Option<usize>,
     /// How the kernel was taken where that needs saying (BatchNorm: evaluation mode).
@@ -82,10 +87,6 @@ pub struct Summary {
     /// ([`ntk_runs::provenance`]); absent in summaries written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
-}
-
-fn full_eigen() -> String {
-    "full".into()
 }
 
 /// The file names of one probe's output set (`ntk --out DIR`).
@@ -572,7 +573,7 @@ struct Measured {
     eigenvalues: Vec<f64>,
     blocks: Option<Vec<BlockRow>>,
     angles: Angles,
-    route: (Method, &'static str),
+    route: (Method, Engine),
     kernel_seconds: f64,
     eigen_seconds: f64,
     /// Seconds spent before [`summarize_from`] began (the whole kernel's).
@@ -620,7 +621,7 @@ impl Measured {
         cache: &mut host::HostCache,
     ) -> crate::Result<Self> {
         let phase = Phase::start("blocks (kernel and eigenvalues of each)");
-        let mut route = (cfg.probe.method, "");
+        let mut route = (cfg.probe.method, Engine::Host);
         let mut kernel_seconds = 0.0;
         let mut block_kernel = |samples: &[usize]| -> crate::Result<Kernel> {
             let t = Instant::now();
@@ -702,7 +703,7 @@ fn summarize_from(
         kappa: spec.kappa,
         singular: spec.singular,
         rank: spec.rank,
-        eigen: eigen.name().to_string(),
+        eigen,
         min_grad_angle_deg: angles.min.map(|a| a.deg),
         min_grad_angle_pair: angles.min.map(|a| [a.i, a.j]),
         gram_kappa: (!gram_spec.singular).then_some(gram_spec.kappa),
@@ -720,12 +721,12 @@ fn summarize_from(
         parameterization: facts.parameterization,
         seed: facts.seed,
         data: inputs.description.clone(),
-        precision: compute.precision.to_string(),
+        precision: compute.precision,
         backend: compute.backend.to_string(),
-        method: spelled(&route.0),
-        engine: route.1.to_string(),
+        method: route.0,
+        engine: route.1,
         output: mode.name(),
-        protocol: protocol.name().to_string(),
+        protocol,
         block_size: (protocol == Protocol::Blocks).then_some(cfg.probe.block_size),
         blocks: blocks.as_ref().map(Vec::len),
         note: match (facts.note, note) {
@@ -952,7 +953,7 @@ pub fn write_outputs(
         ntk_runs::table::write_csv(&dir.join(crate::blocks::BLOCKS_FILE), blocks)?;
     }
     if let Some(mlp) = mlp {
-        let dtype = if summary.precision == "f64" {
+        let dtype = if summary.precision == Precision::F64 {
             ExportDType::F64
         } else {
             ExportDType::F32

@@ -278,11 +278,15 @@ fn check(label: &str, model: &ResNet, inp: &Inputs, c: &Compute) -> f64 {
         let t = Instant::now();
         let result = compute_kernel_net(&net, inp, c, Method::Autodiff, mode).expect("kernel");
         let ad_seconds = t.elapsed().as_secs_f64();
-        assert_eq!(result.engine, "autodiff");
+        assert_eq!(result.engine, ntk_kernel::compute::Engine::Autodiff);
         let t = Instant::now();
         let host = compute_kernel_net(&net, inp, c, Method::Auto, mode).expect("kernel");
         let host_seconds = t.elapsed().as_secs_f64();
-        assert_eq!(host.engine, "host", "auto on flex takes the host engine");
+        assert_eq!(
+            host.engine,
+            ntk_kernel::compute::Engine::Host,
+            "auto on flex takes the host engine"
+        );
         let fd = match mode {
             OutputMode::Single(o) => {
                 let one: Vec<Vec<f64>> = cols

@@ -2,6 +2,7 @@
 //! row per point and protocol), `summary.csv` (means over seeds per protocol, setting,
 //! activation and depth, with the infinite-width theory beside them) and the figures.
 
+use ntk_runs::config_file::spelled;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -88,7 +89,7 @@ pub struct ResultRow {
 impl From<&Summary> for ResultRow {
     fn from(s: &Summary) -> Self {
         Self {
-            protocol: s.protocol.clone(),
+            protocol: s.protocol.name().to_string(),
             activation: s.activation.clone(),
             depth: s.depth,
             seed: s.seed,
@@ -98,7 +99,7 @@ impl From<&Summary> for ResultRow {
             kappa: fmt_kappa(s.kappa, s.singular),
             singular: s.singular,
             rank: s.rank,
-            eigen: s.eigen.clone(),
+            eigen: s.eigen.name().to_string(),
             lambda_min: format!("{:.10e}", s.lambda_min),
             lambda_max: format!("{:.10e}", s.lambda_max),
             min_grad_angle_deg: fmt_opt(s.min_grad_angle_deg),
@@ -112,10 +113,10 @@ impl From<&Summary> for ResultRow {
             convention: s.convention.clone(),
             parameterization: s.parameterization.clone(),
             data: s.data.clone(),
-            precision: s.precision.clone(),
+            precision: s.precision.to_string(),
             backend: s.backend.clone(),
-            method: s.method.clone(),
-            engine: s.engine.clone(),
+            method: spelled(&s.method),
+            engine: spelled(&s.engine),
             output: s.output.clone(),
             block_size: s.block_size,
             blocks: s.blocks,
@@ -178,7 +179,7 @@ fn seed_values(rows: &[Summary]) -> Vec<SeedValue> {
     rows.iter()
         .zip(summary_settings(rows))
         .map(|(s, setting)| SeedValue {
-            protocol: s.protocol.clone(),
+            protocol: s.protocol.name().to_string(),
             setting,
             activation: s.activation.clone(),
             depth: s.depth,
@@ -490,7 +491,12 @@ pub fn group(rows: &[Summary], theory: Result<&TheoryCache, &str>) -> Vec<GroupR
     let mut groups: BTreeMap<Key, Vec<&Summary>> = BTreeMap::new();
     for (s, setting) in rows.iter().zip(summary_settings(rows)) {
         groups
-            .entry((s.protocol.clone(), setting, s.activation.clone(), s.depth))
+            .entry((
+                s.protocol.name().to_string(),
+                setting,
+                s.activation.clone(),
+                s.depth,
+            ))
             .or_default()
             .push(s);
     }
@@ -611,7 +617,7 @@ pub fn collect(
         .all(|s| s.data == rows[0].data && s.n == rows[0].n);
     // Blocks alone over a large set: the whole set's theory would need its n x n kernel,
     // and a blocks protocol reports no theory (see `group`).
-    let blocks_only = rows.iter().all(|s| s.protocol == Protocol::Blocks.name());
+    let blocks_only = rows.iter().all(|s| s.protocol == Protocol::Blocks);
     let too_large = rows
         .first()
         .is_some_and(|s| s.n > crate::run::PER_BLOCK_ROWS);

@@ -904,8 +904,8 @@ pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
         }
     }
     found.sort_by(|(_, a), (_, b)| {
-        (a.protocol.as_str(), a.activation.as_str(), a.depth, a.seed).cmp(&(
-            b.protocol.as_str(),
+        (a.protocol.name(), a.activation.as_str(), a.depth, a.seed).cmp(&(
+            b.protocol.name(),
             b.activation.as_str(),
             b.depth,
             b.seed,
