@@ -31,6 +31,21 @@ impl NetSpec {
         }
     }
 
+    /// Checks the network's own values (widths, depth, kink, normalization; a ResNet's depth
+    /// and variant), as building it would, before any data are read; errors name the table
+    /// (`model`, `resnet`). An MLP's `input_dim = 0` (taken from the data) passes.
+    pub fn validate(&self) -> Result<(), ModelError> {
+        match self {
+            Self::Mlp(m) => MlpConfig {
+                input_dim: m.input_dim.max(1),
+                ..m.clone()
+            }
+            .validate()
+            .map_err(|e| in_table("model", e)),
+            Self::ResNet(r) => r.validate(),
+        }
+    }
+
     /// Checks that the network takes inputs of dimension `d`; `what` says where `d` comes
     /// from (the data's description, `data.input_dim`). An MLP's `input_dim` may be left 0
     /// (it is taken from the data); a ResNet reads `in_channels x image_size^2` values.

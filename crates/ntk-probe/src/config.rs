@@ -245,8 +245,8 @@ impl ProbeConfig {
     /// Checks values the types cannot: errors name the key.
     fn validate_values(&self) -> crate::Result<()> {
         let net = self.net()?;
-        if let NetSpec::ResNet(r) = &net {
-            r.validate()?;
+        net.validate()?;
+        if matches!(net, NetSpec::ResNet(_)) {
             if matches!(self.probe.method, Method::Structured | Method::Theory) {
                 return Err(ntk_kernel::compute::resnet_method(self.probe.method).into());
             }

@@ -214,10 +214,7 @@ fn block_by_block_is_the_cut_of_the_whole_kernel() {
             }
         }
         let (s, t) = (&cut.summary, &each.summary);
-        assert_eq!(
-            (s.engine, s.method),
-            (t.engine, t.method)
-        );
+        assert_eq!((s.engine, s.method), (t.engine, t.method));
         assert!(
             close(s.lambda_max, t.lambda_max) && s.blocks == t.blocks,
             "{what}"

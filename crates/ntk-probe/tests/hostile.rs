@@ -267,7 +267,8 @@ fn configs_and_flags_name_their_culprit() {
             "a million layers",
             good.clone(),
             vec!["--depth", "1000000", "--width", "512"],
-            vec!["model.depth = 1000000", "GiB"],
+            // Refused with the config (the network's own limit), before any estimate.
+            vec!["model", "`depth` = 1000000", "at most 10000"],
         ),
         (
             "all of MNIST (a 28.8 GB kernel) in 8 GiB",
@@ -968,5 +969,14 @@ fn a_resnet_on_images_of_another_size_is_refused_by_the_dry_run() {
     args[0] = "run".into();
     let o = run(&args);
     assert_clean_error("resnet-20 on mnist", &o, &["784", "data.dataset"]);
+    assert!(!out.exists());
+    // An MLP's own rules (a kink for ReLU, no width) are the config's too: the dry run
+    // refuses them as building the network would.
+    let tiny = write(dir.path(), "tiny.toml", TINY);
+    for (set, culprit) in [("model.kink=0.5", "kink"), ("model.width=0", "width")] {
+        let mut args = ntk_args(&tiny, &out, &["--dry-run", "--set", set]);
+        args[0] = "run".into();
+        assert_clean_error(set, &run(&args), &["model", culprit]);
+    }
     assert!(!out.exists());
 }

@@ -293,6 +293,11 @@ impl TrainConfig {
             .collect();
         let shape = ntk_data::inputs::expected_shape(&self.data);
         let dataset = self.data.dataset.name();
+        if shape.is_some() && self.data.input_dim.is_some() {
+            problems.push(crate::Error::Invalid(format!(
+                "data.input_dim is only for the synthetic set; {dataset} fixes its own dimension"
+            )));
+        }
         if self.train.augment && shape != Some([3, 32, 32]) {
             let has = match shape {
                 Some([c, h, w]) => format!("{c}x{h}x{w} images"),
@@ -468,14 +473,15 @@ impl TrainConfig {
 
     /// The network: a valid ResNet, and a classifier with two outputs or more.
     fn validate_net(&self) -> crate::Result<()> {
-        match self.spec()? {
+        let spec = self.spec()?;
+        spec.validate()?;
+        match spec {
             NetSpec::Mlp(m) if m.output_dim < 2 => Err(invalid(
                 "model.output_dim",
                 m.output_dim,
                 "classification needs one output per class",
             )),
             NetSpec::ResNet(r) => {
-                r.validate()?;
                 if r.num_classes < 2 {
                     return Err(invalid(
                         "resnet.num_classes",

@@ -245,7 +245,8 @@ fn configs_and_flags_name_their_culprit() {
                     .replace("width = 8", "width = 512"),
             ),
             vec![],
-            vec!["depth 1000000", "GiB"],
+            // Refused with the config (the network's own limit), before any estimate.
+            vec!["model", "`depth` = 1000000", "at most 10000"],
         ),
         // The second hostile review, cluster 6 and 4.
         (
@@ -1178,4 +1179,15 @@ fn every_problem_of_a_config_at_once_and_the_dry_run_fails_as_the_run_would() {
     ));
     assert_clean_error("resnet-110 on fashion-mnist, dry run", &o, &["784"]);
     assert!(!out.exists(), "a refused dry run wrote {}", out.display());
+    // An MLP's own rules, and a key the data set does not have, are refused with the config.
+    let tiny = write(dir.path(), "tiny.toml", TINY);
+    for (set, culprits) in [
+        ("model.kink=0.5", &["model", "kink"][..]),
+        ("model.width=0", &["model", "width"][..]),
+        ("data.input_dim=5", &["data.input_dim", "digits"][..]),
+    ] {
+        let o = run(&args(&tiny, &out, &["--dry-run", "--set", set]));
+        assert_clean_error(set, &o, culprits);
+    }
+    assert!(!out.exists());
 }

@@ -1,4 +1,4 @@
-//! The CIFAR ResNet configuration: what a TOML `[model]` table for a ResNet holds.
+//! The CIFAR ResNet configuration: what a TOML `[resnet]` table holds.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -87,7 +87,7 @@ pub struct ResNetConfig {
     /// `variant = "norm_relu"`.
     #[serde(default)]
     pub kink: Option<f64>,
-    /// norm_relu only (default true): multiply every 3x3 convolution's output by
+    /// norm_relu and selu only (default true): multiply every 3x3 convolution's output by
     /// `sqrt(9 / taps)` where its window overlaps the zero padding (see
     /// [`super::layers::border_gain`]), so that map borders keep unit scale through depth.
     /// `false` is plain zero padding, as in He et al. and presumably Agarwal et al.
