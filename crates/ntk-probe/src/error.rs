@@ -138,28 +138,9 @@ pub enum Error {
     NoPoints { out: PathBuf },
 
     // --- numerics and devices ---
-    /// A kernel the extreme eigensolver cannot take.
-    #[error("extreme eigenvalues: a square non-empty kernel, got {rows} x {cols}")]
-    NotSquare { rows: usize, cols: usize },
-    /// A Cholesky factorization that breaks down at every shift.
-    #[error(
-        "the kernel is not positive semi-definite: the Cholesky factorization of K + \
-         {shift:.3e} I (256 n eps lambda_max) breaks down at row {row}"
-    )]
-    NotPsd { shift: f64, row: usize },
-    /// Lanczos on the inverse that gave no positive finite Ritz value.
-    #[error("Lanczos on (K + {shift:.3e} I)^-1 gave the Ritz value {theta}")]
-    RitzValue { shift: f64, theta: f64 },
-    /// Lanczos that failed (non-finite values, its tridiagonal eigensolver, reading its
-    /// coefficients off the device).
-    #[error("{0}")]
-    Lanczos(String),
     /// A device operation that failed (the backend's error).
     #[error("{0}")]
     Device(String),
-    /// Inputs that are not `n` rows of one positive length.
-    #[error("x has {len} values: not n = {n} rows of the same positive length")]
-    Ragged { len: usize, n: usize },
 }
 
 impl From<ntk_runs::Error> for Error {
