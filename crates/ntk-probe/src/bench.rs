@@ -15,9 +15,9 @@ use serde::Serialize;
 
 use burn::tensor::Tensor;
 
+use crate::conditioning::SpectrumSummary;
 use crate::config::{Eigen, Method};
 use crate::extreme;
-use crate::run::SpectrumSummary;
 use crate::structured;
 use ntk_data::inputs::Inputs;
 use ntk_numerics::backend::Compute;

@@ -12,7 +12,7 @@ use ntk_numerics::kernel::{Kernel, OutputMode};
 use ntk_numerics::spectrum;
 use serde::{Deserialize, Serialize};
 
-use crate::run::SpectrumSummary;
+use crate::conditioning::SpectrumSummary;
 
 /// The file name of the block table.
 pub const BLOCKS_FILE: &str = "blocks.csv";

@@ -6,15 +6,21 @@
 //! `(ID - MIN) / STEP` of `COUNT`. So `--array=0-7`, `--array=1-8` and `--array=0-14:2` are
 //! each the eight shards 0/8..7/8; a list such as `--array=1,3,7` has no step and is refused.
 
-use crate::sweep::Shard;
+/// An array task's place among the array's tasks: shard `index` of `count` (the sweep's
+/// `Shard`, which this module does not need to know).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArrayTask {
+    pub index: usize,
+    pub count: usize,
+}
 
 /// The shard of this Slurm array task, read from the environment.
-pub fn array_shard() -> crate::Result<Shard> {
+pub fn array_shard() -> crate::Result<ArrayTask> {
     shard_from(&|k| std::env::var(k).ok())
 }
 
 /// The shard of the array task whose environment `var` reads.
-pub fn shard_from(var: &dyn Fn(&str) -> Option<String>) -> crate::Result<Shard> {
+pub fn shard_from(var: &dyn Fn(&str) -> Option<String>) -> crate::Result<ArrayTask> {
     let bad = |why: String| crate::Error::SlurmShard { why };
     let number = |key: &str, default: Option<usize>| -> crate::Result<usize> {
         match var(key) {
@@ -36,7 +42,7 @@ pub fn shard_from(var: &dyn Fn(&str) -> Option<String>) -> crate::Result<Shard> 
     let step = number("SLURM_ARRAY_TASK_STEP", Some(1))?.max(1);
     let offset = id.checked_sub(min).filter(|o| o % step == 0);
     match offset.map(|o| o / step).filter(|&i| i < count) {
-        Some(index) => Ok(Shard { index, count }),
+        Some(index) => Ok(ArrayTask { index, count }),
         None => Err(bad(format!(
             "task {id} of an array from {min} in steps of {step} with {count} tasks is not \
              one of a range (--array=A-B or A-B:S); lists of indices have no shard order"
@@ -71,7 +77,7 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn shard(vars: &[(&str, &str)]) -> crate::Result<Shard> {
+    fn shard(vars: &[(&str, &str)]) -> crate::Result<ArrayTask> {
         let map: HashMap<String, String> = vars
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

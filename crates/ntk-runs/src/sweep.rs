@@ -42,7 +42,11 @@ impl Shard {
     /// `i/N`, or `slurm`: the shard of this Slurm array task ([`crate::slurm`]).
     pub fn parse(s: &str) -> crate::Result<Self> {
         if s.trim() == "slurm" {
-            return crate::slurm::array_shard();
+            let task = crate::slurm::array_shard()?;
+            return Ok(Self {
+                index: task.index,
+                count: task.count,
+            });
         }
         let bad = || crate::Error::Shard {
             value: s.to_string(),

@@ -124,7 +124,7 @@ pub fn step(
         .fork(&ad)
         .train();
     let optim_cfg = OptimConfig::sgd(0.01, 0.9, 0.0);
-    let mut optim = crate::train::optimizer(&optim_cfg);
+    let mut optim = crate::sgd::optimizer(&optim_cfg);
     let loss_fn = CrossEntropyLossConfig::new().init(&ad);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
     let x: Vec<f32> = (0..batch * input_dim)
@@ -146,7 +146,7 @@ pub fn step(
         gflops: flops / 1e9 / seconds,
         floor_seconds_per_step: compute.on_host().then(|| flops / 1e9 / peak_gflops),
     };
-    if let Some(mut host) = crate::train::choose_engine(engine, &optim_cfg, &model, compute)? {
+    if let Some(mut host) = crate::stepper::choose_engine(engine, &optim_cfg, &model, compute)? {
         let x: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
         let y: Vec<usize> = y.iter().map(|&v| v as usize).collect();
         for _ in 0..2 {

@@ -456,7 +456,7 @@ impl TrainConfig {
             )));
         }
         // A value listed twice would be one run directory for two points.
-        let lrs: Vec<String> = s.lrs.iter().map(|lr| crate::sweep::lr_tag(*lr)).collect();
+        let lrs: Vec<String> = s.lrs.iter().map(|lr| lr_tag(*lr)).collect();
         twice("sweep.lrs", &lrs)?;
         twice("sweep.depths", &s.depths)?;
         twice("sweep.seeds", &s.seeds)?;
@@ -506,6 +506,11 @@ impl TrainConfig {
             .or_else(|| self.train.out.clone())
             .unwrap_or_else(|| PathBuf::from("runs/train"))
     }
+}
+
+/// `0.01 -> "1e-2"`, `0.5 -> "5e-1"`: learning rates in directory names.
+pub fn lr_tag(lr: f64) -> String {
+    format!("{lr:e}")
 }
 
 /// The most epochs (and iterations) a run may ask for: beyond, step counts could overflow.

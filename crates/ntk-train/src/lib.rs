@@ -4,7 +4,7 @@
 //!
 //! Layout: [`config`] (the TOML file), [`model`] (what is trained), [`schedule`] (learning
 //! rates), [`train`] (one run: the loop, resume, divergence), [`stepper`] (its step engines:
-//! Burn's autodiff or [`host`]), [`checkpoint`], [`metrics`] (the CSV tables), [`track`]
+//! Burn's autodiff with [`sgd`], or [`host`]), [`checkpoint`], [`metrics`] (the CSV tables), [`track`]
 //! (the NTK during training), [`sweep`] (expansion, shards), [`report`] (tables and figures
 //! from run directories), [`progress`], [`bench`].
 //! Why a custom loop rather than burn-train's learner is said in [`train`].
@@ -13,6 +13,7 @@ pub mod bench;
 pub mod checkpoint;
 pub mod config;
 pub mod error;
+pub mod files;
 pub mod host;
 pub mod metrics;
 pub mod model;
@@ -20,6 +21,7 @@ pub mod model;
 pub use ntk_runs::progress;
 pub mod report;
 pub mod schedule;
+pub mod sgd;
 pub mod stepper;
 pub mod sweep;
 pub mod track;

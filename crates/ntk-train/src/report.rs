@@ -17,8 +17,7 @@ use serde::Serialize;
 
 use crate::config::TrainConfig;
 use crate::metrics::{EpochMetrics, NtkRow, RepresentationRow, read_csv, write_csv};
-use crate::sweep::read_summary;
-use crate::train::{RunStatus, TrainSummary};
+use crate::train::{RunStatus, TrainSummary, read_summary};
 use ntk_runs::provenance::{self, Provenance};
 
 /// A run directory read back.
@@ -587,25 +586,7 @@ fn images_title(set: &str, n: u64) -> String {
     format!("{name}, {grouped} images")
 }
 
-/// The figures [`figures`] may write, by stem (each as `.png` and `.svg`).
-pub const FIGURE_STEMS: [&str; 6] = [
-    "train_loss",
-    "train_loss_log",
-    "test_accuracy",
-    "ntk_kappa",
-    "ntk_angle",
-    "representation_cosine",
-];
-
-/// True for a file that [`collect`] or [`figures`] writes into a sweep or run directory.
-pub fn is_report_file(name: &str) -> bool {
-    name == "sweep.csv"
-        || name == "best.csv"
-        || FIGURE_STEMS.iter().any(|stem| {
-            name.strip_prefix(stem)
-                .is_some_and(|ext| ext == ".png" || ext == ".svg")
-        })
-}
+pub use crate::files::{FIGURE_STEMS, is_report_file};
 
 /// `ntk-train collect DIR`: `DIR/sweep.csv`, `DIR/best.csv` and the figures. The runs must
 /// come from one sweep config: their recorded configs may differ in the sweep axes

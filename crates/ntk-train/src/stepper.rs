@@ -5,7 +5,7 @@
 //! - [`HostStepper`]: the host engines of [`crate::host`] on host GEMMs (CIFAR ResNets, and MLPs without
 //!   normalization layers).
 //!
-//! [`stepper`] picks one for a run ([`crate::train::choose_engine`]). Both keep a Burn
+//! [`stepper`] picks one for a run ([`choose_engine`]). Both keep a Burn
 //! [`Model`] (autodiff device, training mode) as the run's state of record: evaluation, the
 //! NTK tracking and checkpoints read it.
 
@@ -22,7 +22,7 @@ use crate::config::{EngineChoice, OptimConfig};
 use crate::host::{Engine, StepResult};
 use crate::metrics::{EpochMetrics, Tracked};
 use crate::model::Model;
-use crate::train::{choose_engine, correct, optimizer, scalar, sgd_step};
+use crate::sgd::{correct, optimizer, scalar, sgd_step};
 
 /// A mini-batch: `x` row-major `[B, d]` (augmented when the run augments), its labels.
 pub struct Batch {
@@ -133,7 +133,7 @@ pub struct BurnStepper {
     /// The model of record (autodiff device, training mode); taken only inside a step.
     model: Option<Model>,
     optim: ModuleOptimizer,
-    /// The SGD config (`scalar_lr_scale` splits a step, [`crate::train::sgd_step`]).
+    /// The SGD config (`scalar_lr_scale` splits a step, [`crate::sgd::sgd_step`]).
     config: OptimConfig,
     loss: CrossEntropyLoss,
     /// The autodiff device and the run's float type, for the batch tensors.
@@ -143,7 +143,7 @@ pub struct BurnStepper {
 
 impl BurnStepper {
     /// Trains `model` (on the autodiff device `device`, training mode) with SGD as `config`
-    /// says ([`crate::train::optimizer`]).
+    /// says ([`crate::sgd::optimizer`]).
     pub fn new(model: Model, config: &OptimConfig, device: Device, dtype: DType) -> Self {
         Self {
             model: Some(model),
@@ -273,6 +273,30 @@ impl Stepper for HostStepper {
                 path: ck.dir.clone(),
                 source: Box::new(e),
             })
+    }
+}
+
+/// The host engine for this run (see [`crate::host`]), or `None` for Burn's autodiff and
+/// optimizer: `auto` takes the host engine on a CPU backend for MLPs without normalization
+/// and for CIFAR ResNets.
+pub fn choose_engine(
+    choice: EngineChoice,
+    optim: &OptimConfig,
+    model: &Model,
+    compute: &Compute,
+) -> crate::Result<Option<Engine>> {
+    let cpu = matches!(compute.backend, "flex" | "ndarray");
+    let engine = || Engine::for_model(model, optim, compute.precision);
+    match choice {
+        EngineChoice::Burn => Ok(None),
+        EngineChoice::Auto => Ok(if cpu { engine() } else { None }),
+        EngineChoice::Host => engine().map(Some).ok_or_else(|| {
+            crate::Error::Invalid(format!(
+                "train.engine = \"host\": the host engines train MLPs without normalization \
+                 layers and CIFAR ResNets, not {}; use \"auto\" or \"burn\"",
+                model.describe()
+            ))
+        }),
     }
 }
 

@@ -15,7 +15,7 @@ use ntk_runs::provenance::Provenance;
 use ntk_runs::sweep::{self, Shard, State, Sweep};
 
 use crate::config::{SweepAxes, TrainConfig};
-use crate::train::{self, Data, RunOptions, RunStatus, TrainSummary};
+use crate::train::{self, Data, RunOptions, RunStatus, TrainSummary, read_summary};
 
 /// One run of a sweep.
 #[derive(Clone, Debug)]
@@ -35,10 +35,7 @@ impl RunPoint {
     }
 }
 
-/// `0.01 -> "1e-2"`, `0.5 -> "5e-1"`: learning rates in directory names.
-pub fn lr_tag(lr: f64) -> String {
-    format!("{lr:e}")
-}
+pub use crate::config::lr_tag;
 
 /// The points of a config: one per element of the product of its sweep axes (empty axes
 /// keep the base value), or the config itself without `[sweep]`.
@@ -157,7 +154,7 @@ fn point(
 pub fn check_out(out: &Path, points: &[RunPoint]) -> crate::Result<()> {
     if points.iter().any(|p| !p.id.is_empty()) {
         ntk_runs::outset::check_owned(out, &|n: &str| {
-            n == "runs" || crate::report::is_report_file(n)
+            n == "runs" || crate::files::is_report_file(n)
         })?;
     }
     points
@@ -207,11 +204,6 @@ impl sweep::Recorded for TrainSummary {
     fn provenance(&self) -> Option<&Provenance> {
         self.provenance.as_ref()
     }
-}
-
-/// A run's summary, if it has one; an error naming the file when it cannot be read.
-pub fn read_summary(dir: &Path) -> crate::Result<Option<TrainSummary>> {
-    Ok(sweep::read(&dir.join("summary.json"))?)
 }
 
 /// A finished (or diverged) run's summary; `None` when there is none or it is unreadable.

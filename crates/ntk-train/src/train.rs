@@ -15,9 +15,6 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use burn::nn::loss::CrossEntropyLossConfig;
-use burn::optim::decay::WeightDecayConfig;
-use burn::optim::momentum::MomentumConfig;
-use burn::optim::{GradientsParams, ModuleOptimizer, SgdConfig};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use ntk_data::CifarAugment;
 use ntk_data::config::DataConfig;
@@ -32,16 +29,14 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{self, RunIdentity};
-use crate::config::{
-    EngineChoice, NtkTrackConfig, OptimConfig, RepresentationTrackConfig, TrainConfig,
-};
-use crate::host::Engine;
+use crate::config::{NtkTrackConfig, RepresentationTrackConfig, TrainConfig};
 use crate::metrics::{EpochMetrics, Tracked, write_csv};
 use crate::model::Model;
 use crate::progress::Reporter;
+use crate::sgd::{correct, scalar};
 use crate::stepper::{self, Batch, Snapshot, Stepper};
 use crate::track;
-use ntk_model::{Net, NetSpec};
+use ntk_model::NetSpec;
 
 /// `summary.json` of a run.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -207,18 +202,6 @@ fn batch_y(set: &Inputs, idx: &[usize], device: &Device) -> Tensor<1, Int> {
     Tensor::from_data(TensorData::new(y, [idx.len()]), device)
 }
 
-/// The value of a one-element tensor.
-pub(crate) fn scalar(t: Tensor<1>) -> f64 {
-    t.try_into_vec_as::<f64>().expect("a scalar")[0]
-}
-
-/// The rows of `logits` whose largest entry is at the label `y`.
-pub(crate) fn correct(logits: Tensor<2>, y: Tensor<1, Int>) -> usize {
-    let pred: Vec<i64> = logits.argmax(1).try_into_vec_as().expect("predictions");
-    let truth: Vec<i64> = y.try_into_vec_as().expect("labels");
-    pred.iter().zip(&truth).filter(|(a, b)| a == b).count()
-}
-
 /// Mean cross-entropy and accuracy of `model` (plain device, evaluation mode) on `set`.
 pub fn evaluate(model: &Model, set: &Inputs, compute: &Compute, batch: usize) -> (f64, f64) {
     let loss_fn = CrossEntropyLossConfig::new().init(&compute.device);
@@ -232,52 +215,6 @@ pub fn evaluate(model: &Model, set: &Inputs, compute: &Compute, batch: usize) ->
         hits += correct(logits, y);
     }
     (loss / set.n as f64, hits as f64 / set.n as f64)
-}
-
-/// Burn's SGD with the config's momentum, Nesterov and weight decay (PyTorch semantics,
-/// dampening 0).
-pub fn optimizer(o: &OptimConfig) -> ModuleOptimizer {
-    let mut sgd = SgdConfig::new();
-    if o.momentum > 0.0 {
-        sgd = sgd.with_momentum(Some(
-            MomentumConfig::new()
-                .with_momentum(o.momentum)
-                .with_dampening(0.0)
-                .with_nesterov(o.nesterov),
-        ));
-    }
-    if o.weight_decay > 0.0 {
-        sgd = sgd.with_weight_decay(Some(WeightDecayConfig::new(o.weight_decay as f32)));
-    }
-    sgd.init()
-}
-
-/// One step of Burn's optimizer on `model` with the gradients `grads` at learning rate `lr`,
-/// Fixup's scalars ([`ntk_model::ResNet::fixup_scalars`]) at `lr * o.scalar_lr_scale`: two
-/// steps of the same optimizer on the two disjoint groups (a parameter without a gradient
-/// is left alone, its momentum kept), as PyTorch's parameter groups do.
-pub fn sgd_step(
-    optim: &mut ModuleOptimizer,
-    o: &OptimConfig,
-    lr: f64,
-    model: Model,
-    mut grads: GradientsParams,
-) -> Model {
-    let scalars: Vec<_> = match (&model, o.scalar_lr_scale != 1.0) {
-        (Net::ResNet(r), true) => r.fixup_scalars().iter().map(|p| p.id).collect(),
-        _ => Vec::new(),
-    };
-    if scalars.is_empty() {
-        return optim.step(lr, model, grads);
-    }
-    let mut group = GradientsParams::new();
-    for id in scalars {
-        if let Some(g) = grads.remove::<1>(id) {
-            group.register(id, g);
-        }
-    }
-    let model = optim.step(lr * o.scalar_lr_scale, model, group);
-    optim.step(lr, model, grads)
 }
 
 /// The config a run directory records and a resume must match (device and output place
@@ -384,28 +321,9 @@ pub fn check_memory(cfg: &TrainConfig, d: usize, max_memory: Option<&str>) -> cr
     Ok(memory_estimate(cfg, d)?.check(&culprit, max_memory)?)
 }
 
-/// The host engine for this run (see [`crate::host`]), or `None` for Burn's autodiff and
-/// optimizer: `auto` takes the host engine on a CPU backend for MLPs without normalization
-/// and for CIFAR ResNets.
-pub fn choose_engine(
-    choice: EngineChoice,
-    optim: &OptimConfig,
-    model: &Model,
-    compute: &Compute,
-) -> crate::Result<Option<Engine>> {
-    let cpu = matches!(compute.backend, "flex" | "ndarray");
-    let engine = || Engine::for_model(model, optim, compute.precision);
-    match choice {
-        EngineChoice::Burn => Ok(None),
-        EngineChoice::Auto => Ok(if cpu { engine() } else { None }),
-        EngineChoice::Host => engine().map(Some).ok_or_else(|| {
-            crate::Error::Invalid(format!(
-                "train.engine = \"host\": the host engines train MLPs without normalization \
-                 layers and CIFAR ResNets, not {}; use \"auto\" or \"burn\"",
-                model.describe()
-            ))
-        }),
-    }
+/// A run's summary, if it has one; an error naming the file when it cannot be read.
+pub fn read_summary(dir: &Path) -> crate::Result<Option<TrainSummary>> {
+    Ok(ntk_runs::sweep::read(&dir.join("summary.json"))?)
 }
 
 /// How a run starts.
@@ -618,7 +536,7 @@ fn open_run_dir(run: &Run, resume: bool) -> crate::Result<(DirLock, Start)> {
             .map_err(ntk_runs::Error::from)?;
     }
     if decision == ResumeDecision::Finished
-        && let Some(s) = crate::sweep::read_summary(out)?
+        && let Some(s) = read_summary(out)?
     {
         provenance::check_reuse(&summary_path, s.provenance.as_ref(), &run.provenance)
             .map_err(ntk_runs::Error::from)?;
@@ -635,12 +553,12 @@ fn open_run_dir(run: &Run, resume: bool) -> crate::Result<(DirLock, Start)> {
 
 /// Refuses a run directory the tools did not make, before any work: an entry that is not a
 /// run's file ([`RUN_FILES`], `runs/` and the report's tables and figures,
-/// [`crate::report::is_report_file`]), a `config.toml` with no run beside it (no lock,
+/// [`crate::files::is_report_file`]), a `config.toml` with no run beside it (no lock,
 /// summary or checkpoint pointer: a user's file, not ours to overwrite), or a
 /// `checkpoints` that is a symbolic link (old checkpoints are deleted there).
 pub fn check_run_dir(out: &Path) -> crate::Result<()> {
     ntk_runs::outset::check_owned(out, &|n: &str| {
-        RUN_FILES.contains(&n) || n == "runs" || crate::report::is_report_file(n)
+        RUN_FILES.contains(&n) || n == "runs" || crate::files::is_report_file(n)
     })?;
     let has = |name: &str| out.join(name).exists();
     if has("config.toml") && !(has(LOCK_FILE) || has("summary.json") || has("checkpoint.json")) {

@@ -15,7 +15,8 @@ use ntk_numerics::backend::{self, Compute, Precision};
 use ntk_train::config::{EngineChoice, OptimConfig};
 use ntk_train::host::Engine;
 use ntk_train::model::Model;
-use ntk_train::train::{choose_engine, optimizer};
+use ntk_train::sgd::optimizer;
+use ntk_train::stepper::choose_engine;
 
 const D: usize = 7;
 const K: usize = 4;

@@ -16,7 +16,9 @@ use ntk_model::{NetSpec, ResNetConfig, ResNetVariant, init};
 use ntk_numerics::backend::{self, Precision};
 use ntk_train::config::{EngineChoice, OptimConfig};
 use ntk_train::model::Model;
-use ntk_train::train::{choose_engine, evaluate, optimizer, sgd_step};
+use ntk_train::sgd::{optimizer, sgd_step};
+use ntk_train::stepper::choose_engine;
+use ntk_train::train::evaluate;
 
 const K: usize = 4;
 

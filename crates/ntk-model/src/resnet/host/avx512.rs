@@ -27,7 +27,7 @@ pub fn available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *AVAILABLE.get_or_init(|| {
         let held = std::env::var("NTK_HOST_CONV").is_ok_and(|v| v == "avx2");
-        !held && super::simd::available() && cpu_has_avx512()
+        !held && super::cpu::available() && cpu_has_avx512()
     })
 }
 

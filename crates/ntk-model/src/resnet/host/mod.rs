@@ -13,6 +13,7 @@
 
 pub mod avx512;
 pub mod conv;
+mod cpu;
 mod jacobian;
 pub mod map;
 pub mod norm;

@@ -1,0 +1,22 @@
+//! The files `collect` and the figures write into a sweep or run directory, by name: what a
+//! run directory may hold beside a run's own files, and what `--out` checks recognize.
+
+/// The figures `crate::report::figures` may write, by stem (each as `.png` and `.svg`).
+pub const FIGURE_STEMS: [&str; 6] = [
+    "train_loss",
+    "train_loss_log",
+    "test_accuracy",
+    "ntk_kappa",
+    "ntk_angle",
+    "representation_cosine",
+];
+
+/// True for a file that `crate::report`'s `collect` or `figures` writes into a sweep or run directory.
+pub fn is_report_file(name: &str) -> bool {
+    name == "sweep.csv"
+        || name == "best.csv"
+        || FIGURE_STEMS.iter().any(|stem| {
+            name.strip_prefix(stem)
+                .is_some_and(|ext| ext == ".png" || ext == ".svg")
+        })
+}
