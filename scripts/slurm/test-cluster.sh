@@ -201,8 +201,8 @@ else
 fi
 
 # 4. A config that fails at load is refused before anything is submitted; a task that
-#    fails (a config whose every point fails) leaves the afterok collect unrun, pending with
-#    the reason Slurm gives.
+#    fails (a config whose every point fails when computed) leaves the afterok collect
+#    unrun, pending with the reason Slurm gives.
 sed 's/^width = 64/widht = 64/' "$work/probe.toml" >"$work/typo.toml"
 said=$(bash scripts/slurm/submit.sh probe "$work/typo.toml" 2 --out "$work/typo" 2>&1)
 if grep -q "widht" <<<"$said" && ! grep -q "array job" <<<"$said"; then
@@ -210,7 +210,10 @@ if grep -q "widht" <<<"$said" && ! grep -q "array job" <<<"$said"; then
 else
     fail "probe: a bad config was submitted: $said"
 fi
-sed 's/^width = 64/width = 0/' "$work/probe.toml" >"$work/bad.toml"
+# Every point fails only when computed (ReLU^2 overflows f64 by depth 14: a non-finite
+# kernel), so the config passes the load and dry-run checks that submit.sh makes first.
+sed -e 's/^depths = .*/depths = [14, 16]/' -e 's/^activations = .*/activations = ["relu_squared"]/' \
+    "$work/probe.toml" >"$work/bad.toml"
 said=$(bash scripts/slurm/submit.sh probe "$work/bad.toml" 2 --out "$work/bad" 2>&1)
 read -r array collect < <(ids "$said")
 wait_jobs "$array,$collect" 120
