@@ -286,7 +286,7 @@ fn run(args: SweepArgs, kind: Kind) -> CliResult<()> {
     let points = sweep::expand(&cfg)?;
     let dim = ntk_data::inputs::expected_dim(&cfg.data);
     for point in &points {
-        ntk_train::train::check_memory(&point.cfg, dim, flags.max_memory.as_deref())?;
+        ntk_train::budget::check_memory(&point.cfg, dim, flags.max_memory.as_deref())?;
     }
     // The directories must be the tools' own (a dry run fails here exactly as a run would).
     sweep::check_out(&out, &points)?;

@@ -20,97 +20,23 @@ use ntk_data::CifarAugment;
 use ntk_data::config::DataConfig;
 use ntk_data::inputs::{self, Inputs};
 use ntk_numerics::backend::Compute;
-use ntk_runs::budget::Estimate;
-use ntk_runs::lock::{DirLock, LOCK_FILE};
 use ntk_runs::provenance::{self, Provenance};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
-use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{self, RunIdentity};
 use crate::config::{NtkTrackConfig, RepresentationTrackConfig, TrainConfig};
 use crate::metrics::{EpochMetrics, Tracked, write_csv};
 use crate::model::Model;
 use crate::progress::Reporter;
+pub use crate::run_dir::{RUN_FILES, check_run_dir};
+use crate::run_dir::{Start, open_run_dir};
 use crate::sgd::{correct, scalar};
 use crate::stepper::{self, Batch, Snapshot, Stepper};
+pub use crate::summary::{RunStatus, TrainSummary, read_summary};
 use crate::track;
 use ntk_model::NetSpec;
-
-/// `summary.json` of a run.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct TrainSummary {
-    /// How the run ended.
-    pub status: RunStatus,
-    pub diverged: bool,
-    /// The epoch in which the loss became non-finite.
-    pub diverged_epoch: Option<usize>,
-    pub epochs_completed: usize,
-    pub iterations_completed: usize,
-    pub final_train_loss: Option<f64>,
-    pub final_train_accuracy: Option<f64>,
-    pub final_test_loss: Option<f64>,
-    pub final_test_accuracy: Option<f64>,
-    pub best_test_accuracy: Option<f64>,
-    pub final_kappa: Option<f64>,
-    pub model: String,
-    pub depth: usize,
-    pub width: usize,
-    pub activation: String,
-    pub normalization: String,
-    pub lr: f64,
-    pub batch_size: usize,
-    pub model_seed: u64,
-    pub data_seed: u64,
-    pub data: String,
-    pub backend: String,
-    pub precision: String,
-    /// Wall time of this process's part of the run (a resumed run counts its own).
-    pub seconds: f64,
-    /// The resolved config, its fingerprint, the tool, commit and command line
-    /// (`ntk_runs::provenance`); absent in summaries written before it was recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provenance: Option<Provenance>,
-}
-
-impl TrainSummary {
-    pub fn finished(&self) -> bool {
-        self.status == RunStatus::Finished
-    }
-}
-
-/// How a run ended, as `summary.json` records it (`finished`, `diverged`, `interrupted`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// Every epoch (or iteration) of the config trained.
-    Finished,
-    /// The loss became non-finite (`diverged_epoch` says when); the last good state is kept.
-    Diverged,
-    /// Stopped before the end (`stop_after`, a signal); a checkpoint resumes it.
-    Interrupted,
-}
-
-impl std::fmt::Display for RunStatus {
-    /// The word `summary.json` and the tables use.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&ntk_runs::config_file::spelled(self))
-    }
-}
-
-/// What a run writes in its directory (`checkpoints` is a directory): what `recompute`
-/// removes, and whose half-written leftovers a new start cleans.
-pub const RUN_FILES: [&str; 8] = [
-    "summary.json",
-    "config.toml",
-    "metrics.csv",
-    "ntk.csv",
-    "representations.csv",
-    "checkpoint.json",
-    "checkpoints",
-    ntk_runs::sweep::FAILED_FILE,
-];
 
 /// The training set and the test set, loaded once per sweep.
 pub struct Data {
@@ -252,80 +178,6 @@ pub fn recorded_config(cfg: &TrainConfig) -> TrainConfig {
     c
 }
 
-/// The memory a run of `cfg` needs, roughly (see `ntk_runs::budget`): the data, the
-/// parameters with their gradients, momentum and autodiff copies, a batch's activations,
-/// and the NTK tracking's kernel and gradient rows. `d` is the data's input dimension.
-pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
-    let elem = cfg.train.precision.dtype().size() as f64;
-    let spec = cfg.spec()?;
-    let mut e = network_estimate(&spec, d, cfg.train.batch_size, elem);
-    let samples = cfg.data.n as f64 + cfg.train.test_n as f64;
-    e.add("the data", samples * d as f64, 8.0);
-    if let Some(k) = &cfg.ntk {
-        let n = k.n as f64;
-        e.add("the tracked NTK", 4.0 * n * n, 8.0);
-        e.add("its gradient rows", n * params_of(&spec, d), 8.0);
-    }
-    Ok(e)
-}
-
-/// The parameters of `spec` on inputs of `d` values.
-fn params_of(spec: &NetSpec, d: usize) -> f64 {
-    match spec {
-        NetSpec::Mlp(m) => ntk_model::size::mlp_params(&ntk_model::MlpConfig {
-            input_dim: d,
-            ..m.clone()
-        }),
-        NetSpec::ResNet(r) => ntk_model::size::resnet_params(r),
-    }
-}
-
-/// The memory of training `spec` on batches of `batch` inputs of `d` values in `elem`-byte
-/// floats: the network's parameters and the engine's state beside them (the host engine
-/// keeps parameters, gradients and momenta in f64, 3 x 8 bytes; Burn's optimizer its
-/// gradients, momenta and the autodiff graph's copies in the run's precision, 3 x elem at
-/// most as much), a batch's activations and its logits. Held to the measured peak in
-/// tests/hostile.rs (`the_memory_estimate_holds_to_the_measured_peak`).
-pub fn network_estimate(spec: &NetSpec, d: usize, batch: usize, elem: f64) -> Estimate {
-    let batch = batch as f64;
-    let activations = match spec {
-        NetSpec::Mlp(m) => 4.0 * batch * m.width as f64 * (m.depth as f64 + 1.0),
-        NetSpec::ResNet(r) => batch * ntk_model::size::resnet_activations(r),
-    };
-    let mut e = Estimate::default();
-    e.add(
-        "parameters, gradients and momentum",
-        params_of(spec, d),
-        elem + 24.0,
-    );
-    e.add("a batch's activations", activations, elem);
-    e.add(
-        "a batch's logits",
-        4.0 * batch * spec.classes() as f64,
-        elem,
-    );
-    e
-}
-
-/// Refuses a run whose estimated memory exceeds the limit (`ntk_runs::budget`).
-pub fn check_memory(cfg: &TrainConfig, d: usize, max_memory: Option<&str>) -> crate::Result<()> {
-    let spec = cfg.spec()?;
-    let culprit = format!(
-        "{} (depth {}, width {}), data.n = {}, train.batch_size = {}",
-        spec.describe(),
-        spec.depth(),
-        spec.width(),
-        cfg.data.n,
-        cfg.train.batch_size
-    );
-    Ok(memory_estimate(cfg, d)?.check(&culprit, max_memory)?)
-}
-
-/// A run's summary, if it has one; an error naming the file when it cannot be read.
-pub fn read_summary(dir: &Path) -> crate::Result<Option<TrainSummary>> {
-    Ok(ntk_runs::sweep::read(&dir.join("summary.json"))?)
-}
-
 /// How a run starts.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunOptions {
@@ -365,7 +217,7 @@ pub fn train(
     let spec = cfg.spec()?;
     check_inputs(cfg, &spec, data)?;
     let run = Run::new(cfg, spec, data, compute, out, reporter);
-    let (_lock, opened) = open_run_dir(&run, opts.resume)?;
+    let (_lock, opened) = open_run_dir(run.out, &run.provenance, &run.config_text, opts.resume)?;
     let found = match opened {
         Start::Done(summary) => return Ok(summary),
         Start::Fresh => None,
@@ -469,114 +321,6 @@ pub(crate) fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> cr
             set.description,
             usize::from(*top) + 1
         )));
-    }
-    Ok(())
-}
-
-/// What a run directory holds and `--resume` decide, before the recorded provenance is
-/// checked.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ResumeDecision {
-    /// Nothing there: train from the initialization.
-    Fresh,
-    /// A run is there and `--resume` was not passed.
-    Refuse,
-    /// An interrupted run: continue from its checkpoint.
-    FromCheckpoint,
-    /// A finished (or diverged) run: its summary is the result.
-    Finished,
-}
-
-/// The decision for a directory with (or without) a `summary.json` and a checkpoint.
-fn resume_decision(resume: bool, has_summary: bool, has_checkpoint: bool) -> ResumeDecision {
-    match (resume, has_summary, has_checkpoint) {
-        (false, false, false) => ResumeDecision::Fresh,
-        (false, _, _) => ResumeDecision::Refuse,
-        (true, true, _) => ResumeDecision::Finished,
-        (true, false, true) => ResumeDecision::FromCheckpoint,
-        (true, false, false) => ResumeDecision::Fresh,
-    }
-}
-
-/// How [`train`] goes on after [`open_run_dir`].
-enum Start {
-    Fresh,
-    Resume(checkpoint::Loaded),
-    /// The finished run's summary, made by this config.
-    Done(TrainSummary),
-}
-
-/// Prepares the output directory: creates it, cleans half-written leftovers, finds a
-/// verified checkpoint, decides ([`resume_decision`]), checks that a checkpoint or summary
-/// to be reused was made by this config (its provenance), and records `config.toml` for a
-/// run that trains.
-fn open_run_dir(run: &Run, resume: bool) -> crate::Result<(DirLock, Start)> {
-    let out = run.out;
-    check_run_dir(out)?;
-    std::fs::create_dir_all(out).map_err(|source| ntk_runs::Error::Write {
-        path: out.to_path_buf(),
-        source,
-    })?;
-    // One writer per run directory, from here to the end of the run.
-    let lock = DirLock::acquire(out)?;
-    ntk_runs::outset::clean_dir(out, None, &|f: &str| RUN_FILES.contains(&f));
-    ntk_runs::outset::clean_tree(&out.join("checkpoints"));
-    let summary_path = out.join("summary.json");
-    let found = checkpoint::find(out)?;
-    let decision = resume_decision(resume, summary_path.exists(), found.is_some());
-    if decision == ResumeDecision::Refuse {
-        return Err(crate::Error::Invalid(format!(
-            "{} already holds a run; pass --resume to continue it, or choose another --out",
-            out.display()
-        )));
-    }
-    if let Some(ck) = &found {
-        let recorded = ck.pointer.provenance.as_ref();
-        provenance::check_reuse(&out.join("checkpoint.json"), recorded, &run.provenance)
-            .map_err(ntk_runs::Error::from)?;
-    }
-    if decision == ResumeDecision::Finished
-        && let Some(s) = read_summary(out)?
-    {
-        provenance::check_reuse(&summary_path, s.provenance.as_ref(), &run.provenance)
-            .map_err(ntk_runs::Error::from)?;
-        return Ok((lock, Start::Done(s)));
-    }
-    ntk_runs::io::atomic_write(&out.join("config.toml"), run.config_text.as_bytes()).map_err(
-        |source| ntk_runs::Error::Write {
-            path: out.to_path_buf(),
-            source,
-        },
-    )?;
-    Ok((lock, found.map_or(Start::Fresh, Start::Resume)))
-}
-
-/// Refuses a run directory the tools did not make, before any work: an entry that is not a
-/// run's file ([`RUN_FILES`], `runs/` and the report's tables and figures,
-/// [`crate::files::is_report_file`]), a `config.toml` with no run beside it (no lock,
-/// summary or checkpoint pointer: a user's file, not ours to overwrite), or a
-/// `checkpoints` that is a symbolic link (old checkpoints are deleted there).
-pub fn check_run_dir(out: &Path) -> crate::Result<()> {
-    ntk_runs::outset::check_owned(out, &|n: &str| {
-        RUN_FILES.contains(&n) || n == "runs" || crate::files::is_report_file(n)
-    })?;
-    let has = |name: &str| out.join(name).exists();
-    if has("config.toml") && !(has(LOCK_FILE) || has("summary.json") || has("checkpoint.json")) {
-        return Err(ntk_runs::Error::ForeignFiles {
-            dir: out.to_path_buf(),
-            files: vec!["config.toml, with no run beside it".into()],
-        }
-        .into());
-    }
-    let checkpoints = out.join("checkpoints");
-    if std::fs::symlink_metadata(&checkpoints).is_ok_and(|m| !m.is_dir()) {
-        return Err(ntk_runs::Error::OutputPath {
-            path: checkpoints,
-            why: "not a directory of the run's own (a symbolic link or a file); old \
-                  checkpoints are deleted there, so it must not point elsewhere"
-                .into(),
-        }
-        .into());
     }
     Ok(())
 }
@@ -1113,29 +857,6 @@ engine = "{engine}"
         train(cfg, data, &cpu(), out, opts, &Reporter::silent()).unwrap()
     }
 
-    #[test]
-    fn the_resume_decision_covers_every_directory_state() {
-        use ResumeDecision::*;
-        // (resume, summary, checkpoint)
-        let cases = [
-            ((false, false, false), Fresh),
-            ((false, false, true), Refuse),
-            ((false, true, false), Refuse),
-            ((false, true, true), Refuse),
-            ((true, false, false), Fresh),
-            ((true, false, true), FromCheckpoint),
-            ((true, true, false), Finished),
-            ((true, true, true), Finished),
-        ];
-        for ((resume, summary, ck), want) in cases {
-            let got = resume_decision(resume, summary, ck);
-            assert_eq!(
-                got, want,
-                "resume {resume} summary {summary} checkpoint {ck}"
-            );
-        }
-    }
-
     /// `open_run_dir` on a new directory, a finished run (with and without `--resume`) and
     /// an interrupted one (its summary removed).
     #[test]
@@ -1145,21 +866,27 @@ engine = "{engine}"
         let reporter = Reporter::silent();
         let spec = cfg.spec().unwrap();
         let run = Run::new(&cfg, spec, &data, &compute, dir.path(), &reporter);
-        assert!(matches!(open_run_dir(&run, false), Ok((_, Start::Fresh))));
+        assert!(matches!(
+            open_run_dir(run.out, &run.provenance, &run.config_text, false),
+            Ok((_, Start::Fresh))
+        ));
         assert!(dir.path().join("config.toml").exists());
         let done = train_in(&cfg, &data, dir.path(), false);
         assert_eq!(done.status, RunStatus::Finished);
-        let err = open_run_dir(&run, false).err().unwrap().to_string();
+        let err = open_run_dir(run.out, &run.provenance, &run.config_text, false)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
             err.contains("already holds a run") && err.contains("--resume"),
             "{err}"
         );
-        match open_run_dir(&run, true) {
+        match open_run_dir(run.out, &run.provenance, &run.config_text, true) {
             Ok((_, Start::Done(s))) => assert_eq!(s, done),
             _ => panic!("a finished run is its summary"),
         }
         std::fs::remove_file(dir.path().join("summary.json")).unwrap();
-        match open_run_dir(&run, true) {
+        match open_run_dir(run.out, &run.provenance, &run.config_text, true) {
             Ok((_, Start::Resume(ck))) => {
                 assert_eq!((ck.pointer.epoch, ck.pointer.iteration), (3, 9))
             }

@@ -1,0 +1,169 @@
+//! A run's directory and its lifecycle: what it may hold ([`RUN_FILES`], [`check_run_dir`]),
+//! and how a run starts in it ([`open_run_dir`]: fresh, from its checkpoint, or done),
+//! decided by what is there and `--resume` ([`resume_decision`]) and checked against the
+//! recorded provenance.
+
+use std::path::Path;
+
+use ntk_runs::lock::{DirLock, LOCK_FILE};
+use ntk_runs::provenance::{self, Provenance};
+
+use crate::checkpoint;
+use crate::summary::{TrainSummary, read_summary};
+
+/// What a run writes in its directory (`checkpoints` is a directory): what `recompute`
+/// removes, and whose half-written leftovers a new start cleans.
+pub const RUN_FILES: [&str; 8] = [
+    "summary.json",
+    "config.toml",
+    "metrics.csv",
+    "ntk.csv",
+    "representations.csv",
+    "checkpoint.json",
+    "checkpoints",
+    ntk_runs::sweep::FAILED_FILE,
+];
+
+/// What a run directory holds and `--resume` decide, before the recorded provenance is
+/// checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ResumeDecision {
+    /// Nothing there: train from the initialization.
+    Fresh,
+    /// A run is there and `--resume` was not passed.
+    Refuse,
+    /// An interrupted run: continue from its checkpoint.
+    FromCheckpoint,
+    /// A finished (or diverged) run: its summary is the result.
+    Finished,
+}
+
+/// The decision for a directory with (or without) a `summary.json` and a checkpoint.
+pub(crate) fn resume_decision(
+    resume: bool,
+    has_summary: bool,
+    has_checkpoint: bool,
+) -> ResumeDecision {
+    match (resume, has_summary, has_checkpoint) {
+        (false, false, false) => ResumeDecision::Fresh,
+        (false, _, _) => ResumeDecision::Refuse,
+        (true, true, _) => ResumeDecision::Finished,
+        (true, false, true) => ResumeDecision::FromCheckpoint,
+        (true, false, false) => ResumeDecision::Fresh,
+    }
+}
+
+/// How `crate::train::train` goes on after [`open_run_dir`].
+pub(crate) enum Start {
+    Fresh,
+    Resume(checkpoint::Loaded),
+    /// The finished run's summary, made by this config.
+    Done(TrainSummary),
+}
+
+/// Prepares the output directory: creates it, cleans half-written leftovers, finds a
+/// verified checkpoint, decides ([`resume_decision`]), checks that a checkpoint or summary
+/// to be reused was made by this config (its provenance), and records `config.toml` for a
+/// run that trains.
+pub(crate) fn open_run_dir(
+    out: &Path,
+    provenance: &Provenance,
+    config_text: &str,
+    resume: bool,
+) -> crate::Result<(DirLock, Start)> {
+    check_run_dir(out)?;
+    std::fs::create_dir_all(out).map_err(|source| ntk_runs::Error::Write {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    // One writer per run directory, from here to the end of the run.
+    let lock = DirLock::acquire(out)?;
+    ntk_runs::outset::clean_dir(out, None, &|f: &str| RUN_FILES.contains(&f));
+    ntk_runs::outset::clean_tree(&out.join("checkpoints"));
+    let summary_path = out.join("summary.json");
+    let found = checkpoint::find(out)?;
+    let decision = resume_decision(resume, summary_path.exists(), found.is_some());
+    if decision == ResumeDecision::Refuse {
+        return Err(crate::Error::Invalid(format!(
+            "{} already holds a run; pass --resume to continue it, or choose another --out",
+            out.display()
+        )));
+    }
+    if let Some(ck) = &found {
+        let recorded = ck.pointer.provenance.as_ref();
+        provenance::check_reuse(&out.join("checkpoint.json"), recorded, provenance)
+            .map_err(ntk_runs::Error::from)?;
+    }
+    if decision == ResumeDecision::Finished
+        && let Some(s) = read_summary(out)?
+    {
+        provenance::check_reuse(&summary_path, s.provenance.as_ref(), provenance)
+            .map_err(ntk_runs::Error::from)?;
+        return Ok((lock, Start::Done(s)));
+    }
+    ntk_runs::io::atomic_write(&out.join("config.toml"), config_text.as_bytes()).map_err(
+        |source| ntk_runs::Error::Write {
+            path: out.to_path_buf(),
+            source,
+        },
+    )?;
+    Ok((lock, found.map_or(Start::Fresh, Start::Resume)))
+}
+
+/// Refuses a run directory the tools did not make, before any work: an entry that is not a
+/// run's file ([`RUN_FILES`], `runs/` and the report's tables and figures,
+/// [`crate::files::is_report_file`]), a `config.toml` with no run beside it (no lock,
+/// summary or checkpoint pointer: a user's file, not ours to overwrite), or a
+/// `checkpoints` that is a symbolic link (old checkpoints are deleted there).
+pub fn check_run_dir(out: &Path) -> crate::Result<()> {
+    ntk_runs::outset::check_owned(out, &|n: &str| {
+        RUN_FILES.contains(&n) || n == "runs" || crate::files::is_report_file(n)
+    })?;
+    let has = |name: &str| out.join(name).exists();
+    if has("config.toml") && !(has(LOCK_FILE) || has("summary.json") || has("checkpoint.json")) {
+        return Err(ntk_runs::Error::ForeignFiles {
+            dir: out.to_path_buf(),
+            files: vec!["config.toml, with no run beside it".into()],
+        }
+        .into());
+    }
+    let checkpoints = out.join("checkpoints");
+    if std::fs::symlink_metadata(&checkpoints).is_ok_and(|m| !m.is_dir()) {
+        return Err(ntk_runs::Error::OutputPath {
+            path: checkpoints,
+            why: "not a directory of the run's own (a symbolic link or a file); old \
+                  checkpoints are deleted there, so it must not point elsewhere"
+                .into(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resume_decision_covers_every_directory_state() {
+        use ResumeDecision::*;
+        // (resume, summary, checkpoint)
+        let cases = [
+            ((false, false, false), Fresh),
+            ((false, false, true), Refuse),
+            ((false, true, false), Refuse),
+            ((false, true, true), Refuse),
+            ((true, false, false), Fresh),
+            ((true, false, true), FromCheckpoint),
+            ((true, true, false), Finished),
+            ((true, true, true), Finished),
+        ];
+        for ((resume, summary, ck), want) in cases {
+            let got = resume_decision(resume, summary, ck);
+            assert_eq!(
+                got, want,
+                "resume {resume} summary {summary} checkpoint {ck}"
+            );
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! A run's `summary.json`: what it holds ([`TrainSummary`]), how the run ended
+//! ([`RunStatus`]), and reading it back ([`read_summary`]).
+
+use std::path::Path;
+
+use ntk_runs::provenance::Provenance;
+use serde::{Deserialize, Serialize};
+
+/// `summary.json` of a run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TrainSummary {
+    /// How the run ended.
+    pub status: RunStatus,
+    pub diverged: bool,
+    /// The epoch in which the loss became non-finite.
+    pub diverged_epoch: Option<usize>,
+    pub epochs_completed: usize,
+    pub iterations_completed: usize,
+    pub final_train_loss: Option<f64>,
+    pub final_train_accuracy: Option<f64>,
+    pub final_test_loss: Option<f64>,
+    pub final_test_accuracy: Option<f64>,
+    pub best_test_accuracy: Option<f64>,
+    pub final_kappa: Option<f64>,
+    pub model: String,
+    pub depth: usize,
+    pub width: usize,
+    pub activation: String,
+    pub normalization: String,
+    pub lr: f64,
+    pub batch_size: usize,
+    pub model_seed: u64,
+    pub data_seed: u64,
+    pub data: String,
+    pub backend: String,
+    pub precision: String,
+    /// Wall time of this process's part of the run (a resumed run counts its own).
+    pub seconds: f64,
+    /// The resolved config, its fingerprint, the tool, commit and command line
+    /// (`ntk_runs::provenance`); absent in summaries written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+}
+
+impl TrainSummary {
+    pub fn finished(&self) -> bool {
+        self.status == RunStatus::Finished
+    }
+}
+
+/// How a run ended, as `summary.json` records it (`finished`, `diverged`, `interrupted`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every epoch (or iteration) of the config trained.
+    Finished,
+    /// The loss became non-finite (`diverged_epoch` says when); the last good state is kept.
+    Diverged,
+    /// Stopped before the end (`stop_after`, a signal); a checkpoint resumes it.
+    Interrupted,
+}
+
+impl std::fmt::Display for RunStatus {
+    /// The word `summary.json` and the tables use.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&ntk_runs::config_file::spelled(self))
+    }
+}
+
+/// A run's summary, if it has one; an error naming the file when it cannot be read.
+pub fn read_summary(dir: &Path) -> crate::Result<Option<TrainSummary>> {
+    Ok(ntk_runs::sweep::read(&dir.join("summary.json"))?)
+}
