@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Ok(points) = ntk_train::sweep::expand(&cfg) {
         for p in points.iter().take(4) {
-            let _ = ntk_train::train::check_memory(&p.cfg, 784, Some("1G"));
+            let _ = ntk_train::budget::check_memory(&p.cfg, 784, Some("1G"));
         }
     }
 });
