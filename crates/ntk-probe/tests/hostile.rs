@@ -5,7 +5,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 fn probe() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ntk-probe"));
@@ -754,27 +754,6 @@ fn estimate_of(args: &[OsString]) -> f64 {
         }
 }
 
-/// Runs `cmd` (its output discarded) and returns whether it succeeded and its own peak
-/// resident memory in bytes: `wait4` reports the usage of that child alone, whatever other
-/// tests run beside it.
-// The child is waited for by `wait4`, which clippy does not see.
-#[allow(clippy::zombie_processes)]
-fn peak_of(mut cmd: Command) -> (bool, f64) {
-    let child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for this child (which std has not waited for) and fills the two structs.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid);
-    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    (ok, usage.ru_maxrss as f64 * 1024.0)
-}
-
 /// The memory guard's estimates against the peaks real probes reach (`wait4` usage of the
 /// child), within a factor of 1.5 either way: the structured MLP kernel (n = 2000, width
 /// 512, depth 10, whose layer Grams are kept) and a 1202-layer Fixup ResNet's per-sample
@@ -803,7 +782,7 @@ fn memory_estimates_hold_to_the_measured_peaks() {
         let estimate = estimate_of(&ntk_args(cfg, &d.join(format!("{name}-a")), &[]));
         let mut cmd = probe();
         cmd.args(ntk_args(cfg, &d.join(format!("{name}-b")), &[]));
-        let (ok, peak) = peak_of(cmd);
+        let (ok, peak) = ntk_runs::budget::peak_of(cmd).unwrap();
         assert!(ok, "{name}: the run failed");
         let ratio = estimate / peak;
         assert!(

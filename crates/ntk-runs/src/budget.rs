@@ -225,6 +225,29 @@ pub fn human(bytes: f64) -> String {
     }
 }
 
+/// Runs `cmd` (its output discarded) and returns whether it succeeded and its own peak
+/// resident memory in bytes: `wait4` reports the usage of that child alone, whatever other
+/// processes run beside it. What the tests hold the estimates to (both tools'
+/// `tests/hostile.rs`).
+#[cfg(unix)]
+// The child is waited for by `wait4`, which clippy does not see.
+#[allow(clippy::zombie_processes)]
+pub fn peak_of(mut cmd: std::process::Command) -> std::io::Result<(bool, f64)> {
+    use std::process::Stdio;
+    let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn()?;
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: rusage is plain data; all zeros is a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for this child (which std has not waited for) and fills the two structs.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    if r != pid {
+        return Err(std::io::Error::last_os_error());
+    }
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    Ok((ok, usage.ru_maxrss as f64 * 1024.0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1053,34 +1053,13 @@ fn the_memory_estimate_holds_to_the_measured_peak() {
     // The peak of a real run.
     let mut cmd = train_cmd();
     cmd.args(args(&cfg, &d.join("b"), &[]));
-    let (ok, peak) = peak_of(cmd);
+    let (ok, peak) = ntk_runs::budget::peak_of(cmd).unwrap();
     assert!(ok, "the run failed");
     let ratio = estimate / peak;
     assert!(
         (1.0 / 1.5..=1.5).contains(&ratio),
         "estimate {estimate:.3e} B, measured peak {peak:.3e} B (ratio {ratio:.2})"
     );
-}
-
-/// Runs `cmd` (its output discarded) and returns whether it succeeded and its own peak
-/// resident memory in bytes: `wait4` reports the usage of that child alone, whatever other
-/// tests run beside it.
-// The child is waited for by `wait4`, which clippy does not see.
-#[allow(clippy::zombie_processes)]
-fn peak_of(mut cmd: Command) -> (bool, f64) {
-    let child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for this child (which std has not waited for) and fills the two structs.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid);
-    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    (ok, usage.ru_maxrss as f64 * 1024.0)
 }
 
 /// The vocabulary both tools share: `run` refuses a sweep config and `sweep` a single run's
