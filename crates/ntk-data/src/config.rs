@@ -18,6 +18,9 @@ pub enum Dataset {
     #[serde(rename = "cifar-10", alias = "cifar10")]
     Cifar10,
     Digits,
+    /// The user's own arrays: `data.x` (and `data.labels`, `data.test_x`,
+    /// `data.test_labels`) as `.npy`, `.npz` or CSV (see [`crate::arrays`]).
+    File,
 }
 
 impl Dataset {
@@ -31,6 +34,7 @@ impl Dataset {
             Self::FashionMnist => "fashion-mnist",
             Self::Cifar10 => "cifar-10",
             Self::Digits => "digits",
+            Self::File => "file",
         }
     }
 }
@@ -75,4 +79,35 @@ pub struct DataConfig {
     /// Directory of the data set's files (default `datasets/data/<name>`).
     #[serde(default)]
     pub dir: Option<PathBuf>,
+    /// `dataset = "file"`: the inputs, `n x d` (or images `n x h x w`, `n x c x h x w`) in
+    /// `.npy`, `.npz` (`FILE.npz:MEMBER`, member `x` by default) or CSV.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x: Option<PathBuf>,
+    /// `dataset = "file"`: one integer label per row of `x` (member `y` of an `.npz` by
+    /// default); optional for the probe, required for training.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<PathBuf>,
+    /// `dataset = "file"`, training: the held-out inputs (member `x_test` by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_x: Option<PathBuf>,
+    /// `dataset = "file"`, training: the held-out labels (member `y_test` by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_labels: Option<PathBuf>,
+}
+
+impl DataConfig {
+    /// The same table with its file locations left out (`dir`, `x`, `labels`, `test_x`,
+    /// `test_labels`): what a result's provenance records, beside the digest of the data
+    /// read, so that moving the files does not make results stale and changing their
+    /// content does.
+    pub fn without_locations(&self) -> Self {
+        Self {
+            dir: None,
+            x: None,
+            labels: None,
+            test_x: None,
+            test_labels: None,
+            ..self.clone()
+        }
+    }
 }

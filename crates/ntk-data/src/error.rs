@@ -286,6 +286,25 @@ pub enum DataError {
         source: Box<DataError>,
     },
 
+    /// A user's data file (`data.dataset = "file"`) that is not what its key needs: the
+    /// wrong format, shape or dtype, a value that is not finite, a label out of range.
+    #[error("{}: {reason}", .path.display())]
+    BadArray {
+        /// The file (with `:member` for an array inside an `.npz`).
+        path: PathBuf,
+        /// What is wrong, with the row and column where one applies.
+        reason: String,
+    },
+
+    /// A config key that the chosen data set does not use, or one it needs that is missing.
+    #[error("{key}: {reason}")]
+    KeyUse {
+        /// The dotted key.
+        key: &'static str,
+        /// Why it does not apply (or is needed).
+        reason: String,
+    },
+
     /// An argument that does not fit the data (e.g. a per-channel scaling on 1-channel images).
     #[error("invalid argument: {0}")]
     Invalid(String),

@@ -1,9 +1,11 @@
-//! The probe's inputs: a data set, subset and scaling turned into the `n x d` matrix that is
-//! fed to the network (and saved as `inputs.npy`).
+//! The tools' inputs: a data set (built in, or the user's files), subset and scaling turned
+//! into the `n x d` matrix that is fed to the network (and saved as `inputs.npy`).
 
-use crate::{DataError, Result, Samples, Source, Subset};
+use std::path::Path;
 
+use crate::arrays::{self, Role};
 use crate::config::{DataConfig, Dataset, SubsetRule};
+use crate::{DataError, Result, Samples, Source, Split, Subset};
 
 /// Inputs as fed to the network, row-major f64 (exactly representable in f32 for image
 /// data and the synthetic draw, which are made in f32).
@@ -67,37 +69,207 @@ pub fn unit_rows(x: &mut [f64], d: usize) -> Result<()> {
     Ok(())
 }
 
-/// The input dimension a `[data]` table gives, known before anything is loaded (for the
-/// memory estimate): the synthetic `input_dim`, or the data set's image size.
-pub fn expected_dim(cfg: &DataConfig) -> usize {
-    match expected_shape(cfg) {
-        None => cfg.input_dim.unwrap_or(5),
-        Some([c, h, w]) => c * h * w,
-    }
+/// The input dimension a `[data]` table gives, known before the data are loaded (for the
+/// memory estimate): the synthetic `input_dim`, the data set's image size, or what the
+/// header of `data.x` declares.
+pub fn expected_dim(cfg: &DataConfig) -> Result<usize> {
+    Ok(match cfg.dataset {
+        Dataset::Synthetic => cfg.input_dim.unwrap_or(5),
+        Dataset::File => peek_x(cfg)?.dim(),
+        _ => expected_shape(cfg)?.map_or(0, |[c, h, w]| c * h * w),
+    })
 }
 
-/// The images' `[channels, height, width]` of a data set (`None` for the synthetic set,
-/// whose samples are vectors): what the config alone says, before any file is read.
-pub fn expected_shape(cfg: &DataConfig) -> Option<[usize; 3]> {
-    match cfg.dataset {
+/// The images' `[channels, height, width]` of a data set, known before the data are loaded:
+/// `None` for vectors (the synthetic set, `n x d` files).
+pub fn expected_shape(cfg: &DataConfig) -> Result<Option<[usize; 3]>> {
+    Ok(match cfg.dataset {
         Dataset::Synthetic => None,
         Dataset::Mnist | Dataset::FashionMnist => Some([1, 28, 28]),
         Dataset::Cifar10 => Some([3, 32, 32]),
         Dataset::Digits => Some([1, 8, 8]),
-    }
+        Dataset::File => peek_x(cfg)?.image(),
+    })
 }
 
-/// The problems of a `[data]` table that the config alone shows (a scaling the images'
-/// channels do not allow), each naming its key: what [`load`] would refuse after reading
-/// the files.
+/// The shape `data.x` declares.
+fn peek_x(cfg: &DataConfig) -> Result<arrays::InputShape> {
+    let x = required(cfg.x.as_deref(), Role::X)?;
+    arrays::peek_inputs(x, Role::X).map_err(|e| at_key(Role::X.key(), e))
+}
+
+/// The path of a file key that the data set needs.
+fn required(path: Option<&Path>, role: Role) -> Result<&Path> {
+    path.ok_or_else(|| DataError::KeyUse {
+        key: role.key(),
+        reason: "required with data.dataset = \"file\"".into(),
+    })
+}
+
+/// The problems of a `[data]` table that show before the data are loaded, each naming its
+/// key: keys the data set does not use, a scaling the images' channels do not allow, and
+/// for files what their headers say (shapes, label counts, `n` beyond the rows).
 pub fn check(cfg: &DataConfig) -> Vec<DataError> {
-    let mut problems = Vec::new();
-    if let (Some(scaling), Some([channels, _, _])) = (cfg.scaling, expected_shape(cfg))
+    let mut problems = unused_keys(cfg);
+    if cfg.dataset == Dataset::File {
+        problems.extend(check_files(cfg));
+    } else if let Some(scaling) = cfg.scaling
+        && let Ok(Some([channels, _, _])) = expected_shape(cfg)
         && let Err(e) = scaling.check_channels(channels)
     {
         problems.push(at_key("data.scaling", e));
     }
     problems
+}
+
+/// The keys set that the chosen data set does not use.
+fn unused_keys(cfg: &DataConfig) -> Vec<DataError> {
+    let dataset = cfg.dataset.name();
+    let mut problems = Vec::new();
+    let mut refuse = |set: bool, key: &'static str, reason: String| {
+        if set {
+            problems.push(DataError::KeyUse { key, reason });
+        }
+    };
+    let file = cfg.dataset == Dataset::File;
+    for (path, role) in [
+        (&cfg.x, Role::X),
+        (&cfg.labels, Role::Labels),
+        (&cfg.test_x, Role::TestX),
+        (&cfg.test_labels, Role::TestLabels),
+    ] {
+        refuse(
+            !file && path.is_some(),
+            role.key(),
+            format!("only for data.dataset = \"file\"; {dataset} reads its own files"),
+        );
+    }
+    match cfg.dataset {
+        Dataset::Synthetic => {
+            refuse(
+                cfg.dir.is_some(),
+                "data.dir",
+                "the synthetic set reads no files (for your own data: data.dataset = \"file\" \
+                 with data.x)"
+                    .into(),
+            );
+            refuse(
+                cfg.scaling.is_some(),
+                "data.scaling",
+                "the synthetic set has no pixels to scale".into(),
+            );
+            refuse(
+                cfg.split == Split::Test,
+                "data.split",
+                "the synthetic set has no test split".into(),
+            );
+        }
+        Dataset::File => {
+            refuse(
+                cfg.input_dim.is_some(),
+                "data.input_dim",
+                "only for the synthetic set; a file gives its own dimension".into(),
+            );
+            refuse(
+                cfg.dir.is_some(),
+                "data.dir",
+                "a file set is named by data.x (and data.labels), not a directory".into(),
+            );
+            refuse(
+                cfg.scaling.is_some(),
+                "data.scaling",
+                "a file's values are used as they are (data.unit_norm = true scales rows)".into(),
+            );
+            refuse(
+                cfg.split == Split::Test,
+                "data.split",
+                "a file set has no splits; a held-out set is data.test_x".into(),
+            );
+        }
+        _ => refuse(
+            cfg.input_dim.is_some(),
+            "data.input_dim",
+            format!("only for the synthetic set; {dataset} fixes its own dimension"),
+        ),
+    }
+    problems
+}
+
+/// What the headers of a file set's arrays say of each other and of `data.n`.
+fn check_files(cfg: &DataConfig) -> Vec<DataError> {
+    let mut problems = Vec::new();
+    let x = match peek_x(cfg) {
+        Ok(x) => x,
+        Err(e) => return vec![e],
+    };
+    if cfg.n > x.rows {
+        problems.push(n_beyond(cfg, x.rows));
+    }
+    let mut pair = |labels: Option<&Path>, role: Role, rows: usize, of: Role| {
+        if let Some(path) = labels {
+            match arrays::peek_labels(path, role) {
+                Ok(len) if len != rows => problems.push(DataError::KeyUse {
+                    key: role.key(),
+                    reason: format!(
+                        "{} holds {len} labels but {} has {rows} rows",
+                        path.display(),
+                        of.key()
+                    ),
+                }),
+                Ok(_) => {}
+                Err(e) => problems.push(at_key(role.key(), e)),
+            }
+        }
+    };
+    pair(cfg.labels.as_deref(), Role::Labels, x.rows, Role::X);
+    match cfg.test_x.as_deref() {
+        Some(path) => match arrays::peek_inputs(path, Role::TestX) {
+            Ok(t) if t.sample_shape != x.sample_shape => problems.push(DataError::KeyUse {
+                key: Role::TestX.key(),
+                reason: format!(
+                    "samples of shape {:?} where data.x has {:?}",
+                    t.sample_shape, x.sample_shape
+                ),
+            }),
+            Ok(t) => pair(
+                cfg.test_labels.as_deref(),
+                Role::TestLabels,
+                t.rows,
+                Role::TestX,
+            ),
+            Err(e) => problems.push(at_key(Role::TestX.key(), e)),
+        },
+        None if cfg.test_labels.is_some() => problems.push(DataError::KeyUse {
+            key: Role::TestLabels.key(),
+            reason: "labels of a held-out set need its inputs, data.test_x".into(),
+        }),
+        None => {}
+    }
+    problems
+}
+
+fn n_beyond(cfg: &DataConfig, available: usize) -> DataError {
+    DataError::KeyUse {
+        key: "data.n",
+        reason: format!(
+            "{} samples asked, but {} holds only {available} rows",
+            cfg.n,
+            cfg.x.as_deref().unwrap_or(Path::new("data.x")).display()
+        ),
+    }
+}
+
+/// The number of held-out samples `data.test_x` holds (`None` without one, or for a
+/// built-in set).
+pub fn test_rows(cfg: &DataConfig) -> Result<Option<usize>> {
+    match (cfg.dataset, cfg.test_x.as_deref()) {
+        (Dataset::File, Some(path)) => Ok(Some(
+            arrays::peek_inputs(path, Role::TestX)
+                .map_err(|e| at_key(Role::TestX.key(), e))?
+                .rows,
+        )),
+        _ => Ok(None),
+    }
 }
 
 /// Loads the inputs a `[data]` table describes. Errors name the file or the key.
@@ -111,13 +283,28 @@ pub fn load(cfg: &DataConfig) -> Result<Inputs> {
                 format!("synthetic N(0, I_{d}), n = {}, seed {}", cfg.n, cfg.seed),
             )
         }
+        Dataset::File => {
+            let x = required(cfg.x.as_deref(), Role::X)?;
+            let set = load_files(x, cfg.labels.as_deref(), [Role::X, Role::Labels])?;
+            if cfg.n > set.n {
+                return Err(n_beyond(cfg, set.n));
+            }
+            let subset = subset(cfg);
+            let classes = set.labels.iter().max().map_or(1, |&l| usize::from(l) + 1);
+            let idx = subset
+                .indices(&set.labels, classes)
+                .map_err(|e| at_key("data.subset", e))?;
+            let mut picked = set.select(&idx);
+            picked.description = format!("{}, {subset}", set.description);
+            picked
+        }
         other => {
             let source = match other {
                 Dataset::Mnist => Source::Mnist,
                 Dataset::FashionMnist => Source::FashionMnist,
                 Dataset::Cifar10 => Source::Cifar10,
                 Dataset::Digits => Source::Digits,
-                Dataset::Synthetic => unreachable!(),
+                Dataset::Synthetic | Dataset::File => unreachable!(),
             };
             let set = source.load(cfg.dir.as_deref(), cfg.split)?;
             if cfg.n > set.n {
@@ -128,14 +315,7 @@ pub fn load(cfg: &DataConfig) -> Result<Inputs> {
                     available: set.n,
                 });
             }
-            let subset = match cfg.subset {
-                SubsetRule::First => Subset::First { n: cfg.n },
-                SubsetRule::Balanced => Subset::Balanced { n: cfg.n },
-                SubsetRule::Random => Subset::Random {
-                    n: cfg.n,
-                    seed: cfg.seed,
-                },
-            };
+            let subset = subset(cfg);
             let idx = subset
                 .indices(&set.labels, set.num_classes)
                 .map_err(|e| at_key("data.subset", e))?;
@@ -155,6 +335,83 @@ pub fn load(cfg: &DataConfig) -> Result<Inputs> {
         inputs.description.push_str(", unit norm");
     }
     Ok(inputs)
+}
+
+/// The held-out set a training run evaluates on: the first `n` samples of the test split of
+/// a built-in set, or of `data.test_x` and `data.test_labels` for a file set (both
+/// required). Scaled as the training set is.
+pub fn load_test(cfg: &DataConfig, n: usize) -> Result<Inputs> {
+    let mut test_cfg = cfg.clone();
+    test_cfg.split = Split::Test;
+    test_cfg.subset = SubsetRule::First;
+    test_cfg.n = n;
+    if cfg.dataset != Dataset::File {
+        return load(&test_cfg);
+    }
+    let x = required(cfg.test_x.as_deref(), Role::TestX)?;
+    let labels = required(cfg.test_labels.as_deref(), Role::TestLabels)?;
+    let set = load_files(x, Some(labels), [Role::TestX, Role::TestLabels])?;
+    if n > set.n {
+        return Err(DataError::KeyUse {
+            key: Role::TestX.key(),
+            reason: format!(
+                "{n} samples asked, but {} holds only {} rows",
+                x.display(),
+                set.n
+            ),
+        });
+    }
+    let mut inputs = set.select(&(0..n).collect::<Vec<_>>());
+    inputs.description = format!("{}, first:{n}", set.description);
+    if cfg.unit_norm {
+        inputs.normalize_rows()?;
+        inputs.description.push_str(", unit norm");
+    }
+    Ok(inputs)
+}
+
+/// The inputs at `x` with the labels at `labels` (all 0 without), checked to be as many.
+fn load_files(x: &Path, labels: Option<&Path>, [xr, lr]: [Role; 2]) -> Result<Inputs> {
+    let m = arrays::read_inputs(x, xr).map_err(|e| at_key(xr.key(), e))?;
+    let labels = match labels {
+        Some(path) => {
+            let l = arrays::read_labels(path, lr).map_err(|e| at_key(lr.key(), e))?;
+            if l.len() != m.rows {
+                return Err(DataError::KeyUse {
+                    key: lr.key(),
+                    reason: format!(
+                        "{} holds {} labels but {} has {} rows",
+                        path.display(),
+                        l.len(),
+                        x.display(),
+                        m.rows
+                    ),
+                });
+            }
+            l
+        }
+        None => vec![0; m.rows],
+    };
+    let d = m.dim();
+    Ok(Inputs {
+        description: format!("file {} ({} x {d})", x.display(), m.rows),
+        x: m.values,
+        n: m.rows,
+        d,
+        labels,
+    })
+}
+
+/// The subset rule of the table.
+fn subset(cfg: &DataConfig) -> Subset {
+    match cfg.subset {
+        SubsetRule::First => Subset::First { n: cfg.n },
+        SubsetRule::Balanced => Subset::Balanced { n: cfg.n },
+        SubsetRule::Random => Subset::Random {
+            n: cfg.n,
+            seed: cfg.seed,
+        },
+    }
 }
 
 /// An error of the data the config key `key` describes.

@@ -8,12 +8,15 @@
 //!   [`Source`]. Default directories: [`paths`].
 //! - [`Scaling`] (pixel maps of the official code), [`Subset`] (first / class-balanced /
 //!   random n), [`CifarAugment`] (pad-crop-flip).
+//! - The user's own arrays ([`arrays`]): `.npy`, `.npz` or CSV inputs and labels, read with
+//!   the same checks (`data.dataset = "file"`).
 //! - What the tools read: [`config::DataConfig`] (the `[data]` table) and [`inputs`] (the
 //!   `n x d` matrix it selects, fed to the networks).
 //!
 //! Real files come from `bash datasets/fetch.sh` (MNIST, Fashion-MNIST, digits); CIFAR-10 is
 //! downloaded by hand (see `datasets/README.md`). Every malformed input is a [`DataError`].
 
+pub mod arrays;
 pub mod augment;
 pub mod cifar;
 pub mod config;

@@ -6,7 +6,7 @@
 //! the outputs `o` that [`OutputMode`] selects.
 
 use burn::module::{Flag, Module, ModuleMapper, Param};
-use burn::tensor::{Tensor, TensorData};
+use burn::tensor::{DType, Tensor, TensorData};
 use ntk_data::inputs::Inputs;
 use ntk_model::{Mlp, Net, ResNet};
 use ntk_numerics::backend::{Compute, Precision};
@@ -213,6 +213,22 @@ fn autodiff_kernel<M: Module>(
     let model = eval_mode(model.clone().fork(&ad).train());
     let x = to_tensor(inputs, compute).to_device(&ad);
     jacobian::ntk_by_autodiff(&model, forward, &x, mode)
+}
+
+/// Casts every float parameter and running statistic of a module to `dtype`.
+struct CastFloats(DType);
+
+impl ModuleMapper for CastFloats {
+    fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+        let dtype = self.0;
+        param.map(|t| t.cast(dtype))
+    }
+}
+
+/// `net` with its parameters and running statistics in `precision`: the kernel of the same
+/// network computed in another precision (widening f32 to f64 keeps every value exactly).
+pub fn with_precision(net: &Net, precision: Precision) -> Net {
+    net.clone().map(&mut CastFloats(precision.dtype()))
 }
 
 /// The NTK of any network the trainer holds: an MLP by [`compute_kernel`], a ResNet from its

@@ -228,8 +228,9 @@ impl ProbeConfig {
         );
         if let Ok(net) = self.net()
             && self.data.dataset != Dataset::Synthetic
+            && let Ok(dim) = ntk_data::inputs::expected_dim(&self.data)
             && let Err(e) = net.check_input_dim(
-                ntk_data::inputs::expected_dim(&self.data),
+                dim,
                 &format!("data.dataset = \"{}\"", self.data.dataset.name()),
             )
         {
@@ -274,11 +275,6 @@ impl ProbeConfig {
                 key: "data.input_dim",
                 value: "0".into(),
                 reason: "must be at least 1".into(),
-            });
-        }
-        if self.data.dataset != Dataset::Synthetic && self.data.input_dim.is_some() {
-            return Err(Error::InputDimOfDataset {
-                dataset: self.data.dataset.name().to_string(),
             });
         }
         if self.probe.block_size < 2 {

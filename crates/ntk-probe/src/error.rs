@@ -36,8 +36,6 @@ pub enum Error {
     #[error("{0}")]
     Invalid(&'static str),
     /// `data.input_dim` for a data set that fixes its own dimension.
-    #[error("data.input_dim is only for the synthetic set; {dataset} fixes its own dimension")]
-    InputDimOfDataset { dataset: String },
     /// `model.input_dim` that is not the data's.
     #[error(
         "model.input_dim = {given}, but the data ({description}) have {data_dim} inputs per \

@@ -111,7 +111,7 @@ pub fn provenance(
 ) -> Provenance {
     let mut c = cfg.clone();
     c.probe.device = None;
-    c.data.dir = None;
+    c.data = c.data.without_locations();
     if let Some(m) = c.model.as_mut() {
         m.input_dim = inputs.d;
     }

@@ -395,3 +395,82 @@ fn redrawing_without_tables_names_the_missing_file() {
         .unwrap();
     assert!(!out.status.success());
 }
+
+/// The reproduction: a data directory on the synthetic set was ignored (exit 0,
+/// synthetic data); it is now an error naming the key, and so is a file key on an image set.
+#[test]
+fn data_keys_that_do_not_apply_are_refused() {
+    expect_error(
+        SMALL,
+        &["--set", "data.dir=my_x.npy"],
+        &[
+            "data.dir",
+            "the synthetic set reads no files",
+            "data.dataset = \"file\"",
+        ],
+    );
+    expect_error(
+        SMALL,
+        &["--set", "data.x=my_x.npy"],
+        &["data.x", "only for data.dataset = \"file\""],
+    );
+}
+
+/// The user's own inputs: the probe's saved `inputs.npy` of a synthetic run, read back as a
+/// file set, gives the same data digest and the same kernel, bit for bit; as CSV too.
+#[test]
+fn a_file_set_gives_the_kernel_of_the_same_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), SMALL);
+    let first = dir.path().join("synthetic");
+    let out = ntk_cli(&cfg, &first);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = |dir: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+    };
+    let a = summary(&first);
+    let (x, shape) = npy::read(&first.join("inputs.npy")).unwrap();
+    let csv: String = x
+        .chunks(shape[1] as usize)
+        .map(|r| {
+            r.iter()
+                .map(|v| format!("{v:?}"))
+                .collect::<Vec<_>>()
+                .join(",")
+                + "\n"
+        })
+        .collect();
+    let csv_path = common::write_file(dir.path(), "x.csv", &csv);
+    for (name, path) in [("npy", first.join("inputs.npy")), ("csv", csv_path)] {
+        let text = SMALL.replace(
+            "dataset = \"synthetic\"\nn = 40\ninput_dim = 5",
+            &format!(
+                "dataset = \"file\"\nn = 40\nsubset = \"first\"\nx = {:?}",
+                path.display().to_string()
+            ),
+        );
+        let cfg = common::write_file(dir.path(), &format!("{name}.toml"), &text);
+        let second = dir.path().join(name);
+        let out = ntk_cli(&cfg, &second);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let b = summary(&second);
+        let digest = |s: &serde_json::Value| s["provenance"]["config"]["data.digest"].clone();
+        assert_eq!(digest(&a), digest(&b), "{name}");
+        assert!(!digest(&a).is_null());
+        for key in ["lambda_min", "lambda_max", "kappa", "min_grad_angle_deg"] {
+            assert_eq!(a[key], b[key], "{name} {key}");
+        }
+        assert_eq!(
+            npy::read(&first.join("ntk.npy")).unwrap(),
+            npy::read(&second.join("ntk.npy")).unwrap()
+        );
+    }
+}

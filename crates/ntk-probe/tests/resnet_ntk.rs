@@ -530,3 +530,55 @@ fn bad_resnet_configs_are_refused_with_clear_errors() {
     assert!(!o.status.success());
     assert!(err.contains("[resnet]") && err.contains("MLP"), "{err}");
 }
+
+/// `ntk.precision` (ntk-train's tracking): the f64 kernel of a network trained in f32 is the
+/// kernel of its f32 parameters in f64 arithmetic. Two routes must agree: the host engine
+/// reading the f32 network in f64, and Burn's autodiff on the network cast to f64
+/// (`with_precision`, exact widening). Both are f64 sums of the same products in different
+/// orders: relative error ~1e-14, bound 1e-10. The f32 kernel is within f32's rounding of it.
+#[test]
+fn the_f64_kernel_of_an_f32_network_by_two_routes() {
+    use ntk_kernel::compute::{Method as KernelMethod, compute_kernel_net, with_precision};
+    let f32c = backend::select(Some("flex"), Precision::F32).unwrap();
+    let f64c = compute();
+    let nets = [
+        Net::ResNet(
+            ResNet::new(
+                &tiny(ResNetVariant::BatchNorm, 8, 1),
+                &f32c.device,
+                f32c.dtype(),
+            )
+            .unwrap(),
+        ),
+        Net::Mlp(
+            ntk_model::Mlp::new(
+                &ntk_model::MlpConfig::new(64, 32, 3, ntk_model::ActivationKind::Relu).with_seed(3),
+                &f32c.device,
+                f32c.dtype(),
+            )
+            .unwrap(),
+        ),
+    ];
+    let inp = inputs(12, 64, 5);
+    for net in nets {
+        let host =
+            compute_kernel_net(&net, &inp, &f64c, KernelMethod::Auto, OutputMode::Sum).unwrap();
+        let wide = with_precision(&net, Precision::F64);
+        let ad = compute_kernel_net(&wide, &inp, &f64c, KernelMethod::Autodiff, OutputMode::Sum)
+            .unwrap();
+        let err = host.kernel.relative_error(&ad.kernel);
+        assert!(
+            err < 1e-10,
+            "{}: host vs autodiff in f64: {err:e}",
+            net.describe()
+        );
+        let narrow =
+            compute_kernel_net(&net, &inp, &f32c, KernelMethod::Auto, OutputMode::Sum).unwrap();
+        let err = narrow.kernel.relative_error(&host.kernel);
+        assert!(
+            err < 1e-5 && err > 0.0,
+            "{}: f32 vs f64: {err:e}",
+            net.describe()
+        );
+    }
+}

@@ -22,7 +22,8 @@ use crate::overrides::{Assignment, Flags};
 /// The help of `--set`, the same in both tools.
 pub const SET_HELP: &str = "Override a config key: KEY=VALUE at a dotted key, typed and \
     checked as in the file (repeatable; applied after the short flags). VALUE is TOML, other \
-    text a string: --set model.depth=5 --set data.dataset=mnist --set optim.lr=0.1";
+    text a string: --set model.depth=5 --set data.dataset=mnist --set optim.lr=0.1; \
+    KEY= (nothing after =) removes the key, back to its default: --set data.input_dim=";
 
 /// The flags of one run: the config, where it writes, overrides, and what to do with what
 /// is already there.
@@ -88,7 +89,7 @@ pub struct SweepFlags {
 /// the network go to `[resnet]` when the config has that table, else to `[model]`.
 #[derive(Args, Clone, Debug, Default)]
 pub struct KeyFlags {
-    /// data.dataset: synthetic, mnist, fashion-mnist, cifar-10, digits.
+    /// data.dataset: synthetic, mnist, fashion-mnist, cifar-10, digits, file (your own arrays: data.x).
     #[arg(long)]
     pub dataset: Option<String>,
     /// data.n.

@@ -75,36 +75,174 @@ fn check_plain_header(bytes: &[u8]) -> std::io::Result<()> {
 /// [`read`] from the file's bytes. The header's shape must match the data that follows
 /// (checked before anything is allocated from it); only f32 and f64 arrays are accepted.
 pub fn read_bytes(bytes: &[u8]) -> std::io::Result<(Vec<f64>, Vec<u64>)> {
-    let bad = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidData, m);
-    check_plain_header(bytes)?;
-    let mut rest = bytes;
-    let header = npyz::NpyHeader::from_reader(&mut rest)?;
-    let npy = npyz::NpyFile::with_header(header, rest);
-    let shape = npy.shape().to_vec();
-    let width = match npy.dtype() {
-        npyz::DType::Plain(t) if matches!(t.size_field(), 4 | 8) => t.size_field() as u128,
-        other => {
-            return Err(bad(format!(
-                "expected an f32 or f64 array, found {other:?}"
+    let array = read_array_bytes(bytes)?;
+    if array.kind != Kind::Float {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("expected an f32 or f64 array, found {}", array.dtype),
+        ));
+    }
+    Ok((array.values, array.shape))
+}
+
+/// The element kind of a numeric array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Float,
+    Int,
+    Uint,
+    Bool,
+}
+
+/// A numeric `.npy` array read as f64, in C (row-major) order whatever the file's order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Array {
+    pub values: Vec<f64>,
+    pub shape: Vec<u64>,
+    pub kind: Kind,
+    /// The dtype as numpy writes it (`<f4`, `|u1`, ...), for messages.
+    pub dtype: String,
+}
+
+/// The shape and dtype an `.npy` header declares, read without the data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Header {
+    pub shape: Vec<u64>,
+    pub kind: Kind,
+    pub dtype: String,
+}
+
+fn invalid(m: String) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, m)
+}
+
+/// The kind and width of a plain numeric dtype; anything else (strings, records, objects,
+/// complex, half floats, datetimes) is an error naming it.
+fn numeric(dtype: &npyz::DType) -> std::io::Result<(Kind, u64, String)> {
+    use npyz::TypeChar;
+    let npyz::DType::Plain(t) = dtype else {
+        return Err(invalid(format!(
+            "expected a numeric array, found the structured dtype {}",
+            dtype.descr()
+        )));
+    };
+    let name = t.to_string();
+    let kind = match (t.type_char(), t.size_field()) {
+        (TypeChar::Float, 4 | 8) => Kind::Float,
+        (TypeChar::Int, 1 | 2 | 4 | 8) => Kind::Int,
+        (TypeChar::Uint, 1 | 2 | 4 | 8) => Kind::Uint,
+        (TypeChar::Bool, 1) => Kind::Bool,
+        _ => {
+            return Err(invalid(format!(
+                "expected a numeric array (float32/64, int8-64, uint8-64 or bool), found dtype {name}"
             )));
         }
     };
+    Ok((kind, t.size_field(), name))
+}
+
+/// The header of `.npy` bytes (only the header need be present): shape and dtype, checked
+/// to be a plain numeric array's.
+pub fn read_header(bytes: &[u8]) -> std::io::Result<Header> {
+    check_plain_header(bytes)?;
+    let mut rest = bytes;
+    let header = npyz::NpyHeader::from_reader(&mut rest)?;
+    let (kind, _, dtype) = numeric(&header.dtype())?;
+    Ok(Header {
+        shape: header.shape().to_vec(),
+        kind,
+        dtype,
+    })
+}
+
+/// How many bytes of a file hold its `.npy` header (magic, version, length and text), from
+/// its first 12 bytes; `None` when they are not an `.npy` file's.
+pub fn header_len(first: &[u8]) -> Option<usize> {
+    let rest = first.strip_prefix(b"\x93NUMPY")?;
+    match rest.first()? {
+        1 => Some(10 + usize::from(u16::from_le_bytes([*rest.get(2)?, *rest.get(3)?]))),
+        2 | 3 => {
+            let b = rest.get(2..6)?;
+            Some(12 + u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        }
+        _ => None,
+    }
+}
+
+/// Reads any plain numeric array (floats, integers, bools) as f64, in C order. Integers
+/// beyond 2^53 lose their low bits; callers that need integers check the values. The
+/// header's shape must match the data that follows (checked before anything is allocated).
+pub fn read_array_bytes(bytes: &[u8]) -> std::io::Result<Array> {
+    check_plain_header(bytes)?;
+    let mut rest = bytes;
+    let header = npyz::NpyHeader::from_reader(&mut rest)?;
+    let (kind, width, dtype) = numeric(&header.dtype())?;
+    let shape = header.shape().to_vec();
     let count = shape
         .iter()
         .try_fold(1u128, |acc, &d| acc.checked_mul(u128::from(d)));
-    if count.and_then(|c| c.checked_mul(width)) != Some(rest.len() as u128) {
-        return Err(bad(format!(
+    if count.and_then(|c| c.checked_mul(u128::from(width))) != Some(rest.len() as u128) {
+        return Err(invalid(format!(
             "the header's shape {shape:?} does not match the {} data bytes that follow it",
             rest.len()
         )));
     }
-    let values = match npy.dtype() {
-        npyz::DType::Plain(t) if t.size_field() == 4 => {
-            npy.into_vec::<f32>()?.into_iter().map(f64::from).collect()
-        }
-        _ => npy.into_vec::<f64>()?,
+    let strides = header.strides().to_vec();
+    let fortran = header.order() == npyz::Order::Fortran;
+    let npy = npyz::NpyFile::with_header(header, rest);
+    fn all<T: npyz::Deserialize + Into<f64>>(
+        npy: npyz::NpyFile<&[u8]>,
+    ) -> std::io::Result<Vec<f64>> {
+        Ok(npy.into_vec::<T>()?.into_iter().map(Into::into).collect())
+    }
+    fn wide<T: npyz::Deserialize>(
+        npy: npyz::NpyFile<&[u8]>,
+        f: fn(T) -> f64,
+    ) -> std::io::Result<Vec<f64>> {
+        Ok(npy.into_vec::<T>()?.into_iter().map(f).collect())
+    }
+    let values = match (kind, width) {
+        (Kind::Float, 4) => all::<f32>(npy)?,
+        (Kind::Float, _) => all::<f64>(npy)?,
+        (Kind::Int, 1) => all::<i8>(npy)?,
+        (Kind::Int, 2) => all::<i16>(npy)?,
+        (Kind::Int, 4) => all::<i32>(npy)?,
+        (Kind::Int, _) => wide::<i64>(npy, |v| v as f64)?,
+        (Kind::Uint, 1) => all::<u8>(npy)?,
+        (Kind::Uint, 2) => all::<u16>(npy)?,
+        (Kind::Uint, 4) => all::<u32>(npy)?,
+        (Kind::Uint, _) => wide::<u64>(npy, |v| v as f64)?,
+        (Kind::Bool, _) => wide::<bool>(npy, |b| f64::from(u8::from(b)))?,
     };
-    Ok((values, shape))
+    let values = if fortran && shape.len() > 1 {
+        c_order(&values, &shape, &strides)
+    } else {
+        values
+    };
+    Ok(Array {
+        values,
+        shape,
+        kind,
+        dtype,
+    })
+}
+
+/// The elements of an array stored with `strides` (in elements, per axis) in C order.
+fn c_order(values: &[f64], shape: &[u64], strides: &[u64]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(values.len());
+    let mut index = vec![0u64; shape.len()];
+    for _ in 0..values.len() {
+        let at: u64 = index.iter().zip(strides).map(|(i, s)| i * s).sum();
+        out.push(values[at as usize]);
+        for axis in (0..shape.len()).rev() {
+            index[axis] += 1;
+            if index[axis] < shape[axis] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -117,6 +255,17 @@ mod tests {
         assert_eq!(read_bytes(&bytes).unwrap(), (vec![1.0, -2.5, 3.0], vec![3]));
         let bytes = to_bytes(&[0.5f32, 2.0], &[1, 2]).unwrap();
         assert_eq!(read_bytes(&bytes).unwrap(), (vec![0.5, 2.0], vec![1, 2]));
+        let ints = to_bytes(&[3i64, -1, 7], &[3]).unwrap();
+        assert!(read_bytes(&ints).unwrap_err().to_string().contains("<i8"));
+        let array = read_array_bytes(&ints).unwrap();
+        assert_eq!(
+            (array.values, array.kind),
+            (vec![3.0, -1.0, 7.0], Kind::Int)
+        );
+        let bytes = to_bytes(&[250u8, 0], &[2]).unwrap();
+        assert_eq!(read_array_bytes(&bytes).unwrap().values, vec![250.0, 0.0]);
+        let header = read_header(&bytes[..header_len(&bytes[..12]).unwrap()]).unwrap();
+        assert_eq!((header.shape, header.kind), (vec![2], Kind::Uint));
         // The fuzzer's find: 12 nested dicts took npyz's parser 12.6 s; 40 would take years.
         let header = format!(
             "{{'descr': '<f8', 'fortran_order': False,{} 0",
@@ -137,5 +286,20 @@ mod tests {
                 .contains("does not match")
         );
         assert!(read_bytes(b"\x93NUMPY").is_err());
+    }
+
+    /// A Fortran-ordered 2 x 3 array (numpy's `np.asfortranarray`) reads back in C order.
+    #[test]
+    fn fortran_order_reads_as_c_order() {
+        let c = to_bytes(&[1.0f64, 4.0, 2.0, 5.0, 3.0, 6.0], &[2, 3]).unwrap();
+        let text = std::str::from_utf8(&c[10..header_len(&c).unwrap()]).unwrap();
+        let fortran_text = text.replace("'fortran_order': False", "'fortran_order': True ");
+        assert_eq!(fortran_text.len(), text.len());
+        let mut f = c[..10].to_vec();
+        f.extend(fortran_text.as_bytes());
+        f.extend(&c[header_len(&c).unwrap()..]);
+        let a = read_array_bytes(&f).unwrap();
+        assert_eq!(a.values, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        assert_eq!(a.shape, vec![2, 3]);
     }
 }

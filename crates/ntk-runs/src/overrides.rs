@@ -32,7 +32,8 @@ pub struct Assignment {
 }
 
 impl Assignment {
-    /// Parses one `--set` argument, `KEY=VALUE`: the value as TOML, else as a bare string.
+    /// Parses one `--set` argument, `KEY=VALUE`: the value as TOML, else as a bare string;
+    /// `KEY=` (nothing after `=`) removes the key, so that it takes its default.
     pub fn parse(arg: &str) -> crate::Result<Self> {
         let (key, value) = arg.split_once('=').ok_or_else(|| Error::Override {
             origin: format!("--set {arg}"),
@@ -46,7 +47,7 @@ impl Assignment {
         })?;
         Ok(Self {
             key: key.to_string(),
-            value: Some(parse_value(value)),
+            value: (!value.trim().is_empty()).then(|| parse_value(value)),
             origin: format!("--set {arg}"),
         })
     }
@@ -532,6 +533,15 @@ mod tests {
         // Or given whole, inline.
         let c = load_with(&["ntk={ every = 3 }"]).unwrap();
         assert_eq!(c.ntk.unwrap().every, 3);
+    }
+
+    #[test]
+    fn an_empty_value_removes_the_key() {
+        let a = Assignment::parse("data.input_dim=").unwrap();
+        assert_eq!((a.key.as_str(), &a.value), ("data.input_dim", &None));
+        let mut t: Table = "[data]\ninput_dim = 5\nn = 3\n".parse().unwrap();
+        a.apply(&mut t).unwrap();
+        assert_eq!(t.to_string(), "[data]\nn = 3\n");
     }
 
     #[test]

@@ -96,7 +96,8 @@ pub struct TrainSection {
     /// Seed of the data order and augmentation (the model's seed is `model.seed`).
     #[serde(default)]
     pub seed: u64,
-    /// Test samples evaluated (first n of the test split; 0 for none).
+    /// Test samples evaluated: the first n of the test split, or of `data.test_x` for a
+    /// file set (all of it when it holds fewer; none without one); 0 for none.
     #[serde(default = "default_test_n")]
     pub test_n: usize,
     /// Evaluate the test set every this many epochs (and after the last).
@@ -132,6 +133,22 @@ pub struct NtkTrackConfig {
     pub n: usize,
     #[serde(default)]
     pub output: OutputMode,
+    /// The precision of the tracked kernel (`"f32"` or `"f64"`); default f64 on the CPU
+    /// backends, the run's precision on a GPU ([`NtkTrackConfig::precision_on`]). In f32
+    /// any kappa above about 1 / (n eps_f32) (1.7e4 at n = 500) is unresolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
+}
+
+impl NtkTrackConfig {
+    /// The precision the kernel is computed in on `compute`.
+    pub fn precision_on(&self, compute: &ntk_numerics::backend::Compute) -> Precision {
+        self.precision.unwrap_or(if compute.on_host() {
+            Precision::F64
+        } else {
+            compute.precision
+        })
+    }
 }
 
 /// The representations during training (Agarwal et al., Fig. 1): the average normalized
@@ -291,17 +308,23 @@ impl TrainConfig {
             .into_iter()
             .map(Into::into)
             .collect();
-        let shape = ntk_data::inputs::expected_shape(&self.data);
-        let dataset = self.data.dataset.name();
-        if shape.is_some() && self.data.input_dim.is_some() {
-            problems.push(crate::Error::Invalid(format!(
-                "data.input_dim is only for the synthetic set; {dataset} fixes its own dimension"
-            )));
+        if self.data.dataset == ntk_data::Dataset::File && self.data.labels.is_none() {
+            problems.push(crate::Error::Invalid(
+                "data.labels: training needs a label (an integer class) per row of data.x".into(),
+            ));
         }
+        // What the data's headers say; when they cannot be read, `check` said why.
+        let (Ok(shape), Ok(dim)) = (
+            ntk_data::inputs::expected_shape(&self.data),
+            ntk_data::inputs::expected_dim(&self.data),
+        ) else {
+            return problems;
+        };
+        let dataset = self.data.dataset.name();
         if self.train.augment && shape != Some([3, 32, 32]) {
             let has = match shape {
                 Some([c, h, w]) => format!("{c}x{h}x{w} images"),
-                None => format!("{} inputs", ntk_data::inputs::expected_dim(&self.data)),
+                None => format!("{dim} inputs"),
             };
             problems.push(crate::Error::Invalid(format!(
                 "train.augment = true needs 3x32x32 images (CIFAR-10); data.dataset = \"{dataset}\" \
@@ -309,10 +332,7 @@ impl TrainConfig {
             )));
         }
         if let Ok(spec) = self.spec()
-            && let Err(e) = spec.check_input_dim(
-                ntk_data::inputs::expected_dim(&self.data),
-                &format!("data.dataset = \"{dataset}\""),
-            )
+            && let Err(e) = spec.check_input_dim(dim, &format!("data.dataset = \"{dataset}\""))
         {
             problems.push(e.into());
         }

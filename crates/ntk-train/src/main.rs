@@ -284,7 +284,7 @@ fn run(args: SweepArgs, kind: Kind) -> CliResult<()> {
         None => Shard::all(),
     };
     let points = sweep::expand(&cfg)?;
-    let dim = ntk_data::inputs::expected_dim(&cfg.data);
+    let dim = ntk_data::inputs::expected_dim(&cfg.data)?;
     for point in &points {
         ntk_train::budget::check_memory(&point.cfg, dim, flags.max_memory.as_deref())?;
     }

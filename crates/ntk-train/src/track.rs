@@ -1,7 +1,7 @@
 //! The probes during training:
 //! - the NTK of a fixed subset of the training set (beyond the papers), its condition number
-//!   kappa = lambda_max / lambda_min (float64 spectrum, singular below n eps lambda_max as in
-//!   `ntk_numerics::spectrum`) and the minimum pairwise model-gradient angle, with the probe's
+//!   kappa = lambda_max / lambda_min (the kernel in `ntk.precision`: f64 by default on the
+//!   CPU; float64 spectrum, singular below n eps lambda_max as in `ntk_numerics::spectrum`) and the minimum pairwise model-gradient angle, with the probe's
 //!   own kernel routes (structured for MLPs, per-sample gradients otherwise; BatchNorm in
 //!   evaluation mode);
 //! - the representations of a fixed subset of the test set (Agarwal et al., Fig. 1): at
@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use ntk_data::inputs::Inputs;
 use ntk_kernel::compute::Method;
-use ntk_numerics::backend::Compute;
+use ntk_numerics::backend::{Compute, Precision};
 use ntk_numerics::kernel::OutputMode;
 
 use burn::tensor::Tensor;
@@ -25,17 +25,30 @@ use ntk_numerics::linalg::gram_lower;
 use crate::metrics::{NtkRow, RepresentationRow};
 use crate::model::Model;
 
-/// Measures the NTK of `model` (plain device, evaluation mode) on `probe`.
+/// Measures the NTK of `model` (plain device, evaluation mode) on `probe`, in `precision`
+/// (`ntk.precision`): the kernel of the trained parameters, cast when the run trains in
+/// another precision (f32 parameters widen to f64 exactly), on the run's device.
 pub fn measure(
     model: &Model,
     probe: &Inputs,
     compute: &Compute,
-    output: OutputMode,
+    (output, precision): (OutputMode, Precision),
     epoch: usize,
 ) -> crate::Result<NtkRow> {
     let t = Instant::now();
+    let cast;
+    let (model, compute) = if precision == compute.precision {
+        (model, compute.clone())
+    } else {
+        cast = ntk_kernel::compute::with_precision(model, precision);
+        let c = Compute {
+            precision,
+            ..compute.clone()
+        };
+        (&cast, c)
+    };
     let result =
-        ntk_kernel::compute::compute_kernel_net(model, probe, compute, Method::Auto, output)?;
+        ntk_kernel::compute::compute_kernel_net(model, probe, &compute, Method::Auto, output)?;
     let spectrum = ntk_numerics::spectrum::spectrum(&result.kernel, compute.precision.epsilon())
         .map_err(|e| crate::Error::Ntk {
             epoch,

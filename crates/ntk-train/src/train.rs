@@ -56,9 +56,15 @@ impl Data {
     }
 }
 
-/// Loads the train set and the first `test_n` test samples.
+/// Loads the train set and the first `test_n` test samples (of `data.test_x` for a file
+/// set: all of them when it holds fewer, none without one).
 pub fn load_data(data: &DataConfig, test_n: usize) -> crate::Result<Data> {
     let train = inputs::load(data)?;
+    let test_n = match inputs::test_rows(data)? {
+        Some(rows) => test_n.min(rows),
+        None if data.dataset == ntk_data::Dataset::File => 0,
+        None => test_n,
+    };
     if test_n == 0 {
         return Ok(Data {
             train,
@@ -66,11 +72,7 @@ pub fn load_data(data: &DataConfig, test_n: usize) -> crate::Result<Data> {
             digest: OnceLock::new(),
         });
     }
-    let mut test_cfg = data.clone();
-    test_cfg.split = ntk_data::Split::Test;
-    test_cfg.subset = ntk_data::config::SubsetRule::First;
-    test_cfg.n = test_n;
-    let test = inputs::load(&test_cfg).map_err(|e| crate::Error::TestSet {
+    let test = inputs::load_test(data, test_n).map_err(|e| crate::Error::TestSet {
         test_n,
         source: Box::new(e.into()),
     })?;
@@ -164,6 +166,12 @@ pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Prov
     let mut flat = provenance::flatten_config(&c);
     flat.insert("backend".into(), compute.backend.into());
     flat.insert("data.digest".into(), data.digest().into());
+    if let Some(k) = &cfg.ntk {
+        // The tracked kernel's precision as resolved on this device (f64 on the CPU unless
+        // the config says otherwise): runs tracked in another precision are not reused.
+        let precision = serde_json::to_value(k.precision_on(compute)).expect("an enum");
+        flat.insert("ntk.precision".into(), precision);
+    }
     Provenance::new(crate::TOOL, flat, &ntk_numerics::linalg::describe())
 }
 
@@ -174,7 +182,7 @@ pub fn recorded_config(cfg: &TrainConfig) -> TrainConfig {
     c.train.device = None;
     c.train.out = None;
     c.sweep = None;
-    c.data.dir = None;
+    c.data = c.data.without_locations();
     c
 }
 
@@ -494,7 +502,8 @@ impl<'a> Tracking<'a> {
         if let Some((k, probe)) = &self.ntk
             && Self::due(k.every, epoch, last)
         {
-            let row = track::measure(model, probe, run.compute, k.output, epoch)?;
+            let precision = k.precision_on(run.compute);
+            let row = track::measure(model, probe, run.compute, (k.output, precision), epoch)?;
             tracked.ntk.push(row);
             write_csv(&run.out.join("ntk.csv"), &tracked.ntk)?;
         }

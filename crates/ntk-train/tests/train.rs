@@ -56,6 +56,7 @@ fn resumed_equals_uninterrupted(engine: EngineChoice) {
         every: 2,
         n: 20,
         output: Default::default(),
+        precision: None,
     });
     let whole = tempfile::tempdir().unwrap();
     let a = run(&cfg, whole.path(), RunOptions::default());

@@ -126,7 +126,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
     run::check_replaceable(&out)?;
     run::check_memory(
         &cfg,
-        inputs::expected_dim(&cfg.data),
+        inputs::expected_dim(&cfg.data)?,
         flags.max_memory.as_deref(),
     )?;
     let inputs = inputs::load(&cfg.data)?;

@@ -577,7 +577,7 @@ fn check_memory(cfg: &SweepConfig, setting: &Setting, opts: &SweepOptions) -> cr
         let pcfg = cfg.point_config(&point, protocol);
         run::check_memory(
             &pcfg,
-            inputs::expected_dim(&pcfg.data),
+            inputs::expected_dim(&pcfg.data)?,
             opts.max_memory.as_deref(),
         )?;
     }

@@ -1,0 +1,482 @@
+//! The user's own data files (`data.dataset = "file"`): inputs as an `n x d` matrix (or `n`
+//! images, `n x h x w` or `n x c x h x w`) and labels as `n` integers, read from `.npy`,
+//! `.npz` (`numpy.savez`, `numpy.savez_compressed`) or CSV; `.npy` and CSV may be gzipped.
+//!
+//! A path names a file. An `.npz` member is chosen by a `:name` suffix (`set.npz:x_train`),
+//! else by the key's default member ([`Role::member`]: `x`, `y`, `x_test`, `y_test`), so
+//! that `numpy.savez("set.npz", x=x, y=y, x_test=xt, y_test=yt)` serves all four keys. CSV:
+//! one sample a line, comma-separated numbers, `#` comments; a first line without any number
+//! is a header and skipped (what `pandas.DataFrame.to_csv(index=False)` and `numpy.savetxt`
+//! write).
+//!
+//! Checks, each naming the file (and the row and column where one applies): the format by
+//! extension; the shape (inputs 2-D to 4-D with at least one row and column, labels 1-D or
+//! one column); the dtype (numeric; labels integral); every input finite; labels in
+//! `0..=255`. Files are read within the memory the system allows
+//! ([`ntk_runs::budget::system_limit`]), never past it.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use ntk_runs::npy;
+
+use crate::error::{DataError, Result};
+use crate::file::Content;
+
+/// Which `[data]` key names a file: what it must hold and its default `.npz` member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// `data.x`: the inputs.
+    X,
+    /// `data.labels`: a label per row of `data.x`.
+    Labels,
+    /// `data.test_x`: the held-out inputs (training only).
+    TestX,
+    /// `data.test_labels`: a label per row of `data.test_x`.
+    TestLabels,
+}
+
+impl Role {
+    /// The config key.
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::X => "data.x",
+            Self::Labels => "data.labels",
+            Self::TestX => "data.test_x",
+            Self::TestLabels => "data.test_labels",
+        }
+    }
+
+    /// The member of an `.npz` read when the path names none.
+    pub fn member(self) -> &'static str {
+        match self {
+            Self::X => "x",
+            Self::Labels => "y",
+            Self::TestX => "x_test",
+            Self::TestLabels => "y_test",
+        }
+    }
+}
+
+/// A data file's format, by its extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `.npy` or `.npy.gz`.
+    Npy,
+    /// `.npz`: a zip archive of `.npy` members.
+    Npz,
+    /// `.csv` or `.csv.gz`.
+    Csv,
+}
+
+/// Where an array is: a file, its format and, for an `.npz`, the member.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub path: PathBuf,
+    pub format: Format,
+    pub member: Option<String>,
+}
+
+impl Location {
+    /// Reads a key's value: `FILE` or `FILE.npz:MEMBER`.
+    pub fn parse(spec: &Path, role: Role) -> Result<Self> {
+        let text = spec.to_string_lossy();
+        let (path, member) = match text.rfind(".npz:") {
+            Some(at) => (
+                PathBuf::from(&text[..at + 4]),
+                Some(text[at + 5..].to_string()),
+            ),
+            None => (spec.to_path_buf(), None),
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        let format = if name.ends_with(".npz") {
+            Format::Npz
+        } else if name.ends_with(".npy") || name.ends_with(".npy.gz") {
+            Format::Npy
+        } else if name.ends_with(".csv") || name.ends_with(".csv.gz") {
+            Format::Csv
+        } else {
+            return Err(bad(
+                &path,
+                "unknown format: expected .npy, .npz or .csv (.npy.gz and .csv.gz too)",
+            ));
+        };
+        let member = match (format, member) {
+            (Format::Npz, Some(m)) if m.is_empty() => {
+                return Err(bad(&path, "empty member name after `:`"));
+            }
+            (Format::Npz, m) => Some(m.unwrap_or_else(|| role.member().to_string())),
+            (_, _) => None,
+        };
+        Ok(Self {
+            path,
+            format,
+            member,
+        })
+    }
+
+    /// The file, with `:member` for an `.npz`: how messages name the array.
+    pub fn name(&self) -> PathBuf {
+        match &self.member {
+            Some(m) => PathBuf::from(format!("{}:{m}", self.path.display())),
+            None => self.path.clone(),
+        }
+    }
+}
+
+/// A numeric array as read: values in C order and its shape.
+struct Raw {
+    values: Vec<f64>,
+    shape: Vec<u64>,
+}
+
+/// Inputs read from a file: `rows` samples of `sample_shape` (`[d]`, `[1, h, w]` or
+/// `[c, h, w]`), row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matrix {
+    pub values: Vec<f64>,
+    pub rows: usize,
+    pub sample_shape: Vec<usize>,
+}
+
+impl Matrix {
+    /// Values per sample.
+    pub fn dim(&self) -> usize {
+        self.sample_shape.iter().product()
+    }
+}
+
+/// The shape a file's inputs declare, without reading all of an `.npy` or `.npz` file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputShape {
+    pub rows: usize,
+    pub sample_shape: Vec<usize>,
+}
+
+impl InputShape {
+    /// Values per sample.
+    pub fn dim(&self) -> usize {
+        self.sample_shape.iter().product()
+    }
+
+    /// `[channels, height, width]` of image inputs (3-D files are one channel).
+    pub fn image(&self) -> Option<[usize; 3]> {
+        match self.sample_shape[..] {
+            [h, w] => Some([1, h, w]),
+            [c, h, w] => Some([c, h, w]),
+            _ => None,
+        }
+    }
+}
+
+/// Reads the inputs `spec` names for the key of `role`.
+pub fn read_inputs(spec: &Path, role: Role) -> Result<Matrix> {
+    let at = Location::parse(spec, role)?;
+    let raw = read(&at)?;
+    let shape = input_shape(&at, &raw.shape)?;
+    let d = shape.dim();
+    if let Some(i) = raw.values.iter().position(|v| !v.is_finite()) {
+        return Err(bad(
+            &at.name(),
+            format!(
+                "row {}, column {} is {}: inputs must be finite",
+                i / d,
+                i % d,
+                raw.values[i]
+            ),
+        ));
+    }
+    Ok(Matrix {
+        values: raw.values,
+        rows: shape.rows,
+        sample_shape: shape.sample_shape,
+    })
+}
+
+/// Reads the labels `spec` names for the key of `role`: integers in `0..=255`.
+pub fn read_labels(spec: &Path, role: Role) -> Result<Vec<u8>> {
+    let at = Location::parse(spec, role)?;
+    let raw = read(&at)?;
+    labels_len(&at, &raw.shape)?;
+    raw.values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            if v.fract() == 0.0 && (0.0..=255.0).contains(&v) {
+                Ok(v as u8)
+            } else {
+                Err(bad(
+                    &at.name(),
+                    format!("row {i}: label {v} is not an integer in 0..=255"),
+                ))
+            }
+        })
+        .collect()
+}
+
+/// The shape of the inputs `spec` names, from the header of an `.npy` or `.npz` member (a
+/// CSV is read whole).
+pub fn peek_inputs(spec: &Path, role: Role) -> Result<InputShape> {
+    let at = Location::parse(spec, role)?;
+    input_shape(&at, &peek(&at)?)
+}
+
+/// The number of labels `spec` names, from the header of an `.npy` or `.npz` member (a CSV
+/// is read whole).
+pub fn peek_labels(spec: &Path, role: Role) -> Result<usize> {
+    let at = Location::parse(spec, role)?;
+    labels_len(&at, &peek(&at)?)
+}
+
+/// Inputs must be `n x d`, `n x h x w` or `n x c x h x w`, no axis empty.
+fn input_shape(at: &Location, shape: &[u64]) -> Result<InputShape> {
+    if !(2..=4).contains(&shape.len()) {
+        return Err(bad(
+            &at.name(),
+            format!("inputs of shape {shape:?}: expected n x d (2-D), n x h x w or n x c x h x w"),
+        ));
+    }
+    if shape.contains(&0) {
+        return Err(bad(
+            &at.name(),
+            format!("inputs of shape {shape:?}: no samples or no values per sample"),
+        ));
+    }
+    let size = |v: u64| usize::try_from(v).map_err(|_| bad(&at.name(), "shape too large"));
+    Ok(InputShape {
+        rows: size(shape[0])?,
+        sample_shape: shape[1..].iter().map(|&v| size(v)).collect::<Result<_>>()?,
+    })
+}
+
+/// Labels must be one per row: shape `[n]` or `[n, 1]` (any numeric dtype; the values are
+/// checked to be whole when read).
+fn labels_len(at: &Location, shape: &[u64]) -> Result<usize> {
+    let n = match shape {
+        [n] | [n, 1] => *n,
+        _ => {
+            return Err(bad(
+                &at.name(),
+                format!("labels of shape {shape:?}: expected one label per row (n or n x 1)"),
+            ));
+        }
+    };
+    if n == 0 {
+        return Err(bad(&at.name(), "no labels"));
+    }
+    usize::try_from(n).map_err(|_| bad(&at.name(), "shape too large"))
+}
+
+/// The most bytes a data file may hold: the memory this process may use now.
+fn read_limit() -> u64 {
+    ntk_runs::budget::system_limit().map_or(u64::MAX, |(bytes, _)| bytes as u64)
+}
+
+/// Reads the whole array at `at`.
+fn read(at: &Location) -> Result<Raw> {
+    let limit = read_limit();
+    match at.format {
+        Format::Npy => {
+            let bytes = Content::open(&at.path, true)?.read_all(limit)?;
+            from_npy(at, &bytes)
+        }
+        Format::Npz => {
+            let mut archive = open_npz(at)?;
+            let mut entry = npz_member(at, &mut archive)?;
+            if entry.size() > limit {
+                return Err(DataError::TooLarge {
+                    path: at.name(),
+                    limit,
+                });
+            }
+            // The declared size is the archive's word: reserve no more than the deflate
+            // bound of the stored bytes allows, and let the buffer grow past that.
+            let bound = entry.compressed_size().saturating_mul(1032).min(entry.size());
+            let mut bytes = Vec::with_capacity(usize::try_from(bound).unwrap_or(0));
+            (&mut entry)
+                .take(limit.saturating_add(1))
+                .read_to_end(&mut bytes)
+                .map_err(|e| bad(&at.name(), format!("cannot read the member: {e}")))?;
+            from_npy(at, &bytes)
+        }
+        Format::Csv => {
+            let bytes = Content::open(&at.path, true)?.read_all(limit)?;
+            let (values, rows, cols) = parse_csv(&at.path, &bytes)?;
+            Ok(Raw {
+                values,
+                shape: vec![rows as u64, cols as u64],
+            })
+        }
+    }
+}
+
+/// The shape of the array at `at`, reading only the header of an `.npy` (or `.npz`
+/// member).
+fn peek(at: &Location) -> Result<Vec<u64>> {
+    let header = |reader: &mut dyn Read| -> Result<npy::Header> {
+        let mut first = Vec::new();
+        reader
+            .take(12)
+            .read_to_end(&mut first)
+            .map_err(|e| DataError::io(&at.path, e))?;
+        let len = npy::header_len(&first)
+            .filter(|&len| len <= 1 << 20)
+            .ok_or_else(|| bad(&at.name(), "not an .npy array (magic or header length)"))?;
+        let mut rest = Vec::new();
+        reader
+            .take(len.saturating_sub(first.len()) as u64)
+            .read_to_end(&mut rest)
+            .map_err(|e| DataError::io(&at.path, e))?;
+        first.extend(rest);
+        npy::read_header(&first).map_err(|e| bad(&at.name(), e.to_string()))
+    };
+    let h = match at.format {
+        Format::Npy => {
+            let mut content = Content::open(&at.path, true)?;
+            let bytes = content.read_up_to(12)?;
+            let len = npy::header_len(&bytes).filter(|&len| len <= 1 << 20);
+            let more = len.map_or(0, |len| len.saturating_sub(bytes.len()));
+            let mut all = bytes;
+            all.extend(content.read_up_to(more as u64)?);
+            header(&mut all.as_slice())?
+        }
+        Format::Npz => {
+            let mut archive = open_npz(at)?;
+            let mut entry = npz_member(at, &mut archive)?;
+            header(&mut entry)?
+        }
+        Format::Csv => {
+            return Ok(read(at)?.shape);
+        }
+    };
+    Ok(h.shape)
+}
+
+fn from_npy(at: &Location, bytes: &[u8]) -> Result<Raw> {
+    let a = npy::read_array_bytes(bytes).map_err(|e| bad(&at.name(), e.to_string()))?;
+    Ok(Raw {
+        values: a.values,
+        shape: a.shape,
+    })
+}
+
+fn open_npz(at: &Location) -> Result<zip::ZipArchive<std::fs::File>> {
+    crate::file::check_file(&at.path)?;
+    let file = std::fs::File::open(&at.path).map_err(|e| DataError::io(&at.path, e))?;
+    zip::ZipArchive::new(file).map_err(|e| {
+        bad(
+            &at.path,
+            format!("not an .npz archive (numpy.savez writes a zip file): {e}"),
+        )
+    })
+}
+
+/// The member `at` names, or an error listing the arrays the archive holds.
+fn npz_member<'a>(
+    at: &Location,
+    archive: &'a mut zip::ZipArchive<std::fs::File>,
+) -> Result<zip::read::ZipFile<'a>> {
+    let member = at.member.as_deref().unwrap_or_default();
+    let file = format!("{member}.npy");
+    if !archive.file_names().any(|n| n == file) {
+        let mut names: Vec<&str> = archive
+            .file_names()
+            .map(|n| n.strip_suffix(".npy").unwrap_or(n))
+            .collect();
+        names.sort_unstable();
+        return Err(bad(
+            &at.path,
+            format!(
+                "no array named {member:?}; the archive holds {} (choose one with FILE.npz:NAME)",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ),
+        ));
+    }
+    archive
+        .by_name(&file)
+        .map_err(|e| bad(&at.name(), format!("cannot read the member: {e}")))
+}
+
+/// Parses numeric CSV: `(values, rows, columns)`. Blank lines and `#` comments are skipped;
+/// a first line without any number is a header. Every line must have the first one's number
+/// of fields.
+fn parse_csv(path: &Path, bytes: &[u8]) -> Result<(Vec<f64>, usize, usize)> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .comment(Some(b'#'))
+        .from_reader(bytes);
+    let (mut values, mut rows, mut cols) = (Vec::new(), 0usize, None);
+    let mut record = csv::StringRecord::new();
+    let mut first = true;
+    loop {
+        let more = reader.read_record(&mut record).map_err(|e| {
+            let (line, offset) = e
+                .position()
+                .map_or((0, 0), |p| (p.line() as usize, p.byte()));
+            DataError::Parse {
+                path: path.to_path_buf(),
+                line,
+                offset,
+                message: e.to_string(),
+            }
+        })?;
+        if !more {
+            break;
+        }
+        let position = record
+            .position()
+            .cloned()
+            .unwrap_or_else(csv::Position::new);
+        let at = |message: String| DataError::Parse {
+            path: path.to_path_buf(),
+            line: position.line() as usize,
+            offset: position.byte(),
+            message,
+        };
+        if std::mem::take(&mut first) && record.iter().all(|f| f.parse::<f64>().is_err()) {
+            continue; // a header
+        }
+        match cols {
+            None => cols = Some(record.len()),
+            Some(c) if c != record.len() => {
+                return Err(at(format!(
+                    "{} fields where the first row has {c}",
+                    record.len()
+                )));
+            }
+            Some(_) => {}
+        }
+        for (col, field) in record.iter().enumerate() {
+            let v = field.parse::<f64>().map_err(|_| {
+                let shown: String = field.chars().take(32).collect();
+                at(format!("column {col}: {shown:?} is not a number"))
+            })?;
+            values.push(v);
+        }
+        rows += 1;
+    }
+    match cols {
+        Some(cols) if rows > 0 => Ok((values, rows, cols)),
+        _ => Err(DataError::Empty {
+            path: path.to_path_buf(),
+            what: "CSV file".into(),
+            detail: format!("no rows of numbers in {} bytes", bytes.len()),
+        }),
+    }
+}
+
+fn bad(path: &Path, reason: impl Into<String>) -> DataError {
+    DataError::BadArray {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
+}

@@ -1,0 +1,318 @@
+//! `data.dataset = "file"`: the user's arrays as .npy, .npz and CSV, read with the checks of
+//! the built-in sets, each failure naming its key, file and (where one applies) row and
+//! column.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use ntk_data::config::{DataConfig, Dataset, SubsetRule};
+use ntk_data::inputs;
+
+/// A 3 x 4 matrix whose entry (i, j) is `10 i + j`, and its labels.
+const X: [f64; 12] = [0., 1., 2., 3., 10., 11., 12., 13., 20., 21., 22., 23.];
+const Y: [i64; 3] = [2, 0, 1];
+
+fn npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(values: &[T], shape: &[u64]) -> Vec<u8> {
+    ntk_runs::npy::to_bytes(values, shape).unwrap()
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// An .npz as `numpy.savez_compressed` writes it: a zip of deflated `NAME.npy` members.
+fn npz(dir: &Path, name: &str, members: &[(&str, Vec<u8>)]) -> PathBuf {
+    let path = dir.join(name);
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    let options =
+        zip::write::FileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for (member, bytes) in members {
+        zip.start_file(format!("{member}.npy"), options).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap();
+    path
+}
+
+fn file_cfg(x: &Path, labels: Option<&Path>, n: usize) -> DataConfig {
+    DataConfig {
+        dataset: Dataset::File,
+        n,
+        input_dim: None,
+        split: ntk_data::Split::Train,
+        subset: SubsetRule::First,
+        scaling: None,
+        unit_norm: false,
+        seed: 0,
+        dir: None,
+        x: Some(x.to_path_buf()),
+        labels: labels.map(Path::to_path_buf),
+        test_x: None,
+        test_labels: None,
+    }
+}
+
+fn err(cfg: &DataConfig) -> String {
+    inputs::load(cfg).unwrap_err().to_string()
+}
+
+fn problems(cfg: &DataConfig) -> String {
+    inputs::check(cfg)
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn npy_inputs_and_integer_labels_load_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = write(dir.path(), "x.npy", &npy(&X.map(|v| v as f32), &[3, 4]));
+    let y = write(dir.path(), "y.npy", &npy(&Y, &[3]));
+    let cfg = file_cfg(&x, Some(&y), 3);
+    assert!(inputs::check(&cfg).is_empty(), "{}", problems(&cfg));
+    assert_eq!(inputs::expected_dim(&cfg).unwrap(), 4);
+    assert_eq!(inputs::expected_shape(&cfg).unwrap(), None);
+    let got = inputs::load(&cfg).unwrap();
+    assert_eq!((got.n, got.d), (3, 4));
+    assert_eq!(got.x, X);
+    assert_eq!(got.labels, [2, 0, 1]);
+    // The digest is that of the values read: the same numbers from another format agree.
+    let direct = ntk_runs::provenance::data_digest(&X, 3, 4, &[2, 0, 1]);
+    assert_eq!(got.digest(), direct);
+    // Subsets pick rows of the file: balanced takes one per class in file order.
+    let mut two = cfg.clone();
+    two.n = 2;
+    two.subset = SubsetRule::Random;
+    two.seed = 7;
+    let picked = inputs::load(&two).unwrap();
+    assert_eq!(picked.n, 2);
+    for r in 0..2 {
+        let row = &picked.x[r * 4..(r + 1) * 4];
+        let i = (row[0] / 10.0) as usize;
+        assert_eq!(picked.labels[r], Y[i] as u8);
+    }
+    // Without labels the probe's inputs are unlabelled (all 0).
+    let unlabelled = inputs::load(&file_cfg(&x, None, 3)).unwrap();
+    assert_eq!(unlabelled.labels, [0, 0, 0]);
+    assert_eq!(
+        unlabelled.digest(),
+        ntk_runs::provenance::data_digest(&X, 3, 4, &[0; 3])
+    );
+}
+
+#[test]
+fn npz_members_by_default_name_or_suffix() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = npz(
+        dir.path(),
+        "set.npz",
+        &[
+            ("x", npy(&X, &[3, 4])),
+            ("y", npy(&Y.map(|v| v as u8), &[3])),
+            ("x_test", npy(&X[..8], &[2, 4])),
+            ("y_test", npy(&[1i32, 2], &[2])),
+        ],
+    );
+    let mut cfg = file_cfg(&set, Some(&set), 3);
+    cfg.test_x = Some(set.clone());
+    cfg.test_labels = Some(set.clone());
+    assert!(inputs::check(&cfg).is_empty(), "{}", problems(&cfg));
+    let got = inputs::load(&cfg).unwrap();
+    assert_eq!(
+        (got.x.as_slice(), got.labels.as_slice()),
+        (&X[..], &[2, 0, 1][..])
+    );
+    let test = inputs::load_test(&cfg, 2).unwrap();
+    assert_eq!((test.n, test.labels.as_slice()), (2, &[1, 2][..]));
+    assert_eq!(inputs::test_rows(&cfg).unwrap(), Some(2));
+    // A member named after a colon.
+    let named = PathBuf::from(format!("{}:x_test", set.display()));
+    let got = inputs::load(&file_cfg(&named, None, 2)).unwrap();
+    assert_eq!(got.x, X[..8]);
+    // A member that is not there: the archive's arrays are listed.
+    let missing = PathBuf::from(format!("{}:train", set.display()));
+    let e = err(&file_cfg(&missing, None, 2));
+    assert!(
+        e.contains("data.x") && e.contains("no array named \"train\""),
+        "{e}"
+    );
+    assert!(e.contains("x, x_test, y, y_test"), "{e}");
+    // Not a zip at all.
+    let fake = write(dir.path(), "fake.npz", b"not a zip");
+    let e = err(&file_cfg(&fake, None, 1));
+    assert!(
+        e.contains("fake.npz") && e.contains("not an .npz archive"),
+        "{e}"
+    );
+}
+
+#[test]
+fn csv_with_a_header_gzipped_or_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "# written by numpy.savetxt\na,b,c,d\n0,1,2,3\n10, 11, 12, 13\n\n20,21,22,2.3e1\n";
+    let x = write(dir.path(), "x.csv", text.as_bytes());
+    let y = write(dir.path(), "y.csv", b"label\n2\n0.0\n1\n");
+    let cfg = file_cfg(&x, Some(&y), 3);
+    assert!(inputs::check(&cfg).is_empty(), "{}", problems(&cfg));
+    let got = inputs::load(&cfg).unwrap();
+    assert_eq!(
+        (got.x.as_slice(), got.labels.as_slice()),
+        (&X[..], &[2, 0, 1][..])
+    );
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    let xgz = write(dir.path(), "x.csv.gz", &gz.finish().unwrap());
+    assert_eq!(inputs::load(&file_cfg(&xgz, Some(&y), 3)).unwrap().x, X);
+    // A ragged row and a word among numbers are named by line.
+    let ragged = write(dir.path(), "ragged.csv", b"1,2,3\n4,5\n");
+    let e = err(&file_cfg(&ragged, None, 1));
+    assert!(
+        e.contains("ragged.csv: line 2") && e.contains("2 fields where the first row has 3"),
+        "{e}"
+    );
+    let word = write(dir.path(), "word.csv", b"1,2\n3,four\n");
+    let e = err(&file_cfg(&word, None, 1));
+    assert!(
+        e.contains("line 2") && e.contains("column 1: \"four\" is not a number"),
+        "{e}"
+    );
+    let empty = write(dir.path(), "empty.csv", b"a,b\n");
+    assert!(err(&file_cfg(&empty, None, 1)).contains("no rows of numbers"));
+}
+
+#[test]
+fn image_files_give_their_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let images = vec![0.5f32; 2 * 3 * 4 * 5];
+    let x4 = write(dir.path(), "x4.npy", &npy(&images, &[2, 3, 4, 5]));
+    let cfg = file_cfg(&x4, None, 2);
+    assert_eq!(inputs::expected_shape(&cfg).unwrap(), Some([3, 4, 5]));
+    assert_eq!(inputs::expected_dim(&cfg).unwrap(), 60);
+    assert_eq!(inputs::load(&cfg).unwrap().d, 60);
+    let x3 = write(dir.path(), "x3.npy", &npy(&images, &[2, 12, 5]));
+    assert_eq!(
+        inputs::expected_shape(&file_cfg(&x3, None, 2)).unwrap(),
+        Some([1, 12, 5])
+    );
+    let flat = write(dir.path(), "flat.npy", &npy(&images, &[120]));
+    let e = err(&file_cfg(&flat, None, 2));
+    assert!(
+        e.contains("flat.npy") && e.contains("expected n x d"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_values_are_named_by_row_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut x = X;
+    x[6] = f64::NAN;
+    let nan = write(dir.path(), "nan.npy", &npy(&x, &[3, 4]));
+    let e = err(&file_cfg(&nan, None, 3));
+    assert!(
+        e.contains("data.x") && e.contains("nan.npy: row 1, column 2 is NaN"),
+        "{e}"
+    );
+    let inf = write(dir.path(), "inf.csv", b"1,2\n3,inf\n");
+    assert!(err(&file_cfg(&inf, None, 2)).contains("row 1, column 1 is inf"));
+    let good = write(dir.path(), "x.npy", &npy(&X, &[3, 4]));
+    for (name, bytes, what) in [
+        (
+            "frac.npy",
+            npy(&[0.0f64, 1.5, 2.0], &[3]),
+            "row 1: label 1.5",
+        ),
+        ("neg.npy", npy(&[0i64, -1, 2], &[3]), "row 1: label -1"),
+        ("big.npy", npy(&[0u16, 256, 2], &[3]), "row 1: label 256"),
+        (
+            "wide.npy",
+            npy(&[0u8; 6], &[3, 2]),
+            "expected one label per row",
+        ),
+    ] {
+        let y = write(dir.path(), name, &bytes);
+        let e = err(&file_cfg(&good, Some(&y), 3));
+        assert!(
+            e.contains("data.labels") && e.contains(name) && e.contains(what),
+            "{e}"
+        );
+    }
+    let text = write(dir.path(), "x.txt", b"1,2\n");
+    let e = err(&file_cfg(&text, None, 1));
+    assert!(e.contains("x.txt: unknown format"), "{e}");
+    let strings = b"\x93NUMPY\x01\x00\x36\x00{'descr': '<U3', 'fortran_order': False, 'shape': (1,), }    \nabcabcabcabc";
+    let s = write(dir.path(), "s.npy", strings);
+    let e = err(&file_cfg(&s, None, 1));
+    assert!(e.contains("s.npy") && e.contains("<U3"), "{e}");
+}
+
+#[test]
+fn check_reports_every_mismatch_before_loading() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = write(dir.path(), "x.npy", &npy(&X, &[3, 4]));
+    let y2 = write(dir.path(), "y2.npy", &npy(&[0u8, 1], &[2]));
+    let tx = write(dir.path(), "tx.npy", &npy(&X[..6], &[2, 3]));
+    let mut cfg = file_cfg(&x, Some(&y2), 5);
+    cfg.test_x = Some(tx);
+    cfg.scaling = Some(ntk_data::Scaling::MinusOneOne);
+    cfg.input_dim = Some(4);
+    let all = problems(&cfg);
+    for want in [
+        "data.n: 5 samples asked, but",
+        "data.labels: ",
+        "holds 2 labels but data.x has 3 rows",
+        "data.test_x: samples of shape [3] where data.x has [4]",
+        "data.scaling: a file's values are used as they are",
+        "data.input_dim: only for the synthetic set",
+    ] {
+        assert!(all.contains(want), "missing {want:?} in\n{all}");
+    }
+    // A missing file is named with its key.
+    let gone = file_cfg(&dir.path().join("gone.npy"), None, 1);
+    let all = problems(&gone);
+    assert!(
+        all.contains("data.x") && all.contains("gone.npy") && all.contains("not found"),
+        "{all}"
+    );
+    // data.x is required.
+    let mut none = file_cfg(&x, None, 1);
+    none.x = None;
+    assert!(problems(&none).contains("data.x: required with data.dataset = \"file\""));
+}
+
+#[test]
+fn keys_that_do_not_apply_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = write(dir.path(), "x.npy", &npy(&X, &[3, 4]));
+    let mut synthetic = file_cfg(&x, None, 3);
+    synthetic.dataset = Dataset::Synthetic;
+    synthetic.x = None;
+    synthetic.dir = Some(x.clone());
+    let all = problems(&synthetic);
+    assert!(
+        all.contains("data.dir: the synthetic set reads no files"),
+        "{all}"
+    );
+    let mut mnist = file_cfg(&x, None, 3);
+    mnist.dataset = Dataset::Mnist;
+    let all = problems(&mnist);
+    assert!(
+        all.contains("data.x: only for data.dataset = \"file\""),
+        "{all}"
+    );
+    let mut file = file_cfg(&x, None, 3);
+    file.split = ntk_data::Split::Test;
+    file.dir = Some(dir.path().to_path_buf());
+    file.test_labels = Some(x.clone());
+    let all = problems(&file);
+    for want in [
+        "data.split: a file set has no splits",
+        "data.dir: a file set",
+        "data.test_labels: labels of a held-out set need",
+    ] {
+        assert!(all.contains(want), "missing {want:?} in\n{all}");
+    }
+}

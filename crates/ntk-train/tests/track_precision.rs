@@ -1,0 +1,60 @@
+//! `ntk.precision`: the tracked NTK in f64 by default on the CPU (the kernel of the f32
+//! parameters in f64 arithmetic), f32 when asked; the resolved precision is in the
+//! provenance, so a run tracked in one precision is never reused for the other.
+
+mod common;
+
+use common::{digits_config, run};
+use ntk_numerics::backend::Precision;
+use ntk_train::metrics::{NtkRow, read_csv};
+use ntk_train::train::RunOptions;
+
+fn tracked(precision: Option<Precision>) -> (Vec<NtkRow>, serde_json::Value) {
+    let mut cfg = digits_config();
+    cfg.data.n = 300;
+    cfg.train.epochs = Some(2);
+    cfg.ntk = Some(ntk_train::config::NtkTrackConfig {
+        every: 1,
+        n: 100,
+        output: Default::default(),
+        precision,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    run(&cfg, dir.path(), RunOptions::default());
+    let rows = read_csv(&dir.path().join("ntk.csv")).unwrap();
+    let summary = std::fs::read_to_string(dir.path().join("summary.json")).unwrap();
+    (rows, serde_json::from_str(&summary).unwrap())
+}
+
+fn numbers(r: &NtkRow) -> (u64, u64, Option<u64>, bool, usize) {
+    (
+        r.lambda_min.to_bits(),
+        r.lambda_max.to_bits(),
+        r.kappa.map(f64::to_bits),
+        r.singular,
+        r.rank,
+    )
+}
+
+#[test]
+fn the_tracked_kernel_is_f64_on_the_cpu_unless_asked() {
+    let (default, s_default) = tracked(None);
+    let (f64_rows, _) = tracked(Some(Precision::F64));
+    let (f32_rows, s_f32) = tracked(Some(Precision::F32));
+    assert_eq!(default.len(), 3, "epochs 0, 1, 2");
+    assert_eq!(
+        default.iter().map(numbers).collect::<Vec<_>>(),
+        f64_rows.iter().map(numbers).collect::<Vec<_>>()
+    );
+    let precision = |s: &serde_json::Value| s["provenance"]["config"]["ntk.precision"].clone();
+    assert_eq!(precision(&s_default), "f64");
+    assert_eq!(precision(&s_f32), "f32");
+    // The same network's kernel: f32 rounding of sums over ~70k parameters, relative error
+    // ~sqrt(P) eps_f32 ~ 3e-5 on the largest eigenvalue; bound 1e-3. The training itself is
+    // the same in both runs (tracking reads the network, never writes it).
+    for (a, b) in f64_rows.iter().zip(&f32_rows) {
+        let rel = (a.lambda_max - b.lambda_max).abs() / a.lambda_max;
+        assert!(rel < 1e-3, "epoch {}: {rel:e}", a.epoch);
+        assert!(!a.singular && a.kappa.is_some(), "{a:?}");
+    }
+}

@@ -1,0 +1,158 @@
+//! Training on the user's files (`data.dataset = "file"`): the 8x8 digits written out as
+//! .npy and CSV train bit for bit as the built-in digits do, with the same data digest; a
+//! held-out file is evaluated; a file set without labels is refused before any work.
+
+mod common;
+
+use std::path::Path;
+
+use common::{digits_config, numbers, run};
+use ntk_data::Dataset;
+use ntk_train::config::TrainConfig;
+use ntk_train::metrics::{EpochMetrics, read_csv};
+use ntk_train::train::{self, RunOptions, RunStatus};
+
+/// The digits as the built-in loader gives them (scaled to [-1, 1]): all 1797 rows.
+fn digits_rows() -> ntk_data::Inputs {
+    let mut cfg = digits_config();
+    cfg.data.n = 1797;
+    ntk_data::inputs::load(&cfg.data).unwrap()
+}
+
+/// `cfg` reading rows `0..1500` of the digits from files in `dir`, rows `1500..` as the
+/// held-out set.
+fn file_config(dir: &Path, csv: bool) -> TrainConfig {
+    let all = digits_rows();
+    let (train, test) = (1500, all.n - 1500);
+    let x = &all.x[..train * all.d];
+    let tx = &all.x[train * all.d..];
+    let (y, ty) = all.labels.split_at(train);
+    let mut cfg = digits_config();
+    cfg.data.dataset = Dataset::File;
+    cfg.data.scaling = None;
+    if csv {
+        let rows = |x: &[f64]| {
+            x.chunks(all.d)
+                .map(|r| {
+                    r.iter()
+                        .map(|v| format!("{v:?}"))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let labels = |y: &[u8]| y.iter().map(u8::to_string).collect::<Vec<_>>().join("\n");
+        std::fs::write(dir.join("x.csv"), rows(x)).unwrap();
+        std::fs::write(dir.join("y.csv"), labels(y)).unwrap();
+        std::fs::write(dir.join("tx.csv"), rows(tx)).unwrap();
+        std::fs::write(dir.join("ty.csv"), labels(ty)).unwrap();
+        cfg.data.x = Some(dir.join("x.csv"));
+        cfg.data.labels = Some(dir.join("y.csv"));
+        cfg.data.test_x = Some(dir.join("tx.csv"));
+        cfg.data.test_labels = Some(dir.join("ty.csv"));
+    } else {
+        let npy = |name: &str, bytes: Vec<u8>| std::fs::write(dir.join(name), bytes).unwrap();
+        let d = all.d as u64;
+        npy(
+            "x.npy",
+            ntk_runs::npy::to_bytes(x, &[train as u64, d]).unwrap(),
+        );
+        npy(
+            "y.npy",
+            ntk_runs::npy::to_bytes(y, &[train as u64]).unwrap(),
+        );
+        npy(
+            "tx.npy",
+            ntk_runs::npy::to_bytes(tx, &[test as u64, d]).unwrap(),
+        );
+        npy(
+            "ty.npy",
+            ntk_runs::npy::to_bytes(ty, &[test as u64]).unwrap(),
+        );
+        cfg.data.x = Some(dir.join("x.npy"));
+        cfg.data.labels = Some(dir.join("y.npy"));
+        cfg.data.test_x = Some(dir.join("tx.npy"));
+        cfg.data.test_labels = Some(dir.join("ty.npy"));
+    }
+    cfg.train.epochs = Some(3);
+    cfg.validate().unwrap();
+    cfg
+}
+
+fn rows(dir: &Path) -> Vec<EpochMetrics> {
+    read_csv(&dir.join("metrics.csv")).unwrap()
+}
+
+#[test]
+fn digits_from_files_train_as_the_built_in_digits_do() {
+    let mut builtin = digits_config();
+    builtin.train.epochs = Some(3);
+    let a = tempfile::tempdir().unwrap();
+    run(&builtin, a.path(), RunOptions::default());
+    let reference: Vec<_> = rows(a.path()).iter().map(numbers).collect();
+    let digest = train::load_data(&builtin.data, 0)
+        .unwrap()
+        .digest()
+        .to_string();
+    for csv in [false, true] {
+        let files = tempfile::tempdir().unwrap();
+        let mut cfg = file_config(files.path(), csv);
+        // Without a test set the run is the built-in one, bit for bit, on the same digest.
+        cfg.train.test_n = 0;
+        let data = train::load_data(&cfg.data, 0).unwrap();
+        assert_eq!(data.digest(), digest, "csv {csv}");
+        let b = tempfile::tempdir().unwrap();
+        run(&cfg, b.path(), RunOptions::default());
+        let got: Vec<_> = rows(b.path()).iter().map(numbers).collect();
+        assert_eq!(got, reference, "csv {csv}");
+        let summary = std::fs::read_to_string(b.path().join("summary.json")).unwrap();
+        assert!(
+            summary.contains(&digest),
+            "the provenance records the digest"
+        );
+    }
+}
+
+#[test]
+fn the_held_out_file_is_evaluated() {
+    let files = tempfile::tempdir().unwrap();
+    let mut cfg = file_config(files.path(), false);
+    // The default test_n (10000) takes all 297 held-out rows.
+    cfg.train.test_n = 10000;
+    let data = train::load_data(&cfg.data, cfg.train.test_n).unwrap();
+    assert_eq!(data.test.as_ref().map(|t| t.n), Some(297));
+    let out = tempfile::tempdir().unwrap();
+    let s = run(&cfg, out.path(), RunOptions::default());
+    assert_eq!(s.status, RunStatus::Finished);
+    let acc = s.final_test_accuracy.expect("a test accuracy");
+    assert!(acc > 0.8, "held-out accuracy {acc}");
+    // test_n below the file's rows takes the first ones.
+    let data = train::load_data(&cfg.data, 100).unwrap();
+    assert_eq!(data.test.as_ref().map(|t| t.n), Some(100));
+}
+
+#[test]
+fn a_file_set_needs_labels_to_train_and_is_checked_at_load() {
+    let files = tempfile::tempdir().unwrap();
+    let mut cfg = file_config(files.path(), false);
+    cfg.data.labels = None;
+    cfg.data.scaling = Some(ntk_data::Scaling::MinusOneOne);
+    cfg.model.as_mut().unwrap().output_dim = 3;
+    let e = cfg.validate().unwrap_err().to_string();
+    for want in [
+        "data.labels: training needs a label",
+        "data.scaling: a file's values are used as they are",
+    ] {
+        assert!(e.contains(want), "missing {want:?} in {e}");
+    }
+    // Labels beyond the network's outputs are refused before the first step.
+    let mut cfg = file_config(files.path(), false);
+    cfg.model.as_mut().unwrap().output_dim = 3;
+    let out = tempfile::tempdir().unwrap();
+    let e = common::run_err(&cfg, out.path(), RunOptions::default());
+    assert!(
+        e.contains("model.output_dim = 3") && e.contains("labels up to 9"),
+        "{e}"
+    );
+}
