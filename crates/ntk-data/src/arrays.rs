@@ -294,7 +294,10 @@ fn read(at: &Location) -> Result<Raw> {
             }
             // The declared size is the archive's word: reserve no more than the deflate
             // bound of the stored bytes allows, and let the buffer grow past that.
-            let bound = entry.compressed_size().saturating_mul(1032).min(entry.size());
+            let bound = entry
+                .compressed_size()
+                .saturating_mul(1032)
+                .min(entry.size());
             let mut bytes = Vec::with_capacity(usize::try_from(bound).unwrap_or(0));
             (&mut entry)
                 .take(limit.saturating_add(1))

@@ -15,6 +15,7 @@ pub mod error;
 pub mod extreme;
 pub mod host;
 pub mod jacobian;
+pub mod scale;
 pub mod structured;
 pub mod theory;
 

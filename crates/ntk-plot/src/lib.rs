@@ -7,7 +7,8 @@
 //! decade with minor ticks between, integer-only ticks on count axes), the legend to the
 //! right of the data area (never over it), four line styles that stay apart (solid, long
 //! dashes, round dots, dash-dot; [`strokes`]) with a marker shape per curve, and seed
-//! spread as shaded bands or error bars ([`Spread`]).
+//! spread as shaded bands or error bars ([`Spread`]), and points without a value (a singular
+//! kernel's κ) as open markers on the top edge ([`Series::unresolved`]).
 
 mod strokes;
 pub mod ticks;
@@ -80,6 +81,10 @@ pub struct Series {
     pub dash: Dash,
     /// Markers at the points (at most [`MAX_MARKERS`] of them, evenly spaced).
     pub marker: Option<Marker>,
+    /// The x positions of points that have no value to draw because it could not be
+    /// resolved (a singular kernel's κ): an open marker on the plot's top edge at each, so
+    /// that no point disappears without a trace; the figure's note says what they mean.
+    pub unresolved: Vec<f64>,
 }
 
 /// A figure: title, axis labels and scales, curves, and a note printed under the legend
@@ -231,13 +236,38 @@ impl Figure {
                 }
             }
         }
+        for s in &self.series {
+            xs.extend(
+                s.unresolved
+                    .iter()
+                    .filter(|x| self.x_scale.to_plot(**x).is_some()),
+            );
+        }
         let range = |v: &[f64]| {
             let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             (lo.is_finite() && hi.is_finite()).then_some((lo, hi))
         };
         let (x0, x1) = range(&xs)?;
-        let (y0, y1) = range(&ys)?;
+        // Only unresolved points: an axis of one decade (or unit), for their markers.
+        let (y0, mut y1) = range(&ys).unwrap_or(match self.y_scale {
+            Scale::Log => (1.0, 10.0),
+            _ => (0.0, 1.0),
+        });
+        // Headroom above the data for the lanes of open markers (about 2.5% of the
+        // plotted span per lane, and one more): they never sit on a curve.
+        let lanes = self
+            .series
+            .iter()
+            .filter(|s| !s.unresolved.is_empty())
+            .count();
+        if lanes > 0 && y1 > y0 {
+            let f = 0.025 * (lanes + 1) as f64;
+            y1 = match self.y_scale {
+                Scale::Log if y0 > 0.0 => y1 * (y1 / y0).powf(f),
+                _ => y1 + f * (y1 - y0),
+            };
+        }
         Some((
             ticks::ticks(self.x_scale, x0, x1),
             ticks::ticks(self.y_scale, y0, y1),
@@ -258,7 +288,7 @@ impl Figure {
         let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
         let px = |v: f64| (v * s).round() as i32;
         root.fill(&WHITE).map_err(err)?;
-        let (xt, yt) = self.axes().ok_or("nothing finite to plot")?;
+        let (xt, yt) = self.axes().ok_or("nothing to plot")?;
         let (w, _) = root.dim_in_pixel();
         // The title is centred over the whole figure (plot and legend), in a smaller font
         // when it would not fit: over the plot alone a long title ran off the left edge.
@@ -363,6 +393,9 @@ impl Figure {
             }
         }
         let lw = 2.0 * s;
+        // Each curve with unresolved points gets its own lane below the top edge, so that
+        // two curves unresolved at one x stay apart.
+        let mut lane = 0.0;
         for sr in &self.series {
             let pts: Vec<(f64, f64)> = (0..sr.points.len())
                 .filter_map(|i| sr.at(i, self.x_scale, self.y_scale))
@@ -387,8 +420,20 @@ impl Figure {
             if let Some(m) = sr.marker {
                 let every = pts.len().div_ceil(MAX_MARKERS).max(1);
                 for p in pts.iter().step_by(every) {
-                    draw_marker(root, *p, m, sr.color, s).map_err(err)?;
+                    draw_marker(root, *p, m, sr.color, s, false).map_err(err)?;
                 }
+            }
+            // Open markers on the top edge where a point has no value.
+            let m = sr.marker.unwrap_or(Marker::Circle);
+            for &x in &sr.unresolved {
+                if let Some(x) = self.x_scale.to_plot(x) {
+                    let (px, py) = to_px((x, yt.hi));
+                    let at = (px, py + lane * 11.0 * s);
+                    draw_marker(root, at, m, sr.color, s, true).map_err(err)?;
+                }
+            }
+            if !sr.unresolved.is_empty() {
+                lane += 1.0;
             }
         }
         self.draw_legend(&legend_area, s, vector).map_err(err)
@@ -441,7 +486,7 @@ impl Figure {
             }
             draw_line(area, &[a, b], sr.dash, sr.color, 2.0 * s, vector)?;
             if let Some(m) = sr.marker {
-                draw_marker(area, (x0 + sample / 2.0, y), m, sr.color, s)?;
+                draw_marker(area, (x0 + sample / 2.0, y), m, sr.color, s, false)?;
             }
             area.draw(&Text::new(
                 sr.label.clone(),
@@ -580,13 +625,15 @@ fn draw_bar<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Marker `m` centred at `p` (pixels of `area`): filled, with a white rim so it reads over lines.
+/// Marker `m` centred at `p` (pixels of `area`): filled, with a white rim so it reads over
+/// lines; `open`: a white inside in a coloured rim (a point without a value).
 fn draw_marker<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     p: (f64, f64),
     m: Marker,
     color: RGBColor,
     s: f64,
+    open: bool,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let (x, y) = p;
     let r = 4.0 * s;
@@ -613,7 +660,12 @@ fn draw_marker<DB: DrawingBackend>(
         }
     };
     let rim = r + 1.2 * s;
-    for (radius, c) in [(rim, WHITE), (r, color)] {
+    let layers = if open {
+        [(rim + 0.6 * s, color), (r - 0.6 * s, WHITE)]
+    } else {
+        [(rim, WHITE), (r, color)]
+    };
+    for (radius, c) in layers {
         if m == Marker::Circle {
             area.draw(&Circle::new(ipt((x, y)), radius.round() as i32, c.filled()))?;
         } else {
@@ -649,6 +701,7 @@ mod tests {
                 color: PALETTE[1],
                 dash: Dash::DashDot,
                 marker: Some(Marker::Diamond),
+                unresolved: vec![3.0],
             }],
             note: Some("band: min..max over seeds".into()),
         }
@@ -665,6 +718,22 @@ mod tests {
         let svg = std::fs::read_to_string(stem.with_extension("svg")).unwrap();
         assert!(svg.contains("10⁸") && svg.contains("10⁴"), "decade labels");
         assert!(svg.contains("κ"));
+        // The unresolved point at x = 3 widens the x axis to it.
+        let labels: Vec<&str> = svg.lines().map(str::trim).collect();
+        assert!(
+            labels.contains(&"3"),
+            "the x axis reaches the unresolved point"
+        );
+    }
+
+    /// A figure whose every point is unresolved is still drawn (its markers and note).
+    #[test]
+    fn only_unresolved_points_still_make_a_figure() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = figure(None);
+        f.series[0].points.clear();
+        f.series[0].unresolved = vec![1.0, 2.0];
+        f.save(&dir.path().join("fig")).unwrap();
     }
 
     #[test]

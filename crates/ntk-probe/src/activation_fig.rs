@@ -95,6 +95,7 @@ pub fn write(out: &Path, acts: &[Activation], xs: &[f64]) -> crate::Result<()> {
             color: PALETTE[i % PALETTE.len()],
             dash: dashes[i % dashes.len()],
             marker: None,
+            unresolved: vec![],
         })
         .collect();
     Figure {

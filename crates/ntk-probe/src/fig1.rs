@@ -171,6 +171,7 @@ fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
         color,
         dash,
         marker: None,
+        unresolved: vec![],
     };
     let mut series = vec![line(
         "linear network (φ = θ_in)".into(),
@@ -253,6 +254,7 @@ fn measured(points: &[Fig1Point], depth: usize, width: usize) -> Series {
         color: PALETTE[0],
         dash: Dash::Dotted,
         marker: Some(Marker::Circle),
+        unresolved: vec![],
     }
 }
 

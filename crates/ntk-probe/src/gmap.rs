@@ -60,6 +60,7 @@ pub fn write(out: &Path, depths: &[usize], points: usize) -> crate::Result<()> {
         color: RGBColor(0, 0, 0),
         dash: Dash::Dashed,
         marker: None,
+        unresolved: vec![],
     }];
     for (k, (l, c)) in depths.iter().zip(curves).enumerate() {
         series.push(Series {
@@ -73,6 +74,7 @@ pub fn write(out: &Path, depths: &[usize], points: usize) -> crate::Result<()> {
             color: PALETTE[k % PALETTE.len()],
             dash: [Dash::Solid, Dash::DashDot, Dash::Dotted, Dash::Dashed][k % 4],
             marker: None,
+            unresolved: vec![],
         });
     }
     Figure {

@@ -81,6 +81,10 @@ pub struct Summary {
     pub blocks: Option<usize>,
     /// How the kernel was taken where that needs saying (BatchNorm: evaluation mode).
     pub note: Option<String>,
+    /// Where the science is at risk: the inputs' scale decides kappa (a network that is
+    /// not scale-invariant, inputs not at unit norm; [`ntk_kernel::scale`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub kernel_seconds: f64,
     pub eigen_seconds: f64,
     pub seconds: f64,
@@ -734,6 +738,9 @@ fn summarize_from(
             (Some(a), Some(b)) => Some(format!("{a}; {b}")),
             (a, b) => a.or(b.map(str::to_string)),
         },
+        warnings: ntk_kernel::scale::input_scale_warning(net, inputs)
+            .into_iter()
+            .collect(),
         kernel_seconds,
         eigen_seconds,
         seconds: before + start.elapsed().as_secs_f64(),

@@ -50,6 +50,7 @@ fn series(label: String, rows: &[Transfer], pick: fn(&Transfer) -> f64, k: usize
         color: PALETTE[k % PALETTE.len()],
         dash: Dash::Solid,
         marker: None,
+        unresolved: vec![],
     }
 }
 
@@ -92,6 +93,7 @@ pub fn write(out: &Path, acts: &[Activation], qs: &[f64]) -> crate::Result<Vec<T
         color: RGBColor(0, 0, 0),
         dash: Dash::Dotted,
         marker: None,
+        unresolved: vec![],
     }];
     for (k, (a, rows)) in acts.iter().zip(&table).enumerate() {
         norm.push(series(format!("N(q), {}", name(a)), rows, |t| t.norm, k));

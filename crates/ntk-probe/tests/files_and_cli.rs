@@ -474,3 +474,43 @@ fn a_file_set_gives_the_kernel_of_the_same_numbers() {
         );
     }
 }
+
+/// The input scale decides kappa for tanh on inputs off the unit sphere: the summary and
+/// the console say so; for ReLU without biases (scale-invariant) and for unit-norm inputs
+/// nothing is said.
+#[test]
+fn the_summary_warns_when_the_input_scale_decides_kappa() {
+    let dir = tempfile::tempdir().unwrap();
+    let warnings = |text: &str, name: &str| {
+        let cfg = common::write_file(dir.path(), &format!("{name}.toml"), text);
+        let out = dir.path().join(name);
+        let run = ntk_cli(&cfg, &out);
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        (
+            s["warnings"].clone(),
+            String::from_utf8_lossy(&run.stderr).to_string(),
+        )
+    };
+    let tanh = SMALL.replace("\"relu\"", "\"tanh\"");
+    let (w, stderr) = warnings(&tanh, "tanh");
+    let first = w[0].as_str().unwrap();
+    assert!(
+        first.starts_with("tanh is not positively homogeneous"),
+        "{first}"
+    );
+    assert!(
+        stderr.contains("warning: tanh is not positively homogeneous"),
+        "{stderr}"
+    );
+    let (w, stderr) = warnings(SMALL, "relu");
+    assert!(w.is_null() && !stderr.contains("warning"), "{w} {stderr}");
+    let unit = tanh.replace("input_dim = 5", "input_dim = 5\nunit_norm = true");
+    assert!(warnings(&unit, "unit").0.is_null());
+}

@@ -256,7 +256,9 @@ type Key = (usize, String, String);
 type Stat = (f64, f64, f64, f64);
 
 /// How a figure's curve is read from the runs of one configuration.
-type CurveOf<'a> = dyn Fn(&[&RunRecord]) -> Vec<Stat> + 'a;
+/// A curve's points, and the epochs whose value some seed could not resolve (a singular
+/// kernel's κ: drawn as open markers, never silently dropped).
+type CurveOf<'a> = dyn Fn(&[&RunRecord]) -> (Vec<Stat>, Vec<f64>) + 'a;
 
 /// The chosen lr of each configuration.
 pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
@@ -333,6 +335,16 @@ fn metric_curve(runs: &[&RunRecord], value: impl Fn(&EpochMetrics) -> Option<f64
 fn ntk_curve(runs: &[&RunRecord], value: impl Fn(&NtkRow) -> Option<f64>) -> Vec<Stat> {
     let tables: Vec<&[NtkRow]> = runs.iter().map(|r| r.ntk.as_slice()).collect();
     mean_curve(&tables, |r| r.epoch, value)
+}
+
+/// The epochs at which some seed's tracked kernel was singular (κ unresolved in
+/// `ntk.precision`), over the rows every seed has.
+fn singular_epochs(runs: &[&RunRecord]) -> Vec<f64> {
+    let len = runs.iter().map(|r| r.ntk.len()).min().unwrap_or(0);
+    (0..len)
+        .filter(|&i| runs.iter().any(|r| r.ntk[i].singular))
+        .map(|i| runs[0].ntk[i].epoch as f64)
+        .collect()
 }
 
 /// The top layer's rows of each run's `representations.csv` (one per epoch), averaged.
@@ -424,7 +436,7 @@ fn figure(curves: &[Curve], title: &str, y: &str, log_y: bool, points: &CurveOf)
     let series: Vec<Series> = curves
         .iter()
         .map(|c| {
-            let stats = points(&c.members);
+            let (stats, unresolved) = points(&c.members);
             Series {
                 label: c.label.clone(),
                 points: stats.iter().map(|p| (p.0, p.1)).collect(),
@@ -433,9 +445,10 @@ fn figure(curves: &[Curve], title: &str, y: &str, log_y: bool, points: &CurveOf)
                 color: c.color,
                 dash: c.dash,
                 marker: Some(c.marker),
+                unresolved,
             }
         })
-        .filter(|s| !s.points.is_empty())
+        .filter(|s| !s.points.is_empty() || !s.unresolved.is_empty())
         .collect();
     let seeds: Vec<usize> = curves.iter().map(|c| c.members.len()).collect();
     let note = match (seeds.iter().min(), seeds.iter().max()) {
@@ -443,6 +456,13 @@ fn figure(curves: &[Curve], title: &str, y: &str, log_y: bool, points: &CurveOf)
         (Some(a), Some(b)) if a == b => format!("lines: mean over {a} seeds\nshaded: min to max"),
         (Some(a), Some(b)) => format!("lines: mean over {a}-{b} seeds\nshaded: min to max"),
         _ => String::new(),
+    };
+    let note = if series.iter().any(|s| !s.unresolved.is_empty()) {
+        format!(
+            "{note}\nopen markers at the top: a seed's\nkernel was singular (κ beyond\nntk.precision; see ntk.csv)"
+        )
+    } else {
+        note
     };
     Figure {
         title: title.into(),
@@ -473,11 +493,11 @@ pub fn figures(
         .or_else(|| data_title(runs))
         .map_or(String::new(), |d| format!(" ({d})"));
     let titled = |t: &str| format!("{t}{on}");
-    let loss = |m: &[&RunRecord]| metric_curve(m, |r| Some(r.train_loss));
-    let accuracy = |m: &[&RunRecord]| metric_curve(m, |r| r.test_accuracy);
-    let kappa = |m: &[&RunRecord]| ntk_curve(m, |r| r.kappa);
-    let angle = |m: &[&RunRecord]| ntk_curve(m, |r| r.min_grad_angle_deg);
-    let cosine = |m: &[&RunRecord]| top_representation_curve(m, |r| Some(r.mean_cosine));
+    let loss = |m: &[&RunRecord]| (metric_curve(m, |r| Some(r.train_loss)), vec![]);
+    let accuracy = |m: &[&RunRecord]| (metric_curve(m, |r| r.test_accuracy), vec![]);
+    let kappa = |m: &[&RunRecord]| (ntk_curve(m, |r| r.kappa), singular_epochs(m));
+    let angle = |m: &[&RunRecord]| (ntk_curve(m, |r| r.min_grad_angle_deg), vec![]);
+    let cosine = |m: &[&RunRecord]| (top_representation_curve(m, |r| Some(r.mean_cosine)), vec![]);
     let loss_y = "training loss (cross-entropy";
     let mut figures = vec![(
         "train_loss",

@@ -36,6 +36,10 @@ pub struct TrainSummary {
     pub precision: String,
     /// Wall time of this process's part of the run (a resumed run counts its own).
     pub seconds: f64,
+    /// Where the science is at risk: the inputs' scale decides the tracked kappa
+    /// (`ntk_kernel::scale`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// The resolved config, its fingerprint, the tool, commit and command line
     /// (`ntk_runs::provenance`); absent in summaries written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]

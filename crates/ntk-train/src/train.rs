@@ -234,6 +234,12 @@ pub fn train(
     let mut stepper = build_stepper(&run, found.as_ref())?;
     let mut progress = Progress::new(found.as_ref());
     let tracking = Tracking::new(cfg, data)?;
+    progress.warnings = tracking
+        .as_ref()
+        .map_or_else(Vec::new, |t| t.warnings(&stepper.valid()));
+    for w in &progress.warnings {
+        run.reporter.log(&format!("warning: {w}"));
+    }
     if let (Some(tr), None) = (&tracking, &found) {
         tr.record(&run, &stepper.valid(), &mut progress.tracked, 0, false)?;
     }
@@ -379,6 +385,8 @@ fn check_engine(out: &Path, written_by: &str, engine: &str) -> crate::Result<()>
 /// What the run has done so far: the tables, the steps taken, the epoch of the current
 /// checkpoint, and the last finite epoch's state not yet checkpointed.
 struct Progress {
+    /// Where the science is at risk ([`ntk_kernel::scale`]), for the summary.
+    warnings: Vec<String>,
     rows: Vec<EpochMetrics>,
     tracked: Tracked,
     iteration: usize,
@@ -408,6 +416,7 @@ impl Progress {
             None => (Vec::new(), Tracked::default(), 0, 0),
         };
         Self {
+            warnings: Vec::new(),
             rows,
             tracked,
             iteration,
@@ -472,6 +481,16 @@ impl<'a> Tracking<'a> {
                 representations,
             }),
         )
+    }
+
+    /// The warnings of the tracked NTK of `model` on its probe inputs: the inputs' scale
+    /// decides kappa ([`ntk_kernel::scale::input_scale_warning`]).
+    fn warnings(&self, model: &Model) -> Vec<String> {
+        self.ntk
+            .as_ref()
+            .and_then(|(_, probe)| ntk_kernel::scale::input_scale_warning(model, probe))
+            .into_iter()
+            .collect()
     }
 
     /// Whether a probe taken every `every` epochs is due after `epoch` (and after the last).
@@ -790,6 +809,7 @@ fn summarize(
         backend: run.compute.backend.to_string(),
         precision: run.compute.precision.to_string(),
         seconds: start.elapsed().as_secs_f64(),
+        warnings: progress.warnings.clone(),
         provenance: Some(run.provenance.clone()),
     }
 }

@@ -58,3 +58,29 @@ fn the_tracked_kernel_is_f64_on_the_cpu_unless_asked() {
         assert!(!a.singular && a.kappa.is_some(), "{a:?}");
     }
 }
+
+/// With tanh the tracked kappa depends on the inputs' scale: the run's summary says so.
+#[test]
+fn a_scale_dependent_tracked_kernel_is_flagged_in_the_summary() {
+    let mut cfg = digits_config();
+    cfg.data.n = 200;
+    cfg.train.epochs = Some(1);
+    cfg.model.as_mut().unwrap().activation = ntk_model::ActivationKind::Tanh;
+    cfg.ntk = Some(ntk_train::config::NtkTrackConfig {
+        every: 1,
+        n: 50,
+        output: Default::default(),
+        precision: None,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let s = run(&cfg, dir.path(), RunOptions::default());
+    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    assert!(s.warnings[0].starts_with("tanh is not positively homogeneous"));
+    cfg.model.as_mut().unwrap().activation = ntk_model::ActivationKind::Relu;
+    let dir = tempfile::tempdir().unwrap();
+    assert!(
+        run(&cfg, dir.path(), RunOptions::default())
+            .warnings
+            .is_empty()
+    );
+}

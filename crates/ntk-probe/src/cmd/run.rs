@@ -105,6 +105,9 @@ pub(crate) fn print_table(s: &Summary) {
     if let Some(note) = &s.note {
         println!("  note                {note}");
     }
+    for w in &s.warnings {
+        eprintln!("warning: {w}");
+    }
     println!(
         "  seconds             {:.3} (kernel {:.3}, eigenvalues {:.3})",
         s.seconds, s.kernel_seconds, s.eigen_seconds

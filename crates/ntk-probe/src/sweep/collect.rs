@@ -610,6 +610,14 @@ pub fn collect(
     let axes = cfg.map_or_else(|| AXES.to_vec(), SweepConfig::axes);
     provenance::check_merge(out, &entries, &axes, allow_mixed)?;
     let rows: Vec<Summary> = found.into_iter().map(|(_, s)| s).collect();
+    // Each distinct warning once, with how many points it concerns.
+    let mut warnings: BTreeMap<&str, usize> = BTreeMap::new();
+    for w in rows.iter().flat_map(|s| &s.warnings) {
+        *warnings.entry(w).or_default() += 1;
+    }
+    for (w, count) in warnings {
+        eprintln!("warning ({count} of {} points): {w}", rows.len());
+    }
     write_results_csv(&out.join("results.csv"), &rows)?;
     // The theory is of one input set: not for points on several.
     let one_input_set = rows

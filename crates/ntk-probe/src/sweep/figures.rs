@@ -74,12 +74,14 @@ struct Curve<'a> {
 
 impl Curve<'_> {
     /// The measured means `value` with their seed range from `spread` as a band (groups
-    /// without a finite mean are left out).
+    /// without a finite mean are left out); with `singular_open`, the depths where some
+    /// seed's kernel was singular get an open marker on the top edge.
     fn measured(
         &self,
         label: String,
         value: impl Fn(&GroupRow) -> f64,
         spread: &BTreeMap<GroupKey, (f64, f64)>,
+        singular_open: bool,
     ) -> Series {
         let rows: Vec<&GroupRow> = self
             .rows
@@ -99,7 +101,8 @@ impl Curve<'_> {
                 spread.get(&key).copied().unwrap_or((value(g), value(g)))
             })
             .collect();
-        // A curve without points (singular at every depth) keeps only its legend line.
+        // A curve without points (singular at every depth) keeps its legend line and its
+        // open markers.
         let any = !rows.is_empty();
         Series {
             label,
@@ -107,7 +110,16 @@ impl Curve<'_> {
             spread: any.then_some(Spread::Band(band)),
             color: self.color,
             dash: self.dash,
-            marker: any.then_some(self.marker),
+            marker: Some(self.marker),
+            unresolved: if singular_open {
+                self.rows
+                    .iter()
+                    .filter(|g| g.singular > 0)
+                    .map(|g| g.depth as f64)
+                    .collect()
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -125,6 +137,7 @@ impl Curve<'_> {
             color: self.color,
             dash: Dash::Dotted,
             marker: None,
+            unresolved: Vec::new(),
         })
     }
 }
@@ -181,7 +194,12 @@ fn angle_figure(groups: &[GroupRow], seeds: &[SeedValue], protocol: &str, title:
     let spread = ranges(seeds, |s| s.min_grad_angle_deg);
     let mut series = Vec::new();
     for curve in curves(groups, protocol) {
-        series.push(curve.measured(curve.name.clone(), |g| g.min_grad_angle_mean_deg, &spread));
+        series.push(curve.measured(
+            curve.name.clone(),
+            |g| g.min_grad_angle_mean_deg,
+            &spread,
+            false,
+        ));
         series.extend(curve.theory(|g| g.theory_min_grad_angle_deg));
     }
     let theory = series.iter().any(|s| s.dash == Dash::Dotted);
@@ -207,12 +225,16 @@ fn kappa_figure(groups: &[GroupRow], seeds: &[SeedValue], protocol: &str, title:
         } else {
             curve.name.clone()
         };
-        series.push(curve.measured(label, |g| g.kappa_mean, &spread));
+        series.push(curve.measured(label, |g| g.kappa_mean, &spread, true));
         if protocol == "whole" {
             series.extend(curve.theory(|g| g.theory_kappa));
         }
     }
     let theory = series.iter().any(|s| s.dash == Dash::Dotted);
+    let mut note = note(groups, theory);
+    if series.iter().any(|s| !s.unresolved.is_empty()) {
+        note += "\nopen markers at the top: κ unresolved\n(singular kernel) for some or all\nseeds; lines: mean over the others";
+    }
     let what = match protocol {
         "whole" => "whole set".to_string(),
         "blocks" => "mean over 512-sample blocks".to_string(),
@@ -225,13 +247,14 @@ fn kappa_figure(groups: &[GroupRow], seeds: &[SeedValue], protocol: &str, title:
         x_scale: Scale::Integer,
         y_scale: Scale::Log,
         series,
-        note: Some(note(groups, theory)),
+        note: Some(note),
     }
 }
 
 /// The figures of Fig. 2: `min_grad_angle_vs_depth` (when some angle was measured: not by
 /// a blocks protocol run block by block) and `kappa_vs_depth_<protocol>` (when some κ is
-/// finite), the seed bands from `seeds`; returns their stems.
+/// finite or unresolved: singular kernels are open markers), the seed bands from `seeds`;
+/// returns their stems.
 pub fn figures(
     out: &Path,
     groups: &[GroupRow],
@@ -243,7 +266,7 @@ pub fn figures(
     let finite = |fig: &Figure| {
         fig.series
             .iter()
-            .any(|s| s.points.iter().any(|p| p.1.is_finite()))
+            .any(|s| s.points.iter().any(|p| p.1.is_finite()) || !s.unresolved.is_empty())
     };
     let mut written = Vec::new();
     // Points that failed are named on every figure (they have no value to draw).

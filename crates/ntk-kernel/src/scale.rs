@@ -1,0 +1,113 @@
+//! When the inputs' scale decides the answer.
+//!
+//! For a network that is positively homogeneous of degree one in its input (ReLU or linear
+//! layers, no biases), scaling every input by `a > 0` scales each layer's contribution to
+//! the NTK by the same power of `a`: kappa and every angle are unchanged. Any other
+//! activation (NormReLU, GELU, tanh, SELU; and ReLU², whose layers scale by different
+//! powers `a^(2^l)`) or a bias makes them depend on the scale: on 500 MNIST images tanh's
+//! depth-1 kappa is 655 at the pixels' scale and 1.47e5 at unit norm, ReLU's 4.6e4 and
+//! 4.8e4. [`input_scale_warning`] says so whenever the inputs are not at unit norm.
+
+use ntk_data::Inputs;
+use ntk_model::Net;
+
+/// How far a row's norm may be from 1 and still count as unit norm.
+const UNIT_NORM_TOLERANCE: f64 = 1e-6;
+
+/// Why `net` is not scale-invariant in its input, if it is not: its activation is not
+/// positively homogeneous of degree one, or it has biases.
+pub fn scale_dependence(net: &Net) -> Option<String> {
+    let (activation, bias) = match net {
+        Net::Mlp(m) => (*m.activation(), m.config().bias),
+        Net::ResNet(r) => (*r.activation(), false),
+    };
+    if !activation.is_homogeneous() {
+        Some(format!(
+            "{} is not positively homogeneous",
+            activation.kind().name()
+        ))
+    } else if bias {
+        Some("the network has biases".to_string())
+    } else {
+        None
+    }
+}
+
+/// A warning when the NTK's conditioning of `net` on `inputs` depends on the inputs' scale
+/// and that scale is not fixed at unit norm; `None` otherwise.
+pub fn input_scale_warning(net: &Net, inputs: &Inputs) -> Option<String> {
+    let why = scale_dependence(net)?;
+    let d = inputs.d.max(1);
+    let norms: Vec<f64> = inputs
+        .x
+        .chunks(d)
+        .map(|r| r.iter().map(|v| v * v).sum::<f64>().sqrt())
+        .collect();
+    if norms.iter().all(|r| (r - 1.0).abs() <= UNIT_NORM_TOLERANCE) {
+        return None;
+    }
+    let mean = norms.iter().sum::<f64>() / norms.len().max(1) as f64;
+    Some(format!(
+        "{why}: kappa and the angles depend on the inputs' scale (here mean norm {mean:.3} \
+         in {} dimensions), not only on their directions; data.unit_norm = true puts every \
+         input at norm 1, the scale the infinite-width theory assumes",
+        inputs.d
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ntk_model::{ActivationKind, Mlp, MlpConfig};
+    use ntk_numerics::backend::Precision;
+
+    fn net(kind: ActivationKind, bias: bool) -> Net {
+        let cfg = MlpConfig::new(3, 8, 2, kind).with_bias(bias);
+        let c = ntk_numerics::backend::select(Some("flex"), Precision::F32).unwrap();
+        Net::Mlp(Mlp::new(&cfg, &c.device, c.dtype()).unwrap())
+    }
+
+    fn inputs(x: Vec<f64>) -> Inputs {
+        Inputs {
+            n: x.len() / 3,
+            d: 3,
+            labels: vec![0; x.len() / 3],
+            x,
+            description: String::new(),
+        }
+    }
+
+    #[test]
+    fn warns_only_for_scale_dependent_networks_off_unit_norm() {
+        let raw = inputs(vec![3.0, 0.0, 4.0, 0.0, 2.0, 0.0]);
+        let unit = inputs(vec![0.6, 0.0, 0.8, 0.0, 1.0, 0.0]);
+        assert_eq!(
+            input_scale_warning(&net(ActivationKind::Relu, false), &raw),
+            None
+        );
+        assert_eq!(
+            input_scale_warning(&net(ActivationKind::Linear, false), &raw),
+            None
+        );
+        let w = input_scale_warning(&net(ActivationKind::Tanh, false), &raw).unwrap();
+        assert!(w.starts_with("tanh is not positively homogeneous"), "{w}");
+        assert!(w.contains("mean norm 3.500 in 3 dimensions"), "{w}");
+        for kind in [
+            ActivationKind::ReluSquared,
+            ActivationKind::Gelu,
+            ActivationKind::Selu,
+        ] {
+            assert!(
+                input_scale_warning(&net(kind, false), &raw).is_some(),
+                "{kind:?}"
+            );
+            assert_eq!(
+                input_scale_warning(&net(kind, false), &unit),
+                None,
+                "{kind:?}"
+            );
+        }
+        let w = input_scale_warning(&net(ActivationKind::Relu, true), &raw).unwrap();
+        assert!(w.starts_with("the network has biases"), "{w}");
+    }
+}
