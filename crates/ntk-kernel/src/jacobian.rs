@@ -39,16 +39,33 @@ pub struct Jacobian {
     pub outputs_per_sample: usize,
 }
 
-/// The gradient of output `o` of `forward(model, xi)` (one sample) with respect to every
+/// How sample `i`'s output is taken.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Coupling {
+    /// From a forward of the sample alone: samples do not interact (BatchNorm on its
+    /// running statistics), `f_i = f(x_i)`.
+    #[default]
+    PerSample,
+    /// As row `i` of a forward of the whole batch: BatchNorm on the batch's own statistics,
+    /// `f_i = f(X)_i`, which depends on every sample; its gradient carries the coupling.
+    /// One forward of the batch per row: `O(n^2)` sample passes.
+    Batch,
+}
+
+/// The gradient of output `o` of sample `i` (see [`Coupling`]) with respect to every
 /// parameter of `model`, flattened in visiting order.
 fn gradient_row<M: Module, const D: usize>(
     model: &M,
     forward: &impl Fn(&M, Tensor<D>) -> Tensor<2>,
-    xi: Tensor<D>,
+    (x, i, coupling): (&Tensor<D>, usize, Coupling),
     o: usize,
 ) -> Vec<f64> {
     // Burn keeps no graph after a backward (no retain_graph): one forward per output.
-    let fo = forward(model, xi).narrow(1, o, 1).sum();
+    let out = match coupling {
+        Coupling::PerSample => forward(model, x.clone().narrow(0, i, 1)),
+        Coupling::Batch => forward(model, x.clone()).narrow(0, i, 1),
+    };
+    let fo = out.narrow(1, o, 1).sum();
     let grads = fo.backward();
     let mut collector = GradCollector {
         grads: &grads,
@@ -80,6 +97,21 @@ pub fn per_sample_jacobian<M, const D: usize>(
 where
     M: Module,
 {
+    jacobian(model, forward, x, mode, Coupling::PerSample)
+}
+
+/// The Jacobian rows of `forward(model, x)` with the samples' outputs taken as `coupling`
+/// says ([`per_sample_jacobian`] for [`Coupling::PerSample`]).
+pub fn jacobian<M, const D: usize>(
+    model: &M,
+    forward: impl Fn(&M, Tensor<D>) -> Tensor<2>,
+    x: &Tensor<D>,
+    mode: OutputMode,
+    coupling: Coupling,
+) -> Jacobian
+where
+    M: Module,
+{
     let n = x.dims()[0];
     let k = if n == 0 {
         0
@@ -93,9 +125,8 @@ where
     let mut data = Vec::new();
     let mut cols = 0;
     for i in 0..n {
-        let xi = x.clone().narrow(0, i, 1);
         for &o in &outputs {
-            let row = gradient_row(model, &forward, xi.clone(), o);
+            let row = gradient_row(model, &forward, (x, i, coupling), o);
             cols = row.len();
             data.extend(row);
         }
@@ -122,9 +153,23 @@ pub fn ntk_by_autodiff<M, const D: usize>(
 where
     M: Module,
 {
+    ntk_by_autodiff_with(model, forward, x, mode, Coupling::PerSample)
+}
+
+/// [`ntk_by_autodiff`] with the samples' outputs taken as `coupling` says.
+pub fn ntk_by_autodiff_with<M, const D: usize>(
+    model: &M,
+    forward: impl Fn(&M, Tensor<D>) -> Tensor<2>,
+    x: &Tensor<D>,
+    mode: OutputMode,
+    coupling: Coupling,
+) -> Kernel
+where
+    M: Module,
+{
     let n = x.dims()[0];
     if mode == OutputMode::Full || n == 0 {
-        return per_sample_jacobian(model, forward, x, mode).ntk(mode);
+        return jacobian(model, forward, x, mode, coupling).ntk(mode);
     }
     let outputs: Vec<usize> = match mode {
         OutputMode::Single(o) => vec![o],
@@ -135,7 +180,7 @@ where
         let mut data = Vec::new();
         let mut cols = 0;
         for i in 0..n {
-            let row = gradient_row(model, &forward, x.clone().narrow(0, i, 1), o);
+            let row = gradient_row(model, &forward, (x, i, coupling), o);
             cols = row.len();
             data.extend(row);
         }

@@ -10,6 +10,7 @@
 
 pub mod angles;
 pub mod api;
+pub mod batch_norm;
 pub mod compute;
 pub mod error;
 pub mod extreme;

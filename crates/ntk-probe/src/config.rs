@@ -36,6 +36,7 @@ impl Protocol {
     }
 }
 
+pub use ntk_kernel::batch_norm::BnStatistics;
 pub use ntk_kernel::compute::Method;
 
 impl std::fmt::Display for Protocol {
@@ -123,6 +124,11 @@ pub struct ProbeSection {
     /// `full`) still match ([`ntk_runs::provenance`]).
     #[serde(default, skip_serializing_if = "Eigen::is_full")]
     pub eigen: Eigen,
+    /// BatchNorm networks only: normalize with the running statistics (`running`, the
+    /// default: evaluation mode) or the probe batch's own (`batch`: the NTK of the batch
+    /// map); see `ntk_kernel::batch_norm`. Absent from the serialized config when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_norm_statistics: Option<BnStatistics>,
     /// Backend name when several are built in (also `--device`, `BURN_DEVICE`).
     #[serde(default)]
     pub device: Option<String>,
@@ -144,6 +150,7 @@ impl Default for ProbeSection {
             output: OutputMode::Sum,
             method: Method::Auto,
             eigen: Eigen::Full,
+            batch_norm_statistics: None,
             device: None,
             embedding_angles: false,
             pair: None,
@@ -247,6 +254,33 @@ impl ProbeConfig {
     fn validate_values(&self) -> crate::Result<()> {
         let net = self.net()?;
         net.validate()?;
+        if let Some(stats) = self.probe.batch_norm_statistics {
+            let batch_norm = match &net {
+                NetSpec::Mlp(m) => m.normalization == ntk_model::Normalization::BatchNorm,
+                NetSpec::ResNet(r) => r.variant == ntk_model::ResNetVariant::BatchNorm,
+            };
+            let reason = if !batch_norm {
+                Some(
+                    "only for BatchNorm networks (model.normalization = \"batch_norm\", \
+                     resnet.variant = \"batch_norm\")",
+                )
+            } else if stats == BnStatistics::Batch
+                && matches!(self.probe.method, Method::Structured | Method::Theory)
+            {
+                Some(
+                    "the batch's statistics couple the samples: probe.method = \"auto\" or \"autodiff\"",
+                )
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                return Err(Error::Config {
+                    key: "probe.batch_norm_statistics",
+                    value: stats.to_string(),
+                    reason: reason.into(),
+                });
+            }
+        }
         if matches!(net, NetSpec::ResNet(_)) {
             if matches!(self.probe.method, Method::Structured | Method::Theory) {
                 return Err(ntk_kernel::compute::resnet_method(self.probe.method).into());

@@ -15,9 +15,8 @@ use crate::config::{Eigen, Method, ProbeConfig, Protocol, spelled};
 use crate::host;
 use crate::structured;
 use ntk_data::inputs::Inputs;
-use ntk_kernel::compute::{
-    Engine, KernelResult, compute_kernel_net, compute_kernel_net_cached, to_tensor,
-};
+use ntk_kernel::batch_norm::BnStatistics;
+use ntk_kernel::compute::{Engine, KernelResult, to_tensor};
 use ntk_model::NetSpec;
 use ntk_numerics::backend::{Compute, Precision};
 use ntk_numerics::kernel::{Kernel, OutputMode};
@@ -314,7 +313,14 @@ pub fn run(
         (None, done)
     } else {
         let phase = Phase::start("kernel");
-        let result = compute_kernel_net(&net, inputs, compute, cfg.probe.method, cfg.probe.output)?;
+        let result = ntk_kernel::compute::compute_kernel_net_stats(
+            &net,
+            inputs,
+            compute,
+            (cfg.probe.method, cfg.probe.output),
+            cfg.probe.batch_norm_statistics.unwrap_or_default(),
+            &mut host::HostCache::default(),
+        )?;
         let kernel_seconds = phase.finish();
         let protocol = cfg.probe.protocol;
         let done = summarize(
@@ -424,7 +430,15 @@ struct NetFacts {
 }
 
 impl NetFacts {
-    fn of(net: &Net) -> Self {
+    fn of(net: &Net, stats: BnStatistics) -> Self {
+        // How BatchNorm normalizes in this kernel (`ntk_kernel::batch_norm`).
+        let bn = match stats {
+            BnStatistics::Running => "evaluation mode (running statistics)",
+            BnStatistics::Batch => {
+                "the probe batch's own statistics (training mode: the NTK of the batch map, \
+                 its rows coupled through the statistics)"
+            }
+        };
         match net {
             Net::Mlp(mlp) => {
                 let c = mlp.config();
@@ -437,11 +451,9 @@ impl NetFacts {
                     seed: c.seed,
                     output_dim: c.output_dim,
                     note: match c.normalization {
-                        ntk_model::Normalization::BatchNorm => Some(
-                            "BatchNorm couples the samples of a batch: the NTK is taken in \
-                             evaluation mode (running statistics)"
-                                .to_string(),
-                        ),
+                        ntk_model::Normalization::BatchNorm => Some(format!(
+                            "BatchNorm couples the samples of a batch: the NTK is taken with {bn}"
+                        )),
                         _ => None,
                     },
                 }
@@ -457,9 +469,9 @@ impl NetFacts {
                     seed: c.seed,
                     output_dim: c.num_classes,
                     note: Some(match c.variant {
-                        ResNetVariant::BatchNorm => "ResNet NTK from per-sample gradients; \
-                             BatchNorm in evaluation mode (running statistics)"
-                            .to_string(),
+                        ResNetVariant::BatchNorm => {
+                            format!("ResNet NTK from per-sample gradients; BatchNorm with {bn}")
+                        }
                         _ => format!(
                             "ResNet NTK from per-sample gradients ({}: no normalization layers)",
                             c.describe()
@@ -632,7 +644,14 @@ impl Measured {
             let t = Instant::now();
             let sub = inputs.select(samples);
             let mode = cfg.probe.output;
-            let r = compute_kernel_net_cached(net, &sub, compute, cfg.probe.method, mode, cache)?;
+            let r = ntk_kernel::compute::compute_kernel_net_stats(
+                net,
+                &sub,
+                compute,
+                (cfg.probe.method, mode),
+                cfg.probe.batch_norm_statistics.unwrap_or_default(),
+                cache,
+            )?;
             kernel_seconds += t.elapsed().as_secs_f64();
             route = (r.method, r.engine);
             Ok(r.kernel)
@@ -673,7 +692,7 @@ fn summarize_from(
 ) -> crate::Result<Summarized> {
     let start = Instant::now();
     let mode = cfg.probe.output;
-    let facts = NetFacts::of(net);
+    let facts = NetFacts::of(net, cfg.probe.batch_norm_statistics.unwrap_or_default());
     let Measured {
         eigen,
         spec,

@@ -138,6 +138,11 @@ pub struct NtkTrackConfig {
     /// any kappa above about 1 / (n eps_f32) (1.7e4 at n = 500) is unresolved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision: Option<Precision>,
+    /// BatchNorm networks only: the tracked kernel with the running statistics (`running`,
+    /// the default: evaluation mode) or the probe batch's own (`batch`: the NTK of the batch
+    /// map, `ntk_kernel::batch_norm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_norm_statistics: Option<ntk_kernel::batch_norm::BnStatistics>,
 }
 
 impl NtkTrackConfig {
@@ -436,6 +441,20 @@ impl TrainConfig {
                 "ntk.n = {}: must be in 2..=data.n ({})",
                 k.n, self.data.n
             )));
+        }
+        if let (Some(stats), Ok(spec)) = (k.batch_norm_statistics, self.spec()) {
+            let batch_norm = match &spec {
+                NetSpec::Mlp(m) => m.normalization == Normalization::BatchNorm,
+                NetSpec::ResNet(r) => r.variant == ResNetVariant::BatchNorm,
+            };
+            if !batch_norm {
+                return Err(invalid(
+                    "ntk.batch_norm_statistics",
+                    stats,
+                    "only for BatchNorm networks (model.normalization = \"batch_norm\", \
+                     resnet.variant = \"batch_norm\")",
+                ));
+            }
         }
         Ok(())
     }

@@ -13,6 +13,7 @@
 use std::time::Instant;
 
 use ntk_data::inputs::Inputs;
+use ntk_kernel::batch_norm::BnStatistics;
 use ntk_kernel::compute::Method;
 use ntk_numerics::backend::{Compute, Precision};
 use ntk_numerics::kernel::OutputMode;
@@ -32,7 +33,7 @@ pub fn measure(
     model: &Model,
     probe: &Inputs,
     compute: &Compute,
-    (output, precision): (OutputMode, Precision),
+    (output, precision, stats): (OutputMode, Precision, BnStatistics),
     epoch: usize,
 ) -> crate::Result<NtkRow> {
     let t = Instant::now();
@@ -47,8 +48,14 @@ pub fn measure(
         };
         (&cast, c)
     };
-    let result =
-        ntk_kernel::compute::compute_kernel_net(model, probe, &compute, Method::Auto, output)?;
+    let result = ntk_kernel::compute::compute_kernel_net_stats(
+        model,
+        probe,
+        &compute,
+        (Method::Auto, output),
+        stats,
+        &mut ntk_kernel::host::HostCache::default(),
+    )?;
     let spectrum = ntk_numerics::spectrum::spectrum(&result.kernel, compute.precision.epsilon())
         .map_err(|e| crate::Error::Ntk {
             epoch,

@@ -522,7 +522,9 @@ impl<'a> Tracking<'a> {
             && Self::due(k.every, epoch, last)
         {
             let precision = k.precision_on(run.compute);
-            let row = track::measure(model, probe, run.compute, (k.output, precision), epoch)?;
+            let stats = k.batch_norm_statistics.unwrap_or_default();
+            let how = (k.output, precision, stats);
+            let row = track::measure(model, probe, run.compute, how, epoch)?;
             tracked.ntk.push(row);
             write_csv(&run.out.join("ntk.csv"), &tracked.ntk)?;
         }

@@ -18,6 +18,7 @@ fn tracked(precision: Option<Precision>) -> (Vec<NtkRow>, serde_json::Value) {
         n: 100,
         output: Default::default(),
         precision,
+        batch_norm_statistics: None,
     });
     let dir = tempfile::tempdir().unwrap();
     run(&cfg, dir.path(), RunOptions::default());
@@ -71,6 +72,7 @@ fn a_scale_dependent_tracked_kernel_is_flagged_in_the_summary() {
         n: 50,
         output: Default::default(),
         precision: None,
+        batch_norm_statistics: None,
     });
     let dir = tempfile::tempdir().unwrap();
     let s = run(&cfg, dir.path(), RunOptions::default());
@@ -82,5 +84,74 @@ fn a_scale_dependent_tracked_kernel_is_flagged_in_the_summary() {
         run(&cfg, dir.path(), RunOptions::default())
             .warnings
             .is_empty()
+    );
+}
+
+/// `ntk.batch_norm_statistics = "batch"` for a BatchNorm MLP: a different kernel (the batch
+/// map's), and a training run exactly as with the default: tracking in training mode never
+/// touches the network's running statistics (the test accuracy, which reads them, is the
+/// same bit for bit).
+#[test]
+fn batch_statistics_tracking_leaves_the_run_alone() {
+    let text = r#"
+[data]
+dataset = "mnist"
+n = 400
+subset = "first"
+
+[model]
+width = 64
+depth = 2
+activation = "relu"
+normalization = "batch_norm"
+output_dim = 10
+seed = 3
+
+[optim]
+lr = 0.1
+
+[train]
+batch_size = 50
+epochs = 2
+test_n = 200
+
+[ntk]
+every = 1
+n = 20
+"#;
+    let mut runs = Vec::new();
+    for stats in [None, Some(ntk_kernel::batch_norm::BnStatistics::Batch)] {
+        let mut cfg = ntk_train::config::TrainConfig::parse(text).unwrap();
+        cfg.ntk.as_mut().unwrap().batch_norm_statistics = stats;
+        cfg.validate().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        run(&cfg, dir.path(), RunOptions::default());
+        let metrics: Vec<ntk_train::metrics::EpochMetrics> =
+            read_csv(&dir.path().join("metrics.csv")).unwrap();
+        let ntk: Vec<NtkRow> = read_csv(&dir.path().join("ntk.csv")).unwrap();
+        runs.push((metrics.iter().map(common::numbers).collect::<Vec<_>>(), ntk));
+    }
+    assert_eq!(
+        runs[0].0, runs[1].0,
+        "training and evaluation are unchanged"
+    );
+    assert!(
+        runs[0].0.iter().all(|r| r.4.is_some()),
+        "the test set was evaluated"
+    );
+    let (a, b) = (&runs[0].1[0], &runs[1].1[0]);
+    assert!(
+        (a.lambda_max - b.lambda_max).abs() > 1e-6 * a.lambda_max,
+        "{a:?} {b:?}"
+    );
+    // Without BatchNorm the key is refused.
+    let plain = text.replace("normalization = \"batch_norm\"\n", "");
+    let mut cfg = ntk_train::config::TrainConfig::parse(&plain).unwrap();
+    cfg.ntk.as_mut().unwrap().batch_norm_statistics =
+        Some(ntk_kernel::batch_norm::BnStatistics::Running);
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(
+        e.contains("ntk.batch_norm_statistics") && e.contains("only for BatchNorm"),
+        "{e}"
     );
 }

@@ -57,6 +57,7 @@ fn resumed_equals_uninterrupted(engine: EngineChoice) {
         n: 20,
         output: Default::default(),
         precision: None,
+        batch_norm_statistics: None,
     });
     let whole = tempfile::tempdir().unwrap();
     let a = run(&cfg, whole.path(), RunOptions::default());

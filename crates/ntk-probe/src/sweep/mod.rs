@@ -678,12 +678,12 @@ impl ProbeSweep<'_> {
             None
         } else {
             let t = Instant::now();
-            let result = ntk_kernel::compute::compute_kernel_net_cached(
+            let result = ntk_kernel::compute::compute_kernel_net_stats(
                 &net,
                 &inputs,
                 &self.compute,
-                pcfg.probe.method,
-                pcfg.probe.output,
+                (pcfg.probe.method, pcfg.probe.output),
+                pcfg.probe.batch_norm_statistics.unwrap_or_default(),
                 &mut self.cache,
             )?;
             Some((result, t.elapsed().as_secs_f64()))
