@@ -11,6 +11,7 @@
 //! kernel's κ) as open markers on the top edge ([`Series::unresolved`]).
 
 mod strokes;
+pub mod style;
 pub mod ticks;
 
 use std::path::Path;

@@ -45,8 +45,8 @@ pub fn check(x_min: f64, x_max: f64, points: usize) -> crate::Result<()> {
 /// The activation's short name (NormReLU with its kink).
 fn name(act: &Activation) -> String {
     match act {
-        Activation::NormRelu(n) => format!("norm_relu, b = {:.3}", n.b),
-        other => other.kind().name().to_string(),
+        Activation::NormRelu(n) => format!("NormReLU, b = {:.3}", n.b),
+        other => ntk_plot::style::words(other.kind().name()),
     }
 }
 
@@ -92,7 +92,8 @@ pub fn write(out: &Path, acts: &[Activation], xs: &[f64]) -> crate::Result<()> {
             label: label(a),
             points: xs.iter().map(|&x| (x, a.eval(x))).collect(),
             spread: None,
-            color: PALETTE[i % PALETTE.len()],
+            color: ntk_plot::style::family_color(a.kind().name())
+                .unwrap_or(PALETTE[i % PALETTE.len()]),
             dash: dashes[i % dashes.len()],
             marker: None,
             unresolved: vec![],

@@ -37,17 +37,22 @@ pub fn check(q_min: f64, q_max: f64, points: usize) -> crate::Result<()> {
 fn name(act: &Activation) -> String {
     match act {
         Activation::NormRelu(n) => format!("NormReLU (b = {:.3})", n.b),
-        other => other.kind().name().to_string(),
+        other => ntk_plot::style::words(other.kind().name()),
     }
 }
 
+/// The activation's colour in every figure (the `k`-th palette colour for one without).
+fn color(act: &Activation, k: usize) -> RGBColor {
+    ntk_plot::style::family_color(act.kind().name()).unwrap_or(PALETTE[k % PALETTE.len()])
+}
+
 /// One curve of `values` (picked from each row) against `q`.
-fn series(label: String, rows: &[Transfer], pick: fn(&Transfer) -> f64, k: usize) -> Series {
+fn series(label: String, rows: &[Transfer], pick: fn(&Transfer) -> f64, color: RGBColor) -> Series {
     Series {
         label,
         points: rows.iter().map(|t| (t.q, pick(t))).collect(),
         spread: None,
-        color: PALETTE[k % PALETTE.len()],
+        color,
         dash: Dash::Solid,
         marker: None,
         unresolved: vec![],
@@ -96,8 +101,18 @@ pub fn write(out: &Path, acts: &[Activation], qs: &[f64]) -> crate::Result<Vec<T
         unresolved: vec![],
     }];
     for (k, (a, rows)) in acts.iter().zip(&table).enumerate() {
-        norm.push(series(format!("N(q), {}", name(a)), rows, |t| t.norm, k));
-        let mut slope = series(format!("N'(q), {}", name(a)), rows, |t| t.norm_slope, k);
+        norm.push(series(
+            format!("N(q), {}", name(a)),
+            rows,
+            |t| t.norm,
+            color(a, k),
+        ));
+        let mut slope = series(
+            format!("N'(q), {}", name(a)),
+            rows,
+            |t| t.norm_slope,
+            color(a, k),
+        );
         slope.dash = Dash::Dashed;
         norm.push(slope);
     }
@@ -123,7 +138,7 @@ pub fn write(out: &Path, acts: &[Activation], qs: &[f64]) -> crate::Result<Vec<T
         .iter()
         .zip(&table)
         .enumerate()
-        .map(|(k, (a, rows))| series(name(a), rows, |t| t.bias, k))
+        .map(|(k, (a, rows))| series(name(a), rows, |t| t.bias, color(a, k)))
         .collect();
     Figure {
         title: "Fig. 6: the bias B(q) = m(q)² / N(q), m(q) = E s(√q Z)".into(),

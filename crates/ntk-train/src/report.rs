@@ -383,9 +383,46 @@ fn distinct<T: Ord>(best: &[BestRow], key: impl Fn(&BestRow) -> T) -> Vec<T> {
     v
 }
 
-/// The curves of the chosen configurations: colour and marker by depth (a ramp; by
-/// (activation, normalization) when there is one depth), dash by (activation,
-/// normalization), the lr in the label when the runs used several.
+/// Whether a run trained a ResNet (its provenance has a `[resnet]` table).
+fn is_resnet(r: &RunRecord) -> bool {
+    r.provenance
+        .as_ref()
+        .is_some_and(|p| p.config.keys().any(|k| k.starts_with("resnet.")))
+        || r.summary
+            .as_ref()
+            .is_some_and(|s| s.model.starts_with("resnet"))
+}
+
+/// The family a configuration's colour and words come from: a ResNet's variant, an MLP's
+/// normalization layer when it has one, else its activation.
+fn family(b: &BestRow, resnet: bool) -> &str {
+    if resnet || b.normalization != "none" {
+        &b.normalization
+    } else {
+        &b.activation
+    }
+}
+
+/// The configuration in the words of a paper: "ReLU", "ReLU, BatchNorm", a ResNet's
+/// "NormReLU" (its variant).
+fn family_words(b: &BestRow, resnet: bool) -> String {
+    if resnet {
+        ntk_plot::style::words(&b.normalization)
+    } else if b.normalization == "none" {
+        ntk_plot::style::words(&b.activation)
+    } else {
+        format!(
+            "{}, {}",
+            ntk_plot::style::words(&b.activation),
+            ntk_plot::style::words(&b.normalization)
+        )
+    }
+}
+
+/// The curves of the chosen configurations: colour and marker by depth (a ramp) in a depth
+/// sweep, by family ([`ntk_plot::style`]: the same colour for ReLU, NormReLU, BatchNorm in
+/// every figure) when there is one depth; dash by family; labels in words ("ResNet-20,
+/// NormReLU", "depth 3, ReLU, BatchNorm"), the lr when the runs used several.
 fn curves<'a>(runs: &'a [RunRecord], best: &[BestRow]) -> Vec<Curve<'a>> {
     let styles = distinct(best, |b| (b.activation.clone(), b.normalization.clone()));
     let depths = distinct(best, |b| b.depth);
@@ -402,29 +439,39 @@ fn curves<'a>(runs: &'a [RunRecord], best: &[BestRow]) -> Vec<Curve<'a>> {
                 .position(|s| s.0 == b.activation && s.1 == b.normalization)
                 .unwrap_or(0);
             let depth = depths.iter().position(|&d| d == b.depth).unwrap_or(0);
-            let mut label = format!("depth {}", b.depth);
+            let key = (b.depth, b.activation.clone(), b.normalization.clone());
+            let members: Vec<&RunRecord> = runs
+                .iter()
+                .filter(|r| r.key() == key && r.lr == b.lr)
+                .collect();
+            let resnet = members.first().is_some_and(|r| is_resnet(r));
+            let mut label = if resnet {
+                format!("ResNet-{}", b.depth)
+            } else {
+                format!("depth {}", b.depth)
+            };
             if styles.len() > 1 {
-                label += &format!(" {} {}", b.activation, b.normalization);
+                label += &format!(", {}", family_words(b, resnet));
             }
             if several_lrs {
                 label += &format!(" (lr {})", b.lr);
             }
-            let key = (b.depth, b.activation.clone(), b.normalization.clone());
+            let name = family(b, resnet);
             // One depth: the families take the colours and markers too, not only dashes.
-            let (shade, of) = if depths.len() > 1 {
-                (depth, depths.len())
+            let (color, marker) = if depths.len() > 1 {
+                (ramp(depth, depths.len()), Marker::nth(depth))
             } else {
-                (style, styles.len())
+                (
+                    ntk_plot::style::family_color(name).unwrap_or(ramp(style, styles.len())),
+                    ntk_plot::style::family_marker(name),
+                )
             };
             Curve {
                 label,
-                color: ramp(shade, of),
+                color,
                 dash: [Dash::Solid, Dash::Dashed, Dash::DashDot, Dash::Dotted][style % 4],
-                marker: Marker::nth(shade),
-                members: runs
-                    .iter()
-                    .filter(|r| r.key() == key && r.lr == b.lr)
-                    .collect(),
+                marker,
+                members,
             }
         })
         .collect()

@@ -142,10 +142,12 @@ impl Curve<'_> {
     }
 }
 
-/// The curves of `protocol`, one per (setting, activation) of the sweep, in a fixed order,
-/// colour and marker.
+/// The curves of `protocol`, one per (setting, activation) of the sweep, in a fixed order:
+/// each activation in its colour and marker of every figure ([`ntk_plot::style`]) and named
+/// in words ("ReLU", "NormReLU (b = -0.2)"); with several settings, a dash per setting.
 fn curves<'a>(groups: &'a [GroupRow], protocol: &str) -> Vec<Curve<'a>> {
     let keys = distinct(groups, |g| (g.setting.clone(), g.activation.clone()));
+    let settings = distinct(groups, |g| g.setting.clone());
     keys.iter()
         .enumerate()
         .map(|(c, (setting, activation))| {
@@ -154,16 +156,24 @@ fn curves<'a>(groups: &'a [GroupRow], protocol: &str) -> Vec<Curve<'a>> {
                 .filter(|g| &g.setting == setting && &g.activation == activation)
                 .filter(|g| g.protocol == protocol)
                 .collect();
+            let words = ntk_plot::style::words(activation);
             let name = if setting.is_empty() {
-                activation.clone()
+                words
             } else {
-                format!("{setting} {activation}")
+                format!("{setting} {words}")
+            };
+            let dash = if settings.len() > 1 {
+                let s = settings.iter().position(|x| x == setting).unwrap_or(0);
+                [Dash::Solid, Dash::Dashed, Dash::DashDot, Dash::Dotted][s % 4]
+            } else {
+                dash_for(activation)
             };
             Curve {
                 name,
-                dash: dash_for(activation),
-                color: PALETTE[c % PALETTE.len()],
-                marker: Marker::nth(c),
+                dash,
+                color: ntk_plot::style::family_color(activation)
+                    .unwrap_or(PALETTE[c % PALETTE.len()]),
+                marker: ntk_plot::style::family_marker(activation),
                 rows,
             }
         })

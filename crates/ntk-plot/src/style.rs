@@ -1,0 +1,105 @@
+//! One look for the same thing in every figure: the words a reader knows for the configs'
+//! names (`norm_relu` is "NormReLU", `batch_norm` "BatchNorm") and one colour and marker per
+//! activation, normalization and ResNet variant, so that ReLU is the same red in the probe's
+//! depth sweeps and in the trainer's curves.
+
+use plotters::style::RGBColor;
+
+use crate::{Marker, PALETTE};
+
+/// The name a paper uses for a config word: activations (`relu` "ReLU", `relu_squared`
+/// "ReLU²", `norm_relu` "NormReLU", `gelu` "GELU", `selu` "SELU"), normalizations and
+/// ResNet variants (`batch_norm` "BatchNorm", `layer_norm` "LayerNorm", `fixup` "Fixup",
+/// `none` "no normalization"); other words as they are. A NormReLU with its kink
+/// (`norm_relu(b=-0.2)`) keeps the kink: "NormReLU (b = -0.2)".
+pub fn words(name: &str) -> String {
+    if let Some(kink) = name
+        .strip_prefix("norm_relu(b=")
+        .and_then(|k| k.strip_suffix(')'))
+    {
+        return format!("NormReLU (b = {kink})");
+    }
+    match name {
+        "relu" => "ReLU",
+        "linear" => "linear",
+        "norm_relu" => "NormReLU",
+        "gelu" => "GELU",
+        "tanh" => "tanh",
+        "relu_squared" => "ReLU²",
+        "selu" => "SELU",
+        "batch_norm" => "BatchNorm",
+        "layer_norm" => "LayerNorm",
+        "fixup" => "Fixup",
+        "none" => "no normalization",
+        other => other,
+    }
+    .to_string()
+}
+
+/// The colour of an activation, normalization or ResNet variant in every figure, `None` for
+/// a word that has none. NormReLU and SELU have one colour as activations and as ResNet
+/// variants; BatchNorm one as an MLP layer and as the ResNet variant.
+pub fn family_color(name: &str) -> Option<RGBColor> {
+    let name = name.split('(').next().unwrap_or(name);
+    Some(match name {
+        "relu" => PALETTE[1],
+        "linear" => PALETTE[0],
+        "gelu" => PALETTE[2],
+        "relu_squared" => PALETTE[3],
+        "tanh" => PALETTE[4],
+        "norm_relu" => PALETTE[5],
+        "selu" => PALETTE[6],
+        "fixup" => PALETTE[7],
+        "batch_norm" => RGBColor(23, 190, 207),
+        "layer_norm" => RGBColor(188, 189, 34),
+        _ => return None,
+    })
+}
+
+/// The marker of an activation, normalization or ResNet variant (four shapes, so two
+/// families can share one; their colours differ).
+pub fn family_marker(name: &str) -> Marker {
+    let name = name.split('(').next().unwrap_or(name);
+    match name {
+        "relu" | "norm_relu" | "batch_norm" => Marker::Circle,
+        "linear" | "selu" | "layer_norm" => Marker::Square,
+        "gelu" | "fixup" => Marker::Triangle,
+        _ => Marker::Diamond,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_family_has_its_own_colour_and_words() {
+        let names = [
+            "relu",
+            "linear",
+            "gelu",
+            "relu_squared",
+            "tanh",
+            "norm_relu",
+            "selu",
+            "fixup",
+            "batch_norm",
+            "layer_norm",
+        ];
+        let colors: Vec<RGBColor> = names.iter().filter_map(|n| family_color(n)).collect();
+        assert_eq!(colors.len(), names.len());
+        for (i, a) in colors.iter().enumerate() {
+            assert!(
+                colors[i + 1..].iter().all(|b| b != a),
+                "{} shares a colour",
+                names[i]
+            );
+        }
+        assert_eq!(words("norm_relu"), "NormReLU");
+        assert_eq!(words("norm_relu(b=-0.2)"), "NormReLU (b = -0.2)");
+        assert_eq!(family_color("norm_relu(b=-0.2)"), family_color("norm_relu"));
+        assert_eq!(words("relu_squared"), "ReLU²");
+        assert_eq!(words("something"), "something");
+        assert_eq!(family_color("something"), None);
+    }
+}
