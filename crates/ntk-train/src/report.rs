@@ -230,6 +230,9 @@ pub struct SweepRow {
     pub final_test_accuracy: Option<f64>,
     pub best_test_accuracy: Option<f64>,
     pub final_kappa: Option<f64>,
+    /// Whether the last tracked kernel was singular (then `final_kappa` is empty for that
+    /// reason); empty when the run has no NTK rows.
+    pub final_kappa_singular: Option<bool>,
     pub seconds: Option<f64>,
     /// This run's lr is its configuration's chosen lr.
     pub chosen_lr: bool,
@@ -701,6 +704,7 @@ pub fn collect(
                     .filter_map(|m| m.test_accuracy)
                     .reduce(f64::max),
                 final_kappa: r.ntk.last().and_then(|k| k.kappa),
+                final_kappa_singular: r.ntk.last().map(|k| k.singular),
                 seconds: s.map(|s| s.seconds),
                 chosen_lr: best.iter().any(|b| {
                     (b.depth, b.activation.clone(), b.normalization.clone()) == r.key()

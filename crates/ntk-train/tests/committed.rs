@@ -53,3 +53,41 @@ fn collect_reproduces_the_committed_tables() {
         }
     }
 }
+
+/// `sweep.csv` tells an empty `final_kappa` of a singular last kernel from one of a run
+/// without NTK rows: MNIST-60k's depth-1 run at lr 100 ends singular, Agarwal Fig. 5's runs
+/// track no NTK.
+#[test]
+fn an_empty_final_kappa_says_why() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let rows = |e: &str| -> Vec<std::collections::HashMap<String, String>> {
+        let mut r = csv::Reader::from_path(root.join(e).join("sweep.csv")).unwrap();
+        r.deserialize().map(Result::unwrap).collect()
+    };
+    let mnist = rows("fig3/mnist_60k");
+    let singular = mnist
+        .iter()
+        .find(|r| r["id"] == "depth001_relu_none_lr1e2_seed6666")
+        .unwrap();
+    assert_eq!(
+        (
+            singular["final_kappa"].as_str(),
+            singular["final_kappa_singular"].as_str()
+        ),
+        ("", "true")
+    );
+    assert!(
+        mnist
+            .iter()
+            .any(|r| r["final_kappa_singular"] == "false" && !r["final_kappa"].is_empty())
+    );
+    for r in rows("agarwal_fig5/fmnist") {
+        assert_eq!(
+            (
+                r["final_kappa"].as_str(),
+                r["final_kappa_singular"].as_str()
+            ),
+            ("", "")
+        );
+    }
+}
