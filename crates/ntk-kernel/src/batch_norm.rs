@@ -143,3 +143,22 @@ pub fn batch_statistics_kernel(
         engine: Engine::Autodiff,
     })
 }
+
+/// [`crate::compute::compute_kernel_net_cached`] with BatchNorm on the statistics `stats`
+/// chooses: the running ones (evaluation mode, every route), or the batch's own
+/// ([`batch_statistics_kernel`]; no cache).
+pub fn compute_kernel_net_stats(
+    net: &Net,
+    inputs: &Inputs,
+    compute: &Compute,
+    (method, mode): (Method, OutputMode),
+    stats: BnStatistics,
+    cache: &mut crate::host::HostCache,
+) -> Result<KernelResult> {
+    match stats {
+        BnStatistics::Running => {
+            crate::compute::compute_kernel_net_cached(net, inputs, compute, method, mode, cache)
+        }
+        BnStatistics::Batch => batch_statistics_kernel(net, inputs, compute, method, mode),
+    }
+}

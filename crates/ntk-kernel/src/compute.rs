@@ -287,27 +287,6 @@ pub fn compute_kernel_net_cached(
     }
 }
 
-/// [`compute_kernel_net_cached`] with BatchNorm on the statistics `stats` chooses
-/// ([`crate::batch_norm`]): the running ones (evaluation mode, every route), or the batch's
-/// own (training mode, Burn's autodiff on a detached copy; no cache).
-pub fn compute_kernel_net_stats(
-    net: &Net,
-    inputs: &Inputs,
-    compute: &Compute,
-    (method, mode): (Method, OutputMode),
-    stats: crate::batch_norm::BnStatistics,
-    cache: &mut host::HostCache,
-) -> crate::Result<KernelResult> {
-    match stats {
-        crate::batch_norm::BnStatistics::Running => {
-            compute_kernel_net_cached(net, inputs, compute, method, mode, cache)
-        }
-        crate::batch_norm::BnStatistics::Batch => {
-            crate::batch_norm::batch_statistics_kernel(net, inputs, compute, method, mode)
-        }
-    }
-}
-
 /// The error for a `probe.method` that a ResNet does not have (its NTK is autodiff's).
 pub fn resnet_method(method: Method) -> Error {
     Error::Config {

@@ -254,6 +254,15 @@ impl ProbeConfig {
     fn validate_values(&self) -> crate::Result<()> {
         let net = self.net()?;
         net.validate()?;
+        if self.probe.eigen == Eigen::Extreme && self.probe.protocol == Protocol::Blocks {
+            return Err(Error::Config {
+                key: "probe.eigen",
+                value: "extreme".into(),
+                reason: "applies to the whole protocol only: the blocks' small kernels always \
+                         get every eigenvalue (leave probe.eigen out)"
+                    .into(),
+            });
+        }
         if let Some(stats) = self.probe.batch_norm_statistics {
             let batch_norm = match &net {
                 NetSpec::Mlp(m) => m.normalization == ntk_model::Normalization::BatchNorm,

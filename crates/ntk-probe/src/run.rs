@@ -313,7 +313,7 @@ pub fn run(
         (None, done)
     } else {
         let phase = Phase::start("kernel");
-        let result = ntk_kernel::compute::compute_kernel_net_stats(
+        let result = ntk_kernel::batch_norm::compute_kernel_net_stats(
             &net,
             inputs,
             compute,
@@ -644,7 +644,7 @@ impl Measured {
             let t = Instant::now();
             let sub = inputs.select(samples);
             let mode = cfg.probe.output;
-            let r = ntk_kernel::compute::compute_kernel_net_stats(
+            let r = ntk_kernel::batch_norm::compute_kernel_net_stats(
                 net,
                 &sub,
                 compute,

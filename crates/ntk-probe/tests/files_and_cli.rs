@@ -514,3 +514,14 @@ fn the_summary_warns_when_the_input_scale_decides_kappa() {
     let unit = tanh.replace("input_dim = 5", "input_dim = 5\nunit_norm = true");
     assert!(warnings(&unit, "unit").0.is_null());
 }
+
+/// `probe.eigen = "extreme"` applies to the whole protocol only: with blocks alone it was
+/// silently ignored; now it is refused, naming the key.
+#[test]
+fn extreme_eigenvalues_with_blocks_alone_are_refused() {
+    let cfg = SMALL.replace(
+        "[probe]",
+        "[probe]\neigen = \"extreme\"\nprotocol = \"blocks\"\nblock_size = 8",
+    );
+    expect_error(&cfg, &[], &["probe.eigen = extreme", "whole protocol only"]);
+}

@@ -48,7 +48,7 @@ pub fn measure(
         };
         (&cast, c)
     };
-    let result = ntk_kernel::compute::compute_kernel_net_stats(
+    let result = ntk_kernel::batch_norm::compute_kernel_net_stats(
         model,
         probe,
         &compute,

@@ -25,7 +25,7 @@ use ntk_model::{ActivationKind, MlpConfig, Net, NtkConvention};
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
-use crate::config::{ProbeConfig, ProbeSection, Protocol};
+use crate::config::{Eigen, ProbeConfig, ProbeSection, Protocol};
 use crate::host::HostCache;
 use crate::run::{self, Summary};
 use ntk_data::inputs::{self, Inputs};
@@ -75,8 +75,8 @@ pub struct SweepSection {
     /// the inputs as fed to the network (closed forms for relu and linear; for other
     /// activations the whole kernel when n <= 200, or n <= 2000 with equal input norms,
     /// else the min angle alone with equal norms, else nothing: `summary.csv`'s
-    /// `theory_note` says why a value is absent). Not with `ns` or `datasets` axes (the
-    /// theory is of one input set).
+    /// `theory_note` says why a value is absent). With `ns` or `datasets` axes the theory
+    /// is left out of the tables, and `collect` says why (it is of one input set).
     #[serde(default = "default_true")]
     pub theory: bool,
 }
@@ -188,6 +188,13 @@ impl SweepConfig {
         if s.protocols.is_empty() {
             return Err(Error::Invalid("sweep.protocols must not be empty"));
         }
+        if self.probe.eigen == Eigen::Extreme && !s.protocols.contains(&Protocol::Whole) {
+            return Err(Error::Invalid(
+                "probe.eigen = \"extreme\" applies to the whole protocol only, and \
+                 sweep.protocols has none: the blocks' small kernels always get every \
+                 eigenvalue (leave probe.eigen out)",
+            ));
+        }
         if !s.datasets.is_empty() && self.data.dir.is_some() {
             return Err(Error::Invalid(
                 "sweep.datasets with data.dir: one directory cannot hold several data sets; \
@@ -214,7 +221,14 @@ impl SweepConfig {
                     depth: 1,
                     seed: 0,
                 };
-                self.probe_config(&point)
+                // Checked under the whole protocol when the sweep has it (where every key
+                // applies), else under its first.
+                let protocol = if s.protocols.contains(&Protocol::Whole) {
+                    Protocol::Whole
+                } else {
+                    s.protocols[0]
+                };
+                self.point_config(&point, protocol)
                     .validate()
                     .map_err(|e| Error::Setting {
                         setting: setting.describe(),
@@ -678,7 +692,7 @@ impl ProbeSweep<'_> {
             None
         } else {
             let t = Instant::now();
-            let result = ntk_kernel::compute::compute_kernel_net_stats(
+            let result = ntk_kernel::batch_norm::compute_kernel_net_stats(
                 &net,
                 &inputs,
                 &self.compute,
