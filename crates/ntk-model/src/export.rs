@@ -1,13 +1,24 @@
-//! Weights as safetensors, named as PyTorch names an `nn.Sequential` of `nn.Linear`s held in
-//! a `layers` list: `layers.{i}.weight` with shape `[out, in]` (0-based, input layer first)
-//! and `layers.{i}.bias` when the network has biases. A PyTorch user loads them with
-//! `safetensors.torch.load_file` into the same architecture.
+//! Weights as safetensors under the names of the matching PyTorch module, so that
+//! `safetensors.torch.load_file` and `load_state_dict` take them (and the other way):
+//! - an MLP as a `layers` list of `nn.Linear`s: `layers.{i}.weight` with shape `[out, in]`
+//!   (0-based, input layer first), `layers.{i}.bias` when the network has biases, and its
+//!   normalization layers as `batch_norms.{l}` (`nn.BatchNorm1d`: `weight`, `bias`,
+//!   `running_mean`, `running_var`) or `layer_norms.{l}` (`nn.LayerNorm`: `weight`, `bias`);
+//! - a CIFAR ResNet as the project's PyTorch peer (`experiments/train_bench/
+//!   pytorch_resnet_step.py`) names it: `stem.weight`, `stem_bn.*`, `stem_bias`,
+//!   `blocks.{i}.conv1.weight`, `blocks.{i}.bn1.*`, Fixup's `blocks.{i}.bias1a` ... `scale`,
+//!   `head_bias`, `classifier.weight` (`[classes, features]`) and `classifier.bias`
+//!   ([`crate::resnet::export`]). Buffers PyTorch derives (`num_batches_tracked`, the
+//!   NormReLU convolutions' border `gain`) are not written: load with `strict=False`.
+//!
+//! [`Named`] is what a network implements to take part; [`save`] and [`load`] write and read
+//! any of them.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use burn::module::Param;
-use burn::tensor::{DType, Tensor, TensorData};
+use burn::tensor::{Tensor, TensorData};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
 use crate::error::ModelError;
@@ -49,6 +60,118 @@ fn from_bytes(view: &TensorView<'_>, path: &str, name: &str) -> Result<Vec<f64>,
     }
 }
 
+/// A tensor under its export name: `(name, shape as PyTorch holds it, row-major values)`.
+pub type NamedTensor = (String, Vec<usize>, Vec<f64>);
+
+/// Where a loader takes each tensor from: `get(name, shape)` gives its row-major values or
+/// the error naming what is wrong.
+pub type Get<'a> = &'a mut dyn FnMut(&str, &[usize]) -> Result<Vec<f64>, ModelError>;
+
+/// A network whose tensors have PyTorch names.
+pub trait Named: Sized {
+    /// Every parameter and running statistic under its name.
+    fn tensors(&self) -> Vec<NamedTensor>;
+    /// The same network with every tensor replaced by `get(name, shape)`.
+    fn with_tensors(self, get: Get<'_>) -> Result<Self, ModelError>;
+    /// The config, as JSON, for the file's metadata (`ntk_model_config`).
+    fn config_json(&self) -> String;
+}
+
+impl Named for Mlp {
+    fn tensors(&self) -> Vec<NamedTensor> {
+        named_tensors(self)
+    }
+    fn with_tensors(self, get: Get<'_>) -> Result<Self, ModelError> {
+        mlp_with_tensors(self, get)
+    }
+    fn config_json(&self) -> String {
+        serde_json::to_string(self.config()).expect("config serializes")
+    }
+}
+
+impl Named for crate::Net {
+    fn tensors(&self) -> Vec<NamedTensor> {
+        match self {
+            Self::Mlp(m) => m.tensors(),
+            Self::ResNet(r) => r.tensors(),
+        }
+    }
+    fn with_tensors(self, get: Get<'_>) -> Result<Self, ModelError> {
+        Ok(match self {
+            Self::Mlp(m) => Self::Mlp(m.with_tensors(get)?),
+            Self::ResNet(r) => Self::ResNet(r.with_tensors(get)?),
+        })
+    }
+    fn config_json(&self) -> String {
+        match self {
+            Self::Mlp(m) => m.config_json(),
+            Self::ResNet(r) => r.config_json(),
+        }
+    }
+}
+
+/// A tensor of `values` with `dims`, on the device and in the dtype of `like`.
+pub(crate) fn like<const S: usize, const D: usize>(
+    like: &Tensor<S>,
+    values: Vec<f64>,
+    dims: [usize; D],
+) -> Tensor<D> {
+    Tensor::from_data(
+        TensorData::new(values, dims),
+        (&like.device(), like.dtype()),
+    )
+}
+
+/// A tensor's row-major values.
+pub(crate) fn values<const D: usize>(t: &Tensor<D>) -> Vec<f64> {
+    t.clone()
+        .try_into_vec_as::<f64>()
+        .expect("reading a tensor from the device")
+}
+
+/// Writes `net`'s tensors to `path` (atomically), with its config as metadata
+/// (`ntk_model_config`, JSON).
+pub fn save<N: Named>(net: &N, path: &Path, dtype: ExportDType) -> Result<(), ModelError> {
+    write_tensors(net.tensors(), net.config_json(), path, dtype)
+}
+
+/// Loads weights saved by [`save`] (or by PyTorch under the same names) into `net`, a
+/// network of the same architecture, checking every name and shape.
+pub fn load<N: Named>(net: N, path: &Path) -> Result<N, ModelError> {
+    let p = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
+        path: p.clone(),
+        source,
+    })?;
+    load_bytes(net, &bytes, &p)
+}
+
+/// [`load`] from the file's bytes; `name` is the file, for messages.
+pub fn load_bytes<N: Named>(net: N, bytes: &[u8], name: &str) -> Result<N, ModelError> {
+    let p = name.to_string();
+    let st = SafeTensors::deserialize(bytes).map_err(|e| ModelError::Weights {
+        path: p.clone(),
+        reason: format!("not a safetensors file: {e}"),
+    })?;
+    let mut fetch = |name: &str, shape: &[usize]| -> Result<Vec<f64>, ModelError> {
+        let view = st.tensor(name).map_err(|_| ModelError::Weights {
+            path: p.clone(),
+            reason: format!("missing tensor `{name}`"),
+        })?;
+        if view.shape() != shape {
+            return Err(ModelError::Weights {
+                path: p.clone(),
+                reason: format!(
+                    "tensor `{name}` has shape {:?}; the model needs {shape:?}",
+                    view.shape()
+                ),
+            });
+        }
+        from_bytes(&view, &p, name)
+    };
+    net.with_tensors(&mut fetch)
+}
+
 /// The tensors of an MLP under their export names, `(name, shape, row-major values)`.
 pub fn named_tensors(mlp: &Mlp) -> Vec<(String, Vec<usize>, Vec<f64>)> {
     let mut out = Vec::new();
@@ -60,13 +183,68 @@ pub fn named_tensors(mlp: &Mlp) -> Vec<(String, Vec<usize>, Vec<f64>)> {
             out.push((format!("layers.{i}.bias"), vec![v.len()], v));
         }
     }
+    for (l, bn) in mlp.batch_norms.iter().enumerate() {
+        out.extend(batch_norm_tensors(&format!("batch_norms.{l}"), bn));
+    }
+    for (l, ln) in mlp.layer_norms.iter().enumerate() {
+        let gamma = values(&ln.gamma.val());
+        out.push((format!("layer_norms.{l}.weight"), vec![gamma.len()], gamma));
+        if let Some(b) = &ln.beta {
+            let beta = values(&b.val());
+            out.push((format!("layer_norms.{l}.bias"), vec![beta.len()], beta));
+        }
+    }
     out
 }
 
+/// A BatchNorm's tensors under `nn.BatchNorm`'s names.
+pub(crate) fn batch_norm_tensors(prefix: &str, bn: &burn::nn::BatchNorm) -> Vec<NamedTensor> {
+    [
+        ("weight", values(&bn.gamma.val())),
+        ("bias", values(&bn.beta.val())),
+        ("running_mean", values(&bn.running_mean.value())),
+        ("running_var", values(&bn.running_var.value())),
+    ]
+    .into_iter()
+    .map(|(n, v)| (format!("{prefix}.{n}"), vec![v.len()], v))
+    .collect()
+}
+
+/// `bn` with its tensors from `get` under `nn.BatchNorm`'s names.
+pub(crate) fn batch_norm_with(
+    mut bn: burn::nn::BatchNorm,
+    prefix: &str,
+    get: Get<'_>,
+) -> Result<burn::nn::BatchNorm, ModelError> {
+    let [c] = bn.gamma.val().dims();
+    let mut one = |n: &str| get(&format!("{prefix}.{n}"), &[c]);
+    let (w, b, m, v) = (
+        one("weight")?,
+        one("bias")?,
+        one("running_mean")?,
+        one("running_var")?,
+    );
+    let t = bn.gamma.val();
+    bn.gamma = Param::from_tensor(like(&t, w, [c]));
+    bn.beta = Param::from_tensor(like(&t, b, [c]));
+    bn.running_mean = burn::module::RunningState::new(like(&t, m, [c]));
+    bn.running_var = burn::module::RunningState::new(like(&t, v, [c]));
+    Ok(bn)
+}
+
 /// Writes the MLP's weights to `path` (atomically), with the model config as metadata
-/// (`ntk_model_config`, JSON).
+/// (`ntk_model_config`, JSON): [`save`] for an MLP.
 pub fn save_safetensors(mlp: &Mlp, path: &Path, dtype: ExportDType) -> Result<(), ModelError> {
-    let tensors = named_tensors(mlp);
+    save(mlp, path, dtype)
+}
+
+/// Serializes `tensors` with `config` as metadata to `path`, atomically.
+fn write_tensors(
+    tensors: Vec<NamedTensor>,
+    config: String,
+    path: &Path,
+    dtype: ExportDType,
+) -> Result<(), ModelError> {
     let bytes: Vec<(String, Vec<usize>, Vec<u8>)> = tensors
         .into_iter()
         .map(|(n, s, v)| (n, s, to_bytes(&v, dtype)))
@@ -86,10 +264,7 @@ pub fn save_safetensors(mlp: &Mlp, path: &Path, dtype: ExportDType) -> Result<()
                 })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let metadata = HashMap::from([(
-        "ntk_model_config".to_string(),
-        serde_json::to_string(mlp.config()).expect("config serializes"),
-    )]);
+    let metadata = HashMap::from([("ntk_model_config".to_string(), config)]);
     let buffer =
         safetensors::serialize(views, Some(metadata)).map_err(|e| ModelError::Weights {
             path: path.display().to_string(),
@@ -102,55 +277,46 @@ pub fn save_safetensors(mlp: &Mlp, path: &Path, dtype: ExportDType) -> Result<()
 }
 
 /// Loads weights saved by [`save_safetensors`] (or by PyTorch under the same names) into an
-/// MLP of the same architecture, checking every name and shape.
+/// MLP of the same architecture, checking every name and shape: [`load`] for an MLP.
 pub fn load_safetensors(mlp: Mlp, path: &Path) -> Result<Mlp, ModelError> {
-    let p = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
-        path: p.clone(),
-        source,
-    })?;
-    load_safetensors_bytes(mlp, &bytes, &p)
+    load(mlp, path)
 }
 
 /// [`load_safetensors`] from the file's bytes; `name` is the file, for messages.
-pub fn load_safetensors_bytes(mut mlp: Mlp, bytes: &[u8], name: &str) -> Result<Mlp, ModelError> {
-    let p = name.to_string();
-    let st = SafeTensors::deserialize(bytes).map_err(|e| ModelError::Weights {
-        path: p.clone(),
-        reason: format!("not a safetensors file: {e}"),
-    })?;
-    let fetch = |name: &str, shape: &[usize]| -> Result<Vec<f64>, ModelError> {
-        let view = st.tensor(name).map_err(|_| ModelError::Weights {
-            path: p.clone(),
-            reason: format!("missing tensor `{name}`"),
-        })?;
-        if view.shape() != shape {
-            return Err(ModelError::Weights {
-                path: p.clone(),
-                reason: format!(
-                    "tensor `{name}` has shape {:?}; the model needs {shape:?}",
-                    view.shape()
-                ),
-            });
-        }
-        from_bytes(&view, &p, name)
-    };
+pub fn load_safetensors_bytes(mlp: Mlp, bytes: &[u8], name: &str) -> Result<Mlp, ModelError> {
+    load_bytes(mlp, bytes, name)
+}
+
+/// `mlp` with its tensors from `get` (the names of [`named_tensors`]).
+fn mlp_with_tensors(mut mlp: Mlp, get: Get<'_>) -> Result<Mlp, ModelError> {
     for i in 0..mlp.layers.len() {
         let weight = mlp.layers[i].weight.val();
-        let (device, dtype): (_, DType) = (weight.device(), weight.dtype());
         let [fan_in, fan_out] = weight.dims();
-        let w = fetch(&format!("layers.{i}.weight"), &[fan_out, fan_in])?;
+        let w = get(&format!("layers.{i}.weight"), &[fan_out, fan_in])?;
         let w = crate::init::transpose(&w, fan_out, fan_in);
-        mlp.layers[i].weight = Param::from_tensor(Tensor::from_data(
-            TensorData::new(w, [fan_in, fan_out]),
-            (&device, dtype),
-        ));
+        mlp.layers[i].weight = Param::from_tensor(like(&weight, w, [fan_in, fan_out]));
         if mlp.layers[i].bias.is_some() {
-            let b = fetch(&format!("layers.{i}.bias"), &[fan_out])?;
-            mlp.layers[i].bias = Some(Param::from_tensor(Tensor::from_data(
-                TensorData::new(b, [fan_out]),
-                (&device, dtype),
-            )));
+            let b = get(&format!("layers.{i}.bias"), &[fan_out])?;
+            mlp.layers[i].bias = Some(Param::from_tensor(like(&weight, b, [fan_out])));
+        }
+    }
+    let bns = std::mem::take(&mut mlp.batch_norms);
+    mlp.batch_norms = bns
+        .into_iter()
+        .enumerate()
+        .map(|(l, bn)| batch_norm_with(bn, &format!("batch_norms.{l}"), get))
+        .collect::<Result<_, _>>()?;
+    for (l, ln) in mlp.layer_norms.iter_mut().enumerate() {
+        let g = ln.gamma.val();
+        let [c] = g.dims();
+        ln.gamma = Param::from_tensor(like(
+            &g,
+            get(&format!("layer_norms.{l}.weight"), &[c])?,
+            [c],
+        ));
+        if ln.beta.is_some() {
+            let b = get(&format!("layer_norms.{l}.bias"), &[c])?;
+            ln.beta = Some(Param::from_tensor(like(&g, b, [c])));
         }
     }
     Ok(mlp)

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use ntk_model::export::{ExportDType, save_safetensors};
+use ntk_model::export::ExportDType;
 use ntk_model::{Mlp, MlpConfig, Net, ResNet, ResNetVariant};
 use serde::Serialize;
 
@@ -296,16 +296,7 @@ pub fn run(
         None => None,
     };
     let net = build_net(cfg, inputs, compute)?;
-    let mlp = match &net {
-        Net::Mlp(m) => Some(m),
-        Net::ResNet(_) if save_weights => {
-            return Err(Error::Invalid(
-                "--save-weights writes an MLP's layers (weights.safetensors); it is not \
-                 available for a [resnet] config",
-            ));
-        }
-        Net::ResNet(_) => None,
-    };
+    let weights = save_weights.then_some(&net);
     let gram = gram_spectrum(inputs)?;
     let (result, summarized) = if per_block(cfg, &[cfg.probe.protocol], inputs.n) {
         let mut cache = host::HostCache::default();
@@ -350,7 +341,7 @@ pub fn run(
             result.as_ref().map(|r| &r.kernel),
             &eigenvalues,
             blocks.as_deref(),
-            mlp.filter(|_| save_weights),
+            weights,
         )?;
         set.commit().map_err(Error::Io)?;
     }
@@ -915,7 +906,7 @@ pub fn write_outputs(
     kernel: Option<&Kernel>,
     eigenvalues: &[f64],
     blocks: Option<&[BlockRow]>,
-    mlp: Option<&Mlp>,
+    weights: Option<&Net>,
 ) -> crate::Result<()> {
     let ctx = |what: &'static str, source: std::io::Error| Error::CannotWrite {
         dir: dir.to_path_buf(),
@@ -945,13 +936,13 @@ pub fn write_outputs(
     if let Some(blocks) = blocks {
         ntk_runs::table::write_csv(&dir.join(crate::blocks::BLOCKS_FILE), blocks)?;
     }
-    if let Some(mlp) = mlp {
+    if let Some(net) = weights {
         let dtype = if summary.precision == Precision::F64 {
             ExportDType::F64
         } else {
             ExportDType::F32
         };
-        save_safetensors(mlp, &dir.join("weights.safetensors"), dtype)?;
+        ntk_model::export::save(net, &dir.join("weights.safetensors"), dtype)?;
     }
     let json = serde_json::to_string_pretty(summary).expect("summary serializes");
     ntk_runs::io::atomic_write(&dir.join("summary.json"), json.as_bytes())

@@ -13,6 +13,7 @@
 
 pub mod block;
 pub mod config;
+pub mod export;
 pub mod fixup;
 pub mod host;
 pub mod layers;
