@@ -245,7 +245,15 @@ fn input_shape(at: &Location, shape: &[u64]) -> Result<InputShape> {
             format!("inputs of shape {shape:?}: no samples or no values per sample"),
         ));
     }
-    let size = |v: u64| usize::try_from(v).map_err(|_| bad(&at.name(), "shape too large"));
+    let too_large = || bad(&at.name(), format!("inputs of shape {shape:?}: too large"));
+    if shape
+        .iter()
+        .try_fold(8u64, |acc, &d| acc.checked_mul(d))
+        .is_none()
+    {
+        return Err(too_large());
+    }
+    let size = |v: u64| usize::try_from(v).map_err(|_| too_large());
     Ok(InputShape {
         rows: size(shape[0])?,
         sample_shape: shape[1..].iter().map(|&v| size(v)).collect::<Result<_>>()?,
@@ -270,6 +278,24 @@ fn labels_len(at: &Location, shape: &[u64]) -> Result<usize> {
     usize::try_from(n).map_err(|_| bad(&at.name(), "shape too large"))
 }
 
+/// Refuses anything but an existing regular file (after following links): a missing file,
+/// a directory, a pipe or a device (`/dev/zero` would be read without end).
+fn check_regular(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(()),
+        Ok(_) => Err(bad(
+            path,
+            "not a regular file (a directory, a pipe or a device); data.x and its siblings \
+             name .npy, .npz or .csv files",
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(bad(
+            path,
+            "file not found (a relative path is read from the directory the tool runs in)",
+        )),
+        Err(e) => Err(DataError::io(path, e)),
+    }
+}
+
 /// The most bytes a data file may hold: the memory this process may use now.
 fn read_limit() -> u64 {
     ntk_runs::budget::system_limit().map_or(u64::MAX, |(bytes, _)| bytes as u64)
@@ -277,6 +303,7 @@ fn read_limit() -> u64 {
 
 /// Reads the whole array at `at`.
 fn read(at: &Location) -> Result<Raw> {
+    check_regular(&at.path)?;
     let limit = read_limit();
     match at.format {
         Format::Npy => {
@@ -319,6 +346,7 @@ fn read(at: &Location) -> Result<Raw> {
 /// The shape of the array at `at`, reading only the header of an `.npy` (or `.npz`
 /// member).
 fn peek(at: &Location) -> Result<Vec<u64>> {
+    check_regular(&at.path)?;
     let header = |reader: &mut dyn Read| -> Result<npy::Header> {
         let mut first = Vec::new();
         reader
@@ -344,18 +372,62 @@ fn peek(at: &Location) -> Result<Vec<u64>> {
             let more = len.map_or(0, |len| len.saturating_sub(bytes.len()));
             let mut all = bytes;
             all.extend(content.read_up_to(more as u64)?);
-            header(&mut all.as_slice())?
+            let h = header(&mut all.as_slice())?;
+            // A raw file's size tells whether the header's shape is true (a gzipped one
+            // is checked when read).
+            if content.encoding() == crate::file::Encoding::Raw
+                && let Some(stored) = content.stored_len()
+            {
+                promised(at, &h, stored.saturating_sub(all.len() as u64))?;
+            }
+            h
         }
         Format::Npz => {
             let mut archive = open_npz(at)?;
             let mut entry = npz_member(at, &mut archive)?;
-            header(&mut entry)?
+            let size = entry.size();
+            let mut counted = CountingReader {
+                inner: &mut entry,
+                count: 0,
+            };
+            let h = header(&mut counted)?;
+            let read = counted.count;
+            promised(at, &h, size.saturating_sub(read))?;
+            h
         }
         Format::Csv => {
             return Ok(read(at)?.shape);
         }
     };
     Ok(h.shape)
+}
+
+/// Checks that the `data` bytes after a header are what its shape promises.
+fn promised(at: &Location, h: &npy::Header, data: u64) -> Result<()> {
+    if h.data_len() == Some(data) {
+        return Ok(());
+    }
+    Err(bad(
+        &at.name(),
+        format!(
+            "the header's shape {:?} does not match the {data} data bytes that follow it",
+            h.shape
+        ),
+    ))
+}
+
+/// A reader that counts the bytes read through it.
+struct CountingReader<'a, R: Read> {
+    inner: &'a mut R,
+    count: u64,
+}
+
+impl<R: Read> Read for CountingReader<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
 }
 
 fn from_npy(at: &Location, bytes: &[u8]) -> Result<Raw> {

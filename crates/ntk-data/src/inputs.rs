@@ -259,6 +259,24 @@ fn n_beyond(cfg: &DataConfig, available: usize) -> DataError {
     }
 }
 
+/// The values a file set's files hold in all (`data.x` and `data.test_x`, every row: a
+/// file is read whole before `n` rows are picked), from their headers; 0 for the built-in
+/// sets (their loaders read what they need) and for files whose headers cannot be read
+/// (`check` says why).
+pub fn file_values(cfg: &DataConfig) -> f64 {
+    if cfg.dataset != Dataset::File {
+        return 0.0;
+    }
+    [
+        (cfg.x.as_deref(), Role::X),
+        (cfg.test_x.as_deref(), Role::TestX),
+    ]
+    .into_iter()
+    .filter_map(|(p, role)| arrays::peek_inputs(p?, role).ok())
+    .map(|s| s.rows as f64 * s.dim() as f64)
+    .sum()
+}
+
 /// The number of held-out samples `data.test_x` holds (`None` without one, or for a
 /// built-in set).
 pub fn test_rows(cfg: &DataConfig) -> Result<Option<usize>> {

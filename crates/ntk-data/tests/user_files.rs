@@ -316,3 +316,56 @@ fn keys_that_do_not_apply_are_refused() {
         assert!(all.contains(want), "missing {want:?} in\n{all}");
     }
 }
+
+/// The second hostile review's cases: a shape whose product overflows, a header that
+/// promises more data than the file holds (refused from the header, before any
+/// allocation), a device behind a `.csv` name (refused unread), a missing file (no advice
+/// about the built-in sets).
+#[test]
+fn lying_headers_devices_and_missing_files_are_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = |shape: &str| {
+        let text = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
+        let pad = 64 - (10 + text.len() + 1) % 64;
+        let text = format!("{text}{}\n", " ".repeat(pad));
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend((text.len() as u16).to_le_bytes());
+        b.extend(text.as_bytes());
+        b.extend([0u8; 1600]);
+        b
+    };
+    for (name, shape, want) in [
+        (
+            "overflow.npy",
+            "(1099511627776, 1099511627776, 1099511627776)",
+            "does not match",
+        ),
+        (
+            "lying.npy",
+            "(4611686018427387904, 4611686018427387904)",
+            "does not match",
+        ),
+        (
+            "short.npy",
+            "(100, 100)",
+            "does not match the 1600 data bytes",
+        ),
+    ] {
+        let x = write(dir.path(), name, &header(shape));
+        let all = problems(&file_cfg(&x, None, 2));
+        assert!(all.contains(name) && all.contains(want), "{name}: {all}");
+        assert!(err(&file_cfg(&x, None, 2)).contains(name));
+    }
+    #[cfg(unix)]
+    {
+        let dev = dir.path().join("zero.csv");
+        std::os::unix::fs::symlink("/dev/zero", &dev).unwrap();
+        let all = problems(&file_cfg(&dev, None, 2));
+        assert!(all.contains("not a regular file"), "{all}");
+    }
+    let all = problems(&file_cfg(&dir.path().join("nope.npy"), None, 2));
+    assert!(
+        all.contains("nope.npy: file not found") && !all.contains("fetch.sh"),
+        "{all}"
+    );
+}

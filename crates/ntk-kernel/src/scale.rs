@@ -19,7 +19,8 @@ const UNIT_NORM_TOLERANCE: f64 = 1e-6;
 pub fn scale_dependence(net: &Net) -> Option<String> {
     let (activation, bias) = match net {
         Net::Mlp(m) => (*m.activation(), m.config().bias),
-        Net::ResNet(r) => (*r.activation(), false),
+        // Every ResNet's classifier has a bias (and BatchNorm its betas, Fixup its scalars).
+        Net::ResNet(r) => (*r.activation(), true),
     };
     if !activation.is_homogeneous() {
         Some(format!(

@@ -58,6 +58,22 @@ pub enum ModelError {
         image_size: usize,
         input_dim: usize,
     },
+    /// A ResNet whose images are not the data's (same number of values, another layout:
+    /// the pixels would be silently rearranged).
+    #[error(
+        "resnet.in_channels = {in_channels} and resnet.image_size = {image_size}: {net} reads \
+         {in_channels}x{image_size}x{image_size} images, but {what} holds {c}x{h}x{w} images \
+         (channels first, as PyTorch's NCHW)"
+    )]
+    ResNetImageShape {
+        what: String,
+        net: String,
+        in_channels: usize,
+        image_size: usize,
+        c: usize,
+        h: usize,
+        w: usize,
+    },
     /// An error of the network built from a config table (`model`, `resnet`).
     #[error("{table}: {source}")]
     Table {

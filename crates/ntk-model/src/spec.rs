@@ -68,6 +68,29 @@ impl NetSpec {
         }
     }
 
+    /// Checks that a ResNet reads images of the data's `[channels, height, width]` (`what`
+    /// says where they come from) when it reads as many values ([`Self::check_input_dim`]
+    /// reports a different count); an MLP reads any flattened image.
+    pub fn check_image_shape(&self, [c, h, w]: [usize; 3], what: &str) -> Result<(), ModelError> {
+        match self {
+            Self::ResNet(r)
+                if c * h * w == r.input_dim()
+                    && [r.in_channels, r.image_size, r.image_size] != [c, h, w] =>
+            {
+                Err(ModelError::ResNetImageShape {
+                    what: what.to_string(),
+                    net: r.describe(),
+                    in_channels: r.in_channels,
+                    image_size: r.image_size,
+                    c,
+                    h,
+                    w,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Builds the network for inputs of dimension `input_dim` (checked first).
     pub fn build(
         &self,

@@ -234,6 +234,15 @@ impl ProbeConfig {
                 .map(Into::into),
         );
         if let Ok(net) = self.net()
+            && let Ok(Some(shape)) = ntk_data::inputs::expected_shape(&self.data)
+            && let Err(e) = net.check_image_shape(
+                shape,
+                &format!("data.dataset = \"{}\"", self.data.dataset.name()),
+            )
+        {
+            problems.push(e.into());
+        }
+        if let Ok(net) = self.net()
             && self.data.dataset != Dataset::Synthetic
             && let Ok(dim) = ntk_data::inputs::expected_dim(&self.data)
             && let Err(e) = net.check_input_dim(
@@ -254,6 +263,20 @@ impl ProbeConfig {
     fn validate_values(&self) -> crate::Result<()> {
         let net = self.net()?;
         net.validate()?;
+        for (key, set) in [
+            ("data.test_x", self.data.test_x.is_some()),
+            ("data.test_labels", self.data.test_labels.is_some()),
+        ] {
+            if set {
+                return Err(Error::Config {
+                    key,
+                    value: "(a file)".into(),
+                    reason: "a held-out set is for ntk-train; the probe reads data.x (and \
+                             data.labels) only"
+                        .into(),
+                });
+            }
+        }
         if self.probe.eigen == Eigen::Extreme && self.probe.protocol == Protocol::Blocks {
             return Err(Error::Config {
                 key: "probe.eigen",
@@ -278,6 +301,11 @@ impl ProbeConfig {
             {
                 Some(
                     "the batch's statistics couple the samples: probe.method = \"auto\" or \"autodiff\"",
+                )
+            } else if stats == BnStatistics::Batch && self.probe.protocol == Protocol::Blocks {
+                Some(
+                    "with the blocks protocol a block's kernel would be cut from the whole \
+                     batch's, not its own batch's: use protocol = \"whole\"",
                 )
             } else {
                 None

@@ -115,6 +115,10 @@ pub fn provenance(
     let mut c = cfg.clone();
     c.probe.device = None;
     c.data = c.data.without_locations();
+    // An explicit default is the same config as none.
+    if c.probe.batch_norm_statistics == Some(BnStatistics::Running) {
+        c.probe.batch_norm_statistics = None;
+    }
     if let Some(m) = c.model.as_mut() {
         m.input_dim = inputs.d;
     }
@@ -134,6 +138,12 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
     // and the allocator's arenas).
     e.add("the program itself", 128.0 * 1024.0 * 1024.0, 1.0);
     e.add("inputs", cfg.data.n as f64 * d as f64, 8.0);
+    // A file is read whole (its bytes, then its values as f64) before n rows are picked.
+    e.add(
+        "the data files, read whole",
+        ntk_data::inputs::file_values(&cfg.data),
+        16.0,
+    );
     // Block by block ([`per_block`]) every kernel-sized term is one block's.
     let n = if per_block(cfg, &[cfg.probe.protocol], cfg.data.n) {
         cfg.data.n.min(cfg.probe.block_size) as f64
@@ -256,17 +266,41 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
             });
         }
     };
-    let foreign: Vec<String> = entries
+    let names: Vec<String> = entries
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !OUTPUT_FILES.contains(&n.as_str()))
         .collect();
-    if foreign.is_empty() {
+    let foreign: Vec<String> = names
+        .iter()
+        .filter(|n| !OUTPUT_FILES.contains(&n.as_str()))
+        .cloned()
+        .collect();
+    if !foreign.is_empty() {
+        return Err(Error::ForeignFiles {
+            dir: dir.to_path_buf(),
+            files: foreign.iter().take(3).cloned().collect::<Vec<_>>(),
+        });
+    }
+    if names.is_empty() {
+        return Ok(());
+    }
+    // Files with a probe's names are a probe's only when its summary says so (written last,
+    // with the tool's name in its provenance): a user's summary.json is never replaced.
+    let probe_made = std::fs::read(dir.join("summary.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Summary>(&b).ok())
+        .and_then(|s| s.provenance)
+        .is_some_and(|p| p.tool.starts_with("ntk-probe"));
+    if probe_made {
         return Ok(());
     }
     Err(Error::ForeignFiles {
         dir: dir.to_path_buf(),
-        files: foreign.iter().take(3).cloned().collect::<Vec<_>>(),
+        files: names
+            .iter()
+            .take(3)
+            .map(|n| format!("{n} (no probe summary.json beside it)"))
+            .collect(),
     })
 }
 

@@ -432,9 +432,10 @@ fn sweeps_never_reuse_or_mix_results_of_another_config() {
         &run(&sweep_args(&cfg, &out, &["--set", "sweep.depths=[]"])),
         &["s.toml (with overrides)", "sweep.depths"],
     );
-    // The dry run says which points are stale, and computes nothing.
+    // The dry run says which points are stale, computes nothing, and fails as the sweep
+    // would without --recompute.
     let dry = run(&sweep_args(&narrow, &out, &["--dry-run"]));
-    assert!(dry.status.success());
+    assert_eq!(dry.status.code(), Some(2));
     let text = String::from_utf8_lossy(&dry.stdout);
     assert_eq!(text.matches(" stale ").count(), 2, "{text}");
     let dry = run(&sweep_args(
@@ -958,4 +959,117 @@ fn a_resnet_on_images_of_another_size_is_refused_by_the_dry_run() {
         assert_clean_error(set, &run(&args), &["model", culprit]);
     }
     assert!(!out.exists());
+}
+
+/// The third review's probe cases (issue 29): a user's files named like a probe's are
+/// never replaced; a ResNet whose images are not the file's (same count, another layout)
+/// is refused; BatchNorm's batch statistics with the blocks protocol, and the training-only
+/// data keys, are refused; an explicit default (`batch_norm_statistics = "running"`) is the
+/// same config as none.
+#[test]
+fn third_review_probe_cases() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "tiny.toml", TINY);
+    // A user's summary.json and ntk.npy under --out.
+    let user = dir.path().join("user");
+    std::fs::create_dir(&user).unwrap();
+    std::fs::write(user.join("summary.json"), "{\"mine\": 1}").unwrap();
+    std::fs::write(user.join("ntk.npy"), "hello").unwrap();
+    let out = run(&ntk_args(&cfg, &user, &[]));
+    assert_clean_error(
+        "user files",
+        &out,
+        &["summary.json", "not an ntk-probe output set"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(user.join("ntk.npy")).unwrap(),
+        "hello"
+    );
+    // A probe's own output is replaced.
+    let own = dir.path().join("own");
+    assert_ok("first run", &run(&ntk_args(&cfg, &own, &[])));
+    assert_ok("second run", &run(&ntk_args(&cfg, &own, &[])));
+    // Images of another layout: 4x4x4 files read by a ResNet of 1x8x8 images.
+    let x: Vec<f32> = (0..6 * 64).map(|i| (i as f32 * 0.1).sin()).collect();
+    let npy = ntk_runs::npy::to_bytes(&x, &[6, 4, 4, 4]).unwrap();
+    std::fs::write(dir.path().join("img.npy"), npy).unwrap();
+    let resnet = format!(
+        "[data]\ndataset = \"file\"\nx = {:?}\nn = 6\nsubset = \"first\"\n\n[resnet]\ndepth = 8\n\
+         variant = \"batch_norm\"\nbase_width = 2\nimage_size = 8\nin_channels = 1\n\
+         num_classes = 2\n\n[probe]\nprecision = \"f64\"\n",
+        dir.path().join("img.npy").display().to_string()
+    );
+    let rcfg = write(dir.path(), "resnet.toml", &resnet);
+    let out = run(&ntk_args(&rcfg, &dir.path().join("r"), &["--dry-run"]));
+    assert_clean_error(
+        "image layout",
+        &out,
+        &["resnet.in_channels = 1", "holds 4x4x4 images"],
+    );
+    let same = resnet.replace(
+        "image_size = 8\nin_channels = 1",
+        "image_size = 4\nin_channels = 4",
+    );
+    let rcfg = write(dir.path(), "resnet4.toml", &same);
+    let out = run(&ntk_args(
+        &rcfg,
+        &dir.path().join("r4"),
+        &[
+            "--set",
+            "probe.protocol=blocks",
+            "--set",
+            "probe.block_size=3",
+            "--set",
+            "probe.batch_norm_statistics=batch",
+            "--dry-run",
+        ],
+    ));
+    assert_clean_error(
+        "batch statistics in blocks",
+        &out,
+        &["probe.batch_norm_statistics = batch", "blocks protocol"],
+    );
+    let out = run(&ntk_args(
+        &rcfg,
+        &dir.path().join("r5"),
+        &["--set", "data.test_x=img.npy", "--dry-run"],
+    ));
+    assert_clean_error("test_x", &out, &["data.test_x", "for ntk-train"]);
+    // An explicit default is the same config: the sweep's points stay done.
+    let sweep = write(
+        dir.path(),
+        "sweep.toml",
+        &TINY_SWEEP.replace("[model]", "[model]\nnormalization = \"batch_norm\""),
+    );
+    let sout = dir.path().join("sweep");
+    assert_ok("sweep", &run(&sweep_args(&sweep, &sout, &[])));
+    let again = run(&sweep_args(
+        &sweep,
+        &sout,
+        &["--set", "probe.batch_norm_statistics=running", "--dry-run"],
+    ));
+    assert_ok("explicit default", &again);
+    assert!(!String::from_utf8_lossy(&again.stdout).contains("stale"));
+    // collect --config checks what the points recorded.
+    let collect = |extra: &[&str]| {
+        let mut v = os(&["collect"]);
+        v.push(sout.clone().into());
+        v.extend(os(&["--config"]));
+        v.push(sweep.clone().into());
+        v.extend(os(extra));
+        run(&v)
+    };
+    assert_ok("collect", &collect(&[]));
+    assert_clean_error(
+        "collect of another width",
+        &collect(&["--set", "model.width=9"]),
+        &["model.width"],
+    );
+    // A dry run fails where the sweep would: stale points without --recompute.
+    let stale = run(&sweep_args(
+        &sweep,
+        &sout,
+        &["--set", "model.width=9", "--dry-run"],
+    ));
+    assert_clean_error("stale dry run", &stale, &["--recompute"]);
 }

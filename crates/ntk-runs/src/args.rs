@@ -43,9 +43,9 @@ pub struct RunFlags {
     #[arg(long)]
     pub dry_run: bool,
     /// Keep what this very config finished and continue what was interrupted (a training
-    /// run from its last checkpoint); without it an output directory that holds a result is
-    /// refused by ntk-train and replaced by ntk-probe's `run`. A sweep always skips the
-    /// points this config finished.
+    /// run from its last checkpoint); without it ntk-probe's `run` replaces its own earlier
+    /// output. Both tools' sweeps (ntk-train's every command is one) always skip what this
+    /// config finished.
     #[arg(long)]
     pub resume: bool,
     /// Compute again the results whose recorded config fingerprint differs from this config

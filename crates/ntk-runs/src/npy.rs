@@ -110,6 +110,17 @@ pub struct Header {
     pub shape: Vec<u64>,
     pub kind: Kind,
     pub dtype: String,
+    /// Bytes per element.
+    pub item_size: u64,
+}
+
+impl Header {
+    /// The data bytes the header promises (`None` when the count overflows).
+    pub fn data_len(&self) -> Option<u64> {
+        self.shape
+            .iter()
+            .try_fold(self.item_size, |acc, &d| acc.checked_mul(d))
+    }
 }
 
 fn invalid(m: String) -> std::io::Error {
@@ -147,11 +158,12 @@ pub fn read_header(bytes: &[u8]) -> std::io::Result<Header> {
     check_plain_header(bytes)?;
     let mut rest = bytes;
     let header = npyz::NpyHeader::from_reader(&mut rest)?;
-    let (kind, _, dtype) = numeric(&header.dtype())?;
+    let (kind, item_size, dtype) = numeric(&header.dtype())?;
     Ok(Header {
         shape: header.shape().to_vec(),
         kind,
         dtype,
+        item_size,
     })
 }
 

@@ -16,6 +16,12 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
     let mut e = network_estimate(&spec, d, cfg.train.batch_size, elem);
     let samples = cfg.data.n as f64 + cfg.train.test_n as f64;
     e.add("the data", samples * d as f64, 8.0);
+    // A file is read whole (its bytes, then its values as f64) before n rows are picked.
+    e.add(
+        "the data files, read whole",
+        ntk_data::inputs::file_values(&cfg.data),
+        16.0,
+    );
     if let Some(k) = &cfg.ntk {
         let n = k.n as f64;
         e.add("the tracked NTK", 4.0 * n * n, 8.0);

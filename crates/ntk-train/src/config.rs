@@ -336,10 +336,15 @@ impl TrainConfig {
                  has {has}"
             )));
         }
-        if let Ok(spec) = self.spec()
-            && let Err(e) = spec.check_input_dim(dim, &format!("data.dataset = \"{dataset}\""))
-        {
-            problems.push(e.into());
+        if let Ok(spec) = self.spec() {
+            let what = format!("data.dataset = \"{dataset}\"");
+            if let Err(e) = spec.check_input_dim(dim, &what) {
+                problems.push(e.into());
+            } else if let Some(shape) = shape
+                && let Err(e) = spec.check_image_shape(shape, &what)
+            {
+                problems.push(e.into());
+            }
         }
         problems
     }

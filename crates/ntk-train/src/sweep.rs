@@ -429,9 +429,11 @@ pub fn dry_run(
     out: &Path,
     shard: Shard,
     compute: &Compute,
+    recompute: bool,
 ) -> crate::Result<()> {
     with_plan(cfg, out, shard, compute, |sweep, points, planned| {
         sweep::print_plan(sweep, points, planned, (shard, out), "run(s)");
-        Ok(())
+        // The run refuses stale runs without --recompute: so does its dry run.
+        Ok(sweep::refuse_stale(planned, recompute, "run")?)
     })
 }

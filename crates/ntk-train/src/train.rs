@@ -183,6 +183,12 @@ pub fn recorded_config(cfg: &TrainConfig) -> TrainConfig {
     c.train.out = None;
     c.sweep = None;
     c.data = c.data.without_locations();
+    // An explicit default is the same config as none.
+    if let Some(k) = c.ntk.as_mut()
+        && k.batch_norm_statistics == Some(ntk_kernel::batch_norm::BnStatistics::Running)
+    {
+        k.batch_norm_statistics = None;
+    }
     c
 }
 
@@ -321,9 +327,12 @@ pub(crate) fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> cr
             set.description, set.d
         )));
     }
-    let sets = std::iter::once(set).chain(data.test.as_ref());
-    if let Some(top) = sets.filter_map(|s| s.labels.iter().max()).max()
-        && usize::from(*top) >= spec.classes()
+    let sets = || std::iter::once(set).chain(data.test.as_ref());
+    // The set with the largest label, named in the message.
+    if let Some((top, with)) = sets()
+        .filter_map(|s| s.labels.iter().max().map(|t| (*t, s)))
+        .max_by_key(|(t, _)| *t)
+        && usize::from(top) >= spec.classes()
     {
         let key = match spec {
             NetSpec::Mlp(_) => "model.output_dim",
@@ -332,9 +341,24 @@ pub(crate) fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> cr
         return Err(crate::Error::Invalid(format!(
             "{key} = {}: {} has labels up to {top}; the network needs {} outputs",
             spec.classes(),
-            set.description,
-            usize::from(*top) + 1
+            with.description,
+            usize::from(top) + 1
         )));
+    }
+    // Inputs beyond f32's range become infinities in an f32 run (and its loss NaN).
+    if cfg.train.precision == ntk_numerics::backend::Precision::F32 {
+        for s in sets() {
+            if let Some(i) = s.x.iter().position(|v| v.abs() > f64::from(f32::MAX)) {
+                return Err(crate::Error::Invalid(format!(
+                    "{}: row {}, column {} is {:e}, beyond f32's range (train.precision = \
+                     \"f32\"); rescale the inputs or train in f64",
+                    s.description,
+                    i / s.d.max(1),
+                    i % s.d.max(1),
+                    s.x[i]
+                )));
+            }
+        }
     }
     Ok(())
 }

@@ -679,10 +679,17 @@ fn checkpoints_are_verified_not_trusted() {
         "momentum2.toml",
         &TINY.replace("momentum = 0.5", "momentum = 0.6"),
     );
+    // It lists the run as stale and fails as the run would (without --recompute).
     let dry = run(&args(&changed, &out, &["--resume", "--dry-run"]));
-    assert_ok("dry run of a stale checkpoint", &dry);
+    assert_clean_error("dry run of a stale checkpoint", &dry, &["--recompute"]);
     let listing = String::from_utf8_lossy(&dry.stdout);
     assert!(listing.contains(" stale "), "{listing}");
+    let dry = run(&args(
+        &changed,
+        &out,
+        &["--resume", "--recompute", "--dry-run"],
+    ));
+    assert_ok("dry run with --recompute", &dry);
     assert_ok(
         "--resume --recompute past a stale checkpoint",
         &run(&args(&changed, &out, &["--resume", "--recompute"])),
@@ -719,9 +726,9 @@ fn runs_are_never_reused_for_another_config() {
         &run(&args(&narrow, &out, &[])),
         &["model.width: 8 -> 4", "--recompute", "summary.json"],
     );
-    // The dry run shows the new width as stale, not finished.
+    // The dry run shows the new width as stale, not finished, and fails as the run does.
     let dry = run(&args(&narrow, &out, &["--dry-run"]));
-    assert_ok("dry run", &dry);
+    assert_clean_error("dry run", &dry, &["--recompute"]);
     let text = String::from_utf8_lossy(&dry.stdout);
     assert_eq!(text.matches(" stale ").count(), 2, "{text}");
     // --recompute trains them again with the new width.

@@ -156,3 +156,69 @@ fn a_file_set_needs_labels_to_train_and_is_checked_at_load() {
         "{e}"
     );
 }
+
+/// The third review's training cases (issue 29): an input beyond f32's range in an f32 run
+/// is refused (it trained to NaN with status finished); a held-out label beyond the outputs
+/// names the held-out set; an explicit default `ntk.batch_norm_statistics = "running"` is the
+/// config of a run made without it (a finished run stays finished, not stale).
+#[test]
+fn third_review_training_cases() {
+    let files = tempfile::tempdir().unwrap();
+    let mut cfg = file_config(files.path(), false);
+    cfg.train.test_n = 10000;
+    let (mut x, shape) = ntk_runs::npy::read(files.path().join("x.npy").as_path()).unwrap();
+    x[70] = 1e39;
+    std::fs::write(
+        files.path().join("big.npy"),
+        ntk_runs::npy::to_bytes(&x, &shape).unwrap(),
+    )
+    .unwrap();
+    let mut big = cfg.clone();
+    big.data.x = Some(files.path().join("big.npy"));
+    let out = tempfile::tempdir().unwrap();
+    let e = common::run_err(&big, out.path(), RunOptions::default());
+    assert!(
+        e.contains("row 1, column 6") && e.contains("beyond f32's range"),
+        "{e}"
+    );
+    // A held-out label 9 with 9 outputs: the message names the held-out file.
+    let mut nine = cfg.clone();
+    nine.model.as_mut().unwrap().output_dim = 9;
+    let data = train::load_data(&nine.data, nine.train.test_n).unwrap();
+    let top_train = data.train.labels.iter().max().copied().unwrap();
+    let top_test = data
+        .test
+        .as_ref()
+        .unwrap()
+        .labels
+        .iter()
+        .max()
+        .copied()
+        .unwrap();
+    if top_test > top_train || top_train == 9 {
+        let e = common::run_err(&nine, out.path(), RunOptions::default());
+        let culprit = if top_train == 9 { "x.npy" } else { "tx.npy" };
+        assert!(e.contains(culprit) && e.contains("labels up to 9"), "{e}");
+    }
+    // The explicit default.
+    let mut bn = cfg.clone();
+    bn.model.as_mut().unwrap().normalization = ntk_model::Normalization::BatchNorm;
+    bn.ntk = Some(ntk_train::config::NtkTrackConfig {
+        every: 1,
+        n: 10,
+        output: Default::default(),
+        precision: None,
+        batch_norm_statistics: None,
+    });
+    bn.train.epochs = Some(1);
+    let dir = tempfile::tempdir().unwrap();
+    run(&bn, dir.path(), RunOptions::default());
+    bn.ntk.as_mut().unwrap().batch_norm_statistics =
+        Some(ntk_kernel::batch_norm::BnStatistics::Running);
+    let resume = RunOptions {
+        resume: true,
+        stop_after: None,
+    };
+    let again = run(&bn, dir.path(), resume);
+    assert_eq!(again.status, RunStatus::Finished);
+}

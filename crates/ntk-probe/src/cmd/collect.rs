@@ -20,6 +20,10 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
         .title
         .as_deref()
         .unwrap_or_else(|| cfg.as_ref().map_or("sweep", |c| c.data.dataset.name()));
+    if let Some(c) = &cfg {
+        // What the points recorded must be this config's, as the help promises.
+        sweep::check_collect(c, &args.dir, args.allow_mixed)?;
+    }
     let groups = sweep::collect(cfg.as_ref(), &args.dir, title, args.allow_mixed)?;
     print_groups(&groups);
     Ok(())

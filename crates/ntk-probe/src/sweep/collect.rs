@@ -616,7 +616,7 @@ pub fn collect(
         *warnings.entry(w).or_default() += 1;
     }
     for (w, count) in warnings {
-        eprintln!("warning ({count} of {} points): {w}", rows.len());
+        eprintln!("warning ({count} of {} results): {w}", rows.len());
     }
     write_results_csv(&out.join("results.csv"), &rows)?;
     // The theory is of one input set: not for points on several.

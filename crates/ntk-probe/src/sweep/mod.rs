@@ -188,6 +188,15 @@ impl SweepConfig {
         if s.protocols.is_empty() {
             return Err(Error::Invalid("sweep.protocols must not be empty"));
         }
+        if self.probe.batch_norm_statistics == Some(crate::config::BnStatistics::Batch)
+            && s.protocols.contains(&Protocol::Blocks)
+        {
+            return Err(Error::Invalid(
+                "probe.batch_norm_statistics = \"batch\" with the blocks protocol: a block's \
+                 kernel would be cut from the whole batch's, not its own batch's; sweep the \
+                 whole protocol only",
+            ));
+        }
         if self.probe.eigen == Eigen::Extreme && !s.protocols.contains(&Protocol::Whole) {
             return Err(Error::Invalid(
                 "probe.eigen = \"extreme\" applies to the whole protocol only, and \
@@ -797,7 +806,24 @@ pub fn dry_run(
     let planned = sweep::plan(&sweep, &points, shard)?;
     let what = format!("point(s) x {} protocol(s)", cfg.sweep.protocols.len());
     sweep::print_plan(&sweep, &points, &planned, (shard, out), &what);
-    Ok(())
+    // The sweep refuses stale points without --recompute: so does its dry run.
+    Ok(sweep::refuse_stale(&planned, opts.recompute, "point")?)
+}
+
+/// `collect DIR --config FILE`: every point of `cfg` found in `out` was made by `cfg` (its
+/// recorded fingerprint); a point of another config is an error naming the keys that
+/// differ. Points not yet made are left to the tables, which name them.
+pub fn check_collect(cfg: &SweepConfig, out: &Path, allow_mixed: bool) -> crate::Result<()> {
+    let opts = SweepOptions {
+        device: None,
+        recompute: false,
+        max_memory: None,
+        allow_mixed,
+    };
+    let sweep = ProbeSweep::new(cfg, out, &opts)?;
+    let points = cfg.points();
+    let planned = sweep::plan(&sweep, &points, Shard::all())?;
+    Ok(sweep::refuse_stale(&planned, false, "point")?)
 }
 
 /// True for a file a sweep writes at its top level (tables, theory, figures).
