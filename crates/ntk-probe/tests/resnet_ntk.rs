@@ -207,17 +207,20 @@ fn fd_jacobian(model: &ResNet, inp: &Inputs, c: &Compute) -> (Vec<Vec<f64>>, usi
         TensorData::new(inp.x.clone(), [inp.n, inp.d]),
         (&c.device, c.dtype()),
     );
-    let rows = outputs(&model, &x).len();
-    let all = slots(&model);
+    fd_columns(&model, H, |m| outputs(m, &x))
+}
+
+/// The columns `(f(w + h e_p) - f(w - h e_p)) / 2h` of `f = out(model)` over every trainable
+/// entry `p`, and the number of outputs.
+fn fd_columns(model: &ResNet, h: f64, out: impl Fn(&ResNet) -> Vec<f64>) -> (Vec<Vec<f64>>, usize) {
+    let rows = out(model).len();
+    let all = slots(model);
     let mut cols = Vec::new();
-    for (index, slot) in all.iter().enumerate() {
-        if !slot.trainable {
-            continue;
-        }
+    for (index, slot) in all.iter().enumerate().filter(|(_, s)| s.trainable) {
         let mut values = slot.values.clone();
         for e in 0..values.len() {
             let w = slot.values[e];
-            let (wp, wm) = (w + H, w - H);
+            let (wp, wm) = (w + h, w - h);
             let mut at = |v: f64| {
                 values[e] = v;
                 let m = model.clone().map(&mut SetOne {
@@ -226,7 +229,7 @@ fn fd_jacobian(model: &ResNet, inp: &Inputs, c: &Compute) -> (Vec<Vec<f64>>, usi
                     shape: &slot.shape,
                     counter: 0,
                 });
-                outputs(&m, &x)
+                out(&m)
             };
             let (fp, fm) = (at(wp), at(wm));
             values[e] = w;
@@ -614,7 +617,6 @@ fn the_batch_statistics_ntk_is_the_batch_maps() {
         TensorData::new(inp.x.clone(), [inp.n, inp.d]),
         (&ad, c.dtype()),
     );
-    let all = slots(&model);
     let batch_out = |m: &ResNet| -> Vec<f64> {
         m.clone()
             .fork(&ad)
@@ -622,29 +624,7 @@ fn the_batch_statistics_ntk_is_the_batch_maps() {
             .try_into_vec_as::<f64>()
             .expect("reading outputs")
     };
-    let rows = batch_out(&model).len();
-    let mut cols: Vec<Vec<f64>> = Vec::new();
-    for (index, slot) in all.iter().enumerate().filter(|(_, s)| s.trainable) {
-        let mut values = slot.values.clone();
-        for e in 0..values.len() {
-            let w = slot.values[e];
-            let (wp, wm) = (w + BATCH_H, w - BATCH_H);
-            let mut at = |v: f64| {
-                values[e] = v;
-                let m = model.clone().map(&mut SetOne {
-                    index,
-                    values: &values,
-                    shape: &slot.shape,
-                    counter: 0,
-                });
-                batch_out(&m)
-            };
-            let (fp, fm) = (at(wp), at(wm));
-            values[e] = w;
-            let step = (wp - w) + (w - wm);
-            cols.push(fp.iter().zip(&fm).map(|(a, b)| (a - b) / step).collect());
-        }
-    }
+    let (cols, rows) = fd_columns(&model, BATCH_H, batch_out);
     let fd = fd_kernel(&cols, rows, cfg.num_classes, OutputMode::Sum);
     let err = batch.kernel.relative_error(&fd);
     let bound = 100.0 * (BATCH_H * BATCH_H + f64::EPSILON / BATCH_H);
