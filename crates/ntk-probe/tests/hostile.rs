@@ -1065,6 +1065,12 @@ fn third_review_probe_cases() {
         &collect(&["--set", "model.width=9"]),
         &["model.width"],
     );
+    // Results of points the config does not have (depth 2 when it sweeps depth 1 only).
+    assert_clean_error(
+        "collect of fewer depths",
+        &collect(&["--set", "sweep.depths=[1]"]),
+        &["depth02", "not a point of this config"],
+    );
     // A dry run fails where the sweep would: stale points without --recompute.
     let stale = run(&sweep_args(
         &sweep,

@@ -225,6 +225,27 @@ pub struct Planned {
     pub state: State,
 }
 
+/// `collect --config`: refuses a result that no point of the config owns (its path lies
+/// under none of the points' directories `dirs`): the tables would mix it in with the
+/// config's own.
+pub fn refuse_foreign(found: &[PathBuf], dirs: &[PathBuf]) -> crate::Result<()> {
+    let foreign: Vec<&PathBuf> = found
+        .iter()
+        .filter(|p| !dirs.iter().any(|d| p.starts_with(d)))
+        .collect();
+    match foreign.first() {
+        None => Ok(()),
+        Some(first) => Err(crate::Error::OutputPath {
+            path: (*first).clone(),
+            why: format!(
+                "a result that is not a point of this config ({} such); collect without \
+                 --config, or a directory that holds this config's results only",
+                foreign.len()
+            ),
+        }),
+    }
+}
+
 /// This shard's points with their states, in sweep order.
 pub fn plan<S: Sweep>(
     sweep: &S,

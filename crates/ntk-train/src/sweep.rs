@@ -393,8 +393,18 @@ pub fn run(
 /// recorded fingerprint); a run of another config is an error naming it (and how many more
 /// are like it). Runs not yet made are left to the report, which names them.
 pub fn check_collect(cfg: &TrainConfig, out: &Path, compute: &Compute) -> crate::Result<()> {
-    with_plan(cfg, out, Shard::all(), compute, |_, _, planned| {
-        Ok(sweep::refuse_stale(planned, false, "run")?)
+    with_plan(cfg, out, Shard::all(), compute, |_, points, planned| {
+        sweep::refuse_stale(planned, false, "run")?;
+        let found: Vec<PathBuf> = if out.join("config.toml").exists() {
+            vec![out.to_path_buf()]
+        } else {
+            sweep::find_files(&out.join("runs"), "config.toml")
+                .into_iter()
+                .filter_map(|p| p.parent().map(Path::to_path_buf))
+                .collect()
+        };
+        let dirs: Vec<PathBuf> = points.iter().map(|p| p.dir(out)).collect();
+        Ok(sweep::refuse_foreign(&found, &dirs)?)
     })
 }
 

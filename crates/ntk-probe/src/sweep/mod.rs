@@ -823,7 +823,13 @@ pub fn check_collect(cfg: &SweepConfig, out: &Path, allow_mixed: bool) -> crate:
     let sweep = ProbeSweep::new(cfg, out, &opts)?;
     let points = cfg.points();
     let planned = sweep::plan(&sweep, &points, Shard::all())?;
-    Ok(sweep::refuse_stale(&planned, false, "point")?)
+    sweep::refuse_stale(&planned, false, "point")?;
+    let found: Vec<PathBuf> = read_summaries_at(out)?
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    let dirs: Vec<PathBuf> = points.iter().map(|p| p.dir(out)).collect();
+    Ok(sweep::refuse_foreign(&found, &dirs)?)
 }
 
 /// True for a file a sweep writes at its top level (tables, theory, figures).
