@@ -194,6 +194,9 @@ pub enum Error {
         more: usize,
         unit: String,
     },
+    /// `collect --config` over results of another config: the first, and how many more.
+    #[error("{first}; collect reads this config's results only{}", and_more(*.more))]
+    StaleCollect { first: String, more: usize },
     /// A result made by another config.
     #[error(transparent)]
     Reuse(#[from] ReuseError),

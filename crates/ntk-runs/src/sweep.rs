@@ -287,6 +287,23 @@ pub fn refuse_stale(planned: &[Planned], recompute: bool, unit: &str) -> crate::
     }
 }
 
+/// [`refuse_stale`] for `collect --config`: results of another config are refused with
+/// the keys that differ, without the sweep's advice (collect neither recomputes nor has a
+/// dry run).
+pub fn refuse_stale_in_collect(planned: &[Planned]) -> crate::Result<()> {
+    match refuse_stale(planned, false, "result") {
+        Err(crate::Error::Stale { first, more, .. }) => Err(crate::Error::StaleCollect {
+            first: first
+                .split("; write to a new --out")
+                .next()
+                .unwrap_or(&first)
+                .to_string(),
+            more,
+        }),
+        other => other,
+    }
+}
+
 /// `--dry-run`: a header (`12 run(s) in OUT; this shard (0/2) owns 6:`, `points` counted
 /// as `what`), every point of this shard with its state and label, then the reasons of
 /// the first stale ones.

@@ -394,7 +394,7 @@ pub fn run(
 /// are like it). Runs not yet made are left to the report, which names them.
 pub fn check_collect(cfg: &TrainConfig, out: &Path, compute: &Compute) -> crate::Result<()> {
     with_plan(cfg, out, Shard::all(), compute, |_, points, planned| {
-        sweep::refuse_stale(planned, false, "run")?;
+        sweep::refuse_stale_in_collect(planned)?;
         let found: Vec<PathBuf> = if out.join("config.toml").exists() {
             vec![out.to_path_buf()]
         } else {

@@ -823,7 +823,7 @@ pub fn check_collect(cfg: &SweepConfig, out: &Path, allow_mixed: bool) -> crate:
     let sweep = ProbeSweep::new(cfg, out, &opts)?;
     let points = cfg.points();
     let planned = sweep::plan(&sweep, &points, Shard::all())?;
-    sweep::refuse_stale(&planned, false, "point")?;
+    sweep::refuse_stale_in_collect(&planned)?;
     let found: Vec<PathBuf> = read_summaries_at(out)?
         .into_iter()
         .map(|(p, _)| p)
