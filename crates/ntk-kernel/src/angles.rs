@@ -21,8 +21,9 @@ pub struct MinAngle {
     pub j: usize,
 }
 
-/// Minimum over `i < j` of the pairwise angle (largest cosine). `None` for fewer than two
-/// samples.
+/// Minimum over `i < j` of the pairwise angle (largest cosine). A sample whose gradient
+/// is zero (or whose cosine is not finite) has no angle to any other and is passed over;
+/// `None` when no pair has an angle (fewer than two samples, all gradients zero), never NaN.
 pub fn min_angle(k: &Kernel) -> Option<MinAngle> {
     let n = k.size;
     let norms: Vec<f64> = (0..n).map(|i| k.get(i, i).sqrt()).collect();
@@ -30,6 +31,9 @@ pub fn min_angle(k: &Kernel) -> Option<MinAngle> {
     for i in 0..n {
         for j in (i + 1)..n {
             let c = k.get(i, j) / (norms[i] * norms[j]);
+            if !c.is_finite() {
+                continue;
+            }
             if best.is_none_or(|(b, _, _)| c > b) {
                 best = Some((c, i, j));
             }
@@ -40,4 +44,24 @@ pub fn min_angle(k: &Kernel) -> Option<MinAngle> {
         i,
         j,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// All-zero gradients (all-zero inputs through a bias-free ReLU network) have no angle:
+    /// `None`, where the comparison with NaN used to give a NaN minimum.
+    #[test]
+    fn zero_gradients_have_no_angle() {
+        let mut k = Kernel::zeros(3);
+        assert_eq!(min_angle(&k), None);
+        // Samples 1 and 2 have gradients at 60 degrees; sample 0 has none.
+        for (i, j, v) in [(1, 1, 1.0), (2, 2, 1.0), (1, 2, 0.5), (2, 1, 0.5)] {
+            k.data[i * 3 + j] = v;
+        }
+        let m = min_angle(&k).unwrap();
+        assert_eq!((m.i, m.j), (1, 2));
+        assert!((m.deg - 60.0).abs() < 1e-12, "{m:?}");
+    }
 }
