@@ -16,7 +16,7 @@
 use burn::module::{Flag, Module, ModuleMapper, ModuleVisitor, Param};
 use burn::tensor::{DType, Device, Tensor, TensorData};
 use ntk_data::inputs::Inputs;
-use ntk_model::{Mlp, Net, Normalization, ResNet, ResNetVariant};
+use ntk_model::{Mlp, Net, ResNet};
 use ntk_numerics::backend::Compute;
 use ntk_numerics::kernel::OutputMode;
 use serde::{Deserialize, Serialize};
@@ -40,15 +40,6 @@ impl std::fmt::Display for BnStatistics {
     /// The word configs and summaries use (the serde name).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&ntk_runs::config_file::spelled(self))
-    }
-}
-
-/// Whether `net` has BatchNorm layers (an MLP with `normalization = "batch_norm"`, the
-/// batch_norm ResNet).
-pub fn has_batch_norm(net: &Net) -> bool {
-    match net {
-        Net::Mlp(m) => m.config().normalization == Normalization::BatchNorm,
-        Net::ResNet(r) => r.config().variant == ResNetVariant::BatchNorm,
     }
 }
 
@@ -117,7 +108,7 @@ pub fn batch_statistics_kernel(
     method: Method,
     mode: OutputMode,
 ) -> Result<KernelResult> {
-    if !has_batch_norm(net) {
+    if !net.has_batch_norm() {
         return Err(Error::Config {
             key: "batch_norm_statistics",
             value: "batch".into(),

@@ -18,6 +18,14 @@ pub enum Net {
 }
 
 impl Net {
+    /// Whether the network has BatchNorm layers ([`crate::NetSpec::has_batch_norm`]).
+    pub fn has_batch_norm(&self) -> bool {
+        match self {
+            Self::Mlp(m) => crate::NetSpec::Mlp(m.config().clone()).has_batch_norm(),
+            Self::ResNet(r) => crate::NetSpec::ResNet(r.config().clone()).has_batch_norm(),
+        }
+    }
+
     /// Outputs `[B, k]` from flat rows `[B, d]` (a ResNet reads each row as a CHW image).
     pub fn forward(&self, x: Tensor<2>) -> Tensor<2> {
         match self {

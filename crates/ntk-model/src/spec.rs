@@ -18,6 +18,16 @@ pub enum NetSpec {
 }
 
 impl NetSpec {
+    /// Whether the network has BatchNorm layers (an MLP with `normalization =
+    /// "batch_norm"`, the batch_norm ResNet): the ones whose NTK depends on which
+    /// statistics normalize (`ntk_kernel::batch_norm`).
+    pub fn has_batch_norm(&self) -> bool {
+        match self {
+            Self::Mlp(m) => m.normalization == Normalization::BatchNorm,
+            Self::ResNet(r) => r.variant == crate::ResNetVariant::BatchNorm,
+        }
+    }
+
     /// The network of a config's `[model]` and `[resnet]` tables: exactly one of them.
     pub fn from_tables(
         model: Option<&MlpConfig>,

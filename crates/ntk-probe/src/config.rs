@@ -287,11 +287,7 @@ impl ProbeConfig {
             });
         }
         if let Some(stats) = self.probe.batch_norm_statistics {
-            let batch_norm = match &net {
-                NetSpec::Mlp(m) => m.normalization == ntk_model::Normalization::BatchNorm,
-                NetSpec::ResNet(r) => r.variant == ntk_model::ResNetVariant::BatchNorm,
-            };
-            let reason = if !batch_norm {
+            let reason = if !net.has_batch_norm() {
                 Some(
                     "only for BatchNorm networks (model.normalization = \"batch_norm\", \
                      resnet.variant = \"batch_norm\")",

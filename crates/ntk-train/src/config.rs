@@ -448,11 +448,7 @@ impl TrainConfig {
             )));
         }
         if let (Some(stats), Ok(spec)) = (k.batch_norm_statistics, self.spec()) {
-            let batch_norm = match &spec {
-                NetSpec::Mlp(m) => m.normalization == Normalization::BatchNorm,
-                NetSpec::ResNet(r) => r.variant == ResNetVariant::BatchNorm,
-            };
-            if !batch_norm {
+            if !spec.has_batch_norm() {
                 return Err(invalid(
                     "ntk.batch_norm_statistics",
                     stats,
