@@ -208,14 +208,9 @@ fn check_files(cfg: &DataConfig) -> Vec<DataError> {
     let mut pair = |labels: Option<&Path>, role: Role, rows: usize, of: Role| {
         if let Some(path) = labels {
             match arrays::peek_labels(path, role) {
-                Ok(len) if len != rows => problems.push(DataError::KeyUse {
-                    key: role.key(),
-                    reason: format!(
-                        "{} holds {len} labels but {} has {rows} rows",
-                        path.display(),
-                        of.key()
-                    ),
-                }),
+                Ok(len) if len != rows => {
+                    problems.push(label_count(role, path, len, of.key(), rows));
+                }
                 Ok(_) => {}
                 Err(e) => problems.push(at_key(role.key(), e)),
             }
@@ -249,12 +244,28 @@ fn check_files(cfg: &DataConfig) -> Vec<DataError> {
 }
 
 fn n_beyond(cfg: &DataConfig, available: usize) -> DataError {
+    let x = cfg.x.as_deref().unwrap_or(Path::new("data.x"));
+    too_few("data.n", cfg.n, x, available)
+}
+
+/// `key` asks for `n` samples of a file that holds fewer rows.
+fn too_few(key: &'static str, n: usize, file: &Path, available: usize) -> DataError {
     DataError::KeyUse {
-        key: "data.n",
+        key,
         reason: format!(
-            "{} samples asked, but {} holds only {available} rows",
-            cfg.n,
-            cfg.x.as_deref().unwrap_or(Path::new("data.x")).display()
+            "{n} samples asked, but {} holds only {available} rows",
+            file.display()
+        ),
+    }
+}
+
+/// A label file (`role`) whose count is not the rows of the inputs it labels.
+fn label_count(role: Role, path: &Path, len: usize, of: &str, rows: usize) -> DataError {
+    DataError::KeyUse {
+        key: role.key(),
+        reason: format!(
+            "{} holds {len} labels but {of} has {rows} rows",
+            path.display()
         ),
     }
 }
@@ -292,7 +303,7 @@ pub fn test_rows(cfg: &DataConfig) -> Result<Option<usize>> {
 
 /// Loads the inputs a `[data]` table describes. Errors name the file or the key.
 pub fn load(cfg: &DataConfig) -> Result<Inputs> {
-    let mut inputs = match cfg.dataset {
+    let inputs = match cfg.dataset {
         Dataset::Synthetic => {
             let d = cfg.input_dim.unwrap_or(5);
             let s = crate::gaussian(cfg.n, d, cfg.seed);
@@ -348,6 +359,11 @@ pub fn load(cfg: &DataConfig) -> Result<Inputs> {
             )
         }
     };
+    unit_norm(cfg, inputs)
+}
+
+/// `inputs` at unit norm when `data.unit_norm` asks for it.
+fn unit_norm(cfg: &DataConfig, mut inputs: Inputs) -> Result<Inputs> {
     if cfg.unit_norm {
         inputs.normalize_rows()?;
         inputs.description.push_str(", unit norm");
@@ -370,22 +386,11 @@ pub fn load_test(cfg: &DataConfig, n: usize) -> Result<Inputs> {
     let labels = required(cfg.test_labels.as_deref(), Role::TestLabels)?;
     let set = load_files(x, Some(labels), [Role::TestX, Role::TestLabels])?;
     if n > set.n {
-        return Err(DataError::KeyUse {
-            key: Role::TestX.key(),
-            reason: format!(
-                "{n} samples asked, but {} holds only {} rows",
-                x.display(),
-                set.n
-            ),
-        });
+        return Err(too_few(Role::TestX.key(), n, x, set.n));
     }
     let mut inputs = set.select(&(0..n).collect::<Vec<_>>());
     inputs.description = format!("{}, first:{n}", set.description);
-    if cfg.unit_norm {
-        inputs.normalize_rows()?;
-        inputs.description.push_str(", unit norm");
-    }
-    Ok(inputs)
+    unit_norm(cfg, inputs)
 }
 
 /// The inputs at `x` with the labels at `labels` (all 0 without), checked to be as many.
@@ -395,16 +400,8 @@ fn load_files(x: &Path, labels: Option<&Path>, [xr, lr]: [Role; 2]) -> Result<In
         Some(path) => {
             let l = arrays::read_labels(path, lr).map_err(|e| at_key(lr.key(), e))?;
             if l.len() != m.rows {
-                return Err(DataError::KeyUse {
-                    key: lr.key(),
-                    reason: format!(
-                        "{} holds {} labels but {} has {} rows",
-                        path.display(),
-                        l.len(),
-                        x.display(),
-                        m.rows
-                    ),
-                });
+                let of = x.display().to_string();
+                return Err(label_count(lr, path, l.len(), &of, m.rows));
             }
             l
         }
