@@ -447,15 +447,15 @@ impl TrainConfig {
                 k.n, self.data.n
             )));
         }
-        if let (Some(stats), Ok(spec)) = (k.batch_norm_statistics, self.spec()) {
-            if !spec.has_batch_norm() {
-                return Err(invalid(
-                    "ntk.batch_norm_statistics",
-                    stats,
-                    "only for BatchNorm networks (model.normalization = \"batch_norm\", \
-                     resnet.variant = \"batch_norm\")",
-                ));
-            }
+        if let (Some(stats), Ok(spec)) = (k.batch_norm_statistics, self.spec())
+            && !spec.has_batch_norm()
+        {
+            return Err(invalid(
+                "ntk.batch_norm_statistics",
+                stats,
+                "only for BatchNorm networks (model.normalization = \"batch_norm\", \
+                 resnet.variant = \"batch_norm\")",
+            ));
         }
         Ok(())
     }
