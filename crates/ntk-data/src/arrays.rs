@@ -344,9 +344,38 @@ fn read(at: &Location) -> Result<Raw> {
 }
 
 /// The shape of the array at `at`, reading only the header of an `.npy` (or `.npz`
-/// member).
+/// member); a CSV is parsed whole. Loading a config asks for the same shapes several times
+/// (the checks, the input dimension, the memory estimate), so each file's shape is kept
+/// for as long as the file's size and modification time stay the same.
 fn peek(at: &Location) -> Result<Vec<u64>> {
     check_regular(&at.path)?;
+    type Key = (Location, u64, Option<std::time::SystemTime>);
+    static SHAPES: std::sync::Mutex<Vec<(Key, Vec<u64>)>> = std::sync::Mutex::new(Vec::new());
+    let key: Option<Key> = std::fs::metadata(&at.path)
+        .ok()
+        .map(|m| (at.clone(), m.len(), m.modified().ok()));
+    let known = |k: &Key| {
+        let shapes = SHAPES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        shapes.iter().find(|(x, _)| x == k).map(|(_, s)| s.clone())
+    };
+    if let Some(shape) = key.as_ref().and_then(known) {
+        return Ok(shape);
+    }
+    let shape = peek_file(at)?;
+    if let Some(k) = key {
+        let mut shapes = SHAPES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        shapes.retain(|(x, _)| x.0 != k.0);
+        shapes.push((k, shape.clone()));
+    }
+    Ok(shape)
+}
+
+/// [`peek`] without the memory of earlier answers.
+fn peek_file(at: &Location) -> Result<Vec<u64>> {
     let header = |reader: &mut dyn Read| -> Result<npy::Header> {
         let mut first = Vec::new();
         reader
