@@ -27,8 +27,12 @@ use crate::host::HostCache;
 
 /// The empirical NTK of `model` on the batch `x` (`[n, ...]`, any rank), where `forward`
 /// maps a batch to its `[n, outputs]` outputs: one backward pass per sample and output
-/// through Burn's autodiff, on `x`'s device. Modules with training flags (BatchNorm) are
-/// taken in evaluation mode, so that samples do not interact.
+/// through Burn's autodiff, on `x`'s device, in `precision`. The model and the batch are
+/// cast to `precision` first (a module built in f32, Burn's default, is widened exactly),
+/// so an f32 network's kernel can be formed in f64 where f32 rounding would make it look
+/// singular: its smallest resolvable eigenvalue is about `n eps lambda_max`, with `eps`
+/// 1.2e-7 in f32 and 2.2e-16 in f64. Modules with training flags (BatchNorm) are taken in
+/// evaluation mode, so that samples do not interact.
 ///
 /// ```
 /// use burn::module::Module;
@@ -44,7 +48,7 @@ use crate::host::HostCache;
 ///     out: Linear,
 /// }
 ///
-/// // Burn's layers are built in f32 (the default float type).
+/// // Burn's layers are built in f32 (the default float type); the kernel is formed in f64.
 /// let compute = backend::select(Some("flex"), Precision::F32)?;
 /// let device = &compute.device;
 /// let net = TwoLayer {
@@ -56,9 +60,9 @@ use crate::host::HostCache;
 ///     (device, compute.dtype()),
 /// );
 /// let forward = |m: &TwoLayer, x: Tensor<2>| m.out.forward(relu(m.hidden.forward(x)));
-/// let k = empirical_ntk(&net, forward, x, OutputMode::Sum);
+/// let k = empirical_ntk(&net, forward, x, OutputMode::Sum, Precision::F64);
 /// assert_eq!(k.size, 3);
-/// let c = Conditioning::of(&k, compute.precision)?;
+/// let c = Conditioning::of(&k, Precision::F64)?;
 /// assert!(c.lambda_min > 0.0 && c.kappa.unwrap() >= 1.0);
 /// assert!(c.min_grad_angle_deg.unwrap() > 0.0);
 /// # Ok::<(), ntk_kernel::Error>(())
@@ -68,10 +72,13 @@ pub fn empirical_ntk<M: Module, const D: usize>(
     forward: impl Fn(&M, Tensor<D>) -> Tensor<2>,
     x: Tensor<D>,
     mode: OutputMode,
+    precision: Precision,
 ) -> Kernel {
     let ad = x.device().autodiff();
-    let model = compute::eval_mode(model.clone().fork(&ad).train());
-    crate::jacobian::ntk_by_autodiff(&model, forward, &x.to_device(&ad), mode)
+    let model = compute::with_precision(model, precision);
+    let model = compute::eval_mode(model.fork(&ad).train());
+    let x = x.cast(precision.dtype()).to_device(&ad);
+    crate::jacobian::ntk_by_autodiff(&model, forward, &x, mode)
 }
 
 /// The NTK of an `ntk-model` MLP on the rows of `x` (`n x d`, row-major f64) by the
@@ -169,11 +176,43 @@ mod tests {
             burn::tensor::TensorData::new(x, [6, 4]),
             (&compute.device, compute.dtype()),
         );
-        let slow = empirical_ntk(&mlp, |m: &Mlp, x| m.forward(x), t, OutputMode::Sum);
+        let slow = empirical_ntk(
+            &mlp,
+            |m: &Mlp, x| m.forward(x),
+            t,
+            OutputMode::Sum,
+            Precision::F64,
+        );
         assert!(
             fast.relative_error(&slow) < 1e-12,
             "{}",
             fast.relative_error(&slow)
         );
+    }
+
+    /// `empirical_ntk`'s precision: an f32 module's kernel formed in f64 is the kernel of the
+    /// module widened to f64 (to rounding, against the structured path), and the f32 kernel
+    /// differs from it by f32 rounding only.
+    #[test]
+    fn precision_is_a_parameter_of_the_autodiff_kernel() {
+        let f32_compute = ntk_numerics::backend::select(Some("flex"), Precision::F32).unwrap();
+        let f64_compute = ntk_numerics::backend::select(Some("flex"), Precision::F64).unwrap();
+        let cfg = MlpConfig::new(4, 32, 3, ActivationKind::Tanh);
+        let mlp = Mlp::new(&cfg, &f32_compute.device, f32_compute.dtype()).unwrap();
+        let x: Vec<f64> = (0..24).map(|i| ((i * 5 % 13) as f64 - 6.0) / 6.0).collect();
+        let t = Tensor::<2>::from_data(
+            burn::tensor::TensorData::new(x.iter().map(|&v| v as f32).collect(), [6, 4]),
+            (&f32_compute.device, f32_compute.dtype()),
+        );
+        let forward = |m: &Mlp, x| m.forward(x);
+        let k32 = empirical_ntk(&mlp, forward, t.clone(), OutputMode::Sum, Precision::F32);
+        let k64 = empirical_ntk(&mlp, forward, t, OutputMode::Sum, Precision::F64);
+        let wide = compute::with_precision(&mlp, Precision::F64);
+        // The inputs went through f32 in `t`; the structured path reads the same values.
+        let x32: Vec<f64> = x.iter().map(|&v| f64::from(v as f32)).collect();
+        let fast = mlp_ntk(&wide, &x32, 6, &f64_compute, OutputMode::Sum).unwrap();
+        assert!(k64.relative_error(&fast) < 1e-12, "{}", k64.relative_error(&fast));
+        let e = k32.relative_error(&k64);
+        assert!(e > 0.0 && e < 1e-5, "f32 against f64: {e}");
     }
 }

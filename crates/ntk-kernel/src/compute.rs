@@ -225,10 +225,11 @@ impl ModuleMapper for CastFloats {
     }
 }
 
-/// `net` with its parameters and running statistics in `precision`: the kernel of the same
-/// network computed in another precision (widening f32 to f64 keeps every value exactly).
-pub fn with_precision(net: &Net, precision: Precision) -> Net {
-    net.clone().map(&mut CastFloats(precision.dtype()))
+/// `module` (a `Net` or any Burn module) with its float parameters and running statistics
+/// in `precision`: the kernel of the same network computed in another precision (widening
+/// f32 to f64 keeps every value exactly).
+pub fn with_precision<M: Module>(module: &M, precision: Precision) -> M {
+    module.clone().map(&mut CastFloats(precision.dtype()))
 }
 
 /// The NTK of any network the trainer holds: an MLP by [`compute_kernel`], a ResNet from its

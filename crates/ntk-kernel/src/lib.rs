@@ -19,5 +19,7 @@ pub mod jacobian;
 pub mod scale;
 pub mod structured;
 pub mod theory;
+#[cfg(feature = "burn-train")]
+pub mod train_metric;
 
 pub use error::{Error, Result};

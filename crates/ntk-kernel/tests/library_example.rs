@@ -1,0 +1,71 @@
+//! The library's promise to a crate of its own (README, "As a library"): the dependency lines
+//! README gives are the ones the example crate `examples/ntk-of-my-model` builds with (CI
+//! builds and runs it), and that crate's lock pins the workspace's versions, so CI shares one
+//! build of Burn between them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The trimmed, non-empty lines strictly between the first line containing `start` and the
+/// next line containing `end`.
+fn between(text: &str, start: &str, end: &str) -> Vec<String> {
+    let block: Vec<String> = text
+        .lines()
+        .skip_while(|l| !l.contains(start))
+        .skip(1)
+        .take_while(|l| !l.contains(end))
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert!(!block.is_empty(), "no block after {start:?}");
+    block
+}
+
+#[test]
+fn readme_gives_the_example_crates_dependency_lines() {
+    let readme = read("README.md");
+    let after_marker = &readme[readme
+        .find("<!-- the dependency lines")
+        .expect("README marks the dependency lines")..];
+    let readme_lines = between(after_marker, "```toml", "```");
+    let manifest = read("examples/ntk-of-my-model/Cargo.toml");
+    let example = between(&manifest, "# --- the dependency lines", "# --- end");
+    assert_eq!(readme_lines, example);
+}
+
+/// `name -> versions` of a Cargo.lock.
+fn locked(path: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let lock: toml::Value = toml::from_str(&read(path)).unwrap();
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for p in lock["package"].as_array().unwrap() {
+        let (name, version) = (p["name"].as_str().unwrap(), p["version"].as_str().unwrap());
+        out.entry(name.into()).or_default().insert(version.into());
+    }
+    out
+}
+
+#[test]
+fn the_example_crate_locks_the_workspaces_versions() {
+    let workspace = locked("Cargo.lock");
+    let example = locked("examples/ntk-of-my-model/Cargo.lock");
+    let drift: Vec<String> = example
+        .iter()
+        .filter_map(|(name, versions)| {
+            let ours = workspace.get(name)?;
+            (!versions.is_subset(ours)).then(|| format!("{name}: {versions:?} vs {ours:?}"))
+        })
+        .collect();
+    assert!(
+        drift.is_empty(),
+        "examples/ntk-of-my-model/Cargo.lock differs from Cargo.lock (copy the workspace's \
+         lock over it and run `cargo update -w` there): {drift:?}"
+    );
+}
