@@ -211,7 +211,11 @@ mod tests {
         // The inputs went through f32 in `t`; the structured path reads the same values.
         let x32: Vec<f64> = x.iter().map(|&v| f64::from(v as f32)).collect();
         let fast = mlp_ntk(&wide, &x32, 6, &f64_compute, OutputMode::Sum).unwrap();
-        assert!(k64.relative_error(&fast) < 1e-12, "{}", k64.relative_error(&fast));
+        assert!(
+            k64.relative_error(&fast) < 1e-12,
+            "{}",
+            k64.relative_error(&fast)
+        );
         let e = k32.relative_error(&k64);
         assert!(e > 0.0 && e < 1e-5, "f32 against f64: {e}");
     }

@@ -1,4 +1,5 @@
-//! Figures as PNG (at twice the SVG's pixel size, 1800 x 1200) and SVG with plotters.
+//! Figures as PNG (at twice the SVG's pixel size, 1800 x 1200), SVG and PDF (vector, the
+//! text as glyph outlines: `pdf.rs`) with plotters.
 //! Text is drawn with the DejaVu Sans font compiled into the binary (`assets/fonts`; it has
 //! the Greek letters κ, θ, φ and the superscript digits of `10⁵`), so figures look the same
 //! on every machine.
@@ -10,6 +11,8 @@
 //! spread as shaded bands or error bars ([`Spread`]), and points without a value (a singular
 //! kernel's κ) as open markers on the top edge ([`Series::unresolved`]).
 
+pub mod layout;
+mod pdf;
 mod strokes;
 pub mod style;
 pub mod ticks;
@@ -23,6 +26,8 @@ use plotters::prelude::*;
 pub use plotters::style::RGBColor;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+pub use layout::Layout;
+use layout::Metrics;
 pub use strokes::Dash;
 use strokes::Piece;
 pub use ticks::Scale;
@@ -30,7 +35,7 @@ use ticks::Ticks;
 
 static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 
-fn register_font() {
+pub(crate) fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         for style in [
@@ -104,9 +109,6 @@ pub struct Figure {
 /// The most markers drawn on one curve (a 100-epoch curve gets one every 4 epochs).
 pub const MAX_MARKERS: usize = 25;
 
-/// The SVG's size; the PNG is twice this.
-const SIZE: (u32, u32) = (900, 600);
-
 pub const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
@@ -157,9 +159,18 @@ impl Series {
 }
 
 impl Figure {
-    /// Writes `stem.png` (1800 x 1200) and `stem.svg` (900 x 600).
+    /// Writes `stem.png` (1800 x 1200), `stem.svg` (900 x 600) and `stem.pdf` (675 x 450
+    /// pt), laid out for a screen.
     pub fn save(&self, stem: &Path) -> ntk_runs::Result<()> {
+        self.save_as(stem, Layout::Screen)
+    }
+
+    /// Writes `stem.png`, `stem.svg` and `stem.pdf` (the PNG at twice the SVG's size, the
+    /// PDF in points: [`layout`]) in `layout`.
+    pub fn save_as(&self, stem: &Path, layout: Layout) -> ntk_runs::Result<()> {
         register_font();
+        let m = Metrics::of(layout);
+        let size = self.canvas(&m);
         self.check(stem)?;
         let png = stem.with_extension("png");
         let svg = stem.with_extension("svg");
@@ -176,8 +187,8 @@ impl Figure {
         let drawn = (|| {
             {
                 let root =
-                    BitMapBackend::new(&png_tmp, (2 * SIZE.0, 2 * SIZE.1)).into_drawing_area();
-                self.draw(&root, 2.0, false)
+                    BitMapBackend::new(&png_tmp, (2 * size.0, 2 * size.1)).into_drawing_area();
+                self.draw(&root, 2.0, false, &m)
                     .map_err(|e| plot_error(&png, e))?;
                 root.present().map_err(|e| plot_error(&png, e))?;
             }
@@ -192,12 +203,34 @@ impl Figure {
         drawn?;
         let mut text = String::new();
         {
-            let root = SVGBackend::with_string(&mut text, SIZE).into_drawing_area();
-            self.draw(&root, 1.0, true)
+            let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
+            self.draw(&root, 1.0, true, &m)
                 .map_err(|e| plot_error(&svg, e))?;
             root.present().map_err(|e| plot_error(&svg, e))?;
         }
-        ntk_runs::io::atomic_write(&svg, text.as_bytes()).map_err(|e| plot_error(&svg, e))
+        ntk_runs::io::atomic_write(&svg, text.as_bytes()).map_err(|e| plot_error(&svg, e))?;
+        let pdf = stem.with_extension("pdf");
+        let mut bytes = Vec::new();
+        {
+            let root =
+                pdf::PdfBackend::new(&mut bytes, size, m.pdf_pt_per_unit, FONT).into_drawing_area();
+            self.draw(&root, 1.0, true, &m)
+                .map_err(|e| plot_error(&pdf, e))?;
+            root.present().map_err(|e| plot_error(&pdf, e))?;
+        }
+        ntk_runs::io::atomic_write(&pdf, &bytes).map_err(|e| plot_error(&pdf, e))
+    }
+
+    /// The canvas in layout units: the layout's size, and for a legend under the axes that
+    /// legend's height on top, so that the axes keep their height however long it is.
+    fn canvas(&self, m: &Metrics) -> (u32, u32) {
+        if !m.legend_below {
+            return m.size;
+        }
+        let mut scratch = String::new();
+        let area = SVGBackend::with_string(&mut scratch, m.size).into_drawing_area();
+        let legend = self.legend_rows(&area, 1.0, m).height(m);
+        (m.size.0, m.size.1 + legend.ceil() as u32)
     }
 
     /// Every spread has one (low, high) per point.
@@ -282,6 +315,7 @@ impl Figure {
         root: &DrawingArea<DB, Shift>,
         s: f64,
         vector: bool,
+        m: &Metrics,
     ) -> Result<(), String>
     where
         DB::ErrorType: 'static,
@@ -292,26 +326,50 @@ impl Figure {
         let (xt, yt) = self.axes().ok_or("nothing to plot")?;
         let (w, _) = root.dim_in_pixel();
         // The title is centred over the whole figure (plot and legend), in a smaller font
-        // when it would not fit: over the plot alone a long title ran off the left edge.
-        let mut title_size = 20.0;
-        while title_size > 12.0
-            && root
-                .estimate_text_size(
-                    &self.title,
-                    &("sans-serif", px(title_size)).into_text_style(root),
-                )
+        // when it would not fit (over the plot alone a long title ran off the left edge),
+        // and on more lines when even the smallest size does not.
+        let text_w = |t: &str, size: f64| {
+            root.estimate_text_size(t, &("sans-serif", px(size)).into_text_style(root))
                 .map_or(0, |t| t.0 as i32)
-                > w as i32 - px(24.0)
-        {
+        };
+        let room = w as i32 - px(24.0);
+        let mut title_size = m.title;
+        while title_size - 1.0 >= m.title_min && text_w(&self.title, title_size) > room {
             title_size -= 1.0;
         }
-        let body = root
-            .margin(px(8.0), 0, 0, 0)
-            .titled(&self.title, ("sans-serif", px(title_size)))
-            .map_err(err)?;
-        let legend_w = self.legend_width(&body, s).min(w as i32 * 45 / 100);
-        let (area, legend_area) = body.split_horizontally(w as i32 - legend_w);
-        let label_font = ("sans-serif", px(15.0));
+        let title_lines = wrap(&self.title, |t| text_w(t, title_size) <= room);
+        let body = if title_lines.len() <= 1 {
+            root.margin(px(8.0), 0, 0, 0)
+                .titled(&self.title, ("sans-serif", px(title_size)))
+                .map_err(err)?
+        } else {
+            let line_h = 1.25 * title_size;
+            let style = ("sans-serif", px(title_size))
+                .into_font()
+                .into_text_style(root)
+                .pos(Pos::new(HPos::Center, VPos::Center));
+            for (i, line) in title_lines.iter().enumerate() {
+                let y = 8.0 + line_h * (i as f64 + 0.5);
+                root.draw(&Text::new(
+                    line.clone(),
+                    (w as i32 / 2, px(y)),
+                    style.clone(),
+                ))
+                .map_err(err)?;
+            }
+            root.margin(px(12.0 + line_h * title_lines.len() as f64), 0, 0, 0)
+        };
+        let (area, legend_area) = if m.legend_below {
+            // The canvas was made this much taller for it ([`Figure::canvas`]).
+            let rows = self.legend_rows(&body, s, m);
+            let legend_h = rows.height(m) * s;
+            let body_h = body.dim_in_pixel().1 as i32;
+            body.split_vertically(body_h - legend_h.round() as i32)
+        } else {
+            let legend_w = self.legend_width(&body, s, m).min(w as i32 * 45 / 100);
+            body.split_horizontally(w as i32 - legend_w)
+        };
+        let label_font = ("sans-serif", px(m.tick));
         let widest = yt
             .labels
             .iter()
@@ -324,8 +382,8 @@ impl Figure {
         let mut chart = ChartBuilder::on(&area)
             .margin(px(12.0))
             .margin_right(px(6.0))
-            .x_label_area_size(px(50.0))
-            .y_label_area_size(widest as i32 + px(38.0))
+            .x_label_area_size(px(2.0 * m.tick + 20.0))
+            .y_label_area_size(widest as i32 + px(m.axis + 22.0))
             .build_cartesian_2d(Axis(&xt), Axis(&yt))
             .map_err(err)?;
         let fx = |v: &f64| xt.label_of(*v);
@@ -337,7 +395,7 @@ impl Figure {
             .x_label_formatter(&fx)
             .y_label_formatter(&fy)
             .label_style(label_font)
-            .axis_desc_style(("sans-serif", px(16.0)))
+            .axis_desc_style(("sans-serif", px(m.axis)))
             .bold_line_style(BLACK.mix(0.18).stroke_width(px(1.0).max(1) as u32))
             .light_line_style(BLACK.mix(0.06).stroke_width(px(1.0).max(1) as u32))
             .axis_style(BLACK.stroke_width(px(1.0).max(1) as u32))
@@ -437,13 +495,24 @@ impl Figure {
                 lane += 1.0;
             }
         }
-        self.draw_legend(&legend_area, s, vector).map_err(err)
+        if m.legend_below {
+            let rows = self.legend_rows(&legend_area, s, m);
+            self.draw_legend_below(&legend_area, s, vector, m, &rows)
+                .map_err(err)
+        } else {
+            self.draw_legend(&legend_area, s, vector, m).map_err(err)
+        }
     }
 
     /// The legend's width in pixels: the widest label and its line sample.
-    fn legend_width<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, s: f64) -> i32 {
-        let font = ("sans-serif", (14.0 * s).round() as i32).into_text_style(root);
-        let note = ("sans-serif", (13.0 * s).round() as i32).into_text_style(root);
+    fn legend_width<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        s: f64,
+        m: &Metrics,
+    ) -> i32 {
+        let font = ("sans-serif", (m.legend * s).round() as i32).into_text_style(root);
+        let note = ("sans-serif", (m.note * s).round() as i32).into_text_style(root);
         let labels = self.series.iter().map(|x| (x.label.as_str(), &font));
         let notes = self.note.iter().flat_map(|n| n.lines()).map(|l| (l, &note));
         let widest = labels
@@ -451,7 +520,94 @@ impl Figure {
             .map(|(l, f)| root.estimate_text_size(l, f).map_or(0, |t| t.0))
             .max()
             .unwrap_or(0);
-        widest as i32 + (96.0 * s) as i32
+        widest as i32 + ((m.sample + 40.0) * s) as i32
+    }
+
+    /// The legend under the axes: its entries in as many columns as fit the width, then
+    /// the note wrapped to the width.
+    fn legend_rows<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        s: f64,
+        m: &Metrics,
+    ) -> LegendRows {
+        let font = ("sans-serif", (m.legend * s).round() as i32).into_text_style(area);
+        let note = ("sans-serif", (m.note * s).round() as i32).into_text_style(area);
+        let width = f64::from(area.dim_in_pixel().0) / s - 12.0;
+        let entry = |label: &str| {
+            m.sample
+                + 8.0
+                + f64::from(area.estimate_text_size(label, &font).map_or(0, |t| t.0)) / s
+                + 18.0
+        };
+        // As many columns as fit, each as wide as its widest entry (row-major order).
+        let widths: Vec<f64> = self.series.iter().map(|sr| entry(&sr.label)).collect();
+        let column_widths = |k: usize| -> Vec<f64> {
+            (0..k)
+                .map(|c| {
+                    widths
+                        .iter()
+                        .skip(c)
+                        .step_by(k)
+                        .copied()
+                        .fold(0.0, f64::max)
+                })
+                .collect()
+        };
+        let columns = (1..=widths.len().max(1))
+            .rev()
+            .find(|&k| column_widths(k).iter().sum::<f64>() <= width)
+            .unwrap_or(1);
+        let mut column_x = vec![0.0];
+        for w in column_widths(columns) {
+            column_x.push(column_x.last().copied().unwrap_or(0.0) + w);
+        }
+        column_x.truncate(columns);
+        let fits =
+            |t: &str| f64::from(area.estimate_text_size(t, &note).map_or(0, |t| t.0)) / s <= width;
+        let note_lines = self
+            .note
+            .iter()
+            .flat_map(|n| n.lines())
+            .flat_map(|l| wrap(l, fits))
+            .collect();
+        LegendRows {
+            columns,
+            column_x,
+            entries: self.series.len().div_ceil(columns),
+            note_lines,
+        }
+    }
+
+    /// The legend in rows under the axes (the column layout).
+    fn draw_legend_below<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        s: f64,
+        vector: bool,
+        m: &Metrics,
+        rows: &LegendRows,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let centred = |size: f64| {
+            ("sans-serif", (size * s).round() as i32)
+                .into_font()
+                .into_text_style(area)
+                .pos(Pos::new(HPos::Left, VPos::Center))
+        };
+        let font = centred(m.legend);
+        for (i, sr) in self.series.iter().enumerate() {
+            let (r, c) = (i / rows.columns, i % rows.columns);
+            let x0 = (6.0 + rows.column_x[c]) * s;
+            let y = (m.row * (r as f64 + 0.5) + 4.0) * s;
+            self.legend_entry(area, sr, (x0, y), s, vector, m, &font)?;
+        }
+        let note = centred(m.note);
+        let mut y = (m.row * (rows.entries as f64 + 0.3) + 4.0 + 0.5 * 0.85 * m.row) * s;
+        for line in &rows.note_lines {
+            area.draw(&Text::new(line.clone(), ipt((6.0 * s, y)), note.clone()))?;
+            y += 0.85 * m.row * s;
+        }
+        Ok(())
     }
 
     /// The legend: one row per curve (line sample with its marker and spread, then the
@@ -461,6 +617,7 @@ impl Figure {
         area: &DrawingArea<DB, Shift>,
         s: f64,
         vector: bool,
+        m: &Metrics,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         let centred = |size: f64| {
             ("sans-serif", (size * s).round() as i32)
@@ -468,35 +625,15 @@ impl Figure {
                 .into_text_style(area)
                 .pos(Pos::new(HPos::Left, VPos::Center))
         };
-        let font = centred(14.0);
-        let row = 24.0 * s;
-        let (x0, sample) = (6.0 * s, 56.0 * s);
+        let font = centred(m.legend);
+        let row = m.row * s;
+        let x0 = 6.0 * s;
         let mut y = 62.0 * s;
         for sr in &self.series {
-            let (a, b) = ((x0, y), (x0 + sample, y));
-            match sr.spread {
-                Some(Spread::Band(_)) => area.draw(&Rectangle::new(
-                    [ipt((a.0, y - 7.0 * s)), ipt((b.0, y + 7.0 * s))],
-                    sr.color.mix(0.18).filled(),
-                ))?,
-                Some(Spread::Bars(_)) => {
-                    let m = x0 + sample / 2.0;
-                    draw_bar(area, (m, y - 8.0 * s), (m, y + 8.0 * s), sr.color, s)?
-                }
-                None => {}
-            }
-            draw_line(area, &[a, b], sr.dash, sr.color, 2.0 * s, vector)?;
-            if let Some(m) = sr.marker {
-                draw_marker(area, (x0 + sample / 2.0, y), m, sr.color, s, false)?;
-            }
-            area.draw(&Text::new(
-                sr.label.clone(),
-                ipt((x0 + sample + 8.0 * s, y)),
-                font.clone(),
-            ))?;
+            self.legend_entry(area, sr, (x0, y), s, vector, m, &font)?;
             y += row;
         }
-        let note = centred(13.0);
+        let note = centred(m.note);
         y += 0.5 * row;
         for line in self.note.iter().flat_map(|n| n.lines()) {
             area.draw(&Text::new(line.to_string(), ipt((x0, y)), note.clone()))?;
@@ -504,6 +641,86 @@ impl Figure {
         }
         Ok(())
     }
+
+    /// One legend entry at `(x0, y)`: the line sample with its spread and marker, then the
+    /// label.
+    #[allow(clippy::too_many_arguments)]
+    fn legend_entry<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        sr: &Series,
+        (x0, y): (f64, f64),
+        s: f64,
+        vector: bool,
+        m: &Metrics,
+        font: &TextStyle,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let sample = m.sample * s;
+        let (a, b) = ((x0, y), (x0 + sample, y));
+        match sr.spread {
+            Some(Spread::Band(_)) => area.draw(&Rectangle::new(
+                [ipt((a.0, y - 7.0 * s)), ipt((b.0, y + 7.0 * s))],
+                sr.color.mix(0.18).filled(),
+            ))?,
+            Some(Spread::Bars(_)) => {
+                let c = x0 + sample / 2.0;
+                draw_bar(area, (c, y - 8.0 * s), (c, y + 8.0 * s), sr.color, s)?
+            }
+            None => {}
+        }
+        draw_line(area, &[a, b], sr.dash, sr.color, 2.0 * s, vector)?;
+        if let Some(mk) = sr.marker {
+            draw_marker(area, (x0 + sample / 2.0, y), mk, sr.color, s, false)?;
+        }
+        area.draw(&Text::new(
+            sr.label.clone(),
+            ipt((x0 + sample + 8.0 * s, y)),
+            font.clone(),
+        ))
+    }
+}
+
+/// How the legend under the axes is laid out.
+struct LegendRows {
+    columns: usize,
+    /// Each column's left edge, in layout units.
+    column_x: Vec<f64>,
+    /// Rows of entries.
+    entries: usize,
+    note_lines: Vec<String>,
+}
+
+impl LegendRows {
+    /// The legend's height in layout units.
+    fn height(&self, m: &Metrics) -> f64 {
+        let note = if self.note_lines.is_empty() {
+            0.0
+        } else {
+            (0.3 + 0.85 * self.note_lines.len() as f64) * m.row
+        };
+        m.row * self.entries as f64 + note + 10.0
+    }
+}
+
+/// `text` broken at spaces into lines that `fits` accepts (a word longer than a line
+/// stands alone).
+fn wrap(text: &str, fits: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let candidate = if line.is_empty() {
+            word.to_string()
+        } else {
+            format!("{line} {word}")
+        };
+        if line.is_empty() || fits(&candidate) {
+            line = candidate;
+        } else {
+            lines.push(std::mem::replace(&mut line, word.to_string()));
+        }
+    }
+    lines.push(line);
+    lines
 }
 
 /// An axis of [`Ticks`] as plotters sees it: linear in the plotted coordinate, its major
@@ -743,6 +960,49 @@ mod tests {
         let bad = figure(Some(Spread::Bars(vec![(1.0, 2.0)])));
         let e = bad.save(&dir.path().join("fig")).unwrap_err().to_string();
         assert!(e.contains("1 spreads for 3 points"), "{e}");
+    }
+
+    /// The column layout: half the canvas, the legend under the axes (rows of entries, the
+    /// note wrapped), a title too wide for one line on two.
+    #[test]
+    fn a_column_figure_has_its_size_and_wraps_what_is_too_wide() {
+        let dir = tempfile::tempdir().unwrap();
+        let stem = dir.path().join("fig");
+        let mut f = figure(None);
+        f.title = "MNIST, all 60,000 training images: the NTK's condition number".into();
+        f.note = Some("mean over 5 seeds; band: min..max over seeds; open: singular".into());
+        f.save_as(&stem, Layout::Column).unwrap();
+        // 340 units for the title and axes, the legend's rows (one entry, three note lines)
+        // added below; the PNG at twice the size.
+        let (w, h) = image_size(&stem.with_extension("png"));
+        assert_eq!(w, 1020);
+        assert!(h > 2 * 400, "{h}");
+        let svg = std::fs::read_to_string(stem.with_extension("svg")).unwrap();
+        assert!(svg.contains("width=\"510\""));
+        // Neither the title nor the note is drawn whole on one line.
+        assert!(!svg.contains(&f.title), "the title is wrapped");
+        assert!(svg.contains("MNIST,"));
+        assert!(
+            !svg.contains(f.note.as_deref().unwrap()),
+            "the note is wrapped"
+        );
+        assert!(svg.contains("mean over 5 seeds;"));
+        // Every text's em is at least 8 pt once the 510 units are a column's 244.8 pt.
+        for size in svg.split("font-size=\"").skip(1) {
+            let em: f64 = size[..size.find('"').unwrap()].parse().unwrap();
+            assert!(
+                em * layout::COLUMN_WIDTH_PT / 510.0 >= 8.0,
+                "font-size {em}"
+            );
+        }
+    }
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_keeps_long_words_whole() {
+        let fits = |t: &str| t.len() <= 10;
+        assert_eq!(wrap("ab cd ef gh ij", fits), ["ab cd ef", "gh ij"]);
+        assert_eq!(wrap("abcdefghijklm xy", fits), ["abcdefghijklm", "xy"]);
+        assert_eq!(wrap("short", fits), ["short"]);
     }
 
     /// Width and height from a PNG's IHDR chunk.

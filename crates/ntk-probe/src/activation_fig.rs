@@ -6,7 +6,7 @@
 //!
 //! Writes `activations.csv` (`x`, then `s(x)` and `s'(x)` of each activation: the values the
 //! networks compute, [`ntk_model::Activation::eval`] and `derivative`) and
-//! `activations.{png,svg}`.
+//! `activations.{png,svg,pdf}`.
 
 use std::path::Path;
 
@@ -66,7 +66,7 @@ pub fn moments_line(act: &Activation) -> String {
     )
 }
 
-/// Writes `out/activations.csv` and `out/activations.{png,svg}` for `acts` on `xs`.
+/// Writes `out/activations.csv` and `out/activations.{png,svg,pdf}` for `acts` on `xs`.
 pub fn write(out: &Path, acts: &[Activation], xs: &[f64]) -> crate::Result<()> {
     let mut header = vec!["x".to_string()];
     for a in acts {

@@ -96,7 +96,7 @@ pub fn mean_sd(points: &[Fig1Point], depth: usize, width: usize, theta_deg: f64)
     ntk_runs::stats::mean_std(&v)
 }
 
-/// Writes `fig1.csv` (every measured point beside its theory value) and `fig1.{png,svg}`.
+/// Writes `fig1.csv` (every measured point beside its theory value) and `fig1.{png,svg,pdf}`.
 pub fn write(
     out: &Path,
     points: &[Fig1Point],
@@ -130,7 +130,7 @@ pub fn read(out: &Path) -> crate::Result<Vec<Fig1Point>> {
     Ok(points)
 }
 
-/// Redraws `fig1.{png,svg}` in `out` from its `fig1.csv` alone (no network is built);
+/// Redraws `fig1.{png,svg,pdf}` in `out` from its `fig1.csv` alone (no network is built);
 /// the depths and widths are those of the table.
 pub fn redraw(out: &Path) -> crate::Result<()> {
     let points = read(out)?;

@@ -5,7 +5,7 @@
 //! says decrease monotonically to 0 (`g(z) <= z`, with equality only at 0).
 //!
 //! Writes `gmap.csv` (`theta_in_deg`, then `g^l` in degrees for each depth) and
-//! `gmap.{png,svg}`.
+//! `gmap.{png,svg,pdf}`.
 
 use std::path::Path;
 
@@ -27,7 +27,7 @@ fn superscript(l: usize) -> String {
         .collect()
 }
 
-/// Writes `out/gmap.csv` and `out/gmap.{png,svg}` for `depths` on `points` angles in
+/// Writes `out/gmap.csv` and `out/gmap.{png,svg,pdf}` for `depths` on `points` angles in
 /// `[0, 180]` degrees.
 pub fn write(out: &Path, depths: &[usize], points: usize) -> crate::Result<()> {
     let thetas: Vec<f64> = (0..points)

@@ -51,14 +51,14 @@ enum Command {
     Fig1(Fig1Args),
     /// Agarwal et al.'s Fig. 2: the activations (NormReLU beside SELU by default) on a grid,
     /// with their Gaussian moments and coefficient of non-linearity; writes
-    /// OUT/activations.{csv,png,svg}.
+    /// OUT/activations.{csv,png,svg,pdf}.
     Activations(ActivationsArgs),
     /// Liu & Hui's Fig. 4: the ReLU embedding-angle map g and its iterates; writes
-    /// OUT/gmap.{csv,png,svg}.
+    /// OUT/gmap.{csv,png,svg,pdf}.
     Gmap(GmapArgs),
     /// Agarwal et al.'s Fig. 6: NormReLU's transfer functions off unit variance (the norm
     /// N(q), its slope, the bias B(q)); writes OUT/transfer.csv and
-    /// OUT/transfer_{norm,bias}.{png,svg}.
+    /// OUT/transfer_{norm,bias}.{png,svg,pdf}.
     Transfer(TransferArgs),
 }
 

@@ -4,7 +4,7 @@
 //! fixed point of `q_{l+1} = N(q_l)`, and the bias `B(q)`.
 //!
 //! Writes `transfer.csv` (`activation`, `q`, `mean`, `norm`, `norm_slope`, `bias`: one row
-//! per activation and variance), `transfer_norm.{png,svg}` and `transfer_bias.{png,svg}`.
+//! per activation and variance), `transfer_norm.{png,svg,pdf}` and `transfer_bias.{png,svg,pdf}`.
 
 use std::path::Path;
 
@@ -59,7 +59,7 @@ fn series(label: String, rows: &[Transfer], pick: fn(&Transfer) -> f64, color: R
     }
 }
 
-/// Writes `out/transfer.csv`, `out/transfer_norm.{png,svg}` and `out/transfer_bias.{png,svg}`
+/// Writes `out/transfer.csv`, `out/transfer_norm.{png,svg,pdf}` and `out/transfer_bias.{png,svg,pdf}`
 /// for `acts` on the variances `qs`; returns each activation's values at `q = 1`.
 pub fn write(out: &Path, acts: &[Activation], qs: &[f64]) -> crate::Result<Vec<Transfer>> {
     let table: Vec<Vec<Transfer>> = acts

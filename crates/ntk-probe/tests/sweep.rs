@@ -114,11 +114,25 @@ fn shards_resume_and_collect() {
     ] {
         std::fs::remove_file(out.join(f).with_extension("png")).unwrap();
     }
-    let stems = sweep::redraw(&out, None).unwrap();
+    let stems = sweep::redraw(&out, None, ntk_plot::Layout::Screen).unwrap();
     assert_eq!(stems.len(), 3, "{stems:?}");
     for stem in &stems {
-        assert!(stem.with_extension("png").exists() && stem.with_extension("svg").exists());
+        for ext in ["png", "svg", "pdf"] {
+            assert!(
+                stem.with_extension(ext).exists(),
+                "{}.{ext}",
+                stem.display()
+            );
+        }
     }
+    // The same figures for a paper's column: 510 units across, 244.8 pt in the PDF.
+    let column = sweep::redraw(&out, None, ntk_plot::Layout::Column).unwrap();
+    assert_eq!(column, stems);
+    let pdf = std::fs::read(out.join("kappa_vs_depth_whole.pdf")).unwrap();
+    assert!(String::from_utf8_lossy(&pdf).contains("/MediaBox [0 0 244.8 "));
+    let svg = std::fs::read_to_string(out.join("kappa_vs_depth_whole.svg")).unwrap();
+    assert!(svg.contains("width=\"510\""));
+    sweep::redraw(&out, None, ntk_plot::Layout::Screen).unwrap();
     let svg = std::fs::read_to_string(out.join("kappa_vs_depth_whole.svg")).unwrap();
     assert!(svg.contains("synthetic: NTK condition number") && svg.contains('κ'));
     assert!(
@@ -131,7 +145,9 @@ fn shards_resume_and_collect() {
     );
     // Without its tables there is nothing to redraw, and the error names the file.
     std::fs::remove_file(out.join("results.csv")).unwrap();
-    let e = sweep::redraw(&out, None).unwrap_err().to_string();
+    let e = sweep::redraw(&out, None, ntk_plot::Layout::Screen)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("results.csv") && e.contains("missing"), "{e}");
 }
 

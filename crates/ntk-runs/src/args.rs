@@ -17,6 +17,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+pub use crate::figure::Layout;
+
 use crate::overrides::{Assignment, Flags};
 
 /// The help of `--set`, the same in both tools.
@@ -184,6 +186,11 @@ pub struct FigureFlags {
     /// always logarithmic, so there it is refused).
     #[arg(long)]
     pub log: bool,
+    /// `screen`: 900 x 600, the legend right of the axes; `column`: one column of a
+    /// two-column paper (3.4 in wide; every text at least 8 pt at that width, the legend
+    /// under the axes, the figure as tall as it needs).
+    #[arg(long, value_enum, default_value_t = Layout::Screen)]
+    pub layout: Layout,
 }
 
 /// The assignments of `keys` and a tool's own short flags (pushed by `own`), then the

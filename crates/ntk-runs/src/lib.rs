@@ -8,7 +8,8 @@
 //! - runs: [`sweep`] (the sweep framework of both tools), [`slurm`] (job arrays), [`table`]
 //!   (CSV rows), [`stats`], [`budget`] (memory estimates and limits), [`oom`] (out of
 //!   memory as an error), [`progress`], [`cli`] (binary start-up), `args` (with the
-//!   feature `cli`: the command-line vocabulary both tools share).
+//!   feature `cli`: the command-line vocabulary both tools share), [`figure`] (a figure's
+//!   layout).
 
 #[cfg(feature = "cli")]
 pub mod args;
@@ -16,6 +17,7 @@ pub mod budget;
 pub mod cli;
 pub mod config_file;
 pub mod error;
+pub mod figure;
 pub mod io;
 pub mod lock;
 pub mod npy;

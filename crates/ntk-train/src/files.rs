@@ -17,6 +17,6 @@ pub fn is_report_file(name: &str) -> bool {
         || name == "best.csv"
         || FIGURE_STEMS.iter().any(|stem| {
             name.strip_prefix(stem)
-                .is_some_and(|ext| ext == ".png" || ext == ".svg")
+                .is_some_and(|ext| ext == ".png" || ext == ".svg" || ext == ".pdf")
         })
 }

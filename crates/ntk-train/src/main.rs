@@ -341,7 +341,7 @@ fn run(args: SweepArgs, kind: Kind) -> CliResult<()> {
         compute.precision,
         written
             .iter()
-            .filter(|p| p.extension().is_some_and(|e| e != "svg"))
+            .filter(|p| p.extension().is_some_and(|e| e != "svg" && e != "pdf"))
             .map(|p| p.display().to_string())
             .collect::<Vec<_>>()
             .join(", ")
@@ -451,11 +451,12 @@ fn collect(args: CollectArgs) -> CliResult<()> {
         let compute = backend::select(cfg.train.device.as_deref(), cfg.train.precision)?;
         sweep::check_collect(&cfg, &args.dir, &compute)?;
     }
-    for p in ntk_train::report::collect(
+    for p in ntk_train::report::collect_as(
         &args.dir,
         args.style.log,
         args.allow_mixed,
         args.style.title.as_deref(),
+        args.style.layout,
     )? {
         println!("wrote {}", p.display());
     }
@@ -466,8 +467,13 @@ fn collect(args: CollectArgs) -> CliResult<()> {
 fn plot(args: PlotArgs) -> CliResult<()> {
     let dir = &args.dir;
     let runs = ntk_train::report::read_runs(dir)?;
-    let written =
-        ntk_train::report::figures(dir, &runs, args.style.log, args.style.title.as_deref())?;
+    let written = ntk_train::report::figures(
+        dir,
+        &runs,
+        args.style.log,
+        args.style.title.as_deref(),
+        args.style.layout,
+    )?;
     if written.is_empty() {
         let statuses: Vec<String> = runs
             .iter()

@@ -8,6 +8,7 @@
 //! as Liu & Hui chose it: the lr of the grid with the lowest final training loss (mean over
 //! seeds); an lr at which any seed diverged, or has not finished, is not eligible.
 
+use ntk_plot::Layout;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -536,6 +537,7 @@ pub fn figures(
     runs: &[RunRecord],
     log_y: bool,
     title: Option<&str>,
+    layout: Layout,
 ) -> crate::Result<Vec<PathBuf>> {
     let curves = curves(runs, &choose(runs));
     let on = title
@@ -615,9 +617,10 @@ pub fn figures(
         if let Some(f) = &failed {
             fig.note = Some(fig.note.map_or(f.clone(), |n| format!("{n}\n{f}")));
         }
-        fig.save(&out.join(stem))?;
+        fig.save_as(&out.join(stem), layout)?;
         written.push(out.join(format!("{stem}.png")));
         written.push(out.join(format!("{stem}.svg")));
+        written.push(out.join(format!("{stem}.pdf")));
     }
     Ok(written)
 }
@@ -667,6 +670,17 @@ pub fn collect(
     log_y: bool,
     allow_mixed: bool,
     title: Option<&str>,
+) -> crate::Result<Vec<PathBuf>> {
+    collect_as(out, log_y, allow_mixed, title, Layout::Screen)
+}
+
+/// [`collect`] with the figures in `layout`.
+pub fn collect_as(
+    out: &Path,
+    log_y: bool,
+    allow_mixed: bool,
+    title: Option<&str>,
+    layout: Layout,
 ) -> crate::Result<Vec<PathBuf>> {
     let runs = read_runs(out)?;
     // A run being trained now may not have recorded its provenance yet: it is listed as
@@ -737,7 +751,7 @@ pub fn collect(
     let mut written = vec![out.join("sweep.csv"), out.join("best.csv")];
     write_csv(&written[0], &rows)?;
     write_csv(&written[1], &best)?;
-    written.extend(figures(out, &runs, log_y, title)?);
+    written.extend(figures(out, &runs, log_y, title, layout)?);
     Ok(written)
 }
 

@@ -39,6 +39,9 @@ pub(crate) fn activations_cmd(args: ActivationsArgs) -> CliResult<()> {
         let (l, m) = (activation_fig::label(a), activation_fig::moments_line(a));
         println!("{l}; {m}");
     }
-    println!("wrote {}/activations.{{csv,png,svg}}", args.out.display());
+    println!(
+        "wrote {}/activations.{{csv,png,svg,pdf}}",
+        args.out.display()
+    );
     Ok(())
 }

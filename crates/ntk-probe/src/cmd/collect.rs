@@ -24,7 +24,13 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
         // What the points recorded must be this config's, as the help promises.
         sweep::check_collect(c, &args.dir, args.allow_mixed)?;
     }
-    let groups = sweep::collect(cfg.as_ref(), &args.dir, title, args.allow_mixed)?;
+    let groups = sweep::collect_as(
+        cfg.as_ref(),
+        &args.dir,
+        title,
+        args.allow_mixed,
+        args.style.layout,
+    )?;
     print_groups(&groups);
     Ok(())
 }

@@ -28,7 +28,7 @@ pub(crate) struct Fig1Args {
     /// relu_squared (the later version's Fig. 2), linear, norm_relu, selu.
     #[arg(long, default_value = "relu")]
     activation: String,
-    /// Only redraw OUT/fig1.{png,svg} from OUT/fig1.csv (nothing measured; the depths and
+    /// Only redraw OUT/fig1.{png,svg,pdf} from OUT/fig1.csv (nothing measured; the depths and
     /// widths are the table's).
     #[arg(long, conflicts_with_all = ["depths", "widths", "seeds", "thetas", "activation"])]
     redraw: bool,
@@ -38,7 +38,7 @@ pub(crate) fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
     if args.redraw {
         let _lock = figure_dir(&args.out)?;
         ntk_probe::fig1::redraw(&args.out)?;
-        println!("wrote {}/fig1.{{png,svg}}", args.out.display());
+        println!("wrote {}/fig1.{{png,svg,pdf}}", args.out.display());
         return Ok(());
     }
     let kind = ntk_model::ActivationKind::parse(&args.activation).ok_or_else(|| {
@@ -96,6 +96,6 @@ pub(crate) fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
             }
         }
     }
-    println!("wrote {}/fig1.{{csv,png,svg}}", args.out.display());
+    println!("wrote {}/fig1.{{csv,png,svg,pdf}}", args.out.display());
     Ok(())
 }

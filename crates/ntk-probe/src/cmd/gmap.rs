@@ -26,6 +26,6 @@ pub(crate) fn gmap_cmd(args: GmapArgs) -> CliResult<()> {
     }
     let _lock = figure_dir(&args.out)?;
     ntk_probe::gmap::write(&args.out, &args.depths, 721)?;
-    println!("wrote {}/gmap.{{csv,png,svg}}", args.out.display());
+    println!("wrote {}/gmap.{{csv,png,svg,pdf}}", args.out.display());
     Ok(())
 }

@@ -6,8 +6,8 @@ use ntk_runs::args::PlotArgs;
 
 pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
     refuse_log(args.style.log)?;
-    for stem in sweep::redraw(&args.dir, args.style.title.as_deref())? {
-        println!("wrote {}.{{png,svg}}", stem.display());
+    for stem in sweep::redraw(&args.dir, args.style.title.as_deref(), args.style.layout)? {
+        println!("wrote {}.{{png,svg,pdf}}", stem.display());
     }
     Ok(())
 }

@@ -74,7 +74,7 @@ pub(crate) fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
         Ok(groups) => {
             print_groups(&groups);
             println!(
-                "wrote {}/{{results.csv, summary.csv, *.png, *.svg}}",
+                "wrote {}/{{results.csv, summary.csv, *.png, *.svg, *.pdf}}",
                 out.display()
             );
         }

@@ -47,7 +47,7 @@ pub(crate) fn transfer_cmd(args: TransferArgs) -> CliResult<()> {
         );
     }
     println!(
-        "wrote {}/transfer.csv, transfer_{{norm,bias}}.{{png,svg}}",
+        "wrote {}/transfer.csv, transfer_{{norm,bias}}.{{png,svg,pdf}}",
         args.out.display()
     );
     Ok(())

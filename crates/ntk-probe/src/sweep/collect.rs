@@ -2,6 +2,7 @@
 //! row per point and protocol), `summary.csv` (means over seeds per protocol, setting,
 //! activation and depth, with the infinite-width theory beside them) and the figures.
 
+use ntk_plot::Layout;
 use ntk_runs::config_file::spelled;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -204,6 +205,13 @@ pub struct GroupRow {
     pub singular: usize,
     pub kappa_mean: f64,
     pub kappa_std: f64,
+    /// The range of kappa over the non-singular seeds (the band the figures shade);
+    /// infinite when every seed is singular; NaN when read from a file written before
+    /// 2026-11-26, which has no such columns.
+    #[serde(default = "unknown")]
+    pub kappa_min: f64,
+    #[serde(default = "unknown")]
+    pub kappa_max: f64,
     pub log10_kappa_mean: f64,
     pub min_grad_angle_mean_deg: f64,
     pub min_grad_angle_std_deg: f64,
@@ -215,6 +223,11 @@ pub struct GroupRow {
     /// Why a theory value is absent (empty when none is, or no theory was asked for).
     #[serde(default)]
     pub theory_note: String,
+}
+
+/// A value an older file does not hold.
+fn unknown() -> f64 {
+    f64::NAN
 }
 
 /// The infinite-width values of one (setting, activation, depth).
@@ -553,6 +566,12 @@ fn group_row(v: &[&Summary], th: &TheoryValue) -> GroupRow {
     } else {
         mean_std(&finite)
     };
+    let (kappa_min, kappa_max) = finite
+        .iter()
+        .fold(None, |r: Option<(f64, f64)>, &k| {
+            Some(r.map_or((k, k), |(lo, hi)| (lo.min(k), hi.max(k))))
+        })
+        .unwrap_or((f64::INFINITY, f64::INFINITY));
     let logs: Vec<f64> = finite.iter().map(|k| k.log10()).collect();
     let angles: Vec<f64> = v.iter().filter_map(|s| s.min_grad_angle_deg).collect();
     let (am, asd) = mean_std(&angles);
@@ -566,6 +585,8 @@ fn group_row(v: &[&Summary], th: &TheoryValue) -> GroupRow {
         singular: v.iter().filter(|s| s.singular).count(),
         kappa_mean,
         kappa_std,
+        kappa_min,
+        kappa_max,
         log10_kappa_mean: if logs.is_empty() {
             f64::INFINITY
         } else {
@@ -593,6 +614,17 @@ pub fn collect(
     out: &Path,
     title: &str,
     allow_mixed: bool,
+) -> crate::Result<Vec<GroupRow>> {
+    collect_as(cfg, out, title, allow_mixed, Layout::Screen)
+}
+
+/// [`collect`] with the figures in `layout`.
+pub fn collect_as(
+    cfg: Option<&SweepConfig>,
+    out: &Path,
+    title: &str,
+    allow_mixed: bool,
+    layout: Layout,
 ) -> crate::Result<Vec<GroupRow>> {
     let found = read_summaries_at(out)?;
     for (dir, why) in super::failures(out) {
@@ -659,7 +691,7 @@ pub fn collect(
     };
     let groups = group(&rows, theory.as_ref().map_err(|e| *e));
     ntk_runs::table::write_csv(&out.join("summary.csv"), &groups)?;
-    figures(out, &groups, &seed_values(&rows), title)?;
+    figures(out, &groups, &seed_values(&rows), title, layout)?;
     Ok(groups)
 }
 

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ntk_plot::{Dash, Figure, Marker, PALETTE, RGBColor, Scale, Series, Spread};
+use ntk_plot::{Dash, Figure, Layout, Marker, PALETTE, RGBColor, Scale, Series, Spread};
 
 use super::GroupRow;
 
@@ -270,6 +270,7 @@ pub fn figures(
     groups: &[GroupRow],
     seeds: &[SeedValue],
     title: &str,
+    layout: Layout,
 ) -> crate::Result<Vec<PathBuf>> {
     let protocols = distinct(groups, |g| g.protocol.clone());
     let first = protocols.first().cloned().unwrap_or_default();
@@ -290,14 +291,14 @@ pub fn figures(
     let angles = noted(angle_figure(groups, seeds, &first, title));
     if finite(&angles) {
         let stem = out.join("min_grad_angle_vs_depth");
-        angles.save(&stem)?;
+        angles.save_as(&stem, layout)?;
         written.push(stem);
     }
     for protocol in &protocols {
         let fig = noted(kappa_figure(groups, seeds, protocol, title));
         if finite(&fig) {
             let stem = out.join(format!("kappa_vs_depth_{protocol}"));
-            fig.save(&stem)?;
+            fig.save_as(&stem, layout)?;
             written.push(stem);
         }
     }

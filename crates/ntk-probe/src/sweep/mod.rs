@@ -16,7 +16,7 @@
 //! Layout of `out/`: `runs/[<dataset>/][n<N>/][width<W>/][<convention>/]<activation>/
 //! depth<LL>/seed<S>/<protocol>/{summary.json, eigenvalues.npy}` (the bracketed levels only
 //! for the axes a sweep lists), `theory.json` (cached theory values), `results.csv`,
-//! `summary.csv`, `min_grad_angle_vs_depth.{png,svg}`, `kappa_vs_depth_<protocol>.{png,svg}`.
+//! `summary.csv`, `min_grad_angle_vs_depth.{png,svg,pdf}`, `kappa_vs_depth_<protocol>.{png,svg,pdf}`.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -834,7 +834,7 @@ pub fn check_collect(cfg: &SweepConfig, out: &Path, allow_mixed: bool) -> crate:
 
 /// True for a file a sweep writes at its top level (tables, theory, figures).
 fn is_sweep_file(name: &str) -> bool {
-    [".csv", ".json", ".png", ".svg"]
+    [".csv", ".json", ".png", ".svg", ".pdf"]
         .iter()
         .any(|e| name.ends_with(e))
 }
@@ -965,7 +965,7 @@ mod figures;
 mod redraw;
 
 pub use collect::{
-    GroupRow, TheoryCache, TheoryValue, collect, group, theory_key, write_results_csv,
+    GroupRow, TheoryCache, TheoryValue, collect, collect_as, group, theory_key, write_results_csv,
 };
 pub use figures::{SeedValue, figures};
 pub use redraw::redraw;

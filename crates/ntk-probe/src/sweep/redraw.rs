@@ -3,6 +3,7 @@
 //! and minimum gradient angle, for the seed bands), without the per-point directories or
 //! any computation. This is how the committed figures of `experiments/fig2` are redrawn.
 
+use ntk_plot::Layout;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -94,12 +95,12 @@ fn default_title(dir: &Path) -> crate::Result<String> {
 
 /// Redraws the figures of the collected sweep in `dir` from `summary.csv` and
 /// `results.csv`; returns the stems written. The tables are only read.
-pub fn redraw(dir: &Path, title: Option<&str>) -> crate::Result<Vec<PathBuf>> {
+pub fn redraw(dir: &Path, title: Option<&str>, layout: Layout) -> crate::Result<Vec<PathBuf>> {
     let groups: Vec<GroupRow> = table(&dir.join("summary.csv"))?;
     let seeds = seed_values(&dir.join("results.csv"))?;
     let title = match title {
         Some(t) => t.to_string(),
         None => default_title(dir)?,
     };
-    figures(dir, &groups, &seeds, &title)
+    figures(dir, &groups, &seeds, &title, layout)
 }
