@@ -25,17 +25,11 @@ pub enum Dataset {
 
 impl Dataset {
     pub fn parse(s: &str) -> Option<Self> {
-        serde_json::from_value(serde_json::Value::String(s.to_string())).ok()
+        ntk_runs::names::parse(s)
     }
+    /// The config's name (the serde name: [`ntk_runs::names`]).
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Synthetic => "synthetic",
-            Self::Mnist => "mnist",
-            Self::FashionMnist => "fashion-mnist",
-            Self::Cifar10 => "cifar-10",
-            Self::Digits => "digits",
-            Self::File => "file",
-        }
+        ntk_runs::names::name(&self)
     }
 }
 

@@ -4,10 +4,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use crate::cifar::{CIFAR10_SUBDIR, load_cifar10};
-use crate::digits::{DIGITS_SUBDIR, load_digits};
+use crate::cifar::load_cifar10;
+use crate::digits::load_digits;
 use crate::error::{DataError, Result};
-use crate::idx::{FASHION_MNIST_SUBDIR, MNIST_SUBDIR, load_fashion_mnist, load_mnist};
+use crate::idx::{load_fashion_mnist, load_mnist};
 use crate::paths::default_dir;
 use crate::set::{ImageSet, Split};
 use crate::transform::Scaling;
@@ -29,16 +29,13 @@ pub enum Source {
 
 impl Source {
     /// All sources.
-    pub const ALL: [Self; 4] = [Self::Mnist, Self::FashionMnist, Self::Cifar10, Self::Digits];
+    pub fn all() -> Vec<Self> {
+        ntk_runs::names::all()
+    }
 
-    /// The name used in configs, and the subdirectory of the data root.
+    /// The name used in configs (the serde name), and the subdirectory of the data root.
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Mnist => MNIST_SUBDIR,
-            Self::FashionMnist => FASHION_MNIST_SUBDIR,
-            Self::Cifar10 => CIFAR10_SUBDIR,
-            Self::Digits => DIGITS_SUBDIR,
-        }
+        ntk_runs::names::name(&self)
     }
 
     /// `default_data_root()/<name>` (see [`crate::paths`]).
@@ -93,8 +90,26 @@ impl FromStr for Source {
             "digits" => Ok(Self::Digits),
             _ => Err(DataError::Invalid(format!(
                 "unknown data set {s:?}; expected one of {}",
-                Self::ALL.map(Self::name).join(", ")
+                ntk_runs::names::list::<Self>()
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod names {
+    use super::Source;
+
+    /// A source's config name is its subdirectory of the data root.
+    #[test]
+    fn names_are_the_data_subdirectories() {
+        let dirs = [
+            crate::idx::MNIST_SUBDIR,
+            crate::idx::FASHION_MNIST_SUBDIR,
+            crate::cifar::CIFAR10_SUBDIR,
+            crate::digits::DIGITS_SUBDIR,
+        ];
+        let names: Vec<&str> = Source::all().into_iter().map(Source::name).collect();
+        assert_eq!(names, dirs);
     }
 }

@@ -36,21 +36,13 @@ pub enum Scaling {
 
 impl Scaling {
     /// All variants, for listings and tests.
-    pub const ALL: [Self; 4] = [
-        Self::MinusOneOne,
-        Self::UnitInterval,
-        Self::Raw,
-        Self::CifarPerChannel,
-    ];
+    pub fn all() -> Vec<Self> {
+        ntk_runs::names::all()
+    }
 
-    /// The name used in configs and on the command line.
+    /// The name used in configs and on the command line (the serde name).
     pub fn name(self) -> &'static str {
-        match self {
-            Self::MinusOneOne => "minus-one-one",
-            Self::UnitInterval => "unit-interval",
-            Self::Raw => "raw",
-            Self::CifarPerChannel => "cifar-per-channel",
-        }
+        ntk_runs::names::name(&self)
     }
 
     /// Errors when the scaling does not apply to images with `channels` channels.
@@ -128,15 +120,12 @@ impl FromStr for Scaling {
     type Err = DataError;
 
     fn from_str(s: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|v| v.name() == s)
-            .ok_or_else(|| {
-                DataError::Invalid(format!(
-                    "unknown scaling {s:?}; expected one of {}",
-                    Self::ALL.map(Self::name).join(", ")
-                ))
-            })
+        ntk_runs::names::parse(s).ok_or_else(|| {
+            DataError::Invalid(format!(
+                "unknown scaling {s:?}; expected one of {}",
+                ntk_runs::names::list::<Self>()
+            ))
+        })
     }
 }
 
@@ -190,7 +179,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for s in Scaling::ALL {
+        for s in Scaling::all() {
             assert_eq!(s.name().parse::<Scaling>().unwrap(), s);
         }
         assert!("minus_one".parse::<Scaling>().is_err());

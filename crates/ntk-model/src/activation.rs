@@ -39,30 +39,18 @@ pub enum ActivationKind {
 }
 
 impl ActivationKind {
-    pub const ALL: [ActivationKind; 7] = [
-        Self::Relu,
-        Self::Linear,
-        Self::NormRelu,
-        Self::Gelu,
-        Self::Tanh,
-        Self::ReluSquared,
-        Self::Selu,
-    ];
+    /// Every family, in declaration order.
+    pub fn all() -> Vec<Self> {
+        ntk_runs::names::all()
+    }
 
+    /// The config's name (the serde name: [`ntk_runs::names`]).
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Relu => "relu",
-            Self::Linear => "linear",
-            Self::NormRelu => "norm_relu",
-            Self::Gelu => "gelu",
-            Self::Tanh => "tanh",
-            Self::ReluSquared => "relu_squared",
-            Self::Selu => "selu",
-        }
+        ntk_runs::names::name(&self)
     }
 
     pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.name() == name)
+        ntk_runs::names::parse(name)
     }
 }
 

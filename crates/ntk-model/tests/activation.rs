@@ -6,7 +6,7 @@ use ntk_model::normal;
 use ntk_model::{Activation, ActivationKind, NormRelu};
 
 fn all() -> Vec<Activation> {
-    ActivationKind::ALL
+    ActivationKind::all()
         .into_iter()
         .map(|k| Activation::new(k, None))
         .collect()

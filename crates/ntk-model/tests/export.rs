@@ -50,7 +50,7 @@ fn round_trip(make: impl Fn(u64) -> Net, d: usize) -> Vec<String> {
 
 #[test]
 fn every_resnet_variant_round_trips_under_pytorch_names() {
-    for variant in ResNetVariant::ALL {
+    for variant in ResNetVariant::all() {
         let make = |seed| {
             let cfg = ResNetConfig::new(8, variant)
                 .with_base_width(2)

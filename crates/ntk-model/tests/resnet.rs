@@ -394,7 +394,7 @@ fn border_gain_counts_the_taps_inside_the_map() {
 #[test]
 fn forward_shapes_of_every_variant() {
     let d = device();
-    for variant in ResNetVariant::ALL {
+    for variant in ResNetVariant::all() {
         for depth in [8, 20] {
             let config = tiny(depth, variant).with_num_classes(7);
             let net = ResNet::new(&config, &d, DType::F32).unwrap();
@@ -429,7 +429,7 @@ fn flat_rows_are_chw_images() {
         let at = ((b * c + ch) * s + h) * s + w;
         assert_eq!(imgs[at], (b * c * s * s + ch * s * s + h * s + w) as f64);
     }
-    for variant in ResNetVariant::ALL {
+    for variant in ResNetVariant::all() {
         let net = ResNet::new(&tiny(8, variant), &d, DType::F64).unwrap();
         let x = images(4, c, s, 3, &d, DType::F64);
         let rows = x.clone().reshape([4, c * s * s]);
@@ -440,7 +440,7 @@ fn flat_rows_are_chw_images() {
 #[test]
 fn same_seed_same_weights_other_seed_other_weights() {
     let d = device();
-    for variant in ResNetVariant::ALL {
+    for variant in ResNetVariant::all() {
         let config = tiny(20, variant).with_seed(21);
         let a = all_weights(&ResNet::new(&config, &d, DType::F64).unwrap());
         let b = all_weights(&ResNet::new(&config, &d, DType::F64).unwrap());
@@ -645,7 +645,7 @@ fn net_dispatches_and_describes() {
 #[test]
 fn every_variant_backpropagates_on_an_autodiff_device() {
     let ad = device().autodiff();
-    for variant in ResNetVariant::ALL {
+    for variant in ResNetVariant::all() {
         let net = ResNet::new(&tiny(8, variant), &device(), DType::F32)
             .unwrap()
             .fork(&ad)

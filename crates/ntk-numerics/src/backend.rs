@@ -13,7 +13,9 @@ use std::fmt;
 #[serde(rename_all = "snake_case")]
 pub enum Precision {
     #[default]
+    #[serde(alias = "float32")]
     F32,
+    #[serde(alias = "float64")]
     F64,
 }
 
@@ -37,18 +39,13 @@ impl Precision {
             Self::F64 => f64::EPSILON,
         }
     }
+    /// The config's name (the serde name: [`ntk_runs::names`]).
     pub fn name(self) -> &'static str {
-        match self {
-            Self::F32 => "f32",
-            Self::F64 => "f64",
-        }
+        ntk_runs::names::name(&self)
     }
+    /// `f32` or `f64` (also `float32`, `float64`).
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "f32" | "float32" => Some(Self::F32),
-            "f64" | "float64" => Some(Self::F64),
-            _ => None,
-        }
+        ntk_runs::names::parse(s)
     }
 }
 

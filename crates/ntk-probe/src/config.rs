@@ -28,11 +28,9 @@ pub enum Protocol {
 }
 
 impl Protocol {
+    /// The config's name (the serde name: [`ntk_runs::names`]).
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Whole => "whole",
-            Self::Blocks => "blocks",
-        }
+        ntk_runs::names::name(&self)
     }
 }
 
@@ -73,17 +71,11 @@ impl Eigen {
         *self == Self::Full
     }
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "full" => Some(Self::Full),
-            "extreme" => Some(Self::Extreme),
-            _ => None,
-        }
+        ntk_runs::names::parse(s)
     }
+    /// The config's name (the serde name: [`ntk_runs::names`]).
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Full => "full",
-            Self::Extreme => "extreme",
-        }
+        ntk_runs::names::name(&self)
     }
 }
 

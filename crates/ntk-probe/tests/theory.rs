@@ -228,7 +228,7 @@ fn depth_zero_is_the_gram_matrix_and_nonlinearity_is_exposed() {
     let (n, d) = (4, 3);
     let x = unit_inputs();
     let g = Kernel::gram(&x, n, d);
-    for kind in ActivationKind::ALL {
+    for kind in ActivationKind::all() {
         let act = Activation::new(kind, None);
         assert_eq!(theory::infinite_width_ntk(&x, n, d, &act, 0), g, "{kind}");
     }

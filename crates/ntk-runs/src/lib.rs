@@ -4,7 +4,7 @@
 //! - files: [`io`] (atomic writes), [`npy`], [`outset`] (output sets committed whole),
 //!   [`lock`] (one writer per run or sweep directory), [`provenance`] (config
 //!   fingerprints that decide whether a result may be reused, data digests),
-//!   [`config_file`] (TOML configs), [`overrides`] (`--set KEY=VALUE` at dotted keys);
+//!   [`config_file`] (TOML configs), [`names`] (the names of fixed choices, from serde), [`overrides`] (`--set KEY=VALUE` at dotted keys);
 //! - runs: [`sweep`] (the sweep framework of both tools), [`slurm`] (job arrays), [`table`]
 //!   (CSV rows), [`stats`], [`budget`] (memory estimates and limits), [`oom`] (out of
 //!   memory as an error), [`progress`], [`cli`] (binary start-up), `args` (with the
@@ -20,6 +20,7 @@ pub mod error;
 pub mod figure;
 pub mod io;
 pub mod lock;
+pub mod names;
 pub mod npy;
 pub mod oom;
 pub mod outset;

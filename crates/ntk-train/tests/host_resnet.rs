@@ -131,7 +131,7 @@ fn compare(
 
 #[test]
 fn host_resnet_steps_agree_with_burn_in_f64() {
-    for variant in ResNetVariant::ALL {
+    for variant in ResNetVariant::all() {
         let (loss, params) = compare(variant, Precision::F64, 4, 1.0);
         assert!(
             loss < 1e-10 && params < 1e-10,
@@ -191,7 +191,7 @@ fn fixup_scalars_at_their_own_rate_agree_with_burn() {
 
 #[test]
 fn host_resnet_steps_agree_with_burn_in_f32() {
-    for variant in ResNetVariant::ALL {
+    for variant in ResNetVariant::all() {
         for width in [4, 16] {
             let (loss, params) = compare(variant, Precision::F32, width, 1.0);
             assert!(

@@ -575,7 +575,7 @@ mod tests {
     /// at `q = 1`).
     #[test]
     fn split_rule_is_converged_for_every_activation() {
-        for kind in ActivationKind::ALL {
+        for kind in ActivationKind::all() {
             let act = Activation::new(kind, None);
             coarse_matches_fine(&act, &CASES);
             // Large variances, where s(sqrt(q) z) is steep (tanh nearly a step).
@@ -611,7 +611,7 @@ mod tests {
             let (es, ed) = errors(&quad, &relu_dual_kernel, case);
             assert!(es < 1e-14 && ed < 1e-14, "relu {case:?}: {es:e} {ed:e}");
         }
-        for kind in ActivationKind::ALL {
+        for kind in ActivationKind::all() {
             coarse_matches_fine(&Activation::new(kind, None), &big);
         }
         // tanh at q -> infinity is the sign function: E[sgn u sgn v] = (2 / pi) arcsin(rho),

@@ -190,7 +190,7 @@ mod tests {
             NtkConvention::Official,
             NtkConvention::UnitVariance,
         ] {
-            for kind in ActivationKind::ALL {
+            for kind in ActivationKind::all() {
                 for depth in 0..5 {
                     let cfg = MlpConfig::new(7, 300, depth, kind).with_convention(convention);
                     let want = Scaling::from_layer_scales(&cfg.scales(), cfg.width);

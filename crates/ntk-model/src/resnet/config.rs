@@ -25,15 +25,14 @@ pub enum ResNetVariant {
 }
 
 impl ResNetVariant {
-    pub const ALL: [ResNetVariant; 4] = [Self::BatchNorm, Self::NormRelu, Self::Fixup, Self::Selu];
+    /// Every variant, in declaration order.
+    pub fn all() -> Vec<Self> {
+        ntk_runs::names::all()
+    }
 
+    /// The config's name (the serde name: [`ntk_runs::names`]).
     pub fn name(self) -> &'static str {
-        match self {
-            Self::BatchNorm => "batch_norm",
-            Self::NormRelu => "norm_relu",
-            Self::Fixup => "fixup",
-            Self::Selu => "selu",
-        }
+        ntk_runs::names::name(&self)
     }
 
     /// The norm-free networks of a normalized activation (norm_relu, selu): no

@@ -242,7 +242,7 @@ fn floats(net: &ResNet, running: bool) -> Vec<f64> {
 fn the_host_resnet_is_burns_training_forward_and_gradient() {
     let device = Device::flex();
     let ad = device.clone().autodiff();
-    for variant in ResNetVariant::ALL {
+    for variant in ResNetVariant::all() {
         for (size, base) in [(8, 4), (12, 3)] {
             let cfg = ResNetConfig::new(8, variant)
                 .with_base_width(base)

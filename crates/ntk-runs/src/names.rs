@@ -1,0 +1,142 @@
+//! The names of fixed choices, derived once: from the serde attributes of a unit-variant
+//! enum (`#[serde(rename_all = ...)]`, `rename`, `alias`), the names that configs, the
+//! command line and every saved file use. An enum's `name`, `parse` and list of all values
+//! come from here, so code, configs and files cannot spell a value two ways.
+//!
+//! ```
+//! #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+//! #[serde(rename_all = "snake_case")]
+//! enum Protocol { Whole, Blocks }
+//!
+//! use ntk_runs::names;
+//! assert_eq!(names::name(&Protocol::Blocks), "blocks");
+//! assert_eq!(names::names::<Protocol>(), ["whole", "blocks"]);
+//! assert_eq!(names::all::<Protocol>(), [Protocol::Whole, Protocol::Blocks]);
+//! assert_eq!(names::parse::<Protocol>("whole"), Some(Protocol::Whole));
+//! assert_eq!(names::parse::<Protocol>("Whole"), None);
+//! ```
+
+use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use serde::{Serialize, forward_to_deserialize_any};
+
+/// The serde name of a unit variant (`&'static`: it is the enum's own variant list entry).
+///
+/// # Panics
+/// When `T` is not an enum of unit variants: a programming error, not an input error.
+pub fn name<T: Serialize + DeserializeOwned>(value: &T) -> &'static str {
+    let spelled = crate::config_file::spelled(value);
+    names::<T>()
+        .into_iter()
+        .find(|n| *n == spelled)
+        .unwrap_or_else(|| panic!("{spelled:?} is not among its enum's variant names"))
+}
+
+/// Every variant's name, in declaration order, aliases left out: of what serde's derived
+/// `Deserialize` hands to `deserialize_enum` (names and aliases), the names a variant
+/// serializes to.
+pub fn names<T: Serialize + DeserializeOwned>() -> Vec<&'static str> {
+    let accepted = match T::deserialize(Variants) {
+        Err(Found(Some(v))) => v,
+        _ => panic!(
+            "{} is not an enum with a derived Deserialize",
+            std::any::type_name::<T>()
+        ),
+    };
+    accepted
+        .iter()
+        .copied()
+        .filter(|n| parse::<T>(n).is_some_and(|v| crate::config_file::spelled(&v) == *n))
+        .collect()
+}
+
+/// Every variant, in declaration order.
+pub fn all<T: Serialize + DeserializeOwned>() -> Vec<T> {
+    names::<T>()
+        .into_iter()
+        .map(|n| parse(n).unwrap_or_else(|| panic!("variant {n:?} does not parse back")))
+        .collect()
+}
+
+/// The variant named `s` (a name or a serde alias), exactly as a config spells it.
+pub fn parse<T: DeserializeOwned>(s: &str) -> Option<T> {
+    T::deserialize(de::value::StrDeserializer::<de::value::Error>::new(s)).ok()
+}
+
+/// The names joined for a message: `whole, blocks`.
+pub fn list<T: Serialize + DeserializeOwned>() -> String {
+    names::<T>().join(", ")
+}
+
+/// A deserializer that only learns an enum's variant names.
+struct Variants;
+
+/// Its "error", carrying the names it learned.
+#[derive(Debug)]
+struct Found(Option<&'static [&'static str]>);
+
+impl std::fmt::Display for Found {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("variant names")
+    }
+}
+
+impl std::error::Error for Found {}
+
+impl de::Error for Found {
+    fn custom<M: std::fmt::Display>(_: M) -> Self {
+        Found(None)
+    }
+}
+
+impl<'de> Deserializer<'de> for Variants {
+    type Error = Found;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Found> {
+        Err(Found(None))
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        variants: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value, Found> {
+        Err(Found(Some(variants)))
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+        byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map struct
+        identifier ignored_any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    enum Source {
+        Mnist,
+        FashionMnist,
+        #[serde(rename = "cifar-10", alias = "cifar10")]
+        Cifar10,
+    }
+
+    #[test]
+    fn names_follow_the_serde_attributes() {
+        assert_eq!(names::<Source>(), ["mnist", "fashion-mnist", "cifar-10"]);
+        assert_eq!(name(&Source::FashionMnist), "fashion-mnist");
+        assert_eq!(name(&Source::Cifar10), "cifar-10");
+        assert_eq!(
+            parse::<Source>("cifar10"),
+            Some(Source::Cifar10),
+            "an alias parses"
+        );
+        assert_eq!(parse::<Source>("fashion_mnist"), None);
+        assert_eq!(all::<Source>().len(), 3);
+        assert_eq!(list::<Source>(), "mnist, fashion-mnist, cifar-10");
+    }
+}
