@@ -22,6 +22,9 @@ parameters), bias-free 3x3 convolutions with zero padding 1, and the three varia
   out = out * scale + bias2b; y = relu(out + identity), identity = shortcut(x + bias1a) when
   downsampling, else x; conv1 N(0, 2 / (9 c_in) / L) (L = 3n blocks), conv2 zero; stem
   relu(conv x + bias1), He init; head fc(pool(x) + bias2) with a zero classifier.
+- selu: the norm_relu network with SELU (torch's nn.SELU, the same lambda and alpha as
+  crates/ntk-model/src/activation.rs) in NormReLU's place: the same blocks, initialization,
+  merge and border gain.
 
 The classifier is N(0, 1 / 64) (zero for fixup), its bias zero. Weights come from torch's
 generator, not our ChaCha8 streams: the same distributions, not the same numbers (timing
@@ -53,7 +56,7 @@ from pytorch_step import time_sgd_steps
 
 # crates/ntk-model/src/activation.rs: NORM_RELU_DEFAULT_B.
 NORM_RELU_DEFAULT_B = -1.590_765_856_4
-VARIANTS = ("batch_norm", "norm_relu", "fixup")
+VARIANTS = ("batch_norm", "norm_relu", "fixup", "selu")
 
 
 def _pdf(x):
@@ -225,9 +228,11 @@ class ResNet(nn.Module):
         self.depth, self.variant = depth, variant
         n = (depth - 2) // 6
         num_blocks = 3 * n
-        gain = variant == "norm_relu" and (border_rescale is None or border_rescale)
-        self.act = NormRelu(NORM_RELU_DEFAULT_B if kink is None else kink)
-        c = 1.0 if variant == "norm_relu" else 2.0
+        normalized = variant in ("norm_relu", "selu")
+        gain = normalized and (border_rescale is None or border_rescale)
+        # selu: the norm_relu network with SELU (E s(Z) = 0, E s(Z)^2 = 1) in NormReLU's place.
+        self.act = nn.SELU() if variant == "selu" else NormRelu(NORM_RELU_DEFAULT_B if kink is None else kink)
+        c = 1.0 if normalized else 2.0
         self.stem = Conv3x3(in_channels, base_width, 1, math.sqrt(c / fan_in(in_channels)),
                             image_size, gain)
         self.stem_bn = nn.BatchNorm2d(base_width) if variant == "batch_norm" else None
@@ -239,7 +244,7 @@ class ResNet(nn.Module):
             for _ in range(n):
                 if variant == "batch_norm":
                     blocks.append(BnBlock(c_in, c_out, size))
-                elif variant == "norm_relu":
+                elif normalized:
                     blocks.append(NormReluBlock(c_in, c_out, size, self.act, gain))
                 else:
                     blocks.append(FixupBlock(c_in, c_out, size, num_blocks))

@@ -81,6 +81,17 @@ pub fn to_tensor(inputs: &Inputs, compute: &Compute) -> Tensor<2> {
     )
 }
 
+/// The network's outputs `f(x)` on `inputs` (`n x k`, row-major), in evaluation mode (the
+/// mode the kernel is taken in; BatchNorm on its running statistics), in `compute`'s
+/// precision, widened to f64.
+pub fn outputs(net: &Net, inputs: &Inputs, compute: &Compute) -> Vec<f64> {
+    let y = eval_mode(net.clone()).forward(to_tensor(inputs, compute));
+    y.into_data()
+        .convert::<f64>()
+        .try_to_vec::<f64>()
+        .expect("a float tensor reads back as f64")
+}
+
 /// The NTK of `mlp` on `inputs` by the chosen method.
 pub fn compute_kernel(
     mlp: &Mlp,
@@ -132,7 +143,7 @@ pub fn compute_kernel_cached(
             let scaling = crate::theory::Scaling::of(cfg).map_err(|reason| Error::Config {
                 key: "probe.method",
                 value: "theory".into(),
-                reason,
+                reason: reason.to_string(),
             })?;
             if cfg.output_dim != 1 {
                 return Err(Error::Config {

@@ -94,12 +94,13 @@ pub struct Summary {
 }
 
 /// The file names of one probe's output set (`ntk --out DIR`).
-pub const OUTPUT_FILES: [&str; 6] = [
+pub const OUTPUT_FILES: [&str; 7] = [
     "summary.json",
     "inputs.npy",
     "ntk.npy",
     "eigenvalues.npy",
     "weights.safetensors",
+    "outputs.npy",
     crate::blocks::BLOCKS_FILE,
 ];
 
@@ -330,7 +331,9 @@ pub fn run(
         None => None,
     };
     let net = build_net(cfg, inputs, compute)?;
-    let weights = save_weights.then_some(&net);
+    // The network as exported: its weights and its outputs on the inputs.
+    let outputs = save_weights.then(|| ntk_kernel::compute::outputs(&net, inputs, compute));
+    let weights = outputs.as_deref().map(|y| (&net, y));
     let gram = gram_spectrum(inputs)?;
     let (result, summarized) = if per_block(cfg, &[cfg.probe.protocol], inputs.n) {
         let mut cache = host::HostCache::default();
@@ -930,7 +933,8 @@ impl Angles {
 }
 
 /// Writes summary.json, inputs.npy, ntk.npy, eigenvalues.npy, blocks.csv for the blocks
-/// protocol (and weights.safetensors), each atomically; summary.json last, so its presence
+/// protocol (and weights.safetensors with the network's outputs on the inputs,
+/// outputs.npy, `n x k`), each atomically; summary.json last, so its presence
 /// means the run finished. Sweeps pass no inputs or kernel (they keep only the summary,
 /// the eigenvalues and the blocks).
 pub fn write_outputs(
@@ -940,7 +944,7 @@ pub fn write_outputs(
     kernel: Option<&Kernel>,
     eigenvalues: &[f64],
     blocks: Option<&[BlockRow]>,
-    weights: Option<&Net>,
+    weights: Option<(&Net, &[f64])>,
 ) -> crate::Result<()> {
     let ctx = |what: &'static str, source: std::io::Error| Error::CannotWrite {
         dir: dir.to_path_buf(),
@@ -970,13 +974,20 @@ pub fn write_outputs(
     if let Some(blocks) = blocks {
         ntk_runs::table::write_csv(&dir.join(crate::blocks::BLOCKS_FILE), blocks)?;
     }
-    if let Some(net) = weights {
+    if let Some((net, outputs)) = weights {
         let dtype = if summary.precision == Precision::F64 {
             ExportDType::F64
         } else {
             ExportDType::F32
         };
         ntk_model::export::save(net, &dir.join("weights.safetensors"), dtype)?;
+        let n = summary.n.max(1) as u64;
+        npy::write_f64(
+            &dir.join("outputs.npy"),
+            outputs,
+            &[n, outputs.len() as u64 / n],
+        )
+        .map_err(|e| ctx("outputs.npy", e))?;
     }
     let json = serde_json::to_string_pretty(summary).expect("summary serializes");
     ntk_runs::io::atomic_write(&dir.join("summary.json"), json.as_bytes())

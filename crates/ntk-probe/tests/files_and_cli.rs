@@ -5,6 +5,7 @@ mod common;
 use std::path::Path;
 
 use common::{ntk_cli, probe};
+use ntk_numerics::backend::Precision;
 use ntk_runs::npy;
 
 fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {
@@ -84,7 +85,29 @@ fn ntk_writes_summary_and_npy_files_that_round_trip() {
     // Symmetric kernel; the max eigenvalue is at most the trace.
     assert!((k[1] - k[40]).abs() < 1e-12 * k[0]);
     assert!(ev[39] <= (0..40).map(|i| k[i * 41]).sum::<f64>());
-    assert!(out.join("weights.safetensors").exists());
+    // The exported network, loaded into a differently seeded one, gives the outputs the
+    // probe wrote (outputs.npy) on the inputs it wrote.
+    let compute = ntk_numerics::backend::select(Some("flex"), Precision::F64).unwrap();
+    let cfg = ntk_model::MlpConfig::new(5, 64, 3, ntk_model::ActivationKind::Relu).with_seed(99);
+    let other = ntk_model::Mlp::new(&cfg, &compute.device, compute.dtype()).unwrap();
+    let net = ntk_model::export::load(other, &out.join("weights.safetensors")).unwrap();
+    let t = burn::tensor::Tensor::<2>::from_data(
+        burn::tensor::TensorData::new(x.clone(), [40, 5]),
+        (&compute.device, compute.dtype()),
+    );
+    let ours: Vec<f64> = net
+        .forward(t)
+        .into_data()
+        .convert::<f64>()
+        .try_to_vec()
+        .unwrap();
+    let (y, ys) = npy::read(&out.join("outputs.npy")).unwrap();
+    assert_eq!(ys, [40, 1]);
+    assert!(
+        ours.iter()
+            .zip(&y)
+            .all(|(a, b)| (a - b).abs() <= 1e-12 * b.abs().max(1.0))
+    );
     assert_eq!(
         summary["pair_embedding_angles_deg"]
             .as_array()

@@ -64,10 +64,8 @@ pub struct RunFlags {
 
 impl RunFlags {
     /// `--config`, or an error saying it is required.
-    pub fn config(&self) -> Result<&std::path::Path, String> {
-        self.config
-            .as_deref()
-            .ok_or_else(|| "--config FILE is required".to_string())
+    pub fn config(&self) -> crate::Result<&std::path::Path> {
+        self.config.as_deref().ok_or(crate::Error::ConfigRequired)
     }
 }
 
@@ -286,7 +284,7 @@ mod tests {
     fn config_is_required_with_a_clear_error() {
         let t = parse(&[]);
         assert_eq!(
-            t.sweep.run.config().unwrap_err(),
+            t.sweep.run.config().unwrap_err().to_string(),
             "--config FILE is required"
         );
     }

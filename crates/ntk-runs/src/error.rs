@@ -13,6 +13,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Everything that can go wrong in the shared infrastructure.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// A command that needs a config was given none.
+    #[error("--config FILE is required")]
+    ConfigRequired,
     // --- files ---
     /// A config file cannot be read.
     #[error("{}: cannot read config: {source}", .path.display())]

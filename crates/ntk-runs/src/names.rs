@@ -62,6 +62,23 @@ pub fn parse<T: DeserializeOwned>(s: &str) -> Option<T> {
     T::deserialize(de::value::StrDeserializer::<de::value::Error>::new(s)).ok()
 }
 
+/// A name that is none of an enum's ([`parse_arg`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{value:?}: expected one of {expected}")]
+pub struct UnknownName {
+    pub value: String,
+    /// The names that are accepted, joined for the message.
+    pub expected: String,
+}
+
+/// [`parse`] for a command-line value (clap's `value_parser`): the error lists the names.
+pub fn parse_arg<T: Serialize + DeserializeOwned>(s: &str) -> Result<T, UnknownName> {
+    parse(s).ok_or_else(|| UnknownName {
+        value: s.to_string(),
+        expected: list::<T>(),
+    })
+}
+
 /// The names joined for a message: `whole, blocks`.
 pub fn list<T: Serialize + DeserializeOwned>() -> String {
     names::<T>().join(", ")
@@ -138,5 +155,10 @@ mod tests {
         assert_eq!(parse::<Source>("fashion_mnist"), None);
         assert_eq!(all::<Source>().len(), 3);
         assert_eq!(list::<Source>(), "mnist, fashion-mnist, cifar-10");
+        let e = parse_arg::<Source>("svhn").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "\"svhn\": expected one of mnist, fashion-mnist, cifar-10"
+        );
     }
 }

@@ -83,14 +83,14 @@ fn pointer_path(run: &Path) -> PathBuf {
 }
 
 /// Saves `write(tmp)` under `path` by writing a sibling temporary file and renaming it.
-fn save_via_rename(
+fn save_via_rename<E: std::fmt::Display>(
     path: &Path,
-    write: impl FnOnce(&Path) -> Result<(), String>,
+    write: impl FnOnce(&Path) -> Result<(), E>,
 ) -> crate::Result<()> {
     let tmp = path.with_extension("partial");
-    write(&tmp).map_err(|message| crate::Error::Record {
+    write(&tmp).map_err(|e| crate::Error::Record {
         path: path.to_path_buf(),
-        message,
+        message: e.to_string(),
     })?;
     std::fs::File::open(&tmp)
         .and_then(|f| f.sync_all())
@@ -187,11 +187,7 @@ pub fn save(
     let files = checkpoint_files(engine);
     let [model_file, optim_file, metrics_file, ntk_file] = files;
     save_via_rename(&dir.join(model_file), |p| {
-        model
-            .clone()
-            .into_record()
-            .save(p)
-            .map_err(|e| e.to_string())
+        model.clone().into_record().save(p)
     })?;
     save_via_rename(&dir.join(optim_file), |p| match optim {
         OptimState::Burn(optim) => optim.save(p).map_err(|e| e.to_string()),

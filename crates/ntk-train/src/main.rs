@@ -55,7 +55,7 @@ struct SweepArgs {
 #[derive(Args)]
 struct TrainFlags {
     /// train.engine: auto, burn or host.
-    #[arg(long, value_parser = parse_engine)]
+    #[arg(long, value_parser = ntk_runs::names::parse_arg::<EngineChoice>)]
     engine: Option<EngineChoice>,
     /// train.epochs (removes train.iterations).
     #[arg(long, conflicts_with = "iterations")]
@@ -93,7 +93,7 @@ enum Command {
         #[arg(long, env = "BURN_DEVICE")]
         device: Option<String>,
         /// f32 or f64.
-        #[arg(long, default_value = "f32", value_parser = parse_precision)]
+        #[arg(long, default_value = "f32", value_parser = ntk_runs::names::parse_arg::<Precision>)]
         precision: Precision,
         /// Input dimension of the MLP.
         #[arg(long, default_value_t = 784)]
@@ -118,13 +118,9 @@ enum Command {
         variant: String,
         /// Who computes the step: auto (the host engine for a dense MLP on a CPU backend),
         /// burn or host, as `train.engine`.
-        #[arg(long, default_value = "auto", value_parser = parse_engine)]
+        #[arg(long, default_value = "auto", value_parser = ntk_runs::names::parse_arg::<EngineChoice>)]
         engine: EngineChoice,
     },
-}
-
-fn parse_precision(s: &str) -> Result<Precision, String> {
-    Precision::parse(s).ok_or_else(|| format!("{s}: expected f32 or f64"))
 }
 
 /// The `--set`s that the flags stand for: both tools' short flags, the trainer's own, then
@@ -493,15 +489,6 @@ fn plot(args: PlotArgs) -> CliResult<()> {
         println!("wrote {}", p.display());
     }
     Ok(())
-}
-
-fn parse_engine(s: &str) -> Result<EngineChoice, String> {
-    match s {
-        "auto" => Ok(EngineChoice::Auto),
-        "burn" => Ok(EngineChoice::Burn),
-        "host" => Ok(EngineChoice::Host),
-        other => Err(format!("{other}: expected auto, burn or host")),
-    }
 }
 
 /// What the command returns: an error of the library (typed) or of the command line (a

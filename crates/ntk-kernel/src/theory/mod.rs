@@ -45,7 +45,7 @@ pub use relu::{
     RELU_LIMIT_COS_PHI, RELU_LIMIT_PHI_DEG, g, relu_embedding_angles, relu_grad_angle,
     relu_limit_kappa, relu_limit_kernel, relu_small_angle_cos_phi, relu_small_angle_grad_angle,
 };
-pub use scaling::Scaling;
+pub use scaling::{NotCovered, Scaling};
 
 use ntk_model::Activation;
 

@@ -136,25 +136,18 @@ impl Scaling {
     /// The constants of `cfg`'s network, or why the recursion does not describe it.
     /// `cfg.input_dim` must be the inputs' dimension. A network with several outputs has
     /// `Theta_L` per output (summed: `k Theta_L`): angles and kappa are those of `Theta_L`.
-    pub fn of(cfg: &MlpConfig) -> Result<Self, String> {
+    pub fn of(cfg: &MlpConfig) -> Result<Self, NotCovered> {
         if cfg.parameterization != Parameterization::Ntk {
-            return Err(format!(
-                "the infinite-width recursion is for the ntk parameterization (the network is {})",
-                ntk_runs::config_file::spelled(&cfg.parameterization)
-            ));
+            return Err(NotCovered::Parameterization(cfg.parameterization));
         }
         if cfg.bias {
-            return Err("the infinite-width recursion is for networks without biases".into());
+            return Err(NotCovered::Bias);
         }
         if cfg.normalization != Normalization::None {
-            return Err(format!(
-                "the infinite-width recursion is for networks without normalization layers \
-                 (the network has {})",
-                ntk_runs::config_file::spelled(&cfg.normalization)
-            ));
+            return Err(NotCovered::Normalization(cfg.normalization));
         }
         if cfg.input_dim == 0 {
-            return Err("the input dimension is unknown".into());
+            return Err(NotCovered::UnknownInputDim);
         }
         Ok(Self::convention(
             cfg.convention,
@@ -174,6 +167,26 @@ impl Scaling {
     pub fn is_paper(&self, act: &Activation) -> bool {
         self.input == 1.0 && self.layers.iter().all(|&k| k == act.c())
     }
+}
+
+/// Why the infinite-width recursion does not describe a network ([`Scaling::of`]).
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum NotCovered {
+    #[error(
+        "the infinite-width recursion is for the ntk parameterization (the network is {})",
+        ntk_runs::config_file::spelled(.0)
+    )]
+    Parameterization(Parameterization),
+    #[error("the infinite-width recursion is for networks without biases")]
+    Bias,
+    #[error(
+        "the infinite-width recursion is for networks without normalization layers (the \
+         network has {})",
+        ntk_runs::config_file::spelled(.0)
+    )]
+    Normalization(Normalization),
+    #[error("the input dimension is unknown")]
+    UnknownInputDim,
 }
 
 #[cfg(test)]
@@ -212,19 +225,20 @@ mod tests {
     #[test]
     fn unsupported_networks_say_why() {
         let cfg = MlpConfig::new(3, 8, 2, ActivationKind::Gelu);
-        assert!(Scaling::of(&cfg.clone().with_bias(true)).is_err());
-        assert!(
-            Scaling::of(
-                &cfg.clone()
-                    .with_parameterization(Parameterization::Standard)
-            )
-            .unwrap_err()
-            .contains("standard")
+        assert_eq!(
+            Scaling::of(&cfg.clone().with_bias(true)).unwrap_err(),
+            NotCovered::Bias
         );
+        let standard = cfg
+            .clone()
+            .with_parameterization(Parameterization::Standard);
+        let e = Scaling::of(&standard).unwrap_err();
+        assert_eq!(e, NotCovered::Parameterization(Parameterization::Standard));
+        assert!(e.to_string().contains("(the network is standard)"), "{e}");
+        let e = Scaling::of(&cfg.with_normalization(Normalization::LayerNorm)).unwrap_err();
         assert!(
-            Scaling::of(&cfg.with_normalization(Normalization::LayerNorm))
-                .unwrap_err()
-                .contains("layer_norm")
+            e.to_string().ends_with("(the network has layer_norm)"),
+            "{e}"
         );
     }
 }

@@ -19,7 +19,8 @@ pub(crate) struct NtkArgs {
     run: RunFlags,
     #[command(flatten)]
     own: ProbeFlags,
-    /// Also write OUT/weights.safetensors.
+    /// Also write OUT/weights.safetensors (PyTorch's names) and OUT/outputs.npy (the
+    /// network's outputs on the inputs, n x outputs, in evaluation mode).
     #[arg(long)]
     save_weights: bool,
     /// Print summary.json to stdout instead of the table.
@@ -199,8 +200,13 @@ pub(crate) fn report_ntk(
         } else {
             ""
         };
+        let weights = if out.join("weights.safetensors").exists() {
+            ", weights.safetensors, outputs.npy"
+        } else {
+            ""
+        };
         println!(
-            "  {verb} {}/{{summary.json, inputs.npy, ntk.npy, eigenvalues.npy{blocks}}}",
+            "  {verb} {}/{{summary.json, inputs.npy, ntk.npy, eigenvalues.npy{blocks}{weights}}}",
             out.display()
         );
     }

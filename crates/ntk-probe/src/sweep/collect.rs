@@ -306,9 +306,9 @@ fn theory_value(
     let depth = model.depth;
     let scaling = match theory::Scaling::of(model) {
         Ok(s) => s,
-        Err(note) => {
+        Err(why) => {
             return Ok(TheoryValue {
-                note,
+                note: why.to_string(),
                 ..TheoryValue::default()
             });
         }
