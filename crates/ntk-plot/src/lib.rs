@@ -588,12 +588,7 @@ impl Figure {
         m: &Metrics,
         rows: &LegendRows,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        let centred = |size: f64| {
-            ("sans-serif", (size * s).round() as i32)
-                .into_font()
-                .into_text_style(area)
-                .pos(Pos::new(HPos::Left, VPos::Center))
-        };
+        let centred = |size: f64| left_centred(area, size * s);
         let font = centred(m.legend);
         for (i, sr) in self.series.iter().enumerate() {
             let (r, c) = (i / rows.columns, i % rows.columns);
@@ -619,12 +614,7 @@ impl Figure {
         vector: bool,
         m: &Metrics,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        let centred = |size: f64| {
-            ("sans-serif", (size * s).round() as i32)
-                .into_font()
-                .into_text_style(area)
-                .pos(Pos::new(HPos::Left, VPos::Center))
-        };
+        let centred = |size: f64| left_centred(area, size * s);
         let font = centred(m.legend);
         let row = m.row * s;
         let x0 = 6.0 * s;
@@ -678,6 +668,14 @@ impl Figure {
             font.clone(),
         ))
     }
+}
+
+/// The legend's text style: `px` pixels, anchored at its left end, centred vertically.
+fn left_centred<'a, DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, px: f64) -> TextStyle<'a> {
+    ("sans-serif", px.round() as i32)
+        .into_font()
+        .into_text_style(area)
+        .pos(Pos::new(HPos::Left, VPos::Center))
 }
 
 /// How the legend under the axes is laid out.
