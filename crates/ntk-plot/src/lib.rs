@@ -33,7 +33,7 @@ use strokes::Piece;
 pub use ticks::Scale;
 use ticks::Ticks;
 
-static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+pub(crate) static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 
 pub(crate) fn register_font() {
     static ONCE: Once = Once::new();
@@ -359,9 +359,10 @@ impl Figure {
             }
             root.margin(px(12.0 + line_h * title_lines.len() as f64), 0, 0, 0)
         };
-        let (area, legend_area) = if m.legend_below {
-            // The canvas was made this much taller for it ([`Figure::canvas`]).
-            let rows = self.legend_rows(&body, s, m);
+        // The legend under the axes, laid out once (the canvas was made this much taller
+        // for it: [`Figure::canvas`]).
+        let rows = m.legend_below.then(|| self.legend_rows(&body, s, m));
+        let (area, legend_area) = if let Some(rows) = &rows {
             let legend_h = rows.height(m) * s;
             let body_h = body.dim_in_pixel().1 as i32;
             body.split_vertically(body_h - legend_h.round() as i32)
@@ -495,9 +496,8 @@ impl Figure {
                 lane += 1.0;
             }
         }
-        if m.legend_below {
-            let rows = self.legend_rows(&legend_area, s, m);
-            self.draw_legend_below(&legend_area, s, vector, m, &rows)
+        if let Some(rows) = &rows {
+            self.draw_legend_below(&legend_area, s, vector, m, rows)
                 .map_err(err)
         } else {
             self.draw_legend(&legend_area, s, vector, m).map_err(err)

@@ -116,6 +116,29 @@ impl<'a> PdfBackend<'a> {
         );
     }
 
+    /// The polyline through `points`, closed if `close`, then stroked or filled
+    /// ([`Self::finish`]); nothing for no points.
+    fn polyline<S: BackendStyle>(
+        &mut self,
+        points: impl IntoIterator<Item = (f64, f64)>,
+        close: bool,
+        style: &S,
+        fill: bool,
+    ) {
+        let mut points = points.into_iter();
+        let Some(first) = points.next() else {
+            return;
+        };
+        self.move_to(first);
+        for p in points {
+            self.line_to(p);
+        }
+        if close {
+            self.ops.push_str("h\n");
+        }
+        self.finish(style, fill);
+    }
+
     /// Strokes (`width` units, round caps and joins) or fills the path just built.
     fn finish<S: BackendStyle>(&mut self, style: &S, fill: bool) {
         if fill {
@@ -262,14 +285,17 @@ fn bounds(outline: &ab_glyph::Outline) -> [f32; 4] {
 
 /// A matrix entry: six decimals (a glyph's scale is about 0.01 units per font unit).
 fn num6(v: f64) -> String {
-    let s = format!("{v:.6}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" { "0".into() } else { s.into() }
+    decimals(v, 6)
 }
 
 /// A number as PDF writes it: at most three decimals, no trailing zeros.
 fn num(v: f64) -> String {
-    let s = format!("{v:.3}");
+    decimals(v, 3)
+}
+
+/// `v` with at most `places` decimals, no trailing zeros, no `-0`.
+fn decimals(v: f64, places: usize) -> String {
+    let s = format!("{v:.places$}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     if s == "-0" { "0".into() } else { s.into() }
 }
@@ -299,11 +325,8 @@ impl DrawingBackend for PdfBackend<'_> {
 
     fn draw_pixel(&mut self, point: BackendCoord, color: BackendColor) -> Drawn {
         let (x, y) = pt(point);
-        self.move_to((x, y));
-        self.line_to((x + 1.0, y));
-        self.line_to((x + 1.0, y + 1.0));
-        self.line_to((x, y + 1.0));
-        self.finish(&color, true);
+        let square = [(x, y), (x + 1.0, y), (x + 1.0, y + 1.0), (x, y + 1.0)];
+        self.polyline(square, true, &color, true);
         Ok(())
     }
 
@@ -324,12 +347,7 @@ impl DrawingBackend for PdfBackend<'_> {
         fill: bool,
     ) -> Drawn {
         let (a, b) = (pt(upper_left), pt(bottom_right));
-        self.move_to(a);
-        self.line_to((b.0, a.1));
-        self.line_to(b);
-        self.line_to((a.0, b.1));
-        self.ops.push_str("h\n");
-        self.finish(style, fill);
+        self.polyline([a, (b.0, a.1), b, (a.0, b.1)], true, style, fill);
         Ok(())
     }
 
@@ -338,15 +356,7 @@ impl DrawingBackend for PdfBackend<'_> {
         path: I,
         style: &S,
     ) -> Drawn {
-        let mut points = path.into_iter().map(pt);
-        let Some(first) = points.next() else {
-            return Ok(());
-        };
-        self.move_to(first);
-        for p in points {
-            self.line_to(p);
-        }
-        self.finish(style, false);
+        self.polyline(path.into_iter().map(pt), false, style, false);
         Ok(())
     }
 
@@ -376,16 +386,7 @@ impl DrawingBackend for PdfBackend<'_> {
         vert: I,
         style: &S,
     ) -> Drawn {
-        let mut points = vert.into_iter().map(pt);
-        let Some(first) = points.next() else {
-            return Ok(());
-        };
-        self.move_to(first);
-        for p in points {
-            self.line_to(p);
-        }
-        self.ops.push_str("h\n");
-        self.finish(style, true);
+        self.polyline(vert.into_iter().map(pt), true, style, true);
         Ok(())
     }
 
@@ -438,15 +439,14 @@ impl DrawingBackend for PdfBackend<'_> {
             }
             prev = Some(id);
             if let Some(outline) = font.outline(id) {
-                let glyph = (shift, unit, baseline);
                 self.glyphs
                     .entry(id.0)
                     .or_insert_with(|| (glyph_path(&outline), bounds(&outline)));
                 // The form's font units (y up) to this page: where the glyph's origin, its
                 // unit x and its unit y land.
                 let map = |u: f64, v: f64| {
-                    let (x, y) = place((glyph.0 + u * glyph.1, glyph.2 - v * glyph.1));
-                    (x, f64::from(self.size.1) - y)
+                    let (x, y) = place((shift + u * unit, baseline - v * unit));
+                    self.at(x, y)
                 };
                 let (o, ex, ey) = (map(0.0, 0.0), map(1.0, 0.0), map(0.0, 1.0));
                 self.paint(color, false);
@@ -475,9 +475,9 @@ mod tests {
     fn page() -> Vec<u8> {
         let mut bytes = Vec::new();
         {
-            let font: &'static [u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
             crate::register_font();
-            let root = PdfBackend::new(&mut bytes, (200, 100), 0.5, font).into_drawing_area();
+            let root =
+                PdfBackend::new(&mut bytes, (200, 100), 0.5, crate::FONT).into_drawing_area();
             root.fill(&WHITE).unwrap();
             root.draw(&PathElement::new(
                 vec![(10, 90), (190, 10)],

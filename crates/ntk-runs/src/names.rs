@@ -25,8 +25,10 @@ use serde::{Serialize, forward_to_deserialize_any};
 /// When `T` is not an enum of unit variants: a programming error, not an input error.
 pub fn name<T: Serialize + DeserializeOwned>(value: &T) -> &'static str {
     let spelled = crate::config_file::spelled(value);
-    names::<T>()
-        .into_iter()
+    // Among the accepted names (aliases too), the one equal to what `value` serializes to.
+    accepted::<T>()
+        .iter()
+        .copied()
         .find(|n| *n == spelled)
         .unwrap_or_else(|| panic!("{spelled:?} is not among its enum's variant names"))
 }
@@ -35,18 +37,23 @@ pub fn name<T: Serialize + DeserializeOwned>(value: &T) -> &'static str {
 /// `Deserialize` hands to `deserialize_enum` (names and aliases), the names a variant
 /// serializes to.
 pub fn names<T: Serialize + DeserializeOwned>() -> Vec<&'static str> {
-    let accepted = match T::deserialize(Variants) {
+    accepted::<T>()
+        .iter()
+        .copied()
+        .filter(|n| parse::<T>(n).is_some_and(|v| crate::config_file::spelled(&v) == *n))
+        .collect()
+}
+
+/// Every name `T` accepts: its variants' names and aliases, as serde's derived
+/// `Deserialize` hands them to `deserialize_enum`.
+fn accepted<T: DeserializeOwned>() -> &'static [&'static str] {
+    match T::deserialize(Variants) {
         Err(Found(Some(v))) => v,
         _ => panic!(
             "{} is not an enum with a derived Deserialize",
             std::any::type_name::<T>()
         ),
-    };
-    accepted
-        .iter()
-        .copied()
-        .filter(|n| parse::<T>(n).is_some_and(|v| crate::config_file::spelled(&v) == *n))
-        .collect()
+    }
 }
 
 /// Every variant, in declaration order.

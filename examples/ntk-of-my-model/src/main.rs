@@ -58,8 +58,9 @@ fn run() -> Result<bool, Box<dyn Error>> {
     let digits = args.next().unwrap_or_else(|| {
         concat!(env!("CARGO_MANIFEST_DIR"), "/../../datasets/data/digits").to_string()
     });
+    // By default a directory of this process's own, so that two runs never share one.
     let out = args.next().map_or_else(
-        || std::env::temp_dir().join("ntk-of-my-model"),
+        || std::env::temp_dir().join(format!("ntk-of-my-model-{}", std::process::id())),
         PathBuf::from,
     );
 
