@@ -210,11 +210,26 @@ pub fn read_labels(spec: &Path, role: Role) -> Result<Vec<u8>> {
             } else {
                 Err(bad(
                     &at.name(),
-                    format!("row {i}: label {v} is not an integer in 0..=255"),
+                    format!(
+                        "row {i}: label {} is not an integer in 0..=255",
+                        label_text(v)
+                    ),
                 ))
             }
         })
         .collect()
+}
+
+/// A label as the message shows it: exact where f64 holds it exactly (below 2^53 in
+/// magnitude); a 64-bit integer beyond that is read as the nearest f64, so its digits are
+/// not shown as if they were the file's.
+fn label_text(v: f64) -> String {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if v.is_finite() && v.abs() >= EXACT {
+        format!("of about {v:.3e} (beyond 2^53, read as the nearest f64)")
+    } else {
+        v.to_string()
+    }
 }
 
 /// The shape of the inputs `spec` names, from the header of an `.npy` or `.npz` member (a

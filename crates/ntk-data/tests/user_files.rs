@@ -227,6 +227,12 @@ fn bad_values_are_named_by_row_and_column() {
         ),
         ("neg.npy", npy(&[0i64, -1, 2], &[3]), "row 1: label -1"),
         ("big.npy", npy(&[0u16, 256, 2], &[3]), "row 1: label 256"),
+        // 2^64 - 1 has no exact f64: the message says so rather than print 18446744073709552000.
+        (
+            "huge.npy",
+            npy(&[0u64, u64::MAX, 2], &[3]),
+            "row 1: label of about 1.845e19 (beyond 2^53",
+        ),
         (
             "wide.npy",
             npy(&[0u8; 6], &[3, 2]),

@@ -328,19 +328,19 @@ fn run(args: SweepArgs, kind: Kind) -> CliResult<()> {
         }
         other => other?,
     };
+    let tables: Vec<String> = written
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e != "svg" && e != "pdf"))
+        .map(|p| p.display().to_string())
+        .collect();
+    let wrote = if tables.is_empty() {
+        "no tables or figures (collect failed: see its warning)".to_string()
+    } else {
+        tables.join(", ")
+    };
     println!(
-        "{} run(s) trained, {} already finished, {} diverged; backend {} {}; wrote {}",
-        outcome.ran,
-        outcome.skipped,
-        outcome.diverged,
-        compute.backend,
-        compute.precision,
-        written
-            .iter()
-            .filter(|p| p.extension().is_some_and(|e| e != "svg" && e != "pdf"))
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
+        "{} run(s) trained, {} already finished, {} diverged; backend {} {}; wrote {wrote}",
+        outcome.ran, outcome.skipped, outcome.diverged, compute.backend, compute.precision,
     );
     if let Some(e) = outcome.check.take() {
         return Err(e.into());
