@@ -3,19 +3,24 @@
 //! conditioning story (Liu & Hui, Fig. 3; Agarwal et al.'s normalization comparisons).
 //!
 //! Layout: [`config`] (the TOML file), [`model`] (what is trained), [`schedule`] (learning
-//! rates), [`train`] (one run: the epoch loop, evaluation, tracking, divergence),
-//! [`run_dir`] (a run's directory: what it may hold, how a run starts or resumes there),
-//! [`summary`] (`summary.json`), [`budget`] (the memory a run needs), [`stepper`] (the step
-//! engines: Burn's autodiff with [`sgd`], or [`host`]), [`checkpoint`], [`metrics`] (the CSV
-//! tables), [`track`] (the NTK during training), [`sweep`] (expansion, shards), [`report`]
-//! (tables and figures from run directories) with [`files`] (their names), [`progress`],
-//! [`bench`].
+//! rates), [`train`] (one run's lifecycle: checks, start or resume, the step engine, the
+//! summary), [`run`] (what a run is before its first step: identity, provenance, step
+//! counts), [`data`] (the sets, each epoch's order, batches, evaluation), [`epoch`] (the
+//! epoch loop: steps, metrics rows, checkpoints, divergence), [`run_dir`] (a run's
+//! directory: what it may hold, how a run starts or resumes there), [`summary`]
+//! (`summary.json`), [`budget`] (the memory a run needs), [`stepper`] (the step engines:
+//! Burn's autodiff with [`sgd`], or [`host`]), [`checkpoint`], [`metrics`] (the CSV tables),
+//! [`track`] (the probes during training: the NTK and the representations), [`sweep`]
+//! (expansion, shards), [`report`] (tables and figures from run directories) with [`files`]
+//! (their names), [`progress`], [`bench`].
 //! Why a custom loop rather than burn-train's learner is said in [`train`].
 
 pub mod bench;
 pub mod budget;
 pub mod checkpoint;
 pub mod config;
+pub mod data;
+pub mod epoch;
 pub mod error;
 pub mod files;
 pub mod host;
@@ -24,6 +29,7 @@ pub mod model;
 /// The reporter of long runs lives in ntk-runs (shared with the probe's sweeps).
 pub use ntk_runs::progress;
 pub mod report;
+pub mod run;
 pub mod run_dir;
 pub mod schedule;
 pub mod sgd;

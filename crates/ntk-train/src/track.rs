@@ -1,14 +1,15 @@
 //! The probes during training:
 //! - the NTK of a fixed subset of the training set (beyond the papers), its condition number
 //!   kappa = lambda_max / lambda_min (the kernel in `ntk.precision`: f64 by default on the
-//!   CPU; float64 spectrum, singular below n eps lambda_max as in `ntk_numerics::spectrum`) and the minimum pairwise model-gradient angle, with the probe's
-//!   own kernel routes (structured for MLPs, per-sample gradients otherwise; BatchNorm in
-//!   evaluation mode);
+//!   CPU; float64 spectrum, singular below n eps lambda_max as in `ntk_numerics::spectrum`)
+//!   and the minimum pairwise model-gradient angle, with the probe's own kernel routes
+//!   (structured for MLPs, per-sample gradients otherwise; BatchNorm in evaluation mode);
 //! - the representations of a fixed subset of the test set (Agarwal et al., Fig. 1): at
 //!   every layer, the average normalized dot product between the inputs' representations
 //!   ([`representations`]).
 //!
-//! Both are taken at initialization and every K epochs.
+//! Both are taken at initialization and every K epochs ([`Tracking`]), their rows rewritten to
+//! `ntk.csv` and `representations.csv` each time.
 
 use std::time::Instant;
 
@@ -23,8 +24,11 @@ use faer::MatRef;
 use ntk_model::Net;
 use ntk_numerics::linalg::gram_lower;
 
-use crate::metrics::{NtkRow, RepresentationRow};
+use crate::config::{NtkTrackConfig, RepresentationTrackConfig, TrainConfig};
+use crate::data::Data;
+use crate::metrics::{NtkRow, RepresentationRow, Tracked, write_csv};
 use crate::model::Model;
+use crate::run::Run;
 
 /// Measures the NTK of `model` (plain device, evaluation mode) on `probe`, in `precision`
 /// (`ntk.precision`): the kernel of the trained parameters, cast when the run trains in
@@ -160,4 +164,94 @@ pub fn representations(
             }
         })
         .collect()
+}
+
+/// The probes of a run during training: the NTK (`[ntk]`) of the first `ntk.n` training
+/// samples, and the representations (`[representations]`) of the first
+/// `representations.n` test inputs.
+pub(crate) struct Tracking<'a> {
+    ntk: Option<(&'a NtkTrackConfig, Inputs)>,
+    representations: Option<(&'a RepresentationTrackConfig, Inputs)>,
+}
+
+impl<'a> Tracking<'a> {
+    pub(crate) fn new(cfg: &'a TrainConfig, data: &Data) -> crate::Result<Option<Self>> {
+        let first = |set: &Inputs, n: usize| set.select(&(0..n.min(set.n)).collect::<Vec<_>>());
+        let ntk = cfg.ntk.as_ref().map(|k| (k, first(&data.train, k.n)));
+        let representations = match (&cfg.representations, &data.test) {
+            (Some(r), Some(test)) => Some((r, first(test, r.n))),
+            (Some(_), None) => {
+                return Err(crate::Error::Invalid(
+                    "[representations] compares test inputs: the run needs a test set \
+                     (train.test_n > 0)"
+                        .into(),
+                ));
+            }
+            (None, _) => None,
+        };
+        Ok(
+            (ntk.is_some() || representations.is_some()).then_some(Self {
+                ntk,
+                representations,
+            }),
+        )
+    }
+
+    /// The warnings of the tracked NTK of `model` on its probe inputs: the inputs' scale
+    /// decides kappa ([`ntk_kernel::scale::input_scale_warning`]).
+    pub(crate) fn warnings(&self, model: &Model) -> Vec<String> {
+        self.ntk
+            .as_ref()
+            .and_then(|(_, probe)| ntk_kernel::scale::input_scale_warning(model, probe))
+            .into_iter()
+            .collect()
+    }
+
+    /// Whether a probe taken every `every` epochs is due after `epoch` (and after the last).
+    fn due(every: usize, epoch: usize, last: bool) -> bool {
+        last || epoch.is_multiple_of(every)
+    }
+
+    /// Whether any probe is due after `epoch`.
+    pub(crate) fn any_due(&self, epoch: usize, last: bool) -> bool {
+        let ntk = self.ntk.as_ref().map(|(k, _)| k.every);
+        let reps = self.representations.as_ref().map(|(r, _)| r.every);
+        [ntk, reps]
+            .into_iter()
+            .flatten()
+            .any(|every| Self::due(every, epoch, last))
+    }
+
+    /// Takes the probes due after `epoch` (0: at initialization, all of them) on `model`
+    /// and rewrites their tables (`ntk.csv`, `representations.csv`).
+    pub(crate) fn record(
+        &self,
+        run: &Run,
+        model: &Model,
+        tracked: &mut Tracked,
+        epoch: usize,
+        last: bool,
+    ) -> crate::Result<()> {
+        if let Some((k, probe)) = &self.ntk
+            && Self::due(k.every, epoch, last)
+        {
+            let precision = k.precision_on(run.compute);
+            let stats = k.batch_norm_statistics.unwrap_or_default();
+            let how = (k.output, precision, stats);
+            let row = measure(model, probe, run.compute, how, epoch)?;
+            tracked.ntk.push(row);
+            write_csv(&run.out.join("ntk.csv"), &tracked.ntk)?;
+        }
+        if let Some((r, probe)) = &self.representations
+            && Self::due(r.every, epoch, last)
+        {
+            let rows = representations(model, probe, run.compute, epoch);
+            tracked.representations.extend(rows);
+            write_csv(
+                &run.out.join("representations.csv"),
+                &tracked.representations,
+            )?;
+        }
+        Ok(())
+    }
 }

@@ -9,208 +9,30 @@
 //! that fit are Burn's: the SGD optimizer (`burn::optim::SgdConfig`), the loss
 //! (`CrossEntropyLoss`) and the burnpack records of the model and optimizer. Who computes
 //! the steps (Burn's autodiff or the host engine) is a [`crate::stepper::Stepper`].
+//!
+//! This module is the run's lifecycle ([`train`]); its parts live beside it: what the run
+//! is ([`crate::run`]), its data and batches ([`crate::data`]), the run directory
+//! ([`crate::run_dir`]), the epoch loop ([`crate::epoch`]), the probes ([`crate::track`])
+//! and the summary ([`crate::summary`]).
 
 use std::path::Path;
-use std::sync::OnceLock;
 use std::time::Instant;
 
-use burn::nn::loss::CrossEntropyLossConfig;
-use burn::tensor::{Device, Int, Tensor, TensorData};
-use ntk_data::CifarAugment;
-use ntk_data::config::DataConfig;
-use ntk_data::inputs::{self, Inputs};
+use ntk_model::NetSpec;
 use ntk_numerics::backend::Compute;
-use ntk_runs::provenance::{self, Provenance};
-use rand::SeedableRng;
-use rand::seq::SliceRandom;
-use rand_chacha::ChaCha8Rng;
 
-use crate::checkpoint::{self, RunIdentity};
-use crate::config::{NtkTrackConfig, RepresentationTrackConfig, TrainConfig};
-use crate::metrics::{EpochMetrics, Tracked, write_csv};
-use crate::model::Model;
+use crate::checkpoint;
+use crate::config::TrainConfig;
+pub use crate::data::{Data, evaluate, load_data};
+use crate::epoch::{Progress, run_epochs};
 use crate::progress::Reporter;
+use crate::run::Run;
+pub use crate::run::{RunOptions, recorded_config, run_config_text, run_provenance, step_counts};
 pub use crate::run_dir::{RUN_FILES, check_run_dir};
 use crate::run_dir::{Start, open_run_dir};
-use crate::sgd::{correct, scalar};
-use crate::stepper::{self, Batch, Snapshot, Stepper};
+use crate::stepper::{self, Stepper};
 pub use crate::summary::{RunStatus, TrainSummary, read_summary};
-use crate::track;
-use ntk_model::NetSpec;
-
-/// The training set and the test set, loaded once per sweep.
-pub struct Data {
-    pub train: Inputs,
-    pub test: Option<Inputs>,
-    digest: OnceLock<String>,
-}
-
-impl Data {
-    /// SHA-256 of the training and test selections (`data.digest` of the provenance),
-    /// computed once.
-    pub fn digest(&self) -> &str {
-        self.digest.get_or_init(|| {
-            let test = self.test.as_ref().map_or(String::new(), Inputs::digest);
-            provenance::sha256_hex(format!("train {} test {test}", self.train.digest()).as_bytes())
-        })
-    }
-}
-
-/// Loads the train set and the first `test_n` test samples (of `data.test_x` for a file
-/// set: all of them when it holds fewer, none without one).
-pub fn load_data(data: &DataConfig, test_n: usize) -> crate::Result<Data> {
-    let train = inputs::load(data)?;
-    let test_n = match inputs::test_rows(data)? {
-        Some(rows) => test_n.min(rows),
-        None if data.dataset == ntk_data::Dataset::File => 0,
-        None => test_n,
-    };
-    if test_n == 0 {
-        return Ok(Data {
-            train,
-            test: None,
-            digest: OnceLock::new(),
-        });
-    }
-    let test = inputs::load_test(data, test_n).map_err(|e| crate::Error::TestSet {
-        test_n,
-        source: Box::new(e.into()),
-    })?;
-    if test.d != train.d {
-        return Err(crate::Error::Invalid(format!(
-            "the test split ({}) has {} inputs per sample but the training split ({}) has {}: \
-             the two splits' files must hold images of one shape",
-            test.description, test.d, train.description, train.d
-        )));
-    }
-    Ok(Data {
-        train,
-        test: Some(test),
-        digest: OnceLock::new(),
-    })
-}
-
-/// Rows `idx` of `set` as a `[len, d]` tensor, augmented (CIFAR crop and flip) when `aug`
-/// holds a generator.
-fn batch_x(
-    set: &Inputs,
-    idx: &[usize],
-    compute: &Compute,
-    device: &Device,
-    aug: Option<&mut ChaCha8Rng>,
-) -> Tensor<2> {
-    Tensor::from_data(
-        TensorData::new(batch_rows(set, idx, aug), [idx.len(), set.d]),
-        (device, compute.dtype()),
-    )
-}
-
-/// Rows `idx` of `set`, row-major, augmented when `aug` holds a generator.
-fn batch_rows(set: &Inputs, idx: &[usize], aug: Option<&mut ChaCha8Rng>) -> Vec<f64> {
-    let d = set.d;
-    let mut x = Vec::with_capacity(idx.len() * d);
-    match aug {
-        None => {
-            for &i in idx {
-                x.extend_from_slice(&set.x[i * d..(i + 1) * d]);
-            }
-        }
-        Some(rng) => {
-            let a = CifarAugment::default();
-            for &i in idx {
-                x.extend(a.apply(&set.x[i * d..(i + 1) * d], [3, 32, 32], rng));
-            }
-        }
-    }
-    x
-}
-
-fn batch_y(set: &Inputs, idx: &[usize], device: &Device) -> Tensor<1, Int> {
-    let y: Vec<i64> = idx.iter().map(|&i| i64::from(set.labels[i])).collect();
-    Tensor::from_data(TensorData::new(y, [idx.len()]), device)
-}
-
-/// Mean cross-entropy and accuracy of `model` (plain device, evaluation mode) on `set`.
-pub fn evaluate(model: &Model, set: &Inputs, compute: &Compute, batch: usize) -> (f64, f64) {
-    let loss_fn = CrossEntropyLossConfig::new().init(&compute.device);
-    let (mut loss, mut hits) = (0.0, 0usize);
-    let all: Vec<usize> = (0..set.n).collect();
-    for idx in all.chunks(batch.max(1)) {
-        let x = batch_x(set, idx, compute, &compute.device, None);
-        let y = batch_y(set, idx, &compute.device);
-        let logits = model.forward(x);
-        loss += scalar(loss_fn.forward(logits.clone(), y.clone())) * idx.len() as f64;
-        hits += correct(logits, y);
-    }
-    (loss / set.n as f64, hits as f64 / set.n as f64)
-}
-
-/// The config a run directory records and a resume must match (device and output place
-/// excluded: they do not change the numbers' meaning).
-pub fn run_config_text(cfg: &TrainConfig) -> String {
-    let mut c = cfg.clone();
-    c.train.device = None;
-    c.train.out = None;
-    c.sweep = None;
-    toml::to_string(&c).expect("a config serializes")
-}
-
-/// The provenance of a run of `cfg` on `data` and `compute`: the config a run directory
-/// records ([`run_config_text`]) with the data's input dimension filled in and the data
-/// directory left out, `backend` and `data.digest` added (see `ntk_runs::provenance`).
-pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Provenance {
-    let mut c = recorded_config(cfg);
-    if let Some(m) = c.model.as_mut() {
-        m.input_dim = data.train.d;
-    }
-    let mut flat = provenance::flatten_config(&c);
-    flat.insert("backend".into(), compute.backend.into());
-    flat.insert("data.digest".into(), data.digest().into());
-    if let Some(k) = &cfg.ntk {
-        // The tracked kernel's precision as resolved on this device (f64 on the CPU unless
-        // the config says otherwise): runs tracked in another precision are not reused.
-        let precision = serde_json::to_value(k.precision_on(compute)).expect("an enum");
-        flat.insert("ntk.precision".into(), precision);
-    }
-    Provenance::new(crate::TOOL, flat, &ntk_numerics::linalg::describe())
-}
-
-/// `cfg` as a run records it in its provenance, less what the run resolves from its data:
-/// without the device, the output and data directories and the sweep (one run's config).
-pub fn recorded_config(cfg: &TrainConfig) -> TrainConfig {
-    let mut c = cfg.clone();
-    c.train.device = None;
-    c.train.out = None;
-    c.sweep = None;
-    c.data = c.data.without_locations();
-    // An explicit default is the same config as none.
-    if let Some(k) = c.ntk.as_mut()
-        && k.batch_norm_statistics == Some(ntk_kernel::batch_norm::BnStatistics::Running)
-    {
-        k.batch_norm_statistics = None;
-    }
-    c
-}
-
-/// How a run starts.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RunOptions {
-    /// Continue from the run directory's checkpoint.
-    pub resume: bool,
-    /// Stop after this many epochs of this process (tests simulate a kill with it).
-    pub stop_after: Option<usize>,
-}
-
-/// The run's step counts: steps per epoch, total steps, epochs.
-pub fn step_counts(cfg: &TrainConfig, n: usize) -> (usize, usize, usize) {
-    let per_epoch = n.div_ceil(cfg.train.batch_size);
-    let total = match (cfg.train.iterations, cfg.train.epochs) {
-        (Some(it), _) => it,
-        (None, Some(e)) => e * per_epoch,
-        (None, None) => per_epoch,
-    };
-    (per_epoch, total, total.div_ceil(per_epoch))
-}
+use crate::track::Tracking;
 
 /// Trains one configuration in `out`; writes `config.toml`, `metrics.csv` (and `ntk.csv`)
 /// after every epoch, checkpoints, and `summary.json` at the end.
@@ -257,64 +79,6 @@ pub fn train(
         opts.stop_after,
     )?;
     finish(&run, &progress, diverged, start)
-}
-
-/// What a run is, fixed before its first step: the config and its network, the data,
-/// the backend, the output directory and the reporter, the identity checkpoints record
-/// (config text and provenance), and the step counts ([`step_counts`]).
-struct Run<'a> {
-    cfg: &'a TrainConfig,
-    spec: NetSpec,
-    data: &'a Data,
-    compute: &'a Compute,
-    out: &'a Path,
-    reporter: &'a Reporter,
-    config_text: String,
-    provenance: Provenance,
-    per_epoch: usize,
-    total: usize,
-    epochs: usize,
-}
-
-impl<'a> Run<'a> {
-    fn new(
-        cfg: &'a TrainConfig,
-        spec: NetSpec,
-        data: &'a Data,
-        compute: &'a Compute,
-        out: &'a Path,
-        reporter: &'a Reporter,
-    ) -> Self {
-        let (per_epoch, total, epochs) = step_counts(cfg, data.train.n);
-        Self {
-            cfg,
-            spec,
-            data,
-            compute,
-            out,
-            reporter,
-            config_text: run_config_text(cfg),
-            provenance: run_provenance(cfg, data, compute),
-            per_epoch,
-            total,
-            epochs,
-        }
-    }
-
-    fn identity(&self) -> RunIdentity<'_> {
-        RunIdentity {
-            config: &self.config_text,
-            provenance: &self.provenance,
-        }
-    }
-
-    /// The scheduled learning rate of step `iteration`.
-    fn lr(&self, iteration: usize) -> f64 {
-        let lr = self.cfg.optim.lr;
-        self.cfg
-            .schedule
-            .lr(lr, iteration, self.per_epoch, self.total)
-    }
 }
 
 /// Refuses data the run cannot train on: augmentation of anything but 3x32x32 images, and
@@ -406,345 +170,7 @@ fn check_engine(out: &Path, written_by: &str, engine: &str) -> crate::Result<()>
     )))
 }
 
-/// What the run has done so far: the tables, the steps taken, the epoch of the current
-/// checkpoint, and the last finite epoch's state not yet checkpointed.
-struct Progress {
-    /// Where the science is at risk ([`ntk_kernel::scale`]), for the summary.
-    warnings: Vec<String>,
-    rows: Vec<EpochMetrics>,
-    tracked: Tracked,
-    iteration: usize,
-    /// 0 before the first checkpoint.
-    last_checkpoint: usize,
-    last_good: Option<LastGood>,
-}
-
-/// The state at the end of the last finite epoch not yet checkpointed (a divergence
-/// checkpoints it).
-struct LastGood {
-    state: Snapshot,
-    epoch: usize,
-    iteration: usize,
-}
-
-impl Progress {
-    /// Nothing done, or what the checkpoint `found` holds.
-    fn new(found: Option<&checkpoint::Loaded>) -> Self {
-        let (rows, tracked, iteration, last_checkpoint) = match found {
-            Some(ck) => (
-                ck.rows.clone(),
-                ck.tracked.clone(),
-                ck.pointer.iteration,
-                ck.pointer.epoch,
-            ),
-            None => (Vec::new(), Tracked::default(), 0, 0),
-        };
-        Self {
-            warnings: Vec::new(),
-            rows,
-            tracked,
-            iteration,
-            last_checkpoint,
-            last_good: None,
-        }
-    }
-
-    /// Checkpoints `state` after `epoch` when due (every `train.checkpoint_every` epochs
-    /// and after the last); otherwise keeps it as the last good state.
-    fn checkpoint_or_keep(
-        &mut self,
-        run: &Run,
-        state: Snapshot,
-        epoch: usize,
-        last: bool,
-    ) -> crate::Result<()> {
-        if last || epoch.is_multiple_of(run.cfg.train.checkpoint_every) {
-            let identity = run.identity();
-            let (rows, tracked) = (&self.rows, &self.tracked);
-            state.save(run.out, epoch, self.iteration, &identity, rows, tracked)?;
-            self.last_checkpoint = epoch;
-            self.last_good = None;
-        } else {
-            let iteration = self.iteration;
-            self.last_good = Some(LastGood {
-                state,
-                epoch,
-                iteration,
-            });
-        }
-        Ok(())
-    }
-}
-
-/// The probes of a run during training: the NTK (`[ntk]`) of the first `ntk.n` training
-/// samples, and the representations (`[representations]`) of the first
-/// `representations.n` test inputs.
-struct Tracking<'a> {
-    ntk: Option<(&'a NtkTrackConfig, Inputs)>,
-    representations: Option<(&'a RepresentationTrackConfig, Inputs)>,
-}
-
-impl<'a> Tracking<'a> {
-    fn new(cfg: &'a TrainConfig, data: &Data) -> crate::Result<Option<Self>> {
-        let first = |set: &Inputs, n: usize| set.select(&(0..n.min(set.n)).collect::<Vec<_>>());
-        let ntk = cfg.ntk.as_ref().map(|k| (k, first(&data.train, k.n)));
-        let representations = match (&cfg.representations, &data.test) {
-            (Some(r), Some(test)) => Some((r, first(test, r.n))),
-            (Some(_), None) => {
-                return Err(crate::Error::Invalid(
-                    "[representations] compares test inputs: the run needs a test set \
-                     (train.test_n > 0)"
-                        .into(),
-                ));
-            }
-            (None, _) => None,
-        };
-        Ok(
-            (ntk.is_some() || representations.is_some()).then_some(Self {
-                ntk,
-                representations,
-            }),
-        )
-    }
-
-    /// The warnings of the tracked NTK of `model` on its probe inputs: the inputs' scale
-    /// decides kappa ([`ntk_kernel::scale::input_scale_warning`]).
-    fn warnings(&self, model: &Model) -> Vec<String> {
-        self.ntk
-            .as_ref()
-            .and_then(|(_, probe)| ntk_kernel::scale::input_scale_warning(model, probe))
-            .into_iter()
-            .collect()
-    }
-
-    /// Whether a probe taken every `every` epochs is due after `epoch` (and after the last).
-    fn due(every: usize, epoch: usize, last: bool) -> bool {
-        last || epoch.is_multiple_of(every)
-    }
-
-    /// Whether any probe is due after `epoch`.
-    fn any_due(&self, epoch: usize, last: bool) -> bool {
-        let ntk = self.ntk.as_ref().map(|(k, _)| k.every);
-        let reps = self.representations.as_ref().map(|(r, _)| r.every);
-        [ntk, reps]
-            .into_iter()
-            .flatten()
-            .any(|every| Self::due(every, epoch, last))
-    }
-
-    /// Takes the probes due after `epoch` (0: at initialization, all of them) on `model`
-    /// and rewrites their tables (`ntk.csv`, `representations.csv`).
-    fn record(
-        &self,
-        run: &Run,
-        model: &Model,
-        tracked: &mut Tracked,
-        epoch: usize,
-        last: bool,
-    ) -> crate::Result<()> {
-        if let Some((k, probe)) = &self.ntk
-            && Self::due(k.every, epoch, last)
-        {
-            let precision = k.precision_on(run.compute);
-            let stats = k.batch_norm_statistics.unwrap_or_default();
-            let how = (k.output, precision, stats);
-            let row = track::measure(model, probe, run.compute, how, epoch)?;
-            tracked.ntk.push(row);
-            write_csv(&run.out.join("ntk.csv"), &tracked.ntk)?;
-        }
-        if let Some((r, probe)) = &self.representations
-            && Self::due(r.every, epoch, last)
-        {
-            let rows = track::representations(model, probe, run.compute, epoch);
-            tracked.representations.extend(rows);
-            write_csv(
-                &run.out.join("representations.csv"),
-                &tracked.representations,
-            )?;
-        }
-        Ok(())
-    }
-}
-
-/// The epoch loop: trains the epochs after the current checkpoint (at most `stop_after` of
-/// them) and records each; returns the epoch whose loss became non-finite, if one did.
-fn run_epochs(
-    run: &Run,
-    stepper: &mut dyn Stepper,
-    progress: &mut Progress,
-    tracking: Option<&Tracking>,
-    stop_after: Option<usize>,
-) -> crate::Result<Option<usize>> {
-    let first_epoch = progress.last_checkpoint + 1;
-    let epoch_bar = run.reporter.bar(run.epochs as u64, "epochs".into());
-    epoch_bar.set_position(first_epoch as u64 - 1);
-    let mut diverged_epoch = None;
-    for epoch in first_epoch..=run.epochs {
-        if stop_after.is_some_and(|s| epoch - first_epoch >= s) {
-            break;
-        }
-        let Some(totals) = train_epoch(run, stepper, epoch, &mut progress.iteration) else {
-            diverged_epoch = Some(epoch);
-            break;
-        };
-        record_epoch(run, &*stepper, progress, tracking, epoch, &totals)?;
-        epoch_bar.inc(1);
-    }
-    epoch_bar.finish_and_clear();
-    Ok(diverged_epoch)
-}
-
-/// The sums over an epoch's steps, its learning rate (at its first step) and wall time.
-#[derive(Clone, Debug, Default)]
-struct EpochTotals {
-    loss_sum: f64,
-    hits: usize,
-    seen: usize,
-    lr: f64,
-    seconds: f64,
-}
-
-/// The data order of `epoch`: `0..n` shuffled by ChaCha8 (`seed`, stream `epoch`).
-fn epoch_order(seed: u64, epoch: usize, n: usize) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..n).collect();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_stream(epoch as u64);
-    order.shuffle(&mut rng);
-    order
-}
-
-/// The augmentation generator of `epoch`: ChaCha8 (`seed`, stream `2^32 + epoch`).
-fn augment_rng(seed: u64, epoch: usize) -> ChaCha8Rng {
-    let mut r = ChaCha8Rng::seed_from_u64(seed);
-    r.set_stream((1 << 32) + epoch as u64);
-    r
-}
-
-/// Rows `idx` of `set` as a batch, augmented when `aug` holds a generator.
-fn batch(set: &Inputs, idx: &[usize], aug: Option<&mut ChaCha8Rng>) -> Batch {
-    Batch {
-        x: batch_rows(set, idx, aug),
-        d: set.d,
-        labels: idx.iter().map(|&i| usize::from(set.labels[i])).collect(),
-    }
-}
-
-/// The steps of `epoch` (advancing `iteration`), then the model of record brought up to
-/// date; `None` at the first non-finite loss (that step is not taken).
-fn train_epoch(
-    run: &Run,
-    stepper: &mut dyn Stepper,
-    epoch: usize,
-    iteration: &mut usize,
-) -> Option<EpochTotals> {
-    let (t, set) = (&run.cfg.train, &run.data.train);
-    let start = Instant::now();
-    let order = epoch_order(t.seed, epoch, set.n);
-    let mut aug = t.augment.then(|| augment_rng(t.seed, epoch));
-    let steps = run.per_epoch.min(run.total - *iteration);
-    let bar = run.reporter.bar(steps as u64, format!("epoch {epoch}"));
-    let mut sums = EpochTotals {
-        lr: run.lr(*iteration),
-        ..EpochTotals::default()
-    };
-    for idx in order.chunks(t.batch_size).take(steps) {
-        let lr = run.lr(*iteration);
-        let Some(r) = stepper.step(batch(set, idx, aug.as_mut()), lr) else {
-            bar.finish_and_clear();
-            return None;
-        };
-        sums.loss_sum += r.loss_sum;
-        sums.hits += r.correct;
-        sums.seen += idx.len();
-        *iteration += 1;
-        bar.inc(1);
-        bar.set_message(format!(
-            "loss {:.4} {:.0} samples/s",
-            sums.loss_sum / sums.seen as f64,
-            sums.seen as f64 / start.elapsed().as_secs_f64()
-        ));
-    }
-    bar.finish_and_clear();
-    stepper.sync();
-    sums.seconds = start.elapsed().as_secs_f64();
-    Some(sums)
-}
-
-/// Records a finished epoch: its metrics row (with the test set evaluated when due),
-/// logged and appended to `metrics.csv`, the NTK when due, then a checkpoint or the last
-/// good state.
-fn record_epoch(
-    run: &Run,
-    stepper: &dyn Stepper,
-    progress: &mut Progress,
-    tracking: Option<&Tracking>,
-    epoch: usize,
-    totals: &EpochTotals,
-) -> crate::Result<()> {
-    let last = epoch == run.epochs;
-    let row = epoch_row(run, stepper, epoch, progress.iteration, totals, last);
-    log_epoch(run, &row);
-    progress.rows.push(row);
-    write_csv(&run.out.join("metrics.csv"), &progress.rows)?;
-    if let Some(tr) = tracking
-        && tr.any_due(epoch, last)
-    {
-        tr.record(run, &stepper.valid(), &mut progress.tracked, epoch, last)?;
-    }
-    progress.checkpoint_or_keep(run, stepper.snapshot(), epoch, last)
-}
-
-/// The metrics row of `epoch`; the test set is evaluated every `train.eval_every` epochs
-/// and after the last.
-fn epoch_row(
-    run: &Run,
-    stepper: &dyn Stepper,
-    epoch: usize,
-    iteration: usize,
-    totals: &EpochTotals,
-    last: bool,
-) -> EpochMetrics {
-    let (test_loss, test_accuracy) = match &run.data.test {
-        Some(s) if last || epoch.is_multiple_of(run.cfg.train.eval_every) => {
-            let (l, a) = stepper
-                .evaluate(s, 500)
-                .unwrap_or_else(|| evaluate(&stepper.valid(), s, run.compute, 500));
-            (Some(l), Some(a))
-        }
-        _ => (None, None),
-    };
-    let seen = totals.seen as f64;
-    EpochMetrics {
-        epoch,
-        iteration,
-        train_loss: totals.loss_sum / seen,
-        train_accuracy: totals.hits as f64 / seen,
-        test_loss,
-        test_accuracy,
-        lr: totals.lr,
-        seconds: totals.seconds,
-        samples_per_second: seen / totals.seconds,
-    }
-}
-
-/// The log line of an epoch.
-fn log_epoch(run: &Run, row: &EpochMetrics) {
-    run.reporter.log(&format!(
-        "{} epoch {}/{}: train loss {:.5} acc {:.4}{} lr {:.3e} {:.1} s ({:.0} samples/s)",
-        run.spec.describe(),
-        row.epoch,
-        run.epochs,
-        row.train_loss,
-        row.train_accuracy,
-        row.test_accuracy
-            .map_or(String::new(), |a| format!(" test acc {a:.4}")),
-        row.lr,
-        row.seconds,
-        row.samples_per_second
-    ));
-}
-
-/// Ends the run: after a divergence keeps the last good state ([`keep_last_good`]); a run
+/// Ends the run: after a divergence keeps the last good state ([`Progress::keep_last_good`]); a run
 /// stopped early on purpose (`stop_after`) gets an `interrupted` summary and no file (its
 /// checkpoint resumes it); otherwise writes `summary.json`.
 fn finish(
@@ -754,7 +180,7 @@ fn finish(
     start: Instant,
 ) -> crate::Result<TrainSummary> {
     if let Some(e) = diverged_epoch {
-        keep_last_good(run, progress, e)?;
+        progress.keep_last_good(run, e)?;
     } else if progress.rows.last().is_none_or(|r| r.epoch < run.epochs) {
         return Ok(summarize(run, progress, None, start, false));
     }
@@ -767,33 +193,6 @@ fn finish(
         },
     )?;
     Ok(summary)
-}
-
-/// After a divergence in `epoch`: checkpoints the last good state (the end of the last
-/// finite epoch) when it is newer than the current checkpoint, and says where it is.
-fn keep_last_good(run: &Run, progress: &Progress, epoch: usize) -> crate::Result<()> {
-    if let Some(good) = &progress.last_good
-        && good.epoch > progress.last_checkpoint
-    {
-        let (rows, tracked) = (&progress.rows, &progress.tracked);
-        let identity = run.identity();
-        good.state.save(
-            run.out,
-            good.epoch,
-            good.iteration,
-            &identity,
-            rows,
-            tracked,
-        )?;
-    }
-    run.reporter.log(&format!(
-        "{}: diverged (non-finite loss) in epoch {epoch}; the last good state (epoch {}) is \
-         in {}/checkpoint.json",
-        run.spec.describe(),
-        progress.rows.last().map_or(0, |r| r.epoch),
-        run.out.display()
-    ));
-    Ok(())
 }
 
 /// The summary of the run so far: `diverged`, `finished` (`complete`) or `interrupted`.
@@ -842,9 +241,12 @@ fn summarize(
 
 #[cfg(test)]
 mod tests {
+    use ntk_data::inputs::Inputs;
     use ntk_numerics::backend::{self, Precision};
 
     use super::*;
+    use crate::data::epoch_order;
+    use crate::epoch::train_epoch;
 
     /// A tanh MLP (a NaN input reaches its loss) on 12 samples of 4 inputs in 3 classes,
     /// batches of 4, three epochs, momentum, checkpoints every epoch.
@@ -893,11 +295,7 @@ engine = "{engine}"
             labels: (0..n).map(|i| (i % 3) as u8).collect(),
             description: "synthetic".into(),
         };
-        Data {
-            train,
-            test: None,
-            digest: OnceLock::new(),
-        }
+        Data::new(train, None)
     }
 
     fn cpu() -> Compute {

@@ -1,0 +1,153 @@
+//! The data a run trains on: the training and test sets loaded once per sweep, the order of
+//! each epoch and its augmentation (functions of the seed and the epoch, so a resumed run
+//! sees the same batches), the batches themselves, and the test set's evaluation.
+
+use std::sync::OnceLock;
+
+use burn::nn::loss::CrossEntropyLossConfig;
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use ntk_data::CifarAugment;
+use ntk_data::config::DataConfig;
+use ntk_data::inputs::{self, Inputs};
+use ntk_numerics::backend::Compute;
+use ntk_runs::provenance;
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+
+use crate::model::Model;
+use crate::sgd::{correct, scalar};
+use crate::stepper::Batch;
+
+/// The training set and the test set, loaded once per sweep.
+pub struct Data {
+    pub train: Inputs,
+    pub test: Option<Inputs>,
+    digest: OnceLock<String>,
+}
+
+impl Data {
+    /// The sets of a run (the test set optional).
+    pub fn new(train: Inputs, test: Option<Inputs>) -> Self {
+        Self {
+            train,
+            test,
+            digest: OnceLock::new(),
+        }
+    }
+
+    /// SHA-256 of the training and test selections (`data.digest` of the provenance),
+    /// computed once.
+    pub fn digest(&self) -> &str {
+        self.digest.get_or_init(|| {
+            let test = self.test.as_ref().map_or(String::new(), Inputs::digest);
+            provenance::sha256_hex(format!("train {} test {test}", self.train.digest()).as_bytes())
+        })
+    }
+}
+
+/// Loads the train set and the first `test_n` test samples (of `data.test_x` for a file
+/// set: all of them when it holds fewer, none without one).
+pub fn load_data(data: &DataConfig, test_n: usize) -> crate::Result<Data> {
+    let train = inputs::load(data)?;
+    let test_n = match inputs::test_rows(data)? {
+        Some(rows) => test_n.min(rows),
+        None if data.dataset == ntk_data::Dataset::File => 0,
+        None => test_n,
+    };
+    if test_n == 0 {
+        return Ok(Data::new(train, None));
+    }
+    let test = inputs::load_test(data, test_n).map_err(|e| crate::Error::TestSet {
+        test_n,
+        source: Box::new(e.into()),
+    })?;
+    if test.d != train.d {
+        return Err(crate::Error::Invalid(format!(
+            "the test split ({}) has {} inputs per sample but the training split ({}) has {}: \
+             the two splits' files must hold images of one shape",
+            test.description, test.d, train.description, train.d
+        )));
+    }
+    Ok(Data::new(train, Some(test)))
+}
+
+/// Rows `idx` of `set` as a `[len, d]` tensor, augmented (CIFAR crop and flip) when `aug`
+/// holds a generator.
+fn batch_x(
+    set: &Inputs,
+    idx: &[usize],
+    compute: &Compute,
+    device: &Device,
+    aug: Option<&mut ChaCha8Rng>,
+) -> Tensor<2> {
+    Tensor::from_data(
+        TensorData::new(batch_rows(set, idx, aug), [idx.len(), set.d]),
+        (device, compute.dtype()),
+    )
+}
+
+/// Rows `idx` of `set`, row-major, augmented when `aug` holds a generator.
+fn batch_rows(set: &Inputs, idx: &[usize], aug: Option<&mut ChaCha8Rng>) -> Vec<f64> {
+    let d = set.d;
+    let mut x = Vec::with_capacity(idx.len() * d);
+    match aug {
+        None => {
+            for &i in idx {
+                x.extend_from_slice(&set.x[i * d..(i + 1) * d]);
+            }
+        }
+        Some(rng) => {
+            let a = CifarAugment::default();
+            for &i in idx {
+                x.extend(a.apply(&set.x[i * d..(i + 1) * d], [3, 32, 32], rng));
+            }
+        }
+    }
+    x
+}
+
+fn batch_y(set: &Inputs, idx: &[usize], device: &Device) -> Tensor<1, Int> {
+    let y: Vec<i64> = idx.iter().map(|&i| i64::from(set.labels[i])).collect();
+    Tensor::from_data(TensorData::new(y, [idx.len()]), device)
+}
+
+/// Mean cross-entropy and accuracy of `model` (plain device, evaluation mode) on `set`.
+pub fn evaluate(model: &Model, set: &Inputs, compute: &Compute, batch: usize) -> (f64, f64) {
+    let loss_fn = CrossEntropyLossConfig::new().init(&compute.device);
+    let (mut loss, mut hits) = (0.0, 0usize);
+    let all: Vec<usize> = (0..set.n).collect();
+    for idx in all.chunks(batch.max(1)) {
+        let x = batch_x(set, idx, compute, &compute.device, None);
+        let y = batch_y(set, idx, &compute.device);
+        let logits = model.forward(x);
+        loss += scalar(loss_fn.forward(logits.clone(), y.clone())) * idx.len() as f64;
+        hits += correct(logits, y);
+    }
+    (loss / set.n as f64, hits as f64 / set.n as f64)
+}
+
+/// The data order of `epoch`: `0..n` shuffled by ChaCha8 (`seed`, stream `epoch`).
+pub(crate) fn epoch_order(seed: u64, epoch: usize, n: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(epoch as u64);
+    order.shuffle(&mut rng);
+    order
+}
+
+/// The augmentation generator of `epoch`: ChaCha8 (`seed`, stream `2^32 + epoch`).
+pub(crate) fn augment_rng(seed: u64, epoch: usize) -> ChaCha8Rng {
+    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    r.set_stream((1 << 32) + epoch as u64);
+    r
+}
+
+/// Rows `idx` of `set` as a batch, augmented when `aug` holds a generator.
+pub(crate) fn batch(set: &Inputs, idx: &[usize], aug: Option<&mut ChaCha8Rng>) -> Batch {
+    Batch {
+        x: batch_rows(set, idx, aug),
+        d: set.d,
+        labels: idx.iter().map(|&i| usize::from(set.labels[i])).collect(),
+    }
+}

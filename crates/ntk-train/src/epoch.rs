@@ -1,0 +1,263 @@
+//! The epoch loop of a run: the steps of each epoch through the run's
+//! [`Stepper`](crate::stepper::Stepper), the epoch's metrics row (with the test set
+//! evaluated when due), the probes of [`Tracking`](crate::track::Tracking) when due, and
+//! checkpoints; at the first non-finite loss the loop stops and keeps the last good state.
+
+use std::time::Instant;
+
+use crate::checkpoint;
+use crate::data::{augment_rng, batch, epoch_order, evaluate};
+use crate::metrics::{EpochMetrics, Tracked, write_csv};
+use crate::run::Run;
+use crate::stepper::{Snapshot, Stepper};
+use crate::track::Tracking;
+
+/// What the run has done so far: the tables, the steps taken, the epoch of the current
+/// checkpoint, and the last finite epoch's state not yet checkpointed.
+pub(crate) struct Progress {
+    /// Where the science is at risk ([`ntk_kernel::scale`]), for the summary.
+    pub(crate) warnings: Vec<String>,
+    pub(crate) rows: Vec<EpochMetrics>,
+    pub(crate) tracked: Tracked,
+    pub(crate) iteration: usize,
+    /// 0 before the first checkpoint.
+    pub(crate) last_checkpoint: usize,
+    pub(crate) last_good: Option<LastGood>,
+}
+
+/// The state at the end of the last finite epoch not yet checkpointed (a divergence
+/// checkpoints it).
+pub(crate) struct LastGood {
+    state: Snapshot,
+    epoch: usize,
+    iteration: usize,
+}
+
+impl Progress {
+    /// Nothing done, or what the checkpoint `found` holds.
+    pub(crate) fn new(found: Option<&checkpoint::Loaded>) -> Self {
+        let (rows, tracked, iteration, last_checkpoint) = match found {
+            Some(ck) => (
+                ck.rows.clone(),
+                ck.tracked.clone(),
+                ck.pointer.iteration,
+                ck.pointer.epoch,
+            ),
+            None => (Vec::new(), Tracked::default(), 0, 0),
+        };
+        Self {
+            warnings: Vec::new(),
+            rows,
+            tracked,
+            iteration,
+            last_checkpoint,
+            last_good: None,
+        }
+    }
+
+    /// Checkpoints `state` after `epoch` when due (every `train.checkpoint_every` epochs
+    /// and after the last); otherwise keeps it as the last good state.
+    pub(crate) fn checkpoint_or_keep(
+        &mut self,
+        run: &Run,
+        state: Snapshot,
+        epoch: usize,
+        last: bool,
+    ) -> crate::Result<()> {
+        if last || epoch.is_multiple_of(run.cfg.train.checkpoint_every) {
+            let identity = run.identity();
+            let (rows, tracked) = (&self.rows, &self.tracked);
+            state.save(run.out, epoch, self.iteration, &identity, rows, tracked)?;
+            self.last_checkpoint = epoch;
+            self.last_good = None;
+        } else {
+            let iteration = self.iteration;
+            self.last_good = Some(LastGood {
+                state,
+                epoch,
+                iteration,
+            });
+        }
+        Ok(())
+    }
+
+    /// After a divergence in `epoch`: checkpoints the last good state (the end of the last
+    /// finite epoch) when it is newer than the current checkpoint, and says where it is.
+    pub(crate) fn keep_last_good(&self, run: &Run, epoch: usize) -> crate::Result<()> {
+        if let Some(good) = &self.last_good
+            && good.epoch > self.last_checkpoint
+        {
+            let (rows, tracked) = (&self.rows, &self.tracked);
+            let identity = run.identity();
+            good.state.save(
+                run.out,
+                good.epoch,
+                good.iteration,
+                &identity,
+                rows,
+                tracked,
+            )?;
+        }
+        run.reporter.log(&format!(
+            "{}: diverged (non-finite loss) in epoch {epoch}; the last good state (epoch {}) is \
+             in {}/checkpoint.json",
+            run.spec.describe(),
+            self.rows.last().map_or(0, |r| r.epoch),
+            run.out.display()
+        ));
+        Ok(())
+    }
+}
+
+/// The epoch loop: trains the epochs after the current checkpoint (at most `stop_after` of
+/// them) and records each; returns the epoch whose loss became non-finite, if one did.
+pub(crate) fn run_epochs(
+    run: &Run,
+    stepper: &mut dyn Stepper,
+    progress: &mut Progress,
+    tracking: Option<&Tracking>,
+    stop_after: Option<usize>,
+) -> crate::Result<Option<usize>> {
+    let first_epoch = progress.last_checkpoint + 1;
+    let epoch_bar = run.reporter.bar(run.epochs as u64, "epochs".into());
+    epoch_bar.set_position(first_epoch as u64 - 1);
+    let mut diverged_epoch = None;
+    for epoch in first_epoch..=run.epochs {
+        if stop_after.is_some_and(|s| epoch - first_epoch >= s) {
+            break;
+        }
+        let Some(totals) = train_epoch(run, stepper, epoch, &mut progress.iteration) else {
+            diverged_epoch = Some(epoch);
+            break;
+        };
+        record_epoch(run, &*stepper, progress, tracking, epoch, &totals)?;
+        epoch_bar.inc(1);
+    }
+    epoch_bar.finish_and_clear();
+    Ok(diverged_epoch)
+}
+
+/// The sums over an epoch's steps, its learning rate (at its first step) and wall time.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct EpochTotals {
+    loss_sum: f64,
+    hits: usize,
+    seen: usize,
+    lr: f64,
+    seconds: f64,
+}
+
+/// The steps of `epoch` (advancing `iteration`), then the model of record brought up to
+/// date; `None` at the first non-finite loss (that step is not taken).
+pub(crate) fn train_epoch(
+    run: &Run,
+    stepper: &mut dyn Stepper,
+    epoch: usize,
+    iteration: &mut usize,
+) -> Option<EpochTotals> {
+    let (t, set) = (&run.cfg.train, &run.data.train);
+    let start = Instant::now();
+    let order = epoch_order(t.seed, epoch, set.n);
+    let mut aug = t.augment.then(|| augment_rng(t.seed, epoch));
+    let steps = run.per_epoch.min(run.total - *iteration);
+    let bar = run.reporter.bar(steps as u64, format!("epoch {epoch}"));
+    let mut sums = EpochTotals {
+        lr: run.lr(*iteration),
+        ..EpochTotals::default()
+    };
+    for idx in order.chunks(t.batch_size).take(steps) {
+        let lr = run.lr(*iteration);
+        let Some(r) = stepper.step(batch(set, idx, aug.as_mut()), lr) else {
+            bar.finish_and_clear();
+            return None;
+        };
+        sums.loss_sum += r.loss_sum;
+        sums.hits += r.correct;
+        sums.seen += idx.len();
+        *iteration += 1;
+        bar.inc(1);
+        bar.set_message(format!(
+            "loss {:.4} {:.0} samples/s",
+            sums.loss_sum / sums.seen as f64,
+            sums.seen as f64 / start.elapsed().as_secs_f64()
+        ));
+    }
+    bar.finish_and_clear();
+    stepper.sync();
+    sums.seconds = start.elapsed().as_secs_f64();
+    Some(sums)
+}
+
+/// Records a finished epoch: its metrics row (with the test set evaluated when due),
+/// logged and appended to `metrics.csv`, the NTK when due, then a checkpoint or the last
+/// good state.
+pub(crate) fn record_epoch(
+    run: &Run,
+    stepper: &dyn Stepper,
+    progress: &mut Progress,
+    tracking: Option<&Tracking>,
+    epoch: usize,
+    totals: &EpochTotals,
+) -> crate::Result<()> {
+    let last = epoch == run.epochs;
+    let row = epoch_row(run, stepper, epoch, progress.iteration, totals, last);
+    log_epoch(run, &row);
+    progress.rows.push(row);
+    write_csv(&run.out.join("metrics.csv"), &progress.rows)?;
+    if let Some(tr) = tracking
+        && tr.any_due(epoch, last)
+    {
+        tr.record(run, &stepper.valid(), &mut progress.tracked, epoch, last)?;
+    }
+    progress.checkpoint_or_keep(run, stepper.snapshot(), epoch, last)
+}
+
+/// The metrics row of `epoch`; the test set is evaluated every `train.eval_every` epochs
+/// and after the last.
+pub(crate) fn epoch_row(
+    run: &Run,
+    stepper: &dyn Stepper,
+    epoch: usize,
+    iteration: usize,
+    totals: &EpochTotals,
+    last: bool,
+) -> EpochMetrics {
+    let (test_loss, test_accuracy) = match &run.data.test {
+        Some(s) if last || epoch.is_multiple_of(run.cfg.train.eval_every) => {
+            let (l, a) = stepper
+                .evaluate(s, 500)
+                .unwrap_or_else(|| evaluate(&stepper.valid(), s, run.compute, 500));
+            (Some(l), Some(a))
+        }
+        _ => (None, None),
+    };
+    let seen = totals.seen as f64;
+    EpochMetrics {
+        epoch,
+        iteration,
+        train_loss: totals.loss_sum / seen,
+        train_accuracy: totals.hits as f64 / seen,
+        test_loss,
+        test_accuracy,
+        lr: totals.lr,
+        seconds: totals.seconds,
+        samples_per_second: seen / totals.seconds,
+    }
+}
+
+/// The log line of an epoch.
+pub(crate) fn log_epoch(run: &Run, row: &EpochMetrics) {
+    run.reporter.log(&format!(
+        "{} epoch {}/{}: train loss {:.5} acc {:.4}{} lr {:.3e} {:.1} s ({:.0} samples/s)",
+        run.spec.describe(),
+        row.epoch,
+        run.epochs,
+        row.train_loss,
+        row.train_accuracy,
+        row.test_accuracy
+            .map_or(String::new(), |a| format!(" test acc {a:.4}")),
+        row.lr,
+        row.seconds,
+        row.samples_per_second
+    ));
+}

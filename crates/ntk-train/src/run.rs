@@ -1,0 +1,139 @@
+//! What one run is, fixed before its first step: its config and network, the data and
+//! backend, the output directory, the identity its directory and checkpoints record (the
+//! config text and the provenance) and its step counts.
+
+use std::path::Path;
+
+use ntk_model::NetSpec;
+use ntk_numerics::backend::Compute;
+use ntk_runs::progress::Reporter;
+use ntk_runs::provenance::{self, Provenance};
+
+use crate::checkpoint::RunIdentity;
+use crate::config::TrainConfig;
+use crate::data::Data;
+
+/// The config a run directory records and a resume must match (device and output place
+/// excluded: they do not change the numbers' meaning).
+pub fn run_config_text(cfg: &TrainConfig) -> String {
+    let mut c = cfg.clone();
+    c.train.device = None;
+    c.train.out = None;
+    c.sweep = None;
+    toml::to_string(&c).expect("a config serializes")
+}
+
+/// The provenance of a run of `cfg` on `data` and `compute`: the config a run directory
+/// records ([`run_config_text`]) with the data's input dimension filled in and the data
+/// directory left out, `backend` and `data.digest` added (see `ntk_runs::provenance`).
+pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Provenance {
+    let mut c = recorded_config(cfg);
+    if let Some(m) = c.model.as_mut() {
+        m.input_dim = data.train.d;
+    }
+    let mut flat = provenance::flatten_config(&c);
+    flat.insert("backend".into(), compute.backend.into());
+    flat.insert("data.digest".into(), data.digest().into());
+    if let Some(k) = &cfg.ntk {
+        // The tracked kernel's precision as resolved on this device (f64 on the CPU unless
+        // the config says otherwise): runs tracked in another precision are not reused.
+        let precision = serde_json::to_value(k.precision_on(compute)).expect("an enum");
+        flat.insert("ntk.precision".into(), precision);
+    }
+    Provenance::new(crate::TOOL, flat, &ntk_numerics::linalg::describe())
+}
+
+/// `cfg` as a run records it in its provenance, less what the run resolves from its data:
+/// without the device, the output and data directories and the sweep (one run's config).
+pub fn recorded_config(cfg: &TrainConfig) -> TrainConfig {
+    let mut c = cfg.clone();
+    c.train.device = None;
+    c.train.out = None;
+    c.sweep = None;
+    c.data = c.data.without_locations();
+    // An explicit default is the same config as none.
+    if let Some(k) = c.ntk.as_mut()
+        && k.batch_norm_statistics == Some(ntk_kernel::batch_norm::BnStatistics::Running)
+    {
+        k.batch_norm_statistics = None;
+    }
+    c
+}
+
+/// How a run starts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Continue from the run directory's checkpoint.
+    pub resume: bool,
+    /// Stop after this many epochs of this process (tests simulate a kill with it).
+    pub stop_after: Option<usize>,
+}
+
+/// The run's step counts: steps per epoch, total steps, epochs.
+pub fn step_counts(cfg: &TrainConfig, n: usize) -> (usize, usize, usize) {
+    let per_epoch = n.div_ceil(cfg.train.batch_size);
+    let total = match (cfg.train.iterations, cfg.train.epochs) {
+        (Some(it), _) => it,
+        (None, Some(e)) => e * per_epoch,
+        (None, None) => per_epoch,
+    };
+    (per_epoch, total, total.div_ceil(per_epoch))
+}
+
+/// What a run is, fixed before its first step: the config and its network, the data,
+/// the backend, the output directory and the reporter, the identity checkpoints record
+/// (config text and provenance), and the step counts ([`step_counts`]).
+pub(crate) struct Run<'a> {
+    pub(crate) cfg: &'a TrainConfig,
+    pub(crate) spec: NetSpec,
+    pub(crate) data: &'a Data,
+    pub(crate) compute: &'a Compute,
+    pub(crate) out: &'a Path,
+    pub(crate) reporter: &'a Reporter,
+    pub(crate) config_text: String,
+    pub(crate) provenance: Provenance,
+    pub(crate) per_epoch: usize,
+    pub(crate) total: usize,
+    pub(crate) epochs: usize,
+}
+
+impl<'a> Run<'a> {
+    pub(crate) fn new(
+        cfg: &'a TrainConfig,
+        spec: NetSpec,
+        data: &'a Data,
+        compute: &'a Compute,
+        out: &'a Path,
+        reporter: &'a Reporter,
+    ) -> Self {
+        let (per_epoch, total, epochs) = step_counts(cfg, data.train.n);
+        Self {
+            cfg,
+            spec,
+            data,
+            compute,
+            out,
+            reporter,
+            config_text: run_config_text(cfg),
+            provenance: run_provenance(cfg, data, compute),
+            per_epoch,
+            total,
+            epochs,
+        }
+    }
+
+    pub(crate) fn identity(&self) -> RunIdentity<'_> {
+        RunIdentity {
+            config: &self.config_text,
+            provenance: &self.provenance,
+        }
+    }
+
+    /// The scheduled learning rate of step `iteration`.
+    pub(crate) fn lr(&self, iteration: usize) -> f64 {
+        let lr = self.cfg.optim.lr;
+        self.cfg
+            .schedule
+            .lr(lr, iteration, self.per_epoch, self.total)
+    }
+}
