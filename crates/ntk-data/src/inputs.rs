@@ -301,6 +301,30 @@ pub fn test_rows(cfg: &DataConfig) -> Result<Option<usize>> {
     }
 }
 
+/// The number of classes of the data `cfg` describes: 10 for the built-in image sets, 1 for
+/// synthetic data (every label 0), and for files one more than the largest label of
+/// `data.labels` and `data.test_labels` (reading them). A classifier has this many outputs.
+pub fn classes(cfg: &DataConfig) -> Result<usize> {
+    match cfg.dataset {
+        Dataset::Synthetic => Ok(1),
+        Dataset::File => {
+            let mut top = 0u8;
+            for (path, role) in [
+                (cfg.labels.as_deref(), Role::Labels),
+                (cfg.test_labels.as_deref(), Role::TestLabels),
+            ] {
+                if let Some(path) = path {
+                    let labels =
+                        arrays::read_labels(path, role).map_err(|e| at_key(role.key(), e))?;
+                    top = top.max(labels.into_iter().max().unwrap_or(0));
+                }
+            }
+            Ok(usize::from(top) + 1)
+        }
+        _ => Ok(Source::CLASSES),
+    }
+}
+
 /// Loads the inputs a `[data]` table describes. Errors name the file or the key.
 pub fn load(cfg: &DataConfig) -> Result<Inputs> {
     let inputs = match cfg.dataset {

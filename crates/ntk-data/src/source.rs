@@ -28,6 +28,9 @@ pub enum Source {
 }
 
 impl Source {
+    /// The classes of every built-in set (ten digits, ten garments, ten CIFAR-10 classes).
+    pub const CLASSES: usize = 10;
+
     /// All sources.
     pub fn all() -> Vec<Self> {
         ntk_runs::names::all()

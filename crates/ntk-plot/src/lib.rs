@@ -316,14 +316,14 @@ impl Figure {
         s: f64,
         vector: bool,
         m: &Metrics,
-    ) -> Result<(), String>
+    ) -> Result<(), DrawError>
     where
         DB::ErrorType: 'static,
     {
-        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| DrawError::Backend(e.to_string());
         let px = |v: f64| (v * s).round() as i32;
         root.fill(&WHITE).map_err(err)?;
-        let (xt, yt) = self.axes().ok_or("nothing to plot")?;
+        let (xt, yt) = self.axes().ok_or(DrawError::Empty)?;
         let (w, _) = root.dim_in_pixel();
         // The title is centred over the whole figure (plot and legend), in a smaller font
         // when it would not fit (over the plot alone a long title ran off the left edge),
@@ -892,6 +892,24 @@ fn draw_marker<DB: DrawingBackend>(
 }
 
 /// A drawing error of the figure file `path`.
+/// Why a figure cannot be drawn.
+#[derive(Debug)]
+enum DrawError {
+    /// No series has a point to draw.
+    Empty,
+    /// The drawing backend's error (plotters' message: its type differs per backend).
+    Backend(String),
+}
+
+impl std::fmt::Display for DrawError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Empty => f.write_str("nothing to plot"),
+            Self::Backend(message) => f.write_str(message),
+        }
+    }
+}
+
 fn plot_error(path: &Path, message: impl ToString) -> ntk_runs::Error {
     ntk_runs::Error::Plot {
         path: path.to_path_buf(),

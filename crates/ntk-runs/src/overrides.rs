@@ -252,8 +252,18 @@ pub fn from_table<T: DeserializeOwned>(
     })
 }
 
+/// Whether the config of the file `path` with `sets` applied gives the dotted `key` (a
+/// `--set KEY=` removes it): a tool whose default for a key depends on other keys asks.
+pub fn gives(path: &Path, sets: &[Assignment], key: &str) -> crate::Result<bool> {
+    let mut table = read_table(path)?;
+    for a in sets {
+        a.apply(&mut table)?;
+    }
+    Ok(lookup(&table, key))
+}
+
 /// Whether the dotted `key` is present in `table`.
-fn lookup(table: &Table, key: &str) -> bool {
+pub fn lookup(table: &Table, key: &str) -> bool {
     let mut t = table;
     let mut parts = key.split('.').peekable();
     while let Some(part) = parts.next() {

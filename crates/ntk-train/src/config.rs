@@ -239,21 +239,42 @@ pub struct TrainConfig {
     pub sweep: Option<SweepAxes>,
 }
 
+/// The key whose default the trainer takes from the data ([`TrainConfig::with_default_outputs`]).
+pub const OUTPUT_DIM: &str = "model.output_dim";
+
 impl TrainConfig {
     /// Reads a TOML file; errors name the file, line and key.
     pub fn load(path: &Path) -> crate::Result<Self> {
         let cfg: Self = ntk_runs::config_file::load_toml(path)?;
-        cfg.validate().map_err(|e| crate::Error::At {
+        let given = ntk_runs::overrides::gives(path, &[], OUTPUT_DIM)?;
+        let at = |e| crate::Error::At {
             path: path.to_path_buf(),
             source: Box::new(e),
-        })?;
+        };
+        let cfg = cfg.with_default_outputs(given).map_err(at)?;
+        cfg.validate().map_err(at)?;
         Ok(cfg)
     }
 
     pub fn parse(text: &str) -> crate::Result<Self> {
         let cfg: Self = toml::from_str(text)?;
+        let table: toml::Table = text.parse()?;
+        let cfg = cfg.with_default_outputs(ntk_runs::overrides::lookup(&table, OUTPUT_DIM))?;
         cfg.validate()?;
         Ok(cfg)
+    }
+
+    /// The config with `model.output_dim` filled in when the file leaves it out (`given`
+    /// false): one output per class of the data ([`ntk_data::inputs::classes`]), where the
+    /// network library's default (one output, the probe's scalar NTK) cannot classify.
+    pub fn with_default_outputs(mut self, given: bool) -> crate::Result<Self> {
+        if !given && self.model.is_some() {
+            let classes = ntk_data::inputs::classes(&self.data)?;
+            if let Some(m) = self.model.as_mut() {
+                m.output_dim = classes;
+            }
+        }
+        Ok(self)
     }
 
     /// The network this config trains: exactly one of `[model]` and `[resnet]`.
@@ -284,7 +305,11 @@ impl TrainConfig {
     /// Every problem of the config, in the order of its tables (the first of each check).
     pub fn problems(&self) -> Vec<crate::Error> {
         let data_n = match self.data.n {
-            0 => Err(invalid("data.n", 0, "need at least one training sample")),
+            0 => Err(crate::Error::config(
+                "data.n",
+                0,
+                "need at least one training sample",
+            )),
             _ => Ok(()),
         };
         let mut problems: Vec<crate::Error> = [
@@ -314,9 +339,10 @@ impl TrainConfig {
             .map(Into::into)
             .collect();
         if self.data.dataset == ntk_data::Dataset::File && self.data.labels.is_none() {
-            problems.push(crate::Error::Invalid(
-                "data.labels: training needs a label (an integer class) per row of data.x".into(),
-            ));
+            problems.push(crate::Error::Missing {
+                key: "data.labels",
+                why: "training needs a label (an integer class) per row of data.x",
+            });
         }
         // What the data's headers say; when they cannot be read, `check` said why.
         let (Ok(shape), Ok(dim)) = (
@@ -331,10 +357,10 @@ impl TrainConfig {
                 Some([c, h, w]) => format!("{c}x{h}x{w} images"),
                 None => format!("{dim} inputs"),
             };
-            problems.push(crate::Error::Invalid(format!(
-                "train.augment = true needs 3x32x32 images (CIFAR-10); data.dataset = \"{dataset}\" \
-                 has {has}"
-            )));
+            problems.push(crate::Error::AugmentNeedsCifar {
+                data: format!("data.dataset = \"{dataset}\""),
+                has,
+            });
         }
         if let Ok(spec) = self.spec() {
             let what = format!("data.dataset = \"{dataset}\"");
@@ -352,25 +378,31 @@ impl TrainConfig {
     fn validate_optim(&self) -> crate::Result<()> {
         let o = &self.optim;
         if !(o.lr.is_finite() && o.lr > 0.0) {
-            return Err(invalid("optim.lr", o.lr, "must be positive"));
+            return Err(crate::Error::config("optim.lr", o.lr, "must be positive"));
         }
         if !(0.0..1.0).contains(&o.momentum) {
-            return Err(invalid("optim.momentum", o.momentum, "must be in [0, 1)"));
-        }
-        if o.nesterov && o.momentum == 0.0 {
-            return Err(crate::Error::Invalid(
-                "optim.nesterov = true needs optim.momentum > 0".into(),
+            return Err(crate::Error::config(
+                "optim.momentum",
+                o.momentum,
+                "must be in [0, 1)",
             ));
         }
+        if o.nesterov && o.momentum == 0.0 {
+            return Err(crate::Error::Needs {
+                key: "optim.nesterov",
+                value: "true",
+                needs: "optim.momentum > 0",
+            });
+        }
         if !(o.weight_decay.is_finite() && o.weight_decay >= 0.0) {
-            return Err(invalid(
+            return Err(crate::Error::config(
                 "optim.weight_decay",
                 o.weight_decay,
                 "must be non-negative",
             ));
         }
         if !(o.scalar_lr_scale.is_finite() && o.scalar_lr_scale > 0.0) {
-            return Err(invalid(
+            return Err(crate::Error::config(
                 "optim.scalar_lr_scale",
                 o.scalar_lr_scale,
                 "must be positive",
@@ -382,7 +414,7 @@ impl TrainConfig {
     fn validate_train(&self) -> crate::Result<()> {
         let t = &self.train;
         let at_least_one = |key, v: usize| match v {
-            0 => Err(invalid(key, 0, "must be at least 1")),
+            0 => Err(crate::Error::config(key, 0, "must be at least 1")),
             _ => Ok(()),
         };
         at_least_one("train.batch_size", t.batch_size)?;
@@ -390,23 +422,33 @@ impl TrainConfig {
             (Some(0), _) => at_least_one("train.epochs", 0)?,
             (_, Some(0)) => at_least_one("train.iterations", 0)?,
             (Some(_), Some(_)) => {
-                return Err(crate::Error::Invalid(
-                    "train.epochs and train.iterations: give one, not both".into(),
-                ));
+                return Err(crate::Error::Exclusive {
+                    keys: "train.epochs and train.iterations",
+                    reason: "give one, not both",
+                });
             }
             (None, None) => {
-                return Err(crate::Error::Invalid(
-                    "train: give epochs or iterations".into(),
-                ));
+                return Err(crate::Error::Missing {
+                    key: "train",
+                    why: "give epochs or iterations",
+                });
             }
             _ => {}
         }
         // Step counts (epochs x steps per epoch) must not overflow; no run is this long.
         if let Some(e) = t.epochs.filter(|e| *e > MAX_EPOCHS) {
-            return Err(invalid("train.epochs", e, "must be at most 1e9"));
+            return Err(crate::Error::config(
+                "train.epochs",
+                e,
+                "must be at most 1e9",
+            ));
         }
         if let Some(i) = t.iterations.filter(|i| *i > MAX_ITERATIONS) {
-            return Err(invalid("train.iterations", i, "must be at most 1e12"));
+            return Err(crate::Error::config(
+                "train.iterations",
+                i,
+                "must be at most 1e12",
+            ));
         }
         at_least_one("train.eval_every", t.eval_every)?;
         at_least_one("train.checkpoint_every", t.checkpoint_every)
@@ -425,11 +467,10 @@ impl TrainConfig {
             _ => lrs.iter().copied().fold(f64::INFINITY, f64::min),
         };
         if self.schedule.min_lr > lowest {
-            return Err(crate::Error::Invalid(format!(
-                "schedule.min_lr = {}: above the learning rate {lowest}; the cosine schedule \
-                 decays from the lr down to min_lr",
-                self.schedule.min_lr
-            )));
+            return Err(crate::Error::MinLrAboveLr {
+                min_lr: self.schedule.min_lr,
+                lr: lowest,
+            });
         }
         Ok(())
     }
@@ -439,18 +480,21 @@ impl TrainConfig {
             return Ok(());
         };
         if k.every == 0 {
-            return Err(invalid("ntk.every", 0, "must be at least 1"));
+            return Err(crate::Error::config("ntk.every", 0, "must be at least 1"));
         }
         if k.n < 2 || k.n > self.data.n {
-            return Err(crate::Error::Invalid(format!(
-                "ntk.n = {}: must be in 2..=data.n ({})",
-                k.n, self.data.n
-            )));
+            return Err(crate::Error::OutOfRange {
+                key: "ntk.n",
+                value: k.n,
+                bound_key: "data.n",
+                bound: self.data.n,
+                why: "",
+            });
         }
         if let (Some(stats), Ok(spec)) = (k.batch_norm_statistics, self.spec())
             && !spec.has_batch_norm()
         {
-            return Err(invalid(
+            return Err(crate::Error::config(
                 "ntk.batch_norm_statistics",
                 stats,
                 "only for BatchNorm networks (model.normalization = \"batch_norm\", \
@@ -465,15 +509,21 @@ impl TrainConfig {
             return Ok(());
         };
         if r.every == 0 {
-            return Err(invalid("representations.every", 0, "must be at least 1"));
+            return Err(crate::Error::config(
+                "representations.every",
+                0,
+                "must be at least 1",
+            ));
         }
         let test_n = self.train.test_n;
         if r.n < 2 || r.n > test_n {
-            return Err(crate::Error::Invalid(format!(
-                "representations.n = {}: must be in 2..=train.test_n ({test_n}), the test \
-                 inputs whose representations are compared",
-                r.n
-            )));
+            return Err(crate::Error::OutOfRange {
+                key: "representations.n",
+                value: r.n,
+                bound_key: "train.test_n",
+                bound: test_n,
+                why: ", the test inputs whose representations are compared",
+            });
         }
         Ok(())
     }
@@ -484,16 +534,18 @@ impl TrainConfig {
         };
         let pair_axes = !s.activations.is_empty() || !s.normalizations.is_empty();
         if !s.families.is_empty() && pair_axes {
-            return Err(crate::Error::Invalid(
-                "sweep.families replaces sweep.activations and sweep.normalizations: \
-                 give families alone"
-                    .into(),
-            ));
+            return Err(crate::Error::Exclusive {
+                keys: "sweep.families",
+                reason: "replaces sweep.activations and sweep.normalizations: give families \
+                         alone",
+            });
         }
         if let Some(lr) = s.lrs.iter().find(|lr| !(lr.is_finite() && **lr > 0.0)) {
-            return Err(crate::Error::Invalid(format!(
-                "sweep.lrs: {lr} is not a positive learning rate"
-            )));
+            return Err(crate::Error::config(
+                "sweep.lrs",
+                lr,
+                "not a positive learning rate",
+            ));
         }
         // A value listed twice would be one run directory for two points.
         let lrs: Vec<String> = s.lrs.iter().map(|lr| lr_tag(*lr)).collect();
@@ -516,14 +568,14 @@ impl TrainConfig {
         let spec = self.spec()?;
         spec.validate()?;
         match spec {
-            NetSpec::Mlp(m) if m.output_dim < 2 => Err(invalid(
+            NetSpec::Mlp(m) if m.output_dim < 2 => Err(crate::Error::config(
                 "model.output_dim",
                 m.output_dim,
                 "classification needs one output per class",
             )),
             NetSpec::ResNet(r) => {
                 if r.num_classes < 2 {
-                    return Err(invalid(
+                    return Err(crate::Error::config(
                         "resnet.num_classes",
                         r.num_classes,
                         "classification needs two classes or more",
@@ -531,7 +583,7 @@ impl TrainConfig {
                 }
                 Ok(())
             }
-            NetSpec::Mlp(_) if self.optim.scalar_lr_scale != 1.0 => Err(invalid(
+            NetSpec::Mlp(_) if self.optim.scalar_lr_scale != 1.0 => Err(crate::Error::config(
                 "optim.scalar_lr_scale",
                 self.optim.scalar_lr_scale,
                 "applies to the scalar biases and multipliers of Fixup ResNets; an MLP has none",
@@ -558,22 +610,14 @@ const MAX_EPOCHS: usize = 1_000_000_000;
 const MAX_ITERATIONS: usize = 1_000_000_000_000;
 
 /// Refuses a sweep axis that lists a value twice.
-fn twice<T: PartialEq + std::fmt::Debug>(key: &str, values: &[T]) -> crate::Result<()> {
+fn twice<T: PartialEq + std::fmt::Debug>(key: &'static str, values: &[T]) -> crate::Result<()> {
     for (i, v) in values.iter().enumerate() {
         if values[..i].contains(v) {
-            return Err(crate::Error::Invalid(format!(
-                "{key}: lists {v:?} twice (each value is one run)"
-            )));
+            return Err(crate::Error::ListedTwice {
+                key,
+                value: format!("{v:?}"),
+            });
         }
     }
     Ok(())
-}
-
-/// The error for a value the trainer cannot use: `key = value: reason`.
-fn invalid(key: &'static str, value: impl std::fmt::Display, reason: &'static str) -> crate::Error {
-    crate::Error::Config {
-        key,
-        value: value.to_string(),
-        reason,
-    }
 }

@@ -63,11 +63,12 @@ pub fn load_data(data: &DataConfig, test_n: usize) -> crate::Result<Data> {
         source: Box::new(e.into()),
     })?;
     if test.d != train.d {
-        return Err(crate::Error::Invalid(format!(
-            "the test split ({}) has {} inputs per sample but the training split ({}) has {}: \
-             the two splits' files must hold images of one shape",
-            test.description, test.d, train.description, train.d
-        )));
+        return Err(crate::Error::SplitShapes {
+            train: train.description,
+            train_d: train.d,
+            test: test.description,
+            test_d: test.d,
+        });
     }
     Ok(Data::new(train, Some(test)))
 }

@@ -32,10 +32,151 @@ pub enum Error {
     /// Several problems of one config, each its own error.
     #[error("{} problems:{}", .0.len(), ntk_runs::error::bullets(.0))]
     Problems(Vec<Error>),
-    /// A config that fails a check beyond single values (keys that do not go together, a
-    /// missing key, an unsupported combination); the message names the keys.
-    #[error("{0}")]
-    Invalid(String),
+    /// A key whose value needs another key: `key = value needs what`.
+    #[error("{key} = {value} needs {needs}")]
+    Needs {
+        key: &'static str,
+        value: &'static str,
+        needs: &'static str,
+    },
+    /// A key (or section) the run needs and the config lacks: `key: why`.
+    #[error("{key}: {why}")]
+    Missing {
+        key: &'static str,
+        why: &'static str,
+    },
+    /// Keys that exclude each other: `keys: what to do`.
+    #[error("{keys}: {reason}")]
+    Exclusive {
+        keys: &'static str,
+        reason: &'static str,
+    },
+    /// A count outside the range its bound allows: `key = value: must be in 2..=bound_key
+    /// (bound)`.
+    #[error("{key} = {value}: must be in 2..={bound_key} ({bound}){why}")]
+    OutOfRange {
+        key: &'static str,
+        value: usize,
+        bound_key: &'static str,
+        bound: usize,
+        /// What the range counts, after a comma (or nothing).
+        why: &'static str,
+    },
+    /// A sweep axis listing one value twice (two points would share a run directory).
+    #[error("{key}: lists {value} twice (each value is one run)")]
+    ListedTwice { key: &'static str, value: String },
+    /// A cosine schedule's floor above the (lowest) learning rate.
+    #[error(
+        "schedule.min_lr = {min_lr}: above the learning rate {lr}; the cosine schedule \
+         decays from the lr down to min_lr"
+    )]
+    MinLrAboveLr { min_lr: f64, lr: f64 },
+    /// Augmentation of data that is not 3x32x32 images; `data` names the set, `has` its
+    /// shape.
+    #[error("train.augment = true needs 3x32x32 images (CIFAR-10); {data} has {has}")]
+    AugmentNeedsCifar { data: String, has: String },
+    /// Labels beyond the network's outputs (`key` is the outputs' key).
+    #[error(
+        "{key} = {classes}: {data} has labels up to {top}; the network needs {} outputs",
+        usize::from(*.top) + 1
+    )]
+    LabelsBeyondOutputs {
+        key: &'static str,
+        classes: usize,
+        data: String,
+        top: u8,
+    },
+    /// An input an f32 run cannot hold.
+    #[error(
+        "{data}: row {row}, column {column} is {value:e}, beyond f32's range \
+         (train.precision = \"f32\"); rescale the inputs or train in f64"
+    )]
+    BeyondF32 {
+        data: String,
+        row: usize,
+        column: usize,
+        value: f64,
+    },
+    /// Training and test splits of different input sizes.
+    #[error(
+        "the test split ({test}) has {test_d} inputs per sample but the training split \
+         ({train}) has {train_d}: the two splits' files must hold images of one shape"
+    )]
+    SplitShapes {
+        train: String,
+        train_d: usize,
+        test: String,
+        test_d: usize,
+    },
+    /// `[representations]` without a test set.
+    #[error("[representations] compares test inputs: the run needs a test set (train.test_n > 0)")]
+    RepresentationsNeedTestSet,
+    /// `train.engine = "host"` for a network no host engine trains.
+    #[error(
+        "train.engine = \"host\": the host engines train MLPs without normalization layers \
+         and CIFAR ResNets, not {model}; use \"auto\" or \"burn\""
+    )]
+    NoHostEngine { model: String },
+
+    // --- run directories ---
+    /// A run directory that holds a run, without `--resume`.
+    #[error(
+        "{} already holds a run; pass --resume to continue it, or choose another --out",
+        .out.display()
+    )]
+    RunExists { out: PathBuf },
+    /// A checkpoint of another engine than the one this run would use.
+    #[error(
+        "{}: the checkpoint was written by the {written_by} engine and this run would use \
+         the {engine} engine; set train.engine = \"{written_by}\" to resume it",
+        .out.display()
+    )]
+    EngineMismatch {
+        out: PathBuf,
+        written_by: String,
+        engine: String,
+    },
+    /// Momentum buffers of another size than the network's parameters.
+    #[error("momentum buffers hold {have} values, the network has {want} parameters")]
+    MomentumSize { have: usize, want: usize },
+
+    // --- reports ---
+    /// A run whose metrics table and summary disagree on the epochs completed.
+    #[error(
+        "{}: {rows} epoch row(s), but {} records {epochs} epoch(s) completed; the run's \
+         files do not agree",
+        .metrics.display(),
+        .summary.display()
+    )]
+    MetricsDisagree {
+        metrics: PathBuf,
+        rows: usize,
+        summary: PathBuf,
+        epochs: usize,
+    },
+    /// A run's config.toml edited after the run: each edit as `key = now there, was
+    /// recorded`.
+    #[error(
+        "{}: differs from the config its run recorded ({}); the file was edited after the \
+         run, so its results are not reported",
+        .path.display(),
+        .edits.join("; ")
+    )]
+    Edited { path: PathBuf, edits: Vec<String> },
+    /// A directory that is neither a run nor a sweep.
+    #[error("{}: no run here (neither config.toml nor runs/): {source}", .out.display())]
+    NoRun {
+        out: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A sweep directory without training runs (`probe_sweep`: it looks like the probe's).
+    #[error(
+        "{}: no training runs under runs/ (no runs/*/config.toml){}",
+        .out.display(),
+        if *.probe_sweep { "; this looks like an ntk-probe sweep: use `ntk-probe collect`" } else { "" }
+    )]
+    NoTrainingRuns { out: PathBuf, probe_sweep: bool },
     /// A config text that does not parse.
     #[error(transparent)]
     Toml(#[from] toml::de::Error),
@@ -99,6 +240,17 @@ pub enum Error {
     /// An output set that cannot be begun or committed (the message names its directory).
     #[error("{0}")]
     Io(#[source] std::io::Error),
+}
+
+impl Error {
+    /// The error of one config value: `key = value: reason`.
+    pub fn config(key: &'static str, value: impl std::fmt::Display, reason: &'static str) -> Self {
+        Self::Config {
+            key,
+            value: value.to_string(),
+            reason,
+        }
+    }
 }
 
 impl From<ntk_runs::Error> for Error {

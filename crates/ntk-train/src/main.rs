@@ -12,7 +12,7 @@ use ntk_numerics::backend::{self, Precision};
 use ntk_runs::args::{self, CollectArgs, PlotArgs, RunFlags, SweepFlags};
 use ntk_runs::overrides::{self, Assignment};
 use ntk_runs::sweep::Shard;
-use ntk_train::config::{EngineChoice, TrainConfig};
+use ntk_train::config::{EngineChoice, OUTPUT_DIM, TrainConfig};
 use ntk_train::progress::Reporter;
 use ntk_train::sweep;
 use ntk_train::train::RunOptions;
@@ -176,6 +176,9 @@ fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<TrainConfig> {
         .ok_or("--config FILE is required (or a subcommand: run, sweep, collect, plot, bench)")?;
     let sets = assignments(flags, own, &overrides::read_table(path)?)?;
     let cfg: TrainConfig = overrides::load(path, &sets)?;
+    let cfg = cfg
+        .with_default_outputs(overrides::gives(path, &sets, OUTPUT_DIM)?)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     refuse_axis_overrides(&cfg, &sets, path)?;
     cfg.validate().map_err(|e| {
         if sets.is_empty() {
@@ -442,6 +445,9 @@ fn collect(args: CollectArgs) -> CliResult<()> {
     if let Some(path) = &args.config {
         let sets = overrides::parse_all(&args.set)?;
         let cfg: TrainConfig = overrides::load(path, &sets)?;
+        let cfg = cfg
+            .with_default_outputs(overrides::gives(path, &sets, OUTPUT_DIM)?)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         cfg.validate()
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let compute = backend::select(cfg.train.device.as_deref(), cfg.train.precision)?;

@@ -82,14 +82,12 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     if let Some(s) = &summary
         && metrics.len() != s.epochs_completed
     {
-        return Err(crate::Error::Invalid(format!(
-            "{}: {} epoch row(s), but {} records {} epoch(s) completed; the run's files do \
-             not agree",
-            metrics_path.display(),
-            metrics.len(),
-            dir.join("summary.json").display(),
-            s.epochs_completed
-        )));
+        return Err(crate::Error::MetricsDisagree {
+            metrics: metrics_path,
+            rows: metrics.len(),
+            summary: dir.join("summary.json"),
+            epochs: s.epochs_completed,
+        });
     }
     Ok(RunRecord {
         id,
@@ -127,12 +125,10 @@ fn check_config_file(path: &Path, cfg: &TrainConfig, recorded: &Provenance) -> c
     if edited.is_empty() {
         return Ok(());
     }
-    Err(crate::Error::Invalid(format!(
-        "{}: differs from the config its run recorded ({}); the file was edited after \
-         the run, so its results are not reported",
-        path.display(),
-        edited.join("; ")
-    )))
+    Err(crate::Error::Edited {
+        path: path.to_path_buf(),
+        edits: edited,
+    })
 }
 
 /// The provenance a run's checkpoint pointer records (a run without a summary yet).
@@ -149,11 +145,11 @@ pub fn read_runs(out: &Path) -> crate::Result<Vec<RunRecord>> {
         return Ok(vec![read_run(out, String::new())?]);
     }
     let runs = out.join("runs");
-    if let Err(e) = std::fs::read_dir(&runs) {
-        return Err(crate::Error::Invalid(format!(
-            "{}: no run here (neither config.toml nor runs/): {e}",
-            out.display()
-        )));
+    if let Err(source) = std::fs::read_dir(&runs) {
+        return Err(crate::Error::NoRun {
+            out: out.to_path_buf(),
+            source,
+        });
     }
     let dirs: Vec<PathBuf> = ntk_runs::sweep::find_files(&runs, "config.toml")
         .into_iter()
@@ -161,15 +157,10 @@ pub fn read_runs(out: &Path) -> crate::Result<Vec<RunRecord>> {
         .collect();
     if dirs.is_empty() {
         let probe = runs.join("relu").is_dir() || runs.join("linear").is_dir();
-        return Err(crate::Error::Invalid(format!(
-            "{}: no training runs under runs/ (no runs/*/config.toml){}",
-            out.display(),
-            if probe {
-                "; this looks like an ntk-probe sweep: use `ntk-probe collect`"
-            } else {
-                ""
-            }
-        )));
+        return Err(crate::Error::NoTrainingRuns {
+            out: out.to_path_buf(),
+            probe_sweep: probe,
+        });
     }
     let mut runs = Vec::new();
     for d in &dirs {

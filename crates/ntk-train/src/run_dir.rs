@@ -84,10 +84,9 @@ pub(crate) fn open_run_dir(
     let found = checkpoint::find(out)?;
     let decision = resume_decision(resume, summary_path.exists(), found.is_some());
     if decision == ResumeDecision::Refuse {
-        return Err(crate::Error::Invalid(format!(
-            "{} already holds a run; pass --resume to continue it, or choose another --out",
-            out.display()
-        )));
+        return Err(crate::Error::RunExists {
+            out: out.to_path_buf(),
+        });
     }
     if let Some(ck) = &found {
         let recorded = ck.pointer.provenance.as_ref();

@@ -95,41 +95,49 @@ impl Default for ScheduleConfig {
 impl ScheduleConfig {
     pub fn validate(&self) -> crate::Result<()> {
         if !(self.gamma.is_finite() && self.gamma > 0.0) {
-            return Err(crate::Error::Invalid(format!(
-                "schedule.gamma = {}: must be positive",
-                self.gamma
-            )));
+            return Err(crate::Error::config(
+                "schedule.gamma",
+                self.gamma,
+                "must be positive",
+            ));
         }
         match self.kind {
             ScheduleKind::Step if self.step_size.unwrap_or(0) == 0 => {
-                return Err(crate::Error::Invalid(
-                    "schedule.kind = \"step\" needs schedule.step_size >= 1".into(),
-                ));
+                return Err(crate::Error::Needs {
+                    key: "schedule.kind",
+                    value: "\"step\"",
+                    needs: "schedule.step_size >= 1",
+                });
             }
             ScheduleKind::MultiStep if self.milestones.is_empty() => {
-                return Err(crate::Error::Invalid(
-                    "schedule.kind = \"multi_step\" needs schedule.milestones".into(),
-                ));
+                return Err(crate::Error::Needs {
+                    key: "schedule.kind",
+                    value: "\"multi_step\"",
+                    needs: "schedule.milestones",
+                });
             }
             ScheduleKind::MultiStep if self.milestones.windows(2).any(|w| w[0] >= w[1]) => {
-                return Err(crate::Error::Invalid(format!(
-                    "schedule.milestones = {:?}: must be increasing",
-                    self.milestones
-                )));
+                return Err(crate::Error::config(
+                    "schedule.milestones",
+                    format!("{:?}", self.milestones),
+                    "must be increasing",
+                ));
             }
             _ => {}
         }
         if !(self.min_lr.is_finite() && self.min_lr >= 0.0) {
-            return Err(crate::Error::Invalid(format!(
-                "schedule.min_lr = {}: must be non-negative",
-                self.min_lr
-            )));
+            return Err(crate::Error::config(
+                "schedule.min_lr",
+                self.min_lr,
+                "must be non-negative",
+            ));
         }
         if !(self.warmup_lr.is_finite() && self.warmup_lr >= 0.0) {
-            return Err(crate::Error::Invalid(format!(
-                "schedule.warmup_lr = {}: must be non-negative",
-                self.warmup_lr
-            )));
+            return Err(crate::Error::config(
+                "schedule.warmup_lr",
+                self.warmup_lr,
+                "must be non-negative",
+            ));
         }
         Ok(())
     }

@@ -290,13 +290,11 @@ pub fn choose_engine(
     match choice {
         EngineChoice::Burn => Ok(None),
         EngineChoice::Auto => Ok(if cpu { engine() } else { None }),
-        EngineChoice::Host => engine().map(Some).ok_or_else(|| {
-            crate::Error::Invalid(format!(
-                "train.engine = \"host\": the host engines train MLPs without normalization \
-                 layers and CIFAR ResNets, not {}; use \"auto\" or \"burn\"",
-                model.describe()
-            ))
-        }),
+        EngineChoice::Host => engine()
+            .map(Some)
+            .ok_or_else(|| crate::Error::NoHostEngine {
+                model: model.describe(),
+            }),
     }
 }
 

@@ -181,11 +181,7 @@ impl<'a> Tracking<'a> {
         let representations = match (&cfg.representations, &data.test) {
             (Some(r), Some(test)) => Some((r, first(test, r.n))),
             (Some(_), None) => {
-                return Err(crate::Error::Invalid(
-                    "[representations] compares test inputs: the run needs a test set \
-                     (train.test_n > 0)"
-                        .into(),
-                ));
+                return Err(crate::Error::RepresentationsNeedTestSet);
             }
             (None, _) => None,
         };

@@ -86,10 +86,10 @@ pub fn train(
 pub(crate) fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result<()> {
     let set = &data.train;
     if cfg.train.augment && set.d != 3 * 32 * 32 {
-        return Err(crate::Error::Invalid(format!(
-            "train.augment = true needs 3x32x32 images (CIFAR-10); {} has {} inputs",
-            set.description, set.d
-        )));
+        return Err(crate::Error::AugmentNeedsCifar {
+            data: set.description.clone(),
+            has: format!("{} inputs", set.d),
+        });
     }
     let sets = || std::iter::once(set).chain(data.test.as_ref());
     // The set with the largest label, named in the message.
@@ -102,25 +102,23 @@ pub(crate) fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> cr
             NetSpec::Mlp(_) => "model.output_dim",
             NetSpec::ResNet(_) => "resnet.num_classes",
         };
-        return Err(crate::Error::Invalid(format!(
-            "{key} = {}: {} has labels up to {top}; the network needs {} outputs",
-            spec.classes(),
-            with.description,
-            usize::from(top) + 1
-        )));
+        return Err(crate::Error::LabelsBeyondOutputs {
+            key,
+            classes: spec.classes(),
+            data: with.description.clone(),
+            top,
+        });
     }
     // Inputs beyond f32's range become infinities in an f32 run (and its loss NaN).
     if cfg.train.precision == ntk_numerics::backend::Precision::F32 {
         for s in sets() {
             if let Some(i) = s.x.iter().position(|v| v.abs() > f64::from(f32::MAX)) {
-                return Err(crate::Error::Invalid(format!(
-                    "{}: row {}, column {} is {:e}, beyond f32's range (train.precision = \
-                     \"f32\"); rescale the inputs or train in f64",
-                    s.description,
-                    i / s.d.max(1),
-                    i % s.d.max(1),
-                    s.x[i]
-                )));
+                return Err(crate::Error::BeyondF32 {
+                    data: s.description.clone(),
+                    row: i / s.d.max(1),
+                    column: i % s.d.max(1),
+                    value: s.x[i],
+                });
             }
         }
     }
@@ -163,11 +161,11 @@ fn check_engine(out: &Path, written_by: &str, engine: &str) -> crate::Result<()>
     if written_by == engine {
         return Ok(());
     }
-    Err(crate::Error::Invalid(format!(
-        "{}: the checkpoint was written by the {written_by} engine and this run would use \
-         the {engine} engine; set train.engine = \"{written_by}\" to resume it",
-        out.display()
-    )))
+    Err(crate::Error::EngineMismatch {
+        out: out.to_path_buf(),
+        written_by: written_by.to_string(),
+        engine: engine.to_string(),
+    })
 }
 
 /// Ends the run: after a divergence keeps the last good state ([`Progress::keep_last_good`]); a run

@@ -222,3 +222,96 @@ fn third_review_training_cases() {
     let again = run(&bn, dir.path(), resume);
     assert_eq!(again.status, RunStatus::Finished);
 }
+
+/// `model.output_dim` left out: the trainer gives the network one output per class of the
+/// data (10 for the digits; for files one more than the largest label of either label
+/// file), where the network library's default is one output. A value the config gives is
+/// kept, and the dry run and the run agree.
+#[test]
+fn output_dim_left_out_is_the_datas_class_count() {
+    let without = |text: &str| {
+        text.lines()
+            .filter(|l| !l.starts_with("output_dim"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let text = toml::to_string(&digits_config()).unwrap();
+    assert!(text.contains("output_dim = 10"), "{text}");
+    let cfg = TrainConfig::parse(&without(&text)).unwrap();
+    assert_eq!(cfg.model.as_ref().unwrap().output_dim, 10);
+    let given = TrainConfig::parse(&text.replace("output_dim = 10", "output_dim = 12")).unwrap();
+    assert_eq!(given.model.as_ref().unwrap().output_dim, 12);
+
+    // Files whose labels are 0..=3 in training and up to 4 held out: five outputs.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x: Vec<f64> = (0..40).map(|i| f64::from(i % 7) / 7.0).collect();
+    let y: Vec<u8> = (0..10).map(|i| (i % 4) as u8).collect();
+    let ty: Vec<u8> = vec![4, 0];
+    let npy = |name: &str, bytes: Vec<u8>| std::fs::write(d.join(name), bytes).unwrap();
+    npy("x.npy", ntk_runs::npy::to_bytes(&x, &[10, 4]).unwrap());
+    npy("y.npy", ntk_runs::npy::to_bytes(&y, &[10]).unwrap());
+    npy("tx.npy", ntk_runs::npy::to_bytes(&x[..8], &[2, 4]).unwrap());
+    npy("ty.npy", ntk_runs::npy::to_bytes(&ty, &[2]).unwrap());
+    let files = format!(
+        "[data]\ndataset = \"file\"\nn = 10\nx = \"{0}/x.npy\"\nlabels = \"{0}/y.npy\"\n\
+         test_x = \"{0}/tx.npy\"\ntest_labels = \"{0}/ty.npy\"\n\n[model]\nwidth = 8\n\
+         depth = 1\nactivation = \"relu\"\n\n[optim]\nlr = 0.1\n\n[train]\nbatch_size = 5\n\
+         epochs = 1\ntest_n = 2\n",
+        d.display()
+    );
+    let path = d.join("files.toml");
+    std::fs::write(&path, &files).unwrap();
+    let cfg = TrainConfig::load(&path).unwrap();
+    assert_eq!(cfg.model.as_ref().unwrap().output_dim, 5);
+    // The binary: the dry run passes, the run trains and records the resolved value.
+    let bin = env!("CARGO_BIN_EXE_ntk-train");
+    let out = d.join("out");
+    for extra in [&["--dry-run"][..], &[]] {
+        let o = std::process::Command::new(bin)
+            .args([
+                "--config".as_ref(),
+                path.as_os_str(),
+                "--out".as_ref(),
+                out.as_os_str(),
+            ])
+            .args(extra)
+            .env_remove("NTK_MAX_MEMORY")
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let recorded = std::fs::read_to_string(out.join("config.toml")).unwrap();
+    assert!(recorded.contains("output_dim = 5"), "{recorded}");
+    // `--set model.output_dim=` removes a given value, which then comes from the data.
+    let explicit = d.join("explicit.toml");
+    std::fs::write(
+        &explicit,
+        files.replace("[model]\n", "[model]\noutput_dim = 7\n"),
+    )
+    .unwrap();
+    let o = std::process::Command::new(bin)
+        .args([
+            "--config".as_ref(),
+            explicit.as_os_str(),
+            "--dry-run".as_ref(),
+        ])
+        .args(["--out".as_ref(), d.join("e").as_os_str()])
+        .args(["--set", "model.output_dim="])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        TrainConfig::load(&explicit)
+            .unwrap()
+            .model
+            .unwrap()
+            .output_dim
+            == 7,
+        "a given value is kept"
+    );
+}

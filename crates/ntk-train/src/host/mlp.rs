@@ -236,10 +236,10 @@ impl<T: Real> HostMlp<T> {
             .map(|l| l.fan_in() * l.fan_out() + l.b().map_or(0, <[T]>::len))
             .sum();
         if flat.len() != want {
-            return Err(crate::Error::Invalid(format!(
-                "momentum buffers hold {} values, the network has {want} parameters",
-                flat.len()
-            )));
+            return Err(crate::Error::MomentumSize {
+                have: flat.len(),
+                want,
+            });
         }
         let mut at = 0;
         self.vw.clear();

@@ -131,11 +131,10 @@ impl<T: Real> HostResNetSgd<T> {
     /// Restores momentum buffers written by [`Self::velocity`].
     pub fn set_velocity(&mut self, flat: &[f64]) -> crate::Result<()> {
         if !flat.is_empty() && flat.len() != self.net.num_params() {
-            return Err(crate::Error::Invalid(format!(
-                "momentum buffers hold {} values, the network has {} parameters",
-                flat.len(),
-                self.net.num_params()
-            )));
+            return Err(crate::Error::MomentumSize {
+                have: flat.len(),
+                want: self.net.num_params(),
+            });
         }
         self.velocity = flat.iter().map(|&v| T::of(v)).collect();
         Ok(())
