@@ -2,8 +2,6 @@
 //! angles, sweeps, the papers' figures and the benchmark. See the README for the commands;
 //! each subcommand is a module of [`cmd`].
 
-use std::process::ExitCode;
-
 use clap::{Parser, Subcommand};
 use ntk_runs::args::{CollectArgs, PlotArgs};
 
@@ -89,7 +87,7 @@ fn keep_freed_memory() {
 /// message), printed as `error: MESSAGE` with exit code 2.
 pub(crate) type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 
-fn main() -> ExitCode {
+fn main() {
     keep_freed_memory();
     // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.
     ntk_runs::slurm::use_cpus_per_task(ntk_numerics::linalg::set_threads);
@@ -97,6 +95,10 @@ fn main() -> ExitCode {
     // A bug must still end in one clear line and a non-zero exit, not a backtrace.
     ntk_runs::cli::set_panic_hook("ntk-probe");
     let cli = Cli::parse();
+    if let Err(e) = ntk_runs::budget::check_address_space() {
+        eprintln!("error: {e}");
+        ntk_runs::cli::exit(2);
+    }
     let result = match cli.command {
         Command::Run(a) => cmd::run::ntk(a),
         Command::Bench(a) => cmd::bench::bench_cmd(a),
@@ -109,11 +111,12 @@ fn main() -> ExitCode {
         Command::Gmap(a) => cmd::gmap::gmap_cmd(a),
         Command::Transfer(a) => cmd::transfer::transfer_cmd(a),
     };
+    // Everything is written: the process ends without the exit handlers (`cli::exit`).
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => ntk_runs::cli::exit(0),
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(2)
+            ntk_runs::cli::exit(2)
         }
     }
 }

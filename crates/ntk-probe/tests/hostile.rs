@@ -739,6 +739,41 @@ fn a_failing_point_is_recorded_and_the_sweep_goes_on() {
     );
 }
 
+/// A user's file where a point's directory goes (the fourth hostile review's D13): that
+/// point fails and says why, the others are computed, and the file stays where it is, with
+/// `--recompute` too (it used to stop the sweep, and `--recompute` moved the file to a
+/// hidden temporary name for good).
+#[test]
+fn a_users_file_at_a_point_fails_that_point_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("out");
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    let point = out.join("runs/relu/depth02/seed1");
+    std::fs::create_dir_all(point.parent().unwrap()).unwrap();
+    std::fs::write(&point, "x\n").unwrap();
+    for extra in [&[][..], &["--recompute"]] {
+        let o = run(&sweep_args(&cfg, &out, extra));
+        assert_clean_error(
+            &format!("a file at a point {extra:?}"),
+            &o,
+            &["1 point(s) failed", "a file stands where"],
+        );
+        assert!(
+            out.join("runs/relu/depth01/seed1/whole/summary.json")
+                .exists()
+        );
+        assert_eq!(std::fs::read_to_string(&point).unwrap(), "x\n");
+        let stray: Vec<_> = std::fs::read_dir(point.parent().unwrap())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "seed1")
+            .collect();
+        assert!(stray.is_empty(), "left beside the point: {stray:?}");
+    }
+}
+
 /// The estimate in a refusal under `--max-memory 1M` ("needs about 1.5 GiB"), in bytes.
 fn estimate_of(args: &[OsString]) -> f64 {
     let mut v = args.to_vec();
@@ -816,6 +851,32 @@ fn an_allocation_that_fails_is_an_error_not_an_abort() {
         &limited,
         &["out of memory", "bytes"],
     );
+    // An address space too small for the BLAS library's buffer (the fourth hostile review's
+    // D1: such runs hung in OpenBLAS, at their first call or at exit, whatever
+    // --max-memory said): refused at start, and the process ends.
+    for args in [
+        ntk_args(
+            &write(d, "tiny.toml", TINY),
+            &d.join("t"),
+            &["--max-memory", "1G"],
+        ),
+        os(&["theory", "--theta-deg", "5", "--depth", "3"]),
+    ] {
+        let tight = Command::new("bash")
+            .arg("-c")
+            .arg("ulimit -v 300000 && exec timeout 60 \"$@\"")
+            .arg("limited")
+            .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+            .args(&args)
+            .env_remove("NTK_MAX_MEMORY")
+            .output()
+            .unwrap();
+        assert_clean_error(
+            "ulimit -v 300000",
+            &tight,
+            &["RLIMIT_AS (ulimit -v 300000)", "raise it to ulimit -v"],
+        );
+    }
 }
 
 /// `collect` without its config sets no theory beside the points that is not of their

@@ -107,10 +107,18 @@ fn cgroup_remaining() -> Option<(f64, String)> {
     best
 }
 
-/// What `RLIMIT_AS` (`ulimit -v`) still allows: the limit less the process's address
-/// space now (`VmSize`) and a reserve of 256 MiB for the address space the work maps
-/// beside its data (threads' stacks, allocator arenas).
-fn rlimit_remaining() -> Option<(f64, String)> {
+/// The address space the work maps beyond its data as it starts, whatever its size: the
+/// worker threads' stacks, the allocator's per-thread arenas (64 MiB reserved each) and
+/// OpenBLAS's work buffer (128 MiB, allocated at its first call; OpenBLAS retries a failed
+/// allocation forever, so a process without this room hangs instead of failing). Measured
+/// with the dev binaries: ntk-probe ran a 50-sample kernel with 309 MiB of room beyond its
+/// mapping at start and hung or died with 260 MiB; ntk-train trained with 54 MiB and hung
+/// with 5 MiB.
+pub const ADDRESS_RESERVE: f64 = 320.0 * 1024.0 * 1024.0;
+
+/// `RLIMIT_AS` (`ulimit -v`) in bytes when finite, and the address space mapped now
+/// (`VmSize`).
+fn address_space() -> Option<(f64, f64)> {
     let mut rl = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -129,19 +137,45 @@ fn rlimit_remaining() -> Option<(f64, String)> {
         .nth(1)?
         .parse()
         .ok()?;
-    let limit = rl.rlim_cur as f64;
-    // Address space is spent beyond the resident memory the estimates count: the worker
-    // threads' stacks and the allocator's per-thread arenas, reserved as the work starts.
-    let reserve = 256.0 * 1024.0 * 1024.0;
-    let left = (limit - kb * 1024.0 - reserve).max(0.0);
+    Some((rl.rlim_cur as f64, kb * 1024.0))
+}
+
+/// What `RLIMIT_AS` still allows the work's data: the limit less the address space mapped
+/// now and [`ADDRESS_RESERVE`].
+fn rlimit_remaining() -> Option<(f64, String)> {
+    let (limit, mapped) = address_space()?;
+    let left = (limit - mapped - ADDRESS_RESERVE).max(0.0);
     Some((
         left,
         format!(
-            "RLIMIT_AS (ulimit -v {}, {} mapped)",
-            rl.rlim_cur / 1024,
-            human(kb * 1024.0)
+            "what RLIMIT_AS (ulimit -v {}: {}, of which {} mapped and {} kept for threads, \
+             allocator arenas and the BLAS library's buffer) leaves",
+            limit as u64 / 1024,
+            human(limit),
+            human(mapped),
+            human(ADDRESS_RESERVE)
         ),
     ))
+}
+
+/// Refuses to start under an `RLIMIT_AS` that leaves less than [`ADDRESS_RESERVE`] beyond
+/// the program's own mapping: such a process hangs in the BLAS library rather than fails,
+/// whatever the work. Not overruled by `--max-memory` (which overrules the estimate of the
+/// work, not this floor). Both binaries call it first.
+pub fn check_address_space() -> crate::Result<()> {
+    let Some((limit, mapped)) = address_space() else {
+        return Ok(());
+    };
+    if limit - mapped >= ADDRESS_RESERVE {
+        return Ok(());
+    }
+    Err(crate::Error::AddressSpace {
+        limit_kib: limit as u64 / 1024,
+        room: human((limit - mapped).max(0.0)),
+        mapped: human(mapped),
+        reserve: human(ADDRESS_RESERVE),
+        need_kib: ((mapped + ADDRESS_RESERVE) / 1024.0).ceil() as u64,
+    })
 }
 
 /// The memory the system lets this process have now: the least of `MemAvailable`, what
@@ -214,14 +248,19 @@ impl Estimate {
     }
 }
 
-/// `1.5 GiB`, `300 MiB`, `2.3e6 GiB`.
+/// `1.5 GiB`, `300 MiB`, `2.3e6 GiB`; below a MiB in KiB, below a KiB in bytes (`1 KiB`
+/// is not `0 MiB`).
 pub fn human(bytes: f64) -> String {
     if bytes >= 1e6 * GIB {
         format!("{:.1e} GiB", bytes / GIB)
     } else if bytes >= GIB {
         format!("{:.1} GiB", bytes / GIB)
-    } else {
+    } else if bytes >= 1024.0 * 1024.0 {
         format!("{:.0} MiB", bytes / (1024.0 * 1024.0))
+    } else if bytes >= 1024.0 {
+        format!("{:.0} KiB", bytes / 1024.0)
+    } else {
+        format!("{bytes:.0} bytes")
     }
 }
 
@@ -250,6 +289,14 @@ pub fn peak_of(mut cmd: std::process::Command) -> std::io::Result<(bool, f64)> {
 
 #[cfg(test)]
 mod tests {
+    /// Sizes below a MiB keep their magnitude (`--max-memory 1K` is not "0 MiB").
+    #[test]
+    fn small_sizes_are_not_zero() {
+        assert_eq!(super::human(1024.0), "1 KiB");
+        assert_eq!(super::human(100.0), "100 bytes");
+        assert_eq!(super::human(3.0 * 1024.0 * 1024.0), "3 MiB");
+    }
+
     use super::*;
 
     #[test]

@@ -11,6 +11,19 @@ pub fn restore_sigpipe() {
     }
 }
 
+/// Ends the process with `code` once standard output is flushed, without the C library's
+/// exit handlers: OpenBLAS's handler joins its worker threads, and a worker that could not
+/// allocate its buffer (under `ulimit -v`) never returns, so a normal exit could hang after
+/// the work was done and written. Every file the tools write is complete (written,
+/// synced and renamed into place) before this is called.
+pub fn exit(code: u8) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: _exit ends the process at once; nothing after it runs.
+    unsafe { libc::_exit(i32::from(code)) }
+}
+
 /// Sets the panic hook of a binary named `tool`: a bug ends in one clear line
 /// (`tool: internal error: ...`) and a non-zero exit, not a backtrace; a failed write to
 /// standard output (a full device, `> /dev/full`), which Rust's `println!` turns into a
@@ -28,7 +41,7 @@ pub fn set_panic_hook(tool: &'static str) {
             .unwrap_or("");
         if let Some(why) = message.strip_prefix("failed printing to stdout: ") {
             eprintln!("error: cannot write to standard output: {why}");
-            std::process::exit(2);
+            exit(2);
         }
         // An allocation refused under a limit the memory guard did not foresee (faer
         // reports it as a panic): the error it is, not a bug.
@@ -38,7 +51,7 @@ pub fn set_panic_hook(tool: &'static str) {
                  this process may use: reduce the sizes, or raise the limit",
                 info.location().map_or(String::new(), |l| l.to_string())
             );
-            std::process::exit(2);
+            exit(2);
         }
         eprintln!("{tool}: internal error: {info}");
     }));

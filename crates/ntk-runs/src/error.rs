@@ -225,6 +225,21 @@ pub enum Error {
     /// none.
     #[error("{setting}{value}: expected a size such as 64G, 512M or bytes")]
     Size { setting: String, value: String },
+    /// `RLIMIT_AS` leaves too little address space for any work
+    /// (`crate::budget::check_address_space`).
+    #[error(
+        "RLIMIT_AS (ulimit -v {limit_kib}) leaves {room} of address space beyond the {mapped} \
+         this program maps at start; its threads, allocator arenas and the BLAS library's \
+         buffer reserve up to {reserve} as the work starts (and the BLAS library hangs when \
+         it cannot): raise it to ulimit -v {need_kib} or more"
+    )]
+    AddressSpace {
+        limit_kib: u64,
+        room: String,
+        mapped: String,
+        reserve: String,
+        need_kib: u64,
+    },
     /// The memory budget refuses the work.
     #[error(
         "{culprit}: the work needs about {} ({}) but {source_name} is {}; reduce these values, \

@@ -110,6 +110,20 @@ impl DirLock {
     pub fn acquire_beside(dir: &Path) -> crate::Result<Self> {
         let name = dir.file_name().unwrap_or_default().to_string_lossy();
         let path = dir.with_file_name(format!(".{name}.ntk-lock"));
+        // A file of that name that no writer of ours left (empty, or naming its holder) is
+        // the user's: it is neither overwritten nor removed.
+        if let Ok(meta) = fs::symlink_metadata(&path) {
+            let ours = meta.is_file()
+                && fs::read(&path).is_ok_and(|b| b.is_empty() || b.starts_with(b"pid "));
+            if !ours {
+                return Err(crate::Error::OutputPath {
+                    path,
+                    why: "is not a lock file of these tools (which write `pid N: command` \
+                          there and remove it after); move it, or choose another --out"
+                        .into(),
+                });
+            }
+        }
         let mut lock = Self::acquire_at(&path, dir)?;
         lock.remove = Some(path);
         Ok(lock)
@@ -234,6 +248,27 @@ mod tests {
         drop(first);
         assert!(DirLock::holder(dir.path()).is_none());
         DirLock::acquire(dir.path()).unwrap();
+    }
+
+    /// A user's file at the lock's name beside `--out` (the fourth hostile review's D10) is
+    /// refused, not overwritten and then removed.
+    #[test]
+    fn a_users_file_at_the_lock_name_beside_an_output_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let mine = dir.path().join(".mine.ntk-lock");
+        fs::write(&mine, "my notes\n").unwrap();
+        let err = DirLock::acquire_beside(&dir.path().join("mine"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(".mine.ntk-lock") && err.contains("not a lock file"),
+            "{err}"
+        );
+        assert_eq!(fs::read_to_string(&mine).unwrap(), "my notes\n");
+        // A crashed writer's file (its holder named) is taken over and removed after.
+        fs::write(&mine, "pid 1: ntk-probe ntk --out mine\n").unwrap();
+        drop(DirLock::acquire_beside(&dir.path().join("mine")).unwrap());
+        assert!(!mine.exists());
     }
 
     #[test]

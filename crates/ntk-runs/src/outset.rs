@@ -56,6 +56,18 @@ impl OutputSet {
         };
         fs::create_dir_all(&parent)
             .map_err(|e| io_at(&parent, "cannot create the output directory", e))?;
+        // A file at the target is not a set to replace (the exchange would leave it at the
+        // temporary name): a user's, left where it is.
+        if fs::symlink_metadata(target).is_ok_and(|m| m.is_file()) {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "{}: a file stands where the output directory goes; move it, or choose \
+                     another --out",
+                    target.display()
+                ),
+            ));
+        }
         let writer = crate::lock::DirLock::acquire_beside(&parent.join(&name))
             .map_err(|e| io::Error::new(io::ErrorKind::ResourceBusy, e.to_string()))?;
         let nanos = std::time::SystemTime::now()

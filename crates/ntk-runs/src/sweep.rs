@@ -180,6 +180,18 @@ pub fn read<R: Recorded>(path: &Path) -> crate::Result<Option<R>> {
 pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> State {
     let mut complete = true;
     for (path, now) in expected {
+        // A file (not the tools' directory) on the result's path: the point cannot be made
+        // there, the others can (it is tried, fails and is recorded, and the file stays).
+        if let Some(file) = path
+            .ancestors()
+            .skip(1)
+            .find(|a| std::fs::symlink_metadata(a).is_ok_and(|m| m.is_file()))
+        {
+            return State::Failed(format!(
+                "{}: a file stands where the point's directory goes; move it",
+                file.display()
+            ));
+        }
         match read::<R>(path) {
             Ok(None) => complete = false,
             Ok(Some(r)) => {

@@ -125,6 +125,14 @@ pub enum Error {
         .out.display()
     )]
     RunExists { out: PathBuf },
+    /// `--resume` of a run whose epochs are there but whose checkpoint pointer is gone.
+    #[error(
+        "{}: holds epoch checkpoints (checkpoints/) but no checkpoint.json, which names the \
+         checkpoint to resume from; restore it, or remove the directory to train again from \
+         the start",
+        .out.display()
+    )]
+    NoCheckpointPointer { out: PathBuf },
     /// A checkpoint of another engine than the one this run would use.
     #[error(
         "{}: the checkpoint was written by the {written_by} engine and this run would use \

@@ -3,7 +3,6 @@
 //! `ntk-train bench`. The flags both tools share: `ntk_runs::args`.
 
 use std::path::Path;
-use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use ntk_model::NetSpec;
@@ -508,16 +507,22 @@ type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 static GLOBAL: ntk_runs::oom::ExitOnOom<std::alloc::System> =
     ntk_runs::oom::ExitOnOom(std::alloc::System);
 
-fn main() -> ExitCode {
+fn main() {
     // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.
     ntk_runs::slurm::use_cpus_per_task(ntk_numerics::linalg::set_threads);
     ntk_runs::cli::restore_sigpipe();
     ntk_runs::cli::set_panic_hook("ntk-train");
-    match main_inner(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
+    let cli = Cli::parse();
+    if let Err(e) = ntk_runs::budget::check_address_space() {
+        eprintln!("error: {e}");
+        ntk_runs::cli::exit(2);
+    }
+    // Everything is written: the process ends without the exit handlers (`cli::exit`).
+    match main_inner(cli) {
+        Ok(()) => ntk_runs::cli::exit(0),
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(2)
+            ntk_runs::cli::exit(2)
         }
     }
 }

@@ -36,20 +36,26 @@ pub(crate) enum ResumeDecision {
     FromCheckpoint,
     /// A finished (or diverged) run: its summary is the result.
     Finished,
+    /// Epoch checkpoints but no checkpoint pointer: nothing says which checkpoint to trust,
+    /// and starting over would delete them.
+    NoPointer,
 }
 
-/// The decision for a directory with (or without) a `summary.json` and a checkpoint.
+/// The decision for a directory with (or without) a `summary.json`, a checkpoint pointer
+/// and epoch checkpoints (`checkpoints/epoch-NNNNN`).
 pub(crate) fn resume_decision(
     resume: bool,
     has_summary: bool,
     has_checkpoint: bool,
+    has_epochs: bool,
 ) -> ResumeDecision {
-    match (resume, has_summary, has_checkpoint) {
-        (false, false, false) => ResumeDecision::Fresh,
-        (false, _, _) => ResumeDecision::Refuse,
-        (true, true, _) => ResumeDecision::Finished,
-        (true, false, true) => ResumeDecision::FromCheckpoint,
-        (true, false, false) => ResumeDecision::Fresh,
+    match (resume, has_summary, has_checkpoint, has_epochs) {
+        (false, false, false, false) => ResumeDecision::Fresh,
+        (false, _, _, _) => ResumeDecision::Refuse,
+        (true, true, _, _) => ResumeDecision::Finished,
+        (true, false, true, _) => ResumeDecision::FromCheckpoint,
+        (true, false, false, true) => ResumeDecision::NoPointer,
+        (true, false, false, false) => ResumeDecision::Fresh,
     }
 }
 
@@ -82,11 +88,25 @@ pub(crate) fn open_run_dir(
     ntk_runs::outset::clean_tree(&out.join("checkpoints"));
     let summary_path = out.join("summary.json");
     let found = checkpoint::find(out)?;
-    let decision = resume_decision(resume, summary_path.exists(), found.is_some());
-    if decision == ResumeDecision::Refuse {
-        return Err(crate::Error::RunExists {
-            out: out.to_path_buf(),
-        });
+    // Epoch checkpoints (a run killed before its first checkpoint has none: it starts over,
+    // losing only epochs that no checkpoint held).
+    let has_epochs = std::fs::read_dir(out.join("checkpoints")).is_ok_and(|d| {
+        d.flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("epoch-"))
+    });
+    let decision = resume_decision(resume, summary_path.exists(), found.is_some(), has_epochs);
+    match decision {
+        ResumeDecision::Refuse => {
+            return Err(crate::Error::RunExists {
+                out: out.to_path_buf(),
+            });
+        }
+        ResumeDecision::NoPointer => {
+            return Err(crate::Error::NoCheckpointPointer {
+                out: out.to_path_buf(),
+            });
+        }
+        _ => {}
     }
     if let Some(ck) = &found {
         let recorded = ck.pointer.provenance.as_ref();
@@ -146,22 +166,24 @@ mod tests {
     #[test]
     fn the_resume_decision_covers_every_directory_state() {
         use ResumeDecision::*;
-        // (resume, summary, checkpoint)
+        // (resume, summary, checkpoint, trained epochs)
         let cases = [
-            ((false, false, false), Fresh),
-            ((false, false, true), Refuse),
-            ((false, true, false), Refuse),
-            ((false, true, true), Refuse),
-            ((true, false, false), Fresh),
-            ((true, false, true), FromCheckpoint),
-            ((true, true, false), Finished),
-            ((true, true, true), Finished),
+            ((false, false, false, false), Fresh),
+            ((false, false, false, true), Refuse),
+            ((false, false, true, true), Refuse),
+            ((false, true, false, true), Refuse),
+            ((false, true, true, true), Refuse),
+            ((true, false, false, false), Fresh),
+            ((true, false, false, true), NoPointer),
+            ((true, false, true, true), FromCheckpoint),
+            ((true, true, false, true), Finished),
+            ((true, true, true, true), Finished),
         ];
-        for ((resume, summary, ck), want) in cases {
-            let got = resume_decision(resume, summary, ck);
+        for ((resume, summary, ck, epochs), want) in cases {
+            let got = resume_decision(resume, summary, ck, epochs);
             assert_eq!(
                 got, want,
-                "resume {resume} summary {summary} checkpoint {ck}"
+                "resume {resume} summary {summary} checkpoint {ck} epochs {epochs}"
             );
         }
     }

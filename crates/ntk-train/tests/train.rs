@@ -185,6 +185,36 @@ fn a_checkpoint_resumes_only_with_its_engine() {
     assert!(err.contains("different config"), "{err}");
 }
 
+/// `--resume` of a run whose epoch checkpoints are there but whose checkpoint.json is gone
+/// (the fourth hostile review's D9): refused, naming the pointer, and the checkpoints kept;
+/// it used to start over and delete them.
+#[test]
+fn a_resume_without_the_checkpoint_pointer_keeps_the_checkpoints() {
+    let mut cfg = digits_config();
+    cfg.data.n = 100;
+    cfg.train.epochs = Some(3);
+    let dir = tempfile::tempdir().unwrap();
+    let opts = RunOptions {
+        resume: false,
+        stop_after: Some(2),
+    };
+    assert_eq!(run(&cfg, dir.path(), opts).status, RunStatus::Interrupted);
+    let checkpoints = || {
+        std::fs::read_dir(dir.path().join("checkpoints"))
+            .unwrap()
+            .count()
+    };
+    let before = checkpoints();
+    assert!(before > 0);
+    std::fs::remove_file(dir.path().join("checkpoint.json")).unwrap();
+    let err = resume_error(&cfg, dir.path());
+    assert!(
+        err.contains("no checkpoint.json") && err.contains("checkpoints/"),
+        "{err}"
+    );
+    assert_eq!(checkpoints(), before, "the checkpoints are kept");
+}
+
 /// Fewer outputs than the data set has classes: a clear error naming the key, before any
 /// step (both engines would otherwise index past the logits).
 #[test]
