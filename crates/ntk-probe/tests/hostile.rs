@@ -1140,3 +1140,40 @@ fn third_review_probe_cases() {
     ));
     assert_clean_error("stale dry run", &stale, &["--recompute"]);
 }
+
+/// The fourth hostile review, D3-D4: `collect` merges no copy of a point (it counted as a
+/// second seed) and no summary whose fingerprint was edited, with or without `--config`.
+#[test]
+fn collect_refuses_copies_and_edited_fingerprints() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("out");
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    assert_ok("sweep", &run(&sweep_args(&cfg, &out, &[])));
+    let mut collect = os(&["collect"]);
+    collect.push(out.clone().into());
+    assert_ok("collect", &run(&collect));
+    let summary = out.join("runs/relu/depth01/seed1/whole/summary.json");
+    let json = std::fs::read_to_string(&summary).unwrap();
+    let at = json.find("\"fingerprint\": \"").unwrap() + "\"fingerprint\": \"".len();
+    let flipped = if &json[at..at + 1] == "0" { "1" } else { "0" };
+    std::fs::write(
+        &summary,
+        format!("{}{flipped}{}", &json[..at], &json[at + 1..]),
+    )
+    .unwrap();
+    assert_clean_error(
+        "edited fingerprint",
+        &run(&collect),
+        &["depth01/seed1", "fingerprint does not match"],
+    );
+    std::fs::write(&summary, &json).unwrap();
+    let copy = out.join("runs/relu/depth01/seed1_backup/whole");
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::copy(&summary, copy.join("summary.json")).unwrap();
+    assert_clean_error(
+        "a copied point",
+        &run(&collect),
+        &["seed1_backup", "record the same config"],
+    );
+}

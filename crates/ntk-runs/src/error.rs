@@ -203,6 +203,21 @@ pub enum Error {
     /// A result made by another config.
     #[error(transparent)]
     Reuse(#[from] ReuseError),
+    /// A result whose recorded fingerprint is not that of the config it records.
+    #[error(
+        "{}: the recorded fingerprint does not match its recorded config: the file was edited \
+         after the run, so its results are not reported",
+        .path.display()
+    )]
+    EditedResult { path: PathBuf },
+    /// Two results of one config in one merge.
+    #[error(
+        "{} and {} record the same config (one is a copy, or a sweep sits inside another's \
+         runs/): a merge would count it twice; remove one",
+        .first.display(),
+        .second.display()
+    )]
+    SameConfigTwice { first: PathBuf, second: PathBuf },
     /// Results to merge that were made by different configs.
     #[error(
         "the results were made by different configs (beyond the sweep axes {}): {}{}; merge \

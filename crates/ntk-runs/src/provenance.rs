@@ -299,6 +299,27 @@ pub fn check_one_base(
     })
 }
 
+/// Before a merge, whatever `allow_mixed` says: each result's fingerprint is that of the
+/// config it records (else the file was edited), and no two results record the same
+/// config (a copy of a point, or a sweep nested in another's `runs/`, would count twice,
+/// as two seeds).
+pub fn check_each(entries: &[(PathBuf, Option<&Provenance>)]) -> crate::Result<()> {
+    let mut seen: std::collections::HashMap<&str, &PathBuf> = std::collections::HashMap::new();
+    for (path, p) in entries {
+        let Some(p) = p else { continue };
+        if fingerprint(&p.config) != p.fingerprint {
+            return Err(crate::Error::EditedResult { path: path.clone() });
+        }
+        if let Some(first) = seen.insert(&p.fingerprint, path) {
+            return Err(crate::Error::SameConfigTwice {
+                first: first.clone(),
+                second: path.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The check before the results under `out` are merged into one table: they must differ in
 /// the sweep `axes` only ([`check_one_base`]), unless `allow_mixed` (then a warning);
 /// results recording no provenance are merged with a warning.
@@ -308,6 +329,7 @@ pub fn check_merge(
     axes: &[&str],
     allow_mixed: bool,
 ) -> crate::Result<()> {
+    check_each(entries)?;
     match check_one_base(entries, axes) {
         Ok(0) => Ok(()),
         Ok(k) => {

@@ -162,6 +162,18 @@ pub enum Error {
         summary: PathBuf,
         epochs: usize,
     },
+    /// A finished run's metrics table that is not the one its summary was written from.
+    #[error(
+        "{}: {what}; the table was edited after the run (it disagrees with {}), so its \
+         results are not reported",
+        .metrics.display(),
+        .summary.display()
+    )]
+    MetricsEdited {
+        metrics: PathBuf,
+        summary: PathBuf,
+        what: String,
+    },
     /// A run's config.toml edited after the run: each edit as `key = now there, was
     /// recorded`.
     #[error(

@@ -89,6 +89,15 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
             epochs: s.epochs_completed,
         });
     }
+    if let Some(s) = &summary
+        && let Some(what) = metrics_disagree(&metrics, s)
+    {
+        return Err(crate::Error::MetricsEdited {
+            metrics: metrics_path,
+            summary: dir.join("summary.json"),
+            what,
+        });
+    }
     Ok(RunRecord {
         id,
         depth: spec.depth(),
@@ -132,6 +141,56 @@ fn check_config_file(path: &Path, cfg: &TrainConfig, recorded: &Provenance) -> c
 }
 
 /// The provenance a run's checkpoint pointer records (a run without a summary yet).
+/// Where a finished run's metrics table disagrees with the summary written from the same
+/// rows (an edited `metrics.csv`): a non-finite train loss (a run stops before such an
+/// epoch is recorded; a diverging network's test loss may be infinite), or a final or best
+/// value that is not the summary's.
+fn metrics_disagree(rows: &[EpochMetrics], s: &TrainSummary) -> Option<String> {
+    if let Some(r) = rows
+        .iter()
+        .find(|r| !(r.train_loss.is_finite() && r.train_accuracy.is_finite()))
+    {
+        return Some(format!(
+            "epoch {} has a train loss that is not finite",
+            r.epoch
+        ));
+    }
+    let last = rows.last();
+    let checks = [
+        (
+            "final train loss",
+            last.map(|r| r.train_loss),
+            s.final_train_loss,
+        ),
+        (
+            "final train accuracy",
+            last.map(|r| r.train_accuracy),
+            s.final_train_accuracy,
+        ),
+        (
+            "final test accuracy",
+            rows.iter().rev().find_map(|r| r.test_accuracy),
+            s.final_test_accuracy,
+        ),
+        (
+            "best test accuracy",
+            rows.iter().filter_map(|r| r.test_accuracy).reduce(f64::max),
+            s.best_test_accuracy,
+        ),
+    ];
+    checks
+        .into_iter()
+        .find(|(_, table, summary)| table != summary)
+        .map(|(what, table, summary)| {
+            let show = |v: Option<f64>| v.map_or("none".to_string(), |v| v.to_string());
+            format!(
+                "{what} {} there, {} in the summary",
+                show(table),
+                show(summary)
+            )
+        })
+}
+
 fn checkpoint_provenance(dir: &Path) -> Option<Provenance> {
     let text = std::fs::read_to_string(dir.join("checkpoint.json")).ok()?;
     serde_json::from_str::<crate::checkpoint::Pointer>(&text)

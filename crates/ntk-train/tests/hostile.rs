@@ -1252,3 +1252,58 @@ fn every_problem_of_a_config_at_once_and_the_dry_run_fails_as_the_run_would() {
     }
     assert!(!out.exists());
 }
+
+/// The fourth hostile review, D2-D4: `collect` reports nothing that is not what its run
+/// wrote. An edited `metrics.csv` (a final loss, or a NaN), a `summary.json` whose
+/// fingerprint was changed, and a copy of a run (which counted as a second seed) are each
+/// refused, naming the file; restored, the sweep collects again.
+#[test]
+fn collect_refuses_edited_tables_fingerprints_and_copies() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
+    let out = d.join("out");
+    assert_ok("sweep", &run(&args(&cfg, &out, &[])));
+    let collect = || train_cmd().arg("collect").arg(&out).output().unwrap();
+    assert_ok("collect", &collect());
+    let runs = out.join("runs");
+    let first = runs.join("depth001_relu_none_lr1e-1_seed1");
+    let metrics = first.join("metrics.csv");
+    let table = std::fs::read_to_string(&metrics).unwrap();
+    let (head, last) = table.trim_end().rsplit_once('\n').unwrap();
+    let mut cells: Vec<&str> = last.split(',').collect();
+    for (value, what) in [("0.000001", "final train loss"), ("NaN", "not finite")] {
+        cells[2] = value;
+        std::fs::write(&metrics, format!("{head}\n{}\n", cells.join(","))).unwrap();
+        assert_clean_error("edited metrics.csv", &collect(), &["metrics.csv", what]);
+    }
+    std::fs::write(&metrics, &table).unwrap();
+    assert_ok("restored", &collect());
+
+    let summary = first.join("summary.json");
+    let json = std::fs::read_to_string(&summary).unwrap();
+    let at = json.find("\"fingerprint\": \"").unwrap() + "\"fingerprint\": \"".len();
+    let flipped = if &json[at..at + 1] == "0" { "1" } else { "0" };
+    let forged = format!("{}{flipped}{}", &json[..at], &json[at + 1..]);
+    std::fs::write(&summary, forged).unwrap();
+    assert_clean_error(
+        "edited fingerprint",
+        &collect(),
+        &[
+            "depth001_relu_none_lr1e-1_seed1",
+            "fingerprint does not match",
+        ],
+    );
+    std::fs::write(&summary, &json).unwrap();
+
+    let copy = runs.join("depth001_copy");
+    std::fs::create_dir(&copy).unwrap();
+    for f in ["config.toml", "metrics.csv", "summary.json"] {
+        std::fs::copy(first.join(f), copy.join(f)).unwrap();
+    }
+    assert_clean_error(
+        "a copied run",
+        &collect(),
+        &["depth001_copy", "record the same config"],
+    );
+}
