@@ -28,6 +28,16 @@ impl NetSpec {
         }
     }
 
+    /// Whether the host engines (forward and backpropagation on host GEMMs: `crate::host`,
+    /// `crate::resnet::host`) compute this network: dense MLPs without normalization
+    /// layers, and the CIFAR ResNets.
+    pub fn on_host_engine(&self) -> bool {
+        match self {
+            Self::Mlp(m) => m.normalization == Normalization::None,
+            Self::ResNet(_) => true,
+        }
+    }
+
     /// The network of a config's `[model]` and `[resnet]` tables: exactly one of them.
     pub fn from_tables(
         model: Option<&MlpConfig>,

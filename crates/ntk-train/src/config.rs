@@ -239,19 +239,42 @@ pub struct TrainConfig {
     pub sweep: Option<SweepAxes>,
 }
 
-/// The key whose default the trainer takes from the data ([`TrainConfig::with_default_outputs`]).
-pub const OUTPUT_DIM: &str = "model.output_dim";
+/// Which of the keys whose defaults depend on the data a config gives
+/// ([`TrainConfig::with_data_defaults`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Given {
+    pub output_dim: bool,
+    pub test_n: bool,
+}
+
+impl Given {
+    /// In a config's table.
+    pub fn of(table: &toml::Table) -> Self {
+        Self {
+            output_dim: ntk_runs::overrides::lookup(table, "model.output_dim"),
+            test_n: ntk_runs::overrides::lookup(table, "train.test_n"),
+        }
+    }
+
+    /// In the file `path` with the overrides `sets` applied.
+    pub fn of_file(path: &Path, sets: &[ntk_runs::overrides::Assignment]) -> crate::Result<Self> {
+        Ok(Self {
+            output_dim: ntk_runs::overrides::gives(path, sets, "model.output_dim")?,
+            test_n: ntk_runs::overrides::gives(path, sets, "train.test_n")?,
+        })
+    }
+}
 
 impl TrainConfig {
     /// Reads a TOML file; errors name the file, line and key.
     pub fn load(path: &Path) -> crate::Result<Self> {
         let cfg: Self = ntk_runs::config_file::load_toml(path)?;
-        let given = ntk_runs::overrides::gives(path, &[], OUTPUT_DIM)?;
+        let given = Given::of_file(path, &[])?;
         let at = |e| crate::Error::At {
             path: path.to_path_buf(),
             source: Box::new(e),
         };
-        let cfg = cfg.with_default_outputs(given).map_err(at)?;
+        let cfg = cfg.with_data_defaults(given).map_err(at)?;
         cfg.validate().map_err(at)?;
         Ok(cfg)
     }
@@ -259,19 +282,64 @@ impl TrainConfig {
     pub fn parse(text: &str) -> crate::Result<Self> {
         let cfg: Self = toml::from_str(text)?;
         let table: toml::Table = text.parse()?;
-        let cfg = cfg.with_default_outputs(ntk_runs::overrides::lookup(&table, OUTPUT_DIM))?;
+        let cfg = cfg.with_data_defaults(Given::of(&table))?;
         cfg.validate()?;
         Ok(cfg)
     }
 
-    /// The config with `model.output_dim` filled in when the file leaves it out (`given`
-    /// false): one output per class of the data ([`ntk_data::inputs::classes`]), where the
-    /// network library's default (one output, the probe's scalar NTK) cannot classify.
-    pub fn with_default_outputs(mut self, given: bool) -> crate::Result<Self> {
-        if !given && self.model.is_some() {
+    /// The step counts of a run on `n` samples: steps per epoch, total steps, epochs.
+    pub fn step_counts(&self, n: usize) -> (usize, usize, usize) {
+        let per_epoch = n.div_ceil(self.train.batch_size.max(1));
+        let total = match (self.train.iterations, self.train.epochs) {
+            (Some(it), _) => it,
+            (None, Some(e)) => e.saturating_mul(per_epoch),
+            (None, None) => per_epoch,
+        };
+        (per_epoch, total, total.div_ceil(per_epoch.max(1)))
+    }
+
+    /// What the config lets through but a researcher should hear: a warm-up the run never
+    /// leaves.
+    pub fn warnings(&self) -> Vec<String> {
+        let (per_epoch, total, _) = self.step_counts(self.data.n);
+        self.schedule
+            .warmup_warning(total, per_epoch)
+            .into_iter()
+            .collect()
+    }
+
+    /// The config with the defaults that depend on the data filled in where the file leaves
+    /// them out ([`Given`]):
+    /// - `model.output_dim`: one output per class of the data
+    ///   ([`ntk_data::inputs::classes`]), where the network library's default (one output,
+    ///   the probe's scalar NTK) cannot classify;
+    /// - `train.test_n` of a file set: the rows of `data.test_x`, or 0 without one. Given,
+    ///   it must be 0 without `data.test_x` and at most its rows (the value recorded is the
+    ///   number of samples evaluated).
+    pub fn with_data_defaults(mut self, given: Given) -> crate::Result<Self> {
+        if !given.output_dim && self.model.is_some() {
             let classes = ntk_data::inputs::classes(&self.data)?;
             if let Some(m) = self.model.as_mut() {
                 m.output_dim = classes;
+            }
+        }
+        if self.data.dataset == ntk_data::Dataset::File {
+            let rows = ntk_data::inputs::test_rows(&self.data)?;
+            let test_n = self.train.test_n;
+            match (given.test_n, rows) {
+                (false, rows) => self.train.test_n = rows.unwrap_or(0),
+                (true, None) if test_n > 0 => {
+                    return Err(crate::Error::config(
+                        "train.test_n",
+                        test_n,
+                        "needs held-out samples: data.test_x and data.test_labels (or set it \
+                         to 0)",
+                    ));
+                }
+                (true, Some(rows)) if test_n > rows => {
+                    return Err(crate::Error::TestRows { test_n, rows });
+                }
+                _ => {}
             }
         }
         Ok(self)
@@ -567,6 +635,11 @@ impl TrainConfig {
     fn validate_net(&self) -> crate::Result<()> {
         let spec = self.spec()?;
         spec.validate()?;
+        if self.train.engine == EngineChoice::Host && !spec.on_host_engine() {
+            return Err(crate::Error::NoHostEngine {
+                model: spec.describe(),
+            });
+        }
         match spec {
             NetSpec::Mlp(m) if m.output_dim < 2 => Err(crate::Error::config(
                 "model.output_dim",

@@ -62,6 +62,9 @@ pub enum Error {
         /// What the range counts, after a comma (or nothing).
         why: &'static str,
     },
+    /// More held-out samples asked for than the held-out file holds.
+    #[error("train.test_n = {test_n}: data.test_x holds {rows} rows")]
+    TestRows { test_n: usize, rows: usize },
     /// A sweep axis listing one value twice (two points would share a run directory).
     #[error("{key}: lists {value} twice (each value is one run)")]
     ListedTwice { key: &'static str, value: String },

@@ -11,7 +11,7 @@ use ntk_numerics::backend::{self, Precision};
 use ntk_runs::args::{self, CollectArgs, PlotArgs, RunFlags, SweepFlags};
 use ntk_runs::overrides::{self, Assignment};
 use ntk_runs::sweep::Shard;
-use ntk_train::config::{EngineChoice, OUTPUT_DIM, TrainConfig};
+use ntk_train::config::{EngineChoice, Given, TrainConfig};
 use ntk_train::progress::Reporter;
 use ntk_train::sweep;
 use ntk_train::train::RunOptions;
@@ -176,9 +176,12 @@ fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<TrainConfig> {
     let sets = assignments(flags, own, &overrides::read_table(path)?)?;
     let cfg: TrainConfig = overrides::load(path, &sets)?;
     let cfg = cfg
-        .with_default_outputs(overrides::gives(path, &sets, OUTPUT_DIM)?)
+        .with_data_defaults(Given::of_file(path, &sets)?)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     refuse_axis_overrides(&cfg, &sets, path)?;
+    for w in cfg.warnings() {
+        eprintln!("warning: {}: {w}", path.display());
+    }
     cfg.validate().map_err(|e| {
         if sets.is_empty() {
             format!("{}: {e}", path.display())
@@ -445,7 +448,7 @@ fn collect(args: CollectArgs) -> CliResult<()> {
         let sets = overrides::parse_all(&args.set)?;
         let cfg: TrainConfig = overrides::load(path, &sets)?;
         let cfg = cfg
-            .with_default_outputs(overrides::gives(path, &sets, OUTPUT_DIM)?)
+            .with_data_defaults(Given::of_file(path, &sets)?)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         cfg.validate()
             .map_err(|e| format!("{}: {e}", path.display()))?;

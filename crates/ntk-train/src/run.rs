@@ -69,15 +69,10 @@ pub struct RunOptions {
     pub stop_after: Option<usize>,
 }
 
-/// The run's step counts: steps per epoch, total steps, epochs.
+/// The run's step counts on `n` samples: steps per epoch, total steps, epochs
+/// ([`TrainConfig::step_counts`]).
 pub fn step_counts(cfg: &TrainConfig, n: usize) -> (usize, usize, usize) {
-    let per_epoch = n.div_ceil(cfg.train.batch_size);
-    let total = match (cfg.train.iterations, cfg.train.epochs) {
-        (Some(it), _) => it,
-        (None, Some(e)) => e * per_epoch,
-        (None, None) => per_epoch,
-    };
-    (per_epoch, total, total.div_ceil(per_epoch))
+    cfg.step_counts(n)
 }
 
 /// What a run is, fixed before its first step: the config and its network, the data,

@@ -139,7 +139,85 @@ impl ScheduleConfig {
                 "must be non-negative",
             ));
         }
-        Ok(())
+        self.refuse_keys_that_do_not_apply()
+    }
+
+    /// A key of another kind of schedule (or of a warm-up there is not) is an error, not a
+    /// value silently unused; a value equal to its default is no setting.
+    fn refuse_keys_that_do_not_apply(&self) -> crate::Result<()> {
+        use ScheduleKind::*;
+        let default = Self::default();
+        let kind = self.kind;
+        let refused = [
+            (
+                self.step_size.is_some() && kind != Step,
+                "schedule.step_size",
+                format!("{:?}", self.step_size.unwrap_or(0)),
+                "applies to schedule.kind = \"step\" only",
+            ),
+            (
+                !self.milestones.is_empty() && kind != MultiStep,
+                "schedule.milestones",
+                format!("{:?}", self.milestones),
+                "applies to schedule.kind = \"multi_step\" only",
+            ),
+            (
+                self.gamma != default.gamma && !matches!(kind, Step | MultiStep),
+                "schedule.gamma",
+                self.gamma.to_string(),
+                "applies to schedule.kind = \"step\" or \"multi_step\" only",
+            ),
+            (
+                self.min_lr != default.min_lr && kind != Cosine,
+                "schedule.min_lr",
+                self.min_lr.to_string(),
+                "applies to schedule.kind = \"cosine\" only",
+            ),
+            (
+                self.warmup == 0 && self.warmup_mode != default.warmup_mode,
+                "schedule.warmup_mode",
+                format!("{:?}", self.warmup_mode).to_lowercase(),
+                "applies to a warm-up only (schedule.warmup > 0)",
+            ),
+            (
+                self.warmup == 0 && self.warmup_lr != default.warmup_lr,
+                "schedule.warmup_lr",
+                self.warmup_lr.to_string(),
+                "applies to a warm-up only (schedule.warmup > 0)",
+            ),
+            (
+                self.unit != default.unit && kind == Constant && self.warmup == 0,
+                "schedule.unit",
+                "\"iteration\"".to_string(),
+                "counts the positions of step_size, milestones and warmup, and this schedule \
+                 has none",
+            ),
+        ];
+        match refused.into_iter().find(|r| r.0) {
+            Some((_, key, value, reason)) => Err(crate::Error::config(key, value, reason)),
+            None => Ok(()),
+        }
+    }
+
+    /// The warning of a warm-up at least as long as a run of `total` steps, `per_epoch` per
+    /// epoch: the rate never reaches the base rate (a short trial of a long run's config
+    /// may mean it, so it is no error).
+    pub fn warmup_warning(&self, total: usize, per_epoch: usize) -> Option<String> {
+        let run = match self.unit {
+            Unit::Epoch => total.div_ceil(per_epoch.max(1)),
+            Unit::Iteration => total,
+        };
+        let unit = match self.unit {
+            Unit::Epoch => "epochs",
+            Unit::Iteration => "iterations",
+        };
+        (self.warmup > 0 && self.warmup >= run).then(|| {
+            format!(
+                "schedule.warmup = {}: the run has {run} {unit}, so it ends in the warm-up and \
+                 its rate never reaches optim.lr",
+                self.warmup
+            )
+        })
     }
 
     /// The rate of SGD step `iteration` (0-based) with base rate `lr`, `per_epoch` steps

@@ -1307,3 +1307,128 @@ fn collect_refuses_edited_tables_fingerprints_and_copies() {
         &["depth001_copy", "record the same config"],
     );
 }
+
+/// The fourth hostile review, D6-D8: what a run would refuse, the dry run refuses, before
+/// anything is created: the host engine for a network it cannot train (D6); `[schedule]`
+/// keys of another kind of schedule or of a warm-up there is not (D7; a warm-up the run
+/// never leaves is warned of); `train.test_n` of a file set beyond the held-out rows or
+/// without a held-out file (D8).
+#[test]
+fn fourth_review_config_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", TINY);
+    let out = d.join("never");
+    for (sets, culprits) in [
+        (
+            vec![
+                "train.engine=\"host\"",
+                "model.normalization=\"batch_norm\"",
+            ],
+            vec!["train.engine = \"host\"", "batch_norm"],
+        ),
+        (
+            vec!["schedule.milestones=[1]"],
+            vec!["schedule.milestones", "multi_step"],
+        ),
+        (
+            vec!["schedule.kind=\"cosine\"", "schedule.gamma=0.5"],
+            vec!["schedule.gamma = 0.5", "step"],
+        ),
+        (vec!["schedule.step_size=3"], vec!["schedule.step_size"]),
+        (
+            vec![
+                "schedule.kind=\"step\"",
+                "schedule.step_size=1",
+                "schedule.min_lr=0.01",
+            ],
+            vec!["schedule.min_lr", "cosine"],
+        ),
+        (
+            vec!["schedule.warmup_mode=\"constant\""],
+            vec!["schedule.warmup_mode"],
+        ),
+        (vec!["schedule.warmup_lr=0.1"], vec!["schedule.warmup_lr"]),
+        (vec!["schedule.unit=\"iteration\""], vec!["schedule.unit"]),
+    ] {
+        for dry in [true, false] {
+            let mut extra: Vec<&str> = sets.iter().flat_map(|s| ["--set", *s]).collect();
+            if dry {
+                extra.push("--dry-run");
+            }
+            assert_clean_error(
+                &format!("{sets:?} dry {dry}"),
+                &run(&args(&cfg, &out, &extra)),
+                &culprits,
+            );
+            assert!(!out.exists(), "{sets:?}: nothing is created");
+        }
+    }
+    // A warm-up as long as the run: trained, with a warning.
+    let o = run(&args(
+        &cfg,
+        &d.join("warm"),
+        &["--set", "schedule.warmup=100"],
+    ));
+    assert_ok("warm-up", &o);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("warning") && said.contains("schedule.warmup = 100"),
+        "{said}"
+    );
+
+    // A file set: 10 training rows, 4 held out.
+    let x: Vec<f64> = (0..40).map(|i| f64::from(i % 7) / 7.0).collect();
+    let y: Vec<u8> = (0..10).map(|i| (i % 3) as u8).collect();
+    let npy = |name: &str, bytes: Vec<u8>| std::fs::write(d.join(name), bytes).unwrap();
+    npy("x.npy", ntk_runs::npy::to_bytes(&x, &[10, 4]).unwrap());
+    npy("y.npy", ntk_runs::npy::to_bytes(&y, &[10]).unwrap());
+    npy(
+        "tx.npy",
+        ntk_runs::npy::to_bytes(&x[..16], &[4, 4]).unwrap(),
+    );
+    npy("ty.npy", ntk_runs::npy::to_bytes(&y[..4], &[4]).unwrap());
+    let files = write(
+        d,
+        "files.toml",
+        &format!(
+            "[data]\ndataset = \"file\"\nn = 10\nx = \"{0}/x.npy\"\nlabels = \"{0}/y.npy\"\n\n\
+             [model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\n\n[optim]\nlr = 0.1\n\n\
+             [train]\nbatch_size = 5\nepochs = 1\n",
+            d.display()
+        ),
+    );
+    let held = [
+        "--set",
+        &format!("data.test_x=\"{}/tx.npy\"", d.display()),
+        "--set",
+        &format!("data.test_labels=\"{}/ty.npy\"", d.display()),
+    ]
+    .map(String::from);
+    let held: Vec<&str> = held.iter().map(String::as_str).collect();
+    let mut beyond = held.clone();
+    beyond.extend(["--set", "train.test_n=50", "--dry-run"]);
+    assert_clean_error(
+        "test_n beyond the rows",
+        &run(&args(&files, &out, &beyond)),
+        &["train.test_n = 50", "holds 4 rows"],
+    );
+    assert_clean_error(
+        "test_n without a held-out file",
+        &run(&args(
+            &files,
+            &out,
+            &["--set", "train.test_n=10", "--dry-run"],
+        )),
+        &["train.test_n = 10", "data.test_x"],
+    );
+    // Left out, it is what the files hold: all 4 rows, or none.
+    let with = d.join("with");
+    assert_ok("held out", &run(&args(&files, &with, &held)));
+    let recorded = std::fs::read_to_string(with.join("config.toml")).unwrap();
+    assert!(recorded.contains("test_n = 4"), "{recorded}");
+    let without = d.join("without");
+    assert_ok("none held out", &run(&args(&files, &without, &[])));
+    let recorded = std::fs::read_to_string(without.join("config.toml")).unwrap();
+    assert!(recorded.contains("test_n = 0"), "{recorded}");
+}
