@@ -45,6 +45,13 @@ pub enum Error {
     /// A kernel with NaN or infinite entries.
     #[error("the kernel has non-finite entries (overflow or NaN in the network)")]
     NonFiniteKernel,
+    /// The inputs' Gram matrix `X^T X` overflows (or holds NaN): `largest` is the largest
+    /// input magnitude.
+    #[error(
+        "the inputs' Gram matrix X^T X is not finite in f64 (the largest input magnitude is \
+         {largest:e}): rescale the inputs"
+    )]
+    NonFiniteGram { largest: f64 },
     /// The eigensolver failed.
     #[error("{message}")]
     Eigensolver { message: String },

@@ -134,6 +134,12 @@ pub fn covariance_eigenvalues(x: &[f64], n: usize, d: usize) -> crate::Result<Ve
     let x = MatRef::from_row_major_slice(x, n, d);
     let cov = x.transpose() * x;
     let cov: Vec<f64> = (0..d * d).map(|k| cov[(k / d, k % d)]).collect();
+    if cov.iter().any(|v| !v.is_finite()) {
+        let largest = (0..n * d)
+            .map(|k| x[(k / d, k % d)].abs())
+            .fold(0.0, f64::max);
+        return Err(crate::Error::NonFiniteGram { largest });
+    }
     crate::linalg::sym_eigenvalues(&cov, d)
 }
 

@@ -1177,3 +1177,42 @@ fn collect_refuses_copies_and_edited_fingerprints() {
         &["seed1_backup", "record the same config"],
     );
 }
+
+/// The fourth hostile review, D12: inputs whose Gram matrix overflows f64 (values near
+/// 1e155) are named with their largest magnitude, not reported as an eigensolver that did
+/// not converge; with more and fewer samples than inputs per sample.
+#[test]
+fn inputs_that_overflow_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rows: Vec<String> = (0..8)
+        .map(|i| {
+            (0..3)
+                .map(|j| format!("{:e}", (1.0 + f64::from(i * 3 + j)) * 1e155))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    let x = write(d, "x.csv", &format!("a,b,c\n{}\n", rows.join("\n")));
+    let cfg = write(
+        d,
+        "f.toml",
+        &format!(
+            "[data]\ndataset = \"file\"\nn = 8\nx = \"{}\"\n\n[model]\nwidth = 8\ndepth = 1\n\
+             activation = \"relu\"\n\n[probe]\nprecision = \"f64\"\n",
+            x.display()
+        ),
+    );
+    for n in ["8", "2"] {
+        let o = run(&ntk_args(
+            &cfg,
+            &d.join("o"),
+            &["--set", &format!("data.n={n}")],
+        ));
+        assert_clean_error(
+            &format!("n = {n}"),
+            &o,
+            &["x.csv", "not finite in f64", "rescale the inputs"],
+        );
+    }
+}
