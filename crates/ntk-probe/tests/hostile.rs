@@ -1216,3 +1216,35 @@ fn inputs_that_overflow_are_named() {
         );
     }
 }
+
+/// The fourth hostile review, D5: `collect` names what it cannot read (a point whose
+/// summary.json was deleted or replaced by a directory) instead of leaving it out without a
+/// word, and with `--config` names the points that have no result.
+#[test]
+fn collect_names_what_it_leaves_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("out");
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    assert_ok("sweep", &run(&sweep_args(&cfg, &out, &[])));
+    let point = out.join("runs/relu/depth02/seed1/whole");
+    std::fs::remove_file(point.join("summary.json")).unwrap();
+    std::fs::create_dir(point.join("summary.json")).unwrap();
+    let mut collect = os(&["collect"]);
+    collect.push(out.clone().into());
+    let o = run(&collect);
+    assert_ok("collect", &o);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("depth02/seed1/whole") && said.contains("no readable summary.json"),
+        "{said}"
+    );
+    // With its config (the summary deleted: a directory there is refused as unreadable).
+    std::fs::remove_dir(point.join("summary.json")).unwrap();
+    collect.extend(["--config".into(), cfg.clone().into()]);
+    let said = String::from_utf8_lossy(&run(&collect).stderr).into_owned();
+    assert!(
+        said.contains("1 of the config's 2 points have no result") && said.contains("depth   2"),
+        "{said}"
+    );
+}

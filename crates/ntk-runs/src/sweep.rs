@@ -492,6 +492,83 @@ pub fn find_files(root: &Path, name: &str) -> Vec<PathBuf> {
     found
 }
 
+/// The directories under `root` that hold files of a result but not its `marker` file as a
+/// regular file (deleted, or a directory in its place): results `collect` cannot read and
+/// would otherwise leave out without a word. Hidden entries (temporary sets being
+/// written), `checkpoints/` and directories with a failure record (reported as failed)
+/// are not results.
+pub fn without_result(root: &Path, marker: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let (mut files, mut has_marker) = (0, false);
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() && name != "checkpoints" && name != marker {
+                stack.push(entry.path());
+            } else if kind.is_file() {
+                files += 1;
+                has_marker |= name == marker;
+            }
+        }
+        let failed = dir.join(FAILED_FILE).exists();
+        if files > 0 && !has_marker && !failed {
+            found.push(dir);
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Warns (on stderr) of each result under `root` that `collect` cannot read
+/// ([`without_result`]); returns how many there are.
+pub fn warn_unreadable(root: &Path, marker: &str) -> usize {
+    let dirs = without_result(root, marker);
+    for dir in dirs.iter().take(5) {
+        eprintln!(
+            "warning: {}: holds a result's files but no readable {marker}: not collected",
+            dir.display()
+        );
+    }
+    if dirs.len() > 5 {
+        eprintln!("warning: ... and {} more such directories", dirs.len() - 5);
+    }
+    dirs.len()
+}
+
+/// Warns (on stderr) of the points of a config that `collect --config` finds no result for
+/// (not made yet, failed, or made by another shard still running): the tables hold the
+/// others only. `label` describes a point.
+pub fn warn_incomplete(planned: &[Planned], label: &dyn Fn(usize) -> String) {
+    let missing: Vec<&Planned> = planned
+        .iter()
+        .filter(|p| !matches!(p.state, State::Done))
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    eprintln!(
+        "warning: {} of the config's {} points have no result; the tables hold the others:",
+        missing.len(),
+        planned.len()
+    );
+    for p in missing.iter().take(5) {
+        eprintln!("  {:7} {}", p.state.label(), label(p.index));
+    }
+    if missing.len() > 5 {
+        eprintln!("  ... and {} more", missing.len() - 5);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

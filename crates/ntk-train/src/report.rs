@@ -733,6 +733,7 @@ pub fn collect_as(
     layout: Layout,
 ) -> crate::Result<Vec<PathBuf>> {
     let runs = read_runs(out)?;
+    ntk_runs::sweep::warn_unreadable(&out.join("runs"), "config.toml");
     // A run being trained now may not have recorded its provenance yet: it is listed as
     // running, and checked once it has.
     let entries: Vec<(PathBuf, Option<&Provenance>)> = runs

@@ -393,8 +393,9 @@ pub fn run(
 /// recorded fingerprint); a run of another config is an error naming it (and how many more
 /// are like it). Runs not yet made are left to the report, which names them.
 pub fn check_collect(cfg: &TrainConfig, out: &Path, compute: &Compute) -> crate::Result<()> {
-    with_plan(cfg, out, Shard::all(), compute, |_, points, planned| {
+    with_plan(cfg, out, Shard::all(), compute, |s, points, planned| {
         sweep::refuse_stale_in_collect(planned)?;
+        sweep::warn_incomplete(planned, &|i| sweep::Sweep::label(s, &points[i]));
         let found: Vec<PathBuf> = if out.join("config.toml").exists() {
             vec![out.to_path_buf()]
         } else {

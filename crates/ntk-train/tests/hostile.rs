@@ -1306,6 +1306,17 @@ fn collect_refuses_edited_tables_fingerprints_and_copies() {
         &collect(),
         &["depth001_copy", "record the same config"],
     );
+    // A run whose config.toml is gone is named, not left out without a word (D5).
+    std::fs::remove_dir_all(&copy).unwrap();
+    std::fs::remove_file(first.join("config.toml")).unwrap();
+    let o = collect();
+    assert_ok("collect without one run's config.toml", &o);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("depth001_relu_none_lr1e-1_seed1")
+            && said.contains("no readable config.toml"),
+        "{said}"
+    );
 }
 
 /// The fourth hostile review, D6-D8: what a run would refuse, the dry run refuses, before

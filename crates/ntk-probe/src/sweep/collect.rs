@@ -630,6 +630,7 @@ pub fn collect_as(
     for (dir, why) in super::failures(out) {
         eprintln!("warning: {}: failed: {why}", dir.display());
     }
+    ntk_runs::sweep::warn_unreadable(&out.join("runs"), "summary.json");
     if found.is_empty() {
         return Err(crate::Error::NoPoints {
             out: out.to_path_buf(),

@@ -824,6 +824,7 @@ pub fn check_collect(cfg: &SweepConfig, out: &Path, allow_mixed: bool) -> crate:
     let points = cfg.points();
     let planned = sweep::plan(&sweep, &points, Shard::all())?;
     sweep::refuse_stale_in_collect(&planned)?;
+    sweep::warn_incomplete(&planned, &|i| sweep::Sweep::label(&sweep, &points[i]));
     let found: Vec<PathBuf> = read_summaries_at(out)?
         .into_iter()
         .map(|(p, _)| p)
