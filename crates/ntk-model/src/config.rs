@@ -170,7 +170,7 @@ impl MlpConfig {
             if self.activation != ActivationKind::NormRelu {
                 return Err(ModelError::invalid(
                     "kink",
-                    b,
+                    format!("{b:?}"),
                     format!(
                         "only norm_relu has a kink (activation is {})",
                         self.activation
@@ -178,7 +178,12 @@ impl MlpConfig {
                 ));
             }
             if !b.is_finite() || b.abs() > 8.0 {
-                return Err(ModelError::invalid("kink", b, "must be finite, in [-8, 8]"));
+                // Debug keeps -1e308 short (Display writes its 309 digits).
+                return Err(ModelError::invalid(
+                    "kink",
+                    format!("{b:?}"),
+                    "must be finite, in [-8, 8]",
+                ));
             }
         }
         if self.depth == 0 && self.normalization != Normalization::None {

@@ -1248,3 +1248,20 @@ fn collect_names_what_it_leaves_out() {
         "{said}"
     );
 }
+
+/// The fourth hostile review, D17: `bench --n 0` names `--n`; `--kink -1e308` is printed as
+/// written, not as its 309 digits; a `SLURM_CPUS_PER_TASK` that is no count is said.
+#[test]
+fn fourth_review_minor_cases() {
+    assert_clean_error("bench --n 0", &run(&os(&["bench", "--n", "0"])), &["--n"]);
+    let o = run(&os(&["activations", "--kink", "-1e308"]));
+    assert_clean_error("--kink -1e308", &o, &["--kink -1e308", "kink"]);
+    assert!(String::from_utf8_lossy(&o.stderr).len() < 300);
+    let o = probe()
+        .args(["theory", "--theta-deg", "5", "--depth", "1"])
+        .env("SLURM_CPUS_PER_TASK", "abc")
+        .output()
+        .unwrap();
+    assert_ok("theory", &o);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("SLURM_CPUS_PER_TASK=\"abc\""));
+}

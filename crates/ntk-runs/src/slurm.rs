@@ -56,12 +56,15 @@ pub fn shard_from(var: &dyn Fn(&str) -> Option<String>) -> crate::Result<ArrayTa
 /// threads (`ntk_numerics::linalg::set_threads`). Call first thing in `main`, before any
 /// thread starts. Returns the count it set.
 pub fn use_cpus_per_task(set_blas_threads: impl FnOnce(usize)) -> Option<usize> {
-    let n: usize = std::env::var("SLURM_CPUS_PER_TASK")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-        .filter(|&n| n >= 1)?;
+    let text = std::env::var("SLURM_CPUS_PER_TASK").ok()?;
+    let Some(n) = text.trim().parse().ok().filter(|&n: &usize| n >= 1) else {
+        // Slurm writes a count; anything else is said, not silently ignored.
+        eprintln!(
+            "warning: SLURM_CPUS_PER_TASK={text:?} is not a count of cores; the thread pools \
+             keep their defaults"
+        );
+        return None;
+    };
     if std::env::var_os("OPENBLAS_NUM_THREADS").is_none() {
         set_blas_threads(n);
     }

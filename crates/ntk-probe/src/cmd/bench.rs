@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub(crate) struct BenchArgs {
-    /// Samples (the kernel is n x n).
-    #[arg(long, default_value_t = 2000)]
+    /// Samples (the kernel is n x n); at least 2.
+    #[arg(long, default_value_t = 2000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..))]
     n: usize,
     /// Input dimension of the synthetic inputs.
     #[arg(long, default_value_t = 5)]

@@ -25,7 +25,7 @@ pub(crate) fn parse_activations(
         ntk_model::MlpConfig::new(1, 1, 1, ActivationKind::NormRelu)
             .with_kink(b)
             .validate()
-            .map_err(|e| format!("--kink {b}: {e}"))?;
+            .map_err(|e| format!("--kink {b:?}: {e}"))?;
     }
     let mut acts = Vec::new();
     for name in names {

@@ -479,7 +479,15 @@ fn theory_values(cfg: &SweepConfig, out: &Path) -> crate::Result<TheoryCache> {
                 if cache.values.contains_key(&key) {
                     continue;
                 }
+                // The quadrature of a smooth activation takes minutes at a few hundred
+                // inputs: a line per value, so that a log shows where it is.
+                let start = std::time::Instant::now();
                 let value = theory_value(&model, &inputs, &gram, &mut gram_kappa)?;
+                eprintln!(
+                    "theory: {} depth {depth}: {:.1} s",
+                    kind.name(),
+                    start.elapsed().as_secs_f64()
+                );
                 cache.values.insert(key, value);
                 changed = true;
             }
