@@ -111,6 +111,19 @@ fn required(path: Option<&Path>, role: Role) -> Result<&Path> {
 /// for files what their headers say (shapes, label counts, `n` beyond the rows).
 pub fn check(cfg: &DataConfig) -> Vec<DataError> {
     let mut problems = unused_keys(cfg);
+    // More samples than the split holds, from its files' headers: said before any estimate
+    // of the memory (which a too-large n inflates) or any loading.
+    if let Some(source) = builtin(cfg.dataset)
+        && let Some(available) = source.split_len(cfg.dir.as_deref(), cfg.split)
+        && cfg.n > available
+    {
+        problems.push(DataError::DataN {
+            n: cfg.n,
+            dataset: source.to_string(),
+            split: format!("{:?}", cfg.split),
+            available,
+        });
+    }
     if cfg.dataset == Dataset::File {
         problems.extend(check_files(cfg));
     } else if let Some(scaling) = cfg.scaling
@@ -325,6 +338,17 @@ pub fn classes(cfg: &DataConfig) -> Result<usize> {
     }
 }
 
+/// The built-in image set a data set names (`None` for synthetic data and files).
+fn builtin(dataset: Dataset) -> Option<Source> {
+    match dataset {
+        Dataset::Mnist => Some(Source::Mnist),
+        Dataset::FashionMnist => Some(Source::FashionMnist),
+        Dataset::Cifar10 => Some(Source::Cifar10),
+        Dataset::Digits => Some(Source::Digits),
+        Dataset::Synthetic | Dataset::File => None,
+    }
+}
+
 /// Loads the inputs a `[data]` table describes. Errors name the file or the key.
 pub fn load(cfg: &DataConfig) -> Result<Inputs> {
     let inputs = match cfg.dataset {
@@ -352,13 +376,7 @@ pub fn load(cfg: &DataConfig) -> Result<Inputs> {
             picked
         }
         other => {
-            let source = match other {
-                Dataset::Mnist => Source::Mnist,
-                Dataset::FashionMnist => Source::FashionMnist,
-                Dataset::Cifar10 => Source::Cifar10,
-                Dataset::Digits => Source::Digits,
-                Dataset::Synthetic | Dataset::File => unreachable!(),
-            };
+            let source = builtin(other).expect("a built-in set");
             let set = source.load(cfg.dir.as_deref(), cfg.split)?;
             if cfg.n > set.n {
                 return Err(DataError::DataN {

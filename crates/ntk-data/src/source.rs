@@ -55,6 +55,35 @@ impl Source {
         }
     }
 
+    /// The number of samples of a split from the files' headers and sizes, without reading
+    /// them: an IDX label file's count, CIFAR-10's records (3073 bytes each), the digits'
+    /// 1797. `None` when the files cannot tell (missing: loading says why).
+    pub fn split_len(self, dir: Option<&Path>, split: Split) -> Option<usize> {
+        let dir = dir.map_or_else(|| self.default_dir(), Path::to_path_buf);
+        match self {
+            Self::Mnist | Self::FashionMnist => {
+                let (_, labels) = crate::idx::idx_file_names(split);
+                let path = crate::idx::find_file(&dir, labels).ok()?;
+                let head = crate::file::Content::open(&path, true)
+                    .ok()?
+                    .read_up_to(8)
+                    .ok()?;
+                // Magic 0x00000801 (unsigned bytes, one dimension), then the count.
+                (head.len() == 8 && head[..4] == [0, 0, 8, 1])
+                    .then(|| u32::from_be_bytes([head[4], head[5], head[6], head[7]]) as usize)
+            }
+            Self::Cifar10 => crate::cifar::cifar10_files(split)
+                .iter()
+                .map(|f| {
+                    std::fs::metadata(dir.join(f))
+                        .ok()
+                        .map(|m| (m.len() / 3073) as usize)
+                })
+                .sum(),
+            Self::Digits => (split == Split::Train).then_some(1797),
+        }
+    }
+
     /// Loads a split from `dir`, or from [`Source::default_dir`] when `None`.
     ///
     /// The digits have no test split: `Split::Train` gives all 1797 samples and `Split::Test`

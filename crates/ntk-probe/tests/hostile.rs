@@ -1264,4 +1264,20 @@ fn fourth_review_minor_cases() {
         .unwrap();
     assert_ok("theory", &o);
     assert!(String::from_utf8_lossy(&o.stderr).contains("SLURM_CPUS_PER_TASK=\"abc\""));
+    // D14: more samples than the split holds is said before the memory guard's estimate
+    // (which such an n inflates to tens of GiB).
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "d.toml",
+        "[data]\ndataset = \"digits\"\nn = 100000\n\n[model]\nwidth = 8\ndepth = 1\n\
+         activation = \"relu\"\n",
+    );
+    let o = run(&ntk_args(&cfg, &dir.path().join("o"), &["--dry-run"]));
+    assert_clean_error(
+        "digits n = 100000",
+        &o,
+        &["data.n = 100000", "only 1797 samples"],
+    );
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("needs about"));
 }
