@@ -51,7 +51,7 @@ impl Real for f32 {
     }
     const EPSILON: f64 = f32::EPSILON as f64;
     fn blas() -> &'static dyn Kernels<f32> {
-        &Engine
+        &Blas
     }
 }
 
@@ -70,7 +70,7 @@ impl Real for f64 {
     }
     const EPSILON: f64 = f64::EPSILON;
     fn blas() -> &'static dyn Kernels<f64> {
-        &Engine
+        &Blas
     }
 }
 
@@ -85,8 +85,8 @@ pub trait Kernels<T> {
     fn axpy(&self, alpha: T, x: &[T], y: &mut [T]);
 }
 
-/// The engine selected by the cargo features.
-struct Engine;
+/// The BLAS selected by the cargo features (OpenBLAS, or faer without it).
+struct Blas;
 
 /// `c = alpha a b`: `c` is overwritten; `a` and `b` may be transposed views.
 pub fn gemm<T: Real>(c: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>, alpha: T) {
@@ -232,7 +232,7 @@ mod imp {
         faer::get_global_parallelism()
     }
 
-    impl<T: Real> Kernels<T> for Engine {
+    impl<T: Real> Kernels<T> for Blas {
         fn gemm(
             &self,
             mut c: MatMut<'_, T>,
@@ -459,7 +459,7 @@ mod imp {
 
     macro_rules! kernels {
         ($t:ty, $gemm:ident, $syrk:ident, $axpy:ident) => {
-            impl Kernels<$t> for Engine {
+            impl Kernels<$t> for Blas {
                 fn axpy(&self, alpha: $t, x: &[$t], y: &mut [$t]) {
                     if !x.is_empty() {
                         // SAFETY: two slices of equal length (checked by `axpy`).
