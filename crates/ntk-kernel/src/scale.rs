@@ -17,11 +17,8 @@ const UNIT_NORM_TOLERANCE: f64 = 1e-6;
 /// Why `net` is not scale-invariant in its input, if it is not: its activation is not
 /// positively homogeneous of degree one, or it has biases.
 pub fn scale_dependence(net: &Net) -> Option<String> {
-    let (activation, bias) = match net {
-        Net::Mlp(m) => (*m.activation(), m.config().bias),
-        // Every ResNet's classifier has a bias (and BatchNorm its betas, Fixup its scalars).
-        Net::ResNet(r) => (*r.activation(), true),
-    };
+    // Every ResNet's classifier has a bias (and BatchNorm its betas, Fixup its scalars).
+    let (activation, bias) = (*net.activation(), net.has_bias());
     if !activation.is_homogeneous() {
         Some(format!(
             "{} is not positively homogeneous",

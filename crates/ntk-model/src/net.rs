@@ -26,6 +26,57 @@ impl Net {
         }
     }
 
+    /// The activation of its hidden layers.
+    pub fn activation(&self) -> &crate::Activation {
+        match self {
+            Self::Mlp(m) => m.activation(),
+            Self::ResNet(r) => r.activation(),
+        }
+    }
+
+    /// Whether any layer adds a bias (every ResNet's classifier does).
+    pub fn has_bias(&self) -> bool {
+        match self {
+            Self::Mlp(m) => m.config().bias,
+            Self::ResNet(_) => true,
+        }
+    }
+
+    /// Every layer's representation of the rows `x` `[B, d]`, named, each `[B, width]`: an
+    /// MLP's hidden activations `a_1..a_L` (after normalization and activation: `hidden l`),
+    /// or a ResNet's stem, each block's output (`block k`) and the pooled features the
+    /// classifier reads (`pooled`). The inputs themselves are not among them.
+    pub fn representations(&self, x: Tensor<2>) -> Vec<(String, Tensor<2>)> {
+        match self {
+            Self::Mlp(m) => m
+                .forward_trace(x)
+                .inputs
+                .into_iter()
+                .enumerate()
+                .skip(1)
+                .map(|(l, a)| (format!("hidden {l}"), a))
+                .collect(),
+            Self::ResNet(r) => {
+                let maps = r.forward_blocks(r.images(x));
+                let pooled = maps.last().cloned().map(|h| r.features(h));
+                let mut out: Vec<(String, Tensor<2>)> = maps
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, h)| {
+                        let name = if k == 0 {
+                            "stem".to_string()
+                        } else {
+                            format!("block {k}")
+                        };
+                        (name, h.flatten(1, 3))
+                    })
+                    .collect();
+                out.extend(pooled.map(|p| ("pooled".to_string(), p)));
+                out
+            }
+        }
+    }
+
     /// Outputs `[B, k]` from flat rows `[B, d]` (a ResNet reads each row as a CHW image).
     pub fn forward(&self, x: Tensor<2>) -> Tensor<2> {
         match self {

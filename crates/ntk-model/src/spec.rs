@@ -260,6 +260,40 @@ impl NetSpec {
             Self::ResNet(r) => r.num_classes,
         }
     }
+
+    /// The config key of [`Self::classes`].
+    pub fn classes_key(&self) -> &'static str {
+        match self {
+            Self::Mlp(_) => "model.output_dim",
+            Self::ResNet(_) => "resnet.num_classes",
+        }
+    }
+
+    /// The number of parameters on inputs of `d` values (a ResNet's input is fixed by its
+    /// config), in f64: products of large sizes may exceed u64.
+    pub fn params(&self, d: usize) -> f64 {
+        match self {
+            Self::Mlp(m) => crate::size::mlp_params(&MlpConfig {
+                input_dim: d,
+                ..m.clone()
+            }),
+            Self::ResNet(r) => crate::size::resnet_params(r),
+        }
+    }
+
+    /// The keys that set the network's size, with their values, for messages:
+    /// `model.width = 512, model.depth = 10` or `resnet.depth = 110, resnet.base_width = 16`.
+    pub fn size_keys(&self) -> String {
+        match self {
+            Self::Mlp(m) => format!("model.width = {}, model.depth = {}", m.width, m.depth),
+            Self::ResNet(r) => {
+                format!(
+                    "resnet.depth = {}, resnet.base_width = {}",
+                    r.depth, r.base_width
+                )
+            }
+        }
+    }
 }
 
 pub fn normalization_name(n: Normalization) -> &'static str {

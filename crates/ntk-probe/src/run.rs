@@ -153,23 +153,17 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
     };
     // `activations` is Some for the structured kernel (plain dense MLPs), which keeps every
     // layer's activations; the other routes take per-sample gradients.
-    let resnet = matches!(cfg.net()?, NetSpec::ResNet(_));
-    let (params, outputs, activations) = match cfg.net()? {
-        NetSpec::Mlp(m) => {
-            let m = MlpConfig {
-                input_dim: d,
-                ..m.clone()
-            };
-            let structured = m.normalization == ntk_model::Normalization::None
-                && matches!(cfg.probe.method, Method::Auto | Method::Structured);
-            let act = structured.then_some(2.0 * m.depth as f64 * n * m.width as f64);
-            (ntk_model::size::mlp_params(&m), m.output_dim as f64, act)
+    let spec = cfg.net()?;
+    let resnet = matches!(spec, NetSpec::ResNet(_));
+    let (params, outputs) = (spec.params(d), spec.classes() as f64);
+    let activations = match &spec {
+        NetSpec::Mlp(m)
+            if m.normalization == ntk_model::Normalization::None
+                && matches!(cfg.probe.method, Method::Auto | Method::Structured) =>
+        {
+            Some(2.0 * m.depth as f64 * n * m.width as f64)
         }
-        NetSpec::ResNet(r) => (
-            ntk_model::size::resnet_params(&r),
-            r.num_classes as f64,
-            None,
-        ),
+        _ => None,
     };
     let size = if cfg.probe.output == OutputMode::Full {
         n * outputs
@@ -240,16 +234,7 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
 
 /// Refuses a probe whose estimated memory exceeds the limit ([`ntk_runs::budget`]).
 pub fn check_memory(cfg: &ProbeConfig, d: usize, max_memory: Option<&str>) -> crate::Result<()> {
-    let culprit = match cfg.net()? {
-        NetSpec::Mlp(m) => format!(
-            "data.n = {}, model.width = {}, model.depth = {}",
-            cfg.data.n, m.width, m.depth
-        ),
-        NetSpec::ResNet(r) => format!(
-            "data.n = {}, resnet.depth = {}, resnet.base_width = {}",
-            cfg.data.n, r.depth, r.base_width
-        ),
-    };
+    let culprit = format!("data.n = {}, {}", cfg.data.n, cfg.net()?.size_keys());
     Ok(memory_estimate(cfg, d)?.check(&culprit, max_memory)?)
 }
 

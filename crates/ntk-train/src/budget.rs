@@ -25,20 +25,9 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
     if let Some(k) = &cfg.ntk {
         let n = k.n as f64;
         e.add("the tracked NTK", 4.0 * n * n, 8.0);
-        e.add("its gradient rows", n * params_of(&spec, d), 8.0);
+        e.add("its gradient rows", n * spec.params(d), 8.0);
     }
     Ok(e)
-}
-
-/// The parameters of `spec` on inputs of `d` values.
-fn params_of(spec: &NetSpec, d: usize) -> f64 {
-    match spec {
-        NetSpec::Mlp(m) => ntk_model::size::mlp_params(&ntk_model::MlpConfig {
-            input_dim: d,
-            ..m.clone()
-        }),
-        NetSpec::ResNet(r) => ntk_model::size::resnet_params(r),
-    }
 }
 
 /// The memory of training `spec` on batches of `batch` inputs of `d` values in `elem`-byte
@@ -56,7 +45,7 @@ pub fn network_estimate(spec: &NetSpec, d: usize, batch: usize, elem: f64) -> Es
     let mut e = Estimate::default();
     e.add(
         "parameters, gradients and momentum",
-        params_of(spec, d),
+        spec.params(d),
         elem + 24.0,
     );
     e.add("a batch's activations", activations, elem);

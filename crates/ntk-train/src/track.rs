@@ -21,7 +21,6 @@ use ntk_numerics::kernel::OutputMode;
 
 use burn::tensor::Tensor;
 use faer::MatRef;
-use ntk_model::Net;
 use ntk_numerics::linalg::gram_lower;
 
 use crate::config::{NtkTrackConfig, RepresentationTrackConfig, TrainConfig};
@@ -93,29 +92,12 @@ pub fn layer_representations(
             .expect("reading a representation from the device")
     };
     let mut out = vec![("input".to_string(), inputs.x.clone())];
-    match model {
-        Net::Mlp(m) => {
-            let trace = m.forward_trace(x);
-            for (l, a) in trace.inputs.into_iter().enumerate().skip(1) {
-                out.push((format!("hidden {l}"), flat(a)));
-            }
-        }
-        Net::ResNet(r) => {
-            let maps = r.forward_blocks(r.images(x));
-            let last = maps.last().cloned();
-            for (k, h) in maps.into_iter().enumerate() {
-                let name = if k == 0 {
-                    "stem".to_string()
-                } else {
-                    format!("block {k}")
-                };
-                out.push((name, flat(h.flatten(1, 3))));
-            }
-            if let Some(h) = last {
-                out.push(("pooled".into(), flat(r.features(h))));
-            }
-        }
-    }
+    out.extend(
+        model
+            .representations(x)
+            .into_iter()
+            .map(|(name, h)| (name, flat(h))),
+    );
     out
 }
 

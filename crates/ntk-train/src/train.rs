@@ -98,12 +98,8 @@ pub(crate) fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> cr
         .max_by_key(|(t, _)| *t)
         && usize::from(top) >= spec.classes()
     {
-        let key = match spec {
-            NetSpec::Mlp(_) => "model.output_dim",
-            NetSpec::ResNet(_) => "resnet.num_classes",
-        };
         return Err(crate::Error::LabelsBeyondOutputs {
-            key,
+            key: spec.classes_key(),
             classes: spec.classes(),
             data: with.description.clone(),
             top,
