@@ -26,6 +26,15 @@ impl Net {
         }
     }
 
+    /// The MLP, when it is one (what only MLPs have: the structured kernel's layer Gram
+    /// matrices, the embedding angles).
+    pub fn as_mlp(&self) -> Option<&Mlp> {
+        match self {
+            Self::Mlp(m) => Some(m),
+            Self::ResNet(_) => None,
+        }
+    }
+
     /// The activation of its hidden layers.
     pub fn activation(&self) -> &crate::Activation {
         match self {

@@ -496,6 +496,13 @@ impl NetFacts {
     }
 }
 
+/// The MLP of `net`, for the measurements only MLPs have.
+fn mlp_only(net: &Net) -> crate::Result<&Mlp> {
+    net.as_mlp().ok_or(Error::Invalid(
+        "probe.embedding_angles and probe.pair are implemented for MLPs only",
+    ))
+}
+
 /// The spectrum of the inputs' Gram matrix `X X^T` (the depth-0 kernel), in f64.
 ///
 /// With more samples than dimensions (`n > d`), `X X^T` has the `d` nonzero eigenvalues of
@@ -854,8 +861,9 @@ impl Angles {
         net: &Net,
         pair_kernel: &mut impl FnMut(&[usize]) -> crate::Result<Kernel>,
     ) -> crate::Result<Self> {
-        let (pair_embedding, pair_grad) = match (cfg.probe.pair, net) {
-            (Some([i, j]), Net::Mlp(mlp)) => {
+        let (pair_embedding, pair_grad) = match cfg.probe.pair {
+            Some([i, j]) => {
+                let mlp = mlp_only(net)?;
                 let two = inputs.select(&[i, j]);
                 let grams = structured::embedding_grams(mlp, to_tensor(&two, compute));
                 let theta: Vec<f64> = grams.iter().map(|g| angles::angle_deg(g, 0, 1)).collect();
@@ -867,12 +875,7 @@ impl Angles {
                 };
                 (Some(theta), grad)
             }
-            (Some(_), Net::ResNet(_)) => {
-                return Err(Error::Invalid(
-                    "probe.embedding_angles and probe.pair are implemented for MLPs only",
-                ));
-            }
-            (None, _) => (None, None),
+            None => (None, None),
         };
         Ok(Self {
             min: None,
@@ -890,12 +893,7 @@ impl Angles {
         kernel: &Kernel,
     ) -> crate::Result<Self> {
         let full = cfg.probe.output == OutputMode::Full;
-        let mlp = || match net {
-            Net::Mlp(m) => Ok(m),
-            Net::ResNet(_) => Err(Error::Invalid(
-                "probe.embedding_angles and probe.pair are implemented for MLPs only",
-            )),
-        };
+        let mlp = || mlp_only(net);
         let embedding_min = if cfg.probe.embedding_angles {
             let grams = structured::embedding_grams(mlp()?, to_tensor(inputs, compute));
             let min = |g: &Kernel| angles::min_angle(g).map_or(f64::NAN, |a| a.deg);
