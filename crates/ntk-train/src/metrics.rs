@@ -51,6 +51,25 @@ pub struct NtkRow {
     pub seconds: f64,
 }
 
+impl NtkRow {
+    /// The row of a kernel of `n` samples measured after `epoch` epochs in `seconds`: its
+    /// conditioning as the library reports it ([`ntk_kernel::api::Conditioning`]; a CSV row
+    /// holds flat fields, so the values are copied, not nested).
+    pub fn of(epoch: usize, n: usize, c: &ntk_kernel::api::Conditioning, seconds: f64) -> Self {
+        Self {
+            epoch,
+            n,
+            lambda_min: c.lambda_min,
+            lambda_max: c.lambda_max,
+            kappa: c.kappa,
+            singular: c.singular,
+            rank: c.rank,
+            min_grad_angle_deg: c.min_grad_angle_deg,
+            seconds,
+        }
+    }
+}
+
 /// One row of `representations.csv` (Agarwal et al., Fig. 1): the average normalized dot
 /// product of the representations of the tracked test inputs at one layer after `epoch`
 /// epochs (0: at init),

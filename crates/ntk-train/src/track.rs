@@ -59,22 +59,17 @@ pub fn measure(
         stats,
         &mut ntk_kernel::host::HostCache::default(),
     )?;
-    let spectrum = ntk_numerics::spectrum::spectrum(&result.kernel, compute.precision.epsilon())
+    let conditioning = ntk_kernel::api::Conditioning::of(&result.kernel, compute.precision)
         .map_err(|e| crate::Error::Ntk {
             epoch,
             source: Box::new(e.into()),
         })?;
-    Ok(NtkRow {
+    Ok(NtkRow::of(
         epoch,
-        n: probe.n,
-        lambda_min: spectrum.lambda_min,
-        lambda_max: spectrum.lambda_max,
-        kappa: (!spectrum.singular).then_some(spectrum.kappa),
-        singular: spectrum.singular,
-        rank: spectrum.rank,
-        min_grad_angle_deg: ntk_kernel::angles::min_angle(&result.kernel).map(|a| a.deg),
-        seconds: t.elapsed().as_secs_f64(),
-    })
+        probe.n,
+        &conditioning,
+        t.elapsed().as_secs_f64(),
+    ))
 }
 
 /// Every layer's representation of `inputs` by `model` (plain device, evaluation mode), as
