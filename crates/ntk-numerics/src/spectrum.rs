@@ -131,16 +131,37 @@ pub fn low_rank(kernel: &Kernel, epsilon: f64) -> crate::Result<Option<Vec<f64>>
 
 /// Eigenvalues (ascending) of `X^T X` for the row-major `n x d` matrix `X`, in f64.
 pub fn covariance_eigenvalues(x: &[f64], n: usize, d: usize) -> crate::Result<Vec<f64>> {
-    let x = MatRef::from_row_major_slice(x, n, d);
-    let cov = x.transpose() * x;
+    let m = MatRef::from_row_major_slice(x, n, d);
+    let cov = m.transpose() * m;
     let cov: Vec<f64> = (0..d * d).map(|k| cov[(k / d, k % d)]).collect();
-    if cov.iter().any(|v| !v.is_finite()) {
-        let largest = (0..n * d)
-            .map(|k| x[(k / d, k % d)].abs())
-            .fold(0.0, f64::max);
-        return Err(crate::Error::NonFiniteGram { largest });
-    }
+    finite_gram(&cov, x)?;
     crate::linalg::sym_eigenvalues(&cov, d)
+}
+
+/// The spectrum of the inputs' Gram matrix `X X^T` (the depth-0 kernel) for the row-major
+/// `n x d` inputs `x`, in f64: through the `d x d` matrix `X^T X` (and `n - d` zeros) when
+/// `n > d`.
+pub fn gram_spectrum(x: &[f64], n: usize, d: usize) -> crate::Result<Spectrum> {
+    let epsilon = crate::backend::Precision::F64.epsilon();
+    if n > d {
+        let mut eigenvalues = vec![0.0; n - d];
+        eigenvalues.extend(covariance_eigenvalues(x, n, d)?);
+        eigenvalues.sort_by(f64::total_cmp);
+        return Ok(classify(eigenvalues, epsilon));
+    }
+    let gram = Kernel::gram(x, n, d);
+    finite_gram(&gram.data, x)?;
+    spectrum(&gram, epsilon)
+}
+
+/// An inputs' Gram matrix (either side) that overflowed is an error naming the inputs'
+/// largest magnitude, not an eigensolver failure.
+fn finite_gram(gram: &[f64], x: &[f64]) -> crate::Result<()> {
+    if gram.iter().all(|v| v.is_finite()) {
+        return Ok(());
+    }
+    let largest = x.iter().map(|v| v.abs()).fold(0.0, f64::max);
+    Err(crate::Error::NonFiniteGram { largest })
 }
 
 /// Condition number, rank and singularity from ascending eigenvalues.

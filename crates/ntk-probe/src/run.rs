@@ -510,24 +510,11 @@ fn mlp_only(net: &Net) -> crate::Result<&Mlp> {
 /// small matrix (`O(n d^2 + d^3)` instead of `O(n^3)`: for 10,000 MNIST images, a 784 x 784
 /// eigenproblem instead of a 10,000 x 10,000 one).
 pub fn gram_spectrum(inputs: &Inputs) -> crate::Result<Spectrum> {
-    let (n, d) = (inputs.n, inputs.d);
     // An error of the inputs' own scale names them (inputs near 1e155 overflow X^T X).
-    let named = |e: ntk_numerics::Error| crate::Error::Setting {
+    spectrum::gram_spectrum(&inputs.x, inputs.n, inputs.d).map_err(|e| crate::Error::Setting {
         setting: Some(inputs.description.clone()),
         source: Box::new(e.into()),
-    };
-    if n > d {
-        let mut eigenvalues = vec![0.0; n - d];
-        eigenvalues.extend(spectrum::covariance_eigenvalues(&inputs.x, n, d).map_err(named)?);
-        eigenvalues.sort_by(f64::total_cmp);
-        return Ok(spectrum::classify(eigenvalues, Precision::F64.epsilon()));
-    }
-    let gram = Kernel::gram(&inputs.x, n, d);
-    if gram.data.iter().any(|v| !v.is_finite()) {
-        let largest = inputs.x.iter().map(|v| v.abs()).fold(0.0, f64::max);
-        return Err(named(ntk_numerics::Error::NonFiniteGram { largest }));
-    }
-    spectrum::spectrum(&gram, Precision::F64.epsilon()).map_err(named)
+    })
 }
 
 /// What one protocol makes of a computed kernel: the summary, the eigenvalues to save

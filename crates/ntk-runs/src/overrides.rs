@@ -252,14 +252,14 @@ pub fn from_table<T: DeserializeOwned>(
     })
 }
 
-/// Whether the config of the file `path` with `sets` applied gives the dotted `key` (a
-/// `--set KEY=` removes it): a tool whose default for a key depends on other keys asks.
-pub fn gives(path: &Path, sets: &[Assignment], key: &str) -> crate::Result<bool> {
+/// The table of the file `path` with `sets` applied (a `--set KEY=` removes the key): what
+/// a tool whose default for a key depends on other keys asks with [`lookup`].
+pub fn applied(path: &Path, sets: &[Assignment]) -> crate::Result<Table> {
     let mut table = read_table(path)?;
     for a in sets {
         a.apply(&mut table)?;
     }
-    Ok(lookup(&table, key))
+    Ok(table)
 }
 
 /// Whether the dotted `key` is present in `table`.

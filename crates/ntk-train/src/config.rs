@@ -258,10 +258,7 @@ impl Given {
 
     /// In the file `path` with the overrides `sets` applied.
     pub fn of_file(path: &Path, sets: &[ntk_runs::overrides::Assignment]) -> crate::Result<Self> {
-        Ok(Self {
-            output_dim: ntk_runs::overrides::gives(path, sets, "model.output_dim")?,
-            test_n: ntk_runs::overrides::gives(path, sets, "train.test_n")?,
-        })
+        Ok(Self::of(&ntk_runs::overrides::applied(path, sets)?))
     }
 }
 

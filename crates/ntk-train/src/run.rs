@@ -69,15 +69,9 @@ pub struct RunOptions {
     pub stop_after: Option<usize>,
 }
 
-/// The run's step counts on `n` samples: steps per epoch, total steps, epochs
-/// ([`TrainConfig::step_counts`]).
-pub fn step_counts(cfg: &TrainConfig, n: usize) -> (usize, usize, usize) {
-    cfg.step_counts(n)
-}
-
 /// What a run is, fixed before its first step: the config and its network, the data,
 /// the backend, the output directory and the reporter, the identity checkpoints record
-/// (config text and provenance), and the step counts ([`step_counts`]).
+/// (config text and provenance), and the step counts ([`TrainConfig::step_counts`]).
 pub(crate) struct Run<'a> {
     pub(crate) cfg: &'a TrainConfig,
     pub(crate) spec: NetSpec,
@@ -101,7 +95,7 @@ impl<'a> Run<'a> {
         out: &'a Path,
         reporter: &'a Reporter,
     ) -> Self {
-        let (per_epoch, total, epochs) = step_counts(cfg, data.train.n);
+        let (per_epoch, total, epochs) = cfg.step_counts(data.train.n);
         Self {
             cfg,
             spec,

@@ -27,7 +27,7 @@ pub use crate::data::{Data, evaluate, load_data};
 use crate::epoch::{Progress, run_epochs};
 use crate::progress::Reporter;
 use crate::run::Run;
-pub use crate::run::{RunOptions, recorded_config, run_config_text, run_provenance, step_counts};
+pub use crate::run::{RunOptions, recorded_config, run_config_text, run_provenance};
 pub use crate::run_dir::{RUN_FILES, check_run_dir};
 use crate::run_dir::{Start, open_run_dir};
 use crate::stepper::{self, Stepper};
