@@ -13,7 +13,11 @@
 # objects count toward what a device call carries) and prints the total that would travel
 # (tracked and untracked-not-ignored files + .git + .gl + .gpu/bin) against the 64 MiB limit.
 #
-#   bash scripts/gpu-bench-pack.sh [--cuda] [--cuda-train] [--no-wgpu] [--probe-only] [--no-build]
+#   .gpu/bin/ntk-train-cudnn.xz, cudnn-tests.xz   with --cudnn (and --no-wgpu): ntk-train
+#     built with the cuDNN device engine (--features ntk-train/cudnn, the CPU backend) and
+#     the test binary of crates/ntk-train/tests/cudnn.rs, for experiments/bench/gpu/cudnn.sh.
+#
+#   bash scripts/gpu-bench-pack.sh [--cuda] [--cuda-train] [--cudnn] [--no-wgpu] [--probe-only] [--no-build]
 #
 # --probe-only packs ntk-probe alone (no ntk-train), for calls that only probe
 # (experiments/fig2/gpu_n10000.sh).
@@ -30,11 +34,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cuda=0 cuda_train=0 wgpu=1 build=1 train=1
+cuda=0 cuda_train=0 cudnn=0 wgpu=1 build=1 train=1
 for arg in "$@"; do
     case $arg in
     --cuda) cuda=1 ;;
     --cuda-train) cuda=1 cuda_train=1 ;;
+    --cudnn) cudnn=1 ;;
     --no-wgpu) wgpu=0 ;;
     --no-build) build=0 ;;
     --probe-only) train=0 ;;
@@ -53,6 +58,10 @@ wgpu_target=${CARGO_TARGET_DIR:-$HOME/.cache/ntk-target}
 cuda_target=${NTK_CUDA_TARGET_DIR:-$HOME/.cache/ntk-cuda-target}
 dest=.gpu/bin
 limit=$((64 * 1024 * 1024))
+if ((cudnn && wgpu)); then
+    echo "gpu-bench-pack: --cudnn needs --no-wgpu (both build ntk-train in $wgpu_target)" >&2
+    exit 2
+fi
 
 # --- build -------------------------------------------------------------------------------
 if ((build)); then
@@ -62,6 +71,17 @@ if ((build)); then
         if ((train)); then wgpu_packages+=(-p ntk-train); fi
         CARGO_TARGET_DIR=$wgpu_target cargo build --locked "${wgpu_packages[@]}" \
             --features ntk-probe/wgpu
+    fi
+    if ((cudnn)); then
+        echo "gpu-bench-pack: building ntk-train with the cuDNN engine and its tests in $wgpu_target"
+        CARGO_TARGET_DIR=$wgpu_target cargo build --locked -p ntk-train --features ntk-train/cudnn
+        CARGO_TARGET_DIR=$wgpu_target cargo test --locked -p ntk-train --features ntk-train/cudnn \
+            --test cudnn --no-run --message-format=json |
+            python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "cudnn":
+        print(m["executable"])' >"$wgpu_target/cudnn-tests.path"
     fi
     if ((cuda)); then
         bash scripts/setup-cuda.sh
@@ -84,9 +104,13 @@ if ((wgpu)); then
 fi
 if ((cuda)); then wanted+=("ntk-probe-cuda $cuda_target/debug/ntk-probe"); fi
 if ((cuda_train)); then wanted+=("ntk-train-cuda $cuda_target/debug/ntk-train"); fi
+if ((cudnn)); then
+    wanted+=("ntk-train-cudnn $wgpu_target/debug/ntk-train")
+    wanted+=("cudnn-tests $(cat "$wgpu_target/cudnn-tests.path" 2>/dev/null || echo missing-cudnn-tests)")
+fi
 
 # What is not asked for this time must not travel.
-for name in ntk-probe-wgpu ntk-train-wgpu ntk-probe-cuda ntk-train-cuda; do
+for name in ntk-probe-wgpu ntk-train-wgpu ntk-probe-cuda ntk-train-cuda ntk-train-cudnn cudnn-tests; do
     keep=0
     for w in ${wanted[@]+"${wanted[@]}"}; do
         if [ "${w%% *}" = "$name" ]; then keep=1; fi
@@ -147,7 +171,7 @@ done
     echo "commit $(git rev-parse HEAD)$(git diff --quiet HEAD -- crates Cargo.toml Cargo.lock || echo ' + uncommitted changes under crates/')"
     for w in ${wanted[@]+"${wanted[@]}"}; do
         name=${w%% *}
-        case $name in *-wgpu) feat=ntk-probe/wgpu ;; *) feat=ntk-probe/cuda ;; esac
+        case $name in *-wgpu) feat=ntk-probe/wgpu ;; *-cudnn | cudnn-tests) feat=ntk-train/cudnn ;; *) feat=ntk-probe/cuda ;; esac
         echo "$name: ${w#* } (--features $feat, dev profile), $(stat -c %s "$dest/$name.xz") bytes xz"
     done
     if ((${#libs[@]})); then echo "libraries: ${libs[*]}"; fi
@@ -156,10 +180,11 @@ cat "$dest/BUILD_INFO"
 
 # --- the Vulkan/GL loaders ---------------------------------------------------------------
 missing=0
+if ((!wgpu)); then missing=-1; fi
 for p in libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2; do
-    if ! compgen -G ".gl/${p}_*.deb" >/dev/null; then missing=1; fi
+    if ((missing >= 0)) && ! compgen -G ".gl/${p}_*.deb" >/dev/null; then missing=1; fi
 done
-if ((missing)); then
+if ((missing > 0)); then
     echo "gpu-bench-pack: downloading the Vulkan/GL loader debs into .gl/"
     mkdir -p .gl /tmp/amd64/partial
     o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'

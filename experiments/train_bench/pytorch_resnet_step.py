@@ -46,6 +46,7 @@ import argparse
 import json
 import math
 import sys
+import time
 
 import torch
 import torch.nn as nn
@@ -407,6 +408,40 @@ def check():
     return ok
 
 
+def time_graphed_steps(model, opt, x, y, warmup, steps):
+    """As `time_sgd_steps`, with the step (zero_grad, forward, backward, opt.step) captured
+    once as a CUDA graph after three eager steps on a side stream (PyTorch's documented
+    whole-network capture) and replayed, the loss read after every replay."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    first = None
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            first = loss.item() if first is None else first
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    opt.zero_grad(set_to_none=True)
+    with torch.cuda.graph(graph):
+        static_loss = F.cross_entropy(model(x), y)
+        static_loss.backward()
+        opt.step()
+    for _ in range(warmup):
+        graph.replay()
+        static_loss.item()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    last = None
+    for _ in range(steps):
+        graph.replay()
+        last = static_loss.item()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t) / max(steps, 1), first, last
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--device", default="cpu", help="cpu or cuda")
@@ -421,6 +456,9 @@ def main():
     p.add_argument("--weight-decay", type=float, default=0.0)
     p.add_argument("--tf32", action="store_true", help="allow TF32 on CUDA (default: IEEE f32)")
     p.add_argument("--cudnn-benchmark", action="store_true", help="cuDNN autotuner on")
+    p.add_argument("--graph", action="store_true",
+                   help="CUDA: capture the whole step (forward, backward, SGD) as one CUDA graph "
+                        "and time its replays (PyTorch's whole-network capture)")
     p.add_argument("--json", action="store_true", help="also print one JSON line")
     p.add_argument("--check", action="store_true", help="structure self-test, then exit")
     a = p.parse_args()
@@ -442,11 +480,15 @@ def main():
     )
     x = (torch.rand(a.batch, 3, 32, 32) * 2 - 1).to(dev)
     y = torch.randint(0, 10, (a.batch,)).to(dev)
-    s, first, last = time_sgd_steps(model, opt, x, y, a.warmup, a.steps, dev)
+    if a.graph and dev.type == "cuda":
+        s, first, last = time_graphed_steps(model, opt, x, y, a.warmup, a.steps)
+    else:
+        s, first, last = time_sgd_steps(model, opt, x, y, a.warmup, a.steps, dev)
+    engine = "graph" if a.graph and dev.type == "cuda" else "eager"
     flops = 6.0 * resnet_macs(a.depth) * a.batch
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
     print(
-        f"pytorch {torch.__version__} {a.device} ({name}) eager {precision}, "
+        f"pytorch {torch.__version__} {a.device} ({name}) {engine} {precision}, "
         f"{describe(a.depth, a.variant)}, batch {a.batch}: {s:.4f} s/step, "
         f"{a.batch / s:.0f} samples/s, {flops / 1e9:.2f} GFLOP/step, {flops / s / 1e9:.1f} GFLOP/s",
         flush=True,
@@ -458,7 +500,7 @@ def main():
             "device_name": name,
             "torch": torch.__version__,
             "precision": precision,
-            "engine": "eager",
+            "engine": engine,
             "cudnn_benchmark": bool(a.cudnn_benchmark),
             "input_dim": 3 * 32 * 32,
             "batch": a.batch,

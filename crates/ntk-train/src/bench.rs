@@ -132,7 +132,7 @@ pub fn step(
         .collect();
     let y: Vec<i64> = (0..batch).map(|_| rng.random_range(0..10)).collect();
     let flops = spec_step_flops(spec, input_dim, batch);
-    let report = |engine: &str, seconds: f64| Throughput {
+    let report = |engine: &str, seconds: f64, host: bool| Throughput {
         model: spec.describe(),
         backend: compute.backend.to_string(),
         precision: compute.precision.to_string(),
@@ -144,8 +144,31 @@ pub fn step(
         samples_per_second: batch as f64 / seconds,
         gflop_per_step: flops / 1e9,
         gflops: flops / 1e9 / seconds,
-        floor_seconds_per_step: compute.on_host().then(|| flops / 1e9 / peak_gflops),
+        floor_seconds_per_step: (host && compute.on_host()).then(|| flops / 1e9 / peak_gflops),
     };
+    if let Some(mut dev) = crate::device::choose(engine, &optim_cfg, &model, compute, batch)? {
+        let x: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+        let y: Vec<usize> = y.iter().map(|&v| v as usize).collect();
+        let run = |dev: &mut Box<dyn crate::stepper::Stepper>| -> crate::Result<()> {
+            let batch = crate::stepper::Batch {
+                x: x.clone(),
+                d: input_dim,
+                labels: y.clone(),
+            };
+            dev.step(batch, 0.01);
+            dev.failure().map_or(Ok(()), Err)
+        };
+        // The first step runs eagerly, the second captures the graph.
+        for _ in 0..3 {
+            run(&mut dev)?;
+        }
+        let t = Instant::now();
+        for _ in 0..steps {
+            run(&mut dev)?;
+        }
+        let seconds = t.elapsed().as_secs_f64() / steps as f64;
+        return Ok(report(dev.method(), seconds, false));
+    }
     if let Some(mut host) = crate::stepper::choose_engine(engine, &optim_cfg, &model, compute)? {
         let x: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
         let y: Vec<usize> = y.iter().map(|&v| v as usize).collect();
@@ -156,7 +179,7 @@ pub fn step(
         for _ in 0..steps {
             host.step(&x, input_dim, &y, 0.01);
         }
-        return Ok(report("host", t.elapsed().as_secs_f64() / steps as f64));
+        return Ok(report("host", t.elapsed().as_secs_f64() / steps as f64, true));
     }
     let x = Tensor::<2>::from_data(
         TensorData::new(x, [batch, input_dim]),
@@ -177,7 +200,7 @@ pub fn step(
     for _ in 0..steps {
         model = step(model);
     }
-    Ok(report("burn", t.elapsed().as_secs_f64() / steps as f64))
+    Ok(report("burn", t.elapsed().as_secs_f64() / steps as f64, true))
 }
 
 #[cfg(test)]

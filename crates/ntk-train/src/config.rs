@@ -74,6 +74,9 @@ pub enum EngineChoice {
     Auto,
     Burn,
     Host,
+    /// The cuDNN device engine (`ntk-cudnn`; built with the `cudnn` feature): CIFAR ResNets
+    /// in f32 on an NVIDIA GPU.
+    Cudnn,
 }
 
 impl EngineChoice {
@@ -636,6 +639,9 @@ impl TrainConfig {
             return Err(crate::Error::NoHostEngine {
                 model: spec.describe(),
             });
+        }
+        if self.train.engine == EngineChoice::Cudnn {
+            crate::device::check(&spec, self.train.precision)?;
         }
         match spec {
             NetSpec::Mlp(m) if m.output_dim < 2 => Err(crate::Error::config(

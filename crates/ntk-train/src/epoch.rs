@@ -126,11 +126,18 @@ pub(crate) fn run_epochs(
         if stop_after.is_some_and(|s| epoch - first_epoch >= s) {
             break;
         }
-        let Some(totals) = train_epoch(run, stepper, epoch, &mut progress.iteration) else {
+        let totals = train_epoch(run, stepper, epoch, &mut progress.iteration);
+        if let Some(e) = stepper.failure() {
+            return Err(e);
+        }
+        let Some(totals) = totals else {
             diverged_epoch = Some(epoch);
             break;
         };
         record_epoch(run, &*stepper, progress, tracking, epoch, &totals)?;
+        if let Some(e) = stepper.failure() {
+            return Err(e);
+        }
         epoch_bar.inc(1);
     }
     epoch_bar.finish_and_clear();

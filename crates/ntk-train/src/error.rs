@@ -121,6 +121,10 @@ pub enum Error {
     )]
     NoHostEngine { model: String },
 
+    /// `train.engine = "cudnn"` where the device engine does not apply or cannot start.
+    #[error("train.engine = \"cudnn\": {reason}")]
+    NoDeviceEngine { reason: String },
+
     // --- run directories ---
     /// A run directory that holds a run, without `--resume`.
     #[error(

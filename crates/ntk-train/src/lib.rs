@@ -20,6 +20,7 @@ pub mod budget;
 pub mod checkpoint;
 pub mod config;
 pub mod data;
+pub mod device;
 pub mod epoch;
 pub mod error;
 pub mod files;

@@ -160,6 +160,7 @@ fn assignments(
                 EngineChoice::Auto => "auto",
                 EngineChoice::Burn => "burn",
                 EngineChoice::Host => "host",
+                EngineChoice::Cudnn => "cudnn",
             });
             f.text("train.engine", "engine", engine);
             Ok(())

@@ -66,6 +66,13 @@ pub trait Stepper {
     /// Loads the optimizer state of `ck`, a checkpoint written by this engine: Burn's
     /// optimizer record, or the host engine's momentum buffers.
     fn load_state(&mut self, ck: &Loaded) -> crate::Result<()>;
+
+    /// The first error of a device behind the engine since the last call (a step, a sync or
+    /// an evaluation that failed on the GPU), which the epoch loop reports instead of
+    /// counting a failed step as a divergence. `None` for the host engines.
+    fn failure(&mut self) -> Option<crate::Error> {
+        None
+    }
 }
 
 /// The stepper of a run of `model` (plain device, as built or loaded from a checkpoint):
@@ -75,9 +82,13 @@ pub fn stepper(
     optim: &OptimConfig,
     model: Model,
     compute: &Compute,
+    batch: usize,
 ) -> crate::Result<Box<dyn Stepper>> {
     let ad = compute.device.clone().autodiff();
     let model = model.fork(&ad).train();
+    if let Some(s) = crate::device::choose(choice, optim, &model, compute, batch)? {
+        return Ok(s);
+    }
     Ok(match choose_engine(choice, optim, &model, compute)? {
         Some(engine) => Box::new(HostStepper { engine, model }),
         None => Box::new(BurnStepper::new(model, optim, ad, compute.dtype())),
@@ -91,9 +102,16 @@ pub struct Snapshot {
     optim: SavedOptim,
 }
 
+impl Snapshot {
+    /// The state of `model` with the optimizer state `optim`.
+    pub(crate) fn new(model: Model, optim: SavedOptim) -> Self {
+        Self { model, optim }
+    }
+}
+
 /// The optimizer state of a [`Snapshot`].
 #[derive(Clone)]
-enum SavedOptim {
+pub(crate) enum SavedOptim {
     Burn(ModuleOptimizer),
     /// The host engine's momentum buffers, flattened (`crate::host::Engine::velocity`).
     Host(Vec<f64>),
@@ -290,6 +308,7 @@ pub fn choose_engine(
     match choice {
         EngineChoice::Burn => Ok(None),
         EngineChoice::Auto => Ok(if cpu { engine() } else { None }),
+        EngineChoice::Cudnn => Ok(None),
         EngineChoice::Host => engine()
             .map(Some)
             .ok_or_else(|| crate::Error::NoHostEngine {
@@ -388,7 +407,7 @@ mod tests {
         let choices = [EngineChoice::Auto, EngineChoice::Burn, EngineChoice::Host];
         for ((name, spec), want) in nets.iter().zip(expected) {
             for (choice, want) in choices.into_iter().zip(want) {
-                let got = stepper(choice, &momentum(), build(spec, &compute), &compute);
+                let got = stepper(choice, &momentum(), build(spec, &compute), &compute, 4);
                 match (got, want) {
                     (Ok(s), Some(engine)) => {
                         assert_eq!(s.engine(), engine, "{name} {choice:?}");
@@ -420,7 +439,7 @@ mod tests {
             ..cpu()
         };
         let model = build(&mlp(Normalization::None), &compute);
-        let s = stepper(EngineChoice::Auto, &momentum(), model, &compute).unwrap();
+        let s = stepper(EngineChoice::Auto, &momentum(), model, &compute, 4).unwrap();
         assert_eq!(s.engine(), "burn");
     }
 
@@ -431,7 +450,7 @@ mod tests {
         let spec = mlp_with(ActivationKind::Tanh, Normalization::None);
         for choice in [EngineChoice::Burn, EngineChoice::Host] {
             let model = build(&spec, &compute);
-            let mut s = stepper(choice, &momentum(), model, &compute).unwrap();
+            let mut s = stepper(choice, &momentum(), model, &compute, 4).unwrap();
             let r = s.step(batch(0), 0.1).expect("a finite first step");
             assert!(
                 r.loss_sum.is_finite() && r.correct <= 5,
@@ -459,7 +478,7 @@ mod tests {
             (EngineChoice::Host, resnet()),
         ];
         for (choice, spec) in runs {
-            let mut a = stepper(choice, &momentum(), build(&spec, &compute), &compute).unwrap();
+            let mut a = stepper(choice, &momentum(), build(&spec, &compute), &compute, 4).unwrap();
             let iteration = (0..2).filter(|&i| a.step(batch(i), 0.1).is_some()).count();
             a.sync();
             let dir = tempfile::tempdir().unwrap();
@@ -467,7 +486,7 @@ mod tests {
             let ck = checkpoint::find(dir.path()).unwrap().unwrap();
             assert_eq!(ck.pointer.engine, a.engine());
             let model = ck.load_model(build(&spec, &compute)).unwrap();
-            let mut b = stepper(choice, &momentum(), model, &compute).unwrap();
+            let mut b = stepper(choice, &momentum(), model, &compute, 4).unwrap();
             b.load_state(&ck).unwrap();
             for i in 2..4 {
                 let (ra, rb) = (a.step(batch(i), 0.05), b.step(batch(i), 0.05));

@@ -137,7 +137,7 @@ fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result
         None => fresh,
     };
     let t = &run.cfg.train;
-    let mut stepper = stepper::stepper(t.engine, &run.cfg.optim, model, compute)?;
+    let mut stepper = stepper::stepper(t.engine, &run.cfg.optim, model, compute, t.batch_size)?;
     if let Some(ck) = found {
         check_engine(run.out, &ck.pointer.engine, stepper.engine())?;
         stepper.load_state(ck)?;
@@ -358,7 +358,7 @@ engine = "{engine}"
                 &reporter,
             );
             let model = run.spec.build(4, &compute.device, compute.dtype()).unwrap();
-            let mut s = stepper::stepper(cfg.train.engine, &cfg.optim, model, &compute).unwrap();
+            let mut s = stepper::stepper(cfg.train.engine, &cfg.optim, model, &compute, 4).unwrap();
             let mut iteration = 0;
             assert!(
                 train_epoch(&run, s.as_mut(), 1, &mut iteration).is_none(),

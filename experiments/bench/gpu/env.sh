@@ -45,7 +45,7 @@ setup() {
 
     mkdir -p "$BIN/lib"
     local pids=() name f
-    for name in ntk-probe-wgpu ntk-train-wgpu ntk-probe-cuda ntk-train-cuda; do
+    for name in ntk-probe-wgpu ntk-train-wgpu ntk-probe-cuda ntk-train-cuda ntk-train-cudnn cudnn-tests; do
         if [ -f ".gpu/bin/$name.xz" ]; then
             (unxz_to ".gpu/bin/$name.xz" "$BIN/$name" && chmod +x "$BIN/$name") &
             pids+=($!)
@@ -57,7 +57,7 @@ setup() {
         pids+=($!)
     done
     for p in ${pids[@]+"${pids[@]}"}; do wait "$p" || echo "warning: an unpack failed (pid $p)"; done
-    for name in ntk-probe-wgpu ntk-train-wgpu ntk-probe-cuda ntk-train-cuda; do
+    for name in ntk-probe-wgpu ntk-train-wgpu ntk-probe-cuda ntk-train-cuda ntk-train-cudnn cudnn-tests; do
         if have "$name"; then
             local missing
             missing=$("${OURS_ENV[@]}" ldd "$BIN/$name" 2>&1 | grep "not found")

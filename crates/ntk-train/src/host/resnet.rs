@@ -113,6 +113,11 @@ impl<T: Real> HostResNetSgd<T> {
         (loss / n as f64, hits as f64 / n as f64)
     }
 
+    /// The network: its parameters and running statistics as the steps left them.
+    pub fn network(&self) -> &HostResNet<T> {
+        &self.net
+    }
+
     /// Writes the parameters and running statistics into `model` (the ResNet they were read
     /// from).
     pub fn write_into(&self, model: &mut Model) {

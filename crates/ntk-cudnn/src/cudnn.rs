@@ -1,0 +1,437 @@
+//! cuDNN's part of a step: the 3x3 convolutions (forward, backward data, backward filter;
+//! algorithms measured once per shape by `cudnnFind*` and kept) and BatchNorm (training with
+//! the batch's statistics, inference with the running ones, backward), in f32 NCHW with FMA
+//! math: no TF32, so the products round as the host engine's f32 GEMMs do.
+
+use std::ffi::c_void;
+
+use cudarc::cudnn::sys as dnn;
+
+use crate::error::{Error, Result, cudnn};
+
+/// cuDNN's workspace for one convolution pass at most this large (bytes): an algorithm that
+/// wants more is passed over.
+pub const WORKSPACE_LIMIT: usize = 256 << 20;
+
+const ONE: f32 = 1.0;
+const ZERO: f32 = 0.0;
+
+fn scale(accumulate: bool) -> *const c_void {
+    (if accumulate { &ONE } else { &ZERO }) as *const f32 as *const c_void
+}
+
+fn one() -> *const c_void {
+    &ONE as *const f32 as *const c_void
+}
+
+fn p(ptr: u64) -> *mut c_void {
+    ptr as *mut c_void
+}
+
+/// An f32 NCHW tensor descriptor.
+pub struct Tensor(pub dnn::cudnnTensorDescriptor_t);
+
+impl Tensor {
+    pub fn new([n, c, h, w]: [usize; 4]) -> Result<Self> {
+        let mut d = std::ptr::null_mut();
+        cudnn("creating a tensor descriptor", unsafe {
+            dnn::cudnnCreateTensorDescriptor(&mut d)
+        })?;
+        let t = Self(d);
+        cudnn("setting a tensor descriptor", unsafe {
+            dnn::cudnnSetTensor4dDescriptor(
+                d,
+                dnn::cudnnTensorFormat_t::CUDNN_TENSOR_NCHW,
+                dnn::cudnnDataType_t::CUDNN_DATA_FLOAT,
+                n as i32,
+                c as i32,
+                h as i32,
+                w as i32,
+            )
+        })?;
+        Ok(t)
+    }
+}
+
+impl Drop for Tensor {
+    fn drop(&mut self) {
+        unsafe {
+            dnn::cudnnDestroyTensorDescriptor(self.0);
+        }
+    }
+}
+
+struct Filter(dnn::cudnnFilterDescriptor_t);
+
+impl Drop for Filter {
+    fn drop(&mut self) {
+        unsafe {
+            dnn::cudnnDestroyFilterDescriptor(self.0);
+        }
+    }
+}
+
+struct ConvDesc(dnn::cudnnConvolutionDescriptor_t);
+
+impl Drop for ConvDesc {
+    fn drop(&mut self) {
+        unsafe {
+            dnn::cudnnDestroyConvolutionDescriptor(self.0);
+        }
+    }
+}
+
+/// The algorithms chosen for one convolution shape, and their largest workspace.
+#[derive(Clone, Copy, Debug)]
+pub struct Algos {
+    fwd: dnn::cudnnConvolutionFwdAlgo_t,
+    bwd_data: Option<dnn::cudnnConvolutionBwdDataAlgo_t>,
+    bwd_filter: dnn::cudnnConvolutionBwdFilterAlgo_t,
+    workspace: usize,
+}
+
+/// Algorithms by shape `(n, c_in, h, w, c_out, stride, data)`: measured once per shape.
+pub type AlgoCache = std::collections::HashMap<[usize; 7], Algos>;
+
+/// One 3x3, padding-1 convolution (cross-correlation, as Burn's and PyTorch's) for a batch
+/// size, with its three algorithms.
+pub struct Conv {
+    pub x: Tensor,
+    pub y: Tensor,
+    w: Filter,
+    desc: ConvDesc,
+    fwd: dnn::cudnnConvolutionFwdAlgo_t,
+    bwd_data: Option<dnn::cudnnConvolutionBwdDataAlgo_t>,
+    bwd_filter: dnn::cudnnConvolutionBwdFilterAlgo_t,
+    /// The largest workspace its passes need (bytes).
+    pub workspace: usize,
+    shape: String,
+}
+
+impl Conv {
+    /// `n` images of `c_in x h x w` to `c_out` channels at `stride`; `data`: whether the
+    /// input's gradient is needed (not for the stem).
+    pub fn new(
+        handle: dnn::cudnnHandle_t,
+        cache: &mut AlgoCache,
+        n: usize,
+        [c_in, h, w]: [usize; 3],
+        c_out: usize,
+        stride: usize,
+        data: bool,
+    ) -> Result<Self> {
+        let (ho, wo) = ((h - 1) / stride + 1, (w - 1) / stride + 1);
+        let shape = format!("{n}x{c_in}x{h}x{w} -> {c_out} channels, stride {stride}");
+        let x = Tensor::new([n, c_in, h, w])?;
+        let y = Tensor::new([n, c_out, ho, wo])?;
+        let mut fd = std::ptr::null_mut();
+        cudnn("creating a filter descriptor", unsafe {
+            dnn::cudnnCreateFilterDescriptor(&mut fd)
+        })?;
+        let f = Filter(fd);
+        cudnn("setting a filter descriptor", unsafe {
+            dnn::cudnnSetFilter4dDescriptor(
+                fd,
+                dnn::cudnnDataType_t::CUDNN_DATA_FLOAT,
+                dnn::cudnnTensorFormat_t::CUDNN_TENSOR_NCHW,
+                c_out as i32,
+                c_in as i32,
+                3,
+                3,
+            )
+        })?;
+        let mut cd = std::ptr::null_mut();
+        cudnn("creating a convolution descriptor", unsafe {
+            dnn::cudnnCreateConvolutionDescriptor(&mut cd)
+        })?;
+        let desc = ConvDesc(cd);
+        cudnn("setting a convolution descriptor", unsafe {
+            dnn::cudnnSetConvolution2dDescriptor(
+                cd,
+                1,
+                1,
+                stride as i32,
+                stride as i32,
+                1,
+                1,
+                dnn::cudnnConvolutionMode_t::CUDNN_CROSS_CORRELATION,
+                dnn::cudnnDataType_t::CUDNN_DATA_FLOAT,
+            )
+        })?;
+        cudnn("setting FMA math", unsafe {
+            dnn::cudnnSetConvolutionMathType(cd, dnn::cudnnMathType_t::CUDNN_FMA_MATH)
+        })?;
+        let mut conv = Self {
+            x,
+            y,
+            w: f,
+            desc,
+            fwd: dnn::cudnnConvolutionFwdAlgo_t::CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+            bwd_data: None,
+            bwd_filter: dnn::cudnnConvolutionBwdFilterAlgo_t::CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0,
+            workspace: 0,
+            shape,
+        };
+        let key = [n, c_in, h, w, c_out, stride, usize::from(data)];
+        match cache.get(&key) {
+            Some(a) => {
+                conv.fwd = a.fwd;
+                conv.bwd_data = a.bwd_data;
+                conv.bwd_filter = a.bwd_filter;
+                conv.workspace = a.workspace;
+            }
+            None => {
+                conv.find(handle, data)?;
+                let a = Algos {
+                    fwd: conv.fwd,
+                    bwd_data: conv.bwd_data,
+                    bwd_filter: conv.bwd_filter,
+                    workspace: conv.workspace,
+                };
+                cache.insert(key, a);
+            }
+        }
+        Ok(conv)
+    }
+
+    /// Measures cuDNN's algorithms for the three passes and keeps the fastest of each that
+    /// succeeds within [`WORKSPACE_LIMIT`].
+    fn find(&mut self, h: dnn::cudnnHandle_t, data: bool) -> Result<()> {
+        const N: usize = 8;
+        let mut count = 0i32;
+        let mut fwd: [dnn::cudnnConvolutionFwdAlgoPerf_t; N] = unsafe { std::mem::zeroed() };
+        cudnn("measuring the forward algorithms", unsafe {
+            dnn::cudnnFindConvolutionForwardAlgorithm(
+                h,
+                self.x.0,
+                self.w.0,
+                self.desc.0,
+                self.y.0,
+                N as i32,
+                &mut count,
+                fwd.as_mut_ptr(),
+            )
+        })?;
+        let pick = fwd[..count.max(0) as usize]
+            .iter()
+            .find(|r| r.status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS && r.memory <= WORKSPACE_LIMIT)
+            .ok_or_else(|| self.none("forward"))?;
+        self.fwd = pick.algo;
+        self.workspace = self.workspace.max(pick.memory);
+        let mut bf: [dnn::cudnnConvolutionBwdFilterAlgoPerf_t; N] = unsafe { std::mem::zeroed() };
+        cudnn("measuring the filter-gradient algorithms", unsafe {
+            dnn::cudnnFindConvolutionBackwardFilterAlgorithm(
+                h,
+                self.x.0,
+                self.y.0,
+                self.desc.0,
+                self.w.0,
+                N as i32,
+                &mut count,
+                bf.as_mut_ptr(),
+            )
+        })?;
+        let pick = bf[..count.max(0) as usize]
+            .iter()
+            .find(|r| r.status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS && r.memory <= WORKSPACE_LIMIT)
+            .ok_or_else(|| self.none("filter-gradient"))?;
+        self.bwd_filter = pick.algo;
+        self.workspace = self.workspace.max(pick.memory);
+        if data {
+            let mut bd: [dnn::cudnnConvolutionBwdDataAlgoPerf_t; N] = unsafe { std::mem::zeroed() };
+            cudnn("measuring the input-gradient algorithms", unsafe {
+                dnn::cudnnFindConvolutionBackwardDataAlgorithm(
+                    h,
+                    self.w.0,
+                    self.y.0,
+                    self.desc.0,
+                    self.x.0,
+                    N as i32,
+                    &mut count,
+                    bd.as_mut_ptr(),
+                )
+            })?;
+            let pick = bd[..count.max(0) as usize]
+                .iter()
+                .find(|r| r.status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS && r.memory <= WORKSPACE_LIMIT)
+                .ok_or_else(|| self.none("input-gradient"))?;
+            self.bwd_data = Some(pick.algo);
+            self.workspace = self.workspace.max(pick.memory);
+        }
+        Ok(())
+    }
+
+    fn none(&self, pass: &'static str) -> Error {
+        Error::NoAlgorithm {
+            pass,
+            shape: self.shape.clone(),
+        }
+    }
+
+    /// `y = conv(x, w)`.
+    pub fn forward(&self, h: dnn::cudnnHandle_t, ws: (u64, usize), x: u64, w: u64, y: u64) -> Result<()> {
+        cudnn("convolution forward", unsafe {
+            dnn::cudnnConvolutionForward(
+                h,
+                one(),
+                self.x.0,
+                p(x),
+                self.w.0,
+                p(w),
+                self.desc.0,
+                self.fwd,
+                p(ws.0),
+                ws.1,
+                scale(false),
+                self.y.0,
+                p(y),
+            )
+        })
+    }
+
+    /// `dx (+)= conv^T(w, dy)` (`accumulate`: added to what `dx` holds).
+    pub fn backward_data(
+        &self,
+        h: dnn::cudnnHandle_t,
+        ws: (u64, usize),
+        w: u64,
+        dy: u64,
+        dx: u64,
+        accumulate: bool,
+    ) -> Result<()> {
+        let algo = self.bwd_data.expect("a convolution planned with its input gradient");
+        cudnn("convolution backward data", unsafe {
+            dnn::cudnnConvolutionBackwardData(
+                h,
+                one(),
+                self.w.0,
+                p(w),
+                self.y.0,
+                p(dy),
+                self.desc.0,
+                algo,
+                p(ws.0),
+                ws.1,
+                scale(accumulate),
+                self.x.0,
+                p(dx),
+            )
+        })
+    }
+
+    /// `dw = dy^T x` (overwritten).
+    pub fn backward_filter(&self, h: dnn::cudnnHandle_t, ws: (u64, usize), x: u64, dy: u64, dw: u64) -> Result<()> {
+        cudnn("convolution backward filter", unsafe {
+            dnn::cudnnConvolutionBackwardFilter(
+                h,
+                one(),
+                self.x.0,
+                p(x),
+                self.y.0,
+                p(dy),
+                self.desc.0,
+                self.bwd_filter,
+                p(ws.0),
+                ws.1,
+                scale(false),
+                self.w.0,
+                p(dw),
+            )
+        })
+    }
+}
+
+/// One BatchNorm's device pointers: `gamma`, `beta` (and their gradients), the running mean
+/// and variance, cuDNN's saved batch mean and `1 / sqrt(var + eps)`.
+#[derive(Clone, Copy, Debug)]
+pub struct BnPtrs {
+    pub gamma: u64,
+    pub beta: u64,
+    pub dgamma: u64,
+    pub dbeta: u64,
+    pub mean: u64,
+    pub var: u64,
+    pub save_mean: u64,
+    pub save_inv_std: u64,
+    pub eps: f64,
+}
+
+const SPATIAL: dnn::cudnnBatchNormMode_t = dnn::cudnnBatchNormMode_t::CUDNN_BATCHNORM_SPATIAL;
+
+/// Training mode: `y = gamma (x - mean) / sqrt(var + eps) + beta` with the batch's
+/// statistics, saved for the backward. The running statistics are updated by the engine's
+/// own kernel (Burn's rule, with the biased variance), so cuDNN's are given a scratch pair
+/// `dummy` and a factor of 0.
+#[allow(clippy::too_many_arguments)]
+pub fn bn_train(h: dnn::cudnnHandle_t, x_desc: &Tensor, param: &Tensor, x: u64, y: u64, b: &BnPtrs, dummy: (u64, u64)) -> Result<()> {
+    cudnn("BatchNorm forward training", unsafe {
+        dnn::cudnnBatchNormalizationForwardTraining(
+            h,
+            SPATIAL,
+            one(),
+            scale(false),
+            x_desc.0,
+            p(x),
+            x_desc.0,
+            p(y),
+            param.0,
+            p(b.gamma),
+            p(b.beta),
+            0.0,
+            p(dummy.0),
+            p(dummy.1),
+            b.eps,
+            p(b.save_mean),
+            p(b.save_inv_std),
+        )
+    })
+}
+
+/// Inference mode, with the running statistics.
+pub fn bn_infer(h: dnn::cudnnHandle_t, x_desc: &Tensor, param: &Tensor, x: u64, y: u64, b: &BnPtrs) -> Result<()> {
+    cudnn("BatchNorm forward inference", unsafe {
+        dnn::cudnnBatchNormalizationForwardInference(
+            h,
+            SPATIAL,
+            one(),
+            scale(false),
+            x_desc.0,
+            p(x),
+            x_desc.0,
+            p(y),
+            param.0,
+            p(b.gamma),
+            p(b.beta),
+            p(b.mean),
+            p(b.var),
+            b.eps,
+        )
+    })
+}
+
+/// The backward of [`bn_train`]: `dx` from `dy`, and `dgamma`, `dbeta` overwritten.
+pub fn bn_backward(h: dnn::cudnnHandle_t, x_desc: &Tensor, param: &Tensor, x: u64, dy: u64, dx: u64, b: &BnPtrs) -> Result<()> {
+    cudnn("BatchNorm backward", unsafe {
+        dnn::cudnnBatchNormalizationBackward(
+            h,
+            SPATIAL,
+            one(),
+            scale(false),
+            one(),
+            scale(false),
+            x_desc.0,
+            p(x),
+            x_desc.0,
+            p(dy),
+            x_desc.0,
+            p(dx),
+            param.0,
+            p(b.gamma),
+            p(b.dgamma),
+            p(b.dbeta),
+            b.eps,
+            p(b.save_mean),
+            p(b.save_inv_std),
+        )
+    })
+}

@@ -1,0 +1,1015 @@
+//! [`DeviceResNet`]: a CIFAR ResNet's SGD step on the device, the GPU counterpart of the host
+//! engine (`ntk_model::resnet::host`, `ntk-train`'s `host::resnet`), computing what it
+//! computes layer for layer:
+//!
+//! - forward in training mode: cuDNN's convolutions, cuDNN's BatchNorm with the batch's
+//!   statistics, the engine's kernels for ReLU, NormReLU and SELU (with the border gain),
+//!   Fixup's scalars, the option-A shortcuts and merges, pooling; the classifier on cuBLAS;
+//! - the summed cross-entropy, the hits, and the cotangent `(softmax - onehot) / B`;
+//! - backward to every parameter's gradient (cuDNN's backward passes, the kernels' adjoints,
+//!   Fixup's scalar gradients as f64 sums);
+//! - BatchNorm's running statistics (Burn's rule, biased variance) and Burn's SGD rule on all
+//!   parameters at once, both skipped on the device when the loss is not finite.
+//!
+//! The whole step, from the copy of the batch out of pinned memory to the copy of the loss
+//! back, is captured once per batch size as a CUDA graph and replayed: the parameters,
+//! momenta and maps stay on the device at fixed addresses. Parameters live in the host
+//! engine's order except the convolutions' weights ([`crate::plan::device_order`]).
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+
+use cudarc::cublas::sys as blas;
+use cudarc::driver::{CudaGraph, sys};
+use ntk_model::activation::{Activation, SELU_ALPHA, SELU_LAMBDA};
+use ntk_model::resnet::host::{Bn, BlockKind, HostResNet, Slot, StemKind};
+use ntk_model::ResNet;
+
+use crate::cudnn::{self, BnPtrs, Conv, Tensor};
+use crate::error::{self, Error, Result};
+use crate::gpu::{Arg, Gpu, blocks};
+use crate::plan::{self, Maps};
+
+use Arg::{F32, F64, I32, I64, Ptr};
+
+/// The optimizer of a run: Burn's `Sgd` with momentum (Nesterov or not), weight decay, and
+/// Fixup's scalars at `scalar_lr_scale` times the rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sgd {
+    pub momentum: f64,
+    pub nesterov: bool,
+    pub weight_decay: f64,
+    pub scalar_lr_scale: f64,
+}
+
+/// What one step saw: the summed loss over the batch (NaN when not finite) and the correct
+/// predictions of the forward before the update.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Step {
+    pub loss_sum: f64,
+    pub correct: usize,
+}
+
+/// A block's maps on the device (see [`plan::BlockMaps`]).
+#[derive(Clone, Copy, Debug)]
+struct BlockPtrs {
+    a: u64,
+    b: u64,
+    c: u64,
+    y: u64,
+    e: u64,
+    /// The border gains of conv1 and conv2 (0: none).
+    gain1: u64,
+    gain2: u64,
+}
+
+/// Pinned host buffers the step's copies read and write.
+struct Pinned {
+    x: *mut f32,
+    labels: *mut i32,
+    hyper: *mut f32,
+    out: *mut f64,
+    ok: *mut i32,
+    logits: *mut f32,
+}
+
+/// Device memory.
+struct Dev {
+    theta: u64,
+    grad: u64,
+    velocity: u64,
+    running: u64,
+    /// 1 at Fixup's scalars when they train at their own rate (0: no such mask).
+    scalar_mask: u64,
+    input: u64,
+    labels: u64,
+    hyper: u64,
+    out: u64,
+    ok: u64,
+    part: u64,
+    stem_a: u64,
+    stem_h: u64,
+    stem_gain: u64,
+    blocks: Vec<BlockPtrs>,
+    g_out: u64,
+    g_in: u64,
+    dz: u64,
+    dh: u64,
+    t1: u64,
+    pooled: u64,
+    da: u64,
+    logits: u64,
+    dl: u64,
+    /// Each BatchNorm's pointers, by its gamma's slot.
+    bns: HashMap<usize, BnPtrs>,
+    bn_momentum: HashMap<usize, (f64, usize)>,
+    dummy: (u64, u64),
+}
+
+/// The descriptors, algorithms, workspace and graph for one batch size.
+struct Plan {
+    n: usize,
+    stem: Conv,
+    blocks: Vec<(Conv, Conv)>,
+    /// BatchNorm's `[1, c, 1, 1]` parameter descriptors, by `c`.
+    params: HashMap<usize, Tensor>,
+    ws: (u64, usize),
+    graph: Option<CudaGraph>,
+    /// Steps run eagerly so far (the graph is captured after the first).
+    eager: usize,
+}
+
+/// A CIFAR ResNet's parameters, momenta and training step on an NVIDIA GPU (f32).
+pub struct DeviceResNet {
+    gpu: Gpu,
+    /// The layout, and the host copy written back by [`Self::sync_host`].
+    net: HostResNet<f32>,
+    order: Vec<usize>,
+    sgd: Sgd,
+    cap: usize,
+    d: usize,
+    dev: Dev,
+    pinned: Pinned,
+    plans: HashMap<usize, Plan>,
+    algos: cudnn::AlgoCache,
+    /// No finite step yet since the momenta were (re)set: the next one sets `v = g`.
+    first: bool,
+    /// Capture each step as a CUDA graph (`NTK_CUDNN_GRAPH=0` turns it off).
+    graphs: bool,
+    /// The activation of the norm_relu and selu variants: (kind, p0, p1, p2).
+    act: (i32, f32, f32, f32),
+}
+
+fn act_params(a: Option<Activation>) -> (i32, f32, f32, f32) {
+    match a {
+        Some(Activation::NormRelu(n)) => (0, n.b as f32, n.mu as f32, n.lambda as f32),
+        Some(Activation::Selu) => (1, SELU_LAMBDA as f32, (SELU_LAMBDA * SELU_ALPHA) as f32, 0.0),
+        _ => (0, 0.0, 0.0, 0.0),
+    }
+}
+
+impl DeviceResNet {
+    /// The engine for `net` on GPU `ordinal`, for batches of at most `cap` rows.
+    pub fn new(net: &ResNet, sgd: Sgd, cap: usize, ordinal: usize) -> Result<Self> {
+        let host = HostResNet::<f32>::read(net);
+        Self::from_host(host, sgd, cap, ordinal)
+    }
+
+    /// As [`Self::new`], from the host engine's copy of the network.
+    pub fn from_host(net: HostResNet<f32>, sgd: Sgd, cap: usize, ordinal: usize) -> Result<Self> {
+        let mut gpu = Gpu::new(ordinal)?;
+        let order = plan::device_order(&net);
+        let maps = Maps::new(&net, cap);
+        let p = net.num_params();
+        let d = net.stem.input.image();
+        let k = net.head.classes;
+        let theta = gpu.alloc(p)?;
+        let grad = gpu.alloc(p)?;
+        let velocity = gpu.alloc(p)?;
+        let running = gpu.alloc(net.running.len())?;
+        let scalars = if sgd.scalar_lr_scale == 1.0 {
+            Vec::new()
+        } else {
+            net.fixup_scalars()
+        };
+        let scalar_mask = if scalars.is_empty() {
+            0
+        } else {
+            let m = gpu.alloc_bytes(p)?;
+            let mut mask = vec![0u8; p];
+            // The scalars are not convolution weights: the same index on the device.
+            scalars.iter().for_each(|&i| mask[i] = 1);
+            unsafe { gpu.upload(m, &mask)? };
+            gpu.sync()?;
+            m
+        };
+        let gain = |gpu: &mut Gpu, g: &Option<Vec<f32>>| -> Result<u64> {
+            match g {
+                Some(v) => {
+                    let at = gpu.alloc(v.len())?;
+                    gpu.write(at, v)?;
+                    Ok(at)
+                }
+                None => Ok(0),
+            }
+        };
+        let stem_gain = gain(&mut gpu, &net.stem.gain)?;
+        let mut blocks = Vec::with_capacity(net.blocks.len());
+        for (b, m) in net.blocks.iter().zip(&maps.blocks) {
+            blocks.push(BlockPtrs {
+                a: gpu.alloc(m.a)?,
+                b: gpu.alloc(m.b)?,
+                c: gpu.alloc(m.c)?,
+                y: gpu.alloc(m.y)?,
+                e: if m.e > 0 { gpu.alloc(m.e)? } else { 0 },
+                gain1: gain(&mut gpu, &b.conv1.gain)?,
+                gain2: gain(&mut gpu, &b.conv2.gain)?,
+            });
+        }
+        let bn_list = plan::batch_norms(&net);
+        let widest = bn_list.iter().map(|b| b.gamma.len).max().unwrap_or(1);
+        let dummy = (gpu.alloc(widest)?, gpu.alloc(widest)?);
+        let mut bns = HashMap::new();
+        let mut bn_momentum = HashMap::new();
+        for b in &bn_list {
+            let c = b.gamma.len;
+            bns.insert(
+                b.gamma.at,
+                BnPtrs {
+                    gamma: theta + 4 * b.gamma.at as u64,
+                    beta: theta + 4 * b.beta.at as u64,
+                    dgamma: grad + 4 * b.gamma.at as u64,
+                    dbeta: grad + 4 * b.beta.at as u64,
+                    mean: running + 4 * b.running as u64,
+                    var: running + 4 * (b.running + c) as u64,
+                    save_mean: gpu.alloc(c)?,
+                    save_inv_std: gpu.alloc(c)?,
+                    eps: b.eps,
+                },
+            );
+            bn_momentum.insert(b.gamma.at, (b.momentum, c));
+        }
+        let dev = Dev {
+            theta,
+            grad,
+            velocity,
+            running,
+            scalar_mask,
+            input: gpu.alloc(maps.input)?,
+            labels: gpu.alloc(cap)?,
+            hyper: gpu.alloc(4)?,
+            out: gpu.alloc_bytes(16)?,
+            ok: gpu.alloc(1)?,
+            part: gpu.alloc_bytes(16 * crate::gpu::MAX_BLOCKS as usize)?,
+            stem_a: gpu.alloc(maps.stem)?,
+            stem_h: gpu.alloc(maps.stem)?,
+            stem_gain,
+            blocks,
+            g_out: gpu.alloc(maps.largest)?,
+            g_in: gpu.alloc(maps.largest)?,
+            dz: gpu.alloc(maps.largest)?,
+            dh: gpu.alloc(maps.largest)?,
+            t1: gpu.alloc(maps.largest)?,
+            pooled: gpu.alloc(maps.pooled)?,
+            da: gpu.alloc(maps.pooled)?,
+            logits: gpu.alloc(maps.logits)?,
+            dl: gpu.alloc(maps.logits)?,
+            bns,
+            bn_momentum,
+            dummy,
+        };
+        let pinned = Pinned {
+            x: gpu.pinned(4 * cap * d)?.cast(),
+            labels: gpu.pinned(4 * cap)?.cast(),
+            hyper: gpu.pinned(16)?.cast(),
+            out: gpu.pinned(16)?.cast(),
+            ok: gpu.pinned(4)?.cast(),
+            logits: gpu.pinned(4 * cap * k)?.cast(),
+        };
+        let act = act_params(net.normalized);
+        let graphs = std::env::var("NTK_CUDNN_GRAPH").map_or(true, |v| v != "0");
+        let engine = Self {
+            gpu,
+            net,
+            order,
+            sgd,
+            cap,
+            d,
+            dev,
+            pinned,
+            plans: HashMap::new(),
+            algos: cudnn::AlgoCache::new(),
+            first: true,
+            graphs,
+            act,
+        };
+        engine.upload_state()?;
+        Ok(engine)
+    }
+
+    /// The device's name, for the log.
+    pub fn device_name(&self) -> &str {
+        &self.gpu.name
+    }
+
+    /// The most rows a batch may have.
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// Trainable parameters.
+    pub fn num_params(&self) -> usize {
+        self.net.num_params()
+    }
+
+    fn upload_state(&self) -> Result<()> {
+        self.gpu
+            .write(self.dev.theta, &plan::to_device(&self.net.theta, &self.order))?;
+        self.gpu.write(self.dev.running, &self.net.running)
+    }
+
+    fn w(&self, s: Slot) -> u64 {
+        self.dev.theta + 4 * s.at as u64
+    }
+
+    fn g(&self, s: Slot) -> u64 {
+        self.dev.grad + 4 * s.at as u64
+    }
+
+    fn plan(&mut self, n: usize) -> Result<Plan> {
+        if let Some(p) = self.plans.remove(&n) {
+            return Ok(p);
+        }
+        let h = self.gpu.cudnn;
+        let net = &self.net;
+        let cache = &mut self.algos;
+        let s = net.stem.input;
+        let stem = Conv::new(h, cache, n, [s.c, s.h, s.w], net.stem.output.c, 1, false)?;
+        let mut blocks = Vec::with_capacity(net.blocks.len());
+        let mut params = HashMap::new();
+        for b in &net.blocks {
+            let (i, o) = (b.conv1.input, b.conv2.input);
+            let c1 = Conv::new(h, cache, n, [i.c, i.h, i.w], b.conv1.output.c, b.conv1.stride, true)?;
+            let c2 = Conv::new(h, cache, n, [o.c, o.h, o.w], b.conv2.output.c, 1, true)?;
+            blocks.push((c1, c2));
+        }
+        for bn in plan::batch_norms(net) {
+            let c = bn.gamma.len;
+            if !params.contains_key(&c) {
+                params.insert(c, Tensor::new([1, c, 1, 1])?);
+            }
+        }
+        let bytes = blocks
+            .iter()
+            .flat_map(|(a, b)| [a.workspace, b.workspace])
+            .chain([stem.workspace])
+            .max()
+            .unwrap_or(0);
+        let ws = (self.gpu.alloc_bytes(bytes)?, bytes);
+        Ok(Plan {
+            n,
+            stem,
+            blocks,
+            params,
+            ws,
+            graph: None,
+            eager: 0,
+        })
+    }
+
+    fn launch(&self, name: &'static str, n: usize, args: &mut [Arg]) -> Result<()> {
+        self.gpu.launch(name, blocks(n), args)
+    }
+
+    /// `name` over `n` elements writing two sums per block, then `finish` into `out0`,
+    /// `out1` (0: not wanted).
+    fn sums(&self, name: &'static str, n: usize, args: &mut Vec<Arg>, out0: u64, out1: u64) -> Result<()> {
+        let grid = blocks(n).min(crate::gpu::SUM_BLOCKS);
+        args.push(Ptr(self.dev.part));
+        args.push(I64(n as i64));
+        self.gpu.launch(name, grid, args)?;
+        self.gpu.launch_with(
+            "finish",
+            1,
+            crate::gpu::THREADS,
+            &mut [Ptr(self.dev.part), I32(grid as i32), Ptr(out0), Ptr(out1)],
+        )
+    }
+
+    fn bn_forward(&self, plan: &Plan, conv: &Conv, bn: &Bn, x: u64, y: u64, training: bool) -> Result<()> {
+        let b = &self.dev.bns[&bn.gamma.at];
+        let param = &plan.params[&bn.gamma.len];
+        if training {
+            cudnn::bn_train(self.gpu.cudnn, &conv.y, param, x, y, b, self.dev.dummy)
+        } else {
+            cudnn::bn_infer(self.gpu.cudnn, &conv.y, param, x, y, b)
+        }
+    }
+
+    fn bn_backward(&self, plan: &Plan, conv: &Conv, bn: &Bn, x: u64, dy: u64, dx: u64) -> Result<()> {
+        let b = &self.dev.bns[&bn.gamma.at];
+        let param = &plan.params[&bn.gamma.len];
+        cudnn::bn_backward(self.gpu.cudnn, &conv.y, param, x, dy, dx, b)
+    }
+
+    fn act_args(&self) -> [Arg; 4] {
+        let (k, p0, p1, p2) = self.act;
+        [I32(k), F32(p0), F32(p1), F32(p2)]
+    }
+
+    /// Enqueues the forward of the `plan.n` rows in `dev.input` to the logits.
+    fn forward(&self, plan: &Plan, training: bool) -> Result<()> {
+        let (h, ws, n) = (self.gpu.cudnn, plan.ws, plan.n);
+        let net = &self.net;
+        let d = &self.dev;
+        let out = net.stem.output.with_n(n);
+        let len = out.len();
+        let fixup = matches!(net.stem_kind, StemKind::Fixup { .. });
+        let z = if fixup { d.stem_h } else { d.stem_a };
+        plan.stem.forward(h, ws, d.input, self.w(net.stem_w), z)?;
+        match &net.stem_kind {
+            StemKind::BatchNorm(bn) => {
+                self.bn_forward(plan, &plan.stem, bn, d.stem_a, d.stem_h, training)?;
+                self.launch("relu_inplace", len, &mut [Ptr(d.stem_h), I64(len as i64)])?;
+            }
+            StemKind::Normalized => {
+                let mut a = vec![Ptr(d.stem_a), Ptr(d.stem_h), Ptr(d.stem_gain), I32(out.pixels() as i32)];
+                a.extend(self.act_args());
+                a.push(I64(len as i64));
+                self.launch("act_forward", len, &mut a)?;
+            }
+            StemKind::Fixup { bias } => {
+                self.launch("bias_relu", len, &mut [Ptr(d.stem_h), Ptr(self.w(*bias)), I64(len as i64)])?;
+            }
+        }
+        let mut x = d.stem_h;
+        for k in 0..net.blocks.len() {
+            self.block_forward(plan, k, x, training)?;
+            x = d.blocks[k].y;
+        }
+        let last = net.blocks.last().map_or(out, |b| b.conv2.output.with_n(n));
+        let (f, classes) = (net.head.features, net.head.classes);
+        let bias2 = net.head.bias2.map_or(0, |s| self.w(s));
+        let nc = n * f;
+        self.launch(
+            "pool",
+            nc,
+            &mut [Ptr(d.pooled), Ptr(x), I32(last.pixels() as i32), Ptr(bias2), I64(nc as i64)],
+        )?;
+        // logits^T (k x n, column-major) = W^T (k x f: W row-major [f, k]) pooled^T (f x n).
+        self.gemm(
+            (false, false),
+            (classes, n, f),
+            (self.w(net.head.w), classes),
+            (d.pooled, f),
+            (d.logits, classes),
+        )?;
+        let m = n * classes;
+        self.launch(
+            "add_bias_rows",
+            m,
+            &mut [Ptr(d.logits), Ptr(self.w(net.head.b)), I32(classes as i32), I64(m as i64)],
+        )
+    }
+
+    fn block_forward(&self, plan: &Plan, k: usize, x: u64, training: bool) -> Result<()> {
+        let (h, ws, n) = (self.gpu.cudnn, plan.ws, plan.n);
+        let blk = &self.net.blocks[k];
+        let (c1, c2) = &plan.blocks[k];
+        let p = self.dev.blocks[k];
+        let out = blk.conv1.output.with_n(n);
+        let len = out.len() as i64;
+        let sc = blk.shortcut;
+        let geometry = [
+            I32(out.c as i32),
+            I32(out.h as i32),
+            I32(out.w as i32),
+            I32(sc.input.c as i32),
+            I32(sc.input.h as i32),
+            I32(sc.input.w as i32),
+            I32(sc.downsamples() as i32),
+        ];
+        match &blk.kind {
+            BlockKind::BatchNorm { bn1, bn2 } => {
+                c1.forward(h, ws, x, self.w(blk.w1), p.a)?;
+                self.bn_forward(plan, c1, bn1, p.a, p.b, training)?;
+                self.launch("relu_inplace", out.len(), &mut [Ptr(p.b), I64(len)])?;
+                c2.forward(h, ws, p.b, self.w(blk.w2), p.c)?;
+                self.bn_forward(plan, c2, bn2, p.c, p.y, training)?;
+                let mut a = vec![Ptr(p.y), Ptr(x)];
+                a.extend(geometry);
+                a.push(I64(len));
+                self.launch("shortcut_add_relu", out.len(), &mut a)
+            }
+            BlockKind::Normalized => {
+                c1.forward(h, ws, x, self.w(blk.w1), p.a)?;
+                let mut a = vec![Ptr(p.a), Ptr(p.b), Ptr(p.gain1), I32(out.pixels() as i32)];
+                a.extend(self.act_args());
+                a.push(I64(len));
+                self.launch("act_forward", out.len(), &mut a)?;
+                c2.forward(h, ws, p.b, self.w(blk.w2), p.c)?;
+                let mut a = vec![Ptr(p.c), Ptr(p.y), Ptr(x), Ptr(p.gain2)];
+                a.extend(geometry);
+                a.extend(self.act_args());
+                a.push(I64(len));
+                self.launch("merge_act_forward", out.len(), &mut a)
+            }
+            BlockKind::Fixup {
+                b1a,
+                b1b,
+                b2a,
+                scale,
+                b2b,
+            } => {
+                let inp = blk.conv1.input.with_n(n).len();
+                self.launch("add_scalar", inp, &mut [Ptr(p.a), Ptr(x), Ptr(self.w(*b1a)), I64(inp as i64)])?;
+                c1.forward(h, ws, p.a, self.w(blk.w1), p.b)?;
+                self.launch("bias_relu", out.len(), &mut [Ptr(p.b), Ptr(self.w(*b1b)), I64(len)])?;
+                self.launch("add_scalar", out.len(), &mut [Ptr(p.e), Ptr(p.b), Ptr(self.w(*b2a)), I64(len)])?;
+                c2.forward(h, ws, p.e, self.w(blk.w2), p.c)?;
+                let xs = if sc.downsamples() { p.a } else { x };
+                let mut a = vec![Ptr(p.y), Ptr(p.c), Ptr(self.w(*scale)), Ptr(self.w(*b2b)), Ptr(xs)];
+                a.extend(geometry);
+                a.push(I64(len));
+                self.launch("fixup_out", out.len(), &mut a)
+            }
+        }
+    }
+
+    /// `C (m x n) = op(A) op(B)`, column-major, on cuBLAS; `(ptr, ld)` per matrix.
+    fn gemm(
+        &self,
+        (ta, tb): (bool, bool),
+        (m, n, k): (usize, usize, usize),
+        a: (u64, usize),
+        b: (u64, usize),
+        c: (u64, usize),
+    ) -> Result<()> {
+        let op = |t: bool| {
+            if t {
+                blas::cublasOperation_t::CUBLAS_OP_T
+            } else {
+                blas::cublasOperation_t::CUBLAS_OP_N
+            }
+        };
+        let (one, zero) = (1f32, 0f32);
+        error::cublas("sgemm", unsafe {
+            blas::cublasSgemm_v2(
+                self.gpu.cublas,
+                op(ta),
+                op(tb),
+                m as i32,
+                n as i32,
+                k as i32,
+                &one,
+                a.0 as *const f32,
+                a.1 as i32,
+                b.0 as *const f32,
+                b.1 as i32,
+                &zero,
+                c.0 as *mut f32,
+                c.1 as i32,
+            )
+        })
+    }
+
+    /// Enqueues the loss of the logits against `dev.labels`, its cotangent and the
+    /// classifier bias's gradient.
+    fn loss(&self, n: usize) -> Result<()> {
+        let d = &self.dev;
+        let k = self.net.head.classes;
+        self.gpu.launch_with(
+            "softmax_ce",
+            1,
+            crate::gpu::THREADS,
+            &mut [
+                Ptr(d.logits),
+                Ptr(d.labels),
+                I32(n as i32),
+                I32(k as i32),
+                Ptr(d.dl),
+                Ptr(self.g(self.net.head.b)),
+                Ptr(d.out),
+                Ptr(d.ok),
+            ],
+        )
+    }
+
+    /// Enqueues the backward from `dev.dl` to every parameter's gradient in `dev.grad`.
+    fn backward(&self, plan: &Plan) -> Result<()> {
+        let n = plan.n;
+        let net = &self.net;
+        let d = &self.dev;
+        let (f, k) = (net.head.features, net.head.classes);
+        // dW^T (k x f, column-major = dW row-major [f, k]) = dl^T (k x n) pooled (n x f).
+        self.gemm((false, true), (k, f, n), (d.dl, k), (d.pooled, f), (self.g(net.head.w), k))?;
+        // da^T (f x n, column-major = da row-major [n, f]) = W (f x k) dl^T (k x n).
+        self.gemm((true, false), (f, n, k), (self.w(net.head.w), k), (d.dl, k), (d.da, f))?;
+        if let Some(b2) = net.head.bias2 {
+            let mut a = vec![Ptr(d.da)];
+            self.sums("total", n * f, &mut a, self.g(b2), 0)?;
+        }
+        let stem = net.stem.output.with_n(n);
+        let last = net.blocks.last().map_or(stem, |b| b.conv2.output.with_n(n));
+        let len = last.len();
+        self.launch(
+            "unpool",
+            len,
+            &mut [
+                Ptr(d.g_out),
+                Ptr(d.da),
+                I32(last.pixels() as i32),
+                F32(1.0 / last.pixels() as f32),
+                I64(len as i64),
+            ],
+        )?;
+        let (mut g_out, mut g_in) = (d.g_out, d.g_in);
+        for k in (0..net.blocks.len()).rev() {
+            let x = if k == 0 { d.stem_h } else { d.blocks[k - 1].y };
+            self.block_backward(plan, k, x, g_out, g_in)?;
+            std::mem::swap(&mut g_out, &mut g_in);
+        }
+        self.stem_backward(plan, g_out)
+    }
+
+    fn block_backward(&self, plan: &Plan, k: usize, x: u64, dy: u64, g_in: u64) -> Result<()> {
+        let (h, ws, n) = (self.gpu.cudnn, plan.ws, plan.n);
+        let blk = &self.net.blocks[k];
+        let (c1, c2) = &plan.blocks[k];
+        let p = self.dev.blocks[k];
+        let d = &self.dev;
+        let (inp, out) = (blk.conv1.input.with_n(n), blk.conv1.output.with_n(n));
+        let (len, in_len) = (out.len() as i64, inp.len() as i64);
+        let sc = blk.shortcut;
+        let adjoint = |src: u64, acc: bool| -> Result<()> {
+            self.launch(
+                "shortcut_adjoint",
+                inp.len(),
+                &mut [
+                    Ptr(g_in),
+                    Ptr(src),
+                    I32(out.c as i32),
+                    I32(out.h as i32),
+                    I32(out.w as i32),
+                    I32(inp.c as i32),
+                    I32(inp.h as i32),
+                    I32(inp.w as i32),
+                    I32(sc.downsamples() as i32),
+                    I32(acc as i32),
+                    I64(in_len),
+                ],
+            )
+        };
+        match &blk.kind {
+            BlockKind::BatchNorm { bn1, bn2 } => {
+                self.launch("relu_mask", out.len(), &mut [Ptr(d.dz), Ptr(dy), Ptr(p.y), I64(len)])?;
+                adjoint(d.dz, false)?;
+                self.bn_backward(plan, c2, bn2, p.c, d.dz, d.t1)?;
+                c2.backward_filter(h, ws, p.b, d.t1, self.g(blk.w2))?;
+                c2.backward_data(h, ws, self.w(blk.w2), d.t1, d.dh, false)?;
+                self.launch("relu_mask", out.len(), &mut [Ptr(d.dh), Ptr(0), Ptr(p.b), I64(len)])?;
+                self.bn_backward(plan, c1, bn1, p.a, d.dh, d.t1)?;
+                c1.backward_filter(h, ws, x, d.t1, self.g(blk.w1))?;
+                c1.backward_data(h, ws, self.w(blk.w1), d.t1, g_in, true)
+            }
+            BlockKind::Normalized => {
+                let carried = if sc.downsamples() { sc.input.c } else { out.c };
+                let mut a = vec![
+                    Ptr(d.dz),
+                    Ptr(dy),
+                    Ptr(p.c),
+                    Ptr(p.y),
+                    I32(out.c as i32),
+                    I32(out.pixels() as i32),
+                    I32(carried as i32),
+                ];
+                a.extend(self.act_args());
+                a.push(I64(len));
+                self.launch("merge_act_backward", out.len(), &mut a)?;
+                adjoint(d.dz, false)?;
+                if p.gain2 != 0 {
+                    self.launch(
+                        "scale_gain",
+                        out.len(),
+                        &mut [Ptr(d.dz), Ptr(p.gain2), I32(out.pixels() as i32), I64(len)],
+                    )?;
+                }
+                c2.backward_filter(h, ws, p.b, d.dz, self.g(blk.w2))?;
+                c2.backward_data(h, ws, self.w(blk.w2), d.dz, d.dh, false)?;
+                let mut a = vec![Ptr(d.dh), Ptr(p.a), Ptr(p.b), Ptr(p.gain1), I32(out.pixels() as i32)];
+                a.extend(self.act_args());
+                a.push(I64(len));
+                self.launch("act_backward", out.len(), &mut a)?;
+                c1.backward_filter(h, ws, x, d.dh, self.g(blk.w1))?;
+                c1.backward_data(h, ws, self.w(blk.w1), d.dh, g_in, true)
+            }
+            BlockKind::Fixup {
+                b1a,
+                b1b,
+                b2a,
+                scale,
+                b2b,
+            } => {
+                let mut a = vec![Ptr(dy), Ptr(p.y), Ptr(p.c), Ptr(d.dz), Ptr(self.w(*scale))];
+                self.sums("fixup_out_backward", out.len(), &mut a, self.g(*scale), self.g(*b2b))?;
+                c2.backward_filter(h, ws, p.e, d.dz, self.g(blk.w2))?;
+                c2.backward_data(h, ws, self.w(blk.w2), d.dz, d.dh, false)?;
+                let mut a = vec![Ptr(d.dh), Ptr(p.b)];
+                self.sums("mask_sums", out.len(), &mut a, self.g(*b2a), self.g(*b1b))?;
+                c1.backward_filter(h, ws, p.a, d.dh, self.g(blk.w1))?;
+                c1.backward_data(h, ws, self.w(blk.w1), d.dh, g_in, false)?;
+                if sc.downsamples() {
+                    adjoint(dy, true)?;
+                    self.sums("total", inp.len(), &mut vec![Ptr(g_in)], self.g(*b1a), 0)
+                } else {
+                    self.sums("total", inp.len(), &mut vec![Ptr(g_in)], self.g(*b1a), 0)?;
+                    adjoint(dy, true)
+                }
+            }
+        }
+    }
+
+    fn stem_backward(&self, plan: &Plan, dh: u64) -> Result<()> {
+        let (h, ws, n) = (self.gpu.cudnn, plan.ws, plan.n);
+        let net = &self.net;
+        let d = &self.dev;
+        let out = net.stem.output.with_n(n);
+        let len = out.len() as i64;
+        let dz = match &net.stem_kind {
+            StemKind::BatchNorm(bn) => {
+                self.launch("relu_mask", out.len(), &mut [Ptr(dh), Ptr(0), Ptr(d.stem_h), I64(len)])?;
+                self.bn_backward(plan, &plan.stem, bn, d.stem_a, dh, d.t1)?;
+                d.t1
+            }
+            StemKind::Normalized => {
+                let mut a = vec![Ptr(dh), Ptr(d.stem_a), Ptr(d.stem_h), Ptr(d.stem_gain), I32(out.pixels() as i32)];
+                a.extend(self.act_args());
+                a.push(I64(len));
+                self.launch("act_backward", out.len(), &mut a)?;
+                dh
+            }
+            StemKind::Fixup { bias } => {
+                let mut a = vec![Ptr(dh), Ptr(d.stem_h)];
+                self.sums("mask_sums", out.len(), &mut a, 0, self.g(*bias))?;
+                dh
+            }
+        };
+        plan.stem.backward_filter(h, ws, d.input, dz, self.g(net.stem_w))
+    }
+
+    /// Enqueues BatchNorm's running statistics and the SGD update (both skipped on the
+    /// device when the loss was not finite).
+    fn update(&self) -> Result<()> {
+        let d = &self.dev;
+        for (at, b) in &d.bns {
+            let (m, c) = d.bn_momentum[at];
+            self.launch(
+                "bn_running",
+                c,
+                &mut [
+                    Ptr(b.mean),
+                    Ptr(b.var),
+                    Ptr(b.save_mean),
+                    Ptr(b.save_inv_std),
+                    F64(m),
+                    F64(b.eps),
+                    Ptr(d.ok),
+                    I32(c as i32),
+                ],
+            )?;
+        }
+        let s = self.sgd;
+        let p = self.net.num_params();
+        self.launch(
+            "sgd",
+            p,
+            &mut [
+                Ptr(d.theta),
+                Ptr(d.grad),
+                Ptr(d.velocity),
+                Ptr(d.scalar_mask),
+                Ptr(d.hyper),
+                Ptr(d.ok),
+                F32(s.momentum as f32),
+                F32(s.weight_decay as f32),
+                I32((s.weight_decay > 0.0) as i32),
+                I32((s.momentum > 0.0) as i32),
+                I32(s.nesterov as i32),
+                I64(p as i64),
+            ],
+        )
+    }
+
+    /// Writes `x` (`n` rows of `d`) and `labels` into the pinned staging buffers, padded with
+    /// zero rows to `rows`.
+    fn stage(&mut self, x: &[f64], labels: &[usize], rows: usize) -> Result<()> {
+        let n = x.len() / self.d.max(1);
+        if x.len() != n * self.d || rows > self.cap || n > rows {
+            return Err(Error::Batch {
+                rows: n,
+                d: if n == 0 { 0 } else { x.len() / n },
+                cap: self.cap,
+                want: self.d,
+            });
+        }
+        let xs = unsafe { std::slice::from_raw_parts_mut(self.pinned.x, rows * self.d) };
+        xs.iter_mut()
+            .zip(x.iter().map(|&v| v as f32).chain(std::iter::repeat(0.0)))
+            .for_each(|(o, v)| *o = v);
+        let ls = unsafe { std::slice::from_raw_parts_mut(self.pinned.labels, rows) };
+        ls.iter_mut()
+            .zip(labels.iter().map(|&l| l as i32).chain(std::iter::repeat(0)))
+            .for_each(|(o, v)| *o = v);
+        Ok(())
+    }
+
+    /// Enqueues the copies of the staged batch (and the hyperparameters) to the device.
+    fn inputs(&self, n: usize) -> Result<()> {
+        unsafe {
+            self.gpu.upload(self.dev.input, std::slice::from_raw_parts(self.pinned.x, n * self.d))?;
+            self.gpu.upload(self.dev.labels, std::slice::from_raw_parts(self.pinned.labels, n))?;
+            self.gpu.upload(self.dev.hyper, std::slice::from_raw_parts(self.pinned.hyper, 4))
+        }
+    }
+
+    /// Enqueues the copies of the loss, the hits and the flag back to pinned memory.
+    fn outputs(&self) -> Result<()> {
+        unsafe {
+            self.gpu.download(std::slice::from_raw_parts_mut(self.pinned.out, 2), self.dev.out)?;
+            self.gpu.download(std::slice::from_raw_parts_mut(self.pinned.ok, 1), self.dev.ok)
+        }
+    }
+
+    /// The whole step, enqueued.
+    fn enqueue_step(&self, plan: &Plan) -> Result<()> {
+        self.inputs(plan.n)?;
+        self.forward(plan, true)?;
+        self.loss(plan.n)?;
+        self.backward(plan)?;
+        self.update()?;
+        self.outputs()
+    }
+
+    /// One SGD step on `y.len()` rows `x` (flat CHW, f64 as the data sets hold them) at
+    /// learning rate `lr`: the loss and hits of the forward before the update. A non-finite
+    /// loss leaves the network as it was.
+    pub fn step(&mut self, x: &[f64], y: &[usize], lr: f64) -> Result<Step> {
+        let n = y.len();
+        self.stage(x, y, n)?;
+        let hyper = unsafe { std::slice::from_raw_parts_mut(self.pinned.hyper, 4) };
+        hyper.copy_from_slice(&[
+            lr as f32,
+            (lr * self.sgd.scalar_lr_scale) as f32,
+            if self.first { 1.0 } else { 0.0 },
+            0.0,
+        ]);
+        let mut plan = self.plan(n)?;
+        let r = self.run_step(&mut plan);
+        self.plans.insert(n, plan);
+        r?;
+        let out = unsafe { std::slice::from_raw_parts(self.pinned.out, 2) };
+        let ok = unsafe { *self.pinned.ok } != 0;
+        if ok {
+            self.first = false;
+        }
+        Ok(Step {
+            loss_sum: if ok { out[0] } else { f64::NAN },
+            correct: out[1] as usize,
+        })
+    }
+
+    fn run_step(&self, plan: &mut Plan) -> Result<()> {
+        if plan.graph.is_none() && self.graphs && plan.eager >= 1 {
+            plan.graph = self.capture(plan)?;
+        }
+        match &plan.graph {
+            Some(g) => error::driver("replaying the step's graph", g.launch())?,
+            None => {
+                self.enqueue_step(plan)?;
+                plan.eager += 1;
+            }
+        }
+        self.gpu.sync()
+    }
+
+    /// The step captured as a CUDA graph (nothing runs while capturing).
+    fn capture(&self, plan: &Plan) -> Result<Option<CudaGraph>> {
+        let s = &self.gpu.stream;
+        error::driver(
+            "beginning the capture",
+            s.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+        )?;
+        let enqueued = self.enqueue_step(plan);
+        let graph = error::driver(
+            "ending the capture",
+            s.end_capture(sys::CUgraphInstantiate_flags(0)),
+        );
+        enqueued?;
+        graph
+    }
+
+    /// The training-mode logits (BatchNorm with the batch's statistics; nothing updated) of
+    /// `n <= capacity` rows, row-major `[n, classes]`.
+    pub fn logits(&mut self, x: &[f64], n: usize) -> Result<Vec<f32>> {
+        self.stage(x, &[], n)?;
+        let plan = self.plan(n)?;
+        let r = self.inputs(n).and_then(|()| self.forward(&plan, true));
+        self.plans.insert(n, plan);
+        r?;
+        self.gpu.read(self.dev.logits, n * self.net.head.classes)
+    }
+
+    /// The summed loss, the hits and the gradient of every parameter (the host engine's
+    /// order) on `y.len()` rows `x`; nothing updated.
+    pub fn gradient(&mut self, x: &[f64], y: &[usize]) -> Result<(Step, Vec<f32>)> {
+        let n = y.len();
+        self.stage(x, y, n)?;
+        let plan = self.plan(n)?;
+        let r = self
+            .inputs(n)
+            .and_then(|()| self.forward(&plan, true))
+            .and_then(|()| self.loss(n))
+            .and_then(|()| self.backward(&plan))
+            .and_then(|()| self.outputs());
+        self.plans.insert(n, plan);
+        r?;
+        let grad = self.gpu.read(self.dev.grad, self.net.num_params())?;
+        let out = unsafe { std::slice::from_raw_parts(self.pinned.out, 2) };
+        Ok((
+            Step {
+                loss_sum: out[0],
+                correct: out[1] as usize,
+            },
+            plan::to_host(&grad, &self.order),
+        ))
+    }
+
+    /// Evaluation-mode logits (BatchNorm with its running statistics) of `n` rows `x`,
+    /// [`Self::capacity`] rows at a time: `f(logits, rows)` per chunk.
+    pub fn eval_logits(&mut self, x: &[f64], n: usize, mut f: impl FnMut(&[f32], std::ops::Range<usize>)) -> Result<()> {
+        let (cap, d, k) = (self.cap, self.d, self.net.head.classes);
+        let mut plan = None;
+        let mut start = 0;
+        while start < n {
+            let rows = start..(start + cap).min(n);
+            self.stage(&x[rows.start * d..rows.end * d], &[], cap)?;
+            let p = match plan.take() {
+                Some(p) => p,
+                None => self.plan(cap)?,
+            };
+            let r = self.inputs(cap).and_then(|()| self.forward(&p, false)).and_then(|()| unsafe {
+                self.gpu
+                    .download(std::slice::from_raw_parts_mut(self.pinned.logits, cap * k), self.dev.logits)
+            });
+            plan = Some(p);
+            r?;
+            self.gpu.sync()?;
+            let logits = unsafe { std::slice::from_raw_parts(self.pinned.logits, rows.len() * k) };
+            f(logits, rows.clone());
+            start = rows.end;
+        }
+        if let Some(p) = plan {
+            self.plans.insert(cap, p);
+        }
+        Ok(())
+    }
+
+    /// The parameters (the host engine's order and layout) and running statistics, read
+    /// back into the host copy.
+    pub fn sync_host(&mut self) -> Result<&HostResNet<f32>> {
+        let theta = self.gpu.read(self.dev.theta, self.net.num_params())?;
+        self.net.theta = plan::to_host(&theta, &self.order);
+        self.net.running = self.gpu.read(self.dev.running, self.net.running.len())?;
+        Ok(&self.net)
+    }
+
+    /// Writes the parameters and running statistics into `net` (the ResNet they were read
+    /// from).
+    pub fn write_into(&mut self, net: &mut ResNet) -> Result<()> {
+        self.sync_host()?;
+        self.net.write_into(net);
+        Ok(())
+    }
+
+    /// Replaces the parameters (host order) and running statistics.
+    pub fn set_state(&mut self, theta: &[f32], running: &[f32]) -> Result<()> {
+        self.net.theta.copy_from_slice(theta);
+        self.net.running.copy_from_slice(running);
+        self.upload_state()
+    }
+
+    /// The momentum buffers in the host engine's order, as f64: empty before the first
+    /// finite step and without momentum (as the host engine's).
+    pub fn velocity(&self) -> Result<Vec<f64>> {
+        if self.first || self.sgd.momentum <= 0.0 {
+            return Ok(Vec::new());
+        }
+        let v = self.gpu.read(self.dev.velocity, self.net.num_params())?;
+        Ok(plan::to_host(&v, &self.order).into_iter().map(f64::from).collect())
+    }
+
+    /// Restores momentum buffers written by [`Self::velocity`] (or the host engine's).
+    pub fn set_velocity(&mut self, flat: &[f64]) -> Result<()> {
+        let p = self.net.num_params();
+        if flat.is_empty() {
+            self.first = true;
+            return self.gpu.write(self.dev.velocity, &vec![0.0; p]);
+        }
+        if flat.len() != p {
+            return Err(Error::MomentumSize {
+                have: flat.len(),
+                want: p,
+            });
+        }
+        let host: Vec<f32> = flat.iter().map(|&v| v as f32).collect();
+        self.gpu.write(self.dev.velocity, &plan::to_device(&host, &self.order))?;
+        self.first = false;
+        Ok(())
+    }
+}
+
+// The pinned pointers are owned by `gpu` and used from one thread at a time.
+unsafe impl Send for DeviceResNet {}
+
+#[allow(dead_code)]
+fn _assert_c_void(_: *mut c_void) {}

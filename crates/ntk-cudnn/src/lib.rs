@@ -1,0 +1,26 @@
+//! The CIFAR ResNets' SGD step on an NVIDIA GPU: the device engine, counterpart of the host
+//! engine (`ntk_model::resnet::host`), for the batch_norm, norm_relu, fixup and selu variants.
+//!
+//! - [`libraries`]: which of libcuda, libcudnn, libcublas and libnvrtc load, probed before
+//!   any call (cudarc panics at the first call into a missing one);
+//! - [`kernels`]: the engine's own CUDA kernels, compiled by NVRTC for the device at hand;
+//! - [`plan`]: the parameters' device order and the maps a step keeps (host-side planning);
+//! - [`gpu`]: the context, stream, handles and device memory;
+//! - [`cudnn`]: convolutions and BatchNorm through cuDNN;
+//! - [`engine`]: [`DeviceResNet`], the whole step (forward, loss, backward, running
+//!   statistics, SGD) captured as one CUDA graph per batch size.
+//!
+//! Everything is f32 with FMA math (no TF32): `ntk-train`'s tests hold it to the host
+//! engine step for step.
+
+pub mod cudnn;
+pub mod engine;
+pub mod error;
+pub mod gpu;
+pub mod kernels;
+pub mod libraries;
+pub mod plan;
+
+pub use engine::{DeviceResNet, Sgd, Step};
+pub use error::{Error, Result};
+pub use libraries::{Library, Missing};

@@ -1,0 +1,221 @@
+//! The cuDNN device engine in a run (`train.engine = "cudnn"`, and `auto`'s pick for a
+//! CIFAR ResNet in f32 where it starts): [`DeviceStepper`], a [`Stepper`] over
+//! [`ntk_cudnn::DeviceResNet`], built with the `cudnn` feature.
+//!
+//! Its checkpoints are the host engine's files (the momentum buffers in the host engine's
+//! order, `checkpoint::Pointer::engine = "host"`), so a run moves between a CPU and a GPU
+//! machine with `--resume`.
+
+use ntk_model::NetSpec;
+use ntk_numerics::backend::Precision;
+
+#[cfg(feature = "cudnn")]
+pub use enabled::{DeviceStepper, choose};
+
+/// Whether `train.engine = "cudnn"` applies to `spec` in `precision` in this build: an error
+/// naming why not.
+pub fn check(spec: &NetSpec, precision: Precision) -> crate::Result<()> {
+    check_net(matches!(spec, NetSpec::ResNet(_)), &spec.describe(), precision)
+}
+
+/// [`check`] of a network described as `what` (`resnet`: a CIFAR ResNet).
+fn check_net(resnet: bool, what: &str, precision: Precision) -> crate::Result<()> {
+    let reason = if !resnet {
+        format!("the device engine trains CIFAR ResNets, not {what}")
+    } else if precision != Precision::F32 {
+        "the device engine computes in f32; set train.precision = \"f32\"".to_string()
+    } else if !cfg!(feature = "cudnn") {
+        "this binary was built without the device engine; build with --features ntk-train/cudnn"
+            .to_string()
+    } else {
+        return Ok(());
+    };
+    Err(crate::Error::NoDeviceEngine { reason })
+}
+
+#[cfg(not(feature = "cudnn"))]
+/// Without the `cudnn` feature there is no device engine: `None` for `auto` and `burn`,
+/// `host`; `cudnn` was refused when the config was checked ([`check`]).
+pub fn choose(
+    choice: crate::config::EngineChoice,
+    _: &crate::config::OptimConfig,
+    model: &crate::model::Model,
+    compute: &ntk_numerics::backend::Compute,
+    _: usize,
+) -> crate::Result<Option<Box<dyn crate::stepper::Stepper>>> {
+    if choice == crate::config::EngineChoice::Cudnn {
+        let resnet = matches!(model, ntk_model::Net::ResNet(_));
+        check_net(resnet, &model.describe(), compute.precision)?;
+    }
+    Ok(None)
+}
+
+#[cfg(feature = "cudnn")]
+mod enabled {
+    use std::cell::RefCell;
+
+    use ntk_cudnn::{DeviceResNet, Sgd};
+    use burn::module::Module;
+    use ntk_model::Net;
+    use ntk_numerics::backend::{Compute, Precision};
+
+    use crate::checkpoint::Loaded;
+    use crate::config::{EngineChoice, OptimConfig};
+    use crate::host::StepResult;
+    use crate::model::Model;
+    use crate::stepper::{Batch, SavedOptim, Snapshot, Stepper};
+
+    /// The device engine, the Burn model of record (autodiff device, training mode) written
+    /// from its parameters at every [`Stepper::sync`], and the first device error (reported
+    /// by [`Stepper::failure`]).
+    pub struct DeviceStepper {
+        engine: RefCell<DeviceResNet>,
+        model: Model,
+        method: &'static str,
+        failed: RefCell<Option<ntk_cudnn::Error>>,
+    }
+
+    /// The device engine for this run, or `None` where another engine computes the steps:
+    /// `cudnn` starts it or fails naming why; `auto` starts it for a CIFAR ResNet in f32 and
+    /// falls back (saying why on stderr) when it cannot start; `burn` and `host` never.
+    pub fn choose(
+        choice: EngineChoice,
+        optim: &OptimConfig,
+        model: &Model,
+        compute: &Compute,
+        batch: usize,
+    ) -> crate::Result<Option<Box<dyn Stepper>>> {
+        let applies = matches!(model, Net::ResNet(_)) && compute.precision == Precision::F32;
+        match choice {
+            EngineChoice::Burn | EngineChoice::Host => Ok(None),
+            EngineChoice::Auto if !applies => Ok(None),
+            EngineChoice::Auto => match start(optim, model, batch) {
+                Ok(s) => Ok(Some(Box::new(s))),
+                Err(e) => {
+                    eprintln!("note: the cuDNN device engine does not start ({e}); using another engine");
+                    Ok(None)
+                }
+            },
+            EngineChoice::Cudnn => {
+                super::check_net(applies || matches!(model, Net::ResNet(_)), &model.describe(), compute.precision)?;
+                start(optim, model, batch)
+                    .map(|s| Some(Box::new(s) as Box<dyn Stepper>))
+                    .map_err(|e| crate::Error::NoDeviceEngine {
+                        reason: e.to_string(),
+                    })
+            }
+        }
+    }
+
+    fn start(optim: &OptimConfig, model: &Model, batch: usize) -> ntk_cudnn::Result<DeviceStepper> {
+        let Net::ResNet(r) = model else {
+            unreachable!("checked: a ResNet")
+        };
+        let sgd = Sgd {
+            momentum: optim.momentum,
+            nesterov: optim.nesterov,
+            weight_decay: optim.weight_decay,
+            scalar_lr_scale: optim.scalar_lr_scale,
+        };
+        let engine = DeviceResNet::new(r, sgd, batch, 0)?;
+        let method = Box::leak(format!("cuDNN on {}", engine.device_name()).into_boxed_str());
+        Ok(DeviceStepper {
+            engine: RefCell::new(engine),
+            model: model.clone(),
+            method,
+            failed: RefCell::new(None),
+        })
+    }
+
+    impl DeviceStepper {
+        fn fail(&self, e: ntk_cudnn::Error) {
+            self.failed.borrow_mut().get_or_insert(e);
+        }
+    }
+
+    impl Stepper for DeviceStepper {
+        /// The host engine's: its checkpoints hold the same momentum buffers.
+        fn engine(&self) -> &'static str {
+            "host"
+        }
+
+        fn method(&self) -> &'static str {
+            self.method
+        }
+
+        fn step(&mut self, batch: Batch, lr: f64) -> Option<StepResult> {
+            match self.engine.get_mut().step(&batch.x, &batch.labels, lr) {
+                Ok(s) => s.loss_sum.is_finite().then_some(StepResult {
+                    loss_sum: s.loss_sum,
+                    correct: s.correct,
+                }),
+                Err(e) => {
+                    self.fail(e);
+                    None
+                }
+            }
+        }
+
+        fn sync(&mut self) {
+            let Net::ResNet(r) = &mut self.model else {
+                unreachable!("a ResNet engine writes into its ResNet")
+            };
+            if let Err(e) = self.engine.get_mut().write_into(r) {
+                self.fail(e);
+            }
+        }
+
+        fn evaluate(&self, set: &ntk_data::Inputs, _batch: usize) -> Option<(f64, f64)> {
+            let (mut loss, mut hits) = (0.0f64, 0usize);
+            let r = self.engine.borrow_mut().eval_logits(&set.x, set.n, |logits, rows| {
+                let k = logits.len() / rows.len().max(1);
+                for (row, i) in logits.chunks(k).zip(rows) {
+                    let label = usize::from(set.labels[i]);
+                    let best = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                    let arg = row.iter().position(|&v| v == best).unwrap_or(0);
+                    hits += usize::from(arg == label);
+                    let b = f64::from(best);
+                    let sum: f64 = row.iter().map(|&v| (f64::from(v) - b).exp()).sum();
+                    loss += sum.ln() + b - f64::from(row[label]);
+                }
+            });
+            match r {
+                Ok(()) => Some((loss / set.n as f64, hits as f64 / set.n as f64)),
+                Err(e) => {
+                    self.fail(e);
+                    None
+                }
+            }
+        }
+
+        fn valid(&self) -> Model {
+            self.model.valid()
+        }
+
+        fn snapshot(&self) -> Snapshot {
+            let velocity = self.engine.borrow().velocity().unwrap_or_else(|e| {
+                self.fail(e);
+                Vec::new()
+            });
+            Snapshot::new(self.model.clone(), SavedOptim::Host(velocity))
+        }
+
+        fn load_state(&mut self, ck: &Loaded) -> crate::Result<()> {
+            self.engine
+                .get_mut()
+                .set_velocity(&ck.load_velocity()?)
+                .map_err(|e| crate::Error::At {
+                    path: ck.dir.clone(),
+                    source: Box::new(crate::Error::NoDeviceEngine {
+                        reason: e.to_string(),
+                    }),
+                })
+        }
+
+        fn failure(&mut self) -> Option<crate::Error> {
+            self.failed.get_mut().take().map(|e| crate::Error::NoDeviceEngine {
+                reason: format!("the device failed: {e}"),
+            })
+        }
+    }
+}
