@@ -5,7 +5,9 @@
 #   it they fall back to faer, about 2x slower);
 # - Mesa's lavapipe (software Vulkan, Debian package mesa-vulkan-drivers) and the Vulkan
 #   loader, so the wgpu backend runs without a GPU;
-# - the real data sets (datasets/fetch.sh).
+# - the real data sets (datasets/fetch.sh);
+# - NVRTC from PyPI (scripts/setup-nvrtc.sh), for the test that compiles the cuDNN engine's
+#   kernels without a GPU (best effort).
 # Idempotent: installed packages and verified files are skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,3 +28,4 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 bash datasets/fetch.sh
+bash scripts/setup-nvrtc.sh

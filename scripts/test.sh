@@ -7,6 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh     # OpenBLAS, lavapipe, the data sets (idempotent)
+# NVRTC (scripts/setup-nvrtc.sh) for the test that compiles the cuDNN engine's kernels.
+nvrtc="${NTK_NVRTC_DIR:-$HOME/.cache/ntk-nvrtc}/lib"
+if [ -d "$nvrtc" ]; then export LD_LIBRARY_PATH="$nvrtc${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi
 features=()
 if [ "${NTK_TEST_WGPU:-0}" = 1 ]; then
     features=(--features ntk-probe/wgpu)

@@ -111,7 +111,7 @@ pub struct Conv {
 impl Conv {
     /// `n` images of `c_in x h x w` to `c_out` channels at `stride`; `data`: whether the
     /// input's gradient is needed (not for the stem).
-    pub fn new(
+    pub(crate) fn new(
         handle: dnn::cudnnHandle_t,
         cache: &mut AlgoCache,
         n: usize,
@@ -214,7 +214,9 @@ impl Conv {
         })?;
         let pick = fwd[..count.max(0) as usize]
             .iter()
-            .find(|r| r.status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS && r.memory <= WORKSPACE_LIMIT)
+            .find(|r| {
+                r.status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS && r.memory <= WORKSPACE_LIMIT
+            })
             .ok_or_else(|| self.none("forward"))?;
         self.fwd = pick.algo;
         self.workspace = self.workspace.max(pick.memory);
@@ -233,7 +235,9 @@ impl Conv {
         })?;
         let pick = bf[..count.max(0) as usize]
             .iter()
-            .find(|r| r.status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS && r.memory <= WORKSPACE_LIMIT)
+            .find(|r| {
+                r.status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS && r.memory <= WORKSPACE_LIMIT
+            })
             .ok_or_else(|| self.none("filter-gradient"))?;
         self.bwd_filter = pick.algo;
         self.workspace = self.workspace.max(pick.memory);
@@ -253,7 +257,10 @@ impl Conv {
             })?;
             let pick = bd[..count.max(0) as usize]
                 .iter()
-                .find(|r| r.status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS && r.memory <= WORKSPACE_LIMIT)
+                .find(|r| {
+                    r.status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS
+                        && r.memory <= WORKSPACE_LIMIT
+                })
                 .ok_or_else(|| self.none("input-gradient"))?;
             self.bwd_data = Some(pick.algo);
             self.workspace = self.workspace.max(pick.memory);
@@ -269,7 +276,14 @@ impl Conv {
     }
 
     /// `y = conv(x, w)`.
-    pub fn forward(&self, h: dnn::cudnnHandle_t, ws: (u64, usize), x: u64, w: u64, y: u64) -> Result<()> {
+    pub(crate) fn forward(
+        &self,
+        h: dnn::cudnnHandle_t,
+        ws: (u64, usize),
+        x: u64,
+        w: u64,
+        y: u64,
+    ) -> Result<()> {
         cudnn("convolution forward", unsafe {
             dnn::cudnnConvolutionForward(
                 h,
@@ -290,7 +304,7 @@ impl Conv {
     }
 
     /// `dx (+)= conv^T(w, dy)` (`accumulate`: added to what `dx` holds).
-    pub fn backward_data(
+    pub(crate) fn backward_data(
         &self,
         h: dnn::cudnnHandle_t,
         ws: (u64, usize),
@@ -299,7 +313,9 @@ impl Conv {
         dx: u64,
         accumulate: bool,
     ) -> Result<()> {
-        let algo = self.bwd_data.expect("a convolution planned with its input gradient");
+        let algo = self
+            .bwd_data
+            .expect("a convolution planned with its input gradient");
         cudnn("convolution backward data", unsafe {
             dnn::cudnnConvolutionBackwardData(
                 h,
@@ -320,7 +336,14 @@ impl Conv {
     }
 
     /// `dw = dy^T x` (overwritten).
-    pub fn backward_filter(&self, h: dnn::cudnnHandle_t, ws: (u64, usize), x: u64, dy: u64, dw: u64) -> Result<()> {
+    pub(crate) fn backward_filter(
+        &self,
+        h: dnn::cudnnHandle_t,
+        ws: (u64, usize),
+        x: u64,
+        dy: u64,
+        dw: u64,
+    ) -> Result<()> {
         cudnn("convolution backward filter", unsafe {
             dnn::cudnnConvolutionBackwardFilter(
                 h,
@@ -363,7 +386,15 @@ const SPATIAL: dnn::cudnnBatchNormMode_t = dnn::cudnnBatchNormMode_t::CUDNN_BATC
 /// own kernel (Burn's rule, with the biased variance), so cuDNN's are given a scratch pair
 /// `dummy` and a factor of 0.
 #[allow(clippy::too_many_arguments)]
-pub fn bn_train(h: dnn::cudnnHandle_t, x_desc: &Tensor, param: &Tensor, x: u64, y: u64, b: &BnPtrs, dummy: (u64, u64)) -> Result<()> {
+pub(crate) fn bn_train(
+    h: dnn::cudnnHandle_t,
+    x_desc: &Tensor,
+    param: &Tensor,
+    x: u64,
+    y: u64,
+    b: &BnPtrs,
+    dummy: (u64, u64),
+) -> Result<()> {
     cudnn("BatchNorm forward training", unsafe {
         dnn::cudnnBatchNormalizationForwardTraining(
             h,
@@ -388,7 +419,14 @@ pub fn bn_train(h: dnn::cudnnHandle_t, x_desc: &Tensor, param: &Tensor, x: u64, 
 }
 
 /// Inference mode, with the running statistics.
-pub fn bn_infer(h: dnn::cudnnHandle_t, x_desc: &Tensor, param: &Tensor, x: u64, y: u64, b: &BnPtrs) -> Result<()> {
+pub(crate) fn bn_infer(
+    h: dnn::cudnnHandle_t,
+    x_desc: &Tensor,
+    param: &Tensor,
+    x: u64,
+    y: u64,
+    b: &BnPtrs,
+) -> Result<()> {
     cudnn("BatchNorm forward inference", unsafe {
         dnn::cudnnBatchNormalizationForwardInference(
             h,
@@ -410,7 +448,15 @@ pub fn bn_infer(h: dnn::cudnnHandle_t, x_desc: &Tensor, param: &Tensor, x: u64, 
 }
 
 /// The backward of [`bn_train`]: `dx` from `dy`, and `dgamma`, `dbeta` overwritten.
-pub fn bn_backward(h: dnn::cudnnHandle_t, x_desc: &Tensor, param: &Tensor, x: u64, dy: u64, dx: u64, b: &BnPtrs) -> Result<()> {
+pub(crate) fn bn_backward(
+    h: dnn::cudnnHandle_t,
+    x_desc: &Tensor,
+    param: &Tensor,
+    x: u64,
+    dy: u64,
+    dx: u64,
+    b: &BnPtrs,
+) -> Result<()> {
     cudnn("BatchNorm backward", unsafe {
         dnn::cudnnBatchNormalizationBackward(
             h,

@@ -21,9 +21,9 @@ use std::ffi::c_void;
 
 use cudarc::cublas::sys as blas;
 use cudarc::driver::{CudaGraph, sys};
-use ntk_model::activation::{Activation, SELU_ALPHA, SELU_LAMBDA};
-use ntk_model::resnet::host::{Bn, BlockKind, HostResNet, Slot, StemKind};
 use ntk_model::ResNet;
+use ntk_model::activation::{Activation, SELU_ALPHA, SELU_LAMBDA};
+use ntk_model::resnet::host::{BlockKind, Bn, HostResNet, Slot, StemKind};
 
 use crate::cudnn::{self, BnPtrs, Conv, Tensor};
 use crate::error::{self, Error, Result};
@@ -143,7 +143,12 @@ pub struct DeviceResNet {
 fn act_params(a: Option<Activation>) -> (i32, f32, f32, f32) {
     match a {
         Some(Activation::NormRelu(n)) => (0, n.b as f32, n.mu as f32, n.lambda as f32),
-        Some(Activation::Selu) => (1, SELU_LAMBDA as f32, (SELU_LAMBDA * SELU_ALPHA) as f32, 0.0),
+        Some(Activation::Selu) => (
+            1,
+            SELU_LAMBDA as f32,
+            (SELU_LAMBDA * SELU_ALPHA) as f32,
+            0.0,
+        ),
         _ => (0, 0.0, 0.0, 0.0),
     }
 }
@@ -303,8 +308,10 @@ impl DeviceResNet {
     }
 
     fn upload_state(&self) -> Result<()> {
-        self.gpu
-            .write(self.dev.theta, &plan::to_device(&self.net.theta, &self.order))?;
+        self.gpu.write(
+            self.dev.theta,
+            &plan::to_device(&self.net.theta, &self.order),
+        )?;
         self.gpu.write(self.dev.running, &self.net.running)
     }
 
@@ -329,14 +336,22 @@ impl DeviceResNet {
         let mut params = HashMap::new();
         for b in &net.blocks {
             let (i, o) = (b.conv1.input, b.conv2.input);
-            let c1 = Conv::new(h, cache, n, [i.c, i.h, i.w], b.conv1.output.c, b.conv1.stride, true)?;
+            let c1 = Conv::new(
+                h,
+                cache,
+                n,
+                [i.c, i.h, i.w],
+                b.conv1.output.c,
+                b.conv1.stride,
+                true,
+            )?;
             let c2 = Conv::new(h, cache, n, [o.c, o.h, o.w], b.conv2.output.c, 1, true)?;
             blocks.push((c1, c2));
         }
         for bn in plan::batch_norms(net) {
             let c = bn.gamma.len;
-            if !params.contains_key(&c) {
-                params.insert(c, Tensor::new([1, c, 1, 1])?);
+            if let std::collections::hash_map::Entry::Vacant(e) = params.entry(c) {
+                e.insert(Tensor::new([1, c, 1, 1])?);
             }
         }
         let bytes = blocks
@@ -363,7 +378,14 @@ impl DeviceResNet {
 
     /// `name` over `n` elements writing two sums per block, then `finish` into `out0`,
     /// `out1` (0: not wanted).
-    fn sums(&self, name: &'static str, n: usize, args: &mut Vec<Arg>, out0: u64, out1: u64) -> Result<()> {
+    fn sums(
+        &self,
+        name: &'static str,
+        n: usize,
+        args: &mut Vec<Arg>,
+        out0: u64,
+        out1: u64,
+    ) -> Result<()> {
         let grid = blocks(n).min(crate::gpu::SUM_BLOCKS);
         args.push(Ptr(self.dev.part));
         args.push(I64(n as i64));
@@ -376,7 +398,15 @@ impl DeviceResNet {
         )
     }
 
-    fn bn_forward(&self, plan: &Plan, conv: &Conv, bn: &Bn, x: u64, y: u64, training: bool) -> Result<()> {
+    fn bn_forward(
+        &self,
+        plan: &Plan,
+        conv: &Conv,
+        bn: &Bn,
+        x: u64,
+        y: u64,
+        training: bool,
+    ) -> Result<()> {
         let b = &self.dev.bns[&bn.gamma.at];
         let param = &plan.params[&bn.gamma.len];
         if training {
@@ -386,7 +416,15 @@ impl DeviceResNet {
         }
     }
 
-    fn bn_backward(&self, plan: &Plan, conv: &Conv, bn: &Bn, x: u64, dy: u64, dx: u64) -> Result<()> {
+    fn bn_backward(
+        &self,
+        plan: &Plan,
+        conv: &Conv,
+        bn: &Bn,
+        x: u64,
+        dy: u64,
+        dx: u64,
+    ) -> Result<()> {
         let b = &self.dev.bns[&bn.gamma.at];
         let param = &plan.params[&bn.gamma.len];
         cudnn::bn_backward(self.gpu.cudnn, &conv.y, param, x, dy, dx, b)
@@ -413,13 +451,22 @@ impl DeviceResNet {
                 self.launch("relu_inplace", len, &mut [Ptr(d.stem_h), I64(len as i64)])?;
             }
             StemKind::Normalized => {
-                let mut a = vec![Ptr(d.stem_a), Ptr(d.stem_h), Ptr(d.stem_gain), I32(out.pixels() as i32)];
+                let mut a = vec![
+                    Ptr(d.stem_a),
+                    Ptr(d.stem_h),
+                    Ptr(d.stem_gain),
+                    I32(out.pixels() as i32),
+                ];
                 a.extend(self.act_args());
                 a.push(I64(len as i64));
                 self.launch("act_forward", len, &mut a)?;
             }
             StemKind::Fixup { bias } => {
-                self.launch("bias_relu", len, &mut [Ptr(d.stem_h), Ptr(self.w(*bias)), I64(len as i64)])?;
+                self.launch(
+                    "bias_relu",
+                    len,
+                    &mut [Ptr(d.stem_h), Ptr(self.w(*bias)), I64(len as i64)],
+                )?;
             }
         }
         let mut x = d.stem_h;
@@ -434,7 +481,13 @@ impl DeviceResNet {
         self.launch(
             "pool",
             nc,
-            &mut [Ptr(d.pooled), Ptr(x), I32(last.pixels() as i32), Ptr(bias2), I64(nc as i64)],
+            &mut [
+                Ptr(d.pooled),
+                Ptr(x),
+                I32(last.pixels() as i32),
+                Ptr(bias2),
+                I64(nc as i64),
+            ],
         )?;
         // logits^T (k x n, column-major) = W^T (k x f: W row-major [f, k]) pooled^T (f x n).
         self.gemm(
@@ -448,7 +501,12 @@ impl DeviceResNet {
         self.launch(
             "add_bias_rows",
             m,
-            &mut [Ptr(d.logits), Ptr(self.w(net.head.b)), I32(classes as i32), I64(m as i64)],
+            &mut [
+                Ptr(d.logits),
+                Ptr(self.w(net.head.b)),
+                I32(classes as i32),
+                I64(m as i64),
+            ],
         )
     }
 
@@ -502,13 +560,31 @@ impl DeviceResNet {
                 b2b,
             } => {
                 let inp = blk.conv1.input.with_n(n).len();
-                self.launch("add_scalar", inp, &mut [Ptr(p.a), Ptr(x), Ptr(self.w(*b1a)), I64(inp as i64)])?;
+                self.launch(
+                    "add_scalar",
+                    inp,
+                    &mut [Ptr(p.a), Ptr(x), Ptr(self.w(*b1a)), I64(inp as i64)],
+                )?;
                 c1.forward(h, ws, p.a, self.w(blk.w1), p.b)?;
-                self.launch("bias_relu", out.len(), &mut [Ptr(p.b), Ptr(self.w(*b1b)), I64(len)])?;
-                self.launch("add_scalar", out.len(), &mut [Ptr(p.e), Ptr(p.b), Ptr(self.w(*b2a)), I64(len)])?;
+                self.launch(
+                    "bias_relu",
+                    out.len(),
+                    &mut [Ptr(p.b), Ptr(self.w(*b1b)), I64(len)],
+                )?;
+                self.launch(
+                    "add_scalar",
+                    out.len(),
+                    &mut [Ptr(p.e), Ptr(p.b), Ptr(self.w(*b2a)), I64(len)],
+                )?;
                 c2.forward(h, ws, p.e, self.w(blk.w2), p.c)?;
                 let xs = if sc.downsamples() { p.a } else { x };
-                let mut a = vec![Ptr(p.y), Ptr(p.c), Ptr(self.w(*scale)), Ptr(self.w(*b2b)), Ptr(xs)];
+                let mut a = vec![
+                    Ptr(p.y),
+                    Ptr(p.c),
+                    Ptr(self.w(*scale)),
+                    Ptr(self.w(*b2b)),
+                    Ptr(xs),
+                ];
                 a.extend(geometry);
                 a.push(I64(len));
                 self.launch("fixup_out", out.len(), &mut a)
@@ -582,9 +658,21 @@ impl DeviceResNet {
         let d = &self.dev;
         let (f, k) = (net.head.features, net.head.classes);
         // dW^T (k x f, column-major = dW row-major [f, k]) = dl^T (k x n) pooled (n x f).
-        self.gemm((false, true), (k, f, n), (d.dl, k), (d.pooled, f), (self.g(net.head.w), k))?;
+        self.gemm(
+            (false, true),
+            (k, f, n),
+            (d.dl, k),
+            (d.pooled, f),
+            (self.g(net.head.w), k),
+        )?;
         // da^T (f x n, column-major = da row-major [n, f]) = W (f x k) dl^T (k x n).
-        self.gemm((true, false), (f, n, k), (self.w(net.head.w), k), (d.dl, k), (d.da, f))?;
+        self.gemm(
+            (true, false),
+            (f, n, k),
+            (self.w(net.head.w), k),
+            (d.dl, k),
+            (d.da, f),
+        )?;
         if let Some(b2) = net.head.bias2 {
             let mut a = vec![Ptr(d.da)];
             self.sums("total", n * f, &mut a, self.g(b2), 0)?;
@@ -642,12 +730,20 @@ impl DeviceResNet {
         };
         match &blk.kind {
             BlockKind::BatchNorm { bn1, bn2 } => {
-                self.launch("relu_mask", out.len(), &mut [Ptr(d.dz), Ptr(dy), Ptr(p.y), I64(len)])?;
+                self.launch(
+                    "relu_mask",
+                    out.len(),
+                    &mut [Ptr(d.dz), Ptr(dy), Ptr(p.y), I64(len)],
+                )?;
                 adjoint(d.dz, false)?;
                 self.bn_backward(plan, c2, bn2, p.c, d.dz, d.t1)?;
                 c2.backward_filter(h, ws, p.b, d.t1, self.g(blk.w2))?;
                 c2.backward_data(h, ws, self.w(blk.w2), d.t1, d.dh, false)?;
-                self.launch("relu_mask", out.len(), &mut [Ptr(d.dh), Ptr(0), Ptr(p.b), I64(len)])?;
+                self.launch(
+                    "relu_mask",
+                    out.len(),
+                    &mut [Ptr(d.dh), Ptr(0), Ptr(p.b), I64(len)],
+                )?;
                 self.bn_backward(plan, c1, bn1, p.a, d.dh, d.t1)?;
                 c1.backward_filter(h, ws, x, d.t1, self.g(blk.w1))?;
                 c1.backward_data(h, ws, self.w(blk.w1), d.t1, g_in, true)
@@ -676,7 +772,13 @@ impl DeviceResNet {
                 }
                 c2.backward_filter(h, ws, p.b, d.dz, self.g(blk.w2))?;
                 c2.backward_data(h, ws, self.w(blk.w2), d.dz, d.dh, false)?;
-                let mut a = vec![Ptr(d.dh), Ptr(p.a), Ptr(p.b), Ptr(p.gain1), I32(out.pixels() as i32)];
+                let mut a = vec![
+                    Ptr(d.dh),
+                    Ptr(p.a),
+                    Ptr(p.b),
+                    Ptr(p.gain1),
+                    I32(out.pixels() as i32),
+                ];
                 a.extend(self.act_args());
                 a.push(I64(len));
                 self.launch("act_backward", out.len(), &mut a)?;
@@ -691,7 +793,13 @@ impl DeviceResNet {
                 b2b,
             } => {
                 let mut a = vec![Ptr(dy), Ptr(p.y), Ptr(p.c), Ptr(d.dz), Ptr(self.w(*scale))];
-                self.sums("fixup_out_backward", out.len(), &mut a, self.g(*scale), self.g(*b2b))?;
+                self.sums(
+                    "fixup_out_backward",
+                    out.len(),
+                    &mut a,
+                    self.g(*scale),
+                    self.g(*b2b),
+                )?;
                 c2.backward_filter(h, ws, p.e, d.dz, self.g(blk.w2))?;
                 c2.backward_data(h, ws, self.w(blk.w2), d.dz, d.dh, false)?;
                 let mut a = vec![Ptr(d.dh), Ptr(p.b)];
@@ -717,12 +825,22 @@ impl DeviceResNet {
         let len = out.len() as i64;
         let dz = match &net.stem_kind {
             StemKind::BatchNorm(bn) => {
-                self.launch("relu_mask", out.len(), &mut [Ptr(dh), Ptr(0), Ptr(d.stem_h), I64(len)])?;
+                self.launch(
+                    "relu_mask",
+                    out.len(),
+                    &mut [Ptr(dh), Ptr(0), Ptr(d.stem_h), I64(len)],
+                )?;
                 self.bn_backward(plan, &plan.stem, bn, d.stem_a, dh, d.t1)?;
                 d.t1
             }
             StemKind::Normalized => {
-                let mut a = vec![Ptr(dh), Ptr(d.stem_a), Ptr(d.stem_h), Ptr(d.stem_gain), I32(out.pixels() as i32)];
+                let mut a = vec![
+                    Ptr(dh),
+                    Ptr(d.stem_a),
+                    Ptr(d.stem_h),
+                    Ptr(d.stem_gain),
+                    I32(out.pixels() as i32),
+                ];
                 a.extend(self.act_args());
                 a.push(I64(len));
                 self.launch("act_backward", out.len(), &mut a)?;
@@ -734,7 +852,8 @@ impl DeviceResNet {
                 dh
             }
         };
-        plan.stem.backward_filter(h, ws, d.input, dz, self.g(net.stem_w))
+        plan.stem
+            .backward_filter(h, ws, d.input, dz, self.g(net.stem_w))
     }
 
     /// Enqueues BatchNorm's running statistics and the SGD update (both skipped on the
@@ -787,7 +906,7 @@ impl DeviceResNet {
         if x.len() != n * self.d || rows > self.cap || n > rows {
             return Err(Error::Batch {
                 rows: n,
-                d: if n == 0 { 0 } else { x.len() / n },
+                d: x.len().checked_div(n).unwrap_or(0),
                 cap: self.cap,
                 want: self.d,
             });
@@ -806,17 +925,32 @@ impl DeviceResNet {
     /// Enqueues the copies of the staged batch (and the hyperparameters) to the device.
     fn inputs(&self, n: usize) -> Result<()> {
         unsafe {
-            self.gpu.upload(self.dev.input, std::slice::from_raw_parts(self.pinned.x, n * self.d))?;
-            self.gpu.upload(self.dev.labels, std::slice::from_raw_parts(self.pinned.labels, n))?;
-            self.gpu.upload(self.dev.hyper, std::slice::from_raw_parts(self.pinned.hyper, 4))
+            self.gpu.upload(
+                self.dev.input,
+                std::slice::from_raw_parts(self.pinned.x, n * self.d),
+            )?;
+            self.gpu.upload(
+                self.dev.labels,
+                std::slice::from_raw_parts(self.pinned.labels, n),
+            )?;
+            self.gpu.upload(
+                self.dev.hyper,
+                std::slice::from_raw_parts(self.pinned.hyper, 4),
+            )
         }
     }
 
     /// Enqueues the copies of the loss, the hits and the flag back to pinned memory.
     fn outputs(&self) -> Result<()> {
         unsafe {
-            self.gpu.download(std::slice::from_raw_parts_mut(self.pinned.out, 2), self.dev.out)?;
-            self.gpu.download(std::slice::from_raw_parts_mut(self.pinned.ok, 1), self.dev.ok)
+            self.gpu.download(
+                std::slice::from_raw_parts_mut(self.pinned.out, 2),
+                self.dev.out,
+            )?;
+            self.gpu.download(
+                std::slice::from_raw_parts_mut(self.pinned.ok, 1),
+                self.dev.ok,
+            )
         }
     }
 
@@ -926,7 +1060,12 @@ impl DeviceResNet {
 
     /// Evaluation-mode logits (BatchNorm with its running statistics) of `n` rows `x`,
     /// [`Self::capacity`] rows at a time: `f(logits, rows)` per chunk.
-    pub fn eval_logits(&mut self, x: &[f64], n: usize, mut f: impl FnMut(&[f32], std::ops::Range<usize>)) -> Result<()> {
+    pub fn eval_logits(
+        &mut self,
+        x: &[f64],
+        n: usize,
+        mut f: impl FnMut(&[f32], std::ops::Range<usize>),
+    ) -> Result<()> {
         let (cap, d, k) = (self.cap, self.d, self.net.head.classes);
         let mut plan = None;
         let mut start = 0;
@@ -937,10 +1076,15 @@ impl DeviceResNet {
                 Some(p) => p,
                 None => self.plan(cap)?,
             };
-            let r = self.inputs(cap).and_then(|()| self.forward(&p, false)).and_then(|()| unsafe {
-                self.gpu
-                    .download(std::slice::from_raw_parts_mut(self.pinned.logits, cap * k), self.dev.logits)
-            });
+            let r = self
+                .inputs(cap)
+                .and_then(|()| self.forward(&p, false))
+                .and_then(|()| unsafe {
+                    self.gpu.download(
+                        std::slice::from_raw_parts_mut(self.pinned.logits, cap * k),
+                        self.dev.logits,
+                    )
+                });
             plan = Some(p);
             r?;
             self.gpu.sync()?;
@@ -985,7 +1129,10 @@ impl DeviceResNet {
             return Ok(Vec::new());
         }
         let v = self.gpu.read(self.dev.velocity, self.net.num_params())?;
-        Ok(plan::to_host(&v, &self.order).into_iter().map(f64::from).collect())
+        Ok(plan::to_host(&v, &self.order)
+            .into_iter()
+            .map(f64::from)
+            .collect())
     }
 
     /// Restores momentum buffers written by [`Self::velocity`] (or the host engine's).
@@ -1002,7 +1149,8 @@ impl DeviceResNet {
             });
         }
         let host: Vec<f32> = flat.iter().map(|&v| v as f32).collect();
-        self.gpu.write(self.dev.velocity, &plan::to_device(&host, &self.order))?;
+        self.gpu
+            .write(self.dev.velocity, &plan::to_device(&host, &self.order))?;
         self.first = false;
         Ok(())
     }

@@ -89,12 +89,16 @@ impl Gpu {
             functions.insert(name, f.cu_function());
         }
         let mut cudnn = std::ptr::null_mut();
-        error::cudnn("creating the handle", unsafe { dnn::cudnnCreate(&mut cudnn) })?;
+        error::cudnn("creating the handle", unsafe {
+            dnn::cudnnCreate(&mut cudnn)
+        })?;
         error::cudnn("setting the stream", unsafe {
             dnn::cudnnSetStream(cudnn, stream.cu_stream() as dnn::cudaStream_t)
         })?;
         let mut cublas = std::ptr::null_mut();
-        error::cublas("creating the handle", unsafe { blas::cublasCreate_v2(&mut cublas) })?;
+        error::cublas("creating the handle", unsafe {
+            blas::cublasCreate_v2(&mut cublas)
+        })?;
         error::cublas("setting the stream", unsafe {
             blas::cublasSetStream_v2(cublas, stream.cu_stream() as blas::cudaStream_t)
         })?;

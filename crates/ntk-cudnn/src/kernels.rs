@@ -35,16 +35,16 @@ pub const NAMES: [&str; 22] = [
 /// [`SOURCE`] as PTX for compute capability `arch` (e.g. `"compute_90"`; `None`: NVRTC's
 /// default). FMA contraction is off, so each product and sum rounds as on the host engine.
 pub fn compile(arch: Option<&'static str>) -> crate::Result<cudarc::nvrtc::Ptx> {
-    crate::libraries::load(crate::libraries::Library::Nvrtc).map_err(|why| {
-        crate::libraries::Missing(vec![(crate::libraries::Library::Nvrtc, why)])
-    })?;
+    crate::libraries::load(crate::libraries::Library::Nvrtc)
+        .map_err(|why| crate::libraries::Missing(vec![(crate::libraries::Library::Nvrtc, why)]))?;
     let opts = cudarc::nvrtc::CompileOptions {
         fmad: Some(false),
         arch,
         name: Some("ntk_cudnn_kernels.cu".into()),
         ..Default::default()
     };
-    cudarc::nvrtc::compile_ptx_with_opts(SOURCE, opts).map_err(|e| crate::Error::Compile(format!("{e:?}")))
+    cudarc::nvrtc::compile_ptx_with_opts(SOURCE, opts)
+        .map_err(|e| crate::Error::Compile(format!("{e:?}")))
 }
 
 #[cfg(test)]
@@ -79,7 +79,10 @@ mod tests {
             let ptx = compile(arch).unwrap_or_else(|e| panic!("{arch:?}: {e}"));
             let text = ptx.to_src();
             for name in NAMES {
-                assert!(text.contains(&format!(".entry {name}(")), "{arch:?}: {name} in the PTX");
+                assert!(
+                    text.contains(&format!(".entry {name}(")),
+                    "{arch:?}: {name} in the PTX"
+                );
             }
         }
     }

@@ -111,7 +111,11 @@ impl Maps {
     /// Every map's values together (f32), scratch included: the engine's device memory for
     /// maps, `4 x` this in bytes.
     pub fn total(&self) -> usize {
-        let blocks: usize = self.blocks.iter().map(|b| b.a + b.b + b.c + b.y + b.e).sum();
+        let blocks: usize = self
+            .blocks
+            .iter()
+            .map(|b| b.a + b.b + b.c + b.y + b.e)
+            .sum();
         self.input + 2 * self.stem + blocks + 5 * self.largest + 2 * self.pooled + 2 * self.logits
     }
 }

@@ -179,7 +179,11 @@ pub fn step(
         for _ in 0..steps {
             host.step(&x, input_dim, &y, 0.01);
         }
-        return Ok(report("host", t.elapsed().as_secs_f64() / steps as f64, true));
+        return Ok(report(
+            "host",
+            t.elapsed().as_secs_f64() / steps as f64,
+            true,
+        ));
     }
     let x = Tensor::<2>::from_data(
         TensorData::new(x, [batch, input_dim]),
@@ -200,7 +204,11 @@ pub fn step(
     for _ in 0..steps {
         model = step(model);
     }
-    Ok(report("burn", t.elapsed().as_secs_f64() / steps as f64, true))
+    Ok(report(
+        "burn",
+        t.elapsed().as_secs_f64() / steps as f64,
+        true,
+    ))
 }
 
 #[cfg(test)]

@@ -641,7 +641,7 @@ impl TrainConfig {
             });
         }
         if self.train.engine == EngineChoice::Cudnn {
-            crate::device::check(&spec, self.train.precision)?;
+            check_device_engine(&spec, self.train.precision)?;
         }
         match spec {
             NetSpec::Mlp(m) if m.output_dim < 2 => Err(crate::Error::config(
@@ -696,4 +696,33 @@ fn twice<T: PartialEq + std::fmt::Debug>(key: &'static str, values: &[T]) -> cra
         }
     }
     Ok(())
+}
+
+/// Whether `train.engine = "cudnn"` applies to `spec` in `precision` in this build: an error
+/// naming why not (the device engine trains CIFAR ResNets in f32, built with `cudnn`).
+pub fn check_device_engine(spec: &NetSpec, precision: Precision) -> crate::Result<()> {
+    check_device_net(
+        matches!(spec, NetSpec::ResNet(_)),
+        &spec.describe(),
+        precision,
+    )
+}
+
+/// [`check_device_engine`] of a network described as `what` (`resnet`: a CIFAR ResNet).
+pub(crate) fn check_device_net(
+    resnet: bool,
+    what: &str,
+    precision: Precision,
+) -> crate::Result<()> {
+    let reason = if !resnet {
+        format!("the device engine trains CIFAR ResNets, not {what}")
+    } else if precision != Precision::F32 {
+        "the device engine computes in f32; set train.precision = \"f32\"".to_string()
+    } else if !cfg!(feature = "cudnn") {
+        "this binary was built without the device engine; build with --features ntk-train/cudnn"
+            .to_string()
+    } else {
+        return Ok(());
+    };
+    Err(crate::Error::NoDeviceEngine { reason })
 }

@@ -6,31 +6,28 @@
 //! order, `checkpoint::Pointer::engine = "host"`), so a run moves between a CPU and a GPU
 //! machine with `--resume`.
 
-use ntk_model::NetSpec;
-use ntk_numerics::backend::Precision;
-
 #[cfg(feature = "cudnn")]
 pub use enabled::{DeviceStepper, choose};
 
-/// Whether `train.engine = "cudnn"` applies to `spec` in `precision` in this build: an error
-/// naming why not.
-pub fn check(spec: &NetSpec, precision: Precision) -> crate::Result<()> {
-    check_net(matches!(spec, NetSpec::ResNet(_)), &spec.describe(), precision)
-}
+pub use crate::config::check_device_engine as check;
+use crate::config::check_device_net as check_net;
 
-/// [`check`] of a network described as `what` (`resnet`: a CIFAR ResNet).
-fn check_net(resnet: bool, what: &str, precision: Precision) -> crate::Result<()> {
-    let reason = if !resnet {
-        format!("the device engine trains CIFAR ResNets, not {what}")
-    } else if precision != Precision::F32 {
-        "the device engine computes in f32; set train.precision = \"f32\"".to_string()
-    } else if !cfg!(feature = "cudnn") {
-        "this binary was built without the device engine; build with --features ntk-train/cudnn"
-            .to_string()
-    } else {
-        return Ok(());
-    };
-    Err(crate::Error::NoDeviceEngine { reason })
+/// The stepper of a run: the device engine where [`choose`] takes it, else
+/// [`crate::stepper::stepper`]'s (the host engine or Burn's).
+pub fn stepper(
+    choice: crate::config::EngineChoice,
+    optim: &crate::config::OptimConfig,
+    model: crate::model::Model,
+    compute: &ntk_numerics::backend::Compute,
+    batch: usize,
+) -> crate::Result<Box<dyn crate::stepper::Stepper>> {
+    use burn::module::Module;
+    let ad = compute.device.clone().autodiff();
+    let of_record = model.clone().fork(&ad).train();
+    if let Some(s) = choose(choice, optim, &of_record, compute, batch)? {
+        return Ok(s);
+    }
+    crate::stepper::stepper(choice, optim, model, compute)
 }
 
 #[cfg(not(feature = "cudnn"))]
@@ -54,8 +51,8 @@ pub fn choose(
 mod enabled {
     use std::cell::RefCell;
 
-    use ntk_cudnn::{DeviceResNet, Sgd};
     use burn::module::Module;
+    use ntk_cudnn::{DeviceResNet, Sgd};
     use ntk_model::Net;
     use ntk_numerics::backend::{Compute, Precision};
 
@@ -92,12 +89,18 @@ mod enabled {
             EngineChoice::Auto => match start(optim, model, batch) {
                 Ok(s) => Ok(Some(Box::new(s))),
                 Err(e) => {
-                    eprintln!("note: the cuDNN device engine does not start ({e}); using another engine");
+                    eprintln!(
+                        "note: the cuDNN device engine does not start ({e}); using another engine"
+                    );
                     Ok(None)
                 }
             },
             EngineChoice::Cudnn => {
-                super::check_net(applies || matches!(model, Net::ResNet(_)), &model.describe(), compute.precision)?;
+                super::check_net(
+                    applies || matches!(model, Net::ResNet(_)),
+                    &model.describe(),
+                    compute.precision,
+                )?;
                 start(optim, model, batch)
                     .map(|s| Some(Box::new(s) as Box<dyn Stepper>))
                     .map_err(|e| crate::Error::NoDeviceEngine {
@@ -143,6 +146,10 @@ mod enabled {
             self.method
         }
 
+        fn name(&self) -> &'static str {
+            "device"
+        }
+
         fn step(&mut self, batch: Batch, lr: f64) -> Option<StepResult> {
             match self.engine.get_mut().step(&batch.x, &batch.labels, lr) {
                 Ok(s) => s.loss_sum.is_finite().then_some(StepResult {
@@ -167,18 +174,21 @@ mod enabled {
 
         fn evaluate(&self, set: &ntk_data::Inputs, _batch: usize) -> Option<(f64, f64)> {
             let (mut loss, mut hits) = (0.0f64, 0usize);
-            let r = self.engine.borrow_mut().eval_logits(&set.x, set.n, |logits, rows| {
-                let k = logits.len() / rows.len().max(1);
-                for (row, i) in logits.chunks(k).zip(rows) {
-                    let label = usize::from(set.labels[i]);
-                    let best = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                    let arg = row.iter().position(|&v| v == best).unwrap_or(0);
-                    hits += usize::from(arg == label);
-                    let b = f64::from(best);
-                    let sum: f64 = row.iter().map(|&v| (f64::from(v) - b).exp()).sum();
-                    loss += sum.ln() + b - f64::from(row[label]);
-                }
-            });
+            let r = self
+                .engine
+                .borrow_mut()
+                .eval_logits(&set.x, set.n, |logits, rows| {
+                    let k = logits.len() / rows.len().max(1);
+                    for (row, i) in logits.chunks(k).zip(rows) {
+                        let label = usize::from(set.labels[i]);
+                        let best = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                        let arg = row.iter().position(|&v| v == best).unwrap_or(0);
+                        hits += usize::from(arg == label);
+                        let b = f64::from(best);
+                        let sum: f64 = row.iter().map(|&v| (f64::from(v) - b).exp()).sum();
+                        loss += sum.ln() + b - f64::from(row[label]);
+                    }
+                });
             match r {
                 Ok(()) => Some((loss / set.n as f64, hits as f64 / set.n as f64)),
                 Err(e) => {
@@ -213,9 +223,38 @@ mod enabled {
         }
 
         fn failure(&mut self) -> Option<crate::Error> {
-            self.failed.get_mut().take().map(|e| crate::Error::NoDeviceEngine {
-                reason: format!("the device failed: {e}"),
-            })
+            self.failed
+                .get_mut()
+                .take()
+                .map(|e| crate::Error::NoDeviceEngine {
+                    reason: format!("the device failed: {e}"),
+                })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ntk_model::{ActivationKind, MlpConfig, NetSpec, ResNetConfig, ResNetVariant};
+    use ntk_numerics::backend::Precision;
+
+    use super::*;
+
+    /// What `train.engine = "cudnn"` says where it does not apply, before anything runs.
+    #[test]
+    fn the_device_engine_is_refused_where_it_does_not_apply() {
+        let resnet = NetSpec::ResNet(ResNetConfig::new(20, ResNetVariant::BatchNorm));
+        let mlp = NetSpec::Mlp(MlpConfig::new(8, 4, 2, ActivationKind::Relu));
+        let why = |spec: &NetSpec, p| check(spec, p).map_err(|e| e.to_string());
+        let e = why(&mlp, Precision::F32).unwrap_err();
+        assert!(e.contains("trains CIFAR ResNets, not"), "{e}");
+        let e = why(&resnet, Precision::F64).unwrap_err();
+        assert!(e.contains("train.precision = \"f32\""), "{e}");
+        if cfg!(feature = "cudnn") {
+            assert!(why(&resnet, Precision::F32).is_ok());
+        } else {
+            let e = why(&resnet, Precision::F32).unwrap_err();
+            assert!(e.contains("--features ntk-train/cudnn"), "{e}");
         }
     }
 }

@@ -37,8 +37,14 @@ pub trait Stepper {
     /// or `host`.
     fn engine(&self) -> &'static str;
 
-    /// What computes the steps, for the log: `Burn autodiff` or `host GEMM`.
+    /// What computes the steps, for the log: `Burn autodiff`, `host GEMM` or the device.
     fn method(&self) -> &'static str;
+
+    /// The engine's name in the log: [`Stepper::engine`], unless the engine writes another
+    /// engine's checkpoints (the device engine writes the host engine's).
+    fn name(&self) -> &'static str {
+        self.engine()
+    }
 
     /// One SGD step on `batch` at learning rate `lr`: the summed loss and the correct
     /// predictions of the forward before the update. `None` when the loss is not finite
@@ -82,13 +88,9 @@ pub fn stepper(
     optim: &OptimConfig,
     model: Model,
     compute: &Compute,
-    batch: usize,
 ) -> crate::Result<Box<dyn Stepper>> {
     let ad = compute.device.clone().autodiff();
     let model = model.fork(&ad).train();
-    if let Some(s) = crate::device::choose(choice, optim, &model, compute, batch)? {
-        return Ok(s);
-    }
     Ok(match choose_engine(choice, optim, &model, compute)? {
         Some(engine) => Box::new(HostStepper { engine, model }),
         None => Box::new(BurnStepper::new(model, optim, ad, compute.dtype())),
@@ -308,7 +310,10 @@ pub fn choose_engine(
     match choice {
         EngineChoice::Burn => Ok(None),
         EngineChoice::Auto => Ok(if cpu { engine() } else { None }),
-        EngineChoice::Cudnn => Ok(None),
+        // Started (or refused) by `crate::device::stepper` before this is asked.
+        EngineChoice::Cudnn => Err(crate::Error::NoDeviceEngine {
+            reason: "the host engine does not run it".into(),
+        }),
         EngineChoice::Host => engine()
             .map(Some)
             .ok_or_else(|| crate::Error::NoHostEngine {
@@ -407,7 +412,7 @@ mod tests {
         let choices = [EngineChoice::Auto, EngineChoice::Burn, EngineChoice::Host];
         for ((name, spec), want) in nets.iter().zip(expected) {
             for (choice, want) in choices.into_iter().zip(want) {
-                let got = stepper(choice, &momentum(), build(spec, &compute), &compute, 4);
+                let got = stepper(choice, &momentum(), build(spec, &compute), &compute);
                 match (got, want) {
                     (Ok(s), Some(engine)) => {
                         assert_eq!(s.engine(), engine, "{name} {choice:?}");
@@ -439,7 +444,7 @@ mod tests {
             ..cpu()
         };
         let model = build(&mlp(Normalization::None), &compute);
-        let s = stepper(EngineChoice::Auto, &momentum(), model, &compute, 4).unwrap();
+        let s = stepper(EngineChoice::Auto, &momentum(), model, &compute).unwrap();
         assert_eq!(s.engine(), "burn");
     }
 
@@ -450,7 +455,7 @@ mod tests {
         let spec = mlp_with(ActivationKind::Tanh, Normalization::None);
         for choice in [EngineChoice::Burn, EngineChoice::Host] {
             let model = build(&spec, &compute);
-            let mut s = stepper(choice, &momentum(), model, &compute, 4).unwrap();
+            let mut s = stepper(choice, &momentum(), model, &compute).unwrap();
             let r = s.step(batch(0), 0.1).expect("a finite first step");
             assert!(
                 r.loss_sum.is_finite() && r.correct <= 5,
@@ -478,7 +483,7 @@ mod tests {
             (EngineChoice::Host, resnet()),
         ];
         for (choice, spec) in runs {
-            let mut a = stepper(choice, &momentum(), build(&spec, &compute), &compute, 4).unwrap();
+            let mut a = stepper(choice, &momentum(), build(&spec, &compute), &compute).unwrap();
             let iteration = (0..2).filter(|&i| a.step(batch(i), 0.1).is_some()).count();
             a.sync();
             let dir = tempfile::tempdir().unwrap();
@@ -486,7 +491,7 @@ mod tests {
             let ck = checkpoint::find(dir.path()).unwrap().unwrap();
             assert_eq!(ck.pointer.engine, a.engine());
             let model = ck.load_model(build(&spec, &compute)).unwrap();
-            let mut b = stepper(choice, &momentum(), model, &compute, 4).unwrap();
+            let mut b = stepper(choice, &momentum(), model, &compute).unwrap();
             b.load_state(&ck).unwrap();
             for i in 2..4 {
                 let (ra, rb) = (a.step(batch(i), 0.05), b.step(batch(i), 0.05));

@@ -30,7 +30,7 @@ use crate::run::Run;
 pub use crate::run::{RunOptions, recorded_config, run_config_text, run_provenance};
 pub use crate::run_dir::{RUN_FILES, check_run_dir};
 use crate::run_dir::{Start, open_run_dir};
-use crate::stepper::{self, Stepper};
+use crate::stepper::Stepper;
 pub use crate::summary::{RunStatus, TrainSummary, read_summary};
 use crate::track::Tracking;
 
@@ -52,7 +52,7 @@ pub fn train(
     let start = Instant::now();
     let spec = cfg.spec()?;
     check_inputs(cfg, &spec, data)?;
-    let run = Run::new(cfg, spec, data, compute, out, reporter);
+    let mut run = Run::new(cfg, spec, data, compute, out, reporter);
     let (_lock, opened) = open_run_dir(run.out, &run.provenance, &run.config_text, opts.resume)?;
     let found = match opened {
         Start::Done(summary) => return Ok(summary),
@@ -60,6 +60,13 @@ pub fn train(
         Start::Resume(ck) => Some(ck),
     };
     let mut stepper = build_stepper(&run, found.as_ref())?;
+    if stepper.name() == "device" {
+        // The provenance names the GPU that computed the steps (not part of the fingerprint:
+        // the config is the same on either machine).
+        if let Some(m) = run.provenance.machine.as_mut() {
+            m.push_str(&format!("; steps: {}", stepper.method()));
+        }
+    }
     let mut progress = Progress::new(found.as_ref());
     let tracking = Tracking::new(cfg, data)?;
     progress.warnings = tracking
@@ -137,7 +144,8 @@ fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result
         None => fresh,
     };
     let t = &run.cfg.train;
-    let mut stepper = stepper::stepper(t.engine, &run.cfg.optim, model, compute, t.batch_size)?;
+    let mut stepper =
+        crate::device::stepper(t.engine, &run.cfg.optim, model, compute, t.batch_size)?;
     if let Some(ck) = found {
         check_engine(run.out, &ck.pointer.engine, stepper.engine())?;
         stepper.load_state(ck)?;
@@ -146,7 +154,7 @@ fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result
         "{}: {} steps ({} engine)",
         run.spec.describe(),
         stepper.method(),
-        stepper.engine()
+        stepper.name()
     ));
     Ok(stepper)
 }
@@ -235,6 +243,7 @@ fn summarize(
 
 #[cfg(test)]
 mod tests {
+    use crate::stepper;
     use ntk_data::inputs::Inputs;
     use ntk_numerics::backend::{self, Precision};
 
@@ -358,7 +367,7 @@ engine = "{engine}"
                 &reporter,
             );
             let model = run.spec.build(4, &compute.device, compute.dtype()).unwrap();
-            let mut s = stepper::stepper(cfg.train.engine, &cfg.optim, model, &compute, 4).unwrap();
+            let mut s = stepper::stepper(cfg.train.engine, &cfg.optim, model, &compute).unwrap();
             let mut iteration = 0;
             assert!(
                 train_epoch(&run, s.as_mut(), 1, &mut iteration).is_none(),

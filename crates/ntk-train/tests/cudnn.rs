@@ -54,9 +54,13 @@ fn network(variant: ResNetVariant) -> ResNet {
 
 /// Deterministic values about N(0, 1) (a sum of uniforms), and labels.
 fn batch(seed: u64, d: usize) -> (Vec<f64>, Vec<usize>) {
-    let mut s = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+    let mut s = seed
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
     let mut u = || {
-        s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        s = s
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         (s >> 11) as f64 / (1u64 << 53) as f64
     };
     let x = (0..BATCH * d)
@@ -95,7 +99,13 @@ fn slots(h: &HostResNet<f32>) -> Vec<(String, Slot)> {
                 scale,
                 b2b,
             } => {
-                for (n, s) in [("b1a", b1a), ("b1b", b1b), ("b2a", b2a), ("scale", scale), ("b2b", b2b)] {
+                for (n, s) in [
+                    ("b1a", b1a),
+                    ("b1b", b1b),
+                    ("b2a", b2a),
+                    ("scale", scale),
+                    ("b2b", b2b),
+                ] {
                     out.push((format!("block{k}.{n}"), one(s.at)));
                 }
             }
@@ -112,9 +122,17 @@ fn slots(h: &HostResNet<f32>) -> Vec<(String, Slot)> {
 
 /// `max |a - b| / max |b|` (0 when both are zero).
 fn rel(a: &[f32], b: &[f32]) -> f64 {
-    let diff = a.iter().zip(b).map(|(x, y)| (f64::from(*x) - f64::from(*y)).abs()).fold(0.0, f64::max);
+    let diff = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (f64::from(*x) - f64::from(*y)).abs())
+        .fold(0.0, f64::max);
     let scale = b.iter().map(|y| f64::from(*y).abs()).fold(0.0, f64::max);
-    if diff == 0.0 { 0.0 } else { diff / scale.max(f64::MIN_POSITIVE) }
+    if diff == 0.0 {
+        0.0
+    } else {
+        diff / scale.max(f64::MIN_POSITIVE)
+    }
 }
 
 /// The worst tensor of `a` against `b` (both in the host order): its name and error.
@@ -122,18 +140,31 @@ fn worst(h: &HostResNet<f32>, a: &[f32], b: &[f32]) -> (String, f64) {
     slots(h)
         .into_iter()
         .map(|(n, s)| (n, rel(&a[s.range()], &b[s.range()])))
-        .fold((String::new(), 0.0), |acc, x| if x.1 > acc.1 || acc.0.is_empty() { x } else { acc })
+        .fold((String::new(), 0.0), |acc, x| {
+            if x.1 > acc.1 || acc.0.is_empty() {
+                x
+            } else {
+                acc
+            }
+        })
 }
 
 /// The worst-tensor tolerance of a gradient or a step's change (see the module docs): `3e-2`
 /// where an activation has a kink (ReLU in batch_norm and fixup, NormReLU), `2e-3` for SELU.
 fn grad_tol(variant: ResNetVariant) -> f64 {
-    if variant == ResNetVariant::Selu { 2e-3 } else { 3e-2 }
+    if variant == ResNetVariant::Selu {
+        2e-3
+    } else {
+        3e-2
+    }
 }
 
 /// The median of the per-tensor errors of `a` against `b`.
 fn median(h: &HostResNet<f32>, a: &[f32], b: &[f32]) -> f64 {
-    let mut e: Vec<f64> = slots(h).into_iter().map(|(_, s)| rel(&a[s.range()], &b[s.range()])).collect();
+    let mut e: Vec<f64> = slots(h)
+        .into_iter()
+        .map(|(_, s)| rel(&a[s.range()], &b[s.range()]))
+        .collect();
     e.sort_by(f64::total_cmp);
     e[e.len() / 2]
 }
@@ -169,7 +200,10 @@ fn cotangent(logits: &[f32], y: &[usize]) -> Vec<f32> {
     let k = logits.len() / y.len();
     let mut out = vec![0f32; logits.len()];
     for (i, &label) in y.iter().enumerate() {
-        let row: Vec<f64> = logits[i * k..(i + 1) * k].iter().map(|&v| f64::from(v)).collect();
+        let row: Vec<f64> = logits[i * k..(i + 1) * k]
+            .iter()
+            .map(|&v| f64::from(v))
+            .collect();
         let best = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let sum: f64 = row.iter().map(|v| (v - best).exp()).sum();
         for j in 0..k {
@@ -210,7 +244,9 @@ fn the_device_engine_is_the_host_engines_forward_and_gradient() {
             failures.push(format!("{variant}: logits differ by {e_logits:.3e}"));
         }
         if e_grad >= grad_tol(variant) || med >= 1e-4 {
-            failures.push(format!("{variant}: the gradient of {name} differs by {e_grad:.3e} (median {med:.3e})"));
+            failures.push(format!(
+                "{variant}: the gradient of {name} differs by {e_grad:.3e} (median {med:.3e})"
+            ));
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
@@ -218,9 +254,18 @@ fn the_device_engine_is_the_host_engines_forward_and_gradient() {
 
 /// `||a - b|| / ||b||` (Euclidean; 0 when both are zero).
 fn rel2(a: &[f64], b: &[f64]) -> f64 {
-    let d: f64 = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt();
+    let d: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt();
     let n: f64 = b.iter().map(|y| y * y).sum::<f64>().sqrt();
-    if d == 0.0 { 0.0 } else { d / n.max(f64::MIN_POSITIVE) }
+    if d == 0.0 {
+        0.0
+    } else {
+        d / n.max(f64::MIN_POSITIVE)
+    }
 }
 
 /// The comparison of a step's change (or the momenta) `a - p0` against `b - p0`, robust to
@@ -228,9 +273,21 @@ fn rel2(a: &[f64], b: &[f64]) -> f64 {
 /// tensor within `5e-2`, and every single-value tensor (Fixup's scalars) within `2e-3`. A
 /// flip changes one of the `~10^4` terms of the sums below it, `~1e-4` of a tensor's norm;
 /// a defect in a layer's formula moves that tensor's norm by `>= 1e-1`. Returns what failed.
-fn compare_change(what: &str, h: &HostResNet<f32>, (a, b, p0): (&[f32], &[f32], &[f32])) -> Option<String> {
-    let da: Vec<f64> = a.iter().zip(p0).map(|(x, y)| f64::from(*x) - f64::from(*y)).collect();
-    let db: Vec<f64> = b.iter().zip(p0).map(|(x, y)| f64::from(*x) - f64::from(*y)).collect();
+fn compare_change(
+    what: &str,
+    h: &HostResNet<f32>,
+    (a, b, p0): (&[f32], &[f32], &[f32]),
+) -> Option<String> {
+    let da: Vec<f64> = a
+        .iter()
+        .zip(p0)
+        .map(|(x, y)| f64::from(*x) - f64::from(*y))
+        .collect();
+    let db: Vec<f64> = b
+        .iter()
+        .zip(p0)
+        .map(|(x, y)| f64::from(*x) - f64::from(*y))
+        .collect();
     let all = rel2(&da, &db);
     let (mut worst, mut scalar) = ((String::new(), 0.0f64), (String::new(), 0.0f64));
     for (n, s) in slots(h) {
@@ -277,7 +334,8 @@ fn the_device_engine_takes_the_host_engines_steps() {
         for step in 0..20 {
             let before = host.network().clone();
             let v0 = host.velocity();
-            dev.set_state(&before.theta, &before.running).expect("state to the device");
+            dev.set_state(&before.theta, &before.running)
+                .expect("state to the device");
             dev.set_velocity(&v0).expect("momenta to the device");
             let (x, y) = batch(100 + step, d);
             let lr = if step < 10 { 0.1 } else { 0.05 };
@@ -300,12 +358,23 @@ fn the_device_engine_takes_the_host_engines_steps() {
             let e_run = rel(&got.running, &want.running);
             worst_run = worst_run.max(e_run);
             if e_run >= 1e-4 {
-                failures.push(format!("{variant} step {step}: running statistics differ by {e_run:.3e}"));
+                failures.push(format!(
+                    "{variant} step {step}: running statistics differ by {e_run:.3e}"
+                ));
             }
             let vh: Vec<f32> = host.velocity().iter().map(|&v| v as f32).collect();
-            let vd: Vec<f32> = dev.velocity().expect("velocity").iter().map(|&v| v as f32).collect();
+            let vd: Vec<f32> = dev
+                .velocity()
+                .expect("velocity")
+                .iter()
+                .map(|&v| v as f32)
+                .collect();
             if vh.len() != vd.len() {
-                failures.push(format!("{variant} step {step}: momenta of {} and {}", vd.len(), vh.len()));
+                failures.push(format!(
+                    "{variant} step {step}: momenta of {} and {}",
+                    vd.len(),
+                    vh.len()
+                ));
             } else {
                 let zero = vec![0f32; vh.len()];
                 let what = format!("{variant} step {step} momenta");
@@ -314,7 +383,9 @@ fn the_device_engine_takes_the_host_engines_steps() {
                 }
             }
         }
-        println!("{variant}: 20 steps, worst loss {worst_loss:.2e}, worst running statistics {worst_run:.2e}");
+        println!(
+            "{variant}: 20 steps, worst loss {worst_loss:.2e}, worst running statistics {worst_run:.2e}"
+        );
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
@@ -352,7 +423,9 @@ fn the_device_engine_follows_the_host_engine_for_20_steps() {
         }
         println!("{variant}: free-running 20 steps, worst loss {worst_loss:.2e}");
         if worst_loss >= 1e-3 {
-            failures.push(format!("{variant}: free-running losses differ by {worst_loss:.3e}"));
+            failures.push(format!(
+                "{variant}: free-running losses differ by {worst_loss:.3e}"
+            ));
         }
         let want = host.network().clone();
         let got = dev.sync_host().expect("read back").clone();
@@ -364,9 +437,13 @@ fn the_device_engine_follows_the_host_engine_for_20_steps() {
             .map(|((g, w), p)| (f64::from(*g) - f64::from(*p), f64::from(*w) - f64::from(*p)))
             .unzip();
         let drift = rel2(&dg, &dw);
-        println!("{variant}: free-running 20 steps, the parameters' change differs by {drift:.2e} (norm)");
+        println!(
+            "{variant}: free-running 20 steps, the parameters' change differs by {drift:.2e} (norm)"
+        );
         if drift >= 0.3 {
-            failures.push(format!("{variant}: free-running changes differ by {drift:.3e}"));
+            failures.push(format!(
+                "{variant}: free-running changes differ by {drift:.3e}"
+            ));
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
@@ -388,7 +465,10 @@ fn a_diverged_step_leaves_the_device_network_as_it_was() {
     let after = dev.sync_host().expect("read back");
     assert_eq!(after.theta, h0.theta, "parameters untouched");
     assert_eq!(after.running, h0.running, "running statistics untouched");
-    assert!(dev.velocity().expect("velocity").is_empty(), "no momentum yet");
+    assert!(
+        dev.velocity().expect("velocity").is_empty(),
+        "no momentum yet"
+    );
 }
 
 #[test]
@@ -415,7 +495,8 @@ fn evaluation_on_the_device_is_the_host_engines() {
         let mut want = Vec::new();
         host.eval_logits(&x, rows, BATCH, |l, _| want.extend_from_slice(l));
         let mut got = Vec::new();
-        dev.eval_logits(&x, rows, |l, _| got.extend_from_slice(l)).expect("device evaluation");
+        dev.eval_logits(&x, rows, |l, _| got.extend_from_slice(l))
+            .expect("device evaluation");
         let e = rel(&got, &want);
         println!("{variant}: evaluation logits {e:.2e}");
         assert_eq!(got.len(), want.len());
