@@ -11,8 +11,27 @@
 #
 # A crash, a timeout (10 s per input), or an input that allocates past 2 GiB stops the
 # target; libFuzzer writes the input to fuzz/artifacts/<target>/ and the script exits 1.
+#
+# The corpus is committed packed, as corpus.tar.xz (its ~8,000 small files took ~34 MiB of
+# disk blocks in every checkout, which a GPU call carries): unpacked into corpus/ (ignored)
+# when corpus/ is missing or older than the archive, and packed again after a run that may
+# add to it (not FUZZ_READONLY), deterministically (sorted names, no times or owners).
 set -euo pipefail
 cd "$(dirname "$0")"
+
+if [ -f corpus.tar.xz ] && { [ ! -f corpus/.unpacked ] || [ corpus.tar.xz -nt corpus/.unpacked ]; }; then
+    echo "fuzz: unpacking corpus.tar.xz into corpus/"
+    rm -rf corpus
+    mkdir -p corpus
+    tar -xJf corpus.tar.xz -C corpus
+    touch corpus/.unpacked
+fi
+pack_corpus() {
+    tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --exclude=./.unpacked \
+        -C corpus -cf - . | xz -9 -T1 >corpus.tar.xz.tmp
+    mv corpus.tar.xz.tmp corpus.tar.xz
+    touch corpus/.unpacked
+}
 
 runs="${FUZZ_RUNS:-1000000}"
 seconds="${FUZZ_SECONDS:-600}"
@@ -87,6 +106,10 @@ for t in "${targets[@]}"; do
     [ -n "$work" ] && rm -rf "$work"
 done
 echo "fuzz: figures in fuzz/$results"
+if [ "${FUZZ_READONLY:-0}" != 1 ]; then
+    pack_corpus
+    echo "fuzz: corpus packed into fuzz/corpus.tar.xz (commit it)"
+fi
 # libFuzzer's closing line for the CI log.
 echo "$(grep -c ',0$' "$results") passed, $(grep -c ',1$' "$results") failed"
 exit $status

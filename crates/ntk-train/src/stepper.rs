@@ -105,7 +105,8 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// The state of `model` with the optimizer state `optim`.
+    /// The state of `model` with the optimizer state `optim` (the device engine's).
+    #[cfg_attr(not(feature = "cudnn"), allow(dead_code))]
     pub(crate) fn new(model: Model, optim: SavedOptim) -> Self {
         Self { model, optim }
     }
