@@ -589,12 +589,17 @@ impl Figure {
         rows: &LegendRows,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         let centred = |size: f64| left_centred(area, size * s);
-        let font = centred(m.legend);
+        let pen = LegendPen {
+            s,
+            vector,
+            m,
+            font: centred(m.legend),
+        };
         for (i, sr) in self.series.iter().enumerate() {
             let (r, c) = (i / rows.columns, i % rows.columns);
             let x0 = (6.0 + rows.column_x[c]) * s;
             let y = (m.row * (r as f64 + 0.5) + 4.0) * s;
-            self.legend_entry(area, sr, (x0, y), s, vector, m, &font)?;
+            self.legend_entry(area, sr, (x0, y), &pen)?;
         }
         let note = centred(m.note);
         let mut y = (m.row * (rows.entries as f64 + 0.3) + 4.0 + 0.5 * 0.85 * m.row) * s;
@@ -615,12 +620,17 @@ impl Figure {
         m: &Metrics,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         let centred = |size: f64| left_centred(area, size * s);
-        let font = centred(m.legend);
+        let pen = LegendPen {
+            s,
+            vector,
+            m,
+            font: centred(m.legend),
+        };
         let row = m.row * s;
         let x0 = 6.0 * s;
         let mut y = 62.0 * s;
         for sr in &self.series {
-            self.legend_entry(area, sr, (x0, y), s, vector, m, &font)?;
+            self.legend_entry(area, sr, (x0, y), &pen)?;
             y += row;
         }
         let note = centred(m.note);
@@ -633,18 +643,16 @@ impl Figure {
     }
 
     /// One legend entry at `(x0, y)`: the line sample with its spread and marker, then the
-    /// label.
-    #[allow(clippy::too_many_arguments)]
+    /// label, drawn with `pen`.
     fn legend_entry<DB: DrawingBackend>(
         &self,
         area: &DrawingArea<DB, Shift>,
         sr: &Series,
         (x0, y): (f64, f64),
-        s: f64,
-        vector: bool,
-        m: &Metrics,
-        font: &TextStyle,
+        pen: &LegendPen<'_>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let LegendPen { s, vector, m, font } = pen;
+        let (s, vector) = (*s, *vector);
         let sample = m.sample * s;
         let (a, b) = ((x0, y), (x0 + sample, y));
         match sr.spread {
@@ -668,6 +676,15 @@ impl Figure {
             font.clone(),
         ))
     }
+}
+
+/// How legend entries are drawn: the figure's scale `s` (pixels per point), whether the
+/// output is vector (SVG, PDF), the layout's metrics and the labels' font.
+struct LegendPen<'a> {
+    s: f64,
+    vector: bool,
+    m: &'a Metrics,
+    font: TextStyle<'a>,
 }
 
 /// The legend's text style: `px` pixels, anchored at its left end, centred vertically.

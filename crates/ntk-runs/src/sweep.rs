@@ -469,25 +469,18 @@ pub fn failed_note(out: &Path) -> Option<String> {
 /// again).
 pub fn find_files(root: &Path, name: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            if entry.file_name().to_string_lossy().starts_with('.') {
-                continue;
-            }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                stack.push(entry.path());
-            } else if kind.is_file() && entry.file_name() == name {
-                found.push(entry.path());
-            }
-        }
-    }
+    walk(
+        root,
+        |_| true,
+        |_, files| {
+            found.extend(
+                files
+                    .iter()
+                    .filter(|(n, _)| n == name)
+                    .map(|(_, p)| p.clone()),
+            );
+        },
+    );
     found.sort();
     found
 }
@@ -499,12 +492,31 @@ pub fn find_files(root: &Path, name: &str) -> Vec<PathBuf> {
 /// are not results.
 pub fn without_result(root: &Path, marker: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
+    let descend = |n: &str| n != "checkpoints" && n != marker;
+    walk(root, descend, |dir, files| {
+        let has_marker = files.iter().any(|(n, _)| n == marker);
+        if !files.is_empty() && !has_marker && !dir.join(FAILED_FILE).exists() {
+            found.push(dir.to_path_buf());
+        }
+    });
+    found.sort();
+    found
+}
+
+/// Walks the directories under `root`, `root` included, skipping hidden entries and
+/// descending into the subdirectories whose name `descend` accepts: `visit(dir, files)` with
+/// each directory's regular files as `(name, path)`. Unreadable entries are skipped.
+fn walk(
+    root: &Path,
+    descend: impl Fn(&str) -> bool,
+    mut visit: impl FnMut(&Path, &[(String, PathBuf)]),
+) {
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
-        let (mut files, mut has_marker) = (0, false);
+        let mut files = Vec::new();
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.starts_with('.') {
@@ -513,20 +525,16 @@ pub fn without_result(root: &Path, marker: &str) -> Vec<PathBuf> {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            if kind.is_dir() && name != "checkpoints" && name != marker {
-                stack.push(entry.path());
+            if kind.is_dir() {
+                if descend(&name) {
+                    stack.push(entry.path());
+                }
             } else if kind.is_file() {
-                files += 1;
-                has_marker |= name == marker;
+                files.push((name, entry.path()));
             }
         }
-        let failed = dir.join(FAILED_FILE).exists();
-        if files > 0 && !has_marker && !failed {
-            found.push(dir);
-        }
+        visit(&dir, &files);
     }
-    found.sort();
-    found
 }
 
 /// Warns (on stderr) of each result under `root` that `collect` cannot read
