@@ -53,7 +53,7 @@ struct SweepArgs {
 /// ([`ntk_runs::args::KeyFlags`]).
 #[derive(Args)]
 struct TrainFlags {
-    /// train.engine: auto, burn or host.
+    /// train.engine: auto, burn, host or cudnn.
     #[arg(long, value_parser = ntk_runs::names::parse_arg::<EngineChoice>)]
     engine: Option<EngineChoice>,
     /// train.epochs (removes train.iterations).
@@ -115,8 +115,9 @@ enum Command {
         /// The ResNet's variant: batch_norm, norm_relu, fixup, selu.
         #[arg(long, default_value = "batch_norm")]
         variant: String,
-        /// Who computes the step: auto (the host engine for a dense MLP on a CPU backend),
-        /// burn or host, as `train.engine`.
+        /// Who computes the step, as `train.engine`: auto (the cuDNN device engine for a
+        /// ResNet where it starts, else the host engine on a CPU backend), burn, host or
+        /// cudnn (built with --features cudnn).
         #[arg(long, default_value = "auto", value_parser = ntk_runs::names::parse_arg::<EngineChoice>)]
         engine: EngineChoice,
     },
