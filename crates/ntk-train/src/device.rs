@@ -9,9 +9,6 @@
 #[cfg(feature = "cudnn")]
 pub use enabled::{DeviceStepper, choose};
 
-pub use crate::config::check_device_engine as check;
-use crate::config::check_device_net as check_net;
-
 /// The stepper of a run: the device engine where [`choose`] takes it, else
 /// [`crate::stepper::stepper`]'s (the host engine or Burn's).
 pub fn stepper(
@@ -32,7 +29,7 @@ pub fn stepper(
 
 #[cfg(not(feature = "cudnn"))]
 /// Without the `cudnn` feature there is no device engine: `None` for `auto` and `burn`,
-/// `host`; `cudnn` was refused when the config was checked ([`check`]).
+/// `host`; `cudnn` was refused when the config was checked ([`crate::config::check_device_engine`]).
 pub fn choose(
     choice: crate::config::EngineChoice,
     _: &crate::config::OptimConfig,
@@ -42,7 +39,7 @@ pub fn choose(
 ) -> crate::Result<Option<Box<dyn crate::stepper::Stepper>>> {
     if choice == crate::config::EngineChoice::Cudnn {
         let resnet = matches!(model, ntk_model::Net::ResNet(_));
-        check_net(resnet, &model.describe(), compute.precision)?;
+        crate::config::check_device_net(resnet, &model.describe(), compute.precision)?;
     }
     Ok(None)
 }
@@ -96,7 +93,7 @@ mod enabled {
                 }
             },
             EngineChoice::Cudnn => {
-                super::check_net(
+                crate::config::check_device_net(
                     applies || matches!(model, Net::ResNet(_)),
                     &model.describe(),
                     compute.precision,
@@ -178,16 +175,9 @@ mod enabled {
                 .engine
                 .borrow_mut()
                 .eval_logits(&set.x, set.n, |logits, rows| {
-                    let k = logits.len() / rows.len().max(1);
-                    for (row, i) in logits.chunks(k).zip(rows) {
-                        let label = usize::from(set.labels[i]);
-                        let best = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                        let arg = row.iter().position(|&v| v == best).unwrap_or(0);
-                        hits += usize::from(arg == label);
-                        let b = f64::from(best);
-                        let sum: f64 = row.iter().map(|&v| (f64::from(v) - b).exp()).sum();
-                        loss += sum.ln() + b - f64::from(row[label]);
-                    }
+                    let (l, c) = crate::host::labelled_loss(logits, &set.labels[rows]);
+                    loss += l;
+                    hits += c;
                 });
             match r {
                 Ok(()) => Some((loss / set.n as f64, hits as f64 / set.n as f64)),
@@ -238,14 +228,14 @@ mod tests {
     use ntk_model::{ActivationKind, MlpConfig, NetSpec, ResNetConfig, ResNetVariant};
     use ntk_numerics::backend::Precision;
 
-    use super::*;
-
     /// What `train.engine = "cudnn"` says where it does not apply, before anything runs.
     #[test]
     fn the_device_engine_is_refused_where_it_does_not_apply() {
         let resnet = NetSpec::ResNet(ResNetConfig::new(20, ResNetVariant::BatchNorm));
         let mlp = NetSpec::Mlp(MlpConfig::new(8, 4, 2, ActivationKind::Relu));
-        let why = |spec: &NetSpec, p| check(spec, p).map_err(|e| e.to_string());
+        let why = |spec: &NetSpec, p| {
+            crate::config::check_device_engine(spec, p).map_err(|e| e.to_string())
+        };
         let e = why(&mlp, Precision::F32).unwrap_err();
         assert!(e.contains("trains CIFAR ResNets, not"), "{e}");
         let e = why(&resnet, Precision::F64).unwrap_err();

@@ -181,6 +181,22 @@ pub(crate) fn softmax_cross_entropy<T: Real>(
     (loss, correct)
 }
 
+/// The summed cross-entropy and the correct predictions of row-major `logits` (one row per
+/// label) against a data set's `labels`, as [`softmax_cross_entropy`] counts them: the
+/// evaluation of an engine's logits, chunk by chunk.
+pub(crate) fn labelled_loss<T: Real>(logits: &[T], labels: &[u8]) -> (f64, usize) {
+    let labels: Vec<usize> = labels.iter().map(|&l| usize::from(l)).collect();
+    let mut values = logits.to_vec();
+    let k = values.len() / labels.len().max(1);
+    softmax_cross_entropy(
+        Rows {
+            values: &mut values,
+            k,
+        },
+        &labels,
+    )
+}
+
 /// A host engine in the run's precision.
 #[derive(Clone)]
 pub enum Engine {

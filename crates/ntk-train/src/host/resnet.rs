@@ -15,7 +15,7 @@ use ntk_model::resnet::host::HostResNet;
 use ntk_model::{Net, ResNet};
 use ntk_numerics::linalg::{Real, single_threaded};
 
-use super::{Rows, Rule, StepResult, softmax_cross_entropy};
+use super::{Rows, Rule, StepResult, labelled_loss, softmax_cross_entropy};
 use crate::config::OptimConfig;
 use crate::model::Model;
 
@@ -96,16 +96,7 @@ impl<T: Real> HostResNetSgd<T> {
         let (mut loss, mut hits) = (0.0, 0usize);
         single_threaded(|| {
             self.net.eval_logits(x, n, batch, |logits, rows| {
-                let labels: Vec<usize> = y[rows.clone()].iter().map(|&l| usize::from(l)).collect();
-                let mut values = logits.to_vec();
-                let k = values.len() / rows.len().max(1);
-                let (l, c) = softmax_cross_entropy(
-                    Rows {
-                        values: &mut values,
-                        k,
-                    },
-                    &labels,
-                );
+                let (l, c) = labelled_loss(logits, &y[rows]);
                 loss += l;
                 hits += c;
             })
