@@ -17,7 +17,12 @@
 #     built with the cuDNN device engine (--features ntk-train/cudnn, the CPU backend) and
 #     the test binary of crates/ntk-train/tests/cudnn.rs, for experiments/bench/gpu/cudnn.sh.
 #
-#   bash scripts/gpu-bench-pack.sh [--cuda] [--cuda-train] [--cudnn] [--no-wgpu] [--probe-only] [--no-build]
+#   .gpu/bin/ntk-probe-cusolver.xz, cusolver-tests.xz   with --cusolver (and --no-wgpu):
+#     ntk-probe built with wgpu and the cuSOLVER eigensolver (--features
+#     ntk-probe/wgpu,ntk-probe/cusolver) and the test binary of
+#     crates/ntk-cusolver/tests/device.rs, for experiments/bench/gpu/cusolver.sh.
+#
+#   bash scripts/gpu-bench-pack.sh [--cuda] [--cuda-train] [--cudnn] [--cusolver] [--no-wgpu] [--probe-only] [--no-build]
 #
 # --probe-only packs ntk-probe alone (no ntk-train), for calls that only probe
 # (experiments/fig2/gpu_n10000.sh).
@@ -34,12 +39,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cuda=0 cuda_train=0 cudnn=0 wgpu=1 build=1 train=1
+cuda=0 cuda_train=0 cudnn=0 cusolver=0 wgpu=1 build=1 train=1
 for arg in "$@"; do
     case $arg in
     --cuda) cuda=1 ;;
     --cuda-train) cuda=1 cuda_train=1 ;;
     --cudnn) cudnn=1 ;;
+    --cusolver) cusolver=1 ;;
     --no-wgpu) wgpu=0 ;;
     --no-build) build=0 ;;
     --probe-only) train=0 ;;
@@ -62,6 +68,23 @@ if ((cudnn && wgpu)); then
     echo "gpu-bench-pack: --cudnn needs --no-wgpu (both build ntk-train in $wgpu_target)" >&2
     exit 2
 fi
+if ((cusolver && wgpu)); then
+    echo "gpu-bench-pack: --cusolver needs --no-wgpu (both build ntk-probe in $wgpu_target)" >&2
+    exit 2
+fi
+
+# test_binary PACKAGE TEST FEATURES PATH: builds the integration test TEST of PACKAGE (with
+# FEATURES, none when empty) without running it and writes the executable's path to PATH.
+test_binary() {
+    local package=$1 test=$2 features=$3 path=$4
+    CARGO_TARGET_DIR=$wgpu_target cargo test --locked -p "$package" ${features:+--features "$features"} \
+        --test "$test" --no-run --message-format=json |
+        python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == sys.argv[1]:
+        print(m["executable"])' "$test" >"$path"
+}
 
 # --- build -------------------------------------------------------------------------------
 if ((build)); then
@@ -75,13 +98,13 @@ if ((build)); then
     if ((cudnn)); then
         echo "gpu-bench-pack: building ntk-train with the cuDNN engine and its tests in $wgpu_target"
         CARGO_TARGET_DIR=$wgpu_target cargo build --locked -p ntk-train --features ntk-train/cudnn
-        CARGO_TARGET_DIR=$wgpu_target cargo test --locked -p ntk-train --features ntk-train/cudnn \
-            --test cudnn --no-run --message-format=json |
-            python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "cudnn":
-        print(m["executable"])' >"$wgpu_target/cudnn-tests.path"
+        test_binary ntk-train cudnn ntk-train/cudnn "$wgpu_target/cudnn-tests.path"
+    fi
+    if ((cusolver)); then
+        echo "gpu-bench-pack: building ntk-probe with wgpu and cuSOLVER, and its tests, in $wgpu_target"
+        CARGO_TARGET_DIR=$wgpu_target cargo build --locked -p ntk-probe \
+            --features ntk-probe/wgpu,ntk-probe/cusolver
+        test_binary ntk-cusolver device "" "$wgpu_target/cusolver-tests.path"
     fi
     if ((cuda)); then
         bash scripts/setup-cuda.sh
@@ -108,9 +131,14 @@ if ((cudnn)); then
     wanted+=("ntk-train-cudnn $wgpu_target/debug/ntk-train")
     wanted+=("cudnn-tests $(cat "$wgpu_target/cudnn-tests.path" 2>/dev/null || echo missing-cudnn-tests)")
 fi
+if ((cusolver)); then
+    wanted+=("ntk-probe-cusolver $wgpu_target/debug/ntk-probe")
+    wanted+=("cusolver-tests $(cat "$wgpu_target/cusolver-tests.path" 2>/dev/null || echo missing-cusolver-tests)")
+fi
 
 # What is not asked for this time must not travel.
-for name in ntk-probe-wgpu ntk-train-wgpu ntk-probe-cuda ntk-train-cuda ntk-train-cudnn cudnn-tests; do
+for name in ntk-probe-wgpu ntk-train-wgpu ntk-probe-cuda ntk-train-cuda ntk-train-cudnn cudnn-tests \
+    ntk-probe-cusolver cusolver-tests; do
     keep=0
     for w in ${wanted[@]+"${wanted[@]}"}; do
         if [ "${w%% *}" = "$name" ]; then keep=1; fi
@@ -171,7 +199,12 @@ done
     echo "commit $(git rev-parse HEAD)$(git diff --quiet HEAD -- crates Cargo.toml Cargo.lock || echo ' + uncommitted changes under crates/')"
     for w in ${wanted[@]+"${wanted[@]}"}; do
         name=${w%% *}
-        case $name in *-wgpu) feat=ntk-probe/wgpu ;; *-cudnn | cudnn-tests) feat=ntk-train/cudnn ;; *) feat=ntk-probe/cuda ;; esac
+        case $name in
+        *-wgpu) feat=ntk-probe/wgpu ;;
+        *-cudnn | cudnn-tests) feat=ntk-train/cudnn ;;
+        *-cusolver | cusolver-tests) feat=ntk-probe/wgpu,ntk-probe/cusolver ;;
+        *) feat=ntk-probe/cuda ;;
+        esac
         echo "$name: ${w#* } (--features $feat, dev profile), $(stat -c %s "$dest/$name.xz") bytes xz"
     done
     if ((${#libs[@]})); then echo "libraries: ${libs[*]}"; fi
@@ -180,7 +213,8 @@ cat "$dest/BUILD_INFO"
 
 # --- the Vulkan/GL loaders ---------------------------------------------------------------
 missing=0
-if ((!wgpu)); then missing=-1; fi
+# The cuSOLVER binary computes its kernels on wgpu too.
+if ((!wgpu && !cusolver)); then missing=-1; fi
 for p in libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2; do
     if ((missing >= 0)) && ! compgen -G ".gl/${p}_*.deb" >/dev/null; then missing=1; fi
 done

@@ -609,7 +609,7 @@ impl DeviceResNet {
             }
         };
         let (one, zero) = (1f32, 0f32);
-        error::cublas("sgemm", unsafe {
+        Ok(error::cublas("sgemm", unsafe {
             blas::cublasSgemm_v2(
                 self.gpu.cublas,
                 op(ta),
@@ -626,7 +626,7 @@ impl DeviceResNet {
                 c.0 as *mut f32,
                 c.1 as i32,
             )
-        })
+        })?)
     }
 
     /// Enqueues the loss of the logits against `dev.labels`, its cotangent and the
@@ -1019,7 +1019,7 @@ impl DeviceResNet {
             s.end_capture(sys::CUgraphInstantiate_flags(0)),
         );
         enqueued?;
-        graph
+        Ok(graph?)
     }
 
     /// The training-mode logits (BatchNorm with the batch's statistics; nothing updated) of

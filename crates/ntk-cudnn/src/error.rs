@@ -6,16 +6,10 @@
 pub enum Error {
     /// A shared library the engine loads at run time is not found (see [`crate::libraries`]).
     #[error("{0}")]
-    Missing(#[from] crate::libraries::Missing),
-    /// A CUDA driver call failed.
-    #[error("CUDA driver: {what}: {status}")]
-    Driver { what: &'static str, status: String },
-    /// A cuDNN call failed.
-    #[error("cuDNN: {what}: {status}")]
-    Cudnn { what: &'static str, status: String },
-    /// A cuBLAS call failed.
-    #[error("cuBLAS: {what}: {status}")]
-    Cublas { what: &'static str, status: String },
+    Missing(#[from] ntk_cuda::Missing),
+    /// A call into the CUDA driver, cuDNN or cuBLAS failed.
+    #[error(transparent)]
+    Call(#[from] ntk_cuda::CallError),
     /// NVRTC did not compile the engine's kernels.
     #[error("NVRTC: the engine's kernels did not compile: {0}")]
     Compile(String),
@@ -37,37 +31,12 @@ pub enum Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// `Ok` or [`Error::Driver`] naming `what`.
-pub(crate) fn driver<T>(
-    what: &'static str,
-    r: std::result::Result<T, cudarc::driver::DriverError>,
-) -> Result<T> {
-    r.map_err(|e| Error::Driver {
-        what,
-        status: format!("{e:?}"),
-    })
-}
+use ntk_cuda::Lib;
 
-/// `Ok` or [`Error::Cudnn`] naming `what`.
+pub(crate) use ntk_cuda::call::{cublas, driver};
+
+/// `Ok` or cuDNN's [`Error::Call`] naming `what`.
 pub(crate) fn cudnn(what: &'static str, s: cudarc::cudnn::sys::cudnnStatus_t) -> Result<()> {
-    if s == cudarc::cudnn::sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS {
-        Ok(())
-    } else {
-        Err(Error::Cudnn {
-            what,
-            status: format!("{s:?}"),
-        })
-    }
-}
-
-/// `Ok` or [`Error::Cublas`] naming `what`.
-pub(crate) fn cublas(what: &'static str, s: cudarc::cublas::sys::cublasStatus_t) -> Result<()> {
-    if s == cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-        Ok(())
-    } else {
-        Err(Error::Cublas {
-            what,
-            status: format!("{s:?}"),
-        })
-    }
+    let ok = cudarc::cudnn::sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS;
+    Ok(ntk_cuda::call::check(Lib::Cudnn, what, s, ok)?)
 }

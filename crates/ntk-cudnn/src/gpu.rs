@@ -73,13 +73,12 @@ impl Gpu {
     /// ([`crate::libraries::probe`]).
     pub fn new(ordinal: usize) -> Result<Self> {
         crate::libraries::probe()?;
-        let ctx = driver("creating the context", CudaContext::new(ordinal))?;
-        let stream = driver("creating a stream", ctx.new_stream())?;
-        let (major, minor) = driver("reading the compute capability", ctx.compute_capability())?;
-        let name = format!(
-            "{} (sm_{major}{minor})",
-            driver("reading the device name", ctx.name())?
-        );
+        let ntk_cuda::Opened {
+            ctx,
+            stream,
+            capability: (major, minor),
+            name,
+        } = ntk_cuda::open(ordinal)?;
         let arch: &'static str = Box::leak(format!("compute_{major}{minor}").into_boxed_str());
         let ptx = kernels::compile(Some(arch))?;
         let module = driver("loading the kernels", ctx.load_module(ptx))?;
@@ -165,7 +164,7 @@ impl Gpu {
     ) -> Result<()> {
         let f = self.functions[name];
         let mut ptrs: Vec<*mut c_void> = args.iter_mut().map(Arg::as_ptr).collect();
-        driver(name, unsafe {
+        Ok(driver(name, unsafe {
             result::launch_kernel(
                 f,
                 (grid, 1, 1),
@@ -174,7 +173,7 @@ impl Gpu {
                 self.stream.cu_stream(),
                 &mut ptrs,
             )
-        })
+        })?)
     }
 
     /// Copies `src` (pinned or pageable host memory) to `dst` on the stream.
@@ -183,9 +182,9 @@ impl Gpu {
     /// `src` must stay valid until the copy has run (for pinned memory inside a captured
     /// graph: for the graph's life).
     pub unsafe fn upload<T>(&self, dst: u64, src: &[T]) -> Result<()> {
-        driver("copying to the device", unsafe {
+        Ok(driver("copying to the device", unsafe {
             result::memcpy_htod_async(dst, src, self.stream.cu_stream())
-        })
+        })?)
     }
 
     /// Copies `dst.len()` values from `src` into `dst` on the stream.
@@ -193,14 +192,14 @@ impl Gpu {
     /// # Safety
     /// As [`Self::upload`], for `dst`.
     pub unsafe fn download<T>(&self, dst: &mut [T], src: u64) -> Result<()> {
-        driver("copying from the device", unsafe {
+        Ok(driver("copying from the device", unsafe {
             result::memcpy_dtoh_async(dst, src, self.stream.cu_stream())
-        })
+        })?)
     }
 
     /// Waits for everything enqueued.
     pub fn sync(&self) -> Result<()> {
-        driver("waiting for the stream", self.stream.synchronize())
+        Ok(driver("waiting for the stream", self.stream.synchronize())?)
     }
 
     /// `len` f32 values of the device at `src`, after the work enqueued so far.

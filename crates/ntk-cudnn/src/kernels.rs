@@ -35,8 +35,7 @@ pub const NAMES: [&str; 22] = [
 /// [`SOURCE`] as PTX for compute capability `arch` (e.g. `"compute_90"`; `None`: NVRTC's
 /// default). FMA contraction is off, so each product and sum rounds as on the host engine.
 pub fn compile(arch: Option<&'static str>) -> crate::Result<cudarc::nvrtc::Ptx> {
-    crate::libraries::load(crate::libraries::Library::Nvrtc)
-        .map_err(|why| crate::libraries::Missing(vec![(crate::libraries::Library::Nvrtc, why)]))?;
+    ntk_cuda::libraries::probe("the engine's kernels", &[crate::libraries::Library::Nvrtc])?;
     let opts = cudarc::nvrtc::CompileOptions {
         fmad: Some(false),
         arch,

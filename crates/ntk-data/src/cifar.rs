@@ -177,12 +177,7 @@ pub fn write_cifar_like(
     let file_len = n_per_file
         .checked_mul(CIFAR10_RECORD_BYTES)
         .filter(|&len| len > 0)
-        .ok_or_else(|| {
-            DataError::Invalid(format!(
-                "write_cifar_like: {n_per_file} records per file; expected a positive number \
-                 small enough to fit in memory"
-            ))
-        })?;
+        .ok_or(DataError::RecordCount { n: n_per_file })?;
     std::fs::create_dir_all(dir).map_err(|e| DataError::io(dir, e))?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut write_split = |split: Split| -> Result<ImageSet> {

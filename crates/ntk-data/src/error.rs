@@ -305,9 +305,133 @@ pub enum DataError {
         reason: String,
     },
 
-    /// An argument that does not fit the data (e.g. a per-channel scaling on 1-channel images).
-    #[error("invalid argument: {0}")]
-    Invalid(String),
+    /// A flat buffer whose length is not `n` items of `shape` (or whose size overflows).
+    #[error("{len} {unit} do not make {n} {items} of {}", dims(.shape))]
+    BufferShape {
+        /// The buffer's length.
+        len: usize,
+        /// What it holds: `pixels`, `features`.
+        unit: &'static str,
+        /// The number of items it should hold.
+        n: usize,
+        /// What the items are: `images`, `rows`.
+        items: &'static str,
+        /// Each item's shape (`[channels, height, width]`, `[dim]`).
+        shape: Vec<usize>,
+    },
+
+    /// A label at or above the number of classes.
+    #[error("label {label}{} is out of range 0..{classes}", .sample.map(|i| format!(" of sample {i}")).unwrap_or_default())]
+    LabelRange {
+        /// The label.
+        label: u8,
+        /// Its sample, where known.
+        sample: Option<usize>,
+        /// The number of classes.
+        classes: usize,
+    },
+
+    /// A sample index past the end of a set.
+    #[error("{what}: index {index} is out of range for {n} samples")]
+    IndexRange {
+        /// The set (its name) the index was to select from.
+        what: String,
+        /// The index.
+        index: usize,
+        /// The samples in the set.
+        n: usize,
+    },
+
+    /// A class-balanced subset asked of a set with zero classes.
+    #[error("class-balanced subset of a set with zero classes")]
+    NoClasses,
+
+    /// Concatenation of zero sets.
+    #[error("cannot concatenate zero sets")]
+    ConcatNone,
+
+    /// Two concatenated sets whose form (shape, classes, pixel range) differs.
+    #[error("cannot concatenate {first} and {other}")]
+    ConcatMismatch {
+        /// The first set's form.
+        first: Box<SetForm>,
+        /// The first set whose form differs from it.
+        other: Box<SetForm>,
+    },
+
+    /// A scaling that does not apply to images with this many channels.
+    #[error("scaling {scaling} needs 3-channel (RGB) images, got {channels} channel(s)")]
+    ScalingChannels {
+        /// The scaling's name.
+        scaling: &'static str,
+        /// The images' channels.
+        channels: usize,
+    },
+
+    /// A name that is none of those expected (a data set, a scaling, a subset rule).
+    #[error("unknown {what} {given:?}; expected {expected}")]
+    UnknownName {
+        /// What was named: `data set`, `scaling`, `subset`.
+        what: &'static str,
+        /// The text given.
+        given: String,
+        /// The forms it may take.
+        expected: String,
+    },
+
+    /// A split a data set does not have.
+    #[error("{data_set} has no {split} split; take a subset of the train split")]
+    NoSplit {
+        /// The data set's name.
+        data_set: &'static str,
+        /// The split asked for: `test`.
+        split: &'static str,
+    },
+
+    /// A record count that is zero or whose bytes overflow.
+    #[error(
+        "write_cifar_like: {n} records per file; expected a positive number small enough to fit in memory"
+    )]
+    RecordCount {
+        /// The records per file asked for.
+        n: usize,
+    },
+}
+
+/// `c x h x w`: a shape as the messages write it.
+fn dims(shape: &[usize]) -> String {
+    shape
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join("x")
+}
+
+/// What two concatenated image sets must share, named by the set: for
+/// [`DataError::Concat`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetForm {
+    /// The set's name.
+    pub name: String,
+    /// `[channels, height, width]`.
+    pub shape: [usize; 3],
+    /// Its number of classes.
+    pub num_classes: usize,
+    /// Its largest pixel value.
+    pub max_value: u8,
+}
+
+impl std::fmt::Display for SetForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({} images, {} classes, pixels 0..={})",
+            self.name,
+            dims(&self.shape),
+            self.num_classes,
+            self.max_value
+        )
+    }
 }
 
 impl DataError {

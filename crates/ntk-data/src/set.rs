@@ -55,19 +55,24 @@ impl ImageSet {
             .into_iter()
             .try_fold(n, usize::checked_mul);
         if expected != Some(images.len()) {
-            return Err(DataError::Invalid(format!(
-                "{} pixels do not make {n} images of {channels}x{height}x{width}",
-                images.len()
-            )));
+            return Err(DataError::BufferShape {
+                len: images.len(),
+                unit: "pixels",
+                n,
+                items: "images",
+                shape: vec![channels, height, width],
+            });
         }
         if let Some((i, &l)) = labels
             .iter()
             .enumerate()
             .find(|(_, l)| usize::from(**l) >= num_classes)
         {
-            return Err(DataError::Invalid(format!(
-                "label {l} of sample {i} is out of range 0..{num_classes}"
-            )));
+            return Err(DataError::LabelRange {
+                label: l,
+                sample: Some(i),
+                classes: num_classes,
+            });
         }
         Ok(Self {
             name: name.into(),
@@ -102,6 +107,16 @@ impl ImageSet {
         [self.channels, self.height, self.width]
     }
 
+    /// What a set concatenated with this one must share: [`DataError::ConcatMismatch`].
+    pub fn form(&self) -> crate::error::SetForm {
+        crate::error::SetForm {
+            name: self.name.clone(),
+            shape: self.shape(),
+            num_classes: self.num_classes,
+            max_value: self.max_value,
+        }
+    }
+
     /// Image `i` in CHW order. Panics if `i >= n`.
     pub fn image(&self, i: usize) -> &[u8] {
         let d = self.dim();
@@ -133,20 +148,17 @@ impl ImageSet {
     pub fn concat(name: impl Into<String>, parts: Vec<Self>) -> Result<Self> {
         let mut parts = parts.into_iter();
         let Some(mut out) = parts.next() else {
-            return Err(DataError::Invalid("cannot concatenate zero sets".into()));
+            return Err(DataError::ConcatNone);
         };
         for p in parts {
             if p.shape() != out.shape()
                 || p.num_classes != out.num_classes
                 || p.max_value != out.max_value
             {
-                return Err(DataError::Invalid(format!(
-                    "cannot concatenate {} ({:?}) and {} ({:?})",
-                    out.name,
-                    out.shape(),
-                    p.name,
-                    p.shape()
-                )));
+                return Err(DataError::ConcatMismatch {
+                    first: Box::new(out.form()),
+                    other: Box::new(p.form()),
+                });
             }
             out.images.extend_from_slice(&p.images);
             out.labels.extend_from_slice(&p.labels);
@@ -179,15 +191,20 @@ impl Samples {
     pub fn new(x: Vec<f32>, y: Vec<u8>, dim: usize, num_classes: usize) -> Result<Self> {
         let n = y.len();
         if n.checked_mul(dim) != Some(x.len()) {
-            return Err(DataError::Invalid(format!(
-                "{} features do not make {n} rows of {dim}",
-                x.len()
-            )));
+            return Err(DataError::BufferShape {
+                len: x.len(),
+                unit: "features",
+                n,
+                items: "rows",
+                shape: vec![dim],
+            });
         }
         if let Some(l) = y.iter().find(|l| usize::from(**l) >= num_classes) {
-            return Err(DataError::Invalid(format!(
-                "label {l} is out of range 0..{num_classes}"
-            )));
+            return Err(DataError::LabelRange {
+                label: *l,
+                sample: None,
+                classes: num_classes,
+            });
         }
         Ok(Self {
             x,
@@ -246,9 +263,11 @@ fn class_counts(labels: &[u8], num_classes: usize) -> Vec<usize> {
 
 fn check_indices(indices: &[usize], n: usize, what: &str) -> Result<()> {
     match indices.iter().find(|&&i| i >= n) {
-        Some(i) => Err(DataError::Invalid(format!(
-            "{what}: index {i} is out of range for {n} samples"
-        ))),
+        Some(&index) => Err(DataError::IndexRange {
+            what: what.to_string(),
+            index,
+            n,
+        }),
         None => Ok(()),
     }
 }

@@ -96,9 +96,10 @@ impl Source {
             Self::Cifar10 => load_cifar10(&dir, split),
             Self::Digits => match split {
                 Split::Train => load_digits(&dir),
-                Split::Test => Err(DataError::Invalid(
-                    "the 8x8 digits have no test split; take a subset of the train split".into(),
-                )),
+                Split::Test => Err(DataError::NoSplit {
+                    data_set: self.name(),
+                    split: "test",
+                }),
             },
         }
     }
@@ -120,10 +121,11 @@ impl FromStr for Source {
             "fashion-mnist" | "fashion_mnist" | "fmnist" => Ok(Self::FashionMnist),
             "cifar-10" | "cifar10" => Ok(Self::Cifar10),
             "digits" => Ok(Self::Digits),
-            _ => Err(DataError::Invalid(format!(
-                "unknown data set {s:?}; expected one of {}",
-                ntk_runs::names::list::<Self>()
-            ))),
+            _ => Err(DataError::UnknownName {
+                what: "data set",
+                given: s.to_string(),
+                expected: format!("one of {}", ntk_runs::names::list::<Self>()),
+            }),
         }
     }
 }

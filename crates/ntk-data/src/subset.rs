@@ -69,10 +69,10 @@ impl FromStr for Subset {
     /// Parses `all`, `first:N`, `balanced:N` or `random:N:SEED` (the [`Display`](fmt::Display)
     /// form).
     fn from_str(s: &str) -> Result<Self> {
-        let bad = || {
-            DataError::Invalid(format!(
-                "bad subset {s:?}; expected all, first:N, balanced:N or random:N:SEED"
-            ))
+        let bad = || DataError::UnknownName {
+            what: "subset",
+            given: s.to_string(),
+            expected: "all, first:N, balanced:N or random:N:SEED".to_string(),
         };
         let parts: Vec<&str> = s.split(':').collect();
         let num = |i: usize| parts[i].parse::<u64>().map_err(|_| bad());
@@ -114,9 +114,7 @@ pub fn first_indices(total: usize, n: usize) -> Result<Vec<usize>> {
 pub fn balanced_indices(labels: &[u8], num_classes: usize, n: usize) -> Result<Vec<usize>> {
     check_count("class-balanced subset", n, labels.len())?;
     if num_classes == 0 {
-        return Err(DataError::Invalid(
-            "class-balanced subset of a set with zero classes".into(),
-        ));
+        return Err(DataError::NoClasses);
     }
     let (base, extra) = (n / num_classes, n % num_classes);
     let quota: Vec<usize> = (0..num_classes)

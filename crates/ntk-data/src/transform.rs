@@ -48,10 +48,10 @@ impl Scaling {
     /// Errors when the scaling does not apply to images with `channels` channels.
     pub fn check_channels(self, channels: usize) -> Result<()> {
         if self == Self::CifarPerChannel && channels != 3 {
-            return Err(DataError::Invalid(format!(
-                "scaling {} needs 3-channel (RGB) images, got {channels} channel(s)",
-                self.name()
-            )));
+            return Err(DataError::ScalingChannels {
+                scaling: self.name(),
+                channels,
+            });
         }
         Ok(())
     }
@@ -120,11 +120,10 @@ impl FromStr for Scaling {
     type Err = DataError;
 
     fn from_str(s: &str) -> Result<Self> {
-        ntk_runs::names::parse(s).ok_or_else(|| {
-            DataError::Invalid(format!(
-                "unknown scaling {s:?}; expected one of {}",
-                ntk_runs::names::list::<Self>()
-            ))
+        ntk_runs::names::parse(s).ok_or_else(|| DataError::UnknownName {
+            what: "scaling",
+            given: s.to_string(),
+            expected: format!("one of {}", ntk_runs::names::list::<Self>()),
         })
     }
 }

@@ -727,9 +727,9 @@ fn digits_hostile_fields() {
 #[test]
 fn image_set_shapes_that_overflow() {
     let e = ImageSet::new("x", vec![0; 2], vec![0, 0], [usize::MAX, 2, 2], 1, 255).unwrap_err();
-    assert!(matches!(e, DataError::Invalid(_)), "{e}");
+    assert!(matches!(e, DataError::BufferShape { .. }), "{e}");
     let e = Samples::new(vec![0.0; 2], vec![0, 0], usize::MAX, 1).unwrap_err();
-    assert!(matches!(e, DataError::Invalid(_)), "{e}");
+    assert!(matches!(e, DataError::BufferShape { .. }), "{e}");
 }
 
 #[test]

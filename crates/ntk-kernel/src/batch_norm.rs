@@ -16,7 +16,7 @@
 use burn::module::{Flag, Module, ModuleMapper, ModuleVisitor, Param};
 use burn::tensor::{DType, Device, Tensor, TensorData};
 use ntk_data::inputs::Inputs;
-use ntk_model::{Mlp, Net, ResNet};
+use ntk_model::Net;
 use ntk_numerics::backend::Compute;
 use ntk_numerics::kernel::OutputMode;
 use serde::{Deserialize, Serialize};
@@ -92,10 +92,7 @@ pub fn detached_copy(net: &Net) -> Result<Net> {
     let Some((device, dtype)) = collect.at else {
         return Ok(net.clone());
     };
-    let fresh = match net {
-        Net::Mlp(m) => Net::Mlp(Mlp::new(m.config(), &device, dtype)?),
-        Net::ResNet(r) => Net::ResNet(ResNet::new(r.config(), &device, dtype)?),
-    };
+    let fresh = net.rebuilt(&device, dtype)?;
     Ok(fresh.map(&mut Put(collect.values.into_iter())))
 }
 

@@ -2,7 +2,7 @@
 //! on flat rows `[B, d]` for both.
 
 use burn::module::Module;
-use burn::tensor::Tensor;
+use burn::tensor::{DType, Device, Tensor};
 
 use crate::config::Normalization;
 use crate::mlp::Mlp;
@@ -18,12 +18,32 @@ pub enum Net {
 }
 
 impl Net {
+    /// The spec it was built from (an MLP's with its input dimension filled in): what the
+    /// kinds share (depth, width, seed, classes, which engines compute it) is asked of it.
+    pub fn spec(&self) -> crate::NetSpec {
+        match self {
+            Self::Mlp(m) => crate::NetSpec::Mlp(m.config().clone()),
+            Self::ResNet(r) => crate::NetSpec::ResNet(r.config().clone()),
+        }
+    }
+
+    /// The values of one input row: an MLP's `input_dim`, a ResNet's `C * S * S`.
+    pub fn input_dim(&self) -> usize {
+        match self {
+            Self::Mlp(m) => m.config().input_dim,
+            Self::ResNet(r) => r.config().input_dim(),
+        }
+    }
+
+    /// A network of the same spec built anew on `device` in `dtype` (its parameters drawn
+    /// again from its seed).
+    pub fn rebuilt(&self, device: &Device, dtype: DType) -> Result<Self, crate::ModelError> {
+        self.spec().build(self.input_dim(), device, dtype)
+    }
+
     /// Whether the network has BatchNorm layers ([`crate::NetSpec::has_batch_norm`]).
     pub fn has_batch_norm(&self) -> bool {
-        match self {
-            Self::Mlp(m) => crate::NetSpec::Mlp(m.config().clone()).has_batch_norm(),
-            Self::ResNet(r) => crate::NetSpec::ResNet(r.config().clone()).has_batch_norm(),
-        }
+        self.spec().has_batch_norm()
     }
 
     /// The MLP, when it is one (what only MLPs have: the structured kernel's layer Gram

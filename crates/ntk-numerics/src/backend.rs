@@ -55,36 +55,73 @@ impl fmt::Display for Precision {
     }
 }
 
+/// A Burn backend: the cargo feature of the same name builds it in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    /// Burn's CPU backend (threaded, vectorized).
+    Flex,
+    /// Burn's older CPU backend (deprecated in Burn 0.22; kept for comparisons).
+    Ndarray,
+    /// GPUs through Vulkan, Metal or DX12 (also Mesa's lavapipe on a CPU).
+    Wgpu,
+    /// NVIDIA GPUs through CubeCL.
+    Cuda,
+}
+
+impl Backend {
+    /// Every backend, in order of preference.
+    pub const ALL: [Self; 4] = [Self::Flex, Self::Ndarray, Self::Wgpu, Self::Cuda];
+
+    /// The feature's and `--device`'s name (the serde name: [`ntk_runs::names`]).
+    pub fn name(self) -> &'static str {
+        ntk_runs::names::name(&self)
+    }
+
+    /// A backend by its name.
+    pub fn parse(s: &str) -> Option<Self> {
+        ntk_runs::names::parse(s)
+    }
+
+    /// Whether it computes on the CPU: the host engines and the host eigensolver apply.
+    pub fn on_host(self) -> bool {
+        matches!(self, Self::Flex | Self::Ndarray)
+    }
+
+    /// Whether this binary has it (its feature was enabled).
+    pub fn built(self) -> bool {
+        match self {
+            Self::Flex => cfg!(feature = "flex"),
+            Self::Ndarray => cfg!(feature = "ndarray"),
+            Self::Wgpu => cfg!(feature = "wgpu"),
+            Self::Cuda => cfg!(feature = "cuda"),
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The backends compiled into this binary, in order of preference.
-pub fn available() -> Vec<&'static str> {
-    let mut v = Vec::new();
-    if cfg!(feature = "flex") {
-        v.push("flex");
-    }
-    if cfg!(feature = "ndarray") {
-        v.push("ndarray");
-    }
-    if cfg!(feature = "wgpu") {
-        v.push("wgpu");
-    }
-    if cfg!(feature = "cuda") {
-        v.push("cuda");
-    }
-    v
+pub fn available() -> Vec<Backend> {
+    Backend::ALL.into_iter().filter(|b| b.built()).collect()
 }
 
 /// A chosen device with its precision.
 #[derive(Clone, Debug)]
 pub struct Compute {
     pub device: Device,
-    pub backend: &'static str,
+    pub backend: Backend,
     pub precision: Precision,
 }
 
 impl Compute {
     /// True for the CPU backends (flex, ndarray): host engines and the host eigensolver apply.
     pub fn on_host(&self) -> bool {
-        matches!(self.backend, "flex" | "ndarray")
+        self.backend.on_host()
     }
     pub fn dtype(&self) -> DType {
         self.precision.dtype()
@@ -96,16 +133,19 @@ impl Compute {
 pub fn select(name: Option<&str>, precision: Precision) -> crate::Result<Compute> {
     let env = std::env::var("BURN_DEVICE").ok();
     let built = available();
-    let wanted = name
-        .map(str::to_string)
-        .or(env)
-        .unwrap_or_else(|| built.first().map(|s| s.to_string()).unwrap_or_default());
-    let backend = *built
+    let wanted = name.map(str::to_string).or(env).unwrap_or_else(|| {
+        built
+            .first()
+            .map(|b| b.name().to_string())
+            .unwrap_or_default()
+    });
+    let backend = built
         .iter()
-        .find(|b| **b == wanted)
+        .copied()
+        .find(|b| b.name() == wanted)
         .ok_or_else(|| unavailable(&wanted, &built))?;
     #[cfg(feature = "cuda")]
-    if backend == "cuda" {
+    if backend == Backend::Cuda {
         cuda_driver()?;
     }
     let device = make(backend);
@@ -121,18 +161,24 @@ pub fn select(name: Option<&str>, precision: Precision) -> crate::Result<Compute
     })
 }
 
-/// Every backend a build can have: the cargo features of the same names.
-pub const BACKENDS: [&str; 4] = ["flex", "ndarray", "wgpu", "cuda"];
+/// Every backend's name, in order of preference: `flex, ndarray, wgpu, cuda`.
+pub fn backend_names() -> String {
+    Backend::ALL.map(Backend::name).join(", ")
+}
 
 /// The error for a device this binary lacks: a known backend is a rebuild away (its
 /// feature); any other name is unknown, and no feature is suggested.
-fn unavailable(wanted: &str, built: &[&str]) -> crate::Error {
+fn unavailable(wanted: &str, built: &[Backend]) -> crate::Error {
     let built = if built.is_empty() {
         "none".to_string()
     } else {
-        built.join(", ")
+        built
+            .iter()
+            .map(|b| b.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     };
-    if BACKENDS.contains(&wanted) {
+    if Backend::parse(wanted).is_some() {
         crate::Error::DeviceNotBuilt {
             wanted: wanted.to_string(),
             built,
@@ -160,18 +206,19 @@ fn cuda_driver() -> crate::Result<()> {
     Err(crate::Error::CudaDriver)
 }
 
-fn make(backend: &str) -> Device {
+fn make(backend: Backend) -> Device {
     match backend {
         #[cfg(feature = "flex")]
-        "flex" => Device::flex(),
+        Backend::Flex => Device::flex(),
         // Deprecated in Burn 0.22 in favour of flex; kept because users compare the two.
         #[cfg(feature = "ndarray")]
         #[allow(deprecated)]
-        "ndarray" => Device::ndarray(),
+        Backend::Ndarray => Device::ndarray(),
         #[cfg(feature = "wgpu")]
-        "wgpu" => Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
+        Backend::Wgpu => Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
         #[cfg(feature = "cuda")]
-        "cuda" => Device::cuda(0),
+        Backend::Cuda => Device::cuda(0),
+        #[allow(unreachable_patterns)]
         other => unreachable!("backend {other} is checked against `available()`"),
     }
 }
@@ -182,11 +229,11 @@ mod tests {
 
     #[test]
     fn an_unknown_device_suggests_no_feature() {
-        let e = unavailable("gpu", &["flex"]).to_string();
+        let e = unavailable("gpu", &[Backend::Flex]).to_string();
         assert!(e.contains("`gpu`") && e.contains("unknown backend"), "{e}");
         assert!(e.contains("flex, ndarray, wgpu, cuda"), "{e}");
         assert!(!e.contains("--features"), "{e}");
-        let e = unavailable("cuda", &["flex"]).to_string();
+        let e = unavailable("cuda", &[Backend::Flex]).to_string();
         assert!(
             e.contains("--features cuda") && e.contains("built: flex"),
             "{e}"

@@ -18,7 +18,7 @@ pub enum Error {
     #[error(
         "device `{wanted}`: unknown backend; expected one of {} (built into this binary: \
          {built})",
-        crate::backend::BACKENDS.join(", ")
+        crate::backend::backend_names()
     )]
     UnknownDevice { wanted: String, built: String },
     /// The cuda backend without an NVIDIA driver.
@@ -31,7 +31,7 @@ pub enum Error {
     /// A precision the device lacks.
     #[error("the {backend} device does not support {precision}; use --precision f32")]
     Precision {
-        backend: &'static str,
+        backend: crate::backend::Backend,
         precision: crate::backend::Precision,
     },
 

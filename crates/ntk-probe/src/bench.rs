@@ -17,13 +17,11 @@ use burn::tensor::Tensor;
 
 use crate::conditioning::SpectrumSummary;
 use crate::config::{Eigen, Method};
-use crate::extreme;
 use crate::structured;
 use ntk_data::inputs::Inputs;
 use ntk_numerics::backend::Compute;
 use ntk_numerics::bench::{best_of, peak_gflops};
 use ntk_numerics::kernel::OutputMode;
-use ntk_numerics::spectrum;
 
 /// The fraction of the n^2 kernel entries the staircase computes for a given block size.
 pub fn staircase_fraction(n: usize, block: usize) -> f64 {
@@ -54,7 +52,7 @@ pub struct BenchRow {
     pub width: usize,
     pub depth: usize,
     pub precision: String,
-    pub backend: String,
+    pub backend: ntk_numerics::backend::Backend,
     pub engine: String,
     pub gflop: f64,
     /// Forming the kernel, best of the repeats (synchronized with the device).
@@ -102,7 +100,7 @@ pub fn bench_one(
         width,
         depth,
         precision: compute.precision.to_string(),
-        backend: compute.backend.to_string(),
+        backend: compute.backend,
         engine: t.engine,
         gflop,
         seconds: t.best,
@@ -151,7 +149,7 @@ impl Timed {
         };
         let (t, best) = best_of(repeats, once)?;
         let s = Instant::now();
-        let e = extreme::on_device(t, compute.precision.epsilon())?;
+        let e = crate::solver::extreme_of_tensor(t, compute, compute.precision.epsilon())?;
         Ok(Self {
             best,
             cond: SpectrumSummary::from(&e),
@@ -185,11 +183,11 @@ impl Timed {
         let eps = compute.precision.epsilon();
         let (cond, steps) = match eigen {
             Eigen::Full => {
-                let spec = spectrum::spectrum(&result.kernel, eps)?;
+                let spec = crate::solver::full(&result.kernel, compute, eps)?;
                 (SpectrumSummary::from(&spec), None)
             }
             Eigen::Extreme => {
-                let e = extreme::of_kernel(&result.kernel, &compute.device, eps)?;
+                let e = crate::solver::extreme(&result.kernel, compute, eps)?;
                 (SpectrumSummary::from(&e), Some(e.steps))
             }
         };

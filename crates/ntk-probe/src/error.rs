@@ -35,17 +35,6 @@ pub enum Error {
     /// go together); the message names the keys.
     #[error("{0}")]
     Invalid(&'static str),
-    /// `data.input_dim` for a data set that fixes its own dimension.
-    /// `model.input_dim` that is not the data's.
-    #[error(
-        "model.input_dim = {given}, but the data ({description}) have {data_dim} inputs per \
-         sample; remove model.input_dim (it is taken from the data) or make them agree"
-    )]
-    InputDim {
-        given: usize,
-        description: String,
-        data_dim: usize,
-    },
     /// Something only an MLP (`[model]`) has, asked of a ResNet config.
     #[error("this needs an MLP ([model]); the config describes a ResNet ([resnet])")]
     NeedsMlp,

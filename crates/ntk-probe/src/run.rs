@@ -4,7 +4,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use ntk_model::export::ExportDType;
-use ntk_model::{Mlp, MlpConfig, Net, ResNet, ResNetVariant};
+use ntk_model::{Mlp, MlpConfig, Net, ResNetVariant};
 use serde::Serialize;
 
 use crate::Error;
@@ -67,7 +67,7 @@ pub struct Summary {
     pub seed: u64,
     pub data: String,
     pub precision: Precision,
-    pub backend: String,
+    pub backend: ntk_numerics::backend::Backend,
     /// How the kernel was computed (`structured`, `autodiff`, `theory`; never `auto`).
     pub method: Method,
     /// Where the kernel was computed: `host` (OpenBLAS or faer), `device` (Burn),
@@ -124,9 +124,13 @@ pub fn provenance(
         m.input_dim = inputs.d;
     }
     let mut flat = provenance::flatten_config(&c);
-    flat.insert("backend".into(), compute.backend.into());
+    flat.insert("backend".into(), compute.backend.name().into());
     flat.insert("data.digest".into(), digest.into());
-    Provenance::new(crate::TOOL, flat, &ntk_numerics::linalg::describe())
+    let mut linalg = ntk_numerics::linalg::describe();
+    if let Some(gpu) = crate::solver::describe(compute) {
+        linalg = format!("{linalg}; {gpu}");
+    }
+    Provenance::new(crate::TOOL, flat, &linalg)
 }
 
 /// The memory a probe of `cfg` needs, roughly (see [`ntk_runs::budget`]): the kernel and the
@@ -370,35 +374,13 @@ pub fn run(
     Ok(summary)
 }
 
-/// The configured MLP (`[model]`) with the data's input dimension; an error for a
-/// `[resnet]` config.
-pub fn build_model(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> crate::Result<Mlp> {
-    let given = cfg.mlp()?.input_dim;
-    if given != 0 && given != inputs.d {
-        return Err(Error::InputDim {
-            given,
-            description: inputs.description.clone(),
-            data_dim: inputs.d,
-        });
-    }
-    let model_cfg = MlpConfig {
-        input_dim: inputs.d,
-        ..cfg.mlp()?.clone()
-    };
-    Ok(Mlp::new(&model_cfg, &compute.device, compute.dtype())?)
-}
-
-/// The configured network: the MLP of `[model]` (input dimension from the data) or the
-/// ResNet of `[resnet]`, whose `in_channels * image_size^2` must equal the data's dimension.
+/// The configured network: the MLP of `[model]` (input dimension from the data; a
+/// `model.input_dim` must agree with it) or the ResNet of `[resnet]`, whose
+/// `in_channels * image_size^2` must equal the data's dimension.
 pub fn build_net(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> crate::Result<Net> {
     let spec = cfg.net()?;
-    match &spec {
-        NetSpec::Mlp(_) => build_model(cfg, inputs, compute).map(Net::Mlp),
-        NetSpec::ResNet(r) => {
-            spec.check_input_dim(inputs.d, &inputs.description)?;
-            Ok(ResNet::new(r, &compute.device, compute.dtype()).map(Net::ResNet)?)
-        }
-    }
+    spec.check_input_dim(inputs.d, &inputs.description)?;
+    Ok(spec.build(inputs.d, &compute.device, compute.dtype())?)
 }
 
 /// [`build_net`], but from `deeper` when that is the same MLP at a depth at least the
@@ -452,46 +434,42 @@ impl NetFacts {
                  its rows coupled through the statistics)"
             }
         };
-        match net {
+        let spec = net.spec();
+        let (convention, parameterization, note) = match net {
             Net::Mlp(mlp) => {
                 let c = mlp.config();
-                Self {
-                    width: c.width,
-                    depth: c.depth,
-                    activation: c.activation().to_string(),
-                    convention: spelled(&c.convention),
-                    parameterization: spelled(&c.parameterization),
-                    seed: c.seed,
-                    output_dim: c.output_dim,
-                    note: match c.normalization {
-                        ntk_model::Normalization::BatchNorm => Some(format!(
-                            "BatchNorm couples the samples of a batch: the NTK is taken with {bn}"
-                        )),
-                        _ => None,
-                    },
-                }
+                let note = (c.normalization == ntk_model::Normalization::BatchNorm).then(|| {
+                    format!("BatchNorm couples the samples of a batch: the NTK is taken with {bn}")
+                });
+                (spelled(&c.convention), spelled(&c.parameterization), note)
             }
             Net::ResNet(r) => {
                 let c = r.config();
-                Self {
-                    width: c.base_width,
-                    depth: c.depth,
-                    activation: c.activation().to_string(),
-                    convention: c.variant.name().to_string(),
-                    parameterization: "standard".to_string(),
-                    seed: c.seed,
-                    output_dim: c.num_classes,
-                    note: Some(match c.variant {
-                        ResNetVariant::BatchNorm => {
-                            format!("ResNet NTK from per-sample gradients; BatchNorm with {bn}")
-                        }
-                        _ => format!(
-                            "ResNet NTK from per-sample gradients ({}: no normalization layers)",
-                            c.describe()
-                        ),
-                    }),
-                }
+                let note = match c.variant {
+                    ResNetVariant::BatchNorm => {
+                        format!("ResNet NTK from per-sample gradients; BatchNorm with {bn}")
+                    }
+                    _ => format!(
+                        "ResNet NTK from per-sample gradients ({}: no normalization layers)",
+                        c.describe()
+                    ),
+                };
+                (
+                    c.variant.name().to_string(),
+                    "standard".to_string(),
+                    Some(note),
+                )
             }
+        };
+        Self {
+            width: spec.width(),
+            depth: spec.depth(),
+            activation: net.activation().to_string(),
+            convention,
+            parameterization,
+            seed: spec.seed(),
+            output_dim: spec.output_dim(),
+            note,
         }
     }
 }
@@ -762,7 +740,7 @@ fn summarize_from(
         seed: facts.seed,
         data: inputs.description.clone(),
         precision: compute.precision,
-        backend: compute.backend.to_string(),
+        backend: compute.backend,
         method: route.0,
         engine: route.1,
         output: mode.name(),
@@ -805,12 +783,12 @@ fn protocol_spectrum(
     let eps = compute.precision.epsilon();
     Ok(match protocol {
         Protocol::Whole if cfg.probe.eigen == Eigen::Extreme => {
-            let e = crate::extreme::of_kernel(kernel, &compute.device, eps)?;
+            let e = crate::solver::extreme(kernel, compute, eps)?;
             let ev = vec![e.lambda_min, e.lambda_max];
             (Eigen::Extreme, SpectrumSummary::from(&e), ev, None)
         }
         Protocol::Whole => {
-            let s = spectrum::spectrum(kernel, eps)?;
+            let s = crate::solver::full(kernel, compute, eps)?;
             let ev = s.eigenvalues.clone();
             (Eigen::Full, SpectrumSummary::from(&s), ev, None)
         }

@@ -30,7 +30,7 @@ use ntk_model::NetSpec;
 #[derive(Clone, Debug, Serialize)]
 pub struct Throughput {
     pub model: String,
-    pub backend: String,
+    pub backend: ntk_numerics::backend::Backend,
     pub precision: String,
     /// `host` (see `crate::host`) or `burn`.
     pub engine: String,
@@ -134,7 +134,7 @@ pub fn step(
     let flops = spec_step_flops(spec, input_dim, batch);
     let report = |engine: &str, seconds: f64, host: bool| Throughput {
         model: spec.describe(),
-        backend: compute.backend.to_string(),
+        backend: compute.backend,
         precision: compute.precision.to_string(),
         engine: engine.to_string(),
         input_dim,

@@ -32,7 +32,7 @@ pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Prov
         m.input_dim = data.train.d;
     }
     let mut flat = provenance::flatten_config(&c);
-    flat.insert("backend".into(), compute.backend.into());
+    flat.insert("backend".into(), compute.backend.name().into());
     flat.insert("data.digest".into(), data.digest().into());
     if let Some(k) = &cfg.ntk {
         // The tracked kernel's precision as resolved on this device (f64 on the CPU unless

@@ -306,7 +306,7 @@ pub fn choose_engine(
     model: &Model,
     compute: &Compute,
 ) -> crate::Result<Option<Engine>> {
-    let cpu = matches!(compute.backend, "flex" | "ndarray");
+    let cpu = compute.on_host();
     let engine = || Engine::for_model(model, optim, compute.precision);
     match choice {
         EngineChoice::Burn => Ok(None),
@@ -441,7 +441,7 @@ mod tests {
     #[test]
     fn auto_takes_burn_off_the_cpu() {
         let compute = Compute {
-            backend: "cuda",
+            backend: ntk_numerics::backend::Backend::Cuda,
             ..cpu()
         };
         let model = build(&mlp(Normalization::None), &compute);

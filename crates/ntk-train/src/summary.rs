@@ -32,7 +32,7 @@ pub struct TrainSummary {
     pub model_seed: u64,
     pub data_seed: u64,
     pub data: String,
-    pub backend: String,
+    pub backend: ntk_numerics::backend::Backend,
     pub precision: String,
     /// Wall time of this process's part of the run (a resumed run counts its own).
     pub seconds: f64,

@@ -233,7 +233,7 @@ fn summarize(
         model_seed: spec.seed(),
         data_seed: cfg.train.seed,
         data: run.data.train.description.clone(),
-        backend: run.compute.backend.to_string(),
+        backend: run.compute.backend,
         precision: run.compute.precision.to_string(),
         seconds: start.elapsed().as_secs_f64(),
         warnings: progress.warnings.clone(),

@@ -23,21 +23,7 @@ DEADLINE=${CUDNN_DEADLINE_S:-420}
 source experiments/bench/gpu/env.sh
 exec > >(tee "$OUT/cudnn.log") 2>&1
 setup
-NV=$(python3 - <<'PY'
-import glob, os, sys
-dirs = set()
-for p in sys.path:
-    for f in glob.glob(os.path.join(p, "nvidia", "**", "lib"), recursive=True):
-        dirs.add(f)
-print(":".join(sorted(dirs)))
-PY
-)
-export LD_LIBRARY_PATH="$BIN/lib${NV:+:$NV}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-echo "=== machine"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
-python3 -c 'import torch; print("torch", torch.__version__, "cuDNN", torch.backends.cudnn.version())' || true
-echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-cat .gpu/bin/BUILD_INFO 2>/dev/null || true
+cuda_libraries
 left() { echo $((DEADLINE - SECONDS)); }
 
 echo "=== [${SECONDS}s] tests"

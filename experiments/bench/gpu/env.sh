@@ -45,7 +45,8 @@ setup() {
 
     mkdir -p "$BIN/lib"
     local pids=() name f
-    for name in ntk-probe-wgpu ntk-train-wgpu ntk-probe-cuda ntk-train-cuda ntk-train-cudnn cudnn-tests; do
+    for name in ntk-probe-wgpu ntk-train-wgpu ntk-probe-cuda ntk-train-cuda ntk-train-cudnn cudnn-tests \
+        ntk-probe-cusolver cusolver-tests; do
         if [ -f ".gpu/bin/$name.xz" ]; then
             (unxz_to ".gpu/bin/$name.xz" "$BIN/$name" && chmod +x "$BIN/$name") &
             pids+=($!)
@@ -57,7 +58,8 @@ setup() {
         pids+=($!)
     done
     for p in ${pids[@]+"${pids[@]}"}; do wait "$p" || echo "warning: an unpack failed (pid $p)"; done
-    for name in ntk-probe-wgpu ntk-train-wgpu ntk-probe-cuda ntk-train-cuda ntk-train-cudnn cudnn-tests; do
+    for name in ntk-probe-wgpu ntk-train-wgpu ntk-probe-cuda ntk-train-cuda ntk-train-cudnn cudnn-tests \
+        ntk-probe-cusolver cusolver-tests; do
         if have "$name"; then
             local missing
             missing=$("${OURS_ENV[@]}" ldd "$BIN/$name" 2>&1 | grep "not found")
@@ -66,4 +68,28 @@ setup() {
             echo "binary $name: not carried"
         fi
     done
+}
+
+# cuda_libraries: CUDA's libraries from the machine's Python (PyTorch's nvidia-* wheels) on
+# LD_LIBRARY_PATH, after the carried ones in $BIN/lib; then the machine (GPU, load, torch)
+# and what was carried, for the log.
+cuda_libraries() {
+    local nv
+    nv=$(
+        python3 - <<'PY'
+import glob, os, sys
+dirs = set()
+for p in sys.path:
+    for f in glob.glob(os.path.join(p, "nvidia", "**", "lib"), recursive=True):
+        dirs.add(f)
+print(":".join(sorted(dirs)))
+PY
+    )
+    export LD_LIBRARY_PATH="$BIN/lib${nv:+:$nv}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    echo "=== machine"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+    uptime
+    python3 -c 'import torch; print("torch", torch.__version__, "cuDNN", torch.backends.cudnn.version())' || true
+    echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+    cat .gpu/bin/BUILD_INFO 2>/dev/null || true
 }

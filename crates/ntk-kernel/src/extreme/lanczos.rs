@@ -63,7 +63,7 @@ pub fn largest(
         let beta = w.clone().powi_scalar(2).sum().sqrt().reshape([1, 1]);
         betas.push(beta.clone());
         if step % CHECK_EVERY == 0 || step == max_steps {
-            let ritz = ritz(&alphas, &betas, n, dtype, tolerance)?;
+            let ritz = ritz(&alphas, &betas, n, unit_roundoff(dtype), tolerance)?;
             if ritz.converged || step == max_steps {
                 return Ok(ritz);
             }
@@ -77,20 +77,27 @@ pub fn largest(
 /// A unit vector with independent standard normal entries (seeded), so that no eigenvector
 /// is missed but with probability zero.
 fn start_vector(n: usize, seed: u64, device: &Device, dtype: DType) -> Tensor<2> {
+    Tensor::from_data(
+        TensorData::new(start_values(n, seed), [n, 1]),
+        (device, dtype),
+    )
+}
+
+/// The values of the start vector `seed` gives: every device's Lanczos starts from the same
+/// vector.
+pub fn start_values(n: usize, seed: u64) -> Vec<f64> {
     let mut x = ntk_model::init::gaussian(seed, 0, n, 1, 1.0);
     let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt();
     x.iter_mut().for_each(|v| *v /= norm);
-    Tensor::from_data(TensorData::new(x, [n, 1]), (device, dtype))
+    x
 }
 
-/// Reads `alpha`, `beta`, cuts `T` at the first numerically vanishing (or non-finite)
-/// `beta` (an invariant Krylov space: the steps after it are not Lanczos steps), and
-/// returns its Ritz values and the largest one's residual.
+/// [`ritz_of`] the coefficients held as `1 x 1` tensors, read back first.
 fn ritz(
     alphas: &[Tensor<2>],
     betas: &[Tensor<2>],
     n: usize,
-    dtype: DType,
+    eps: f64,
     tolerance: &dyn Fn(f64) -> f64,
 ) -> crate::Result<Ritz> {
     let read = |t: &[Tensor<2>]| -> crate::Result<Vec<f64>> {
@@ -98,8 +105,28 @@ fn ritz(
             .try_into_vec_as::<f64>()
             .map_err(|e| crate::Error::Lanczos(format!("reading the Lanczos coefficients: {e:?}")))
     };
-    let (alpha, beta) = (read(alphas)?, read(betas)?);
-    let eps = unit_roundoff(dtype);
+    ritz_of(&read(alphas)?, &read(betas)?, n, eps, tolerance)
+}
+
+/// The Ritz values of `T` from the coefficients `alpha_1..alpha_j` and `beta_1..beta_j` of
+/// `j` steps on an `n x n` operator in arithmetic of unit roundoff `eps`: `T` is cut at the
+/// first numerically vanishing (or non-finite) `beta` (an invariant Krylov space: the steps
+/// after it are not Lanczos steps), and the largest value's residual `|beta_j s_j|` is
+/// tested against `tolerance(theta)`.
+pub fn ritz_of(
+    alpha: &[f64],
+    beta: &[f64],
+    n: usize,
+    eps: f64,
+    tolerance: &dyn Fn(f64) -> f64,
+) -> crate::Result<Ritz> {
+    if alpha.is_empty() || beta.len() != alpha.len() {
+        return Err(crate::Error::Lanczos(format!(
+            "Lanczos: {} alpha and {} beta coefficients; expected as many, at least one",
+            alpha.len(),
+            beta.len()
+        )));
+    }
     let scale = alpha
         .iter()
         .filter(|a| a.is_finite())

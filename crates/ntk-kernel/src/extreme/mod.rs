@@ -91,6 +91,37 @@ fn unit_roundoff(dtype: DType) -> f64 {
     }
 }
 
+/// A symmetric kernel held where its extreme eigenvalues are computed, as [`solve`] uses
+/// it: Burn tensors on any backend ([`Tensors`]), or an NVIDIA GPU's cuSOLVER and cuBLAS
+/// (`ntk-cusolver`). [`solve`] holds the algorithm (which runs, which shifts, what is
+/// singular); an implementation holds the arithmetic.
+pub trait Operand {
+    /// `n`.
+    fn size(&self) -> usize;
+    /// The unit roundoff of the solve's arithmetic.
+    fn epsilon(&self) -> f64;
+    /// `max |K_ij|` (infinite or NaN when an entry is not finite).
+    fn max_abs(&mut self) -> crate::Result<f64>;
+    /// Lanczos on `K` ([`lanczos::largest`]'s contract) from [`lanczos::start_values`]`(n,
+    /// seed)`.
+    fn largest(
+        &mut self,
+        max_steps: usize,
+        seed: u64,
+        tolerance: &dyn Fn(f64) -> f64,
+    ) -> crate::Result<lanczos::Ritz>;
+    /// Factors `K + shift I = L L^T`, kept for [`Self::inverse_largest`]; `Ok(Err(_))` when
+    /// a pivot is not positive (the matrix plus shift is not numerically positive definite).
+    fn factor(&mut self, shift: f64) -> crate::Result<Result<(), cholesky::Breakdown>>;
+    /// Lanczos on `(K + shift I)^{-1}` through the last factor, as [`Self::largest`].
+    fn inverse_largest(
+        &mut self,
+        max_steps: usize,
+        seed: u64,
+        tolerance: &dyn Fn(f64) -> f64,
+    ) -> crate::Result<lanczos::Ritz>;
+}
+
 /// The extreme eigenvalues of the symmetric kernel `k` (on any device, in the dtype it
 /// carries, which is the precision of the solve); `kernel_epsilon` is the unit roundoff of
 /// the precision the kernel was *built* in (it sets `tau`).
@@ -99,29 +130,30 @@ pub fn extreme(k: Tensor<2>, kernel_epsilon: f64, options: &Options) -> crate::R
     if n == 0 || n != cols {
         return Err(crate::Error::NotSquare { rows: n, cols });
     }
-    let device = k.device();
-    let dtype = k.dtype();
-    let eps = unit_roundoff(dtype);
-    let max_abs: f64 = k.clone().abs().max().into_scalar::<f64>();
+    solve(&mut Tensors::new(k, options), kernel_epsilon, options)
+}
+
+/// [`extreme`]'s algorithm on any [`Operand`]: Lanczos on `K` for `lambda_max`, then on the
+/// inverse of the first of `K + s I` (`s = 0, tau, 16 tau, 256 tau`) whose factorization
+/// holds and whose Ritz value is finite and positive, for `lambda_min = 1 / theta - s`.
+pub fn solve(
+    op: &mut dyn Operand,
+    kernel_epsilon: f64,
+    options: &Options,
+) -> crate::Result<Extreme> {
+    let n = op.size();
+    let eps = op.epsilon();
+    let max_abs = op.max_abs()?;
     if !max_abs.is_finite() {
         return Err(ntk_numerics::Error::NonFiniteKernel.into());
     }
     if max_abs == 0.0 {
         return Ok(zero_kernel());
     }
-    let mut apply = |v: Tensor<2>| k.clone().matmul(v);
-    let top = lanczos::largest(
-        &mut apply,
-        n,
-        &device,
-        dtype,
-        options.max_steps,
-        options.seed,
-        &|_| tolerance(eps, 1.0),
-    )?;
+    let top = op.largest(options.max_steps, options.seed, &|_| tolerance(eps, 1.0))?;
     let lambda_max = top.theta;
     let tau = n as f64 * kernel_epsilon * lambda_max.abs();
-    let (shift, inverse) = inverse_largest(&k, lambda_max, tau, options)?;
+    let (shift, inverse) = inverse_largest(op, lambda_max, tau, options)?;
     let lambda_min = 1.0 / inverse.theta - shift;
     let singular = shift > 0.0 || lambda_min <= tau;
     let rank_lower_bound = if singular {
@@ -154,38 +186,25 @@ pub fn extreme(k: Tensor<2>, kernel_epsilon: f64, options: &Options) -> crate::R
 /// first shift `s` of `0, tau, 16 tau, 256 tau` whose factorization holds and whose Ritz value
 /// is finite and positive; returns `s` and the Ritz value.
 fn inverse_largest(
-    k: &Tensor<2>,
+    op: &mut dyn Operand,
     lambda_max: f64,
     tau: f64,
     options: &Options,
 ) -> crate::Result<(f64, lanczos::Ritz)> {
-    let n = k.dims()[0];
-    let (device, dtype) = (k.device(), k.dtype());
-    let eps = unit_roundoff(dtype);
+    let eps = op.epsilon();
     let mut shifts = [0.0, tau, 16.0 * tau, 256.0 * tau].into_iter().peekable();
     loop {
         let shift = shifts.next().expect("the loop returns at the last shift");
-        let factor = match cholesky::factor(k.clone(), shift, options.block) {
-            Ok(f) => f,
+        match op.factor(shift)? {
+            Ok(()) => {}
             Err(_) if shifts.peek().is_some() => continue,
             Err(b) => {
                 return Err(crate::Error::NotPsd { shift, row: b.row });
             }
-        };
-        let inverse_factor = options.explicit_inverse.then(|| factor.inverse());
-        let mut apply = |v: Tensor<2>| match &inverse_factor {
-            Some(w) => w.clone().transpose().matmul(w.clone().matmul(v)),
-            None => factor.solve(v),
-        };
-        let inverse = lanczos::largest(
-            &mut apply,
-            n,
-            &device,
-            dtype,
-            options.max_steps,
-            options.seed ^ 1,
-            &|theta| tolerance(eps, lambda_max * theta),
-        );
+        }
+        let inverse = op.inverse_largest(options.max_steps, options.seed ^ 1, &|theta| {
+            tolerance(eps, lambda_max * theta)
+        });
         match inverse {
             Ok(r) if r.theta.is_finite() && r.theta > 0.0 => return Ok((shift, r)),
             // Tiny pivots of a numerically singular K overflow its inverse: shift.
@@ -198,6 +217,94 @@ fn inverse_largest(
             }
             Err(e) => return Err(e),
         }
+    }
+}
+
+/// A kernel as a Burn tensor on its device ([`extreme`]): products and the blocked
+/// Cholesky factorization ([`cholesky`]) as tensor operations.
+pub struct Tensors {
+    k: Tensor<2>,
+    block: usize,
+    explicit_inverse: bool,
+    /// The last factor, with `L^{-1}` when [`Options::explicit_inverse`].
+    factor: Option<(cholesky::Factor, Option<Tensor<2>>)>,
+}
+
+impl Tensors {
+    /// `k` (square) with the factorization's block width and inverse choice of `options`.
+    pub fn new(k: Tensor<2>, options: &Options) -> Self {
+        Self {
+            k,
+            block: options.block,
+            explicit_inverse: options.explicit_inverse,
+            factor: None,
+        }
+    }
+}
+
+impl Tensors {
+    /// [`lanczos::largest`] on `apply` in the kernel's size, device and dtype.
+    fn lanczos(
+        &self,
+        apply: &mut dyn FnMut(Tensor<2>) -> Tensor<2>,
+        max_steps: usize,
+        seed: u64,
+        tolerance: &dyn Fn(f64) -> f64,
+    ) -> crate::Result<lanczos::Ritz> {
+        let (n, device, dtype) = (self.size(), self.k.device(), self.k.dtype());
+        lanczos::largest(apply, n, &device, dtype, max_steps, seed, tolerance)
+    }
+}
+
+impl Operand for Tensors {
+    fn size(&self) -> usize {
+        self.k.dims()[0]
+    }
+
+    fn epsilon(&self) -> f64 {
+        unit_roundoff(self.k.dtype())
+    }
+
+    fn max_abs(&mut self) -> crate::Result<f64> {
+        Ok(self.k.clone().abs().max().into_scalar::<f64>())
+    }
+
+    fn largest(
+        &mut self,
+        max_steps: usize,
+        seed: u64,
+        tolerance: &dyn Fn(f64) -> f64,
+    ) -> crate::Result<lanczos::Ritz> {
+        let k = &self.k;
+        self.lanczos(&mut |v| k.clone().matmul(v), max_steps, seed, tolerance)
+    }
+
+    fn factor(&mut self, shift: f64) -> crate::Result<Result<(), cholesky::Breakdown>> {
+        self.factor = None;
+        Ok(
+            cholesky::factor(self.k.clone(), shift, self.block).map(|f| {
+                let inverse = self.explicit_inverse.then(|| f.inverse());
+                self.factor = Some((f, inverse));
+            }),
+        )
+    }
+
+    fn inverse_largest(
+        &mut self,
+        max_steps: usize,
+        seed: u64,
+        tolerance: &dyn Fn(f64) -> f64,
+    ) -> crate::Result<lanczos::Ritz> {
+        let Some((factor, inverse)) = &self.factor else {
+            return Err(crate::Error::Lanczos(
+                "Lanczos on the inverse before a factorization".into(),
+            ));
+        };
+        let mut apply = |v: Tensor<2>| match inverse {
+            Some(w) => w.clone().transpose().matmul(w.clone().matmul(v)),
+            None => factor.solve(v),
+        };
+        self.lanczos(&mut apply, max_steps, seed, tolerance)
     }
 }
 
@@ -216,6 +323,13 @@ pub fn solve_dtype(device: &Device) -> DType {
 pub fn on_device(k: Tensor<2>, kernel_epsilon: f64) -> crate::Result<Extreme> {
     let dtype = solve_dtype(&k.device());
     let e = extreme(k.cast(dtype), kernel_epsilon, &Options::default())?;
+    warn_unconverged(&e);
+    Ok(e)
+}
+
+/// Says on stderr when a Lanczos run of `e` missed its tolerance (the values are then
+/// bounds, not estimates).
+pub fn warn_unconverged(e: &Extreme) {
     if !e.converged {
         eprintln!(
             "warning: Lanczos did not reach its tolerance in {:?} steps (relative residuals \
@@ -223,7 +337,6 @@ pub fn on_device(k: Tensor<2>, kernel_epsilon: f64) -> crate::Result<Extreme> {
             e.steps, e.relative_residuals[0], e.relative_residuals[1]
         );
     }
-    Ok(e)
 }
 
 /// [`on_device`] for a host kernel, sent to `device` first.

@@ -13,7 +13,7 @@ pub mod mlp;
 pub mod resnet;
 
 use faer::Mat;
-use ntk_model::{Net, Normalization};
+use ntk_model::Net;
 use ntk_numerics::backend::Precision;
 use ntk_numerics::linalg::Real;
 
@@ -22,15 +22,6 @@ pub use resnet::HostResNetSgd;
 
 use crate::config::OptimConfig;
 use crate::model::Model;
-
-/// Whether `model` can be trained by a host engine: an MLP without normalization layers, or
-/// a CIFAR ResNet.
-pub fn eligible(model: &Model) -> bool {
-    match model {
-        Net::Mlp(m) => m.config().normalization == Normalization::None,
-        Net::ResNet(_) => true,
-    }
-}
 
 /// What one step saw: the summed loss over the batch and the correct predictions.
 #[derive(Clone, Copy, Debug)]
@@ -219,9 +210,10 @@ macro_rules! each {
 }
 
 impl Engine {
-    /// The engine for `model` in `precision`, or `None` when it is not [`eligible`].
+    /// The engine for `model` in `precision`, or `None` when no host engine computes it
+    /// ([`ntk_model::NetSpec::on_host_engine`]: an MLP with normalization layers).
     pub fn for_model(model: &Model, optim: &OptimConfig, precision: Precision) -> Option<Self> {
-        if !eligible(model) {
+        if !model.spec().on_host_engine() {
             return None;
         }
         Some(match (model, precision) {

@@ -1,0 +1,309 @@
+//! `lambda_min`, `lambda_max` and `kappa` of a kernel on the GPU: `ntk_kernel::extreme::solve`
+//! (the algorithm the Burn route runs too) on an [`Operand`] whose arithmetic is cuBLAS and
+//! cuSOLVER in f64.
+//!
+//! Lanczos with full reorthogonalization, as `ntk_kernel::extreme::lanczos`: from the same
+//! start vector, step `j` forms `w = A v_j` (`gemv` with `K`, or `potrs` with the factor of
+//! `K + s I`), `alpha_j = v_j^T w`, then twice `w -= V (V^T w)` over the basis so far (two
+//! `gemv`), `beta_j = ||w||`, `v_{j+1} = w / beta_j`. `alpha` and `beta` come back to the host
+//! at each step (a synchronization each: 16-32 steps against the factorization's `n^3 / 3`),
+//! where `ntk_kernel::extreme::lanczos::ritz_of` turns them into Ritz values every
+//! [`CHECK_EVERY`] steps, as on every other device.
+
+use cudarc::cublas::sys as blas;
+use cudarc::cusolver::sys as lapack;
+
+use ntk_kernel::extreme::cholesky::Breakdown;
+use ntk_kernel::extreme::lanczos::{self, CHECK_EVERY, Ritz};
+use ntk_kernel::extreme::{Extreme, Operand, Options};
+use ntk_numerics::kernel::Kernel;
+
+use crate::device::{Buffer, Gpu, side, with_gpu};
+use crate::error::{Result, cublas, cusolver};
+
+/// The extreme eigenvalues of `kernel` (symmetric; sent to the device in f64) on the
+/// process's GPU; `kernel_epsilon` is the unit roundoff of the precision the kernel was
+/// built in (it sets `tau`), as in `ntk_kernel::extreme::extreme`.
+pub fn extreme(kernel: &Kernel, kernel_epsilon: f64, options: &Options) -> Result<Extreme> {
+    with_gpu(|gpu| {
+        let mut op = DeviceKernel::new(gpu, kernel)?;
+        let e = ntk_kernel::extreme::solve(&mut op, kernel_epsilon, options);
+        match op.failure.take() {
+            Some(device) => Err(device),
+            None => Ok(e?),
+        }
+    })
+}
+
+/// A kernel on the GPU with room for a factor of `K + s I` and a Lanczos basis.
+pub struct DeviceKernel<'g> {
+    gpu: &'g Gpu,
+    n: usize,
+    n32: i32,
+    k: Buffer,
+    max_abs: f64,
+    /// The factor of `K + s I` (lower triangle) once [`Operand::factor`] has run.
+    factor: Option<Buffer>,
+    /// The first device error: the [`Operand`] methods return `ntk_kernel`'s error type, so
+    /// a cuBLAS or cuSOLVER failure is kept here (and [`extreme`] returns it) while the
+    /// algorithm sees a Lanczos error that ends it.
+    pub failure: Option<crate::Error>,
+}
+
+impl<'g> DeviceKernel<'g> {
+    /// `kernel` uploaded to `gpu`.
+    pub fn new(gpu: &'g Gpu, kernel: &Kernel) -> Result<Self> {
+        let n = kernel.size;
+        if n == 0 || kernel.data.len() != n * n {
+            return Err(crate::Error::Shape {
+                n,
+                len: kernel.data.len(),
+            });
+        }
+        let n32 = side(n)?;
+        let max_abs =
+            kernel.data.iter().fold(
+                0.0f64,
+                |m, v| if v.is_nan() { f64::NAN } else { m.max(v.abs()) },
+            );
+        Ok(Self {
+            gpu,
+            n,
+            n32,
+            k: gpu.upload(&kernel.data)?,
+            max_abs,
+            factor: None,
+            failure: None,
+        })
+    }
+
+    /// Keeps a device error for [`extreme`] and hands the algorithm one of its own.
+    fn fail(&mut self, e: crate::Error) -> ntk_kernel::Error {
+        let text = e.to_string();
+        self.failure.get_or_insert(e);
+        ntk_kernel::Error::Lanczos(format!("on the GPU: {text}"))
+    }
+
+    /// Factors `K + shift I` into a fresh buffer: `Ok(Err(row))` at a pivot that is not
+    /// positive.
+    fn factor_device(&self, shift: f64) -> Result<std::result::Result<Buffer, Breakdown>> {
+        let (gpu, n, n32) = (self.gpu, self.n, self.n32);
+        let a = gpu.alloc(n * n)?;
+        gpu.copy(&a, &self.k, n * n)?;
+        if shift != 0.0 {
+            // The diagonal is every (n + 1)-th value: a += shift * ones.
+            let ones = gpu.upload(&vec![1.0; n])?;
+            cublas("adding the shift", unsafe {
+                blas::cublasDaxpy_v2(gpu.cublas(), n32, &shift, ones.at(0), 1, a.at(0), n32 + 1)
+            })?;
+        }
+        let lower = lapack::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER;
+        let mut lwork = 0;
+        cusolver("potrf workspace", unsafe {
+            lapack::cusolverDnDpotrf_bufferSize(
+                gpu.solver.cu(),
+                lower,
+                n32,
+                a.at(0),
+                n32,
+                &mut lwork,
+            )
+        })?;
+        let work = gpu.alloc(lwork.max(1) as usize)?;
+        let info = gpu.alloc(1)?;
+        cusolver("potrf", unsafe {
+            lapack::cusolverDnDpotrf(
+                gpu.solver.cu(),
+                lower,
+                n32,
+                a.at(0),
+                n32,
+                work.at(0),
+                lwork,
+                info.at(0) as *mut i32,
+            )
+        })?;
+        match crate::error::info("potrf", gpu.read_info(&info)?)? {
+            0 => Ok(Ok(a)),
+            // The leading minor of order `info` is not positive definite.
+            i => Ok(Err(Breakdown {
+                row: i as usize - 1,
+            })),
+        }
+    }
+
+    /// Lanczos on `K` (`factor = None`) or on the inverse of `K + s I` through its factor.
+    fn lanczos_device(
+        &self,
+        factor: Option<&Buffer>,
+        max_steps: usize,
+        seed: u64,
+        tolerance: &dyn Fn(f64) -> f64,
+    ) -> Result<Ritz> {
+        let (gpu, n, n32) = (self.gpu, self.n, self.n32);
+        let h = gpu.cublas();
+        let max_steps = max_steps.clamp(1, n);
+        // The basis, column-major `n x (max_steps + 1)`; its first column the start vector.
+        let basis = gpu.alloc(n * (max_steps + 1))?;
+        let start = gpu.upload(&lanczos::start_values(n, seed))?;
+        gpu.copy(&basis, &start, n)?;
+        let w = gpu.alloc(n)?;
+        let c = gpu.alloc(max_steps + 1)?;
+        let info = gpu.alloc(1)?;
+        let (one, zero, minus) = (1.0f64, 0.0f64, -1.0f64);
+        let (mut alpha, mut beta) = (Vec::new(), Vec::new());
+        for step in 1..=max_steps {
+            let v = basis.at((step - 1) * n);
+            if let Some(f) = factor {
+                cublas("copying v", unsafe {
+                    blas::cublasDcopy_v2(h, n32, v, 1, w.at(0), 1)
+                })?;
+                cusolver("potrs", unsafe {
+                    lapack::cusolverDnDpotrs(
+                        gpu.solver.cu(),
+                        lapack::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
+                        n32,
+                        1,
+                        f.at(0),
+                        n32,
+                        w.at(0),
+                        n32,
+                        info.at(0) as *mut i32,
+                    )
+                })?;
+            } else {
+                cublas("K v", unsafe {
+                    blas::cublasDgemv_v2(
+                        h,
+                        blas::cublasOperation_t::CUBLAS_OP_N,
+                        n32,
+                        n32,
+                        &one,
+                        self.k.at(0),
+                        n32,
+                        v,
+                        1,
+                        &zero,
+                        w.at(0),
+                        1,
+                    )
+                })?;
+            }
+            let mut a = 0.0;
+            cublas("alpha", unsafe {
+                blas::cublasDdot_v2(h, n32, v, 1, w.at(0), 1, &mut a)
+            })?;
+            alpha.push(a);
+            let cols = step as i32;
+            for _ in 0..2 {
+                cublas("V^T w", unsafe {
+                    blas::cublasDgemv_v2(
+                        h,
+                        blas::cublasOperation_t::CUBLAS_OP_T,
+                        n32,
+                        cols,
+                        &one,
+                        basis.at(0),
+                        n32,
+                        w.at(0),
+                        1,
+                        &zero,
+                        c.at(0),
+                        1,
+                    )
+                })?;
+                cublas("w - V c", unsafe {
+                    blas::cublasDgemv_v2(
+                        h,
+                        blas::cublasOperation_t::CUBLAS_OP_N,
+                        n32,
+                        cols,
+                        &minus,
+                        basis.at(0),
+                        n32,
+                        c.at(0),
+                        1,
+                        &one,
+                        w.at(0),
+                        1,
+                    )
+                })?;
+            }
+            let mut b = 0.0;
+            cublas("beta", unsafe {
+                blas::cublasDnrm2_v2(h, n32, w.at(0), 1, &mut b)
+            })?;
+            beta.push(b);
+            if step % CHECK_EVERY == 0 || step == max_steps {
+                let ritz = lanczos::ritz_of(&alpha, &beta, n, f64::EPSILON, tolerance)?;
+                if ritz.converged || step == max_steps {
+                    return Ok(ritz);
+                }
+            }
+            // v_{j+1} = w / beta (a vanishing beta gives non-finite values, which the next
+            // check cuts off, as on every device).
+            let next = basis.at(step * n);
+            let scale = 1.0 / b;
+            cublas("copying w", unsafe {
+                blas::cublasDcopy_v2(h, n32, w.at(0), 1, next, 1)
+            })?;
+            cublas("w / beta", unsafe {
+                blas::cublasDscal_v2(h, n32, &scale, next, 1)
+            })?;
+        }
+        unreachable!("the loop returns at its last step")
+    }
+}
+
+impl Operand for DeviceKernel<'_> {
+    fn size(&self) -> usize {
+        self.n
+    }
+
+    fn epsilon(&self) -> f64 {
+        f64::EPSILON
+    }
+
+    fn max_abs(&mut self) -> ntk_kernel::Result<f64> {
+        Ok(self.max_abs)
+    }
+
+    fn largest(
+        &mut self,
+        max_steps: usize,
+        seed: u64,
+        tolerance: &dyn Fn(f64) -> f64,
+    ) -> ntk_kernel::Result<Ritz> {
+        self.lanczos_device(None, max_steps, seed, tolerance)
+            .map_err(|e| self.fail(e))
+    }
+
+    fn factor(&mut self, shift: f64) -> ntk_kernel::Result<std::result::Result<(), Breakdown>> {
+        self.factor = None;
+        match self.factor_device(shift) {
+            Ok(Ok(f)) => {
+                self.factor = Some(f);
+                Ok(Ok(()))
+            }
+            Ok(Err(b)) => Ok(Err(b)),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    fn inverse_largest(
+        &mut self,
+        max_steps: usize,
+        seed: u64,
+        tolerance: &dyn Fn(f64) -> f64,
+    ) -> ntk_kernel::Result<Ritz> {
+        let result = match &self.factor {
+            Some(factor) => self.lanczos_device(Some(factor), max_steps, seed, tolerance),
+            None => {
+                return Err(ntk_kernel::Error::Lanczos(
+                    "Lanczos on the inverse before a factorization".into(),
+                ));
+            }
+        };
+        result.map_err(|e| self.fail(e))
+    }
+}

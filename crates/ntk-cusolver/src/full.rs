@@ -1,0 +1,70 @@
+//! Every eigenvalue of a kernel on the GPU by cuSOLVER's `syevd` (divide and conquer, values
+//! only) in f64, classified as on the host (`ntk_numerics::spectrum::classify`: `tau = n eps
+//! lambda_max`, the numerical rank, singular or not).
+
+use cudarc::cusolver::sys as lapack;
+
+use ntk_numerics::kernel::Kernel;
+use ntk_numerics::spectrum::{Spectrum, classify};
+
+use crate::device::{Gpu, side, with_gpu};
+use crate::error::{Result, cusolver};
+
+/// The spectrum of `kernel` (symmetric; sent to the device in f64) on the process's GPU;
+/// `epsilon` is the unit roundoff of the precision the kernel was built in.
+pub fn spectrum(kernel: &Kernel, epsilon: f64) -> Result<Spectrum> {
+    let n = kernel.size;
+    if n == 0 || kernel.data.len() != n * n {
+        return Err(crate::Error::Shape {
+            n,
+            len: kernel.data.len(),
+        });
+    }
+    if kernel.data.iter().any(|v| !v.is_finite()) {
+        return Err(ntk_numerics::Error::NonFiniteKernel.into());
+    }
+    let eigenvalues = with_gpu(|gpu| eigenvalues(gpu, &kernel.data, n))?;
+    Ok(classify(eigenvalues, epsilon))
+}
+
+/// The eigenvalues (ascending) of the symmetric `n x n` matrix `data`.
+pub fn eigenvalues(gpu: &Gpu, data: &[f64], n: usize) -> Result<Vec<f64>> {
+    let n32 = side(n)?;
+    let a = gpu.upload(data)?;
+    let w = gpu.alloc(n)?;
+    let job = lapack::cusolverEigMode_t::CUSOLVER_EIG_MODE_NOVECTOR;
+    let lower = lapack::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER;
+    let mut lwork = 0;
+    cusolver("syevd workspace", unsafe {
+        lapack::cusolverDnDsyevd_bufferSize(
+            gpu.solver.cu(),
+            job,
+            lower,
+            n32,
+            a.at(0),
+            n32,
+            w.at(0),
+            &mut lwork,
+        )
+    })?;
+    let work = gpu.alloc(lwork.max(1) as usize)?;
+    let info = gpu.alloc(1)?;
+    cusolver("syevd", unsafe {
+        lapack::cusolverDnDsyevd(
+            gpu.solver.cu(),
+            job,
+            lower,
+            n32,
+            a.at(0),
+            n32,
+            w.at(0),
+            work.at(0),
+            lwork,
+            info.at(0) as *mut i32,
+        )
+    })?;
+    match crate::error::info("syevd", gpu.read_info(&info)?)? {
+        0 => gpu.read(&w),
+        i => Err(crate::Error::NoConvergence { info: i }),
+    }
+}

@@ -1,0 +1,91 @@
+//! Where a whole kernel's eigenvalues are computed, and with what:
+//!
+//! | `probe.eigen` | CPU backend | GPU backend, built with `cusolver` | other GPU builds |
+//! |---|---|---|---|
+//! | `full` | LAPACK `dsyevd` on the host | cuSOLVER `syevd` | LAPACK on the host |
+//! | `extreme` | Cholesky + Lanczos on flex | cuSOLVER `potrf` + Lanczos on cuBLAS | the same on Burn's device |
+//!
+//! On a GPU backend (wgpu, cuda) a binary built with the `cusolver` feature sends the kernel
+//! to the NVIDIA GPU's cuSOLVER and cuBLAS (f64) when libcuda, libcublas and libcusolver
+//! load; when one does not, it says which and how to get it (once per process) and takes
+//! the route of the other builds. Every route is the same algorithm in f64 and is held to
+//! LAPACK in tests (`tests/extreme.rs`, `crates/ntk-cusolver/tests/device.rs`).
+
+use burn::tensor::Tensor;
+use ntk_numerics::backend::Compute;
+use ntk_numerics::kernel::Kernel;
+use ntk_numerics::spectrum::{self, Spectrum};
+
+use crate::extreme::{self, Extreme};
+
+/// The extreme eigenvalues of `kernel` (built with unit roundoff `eps`) on `compute`'s
+/// route ([`self`]).
+pub fn extreme(kernel: &Kernel, compute: &Compute, eps: f64) -> crate::Result<Extreme> {
+    #[cfg(feature = "cusolver")]
+    if cusolver_here(compute) {
+        let e = ntk_cusolver::extreme(kernel, eps, &extreme::Options::default())
+            .map_err(|e| crate::Error::Device(e.to_string()))?;
+        extreme::warn_unconverged(&e);
+        return Ok(e);
+    }
+    Ok(extreme::of_kernel(kernel, &compute.device, eps)?)
+}
+
+/// [`extreme`] of a kernel held as a tensor on `compute`'s device: solved there by Burn's
+/// route ([`extreme::on_device`]), or read back and sent to cuSOLVER on its route.
+pub fn extreme_of_tensor(k: Tensor<2>, compute: &Compute, eps: f64) -> crate::Result<Extreme> {
+    #[cfg(feature = "cusolver")]
+    if cusolver_here(compute) {
+        let size = k.dims()[0];
+        let data = k
+            .try_into_vec_as::<f64>()
+            .map_err(|e| crate::Error::Device(format!("reading the kernel back: {e:?}")))?;
+        return extreme(&Kernel { size, data }, compute, eps);
+    }
+    let _ = compute;
+    Ok(extreme::on_device(k, eps)?)
+}
+
+/// Every eigenvalue of `kernel` (built with unit roundoff `eps`), classified, on
+/// `compute`'s route ([`self`]).
+pub fn full(kernel: &Kernel, compute: &Compute, eps: f64) -> crate::Result<Spectrum> {
+    #[cfg(feature = "cusolver")]
+    if cusolver_here(compute) {
+        return ntk_cusolver::spectrum(kernel, eps)
+            .map_err(|e| crate::Error::Device(e.to_string()));
+    }
+    let _ = compute;
+    Ok(spectrum::spectrum(kernel, eps)?)
+}
+
+/// What a result's provenance adds about its eigenvalues: `eigenvalues: cuSOLVER on <GPU>`
+/// when they were computed there, else nothing (the host's linear algebra is recorded
+/// already).
+pub fn describe(compute: &Compute) -> Option<String> {
+    #[cfg(feature = "cusolver")]
+    if cusolver_here(compute) {
+        return ntk_cusolver::device::with_gpu(|g| Ok(g.name.clone()))
+            .ok()
+            .map(|name| format!("eigenvalues: cuSOLVER on {name}"));
+    }
+    let _ = compute;
+    None
+}
+
+/// Whether `compute` is a GPU backend and cuSOLVER's libraries load (said once when not).
+#[cfg(feature = "cusolver")]
+fn cusolver_here(compute: &Compute) -> bool {
+    static MISSING: std::sync::Once = std::sync::Once::new();
+    if compute.on_host() {
+        return false;
+    }
+    match ntk_cusolver::libraries::probe() {
+        Ok(()) => true,
+        Err(m) => {
+            MISSING.call_once(|| {
+                eprintln!("note: {m}; the eigenvalues are computed without it");
+            });
+            false
+        }
+    }
+}
