@@ -258,11 +258,15 @@ echo "  .git                    $(mib "$gitdir")"
 echo "  .gl                     $(mib "${gl:-0}")"
 echo "  .gpu/bin                $(mib "$bin")"
 if ((shared)); then echo "  shared/                 $(mib "$shared")"; fi
-echo "  total                   $(mib "$total") of 64 MiB ($(mib $((total - gitdir))) without .git)"
-if ((total > limit)); then
+echo "  total                   $(mib "$total"); the working tree (without .git) $(mib $((total - gitdir))) of 64 MiB"
+# The device tool's limit is on the working tree that travels (tracked and untracked files,
+# shared/, carried paths: /work/.library/device/README.md, Limits), not on .git.
+if ((total - gitdir > limit)); then
     echo "WARNING: over the 64 MiB a device call carries: drop --cuda-train, or pack cuda" \
         "alone (--cuda --no-wgpu), or remove untracked files" >&2
 fi
 echo
 echo "device call (from the repository root, carry [\".gl\", \".gpu/bin\"]):"
-echo "  bash experiments/bench/gpu/run.sh"
+if ((cudnn)); then echo "  bash experiments/bench/gpu/cudnn.sh"; fi
+if ((cusolver)); then echo "  bash experiments/bench/gpu/cusolver.sh"; fi
+if ((wgpu || cuda)); then echo "  bash experiments/bench/gpu/run.sh"; fi

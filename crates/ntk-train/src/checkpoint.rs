@@ -31,10 +31,9 @@ pub struct Pointer {
     pub dir: String,
     /// The run's config (TOML) that produced it; a resume must match it.
     pub config: String,
-    /// The engine that computed the steps: `burn` (optimizer state in `optim.bpk`) or
-    /// `host` (momentum buffers in `velocity.npy`, see `crate::host`).
-    #[serde(default = "burn_engine")]
-    pub engine: String,
+    /// Whose optimizer state the checkpoint holds (`burn` before the choice existed).
+    #[serde(default)]
+    pub engine: StateOf,
     /// The resolved config and its fingerprint (a resume must match it).
     #[serde(default)]
     pub provenance: Option<Provenance>,
@@ -59,8 +58,29 @@ impl Pointer {
     }
 }
 
-fn burn_engine() -> String {
-    "burn".into()
+/// Whose optimizer state a checkpoint holds, as its pointer records it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StateOf {
+    /// Burn's optimizer (`optim.bpk`).
+    #[default]
+    Burn,
+    /// The host engine's momentum buffers (`velocity.npy`, see `crate::host`); the device
+    /// engine writes these too, so its runs resume on the host and back.
+    Host,
+}
+
+impl StateOf {
+    /// Its name in the pointer and in messages.
+    pub fn name(self) -> &'static str {
+        ntk_runs::names::name(&self)
+    }
+}
+
+impl std::fmt::Display for StateOf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// The optimizer state a checkpoint holds.
@@ -109,11 +129,10 @@ fn save_via_rename<E: std::fmt::Display>(
 /// The representations table in a checkpoint (present when the run tracks them).
 const REPRESENTATIONS: &str = "representations.csv";
 
-fn checkpoint_files(engine: &str) -> [&'static str; 4] {
-    let optim = if engine == "host" {
-        "velocity.npy"
-    } else {
-        "optim.bpk"
+fn checkpoint_files(engine: StateOf) -> [&'static str; 4] {
+    let optim = match engine {
+        StateOf::Host => "velocity.npy",
+        StateOf::Burn => "optim.bpk",
     };
     ["model.bpk", optim, "metrics.csv", "ntk.csv"]
 }
@@ -181,8 +200,8 @@ pub fn save(
         source,
     })?;
     let engine = match optim {
-        OptimState::Burn(_) => "burn",
-        OptimState::Host(_) => "host",
+        OptimState::Burn(_) => StateOf::Burn,
+        OptimState::Host(_) => StateOf::Host,
     };
     let files = checkpoint_files(engine);
     let [model_file, optim_file, metrics_file, ntk_file] = files;
@@ -214,7 +233,7 @@ pub fn save(
         iteration,
         dir: format!("checkpoints/{name}"),
         config: identity.config.to_string(),
-        engine: engine.into(),
+        engine,
         provenance: Some(identity.provenance.clone()),
         files,
         checksum: None,
@@ -303,7 +322,7 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
         .files
         .contains_key(REPRESENTATIONS)
         .then_some(REPRESENTATIONS);
-    for f in checkpoint_files(&pointer.engine).into_iter().chain(tracked) {
+    for f in checkpoint_files(pointer.engine).into_iter().chain(tracked) {
         let Some(recorded) = pointer.files.get(f) else {
             return Err(untrusted(&path, &format!("records no checksum of {f}")));
         };

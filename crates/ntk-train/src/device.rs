@@ -135,8 +135,8 @@ mod enabled {
 
     impl Stepper for DeviceStepper {
         /// The host engine's: its checkpoints hold the same momentum buffers.
-        fn engine(&self) -> &'static str {
-            "host"
+        fn engine(&self) -> crate::checkpoint::StateOf {
+            crate::checkpoint::StateOf::Host
         }
 
         fn method(&self) -> &'static str {
@@ -145,6 +145,10 @@ mod enabled {
 
         fn name(&self) -> &'static str {
             "device"
+        }
+
+        fn on_gpu(&self) -> bool {
+            true
         }
 
         fn step(&mut self, batch: Batch, lr: f64) -> Option<StepResult> {

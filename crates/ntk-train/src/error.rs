@@ -148,8 +148,8 @@ pub enum Error {
     )]
     EngineMismatch {
         out: PathBuf,
-        written_by: String,
-        engine: String,
+        written_by: crate::checkpoint::StateOf,
+        engine: crate::checkpoint::StateOf,
     },
     /// Momentum buffers of another size than the network's parameters.
     #[error("momentum buffers hold {have} values, the network has {want} parameters")]

@@ -17,7 +17,7 @@ use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 use ntk_numerics::backend::Compute;
 
-use crate::checkpoint::{self, Loaded, OptimState, RunIdentity};
+use crate::checkpoint::{self, Loaded, OptimState, RunIdentity, StateOf};
 use crate::config::{EngineChoice, OptimConfig};
 use crate::host::{Engine, StepResult};
 use crate::metrics::{EpochMetrics, Tracked};
@@ -33,9 +33,8 @@ pub struct Batch {
 
 /// What the epoch loop needs from a step engine.
 pub trait Stepper {
-    /// The engine's name as checkpoints record it (`checkpoint::Pointer::engine`): `burn`
-    /// or `host`.
-    fn engine(&self) -> &'static str;
+    /// Whose optimizer state its checkpoints hold (`checkpoint::Pointer::engine`).
+    fn engine(&self) -> StateOf;
 
     /// What computes the steps, for the log: `Burn autodiff`, `host GEMM` or the device.
     fn method(&self) -> &'static str;
@@ -43,7 +42,12 @@ pub trait Stepper {
     /// The engine's name in the log: [`Stepper::engine`], unless the engine writes another
     /// engine's checkpoints (the device engine writes the host engine's).
     fn name(&self) -> &'static str {
-        self.engine()
+        self.engine().name()
+    }
+
+    /// Whether the steps run on a GPU (the provenance then names it: [`Stepper::method`]).
+    fn on_gpu(&self) -> bool {
+        false
     }
 
     /// One SGD step on `batch` at learning rate `lr`: the summed loss and the correct
@@ -195,8 +199,8 @@ impl BurnStepper {
 }
 
 impl Stepper for BurnStepper {
-    fn engine(&self) -> &'static str {
-        "burn"
+    fn engine(&self) -> StateOf {
+        StateOf::Burn
     }
 
     fn method(&self) -> &'static str {
@@ -255,8 +259,8 @@ pub struct HostStepper {
 }
 
 impl Stepper for HostStepper {
-    fn engine(&self) -> &'static str {
-        "host"
+    fn engine(&self) -> StateOf {
+        StateOf::Host
     }
 
     fn method(&self) -> &'static str {
@@ -406,9 +410,17 @@ mod tests {
         ];
         let expected = [
             // auto, burn, host
-            [Some("host"), Some("burn"), Some("host")],
-            [Some("burn"), Some("burn"), None],
-            [Some("host"), Some("burn"), Some("host")],
+            [
+                Some(StateOf::Host),
+                Some(StateOf::Burn),
+                Some(StateOf::Host),
+            ],
+            [Some(StateOf::Burn), Some(StateOf::Burn), None],
+            [
+                Some(StateOf::Host),
+                Some(StateOf::Burn),
+                Some(StateOf::Host),
+            ],
         ];
         let choices = [EngineChoice::Auto, EngineChoice::Burn, EngineChoice::Host];
         for ((name, spec), want) in nets.iter().zip(expected) {
@@ -417,7 +429,7 @@ mod tests {
                 match (got, want) {
                     (Ok(s), Some(engine)) => {
                         assert_eq!(s.engine(), engine, "{name} {choice:?}");
-                        let method = if engine == "host" {
+                        let method = if engine == StateOf::Host {
                             "host GEMM"
                         } else {
                             "Burn autodiff"
@@ -446,7 +458,7 @@ mod tests {
         };
         let model = build(&mlp(Normalization::None), &compute);
         let s = stepper(EngineChoice::Auto, &momentum(), model, &compute).unwrap();
-        assert_eq!(s.engine(), "burn");
+        assert_eq!(s.engine(), StateOf::Burn);
     }
 
     #[test]

@@ -21,7 +21,7 @@ use std::time::Instant;
 use ntk_model::NetSpec;
 use ntk_numerics::backend::Compute;
 
-use crate::checkpoint;
+use crate::checkpoint::{self, StateOf};
 use crate::config::TrainConfig;
 pub use crate::data::{Data, evaluate, load_data};
 use crate::epoch::{Progress, run_epochs};
@@ -60,7 +60,7 @@ pub fn train(
         Start::Resume(ck) => Some(ck),
     };
     let mut stepper = build_stepper(&run, found.as_ref())?;
-    if stepper.name() == "device" {
+    if stepper.on_gpu() {
         // The provenance names the GPU that computed the steps (not part of the fingerprint:
         // the config is the same on either machine).
         if let Some(m) = run.provenance.machine.as_mut() {
@@ -147,7 +147,7 @@ fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result
     let mut stepper =
         crate::device::stepper(t.engine, &run.cfg.optim, model, compute, t.batch_size)?;
     if let Some(ck) = found {
-        check_engine(run.out, &ck.pointer.engine, stepper.engine())?;
+        check_engine(run.out, ck.pointer.engine, stepper.engine())?;
         stepper.load_state(ck)?;
     }
     run.reporter.log(&format!(
@@ -161,14 +161,14 @@ fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result
 
 /// Refuses to resume a checkpoint written by another engine than `engine` (the optimizer
 /// state differs in form).
-fn check_engine(out: &Path, written_by: &str, engine: &str) -> crate::Result<()> {
+fn check_engine(out: &Path, written_by: StateOf, engine: StateOf) -> crate::Result<()> {
     if written_by == engine {
         return Ok(());
     }
     Err(crate::Error::EngineMismatch {
         out: out.to_path_buf(),
-        written_by: written_by.to_string(),
-        engine: engine.to_string(),
+        written_by,
+        engine,
     })
 }
 
@@ -415,7 +415,7 @@ engine = "{engine}"
 
     #[test]
     fn a_checkpoint_of_another_engine_is_named() {
-        let err = check_engine(Path::new("runs/x"), "burn", "host")
+        let err = check_engine(Path::new("runs/x"), StateOf::Burn, StateOf::Host)
             .unwrap_err()
             .to_string();
         assert_eq!(
@@ -423,6 +423,6 @@ engine = "{engine}"
             "runs/x: the checkpoint was written by the burn engine and this run would use \
              the host engine; set train.engine = \"burn\" to resume it"
         );
-        assert!(check_engine(Path::new("runs/x"), "host", "host").is_ok());
+        assert!(check_engine(Path::new("runs/x"), StateOf::Host, StateOf::Host).is_ok());
     }
 }

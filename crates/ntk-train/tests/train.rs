@@ -177,7 +177,7 @@ fn a_checkpoint_resumes_only_with_its_engine() {
     };
     assert_eq!(run(&cfg, dir.path(), opts).status, RunStatus::Interrupted);
     let ck = ntk_train::checkpoint::find(dir.path()).unwrap().unwrap();
-    assert_eq!(ck.pointer.engine, "host");
+    assert_eq!(ck.pointer.engine, ntk_train::checkpoint::StateOf::Host);
     assert!(ck.dir.join("velocity.npy").exists());
     // The engine is part of the run's config: the config check speaks first.
     cfg.train.engine = EngineChoice::Burn;
