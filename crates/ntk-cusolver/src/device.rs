@@ -23,18 +23,27 @@ pub struct Gpu {
     pub name: String,
 }
 
-/// `len` f64 values of device memory, freed on drop.
+/// The triangle cuSOLVER reads of a symmetric kernel: the upper one of the column-major view
+/// is the lower one of the row-major kernel, the triangle the Burn route's Cholesky reads
+/// (the same numbers where a kernel is not bit-for-bit symmetric).
+pub const TRIANGLE: cudarc::cusolver::sys::cublasFillMode_t =
+    cudarc::cusolver::sys::cublasFillMode_t::CUBLAS_FILL_MODE_UPPER;
+
+/// `len` f64 values of device memory, freed on drop once the stream's work is done.
 pub struct Buffer {
     pub ptr: sys::CUdeviceptr,
     pub len: usize,
     ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
 }
 
 impl Drop for Buffer {
     fn drop(&mut self) {
         let _ = self.ctx.bind_to_thread();
-        // SAFETY: `ptr` came from `malloc_sync` and is freed once; the stream is synchronized
-        // by every read, and a free waits for the device's work on it.
+        // Work still queued may read or write the buffer (an error path returns before the
+        // read that would have waited): wait for it first.
+        let _ = self.stream.synchronize();
+        // SAFETY: `ptr` came from `malloc_sync`, is freed once, and nothing queued uses it.
         let _ = unsafe { result::free_sync(self.ptr) };
     }
 }
@@ -83,19 +92,25 @@ impl Gpu {
         Ok(driver("binding the context", self.ctx.bind_to_thread())?)
     }
 
-    /// `len` f64 values on the device, zeroed.
-    pub fn alloc(&self, len: usize) -> Result<Buffer> {
+    /// `len` f64 values on the device, not initialized (for buffers written whole first).
+    fn alloc_raw(&self, len: usize) -> Result<Buffer> {
         self.bind()?;
-        let bytes = 8 * len.max(1);
-        // SAFETY: a fresh allocation of `bytes`, zeroed on the stream before any use.
+        // SAFETY: a fresh allocation; the caller writes it before reading it.
         let ptr = driver("allocating device memory", unsafe {
-            result::malloc_sync(bytes)
+            result::malloc_sync(8 * len.max(1))
         })?;
-        let buffer = Buffer {
+        Ok(Buffer {
             ptr,
             len,
             ctx: self.ctx.clone(),
-        };
+            stream: self.stream.clone(),
+        })
+    }
+
+    /// `len` f64 values on the device, zeroed.
+    pub fn alloc(&self, len: usize) -> Result<Buffer> {
+        let buffer = self.alloc_raw(len)?;
+        let (ptr, bytes) = (buffer.ptr, 8 * len.max(1));
         driver("zeroing device memory", unsafe {
             result::memset_d8_async(ptr, 0, bytes, self.stream.cu_stream())
         })?;
@@ -104,13 +119,20 @@ impl Gpu {
 
     /// `values` on the device.
     pub fn upload(&self, values: &[f64]) -> Result<Buffer> {
-        let b = self.alloc(values.len())?;
+        let b = self.alloc_raw(values.len())?;
         // SAFETY: `b` holds `values.len()` values; the copy is synchronous with respect to the
         // host buffer (pageable memory: the call returns once `values` is staged).
         driver("copying to the device", unsafe {
             result::memcpy_htod_async(b.ptr, values, self.stream.cu_stream())
         })?;
         self.sync()?;
+        Ok(b)
+    }
+
+    /// A new buffer holding a copy of `src` (queued on the stream).
+    pub fn alloc_copy(&self, src: &Buffer) -> Result<Buffer> {
+        let b = self.alloc_raw(src.len)?;
+        self.copy(&b, src, src.len)?;
         Ok(b)
     }
 

@@ -18,7 +18,7 @@ use ntk_kernel::extreme::lanczos::{self, CHECK_EVERY, Ritz};
 use ntk_kernel::extreme::{Extreme, Operand, Options};
 use ntk_numerics::kernel::Kernel;
 
-use crate::device::{Buffer, Gpu, side, with_gpu};
+use crate::device::{Buffer, Gpu, TRIANGLE, side, with_gpu};
 use crate::error::{Result, cublas, cusolver};
 
 /// The extreme eigenvalues of `kernel` (symmetric; sent to the device in f64) on the
@@ -42,7 +42,7 @@ pub struct DeviceKernel<'g> {
     n32: i32,
     k: Buffer,
     max_abs: f64,
-    /// The factor of `K + s I` (lower triangle) once [`Operand::factor`] has run.
+    /// The factor of `K + s I` (in [`TRIANGLE`]) once [`Operand::factor`] has run.
     factor: Option<Buffer>,
     /// The first device error: the [`Operand`] methods return `ntk_kernel`'s error type, so
     /// a cuBLAS or cuSOLVER failure is kept here (and [`extreme`] returns it) while the
@@ -54,18 +54,19 @@ impl<'g> DeviceKernel<'g> {
     /// `kernel` uploaded to `gpu`.
     pub fn new(gpu: &'g Gpu, kernel: &Kernel) -> Result<Self> {
         let n = kernel.size;
-        if n == 0 || kernel.data.len() != n * n {
+        if n == 0 || n.checked_mul(n) != Some(kernel.data.len()) {
             return Err(crate::Error::Shape {
                 n,
                 len: kernel.data.len(),
             });
         }
         let n32 = side(n)?;
-        let max_abs =
-            kernel.data.iter().fold(
-                0.0f64,
-                |m, v| if v.is_nan() { f64::NAN } else { m.max(v.abs()) },
-            );
+        // NaN when any entry is (`f64::max` would skip it), else the largest magnitude.
+        let max_abs = if kernel.data.iter().any(|v| v.is_nan()) {
+            f64::NAN
+        } else {
+            kernel.data.iter().fold(0.0f64, |m, v| m.max(v.abs()))
+        };
         Ok(Self {
             gpu,
             n,
@@ -78,7 +79,13 @@ impl<'g> DeviceKernel<'g> {
     }
 
     /// Keeps a device error for [`extreme`] and hands the algorithm one of its own.
+    ///
+    /// The algorithm's own errors (a Lanczos run on an overflowing inverse, which
+    /// `ntk_kernel::extreme::solve` answers with the next shift) pass through as they are.
     fn fail(&mut self, e: crate::Error) -> ntk_kernel::Error {
+        if let crate::Error::Kernel(k) = e {
+            return k;
+        }
         let text = e.to_string();
         self.failure.get_or_insert(e);
         ntk_kernel::Error::Lanczos(format!("on the GPU: {text}"))
@@ -88,8 +95,7 @@ impl<'g> DeviceKernel<'g> {
     /// positive.
     fn factor_device(&self, shift: f64) -> Result<std::result::Result<Buffer, Breakdown>> {
         let (gpu, n, n32) = (self.gpu, self.n, self.n32);
-        let a = gpu.alloc(n * n)?;
-        gpu.copy(&a, &self.k, n * n)?;
+        let a = gpu.alloc_copy(&self.k)?;
         if shift != 0.0 {
             // The diagonal is every (n + 1)-th value: a += shift * ones.
             let ones = gpu.upload(&vec![1.0; n])?;
@@ -97,12 +103,12 @@ impl<'g> DeviceKernel<'g> {
                 blas::cublasDaxpy_v2(gpu.cublas(), n32, &shift, ones.at(0), 1, a.at(0), n32 + 1)
             })?;
         }
-        let lower = lapack::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER;
+        let fill = TRIANGLE;
         let mut lwork = 0;
         cusolver("potrf workspace", unsafe {
             lapack::cusolverDnDpotrf_bufferSize(
                 gpu.solver.cu(),
-                lower,
+                fill,
                 n32,
                 a.at(0),
                 n32,
@@ -114,7 +120,7 @@ impl<'g> DeviceKernel<'g> {
         cusolver("potrf", unsafe {
             lapack::cusolverDnDpotrf(
                 gpu.solver.cu(),
-                lower,
+                fill,
                 n32,
                 a.at(0),
                 n32,
@@ -161,7 +167,7 @@ impl<'g> DeviceKernel<'g> {
                 cusolver("potrs", unsafe {
                     lapack::cusolverDnDpotrs(
                         gpu.solver.cu(),
-                        lapack::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER,
+                        TRIANGLE,
                         n32,
                         1,
                         f.at(0),

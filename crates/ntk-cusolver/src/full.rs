@@ -14,7 +14,7 @@ use crate::error::{Result, cusolver};
 /// `epsilon` is the unit roundoff of the precision the kernel was built in.
 pub fn spectrum(kernel: &Kernel, epsilon: f64) -> Result<Spectrum> {
     let n = kernel.size;
-    if n == 0 || kernel.data.len() != n * n {
+    if n == 0 || n.checked_mul(n) != Some(kernel.data.len()) {
         return Err(crate::Error::Shape {
             n,
             len: kernel.data.len(),
@@ -33,13 +33,13 @@ pub fn eigenvalues(gpu: &Gpu, data: &[f64], n: usize) -> Result<Vec<f64>> {
     let a = gpu.upload(data)?;
     let w = gpu.alloc(n)?;
     let job = lapack::cusolverEigMode_t::CUSOLVER_EIG_MODE_NOVECTOR;
-    let lower = lapack::cublasFillMode_t::CUBLAS_FILL_MODE_LOWER;
+    let fill = crate::device::TRIANGLE;
     let mut lwork = 0;
     cusolver("syevd workspace", unsafe {
         lapack::cusolverDnDsyevd_bufferSize(
             gpu.solver.cu(),
             job,
-            lower,
+            fill,
             n32,
             a.at(0),
             n32,
@@ -53,7 +53,7 @@ pub fn eigenvalues(gpu: &Gpu, data: &[f64], n: usize) -> Result<Vec<f64>> {
         lapack::cusolverDnDsyevd(
             gpu.solver.cu(),
             job,
-            lower,
+            fill,
             n32,
             a.at(0),
             n32,

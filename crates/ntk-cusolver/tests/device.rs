@@ -178,9 +178,30 @@ fn bad_kernels_are_errors() {
         return;
     }
     let mut k = gram(5, 8, 1);
+    // A NaN anywhere (not only last) is the non-finite kernel, by both routes.
     k.data[7] = f64::NAN;
-    assert!(ntk_cusolver::extreme(&k, f64::EPSILON, &Options::default()).is_err());
-    assert!(ntk_cusolver::spectrum(&k, f64::EPSILON).is_err());
+    let non_finite = |r: Result<String, String>| {
+        let e = r.expect_err("a NaN kernel is an error");
+        assert!(e.contains("non-finite entries"), "{e}");
+    };
+    non_finite(
+        ntk_cusolver::extreme(&k, f64::EPSILON, &Options::default())
+            .map(|e| format!("{e:?}"))
+            .map_err(|e| e.to_string()),
+    );
+    non_finite(
+        ntk_cusolver::spectrum(&k, f64::EPSILON)
+            .map(|s| format!("{s:?}"))
+            .map_err(|e| e.to_string()),
+    );
+    let huge = Kernel {
+        size: usize::MAX,
+        data: vec![1.0],
+    };
+    assert!(matches!(
+        ntk_cusolver::extreme(&huge, f64::EPSILON, &Options::default()),
+        Err(ntk_cusolver::Error::Shape { .. })
+    ));
     let empty = Kernel {
         size: 0,
         data: vec![],
