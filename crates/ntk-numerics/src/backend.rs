@@ -55,7 +55,8 @@ impl fmt::Display for Precision {
     }
 }
 
-/// A Burn backend: the cargo feature of the same name builds it in.
+/// A Burn backend: the cargo feature of the same name builds it in. Declared in order of
+/// preference (the first built in is the default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Backend {
@@ -70,9 +71,6 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// Every backend, in order of preference.
-    pub const ALL: [Self; 4] = [Self::Flex, Self::Ndarray, Self::Wgpu, Self::Cuda];
-
     /// The feature's and `--device`'s name (the serde name: [`ntk_runs::names`]).
     pub fn name(self) -> &'static str {
         ntk_runs::names::name(&self)
@@ -105,9 +103,12 @@ impl fmt::Display for Backend {
     }
 }
 
-/// The backends compiled into this binary, in order of preference.
+/// The backends compiled into this binary, in order of preference (the declaration order).
 pub fn available() -> Vec<Backend> {
-    Backend::ALL.into_iter().filter(|b| b.built()).collect()
+    ntk_runs::names::all::<Backend>()
+        .into_iter()
+        .filter(|b| b.built())
+        .collect()
 }
 
 /// A chosen device with its precision.
@@ -159,11 +160,6 @@ pub fn select(name: Option<&str>, precision: Precision) -> crate::Result<Compute
         backend,
         precision,
     })
-}
-
-/// Every backend's name, in order of preference: `flex, ndarray, wgpu, cuda`.
-pub fn backend_names() -> String {
-    Backend::ALL.map(Backend::name).join(", ")
 }
 
 /// The error for a device this binary lacks: a known backend is a rebuild away (its

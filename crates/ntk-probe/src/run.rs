@@ -127,7 +127,10 @@ pub fn provenance(
     flat.insert("backend".into(), compute.backend.name().into());
     flat.insert("data.digest".into(), digest.into());
     let mut linalg = ntk_numerics::linalg::describe();
-    if let Some(gpu) = crate::solver::describe(compute) {
+    // Only the whole protocol's spectrum goes through `solver` (blocks are solved on the host).
+    if c.probe.protocol == Protocol::Whole
+        && let Some(gpu) = crate::solver::describe(compute)
+    {
         linalg = format!("{linalg}; {gpu}");
     }
     Provenance::new(crate::TOOL, flat, &linalg)
