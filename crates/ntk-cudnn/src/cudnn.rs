@@ -212,14 +212,10 @@ impl Conv {
                 fwd.as_mut_ptr(),
             )
         })?;
-        let pick = fwd[..count.max(0) as usize]
-            .iter()
-            .find(|r| {
-                r.status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS && r.memory <= WORKSPACE_LIMIT
-            })
+        let (algo, memory) = fastest(&fwd, count, |r| (r.status, r.memory, r.algo))
             .ok_or_else(|| self.none("forward"))?;
-        self.fwd = pick.algo;
-        self.workspace = self.workspace.max(pick.memory);
+        self.fwd = algo;
+        self.workspace = self.workspace.max(memory);
         let mut bf: [dnn::cudnnConvolutionBwdFilterAlgoPerf_t; N] = unsafe { std::mem::zeroed() };
         cudnn("measuring the filter-gradient algorithms", unsafe {
             dnn::cudnnFindConvolutionBackwardFilterAlgorithm(
@@ -233,14 +229,10 @@ impl Conv {
                 bf.as_mut_ptr(),
             )
         })?;
-        let pick = bf[..count.max(0) as usize]
-            .iter()
-            .find(|r| {
-                r.status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS && r.memory <= WORKSPACE_LIMIT
-            })
+        let (algo, memory) = fastest(&bf, count, |r| (r.status, r.memory, r.algo))
             .ok_or_else(|| self.none("filter-gradient"))?;
-        self.bwd_filter = pick.algo;
-        self.workspace = self.workspace.max(pick.memory);
+        self.bwd_filter = algo;
+        self.workspace = self.workspace.max(memory);
         if data {
             let mut bd: [dnn::cudnnConvolutionBwdDataAlgoPerf_t; N] = unsafe { std::mem::zeroed() };
             cudnn("measuring the input-gradient algorithms", unsafe {
@@ -255,15 +247,10 @@ impl Conv {
                     bd.as_mut_ptr(),
                 )
             })?;
-            let pick = bd[..count.max(0) as usize]
-                .iter()
-                .find(|r| {
-                    r.status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS
-                        && r.memory <= WORKSPACE_LIMIT
-                })
+            let (algo, memory) = fastest(&bd, count, |r| (r.status, r.memory, r.algo))
                 .ok_or_else(|| self.none("input-gradient"))?;
-            self.bwd_data = Some(pick.algo);
-            self.workspace = self.workspace.max(pick.memory);
+            self.bwd_data = Some(algo);
+            self.workspace = self.workspace.max(memory);
         }
         Ok(())
     }
@@ -480,4 +467,21 @@ pub(crate) fn bn_backward(
             p(b.save_inv_std),
         )
     })
+}
+
+/// The first of `count` rows of a `cudnnFind*` answer (fastest first) that succeeded within
+/// [`WORKSPACE_LIMIT`]: its algorithm and workspace. `row` reads a row's status, workspace
+/// bytes and algorithm (the three passes report them in three types).
+fn fastest<R, A>(
+    rows: &[R],
+    count: i32,
+    row: impl Fn(&R) -> (dnn::cudnnStatus_t, usize, A),
+) -> Option<(A, usize)> {
+    rows[..(count.max(0) as usize).min(rows.len())]
+        .iter()
+        .map(row)
+        .find(|(status, memory, _)| {
+            *status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS && *memory <= WORKSPACE_LIMIT
+        })
+        .map(|(_, memory, algo)| (algo, memory))
 }

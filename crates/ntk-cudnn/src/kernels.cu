@@ -43,8 +43,9 @@ __device__ __forceinline__ float shortcut(const float* x, long long idx, int C, 
     return x[((n * cin + c) * hin + 2 * i) * (long long)win + 2 * j];
 }
 
-// Adds a block's two running sums into part[2 blockIdx.x + {0, 1}].
-__device__ void block_sums(double a, double b, double* part) {
+// The block's (at most 256 threads) two sums of a and b, a tree in shared memory in a fixed
+// order (deterministic); valid in thread 0.
+__device__ void tree_sums(double a, double b, double* ta, double* tb) {
     __shared__ double sa[256];
     __shared__ double sb[256];
     sa[threadIdx.x] = a;
@@ -57,9 +58,17 @@ __device__ void block_sums(double a, double b, double* part) {
         }
         __syncthreads();
     }
+    *ta = sa[0];
+    *tb = sb[0];
+}
+
+// Adds a block's two running sums into part[2 blockIdx.x + {0, 1}].
+__device__ void block_sums(double a, double b, double* part) {
+    double ta, tb;
+    tree_sums(a, b, &ta, &tb);
     if (threadIdx.x == 0) {
-        part[2 * blockIdx.x] = sa[0];
-        part[2 * blockIdx.x + 1] = sb[0];
+        part[2 * blockIdx.x] = ta;
+        part[2 * blockIdx.x + 1] = tb;
     }
 }
 
@@ -229,23 +238,13 @@ extern "C" __global__ void total(const float* x, double* part, long long n) {
 // one block of 256 threads, each summing a fixed stride of the blocks, then a tree in shared
 // memory (a fixed order: deterministic).
 extern "C" __global__ void finish(const double* part, int blocks, float* out0, float* out1) {
-    __shared__ double sa[256];
-    __shared__ double sb[256];
     double a = 0.0, b = 0.0;
     for (int k = threadIdx.x; k < blocks; k += blockDim.x) { a += part[2 * k]; b += part[2 * k + 1]; }
-    sa[threadIdx.x] = a;
-    sb[threadIdx.x] = b;
-    __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) {
-            sa[threadIdx.x] += sa[threadIdx.x + s];
-            sb[threadIdx.x] += sb[threadIdx.x + s];
-        }
-        __syncthreads();
-    }
+    double ta, tb;
+    tree_sums(a, b, &ta, &tb);
     if (threadIdx.x == 0) {
-        if (out0) *out0 = (float)sa[0];
-        if (out1) *out1 = (float)sb[0];
+        if (out0) *out0 = (float)ta;
+        if (out1) *out1 = (float)tb;
     }
 }
 

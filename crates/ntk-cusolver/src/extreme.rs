@@ -20,6 +20,7 @@ use ntk_numerics::kernel::Kernel;
 
 use crate::device::{Buffer, Gpu, TRIANGLE, side, with_gpu};
 use crate::error::{Result, cublas, cusolver};
+use crate::trace::Phases;
 
 /// The extreme eigenvalues of `kernel` (symmetric; sent to the device in f64) on the
 /// process's GPU; `kernel_epsilon` is the unit roundoff of the precision the kernel was
@@ -48,6 +49,8 @@ pub struct DeviceKernel<'g> {
     /// a cuBLAS or cuSOLVER failure is kept here (and [`extreme`] returns it) while the
     /// algorithm sees a Lanczos error that ends it.
     pub failure: Option<crate::Error>,
+    /// The phases' clock ([`crate::trace`]).
+    phases: Phases,
 }
 
 impl<'g> DeviceKernel<'g> {
@@ -61,20 +64,20 @@ impl<'g> DeviceKernel<'g> {
             });
         }
         let n32 = side(n)?;
-        // NaN when any entry is (`f64::max` would skip it), else the largest magnitude.
-        let max_abs = if kernel.data.iter().any(|v| v.is_nan()) {
-            f64::NAN
-        } else {
-            kernel.data.iter().fold(0.0f64, |m, v| m.max(v.abs()))
-        };
+        let phases = Phases::new();
+        let max_abs = crate::staging::max_abs(&kernel.data);
+        phases.mark_host("the largest magnitude (host)");
+        let k = gpu.upload(&kernel.data)?;
+        phases.mark(gpu, "the kernel to the device");
         Ok(Self {
             gpu,
             n,
             n32,
-            k: gpu.upload(&kernel.data)?,
+            k,
             max_abs,
             factor: None,
             failure: None,
+            phases,
         })
     }
 
@@ -129,7 +132,9 @@ impl<'g> DeviceKernel<'g> {
                 info.at(0) as *mut i32,
             )
         })?;
-        match crate::error::info("potrf", gpu.read_info(&info)?)? {
+        let info = gpu.read_info(&info)?;
+        self.phases.mark(gpu, &format!("potrf of K + {shift:e} I"));
+        match crate::error::info("potrf", info)? {
             0 => Ok(Ok(a)),
             // The leading minor of order `info` is not positive definite.
             i => Ok(Err(Breakdown {
@@ -243,6 +248,9 @@ impl<'g> DeviceKernel<'g> {
             if step % CHECK_EVERY == 0 || step == max_steps {
                 let ritz = lanczos::ritz_of(&alpha, &beta, n, f64::EPSILON, tolerance)?;
                 if ritz.converged || step == max_steps {
+                    let on = if factor.is_some() { "the inverse" } else { "K" };
+                    self.phases
+                        .mark(gpu, &format!("Lanczos on {on}, {step} steps"));
                     return Ok(ritz);
                 }
             }

@@ -20,7 +20,8 @@ pub fn spectrum(kernel: &Kernel, epsilon: f64) -> Result<Spectrum> {
             len: kernel.data.len(),
         });
     }
-    if kernel.data.iter().any(|v| !v.is_finite()) {
+    // NaN or infinite anywhere (one parallel pass: `crate::staging`).
+    if !crate::staging::max_abs(&kernel.data).is_finite() {
         return Err(ntk_numerics::Error::NonFiniteKernel.into());
     }
     let eigenvalues = with_gpu(|gpu| eigenvalues(gpu, &kernel.data, n))?;
@@ -30,7 +31,9 @@ pub fn spectrum(kernel: &Kernel, epsilon: f64) -> Result<Spectrum> {
 /// The eigenvalues (ascending) of the symmetric `n x n` matrix `data`.
 pub fn eigenvalues(gpu: &Gpu, data: &[f64], n: usize) -> Result<Vec<f64>> {
     let n32 = side(n)?;
+    let phases = crate::trace::Phases::new();
     let a = gpu.upload(data)?;
+    phases.mark(gpu, "the kernel to the device");
     let w = gpu.alloc(n)?;
     let job = lapack::cusolverEigMode_t::CUSOLVER_EIG_MODE_NOVECTOR;
     let fill = crate::device::TRIANGLE;
@@ -63,7 +66,9 @@ pub fn eigenvalues(gpu: &Gpu, data: &[f64], n: usize) -> Result<Vec<f64>> {
             info.at(0) as *mut i32,
         )
     })?;
-    match crate::error::info("syevd", gpu.read_info(&info)?)? {
+    let info = gpu.read_info(&info)?;
+    phases.mark(gpu, "syevd");
+    match crate::error::info("syevd", info)? {
         0 => gpu.read(&w),
         i => Err(crate::Error::NoConvergence { info: i }),
     }

@@ -37,9 +37,20 @@ pub fn extreme_of_tensor(k: Tensor<2>, compute: &Compute, eps: f64) -> crate::Re
     #[cfg(feature = "cusolver")]
     if cusolver_here(compute) {
         let size = k.dims()[0];
-        let data = k
-            .try_into_vec_as::<f64>()
-            .map_err(|e| crate::Error::Device(format!("reading the kernel back: {e:?}")))?;
+        let phases = ntk_cusolver::trace::Phases::new();
+        let read = |e: &dyn std::fmt::Debug| {
+            crate::Error::Device(format!("reading the kernel back: {e:?}"))
+        };
+        let values = k.try_into_data().map_err(|e| read(&e))?;
+        phases.mark_host("the kernel back from Burn's device");
+        let data = match values.as_slice::<f32>() {
+            Ok(f32s) => ntk_cusolver::staging::widen(f32s),
+            Err(_) => values
+                .convert::<f64>()
+                .try_into_vec::<f64>()
+                .map_err(|e| read(&e))?,
+        };
+        phases.mark_host("the kernel in f64 (host)");
         return extreme(&Kernel { size, data }, compute, eps);
     }
     let _ = compute;
@@ -56,6 +67,18 @@ pub fn full(kernel: &Kernel, compute: &Compute, eps: f64) -> crate::Result<Spect
     }
     let _ = compute;
     Ok(spectrum::spectrum(kernel, eps)?)
+}
+
+/// Readies `compute`'s route before a measurement: on cuSOLVER's, opens the GPU and runs its
+/// solvers once on a small kernel ([`ntk_cusolver::warm_up`]), as the peer's benchmark warms
+/// its solvers; elsewhere nothing (Burn's route is warmed by the kernel's formation).
+pub fn warm_up(compute: &Compute) -> crate::Result<()> {
+    #[cfg(feature = "cusolver")]
+    if cusolver_here(compute) {
+        ntk_cusolver::warm_up().map_err(|e| crate::Error::Device(e.to_string()))?;
+    }
+    let _ = compute;
+    Ok(())
 }
 
 /// What a result's provenance adds about its eigenvalues: `eigenvalues: cuSOLVER on <GPU>`

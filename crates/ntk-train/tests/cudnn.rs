@@ -2,7 +2,7 @@
 //! ResNet-20 in every variant: the training-mode and evaluation-mode logits, every
 //! parameter's gradient, 20 steps each taken from the host engine's state (loss, every
 //! parameter's change, the momenta, BatchNorm's running statistics), 20 free-running steps,
-//! and a diverged step.
+//! a diverged step, and a run that moves between the device and the host engine.
 //!
 //! Tolerances, from f32: both engines round at `2^-24 ~ 6e-8` per operation and sum in
 //! different orders (cuDNN's algorithms against im2col GEMMs on the host); a convolution sums
@@ -31,8 +31,11 @@ use burn::tensor::{DType, Device};
 use ntk_cudnn::{DeviceResNet, Sgd};
 use ntk_model::resnet::host::{BlockKind, HostResNet, Slot, StemKind};
 use ntk_model::{ResNet, ResNetConfig, ResNetVariant};
-use ntk_train::config::OptimConfig;
+use ntk_train::config::{EngineChoice, OptimConfig, TrainConfig};
 use ntk_train::host::HostResNetSgd;
+use ntk_train::metrics::{EpochMetrics, read_csv};
+use ntk_train::progress::Reporter;
+use ntk_train::train::{self, RunOptions};
 
 const BATCH: usize = 32;
 
@@ -504,4 +507,126 @@ fn evaluation_on_the_device_is_the_host_engines() {
         assert_eq!(got.len(), want.len());
         assert!(e < 1e-4, "{variant}: evaluation logits differ by {e:.3e}");
     }
+}
+
+/// A ResNet-20 run on generated CIFAR-format files (256 training images, batch 128: two steps
+/// an epoch, two epochs, lr 0.01, momentum 0.9) with `engine`.
+fn moving_config(data: &std::path::Path, engine: EngineChoice) -> TrainConfig {
+    let mut cfg = TrainConfig::parse(&format!(
+        r#"
+[data]
+dataset = "cifar-10"
+n = 256
+subset = "first"
+scaling = "cifar-per-channel"
+dir = "{}"
+
+[resnet]
+depth = 20
+variant = "batch_norm"
+
+[optim]
+lr = 0.01
+momentum = 0.9
+weight_decay = 1e-4
+
+[train]
+batch_size = 128
+epochs = 2
+test_n = 64
+augment = true
+"#,
+        data.display()
+    ))
+    .expect("the config");
+    cfg.train.engine = engine;
+    cfg
+}
+
+/// A run of `cfg` in `out` on the CPU's Burn device (the model of record; the device engine
+/// computes the steps where `cfg` asks for it).
+fn train_in(cfg: &TrainConfig, out: &std::path::Path, resume: bool, stop_after: Option<usize>) {
+    let data = train::load_data(&cfg.data, cfg.train.test_n).expect("the data");
+    let compute =
+        ntk_numerics::backend::select(Some("flex"), ntk_numerics::backend::Precision::F32)
+            .expect("flex");
+    let opts = RunOptions { resume, stop_after };
+    train::train(cfg, &data, &compute, out, opts, &Reporter::silent()).expect("the run");
+}
+
+/// The checkpoint of `out` after `epoch`: its engine and momenta.
+fn velocity_at(out: &std::path::Path, epoch: usize) -> Vec<f64> {
+    let ck = ntk_train::checkpoint::find(out)
+        .expect("readable")
+        .expect("a checkpoint");
+    assert_eq!(ck.pointer.epoch, epoch);
+    assert_eq!(ck.pointer.engine, ntk_train::checkpoint::StateOf::Host);
+    ck.load_velocity().expect("velocity.npy")
+}
+
+/// A run moves between the GPU and the CPU with `--resume` (README, "train.engine"): the
+/// device engine's checkpoint is the host engine's files, so a run trained for an epoch on
+/// the device finishes on the host engine, and one begun on the host finishes on the device.
+/// Each is held to the run that stayed on the other side: the momenta at the end (in norm:
+/// 4 free-running steps in f32, where the step tests above hold a single step's change to
+/// 5e-3; a momentum lost on the way would be off by its 0.9^2 = 81% share) and the test loss
+/// of both epochs (1e-3 relative, as the free-running losses above). The momenta after the
+/// first epoch are compared too: the device writes them in the host engine's order.
+#[test]
+fn a_run_moves_between_the_device_and_the_host_engine() {
+    if !available() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    ntk_data::cifar::write_cifar_like(data.path(), 64, 7).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = |name: &str| dir.path().join(name);
+    let host = moving_config(data.path(), EngineChoice::Host);
+    let gpu = moving_config(data.path(), EngineChoice::Cudnn);
+    // Whole on each side, with the first epoch's checkpoint kept apart.
+    train_in(&host, &out("host"), false, Some(1));
+    let host_v1 = velocity_at(&out("host"), 1);
+    train_in(&host, &out("host"), true, None);
+    train_in(&gpu, &out("gpu"), false, Some(1));
+    let gpu_v1 = velocity_at(&out("gpu"), 1);
+    train_in(&gpu, &out("gpu"), true, None);
+    // Moved: the first epoch on one side, the second on the other.
+    train_in(&gpu, &out("gpu-host"), false, Some(1));
+    train_in(&host, &out("gpu-host"), true, None);
+    train_in(&host, &out("host-gpu"), false, Some(1));
+    train_in(&gpu, &out("host-gpu"), true, None);
+
+    let mut failures = Vec::new();
+    let v1 = rel2(&gpu_v1, &host_v1);
+    println!("momenta after epoch 1, device against host: {v1:.2e} (norm)");
+    if gpu_v1.len() != host_v1.len() || v1 >= 2e-2 {
+        failures.push(format!("epoch-1 momenta differ by {v1:.3e}"));
+    }
+    let losses = |name: &str| -> Vec<f64> {
+        let rows: Vec<EpochMetrics> = read_csv(&out(name).join("metrics.csv")).unwrap();
+        rows.iter()
+            .map(|r| r.test_loss.expect("evaluated"))
+            .collect()
+    };
+    for (moved, stayed) in [
+        ("gpu-host", "host"),
+        ("gpu-host", "gpu"),
+        ("host-gpu", "gpu"),
+        ("host-gpu", "host"),
+    ] {
+        let v = rel2(&velocity_at(&out(moved), 2), &velocity_at(&out(stayed), 2));
+        let (a, b) = (losses(moved), losses(stayed));
+        let l = a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| (x - y).abs() / y.abs())
+            .fold(0.0f64, f64::max);
+        println!("{moved} against {stayed}: momenta {v:.2e} (norm), test losses {l:.2e}");
+        if a.len() != 2 || b.len() != 2 || v >= 2e-2 || l >= 1e-3 {
+            failures.push(format!(
+                "{moved} against {stayed}: momenta {v:.3e}, test losses {a:?} against {b:?}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }

@@ -179,10 +179,21 @@ fn a_checkpoint_resumes_only_with_its_engine() {
     let ck = ntk_train::checkpoint::find(dir.path()).unwrap().unwrap();
     assert_eq!(ck.pointer.engine, ntk_train::checkpoint::StateOf::Host);
     assert!(ck.dir.join("velocity.npy").exists());
-    // The engine is part of the run's config: the config check speaks first.
+    // The engine is not part of the run's identity (who computes, not what): the checkpoint's
+    // form refuses Burn's engine and names the one that resumes it, which then does.
     cfg.train.engine = EngineChoice::Burn;
     let err = resume_error(&cfg, dir.path());
-    assert!(err.contains("different config"), "{err}");
+    assert!(
+        err.contains("written by the host engine") && err.contains("train.engine = \"host\""),
+        "{err}"
+    );
+    cfg.train.engine = EngineChoice::Host;
+    let opts = RunOptions {
+        resume: true,
+        stop_after: None,
+    };
+    let s = run(&cfg, dir.path(), opts);
+    assert_eq!((s.status, s.epochs_completed), (RunStatus::Finished, 3));
 }
 
 /// `--resume` of a run whose epoch checkpoints are there but whose checkpoint.json is gone
