@@ -15,7 +15,8 @@
 #
 #   .gpu/bin/ntk-train-cudnn.xz, cudnn-tests.xz   with --cudnn (and --no-wgpu): ntk-train
 #     built with the cuDNN device engine (--features ntk-train/cudnn, the CPU backend) and
-#     the test binary of crates/ntk-train/tests/cudnn.rs, for experiments/bench/gpu/cudnn.sh.
+#     the test binary of crates/ntk-train/tests/cudnn.rs, for experiments/bench/gpu/cudnn.sh
+#     (and cudnn_bn.sh: cuDNN's two BatchNorm modes side by side).
 #
 #   .gpu/bin/ntk-probe-cusolver.xz, cusolver-tests.xz   with --cusolver (and --no-wgpu):
 #     ntk-probe built with wgpu and the cuSOLVER eigensolver (--features
@@ -267,6 +268,6 @@ if ((total - gitdir > limit)); then
 fi
 echo
 echo "device call (from the repository root, carry [\".gl\", \".gpu/bin\"]):"
-if ((cudnn)); then echo "  bash experiments/bench/gpu/cudnn.sh"; fi
+if ((cudnn)); then echo "  bash experiments/bench/gpu/cudnn.sh   (or cudnn_bn.sh)"; fi
 if ((cusolver)); then echo "  bash experiments/bench/gpu/cusolver.sh"; fi
 if ((wgpu || cuda)); then echo "  bash experiments/bench/gpu/run.sh"; fi

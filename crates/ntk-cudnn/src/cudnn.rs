@@ -368,6 +368,44 @@ pub struct BnPtrs {
 
 const SPATIAL: dnn::cudnnBatchNormMode_t = dnn::cudnnBatchNormMode_t::CUDNN_BATCHNORM_SPATIAL;
 
+/// cuDNN's BatchNorm for training and its backward (`NTK_CUDNN_BN`): `spatial` (the default)
+/// or `persistent` (`CUDNN_BATCHNORM_SPATIAL_PERSISTENT`, which cuDNN may run on faster
+/// kernels that hold a channel's values on chip). Evaluation is `spatial` either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BnMode {
+    Spatial,
+    Persistent,
+}
+
+impl BnMode {
+    /// The mode `NTK_CUDNN_BN` names ([`BnMode::parse`]).
+    pub fn from_env() -> Result<Self> {
+        let value = std::env::var_os("NTK_CUDNN_BN");
+        Self::parse(value.as_ref().map(|v| v.to_string_lossy()).as_deref())
+    }
+
+    /// `None` (unset) or `spatial`: [`BnMode::Spatial`]; `persistent`:
+    /// [`BnMode::Persistent`]; another value is an error naming the setting.
+    pub fn parse(value: Option<&str>) -> Result<Self> {
+        match value {
+            None | Some("spatial") => Ok(Self::Spatial),
+            Some("persistent") => Ok(Self::Persistent),
+            Some(other) => Err(Error::Setting {
+                name: "NTK_CUDNN_BN",
+                value: other.to_string(),
+                expected: "spatial or persistent",
+            }),
+        }
+    }
+
+    fn cu(self) -> dnn::cudnnBatchNormMode_t {
+        match self {
+            Self::Spatial => SPATIAL,
+            Self::Persistent => dnn::cudnnBatchNormMode_t::CUDNN_BATCHNORM_SPATIAL_PERSISTENT,
+        }
+    }
+}
+
 /// Training mode: `y = gamma (x - mean) / sqrt(var + eps) + beta` with the batch's
 /// statistics, saved for the backward. The running statistics are updated by the engine's
 /// own kernel (Burn's rule, with the biased variance), so cuDNN's are given a scratch pair
@@ -375,6 +413,7 @@ const SPATIAL: dnn::cudnnBatchNormMode_t = dnn::cudnnBatchNormMode_t::CUDNN_BATC
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn bn_train(
     h: dnn::cudnnHandle_t,
+    mode: BnMode,
     x_desc: &Tensor,
     param: &Tensor,
     x: u64,
@@ -385,7 +424,7 @@ pub(crate) fn bn_train(
     cudnn("BatchNorm forward training", unsafe {
         dnn::cudnnBatchNormalizationForwardTraining(
             h,
-            SPATIAL,
+            mode.cu(),
             one(),
             scale(false),
             x_desc.0,
@@ -435,8 +474,10 @@ pub(crate) fn bn_infer(
 }
 
 /// The backward of [`bn_train`]: `dx` from `dy`, and `dgamma`, `dbeta` overwritten.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn bn_backward(
     h: dnn::cudnnHandle_t,
+    mode: BnMode,
     x_desc: &Tensor,
     param: &Tensor,
     x: u64,
@@ -447,7 +488,7 @@ pub(crate) fn bn_backward(
     cudnn("BatchNorm backward", unsafe {
         dnn::cudnnBatchNormalizationBackward(
             h,
-            SPATIAL,
+            mode.cu(),
             one(),
             scale(false),
             one(),
@@ -484,4 +525,21 @@ fn fastest<R, A>(
             *status == dnn::cudnnStatus_t::CUDNN_STATUS_SUCCESS && *memory <= WORKSPACE_LIMIT
         })
         .map(|(_, memory, algo)| (algo, memory))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BnMode;
+
+    #[test]
+    fn the_batch_norm_mode_setting() {
+        assert_eq!(BnMode::parse(None).unwrap(), BnMode::Spatial);
+        assert_eq!(BnMode::parse(Some("spatial")).unwrap(), BnMode::Spatial);
+        assert_eq!(
+            BnMode::parse(Some("persistent")).unwrap(),
+            BnMode::Persistent
+        );
+        let e = BnMode::parse(Some("fast")).unwrap_err().to_string();
+        assert_eq!(e, "NTK_CUDNN_BN=\"fast\": expected spatial or persistent");
+    }
 }

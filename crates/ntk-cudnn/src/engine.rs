@@ -136,6 +136,8 @@ pub struct DeviceResNet {
     first: bool,
     /// Capture each step as a CUDA graph (`NTK_CUDNN_GRAPH=0` turns it off).
     graphs: bool,
+    /// cuDNN's BatchNorm mode for training (`NTK_CUDNN_BN`).
+    bn_mode: cudnn::BnMode,
     /// The activation of the norm_relu and selu variants: (kind, p0, p1, p2).
     act: (i32, f32, f32, f32),
 }
@@ -273,6 +275,7 @@ impl DeviceResNet {
         };
         let act = act_params(net.normalized);
         let graphs = std::env::var("NTK_CUDNN_GRAPH").map_or(true, |v| v != "0");
+        let bn_mode = cudnn::BnMode::from_env()?;
         let engine = Self {
             gpu,
             net,
@@ -286,6 +289,7 @@ impl DeviceResNet {
             algos: cudnn::AlgoCache::new(),
             first: true,
             graphs,
+            bn_mode,
             act,
         };
         engine.upload_state()?;
@@ -295,6 +299,11 @@ impl DeviceResNet {
     /// The device's name, for the log.
     pub fn device_name(&self) -> &str {
         &self.gpu.name
+    }
+
+    /// cuDNN's BatchNorm mode for training (`NTK_CUDNN_BN`).
+    pub fn bn_mode(&self) -> cudnn::BnMode {
+        self.bn_mode
     }
 
     /// The most rows a batch may have.
@@ -410,7 +419,8 @@ impl DeviceResNet {
         let b = &self.dev.bns[&bn.gamma.at];
         let param = &plan.params[&bn.gamma.len];
         if training {
-            cudnn::bn_train(self.gpu.cudnn, &conv.y, param, x, y, b, self.dev.dummy)
+            let (h, mode) = (self.gpu.cudnn, self.bn_mode);
+            cudnn::bn_train(h, mode, &conv.y, param, x, y, b, self.dev.dummy)
         } else {
             cudnn::bn_infer(self.gpu.cudnn, &conv.y, param, x, y, b)
         }
@@ -427,7 +437,7 @@ impl DeviceResNet {
     ) -> Result<()> {
         let b = &self.dev.bns[&bn.gamma.at];
         let param = &plan.params[&bn.gamma.len];
-        cudnn::bn_backward(self.gpu.cudnn, &conv.y, param, x, dy, dx, b)
+        cudnn::bn_backward(self.gpu.cudnn, self.bn_mode, &conv.y, param, x, dy, dx, b)
     }
 
     fn act_args(&self) -> [Arg; 4] {

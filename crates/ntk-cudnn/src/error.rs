@@ -24,6 +24,13 @@ pub enum Error {
         cap: usize,
         want: usize,
     },
+    /// An environment setting of the engine with a value it does not take.
+    #[error("{name}={value:?}: expected {expected}")]
+    Setting {
+        name: &'static str,
+        value: String,
+        expected: &'static str,
+    },
     /// Momentum buffers of the wrong length.
     #[error("{have} momentum values for a network of {want} parameters")]
     MomentumSize { have: usize, want: usize },

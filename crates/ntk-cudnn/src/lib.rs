@@ -21,6 +21,7 @@ pub mod kernels;
 pub mod libraries;
 pub mod plan;
 
+pub use cudnn::BnMode;
 pub use engine::{DeviceResNet, Sgd, Step};
 pub use error::{Error, Result};
 pub use libraries::{Library, Missing};

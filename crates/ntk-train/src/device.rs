@@ -118,7 +118,12 @@ mod enabled {
             scalar_lr_scale: optim.scalar_lr_scale,
         };
         let engine = DeviceResNet::new(r, sgd, batch, 0)?;
-        let method = Box::leak(format!("cuDNN on {}", engine.device_name()).into_boxed_str());
+        let mode = match engine.bn_mode() {
+            ntk_cudnn::BnMode::Spatial => "",
+            ntk_cudnn::BnMode::Persistent => ", BatchNorm persistent",
+        };
+        let name = format!("cuDNN on {}{mode}", engine.device_name());
+        let method = Box::leak(name.into_boxed_str());
         Ok(DeviceStepper {
             engine: RefCell::new(engine),
             model: model.clone(),
