@@ -12,18 +12,10 @@
 # cudnn_train.log, cudnn_train_run/ with CUDNN_TRAIN=1).
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-OUT=${OUT:-/tmp/ntk-cudnn-out}
-mkdir -p "$OUT"
-WORK=$(mktemp -d)
-export WORK OUT
-BIN=$WORK/bin
-export BIN
 DEADLINE=${CUDNN_DEADLINE_S:-420}
 # shellcheck source=experiments/bench/gpu/env.sh
 source experiments/bench/gpu/env.sh
-exec > >(tee "$OUT/cudnn.log") 2>&1
-setup
-cuda_libraries
+begin_call cudnn
 left() { echo $((DEADLINE - SECONDS)); }
 
 echo "=== [${SECONDS}s] tests"

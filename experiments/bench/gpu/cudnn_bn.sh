@@ -8,17 +8,9 @@
 # Output in $OUT: cudnn_bn.log, cudnn_bn_tests.log, cudnn_bn.jsonl.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-OUT=${OUT:-/tmp/ntk-cudnn-bn-out}
-mkdir -p "$OUT"
-WORK=$(mktemp -d)
-export WORK OUT
-BIN=$WORK/bin
-export BIN
 # shellcheck source=experiments/bench/gpu/env.sh
 source experiments/bench/gpu/env.sh
-exec > >(tee "$OUT/cudnn_bn.log") 2>&1
-setup
-cuda_libraries
+begin_call cudnn_bn
 
 echo "=== [${SECONDS}s] tests, NTK_CUDNN_BN=persistent"
 NTK_CUDNN_BN=persistent timeout 120 "$BIN/cudnn-tests" --nocapture --test-threads=1 2>&1 |

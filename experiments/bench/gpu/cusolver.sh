@@ -11,18 +11,10 @@
 # LD_LIBRARY_PATH. Output in $OUT: cusolver.log, cusolver_tests.log, cusolver_bench.jsonl.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-OUT=${OUT:-/tmp/ntk-cusolver-out}
-mkdir -p "$OUT"
-WORK=$(mktemp -d)
-export WORK OUT
-BIN=$WORK/bin
-export BIN
 DEADLINE=${CUSOLVER_DEADLINE_S:-420}
 # shellcheck source=experiments/bench/gpu/env.sh
 source experiments/bench/gpu/env.sh
-exec > >(tee "$OUT/cusolver.log") 2>&1
-setup
-cuda_libraries
+begin_call cusolver
 left() { echo $((DEADLINE - SECONDS)); }
 
 echo "=== [${SECONDS}s] tests"

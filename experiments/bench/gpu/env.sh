@@ -2,11 +2,12 @@
 # Sourced by the scripts that run on a lent GPU machine (experiments/bench/gpu/run.sh,
 # experiments/fig2/gpu_n10000.sh): the carried Vulkan loaders (.gl/*.deb) and the carried,
 # xz-compressed binaries and libraries (.gpu/bin, made by scripts/gpu-bench-pack.sh) unpacked
-# into $BIN. Expects BIN and WORK set; defines OURS_ENV, have, count, unxz_to and setup.
+# into $BIN. Expects BIN and WORK set; defines OURS_ENV, have, count, unxz_to and setup,
+# cuda_libraries, and begin_call (the common start of the cuDNN and cuSOLVER scripts).
 
 # Our binaries run with the carried shared libraries (OpenBLAS, libgfortran: see
 # scripts/gpu-bench-pack.sh) ahead of the machine's; PyTorch runs with the machine's alone.
-OURS_ENV=(env "LD_LIBRARY_PATH=$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+OURS_ENV=(env "LD_LIBRARY_PATH=${BIN:-}/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 
 have() { [ -x "$BIN/$1" ]; }
 # count PROGRAM: how many of its backends (wgpu, cuda) were carried.
@@ -92,4 +93,20 @@ PY
     python3 -c 'import torch; print("torch", torch.__version__, "cuDNN", torch.backends.cudnn.version())' || true
     echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
     cat .gpu/bin/BUILD_INFO 2>/dev/null || true
+}
+
+# begin_call NAME: the common start of a device script (cudnn.sh, cusolver.sh, cudnn_bn.sh):
+# $OUT (default /tmp/ntk-NAME-out), a fresh $WORK holding $BIN, everything after this also
+# in $OUT/NAME.log, the carried binaries unpacked (setup) and CUDA's libraries on
+# LD_LIBRARY_PATH (cuda_libraries).
+begin_call() {
+    OUT=${OUT:-/tmp/ntk-$1-out}
+    mkdir -p "$OUT"
+    WORK=$(mktemp -d)
+    BIN=$WORK/bin
+    export OUT WORK BIN
+    OURS_ENV=(env "LD_LIBRARY_PATH=$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+    exec > >(tee "$OUT/$1.log") 2>&1
+    setup
+    cuda_libraries
 }
