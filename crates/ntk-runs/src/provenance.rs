@@ -214,6 +214,7 @@ pub fn check_reuse(
             path: path.to_path_buf(),
         });
     };
+    let recorded = &*without_retired(recorded);
     if recorded.fingerprint == now.fingerprint && fingerprint(&recorded.config) == now.fingerprint {
         return Ok(());
     }
@@ -229,6 +230,27 @@ pub fn check_reuse(
         path: path.to_path_buf(),
         differences,
     })
+}
+
+/// Keys that earlier builds recorded in a config that are no longer part of a result's
+/// identity. `train.engine` (left out from 2026-11-26) says who computes the steps, not
+/// what is computed.
+pub const RETIRED_KEYS: &[&str] = &["train.engine"];
+
+/// `recorded` as this build would have written it: without the [`RETIRED_KEYS`] and with
+/// the fingerprint of what remains. This only happens when the recorded fingerprint is its
+/// config's own, so an edited file stays an edit.
+fn without_retired(recorded: &Provenance) -> std::borrow::Cow<'_, Provenance> {
+    let holds = RETIRED_KEYS
+        .iter()
+        .any(|k| recorded.config.contains_key(*k));
+    if !holds || fingerprint(&recorded.config) != recorded.fingerprint {
+        return std::borrow::Cow::Borrowed(recorded);
+    }
+    let mut p = recorded.clone();
+    p.config.retain(|k, _| !RETIRED_KEYS.contains(&k.as_str()));
+    p.fingerprint = fingerprint(&p.config);
+    std::borrow::Cow::Owned(p)
 }
 
 /// Reads a recorded JSON result (a summary.json); `None` when the file is absent, an error
@@ -406,6 +428,21 @@ mod tests {
         let mut forged = q.clone();
         forged.config = p.config.clone();
         assert!(check_reuse(Path::new("s.json"), Some(&forged), &q).is_err());
+    }
+
+    #[test]
+    fn a_retired_key_of_an_earlier_build_is_not_a_difference() {
+        let now = Provenance::new("t 0", flatten(&json!({"train": {"lr": 0.1}})), "faer");
+        let was = flatten(&json!({"train": {"lr": 0.1, "engine": "host"}}));
+        let old = Provenance::new("t 0", was, "faer");
+        assert!(check_reuse(Path::new("s.json"), Some(&old), &now).is_ok());
+        // Another key still differs, and an edited record stays an edit.
+        let other = Provenance::new("t 0", flatten(&json!({"train": {"lr": 0.2}})), "faer");
+        let e = check_reuse(Path::new("s.json"), Some(&old), &other).unwrap_err();
+        assert!(e.to_string().contains("train.lr: 0.1 -> 0.2"), "{e}");
+        let mut edited = old.clone();
+        edited.config.insert("train.lr".into(), json!(0.3));
+        assert!(check_reuse(Path::new("s.json"), Some(&edited), &now).is_err());
     }
 
     #[test]
