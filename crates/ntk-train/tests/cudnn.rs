@@ -27,6 +27,8 @@
 
 #![cfg(feature = "cudnn")]
 
+mod common;
+
 use burn::tensor::{DType, Device};
 use ntk_cudnn::{DeviceResNet, Sgd};
 use ntk_model::resnet::host::{BlockKind, HostResNet, Slot, StemKind};
@@ -34,8 +36,7 @@ use ntk_model::{ResNet, ResNetConfig, ResNetVariant};
 use ntk_train::config::{EngineChoice, OptimConfig, TrainConfig};
 use ntk_train::host::HostResNetSgd;
 use ntk_train::metrics::{EpochMetrics, read_csv};
-use ntk_train::progress::Reporter;
-use ntk_train::train::{self, RunOptions};
+use ntk_train::train::RunOptions;
 
 const BATCH: usize = 32;
 
@@ -543,15 +544,10 @@ augment = true
     cfg
 }
 
-/// A run of `cfg` in `out` on the CPU's Burn device (the model of record; the device engine
-/// computes the steps where `cfg` asks for it).
+/// A run of `cfg` in `out` ([`common::run`]: the CPU's Burn device holds the model of
+/// record; the device engine computes the steps where `cfg` asks for it).
 fn train_in(cfg: &TrainConfig, out: &std::path::Path, resume: bool, stop_after: Option<usize>) {
-    let data = train::load_data(&cfg.data, cfg.train.test_n).expect("the data");
-    let compute =
-        ntk_numerics::backend::select(Some("flex"), ntk_numerics::backend::Precision::F32)
-            .expect("flex");
-    let opts = RunOptions { resume, stop_after };
-    train::train(cfg, &data, &compute, out, opts, &Reporter::silent()).expect("the run");
+    common::run(cfg, out, RunOptions { resume, stop_after });
 }
 
 /// The checkpoint of `out` after `epoch`: its engine and momenta.
