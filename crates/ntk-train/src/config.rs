@@ -192,7 +192,8 @@ pub struct SweepAxes {
     /// loss, as Liu & Hui chose it.
     #[serde(default)]
     pub lrs: Vec<f64>,
-    /// Model seeds (the data order seed follows `train.seed`).
+    /// Seeds, each an independent run: the model's init (`model.seed` or `resnet.seed`) and
+    /// the data order and augmentation (`train.seed`) both take it.
     #[serde(default)]
     pub seeds: Vec<u64>,
 }

@@ -15,6 +15,7 @@ pub const FIGURE_STEMS: [&str; 6] = [
 pub fn is_report_file(name: &str) -> bool {
     name == "sweep.csv"
         || name == "best.csv"
+        || name == "compare.csv"
         || FIGURE_STEMS.iter().any(|stem| {
             name.strip_prefix(stem)
                 .is_some_and(|ext| ext == ".png" || ext == ".svg" || ext == ".pdf")

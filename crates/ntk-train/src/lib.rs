@@ -33,6 +33,7 @@ pub mod report;
 pub mod run;
 pub mod run_dir;
 pub mod schedule;
+pub mod seeds;
 pub mod sgd;
 pub mod stepper;
 pub mod summary;

@@ -213,7 +213,7 @@ fn refuse_axis_overrides(
         ),
         (&["optim.lr"], "sweep.lrs", !axes.lrs.is_empty()),
         (
-            &["model.seed", "resnet.seed"],
+            &["model.seed", "resnet.seed", "train.seed"],
             "sweep.seeds",
             !axes.seeds.is_empty(),
         ),

@@ -18,6 +18,7 @@ use serde::Serialize;
 
 use crate::config::TrainConfig;
 use crate::metrics::{EpochMetrics, NtkRow, RepresentationRow, read_csv, write_csv};
+use crate::seeds;
 use crate::train::{RunStatus, TrainSummary, read_summary};
 use ntk_runs::provenance::{self, Provenance};
 
@@ -43,19 +44,19 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    fn diverged(&self) -> bool {
+    pub(crate) fn diverged(&self) -> bool {
         self.summary.as_ref().is_some_and(|s| s.diverged)
     }
-    fn finished(&self) -> bool {
+    pub(crate) fn finished(&self) -> bool {
         self.summary.as_ref().is_some_and(|s| s.finished())
     }
-    fn final_loss(&self) -> Option<f64> {
+    pub(crate) fn final_loss(&self) -> Option<f64> {
         self.metrics
             .last()
             .map(|r| r.train_loss)
             .filter(|l| l.is_finite())
     }
-    fn key(&self) -> (usize, String, String) {
+    pub(crate) fn key(&self) -> (usize, String, String) {
         (
             self.depth,
             self.activation.clone(),
@@ -298,10 +299,22 @@ pub struct BestRow {
     pub lr: f64,
     pub seeds: usize,
     pub final_train_loss: f64,
+    /// The seeds' sample standard deviation (`n - 1`); empty for one seed.
+    pub final_train_loss_sd: Option<f64>,
+    /// The standard error of the mean over seeds (`sd / sqrt(seeds)`); empty for one seed.
+    pub final_train_loss_se: Option<f64>,
     pub final_test_accuracy: Option<f64>,
+    pub final_test_accuracy_sd: Option<f64>,
+    pub final_test_accuracy_se: Option<f64>,
     pub epochs: usize,
     /// Grid points of this configuration at which some seed diverged.
     pub lrs_diverged: usize,
+    /// The speed measure's threshold, the same in every row: the largest final training
+    /// loss of any seed of any chosen configuration ([`crate::seeds::loss_threshold`]).
+    pub loss_threshold: Option<f64>,
+    /// The first epoch whose training loss is at most `loss_threshold`, mean over seeds.
+    pub epochs_to_threshold: Option<f64>,
+    pub epochs_to_threshold_sd: Option<f64>,
 }
 
 type Key = (usize, String, String);
@@ -341,6 +354,14 @@ pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
             })
             .min_by(|a, b| a.1.total_cmp(&b.1));
         if let Some((lr, loss, rs)) = candidate {
+            let losses: Vec<f64> = rs.iter().filter_map(|r| r.final_loss()).collect();
+            let accuracies: Vec<f64> = rs.iter().filter_map(|r| seeds::final_accuracy(r)).collect();
+            let (loss_sd, loss_se) = seeds::spread(&losses);
+            let (acc_sd, acc_se) = if accuracies.len() == rs.len() {
+                seeds::spread(&accuracies)
+            } else {
+                (None, None)
+            };
             best.push(BestRow {
                 depth,
                 activation,
@@ -348,13 +369,43 @@ pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
                 lr,
                 seeds: rs.len(),
                 final_train_loss: loss,
-                final_test_accuracy: mean(
-                    rs.iter()
-                        .filter_map(|r| r.metrics.iter().rev().find_map(|m| m.test_accuracy)),
-                ),
+                final_train_loss_sd: loss_sd,
+                final_train_loss_se: loss_se,
+                final_test_accuracy: mean(accuracies.iter().copied()),
+                final_test_accuracy_sd: acc_sd,
+                final_test_accuracy_se: acc_se,
                 epochs: rs.iter().map(|r| r.metrics.len()).min().unwrap_or(0),
                 lrs_diverged,
+                loss_threshold: None,
+                epochs_to_threshold: None,
+                epochs_to_threshold_sd: None,
             });
+        }
+    }
+    with_speed(runs, best)
+}
+
+/// The chosen runs of each configuration of `best` (its seeds at its chosen lr).
+pub(crate) fn chosen_runs<'a>(runs: &'a [RunRecord], b: &BestRow) -> Vec<&'a RunRecord> {
+    let key = (b.depth, b.activation.clone(), b.normalization.clone());
+    runs.iter()
+        .filter(|r| r.key() == key && r.lr == b.lr)
+        .collect()
+}
+
+/// `best` with the speed measure: epochs to the loss every chosen run reaches.
+fn with_speed(runs: &[RunRecord], mut best: Vec<BestRow>) -> Vec<BestRow> {
+    let threshold = seeds::loss_threshold(best.iter().flat_map(|b| chosen_runs(runs, b)));
+    for b in &mut best {
+        b.loss_threshold = threshold;
+        let Some(t) = threshold else { continue };
+        let epochs: Vec<f64> = chosen_runs(runs, b)
+            .into_iter()
+            .filter_map(|r| seeds::epochs_to(r, t))
+            .collect();
+        if epochs.len() == b.seeds {
+            b.epochs_to_threshold = mean(epochs.iter().copied());
+            b.epochs_to_threshold_sd = seeds::spread(&epochs).0;
         }
     }
     best
@@ -711,7 +762,8 @@ fn images_title(set: &str, n: u64) -> String {
 
 pub use crate::files::{FIGURE_STEMS, is_report_file};
 
-/// `ntk-train collect DIR`: `DIR/sweep.csv`, `DIR/best.csv` and the figures. The runs must
+/// `ntk-train collect DIR`: `DIR/sweep.csv`, `DIR/best.csv`, `DIR/compare.csv` (the tests
+/// between configurations, [`crate::seeds`]) and the figures. The runs must
 /// come from one sweep config: their recorded configs may differ in the sweep axes
 /// ([`crate::sweep::AXES`]) only, unless `allow_mixed`; `log_y` and `title` as in
 /// [`figures`].
@@ -799,9 +851,15 @@ pub fn collect_as(
             );
         }
     }
-    let mut written = vec![out.join("sweep.csv"), out.join("best.csv")];
+    let mut written = vec![
+        out.join("sweep.csv"),
+        out.join("best.csv"),
+        out.join("compare.csv"),
+    ];
     write_csv(&written[0], &rows)?;
     write_csv(&written[1], &best)?;
+    let threshold = best.first().and_then(|b| b.loss_threshold);
+    write_csv(&written[2], &seeds::compare(&runs, &best, threshold))?;
     written.extend(figures(out, &runs, log_y, title, layout)?);
     Ok(written)
 }

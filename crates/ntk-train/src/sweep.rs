@@ -55,6 +55,9 @@ pub fn expand(cfg: &TrainConfig) -> crate::Result<Vec<RunPoint>> {
     let variants = listed(&axes.variants);
     let lrs = sweep::or_base(&axes.lrs, cfg.optim.lr);
     let seeds = sweep::or_base(&axes.seeds, base.seed());
+    // A listed seed is an independent run: the model's init and the data order (and
+    // augmentation) both take it; without the axis `train.seed` stays the config's.
+    let data_seeds = !axes.seeds.is_empty();
     sweep::check_size(
         &[
             depths.len(),
@@ -72,7 +75,11 @@ pub fn expand(cfg: &TrainConfig) -> crate::Result<Vec<RunPoint>> {
                 for &lr in &lrs {
                     for &seed in &seeds {
                         let values = (act, norm, variant);
-                        points.push(point(cfg, &base, depth, values, lr, seed)?);
+                        let mut p = point(cfg, &base, depth, values, lr, seed)?;
+                        if data_seeds {
+                            p.cfg.train.seed = seed;
+                        }
+                        points.push(p);
                     }
                 }
             }
@@ -188,7 +195,7 @@ pub struct SweepOutcome {
 
 /// The keys in which the runs of one sweep differ: `collect` requires the rest of the
 /// recorded configs to agree (`ntk_runs::provenance::check_one_base`).
-pub const AXES: [&str; 8] = [
+pub const AXES: [&str; 9] = [
     "model.depth",
     "resnet.depth",
     "model.activation",
@@ -197,6 +204,7 @@ pub const AXES: [&str; 8] = [
     "optim.lr",
     "model.seed",
     "resnet.seed",
+    "train.seed",
 ];
 
 impl sweep::Recorded for TrainSummary {

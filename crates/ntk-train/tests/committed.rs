@@ -1,6 +1,6 @@
 //! The committed experiment tables are what the code makes of the committed runs: `collect`
-//! over a copy of each experiment's `runs/` reproduces its `sweep.csv` and `best.csv` byte
-//! for byte (a refactoring of the sweep or report code must not change a published number).
+//! over a copy of each experiment's `runs/` reproduces its `sweep.csv`, `best.csv` and
+//! `compare.csv` byte for byte (a refactoring of the sweep or report code must not change a published number).
 
 use std::path::{Path, PathBuf};
 
@@ -35,15 +35,24 @@ fn collect_reproduces_the_committed_tables() {
         "agarwal_fig7/fmnist",
         "agarwal_fig8/fmnist",
     ];
-    // Merged from runs whose configs differ beyond the sweep axes (`collect --allow-mixed`):
-    // Fixup trained with its own scalar rate beside the one-rate NormReLU runs.
-    let mixed = ["agarwal_fig5/fmnist_fixup_recipe"];
+    // Merged from runs whose configs differ beyond the sweep axes (`collect --allow-mixed`,
+    // as experiments/seeds/collect.sh does): Fixup trained with its own scalar rate beside
+    // the one-rate NormReLU runs; seeds added on 2026-11-27, whose tracked NTK is in f64
+    // (the CPU's default since 2026-11-26), beside a seed 0 that tracked it in f32.
+    let mixed = [
+        "agarwal_fig5/fmnist_fixup_recipe",
+        "agarwal_fig7/fmnist",
+        "agarwal_fig3/fmnist",
+        "agarwal_fig3/fmnist_50ep",
+        "fig3/mnist",
+        "fig3/fmnist",
+    ];
     for e in experiments {
         let committed = root.join(e);
         let dir = tempfile::tempdir().unwrap();
         copy_dir(&committed.join("runs"), &dir.path().join("runs"));
         ntk_train::report::collect(dir.path(), false, mixed.contains(&e), None).unwrap();
-        for table in ["sweep.csv", "best.csv"] {
+        for table in ["sweep.csv", "best.csv", "compare.csv"] {
             let made = std::fs::read(dir.path().join(table)).unwrap();
             let kept = std::fs::read(committed.join(table)).unwrap();
             assert!(

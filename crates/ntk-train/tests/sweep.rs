@@ -46,6 +46,24 @@ fn expansion_names_every_point_and_shards_partition_it() {
     }
 }
 
+/// A listed seed is an independent run: the init and the data order both take it; without
+/// the axis the config's `train.seed` is kept.
+#[test]
+fn a_seed_axis_seeds_the_init_and_the_data_order() {
+    let mut cfg = sweep_config();
+    cfg.train.seed = 77;
+    let kept = sweep::expand(&cfg).unwrap();
+    assert!(kept.iter().all(|p| p.cfg.train.seed == 77));
+    cfg.sweep.as_mut().unwrap().seeds = vec![3, 4];
+    let points = sweep::expand(&cfg).unwrap();
+    assert_eq!(points.len(), 8);
+    for p in &points {
+        let seed = p.cfg.spec().unwrap().seed();
+        assert_eq!(p.cfg.train.seed, seed, "{}", p.id);
+        assert!(p.id.ends_with(&format!("_seed{seed}")));
+    }
+}
+
 #[test]
 fn a_sweep_survives_divergence_resumes_past_finished_runs_and_collects() {
     let cfg = sweep_config();
@@ -101,6 +119,103 @@ fn a_sweep_survives_divergence_resumes_past_finished_runs_and_collects() {
         .collect();
     assert_eq!(statuses.iter().filter(|s| *s == "diverged").count(), 2);
     let _ = data(&cfg);
+}
+
+/// The seeds' statistics of `collect`, recomputed from `sweep.csv` and the runs' own
+/// `metrics.csv` by hand: best.csv's mean, sd and se of the final loss, the speed
+/// threshold (the worst chosen seed's final loss) and its epochs, and compare.csv's Welch
+/// test of the two depths.
+#[test]
+fn collect_reports_the_seeds_spread_speed_and_tests() {
+    let mut cfg = sweep_config();
+    cfg.sweep = Some(SweepAxes {
+        depths: vec![1, 2],
+        lrs: vec![0.2],
+        seeds: vec![5, 6, 7],
+        ..Default::default()
+    });
+    let out = tempfile::tempdir().unwrap();
+    sweep::run(
+        &cfg,
+        out.path(),
+        Shard::all(),
+        &cpu(),
+        sweep::SweepOptions::default(),
+        &Reporter::silent(),
+    )
+    .unwrap();
+    report::collect(out.path(), false, false, None).unwrap();
+    let table = |name: &str| -> Vec<std::collections::HashMap<String, String>> {
+        csv::Reader::from_path(out.path().join(name))
+            .unwrap()
+            .deserialize()
+            .map(|r| r.unwrap())
+            .collect()
+    };
+    let f = |s: &str| s.parse::<f64>().unwrap();
+    let runs = table("sweep.csv");
+    let losses = |depth: &str| -> Vec<f64> {
+        runs.iter()
+            .filter(|r| r["depth"] == depth)
+            .map(|r| f(&r["final_train_loss"]))
+            .collect()
+    };
+    let (l1, l2) = (losses("1"), losses("2"));
+    assert_eq!((l1.len(), l2.len()), (3, 3));
+    let best = table("best.csv");
+    for (row, l) in best.iter().zip([&l1, &l2]) {
+        let m = l.iter().sum::<f64>() / 3.0;
+        let sd = (l.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 2.0).sqrt();
+        assert_eq!(row["seeds"], "3");
+        assert!((f(&row["final_train_loss"]) - m).abs() <= 1e-15 * m);
+        assert!((f(&row["final_train_loss_sd"]) - sd).abs() <= 1e-12 * sd);
+        assert!((f(&row["final_train_loss_se"]) - sd / 3f64.sqrt()).abs() <= 1e-12 * sd);
+    }
+    // The threshold is the worst chosen seed's final loss; each seed's epoch to reach it
+    // is read from its own metrics.csv.
+    let worst = l1.iter().chain(&l2).copied().fold(f64::MIN, f64::max);
+    assert_eq!(f(&best[0]["loss_threshold"]), worst);
+    for (row, depth) in best.iter().zip([1usize, 2]) {
+        let epochs: Vec<f64> = runs
+            .iter()
+            .filter(|r| r["depth"] == depth.to_string())
+            .map(|r| {
+                let m: Vec<std::collections::HashMap<String, String>> = csv::Reader::from_path(
+                    out.path().join("runs").join(&r["id"]).join("metrics.csv"),
+                )
+                .unwrap()
+                .deserialize()
+                .map(|x| x.unwrap())
+                .collect();
+                f(&m.iter().find(|e| f(&e["train_loss"]) <= worst).unwrap()["epoch"])
+            })
+            .collect();
+        assert_eq!(
+            f(&row["epochs_to_threshold"]),
+            epochs.iter().sum::<f64>() / 3.0
+        );
+    }
+    let compare = table("compare.csv");
+    let loss = compare
+        .iter()
+        .find(|r| r["basis"] == "chosen" && r["measure"] == "final_train_loss")
+        .unwrap();
+    let w = ntk_runs::stats::welch(&l1, &l2).unwrap();
+    assert_eq!(
+        (loss["depth_a"].as_str(), loss["depth_b"].as_str()),
+        ("1", "2")
+    );
+    assert!((f(&loss["p"]) - w.p).abs() <= 1e-12, "{loss:?} {w:?}");
+    let expected = if w.p >= 0.05 {
+        "alike"
+    } else if w.difference < 0.0 {
+        "a lower"
+    } else {
+        "a higher"
+    };
+    assert_eq!(loss["verdict"], expected);
+    // Both depths ran only lr 0.2, so the same-lr comparison is that one.
+    assert!(compare.iter().any(|r| r["basis"] == "lr=0.2"));
 }
 
 fn bin() -> Command {

@@ -12,7 +12,7 @@ use ntk_model::{Activation, MlpConfig, NtkConvention};
 use ntk_numerics::kernel::Kernel;
 use ntk_numerics::spectrum;
 use ntk_runs::provenance::{self, Provenance};
-use ntk_runs::stats::mean_std;
+use ntk_runs::stats::{mean_std, standard_error};
 use serde::{Deserialize, Serialize};
 
 use super::figures::{SeedValue, figures};
@@ -205,6 +205,11 @@ pub struct GroupRow {
     pub singular: usize,
     pub kappa_mean: f64,
     pub kappa_std: f64,
+    /// The standard error of `kappa_mean` (`kappa_std / sqrt(seeds - singular)`); NaN for
+    /// fewer than two non-singular seeds, and when read from a file written before
+    /// 2026-11-27, which has no such column.
+    #[serde(default = "unknown")]
+    pub kappa_se: f64,
     /// The range of kappa over the non-singular seeds (the band the figures shade);
     /// infinite when every seed is singular; NaN when read from a file written before
     /// 2026-11-26, which has no such columns.
@@ -215,6 +220,9 @@ pub struct GroupRow {
     pub log10_kappa_mean: f64,
     pub min_grad_angle_mean_deg: f64,
     pub min_grad_angle_std_deg: f64,
+    /// The standard error of `min_grad_angle_mean_deg`; NaN as `kappa_se`.
+    #[serde(default = "unknown")]
+    pub min_grad_angle_se_deg: f64,
     pub lambda_min_mean: f64,
     pub lambda_max_mean: f64,
     pub rank_min: usize,
@@ -593,6 +601,7 @@ fn group_row(v: &[&Summary], th: &TheoryValue) -> GroupRow {
         singular: v.iter().filter(|s| s.singular).count(),
         kappa_mean,
         kappa_std,
+        kappa_se: standard_error(&finite).unwrap_or(f64::NAN),
         kappa_min,
         kappa_max,
         log10_kappa_mean: if logs.is_empty() {
@@ -602,6 +611,7 @@ fn group_row(v: &[&Summary], th: &TheoryValue) -> GroupRow {
         },
         min_grad_angle_mean_deg: am,
         min_grad_angle_std_deg: asd,
+        min_grad_angle_se_deg: standard_error(&angles).unwrap_or(f64::NAN),
         lambda_min_mean: mean_of(|s| s.lambda_min),
         lambda_max_mean: mean_of(|s| s.lambda_max),
         rank_min: v.iter().map(|s| s.rank).min().unwrap_or(0),

@@ -1,0 +1,212 @@
+//! What the seeds of a sweep say, in numbers a verdict can rest on: each configuration's
+//! spread over its seeds (`best.csv`), a speed measure ("converges faster": epochs to reach
+//! a training loss every chosen curve reaches), and the tests between configurations
+//! (`compare.csv`: Welch's t-test of the seeds' means, [`ntk_runs::stats::welch`]).
+//!
+//! A difference whose two-sided p-value is at least [`ALPHA`] is "alike"; a configuration
+//! with one seed has no spread, so no test ("untested"). The p-values are per comparison:
+//! with many pairs (45 for ten depths) about one in twenty alike pairs shows p < 0.05 by
+//! chance.
+
+use ntk_runs::stats::{mean_std, standard_error, welch};
+use serde::Serialize;
+
+use crate::report::{BestRow, RunRecord};
+
+/// The level below which a two-sided p-value calls a difference real.
+pub const ALPHA: f64 = 0.05;
+
+/// The sample standard deviation and the standard error of the mean of `v`, both `None`
+/// for fewer than two values.
+pub fn spread(v: &[f64]) -> (Option<f64>, Option<f64>) {
+    match v.len() {
+        0 | 1 => (None, None),
+        _ => (Some(mean_std(v).1), standard_error(v)),
+    }
+}
+
+/// The loss threshold of the speed measure: the largest final training loss of any seed of
+/// any chosen configuration, so every chosen run reaches it by its last epoch.
+pub fn loss_threshold<'a>(chosen: impl IntoIterator<Item = &'a RunRecord>) -> Option<f64> {
+    chosen
+        .into_iter()
+        .filter_map(|r| r.final_loss())
+        .reduce(f64::max)
+}
+
+/// The first epoch whose training loss is at most `threshold` (epochs count from 1).
+pub fn epochs_to(run: &RunRecord, threshold: f64) -> Option<f64> {
+    run.metrics
+        .iter()
+        .find(|m| m.train_loss <= threshold)
+        .map(|m| m.epoch as f64)
+}
+
+/// The final test accuracy of a run (its last evaluated epoch's).
+pub fn final_accuracy(run: &RunRecord) -> Option<f64> {
+    run.metrics.iter().rev().find_map(|m| m.test_accuracy)
+}
+
+/// One row of `compare.csv`: configuration `a` against `b` on one measure, over their
+/// seeds.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct CompareRow {
+    /// `chosen` (each configuration at its own chosen lr) or `lr=<value>` (both at that lr).
+    pub basis: String,
+    /// `final_train_loss`, `final_test_accuracy` or `epochs_to_threshold`.
+    pub measure: String,
+    pub depth_a: usize,
+    pub activation_a: String,
+    pub normalization_a: String,
+    pub lr_a: f64,
+    pub seeds_a: usize,
+    pub mean_a: f64,
+    pub depth_b: usize,
+    pub activation_b: String,
+    pub normalization_b: String,
+    pub lr_b: f64,
+    pub seeds_b: usize,
+    pub mean_b: f64,
+    /// `mean_a - mean_b`.
+    pub difference: f64,
+    /// Welch's standard error of the difference; empty with one seed on either side.
+    pub standard_error: Option<f64>,
+    pub t: Option<f64>,
+    pub df: Option<f64>,
+    /// Two-sided.
+    pub p: Option<f64>,
+    /// `a lower`, `a higher`, `alike` (p >= 0.05) or `untested` (one seed on a side).
+    pub verdict: String,
+}
+
+/// The seeds of one configuration at one lr: every run finished.
+struct Group<'a> {
+    depth: usize,
+    activation: &'a str,
+    normalization: &'a str,
+    lr: f64,
+    runs: Vec<&'a RunRecord>,
+}
+
+impl Group<'_> {
+    fn values(&self, measure: Measure, threshold: Option<f64>) -> Vec<f64> {
+        self.runs
+            .iter()
+            .filter_map(|r| match measure {
+                Measure::Loss => r.final_loss(),
+                Measure::Accuracy => final_accuracy(r),
+                Measure::Speed => threshold.and_then(|t| epochs_to(r, t)),
+            })
+            .collect()
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Measure {
+    Loss,
+    Accuracy,
+    Speed,
+}
+
+impl Measure {
+    const ALL: [Measure; 3] = [Measure::Loss, Measure::Accuracy, Measure::Speed];
+    fn name(self) -> &'static str {
+        match self {
+            Measure::Loss => "final_train_loss",
+            Measure::Accuracy => "final_test_accuracy",
+            Measure::Speed => "epochs_to_threshold",
+        }
+    }
+}
+
+/// The rows of `compare.csv`: every pair of chosen configurations (basis `chosen`), and
+/// every pair at a shared lr where both have at least two finished seeds there (basis
+/// `lr=...`), on each measure both sides have values for.
+pub fn compare(runs: &[RunRecord], best: &[BestRow], threshold: Option<f64>) -> Vec<CompareRow> {
+    let mut rows = Vec::new();
+    for (i, a) in best.iter().enumerate() {
+        for b in &best[i + 1..] {
+            if let (Some(ga), Some(gb)) = (group(runs, a, a.lr), group(runs, b, b.lr)) {
+                pair_rows(&mut rows, "chosen", &ga, &gb, threshold);
+            }
+            let mut lrs: Vec<f64> = runs
+                .iter()
+                .filter(|r| r.key() == (a.depth, a.activation.clone(), a.normalization.clone()))
+                .map(|r| r.lr)
+                .collect();
+            lrs.sort_by(f64::total_cmp);
+            lrs.dedup();
+            for lr in lrs {
+                if let (Some(ga), Some(gb)) = (group(runs, a, lr), group(runs, b, lr))
+                    && ga.runs.len() >= 2
+                    && gb.runs.len() >= 2
+                {
+                    pair_rows(&mut rows, &format!("lr={lr}"), &ga, &gb, threshold);
+                }
+            }
+        }
+    }
+    rows
+}
+
+/// The seeds of configuration `b` at `lr`, when there are any and all have finished.
+fn group<'a>(runs: &'a [RunRecord], b: &'a BestRow, lr: f64) -> Option<Group<'a>> {
+    let key = (b.depth, b.activation.clone(), b.normalization.clone());
+    let members: Vec<&RunRecord> = runs
+        .iter()
+        .filter(|r| r.key() == key && r.lr == lr)
+        .collect();
+    (!members.is_empty() && members.iter().all(|r| r.finished())).then_some(Group {
+        depth: b.depth,
+        activation: &b.activation,
+        normalization: &b.normalization,
+        lr,
+        runs: members,
+    })
+}
+
+/// The rows of one pair on every measure both sides have a value for (all their seeds).
+fn pair_rows(
+    rows: &mut Vec<CompareRow>,
+    basis: &str,
+    a: &Group,
+    b: &Group,
+    threshold: Option<f64>,
+) {
+    for measure in Measure::ALL {
+        let (va, vb) = (a.values(measure, threshold), b.values(measure, threshold));
+        if va.len() != a.runs.len() || vb.len() != b.runs.len() || va.is_empty() || vb.is_empty() {
+            continue;
+        }
+        let (mean_a, mean_b) = (mean_std(&va).0, mean_std(&vb).0);
+        let test = welch(&va, &vb);
+        let verdict = match test {
+            None => "untested",
+            Some(w) if w.p >= ALPHA => "alike",
+            Some(w) if w.difference < 0.0 => "a lower",
+            Some(_) => "a higher",
+        };
+        rows.push(CompareRow {
+            basis: basis.to_string(),
+            measure: measure.name().to_string(),
+            depth_a: a.depth,
+            activation_a: a.activation.to_string(),
+            normalization_a: a.normalization.to_string(),
+            lr_a: a.lr,
+            seeds_a: va.len(),
+            mean_a,
+            depth_b: b.depth,
+            activation_b: b.activation.to_string(),
+            normalization_b: b.normalization.to_string(),
+            lr_b: b.lr,
+            seeds_b: vb.len(),
+            mean_b,
+            difference: mean_a - mean_b,
+            standard_error: test.map(|w| w.standard_error),
+            t: test.map(|w| w.t),
+            df: test.map(|w| w.df),
+            p: test.map(|w| w.p),
+            verdict: verdict.to_string(),
+        });
+    }
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The seed queue (experiments/seeds/queue.txt): more seeds for every chosen-rate curve of
+# the training figures, one resumable ntk-train sweep per line, in the queue's order. Each
+# line's runs train into runs/seeds/<name> (skipped when finished by the same config,
+# continued when interrupted: rerun this script after a stop), and each finished run's
+# files (config.toml, metrics.csv, ntk.csv, representations.csv, summary.json) are copied
+# into <experiment dir>/runs/<id>/ (each dir of the line's list), beside the committed seed,
+# for `ntk-train collect`.
+#
+#   bash experiments/seeds/run.sh              # the whole queue, one thread (beside other work)
+#   SEEDS_THREADS=2 bash experiments/seeds/run.sh
+#   SEEDS_ONLY=agarwal_fig7_d4 bash experiments/seeds/run.sh   # one line
+#   SEEDS_EXPORT_ONLY=1 bash experiments/seeds/run.sh          # copy what has finished, train nothing
+#
+# Then, per experiment: cargo run -p ntk-train -- collect <experiment dir> [--log].
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+threads="${SEEDS_THREADS:-1}"
+export RAYON_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS="$threads"
+bin="${NTK_TRAIN_BIN:-${CARGO_TARGET_DIR:-target}/debug/ntk-train}"
+if [ -z "${SEEDS_EXPORT_ONLY:-}" ] && [ ! -x "$bin" ]; then
+    echo "seeds: $bin not found: cargo build -p ntk-train first (or set NTK_TRAIN_BIN)" >&2
+    exit 2
+fi
+
+# Copies the finished runs of runs/seeds/$1 into $2/runs (a run's own files only: no
+# checkpoints, no locks).
+export_runs() {
+    local from="runs/seeds/$1/runs" to="$2/runs"
+    [ -d "$from" ] || return 0
+    for run in "$from"/*/; do
+        run="${run%/}"
+        [ -f "$run/summary.json" ] || continue
+        local id dest
+        id="$(basename "$run")"
+        dest="$to/$id"
+        mkdir -p "$dest"
+        for f in config.toml metrics.csv ntk.csv representations.csv summary.json; do
+            if [ -f "$run/$f" ]; then cp -p "$run/$f" "$dest/$f.seeds-tmp" && mv "$dest/$f.seeds-tmp" "$dest/$f"; fi
+        done
+        echo "seeds: $dest"
+    done
+}
+
+trim() { local v="$1"; v="${v#"${v%%[![:space:]]*}"}"; echo "${v%"${v##*[![:space:]]}"}"; }
+while IFS='|' read -r name config dir sets; do
+    name="$(trim "$name")"
+    case "$name" in '' | '#'*) continue ;; esac
+    config="$(trim "$config")"
+    dir="$(trim "$dir")"
+    if [ -n "${SEEDS_ONLY:-}" ] && [ "$SEEDS_ONLY" != "$name" ]; then continue; fi
+    if [ -z "${SEEDS_EXPORT_ONLY:-}" ]; then
+        args=()
+        for s in $sets; do args+=(--set "$s"); done
+        echo "=== $(date -u +%FT%TZ) $name: $config ${args[*]}"
+        # A line that fails (a diverged seed is not a failure) is reported; the queue goes on.
+        if ! "$bin" sweep --config "$config" --out "runs/seeds/$name" --resume "${args[@]}"; then
+            echo "seeds: $name: the sweep ended with an error (see above); going on" >&2
+        fi
+    fi
+    IFS=',' read -ra dirs <<< "$dir"
+    for d in "${dirs[@]}"; do export_runs "$name" "$(trim "$d")"; done
+done < experiments/seeds/queue.txt
+echo "=== $(date -u +%FT%TZ) queue done"
