@@ -92,6 +92,33 @@ pub fn expected_shape(cfg: &DataConfig) -> Result<Option<[usize; 3]>> {
     })
 }
 
+/// The training augmentation of the data set `cfg` describes ([`crate::ImageAugment`]: He et
+/// al.'s pad-crop-flip, padded with the scaled black), or why it has none: augmentation
+/// needs the images of a built-in set (whose black pixel the scaling says) not scaled to
+/// unit norm (padding would change the norm).
+pub fn augmentation(cfg: &DataConfig) -> std::result::Result<crate::ImageAugment, String> {
+    let Some(source) = builtin(cfg.dataset) else {
+        return Err(format!(
+            "data.dataset = \"{}\" is not a built-in image set",
+            cfg.dataset.name()
+        ));
+    };
+    if cfg.unit_norm {
+        return Err("data.unit_norm = true (padding would change the images' norm)".into());
+    }
+    let shape = match expected_shape(cfg) {
+        Ok(Some(shape)) => shape,
+        _ => {
+            return Err(format!(
+                "data.dataset = \"{}\" has no images",
+                cfg.dataset.name()
+            ));
+        }
+    };
+    let scaling = cfg.scaling.unwrap_or(source.paper_scaling());
+    Ok(crate::ImageAugment::new(shape, scaling))
+}
+
 /// The shape `data.x` declares.
 fn peek_x(cfg: &DataConfig) -> Result<arrays::InputShape> {
     let x = required(cfg.x.as_deref(), Role::X)?;

@@ -32,7 +32,7 @@ pub mod subset;
 pub mod synthetic;
 pub mod transform;
 
-pub use augment::{CifarAugment, CropFlip, crop_flip};
+pub use augment::{CifarAugment, CropFlip, ImageAugment, crop_flip, crop_flip_fill};
 pub use cifar::{load_cifar10, write_cifar_like};
 pub use config::{DataConfig, Dataset, SubsetRule};
 pub use digits::load_digits;

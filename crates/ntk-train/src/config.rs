@@ -109,7 +109,9 @@ pub struct TrainSection {
     /// Write a checkpoint every this many epochs (and after the last).
     #[serde(default = "one")]
     pub checkpoint_every: usize,
-    /// CIFAR training augmentation: 4-pixel zero pad, random 32x32 crop, horizontal flip.
+    /// He et al.'s training augmentation, on any built-in image set: 4-pixel pad (each
+    /// channel's scaled black), a random crop of the image's size, horizontal flip with
+    /// probability 1/2 ([`ntk_data::ImageAugment`]).
     #[serde(default)]
     pub augment: bool,
     #[serde(default)]
@@ -400,8 +402,8 @@ impl TrainConfig {
     }
 
     /// What the data set's images and the network say of each other before any file is
-    /// read: a scaling the images' channels do not allow, augmentation of anything but
-    /// 3x32x32 images, a network whose input is not the images' size.
+    /// read: a scaling the images' channels do not allow, augmentation of anything but a
+    /// built-in set's images, a network whose input is not the images' size.
     fn input_problems(&self) -> Vec<crate::Error> {
         let mut problems: Vec<crate::Error> = ntk_data::inputs::check(&self.data)
             .into_iter()
@@ -421,15 +423,10 @@ impl TrainConfig {
             return problems;
         };
         let dataset = self.data.dataset.name();
-        if self.train.augment && shape != Some([3, 32, 32]) {
-            let has = match shape {
-                Some([c, h, w]) => format!("{c}x{h}x{w} images"),
-                None => format!("{dim} inputs"),
-            };
-            problems.push(crate::Error::AugmentNeedsCifar {
-                data: format!("data.dataset = \"{dataset}\""),
-                has,
-            });
+        if self.train.augment
+            && let Err(reason) = ntk_data::inputs::augmentation(&self.data)
+        {
+            problems.push(crate::Error::AugmentNeedsImages { reason });
         }
         if let Ok(spec) = self.spec() {
             let what = format!("data.dataset = \"{dataset}\"");

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use ntk_data::CifarAugment;
+use ntk_data::ImageAugment;
 use ntk_data::config::DataConfig;
 use ntk_data::inputs::{self, Inputs};
 use ntk_numerics::backend::Compute;
@@ -73,14 +73,14 @@ pub fn load_data(data: &DataConfig, test_n: usize) -> crate::Result<Data> {
     Ok(Data::new(train, Some(test)))
 }
 
-/// Rows `idx` of `set` as a `[len, d]` tensor, augmented (CIFAR crop and flip) when `aug`
-/// holds a generator.
+/// Rows `idx` of `set` as a `[len, d]` tensor, augmented (pad, crop and flip) when `aug`
+/// holds the augmentation and its generator.
 fn batch_x(
     set: &Inputs,
     idx: &[usize],
     compute: &Compute,
     device: &Device,
-    aug: Option<&mut ChaCha8Rng>,
+    aug: Option<(&ImageAugment, &mut ChaCha8Rng)>,
 ) -> Tensor<2> {
     Tensor::from_data(
         TensorData::new(batch_rows(set, idx, aug), [idx.len(), set.d]),
@@ -88,8 +88,13 @@ fn batch_x(
     )
 }
 
-/// Rows `idx` of `set`, row-major, augmented when `aug` holds a generator.
-fn batch_rows(set: &Inputs, idx: &[usize], aug: Option<&mut ChaCha8Rng>) -> Vec<f64> {
+/// Rows `idx` of `set`, row-major, augmented when `aug` holds the augmentation and its
+/// generator.
+fn batch_rows(
+    set: &Inputs,
+    idx: &[usize],
+    aug: Option<(&ImageAugment, &mut ChaCha8Rng)>,
+) -> Vec<f64> {
     let d = set.d;
     let mut x = Vec::with_capacity(idx.len() * d);
     match aug {
@@ -98,10 +103,9 @@ fn batch_rows(set: &Inputs, idx: &[usize], aug: Option<&mut ChaCha8Rng>) -> Vec<
                 x.extend_from_slice(&set.x[i * d..(i + 1) * d]);
             }
         }
-        Some(rng) => {
-            let a = CifarAugment::default();
+        Some((a, rng)) => {
             for &i in idx {
-                x.extend(a.apply(&set.x[i * d..(i + 1) * d], [3, 32, 32], rng));
+                x.extend(a.apply(&set.x[i * d..(i + 1) * d], rng));
             }
         }
     }
@@ -144,11 +148,56 @@ pub(crate) fn augment_rng(seed: u64, epoch: usize) -> ChaCha8Rng {
     r
 }
 
-/// Rows `idx` of `set` as a batch, augmented when `aug` holds a generator.
-pub(crate) fn batch(set: &Inputs, idx: &[usize], aug: Option<&mut ChaCha8Rng>) -> Batch {
+/// Rows `idx` of `set` as a batch, augmented when `aug` holds the augmentation and its
+/// generator.
+pub(crate) fn batch(
+    set: &Inputs,
+    idx: &[usize],
+    aug: Option<(&ImageAugment, &mut ChaCha8Rng)>,
+) -> Batch {
     Batch {
         x: batch_rows(set, idx, aug),
         d: set.d,
         labels: idx.iter().map(|&i| usize::from(set.labels[i])).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An augmented batch of Fashion-MNIST-shaped rows in `[-1, 1]` is each row padded with
+    /// -1 (the images' black), cropped and flipped by the draws of the epoch's generator, in
+    /// row order: the same as drawing each image's crop by hand from a copy of the generator.
+    #[test]
+    fn augmented_batches_pad_with_black_and_follow_the_generator() {
+        let d = 28 * 28;
+        let x: Vec<f64> = (0..2 * d).map(|i| (i % 97) as f64 / 97.0).collect();
+        let set = Inputs {
+            x: x.clone(),
+            n: 2,
+            d,
+            labels: vec![3, 7],
+            description: "two images".into(),
+        };
+        let aug = ImageAugment::new([1, 28, 28], ntk_data::Scaling::MinusOneOne);
+        let mut rng = augment_rng(5, 2);
+        let mut by_hand = rng.clone();
+        let b = batch(&set, &[1, 0], Some((&aug, &mut rng)));
+        assert_eq!(b.labels, [7, 3]);
+        let mut expected = Vec::new();
+        for i in [1, 0] {
+            let p = aug.draws.sample(&mut by_hand);
+            expected.extend(ntk_data::crop_flip_fill(
+                &x[i * d..(i + 1) * d],
+                [1, 28, 28],
+                4,
+                p,
+                &[-1.0],
+            ));
+        }
+        assert_eq!(b.x, expected);
+        assert!(b.x.contains(&-1.0), "some padding shows");
+        assert_eq!(batch(&set, &[0], None).x, x[..d]);
     }
 }

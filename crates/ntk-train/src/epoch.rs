@@ -165,7 +165,11 @@ pub(crate) fn train_epoch(
     let (t, set) = (&run.cfg.train, &run.data.train);
     let start = Instant::now();
     let order = epoch_order(t.seed, epoch, set.n);
-    let mut aug = t.augment.then(|| augment_rng(t.seed, epoch));
+    let augment = t.augment.then(|| {
+        ntk_data::inputs::augmentation(&run.cfg.data)
+            .expect("a run's augmentation is checked before it starts (train::check_inputs)")
+    });
+    let mut rng = augment_rng(t.seed, epoch);
     let steps = run.per_epoch.min(run.total - *iteration);
     let bar = run.reporter.bar(steps as u64, format!("epoch {epoch}"));
     let mut sums = EpochTotals {
@@ -174,7 +178,8 @@ pub(crate) fn train_epoch(
     };
     for idx in order.chunks(t.batch_size).take(steps) {
         let lr = run.lr(*iteration);
-        let Some(r) = stepper.step(batch(set, idx, aug.as_mut()), lr) else {
+        let Some(r) = stepper.step(batch(set, idx, augment.as_ref().map(|a| (a, &mut rng))), lr)
+        else {
             bar.finish_and_clear();
             return None;
         };

@@ -74,10 +74,13 @@ pub enum Error {
          decays from the lr down to min_lr"
     )]
     MinLrAboveLr { min_lr: f64, lr: f64 },
-    /// Augmentation of data that is not 3x32x32 images; `data` names the set, `has` its
-    /// shape.
-    #[error("train.augment = true needs 3x32x32 images (CIFAR-10); {data} has {has}")]
-    AugmentNeedsCifar { data: String, has: String },
+    /// Augmentation of data that is not a built-in image set's images, or of images
+    /// scaled to unit norm; `reason` says which.
+    #[error(
+        "train.augment = true needs the images of a built-in set (mnist, fashion-mnist, \
+         cifar-10, digits) without data.unit_norm; here {reason}"
+    )]
+    AugmentNeedsImages { reason: String },
     /// Labels beyond the network's outputs (`key` is the outputs' key).
     #[error(
         "{key} = {classes}: {data} has labels up to {top}; the network needs {} outputs",

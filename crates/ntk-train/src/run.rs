@@ -34,6 +34,11 @@ pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Prov
     let mut flat = provenance::flatten_config(&c);
     flat.insert("backend".into(), compute.backend.name().into());
     flat.insert("data.digest".into(), data.digest().into());
+    if cfg.train.augment {
+        // The padding of the crops: each channel's scaled black since 2026-11-27 (before,
+        // the scaled zero, a mid-grey): augmented runs of earlier builds are not reused.
+        flat.insert("train.augment_fill".into(), "black".into());
+    }
     if let Some(k) = &cfg.ntk {
         // The tracked kernel's precision as resolved on this device (f64 on the CPU unless
         // the config says otherwise): runs tracked in another precision are not reused.

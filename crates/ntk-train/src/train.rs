@@ -88,15 +88,22 @@ pub fn train(
     finish(&run, &progress, diverged, start)
 }
 
-/// Refuses data the run cannot train on: augmentation of anything but 3x32x32 images, and
+/// Refuses data the run cannot train on: augmentation of anything but a built-in set's images, and
 /// labels beyond the network's outputs (both engines would index past the logits).
 pub(crate) fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result<()> {
     let set = &data.train;
-    if cfg.train.augment && set.d != 3 * 32 * 32 {
-        return Err(crate::Error::AugmentNeedsCifar {
-            data: set.description.clone(),
-            has: format!("{} inputs", set.d),
-        });
+    if cfg.train.augment {
+        let aug = ntk_data::inputs::augmentation(&cfg.data)
+            .map_err(|reason| crate::Error::AugmentNeedsImages { reason })?;
+        let [c, h, w] = aug.shape;
+        if set.d != c * h * w {
+            return Err(crate::Error::AugmentNeedsImages {
+                reason: format!(
+                    "{} has {} inputs, not {c}x{h}x{w} images",
+                    set.description, set.d
+                ),
+            });
+        }
     }
     let sets = || std::iter::once(set).chain(data.test.as_ref());
     // The set with the largest label, named in the message.
