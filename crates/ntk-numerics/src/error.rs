@@ -42,6 +42,9 @@ pub enum Error {
     /// A kernel of size 0.
     #[error("empty kernel")]
     EmptyKernel,
+    /// Two kernels compared entry by entry that are not the same size.
+    #[error("kernels of sizes {a} and {b} compared: they must be the same size")]
+    KernelSizes { a: usize, b: usize },
     /// A kernel with NaN or infinite entries.
     #[error("the kernel has non-finite entries (overflow or NaN in the network)")]
     NonFiniteKernel,

@@ -30,6 +30,13 @@ pub struct BlockRow {
     pub kappa: Option<f64>,
     pub singular: bool,
     pub rank: usize,
+    /// An f32 block's measured error: `||K_f32 - K_f64||_2` against a second evaluation of
+    /// the block in f64, made when the worst-case bound `n eps λ_max` called the f32 kernel
+    /// singular; its singularity is then decided by this error instead (`λ_min` at or below
+    /// it). Empty when no second evaluation was made (f64 kernels, and f32 blocks the bound
+    /// resolves).
+    #[serde(default)]
+    pub measured_error: Option<f64>,
     /// The block's samples, `;`-separated, in block order: row indices into the inputs as
     /// saved (`inputs.npy`), and into `ntk.npy` for a scalar output (`probe.output = sum`
     /// or `first`); with `probe.output = full` (k outputs) sample i owns the kernel rows
@@ -81,18 +88,57 @@ pub(crate) fn spectra(
     n: usize,
     block: usize,
     seed: u64,
-    eps: f64,
+    (eps, recheck): (f64, Recheck),
     mode: OutputMode,
     k: usize,
 ) -> crate::Result<Blocks> {
     let per = if mode == OutputMode::Full { k } else { 1 };
-    spectra_with(n, block, seed, eps, |samples| {
+    spectra_with(n, block, seed, (eps, recheck), |samples| {
         let rows: Vec<usize> = samples
             .iter()
             .flat_map(|&i| (0..per).map(move |o| i * per + o))
             .collect();
         Ok(kernel.submatrix(&rows))
     })
+}
+
+/// A second evaluation of a block's kernel in f64 (given the block's samples, in block
+/// order): the check of an f32 kernel's actual error ([`block_spectrum`]).
+pub(crate) trait SecondEvaluation {
+    fn kernel_f64(&mut self, samples: &[usize]) -> crate::Result<Kernel>;
+}
+
+/// The second evaluation a protocol may use (`None`: none, for kernels in f64).
+pub(crate) type Recheck<'a> = Option<&'a mut dyn SecondEvaluation>;
+
+/// The spectrum of one block's kernel, computed in precision `eps`, and the measured error
+/// of an f32 kernel: when the worst-case bound (`n eps λ_max`, [`spectrum::spectrum`]) calls
+/// a kernel coarser than f64 singular and `recheck` can evaluate the block in f64, the
+/// kernel's actual error is measured as `||K - K_f64||_2` (every eigenvalue of `K` is within
+/// it of the exact kernel's, up to f64's own bound, by Weyl), and the block is singular only
+/// when its `λ_min` is at or below that error plus f64's bound. The κ reported is the f32
+/// kernel's own.
+pub(crate) fn block_spectrum(
+    kernel: &Kernel,
+    samples: &[usize],
+    eps: f64,
+    recheck: &mut Recheck,
+) -> crate::Result<(spectrum::Spectrum, Option<f64>)> {
+    let s = spectrum::spectrum(kernel, eps)?;
+    let Some(second) = recheck
+        .as_mut()
+        .filter(|_| s.singular && eps > f64::EPSILON)
+    else {
+        return Ok((s, None));
+    };
+    let exact = second.kernel_f64(samples)?;
+    let error = spectrum::distance(kernel, &exact)?;
+    let n = kernel.size as f64;
+    let tolerance = error + n * f64::EPSILON * s.lambda_max.abs();
+    Ok((
+        spectrum::classify_within(s.eigenvalues, tolerance),
+        Some(error),
+    ))
 }
 
 /// [`spectra`] with each block's kernel from `block_kernel` (given the block's samples, in
@@ -102,7 +148,7 @@ pub(crate) fn spectra_with(
     n: usize,
     block: usize,
     seed: u64,
-    eps: f64,
+    (eps, mut recheck): (f64, Recheck),
     mut block_kernel: impl FnMut(&[usize]) -> crate::Result<Kernel>,
 ) -> crate::Result<Blocks> {
     let (mut lmin, mut lmax, mut kappa) = (0.0, 0.0, 0.0);
@@ -110,7 +156,8 @@ pub(crate) fn spectra_with(
     let mut eigenvalues = Vec::new();
     let mut rows = Vec::new();
     for (b, samples) in membership(n, block, seed).into_iter().enumerate() {
-        let s = spectrum::spectrum(&block_kernel(&samples)?, eps)?;
+        let (s, measured_error) =
+            block_spectrum(&block_kernel(&samples)?, &samples, eps, &mut recheck)?;
         lmin += s.lambda_min;
         lmax += s.lambda_max;
         kappa += s.kappa;
@@ -125,6 +172,7 @@ pub(crate) fn spectra_with(
             kappa: (!s.singular).then_some(s.kappa),
             singular: s.singular,
             rank: s.rank,
+            measured_error,
             samples: samples
                 .iter()
                 .map(usize::to_string)

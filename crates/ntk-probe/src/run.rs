@@ -608,8 +608,15 @@ impl Measured {
         (result, kernel_seconds): (&KernelResult, f64),
     ) -> crate::Result<Self> {
         let phase = Phase::start("eigenvalues");
-        let (eigen, spec, eigenvalues, blocks) =
-            protocol_spectrum(cfg, protocol, &result.kernel, inputs.n, compute, facts)?;
+        let mut second = F64Blocks::new(cfg, inputs, compute, net);
+        let (eigen, spec, eigenvalues, blocks) = protocol_spectrum(
+            cfg,
+            protocol,
+            &result.kernel,
+            (inputs.n, second.recheck()),
+            compute,
+            facts,
+        )?;
         let eigen_seconds = phase.finish();
         Ok(Self {
             eigen,
@@ -655,7 +662,10 @@ impl Measured {
         };
         let eps = compute.precision.epsilon();
         let (n, size) = (inputs.n, cfg.probe.block_size);
-        let b = crate::blocks::spectra_with(n, size, facts.seed, eps, &mut block_kernel)?;
+        let mut second = F64Blocks::new(cfg, inputs, compute, net);
+        let recheck = second.recheck();
+        let b =
+            crate::blocks::spectra_with(n, size, facts.seed, (eps, recheck), &mut block_kernel)?;
         let angles = Angles::of_pair(cfg, inputs, compute, net, &mut block_kernel)?;
         let seconds = phase.finish();
         Ok(Self {
@@ -769,6 +779,56 @@ fn summarize_from(
     })
 }
 
+/// The second evaluation of an f32 block's kernel in f64 ([`crate::blocks::block_spectrum`]):
+/// the same network with its parameters widened to f64 (exactly), on the same device, over
+/// the block's samples. `None` for kernels already in f64.
+struct F64Blocks<'a> {
+    cfg: &'a ProbeConfig,
+    inputs: &'a Inputs,
+    compute: Compute,
+    net: Option<Net>,
+    cache: host::HostCache,
+}
+
+impl<'a> F64Blocks<'a> {
+    fn new(cfg: &'a ProbeConfig, inputs: &'a Inputs, compute: &Compute, net: &Net) -> Self {
+        let coarse = compute.precision != Precision::F64;
+        Self {
+            cfg,
+            inputs,
+            compute: Compute {
+                precision: Precision::F64,
+                ..compute.clone()
+            },
+            net: coarse.then(|| ntk_kernel::compute::with_precision(net, Precision::F64)),
+            cache: host::HostCache::default(),
+        }
+    }
+
+    /// This evaluation for the blocks protocol: `None` for kernels already in f64.
+    fn recheck(&mut self) -> crate::blocks::Recheck<'_> {
+        if self.net.is_none() {
+            return None;
+        }
+        Some(self)
+    }
+}
+
+impl crate::blocks::SecondEvaluation for F64Blocks<'_> {
+    fn kernel_f64(&mut self, samples: &[usize]) -> crate::Result<Kernel> {
+        let net = self.net.as_ref().expect("only made for coarse kernels");
+        let r = ntk_kernel::batch_norm::compute_kernel_net_stats(
+            net,
+            &self.inputs.select(samples),
+            &self.compute,
+            (self.cfg.probe.method, self.cfg.probe.output),
+            self.cfg.probe.batch_norm_statistics.unwrap_or_default(),
+            &mut self.cache,
+        )?;
+        Ok(r.kernel)
+    }
+}
+
 /// The eigenvalue route, summary, saved eigenvalues and blocks of [`protocol_spectrum`].
 type ProtocolSpectrum = (Eigen, SpectrumSummary, Vec<f64>, Option<Vec<BlockRow>>);
 
@@ -779,7 +839,7 @@ fn protocol_spectrum(
     cfg: &ProbeConfig,
     protocol: Protocol,
     kernel: &Kernel,
-    n: usize,
+    (n, recheck): (usize, crate::blocks::Recheck),
     compute: &Compute,
     facts: &NetFacts,
 ) -> crate::Result<ProtocolSpectrum> {
@@ -801,7 +861,7 @@ fn protocol_spectrum(
                 n,
                 cfg.probe.block_size,
                 facts.seed,
-                eps,
+                (eps, recheck),
                 cfg.probe.output,
                 facts.output_dim,
             )?;

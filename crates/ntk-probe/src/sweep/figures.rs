@@ -198,6 +198,29 @@ fn note(groups: &[GroupRow], theory: bool) -> String {
     s
 }
 
+/// The points whose mean leaves seeds out (some, not all, singular): "dropped from the
+/// means (singular):" and one line per curve, `L=1 (2/5), L=3 (1/5)`, so that no mean is
+/// drawn over fewer seeds than the figure says without the figure saying how many fewer
+/// (summary.csv's `singular` column holds the same counts).
+fn dropped(curves: &[Curve]) -> String {
+    let mut lines = Vec::new();
+    for c in curves {
+        let points: Vec<String> = c
+            .rows
+            .iter()
+            .filter(|g| g.singular > 0 && g.singular < g.seeds)
+            .map(|g| format!("L={} ({}/{})", g.depth, g.singular, g.seeds))
+            .collect();
+        if !points.is_empty() {
+            lines.push(format!("{}: {}", c.name, points.join(", ")));
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!("\ndropped from the means (singular):\n{}", lines.join("\n"))
+}
+
 /// The minimum gradient angle against depth (a property of the whole kernel: drawn from
 /// the first protocol's groups).
 fn angle_figure(groups: &[GroupRow], seeds: &[SeedValue], protocol: &str, title: &str) -> Figure {
@@ -244,6 +267,7 @@ fn kappa_figure(groups: &[GroupRow], seeds: &[SeedValue], protocol: &str, title:
     let mut note = note(groups, theory);
     if series.iter().any(|s| !s.unresolved.is_empty()) {
         note += "\nopen markers at the top: κ unresolved\n(singular kernel) for some or all\nseeds; lines: mean over the others";
+        note += &dropped(&curves(groups, protocol));
     }
     let what = match protocol {
         "whole" => "whole set".to_string(),
@@ -303,4 +327,30 @@ pub fn figures(
         }
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A mean over fewer seeds than the figure's count is named with its count: ReLU at
+    /// L = 1 lost 2 of 5 seeds; a point singular for every seed (no mean drawn) and one
+    /// with none singular are not listed.
+    #[test]
+    fn the_note_counts_the_seeds_each_mean_leaves_out() {
+        let csv = "protocol,activation,depth,seeds,singular,kappa_mean,kappa_std,kappa_min,kappa_max,log10_kappa_mean,min_grad_angle_mean_deg,min_grad_angle_std_deg,lambda_min_mean,lambda_max_mean,rank_min,theory_min_grad_angle_deg,theory_kappa\n\
+            blocks,relu,1,5,2,1e4,1e3,9e3,1.1e4,4,5,0.1,1,1e4,512,,\n\
+            blocks,relu,2,5,0,5e3,1e2,4.9e3,5.1e3,3.7,8,0.1,1,5e3,512,,\n\
+            blocks,linear,1,5,5,inf,NaN,inf,inf,inf,3,0,0,1,10,,\n";
+        let groups: Vec<GroupRow> = ntk_runs::table::parse_csv(csv.as_bytes(), "test").unwrap();
+        let text = dropped(&curves(&groups, "blocks"));
+        assert!(
+            text.contains("dropped from the means (singular):"),
+            "{text}"
+        );
+        assert!(text.contains("L=1 (2/5)"), "{text}");
+        assert!(!text.contains("L=2") && !text.contains("(5/5)"), "{text}");
+        let none = &groups[1..2];
+        assert_eq!(dropped(&curves(none, "blocks")), "");
+    }
 }
