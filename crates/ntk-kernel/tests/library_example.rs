@@ -69,3 +69,25 @@ fn the_example_crate_locks_the_workspaces_versions() {
          lock over it and run `cargo update -w` there): {drift:?}"
     );
 }
+
+/// README's library examples are the example crate's `src/bin` files, byte for byte, so the
+/// crate CI builds with README's dependency lines is the code README shows.
+#[test]
+fn readme_shows_the_example_crates_library_examples() {
+    let readme = read("README.md");
+    for file in ["own_model.rs", "mlp.rs"] {
+        let path = format!("examples/ntk-of-my-model/src/bin/{file}");
+        let marker = format!("<!-- {path} holds this block");
+        let at = readme
+            .find(&marker)
+            .unwrap_or_else(|| panic!("README marks the block of {path}"));
+        let after = &readme[at..];
+        let open = after
+            .find("```rust")
+            .expect("a rust block after the marker");
+        let body = &after[open..];
+        let start = body.find('\n').expect("a fence line") + 1;
+        let end = body[start..].find("```").expect("a closing fence") + start;
+        assert_eq!(&body[start..end], read(&path), "README's block for {path}");
+    }
+}

@@ -11,7 +11,7 @@
 //! It checks itself: the metric's step-0 measurement must equal the kernel formed by hand in
 //! (1), and there must be one measurement per 10 steps; it exits 1 otherwise.
 //!
-//! `cargo run --manifest-path examples/ntk-of-my-model/Cargo.toml -- [DIGITS_DIR] [OUT_DIR]`
+//! `cargo run --manifest-path examples/ntk-of-my-model/Cargo.toml -- DIGITS_DIR [OUT_DIR]`
 
 mod data;
 mod model;
@@ -33,14 +33,13 @@ use ntk_numerics::kernel::OutputMode;
 
 use model::Classifier;
 
-/// Probe samples, hidden width, batch size, epochs, steps between NTK measurements.
+/// Probe samples (at most), hidden width, batch size, epochs, steps between NTK
+/// measurements; the classes and the split come from the data.
 const PROBE: usize = 200;
 const WIDTH: usize = 256;
 const BATCH: usize = 50;
 const EPOCHS: usize = 2;
 const EVERY: usize = 10;
-/// Training samples (the rest of the 1,797 digits validate).
-const TRAIN: usize = 1500;
 
 fn main() -> ExitCode {
     match run() {
@@ -55,9 +54,9 @@ fn main() -> ExitCode {
 
 fn run() -> Result<bool, Box<dyn Error>> {
     let mut args = std::env::args().skip(1);
-    let digits = args.next().unwrap_or_else(|| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../../datasets/data/digits").to_string()
-    });
+    let digits = args
+        .next()
+        .ok_or("usage: ntk-of-my-model DIGITS_DIR [OUT_DIR] (DIGITS_DIR holds digits.csv.gz)")?;
     // By default a directory of this process's own, so that two runs never share one.
     let out = args.next().map_or_else(
         || std::env::temp_dir().join(format!("ntk-of-my-model-{}", std::process::id())),
@@ -70,14 +69,30 @@ fn run() -> Result<bool, Box<dyn Error>> {
     device.seed(7);
 
     let mut samples = data::digits(&digits)?;
-    let valid = samples.split_off(TRAIN.min(samples.len()));
-    let x = data::inputs(&samples[..PROBE], &device);
+    // The classes the labels hold; five sixths of the samples train, the rest validate.
+    let classes = samples
+        .iter()
+        .map(|s| usize::from(s.label) + 1)
+        .max()
+        .unwrap_or(0);
+    if samples.len() < 12 || classes < 2 {
+        return Err(format!(
+            "{digits}: {} samples of {classes} classes; training needs at least 12 and 2",
+            samples.len()
+        )
+        .into());
+    }
+    let valid = samples.split_off(samples.len() * 5 / 6);
+    let probe_n = PROBE.min(samples.len());
+    let x = data::inputs(&samples[..probe_n], &device);
     // Built on the autodiff device, as burn-train trains it (its parameters require grad).
-    let model = Classifier::new(x.dims()[1], WIDTH, 10, &device.clone().autodiff());
+    let model = Classifier::new(x.dims()[1], WIDTH, classes, &device.clone().autodiff());
     let forward = |m: &Classifier, x: Tensor<2>| m.forward(x);
 
     // 1. The NTK by hand, in both precisions.
-    println!("NTK of the classifier at initialization on {PROBE} digits (sum of the 10 logits):");
+    println!(
+        "NTK of the classifier at initialization on {probe_n} digits (sum of the {classes} logits):"
+    );
     let mut at_init = None;
     for precision in [Precision::F32, Precision::F64] {
         let k = empirical_ntk(&model, forward, x.clone(), OutputMode::Sum, precision);
