@@ -194,7 +194,7 @@ impl Figure {
             }
             std::fs::File::open(&png_tmp)
                 .and_then(|f| f.sync_all())
-                .and_then(|()| std::fs::rename(&png_tmp, &png))
+                .and_then(|()| ntk_runs::io::replace_file(&png_tmp, &png))
                 .map_err(|e| plot_error(&png, e))
         })();
         if drawn.is_err() {

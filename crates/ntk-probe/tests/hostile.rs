@@ -1281,3 +1281,73 @@ fn fourth_review_minor_cases() {
     );
     assert!(!String::from_utf8_lossy(&o.stderr).contains("needs about"));
 }
+
+/// Makes a FIFO (named pipe) at `path`.
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+fn is_fifo(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+/// Issue 45, D0: no command renames over a FIFO, a device or a link to one. Every command
+/// that takes an output path is given a FIFO there (and, for the figure commands, a FIFO or
+/// a link to /dev/null at one of the files they write): each ends with exit code 2 naming
+/// it, and the FIFO and the link are still what they were.
+#[test]
+fn no_command_replaces_a_fifo_or_a_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("fifo");
+    mkfifo(&fifo);
+    let cfg = write(d, "tiny.toml", TINY);
+    let sweep_cfg = write(d, "sweep.toml", TINY_SWEEP);
+    let f = fifo.to_str().unwrap();
+    let (c, s) = (cfg.to_str().unwrap(), sweep_cfg.to_str().unwrap());
+    let bench = ["bench", "--n", "4", "--depths", "1", "--precisions", "f64"];
+    let cases: Vec<Vec<&str>> = vec![
+        [&bench[..], &["--repeats", "1", "--out", f]].concat(),
+        vec!["run", "--config", c, "--out", f],
+        vec!["run", "--config", c, "--out", f, "--dry-run"],
+        vec!["sweep", "--config", s, "--out", f],
+        vec!["sweep", "--config", s, "--out", f, "--dry-run"],
+        vec!["fig1", "--out", f],
+        vec!["gmap", "--out", f],
+        vec!["activations", "--out", f],
+        vec!["transfer", "--out", f],
+    ];
+    for args in &cases {
+        let o = run(&os(args));
+        assert_clean_error(&args.join(" "), &o, &[f]);
+        assert!(is_fifo(&fifo), "{}: the FIFO was replaced", args.join(" "));
+    }
+    // bench --out through a link to a device: refused, the link stays a link.
+    let null = d.join("null.json");
+    std::os::unix::fs::symlink("/dev/null", &null).unwrap();
+    let o = run(&os(&[&bench[..], &["--out", null.to_str().unwrap()]].concat()));
+    assert_clean_error("bench --out link to /dev/null", &o, &["character device"]);
+    assert!(std::fs::symlink_metadata(&null).unwrap().is_symlink());
+    // A figure command's own file a FIFO, another a link to /dev/null.
+    let figs = d.join("figs");
+    std::fs::create_dir(&figs).unwrap();
+    mkfifo(&figs.join("gmap.csv"));
+    std::os::unix::fs::symlink("/dev/null", figs.join("gmap.svg")).unwrap();
+    let o = run(&os(&["gmap", "--out", figs.to_str().unwrap()]));
+    assert_clean_error("gmap, gmap.csv a FIFO", &o, &["gmap.csv", "FIFO"]);
+    assert!(is_fifo(&figs.join("gmap.csv")));
+    std::fs::remove_file(figs.join("gmap.csv")).unwrap();
+    let o = run(&os(&["gmap", "--out", figs.to_str().unwrap()]));
+    assert_clean_error("gmap, gmap.svg a link to /dev/null", &o, &["gmap.svg"]);
+    assert!(std::fs::symlink_metadata(figs.join("gmap.svg")).unwrap().is_symlink());
+    // collect writes its tables into the sweep directory: a FIFO there is refused too.
+    let out = d.join("sw");
+    assert_ok("sweep", &run(&sweep_args(&sweep_cfg, &out, &[])));
+    std::fs::remove_file(out.join("summary.csv")).unwrap();
+    mkfifo(&out.join("summary.csv"));
+    let o = run(&os(&["collect", out.to_str().unwrap()]));
+    assert_clean_error("collect, summary.csv a FIFO", &o, &["summary.csv", "FIFO"]);
+    assert!(is_fifo(&out.join("summary.csv")));
+}

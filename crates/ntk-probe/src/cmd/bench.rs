@@ -35,12 +35,17 @@ pub(crate) struct BenchArgs {
     /// on the compute device (the kernel stays there on GPU backends).
     #[arg(long, default_value = "full")]
     eigen: String,
-    /// Also write the rows as JSON here.
+    /// Also write the rows as JSON here (a regular file, new or replaced; never a device,
+    /// FIFO or socket).
     #[arg(long)]
     out: Option<PathBuf>,
 }
 
 pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
+    // The output path is checked before the work (a device or FIFO is never replaced).
+    if let Some(path) = &args.out {
+        ntk_runs::io::check_target(path)?;
+    }
     let eigen = Eigen::parse(&args.eigen)
         .ok_or_else(|| format!("--eigen {}: expected full or extreme", args.eigen))?;
     let mut rows = Vec::new();
