@@ -168,6 +168,27 @@ impl Figure {
     /// Writes `stem.png`, `stem.svg` and `stem.pdf` (the PNG at twice the SVG's size, the
     /// PDF in points: [`layout`]) in `layout`.
     pub fn save_as(&self, stem: &Path, layout: Layout) -> ntk_runs::Result<()> {
+        self.plain_text().save_plain(stem, layout)
+    }
+
+    /// This figure with every text (title, axis labels, curve labels, note) drawable and
+    /// well-formed XML in the SVG: a control character (which XML 1.0 forbids: a title
+    /// given as `--title $'a\x01b'`) is replaced by U+FFFD, a tab or carriage return by a
+    /// space; the note keeps its line breaks (they separate its lines).
+    fn plain_text(&self) -> Self {
+        let mut f = self.clone();
+        for text in [&mut f.title, &mut f.x_label, &mut f.y_label]
+            .into_iter()
+            .chain(f.series.iter_mut().map(|s| &mut s.label))
+        {
+            *text = plain(text, false);
+        }
+        f.note = f.note.as_deref().map(|n| plain(n, true));
+        f
+    }
+
+    /// [`Figure::save_as`] of a figure whose texts are [`Figure::plain_text`]'s.
+    fn save_plain(&self, stem: &Path, layout: Layout) -> ntk_runs::Result<()> {
         register_font();
         let m = Metrics::of(layout);
         let size = self.canvas(&m);
@@ -719,6 +740,19 @@ impl LegendRows {
 
 /// `text` broken at spaces into lines that `fits` accepts (a word longer than a line
 /// stands alone).
+/// `text` without control characters: a tab, carriage return (and a line break unless
+/// `lines`) becomes a space, any other U+FFFD.
+fn plain(text: &str, lines: bool) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' if lines => c,
+            '\t' | '\r' | '\n' => ' ',
+            c if c.is_control() => '\u{FFFD}',
+            c => c,
+        })
+        .collect()
+}
+
 fn wrap(text: &str, fits: impl Fn(&str) -> bool) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
@@ -1027,6 +1061,26 @@ mod tests {
                 em * layout::COLUMN_WIDTH_PT / 510.0 >= 8.0,
                 "font-size {em}"
             );
+        }
+    }
+
+    #[test]
+    fn control_characters_in_texts_never_reach_the_svg() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = figure(None);
+        f.title = "a\u{1}b<c&d\u{1b}[31m\tq\u{7f}".into();
+        f.x_label = "x\u{0}".into();
+        f.series[0].label = "s\u{8}".into();
+        f.note = Some("one\u{c}\ntwo".into());
+        for layout in [Layout::Screen, Layout::Column] {
+            f.save_as(&dir.path().join("f"), layout).unwrap();
+            let svg = std::fs::read_to_string(dir.path().join("f.svg")).unwrap();
+            let bad: Vec<char> = svg
+                .chars()
+                .filter(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+                .collect();
+            assert!(bad.is_empty(), "{bad:?}");
+            assert!(svg.contains("&lt;c&amp;d"), "the markup stays escaped");
         }
     }
 

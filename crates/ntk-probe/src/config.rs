@@ -23,7 +23,8 @@ pub enum Protocol {
     #[default]
     Whole,
     /// The official code's: kappa of each block of `block_size` samples (a seeded random
-    /// permutation, the last block possibly smaller), averaged over blocks.
+    /// permutation, the last block possibly smaller, one sample left over joining the block
+    /// before it), averaged over blocks.
     Blocks,
 }
 

@@ -1351,3 +1351,108 @@ fn no_command_replaces_a_fifo_or_a_device() {
     assert_clean_error("collect, summary.csv a FIFO", &o, &["summary.csv", "FIFO"]);
     assert!(is_fifo(&out.join("summary.csv")));
 }
+
+/// Issue 45, D2: no silent wrong result. A `--set` value holding a line break is refused
+/// (it ran with the rest of the config dropped); `--resume --save-weights` of a finished
+/// point without weights computes it again with them (it said `kept` and wrote none);
+/// `bench` refuses 0 repeats, width or input dimension (it printed inf with exit code 0); a
+/// figure title with control characters still writes well-formed SVG text; a negative κ
+/// in summary.csv or results.csv is refused naming the row (its curve vanished); the
+/// blocks protocol never reports a block of one sample.
+#[test]
+fn no_silent_wrong_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", TINY);
+    let o = run(&ntk_args(
+        &cfg,
+        &d.join("nl"),
+        &["--set", "model.width=8\n[data]\nn=3"],
+    ));
+    assert_clean_error("a newline in --set", &o, &["model.width=8\\n", "control character"]);
+    assert!(!d.join("nl").exists());
+
+    // --resume --save-weights of a point finished without weights.
+    let out = d.join("w");
+    assert_ok("first run", &run(&ntk_args(&cfg, &out, &[])));
+    assert!(!out.join("weights.safetensors").exists());
+    let dry = run(&ntk_args(&cfg, &out, &["--resume", "--save-weights", "--dry-run"]));
+    assert_ok("dry run", &dry);
+    assert!(
+        String::from_utf8_lossy(&dry.stdout).contains("computed again"),
+        "{}",
+        String::from_utf8_lossy(&dry.stdout)
+    );
+    let o = run(&ntk_args(&cfg, &out, &["--resume", "--save-weights"]));
+    assert_ok("--resume --save-weights", &o);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("wrote"));
+    assert!(out.join("weights.safetensors").is_file() && out.join("outputs.npy").is_file());
+    let o = run(&ntk_args(&cfg, &out, &["--resume", "--save-weights"]));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("kept"), "now it is kept");
+
+    // The blocks protocol with a remainder of one sample (n = 13, blocks of 4).
+    let out = d.join("b");
+    let o = run(&ntk_args(
+        &cfg,
+        &out,
+        &["--set", "data.n=13", "--protocol", "blocks", "--set", "probe.block_size=4"],
+    ));
+    assert_ok("blocks", &o);
+    let blocks = std::fs::read_to_string(out.join("blocks.csv")).unwrap();
+    let sizes: Vec<&str> = blocks
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap())
+        .collect();
+    assert_eq!(sizes, ["4", "4", "5"], "{blocks}");
+
+    // bench's counts.
+    for (flag, value) in [("--repeats", "0"), ("--width", "0"), ("--input-dim", "0")] {
+        let o = run(&os(&["bench", "--n", "4", "--depths", "1", flag, value]));
+        assert_clean_error(&format!("bench {flag} {value}"), &o, &[flag, "0"]);
+    }
+
+    // A collected sweep: a title with control characters, then a negative κ.
+    let sweep_cfg = write(d, "sweep.toml", TINY_SWEEP);
+    let out = d.join("sw");
+    assert_ok("sweep", &run(&sweep_args(&sweep_cfg, &out, &[])));
+    let o = run(&os(&["plot", out.to_str().unwrap(), "--title", "a\u{1}b\u{1b}[31m<c>"]));
+    assert_ok("plot with a control title", &o);
+    for entry in std::fs::read_dir(&out).unwrap().flatten() {
+        let p = entry.path();
+        if p.extension().is_some_and(|e| e == "svg") {
+            let svg = std::fs::read_to_string(&p).unwrap();
+            assert!(
+                !svg.chars().any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t')),
+                "{}: a control character",
+                p.display()
+            );
+        }
+    }
+    for file in ["summary.csv", "results.csv"] {
+        let path = out.join(file);
+        let good = std::fs::read_to_string(&path).unwrap();
+        let mut rows: Vec<csv::StringRecord> = csv::Reader::from_reader(good.as_bytes())
+            .records()
+            .map(Result::unwrap)
+            .collect();
+        let header = csv::Reader::from_reader(good.as_bytes())
+            .headers()
+            .unwrap()
+            .clone();
+        let column = if file == "summary.csv" { "kappa_mean" } else { "kappa" };
+        let k = header.iter().position(|h| h == column).unwrap();
+        let mut fields: Vec<String> = rows[1].iter().map(str::to_string).collect();
+        fields[k] = "-3.5".into();
+        rows[1] = csv::StringRecord::from(fields);
+        let mut w = csv::Writer::from_path(&path).unwrap();
+        w.write_record(&header).unwrap();
+        for r in &rows {
+            w.write_record(r).unwrap();
+        }
+        w.flush().unwrap();
+        let o = run(&os(&["plot", out.to_str().unwrap()]));
+        assert_clean_error(&format!("a negative κ in {file}"), &o, &[file, "row 2", column, "-3.5"]);
+        std::fs::write(&path, good).unwrap();
+    }
+}

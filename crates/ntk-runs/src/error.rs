@@ -156,6 +156,13 @@ pub enum Error {
     /// An empty key in `--set`.
     #[error("empty key; expected key=value (e.g. model.depth=5)")]
     EmptyKey,
+    /// A value that holds a line break or another control character: TOML would read what
+    /// follows it as more of the config (`model.width=8\n[data]\nn=3`), not as this value.
+    #[error(
+        "the value holds a control character ({found}): a value is one line; the rest \
+         would be read as more of the config"
+    )]
+    ControlInValue { found: String },
     /// A key that is not dotted bare TOML keys.
     #[error(
         "bad key `{key}`: expected dotted names of letters, digits, _ and - (e.g. model.depth)"

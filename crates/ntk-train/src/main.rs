@@ -94,20 +94,20 @@ enum Command {
         /// f32 or f64.
         #[arg(long, default_value = "f32", value_parser = ntk_runs::names::parse_arg::<Precision>)]
         precision: Precision,
-        /// Input dimension of the MLP.
-        #[arg(long, default_value_t = 784)]
+        /// Input dimension of the MLP; at least 1.
+        #[arg(long, default_value_t = 784, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         input_dim: usize,
-        /// Hidden width of the MLP.
-        #[arg(long, default_value_t = 512)]
+        /// Hidden width of the MLP; at least 1.
+        #[arg(long, default_value_t = 512, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         width: usize,
         /// Depth of the MLP.
         #[arg(long, default_value_t = 10)]
         depth: usize,
-        /// Samples per SGD step.
-        #[arg(long, default_value_t = 500)]
+        /// Samples per SGD step; at least 1.
+        #[arg(long, default_value_t = 500, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         batch: usize,
-        /// Timed steps.
-        #[arg(long, default_value_t = 20)]
+        /// Timed steps; at least 1.
+        #[arg(long, default_value_t = 20, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         steps: usize,
         /// Time a CIFAR ResNet of this depth (6n+2) instead of the MLP (input 3x32x32).
         #[arg(long)]
