@@ -1444,3 +1444,36 @@ fn fourth_review_config_checks() {
     let recorded = std::fs::read_to_string(without.join("config.toml")).unwrap();
     assert!(recorded.contains("test_n = 0"), "{recorded}");
 }
+
+/// Makes a FIFO (named pipe) at `path`.
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// Issue 45, D0: a FIFO given as the output of every command that writes one (`run`,
+/// `sweep`, the design's command, each with and without `--dry-run`) is refused naming it
+/// and stays a FIFO.
+#[test]
+fn no_command_replaces_a_fifo() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("fifo");
+    mkfifo(&fifo);
+    let cfg = write(d, "c.toml", TINY);
+    let sweep = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
+    for (name, cfg, cmd) in [
+        ("run", &cfg, Some("run")),
+        ("sweep", &sweep, Some("sweep")),
+        ("design's command", &cfg, None),
+    ] {
+        for extra in [&[][..], &["--dry-run"][..]] {
+            let mut a: Vec<OsString> = cmd.into_iter().map(OsString::from).collect();
+            a.extend(args(cfg, &fifo, extra));
+            assert_clean_error(name, &run(&a), &[fifo.to_str().unwrap()]);
+            let meta = std::fs::symlink_metadata(&fifo).unwrap();
+            assert!(meta.file_type().is_fifo(), "{name}: the FIFO was replaced");
+        }
+    }
+}
