@@ -307,6 +307,10 @@ impl ProbeConfig {
                 });
             }
         }
+        // The methods' own prerequisites, in the words the run would refuse them with.
+        if let NetSpec::Mlp(m) = &net {
+            ntk_kernel::compute::check_method(m, self.probe.method)?;
+        }
         if matches!(net, NetSpec::ResNet(_)) {
             if matches!(self.probe.method, Method::Structured | Method::Theory) {
                 return Err(ntk_kernel::compute::resnet_method(self.probe.method).into());

@@ -1352,6 +1352,107 @@ fn no_command_replaces_a_fifo_or_a_device() {
     assert!(is_fifo(&out.join("summary.csv")));
 }
 
+/// The exit code and the last line of stderr (the error) of `args` with and without
+/// `--dry-run` (each into a fresh output directory under `d`).
+fn dry_and_real(d: &Path, name: &str, args: &[OsString]) -> [(Option<i32>, String); 2] {
+    [true, false].map(|dry| {
+        let mut a = args.to_vec();
+        a.push("--out".into());
+        a.push(d.join(format!("{name}-{dry}")).into());
+        if dry {
+            a.push("--dry-run".into());
+        }
+        let o = run(&a);
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(!stderr.contains("panicked"), "{name} (dry {dry}): {stderr}");
+        let error = stderr
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or_default()
+            .to_string();
+        (o.status.code(), error)
+    })
+}
+
+/// Issue 45, D1: the dry run refuses what the run refuses, with the same exit code and the
+/// same words: the prerequisites of `probe.method = "theory"` and `"structured"`, inputs
+/// beyond f32's range in an f32 probe, an output index past the network's outputs. A
+/// table of configs, each run with and without `--dry-run` (as a run and as a one-point
+/// sweep); the good config passes both.
+#[test]
+fn the_dry_run_refuses_what_the_run_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let huge: Vec<String> = (0..12)
+        .map(|i| format!("{},1,2", if i == 5 { "1e39" } else { "0.5" }))
+        .collect();
+    let x = write(d, "x.csv", &format!("a,b,c\n{}\n", huge.join("\n")));
+    let file_data = format!(
+        "[data]\ndataset = \"file\"\nn = 12\nx = \"{}\"\n",
+        x.display()
+    );
+    let tiny_file = TINY.replace(
+        "[data]\ndataset = \"synthetic\"\nn = 12\ninput_dim = 3\n",
+        &file_data,
+    );
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        ("good", TINY.into(), vec![]),
+        ("theory, bias", TINY.into(), vec!["probe.method=\"theory\"", "model.bias=true"]),
+        (
+            "theory, standard",
+            TINY.into(),
+            vec!["probe.method=\"theory\"", "model.parameterization=\"standard\""],
+        ),
+        (
+            "theory, layer_norm",
+            TINY.into(),
+            vec!["probe.method=\"theory\"", "model.normalization=\"layer_norm\""],
+        ),
+        ("theory, 2 outputs", TINY.into(), vec!["probe.method=\"theory\"", "model.output_dim=2"]),
+        (
+            "structured, batch_norm",
+            TINY.into(),
+            vec!["probe.method=\"structured\"", "model.normalization=\"batch_norm\""],
+        ),
+        ("output past the outputs", TINY.into(), vec!["probe.output=3"]),
+        ("beyond f32", tiny_file.clone(), vec!["probe.precision=\"f32\""]),
+        ("file in f64", tiny_file, vec![]),
+    ];
+    for (name, text, sets) in &cases {
+        let cfg = write(d, &format!("{}.toml", name.replace([' ', ','], "_")), text);
+        let sweep_cfg = write(
+            d,
+            &format!("{}-sweep.toml", name.replace([' ', ','], "_")),
+            &format!(
+                "{text}\n[sweep]\ndepths = [2]\nactivations = [\"relu\"]\nseeds = [1]\n\
+                 protocols = [\"whole\"]\ntheory = false\nout = \"unused\"\n"
+            ),
+        );
+        let mut run_args = os(&["run", "--config"]);
+        run_args.push(cfg.into());
+        let mut sweep_args = os(&["sweep", "--config"]);
+        sweep_args.push(sweep_cfg.into());
+        for s in sets {
+            for a in [&mut run_args, &mut sweep_args] {
+                a.extend(os(&["--set", s]));
+            }
+        }
+        for (how, args) in [("run", &run_args), ("sweep", &sweep_args)] {
+            let [dry, real] = dry_and_real(d, &format!("{name}-{how}"), args);
+            assert_eq!(dry.0, real.0, "{name} ({how}): dry run {dry:?}, run {real:?}");
+            assert!(
+                real.1.contains(&dry.1),
+                "{name} ({how}): other words: dry run {:?}, run {:?}",
+                dry.1,
+                real.1
+            );
+            let want_ok = name.starts_with("good") || name.starts_with("file in f64");
+            assert_eq!(dry.0 == Some(0), want_ok, "{name} ({how}): {dry:?}");
+        }
+    }
+}
+
 /// Issue 45, D2: no silent wrong result. A `--set` value holding a line break is refused
 /// (it ran with the rest of the config dropped); `--resume --save-weights` of a finished
 /// point without weights computes it again with them (it said `kept` and wrote none);

@@ -559,6 +559,15 @@ impl TrainConfig {
                 why: "",
             });
         }
+        if let (OutputMode::Single(output), Ok(spec)) = (k.output, self.spec())
+            && output >= spec.classes()
+        {
+            return Err(crate::Error::OutputBeyond {
+                output,
+                outputs: spec.classes(),
+                classes_key: spec.classes_key(),
+            });
+        }
         if let (Some(stats), Ok(spec)) = (k.batch_norm_statistics, self.spec())
             && !spec.has_batch_norm()
         {

@@ -62,6 +62,16 @@ pub enum Error {
         /// What the range counts, after a comma (or nothing).
         why: &'static str,
     },
+    /// A tracked output (`ntk.output = k`) that the network does not have.
+    #[error(
+        "ntk.output = {output}: the network has {outputs} output(s) ({classes_key} = \
+         {outputs}); outputs are counted from 0"
+    )]
+    OutputBeyond {
+        output: usize,
+        outputs: usize,
+        classes_key: &'static str,
+    },
     /// More held-out samples asked for than the held-out file holds.
     #[error("train.test_n = {test_n}: data.test_x holds {rows} rows")]
     TestRows { test_n: usize, rows: usize },

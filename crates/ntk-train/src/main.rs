@@ -295,13 +295,11 @@ fn run(args: SweepArgs, kind: Kind) -> CliResult<()> {
     sweep::check_out(&out, &points)?;
     let compute = backend::select(cfg.train.device.as_deref(), cfg.train.precision)?;
     if flags.dry_run {
-        return Ok(sweep::dry_run(
-            &cfg,
-            &out,
-            shard,
-            &compute,
-            flags.recompute,
-        )?);
+        let dry = sweep::DryRunFlags {
+            resume: flags.resume,
+            recompute: flags.recompute,
+        };
+        return Ok(sweep::dry_run(&cfg, &out, shard, &compute, dry)?);
     }
     if !(0..points.len()).any(|p| shard.owns(p)) {
         println!(

@@ -1477,3 +1477,64 @@ fn no_command_replaces_a_fifo() {
         }
     }
 }
+
+/// The exit code and the error line of a command with and without `--dry-run`.
+fn dry_and_real(a: &[OsString]) -> [(Option<i32>, String); 2] {
+    [true, false].map(|dry| {
+        let mut a = a.to_vec();
+        if dry {
+            a.push("--dry-run".into());
+        }
+        let o = run(&a);
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        let error = stderr
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or_default()
+            .to_string();
+        (o.status.code(), error)
+    })
+}
+
+/// Issue 45, D1: an interrupted run's dry run refuses what the run refuses, in the same
+/// words: without `--resume` (the directory holds a run), and with `--resume` and an engine
+/// other than the checkpoint's; `ntk.output` past the network's outputs is refused by the
+/// config check (the run panicked inside faer).
+#[test]
+fn the_dry_run_of_an_interrupted_run_refuses_what_the_run_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, extra) in [
+        ("without --resume", &[][..]),
+        ("another engine", &["--resume", "--engine", "burn"][..]),
+    ] {
+        let (cfg, out) = checkpointed_run(d, &name.replace([' ', '-'], "_"));
+        let [dry, real] = dry_and_real(&args(&cfg, &out, extra));
+        assert_eq!(dry.0, Some(2), "{name}: dry run {dry:?}");
+        assert_eq!(real.0, Some(2), "{name}: run {real:?}");
+        let words = dry.1.trim_start_matches("error: ");
+        assert!(real.1.contains(words), "{name}: {dry:?} / {real:?}");
+        // Done again after the failure (failed.json): still the same.
+        let [dry, _] = dry_and_real(&args(&cfg, &out, extra));
+        assert_eq!(dry.0, Some(2), "{name}, after the failure: dry run {dry:?}");
+    }
+    // With the checkpoint's own engine both go on.
+    let (cfg, out) = checkpointed_run(d, "same_engine");
+    let [dry, real] = dry_and_real(&args(&cfg, &out, &["--resume"]));
+    assert_eq!((dry.0, real.0), (Some(0), Some(0)), "{dry:?} / {real:?}");
+
+    let cfg = write(
+        d,
+        "ntk.toml",
+        &format!("{TINY}\n[ntk]\nevery = 1\nn = 10\noutput = 10\n"),
+    );
+    for extra in [&[][..], &["--dry-run"][..]] {
+        assert_clean_error(
+            "ntk.output past the outputs",
+            &run(&args(&cfg, &d.join("ntk"), extra)),
+            &["ntk.output = 10", "model.output_dim = 10"],
+        );
+    }
+}

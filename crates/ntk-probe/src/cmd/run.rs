@@ -134,6 +134,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
         flags.max_memory.as_deref(),
     )?;
     let inputs = inputs::load(&cfg.data)?;
+    run::check_inputs(cfg.probe.precision, &inputs)?;
     let compute = backend::select(cfg.probe.device.as_deref(), cfg.probe.precision)?;
     if flags.dry_run || flags.resume {
         let prov = run::provenance(&cfg, &inputs, &inputs.digest(), &compute);
