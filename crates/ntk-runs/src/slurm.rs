@@ -40,14 +40,33 @@ pub fn shard_from(var: &dyn Fn(&str) -> Option<String>) -> crate::Result<ArrayTa
     let count = number("SLURM_ARRAY_TASK_COUNT", None)?;
     let min = number("SLURM_ARRAY_TASK_MIN", Some(0))?;
     let step = number("SLURM_ARRAY_TASK_STEP", Some(1))?.max(1);
-    let offset = id.checked_sub(min).filter(|o| o % step == 0);
-    match offset.map(|o| o / step).filter(|&i| i < count) {
-        Some(index) => Ok(ArrayTask { index, count }),
-        None => Err(bad(format!(
-            "task {id} of an array from {min} in steps of {step} with {count} tasks is not \
-             one of a range (--array=A-B or A-B:S); lists of indices have no shard order"
-        ))),
+    if count == 0 {
+        return Err(bad(
+            "SLURM_ARRAY_TASK_COUNT = 0: an array has at least one task".to_string(),
+        ));
     }
+    let Some(offset) = id.checked_sub(min) else {
+        return Err(bad(format!(
+            "SLURM_ARRAY_TASK_ID = {id} is below SLURM_ARRAY_TASK_MIN = {min}: no task of \
+             the array"
+        )));
+    };
+    if offset % step != 0 {
+        return Err(bad(format!(
+            "task {id} of an array from {min} in steps of {step} is not one of a range \
+             (--array=A-B or A-B:S); lists of indices have no shard order"
+        )));
+    }
+    let index = offset / step;
+    if index >= count {
+        return Err(bad(format!(
+            "task {id} is position {index} (from 0) of an array from {min} in steps of \
+             {step}, at or past its SLURM_ARRAY_TASK_COUNT = {count} tasks: the array is not \
+             the range A-B[:S] these variables describe (a list of indices such as \
+             --array=1,3,7 has no shard order)"
+        )));
+    }
+    Ok(ArrayTask { index, count })
 }
 
 /// Sets the BLAS threads and Rayon's pool to `SLURM_CPUS_PER_TASK` when Slurm says it and
@@ -135,5 +154,37 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("SLURM_ARRAY_TASK_ID = \"x\""), "{e}");
+    }
+
+    #[test]
+    fn an_empty_array_or_a_task_past_its_count_is_named_as_such() {
+        let e = shard(&[
+            ("SLURM_ARRAY_TASK_ID", "0"),
+            ("SLURM_ARRAY_TASK_COUNT", "0"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("SLURM_ARRAY_TASK_COUNT = 0"), "{e}");
+        assert!(!e.contains("lists of indices"), "{e}");
+        for id in ["4", "9"] {
+            let e = shard(&[
+                ("SLURM_ARRAY_TASK_ID", id),
+                ("SLURM_ARRAY_TASK_COUNT", "4"),
+            ])
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains(&format!("task {id}")) && e.contains("SLURM_ARRAY_TASK_COUNT = 4"),
+                "{e}"
+            );
+        }
+        let e = shard(&[
+            ("SLURM_ARRAY_TASK_ID", "2"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+            ("SLURM_ARRAY_TASK_MIN", "3"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("below SLURM_ARRAY_TASK_MIN = 3"), "{e}");
     }
 }

@@ -62,8 +62,8 @@ struct TrainFlags {
     /// train.iterations (removes train.epochs).
     #[arg(long)]
     iterations: Option<usize>,
-    /// optim.lr.
-    #[arg(long)]
+    /// optim.lr (a negative value is read, then refused as the config's check refuses it).
+    #[arg(long, allow_negative_numbers = true)]
     lr: Option<f64>,
     /// train.batch_size.
     #[arg(long)]

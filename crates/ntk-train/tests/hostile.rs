@@ -1538,3 +1538,42 @@ fn the_dry_run_of_an_interrupted_run_refuses_what_the_run_refuses() {
         );
     }
 }
+
+/// Issue 45, D2 and D4: bench refuses 0 steps or samples (it printed inf with exit code
+/// 0); `--lr -1` is the config's range error on the value, not a parse error of the
+/// command line; a labels file of one class is named with its classes, not the
+/// `model.output_dim` the user never set.
+#[test]
+fn counts_rates_and_classes_are_refused_as_values() {
+    for (flag, value) in [("--steps", "0"), ("--batch", "0"), ("--width", "0")] {
+        let o = run(&[OsString::from("bench"), flag.into(), value.into()]);
+        assert_clean_error(&format!("bench {flag} {value}"), &o, &[flag, "0"]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "c.toml", TINY);
+    for lr in ["-1", "-0.5", "0"] {
+        let o = run(&args(&cfg, &d.join("lr"), &["--lr", lr]));
+        assert_clean_error(&format!("--lr {lr}"), &o, &["optim.lr", lr, "must be positive"]);
+    }
+    let rows: Vec<String> = (0..20).map(|i| format!("{i},1,2")).collect();
+    write(d, "x.csv", &format!("{}\n", rows.join("\n")));
+    write(d, "y.csv", &"0\n".repeat(20));
+    let text = TINY
+        .replace(
+            "dataset = \"digits\"\nn = 60\nsubset = \"first\"",
+            &format!(
+                "dataset = \"file\"\nn = 20\nx = \"{}\"\nlabels = \"{}\"",
+                d.join("x.csv").display(),
+                d.join("y.csv").display()
+            ),
+        )
+        .replace("output_dim = 10\n", "")
+        .replace("test_n = 0\n", "");
+    let cfg = write(d, "one-class.toml", &text);
+    for extra in [&[][..], &["--dry-run"][..]] {
+        let o = run(&args(&cfg, &d.join("one"), extra));
+        assert_clean_error("one class", &o, &["y.csv", "1 class"]);
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("output_dim"));
+    }
+}
