@@ -1557,3 +1557,25 @@ fn no_silent_wrong_results() {
         std::fs::write(&path, good).unwrap();
     }
 }
+
+/// Issue 45, D3: `bench` estimates its memory and refuses what does not fit before any
+/// work, as every other command (it grew until the OOM killer ended it), naming its flags.
+#[test]
+fn bench_refuses_what_does_not_fit() {
+    for (flag, value) in [("--n", "2000000"), ("--width", "100000000")] {
+        for limit in [None, Some("1G")] {
+            let mut a = os(&["bench", "--depths", "1", "--precisions", "f64", flag, value]);
+            if let Some(l) = limit {
+                a.extend(os(&["--max-memory", l]));
+            }
+            let o = run(&a);
+            assert_clean_error(&format!("bench {flag} {value}"), &o, &[flag, value, "needs about"]);
+        }
+    }
+    // What fits runs.
+    let o = run(&os(&[
+        "bench", "--n", "8", "--depths", "1", "--precisions", "f64", "--repeats", "1",
+        "--max-memory", "1G",
+    ]));
+    assert_ok("a small bench", &o);
+}

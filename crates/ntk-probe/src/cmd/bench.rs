@@ -39,6 +39,10 @@ pub(crate) struct BenchArgs {
     /// FIFO or socket).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// The memory the work may plan for (e.g. 64G; default: the smallest of the available
+    /// memory, the cgroup's limit and RLIMIT_AS; also NTK_MAX_MEMORY).
+    #[arg(long)]
+    max_memory: Option<String>,
 }
 
 pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
@@ -48,6 +52,24 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     }
     let eigen = Eigen::parse(&args.eigen)
         .ok_or_else(|| format!("--eigen {}: expected full or extreme", args.eigen))?;
+    let mut precisions = Vec::new();
+    for p in &args.precisions {
+        precisions.push(
+            Precision::parse(p).ok_or_else(|| format!("--precisions {p}: expected f32 or f64"))?,
+        );
+    }
+    // Every row's memory before the first is timed.
+    for &precision in &precisions {
+        for &depth in &args.depths {
+            let size = bench::BenchSize {
+                n: args.n,
+                d: args.input_dim,
+                width: args.width,
+                depth,
+            };
+            bench::check_memory(&size, precision, eigen, args.max_memory.as_deref())?;
+        }
+    }
     let mut rows = Vec::new();
     println!(
         "host linear algebra: {} (engine host: the structured NTK's GEMMs and the \
@@ -71,9 +93,7 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
         "eigen s",
         "kappa"
     );
-    for p in &args.precisions {
-        let precision =
-            Precision::parse(p).ok_or_else(|| format!("--precisions {p}: expected f32 or f64"))?;
+    for &precision in &precisions {
         let compute = backend::select(args.device.as_deref(), precision)?;
         for &depth in &args.depths {
             let r = bench::bench_one(
