@@ -1579,3 +1579,62 @@ fn bench_refuses_what_does_not_fit() {
     ]));
     assert_ok("a small bench", &o);
 }
+
+/// `args` of the probe under `ulimit -v kib` (at most 60 s), with `env` set.
+fn under_ulimit(kib: u64, env: &[(&str, &str)], args: &[OsString]) -> Output {
+    let mut c = Command::new("bash");
+    c.arg("-c")
+        .arg(format!("ulimit -v {kib} && exec timeout 60 \"$@\""))
+        .arg("limited")
+        .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(args)
+        .env_remove("NTK_MAX_MEMORY")
+        .env_remove("SLURM_CPUS_PER_TASK")
+        .env_remove("RAYON_NUM_THREADS")
+        .env_remove("OPENBLAS_NUM_THREADS");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+/// Issue 45, D3: under `ulimit -v`, the `ulimit -v N` each refusal advises is enough for
+/// what it checked once followed (it grew each time: the allocator reserved more under a
+/// higher limit), so at most two refusals (the program's floor, then the work) precede a
+/// run; and `SLURM_CPUS_PER_TASK=16` under `ulimit -v 4000000` ends (it hung in 3-5 of 5
+/// tries: 16 BLAS threads on 2 CPUs, each with a 128 MiB buffer, and OpenBLAS retrying a
+/// failed allocation forever).
+#[test]
+fn the_advised_ulimit_is_enough_and_slurm_threads_never_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", &TINY.replace("n = 12", "n = 200"));
+    let mut kib = 200_000u64;
+    let mut refusals = 0;
+    loop {
+        let o = under_ulimit(kib, &[], &ntk_args(&cfg, &d.join(format!("o{kib}")), &[]));
+        if o.status.success() {
+            break;
+        }
+        assert_clean_error(&format!("ulimit -v {kib}"), &o, &["raise it to ulimit -v"]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let next: u64 = stderr
+            .split("raise it to ulimit -v ")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap();
+        assert!(next > kib, "{stderr}");
+        kib = next;
+        refusals += 1;
+        assert!(refusals <= 2, "a third refusal: the advice was not enough:\n{stderr}");
+    }
+    for attempt in 0..3 {
+        let o = under_ulimit(
+            4_000_000,
+            &[("SLURM_CPUS_PER_TASK", "16")],
+            &ntk_args(&cfg, &d.join(format!("slurm{attempt}")), &[]),
+        );
+        assert_ok(&format!("SLURM_CPUS_PER_TASK=16, attempt {attempt}"), &o);
+    }
+}

@@ -71,12 +71,13 @@ pub fn shard_from(var: &dyn Fn(&str) -> Option<String>) -> crate::Result<ArrayTa
 
 /// Sets the BLAS threads and Rayon's pool to `SLURM_CPUS_PER_TASK` when Slurm says it and
 /// the user did not (`OPENBLAS_NUM_THREADS`, `RAYON_NUM_THREADS`): a task then uses the
-/// cores it was given, not every core of the node. `set_blas_threads` sets the host BLAS's
+/// cores it was given, not every core of the node, and never more threads than the CPUs
+/// the process may use ([`capped_at_cpus`]). `set_blas_threads` sets the host BLAS's
 /// threads (`ntk_numerics::linalg::set_threads`). Call first thing in `main`, before any
 /// thread starts. Returns the count it set.
 pub fn use_cpus_per_task(set_blas_threads: impl FnOnce(usize)) -> Option<usize> {
     let text = std::env::var("SLURM_CPUS_PER_TASK").ok()?;
-    let Some(n) = text.trim().parse().ok().filter(|&n: &usize| n >= 1) else {
+    let Some(asked) = text.trim().parse().ok().filter(|&n: &usize| n >= 1) else {
         // Slurm writes a count; anything else is said, not silently ignored.
         eprintln!(
             "warning: SLURM_CPUS_PER_TASK={text:?} is not a count of cores; the thread pools \
@@ -84,6 +85,7 @@ pub fn use_cpus_per_task(set_blas_threads: impl FnOnce(usize)) -> Option<usize> 
         );
         return None;
     };
+    let n = capped_at_cpus(asked, std::thread::available_parallelism().map_or(1, |c| c.get()));
     if std::env::var_os("OPENBLAS_NUM_THREADS").is_none() {
         set_blas_threads(n);
     }
@@ -92,6 +94,15 @@ pub fn use_cpus_per_task(set_blas_threads: impl FnOnce(usize)) -> Option<usize> 
         unsafe { std::env::set_var("RAYON_NUM_THREADS", n.to_string()) };
     }
     Some(n)
+}
+
+/// The threads for `asked` CPUs on a process that may use `cpus`: never more than `cpus`
+/// (OpenBLAS caps its `OPENBLAS_NUM_THREADS` so, but not a count set at run time). Uncapped,
+/// `SLURM_CPUS_PER_TASK=16` on 2 CPUs started 16 BLAS threads with a 128 MiB buffer and an
+/// allocator arena each: under `ulimit -v 4000000` the BLAS library's allocation failed and
+/// it retried forever (a hang in 3-5 of 5 tries), where `OPENBLAS_NUM_THREADS=16` ran.
+pub fn capped_at_cpus(asked: usize, cpus: usize) -> usize {
+    asked.min(cpus.max(1))
 }
 
 #[cfg(test)]
@@ -154,6 +165,13 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("SLURM_ARRAY_TASK_ID = \"x\""), "{e}");
+    }
+
+    #[test]
+    fn the_threads_never_exceed_the_cpus_the_process_may_use() {
+        assert_eq!(capped_at_cpus(16, 2), 2);
+        assert_eq!(capped_at_cpus(4, 16), 4);
+        assert_eq!(capped_at_cpus(3, 0), 1);
     }
 
     #[test]
