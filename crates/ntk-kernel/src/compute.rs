@@ -110,11 +110,9 @@ pub fn check_method(cfg: &ntk_model::MlpConfig, method: Method) -> crate::Result
             None => Ok(()),
         },
         Method::Theory => match crate::theory::Scaling::of(cfg) {
-            Err(crate::theory::NotCovered::UnknownInputDim) | Ok(_) if cfg.output_dim != 1 => {
-                Err(refuse(
-                    "the infinite-width kernel is written for one output".into(),
-                ))
-            }
+            Err(crate::theory::NotCovered::UnknownInputDim) | Ok(_) if cfg.output_dim != 1 => Err(
+                refuse("the infinite-width kernel is written for one output".into()),
+            ),
             Err(crate::theory::NotCovered::UnknownInputDim) | Ok(_) => Ok(()),
             Err(reason) => Err(refuse(reason.to_string())),
         },
@@ -341,7 +339,9 @@ mod tests {
             (Method::Theory, plain.clone().with_bias(true), "biases"),
             (
                 Method::Theory,
-                plain.clone().with_parameterization(Parameterization::Standard),
+                plain
+                    .clone()
+                    .with_parameterization(Parameterization::Standard),
                 "ntk parameterization",
             ),
             (
@@ -349,7 +349,11 @@ mod tests {
                 plain.clone().with_normalization(Normalization::LayerNorm),
                 "normalization",
             ),
-            (Method::Theory, plain.clone().with_output_dim(2), "one output"),
+            (
+                Method::Theory,
+                plain.clone().with_output_dim(2),
+                "one output",
+            ),
             (
                 Method::Structured,
                 plain.clone().with_normalization(Normalization::BatchNorm),
@@ -363,7 +367,12 @@ mod tests {
                 "{e}"
             );
         }
-        for method in [Method::Auto, Method::Autodiff, Method::Structured, Method::Theory] {
+        for method in [
+            Method::Auto,
+            Method::Autodiff,
+            Method::Structured,
+            Method::Theory,
+        ] {
             check_method(&plain, method).unwrap();
         }
         let unknown_dim = MlpConfig::new(0, 8, 2, ActivationKind::Relu);

@@ -1145,9 +1145,27 @@ mod tests {
     fn no_two_tick_labels_overlap_in_any_layout() {
         let dir = tempfile::tempdir().unwrap();
         for (name, ys, y_scale, xs, x_scale) in [
-            ("one decade", [780.0, 1050.0], Scale::Log, [1.0, 20.0], Scale::Integer),
-            ("two decades", [30.0, 2500.0], Scale::Log, [0.5, 7e4], Scale::Log),
-            ("linear", [0.0, 1.0], Scale::Linear, [800.0, 1100.0], Scale::Log),
+            (
+                "one decade",
+                [780.0, 1050.0],
+                Scale::Log,
+                [1.0, 20.0],
+                Scale::Integer,
+            ),
+            (
+                "two decades",
+                [30.0, 2500.0],
+                Scale::Log,
+                [0.5, 7e4],
+                Scale::Log,
+            ),
+            (
+                "linear",
+                [0.0, 1.0],
+                Scale::Linear,
+                [800.0, 1100.0],
+                Scale::Log,
+            ),
         ] {
             for layout in [Layout::Screen, Layout::Column] {
                 let mut f = figure(None);

@@ -336,10 +336,17 @@ mod tests {
                 assert!((a - b).abs() >= 20.0, "{:?}", shown.labels);
             }
         }
-        assert!(shown.labels.contains(&"10³".to_string()), "{:?}", shown.labels);
+        assert!(
+            shown.labels.contains(&"10³".to_string()),
+            "{:?}",
+            shown.labels
+        );
         assert_eq!(shown.major, t.major, "the ticks stay");
         // Room enough: every label stays.
-        assert_eq!(t.without_overlaps(|v| 1e4 * v, |_| 17.0, 3.0).labels, t.labels);
+        assert_eq!(
+            t.without_overlaps(|v| 1e4 * v, |_| 17.0, 3.0).labels,
+            t.labels
+        );
     }
 
     #[test]

@@ -1327,7 +1327,9 @@ fn no_command_replaces_a_fifo_or_a_device() {
     // bench --out through a link to a device: refused, the link stays a link.
     let null = d.join("null.json");
     std::os::unix::fs::symlink("/dev/null", &null).unwrap();
-    let o = run(&os(&[&bench[..], &["--out", null.to_str().unwrap()]].concat()));
+    let o = run(&os(
+        &[&bench[..], &["--out", null.to_str().unwrap()]].concat()
+    ));
     assert_clean_error("bench --out link to /dev/null", &o, &["character device"]);
     assert!(std::fs::symlink_metadata(&null).unwrap().is_symlink());
     // A figure command's own file a FIFO, another a link to /dev/null.
@@ -1341,7 +1343,11 @@ fn no_command_replaces_a_fifo_or_a_device() {
     std::fs::remove_file(figs.join("gmap.csv")).unwrap();
     let o = run(&os(&["gmap", "--out", figs.to_str().unwrap()]));
     assert_clean_error("gmap, gmap.svg a link to /dev/null", &o, &["gmap.svg"]);
-    assert!(std::fs::symlink_metadata(figs.join("gmap.svg")).unwrap().is_symlink());
+    assert!(
+        std::fs::symlink_metadata(figs.join("gmap.svg"))
+            .unwrap()
+            .is_symlink()
+    );
     // collect writes its tables into the sweep directory: a FIFO there is refused too.
     let out = d.join("sw");
     assert_ok("sweep", &run(&sweep_args(&sweep_cfg, &out, &[])));
@@ -1398,25 +1404,50 @@ fn the_dry_run_refuses_what_the_run_refuses() {
     );
     let cases: Vec<(&str, String, Vec<&str>)> = vec![
         ("good", TINY.into(), vec![]),
-        ("theory, bias", TINY.into(), vec!["probe.method=\"theory\"", "model.bias=true"]),
+        (
+            "theory, bias",
+            TINY.into(),
+            vec!["probe.method=\"theory\"", "model.bias=true"],
+        ),
         (
             "theory, standard",
             TINY.into(),
-            vec!["probe.method=\"theory\"", "model.parameterization=\"standard\""],
+            vec![
+                "probe.method=\"theory\"",
+                "model.parameterization=\"standard\"",
+            ],
         ),
         (
             "theory, layer_norm",
             TINY.into(),
-            vec!["probe.method=\"theory\"", "model.normalization=\"layer_norm\""],
+            vec![
+                "probe.method=\"theory\"",
+                "model.normalization=\"layer_norm\"",
+            ],
         ),
-        ("theory, 2 outputs", TINY.into(), vec!["probe.method=\"theory\"", "model.output_dim=2"]),
+        (
+            "theory, 2 outputs",
+            TINY.into(),
+            vec!["probe.method=\"theory\"", "model.output_dim=2"],
+        ),
         (
             "structured, batch_norm",
             TINY.into(),
-            vec!["probe.method=\"structured\"", "model.normalization=\"batch_norm\""],
+            vec![
+                "probe.method=\"structured\"",
+                "model.normalization=\"batch_norm\"",
+            ],
         ),
-        ("output past the outputs", TINY.into(), vec!["probe.output=3"]),
-        ("beyond f32", tiny_file.clone(), vec!["probe.precision=\"f32\""]),
+        (
+            "output past the outputs",
+            TINY.into(),
+            vec!["probe.output=3"],
+        ),
+        (
+            "beyond f32",
+            tiny_file.clone(),
+            vec!["probe.precision=\"f32\""],
+        ),
         ("file in f64", tiny_file, vec![]),
     ];
     for (name, text, sets) in &cases {
@@ -1440,7 +1471,10 @@ fn the_dry_run_refuses_what_the_run_refuses() {
         }
         for (how, args) in [("run", &run_args), ("sweep", &sweep_args)] {
             let [dry, real] = dry_and_real(d, &format!("{name}-{how}"), args);
-            assert_eq!(dry.0, real.0, "{name} ({how}): dry run {dry:?}, run {real:?}");
+            assert_eq!(
+                dry.0, real.0,
+                "{name} ({how}): dry run {dry:?}, run {real:?}"
+            );
             assert!(
                 real.1.contains(&dry.1),
                 "{name} ({how}): other words: dry run {:?}, run {:?}",
@@ -1470,14 +1504,22 @@ fn no_silent_wrong_results() {
         &d.join("nl"),
         &["--set", "model.width=8\n[data]\nn=3"],
     ));
-    assert_clean_error("a newline in --set", &o, &["model.width=8\\n", "control character"]);
+    assert_clean_error(
+        "a newline in --set",
+        &o,
+        &["model.width=8\\n", "control character"],
+    );
     assert!(!d.join("nl").exists());
 
     // --resume --save-weights of a point finished without weights.
     let out = d.join("w");
     assert_ok("first run", &run(&ntk_args(&cfg, &out, &[])));
     assert!(!out.join("weights.safetensors").exists());
-    let dry = run(&ntk_args(&cfg, &out, &["--resume", "--save-weights", "--dry-run"]));
+    let dry = run(&ntk_args(
+        &cfg,
+        &out,
+        &["--resume", "--save-weights", "--dry-run"],
+    ));
     assert_ok("dry run", &dry);
     assert!(
         String::from_utf8_lossy(&dry.stdout).contains("computed again"),
@@ -1489,14 +1531,24 @@ fn no_silent_wrong_results() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("wrote"));
     assert!(out.join("weights.safetensors").is_file() && out.join("outputs.npy").is_file());
     let o = run(&ntk_args(&cfg, &out, &["--resume", "--save-weights"]));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("kept"), "now it is kept");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("kept"),
+        "now it is kept"
+    );
 
     // The blocks protocol with a remainder of one sample (n = 13, blocks of 4).
     let out = d.join("b");
     let o = run(&ntk_args(
         &cfg,
         &out,
-        &["--set", "data.n=13", "--protocol", "blocks", "--set", "probe.block_size=4"],
+        &[
+            "--set",
+            "data.n=13",
+            "--protocol",
+            "blocks",
+            "--set",
+            "probe.block_size=4",
+        ],
     ));
     assert_ok("blocks", &o);
     let blocks = std::fs::read_to_string(out.join("blocks.csv")).unwrap();
@@ -1517,14 +1569,20 @@ fn no_silent_wrong_results() {
     let sweep_cfg = write(d, "sweep.toml", TINY_SWEEP);
     let out = d.join("sw");
     assert_ok("sweep", &run(&sweep_args(&sweep_cfg, &out, &[])));
-    let o = run(&os(&["plot", out.to_str().unwrap(), "--title", "a\u{1}b\u{1b}[31m<c>"]));
+    let o = run(&os(&[
+        "plot",
+        out.to_str().unwrap(),
+        "--title",
+        "a\u{1}b\u{1b}[31m<c>",
+    ]));
     assert_ok("plot with a control title", &o);
     for entry in std::fs::read_dir(&out).unwrap().flatten() {
         let p = entry.path();
         if p.extension().is_some_and(|e| e == "svg") {
             let svg = std::fs::read_to_string(&p).unwrap();
             assert!(
-                !svg.chars().any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t')),
+                !svg.chars()
+                    .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t')),
                 "{}: a control character",
                 p.display()
             );
@@ -1541,7 +1599,11 @@ fn no_silent_wrong_results() {
             .headers()
             .unwrap()
             .clone();
-        let column = if file == "summary.csv" { "kappa_mean" } else { "kappa" };
+        let column = if file == "summary.csv" {
+            "kappa_mean"
+        } else {
+            "kappa"
+        };
         let k = header.iter().position(|h| h == column).unwrap();
         let mut fields: Vec<String> = rows[1].iter().map(str::to_string).collect();
         fields[k] = "-3.5".into();
@@ -1553,7 +1615,11 @@ fn no_silent_wrong_results() {
         }
         w.flush().unwrap();
         let o = run(&os(&["plot", out.to_str().unwrap()]));
-        assert_clean_error(&format!("a negative κ in {file}"), &o, &[file, "row 2", column, "-3.5"]);
+        assert_clean_error(
+            &format!("a negative κ in {file}"),
+            &o,
+            &[file, "row 2", column, "-3.5"],
+        );
         std::fs::write(&path, good).unwrap();
     }
 }
@@ -1569,13 +1635,26 @@ fn bench_refuses_what_does_not_fit() {
                 a.extend(os(&["--max-memory", l]));
             }
             let o = run(&a);
-            assert_clean_error(&format!("bench {flag} {value}"), &o, &[flag, value, "needs about"]);
+            assert_clean_error(
+                &format!("bench {flag} {value}"),
+                &o,
+                &[flag, value, "needs about"],
+            );
         }
     }
     // What fits runs.
     let o = run(&os(&[
-        "bench", "--n", "8", "--depths", "1", "--precisions", "f64", "--repeats", "1",
-        "--max-memory", "1G",
+        "bench",
+        "--n",
+        "8",
+        "--depths",
+        "1",
+        "--precisions",
+        "f64",
+        "--repeats",
+        "1",
+        "--max-memory",
+        "1G",
     ]));
     assert_ok("a small bench", &o);
 }
@@ -1627,7 +1706,10 @@ fn the_advised_ulimit_is_enough_and_slurm_threads_never_hang() {
         assert!(next > kib, "{stderr}");
         kib = next;
         refusals += 1;
-        assert!(refusals <= 2, "a third refusal: the advice was not enough:\n{stderr}");
+        assert!(
+            refusals <= 2,
+            "a third refusal: the advice was not enough:\n{stderr}"
+        );
     }
     for attempt in 0..3 {
         let o = under_ulimit(

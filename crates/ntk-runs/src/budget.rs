@@ -144,7 +144,11 @@ pub const ADDRESS_PER_THREAD: f64 = 200.0 * 1024.0 * 1024.0;
 /// where set (Rayon starts that many whatever the CPUs), or `OPENBLAS_NUM_THREADS` up to
 /// the CPUs (OpenBLAS caps it there), the largest.
 pub fn worker_threads() -> usize {
-    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse::<usize>().ok());
+    let env = |k: &str| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+    };
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let rayon = env("RAYON_NUM_THREADS").filter(|&n| n >= 1).unwrap_or(cpus);
     let blas = env("OPENBLAS_NUM_THREADS").map_or(cpus, |n| n.min(cpus));
@@ -382,9 +386,15 @@ mod tests {
         let extra = ADDRESS_PER_THREAD * worker_threads().saturating_sub(2) as f64;
         assert_eq!(address_kept(135.0 * mib), PROBE_ADDRESS_FLOOR + extra);
         assert_eq!(address_kept(263.0 * mib), PROBE_ADDRESS_FLOOR + extra);
-        assert_eq!(address_kept(1024.0 * mib), 1024.0 * mib + ADDRESS_RESERVE + extra);
+        assert_eq!(
+            address_kept(1024.0 * mib),
+            1024.0 * mib + ADDRESS_RESERVE + extra
+        );
         set_address_floor(0.0);
-        assert_eq!(address_kept(70.0 * mib), 70.0 * mib + ADDRESS_RESERVE + extra);
+        assert_eq!(
+            address_kept(70.0 * mib),
+            70.0 * mib + ADDRESS_RESERVE + extra
+        );
     }
 
     #[test]

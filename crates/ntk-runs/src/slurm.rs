@@ -85,7 +85,10 @@ pub fn use_cpus_per_task(set_blas_threads: impl FnOnce(usize)) -> Option<usize> 
         );
         return None;
     };
-    let n = capped_at_cpus(asked, std::thread::available_parallelism().map_or(1, |c| c.get()));
+    let n = capped_at_cpus(
+        asked,
+        std::thread::available_parallelism().map_or(1, |c| c.get()),
+    );
     if std::env::var_os("OPENBLAS_NUM_THREADS").is_none() {
         set_blas_threads(n);
     }
@@ -185,12 +188,9 @@ mod tests {
         assert!(e.contains("SLURM_ARRAY_TASK_COUNT = 0"), "{e}");
         assert!(!e.contains("lists of indices"), "{e}");
         for id in ["4", "9"] {
-            let e = shard(&[
-                ("SLURM_ARRAY_TASK_ID", id),
-                ("SLURM_ARRAY_TASK_COUNT", "4"),
-            ])
-            .unwrap_err()
-            .to_string();
+            let e = shard(&[("SLURM_ARRAY_TASK_ID", id), ("SLURM_ARRAY_TASK_COUNT", "4")])
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.contains(&format!("task {id}")) && e.contains("SLURM_ARRAY_TASK_COUNT = 4"),
                 "{e}"

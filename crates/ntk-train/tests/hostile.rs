@@ -1554,7 +1554,11 @@ fn counts_rates_and_classes_are_refused_as_values() {
     let cfg = write(d, "c.toml", TINY);
     for lr in ["-1", "-0.5", "0"] {
         let o = run(&args(&cfg, &d.join("lr"), &["--lr", lr]));
-        assert_clean_error(&format!("--lr {lr}"), &o, &["optim.lr", lr, "must be positive"]);
+        assert_clean_error(
+            &format!("--lr {lr}"),
+            &o,
+            &["optim.lr", lr, "must be positive"],
+        );
     }
     let rows: Vec<String> = (0..20).map(|i| format!("{i},1,2")).collect();
     write(d, "x.csv", &format!("{}\n", rows.join("\n")));
