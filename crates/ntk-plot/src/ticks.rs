@@ -69,7 +69,7 @@ impl Ticks {
     ) -> Ticks {
         let rank = |l: &str| match l.split_once('×') {
             None => 0,
-            Some((m, _)) if matches!(m, "2" | "5") => 1,
+            Some(("2" | "5", _)) => 1,
             Some(_) => 2,
         };
         let mut order: Vec<usize> = (0..self.major.len()).collect();
