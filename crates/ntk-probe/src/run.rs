@@ -240,9 +240,17 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
 }
 
 /// Refuses inputs that `precision` cannot hold: in f32 a value beyond f32's range (the
-/// run's kernel would be NaN). Called where the inputs are loaded, before a dry run
+/// run's kernel would be NaN); in any precision inputs whose Gram matrix overflows f64
+/// ([`spectrum::check_gram_finite`]). Called where the inputs are loaded, before a dry run
 /// answers, so that the dry run refuses what the run would.
 pub fn check_inputs(precision: Precision, inputs: &Inputs) -> crate::Result<()> {
+    // The depth-0 kernel's overflow, as `gram_spectrum` names it.
+    spectrum::check_gram_finite(&inputs.x, inputs.n, inputs.d).map_err(|e| {
+        crate::Error::Setting {
+            setting: Some(inputs.description.clone()),
+            source: Box::new(e.into()),
+        }
+    })?;
     if precision != Precision::F32 {
         return Ok(());
     }

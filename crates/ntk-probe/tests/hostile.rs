@@ -1402,6 +1402,10 @@ fn the_dry_run_refuses_what_the_run_refuses() {
         "[data]\ndataset = \"synthetic\"\nn = 12\ninput_dim = 3\n",
         &file_data,
     );
+    // Inputs whose Gram matrix overflows f64 (the run refused them, its dry run did not).
+    let vast: Vec<String> = (0..12).map(|i| format!("{}e155,1,2", 1 + i)).collect();
+    let x_vast = write(d, "vast.csv", &format!("a,b,c\n{}\n", vast.join("\n")));
+    let vast_file = tiny_file.replace(&x.display().to_string(), &x_vast.display().to_string());
     let cases: Vec<(&str, String, Vec<&str>)> = vec![
         ("good", TINY.into(), vec![]),
         (
@@ -1449,6 +1453,7 @@ fn the_dry_run_refuses_what_the_run_refuses() {
             vec!["probe.precision=\"f32\""],
         ),
         ("file in f64", tiny_file, vec![]),
+        ("Gram beyond f64", vast_file, vec![]),
     ];
     for (name, text, sets) in &cases {
         let cfg = write(d, &format!("{}.toml", name.replace([' ', ','], "_")), text);
