@@ -92,6 +92,34 @@ pub fn outputs(net: &Net, inputs: &Inputs, compute: &Compute) -> Vec<f64> {
         .expect("a float tensor reads back as f64")
 }
 
+/// Refuses a `method` that cannot take the NTK of an MLP configured as `cfg`: the
+/// structured kernel of a normalized network (its samples are coupled), the theory of a
+/// network the infinite-width recursion does not describe (a parameterization other than
+/// ntk, biases, normalization, more than one output). The config check and the run both
+/// call it, so that a dry run refuses what the run would, in the same words. An input
+/// dimension not yet known (a data set read later) is not refused here.
+pub fn check_method(cfg: &ntk_model::MlpConfig, method: Method) -> crate::Result<()> {
+    let refuse = |reason: String| Error::Config {
+        key: "probe.method",
+        value: method.to_string(),
+        reason,
+    };
+    match method {
+        Method::Structured => match structured::unsupported_reason_of(cfg) {
+            Some(reason) => Err(refuse(reason)),
+            None => Ok(()),
+        },
+        Method::Theory => match crate::theory::Scaling::of(cfg) {
+            Err(crate::theory::NotCovered::UnknownInputDim) | Ok(_) if cfg.output_dim != 1 => Err(
+                refuse("the infinite-width kernel is written for one output".into()),
+            ),
+            Err(crate::theory::NotCovered::UnknownInputDim) | Ok(_) => Ok(()),
+            Err(reason) => Err(refuse(reason.to_string())),
+        },
+        Method::Auto | Method::Autodiff => Ok(()),
+    }
+}
+
 /// The NTK of `mlp` on `inputs` by the chosen method.
 pub fn compute_kernel(
     mlp: &Mlp,
@@ -120,17 +148,10 @@ pub fn compute_kernel_cached(
     mode: OutputMode,
     cache: &mut host::HostCache,
 ) -> crate::Result<KernelResult> {
-    let reason = structured::unsupported_reason(mlp);
-    let method = match (method, &reason) {
+    check_method(mlp.config(), method)?;
+    let method = match (method, structured::unsupported_reason(mlp)) {
         (Method::Auto, None) => Method::Structured,
         (Method::Auto, Some(_)) => Method::Autodiff,
-        (Method::Structured, Some(r)) => {
-            return Err(Error::Config {
-                key: "probe.method",
-                value: "structured".into(),
-                reason: r.clone(),
-            });
-        }
         (m, _) => m,
     };
     let outputs: Vec<usize> = match mode {
@@ -145,13 +166,6 @@ pub fn compute_kernel_cached(
                 value: "theory".into(),
                 reason: reason.to_string(),
             })?;
-            if cfg.output_dim != 1 {
-                return Err(Error::Config {
-                    key: "probe.method",
-                    value: "theory".into(),
-                    reason: "the infinite-width kernel is written for one output".into(),
-                });
-            }
             // One step per layer (each is all pairs at once: seconds at n = 100).
             let bar =
                 ntk_runs::progress::Reporter::default().bar(cfg.depth as u64, "theory".to_string());
@@ -307,5 +321,61 @@ pub fn resnet_method(method: Method) -> Error {
         reason: "a ResNet's NTK is taken through the autodiff path (method = \"autodiff\" or \
                  \"auto\")"
             .into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ntk_model::{ActivationKind, MlpConfig, Normalization, Parameterization};
+
+    /// Every prerequisite of the theory and the structured kernel is refused from the config
+    /// alone (what the probe's config check calls), naming `probe.method`; an input
+    /// dimension not yet known is not refused.
+    #[test]
+    fn the_methods_prerequisites_are_checked_on_the_config() {
+        let plain = MlpConfig::new(3, 8, 2, ActivationKind::Relu);
+        let refused = [
+            (Method::Theory, plain.clone().with_bias(true), "biases"),
+            (
+                Method::Theory,
+                plain
+                    .clone()
+                    .with_parameterization(Parameterization::Standard),
+                "ntk parameterization",
+            ),
+            (
+                Method::Theory,
+                plain.clone().with_normalization(Normalization::LayerNorm),
+                "normalization",
+            ),
+            (
+                Method::Theory,
+                plain.clone().with_output_dim(2),
+                "one output",
+            ),
+            (
+                Method::Structured,
+                plain.clone().with_normalization(Normalization::BatchNorm),
+                "couples samples",
+            ),
+        ];
+        for (method, cfg, words) in refused {
+            let e = check_method(&cfg, method).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("probe.method = {method}")) && e.contains(words),
+                "{e}"
+            );
+        }
+        for method in [
+            Method::Auto,
+            Method::Autodiff,
+            Method::Structured,
+            Method::Theory,
+        ] {
+            check_method(&plain, method).unwrap();
+        }
+        let unknown_dim = MlpConfig::new(0, 8, 2, ActivationKind::Relu);
+        check_method(&unknown_dim, Method::Theory).unwrap();
     }
 }

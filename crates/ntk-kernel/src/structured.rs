@@ -33,7 +33,12 @@ pub struct Factors {
 
 /// Why the structured path does not apply.
 pub fn unsupported_reason(mlp: &Mlp) -> Option<String> {
-    match mlp.config().normalization {
+    unsupported_reason_of(mlp.config())
+}
+
+/// [`unsupported_reason`] of an MLP configured as `cfg` (before it is built).
+pub fn unsupported_reason_of(cfg: &ntk_model::MlpConfig) -> Option<String> {
+    match cfg.normalization {
         Normalization::None => None,
         other => Some(format!(
             "normalization {other:?} couples samples; use the autodiff path (the NTK is then \

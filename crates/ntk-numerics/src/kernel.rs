@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// How a network with `k` outputs becomes a kernel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "OutputRepr", into = "OutputRepr")]
+#[serde(try_from = "OutputIn", into = "OutputRepr")]
 pub enum OutputMode {
     /// `K_ij = sum_o <grad f_o(x_i), grad f_o(x_j)>` (the official code's "trace"); n x n.
     #[default]
@@ -16,21 +16,36 @@ pub enum OutputMode {
 }
 
 /// How an [`OutputMode`] is written in a config: `"sum"`, `"full"` or an output index.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 #[serde(untagged)]
 enum OutputRepr {
     Name(String),
     Index(usize),
 }
 
-impl TryFrom<OutputRepr> for OutputMode {
+/// What a config may hold where an [`OutputMode`] goes: every value is read, so that a
+/// negative or fractional index, or a value of another type, is refused naming the value
+/// ([`crate::Error::UnknownOutput`]) rather than with serde's words about the enum.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OutputIn {
+    Name(String),
+    Index(i64),
+    Number(f64),
+    Other(serde::de::IgnoredAny),
+}
+
+impl TryFrom<OutputIn> for OutputMode {
     type Error = crate::Error;
-    fn try_from(r: OutputRepr) -> crate::Result<Self> {
+    fn try_from(r: OutputIn) -> crate::Result<Self> {
+        let unknown = |output: String| crate::Error::UnknownOutput { output };
         match r {
-            OutputRepr::Index(o) => Ok(Self::Single(o)),
-            OutputRepr::Name(s) => {
-                Self::parse(&s).ok_or_else(|| crate::Error::UnknownOutput { output: s.clone() })
-            }
+            OutputIn::Index(o) => usize::try_from(o)
+                .map(Self::Single)
+                .map_err(|_| unknown(o.to_string())),
+            OutputIn::Name(s) => Self::parse(&s).ok_or_else(|| unknown(s)),
+            OutputIn::Number(x) => Err(unknown(x.to_string())),
+            OutputIn::Other(_) => Err(unknown("(not a name or a number)".into())),
         }
     }
 }
@@ -112,5 +127,32 @@ impl Kernel {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::de::IntoDeserializer;
+    use serde::de::value::Error as ValueError;
+
+    fn read<'a>(d: impl serde::Deserializer<'a, Error = ValueError>) -> Result<OutputMode, String> {
+        OutputMode::deserialize(d).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn an_output_that_is_no_index_is_named_not_the_enum() {
+        assert_eq!(read(3i64.into_deserializer()), Ok(OutputMode::Single(3)));
+        assert_eq!(read("full".into_deserializer()), Ok(OutputMode::Full));
+        for (e, value) in [
+            (read((-1i64).into_deserializer()), "`-1`"),
+            (read(1.5f64.into_deserializer()), "`1.5`"),
+            (read("-1".into_deserializer()), "`-1`"),
+            (read(true.into_deserializer()), "not a name or a number"),
+        ] {
+            let e = e.unwrap_err();
+            assert!(e.contains(value) && e.contains("output index"), "{e}");
+            assert!(!e.contains("variant"), "{e}");
+        }
     }
 }

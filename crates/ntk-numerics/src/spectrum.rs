@@ -154,6 +154,30 @@ pub fn gram_spectrum(x: &[f64], n: usize, d: usize) -> crate::Result<Spectrum> {
     spectrum(&gram, epsilon)
 }
 
+/// Refuses inputs whose Gram matrix [`gram_spectrum`] would find not finite, without
+/// forming it: the side it forms (`X^T X` for `n > d`, else `X X^T`) has an infinite
+/// diagonal entry exactly when a column's (or a row's) sum of squares overflows, and its
+/// other entries are bounded by the diagonal's (Cauchy-Schwarz). A dry run calls it, so
+/// that it refuses what the run would, in the same words.
+pub fn check_gram_finite(x: &[f64], n: usize, d: usize) -> crate::Result<()> {
+    let overflows = if n > d {
+        (0..d).any(|j| {
+            !(0..n)
+                .map(|i| x[i * d + j].powi(2))
+                .sum::<f64>()
+                .is_finite()
+        })
+    } else {
+        x.chunks(d.max(1))
+            .any(|row| !row.iter().map(|v| v * v).sum::<f64>().is_finite())
+    };
+    if !overflows {
+        return Ok(());
+    }
+    let largest = x.iter().map(|v| v.abs()).fold(0.0, f64::max);
+    Err(crate::Error::NonFiniteGram { largest })
+}
+
 /// An inputs' Gram matrix (either side) that overflowed is an error naming the inputs'
 /// largest magnitude, not an eigensolver failure.
 fn finite_gram(gram: &[f64], x: &[f64]) -> crate::Result<()> {
@@ -237,6 +261,22 @@ mod tests {
         // [[0, .25], [.25, .5]]: eigenvalues (0.5 +- sqrt(0.5)) / 2.
         let expected = (0.5 + 0.5f64.sqrt()) / 2.0;
         assert!((distance(&a, &b).unwrap() - expected).abs() < 1e-15);
+    }
+
+    /// The check without the Gram matrix refuses exactly what `gram_spectrum` refuses, on
+    /// both sides (n > d and n <= d), in the same words.
+    #[test]
+    fn the_gram_check_agrees_with_the_gram_spectrum() {
+        for (n, d) in [(8, 3), (3, 8)] {
+            for scale in [1.0, 1e150, 1e153, 1e155, 1e160] {
+                let x: Vec<f64> = (0..n * d).map(|i| (1 + i % 7) as f64 * scale).collect();
+                let check = check_gram_finite(&x, n, d).map_err(|e| e.to_string());
+                let full = gram_spectrum(&x, n, d)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string());
+                assert_eq!(check, full, "n {n} d {d} scale {scale:e}");
+            }
+        }
     }
 
     /// `X^T X` and `X X^T` share their nonzero eigenvalues: the covariance route of the

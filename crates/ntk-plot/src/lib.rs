@@ -168,6 +168,27 @@ impl Figure {
     /// Writes `stem.png`, `stem.svg` and `stem.pdf` (the PNG at twice the SVG's size, the
     /// PDF in points: [`layout`]) in `layout`.
     pub fn save_as(&self, stem: &Path, layout: Layout) -> ntk_runs::Result<()> {
+        self.plain_text().save_plain(stem, layout)
+    }
+
+    /// This figure with every text (title, axis labels, curve labels, note) drawable and
+    /// well-formed XML in the SVG: a control character (which XML 1.0 forbids: a title
+    /// given as `--title $'a\x01b'`) is replaced by U+FFFD, a tab or carriage return by a
+    /// space; the note keeps its line breaks (they separate its lines).
+    fn plain_text(&self) -> Self {
+        let mut f = self.clone();
+        for text in [&mut f.title, &mut f.x_label, &mut f.y_label]
+            .into_iter()
+            .chain(f.series.iter_mut().map(|s| &mut s.label))
+        {
+            *text = plain(text, false);
+        }
+        f.note = f.note.as_deref().map(|n| plain(n, true));
+        f
+    }
+
+    /// [`Figure::save_as`] of a figure whose texts are [`Figure::plain_text`]'s.
+    fn save_plain(&self, stem: &Path, layout: Layout) -> ntk_runs::Result<()> {
         register_font();
         let m = Metrics::of(layout);
         let size = self.canvas(&m);
@@ -194,7 +215,7 @@ impl Figure {
             }
             std::fs::File::open(&png_tmp)
                 .and_then(|f| f.sync_all())
-                .and_then(|()| std::fs::rename(&png_tmp, &png))
+                .and_then(|()| ntk_runs::io::replace_file(&png_tmp, &png))
                 .map_err(|e| plot_error(&png, e))
         })();
         if drawn.is_err() {
@@ -387,8 +408,24 @@ impl Figure {
             .y_label_area_size(widest as i32 + px(m.axis + 22.0))
             .build_cartesian_2d(Axis(&xt), Axis(&yt))
             .map_err(err)?;
-        let fx = |v: &f64| xt.label_of(*v);
-        let fy = |v: &f64| yt.label_of(*v);
+        // No two labels overlap: those that would are left out (`Ticks::without_overlaps`).
+        let gap = 0.3 * m.tick * s;
+        let label_w = |l: &str| {
+            root.estimate_text_size(l, &label_font.into_text_style(root))
+                .map_or(0.0, |t| f64::from(t.0))
+        };
+        let xt_shown = xt.without_overlaps(
+            |v| f64::from(chart.backend_coord(&(v, yt.lo)).0),
+            label_w,
+            gap,
+        );
+        let yt_shown = yt.without_overlaps(
+            |v| f64::from(chart.backend_coord(&(xt.lo, v)).1),
+            |_| m.tick * s,
+            gap,
+        );
+        let fx = |v: &f64| xt_shown.label_of(*v);
+        let fy = |v: &f64| yt_shown.label_of(*v);
         chart
             .configure_mesh()
             .x_desc(&self.x_label)
@@ -719,6 +756,19 @@ impl LegendRows {
 
 /// `text` broken at spaces into lines that `fits` accepts (a word longer than a line
 /// stands alone).
+/// `text` without control characters: a tab, carriage return (and a line break unless
+/// `lines`) becomes a space, any other U+FFFD.
+fn plain(text: &str, lines: bool) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' if lines => c,
+            '\t' | '\r' | '\n' => ' ',
+            c if c.is_control() => '\u{FFFD}',
+            c => c,
+        })
+        .collect()
+}
+
 fn wrap(text: &str, fits: impl Fn(&str) -> bool) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
@@ -1027,6 +1077,117 @@ mod tests {
                 em * layout::COLUMN_WIDTH_PT / 510.0 >= 8.0,
                 "font-size {em}"
             );
+        }
+    }
+
+    #[test]
+    fn control_characters_in_texts_never_reach_the_svg() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = figure(None);
+        f.title = "a\u{1}b<c&d\u{1b}[31m\tq\u{7f}".into();
+        f.x_label = "x\u{0}".into();
+        f.series[0].label = "s\u{8}".into();
+        f.note = Some("one\u{c}\ntwo".into());
+        for layout in [Layout::Screen, Layout::Column] {
+            f.save_as(&dir.path().join("f"), layout).unwrap();
+            let svg = std::fs::read_to_string(dir.path().join("f.svg")).unwrap();
+            let bad: Vec<char> = svg
+                .chars()
+                .filter(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+                .collect();
+            assert!(bad.is_empty(), "{bad:?}");
+            assert!(svg.contains("&lt;c&amp;d"), "the markup stays escaped");
+        }
+    }
+
+    /// The tick labels of an SVG: every `<text>` at the tick font size (plotters writes a
+    /// pixel size `px` as `px / 1.24`), as (text, left, top, width, height) boxes in SVG
+    /// units, the width estimated at 0.62 em a character (DejaVu Sans's digits are 0.64 em,
+    /// its superscripts and `×` narrower).
+    fn tick_label_boxes(svg: &str, tick_px: f64) -> Vec<(String, f64, f64, f64, f64)> {
+        let attr = |tag: &str, name: &str| -> Option<String> {
+            let at = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+            tag[at..].split('"').next().map(str::to_string)
+        };
+        let num = |tag: &str, name: &str| attr(tag, name).and_then(|v| v.parse::<f64>().ok());
+        let mut boxes = Vec::new();
+        for part in svg.split("<text").skip(1) {
+            let (tag, rest) = part.split_once('>').unwrap();
+            let text = rest.split("</text>").next().unwrap().trim().to_string();
+            let Some(em) = num(tag, "font-size") else {
+                continue;
+            };
+            if (em * 1.24 - tick_px).abs() > 0.05 || text.is_empty() || tag.contains("rotate") {
+                continue;
+            }
+            let (x, y) = (num(tag, "x").unwrap(), num(tag, "y").unwrap());
+            let w = 0.62 * em * text.chars().count() as f64;
+            let left = match attr(tag, "text-anchor").as_deref() {
+                Some("end") => x - w,
+                Some("middle") => x - w / 2.0,
+                _ => x,
+            };
+            // `dy="0.76em"`: y is the top; `0.5ex`: the middle; `-0.5ex`: the bottom.
+            let top = match attr(tag, "dy").as_deref() {
+                Some("0.76em") => y,
+                Some("-0.5ex") => y - em,
+                _ => y - 0.5 * em,
+            };
+            boxes.push((text, left, top, w, em));
+        }
+        boxes
+    }
+
+    /// Issue 45, D5: no two tick labels overlap in any layout, on the drawn SVG's text
+    /// positions: log axes over about one decade (a column figure drew `10³`, `9×10²` and
+    /// `8×10²` 9 px apart at a 17 px font), over two decades, and a linear axis.
+    #[test]
+    fn no_two_tick_labels_overlap_in_any_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, ys, y_scale, xs, x_scale) in [
+            (
+                "one decade",
+                [780.0, 1050.0],
+                Scale::Log,
+                [1.0, 20.0],
+                Scale::Integer,
+            ),
+            (
+                "two decades",
+                [30.0, 2500.0],
+                Scale::Log,
+                [0.5, 7e4],
+                Scale::Log,
+            ),
+            (
+                "linear",
+                [0.0, 1.0],
+                Scale::Linear,
+                [800.0, 1100.0],
+                Scale::Log,
+            ),
+        ] {
+            for layout in [Layout::Screen, Layout::Column] {
+                let mut f = figure(None);
+                f.series[0].points = vec![(xs[0], ys[0]), (xs[1], ys[1])];
+                f.series[0].unresolved.clear();
+                (f.x_scale, f.y_scale) = (x_scale, y_scale);
+                let stem = dir.path().join("ticks");
+                f.save_as(&stem, layout).unwrap();
+                let svg = std::fs::read_to_string(stem.with_extension("svg")).unwrap();
+                let size = Metrics::of(layout).tick;
+                let boxes = tick_label_boxes(&svg, size);
+                assert!(boxes.len() >= 4, "{name} {layout:?}: {boxes:?}");
+                for (i, a) in boxes.iter().enumerate() {
+                    for b in &boxes[i + 1..] {
+                        let apart = a.1 + a.3 <= b.1
+                            || b.1 + b.3 <= a.1
+                            || a.2 + a.4 <= b.2
+                            || b.2 + b.4 <= a.2;
+                        assert!(apart, "{name} {layout:?}: {a:?} overlaps {b:?}");
+                    }
+                }
+            }
         }
     }
 

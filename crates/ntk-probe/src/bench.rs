@@ -75,6 +75,41 @@ pub struct BenchRow {
     pub lanczos_steps: Option<[usize; 2]>,
 }
 
+/// Refuses a benchmark row whose memory would exceed the limit (`max_memory`, else
+/// `NTK_MAX_MEMORY`, else what the system allows: [`ntk_runs::budget::limit`]) before any
+/// work, as every other command does: the estimate is a probe's of the same network on as
+/// many synthetic samples ([`crate::run::memory_estimate`]), and the message names the
+/// bench's flags.
+pub fn check_memory(
+    row: &BenchSize,
+    precision: ntk_numerics::backend::Precision,
+    eigen: Eigen,
+    max_memory: Option<&str>,
+) -> crate::Result<()> {
+    let mut cfg = crate::config::ProbeConfig::parse(&format!(
+        "[data]\ndataset = \"synthetic\"\nn = {}\ninput_dim = {}\n\n[model]\nwidth = {}\n\
+         depth = {}\nactivation = \"relu\"\n",
+        row.n, row.d, row.width, row.depth
+    ))?;
+    cfg.probe.precision = precision;
+    cfg.probe.eigen = eigen;
+    cfg.probe.method = Method::Structured;
+    let culprit = format!(
+        "--n {} --input-dim {} --width {} --depth {} ({precision})",
+        row.n, row.d, row.width, row.depth
+    );
+    Ok(crate::run::memory_estimate(&cfg, row.d)?.check(&culprit, max_memory)?)
+}
+
+/// The sizes of one benchmark row: samples, input dimension, width and depth.
+#[derive(Clone, Copy, Debug)]
+pub struct BenchSize {
+    pub n: usize,
+    pub d: usize,
+    pub width: usize,
+    pub depth: usize,
+}
+
 /// Times the structured NTK (best of `repeats`, after one warm-up) and its eigenvalues:
 /// `Full` on the host (the kernel read back), `Extreme` on the compute device, where a GPU
 /// backend's kernel then stays (formed whole by [`structured::ntk_tensor`]).

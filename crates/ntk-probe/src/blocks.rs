@@ -2,7 +2,7 @@
 //! set cut into blocks of 512 samples, the NTK condition number κ = λ_max / λ_min of each
 //! block's kernel, and the mean over blocks. The blocks are the chunks of a seeded random
 //! permutation of the samples ([`membership`]: ChaCha8 seeded with the network seed, the
-//! last block possibly smaller), and each block's membership and numbers are written to
+//! last block possibly smaller; a last block of one sample joins the one before it), and each block's membership and numbers are written to
 //! `blocks.csv` beside `summary.json` ([`BlockRow`]), so that a user holding `ntk.npy` (or
 //! the inputs) can recompute every block's κ.
 
@@ -61,14 +61,25 @@ impl BlockRow {
     }
 }
 
+/// The smallest block: a block of one sample has a 1 x 1 kernel (κ = 1 whatever the
+/// network), which would pull the mean toward 1.
+pub const MIN_BLOCK: usize = 2;
+
 /// The blocks of `n` samples: a permutation of `0..n` drawn with ChaCha8 seeded by
-/// `seed`, cut into consecutive chunks of `block` samples (the last may be smaller).
+/// `seed`, cut into consecutive chunks of `block` samples. The last may be smaller; a
+/// remainder smaller than [`MIN_BLOCK`] (one sample) joins the block before it, so that
+/// block holds `block + 1` samples and every block's κ measures the network.
 pub fn membership(n: usize, block: usize, seed: u64) -> Vec<Vec<usize>> {
     use rand::SeedableRng;
     use rand::seq::SliceRandom;
     let mut order: Vec<usize> = (0..n).collect();
     order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
-    order.chunks(block.max(1)).map(<[usize]>::to_vec).collect()
+    let mut blocks: Vec<Vec<usize>> = order.chunks(block.max(1)).map(<[usize]>::to_vec).collect();
+    if blocks.len() > 1 && blocks.last().is_some_and(|b| b.len() < MIN_BLOCK) {
+        let rest = blocks.pop().expect("more than one block");
+        blocks.last_mut().expect("one block left").extend(rest);
+    }
+    blocks
 }
 
 /// The protocol's result: the means over blocks, every block's eigenvalues concatenated
@@ -219,5 +230,17 @@ mod tests {
         assert_eq!(all, (0..100).collect::<Vec<_>>());
         assert_eq!(membership(100, 32, 7), b, "the same seed, the same blocks");
         assert_ne!(membership(100, 32, 8), b, "another seed, other blocks");
+    }
+
+    #[test]
+    fn a_remainder_of_one_sample_joins_the_block_before_it() {
+        let b = membership(97, 32, 7);
+        assert_eq!(b.iter().map(Vec::len).collect::<Vec<_>>(), [32, 32, 33]);
+        let mut all: Vec<usize> = b.concat();
+        all.sort_unstable();
+        assert_eq!(all, (0..97).collect::<Vec<_>>());
+        // A remainder of two stays a block; one block of one sample stays itself.
+        assert_eq!(membership(98, 32, 7).len(), 4);
+        assert_eq!(membership(1, 32, 7), [[0]]);
     }
 }

@@ -23,7 +23,8 @@ pub enum Protocol {
     #[default]
     Whole,
     /// The official code's: kappa of each block of `block_size` samples (a seeded random
-    /// permutation, the last block possibly smaller), averaged over blocks.
+    /// permutation, the last block possibly smaller, one sample left over joining the block
+    /// before it), averaged over blocks.
     Blocks,
 }
 
@@ -305,6 +306,10 @@ impl ProbeConfig {
                     reason: reason.into(),
                 });
             }
+        }
+        // The methods' own prerequisites, in the words the run would refuse them with.
+        if let NetSpec::Mlp(m) = &net {
+            ntk_kernel::compute::check_method(m, self.probe.method)?;
         }
         if matches!(net, NetSpec::ResNet(_)) {
             if matches!(self.probe.method, Method::Structured | Method::Theory) {

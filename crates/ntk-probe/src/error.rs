@@ -38,6 +38,17 @@ pub enum Error {
     /// Something only an MLP (`[model]`) has, asked of a ResNet config.
     #[error("this needs an MLP ([model]); the config describes a ResNet ([resnet])")]
     NeedsMlp,
+    /// An input an f32 probe cannot hold (it would become an infinity and the kernel NaN).
+    #[error(
+        "{data}: row {row}, column {column} is {value:e}, beyond f32's range \
+         (probe.precision = \"f32\"); rescale the inputs or probe in f64"
+    )]
+    BeyondF32 {
+        data: String,
+        row: usize,
+        column: usize,
+        value: f64,
+    },
     /// A config text that does not parse.
     #[error(transparent)]
     Toml(#[from] toml::de::Error),

@@ -83,12 +83,42 @@ fn keep_freed_memory() {
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) }
 }
 
+/// `mi_option_arena_reserve` (in KiB) in the bundled mimalloc 3 (`mi_option_e`, unnamed by
+/// the sys crate). The test below checks its default (1 GiB).
+const MI_OPTION_ARENA_RESERVE: libmimalloc_sys::mi_option_t = 23;
+
+/// The arena mimalloc reserves under a finite `RLIMIT_AS`: 64 MiB, whatever the limit.
+const ARENA_RESERVE_UNDER_LIMIT_KIB: std::ffi::c_long = 64 * 1024;
+
+/// Under a finite `RLIMIT_AS` (`ulimit -v`), mimalloc reserves its arenas 64 MiB at a time
+/// instead of 1 GiB. It reserves 1 GiB at its first allocation only where the limit leaves
+/// room for it, so the address space mapped at start grew with the limit itself (201 MiB
+/// under `ulimit -v 300000`, 1.2 GiB under 1500000): the `ulimit -v N` that
+/// `check_address_space` advised was never enough once followed. Without a limit nothing
+/// changes. It runs as a constructor ([`FIXED_ARENA`]): the Rust runtime allocates before
+/// `main`, and mimalloc reserves its first arena at the first allocation.
+extern "C" fn fixed_arena_under_rlimit() {
+    if ntk_runs::budget::rlimit_as().is_some() {
+        // SAFETY: setting a mimalloc option is a plain store into its option table.
+        unsafe {
+            libmimalloc_sys::mi_option_set(MI_OPTION_ARENA_RESERVE, ARENA_RESERVE_UNDER_LIMIT_KIB)
+        }
+    }
+}
+
+/// [`fixed_arena_under_rlimit`] among the process's constructors, before the Rust runtime
+/// starts and allocates.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static FIXED_ARENA: extern "C" fn() = fixed_arena_under_rlimit;
+
 /// What a subcommand returns: an error of the library (typed) or of the command line (a
 /// message), printed as `error: MESSAGE` with exit code 2.
 pub(crate) type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn main() {
     keep_freed_memory();
+    ntk_runs::budget::set_address_floor(ntk_runs::budget::PROBE_ADDRESS_FLOOR);
     // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.
     ntk_runs::slurm::use_cpus_per_task(ntk_numerics::linalg::set_threads);
     ntk_runs::cli::restore_sigpipe();
@@ -129,6 +159,15 @@ mod tests {
         let delay = unsafe { libmimalloc_sys::mi_option_get(super::MI_OPTION_PURGE_DELAY) };
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
             assert_eq!(delay, 1000, "mimalloc's option numbering changed");
+        }
+    }
+
+    #[test]
+    fn the_arena_reserve_option_is_the_one_we_set() {
+        // SAFETY: reading a mimalloc option.
+        let kib = unsafe { libmimalloc_sys::mi_option_get(super::MI_OPTION_ARENA_RESERVE) };
+        if std::env::var_os("MIMALLOC_ARENA_RESERVE").is_none() {
+            assert_eq!(kib, 1024 * 1024, "mimalloc's option numbering changed");
         }
     }
 }

@@ -239,6 +239,32 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
     Ok(e)
 }
 
+/// Refuses inputs that `precision` cannot hold: in f32 a value beyond f32's range (the
+/// run's kernel would be NaN); in any precision inputs whose Gram matrix overflows f64
+/// ([`spectrum::check_gram_finite`]). Called where the inputs are loaded, before a dry run
+/// answers, so that the dry run refuses what the run would.
+pub fn check_inputs(precision: Precision, inputs: &Inputs) -> crate::Result<()> {
+    // The depth-0 kernel's overflow, as `gram_spectrum` names it.
+    spectrum::check_gram_finite(&inputs.x, inputs.n, inputs.d).map_err(|e| {
+        crate::Error::Setting {
+            setting: Some(inputs.description.clone()),
+            source: Box::new(e.into()),
+        }
+    })?;
+    if precision != Precision::F32 {
+        return Ok(());
+    }
+    match inputs.x.iter().position(|v| v.abs() > f64::from(f32::MAX)) {
+        Some(i) => Err(Error::BeyondF32 {
+            data: inputs.description.clone(),
+            row: i / inputs.d.max(1),
+            column: i % inputs.d.max(1),
+            value: inputs.x[i],
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Refuses a probe whose estimated memory exceeds the limit ([`ntk_runs::budget`]).
 pub fn check_memory(cfg: &ProbeConfig, d: usize, max_memory: Option<&str>) -> crate::Result<()> {
     let culprit = format!("data.n = {}, {}", cfg.data.n, cfg.net()?.size_keys());

@@ -1281,3 +1281,447 @@ fn fourth_review_minor_cases() {
     );
     assert!(!String::from_utf8_lossy(&o.stderr).contains("needs about"));
 }
+
+/// Makes a FIFO (named pipe) at `path`.
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+fn is_fifo(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+/// Issue 45, D0: no command renames over a FIFO, a device or a link to one. Every command
+/// that takes an output path is given a FIFO there (and, for the figure commands, a FIFO or
+/// a link to /dev/null at one of the files they write): each ends with exit code 2 naming
+/// it, and the FIFO and the link are still what they were.
+#[test]
+fn no_command_replaces_a_fifo_or_a_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("fifo");
+    mkfifo(&fifo);
+    let cfg = write(d, "tiny.toml", TINY);
+    let sweep_cfg = write(d, "sweep.toml", TINY_SWEEP);
+    let f = fifo.to_str().unwrap();
+    let (c, s) = (cfg.to_str().unwrap(), sweep_cfg.to_str().unwrap());
+    let bench = ["bench", "--n", "4", "--depths", "1", "--precisions", "f64"];
+    let cases: Vec<Vec<&str>> = vec![
+        [&bench[..], &["--repeats", "1", "--out", f]].concat(),
+        vec!["run", "--config", c, "--out", f],
+        vec!["run", "--config", c, "--out", f, "--dry-run"],
+        vec!["sweep", "--config", s, "--out", f],
+        vec!["sweep", "--config", s, "--out", f, "--dry-run"],
+        vec!["fig1", "--out", f],
+        vec!["gmap", "--out", f],
+        vec!["activations", "--out", f],
+        vec!["transfer", "--out", f],
+    ];
+    for args in &cases {
+        let o = run(&os(args));
+        assert_clean_error(&args.join(" "), &o, &[f]);
+        assert!(is_fifo(&fifo), "{}: the FIFO was replaced", args.join(" "));
+    }
+    // bench --out through a link to a device: refused, the link stays a link.
+    let null = d.join("null.json");
+    std::os::unix::fs::symlink("/dev/null", &null).unwrap();
+    let o = run(&os(
+        &[&bench[..], &["--out", null.to_str().unwrap()]].concat()
+    ));
+    assert_clean_error("bench --out link to /dev/null", &o, &["character device"]);
+    assert!(std::fs::symlink_metadata(&null).unwrap().is_symlink());
+    // A figure command's own file a FIFO, another a link to /dev/null.
+    let figs = d.join("figs");
+    std::fs::create_dir(&figs).unwrap();
+    mkfifo(&figs.join("gmap.csv"));
+    std::os::unix::fs::symlink("/dev/null", figs.join("gmap.svg")).unwrap();
+    let o = run(&os(&["gmap", "--out", figs.to_str().unwrap()]));
+    assert_clean_error("gmap, gmap.csv a FIFO", &o, &["gmap.csv", "FIFO"]);
+    assert!(is_fifo(&figs.join("gmap.csv")));
+    std::fs::remove_file(figs.join("gmap.csv")).unwrap();
+    let o = run(&os(&["gmap", "--out", figs.to_str().unwrap()]));
+    assert_clean_error("gmap, gmap.svg a link to /dev/null", &o, &["gmap.svg"]);
+    assert!(
+        std::fs::symlink_metadata(figs.join("gmap.svg"))
+            .unwrap()
+            .is_symlink()
+    );
+    // collect writes its tables into the sweep directory: a FIFO there is refused too.
+    let out = d.join("sw");
+    assert_ok("sweep", &run(&sweep_args(&sweep_cfg, &out, &[])));
+    std::fs::remove_file(out.join("summary.csv")).unwrap();
+    mkfifo(&out.join("summary.csv"));
+    let o = run(&os(&["collect", out.to_str().unwrap()]));
+    assert_clean_error("collect, summary.csv a FIFO", &o, &["summary.csv", "FIFO"]);
+    assert!(is_fifo(&out.join("summary.csv")));
+}
+
+/// The exit code and the last line of stderr (the error) of `args` with and without
+/// `--dry-run` (each into a fresh output directory under `d`).
+fn dry_and_real(d: &Path, name: &str, args: &[OsString]) -> [(Option<i32>, String); 2] {
+    [true, false].map(|dry| {
+        let mut a = args.to_vec();
+        a.push("--out".into());
+        a.push(d.join(format!("{name}-{dry}")).into());
+        if dry {
+            a.push("--dry-run".into());
+        }
+        let o = run(&a);
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(!stderr.contains("panicked"), "{name} (dry {dry}): {stderr}");
+        let error = stderr
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or_default()
+            .to_string();
+        (o.status.code(), error)
+    })
+}
+
+/// Issue 45, D1: the dry run refuses what the run refuses, with the same exit code and the
+/// same words: the prerequisites of `probe.method = "theory"` and `"structured"`, inputs
+/// beyond f32's range in an f32 probe, an output index past the network's outputs. A
+/// table of configs, each run with and without `--dry-run` (as a run and as a one-point
+/// sweep); the good config passes both.
+#[test]
+fn the_dry_run_refuses_what_the_run_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let huge: Vec<String> = (0..12)
+        .map(|i| format!("{},1,2", if i == 5 { "1e39" } else { "0.5" }))
+        .collect();
+    let x = write(d, "x.csv", &format!("a,b,c\n{}\n", huge.join("\n")));
+    let file_data = format!(
+        "[data]\ndataset = \"file\"\nn = 12\nx = \"{}\"\n",
+        x.display()
+    );
+    let tiny_file = TINY.replace(
+        "[data]\ndataset = \"synthetic\"\nn = 12\ninput_dim = 3\n",
+        &file_data,
+    );
+    // Inputs whose Gram matrix overflows f64 (the run refused them, its dry run did not).
+    let vast: Vec<String> = (0..12).map(|i| format!("{}e155,1,2", 1 + i)).collect();
+    let x_vast = write(d, "vast.csv", &format!("a,b,c\n{}\n", vast.join("\n")));
+    let vast_file = tiny_file.replace(&x.display().to_string(), &x_vast.display().to_string());
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        ("good", TINY.into(), vec![]),
+        (
+            "theory, bias",
+            TINY.into(),
+            vec!["probe.method=\"theory\"", "model.bias=true"],
+        ),
+        (
+            "theory, standard",
+            TINY.into(),
+            vec![
+                "probe.method=\"theory\"",
+                "model.parameterization=\"standard\"",
+            ],
+        ),
+        (
+            "theory, layer_norm",
+            TINY.into(),
+            vec![
+                "probe.method=\"theory\"",
+                "model.normalization=\"layer_norm\"",
+            ],
+        ),
+        (
+            "theory, 2 outputs",
+            TINY.into(),
+            vec!["probe.method=\"theory\"", "model.output_dim=2"],
+        ),
+        (
+            "structured, batch_norm",
+            TINY.into(),
+            vec![
+                "probe.method=\"structured\"",
+                "model.normalization=\"batch_norm\"",
+            ],
+        ),
+        (
+            "output past the outputs",
+            TINY.into(),
+            vec!["probe.output=3"],
+        ),
+        (
+            "beyond f32",
+            tiny_file.clone(),
+            vec!["probe.precision=\"f32\""],
+        ),
+        ("file in f64", tiny_file, vec![]),
+        ("Gram beyond f64", vast_file, vec![]),
+    ];
+    for (name, text, sets) in &cases {
+        let cfg = write(d, &format!("{}.toml", name.replace([' ', ','], "_")), text);
+        let sweep_cfg = write(
+            d,
+            &format!("{}-sweep.toml", name.replace([' ', ','], "_")),
+            &format!(
+                "{text}\n[sweep]\ndepths = [2]\nactivations = [\"relu\"]\nseeds = [1]\n\
+                 protocols = [\"whole\"]\ntheory = false\nout = \"unused\"\n"
+            ),
+        );
+        let mut run_args = os(&["run", "--config"]);
+        run_args.push(cfg.into());
+        let mut sweep_args = os(&["sweep", "--config"]);
+        sweep_args.push(sweep_cfg.into());
+        for s in sets {
+            for a in [&mut run_args, &mut sweep_args] {
+                a.extend(os(&["--set", s]));
+            }
+        }
+        for (how, args) in [("run", &run_args), ("sweep", &sweep_args)] {
+            let [dry, real] = dry_and_real(d, &format!("{name}-{how}"), args);
+            assert_eq!(
+                dry.0, real.0,
+                "{name} ({how}): dry run {dry:?}, run {real:?}"
+            );
+            assert!(
+                real.1.contains(&dry.1),
+                "{name} ({how}): other words: dry run {:?}, run {:?}",
+                dry.1,
+                real.1
+            );
+            let want_ok = name.starts_with("good") || name.starts_with("file in f64");
+            assert_eq!(dry.0 == Some(0), want_ok, "{name} ({how}): {dry:?}");
+        }
+    }
+}
+
+/// Issue 45, D2: no silent wrong result. A `--set` value holding a line break is refused
+/// (it ran with the rest of the config dropped); `--resume --save-weights` of a finished
+/// point without weights computes it again with them (it said `kept` and wrote none);
+/// `bench` refuses 0 repeats, width or input dimension (it printed inf with exit code 0); a
+/// figure title with control characters still writes well-formed SVG text; a negative κ
+/// in summary.csv or results.csv is refused naming the row (its curve vanished); the
+/// blocks protocol never reports a block of one sample.
+#[test]
+fn no_silent_wrong_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", TINY);
+    let o = run(&ntk_args(
+        &cfg,
+        &d.join("nl"),
+        &["--set", "model.width=8\n[data]\nn=3"],
+    ));
+    assert_clean_error(
+        "a newline in --set",
+        &o,
+        &["model.width=8\\n", "control character"],
+    );
+    assert!(!d.join("nl").exists());
+
+    // --resume --save-weights of a point finished without weights.
+    let out = d.join("w");
+    assert_ok("first run", &run(&ntk_args(&cfg, &out, &[])));
+    assert!(!out.join("weights.safetensors").exists());
+    let dry = run(&ntk_args(
+        &cfg,
+        &out,
+        &["--resume", "--save-weights", "--dry-run"],
+    ));
+    assert_ok("dry run", &dry);
+    assert!(
+        String::from_utf8_lossy(&dry.stdout).contains("computed again"),
+        "{}",
+        String::from_utf8_lossy(&dry.stdout)
+    );
+    let o = run(&ntk_args(&cfg, &out, &["--resume", "--save-weights"]));
+    assert_ok("--resume --save-weights", &o);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("wrote"));
+    assert!(out.join("weights.safetensors").is_file() && out.join("outputs.npy").is_file());
+    let o = run(&ntk_args(&cfg, &out, &["--resume", "--save-weights"]));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("kept"),
+        "now it is kept"
+    );
+
+    // The blocks protocol with a remainder of one sample (n = 13, blocks of 4).
+    let out = d.join("b");
+    let o = run(&ntk_args(
+        &cfg,
+        &out,
+        &[
+            "--set",
+            "data.n=13",
+            "--protocol",
+            "blocks",
+            "--set",
+            "probe.block_size=4",
+        ],
+    ));
+    assert_ok("blocks", &o);
+    let blocks = std::fs::read_to_string(out.join("blocks.csv")).unwrap();
+    let sizes: Vec<&str> = blocks
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap())
+        .collect();
+    assert_eq!(sizes, ["4", "4", "5"], "{blocks}");
+
+    // bench's counts.
+    for (flag, value) in [("--repeats", "0"), ("--width", "0"), ("--input-dim", "0")] {
+        let o = run(&os(&["bench", "--n", "4", "--depths", "1", flag, value]));
+        assert_clean_error(&format!("bench {flag} {value}"), &o, &[flag, "0"]);
+    }
+
+    // A collected sweep: a title with control characters, then a negative κ.
+    let sweep_cfg = write(d, "sweep.toml", TINY_SWEEP);
+    let out = d.join("sw");
+    assert_ok("sweep", &run(&sweep_args(&sweep_cfg, &out, &[])));
+    let o = run(&os(&[
+        "plot",
+        out.to_str().unwrap(),
+        "--title",
+        "a\u{1}b\u{1b}[31m<c>",
+    ]));
+    assert_ok("plot with a control title", &o);
+    for entry in std::fs::read_dir(&out).unwrap().flatten() {
+        let p = entry.path();
+        if p.extension().is_some_and(|e| e == "svg") {
+            let svg = std::fs::read_to_string(&p).unwrap();
+            assert!(
+                !svg.chars()
+                    .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t')),
+                "{}: a control character",
+                p.display()
+            );
+        }
+    }
+    for file in ["summary.csv", "results.csv"] {
+        let path = out.join(file);
+        let good = std::fs::read_to_string(&path).unwrap();
+        let mut rows: Vec<csv::StringRecord> = csv::Reader::from_reader(good.as_bytes())
+            .records()
+            .map(Result::unwrap)
+            .collect();
+        let header = csv::Reader::from_reader(good.as_bytes())
+            .headers()
+            .unwrap()
+            .clone();
+        let column = if file == "summary.csv" {
+            "kappa_mean"
+        } else {
+            "kappa"
+        };
+        let k = header.iter().position(|h| h == column).unwrap();
+        let mut fields: Vec<String> = rows[1].iter().map(str::to_string).collect();
+        fields[k] = "-3.5".into();
+        rows[1] = csv::StringRecord::from(fields);
+        let mut w = csv::Writer::from_path(&path).unwrap();
+        w.write_record(&header).unwrap();
+        for r in &rows {
+            w.write_record(r).unwrap();
+        }
+        w.flush().unwrap();
+        let o = run(&os(&["plot", out.to_str().unwrap()]));
+        assert_clean_error(
+            &format!("a negative κ in {file}"),
+            &o,
+            &[file, "row 2", column, "-3.5"],
+        );
+        std::fs::write(&path, good).unwrap();
+    }
+}
+
+/// Issue 45, D3: `bench` estimates its memory and refuses what does not fit before any
+/// work, as every other command (it grew until the OOM killer ended it), naming its flags.
+#[test]
+fn bench_refuses_what_does_not_fit() {
+    for (flag, value) in [("--n", "2000000"), ("--width", "100000000")] {
+        for limit in [None, Some("1G")] {
+            let mut a = os(&["bench", "--depths", "1", "--precisions", "f64", flag, value]);
+            if let Some(l) = limit {
+                a.extend(os(&["--max-memory", l]));
+            }
+            let o = run(&a);
+            assert_clean_error(
+                &format!("bench {flag} {value}"),
+                &o,
+                &[flag, value, "needs about"],
+            );
+        }
+    }
+    // What fits runs.
+    let o = run(&os(&[
+        "bench",
+        "--n",
+        "8",
+        "--depths",
+        "1",
+        "--precisions",
+        "f64",
+        "--repeats",
+        "1",
+        "--max-memory",
+        "1G",
+    ]));
+    assert_ok("a small bench", &o);
+}
+
+/// `args` of the probe under `ulimit -v kib` (at most 60 s), with `env` set.
+fn under_ulimit(kib: u64, env: &[(&str, &str)], args: &[OsString]) -> Output {
+    let mut c = Command::new("bash");
+    c.arg("-c")
+        .arg(format!("ulimit -v {kib} && exec timeout 60 \"$@\""))
+        .arg("limited")
+        .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(args)
+        .env_remove("NTK_MAX_MEMORY")
+        .env_remove("SLURM_CPUS_PER_TASK")
+        .env_remove("RAYON_NUM_THREADS")
+        .env_remove("OPENBLAS_NUM_THREADS");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+/// Issue 45, D3: under `ulimit -v`, the `ulimit -v N` each refusal advises is enough for
+/// what it checked once followed (it grew each time: the allocator reserved more under a
+/// higher limit), so at most two refusals (the program's floor, then the work) precede a
+/// run; and `SLURM_CPUS_PER_TASK=16` under `ulimit -v 4000000` ends (it hung in 3-5 of 5
+/// tries: 16 BLAS threads on 2 CPUs, each with a 128 MiB buffer, and OpenBLAS retrying a
+/// failed allocation forever).
+#[test]
+fn the_advised_ulimit_is_enough_and_slurm_threads_never_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", &TINY.replace("n = 12", "n = 200"));
+    let mut kib = 200_000u64;
+    let mut refusals = 0;
+    loop {
+        let o = under_ulimit(kib, &[], &ntk_args(&cfg, &d.join(format!("o{kib}")), &[]));
+        if o.status.success() {
+            break;
+        }
+        assert_clean_error(&format!("ulimit -v {kib}"), &o, &["raise it to ulimit -v"]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        let next: u64 = stderr
+            .split("raise it to ulimit -v ")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap();
+        assert!(next > kib, "{stderr}");
+        kib = next;
+        refusals += 1;
+        assert!(
+            refusals <= 2,
+            "a third refusal: the advice was not enough:\n{stderr}"
+        );
+    }
+    for attempt in 0..3 {
+        let o = under_ulimit(
+            4_000_000,
+            &[("SLURM_CPUS_PER_TASK", "16")],
+            &ntk_args(&cfg, &d.join(format!("slurm{attempt}")), &[]),
+        );
+        assert_ok(&format!("SLURM_CPUS_PER_TASK=16, attempt {attempt}"), &o);
+    }
+}

@@ -116,9 +116,58 @@ fn cgroup_remaining() -> Option<(f64, String)> {
 /// with 5 MiB.
 pub const ADDRESS_RESERVE: f64 = 320.0 * 1024.0 * 1024.0;
 
-/// `RLIMIT_AS` (`ulimit -v`) in bytes when finite, and the address space mapped now
-/// (`VmSize`).
-fn address_space() -> Option<(f64, f64)> {
+/// The address space ntk-probe maps in all, its data aside, once its threads run, with
+/// two worker threads: measured 717 MiB for a 200-sample probe under `ulimit -v 738772`
+/// (the least that ran it), of which the allocators' arenas (mimalloc's, glibc's for the
+/// BLAS threads) and the BLAS library's buffers are most. The mapping at start is no
+/// measure of it: mimalloc reserves what the limit leaves room for, so under a higher limit
+/// more is mapped at start, and an advice computed from it was never enough. A binary
+/// whose mapping at start does not follow the limit sets none ([`set_address_floor`]).
+pub const PROBE_ADDRESS_FLOOR: f64 = 640.0 * 1024.0 * 1024.0;
+
+/// The floor a binary set ([`set_address_floor`]), in bytes; 0 when none.
+static ADDRESS_FLOOR: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Sets the address space this binary maps in all before any data (such as
+/// [`PROBE_ADDRESS_FLOOR`]): what [`check_address_space`] and the memory estimate keep under
+/// `RLIMIT_AS` whatever is mapped at start. Call first thing in `main`.
+pub fn set_address_floor(bytes: f64) {
+    ADDRESS_FLOOR.store(bytes as u64, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// What each worker thread beyond two adds to what the program keeps: its BLAS buffer and
+/// allocator arena and the Rayon worker's. Measured: a probe with 16 BLAS and 16 Rayon
+/// threads peaked 2.77 GB (virtual) above the same probe with 2 and 2, 198 MiB a pair.
+pub const ADDRESS_PER_THREAD: f64 = 200.0 * 1024.0 * 1024.0;
+
+/// The worker threads the process will run: the CPUs it may use, or `RAYON_NUM_THREADS`
+/// where set (Rayon starts that many whatever the CPUs), or `OPENBLAS_NUM_THREADS` up to
+/// the CPUs (OpenBLAS caps it there), the largest.
+pub fn worker_threads() -> usize {
+    let env = |k: &str| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let rayon = env("RAYON_NUM_THREADS").filter(|&n| n >= 1).unwrap_or(cpus);
+    let blas = env("OPENBLAS_NUM_THREADS").map_or(cpus, |n| n.min(cpus));
+    rayon.max(blas)
+}
+
+/// The address space kept from the work's data under `RLIMIT_AS`, with `mapped` mapped
+/// now: the larger of the binary's floor ([`set_address_floor`]) and the mapping with
+/// [`ADDRESS_RESERVE`] beyond it, and [`ADDRESS_PER_THREAD`] for each of
+/// [`worker_threads`] beyond two. With the floor it does not grow with the limit, so a
+/// `ulimit -v` advised from it is enough once followed.
+fn address_kept(mapped: f64) -> f64 {
+    let threads = worker_threads().saturating_sub(2) as f64;
+    let floor = ADDRESS_FLOOR.load(std::sync::atomic::Ordering::Relaxed) as f64;
+    floor.max(mapped + ADDRESS_RESERVE) + ADDRESS_PER_THREAD * threads
+}
+
+/// `RLIMIT_AS` (`ulimit -v`) in bytes when finite (it reads no file and allocates nothing).
+pub fn rlimit_as() -> Option<f64> {
     let mut rl = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -129,6 +178,13 @@ fn address_space() -> Option<(f64, f64)> {
     {
         return None;
     }
+    Some(rl.rlim_cur as f64)
+}
+
+/// `RLIMIT_AS` (`ulimit -v`) in bytes when finite, and the address space mapped now
+/// (`VmSize`).
+fn address_space() -> Option<(f64, f64)> {
+    let limit = rlimit_as()?;
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let kb: f64 = status
         .lines()
@@ -137,25 +193,37 @@ fn address_space() -> Option<(f64, f64)> {
         .nth(1)?
         .parse()
         .ok()?;
-    Some((rl.rlim_cur as f64, kb * 1024.0))
+    Some((limit, kb * 1024.0))
 }
 
-/// What `RLIMIT_AS` still allows the work's data: the limit less the address space mapped
-/// now and [`ADDRESS_RESERVE`].
+/// The prefix of [`rlimit_remaining`]'s source name, by which [`Estimate::check`] knows
+/// the limit is `RLIMIT_AS` (and advises the `ulimit -v` that fits the work).
+const RLIMIT_SOURCE: &str = "what RLIMIT_AS";
+
+/// What `RLIMIT_AS` still allows the work's data: the limit less what the program keeps
+/// ([`address_kept`]).
 fn rlimit_remaining() -> Option<(f64, String)> {
     let (limit, mapped) = address_space()?;
-    let left = (limit - mapped - ADDRESS_RESERVE).max(0.0);
+    let kept = address_kept(mapped);
+    let left = (limit - kept).max(0.0);
     Some((
         left,
         format!(
-            "what RLIMIT_AS (ulimit -v {}: {}, of which {} mapped and {} kept for threads, \
-             allocator arenas and the BLAS library's buffer) leaves",
+            "{RLIMIT_SOURCE} (ulimit -v {}: {}, of which {} kept for the program, its {} \
+             worker threads, allocator arenas and the BLAS library's buffers) leaves",
             limit as u64 / 1024,
             human(limit),
-            human(mapped),
-            human(ADDRESS_RESERVE)
+            human(kept),
+            worker_threads()
         ),
     ))
+}
+
+/// The `ulimit -v` (KiB) under which work of `needed` bytes fits, given what the program
+/// keeps now ([`address_kept`]); `None` without a finite `RLIMIT_AS`.
+fn rlimit_advice(needed: f64) -> Option<u64> {
+    let (_, mapped) = address_space()?;
+    Some(((address_kept(mapped) + needed) / 1024.0).ceil() as u64)
 }
 
 /// Refuses to start under an `RLIMIT_AS` that leaves less than [`ADDRESS_RESERVE`] beyond
@@ -166,15 +234,17 @@ pub fn check_address_space() -> crate::Result<()> {
     let Some((limit, mapped)) = address_space() else {
         return Ok(());
     };
-    if limit - mapped >= ADDRESS_RESERVE {
+    let kept = address_kept(mapped);
+    if limit >= kept {
         return Ok(());
     }
     Err(crate::Error::AddressSpace {
         limit_kib: limit as u64 / 1024,
         room: human((limit - mapped).max(0.0)),
         mapped: human(mapped),
-        reserve: human(ADDRESS_RESERVE),
-        need_kib: ((mapped + ADDRESS_RESERVE) / 1024.0).ceil() as u64,
+        reserve: human(kept),
+        threads: worker_threads(),
+        need_kib: (kept / 1024.0).ceil() as u64,
     })
 }
 
@@ -238,7 +308,14 @@ impl Estimate {
             .take(3)
             .map(|(w, b)| format!("{w} {}", human(*b)))
             .collect();
+        let advice = source
+            .starts_with(RLIMIT_SOURCE)
+            .then(|| rlimit_advice(total))
+            .flatten()
+            .map(|kib| format!(", or raise it to ulimit -v {kib} or more"))
+            .unwrap_or_default();
         Err(crate::Error::Memory {
+            advice,
             culprit: culprit.to_string(),
             needed: total,
             detail,
@@ -298,6 +375,27 @@ mod tests {
     }
 
     use super::*;
+
+    /// What the program keeps under `RLIMIT_AS` does not grow with what is mapped below the
+    /// floor (the allocator maps more at start under a higher limit), and grows with the
+    /// mapping above it and with the threads.
+    #[test]
+    fn what_the_program_keeps_follows_its_floor_not_the_mapping_below_it() {
+        set_address_floor(PROBE_ADDRESS_FLOOR);
+        let mib = 1024.0 * 1024.0;
+        let extra = ADDRESS_PER_THREAD * worker_threads().saturating_sub(2) as f64;
+        assert_eq!(address_kept(135.0 * mib), PROBE_ADDRESS_FLOOR + extra);
+        assert_eq!(address_kept(263.0 * mib), PROBE_ADDRESS_FLOOR + extra);
+        assert_eq!(
+            address_kept(1024.0 * mib),
+            1024.0 * mib + ADDRESS_RESERVE + extra
+        );
+        set_address_floor(0.0);
+        assert_eq!(
+            address_kept(70.0 * mib),
+            70.0 * mib + ADDRESS_RESERVE + extra
+        );
+    }
 
     #[test]
     fn sizes_parse_with_binary_units() {

@@ -156,6 +156,13 @@ pub enum Error {
     /// An empty key in `--set`.
     #[error("empty key; expected key=value (e.g. model.depth=5)")]
     EmptyKey,
+    /// A value that holds a line break or another control character: TOML would read what
+    /// follows it as more of the config (`model.width=8\n[data]\nn=3`), not as this value.
+    #[error(
+        "the value holds a control character ({found}): a value is one line; the rest \
+         would be read as more of the config"
+    )]
+    ControlInValue { found: String },
     /// A key that is not dotted bare TOML keys.
     #[error(
         "bad key `{key}`: expected dotted names of letters, digits, _ and - (e.g. model.depth)"
@@ -244,20 +251,21 @@ pub enum Error {
     /// (`crate::budget::check_address_space`).
     #[error(
         "RLIMIT_AS (ulimit -v {limit_kib}) leaves {room} of address space beyond the {mapped} \
-         this program maps at start; its threads, allocator arenas and the BLAS library's \
-         buffer reserve up to {reserve} as the work starts (and the BLAS library hangs when \
-         it cannot): raise it to ulimit -v {need_kib} or more"
+         this program maps at start; with its {threads} worker threads, allocator arenas and \
+         the BLAS library's buffers it maps up to {reserve} before any data (and the BLAS \
+         library hangs when it cannot): raise it to ulimit -v {need_kib} or more"
     )]
     AddressSpace {
         limit_kib: u64,
         room: String,
         mapped: String,
         reserve: String,
+        threads: usize,
         need_kib: u64,
     },
     /// The memory budget refuses the work.
     #[error(
-        "{culprit}: the work needs about {} ({}) but {source_name} is {}; reduce these values, \
+        "{culprit}: the work needs about {} ({}) but {source_name} is {}; reduce these values{advice}, \
          or pass --max-memory SIZE (or set {MAX_MEMORY_ENV}) if this machine really has more",
         human(*.needed),
         .detail.join(", "),
@@ -274,6 +282,9 @@ pub enum Error {
         source_name: String,
         /// Bytes allowed.
         limit: f64,
+        /// Under `RLIMIT_AS`: `, or raise it to ulimit -v N or more` (the limit the work
+        /// fits under); else empty.
+        advice: String,
     },
 }
 

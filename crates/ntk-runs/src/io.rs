@@ -1,10 +1,113 @@
 //! Atomic file writes: the bytes go to a temporary file beside the target, are synced, and
 //! are renamed over it, so a reader never sees a half-written file and an interrupted
 //! write leaves the previous version intact.
+//!
+//! A rename replaces whatever the target is, so the target is checked first
+//! ([`check_target`]): only a regular file this process's user owns, or nothing, is ever
+//! replaced. A device (`/dev/null`, `/dev/full`), a FIFO, a socket, a directory or another
+//! user's file is refused with an [`UnsafeTarget`], and so is a symbolic link to one; a
+//! symbolic link to a regular file is followed (the file is replaced, the link stays).
 
 use std::fs;
 use std::io::Write;
-use std::path::Path;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// Why a path may not be replaced by a file the tools write.
+#[derive(Debug, thiserror::Error)]
+pub enum UnsafeTarget {
+    /// Something other than a regular file (a device, a FIFO, ...), or a link to one.
+    #[error(
+        "{}: is {what}{}, not a regular file; refusing to replace it (choose a file path)",
+        .path.display(),
+        .link.as_ref().map(|l| format!(" (through the symbolic link {})", l.display())).unwrap_or_default()
+    )]
+    NotAFile {
+        path: PathBuf,
+        what: &'static str,
+        link: Option<PathBuf>,
+    },
+    /// A regular file that another user owns.
+    #[error(
+        "{}: a file of user {owner}, not this user's ({me}); refusing to replace it",
+        .path.display()
+    )]
+    NotOurs { path: PathBuf, owner: u32, me: u32 },
+    /// A symbolic link whose target cannot be reached.
+    #[error("{}: a symbolic link whose target cannot be reached ({reason}); the output would be lost", .path.display())]
+    Dangling { path: PathBuf, reason: String },
+}
+
+impl From<UnsafeTarget> for std::io::Error {
+    fn from(e: UnsafeTarget) -> Self {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, e)
+    }
+}
+
+/// The kind of a file that is not a regular file, in words.
+fn kind_of(t: fs::FileType) -> &'static str {
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "a special file"
+    }
+}
+
+/// The path a file written to `path` replaces, checked: `path` itself when it does not
+/// exist or is a regular file of this user, the file a symbolic link at `path` leads to
+/// when that is one; an [`UnsafeTarget`] for anything else. Call it before the work whose
+/// result goes there, so that a bad path fails first; [`replace_file`] checks again.
+pub fn check_target(path: &Path) -> Result<PathBuf, UnsafeTarget> {
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return Ok(path.to_path_buf());
+    };
+    let (resolved, meta, link) = if meta.file_type().is_symlink() {
+        let dangling = |reason: String| UnsafeTarget::Dangling {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let target = fs::canonicalize(path).map_err(|e| dangling(e.to_string()))?;
+        let meta = fs::metadata(&target).map_err(|e| dangling(e.to_string()))?;
+        (target, meta, Some(path.to_path_buf()))
+    } else {
+        (path.to_path_buf(), meta, None)
+    };
+    if !meta.file_type().is_file() {
+        return Err(UnsafeTarget::NotAFile {
+            path: resolved,
+            what: kind_of(meta.file_type()),
+            link,
+        });
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(UnsafeTarget::NotOurs {
+            path: resolved,
+            owner: meta.uid(),
+            me,
+        });
+    }
+    Ok(resolved)
+}
+
+/// Renames the temporary file `tmp` over `path` after [`check_target`]: a symbolic link to
+/// a regular file is followed (its target is replaced); anything else but a regular file of
+/// this user, or nothing, is refused and `tmp` is left for the caller to remove.
+pub fn replace_file(tmp: &Path, path: &Path) -> std::io::Result<()> {
+    let target = check_target(path)?;
+    fs::rename(tmp, target)
+}
 
 /// Creates the directory `dir` if needed and writes `bytes` to `dir/name` atomically
 /// ([`atomic_write`]); an error names the directory.
@@ -17,8 +120,11 @@ pub fn write_into(dir: &Path, name: &str, bytes: &[u8]) -> crate::Result<()> {
         })
 }
 
-/// Writes `bytes` to `path` atomically (write to `path.ntk-tmp-<pid>`, fsync, rename).
+/// Writes `bytes` to `path` atomically (write to `path.ntk-tmp-<pid>`, fsync, rename with
+/// [`replace_file`]); a `path` that is not a regular file of this user is refused before
+/// anything is written.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let path = &check_target(path)?;
     let file_name = path
         .file_name()
         .ok_or_else(|| std::io::Error::other("path has no file name"))?;
@@ -29,10 +135,70 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let mut file = fs::File::create(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
-        fs::rename(&tmp, path)
+        replace_file(&tmp, path)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+
+    fn mkfifo(path: &Path) {
+        let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+
+    #[test]
+    fn a_fifo_a_device_a_directory_or_a_link_to_one_is_never_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        mkfifo(&fifo);
+        let link_to_fifo = dir.path().join("to-pipe");
+        std::os::unix::fs::symlink(&fifo, &link_to_fifo).unwrap();
+        let link_to_null = dir.path().join("to-null");
+        std::os::unix::fs::symlink("/dev/null", &link_to_null).unwrap();
+        let sub = dir.path().join("sub");
+        fs::create_dir(&sub).unwrap();
+        for (path, words) in [
+            (&fifo, "FIFO"),
+            (&link_to_fifo, "FIFO"),
+            (&link_to_null, "character device"),
+            (&sub, "a directory"),
+        ] {
+            let e = atomic_write(path, b"x").unwrap_err();
+            assert!(e.to_string().contains(words), "{}: {e}", path.display());
+        }
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        assert!(fs::symlink_metadata(&link_to_fifo).unwrap().is_symlink());
+        assert!(fs::symlink_metadata(&link_to_null).unwrap().is_symlink());
+        // Nothing left behind.
+        let left: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 4);
+        let e = atomic_write(Path::new("/dev/null"), b"x").unwrap_err();
+        assert!(e.to_string().contains("character device"), "{e}");
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("nowhere/x"), &dangling).unwrap();
+        assert!(atomic_write(&dangling, b"x").is_err());
+    }
+
+    #[test]
+    fn a_regular_file_or_a_link_to_one_is_replaced_and_the_link_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.json");
+        atomic_write(&file, b"1").unwrap();
+        atomic_write(&file, b"2").unwrap();
+        assert_eq!(fs::read(&file).unwrap(), b"2");
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        atomic_write(&link, b"3").unwrap();
+        assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
+        assert_eq!(fs::read(&file).unwrap(), b"3");
+    }
 }

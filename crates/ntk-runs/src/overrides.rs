@@ -41,10 +41,12 @@ impl Assignment {
             key: None,
         })?;
         let key = key.trim();
-        check_key(key).map_err(|e| Error::Assignment {
-            origin: format!("--set {arg}"),
-            source: Box::new(e),
-        })?;
+        check_key(key)
+            .and_then(|()| check_value(value))
+            .map_err(|e| Error::Assignment {
+                origin: format!("--set {}", arg.escape_debug()),
+                source: Box::new(e),
+            })?;
         Ok(Self {
             key: key.to_string(),
             value: (!value.trim().is_empty()).then(|| parse_value(value)),
@@ -129,13 +131,26 @@ fn check_key(key: &str) -> crate::Result<()> {
     Ok(())
 }
 
+/// A value is one line: a line break (or any control character but a tab) would let TOML
+/// read what follows as more keys and tables, which the value's key would silently drop.
+fn check_value(value: &str) -> crate::Result<()> {
+    match value.chars().find(|c| c.is_control() && *c != '\t') {
+        Some(c) => Err(Error::ControlInValue {
+            found: c.escape_debug().to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// A value as TOML (`5`, `0.5`, `true`, `[0, 1]`, `"a b"`, `{ every = 1, n = 10 }`); text
-/// that is not a TOML value is the string itself (`mnist`, `runs/x`).
+/// that is not a TOML value is the string itself (`mnist`, `runs/x`). Text that TOML reads
+/// as more than the one value (`8\n[data]\nn = 3`) is not a value either: the string.
 pub fn parse_value(text: &str) -> Value {
     let trimmed = text.trim();
     format!("v = {trimmed}")
         .parse::<Table>()
         .ok()
+        .filter(|t| t.len() == 1)
         .and_then(|mut t| t.remove("v"))
         .unwrap_or_else(|| Value::String(text.to_string()))
 }
@@ -657,5 +672,33 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("cannot read config"), "{e}");
+    }
+
+    #[test]
+    fn a_value_is_one_line_and_never_more_of_the_config() {
+        for arg in [
+            "model.depth=8\n[data]\nn=3",
+            "model.depth=8\r\niterations = 9",
+            "data.dataset=mnist\u{0}",
+        ] {
+            let e = Assignment::parse(arg).unwrap_err().to_string();
+            let key = arg.split_once('=').unwrap().0;
+            assert!(
+                e.contains("control character") && e.starts_with(&format!("--set {key}=")),
+                "{e}"
+            );
+            // The argument is shown escaped, on one line.
+            assert!(!e.contains('\n') && !e.contains('\r'), "{e}");
+        }
+        // Tabs are blanks, as in a file.
+        assert_eq!(
+            Assignment::parse("model.depth=\t8").unwrap().value,
+            Some(Value::Integer(8))
+        );
+        // Text that TOML reads as more than one value is no value (the string itself).
+        assert_eq!(
+            parse_value("8\n[data]\nn = 3"),
+            Value::String("8\n[data]\nn = 3".into())
+        );
     }
 }

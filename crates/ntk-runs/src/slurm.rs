@@ -40,24 +40,44 @@ pub fn shard_from(var: &dyn Fn(&str) -> Option<String>) -> crate::Result<ArrayTa
     let count = number("SLURM_ARRAY_TASK_COUNT", None)?;
     let min = number("SLURM_ARRAY_TASK_MIN", Some(0))?;
     let step = number("SLURM_ARRAY_TASK_STEP", Some(1))?.max(1);
-    let offset = id.checked_sub(min).filter(|o| o % step == 0);
-    match offset.map(|o| o / step).filter(|&i| i < count) {
-        Some(index) => Ok(ArrayTask { index, count }),
-        None => Err(bad(format!(
-            "task {id} of an array from {min} in steps of {step} with {count} tasks is not \
-             one of a range (--array=A-B or A-B:S); lists of indices have no shard order"
-        ))),
+    if count == 0 {
+        return Err(bad(
+            "SLURM_ARRAY_TASK_COUNT = 0: an array has at least one task".to_string(),
+        ));
     }
+    let Some(offset) = id.checked_sub(min) else {
+        return Err(bad(format!(
+            "SLURM_ARRAY_TASK_ID = {id} is below SLURM_ARRAY_TASK_MIN = {min}: no task of \
+             the array"
+        )));
+    };
+    if offset % step != 0 {
+        return Err(bad(format!(
+            "task {id} of an array from {min} in steps of {step} is not one of a range \
+             (--array=A-B or A-B:S); lists of indices have no shard order"
+        )));
+    }
+    let index = offset / step;
+    if index >= count {
+        return Err(bad(format!(
+            "task {id} is position {index} (from 0) of an array from {min} in steps of \
+             {step}, at or past its SLURM_ARRAY_TASK_COUNT = {count} tasks: the array is not \
+             the range A-B[:S] these variables describe (a list of indices such as \
+             --array=1,3,7 has no shard order)"
+        )));
+    }
+    Ok(ArrayTask { index, count })
 }
 
 /// Sets the BLAS threads and Rayon's pool to `SLURM_CPUS_PER_TASK` when Slurm says it and
 /// the user did not (`OPENBLAS_NUM_THREADS`, `RAYON_NUM_THREADS`): a task then uses the
-/// cores it was given, not every core of the node. `set_blas_threads` sets the host BLAS's
+/// cores it was given, not every core of the node, and never more threads than the CPUs
+/// the process may use ([`capped_at_cpus`]). `set_blas_threads` sets the host BLAS's
 /// threads (`ntk_numerics::linalg::set_threads`). Call first thing in `main`, before any
 /// thread starts. Returns the count it set.
 pub fn use_cpus_per_task(set_blas_threads: impl FnOnce(usize)) -> Option<usize> {
     let text = std::env::var("SLURM_CPUS_PER_TASK").ok()?;
-    let Some(n) = text.trim().parse().ok().filter(|&n: &usize| n >= 1) else {
+    let Some(asked) = text.trim().parse().ok().filter(|&n: &usize| n >= 1) else {
         // Slurm writes a count; anything else is said, not silently ignored.
         eprintln!(
             "warning: SLURM_CPUS_PER_TASK={text:?} is not a count of cores; the thread pools \
@@ -65,6 +85,10 @@ pub fn use_cpus_per_task(set_blas_threads: impl FnOnce(usize)) -> Option<usize> 
         );
         return None;
     };
+    let n = capped_at_cpus(
+        asked,
+        std::thread::available_parallelism().map_or(1, |c| c.get()),
+    );
     if std::env::var_os("OPENBLAS_NUM_THREADS").is_none() {
         set_blas_threads(n);
     }
@@ -73,6 +97,15 @@ pub fn use_cpus_per_task(set_blas_threads: impl FnOnce(usize)) -> Option<usize> 
         unsafe { std::env::set_var("RAYON_NUM_THREADS", n.to_string()) };
     }
     Some(n)
+}
+
+/// The threads for `asked` CPUs on a process that may use `cpus`: never more than `cpus`
+/// (OpenBLAS caps its `OPENBLAS_NUM_THREADS` so, but not a count set at run time). Uncapped,
+/// `SLURM_CPUS_PER_TASK=16` on 2 CPUs started 16 BLAS threads with a 128 MiB buffer and an
+/// allocator arena each: under `ulimit -v 4000000` the BLAS library's allocation failed and
+/// it retried forever (a hang in 3-5 of 5 tries), where `OPENBLAS_NUM_THREADS=16` ran.
+pub fn capped_at_cpus(asked: usize, cpus: usize) -> usize {
+    asked.min(cpus.max(1))
 }
 
 #[cfg(test)]
@@ -135,5 +168,41 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("SLURM_ARRAY_TASK_ID = \"x\""), "{e}");
+    }
+
+    #[test]
+    fn the_threads_never_exceed_the_cpus_the_process_may_use() {
+        assert_eq!(capped_at_cpus(16, 2), 2);
+        assert_eq!(capped_at_cpus(4, 16), 4);
+        assert_eq!(capped_at_cpus(3, 0), 1);
+    }
+
+    #[test]
+    fn an_empty_array_or_a_task_past_its_count_is_named_as_such() {
+        let e = shard(&[
+            ("SLURM_ARRAY_TASK_ID", "0"),
+            ("SLURM_ARRAY_TASK_COUNT", "0"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("SLURM_ARRAY_TASK_COUNT = 0"), "{e}");
+        assert!(!e.contains("lists of indices"), "{e}");
+        for id in ["4", "9"] {
+            let e = shard(&[("SLURM_ARRAY_TASK_ID", id), ("SLURM_ARRAY_TASK_COUNT", "4")])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("task {id}")) && e.contains("SLURM_ARRAY_TASK_COUNT = 4"),
+                "{e}"
+            );
+        }
+        let e = shard(&[
+            ("SLURM_ARRAY_TASK_ID", "2"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+            ("SLURM_ARRAY_TASK_MIN", "3"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("below SLURM_ARRAY_TASK_MIN = 3"), "{e}");
     }
 }

@@ -114,7 +114,7 @@ fn save_via_rename<E: std::fmt::Display>(
     })?;
     std::fs::File::open(&tmp)
         .and_then(|f| f.sync_all())
-        .and_then(|()| std::fs::rename(&tmp, path))
+        .and_then(|()| ntk_runs::io::replace_file(&tmp, path))
         .map_err(|source| {
             ntk_runs::Error::Write {
                 path: path.to_path_buf(),

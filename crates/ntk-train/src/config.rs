@@ -322,6 +322,17 @@ impl TrainConfig {
     pub fn with_data_defaults(mut self, given: Given) -> crate::Result<Self> {
         if !given.output_dim && self.model.is_some() {
             let classes = ntk_data::inputs::classes(&self.data)?;
+            // One class from a labels file: the file is to blame, not the output_dim the
+            // user never wrote.
+            if classes < 2
+                && let Some(labels) = &self.data.labels
+            {
+                return Err(crate::Error::OneClass {
+                    labels: labels.clone(),
+                    classes,
+                    top: classes.saturating_sub(1),
+                });
+            }
             if let Some(m) = self.model.as_mut() {
                 m.output_dim = classes;
             }
@@ -555,6 +566,15 @@ impl TrainConfig {
                 bound_key: "data.n",
                 bound: self.data.n,
                 why: "",
+            });
+        }
+        if let (OutputMode::Single(output), Ok(spec)) = (k.output, self.spec())
+            && output >= spec.classes()
+        {
+            return Err(crate::Error::OutputBeyond {
+                output,
+                outputs: spec.classes(),
+                classes_key: spec.classes_key(),
             });
         }
         if let (Some(stats), Ok(spec)) = (k.batch_norm_statistics, self.spec())

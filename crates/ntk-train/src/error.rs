@@ -62,6 +62,27 @@ pub enum Error {
         /// What the range counts, after a comma (or nothing).
         why: &'static str,
     },
+    /// A tracked output (`ntk.output = k`) that the network does not have.
+    #[error(
+        "ntk.output = {output}: the network has {outputs} output(s) ({classes_key} = \
+         {outputs}); outputs are counted from 0"
+    )]
+    OutputBeyond {
+        output: usize,
+        outputs: usize,
+        classes_key: &'static str,
+    },
+    /// A labels file whose labels are all one class: no classifier can be trained on it.
+    #[error(
+        "{}: the labels hold {classes} class(es) (the largest label is {top}); \
+         classification needs two classes or more",
+        .labels.display()
+    )]
+    OneClass {
+        labels: std::path::PathBuf,
+        classes: usize,
+        top: usize,
+    },
     /// More held-out samples asked for than the held-out file holds.
     #[error("train.test_n = {test_n}: data.test_x holds {rows} rows")]
     TestRows { test_n: usize, rows: usize },

@@ -62,8 +62,8 @@ struct TrainFlags {
     /// train.iterations (removes train.epochs).
     #[arg(long)]
     iterations: Option<usize>,
-    /// optim.lr.
-    #[arg(long)]
+    /// optim.lr (a negative value is read, then refused as the config's check refuses it).
+    #[arg(long, allow_negative_numbers = true)]
     lr: Option<f64>,
     /// train.batch_size.
     #[arg(long)]
@@ -94,20 +94,20 @@ enum Command {
         /// f32 or f64.
         #[arg(long, default_value = "f32", value_parser = ntk_runs::names::parse_arg::<Precision>)]
         precision: Precision,
-        /// Input dimension of the MLP.
-        #[arg(long, default_value_t = 784)]
+        /// Input dimension of the MLP; at least 1.
+        #[arg(long, default_value_t = 784, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         input_dim: usize,
-        /// Hidden width of the MLP.
-        #[arg(long, default_value_t = 512)]
+        /// Hidden width of the MLP; at least 1.
+        #[arg(long, default_value_t = 512, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         width: usize,
         /// Depth of the MLP.
         #[arg(long, default_value_t = 10)]
         depth: usize,
-        /// Samples per SGD step.
-        #[arg(long, default_value_t = 500)]
+        /// Samples per SGD step; at least 1.
+        #[arg(long, default_value_t = 500, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         batch: usize,
-        /// Timed steps.
-        #[arg(long, default_value_t = 20)]
+        /// Timed steps; at least 1.
+        #[arg(long, default_value_t = 20, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         steps: usize,
         /// Time a CIFAR ResNet of this depth (6n+2) instead of the MLP (input 3x32x32).
         #[arg(long)]
@@ -295,13 +295,11 @@ fn run(args: SweepArgs, kind: Kind) -> CliResult<()> {
     sweep::check_out(&out, &points)?;
     let compute = backend::select(cfg.train.device.as_deref(), cfg.train.precision)?;
     if flags.dry_run {
-        return Ok(sweep::dry_run(
-            &cfg,
-            &out,
-            shard,
-            &compute,
-            flags.recompute,
-        )?);
+        let dry = sweep::DryRunFlags {
+            resume: flags.resume,
+            recompute: flags.recompute,
+        };
+        return Ok(sweep::dry_run(&cfg, &out, shard, &compute, dry)?);
     }
     if !(0..points.len()).any(|p| shard.owns(p)) {
         println!(

@@ -448,11 +448,54 @@ pub fn dry_run(
     out: &Path,
     shard: Shard,
     compute: &Compute,
-    recompute: bool,
+    flags: DryRunFlags,
 ) -> crate::Result<()> {
     with_plan(cfg, out, shard, compute, |sweep, points, planned| {
         sweep::print_plan(sweep, points, planned, (shard, out), "run(s)");
         // The run refuses stale runs without --recompute: so does its dry run.
-        Ok(sweep::refuse_stale(planned, recompute, "run")?)
+        sweep::refuse_stale(planned, flags.recompute, "run")?;
+        refuse_partial(sweep, points, planned, flags.resume)
     })
+}
+
+/// The flags a dry run answers for: those that decide what the run would refuse.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DryRunFlags {
+    pub resume: bool,
+    pub recompute: bool,
+}
+
+/// What the run refuses of an interrupted run (partial, or failed with its checkpoint),
+/// refused first by its dry run in the same words: without `--resume` the directory already holds a run
+/// ([`crate::Error::RunExists`]); with it, a checkpoint of another engine than this run's
+/// ([`crate::Error::EngineMismatch`]).
+fn refuse_partial(
+    sweep: &TrainSweep<'_>,
+    points: &[RunPoint],
+    planned: &[sweep::Planned],
+    resume: bool,
+) -> crate::Result<()> {
+    // A failed point is tried again: with a checkpoint it meets the same refusals.
+    for p in planned
+        .iter()
+        .filter(|p| matches!(p.state, State::Partial | State::Failed(_)))
+    {
+        let point = &points[p.index];
+        let dir = point.dir(sweep.out);
+        if !dir.join("checkpoint.json").is_file() || dir.join("summary.json").is_file() {
+            continue;
+        }
+        if !resume {
+            return Err(crate::Error::RunExists { out: dir });
+        }
+        let path = dir.join("checkpoint.json");
+        let text = std::fs::read_to_string(&path).map_err(|source| ntk_runs::Error::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let written_by = crate::checkpoint::parse_pointer(&text, &path)?.engine;
+        let engine = train::engine_of(&point.cfg, sweep.data.train.d, sweep.compute)?;
+        train::check_engine(&dir, written_by, engine)?;
+    }
+    Ok(())
 }

@@ -166,9 +166,18 @@ fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result
     Ok(stepper)
 }
 
+/// Whose optimizer state a run of `cfg` on `compute` would keep: the engine its stepper
+/// would take (built as [`build_stepper`] builds it, on inputs of dimension `d`), so that
+/// a dry run refuses the resume of another engine's checkpoint as the run would.
+pub(crate) fn engine_of(cfg: &TrainConfig, d: usize, compute: &Compute) -> crate::Result<StateOf> {
+    let model = cfg.spec()?.build(d, &compute.device, compute.dtype())?;
+    let t = &cfg.train;
+    Ok(crate::device::stepper(t.engine, &cfg.optim, model, compute, t.batch_size)?.engine())
+}
+
 /// Refuses to resume a checkpoint written by another engine than `engine` (the optimizer
 /// state differs in form).
-fn check_engine(out: &Path, written_by: StateOf, engine: StateOf) -> crate::Result<()> {
+pub(crate) fn check_engine(out: &Path, written_by: StateOf, engine: StateOf) -> crate::Result<()> {
     if written_by == engine {
         return Ok(());
     }

@@ -1454,3 +1454,140 @@ fn fourth_review_config_checks() {
     let recorded = std::fs::read_to_string(without.join("config.toml")).unwrap();
     assert!(recorded.contains("test_n = 0"), "{recorded}");
 }
+
+/// Makes a FIFO (named pipe) at `path`.
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// Issue 45, D0: a FIFO given as the output of every command that writes one (`run`,
+/// `sweep`, the design's command, each with and without `--dry-run`) is refused naming it
+/// and stays a FIFO.
+#[test]
+fn no_command_replaces_a_fifo() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("fifo");
+    mkfifo(&fifo);
+    let cfg = write(d, "c.toml", TINY);
+    let sweep = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
+    for (name, cfg, cmd) in [
+        ("run", &cfg, Some("run")),
+        ("sweep", &sweep, Some("sweep")),
+        ("design's command", &cfg, None),
+    ] {
+        for extra in [&[][..], &["--dry-run"][..]] {
+            let mut a: Vec<OsString> = cmd.into_iter().map(OsString::from).collect();
+            a.extend(args(cfg, &fifo, extra));
+            assert_clean_error(name, &run(&a), &[fifo.to_str().unwrap()]);
+            let meta = std::fs::symlink_metadata(&fifo).unwrap();
+            assert!(meta.file_type().is_fifo(), "{name}: the FIFO was replaced");
+        }
+    }
+}
+
+/// The exit code and the error line of a command with and without `--dry-run`.
+fn dry_and_real(a: &[OsString]) -> [(Option<i32>, String); 2] {
+    [true, false].map(|dry| {
+        let mut a = a.to_vec();
+        if dry {
+            a.push("--dry-run".into());
+        }
+        let o = run(&a);
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        let error = stderr
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("error: "))
+            .unwrap_or_default()
+            .to_string();
+        (o.status.code(), error)
+    })
+}
+
+/// Issue 45, D1: an interrupted run's dry run refuses what the run refuses, in the same
+/// words: without `--resume` (the directory holds a run), and with `--resume` and an engine
+/// other than the checkpoint's; `ntk.output` past the network's outputs is refused by the
+/// config check (the run panicked inside faer).
+#[test]
+fn the_dry_run_of_an_interrupted_run_refuses_what_the_run_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, extra) in [
+        ("without --resume", &[][..]),
+        ("another engine", &["--resume", "--engine", "burn"][..]),
+    ] {
+        let (cfg, out) = checkpointed_run(d, &name.replace([' ', '-'], "_"));
+        let [dry, real] = dry_and_real(&args(&cfg, &out, extra));
+        assert_eq!(dry.0, Some(2), "{name}: dry run {dry:?}");
+        assert_eq!(real.0, Some(2), "{name}: run {real:?}");
+        let words = dry.1.trim_start_matches("error: ");
+        assert!(real.1.contains(words), "{name}: {dry:?} / {real:?}");
+        // Done again after the failure (failed.json): still the same.
+        let [dry, _] = dry_and_real(&args(&cfg, &out, extra));
+        assert_eq!(dry.0, Some(2), "{name}, after the failure: dry run {dry:?}");
+    }
+    // With the checkpoint's own engine both go on.
+    let (cfg, out) = checkpointed_run(d, "same_engine");
+    let [dry, real] = dry_and_real(&args(&cfg, &out, &["--resume"]));
+    assert_eq!((dry.0, real.0), (Some(0), Some(0)), "{dry:?} / {real:?}");
+
+    let cfg = write(
+        d,
+        "ntk.toml",
+        &format!("{TINY}\n[ntk]\nevery = 1\nn = 10\noutput = 10\n"),
+    );
+    for extra in [&[][..], &["--dry-run"][..]] {
+        assert_clean_error(
+            "ntk.output past the outputs",
+            &run(&args(&cfg, &d.join("ntk"), extra)),
+            &["ntk.output = 10", "model.output_dim = 10"],
+        );
+    }
+}
+
+/// Issue 45, D2 and D4: bench refuses 0 steps or samples (it printed inf with exit code
+/// 0); `--lr -1` is the config's range error on the value, not a parse error of the
+/// command line; a labels file of one class is named with its classes, not the
+/// `model.output_dim` the user never set.
+#[test]
+fn counts_rates_and_classes_are_refused_as_values() {
+    for (flag, value) in [("--steps", "0"), ("--batch", "0"), ("--width", "0")] {
+        let o = run(&[OsString::from("bench"), flag.into(), value.into()]);
+        assert_clean_error(&format!("bench {flag} {value}"), &o, &[flag, "0"]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "c.toml", TINY);
+    for lr in ["-1", "-0.5", "0"] {
+        let o = run(&args(&cfg, &d.join("lr"), &["--lr", lr]));
+        assert_clean_error(
+            &format!("--lr {lr}"),
+            &o,
+            &["optim.lr", lr, "must be positive"],
+        );
+    }
+    let rows: Vec<String> = (0..20).map(|i| format!("{i},1,2")).collect();
+    write(d, "x.csv", &format!("{}\n", rows.join("\n")));
+    write(d, "y.csv", &"0\n".repeat(20));
+    let text = TINY
+        .replace(
+            "dataset = \"digits\"\nn = 60\nsubset = \"first\"",
+            &format!(
+                "dataset = \"file\"\nn = 20\nx = \"{}\"\nlabels = \"{}\"",
+                d.join("x.csv").display(),
+                d.join("y.csv").display()
+            ),
+        )
+        .replace("output_dim = 10\n", "")
+        .replace("test_n = 0\n", "");
+    let cfg = write(d, "one-class.toml", &text);
+    for extra in [&[][..], &["--dry-run"][..]] {
+        let o = run(&args(&cfg, &d.join("one"), extra));
+        assert_clean_error("one class", &o, &["y.csv", "1 class"]);
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("output_dim"));
+    }
+}

@@ -13,11 +13,11 @@ pub(crate) struct BenchArgs {
     /// Samples (the kernel is n x n); at least 2.
     #[arg(long, default_value_t = 2000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..))]
     n: usize,
-    /// Input dimension of the synthetic inputs.
-    #[arg(long, default_value_t = 5)]
+    /// Input dimension of the synthetic inputs; at least 1.
+    #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     input_dim: usize,
-    /// Hidden width of the MLP.
-    #[arg(long, default_value_t = 512)]
+    /// Hidden width of the MLP; at least 1.
+    #[arg(long, default_value_t = 512, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     width: usize,
     /// Depths timed, one row each.
     #[arg(long, value_delimiter = ',', default_values_t = [1usize, 5, 10])]
@@ -25,8 +25,8 @@ pub(crate) struct BenchArgs {
     /// Precisions timed: f32, f64.
     #[arg(long, value_delimiter = ',', default_values = ["f32", "f64"])]
     precisions: Vec<String>,
-    /// Timed repetitions per row (the best is reported).
-    #[arg(long, default_value_t = 3)]
+    /// Timed repetitions per row (the best is reported); at least 1.
+    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     repeats: usize,
     /// Backend (also BURN_DEVICE): one of those built in.
     #[arg(long)]
@@ -35,14 +35,41 @@ pub(crate) struct BenchArgs {
     /// on the compute device (the kernel stays there on GPU backends).
     #[arg(long, default_value = "full")]
     eigen: String,
-    /// Also write the rows as JSON here.
+    /// Also write the rows as JSON here (a regular file, new or replaced; never a device,
+    /// FIFO or socket).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// The memory the work may plan for (e.g. 64G; default: the smallest of the available
+    /// memory, the cgroup's limit and RLIMIT_AS; also NTK_MAX_MEMORY).
+    #[arg(long)]
+    max_memory: Option<String>,
 }
 
 pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
+    // The output path is checked before the work (a device or FIFO is never replaced).
+    if let Some(path) = &args.out {
+        ntk_runs::io::check_target(path)?;
+    }
     let eigen = Eigen::parse(&args.eigen)
         .ok_or_else(|| format!("--eigen {}: expected full or extreme", args.eigen))?;
+    let mut precisions = Vec::new();
+    for p in &args.precisions {
+        precisions.push(
+            Precision::parse(p).ok_or_else(|| format!("--precisions {p}: expected f32 or f64"))?,
+        );
+    }
+    // Every row's memory before the first is timed.
+    for &precision in &precisions {
+        for &depth in &args.depths {
+            let size = bench::BenchSize {
+                n: args.n,
+                d: args.input_dim,
+                width: args.width,
+                depth,
+            };
+            bench::check_memory(&size, precision, eigen, args.max_memory.as_deref())?;
+        }
+    }
     let mut rows = Vec::new();
     println!(
         "host linear algebra: {} (engine host: the structured NTK's GEMMs and the \
@@ -66,9 +93,7 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
         "eigen s",
         "kappa"
     );
-    for p in &args.precisions {
-        let precision =
-            Precision::parse(p).ok_or_else(|| format!("--precisions {p}: expected f32 or f64"))?;
+    for &precision in &precisions {
         let compute = backend::select(args.device.as_deref(), precision)?;
         for &depth in &args.depths {
             let r = bench::bench_one(

@@ -134,6 +134,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
         flags.max_memory.as_deref(),
     )?;
     let inputs = inputs::load(&cfg.data)?;
+    run::check_inputs(cfg.probe.precision, &inputs)?;
     let compute = backend::select(cfg.probe.device.as_deref(), cfg.probe.precision)?;
     if flags.dry_run || flags.resume {
         let prov = run::provenance(&cfg, &inputs, &inputs.digest(), &compute);
@@ -142,6 +143,9 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             &[(summary_path.clone(), &prov)],
             "pass --recompute to compute it again",
         );
+        // A finished run without the weights `--save-weights` asks for is not kept: it is
+        // computed again, with them.
+        let lacks_weights = args.save_weights && !has_weights(&out);
         if let ntk_runs::sweep::State::Stale(why) = &state
             && flags.resume
             && !flags.recompute
@@ -156,6 +160,9 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
                 _ => String::new(),
             };
             let then = match (&state, flags.resume) {
+                (ntk_runs::sweep::State::Done, true) if lacks_weights => {
+                    "it would be computed again: it has no weights for --save-weights"
+                }
                 (ntk_runs::sweep::State::Done, true) => "--resume keeps it",
                 (ntk_runs::sweep::State::New, _) => "it would be computed",
                 _ => "it would be computed again",
@@ -170,7 +177,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             );
             return Ok(());
         }
-        if matches!(state, ntk_runs::sweep::State::Done) {
+        if matches!(state, ntk_runs::sweep::State::Done) && !lacks_weights {
             let summary = ntk_probe::sweep::read_summary(&summary_path)?
                 .ok_or_else(|| format!("{}: vanished", summary_path.display()))?;
             println!("{}: made by this config; kept (--resume)", out.display());
@@ -200,7 +207,7 @@ pub(crate) fn report_ntk(
         } else {
             ""
         };
-        let weights = if out.join("weights.safetensors").exists() {
+        let weights = if has_weights(out) {
             ", weights.safetensors, outputs.npy"
         } else {
             ""
@@ -211,6 +218,13 @@ pub(crate) fn report_ntk(
         );
     }
     Ok(())
+}
+
+/// Whether the run in `out` holds the files `--save-weights` writes.
+fn has_weights(out: &Path) -> bool {
+    ["weights.safetensors", "outputs.npy"]
+        .iter()
+        .all(|f| out.join(f).is_file())
 }
 
 /// ` (with overrides)` after a config's name in a validation error, when there were some.

@@ -7,10 +7,10 @@ use ntk_model::ActivationKind;
 #[derive(Args)]
 pub(crate) struct TheoryArgs {
     /// Input angle(s) theta_in in degrees: one value, a list `5,30,60`, or a range `start:stop:step`.
-    #[arg(long, default_value = "5")]
+    #[arg(long, default_value = "5", allow_negative_numbers = true)]
     theta_deg: String,
     /// Depth(s) L: one value, a list, or a range `start:stop:step` (inclusive).
-    #[arg(long, default_value = "1")]
+    #[arg(long, default_value = "1", allow_negative_numbers = true)]
     depth: String,
     /// The activation: relu, norm_relu, linear, ... (as model.activation).
     #[arg(long, default_value = "relu")]

@@ -19,10 +19,10 @@ pub(crate) struct TransferArgs {
     #[arg(long, allow_negative_numbers = true)]
     kink: Option<f64>,
     /// Left end of the variance grid (> 0; towards 0 NormReLU's bias B rises to 1).
-    #[arg(long, default_value_t = 0.25)]
+    #[arg(long, default_value_t = 0.25, allow_negative_numbers = true)]
     q_min: f64,
     /// Right end of the variance grid.
-    #[arg(long, default_value_t = 4.0)]
+    #[arg(long, default_value_t = 4.0, allow_negative_numbers = true)]
     q_max: f64,
     /// Grid points.
     #[arg(long, default_value_t = 376)]

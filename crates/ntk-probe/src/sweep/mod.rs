@@ -508,6 +508,7 @@ impl<'a> ProbeSweep<'a> {
             let dc = cfg.data_config(&setting);
             if data.iter().all(|(d, _)| *d != dc) {
                 let inputs = inputs::load(&dc)?;
+                run::check_inputs(cfg.probe.precision, &inputs)?;
                 let digest = inputs.digest();
                 let gram = None;
                 data.push((

@@ -58,6 +58,33 @@ fn table<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<Vec<T>> {
     Ok(rows)
 }
 
+/// A condition number read from a table: empty, `inf` (singular) or at least 1; anything
+/// else (a negative κ, which a log axis cannot draw) is refused, naming the row and column.
+fn check_kappa(path: &Path, row: usize, column: &str, v: Option<f64>) -> crate::Result<()> {
+    match v {
+        Some(k) if !k.is_nan() && k < 1.0 => Err(bad(
+            path,
+            format!("row {row}: {column} = {k}: a condition number is at least 1"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Every κ of `summary.csv`'s groups is a condition number ([`check_kappa`]).
+fn check_groups(path: &Path, groups: &[GroupRow]) -> crate::Result<()> {
+    for (i, g) in groups.iter().enumerate() {
+        for (column, v) in [
+            ("kappa_mean", Some(g.kappa_mean)),
+            ("kappa_min", Some(g.kappa_min)),
+            ("kappa_max", Some(g.kappa_max)),
+            ("theory_kappa", g.theory_kappa),
+        ] {
+            check_kappa(path, i + 1, column, v)?;
+        }
+    }
+    Ok(())
+}
+
 /// Every seed's values from `results.csv`, keyed as the groups of `summary.csv`.
 fn seed_values(path: &Path) -> crate::Result<Vec<SeedValue>> {
     let rows: Vec<SeedRow> = table(path)?;
@@ -67,8 +94,10 @@ fn seed_values(path: &Path) -> crate::Result<Vec<SeedValue>> {
         .collect();
     rows.iter()
         .zip(settings(&keys))
-        .map(|(r, setting)| {
+        .enumerate()
+        .map(|(i, (r, setting))| {
             let kappa = number(path, "kappa", &r.kappa)?.filter(|_| !r.singular);
+            check_kappa(path, i + 1, "kappa", kappa)?;
             Ok(SeedValue {
                 protocol: r.protocol.clone(),
                 setting,
@@ -96,7 +125,9 @@ fn default_title(dir: &Path) -> crate::Result<String> {
 /// Redraws the figures of the collected sweep in `dir` from `summary.csv` and
 /// `results.csv`; returns the stems written. The tables are only read.
 pub fn redraw(dir: &Path, title: Option<&str>, layout: Layout) -> crate::Result<Vec<PathBuf>> {
-    let groups: Vec<GroupRow> = table(&dir.join("summary.csv"))?;
+    let summary = dir.join("summary.csv");
+    let groups: Vec<GroupRow> = table(&summary)?;
+    check_groups(&summary, &groups)?;
     let seeds = seed_values(&dir.join("results.csv"))?;
     let title = match title {
         Some(t) => t.to_string(),
