@@ -196,7 +196,7 @@ mod tests {
             [-1.0, -1.0, -1.0, 0.5]
         );
         let mut rng = ChaCha8Rng::seed_from_u64(3);
-        let out = a.apply(&vec![0.5; 28 * 28], &mut rng);
+        let out = a.apply(&[0.5; 28 * 28], &mut rng);
         assert_eq!(out.len(), 28 * 28);
         assert!(out.iter().all(|&v| v == 0.5 || v == -1.0));
     }

@@ -65,6 +65,21 @@ impl RunRecord {
     }
 }
 
+impl seeds::SeedRun for RunRecord {
+    fn configuration(&self) -> (usize, &str, &str) {
+        (self.depth, &self.activation, &self.normalization)
+    }
+    fn lr(&self) -> f64 {
+        self.lr
+    }
+    fn finished(&self) -> bool {
+        RunRecord::finished(self)
+    }
+    fn epochs(&self) -> &[EpochMetrics] {
+        &self.metrics
+    }
+}
+
 /// Reads one run directory (it must hold `config.toml`).
 pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     let cfg_path = dir.join("config.toml");
@@ -355,7 +370,10 @@ pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
             .min_by(|a, b| a.1.total_cmp(&b.1));
         if let Some((lr, loss, rs)) = candidate {
             let losses: Vec<f64> = rs.iter().filter_map(|r| r.final_loss()).collect();
-            let accuracies: Vec<f64> = rs.iter().filter_map(|r| seeds::final_accuracy(r)).collect();
+            let accuracies: Vec<f64> = rs
+                .iter()
+                .filter_map(|r| seeds::final_accuracy(*r))
+                .collect();
             let (loss_sd, loss_se) = seeds::spread(&losses);
             let (acc_sd, acc_se) = if accuracies.len() == rs.len() {
                 seeds::spread(&accuracies)
@@ -859,7 +877,16 @@ pub fn collect_as(
     write_csv(&written[0], &rows)?;
     write_csv(&written[1], &best)?;
     let threshold = best.first().and_then(|b| b.loss_threshold);
-    write_csv(&written[2], &seeds::compare(&runs, &best, threshold))?;
+    let chosen: Vec<seeds::Chosen> = best
+        .iter()
+        .map(|b| seeds::Chosen {
+            depth: b.depth,
+            activation: &b.activation,
+            normalization: &b.normalization,
+            lr: b.lr,
+        })
+        .collect();
+    write_csv(&written[2], &seeds::compare(&runs, &chosen, threshold))?;
     written.extend(figures(out, &runs, log_y, title, layout)?);
     Ok(written)
 }

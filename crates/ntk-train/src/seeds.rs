@@ -11,7 +11,35 @@
 use ntk_runs::stats::{mean_std, standard_error, welch};
 use serde::Serialize;
 
-use crate::report::{BestRow, RunRecord};
+use crate::metrics::EpochMetrics;
+
+/// A training run as the seeds' statistics read it (the report's `RunRecord` is one):
+/// its configuration, lr, whether it finished, and its epochs.
+pub trait SeedRun {
+    /// (depth, activation, normalization): the configuration, without lr and seed.
+    fn configuration(&self) -> (usize, &str, &str);
+    fn lr(&self) -> f64;
+    /// Finished (not diverged, running, interrupted or failed).
+    fn finished(&self) -> bool;
+    /// The rows of its `metrics.csv`.
+    fn epochs(&self) -> &[EpochMetrics];
+    /// The last epoch's training loss, when finite.
+    fn final_loss(&self) -> Option<f64> {
+        self.epochs()
+            .last()
+            .map(|m| m.train_loss)
+            .filter(|l| l.is_finite())
+    }
+}
+
+/// A configuration at the lr it was chosen at (a row of `best.csv`), for [`compare`].
+#[derive(Clone, Copy, Debug)]
+pub struct Chosen<'a> {
+    pub depth: usize,
+    pub activation: &'a str,
+    pub normalization: &'a str,
+    pub lr: f64,
+}
 
 /// The level below which a two-sided p-value calls a difference real.
 pub const ALPHA: f64 = 0.05;
@@ -27,7 +55,7 @@ pub fn spread(v: &[f64]) -> (Option<f64>, Option<f64>) {
 
 /// The loss threshold of the speed measure: the largest final training loss of any seed of
 /// any chosen configuration, so every chosen run reaches it by its last epoch.
-pub fn loss_threshold<'a>(chosen: impl IntoIterator<Item = &'a RunRecord>) -> Option<f64> {
+pub fn loss_threshold<'a, R: SeedRun + 'a>(chosen: impl IntoIterator<Item = &'a R>) -> Option<f64> {
     chosen
         .into_iter()
         .filter_map(|r| r.final_loss())
@@ -35,16 +63,16 @@ pub fn loss_threshold<'a>(chosen: impl IntoIterator<Item = &'a RunRecord>) -> Op
 }
 
 /// The first epoch whose training loss is at most `threshold` (epochs count from 1).
-pub fn epochs_to(run: &RunRecord, threshold: f64) -> Option<f64> {
-    run.metrics
+pub fn epochs_to(run: &impl SeedRun, threshold: f64) -> Option<f64> {
+    run.epochs()
         .iter()
         .find(|m| m.train_loss <= threshold)
         .map(|m| m.epoch as f64)
 }
 
 /// The final test accuracy of a run (its last evaluated epoch's).
-pub fn final_accuracy(run: &RunRecord) -> Option<f64> {
-    run.metrics.iter().rev().find_map(|m| m.test_accuracy)
+pub fn final_accuracy(run: &impl SeedRun) -> Option<f64> {
+    run.epochs().iter().rev().find_map(|m| m.test_accuracy)
 }
 
 /// One row of `compare.csv`: configuration `a` against `b` on one measure, over their
@@ -80,22 +108,22 @@ pub struct CompareRow {
 }
 
 /// The seeds of one configuration at one lr: every run finished.
-struct Group<'a> {
+struct Group<'a, R> {
     depth: usize,
     activation: &'a str,
     normalization: &'a str,
     lr: f64,
-    runs: Vec<&'a RunRecord>,
+    runs: Vec<&'a R>,
 }
 
-impl Group<'_> {
+impl<R: SeedRun> Group<'_, R> {
     fn values(&self, measure: Measure, threshold: Option<f64>) -> Vec<f64> {
         self.runs
             .iter()
             .filter_map(|r| match measure {
                 Measure::Loss => r.final_loss(),
-                Measure::Accuracy => final_accuracy(r),
-                Measure::Speed => threshold.and_then(|t| epochs_to(r, t)),
+                Measure::Accuracy => final_accuracy(*r),
+                Measure::Speed => threshold.and_then(|t| epochs_to(*r, t)),
             })
             .collect()
     }
@@ -122,7 +150,7 @@ impl Measure {
 /// The rows of `compare.csv`: every pair of chosen configurations (basis `chosen`), and
 /// every pair at a shared lr where both have at least two finished seeds there (basis
 /// `lr=...`), on each measure both sides have values for.
-pub fn compare(runs: &[RunRecord], best: &[BestRow], threshold: Option<f64>) -> Vec<CompareRow> {
+pub fn compare<R: SeedRun>(runs: &[R], best: &[Chosen], threshold: Option<f64>) -> Vec<CompareRow> {
     let mut rows = Vec::new();
     for (i, a) in best.iter().enumerate() {
         for b in &best[i + 1..] {
@@ -131,8 +159,8 @@ pub fn compare(runs: &[RunRecord], best: &[BestRow], threshold: Option<f64>) -> 
             }
             let mut lrs: Vec<f64> = runs
                 .iter()
-                .filter(|r| r.key() == (a.depth, a.activation.clone(), a.normalization.clone()))
-                .map(|r| r.lr)
+                .filter(|r| r.configuration() == (a.depth, a.activation, a.normalization))
+                .map(|r| r.lr())
                 .collect();
             lrs.sort_by(f64::total_cmp);
             lrs.dedup();
@@ -150,27 +178,26 @@ pub fn compare(runs: &[RunRecord], best: &[BestRow], threshold: Option<f64>) -> 
 }
 
 /// The seeds of configuration `b` at `lr`, when there are any and all have finished.
-fn group<'a>(runs: &'a [RunRecord], b: &'a BestRow, lr: f64) -> Option<Group<'a>> {
-    let key = (b.depth, b.activation.clone(), b.normalization.clone());
-    let members: Vec<&RunRecord> = runs
+fn group<'a, R: SeedRun>(runs: &'a [R], b: &Chosen<'a>, lr: f64) -> Option<Group<'a, R>> {
+    let members: Vec<&R> = runs
         .iter()
-        .filter(|r| r.key() == key && r.lr == lr)
+        .filter(|r| r.configuration() == (b.depth, b.activation, b.normalization) && r.lr() == lr)
         .collect();
     (!members.is_empty() && members.iter().all(|r| r.finished())).then_some(Group {
         depth: b.depth,
-        activation: &b.activation,
-        normalization: &b.normalization,
+        activation: b.activation,
+        normalization: b.normalization,
         lr,
         runs: members,
     })
 }
 
 /// The rows of one pair on every measure both sides have a value for (all their seeds).
-fn pair_rows(
+fn pair_rows<R: SeedRun>(
     rows: &mut Vec<CompareRow>,
     basis: &str,
-    a: &Group,
-    b: &Group,
+    a: &Group<R>,
+    b: &Group<R>,
     threshold: Option<f64>,
 ) {
     for measure in Measure::ALL {
