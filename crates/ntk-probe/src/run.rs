@@ -833,10 +833,8 @@ impl<'a> F64Blocks<'a> {
 
     /// This evaluation for the blocks protocol: `None` for kernels already in f64.
     fn recheck(&mut self) -> crate::blocks::Recheck<'_> {
-        if self.net.is_none() {
-            return None;
-        }
-        Some(self)
+        let coarse = self.net.is_some();
+        coarse.then_some(self as &mut dyn crate::blocks::SecondEvaluation)
     }
 }
 
