@@ -359,14 +359,7 @@ pub fn run(
         (None, done)
     } else {
         let phase = Phase::start("kernel");
-        let result = ntk_kernel::batch_norm::compute_kernel_net_stats(
-            &net,
-            inputs,
-            compute,
-            (cfg.probe.method, cfg.probe.output),
-            cfg.probe.batch_norm_statistics.unwrap_or_default(),
-            &mut host::HostCache::default(),
-        )?;
+        let result = probe_kernel(cfg, &net, inputs, compute, &mut host::HostCache::default())?;
         let kernel_seconds = phase.finish();
         let protocol = cfg.probe.protocol;
         let done = summarize(
@@ -672,16 +665,7 @@ impl Measured {
         let mut kernel_seconds = 0.0;
         let mut block_kernel = |samples: &[usize]| -> crate::Result<Kernel> {
             let t = Instant::now();
-            let sub = inputs.select(samples);
-            let mode = cfg.probe.output;
-            let r = ntk_kernel::batch_norm::compute_kernel_net_stats(
-                net,
-                &sub,
-                compute,
-                (cfg.probe.method, mode),
-                cfg.probe.batch_norm_statistics.unwrap_or_default(),
-                cache,
-            )?;
+            let r = probe_kernel(cfg, net, &inputs.select(samples), compute, cache)?;
             kernel_seconds += t.elapsed().as_secs_f64();
             route = (r.method, r.engine);
             Ok(r.kernel)
@@ -805,6 +789,25 @@ fn summarize_from(
     })
 }
 
+/// The kernel of `net` on `inputs` as the probe's config asks for it (its method, output
+/// and BatchNorm statistics): the whole set's, a block's, or a block's second evaluation.
+fn probe_kernel(
+    cfg: &ProbeConfig,
+    net: &Net,
+    inputs: &Inputs,
+    compute: &Compute,
+    cache: &mut host::HostCache,
+) -> crate::Result<KernelResult> {
+    Ok(ntk_kernel::batch_norm::compute_kernel_net_stats(
+        net,
+        inputs,
+        compute,
+        (cfg.probe.method, cfg.probe.output),
+        cfg.probe.batch_norm_statistics.unwrap_or_default(),
+        cache,
+    )?)
+}
+
 /// The second evaluation of an f32 block's kernel in f64 ([`crate::blocks::block_spectrum`]):
 /// the same network with its parameters widened to f64 (exactly), on the same device, over
 /// the block's samples. `None` for kernels already in f64.
@@ -841,15 +844,8 @@ impl<'a> F64Blocks<'a> {
 impl crate::blocks::SecondEvaluation for F64Blocks<'_> {
     fn kernel_f64(&mut self, samples: &[usize]) -> crate::Result<Kernel> {
         let net = self.net.as_ref().expect("only made for coarse kernels");
-        let r = ntk_kernel::batch_norm::compute_kernel_net_stats(
-            net,
-            &self.inputs.select(samples),
-            &self.compute,
-            (self.cfg.probe.method, self.cfg.probe.output),
-            self.cfg.probe.batch_norm_statistics.unwrap_or_default(),
-            &mut self.cache,
-        )?;
-        Ok(r.kernel)
+        let sub = self.inputs.select(samples);
+        Ok(probe_kernel(self.cfg, net, &sub, &self.compute, &mut self.cache)?.kernel)
     }
 }
 

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::config::TrainConfig;
 use crate::metrics::{EpochMetrics, NtkRow, RepresentationRow, read_csv, write_csv};
-use crate::seeds;
+use crate::seeds::{self, SeedRun};
 use crate::train::{RunStatus, TrainSummary, read_summary};
 use ntk_runs::provenance::{self, Provenance};
 
@@ -44,19 +44,13 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    pub(crate) fn diverged(&self) -> bool {
+    fn diverged(&self) -> bool {
         self.summary.as_ref().is_some_and(|s| s.diverged)
     }
-    pub(crate) fn finished(&self) -> bool {
+    fn finished(&self) -> bool {
         self.summary.as_ref().is_some_and(|s| s.finished())
     }
-    pub(crate) fn final_loss(&self) -> Option<f64> {
-        self.metrics
-            .last()
-            .map(|r| r.train_loss)
-            .filter(|l| l.is_finite())
-    }
-    pub(crate) fn key(&self) -> (usize, String, String) {
+    fn key(&self) -> (usize, String, String) {
         (
             self.depth,
             self.activation.clone(),
@@ -404,7 +398,7 @@ pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
 }
 
 /// The chosen runs of each configuration of `best` (its seeds at its chosen lr).
-pub(crate) fn chosen_runs<'a>(runs: &'a [RunRecord], b: &BestRow) -> Vec<&'a RunRecord> {
+fn chosen_runs<'a>(runs: &'a [RunRecord], b: &BestRow) -> Vec<&'a RunRecord> {
     let key = (b.depth, b.activation.clone(), b.normalization.clone());
     runs.iter()
         .filter(|r| r.key() == key && r.lr == b.lr)
@@ -562,11 +556,7 @@ fn curves<'a>(runs: &'a [RunRecord], best: &[BestRow]) -> Vec<Curve<'a>> {
                 .position(|s| s.0 == b.activation && s.1 == b.normalization)
                 .unwrap_or(0);
             let depth = depths.iter().position(|&d| d == b.depth).unwrap_or(0);
-            let key = (b.depth, b.activation.clone(), b.normalization.clone());
-            let members: Vec<&RunRecord> = runs
-                .iter()
-                .filter(|r| r.key() == key && r.lr == b.lr)
-                .collect();
+            let members = chosen_runs(runs, b);
             let resnet = members.first().is_some_and(|r| is_resnet(r));
             let mut label = if resnet {
                 format!("ResNet-{}", b.depth)
@@ -832,7 +822,7 @@ pub fn collect_as(
                 seed: r.seed,
                 epochs_completed: r.metrics.len(),
                 final_train_loss: r.final_loss(),
-                final_test_accuracy: r.metrics.iter().rev().find_map(|m| m.test_accuracy),
+                final_test_accuracy: seeds::final_accuracy(r),
                 best_test_accuracy: r
                     .metrics
                     .iter()
