@@ -36,7 +36,7 @@ export_runs() {
         id="$(basename "$run")"
         dest="$to/$id"
         mkdir -p "$dest"
-        for f in config.toml metrics.csv ntk.csv representations.csv summary.json; do
+        for f in config.toml metrics.csv ntk.csv representations.csv predicted.csv predicted_spectrum.csv summary.json; do
             if [ -f "$run/$f" ]; then cp -p "$run/$f" "$dest/$f.seeds-tmp" && mv "$dest/$f.seeds-tmp" "$dest/$f"; fi
         done
         echo "seeds: $dest"

@@ -6,7 +6,8 @@
 //! and condition number on the device ([`extreme`]), gradient and embedding angles
 //! ([`angles`]), and the infinite-width theory ([`theory`]: dual kernels, the NTK
 //! recursion, its limits). What a kernel says (`kappa`, rank, minimum angle):
-//! [`api::Conditioning`].
+//! [`api::Conditioning`]; what it predicts for gradient descent on the square loss (the
+//! linearized training curve and test outputs): [`predict`].
 
 pub mod angles;
 pub mod api;
@@ -16,6 +17,7 @@ pub mod error;
 pub mod extreme;
 pub mod host;
 pub mod jacobian;
+pub mod predict;
 pub mod scale;
 pub mod structured;
 pub mod theory;

@@ -218,7 +218,21 @@ pub fn sym_eigenvalues(a: &[f64], n: usize) -> crate::Result<Vec<f64>> {
     if n == 0 {
         return Ok(Vec::new());
     }
-    eigenvalues_impl(a, n)
+    Ok(eigen_impl(a, n, false)?.0)
+}
+
+/// The eigendecomposition `A = V diag(w) V^T` of the symmetric `n x n` matrix stored
+/// row-major in `a` (its lower triangle in row-major order is read): the eigenvalues `w`
+/// ascending and the orthonormal eigenvectors as the columns of `V` (column `j` belongs to
+/// `w[j]`). LAPACK's `dsyevd` (divide and conquer) with OpenBLAS, faer's self-adjoint
+/// eigensolver without.
+pub fn sym_eigen(a: &[f64], n: usize) -> crate::Result<(Vec<f64>, Mat<f64>)> {
+    assert_eq!(a.len(), n * n, "sym_eigen: buffer size");
+    if n == 0 {
+        return Ok((Vec::new(), Mat::zeros(0, 0)));
+    }
+    let (w, v) = eigen_impl(a, n, true)?;
+    Ok((w, v.expect("asked for the eigenvectors")))
 }
 
 #[cfg(not(ntk_openblas))]
@@ -289,12 +303,24 @@ mod imp {
         });
     }
 
-    pub(super) fn eigenvalues_impl(a: &[f64], n: usize) -> crate::Result<Vec<f64>> {
-        MatRef::from_row_major_slice(a, n, n)
-            .self_adjoint_eigenvalues(Side::Lower)
-            .map_err(|e| crate::Error::Eigensolver {
-                message: format!("eigensolver did not converge: {e:?}"),
-            })
+    pub(super) fn eigen_impl(
+        a: &[f64],
+        n: usize,
+        vectors: bool,
+    ) -> crate::Result<(Vec<f64>, Option<Mat<f64>>)> {
+        let failed = |e| crate::Error::Eigensolver {
+            message: format!("eigensolver did not converge: {e:?}"),
+        };
+        let a = MatRef::from_row_major_slice(a, n, n);
+        if !vectors {
+            return Ok((
+                a.self_adjoint_eigenvalues(Side::Lower).map_err(failed)?,
+                None,
+            ));
+        }
+        let e = a.self_adjoint_eigen(Side::Lower).map_err(failed)?;
+        let w = (0..n).map(|i| e.S()[i]).collect();
+        Ok((w, Some(e.U().to_owned())))
     }
 }
 
@@ -545,14 +571,22 @@ mod imp {
     kernels!(f32, cblas_sgemm, cblas_ssyrk, cblas_saxpy);
     kernels!(f64, cblas_dgemm, cblas_dsyrk, cblas_daxpy);
 
-    pub(super) fn eigenvalues_impl(a: &[f64], n: usize) -> crate::Result<Vec<f64>> {
+    pub(super) fn eigen_impl(
+        a: &[f64],
+        n: usize,
+        vectors: bool,
+    ) -> crate::Result<(Vec<f64>, Option<Mat<f64>>)> {
         let mut a = a.to_vec();
         let mut w = vec![0.0f64; n];
-        let (jobz, uplo) = (b'N' as c_char, b'U' as c_char);
+        // The row-major lower triangle is the column-major upper one; with the vectors,
+        // `a` is overwritten by them, column-major.
+        let jobz = if vectors { b'V' } else { b'N' } as c_char;
+        let uplo = b'U' as c_char;
         let nn = int(n);
         let mut info: c_int = 0;
         let (mut wq, mut iwq): (f64, c_int) = (0.0, 0);
-        // Workspace query, then the solve (eigenvalues only: tridiagonal QR/root-free).
+        // Workspace query, then the solve (eigenvalues only: tridiagonal QR/root-free;
+        // with vectors: divide and conquer).
         // SAFETY: all buffers are sized as dsyevd documents (n*n, n, and the queried work).
         unsafe {
             dsyevd_(
@@ -598,7 +632,7 @@ mod imp {
             );
         }
         match info {
-            0 => Ok(w),
+            0 => Ok((w, vectors.then(|| Mat::from_fn(n, n, |i, j| a[j * n + i])))),
             i if i < 0 => Err(crate::Error::Eigensolver {
                 message: format!("dsyevd: argument {} invalid", -i),
             }),
@@ -609,7 +643,7 @@ mod imp {
     }
 }
 
-use imp::eigenvalues_impl;
+use imp::eigen_impl;
 
 #[cfg(test)]
 mod tests {
@@ -657,6 +691,45 @@ mod tests {
             });
         });
         assert_eq!(rx.recv().unwrap(), 1);
+    }
+
+    /// The eigendecomposition rebuilds the matrix, its vectors are orthonormal, and its
+    /// values are the eigenvalues-only route's, to f64 rounding (a 9 x 9 matrix with a
+    /// repeated and a zero eigenvalue: `B B^T` of a rank-7 `B`, plus a multiple of one
+    /// direction). Only the lower triangle is read: the upper holds garbage.
+    #[test]
+    fn the_eigendecomposition_rebuilds_the_matrix() {
+        let n = 9;
+        let b = Mat::<f64>::from_fn(n, 7, |i, j| ((i * 7 + j * 3) % 11) as f64 / 5.0 - 1.0);
+        let a = naive(b.as_ref(), b.transpose());
+        let mut row_major = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                row_major[i * n + j] = if j <= i { a[(i, j)] } else { f64::NAN };
+            }
+        }
+        let (w, v) = sym_eigen(&row_major, n).unwrap();
+        let values = sym_eigenvalues(&row_major, n).unwrap();
+        let scale = w[n - 1];
+        for (x, y) in w.iter().zip(&values) {
+            assert!((x - y).abs() < 1e-13 * scale, "{x} {y}");
+        }
+        assert!(w.windows(2).all(|p| p[0] <= p[1]), "ascending: {w:?}");
+        let vtv = naive(v.transpose(), v.as_ref());
+        let rebuilt = naive(
+            Mat::from_fn(n, n, |i, j| v[(i, j)] * w[j]).as_ref(),
+            v.transpose(),
+        );
+        for i in 0..n {
+            for j in 0..n {
+                let eye = if i == j { 1.0 } else { 0.0 };
+                assert!((vtv[(i, j)] - eye).abs() < 1e-13, "V^T V ({i}, {j})");
+                assert!(
+                    (rebuilt[(i, j)] - a[(i, j)]).abs() < 1e-13 * scale,
+                    "({i}, {j})"
+                );
+            }
+        }
     }
 
     /// GEMM over every combination of transposed operands equals the triple loop.

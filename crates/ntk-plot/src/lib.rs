@@ -79,6 +79,8 @@ pub enum Spread {
 /// One curve: points, colour, dash, marker, legend label, and its spread if any.
 #[derive(Clone, Debug)]
 pub struct Series {
+    /// The legend's words; an empty label leaves the series out of the legend (the
+    /// figure's note then says what such curves are).
     pub label: String,
     pub points: Vec<(f64, f64)>,
     /// The spread at each point (same length as `points`), if any.
@@ -541,6 +543,11 @@ impl Figure {
         }
     }
 
+    /// The series the legend names: those with a label.
+    fn in_legend(&self) -> impl Iterator<Item = &Series> {
+        self.series.iter().filter(|s| !s.label.is_empty())
+    }
+
     /// The legend's width in pixels: the widest label and its line sample.
     fn legend_width<DB: DrawingBackend>(
         &self,
@@ -550,7 +557,7 @@ impl Figure {
     ) -> i32 {
         let font = ("sans-serif", (m.legend * s).round() as i32).into_text_style(root);
         let note = ("sans-serif", (m.note * s).round() as i32).into_text_style(root);
-        let labels = self.series.iter().map(|x| (x.label.as_str(), &font));
+        let labels = self.in_legend().map(|x| (x.label.as_str(), &font));
         let notes = self.note.iter().flat_map(|n| n.lines()).map(|l| (l, &note));
         let widest = labels
             .chain(notes)
@@ -578,7 +585,7 @@ impl Figure {
                 + 18.0
         };
         // As many columns as fit, each as wide as its widest entry (row-major order).
-        let widths: Vec<f64> = self.series.iter().map(|sr| entry(&sr.label)).collect();
+        let widths: Vec<f64> = self.in_legend().map(|sr| entry(&sr.label)).collect();
         let column_widths = |k: usize| -> Vec<f64> {
             (0..k)
                 .map(|c| {
@@ -611,7 +618,7 @@ impl Figure {
         LegendRows {
             columns,
             column_x,
-            entries: self.series.len().div_ceil(columns),
+            entries: self.in_legend().count().div_ceil(columns),
             note_lines,
         }
     }
@@ -632,7 +639,7 @@ impl Figure {
             m,
             font: centred(m.legend),
         };
-        for (i, sr) in self.series.iter().enumerate() {
+        for (i, sr) in self.in_legend().enumerate() {
             let (r, c) = (i / rows.columns, i % rows.columns);
             let x0 = (6.0 + rows.column_x[c]) * s;
             let y = (m.row * (r as f64 + 0.5) + 4.0) * s;
@@ -666,7 +673,7 @@ impl Figure {
         let row = m.row * s;
         let x0 = 6.0 * s;
         let mut y = 62.0 * s;
-        for sr in &self.series {
+        for sr in self.in_legend() {
             self.legend_entry(area, sr, (x0, y), &pen)?;
             y += row;
         }

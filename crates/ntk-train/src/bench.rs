@@ -146,7 +146,13 @@ pub fn step(
         gflops: flops / 1e9 / seconds,
         floor_seconds_per_step: (host && compute.on_host()).then(|| flops / 1e9 / peak_gflops),
     };
-    if let Some(mut dev) = crate::device::choose(engine, &optim_cfg, &model, compute, batch)? {
+    if let Some(mut dev) = crate::device::choose(
+        engine,
+        (&optim_cfg, crate::loss::Loss::CrossEntropy),
+        &model,
+        compute,
+        batch,
+    )? {
         let x: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
         let y: Vec<usize> = y.iter().map(|&v| v as usize).collect();
         let run = |dev: &mut Box<dyn crate::stepper::Stepper>| -> crate::Result<()> {
@@ -169,7 +175,12 @@ pub fn step(
         let seconds = t.elapsed().as_secs_f64() / steps as f64;
         return Ok(report(dev.method(), seconds, false));
     }
-    if let Some(mut host) = crate::stepper::choose_engine(engine, &optim_cfg, &model, compute)? {
+    if let Some(mut host) = crate::stepper::choose_engine(
+        engine,
+        (&optim_cfg, crate::loss::Loss::CrossEntropy),
+        &model,
+        compute,
+    )? {
         let x: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
         let y: Vec<usize> = y.iter().map(|&v| v as usize).collect();
         for _ in 0..2 {

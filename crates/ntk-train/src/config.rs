@@ -11,6 +11,7 @@ use ntk_numerics::backend::Precision;
 use ntk_numerics::kernel::OutputMode;
 use serde::{Deserialize, Serialize};
 
+use crate::loss::Loss;
 use crate::schedule::ScheduleConfig;
 use ntk_model::NetSpec;
 
@@ -114,6 +115,11 @@ pub struct TrainSection {
     /// probability 1/2 ([`ntk_data::ImageAugment`]).
     #[serde(default)]
     pub augment: bool,
+    /// The training loss: `cross_entropy` (the default) or `mse`, half the squared error
+    /// against one-hot targets (+-1 for a one-output network on two classes), averaged over
+    /// the batch ([`crate::loss`]).
+    #[serde(default, skip_serializing_if = "Loss::is_cross_entropy")]
+    pub loss: Loss,
     #[serde(default)]
     pub precision: Precision,
     #[serde(default)]
@@ -241,6 +247,10 @@ pub struct TrainConfig {
     /// before this key existed still match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub representations: Option<RepresentationTrackConfig>,
+    /// The linearized prediction of the run from its NTK at initialization
+    /// ([`crate::predict`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prediction: Option<crate::predict::PredictionConfig>,
     #[serde(default)]
     pub sweep: Option<SweepAxes>,
 }
@@ -658,14 +668,25 @@ impl TrainConfig {
                 model: spec.describe(),
             });
         }
+        if self.train.engine == EngineChoice::Cudnn && self.train.loss != Loss::CrossEntropy {
+            return Err(crate::Error::config(
+                "train.loss",
+                self.train.loss.name(),
+                "the cuDNN device engine (train.engine = \"cudnn\") computes the cross-entropy \
+                 only; use train.engine = \"host\" or \"auto\" for the square loss",
+            ));
+        }
         if self.train.engine == EngineChoice::Cudnn {
             check_device_engine(&spec, self.train.precision)?;
         }
         match spec {
+            // The square loss regresses a one-output network on +-1 (two classes).
+            NetSpec::Mlp(m) if m.output_dim == 1 && self.train.loss == Loss::Mse => Ok(()),
             NetSpec::Mlp(m) if m.output_dim < 2 => Err(crate::Error::config(
                 "model.output_dim",
                 m.output_dim,
-                "classification needs one output per class",
+                "classification needs one output per class (or 1 with train.loss = \"mse\" on \
+                 two classes: targets -1 and +1)",
             )),
             NetSpec::ResNet(r) => {
                 if r.num_classes < 2 {

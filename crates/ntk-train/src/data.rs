@@ -4,8 +4,7 @@
 
 use std::sync::OnceLock;
 
-use burn::nn::loss::CrossEntropyLossConfig;
-use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn::tensor::{Device, Tensor, TensorData};
 use ntk_data::ImageAugment;
 use ntk_data::config::DataConfig;
 use ntk_data::inputs::{self, Inputs};
@@ -15,8 +14,9 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
+use crate::loss::Loss;
 use crate::model::Model;
-use crate::sgd::{correct, scalar};
+use crate::sgd::scalar;
 use crate::stepper::Batch;
 
 /// The training set and the test set, loaded once per sweep.
@@ -112,22 +112,21 @@ fn batch_rows(
     x
 }
 
-fn batch_y(set: &Inputs, idx: &[usize], device: &Device) -> Tensor<1, Int> {
-    let y: Vec<i64> = idx.iter().map(|&i| i64::from(set.labels[i])).collect();
-    Tensor::from_data(TensorData::new(y, [idx.len()]), device)
-}
-
-/// Mean cross-entropy and accuracy of `model` (plain device, evaluation mode) on `set`.
-pub fn evaluate(model: &Model, set: &Inputs, compute: &Compute, batch: usize) -> (f64, f64) {
-    let loss_fn = CrossEntropyLossConfig::new().init(&compute.device);
+/// Mean `loss` and accuracy of `model` (plain device, evaluation mode) on `set`.
+pub fn evaluate(
+    model: &Model,
+    set: &Inputs,
+    compute: &Compute,
+    (batch, loss_fn): (usize, Loss),
+) -> (f64, f64) {
     let (mut loss, mut hits) = (0.0, 0usize);
     let all: Vec<usize> = (0..set.n).collect();
     for idx in all.chunks(batch.max(1)) {
         let x = batch_x(set, idx, compute, &compute.device, None);
-        let y = batch_y(set, idx, &compute.device);
-        let logits = model.forward(x);
-        loss += scalar(loss_fn.forward(logits.clone(), y.clone())) * idx.len() as f64;
-        hits += correct(logits, y);
+        let y: Vec<usize> = idx.iter().map(|&i| usize::from(set.labels[i])).collect();
+        let (l, c) = loss_fn.burn(model.forward(x), &y);
+        loss += scalar(l) * idx.len() as f64;
+        hits += c;
     }
     (loss / set.n as f64, hits as f64 / set.n as f64)
 }

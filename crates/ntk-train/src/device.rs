@@ -13,7 +13,7 @@ pub use enabled::{DeviceStepper, choose};
 /// [`crate::stepper::stepper`]'s (the host engine or Burn's).
 pub fn stepper(
     choice: crate::config::EngineChoice,
-    optim: &crate::config::OptimConfig,
+    how: (&crate::config::OptimConfig, crate::loss::Loss),
     model: crate::model::Model,
     compute: &ntk_numerics::backend::Compute,
     batch: usize,
@@ -21,10 +21,10 @@ pub fn stepper(
     use burn::module::Module;
     let ad = compute.device.clone().autodiff();
     let of_record = model.clone().fork(&ad).train();
-    if let Some(s) = choose(choice, optim, &of_record, compute, batch)? {
+    if let Some(s) = choose(choice, how, &of_record, compute, batch)? {
         return Ok(s);
     }
-    crate::stepper::stepper(choice, optim, model, compute)
+    crate::stepper::stepper(choice, how, model, compute)
 }
 
 #[cfg(not(feature = "cudnn"))]
@@ -32,7 +32,7 @@ pub fn stepper(
 /// `host`; `cudnn` was refused when the config was checked ([`crate::config::check_device_engine`]).
 pub fn choose(
     choice: crate::config::EngineChoice,
-    _: &crate::config::OptimConfig,
+    _: (&crate::config::OptimConfig, crate::loss::Loss),
     model: &crate::model::Model,
     compute: &ntk_numerics::backend::Compute,
     _: usize,
@@ -74,12 +74,16 @@ mod enabled {
     /// falls back (saying why on stderr) when it cannot start; `burn` and `host` never.
     pub fn choose(
         choice: EngineChoice,
-        optim: &OptimConfig,
+        (optim, loss): (&OptimConfig, crate::loss::Loss),
         model: &Model,
         compute: &Compute,
         batch: usize,
     ) -> crate::Result<Option<Box<dyn Stepper>>> {
-        let applies = matches!(model, Net::ResNet(_)) && compute.precision == Precision::F32;
+        // The device engine computes the cross-entropy only; `cudnn` with another loss was
+        // refused when the config was checked.
+        let applies = matches!(model, Net::ResNet(_))
+            && compute.precision == Precision::F32
+            && loss == crate::loss::Loss::CrossEntropy;
         match choice {
             EngineChoice::Burn | EngineChoice::Host => Ok(None),
             EngineChoice::Auto if !applies => Ok(None),
@@ -184,7 +188,11 @@ mod enabled {
                 .engine
                 .borrow_mut()
                 .eval_logits(&set.x, set.n, |logits, rows| {
-                    let (l, c) = crate::host::labelled_loss(logits, &set.labels[rows]);
+                    let (l, c) = crate::host::labelled_loss(
+                        logits,
+                        &set.labels[rows],
+                        crate::loss::Loss::CrossEntropy,
+                    );
                     loss += l;
                     hits += c;
                 });

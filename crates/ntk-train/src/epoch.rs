@@ -236,9 +236,9 @@ pub(crate) fn epoch_row(
 ) -> EpochMetrics {
     let (test_loss, test_accuracy) = match &run.data.test {
         Some(s) if last || epoch.is_multiple_of(run.cfg.train.eval_every) => {
-            let (l, a) = stepper
-                .evaluate(s, 500)
-                .unwrap_or_else(|| evaluate(&stepper.valid(), s, run.compute, 500));
+            let (l, a) = stepper.evaluate(s, 500).unwrap_or_else(|| {
+                evaluate(&stepper.valid(), s, run.compute, (500, run.cfg.train.loss))
+            });
             (Some(l), Some(a))
         }
         _ => (None, None),

@@ -252,6 +252,9 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// The linearized prediction (`[prediction]`) cannot be made.
+    #[error("[prediction]: {0}")]
+    Prediction(String),
     /// The NTK tracked during training cannot be computed.
     #[error("ntk during training, epoch {epoch}: {source}")]
     Ntk {

@@ -2,7 +2,8 @@
 //! run directory may hold beside a run's own files, and what `--out` checks recognize.
 
 /// The figures `crate::report::figures` may write, by stem (each as `.png` and `.svg`).
-pub const FIGURE_STEMS: [&str; 6] = [
+pub const FIGURE_STEMS: [&str; 7] = [
+    "convergence_rate",
     "train_loss",
     "train_loss_log",
     "test_accuracy",
@@ -16,6 +17,7 @@ pub fn is_report_file(name: &str) -> bool {
     name == "sweep.csv"
         || name == "best.csv"
         || name == "compare.csv"
+        || name == "convergence.csv"
         || FIGURE_STEMS.iter().any(|stem| {
             name.strip_prefix(stem)
                 .is_some_and(|ext| ext == ".png" || ext == ".svg" || ext == ".pdf")

@@ -9,9 +9,11 @@
 //! epoch loop: steps, metrics rows, checkpoints, divergence), [`run_dir`] (a run's
 //! directory: what it may hold, how a run starts or resumes there), [`summary`]
 //! (`summary.json`), [`budget`] (the memory a run needs), [`stepper`] (the step engines:
-//! Burn's autodiff with [`sgd`], or [`host`]), [`checkpoint`], [`metrics`] (the CSV tables),
-//! [`track`] (the probes during training: the NTK and the representations), [`sweep`]
-//! (expansion, shards), [`report`] (tables and figures from run directories) with [`files`]
+//! Burn's autodiff with [`sgd`], or [`host`]) and their [`loss`], [`checkpoint`], [`metrics`] (the CSV tables),
+//! [`track`] (the probes during training: the NTK and the representations), [`predict`]
+//! (what the NTK at initialization predicts for the run), [`sweep`]
+//! (expansion, shards), [`report`] (tables and figures from run directories; [`convergence`] for runs that predicted
+//! themselves) with [`files`]
 //! (their names), [`progress`], [`bench`].
 //! Why a custom loop rather than burn-train's learner is said in [`train`].
 
@@ -19,14 +21,17 @@ pub mod bench;
 pub mod budget;
 pub mod checkpoint;
 pub mod config;
+pub mod convergence;
 pub mod data;
 pub mod device;
 pub mod epoch;
 pub mod error;
 pub mod files;
 pub mod host;
+pub mod loss;
 pub mod metrics;
 pub mod model;
+pub mod predict;
 /// The reporter of long runs lives in ntk-runs (shared with the probe's sweeps).
 pub use ntk_runs::progress;
 pub mod report;

@@ -12,8 +12,8 @@ pub struct EpochMetrics {
     pub epoch: usize,
     /// SGD steps completed at the end of the epoch.
     pub iteration: usize,
-    /// Mean cross-entropy over the epoch's batches, weighted by batch size (each measured
-    /// before its step, as PyTorch loops log it).
+    /// Mean training loss (`train.loss`) over the epoch's batches, weighted by batch size
+    /// (each measured before its step, as PyTorch loops log it).
     pub train_loss: f64,
     pub train_accuracy: f64,
     pub test_loss: Option<f64>,

@@ -34,6 +34,12 @@ pub struct RunRecord {
     pub ntk: Vec<NtkRow>,
     /// `representations.csv` when the run tracked them, else empty.
     pub representations: Vec<RepresentationRow>,
+    /// The training loss the run minimized (`train.loss`).
+    pub loss: crate::loss::Loss,
+    /// `predicted.csv` and `predicted_spectrum.csv` when the run predicted itself
+    /// (`[prediction]`), else empty.
+    pub predicted: Vec<crate::predict::PredictedRow>,
+    pub predicted_spectrum: Vec<crate::predict::SpectrumRow>,
     pub summary: Option<TrainSummary>,
     /// The recorded provenance: the summary's, else (a run still going) its checkpoint's.
     pub provenance: Option<Provenance>,
@@ -118,6 +124,15 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         metrics,
         ntk: read_csv(&dir.join("ntk.csv"))?,
         representations: match dir.join("representations.csv") {
+            p if p.exists() => read_csv(&p)?,
+            _ => Vec::new(),
+        },
+        loss: cfg.train.loss,
+        predicted: match dir.join("predicted.csv") {
+            p if p.exists() => read_csv(&p)?,
+            _ => Vec::new(),
+        },
+        predicted_spectrum: match dir.join("predicted_spectrum.csv") {
             p if p.exists() => read_csv(&p)?,
             _ => Vec::new(),
         },
@@ -525,13 +540,20 @@ fn family(b: &BestRow, resnet: bool) -> &str {
 fn family_words(b: &BestRow, resnet: bool) -> String {
     if resnet {
         ntk_plot::style::words(&b.normalization)
-    } else if b.normalization == "none" {
-        ntk_plot::style::words(&b.activation)
+    } else {
+        family_label(&b.activation, &b.normalization)
+    }
+}
+
+/// An MLP's activation and normalization in words: "ReLU", "ReLU, BatchNorm".
+pub(crate) fn family_label(activation: &str, normalization: &str) -> String {
+    if normalization == "none" {
+        ntk_plot::style::words(activation)
     } else {
         format!(
             "{}, {}",
-            ntk_plot::style::words(&b.activation),
-            ntk_plot::style::words(&b.normalization)
+            ntk_plot::style::words(activation),
+            ntk_plot::style::words(normalization)
         )
     }
 }
@@ -659,22 +681,42 @@ pub fn figures(
     let kappa = |m: &[&RunRecord]| (ntk_curve(m, |r| r.kappa), singular_epochs(m));
     let angle = |m: &[&RunRecord]| (ntk_curve(m, |r| r.min_grad_angle_deg), vec![]);
     let cosine = |m: &[&RunRecord]| (top_representation_curve(m, |r| Some(r.mean_cosine)), vec![]);
-    let loss_y = "training loss (cross-entropy";
+    let loss_y = if runs.iter().all(|r| r.loss == crate::loss::Loss::Mse) {
+        "training loss (square loss"
+    } else {
+        "training loss (cross-entropy"
+    };
+    // The runs' own NTK predictions (`[prediction]`), dotted beside the measured curves.
+    let with_predictions = |mut fig: Figure| {
+        let predicted: Vec<Series> = curves
+            .iter()
+            .filter_map(|c| crate::convergence::predicted_series(c.color, &c.members))
+            .collect();
+        if !predicted.is_empty() {
+            let note = crate::convergence::PREDICTED_NOTE;
+            fig.note = Some(
+                fig.note
+                    .map_or(note.to_string(), |n| format!("{n}\n{note}")),
+            );
+            fig.series.extend(predicted);
+        }
+        fig
+    };
     let mut figures = vec![(
         "train_loss",
-        figure(
+        with_predictions(figure(
             &curves,
             &titled("Training loss"),
             &format!("{loss_y})"),
             false,
             &loss,
-        ),
+        )),
     )];
     if log_y {
         let y = format!("{loss_y}, log scale)");
         figures.push((
             "train_loss_log",
-            figure(&curves, &titled("Training loss"), &y, true, &loss),
+            with_predictions(figure(&curves, &titled("Training loss"), &y, true, &loss)),
         ));
     }
     figures.extend([
@@ -878,6 +920,13 @@ pub fn collect_as(
         .collect();
     write_csv(&written[2], &seeds::compare(&runs, &chosen, threshold))?;
     written.extend(figures(out, &runs, log_y, title, layout)?);
+    let convergence = crate::convergence::rows(&runs);
+    if !convergence.is_empty() {
+        let path = out.join("convergence.csv");
+        write_csv(&path, &convergence)?;
+        written.push(path);
+        written.extend(crate::convergence::figure(out, &convergence, layout)?);
+    }
     Ok(written)
 }
 

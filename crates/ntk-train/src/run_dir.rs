@@ -13,12 +13,14 @@ use crate::summary::{TrainSummary, read_summary};
 
 /// What a run writes in its directory (`checkpoints` is a directory): what `recompute`
 /// removes, and whose half-written leftovers a new start cleans.
-pub const RUN_FILES: [&str; 8] = [
+pub const RUN_FILES: [&str; 10] = [
     "summary.json",
     "config.toml",
     "metrics.csv",
     "ntk.csv",
     "representations.csv",
+    "predicted.csv",
+    "predicted_spectrum.csv",
     "checkpoint.json",
     "checkpoints",
     ntk_runs::sweep::FAILED_FILE,

@@ -1,11 +1,11 @@
 //! Burn's SGD as a run uses it: the optimizer a config asks for ([`optimizer`]), one step with
 //! Fixup's scalars in their own group ([`sgd_step`]), and what a step reads off its tensors
-//! ([`scalar`], [`correct`]). The host engines' SGD rule is `crate::host`'s.
+//! ([`scalar`]). The host engines' SGD rule is `crate::host`'s.
 
 use burn::optim::decay::WeightDecayConfig;
 use burn::optim::momentum::MomentumConfig;
 use burn::optim::{GradientsParams, ModuleOptimizer, SgdConfig};
-use burn::tensor::{Int, Tensor};
+use burn::tensor::Tensor;
 use ntk_model::Net;
 
 use crate::config::OptimConfig;
@@ -14,13 +14,6 @@ use crate::model::Model;
 /// The value of a one-element tensor.
 pub(crate) fn scalar(t: Tensor<1>) -> f64 {
     t.try_into_vec_as::<f64>().expect("a scalar")[0]
-}
-
-/// The rows of `logits` whose largest entry is at the label `y`.
-pub(crate) fn correct(logits: Tensor<2>, y: Tensor<1, Int>) -> usize {
-    let pred: Vec<i64> = logits.argmax(1).try_into_vec_as().expect("predictions");
-    let truth: Vec<i64> = y.try_into_vec_as().expect("labels");
-    pred.iter().zip(&truth).filter(|(a, b)| a == b).count()
 }
 
 /// Burn's SGD with the config's momentum, Nesterov and weight decay (PyTorch semantics,

@@ -12,17 +12,17 @@
 use std::path::Path;
 
 use burn::module::Module;
-use burn::nn::loss::{CrossEntropyLoss, CrossEntropyLossConfig};
 use burn::optim::{GradientsParams, ModuleOptimizer};
-use burn::tensor::{DType, Device, Int, Tensor, TensorData};
+use burn::tensor::{DType, Device, Tensor, TensorData};
 use ntk_numerics::backend::Compute;
 
 use crate::checkpoint::{self, Loaded, OptimState, RunIdentity, StateOf};
 use crate::config::{EngineChoice, OptimConfig};
 use crate::host::{Engine, StepResult};
+use crate::loss::Loss;
 use crate::metrics::{EpochMetrics, Tracked};
 use crate::model::Model;
-use crate::sgd::{correct, optimizer, scalar, sgd_step};
+use crate::sgd::{optimizer, scalar, sgd_step};
 
 /// A mini-batch: `x` row-major `[B, d]` (augmented when the run augments), its labels.
 pub struct Batch {
@@ -89,16 +89,18 @@ pub trait Stepper {
 /// the host engine where [`choose_engine`] takes it for `choice`, Burn's otherwise.
 pub fn stepper(
     choice: EngineChoice,
-    optim: &OptimConfig,
+    (optim, loss): (&OptimConfig, Loss),
     model: Model,
     compute: &Compute,
 ) -> crate::Result<Box<dyn Stepper>> {
     let ad = compute.device.clone().autodiff();
     let model = model.fork(&ad).train();
-    Ok(match choose_engine(choice, optim, &model, compute)? {
-        Some(engine) => Box::new(HostStepper { engine, model }),
-        None => Box::new(BurnStepper::new(model, optim, ad, compute.dtype())),
-    })
+    Ok(
+        match choose_engine(choice, (optim, loss), &model, compute)? {
+            Some(engine) => Box::new(HostStepper { engine, model }),
+            None => Box::new(BurnStepper::new(model, (optim, loss), ad, compute.dtype())),
+        },
+    )
 }
 
 /// A stepper's state at the end of an epoch, as a checkpoint holds it.
@@ -160,7 +162,7 @@ pub struct BurnStepper {
     optim: ModuleOptimizer,
     /// The SGD config (`scalar_lr_scale` splits a step, [`crate::sgd::sgd_step`]).
     config: OptimConfig,
-    loss: CrossEntropyLoss,
+    loss: Loss,
     /// The autodiff device and the run's float type, for the batch tensors.
     device: Device,
     dtype: DType,
@@ -169,12 +171,17 @@ pub struct BurnStepper {
 impl BurnStepper {
     /// Trains `model` (on the autodiff device `device`, training mode) with SGD as `config`
     /// says ([`crate::sgd::optimizer`]).
-    pub fn new(model: Model, config: &OptimConfig, device: Device, dtype: DType) -> Self {
+    pub fn new(
+        model: Model,
+        (config, loss): (&OptimConfig, Loss),
+        device: Device,
+        dtype: DType,
+    ) -> Self {
         Self {
             model: Some(model),
             optim: optimizer(config),
             config: config.clone(),
-            loss: CrossEntropyLossConfig::new().init(&device),
+            loss,
             device,
             dtype,
         }
@@ -186,15 +193,13 @@ impl BurnStepper {
             .expect("the model is back after every step")
     }
 
-    /// The batch as tensors on the autodiff device: inputs `[B, d]` and labels `[B]`.
-    fn tensors(&self, batch: Batch) -> (Tensor<2>, Tensor<1, Int>) {
+    /// The batch's inputs `[B, d]` as a tensor on the autodiff device.
+    fn inputs(&self, batch: &Batch) -> Tensor<2> {
         let b = batch.labels.len();
-        let x = Tensor::from_data(
-            TensorData::new(batch.x, [b, batch.d]),
+        Tensor::from_data(
+            TensorData::new(batch.x.clone(), [b, batch.d]),
             (&self.device, self.dtype),
-        );
-        let y: Vec<i64> = batch.labels.iter().map(|&l| l as i64).collect();
-        (x, Tensor::from_data(TensorData::new(y, [b]), &self.device))
+        )
     }
 }
 
@@ -209,14 +214,12 @@ impl Stepper for BurnStepper {
 
     fn step(&mut self, batch: Batch, lr: f64) -> Option<StepResult> {
         let b = batch.labels.len();
-        let (x, y) = self.tensors(batch);
-        let logits = self.model().forward(x);
-        let loss = self.loss.forward(logits.clone(), y.clone());
+        let logits = self.model().forward(self.inputs(&batch));
+        let (loss, hits) = self.loss.burn(logits, &batch.labels);
         let l = scalar(loss.clone());
         if !l.is_finite() {
             return None;
         }
-        let hits = correct(logits, y);
         let model = self
             .model
             .take()
@@ -306,12 +309,12 @@ impl Stepper for HostStepper {
 /// and for CIFAR ResNets.
 pub fn choose_engine(
     choice: EngineChoice,
-    optim: &OptimConfig,
+    (optim, loss): (&OptimConfig, Loss),
     model: &Model,
     compute: &Compute,
 ) -> crate::Result<Option<Engine>> {
     let cpu = compute.on_host();
-    let engine = || Engine::for_model(model, optim, compute.precision);
+    let engine = || Engine::for_model(model, (optim, loss), compute.precision);
     match choice {
         EngineChoice::Burn => Ok(None),
         EngineChoice::Auto => Ok(if cpu { engine() } else { None }),
@@ -425,7 +428,12 @@ mod tests {
         let choices = [EngineChoice::Auto, EngineChoice::Burn, EngineChoice::Host];
         for ((name, spec), want) in nets.iter().zip(expected) {
             for (choice, want) in choices.into_iter().zip(want) {
-                let got = stepper(choice, &momentum(), build(spec, &compute), &compute);
+                let got = stepper(
+                    choice,
+                    (&momentum(), Loss::CrossEntropy),
+                    build(spec, &compute),
+                    &compute,
+                );
                 match (got, want) {
                     (Ok(s), Some(engine)) => {
                         assert_eq!(s.engine(), engine, "{name} {choice:?}");
@@ -457,7 +465,13 @@ mod tests {
             ..cpu()
         };
         let model = build(&mlp(Normalization::None), &compute);
-        let s = stepper(EngineChoice::Auto, &momentum(), model, &compute).unwrap();
+        let s = stepper(
+            EngineChoice::Auto,
+            (&momentum(), Loss::CrossEntropy),
+            model,
+            &compute,
+        )
+        .unwrap();
         assert_eq!(s.engine(), StateOf::Burn);
     }
 
@@ -468,7 +482,8 @@ mod tests {
         let spec = mlp_with(ActivationKind::Tanh, Normalization::None);
         for choice in [EngineChoice::Burn, EngineChoice::Host] {
             let model = build(&spec, &compute);
-            let mut s = stepper(choice, &momentum(), model, &compute).unwrap();
+            let mut s =
+                stepper(choice, (&momentum(), Loss::CrossEntropy), model, &compute).unwrap();
             let r = s.step(batch(0), 0.1).expect("a finite first step");
             assert!(
                 r.loss_sum.is_finite() && r.correct <= 5,
@@ -496,7 +511,13 @@ mod tests {
             (EngineChoice::Host, resnet()),
         ];
         for (choice, spec) in runs {
-            let mut a = stepper(choice, &momentum(), build(&spec, &compute), &compute).unwrap();
+            let mut a = stepper(
+                choice,
+                (&momentum(), Loss::CrossEntropy),
+                build(&spec, &compute),
+                &compute,
+            )
+            .unwrap();
             let iteration = (0..2).filter(|&i| a.step(batch(i), 0.1).is_some()).count();
             a.sync();
             let dir = tempfile::tempdir().unwrap();
@@ -504,7 +525,8 @@ mod tests {
             let ck = checkpoint::find(dir.path()).unwrap().unwrap();
             assert_eq!(ck.pointer.engine, a.engine());
             let model = ck.load_model(build(&spec, &compute)).unwrap();
-            let mut b = stepper(choice, &momentum(), model, &compute).unwrap();
+            let mut b =
+                stepper(choice, (&momentum(), Loss::CrossEntropy), model, &compute).unwrap();
             b.load_state(&ck).unwrap();
             for i in 2..4 {
                 let (ra, rb) = (a.step(batch(i), 0.05), b.step(batch(i), 0.05));

@@ -78,6 +78,9 @@ pub fn train(
     if let (Some(tr), None) = (&tracking, &found) {
         tr.record(&run, &stepper.valid(), &mut progress.tracked, 0, false)?;
     }
+    if found.is_none() {
+        crate::predict::write(&run, &stepper.valid())?;
+    }
     let diverged = run_epochs(
         &run,
         stepper.as_mut(),
@@ -105,13 +108,27 @@ pub(crate) fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> cr
             });
         }
     }
+    crate::predict::check(cfg, set.n)?;
     let sets = || std::iter::once(set).chain(data.test.as_ref());
     // The set with the largest label, named in the message.
     if let Some((top, with)) = sets()
         .filter_map(|s| s.labels.iter().max().map(|t| (*t, s)))
         .max_by_key(|(t, _)| *t)
-        && usize::from(top) >= spec.classes()
     {
+        // One output under the square loss regresses on -1 / +1: two classes.
+        if spec.classes() == 1 && cfg.train.loss == crate::loss::Loss::Mse {
+            if top > 1 {
+                return Err(crate::Error::config(
+                    "model.output_dim",
+                    format!("1 ({} has labels up to {top})", with.description),
+                    "one output under train.loss = \"mse\" takes two classes (targets -1 and +1)",
+                ));
+            }
+            return check_f32_range(cfg, data);
+        }
+        if usize::from(top) < spec.classes() {
+            return check_f32_range(cfg, data);
+        }
         return Err(crate::Error::LabelsBeyondOutputs {
             key: spec.classes_key(),
             classes: spec.classes(),
@@ -119,7 +136,12 @@ pub(crate) fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> cr
             top,
         });
     }
-    // Inputs beyond f32's range become infinities in an f32 run (and its loss NaN).
+    check_f32_range(cfg, data)
+}
+
+/// Refuses inputs beyond f32's range in an f32 run: they become infinities (and its loss NaN).
+fn check_f32_range(cfg: &TrainConfig, data: &Data) -> crate::Result<()> {
+    let sets = || std::iter::once(&data.train).chain(data.test.as_ref());
     if cfg.train.precision == ntk_numerics::backend::Precision::F32 {
         for s in sets() {
             if let Some(i) = s.x.iter().position(|v| v.abs() > f64::from(f32::MAX)) {
@@ -151,8 +173,13 @@ fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result
         None => fresh,
     };
     let t = &run.cfg.train;
-    let mut stepper =
-        crate::device::stepper(t.engine, &run.cfg.optim, model, compute, t.batch_size)?;
+    let mut stepper = crate::device::stepper(
+        t.engine,
+        (&run.cfg.optim, t.loss),
+        model,
+        compute,
+        t.batch_size,
+    )?;
     if let Some(ck) = found {
         check_engine(run.out, ck.pointer.engine, stepper.engine())?;
         stepper.load_state(ck)?;
@@ -172,7 +199,8 @@ fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result
 pub(crate) fn engine_of(cfg: &TrainConfig, d: usize, compute: &Compute) -> crate::Result<StateOf> {
     let model = cfg.spec()?.build(d, &compute.device, compute.dtype())?;
     let t = &cfg.train;
-    Ok(crate::device::stepper(t.engine, &cfg.optim, model, compute, t.batch_size)?.engine())
+    let how = (&cfg.optim, t.loss);
+    Ok(crate::device::stepper(t.engine, how, model, compute, t.batch_size)?.engine())
 }
 
 /// Refuses to resume a checkpoint written by another engine than `engine` (the optimizer
@@ -383,7 +411,13 @@ engine = "{engine}"
                 &reporter,
             );
             let model = run.spec.build(4, &compute.device, compute.dtype()).unwrap();
-            let mut s = stepper::stepper(cfg.train.engine, &cfg.optim, model, &compute).unwrap();
+            let mut s = stepper::stepper(
+                cfg.train.engine,
+                (&cfg.optim, cfg.train.loss),
+                model,
+                &compute,
+            )
+            .unwrap();
             let mut iteration = 0;
             assert!(
                 train_epoch(&run, s.as_mut(), 1, &mut iteration).is_none(),

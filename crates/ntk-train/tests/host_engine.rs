@@ -1,5 +1,6 @@
 //! The host training engine against the reference: Burn's autodiff (`loss.backward()`),
-//! `CrossEntropyLoss` and `Sgd`, step for step, on the same batches.
+//! `CrossEntropyLoss` (or the square loss written out on tensors) and `Sgd`, step for step,
+//! on the same batches.
 //!
 //! Tolerances: in f64 both routes round at ~1e-16 per operation and the differences after
 //! three steps stay far below 1e-10 relative. In f32 (unit roundoff
@@ -14,6 +15,7 @@ use ntk_model::{ActivationKind, MlpConfig, Net};
 use ntk_numerics::backend::{self, Compute, Precision};
 use ntk_train::config::{EngineChoice, OptimConfig};
 use ntk_train::host::Engine;
+use ntk_train::loss::Loss;
 use ntk_train::model::Model;
 use ntk_train::sgd::optimizer;
 use ntk_train::stepper::choose_engine;
@@ -47,28 +49,51 @@ fn rel(a: &[f64], b: &[f64]) -> f64 {
     (num / den).sqrt()
 }
 
+/// The batch's mean loss on Burn's tensors, written out here (not through `ntk_train::loss`):
+/// the cross-entropy, or `(1/2B) sum (f - onehot y)^2`.
+fn burn_loss(loss: Loss, logits: Tensor<2>, y: &[usize]) -> Tensor<1> {
+    let [b, k] = logits.dims();
+    let device = logits.device();
+    match loss {
+        Loss::CrossEntropy => {
+            let yt = Tensor::<1, Int>::from_data(
+                TensorData::new(y.iter().map(|&v| v as i64).collect::<Vec<_>>(), [b]),
+                &device,
+            );
+            CrossEntropyLossConfig::new()
+                .init(&device)
+                .forward(logits, yt)
+        }
+        Loss::Mse => {
+            let mut onehot = vec![0.0f64; b * k];
+            for (i, &l) in y.iter().enumerate() {
+                onehot[i * k + l] = 1.0;
+            }
+            let t =
+                Tensor::<2>::from_data(TensorData::new(onehot, [b, k]), (&device, logits.dtype()));
+            let r = logits - t;
+            (r.clone() * r).sum().mul_scalar(0.5 / b as f64)
+        }
+    }
+}
+
 /// Three SGD steps by both routes; returns (max loss rel. error, params rel. error).
-fn compare(cfg: MlpConfig, optim: OptimConfig, compute: &Compute) -> (f64, f64) {
+fn compare(cfg: MlpConfig, optim: OptimConfig, compute: &Compute, loss: Loss) -> (f64, f64) {
     let spec = NetSpec::Mlp(cfg);
     let model = spec.build(D, &compute.device, compute.dtype()).unwrap();
-    let mut host = choose_engine(EngineChoice::Host, &optim, &model, compute)
+    let mut host = choose_engine(EngineChoice::Host, (&optim, loss), &model, compute)
         .unwrap()
         .unwrap();
     let ad = compute.device.clone().autodiff();
     let mut burn_model = model.clone().fork(&ad).train();
     let mut opt = optimizer(&optim);
-    let loss_fn = CrossEntropyLossConfig::new().init(&ad);
     let mut worst = 0.0f64;
     for step in 0..3 {
         let b = 6 + step; // batch sizes change: the engine's buffers follow
         let (x, y) = batch(step, b);
         let lr = 0.05 * (1.0 + step as f64);
         let xt = Tensor::<2>::from_data(TensorData::new(x.clone(), [b, D]), (&ad, compute.dtype()));
-        let yt = Tensor::<1, Int>::from_data(
-            TensorData::new(y.iter().map(|&v| v as i64).collect::<Vec<_>>(), [b]),
-            &ad,
-        );
-        let loss = loss_fn.forward(burn_model.forward(xt), yt);
+        let loss = burn_loss(loss, burn_model.forward(xt), &y);
         let l_burn = loss.clone().try_into_vec_as::<f64>().unwrap()[0];
         let grads = GradientsParams::from_grads(loss.backward(), &burn_model);
         burn_model = opt.step(lr, burn_model, grads);
@@ -118,11 +143,14 @@ fn configs() -> Vec<(MlpConfig, OptimConfig)> {
 }
 
 /// Every config's loss and parameters after the steps agree within `bound` (relative).
-fn host_steps_agree(precision: Precision, bound: f64) {
+fn host_steps_agree(precision: Precision, bound: f64, loss_kind: Loss) {
     let compute = backend::select(Some("flex"), precision).unwrap();
     for (cfg, optim) in configs() {
-        let label = format!("{} depth {} {:?}", cfg.activation, cfg.depth, optim);
-        let (loss, params) = compare(cfg, optim, &compute);
+        let label = format!(
+            "{} depth {} {:?} {loss_kind:?}",
+            cfg.activation, cfg.depth, optim
+        );
+        let (loss, params) = compare(cfg, optim, &compute, loss_kind);
         assert!(loss < bound, "{label}: loss rel. error {loss:e}");
         assert!(params < bound, "{label}: parameter rel. error {params:e}");
     }
@@ -130,12 +158,19 @@ fn host_steps_agree(precision: Precision, bound: f64) {
 
 #[test]
 fn host_steps_equal_burn_autodiff_and_sgd_in_f64() {
-    host_steps_agree(Precision::F64, 1e-10);
+    host_steps_agree(Precision::F64, 1e-10, Loss::CrossEntropy);
 }
 
 #[test]
 fn host_steps_equal_burn_autodiff_and_sgd_in_f32() {
-    host_steps_agree(Precision::F32, 1e-4);
+    host_steps_agree(Precision::F32, 1e-4, Loss::CrossEntropy);
+}
+
+/// The square loss (`train.loss = "mse"`): the same agreement, the reference's loss written
+/// out on tensors.
+#[test]
+fn host_square_loss_steps_equal_burn_autodiff_in_f64() {
+    host_steps_agree(Precision::F64, 1e-10, Loss::Mse);
 }
 
 #[test]
@@ -151,7 +186,7 @@ fn auto_takes_the_host_engine_only_for_plain_mlps_on_the_cpu() {
     })
     .build(D, &compute.device, compute.dtype())
     .unwrap();
-    let pick = |choice, m: &Model| choose_engine(choice, &optim, m, &compute);
+    let pick = |choice, m: &Model| choose_engine(choice, (&optim, Loss::CrossEntropy), m, &compute);
     assert!(matches!(
         pick(EngineChoice::Auto, &plain),
         Ok(Some(Engine::Mlp32(_)))

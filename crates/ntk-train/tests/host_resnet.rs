@@ -15,6 +15,7 @@ use burn::tensor::{Int, Tensor, TensorData};
 use ntk_model::{NetSpec, ResNetConfig, ResNetVariant, init};
 use ntk_numerics::backend::{self, Precision};
 use ntk_train::config::{EngineChoice, OptimConfig};
+use ntk_train::loss::Loss;
 use ntk_train::model::Model;
 use ntk_train::sgd::{optimizer, sgd_step};
 use ntk_train::stepper::choose_engine;
@@ -83,9 +84,14 @@ fn compare(
         weight_decay: 1.0 / 1024.0,
         scalar_lr_scale,
     };
-    let mut host = choose_engine(EngineChoice::Host, &optim, &model, &compute)
-        .unwrap()
-        .unwrap();
+    let mut host = choose_engine(
+        EngineChoice::Host,
+        (&optim, Loss::CrossEntropy),
+        &model,
+        &compute,
+    )
+    .unwrap()
+    .unwrap();
     let ad = compute.device.clone().autodiff();
     let mut burn_model = model.clone().fork(&ad).train();
     let mut opt = optimizer(&optim);
@@ -120,7 +126,7 @@ fn compare(
         description: String::new(),
     };
     let (l_host, a_host) = host.evaluate(&set, 4).expect("the ResNet engine evaluates");
-    let (l_burn, a_burn) = evaluate(&burn_model.valid(), &set, &compute, 4);
+    let (l_burn, a_burn) = evaluate(&burn_model.valid(), &set, &compute, (4, Loss::CrossEntropy));
     worst = worst.max((l_host - l_burn).abs() / l_burn.abs());
     assert_eq!(a_host, a_burn, "{variant}: evaluation accuracy");
     (
@@ -164,9 +170,14 @@ fn fixup_scalars_at_their_own_rate_agree_with_burn() {
     let after = |scale: f64| {
         let mut optim = OptimConfig::sgd(0.1, 0.875, 0.0);
         optim.scalar_lr_scale = scale;
-        let mut host = choose_engine(EngineChoice::Host, &optim, &model, &compute)
-            .unwrap()
-            .unwrap();
+        let mut host = choose_engine(
+            EngineChoice::Host,
+            (&optim, Loss::CrossEntropy),
+            &model,
+            &compute,
+        )
+        .unwrap()
+        .unwrap();
         for step in 0..2 {
             let x = init::gaussian(300 + step, 0, 6, d, 1.0);
             let y: Vec<usize> = (0..6).map(|i| i % K).collect();

@@ -27,7 +27,8 @@ use ntk_numerics::linalg::{Real, axpy, contiguous_mut};
 use crate::config::OptimConfig;
 use crate::model::Model;
 
-use super::{Rule, StepResult, softmax_cross_entropy};
+use super::{Rule, StepResult};
+use crate::loss::Loss;
 
 /// A dense MLP's parameters and SGD state on the host, in `T`.
 #[derive(Clone)]
@@ -39,12 +40,13 @@ pub struct HostMlp<T: Real> {
     momentum: f64,
     nesterov: bool,
     weight_decay: f64,
+    loss: Loss,
     ws: Option<Workspace<T>>,
 }
 
 impl<T: Real> HostMlp<T> {
     /// Copies the parameters of `mlp` (an MLP without normalization layers, see [`super::eligible`]).
-    pub fn new(mlp: &Mlp, optim: &OptimConfig) -> Self {
+    pub fn new(mlp: &Mlp, optim: &OptimConfig, loss: Loss) -> Self {
         Self {
             params: Params::read(mlp),
             vw: Vec::new(),
@@ -52,6 +54,7 @@ impl<T: Real> HostMlp<T> {
             momentum: optim.momentum,
             nesterov: optim.nesterov,
             weight_decay: optim.weight_decay,
+            loss,
             ws: None,
         }
     }
@@ -93,8 +96,8 @@ impl<T: Real> HostMlp<T> {
         let x_rows = x_mat.transpose();
         self.params.forward(x_rows, trace);
         self.params.output_into(x_rows, trace, logits);
-        // dL/df = (softmax f - onehot y) / B, in place of the logits.
-        let (loss_sum, correct) = softmax_cross_entropy(&mut *logits, y);
+        // dL/df (cross-entropy: (softmax f - onehot y) / B), in place of the logits.
+        let (loss_sum, correct) = self.loss.host(&mut *logits, y);
         if !loss_sum.is_finite() {
             self.ws = Some(ws);
             return StepResult { loss_sum, correct };

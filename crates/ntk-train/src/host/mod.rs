@@ -4,8 +4,9 @@
 //! - the CIFAR ResNets in all three variants ([`resnet`], on
 //!   [`ntk_model::resnet::host`]).
 //!
-//! Both take the mean cross-entropy's cotangent `dL/df = (softmax f - onehot y) / B`
-//! ([`softmax_cross_entropy`]) and update with Burn's `Sgd` rule ([`Rule`]); the Burn
+//! Both take the cotangent of the batch's mean loss ([`Loss::host`]): for the cross-entropy
+//! `dL/df = (softmax f - onehot y) / B` ([`softmax_cross_entropy`]), for the square loss
+//! `(f - t) / B` (`crate::loss`); and update with Burn's `Sgd` rule ([`Rule`]); the Burn
 //! [`Model`] stays the run's state of record, written back before every evaluation, NTK probe
 //! and checkpoint.
 
@@ -21,6 +22,7 @@ pub use mlp::HostMlp;
 pub use resnet::HostResNetSgd;
 
 use crate::config::OptimConfig;
+use crate::loss::Loss;
 use crate::model::Model;
 
 /// What one step saw: the summed loss over the batch and the correct predictions.
@@ -100,7 +102,7 @@ impl<T: Real> Rule<T> {
 }
 
 /// A batch of logits, `B` rows of `k`: read and overwritten by [`softmax_cross_entropy`].
-pub(crate) trait Logits<T> {
+pub trait Logits<T> {
     fn shape(&self) -> (usize, usize);
     fn get(&self, i: usize, j: usize) -> T;
     fn set(&mut self, i: usize, j: usize, v: T);
@@ -119,7 +121,7 @@ impl<T: Real> Logits<T> for &mut Mat<T> {
 }
 
 /// Row-major logits `[B, k]`.
-pub(crate) struct Rows<'a, T> {
+pub struct Rows<'a, T> {
     pub values: &'a mut [T],
     pub k: usize,
 }
@@ -172,14 +174,14 @@ pub(crate) fn softmax_cross_entropy<T: Real>(
     (loss, correct)
 }
 
-/// The summed cross-entropy and the correct predictions of row-major `logits` (one row per
-/// label) against a data set's `labels`, as [`softmax_cross_entropy`] counts them: the
-/// evaluation of an engine's logits, chunk by chunk.
-pub(crate) fn labelled_loss<T: Real>(logits: &[T], labels: &[u8]) -> (f64, usize) {
+/// The summed `loss` and the correct predictions of row-major `logits` (one row per label)
+/// against a data set's `labels`, as [`Loss::host`] counts them: the evaluation of an
+/// engine's logits, chunk by chunk.
+pub(crate) fn labelled_loss<T: Real>(logits: &[T], labels: &[u8], loss: Loss) -> (f64, usize) {
     let labels: Vec<usize> = labels.iter().map(|&l| usize::from(l)).collect();
     let mut values = logits.to_vec();
     let k = values.len() / labels.len().max(1);
-    softmax_cross_entropy(
+    loss.host(
         Rows {
             values: &mut values,
             k,
@@ -212,18 +214,22 @@ macro_rules! each {
 impl Engine {
     /// The engine for `model` in `precision`, or `None` when no host engine computes it
     /// ([`ntk_model::NetSpec::on_host_engine`]: an MLP with normalization layers).
-    pub fn for_model(model: &Model, optim: &OptimConfig, precision: Precision) -> Option<Self> {
+    pub fn for_model(
+        model: &Model,
+        (optim, loss): (&OptimConfig, Loss),
+        precision: Precision,
+    ) -> Option<Self> {
         if !model.spec().on_host_engine() {
             return None;
         }
         Some(match (model, precision) {
-            (Net::Mlp(m), Precision::F32) => Self::Mlp32(HostMlp::new(m, optim)),
-            (Net::Mlp(m), Precision::F64) => Self::Mlp64(HostMlp::new(m, optim)),
+            (Net::Mlp(m), Precision::F32) => Self::Mlp32(HostMlp::new(m, optim, loss)),
+            (Net::Mlp(m), Precision::F64) => Self::Mlp64(HostMlp::new(m, optim, loss)),
             (Net::ResNet(r), Precision::F32) => {
-                Self::ResNet32(Box::new(HostResNetSgd::new(r, optim)))
+                Self::ResNet32(Box::new(HostResNetSgd::new(r, optim, loss)))
             }
             (Net::ResNet(r), Precision::F64) => {
-                Self::ResNet64(Box::new(HostResNetSgd::new(r, optim)))
+                Self::ResNet64(Box::new(HostResNetSgd::new(r, optim, loss)))
             }
         })
     }

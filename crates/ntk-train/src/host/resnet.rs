@@ -15,8 +15,9 @@ use ntk_model::resnet::host::HostResNet;
 use ntk_model::{Net, ResNet};
 use ntk_numerics::linalg::{Real, single_threaded};
 
-use super::{Rows, Rule, StepResult, labelled_loss, softmax_cross_entropy};
+use super::{Rows, Rule, StepResult, labelled_loss};
 use crate::config::OptimConfig;
+use crate::loss::Loss;
 use crate::model::Model;
 
 /// A ResNet's parameters, gradient and momentum on the host, in `T`.
@@ -27,13 +28,14 @@ pub struct HostResNetSgd<T: Real> {
     /// Momentum buffers (`theta`'s layout), created by the first step.
     velocity: Vec<T>,
     optim: OptimConfig,
+    loss: Loss,
     /// Fixup's scalars in `theta` when they train at their own rate
     /// (`optim.scalar_lr_scale`), else empty.
     scalars: Vec<usize>,
 }
 
 impl<T: Real> HostResNetSgd<T> {
-    pub fn new(net: &ResNet, optim: &OptimConfig) -> Self {
+    pub fn new(net: &ResNet, optim: &OptimConfig, loss: Loss) -> Self {
         let net = HostResNet::read(net);
         let scalars = if optim.scalar_lr_scale == 1.0 {
             Vec::new()
@@ -45,6 +47,7 @@ impl<T: Real> HostResNetSgd<T> {
             net,
             velocity: Vec::new(),
             optim: optim.clone(),
+            loss,
             scalars,
         }
     }
@@ -58,7 +61,7 @@ impl<T: Real> HostResNetSgd<T> {
         single_threaded(|| {
             let mut logits = self.net.forward(x, batch).to_vec();
             let k = logits.len() / batch.max(1);
-            let (loss_sum, correct) = softmax_cross_entropy(
+            let (loss_sum, correct) = self.loss.host(
                 Rows {
                     values: &mut logits,
                     k,
@@ -90,13 +93,13 @@ impl<T: Real> HostResNetSgd<T> {
         })
     }
 
-    /// The mean cross-entropy and the accuracy of the network in evaluation mode (BatchNorm
+    /// The mean loss and the accuracy of the network in evaluation mode (BatchNorm
     /// with its running statistics) on `n` rows `x` with labels `y`, `batch` rows at a time.
     pub fn evaluate(&self, x: &[f64], n: usize, y: &[u8], batch: usize) -> (f64, f64) {
         let (mut loss, mut hits) = (0.0, 0usize);
         single_threaded(|| {
             self.net.eval_logits(x, n, batch, |logits, rows| {
-                let (l, c) = labelled_loss(logits, &y[rows]);
+                let (l, c) = labelled_loss(logits, &y[rows], self.loss);
                 loss += l;
                 hits += c;
             })
