@@ -311,15 +311,33 @@ mod imp {
         let failed = |e| crate::Error::Eigensolver {
             message: format!("eigensolver did not converge: {e:?}"),
         };
-        let a = MatRef::from_row_major_slice(a, n, n);
+        // faer's solver does not converge on entries near f64's range (the Gram matrix of
+        // inputs about 1e153): it solves `A / 2^k` with its largest entry in [1, 2) (powers
+        // of two: exact) and scales the eigenvalues back.
+        let largest = (0..n)
+            .flat_map(|i| (0..=i).map(move |j| a[i * n + j].abs()))
+            .fold(0.0f64, f64::max);
+        let k = if largest > 0.0 && largest.is_finite() {
+            largest.log2().floor() as i32
+        } else {
+            0
+        };
+        // Two powers of two each way, so that neither factor leaves f64's normal range.
+        let (h, rest) = (k / 2, k - k / 2);
+        let down = |v: f64| v * 2f64.powi(-h) * 2f64.powi(-rest);
+        let up = |v: f64| v * 2f64.powi(h) * 2f64.powi(rest);
+        let scaled = Mat::from_fn(n, n, |i, j| {
+            let (r, c) = if j <= i { (i, j) } else { (j, i) };
+            down(a[r * n + c])
+        });
         if !vectors {
-            return Ok((
-                a.self_adjoint_eigenvalues(Side::Lower).map_err(failed)?,
-                None,
-            ));
+            let w = scaled
+                .self_adjoint_eigenvalues(Side::Lower)
+                .map_err(failed)?;
+            return Ok((w.into_iter().map(up).collect(), None));
         }
-        let e = a.self_adjoint_eigen(Side::Lower).map_err(failed)?;
-        let w = (0..n).map(|i| e.S()[i]).collect();
+        let e = scaled.self_adjoint_eigen(Side::Lower).map_err(failed)?;
+        let w = (0..n).map(|i| up(e.S()[i])).collect();
         Ok((w, Some(e.U().to_owned())))
     }
 }

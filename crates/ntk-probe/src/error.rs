@@ -103,15 +103,18 @@ pub enum Error {
     },
     /// The output directory holds files of something else.
     #[error(
-        "{}: holds files that are not an ntk-probe output set ({}); a new run would replace \
+        "{}: holds files that are not an ntk-probe output set ({}{}); a new run would replace \
          the directory as a whole, so choose an empty or new --out",
         .dir.display(),
-        .files.join(", ")
+        .files.join(", "),
+        if *.more > 0 { format!(", and {} more", .more) } else { String::new() }
     )]
     ForeignFiles {
         dir: PathBuf,
         /// The first (up to three) foreign files.
         files: Vec<String>,
+        /// How many more there are.
+        more: usize,
     },
     /// A file of a probe's output set cannot be written.
     #[error("{}: cannot write {what}: {source}", .dir.display())]

@@ -298,6 +298,7 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
         return Err(Error::ForeignFiles {
             dir: dir.to_path_buf(),
             files: foreign.iter().take(3).cloned().collect::<Vec<_>>(),
+            more: foreign.len().saturating_sub(3),
         });
     }
     if names.is_empty() {
@@ -320,6 +321,7 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
             .take(3)
             .map(|n| format!("{n} (no probe summary.json beside it)"))
             .collect(),
+        more: names.len().saturating_sub(3),
     })
 }
 

@@ -682,6 +682,13 @@ impl TrainConfig {
         match spec {
             // The square loss regresses a one-output network on +-1 (two classes).
             NetSpec::Mlp(m) if m.output_dim == 1 && self.train.loss == Loss::Mse => Ok(()),
+            // A file set without labels: its missing `data.labels` is the problem (reported by
+            // `input_problems`), not the one output the classes would have replaced.
+            NetSpec::Mlp(_)
+                if self.data.dataset == ntk_data::Dataset::File && self.data.labels.is_none() =>
+            {
+                Ok(())
+            }
             NetSpec::Mlp(m) if m.output_dim < 2 => Err(crate::Error::config(
                 "model.output_dim",
                 m.output_dim,

@@ -16,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ntk_plot::{Dash, Figure, Layout, Marker, Scale, Series, ramp};
+use ntk_plot::{Dash, Figure, Layout, Marker, Scale, Series, Spread, ramp};
 use serde::Serialize;
 
 use crate::predict::{PredictedRow, SpectrumRow};
@@ -229,6 +229,14 @@ pub fn figure(out: &Path, rows: &[ConvergenceRow], layout: Layout) -> crate::Res
             None,
         ),
     ];
+    // Several seeds of one (family, depth): the points are their means, with bars.
+    let mut counts = std::collections::BTreeMap::new();
+    for r in rows {
+        *counts
+            .entry((&r.activation, &r.normalization, r.depth))
+            .or_insert(0usize) += 1;
+    }
+    let several = counts.values().any(|&c| c > 1);
     let mut series = Vec::new();
     for (f, (act, norm)) in families.iter().enumerate() {
         let family: Vec<&ConvergenceRow> = rows
@@ -240,7 +248,8 @@ pub fn figure(out: &Path, rows: &[ConvergenceRow], layout: Layout) -> crate::Res
         depths.dedup();
         let name = crate::report::family_label(act, norm);
         for (label, pick, dash, marker) in measures {
-            let points: Vec<(f64, f64)> = depths
+            // Per depth: the mean over seeds, and their min..max.
+            let stats: Vec<(f64, f64, f64, f64)> = depths
                 .iter()
                 .filter_map(|&d| {
                     let v: Vec<f64> = family
@@ -249,16 +258,19 @@ pub fn figure(out: &Path, rows: &[ConvergenceRow], layout: Layout) -> crate::Res
                         .filter_map(|r| pick(r))
                         .filter(|v| v.is_finite() && *v > 0.0)
                         .collect();
-                    (!v.is_empty()).then(|| (d as f64, v.iter().sum::<f64>() / v.len() as f64))
+                    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
+                    (!v.is_empty()).then_some((d as f64, mean, lo, hi))
                 })
                 .collect();
-            if points.is_empty() {
+            if stats.is_empty() {
                 continue;
             }
             series.push(Series {
                 label: format!("{name}: {label}"),
-                points,
-                spread: None,
+                points: stats.iter().map(|p| (p.0, p.1)).collect(),
+                spread: several.then(|| Spread::Bars(stats.iter().map(|p| (p.2, p.3)).collect())),
                 color: ramp(f, families.len().max(2)),
                 dash,
                 marker,
@@ -277,11 +289,18 @@ pub fn figure(out: &Path, rows: &[ConvergenceRow], layout: Layout) -> crate::Res
         .collect();
     let mut note =
         "rate: least-squares slope of −ln L\nover the middle half of training".to_string();
+    if several {
+        note += "\npoints: mean over seeds;\nbars: their min to max";
+    }
     if !singular.is_empty() {
         note += &format!(
             "\nno late rate drawn where the kernel\nis singular (λ_min ≤ 0 in f64): {}",
             singular.join(", ")
         );
+    }
+    if series.is_empty() {
+        // No rate to draw (runs too short for the middle half, kernels singular).
+        return Ok(Vec::new());
     }
     let fig = Figure {
         title: "Convergence rate of the training loss against depth".into(),
@@ -324,5 +343,40 @@ mod tests {
         let r = middle_rate(&points).unwrap();
         assert!((r - 0.07).abs() < 1e-12, "{r}");
         assert_eq!(middle_rate(&points[..3]), None);
+    }
+
+    /// A run too short for a rate, of a singular kernel (the one-step run that reads
+    /// lambda_max): nothing to draw, so no figure and no error.
+    #[test]
+    fn no_rate_draws_no_figure() {
+        let row = ConvergenceRow {
+            id: "x".into(),
+            depth: 1,
+            activation: "linear".into(),
+            normalization: "none".into(),
+            lr: 1.0,
+            seed: 1,
+            epochs: 1,
+            kappa: None,
+            singular_empirical: Some(true),
+            rank_empirical: Some(784),
+            inverse_kappa: None,
+            measured_rate: f64::NAN,
+            predicted_rate_empirical: None,
+            predicted_rate_theory: None,
+            asymptotic_rate_empirical: None,
+            asymptotic_rate_theory: None,
+            final_train_loss: 1.0,
+            predicted_final_train_loss_empirical: Some(1.0),
+            predicted_final_train_loss_theory: None,
+            max_log_deviation_empirical: Some(0.0),
+            max_log_deviation_theory: None,
+            final_test_accuracy: None,
+            predicted_final_test_accuracy_empirical: None,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let written = figure(dir.path(), &[row], Layout::Screen).unwrap();
+        assert!(written.is_empty());
+        assert!(!dir.path().join("convergence_rate.png").exists());
     }
 }

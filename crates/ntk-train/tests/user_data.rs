@@ -146,6 +146,13 @@ fn a_file_set_needs_labels_to_train_and_is_checked_at_load() {
     ] {
         assert!(e.contains(want), "missing {want:?} in {e}");
     }
+    // The one output that the labels' classes would have replaced is no second problem.
+    cfg.model.as_mut().unwrap().output_dim = 1;
+    let e = cfg.validate().unwrap_err().to_string();
+    assert!(
+        e.contains("data.labels") && !e.contains("model.output_dim"),
+        "{e}"
+    );
     // Labels beyond the network's outputs are refused before the first step.
     let mut cfg = file_config(files.path(), false);
     cfg.model.as_mut().unwrap().output_dim = 3;

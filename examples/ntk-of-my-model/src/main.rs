@@ -14,6 +14,7 @@
 //! `cargo run --manifest-path examples/ntk-of-my-model/Cargo.toml -- DIGITS_DIR [OUT_DIR]`
 
 mod data;
+mod epoch_lines;
 mod model;
 
 use std::error::Error;
@@ -133,7 +134,8 @@ fn run() -> Result<bool, Box<dyn Error>> {
         .metric_valid_numeric(AccuracyMetric::new())
         .metric_train_numeric(probe.kappa())
         .metric_train_numeric(probe.min_angle())
-        .num_epochs(EPOCHS);
+        .num_epochs(EPOCHS)
+        .renderer(Box::new(epoch_lines::EpochLines::default()));
     let result = training.launch(Learner::new(model, SgdConfig::new().init(), 0.5));
     if let Some(e) = result.error {
         return Err(format!("training failed: {e}").into());
