@@ -4,7 +4,8 @@
 # submitted as an array of several tasks plus the dependent collect (submit.sh), must give
 # the results of a serial run bit for bit; then the faults: a task cancelled mid-run and
 # the array submitted again completes only the missing points; a failing task leaves the
-# afterok collect unrun, and says why.
+# afterok collect unrun, and says why; a task at its time limit requeues itself, or, where
+# the requeue is refused, fails saying so and resumes when submitted again.
 #
 #   cargo build -p ntk-probe -p ntk-train && bash scripts/slurm/test-cluster.sh
 # Prints one line per check and exits 1 if any failed. Stops the cluster it started.
@@ -247,5 +248,32 @@ if grep -q "requeueing" "$log" && grep -q "resuming after epoch" "$log" &&
     ok "train: signalled, requeued, resumed ($(grep -o 'resuming after epoch [0-9]*' "$log" | head -1)), equal to the uninterrupted run bit for bit"
 else
     fail "train: signalled task: $(tail -5 "$log" 2>/dev/null)"
+fi
+# 6. Where the requeue is refused (here: a job submitted with --no-requeue, which Slurm
+#    will not requeue), the signalled task stops its run, says so and fails; the same
+#    command submitted again resumes from the checkpoint and ends equal to the
+#    uninterrupted run.
+out=$work/norequeue
+said=$(bash scripts/slurm/submit.sh train "$work/long.toml" 1 --out "$out" --no-requeue 2>&1)
+read -r array collect < <(ids "$said")
+run_dir=$out/runs/depth002_relu_none_lr1e-1_seed1
+for _ in $(seq 1 600); do
+    [ -f "$run_dir/checkpoint.json" ] && break
+    sleep 0.1
+done
+scancel --signal=USR1 --batch "${array}_0"
+wait_jobs "$array,$collect" 120
+log=$logs/ntk-sweep-${array}_0.log
+state=$(scontrol -o show job "${array}_0" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+scancel "$collect" 2>/dev/null
+said=$(bash scripts/slurm/submit.sh train "$work/long.toml" 1 --out "$out" 2>&1)
+read -r again collect < <(ids "$said")
+wait_jobs "$again,$collect" 300
+if grep -q "scontrol requeue was refused" "$log" 2>/dev/null && [ "$state" = FAILED ] &&
+    grep -q "resuming after epoch" "$logs/ntk-sweep-${again}_0.log" &&
+    same_train "$work/long-serial" "$out"; then
+    ok "train: requeue refused, the task failed saying so ($state), the same command resumed it ($(grep -o 'resuming after epoch [0-9]*' "$logs/ntk-sweep-${again}_0.log" | head -1)), equal to the uninterrupted run"
+else
+    fail "train: requeue refused (state ${state:-?}): $(tail -3 "$log" 2>/dev/null)"
 fi
 exit $bad

@@ -132,19 +132,7 @@ impl Compute {
 /// Picks the device: `name` (from `--device`), else `BURN_DEVICE`, else the first built in.
 /// Errors name the backend and list the ones this binary has.
 pub fn select(name: Option<&str>, precision: Precision) -> crate::Result<Compute> {
-    let env = std::env::var("BURN_DEVICE").ok();
-    let built = available();
-    let wanted = name.map(str::to_string).or(env).unwrap_or_else(|| {
-        built
-            .first()
-            .map(|b| b.name().to_string())
-            .unwrap_or_default()
-    });
-    let backend = built
-        .iter()
-        .copied()
-        .find(|b| b.name() == wanted)
-        .ok_or_else(|| unavailable(&wanted, &built))?;
+    let backend = resolve(name)?;
     #[cfg(feature = "cuda")]
     if backend == Backend::Cuda {
         cuda_driver()?;
@@ -160,6 +148,51 @@ pub fn select(name: Option<&str>, precision: Precision) -> crate::Result<Compute
         backend,
         precision,
     })
+}
+
+/// [`select`] without opening the device: the backend checked against those built in and
+/// the device named, but no GPU driver loaded and no adapter asked for. For work that only
+/// compares what results recorded (their `backend`) with what a run would record, a dry
+/// run's plan or `collect`, on a machine without the GPU (a cluster's login node); the run
+/// itself opens the device with [`select`].
+pub fn plan(name: Option<&str>, precision: Precision) -> crate::Result<Compute> {
+    let backend = resolve(name)?;
+    Ok(Compute {
+        device: make(backend),
+        backend,
+        precision,
+    })
+}
+
+/// The backend `name` (else `BURN_DEVICE`, else the first built in) stands for, if built in.
+fn resolve(name: Option<&str>) -> crate::Result<Backend> {
+    let env = std::env::var("BURN_DEVICE").ok();
+    let built = available();
+    let wanted = name.map(str::to_string).or(env).unwrap_or_else(|| {
+        built
+            .first()
+            .map(|b| b.name().to_string())
+            .unwrap_or_default()
+    });
+    built
+        .iter()
+        .copied()
+        .find(|b| b.name() == wanted)
+        .ok_or_else(|| unavailable(&wanted, &built))
+}
+
+/// The cargo features of this build that choose how ntk-numerics computes: the backends
+/// built in ([`available`]), then `fusion` and `autotune` when enabled. A binary adds its
+/// own (`cudnn`, `cusolver`) and prints them under `--version`.
+pub fn features() -> Vec<&'static str> {
+    let mut f: Vec<&'static str> = available().into_iter().map(Backend::name).collect();
+    if cfg!(feature = "fusion") {
+        f.push("fusion");
+    }
+    if cfg!(feature = "autotune") {
+        f.push("autotune");
+    }
+    f
 }
 
 /// The error for a device this binary lacks: a known backend is a rebuild away (its
@@ -236,5 +269,33 @@ mod tests {
         );
         let e = select(Some("gpu"), Precision::F32).unwrap_err().to_string();
         assert!(!e.contains("--features"), "{e}");
+    }
+
+    #[test]
+    fn a_plan_names_the_backend_select_would_open_and_refuses_what_it_refuses() {
+        let planned = plan(Some("flex"), Precision::F64).unwrap();
+        let opened = select(Some("flex"), Precision::F64).unwrap();
+        assert_eq!(
+            (planned.backend, planned.precision),
+            (opened.backend, opened.precision)
+        );
+        for wanted in ["gpu", "cuda", "wgpu"] {
+            if Backend::parse(wanted).is_some_and(Backend::built) {
+                continue;
+            }
+            assert_eq!(
+                plan(Some(wanted), Precision::F32).unwrap_err().to_string(),
+                select(Some(wanted), Precision::F32)
+                    .unwrap_err()
+                    .to_string()
+            );
+        }
+    }
+
+    #[test]
+    fn the_features_list_the_backends_built_in_first() {
+        let f = features();
+        let backends: Vec<&str> = available().into_iter().map(Backend::name).collect();
+        assert_eq!(f[..backends.len()], backends[..]);
     }
 }

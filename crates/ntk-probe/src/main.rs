@@ -20,11 +20,22 @@ use cmd::transfer::TransferArgs;
 #[command(
     name = "ntk-probe",
     version,
+    long_version = long_version(),
     about = "Empirical NTK, its spectrum and angles"
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// `--version`: the version and the features this binary was built with (`features: flex
+/// wgpu cusolver`; [`ntk_runs::cli::long_version`]).
+fn long_version() -> &'static str {
+    let mut features = ntk_numerics::backend::features();
+    if cfg!(feature = "cusolver") {
+        features.push("cusolver");
+    }
+    ntk_runs::cli::long_version(env!("CARGO_PKG_VERSION"), &features)
 }
 
 #[derive(Subcommand)]

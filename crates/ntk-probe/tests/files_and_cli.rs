@@ -548,3 +548,26 @@ fn extreme_eigenvalues_with_blocks_alone_are_refused() {
     );
     expect_error(&cfg, &[], &["probe.eigen = extreme", "whole protocol only"]);
 }
+
+/// `--version` names the build's features on a line of its own, which
+/// scripts/slurm/submit.sh reads before `--gpu` submits anything.
+#[test]
+fn version_names_the_features_this_binary_was_built_with() {
+    let o = probe().arg("--version").output().unwrap();
+    assert!(o.status.success());
+    let said = String::from_utf8(o.stdout).unwrap();
+    let features: Vec<&str> = said
+        .lines()
+        .find_map(|l| l.strip_prefix("features: "))
+        .unwrap_or_else(|| panic!("no features line in {said:?}"))
+        .split(' ')
+        .collect();
+    for (name, built) in [
+        ("flex", cfg!(feature = "flex")),
+        ("wgpu", cfg!(feature = "wgpu")),
+        ("cuda", cfg!(feature = "cuda")),
+        ("cusolver", cfg!(feature = "cusolver")),
+    ] {
+        assert_eq!(features.contains(&name), built, "{name}: {said}");
+    }
+}

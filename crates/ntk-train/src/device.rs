@@ -27,6 +27,26 @@ pub fn stepper(
     crate::stepper::stepper(choice, how, model, compute)
 }
 
+/// What `train.engine = choice` computes the steps with in this build, for a dry run.
+pub fn describe(choice: crate::config::EngineChoice) -> &'static str {
+    use crate::config::EngineChoice;
+    match choice {
+        EngineChoice::Cudnn => {
+            "cudnn: the cuDNN device engine, started on the GPU by the run (no fallback)"
+        }
+        EngineChoice::Auto if cfg!(feature = "cudnn") => {
+            "auto: the cuDNN device engine for a CIFAR ResNet in f32 where it starts, else the \
+             host engine where it applies, else Burn's autodiff"
+        }
+        EngineChoice::Auto => {
+            "auto: the host engine where it applies, else Burn's autodiff (this build has no \
+             cuDNN device engine: --features cudnn)"
+        }
+        EngineChoice::Host => "host: the host engine",
+        EngineChoice::Burn => "burn: Burn's autodiff",
+    }
+}
+
 #[cfg(not(feature = "cudnn"))]
 /// Without the `cudnn` feature there is no device engine: `None` for `auto` and `burn`,
 /// `host`; `cudnn` was refused when the config was checked ([`crate::config::check_device_engine`]).

@@ -20,6 +20,7 @@ use ntk_train::train::RunOptions;
 #[command(
     name = "ntk-train",
     version,
+    long_version = long_version(),
     about = "SGD training and depth sweeps of NTK-parameterized networks",
     args_conflicts_with_subcommands = true
 )]
@@ -121,6 +122,16 @@ enum Command {
         #[arg(long, default_value = "auto", value_parser = ntk_runs::names::parse_arg::<EngineChoice>)]
         engine: EngineChoice,
     },
+}
+
+/// `--version`: the version and the features this binary was built with (`features: flex
+/// cudnn`; [`ntk_runs::cli::long_version`]).
+fn long_version() -> &'static str {
+    let mut features = ntk_numerics::backend::features();
+    if cfg!(feature = "cudnn") {
+        features.push("cudnn");
+    }
+    ntk_runs::cli::long_version(env!("CARGO_PKG_VERSION"), &features)
 }
 
 /// The `--set`s that the flags stand for: both tools' short flags, the trainer's own, then

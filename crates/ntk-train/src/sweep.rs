@@ -452,10 +452,27 @@ pub fn dry_run(
 ) -> crate::Result<()> {
     with_plan(cfg, out, shard, compute, |sweep, points, planned| {
         sweep::print_plan(sweep, points, planned, (shard, out), "run(s)");
+        println!("engine: {}", crate::device::describe(cfg.train.engine));
         // The run refuses stale runs without --recompute: so does its dry run.
         sweep::refuse_stale(planned, flags.recompute, "run")?;
         refuse_partial(sweep, points, planned, flags.resume)
     })
+}
+
+/// Whose optimizer state a run of `cfg` would keep, as [`train::engine_of`] finds it, but
+/// without starting the device engine for `train.engine = "cudnn"` (checked against the
+/// network and the build when the config was, [`crate::config::check_device_engine`]): it
+/// keeps the host engine's form wherever it runs, so a dry run on a machine without the GPU
+/// (a cluster's login node) judges a resume as the run on the GPU will.
+fn planned_state(
+    cfg: &TrainConfig,
+    d: usize,
+    compute: &Compute,
+) -> crate::Result<crate::checkpoint::StateOf> {
+    if cfg.train.engine == crate::config::EngineChoice::Cudnn {
+        return Ok(crate::checkpoint::StateOf::Host);
+    }
+    train::engine_of(cfg, d, compute)
 }
 
 /// The flags a dry run answers for: those that decide what the run would refuse.
@@ -494,7 +511,7 @@ fn refuse_partial(
             source,
         })?;
         let written_by = crate::checkpoint::parse_pointer(&text, &path)?.engine;
-        let engine = train::engine_of(&point.cfg, sweep.data.train.d, sweep.compute)?;
+        let engine = planned_state(&point.cfg, sweep.data.train.d, sweep.compute)?;
         train::check_engine(&dir, written_by, engine)?;
     }
     Ok(())

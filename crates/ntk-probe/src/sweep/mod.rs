@@ -498,10 +498,21 @@ struct ProbeSweep<'a> {
 }
 
 impl<'a> ProbeSweep<'a> {
-    /// The backend, the memory check and the inputs of every setting.
-    fn new(cfg: &'a SweepConfig, out: &'a Path, opts: &SweepOptions) -> crate::Result<Self> {
+    /// The backend, the memory check and the inputs of every setting. With `open` false the
+    /// device is named but not opened ([`backend::plan`]): a dry run or `collect` only
+    /// compares what the points recorded, so it runs where the GPU is not (a login node).
+    fn new(
+        cfg: &'a SweepConfig,
+        out: &'a Path,
+        opts: &SweepOptions,
+        open: bool,
+    ) -> crate::Result<Self> {
         let device = opts.device.as_deref().or(cfg.probe.device.as_deref());
-        let compute = backend::select(device, cfg.probe.precision)?;
+        let compute = if open {
+            backend::select(device, cfg.probe.precision)?
+        } else {
+            backend::plan(device, cfg.probe.precision)?
+        };
         let mut data: Vec<(DataConfig, Data)> = Vec::new();
         for setting in cfg.settings() {
             check_memory(cfg, &setting, opts)?;
@@ -795,18 +806,21 @@ fn check_same_sweep(
         })
 }
 
-/// Prints every point of this shard with its state (`--dry-run`); computes nothing.
+/// Prints every point of this shard with its state (`--dry-run`); computes nothing and opens
+/// no GPU: the points' states depend on the backend's name alone.
 pub fn dry_run(
     cfg: &SweepConfig,
     out: &Path,
     shard: Shard,
     opts: &SweepOptions,
 ) -> crate::Result<()> {
-    let sweep = ProbeSweep::new(cfg, out, opts)?;
+    let sweep = ProbeSweep::new(cfg, out, opts, false)?;
     let points = cfg.points();
     let planned = sweep::plan(&sweep, &points, shard)?;
     let what = format!("point(s) x {} protocol(s)", cfg.sweep.protocols.len());
     sweep::print_plan(&sweep, &points, &planned, (shard, out), &what);
+    let c = &sweep.compute;
+    println!("backend: {} {} (the run opens it)", c.backend, c.precision);
     // The sweep refuses stale points without --recompute: so does its dry run.
     Ok(sweep::refuse_stale(&planned, opts.recompute, "point")?)
 }
@@ -821,7 +835,7 @@ pub fn check_collect(cfg: &SweepConfig, out: &Path, allow_mixed: bool) -> crate:
         max_memory: None,
         allow_mixed,
     };
-    let sweep = ProbeSweep::new(cfg, out, &opts)?;
+    let sweep = ProbeSweep::new(cfg, out, &opts, false)?;
     let points = cfg.points();
     let planned = sweep::plan(&sweep, &points, Shard::all())?;
     sweep::refuse_stale_in_collect(&planned)?;
@@ -867,7 +881,7 @@ pub fn run_sweep(
     ntk_runs::outset::check_writable(out)?;
     outset::clean_tree(&out.join("runs"));
     outset::clean_dir(out, None, &is_sweep_file);
-    let mut sweep = ProbeSweep::new(cfg, out, opts)?;
+    let mut sweep = ProbeSweep::new(cfg, out, opts, true)?;
     let points = cfg.points();
     let mut planned = sweep::plan(&sweep, &points, shard)?;
     // Nothing is computed while a point made by another config is in the way.
