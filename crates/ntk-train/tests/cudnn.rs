@@ -329,7 +329,7 @@ fn the_device_engine_takes_the_host_engines_steps() {
     for variant in ResNetVariant::all() {
         let net = network(variant);
         let o = optim();
-        let mut host = HostResNetSgd::<f32>::new(&net, &o);
+        let mut host = HostResNetSgd::<f32>::new(&net, &o, ntk_train::loss::Loss::CrossEntropy);
         let h0 = HostResNet::<f32>::read(&net);
         let mut dev = device(h0.clone(), &o);
         let d = h0.stem.input.image();
@@ -416,7 +416,7 @@ fn the_device_engine_follows_the_host_engine_for_20_steps() {
             scalar_lr_scale: 0.1,
             ..OptimConfig::sgd(0.01, 0.9, 5e-4)
         };
-        let mut host = HostResNetSgd::<f32>::new(&net, &o);
+        let mut host = HostResNetSgd::<f32>::new(&net, &o, ntk_train::loss::Loss::CrossEntropy);
         let h0 = HostResNet::<f32>::read(&net);
         let mut dev = device(h0.clone(), &o);
         let d = h0.stem.input.image();
