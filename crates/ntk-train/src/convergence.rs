@@ -74,8 +74,19 @@ pub fn middle_rate(points: &[(f64, f64)]) -> Option<f64> {
     let my = mid.iter().map(|p| p.1.ln()).sum::<f64>() / n;
     let sxy: f64 = mid.iter().map(|p| (p.0 - mx) * (p.1.ln() - my)).sum();
     let sxx: f64 = mid.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
-    Some(-sxy / sxx)
+    let slope = -sxy / sxx;
+    // A curve that does not move over the window (below f32 rounding of ln L: a singular
+    // kernel's floor) has rate 0, not the slope of its rounding noise.
+    let span = mid.last().map_or(0.0, |p| p.0) - mid[0].0;
+    Some(if (slope * span).abs() < NO_PROGRESS {
+        0.0
+    } else {
+        slope
+    })
 }
+
+/// The change of `ln L` over the window below which a curve counts as flat (rate 0).
+pub const NO_PROGRESS: f64 = 1e-6;
 
 fn of_kernel<'a>(rows: &'a [PredictedRow], kernel: &str) -> Vec<&'a PredictedRow> {
     rows.iter().filter(|r| r.kernel == kernel).collect()
@@ -189,10 +200,15 @@ pub fn predicted_series(color: ntk_plot::RGBColor, members: &[&RunRecord]) -> Op
     })
 }
 
-/// `convergence_rate` (png, svg, pdf) in `out`: per activation (and normalization), the
+/// `convergence_rate` (png, svg, pdf) in `out`, titled with `on` (the data): per activation (and normalization), the
 /// measured rate, the predicted rates and the linearized late rate against depth (one seed:
 /// the rows' mean where several).
-pub fn figure(out: &Path, rows: &[ConvergenceRow], layout: Layout) -> crate::Result<Vec<PathBuf>> {
+pub fn figure(
+    out: &Path,
+    rows: &[ConvergenceRow],
+    on: Option<&str>,
+    layout: Layout,
+) -> crate::Result<Vec<PathBuf>> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
@@ -292,6 +308,21 @@ pub fn figure(out: &Path, rows: &[ConvergenceRow], layout: Layout) -> crate::Res
     if several {
         note += "\npoints: mean over seeds;\nbars: their min to max";
     }
+    let flat: Vec<String> = families
+        .iter()
+        .filter(|(a, n)| {
+            rows.iter()
+                .filter(|r| &r.activation == a && &r.normalization == n)
+                .any(|r| r.measured_rate == 0.0)
+        })
+        .map(|(a, n)| crate::report::family_label(a, n))
+        .collect();
+    if !flat.is_empty() {
+        note += &format!(
+            "\nrate 0 (the loss does not move over\nthe window), not drawn: {}",
+            flat.join(", ")
+        );
+    }
     if !singular.is_empty() {
         note += &format!(
             "\nno late rate drawn where the kernel\nis singular (λ_min ≤ 0 in f64): {}",
@@ -303,7 +334,10 @@ pub fn figure(out: &Path, rows: &[ConvergenceRow], layout: Layout) -> crate::Res
         return Ok(Vec::new());
     }
     let fig = Figure {
-        title: "Convergence rate of the training loss against depth".into(),
+        title: match on {
+            Some(d) => format!("Convergence rate against depth ({d})"),
+            None => "Convergence rate of the training loss against depth".into(),
+        },
         x_label: "depth (hidden layers)".into(),
         y_label: "rate: slope of −ln L per epoch (log scale)".into(),
         x_scale: Scale::Integer,
@@ -343,6 +377,11 @@ mod tests {
         let r = middle_rate(&points).unwrap();
         assert!((r - 0.07).abs() < 1e-12, "{r}");
         assert_eq!(middle_rate(&points[..3]), None);
+        // A flat curve with rounding noise: rate 0.
+        let flat: Vec<(f64, f64)> = (1..=100)
+            .map(|e| (e as f64, 0.5 * (1.0 + 1e-9 * ((e * 7) % 3) as f64)))
+            .collect();
+        assert_eq!(middle_rate(&flat), Some(0.0));
     }
 
     /// A run too short for a rate, of a singular kernel (the one-step run that reads
@@ -375,7 +414,7 @@ mod tests {
             predicted_final_test_accuracy_empirical: None,
         };
         let dir = tempfile::tempdir().unwrap();
-        let written = figure(dir.path(), &[row], Layout::Screen).unwrap();
+        let written = figure(dir.path(), &[row], None, Layout::Screen).unwrap();
         assert!(written.is_empty());
         assert!(!dir.path().join("convergence_rate.png").exists());
     }

@@ -925,7 +925,13 @@ pub fn collect_as(
         let path = out.join("convergence.csv");
         write_csv(&path, &convergence)?;
         written.push(path);
-        written.extend(crate::convergence::figure(out, &convergence, layout)?);
+        let on = title.map(str::to_string).or_else(|| data_title(&runs));
+        written.extend(crate::convergence::figure(
+            out,
+            &convergence,
+            on.as_deref(),
+            layout,
+        )?);
     }
     Ok(written)
 }
