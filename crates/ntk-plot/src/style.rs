@@ -36,6 +36,15 @@ pub fn words(name: &str) -> String {
     .to_string()
 }
 
+/// An MLP's activation and normalization in words: "ReLU", "ReLU, BatchNorm".
+pub fn family_words(activation: &str, normalization: &str) -> String {
+    if normalization == "none" {
+        words(activation)
+    } else {
+        format!("{}, {}", words(activation), words(normalization))
+    }
+}
+
 /// The colour of an activation, normalization or ResNet variant in every figure, `None` for
 /// a word that has none. NormReLU and SELU have one colour as activations and as ResNet
 /// variants; BatchNorm one as an MLP layer and as the ResNet variant.

@@ -177,6 +177,39 @@ pub struct RepresentationTrackConfig {
     pub n: usize,
 }
 
+/// Which kernel a prediction uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PredictKernel {
+    /// The network's own NTK at initialization (f64).
+    Empirical,
+    /// The infinite-width NTK of the same architecture.
+    Theory,
+}
+
+impl PredictKernel {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Empirical => "empirical",
+            Self::Theory => "theory",
+        }
+    }
+}
+
+/// `[prediction]` in a training config: what the NTK at initialization predicts for the run
+/// ([`crate::predict`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PredictionConfig {
+    /// The kernels to predict with (default: the empirical NTK only).
+    #[serde(default = "empirical")]
+    pub kernels: Vec<PredictKernel>,
+}
+
+fn empirical() -> Vec<PredictKernel> {
+    vec![PredictKernel::Empirical]
+}
+
 /// The axes of a sweep; an empty axis keeps the base config's value. Runs are the
 /// Cartesian product, in the order depth, activation, normalization, variant, lr, seed.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -250,7 +283,7 @@ pub struct TrainConfig {
     /// The linearized prediction of the run from its NTK at initialization
     /// ([`crate::predict`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prediction: Option<crate::predict::PredictionConfig>,
+    pub prediction: Option<PredictionConfig>,
     #[serde(default)]
     pub sweep: Option<SweepAxes>,
 }

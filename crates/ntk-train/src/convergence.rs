@@ -20,7 +20,17 @@ use ntk_plot::{Dash, Figure, Layout, Marker, Scale, Series, Spread, ramp};
 use serde::Serialize;
 
 use crate::predict::{PredictedRow, SpectrumRow};
-use crate::report::RunRecord;
+use crate::seeds::SeedRun;
+
+/// A run read back with its prediction (`report::RunRecord` is one): its configuration,
+/// rate and metrics ([`SeedRun`]), and its `predicted.csv` and `predicted_spectrum.csv`.
+pub trait PredictedRun: SeedRun {
+    fn id(&self) -> &str;
+    fn seed(&self) -> u64;
+    /// Empty when the run made no prediction.
+    fn predicted(&self) -> &[PredictedRow];
+    fn predicted_spectrum(&self) -> &[SpectrumRow];
+}
 
 /// One row of `convergence.csv`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -97,17 +107,17 @@ fn spectrum<'a>(rows: &'a [SpectrumRow], kernel: &str) -> Option<&'a SpectrumRow
 }
 
 /// The rows of the runs that carry a prediction, in the runs' order.
-pub fn rows(runs: &[RunRecord]) -> Vec<ConvergenceRow> {
+pub fn rows<R: PredictedRun>(runs: &[R]) -> Vec<ConvergenceRow> {
     runs.iter()
-        .filter(|r| !r.predicted.is_empty() && !r.metrics.is_empty())
+        .filter(|r| !r.predicted().is_empty() && !r.epochs().is_empty())
         .map(|r| {
             let measured: Vec<(f64, f64)> = r
-                .metrics
+                .epochs()
                 .iter()
                 .map(|m| (m.epoch as f64, m.train_loss))
                 .collect();
             let predicted = |kernel: &str| -> Option<Vec<(f64, f64)>> {
-                let rows = of_kernel(&r.predicted, kernel);
+                let rows = of_kernel(r.predicted(), kernel);
                 (!rows.is_empty()).then(|| {
                     rows.iter()
                         .take(measured.len())
@@ -125,22 +135,23 @@ pub fn rows(runs: &[RunRecord]) -> Vec<ConvergenceRow> {
             };
             let (emp, theory) = (predicted("empirical"), predicted("theory"));
             let last = |c: &Option<Vec<(f64, f64)>>| c.as_ref().and_then(|c| c.last().map(|p| p.1));
-            let s_emp = spectrum(&r.predicted_spectrum, "empirical");
-            let s_theory = spectrum(&r.predicted_spectrum, "theory");
+            let s_emp = spectrum(r.predicted_spectrum(), "empirical");
+            let s_theory = spectrum(r.predicted_spectrum(), "theory");
             let kappa = s_emp.and_then(|s| s.kappa);
-            let final_predicted_accuracy = of_kernel(&r.predicted, "empirical")
+            let final_predicted_accuracy = of_kernel(r.predicted(), "empirical")
                 .iter()
                 .take(measured.len())
                 .rev()
                 .find_map(|p| p.test_accuracy);
+            let (depth, activation, normalization) = r.configuration();
             ConvergenceRow {
-                id: r.id.clone(),
-                depth: r.depth,
-                activation: r.activation.clone(),
-                normalization: r.normalization.clone(),
-                lr: r.lr,
-                seed: r.seed,
-                epochs: r.metrics.len(),
+                id: r.id().to_string(),
+                depth,
+                activation: activation.to_string(),
+                normalization: normalization.to_string(),
+                lr: r.lr(),
+                seed: r.seed(),
+                epochs: r.epochs().len(),
                 kappa,
                 inverse_kappa: kappa.map(|k| 1.0 / k),
                 measured_rate: middle_rate(&measured).unwrap_or(f64::NAN),
@@ -164,10 +175,10 @@ pub fn rows(runs: &[RunRecord]) -> Vec<ConvergenceRow> {
 
 /// The predicted training-loss curves of `members` (one configuration's seeds) from the
 /// empirical kernel, mean over the seeds, as `(epoch, loss)`; empty where none has one.
-pub fn predicted_curve(members: &[&RunRecord]) -> Vec<(f64, f64)> {
+pub fn predicted_curve<R: PredictedRun>(members: &[&R]) -> Vec<(f64, f64)> {
     let tables: Vec<Vec<&PredictedRow>> = members
         .iter()
-        .map(|r| of_kernel(&r.predicted, "empirical"))
+        .map(|r| of_kernel(r.predicted(), "empirical"))
         .filter(|t| !t.is_empty())
         .collect();
     if tables.len() != members.len() || tables.is_empty() {
@@ -187,7 +198,10 @@ pub const PREDICTED_NOTE: &str = "dotted, same colour: the curve\nthe NTK at ini
 
 /// The series of a predicted curve beside a measured curve of colour `color`: the same
 /// colour, dotted, no markers, out of the legend ([`PREDICTED_NOTE`] says what it is).
-pub fn predicted_series(color: ntk_plot::RGBColor, members: &[&RunRecord]) -> Option<Series> {
+pub fn predicted_series<R: PredictedRun>(
+    color: ntk_plot::RGBColor,
+    members: &[&R],
+) -> Option<Series> {
     let points = predicted_curve(members);
     (!points.is_empty()).then(|| Series {
         label: String::new(),
@@ -262,7 +276,7 @@ pub fn figure(
         let mut depths: Vec<usize> = family.iter().map(|r| r.depth).collect();
         depths.sort_unstable();
         depths.dedup();
-        let name = crate::report::family_label(act, norm);
+        let name = ntk_plot::style::family_words(act, norm);
         for (label, pick, dash, marker) in measures {
             // Per depth: the mean over seeds, and their min..max.
             let stats: Vec<(f64, f64, f64, f64)> = depths
@@ -301,7 +315,7 @@ pub fn figure(
                 .filter(|r| &r.activation == a && &r.normalization == n)
                 .any(|r| r.kappa.is_none())
         })
-        .map(|(a, n)| crate::report::family_label(a, n))
+        .map(|(a, n)| ntk_plot::style::family_words(a, n))
         .collect();
     let mut note =
         "rate: least-squares slope of −ln L\nover the middle half of training".to_string();
@@ -315,7 +329,7 @@ pub fn figure(
                 .filter(|r| &r.activation == a && &r.normalization == n)
                 .any(|r| r.measured_rate == 0.0)
         })
-        .map(|(a, n)| crate::report::family_label(a, n))
+        .map(|(a, n)| ntk_plot::style::family_words(a, n))
         .collect();
     if !flat.is_empty() {
         note += &format!(

@@ -17,7 +17,7 @@ use burn::tensor::{Tensor, TensorData};
 use ntk_numerics::linalg::Real;
 use serde::{Deserialize, Serialize};
 
-use crate::host::Logits;
+use faer::Mat;
 
 /// `train.loss`: see the module's documentation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,7 +47,7 @@ impl Loss {
     /// logit gives a NaN loss (and leaves the logits partly overwritten).
     pub(crate) fn host<T: Real>(self, logits: impl Logits<T>, y: &[usize]) -> (f64, usize) {
         match self {
-            Self::CrossEntropy => crate::host::softmax_cross_entropy(logits, y),
+            Self::CrossEntropy => softmax_cross_entropy(logits, y),
             Self::Mse => squared_error(logits, y),
         }
     }
@@ -81,6 +81,76 @@ impl Loss {
         };
         (loss, hits)
     }
+}
+
+/// A batch of logits, `B` rows of `k`: read and overwritten by [`softmax_cross_entropy`].
+pub trait Logits<T> {
+    fn shape(&self) -> (usize, usize);
+    fn get(&self, i: usize, j: usize) -> T;
+    fn set(&mut self, i: usize, j: usize, v: T);
+}
+
+impl<T: Real> Logits<T> for &mut Mat<T> {
+    fn shape(&self) -> (usize, usize) {
+        (self.nrows(), self.ncols())
+    }
+    fn get(&self, i: usize, j: usize) -> T {
+        self[(i, j)]
+    }
+    fn set(&mut self, i: usize, j: usize, v: T) {
+        self[(i, j)] = v;
+    }
+}
+
+/// Row-major logits `[B, k]`.
+pub struct Rows<'a, T> {
+    pub values: &'a mut [T],
+    pub k: usize,
+}
+
+impl<T: Real> Logits<T> for Rows<'_, T> {
+    fn shape(&self) -> (usize, usize) {
+        (self.values.len() / self.k, self.k)
+    }
+    fn get(&self, i: usize, j: usize) -> T {
+        self.values[i * self.k + j]
+    }
+    fn set(&mut self, i: usize, j: usize, v: T) {
+        self.values[i * self.k + j] = v;
+    }
+}
+
+/// Summed cross-entropy over the rows of `logits`, and the number of rows whose first
+/// maximal logit is the label; `logits` is overwritten with `(softmax - onehot(y)) / B`.
+/// A non-finite logit gives a NaN loss (and leaves the logits partly overwritten).
+pub fn softmax_cross_entropy<T: Real>(mut logits: impl Logits<T>, y: &[usize]) -> (f64, usize) {
+    let (batch, k) = logits.shape();
+    let (mut loss, mut correct) = (0.0f64, 0usize);
+    let inv_b = 1.0 / batch as f64;
+    let mut row = vec![0.0f64; k];
+    for i in 0..batch {
+        let (mut best, mut arg) = (f64::NEG_INFINITY, 0);
+        for (j, r) in row.iter_mut().enumerate() {
+            *r = logits.get(i, j).f64();
+            if *r > best {
+                best = *r;
+                arg = j;
+            }
+        }
+        if !best.is_finite() || row.iter().any(|v| v.is_nan()) {
+            return (f64::NAN, correct);
+        }
+        if arg == y[i] {
+            correct += 1;
+        }
+        let sum: f64 = row.iter().map(|v| (v - best).exp()).sum();
+        loss += sum.ln() + best - row[y[i]];
+        for (j, r) in row.iter().enumerate() {
+            let p = (r - best).exp() / sum;
+            logits.set(i, j, T::of((p - if j == y[i] { 1.0 } else { 0.0 }) * inv_b));
+        }
+    }
+    (loss, correct)
 }
 
 /// The square loss's targets for labels `y` and `k` outputs, row-major `[B, k]`: one-hot
@@ -145,7 +215,6 @@ fn squared_error<T: Real>(mut logits: impl Logits<T>, y: &[usize]) -> (f64, usiz
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::Rows;
 
     /// By hand: logits (0.5, -1), label 0 -> targets (1, 0): loss (0.25 + 1) / 2 = 0.625,
     /// cotangent (-0.5, -1) / 2 for a batch of 2; logits (3, 4), label 1 -> targets (0, 1):

@@ -29,42 +29,11 @@ use ntk_numerics::backend::{Compute, Precision};
 use ntk_numerics::kernel::OutputMode;
 use serde::{Deserialize, Serialize};
 
+use crate::config::PredictKernel;
 use crate::loss::{Loss, correct, targets};
 use crate::metrics::write_csv;
 use crate::model::Model;
 use crate::run::Run;
-
-/// Which kernel a prediction uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PredictKernel {
-    /// The network's own NTK at initialization (f64).
-    Empirical,
-    /// The infinite-width NTK of the same architecture.
-    Theory,
-}
-
-impl PredictKernel {
-    fn name(self) -> &'static str {
-        match self {
-            Self::Empirical => "empirical",
-            Self::Theory => "theory",
-        }
-    }
-}
-
-/// `[prediction]` in a training config.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PredictionConfig {
-    /// The kernels to predict with (default: the empirical NTK only).
-    #[serde(default = "empirical")]
-    pub kernels: Vec<PredictKernel>,
-}
-
-fn empirical() -> Vec<PredictKernel> {
-    vec![PredictKernel::Empirical]
-}
 
 /// One row of `predicted.csv`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

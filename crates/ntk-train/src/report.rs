@@ -65,6 +65,21 @@ impl RunRecord {
     }
 }
 
+impl crate::convergence::PredictedRun for RunRecord {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+    fn predicted(&self) -> &[crate::predict::PredictedRow] {
+        &self.predicted
+    }
+    fn predicted_spectrum(&self) -> &[crate::predict::SpectrumRow] {
+        &self.predicted_spectrum
+    }
+}
+
 impl seeds::SeedRun for RunRecord {
     fn configuration(&self) -> (usize, &str, &str) {
         (self.depth, &self.activation, &self.normalization)
@@ -541,20 +556,7 @@ fn family_words(b: &BestRow, resnet: bool) -> String {
     if resnet {
         ntk_plot::style::words(&b.normalization)
     } else {
-        family_label(&b.activation, &b.normalization)
-    }
-}
-
-/// An MLP's activation and normalization in words: "ReLU", "ReLU, BatchNorm".
-pub(crate) fn family_label(activation: &str, normalization: &str) -> String {
-    if normalization == "none" {
-        ntk_plot::style::words(activation)
-    } else {
-        format!(
-            "{}, {}",
-            ntk_plot::style::words(activation),
-            ntk_plot::style::words(normalization)
-        )
+        ntk_plot::style::family_words(&b.activation, &b.normalization)
     }
 }
 

@@ -57,7 +57,10 @@ fn collect_reproduces_the_committed_tables() {
         ntk_train::report::collect(dir.path(), false, mixed.contains(&e), None).unwrap();
         for table in ["sweep.csv", "best.csv", "compare.csv", "convergence.csv"] {
             if !committed.join(table).exists() {
-                assert!(!dir.path().join(table).exists(), "{e}/{table} is not committed");
+                assert!(
+                    !dir.path().join(table).exists(),
+                    "{e}/{table} is not committed"
+                );
                 continue;
             }
             let made = std::fs::read(dir.path().join(table)).unwrap();

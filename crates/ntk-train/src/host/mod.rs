@@ -5,7 +5,7 @@
 //!   [`ntk_model::resnet::host`]).
 //!
 //! Both take the cotangent of the batch's mean loss ([`Loss::host`]): for the cross-entropy
-//! `dL/df = (softmax f - onehot y) / B` ([`softmax_cross_entropy`]), for the square loss
+//! `dL/df = (softmax f - onehot y) / B` ([`crate::loss::softmax_cross_entropy`]), for the square loss
 //! `(f - t) / B` (`crate::loss`); and update with Burn's `Sgd` rule ([`Rule`]); the Burn
 //! [`Model`] stays the run's state of record, written back before every evaluation, NTK probe
 //! and checkpoint.
@@ -13,7 +13,6 @@
 pub mod mlp;
 pub mod resnet;
 
-use faer::Mat;
 use ntk_model::Net;
 use ntk_numerics::backend::Precision;
 use ntk_numerics::linalg::Real;
@@ -22,7 +21,7 @@ pub use mlp::HostMlp;
 pub use resnet::HostResNetSgd;
 
 use crate::config::OptimConfig;
-use crate::loss::Loss;
+use crate::loss::{Loss, Rows};
 use crate::model::Model;
 
 /// What one step saw: the summed loss over the batch and the correct predictions.
@@ -99,79 +98,6 @@ impl<T: Real> Rule<T> {
             .zip(g.iter())
             .for_each(|(w, g)| *w -= *g * self.lr);
     }
-}
-
-/// A batch of logits, `B` rows of `k`: read and overwritten by [`softmax_cross_entropy`].
-pub trait Logits<T> {
-    fn shape(&self) -> (usize, usize);
-    fn get(&self, i: usize, j: usize) -> T;
-    fn set(&mut self, i: usize, j: usize, v: T);
-}
-
-impl<T: Real> Logits<T> for &mut Mat<T> {
-    fn shape(&self) -> (usize, usize) {
-        (self.nrows(), self.ncols())
-    }
-    fn get(&self, i: usize, j: usize) -> T {
-        self[(i, j)]
-    }
-    fn set(&mut self, i: usize, j: usize, v: T) {
-        self[(i, j)] = v;
-    }
-}
-
-/// Row-major logits `[B, k]`.
-pub struct Rows<'a, T> {
-    pub values: &'a mut [T],
-    pub k: usize,
-}
-
-impl<T: Real> Logits<T> for Rows<'_, T> {
-    fn shape(&self) -> (usize, usize) {
-        (self.values.len() / self.k, self.k)
-    }
-    fn get(&self, i: usize, j: usize) -> T {
-        self.values[i * self.k + j]
-    }
-    fn set(&mut self, i: usize, j: usize, v: T) {
-        self.values[i * self.k + j] = v;
-    }
-}
-
-/// Summed cross-entropy over the rows of `logits`, and the number of rows whose first
-/// maximal logit is the label; `logits` is overwritten with `(softmax - onehot(y)) / B`.
-/// A non-finite logit gives a NaN loss (and leaves the logits partly overwritten).
-pub(crate) fn softmax_cross_entropy<T: Real>(
-    mut logits: impl Logits<T>,
-    y: &[usize],
-) -> (f64, usize) {
-    let (batch, k) = logits.shape();
-    let (mut loss, mut correct) = (0.0f64, 0usize);
-    let inv_b = 1.0 / batch as f64;
-    let mut row = vec![0.0f64; k];
-    for i in 0..batch {
-        let (mut best, mut arg) = (f64::NEG_INFINITY, 0);
-        for (j, r) in row.iter_mut().enumerate() {
-            *r = logits.get(i, j).f64();
-            if *r > best {
-                best = *r;
-                arg = j;
-            }
-        }
-        if !best.is_finite() || row.iter().any(|v| v.is_nan()) {
-            return (f64::NAN, correct);
-        }
-        if arg == y[i] {
-            correct += 1;
-        }
-        let sum: f64 = row.iter().map(|v| (v - best).exp()).sum();
-        loss += sum.ln() + best - row[y[i]];
-        for (j, r) in row.iter().enumerate() {
-            let p = (r - best).exp() / sum;
-            logits.set(i, j, T::of((p - if j == y[i] { 1.0 } else { 0.0 }) * inv_b));
-        }
-    }
-    (loss, correct)
 }
 
 /// The summed `loss` and the correct predictions of row-major `logits` (one row per label)
