@@ -212,7 +212,7 @@ pub(crate) fn record_epoch(
     totals: &EpochTotals,
 ) -> crate::Result<()> {
     let last = epoch == run.epochs;
-    let row = epoch_row(run, stepper, epoch, progress.iteration, totals, last);
+    let row = epoch_row(run, stepper, epoch, progress.iteration, totals);
     log_epoch(run, &row);
     progress.rows.push(row);
     write_csv(&run.out.join("metrics.csv"), &progress.rows)?;
@@ -232,10 +232,9 @@ pub(crate) fn epoch_row(
     epoch: usize,
     iteration: usize,
     totals: &EpochTotals,
-    last: bool,
 ) -> EpochMetrics {
     let (test_loss, test_accuracy) = match &run.data.test {
-        Some(s) if last || epoch.is_multiple_of(run.cfg.train.eval_every) => {
+        Some(s) if run.evaluates(epoch) => {
             let (l, a) = stepper.evaluate(s, 500).unwrap_or_else(|| {
                 evaluate(&stepper.valid(), s, run.compute, (500, run.cfg.train.loss))
             });

@@ -296,7 +296,6 @@ fn trajectory(
 ) -> crate::Result<Vec<PredictedRow>> {
     let mut at: Decay = lin.start();
     let mut rows = Vec::with_capacity(run.epochs);
-    let every = run.cfg.train.eval_every;
     for epoch in 1..=run.epochs {
         let train_loss = lin.loss(&at);
         let first = (epoch - 1) * run.per_epoch;
@@ -304,9 +303,8 @@ fn trajectory(
         for iteration in first..last_step {
             lin.step(&mut at, run.lr(iteration));
         }
-        let evaluated = epoch == run.epochs || epoch.is_multiple_of(every);
         let (test_loss, test_accuracy) = match (k_test, tests) {
-            (Some(kt), Some((set, f0, t))) if evaluated => {
+            (Some(kt), Some((set, f0, t))) if run.evaluates(epoch) => {
                 let f = lin
                     .test_outputs(&at, kt.as_ref(), f0.as_ref())
                     .map_err(|e| crate::Error::Prediction(e.to_string()))?;
@@ -474,11 +472,7 @@ kernels = ["empirical"]
             let mut table: toml::Table = toml::to_string(&cfg).unwrap().parse().unwrap();
             for (key, value) in sets {
                 let (t, k) = key.split_once('.').unwrap();
-                let v = match (value.parse::<i64>(), value.parse::<f64>()) {
-                    (Ok(i), _) => toml::Value::Integer(i),
-                    (_, Ok(f)) => toml::Value::Float(f),
-                    _ => toml::Value::String(value.to_string()),
-                };
+                let v = ntk_runs::overrides::parse_value(value);
                 table[t].as_table_mut().unwrap().insert(k.into(), v);
             }
             cfg = TrainConfig::parse(&table.to_string()).unwrap();

@@ -128,6 +128,12 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// Whether the test set is evaluated after `epoch`: every `train.eval_every` epochs and
+    /// after the last.
+    pub(crate) fn evaluates(&self, epoch: usize) -> bool {
+        epoch == self.epochs || epoch.is_multiple_of(self.cfg.train.eval_every)
+    }
+
     /// The scheduled learning rate of step `iteration`.
     pub(crate) fn lr(&self, iteration: usize) -> f64 {
         let lr = self.cfg.optim.lr;
