@@ -145,7 +145,7 @@ pub struct DeviceResNet {
 fn act_params(a: Option<Activation>) -> (i32, f32, f32, f32) {
     match a {
         Some(Activation::NormRelu(n)) => (0, n.b as f32, n.mu as f32, n.lambda as f32),
-        Some(Activation::Selu) => (
+        Some(Activation::Selu(_)) => (
             1,
             SELU_LAMBDA as f32,
             (SELU_LAMBDA * SELU_ALPHA) as f32,

@@ -53,6 +53,8 @@ fn default_split() -> Split {
 #[serde(deny_unknown_fields)]
 pub struct DataConfig {
     pub dataset: Dataset,
+    /// How many samples (for `dataset = "file"`, by default every row of `data.x`:
+    /// [`fill_file_n`]).
     pub n: usize,
     /// Synthetic only: the dimension d (default 5; the official code used 10).
     #[serde(default)]
@@ -104,4 +106,35 @@ impl DataConfig {
             ..self.clone()
         }
     }
+}
+
+/// The default of `data.n` for the user's own arrays: `dataset = "file"` without `n` takes
+/// every row of `data.x` (read from its header; a CSV is read whole), written into the
+/// config's table before it is typed ([`ntk_runs::overrides::load_filled`]) so that the
+/// saved config and its fingerprint state the n that was used. Returns whether it added
+/// `n`; a config that is not a file set, gives `n`, or names no `data.x` (an error of its
+/// own later) is left as it is.
+pub fn fill_file_n(table: &mut toml::Table) -> ntk_runs::Result<bool> {
+    let Some(data) = table.get_mut("data").and_then(|d| d.as_table_mut()) else {
+        return Ok(false);
+    };
+    let is_file = data.get("dataset").and_then(|v| v.as_str()) == Some(Dataset::File.name());
+    if !is_file || data.contains_key("n") {
+        return Ok(false);
+    }
+    let Some(x) = data.get("x").and_then(|v| v.as_str()) else {
+        return Ok(false);
+    };
+    let rows = crate::arrays::peek_inputs(std::path::Path::new(x), crate::arrays::Role::X)
+        .map_err(|e| ntk_runs::Error::Default {
+            key: "data.n".into(),
+            message: format!("all rows of data.x by default, which cannot be read: {e}"),
+        })?
+        .rows;
+    let rows = i64::try_from(rows).map_err(|_| ntk_runs::Error::Default {
+        key: "data.n".into(),
+        message: format!("data.x has {rows} rows, too many"),
+    })?;
+    data.insert("n".into(), toml::Value::Integer(rows));
+    Ok(true)
 }

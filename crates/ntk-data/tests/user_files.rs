@@ -375,3 +375,46 @@ fn lying_headers_devices_and_missing_files_are_refused_unread() {
         "{all}"
     );
 }
+
+/// `data.n` left out of a file set is every row of `data.x` (from the header of an .npy or
+/// an .npz member, a CSV read whole), written into the table; a set that gives `n`, a
+/// built-in set and a table without `data.x` are left alone; an unreadable `data.x` is an
+/// error naming `data.n` and the file.
+#[test]
+fn n_defaults_to_every_row_of_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = write(dir.path(), "x.npy", &npy(&X, &[3, 4]));
+    let zipped = npz(dir.path(), "set.npz", &[("x", npy(&X, &[3, 4]))]);
+    let csv = write(dir.path(), "x.csv", b"0,1\n2,3\n4,5\n6,7\n8,9\n");
+    let table = |extra: &str| -> toml::Table {
+        format!("[data]\ndataset = \"file\"\n{extra}\n")
+            .parse()
+            .unwrap()
+    };
+    for (path, rows) in [(&x, 3), (&zipped, 3), (&csv, 5)] {
+        let mut t = table(&format!("x = {:?}", path.display().to_string()));
+        assert!(ntk_data::config::fill_file_n(&mut t).unwrap());
+        assert_eq!(
+            t["data"]["n"].as_integer(),
+            Some(rows),
+            "{}",
+            path.display()
+        );
+        let cfg: DataConfig = t["data"].clone().try_into().unwrap();
+        assert_eq!(inputs::load(&cfg).unwrap().n, rows as usize);
+    }
+    let mut given = table(&format!("x = {:?}\nn = 2", x.display().to_string()));
+    assert!(!ntk_data::config::fill_file_n(&mut given).unwrap());
+    assert_eq!(given["data"]["n"].as_integer(), Some(2));
+    let mut builtin: toml::Table = "[data]\ndataset = \"mnist\"\n".parse().unwrap();
+    assert!(!ntk_data::config::fill_file_n(&mut builtin).unwrap());
+    assert!(!ntk_data::config::fill_file_n(&mut table("")).unwrap());
+    let missing = dir.path().join("missing.npy");
+    let e = ntk_data::config::fill_file_n(&mut table(&format!(
+        "x = {:?}",
+        missing.display().to_string()
+    )))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("data.n") && e.contains("missing.npy"), "{e}");
+}

@@ -81,9 +81,15 @@ pub struct MlpConfig {
     #[serde(default = "default_output_dim")]
     pub output_dim: usize,
     pub activation: ActivationKind,
-    /// NormReLU's kink `b` (default: the SELU-matching `-1.5907658564`).
+    /// NormReLU's kink `b` (default: the SELU-matching `-1.5907658564`); the name NormReLU's
+    /// parameter had before [`Self::activation_param`], still read.
     #[serde(default)]
     pub kink: Option<f64>,
+    /// The activation's parameter, for a family that has one
+    /// ([`crate::activation::Param`]): NormReLU's kink `b`, LeakyReLU's slope `alpha`. Left
+    /// out of the saved config when absent (fingerprints of earlier runs stay valid).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation_param: Option<f64>,
     #[serde(default = "default_parameterization")]
     pub parameterization: Parameterization,
     #[serde(default)]
@@ -106,6 +112,7 @@ impl MlpConfig {
             output_dim: 1,
             activation,
             kink: None,
+            activation_param: None,
             parameterization: Parameterization::Ntk,
             convention: NtkConvention::Paper,
             normalization: Normalization::None,
@@ -143,9 +150,16 @@ impl MlpConfig {
         self
     }
 
-    /// The activation with its kink resolved.
+    /// Sets the activation's parameter ([`Self::activation_param`]).
+    pub fn with_activation_param(mut self, p: f64) -> Self {
+        self.activation_param = Some(p);
+        self
+    }
+
+    /// The activation with its parameter resolved (`activation_param`, or NormReLU's
+    /// `kink`).
     pub fn activation(&self) -> Activation {
-        Activation::new(self.activation, self.kink)
+        Activation::new(self.activation, self.activation_param.or(self.kink))
     }
 
     /// Checks every field; the error names the field and the value.
@@ -185,6 +199,18 @@ impl MlpConfig {
                     "must be finite, in [-8, 8]",
                 ));
             }
+        }
+        if let Some(p) = self.activation_param {
+            if self.kink.is_some() {
+                return Err(ModelError::invalid(
+                    "activation_param",
+                    format!("{p:?}"),
+                    "kink gives the same parameter: set one of them",
+                ));
+            }
+            self.activation.check_param(Some(p)).map_err(|e| {
+                ModelError::invalid("activation_param", format!("{p:?}"), e.to_string())
+            })?;
         }
         if self.depth == 0 && self.normalization != Normalization::None {
             return Err(ModelError::invalid(

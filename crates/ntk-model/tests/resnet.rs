@@ -511,7 +511,10 @@ fn config_errors_name_the_field() {
     // SELU shares NormReLU's network, border gain included.
     let selu = ResNetConfig::new(20, ResNetVariant::Selu);
     assert!(selu.border_gain() && !selu.clone().with_border_rescale(false).border_gain());
-    assert_eq!(selu.activation(), ntk_model::Activation::Selu);
+    assert_eq!(
+        selu.activation(),
+        ntk_model::Activation::Selu(ntk_model::activation::Selu)
+    );
     check(
         ResNetConfig::new(20, ResNetVariant::NormRelu).with_image_size(30),
         "resnet.image_size",

@@ -42,11 +42,12 @@ pub fn check(x_min: f64, x_max: f64, points: usize) -> crate::Result<()> {
     Ok(())
 }
 
-/// The activation's short name (NormReLU with its kink).
+/// The activation's short name (with its parameter: "NormReLU, b = -1.591").
 fn name(act: &Activation) -> String {
-    match act {
-        Activation::NormRelu(n) => format!("NormReLU, b = {:.3}", n.b),
-        other => ntk_plot::style::words(other.kind().name()),
+    let label = act.look().label;
+    match (act.kind().param(), act.param()) {
+        (Some(p), Some(v)) => format!("{label}, {} = {v:.3}", p.symbol),
+        _ => label.to_string(),
     }
 }
 

@@ -178,7 +178,8 @@ impl ProbeConfig {
     /// ([`ntk_runs::overrides`]); errors in an override name it and its key. The caller
     /// validates the result ([`Self::validate`]) as it does a file.
     pub fn load_with(path: &Path, sets: &[Assignment]) -> crate::Result<Self> {
-        let cfg: Self = ntk_runs::overrides::load(path, sets)?;
+        let cfg: Self =
+            ntk_runs::overrides::load_filled(path, sets, ntk_data::config::fill_file_n)?;
         cfg.net().map_err(|e| Error::At {
             path: path.to_path_buf(),
             source: Box::new(e.into()),

@@ -40,7 +40,7 @@ fn relu_name() -> String {
 /// ([`theory::grad_angle`]) otherwise (the later version's Fig. 2: ReLU^2, GeLU, tanh).
 pub fn theory_phi(act: &Activation, theta_in: f64, depth: usize) -> f64 {
     match act {
-        Activation::Relu => theory::relu_grad_angle(theta_in, depth),
+        Activation::Relu(_) => theory::relu_grad_angle(theta_in, depth),
         other => theory::grad_angle(other, theta_in, depth),
     }
 }

@@ -24,7 +24,8 @@ fn public_check_values() {
     for (theta, depth, phi) in cases {
         let t = f64::to_radians(theta);
         let closed = theory::relu_grad_angle(t, depth).to_degrees();
-        let generic = theory::grad_angle(&Activation::Relu, t, depth).to_degrees();
+        let generic = theory::grad_angle(&Activation::Relu(ntk_model::activation::Relu), t, depth)
+            .to_degrees();
         // Printed to 3 decimals.
         assert!((closed - phi).abs() < 6e-4, "{theta} L{depth}: {closed}");
         assert!((generic - phi).abs() < 6e-4, "{theta} L{depth}: {generic}");
@@ -41,10 +42,11 @@ fn generic_angles_equal_relu_closed_form() {
     for theta in [1.0, 5.0, 20.0, 60.0, 90.0, 120.0, 179.0] {
         let t = f64::to_radians(theta);
         for depth in [0, 1, 2, 3, 7, 10, 50] {
-            let a = theory::grad_angle(&Activation::Relu, t, depth);
+            let a = theory::grad_angle(&Activation::Relu(ntk_model::activation::Relu), t, depth);
             let b = theory::relu_grad_angle(t, depth);
             assert!((a - b).abs() < 1e-12, "{theta} L{depth}: {a} vs {b}");
-            let emb = theory::embedding_angles(&Activation::Relu, t, depth);
+            let emb =
+                theory::embedding_angles(&Activation::Relu(ntk_model::activation::Relu), t, depth);
             let want = theory::relu_embedding_angles(t, depth);
             assert_eq!(emb.len(), depth + 1);
             for (x, y) in emb.iter().zip(&want) {
@@ -77,20 +79,31 @@ fn unit_inputs() -> Vec<f64> {
 fn quadrature_kernels_match_relu_closed_form_on_a_data_set() {
     let (n, d, depth) = (4, 3, 4);
     let x = unit_inputs();
-    let closed =
-        theory::infinite_width_kernels(&x, n, d, &DualEvaluator::new(&Activation::Relu), depth);
+    let closed = theory::infinite_width_kernels(
+        &x,
+        n,
+        d,
+        &DualEvaluator::new(&Activation::Relu(ntk_model::activation::Relu)),
+        depth,
+    );
     let split = theory::infinite_width_kernels(
         &x,
         n,
         d,
-        &DualEvaluator::with_quadrature(&Activation::Relu, Quadrature::SPLIT),
+        &DualEvaluator::with_quadrature(
+            &Activation::Relu(ntk_model::activation::Relu),
+            Quadrature::SPLIT,
+        ),
         depth,
     );
     let hermite = theory::infinite_width_kernels(
         &x,
         n,
         d,
-        &DualEvaluator::with_quadrature(&Activation::Relu, Quadrature::HERMITE),
+        &DualEvaluator::with_quadrature(
+            &Activation::Relu(ntk_model::activation::Relu),
+            Quadrature::HERMITE,
+        ),
         depth,
     );
     assert!(split.ntk.relative_error(&closed.ntk) < 1e-14);
@@ -161,7 +174,13 @@ fn infinite_depth_limit() {
     let kappas: Vec<f64> = [1, 10, 100, 2000]
         .iter()
         .map(|&l| {
-            let k = theory::infinite_width_ntk(&x, n, d, &Activation::Relu, l);
+            let k = theory::infinite_width_ntk(
+                &x,
+                n,
+                d,
+                &Activation::Relu(ntk_model::activation::Relu),
+                l,
+            );
             spectrum(&k, f64::EPSILON).unwrap().kappa
         })
         .collect();
@@ -182,16 +201,31 @@ fn linear_network() {
     let (n, d) = (4, 3);
     let x: Vec<f64> = (0..n * d).map(|k| (k as f64 * 0.37).sin() * 2.0).collect();
     let g = Kernel::gram(&x, n, d);
-    let quad = DualEvaluator::with_quadrature(&Activation::Linear, Quadrature::SPLIT);
+    let quad = DualEvaluator::with_quadrature(
+        &Activation::Linear(ntk_model::activation::Linear),
+        Quadrature::SPLIT,
+    );
     for depth in [0, 1, 2, 5, 20] {
-        let k = theory::infinite_width_ntk(&x, n, d, &Activation::Linear, depth);
+        let k = theory::infinite_width_ntk(
+            &x,
+            n,
+            d,
+            &Activation::Linear(ntk_model::activation::Linear),
+            depth,
+        );
         let scale = depth as f64 + 1.0;
         for (a, b) in k.data.iter().zip(&g.data) {
             assert_eq!(*a, scale * b);
         }
         assert_eq!(k, theory::linear_ntk(&x, n, d, depth));
         assert_eq!(
-            theory::infinite_width_embedding_gram(&x, n, d, &Activation::Linear, depth),
+            theory::infinite_width_embedding_gram(
+                &x,
+                n,
+                d,
+                &Activation::Linear(ntk_model::activation::Linear),
+                depth
+            ),
             g
         );
         // The recursion itself, entry by entry (L additions of rounding).
@@ -203,9 +237,11 @@ fn linear_network() {
             theory::linear_embedding_angles(t, depth),
             vec![t; depth + 1]
         );
-        let phi = theory::grad_angle(&Activation::Linear, t, depth);
+        let phi = theory::grad_angle(&Activation::Linear(ntk_model::activation::Linear), t, depth);
         assert!((phi - t).abs() < 1e-14);
-        for a in theory::embedding_angles(&Activation::Linear, t, depth) {
+        for a in
+            theory::embedding_angles(&Activation::Linear(ntk_model::activation::Linear), t, depth)
+        {
             assert!((a - t).abs() < 1e-14);
         }
     }
@@ -215,7 +251,13 @@ fn linear_network() {
         .unwrap()
         .kappa;
     let kk = spectrum(
-        &theory::infinite_width_ntk(x, n, d, &Activation::Linear, 7),
+        &theory::infinite_width_ntk(
+            x,
+            n,
+            d,
+            &Activation::Linear(ntk_model::activation::Linear),
+            7,
+        ),
         f64::EPSILON,
     )
     .unwrap()
@@ -233,9 +275,9 @@ fn depth_zero_is_the_gram_matrix_and_nonlinearity_is_exposed() {
         assert_eq!(theory::infinite_width_ntk(&x, n, d, &act, 0), g, "{kind}");
     }
     let pi = std::f64::consts::PI;
-    let relu = theory::nonlinearity(&Activation::Relu);
+    let relu = theory::nonlinearity(&Activation::Relu(ntk_model::activation::Relu));
     assert!((relu - (1.0 - pi / (2.0 * (pi - 1.0)))).abs() < 1e-12);
-    assert!(theory::nonlinearity(&Activation::Linear).abs() < 1e-15);
+    assert!(theory::nonlinearity(&Activation::Linear(ntk_model::activation::Linear)).abs() < 1e-15);
 }
 
 /// Seed-wise empirical NTKs (paper convention, f64, host engine) of `x` at `width`.
@@ -290,7 +332,8 @@ fn mean_sem(ks: &[Kernel], i: usize, j: usize) -> (f64, f64) {
 fn paper_convention_scale_matches_the_recursion() {
     let (n, d, width, seeds) = (4, 3, 8192, 64);
     let x = unit_inputs();
-    let theory_k = theory::infinite_width_ntk(&x, n, d, &Activation::Relu, 1);
+    let theory_k =
+        theory::infinite_width_ntk(&x, n, d, &Activation::Relu(ntk_model::activation::Relu), 1);
     assert_eq!(theory_k.get(0, 0), 2.0);
     let ks = empirical(&x, n, d, ActivationKind::Relu, 1, width, seeds);
     let (mean, sem) = mean_sem(&ks, 0, 0);

@@ -122,6 +122,11 @@ pub enum Error {
         source: Box<Error>,
     },
 
+    /// A default that could not be found: `key` was left out and its value comes from
+    /// elsewhere (a file set's `data.n`, the rows of `data.x`), which failed.
+    #[error("{key} (not given): {message}")]
+    Default { key: String, message: String },
+
     // --- configs and overrides ---
     /// An override (`--set KEY=VALUE` or a short flag) that is malformed or whose value the
     /// config refuses; `origin` is what the user wrote, `key` the dotted key when the error

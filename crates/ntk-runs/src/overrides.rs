@@ -192,6 +192,33 @@ pub fn load<T: DeserializeOwned>(path: &Path, sets: &[Assignment]) -> crate::Res
     from_table(table, sets, path, Some(&text))
 }
 
+/// [`load`], with `fill` given the table (the file with `sets` applied) before it is typed:
+/// for a default that depends on more than the config's text (a file set's `data.n`, all
+/// rows of `data.x`). `fill` returns whether it added anything; when it did not, this is
+/// exactly [`load`]. Its errors are reported against the file.
+pub fn load_filled<T: DeserializeOwned>(
+    path: &Path,
+    sets: &[Assignment],
+    fill: impl FnOnce(&mut Table) -> crate::Result<bool>,
+) -> crate::Result<T> {
+    let text = read(path)?;
+    let mut table = text.parse::<Table>().map_err(|source| Error::Toml {
+        path: path.to_path_buf(),
+        source: Box::new(source),
+    })?;
+    for a in sets {
+        a.apply(&mut table)?;
+    }
+    let filled = fill(&mut table).map_err(|e| Error::At {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })?;
+    if !filled {
+        return load(path, sets);
+    }
+    from_table(table, sets, path, Some(&text))
+}
+
 /// Deserializes `table` (a file's, with `sets` applied) into `T`; errors are attributed to
 /// the assignment whose key they concern, else to the file `path` (whose `text`, when
 /// given, is parsed alone to report the line).

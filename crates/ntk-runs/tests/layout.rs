@@ -2,7 +2,7 @@
 //! cycle (a module that uses another is not used by it, directly or through others), so
 //! each crate reads bottom up. A module's uses are its `crate::a::b` and `super::x` paths
 //! outside comments and outside its `#[cfg(test)]` part; a path names the deepest module it
-//! reaches.
+//! reaches. And README's Layout names every module of every crate.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -229,5 +229,85 @@ fn a_cycle_is_found_and_a_chain_is_not() {
     assert_eq!(
         cycles(&graph(src)),
         vec![vec!["a".to_string(), "b".to_string()]]
+    );
+}
+
+/// The words of each crate's entry in README's Layout section (`crates/ntk-x  words...`,
+/// continued on the lines indented under it).
+fn readme_layout() -> BTreeMap<String, BTreeSet<String>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let start = readme.find("## Layout").expect("README has a Layout section");
+    let end = readme[start..].find("\n## ").map_or(readme.len(), |e| start + e);
+    let mut entries: BTreeMap<String, String> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in readme[start..end].lines() {
+        if let Some(rest) = line.strip_prefix("crates/") {
+            let (name, words) = rest.split_once(' ').unwrap_or((rest, ""));
+            entries.insert(name.to_string(), words.to_string());
+            current = Some(name.to_string());
+        } else if line.starts_with("                   ")
+            && let Some(c) = &current
+        {
+            let e = entries.get_mut(c).unwrap();
+            e.push(' ');
+            e.push_str(line.trim());
+        } else {
+            current = None;
+        }
+    }
+    entries
+        .into_iter()
+        .map(|(k, v)| {
+            let words = v
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty())
+                .map(str::to_string)
+                .collect();
+            (k, words)
+        })
+        .collect()
+}
+
+/// README's Layout names every module of every crate (its file's or directory's name, in
+/// the crate's entry): a module added without a word there fails here, naming it. Inline
+/// test files (`tests.rs`) are the tests of their parent and need no entry.
+#[test]
+fn readme_layout_names_every_module() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let layout = readme_layout();
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for e in std::fs::read_dir(&crates).unwrap().flatten() {
+        let src = e.path().join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(words) = layout.get(&name) else {
+            missing.push(format!("{name}: no entry at all"));
+            continue;
+        };
+        let mut files = Vec::new();
+        sources(&src, &mut files);
+        for f in files {
+            let module = module_of(&src, &f);
+            let Some(last) = module.rsplit('/').next().filter(|m| !m.is_empty()) else {
+                continue;
+            };
+            if last == "tests" {
+                continue;
+            }
+            checked += 1;
+            if !words.contains(last) {
+                missing.push(format!("{name}: {module}"));
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} modules found");
+    assert!(
+        missing.is_empty(),
+        "README's Layout does not name these modules (add a word to the crate's entry): {}",
+        missing.join(", ")
     );
 }

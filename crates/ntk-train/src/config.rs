@@ -314,7 +314,7 @@ impl Given {
 impl TrainConfig {
     /// Reads a TOML file; errors name the file, line and key.
     pub fn load(path: &Path) -> crate::Result<Self> {
-        let cfg: Self = ntk_runs::config_file::load_toml(path)?;
+        let cfg: Self = ntk_runs::overrides::load_filled(path, &[], ntk_data::config::fill_file_n)?;
         let given = Given::of_file(path, &[])?;
         let at = |e| crate::Error::At {
             path: path.to_path_buf(),

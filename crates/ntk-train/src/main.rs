@@ -187,7 +187,7 @@ fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<TrainConfig> {
         .as_ref()
         .ok_or("--config FILE is required (or a subcommand: run, sweep, collect, plot, bench)")?;
     let sets = assignments(flags, own, &overrides::read_table(path)?)?;
-    let cfg: TrainConfig = overrides::load(path, &sets)?;
+    let cfg: TrainConfig = overrides::load_filled(path, &sets, ntk_data::config::fill_file_n)?;
     let cfg = cfg
         .with_data_defaults(Given::of_file(path, &sets)?)
         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -457,7 +457,7 @@ fn main_inner(cli: Cli) -> CliResult<()> {
 fn collect(args: CollectArgs) -> CliResult<()> {
     if let Some(path) = &args.config {
         let sets = overrides::parse_all(&args.set)?;
-        let cfg: TrainConfig = overrides::load(path, &sets)?;
+        let cfg: TrainConfig = overrides::load_filled(path, &sets, ntk_data::config::fill_file_n)?;
         let cfg = cfg
             .with_data_defaults(Given::of_file(path, &sets)?)
             .map_err(|e| format!("{}: {e}", path.display()))?;

@@ -37,7 +37,8 @@ use ntk_numerics::linalg::{Real, gemm, gemm_acc};
 pub(super) fn applies(mlp: &Mlp) -> bool {
     let sizes = mlp.config().layer_sizes();
     let depth = mlp.depth();
-    *mlp.activation() == Activation::Linear && sizes[1..=depth].iter().all(|&m| m > sizes[0] + 1)
+    matches!(mlp.activation(), Activation::Linear(_))
+        && sizes[1..=depth].iter().all(|&m| m > sizes[0] + 1)
 }
 
 /// The structured NTK of the linear network `mlp` on the `n x d` rows of `x`, summed over

@@ -50,7 +50,7 @@
 //!   panels are also graded geometrically towards that point (`b / (sqrt(q2) rho) +-
 //!   2^k r / |rho|`). Panels shrink by `max(1, sqrt(q))` where `s(sqrt(q) z)` varies faster
 //!   than the Gaussian (tanh's complex poles approach the real axis like `1 / sqrt(q)`), but
-//!   only inside the activation's *window* `|u| < W` ([`smooth_window`]: tanh 20, gelu 9,
+//!   only inside the activation's *window* `|u| < W` ([`Activation::smooth_window`]: tanh 20, gelu 9,
 //!   SELU 40; 0 for the piecewise polynomial ones), outside which `s` and `s'` are affine
 //!   to f64 precision: there panels of width `panel` (the Gaussian's scale) suffice. The
 //!   same holds for the inner integral seen as a function of `z1`,
@@ -66,18 +66,8 @@
 //!   About 5e4 evaluations of `s` and `s'` per call: ~1 ms (ReLU-like), 2.5 ms (tanh),
 //!   4.5 ms (gelu, whose `Phi` is an `erfc`) on this machine.
 
-use std::f64::consts::PI;
-
-use ntk_model::{Activation, normal};
-
-/// `Sigma_l(x,y)` and `Sigma_dot_l(x,y)` of one layer (see the module doc).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct DualKernel {
-    /// `Sigma = c E[s(u) s(v)]`: the next layer's embedding kernel.
-    pub sigma: f64,
-    /// `Sigma_dot = c E[s'(u) s'(v)]`: the backpropagation factor of the NTK recursion.
-    pub sigma_dot: f64,
-}
+pub use ntk_model::activation::{DualKernel, correlation};
+use ntk_model::{Activation, ActivationKind, normal};
 
 /// Half-width of the window of [`Quadrature::Split`]: the mass of `N(0, 1)` beyond it,
 /// `2 Phi(-10) ~ 1.5e-23`, is far below f64 resolution for every integrand here (at most
@@ -122,8 +112,8 @@ impl Default for Quadrature {
 }
 
 enum Method {
-    Relu,
-    Linear,
+    /// The activation's own closed form ([`Activation::closed_dual`]).
+    Closed,
     Hermite {
         nodes: Vec<f64>,
         weights: Vec<f64>,
@@ -145,37 +135,14 @@ pub struct DualEvaluator {
     method: Method,
 }
 
-/// The half-width `W` (in units of the pre-activation `u`) outside which `s` and `s'` are
-/// affine functions of `u` to f64 precision, so that the split rule needs panels finer than
-/// the Gaussian's only inside `|u| < W` (see the module doc):
-///
-/// - tanh: `1 - tanh(u) = 2 e^{-2u} / (1 + e^{-2u}) < 1e-17` and `tanh'(u) < 4 e^{-2u}` for
-///   `u >= 20`;
-/// - gelu: `gelu(u) - relu(u) = -|u| Phi(-|u|)` and `gelu'(u) - 1{u > 0}` are below `1e-18`
-///   for `|u| >= 9`;
-/// - SELU: its negative branch `lambda alpha (e^u - 1)` is constant to `e^{-40} ~ 4e-18`
-///   below `u = -40`;
-/// - 0 for the piecewise polynomial activations (identity, ReLU, NormReLU, ReLU^2), split
-///   exactly at their kinks.
-pub fn smooth_window(act: &Activation) -> f64 {
-    match act {
-        Activation::Tanh => 20.0,
-        Activation::Gelu => 9.0,
-        Activation::Selu => 40.0,
-        Activation::Relu
-        | Activation::Linear
-        | Activation::NormRelu(_)
-        | Activation::ReluSquared => 0.0,
-    }
-}
-
 impl DualEvaluator {
-    /// The closed form for ReLU and the identity, [`Quadrature::default`] otherwise.
+    /// The activation's closed form where it has one ([`Activation::closed_dual`]: ReLU,
+    /// the identity, erf, LeakyReLU), [`Quadrature::default`] otherwise.
     pub fn new(act: &Activation) -> Self {
-        match act {
-            Activation::Relu => Self::closed(act, Method::Relu),
-            Activation::Linear => Self::closed(act, Method::Linear),
-            _ => Self::with_quadrature(act, Quadrature::default()),
+        if act.closed_dual(1.0, 1.0, 0.5).is_some() {
+            Self::closed(act, Method::Closed)
+        } else {
+            Self::with_quadrature(act, Quadrature::default())
         }
     }
 
@@ -184,7 +151,7 @@ impl DualEvaluator {
             act: *act,
             c: act.c(),
             kinks: act.kinks(),
-            window: smooth_window(act),
+            window: act.smooth_window(),
             method,
         }
     }
@@ -235,9 +202,9 @@ impl DualEvaluator {
         self.c
     }
 
-    /// True when the kernel is evaluated in closed form (ReLU, identity).
+    /// True when the kernel is evaluated in closed form.
     pub fn is_closed_form(&self) -> bool {
-        matches!(self.method, Method::Relu | Method::Linear)
+        matches!(self.method, Method::Closed)
     }
 
     /// `(Sigma, Sigma_dot)` for inputs of (co)variance `(q1, q2, c12)` (see the module doc).
@@ -246,8 +213,12 @@ impl DualEvaluator {
     pub fn eval(&self, q1: f64, q2: f64, c12: f64) -> DualKernel {
         let rho = correlation(q1, q2, c12);
         let (a, b) = match &self.method {
-            Method::Relu => return relu_dual_kernel(q1, q2, c12),
-            Method::Linear => return linear_dual_kernel(q1, q2, c12),
+            Method::Closed => {
+                return self
+                    .act
+                    .closed_dual(q1, q2, c12)
+                    .expect("Method::Closed is chosen only for a closed form");
+            }
             Method::Hermite { nodes, weights } => self.hermite(q1, q2, rho, nodes, weights),
             Method::Split {
                 panel,
@@ -388,19 +359,6 @@ impl DualEvaluator {
     }
 }
 
-/// `rho = c12 / sqrt(q1 q2)`, clamped to `[-1, 1]`; exactly `+-1` when `|c12| = q1 = q2`
-/// (a diagonal entry, where `q / (sqrt q sqrt q)` could round to `1 - 2^-53` and cost the
-/// ReLU closed form `acos`'s `sqrt(2 eps) ~ 1.5e-8`), and 0 when an input is zero.
-pub fn correlation(q1: f64, q2: f64, c12: f64) -> f64 {
-    if q1 <= 0.0 || q2 <= 0.0 {
-        return 0.0;
-    }
-    if q1 == q2 && c12.abs() == q1 {
-        return c12.signum();
-    }
-    (c12 / (q1.sqrt() * q2.sqrt())).clamp(-1.0, 1.0)
-}
-
 /// `sqrt(1 - rho^2)`, written `sqrt((1 - rho)(1 + rho))` to keep its relative accuracy as
 /// `rho -> +-1`.
 fn cholesky_r(rho: f64) -> f64 {
@@ -452,30 +410,21 @@ fn panel_rule(
     }
 }
 
-/// The ReLU dual kernel in closed form (arc-cosine kernels of degree 1 and 0, `c = 2`):
-/// `Sigma = sqrt(q1 q2) (sin t + (pi - t) cos t) / pi`, `Sigma_dot = (pi - t) / pi`,
-/// `t = arccos(c12 / sqrt(q1 q2))`. For unit inputs `Sigma = cos g(t)` with
-/// [`super::relu::g`] (Liu & Hui Eq. 7-9). A zero input gives `Sigma = Sigma_dot = 0`.
+/// The ReLU dual kernel in closed form ([`ntk_model::activation::Relu`]'s): `Sigma =
+/// sqrt(q1 q2) (sin t + (pi - t) cos t) / pi`, `Sigma_dot = (pi - t) / pi`,
+/// `t = arccos(c12 / sqrt(q1 q2))`; for unit inputs `Sigma = cos g(t)` with
+/// [`super::relu::g`] (Liu & Hui Eq. 7-9).
 pub fn relu_dual_kernel(q1: f64, q2: f64, c12: f64) -> DualKernel {
-    if q1 <= 0.0 || q2 <= 0.0 {
-        return DualKernel {
-            sigma: 0.0,
-            sigma_dot: 0.0,
-        };
-    }
-    let t = correlation(q1, q2, c12).acos();
-    DualKernel {
-        sigma: q1.sqrt() * q2.sqrt() * (t.sin() + (PI - t) * t.cos()) / PI,
-        sigma_dot: (PI - t) / PI,
-    }
+    Activation::new(ActivationKind::Relu, None)
+        .closed_dual(q1, q2, c12)
+        .expect("ReLU's closed form")
 }
 
 /// The identity's dual kernel (`c = 1`): `Sigma = c12`, `Sigma_dot = 1`.
-pub fn linear_dual_kernel(_q1: f64, _q2: f64, c12: f64) -> DualKernel {
-    DualKernel {
-        sigma: c12,
-        sigma_dot: 1.0,
-    }
+pub fn linear_dual_kernel(q1: f64, q2: f64, c12: f64) -> DualKernel {
+    Activation::new(ActivationKind::Linear, None)
+        .closed_dual(q1, q2, c12)
+        .expect("the identity's closed form")
 }
 
 /// One-off `(Sigma, Sigma_dot)` of `act` (closed form or the default quadrature). Build a
@@ -521,9 +470,54 @@ mod tests {
     }
 
     /// The split rule reproduces the ReLU closed form to machine precision.
+    /// Every closed form of the registry (ReLU, the identity, erf, LeakyReLU at slopes over
+    /// its range) against the split quadrature of the same activation's `s` and `s'`, and
+    /// at a zero input: below 1e-12 of the kernels' scales.
+    #[test]
+    fn every_closed_form_matches_quadrature() {
+        let mut acts = Vec::new();
+        for kind in ActivationKind::all() {
+            acts.push(Activation::new(kind, None));
+            if let Some(p) = kind.param() {
+                let (lo, hi) = p.range;
+                acts.extend([lo, lo / 2.0, hi / 2.0, hi].map(|v| Activation::new(kind, Some(v))));
+            }
+        }
+        let mut checked = Vec::new();
+        for act in acts {
+            let Some(_) = act.closed_dual(1.0, 1.0, 0.5) else {
+                continue;
+            };
+            let quad = DualEvaluator::with_quadrature(&act, Quadrature::SPLIT);
+            let closed = |q1, q2, c12| act.closed_dual(q1, q2, c12).unwrap();
+            for case in CASES {
+                let (a, b) = errors(&quad, &closed, case);
+                assert!(a < 1e-12 && b < 1e-12, "{act} at {case:?}: {a:e}, {b:e}");
+            }
+            // A zero input: s(0) and s'(0) enter as in the network.
+            let (zq, zc) = (quad.eval(0.0, 2.0, 0.0), closed(0.0, 2.0, 0.0));
+            assert!(
+                (zq.sigma - zc.sigma).abs() < 1e-12 && (zq.sigma_dot - zc.sigma_dot).abs() < 1e-12,
+                "{act} at a zero input: {zq:?} against {zc:?}"
+            );
+            checked.push(act.kind());
+        }
+        for kind in [
+            ActivationKind::Relu,
+            ActivationKind::Linear,
+            ActivationKind::Erf,
+            ActivationKind::LeakyRelu,
+        ] {
+            assert!(checked.contains(&kind), "{kind} has no closed form");
+        }
+    }
+
     #[test]
     fn split_rule_matches_relu_closed_form() {
-        let quad = DualEvaluator::with_quadrature(&Activation::Relu, Quadrature::SPLIT);
+        let quad = DualEvaluator::with_quadrature(
+            &Activation::Relu(ntk_model::activation::Relu),
+            Quadrature::SPLIT,
+        );
         for case in CASES {
             let (es, ed) = errors(&quad, &relu_dual_kernel, case);
             assert!(es < 1e-14 && ed < 1e-14, "{case:?}: {es:e} {ed:e}");
@@ -535,7 +529,10 @@ mod tests {
     /// 6e-2, and not better than 1e-3 (it is not spectral here).
     #[test]
     fn hermite_rule_reaches_only_percent_accuracy_on_relu() {
-        let quad = DualEvaluator::with_quadrature(&Activation::Relu, Quadrature::HERMITE);
+        let quad = DualEvaluator::with_quadrature(
+            &Activation::Relu(ntk_model::activation::Relu),
+            Quadrature::HERMITE,
+        );
         let (mut ws, mut wd) = (0.0f64, 0.0f64);
         for case in CASES {
             let (es, ed) = errors(&quad, &relu_dual_kernel, case);
@@ -551,7 +548,10 @@ mod tests {
 
     #[test]
     fn split_rule_matches_the_identity() {
-        let quad = DualEvaluator::with_quadrature(&Activation::Linear, Quadrature::SPLIT);
+        let quad = DualEvaluator::with_quadrature(
+            &Activation::Linear(ntk_model::activation::Linear),
+            Quadrature::SPLIT,
+        );
         for case in CASES {
             let (es, ed) = errors(&quad, &linear_dual_kernel, case);
             assert!(es < 1e-14 && ed < 1e-14, "{case:?}: {es:e} {ed:e}");
@@ -606,7 +606,10 @@ mod tests {
             (400.0, 400.0, 399.0),
             (2500.0, 2500.0, 0.0),
         ];
-        let quad = DualEvaluator::with_quadrature(&Activation::Relu, Quadrature::SPLIT);
+        let quad = DualEvaluator::with_quadrature(
+            &Activation::Relu(ntk_model::activation::Relu),
+            Quadrature::SPLIT,
+        );
         for case in big {
             let (es, ed) = errors(&quad, &relu_dual_kernel, case);
             assert!(es < 1e-14 && ed < 1e-14, "relu {case:?}: {es:e} {ed:e}");
@@ -616,7 +619,7 @@ mod tests {
         }
         // tanh at q -> infinity is the sign function: E[sgn u sgn v] = (2 / pi) arcsin(rho),
         // approached like 1 / sqrt(q) (the fraction of unsaturated units).
-        let tanh = DualEvaluator::new(&Activation::Tanh);
+        let tanh = DualEvaluator::new(&Activation::Tanh(ntk_model::activation::Tanh));
         let rho: f64 = 0.6;
         let got = tanh.eval(1e8, 1e8, 0.6e8).sigma / tanh.c();
         let want = 2.0 / std::f64::consts::PI * rho.asin();
@@ -627,7 +630,10 @@ mod tests {
     /// the two rules agree.
     #[test]
     fn hermite_and_split_agree_on_smooth_activations() {
-        for act in [Activation::Tanh, Activation::Gelu] {
+        for act in [
+            Activation::Tanh(ntk_model::activation::Tanh),
+            Activation::Gelu(ntk_model::activation::Gelu),
+        ] {
             let gh = DualEvaluator::with_quadrature(&act, Quadrature::GaussHermite(120));
             let sp = DualEvaluator::new(&act);
             let reference = |q1, q2, c12| sp.eval(q1, q2, c12);

@@ -26,6 +26,8 @@
 
 pub mod dual;
 pub mod linear;
+#[cfg(test)]
+mod measured;
 pub mod ntk;
 pub mod relu;
 pub mod scaling;
@@ -33,7 +35,6 @@ pub mod transfer;
 
 pub use dual::{
     DualEvaluator, DualKernel, Quadrature, dual_kernel, linear_dual_kernel, relu_dual_kernel,
-    smooth_window,
 };
 pub use linear::{linear_embedding_angles, linear_grad_angle, linear_ntk};
 pub use ntk::{

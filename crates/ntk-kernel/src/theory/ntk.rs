@@ -201,7 +201,7 @@ pub fn infinite_width_kernels_scaled(
     assert_eq!(x.len(), n * d, "x must be n x d row-major");
     let depth = scaling.depth();
     let g = Kernel::gram(x, n, d);
-    if matches!(dual.activation(), Activation::Linear)
+    if matches!(dual.activation(), Activation::Linear(_))
         && dual.is_closed_form()
         && scaling.is_paper(dual.activation())
     {
@@ -428,19 +428,23 @@ mod tests {
     /// and with the split quadrature forced on ReLU to 1e-11 rad.
     #[test]
     fn recursion_reproduces_thm_4_4() {
-        let quad = DualEvaluator::with_quadrature(&Activation::Relu, Quadrature::SPLIT);
+        let quad = DualEvaluator::with_quadrature(
+            &Activation::Relu(ntk_model::activation::Relu),
+            Quadrature::SPLIT,
+        );
         for theta_deg in [1.0, 5.0, 30.0, 60.0, 90.0, 135.0] {
             let t = f64::to_radians(theta_deg);
             for depth in [0, 1, 2, 5, 10, 30] {
                 let want = relu_grad_angle(t, depth);
-                let got = grad_angle(&Activation::Relu, t, depth);
+                let got = grad_angle(&Activation::Relu(ntk_model::activation::Relu), t, depth);
                 assert!(
                     (got - want).abs() < 1e-12,
                     "{theta_deg} {depth}: {got} {want}"
                 );
                 let by_quad = pair_recursion(&quad, 1.0, 1.0, t.cos(), depth).grad_angle();
                 assert!((by_quad - want).abs() < 1e-11, "{theta_deg} {depth}");
-                let emb = embedding_angles(&Activation::Relu, t, depth);
+                let emb =
+                    embedding_angles(&Activation::Relu(ntk_model::activation::Relu), t, depth);
                 for (a, b) in emb.iter().zip(relu_embedding_angles(t, depth)) {
                     assert!((a - b).abs() < 1e-12);
                 }
@@ -451,7 +455,7 @@ mod tests {
     /// `Theta_L(x,x) = (L + 1) ||x||^2` for ReLU: the normalization of Thm 4.4.
     #[test]
     fn relu_diagonal_is_l_plus_one_times_the_norm() {
-        let dual = DualEvaluator::new(&Activation::Relu);
+        let dual = DualEvaluator::new(&Activation::Relu(ntk_model::activation::Relu));
         for depth in 0..6 {
             let p = pair_recursion(&dual, 2.5, 0.5, 0.3, depth);
             let [a, b, _] = p.ntk();
@@ -560,7 +564,10 @@ mod tests {
         let x: Vec<f64> = (0..n * d)
             .map(|k| ((k * 7 % 11) as f64 - 5.0) / 4.0)
             .collect();
-        for act in [Activation::Relu, Activation::Linear] {
+        for act in [
+            Activation::Relu(ntk_model::activation::Relu),
+            Activation::Linear(ntk_model::activation::Linear),
+        ] {
             for depth in 0..5 {
                 let dual = DualEvaluator::new(&act);
                 let paper = infinite_width_kernels(&x, n, d, &dual, depth).ntk;
@@ -593,7 +600,7 @@ mod tests {
             .map(|k| ((k * 7 % 11) as f64 - 5.0) / 4.0)
             .collect();
         for act in [
-            Activation::Relu,
+            Activation::Relu(ntk_model::activation::Relu),
             Activation::new(ActivationKind::NormRelu, None),
         ] {
             let dual = DualEvaluator::new(&act);

@@ -17,13 +17,8 @@
 //! ("a form of bias which increases correlations over layers", minimum 0 at `q = 1`); the
 //! table also carries `m(q)` for other normalizations.
 //!
-//! NormReLU `s_b(x) = lambda (max(x, b) - mu)` has closed forms (with `t = b / sqrt(q)`,
-//! `E max(Z, t) = t Phi(t) + phi(t)`, `E max(Z, t)^2 = t^2 Phi(t) + 1 - Phi(t) + t phi(t)`):
-//!
-//! - `m(q) = lambda (sqrt(q) E max(Z, t) - mu)`,
-//! - `N(q) = lambda^2 (q E max(Z, t)^2 - 2 mu sqrt(q) E max(Z, t) + mu^2)`,
-//! - `N'(q) = lambda^2 (1 - Phi(t) + t phi(t) - mu phi(t) / sqrt(q))`;
-//!
+//! An activation with closed forms gives them ([`ntk_model::Activation::closed_scaled_moments`]:
+//! NormReLU's, in `ntk_model::activation::norm_relu`);
 //! every other activation is integrated by [`ntk_model::normal::expect`] (split at its
 //! kinks, scaled by `1 / sqrt(q)`). The tests hold the two routes together and `N'` to a
 //! finite difference of `N`.
@@ -57,24 +52,12 @@ impl Transfer {
     }
 }
 
-/// The transfer functions of `act` at variance `q > 0`: NormReLU in closed form, every other
-/// activation by quadrature.
+/// The transfer functions of `act` at variance `q > 0`: in closed form where the activation
+/// has one ([`Activation::closed_scaled_moments`]: NormReLU), by quadrature otherwise.
 pub fn transfer(act: &Activation, q: f64) -> Transfer {
-    match act {
-        Activation::NormRelu(n) => {
-            let t = n.b / q.sqrt();
-            let (pdf, cdf) = (normal::pdf(t), normal::cdf(t));
-            let first = t * cdf + pdf;
-            let second = t * t * cdf + (1.0 - cdf) + t * pdf;
-            let (l2, rq) = (n.lambda * n.lambda, q.sqrt());
-            Transfer::new(
-                q,
-                n.lambda * (rq * first - n.mu),
-                l2 * (q * second - 2.0 * n.mu * rq * first + n.mu * n.mu),
-                l2 * ((1.0 - cdf) + t * pdf - n.mu * pdf / rq),
-            )
-        }
-        _ => by_quadrature(act, q),
+    match act.closed_scaled_moments(q) {
+        Some(m) => Transfer::new(q, m.mean, m.second, m.second_slope),
+        None => by_quadrature(act, q),
     }
 }
 

@@ -40,32 +40,8 @@ impl<T: Real> Trace<T> {
 /// In place: the pre-activation `z` held in `a` becomes `a = gamma phi(z)`, and
 /// `s = gamma phi'(z)` (a buffer of `z`'s shape), elementwise, column by column.
 pub fn activate<T: Real>(act: &Activation, gamma: f64, a: &mut Mat<T>, s: &mut Mat<T>) {
-    let g = T::of(gamma);
     for j in 0..a.ncols() {
-        let cols = a.col_as_slice_mut(j).iter_mut().zip(s.col_as_slice_mut(j));
-        match act {
-            Activation::Relu => {
-                for (a, s) in cols {
-                    let z = *a;
-                    let on = z > T::of(0.0);
-                    *a = if on { z * g } else { T::of(0.0) };
-                    *s = if on { g } else { T::of(0.0) };
-                }
-            }
-            Activation::Linear => {
-                for (a, s) in cols {
-                    *a *= g;
-                    *s = g;
-                }
-            }
-            other => {
-                for (a, s) in cols {
-                    let v = a.f64();
-                    *a = T::of(other.eval(v) * gamma);
-                    *s = T::of(other.derivative(v) * gamma);
-                }
-            }
-        }
+        act.activate_host(gamma, a.col_as_slice_mut(j), s.col_as_slice_mut(j));
     }
 }
 

@@ -252,8 +252,10 @@ impl ResNetConfig {
     pub fn activation(&self) -> Activation {
         match self.variant {
             ResNetVariant::NormRelu => Activation::new(ActivationKind::NormRelu, self.kink),
-            ResNetVariant::Selu => Activation::Selu,
-            ResNetVariant::BatchNorm | ResNetVariant::Fixup => Activation::Relu,
+            ResNetVariant::Selu => Activation::new(ActivationKind::Selu, None),
+            ResNetVariant::BatchNorm | ResNetVariant::Fixup => {
+                Activation::new(ActivationKind::Relu, None)
+            }
         }
     }
 

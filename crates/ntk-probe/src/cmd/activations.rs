@@ -11,7 +11,8 @@ pub(crate) struct ActivationsArgs {
     /// Output directory (the committed figure: --out experiments/agarwal_fig2).
     #[arg(long, default_value = "runs/activations")]
     out: PathBuf,
-    /// Activations to draw: relu, linear, norm_relu, gelu, tanh, relu_squared, selu.
+    /// Activations to draw: any activation's name, or its words with a parameter
+    /// (`leaky_relu(alpha=0.1)`).
     #[arg(long, value_delimiter = ',', default_values_t = ["norm_relu".to_string(), "selu".to_string()])]
     activations: Vec<String>,
     /// NormReLU's kink b (default: -1.5907658564, where its scale equals SELU's).

@@ -24,8 +24,9 @@ pub(crate) struct Fig1Args {
     /// Input angles theta_in in degrees.
     #[arg(long, value_delimiter = ',', default_values_t = [5.0f64, 15.0, 30.0, 45.0, 60.0, 90.0, 120.0, 150.0, 175.0])]
     thetas: Vec<f64>,
-    /// Activation of the networks and the theory: relu (the paper's Fig. 1), or gelu, tanh,
-    /// relu_squared (the later version's Fig. 2), linear, norm_relu, selu.
+    /// Activation of the networks and the theory: relu (the paper's Fig. 1), gelu, tanh,
+    /// relu_squared (the later version's Fig. 2), or any other activation, with its
+    /// parameter where it has one (`leaky_relu(alpha=0.1)`).
     #[arg(long, default_value = "relu")]
     activation: String,
     /// Only redraw OUT/fig1.{png,svg,pdf} from OUT/fig1.csv (nothing measured; the depths and
@@ -41,14 +42,7 @@ pub(crate) fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
         println!("wrote {}/fig1.{{png,svg,pdf}}", args.out.display());
         return Ok(());
     }
-    let kind = ntk_model::ActivationKind::parse(&args.activation).ok_or_else(|| {
-        ntk_probe::Error::Config {
-            key: "--activation",
-            value: args.activation.clone(),
-            reason: "not an activation (relu, linear, norm_relu, gelu, tanh, relu_squared, selu)"
-                .into(),
-        }
-    })?;
+    let act = super::parse_activation("--activation", &args.activation, None)?;
     if let Some(t) = args.thetas.iter().find(|t| !(0.0..=180.0).contains(*t)) {
         return Err(format!("--thetas {t}: must be an angle in [0, 180] degrees").into());
     }
@@ -66,7 +60,6 @@ pub(crate) fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
     }
     // One writer at a time, claimed before the measurements.
     let _lock = figure_dir(&args.out)?;
-    let act = ntk_model::Activation::new(kind, None);
     let compute = backend::select(None, Precision::F64)?;
     let points = ntk_probe::fig1::measure(
         &compute,

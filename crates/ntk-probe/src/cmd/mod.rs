@@ -15,7 +15,8 @@ use crate::CliResult;
 use ntk_model::ActivationKind;
 use std::path::Path;
 
-/// The activations named on the command line (`--activations`), NormReLU with `kink`.
+/// The activations named on the command line (`--activations`): names, or words with a
+/// parameter (`leaky_relu(alpha=0.1)`); a NormReLU named without one takes `kink`.
 pub(crate) fn parse_activations(
     names: &[String],
     kink: Option<f64>,
@@ -27,19 +28,35 @@ pub(crate) fn parse_activations(
             .validate()
             .map_err(|e| format!("--kink {b:?}: {e}"))?;
     }
-    let mut acts = Vec::new();
-    for name in names {
-        let kind =
-            ntk_model::ActivationKind::parse(name).ok_or_else(|| ntk_probe::Error::Config {
-                key: "--activations",
-                value: name.clone(),
-                reason:
-                    "not an activation (relu, linear, norm_relu, gelu, tanh, relu_squared, selu)"
-                        .into(),
-            })?;
-        acts.push(ntk_model::Activation::new(kind, kink));
-    }
-    Ok(acts)
+    names
+        .iter()
+        .map(|name| parse_activation("--activations", name, kink))
+        .collect()
+}
+
+/// One activation named on the command line under `key` (see [`parse_activations`]); the
+/// error lists every family, from the registry.
+pub(crate) fn parse_activation(
+    key: &'static str,
+    words: &str,
+    kink: Option<f64>,
+) -> CliResult<ntk_model::Activation> {
+    let act = ntk_model::Activation::parse_words(words).ok_or_else(|| {
+        format!(
+            "{key} {words}: not an activation ({}), nor one with its parameter in range, such \
+             as norm_relu(b=-0.2) or leaky_relu(alpha=0.1)",
+            ActivationKind::list()
+        )
+    })?;
+    Ok(match (act.kind(), words.contains('('), kink) {
+        (ActivationKind::NormRelu, false, Some(b)) => {
+            ntk_model::Activation::new(ActivationKind::NormRelu, Some(b))
+        }
+        (ActivationKind::NormRelu, true, Some(b)) => {
+            return Err(format!("{key} {words} --kink {b:?}: the kink is given twice").into());
+        }
+        _ => act,
+    })
 }
 
 /// The output directory of a figure command, created and locked for this process (one

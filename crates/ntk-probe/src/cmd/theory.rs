@@ -2,7 +2,6 @@
 
 use crate::CliResult;
 use clap::Args;
-use ntk_model::ActivationKind;
 
 #[derive(Args)]
 pub(crate) struct TheoryArgs {
@@ -71,16 +70,15 @@ pub(crate) fn parse_values(s: &str, what: &str) -> CliResult<Vec<f64>> {
 }
 
 pub(crate) fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
-    let kind = ActivationKind::parse(&args.activation)
-        .ok_or_else(|| format!("--activation {}: unknown activation", args.activation))?;
+    let parsed = super::parse_activation("--activation", &args.activation, None)?;
     if let Some(b) = args.kink {
         // The config's own rule for the kink (finite, in range, norm_relu only).
-        ntk_model::MlpConfig::new(1, 1, 1, kind)
+        ntk_model::MlpConfig::new(1, 1, 1, parsed.kind())
             .with_kink(b)
             .validate()
-            .map_err(|e| format!("--kink {b}: {e}"))?;
+            .map_err(|e| format!("--kink {b:?}: {e}"))?;
     }
-    let act = ntk_model::Activation::new(kind, args.kink);
+    let act = super::parse_activation("--activation", &args.activation, args.kink)?;
     let thetas = parse_values(&args.theta_deg, "theta-deg")?;
     let depths = parse_values(&args.depth, "depth")?;
     if thetas.len() * depths.len() > MAX_THEORY_VALUES as usize {

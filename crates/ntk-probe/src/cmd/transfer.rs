@@ -11,7 +11,7 @@ pub(crate) struct TransferArgs {
     /// Output directory (the committed figure: --out experiments/agarwal_fig6).
     #[arg(long, default_value = "runs/transfer")]
     out: PathBuf,
-    /// Activations to draw: norm_relu, selu, tanh, gelu, relu, linear, relu_squared (the
+    /// Activations to draw: any activation's name, or its words with a parameter (the
     /// transfer functions of Fact 1 concern normalized ones: norm_relu, selu).
     #[arg(long, value_delimiter = ',', default_values_t = ["norm_relu".to_string()])]
     activations: Vec<String>,

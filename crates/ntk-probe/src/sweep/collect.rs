@@ -339,7 +339,7 @@ fn theory_value(
         // The linear network's infinite-width NTK is a positive multiple of the Gram matrix
         // at every depth, so its kappa and singularity are the Gram matrix's: one
         // eigensolve, not one per depth.
-        let kappa = if act == Activation::Linear {
+        let kappa = if matches!(act, Activation::Linear(_)) {
             if gram_kappa.is_none() {
                 *gram_kappa = Some(singular(gram)?);
             }
@@ -448,11 +448,17 @@ fn theory_values(cfg: &SweepConfig, out: &Path) -> crate::Result<TheoryCache> {
     let path = out.join("theory.json");
     let settings = cfg.settings();
     let inputs: Inputs = inputs::load(&cfg.data_config(&settings[0]))?;
-    // The cache holds for these inputs (their digest), this kink and these model settings
+    // The cache holds for these inputs (their digest), this kink or parameter and these model settings
     // (v2: keyed by convention and width).
     let m = &cfg.model;
+    // An activation parameter other than the kink is appended only when given, so that the
+    // caches written before it existed stay valid.
+    let param = m
+        .activation_param
+        .map(|p| format!("; activation_param {p:?}"))
+        .unwrap_or_default();
     let made_for = format!(
-        "v2; {}; sha256 {}; kink {:?}; parameterization {}; bias {}; normalization {}",
+        "v2; {}; sha256 {}; kink {:?}; parameterization {}; bias {}; normalization {}{param}",
         inputs.description,
         inputs.digest(),
         m.kink,

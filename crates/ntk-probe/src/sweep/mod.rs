@@ -96,11 +96,12 @@ pub struct SweepConfig {
 /// The keys of the always-present axes: `collect` requires the rest of the recorded
 /// configs to agree ([`provenance::check_one_base`]); [`SweepConfig::axes`] adds the keys
 /// of the optional axes a sweep lists.
-pub const AXES: [&str; 5] = [
+pub const AXES: [&str; 6] = [
     "model.activation",
     "model.depth",
     "model.seed",
     "model.kink",
+    "model.activation_param",
     "probe.protocol",
 ];
 
@@ -116,7 +117,7 @@ impl SweepConfig {
                 path: path.to_path_buf(),
             });
         }
-        let cfg: Self = ntk_runs::config_file::load_toml(path)?;
+        let cfg: Self = ntk_runs::overrides::load_filled(path, &[], ntk_data::config::fill_file_n)?;
         cfg.validate().map_err(|e| Error::At {
             path: path.to_path_buf(),
             source: Box::new(e),
@@ -132,7 +133,7 @@ impl SweepConfig {
             // The file alone (whose errors include the one for a [resnet] table).
             return Self::load(path);
         }
-        let cfg: Self = overrides::load(path, sets)?;
+        let cfg: Self = overrides::load_filled(path, sets, ntk_data::config::fill_file_n)?;
         for a in sets {
             if let Some(axis) = cfg.axis_of(&a.key) {
                 return Err(Error::AxisOverride {
@@ -322,8 +323,9 @@ impl SweepConfig {
         model.activation = point.activation;
         model.depth = point.depth;
         model.seed = point.seed;
-        if point.activation != ActivationKind::NormRelu {
+        if point.activation.param().is_none() {
             model.kink = None;
+            model.activation_param = None;
         }
         if let Some(w) = point.setting.width {
             model.width = w;

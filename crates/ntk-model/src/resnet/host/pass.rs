@@ -83,7 +83,7 @@ impl<T: Real> Act<T> {
                 mu: T::of(n.mu),
                 lambda: T::of(n.lambda),
             },
-            Activation::Selu => Self::Selu {
+            Activation::Selu(_) => Self::Selu {
                 lambda: T::of(SELU_LAMBDA),
                 lambda_alpha: T::of(SELU_LAMBDA * SELU_ALPHA),
             },
