@@ -2,7 +2,7 @@
 # The test command of the README: installs what is missing (scripts/setup.sh: OpenBLAS,
 # lavapipe, the real data sets; idempotent) and runs every
 # test of the workspace on the CPU default backend. With NTK_TEST_WGPU=1 (CI sets it) the
-# same run also builds the wgpu backend and runs its tests (tests/wgpu_backend.rs), which
+# same run also builds the wgpu backend and runs its tests (crates/ntk-kernel/tests/kernel/wgpu_backend.rs), which
 # need a Vulkan adapter: Mesa's lavapipe on a machine without a GPU (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -12,10 +12,10 @@ fn main() {
         .collect();
     for _ in 0..2 {
         let t = Instant::now();
-        let f = ntk_probe::host::factors::<f32>(&mlp, &x, n, &[0]);
+        let f = ntk_kernel::host::factors::<f32>(&mlp, &x, n, &[0]);
         println!("factors {:.3}", t.elapsed().as_secs_f64());
         let t = Instant::now();
-        let _k = ntk_probe::host::ntk::<f32>(&mlp, &x, n, &[0]);
+        let _k = ntk_kernel::host::ntk::<f32>(&mlp, &x, n, &[0]);
         println!("ntk total {:.3}", t.elapsed().as_secs_f64());
         drop(f);
     }

@@ -17,8 +17,8 @@ use burn::tensor::Tensor;
 
 use crate::conditioning::SpectrumSummary;
 use crate::config::{Eigen, Method};
-use crate::structured;
 use ntk_data::inputs::Inputs;
+use ntk_kernel::structured;
 use ntk_numerics::backend::Compute;
 use ntk_numerics::bench::{best_of, peak_gflops};
 use ntk_numerics::kernel::OutputMode;

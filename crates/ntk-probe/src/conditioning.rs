@@ -14,8 +14,8 @@ pub(crate) struct SpectrumSummary {
     pub(crate) rank: usize,
 }
 
-impl From<&crate::extreme::Extreme> for SpectrumSummary {
-    fn from(e: &crate::extreme::Extreme) -> Self {
+impl From<&ntk_kernel::extreme::Extreme> for SpectrumSummary {
+    fn from(e: &ntk_kernel::extreme::Extreme) -> Self {
         Self {
             lambda_min: e.lambda_min,
             lambda_max: e.lambda_max,

@@ -60,7 +60,7 @@ pub enum Eigen {
     /// numerical rank, `eigenvalues.npy` holds the spectrum.
     #[default]
     Full,
-    /// `lambda_min` and `lambda_max` only, on the compute device (`crate::extreme`: blocked
+    /// `lambda_min` and `lambda_max` only, on the compute device (`ntk_kernel::extreme`: blocked
     /// Cholesky and Lanczos, `n^3 / 3` against `~4 n^3 / 3`); a singular kernel's rank is a
     /// lower bound; `eigenvalues.npy` holds `[lambda_min, lambda_max]`. The whole-set
     /// protocol only (the blocks of the official protocol are small: full spectra).

@@ -12,9 +12,9 @@ use std::path::Path;
 use ntk_model::{Activation, ActivationKind, Mlp, MlpConfig};
 use serde::{Deserialize, Serialize};
 
-use crate::angles;
-use crate::host;
-use crate::theory;
+use ntk_kernel::angles;
+use ntk_kernel::host;
+use ntk_kernel::theory;
 use ntk_numerics::backend::Compute;
 use ntk_plot::{Dash, Figure, Marker, PALETTE, RGBColor, Scale, Series, Spread};
 

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use ntk_plot::{Dash, Figure, PALETTE, RGBColor, Scale, Series};
 
-use crate::theory::relu::g;
+use ntk_kernel::theory::relu::g;
 
 /// `g^l(z)` in radians.
 pub fn iterate(z: f64, l: usize) -> f64 {

@@ -19,9 +19,5 @@ pub mod transfer_fig;
 
 pub use error::{Error, Result};
 
-// The NTK itself lives in ntk-kernel (the library the trainer's tracking calls too); its
-// modules stay reachable here under their old paths.
-pub use ntk_kernel::{angles, api, extreme, host, jacobian, structured, theory};
-
 /// This tool and version, as results record it (`provenance.tool`).
 pub const TOOL: &str = concat!("ntk-probe ", env!("CARGO_PKG_VERSION"));

@@ -8,15 +8,15 @@ use ntk_model::{Mlp, MlpConfig, Net, ResNetVariant};
 use serde::Serialize;
 
 use crate::Error;
-use crate::angles::{self, MinAngle};
 use crate::blocks::BlockRow;
 use crate::conditioning::SpectrumSummary;
 use crate::config::{Eigen, Method, ProbeConfig, Protocol, spelled};
-use crate::host;
-use crate::structured;
 use ntk_data::inputs::Inputs;
+use ntk_kernel::angles::{self, MinAngle};
 use ntk_kernel::batch_norm::BnStatistics;
 use ntk_kernel::compute::{Engine, KernelResult, to_tensor};
+use ntk_kernel::host;
+use ntk_kernel::structured;
 use ntk_model::NetSpec;
 use ntk_numerics::backend::{Compute, Precision};
 use ntk_numerics::kernel::{Kernel, OutputMode};
@@ -36,7 +36,7 @@ pub struct Summary {
     pub kappa: Option<f64>,
     pub singular: bool,
     /// The numerical rank; with `eigen = "extreme"` a singular kernel's rank is a lower
-    /// bound ([`crate::extreme`]).
+    /// bound ([`ntk_kernel::extreme`]).
     pub rank: usize,
     /// `full` (every eigenvalue, host) or `extreme` (lambda_min and lambda_max on the
     /// compute device); `full` in summaries written before the choice existed.
@@ -182,7 +182,7 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
         // The network's forward maps of every image, kept for the backward pass, and the
         // copies of its parameters beside the model's (the host engine's, their gradient
         // and one per-sample row being formed). Held to measured peaks in
-        // tests/hostile.rs (`memory_estimates_hold_to_the_measured_peaks`).
+        // tests/probe/hostile.rs (`memory_estimates_hold_to_the_measured_peaks`).
         e.add(
             "the forward maps",
             n * ntk_model::size::resnet_activations(&r),
@@ -209,7 +209,7 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
         // (`host::GRAM_CACHE_BYTES`).
         if let NetSpec::Mlp(m) = cfg.net()? {
             let grams = (m.depth as f64 + 1.0) * n * n * elem;
-            if grams <= crate::host::GRAM_CACHE_BYTES as f64 {
+            if grams <= ntk_kernel::host::GRAM_CACHE_BYTES as f64 {
                 e.add("the layers' Gram matrices", grams, 1.0);
             }
         }
@@ -225,9 +225,8 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
         let host = if resnet && cfg.probe.method == Method::Auto {
             let one = n * params * elem;
             match cfg.probe.output {
-                OutputMode::Sum => {
-                    (one * outputs).min((crate::host::resnet::ROW_BUDGET_BYTES as f64).max(one))
-                }
+                OutputMode::Sum => (one * outputs)
+                    .min((ntk_kernel::host::resnet::ROW_BUDGET_BYTES as f64).max(one)),
                 OutputMode::Full => one * outputs,
                 OutputMode::Single(_) => one,
             }

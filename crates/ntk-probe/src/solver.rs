@@ -9,14 +9,14 @@
 //! to the NVIDIA GPU's cuSOLVER and cuBLAS (f64) when libcuda, libcublas and libcusolver
 //! load; when one does not, it says which and how to get it (once per process) and takes
 //! the route of the other builds. Every route is the same algorithm in f64 and is held to
-//! LAPACK in tests (`tests/extreme.rs`, `crates/ntk-cusolver/tests/device.rs`).
+//! LAPACK in tests (`crates/ntk-kernel/tests/kernel/extreme.rs`, `crates/ntk-cusolver/tests/device.rs`).
 
 use burn::tensor::Tensor;
 use ntk_numerics::backend::Compute;
 use ntk_numerics::kernel::Kernel;
 use ntk_numerics::spectrum::{self, Spectrum};
 
-use crate::extreme::{self, Extreme};
+use ntk_kernel::extreme::{self, Extreme};
 
 /// The extreme eigenvalues of `kernel` (built with unit roundoff `eps`) on `compute`'s
 /// route ([`self`]).

@@ -1,5 +1,5 @@
 //! Agarwal, Awasthi & Kale, Fig. 6 (appendix I.1): the transfer functions of NormReLU (and
-//! any other activation beside it) from [`crate::theory::transfer`]: the norm transfer
+//! any other activation beside it) from [`ntk_kernel::theory::transfer`]: the norm transfer
 //! `N(q)` with its slope `N'(q)` beside the identity, whose crossing at `q = 1` is the
 //! fixed point of `q_{l+1} = N(q_l)`, and the bias `B(q)`.
 //!
@@ -12,7 +12,7 @@ use ntk_model::Activation;
 use ntk_plot::{Dash, Figure, PALETTE, RGBColor, Scale, Series};
 
 use crate::Error;
-use crate::theory::transfer::{Transfer, transfer};
+use ntk_kernel::theory::transfer::{Transfer, transfer};
 
 /// Checks the range and the grid size (an error names the flag).
 pub fn check(q_min: f64, q_max: f64, points: usize) -> crate::Result<()> {
@@ -159,7 +159,7 @@ pub fn write(out: &Path, acts: &[Activation], qs: &[f64]) -> crate::Result<Vec<T
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::theory::transfer::grid;
+    use ntk_kernel::theory::transfer::grid;
     use ntk_model::ActivationKind;
 
     /// The table holds the theory's values row for row; both figures are written; bad

@@ -237,8 +237,12 @@ fn a_cycle_is_found_and_a_chain_is_not() {
 fn readme_layout() -> BTreeMap<String, BTreeSet<String>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let start = readme.find("## Layout").expect("README has a Layout section");
-    let end = readme[start..].find("\n## ").map_or(readme.len(), |e| start + e);
+    let start = readme
+        .find("## Layout")
+        .expect("README has a Layout section");
+    let end = readme[start..]
+        .find("\n## ")
+        .map_or(readme.len(), |e| start + e);
     let mut entries: BTreeMap<String, String> = BTreeMap::new();
     let mut current: Option<String> = None;
     for line in readme[start..end].lines() {

@@ -9,7 +9,7 @@
 //! `||x||^2`.
 //!
 //! The v1 text prints `(L + 1)^2 G` and `||grad f|| = (L + 1) ||x||`; the recursion (and the
-//! empirical kernel, `tests/theory_vs_measurement.rs`) give `(L + 1) G` and
+//! empirical kernel, `tests/kernel/theory_vs_measurement.rs`) give `(L + 1) G` and
 //! `||grad f|| = sqrt(L + 1) ||x||`. Either way the factor is global and kappa is unchanged.
 
 use ntk_numerics::kernel::Kernel;

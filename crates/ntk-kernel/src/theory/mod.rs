@@ -15,7 +15,7 @@
 //!   set ([`infinite_width_ntk`], [`infinite_width_embedding_gram`]), and the generic
 //!   embedding and model-gradient angles ([`embedding_angles`], [`grad_angle`]).
 //!   `Theta_L` is the limit of the paper-convention network's empirical NTK with no extra
-//!   constant (derivation in [`ntk`]; checked against width 8192 in `tests/theory.rs`).
+//!   constant (derivation in [`ntk`]; checked against width 8192 in `tests/kernel/theory.rs`).
 //! - [`relu`]: Liu & Hui's closed forms (`g`, Thm 4.4, Thm 4.5, the infinite-depth limits
 //!   `phi -> arccos(1/4)` and `kappa -> (n + 3)/3`).
 //! - [`linear`]: the linear network (`K = (L + 1) G`, every angle `theta_in`).

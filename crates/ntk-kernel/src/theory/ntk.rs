@@ -22,7 +22,7 @@
 //! `Theta_1(x,x) = Sigma_0 Sigma_dot_1 + Sigma_1 = 1 * 1 + 1 = 2`, and in general
 //! `Theta_L(x,x) = (L + 1) ||x||^2` for ReLU and the identity (the normalization of
 //! Thm 4.4); the empirical host kernel at width 8192 gives 2 within its `1/sqrt(m)`
-//! fluctuation (`tests/theory.rs`).
+//! fluctuation (`tests/kernel/theory.rs`).
 
 use ntk_model::Activation;
 

@@ -100,7 +100,7 @@ pub fn relu_limit_kernel(n: usize) -> Kernel {
 /// (n = 2: 5/3). The later paper's summary prints `(n + 4)/3`: that is the ratio
 /// `(1 + n/4) / (3/4)`, i.e. the top eigenvalue taken as the unit diagonal plus `n` (instead
 /// of `n - 1`) off-diagonal quarters. The paper's own limit matrix gives `(n + 3)/3`, and
-/// that is what is implemented (checked against the eigenvalues in `tests/theory.rs`).
+/// that is what is implemented (checked against the eigenvalues in `tests/kernel/theory.rs`).
 pub fn relu_limit_kappa(n: usize) -> f64 {
     (n as f64 + 3.0) / 3.0
 }

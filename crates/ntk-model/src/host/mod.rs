@@ -1,6 +1,6 @@
 //! The dense MLP on the host, in `T` = f32 or f64 ([`Real`]), on the host GEMMs of
 //! [`ntk_numerics::linalg`] (the system OpenBLAS by default, faer without it): the one engine
-//! under the probe's structured NTK (`ntk_probe::host`) and the trainer's SGD step
+//! under the probe's structured NTK (`ntk_kernel::host`) and the trainer's SGD step
 //! (`ntk_train::host`). Both were written against Burn's autodiff, and this module is
 //! tested against it (`tests.rs`).
 //!

@@ -46,7 +46,7 @@
 //!   NormReLU output, not a Gaussian: its lower tail is cut at `lambda_b (b - mu_b)`, so
 //!   `E[s(u)^2]` slightly exceeds `E[u^2] = 1`. Deviations shrink by
 //!   `a = g'(1) (1 + g'(1)) / 2 = 0.77` per block, so the infinite-width mean square rises
-//!   from 1 to a fixed point near 1.11 and stays there (computed in `tests/resnet.rs` by
+//!   from 1 to a fixed point near 1.11 and stays there (computed in `tests/model/resnet.rs` by
 //!   propagating the per-coordinate distribution, and matched there by the measured profile).
 //!
 //! # SELU (the selu variant)

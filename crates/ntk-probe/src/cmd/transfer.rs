@@ -30,7 +30,8 @@ pub(crate) struct TransferArgs {
 }
 
 pub(crate) fn transfer_cmd(args: TransferArgs) -> CliResult<()> {
-    use ntk_probe::{theory::transfer, transfer_fig};
+    use ntk_kernel::theory::transfer;
+    use ntk_probe::transfer_fig;
     transfer_fig::check(args.q_min, args.q_max, args.points)?;
     let acts = parse_activations(&args.activations, args.kink)?;
     let qs = transfer::grid(args.q_min, args.q_max, args.points);

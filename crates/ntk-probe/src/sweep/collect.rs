@@ -17,10 +17,10 @@ use serde::{Deserialize, Serialize};
 
 use super::figures::{SeedValue, figures};
 use super::{AXES, SweepConfig, read_summaries_at};
-use crate::angles;
 use crate::config::Protocol;
 use crate::run::Summary;
-use crate::theory;
+use ntk_kernel::angles;
+use ntk_kernel::theory;
 
 fn fmt_opt(v: Option<f64>) -> String {
     v.map_or(String::new(), |v| format!("{v:.10e}"))

@@ -26,10 +26,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::Error;
 use crate::config::{Eigen, ProbeConfig, ProbeSection, Protocol};
-use crate::host::HostCache;
 use crate::run::{self, Summary};
 use ntk_data::inputs::{self, Inputs};
 use ntk_data::{DataConfig, Dataset};
+use ntk_kernel::host::HostCache;
 use ntk_numerics::backend::{self, Compute};
 use ntk_numerics::spectrum::Spectrum;
 use ntk_runs::outset::{self, OutputSet};

@@ -1,14 +1,12 @@
 //! Finite networks against the infinite-width theory.
 
-mod common;
-
-use common::*;
+use crate::common::*;
+use ntk_kernel::angles;
+use ntk_kernel::{structured, theory};
 use ntk_model::{ActivationKind, MlpConfig};
 use ntk_numerics::backend::Precision;
 use ntk_numerics::kernel::{Kernel, OutputMode};
 use ntk_numerics::spectrum::spectrum;
-use ntk_probe::angles;
-use ntk_probe::{structured, theory};
 
 /// Two unit inputs at angle theta in R^d.
 fn pair(theta_deg: f64, d: usize) -> Vec<f64> {

@@ -276,7 +276,7 @@ precision = "f64"
 
 /// A blocks-only sweep over more rows than `run::PER_BLOCK_ROWS` goes block by block (as
 /// `configs/fig2_mnist_blocks60k.toml` over all 60,000 images; that each block is the cut of
-/// the whole kernel is `tests/blocks.rs`'s): every sample in one block, the point's κ the
+/// the whole kernel is `blocks.rs`'s): every sample in one block, the point's κ the
 /// mean of its blocks', and `collect` writes the κ figure but no angle figure and no theory.
 #[test]
 fn a_blocks_only_sweep_over_a_large_set_goes_block_by_block() {

@@ -1,14 +1,12 @@
 //! The structured NTK equals K = F F^T from Burn's autodiff per-sample gradients.
 
-mod common;
-
+use crate::common::*;
 use burn::module::Module;
-use common::*;
+use ntk_kernel::jacobian::per_sample_jacobian;
+use ntk_kernel::{host, structured};
 use ntk_model::{ActivationKind, MlpConfig, NtkConvention};
 use ntk_numerics::backend::Precision;
 use ntk_numerics::kernel::{Kernel, OutputMode};
-use ntk_probe::jacobian::per_sample_jacobian;
-use ntk_probe::{host, structured};
 
 fn reference(cfg: &MlpConfig, x: &[f64], n: usize, p: Precision, mode: OutputMode) -> Kernel {
     let c = compute(p);

@@ -6,9 +6,7 @@
 //! eigensolver of `ntk_numerics::spectrum` (LAPACK `dsyevd` through OpenBLAS when the build has
 //! it, after a pivoted-Cholesky low-rank test).
 
-mod common;
-
-use common::{ntk_cli, write_file};
+use crate::common::{ntk_cli, write_file};
 use faer::{Mat, Side};
 use ntk_probe::blocks::{self, BlockRow};
 

@@ -1,15 +1,13 @@
 //! The command line: files written, and bad input refused with a clear error.
 
-mod common;
-
 use std::path::Path;
 
-use common::{ntk_cli, probe};
+use crate::common::{ntk_cli, probe};
 use ntk_numerics::backend::Precision;
 use ntk_runs::npy;
 
 fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {
-    common::write_file(dir, "probe.toml", text)
+    crate::common::write_file(dir, "probe.toml", text)
 }
 
 const SMALL: &str = r#"
@@ -467,7 +465,7 @@ fn a_file_set_gives_the_kernel_of_the_same_numbers() {
                 + "\n"
         })
         .collect();
-    let csv_path = common::write_file(dir.path(), "x.csv", &csv);
+    let csv_path = crate::common::write_file(dir.path(), "x.csv", &csv);
     for (name, path) in [("npy", first.join("inputs.npy")), ("csv", csv_path)] {
         let text = SMALL.replace(
             "dataset = \"synthetic\"\nn = 40\ninput_dim = 5",
@@ -476,7 +474,7 @@ fn a_file_set_gives_the_kernel_of_the_same_numbers() {
                 path.display().to_string()
             ),
         );
-        let cfg = common::write_file(dir.path(), &format!("{name}.toml"), &text);
+        let cfg = crate::common::write_file(dir.path(), &format!("{name}.toml"), &text);
         let second = dir.path().join(name);
         let out = ntk_cli(&cfg, &second);
         assert!(
@@ -505,7 +503,7 @@ fn a_file_set_gives_the_kernel_of_the_same_numbers() {
 fn the_summary_warns_when_the_input_scale_decides_kappa() {
     let dir = tempfile::tempdir().unwrap();
     let warnings = |text: &str, name: &str| {
-        let cfg = common::write_file(dir.path(), &format!("{name}.toml"), text);
+        let cfg = crate::common::write_file(dir.path(), &format!("{name}.toml"), text);
         let out = dir.path().join(name);
         let run = ntk_cli(&cfg, &out);
         assert!(

@@ -1,18 +1,16 @@
-//! The device route to kappa (blocked Cholesky + Lanczos, `ntk_probe::extreme`) against
+//! The device route to kappa (blocked Cholesky + Lanczos, `ntk_kernel::extreme`) against
 //! LAPACK's full spectrum (`linalg::sym_eigenvalues`): kappa within 1e-8 relative when the
 //! solve runs in f64, for kernels built in f32 and f64, on flex and (with `--features
 //! wgpu`, lavapipe in CI) on wgpu.
 
-mod common;
-
+use crate::common::*;
 use burn::tensor::{DType, Tensor, TensorData};
-use common::*;
+use ntk_kernel::extreme::{self, Options, cholesky};
+use ntk_kernel::structured;
 use ntk_model::{ActivationKind, MlpConfig};
 use ntk_numerics::backend::{Compute, Precision};
 use ntk_numerics::kernel::{Kernel, OutputMode};
 use ntk_numerics::spectrum::spectrum;
-use ntk_probe::extreme::{self, Options, cholesky};
-use ntk_probe::structured;
 
 /// Small blocks, so that a test kernel spans several block columns (and a ragged last one).
 fn options() -> Options {
@@ -250,71 +248,4 @@ fn kappa_on_wgpu_matches_lapack() {
             full.kappa
         );
     }
-}
-
-/// `probe.eigen = "extreme"` through the command line: the summary says so, kappa agrees
-/// with the full spectrum's run within 1e-8, and eigenvalues.npy holds the two extremes.
-#[test]
-fn the_probe_takes_kappa_by_the_extreme_route_when_asked() {
-    let dir = tempfile::tempdir().unwrap();
-    let run = |eigen: &str| {
-        let text = format!(
-            "[data]\ndataset = \"synthetic\"\nn = 120\ninput_dim = 5\n\n[model]\nwidth = 64\n\
-             depth = 3\nactivation = \"relu\"\nseed = 1\n\n[probe]\nprecision = \"f64\"\n\
-             eigen = \"{eigen}\"\n"
-        );
-        let cfg = write_file(dir.path(), &format!("{eigen}.toml"), &text);
-        let out = dir.path().join(eigen);
-        let o = ntk_cli(&cfg, &out);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let s: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
-                .unwrap();
-        let (ev, shape) = ntk_runs::npy::read(&out.join("eigenvalues.npy")).unwrap();
-        (s, ev, shape)
-    };
-    let (full, full_ev, full_shape) = run("full");
-    let (ext, ext_ev, ext_shape) = run("extreme");
-    assert_eq!(full["eigen"], "full");
-    assert_eq!(ext["eigen"], "extreme");
-    assert_eq!(full_shape, [120]);
-    assert_eq!(ext_shape, [2]);
-    let rel = |a: &serde_json::Value, b: &serde_json::Value| {
-        (a.as_f64().unwrap() / b.as_f64().unwrap() - 1.0).abs()
-    };
-    assert!(rel(&ext["kappa"], &full["kappa"]) < 1e-8, "{ext} vs {full}");
-    assert!((ext_ev[0] / full_ev[0] - 1.0).abs() < 1e-8);
-    assert!((ext_ev[1] / full_ev[119] - 1.0).abs() < 1e-8);
-    // An unknown choice is refused, naming the key.
-    let cfg = write_file(
-        dir.path(),
-        "bad.toml",
-        "[data]\ndataset = \"synthetic\"\nn = 10\ninput_dim = 5\n[model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\n\
-         [probe]\neigen = \"some\"\n",
-    );
-    let o = ntk_cli(&cfg, dir.path().join("bad"));
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("eigen"));
-}
-
-/// `probe.eigen` at its default leaves a config's resolved form (and so its fingerprint) as
-/// it was before the key existed: results recorded then still match. `extreme` shows.
-#[test]
-fn the_default_eigen_route_keeps_old_fingerprints() {
-    use ntk_probe::config::ProbeConfig;
-    use ntk_runs::provenance::flatten_config;
-    let text = "[data]\ndataset = \"synthetic\"\nn = 10\ninput_dim = 5\n[model]\nwidth = 8\n\
-                depth = 1\nactivation = \"relu\"\n";
-    let full = flatten_config(&ProbeConfig::parse(text).unwrap());
-    assert!(!full.keys().any(|k| k.contains("eigen")), "{full:?}");
-    let explicit =
-        flatten_config(&ProbeConfig::parse(&format!("{text}[probe]\neigen = \"full\"\n")).unwrap());
-    assert_eq!(full, explicit);
-    let extreme = flatten_config(
-        &ProbeConfig::parse(&format!("{text}[probe]\neigen = \"extreme\"\n")).unwrap(),
-    );
-    assert_eq!(
-        extreme.get("probe.eigen"),
-        Some(&serde_json::json!("extreme"))
-    );
 }

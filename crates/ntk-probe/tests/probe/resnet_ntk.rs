@@ -28,8 +28,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-mod common;
-use common::{ntk_cli, probe, write_file};
+use crate::common::{ntk_cli, probe, write_file};
 
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::tensor::{Tensor, TensorData};

@@ -1,12 +1,12 @@
-//! The infinite-width recursion of every NTK convention (`ntk_probe::theory::scaling`)
+//! The infinite-width recursion of every NTK convention (`ntk_kernel::theory::scaling`)
 //! against the empirical NTK of width-8192 networks (f64, the host engine) for the
 //! non-homogeneous activations gelu, tanh and norm_relu at depths 1..5, on inputs of
 //! unequal norms (the theory takes them as fed to the network).
 
 use burn::tensor::{DType, Device};
+use ntk_kernel::theory::{self, DualEvaluator, Scaling};
 use ntk_model::{ActivationKind, Mlp, MlpConfig, NtkConvention};
 use ntk_numerics::kernel::Kernel;
-use ntk_probe::theory::{self, DualEvaluator, Scaling};
 
 const WIDTH: usize = 8192;
 const DEPTH: usize = 5;
@@ -322,7 +322,7 @@ fn theory_matches_width_8192_under_every_convention() {
                     worst_ratio = worst_ratio.max(worst / tol);
                     eprintln!(
                         "{kind:>9} {:>13} L{depth}: worst |dev| {worst:.4} = {:5.2} / sqrt(m), tolerance {tol:.4}",
-                        ntk_probe::config::spelled(&convention),
+                        ntk_runs::config_file::spelled(&convention),
                         worst * (WIDTH as f64).sqrt()
                     );
                     assert!(
@@ -384,7 +384,7 @@ fn direct_kernel_is_the_host_engines() {
             let mlp = Mlp::new(&cfg, &Device::flex(), DType::F64).unwrap();
             for depth in 1..=DEPTH {
                 let net = mlp.truncated(depth).unwrap();
-                let host = ntk_probe::host::ntk::<f64>(&net, &x, n, &[0]);
+                let host = ntk_kernel::host::ntk::<f64>(&net, &x, n, &[0]);
                 let err = host.relative_error(&direct[depth - 1]);
                 assert!(err < 1e-12, "{kind} {convention:?} L{depth}: {err:e}");
             }

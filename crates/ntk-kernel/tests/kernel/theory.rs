@@ -1,13 +1,13 @@
-//! The infinite-width theory (`ntk_probe::theory`): the public check values of
+//! The infinite-width theory (`ntk_kernel::theory`): the public check values of
 //! `reference/theory.md`, the generic recursion against the ReLU and identity closed forms,
 //! the small-angle and infinite-depth limits, and the infinite-width NTK of a small data set
 //! against the empirical NTK of paper-convention networks at width 8192.
 
 use burn::tensor::{DType, Device};
+use ntk_kernel::theory::{self, DualEvaluator, Quadrature};
 use ntk_model::{Activation, ActivationKind, Mlp, MlpConfig, NtkConvention};
 use ntk_numerics::kernel::Kernel;
 use ntk_numerics::spectrum::spectrum;
-use ntk_probe::theory::{self, DualEvaluator, Quadrature};
 
 /// Public check values (degrees) of Thm 4.4: phi for theta_in = 5 and 60 degrees, through
 /// the closed form and through the generic recursion.
@@ -311,7 +311,7 @@ fn empirical_in(
                 .with_seed(1000 + s)
                 .with_convention(convention);
             let mlp = Mlp::new(&cfg, &Device::flex(), DType::F64).unwrap();
-            ntk_probe::host::ntk::<f64>(&mlp, x, n, &[0])
+            ntk_kernel::host::ntk::<f64>(&mlp, x, n, &[0])
         })
         .collect()
 }

@@ -3,8 +3,8 @@
 //! forward is bit-for-bit the fresh computation; anything else replaces the cache.
 
 use burn::tensor::{DType, Device};
+use ntk_kernel::host::{self, Forward};
 use ntk_model::{ActivationKind, Mlp, MlpConfig};
-use ntk_probe::host::{self, Forward};
 
 fn mlp(depth: usize, seed: u64, act: ActivationKind, outputs: usize) -> Mlp {
     let cfg = MlpConfig {
