@@ -12,7 +12,9 @@ use ntk_numerics::kernel::{Kernel, OutputMode};
 use ntk_numerics::spectrum;
 use serde::{Deserialize, Serialize};
 
+use crate::Error;
 use crate::conditioning::SpectrumSummary;
+use crate::config::ProbeConfig;
 
 /// The file name of the block table.
 pub const BLOCKS_FILE: &str = "blocks.csv";
@@ -82,6 +84,73 @@ pub fn membership(n: usize, block: usize, seed: u64) -> Vec<Vec<usize>> {
     blocks
 }
 
+/// The blocks of a probe of `n` samples: those of `probe.blocks` when the config names a
+/// file ([`read_given`]), else the seeded permutation's ([`membership`] with the network
+/// seed and `probe.block_size`).
+pub fn members(cfg: &ProbeConfig, n: usize, seed: u64) -> crate::Result<Vec<Vec<usize>>> {
+    match &cfg.probe.blocks {
+        Some(path) => read_given(path, n),
+        None => Ok(membership(n, cfg.probe.block_size, seed)),
+    }
+}
+
+/// A given block partition (`probe.blocks`): one block per line, its samples' row indices
+/// (0-based) separated by commas or white space, in block order; `#` starts a comment. The
+/// blocks must partition `0..n` (every sample in exactly one block) and hold at least
+/// [`MIN_BLOCK`] samples each; the error names the file, the line and the index.
+pub fn read_given(path: &Path, n: usize) -> crate::Result<Vec<Vec<usize>>> {
+    let bad = |reason: String| Error::Config {
+        key: "probe.blocks",
+        value: path.display().to_string(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let mut seen = vec![usize::MAX; n];
+    let mut blocks = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut block = Vec::new();
+        for word in line.split(|c: char| c == ',' || c.is_whitespace()) {
+            if word.is_empty() {
+                continue;
+            }
+            let at = |why: &str| bad(format!("line {}: {word:?} {why}", i + 1));
+            let row: usize = word.parse().map_err(|_| at("is not a row index"))?;
+            if row >= n {
+                return Err(at(&format!("is beyond the {n} samples (0-based)")));
+            }
+            if seen[row] != usize::MAX {
+                return Err(at(&format!(
+                    "is already in the block of line {}",
+                    seen[row] + 1
+                )));
+            }
+            seen[row] = i;
+            block.push(row);
+        }
+        if block.len() < MIN_BLOCK {
+            return Err(bad(format!(
+                "line {}: a block of {} sample(s); at least {MIN_BLOCK}",
+                i + 1,
+                block.len()
+            )));
+        }
+        blocks.push(block);
+    }
+    let missing: Vec<usize> = (0..n).filter(|&r| seen[r] == usize::MAX).collect();
+    if !missing.is_empty() {
+        return Err(bad(format!(
+            "{} of the {n} samples are in no block (the first: row {})",
+            missing.len(),
+            missing[0]
+        )));
+    }
+    Ok(blocks)
+}
+
 /// The protocol's result: the means over blocks, every block's eigenvalues concatenated
 /// (for `eigenvalues.npy`), and the blocks themselves.
 pub(crate) struct Blocks {
@@ -96,15 +165,13 @@ pub(crate) struct Blocks {
 /// The blocks are cut from the whole set's `kernel`.
 pub(crate) fn spectra(
     kernel: &Kernel,
-    n: usize,
-    block: usize,
-    seed: u64,
+    members: Vec<Vec<usize>>,
     (eps, recheck): (f64, Recheck),
     mode: OutputMode,
     k: usize,
 ) -> crate::Result<Blocks> {
     let per = if mode == OutputMode::Full { k } else { 1 };
-    spectra_with(n, block, seed, (eps, recheck), |samples| {
+    spectra_with(members, (eps, recheck), |samples| {
         let rows: Vec<usize> = samples
             .iter()
             .flat_map(|&i| (0..per).map(move |o| i * per + o))
@@ -156,9 +223,7 @@ pub(crate) fn block_spectrum(
 /// block order): the whole set's kernel is never formed, so the protocol runs over sets
 /// whose `n x n` kernel would not fit (all 60,000 MNIST images: 117 blocks of 512).
 pub(crate) fn spectra_with(
-    n: usize,
-    block: usize,
-    seed: u64,
+    members: Vec<Vec<usize>>,
     (eps, mut recheck): (f64, Recheck),
     mut block_kernel: impl FnMut(&[usize]) -> crate::Result<Kernel>,
 ) -> crate::Result<Blocks> {
@@ -166,7 +231,7 @@ pub(crate) fn spectra_with(
     let (mut singular, mut rank) = (false, usize::MAX);
     let mut eigenvalues = Vec::new();
     let mut rows = Vec::new();
-    for (b, samples) in membership(n, block, seed).into_iter().enumerate() {
+    for (b, samples) in members.into_iter().enumerate() {
         let (s, measured_error) =
             block_spectrum(&block_kernel(&samples)?, &samples, eps, &mut recheck)?;
         lmin += s.lambda_min;

@@ -132,6 +132,16 @@ pub struct ProbeSection {
     /// A pair `[i, j]` whose embedding angles theta_0..theta_L are reported.
     #[serde(default)]
     pub pair: Option<[usize; 2]>,
+    /// The network's weights from a safetensors file (the format of `--save-weights`, or
+    /// PyTorch's under the same names) instead of the seeded draw; every name and shape is
+    /// checked against the config's network, and the file's SHA-256 is recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<std::path::PathBuf>,
+    /// `protocol = "blocks"`: the blocks from a file (one block per line, row indices
+    /// separated by commas or spaces, a partition of the samples: `blocks::read_given`)
+    /// instead of the seeded permutation; the file's SHA-256 is recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<std::path::PathBuf>,
 }
 
 impl Default for ProbeSection {
@@ -147,6 +157,8 @@ impl Default for ProbeSection {
             device: None,
             embedding_angles: false,
             pair: None,
+            weights: None,
+            blocks: None,
         }
     }
 }
@@ -340,6 +352,15 @@ impl ProbeConfig {
                 key: "data.input_dim",
                 value: "0".into(),
                 reason: "must be at least 1".into(),
+            });
+        }
+        if let Some(path) = &self.probe.blocks
+            && self.probe.protocol != Protocol::Blocks
+        {
+            return Err(Error::Config {
+                key: "probe.blocks",
+                value: path.display().to_string(),
+                reason: "given blocks apply to protocol = \"blocks\" only".into(),
             });
         }
         if self.probe.block_size < 2 {

@@ -123,9 +123,19 @@ pub fn provenance(
     if let Some(m) = c.model.as_mut() {
         m.input_dim = inputs.d;
     }
+    // Given weights and blocks are recorded by their content, not their location (as the
+    // data is): moving the files keeps the results, changing them makes the results stale.
+    let weights = c.probe.weights.take().map(|p| file_digest(&p));
+    let blocks = c.probe.blocks.take().map(|p| file_digest(&p));
     let mut flat = provenance::flatten_config(&c);
     flat.insert("backend".into(), compute.backend.name().into());
     flat.insert("data.digest".into(), digest.into());
+    if let Some(w) = weights {
+        flat.insert("probe.weights_digest".into(), w.into());
+    }
+    if let Some(b) = blocks {
+        flat.insert("probe.blocks_digest".into(), b.into());
+    }
     let mut linalg = ntk_numerics::linalg::describe();
     // Only the whole protocol's spectrum goes through `solver` (blocks are solved on the host).
     if c.probe.protocol == Protocol::Whole
@@ -134,6 +144,15 @@ pub fn provenance(
         linalg = format!("{linalg}; {gpu}");
     }
     Provenance::new(crate::TOOL, flat, &linalg)
+}
+
+/// The SHA-256 of a file's bytes (`unreadable: <why>` when it cannot be read: the run that
+/// reads it reports the error itself).
+fn file_digest(path: &Path) -> String {
+    match std::fs::read(path) {
+        Ok(bytes) => provenance::sha256_hex(&bytes),
+        Err(e) => format!("unreadable: {e}"),
+    }
 }
 
 /// The memory a probe of `cfg` needs, roughly (see [`ntk_runs::budget`]): the kernel and the
@@ -403,7 +422,13 @@ pub fn run(
 pub fn build_net(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> crate::Result<Net> {
     let spec = cfg.net()?;
     spec.check_input_dim(inputs.d, &inputs.description)?;
-    Ok(spec.build(inputs.d, &compute.device, compute.dtype())?)
+    let net = spec.build(inputs.d, &compute.device, compute.dtype())?;
+    // Given weights replace the seeded draw, every name and shape checked against the
+    // config's network.
+    Ok(match &cfg.probe.weights {
+        Some(path) => ntk_model::export::load(net, path)?,
+        None => net,
+    })
 }
 
 /// [`build_net`], but from `deeper` when that is the same MLP at a depth at least the
@@ -672,11 +697,10 @@ impl Measured {
             Ok(r.kernel)
         };
         let eps = compute.precision.epsilon();
-        let (n, size) = (inputs.n, cfg.probe.block_size);
+        let members = crate::blocks::members(cfg, inputs.n, facts.seed)?;
         let mut second = F64Blocks::new(cfg, inputs, compute, net);
         let recheck = second.recheck();
-        let b =
-            crate::blocks::spectra_with(n, size, facts.seed, (eps, recheck), &mut block_kernel)?;
+        let b = crate::blocks::spectra_with(members, (eps, recheck), &mut block_kernel)?;
         let angles = Angles::of_pair(cfg, inputs, compute, net, &mut block_kernel)?;
         let seconds = phase.finish();
         Ok(Self {
@@ -879,9 +903,7 @@ fn protocol_spectrum(
         Protocol::Blocks => {
             let b = crate::blocks::spectra(
                 kernel,
-                n,
-                cfg.probe.block_size,
-                facts.seed,
+                crate::blocks::members(cfg, n, facts.seed)?,
                 (eps, recheck),
                 cfg.probe.output,
                 facts.output_dim,

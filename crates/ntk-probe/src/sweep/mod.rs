@@ -189,6 +189,12 @@ impl SweepConfig {
         if s.protocols.is_empty() {
             return Err(Error::Invalid("sweep.protocols must not be empty"));
         }
+        if self.probe.weights.is_some() || self.probe.blocks.is_some() {
+            return Err(Error::Invalid(
+                "probe.weights and probe.blocks give one network's weights and one set's \
+                 blocks; a sweep draws a network per point: probe each with `ntk-probe ntk`",
+            ));
+        }
         if self.probe.batch_norm_statistics == Some(crate::config::BnStatistics::Batch)
             && s.protocols.contains(&Protocol::Blocks)
         {

@@ -6,6 +6,7 @@ mod blocks;
 mod common;
 mod extreme_cli;
 mod files_and_cli;
+mod given;
 mod hostile;
 mod resnet_ntk;
 mod sweep;

@@ -1,0 +1,99 @@
+"""Per-block kappa of the official code against the probe's, on the same inputs, weights and
+blocks (work/ from run.sh): writes results.csv (one row per block) and prints the summary
+table of README.md. Standard library only."""
+import csv
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def probe_kappas(path):
+    with open(os.path.join(path, "blocks.csv")) as f:
+        return [float(r["kappa"]) if r["kappa"] else float("inf") for r in csv.DictReader(f)]
+
+
+rows = []
+for draw in (0, 1):
+    work = os.path.join(HERE, "work", f"draw{draw}")
+    if not os.path.isdir(work):
+        continue
+    for name in sorted(f[:-5] for f in os.listdir(work) if f.endswith(".json")):
+        off = json.load(open(os.path.join(work, name + ".json")))
+        p64 = probe_kappas(os.path.join(work, f"probe_{name}_f64"))
+        p32 = probe_kappas(os.path.join(work, f"probe_{name}_f32"))
+        for b, (ko, k64, k32) in enumerate(zip(off["kappa"], p64, p32)):
+            rows.append({"draw": draw, "depth": off["depth"], "seed": off["seed"], "block": b,
+                         "official_kappa": ko, "probe_f64_kappa": k64, "probe_f32_kappa": k32,
+                         "rel_official_vs_f64": abs(ko / k64 - 1.0),
+                         "rel_f32_vs_f64": abs(k32 / k64 - 1.0),
+                         "rel_official_vs_f32": abs(ko / k32 - 1.0),
+                         "eps32_kappa": 2.0 ** -24 * k64})
+with open(os.path.join(HERE, "results.csv.tmp"), "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=list(rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+os.replace(os.path.join(HERE, "results.csv.tmp"), os.path.join(HERE, "results.csv"))
+
+print("| depth | blocks | kappa (probe, f64): range | official vs probe f64: max rel. diff | median | probe f32 vs f64: max rel. diff | official vs probe f32: max rel. diff | max of eps_f32 kappa |")
+print("|---|---|---|---|---|---|---|---|")
+for depth in sorted({r["depth"] for r in rows}):
+    rs = [r for r in rows if r["depth"] == depth]
+    rel = sorted(r["rel_official_vs_f64"] for r in rs)
+    print(f"| {depth} | {len(rs)} | {min(r['probe_f64_kappa'] for r in rs):.4g} - "
+          f"{max(r['probe_f64_kappa'] for r in rs):.4g} | {rel[-1]:.2e} | {rel[len(rel) // 2]:.2e} | "
+          f"{max(r['rel_f32_vs_f64'] for r in rs):.2e} | {max(r['rel_official_vs_f32'] for r in rs):.2e} | "
+          f"{max(r['eps32_kappa'] for r in rs):.2e} |")
+
+# The statistical comparison (statistical.sh): each side's own initialization over many seeds.
+stat = os.path.join(HERE, "work", "stat")
+if os.path.isdir(os.path.join(stat, "probe")):
+    import math
+    import statistics
+    off_dir = os.path.join(stat, "official")
+    official = [json.load(open(os.path.join(off_dir, f)))["mean_kappa"]
+                for f in sorted(os.listdir(off_dir)) if f.endswith(".json")]
+    with open(os.path.join(stat, "probe", "results.csv")) as f:
+        ours = [float(r["kappa"]) for r in csv.DictReader(f) if r["protocol"] == "blocks"]
+
+    def betacf(a, b, x):
+        tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1.0)
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        h = d
+        for m in range(1, 300):
+            for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                        -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+                d = 1.0 + num * d
+                d = 1.0 / (d if abs(d) > tiny else tiny)
+                c = 1.0 + num / c
+                c = c if abs(c) > tiny else tiny
+                h *= d * c
+        return h
+
+    def incbeta(a, b, x):
+        if x <= 0.0 or x >= 1.0:
+            return 0.0 if x <= 0.0 else 1.0
+        front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                         + a * math.log(x) + b * math.log(1.0 - x))
+        if x < (a + 1.0) / (a + b + 2.0):
+            return front * betacf(a, b, x) / a
+        return 1.0 - front * betacf(b, a, 1.0 - x) / b
+
+    with open(os.path.join(HERE, "statistical.csv.tmp"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["side", "seed", "mean_block_kappa"])
+        w.writerows([("official", i + 1, k) for i, k in enumerate(official)])
+        w.writerows([("probe", i + 1, k) for i, k in enumerate(ours)])
+    os.replace(os.path.join(HERE, "statistical.csv.tmp"), os.path.join(HERE, "statistical.csv"))
+    va, vb = statistics.variance(official) / len(official), statistics.variance(ours) / len(ours)
+    t = (statistics.fmean(official) - statistics.fmean(ours)) / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va ** 2 / (len(official) - 1) + vb ** 2 / (len(ours) - 1))
+    p = incbeta(df / 2.0, 0.5, df / (df + t * t))
+    print()
+    print("| side | seeds | mean block kappa per seed: mean +- sd (se) |")
+    print("|---|---|---|")
+    for name, v in [("official (torch init)", official), ("probe (its own init)", ours)]:
+        sd = statistics.stdev(v)
+        print(f"| {name} | {len(v)} | {statistics.fmean(v):.5g} +- {sd:.3g} ({sd / math.sqrt(len(v)):.3g}) |")
+    print(f"\nWelch's t-test: t = {t:.2f}, {df:.1f} degrees of freedom, p = {p:.3f}: "
+          f"{'alike' if p >= 0.05 else 'different'}")
