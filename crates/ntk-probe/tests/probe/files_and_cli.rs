@@ -569,3 +569,43 @@ fn version_names_the_features_this_binary_was_built_with() {
         assert_eq!(features.contains(&name), built, "{name}: {said}");
     }
 }
+
+/// The committed own-data sweep (`configs/own_data_sweep.toml`, the arrays in
+/// `configs/own_data/`) runs as a user runs it, from the repository root: every point of
+/// its grid, `data.n` taken from the file's rows, the theory beside it, and a linear network
+/// on 6 features reported singular at every depth.
+#[test]
+fn the_committed_own_data_sweep_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("own");
+    let o = probe()
+        .current_dir(&root)
+        .args(["sweep", "--config", "configs/own_data_sweep.toml", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let mut rdr = csv::Reader::from_reader(summary.as_bytes());
+    let header = rdr.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 15, "3 activations x 5 depths");
+    for r in &rows {
+        let (act, depth) = (&r[col("activation")], &r[col("depth")]);
+        let singular: usize = r[col("singular")].parse().unwrap();
+        if act == "linear" || depth == "0" {
+            assert_eq!(singular, 3, "{act} depth {depth}: rank at most 6 of 240");
+        } else {
+            assert_eq!(singular, 0, "{act} depth {depth}");
+            let k: f64 = r[col("kappa_mean")].parse().unwrap();
+            assert!(k.is_finite() && k > 1.0, "{act} depth {depth}: {k}");
+        }
+    }
+    let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert!(
+        results.lines().nth(1).unwrap().contains(",240,"),
+        "n = every row of x.csv"
+    );
+}
