@@ -4,6 +4,7 @@ table of README.md. Standard library only."""
 import csv
 import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -56,39 +57,15 @@ if os.path.isdir(os.path.join(stat, "probe")):
     with open(os.path.join(stat, "probe", "results.csv")) as f:
         ours = [float(r["kappa"]) for r in csv.DictReader(f) if r["protocol"] == "blocks"]
 
-    def betacf(a, b, x):
-        tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1.0)
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        h = d
-        for m in range(1, 300):
-            for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                        -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-                d = 1.0 + num * d
-                d = 1.0 / (d if abs(d) > tiny else tiny)
-                c = 1.0 + num / c
-                c = c if abs(c) > tiny else tiny
-                h *= d * c
-        return h
-
-    def incbeta(a, b, x):
-        if x <= 0.0 or x >= 1.0:
-            return 0.0 if x <= 0.0 else 1.0
-        front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                         + a * math.log(x) + b * math.log(1.0 - x))
-        if x < (a + 1.0) / (a + b + 2.0):
-            return front * betacf(a, b, x) / a
-        return 1.0 - front * betacf(b, a, 1.0 - x) / b
-
     with open(os.path.join(HERE, "statistical.csv.tmp"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["side", "seed", "mean_block_kappa"])
         w.writerows([("official", i + 1, k) for i, k in enumerate(official)])
         w.writerows([("probe", i + 1, k) for i, k in enumerate(ours)])
     os.replace(os.path.join(HERE, "statistical.csv.tmp"), os.path.join(HERE, "statistical.csv"))
-    va, vb = statistics.variance(official) / len(official), statistics.variance(ours) / len(ours)
-    t = (statistics.fmean(official) - statistics.fmean(ours)) / math.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va ** 2 / (len(official) - 1) + vb ** 2 / (len(ours) - 1))
-    p = incbeta(df / 2.0, 0.5, df / (df + t * t))
+    sys.path.insert(0, os.path.join(HERE, ".."))
+    from welch import welch  # experiments/welch.py
+    t, df, p = welch(official, ours)
     print()
     print("| side | seeds | mean block kappa per seed: mean +- sd (se) |")
     print("|---|---|---|")

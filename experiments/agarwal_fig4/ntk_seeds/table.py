@@ -10,6 +10,10 @@ import json
 import math
 import os
 import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from welch import welch  # noqa: E402 (experiments/welch.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -41,40 +45,6 @@ for variant in ["batch_norm", "norm_relu", "fixup"]:
     logs = ", ".join(f"{math.log10(k):.2f}" for k in kappas) or "-"
     print(f"| {variant} | {len(s)} | {spread(kappas)} | {logs} | {singular} of {len(s)} | "
           f"{', '.join(map(str, ranks))} | {spread(angles)} |")
-
-
-def betacf(a, b, x):
-    """The continued fraction of the regularized incomplete beta function (Lentz)."""
-    tiny, c, d = 1e-300, 1.0, 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-            d = 1.0 + num * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + num / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-    return h
-
-
-def incbeta(a, b, x):
-    if x <= 0.0 or x >= 1.0:
-        return 0.0 if x <= 0.0 else 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                     + a * math.log(x) + b * math.log(1.0 - x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * betacf(a, b, x) / a
-    return 1.0 - front * betacf(b, a, 1.0 - x) / b
-
-
-def welch(a, b):
-    """Welch's t-test: (t, degrees of freedom, two-sided p)."""
-    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
-    t = (statistics.fmean(a) - statistics.fmean(b)) / math.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
-    return t, df, incbeta(df / 2.0, 0.5, df / (df + t * t))
 
 
 print()
