@@ -230,6 +230,15 @@ impl Timed {
                 let e = crate::solver::extreme(&result.kernel, compute, eps)?;
                 (SpectrumSummary::from(&e), Some(e.steps))
             }
+            Eigen::Tiled => {
+                return Err(crate::Error::Config {
+                    key: "--eigen",
+                    value: "tiled".into(),
+                    reason: "not timed by bench (it never forms the dense kernel bench times): \
+                             crates/ntk-probe/examples/tiled_kappa.rs times it"
+                        .into(),
+                });
+            }
         };
         let n = inputs.n;
         // The host engine computes exactly the lower triangle; the device engine the

@@ -65,6 +65,13 @@ pub enum Eigen {
     /// lower bound; `eigenvalues.npy` holds `[lambda_min, lambda_max]`. The whole-set
     /// protocol only (the blocks of the official protocol are small: full spectra).
     Extreme,
+    /// `lambda_min`, `lambda_max`, kappa and the minimum gradient angle of a kernel too
+    /// large for the dense routes: its lower triangle formed tile by tile from the network's
+    /// factors and factored in place, in f64 on the host (`ntk_kernel::extreme::tiled`);
+    /// half the dense kernel's memory and no second copy, so all 60,000 MNIST images fit
+    /// in 24 GB. Plain MLPs, the whole protocol, f64, outputs summed or one output; no
+    /// `ntk.npy`; `eigenvalues.npy` holds `[lambda_min, lambda_max]`.
+    Tiled,
 }
 
 impl Eigen {
@@ -280,6 +287,37 @@ impl ProbeConfig {
                     reason: "a held-out set is for ntk-train; the probe reads data.x (and \
                              data.labels) only"
                         .into(),
+                });
+            }
+        }
+        if self.probe.eigen == Eigen::Tiled {
+            let why = if !matches!(net, NetSpec::Mlp(ref m) if m.normalization == ntk_model::Normalization::None)
+            {
+                Some(
+                    "needs a plain MLP ([model] without normalization): its kernel is formed from the host engine's factors",
+                )
+            } else if self.probe.protocol != Protocol::Whole {
+                Some("applies to the whole protocol only")
+            } else if self.probe.precision != Precision::F64 {
+                Some("computes in f64: set probe.precision = \"f64\"")
+            } else if !matches!(self.probe.method, Method::Auto | Method::Structured) {
+                Some("forms the structured kernel: probe.method = \"auto\" or \"structured\"")
+            } else if self.probe.embedding_angles || self.probe.pair.is_some() {
+                Some(
+                    "measures kappa and the minimum gradient angle only: leave probe.embedding_angles and probe.pair out",
+                )
+            } else if self.probe.output == OutputMode::Full {
+                Some(
+                    "takes the kernel summed over the outputs or one output's, not probe.output = \"full\"",
+                )
+            } else {
+                None
+            };
+            if let Some(reason) = why {
+                return Err(Error::Config {
+                    key: "probe.eigen",
+                    value: "tiled".into(),
+                    reason: reason.into(),
                 });
             }
         }

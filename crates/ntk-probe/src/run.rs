@@ -155,6 +155,11 @@ fn file_digest(path: &Path) -> String {
     }
 }
 
+/// The tile width of `probe.eigen = "tiled"`: GEMMs of 1024 x 1024 x width run near the
+/// BLAS's peak, and the diagonal tiles' upper halves add `n 1024 / 2` values (under 2% of
+/// the tiles at n = 60,000).
+pub const TILE: usize = 1024;
+
 /// The memory a probe of `cfg` needs, roughly (see [`ntk_runs::budget`]): the kernel and the
 /// eigensolver's copies, the structured engine's activations and work matrices, or the
 /// autodiff path's per-sample gradient rows. `d` is the data's input dimension.
@@ -171,6 +176,34 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
         ntk_data::inputs::file_values(&cfg.data),
         16.0,
     );
+    // The tiled route holds the lower triangle and the factors, nothing else of size n^2.
+    if cfg.probe.eigen == Eigen::Tiled
+        && let NetSpec::Mlp(m) = cfg.net()?
+    {
+        let (n, w, l) = (cfg.data.n as f64, m.width as f64, m.depth as f64);
+        let k = match cfg.probe.output {
+            OutputMode::Single(_) => 1.0,
+            _ => m.output_dim as f64,
+        };
+        e.add("parameters", NetSpec::Mlp(m.clone()).params(d), 8.0);
+        e.add(
+            "the kernel's lower triangle in tiles",
+            n * (n + TILE as f64) / 2.0,
+            8.0,
+        );
+        e.add(
+            "the factors (layer inputs, backpropagated signals)",
+            n * (d as f64 + l * w * (1.0 + k)),
+            8.0,
+        );
+        e.add(
+            "the forward's slopes while the factors form",
+            n * l * w,
+            8.0,
+        );
+        e.add("Lanczos' basis", 400.0 * n, 8.0);
+        return Ok(e);
+    }
     // Block by block ([`per_block`]) every kernel-sized term is one block's.
     let n = if per_block(cfg, &[cfg.probe.protocol], cfg.data.n) {
         cfg.data.n.min(cfg.probe.block_size) as f64
@@ -376,6 +409,10 @@ pub fn run(
     let (result, summarized) = if per_block(cfg, &[cfg.probe.protocol], inputs.n) {
         let mut cache = host::HostCache::default();
         let done = summarize_per_block(cfg, inputs, compute, &net, &gram, &mut cache)?;
+        (None, done)
+    } else if cfg.probe.eigen == Eigen::Tiled {
+        let source = Source::Tiled;
+        let done = summarize_from(cfg, Protocol::Whole, inputs, compute, &net, source, &gram)?;
         (None, done)
     } else {
         let phase = Phase::start("kernel");
@@ -621,6 +658,8 @@ enum Source<'a> {
     },
     /// Each block's kernel from its own samples (the blocks protocol only).
     PerBlock { cache: &'a mut host::HostCache },
+    /// The whole set's kernel in tiles of its lower triangle (`probe.eigen = "tiled"`).
+    Tiled,
 }
 
 /// What [`summarize_from`] takes from its source: the eigenvalue route, the conditioning,
@@ -674,6 +713,58 @@ impl Measured {
             eigen_seconds,
             before: kernel_seconds,
             note: None,
+        })
+    }
+
+    /// The whole set's kernel formed tile by tile into its lower triangle and solved there
+    /// (`probe.eigen = "tiled"`, [`ntk_kernel::extreme::tiled`]): the minimum gradient angle
+    /// read from the tiles first, then Lanczos on `K`, the factorization in place and
+    /// Lanczos on `K^{-1}`. Nothing of size `n x n` besides the tiles.
+    fn tiled(cfg: &ProbeConfig, inputs: &Inputs, net: &Net) -> crate::Result<Self> {
+        use ntk_kernel::extreme::{self, tiled::Tiled};
+        let Net::Mlp(mlp) = net else {
+            return Err(Error::Config {
+                key: "probe.eigen",
+                value: "tiled".into(),
+                reason: "needs a plain MLP".into(),
+            });
+        };
+        let outputs: Vec<usize> = match cfg.probe.output {
+            OutputMode::Single(o) => vec![o],
+            _ => (0..mlp.config().output_dim).collect(),
+        };
+        let phase = Phase::start("kernel (its lower triangle, tile by tile)");
+        let source = host::tiles::TileSource::new(mlp, &inputs.x, inputs.n, &outputs);
+        let mut tiles = Tiled::from_source(&source, TILE);
+        let min = tiles.min_angle(&source.diagonal());
+        let kernel_seconds = phase.finish();
+        let phase = Phase::start("extreme eigenvalues (Cholesky in the tiles, Lanczos)");
+        let options = extreme::Options {
+            block: TILE,
+            ..Default::default()
+        };
+        let e = extreme::solve(&mut tiles, f64::EPSILON, &options)?;
+        let eigen_seconds = phase.finish();
+        Ok(Self {
+            eigen: Eigen::Tiled,
+            spec: SpectrumSummary::from(&e),
+            eigenvalues: vec![e.lambda_min, e.lambda_max],
+            blocks: None,
+            angles: Angles {
+                min,
+                embedding_min: None,
+                pair_embedding: None,
+                pair_grad: None,
+            },
+            route: (Method::Structured, Engine::Host),
+            kernel_seconds,
+            eigen_seconds,
+            before: 0.0,
+            note: Some(
+                "whole set in tiles: the kernel's lower triangle formed tile by tile and \
+                 factored in place (f64, host); lambda_min and lambda_max by Lanczos, a \
+                 singular kernel's rank a lower bound; no ntk.npy",
+            ),
         })
     }
 
@@ -762,6 +853,7 @@ fn summarize_from(
         Source::PerBlock { cache } => {
             Measured::per_block(cfg, inputs, compute, net, &facts, cache)?
         }
+        Source::Tiled => Measured::tiled(cfg, inputs, net)?,
     };
     let summary = Summary {
         lambda_min: spec.lambda_min,

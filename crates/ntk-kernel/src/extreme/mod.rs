@@ -19,6 +19,7 @@
 
 pub mod cholesky;
 pub mod lanczos;
+pub mod tiled;
 
 use burn::tensor::{DType, Device, Tensor, TensorData};
 use serde::Serialize;

@@ -18,6 +18,7 @@ use ntk_numerics::linalg::gram_lower_into;
 
 mod linear;
 pub mod resnet;
+pub mod tiles;
 pub use ntk_numerics::linalg::Real;
 
 /// The per-layer factors on the host: layer inputs `a_0..a_L` and, for the selected outputs

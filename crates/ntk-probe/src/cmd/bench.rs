@@ -51,6 +51,7 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
         ntk_runs::io::check_target(path)?;
     }
     let eigen = Eigen::parse(&args.eigen)
+        .filter(|e| *e != Eigen::Tiled)
         .ok_or_else(|| format!("--eigen {}: expected full or extreme", args.eigen))?;
     let mut precisions = Vec::new();
     for p in &args.precisions {

@@ -211,6 +211,12 @@ impl SweepConfig {
                  eigenvalue (leave probe.eigen out)",
             ));
         }
+        if self.probe.eigen == Eigen::Tiled && s.protocols.contains(&Protocol::Blocks) {
+            return Err(Error::Invalid(
+                "probe.eigen = \"tiled\" applies to the whole protocol only: sweep.protocols \
+                 = [\"whole\"]",
+            ));
+        }
         if !s.datasets.is_empty() && self.data.dir.is_some() {
             return Err(Error::Invalid(
                 "sweep.datasets with data.dir: one directory cannot hold several data sets; \

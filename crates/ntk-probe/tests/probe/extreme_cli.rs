@@ -69,3 +69,65 @@ fn the_default_eigen_route_keeps_old_fingerprints() {
         Some(&serde_json::json!("extreme"))
     );
 }
+
+/// `probe.eigen = "tiled"`: the whole-set kernel in tiles of its lower triangle gives the
+/// full spectrum's lambda_min, lambda_max and kappa to 1e-9 and the same minimum gradient
+/// angle, writes no ntk.npy and `[lambda_min, lambda_max]` as eigenvalues.npy; what it does
+/// not apply to is refused by name.
+#[test]
+fn the_tiled_route_gives_the_full_spectrums_extremes() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = "[data]\ndataset = \"synthetic\"\nn = 300\ninput_dim = 12\n[model]\nwidth = 64\n\
+                depth = 3\nactivation = \"gelu\"\noutput_dim = 2\nbias = true\n[probe]\n\
+                precision = \"f64\"\n";
+    let mut got = Vec::new();
+    for eigen in ["full", "tiled"] {
+        let cfg = write_file(
+            dir.path(),
+            &format!("{eigen}.toml"),
+            &format!("{base}eigen = \"{eigen}\"\n"),
+        );
+        let out = dir.path().join(eigen);
+        let o = ntk_cli(&cfg, &out);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(s["eigen"], eigen);
+        got.push(s);
+    }
+    for key in ["lambda_min", "lambda_max", "kappa", "min_grad_angle_deg"] {
+        let (a, b) = (got[0][key].as_f64().unwrap(), got[1][key].as_f64().unwrap());
+        assert!((a / b - 1.0).abs() < 1e-9, "{key}: full {a}, tiled {b}");
+    }
+    let tiled = dir.path().join("tiled");
+    assert!(!tiled.join("ntk.npy").exists());
+    let (ev, shape) = ntk_runs::npy::read(&tiled.join("eigenvalues.npy")).unwrap();
+    assert_eq!(shape, [2]);
+    assert_eq!(ev[1], got[1]["lambda_max"].as_f64().unwrap());
+    for (extra, words) in [
+        (
+            "eigen = \"tiled\"\nprotocol = \"blocks\"",
+            "whole protocol only",
+        ),
+        ("eigen = \"tiled\"\npair = [0, 1]", "probe.pair"),
+        (
+            "eigen = \"tiled\"\noutput = \"full\"",
+            "summed over the outputs",
+        ),
+    ] {
+        let cfg = write_file(dir.path(), "bad.toml", &format!("{base}{extra}\n"));
+        let o = ntk_cli(&cfg, dir.path().join("bad"));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{extra}: {err}");
+        assert!(
+            err.contains("probe.eigen") && err.contains(words),
+            "{extra}: {err}"
+        );
+    }
+    let f32 = base.replace("precision = \"f64\"", "precision = \"f32\"");
+    let cfg = write_file(dir.path(), "f32.toml", &format!("{f32}eigen = \"tiled\"\n"));
+    let o = ntk_cli(&cfg, dir.path().join("f32"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("computes in f64"));
+}
