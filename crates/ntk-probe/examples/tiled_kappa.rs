@@ -30,7 +30,7 @@ fn main() {
     let src = TileSource::new(&mlp, &x, n, &[0]);
     let factors = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let mut tiles = Tiled::from_source(&src, block);
+    let mut tiles = Tiled::from_source(&src, block, ntk_runs::progress::Reporter::default());
     let form = t.elapsed().as_secs_f64();
     let (nf, df, wf) = (n as f64, d as f64, width as f64);
     // Lower triangle (with the diagonal tiles whole): ~(n^2 / 2) entries, each 2 GEMM

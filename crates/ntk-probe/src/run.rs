@@ -155,6 +155,42 @@ fn file_digest(path: &Path) -> String {
     }
 }
 
+/// What the tiled route is about to do, with its memory, its flop counts and the time they
+/// take at this machine's GEMM rate, measured on one tile-sized product.
+fn tiled_plan(source: &host::tiles::TileSource, mlp: &Mlp, inputs: &Inputs) -> String {
+    let (n, b) = (inputs.n as f64, TILE.min(inputs.n.max(1)) as f64);
+    let width = mlp.config().width as f64;
+    let depth = mlp.config().depth as f64;
+    let tiles_gb = 8.0 * n * (n + b) / 2.0 / 1e9;
+    // Each entry of the lower triangle: two GEMM multiply-adds per layer and unit (A A^T and
+    // D D^T), the first layer's over d and the output layer's over the width.
+    let form = n * (n + b) / 2.0 * 2.0 * (2.0 * depth * width + inputs.d as f64 + width);
+    let factor = n * n * n / 3.0;
+    let rate = gemm_rate(TILE.min(inputs.n.max(1)), mlp.config().width.max(1));
+    format!(
+        "tiled: n = {}, tiles {tiles_gb:.2} GB + factors {:.2} GB; formation {form:.2e} flop, \
+         Cholesky {factor:.2e} flop: about {:.0} s and {:.0} s at {:.0} GFLOP/s (this machine's \
+         GEMM, measured now), then Lanczos (n^2 per step)",
+        inputs.n,
+        source.bytes() as f64 / 1e9,
+        form / rate,
+        factor / rate,
+        rate / 1e9
+    )
+}
+
+/// FLOP/s of one `b x b x k` f64 GEMM on the host BLAS (best of three).
+fn gemm_rate(b: usize, k: usize) -> f64 {
+    let a = faer::Mat::<f64>::from_fn(b, k, |i, j| ((i * 7 + j * 3) % 11) as f64);
+    let mut c = faer::Mat::<f64>::zeros(b, b);
+    let (_, best) = ntk_numerics::bench::best_of(3, || -> Result<(), ()> {
+        ntk_numerics::linalg::gemm(c.as_mut(), a.as_ref(), a.as_ref().transpose(), 1.0);
+        Ok(())
+    })
+    .expect("infallible");
+    2.0 * (b * b * k) as f64 / best.max(1e-9)
+}
+
 /// The tile width of `probe.eigen = "tiled"`: GEMMs of 1024 x 1024 x width run near the
 /// BLAS's peak, and the diagonal tiles' upper halves add `n 1024 / 2` values (under 2% of
 /// the tiles at n = 60,000).
@@ -735,7 +771,9 @@ impl Measured {
         };
         let phase = Phase::start("kernel (its lower triangle, tile by tile)");
         let source = host::tiles::TileSource::new(mlp, &inputs.x, inputs.n, &outputs);
-        let mut tiles = Tiled::from_source(&source, TILE);
+        let progress = ntk_runs::progress::Reporter::default();
+        progress.log(&tiled_plan(&source, mlp, inputs));
+        let mut tiles = Tiled::from_source(&source, TILE, progress);
         let min = tiles.min_angle(&source.diagonal());
         let kernel_seconds = phase.finish();
         let phase = Phase::start("extreme eigenvalues (Cholesky in the tiles, Lanczos)");

@@ -45,11 +45,25 @@ pub struct Tiled<'a> {
     fill: Fill<'a>,
     /// The tiles hold a factor (not the kernel).
     factored: bool,
+    /// Progress bars (with ETA) of the formation, the factorization and Lanczos.
+    progress: ntk_runs::progress::Reporter,
 }
 
 impl<'a> Tiled<'a> {
-    /// Allocates the tiles of an `n x n` kernel with tile width `block` and fills them.
+    /// Allocates the tiles of an `n x n` kernel with tile width `block` and fills them,
+    /// silently.
     pub fn new(n: usize, block: usize, fill: Fill<'a>) -> Self {
+        Self::with_progress(n, block, fill, ntk_runs::progress::Reporter::silent())
+    }
+
+    /// [`Self::new`], reporting each phase (formation, factorization, Lanczos) on `progress`
+    /// as a bar with its ETA.
+    pub fn with_progress(
+        n: usize,
+        block: usize,
+        fill: Fill<'a>,
+        progress: ntk_runs::progress::Reporter,
+    ) -> Self {
         let b = block.clamp(1, n.max(1));
         let nt = n.div_ceil(b);
         let width = |t: usize| (n - t * b).min(b);
@@ -62,6 +76,7 @@ impl<'a> Tiled<'a> {
             cols,
             fill,
             factored: false,
+            progress,
         };
         t.refill();
         t
@@ -80,9 +95,13 @@ impl<'a> Tiled<'a> {
     }
 
     /// The NTK of an MLP, tile by tile from its factors ([`crate::host::tiles::TileSource`]).
-    pub fn from_source(src: &'a crate::host::tiles::TileSource, block: usize) -> Self {
+    pub fn from_source(
+        src: &'a crate::host::tiles::TileSource,
+        block: usize,
+        progress: ntk_runs::progress::Reporter,
+    ) -> Self {
         let fill: Fill<'a> = Box::new(move |rows, cols, tile| src.fill(rows, cols, tile));
-        Self::new(src.size(), block, fill)
+        Self::with_progress(src.size(), block, fill, progress)
     }
 
     /// The number of tiles along a side.
@@ -98,11 +117,15 @@ impl<'a> Tiled<'a> {
     /// Fills every tile with the kernel (again).
     fn refill(&mut self) {
         let ranges: Vec<_> = (0..self.tiles()).map(|t| self.range(t)).collect();
+        let count = self.cols.iter().map(Vec::len).sum::<usize>();
+        let bar = self.progress.bar(count as u64, "tiles".into());
         for (j, col) in self.cols.iter_mut().enumerate() {
             for (o, tile) in col.iter_mut().enumerate() {
                 (self.fill)(ranges[j + o].clone(), ranges[j].clone(), tile.as_mut());
+                bar.inc(1);
             }
         }
+        bar.finish_and_clear();
         self.factored = false;
     }
 
@@ -240,7 +263,13 @@ impl<'a> Tiled<'a> {
     /// pivot is not positive.
     fn factor_in_place(&mut self, shift: f64) -> Result<(), cholesky::Breakdown> {
         let nt = self.tiles();
+        // Column k's work is about (nt - k)^2 tile GEMMs: the bar counts that work.
+        let work = |k: usize| ((nt - k) * (nt - k)) as u64;
+        let bar = self
+            .progress
+            .bar((0..nt).map(work).sum(), "cholesky".into());
         for k in 0..nt {
+            bar.inc(work(k));
             let (left, right) = self.cols.split_at_mut(k + 1);
             let col_k = &mut left[k];
             // The diagonal tile: its own Cholesky (lower).
@@ -265,6 +294,7 @@ impl<'a> Tiled<'a> {
                 ) {
                     let faer::linalg::cholesky::llt::factor::LltError::NonPositivePivot { index } =
                         e;
+                    bar.finish_and_clear();
                     return Err(cholesky::Breakdown {
                         row: k * self.b + index,
                     });
@@ -286,6 +316,7 @@ impl<'a> Tiled<'a> {
                 }
             }
         }
+        bar.finish_and_clear();
         self.factored = true;
         Ok(())
     }
@@ -305,7 +336,9 @@ impl<'a> Tiled<'a> {
         let mut basis: Vec<Vec<f64>> = vec![v.clone()];
         let (mut alphas, mut betas) = (Vec::new(), Vec::new());
         let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+        let bar = self.progress.bar(max_steps as u64, "lanczos".into());
         for step in 1..=max_steps {
+            bar.inc(1);
             let mut w = apply(&v);
             alphas.push(dot(&v, &w));
             for _ in 0..2 {
@@ -319,6 +352,7 @@ impl<'a> Tiled<'a> {
             if step % lanczos::CHECK_EVERY == 0 || step == max_steps {
                 let ritz = lanczos::ritz_of(&alphas, &betas, n, f64::EPSILON, tolerance)?;
                 if ritz.converged || step == max_steps {
+                    bar.finish_and_clear();
                     return Ok(ritz);
                 }
             }
@@ -489,7 +523,7 @@ mod tests {
         let full = ntk_numerics::spectrum::spectrum(&dense, f64::EPSILON).unwrap();
         let src = crate::host::tiles::TileSource::new(&mlp, &x, n, &[0]);
         for block in [64, 100] {
-            let mut t = Tiled::from_source(&src, block);
+            let mut t = Tiled::from_source(&src, block, ntk_runs::progress::Reporter::silent());
             let e = solve(&mut t, f64::EPSILON, &Options::default()).unwrap();
             assert!(
                 (e.lambda_max / full.lambda_max - 1.0).abs() < 1e-9,

@@ -212,8 +212,14 @@ pub(crate) fn report_ntk(
         } else {
             ""
         };
+        // The block-by-block and tiled routes never form the whole kernel: no ntk.npy.
+        let ntk = if out.join("ntk.npy").exists() {
+            " ntk.npy,"
+        } else {
+            ""
+        };
         println!(
-            "  {verb} {}/{{summary.json, inputs.npy, ntk.npy, eigenvalues.npy{blocks}{weights}}}",
+            "  {verb} {}/{{summary.json, inputs.npy,{ntk} eigenvalues.npy{blocks}{weights}}}",
             out.display()
         );
     }
