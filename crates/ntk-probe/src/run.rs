@@ -449,9 +449,7 @@ pub fn run(
         let done = summarize_per_block(cfg, inputs, compute, &net, &gram, &mut cache)?;
         (None, done)
     } else if cfg.probe.eigen == Eigen::Tiled {
-        let source = Source::Tiled;
-        let done = summarize_from(cfg, Protocol::Whole, inputs, compute, &net, source, &gram)?;
-        (None, done)
+        (None, summarize_tiled(cfg, inputs, compute, &net, &gram)?)
     } else {
         let phase = Phase::start("kernel");
         let result = probe_kernel(cfg, &net, inputs, compute, &mut host::HostCache::default())?;
@@ -683,6 +681,26 @@ pub fn summarize_per_block(
         compute,
         net,
         source,
+        gram_spec,
+    )
+}
+
+/// The whole protocol's summary by the tiled route (`probe.eigen = "tiled"`): the kernel
+/// formed in tiles of its lower triangle, never whole.
+pub fn summarize_tiled(
+    cfg: &ProbeConfig,
+    inputs: &Inputs,
+    compute: &Compute,
+    net: &Net,
+    gram_spec: &Spectrum,
+) -> crate::Result<Summarized> {
+    summarize_from(
+        cfg,
+        Protocol::Whole,
+        inputs,
+        compute,
+        net,
+        Source::Tiled,
         gram_spec,
     )
 }

@@ -723,7 +723,9 @@ impl ProbeSweep<'_> {
         let gram = self.gram(point)?;
         let inputs = self.data(point).inputs.clone();
         let net = self.network(&pcfg, &inputs)?;
-        let whole = if run::per_block(&pcfg, &self.cfg.sweep.protocols, inputs.n) {
+        // The tiled route and the blocks protocol block by block never form the whole kernel.
+        let tiled = pcfg.probe.eigen == Eigen::Tiled;
+        let whole = if tiled || run::per_block(&pcfg, &self.cfg.sweep.protocols, inputs.n) {
             None
         } else {
             let t = Instant::now();
@@ -743,6 +745,11 @@ impl ProbeSweep<'_> {
             let mut done = match &whole {
                 Some((result, seconds)) => {
                     run::summarize(&pcfg, protocol, &inputs, c, &net, result, &gram, *seconds)?
+                }
+                None if tiled => {
+                    let done = run::summarize_tiled(&pcfg, &inputs, c, &net, &gram)?;
+                    kernel_seconds += done.summary.kernel_seconds;
+                    done
                 }
                 None => {
                     let pcfg = self.cfg.point_config(point, protocol);

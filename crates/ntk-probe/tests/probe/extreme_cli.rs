@@ -131,3 +131,64 @@ fn the_tiled_route_gives_the_full_spectrums_extremes() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("computes in f64"));
 }
+
+/// A sweep by the tiled route: every point's kappa and minimum angle are the full spectrum's
+/// sweep's (1e-9), and the tables say `tiled`.
+#[test]
+fn a_tiled_sweep_has_the_full_sweeps_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tables = Vec::new();
+    for eigen in ["full", "tiled"] {
+        let text = format!(
+            "[sweep]\ndepths = [1, 3]\nactivations = [\"relu\", \"erf\"]\nseeds = [1]\n\
+             protocols = [\"whole\"]\nout = \"unused\"\ntheory = false\n[data]\n\
+             dataset = \"synthetic\"\nn = 150\ninput_dim = 6\n[model]\nwidth = 48\n\
+             depth = 1\nactivation = \"relu\"\n[probe]\nprecision = \"f64\"\neigen = \"{eigen}\"\n"
+        );
+        let cfg = write_file(dir.path(), &format!("{eigen}.toml"), &text);
+        let out = dir.path().join(eigen);
+        let o = probe()
+            .args(["sweep", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = std::fs::read_to_string(out.join("results.csv")).unwrap();
+        let mut rdr = csv::Reader::from_reader(text.as_bytes());
+        let h = rdr.headers().unwrap().clone();
+        let col = |name: &str| h.iter().position(|x| x == name).unwrap();
+        let rows: Vec<(String, f64, f64)> = rdr
+            .records()
+            .map(|r| {
+                let r = r.unwrap();
+                assert_eq!(&r[col("eigen")], eigen);
+                (
+                    format!("{} {}", &r[col("activation")], &r[col("depth")]),
+                    r[col("kappa")].parse().unwrap(),
+                    r[col("min_grad_angle_deg")].parse().unwrap(),
+                )
+            })
+            .collect();
+        tables.push(rows);
+    }
+    assert_eq!(tables[0].len(), 4);
+    for (a, b) in tables[0].iter().zip(&tables[1]) {
+        assert_eq!(a.0, b.0);
+        assert!(
+            (a.1 / b.1 - 1.0).abs() < 1e-9,
+            "{}: kappa {} vs {}",
+            a.0,
+            a.1,
+            b.1
+        );
+        assert!(
+            (a.2 / b.2 - 1.0).abs() < 1e-9,
+            "{}: angle {} vs {}",
+            a.0,
+            a.2,
+            b.2
+        );
+    }
+}
