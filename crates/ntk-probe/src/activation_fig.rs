@@ -45,9 +45,9 @@ pub fn check(x_min: f64, x_max: f64, points: usize) -> crate::Result<()> {
 /// The activation's short name (with its parameter: "NormReLU, b = -1.591").
 fn name(act: &Activation) -> String {
     let label = act.look().label;
-    match (act.kind().param(), act.param()) {
-        (Some(p), Some(v)) => format!("{label}, {} = {v:.3}", p.symbol),
-        _ => label.to_string(),
+    match act.param_words() {
+        Some(w) => format!("{label}, {w}"),
+        None => label.to_string(),
     }
 }
 

@@ -213,15 +213,16 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
         16.0,
     );
     // The tiled route holds the lower triangle and the factors, nothing else of size n^2.
+    let spec = cfg.net()?;
     if cfg.probe.eigen == Eigen::Tiled
-        && let NetSpec::Mlp(m) = cfg.net()?
+        && let NetSpec::Mlp(m) = &spec
     {
         let (n, w, l) = (cfg.data.n as f64, m.width as f64, m.depth as f64);
         let k = match cfg.probe.output {
             OutputMode::Single(_) => 1.0,
             _ => m.output_dim as f64,
         };
-        e.add("parameters", NetSpec::Mlp(m.clone()).params(d), 8.0);
+        e.add("parameters", spec.params(d), 8.0);
         e.add(
             "the kernel's lower triangle in tiles",
             n * (n + TILE as f64) / 2.0,
@@ -250,7 +251,6 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
     };
     // `activations` is Some for the structured kernel (plain dense MLPs), which keeps every
     // layer's activations; the other routes take per-sample gradients.
-    let spec = cfg.net()?;
     let resnet = matches!(spec, NetSpec::ResNet(_));
     let (params, outputs) = (spec.params(d), spec.classes() as f64);
     let activations = match &spec {

@@ -388,6 +388,13 @@ impl Activation {
         self.kind().look()
     }
 
+    /// The parameter in words for a legend, `symbol = value` to 3 decimals (`b = -1.591`);
+    /// `None` for a family without one.
+    pub fn param_words(&self) -> Option<String> {
+        let (p, v) = (self.kind().param()?, self.param()?);
+        Some(format!("{} = {v:.3}", p.symbol))
+    }
+
     /// `Var[c s(Z)^2]`, the per-unit variance of the squared-norm ratio
     /// `||alpha_l||^2 / ||alpha_{l-1}||^2` for unit-variance pre-activations: the relative
     /// fluctuation of a width-`m` layer's norm is `sqrt(this / m)`.

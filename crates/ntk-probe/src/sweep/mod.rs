@@ -778,10 +778,10 @@ impl ProbeSweep<'_> {
             point.activation,
             point.depth,
             point.seed,
-            if whole.is_none() {
-                " in kernels, block by block"
-            } else {
-                ""
+            match (&whole, tiled) {
+                (None, true) => " in kernels, in tiles",
+                (None, false) => " in kernels, block by block",
+                _ => "",
             }
         ));
         Ok(kernel_seconds)
