@@ -93,7 +93,7 @@ impl Gpu {
     }
 
     /// `len` f64 values on the device, not initialized (for buffers written whole first).
-    fn alloc_raw(&self, len: usize) -> Result<Buffer> {
+    pub fn alloc_raw(&self, len: usize) -> Result<Buffer> {
         self.bind()?;
         // SAFETY: a fresh allocation; the caller writes it before reading it.
         let ptr = driver("allocating device memory", unsafe {
@@ -169,6 +169,28 @@ impl Gpu {
         })?;
         self.sync()?;
         Ok(out[0])
+    }
+
+    /// Value `i` of `src`, after the work enqueued so far.
+    pub fn read_at(&self, src: &Buffer, i: usize) -> Result<f64> {
+        assert!(i < src.len, "read_at: value {i} of {}", src.len);
+        let mut out = [0f64; 1];
+        // SAFETY: value `i` lies inside `src` (checked above); the stream is synchronized
+        // before `out` is read.
+        driver("copying from the device", unsafe {
+            result::memcpy_dtoh_async(&mut out, src.ptr + 8 * i as u64, self.stream.cu_stream())
+        })?;
+        self.sync()?;
+        Ok(out[0])
+    }
+
+    /// The device memory free now and in all, in bytes.
+    pub fn memory(&self) -> Result<(usize, usize)> {
+        self.bind()?;
+        Ok(driver(
+            "asking for the free memory",
+            result::mem_get_info(),
+        )?)
     }
 
     /// Waits for everything enqueued.

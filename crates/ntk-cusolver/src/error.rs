@@ -18,6 +18,17 @@ pub enum Error {
     /// A kernel whose side or size does not fit the libraries' 32-bit arguments.
     #[error("a kernel of side {n}: cuBLAS and cuSOLVER take at most 46,340 (n^2 < 2^31)")]
     TooLarge { n: usize },
+    /// A whole kernel that does not fit the device's free memory.
+    #[error(
+        "the whole kernel of {n} inputs needs {:.1} GB of device memory, {:.1} GB of {:.1} GB are free",
+        *need as f64 / 1e9, *free as f64 / 1e9, *total as f64 / 1e9
+    )]
+    Memory {
+        n: usize,
+        need: usize,
+        free: usize,
+        total: usize,
+    },
     /// A kernel with no rows, or whose data is not `n x n` values.
     #[error("a kernel of side {n} with {len} values; expected n^2 > 0")]
     Shape { n: usize, len: usize },

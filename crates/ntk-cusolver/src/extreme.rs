@@ -18,7 +18,7 @@ use ntk_kernel::extreme::lanczos::{self, CHECK_EVERY, Ritz};
 use ntk_kernel::extreme::{Extreme, Operand, Options};
 use ntk_numerics::kernel::Kernel;
 
-use crate::device::{Buffer, Gpu, TRIANGLE, side, with_gpu};
+use crate::device::{Buffer, Gpu, TRIANGLE, with_gpu};
 use crate::error::{Result, cublas, cusolver};
 use crate::trace::Phases;
 
@@ -40,7 +40,6 @@ pub fn extreme(kernel: &Kernel, kernel_epsilon: f64, options: &Options) -> Resul
 pub struct DeviceKernel<'g> {
     gpu: &'g Gpu,
     n: usize,
-    n32: i32,
     k: Buffer,
     max_abs: f64,
     /// The factor of `K + s I` (in [`TRIANGLE`]) once [`Operand::factor`] has run.
@@ -63,22 +62,32 @@ impl<'g> DeviceKernel<'g> {
                 len: kernel.data.len(),
             });
         }
-        let n32 = side(n)?;
         let phases = Phases::new();
         let max_abs = crate::staging::max_abs(&kernel.data);
         phases.mark_host("the largest magnitude (host)");
         let k = gpu.upload(&kernel.data)?;
         phases.mark(gpu, "the kernel to the device");
-        Ok(Self {
+        Ok(Self::on_device(gpu, n, k, max_abs))
+    }
+
+    /// A kernel already on the device: `k` holds the `n x n` values (symmetric, so either
+    /// order), `max_abs` their largest magnitude. Every call takes 64-bit sizes, so `n` is
+    /// bounded by the device's memory alone (two copies of `K`: 57.6 GB at `n = 60,000`).
+    pub fn on_device(gpu: &'g Gpu, n: usize, k: Buffer, max_abs: f64) -> Self {
+        assert!(
+            k.len >= n * n,
+            "on_device: {} values for a kernel of side {n}",
+            k.len
+        );
+        Self {
             gpu,
             n,
-            n32,
             k,
             max_abs,
             factor: None,
             failure: None,
-            phases,
-        })
+            phases: Phases::new(),
+        }
     }
 
     /// Keeps a device error for [`extreme`] and hands the algorithm one of its own.
@@ -97,38 +106,51 @@ impl<'g> DeviceKernel<'g> {
     /// Factors `K + shift I` into a fresh buffer: `Ok(Err(row))` at a pivot that is not
     /// positive.
     fn factor_device(&self, shift: f64) -> Result<std::result::Result<Buffer, Breakdown>> {
-        let (gpu, n, n32) = (self.gpu, self.n, self.n32);
+        let (gpu, n) = (self.gpu, self.n);
+        let n64 = n as i64;
         let a = gpu.alloc_copy(&self.k)?;
         if shift != 0.0 {
             // The diagonal is every (n + 1)-th value: a += shift * ones.
             let ones = gpu.upload(&vec![1.0; n])?;
             cublas("adding the shift", unsafe {
-                blas::cublasDaxpy_v2(gpu.cublas(), n32, &shift, ones.at(0), 1, a.at(0), n32 + 1)
+                blas::cublasDaxpy_v2_64(gpu.cublas(), n64, &shift, ones.at(0), 1, a.at(0), n64 + 1)
             })?;
         }
+        let params = Params::new()?;
         let fill = TRIANGLE;
-        let mut lwork = 0;
+        let f64_type = lapack::cudaDataType::CUDA_R_64F;
+        let (mut device_bytes, mut host_bytes) = (0usize, 0usize);
         cusolver("potrf workspace", unsafe {
-            lapack::cusolverDnDpotrf_bufferSize(
+            lapack::cusolverDnXpotrf_bufferSize(
                 gpu.solver.cu(),
+                params.0,
                 fill,
-                n32,
-                a.at(0),
-                n32,
-                &mut lwork,
+                n64,
+                f64_type,
+                a.at(0) as *const std::ffi::c_void,
+                n64,
+                f64_type,
+                &mut device_bytes,
+                &mut host_bytes,
             )
         })?;
-        let work = gpu.alloc(lwork.max(1) as usize)?;
+        let work = gpu.alloc(device_bytes.div_ceil(8).max(1))?;
+        let mut host_work = vec![0u8; host_bytes.max(1)];
         let info = gpu.alloc(1)?;
         cusolver("potrf", unsafe {
-            lapack::cusolverDnDpotrf(
+            lapack::cusolverDnXpotrf(
                 gpu.solver.cu(),
+                params.0,
                 fill,
-                n32,
-                a.at(0),
-                n32,
-                work.at(0),
-                lwork,
+                n64,
+                f64_type,
+                a.at(0) as *mut std::ffi::c_void,
+                n64,
+                f64_type,
+                work.at(0) as *mut std::ffi::c_void,
+                device_bytes,
+                host_work.as_mut_ptr() as *mut std::ffi::c_void,
+                host_bytes,
                 info.at(0) as *mut i32,
             )
         })?;
@@ -151,8 +173,10 @@ impl<'g> DeviceKernel<'g> {
         seed: u64,
         tolerance: &dyn Fn(f64) -> f64,
     ) -> Result<Ritz> {
-        let (gpu, n, n32) = (self.gpu, self.n, self.n32);
+        let (gpu, n) = (self.gpu, self.n);
+        let n64 = n as i64;
         let h = gpu.cublas();
+        let params = Params::new()?;
         let max_steps = max_steps.clamp(1, n);
         // The basis, column-major `n x (max_steps + 1)`; its first column the start vector.
         let basis = gpu.alloc(n * (max_steps + 1))?;
@@ -167,31 +191,35 @@ impl<'g> DeviceKernel<'g> {
             let v = basis.at((step - 1) * n);
             if let Some(f) = factor {
                 cublas("copying v", unsafe {
-                    blas::cublasDcopy_v2(h, n32, v, 1, w.at(0), 1)
+                    blas::cublasDcopy_v2_64(h, n64, v, 1, w.at(0), 1)
                 })?;
+                let f64_type = lapack::cudaDataType::CUDA_R_64F;
                 cusolver("potrs", unsafe {
-                    lapack::cusolverDnDpotrs(
+                    lapack::cusolverDnXpotrs(
                         gpu.solver.cu(),
+                        params.0,
                         TRIANGLE,
-                        n32,
+                        n64,
                         1,
-                        f.at(0),
-                        n32,
-                        w.at(0),
-                        n32,
+                        f64_type,
+                        f.at(0) as *const std::ffi::c_void,
+                        n64,
+                        f64_type,
+                        w.at(0) as *mut std::ffi::c_void,
+                        n64,
                         info.at(0) as *mut i32,
                     )
                 })?;
             } else {
                 cublas("K v", unsafe {
-                    blas::cublasDgemv_v2(
+                    blas::cublasDgemv_v2_64(
                         h,
                         blas::cublasOperation_t::CUBLAS_OP_N,
-                        n32,
-                        n32,
+                        n64,
+                        n64,
                         &one,
                         self.k.at(0),
-                        n32,
+                        n64,
                         v,
                         1,
                         &zero,
@@ -202,20 +230,20 @@ impl<'g> DeviceKernel<'g> {
             }
             let mut a = 0.0;
             cublas("alpha", unsafe {
-                blas::cublasDdot_v2(h, n32, v, 1, w.at(0), 1, &mut a)
+                blas::cublasDdot_v2_64(h, n64, v, 1, w.at(0), 1, &mut a)
             })?;
             alpha.push(a);
-            let cols = step as i32;
+            let cols = step as i64;
             for _ in 0..2 {
                 cublas("V^T w", unsafe {
-                    blas::cublasDgemv_v2(
+                    blas::cublasDgemv_v2_64(
                         h,
                         blas::cublasOperation_t::CUBLAS_OP_T,
-                        n32,
+                        n64,
                         cols,
                         &one,
                         basis.at(0),
-                        n32,
+                        n64,
                         w.at(0),
                         1,
                         &zero,
@@ -224,14 +252,14 @@ impl<'g> DeviceKernel<'g> {
                     )
                 })?;
                 cublas("w - V c", unsafe {
-                    blas::cublasDgemv_v2(
+                    blas::cublasDgemv_v2_64(
                         h,
                         blas::cublasOperation_t::CUBLAS_OP_N,
-                        n32,
+                        n64,
                         cols,
                         &minus,
                         basis.at(0),
-                        n32,
+                        n64,
                         c.at(0),
                         1,
                         &one,
@@ -242,7 +270,7 @@ impl<'g> DeviceKernel<'g> {
             }
             let mut b = 0.0;
             cublas("beta", unsafe {
-                blas::cublasDnrm2_v2(h, n32, w.at(0), 1, &mut b)
+                blas::cublasDnrm2_v2_64(h, n64, w.at(0), 1, &mut b)
             })?;
             beta.push(b);
             if step % CHECK_EVERY == 0 || step == max_steps {
@@ -259,13 +287,34 @@ impl<'g> DeviceKernel<'g> {
             let next = basis.at(step * n);
             let scale = 1.0 / b;
             cublas("copying w", unsafe {
-                blas::cublasDcopy_v2(h, n32, w.at(0), 1, next, 1)
+                blas::cublasDcopy_v2_64(h, n64, w.at(0), 1, next, 1)
             })?;
             cublas("w / beta", unsafe {
-                blas::cublasDscal_v2(h, n32, &scale, next, 1)
+                blas::cublasDscal_v2_64(h, n64, &scale, next, 1)
             })?;
         }
         unreachable!("the loop returns at its last step")
+    }
+}
+
+/// cuSOLVER's options of its 64-bit calls (`Xpotrf`, `Xpotrs`), the defaults; destroyed on
+/// drop.
+struct Params(lapack::cusolverDnParams_t);
+
+impl Params {
+    fn new() -> Result<Self> {
+        let mut p = std::ptr::null_mut();
+        cusolver("creating the options", unsafe {
+            lapack::cusolverDnCreateParams(&mut p)
+        })?;
+        Ok(Self(p))
+    }
+}
+
+impl Drop for Params {
+    fn drop(&mut self) {
+        // SAFETY: created by `cusolverDnCreateParams`, destroyed once.
+        let _ = unsafe { lapack::cusolverDnDestroyParams(self.0) };
     }
 }
 

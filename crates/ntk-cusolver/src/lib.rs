@@ -13,6 +13,8 @@
 //! - [`staging`]: the host's parallel passes over a kernel on its way (f32 to f64, the largest
 //!   magnitude);
 //! - [`trace`]: each phase's time on stderr with `NTK_CUSOLVER_TRACE` set;
+//! - [`whole`]: a whole set's MLP kernel formed on the device from the network's factors
+//!   and solved there (`probe.eigen = "tiled"` on a GPU backend; whole MNIST);
 //! - [`warm_up`]: the context, handles and the solvers' device code loaded before a timing.
 //!
 //! Cost at `n = 10,000` (`8 n^2` = 800 MB per copy of the kernel): `potrf` `n^3 / 3`
@@ -27,6 +29,7 @@ pub mod full;
 pub mod libraries;
 pub mod staging;
 pub mod trace;
+pub mod whole;
 
 pub use device::Gpu;
 pub use error::{Error, Result};

@@ -217,3 +217,62 @@ fn bad_kernels_are_errors() {
     let e = ntk_cusolver::extreme(&zero, f64::EPSILON, &Options::default()).unwrap();
     assert!(e.singular && e.rank_lower_bound == 0, "{e:?}");
 }
+
+/// The whole MLP kernel formed on the device from the factors (`ntk_cusolver::whole`, the
+/// route of `probe.eigen = "tiled"` on a GPU) against the host's tiles of the same factors
+/// (`ntk_kernel::extreme::tiled`): `lambda_min` and `lambda_max` within `1e-8` relative (the
+/// same Lanczos tolerance on both, the kernels equal to rounding), the minimum gradient angle
+/// within `1e-8` degrees and at the same pair. `n = 2600` crosses a panel boundary
+/// (`whole::PANEL` = 2048); with biases and two outputs summed, and without.
+#[test]
+fn the_whole_kernel_formed_on_the_device_matches_the_host_tiles() {
+    use ntk_kernel::extreme::tiled::Tiled;
+    use ntk_kernel::host::tiles::TileSource;
+    use ntk_model::{ActivationKind, Mlp, MlpConfig};
+    if !gpu_here() {
+        return;
+    }
+    let (n, d) = (2600, 5);
+    let x = ntk_model::init::gaussian(3, 1234, n, d, 1.0);
+    for (act, bias, outputs) in [
+        (ActivationKind::Tanh, true, vec![0, 1]),
+        (ActivationKind::Relu, false, vec![0]),
+    ] {
+        let cfg = MlpConfig::new(d, 64, 3, act)
+            .with_seed(4)
+            .with_bias(bias)
+            .with_output_dim(2);
+        let mlp = Mlp::new(&cfg, &flex(), DType::F64).unwrap();
+        let source = TileSource::new(&mlp, &x, n, &outputs);
+        let options = Options {
+            block: 256,
+            ..Default::default()
+        };
+        let gpu = ntk_cusolver::whole::solve(&source, &options).unwrap();
+        let mut tiles = Tiled::from_source(&source, 256, ntk_runs::progress::Reporter::silent());
+        let angle = tiles.min_angle(&source.diagonal()).unwrap();
+        let host = extreme::solve(&mut tiles, f64::EPSILON, &options).unwrap();
+        let (g, h) = (&gpu.extreme, &host);
+        eprintln!(
+            "{act:?}: lambda_min {:e} / {:e}, lambda_max {:e} / {:e}, angle {} / {} deg",
+            g.lambda_min,
+            h.lambda_min,
+            g.lambda_max,
+            h.lambda_max,
+            gpu.min_angle.as_ref().map_or(f64::NAN, |a| a.deg),
+            angle.deg
+        );
+        let kappa_tol = 1e-8 + n as f64 * f64::EPSILON * h.lambda_max / h.lambda_min;
+        assert!(
+            rel(g.lambda_min, h.lambda_min) < kappa_tol,
+            "{act:?}: lambda_min"
+        );
+        assert!(
+            rel(g.lambda_max, h.lambda_max) < 1e-8,
+            "{act:?}: lambda_max"
+        );
+        let a = gpu.min_angle.expect("an angle");
+        assert!((a.deg - angle.deg).abs() < 1e-8, "{act:?}: min angle");
+        assert_eq!((a.i, a.j), (angle.i, angle.j), "{act:?}: the pair");
+    }
+}

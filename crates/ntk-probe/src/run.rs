@@ -776,7 +776,15 @@ impl Measured {
     /// (`probe.eigen = "tiled"`, [`ntk_kernel::extreme::tiled`]): the minimum gradient angle
     /// read from the tiles first, then Lanczos on `K`, the factorization in place and
     /// Lanczos on `K^{-1}`. Nothing of size `n x n` besides the tiles.
-    fn tiled(cfg: &ProbeConfig, inputs: &Inputs, net: &Net) -> crate::Result<Self> {
+    ///
+    /// On a GPU backend built with `cusolver` the kernel is formed whole on the device from
+    /// the same factors and solved there ([`crate::solver::tiled_on_gpu`]).
+    fn tiled(
+        cfg: &ProbeConfig,
+        inputs: &Inputs,
+        compute: &Compute,
+        net: &Net,
+    ) -> crate::Result<Self> {
         use ntk_kernel::extreme::{self, tiled::Tiled};
         let Net::Mlp(mlp) = net else {
             return Err(Error::Config {
@@ -789,18 +797,44 @@ impl Measured {
             OutputMode::Single(o) => vec![o],
             _ => (0..mlp.config().output_dim).collect(),
         };
-        let phase = Phase::start("kernel (its lower triangle, tile by tile)");
-        let source = host::tiles::TileSource::new(mlp, &inputs.x, inputs.n, &outputs);
-        let progress = ntk_runs::progress::Reporter::default();
-        progress.log(&tiled_plan(&source, mlp, inputs));
-        let mut tiles = Tiled::from_source(&source, TILE, progress);
-        let min = tiles.min_angle(&source.diagonal());
-        let kernel_seconds = phase.finish();
-        let phase = Phase::start("extreme eigenvalues (Cholesky in the tiles, Lanczos)");
         let options = extreme::Options {
             block: TILE,
             ..Default::default()
         };
+        let phase = Phase::start("the network's factors (host)");
+        let source = host::tiles::TileSource::new(mlp, &inputs.x, inputs.n, &outputs);
+        let factor_seconds = phase.finish();
+        if let Some(w) = crate::solver::tiled_on_gpu(&source, compute, &options)? {
+            return Ok(Self {
+                eigen: Eigen::Tiled,
+                spec: SpectrumSummary::from(&w.extreme),
+                eigenvalues: vec![w.extreme.lambda_min, w.extreme.lambda_max],
+                blocks: None,
+                angles: Angles {
+                    min: w.min_angle,
+                    embedding_min: None,
+                    pair_embedding: None,
+                    pair_grad: None,
+                },
+                route: (Method::Structured, Engine::Device),
+                kernel_seconds: factor_seconds + w.formation_seconds,
+                eigen_seconds: w.eigen_seconds,
+                before: 0.0,
+                note: Some(
+                    "whole set on the GPU: the kernel formed whole by cuBLAS from the host \
+                     engine's factors, potrf and Lanczos by cuSOLVER and cuBLAS (f64); \
+                     lambda_min and lambda_max by Lanczos, a singular kernel's rank a lower \
+                     bound; no ntk.npy",
+                ),
+            });
+        }
+        let phase = Phase::start("kernel (its lower triangle, tile by tile)");
+        let progress = ntk_runs::progress::Reporter::default();
+        progress.log(&tiled_plan(&source, mlp, inputs));
+        let mut tiles = Tiled::from_source(&source, TILE, progress);
+        let min = tiles.min_angle(&source.diagonal());
+        let kernel_seconds = factor_seconds + phase.finish();
+        let phase = Phase::start("extreme eigenvalues (Cholesky in the tiles, Lanczos)");
         let e = extreme::solve(&mut tiles, f64::EPSILON, &options)?;
         let eigen_seconds = phase.finish();
         Ok(Self {
@@ -911,7 +945,7 @@ fn summarize_from(
         Source::PerBlock { cache } => {
             Measured::per_block(cfg, inputs, compute, net, &facts, cache)?
         }
-        Source::Tiled => Measured::tiled(cfg, inputs, net)?,
+        Source::Tiled => Measured::tiled(cfg, inputs, compute, net)?,
     };
     let summary = Summary {
         lambda_min: spec.lambda_min,

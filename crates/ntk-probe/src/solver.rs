@@ -69,6 +69,45 @@ pub fn full(kernel: &Kernel, compute: &Compute, eps: f64) -> crate::Result<Spect
     Ok(spectrum::spectrum(kernel, eps)?)
 }
 
+/// What the whole set's MLP kernel gives on the GPU ([`tiled_on_gpu`]).
+pub struct GpuWhole {
+    pub extreme: Extreme,
+    pub min_angle: Option<ntk_kernel::angles::MinAngle>,
+    /// Seconds in the kernel's formation (the factors' upload included).
+    pub formation_seconds: f64,
+    /// Seconds in the eigenvalues.
+    pub eigen_seconds: f64,
+    /// The device's name.
+    pub device: String,
+}
+
+/// `probe.eigen = "tiled"` on cuSOLVER's route ([`self`]): the whole set's MLP kernel formed
+/// on the GPU from `source`'s factors by cuBLAS and solved there
+/// ([`ntk_cusolver::whole`]); `None` where that route is not here (a CPU backend, a build
+/// without `cusolver`, a library that does not load), for the host's tiles.
+pub fn tiled_on_gpu(
+    source: &ntk_kernel::host::tiles::TileSource,
+    compute: &Compute,
+    options: &extreme::Options,
+) -> crate::Result<Option<GpuWhole>> {
+    #[cfg(feature = "cusolver")]
+    if cusolver_here(compute) {
+        let start = std::time::Instant::now();
+        let w = ntk_cusolver::whole::solve(source, options)
+            .map_err(|e| crate::Error::Device(e.to_string()))?;
+        extreme::warn_unconverged(&w.extreme);
+        return Ok(Some(GpuWhole {
+            eigen_seconds: start.elapsed().as_secs_f64() - w.formation_seconds,
+            extreme: w.extreme,
+            min_angle: w.min_angle,
+            formation_seconds: w.formation_seconds,
+            device: w.device,
+        }));
+    }
+    let _ = (source, compute, options);
+    Ok(None)
+}
+
 /// Readies `compute`'s route before a measurement: on cuSOLVER's, opens the GPU and runs its
 /// solvers once on a small kernel ([`ntk_cusolver::warm_up`]), as the peer's benchmark warms
 /// its solvers; elsewhere nothing (Burn's route is warmed by the kernel's formation).

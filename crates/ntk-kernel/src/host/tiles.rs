@@ -62,6 +62,31 @@ impl TileSource {
         self.inputs[0].nrows()
     }
 
+    /// `A_0..A_L`, `n x fan_in` each.
+    pub fn inputs(&self) -> &[Mat<f64>] {
+        &self.inputs
+    }
+
+    /// `D_1..D_L`, `n x (m |outputs|)` each.
+    pub fn deltas(&self) -> &[Mat<f64>] {
+        &self.deltas
+    }
+
+    /// `beta_l^2` of the hidden layers, then `beta_out^2`.
+    pub fn beta2(&self) -> &[f64] {
+        &self.beta2
+    }
+
+    /// The bias term `b` (1 with biases, 0 without).
+    pub fn bias(&self) -> f64 {
+        self.bias
+    }
+
+    /// The number of outputs summed.
+    pub fn copies(&self) -> f64 {
+        self.copies
+    }
+
     /// Bytes the factors take.
     pub fn bytes(&self) -> usize {
         self.inputs
