@@ -11,6 +11,7 @@ pub mod conditioning;
 pub mod config;
 pub mod error;
 pub mod fig1;
+pub mod freed;
 pub mod gmap;
 pub mod run;
 pub mod solver;

@@ -71,7 +71,7 @@ enum Command {
     Transfer(TransferArgs),
 }
 
-/// mimalloc, keeping freed memory for reuse ([`keep_freed_memory`]): a sweep allocates and
+/// mimalloc, keeping freed memory for reuse ([`ntk_probe::freed::keep`]): a sweep allocates and
 /// frees the same n x n buffers (kernels, eigensolver copies) for every network, and with
 /// glibc each fresh one costs page faults (~15 ms per 2000 x 2000 f64 matrix on the 2-core
 /// VM of `experiments/bench`). The synthetic Fig. 2 sweep: ~985k page faults with glibc,
@@ -82,17 +82,6 @@ enum Command {
 #[global_allocator]
 static GLOBAL: ntk_runs::oom::ExitOnOom<mimalloc::MiMalloc> =
     ntk_runs::oom::ExitOnOom(mimalloc::MiMalloc);
-
-/// `mi_option_purge_delay` in the bundled mimalloc 3 (`mimalloc.h`'s `mi_option_e`; the
-/// sys crate does not name it). The test below checks its default (1000 ms).
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
-/// Never return freed memory to the OS (purge delay -1): it is reused by the next buffer
-/// instead of faulted in again. The process keeps its peak footprint until it exits.
-fn keep_freed_memory() {
-    // SAFETY: setting a mimalloc option is a plain store into its option table.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) }
-}
 
 /// `mi_option_arena_reserve` (in KiB) in the bundled mimalloc 3 (`mi_option_e`, unnamed by
 /// the sys crate). The test below checks its default (1 GiB).
@@ -128,7 +117,7 @@ static FIXED_ARENA: extern "C" fn() = fixed_arena_under_rlimit;
 pub(crate) type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn main() {
-    keep_freed_memory();
+    ntk_probe::freed::keep();
     ntk_runs::budget::set_address_floor(ntk_runs::budget::PROBE_ADDRESS_FLOOR);
     // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.
     ntk_runs::slurm::use_cpus_per_task(ntk_numerics::linalg::set_threads);
@@ -167,7 +156,8 @@ mod tests {
     #[test]
     fn the_purge_delay_option_is_the_one_we_set() {
         // SAFETY: reading a mimalloc option.
-        let delay = unsafe { libmimalloc_sys::mi_option_get(super::MI_OPTION_PURGE_DELAY) };
+        let delay =
+            unsafe { libmimalloc_sys::mi_option_get(ntk_probe::freed::MI_OPTION_PURGE_DELAY) };
         if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
             assert_eq!(delay, 1000, "mimalloc's option numbering changed");
         }

@@ -157,7 +157,7 @@ fn file_digest(path: &Path) -> String {
 
 /// What the tiled route is about to do, with its memory, its flop counts and the time they
 /// take at this machine's GEMM rate, measured on one tile-sized product.
-fn tiled_plan(source: &host::tiles::TileSource, mlp: &Mlp, inputs: &Inputs) -> String {
+fn tiled_plan(source: &host::tiles::GroupedSource, mlp: &Mlp, inputs: &Inputs) -> String {
     let (n, b) = (inputs.n as f64, TILE.min(inputs.n.max(1)) as f64);
     let width = mlp.config().width as f64;
     let depth = mlp.config().depth as f64;
@@ -168,11 +168,13 @@ fn tiled_plan(source: &host::tiles::TileSource, mlp: &Mlp, inputs: &Inputs) -> S
     let factor = n * n * n / 3.0;
     let rate = gemm_rate(TILE.min(inputs.n.max(1)), mlp.config().width.max(1));
     format!(
-        "tiled: n = {}, tiles {tiles_gb:.2} GB + factors {:.2} GB; formation {form:.2e} flop, \
-         Cholesky {factor:.2e} flop: about {:.0} s and {:.0} s at {:.0} GFLOP/s (this machine's \
-         GEMM, measured now), then Lanczos (n^2 per step)",
+        "tiled: n = {}, tiles {tiles_gb:.2} GB + factors {:.2} GB ({} of {} inputs at a \
+         time); formation {form:.2e} flop, Cholesky {factor:.2e} flop: about {:.0} s and {:.0} \
+         s at {:.0} GFLOP/s (this machine's GEMM, measured now), then Lanczos (n^2 per step)",
         inputs.n,
-        source.bytes() as f64 / 1e9,
+        source.held_bytes() as f64 / 1e9,
+        source.rows().min(inputs.n) * 2.min(source.groups()),
+        inputs.n,
         form / rate,
         factor / rate,
         rate / 1e9
@@ -189,6 +191,12 @@ fn gemm_rate(b: usize, k: usize) -> f64 {
     })
     .expect("infallible");
     2.0 * (b * b * k) as f64 / best.max(1e-9)
+}
+
+/// The rows of a group of the tiled route's inputs (`host::tiles::GroupedSource`) whose
+/// factors take `factor_bytes` in all: a multiple of [`TILE`].
+fn tiled_group_rows(n: usize, factor_bytes: usize) -> usize {
+    host::tiles::GroupedSource::group_rows(n, factor_bytes).div_ceil(TILE) * TILE
 }
 
 /// The tile width of `probe.eigen = "tiled"`: GEMMs of 1024 x 1024 x width run near the
@@ -228,18 +236,30 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
             n * (n + TILE as f64) / 2.0,
             8.0,
         );
-        e.add(
-            "the factors (layer inputs, backpropagated signals)",
-            n * (d as f64 + l * w * (1.0 + k)),
-            8.0,
-        );
-        // The forward's slopes: measured, the peak holds them beside the tiles (n = 8000,
-        // depth 10, width 512: 1.43 GB measured, 1.43 GB estimated with them).
-        e.add(
-            "the forward's slopes while the factors form",
-            n * l * w,
-            8.0,
-        );
+        // The factors one group of inputs at a time (`host::tiles::GroupedSource`): every
+        // input in one group when they fit, formed before the tiles; else beside the tiles
+        // one group held and the next one forming (its forward's copy of the inputs and
+        // input matrix, the layers' outputs and slopes, the signals).
+        let all = n * (d as f64 + l * w * (1.0 + k));
+        let rows = (tiled_group_rows(cfg.data.n, (8.0 * all) as usize) as f64).min(n);
+        if rows >= n {
+            e.add(
+                "the factors (layer inputs, backpropagated signals)",
+                all,
+                8.0,
+            );
+        } else {
+            e.add(
+                "the factors of one group of inputs (layer inputs, signals)",
+                all * rows / n,
+                8.0,
+            );
+            e.add(
+                "the next group's forward and backward while its factors form",
+                rows * (2.0 * d as f64 + 2.0 * l * w + l * w * k),
+                8.0,
+            );
+        }
         e.add("Lanczos' basis", 400.0 * n, 8.0);
         return Ok(e);
     }
@@ -801,10 +821,12 @@ impl Measured {
             block: TILE,
             ..Default::default()
         };
-        let phase = Phase::start("the network's factors (host)");
-        let source = host::tiles::TileSource::new(mlp, &inputs.x, inputs.n, &outputs);
-        let factor_seconds = phase.finish();
-        if let Some(w) = crate::solver::tiled_on_gpu(&source, compute, &options)? {
+        if crate::solver::gpu_here(compute) {
+            let phase = Phase::start("the network's factors (host)");
+            let source = host::tiles::TileSource::new(mlp, &inputs.x, inputs.n, &outputs);
+            let factor_seconds = phase.finish();
+            let w = crate::solver::tiled_on_gpu(&source, compute, &options)?
+                .expect("the GPU route is here");
             return Ok(Self {
                 eigen: Eigen::Tiled,
                 spec: SpectrumSummary::from(&w.extreme),
@@ -828,12 +850,19 @@ impl Measured {
                 ),
             });
         }
+        // The tiles fill the machine: no freed buffer may stay beside them.
+        crate::freed::hand_back();
         let phase = Phase::start("kernel (its lower triangle, tile by tile)");
+        let all = host::tiles::factor_bytes(mlp, inputs.n, outputs.len());
+        let rows = tiled_group_rows(inputs.n, all);
+        let mut source =
+            host::tiles::GroupedSource::new(mlp, &inputs.x, inputs.n, &outputs, rows, TILE);
+        let diagonal = source.diagonal().to_vec();
         let progress = ntk_runs::progress::Reporter::default();
         progress.log(&tiled_plan(&source, mlp, inputs));
-        let mut tiles = Tiled::from_source(&source, TILE, progress);
-        let min = tiles.min_angle(&source.diagonal());
-        let kernel_seconds = factor_seconds + phase.finish();
+        let mut tiles = Tiled::from_grouped(&mut source, TILE, progress);
+        let min = tiles.min_angle(&diagonal);
+        let kernel_seconds = phase.finish();
         let phase = Phase::start("extreme eigenvalues (Cholesky in the tiles, Lanczos)");
         let e = extreme::solve(&mut tiles, f64::EPSILON, &options)?;
         let eigen_seconds = phase.finish();

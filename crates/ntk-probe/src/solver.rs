@@ -108,6 +108,17 @@ pub fn tiled_on_gpu(
     Ok(None)
 }
 
+/// Whether `compute` takes cuSOLVER's route ([`self`]): a GPU backend, a build with
+/// `cusolver`, its libraries loaded.
+pub fn gpu_here(compute: &Compute) -> bool {
+    #[cfg(feature = "cusolver")]
+    if cusolver_here(compute) {
+        return true;
+    }
+    let _ = compute;
+    false
+}
+
 /// Readies `compute`'s route before a measurement: on cuSOLVER's, opens the GPU and runs its
 /// solvers once on a small kernel ([`ntk_cusolver::warm_up`]), as the peer's benchmark warms
 /// its solvers; elsewhere nothing (Burn's route is warmed by the kernel's formation).

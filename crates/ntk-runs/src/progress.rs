@@ -1,11 +1,107 @@
 //! Progress: a spinner per phase with its seconds ([`Phase`]), and the [`Reporter`] of long
 //! runs: indicatif bars (sweeps, epochs, batches) when the output is a terminal, plain log
-//! lines when stdout is not one (a cluster job's log file).
+//! lines when stdout is not one (a cluster job's log file). A long phase's bar
+//! ([`Reporter::long_bar`]) becomes a log line of its progress and ETA every
+//! [`LOG_EVERY`] there, so a job's log shows a 20-minute formation moving.
 
 use std::io::IsTerminal;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
+
+/// How often a long phase's progress is logged without a terminal.
+pub const LOG_EVERY: Duration = Duration::from_secs(30);
+
+/// Where [`LogLines`] writes a line.
+type Sink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// A draw target that turns a bar's redraws into log lines, at most one per `every` (the
+/// first at once): indicatif renders the bar's line and the padding and cursor moves
+/// around it; the non-blank rendering is the line.
+struct LogLines {
+    every: Duration,
+    last: Mutex<Option<Instant>>,
+    sink: Sink,
+}
+
+impl std::fmt::Debug for LogLines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogLines")
+            .field("every", &self.every)
+            .finish()
+    }
+}
+
+impl LogLines {
+    fn emit(&self, s: &str) {
+        // One space between words (an empty `{msg}` leaves two).
+        let line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        if line.is_empty() {
+            return;
+        }
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if last.is_some_and(|t| t.elapsed() < self.every) {
+            return;
+        }
+        *last = Some(Instant::now());
+        (self.sink)(&line);
+    }
+}
+
+impl TermLike for LogLines {
+    fn width(&self) -> u16 {
+        // Wide enough that indicatif never wraps a line.
+        400
+    }
+    fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        self.emit(s);
+        Ok(())
+    }
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        self.emit(s);
+        Ok(())
+    }
+    fn clear_line(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A bar whose redraws go to `sink` as log lines, at most one per `every`.
+fn logged_bar(len: u64, prefix: String, every: Duration, sink: Sink) -> ProgressBar {
+    let lines = LogLines {
+        every,
+        last: Mutex::new(None),
+        sink,
+    };
+    let bar = ProgressBar::with_draw_target(
+        Some(len),
+        ProgressDrawTarget::term_like_with_hz(Box::new(lines), 1),
+    );
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix}: {pos}/{len} ({percent}%) {msg} elapsed {elapsed_precise}, ETA {eta_precise}",
+        )
+        .expect("valid template"),
+    );
+    bar.set_prefix(prefix);
+    bar
+}
 
 pub struct Phase {
     bar: ProgressBar,
@@ -89,6 +185,17 @@ impl Reporter {
         bar
     }
 
+    /// A bar of a long phase (minutes: a whole set's kernel, its factorization): on a
+    /// terminal as [`Self::bar`]; without one, a log line on stdout of its progress, elapsed
+    /// time and ETA at most every [`LOG_EVERY`] (the first at its first step); nothing when
+    /// silent.
+    pub fn long_bar(&self, len: u64, prefix: String) -> ProgressBar {
+        match self.mode {
+            Mode::Lines => logged_bar(len, prefix, LOG_EVERY, Arc::new(|l| println!("{l}"))),
+            Mode::Bars | Mode::Silent => self.bar(len, prefix),
+        }
+    }
+
     /// A line for the log: above the bars on a terminal, on stdout otherwise.
     pub fn log(&self, line: &str) {
         match self.mode {
@@ -98,5 +205,60 @@ impl Reporter {
             Mode::Lines => println!("{line}"),
             Mode::Silent => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collected(every: Duration, steps: u64) -> Vec<String> {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let sink = lines.clone();
+        let bar = logged_bar(
+            steps,
+            "tiles".into(),
+            every,
+            Arc::new(move |l| sink.lock().unwrap().push(l.to_string())),
+        );
+        for _ in 0..steps {
+            bar.inc(1);
+            // Past the 1 Hz rate limit, so that every step is drawn.
+            std::thread::sleep(Duration::from_millis(1001));
+        }
+        bar.finish_and_clear();
+        drop(bar);
+        Arc::try_unwrap(lines).unwrap().into_inner().unwrap()
+    }
+
+    /// Without a terminal a long bar logs its progress as plain lines (prefix, count,
+    /// percent, ETA), none blank and none with the bar's drawing characters.
+    #[test]
+    fn a_long_bar_logs_lines() {
+        let lines = collected(Duration::ZERO, 2);
+        assert!(!lines.is_empty(), "no line logged");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("tiles: 2/2 (100%)") && l.contains("ETA")),
+            "{lines:?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .all(|l| !l.trim().is_empty() && !l.contains('█'))
+        );
+    }
+
+    /// At most one line per interval: with an hour between lines only the first is logged
+    /// (the bar's first drawing, at its start or first step).
+    #[test]
+    fn a_long_bar_logs_at_most_once_per_interval() {
+        let lines = collected(Duration::from_secs(3600), 2);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("tiles: ") && lines[0].contains("/2 ("),
+            "{lines:?}"
+        );
     }
 }

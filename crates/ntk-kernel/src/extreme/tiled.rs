@@ -45,6 +45,12 @@ pub struct Tiled<'a> {
     fill: Fill<'a>,
     /// The tiles hold a factor (not the kernel).
     factored: bool,
+    /// Tiles are filled in groups of this many tile rows and columns: every tile of group
+    /// column `J` and group row `I` before the next group row (a [`GroupedSource`]'s groups,
+    /// so that it forms each pair's factors once); the whole side when not grouped.
+    ///
+    /// [`GroupedSource`]: crate::host::tiles::GroupedSource
+    group: usize,
     /// Progress bars (with ETA) of the formation, the factorization and Lanczos.
     progress: ntk_runs::progress::Reporter,
 }
@@ -64,8 +70,27 @@ impl<'a> Tiled<'a> {
         fill: Fill<'a>,
         progress: ntk_runs::progress::Reporter,
     ) -> Self {
+        Self::build(n, block, fill, progress, None)
+    }
+
+    /// The tiles allocated and filled, in groups of `group_rows` rows and columns (whole
+    /// tiles; `None`: the whole side, tile column by tile column).
+    fn build(
+        n: usize,
+        block: usize,
+        fill: Fill<'a>,
+        progress: ntk_runs::progress::Reporter,
+        group_rows: Option<usize>,
+    ) -> Self {
         let b = block.clamp(1, n.max(1));
         let nt = n.div_ceil(b);
+        let group = match group_rows {
+            Some(rows) if rows < n => {
+                assert_eq!(rows % b, 0, "groups of whole tiles");
+                rows / b
+            }
+            _ => nt,
+        };
         let width = |t: usize| (n - t * b).min(b);
         let cols = (0..nt)
             .map(|j| (j..nt).map(|i| Mat::zeros(width(i), width(j))).collect())
@@ -76,6 +101,7 @@ impl<'a> Tiled<'a> {
             cols,
             fill,
             factored: false,
+            group: group.max(1),
             progress,
         };
         t.refill();
@@ -104,6 +130,19 @@ impl<'a> Tiled<'a> {
         Self::with_progress(src.size(), block, fill, progress)
     }
 
+    /// The NTK of an MLP from its factors one group of inputs at a time
+    /// ([`crate::host::tiles::GroupedSource`], whose group size is a multiple of `block`),
+    /// filled group pair by group pair.
+    pub fn from_grouped(
+        src: &'a mut crate::host::tiles::GroupedSource<'a>,
+        block: usize,
+        progress: ntk_runs::progress::Reporter,
+    ) -> Self {
+        let (n, rows) = (src.size(), src.rows());
+        let fill: Fill<'a> = Box::new(move |rows, cols, tile| src.fill(rows, cols, tile));
+        Self::build(n, block, fill, progress, Some(rows))
+    }
+
     /// The number of tiles along a side.
     fn tiles(&self) -> usize {
         self.cols.len()
@@ -118,11 +157,17 @@ impl<'a> Tiled<'a> {
     fn refill(&mut self) {
         let ranges: Vec<_> = (0..self.tiles()).map(|t| self.range(t)).collect();
         let count = self.cols.iter().map(Vec::len).sum::<usize>();
-        let bar = self.progress.bar(count as u64, "tiles".into());
-        for (j, col) in self.cols.iter_mut().enumerate() {
-            for (o, tile) in col.iter_mut().enumerate() {
-                (self.fill)(ranges[j + o].clone(), ranges[j].clone(), tile.as_mut());
-                bar.inc(1);
+        let bar = self.progress.long_bar(count as u64, "tiles".into());
+        let (nt, g) = (self.tiles(), self.group);
+        for gj in (0..nt).step_by(g) {
+            for gi in (gj..nt).step_by(g) {
+                for j in gj..(gj + g).min(nt) {
+                    for i in gi.max(j)..(gi + g).min(nt) {
+                        let tile = &mut self.cols[j][i - j];
+                        (self.fill)(ranges[i].clone(), ranges[j].clone(), tile.as_mut());
+                        bar.inc(1);
+                    }
+                }
             }
         }
         bar.finish_and_clear();
@@ -267,7 +312,7 @@ impl<'a> Tiled<'a> {
         let work = |k: usize| ((nt - k) * (nt - k)) as u64;
         let bar = self
             .progress
-            .bar((0..nt).map(work).sum(), "cholesky".into());
+            .long_bar((0..nt).map(work).sum(), "cholesky".into());
         for k in 0..nt {
             bar.inc(work(k));
             let (left, right) = self.cols.split_at_mut(k + 1);
@@ -336,7 +381,7 @@ impl<'a> Tiled<'a> {
         let mut basis: Vec<Vec<f64>> = vec![v.clone()];
         let (mut alphas, mut betas) = (Vec::new(), Vec::new());
         let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
-        let bar = self.progress.bar(max_steps as u64, "lanczos".into());
+        let bar = self.progress.long_bar(max_steps as u64, "lanczos".into());
         for step in 1..=max_steps {
             bar.inc(1);
             let mut w = apply(&v);
@@ -538,6 +583,17 @@ mod tests {
             let want = crate::angles::min_angle(&dense).unwrap();
             assert!((angle.deg - want.deg).abs() < 1e-9, "{angle:?} {want:?}");
         }
+        // One group of inputs at a time (groups of 64 rows, tiles of 32: three groups, the
+        // last short), filled group pair by group pair: the same extremes and angle.
+        let mut grouped = crate::host::tiles::GroupedSource::new(&mlp, &x, n, &[0], 64, 32);
+        let diag = grouped.diagonal().to_vec();
+        let mut t = Tiled::from_grouped(&mut grouped, 32, ntk_runs::progress::Reporter::silent());
+        let e = solve(&mut t, f64::EPSILON, &Options::default()).unwrap();
+        assert!((e.lambda_max / full.lambda_max - 1.0).abs() < 1e-9, "{e:?}");
+        assert!((e.lambda_min / full.lambda_min - 1.0).abs() < 1e-9, "{e:?}");
+        let angle = t.min_angle(&diag).unwrap();
+        let want = crate::angles::min_angle(&dense).unwrap();
+        assert!((angle.deg - want.deg).abs() < 1e-9, "{angle:?} {want:?}");
     }
 
     /// A singular kernel (rank 40 of 120): the factorization breaks down, the tiles are
