@@ -30,6 +30,7 @@ fn collect_reproduces_the_committed_tables() {
         "agarwal_fig3/fmnist",
         "agarwal_fig3/fmnist_50ep",
         "agarwal_fig4/fmnist",
+        "agarwal_fig4/fmnist_resnet110",
         "agarwal_fig5/fmnist",
         "agarwal_fig5/fmnist_fixup_recipe",
         "agarwal_fig7/fmnist",
