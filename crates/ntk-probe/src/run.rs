@@ -240,8 +240,9 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
         // input in one group when they fit, formed before the tiles; else beside the tiles
         // one group held and the next one forming (its forward's copy of the inputs and
         // input matrix, the layers' outputs and slopes, the signals).
-        let all = n * (d as f64 + l * w * (1.0 + k));
-        let rows = (tiled_group_rows(cfg.data.n, (8.0 * all) as usize) as f64).min(n);
+        let all_bytes = host::tiles::factor_bytes_of(cfg.data.n, d, m.depth, m.width, k as usize);
+        let all = all_bytes as f64 / 8.0;
+        let rows = (tiled_group_rows(cfg.data.n, all_bytes) as f64).min(n);
         if rows >= n {
             e.add(
                 "the factors (layer inputs, backpropagated signals)",
@@ -821,51 +822,50 @@ impl Measured {
             block: TILE,
             ..Default::default()
         };
-        if crate::solver::gpu_here(compute) {
-            let phase = Phase::start("the network's factors (host)");
-            let source = host::tiles::TileSource::new(mlp, &inputs.x, inputs.n, &outputs);
-            let factor_seconds = phase.finish();
-            let w = crate::solver::tiled_on_gpu(&source, compute, &options)?
-                .expect("the GPU route is here");
-            return Ok(Self {
-                eigen: Eigen::Tiled,
-                spec: SpectrumSummary::from(&w.extreme),
-                eigenvalues: vec![w.extreme.lambda_min, w.extreme.lambda_max],
-                blocks: None,
-                angles: Angles {
-                    min: w.min_angle,
-                    embedding_min: None,
-                    pair_embedding: None,
-                    pair_grad: None,
-                },
-                route: (Method::Structured, Engine::Device),
-                kernel_seconds: factor_seconds + w.formation_seconds,
-                eigen_seconds: w.eigen_seconds,
-                before: 0.0,
-                note: Some(
+        let (e, min, engine, kernel_seconds, eigen_seconds, note) =
+            if crate::solver::gpu_here(compute) {
+                let phase = Phase::start("the network's factors (host)");
+                let source = host::tiles::TileSource::new(mlp, &inputs.x, inputs.n, &outputs);
+                let factor_seconds = phase.finish();
+                let w = crate::solver::tiled_on_gpu(&source, &options)?;
+                (
+                    w.extreme,
+                    w.min_angle,
+                    Engine::Device,
+                    factor_seconds + w.formation_seconds,
+                    w.eigen_seconds,
                     "whole set on the GPU: the kernel formed whole by cuBLAS from the host \
                      engine's factors, potrf and Lanczos by cuSOLVER and cuBLAS (f64); \
                      lambda_min and lambda_max by Lanczos, a singular kernel's rank a lower \
                      bound; no ntk.npy",
-                ),
-            });
-        }
-        // The tiles fill the machine: no freed buffer may stay beside them.
-        crate::freed::hand_back();
-        let phase = Phase::start("kernel (its lower triangle, tile by tile)");
-        let all = host::tiles::factor_bytes(mlp, inputs.n, outputs.len());
-        let rows = tiled_group_rows(inputs.n, all);
-        let mut source =
-            host::tiles::GroupedSource::new(mlp, &inputs.x, inputs.n, &outputs, rows, TILE);
-        let diagonal = source.diagonal().to_vec();
-        let progress = ntk_runs::progress::Reporter::default();
-        progress.log(&tiled_plan(&source, mlp, inputs));
-        let mut tiles = Tiled::from_grouped(&mut source, TILE, progress);
-        let min = tiles.min_angle(&diagonal);
-        let kernel_seconds = phase.finish();
-        let phase = Phase::start("extreme eigenvalues (Cholesky in the tiles, Lanczos)");
-        let e = extreme::solve(&mut tiles, f64::EPSILON, &options)?;
-        let eigen_seconds = phase.finish();
+                )
+            } else {
+                // The tiles fill the machine: no freed buffer may stay beside them.
+                crate::freed::hand_back();
+                let phase = Phase::start("kernel (its lower triangle, tile by tile)");
+                let all = host::tiles::factor_bytes(mlp, inputs.n, outputs.len());
+                let rows = tiled_group_rows(inputs.n, all);
+                let mut source =
+                    host::tiles::GroupedSource::new(mlp, &inputs.x, inputs.n, &outputs, rows, TILE);
+                let diagonal = source.diagonal().to_vec();
+                let progress = ntk_runs::progress::Reporter::default();
+                progress.log(&tiled_plan(&source, mlp, inputs));
+                let mut tiles = Tiled::from_grouped(&mut source, TILE, progress);
+                let min = tiles.min_angle(&diagonal);
+                let kernel_seconds = phase.finish();
+                let phase = Phase::start("extreme eigenvalues (Cholesky in the tiles, Lanczos)");
+                let e = extreme::solve(&mut tiles, f64::EPSILON, &options)?;
+                (
+                    e,
+                    min,
+                    Engine::Host,
+                    kernel_seconds,
+                    phase.finish(),
+                    "whole set in tiles: the kernel's lower triangle formed tile by tile and \
+                     factored in place (f64, host); lambda_min and lambda_max by Lanczos, a \
+                     singular kernel's rank a lower bound; no ntk.npy",
+                )
+            };
         Ok(Self {
             eigen: Eigen::Tiled,
             spec: SpectrumSummary::from(&e),
@@ -877,15 +877,11 @@ impl Measured {
                 pair_embedding: None,
                 pair_grad: None,
             },
-            route: (Method::Structured, Engine::Host),
+            route: (Method::Structured, engine),
             kernel_seconds,
             eigen_seconds,
             before: 0.0,
-            note: Some(
-                "whole set in tiles: the kernel's lower triangle formed tile by tile and \
-                 factored in place (f64, host); lambda_min and lambda_max by Lanczos, a \
-                 singular kernel's rank a lower bound; no ntk.npy",
-            ),
+            note: Some(note),
         })
     }
 

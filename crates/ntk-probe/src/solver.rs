@@ -77,35 +77,35 @@ pub struct GpuWhole {
     pub formation_seconds: f64,
     /// Seconds in the eigenvalues.
     pub eigen_seconds: f64,
-    /// The device's name.
-    pub device: String,
 }
 
-/// `probe.eigen = "tiled"` on cuSOLVER's route ([`self`]): the whole set's MLP kernel formed
-/// on the GPU from `source`'s factors by cuBLAS and solved there
-/// ([`ntk_cusolver::whole`]); `None` where that route is not here (a CPU backend, a build
-/// without `cusolver`, a library that does not load), for the host's tiles.
+/// `probe.eigen = "tiled"` on cuSOLVER's route ([`self`], where [`gpu_here`] says so): the
+/// whole set's MLP kernel formed on the GPU from `source`'s factors by cuBLAS and solved
+/// there ([`ntk_cusolver::whole`]); an error in a build without `cusolver`.
 pub fn tiled_on_gpu(
     source: &ntk_kernel::host::tiles::TileSource,
-    compute: &Compute,
     options: &extreme::Options,
-) -> crate::Result<Option<GpuWhole>> {
+) -> crate::Result<GpuWhole> {
     #[cfg(feature = "cusolver")]
-    if cusolver_here(compute) {
+    {
         let start = std::time::Instant::now();
         let w = ntk_cusolver::whole::solve(source, options)
             .map_err(|e| crate::Error::Device(e.to_string()))?;
         extreme::warn_unconverged(&w.extreme);
-        return Ok(Some(GpuWhole {
+        Ok(GpuWhole {
             eigen_seconds: start.elapsed().as_secs_f64() - w.formation_seconds,
             extreme: w.extreme,
             min_angle: w.min_angle,
             formation_seconds: w.formation_seconds,
-            device: w.device,
-        }));
+        })
     }
-    let _ = (source, compute, options);
-    Ok(None)
+    #[cfg(not(feature = "cusolver"))]
+    {
+        let _ = (source, options);
+        Err(crate::Error::Device(
+            "this build has no cuSOLVER route (build with the cusolver feature)".into(),
+        ))
+    }
 }
 
 /// Whether `compute` takes cuSOLVER's route ([`self`]): a GPU backend, a build with

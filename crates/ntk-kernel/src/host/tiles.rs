@@ -180,7 +180,13 @@ fn fill_pair(
 /// `D_1..D_L`.
 pub fn factor_bytes(mlp: &Mlp, n: usize, outputs: usize) -> usize {
     let c = mlp.config();
-    8 * n * (c.input_dim + c.depth * c.width * (1 + outputs))
+    factor_bytes_of(n, c.input_dim, c.depth, c.width, outputs)
+}
+
+/// [`factor_bytes`] of an MLP of input dimension `d`, `depth` hidden layers of `width`
+/// (for a plan made before the network is built).
+pub fn factor_bytes_of(n: usize, d: usize, depth: usize, width: usize, outputs: usize) -> usize {
+    8 * n * (d + depth * width * (1 + outputs))
 }
 
 /// The factors of a group of inputs take at most about this many bytes (805 MB;
