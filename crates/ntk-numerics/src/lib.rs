@@ -2,7 +2,8 @@
 //!
 //! - compute: [`backend`] (the Burn device and float precision), [`linalg`] (host GEMM,
 //!   SYRK and the symmetric eigensolver: OpenBLAS or faer), [`expm1`] (a vectorizable
-//!   `e^x - 1` in f32);
+//!   `e^x - 1` in f32), [`symmetric`] (a dense symmetric matrix's product, Cholesky factor
+//!   and solves: the level-2 arithmetic of Lanczos);
 //! - the kernel and its spectrum: [`kernel`] ([`kernel::Kernel`], [`kernel::OutputMode`]),
 //!   [`spectrum`] (f64 eigenvalues, condition number, numerical rank);
 //! - [`bench`]: peak FLOP rates and best-of timers for the benchmarks.
@@ -14,5 +15,6 @@ pub mod expm1;
 pub mod kernel;
 pub mod linalg;
 pub mod spectrum;
+pub mod symmetric;
 
 pub use error::{Error, Result};

@@ -13,6 +13,7 @@ pub mod error;
 pub mod fig1;
 pub mod freed;
 pub mod gmap;
+pub mod pages;
 pub mod run;
 pub mod solver;
 pub mod sweep;

@@ -117,6 +117,7 @@ static FIXED_ARENA: extern "C" fn() = fixed_arena_under_rlimit;
 pub(crate) type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 fn main() {
+    ntk_probe::pages::small_pages();
     ntk_probe::freed::keep();
     ntk_runs::budget::set_address_floor(ntk_runs::budget::PROBE_ADDRESS_FLOOR);
     // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.

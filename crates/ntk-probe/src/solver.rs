@@ -3,7 +3,7 @@
 //! | `probe.eigen` | CPU backend | GPU backend, built with `cusolver` | other GPU builds |
 //! |---|---|---|---|
 //! | `full` | LAPACK `dsyevd` on the host | cuSOLVER `syevd` | LAPACK on the host |
-//! | `extreme` | Cholesky + Lanczos on flex | cuSOLVER `potrf` + Lanczos on cuBLAS | the same on Burn's device |
+//! | `extreme` | LAPACK `dpotrf` + Lanczos on the host BLAS, low rank found first ([`extreme::dense`]) | cuSOLVER `potrf` + Lanczos on cuBLAS | Cholesky + Lanczos on Burn's device |
 //!
 //! On a GPU backend (wgpu, cuda) a binary built with the `cusolver` feature sends the kernel
 //! to the NVIDIA GPU's cuSOLVER and cuBLAS (f64) when libcuda, libcublas and libcusolver
@@ -27,6 +27,9 @@ pub fn extreme(kernel: &Kernel, compute: &Compute, eps: f64) -> crate::Result<Ex
             .map_err(|e| crate::Error::Device(e.to_string()))?;
         extreme::warn_unconverged(&e);
         return Ok(e);
+    }
+    if compute.on_host() {
+        return Ok(extreme::dense::of_host(kernel, eps)?);
     }
     Ok(extreme::of_kernel(kernel, &compute.device, eps)?)
 }

@@ -18,6 +18,7 @@
 //! ([`ntk_numerics::spectrum::spectrum`]) gives the exact numerical rank.
 
 pub mod cholesky;
+pub mod dense;
 pub mod lanczos;
 pub mod tiled;
 

@@ -365,47 +365,6 @@ impl<'a> Tiled<'a> {
         self.factored = true;
         Ok(())
     }
-
-    /// Lanczos (full reorthogonalization) on the host operator `apply`, through
-    /// [`lanczos::ritz_of`]: the same contract as [`lanczos::largest`].
-    fn lanczos(
-        &self,
-        apply: &dyn Fn(&[f64]) -> Vec<f64>,
-        max_steps: usize,
-        seed: u64,
-        tolerance: &dyn Fn(f64) -> f64,
-    ) -> crate::Result<lanczos::Ritz> {
-        let n = self.n;
-        let max_steps = max_steps.clamp(1, n);
-        let mut v = lanczos::start_values(n, seed);
-        let mut basis: Vec<Vec<f64>> = vec![v.clone()];
-        let (mut alphas, mut betas) = (Vec::new(), Vec::new());
-        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
-        let bar = self.progress.long_bar(max_steps as u64, "lanczos".into());
-        for step in 1..=max_steps {
-            bar.inc(1);
-            let mut w = apply(&v);
-            alphas.push(dot(&v, &w));
-            for _ in 0..2 {
-                for q in &basis {
-                    let c = dot(q, &w);
-                    w.iter_mut().zip(q).for_each(|(wi, qi)| *wi -= c * qi);
-                }
-            }
-            let beta = dot(&w, &w).sqrt();
-            betas.push(beta);
-            if step % lanczos::CHECK_EVERY == 0 || step == max_steps {
-                let ritz = lanczos::ritz_of(&alphas, &betas, n, f64::EPSILON, tolerance)?;
-                if ritz.converged || step == max_steps {
-                    bar.finish_and_clear();
-                    return Ok(ritz);
-                }
-            }
-            v = w.iter().map(|x| x / beta).collect();
-            basis.push(v.clone());
-        }
-        unreachable!("the loop returns at its last step")
-    }
 }
 
 impl Operand for Tiled<'_> {
@@ -445,7 +404,13 @@ impl Operand for Tiled<'_> {
         if self.factored {
             self.refill();
         }
-        self.lanczos(&|v| self.apply(v), max_steps, seed, tolerance)
+        lanczos::host_largest(
+            self.n,
+            &|v| self.apply(v),
+            (max_steps, seed),
+            tolerance,
+            &self.progress,
+        )
     }
 
     fn factor(&mut self, shift: f64) -> crate::Result<Result<(), cholesky::Breakdown>> {
@@ -471,7 +436,13 @@ impl Operand for Tiled<'_> {
                 "Lanczos on the inverse before a factorization".into(),
             ));
         }
-        self.lanczos(&|v| self.solve_factor(v), max_steps, seed, tolerance)
+        lanczos::host_largest(
+            self.n,
+            &|v| self.solve_factor(v),
+            (max_steps, seed),
+            tolerance,
+            &self.progress,
+        )
     }
 }
 

@@ -112,20 +112,9 @@ fn kappa_matches_lapack_on_flex() {
     }
 }
 
-/// A kernel with a known spectrum, `Q diag(lambda) Q^T` (`Q` a product of Householder
-/// reflections), kappa 1e6 with a well-separated bottom.
-#[test]
-fn known_spectrum_is_recovered() {
-    let n = 120;
-    let lambda: Vec<f64> = (0..n)
-        .map(|i| {
-            if i == 0 {
-                1e-6
-            } else {
-                1e-3 * 1e3f64.powf(i as f64 / (n - 1) as f64)
-            }
-        })
-        .collect();
+/// `Q diag(lambda) Q^T` with `Q` a product of four Householder reflections.
+fn with_spectrum(lambda: &[f64]) -> Kernel {
+    let n = lambda.len();
     let mut q = vec![0.0f64; n * n];
     for i in 0..n {
         q[i * n + i] = 1.0;
@@ -149,11 +138,106 @@ fn known_spectrum_is_recovered() {
                 .sum();
         }
     }
-    let k = Kernel { size: n, data };
+    Kernel { size: n, data }
+}
+
+/// Kappa 1e6 with a well-separated bottom.
+fn known_kernel() -> Kernel {
+    let n = 120;
+    let lambda: Vec<f64> = (0..n)
+        .map(|i| {
+            if i == 0 {
+                1e-6
+            } else {
+                1e-3 * 1e3f64.powf(i as f64 / (n - 1) as f64)
+            }
+        })
+        .collect();
+    with_spectrum(&lambda)
+}
+
+/// A kernel with a known spectrum, kappa 1e6, on flex and on the host route.
+#[test]
+fn known_spectrum_is_recovered() {
+    let k = known_kernel();
     let c = compute(Precision::F64);
     let e = extreme::extreme(upload(&k, &c, DType::F64), f64::EPSILON, &options()).unwrap();
     assert!((e.kappa / 1e6 - 1.0).abs() < 1e-8, "{e:?}");
     assert!((e.lambda_min / 1e-6 - 1.0).abs() < 1e-8, "{e:?}");
+    let h = extreme::dense::of_host(&k, f64::EPSILON).unwrap();
+    assert!((h.kappa / 1e6 - 1.0).abs() < 1e-8, "{h:?}");
+    assert!((h.lambda_min / 1e-6 - 1.0).abs() < 1e-8, "{h:?}");
+}
+
+/// The host route (`extreme::dense`: LAPACK's Cholesky and Lanczos on the host BLAS) against
+/// LAPACK's full spectrum, on real NTKs built in f64 and f32 and on the known spectrum: the
+/// same tolerance and Ritz bounds as the device route.
+#[test]
+fn the_host_route_matches_lapack() {
+    let check = |label: &str, k: &Kernel, kernel_eps: f64| {
+        let full = spectrum(k, kernel_eps).unwrap();
+        assert!(!full.singular, "{label}: test kernel is singular: {full:?}");
+        let e = extreme::dense::of_host(k, kernel_eps).unwrap();
+        assert!(e.converged && !e.singular && e.rank_lower_bound == k.size, "{label}: {e:?}");
+        let err = |a: f64, b: f64| (a / b - 1.0).abs();
+        assert!(
+            err(e.kappa, full.kappa) <= 1e-8
+                && err(e.lambda_max, full.lambda_max) <= 1e-8
+                && err(e.lambda_min, full.lambda_min) <= 1e-8,
+            "{label}: {e:?} vs LAPACK {full:?}"
+        );
+        let slack = 16.0 * k.size as f64 * f64::EPSILON * full.lambda_max;
+        assert!(e.lambda_max <= full.lambda_max + slack, "{label}: {e:?}");
+        assert!(e.lambda_min >= full.lambda_min - slack, "{label}: {e:?}");
+    };
+    for precision in [Precision::F64, Precision::F32] {
+        let c = compute(precision);
+        for (kind, depth) in [
+            (ActivationKind::Relu, 3),
+            (ActivationKind::Tanh, 5),
+            (ActivationKind::NormRelu, 4),
+        ] {
+            let (_, k) = ntk_on(&c, kind, depth, 150);
+            check(&format!("host {precision} {kind} depth {depth}"), &k, precision.epsilon());
+        }
+    }
+    check("known spectrum", &known_kernel(), f64::EPSILON);
+}
+
+/// On the host route a kernel of low rank is found by the pivoted Cholesky and reported with
+/// its exact numerical rank (the full route's); one of higher rank (beyond the pivoted
+/// Cholesky's reach) goes through the shifted factorizations and is reported singular with a
+/// rank bound at most the numerical rank.
+#[test]
+fn the_host_route_reports_singular_kernels_with_their_rank() {
+    let c = compute(Precision::F64);
+    let (_, k) = ntk_on(&c, ActivationKind::Linear, 2, 100);
+    let full = spectrum(&k, f64::EPSILON).unwrap();
+    let e = extreme::dense::of_host(&k, f64::EPSILON).unwrap();
+    assert!(full.singular && e.singular && e.kappa.is_infinite(), "{e:?}");
+    assert_eq!(e.rank_lower_bound, full.rank, "{e:?} vs {full:?}");
+    assert_eq!(e.steps, [0, 0], "no Lanczos on a low-rank kernel: {e:?}");
+    assert!((e.lambda_max / full.lambda_max - 1.0).abs() < 1e-12, "{e:?}");
+
+    // Rank 60 of 120 (the pivoted Cholesky stops at n / 16 = 7).
+    let lambda: Vec<f64> = (0..120)
+        .map(|i| if i < 60 { 0.0 } else { 1.0 + i as f64 / 10.0 })
+        .collect();
+    let k = with_spectrum(&lambda);
+    let full = spectrum(&k, f64::EPSILON).unwrap();
+    assert!(full.singular && full.rank == 60, "{full:?}");
+    let e = extreme::dense::of_host(&k, f64::EPSILON).unwrap();
+    assert!(e.singular && e.kappa.is_infinite(), "{e:?}");
+    assert!(e.rank_lower_bound >= 1 && e.rank_lower_bound <= 60, "{e:?}");
+    assert!(e.lambda_min <= e.tolerance, "{e:?}");
+    assert!((e.lambda_max / full.lambda_max - 1.0).abs() < 1e-10, "{e:?}");
+
+    // The zero kernel, and a kernel that is not finite.
+    let e = extreme::dense::of_host(&Kernel::zeros(10), f64::EPSILON).unwrap();
+    assert!(e.singular && e.rank_lower_bound == 0, "{e:?}");
+    let mut bad = Kernel::zeros(3);
+    bad.data[4] = f64::NAN;
+    assert!(extreme::dense::of_host(&bad, f64::EPSILON).is_err());
 }
 
 /// A linear network's kernel has rank at most d: singular, with a rank bound that does not
