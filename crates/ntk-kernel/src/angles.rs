@@ -14,7 +14,7 @@ pub fn angle_deg(k: &Kernel, i: usize, j: usize) -> f64 {
 }
 
 /// The smallest pairwise angle over a set, and the pair that attains it.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct MinAngle {
     pub deg: f64,
     pub i: usize,

@@ -40,7 +40,10 @@ pub fn cholesky_solve(l: &[f64], n: usize, x: &mut [f64]) {
 
 fn check(a: &[f64], n: usize, vectors: &[usize]) {
     assert_eq!(a.len(), n * n, "symmetric: an n x n buffer");
-    assert!(vectors.iter().all(|&v| v == n), "symmetric: vectors of length n");
+    assert!(
+        vectors.iter().all(|&v| v == n),
+        "symmetric: vectors of length n"
+    );
 }
 
 #[cfg(not(ntk_openblas))]
@@ -200,7 +203,9 @@ mod tests {
 
     /// A symmetric positive definite matrix with known entries: `B B^T + n I`.
     fn spd(n: usize) -> Vec<f64> {
-        let b: Vec<f64> = (0..n * n).map(|k| ((k * 37 % 11) as f64 - 5.0) / 7.0).collect();
+        let b: Vec<f64> = (0..n * n)
+            .map(|k| ((k * 37 % 11) as f64 - 5.0) / 7.0)
+            .collect();
         let mut a = vec![0.0; n * n];
         for i in 0..n {
             for j in 0..n {
@@ -220,14 +225,22 @@ mod tests {
         symv(&a, n, &x, &mut y);
         for i in 0..n {
             let want: f64 = (0..n).map(|j| a[j * n + i] * x[j]).sum();
-            assert!((y[i] - want).abs() <= 1e-12 * want.abs().max(1.0), "row {i}");
+            assert!(
+                (y[i] - want).abs() <= 1e-12 * want.abs().max(1.0),
+                "row {i}"
+            );
         }
         let mut l = a.clone();
         cholesky_in_place(&mut l, n).expect("positive definite");
         let mut z = y.clone();
         cholesky_solve(&l, n, &mut z);
         for i in 0..n {
-            assert!((z[i] - x[i]).abs() <= 1e-12, "x[{i}]: {} against {}", z[i], x[i]);
+            assert!(
+                (z[i] - x[i]).abs() <= 1e-12,
+                "x[{i}]: {} against {}",
+                z[i],
+                x[i]
+            );
         }
     }
 

@@ -14,6 +14,7 @@ pub mod fig1;
 pub mod freed;
 pub mod gmap;
 pub mod pages;
+pub mod phases;
 pub mod run;
 pub mod solver;
 pub mod sweep;

@@ -24,6 +24,8 @@ use ntk_numerics::spectrum::{self, Spectrum};
 use ntk_runs::budget::Estimate;
 use ntk_runs::npy;
 use ntk_runs::outset::OutputSet;
+
+use crate::phases::Place;
 use ntk_runs::progress::Phase;
 use ntk_runs::provenance::{self, Provenance};
 
@@ -437,13 +439,14 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
 
 /// Runs a configured probe; writes the files to `out` when given, as one output set
 /// ([`OutputSet`]: the directory then holds this run's complete set, replacing any earlier
-/// probe's set as a whole, or is left as it was).
+/// probe's set as a whole, or is left as it was). The tiled route keeps its finished phases
+/// beside `out` ([`crate::phases`]) and, with `resume`, continues from them.
 pub fn run(
     cfg: &ProbeConfig,
     inputs: &Inputs,
     compute: &Compute,
     out: Option<&Path>,
-    save_weights: bool,
+    (save_weights, resume): (bool, bool),
 ) -> crate::Result<Summary> {
     let start = Instant::now();
     let set = match out {
@@ -470,7 +473,9 @@ pub fn run(
         let done = summarize_per_block(cfg, inputs, compute, &net, &gram, &mut cache)?;
         (None, done)
     } else if cfg.probe.eigen == Eigen::Tiled {
-        (None, summarize_tiled(cfg, inputs, compute, &net, &gram)?)
+        let phases = out.map(|dir| Place::beside(dir, resume));
+        let done = summarize_tiled(cfg, inputs, compute, (&net, &gram), phases.as_ref())?;
+        (None, done)
     } else {
         let phase = Phase::start("kernel");
         let result = probe_kernel(cfg, &net, inputs, compute, &mut host::HostCache::default())?;
@@ -712,8 +717,8 @@ pub fn summarize_tiled(
     cfg: &ProbeConfig,
     inputs: &Inputs,
     compute: &Compute,
-    net: &Net,
-    gram_spec: &Spectrum,
+    (net, gram_spec): (&Net, &Spectrum),
+    phases: Option<&Place>,
 ) -> crate::Result<Summarized> {
     summarize_from(
         cfg,
@@ -721,7 +726,7 @@ pub fn summarize_tiled(
         inputs,
         compute,
         net,
-        Source::Tiled,
+        Source::Tiled { phases },
         gram_spec,
     )
 }
@@ -735,8 +740,9 @@ enum Source<'a> {
     },
     /// Each block's kernel from its own samples (the blocks protocol only).
     PerBlock { cache: &'a mut host::HostCache },
-    /// The whole set's kernel in tiles of its lower triangle (`probe.eigen = "tiled"`).
-    Tiled,
+    /// The whole set's kernel in tiles of its lower triangle (`probe.eigen = "tiled"`), its
+    /// finished phases kept in `phases` ([`crate::phases`]).
+    Tiled { phases: Option<&'a Place> },
 }
 
 /// What [`summarize_from`] takes from its source: the eigenvalue route, the conditioning,
@@ -805,7 +811,9 @@ impl Measured {
         inputs: &Inputs,
         compute: &Compute,
         net: &Net,
+        phases: Option<&Place>,
     ) -> crate::Result<Self> {
+        use crate::phases::{Formed, PhaseFiles, Resumable};
         use ntk_kernel::extreme::{self, tiled::Tiled};
         let Net::Mlp(mlp) = net else {
             return Err(Error::Config {
@@ -850,11 +858,53 @@ impl Measured {
                 let diagonal = source.diagonal().to_vec();
                 let progress = ntk_runs::progress::Reporter::default();
                 progress.log(&tiled_plan(&source, mlp, inputs));
-                let mut tiles = Tiled::from_grouped(&mut source, TILE, progress);
-                let min = tiles.min_angle(&diagonal);
-                let kernel_seconds = phase.finish();
+                let mut files = match phases {
+                    Some(place) => {
+                        let fingerprint =
+                            provenance(cfg, inputs, &inputs.digest(), compute).fingerprint;
+                        let bytes = Tiled::bytes_for(inputs.n, TILE) as u64;
+                        PhaseFiles::open(place, &fingerprint, (inputs.n, TILE), bytes)?
+                    }
+                    None => None,
+                };
+                if let Some(f) = &files {
+                    progress.log(&f.describe());
+                }
+                let resumed = files.as_ref().and_then(|f| f.held().and(f.formed()));
+                let (mut tiles, min, formed_seconds) = match resumed {
+                    Some(formed) => {
+                        let mut tiles = Tiled::from_grouped_unfilled(&mut source, TILE, progress);
+                        let f = files.as_ref().expect("resumed from phase files");
+                        f.load(&mut tiles)?;
+                        (tiles, formed.min_angle, formed.seconds)
+                    }
+                    None => {
+                        let mut tiles = Tiled::from_grouped(&mut source, TILE, progress);
+                        let min = tiles.min_angle(&diagonal);
+                        (tiles, min, 0.0)
+                    }
+                };
+                // A resumed kernel counts the seconds its formation took (in the run that
+                // formed it) plus its reading; the total `seconds` are this process's.
+                let kernel_seconds = formed_seconds + phase.finish();
+                if resumed.is_none()
+                    && let Some(f) = files.as_mut()
+                {
+                    let formed = Formed {
+                        min_angle: min,
+                        seconds: kernel_seconds,
+                    };
+                    f.save_kernel(&tiles, formed);
+                }
                 let phase = Phase::start("extreme eigenvalues (Cholesky in the tiles, Lanczos)");
-                let e = extreme::solve(&mut tiles, f64::EPSILON, &options)?;
+                let mut operand = Resumable {
+                    tiles: &mut tiles,
+                    files: files.as_mut(),
+                };
+                let e = extreme::solve(&mut operand, f64::EPSILON, &options)?;
+                if let Some(f) = files {
+                    f.finish();
+                }
                 (
                     e,
                     min,
@@ -970,7 +1020,7 @@ fn summarize_from(
         Source::PerBlock { cache } => {
             Measured::per_block(cfg, inputs, compute, net, &facts, cache)?
         }
-        Source::Tiled => Measured::tiled(cfg, inputs, compute, net)?,
+        Source::Tiled { phases } => Measured::tiled(cfg, inputs, compute, net, phases)?,
     };
     let summary = Summary {
         lambda_min: spec.lambda_min,

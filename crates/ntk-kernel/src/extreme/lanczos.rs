@@ -23,7 +23,7 @@ use super::unit_roundoff;
 pub const CHECK_EVERY: usize = 8;
 
 /// The largest Ritz value and how far to trust it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Ritz {
     /// The largest Ritz value: a lower bound on `lambda_max(A)`.
     pub theta: f64,

@@ -70,17 +70,17 @@ impl<'a> Tiled<'a> {
         fill: Fill<'a>,
         progress: ntk_runs::progress::Reporter,
     ) -> Self {
-        Self::build(n, block, fill, progress, None)
+        Self::build(n, block, fill, progress, (None, true))
     }
 
-    /// The tiles allocated and filled, in groups of `group_rows` rows and columns (whole
-    /// tiles; `None`: the whole side, tile column by tile column).
+    /// The tiles allocated and, with `fill_now`, filled, in groups of `group_rows` rows and
+    /// columns (whole tiles; `None`: the whole side, tile column by tile column).
     fn build(
         n: usize,
         block: usize,
         fill: Fill<'a>,
         progress: ntk_runs::progress::Reporter,
-        group_rows: Option<usize>,
+        (group_rows, fill_now): (Option<usize>, bool),
     ) -> Self {
         let b = block.clamp(1, n.max(1));
         let nt = n.div_ceil(b);
@@ -104,7 +104,9 @@ impl<'a> Tiled<'a> {
             group: group.max(1),
             progress,
         };
-        t.refill();
+        if fill_now {
+            t.refill();
+        }
         t
     }
 
@@ -138,9 +140,80 @@ impl<'a> Tiled<'a> {
         block: usize,
         progress: ntk_runs::progress::Reporter,
     ) -> Self {
+        Self::grouped(src, block, progress, true)
+    }
+
+    /// [`Self::from_grouped`] with its tiles allocated but not filled: they are read from a
+    /// file ([`Self::read_tiles`]) instead, and `src` fills them only if the kernel is needed
+    /// again (a factorization that broke down).
+    pub fn from_grouped_unfilled(
+        src: &'a mut crate::host::tiles::GroupedSource<'a>,
+        block: usize,
+        progress: ntk_runs::progress::Reporter,
+    ) -> Self {
+        Self::grouped(src, block, progress, false)
+    }
+
+    fn grouped(
+        src: &'a mut crate::host::tiles::GroupedSource<'a>,
+        block: usize,
+        progress: ntk_runs::progress::Reporter,
+        fill_now: bool,
+    ) -> Self {
         let (n, rows) = (src.size(), src.rows());
         let fill: Fill<'a> = Box::new(move |rows, cols, tile| src.fill(rows, cols, tile));
-        Self::build(n, block, fill, progress, Some(rows))
+        Self::build(n, block, fill, progress, (Some(rows), fill_now))
+    }
+
+    /// The bytes of the tiles of an `n x n` kernel in tiles of `block` ([`Self::bytes`]
+    /// before allocating them): tile column `j`, `w_j` wide, holds the `n - j b` rows from
+    /// its diagonal down.
+    pub fn bytes_for(n: usize, block: usize) -> usize {
+        let b = block.clamp(1, n.max(1));
+        (0..n.div_ceil(b))
+            .map(|j| 8 * (n - j * b).min(b) * (n - j * b))
+            .sum()
+    }
+
+    /// Whether the tiles hold a factor `L` of `K + s I` (else the kernel).
+    pub fn holds_factor(&self) -> bool {
+        self.factored
+    }
+
+    /// Writes every tile's values to `w`: f64 little-endian, tile column by tile column
+    /// (tile `(j, j)`, `(j + 1, j)`, ...), each tile column-major; [`Self::bytes`] bytes in
+    /// all, what [`Self::read_tiles`] reads back.
+    pub fn write_tiles(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut buf = Vec::new();
+        for tile in self.cols.iter().flatten() {
+            for j in 0..tile.ncols() {
+                buf.clear();
+                for i in 0..tile.nrows() {
+                    buf.extend_from_slice(&tile[(i, j)].to_le_bytes());
+                }
+                w.write_all(&buf)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the tiles [`Self::write_tiles`] wrote for a store of the same `n` and tile
+    /// width: the kernel, or with `factor` the factor of `K + s I` that
+    /// [`super::Operand::inverse_largest`] then applies. A short file is an error.
+    pub fn read_tiles(&mut self, r: &mut dyn std::io::Read, factor: bool) -> std::io::Result<()> {
+        let mut buf = Vec::new();
+        for tile in self.cols.iter_mut().flatten() {
+            let rows = tile.nrows();
+            buf.resize(8 * rows, 0);
+            for j in 0..tile.ncols() {
+                r.read_exact(&mut buf)?;
+                for (i, v) in buf.chunks_exact(8).enumerate() {
+                    tile[(i, j)] = f64::from_le_bytes(v.try_into().expect("8 bytes"));
+                }
+            }
+        }
+        self.factored = factor;
+        Ok(())
     }
 
     /// The number of tiles along a side.
@@ -523,6 +596,37 @@ mod tests {
             .map(|t| (n - 20 * t).min(20).pow(2))
             .sum();
         assert_eq!(t.bytes(), 8 * (n * n + diag) / 2);
+        assert_eq!(Tiled::bytes_for(n, 20), t.bytes());
+    }
+
+    /// Tiles written and read back are the same store: the kernel (its products), and a
+    /// factor (its solves, with `holds_factor` set), byte for byte; a short file is an error.
+    #[test]
+    fn tiles_written_and_read_back_are_the_same() {
+        let n = 61;
+        let ev: Vec<f64> = (0..n).map(|i| 1.0 + i as f64).collect();
+        let k = with_spectrum(&ev, 9);
+        let mut t = Tiled::from_dense(&k, n, 16);
+        let mut kernel = Vec::new();
+        t.write_tiles(&mut kernel).unwrap();
+        assert_eq!(kernel.len(), t.bytes());
+        t.factor(0.0).unwrap().unwrap();
+        let mut factor = Vec::new();
+        t.write_tiles(&mut factor).unwrap();
+        let v: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).cos()).collect();
+
+        let zeros = vec![0.0; n * n];
+        let mut back = Tiled::from_dense(&zeros, n, 16);
+        back.read_tiles(&mut kernel.as_slice(), false).unwrap();
+        assert!(!back.holds_factor());
+        assert_eq!(back.apply(&v), Tiled::from_dense(&k, n, 16).apply(&v));
+        back.read_tiles(&mut factor.as_slice(), true).unwrap();
+        assert!(back.holds_factor());
+        assert_eq!(back.solve_factor(&v), t.solve_factor(&v));
+        let mut again = Vec::new();
+        back.write_tiles(&mut again).unwrap();
+        assert_eq!(again, factor);
+        assert!(back.read_tiles(&mut &factor[..100], true).is_err());
     }
 
     /// An MLP's NTK formed tile by tile and solved in its tiles: the extreme eigenvalues of

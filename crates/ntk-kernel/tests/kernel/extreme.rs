@@ -178,7 +178,10 @@ fn the_host_route_matches_lapack() {
         let full = spectrum(k, kernel_eps).unwrap();
         assert!(!full.singular, "{label}: test kernel is singular: {full:?}");
         let e = extreme::dense::of_host(k, kernel_eps).unwrap();
-        assert!(e.converged && !e.singular && e.rank_lower_bound == k.size, "{label}: {e:?}");
+        assert!(
+            e.converged && !e.singular && e.rank_lower_bound == k.size,
+            "{label}: {e:?}"
+        );
         let err = |a: f64, b: f64| (a / b - 1.0).abs();
         assert!(
             err(e.kappa, full.kappa) <= 1e-8
@@ -198,7 +201,11 @@ fn the_host_route_matches_lapack() {
             (ActivationKind::NormRelu, 4),
         ] {
             let (_, k) = ntk_on(&c, kind, depth, 150);
-            check(&format!("host {precision} {kind} depth {depth}"), &k, precision.epsilon());
+            check(
+                &format!("host {precision} {kind} depth {depth}"),
+                &k,
+                precision.epsilon(),
+            );
         }
     }
     check("known spectrum", &known_kernel(), f64::EPSILON);
@@ -214,10 +221,16 @@ fn the_host_route_reports_singular_kernels_with_their_rank() {
     let (_, k) = ntk_on(&c, ActivationKind::Linear, 2, 100);
     let full = spectrum(&k, f64::EPSILON).unwrap();
     let e = extreme::dense::of_host(&k, f64::EPSILON).unwrap();
-    assert!(full.singular && e.singular && e.kappa.is_infinite(), "{e:?}");
+    assert!(
+        full.singular && e.singular && e.kappa.is_infinite(),
+        "{e:?}"
+    );
     assert_eq!(e.rank_lower_bound, full.rank, "{e:?} vs {full:?}");
     assert_eq!(e.steps, [0, 0], "no Lanczos on a low-rank kernel: {e:?}");
-    assert!((e.lambda_max / full.lambda_max - 1.0).abs() < 1e-12, "{e:?}");
+    assert!(
+        (e.lambda_max / full.lambda_max - 1.0).abs() < 1e-12,
+        "{e:?}"
+    );
 
     // Rank 60 of 120 (the pivoted Cholesky stops at n / 16 = 7).
     let lambda: Vec<f64> = (0..120)
@@ -230,7 +243,10 @@ fn the_host_route_reports_singular_kernels_with_their_rank() {
     assert!(e.singular && e.kappa.is_infinite(), "{e:?}");
     assert!(e.rank_lower_bound >= 1 && e.rank_lower_bound <= 60, "{e:?}");
     assert!(e.lambda_min <= e.tolerance, "{e:?}");
-    assert!((e.lambda_max / full.lambda_max - 1.0).abs() < 1e-10, "{e:?}");
+    assert!(
+        (e.lambda_max / full.lambda_max - 1.0).abs() < 1e-10,
+        "{e:?}"
+    );
 
     // The zero kernel, and a kernel that is not finite.
     let e = extreme::dense::of_host(&Kernel::zeros(10), f64::EPSILON).unwrap();

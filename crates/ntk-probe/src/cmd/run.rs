@@ -184,7 +184,13 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             return report_ntk(&summary, &args, &out, "kept");
         }
     }
-    let summary = run::run(&cfg, &inputs, &compute, Some(&out), args.save_weights)?;
+    let summary = run::run(
+        &cfg,
+        &inputs,
+        &compute,
+        Some(&out),
+        (args.save_weights, flags.resume),
+    )?;
     report_ntk(&summary, &args, &out, "wrote")
 }
 

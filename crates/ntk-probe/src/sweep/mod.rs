@@ -747,7 +747,10 @@ impl ProbeSweep<'_> {
                     run::summarize(&pcfg, protocol, &inputs, c, &net, result, &gram, *seconds)?
                 }
                 None if tiled => {
-                    let done = run::summarize_tiled(&pcfg, &inputs, c, &net, &gram)?;
+                    // A sweep continues what was interrupted: from the point's phase files.
+                    let phases = crate::phases::Place::beside(&point.dir(self.out), true);
+                    let done =
+                        run::summarize_tiled(&pcfg, &inputs, c, (&net, &gram), Some(&phases))?;
                     kernel_seconds += done.summary.kernel_seconds;
                     done
                 }
