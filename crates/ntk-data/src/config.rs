@@ -31,6 +31,18 @@ impl Dataset {
     pub fn name(self) -> &'static str {
         ntk_runs::names::name(&self)
     }
+
+    /// The name as the papers write it, for figures: `MNIST`, `Fashion-MNIST`, `CIFAR-10`.
+    pub fn paper_name(self) -> &'static str {
+        match self {
+            Self::Synthetic => "Synthetic",
+            Self::Mnist => "MNIST",
+            Self::FashionMnist => "Fashion-MNIST",
+            Self::Cifar10 => "CIFAR-10",
+            Self::Digits => "8x8 digits",
+            Self::File => "Own data",
+        }
+    }
 }
 
 /// How `n` samples are picked from an image set.

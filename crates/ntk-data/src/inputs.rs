@@ -20,6 +20,11 @@ pub struct Inputs {
 }
 
 impl Inputs {
+    /// What a figure's title calls these inputs ([`title_of`]).
+    pub fn title(&self) -> String {
+        title_of(&self.description)
+    }
+
     pub fn from_samples(s: &Samples, description: String) -> Self {
         Self {
             x: s.x.iter().map(|&v| f64::from(v)).collect(),
@@ -503,5 +508,40 @@ fn at_key(key: &'static str, e: DataError) -> DataError {
     DataError::Key {
         key,
         source: Box::new(e),
+    }
+}
+
+/// What a figure's title calls the inputs an [`Inputs::description`] names: an image set as
+/// the papers write it (`MNIST`, `Fashion-MNIST`, `CIFAR-10`), the synthetic set with its
+/// distribution (`Synthetic N(0, I_5)`), the user's own file by its name and shape
+/// (`x.npy (2000 x 10)`); a description of another form as it is, up to its first comma.
+pub fn title_of(description: &str) -> String {
+    // The part up to the first `)` (a shape or a distribution), else up to the first comma.
+    let upto_paren = |t: &str| t.find(')').map_or(t, |i| &t[..=i]).to_string();
+    if let Some(rest) = description.strip_prefix("file ") {
+        let Some((path, shape)) = rest.split_once(" (") else {
+            return rest.split(',').next().unwrap_or(rest).to_string();
+        };
+        let name = std::path::Path::new(path)
+            .file_name()
+            .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
+        return format!("{name} ({}", upto_paren(shape));
+    }
+    let word = description.split([' ', ',']).next().unwrap_or(description);
+    match crate::config::Dataset::parse(word) {
+        Some(crate::config::Dataset::Synthetic) => {
+            let rest = description[word.len()..].trim_start();
+            if rest.starts_with('N') {
+                format!("Synthetic {}", upto_paren(rest))
+            } else {
+                "Synthetic".into()
+            }
+        }
+        Some(set) => set.paper_name().to_string(),
+        None => description
+            .split(',')
+            .next()
+            .unwrap_or(description)
+            .to_string(),
     }
 }

@@ -9,7 +9,8 @@
 //! right of the data area (never over it), four line styles that stay apart (solid, long
 //! dashes, round dots, dash-dot; [`strokes`]) with a marker shape per curve, and seed
 //! spread as shaded bands or error bars ([`Spread`]), and points without a value (a singular
-//! kernel's κ) as open markers on the top edge ([`Series::unresolved`]).
+//! kernel's κ) as open markers in a band above the axes, labelled `singular`
+//! ([`Series::unresolved`]): never on a tick line, where they would read as values.
 
 pub mod layout;
 mod pdf;
@@ -90,7 +91,7 @@ pub struct Series {
     /// Markers at the points (at most [`MAX_MARKERS`] of them, evenly spaced).
     pub marker: Option<Marker>,
     /// The x positions of points that have no value to draw because it could not be
-    /// resolved (a singular kernel's κ): an open marker on the plot's top edge at each, so
+    /// resolved (a singular kernel's κ): an open marker in the band above the axes at each, so
     /// that no point disappears without a trace; the figure's note says what they mean.
     pub unresolved: Vec<f64>,
 }
@@ -107,6 +108,20 @@ pub struct Figure {
     pub series: Vec<Series>,
     pub note: Option<String>,
 }
+
+/// A figure's title as `--title` asks for it: the figure's own (`None`), none at all
+/// (`Some("")`: a paper's caption says it), or the given text in its place, where `{what}`
+/// stands for what the figure shows (`--title "{what}, 3 seeds"`).
+pub fn title_as_asked(given: Option<&str>, own: impl FnOnce() -> String, what: &str) -> String {
+    match given {
+        None => own(),
+        Some(t) => t.replace("{what}", what),
+    }
+}
+
+/// The height of one lane of the band of unresolved points above the axes, in units of the
+/// 900 x 600 layout.
+const LANE: f64 = 11.0;
 
 /// The most markers drawn on one curve (a 100-epoch curve gets one every 4 epochs).
 pub const MAX_MARKERS: usize = 25;
@@ -307,28 +322,24 @@ impl Figure {
         };
         let (x0, x1) = range(&xs)?;
         // Only unresolved points: an axis of one decade (or unit), for their markers.
-        let (y0, mut y1) = range(&ys).unwrap_or(match self.y_scale {
+        // The open markers of unresolved points sit in a band above the axes
+        // ([`Figure::singular_lanes`]), not inside them: no headroom is needed.
+        let (y0, y1) = range(&ys).unwrap_or(match self.y_scale {
             Scale::Log => (1.0, 10.0),
             _ => (0.0, 1.0),
         });
-        // Headroom above the data for the lanes of open markers (about 2.5% of the
-        // plotted span per lane, and one more): they never sit on a curve.
-        let lanes = self
-            .series
-            .iter()
-            .filter(|s| !s.unresolved.is_empty())
-            .count();
-        if lanes > 0 && y1 > y0 {
-            let f = 0.025 * (lanes + 1) as f64;
-            y1 = match self.y_scale {
-                Scale::Log if y0 > 0.0 => y1 * (y1 / y0).powf(f),
-                _ => y1 + f * (y1 - y0),
-            };
-        }
         Some((
             ticks::ticks(self.x_scale, x0, x1),
             ticks::ticks(self.y_scale, y0, y1),
         ))
+    }
+
+    /// The lanes of the band above the axes: one per curve with unresolved points.
+    fn singular_lanes(&self) -> usize {
+        self.series
+            .iter()
+            .filter(|s| !s.unresolved.is_empty())
+            .count()
     }
 
     /// Draws the figure at `s` pixels per unit of the 900 x 600 layout; `vector` for a
@@ -361,7 +372,10 @@ impl Figure {
             title_size -= 1.0;
         }
         let title_lines = wrap(&self.title, |t| text_w(t, title_size) <= room);
-        let body = if title_lines.len() <= 1 {
+        let body = if self.title.trim().is_empty() {
+            // No title (`--title ""`): the axes start at the top margin.
+            root.margin(px(8.0), 0, 0, 0)
+        } else if title_lines.len() <= 1 {
             root.margin(px(8.0), 0, 0, 0)
                 .titled(&self.title, ("sans-serif", px(title_size)))
                 .map_err(err)?
@@ -403,8 +417,17 @@ impl Figure {
             })
             .max()
             .unwrap_or(0);
+        // The band of unresolved points above the axes: one lane of open markers per curve
+        // that has some, and room for its label.
+        let lanes = self.singular_lanes();
+        let band = if lanes > 0 {
+            LANE * lanes as f64 + 6.0
+        } else {
+            0.0
+        };
         let mut chart = ChartBuilder::on(&area)
             .margin(px(12.0))
+            .margin_top(px(12.0 + band))
             .margin_right(px(6.0))
             .x_label_area_size(px(2.0 * m.tick + 20.0))
             .y_label_area_size(widest as i32 + px(m.axis + 22.0))
@@ -492,9 +515,25 @@ impl Figure {
             }
         }
         let lw = 2.0 * s;
-        // Each curve with unresolved points gets its own lane below the top edge, so that
-        // two curves unresolved at one x stay apart.
+        // Each curve with unresolved points gets its own lane in the band above the top
+        // edge, so that two curves unresolved at one x stay apart; the band is labelled.
         let mut lane = 0.0;
+        let (_, y_top) = to_px((xt.lo, yt.hi));
+        let lane_y = |lane: f64| y_top - (6.0 + LANE * (lane + 0.5)) * s;
+        if lanes > 0 {
+            let style = ("sans-serif", px(m.tick))
+                .into_font()
+                .into_text_style(root)
+                .pos(Pos::new(HPos::Right, VPos::Center));
+            let (x_left, _) = to_px((xt.lo, yt.hi));
+            let mid = lane_y((lanes as f64 - 1.0) / 2.0);
+            root.draw(&Text::new(
+                "singular".to_string(),
+                (px(x_left / s - 6.0), mid.round() as i32),
+                style,
+            ))
+            .map_err(err)?;
+        }
         for sr in &self.series {
             let pts: Vec<(f64, f64)> = (0..sr.points.len())
                 .filter_map(|i| sr.at(i, self.x_scale, self.y_scale))
@@ -522,13 +561,12 @@ impl Figure {
                     draw_marker(root, *p, m, sr.color, s, false).map_err(err)?;
                 }
             }
-            // Open markers on the top edge where a point has no value.
+            // Open markers in the band above the axes where a point has no value.
             let m = sr.marker.unwrap_or(Marker::Circle);
             for &x in &sr.unresolved {
                 if let Some(x) = self.x_scale.to_plot(x) {
-                    let (px, py) = to_px((x, yt.hi));
-                    let at = (px, py + lane * 11.0 * s);
-                    draw_marker(root, at, m, sr.color, s, true).map_err(err)?;
+                    let (px, _) = to_px((x, yt.hi));
+                    draw_marker(root, (px, lane_y(lane)), m, sr.color, s, true).map_err(err)?;
                 }
             }
             if !sr.unresolved.is_empty() {
@@ -1042,6 +1080,37 @@ mod tests {
         f.series[0].points.clear();
         f.series[0].unresolved = vec![1.0, 2.0];
         f.save(&dir.path().join("fig")).unwrap();
+    }
+
+    /// Unresolved points are drawn in a band above the axes, labelled `singular`, and never
+    /// change the value axis (no headroom for them inside it); no band without them; an
+    /// empty title draws none.
+    #[test]
+    fn unresolved_points_sit_in_a_labelled_band_above_the_axes() {
+        let dir = tempfile::tempdir().unwrap();
+        let stem = dir.path().join("fig");
+        let mut plain = figure(None);
+        plain.series[0].unresolved.clear();
+        let with = figure(None);
+        assert_eq!(
+            plain.axes().unwrap().1.hi,
+            with.axes().unwrap().1.hi,
+            "the value axis is the data's"
+        );
+        with.save(&stem).unwrap();
+        let svg = std::fs::read_to_string(stem.with_extension("svg")).unwrap();
+        assert!(svg.contains("\nsingular\n"), "{svg}");
+        plain.save(&stem).unwrap();
+        let svg = std::fs::read_to_string(stem.with_extension("svg")).unwrap();
+        assert!(!svg.contains("\nsingular\n"));
+        let mut untitled = figure(None);
+        untitled.title = String::new();
+        untitled.save(&stem).unwrap();
+        assert_eq!(
+            super::title_as_asked(Some("{what}, 3 seeds"), || "own".into(), "κ"),
+            "κ, 3 seeds"
+        );
+        assert_eq!(super::title_as_asked(None, || "own".into(), "κ"), "own");
     }
 
     #[test]

@@ -170,6 +170,10 @@ pub struct CollectArgs {
 pub struct PlotArgs {
     /// A collected sweep's (or a training run's) output directory.
     pub dir: PathBuf,
+    /// Where the figures go (created if missing; default: DIR itself, whose figures are
+    /// then replaced).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub style: FigureFlags,
 }
@@ -177,7 +181,9 @@ pub struct PlotArgs {
 /// What the figures of `collect` and `plot` may change.
 #[derive(Args, Clone, Debug, Default)]
 pub struct FigureFlags {
-    /// The figures' title (default: what the results say, e.g. the data set).
+    /// Each figure's title in place of its own (which names the data set and what the figure
+    /// shows); `{what}` in it stands for what the figure shows (`--title "{what}, 3
+    /// seeds"`), and `--title ""` draws no title (for a paper whose caption says it).
     #[arg(long)]
     pub title: Option<String>,
     /// Loss axes on a log scale (ntk-train's training loss; the probe's kappa axes are

@@ -214,13 +214,14 @@ pub fn predicted_series<R: PredictedRun>(
     })
 }
 
-/// `convergence_rate` (png, svg, pdf) in `out`, titled with `on` (the data): per activation (and normalization), the
+/// `convergence_rate` (png, svg, pdf) in `out`, titled with `on` (the data; `title` as
+/// [`ntk_plot::title_as_asked`]): per activation (and normalization), the
 /// measured rate, the predicted rates and the linearized late rate against depth (one seed:
 /// the rows' mean where several).
 pub fn figure(
     out: &Path,
     rows: &[ConvergenceRow],
-    on: Option<&str>,
+    (on, title): (Option<&str>, Option<&str>),
     layout: Layout,
 ) -> crate::Result<Vec<PathBuf>> {
     if rows.is_empty() {
@@ -348,10 +349,14 @@ pub fn figure(
         return Ok(Vec::new());
     }
     let fig = Figure {
-        title: match on {
-            Some(d) => format!("Convergence rate against depth ({d})"),
-            None => "Convergence rate of the training loss against depth".into(),
-        },
+        title: ntk_plot::title_as_asked(
+            title,
+            || match on {
+                Some(d) => format!("Convergence rate against depth ({d})"),
+                None => "Convergence rate of the training loss against depth".into(),
+            },
+            "Convergence rate against depth",
+        ),
         x_label: "depth (hidden layers)".into(),
         y_label: "rate: slope of −ln L per epoch (log scale)".into(),
         x_scale: Scale::Integer,
@@ -428,7 +433,7 @@ mod tests {
             predicted_final_test_accuracy_empirical: None,
         };
         let dir = tempfile::tempdir().unwrap();
-        let written = figure(dir.path(), &[row], None, Layout::Screen).unwrap();
+        let written = figure(dir.path(), &[row], (None, None), Layout::Screen).unwrap();
         assert!(written.is_empty());
         assert!(!dir.path().join("convergence_rate.png").exists());
     }

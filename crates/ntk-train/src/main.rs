@@ -482,8 +482,10 @@ fn collect(args: CollectArgs) -> CliResult<()> {
 fn plot(args: PlotArgs) -> CliResult<()> {
     let dir = &args.dir;
     let runs = ntk_train::report::read_runs(dir)?;
+    let out = args.out.as_deref().unwrap_or(dir);
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
     let written = ntk_train::report::figures(
-        dir,
+        (dir, out),
         &runs,
         args.style.log,
         args.style.title.as_deref(),

@@ -643,7 +643,7 @@ fn figure(curves: &[Curve], title: &str, y: &str, log_y: bool, points: &CurveOf)
     };
     let note = if series.iter().any(|s| !s.unresolved.is_empty()) {
         format!(
-            "{note}\nopen markers at the top: a seed's\nkernel was singular (κ beyond\nntk.precision; see ntk.csv)"
+            "{note}\nopen markers above the axes: a seed's\nkernel was singular (κ beyond\nntk.precision; see ntk.csv)"
         )
     } else {
         note
@@ -664,20 +664,20 @@ fn figure(curves: &[Curve], title: &str, y: &str, log_y: bool, points: &CurveOf)
 /// and the minimum gradient angle vs epoch, and the mean cosine between the test inputs'
 /// top-layer representations vs epoch (Agarwal et al., Fig. 1). Figures without data are
 /// not written.
-/// `title` replaces what the titles say the runs trained on (`MNIST, 60,000 images`).
+/// `title` replaces each figure's title as [`ntk_plot::title_as_asked`] says (by default a
+/// title names what the figure shows and what the runs trained on: `MNIST, 60,000 images`).
+/// The runs are the sweep in `dir`'s; the figures go into `out` (`dir` itself, or
+/// `plot --out`).
 pub fn figures(
-    out: &Path,
+    (dir, out): (&Path, &Path),
     runs: &[RunRecord],
     log_y: bool,
     title: Option<&str>,
     layout: Layout,
 ) -> crate::Result<Vec<PathBuf>> {
     let curves = curves(runs, &choose(runs));
-    let on = title
-        .map(str::to_string)
-        .or_else(|| data_title(runs))
-        .map_or(String::new(), |d| format!(" ({d})"));
-    let titled = |t: &str| format!("{t}{on}");
+    let on = data_title(runs).map_or(String::new(), |d| format!(" ({d})"));
+    let titled = |t: &str| ntk_plot::title_as_asked(title, || format!("{t}{on}"), t);
     let loss = |m: &[&RunRecord]| (metric_curve(m, |r| Some(r.train_loss)), vec![]);
     let accuracy = |m: &[&RunRecord]| (metric_curve(m, |r| r.test_accuracy), vec![]);
     let kappa = |m: &[&RunRecord]| (ntk_curve(m, |r| r.kappa), singular_epochs(m));
@@ -765,7 +765,7 @@ pub fn figures(
     ]);
     let mut written = Vec::new();
     // Runs that failed are named on every figure (they are not drawn).
-    let failed = ntk_runs::sweep::failed_note(out);
+    let failed = ntk_runs::sweep::failed_note(dir);
     for (stem, mut fig) in figures.into_iter().filter(|(_, f)| !f.series.is_empty()) {
         if let Some(f) = &failed {
             fig.note = Some(fig.note.map_or(f.clone(), |n| format!("{n}\n{f}")));
@@ -793,12 +793,11 @@ fn data_title(runs: &[RunRecord]) -> Option<String> {
 
 /// `MNIST, 60,000 images` for the data set's config name and the number of images.
 fn images_title(set: &str, n: u64) -> String {
-    let name = match set {
-        "mnist" => "MNIST",
-        "fashion-mnist" => "Fashion-MNIST",
-        "cifar-10" => "CIFAR-10",
-        "digits" => "8x8 digits",
-        other => other,
+    let kind = ntk_data::config::Dataset::parse(set);
+    let name = kind.map_or(set, |d| d.paper_name());
+    let what = match kind {
+        Some(ntk_data::config::Dataset::File | ntk_data::config::Dataset::Synthetic) => "samples",
+        _ => "images",
     };
     let digits: Vec<char> = n.to_string().chars().collect();
     let grouped: String = digits
@@ -809,7 +808,7 @@ fn images_title(set: &str, n: u64) -> String {
             comma.then_some(',').into_iter().chain(std::iter::once(*c))
         })
         .collect();
-    format!("{name}, {grouped} images")
+    format!("{name}, {grouped} {what}")
 }
 
 pub use crate::files::{FIGURE_STEMS, is_report_file};
@@ -921,17 +920,16 @@ pub fn collect_as(
         })
         .collect();
     write_csv(&written[2], &seeds::compare(&runs, &chosen, threshold))?;
-    written.extend(figures(out, &runs, log_y, title, layout)?);
+    written.extend(figures((out, out), &runs, log_y, title, layout)?);
     let convergence = crate::convergence::rows(&runs);
     if !convergence.is_empty() {
         let path = out.join("convergence.csv");
         write_csv(&path, &convergence)?;
         written.push(path);
-        let on = title.map(str::to_string).or_else(|| data_title(&runs));
         written.extend(crate::convergence::figure(
             out,
             &convergence,
-            on.as_deref(),
+            (data_title(&runs).as_deref(), title),
             layout,
         )?);
     }
@@ -956,6 +954,8 @@ mod tests {
             images_title("digits", 1797000),
             "8x8 digits, 1,797,000 images"
         );
+        assert_eq!(images_title("file", 2000), "Own data, 2,000 samples");
+        assert_eq!(images_title("synthetic", 50), "Synthetic, 50 samples");
     }
 
     #[test]

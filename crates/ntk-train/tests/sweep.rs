@@ -360,6 +360,22 @@ fn the_binary_runs_dry_runs_plots_and_resumes() {
         out.join("runs/depth001_relu_none_lr1e-1_seed0/train_loss.png")
             .exists()
     );
+    // `--out` puts the figures elsewhere; `--title` replaces each figure's title, `{what}`
+    // standing for what it shows.
+    let elsewhere = out.join("paper");
+    let plot = bin()
+        .args(["plot", "--title", "{what}, seed 0", "--out"])
+        .arg(&elsewhere)
+        .arg(out.join("runs/depth001_relu_none_lr1e-1_seed0"))
+        .output()
+        .unwrap();
+    assert!(
+        plot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plot.stderr)
+    );
+    let svg = std::fs::read_to_string(elsewhere.join("train_loss.svg")).unwrap();
+    assert!(svg.contains("\nTraining loss, seed 0\n"), "{svg}");
     let bad = bin()
         .args(["--config", path.to_str().unwrap(), "--shard", "2/2"])
         .output()

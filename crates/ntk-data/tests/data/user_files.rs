@@ -418,3 +418,24 @@ fn n_defaults_to_every_row_of_a_file() {
     .to_string();
     assert!(e.contains("data.n") && e.contains("missing.npy"), "{e}");
 }
+
+/// Figures' titles name the data as the papers write it, and one's own file by its name and
+/// shape (`ntk_data::inputs::title_of`).
+#[test]
+fn titles_name_the_data_as_papers_and_users_do() {
+    use ntk_data::inputs::title_of;
+    for (description, title) in [
+        ("mnist train, balanced:2000, minus-one-one", "MNIST"),
+        ("fashion-mnist test, first:500, unit-norm", "Fashion-MNIST"),
+        ("cifar-10 train, balanced:1000, per-channel", "CIFAR-10"),
+        (
+            "synthetic N(0, I_5), n = 2000, seed 0",
+            "Synthetic N(0, I_5)",
+        ),
+        ("file data/own/x.npy (2000 x 10)", "x.npy (2000 x 10)"),
+        ("file x.csv (30 x 4), first:20", "x.csv (30 x 4)"),
+        ("something else, entirely", "something else"),
+    ] {
+        assert_eq!(title_of(description), title, "{description}");
+    }
+}

@@ -15,11 +15,6 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
         .as_deref()
         .map(|p| load_sweep(p, &overrides::parse_all(&args.set)?))
         .transpose()?;
-    let title = args
-        .style
-        .title
-        .as_deref()
-        .unwrap_or_else(|| cfg.as_ref().map_or("sweep", |c| c.data.dataset.name()));
     if let Some(c) = &cfg {
         // What the points recorded must be this config's, as the help promises.
         sweep::check_collect(c, &args.dir, args.allow_mixed)?;
@@ -27,7 +22,7 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
     let groups = sweep::collect_as(
         cfg.as_ref(),
         &args.dir,
-        title,
+        args.style.title.as_deref(),
         args.allow_mixed,
         args.style.layout,
     )?;

@@ -6,7 +6,14 @@ use ntk_runs::args::PlotArgs;
 
 pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
     refuse_log(args.style.log)?;
-    for stem in sweep::redraw(&args.dir, args.style.title.as_deref(), args.style.layout)? {
+    let out = args.out.as_deref().unwrap_or(&args.dir);
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
+    for stem in sweep::redraw(
+        &args.dir,
+        out,
+        args.style.title.as_deref(),
+        args.style.layout,
+    )? {
         println!("wrote {}.{{png,svg,pdf}}", stem.display());
     }
     Ok(())

@@ -69,8 +69,7 @@ pub(crate) fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
         ran.skipped,
         start.elapsed().as_secs_f64()
     );
-    let title = cfg.data.dataset.name();
-    match sweep::collect(Some(&cfg), &out, title, args.sweep.allow_mixed) {
+    match sweep::collect(Some(&cfg), &out, None, args.sweep.allow_mixed) {
         Ok(groups) => {
             print_groups(&groups);
             println!(

@@ -636,7 +636,7 @@ fn group_row(v: &[&Summary], th: &TheoryValue) -> GroupRow {
 pub fn collect(
     cfg: Option<&SweepConfig>,
     out: &Path,
-    title: &str,
+    title: Option<&str>,
     allow_mixed: bool,
 ) -> crate::Result<Vec<GroupRow>> {
     collect_as(cfg, out, title, allow_mixed, Layout::Screen)
@@ -646,7 +646,7 @@ pub fn collect(
 pub fn collect_as(
     cfg: Option<&SweepConfig>,
     out: &Path,
-    title: &str,
+    title: Option<&str>,
     allow_mixed: bool,
     layout: Layout,
 ) -> crate::Result<Vec<GroupRow>> {
@@ -716,7 +716,19 @@ pub fn collect_as(
     };
     let groups = group(&rows, theory.as_ref().map_err(|e| *e));
     ntk_runs::table::write_csv(&out.join("summary.csv"), &groups)?;
-    figures(out, &groups, &seed_values(&rows), title, layout)?;
+    // The data set as the points record it (their inputs' description), else the config's.
+    let data = rows
+        .first()
+        .map(|r| ntk_data::inputs::title_of(&r.data))
+        .unwrap_or_else(|| {
+            cfg.map_or("sweep", |c| c.data.dataset.paper_name())
+                .to_string()
+        });
+    let titles = super::figures::Titles {
+        data: &data,
+        given: title,
+    };
+    figures((out, out), &groups, &seed_values(&rows), titles, layout)?;
     Ok(groups)
 }
 

@@ -75,7 +75,7 @@ struct Curve<'a> {
 impl Curve<'_> {
     /// The measured means `value` with their seed range from `spread` as a band (groups
     /// without a finite mean are left out); with `singular_open`, the depths where some
-    /// seed's kernel was singular get an open marker on the top edge.
+    /// seed's kernel was singular get an open marker in the band above the axes.
     fn measured(
         &self,
         label: String,
@@ -223,7 +223,12 @@ fn dropped(curves: &[Curve]) -> String {
 
 /// The minimum gradient angle against depth (a property of the whole kernel: drawn from
 /// the first protocol's groups).
-fn angle_figure(groups: &[GroupRow], seeds: &[SeedValue], protocol: &str, title: &str) -> Figure {
+fn angle_figure(
+    groups: &[GroupRow],
+    seeds: &[SeedValue],
+    protocol: &str,
+    titles: Titles,
+) -> Figure {
     let spread = ranges(seeds, |s| s.min_grad_angle_deg);
     let mut series = Vec::new();
     for curve in curves(groups, protocol) {
@@ -237,7 +242,7 @@ fn angle_figure(groups: &[GroupRow], seeds: &[SeedValue], protocol: &str, title:
     }
     let theory = series.iter().any(|s| s.dash == Dash::Dotted);
     Figure {
-        title: format!("{title}: minimum model-gradient angle"),
+        title: titles.of("minimum model-gradient angle"),
         x_label: "depth L".into(),
         y_label: "min pairwise gradient angle (°)".into(),
         x_scale: Scale::Integer,
@@ -248,7 +253,12 @@ fn angle_figure(groups: &[GroupRow], seeds: &[SeedValue], protocol: &str, title:
 }
 
 /// κ (log scale) against depth under `protocol`; the theory on the whole-set kernel.
-fn kappa_figure(groups: &[GroupRow], seeds: &[SeedValue], protocol: &str, title: &str) -> Figure {
+fn kappa_figure(
+    groups: &[GroupRow],
+    seeds: &[SeedValue],
+    protocol: &str,
+    titles: Titles,
+) -> Figure {
     let spread = ranges(seeds, |s| s.kappa);
     let mut series = Vec::new();
     for curve in curves(groups, protocol) {
@@ -266,7 +276,7 @@ fn kappa_figure(groups: &[GroupRow], seeds: &[SeedValue], protocol: &str, title:
     let theory = series.iter().any(|s| s.dash == Dash::Dotted);
     let mut note = note(groups, theory);
     if series.iter().any(|s| !s.unresolved.is_empty()) {
-        note += "\nopen markers at the top: κ unresolved\n(singular kernel) for some or all\nseeds; lines: mean over the others";
+        note += "\nopen markers above the axes: κ unresolved\n(singular kernel) for some or all\nseeds; lines: mean over the others";
         note += &dropped(&curves(groups, protocol));
     }
     let what = match protocol {
@@ -275,7 +285,7 @@ fn kappa_figure(groups: &[GroupRow], seeds: &[SeedValue], protocol: &str, title:
         other => format!("{other} protocol"),
     };
     Figure {
-        title: format!("{title}: NTK condition number ({what})"),
+        title: titles.of(&format!("NTK condition number ({what})")),
         x_label: "depth L".into(),
         y_label: "NTK condition number κ".into(),
         x_scale: Scale::Integer,
@@ -285,15 +295,30 @@ fn kappa_figure(groups: &[GroupRow], seeds: &[SeedValue], protocol: &str, title:
     }
 }
 
-/// The figures of Fig. 2: `min_grad_angle_vs_depth` (when some angle was measured: not by
+/// What the figures' titles say: each its own, naming the data set `data` and what it
+/// shows, unless `--title` asked otherwise (`given`: [`ntk_plot::title_as_asked`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Titles<'a> {
+    pub data: &'a str,
+    pub given: Option<&'a str>,
+}
+
+impl Titles<'_> {
+    /// The title of a figure that shows `what`.
+    fn of(&self, what: &str) -> String {
+        ntk_plot::title_as_asked(self.given, || format!("{}: {what}", self.data), what)
+    }
+}
+
+/// The figures of Fig. 2 (of the sweep in `dir`, written into `out`): `min_grad_angle_vs_depth` (when some angle was measured: not by
 /// a blocks protocol run block by block) and `kappa_vs_depth_<protocol>` (when some κ is
 /// finite or unresolved: singular kernels are open markers), the seed bands from `seeds`;
 /// returns their stems.
 pub fn figures(
-    out: &Path,
+    (dir, out): (&Path, &Path),
     groups: &[GroupRow],
     seeds: &[SeedValue],
-    title: &str,
+    titles: Titles,
     layout: Layout,
 ) -> crate::Result<Vec<PathBuf>> {
     let protocols = distinct(groups, |g| g.protocol.clone());
@@ -305,21 +330,21 @@ pub fn figures(
     };
     let mut written = Vec::new();
     // Points that failed are named on every figure (they have no value to draw).
-    let failed = ntk_runs::sweep::failed_note(out);
+    let failed = ntk_runs::sweep::failed_note(dir);
     let noted = |mut fig: Figure| {
         if let Some(f) = &failed {
             fig.note = Some(fig.note.map_or(f.clone(), |n| format!("{n}\n{f}")));
         }
         fig
     };
-    let angles = noted(angle_figure(groups, seeds, &first, title));
+    let angles = noted(angle_figure(groups, seeds, &first, titles));
     if finite(&angles) {
         let stem = out.join("min_grad_angle_vs_depth");
         angles.save_as(&stem, layout)?;
         written.push(stem);
     }
     for protocol in &protocols {
-        let fig = noted(kappa_figure(groups, seeds, protocol, title));
+        let fig = noted(kappa_figure(groups, seeds, protocol, titles));
         if finite(&fig) {
             let stem = out.join(format!("kappa_vs_depth_{protocol}"));
             fig.save_as(&stem, layout)?;

@@ -110,28 +110,30 @@ fn seed_values(path: &Path) -> crate::Result<Vec<SeedValue>> {
         .collect()
 }
 
-/// The figures' title when none is given: the data set's name from `results.csv`.
+/// What the figures' titles call the data: the first row's of `results.csv`, as the papers
+/// write it ([`ntk_data::inputs::title_of`]).
 fn default_title(dir: &Path) -> crate::Result<String> {
     let rows: Vec<SeedRow> = table(&dir.join("results.csv"))?;
-    Ok(rows[0]
-        .data
-        .split_whitespace()
-        .next()
-        .unwrap_or("sweep")
-        .trim_end_matches(',')
-        .to_string())
+    Ok(ntk_data::inputs::title_of(&rows[0].data))
 }
 
 /// Redraws the figures of the collected sweep in `dir` from `summary.csv` and
-/// `results.csv`; returns the stems written. The tables are only read.
-pub fn redraw(dir: &Path, title: Option<&str>, layout: Layout) -> crate::Result<Vec<PathBuf>> {
+/// `results.csv` into `out` (`dir` itself, or another directory: `plot --out`); returns the
+/// stems written. The tables are only read; `title` as [`ntk_plot::title_as_asked`].
+pub fn redraw(
+    dir: &Path,
+    out: &Path,
+    title: Option<&str>,
+    layout: Layout,
+) -> crate::Result<Vec<PathBuf>> {
     let summary = dir.join("summary.csv");
     let groups: Vec<GroupRow> = table(&summary)?;
     check_groups(&summary, &groups)?;
     let seeds = seed_values(&dir.join("results.csv"))?;
-    let title = match title {
-        Some(t) => t.to_string(),
-        None => default_title(dir)?,
+    let data = default_title(dir)?;
+    let titles = super::figures::Titles {
+        data: &data,
+        given: title,
     };
-    figures(dir, &groups, &seeds, &title, layout)
+    figures((dir, out), &groups, &seeds, titles, layout)
 }

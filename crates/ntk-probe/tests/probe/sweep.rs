@@ -74,7 +74,7 @@ fn shards_resume_and_collect() {
     let rows = ntk_probe::blocks::read(&point.join("blocks")).unwrap();
     assert_eq!(rows.iter().map(|r| r.size).sum::<usize>(), 30);
     assert!(!point.join("whole/blocks.csv").exists());
-    let groups = sweep::collect(Some(&cfg), &out, "test", false).unwrap();
+    let groups = sweep::collect(Some(&cfg), &out, None, false).unwrap();
     assert_eq!(groups.len(), 2 * 2 * 3, "protocol x activation x depth");
     let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
     assert_eq!(results.lines().count(), 1 + 12 * 2);
@@ -114,7 +114,7 @@ fn shards_resume_and_collect() {
     ] {
         std::fs::remove_file(out.join(f).with_extension("png")).unwrap();
     }
-    let stems = sweep::redraw(&out, None, ntk_plot::Layout::Screen).unwrap();
+    let stems = sweep::redraw(&out, &out, None, ntk_plot::Layout::Screen).unwrap();
     assert_eq!(stems.len(), 3, "{stems:?}");
     for stem in &stems {
         for ext in ["png", "svg", "pdf"] {
@@ -126,26 +126,55 @@ fn shards_resume_and_collect() {
         }
     }
     // The same figures for a paper's column: 510 units across, 244.8 pt in the PDF.
-    let column = sweep::redraw(&out, None, ntk_plot::Layout::Column).unwrap();
+    let column = sweep::redraw(&out, &out, None, ntk_plot::Layout::Column).unwrap();
     assert_eq!(column, stems);
     let pdf = std::fs::read(out.join("kappa_vs_depth_whole.pdf")).unwrap();
     assert!(String::from_utf8_lossy(&pdf).contains("/MediaBox [0 0 244.8 "));
     let svg = std::fs::read_to_string(out.join("kappa_vs_depth_whole.svg")).unwrap();
     assert!(svg.contains("width=\"510\""));
-    sweep::redraw(&out, None, ntk_plot::Layout::Screen).unwrap();
+    sweep::redraw(&out, &out, None, ntk_plot::Layout::Screen).unwrap();
     let svg = std::fs::read_to_string(out.join("kappa_vs_depth_whole.svg")).unwrap();
-    assert!(svg.contains("synthetic: NTK condition number") && svg.contains('κ'));
+    assert!(
+        svg.contains("Synthetic N(0, I_")
+            && svg.contains(": NTK condition number")
+            && svg.contains('κ')
+    );
     assert!(
         svg.contains("min to max over the seeds"),
         "the band says what it is"
     );
+    // `--title` replaces each figure's title (`{what}`: what the figure shows), `""` draws
+    // none, and `--out` puts the figures elsewhere, leaving the sweep's own as they were.
+    let elsewhere = out.join("paper");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let before = std::fs::read(out.join("kappa_vs_depth_whole.svg")).unwrap();
+    sweep::redraw(
+        &out,
+        &elsewhere,
+        Some("{what}, 2 seeds"),
+        ntk_plot::Layout::Screen,
+    )
+    .unwrap();
+    let svg = std::fs::read_to_string(elsewhere.join("kappa_vs_depth_whole.svg")).unwrap();
+    assert!(
+        svg.contains("\nNTK condition number (whole set), 2 seeds\n"),
+        "{svg}"
+    );
+    assert!(!svg.contains("synthetic:"));
+    assert_eq!(
+        std::fs::read(out.join("kappa_vs_depth_whole.svg")).unwrap(),
+        before
+    );
+    sweep::redraw(&out, &elsewhere, Some(""), ntk_plot::Layout::Screen).unwrap();
+    let svg = std::fs::read_to_string(elsewhere.join("min_grad_angle_vs_depth.svg")).unwrap();
+    assert!(!svg.contains("model-gradient angle"), "no title: {svg}");
     assert_eq!(
         (tables("summary.csv"), tables("results.csv")),
         (summary, results)
     );
     // Without its tables there is nothing to redraw, and the error names the file.
     std::fs::remove_file(out.join("results.csv")).unwrap();
-    let e = sweep::redraw(&out, None, ntk_plot::Layout::Screen)
+    let e = sweep::redraw(&out, &out, None, ntk_plot::Layout::Screen)
         .unwrap_err()
         .to_string();
     assert!(e.contains("results.csv") && e.contains("missing"), "{e}");
@@ -264,7 +293,7 @@ precision = "f64"
         serde_json::from_str(&std::fs::read_to_string(&point).unwrap()).unwrap();
     assert_eq!(summary["convention"], "unit_variance");
     assert_eq!(summary["parameterization"], "ntk");
-    let groups = sweep::collect(Some(&cfg), &out, "test", false).unwrap();
+    let groups = sweep::collect(Some(&cfg), &out, None, false).unwrap();
     let mut settings: Vec<&str> = groups.iter().map(|g| g.setting.as_str()).collect();
     settings.sort_unstable();
     assert_eq!(settings, ["paper", "unit_variance"]);
@@ -322,7 +351,7 @@ fn a_blocks_only_sweep_over_a_large_set_goes_block_by_block() {
     let mean = kappas.iter().sum::<f64>() / kappas.len() as f64;
     assert!((summary.kappa.unwrap() - mean).abs() < 1e-12 * mean);
     assert!(summary.min_grad_angle_deg.is_none() && !point.join("ntk.npy").exists());
-    let groups = sweep::collect(Some(&cfg), &out, "test", false).unwrap();
+    let groups = sweep::collect(Some(&cfg), &out, None, false).unwrap();
     assert!(groups[0].kappa_mean.is_finite() && groups[0].theory_kappa.is_none());
     assert!(groups[0].theory_note.contains("not computed"), "{groups:?}");
     assert!(out.join("kappa_vs_depth_blocks.png").exists());

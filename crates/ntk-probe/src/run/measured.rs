@@ -1,0 +1,240 @@
+//! The numbers of one protocol from each source of kernels ([`Measured`]): the whole set's
+//! kernel formed once, each block's kernel from its own samples, or the whole set in tiles
+//! (on the host, resumable from its phase files, or on a GPU).
+
+use super::*;
+
+/// What [`summarize_from`] takes from its source: the eigenvalue route, the conditioning,
+/// the eigenvalues to save, the blocks, the angles, the kernel's method and engine, and the
+/// seconds in kernels and in eigenvalues.
+pub(super) struct Measured {
+    pub(super) eigen: Eigen,
+    pub(super) spec: SpectrumSummary,
+    pub(super) eigenvalues: Vec<f64>,
+    pub(super) blocks: Option<Vec<BlockRow>>,
+    pub(super) angles: Angles,
+    pub(super) route: (Method, Engine),
+    pub(super) kernel_seconds: f64,
+    pub(super) eigen_seconds: f64,
+    /// Seconds spent before [`summarize_from`] began (the whole kernel's).
+    pub(super) before: f64,
+    /// What the summary's note adds.
+    pub(super) note: Option<&'static str>,
+}
+
+impl Measured {
+    /// One protocol's numbers of the whole set's kernel.
+    pub(super) fn whole(
+        cfg: &ProbeConfig,
+        protocol: Protocol,
+        inputs: &Inputs,
+        compute: &Compute,
+        net: &Net,
+        facts: &NetFacts,
+        (result, kernel_seconds): (&KernelResult, f64),
+    ) -> crate::Result<Self> {
+        let phase = Phase::start("eigenvalues");
+        let mut second = F64Blocks::new(cfg, inputs, compute, net);
+        let (eigen, spec, eigenvalues, blocks) = protocol_spectrum(
+            cfg,
+            protocol,
+            &result.kernel,
+            (inputs.n, second.recheck()),
+            compute,
+            facts,
+        )?;
+        let eigen_seconds = phase.finish();
+        Ok(Self {
+            eigen,
+            spec,
+            eigenvalues,
+            blocks,
+            angles: Angles::measure(cfg, inputs, compute, net, &result.kernel)?,
+            route: (result.method, result.engine),
+            kernel_seconds,
+            eigen_seconds,
+            before: kernel_seconds,
+            note: None,
+        })
+    }
+
+    /// The whole set's kernel formed tile by tile into its lower triangle and solved there
+    /// (`probe.eigen = "tiled"`, [`ntk_kernel::extreme::tiled`]): the minimum gradient angle
+    /// read from the tiles first, then Lanczos on `K`, the factorization in place and
+    /// Lanczos on `K^{-1}`. Nothing of size `n x n` besides the tiles.
+    ///
+    /// On a GPU backend built with `cusolver` the kernel is formed whole on the device from
+    /// the same factors and solved there ([`crate::solver::tiled_on_gpu`]).
+    pub(super) fn tiled(
+        cfg: &ProbeConfig,
+        inputs: &Inputs,
+        compute: &Compute,
+        net: &Net,
+        phases: Option<&Place>,
+    ) -> crate::Result<Self> {
+        use crate::phases::{Formed, PhaseFiles, Resumable};
+        use ntk_kernel::extreme::{self, tiled::Tiled};
+        let Net::Mlp(mlp) = net else {
+            return Err(Error::Config {
+                key: "probe.eigen",
+                value: "tiled".into(),
+                reason: "needs a plain MLP".into(),
+            });
+        };
+        let outputs: Vec<usize> = match cfg.probe.output {
+            OutputMode::Single(o) => vec![o],
+            _ => (0..mlp.config().output_dim).collect(),
+        };
+        let options = extreme::Options {
+            block: TILE,
+            ..Default::default()
+        };
+        let (e, min, engine, kernel_seconds, eigen_seconds, note) =
+            if crate::solver::gpu_here(compute) {
+                let phase = Phase::start("the network's factors (host)");
+                let source = host::tiles::TileSource::new(mlp, &inputs.x, inputs.n, &outputs);
+                let factor_seconds = phase.finish();
+                let w = crate::solver::tiled_on_gpu(&source, &options)?;
+                (
+                    w.extreme,
+                    w.min_angle,
+                    Engine::Device,
+                    factor_seconds + w.formation_seconds,
+                    w.eigen_seconds,
+                    "whole set on the GPU: the kernel formed whole by cuBLAS from the host \
+                     engine's factors, potrf and Lanczos by cuSOLVER and cuBLAS (f64); \
+                     lambda_min and lambda_max by Lanczos, a singular kernel's rank a lower \
+                     bound; no ntk.npy",
+                )
+            } else {
+                // The tiles fill the machine: no freed buffer may stay beside them.
+                crate::freed::hand_back();
+                let phase = Phase::start("kernel (its lower triangle, tile by tile)");
+                let all = host::tiles::factor_bytes(mlp, inputs.n, outputs.len());
+                let rows = tiled_group_rows(inputs.n, all);
+                let mut source =
+                    host::tiles::GroupedSource::new(mlp, &inputs.x, inputs.n, &outputs, rows, TILE);
+                let diagonal = source.diagonal().to_vec();
+                let progress = ntk_runs::progress::Reporter::default();
+                progress.log(&tiled_plan(&source, mlp, inputs));
+                let mut files = match phases {
+                    Some(place) => {
+                        let fingerprint =
+                            provenance(cfg, inputs, &inputs.digest(), compute).fingerprint;
+                        let bytes = Tiled::bytes_for(inputs.n, TILE) as u64;
+                        PhaseFiles::open(place, &fingerprint, (inputs.n, TILE), bytes)?
+                    }
+                    None => None,
+                };
+                if let Some(f) = &files {
+                    progress.log(&f.describe());
+                }
+                let resumed = files.as_ref().and_then(|f| f.held().and(f.formed()));
+                let (mut tiles, min, formed_seconds) = match resumed {
+                    Some(formed) => {
+                        let mut tiles = Tiled::from_grouped_unfilled(&mut source, TILE, progress);
+                        let f = files.as_ref().expect("resumed from phase files");
+                        f.load(&mut tiles)?;
+                        (tiles, formed.min_angle, formed.seconds)
+                    }
+                    None => {
+                        let mut tiles = Tiled::from_grouped(&mut source, TILE, progress);
+                        let min = tiles.min_angle(&diagonal);
+                        (tiles, min, 0.0)
+                    }
+                };
+                // A resumed kernel counts the seconds its formation took (in the run that
+                // formed it) plus its reading; the total `seconds` are this process's.
+                let kernel_seconds = formed_seconds + phase.finish();
+                if resumed.is_none()
+                    && let Some(f) = files.as_mut()
+                {
+                    let formed = Formed {
+                        min_angle: min,
+                        seconds: kernel_seconds,
+                    };
+                    f.save_kernel(&tiles, formed);
+                }
+                let phase = Phase::start("extreme eigenvalues (Cholesky in the tiles, Lanczos)");
+                let mut operand = Resumable {
+                    tiles: &mut tiles,
+                    files: files.as_mut(),
+                };
+                let e = extreme::solve(&mut operand, f64::EPSILON, &options)?;
+                if let Some(f) = files {
+                    f.finish();
+                }
+                (
+                    e,
+                    min,
+                    Engine::Host,
+                    kernel_seconds,
+                    phase.finish(),
+                    "whole set in tiles: the kernel's lower triangle formed tile by tile and \
+                     factored in place (f64, host); lambda_min and lambda_max by Lanczos, a \
+                     singular kernel's rank a lower bound; no ntk.npy",
+                )
+            };
+        Ok(Self {
+            eigen: Eigen::Tiled,
+            spec: SpectrumSummary::from(&e),
+            eigenvalues: vec![e.lambda_min, e.lambda_max],
+            blocks: None,
+            angles: Angles {
+                min,
+                embedding_min: None,
+                pair_embedding: None,
+                pair_grad: None,
+            },
+            route: (Method::Structured, engine),
+            kernel_seconds,
+            eigen_seconds,
+            before: 0.0,
+            note: Some(note),
+        })
+    }
+
+    /// The blocks protocol, each block's kernel from its own samples.
+    pub(super) fn per_block(
+        cfg: &ProbeConfig,
+        inputs: &Inputs,
+        compute: &Compute,
+        net: &Net,
+        facts: &NetFacts,
+        cache: &mut host::HostCache,
+    ) -> crate::Result<Self> {
+        let phase = Phase::start("blocks (kernel and eigenvalues of each)");
+        let mut route = (cfg.probe.method, Engine::Host);
+        let mut kernel_seconds = 0.0;
+        let mut block_kernel = |samples: &[usize]| -> crate::Result<Kernel> {
+            let t = Instant::now();
+            let r = probe_kernel(cfg, net, &inputs.select(samples), compute, cache)?;
+            kernel_seconds += t.elapsed().as_secs_f64();
+            route = (r.method, r.engine);
+            Ok(r.kernel)
+        };
+        let eps = compute.precision.epsilon();
+        let members = crate::blocks::members(cfg, inputs.n, facts.seed)?;
+        let mut second = F64Blocks::new(cfg, inputs, compute, net);
+        let recheck = second.recheck();
+        let b = crate::blocks::spectra_with(members, (eps, recheck), &mut block_kernel)?;
+        let angles = Angles::of_pair(cfg, inputs, compute, net, &mut block_kernel)?;
+        let seconds = phase.finish();
+        Ok(Self {
+            eigen: Eigen::Full,
+            spec: b.summary,
+            eigenvalues: b.eigenvalues,
+            blocks: Some(b.rows),
+            angles,
+            route,
+            kernel_seconds,
+            eigen_seconds: seconds - kernel_seconds,
+            before: 0.0,
+            note: Some(
+                "blocks protocol block by block: each block's kernel from its own samples, \
+                 the whole set's kernel never formed; the angles over every pair (minimum \
+                 gradient angle, embedding angles) are not measured",
+            ),
+        })
+    }
+}

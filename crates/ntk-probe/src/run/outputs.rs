@@ -1,0 +1,65 @@
+//! The files of a probe's output set ([`write_outputs`]).
+
+use super::*;
+
+/// Writes summary.json, inputs.npy, ntk.npy, eigenvalues.npy, blocks.csv for the blocks
+/// protocol (and weights.safetensors with the network's outputs on the inputs,
+/// outputs.npy, `n x k`), each atomically; summary.json last, so its presence
+/// means the run finished. Sweeps pass no inputs or kernel (they keep only the summary,
+/// the eigenvalues and the blocks).
+pub fn write_outputs(
+    dir: &Path,
+    summary: &Summary,
+    inputs: Option<&Inputs>,
+    kernel: Option<&Kernel>,
+    eigenvalues: &[f64],
+    blocks: Option<&[BlockRow]>,
+    weights: Option<(&Net, &[f64])>,
+) -> crate::Result<()> {
+    let ctx = |what: &'static str, source: std::io::Error| Error::CannotWrite {
+        dir: dir.to_path_buf(),
+        what,
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| ctx("the output directory", e))?;
+    if let Some(inputs) = inputs {
+        npy::write_f64(
+            &dir.join("inputs.npy"),
+            &inputs.x,
+            &[inputs.n as u64, inputs.d as u64],
+        )
+        .map_err(|e| ctx("inputs.npy", e))?;
+    }
+    if let Some(kernel) = kernel {
+        let s = kernel.size as u64;
+        npy::write_f64(&dir.join("ntk.npy"), &kernel.data, &[s, s])
+            .map_err(|e| ctx("ntk.npy", e))?;
+    }
+    npy::write_f64(
+        &dir.join("eigenvalues.npy"),
+        eigenvalues,
+        &[eigenvalues.len() as u64],
+    )
+    .map_err(|e| ctx("eigenvalues.npy", e))?;
+    if let Some(blocks) = blocks {
+        ntk_runs::table::write_csv(&dir.join(crate::blocks::BLOCKS_FILE), blocks)?;
+    }
+    if let Some((net, outputs)) = weights {
+        let dtype = if summary.precision == Precision::F64 {
+            ExportDType::F64
+        } else {
+            ExportDType::F32
+        };
+        ntk_model::export::save(net, &dir.join("weights.safetensors"), dtype)?;
+        let n = summary.n.max(1) as u64;
+        npy::write_f64(
+            &dir.join("outputs.npy"),
+            outputs,
+            &[n, outputs.len() as u64 / n],
+        )
+        .map_err(|e| ctx("outputs.npy", e))?;
+    }
+    let json = serde_json::to_string_pretty(summary).expect("summary serializes");
+    ntk_runs::io::atomic_write(&dir.join("summary.json"), json.as_bytes())
+        .map_err(|e| ctx("summary.json", e))
+}
