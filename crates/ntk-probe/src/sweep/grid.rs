@@ -1,0 +1,430 @@
+//! A probe sweep's config and its grid: the `[sweep]` table ([`SweepSection`]) beside the
+//! probe's own ([`SweepConfig`]), the settings it lists ([`Setting`]: data set, n, width,
+//! convention) and its points ([`Point`]: a setting, an activation, a depth and a seed).
+
+use super::*;
+
+fn default_protocols() -> Vec<Protocol> {
+    vec![Protocol::Whole, Protocol::Blocks]
+}
+fn default_true() -> bool {
+    true
+}
+
+/// The `[sweep]` table: the axes (activations, depths and seeds always; widths, ns,
+/// datasets and conventions when listed, else the base config's value), the protocols
+/// each point is summarized under, the output directory and the theory overlay.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSection {
+    pub depths: Vec<usize>,
+    pub activations: Vec<ActivationKind>,
+    pub seeds: Vec<u64>,
+    /// `model.width` values (finite-width studies).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub widths: Vec<usize>,
+    /// `data.n` values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ns: Vec<usize>,
+    /// `data.dataset` values (the synthetic set keeps `data.input_dim`; image sets have
+    /// their own dimension).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub datasets: Vec<Dataset>,
+    /// `model.convention` values (paper, official, unit_variance).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conventions: Vec<NtkConvention>,
+    #[serde(default = "default_protocols")]
+    pub protocols: Vec<Protocol>,
+    /// Output directory (`--out` overrides).
+    pub out: PathBuf,
+    /// Overlay the infinite-width theory of each setting's own convention and width, on
+    /// the inputs as fed to the network (closed forms for relu and linear; for other
+    /// activations the whole kernel when n <= 200, or n <= 2000 with equal input norms,
+    /// else the min angle alone with equal norms, else nothing: `summary.csv`'s
+    /// `theory_note` says why a value is absent). With `ns` or `datasets` axes the theory
+    /// is left out of the tables, and `collect` says why (it is of one input set).
+    #[serde(default = "default_true")]
+    pub theory: bool,
+}
+
+/// A sweep file: `[sweep]`, and the `[data]`, `[model]`, `[probe]` of a probe config whose
+/// keys the sweep axes override.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepConfig {
+    pub sweep: SweepSection,
+    pub data: DataConfig,
+    pub model: MlpConfig,
+    #[serde(default)]
+    pub probe: ProbeSection,
+}
+
+/// The keys of the always-present axes: `collect` requires the rest of the recorded
+/// configs to agree ([`provenance::check_one_base`]); [`SweepConfig::axes`] adds the keys
+/// of the optional axes a sweep lists.
+pub const AXES: [&str; 6] = [
+    "model.activation",
+    "model.depth",
+    "model.seed",
+    "model.kink",
+    "model.activation_param",
+    "probe.protocol",
+];
+
+impl SweepConfig {
+    pub fn load(path: &Path) -> crate::Result<Self> {
+        // Sweeps vary an MLP's activation and depth; a [resnet] table would otherwise be
+        // refused as an unknown key, which does not say why.
+        if let Ok(text) = std::fs::read_to_string(path)
+            && let Ok(table) = text.parse::<toml::Table>()
+            && table.contains_key("resnet")
+        {
+            return Err(Error::SweepResNet {
+                path: path.to_path_buf(),
+            });
+        }
+        let cfg: Self = ntk_runs::overrides::load_filled(path, &[], ntk_data::config::fill_file_n)?;
+        cfg.validate().map_err(|e| Error::At {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })?;
+        Ok(cfg)
+    }
+
+    /// [`Self::load`] with `--set` overrides ([`ntk_runs::overrides`]), validated as the
+    /// file is. A key that one of the sweep's axes sets is refused (the override would be
+    /// ignored), naming the axis.
+    pub fn load_with(path: &Path, sets: &[Assignment]) -> crate::Result<Self> {
+        if sets.is_empty() || overrides::read_table(path)?.contains_key("resnet") {
+            // The file alone (whose errors include the one for a [resnet] table).
+            return Self::load(path);
+        }
+        let cfg: Self = overrides::load_filled(path, sets, ntk_data::config::fill_file_n)?;
+        for a in sets {
+            if let Some(axis) = cfg.axis_of(&a.key) {
+                return Err(Error::AxisOverride {
+                    origin: a.origin.clone(),
+                    path: path.to_path_buf(),
+                    axis,
+                });
+            }
+        }
+        cfg.validate().map_err(|e| Error::WithOverrides {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })?;
+        Ok(cfg)
+    }
+
+    /// The `[sweep]` list that sets `key` at every point, if one does.
+    fn axis_of(&self, key: &str) -> Option<&'static str> {
+        let s = &self.sweep;
+        let axes = [
+            ("model.depth", "sweep.depths", true),
+            ("model.activation", "sweep.activations", true),
+            ("model.seed", "sweep.seeds", true),
+            ("probe.protocol", "sweep.protocols", true),
+            ("model.width", "sweep.widths", !s.widths.is_empty()),
+            ("data.n", "sweep.ns", !s.ns.is_empty()),
+            ("data.dataset", "sweep.datasets", !s.datasets.is_empty()),
+            (
+                "model.convention",
+                "sweep.conventions",
+                !s.conventions.is_empty(),
+            ),
+        ];
+        axes.iter()
+            .find(|(k, _, listed)| *k == key && *listed)
+            .map(|(_, axis, _)| *axis)
+    }
+
+    /// Parses and validates a sweep config's text.
+    pub fn parse(text: &str) -> crate::Result<Self> {
+        let cfg: Self = toml::from_str(text)?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    fn validate(&self) -> crate::Result<()> {
+        let s = &self.sweep;
+        if s.depths.is_empty() || s.activations.is_empty() || s.seeds.is_empty() {
+            return Err(Error::Invalid(
+                "sweep.depths, sweep.activations and sweep.seeds must not be empty",
+            ));
+        }
+        if s.protocols.is_empty() {
+            return Err(Error::Invalid("sweep.protocols must not be empty"));
+        }
+        if self.probe.weights.is_some() || self.probe.blocks.is_some() {
+            return Err(Error::Invalid(
+                "probe.weights and probe.blocks give one network's weights and one set's \
+                 blocks; a sweep draws a network per point: probe each with `ntk-probe ntk`",
+            ));
+        }
+        if self.probe.batch_norm_statistics == Some(crate::config::BnStatistics::Batch)
+            && s.protocols.contains(&Protocol::Blocks)
+        {
+            return Err(Error::Invalid(
+                "probe.batch_norm_statistics = \"batch\" with the blocks protocol: a block's \
+                 kernel would be cut from the whole batch's, not its own batch's; sweep the \
+                 whole protocol only",
+            ));
+        }
+        if self.probe.eigen == Eigen::Extreme && !s.protocols.contains(&Protocol::Whole) {
+            return Err(Error::Invalid(
+                "probe.eigen = \"extreme\" applies to the whole protocol only, and \
+                 sweep.protocols has none: the blocks' small kernels always get every \
+                 eigenvalue (leave probe.eigen out)",
+            ));
+        }
+        if self.probe.eigen == Eigen::Tiled && s.protocols.contains(&Protocol::Blocks) {
+            return Err(Error::Invalid(
+                "probe.eigen = \"tiled\" applies to the whole protocol only: sweep.protocols \
+                 = [\"whole\"]",
+            ));
+        }
+        if !s.datasets.is_empty() && self.data.dir.is_some() {
+            return Err(Error::Invalid(
+                "sweep.datasets with data.dir: one directory cannot hold several data sets; \
+                 leave data.dir out (each set is read from datasets/data/<name>)",
+            ));
+        }
+        sweep::check_size(
+            &[
+                s.depths.len(),
+                s.activations.len(),
+                s.seeds.len(),
+                s.widths.len().max(1),
+                s.ns.len().max(1),
+                s.datasets.len().max(1),
+                s.conventions.len().max(1),
+            ],
+            "the product of its axes",
+        )?;
+        for setting in self.settings() {
+            for &activation in &s.activations {
+                let point = Point {
+                    setting,
+                    activation,
+                    depth: 1,
+                    seed: 0,
+                };
+                // Checked under the whole protocol when the sweep has it (where every key
+                // applies), else under its first.
+                let protocol = if s.protocols.contains(&Protocol::Whole) {
+                    Protocol::Whole
+                } else {
+                    s.protocols[0]
+                };
+                self.point_config(&point, protocol)
+                    .validate()
+                    .map_err(|e| Error::Setting {
+                        setting: setting.describe(),
+                        source: Box::new(e),
+                    })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The sweep's axis keys ([`AXES`] and those of the optional axes it lists).
+    pub fn axes(&self) -> Vec<&'static str> {
+        let s = &self.sweep;
+        let mut axes = AXES.to_vec();
+        let optional = [
+            (!s.widths.is_empty(), &["model.width"][..]),
+            (!s.conventions.is_empty(), &["model.convention"][..]),
+            (!s.ns.is_empty(), &["data.n", "data.digest"][..]),
+            (
+                !s.datasets.is_empty(),
+                &[
+                    "data.dataset",
+                    "data.digest",
+                    "data.input_dim",
+                    "model.input_dim",
+                ][..],
+            ),
+        ];
+        for (listed, keys) in optional {
+            if listed {
+                axes.extend(
+                    keys.iter()
+                        .filter(|k| !axes.contains(k))
+                        .collect::<Vec<_>>(),
+                );
+            }
+        }
+        axes
+    }
+
+    /// The (dataset, n, width, convention) settings, in sweep order.
+    pub fn settings(&self) -> Vec<Setting> {
+        let s = &self.sweep;
+        let (datasets, ns) = (listed(&s.datasets), listed(&s.ns));
+        let (widths, conventions) = (listed(&s.widths), listed(&s.conventions));
+        let mut v = Vec::new();
+        for &dataset in &datasets {
+            for &n in &ns {
+                for &width in &widths {
+                    for &convention in &conventions {
+                        v.push(Setting {
+                            dataset,
+                            n,
+                            width,
+                            convention,
+                        });
+                    }
+                }
+            }
+        }
+        v
+    }
+
+    /// The `[data]` of a setting.
+    pub fn data_config(&self, setting: &Setting) -> DataConfig {
+        let mut data = self.data.clone();
+        if let Some(d) = setting.dataset {
+            data.dataset = d;
+            if d != Dataset::Synthetic {
+                data.input_dim = None;
+            }
+        }
+        if let Some(n) = setting.n {
+            data.n = n;
+        }
+        data
+    }
+
+    /// The probe config of one point (its protocol is `probe.protocol` of the file).
+    pub fn probe_config(&self, point: &Point) -> ProbeConfig {
+        let mut model = self.model.clone();
+        model.activation = point.activation;
+        model.depth = point.depth;
+        model.seed = point.seed;
+        if point.activation.param().is_none() {
+            model.kink = None;
+            model.activation_param = None;
+        }
+        if let Some(w) = point.setting.width {
+            model.width = w;
+        }
+        if let Some(c) = point.setting.convention {
+            model.convention = c;
+        }
+        ProbeConfig {
+            data: self.data_config(&point.setting),
+            model: Some(model),
+            resnet: None,
+            probe: self.probe.clone(),
+        }
+    }
+
+    /// The probe config of one point under one protocol (what its summary records).
+    pub fn point_config(&self, point: &Point, protocol: Protocol) -> ProbeConfig {
+        let mut c = self.probe_config(point);
+        c.probe.protocol = protocol;
+        c
+    }
+
+    /// Every point, in the fixed order that sharding uses: settings, then activations,
+    /// depths, seeds.
+    pub fn points(&self) -> Vec<Point> {
+        let mut v = Vec::new();
+        for setting in self.settings() {
+            for &activation in &self.sweep.activations {
+                for &depth in &self.sweep.depths {
+                    for &seed in &self.sweep.seeds {
+                        v.push(Point {
+                            setting,
+                            activation,
+                            depth,
+                            seed,
+                        });
+                    }
+                }
+            }
+        }
+        v
+    }
+}
+
+/// An optional axis's values, or `[None]` (the base config's value) when it is not listed.
+fn listed<T: Copy>(values: &[T]) -> Vec<Option<T>> {
+    if values.is_empty() {
+        vec![None]
+    } else {
+        values.iter().copied().map(Some).collect()
+    }
+}
+
+/// The values of the optional axes at one point; `None`: the base config's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Setting {
+    pub dataset: Option<Dataset>,
+    pub n: Option<usize>,
+    pub width: Option<usize>,
+    pub convention: Option<NtkConvention>,
+}
+
+impl Setting {
+    /// The directory levels of the listed axes (`mnist/n1000/width256/official`).
+    fn dir_parts(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(d) = self.dataset {
+            v.push(d.name().to_string());
+        }
+        if let Some(n) = self.n {
+            v.push(format!("n{n}"));
+        }
+        if let Some(w) = self.width {
+            v.push(format!("width{w}"));
+        }
+        if let Some(c) = self.convention {
+            v.push(convention_name(c));
+        }
+        v
+    }
+
+    /// `mnist n=1000 width=256 official`; `None` without optional axes.
+    pub fn describe(&self) -> Option<String> {
+        let mut v = Vec::new();
+        if let Some(d) = self.dataset {
+            v.push(d.name().to_string());
+        }
+        if let Some(n) = self.n {
+            v.push(format!("n={n}"));
+        }
+        if let Some(w) = self.width {
+            v.push(format!("width={w}"));
+        }
+        if let Some(c) = self.convention {
+            v.push(convention_name(c));
+        }
+        (!v.is_empty()).then(|| v.join(" "))
+    }
+}
+
+pub(super) fn convention_name(c: NtkConvention) -> String {
+    crate::config::spelled(&c)
+}
+
+/// One grid point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    pub setting: Setting,
+    pub activation: ActivationKind,
+    pub depth: usize,
+    pub seed: u64,
+}
+
+impl Point {
+    pub fn dir(&self, out: &Path) -> PathBuf {
+        let mut dir = out.join("runs");
+        for part in self.setting.dir_parts() {
+            dir.push(part);
+        }
+        dir.join(self.activation.name())
+            .join(format!("depth{:02}", self.depth))
+            .join(format!("seed{}", self.seed))
+    }
+}
