@@ -678,6 +678,11 @@ pub fn figures(
     let curves = curves(runs, &choose(runs));
     let on = data_title(runs).map_or(String::new(), |d| format!(" ({d})"));
     let titled = |t: &str| ntk_plot::title_as_asked(title, || format!("{t}{on}"), t);
+    // The probes during training measure a subset: their titles say which.
+    let probed = |t: &str, key: &str, split: &str| {
+        let on = probe_title(runs, key, split).map_or_else(|| on.clone(), |p| format!(" ({p})"));
+        ntk_plot::title_as_asked(title, || format!("{t}{on}"), t)
+    };
     let loss = |m: &[&RunRecord]| (metric_curve(m, |r| Some(r.train_loss)), vec![]);
     let accuracy = |m: &[&RunRecord]| (metric_curve(m, |r| r.test_accuracy), vec![]);
     let kappa = |m: &[&RunRecord]| (ntk_curve(m, |r| r.kappa), singular_epochs(m));
@@ -736,7 +741,7 @@ pub fn figures(
             "ntk_kappa",
             figure(
                 &curves,
-                &titled("NTK condition number during training"),
+                &probed("NTK condition number during training", "ntk.n", "training"),
                 "NTK condition number κ",
                 true,
                 &kappa,
@@ -746,7 +751,11 @@ pub fn figures(
             "ntk_angle",
             figure(
                 &curves,
-                &titled("Minimum gradient angle during training"),
+                &probed(
+                    "Minimum gradient angle during training",
+                    "ntk.n",
+                    "training",
+                ),
                 "min gradient angle (°)",
                 false,
                 &angle,
@@ -756,7 +765,11 @@ pub fn figures(
             "representation_cosine",
             figure(
                 &curves,
-                &titled("Test inputs' representations at the top layer"),
+                &probed(
+                    "Test inputs' representations at the top layer",
+                    "representations.n",
+                    "test",
+                ),
                 "mean normalized dot product (cosine)",
                 false,
                 &cosine,
@@ -791,24 +804,49 @@ fn data_title(runs: &[RunRecord]) -> Option<String> {
     same.then_some(title)
 }
 
+/// What a probe during training measured, for its figures' titles (`Fashion-MNIST, the
+/// first 500 training images`): the data set and the probe's `key` (`ntk.n`,
+/// `representations.n`) as every run records them.
+fn probe_title(runs: &[RunRecord], key: &str, split: &str) -> Option<String> {
+    let of = |r: &RunRecord, key: &str| r.provenance.as_ref()?.config.get(key).cloned();
+    let first = runs.first()?;
+    let (set, n) = (of(first, "data.dataset")?, of(first, key)?);
+    let same = runs
+        .iter()
+        .all(|r| of(r, "data.dataset").as_ref() == Some(&set) && of(r, key).as_ref() == Some(&n));
+    let (name, what) = set_words(set.as_str()?);
+    let n = group_digits(n.as_u64()?);
+    same.then(|| format!("{name}, the first {n} {split} {what}"))
+}
+
 /// `MNIST, 60,000 images` for the data set's config name and the number of images.
 fn images_title(set: &str, n: u64) -> String {
+    let (name, what) = set_words(set);
+    format!("{name}, {} {what}", group_digits(n))
+}
+
+/// The data set's name as the papers write it and what its samples are (`images`, or
+/// `samples` for the synthetic set and one's own file).
+fn set_words(set: &str) -> (&str, &'static str) {
     let kind = ntk_data::config::Dataset::parse(set);
-    let name = kind.map_or(set, |d| d.paper_name());
     let what = match kind {
         Some(ntk_data::config::Dataset::File | ntk_data::config::Dataset::Synthetic) => "samples",
         _ => "images",
     };
+    (kind.map_or(set, |d| d.paper_name()), what)
+}
+
+/// `60,000` for 60000.
+fn group_digits(n: u64) -> String {
     let digits: Vec<char> = n.to_string().chars().collect();
-    let grouped: String = digits
+    digits
         .iter()
         .enumerate()
         .flat_map(|(i, c)| {
             let comma = i > 0 && (digits.len() - i).is_multiple_of(3);
             comma.then_some(',').into_iter().chain(std::iter::once(*c))
         })
-        .collect();
-    format!("{name}, {grouped} {what}")
+        .collect()
 }
 
 pub use crate::files::{FIGURE_STEMS, is_report_file};
@@ -956,6 +994,7 @@ mod tests {
         );
         assert_eq!(images_title("file", 2000), "Own data, 2,000 samples");
         assert_eq!(images_title("synthetic", 50), "Synthetic, 50 samples");
+        assert_eq!(group_digits(1_234_567), "1,234,567");
     }
 
     #[test]
