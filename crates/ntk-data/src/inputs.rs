@@ -20,11 +20,6 @@ pub struct Inputs {
 }
 
 impl Inputs {
-    /// What a figure's title calls these inputs ([`title_of`]).
-    pub fn title(&self) -> String {
-        title_of(&self.description)
-    }
-
     pub fn from_samples(s: &Samples, description: String) -> Self {
         Self {
             x: s.x.iter().map(|&v| f64::from(v)).collect(),

@@ -37,18 +37,25 @@ pub struct Spectrum {
 /// Computes all eigenvalues with the host symmetric eigensolver ([`crate::linalg`]) and
 /// classifies the kernel; `epsilon` is the unit roundoff of the precision `K` was built in.
 pub fn spectrum(kernel: &Kernel, epsilon: f64) -> crate::Result<Spectrum> {
-    let n = kernel.size;
-    if n == 0 {
+    if let Some(s) = checked_low_rank(kernel, epsilon)? {
+        return Ok(s);
+    }
+    let eigenvalues = crate::linalg::sym_eigenvalues(&kernel.data, kernel.size)?;
+    Ok(classify(eigenvalues, epsilon))
+}
+
+/// What every route to a kernel's eigenvalues does first: an empty kernel or one with an
+/// entry that is not finite is an error, and a kernel of low rank gets its whole spectrum
+/// from [`low_rank`], classified; `None` when it is not of low rank (an eigensolver, full or
+/// extreme, is needed).
+pub fn checked_low_rank(kernel: &Kernel, epsilon: f64) -> crate::Result<Option<Spectrum>> {
+    if kernel.size == 0 {
         return Err(crate::Error::EmptyKernel);
     }
     if kernel.data.iter().any(|v| !v.is_finite()) {
         return Err(crate::Error::NonFiniteKernel);
     }
-    if let Some(eigenvalues) = low_rank(kernel, epsilon)? {
-        return Ok(classify(eigenvalues, epsilon));
-    }
-    let eigenvalues = crate::linalg::sym_eigenvalues(&kernel.data, n)?;
-    Ok(classify(eigenvalues, epsilon))
+    Ok(low_rank(kernel, epsilon)?.map(|eigenvalues| classify(eigenvalues, epsilon)))
 }
 
 /// The largest rank [`low_rank`] tries: its cost is `n r^2 / 2` multiply-adds, about 0.1%

@@ -42,16 +42,19 @@ pub const PHASE_FILES: &str = "NTK_PHASE_FILES";
 const STATE: &str = "phases.json";
 const TILES: &str = "tiles.f64";
 
-/// Where a run keeps its phase files, and whether it may resume from them.
+/// Where a run keeps its phase files, whether it may resume from them, and the run's config
+/// fingerprint (its provenance's, which the caller has computed already), which earlier
+/// files must record to be used.
 #[derive(Clone, Debug)]
 pub struct Place {
     pub dir: PathBuf,
     pub resume: bool,
+    pub fingerprint: String,
 }
 
 impl Place {
     /// `.<name>.phases` beside the output directory `out`.
-    pub fn beside(out: &Path, resume: bool) -> Self {
+    pub fn beside(out: &Path, resume: bool, fingerprint: &str) -> Self {
         let name = out
             .file_name()
             .map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned());
@@ -59,6 +62,7 @@ impl Place {
         Self {
             dir: parent.join(format!(".{name}.phases")),
             resume,
+            fingerprint: fingerprint.into(),
         }
     }
 }
@@ -134,20 +138,19 @@ pub struct PhaseFiles {
 }
 
 impl PhaseFiles {
-    /// The phase files of a run with config `fingerprint` over `n` inputs in tiles of
-    /// `block`, whose tiles take `bytes`; `None` when none are kept (`NTK_PHASE_FILES=0`, or
-    /// the disk cannot hold them: said on stderr). Earlier files are used only when `place`
-    /// resumes and they are this run's; otherwise they are removed.
+    /// The phase files of the run `place` names over `n` inputs in tiles of `block`, whose
+    /// tiles take `bytes`; `None` when none are kept (`NTK_PHASE_FILES=0`, or the disk cannot
+    /// hold them: said on stderr). Earlier files are used only when `place` resumes and they
+    /// are this run's (its fingerprint, `n` and `block`); otherwise they are removed.
     pub fn open(
         place: &Place,
-        fingerprint: &str,
         (n, block): (usize, usize),
         bytes: u64,
     ) -> crate::Result<Option<Self>> {
         let mode = Mode::from_env()?;
         let dir = place.dir.clone();
         let fresh = State {
-            fingerprint: fingerprint.into(),
+            fingerprint: place.fingerprint.clone(),
             n,
             block,
             ..State::default()

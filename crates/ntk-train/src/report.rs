@@ -794,29 +794,28 @@ pub fn figures(
 /// What the runs trained on, for the figures' titles (`MNIST, 60,000 images`), when every
 /// run records the same data set and number of training images.
 fn data_title(runs: &[RunRecord]) -> Option<String> {
-    let of = |r: &RunRecord, key: &str| r.provenance.as_ref()?.config.get(key).cloned();
-    let first = runs.first()?;
-    let (set, n) = (of(first, "data.dataset")?, of(first, "data.n")?);
-    let same = runs.iter().all(|r| {
-        of(r, "data.dataset").as_ref() == Some(&set) && of(r, "data.n").as_ref() == Some(&n)
-    });
-    let title = images_title(set.as_str()?, n.as_u64()?);
-    same.then_some(title)
+    let (set, n) = (recorded(runs, "data.dataset")?, recorded(runs, "data.n")?);
+    Some(images_title(set.as_str()?, n.as_u64()?))
+}
+
+/// The value of the config key `key` that every run records alike (`None` when a run
+/// records another value, or none).
+fn recorded(runs: &[RunRecord], key: &str) -> Option<serde_json::Value> {
+    let of = |r: &RunRecord| r.provenance.as_ref()?.config.get(key).cloned();
+    let first = of(runs.first()?)?;
+    runs.iter()
+        .all(|r| of(r).as_ref() == Some(&first))
+        .then_some(first)
 }
 
 /// What a probe during training measured, for its figures' titles (`Fashion-MNIST, the
 /// first 500 training images`): the data set and the probe's `key` (`ntk.n`,
 /// `representations.n`) as every run records them.
 fn probe_title(runs: &[RunRecord], key: &str, split: &str) -> Option<String> {
-    let of = |r: &RunRecord, key: &str| r.provenance.as_ref()?.config.get(key).cloned();
-    let first = runs.first()?;
-    let (set, n) = (of(first, "data.dataset")?, of(first, key)?);
-    let same = runs
-        .iter()
-        .all(|r| of(r, "data.dataset").as_ref() == Some(&set) && of(r, key).as_ref() == Some(&n));
+    let (set, n) = (recorded(runs, "data.dataset")?, recorded(runs, key)?);
     let (name, what) = set_words(set.as_str()?);
     let n = group_digits(n.as_u64()?);
-    same.then(|| format!("{name}, the first {n} {split} {what}"))
+    Some(format!("{name}, the first {n} {split} {what}"))
 }
 
 /// `MNIST, 60,000 images` for the data set's config name and the number of images.

@@ -9,7 +9,7 @@
 //! the memory-bound reduction to tridiagonal form.
 //!
 //! A kernel of low rank (a linear network's, rank at most `d + 1`) is recognized first by
-//! [`ntk_numerics::spectrum::low_rank`]'s pivoted Cholesky, as the full route does: its
+//! [`ntk_numerics::spectrum::checked_low_rank`] (the pivoted Cholesky), as the full route does: its
 //! spectrum is then exact, so the rank reported is the numerical rank, not a lower bound, and
 //! no `O(n^3)` work is done.
 
@@ -124,11 +124,8 @@ pub fn of_host(kernel: &Kernel, kernel_epsilon: f64) -> crate::Result<Extreme> {
     if kernel.size == 0 {
         return Err(crate::Error::NotSquare { rows: 0, cols: 0 });
     }
-    if kernel.data.iter().any(|v| !v.is_finite()) {
-        return Err(ntk_numerics::Error::NonFiniteKernel.into());
-    }
-    if let Some(eigenvalues) = spectrum::low_rank(kernel, kernel_epsilon)? {
-        return Ok(exact(&spectrum::classify(eigenvalues, kernel_epsilon)));
+    if let Some(s) = spectrum::checked_low_rank(kernel, kernel_epsilon)? {
+        return Ok(exact(&s));
     }
     let e = solve(
         &mut Dense::new(&kernel.data, kernel.size),

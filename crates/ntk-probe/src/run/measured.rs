@@ -119,10 +119,8 @@ impl Measured {
                 progress.log(&tiled_plan(&source, mlp, inputs));
                 let mut files = match phases {
                     Some(place) => {
-                        let fingerprint =
-                            provenance(cfg, inputs, &inputs.digest(), compute).fingerprint;
                         let bytes = Tiled::bytes_for(inputs.n, TILE) as u64;
-                        PhaseFiles::open(place, &fingerprint, (inputs.n, TILE), bytes)?
+                        PhaseFiles::open(place, (inputs.n, TILE), bytes)?
                     }
                     None => None,
                 };

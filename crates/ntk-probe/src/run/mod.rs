@@ -276,6 +276,8 @@ pub fn run(
         }
         None => None,
     };
+    // The run's identity, once: recorded in the summary, and what phase files must match.
+    let prov = provenance(cfg, inputs, &inputs.digest(), compute);
     let net = build_net(cfg, inputs, compute)?;
     // The network as exported: its weights and its outputs on the inputs.
     let outputs = save_weights.then(|| ntk_kernel::compute::outputs(&net, inputs, compute));
@@ -286,7 +288,7 @@ pub fn run(
         let done = summarize_per_block(cfg, inputs, compute, &net, &gram, &mut cache)?;
         (None, done)
     } else if cfg.probe.eigen == Eigen::Tiled {
-        let phases = out.map(|dir| Place::beside(dir, resume));
+        let phases = out.map(|dir| Place::beside(dir, resume, &prov.fingerprint));
         let done = summarize_tiled(cfg, inputs, compute, (&net, &gram), phases.as_ref())?;
         (None, done)
     } else {
@@ -312,7 +314,7 @@ pub fn run(
         blocks,
     } = summarized;
     summary.seconds = start.elapsed().as_secs_f64();
-    summary.provenance = Some(provenance(cfg, inputs, &inputs.digest(), compute));
+    summary.provenance = Some(prov);
     if let Some(set) = set {
         write_outputs(
             set.path(),

@@ -716,14 +716,9 @@ pub fn collect_as(
     };
     let groups = group(&rows, theory.as_ref().map_err(|e| *e));
     ntk_runs::table::write_csv(&out.join("summary.csv"), &groups)?;
-    // The data set as the points record it (their inputs' description), else the config's.
-    let data = rows
-        .first()
-        .map(|r| ntk_data::inputs::title_of(&r.data))
-        .unwrap_or_else(|| {
-            cfg.map_or("sweep", |c| c.data.dataset.paper_name())
-                .to_string()
-        });
+    // The data set as the points record it (their inputs' description; there is at least
+    // one point: none is refused above).
+    let data = ntk_data::inputs::title_of(&rows[0].data);
     let titles = super::figures::Titles {
         data: &data,
         given: title,

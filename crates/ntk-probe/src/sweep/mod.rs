@@ -323,7 +323,8 @@ impl ProbeSweep<'_> {
                 }
                 None if tiled => {
                     // A sweep continues what was interrupted: from the point's phase files.
-                    let phases = crate::phases::Place::beside(&point.dir(self.out), true);
+                    let dir = point.dir(self.out);
+                    let phases = crate::phases::Place::beside(&dir, true, &prov.fingerprint);
                     let done =
                         run::summarize_tiled(&pcfg, &inputs, c, (&net, &gram), Some(&phases))?;
                     kernel_seconds += done.summary.kernel_seconds;

@@ -51,10 +51,14 @@ fn a_killed_tiled_run_resumes_from_its_last_phase() {
     };
     let reference = solve(&mut Tiled::from_dense(&k, n, block), f64::EPSILON, &options).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let place = Place::beside(&dir.path().join("run"), true);
+    let place = Place::beside(&dir.path().join("run"), true, "config A");
     let bytes = Tiled::bytes_for(n, block) as u64;
     let open = |place: &Place, fingerprint: &str| {
-        PhaseFiles::open(place, fingerprint, (n, block), bytes)
+        let place = Place {
+            fingerprint: fingerprint.into(),
+            ..place.clone()
+        };
+        PhaseFiles::open(&place, (n, block), bytes)
             .unwrap()
             .expect("room for the phase files")
     };
@@ -153,11 +157,11 @@ fn a_recorded_breakdown_is_not_tried_again() {
         })
         .collect();
     let dir = tempfile::tempdir().unwrap();
-    let place = Place::beside(&dir.path().join("run"), true);
+    let place = Place::beside(&dir.path().join("run"), true, "c");
     let bytes = Tiled::bytes_for(n, block) as u64;
     let fills = Cell::new(0);
     let mut tiles = counted(&k, n, block, &fills);
-    let mut files = PhaseFiles::open(&place, "c", (n, block), bytes)
+    let mut files = PhaseFiles::open(&place, (n, block), bytes)
         .unwrap()
         .unwrap();
     let first = solve(
@@ -171,7 +175,7 @@ fn a_recorded_breakdown_is_not_tried_again() {
     .unwrap();
     assert!(first.singular && first.shift > 0.0, "{first:?}");
     drop(files);
-    let mut files = PhaseFiles::open(&place, "c", (n, block), bytes)
+    let mut files = PhaseFiles::open(&place, (n, block), bytes)
         .unwrap()
         .unwrap();
     let fills = Cell::new(0);
