@@ -16,7 +16,8 @@
 //! **When they are used**: by `ntk --resume` (without `--resume` a run starts afresh and
 //! removes them) and by every sweep point (a sweep continues what was interrupted), and only
 //! when their fingerprint, `n` and tile width are the run's. They are removed once the
-//! run's results are written.
+//! run's results are written. Removing them removes only the files named here (and their
+//! partial copies), then the directory if that leaves it empty.
 //!
 //! **Disk**: before the kernel is formed, the directory's file system must have room for the
 //! tiles. `NTK_PHASE_FILES` decides what happens when it has not: unset, the run goes on
@@ -383,8 +384,26 @@ fn read_state(dir: &Path) -> Option<State> {
     serde_json::from_slice(&bytes).ok()
 }
 
+/// Removes the phase files this module writes (`phases.json`, `tiles.f64`, their partial and
+/// temporary copies), then the directory when that leaves it empty: anything else a user
+/// keeps there, under the same hidden name, stays.
 fn remove(dir: &Path) {
-    let _ = fs::remove_dir_all(dir);
+    let ours = |name: &str| {
+        name == STATE
+            || name == TILES
+            || name == format!("{TILES}.partial")
+            || name
+                .strip_prefix(STATE)
+                .is_some_and(|rest| rest.starts_with(ntk_runs::outset::TMP_TAG))
+    };
+    if let Ok(entries) = fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            if entry.file_name().to_str().is_some_and(ours) {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+    let _ = fs::remove_dir(dir);
 }
 
 /// The tiles into `path` through a temporary file, synced, renamed over it.

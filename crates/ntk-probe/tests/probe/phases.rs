@@ -140,6 +140,23 @@ fn a_killed_tiled_run_resumes_from_its_last_phase() {
         ..place.clone()
     };
     assert_eq!(open(&fresh, "config B").held(), None);
+
+    // Removing phase files removes only the files this module writes: a user's own file in
+    // a directory of that hidden name stays, and so does the directory.
+    let mut files = open(&place, "config A");
+    files.save_kernel(&counted(&k, n, block, &Cell::new(0)), formed);
+    std::fs::write(place.dir.join("notes.txt"), "mine").unwrap();
+    files.finish();
+    assert_eq!(
+        std::fs::read_to_string(place.dir.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    assert!(!place.dir.join("tiles.f64").exists() && !place.dir.join("phases.json").exists());
+    assert_eq!(open(&fresh, "config A").held(), None);
+    assert!(
+        place.dir.join("notes.txt").exists(),
+        "a fresh start keeps it too"
+    );
 }
 
 /// A kernel whose factorization breaks down: the breakdown is recorded, and a resumed solve
