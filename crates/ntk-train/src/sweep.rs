@@ -12,9 +12,9 @@ use ntk_model::{ActivationKind, NetSpec, Normalization, ResNetVariant};
 use ntk_numerics::backend::Compute;
 use ntk_runs::progress::Reporter;
 use ntk_runs::provenance::Provenance;
-use ntk_runs::sweep::{self, Shard, State, Sweep};
+use ntk_runs::sweep::{self, Planned, Shard, State, Sweep};
 
-use crate::config::{SweepAxes, TrainConfig};
+use crate::config::{EngineChoice, SweepAxes, TrainConfig};
 use crate::train::{self, Data, RunOptions, RunStatus, TrainSummary, read_summary};
 
 /// One run of a sweep.
@@ -52,7 +52,7 @@ pub fn expand(cfg: &TrainConfig) -> crate::Result<Vec<RunPoint>> {
     let base = cfg.spec()?;
     let depths = sweep::or_base(&axes.depths, base.depth());
     let pairs = families(&axes);
-    let variants = listed(&axes.variants);
+    let variants = sweep::listed(&axes.variants);
     let lrs = sweep::or_base(&axes.lrs, cfg.optim.lr);
     let seeds = sweep::or_base(&axes.seeds, base.seed());
     // A listed seed is an independent run: the model's init and the data order (and
@@ -88,15 +88,6 @@ pub fn expand(cfg: &TrainConfig) -> crate::Result<Vec<RunPoint>> {
     Ok(points)
 }
 
-/// An axis's values as options: `[None]` (the base config's) when it is not listed.
-fn listed<T: Copy>(values: &[T]) -> Vec<Option<T>> {
-    if values.is_empty() {
-        vec![None]
-    } else {
-        values.iter().copied().map(Some).collect()
-    }
-}
-
 /// The (activation, normalization) pairs of a sweep: its families, or the product of the
 /// activation and normalization axes.
 fn families(axes: &SweepAxes) -> Vec<(Option<ActivationKind>, Option<Normalization>)> {
@@ -107,8 +98,8 @@ fn families(axes: &SweepAxes) -> Vec<(Option<ActivationKind>, Option<Normalizati
             .map(|f| (Some(f.activation), Some(f.normalization)))
             .collect();
     }
-    let norms = listed(&axes.normalizations);
-    listed(&axes.activations)
+    let norms = sweep::listed(&axes.normalizations);
+    sweep::listed(&axes.activations)
         .into_iter()
         .flat_map(|a| norms.iter().map(move |&n| (a, n)))
         .collect()
@@ -285,6 +276,8 @@ pub struct TrainSweep<'a> {
     pub compute: &'a Compute,
     pub run: RunOptions,
     pub reporter: &'a Reporter,
+    /// Who computes the steps (`train.engine`), for the dry run's line.
+    pub engine: EngineChoice,
 }
 
 impl Sweep for TrainSweep<'_> {
@@ -360,6 +353,30 @@ impl Sweep for TrainSweep<'_> {
     fn busy(error: &crate::Error) -> bool {
         matches!(error, crate::Error::Runs(e) if matches!(**e, ntk_runs::Error::Locked { .. }))
     }
+
+    const UNIT: &'static str = "run";
+
+    fn out(&self) -> &Path {
+        self.out
+    }
+
+    fn computes(&self) -> String {
+        format!("engine: {}", crate::device::describe(self.engine))
+    }
+
+    /// The run directories found: `OUT` itself for a config without `[sweep]`, else those
+    /// under `OUT/runs` holding a `config.toml`.
+    fn found(&self) -> crate::Result<Vec<PathBuf>> {
+        let out = self.out;
+        Ok(if out.join("config.toml").exists() {
+            vec![out.to_path_buf()]
+        } else {
+            sweep::find_files(&out.join("runs"), "config.toml")
+                .into_iter()
+                .filter_map(|p| p.parent().map(Path::to_path_buf))
+                .collect()
+        })
+    }
 }
 
 /// Runs this shard's points in `out`, skipping finished ones; a diverged run is recorded
@@ -380,11 +397,9 @@ pub fn run(
         compute,
         run: opts.run,
         reporter,
+        engine: cfg.train.engine,
     };
-    let planned = sweep::plan(&sweep, &points, shard)?;
-    // Nothing is trained while a run made by another config is in the way.
-    sweep::refuse_stale(&planned, opts.recompute, "run")?;
-    let done = sweep::run(&mut sweep, &points, &planned, reporter, "run")?;
+    let done = sweep::execute(&mut sweep, &points, shard, opts.recompute, reporter)?;
     let count = |status| done.made.iter().filter(|s| s.status == status).count();
     Ok(SweepOutcome {
         ran: done.made.len(),
@@ -392,40 +407,27 @@ pub fn run(
         diverged: count(RunStatus::Diverged),
         interrupted: count(RunStatus::Interrupted),
         failed: done.failed.len(),
-        check: done.check("run").err(),
+        check: done.check().err(),
     })
 }
 
-/// `--dry-run`: the points of this shard with their states; trains nothing.
 /// `collect DIR --config FILE`: every run of `cfg` found in `out` was made by `cfg` (its
 /// recorded fingerprint); a run of another config is an error naming it (and how many more
 /// are like it). Runs not yet made are left to the report, which names them.
 pub fn check_collect(cfg: &TrainConfig, out: &Path, compute: &Compute) -> crate::Result<()> {
-    with_plan(cfg, out, Shard::all(), compute, |s, points, planned| {
-        sweep::refuse_stale_in_collect(planned)?;
-        sweep::warn_incomplete(planned, &|i| sweep::Sweep::label(s, &points[i]));
-        let found: Vec<PathBuf> = if out.join("config.toml").exists() {
-            vec![out.to_path_buf()]
-        } else {
-            sweep::find_files(&out.join("runs"), "config.toml")
-                .into_iter()
-                .filter_map(|p| p.parent().map(Path::to_path_buf))
-                .collect()
-        };
-        let dirs: Vec<PathBuf> = points.iter().map(|p| p.dir(out)).collect();
-        Ok(sweep::refuse_foreign(&found, &dirs)?)
+    with_sweep(cfg, out, compute, |s, points| {
+        sweep::check_collect(s, points)
     })
 }
 
 /// Loads the data, expands the runs, checks each against its data (what a run checks once
 /// its data are loaded: labels beyond the outputs, so that a dry run fails exactly when the
-/// run would) and hands this shard's plan to `f`.
-fn with_plan<T>(
+/// run would) and hands the sweep that plans them to `f`.
+fn with_sweep<T>(
     cfg: &TrainConfig,
     out: &Path,
-    shard: Shard,
     compute: &Compute,
-    f: impl FnOnce(&TrainSweep<'_>, &[RunPoint], &[sweep::Planned]) -> crate::Result<T>,
+    f: impl FnOnce(&TrainSweep<'_>, &[RunPoint]) -> crate::Result<T>,
 ) -> crate::Result<T> {
     let data = train::load_data(&cfg.data, cfg.train.test_n)?;
     let points = expand(cfg)?;
@@ -438,11 +440,13 @@ fn with_plan<T>(
         compute,
         run: RunOptions::default(),
         reporter: &Reporter::silent(),
+        engine: cfg.train.engine,
     };
-    let planned = sweep::plan(&sweep, &points, shard)?;
-    f(&sweep, &points, &planned)
+    f(&sweep, &points)
 }
 
+/// `--dry-run`: this shard's runs with their states and the engine; refuses what the run
+/// would refuse, in its words; trains nothing.
 pub fn dry_run(
     cfg: &TrainConfig,
     out: &Path,
@@ -450,12 +454,9 @@ pub fn dry_run(
     compute: &Compute,
     flags: DryRunFlags,
 ) -> crate::Result<()> {
-    with_plan(cfg, out, shard, compute, |sweep, points, planned| {
-        sweep::print_plan(sweep, points, planned, (shard, out), "run(s)");
-        println!("engine: {}", crate::device::describe(cfg.train.engine));
-        // The run refuses stale runs without --recompute: so does its dry run.
-        sweep::refuse_stale(planned, flags.recompute, "run")?;
-        refuse_partial(sweep, points, planned, flags.resume)
+    with_sweep(cfg, out, compute, |sweep, points| {
+        let planned = sweep::dry_run(sweep, points, shard, flags.recompute)?;
+        refuse_partial(sweep, points, &planned, flags.resume)
     })
 }
 
@@ -489,7 +490,7 @@ pub struct DryRunFlags {
 fn refuse_partial(
     sweep: &TrainSweep<'_>,
     points: &[RunPoint],
-    planned: &[sweep::Planned],
+    planned: &[Planned],
     resume: bool,
 ) -> crate::Result<()> {
     // A failed point is tried again: with a checkpoint it meets the same refusals.

@@ -8,7 +8,7 @@ use ntk_probe::sweep::SweepConfig;
 use ntk_runs::args::SweepFlags;
 use ntk_runs::overrides;
 use ntk_runs::overrides::Assignment;
-use ntk_runs::sweep::Shard;
+use ntk_runs::sweep::{Shard, after_collect, claim};
 use std::path::Path;
 
 #[derive(Args)]
@@ -35,10 +35,7 @@ pub(crate) fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
     let cfg = load_sweep(path, &sets)?;
     let out = ntk_runs::outset::resolve_out(flags.out.as_deref().unwrap_or(&cfg.sweep.out))?;
     sweep::check_out(&out)?;
-    let shard = match &args.sweep.shard {
-        Some(s) => Shard::parse(s)?,
-        None => Shard::all(),
-    };
+    let shard = Shard::parse_or_all(args.sweep.shard.as_deref())?;
     let opts = sweep::SweepOptions {
         device: flags.keys.device.clone(),
         recompute: flags.recompute,
@@ -48,20 +45,11 @@ pub(crate) fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
     if flags.dry_run {
         return Ok(sweep::dry_run(&cfg, &out, shard, &opts)?);
     }
-    let points = cfg.points().len();
-    if !(0..points).any(|p| shard.owns(p)) {
-        println!(
-            "shard {}/{} owns none of the {points} point(s): nothing to do",
-            shard.index, shard.count
-        );
-        return Ok(());
-    }
     let start = std::time::Instant::now();
-    let _claim = ntk_runs::lock::SweepClaim::acquire(
-        &out,
-        &sweep::fingerprint(&cfg),
-        &format!("config {}", path.display()),
-    )?;
+    let points = (cfg.points().len(), "point");
+    let Some(_claim) = claim(&out, shard, points, &sweep::fingerprint(&cfg), path)? else {
+        return Ok(());
+    };
     let ran = sweep::run_sweep(&cfg, &out, shard, &opts)?;
     println!(
         "sweep: {} point(s) computed, {} already finished, {:.1} s",
@@ -69,18 +57,13 @@ pub(crate) fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
         ran.skipped,
         start.elapsed().as_secs_f64()
     );
-    match sweep::collect(Some(&cfg), &out, None, args.sweep.allow_mixed) {
-        Ok(groups) => {
-            print_groups(&groups);
-            println!(
-                "wrote {}/{{results.csv, summary.csv, *.png, *.svg, *.pdf}}",
-                out.display()
-            );
-        }
-        // Points failed: the sweep's error below names them; what collect says is a
-        // warning.
-        Err(e) if ran.check.is_some() => eprintln!("warning: collect: {e}"),
-        Err(e) => return Err(e.into()),
+    let collected = sweep::collect(Some(&cfg), &out, None, args.sweep.allow_mixed);
+    if let Some(groups) = after_collect(collected, ran.check.is_some())? {
+        print_groups(&groups);
+        println!(
+            "wrote {}/{{results.csv, summary.csv, *.png, *.svg, *.pdf}}",
+            out.display()
+        );
     }
     match ran.check {
         Some(e) => Err(e.into()),

@@ -260,8 +260,8 @@ impl SweepConfig {
     /// The (dataset, n, width, convention) settings, in sweep order.
     pub fn settings(&self) -> Vec<Setting> {
         let s = &self.sweep;
-        let (datasets, ns) = (listed(&s.datasets), listed(&s.ns));
-        let (widths, conventions) = (listed(&s.widths), listed(&s.conventions));
+        let (datasets, ns) = (sweep::listed(&s.datasets), sweep::listed(&s.ns));
+        let (widths, conventions) = (sweep::listed(&s.widths), sweep::listed(&s.conventions));
         let mut v = Vec::new();
         for &dataset in &datasets {
             for &n in &ns {
@@ -345,15 +345,6 @@ impl SweepConfig {
             }
         }
         v
-    }
-}
-
-/// An optional axis's values, or `[None]` (the base config's value) when it is not listed.
-fn listed<T: Copy>(values: &[T]) -> Vec<Option<T>> {
-    if values.is_empty() {
-        vec![None]
-    } else {
-        values.iter().copied().map(Some).collect()
     }
 }
 

@@ -84,6 +84,8 @@ struct ProbeSweep<'a> {
     cache: HostCache,
     /// The last network built from scratch: the shallower ones of its family truncate it.
     deepest: Option<Net>,
+    /// Points of another sweep config may share the directory ([`SweepOptions::allow_mixed`]).
+    allow_mixed: bool,
 }
 
 impl<'a> ProbeSweep<'a> {
@@ -129,6 +131,7 @@ impl<'a> ProbeSweep<'a> {
             reporter: Reporter::default(),
             cache: HostCache::default(),
             deepest: None,
+            allow_mixed: opts.allow_mixed,
         })
     }
 
@@ -269,6 +272,56 @@ impl Sweep for ProbeSweep<'_> {
         }
     }
 
+    const UNIT: &'static str = "point";
+
+    fn out(&self) -> &Path {
+        self.out
+    }
+
+    fn counted(&self) -> String {
+        format!("point(s) x {} protocol(s)", self.cfg.sweep.protocols.len())
+    }
+
+    fn computes(&self) -> String {
+        let c = &self.compute;
+        format!("backend: {} {} (the run opens it)", c.backend, c.precision)
+    }
+
+    /// Points of another sweep config in the directory, unless `allow_mixed`.
+    fn refuse(&self, points: &[Point], planned: &[Planned], recompute: bool) -> crate::Result<()> {
+        if self.allow_mixed {
+            return Ok(());
+        }
+        check_same_sweep(self, points, planned, recompute)
+    }
+
+    /// Per (setting, activation, seed), deepest first: the shallower networks share the
+    /// deeper one's hidden layers, whose forward and Grams the host engine then reuses
+    /// (host::Forward).
+    fn order(&self, points: &[Point], planned: &mut [Planned]) {
+        let (cfg, settings) = (self.cfg, self.cfg.settings());
+        planned.sort_by_key(|p| {
+            let point = &points[p.index];
+            (
+                settings.iter().position(|s| *s == point.setting),
+                cfg.sweep
+                    .activations
+                    .iter()
+                    .position(|a| *a == point.activation),
+                point.seed,
+                std::cmp::Reverse(point.depth),
+                p.index,
+            )
+        });
+    }
+
+    fn found(&self) -> crate::Result<Vec<PathBuf>> {
+        Ok(read_summaries_at(self.out)?
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect())
+    }
+
     /// Computes the point's kernel once and writes its summary under each protocol, as one
     /// output set; returns the kernel's seconds.
     fn make(&mut self, point: &Point) -> crate::Result<f64> {
@@ -406,8 +459,9 @@ fn check_same_sweep(
         })
 }
 
-/// Prints every point of this shard with its state (`--dry-run`); computes nothing and opens
-/// no GPU: the points' states depend on the backend's name alone.
+/// Prints every point of this shard with its state (`--dry-run`) and refuses as the sweep
+/// would; computes nothing and opens no GPU: the points' states depend on the backend's
+/// name alone.
 pub fn dry_run(
     cfg: &SweepConfig,
     out: &Path,
@@ -415,14 +469,8 @@ pub fn dry_run(
     opts: &SweepOptions,
 ) -> crate::Result<()> {
     let sweep = ProbeSweep::new(cfg, out, opts, false)?;
-    let points = cfg.points();
-    let planned = sweep::plan(&sweep, &points, shard)?;
-    let what = format!("point(s) x {} protocol(s)", cfg.sweep.protocols.len());
-    sweep::print_plan(&sweep, &points, &planned, (shard, out), &what);
-    let c = &sweep.compute;
-    println!("backend: {} {} (the run opens it)", c.backend, c.precision);
-    // The sweep refuses stale points without --recompute: so does its dry run.
-    Ok(sweep::refuse_stale(&planned, opts.recompute, "point")?)
+    sweep::dry_run(&sweep, &cfg.points(), shard, opts.recompute)?;
+    Ok(())
 }
 
 /// `collect DIR --config FILE`: every point of `cfg` found in `out` was made by `cfg` (its
@@ -436,16 +484,7 @@ pub fn check_collect(cfg: &SweepConfig, out: &Path, allow_mixed: bool) -> crate:
         allow_mixed,
     };
     let sweep = ProbeSweep::new(cfg, out, &opts, false)?;
-    let points = cfg.points();
-    let planned = sweep::plan(&sweep, &points, Shard::all())?;
-    sweep::refuse_stale_in_collect(&planned)?;
-    sweep::warn_incomplete(&planned, &|i| sweep::Sweep::label(&sweep, &points[i]));
-    let found: Vec<PathBuf> = read_summaries_at(out)?
-        .into_iter()
-        .map(|(p, _)| p)
-        .collect();
-    let dirs: Vec<PathBuf> = points.iter().map(|p| p.dir(out)).collect();
-    Ok(sweep::refuse_foreign(&found, &dirs)?)
+    sweep::check_collect(&sweep, &cfg.points())
 }
 
 /// True for a file a sweep writes at its top level (tables, theory, figures).
@@ -482,36 +521,12 @@ pub fn run_sweep(
     outset::clean_tree(&out.join("runs"));
     outset::clean_dir(out, None, &is_sweep_file);
     let mut sweep = ProbeSweep::new(cfg, out, opts, true)?;
-    let points = cfg.points();
-    let mut planned = sweep::plan(&sweep, &points, shard)?;
-    // Nothing is computed while a point made by another config is in the way.
-    sweep::refuse_stale(&planned, opts.recompute, "point")?;
-    if !opts.allow_mixed {
-        check_same_sweep(&sweep, &points, &planned, opts.recompute)?;
-    }
-    // Per (setting, activation, seed), deepest first: the shallower networks share the
-    // deeper one's hidden layers, whose forward and Grams the host engine then reuses
-    // (host::Forward).
-    let settings = cfg.settings();
-    planned.sort_by_key(|p| {
-        let point = &points[p.index];
-        (
-            settings.iter().position(|s| *s == point.setting),
-            cfg.sweep
-                .activations
-                .iter()
-                .position(|a| *a == point.activation),
-            point.seed,
-            std::cmp::Reverse(point.depth),
-            p.index,
-        )
-    });
     let reporter = sweep.reporter.clone();
-    let done = sweep::run(&mut sweep, &points, &planned, &reporter, "point")?;
+    let done = sweep::execute(&mut sweep, &cfg.points(), shard, opts.recompute, &reporter)?;
     Ok(Ran {
         made: done.made.len(),
         skipped: done.skipped,
-        check: done.check("point").err(),
+        check: done.check().err(),
     })
 }
 

@@ -9,8 +9,13 @@
 //!   ([`state`], [`crate::provenance`]). Results of another config are *stale*: an error
 //!   naming the keys that differ ([`refuse_stale`]), or, with `--recompute`, made again.
 //! - **Run**: [`Sweep`] is what a tool implements (its points, their directories, their
-//!   states and how one is made); [`plan`] picks this shard's points with their states,
-//!   [`print_plan`] is `--dry-run`, [`run`] makes the points that are not done.
+//!   states, how one is made, its own refusals); the lifecycle is written once, here, and
+//!   both tools call it ([`lifecycle`]): [`claim`] takes the output directory for this
+//!   shard, [`execute`] plans this shard's points with their states, refuses stale results
+//!   and the tool's own refusals before any work, and makes the points that are not done;
+//!   [`dry_run`] prints that plan and refuses exactly as the run would; [`check_collect`]
+//!   is `collect --config`'s check; [`after_collect`] turns a collect that follows failed
+//!   points into a warning.
 //! - **Failures**: a point whose making fails (its network overflows, its disk fills) is
 //!   recorded as failed in `failed.json` in its directory ([`Failure`]) with the reason,
 //!   and the sweep goes on; [`plan`] shows it as `failed`, the next run tries it again,
@@ -27,6 +32,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::progress::Reporter;
 use crate::provenance::{self, Provenance};
+
+mod lifecycle;
+pub use lifecycle::{after_collect, check_collect, claim, dry_run, execute};
 
 /// The most points one sweep may have.
 pub const MAX_POINTS: usize = 100_000;
@@ -92,6 +100,16 @@ pub fn or_base<T: Clone>(values: &[T], base: T) -> Vec<T> {
         vec![base]
     } else {
         values.to_vec()
+    }
+}
+
+/// An optional axis's values, each as `Some`, or `[None]` (the base config's value) when the
+/// axis lists none.
+pub fn listed<T: Copy>(values: &[T]) -> Vec<Option<T>> {
+    if values.is_empty() {
+        vec![None]
+    } else {
+        values.iter().copied().map(Some).collect()
     }
 }
 
@@ -228,6 +246,33 @@ pub trait Sweep {
     /// True when `error` says another live process is writing the point (not a failure of
     /// the point: nothing is recorded).
     fn busy(error: &Self::Error) -> bool;
+    /// What one point is called in counts and messages ("point", "run").
+    const UNIT: &'static str;
+    /// The sweep's output directory.
+    fn out(&self) -> &Path;
+    /// `--dry-run`'s count of the points: `point(s)`, unless the tool says more
+    /// (`point(s) x 2 protocol(s)`).
+    fn counted(&self) -> String {
+        format!("{}(s)", Self::UNIT)
+    }
+    /// `--dry-run`'s last line: what would make the points (the backend, the engine).
+    fn computes(&self) -> String;
+    /// The tool's own refusals beyond stale results, before any work, for the run and its
+    /// dry run alike (the probe's: points of another sweep config in the directory).
+    fn refuse(
+        &self,
+        _points: &[Self::Point],
+        _planned: &[Planned],
+        _recompute: bool,
+    ) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    /// Orders this shard's planned points for making (sweep order unless the tool reuses
+    /// work between points: the probe makes a family's deepest network first).
+    fn order(&self, _points: &[Self::Point], _planned: &mut [Planned]) {}
+    /// Every result found under the output directory, of any config (`collect --config`
+    /// refuses those that no point owns).
+    fn found(&self) -> Result<Vec<PathBuf>, Self::Error>;
 }
 
 /// A point of this shard: its index in the sweep and its state.
@@ -240,7 +285,7 @@ pub struct Planned {
 /// `collect --config`: refuses a result that no point of the config owns (its path lies
 /// under none of the points' directories `dirs`): the tables would mix it in with the
 /// config's own.
-pub fn refuse_foreign(found: &[PathBuf], dirs: &[PathBuf]) -> crate::Result<()> {
+fn refuse_foreign(found: &[PathBuf], dirs: &[PathBuf]) -> crate::Result<()> {
     let foreign: Vec<&PathBuf> = found
         .iter()
         .filter(|p| !dirs.iter().any(|d| p.starts_with(d)))
@@ -259,11 +304,7 @@ pub fn refuse_foreign(found: &[PathBuf], dirs: &[PathBuf]) -> crate::Result<()> 
 }
 
 /// This shard's points with their states, in sweep order.
-pub fn plan<S: Sweep>(
-    sweep: &S,
-    points: &[S::Point],
-    shard: Shard,
-) -> Result<Vec<Planned>, S::Error> {
+fn plan<S: Sweep>(sweep: &S, points: &[S::Point], shard: Shard) -> Result<Vec<Planned>, S::Error> {
     let mut planned = Vec::new();
     for (index, point) in points.iter().enumerate() {
         if shard.owns(index) {
@@ -281,7 +322,7 @@ pub fn plan<S: Sweep>(
 
 /// The error that stops a sweep before any work while results of another config are in
 /// the way, unless `recompute`; `unit` names the points ("point", "run").
-pub fn refuse_stale(planned: &[Planned], recompute: bool, unit: &str) -> crate::Result<()> {
+fn refuse_stale(planned: &[Planned], recompute: bool, unit: &str) -> crate::Result<()> {
     let stale: Vec<&String> = planned
         .iter()
         .filter_map(|p| match &p.state {
@@ -302,7 +343,7 @@ pub fn refuse_stale(planned: &[Planned], recompute: bool, unit: &str) -> crate::
 /// [`refuse_stale`] for `collect --config`: results of another config are refused with
 /// the keys that differ, without the sweep's advice (collect neither recomputes nor has a
 /// dry run).
-pub fn refuse_stale_in_collect(planned: &[Planned]) -> crate::Result<()> {
+fn refuse_stale_in_collect(planned: &[Planned]) -> crate::Result<()> {
     match refuse_stale(planned, false, "result") {
         Err(crate::Error::Stale { first, more, .. }) => Err(crate::Error::StaleCollect {
             first: first
@@ -316,20 +357,15 @@ pub fn refuse_stale_in_collect(planned: &[Planned]) -> crate::Result<()> {
     }
 }
 
-/// `--dry-run`: a header (`12 run(s) in OUT; this shard (0/2) owns 6:`, `points` counted
-/// as `what`), every point of this shard with its state and label, then the reasons of
-/// the first stale ones.
-pub fn print_plan<S: Sweep>(
-    sweep: &S,
-    points: &[S::Point],
-    planned: &[Planned],
-    (shard, out): (Shard, &Path),
-    what: &str,
-) {
+/// `--dry-run`: a header (`12 run(s) in OUT; this shard (0/2) owns 6:`, the points counted
+/// as [`Sweep::counted`]), every point of this shard with its state and label, then the
+/// reasons of the first stale ones.
+fn print_plan<S: Sweep>(sweep: &S, points: &[S::Point], planned: &[Planned], shard: Shard) {
     println!(
-        "{} {what} in {}; this shard ({}/{}) owns {}:",
+        "{} {} in {}; this shard ({}/{}) owns {}:",
         points.len(),
-        out.display(),
+        sweep.counted(),
+        sweep.out().display(),
         shard.index,
         shard.count,
         planned.len()
@@ -351,7 +387,8 @@ pub fn print_plan<S: Sweep>(
     }
 }
 
-/// What [`run`] did: the points made (with what each returned), skipped, failed and busy.
+/// What [`execute`] did: the points made (with what each returned), skipped, failed and busy.
+#[derive(Debug)]
 pub struct Outcome<M> {
     pub made: Vec<M>,
     pub skipped: usize,
@@ -359,12 +396,15 @@ pub struct Outcome<M> {
     pub failed: Vec<(String, String)>,
     /// The points another live process was writing: (label, error).
     pub busy: Vec<(String, String)>,
+    /// What a point is called ([`Sweep::UNIT`]).
+    pub unit: &'static str,
 }
 
 impl<M> Outcome<M> {
     /// The error a sweep ends with when some points failed or were busy (after every other
     /// point was made), naming the first of them.
-    pub fn check(&self, unit: &str) -> crate::Result<()> {
+    pub fn check(&self) -> crate::Result<()> {
+        let unit = self.unit;
         let (first, kind) = match (self.failed.first(), self.busy.first()) {
             (Some(f), _) => (f, "failed (each recorded in its failed.json)"),
             (None, Some(b)) => (b, "were being written by another process"),
@@ -384,20 +424,21 @@ impl<M> Outcome<M> {
 }
 
 /// Makes the planned points that are not done, in the order of `planned`, clearing stale
-/// ones first (the caller has refused them unless `--recompute`, [`refuse_stale`]).
-pub fn run<S: Sweep>(
+/// ones first (refused before unless `--recompute`, [`refuse_stale`]).
+fn make_all<S: Sweep>(
     sweep: &mut S,
     points: &[S::Point],
     planned: &[Planned],
     reporter: &Reporter,
-    unit: &str,
 ) -> Result<Outcome<S::Made>, S::Error> {
+    let unit = S::UNIT;
     let bar = reporter.bar(planned.len() as u64, format!("{unit}s"));
     let mut outcome = Outcome {
         made: Vec::new(),
         skipped: 0,
         failed: Vec::new(),
         busy: Vec::new(),
+        unit,
     };
     for p in planned {
         let point = &points[p.index];
@@ -556,7 +597,7 @@ pub fn warn_unreadable(root: &Path, marker: &str) -> usize {
 /// Warns (on stderr) of the points of a config that `collect --config` finds no result for
 /// (not made yet, failed, or made by another shard still running): the tables hold the
 /// others only. `label` describes a point.
-pub fn warn_incomplete(planned: &[Planned], label: &dyn Fn(usize) -> String) {
+fn warn_incomplete(planned: &[Planned], label: &dyn Fn(usize) -> String) {
     let missing: Vec<&Planned> = planned
         .iter()
         .filter(|p| !matches!(p.state, State::Done))

@@ -1,0 +1,292 @@
+//! A sweep's lifecycle, written once for both tools: claim the output directory, plan this
+//! shard's points, refuse before any work, make what is not done; the dry run that refuses
+//! exactly as the run would; `collect --config`'s check. Each tool's part is its
+//! [`Sweep`] implementation.
+
+use std::fmt::Display;
+use std::path::Path;
+
+use super::{
+    Outcome, Planned, Shard, Sweep, make_all, plan, print_plan, refuse_foreign, refuse_stale,
+    refuse_stale_in_collect, warn_incomplete,
+};
+use crate::lock::SweepClaim;
+use crate::progress::Reporter;
+
+/// The output directory `out` taken for this shard of a sweep of `points` points (`unit`:
+/// "point", "run"): `None`, said on stdout, when the shard owns none of them; else checked
+/// writable and claimed for the config of `fingerprint` (read from `config`) as long as the
+/// claim lives: writers of another config are refused ([`SweepClaim`]).
+pub fn claim(
+    out: &Path,
+    shard: Shard,
+    (points, unit): (usize, &str),
+    fingerprint: &str,
+    config: &Path,
+) -> crate::Result<Option<SweepClaim>> {
+    if !(0..points).any(|p| shard.owns(p)) {
+        println!(
+            "shard {}/{} owns none of the {points} {unit}(s): nothing to do",
+            shard.index, shard.count
+        );
+        return Ok(None);
+    }
+    crate::outset::check_writable(out)?;
+    let what = format!("config {}", config.display());
+    SweepClaim::acquire(out, fingerprint, &what).map(Some)
+}
+
+/// The run: this shard's points planned with their states; refused before any work while a
+/// result of another config is in the way (unless `recompute`, which makes it again) or the
+/// tool refuses ([`Sweep::refuse`]); then every point not done made, in the tool's order
+/// ([`Sweep::order`]). A point that fails is recorded and the others go on
+/// ([`Outcome::check`] is the error the sweep ends with).
+pub fn execute<S: Sweep>(
+    sweep: &mut S,
+    points: &[S::Point],
+    shard: Shard,
+    recompute: bool,
+    reporter: &Reporter,
+) -> Result<Outcome<S::Made>, S::Error> {
+    let mut planned = refused(sweep, points, shard, recompute, false)?;
+    sweep.order(points, &mut planned);
+    make_all(sweep, points, &planned, reporter)
+}
+
+/// `--dry-run`: every point of this shard with its state, what would make them
+/// ([`Sweep::computes`]), then the refusals of [`execute`], in the same words; makes
+/// nothing. Returns the plan, for refusals the tool adds.
+pub fn dry_run<S: Sweep>(
+    sweep: &S,
+    points: &[S::Point],
+    shard: Shard,
+    recompute: bool,
+) -> Result<Vec<Planned>, S::Error> {
+    refused(sweep, points, shard, recompute, true)
+}
+
+/// This shard's plan, printed when `print`, refused as [`execute`] refuses.
+fn refused<S: Sweep>(
+    sweep: &S,
+    points: &[S::Point],
+    shard: Shard,
+    recompute: bool,
+    print: bool,
+) -> Result<Vec<Planned>, S::Error> {
+    let planned = plan(sweep, points, shard)?;
+    if print {
+        print_plan(sweep, points, &planned, shard);
+        println!("{}", sweep.computes());
+    }
+    // Nothing is made while a result of another config is in the way.
+    refuse_stale(&planned, recompute, S::UNIT)?;
+    sweep.refuse(points, &planned, recompute)?;
+    Ok(planned)
+}
+
+/// `collect DIR --config FILE`: every result found in the directory was made by the config
+/// (its recorded fingerprint: another config's is an error naming the keys that differ)
+/// and is one of its points; the points without a result are named on stderr and left to
+/// the tables.
+pub fn check_collect<S: Sweep>(sweep: &S, points: &[S::Point]) -> Result<(), S::Error> {
+    let planned = plan(sweep, points, Shard::all())?;
+    refuse_stale_in_collect(&planned)?;
+    warn_incomplete(&planned, &|i| sweep.label(&points[i]));
+    let dirs: Vec<_> = points.iter().map(|p| sweep.dir(p)).collect();
+    Ok(refuse_foreign(&sweep.found()?, &dirs)?)
+}
+
+/// The collect that follows a sweep's run: when points failed (`failed`), its error is a
+/// warning on stderr and `None`, since the sweep's own error names the points.
+pub fn after_collect<T, E: Display>(collected: Result<T, E>, failed: bool) -> Result<Option<T>, E> {
+    match collected {
+        Err(e) if failed => {
+            eprintln!("warning: collect: {e}");
+            Ok(None)
+        }
+        other => other.map(Some),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::sweep::State;
+
+    /// A sweep of numbered points whose states are given; it records what it makes.
+    struct Toy {
+        out: PathBuf,
+        states: Vec<State>,
+        made: RefCell<Vec<usize>>,
+        /// Refuse every plan (the tool's own refusal).
+        refuse: bool,
+        /// Results found in the directory.
+        found: Vec<PathBuf>,
+    }
+
+    impl Toy {
+        fn new(states: Vec<State>) -> Self {
+            Self {
+                out: PathBuf::from("/nonexistent/out"),
+                states,
+                made: RefCell::new(Vec::new()),
+                refuse: false,
+                found: Vec::new(),
+            }
+        }
+    }
+
+    impl Sweep for Toy {
+        type Point = usize;
+        type Made = usize;
+        type Error = crate::Error;
+        const UNIT: &'static str = "point";
+        fn label(&self, p: &usize) -> String {
+            format!("p{p}")
+        }
+        fn state(&self, p: &usize) -> crate::Result<State> {
+            Ok(self.states[*p].clone())
+        }
+        fn clear(&self, _: &usize) -> crate::Result<()> {
+            Ok(())
+        }
+        fn make(&mut self, p: &usize) -> crate::Result<usize> {
+            self.made.borrow_mut().push(*p);
+            Ok(*p)
+        }
+        fn dir(&self, p: &usize) -> PathBuf {
+            self.out.join(format!("p{p}"))
+        }
+        fn record_failure(&self, _: &usize, _: &crate::Error) -> crate::Result<()> {
+            Ok(())
+        }
+        fn busy(_: &crate::Error) -> bool {
+            false
+        }
+        fn out(&self) -> &Path {
+            &self.out
+        }
+        fn computes(&self) -> String {
+            "toy".into()
+        }
+        fn refuse(&self, _: &[usize], _: &[Planned], _: bool) -> crate::Result<()> {
+            if self.refuse {
+                Err(crate::Error::Shard {
+                    value: "refused".into(),
+                })
+            } else {
+                Ok(())
+            }
+        }
+        fn order(&self, _: &[usize], planned: &mut [Planned]) {
+            planned.reverse();
+        }
+        fn found(&self) -> crate::Result<Vec<PathBuf>> {
+            Ok(self.found.clone())
+        }
+    }
+
+    const POINTS: [usize; 4] = [0, 1, 2, 3];
+
+    #[test]
+    fn the_run_makes_what_is_not_done_in_the_tools_order_and_only_its_shard() {
+        let mut toy = Toy::new(vec![State::New, State::Done, State::New, State::Partial]);
+        let o = execute(&mut toy, &POINTS, Shard::all(), false, &Reporter::silent()).unwrap();
+        assert_eq!(*toy.made.borrow(), vec![3, 2, 0]);
+        assert_eq!((o.made.len(), o.skipped), (3, 1));
+        assert!(o.check().is_ok());
+
+        let mut toy = Toy::new(vec![State::New; 4]);
+        let shard = Shard::parse("1/2").unwrap();
+        execute(&mut toy, &POINTS, shard, false, &Reporter::silent()).unwrap();
+        assert_eq!(*toy.made.borrow(), vec![3, 1]);
+    }
+
+    #[test]
+    fn stale_results_and_the_tools_refusal_stop_the_run_and_its_dry_run_before_any_work() {
+        let states = vec![
+            State::New,
+            State::Stale("made by config B".into()),
+            State::New,
+        ];
+        let mut toy = Toy::new(states.clone());
+        let e = execute(
+            &mut toy,
+            &POINTS[..3],
+            Shard::all(),
+            false,
+            &Reporter::silent(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("made by config B"), "{e}");
+        assert!(toy.made.borrow().is_empty(), "nothing made");
+        let dry = dry_run(&toy, &POINTS[..3], Shard::all(), false).unwrap_err();
+        assert_eq!(dry.to_string(), e, "the dry run refuses in the run's words");
+
+        // --recompute makes the stale point again.
+        execute(
+            &mut toy,
+            &POINTS[..3],
+            Shard::all(),
+            true,
+            &Reporter::silent(),
+        )
+        .unwrap();
+        assert_eq!(*toy.made.borrow(), vec![2, 1, 0]);
+
+        let mut toy = Toy::new(vec![State::New; 2]);
+        toy.refuse = true;
+        assert!(
+            execute(
+                &mut toy,
+                &POINTS[..2],
+                Shard::all(),
+                false,
+                &Reporter::silent()
+            )
+            .is_err()
+        );
+        assert!(dry_run(&toy, &POINTS[..2], Shard::all(), false).is_err());
+        assert!(toy.made.borrow().is_empty());
+    }
+
+    #[test]
+    fn collect_refuses_another_configs_results_and_results_no_point_owns() {
+        let mut toy = Toy::new(vec![State::Done, State::New]);
+        toy.found = vec![toy.out.join("p0/summary.json")];
+        check_collect(&toy, &POINTS[..2]).unwrap();
+        toy.found.push(toy.out.join("elsewhere/summary.json"));
+        let e = check_collect(&toy, &POINTS[..2]).unwrap_err().to_string();
+        assert!(
+            e.contains("elsewhere") && e.contains("not a point of this config"),
+            "{e}"
+        );
+
+        let toy = Toy::new(vec![State::Stale("made by config B".into()), State::Done]);
+        let e = check_collect(&toy, &POINTS[..2]).unwrap_err().to_string();
+        assert!(e.contains("made by config B"), "{e}");
+    }
+
+    #[test]
+    fn a_shard_that_owns_no_point_claims_nothing() {
+        let shard = Shard::parse("3/4").unwrap();
+        let out = Path::new("/nonexistent/out");
+        assert!(
+            claim(out, shard, (3, "run"), "f", Path::new("c.toml"))
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_collect_after_failed_points_is_a_warning() {
+        let failed: Result<u8, String> = Err("no runs".into());
+        assert_eq!(after_collect(failed.clone(), true), Ok(None));
+        assert_eq!(after_collect(failed, false), Err("no runs".to_string()));
+        assert_eq!(after_collect(Ok::<u8, String>(7), false), Ok(Some(7)));
+    }
+}

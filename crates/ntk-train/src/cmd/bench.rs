@@ -1,0 +1,92 @@
+//! `ntk-train bench`: the training throughput of an MLP or a CIFAR ResNet (samples per
+//! second, GFLOP/s, and the floor at the device's peak).
+
+use clap::Args;
+use ntk_model::{NetSpec, ResNetConfig, ResNetVariant};
+use ntk_numerics::backend::{self, Precision};
+use ntk_train::config::EngineChoice;
+
+use crate::CliResult;
+
+#[derive(Args)]
+pub(crate) struct BenchArgs {
+    /// Backend: flex, ndarray, wgpu, cuda (also BURN_DEVICE).
+    #[arg(long, env = "BURN_DEVICE")]
+    device: Option<String>,
+    /// f32 or f64.
+    #[arg(long, default_value = "f32", value_parser = ntk_runs::names::parse_arg::<Precision>)]
+    precision: Precision,
+    /// Input dimension of the MLP; at least 1.
+    #[arg(long, default_value_t = 784, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    input_dim: usize,
+    /// Hidden width of the MLP; at least 1.
+    #[arg(long, default_value_t = 512, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    width: usize,
+    /// Depth of the MLP.
+    #[arg(long, default_value_t = 10)]
+    depth: usize,
+    /// Samples per SGD step; at least 1.
+    #[arg(long, default_value_t = 500, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    batch: usize,
+    /// Timed steps; at least 1.
+    #[arg(long, default_value_t = 20, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    steps: usize,
+    /// Time a CIFAR ResNet of this depth (6n+2) instead of the MLP (input 3x32x32).
+    #[arg(long)]
+    resnet: Option<usize>,
+    /// The ResNet's variant: batch_norm, norm_relu, fixup, selu.
+    #[arg(long, default_value = "batch_norm")]
+    variant: String,
+    /// Who computes the step, as `train.engine`: auto (the cuDNN device engine for a
+    /// ResNet where it starts, else the host engine on a CPU backend), burn, host or
+    /// cudnn (built with --features cudnn).
+    #[arg(long, default_value = "auto", value_parser = ntk_runs::names::parse_arg::<EngineChoice>)]
+    engine: EngineChoice,
+}
+
+pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
+    let compute = backend::select(a.device.as_deref(), a.precision)?;
+    let peak = ntk_numerics::bench::peak_gflops(a.precision);
+    let (spec, input_dim) = match a.resnet {
+        Some(d) => {
+            let v: ResNetVariant = serde_json::from_value(serde_json::Value::String(
+                a.variant.clone(),
+            ))
+            .map_err(|_| {
+                format!(
+                    "--variant {}: expected batch_norm, norm_relu, fixup or selu",
+                    a.variant
+                )
+            })?;
+            let r = ResNetConfig::new(d, v);
+            r.validate().map_err(|e| format!("--resnet {d}: {e}"))?;
+            let dim = r.input_dim();
+            (NetSpec::ResNet(r), dim)
+        }
+        None => (
+            ntk_train::bench::mlp_spec(a.input_dim, a.width, a.depth),
+            a.input_dim,
+        ),
+    };
+    let r = ntk_train::bench::step(&compute, &spec, a.engine, input_dim, a.batch, a.steps, peak)?;
+    println!(
+        "{}, batch {}, {} {} ({} engine, host linear algebra {}): {:.4} s/step, {:.0} samples/s, {:.2} GFLOP/step, \
+         {:.1} GFLOP/s ({})",
+        r.model,
+        r.batch,
+        r.backend,
+        r.precision,
+        r.engine,
+        ntk_numerics::linalg::BACKEND,
+        r.seconds_per_step,
+        r.samples_per_second,
+        r.gflop_per_step,
+        r.gflops,
+        r.floor_seconds_per_step
+            .map_or("no floor: peak of this device unknown".into(), |f| {
+                format!("floor {f:.4} s/step at {peak:.0} GFLOP/s peak")
+            })
+    );
+    println!("{}", serde_json::to_string(&r).expect("serializes"));
+    Ok(())
+}

@@ -1,0 +1,36 @@
+//! `ntk-train collect DIR`: the finished runs of a sweep merged into its tables
+//! (sweep.csv, best.csv, compare.csv) and figures.
+
+use ntk_numerics::backend;
+use ntk_runs::args::CollectArgs;
+use ntk_runs::overrides;
+use ntk_train::config::{Given, TrainConfig};
+use ntk_train::sweep;
+
+use crate::CliResult;
+
+/// `collect DIR`: with `--config`, the runs must be that config's (none made by another
+/// config); then the tables and figures.
+pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
+    if let Some(path) = &args.config {
+        let sets = overrides::parse_all(&args.set)?;
+        let cfg: TrainConfig = overrides::load_filled(path, &sets, ntk_data::config::fill_file_n)?;
+        let cfg = cfg
+            .with_data_defaults(Given::of_file(path, &sets)?)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        cfg.validate()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let compute = backend::select(cfg.train.device.as_deref(), cfg.train.precision)?;
+        sweep::check_collect(&cfg, &args.dir, &compute)?;
+    }
+    for p in ntk_train::report::collect_as(
+        &args.dir,
+        args.style.log,
+        args.allow_mixed,
+        args.style.title.as_deref(),
+        args.style.layout,
+    )? {
+        println!("wrote {}", p.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,39 @@
+//! `ntk-train plot DIR`: the figures again from the runs' metrics (elsewhere with `--out`).
+
+use ntk_runs::args::PlotArgs;
+
+use crate::CliResult;
+
+/// `plot DIR`: the figures again from the runs' metrics.
+pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
+    let dir = &args.dir;
+    let runs = ntk_train::report::read_runs(dir)?;
+    let out = args.out.as_deref().unwrap_or(dir);
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
+    let written = ntk_train::report::figures(
+        (dir, out),
+        &runs,
+        args.style.log,
+        args.style.title.as_deref(),
+        args.style.layout,
+    )?;
+    if written.is_empty() {
+        let statuses: Vec<String> = runs
+            .iter()
+            .map(|r| match &r.summary {
+                Some(s) => format!("{} {}", s.status, s.model),
+                None => "unfinished".into(),
+            })
+            .collect();
+        return Err(format!(
+            "{}: nothing to draw: no run has a finite epoch to plot ({})",
+            dir.display(),
+            statuses.join(", ")
+        )
+        .into());
+    }
+    for p in written {
+        println!("wrote {}", p.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,307 @@
+//! `ntk-train run` and `ntk-train sweep` (and `ntk-train --config FILE`, either as the
+//! config says): the config with its flags and overrides, then its runs through the sweep
+//! lifecycle both tools share ([`ntk_runs::sweep`]).
+
+use std::path::Path;
+
+use clap::Args;
+use ntk_numerics::backend;
+use ntk_runs::args::{self, RunFlags, SweepFlags};
+use ntk_runs::overrides::{self, Assignment};
+use ntk_runs::sweep::{Shard, after_collect, claim};
+use ntk_train::config::{EngineChoice, Given, TrainConfig};
+use ntk_train::progress::Reporter;
+use ntk_train::sweep;
+use ntk_train::train::RunOptions;
+
+use crate::CliResult;
+
+/// `ntk-train run`: one training run.
+#[derive(Args)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    run: RunFlags,
+    #[command(flatten)]
+    own: TrainFlags,
+}
+
+/// `ntk-train sweep`: the runs of a config's `[sweep]`.
+#[derive(Args)]
+pub(crate) struct SweepArgs {
+    #[command(flatten)]
+    sweep: SweepFlags,
+    #[command(flatten)]
+    own: TrainFlags,
+}
+
+/// The short flags of the trainer's own keys, beside those both tools take
+/// ([`ntk_runs::args::KeyFlags`]).
+#[derive(Args)]
+struct TrainFlags {
+    /// train.engine: auto, burn, host or cudnn.
+    #[arg(long, value_parser = ntk_runs::names::parse_arg::<EngineChoice>)]
+    engine: Option<EngineChoice>,
+    /// train.epochs (removes train.iterations).
+    #[arg(long, conflicts_with = "iterations")]
+    epochs: Option<usize>,
+    /// train.iterations (removes train.epochs).
+    #[arg(long)]
+    iterations: Option<usize>,
+    /// optim.lr (a negative value is read, then refused as the config's check refuses it).
+    #[arg(long, allow_negative_numbers = true)]
+    lr: Option<f64>,
+    /// train.batch_size.
+    #[arg(long)]
+    batch_size: Option<usize>,
+    /// train.test_n.
+    #[arg(long)]
+    test_n: Option<usize>,
+}
+
+/// The `--set`s that the flags stand for: both tools' short flags, the trainer's own, then
+/// the `--set`s, in order.
+fn assignments(
+    flags: &RunFlags,
+    own: &TrainFlags,
+    table: &toml::Table,
+) -> CliResult<Vec<Assignment>> {
+    let wide = |v: Option<usize>| v.map(|x| x as u64);
+    Ok(args::assignments(
+        table,
+        &flags.keys,
+        "train",
+        &flags.set,
+        |f| {
+            f.int("train.epochs", "epochs", wide(own.epochs))?;
+            f.int("train.iterations", "iterations", wide(own.iterations))?;
+            f.int("train.batch_size", "batch-size", wide(own.batch_size))?;
+            f.int("train.test_n", "test-n", wide(own.test_n))?;
+            // --epochs and --iterations replace each other.
+            if let Some(e) = own.epochs {
+                f.push(Assignment::remove(
+                    "train.iterations",
+                    format!("--epochs {e}"),
+                ));
+            }
+            if let Some(i) = own.iterations {
+                f.push(Assignment::remove(
+                    "train.epochs",
+                    format!("--iterations {i}"),
+                ));
+            }
+            if let Some(lr) = own.lr {
+                f.push(Assignment::set("optim.lr", lr, format!("--lr {lr}")));
+            }
+            let engine = own.engine.map(|e| match e {
+                EngineChoice::Auto => "auto",
+                EngineChoice::Burn => "burn",
+                EngineChoice::Host => "host",
+                EngineChoice::Cudnn => "cudnn",
+            });
+            f.text("train.engine", "engine", engine);
+            Ok(())
+        },
+    )?)
+}
+
+/// The config of `--config` with the overrides applied, validated as the file is.
+fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<TrainConfig> {
+    let path = flags
+        .config
+        .as_ref()
+        .ok_or("--config FILE is required (or a subcommand: run, sweep, collect, plot, bench)")?;
+    let sets = assignments(flags, own, &overrides::read_table(path)?)?;
+    let cfg: TrainConfig = overrides::load_filled(path, &sets, ntk_data::config::fill_file_n)?;
+    let cfg = cfg
+        .with_data_defaults(Given::of_file(path, &sets)?)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    refuse_axis_overrides(&cfg, &sets, path)?;
+    for w in cfg.warnings() {
+        eprintln!("warning: {}: {w}", path.display());
+    }
+    cfg.validate().map_err(|e| {
+        if sets.is_empty() {
+            format!("{}: {e}", path.display())
+        } else {
+            format!("{} (with overrides): {e}", path.display())
+        }
+    })?;
+    Ok(cfg)
+}
+
+/// An override of a key that a sweep axis sets for every run would be silently dropped: it
+/// is an error naming the axis instead.
+fn refuse_axis_overrides(
+    cfg: &TrainConfig,
+    sets: &[Assignment],
+    path: &std::path::Path,
+) -> CliResult<()> {
+    let Some(axes) = &cfg.sweep else {
+        return Ok(());
+    };
+    let families = !axes.families.is_empty();
+    let clashes = [
+        (
+            &["model.depth", "resnet.depth"][..],
+            "sweep.depths",
+            !axes.depths.is_empty(),
+        ),
+        (&["optim.lr"], "sweep.lrs", !axes.lrs.is_empty()),
+        (
+            &["model.seed", "resnet.seed", "train.seed"],
+            "sweep.seeds",
+            !axes.seeds.is_empty(),
+        ),
+        (
+            &["model.activation"],
+            "sweep.activations / sweep.families",
+            !axes.activations.is_empty() || families,
+        ),
+        (
+            &["model.normalization"],
+            "sweep.normalizations / sweep.families",
+            !axes.normalizations.is_empty() || families,
+        ),
+        (
+            &["resnet.variant"],
+            "sweep.variants",
+            !axes.variants.is_empty(),
+        ),
+    ];
+    for a in sets {
+        for (keys, axis, set) in &clashes {
+            if *set && keys.contains(&a.key.as_str()) {
+                let flag = a.origin.split(' ').next().unwrap_or_default();
+                let what = if flag == "--set" { "override" } else { "flag" };
+                return Err(format!(
+                    "{}: {} sets this for every run of its sweep ({axis}), so the {what} would \
+                     be ignored; edit {axis} instead",
+                    if flag == "--set" { &a.origin } else { flag },
+                    path.display()
+                )
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Which command runs a config: `run` (no `[sweep]`), `sweep` (a `[sweep]`), or either (no
+/// subcommand: `ntk-train --config FILE`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Run,
+    Sweep,
+    Either,
+}
+
+/// `ntk-train run`: [`train_cmd`] for a config without `[sweep]`.
+pub(crate) fn run_cmd(a: RunArgs) -> CliResult<()> {
+    let sweep = SweepFlags {
+        run: a.run,
+        shard: None,
+        allow_mixed: false,
+    };
+    train_cmd(SweepArgs { sweep, own: a.own }, Kind::Run)
+}
+
+/// `ntk-train run`, `sweep`, or `--config` alone: the config's runs planned and checked (the
+/// command, the memory, the output directory), then shown (`--dry-run`) or trained, and the
+/// sweep's tables and figures collected.
+pub(crate) fn train_cmd(args: SweepArgs, kind: Kind) -> CliResult<()> {
+    let flags = &args.sweep.run;
+    let cfg = load(flags, &args.own)?;
+    let path = flags.config.as_deref().unwrap_or(Path::new("-"));
+    check_kind(kind, cfg.sweep.is_some(), path)?;
+    let out = ntk_runs::outset::resolve_out(&cfg.out_dir(flags.out.as_deref()))?;
+    let shard = Shard::parse_or_all(args.sweep.shard.as_deref())?;
+    let points = sweep::expand(&cfg)?;
+    let dim = ntk_data::inputs::expected_dim(&cfg.data)?;
+    for point in &points {
+        ntk_train::budget::check_memory(&point.cfg, dim, flags.max_memory.as_deref())?;
+    }
+    // The directories must be the tools' own (a dry run fails here exactly as a run would).
+    sweep::check_out(&out, &points)?;
+    let compute = backend::select(cfg.train.device.as_deref(), cfg.train.precision)?;
+    if flags.dry_run {
+        let dry = sweep::DryRunFlags {
+            resume: flags.resume,
+            recompute: flags.recompute,
+        };
+        return Ok(sweep::dry_run(&cfg, &out, shard, &compute, dry)?);
+    }
+    let fingerprint = sweep::fingerprint(&cfg);
+    let Some(_claim) = claim(&out, shard, (points.len(), "run"), &fingerprint, path)? else {
+        return Ok(());
+    };
+    let opts = sweep::SweepOptions {
+        run: RunOptions {
+            resume: flags.resume,
+            stop_after: None,
+        },
+        recompute: flags.recompute,
+    };
+    let mut outcome = sweep::run(&cfg, &out, shard, &compute, opts, &Reporter::default())?;
+    let collected = ntk_train::report::collect(&out, true, args.sweep.allow_mixed, None);
+    let written = after_collect(collected, outcome.check.is_some())?.unwrap_or_default();
+    println!(
+        "{} run(s) trained, {} already finished, {} diverged; backend {} {}; wrote {}",
+        outcome.ran,
+        outcome.skipped,
+        outcome.diverged,
+        compute.backend,
+        compute.precision,
+        wrote(&written)
+    );
+    if let Some(e) = outcome.check.take() {
+        return Err(e.into());
+    }
+    if points.len() == 1 {
+        print_single(&out);
+    }
+    Ok(())
+}
+
+/// `run` takes a config without `[sweep]`, `sweep` one with it; `--config` alone either.
+fn check_kind(kind: Kind, has_sweep: bool, path: &Path) -> CliResult<()> {
+    let p = path.display();
+    match (kind, has_sweep) {
+        (Kind::Run, true) => Err(format!(
+            "{p}: has a [sweep] table: run it with `ntk-train sweep --config {p}`"
+        )
+        .into()),
+        (Kind::Sweep, false) => Err(format!(
+            "{p}: has no [sweep] table: run it with `ntk-train run --config {p}`"
+        )
+        .into()),
+        _ => Ok(()),
+    }
+}
+
+/// The tables and figures a sweep's collect wrote, for its last line (no SVG or PDF).
+fn wrote(written: &[std::path::PathBuf]) -> String {
+    let tables: Vec<String> = written
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e != "svg" && e != "pdf"))
+        .map(|p| p.display().to_string())
+        .collect();
+    if tables.is_empty() {
+        "no tables or figures (collect failed: see its warning)".to_string()
+    } else {
+        tables.join(", ")
+    }
+}
+
+/// A single run's result, in one line.
+fn print_single(out: &Path) {
+    if let Some(s) = sweep::finished_summary(out) {
+        println!(
+            "{}: {}; final train loss {}, test accuracy {}",
+            s.model,
+            s.status,
+            s.final_train_loss.map_or("-".into(), |l| format!("{l:.5}")),
+            s.final_test_accuracy
+                .map_or("-".into(), |a| format!("{a:.4}"))
+        );
+    }
+}
