@@ -82,7 +82,7 @@ check "ulimit -v 2 GiB: ntk-probe ntk, n = 14000" RLIMIT_AS \
 check "ulimit -v 2 GiB: ntk-train, an MLP of width 8192 (2 GiB)" RLIMIT_AS \
     bash -c 'ulimit -v 2097152 && exec "$@"' _ "$train" --config "$work/wide.toml" --out "$work/d"
 # The guard overruled (--max-memory): the allocation that fails is still an error (exit
-# code 2, `ntk_runs::oom`), not an abort.
+# code 2, `ntk_cli::oom`), not an abort.
 check "ulimit -v 2 GiB, guard overruled: ntk-probe ntk, n = 14000" "out of memory" \
     bash -c 'ulimit -v 2097152 && exec "$@"' _ "$probe" ntk --config configs/synthetic_ntk.toml \
     --out "$work/e" --set data.n=14000 --max-memory 100G

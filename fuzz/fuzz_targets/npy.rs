@@ -4,5 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = ntk_runs::npy::read_bytes(data);
+    let _ = ntk_files::npy::read_bytes(data);
 });

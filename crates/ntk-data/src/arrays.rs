@@ -18,7 +18,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use ntk_runs::npy;
+use ntk_files::npy;
 
 use crate::error::{DataError, Result};
 use crate::file::Content;

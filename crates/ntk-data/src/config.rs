@@ -25,11 +25,11 @@ pub enum Dataset {
 
 impl Dataset {
     pub fn parse(s: &str) -> Option<Self> {
-        ntk_runs::names::parse(s)
+        ntk_names::parse(s)
     }
-    /// The config's name (the serde name: [`ntk_runs::names`]).
+    /// The config's name (the serde name: [`ntk_names`]).
     pub fn name(self) -> &'static str {
-        ntk_runs::names::name(&self)
+        ntk_names::name(&self)
     }
 
     /// The name as the papers write it, for figures: `MNIST`, `Fashion-MNIST`, `CIFAR-10`.

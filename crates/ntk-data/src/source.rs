@@ -33,12 +33,12 @@ impl Source {
 
     /// All sources.
     pub fn all() -> Vec<Self> {
-        ntk_runs::names::all()
+        ntk_names::all()
     }
 
     /// The name used in configs (the serde name), and the subdirectory of the data root.
     pub fn name(self) -> &'static str {
-        ntk_runs::names::name(&self)
+        ntk_names::name(&self)
     }
 
     /// `default_data_root()/<name>` (see [`crate::paths`]).
@@ -124,7 +124,7 @@ impl FromStr for Source {
             _ => Err(DataError::UnknownName {
                 what: "data set",
                 given: s.to_string(),
-                expected: format!("one of {}", ntk_runs::names::list::<Self>()),
+                expected: format!("one of {}", ntk_names::list::<Self>()),
             }),
         }
     }

@@ -37,12 +37,12 @@ pub enum Scaling {
 impl Scaling {
     /// All variants, for listings and tests.
     pub fn all() -> Vec<Self> {
-        ntk_runs::names::all()
+        ntk_names::all()
     }
 
     /// The name used in configs and on the command line (the serde name).
     pub fn name(self) -> &'static str {
-        ntk_runs::names::name(&self)
+        ntk_names::name(&self)
     }
 
     /// Errors when the scaling does not apply to images with `channels` channels.
@@ -120,10 +120,10 @@ impl FromStr for Scaling {
     type Err = DataError;
 
     fn from_str(s: &str) -> Result<Self> {
-        ntk_runs::names::parse(s).ok_or_else(|| DataError::UnknownName {
+        ntk_names::parse(s).ok_or_else(|| DataError::UnknownName {
             what: "scaling",
             given: s.to_string(),
-            expected: format!("one of {}", ntk_runs::names::list::<Self>()),
+            expected: format!("one of {}", ntk_names::list::<Self>()),
         })
     }
 }

@@ -39,7 +39,7 @@ pub enum BnStatistics {
 impl std::fmt::Display for BnStatistics {
     /// The word configs and summaries use (the serde name).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&ntk_runs::config_file::spelled(self))
+        f.write_str(&ntk_names::spelled(self))
     }
 }
 

@@ -54,14 +54,14 @@ pub enum Engine {
 impl std::fmt::Display for Engine {
     /// The word configs and summaries use (the serde name).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&ntk_runs::config_file::spelled(self))
+        f.write_str(&ntk_names::spelled(self))
     }
 }
 
 impl std::fmt::Display for Method {
     /// The word configs and summaries use (the serde name).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&ntk_runs::config_file::spelled(self))
+        f.write_str(&ntk_names::spelled(self))
     }
 }
 

@@ -199,7 +199,7 @@ impl<M: Module + 'static, const D: usize> NtkProbe<M, D> {
         };
         s.rows.push(row.clone());
         if let Some(path) = &s.csv
-            && let Err(e) = ntk_runs::table::write_csv(path, &s.rows)
+            && let Err(e) = ntk_files::table::write_csv(path, &s.rows)
         {
             return Observation::Failed(e.to_string());
         }

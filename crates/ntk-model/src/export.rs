@@ -23,7 +23,7 @@ use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
 use crate::error::ModelError;
 use crate::mlp::Mlp;
-use ntk_runs::io::atomic_write;
+use ntk_files::io::atomic_write;
 
 /// Element type of an export.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

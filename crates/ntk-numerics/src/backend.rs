@@ -39,13 +39,13 @@ impl Precision {
             Self::F64 => f64::EPSILON,
         }
     }
-    /// The config's name (the serde name: [`ntk_runs::names`]).
+    /// The config's name (the serde name: [`ntk_names`]).
     pub fn name(self) -> &'static str {
-        ntk_runs::names::name(&self)
+        ntk_names::name(&self)
     }
     /// `f32` or `f64` (also `float32`, `float64`).
     pub fn parse(s: &str) -> Option<Self> {
-        ntk_runs::names::parse(s)
+        ntk_names::parse(s)
     }
 }
 
@@ -71,14 +71,14 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// The feature's and `--device`'s name (the serde name: [`ntk_runs::names`]).
+    /// The feature's and `--device`'s name (the serde name: [`ntk_names`]).
     pub fn name(self) -> &'static str {
-        ntk_runs::names::name(&self)
+        ntk_names::name(&self)
     }
 
     /// A backend by its name.
     pub fn parse(s: &str) -> Option<Self> {
-        ntk_runs::names::parse(s)
+        ntk_names::parse(s)
     }
 
     /// Whether it computes on the CPU: the host engines and the host eigensolver apply.
@@ -105,7 +105,7 @@ impl fmt::Display for Backend {
 
 /// The backends compiled into this binary, in order of preference (the declaration order).
 pub fn available() -> Vec<Backend> {
-    ntk_runs::names::all::<Backend>()
+    ntk_names::all::<Backend>()
         .into_iter()
         .filter(|b| b.built())
         .collect()

@@ -18,7 +18,7 @@ pub enum Error {
     #[error(
         "device `{wanted}`: unknown backend; expected one of {} (built into this binary: \
          {built})",
-        ntk_runs::names::list::<crate::backend::Backend>()
+        ntk_names::list::<crate::backend::Backend>()
     )]
     UnknownDevice { wanted: String, built: String },
     /// The cuda backend without an NVIDIA driver.

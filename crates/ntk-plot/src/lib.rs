@@ -178,13 +178,13 @@ impl Series {
 impl Figure {
     /// Writes `stem.png` (1800 x 1200), `stem.svg` (900 x 600) and `stem.pdf` (675 x 450
     /// pt), laid out for a screen.
-    pub fn save(&self, stem: &Path) -> ntk_runs::Result<()> {
+    pub fn save(&self, stem: &Path) -> ntk_files::Result<()> {
         self.save_as(stem, Layout::Screen)
     }
 
     /// Writes `stem.png`, `stem.svg` and `stem.pdf` (the PNG at twice the SVG's size, the
     /// PDF in points: [`layout`]) in `layout`.
-    pub fn save_as(&self, stem: &Path, layout: Layout) -> ntk_runs::Result<()> {
+    pub fn save_as(&self, stem: &Path, layout: Layout) -> ntk_files::Result<()> {
         self.plain_text().save_plain(stem, layout)
     }
 
@@ -205,7 +205,7 @@ impl Figure {
     }
 
     /// [`Figure::save_as`] of a figure whose texts are [`Figure::plain_text`]'s.
-    fn save_plain(&self, stem: &Path, layout: Layout) -> ntk_runs::Result<()> {
+    fn save_plain(&self, stem: &Path, layout: Layout) -> ntk_files::Result<()> {
         register_font();
         let m = Metrics::of(layout);
         let size = self.canvas(&m);
@@ -219,7 +219,7 @@ impl Figure {
         let png_tmp = png.with_file_name(format!(
             "{}{}{}.png",
             png.file_name().unwrap_or_default().to_string_lossy(),
-            ntk_runs::outset::TMP_TAG,
+            ntk_files::outset::TMP_TAG,
             std::process::id()
         ));
         let drawn = (|| {
@@ -232,7 +232,7 @@ impl Figure {
             }
             std::fs::File::open(&png_tmp)
                 .and_then(|f| f.sync_all())
-                .and_then(|()| ntk_runs::io::replace_file(&png_tmp, &png))
+                .and_then(|()| ntk_files::io::replace_file(&png_tmp, &png))
                 .map_err(|e| plot_error(&png, e))
         })();
         if drawn.is_err() {
@@ -246,7 +246,7 @@ impl Figure {
                 .map_err(|e| plot_error(&svg, e))?;
             root.present().map_err(|e| plot_error(&svg, e))?;
         }
-        ntk_runs::io::atomic_write(&svg, text.as_bytes()).map_err(|e| plot_error(&svg, e))?;
+        ntk_files::io::atomic_write(&svg, text.as_bytes()).map_err(|e| plot_error(&svg, e))?;
         let pdf = stem.with_extension("pdf");
         let mut bytes = Vec::new();
         {
@@ -256,7 +256,7 @@ impl Figure {
                 .map_err(|e| plot_error(&pdf, e))?;
             root.present().map_err(|e| plot_error(&pdf, e))?;
         }
-        ntk_runs::io::atomic_write(&pdf, &bytes).map_err(|e| plot_error(&pdf, e))
+        ntk_files::io::atomic_write(&pdf, &bytes).map_err(|e| plot_error(&pdf, e))
     }
 
     /// The canvas in layout units: the layout's size, and for a legend under the axes that
@@ -272,7 +272,7 @@ impl Figure {
     }
 
     /// Every spread has one (low, high) per point.
-    fn check(&self, stem: &Path) -> ntk_runs::Result<()> {
+    fn check(&self, stem: &Path) -> ntk_files::Result<()> {
         for s in &self.series {
             if let Some(Spread::Band(v) | Spread::Bars(v)) = &s.spread
                 && v.len() != s.points.len()
@@ -1022,8 +1022,8 @@ impl std::fmt::Display for DrawError {
     }
 }
 
-fn plot_error(path: &Path, message: impl ToString) -> ntk_runs::Error {
-    ntk_runs::Error::Plot {
+fn plot_error(path: &Path, message: impl ToString) -> ntk_files::Error {
+    ntk_files::Error::Plot {
         path: path.to_path_buf(),
         message: message.to_string(),
     }

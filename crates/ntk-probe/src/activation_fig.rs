@@ -84,7 +84,7 @@ pub fn write(out: &Path, acts: &[Activation], xs: &[f64]) -> crate::Result<()> {
         }
         text += &(row.join(",") + "\n");
     }
-    ntk_runs::io::write_into(out, "activations.csv", text.as_bytes())?;
+    ntk_files::io::write_into(out, "activations.csv", text.as_bytes())?;
     let dashes = [Dash::Solid, Dash::Dashed, Dash::DashDot, Dash::Dotted];
     let series = acts
         .iter()

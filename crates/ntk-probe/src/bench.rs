@@ -253,7 +253,7 @@ impl Timed {
             cond,
             steps,
             eigen_seconds: s.elapsed().as_secs_f64(),
-            engine: ntk_runs::config_file::spelled(&result.engine),
+            engine: ntk_names::spelled(&result.engine),
             fraction,
         })
     }

@@ -279,7 +279,7 @@ pub fn read(dir: &Path) -> crate::Result<Vec<BlockRow>> {
             reason: "missing (only the blocks protocol writes it)".into(),
         });
     }
-    Ok(ntk_runs::table::read_csv(&path)?)
+    Ok(ntk_files::table::read_csv(&path)?)
 }
 
 #[cfg(test)]

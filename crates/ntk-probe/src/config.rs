@@ -29,9 +29,9 @@ pub enum Protocol {
 }
 
 impl Protocol {
-    /// The config's name (the serde name: [`ntk_runs::names`]).
+    /// The config's name (the serde name: [`ntk_names`]).
     pub fn name(self) -> &'static str {
-        ntk_runs::names::name(&self)
+        ntk_names::name(&self)
     }
 }
 
@@ -41,14 +41,14 @@ pub use ntk_kernel::compute::Method;
 impl std::fmt::Display for Protocol {
     /// The word configs and summaries use (the serde name).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&ntk_runs::config_file::spelled(self))
+        f.write_str(&ntk_names::spelled(self))
     }
 }
 
 impl std::fmt::Display for Eigen {
     /// The word configs and summaries use (the serde name).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&ntk_runs::config_file::spelled(self))
+        f.write_str(&ntk_names::spelled(self))
     }
 }
 
@@ -79,11 +79,11 @@ impl Eigen {
         *self == Self::Full
     }
     pub fn parse(s: &str) -> Option<Self> {
-        ntk_runs::names::parse(s)
+        ntk_names::parse(s)
     }
-    /// The config's name (the serde name: [`ntk_runs::names`]).
+    /// The config's name (the serde name: [`ntk_names`]).
     pub fn name(self) -> &'static str {
-        ntk_runs::names::name(&self)
+        ntk_names::name(&self)
     }
 }
 
@@ -91,7 +91,7 @@ fn default_block_size() -> usize {
     512
 }
 
-pub use ntk_runs::config_file::spelled;
+pub use ntk_names::spelled;
 
 /// A convention as an output spells it: the config's word (`unit_variance`), or the
 /// `unitvariance` that summaries written before the spelling was fixed hold.

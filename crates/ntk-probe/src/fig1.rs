@@ -103,11 +103,11 @@ pub fn write(
     depths: &[usize],
     widths: &[usize],
 ) -> crate::Result<()> {
-    std::fs::create_dir_all(out).map_err(|source| ntk_runs::Error::Write {
+    std::fs::create_dir_all(out).map_err(|source| ntk_files::Error::Write {
         path: out.to_path_buf(),
         source,
     })?;
-    ntk_runs::table::write_csv(&out.join("fig1.csv"), points)?;
+    ntk_files::table::write_csv(&out.join("fig1.csv"), points)?;
     Ok(figure(points, depths, widths).save(&out.join("fig1"))?)
 }
 
@@ -120,7 +120,7 @@ pub fn read(out: &Path) -> crate::Result<Vec<Fig1Point>> {
             reason: "missing (run `ntk-probe fig1` first)".into(),
         });
     }
-    let points: Vec<Fig1Point> = ntk_runs::table::read_csv(&path)?;
+    let points: Vec<Fig1Point> = ntk_files::table::read_csv(&path)?;
     if points.is_empty() {
         return Err(crate::Error::BadTable {
             path,

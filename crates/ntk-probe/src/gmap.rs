@@ -52,7 +52,7 @@ pub fn write(out: &Path, depths: &[usize], points: usize) -> crate::Result<()> {
         }
         text += "\n";
     }
-    ntk_runs::io::write_into(out, "gmap.csv", text.as_bytes())?;
+    ntk_files::io::write_into(out, "gmap.csv", text.as_bytes())?;
     let mut series = vec![Series {
         label: "identity (linear network)".into(),
         points: thetas.iter().map(|&t| (t, t)).collect(),

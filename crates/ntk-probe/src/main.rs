@@ -3,7 +3,7 @@
 //! each subcommand is a module of [`cmd`].
 
 use clap::{Parser, Subcommand};
-use ntk_runs::args::{CollectArgs, PlotArgs};
+use ntk_cli::args::{CollectArgs, PlotArgs};
 
 mod cmd;
 
@@ -29,13 +29,13 @@ struct Cli {
 }
 
 /// `--version`: the version and the features this binary was built with (`features: flex
-/// wgpu cusolver`; [`ntk_runs::cli::long_version`]).
+/// wgpu cusolver`; [`ntk_cli::cli::long_version`]).
 fn long_version() -> &'static str {
     let mut features = ntk_numerics::backend::features();
     if cfg!(feature = "cusolver") {
         features.push("cusolver");
     }
-    ntk_runs::cli::long_version(env!("CARGO_PKG_VERSION"), &features)
+    ntk_cli::cli::long_version(env!("CARGO_PKG_VERSION"), &features)
 }
 
 #[derive(Subcommand)]
@@ -78,10 +78,10 @@ enum Command {
 /// ~2k with this. mimalloc also backs its arenas with transparent huge pages, which halved
 /// the kernel time of the n = 10,000 NTK (experiments/bench/README.md has the times).
 /// Wrapped so that an allocation that still fails (under a limit the memory guard did not
-/// foresee) is an error with exit code 2, not an abort ([`ntk_runs::oom`]).
+/// foresee) is an error with exit code 2, not an abort ([`ntk_cli::oom`]).
 #[global_allocator]
-static GLOBAL: ntk_runs::oom::ExitOnOom<mimalloc::MiMalloc> =
-    ntk_runs::oom::ExitOnOom(mimalloc::MiMalloc);
+static GLOBAL: ntk_cli::oom::ExitOnOom<mimalloc::MiMalloc> =
+    ntk_cli::oom::ExitOnOom(mimalloc::MiMalloc);
 
 /// `mi_option_arena_reserve` (in KiB) in the bundled mimalloc 3 (`mi_option_e`, unnamed by
 /// the sys crate). The test below checks its default (1 GiB).
@@ -122,13 +122,13 @@ fn main() {
     ntk_runs::budget::set_address_floor(ntk_runs::budget::PROBE_ADDRESS_FLOOR);
     // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.
     ntk_runs::slurm::use_cpus_per_task(ntk_numerics::linalg::set_threads);
-    ntk_runs::cli::restore_sigpipe();
+    ntk_cli::cli::restore_sigpipe();
     // A bug must still end in one clear line and a non-zero exit, not a backtrace.
-    ntk_runs::cli::set_panic_hook("ntk-probe");
+    ntk_cli::cli::set_panic_hook("ntk-probe");
     let cli = Cli::parse();
     if let Err(e) = ntk_runs::budget::check_address_space() {
         eprintln!("error: {e}");
-        ntk_runs::cli::exit(2);
+        ntk_cli::cli::exit(2);
     }
     let result = match cli.command {
         Command::Run(a) => cmd::run::ntk(a),
@@ -144,10 +144,10 @@ fn main() {
     };
     // Everything is written: the process ends without the exit handlers (`cli::exit`).
     match result {
-        Ok(()) => ntk_runs::cli::exit(0),
+        Ok(()) => ntk_cli::cli::exit(0),
         Err(e) => {
             eprintln!("error: {e}");
-            ntk_runs::cli::exit(2)
+            ntk_cli::cli::exit(2)
         }
     }
 }

@@ -268,7 +268,7 @@ impl PhaseFiles {
     fn save_state(&self) -> crate::Result<()> {
         fs::create_dir_all(&self.dir).map_err(|e| self.error("create the directory", e))?;
         let json = serde_json::to_vec_pretty(&self.state).expect("the state serializes");
-        ntk_runs::io::atomic_write(&self.dir.join(STATE), &json)
+        ntk_files::io::atomic_write(&self.dir.join(STATE), &json)
             .map_err(|e| self.error("write phases.json", e))
     }
 
@@ -394,7 +394,7 @@ fn remove(dir: &Path) {
             || name == format!("{TILES}.partial")
             || name
                 .strip_prefix(STATE)
-                .is_some_and(|rest| rest.starts_with(ntk_runs::outset::TMP_TAG))
+                .is_some_and(|rest| rest.starts_with(ntk_files::outset::TMP_TAG))
     };
     if let Ok(entries) = fs::read_dir(dir) {
         for entry in entries.flatten() {

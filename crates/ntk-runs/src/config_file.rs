@@ -43,14 +43,3 @@ pub fn read_text(path: &Path) -> crate::Result<String> {
     }
     Ok(text)
 }
-
-/// A unit-variant config value (a convention, a parameterization, a method) spelled as
-/// the config file spells it: `unit_variance`, never the Debug form `UnitVariance` or its
-/// lowercase `unitvariance`. Outputs use it so that a value can be pasted back into a
-/// config, and tables and summaries match the config's words.
-pub fn spelled<T: serde::Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        other => panic!("a unit-variant config value serializes to a string, got {other:?}"),
-    }
-}

@@ -13,42 +13,17 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Everything that can go wrong in the shared infrastructure.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// A file, directory or figure that cannot be read, written or claimed
+    /// ([`ntk_files::Error`]).
+    #[error(transparent)]
+    Files(#[from] ntk_files::Error),
     /// A command that needs a config was given none.
     #[error("--config FILE is required")]
     ConfigRequired,
-    // --- files ---
     /// A config file cannot be read.
     #[error("{}: cannot read config: {source}", .path.display())]
     ReadConfig {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    /// A file cannot be read.
-    #[error("{}: cannot read: {source}", .path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    /// A file cannot be written (or created).
-    #[error("{}: {source}", .path.display())]
-    Write {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    /// The output directory cannot be created.
-    #[error("{}: cannot create the output directory: {source}", .dir.display())]
-    CreateDir {
-        dir: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    /// The output directory cannot be written.
-    #[error("{}: the output directory is not writable: {source}", .dir.display())]
-    NotWritable {
-        dir: PathBuf,
         #[source]
         source: std::io::Error,
     },
@@ -59,30 +34,6 @@ pub enum Error {
         busy: usize,
         summary: String,
     },
-    /// A directory another live process is writing (`crate::lock::DirLock`).
-    #[error(
-        "{}: another process is writing here ({holder}); wait for it to end, or choose \
-         another --out",
-        .dir.display()
-    )]
-    Locked { dir: PathBuf, holder: String },
-    /// A sweep directory that a live writer of another config is filling
-    /// (`crate::lock::SweepClaim`).
-    #[error(
-        "{}: a sweep of another config is writing here ({holder}); its points and this \
-         config's would mix: wait for it to end, or choose another --out",
-        .dir.display()
-    )]
-    OtherWriter { dir: PathBuf, holder: String },
-    /// An output directory that holds files the tools did not write.
-    #[error(
-        "{}: holds files that are not a run's ({}); choose an empty or new --out",
-        .dir.display(), .files.join(", ")
-    )]
-    ForeignFiles { dir: PathBuf, files: Vec<String> },
-    /// An output path that is a symbolic link, or lies under one the tools would follow.
-    #[error("{}: {why}", .path.display())]
-    OutputPath { path: PathBuf, why: String },
     /// A TOML file (a config) does not parse or does not fit its type; the TOML error names
     /// the line.
     #[error("{}: {source}", .path.display())]
@@ -101,19 +52,6 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
-    /// A CSV table cannot be written or parsed; `name` is the file (or what it is).
-    #[error("{name}: {source}")]
-    Csv {
-        name: String,
-        #[source]
-        source: csv::Error,
-    },
-    /// An in-memory writer that cannot be flushed.
-    #[error("{0}")]
-    Flush(#[source] std::io::Error),
-    /// A figure cannot be drawn or written.
-    #[error("{}: {message}", .path.display())]
-    Plot { path: PathBuf, message: String },
     /// An error about everything under `path` (a sweep directory).
     #[error("{}: {source}", .path.display())]
     At {

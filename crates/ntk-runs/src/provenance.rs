@@ -263,10 +263,11 @@ pub fn read_json<T: serde::de::DeserializeOwned>(
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => {
-            return Err(crate::Error::Read {
+            return Err(ntk_files::Error::Read {
                 path: path.to_path_buf(),
                 source,
-            });
+            }
+            .into());
         }
     };
     serde_json::from_str(&text)

@@ -73,7 +73,7 @@ pub enum StateOf {
 impl StateOf {
     /// Its name in the pointer and in messages.
     pub fn name(self) -> &'static str {
-        ntk_runs::names::name(&self)
+        ntk_names::name(&self)
     }
 }
 
@@ -114,9 +114,9 @@ fn save_via_rename<E: std::fmt::Display>(
     })?;
     std::fs::File::open(&tmp)
         .and_then(|f| f.sync_all())
-        .and_then(|()| ntk_runs::io::replace_file(&tmp, path))
+        .and_then(|()| ntk_files::io::replace_file(&tmp, path))
         .map_err(|source| {
-            ntk_runs::Error::Write {
+            ntk_files::Error::Write {
                 path: path.to_path_buf(),
                 source,
             }
@@ -159,7 +159,7 @@ fn file_sha256(path: &Path) -> crate::Result<String> {
     std::fs::read(path)
         .map(|b| provenance::sha256_hex(&b))
         .map_err(|source| {
-            ntk_runs::Error::Read {
+            ntk_files::Error::Read {
                 path: path.to_path_buf(),
                 source,
             }
@@ -188,14 +188,14 @@ pub fn save(
     let name = format!("epoch-{epoch:05}");
     let checkpoints = run.join("checkpoints");
     if std::fs::symlink_metadata(&checkpoints).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(ntk_runs::Error::OutputPath {
+        return Err(ntk_files::Error::OutputPath {
             path: checkpoints,
             why: "a symbolic link: checkpoints stay inside the run directory".into(),
         }
         .into());
     }
     let dir = checkpoints.join(&name);
-    std::fs::create_dir_all(&dir).map_err(|source| ntk_runs::Error::Write {
+    std::fs::create_dir_all(&dir).map_err(|source| ntk_files::Error::Write {
         path: dir.clone(),
         source,
     })?;
@@ -211,7 +211,7 @@ pub fn save(
     save_via_rename(&dir.join(optim_file), |p| match optim {
         OptimState::Burn(optim) => optim.save(p).map_err(|e| e.to_string()),
         OptimState::Host(velocity) => {
-            ntk_runs::npy::write_f64(p, velocity, &[velocity.len() as u64])
+            ntk_files::npy::write_f64(p, velocity, &[velocity.len() as u64])
                 .map_err(|e| e.to_string())
         }
     })?;
@@ -240,8 +240,8 @@ pub fn save(
     };
     pointer.checksum = Some(pointer.own_checksum());
     let json = serde_json::to_string_pretty(&pointer).expect("serializes");
-    ntk_runs::io::atomic_write(&pointer_path(run), json.as_bytes()).map_err(|source| {
-        ntk_runs::Error::Write {
+    ntk_files::io::atomic_write(&pointer_path(run), json.as_bytes()).map_err(|source| {
+        ntk_files::Error::Write {
             path: run.to_path_buf(),
             source,
         }
@@ -311,7 +311,7 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(ntk_runs::Error::Read { path, source }.into()),
+        Err(source) => return Err(ntk_files::Error::Read { path, source }.into()),
     };
     let pointer = parse_pointer(&text, &path)?;
     let dir = run.join(&pointer.dir);
@@ -327,7 +327,7 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
             return Err(untrusted(&path, &format!("records no checksum of {f}")));
         };
         let file = dir.join(f);
-        let bytes = std::fs::read(&file).map_err(|source| ntk_runs::Error::Read {
+        let bytes = std::fs::read(&file).map_err(|source| ntk_files::Error::Read {
             path: file.clone(),
             source,
         })?;
@@ -390,7 +390,7 @@ impl Loaded {
     /// The host engine's momentum buffers (see `crate::host`).
     pub fn load_velocity(&self) -> crate::Result<Vec<f64>> {
         let path = self.dir.join("velocity.npy");
-        ntk_runs::npy::read(&path)
+        ntk_files::npy::read(&path)
             .map(|(v, _)| v)
             .map_err(|e| record_error(&path, e))
     }

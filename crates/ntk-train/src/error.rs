@@ -313,6 +313,13 @@ impl From<ntk_runs::Error> for Error {
     }
 }
 
+/// A file's error, held as the run framework holds it (`ntk_runs::Error::Files`).
+impl From<ntk_files::Error> for Error {
+    fn from(e: ntk_files::Error) -> Self {
+        Self::Runs(Box::new(e.into()))
+    }
+}
+
 impl From<ntk_numerics::Error> for Error {
     fn from(e: ntk_numerics::Error) -> Self {
         Self::Numerics(Box::new(e))

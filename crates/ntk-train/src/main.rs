@@ -1,10 +1,10 @@
 //! `ntk-train --config FILE` (or `run` / `sweep --config FILE`): SGD training runs and
 //! sweeps with per-epoch metrics; `ntk-train collect DIR`, `ntk-train plot DIR`,
 //! `ntk-train bench`. Each subcommand is a module of [`cmd`], as in `ntk-probe`; the flags
-//! both tools share: `ntk_runs::args`.
+//! both tools share: `ntk_cli::args`.
 
 use clap::{Parser, Subcommand};
-use ntk_runs::args::{CollectArgs, PlotArgs};
+use ntk_cli::args::{CollectArgs, PlotArgs};
 
 mod cmd;
 
@@ -45,13 +45,13 @@ enum Command {
 }
 
 /// `--version`: the version and the features this binary was built with (`features: flex
-/// cudnn`; [`ntk_runs::cli::long_version`]).
+/// cudnn`; [`ntk_cli::cli::long_version`]).
 fn long_version() -> &'static str {
     let mut features = ntk_numerics::backend::features();
     if cfg!(feature = "cudnn") {
         features.push("cudnn");
     }
-    ntk_runs::cli::long_version(env!("CARGO_PKG_VERSION"), &features)
+    ntk_cli::cli::long_version(env!("CARGO_PKG_VERSION"), &features)
 }
 
 /// What the command returns: an error of the library (typed) or of the command line (a
@@ -60,20 +60,20 @@ pub(crate) type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// The system allocator, wrapped so that an allocation that still fails (under a limit the
 /// memory guard did not foresee) is an error with exit code 2, not an abort
-/// ([`ntk_runs::oom`]).
+/// ([`ntk_cli::oom`]).
 #[global_allocator]
-static GLOBAL: ntk_runs::oom::ExitOnOom<std::alloc::System> =
-    ntk_runs::oom::ExitOnOom(std::alloc::System);
+static GLOBAL: ntk_cli::oom::ExitOnOom<std::alloc::System> =
+    ntk_cli::oom::ExitOnOom(std::alloc::System);
 
 fn main() {
     // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.
     ntk_runs::slurm::use_cpus_per_task(ntk_numerics::linalg::set_threads);
-    ntk_runs::cli::restore_sigpipe();
-    ntk_runs::cli::set_panic_hook("ntk-train");
+    ntk_cli::cli::restore_sigpipe();
+    ntk_cli::cli::set_panic_hook("ntk-train");
     let cli = Cli::parse();
     if let Err(e) = ntk_runs::budget::check_address_space() {
         eprintln!("error: {e}");
-        ntk_runs::cli::exit(2);
+        ntk_cli::cli::exit(2);
     }
     let result = match cli.command {
         None => cmd::run::train_cmd(cli.run, Kind::Either),
@@ -85,10 +85,10 @@ fn main() {
     };
     // Everything is written: the process ends without the exit handlers (`cli::exit`).
     match result {
-        Ok(()) => ntk_runs::cli::exit(0),
+        Ok(()) => ntk_cli::cli::exit(0),
         Err(e) => {
             eprintln!("error: {e}");
-            ntk_runs::cli::exit(2)
+            ntk_cli::cli::exit(2)
         }
     }
 }

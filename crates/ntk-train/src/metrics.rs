@@ -98,4 +98,4 @@ pub struct Tracked {
     pub representations: Vec<RepresentationRow>,
 }
 
-pub use ntk_runs::table::{parse_csv, read_csv, write_csv};
+pub use ntk_files::table::{parse_csv, read_csv, write_csv};

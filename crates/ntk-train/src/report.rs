@@ -153,7 +153,7 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         },
         summary,
         provenance,
-        running: ntk_runs::lock::DirLock::holder(dir),
+        running: ntk_files::lock::DirLock::holder(dir),
         failure: ntk_runs::sweep::Failure::read(dir).map(|f| f.reason),
     })
 }

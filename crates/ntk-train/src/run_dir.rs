@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use ntk_runs::lock::{DirLock, LOCK_FILE};
+use ntk_files::lock::{DirLock, LOCK_FILE};
 use ntk_runs::provenance::{self, Provenance};
 
 use crate::checkpoint;
@@ -80,14 +80,14 @@ pub(crate) fn open_run_dir(
     resume: bool,
 ) -> crate::Result<(DirLock, Start)> {
     check_run_dir(out)?;
-    std::fs::create_dir_all(out).map_err(|source| ntk_runs::Error::Write {
+    std::fs::create_dir_all(out).map_err(|source| ntk_files::Error::Write {
         path: out.to_path_buf(),
         source,
     })?;
     // One writer per run directory, from here to the end of the run.
     let lock = DirLock::acquire(out)?;
-    ntk_runs::outset::clean_dir(out, None, &|f: &str| RUN_FILES.contains(&f));
-    ntk_runs::outset::clean_tree(&out.join("checkpoints"));
+    ntk_files::outset::clean_dir(out, None, &|f: &str| RUN_FILES.contains(&f));
+    ntk_files::outset::clean_tree(&out.join("checkpoints"));
     let summary_path = out.join("summary.json");
     let found = checkpoint::find(out)?;
     // Epoch checkpoints (a run killed before its first checkpoint has none: it starts over,
@@ -122,8 +122,8 @@ pub(crate) fn open_run_dir(
             .map_err(ntk_runs::Error::from)?;
         return Ok((lock, Start::Done(s)));
     }
-    ntk_runs::io::atomic_write(&out.join("config.toml"), config_text.as_bytes()).map_err(
-        |source| ntk_runs::Error::Write {
+    ntk_files::io::atomic_write(&out.join("config.toml"), config_text.as_bytes()).map_err(
+        |source| ntk_files::Error::Write {
             path: out.to_path_buf(),
             source,
         },
@@ -137,12 +137,12 @@ pub(crate) fn open_run_dir(
 /// summary or checkpoint pointer: a user's file, not ours to overwrite), or a
 /// `checkpoints` that is a symbolic link (old checkpoints are deleted there).
 pub fn check_run_dir(out: &Path) -> crate::Result<()> {
-    ntk_runs::outset::check_owned(out, &|n: &str| {
+    ntk_files::outset::check_owned(out, &|n: &str| {
         RUN_FILES.contains(&n) || n == "runs" || crate::files::is_report_file(n)
     })?;
     let has = |name: &str| out.join(name).exists();
     if has("config.toml") && !(has(LOCK_FILE) || has("summary.json") || has("checkpoint.json")) {
-        return Err(ntk_runs::Error::ForeignFiles {
+        return Err(ntk_files::Error::ForeignFiles {
             dir: out.to_path_buf(),
             files: vec!["config.toml, with no run beside it".into()],
         }
@@ -150,7 +150,7 @@ pub fn check_run_dir(out: &Path) -> crate::Result<()> {
     }
     let checkpoints = out.join("checkpoints");
     if std::fs::symlink_metadata(&checkpoints).is_ok_and(|m| !m.is_dir()) {
-        return Err(ntk_runs::Error::OutputPath {
+        return Err(ntk_files::Error::OutputPath {
             path: checkpoints,
             why: "not a directory of the run's own (a symbolic link or a file); old \
                   checkpoints are deleted there, so it must not point elsewhere"

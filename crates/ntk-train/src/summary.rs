@@ -67,7 +67,7 @@ pub enum RunStatus {
 impl std::fmt::Display for RunStatus {
     /// The word `summary.json` and the tables use.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&ntk_runs::config_file::spelled(self))
+        f.write_str(&ntk_names::spelled(self))
     }
 }
 

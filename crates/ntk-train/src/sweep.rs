@@ -151,7 +151,7 @@ fn point(
 /// `runs/`, tables and figures only).
 pub fn check_out(out: &Path, points: &[RunPoint]) -> crate::Result<()> {
     if points.iter().any(|p| !p.id.is_empty()) {
-        ntk_runs::outset::check_owned(out, &|n: &str| {
+        ntk_files::outset::check_owned(out, &|n: &str| {
             n == "runs" || crate::files::is_report_file(n)
         })?;
     }
@@ -161,7 +161,7 @@ pub fn check_out(out: &Path, points: &[RunPoint]) -> crate::Result<()> {
 }
 
 /// The fingerprint of a sweep's config, whichever shard, device or output directory runs
-/// it: the writers of one sweep directory must share it (`ntk_runs::lock::SweepClaim`).
+/// it: the writers of one sweep directory must share it (`ntk_files::lock::SweepClaim`).
 pub fn fingerprint(cfg: &TrainConfig) -> String {
     let mut c = cfg.clone();
     c.train.out = None;
@@ -242,7 +242,7 @@ fn checkpoint_state(dir: &Path, now: &Provenance) -> State {
 /// Removes a stale run's files so that it trains again from scratch.
 fn clear_run(dir: &Path) -> crate::Result<()> {
     // Never under a live writer's feet.
-    let _lock = ntk_runs::lock::DirLock::acquire(dir)?;
+    let _lock = ntk_files::lock::DirLock::acquire(dir)?;
     for name in train::RUN_FILES {
         let p = dir.join(name);
         let r = if p.is_dir() {
@@ -335,12 +335,12 @@ impl Sweep for TrainSweep<'_> {
 
     fn record_failure(&self, point: &RunPoint, error: &crate::Error) -> crate::Result<()> {
         let dir = point.dir(self.out);
-        std::fs::create_dir_all(&dir).map_err(|source| ntk_runs::Error::CreateDir {
+        std::fs::create_dir_all(&dir).map_err(|source| ntk_files::Error::CreateDir {
             dir: dir.clone(),
             source,
         })?;
         // Only while no one else writes the run.
-        let _lock = ntk_runs::lock::DirLock::acquire(&dir)?;
+        let _lock = ntk_files::lock::DirLock::acquire(&dir)?;
         let prov = train::run_provenance(&point.cfg, self.data, self.compute);
         let failure = sweep::Failure {
             reason: error.to_string(),
@@ -351,7 +351,7 @@ impl Sweep for TrainSweep<'_> {
     }
 
     fn busy(error: &crate::Error) -> bool {
-        matches!(error, crate::Error::Runs(e) if matches!(**e, ntk_runs::Error::Locked { .. }))
+        matches!(error, crate::Error::Runs(e) if matches!(**e, ntk_runs::Error::Files(ntk_files::Error::Locked { .. })))
     }
 
     const UNIT: &'static str = "run";
@@ -507,7 +507,7 @@ fn refuse_partial(
             return Err(crate::Error::RunExists { out: dir });
         }
         let path = dir.join("checkpoint.json");
-        let text = std::fs::read_to_string(&path).map_err(|source| ntk_runs::Error::Read {
+        let text = std::fs::read_to_string(&path).map_err(|source| ntk_files::Error::Read {
             path: path.clone(),
             source,
         })?;

@@ -232,8 +232,8 @@ fn finish(
     }
     let summary = summarize(run, progress, diverged_epoch, start, true);
     let json = serde_json::to_string_pretty(&summary).expect("serializes");
-    ntk_runs::io::atomic_write(&run.out.join("summary.json"), json.as_bytes()).map_err(
-        |source| ntk_runs::Error::Write {
+    ntk_files::io::atomic_write(&run.out.join("summary.json"), json.as_bytes()).map_err(
+        |source| ntk_files::Error::Write {
             path: run.out.to_path_buf(),
             source,
         },

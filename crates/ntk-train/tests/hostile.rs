@@ -954,8 +954,8 @@ fn one_writer_per_run_and_collect_checks_what_it_reads() {
     // Killed: nothing stays locked (the kernel drops a dead writer's lock).
     child.kill().unwrap();
     child.wait().unwrap();
-    drop(ntk_runs::lock::DirLock::acquire(&out).unwrap());
-    drop(ntk_runs::lock::SweepClaim::acquire(&out, "another", "the test").unwrap());
+    drop(ntk_files::lock::DirLock::acquire(&out).unwrap());
+    drop(ntk_files::lock::SweepClaim::acquire(&out, "another", "the test").unwrap());
     let collect = train_cmd().arg("collect").arg(&out).output().unwrap();
     assert_ok("collect after the kill", &collect);
     let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
@@ -1403,13 +1403,13 @@ fn fourth_review_config_checks() {
     let x: Vec<f64> = (0..40).map(|i| f64::from(i % 7) / 7.0).collect();
     let y: Vec<u8> = (0..10).map(|i| (i % 3) as u8).collect();
     let npy = |name: &str, bytes: Vec<u8>| std::fs::write(d.join(name), bytes).unwrap();
-    npy("x.npy", ntk_runs::npy::to_bytes(&x, &[10, 4]).unwrap());
-    npy("y.npy", ntk_runs::npy::to_bytes(&y, &[10]).unwrap());
+    npy("x.npy", ntk_files::npy::to_bytes(&x, &[10, 4]).unwrap());
+    npy("y.npy", ntk_files::npy::to_bytes(&y, &[10]).unwrap());
     npy(
         "tx.npy",
-        ntk_runs::npy::to_bytes(&x[..16], &[4, 4]).unwrap(),
+        ntk_files::npy::to_bytes(&x[..16], &[4, 4]).unwrap(),
     );
-    npy("ty.npy", ntk_runs::npy::to_bytes(&y[..4], &[4]).unwrap());
+    npy("ty.npy", ntk_files::npy::to_bytes(&y[..4], &[4]).unwrap());
     let files = write(
         d,
         "files.toml",

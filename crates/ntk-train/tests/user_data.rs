@@ -56,19 +56,19 @@ fn file_config(dir: &Path, csv: bool) -> TrainConfig {
         let d = all.d as u64;
         npy(
             "x.npy",
-            ntk_runs::npy::to_bytes(x, &[train as u64, d]).unwrap(),
+            ntk_files::npy::to_bytes(x, &[train as u64, d]).unwrap(),
         );
         npy(
             "y.npy",
-            ntk_runs::npy::to_bytes(y, &[train as u64]).unwrap(),
+            ntk_files::npy::to_bytes(y, &[train as u64]).unwrap(),
         );
         npy(
             "tx.npy",
-            ntk_runs::npy::to_bytes(tx, &[test as u64, d]).unwrap(),
+            ntk_files::npy::to_bytes(tx, &[test as u64, d]).unwrap(),
         );
         npy(
             "ty.npy",
-            ntk_runs::npy::to_bytes(ty, &[test as u64]).unwrap(),
+            ntk_files::npy::to_bytes(ty, &[test as u64]).unwrap(),
         );
         cfg.data.x = Some(dir.join("x.npy"));
         cfg.data.labels = Some(dir.join("y.npy"));
@@ -173,11 +173,11 @@ fn third_review_training_cases() {
     let files = tempfile::tempdir().unwrap();
     let mut cfg = file_config(files.path(), false);
     cfg.train.test_n = 10000;
-    let (mut x, shape) = ntk_runs::npy::read(files.path().join("x.npy").as_path()).unwrap();
+    let (mut x, shape) = ntk_files::npy::read(files.path().join("x.npy").as_path()).unwrap();
     x[70] = 1e39;
     std::fs::write(
         files.path().join("big.npy"),
-        ntk_runs::npy::to_bytes(&x, &shape).unwrap(),
+        ntk_files::npy::to_bytes(&x, &shape).unwrap(),
     )
     .unwrap();
     let mut big = cfg.clone();
@@ -256,10 +256,13 @@ fn output_dim_left_out_is_the_datas_class_count() {
     let y: Vec<u8> = (0..10).map(|i| (i % 4) as u8).collect();
     let ty: Vec<u8> = vec![4, 0];
     let npy = |name: &str, bytes: Vec<u8>| std::fs::write(d.join(name), bytes).unwrap();
-    npy("x.npy", ntk_runs::npy::to_bytes(&x, &[10, 4]).unwrap());
-    npy("y.npy", ntk_runs::npy::to_bytes(&y, &[10]).unwrap());
-    npy("tx.npy", ntk_runs::npy::to_bytes(&x[..8], &[2, 4]).unwrap());
-    npy("ty.npy", ntk_runs::npy::to_bytes(&ty, &[2]).unwrap());
+    npy("x.npy", ntk_files::npy::to_bytes(&x, &[10, 4]).unwrap());
+    npy("y.npy", ntk_files::npy::to_bytes(&y, &[10]).unwrap());
+    npy(
+        "tx.npy",
+        ntk_files::npy::to_bytes(&x[..8], &[2, 4]).unwrap(),
+    );
+    npy("ty.npy", ntk_files::npy::to_bytes(&ty, &[2]).unwrap());
     let files = format!(
         "[data]\ndataset = \"file\"\nn = 10\nx = \"{0}/x.npy\"\nlabels = \"{0}/y.npy\"\n\
          test_x = \"{0}/tx.npy\"\ntest_labels = \"{0}/ty.npy\"\n\n[model]\nwidth = 8\n\

@@ -13,7 +13,7 @@ const X: [f64; 12] = [0., 1., 2., 3., 10., 11., 12., 13., 20., 21., 22., 23.];
 const Y: [i64; 3] = [2, 0, 1];
 
 fn npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(values: &[T], shape: &[u64]) -> Vec<u8> {
-    ntk_runs::npy::to_bytes(values, shape).unwrap()
+    ntk_files::npy::to_bytes(values, shape).unwrap()
 }
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {

@@ -174,7 +174,7 @@ impl Scaling {
 pub enum NotCovered {
     #[error(
         "the infinite-width recursion is for the ntk parameterization (the network is {})",
-        ntk_runs::config_file::spelled(.0)
+        ntk_names::spelled(.0)
     )]
     Parameterization(Parameterization),
     #[error("the infinite-width recursion is for networks without biases")]
@@ -182,7 +182,7 @@ pub enum NotCovered {
     #[error(
         "the infinite-width recursion is for networks without normalization layers (the \
          network has {})",
-        ntk_runs::config_file::spelled(.0)
+        ntk_names::spelled(.0)
     )]
     Normalization(Normalization),
     #[error("the input dimension is unknown")]

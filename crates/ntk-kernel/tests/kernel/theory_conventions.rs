@@ -322,7 +322,7 @@ fn theory_matches_width_8192_under_every_convention() {
                     worst_ratio = worst_ratio.max(worst / tol);
                     eprintln!(
                         "{kind:>9} {:>13} L{depth}: worst |dev| {worst:.4} = {:5.2} / sqrt(m), tolerance {tol:.4}",
-                        ntk_runs::config_file::spelled(&convention),
+                        ntk_names::spelled(&convention),
                         worst * (WIDTH as f64).sqrt()
                     );
                     assert!(

@@ -282,21 +282,21 @@ macro_rules! registry {
 impl ActivationKind {
     /// Every family, in registry order.
     pub fn all() -> Vec<Self> {
-        ntk_runs::names::all()
+        ntk_names::all()
     }
 
-    /// The config's name (the serde name: [`ntk_runs::names`]).
+    /// The config's name (the serde name: [`ntk_names`]).
     pub fn name(self) -> &'static str {
-        ntk_runs::names::name(&self)
+        ntk_names::name(&self)
     }
 
     pub fn parse(name: &str) -> Option<Self> {
-        ntk_runs::names::parse(name)
+        ntk_names::parse(name)
     }
 
     /// Every family's name, joined for a message: "relu, linear, ...".
     pub fn list() -> String {
-        ntk_runs::names::names::<Self>().join(", ")
+        ntk_names::names::<Self>().join(", ")
     }
 
     /// `param` checked for this family: `None` is always fine (the default); a value needs a

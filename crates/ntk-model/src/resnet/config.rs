@@ -27,12 +27,12 @@ pub enum ResNetVariant {
 impl ResNetVariant {
     /// Every variant, in declaration order.
     pub fn all() -> Vec<Self> {
-        ntk_runs::names::all()
+        ntk_names::all()
     }
 
-    /// The config's name (the serde name: [`ntk_runs::names`]).
+    /// The config's name (the serde name: [`ntk_names`]).
     pub fn name(self) -> &'static str {
-        ntk_runs::names::name(&self)
+        ntk_names::name(&self)
     }
 
     /// The norm-free networks of a normalized activation (norm_relu, selu): no

@@ -48,7 +48,7 @@ pub(crate) struct BenchArgs {
 pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     // The output path is checked before the work (a device or FIFO is never replaced).
     if let Some(path) = &args.out {
-        ntk_runs::io::check_target(path)?;
+        ntk_files::io::check_target(path)?;
     }
     let eigen = Eigen::parse(&args.eigen)
         .filter(|e| *e != Eigen::Tiled)
@@ -128,7 +128,7 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     }
     if let Some(path) = &args.out {
         let json = serde_json::to_string_pretty(&rows).expect("serializes");
-        ntk_runs::io::atomic_write(path, json.as_bytes())
+        ntk_files::io::atomic_write(path, json.as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())

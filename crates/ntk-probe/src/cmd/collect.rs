@@ -4,8 +4,8 @@ use super::plot::refuse_log;
 use super::sweep::load_sweep;
 use super::sweep::print_groups;
 use crate::CliResult;
+use ntk_cli::args::CollectArgs;
 use ntk_probe::sweep;
-use ntk_runs::args::CollectArgs;
 use ntk_runs::overrides;
 
 pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {

@@ -60,10 +60,10 @@ pub(crate) fn parse_activation(
 }
 
 /// The output directory of a figure command, created and locked for this process (one
-/// writer at a time, `ntk_runs::lock`; the commands write only their own named files, each
+/// writer at a time, `ntk_files::lock`; the commands write only their own named files, each
 /// atomically, beside whatever else the directory holds, such as a README).
-pub(crate) fn figure_dir(out: &Path) -> CliResult<ntk_runs::lock::DirLock> {
-    let out = ntk_runs::outset::resolve_out(out)?;
-    ntk_runs::outset::check_writable(&out)?;
-    Ok(ntk_runs::lock::DirLock::acquire(&out)?)
+pub(crate) fn figure_dir(out: &Path) -> CliResult<ntk_files::lock::DirLock> {
+    let out = ntk_files::outset::resolve_out(out)?;
+    ntk_files::outset::check_writable(&out)?;
+    Ok(ntk_files::lock::DirLock::acquire(&out)?)
 }

@@ -1,8 +1,8 @@
 //! `ntk-probe plot DIR`: the figures again from a collected sweep's tables.
 
 use crate::CliResult;
+use ntk_cli::args::PlotArgs;
 use ntk_probe::sweep;
-use ntk_runs::args::PlotArgs;
 
 pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
     refuse_log(args.style.log)?;

@@ -2,13 +2,13 @@
 
 use crate::CliResult;
 use clap::Args;
+use ntk_cli::args;
+use ntk_cli::args::RunFlags;
 use ntk_data::inputs;
 use ntk_numerics::backend;
 use ntk_probe::config::ProbeConfig;
 use ntk_probe::run;
 use ntk_probe::run::Summary;
-use ntk_runs::args;
-use ntk_runs::args::RunFlags;
 use ntk_runs::overrides;
 use ntk_runs::overrides::Assignment;
 use std::path::Path;
@@ -29,7 +29,7 @@ pub(crate) struct NtkArgs {
 }
 
 /// The short flags of the probe's own keys, beside those both tools take
-/// ([`ntk_runs::args::KeyFlags`]).
+/// ([`ntk_cli::args::KeyFlags`]).
 #[derive(Args)]
 pub(crate) struct ProbeFlags {
     /// probe.protocol: whole or blocks.
@@ -126,7 +126,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
         .out
         .as_deref()
         .ok_or("--out DIR is required: the directory the NTK's files go to")?;
-    let out = ntk_runs::outset::resolve_out(out_arg)?;
+    let out = ntk_files::outset::resolve_out(out_arg)?;
     run::check_replaceable(&out)?;
     run::check_memory(
         &cfg,

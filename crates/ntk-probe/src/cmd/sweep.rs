@@ -3,9 +3,9 @@
 use super::run::ProbeFlags;
 use crate::CliResult;
 use clap::Args;
+use ntk_cli::args::SweepFlags;
 use ntk_probe::sweep;
 use ntk_probe::sweep::SweepConfig;
-use ntk_runs::args::SweepFlags;
 use ntk_runs::overrides;
 use ntk_runs::overrides::Assignment;
 use ntk_runs::sweep::{Shard, after_collect, claim};
@@ -33,7 +33,7 @@ pub(crate) fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
         .own
         .assignments(&keys_flags, &overrides::read_table(path)?)?;
     let cfg = load_sweep(path, &sets)?;
-    let out = ntk_runs::outset::resolve_out(flags.out.as_deref().unwrap_or(&cfg.sweep.out))?;
+    let out = ntk_files::outset::resolve_out(flags.out.as_deref().unwrap_or(&cfg.sweep.out))?;
     sweep::check_out(&out)?;
     let shard = Shard::parse_or_all(args.sweep.shard.as_deref())?;
     let opts = sweep::SweepOptions {

@@ -14,6 +14,8 @@ use crate::blocks::BlockRow;
 use crate::conditioning::SpectrumSummary;
 use crate::config::{Eigen, Method, ProbeConfig, Protocol, spelled};
 use ntk_data::inputs::Inputs;
+use ntk_files::npy;
+use ntk_files::outset::OutputSet;
 use ntk_kernel::angles::{self, MinAngle};
 use ntk_kernel::batch_norm::BnStatistics;
 use ntk_kernel::compute::{Engine, KernelResult, to_tensor};
@@ -24,8 +26,6 @@ use ntk_numerics::backend::{Compute, Precision};
 use ntk_numerics::kernel::{Kernel, OutputMode};
 use ntk_numerics::spectrum::{self, Spectrum};
 use ntk_runs::budget::Estimate;
-use ntk_runs::npy;
-use ntk_runs::outset::OutputSet;
 
 use crate::phases::Place;
 use ntk_runs::progress::Phase;
@@ -267,7 +267,7 @@ pub fn run(
             check_replaceable(dir)?;
             let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
             let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
-            ntk_runs::outset::clean_dir(
+            ntk_files::outset::clean_dir(
                 parent.unwrap_or(Path::new(".")),
                 Some(name.as_deref().unwrap_or_default()),
                 &|_| false,

@@ -42,7 +42,7 @@ pub fn write_outputs(
     )
     .map_err(|e| ctx("eigenvalues.npy", e))?;
     if let Some(blocks) = blocks {
-        ntk_runs::table::write_csv(&dir.join(crate::blocks::BLOCKS_FILE), blocks)?;
+        ntk_files::table::write_csv(&dir.join(crate::blocks::BLOCKS_FILE), blocks)?;
     }
     if let Some((net, outputs)) = weights {
         let dtype = if summary.precision == Precision::F64 {
@@ -60,6 +60,6 @@ pub fn write_outputs(
         .map_err(|e| ctx("outputs.npy", e))?;
     }
     let json = serde_json::to_string_pretty(summary).expect("summary serializes");
-    ntk_runs::io::atomic_write(&dir.join("summary.json"), json.as_bytes())
+    ntk_files::io::atomic_write(&dir.join("summary.json"), json.as_bytes())
         .map_err(|e| ctx("summary.json", e))
 }

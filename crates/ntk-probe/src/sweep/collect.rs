@@ -2,8 +2,8 @@
 //! row per point and protocol), `summary.csv` (means over seeds per protocol, setting,
 //! activation and depth, with the infinite-width theory beside them) and the figures.
 
+use ntk_names::spelled;
 use ntk_plot::Layout;
-use ntk_runs::config_file::spelled;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -131,7 +131,7 @@ impl From<&Summary> for ResultRow {
 /// Writes `results.csv`: one [`ResultRow`] per summary.
 pub fn write_results_csv(path: &Path, rows: &[Summary]) -> crate::Result<()> {
     let rows: Vec<ResultRow> = rows.iter().map(ResultRow::from).collect();
-    Ok(ntk_runs::table::write_csv(path, &rows)?)
+    Ok(ntk_files::table::write_csv(path, &rows)?)
 }
 
 /// The keys that may tell settings apart: the data set's name (the description's first
@@ -509,8 +509,8 @@ fn theory_values(cfg: &SweepConfig, out: &Path) -> crate::Result<TheoryCache> {
     }
     if changed {
         let json = serde_json::to_string_pretty(&cache).expect("serializes");
-        ntk_runs::io::atomic_write(&path, json.as_bytes()).map_err(|source| {
-            ntk_runs::Error::Write {
+        ntk_files::io::atomic_write(&path, json.as_bytes()).map_err(|source| {
+            ntk_files::Error::Write {
                 path: path.clone(),
                 source,
             }
@@ -715,7 +715,7 @@ pub fn collect_as(
         }
     };
     let groups = group(&rows, theory.as_ref().map_err(|e| *e));
-    ntk_runs::table::write_csv(&out.join("summary.csv"), &groups)?;
+    ntk_files::table::write_csv(&out.join("summary.csv"), &groups)?;
     // The data set as the points record it (their inputs' description; there is at least
     // one point: none is refused above).
     let data = ntk_data::inputs::title_of(&rows[0].data);

@@ -367,7 +367,7 @@ mod tests {
             blocks,relu,1,5,2,1e4,1e3,9e3,1.1e4,4,5,0.1,1,1e4,512,,\n\
             blocks,relu,2,5,0,5e3,1e2,4.9e3,5.1e3,3.7,8,0.1,1,5e3,512,,\n\
             blocks,linear,1,5,5,inf,NaN,inf,inf,inf,3,0,0,1,10,,\n";
-        let groups: Vec<GroupRow> = ntk_runs::table::parse_csv(csv.as_bytes(), "test").unwrap();
+        let groups: Vec<GroupRow> = ntk_files::table::parse_csv(csv.as_bytes(), "test").unwrap();
         let text = dropped(&curves(&groups, "blocks"));
         assert!(
             text.contains("dropped from the means (singular):"),

@@ -11,7 +11,7 @@
 //! fingerprint of the config about to compute it ([`ntk_runs::provenance`]); a point made by
 //! another config is an error naming the keys that differ (or, with `recompute`, is
 //! computed again). Each point's directory is written as one output set
-//! ([`ntk_runs::outset`]): all its protocols or none.
+//! ([`ntk_files::outset`]): all its protocols or none.
 //!
 //! Layout of `out/`: `runs/[<dataset>/][n<N>/][width<W>/][<convention>/]<activation>/
 //! depth<LL>/seed<S>/<protocol>/{summary.json, eigenvalues.npy}` (the bracketed levels only
@@ -29,10 +29,10 @@ use crate::config::{Eigen, ProbeConfig, ProbeSection, Protocol};
 use crate::run::{self, Summary};
 use ntk_data::inputs::{self, Inputs};
 use ntk_data::{DataConfig, Dataset};
+use ntk_files::outset::{self, OutputSet};
 use ntk_kernel::host::HostCache;
 use ntk_numerics::backend::{self, Compute};
 use ntk_numerics::spectrum::Spectrum;
-use ntk_runs::outset::{self, OutputSet};
 use ntk_runs::overrides::{self, Assignment};
 use ntk_runs::progress::Reporter;
 use ntk_runs::provenance::{self, Provenance};
@@ -252,7 +252,7 @@ impl Sweep for ProbeSweep<'_> {
     fn record_failure(&self, point: &Point, error: &Error) -> crate::Result<()> {
         let dir = point.dir(self.out);
         // Only while no one else writes the point.
-        let _lock = ntk_runs::lock::DirLock::acquire_beside(&dir)?;
+        let _lock = ntk_files::lock::DirLock::acquire_beside(&dir)?;
         let prov = self.provenances(point).into_iter().next().map(|(_, p)| p);
         let failure = sweep::Failure {
             reason: error.to_string(),
@@ -503,7 +503,7 @@ pub fn check_out(out: &Path) -> crate::Result<()> {
 }
 
 /// The fingerprint of a sweep's config, whichever shard or output directory runs it: the
-/// writers of one sweep directory must share it (`ntk_runs::lock::SweepClaim`).
+/// writers of one sweep directory must share it (`ntk_files::lock::SweepClaim`).
 pub fn fingerprint(cfg: &SweepConfig) -> String {
     let mut c = cfg.clone();
     c.sweep.out = PathBuf::new();
@@ -517,7 +517,7 @@ pub fn run_sweep(
     shard: Shard,
     opts: &SweepOptions,
 ) -> crate::Result<Ran> {
-    ntk_runs::outset::check_writable(out)?;
+    ntk_files::outset::check_writable(out)?;
     outset::clean_tree(&out.join("runs"));
     outset::clean_dir(out, None, &is_sweep_file);
     let mut sweep = ProbeSweep::new(cfg, out, opts, true)?;
@@ -567,7 +567,7 @@ pub fn read_summaries(out: &Path) -> crate::Result<Vec<Summary>> {
 }
 
 /// [`read_summaries`] with each summary's path. Hidden entries (output sets still being
-/// written, see [`ntk_runs::outset`]) are not read.
+/// written, see [`ntk_files::outset`]) are not read.
 pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
     let mut found = Vec::new();
     for path in sweep::find_files(&out.join("runs"), "summary.json") {

@@ -51,7 +51,7 @@ fn table<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<Vec<T>> {
     if !path.is_file() {
         return Err(bad(path, "missing (run `ntk-probe collect` first)".into()));
     }
-    let rows: Vec<T> = ntk_runs::table::read_csv(path)?;
+    let rows: Vec<T> = ntk_files::table::read_csv(path)?;
     if rows.is_empty() {
         return Err(bad(path, "no rows".into()));
     }

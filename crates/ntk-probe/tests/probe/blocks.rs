@@ -61,7 +61,7 @@ fn block_kappas_recompute_from_the_written_membership() {
     );
 
     let rows: Vec<BlockRow> = blocks::read(&out).unwrap();
-    let (k, shape) = ntk_runs::npy::read(&out.join("ntk.npy")).unwrap();
+    let (k, shape) = ntk_files::npy::read(&out.join("ntk.npy")).unwrap();
     assert_eq!(shape, [N as u64, N as u64]);
 
     // The blocks partition the samples: 32, 32, 32 and the remaining 4.
@@ -127,7 +127,7 @@ fn block_kappas_recompute_from_the_written_membership() {
         summary["lambda_max"].as_f64().unwrap(),
         mean(|r| r.lambda_max)
     ));
-    let (ev, _) = ntk_runs::npy::read(&out.join("eigenvalues.npy")).unwrap();
+    let (ev, _) = ntk_files::npy::read(&out.join("eigenvalues.npy")).unwrap();
     assert_eq!(ev.len(), N, "every block's eigenvalues, concatenated");
 
     // The membership matters: consecutive samples (another partition of the same kernel)

@@ -21,7 +21,7 @@ fn the_probe_takes_kappa_by_the_extreme_route_when_asked() {
         let s: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
                 .unwrap();
-        let (ev, shape) = ntk_runs::npy::read(&out.join("eigenvalues.npy")).unwrap();
+        let (ev, shape) = ntk_files::npy::read(&out.join("eigenvalues.npy")).unwrap();
         (s, ev, shape)
     };
     let (full, full_ev, full_shape) = run("full");
@@ -102,7 +102,7 @@ fn the_tiled_route_gives_the_full_spectrums_extremes() {
     }
     let tiled = dir.path().join("tiled");
     assert!(!tiled.join("ntk.npy").exists());
-    let (ev, shape) = ntk_runs::npy::read(&tiled.join("eigenvalues.npy")).unwrap();
+    let (ev, shape) = ntk_files::npy::read(&tiled.join("eigenvalues.npy")).unwrap();
     assert_eq!(shape, [2]);
     assert_eq!(ev[1], got[1]["lambda_max"].as_f64().unwrap());
     for (extra, words) in [

@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use crate::common::{ntk_cli, probe};
+use ntk_files::npy;
 use ntk_numerics::backend::Precision;
-use ntk_runs::npy;
 
 fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {
     crate::common::write_file(dir, "probe.toml", text)

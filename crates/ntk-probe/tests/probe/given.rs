@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Output;
 
 use crate::common::{ntk_cli, probe, write_file};
-use ntk_runs::npy;
+use ntk_files::npy;
 
 fn config(extra_model: &str, probe_keys: &str) -> String {
     format!(

@@ -650,7 +650,7 @@ fn only_what_the_tool_created_is_touched_and_one_config_writes_a_sweep() {
     // it; once it is gone, the sweep runs.
     let shared = d.join("shared");
     std::fs::create_dir(&shared).unwrap();
-    let other = ntk_runs::lock::SweepClaim::acquire(&shared, "0123", "config wide.toml").unwrap();
+    let other = ntk_files::lock::SweepClaim::acquire(&shared, "0123", "config wide.toml").unwrap();
     assert_clean_error(
         "another config's live sweep",
         &run(&sweep_args(&sweep, &shared, &[])),
@@ -661,7 +661,7 @@ fn only_what_the_tool_created_is_touched_and_one_config_writes_a_sweep() {
     assert!(run(&sweep_args(&sweep, &shared, &[])).status.success());
     // A point being written by a live process (this test): its writer is named.
     let busy = shared.join("runs/relu/depth01/seed2");
-    let point = ntk_runs::outset::OutputSet::begin(&busy).unwrap();
+    let point = ntk_files::outset::OutputSet::begin(&busy).unwrap();
     let seeds = write(
         d,
         "seeds.toml",
@@ -830,7 +830,7 @@ fn memory_estimates_hold_to_the_measured_peaks() {
 
 /// An allocation that fails in spite of the memory guard (here the guard is overruled with
 /// `--max-memory`, under `ulimit -v`) is an error with exit code 2, not an abort (134) or a
-/// panic (101): the allocator's wrapper, `ntk_runs::oom`.
+/// panic (101): the allocator's wrapper, `ntk_cli::oom`.
 #[test]
 fn an_allocation_that_fails_is_an_error_not_an_abort() {
     let dir = tempfile::tempdir().unwrap();
@@ -1052,7 +1052,7 @@ fn third_review_probe_cases() {
     assert_ok("second run", &run(&ntk_args(&cfg, &own, &[])));
     // Images of another layout: 4x4x4 files read by a ResNet of 1x8x8 images.
     let x: Vec<f32> = (0..6 * 64).map(|i| (i as f32 * 0.1).sin()).collect();
-    let npy = ntk_runs::npy::to_bytes(&x, &[6, 4, 4, 4]).unwrap();
+    let npy = ntk_files::npy::to_bytes(&x, &[6, 4, 4, 4]).unwrap();
     std::fs::write(dir.path().join("img.npy"), npy).unwrap();
     let resnet = format!(
         "[data]\ndataset = \"file\"\nx = {:?}\nn = 6\nsubset = \"first\"\n\n[resnet]\ndepth = 8\n\

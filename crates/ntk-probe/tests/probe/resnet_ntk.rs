@@ -33,13 +33,13 @@ use crate::common::{ntk_cli, probe, write_file};
 use burn::module::{Module, ModuleMapper, ModuleVisitor, Param};
 use burn::tensor::{Tensor, TensorData};
 use ntk_data::inputs::Inputs;
+use ntk_files::npy;
 use ntk_kernel::compute::compute_kernel_net;
 use ntk_model::{Net, ResNet, ResNetConfig, ResNetVariant};
 use ntk_numerics::backend::{self, Compute, Precision};
 use ntk_numerics::kernel::{Kernel, OutputMode};
 use ntk_probe::config::{Method, ProbeConfig};
 use ntk_probe::run;
-use ntk_runs::npy;
 
 /// The finite-difference step.
 const H: f64 = 1e-5;

@@ -10,8 +10,8 @@ use super::{
     Outcome, Planned, Shard, Sweep, make_all, plan, print_plan, refuse_foreign, refuse_stale,
     refuse_stale_in_collect, warn_incomplete,
 };
-use crate::lock::SweepClaim;
 use crate::progress::Reporter;
+use ntk_files::lock::SweepClaim;
 
 /// The output directory `out` taken for this shard of a sweep of `points` points (`unit`:
 /// "point", "run"): `None`, said on stdout, when the shard owns none of them; else checked
@@ -31,9 +31,9 @@ pub fn claim(
         );
         return Ok(None);
     }
-    crate::outset::check_writable(out)?;
+    ntk_files::outset::check_writable(out)?;
     let what = format!("config {}", config.display());
-    SweepClaim::acquire(out, fingerprint, &what).map(Some)
+    Ok(Some(SweepClaim::acquire(out, fingerprint, &what)?))
 }
 
 /// The run: this shard's points planned with their states; refused before any work while a

@@ -23,7 +23,7 @@
 //!   *busy*: listed, not recorded (its directory is not ours).
 //! - **Collect**: [`find_files`] walks a sweep's `runs/` for its results (hidden entries,
 //!   output sets still being written, are skipped), [`crate::provenance::check_merge`]
-//!   refuses to merge results of different sweeps, and [`crate::table`] writes the rows.
+//!   refuses to merge results of different sweeps, and [`ntk_files::table`] writes the rows.
 
 use std::path::{Path, PathBuf};
 
@@ -158,7 +158,11 @@ impl Failure {
     /// Records the failure in `dir` (created if needed), atomically.
     pub fn write(&self, dir: &Path) -> crate::Result<()> {
         let json = serde_json::to_string_pretty(self).expect("a failure serializes");
-        crate::io::write_into(dir, FAILED_FILE, json.as_bytes())
+        Ok(ntk_files::io::write_into(
+            dir,
+            FAILED_FILE,
+            json.as_bytes(),
+        )?)
     }
 
     /// The failure recorded in `dir`, if any (an unreadable record reads as its error).
@@ -292,14 +296,15 @@ fn refuse_foreign(found: &[PathBuf], dirs: &[PathBuf]) -> crate::Result<()> {
         .collect();
     match foreign.first() {
         None => Ok(()),
-        Some(first) => Err(crate::Error::OutputPath {
+        Some(first) => Err(ntk_files::Error::OutputPath {
             path: (*first).clone(),
             why: format!(
                 "a result that is not a point of this config ({} such); collect without \
                  --config, or a directory that holds this config's results only",
                 foreign.len()
             ),
-        }),
+        }
+        .into()),
     }
 }
 
@@ -505,7 +510,7 @@ pub fn failed_note(out: &Path) -> Option<String> {
 }
 
 /// Every file named `name` under `root` (recursively), sorted; entries whose name starts
-/// with `.` (output sets still being written, `crate::outset`) are skipped, and symbolic
+/// with `.` (output sets still being written, `ntk_files::outset`) are skipped, and symbolic
 /// links are not followed (a link to a directory above would count every point again and
 /// again).
 pub fn find_files(root: &Path, name: &str) -> Vec<PathBuf> {

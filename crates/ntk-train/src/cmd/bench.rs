@@ -14,7 +14,7 @@ pub(crate) struct BenchArgs {
     #[arg(long, env = "BURN_DEVICE")]
     device: Option<String>,
     /// f32 or f64.
-    #[arg(long, default_value = "f32", value_parser = ntk_runs::names::parse_arg::<Precision>)]
+    #[arg(long, default_value = "f32", value_parser = ntk_names::parse_arg::<Precision>)]
     precision: Precision,
     /// Input dimension of the MLP; at least 1.
     #[arg(long, default_value_t = 784, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
@@ -40,7 +40,7 @@ pub(crate) struct BenchArgs {
     /// Who computes the step, as `train.engine`: auto (the cuDNN device engine for a
     /// ResNet where it starts, else the host engine on a CPU backend), burn, host or
     /// cudnn (built with --features cudnn).
-    #[arg(long, default_value = "auto", value_parser = ntk_runs::names::parse_arg::<EngineChoice>)]
+    #[arg(long, default_value = "auto", value_parser = ntk_names::parse_arg::<EngineChoice>)]
     engine: EngineChoice,
 }
 

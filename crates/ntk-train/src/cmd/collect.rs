@@ -1,8 +1,8 @@
 //! `ntk-train collect DIR`: the finished runs of a sweep merged into its tables
 //! (sweep.csv, best.csv, compare.csv) and figures.
 
+use ntk_cli::args::CollectArgs;
 use ntk_numerics::backend;
-use ntk_runs::args::CollectArgs;
 use ntk_runs::overrides;
 use ntk_train::config::{Given, TrainConfig};
 use ntk_train::sweep;

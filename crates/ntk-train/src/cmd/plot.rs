@@ -1,6 +1,6 @@
 //! `ntk-train plot DIR`: the figures again from the runs' metrics (elsewhere with `--out`).
 
-use ntk_runs::args::PlotArgs;
+use ntk_cli::args::PlotArgs;
 
 use crate::CliResult;
 

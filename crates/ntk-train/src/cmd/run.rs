@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use clap::Args;
+use ntk_cli::args::{self, RunFlags, SweepFlags};
 use ntk_numerics::backend;
-use ntk_runs::args::{self, RunFlags, SweepFlags};
 use ntk_runs::overrides::{self, Assignment};
 use ntk_runs::sweep::{Shard, after_collect, claim};
 use ntk_train::config::{EngineChoice, Given, TrainConfig};
@@ -35,11 +35,11 @@ pub(crate) struct SweepArgs {
 }
 
 /// The short flags of the trainer's own keys, beside those both tools take
-/// ([`ntk_runs::args::KeyFlags`]).
+/// ([`ntk_cli::args::KeyFlags`]).
 #[derive(Args)]
 struct TrainFlags {
     /// train.engine: auto, burn, host or cudnn.
-    #[arg(long, value_parser = ntk_runs::names::parse_arg::<EngineChoice>)]
+    #[arg(long, value_parser = ntk_names::parse_arg::<EngineChoice>)]
     engine: Option<EngineChoice>,
     /// train.epochs (removes train.iterations).
     #[arg(long, conflicts_with = "iterations")]
@@ -213,7 +213,7 @@ pub(crate) fn train_cmd(args: SweepArgs, kind: Kind) -> CliResult<()> {
     let cfg = load(flags, &args.own)?;
     let path = flags.config.as_deref().unwrap_or(Path::new("-"));
     check_kind(kind, cfg.sweep.is_some(), path)?;
-    let out = ntk_runs::outset::resolve_out(&cfg.out_dir(flags.out.as_deref()))?;
+    let out = ntk_files::outset::resolve_out(&cfg.out_dir(flags.out.as_deref()))?;
     let shard = Shard::parse_or_all(args.sweep.shard.as_deref())?;
     let points = sweep::expand(&cfg)?;
     let dim = ntk_data::inputs::expected_dim(&cfg.data)?;

@@ -17,9 +17,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-pub use crate::figure::Layout;
+pub use ntk_plot::layout::Layout;
 
-use crate::overrides::{Assignment, Flags};
+use ntk_runs::overrides::{Assignment, Flags};
 
 /// The help of `--set`, the same in both tools.
 pub const SET_HELP: &str = "Override a config key: KEY=VALUE at a dotted key, typed and \
@@ -64,8 +64,10 @@ pub struct RunFlags {
 
 impl RunFlags {
     /// `--config`, or an error saying it is required.
-    pub fn config(&self) -> crate::Result<&std::path::Path> {
-        self.config.as_deref().ok_or(crate::Error::ConfigRequired)
+    pub fn config(&self) -> ntk_runs::Result<&std::path::Path> {
+        self.config
+            .as_deref()
+            .ok_or(ntk_runs::Error::ConfigRequired)
     }
 }
 
@@ -121,7 +123,7 @@ pub struct KeyFlags {
 impl KeyFlags {
     /// Pushes the assignments these flags stand for; `section` is the tool's own table
     /// (`probe`, `train`) that holds the precision and the device.
-    pub fn push(&self, f: &mut Flags, section: &str) -> crate::Result<()> {
+    pub fn push(&self, f: &mut Flags, section: &str) -> ntk_runs::Result<()> {
         let wide = |v: Option<usize>| v.map(|x| x as u64);
         f.text("data.dataset", "dataset", self.dataset.as_deref());
         f.int("data.n", "n", wide(self.n))?;
@@ -204,8 +206,8 @@ pub fn assignments(
     keys: &KeyFlags,
     section: &str,
     sets: &[String],
-    own: impl FnOnce(&mut Flags) -> crate::Result<()>,
-) -> crate::Result<Vec<Assignment>> {
+    own: impl FnOnce(&mut Flags) -> ntk_runs::Result<()>,
+) -> ntk_runs::Result<Vec<Assignment>> {
     let mut f = Flags::for_table(table);
     keys.push(&mut f, section)?;
     own(&mut f)?;

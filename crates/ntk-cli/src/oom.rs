@@ -1,6 +1,6 @@
 //! Out of memory as an error, not an abort: [`ExitOnOom`] wraps a binary's global allocator
 //! and, when an allocation fails (a cgroup or `ulimit -v` that the memory guard,
-//! `crate::budget`, did not foresee), writes `error: out of memory: an allocation of N
+//! `ntk_runs::budget`, did not foresee), writes `error: out of memory: an allocation of N
 //! bytes failed ...` to stderr and ends the process with exit code 2, the code of every
 //! other error. Without it Rust aborts (SIGABRT, exit status 134) after printing
 //! `memory allocation of N bytes failed`, and a library's fallible allocation (faer's

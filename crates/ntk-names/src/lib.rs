@@ -8,7 +8,7 @@
 //! #[serde(rename_all = "snake_case")]
 //! enum Protocol { Whole, Blocks }
 //!
-//! use ntk_runs::names;
+//! use ntk_names as names;
 //! assert_eq!(names::name(&Protocol::Blocks), "blocks");
 //! assert_eq!(names::names::<Protocol>(), ["whole", "blocks"]);
 //! assert_eq!(names::all::<Protocol>(), [Protocol::Whole, Protocol::Blocks]);
@@ -19,12 +19,23 @@
 use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde::{Serialize, forward_to_deserialize_any};
 
+/// A unit-variant config value (a convention, a parameterization, a method) spelled as
+/// the config file spells it: `unit_variance`, never the Debug form `UnitVariance` or its
+/// lowercase `unitvariance`. Outputs use it so that a value can be pasted back into a
+/// config, and tables and summaries match the config's words.
+pub fn spelled<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        other => panic!("a unit-variant config value serializes to a string, got {other:?}"),
+    }
+}
+
 /// The serde name of a unit variant (`&'static`: it is the enum's own variant list entry).
 ///
 /// # Panics
 /// When `T` is not an enum of unit variants: a programming error, not an input error.
 pub fn name<T: Serialize + DeserializeOwned>(value: &T) -> &'static str {
-    let spelled = crate::config_file::spelled(value);
+    let spelled = spelled(value);
     // Among the accepted names (aliases too), the one equal to what `value` serializes to.
     accepted::<T>()
         .iter()
@@ -40,7 +51,7 @@ pub fn names<T: Serialize + DeserializeOwned>() -> Vec<&'static str> {
     accepted::<T>()
         .iter()
         .copied()
-        .filter(|n| parse::<T>(n).is_some_and(|v| crate::config_file::spelled(&v) == *n))
+        .filter(|n| parse::<T>(n).is_some_and(|v| spelled(&v) == *n))
         .collect()
 }
 

@@ -1,0 +1,13 @@
+//! A run's files, written so that nothing is lost: [`io`] (atomic writes), [`outset`]
+//! (output sets committed whole, `--out` checks), [`lock`] (one writer per run or sweep
+//! directory), [`npy`] (arrays numpy loads), [`table`] (CSV rows pandas loads), and the
+//! [`Error`] that names the path. No configs, numerics, networks or data.
+
+pub mod error;
+pub mod io;
+pub mod lock;
+pub mod npy;
+pub mod outset;
+pub mod table;
+
+pub use error::{Error, Result};
