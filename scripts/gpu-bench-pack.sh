@@ -14,7 +14,7 @@
 # (tracked and untracked-not-ignored files + .git + .gl + .gpu/bin) against the 64 MiB limit.
 #
 #   .gpu/bin/ntk-train-cudnn.xz, cudnn-tests.xz   with --cudnn (and --no-wgpu): ntk-train
-#     built with the cuDNN device engine (--features ntk-train/cudnn, the CPU backend) and
+#     built with the cuDNN engine (--features ntk-train/cudnn, the CPU backend) and
 #     the test binary of crates/ntk-train/tests/cudnn.rs, for experiments/bench/gpu/cudnn.sh
 #     (and cudnn_bn.sh: cuDNN's two BatchNorm modes side by side).
 #

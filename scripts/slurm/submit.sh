@@ -14,7 +14,7 @@
 #                  succeeded; a failed task leaves the collect job pending, never run, and
 #                  `squeue` shows its reason DependencyNeverSatisfied)
 #   --gpu          one GPU per task (--gres=gpu:1, unless a --gres or --gpus option is given)
-#                  on the fast route: train with the cuDNN device engine (--engine cudnn;
+#                  on the fast route: train with the cuDNN engine (--engine cudnn;
 #                  build: cargo build -p ntk-train --features cudnn), probe with the kernel on
 #                  wgpu and its eigenvalues on cuSOLVER (--device wgpu; build: cargo build -p
 #                  ntk-probe --features wgpu,cusolver; a cuda,cusolver build runs --device
@@ -78,7 +78,7 @@ lacks() {
 extra=() device=
 if [ "$gpu" = 1 ]; then
     if [ "$tool" = train ]; then
-        has cudnn || lacks "cudnn (the cuDNN device engine)"
+        has cudnn || lacks "cudnn (the cuDNN engine)"
         extra+=(--engine cudnn)
     else
         # wgpu with cuSOLVER is the probe's fastest measured route (README, Backends: the NTK

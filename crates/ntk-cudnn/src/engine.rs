@@ -1,4 +1,4 @@
-//! [`DeviceResNet`]: a CIFAR ResNet's SGD step on the device, the GPU counterpart of the host
+//! [`CudnnResNet`]: a CIFAR ResNet's SGD step on the device, the GPU counterpart of the host
 //! engine (`ntk_model::resnet::host`, `ntk-train`'s `host::resnet`), computing what it
 //! computes layer for layer:
 //!
@@ -120,7 +120,7 @@ struct Plan {
 }
 
 /// A CIFAR ResNet's parameters, momenta and training step on an NVIDIA GPU (f32).
-pub struct DeviceResNet {
+pub struct CudnnResNet {
     gpu: Gpu,
     /// The layout, and the host copy written back by [`Self::sync_host`].
     net: HostResNet<f32>,
@@ -155,7 +155,7 @@ fn act_params(a: Option<Activation>) -> (i32, f32, f32, f32) {
     }
 }
 
-impl DeviceResNet {
+impl CudnnResNet {
     /// The engine for `net` on GPU `ordinal`, for batches of at most `cap` rows.
     pub fn new(net: &ResNet, sgd: Sgd, cap: usize, ordinal: usize) -> Result<Self> {
         let host = HostResNet::<f32>::read(net);
@@ -1167,7 +1167,7 @@ impl DeviceResNet {
 }
 
 // The pinned pointers are owned by `gpu` and used from one thread at a time.
-unsafe impl Send for DeviceResNet {}
+unsafe impl Send for CudnnResNet {}
 
 #[allow(dead_code)]
 fn _assert_c_void(_: *mut c_void) {}

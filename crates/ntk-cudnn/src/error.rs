@@ -1,7 +1,7 @@
 //! What can go wrong on the device: a library that does not load, a call that fails (with the
 //! library's own status), a kernel that does not compile, a network the engine does not run.
 
-/// The device engine's errors.
+/// The cuDNN engine's errors.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A shared library the engine loads at run time is not found (see [`crate::libraries`]).

@@ -1,4 +1,4 @@
-//! The CIFAR ResNets' SGD step on an NVIDIA GPU: the device engine, counterpart of the host
+//! The CIFAR ResNets' SGD step on an NVIDIA GPU: the cuDNN engine, counterpart of the host
 //! engine (`ntk_model::resnet::host`), for the batch_norm, norm_relu, fixup and selu variants.
 //!
 //! - [`libraries`]: which of libcuda, libcudnn, libcublas and libnvrtc load, probed before
@@ -7,7 +7,7 @@
 //! - [`plan`]: the parameters' device order and the maps a step keeps (host-side planning);
 //! - [`gpu`]: the context, stream, handles and device memory;
 //! - [`cudnn`]: convolutions and BatchNorm through cuDNN;
-//! - [`engine`]: [`DeviceResNet`], the whole step (forward, loss, backward, running
+//! - [`engine`]: [`CudnnResNet`], the whole step (forward, loss, backward, running
 //!   statistics, SGD) captured as one CUDA graph per batch size.
 //!
 //! Everything is f32 with FMA math (no TF32): `ntk-train`'s tests hold it to the host
@@ -22,6 +22,6 @@ pub mod libraries;
 pub mod plan;
 
 pub use cudnn::BnMode;
-pub use engine::{DeviceResNet, Sgd, Step};
+pub use engine::{CudnnResNet, Sgd, Step};
 pub use error::{Error, Result};
 pub use libraries::{Library, Missing};

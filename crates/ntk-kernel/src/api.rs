@@ -128,31 +128,34 @@ pub fn mlp_ntk(
 
 /// What the papers read off a kernel: its extreme eigenvalues (f64, the host eigensolver),
 /// `kappa = lambda_max / lambda_min` (`None` when the kernel is numerically singular:
-/// `lambda_min <= n eps lambda_max`, with its rank), and the smallest pairwise angle.
+/// `lambda_min <= n eps lambda_max`, with its rank), the one [`spectrum::Summary`], read
+/// through this type (`c.kappa`, `c.rank`); and the smallest pairwise angle. Serialized
+/// flat: `lambda_min`, `lambda_max`, `kappa`, `rank`, `singular`, `min_grad_angle_deg`,
+/// `min_grad_angle_pair`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Conditioning {
-    pub lambda_min: f64,
-    pub lambda_max: f64,
-    pub kappa: Option<f64>,
-    pub rank: usize,
-    pub singular: bool,
+    #[serde(flatten)]
+    pub spectrum: spectrum::Summary,
     /// `min_{i<j} arccos(K_ij / sqrt(K_ii K_jj))` in degrees, and its pair.
     pub min_grad_angle_deg: Option<f64>,
     pub min_grad_angle_pair: Option<[usize; 2]>,
+}
+
+impl std::ops::Deref for Conditioning {
+    type Target = spectrum::Summary;
+    fn deref(&self) -> &spectrum::Summary {
+        &self.spectrum
+    }
 }
 
 impl Conditioning {
     /// The conditioning of `k`, formed in `precision` (whose unit roundoff sets the
     /// singularity threshold).
     pub fn of(k: &Kernel, precision: Precision) -> crate::Result<Self> {
-        let s = spectrum::spectrum(k, precision.epsilon())?;
+        let spectrum = spectrum::spectrum(k, precision.epsilon())?.summary();
         let angle = angles::min_angle(k);
         Ok(Self {
-            lambda_min: s.lambda_min,
-            lambda_max: s.lambda_max,
-            kappa: (!s.singular).then_some(s.kappa),
-            rank: s.rank,
-            singular: s.singular,
+            spectrum,
             min_grad_angle_deg: angle.map(|a| a.deg),
             min_grad_angle_pair: angle.map(|a| [a.i, a.j]),
         })

@@ -21,7 +21,7 @@ use ntk_numerics::backend::Compute;
 use ntk_numerics::kernel::OutputMode;
 use serde::{Deserialize, Serialize};
 
-use crate::compute::{Engine, KernelResult, Method, to_tensor};
+use crate::compute::{KernelResult, Method, Route, to_tensor};
 use crate::jacobian::{Coupling, ntk_by_autodiff_with};
 use crate::{Error, Result};
 
@@ -128,7 +128,7 @@ pub fn batch_statistics_kernel(
     Ok(KernelResult {
         kernel,
         method: Method::Autodiff,
-        engine: Engine::Autodiff,
+        route: Route::Autodiff,
     })
 }
 

@@ -40,7 +40,7 @@ pub enum Method {
 /// Where a kernel is computed, as summaries record it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Engine {
+pub enum Route {
     /// The host engine: GEMMs on the CPU (OpenBLAS or faer).
     Host,
     /// Burn tensors on the compute device (the structured kernel).
@@ -51,7 +51,7 @@ pub enum Engine {
     Theory,
 }
 
-impl std::fmt::Display for Engine {
+impl std::fmt::Display for Route {
     /// The word configs and summaries use (the serde name).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&ntk_names::spelled(self))
@@ -70,7 +70,7 @@ pub struct KernelResult {
     pub kernel: Kernel,
     pub method: Method,
     /// Where the kernel was computed.
-    pub engine: Engine,
+    pub route: Route,
 }
 
 /// The inputs as an `n x d` tensor on the compute device, in its precision.
@@ -180,7 +180,7 @@ pub fn compute_kernel_cached(
             )
             .ntk;
             bar.finish_and_clear();
-            (k, Engine::Theory)
+            (k, Route::Theory)
         }
         Method::Structured if compute.on_host() && mode != OutputMode::Full => {
             let k = match compute.precision {
@@ -191,21 +191,21 @@ pub fn compute_kernel_cached(
                     host::ntk_with(mlp, &inputs.x, inputs.n, &outputs, &mut cache.f64)
                 }
             };
-            (k, Engine::Host)
+            (k, Route::Host)
         }
         Method::Structured => (
             structured::ntk(mlp, to_tensor(inputs, compute), mode),
-            Engine::Device,
+            Route::Device,
         ),
         _ => (
             autodiff_kernel(mlp, inputs, compute, mode, |m: &Mlp, x| m.forward(x)),
-            Engine::Autodiff,
+            Route::Autodiff,
         ),
     };
     Ok(KernelResult {
         kernel,
         method,
-        engine,
+        route: engine,
     })
 }
 
@@ -300,13 +300,13 @@ pub fn compute_kernel_net_cached(
                 Ok(KernelResult {
                     kernel,
                     method: Method::Autodiff,
-                    engine: Engine::Host,
+                    route: Route::Host,
                 })
             }
             Method::Auto | Method::Autodiff => Ok(KernelResult {
                 kernel: autodiff_kernel(r, inputs, compute, mode, |m: &ResNet, x| m.forward(x)),
                 method: Method::Autodiff,
-                engine: Engine::Autodiff,
+                route: Route::Autodiff,
             }),
             _ => Err(resnet_method(method)),
         },

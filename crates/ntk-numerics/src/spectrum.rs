@@ -19,6 +19,22 @@ use serde::Serialize;
 
 use crate::kernel::Kernel;
 
+/// What is read off a kernel's spectrum, whichever route found it (every eigenvalue, or only
+/// the extremes): `lambda_min`, `lambda_max`, `kappa = lambda_max / lambda_min` (`None` when
+/// the kernel is numerically singular, `lambda_min <= n eps lambda_max`), the numerical
+/// `rank` (a lower bound when only the extremes were computed, unless the kernel was found of
+/// low rank) and `singular`. The one type for these numbers: [`Spectrum::summary`],
+/// `ntk_kernel::extreme::Extreme::summary`, the library's `ntk_kernel::api::Conditioning`
+/// and the probe's summaries all hold it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub lambda_min: f64,
+    pub lambda_max: f64,
+    pub kappa: Option<f64>,
+    pub rank: usize,
+    pub singular: bool,
+}
+
 /// Eigenvalues (ascending) and what they say about conditioning.
 #[derive(Clone, Debug, Serialize)]
 pub struct Spectrum {
@@ -32,6 +48,19 @@ pub struct Spectrum {
     /// `n eps lambda_max`: the smallest eigenvalue the computation can resolve.
     pub tolerance: f64,
     pub singular: bool,
+}
+
+impl Spectrum {
+    /// The conditioning numbers of this spectrum ([`Summary`]; its rank is exact).
+    pub fn summary(&self) -> Summary {
+        Summary {
+            lambda_min: self.lambda_min,
+            lambda_max: self.lambda_max,
+            kappa: (!self.singular).then_some(self.kappa),
+            rank: self.rank,
+            singular: self.singular,
+        }
+    }
 }
 
 /// Computes all eigenvalues with the host symmetric eigensolver ([`crate::linalg`]) and

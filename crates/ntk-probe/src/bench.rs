@@ -15,7 +15,6 @@ use serde::Serialize;
 
 use burn::tensor::Tensor;
 
-use crate::conditioning::SpectrumSummary;
 use crate::config::{Eigen, Method};
 use ntk_data::inputs::Inputs;
 use ntk_kernel::structured;
@@ -160,7 +159,7 @@ pub fn bench_one(
 /// eigenvalues' time, the engine, and the fraction of the `n^2` entries it computed.
 struct Timed {
     best: f64,
-    cond: SpectrumSummary,
+    cond: ntk_numerics::spectrum::Summary,
     steps: Option<[usize; 2]>,
     eigen_seconds: f64,
     engine: String,
@@ -191,7 +190,7 @@ impl Timed {
         let e = crate::solver::extreme_of_tensor(t, compute, compute.precision.epsilon())?;
         Ok(Self {
             best,
-            cond: SpectrumSummary::from(&e),
+            cond: e.summary(),
             steps: Some(e.steps),
             eigen_seconds: s.elapsed().as_secs_f64(),
             engine: "device".to_string(),
@@ -224,11 +223,11 @@ impl Timed {
         let (cond, steps) = match eigen {
             Eigen::Full => {
                 let spec = crate::solver::full(&result.kernel, compute, eps)?;
-                (SpectrumSummary::from(&spec), None)
+                (spec.summary(), None)
             }
             Eigen::Extreme => {
                 let e = crate::solver::extreme(&result.kernel, compute, eps)?;
-                (SpectrumSummary::from(&e), Some(e.steps))
+                (e.summary(), Some(e.steps))
             }
             Eigen::Tiled => {
                 return Err(crate::Error::Config {
@@ -241,9 +240,9 @@ impl Timed {
             }
         };
         let n = inputs.n;
-        // The host engine computes exactly the lower triangle; the device engine the
+        // The host engine computes exactly the lower triangle; the Burn route (device) the
         // staircase.
-        let fraction = if result.engine == ntk_kernel::compute::Engine::Host {
+        let fraction = if result.route == ntk_kernel::compute::Route::Host {
             (n * (n + 1) / 2) as f64 / (n * n) as f64
         } else {
             staircase_fraction(n, structured::block_rows(n))
@@ -253,7 +252,7 @@ impl Timed {
             cond,
             steps,
             eigen_seconds: s.elapsed().as_secs_f64(),
-            engine: ntk_names::spelled(&result.engine),
+            engine: ntk_names::spelled(&result.route),
             fraction,
         })
     }

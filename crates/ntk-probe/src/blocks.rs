@@ -13,7 +13,6 @@ use ntk_numerics::spectrum;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
-use crate::conditioning::SpectrumSummary;
 use crate::config::ProbeConfig;
 
 /// The file name of the block table.
@@ -154,7 +153,7 @@ pub fn read_given(path: &Path, n: usize) -> crate::Result<Vec<Vec<usize>>> {
 /// The protocol's result: the means over blocks, every block's eigenvalues concatenated
 /// (for `eigenvalues.npy`), and the blocks themselves.
 pub(crate) struct Blocks {
-    pub(crate) summary: SpectrumSummary,
+    pub(crate) summary: ntk_numerics::spectrum::Summary,
     pub(crate) eigenvalues: Vec<f64>,
     pub(crate) rows: Vec<BlockRow>,
 }
@@ -258,7 +257,7 @@ pub(crate) fn spectra_with(
     }
     let c = rows.len() as f64;
     Ok(Blocks {
-        summary: SpectrumSummary {
+        summary: ntk_numerics::spectrum::Summary {
             lambda_min: lmin / c,
             lambda_max: lmax / c,
             kappa: (!singular).then_some(kappa / c),

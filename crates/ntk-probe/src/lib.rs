@@ -7,7 +7,6 @@
 pub mod activation_fig;
 pub mod bench;
 pub mod blocks;
-pub mod conditioning;
 pub mod config;
 pub mod error;
 pub mod fig1;

@@ -146,7 +146,7 @@ pub fn step(
         gflops: flops / 1e9 / seconds,
         floor_seconds_per_step: (host && compute.on_host()).then(|| flops / 1e9 / peak_gflops),
     };
-    if let Some(mut dev) = crate::device::choose(
+    if let Some(mut dev) = crate::cudnn_engine::choose(
         engine,
         (&optim_cfg, crate::loss::Loss::CrossEntropy),
         &model,

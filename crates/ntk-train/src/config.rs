@@ -75,7 +75,7 @@ pub enum EngineChoice {
     Auto,
     Burn,
     Host,
-    /// The cuDNN device engine (`ntk-cudnn`; built with the `cudnn` feature): CIFAR ResNets
+    /// The cuDNN engine (`ntk-cudnn`; built with the `cudnn` feature): CIFAR ResNets
     /// in f32 on an NVIDIA GPU.
     Cudnn,
 }
@@ -705,12 +705,12 @@ impl TrainConfig {
             return Err(crate::Error::config(
                 "train.loss",
                 self.train.loss.name(),
-                "the cuDNN device engine (train.engine = \"cudnn\") computes the cross-entropy \
+                "the cuDNN engine (train.engine = \"cudnn\") computes the cross-entropy \
                  only; use train.engine = \"host\" or \"auto\" for the square loss",
             ));
         }
         if self.train.engine == EngineChoice::Cudnn {
-            check_device_engine(&spec, self.train.precision)?;
+            check_cudnn_engine(&spec, self.train.precision)?;
         }
         match spec {
             // The square loss regresses a one-output network on +-1 (two classes).
@@ -778,8 +778,8 @@ fn twice<T: PartialEq + std::fmt::Debug>(key: &'static str, values: &[T]) -> cra
 }
 
 /// Whether `train.engine = "cudnn"` applies to `spec` in `precision` in this build: an error
-/// naming why not (the device engine trains CIFAR ResNets in f32, built with `cudnn`).
-pub fn check_device_engine(spec: &NetSpec, precision: Precision) -> crate::Result<()> {
+/// naming why not (the cuDNN engine trains CIFAR ResNets in f32, built with `cudnn`).
+pub fn check_cudnn_engine(spec: &NetSpec, precision: Precision) -> crate::Result<()> {
     check_device_net(
         matches!(spec, NetSpec::ResNet(_)),
         &spec.describe(),
@@ -787,18 +787,18 @@ pub fn check_device_engine(spec: &NetSpec, precision: Precision) -> crate::Resul
     )
 }
 
-/// [`check_device_engine`] of a network described as `what` (`resnet`: a CIFAR ResNet).
+/// [`check_cudnn_engine`] of a network described as `what` (`resnet`: a CIFAR ResNet).
 pub(crate) fn check_device_net(
     resnet: bool,
     what: &str,
     precision: Precision,
 ) -> crate::Result<()> {
     let reason = if !resnet {
-        format!("the device engine trains CIFAR ResNets, not {what}")
+        format!("the cuDNN engine trains CIFAR ResNets, not {what}")
     } else if precision != Precision::F32 {
-        "the device engine computes in f32; set train.precision = \"f32\"".to_string()
+        "the cuDNN engine computes in f32; set train.precision = \"f32\"".to_string()
     } else if !cfg!(feature = "cudnn") {
-        "this binary was built without the device engine; build with --features ntk-train/cudnn"
+        "this binary was built without the cuDNN engine; build with --features ntk-train/cudnn"
             .to_string()
     } else {
         return Ok(());

@@ -145,7 +145,7 @@ pub enum Error {
     )]
     NoHostEngine { model: String },
 
-    /// `train.engine = "cudnn"` where the device engine does not apply or cannot start.
+    /// `train.engine = "cudnn"` where the cuDNN engine does not apply or cannot start.
     #[error("train.engine = \"cudnn\": {reason}")]
     NoDeviceEngine { reason: String },
 

@@ -51,7 +51,7 @@ pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Prov
 /// `cfg` as a run records it in its provenance, less what the run resolves from its data:
 /// without the device, the output and data directories and the sweep (one run's config),
 /// and without `train.engine`: who computes the steps is not what is computed, so a run
-/// moves between engines whose checkpoints hold the same state (a GPU's device engine and
+/// moves between engines whose checkpoints hold the same state (a GPU's cuDNN engine and
 /// a CPU's host engine); a checkpoint of another form is refused by its engine
 /// (`checkpoint::StateOf`), naming the engine that resumes it.
 pub fn recorded_config(cfg: &TrainConfig) -> TrainConfig {

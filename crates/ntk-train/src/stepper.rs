@@ -40,7 +40,7 @@ pub trait Stepper {
     fn method(&self) -> &'static str;
 
     /// The engine's name in the log: [`Stepper::engine`], unless the engine writes another
-    /// engine's checkpoints (the device engine writes the host engine's).
+    /// engine's checkpoints (the cuDNN engine writes the host engine's).
     fn name(&self) -> &'static str {
         self.engine().name()
     }
@@ -111,7 +111,7 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// The state of `model` with the optimizer state `optim` (the device engine's).
+    /// The state of `model` with the optimizer state `optim` (the cuDNN engine's).
     #[cfg_attr(not(feature = "cudnn"), allow(dead_code))]
     pub(crate) fn new(model: Model, optim: SavedOptim) -> Self {
         Self { model, optim }
@@ -318,7 +318,7 @@ pub fn choose_engine(
     match choice {
         EngineChoice::Burn => Ok(None),
         EngineChoice::Auto => Ok(if cpu { engine() } else { None }),
-        // Started (or refused) by `crate::device::stepper` before this is asked.
+        // Started (or refused) by `crate::cudnn_engine::stepper` before this is asked.
         EngineChoice::Cudnn => Err(crate::Error::NoDeviceEngine {
             reason: "the host engine does not run it".into(),
         }),

@@ -361,7 +361,7 @@ impl Sweep for TrainSweep<'_> {
     }
 
     fn computes(&self) -> String {
-        format!("engine: {}", crate::device::describe(self.engine))
+        format!("engine: {}", crate::cudnn_engine::describe(self.engine))
     }
 
     /// The run directories found: `OUT` itself for a config without `[sweep]`, else those
@@ -461,8 +461,8 @@ pub fn dry_run(
 }
 
 /// Whose optimizer state a run of `cfg` would keep, as [`train::engine_of`] finds it, but
-/// without starting the device engine for `train.engine = "cudnn"` (checked against the
-/// network and the build when the config was, [`crate::config::check_device_engine`]): it
+/// without starting the cuDNN engine for `train.engine = "cudnn"` (checked against the
+/// network and the build when the config was, [`crate::config::check_cudnn_engine`]): it
 /// keeps the host engine's form wherever it runs, so a dry run on a machine without the GPU
 /// (a cluster's login node) judges a resume as the run on the GPU will.
 fn planned_state(

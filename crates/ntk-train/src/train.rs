@@ -173,7 +173,7 @@ fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result
         None => fresh,
     };
     let t = &run.cfg.train;
-    let mut stepper = crate::device::stepper(
+    let mut stepper = crate::cudnn_engine::stepper(
         t.engine,
         (&run.cfg.optim, t.loss),
         model,
@@ -200,7 +200,7 @@ pub(crate) fn engine_of(cfg: &TrainConfig, d: usize, compute: &Compute) -> crate
     let model = cfg.spec()?.build(d, &compute.device, compute.dtype())?;
     let t = &cfg.train;
     let how = (&cfg.optim, t.loss);
-    Ok(crate::device::stepper(t.engine, how, model, compute, t.batch_size)?.engine())
+    Ok(crate::cudnn_engine::stepper(t.engine, how, model, compute, t.batch_size)?.engine())
 }
 
 /// Refuses to resume a checkpoint written by another engine than `engine` (the optimizer

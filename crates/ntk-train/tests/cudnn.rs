@@ -1,4 +1,4 @@
-//! The cuDNN device engine (`ntk-cudnn`) held to the host engine step for step, in f32, for
+//! The cuDNN engine (`ntk-cudnn`) held to the host engine step for step, in f32, for
 //! ResNet-20 in every variant: the training-mode and evaluation-mode logits, every
 //! parameter's gradient, 20 steps each taken from the host engine's state (loss, every
 //! parameter's change, the momenta, BatchNorm's running statistics), 20 free-running steps,
@@ -30,7 +30,7 @@
 mod common;
 
 use burn::tensor::{DType, Device};
-use ntk_cudnn::{DeviceResNet, Sgd};
+use ntk_cudnn::{CudnnResNet, Sgd};
 use ntk_model::resnet::host::{BlockKind, HostResNet, Slot, StemKind};
 use ntk_model::{ResNet, ResNetConfig, ResNetVariant};
 use ntk_train::config::{EngineChoice, OptimConfig, TrainConfig};
@@ -40,7 +40,7 @@ use ntk_train::train::RunOptions;
 
 const BATCH: usize = 32;
 
-/// Whether a device engine can start here; prints why not.
+/// Whether a cuDNN engine can start here; prints why not.
 fn available() -> bool {
     match ntk_cudnn::libraries::probe() {
         Ok(()) => true,
@@ -189,14 +189,14 @@ fn optim() -> OptimConfig {
     }
 }
 
-fn device(h: HostResNet<f32>, o: &OptimConfig) -> DeviceResNet {
+fn device(h: HostResNet<f32>, o: &OptimConfig) -> CudnnResNet {
     let sgd = Sgd {
         momentum: o.momentum,
         nesterov: o.nesterov,
         weight_decay: o.weight_decay,
         scalar_lr_scale: o.scalar_lr_scale,
     };
-    DeviceResNet::from_host(h, sgd, BATCH, 0).unwrap_or_else(|e| panic!("the device engine: {e}"))
+    CudnnResNet::from_host(h, sgd, BATCH, 0).unwrap_or_else(|e| panic!("the cuDNN engine: {e}"))
 }
 
 /// `(softmax - onehot) / B` of row-major logits, in f64 as the host engine computes it.
@@ -314,7 +314,7 @@ fn compare_change(
 }
 
 /// Step for step: before each of 20 steps of the host engine (lr 0.1, momentum 0.9, weight
-/// decay 5e-4, Fixup's scalars at a tenth of the rate), the device engine is given the host
+/// decay 5e-4, Fixup's scalars at a tenth of the rate), the cuDNN engine is given the host
 /// engine's parameters, running statistics and momenta, and takes the same step on the same
 /// batch: the loss (1e-4 relative: the same forward from the same state), the change of every
 /// parameter and the momenta ([`compare_change`]) and the running statistics (1e-4) must
@@ -545,7 +545,7 @@ augment = true
 }
 
 /// A run of `cfg` in `out` ([`common::run`]: the CPU's Burn device holds the model of
-/// record; the device engine computes the steps where `cfg` asks for it).
+/// record; the cuDNN engine computes the steps where `cfg` asks for it).
 fn train_in(cfg: &TrainConfig, out: &std::path::Path, resume: bool, stop_after: Option<usize>) {
     common::run(cfg, out, RunOptions { resume, stop_after });
 }
@@ -561,7 +561,7 @@ fn velocity_at(out: &std::path::Path, epoch: usize) -> Vec<f64> {
 }
 
 /// A run moves between the GPU and the CPU with `--resume` (README, "train.engine"): the
-/// device engine's checkpoint is the host engine's files, so a run trained for an epoch on
+/// cuDNN engine's checkpoint is the host engine's files, so a run trained for an epoch on
 /// the device finishes on the host engine, and one begun on the host finishes on the device.
 /// Each is held to the run that stayed on the other side: the momenta at the end (in norm:
 /// 4 free-running steps in f32, where the step tests above hold a single step's change to

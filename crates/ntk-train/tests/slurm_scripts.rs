@@ -141,7 +141,7 @@ fn gpu_asks_for_one_gpu_per_task_and_trains_on_the_cudnn_engine() {
         command.ends_with("--shard slurm --resume --engine cudnn"),
         "{command}"
     );
-    // The dry run of a cudnn build plans the device engine here, without a GPU.
+    // The dry run of a cudnn build plans the cuDNN engine here, without a GPU.
     let engines: Vec<&str> = stdout
         .lines()
         .filter(|l| l.starts_with("engine: "))
@@ -150,13 +150,13 @@ fn gpu_asks_for_one_gpu_per_task_and_trains_on_the_cudnn_engine() {
     assert!(
         engines
             .iter()
-            .all(|l| l.starts_with("engine: cudnn: the cuDNN device engine")),
+            .all(|l| l.starts_with("engine: cudnn: the cuDNN engine")),
         "{stdout}"
     );
     assert!(!out.exists() && !dir.path().join("logs").exists());
 
     // A run interrupted on the host engine (its checkpoint there, no summary) is planned
-    // as the GPU task would resume it: the device engine keeps the host engine's
+    // as the GPU task would resume it: the cuDNN engine keeps the host engine's
     // checkpoints, and the plan needs no GPU to say so.
     let cpu = Command::new(bin)
         .args([
@@ -192,7 +192,7 @@ fn gpu_asks_for_one_gpu_per_task_and_trains_on_the_cudnn_engine() {
         "{stdout}"
     );
 
-    // A network the device engine does not train is refused at submission, saying why.
+    // A network the cuDNN engine does not train is refused at submission, saying why.
     let mlp = config(dir.path(), false);
     let o = submit(
         dir.path(),
@@ -209,7 +209,7 @@ fn gpu_asks_for_one_gpu_per_task_and_trains_on_the_cudnn_engine() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
     assert!(
-        text(&o.stderr).contains("the device engine trains CIFAR ResNets"),
+        text(&o.stderr).contains("the cuDNN engine trains CIFAR ResNets"),
         "{}",
         text(&o.stderr)
     );

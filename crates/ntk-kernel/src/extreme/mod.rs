@@ -50,6 +50,20 @@ pub struct Extreme {
     pub converged: bool,
 }
 
+impl Extreme {
+    /// The conditioning numbers ([`ntk_numerics::spectrum::Summary`]); the rank is
+    /// [`Self::rank_lower_bound`].
+    pub fn summary(&self) -> ntk_numerics::spectrum::Summary {
+        ntk_numerics::spectrum::Summary {
+            lambda_min: self.lambda_min,
+            lambda_max: self.lambda_max,
+            kappa: (!self.singular).then_some(self.kappa),
+            rank: self.rank_lower_bound,
+            singular: self.singular,
+        }
+    }
+}
+
 /// How the extreme eigenvalues are computed.
 #[derive(Clone, Copy, Debug)]
 pub struct Options {

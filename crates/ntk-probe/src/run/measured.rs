@@ -9,11 +9,11 @@ use super::*;
 /// seconds in kernels and in eigenvalues.
 pub(super) struct Measured {
     pub(super) eigen: Eigen,
-    pub(super) spec: SpectrumSummary,
+    pub(super) spec: ntk_numerics::spectrum::Summary,
     pub(super) eigenvalues: Vec<f64>,
     pub(super) blocks: Option<Vec<BlockRow>>,
     pub(super) angles: Angles,
-    pub(super) route: (Method, Engine),
+    pub(super) route: (Method, Route),
     pub(super) kernel_seconds: f64,
     pub(super) eigen_seconds: f64,
     /// Seconds spent before [`summarize_from`] began (the whole kernel's).
@@ -50,7 +50,7 @@ impl Measured {
             eigenvalues,
             blocks,
             angles: Angles::measure(cfg, inputs, compute, net, &result.kernel)?,
-            route: (result.method, result.engine),
+            route: (result.method, result.route),
             kernel_seconds,
             eigen_seconds,
             before: kernel_seconds,
@@ -98,7 +98,7 @@ impl Measured {
                 (
                     w.extreme,
                     w.min_angle,
-                    Engine::Device,
+                    Route::Device,
                     factor_seconds + w.formation_seconds,
                     w.eigen_seconds,
                     "whole set on the GPU: the kernel formed whole by cuBLAS from the host \
@@ -165,7 +165,7 @@ impl Measured {
                 (
                     e,
                     min,
-                    Engine::Host,
+                    Route::Host,
                     kernel_seconds,
                     phase.finish(),
                     "whole set in tiles: the kernel's lower triangle formed tile by tile and \
@@ -175,7 +175,7 @@ impl Measured {
             };
         Ok(Self {
             eigen: Eigen::Tiled,
-            spec: SpectrumSummary::from(&e),
+            spec: e.summary(),
             eigenvalues: vec![e.lambda_min, e.lambda_max],
             blocks: None,
             angles: Angles {
@@ -202,13 +202,13 @@ impl Measured {
         cache: &mut host::HostCache,
     ) -> crate::Result<Self> {
         let phase = Phase::start("blocks (kernel and eigenvalues of each)");
-        let mut route = (cfg.probe.method, Engine::Host);
+        let mut route = (cfg.probe.method, Route::Host);
         let mut kernel_seconds = 0.0;
         let mut block_kernel = |samples: &[usize]| -> crate::Result<Kernel> {
             let t = Instant::now();
             let r = probe_kernel(cfg, net, &inputs.select(samples), compute, cache)?;
             kernel_seconds += t.elapsed().as_secs_f64();
-            route = (r.method, r.engine);
+            route = (r.method, r.route);
             Ok(r.kernel)
         };
         let eps = compute.precision.epsilon();

@@ -11,14 +11,13 @@ use serde::Serialize;
 
 use crate::Error;
 use crate::blocks::BlockRow;
-use crate::conditioning::SpectrumSummary;
 use crate::config::{Eigen, Method, ProbeConfig, Protocol, spelled};
 use ntk_data::inputs::Inputs;
 use ntk_files::npy;
 use ntk_files::outset::OutputSet;
 use ntk_kernel::angles::{self, MinAngle};
 use ntk_kernel::batch_norm::BnStatistics;
-use ntk_kernel::compute::{Engine, KernelResult, to_tensor};
+use ntk_kernel::compute::{KernelResult, Route, to_tensor};
 use ntk_kernel::host;
 use ntk_kernel::structured;
 use ntk_model::NetSpec;
@@ -85,9 +84,10 @@ pub struct Summary {
     pub backend: ntk_numerics::backend::Backend,
     /// How the kernel was computed (`structured`, `autodiff`, `theory`; never `auto`).
     pub method: Method,
-    /// Where the kernel was computed: `host` (OpenBLAS or faer), `device` (Burn),
-    /// `autodiff` or `theory`.
-    pub engine: Engine,
+    /// The route that formed the kernel ([`Route`]): `host` (OpenBLAS or faer), `device`
+    /// (Burn tensors on the compute device), `autodiff` or `theory`. Written as `engine`, the
+    /// column's name in every summary.json and results.csv already written.
+    pub engine: Route,
     /// `sum`, `full` or `output_<o>`.
     pub output: String,
     pub protocol: Protocol,
@@ -714,7 +714,12 @@ impl crate::blocks::SecondEvaluation for F64Blocks<'_> {
 }
 
 /// The eigenvalue route, summary, saved eigenvalues and blocks of [`protocol_spectrum`].
-type ProtocolSpectrum = (Eigen, SpectrumSummary, Vec<f64>, Option<Vec<BlockRow>>);
+type ProtocolSpectrum = (
+    Eigen,
+    ntk_numerics::spectrum::Summary,
+    Vec<f64>,
+    Option<Vec<BlockRow>>,
+);
 
 /// The kernel's conditioning under `protocol`: the eigenvalue route used (the blocks of
 /// the official protocol are small: their spectra are always full), its summary, the
@@ -732,12 +737,12 @@ fn protocol_spectrum(
         Protocol::Whole if cfg.probe.eigen == Eigen::Extreme => {
             let e = crate::solver::extreme(kernel, compute, eps)?;
             let ev = vec![e.lambda_min, e.lambda_max];
-            (Eigen::Extreme, SpectrumSummary::from(&e), ev, None)
+            (Eigen::Extreme, e.summary(), ev, None)
         }
         Protocol::Whole => {
             let s = crate::solver::full(kernel, compute, eps)?;
             let ev = s.eigenvalues.clone();
-            (Eigen::Full, SpectrumSummary::from(&s), ev, None)
+            (Eigen::Full, s.summary(), ev, None)
         }
         Protocol::Blocks => {
             let b = crate::blocks::spectra(

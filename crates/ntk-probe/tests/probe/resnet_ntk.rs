@@ -282,13 +282,13 @@ fn check(label: &str, model: &ResNet, inp: &Inputs, c: &Compute) -> f64 {
         let t = Instant::now();
         let result = compute_kernel_net(&net, inp, c, Method::Autodiff, mode).expect("kernel");
         let ad_seconds = t.elapsed().as_secs_f64();
-        assert_eq!(result.engine, ntk_kernel::compute::Engine::Autodiff);
+        assert_eq!(result.route, ntk_kernel::compute::Route::Autodiff);
         let t = Instant::now();
         let host = compute_kernel_net(&net, inp, c, Method::Auto, mode).expect("kernel");
         let host_seconds = t.elapsed().as_secs_f64();
         assert_eq!(
-            host.engine,
-            ntk_kernel::compute::Engine::Host,
+            host.route,
+            ntk_kernel::compute::Route::Host,
             "auto on flex takes the host engine"
         );
         let fd = match mode {

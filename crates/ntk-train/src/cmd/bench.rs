@@ -37,7 +37,7 @@ pub(crate) struct BenchArgs {
     /// The ResNet's variant: batch_norm, norm_relu, fixup, selu.
     #[arg(long, default_value = "batch_norm")]
     variant: String,
-    /// Who computes the step, as `train.engine`: auto (the cuDNN device engine for a
+    /// Who computes the step, as `train.engine`: auto (the cuDNN engine for a
     /// ResNet where it starts, else the host engine on a CPU backend), burn, host or
     /// cudnn (built with --features cudnn).
     #[arg(long, default_value = "auto", value_parser = ntk_names::parse_arg::<EngineChoice>)]

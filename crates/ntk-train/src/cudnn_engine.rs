@@ -1,15 +1,15 @@
-//! The cuDNN device engine in a run (`train.engine = "cudnn"`, and `auto`'s pick for a
-//! CIFAR ResNet in f32 where it starts): [`DeviceStepper`], a [`Stepper`] over
-//! [`ntk_cudnn::DeviceResNet`], built with the `cudnn` feature.
+//! The cuDNN engine in a run (`train.engine = "cudnn"`, and `auto`'s pick for a
+//! CIFAR ResNet in f32 where it starts): [`CudnnStepper`], a [`Stepper`] over
+//! [`ntk_cudnn::CudnnResNet`], built with the `cudnn` feature.
 //!
 //! Its checkpoints are the host engine's files (the momentum buffers in the host engine's
 //! order, `checkpoint::Pointer::engine = "host"`), so a run moves between a CPU and a GPU
 //! machine with `--resume`.
 
 #[cfg(feature = "cudnn")]
-pub use enabled::{DeviceStepper, choose};
+pub use enabled::{CudnnStepper, choose};
 
-/// The stepper of a run: the device engine where [`choose`] takes it, else
+/// The stepper of a run: the cuDNN engine where [`choose`] takes it, else
 /// [`crate::stepper::stepper`]'s (the host engine or Burn's).
 pub fn stepper(
     choice: crate::config::EngineChoice,
@@ -32,15 +32,15 @@ pub fn describe(choice: crate::config::EngineChoice) -> &'static str {
     use crate::config::EngineChoice;
     match choice {
         EngineChoice::Cudnn => {
-            "cudnn: the cuDNN device engine, started on the GPU by the run (no fallback)"
+            "cudnn: the cuDNN engine, started on the GPU by the run (no fallback)"
         }
         EngineChoice::Auto if cfg!(feature = "cudnn") => {
-            "auto: the cuDNN device engine for a CIFAR ResNet in f32 where it starts, else the \
+            "auto: the cuDNN engine for a CIFAR ResNet in f32 where it starts, else the \
              host engine where it applies, else Burn's autodiff"
         }
         EngineChoice::Auto => {
             "auto: the host engine where it applies, else Burn's autodiff (this build has no \
-             cuDNN device engine: --features cudnn)"
+             cuDNN engine: --features cudnn)"
         }
         EngineChoice::Host => "host: the host engine",
         EngineChoice::Burn => "burn: Burn's autodiff",
@@ -48,8 +48,8 @@ pub fn describe(choice: crate::config::EngineChoice) -> &'static str {
 }
 
 #[cfg(not(feature = "cudnn"))]
-/// Without the `cudnn` feature there is no device engine: `None` for `auto` and `burn`,
-/// `host`; `cudnn` was refused when the config was checked ([`crate::config::check_device_engine`]).
+/// Without the `cudnn` feature there is no cuDNN engine: `None` for `auto` and `burn`,
+/// `host`; `cudnn` was refused when the config was checked ([`crate::config::check_cudnn_engine`]).
 pub fn choose(
     choice: crate::config::EngineChoice,
     _: (&crate::config::OptimConfig, crate::loss::Loss),
@@ -69,7 +69,7 @@ mod enabled {
     use std::cell::RefCell;
 
     use burn::module::Module;
-    use ntk_cudnn::{DeviceResNet, Sgd};
+    use ntk_cudnn::{CudnnResNet, Sgd};
     use ntk_model::Net;
     use ntk_numerics::backend::{Compute, Precision};
 
@@ -79,17 +79,17 @@ mod enabled {
     use crate::model::Model;
     use crate::stepper::{Batch, SavedOptim, Snapshot, Stepper};
 
-    /// The device engine, the Burn model of record (autodiff device, training mode) written
+    /// The cuDNN engine, the Burn model of record (autodiff device, training mode) written
     /// from its parameters at every [`Stepper::sync`], and the first device error (reported
     /// by [`Stepper::failure`]).
-    pub struct DeviceStepper {
-        engine: RefCell<DeviceResNet>,
+    pub struct CudnnStepper {
+        engine: RefCell<CudnnResNet>,
         model: Model,
         method: &'static str,
         failed: RefCell<Option<ntk_cudnn::Error>>,
     }
 
-    /// The device engine for this run, or `None` where another engine computes the steps:
+    /// The cuDNN engine for this run, or `None` where another engine computes the steps:
     /// `cudnn` starts it or fails naming why; `auto` starts it for a CIFAR ResNet in f32 and
     /// falls back (saying why on stderr) when it cannot start; `burn` and `host` never.
     pub fn choose(
@@ -99,7 +99,7 @@ mod enabled {
         compute: &Compute,
         batch: usize,
     ) -> crate::Result<Option<Box<dyn Stepper>>> {
-        // The device engine computes the cross-entropy only; `cudnn` with another loss was
+        // The cuDNN engine computes the cross-entropy only; `cudnn` with another loss was
         // refused when the config was checked.
         let applies = matches!(model, Net::ResNet(_))
             && compute.precision == Precision::F32
@@ -110,9 +110,7 @@ mod enabled {
             EngineChoice::Auto => match start(optim, model, batch) {
                 Ok(s) => Ok(Some(Box::new(s))),
                 Err(e) => {
-                    eprintln!(
-                        "note: the cuDNN device engine does not start ({e}); using another engine"
-                    );
+                    eprintln!("note: the cuDNN engine does not start ({e}); using another engine");
                     Ok(None)
                 }
             },
@@ -131,7 +129,7 @@ mod enabled {
         }
     }
 
-    fn start(optim: &OptimConfig, model: &Model, batch: usize) -> ntk_cudnn::Result<DeviceStepper> {
+    fn start(optim: &OptimConfig, model: &Model, batch: usize) -> ntk_cudnn::Result<CudnnStepper> {
         let Net::ResNet(r) = model else {
             unreachable!("checked: a ResNet")
         };
@@ -141,14 +139,14 @@ mod enabled {
             weight_decay: optim.weight_decay,
             scalar_lr_scale: optim.scalar_lr_scale,
         };
-        let engine = DeviceResNet::new(r, sgd, batch, 0)?;
+        let engine = CudnnResNet::new(r, sgd, batch, 0)?;
         let mode = match engine.bn_mode() {
             ntk_cudnn::BnMode::Spatial => "",
             ntk_cudnn::BnMode::Persistent => ", BatchNorm persistent",
         };
         let name = format!("cuDNN on {}{mode}", engine.device_name());
         let method = Box::leak(name.into_boxed_str());
-        Ok(DeviceStepper {
+        Ok(CudnnStepper {
             engine: RefCell::new(engine),
             model: model.clone(),
             method,
@@ -156,13 +154,13 @@ mod enabled {
         })
     }
 
-    impl DeviceStepper {
+    impl CudnnStepper {
         fn fail(&self, e: ntk_cudnn::Error) {
             self.failed.borrow_mut().get_or_insert(e);
         }
     }
 
-    impl Stepper for DeviceStepper {
+    impl Stepper for CudnnStepper {
         /// The host engine's: its checkpoints hold the same momentum buffers.
         fn engine(&self) -> crate::checkpoint::StateOf {
             crate::checkpoint::StateOf::Host
@@ -271,7 +269,7 @@ mod tests {
         let resnet = NetSpec::ResNet(ResNetConfig::new(20, ResNetVariant::BatchNorm));
         let mlp = NetSpec::Mlp(MlpConfig::new(8, 4, 2, ActivationKind::Relu));
         let why = |spec: &NetSpec, p| {
-            crate::config::check_device_engine(spec, p).map_err(|e| e.to_string())
+            crate::config::check_cudnn_engine(spec, p).map_err(|e| e.to_string())
         };
         let e = why(&mlp, Precision::F32).unwrap_err();
         assert!(e.contains("trains CIFAR ResNets, not"), "{e}");
