@@ -344,7 +344,7 @@ pub fn human(bytes: f64) -> String {
 /// Runs `cmd` (its output discarded) and returns whether it succeeded and its own peak
 /// resident memory in bytes: `wait4` reports the usage of that child alone, whatever other
 /// processes run beside it. What the tests hold the estimates to (both tools'
-/// `tests/hostile.rs`).
+/// `tests/probe/hostile.rs` and `tests/train/hostile.rs`).
 #[cfg(unix)]
 // The child is waited for by `wait4`, which clippy does not see.
 #[allow(clippy::zombie_processes)]

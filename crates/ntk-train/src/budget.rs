@@ -1,5 +1,5 @@
 //! The memory a training run needs, estimated before anything is allocated (the cost model
-//! of `ntk_runs::budget`, held to measured peaks in tests/hostile.rs), and the check that
+//! of `ntk_runs::budget`, held to measured peaks in tests/train/hostile.rs), and the check that
 //! refuses a run beyond the limit.
 
 use ntk_model::NetSpec;
@@ -35,7 +35,7 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
 /// keeps parameters, gradients and momenta in f64, 3 x 8 bytes; Burn's optimizer its
 /// gradients, momenta and the autodiff graph's copies in the run's precision, 3 x elem at
 /// most as much), a batch's activations and its logits. Held to the measured peak in
-/// tests/hostile.rs (`the_memory_estimate_holds_to_the_measured_peak`).
+/// tests/train/hostile.rs (`the_memory_estimate_holds_to_the_measured_peak`).
 pub fn network_estimate(spec: &NetSpec, d: usize, batch: usize, elem: f64) -> Estimate {
     let batch = batch as f64;
     let activations = match spec {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cuDNN device engine's call on a lent GPU machine (made by
+# The cuDNN engine's call on a lent GPU machine (made by
 # `bash scripts/gpu-bench-pack.sh --cudnn --no-wgpu`, carrying .gpu/bin):
 #   1. the step-for-step tests against the host engine (crates/ntk-train/tests/cudnn.rs);
 #   2. ResNet-20/56/110 steps at batch 128, every variant: ours (`ntk-train bench --engine

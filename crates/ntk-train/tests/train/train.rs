@@ -1,9 +1,7 @@
 //! One run: it learns, its tables have the documented columns, it resumes bit for bit, it
 //! records divergence and keeps the last good state.
 
-mod common;
-
-use common::{digits_config, numbers, run, run_err};
+use crate::common::{digits_config, numbers, run, run_err};
 use ntk_train::config::EngineChoice;
 use ntk_train::metrics::{EpochMetrics, METRICS_COLUMNS, NtkRow, read_csv};
 use ntk_train::schedule::ScheduleKind;
@@ -12,6 +10,7 @@ use ntk_train::train::RunStatus;
 
 #[test]
 fn tiny_digits_run_learns_and_writes_metrics() {
+    let _serial = crate::common::serial();
     let mut cfg = digits_config();
     cfg.data.n = 500;
     cfg.train.epochs = Some(5);
@@ -37,6 +36,7 @@ fn tiny_digits_run_learns_and_writes_metrics() {
 
 #[test]
 fn a_resumed_run_equals_an_uninterrupted_one_bit_for_bit() {
+    let _serial = crate::common::serial();
     for engine in [EngineChoice::Host, EngineChoice::Burn] {
         resumed_equals_uninterrupted(engine);
     }
@@ -128,6 +128,7 @@ fn resume_error(cfg: &ntk_train::config::TrainConfig, dir: &std::path::Path) -> 
 /// (the network dies: loss ln 10) and reports the divergence when they overflow, later.
 #[test]
 fn divergence_is_recorded_and_the_last_good_state_kept() {
+    let _serial = crate::common::serial();
     for engine in [EngineChoice::Burn, EngineChoice::Host] {
         let mut cfg = digits_config();
         cfg.data.n = 200;
@@ -166,6 +167,7 @@ fn divergence_is_recorded_and_the_last_good_state_kept() {
 /// form), and the error says how to resume it.
 #[test]
 fn a_checkpoint_resumes_only_with_its_engine() {
+    let _serial = crate::common::serial();
     let mut cfg = digits_config();
     cfg.data.n = 100;
     cfg.train.epochs = Some(3);
@@ -201,6 +203,7 @@ fn a_checkpoint_resumes_only_with_its_engine() {
 /// it used to start over and delete them.
 #[test]
 fn a_resume_without_the_checkpoint_pointer_keeps_the_checkpoints() {
+    let _serial = crate::common::serial();
     let mut cfg = digits_config();
     cfg.data.n = 100;
     cfg.train.epochs = Some(3);
@@ -230,6 +233,7 @@ fn a_resume_without_the_checkpoint_pointer_keeps_the_checkpoints() {
 /// step (both engines would otherwise index past the logits).
 #[test]
 fn too_few_outputs_for_the_labels_is_an_error() {
+    let _serial = crate::common::serial();
     let mut cfg = digits_config();
     cfg.data.n = 100;
     if let Some(m) = cfg.model.as_mut() {

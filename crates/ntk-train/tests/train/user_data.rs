@@ -2,11 +2,9 @@
 //! .npy and CSV train bit for bit as the built-in digits do, with the same data digest; a
 //! held-out file is evaluated; a file set without labels is refused before any work.
 
-mod common;
-
 use std::path::Path;
 
-use common::{digits_config, numbers, run};
+use crate::common::{digits_config, numbers, run};
 use ntk_data::Dataset;
 use ntk_train::config::TrainConfig;
 use ntk_train::metrics::{EpochMetrics, read_csv};
@@ -86,6 +84,7 @@ fn rows(dir: &Path) -> Vec<EpochMetrics> {
 
 #[test]
 fn digits_from_files_train_as_the_built_in_digits_do() {
+    let _serial = crate::common::serial();
     let mut builtin = digits_config();
     builtin.train.epochs = Some(3);
     let a = tempfile::tempdir().unwrap();
@@ -116,6 +115,7 @@ fn digits_from_files_train_as_the_built_in_digits_do() {
 
 #[test]
 fn the_held_out_file_is_evaluated() {
+    let _serial = crate::common::serial();
     let files = tempfile::tempdir().unwrap();
     let mut cfg = file_config(files.path(), false);
     // The default test_n (10000) takes all 297 held-out rows.
@@ -134,6 +134,7 @@ fn the_held_out_file_is_evaluated() {
 
 #[test]
 fn a_file_set_needs_labels_to_train_and_is_checked_at_load() {
+    let _serial = crate::common::serial();
     let files = tempfile::tempdir().unwrap();
     let mut cfg = file_config(files.path(), false);
     cfg.data.labels = None;
@@ -157,7 +158,7 @@ fn a_file_set_needs_labels_to_train_and_is_checked_at_load() {
     let mut cfg = file_config(files.path(), false);
     cfg.model.as_mut().unwrap().output_dim = 3;
     let out = tempfile::tempdir().unwrap();
-    let e = common::run_err(&cfg, out.path(), RunOptions::default());
+    let e = crate::common::run_err(&cfg, out.path(), RunOptions::default());
     assert!(
         e.contains("model.output_dim = 3") && e.contains("labels up to 9"),
         "{e}"
@@ -170,6 +171,7 @@ fn a_file_set_needs_labels_to_train_and_is_checked_at_load() {
 /// config of a run made without it (a finished run stays finished, not stale).
 #[test]
 fn third_review_training_cases() {
+    let _serial = crate::common::serial();
     let files = tempfile::tempdir().unwrap();
     let mut cfg = file_config(files.path(), false);
     cfg.train.test_n = 10000;
@@ -183,7 +185,7 @@ fn third_review_training_cases() {
     let mut big = cfg.clone();
     big.data.x = Some(files.path().join("big.npy"));
     let out = tempfile::tempdir().unwrap();
-    let e = common::run_err(&big, out.path(), RunOptions::default());
+    let e = crate::common::run_err(&big, out.path(), RunOptions::default());
     assert!(
         e.contains("row 1, column 6") && e.contains("beyond f32's range"),
         "{e}"
@@ -203,7 +205,7 @@ fn third_review_training_cases() {
         .copied()
         .unwrap();
     if top_test > top_train || top_train == 9 {
-        let e = common::run_err(&nine, out.path(), RunOptions::default());
+        let e = crate::common::run_err(&nine, out.path(), RunOptions::default());
         let culprit = if top_train == 9 { "x.npy" } else { "tx.npy" };
         assert!(e.contains(culprit) && e.contains("labels up to 9"), "{e}");
     }
@@ -236,6 +238,7 @@ fn third_review_training_cases() {
 /// kept, and the dry run and the run agree.
 #[test]
 fn output_dim_left_out_is_the_datas_class_count() {
+    let _serial = crate::common::serial();
     let without = |text: &str| {
         text.lines()
             .filter(|l| !l.starts_with("output_dim"))

@@ -10,9 +10,7 @@
 //!   fluctuates by `O(1 / sqrt(m))` = 0.016; the mean over 28 pairs is allowed 0.02.
 //! - A ResNet's layers are the stem, each block and the pooled features, in order.
 
-mod common;
-
-use common::cpu;
+use crate::common::cpu;
 use ntk_data::inputs::Inputs;
 use ntk_kernel::theory::relu::relu_embedding_angles;
 use ntk_model::{ActivationKind, MlpConfig, Net, ResNet, ResNetConfig, ResNetVariant};
@@ -34,6 +32,7 @@ fn inputs(x: Vec<f64>, n: usize, d: usize) -> Inputs {
 
 #[test]
 fn mean_cosines_equals_the_pairwise_loop() {
+    let _serial = crate::common::serial();
     let (n, d) = (9, 13);
     let mut h = gaussian_rows(n, d, 4);
     h[3 * d..4 * d].iter_mut().for_each(|v| *v = 0.0);
@@ -61,6 +60,7 @@ fn mean_cosines_equals_the_pairwise_loop() {
 
 #[test]
 fn wide_relu_layers_follow_the_embedding_angle_recursion() {
+    let _serial = crate::common::serial();
     let (n, d, depth, width) = (8, 20, 4, 4096);
     let c = cpu();
     let x = gaussian_rows(n, d, 7);
@@ -106,6 +106,7 @@ fn wide_relu_layers_follow_the_embedding_angle_recursion() {
 
 #[test]
 fn a_resnets_layers_are_the_stem_each_block_and_the_pooled_features() {
+    let _serial = crate::common::serial();
     let c = cpu();
     for variant in [ResNetVariant::BatchNorm, ResNetVariant::Fixup] {
         let cfg = ResNetConfig::new(8, variant)

@@ -8,6 +8,17 @@ use ntk_train::metrics::EpochMetrics;
 use ntk_train::progress::Reporter;
 use ntk_train::train::{self, Data, RunOptions, TrainSummary};
 
+/// Held by each test of the one test binary while it runs (`tests/train/main.rs`): tests
+/// run one at a time, so that an in-process training has the rayon pool and the BLAS
+/// threads to itself and two runs compare bit for bit. A test that panicked leaves the
+/// lock usable.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 pub fn digits_config() -> TrainConfig {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),

@@ -137,6 +137,7 @@ fn compare(
 
 #[test]
 fn host_resnet_steps_agree_with_burn_in_f64() {
+    let _serial = crate::common::serial();
     for variant in ResNetVariant::all() {
         let (loss, params) = compare(variant, Precision::F64, 4, 1.0);
         assert!(
@@ -151,6 +152,7 @@ fn host_resnet_steps_agree_with_burn_in_f64() {
 /// groups; and the split changes the scalars (it is not a no-op).
 #[test]
 fn fixup_scalars_at_their_own_rate_agree_with_burn() {
+    let _serial = crate::common::serial();
     for precision in [Precision::F64, Precision::F32] {
         let (loss, params) = compare(ResNetVariant::Fixup, precision, 16, 0.25);
         let tol = if precision == Precision::F64 {
@@ -202,6 +204,7 @@ fn fixup_scalars_at_their_own_rate_agree_with_burn() {
 
 #[test]
 fn host_resnet_steps_agree_with_burn_in_f32() {
+    let _serial = crate::common::serial();
     for variant in ResNetVariant::all() {
         for width in [4, 16] {
             let (loss, params) = compare(variant, Precision::F32, width, 1.0);

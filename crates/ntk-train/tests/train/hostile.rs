@@ -98,6 +98,7 @@ fn args(cfg: &Path, out: &Path, extra: &[&str]) -> Vec<OsString> {
 
 #[test]
 fn configs_and_flags_name_their_culprit() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let good = write(d, "good.toml", TINY);
@@ -396,6 +397,7 @@ fn configs_and_flags_name_their_culprit() {
 
 #[test]
 fn set_overrides_any_key_and_the_short_flags_are_its_aliases() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let good = write(d, "good.toml", TINY);
@@ -542,6 +544,7 @@ fn mnist_config(dir: &Path, test_n: usize) -> String {
 
 #[test]
 fn bad_data_files_name_the_file() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let out = d.join("out");
@@ -620,6 +623,7 @@ fn resume(cfg: &Path, out: &Path) -> Output {
 
 #[test]
 fn checkpoints_are_verified_not_trusted() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // Untouched, it resumes (and finds every epoch done).
@@ -711,6 +715,7 @@ fn checkpoints_are_verified_not_trusted() {
 
 #[test]
 fn runs_are_never_reused_for_another_config() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let sweep = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
@@ -770,6 +775,7 @@ fn runs_are_never_reused_for_another_config() {
 
 #[test]
 fn a_closed_pipe_ends_quietly() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // Enough runs that the listing outlives the reader.
@@ -807,6 +813,7 @@ fn names(dir: &Path) -> Vec<String> {
 /// The second hostile review, cluster 1: the tool touches only what it created.
 #[test]
 fn only_what_the_tool_created_is_touched() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let cfg = write(d, "tiny.toml", TINY);
@@ -899,6 +906,7 @@ fn wait_for(path: &Path) {
 /// and `collect` checks what it reads against the recorded provenance.
 #[test]
 fn one_writer_per_run_and_collect_checks_what_it_reads() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // A run that goes on until it is killed.
@@ -993,6 +1001,7 @@ fn one_writer_per_run_and_collect_checks_what_it_reads() {
 /// and once its cause is gone it trains and its record goes.
 #[test]
 fn a_failing_run_is_recorded_and_the_sweep_goes_on() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let cfg = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
@@ -1089,6 +1098,7 @@ fn assert_estimate_holds(name: &str, (estimate, peak): (f64, f64)) {
 /// of width 4096 on the 8x8 digits (17 M parameters) trains one epoch.
 #[test]
 fn the_memory_estimate_holds_to_the_measured_peak() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let wide = TINY
@@ -1106,6 +1116,7 @@ fn the_memory_estimate_holds_to_the_measured_peak() {
 /// MLP above 0.94.
 #[test]
 fn the_memory_estimate_holds_to_the_measured_peak_of_a_resnet() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let cifar = d.join("cifar");
@@ -1150,6 +1161,7 @@ augment = true
 /// naming the key; `collect` and `plot` take `--title` and `--log`.
 #[test]
 fn one_vocabulary_run_sweep_collect_plot() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let good = write(d, "good.toml", TINY);
@@ -1205,6 +1217,7 @@ fn one_vocabulary_run_sweep_collect_plot() {
 /// network's input size.
 #[test]
 fn every_problem_of_a_config_at_once_and_the_dry_run_fails_as_the_run_would() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let cfg = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -1270,6 +1283,7 @@ fn every_problem_of_a_config_at_once_and_the_dry_run_fails_as_the_run_would() {
 /// refused, naming the file; restored, the sweep collects again.
 #[test]
 fn collect_refuses_edited_tables_fingerprints_and_copies() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let cfg = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
@@ -1337,6 +1351,7 @@ fn collect_refuses_edited_tables_fingerprints_and_copies() {
 /// without a held-out file (D8).
 #[test]
 fn fourth_review_config_checks() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let cfg = write(d, "tiny.toml", TINY);
@@ -1466,6 +1481,7 @@ fn mkfifo(path: &Path) {
 /// and stays a FIFO.
 #[test]
 fn no_command_replaces_a_fifo() {
+    let _serial = crate::common::serial();
     use std::os::unix::fs::FileTypeExt;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -1514,6 +1530,7 @@ fn dry_and_real(a: &[OsString]) -> [(Option<i32>, String); 2] {
 /// config check (the run panicked inside faer).
 #[test]
 fn the_dry_run_of_an_interrupted_run_refuses_what_the_run_refuses() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     for (name, extra) in [
@@ -1555,6 +1572,7 @@ fn the_dry_run_of_an_interrupted_run_refuses_what_the_run_refuses() {
 /// `model.output_dim` the user never set.
 #[test]
 fn counts_rates_and_classes_are_refused_as_values() {
+    let _serial = crate::common::serial();
     for (flag, value) in [("--steps", "0"), ("--batch", "0"), ("--width", "0")] {
         let o = run(&[OsString::from("bench"), flag.into(), value.into()]);
         assert_clean_error(&format!("bench {flag} {value}"), &o, &[flag, "0"]);

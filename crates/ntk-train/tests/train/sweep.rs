@@ -1,11 +1,9 @@
 //! Sweeps: expansion, shards, divergence in the middle of a sweep, resume past finished
 //! runs, the lr choice, collect and plot, and bad configs through the binary.
 
-mod common;
-
 use std::process::Command;
 
-use common::{cpu, data, digits_config};
+use crate::common::{cpu, data, digits_config};
 use ntk_runs::sweep::Shard;
 use ntk_train::config::{SweepAxes, TrainConfig};
 use ntk_train::progress::Reporter;
@@ -26,6 +24,7 @@ fn sweep_config() -> TrainConfig {
 
 #[test]
 fn expansion_names_every_point_and_shards_partition_it() {
+    let _serial = crate::common::serial();
     let cfg = sweep_config();
     let points = sweep::expand(&cfg).unwrap();
     let ids: Vec<&str> = points.iter().map(|p| p.id.as_str()).collect();
@@ -50,6 +49,7 @@ fn expansion_names_every_point_and_shards_partition_it() {
 /// the axis the config's `train.seed` is kept.
 #[test]
 fn a_seed_axis_seeds_the_init_and_the_data_order() {
+    let _serial = crate::common::serial();
     let mut cfg = sweep_config();
     cfg.train.seed = 77;
     let kept = sweep::expand(&cfg).unwrap();
@@ -66,6 +66,7 @@ fn a_seed_axis_seeds_the_init_and_the_data_order() {
 
 #[test]
 fn a_sweep_survives_divergence_resumes_past_finished_runs_and_collects() {
+    let _serial = crate::common::serial();
     let cfg = sweep_config();
     let out = tempfile::tempdir().unwrap();
     let compute = cpu();
@@ -127,6 +128,7 @@ fn a_sweep_survives_divergence_resumes_past_finished_runs_and_collects() {
 /// test of the two depths.
 #[test]
 fn collect_reports_the_seeds_spread_speed_and_tests() {
+    let _serial = crate::common::serial();
     let mut cfg = sweep_config();
     cfg.sweep = Some(SweepAxes {
         depths: vec![1, 2],
@@ -251,6 +253,7 @@ test_n = 0
 
 #[test]
 fn bad_configs_fail_with_file_line_and_key() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let cases = [
         (
@@ -305,6 +308,7 @@ fn bad_configs_fail_with_file_line_and_key() {
 
 #[test]
 fn the_binary_runs_dry_runs_plots_and_resumes() {
+    let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let text = format!("{GOOD}\n[sweep]\ndepths = [1, 2]\n");
     let path = write_config(dir.path(), &text);

@@ -3,12 +3,10 @@
 //! epoch of ResNet-20 on the CPU default, checkpoint and resume with BatchNorm's running
 //! statistics, divergence, and the message when the files are missing.
 
-mod common;
-
 use ntk_train::train::RunStatus;
 use std::path::Path;
 
-use common::{cpu, numbers};
+use crate::common::{cpu, numbers};
 use ntk_model::{ResNetConfig, ResNetVariant};
 use ntk_train::config::TrainConfig;
 use ntk_train::metrics::{EpochMetrics, RepresentationRow, read_csv};
@@ -61,6 +59,7 @@ fn run(cfg: &TrainConfig, out: &Path, opts: RunOptions) -> train::TrainSummary {
 
 #[test]
 fn resnet20_trains_a_full_epoch_and_resumes_bit_for_bit() {
+    let _serial = crate::common::serial();
     let data = tempfile::tempdir().unwrap();
     generated_cifar(data.path(), 64); // 320 training images, 64 test images
     let mut cfg = config(data.path(), "depth = 20\nvariant = \"batch_norm\"", 256, 2);
@@ -132,6 +131,7 @@ fn resnet20_trains_a_full_epoch_and_resumes_bit_for_bit() {
 
 #[test]
 fn a_diverging_fixup_resnet_is_recorded() {
+    let _serial = crate::common::serial();
     let data = tempfile::tempdir().unwrap();
     generated_cifar(data.path(), 20);
     let mut cfg = config(
@@ -152,6 +152,7 @@ fn a_diverging_fixup_resnet_is_recorded() {
 
 #[test]
 fn without_the_cifar_files_the_error_says_where_to_put_them() {
+    let _serial = crate::common::serial();
     let empty = tempfile::tempdir().unwrap();
     let cfg = config(empty.path(), "depth = 20\nvariant = \"batch_norm\"", 100, 1);
     let err = match train::load_data(&cfg.data, cfg.train.test_n) {
@@ -167,7 +168,8 @@ fn without_the_cifar_files_the_error_says_where_to_put_them() {
 
 #[test]
 fn a_resnet_with_mlp_inputs_is_refused_with_the_dimensions() {
-    let mut cfg = common::digits_config();
+    let _serial = crate::common::serial();
+    let mut cfg = crate::common::digits_config();
     cfg.model = None;
     cfg.resnet = Some(ResNetConfig::new(20, ResNetVariant::Fixup));
     // The config alone says it (so a dry run refuses it), and so does the run.
@@ -177,7 +179,7 @@ fn a_resnet_with_mlp_inputs_is_refused_with_the_dimensions() {
         "{err}"
     );
     let out = tempfile::tempdir().unwrap();
-    let err = common::run_err(&cfg, out.path(), RunOptions::default());
+    let err = crate::common::run_err(&cfg, out.path(), RunOptions::default());
     assert!(
         err.contains("64 values per sample") && err.contains("3072"),
         "{err}"

@@ -19,6 +19,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 #[test]
 fn collect_reproduces_the_committed_tables() {
+    let _serial = crate::common::serial();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
     let experiments = [
         "fig3/mnist",
@@ -81,6 +82,7 @@ fn collect_reproduces_the_committed_tables() {
 /// track no NTK.
 #[test]
 fn an_empty_final_kappa_says_why() {
+    let _serial = crate::common::serial();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
     let rows = |e: &str| -> Vec<std::collections::HashMap<String, String>> {
         let mut r = csv::Reader::from_path(root.join(e).join("sweep.csv")).unwrap();

@@ -2,9 +2,7 @@
 //! parameters in f64 arithmetic), f32 when asked; the resolved precision is in the
 //! provenance, so a run tracked in one precision is never reused for the other.
 
-mod common;
-
-use common::{digits_config, run};
+use crate::common::{digits_config, run};
 use ntk_numerics::backend::Precision;
 use ntk_train::metrics::{NtkRow, read_csv};
 use ntk_train::train::RunOptions;
@@ -39,6 +37,7 @@ fn numbers(r: &NtkRow) -> (u64, u64, Option<u64>, bool, usize) {
 
 #[test]
 fn the_tracked_kernel_is_f64_on_the_cpu_unless_asked() {
+    let _serial = crate::common::serial();
     let (default, s_default) = tracked(None);
     let (f64_rows, _) = tracked(Some(Precision::F64));
     let (f32_rows, s_f32) = tracked(Some(Precision::F32));
@@ -63,6 +62,7 @@ fn the_tracked_kernel_is_f64_on_the_cpu_unless_asked() {
 /// With tanh the tracked kappa depends on the inputs' scale: the run's summary says so.
 #[test]
 fn a_scale_dependent_tracked_kernel_is_flagged_in_the_summary() {
+    let _serial = crate::common::serial();
     let mut cfg = digits_config();
     cfg.data.n = 200;
     cfg.train.epochs = Some(1);
@@ -93,6 +93,7 @@ fn a_scale_dependent_tracked_kernel_is_flagged_in_the_summary() {
 /// same bit for bit).
 #[test]
 fn batch_statistics_tracking_leaves_the_run_alone() {
+    let _serial = crate::common::serial();
     let text = r#"
 [data]
 dataset = "mnist"
@@ -129,7 +130,13 @@ n = 20
         let metrics: Vec<ntk_train::metrics::EpochMetrics> =
             read_csv(&dir.path().join("metrics.csv")).unwrap();
         let ntk: Vec<NtkRow> = read_csv(&dir.path().join("ntk.csv")).unwrap();
-        runs.push((metrics.iter().map(common::numbers).collect::<Vec<_>>(), ntk));
+        runs.push((
+            metrics
+                .iter()
+                .map(crate::common::numbers)
+                .collect::<Vec<_>>(),
+            ntk,
+        ));
     }
     assert_eq!(
         runs[0].0, runs[1].0,
