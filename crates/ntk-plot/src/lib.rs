@@ -204,8 +204,40 @@ impl Figure {
         f
     }
 
-    /// [`Figure::save_as`] of a figure whose texts are [`Figure::plain_text`]'s.
+    /// [`Figure::save_as`] of a figure whose texts are [`Figure::plain_text`]'s. In a
+    /// column the note is not drawn: it goes, after the title, into `stem.caption.txt`
+    /// beside the figure (the text of a paper's caption), so that the axes keep the page;
+    /// a screen figure draws it under its legend (and an older caption file of that stem
+    /// is removed).
     fn save_plain(&self, stem: &Path, layout: Layout) -> ntk_files::Result<()> {
+        let caption = stem.with_extension("caption.txt");
+        if layout == Layout::Column
+            && let Some(note) = &self.note
+        {
+            let mut text = String::new();
+            if !self.title.trim().is_empty() {
+                text.push_str(self.title.trim());
+                text.push_str("\n\n");
+            }
+            text.push_str(note.trim_end());
+            text.push('\n');
+            ntk_files::io::atomic_write(&caption, text.as_bytes())
+                .map_err(|e| plot_error(&caption, e))?;
+            let mut drawn = self.clone();
+            drawn.note = None;
+            return drawn.draw_files(stem, layout);
+        }
+        match std::fs::remove_file(&caption) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(plot_error(&caption, e));
+            }
+            _ => {}
+        }
+        self.draw_files(stem, layout)
+    }
+
+    /// The PNG, SVG and PDF of this figure as it is drawn.
+    fn draw_files(&self, stem: &Path, layout: Layout) -> ntk_files::Result<()> {
         register_font();
         let m = Metrics::of(layout);
         let size = self.canvas(&m);
@@ -425,12 +457,18 @@ impl Figure {
         } else {
             0.0
         };
+        // A y label longer than the axes are tall goes on lines side by side (drawn below,
+        // rotated), so that it never runs into the title or the x label.
+        let axes_h = f64::from(area.dim_in_pixel().1) - (24.0 + band + 2.0 * m.tick + 20.0) * s;
+        let y_lines = wrap(&self.y_label, |t| f64::from(text_w(t, m.axis)) <= axes_h);
+        let y_line_h = 1.2 * m.axis * s;
+        let y_extra = (y_lines.len().max(1) - 1) as f64 * y_line_h;
         let mut chart = ChartBuilder::on(&area)
             .margin(px(12.0))
             .margin_top(px(12.0 + band))
             .margin_right(px(6.0))
             .x_label_area_size(px(2.0 * m.tick + 20.0))
-            .y_label_area_size(widest as i32 + px(m.axis + 22.0))
+            .y_label_area_size(widest as i32 + px(m.axis + 22.0) + y_extra.round() as i32)
             .build_cartesian_2d(Axis(&xt), Axis(&yt))
             .map_err(err)?;
         // No two labels overlap: those that would are left out (`Ticks::without_overlaps`).
@@ -451,10 +489,11 @@ impl Figure {
         );
         let fx = |v: &f64| xt_shown.label_of(*v);
         let fy = |v: &f64| yt_shown.label_of(*v);
+        let y_desc = if y_lines.len() > 1 { "" } else { &self.y_label };
         chart
             .configure_mesh()
             .x_desc(&self.x_label)
-            .y_desc(&self.y_label)
+            .y_desc(y_desc)
             .x_label_formatter(&fx)
             .y_label_formatter(&fy)
             .label_style(label_font)
@@ -465,6 +504,26 @@ impl Figure {
             .set_all_tick_mark_size(px(6.0))
             .draw()
             .map_err(err)?;
+        if y_lines.len() > 1 {
+            let (xs, ys) = chart.plotting_area().get_pixel_range();
+            let (left, _) = area.get_pixel_range();
+            let style = ("sans-serif", px(m.axis))
+                .into_font()
+                .transform(FontTransform::Rotate270)
+                .into_text_style(root)
+                .pos(Pos::new(HPos::Center, VPos::Center));
+            let y_mid = (ys.start + ys.end) / 2;
+            for (i, line) in y_lines.iter().enumerate() {
+                let x = f64::from(left.start) + 12.0 * s + y_line_h * (i as f64 + 0.6);
+                root.draw(&Text::new(
+                    line.clone(),
+                    (x.round() as i32, y_mid),
+                    style.clone(),
+                ))
+                .map_err(err)?;
+            }
+            debug_assert!(xs.start > left.start);
+        }
         let to_px = |p: (f64, f64)| {
             let c = chart.backend_coord(&p);
             (f64::from(c.0), f64::from(c.1))
@@ -1121,31 +1180,37 @@ mod tests {
         assert!(e.contains("1 spreads for 3 points"), "{e}");
     }
 
-    /// The column layout: half the canvas, the legend under the axes (rows of entries, the
-    /// note wrapped), a title too wide for one line on two.
+    /// The column layout: half the canvas, the legend under the axes (rows of entries), a
+    /// title too wide for one line on two, a y label taller than the axes on lines side by
+    /// side, and the note in a caption file beside the figure instead of on the page.
     #[test]
     fn a_column_figure_has_its_size_and_wraps_what_is_too_wide() {
         let dir = tempfile::tempdir().unwrap();
         let stem = dir.path().join("fig");
         let mut f = figure(None);
         f.title = "MNIST, all 60,000 training images: the NTK's condition number".into();
+        f.y_label = "training loss (cross-entropy, log scale), mean over the seeds".into();
         f.note = Some("mean over 5 seeds; band: min..max over seeds; open: singular".into());
         f.save_as(&stem, Layout::Column).unwrap();
-        // 340 units for the title and axes, the legend's rows (one entry, three note lines)
-        // added below; the PNG at twice the size.
+        // 340 units for the title and axes, the legend's row (one entry) added below; the
+        // PNG at twice the size.
         let (w, h) = image_size(&stem.with_extension("png"));
         assert_eq!(w, 1020);
-        assert!(h > 2 * 400, "{h}");
+        assert!(h > 2 * 340 && h < 2 * 400, "{h}");
         let svg = std::fs::read_to_string(stem.with_extension("svg")).unwrap();
         assert!(svg.contains("width=\"510\""));
-        // Neither the title nor the note is drawn whole on one line.
+        // Neither the title nor the y label is drawn whole on one line.
         assert!(!svg.contains(&f.title), "the title is wrapped");
         assert!(svg.contains("MNIST,"));
-        assert!(
-            !svg.contains(f.note.as_deref().unwrap()),
-            "the note is wrapped"
+        assert!(!svg.contains(&f.y_label), "the y label is wrapped");
+        assert!(svg.contains("\ntraining loss"), "its first line is drawn");
+        // The note is the caption's, after the title; the page does not hold it.
+        assert!(!svg.contains("mean over 5 seeds"));
+        let caption = std::fs::read_to_string(dir.path().join("fig.caption.txt")).unwrap();
+        assert_eq!(
+            caption,
+            format!("{}\n\n{}\n", f.title, f.note.as_deref().unwrap())
         );
-        assert!(svg.contains("mean over 5 seeds;"));
         // Every text's em is at least 8 pt once the 510 units are a column's 244.8 pt.
         for size in svg.split("font-size=\"").skip(1) {
             let em: f64 = size[..size.find('"').unwrap()].parse().unwrap();
@@ -1154,6 +1219,11 @@ mod tests {
                 "font-size {em}"
             );
         }
+        // Drawn again for a screen, the figure carries its note and the caption goes.
+        f.save_as(&stem, Layout::Screen).unwrap();
+        let svg = std::fs::read_to_string(stem.with_extension("svg")).unwrap();
+        assert!(svg.contains("mean over 5 seeds"));
+        assert!(!dir.path().join("fig.caption.txt").exists());
     }
 
     #[test]

@@ -156,7 +156,8 @@ fn width_style(i: usize) -> (Dash, Marker) {
 }
 
 /// Fig. 1: φ against θ_in, the linear network's diagonal, the infinite-width curve of
-/// each depth (solid) and the measurements of each width (mean and sd over seeds as bars).
+/// each depth (solid) and the measurements of each width (mean over seeds, bars from the
+/// seeds' min to max).
 fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
     let name = points
         .first()
@@ -180,7 +181,8 @@ fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
         Dash::Dashed,
     )];
     for (c, &depth) in depths.iter().enumerate() {
-        let color = PALETTE[c % PALETTE.len()];
+        // Depth takes the ramp's colour, as in every figure whose curves are depths.
+        let color = ntk_plot::ramp(c, depths.len());
         let phi = |t: f64| theory_phi(&act, t.to_radians(), depth).to_degrees();
         series.push(line(
             format!("L = {depth}, infinite width"),
@@ -211,7 +213,10 @@ fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
         title: if kind == ActivationKind::Relu {
             "Fig. 1: model-gradient angle vs input angle (ReLU)".into()
         } else {
-            format!("Later version, Fig. 2: model-gradient angle vs input angle ({name})")
+            format!(
+                "Later version, Fig. 2: model-gradient angle vs input angle ({})",
+                ntk_plot::style::words(&name)
+            )
         },
         x_label: "input angle θ_in (°)".into(),
         y_label: "model-gradient angle φ (°)".into(),
@@ -219,7 +224,7 @@ fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
         y_scale: Scale::Linear,
         series,
         note: Some(format!(
-            "solid: infinite width ({})\nmarkers: mean over {seeds} seeds\nbars: mean ± sd over the seeds\nwidths drawn {DODGE_DEG}° apart in θ_in",
+            "solid: infinite width ({})\nmarkers: mean over {seeds} seeds\nbars: min to max over the seeds\nwidths drawn {DODGE_DEG}° apart in θ_in",
             if kind == ActivationKind::Relu {
                 "Thm 4.4"
             } else {
@@ -238,19 +243,26 @@ fn measured(points: &[Fig1Point], depth: usize, width: usize) -> Series {
         .collect();
     thetas.sort_by(f64::total_cmp);
     thetas.dedup();
-    let stats: Vec<(f64, f64, f64)> = thetas
+    // The spread is the seeds' min to max, as in every figure of both tools.
+    let phis = |t: f64| {
+        points
+            .iter()
+            .filter(move |p| p.depth == depth && p.width == width && p.theta_in_deg == t)
+            .map(|p| p.phi_deg)
+    };
+    let stats: Vec<(f64, f64, f64, f64)> = thetas
         .iter()
         .map(|&t| {
-            let (m, sd) = mean_sd(points, depth, width, t);
-            (t, m, sd)
+            let (m, _) = mean_sd(points, depth, width, t);
+            let lo = phis(t).fold(f64::INFINITY, f64::min);
+            let hi = phis(t).fold(f64::NEG_INFINITY, f64::max);
+            (t, m, lo, hi)
         })
         .collect();
     Series {
         label: format!("L = {depth}, width {width}"),
         points: stats.iter().map(|s| (s.0, s.1)).collect(),
-        spread: Some(Spread::Bars(
-            stats.iter().map(|s| (s.1 - s.2, s.1 + s.2)).collect(),
-        )),
+        spread: Some(Spread::Bars(stats.iter().map(|s| (s.2, s.3)).collect())),
         color: PALETTE[0],
         dash: Dash::Dotted,
         marker: Some(Marker::Circle),

@@ -65,7 +65,7 @@ pub enum StateOf {
     /// Burn's optimizer (`optim.bpk`).
     #[default]
     Burn,
-    /// The host engine's momentum buffers (`velocity.npy`, see `crate::host`); the device
+    /// The host engine's momentum buffers (`velocity.npy`, see `crate::host`); the cuDNN
     /// engine writes these too, so its runs resume on the host and back.
     Host,
 }
