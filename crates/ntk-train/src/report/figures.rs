@@ -1,0 +1,410 @@
+//! The figures of a training sweep, read back from its runs: the training loss and test
+//! accuracy against epoch (the mean over seeds, the seeds' min to max shaded), the tracked
+//! NTK's kappa and angle, the representations; one curve per chosen configuration, and
+//! titles that say what was measured.
+
+use super::*;
+
+/// Mean, min and max over the tables `tables` (one per seed) of `value` row by row, over
+/// the rows every table has, against the row's epoch.
+pub(super) fn mean_curve<T>(
+    tables: &[&[T]],
+    epoch: impl Fn(&T) -> usize,
+    value: impl Fn(&T) -> Option<f64>,
+) -> Vec<Stat> {
+    let len = tables.iter().map(|t| t.len()).min().unwrap_or(0);
+    (0..len)
+        .filter_map(|i| {
+            let vals: Vec<f64> = tables.iter().filter_map(|t| value(&t[i])).collect();
+            if vals.len() < tables.len() {
+                return None;
+            }
+            let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            Some((epoch(&tables[0][i]) as f64, mean(vals)?, lo, hi))
+        })
+        .collect()
+}
+
+pub(super) fn metric_curve(
+    runs: &[&RunRecord],
+    value: impl Fn(&EpochMetrics) -> Option<f64>,
+) -> Vec<Stat> {
+    let tables: Vec<&[EpochMetrics]> = runs.iter().map(|r| r.metrics.as_slice()).collect();
+    mean_curve(&tables, |r| r.epoch, value)
+}
+
+pub(super) fn ntk_curve(runs: &[&RunRecord], value: impl Fn(&NtkRow) -> Option<f64>) -> Vec<Stat> {
+    let tables: Vec<&[NtkRow]> = runs.iter().map(|r| r.ntk.as_slice()).collect();
+    mean_curve(&tables, |r| r.epoch, value)
+}
+
+/// The epochs at which some seed's tracked kernel was singular (κ unresolved in
+/// `ntk.precision`), over the rows every seed has.
+pub(super) fn singular_epochs(runs: &[&RunRecord]) -> Vec<f64> {
+    let len = runs.iter().map(|r| r.ntk.len()).min().unwrap_or(0);
+    (0..len)
+        .filter(|&i| runs.iter().any(|r| r.ntk[i].singular))
+        .map(|i| runs[0].ntk[i].epoch as f64)
+        .collect()
+}
+
+/// The top layer's rows of each run's `representations.csv` (one per epoch), averaged.
+pub(super) fn top_representation_curve(
+    runs: &[&RunRecord],
+    value: impl Fn(&RepresentationRow) -> Option<f64>,
+) -> Vec<Stat> {
+    let tops: Vec<Vec<&RepresentationRow>> = runs
+        .iter()
+        .map(|r| {
+            let top = r.representations.iter().map(|x| x.layer).max();
+            r.representations
+                .iter()
+                .filter(|x| Some(x.layer) == top)
+                .collect()
+        })
+        .collect();
+    let tables: Vec<&[&RepresentationRow]> = tops.iter().map(Vec::as_slice).collect();
+    mean_curve(&tables, |r| r.epoch, |r| value(r))
+}
+
+/// One curve of the figures: a configuration at its chosen lr, the runs (seeds) averaged.
+pub(super) struct Curve<'a> {
+    label: String,
+    color: ntk_plot::RGBColor,
+    dash: Dash,
+    marker: Marker,
+    members: Vec<&'a RunRecord>,
+}
+
+/// The sorted distinct values of `key` over the chosen configurations.
+pub(super) fn distinct<T: Ord>(best: &[BestRow], key: impl Fn(&BestRow) -> T) -> Vec<T> {
+    let mut v: Vec<T> = best.iter().map(key).collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Whether a run trained a ResNet (its provenance has a `[resnet]` table).
+pub(super) fn is_resnet(r: &RunRecord) -> bool {
+    r.provenance
+        .as_ref()
+        .is_some_and(|p| p.config.keys().any(|k| k.starts_with("resnet.")))
+        || r.summary
+            .as_ref()
+            .is_some_and(|s| s.model.starts_with("resnet"))
+}
+
+/// The family a configuration's colour and words come from: a ResNet's variant, an MLP's
+/// normalization layer when it has one, else its activation.
+pub(super) fn family(b: &BestRow, resnet: bool) -> &str {
+    if resnet || b.normalization != "none" {
+        &b.normalization
+    } else {
+        &b.activation
+    }
+}
+
+/// The configuration in the words of a paper: "ReLU", "ReLU, BatchNorm", a ResNet's
+/// "NormReLU" (its variant).
+pub(super) fn family_words(b: &BestRow, resnet: bool) -> String {
+    if resnet {
+        ntk_plot::style::words(&b.normalization)
+    } else {
+        ntk_plot::style::family_words(&b.activation, &b.normalization)
+    }
+}
+
+/// The curves of the chosen configurations: colour and marker by depth (a ramp) in a depth
+/// sweep, by family ([`ntk_plot::style`]: the same colour for ReLU, NormReLU, BatchNorm in
+/// every figure) when there is one depth; dash by family; labels in words ("ResNet-20,
+/// NormReLU", "depth 3, ReLU, BatchNorm"), the lr when the runs used several.
+pub(super) fn curves<'a>(runs: &'a [RunRecord], best: &[BestRow]) -> Vec<Curve<'a>> {
+    let styles = distinct(best, |b| (b.activation.clone(), b.normalization.clone()));
+    let depths = distinct(best, |b| b.depth);
+    let several_lrs = runs
+        .iter()
+        .map(|r| r.lr.to_bits())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        > 1;
+    best.iter()
+        .map(|b| {
+            let style = styles
+                .iter()
+                .position(|s| s.0 == b.activation && s.1 == b.normalization)
+                .unwrap_or(0);
+            let depth = depths.iter().position(|&d| d == b.depth).unwrap_or(0);
+            let members = chosen_runs(runs, b);
+            let resnet = members.first().is_some_and(|r| is_resnet(r));
+            let mut label = if resnet {
+                format!("ResNet-{}", b.depth)
+            } else {
+                format!("depth {}", b.depth)
+            };
+            if styles.len() > 1 {
+                label += &format!(", {}", family_words(b, resnet));
+            }
+            if several_lrs {
+                label += &format!(" (lr {})", b.lr);
+            }
+            let name = family(b, resnet);
+            // One depth: the families take the colours and markers too, not only dashes.
+            let (color, marker) = if depths.len() > 1 {
+                (ramp(depth, depths.len()), Marker::nth(depth))
+            } else {
+                (
+                    ntk_plot::style::family_color(name).unwrap_or(ramp(style, styles.len())),
+                    ntk_plot::style::family_marker(name),
+                )
+            };
+            Curve {
+                label,
+                color,
+                dash: [Dash::Solid, Dash::Dashed, Dash::DashDot, Dash::Dotted][style % 4],
+                marker,
+                members,
+            }
+        })
+        .collect()
+}
+
+/// A figure of `curves` against the epoch, each curve's points read by `points`: the mean
+/// over seeds, and where a curve has several seeds their min..max as a band.
+pub(super) fn figure(
+    curves: &[Curve],
+    title: &str,
+    y: &str,
+    log_y: bool,
+    points: &CurveOf,
+) -> Figure {
+    let series: Vec<Series> = curves
+        .iter()
+        .map(|c| {
+            let (stats, unresolved) = points(&c.members);
+            Series {
+                label: c.label.clone(),
+                points: stats.iter().map(|p| (p.0, p.1)).collect(),
+                spread: (c.members.len() > 1)
+                    .then(|| Spread::Band(stats.iter().map(|p| (p.2, p.3)).collect())),
+                color: c.color,
+                dash: c.dash,
+                marker: Some(c.marker),
+                unresolved,
+            }
+        })
+        .filter(|s| !s.points.is_empty() || !s.unresolved.is_empty())
+        .collect();
+    let seeds: Vec<usize> = curves.iter().map(|c| c.members.len()).collect();
+    let note = match (seeds.iter().min(), seeds.iter().max()) {
+        (Some(1), Some(1)) => "one seed per curve".to_string(),
+        (Some(a), Some(b)) if a == b => format!("lines: mean over {a} seeds\nshaded: min to max"),
+        (Some(a), Some(b)) => format!("lines: mean over {a}-{b} seeds\nshaded: min to max"),
+        _ => String::new(),
+    };
+    let note = if series.iter().any(|s| !s.unresolved.is_empty()) {
+        format!(
+            "{note}\nopen markers above the axes: a seed's\nkernel was singular (κ beyond\nntk.precision; see ntk.csv)"
+        )
+    } else {
+        note
+    };
+    Figure {
+        title: title.into(),
+        x_label: "epoch".into(),
+        y_label: y.into(),
+        x_scale: Scale::Integer,
+        y_scale: if log_y { Scale::Log } else { Scale::Linear },
+        series,
+        note: (!note.is_empty()).then_some(note),
+    }
+}
+
+/// Figures of the chosen configurations: training loss (Fig. 3; with `log_y` also on a log
+/// scale, `train_loss_log`), test accuracy, and, when the probes ran during training, kappa
+/// and the minimum gradient angle vs epoch, and the mean cosine between the test inputs'
+/// top-layer representations vs epoch (Agarwal et al., Fig. 1). Figures without data are
+/// not written.
+/// `title` replaces each figure's title as [`ntk_plot::title_as_asked`] says (by default a
+/// title names what the figure shows and what the runs trained on: `MNIST, 60,000 images`).
+/// The runs are the sweep in `dir`'s; the figures go into `out` (`dir` itself, or
+/// `plot --out`).
+pub fn figures(
+    (dir, out): (&Path, &Path),
+    runs: &[RunRecord],
+    log_y: bool,
+    title: Option<&str>,
+    layout: Layout,
+) -> crate::Result<Vec<PathBuf>> {
+    let curves = curves(runs, &choose(runs));
+    let on = data_title(runs).map_or(String::new(), |d| format!(" ({d})"));
+    let titled = |t: &str| ntk_plot::title_as_asked(title, || format!("{t}{on}"), t);
+    // The probes during training measure a subset: their titles say which.
+    let probed = |t: &str, key: &str, split: &str| {
+        let on = probe_title(runs, key, split).map_or_else(|| on.clone(), |p| format!(" ({p})"));
+        ntk_plot::title_as_asked(title, || format!("{t}{on}"), t)
+    };
+    let loss = |m: &[&RunRecord]| (metric_curve(m, |r| Some(r.train_loss)), vec![]);
+    let accuracy = |m: &[&RunRecord]| (metric_curve(m, |r| r.test_accuracy), vec![]);
+    let kappa = |m: &[&RunRecord]| (ntk_curve(m, |r| r.kappa), singular_epochs(m));
+    let angle = |m: &[&RunRecord]| (ntk_curve(m, |r| r.min_grad_angle_deg), vec![]);
+    let cosine = |m: &[&RunRecord]| (top_representation_curve(m, |r| Some(r.mean_cosine)), vec![]);
+    let loss_y = if runs.iter().all(|r| r.loss == crate::loss::Loss::Mse) {
+        "training loss (square loss"
+    } else {
+        "training loss (cross-entropy"
+    };
+    // The runs' own NTK predictions (`[prediction]`), dotted beside the measured curves.
+    let with_predictions = |mut fig: Figure| {
+        let predicted: Vec<Series> = curves
+            .iter()
+            .filter_map(|c| crate::convergence::predicted_series(c.color, &c.members))
+            .collect();
+        if !predicted.is_empty() {
+            let note = crate::convergence::PREDICTED_NOTE;
+            fig.note = Some(
+                fig.note
+                    .map_or(note.to_string(), |n| format!("{n}\n{note}")),
+            );
+            fig.series.extend(predicted);
+        }
+        fig
+    };
+    let mut figures = vec![(
+        "train_loss",
+        with_predictions(figure(
+            &curves,
+            &titled("Training loss"),
+            &format!("{loss_y})"),
+            false,
+            &loss,
+        )),
+    )];
+    if log_y {
+        let y = format!("{loss_y}, log scale)");
+        figures.push((
+            "train_loss_log",
+            with_predictions(figure(&curves, &titled("Training loss"), &y, true, &loss)),
+        ));
+    }
+    figures.extend([
+        (
+            "test_accuracy",
+            figure(
+                &curves,
+                &titled("Test accuracy"),
+                "test accuracy",
+                false,
+                &accuracy,
+            ),
+        ),
+        (
+            "ntk_kappa",
+            figure(
+                &curves,
+                &probed("NTK condition number during training", "ntk.n", "training"),
+                "NTK condition number κ",
+                true,
+                &kappa,
+            ),
+        ),
+        (
+            "ntk_angle",
+            figure(
+                &curves,
+                &probed(
+                    "Minimum gradient angle during training",
+                    "ntk.n",
+                    "training",
+                ),
+                "min gradient angle (°)",
+                false,
+                &angle,
+            ),
+        ),
+        (
+            "representation_cosine",
+            figure(
+                &curves,
+                &probed(
+                    "Test inputs' representations at the top layer",
+                    "representations.n",
+                    "test",
+                ),
+                "mean normalized dot product (cosine)",
+                false,
+                &cosine,
+            ),
+        ),
+    ]);
+    let mut written = Vec::new();
+    // Runs that failed are named on every figure (they are not drawn).
+    let failed = ntk_runs::sweep::failed_note(dir);
+    for (stem, mut fig) in figures.into_iter().filter(|(_, f)| !f.series.is_empty()) {
+        if let Some(f) = &failed {
+            fig.note = Some(fig.note.map_or(f.clone(), |n| format!("{n}\n{f}")));
+        }
+        fig.save_as(&out.join(stem), layout)?;
+        written.push(out.join(format!("{stem}.png")));
+        written.push(out.join(format!("{stem}.svg")));
+        written.push(out.join(format!("{stem}.pdf")));
+    }
+    Ok(written)
+}
+
+/// What the runs trained on, for the figures' titles (`MNIST, 60,000 images`), when every
+/// run records the same data set and number of training images.
+pub(super) fn data_title(runs: &[RunRecord]) -> Option<String> {
+    let (set, n) = (recorded(runs, "data.dataset")?, recorded(runs, "data.n")?);
+    Some(images_title(set.as_str()?, n.as_u64()?))
+}
+
+/// The value of the config key `key` that every run records alike (`None` when a run
+/// records another value, or none).
+pub(super) fn recorded(runs: &[RunRecord], key: &str) -> Option<serde_json::Value> {
+    let of = |r: &RunRecord| r.provenance.as_ref()?.config.get(key).cloned();
+    let first = of(runs.first()?)?;
+    runs.iter()
+        .all(|r| of(r).as_ref() == Some(&first))
+        .then_some(first)
+}
+
+/// What a probe during training measured, for its figures' titles (`Fashion-MNIST, the
+/// first 500 training images`): the data set and the probe's `key` (`ntk.n`,
+/// `representations.n`) as every run records them.
+pub(super) fn probe_title(runs: &[RunRecord], key: &str, split: &str) -> Option<String> {
+    let (set, n) = (recorded(runs, "data.dataset")?, recorded(runs, key)?);
+    let (name, what) = set_words(set.as_str()?);
+    let n = group_digits(n.as_u64()?);
+    Some(format!("{name}, the first {n} {split} {what}"))
+}
+
+/// `MNIST, 60,000 images` for the data set's config name and the number of images.
+pub(super) fn images_title(set: &str, n: u64) -> String {
+    let (name, what) = set_words(set);
+    format!("{name}, {} {what}", group_digits(n))
+}
+
+/// The data set's name as the papers write it and what its samples are (`images`, or
+/// `samples` for the synthetic set and one's own file).
+pub(super) fn set_words(set: &str) -> (&str, &'static str) {
+    let kind = ntk_data::config::Dataset::parse(set);
+    let what = match kind {
+        Some(ntk_data::config::Dataset::File | ntk_data::config::Dataset::Synthetic) => "samples",
+        _ => "images",
+    };
+    (kind.map_or(set, |d| d.paper_name()), what)
+}
+
+/// `60,000` for 60000.
+pub(super) fn group_digits(n: u64) -> String {
+    let digits: Vec<char> = n.to_string().chars().collect();
+    digits
+        .iter()
+        .enumerate()
+        .flat_map(|(i, c)| {
+            let comma = i > 0 && (digits.len() - i).is_multiple_of(3);
+            comma.then_some(',').into_iter().chain(std::iter::once(*c))
+        })
+        .collect()
+}

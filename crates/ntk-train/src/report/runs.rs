@@ -1,0 +1,268 @@
+//! A sweep's runs read back from their directories (`config.toml`, `metrics.csv`,
+//! `ntk.csv`, `representations.csv`, `summary.json`), checked against what each recorded.
+
+use super::*;
+
+/// A run directory read back.
+pub struct RunRecord {
+    pub id: String,
+    pub depth: usize,
+    pub activation: String,
+    pub normalization: String,
+    pub lr: f64,
+    pub seed: u64,
+    pub metrics: Vec<EpochMetrics>,
+    pub ntk: Vec<NtkRow>,
+    /// `representations.csv` when the run tracked them, else empty.
+    pub representations: Vec<RepresentationRow>,
+    /// The training loss the run minimized (`train.loss`).
+    pub loss: crate::loss::Loss,
+    /// `predicted.csv` and `predicted_spectrum.csv` when the run predicted itself
+    /// (`[prediction]`), else empty.
+    pub predicted: Vec<crate::predict::PredictedRow>,
+    pub predicted_spectrum: Vec<crate::predict::SpectrumRow>,
+    pub summary: Option<TrainSummary>,
+    /// The recorded provenance: the summary's, else (a run still going) its checkpoint's.
+    pub provenance: Option<Provenance>,
+    /// The live writer of a run being trained now (its directory's lock holder).
+    pub running: Option<String>,
+    /// Why the run's last attempt failed (`failed.json`), if it did.
+    pub failure: Option<String>,
+}
+
+impl RunRecord {
+    pub(super) fn diverged(&self) -> bool {
+        self.summary.as_ref().is_some_and(|s| s.diverged)
+    }
+    fn finished(&self) -> bool {
+        self.summary.as_ref().is_some_and(|s| s.finished())
+    }
+    pub(super) fn key(&self) -> (usize, String, String) {
+        (
+            self.depth,
+            self.activation.clone(),
+            self.normalization.clone(),
+        )
+    }
+}
+
+impl crate::convergence::PredictedRun for RunRecord {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+    fn predicted(&self) -> &[crate::predict::PredictedRow] {
+        &self.predicted
+    }
+    fn predicted_spectrum(&self) -> &[crate::predict::SpectrumRow] {
+        &self.predicted_spectrum
+    }
+}
+
+impl seeds::SeedRun for RunRecord {
+    fn configuration(&self) -> (usize, &str, &str) {
+        (self.depth, &self.activation, &self.normalization)
+    }
+    fn lr(&self) -> f64 {
+        self.lr
+    }
+    fn finished(&self) -> bool {
+        RunRecord::finished(self)
+    }
+    fn epochs(&self) -> &[EpochMetrics] {
+        &self.metrics
+    }
+}
+
+/// Reads one run directory (it must hold `config.toml`).
+pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
+    let cfg_path = dir.join("config.toml");
+    let cfg: TrainConfig = ntk_runs::config_file::load_toml(&cfg_path)?;
+    let spec = cfg.spec()?;
+    let summary = read_summary(dir)?;
+    let provenance = match &summary {
+        Some(s) => s.provenance.clone(),
+        None => checkpoint_provenance(dir),
+    };
+    if let Some(p) = &provenance {
+        check_config_file(&cfg_path, &cfg, p)?;
+    }
+    let metrics_path = dir.join("metrics.csv");
+    let metrics: Vec<EpochMetrics> = read_csv(&metrics_path)?;
+    if let Some(s) = &summary
+        && metrics.len() != s.epochs_completed
+    {
+        return Err(crate::Error::MetricsDisagree {
+            metrics: metrics_path,
+            rows: metrics.len(),
+            summary: dir.join("summary.json"),
+            epochs: s.epochs_completed,
+        });
+    }
+    if let Some(s) = &summary
+        && let Some(what) = metrics_disagree(&metrics, s)
+    {
+        return Err(crate::Error::MetricsEdited {
+            metrics: metrics_path,
+            summary: dir.join("summary.json"),
+            what,
+        });
+    }
+    Ok(RunRecord {
+        id,
+        depth: spec.depth(),
+        activation: spec.activation_name(),
+        normalization: spec.normalization_name(),
+        lr: cfg.optim.lr,
+        seed: spec.seed(),
+        metrics,
+        ntk: read_csv(&dir.join("ntk.csv"))?,
+        representations: match dir.join("representations.csv") {
+            p if p.exists() => read_csv(&p)?,
+            _ => Vec::new(),
+        },
+        loss: cfg.train.loss,
+        predicted: match dir.join("predicted.csv") {
+            p if p.exists() => read_csv(&p)?,
+            _ => Vec::new(),
+        },
+        predicted_spectrum: match dir.join("predicted_spectrum.csv") {
+            p if p.exists() => read_csv(&p)?,
+            _ => Vec::new(),
+        },
+        summary,
+        provenance,
+        running: ntk_files::lock::DirLock::holder(dir),
+        failure: ntk_runs::sweep::Failure::read(dir).map(|f| f.reason),
+    })
+}
+
+/// Refuses a `config.toml` that says other than the fingerprinted config its run recorded
+/// (edited after the run): the tables would report the edit. Every key both hold is
+/// compared, except those the run resolves from its data and command line.
+pub(super) fn check_config_file(
+    path: &Path,
+    cfg: &TrainConfig,
+    recorded: &Provenance,
+) -> crate::Result<()> {
+    let now = provenance::flatten_config(&crate::train::recorded_config(cfg));
+    let edited: Vec<String> = now
+        .iter()
+        .filter(|(k, _)| k.as_str() != "model.input_dim")
+        .filter_map(|(k, v)| {
+            let was = recorded.config.get(k)?;
+            (was != v).then(|| format!("{k} = {v} there, {was} recorded"))
+        })
+        .collect();
+    if edited.is_empty() {
+        return Ok(());
+    }
+    Err(crate::Error::Edited {
+        path: path.to_path_buf(),
+        edits: edited,
+    })
+}
+
+/// The provenance a run's checkpoint pointer records (a run without a summary yet).
+/// Where a finished run's metrics table disagrees with the summary written from the same
+/// rows (an edited `metrics.csv`): a non-finite train loss (a run stops before such an
+/// epoch is recorded; a diverging network's test loss may be infinite), or a final or best
+/// value that is not the summary's.
+pub(super) fn metrics_disagree(rows: &[EpochMetrics], s: &TrainSummary) -> Option<String> {
+    if let Some(r) = rows
+        .iter()
+        .find(|r| !(r.train_loss.is_finite() && r.train_accuracy.is_finite()))
+    {
+        return Some(format!(
+            "epoch {} has a train loss that is not finite",
+            r.epoch
+        ));
+    }
+    let last = rows.last();
+    let checks = [
+        (
+            "final train loss",
+            last.map(|r| r.train_loss),
+            s.final_train_loss,
+        ),
+        (
+            "final train accuracy",
+            last.map(|r| r.train_accuracy),
+            s.final_train_accuracy,
+        ),
+        (
+            "final test accuracy",
+            rows.iter().rev().find_map(|r| r.test_accuracy),
+            s.final_test_accuracy,
+        ),
+        (
+            "best test accuracy",
+            rows.iter().filter_map(|r| r.test_accuracy).reduce(f64::max),
+            s.best_test_accuracy,
+        ),
+    ];
+    checks
+        .into_iter()
+        .find(|(_, table, summary)| table != summary)
+        .map(|(what, table, summary)| {
+            let show = |v: Option<f64>| v.map_or("none".to_string(), |v| v.to_string());
+            format!(
+                "{what} {} there, {} in the summary",
+                show(table),
+                show(summary)
+            )
+        })
+}
+
+pub(super) fn checkpoint_provenance(dir: &Path) -> Option<Provenance> {
+    let text = std::fs::read_to_string(dir.join("checkpoint.json")).ok()?;
+    serde_json::from_str::<crate::checkpoint::Pointer>(&text)
+        .ok()?
+        .provenance
+}
+
+/// Every run under `out`: `out` itself when it is a run directory, else `out/runs/*`.
+pub fn read_runs(out: &Path) -> crate::Result<Vec<RunRecord>> {
+    if out.join("config.toml").exists() {
+        return Ok(vec![read_run(out, String::new())?]);
+    }
+    let runs = out.join("runs");
+    if let Err(source) = std::fs::read_dir(&runs) {
+        return Err(crate::Error::NoRun {
+            out: out.to_path_buf(),
+            source,
+        });
+    }
+    let dirs: Vec<PathBuf> = ntk_runs::sweep::find_files(&runs, "config.toml")
+        .into_iter()
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect();
+    if dirs.is_empty() {
+        let probe = runs.join("relu").is_dir() || runs.join("linear").is_dir();
+        return Err(crate::Error::NoTrainingRuns {
+            out: out.to_path_buf(),
+            probe_sweep: probe,
+        });
+    }
+    let mut runs = Vec::new();
+    for d in &dirs {
+        let id = d
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into());
+        match read_run(d, id) {
+            Ok(r) => runs.push(r),
+            // A run that failed (`failed.json`) may have left files that cannot be read:
+            // it is named, not read.
+            Err(e) if ntk_runs::sweep::Failure::read(d).is_some() => {
+                eprintln!(
+                    "warning: {}: failed, and its files cannot be read: {e}",
+                    d.display()
+                );
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(runs)
+}
