@@ -1,0 +1,378 @@
+//! What a training config may hold, checked before any work: each section's values and
+//! ranges, the keys that do not apply to the network or the data, and the problems a
+//! config has reported at once ([`TrainConfig::problems`]); warnings for values that run but
+//! are likely mistakes.
+
+use super::*;
+
+impl TrainConfig {
+    /// What the config lets through but a researcher should hear: a warm-up the run never
+    /// leaves.
+    pub fn warnings(&self) -> Vec<String> {
+        let (per_epoch, total, _) = self.step_counts(self.data.n);
+        self.schedule
+            .warmup_warning(total, per_epoch)
+            .into_iter()
+            .collect()
+    }
+
+    /// Checks values the types cannot, and what the config alone says of its data and
+    /// network together (what a run would refuse after reading the files); every problem is
+    /// reported at once ([`crate::Error::Problems`]), each naming its key and value.
+    pub fn validate(&self) -> crate::Result<()> {
+        let mut problems = self.problems();
+        match problems.len() {
+            0 => Ok(()),
+            1 => Err(problems.remove(0)),
+            _ => Err(crate::Error::Problems(problems)),
+        }
+    }
+
+    /// Every problem of the config, in the order of its tables (the first of each check).
+    pub fn problems(&self) -> Vec<crate::Error> {
+        let data_n = match self.data.n {
+            0 => Err(crate::Error::config(
+                "data.n",
+                0,
+                "need at least one training sample",
+            )),
+            _ => Ok(()),
+        };
+        let mut problems: Vec<crate::Error> = [
+            self.validate_optim(),
+            self.validate_train(),
+            data_n,
+            self.validate_ntk(),
+            self.validate_representations(),
+            self.validate_sweep(),
+            self.schedule.validate(),
+            self.validate_min_lr(),
+            self.validate_net(),
+        ]
+        .into_iter()
+        .filter_map(Result::err)
+        .collect();
+        problems.extend(self.input_problems());
+        problems
+    }
+
+    /// What the data set's images and the network say of each other before any file is
+    /// read: a scaling the images' channels do not allow, augmentation of anything but a
+    /// built-in set's images, a network whose input is not the images' size.
+    fn input_problems(&self) -> Vec<crate::Error> {
+        let mut problems: Vec<crate::Error> = ntk_data::inputs::check(&self.data)
+            .into_iter()
+            .map(Into::into)
+            .collect();
+        if self.data.dataset == ntk_data::Dataset::File && self.data.labels.is_none() {
+            problems.push(crate::Error::Missing {
+                key: "data.labels",
+                why: "training needs a label (an integer class) per row of data.x",
+            });
+        }
+        // What the data's headers say; when they cannot be read, `check` said why.
+        let (Ok(shape), Ok(dim)) = (
+            ntk_data::inputs::expected_shape(&self.data),
+            ntk_data::inputs::expected_dim(&self.data),
+        ) else {
+            return problems;
+        };
+        let dataset = self.data.dataset.name();
+        if self.train.augment
+            && let Err(reason) = ntk_data::inputs::augmentation(&self.data)
+        {
+            problems.push(crate::Error::AugmentNeedsImages { reason });
+        }
+        if let Ok(spec) = self.spec() {
+            let what = format!("data.dataset = \"{dataset}\"");
+            if let Err(e) = spec.check_input_dim(dim, &what) {
+                problems.push(e.into());
+            } else if let Some(shape) = shape
+                && let Err(e) = spec.check_image_shape(shape, &what)
+            {
+                problems.push(e.into());
+            }
+        }
+        problems
+    }
+
+    fn validate_optim(&self) -> crate::Result<()> {
+        let o = &self.optim;
+        if !(o.lr.is_finite() && o.lr > 0.0) {
+            return Err(crate::Error::config("optim.lr", o.lr, "must be positive"));
+        }
+        if !(0.0..1.0).contains(&o.momentum) {
+            return Err(crate::Error::config(
+                "optim.momentum",
+                o.momentum,
+                "must be in [0, 1)",
+            ));
+        }
+        if o.nesterov && o.momentum == 0.0 {
+            return Err(crate::Error::Needs {
+                key: "optim.nesterov",
+                value: "true",
+                needs: "optim.momentum > 0",
+            });
+        }
+        if !(o.weight_decay.is_finite() && o.weight_decay >= 0.0) {
+            return Err(crate::Error::config(
+                "optim.weight_decay",
+                o.weight_decay,
+                "must be non-negative",
+            ));
+        }
+        if !(o.scalar_lr_scale.is_finite() && o.scalar_lr_scale > 0.0) {
+            return Err(crate::Error::config(
+                "optim.scalar_lr_scale",
+                o.scalar_lr_scale,
+                "must be positive",
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_train(&self) -> crate::Result<()> {
+        let t = &self.train;
+        let at_least_one = |key, v: usize| match v {
+            0 => Err(crate::Error::config(key, 0, "must be at least 1")),
+            _ => Ok(()),
+        };
+        at_least_one("train.batch_size", t.batch_size)?;
+        match (t.epochs, t.iterations) {
+            (Some(0), _) => at_least_one("train.epochs", 0)?,
+            (_, Some(0)) => at_least_one("train.iterations", 0)?,
+            (Some(_), Some(_)) => {
+                return Err(crate::Error::Exclusive {
+                    keys: "train.epochs and train.iterations",
+                    reason: "give one, not both",
+                });
+            }
+            (None, None) => {
+                return Err(crate::Error::Missing {
+                    key: "train",
+                    why: "give epochs or iterations",
+                });
+            }
+            _ => {}
+        }
+        // Step counts (epochs x steps per epoch) must not overflow; no run is this long.
+        if let Some(e) = t.epochs.filter(|e| *e > MAX_EPOCHS) {
+            return Err(crate::Error::config(
+                "train.epochs",
+                e,
+                "must be at most 1e9",
+            ));
+        }
+        if let Some(i) = t.iterations.filter(|i| *i > MAX_ITERATIONS) {
+            return Err(crate::Error::config(
+                "train.iterations",
+                i,
+                "must be at most 1e12",
+            ));
+        }
+        at_least_one("train.eval_every", t.eval_every)?;
+        at_least_one("train.checkpoint_every", t.checkpoint_every)
+    }
+
+    /// A cosine schedule decays from each run's lr to `schedule.min_lr`: a floor above the
+    /// lr would raise the rate instead.
+    fn validate_min_lr(&self) -> crate::Result<()> {
+        if self.schedule.kind != crate::schedule::ScheduleKind::Cosine {
+            return Ok(());
+        }
+        // The sweep's lrs replace optim.lr when listed.
+        let lrs = self.sweep.as_ref().map_or(&[][..], |s| &s.lrs[..]);
+        let lowest = match lrs {
+            [] => self.optim.lr,
+            _ => lrs.iter().copied().fold(f64::INFINITY, f64::min),
+        };
+        if self.schedule.min_lr > lowest {
+            return Err(crate::Error::MinLrAboveLr {
+                min_lr: self.schedule.min_lr,
+                lr: lowest,
+            });
+        }
+        Ok(())
+    }
+
+    fn validate_ntk(&self) -> crate::Result<()> {
+        let Some(k) = &self.ntk else {
+            return Ok(());
+        };
+        if k.every == 0 {
+            return Err(crate::Error::config("ntk.every", 0, "must be at least 1"));
+        }
+        if k.n < 2 || k.n > self.data.n {
+            return Err(crate::Error::OutOfRange {
+                key: "ntk.n",
+                value: k.n,
+                bound_key: "data.n",
+                bound: self.data.n,
+                why: "",
+            });
+        }
+        if let (OutputMode::Single(output), Ok(spec)) = (k.output, self.spec())
+            && output >= spec.classes()
+        {
+            return Err(crate::Error::OutputBeyond {
+                output,
+                outputs: spec.classes(),
+                classes_key: spec.classes_key(),
+            });
+        }
+        if let (Some(stats), Ok(spec)) = (k.batch_norm_statistics, self.spec())
+            && !spec.has_batch_norm()
+        {
+            return Err(crate::Error::config(
+                "ntk.batch_norm_statistics",
+                stats,
+                "only for BatchNorm networks (model.normalization = \"batch_norm\", \
+                 resnet.variant = \"batch_norm\")",
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_representations(&self) -> crate::Result<()> {
+        let Some(r) = &self.representations else {
+            return Ok(());
+        };
+        if r.every == 0 {
+            return Err(crate::Error::config(
+                "representations.every",
+                0,
+                "must be at least 1",
+            ));
+        }
+        let test_n = self.train.test_n;
+        if r.n < 2 || r.n > test_n {
+            return Err(crate::Error::OutOfRange {
+                key: "representations.n",
+                value: r.n,
+                bound_key: "train.test_n",
+                bound: test_n,
+                why: ", the test inputs whose representations are compared",
+            });
+        }
+        Ok(())
+    }
+
+    fn validate_sweep(&self) -> crate::Result<()> {
+        let Some(s) = &self.sweep else {
+            return Ok(());
+        };
+        let pair_axes = !s.activations.is_empty() || !s.normalizations.is_empty();
+        if !s.families.is_empty() && pair_axes {
+            return Err(crate::Error::Exclusive {
+                keys: "sweep.families",
+                reason: "replaces sweep.activations and sweep.normalizations: give families \
+                         alone",
+            });
+        }
+        if let Some(lr) = s.lrs.iter().find(|lr| !(lr.is_finite() && **lr > 0.0)) {
+            return Err(crate::Error::config(
+                "sweep.lrs",
+                lr,
+                "not a positive learning rate",
+            ));
+        }
+        // A value listed twice would be one run directory for two points.
+        let lrs: Vec<String> = s.lrs.iter().map(|lr| lr_tag(*lr)).collect();
+        twice("sweep.lrs", &lrs)?;
+        twice("sweep.depths", &s.depths)?;
+        twice("sweep.seeds", &s.seeds)?;
+        twice("sweep.activations", &s.activations)?;
+        twice("sweep.normalizations", &s.normalizations)?;
+        twice("sweep.variants", &s.variants)?;
+        let families: Vec<_> = s
+            .families
+            .iter()
+            .map(|f| (f.activation, f.normalization))
+            .collect();
+        twice("sweep.families", &families)
+    }
+
+    /// The network: a valid ResNet, and a classifier with two outputs or more.
+    fn validate_net(&self) -> crate::Result<()> {
+        let spec = self.spec()?;
+        spec.validate()?;
+        if self.train.engine == EngineChoice::Host && !spec.on_host_engine() {
+            return Err(crate::Error::NoHostEngine {
+                model: spec.describe(),
+            });
+        }
+        if self.train.engine == EngineChoice::Cudnn && self.train.loss != Loss::CrossEntropy {
+            return Err(crate::Error::config(
+                "train.loss",
+                self.train.loss.name(),
+                "the cuDNN engine (train.engine = \"cudnn\") computes the cross-entropy \
+                 only; use train.engine = \"host\" or \"auto\" for the square loss",
+            ));
+        }
+        if self.train.engine == EngineChoice::Cudnn {
+            check_cudnn_engine(&spec, self.train.precision)?;
+        }
+        match spec {
+            // The square loss regresses a one-output network on +-1 (two classes).
+            NetSpec::Mlp(m) if m.output_dim == 1 && self.train.loss == Loss::Mse => Ok(()),
+            // A file set without labels: its missing `data.labels` is the problem (reported by
+            // `input_problems`), not the one output the classes would have replaced.
+            NetSpec::Mlp(_)
+                if self.data.dataset == ntk_data::Dataset::File && self.data.labels.is_none() =>
+            {
+                Ok(())
+            }
+            NetSpec::Mlp(m) if m.output_dim < 2 => Err(crate::Error::config(
+                "model.output_dim",
+                m.output_dim,
+                "classification needs one output per class (or 1 with train.loss = \"mse\" on \
+                 two classes: targets -1 and +1)",
+            )),
+            NetSpec::ResNet(r) => {
+                if r.num_classes < 2 {
+                    return Err(crate::Error::config(
+                        "resnet.num_classes",
+                        r.num_classes,
+                        "classification needs two classes or more",
+                    ));
+                }
+                Ok(())
+            }
+            NetSpec::Mlp(_) if self.optim.scalar_lr_scale != 1.0 => Err(crate::Error::config(
+                "optim.scalar_lr_scale",
+                self.optim.scalar_lr_scale,
+                "applies to the scalar biases and multipliers of Fixup ResNets; an MLP has none",
+            )),
+            NetSpec::Mlp(_) => Ok(()),
+        }
+    }
+}
+
+/// The most epochs (and iterations) a run may ask for: beyond, step counts could overflow.
+const MAX_EPOCHS: usize = 1_000_000_000;
+
+const MAX_ITERATIONS: usize = 1_000_000_000_000;
+
+/// Refuses a sweep axis that lists a value twice.
+fn twice<T: PartialEq + std::fmt::Debug>(key: &'static str, values: &[T]) -> crate::Result<()> {
+    for (i, v) in values.iter().enumerate() {
+        if values[..i].contains(v) {
+            return Err(crate::Error::ListedTwice {
+                key,
+                value: format!("{v:?}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Whether `train.engine = "cudnn"` applies to `spec` in `precision` in this build: an error
+/// naming why not (the cuDNN engine trains CIFAR ResNets in f32, built with `cudnn`).
+pub fn check_cudnn_engine(spec: &NetSpec, precision: Precision) -> crate::Result<()> {
+    check_device_net(
+        matches!(spec, NetSpec::ResNet(_)),
+        &spec.describe(),
+        precision,
+    )
+}
