@@ -1,7 +1,8 @@
 //! The files `collect` and the figures write into a sweep or run directory, by name: what a
 //! run directory may hold beside a run's own files, and what `--out` checks recognize.
 
-/// The figures `crate::report::figures` may write, by stem (each as `.png` and `.svg`).
+/// The figures `crate::report::figures` may write, by stem (each as `.png`, `.svg` and
+/// `.pdf`, and in a column layout with its `.caption.txt`).
 pub const FIGURE_STEMS: [&str; 7] = [
     "convergence_rate",
     "train_loss",
@@ -20,6 +21,27 @@ pub fn is_report_file(name: &str) -> bool {
         || name == "convergence.csv"
         || FIGURE_STEMS.iter().any(|stem| {
             name.strip_prefix(stem)
-                .is_some_and(|ext| ext == ".png" || ext == ".svg" || ext == ".pdf")
+                .is_some_and(|ext| [".png", ".svg", ".pdf", ".caption.txt"].contains(&ext))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_figures_files_and_caption_are_the_reports() {
+        for name in [
+            "train_loss.png",
+            "train_loss_log.pdf",
+            "ntk_kappa.svg",
+            "test_accuracy.caption.txt",
+            "best.csv",
+        ] {
+            assert!(is_report_file(name), "{name}");
+        }
+        for name in ["notes.txt", "train_loss.txt", "train_loss.png.bak"] {
+            assert!(!is_report_file(name), "{name}");
+        }
+    }
 }

@@ -487,9 +487,10 @@ pub fn check_collect(cfg: &SweepConfig, out: &Path, allow_mixed: bool) -> crate:
     sweep::check_collect(&sweep, &cfg.points())
 }
 
-/// True for a file a sweep writes at its top level (tables, theory, figures).
+/// True for a file a sweep writes at its top level (tables, theory, figures and, in a
+/// column layout, their captions).
 fn is_sweep_file(name: &str) -> bool {
-    [".csv", ".json", ".png", ".svg", ".pdf"]
+    [".csv", ".json", ".png", ".svg", ".pdf", ".caption.txt"]
         .iter()
         .any(|e| name.ends_with(e))
 }
