@@ -506,7 +506,7 @@ impl Figure {
             .draw()
             .map_err(err)?;
         if y_lines.len() > 1 {
-            let (xs, ys) = chart.plotting_area().get_pixel_range();
+            let (_, ys) = chart.plotting_area().get_pixel_range();
             let (left, _) = area.get_pixel_range();
             let style = ("sans-serif", px(m.axis))
                 .into_font()
@@ -523,7 +523,6 @@ impl Figure {
                 ))
                 .map_err(err)?;
             }
-            debug_assert!(xs.start > left.start);
         }
         let to_px = |p: (f64, f64)| {
             let c = chart.backend_coord(&p);

@@ -88,12 +88,16 @@ pub fn measure(
 
 /// Mean and sample standard deviation over seeds of phi at one (depth, width, theta_in).
 pub fn mean_sd(points: &[Fig1Point], depth: usize, width: usize, theta_deg: f64) -> (f64, f64) {
-    let v: Vec<f64> = points
+    ntk_runs::stats::mean_std(&phis_at(points, depth, width, theta_deg))
+}
+
+/// The measured phi of every seed at one (depth, width, theta_in), in degrees.
+fn phis_at(points: &[Fig1Point], depth: usize, width: usize, theta_deg: f64) -> Vec<f64> {
+    points
         .iter()
         .filter(|p| p.depth == depth && p.width == width && p.theta_in_deg == theta_deg)
         .map(|p| p.phi_deg)
-        .collect();
-    ntk_runs::stats::mean_std(&v)
+        .collect()
 }
 
 /// Writes `fig1.csv` (every measured point beside its theory value) and `fig1.{png,svg,pdf}`.
@@ -243,20 +247,15 @@ fn measured(points: &[Fig1Point], depth: usize, width: usize) -> Series {
         .collect();
     thetas.sort_by(f64::total_cmp);
     thetas.dedup();
-    // The spread is the seeds' min to max, as in every figure of both tools.
-    let phis = |t: f64| {
-        points
-            .iter()
-            .filter(move |p| p.depth == depth && p.width == width && p.theta_in_deg == t)
-            .map(|p| p.phi_deg)
-    };
+    // The spread is the seeds' min to max, as in every figure of both tools; the mean is
+    // `mean_sd`'s, from the same values.
     let stats: Vec<(f64, f64, f64, f64)> = thetas
         .iter()
         .map(|&t| {
-            let (m, _) = mean_sd(points, depth, width, t);
-            let lo = phis(t).fold(f64::INFINITY, f64::min);
-            let hi = phis(t).fold(f64::NEG_INFINITY, f64::max);
-            (t, m, lo, hi)
+            let phis = phis_at(points, depth, width, t);
+            let lo = phis.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = phis.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (t, ntk_runs::stats::mean_std(&phis).0, lo, hi)
         })
         .collect();
     Series {
