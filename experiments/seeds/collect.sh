@@ -4,7 +4,8 @@
 # `--log` the log-scale loss figure where the experiment draws one. Runs whose recorded
 # configs differ beyond the sweep axes are merged with --allow-mixed, listed below with the
 # reason (each experiment's README says it too):
-# - agarwal_fig5/fmnist_fixup_recipe: Fixup with its own scalar rate beside NormReLU's runs;
+# - agarwal_fig5/fmnist_fixup_recipe and fmnist_resnet110_aug: Fixup with its own scalar rate
+#   beside NormReLU's runs;
 # - experiments whose seed 0 tracked the NTK in f32 (before 2026-11-26) and whose added
 #   seeds track it in f64 (the CPU's default since): training is the same.
 #
@@ -19,11 +20,13 @@ all=(
     "fig3/mnist log" "fig3/fmnist log" "fig3/mnist_60k log" "fig3/fmnist_60k log"
     "agarwal_fig1/fmnist -" "agarwal_fig1/fmnist_resnets -"
     "agarwal_fig3/fmnist log" "agarwal_fig3/fmnist_50ep log"
-    "agarwal_fig4/fmnist -" "agarwal_fig5/fmnist -" "agarwal_fig5/fmnist_fixup_recipe -"
+    "agarwal_fig4/fmnist -" "agarwal_fig4/fmnist_resnet110 log"
+    "agarwal_fig5/fmnist -" "agarwal_fig5/fmnist_fixup_recipe -" "agarwal_fig5/fmnist_resnet110_aug log"
     "agarwal_fig7/fmnist log" "agarwal_fig8/fmnist -"
+    "convergence/mnist2000 log" "convergence/mnist2000_w2048 log" "convergence/synthetic2000 log"
 )
-mixed=(agarwal_fig5/fmnist_fixup_recipe agarwal_fig7/fmnist agarwal_fig3/fmnist agarwal_fig3/fmnist_50ep
-    fig3/mnist fig3/fmnist)
+mixed=(agarwal_fig5/fmnist_fixup_recipe agarwal_fig5/fmnist_resnet110_aug agarwal_fig7/fmnist
+    agarwal_fig3/fmnist agarwal_fig3/fmnist_50ep fig3/mnist fig3/fmnist)
 
 for entry in "${all[@]}"; do
     read -r e log <<< "$entry"

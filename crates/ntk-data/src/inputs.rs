@@ -506,9 +506,10 @@ fn at_key(key: &'static str, e: DataError) -> DataError {
     }
 }
 
-/// What a figure's title calls the inputs an [`Inputs::description`] names: an image set as
-/// the papers write it (`MNIST`, `Fashion-MNIST`, `CIFAR-10`), the synthetic set with its
-/// distribution (`Synthetic N(0, I_5)`), the user's own file by its name and shape
+/// What a figure's title calls the inputs an [`Inputs::description`] names, with how many
+/// were measured: an image set as the papers write it (`MNIST, 2,000 images`,
+/// `Fashion-MNIST, all images`), the synthetic set with its distribution
+/// (`Synthetic N(0, I_5), 2,000 samples`), the user's own file by its name and shape
 /// (`x.npy (2000 x 10)`); a description of another form as it is, up to its first comma.
 pub fn title_of(description: &str) -> String {
     // The part up to the first `)` (a shape or a distribution), else up to the first comma.
@@ -526,17 +527,54 @@ pub fn title_of(description: &str) -> String {
     match crate::config::Dataset::parse(word) {
         Some(crate::config::Dataset::Synthetic) => {
             let rest = description[word.len()..].trim_start();
-            if rest.starts_with('N') {
+            let name = if rest.starts_with('N') {
                 format!("Synthetic {}", upto_paren(rest))
             } else {
                 "Synthetic".into()
+            };
+            // `synthetic N(0, I_5), n = 2000, seed 0`: the field `n = N`.
+            let n = rest
+                .split(", ")
+                .find_map(|f| f.strip_prefix("n = ")?.parse::<usize>().ok());
+            match n {
+                Some(n) => format!("{name}, {} samples", group_digits(n)),
+                None => name,
             }
         }
-        Some(set) => set.paper_name().to_string(),
+        Some(set) => {
+            // `mnist train, balanced:2000, minus-one-one`: the subset is the second field.
+            let subset = description
+                .split(", ")
+                .nth(1)
+                .and_then(|f| f.parse::<crate::subset::Subset>().ok());
+            let name = set.paper_name();
+            match subset {
+                Some(crate::subset::Subset::All) => format!("{name}, all images"),
+                Some(
+                    crate::subset::Subset::First { n }
+                    | crate::subset::Subset::Balanced { n }
+                    | crate::subset::Subset::Random { n, .. },
+                ) => format!("{name}, {} images", group_digits(n)),
+                None => name.to_string(),
+            }
+        }
         None => description
             .split(',')
             .next()
             .unwrap_or(description)
             .to_string(),
     }
+}
+
+/// `60,000` for 60000.
+fn group_digits(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

@@ -61,7 +61,7 @@ pub fn moments_line(act: &Activation) -> String {
     let m = act.moments();
     format!(
         "{}: E s(Z) = {:.3}, E s(Z)² = {:.3}",
-        act.kind().name(),
+        act.look().label,
         m.mean,
         m.second
     )
@@ -151,7 +151,8 @@ mod tests {
         assert!((acts[0].derivative(2.0) - acts[1].derivative(2.0)).abs() < 1e-9);
         assert!(dir.path().join("activations.png").exists());
         let svg = std::fs::read_to_string(dir.path().join("activations.svg")).unwrap();
-        assert!(svg.contains("μ") && svg.contains("norm_relu"));
+        // The figure names the activations as the paper does, never by their config words.
+        assert!(svg.contains("μ") && svg.contains("NormReLU") && !svg.contains("norm_relu"));
         assert!(check(1.0, 1.0, 10).is_err() && check(0.0, 1.0, 1).is_err());
     }
 }

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use ntk_plot::{Dash, Figure, PALETTE, RGBColor, Scale, Series};
+use ntk_plot::{Dash, Figure, RGBColor, Scale, Series};
 
 use ntk_kernel::theory::relu::g;
 
@@ -71,7 +71,8 @@ pub fn write(out: &Path, depths: &[usize], points: usize) -> crate::Result<()> {
             },
             points: c,
             spread: None,
-            color: PALETTE[k % PALETTE.len()],
+            // Depth takes the ramp's colour, as in every figure whose curves are depths.
+            color: ntk_plot::ramp(k, depths.len()),
             dash: [Dash::Solid, Dash::DashDot, Dash::Dotted, Dash::Dashed][k % 4],
             marker: None,
             unresolved: vec![],

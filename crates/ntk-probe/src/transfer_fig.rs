@@ -86,7 +86,7 @@ pub fn write(out: &Path, acts: &[Activation], qs: &[f64]) -> crate::Result<Vec<T
     let fixed = |a: &Activation, t: &Transfer| {
         format!(
             "{}: N(1) = {:.4}, N'(1) = {:.4}",
-            a.kind().name(),
+            a.look().label,
             t.norm,
             t.norm_slope
         )

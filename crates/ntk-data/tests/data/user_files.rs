@@ -425,13 +425,33 @@ fn n_defaults_to_every_row_of_a_file() {
 fn titles_name_the_data_as_papers_and_users_do() {
     use ntk_data::inputs::title_of;
     for (description, title) in [
-        ("mnist train, balanced:2000, minus-one-one", "MNIST"),
-        ("fashion-mnist test, first:500, unit-norm", "Fashion-MNIST"),
-        ("cifar-10 train, balanced:1000, per-channel", "CIFAR-10"),
+        (
+            "mnist train, balanced:2000, minus-one-one",
+            "MNIST, 2,000 images",
+        ),
+        (
+            "mnist train, first:60000, minus-one-one",
+            "MNIST, 60,000 images",
+        ),
+        (
+            "fashion-mnist test, first:500, unit-norm",
+            "Fashion-MNIST, 500 images",
+        ),
+        (
+            "cifar-10 train, balanced:1000, per-channel",
+            "CIFAR-10, 1,000 images",
+        ),
+        (
+            "mnist test, random:100:7, minus-one-one",
+            "MNIST, 100 images",
+        ),
+        ("mnist test, all, minus-one-one", "MNIST, all images"),
+        ("mnist train", "MNIST"),
         (
             "synthetic N(0, I_5), n = 2000, seed 0",
-            "Synthetic N(0, I_5)",
+            "Synthetic N(0, I_5), 2,000 samples",
         ),
+        ("synthetic N(0, I_10)", "Synthetic N(0, I_10)"),
         ("file data/own/x.npy (2000 x 10)", "x.npy (2000 x 10)"),
         ("file x.csv (30 x 4), first:20", "x.csv (30 x 4)"),
         ("something else, entirely", "something else"),

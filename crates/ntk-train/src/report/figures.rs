@@ -360,9 +360,16 @@ pub(super) fn data_title(runs: &[RunRecord]) -> Option<String> {
 }
 
 /// The value of the config key `key` that every run records alike (`None` when a run
-/// records another value, or none).
+/// records another value, or none): its provenance's, else (a run older than provenance)
+/// its `config.toml`'s.
 pub(super) fn recorded(runs: &[RunRecord], key: &str) -> Option<serde_json::Value> {
-    let of = |r: &RunRecord| r.provenance.as_ref()?.config.get(key).cloned();
+    let of = |r: &RunRecord| {
+        r.provenance
+            .as_ref()
+            .and_then(|p| p.config.get(key))
+            .or_else(|| r.config.get(key))
+            .cloned()
+    };
     let first = of(runs.first()?)?;
     runs.iter()
         .all(|r| of(r).as_ref() == Some(&first))

@@ -24,6 +24,9 @@ pub struct RunRecord {
     pub summary: Option<TrainSummary>,
     /// The recorded provenance: the summary's, else (a run still going) its checkpoint's.
     pub provenance: Option<Provenance>,
+    /// The run's `config.toml`, flattened as a provenance records it (`data.dataset`): what
+    /// a run written before provenance existed still says of itself.
+    pub config: provenance::FlatConfig,
     /// The live writer of a run being trained now (its directory's lock holder).
     pub running: Option<String>,
     /// Why the run's last attempt failed (`failed.json`), if it did.
@@ -134,6 +137,7 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         },
         summary,
         provenance,
+        config: provenance::flatten_config(&crate::train::recorded_config(&cfg)),
         running: ntk_files::lock::DirLock::holder(dir),
         failure: ntk_runs::sweep::Failure::read(dir).map(|f| f.reason),
     })
