@@ -146,7 +146,7 @@ pub(super) fn curves<'a>(runs: &'a [RunRecord], best: &[BestRow]) -> Vec<Curve<'
                 label += &format!(", {}", family_words(b, resnet));
             }
             if several_lrs {
-                label += &format!(" (lr {})", b.lr);
+                label += &format!(" (lr {})", three_digits(b.lr));
             }
             let name = family(b, resnet);
             // One depth: the families take the colours and markers too, not only dashes.
@@ -401,6 +401,12 @@ pub(super) fn set_words(set: &str) -> (&str, &'static str) {
         _ => "images",
     };
     (kind.map_or(set, |d| d.paper_name()), what)
+}
+
+/// A learning rate for a legend, to three significant digits (`0.797` for 0.797458, as the
+/// convergence experiment's rates from 1/lambda_max come; 0.003 and 30 as they are).
+pub(super) fn three_digits(x: f64) -> f64 {
+    format!("{x:.2e}").parse().unwrap_or(x)
 }
 
 /// `60,000` for 60000.

@@ -347,6 +347,10 @@ mod tests {
         assert_eq!(images_title("file", 2000), "Own data, 2,000 samples");
         assert_eq!(images_title("synthetic", 50), "Synthetic, 50 samples");
         assert_eq!(group_digits(1_234_567), "1,234,567");
+        assert_eq!(three_digits(0.797458).to_string(), "0.797");
+        assert_eq!(three_digits(0.003).to_string(), "0.003");
+        assert_eq!(three_digits(30.0).to_string(), "30");
+        assert_eq!(three_digits(0.1412364).to_string(), "0.141");
     }
 
     #[test]
