@@ -537,7 +537,7 @@ pub fn title_of(description: &str) -> String {
                 .split(", ")
                 .find_map(|f| f.strip_prefix("n = ")?.parse::<usize>().ok());
             match n {
-                Some(n) => format!("{name}, {} samples", group_digits(n)),
+                Some(n) => format!("{name}, {} samples", group_digits(n as u64)),
                 None => name,
             }
         }
@@ -554,7 +554,7 @@ pub fn title_of(description: &str) -> String {
                     crate::subset::Subset::First { n }
                     | crate::subset::Subset::Balanced { n }
                     | crate::subset::Subset::Random { n, .. },
-                ) => format!("{name}, {} images", group_digits(n)),
+                ) => format!("{name}, {} images", group_digits(n as u64)),
                 None => name.to_string(),
             }
         }
@@ -566,8 +566,8 @@ pub fn title_of(description: &str) -> String {
     }
 }
 
-/// `60,000` for 60000.
-fn group_digits(n: usize) -> String {
+/// `60,000` for 60000: a count as the figures' titles write it (also ntk-train's).
+pub fn group_digits(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

@@ -409,15 +409,4 @@ pub(super) fn three_digits(x: f64) -> f64 {
     format!("{x:.2e}").parse().unwrap_or(x)
 }
 
-/// `60,000` for 60000.
-pub(super) fn group_digits(n: u64) -> String {
-    let digits: Vec<char> = n.to_string().chars().collect();
-    digits
-        .iter()
-        .enumerate()
-        .flat_map(|(i, c)| {
-            let comma = i > 0 && (digits.len() - i).is_multiple_of(3);
-            comma.then_some(',').into_iter().chain(std::iter::once(*c))
-        })
-        .collect()
-}
+pub(super) use ntk_data::inputs::group_digits;

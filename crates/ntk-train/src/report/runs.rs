@@ -89,8 +89,9 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         Some(s) => s.provenance.clone(),
         None => checkpoint_provenance(dir),
     };
+    let config = provenance::flatten_config(&crate::train::recorded_config(&cfg));
     if let Some(p) = &provenance {
-        check_config_file(&cfg_path, &cfg, p)?;
+        check_config_file(&cfg_path, &config, p)?;
     }
     let metrics_path = dir.join("metrics.csv");
     let metrics: Vec<EpochMetrics> = read_csv(&metrics_path)?;
@@ -137,7 +138,7 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         },
         summary,
         provenance,
-        config: provenance::flatten_config(&crate::train::recorded_config(&cfg)),
+        config,
         running: ntk_files::lock::DirLock::holder(dir),
         failure: ntk_runs::sweep::Failure::read(dir).map(|f| f.reason),
     })
@@ -148,10 +149,9 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
 /// compared, except those the run resolves from its data and command line.
 pub(super) fn check_config_file(
     path: &Path,
-    cfg: &TrainConfig,
+    now: &provenance::FlatConfig,
     recorded: &Provenance,
 ) -> crate::Result<()> {
-    let now = provenance::flatten_config(&crate::train::recorded_config(cfg));
     let edited: Vec<String> = now
         .iter()
         .filter(|(k, _)| k.as_str() != "model.input_dim")
