@@ -1,11 +1,15 @@
 //! cuDNN's part of a step: the 3x3 convolutions (forward, backward data, backward filter;
 //! algorithms measured once per shape by `cudnnFind*` and kept) and BatchNorm (training with
-//! the batch's statistics, inference with the running ones, backward), in f32 NCHW with FMA
-//! math: no TF32, so the products round as the host engine's f32 GEMMs do.
+//! the batch's statistics, inference with the running ones, backward), in f32 NCHW. By
+//! default with FMA math, no TF32, so the products round as the host engine's f32 GEMMs do;
+//! with [`Fp32Precision::Tf32`] (the user's explicit choice) the convolutions run on the
+//! tensor cores in TF32, as PyTorch's `torch.backends.cudnn.conv.fp32_precision = "tf32"`.
 
 use std::ffi::c_void;
 
 use cudarc::cudnn::sys as dnn;
+
+use ntk_numerics::backend::Fp32Precision;
 
 use crate::error::{Error, Result, cudnn};
 
@@ -90,8 +94,19 @@ pub struct Algos {
     workspace: usize,
 }
 
-/// Algorithms by shape `(n, c_in, h, w, c_out, stride, data)`: measured once per shape.
-pub type AlgoCache = std::collections::HashMap<[usize; 7], Algos>;
+/// Algorithms by shape and math `(n, c_in, h, w, c_out, stride, data, tf32)`: measured once
+/// each.
+pub type AlgoCache = std::collections::HashMap<[usize; 8], Algos>;
+
+/// cuDNN's math type for `fp32`: FMA math (no tensor cores, no TF32) for `ieee`; the default
+/// math, which lets f32 convolutions use TF32 tensor cores, for `tf32` (PyTorch sets the same
+/// pair from its `fp32_precision`).
+pub fn math_type(fp32: Fp32Precision) -> dnn::cudnnMathType_t {
+    match fp32 {
+        Fp32Precision::Ieee => dnn::cudnnMathType_t::CUDNN_FMA_MATH,
+        Fp32Precision::Tf32 => dnn::cudnnMathType_t::CUDNN_DEFAULT_MATH,
+    }
+}
 
 /// One 3x3, padding-1 convolution (cross-correlation, as Burn's and PyTorch's) for a batch
 /// size, with its three algorithms.
@@ -110,10 +125,12 @@ pub struct Conv {
 
 impl Conv {
     /// `n` images of `c_in x h x w` to `c_out` channels at `stride`; `data`: whether the
-    /// input's gradient is needed (not for the stem).
+    /// input's gradient is needed (not for the stem); products rounded as `fp32` says.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         handle: dnn::cudnnHandle_t,
         cache: &mut AlgoCache,
+        fp32: Fp32Precision,
         n: usize,
         [c_in, h, w]: [usize; 3],
         c_out: usize,
@@ -158,8 +175,8 @@ impl Conv {
                 dnn::cudnnDataType_t::CUDNN_DATA_FLOAT,
             )
         })?;
-        cudnn("setting FMA math", unsafe {
-            dnn::cudnnSetConvolutionMathType(cd, dnn::cudnnMathType_t::CUDNN_FMA_MATH)
+        cudnn("setting the math type", unsafe {
+            dnn::cudnnSetConvolutionMathType(cd, math_type(fp32))
         })?;
         let mut conv = Self {
             x,
@@ -172,7 +189,16 @@ impl Conv {
             workspace: 0,
             shape,
         };
-        let key = [n, c_in, h, w, c_out, stride, usize::from(data)];
+        let key = [
+            n,
+            c_in,
+            h,
+            w,
+            c_out,
+            stride,
+            usize::from(data),
+            usize::from(fp32 == Fp32Precision::Tf32),
+        ];
         match cache.get(&key) {
             Some(a) => {
                 conv.fwd = a.fwd;

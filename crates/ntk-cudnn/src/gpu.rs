@@ -12,6 +12,7 @@ use std::sync::Arc;
 use cudarc::cublas::sys as blas;
 use cudarc::cudnn::sys as dnn;
 use cudarc::driver::{CudaContext, CudaModule, CudaStream, result, sys};
+use ntk_numerics::backend::Fp32Precision;
 
 use crate::error::{self, Result, driver};
 use crate::kernels;
@@ -120,6 +121,19 @@ impl Gpu {
             blas::cublasSetWorkspace_v2(gpu.cublas, ws as *mut c_void, BLAS_WORKSPACE)
         })?;
         Ok(gpu)
+    }
+
+    /// cuBLAS's math for `fp32`: its default math (f32 products, no TF32) for `ieee`, TF32
+    /// tensor-op math for `tf32` (as PyTorch's `torch.backends.cuda.matmul.fp32_precision`).
+    pub fn set_fp32(&self, fp32: Fp32Precision) -> Result<()> {
+        let mode = match fp32 {
+            Fp32Precision::Ieee => blas::cublasMath_t::CUBLAS_DEFAULT_MATH,
+            Fp32Precision::Tf32 => blas::cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH,
+        };
+        error::cublas("setting the math mode", unsafe {
+            blas::cublasSetMathMode(self.cublas, mode)
+        })?;
+        Ok(())
     }
 
     /// `bytes` of device memory, zeroed.

@@ -10,8 +10,9 @@
 //! - [`engine`]: [`CudnnResNet`], the whole step (forward, loss, backward, running
 //!   statistics, SGD) captured as one CUDA graph per batch size.
 //!
-//! Everything is f32 with FMA math (no TF32): `ntk-train`'s tests hold it to the host
-//! engine step for step.
+//! Everything is f32, by default with FMA math (no TF32): `ntk-train`'s tests hold it to the
+//! host engine step for step. TF32 on the tensor cores is the user's explicit choice
+//! ([`Fp32Precision::Tf32`], `train.fp32_precision = "tf32"`).
 
 pub mod cudnn;
 pub mod engine;
@@ -25,3 +26,4 @@ pub use cudnn::BnMode;
 pub use engine::{CudnnResNet, Sgd, Step};
 pub use error::{Error, Result};
 pub use libraries::{Library, Missing};
+pub use ntk_numerics::backend::Fp32Precision;

@@ -55,6 +55,51 @@ impl fmt::Display for Precision {
     }
 }
 
+/// How the factors of an f32 product are rounded on an NVIDIA GPU (PyTorch's
+/// `fp32_precision`; `train.fp32_precision`, `ntk-train bench --fp32-precision`):
+///
+/// - `ieee` (the default): f32 multiply-adds, unit roundoff `2^-24 ~ 6.0e-8`, as the host
+///   engines compute;
+/// - `tf32`: both factors rounded to TF32 (f32's exponent, 10 explicit mantissa bits: unit
+///   roundoff `2^-11 ~ 4.9e-4`) and the products summed in f32, on the tensor cores. Each
+///   layer then differs from f32 by about `u_tf32` relative (`sum_i x_i w_i delta_i` with
+///   `|delta_i| <= 2 u_tf32`, random signs), roughly 10^4 times f32's.
+///
+/// Only the cuDNN engine takes `tf32` (its convolutions: cuDNN's default math instead of FMA
+/// math; its head: cuBLAS's TF32 tensor-op math), and only when asked: results in f32 are
+/// the default everywhere.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fp32Precision {
+    #[default]
+    Ieee,
+    Tf32,
+}
+
+impl Fp32Precision {
+    /// Unit roundoff of a product's factors: `2^-24` (`ieee`), `2^-11` (`tf32`).
+    pub fn unit_roundoff(self) -> f64 {
+        match self {
+            Self::Ieee => f64::from(f32::EPSILON) / 2.0,
+            Self::Tf32 => 2f64.powi(-11),
+        }
+    }
+    /// The config's name (the serde name: [`ntk_names`]).
+    pub fn name(self) -> &'static str {
+        ntk_names::name(&self)
+    }
+    /// Whether it is the default (`ieee`): configs leave it out.
+    pub fn is_ieee(&self) -> bool {
+        *self == Self::Ieee
+    }
+}
+
+impl fmt::Display for Fp32Precision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A Burn backend: the cargo feature of the same name builds it in. Declared in order of
 /// preference (the first built in is the default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -19,7 +19,7 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::GradientsParams;
 use burn::tensor::{Int, Tensor, TensorData};
 use ntk_model::{ActivationKind, MlpConfig, ResNetConfig};
-use ntk_numerics::backend::Compute;
+use ntk_numerics::backend::{Compute, Fp32Precision};
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
@@ -96,11 +96,12 @@ pub fn mlp_spec(input_dim: usize, width: usize, depth: usize) -> NetSpec {
 }
 
 /// Times `steps` SGD steps (after two warm-up steps) of `spec` on random inputs of
-/// `input_dim` values with 10 classes.
+/// `input_dim` values with 10 classes, computed by `engine` (its f32 products rounded as
+/// `fp32` says: `tf32` for the cuDNN engine only).
 pub fn step(
     compute: &Compute,
     spec: &NetSpec,
-    engine: EngineChoice,
+    (engine, fp32): (EngineChoice, Fp32Precision),
     input_dim: usize,
     batch: usize,
     steps: usize,
@@ -152,6 +153,7 @@ pub fn step(
         &model,
         compute,
         batch,
+        fp32,
     )? {
         let x: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
         let y: Vec<usize> = y.iter().map(|&v| v as usize).collect();
@@ -173,7 +175,12 @@ pub fn step(
             run(&mut dev)?;
         }
         let seconds = t.elapsed().as_secs_f64() / steps as f64;
-        return Ok(report(dev.method(), seconds, false));
+        let mut r = report(dev.method(), seconds, false);
+        if fp32 == Fp32Precision::Tf32 {
+            // As PyTorch's side writes it (experiments/bench/gpu/torch_resnets.py).
+            r.precision = fp32.name().to_string();
+        }
+        return Ok(r);
     }
     if let Some(mut host) = crate::stepper::choose_engine(
         engine,

@@ -8,20 +8,40 @@
 
 #[cfg(feature = "cudnn")]
 pub use enabled::{CudnnStepper, choose};
+use ntk_numerics::backend::Fp32Precision;
 
-/// The stepper of a run: the cuDNN engine where [`choose`] takes it, else
-/// [`crate::stepper::stepper`]'s (the host engine or Burn's).
+/// `fp32 = tf32` applies to the cuDNN engine only, asked for by name (`auto` may fall back
+/// to an engine without TF32): an error naming `key` otherwise.
+pub fn check_fp32(
+    choice: crate::config::EngineChoice,
+    fp32: Fp32Precision,
+    key: &'static str,
+) -> crate::Result<()> {
+    if fp32 == Fp32Precision::Tf32 && choice != crate::config::EngineChoice::Cudnn {
+        return Err(crate::Error::config(
+            key,
+            fp32.name(),
+            "TF32 applies to the cuDNN engine only: set train.engine = \"cudnn\" \
+             (--engine cudnn), or leave the key out for f32 products",
+        ));
+    }
+    Ok(())
+}
+
+/// The stepper of a run: the cuDNN engine where [`choose`] takes it (its f32 products
+/// rounded as `fp32` says), else [`crate::stepper::stepper`]'s (the host engine or Burn's).
 pub fn stepper(
     choice: crate::config::EngineChoice,
     how: (&crate::config::OptimConfig, crate::loss::Loss),
     model: crate::model::Model,
     compute: &ntk_numerics::backend::Compute,
     batch: usize,
+    fp32: Fp32Precision,
 ) -> crate::Result<Box<dyn crate::stepper::Stepper>> {
     use burn::module::Module;
     let ad = compute.device.clone().autodiff();
     let of_record = model.clone().fork(&ad).train();
-    if let Some(s) = choose(choice, how, &of_record, compute, batch)? {
+    if let Some(s) = choose(choice, how, &of_record, compute, batch, fp32)? {
         return Ok(s);
     }
     crate::stepper::stepper(choice, how, model, compute)
@@ -56,7 +76,9 @@ pub fn choose(
     model: &crate::model::Model,
     compute: &ntk_numerics::backend::Compute,
     _: usize,
+    fp32: Fp32Precision,
 ) -> crate::Result<Option<Box<dyn crate::stepper::Stepper>>> {
+    check_fp32(choice, fp32, "train.fp32_precision")?;
     if choice == crate::config::EngineChoice::Cudnn {
         let resnet = matches!(model, ntk_model::Net::ResNet(_));
         crate::config::check_device_net(resnet, &model.describe(), compute.precision)?;
@@ -71,7 +93,7 @@ mod enabled {
     use burn::module::Module;
     use ntk_cudnn::{CudnnResNet, Sgd};
     use ntk_model::Net;
-    use ntk_numerics::backend::{Compute, Precision};
+    use ntk_numerics::backend::{Compute, Fp32Precision, Precision};
 
     use crate::checkpoint::Loaded;
     use crate::config::{EngineChoice, OptimConfig};
@@ -98,7 +120,9 @@ mod enabled {
         model: &Model,
         compute: &Compute,
         batch: usize,
+        fp32: Fp32Precision,
     ) -> crate::Result<Option<Box<dyn Stepper>>> {
+        super::check_fp32(choice, fp32, "train.fp32_precision")?;
         // The cuDNN engine computes the cross-entropy only; `cudnn` with another loss was
         // refused when the config was checked.
         let applies = matches!(model, Net::ResNet(_))
@@ -107,7 +131,7 @@ mod enabled {
         match choice {
             EngineChoice::Burn | EngineChoice::Host => Ok(None),
             EngineChoice::Auto if !applies => Ok(None),
-            EngineChoice::Auto => match start(optim, model, batch) {
+            EngineChoice::Auto => match start(optim, model, batch, fp32) {
                 Ok(s) => Ok(Some(Box::new(s))),
                 Err(e) => {
                     eprintln!("note: the cuDNN engine does not start ({e}); using another engine");
@@ -120,7 +144,7 @@ mod enabled {
                     &model.describe(),
                     compute.precision,
                 )?;
-                start(optim, model, batch)
+                start(optim, model, batch, fp32)
                     .map(|s| Some(Box::new(s) as Box<dyn Stepper>))
                     .map_err(|e| crate::Error::NoDeviceEngine {
                         reason: e.to_string(),
@@ -129,7 +153,12 @@ mod enabled {
         }
     }
 
-    fn start(optim: &OptimConfig, model: &Model, batch: usize) -> ntk_cudnn::Result<CudnnStepper> {
+    fn start(
+        optim: &OptimConfig,
+        model: &Model,
+        batch: usize,
+        fp32: Fp32Precision,
+    ) -> ntk_cudnn::Result<CudnnStepper> {
         let Net::ResNet(r) = model else {
             unreachable!("checked: a ResNet")
         };
@@ -139,12 +168,16 @@ mod enabled {
             weight_decay: optim.weight_decay,
             scalar_lr_scale: optim.scalar_lr_scale,
         };
-        let engine = CudnnResNet::new(r, sgd, batch, 0)?;
+        let engine = CudnnResNet::new(r, sgd, batch, 0, fp32)?;
         let mode = match engine.bn_mode() {
             ntk_cudnn::BnMode::Spatial => "",
             ntk_cudnn::BnMode::Persistent => ", BatchNorm persistent",
         };
-        let name = format!("cuDNN on {}{mode}", engine.device_name());
+        let math = match fp32 {
+            Fp32Precision::Ieee => "",
+            Fp32Precision::Tf32 => ", TF32",
+        };
+        let name = format!("cuDNN on {}{mode}{math}", engine.device_name());
         let method = Box::leak(name.into_boxed_str());
         Ok(CudnnStepper {
             engine: RefCell::new(engine),
@@ -281,5 +314,35 @@ mod tests {
             let e = why(&resnet, Precision::F32).unwrap_err();
             assert!(e.contains("--features ntk-train/cudnn"), "{e}");
         }
+    }
+
+    /// `train.fp32_precision = "tf32"` is the cuDNN engine's alone: with any other engine the
+    /// config is refused when checked, naming the key (the command line's refusal, exit 2,
+    /// is in tests/train/hostile.rs); `ieee`, the default, is left out of the config written
+    /// back, so f32 runs keep their identity, and `tf32` is written.
+    #[test]
+    fn tf32_is_refused_without_the_cudnn_engine_and_recorded_when_asked() {
+        use crate::config::EngineChoice;
+        use ntk_numerics::backend::Fp32Precision;
+        for engine in [EngineChoice::Auto, EngineChoice::Host, EngineChoice::Burn] {
+            let e = super::check_fp32(engine, Fp32Precision::Tf32, "train.fp32_precision")
+                .expect_err("tf32 without the cuDNN engine")
+                .to_string();
+            assert!(
+                e.contains("train.fp32_precision") && e.contains("cuDNN engine only"),
+                "{e}"
+            );
+            assert!(super::check_fp32(engine, Fp32Precision::Ieee, "k").is_ok());
+        }
+        assert!(super::check_fp32(EngineChoice::Cudnn, Fp32Precision::Tf32, "k").is_ok());
+        let text = "[data]\ndataset = \"digits\"\nn = 60\n[model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\n\
+                    [optim]\nlr = 0.1\n[train]\nbatch_size = 20\nepochs = 1\n";
+        let mut cfg = crate::config::TrainConfig::parse(text).expect("parses");
+        assert_eq!(cfg.train.fp32_precision, Fp32Precision::Ieee);
+        let written = toml::to_string(&cfg).expect("serializes");
+        assert!(!written.contains("fp32_precision"), "{written}");
+        cfg.train.fp32_precision = Fp32Precision::Tf32;
+        let written = toml::to_string(&cfg).expect("serializes");
+        assert!(written.contains("fp32_precision = \"tf32\""), "{written}");
     }
 }

@@ -179,6 +179,7 @@ fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result
         model,
         compute,
         t.batch_size,
+        t.fp32_precision,
     )?;
     if let Some(ck) = found {
         check_engine(run.out, ck.pointer.engine, stepper.engine())?;
@@ -200,7 +201,15 @@ pub(crate) fn engine_of(cfg: &TrainConfig, d: usize, compute: &Compute) -> crate
     let model = cfg.spec()?.build(d, &compute.device, compute.dtype())?;
     let t = &cfg.train;
     let how = (&cfg.optim, t.loss);
-    Ok(crate::cudnn_engine::stepper(t.engine, how, model, compute, t.batch_size)?.engine())
+    let engine = crate::cudnn_engine::stepper(
+        t.engine,
+        how,
+        model,
+        compute,
+        t.batch_size,
+        t.fp32_precision,
+    )?;
+    Ok(engine.engine())
 }
 
 /// Refuses to resume a checkpoint written by another engine than `engine` (the optimizer

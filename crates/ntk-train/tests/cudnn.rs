@@ -2,7 +2,9 @@
 //! ResNet-20 in every variant: the training-mode and evaluation-mode logits, every
 //! parameter's gradient, 20 steps each taken from the host engine's state (loss, every
 //! parameter's change, the momenta, BatchNorm's running statistics), 20 free-running steps,
-//! a diverged step, and a run that moves between the device and the host engine.
+//! a diverged step, and a run that moves between the device and the host engine; and in
+//! TF32 (the user's explicit `train.fp32_precision = "tf32"`), the forward and gradient
+//! within TF32's rounding.
 //!
 //! Tolerances, from f32: both engines round at `2^-24 ~ 6e-8` per operation and sum in
 //! different orders (cuDNN's algorithms against im2col GEMMs on the host); a convolution sums
@@ -30,7 +32,7 @@
 mod common;
 
 use burn::tensor::{DType, Device};
-use ntk_cudnn::{CudnnResNet, Sgd};
+use ntk_cudnn::{CudnnResNet, Fp32Precision, Sgd};
 use ntk_model::resnet::host::{BlockKind, HostResNet, Slot, StemKind};
 use ntk_model::{ResNet, ResNetConfig, ResNetVariant};
 use ntk_train::config::{EngineChoice, OptimConfig, TrainConfig};
@@ -190,13 +192,18 @@ fn optim() -> OptimConfig {
 }
 
 fn device(h: HostResNet<f32>, o: &OptimConfig) -> CudnnResNet {
+    device_with(h, o, Fp32Precision::Ieee)
+}
+
+fn device_with(h: HostResNet<f32>, o: &OptimConfig, fp32: Fp32Precision) -> CudnnResNet {
     let sgd = Sgd {
         momentum: o.momentum,
         nesterov: o.nesterov,
         weight_decay: o.weight_decay,
         scalar_lr_scale: o.scalar_lr_scale,
     };
-    CudnnResNet::from_host(h, sgd, BATCH, 0).unwrap_or_else(|e| panic!("the cuDNN engine: {e}"))
+    CudnnResNet::from_host(h, sgd, BATCH, 0, fp32)
+        .unwrap_or_else(|e| panic!("the cuDNN engine: {e}"))
 }
 
 /// `(softmax - onehot) / B` of row-major logits, in f64 as the host engine computes it.
@@ -250,6 +257,55 @@ fn the_device_engine_is_the_host_engines_forward_and_gradient() {
         if e_grad >= grad_tol(variant) || med >= 1e-4 {
             failures.push(format!(
                 "{variant}: the gradient of {name} differs by {e_grad:.3e} (median {med:.3e})"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// TF32, the user's explicit choice (`train.fp32_precision = "tf32"`): the same forward and
+/// gradient as the host engine's f32 within TF32's rounding. Each factor of a product rounds
+/// at `u = 2^-11 ~ 4.9e-4`, so a convolution's output moves by about `u` relative (a sum of
+/// products with independent errors of at most `2u`, random signs) and 20 layers compound
+/// that to about `sqrt(20) u ~ 2e-3`: logits are held to `2e-2` of the largest. Kinks take the
+/// other branch about `10^4` times more often than in f32 (about one pre-activation in
+/// `10^3`, against one per forward), so the gradient is compared as a whole, in norm, and
+/// held to `1e-1`; an engine that computed something else would be off by order 1. The
+/// errors are printed beside f32's: on a GPU without TF32 (before Ampere) the two are alike.
+#[test]
+fn tf32_keeps_the_host_engines_forward_and_gradient_within_its_rounding() {
+    if !available() {
+        return;
+    }
+    let wide = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<f64>>();
+    let mut failures = Vec::new();
+    for variant in ResNetVariant::all() {
+        let net = network(variant);
+        let mut host = HostResNet::<f32>::read(&net);
+        general_position(&mut host);
+        let d = host.stem.input.image();
+        let (x, y) = batch(1, d);
+        let want = host.forward(&x, BATCH).to_vec();
+        let dl = cotangent(&want, &y);
+        let mut grad = vec![0f32; host.num_params()];
+        host.backward(&dl, &mut grad);
+        let mut errors = Vec::new();
+        for fp32 in [Fp32Precision::Ieee, Fp32Precision::Tf32] {
+            let mut dev = device_with(host.clone(), &optim(), fp32);
+            assert_eq!(dev.fp32_precision(), fp32);
+            let got = dev.logits(&x, BATCH).expect("device logits");
+            let (_, dgrad) = dev.gradient(&x, &y).expect("device gradient");
+            errors.push((rel(&got, &want), rel2(&wide(&dgrad), &wide(&grad))));
+        }
+        let [(l32, g32), (l_tf, g_tf)] = errors[..] else {
+            unreachable!("two precisions")
+        };
+        println!(
+            "{variant}: logits {l_tf:.2e} in tf32 ({l32:.2e} in f32), gradient in norm {g_tf:.2e} ({g32:.2e})"
+        );
+        if l_tf >= 2e-2 || g_tf >= 1e-1 {
+            failures.push(format!(
+                "{variant}: in tf32 the logits differ by {l_tf:.3e}, the gradient by {g_tf:.3e} in norm"
             ));
         }
     }

@@ -4,7 +4,8 @@
 #   1. the step-for-step tests against the host engine (crates/ntk-train/tests/cudnn.rs);
 #   2. ResNet-20/56/110 steps at batch 128, every variant: ours (`ntk-train bench --engine
 #      cudnn`), then PyTorch eager and PyTorch with its whole step as a CUDA graph (one
-#      process: experiments/bench/gpu/torch_resnets.py), f32 with TF32 off;
+#      process: experiments/bench/gpu/torch_resnets.py), f32 with TF32 off; then, for
+#      CUDNN_TF32's networks, both sides with TF32 on (ours: --fp32-precision tf32);
 #   3. (CUDNN_TRAIN=1) the headline config for a few hundred real steps on generated
 #      CIFAR-format files.
 # CUDA's libraries come from the machine's Python (PyTorch's nvidia-* wheels) on
@@ -48,8 +49,17 @@ for round in 1 2; do
             python3 -c "import json,sys; [print(json.dumps(dict(json.loads(l), round=$round, side='ours-nograph'))) for l in sys.stdin]" \
             >>"$OUT/cudnn_bench.jsonl"
     done
-    # PyTorch with TF32 allowed (tensor cores) for reference: ours stays f32.
-    tf32=${CUDNN_TF32:-"110:batch_norm 110:norm_relu"}
+    # Both sides with TF32 (the tensor cores): ours by --fp32-precision tf32, the user's
+    # explicit choice (train.fp32_precision), PyTorch by its fp32_precision switches.
+    tf32=${CUDNN_TF32:-"110:batch_norm 110:norm_relu 110:fixup 110:selu"}
+    for c in $tf32; do
+        if (($(left) < 30)); then continue; fi
+        d=${c%%:*} v=${c#*:}
+        timeout 60 "$BIN/ntk-train-cudnn" bench --resnet "$d" --variant "$v" --batch 128 \
+            --steps 20 --engine cudnn --fp32-precision tf32 2>&1 | tee -a "$OUT/cudnn_bench.txt" | grep '^{' |
+            python3 -c "import json,sys; [print(json.dumps(dict(json.loads(l), round=$round, side='ours-tf32'))) for l in sys.stdin]" \
+            >>"$OUT/cudnn_bench.jsonl"
+    done
     if (($(left) >= 40)); then
         # shellcheck disable=SC2086 # a list
         timeout 60 python3 experiments/bench/gpu/torch_resnets.py --tf32 $tf32 |
@@ -74,14 +84,15 @@ for r in rows:
     key = (model, r["side"] if r["side"].startswith("ours") else "pytorch " + r["engine"] + ("" if r["precision"] == "f32" else " " + r["precision"]))
     best[key] = min(best.get(key, 1e9), r["seconds_per_step"])
 models = sorted({k[0] for k in best})
-print("| model | ours s | ours, no graph s | PyTorch eager s | PyTorch graph s | PyTorch eager TF32 s | PyTorch graph TF32 s | ours / eager | ours / graph |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| model | ours s | ours, no graph s | PyTorch eager s | PyTorch graph s | ours / eager | ours / graph | ours TF32 s | PyTorch eager TF32 s | PyTorch graph TF32 s | TF32: ours / eager | TF32: ours / graph |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for m in models:
     o, n = best.get((m, "ours")), best.get((m, "ours-nograph"))
     e, g = best.get((m, "pytorch eager")), best.get((m, "pytorch graph"))
+    ot = best.get((m, "ours-tf32"))
     et, gt = best.get((m, "pytorch eager tf32")), best.get((m, "pytorch graph tf32"))
     f = lambda v: "-" if v is None else f"{v:.4f}"
     r = lambda a, b: "-" if a is None or b is None else f"{a / b:.2f}"
-    print(f"| {m} | {f(o)} | {f(n)} | {f(e)} | {f(g)} | {f(et)} | {f(gt)} | {r(o, e)} | {r(o, g)} |")
+    print(f"| {m} | {f(o)} | {f(n)} | {f(e)} | {f(g)} | {r(o, e)} | {r(o, g)} | {f(ot)} | {f(et)} | {f(gt)} | {r(ot, et)} | {r(ot, gt)} |")
 PY
 echo "=== [${SECONDS}s] done"

@@ -24,6 +24,7 @@ use cudarc::driver::{CudaGraph, sys};
 use ntk_model::ResNet;
 use ntk_model::activation::{Activation, SELU_ALPHA, SELU_LAMBDA};
 use ntk_model::resnet::host::{BlockKind, Bn, HostResNet, Slot, StemKind};
+use ntk_numerics::backend::Fp32Precision;
 
 use crate::cudnn::{self, BnPtrs, Conv, Tensor};
 use crate::error::{self, Error, Result};
@@ -143,6 +144,8 @@ pub struct CudnnResNet {
     bn_mode: cudnn::BnMode,
     /// The activation of the norm_relu and selu variants: (kind, p0, p1, p2).
     act: (i32, f32, f32, f32),
+    /// How the convolutions' and the head's f32 products round (`ieee` unless asked).
+    fp32: Fp32Precision,
 }
 
 fn act_params(a: Option<Activation>) -> (i32, f32, f32, f32) {
@@ -159,15 +162,30 @@ fn act_params(a: Option<Activation>) -> (i32, f32, f32, f32) {
 }
 
 impl CudnnResNet {
-    /// The engine for `net` on GPU `ordinal`, for batches of at most `cap` rows.
-    pub fn new(net: &ResNet, sgd: Sgd, cap: usize, ordinal: usize) -> Result<Self> {
+    /// The engine for `net` on GPU `ordinal`, for batches of at most `cap` rows, its f32
+    /// products rounded as `fp32` says (`ieee`: as the host engine's; `tf32`: on the tensor
+    /// cores).
+    pub fn new(
+        net: &ResNet,
+        sgd: Sgd,
+        cap: usize,
+        ordinal: usize,
+        fp32: Fp32Precision,
+    ) -> Result<Self> {
         let host = HostResNet::<f32>::read(net);
-        Self::from_host(host, sgd, cap, ordinal)
+        Self::from_host(host, sgd, cap, ordinal, fp32)
     }
 
     /// As [`Self::new`], from the host engine's copy of the network.
-    pub fn from_host(net: HostResNet<f32>, sgd: Sgd, cap: usize, ordinal: usize) -> Result<Self> {
+    pub fn from_host(
+        net: HostResNet<f32>,
+        sgd: Sgd,
+        cap: usize,
+        ordinal: usize,
+        fp32: Fp32Precision,
+    ) -> Result<Self> {
         let mut gpu = Gpu::new(ordinal)?;
+        gpu.set_fp32(fp32)?;
         let order = plan::device_order(&net);
         let maps = Maps::new(&net, cap);
         let p = net.num_params();
@@ -294,6 +312,7 @@ impl CudnnResNet {
             graphs,
             bn_mode,
             act,
+            fp32,
         };
         engine.upload_state()?;
         Ok(engine)
@@ -307,6 +326,11 @@ impl CudnnResNet {
     /// cuDNN's BatchNorm mode for training (`NTK_CUDNN_BN`).
     pub fn bn_mode(&self) -> cudnn::BnMode {
         self.bn_mode
+    }
+
+    /// How its f32 products round (`ieee` unless the user asked for `tf32`).
+    pub fn fp32_precision(&self) -> Fp32Precision {
+        self.fp32
     }
 
     /// The most rows a batch may have.
@@ -343,7 +367,17 @@ impl CudnnResNet {
         let net = &self.net;
         let cache = &mut self.algos;
         let s = net.stem.input;
-        let stem = Conv::new(h, cache, n, [s.c, s.h, s.w], net.stem.output.c, 1, false)?;
+        let fp32 = self.fp32;
+        let stem = Conv::new(
+            h,
+            cache,
+            fp32,
+            n,
+            [s.c, s.h, s.w],
+            net.stem.output.c,
+            1,
+            false,
+        )?;
         let mut blocks = Vec::with_capacity(net.blocks.len());
         let mut params = HashMap::new();
         for b in &net.blocks {
@@ -351,13 +385,23 @@ impl CudnnResNet {
             let c1 = Conv::new(
                 h,
                 cache,
+                fp32,
                 n,
                 [i.c, i.h, i.w],
                 b.conv1.output.c,
                 b.conv1.stride,
                 true,
             )?;
-            let c2 = Conv::new(h, cache, n, [o.c, o.h, o.w], b.conv2.output.c, 1, true)?;
+            let c2 = Conv::new(
+                h,
+                cache,
+                fp32,
+                n,
+                [o.c, o.h, o.w],
+                b.conv2.output.c,
+                1,
+                true,
+            )?;
             blocks.push((c1, c2));
         }
         for bn in plan::batch_norms(net) {

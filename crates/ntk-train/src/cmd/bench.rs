@@ -3,7 +3,7 @@
 
 use clap::Args;
 use ntk_model::{NetSpec, ResNetConfig, ResNetVariant};
-use ntk_numerics::backend::{self, Precision};
+use ntk_numerics::backend::{self, Fp32Precision, Precision};
 use ntk_train::config::EngineChoice;
 
 use crate::CliResult;
@@ -42,6 +42,10 @@ pub(crate) struct BenchArgs {
     /// cudnn (built with --features cudnn).
     #[arg(long, default_value = "auto", value_parser = ntk_names::parse_arg::<EngineChoice>)]
     engine: EngineChoice,
+    /// How the cuDNN engine rounds its f32 products, as `train.fp32_precision`: ieee (f32)
+    /// or tf32 (the tensor cores; needs --engine cudnn).
+    #[arg(long, default_value = "ieee", value_parser = ntk_names::parse_arg::<Fp32Precision>)]
+    fp32_precision: Fp32Precision,
 }
 
 pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
@@ -68,7 +72,16 @@ pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
             a.input_dim,
         ),
     };
-    let r = ntk_train::bench::step(&compute, &spec, a.engine, input_dim, a.batch, a.steps, peak)?;
+    ntk_train::cudnn_engine::check_fp32(a.engine, a.fp32_precision, "--fp32-precision")?;
+    let r = ntk_train::bench::step(
+        &compute,
+        &spec,
+        (a.engine, a.fp32_precision),
+        input_dim,
+        a.batch,
+        a.steps,
+        peak,
+    )?;
     println!(
         "{}, batch {}, {} {} ({} engine, host linear algebra {}): {:.4} s/step, {:.0} samples/s, {:.2} GFLOP/step, \
          {:.1} GFLOP/s ({})",

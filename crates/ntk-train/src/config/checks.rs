@@ -313,6 +313,11 @@ impl TrainConfig {
         if self.train.engine == EngineChoice::Cudnn {
             check_cudnn_engine(&spec, self.train.precision)?;
         }
+        crate::cudnn_engine::check_fp32(
+            self.train.engine,
+            self.train.fp32_precision,
+            "train.fp32_precision",
+        )?;
         match spec {
             // The square loss regresses a one-output network on +-1 (two classes).
             NetSpec::Mlp(m) if m.output_dim == 1 && self.train.loss == Loss::Mse => Ok(()),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use ntk_data::config::DataConfig;
 use ntk_model::{ActivationKind, MlpConfig, Normalization, ResNetConfig, ResNetVariant};
-use ntk_numerics::backend::Precision;
+use ntk_numerics::backend::{Fp32Precision, Precision};
 use ntk_numerics::kernel::OutputMode;
 use serde::{Deserialize, Serialize};
 
@@ -132,6 +132,12 @@ pub struct TrainSection {
     /// optimizer), or `host` (the host engine; an error where it does not apply).
     #[serde(default, skip_serializing_if = "EngineChoice::is_auto")]
     pub engine: EngineChoice,
+    /// How the cuDNN engine rounds the factors of its f32 products: `ieee` (the default: f32
+    /// multiply-adds, as the host engine) or `tf32` (the tensor cores, 10 mantissa bits;
+    /// [`ntk_numerics::backend::Fp32Precision`]). `tf32` needs `engine = "cudnn"`; it is
+    /// recorded in the run's config and provenance.
+    #[serde(default, skip_serializing_if = "Fp32Precision::is_ieee")]
+    pub fp32_precision: Fp32Precision,
     /// Output directory (`--out` overrides; default `runs/train`).
     #[serde(default)]
     pub out: Option<PathBuf>,

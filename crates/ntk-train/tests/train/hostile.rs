@@ -131,6 +131,26 @@ fn configs_and_flags_name_their_culprit() {
             vec!["optim.lr = -1"],
         ),
         (
+            "tf32 without the cuDNN engine",
+            write(
+                d,
+                "tf32.toml",
+                &TINY.replace("test_n = 0", "test_n = 0\nfp32_precision = \"tf32\""),
+            ),
+            vec![],
+            vec!["train.fp32_precision", "cuDNN engine only"],
+        ),
+        (
+            "an unknown fp32 precision",
+            write(
+                d,
+                "fp16.toml",
+                &TINY.replace("test_n = 0", "test_n = 0\nfp32_precision = \"fp16\""),
+            ),
+            vec![],
+            vec!["fp16.toml", "fp16"],
+        ),
+        (
             "zero batch",
             write(
                 d,
