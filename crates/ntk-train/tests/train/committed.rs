@@ -53,6 +53,7 @@ fn collect_reproduces_the_committed_tables() {
         "agarwal_fig3/fmnist_50ep",
         "fig3/mnist",
         "fig3/fmnist",
+        "fig3/mnist_60k",
     ];
     for e in experiments {
         let committed = root.join(e);
