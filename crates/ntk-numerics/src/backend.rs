@@ -77,13 +77,6 @@ pub enum Fp32Precision {
 }
 
 impl Fp32Precision {
-    /// Unit roundoff of a product's factors: `2^-24` (`ieee`), `2^-11` (`tf32`).
-    pub fn unit_roundoff(self) -> f64 {
-        match self {
-            Self::Ieee => f64::from(f32::EPSILON) / 2.0,
-            Self::Tf32 => 2f64.powi(-11),
-        }
-    }
     /// The config's name (the serde name: [`ntk_names`]).
     pub fn name(self) -> &'static str {
         ntk_names::name(&self)
