@@ -26,7 +26,7 @@ all=(
     "convergence/mnist2000 log" "convergence/mnist2000_w2048 log" "convergence/synthetic2000 log"
 )
 mixed=(agarwal_fig5/fmnist_fixup_recipe agarwal_fig5/fmnist_resnet110_aug agarwal_fig7/fmnist
-    agarwal_fig3/fmnist agarwal_fig3/fmnist_50ep fig3/mnist fig3/fmnist fig3/mnist_60k)
+    agarwal_fig3/fmnist agarwal_fig3/fmnist_50ep fig3/mnist fig3/fmnist fig3/mnist_60k fig3/fmnist_60k)
 
 for entry in "${all[@]}"; do
     read -r e log <<< "$entry"

@@ -54,6 +54,7 @@ fn collect_reproduces_the_committed_tables() {
         "fig3/mnist",
         "fig3/fmnist",
         "fig3/mnist_60k",
+        "fig3/fmnist_60k",
     ];
     for e in experiments {
         let committed = root.join(e);
