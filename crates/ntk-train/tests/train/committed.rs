@@ -21,46 +21,41 @@ fn copy_dir(from: &Path, to: &Path) {
 fn collect_reproduces_the_committed_tables() {
     let _serial = crate::common::serial();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
-    let experiments = [
-        "fig3/mnist",
-        "fig3/fmnist",
-        "fig3/mnist_60k",
-        "fig3/fmnist_60k",
-        "agarwal_fig1/fmnist",
-        "agarwal_fig1/fmnist_resnets",
-        "agarwal_fig3/fmnist",
-        "agarwal_fig3/fmnist_50ep",
-        "agarwal_fig4/fmnist",
-        "agarwal_fig4/fmnist_resnet110",
-        "agarwal_fig5/fmnist",
-        "agarwal_fig5/fmnist_fixup_recipe",
-        "agarwal_fig5/fmnist_resnet110_aug",
-        "agarwal_fig7/fmnist",
-        "agarwal_fig8/fmnist",
-        "convergence/mnist2000",
-        "convergence/mnist2000_w2048",
-        "convergence/synthetic2000",
-    ];
-    // Merged from runs whose configs differ beyond the sweep axes (`collect --allow-mixed`,
-    // as experiments/seeds/collect.sh does): Fixup trained with its own scalar rate beside
-    // the one-rate NormReLU runs; seeds added on 2026-11-27, whose tracked NTK is in f64
-    // (the CPU's default since 2026-11-26), beside a seed 0 that tracked it in f32.
-    let mixed = [
-        "agarwal_fig5/fmnist_fixup_recipe",
-        "agarwal_fig5/fmnist_resnet110_aug",
-        "agarwal_fig7/fmnist",
-        "agarwal_fig3/fmnist",
-        "agarwal_fig3/fmnist_50ep",
-        "fig3/mnist",
-        "fig3/fmnist",
-        "fig3/mnist_60k",
-        "fig3/fmnist_60k",
-    ];
-    for e in experiments {
+    // The experiments and which of them merge with `--allow-mixed`: the list that
+    // experiments/seeds/collect.sh collects (its comments give each merge's reason).
+    let list = std::fs::read_to_string(root.join("seeds/collected.txt")).unwrap();
+    let experiments: Vec<(&str, bool)> = list
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            [e, "log" | "-", merge @ ("mixed" | "-")] => (e, merge == "mixed"),
+            _ => panic!("seeds/collected.txt: malformed line {l:?}"),
+        })
+        .collect();
+    // Every committed experiment with tables is on the list (none escapes this test).
+    for group in std::fs::read_dir(&root).unwrap() {
+        let group = group.unwrap().path();
+        for dir in std::fs::read_dir(&group).into_iter().flatten() {
+            let dir = dir.unwrap().path();
+            if dir.join("sweep.csv").exists() {
+                let name = dir
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .to_owned();
+                assert!(
+                    experiments.iter().any(|(e, _)| *e == name),
+                    "experiments/{name} has a sweep.csv but is not in seeds/collected.txt"
+                );
+            }
+        }
+    }
+    for (e, mixed) in experiments {
         let committed = root.join(e);
         let dir = tempfile::tempdir().unwrap();
         copy_dir(&committed.join("runs"), &dir.path().join("runs"));
-        ntk_train::report::collect(dir.path(), false, mixed.contains(&e), None).unwrap();
+        ntk_train::report::collect(dir.path(), false, mixed, None).unwrap();
         for table in ["sweep.csv", "best.csv", "compare.csv", "convergence.csv"] {
             if !committed.join(table).exists() {
                 assert!(
