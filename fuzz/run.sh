@@ -6,8 +6,12 @@
 #
 #   bash fuzz/run.sh                  every target, 1,000,000 executions or 600 s each
 #   bash fuzz/run.sh npy idx          some targets
-#   FUZZ_RUNS=20000 FUZZ_SECONDS=20 FUZZ_READONLY=1 FUZZ_RESULTS=ci bash fuzz/run.sh
+#   FUZZ_RUNS=20000 FUZZ_SECONDS=20 FUZZ_READONLY=1 FUZZ_RESULTS=ci FUZZ_PROFILE=dev bash fuzz/run.sh
 #                                     CI: a short run that leaves the committed corpus alone
+#
+# FUZZ_PROFILE: `release` (the default: optimised, for the long runs) or `dev` (unoptimised,
+# the same instrumentation and checks: a cold build in a fraction of the time, for CI's
+# short run, where the build and not the executions is the cost; cargo-fuzz's `--dev`).
 #
 # A crash, a timeout (10 s per input), or an input that allocates past 2 GiB stops the
 # target; libFuzzer writes the input to fuzz/artifacts/<target>/ and the script exits 1.
@@ -55,9 +59,13 @@ fi
 # An explicit --target keeps RUSTFLAGS off build scripts and proc macros (they would need
 # libFuzzer's symbols), as cargo-fuzz does.
 triple="$(rustc -vV | sed -n 's/^host: //p')"
-bin="$CARGO_TARGET_DIR/$triple/release"
-echo "fuzz: building ${#targets[@]} target(s) in $CARGO_TARGET_DIR"
-cargo build --release --locked --bins --target "$triple"
+case "${FUZZ_PROFILE:-release}" in
+    release) profile=(--release); bin="$CARGO_TARGET_DIR/$triple/release" ;;
+    dev) profile=(); bin="$CARGO_TARGET_DIR/$triple/debug" ;;
+    *) echo "fuzz: FUZZ_PROFILE=$FUZZ_PROFILE: expected release or dev" >&2; exit 2 ;;
+esac
+echo "fuzz: building ${#targets[@]} target(s) (${FUZZ_PROFILE:-release}) in $CARGO_TARGET_DIR"
+cargo build "${profile[@]}" --locked --bins --target "$triple"
 [ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && exit 0
 
 mkdir -p results
