@@ -5,8 +5,9 @@
 #     (built with --features ntk-probe/wgpu; --cuda adds ntk-probe-cuda.xz, --cuda-train
 #     also ntk-train-cuda.xz, both built with --features ntk-probe/cuda);
 #   .gpu/bin/lib/<soname>.xz    the shared libraries the binaries load that a bare machine may
-#     lack (OpenBLAS and libgfortran when build.rs linked OpenBLAS; glibc, libgcc_s,
-#     libstdc++ and zlib are assumed there);
+#     lack (glibc, libgcc_s, libstdc++ and zlib are assumed there), and the OpenBLAS the
+#     binaries load at run time (scripts/setup-openblas.sh's, with its libgfortran; found
+#     there through NTK_OPENBLAS_DIR, experiments/bench/gpu/env.sh);
 #   .gpu/bin/BUILD_INFO         commit, date and what was built with which features;
 #   .gl/*.deb                   the Vulkan/GL loaders (wgpu), downloaded if missing.
 # It keeps /.gl/ and /.gpu/ in .git/info/exclude (never committed), runs `git gc -q` (loose
@@ -181,6 +182,18 @@ if ((${#sources[@]})); then
         mv "$tmp/$soname.xz" "$dest/lib/$soname.xz"
     done < <(for s in "${sources[@]}"; do ldd "$s"; done |
         awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | grep -Ev "$base" | sort -u)
+fi
+# The OpenBLAS loaded at run time (ldd does not see it).
+openblas="${NTK_OPENBLAS_DIR:-$HOME/.cache/ntk-openblas}/lib"
+if ((${#sources[@]})) && [ -f "$openblas/libscipy_openblas.so" ]; then
+    for path in "$openblas"/*.so*; do
+        soname=$(basename "$path")
+        libs+=("$soname")
+        if [ -f "$dest/lib/$soname.xz" ] && [ "$dest/lib/$soname.xz" -nt "$path" ]; then continue; fi
+        echo "gpu-bench-pack: xz $path -> $dest/lib/$soname.xz"
+        xz -T2 -6 -c "$path" >"$tmp/$soname.xz"
+        mv "$tmp/$soname.xz" "$dest/lib/$soname.xz"
+    done
 fi
 for f in "$dest"/lib/*.xz; do
     [ -f "$f" ] || continue

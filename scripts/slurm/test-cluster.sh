@@ -13,9 +13,14 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
 target=${CARGO_TARGET_DIR:-target}
-probe=$(realpath "$target/debug/ntk-probe")
-train=$(realpath "$target/debug/ntk-train")
 work=$(mktemp -d /tmp/ntk-slurm-test.XXXX)
+# Copies of the binaries, where submit.sh looks for them ($CARGO_TARGET_DIR/debug), so that
+# a build while the checks run (CI's later stages) does not replace them under a job.
+mkdir -p "$work/target/debug"
+cp "$target/debug/ntk-probe" "$target/debug/ntk-train" "$work/target/debug/" || exit 1
+export CARGO_TARGET_DIR=$work/target
+probe=$work/target/debug/ntk-probe
+train=$work/target/debug/ntk-train
 logs=$work/logs
 export NTK_SLURM_LOGS=$logs
 bad=0

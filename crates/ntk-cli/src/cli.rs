@@ -59,18 +59,27 @@ pub fn set_panic_hook(tool: &'static str) {
 
 /// The text of `--version` after the tool's name: `version`, then one line naming the cargo
 /// features the binary was built with (`features: flex cudnn`), which
-/// `scripts/slurm/submit.sh` reads to check that a build has what `--gpu` needs. Built once
-/// per process.
-pub fn long_version(version: &'static str, features: &[&str]) -> &'static str {
+/// `scripts/slurm/submit.sh` reads to check that a build has what `--gpu` needs, then one
+/// naming the host linear algebra this process runs and its kernels (`host linear algebra:
+/// OpenBLAS 0.3.31 ..., Haswell kernels, from PATH`). Built once per process.
+pub fn long_version(version: &'static str, features: &[&str], linalg: &str) -> &'static str {
     static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    TEXT.get_or_init(|| format!("{version}\nfeatures: {}", features.join(" ")))
+    TEXT.get_or_init(|| {
+        format!(
+            "{version}\nfeatures: {}\nhost linear algebra: {linalg}",
+            features.join(" ")
+        )
+    })
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn the_long_version_names_the_features_on_a_line_of_its_own() {
-        let text = super::long_version("0.1.0", &["flex", "cudnn"]);
-        assert_eq!(text, "0.1.0\nfeatures: flex cudnn");
+        let text = super::long_version("0.1.0", &["flex", "cudnn"], "faer (asked for)");
+        assert_eq!(
+            text,
+            "0.1.0\nfeatures: flex cudnn\nhost linear algebra: faer (asked for)"
+        );
     }
 }

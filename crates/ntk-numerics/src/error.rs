@@ -58,4 +58,7 @@ pub enum Error {
     /// The eigensolver failed.
     #[error("{message}")]
     Eigensolver { message: String },
+    /// The host linear algebra asked for (`NTK_BLAS`) cannot run.
+    #[error("the host linear algebra (NTK_BLAS): {message}")]
+    BlasChoice { message: String },
 }

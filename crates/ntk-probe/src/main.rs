@@ -35,7 +35,11 @@ fn long_version() -> &'static str {
     if cfg!(feature = "cusolver") {
         features.push("cusolver");
     }
-    ntk_cli::cli::long_version(env!("CARGO_PKG_VERSION"), &features)
+    let linalg = match ntk_numerics::linalg::load() {
+        Ok(library) => library.report(),
+        Err(e) => format!("error: {e}"),
+    };
+    ntk_cli::cli::long_version(env!("CARGO_PKG_VERSION"), &features, &linalg)
 }
 
 #[derive(Subcommand)]
@@ -120,6 +124,11 @@ fn main() {
     ntk_probe::pages::small_pages();
     ntk_probe::freed::keep();
     ntk_runs::budget::set_address_floor(ntk_runs::budget::PROBE_ADDRESS_FLOOR);
+    // The host linear algebra (NTK_BLAS), chosen and loaded once; a bad choice ends here.
+    if let Err(e) = ntk_numerics::linalg::load() {
+        eprintln!("error: {e}");
+        ntk_cli::cli::exit(2);
+    }
     // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.
     ntk_runs::slurm::use_cpus_per_task(ntk_numerics::linalg::set_threads);
     ntk_cli::cli::restore_sigpipe();

@@ -51,7 +51,11 @@ fn long_version() -> &'static str {
     if cfg!(feature = "cudnn") {
         features.push("cudnn");
     }
-    ntk_cli::cli::long_version(env!("CARGO_PKG_VERSION"), &features)
+    let linalg = match ntk_numerics::linalg::load() {
+        Ok(library) => library.report(),
+        Err(e) => format!("error: {e}"),
+    };
+    ntk_cli::cli::long_version(env!("CARGO_PKG_VERSION"), &features, &linalg)
 }
 
 /// What the command returns: an error of the library (typed) or of the command line (a
@@ -66,6 +70,11 @@ static GLOBAL: ntk_cli::oom::ExitOnOom<std::alloc::System> =
     ntk_cli::oom::ExitOnOom(std::alloc::System);
 
 fn main() {
+    // The host linear algebra (NTK_BLAS), chosen and loaded once; a bad choice ends here.
+    if let Err(e) = ntk_numerics::linalg::load() {
+        eprintln!("error: {e}");
+        ntk_cli::cli::exit(2);
+    }
     // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.
     ntk_runs::slurm::use_cpus_per_task(ntk_numerics::linalg::set_threads);
     ntk_cli::cli::restore_sigpipe();

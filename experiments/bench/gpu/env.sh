@@ -5,9 +5,10 @@
 # into $BIN. Expects BIN and WORK set; defines OURS_ENV, have, count, unxz_to and setup,
 # cuda_libraries, and begin_call (the common start of the cuDNN and cuSOLVER scripts).
 
-# Our binaries run with the carried shared libraries (OpenBLAS, libgfortran: see
-# scripts/gpu-bench-pack.sh) ahead of the machine's; PyTorch runs with the machine's alone.
-OURS_ENV=(env "LD_LIBRARY_PATH=${BIN:-}/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+# Our binaries run with the carried shared libraries (see scripts/gpu-bench-pack.sh) ahead of
+# the machine's, and load the carried OpenBLAS (NTK_OPENBLAS_DIR: $BIN/lib/libscipy_openblas.so);
+# PyTorch runs with the machine's alone.
+OURS_ENV=(env "LD_LIBRARY_PATH=${BIN:-}/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "NTK_OPENBLAS_DIR=${BIN:-}")
 
 have() { [ -x "$BIN/$1" ]; }
 # count PROGRAM: how many of its backends (wgpu, cuda) were carried.

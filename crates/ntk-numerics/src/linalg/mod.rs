@@ -1,27 +1,29 @@
 //! Dense host linear algebra for the CPU engines: GEMM, the lower triangle of a Gram product
 //! (SYRK), and the eigenvalues of a symmetric matrix, on faer's column-major matrices.
 //!
-//! Two implementations behind one interface, chosen by `build.rs`:
-//! - the system OpenBLAS where it is installed (Debian's `libopenblas-dev`, installed by
-//!   `scripts/setup.sh`; `cfg(ntk_openblas)`): `cblas_?gemm`, `cblas_?syrk` and LAPACK's
-//!   `dsyevd`. On this
-//!   machine class (2 cores, AVX-512) its SGEMM runs at ~190 GFLOP/s where faer's runs at
-//!   ~100, and `dsyevd` finds the 2000 eigenvalues of a kernel in ~0.5 s where faer's
-//!   solver takes 1.1-2.3 s (`experiments/bench/README.md`).
-//! - without it (or with `NTK_OPENBLAS=0`): faer (pure Rust), the same results within
-//!   rounding. [`BACKEND`] says which one a binary has.
+//! Two implementations behind one interface, chosen at run time ([`library`]: `NTK_BLAS`):
+//! - OpenBLAS, loaded from a shared library: by default the current one `scripts/setup.sh`
+//!   fetches (PyPI's `scipy-openblas32`, the OpenBLAS numpy ships, which picks its kernels
+//!   for the CPU it finds), else the system's (Debian's `libopenblas0`): `cblas_?gemm`,
+//!   `cblas_?syrk` and LAPACK's `dsyevd`. On this machine class (2 cores, AVX-512) its SGEMM
+//!   runs at ~190 GFLOP/s where faer's runs at ~100, and `dsyevd` finds the 2000 eigenvalues
+//!   of a kernel in ~0.5 s where faer's solver takes 1.1-2.3 s
+//!   (`experiments/bench/README.md`).
+//! - without one (or with `NTK_BLAS=faer`): faer (pure Rust), the same results within
+//!   rounding. [`describe`] says which one runs, and which kernels.
 //!
 //! Both are checked against each other's algebra by the tests (the NTK engines against
-//! Burn's autodiff, the eigenvalues against closed forms).
+//! Burn's autodiff, the eigenvalues against closed forms); CI runs the tests once with each.
 
-use faer::{Mat, MatMut, MatRef};
+mod fallback;
+mod library;
+mod openblas;
 
-/// The host linear algebra this build links: `openblas` or `faer`.
-pub const BACKEND: &str = if cfg!(ntk_openblas) {
-    "openblas"
-} else {
-    "faer"
-};
+pub use fallback::Faer;
+pub use library::{Library, Request, cpu_has_avx2, library, load, pre_avx2};
+pub use openblas::OpenBlas;
+
+use ::faer::{Mat, MatMut, MatRef};
 
 /// The float types the host engines run in.
 pub trait Real: faer::traits::RealField + Copy + Send + Sync + 'static {
@@ -51,7 +53,7 @@ impl Real for f32 {
     }
     const EPSILON: f64 = f32::EPSILON as f64;
     fn blas() -> &'static dyn Kernels<f32> {
-        &Blas
+        blas::<f32>()
     }
 }
 
@@ -70,7 +72,7 @@ impl Real for f64 {
     }
     const EPSILON: f64 = f64::EPSILON;
     fn blas() -> &'static dyn Kernels<f64> {
-        &Blas
+        blas::<f64>()
     }
 }
 
@@ -85,8 +87,16 @@ pub trait Kernels<T> {
     fn axpy(&self, alpha: T, x: &[T], y: &mut [T]);
 }
 
-/// The BLAS selected by the cargo features (OpenBLAS, or faer without it).
-struct Blas;
+/// The routines of the library this process runs ([`library`]).
+fn blas<T: Real>() -> &'static dyn Kernels<T>
+where
+    OpenBlas: Kernels<T>,
+{
+    match library() {
+        Library::OpenBlas(o) => o,
+        Library::Faer { .. } => &library::FAER,
+    }
+}
 
 /// `c = alpha a b`: `c` is overwritten; `a` and `b` may be transposed views.
 pub fn gemm<T: Real>(c: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>, alpha: T) {
@@ -104,7 +114,7 @@ pub fn gemm_acc<T: Real>(c: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>, a
 /// The host linear algebra as results record it: `faer`, or OpenBLAS's build configuration
 /// and the kernel it chose for this CPU (which decides the rounding).
 pub fn describe() -> String {
-    imp::describe()
+    library().describe()
 }
 
 /// Runs `f` with the host BLAS single-threaded (OpenBLAS's thread count 1, or faer's global
@@ -137,15 +147,15 @@ pub fn single_threaded<R>(f: impl FnOnce() -> R) -> R {
             let mut s = state();
             s.0 -= 1;
             if s.0 == 0 {
-                imp::set_threads(s.1);
+                set_threads(s.1);
             }
         }
     }
     {
         let mut s = state();
         if s.0 == 0 {
-            s.1 = imp::threads();
-            imp::set_threads(1);
+            s.1 = threads();
+            set_threads(1);
         }
         s.0 += 1;
     }
@@ -156,7 +166,18 @@ pub fn single_threaded<R>(f: impl FnOnce() -> R) -> R {
 /// Sets the host BLAS's thread count (OpenBLAS's, or faer's global parallelism) for the
 /// rest of the process (`ntk_runs::slurm::use_cpus_per_task`).
 pub fn set_threads(n: usize) {
-    imp::set_threads(n)
+    match library() {
+        Library::OpenBlas(o) => o.set_threads(n),
+        Library::Faer { .. } => library::FAER.set_threads(n),
+    }
+}
+
+/// The host BLAS's thread count.
+fn threads() -> usize {
+    match library() {
+        Library::OpenBlas(o) => o.threads(),
+        Library::Faer { .. } => library::FAER.threads(),
+    }
 }
 
 /// `y += alpha x` (OpenBLAS threads it for long vectors).
@@ -235,16 +256,12 @@ pub fn sym_eigen(a: &[f64], n: usize) -> crate::Result<(Vec<f64>, Mat<f64>)> {
     Ok((w, v.expect("asked for the eigenvectors")))
 }
 
-// The two implementations of one interface (`gemm_impl`, `syrk_impl`, `eigen_impl`, ...),
-// one compiled in, as `build.rs` decides.
-#[cfg(not(ntk_openblas))]
-#[path = "faer.rs"]
-mod imp;
-#[cfg(ntk_openblas)]
-#[path = "openblas.rs"]
-mod imp;
-
-use imp::eigen_impl;
+fn eigen_impl(a: &[f64], n: usize, vectors: bool) -> crate::Result<(Vec<f64>, Option<Mat<f64>>)> {
+    match library() {
+        Library::OpenBlas(o) => o.eigen(a, n, vectors),
+        Library::Faer { .. } => library::FAER.eigen(a, n, vectors),
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -254,7 +271,7 @@ mod tests {
     #[test]
     fn describe_names_the_library() {
         let d = describe();
-        if BACKEND == "openblas" {
+        if library().name() == "openblas" {
             assert!(d.contains("OpenBLAS"), "{d}");
         } else {
             assert_eq!(d, "faer");
@@ -287,7 +304,7 @@ mod tests {
                     entered.wait();
                     // The first caller has left.
                     left.wait();
-                    tx.send(imp::threads()).unwrap();
+                    tx.send(threads()).unwrap();
                 });
             });
         });

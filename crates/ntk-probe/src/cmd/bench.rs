@@ -75,7 +75,7 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     println!(
         "host linear algebra: {} (engine host: the structured NTK's GEMMs and the \
          eigensolver)",
-        ntk_numerics::linalg::BACKEND
+        ntk_numerics::linalg::library().describe()
     );
     println!(
         "{:>6} {:>4} {:>5} {:>5} {:>4} {:>8} {:>6} {:>8} {:>9} {:>8} {:>8} {:>8} {:>9} {:>10}",

@@ -90,7 +90,7 @@ pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
         r.backend,
         r.precision,
         r.engine,
-        ntk_numerics::linalg::BACKEND,
+        ntk_numerics::linalg::library().describe(),
         r.seconds_per_step,
         r.samples_per_second,
         r.gflop_per_step,
