@@ -37,9 +37,21 @@ def incbeta(a, b, x):
 
 
 def welch(a, b):
-    """Welch's t-test of two samples: (t, degrees of freedom, two-sided p)."""
-    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
-    t = (statistics.fmean(a) - statistics.fmean(b)) / math.sqrt(va + vb)
+    """Welch's t-test of two samples: (t, degrees of freedom, two-sided p), or None where
+    there is no test: fewer than two values on a side, two constant samples (no spread to
+    test a difference against), or values whose spread overflows a float (as
+    ntk_runs::stats::welch)."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    try:
+        va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+        se = math.sqrt(va + vb)
+        d = statistics.fmean(a) - statistics.fmean(b)
+    except (OverflowError, ValueError):
+        return None
+    if not (se > 0.0) or not math.isfinite(se) or not math.isfinite(d):
+        return None
+    t = d / se
     df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
     return t, df, incbeta(df / 2.0, 0.5, df / (df + t * t))
 
@@ -47,4 +59,10 @@ def welch(a, b):
 if __name__ == "__main__":
     assert abs(incbeta(5.0, 0.5, 10 / 14) - 0.0734) < 1e-4
     assert abs(incbeta(2.0, 0.5, 4 / (4 + 2.776 ** 2)) - 0.0500) < 1e-4
+    t, df, p = welch([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
+    assert abs(p - 0.021311641128756) < 1e-9, p
+    assert welch([2.0, 2.0], [2.0, 2.0]) is None, "constant samples: no test"
+    assert welch([10.0, 10.0, 10.0], [12.0, 12.0, 12.0]) is None
+    assert welch([1.0], [2.0, 3.0]) is None, "one seed: no spread"
+    assert welch([1e300, -1e300], [1.0, 2.0]) is None or math.isfinite(welch([1e300, -1e300], [1.0, 2.0])[2])
     print("welch: checks pass")

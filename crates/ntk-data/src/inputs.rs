@@ -92,28 +92,30 @@ pub fn expected_shape(cfg: &DataConfig) -> Result<Option<[usize; 3]>> {
     })
 }
 
+/// Why a data set has no training augmentation ([`augmentation`]), naming the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoAugmentation {
+    #[error("data.dataset = \"{0}\" is not a built-in image set")]
+    NotBuiltIn(String),
+    #[error("data.unit_norm = true (padding would change the images' norm)")]
+    UnitNorm,
+    #[error("data.dataset = \"{0}\" has no images")]
+    NoImages(String),
+}
+
 /// The training augmentation of the data set `cfg` describes ([`crate::ImageAugment`]: He et
 /// al.'s pad-crop-flip, padded with the scaled black), or why it has none: augmentation
 /// needs the images of a built-in set (whose black pixel the scaling says) not scaled to
 /// unit norm (padding would change the norm).
-pub fn augmentation(cfg: &DataConfig) -> std::result::Result<crate::ImageAugment, String> {
+pub fn augmentation(cfg: &DataConfig) -> std::result::Result<crate::ImageAugment, NoAugmentation> {
     let Some(source) = builtin(cfg.dataset) else {
-        return Err(format!(
-            "data.dataset = \"{}\" is not a built-in image set",
-            cfg.dataset.name()
-        ));
+        return Err(NoAugmentation::NotBuiltIn(cfg.dataset.name().to_string()));
     };
     if cfg.unit_norm {
-        return Err("data.unit_norm = true (padding would change the images' norm)".into());
+        return Err(NoAugmentation::UnitNorm);
     }
-    let shape = match expected_shape(cfg) {
-        Ok(Some(shape)) => shape,
-        _ => {
-            return Err(format!(
-                "data.dataset = \"{}\" has no images",
-                cfg.dataset.name()
-            ));
-        }
+    let Ok(Some(shape)) = expected_shape(cfg) else {
+        return Err(NoAugmentation::NoImages(cfg.dataset.name().to_string()));
     };
     let scaling = cfg.scaling.unwrap_or(source.paper_scaling());
     Ok(crate::ImageAugment::new(shape, scaling))

@@ -1,14 +1,22 @@
 //! What the seeds of a sweep say, in numbers a verdict can rest on: each configuration's
 //! spread over its seeds (`best.csv`), a speed measure ("converges faster": epochs to reach
 //! a training loss every chosen curve reaches), and the tests between configurations
-//! (`compare.csv`: Welch's t-test of the seeds' means, [`ntk_runs::stats::welch`]).
+//! (`compare.csv`).
 //!
-//! A difference whose two-sided p-value is at least [`ALPHA`] is "alike"; a configuration
-//! with one seed has no spread, so no test ("untested"). The p-values are per comparison:
-//! with many pairs (45 for ten depths) about one in twenty alike pairs shows p < 0.05 by
-//! chance.
+//! `compare.csv` carries two readings of each pair. The first, `p` and `verdict`, is Welch's
+//! t-test of the seeds' means per comparison ([`ntk_runs::stats::welch`]): a difference
+//! whose two-sided p-value is at least [`ALPHA`] is "alike"; one seed on a side, or two
+//! constant sides, have no spread and so no test ("untested"). With many pairs (45 for ten
+//! depths) some pairs show p < 0.05 by chance. The second is the one a verdict should rest
+//! on: a test that fits the measure (`test`: Welch's t on log10 of the final losses, which
+//! span decades; Welch's t on the accuracies; the exact permutation test on the epoch
+//! counts, which allows ties and constant samples), the 95% confidence interval of the
+//! difference on that test's scale, and its p-value corrected by Holm over the family of
+//! the table's comparisons on the same basis and measure (`p_holm`, `verdict_holm`: "a
+//! lower", "a higher", or "not distinguishable" with these seeds; "similar" needs an
+//! equivalence test against a margin stated before looking, [`ntk_runs::stats::tost`]).
 
-use ntk_runs::stats::{mean_std, standard_error, welch};
+use ntk_runs::stats::{holm, mean_std, permutation, standard_error, welch};
 use serde::Serialize;
 
 use crate::metrics::EpochMetrics;
@@ -42,7 +50,7 @@ pub struct Chosen<'a> {
 }
 
 /// The level below which a two-sided p-value calls a difference real.
-pub const ALPHA: f64 = 0.05;
+pub const ALPHA: f64 = ntk_runs::stats::ALPHA;
 
 /// The sample standard deviation and the standard error of the mean of `v`, both `None`
 /// for fewer than two values.
@@ -103,8 +111,25 @@ pub struct CompareRow {
     pub df: Option<f64>,
     /// Two-sided.
     pub p: Option<f64>,
-    /// `a lower`, `a higher`, `alike` (p >= 0.05) or `untested` (one seed on a side).
+    /// `a lower`, `a higher`, `alike` (p >= 0.05) or `untested` (one seed on a side, or
+    /// two constant sides).
     pub verdict: String,
+    /// The test of `p_test`: `welch_log10` (Welch's t on log10 of the values: the final
+    /// training losses), `welch` (the accuracies), `permutation` (exact, ties allowed: the
+    /// epoch counts); empty when none applies.
+    pub test: String,
+    /// That test's two-sided p-value, per comparison.
+    pub p_test: Option<f64>,
+    /// The 95% confidence interval (Welch) of the difference on the test's scale (for
+    /// `welch_log10`, of `log10(a) - log10(b)`); empty where a side has no spread.
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// `p_test` corrected by Holm over the family: this table's rows with the same `basis`
+    /// and `measure`.
+    pub p_holm: Option<f64>,
+    /// `a lower` or `a higher` (p_holm < 0.05), `not distinguishable` (with these seeds), or
+    /// `untested`.
+    pub verdict_holm: String,
 }
 
 /// The seeds of one configuration at one lr: every run finished.
@@ -174,7 +199,67 @@ pub fn compare<R: SeedRun>(runs: &[R], best: &[Chosen], threshold: Option<f64>) 
             }
         }
     }
+    correct(&mut rows);
     rows
+}
+
+/// Holm's correction over each family (the rows of one basis and measure), and the
+/// corrected verdicts.
+fn correct(rows: &mut [CompareRow]) {
+    let mut families: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| (r.basis.clone(), r.measure.clone()))
+        .collect();
+    families.sort();
+    families.dedup();
+    for (basis, measure) in families {
+        let members: Vec<usize> = (0..rows.len())
+            .filter(|&i| rows[i].basis == basis && rows[i].measure == measure)
+            .collect();
+        let p: Vec<Option<f64>> = members.iter().map(|&i| rows[i].p_test).collect();
+        for (&i, adjusted) in members.iter().zip(holm(&p)) {
+            let row = &mut rows[i];
+            row.p_holm = adjusted;
+            row.verdict_holm = match adjusted {
+                None => "untested",
+                Some(q) if q >= ALPHA => "not distinguishable",
+                Some(_) if row.difference < 0.0 => "a lower",
+                Some(_) => "a higher",
+            }
+            .to_string();
+        }
+    }
+}
+
+/// The test that fits `measure` (see the module's doc): its name, raw two-sided p-value and
+/// the 95% confidence interval of the difference on its scale.
+fn fitting_test(
+    measure: Measure,
+    a: &[f64],
+    b: &[f64],
+) -> (&'static str, Option<f64>, Option<(f64, f64)>) {
+    let interval = |w: ntk_runs::stats::Welch| (w.ci_low, w.ci_high);
+    match measure {
+        Measure::Loss if a.iter().chain(b).all(|v| *v > 0.0) => {
+            let (la, lb): (Vec<f64>, Vec<f64>) = (
+                a.iter().map(|v| v.log10()).collect(),
+                b.iter().map(|v| v.log10()).collect(),
+            );
+            let w = welch(&la, &lb);
+            ("welch_log10", w.map(|w| w.p), w.map(interval))
+        }
+        Measure::Loss | Measure::Accuracy => {
+            let w = welch(a, b);
+            ("welch", w.map(|w| w.p), w.map(interval))
+        }
+        // One seed on a side is no sample: its only split is itself (p = 1 by construction).
+        Measure::Speed if a.len() < 2 || b.len() < 2 => ("permutation", None, None),
+        Measure::Speed => (
+            "permutation",
+            permutation(a, b).map(|p| p.p),
+            welch(a, b).map(interval),
+        ),
+    }
 }
 
 /// The seeds of configuration `b` at `lr`, when there are any and all have finished.
@@ -207,6 +292,7 @@ fn pair_rows<R: SeedRun>(
         }
         let (mean_a, mean_b) = (mean_std(&va).0, mean_std(&vb).0);
         let test = welch(&va, &vb);
+        let (fitting, p_test, ci) = fitting_test(measure, &va, &vb);
         let verdict = match test {
             None => "untested",
             Some(w) if w.p >= ALPHA => "alike",
@@ -234,6 +320,13 @@ fn pair_rows<R: SeedRun>(
             df: test.map(|w| w.df),
             p: test.map(|w| w.p),
             verdict: verdict.to_string(),
+            test: if p_test.is_some() { fitting } else { "" }.to_string(),
+            p_test,
+            ci_low: ci.map(|c| c.0),
+            ci_high: ci.map(|c| c.1),
+            // Set by `correct` over the whole family.
+            p_holm: None,
+            verdict_holm: String::new(),
         });
     }
 }

@@ -96,8 +96,11 @@ pub fn train(
 pub(crate) fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result<()> {
     let set = &data.train;
     if cfg.train.augment {
-        let aug = ntk_data::inputs::augmentation(&cfg.data)
-            .map_err(|reason| crate::Error::AugmentNeedsImages { reason })?;
+        let aug = ntk_data::inputs::augmentation(&cfg.data).map_err(|reason| {
+            crate::Error::AugmentNeedsImages {
+                reason: reason.to_string(),
+            }
+        })?;
         let [c, h, w] = aug.shape;
         if set.d != c * h * w {
             return Err(crate::Error::AugmentNeedsImages {

@@ -52,7 +52,11 @@ bn, nr = summaries("batch_norm"), summaries("norm_relu")
 for what, key, f in [("log10 kappa", "kappa", math.log10), ("min gradient angle", "min_grad_angle_deg", float)]:
     a = [f(x[key]) for x in bn if x.get(key) is not None]
     b = [f(x[key]) for x in nr if x.get(key) is not None]
-    t, df, p = welch(a, b)
+    test = welch(a, b)
+    if test is None:
+        print(f"{what}: no test (a side without spread)")
+        continue
+    t, df, p = test
     verdict = "alike" if p >= 0.05 else ("BatchNorm higher" if t > 0 else "NormReLU higher")
     print(f"{what}: BatchNorm {statistics.fmean(a):.3f} +- {statistics.stdev(a):.3f}, "
           f"NormReLU {statistics.fmean(b):.3f} +- {statistics.stdev(b):.3f}; "

@@ -81,7 +81,9 @@ impl TrainConfig {
         if self.train.augment
             && let Err(reason) = ntk_data::inputs::augmentation(&self.data)
         {
-            problems.push(crate::Error::AugmentNeedsImages { reason });
+            problems.push(crate::Error::AugmentNeedsImages {
+                reason: reason.to_string(),
+            });
         }
         if let Ok(spec) = self.spec() {
             let what = format!("data.dataset = \"{dataset}\"");

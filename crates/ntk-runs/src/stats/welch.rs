@@ -1,0 +1,132 @@
+//! Welch's two-sample t-test of two means (unequal variances) and the confidence interval
+//! of their difference.
+
+use super::summary::mean_std;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// Welch's test of `mean_a - mean_b`:
+/// `t = (mean_a - mean_b) / sqrt(s_a^2/n_a + s_b^2/n_b)`, with the Welch-Satterthwaite
+/// degrees of freedom `(s_a^2/n_a + s_b^2/n_b)^2 / ((s_a^2/n_a)^2/(n_a-1) + (s_b^2/n_b)^2/(n_b-1))`,
+/// the two-sided p-value `P(|T_df| >= |t|)` and the `1 - ALPHA` confidence interval
+/// `difference -+ t_{df, 1 - ALPHA/2} standard_error`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Welch {
+    /// `mean_a - mean_b`.
+    pub difference: f64,
+    /// The standard error of the difference.
+    pub standard_error: f64,
+    pub t: f64,
+    pub df: f64,
+    /// Two-sided.
+    pub p: f64,
+    /// The confidence interval of the difference at `1 - ALPHA` (95%).
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+/// [`Welch`] for two samples of at least two values each, not both constant; `None`
+/// otherwise: one value has no spread, and two constant samples have no spread to test a
+/// difference against (their standard error is 0; [`super::permutation`] tests them).
+pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let (ma, sa) = mean_std(a);
+    let (mb, sb) = mean_std(b);
+    let (va, vb) = (sa * sa / a.len() as f64, sb * sb / b.len() as f64);
+    let difference = ma - mb;
+    let standard_error = (va + vb).sqrt();
+    if standard_error.is_nan() || standard_error <= 0.0 || !difference.is_finite() {
+        return None;
+    }
+    let t = difference / standard_error;
+    let df = (va + vb).powi(2) / (va * va / (a.len() - 1) as f64 + vb * vb / (b.len() - 1) as f64);
+    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
+    let p = (2.0 * dist.sf(t.abs())).min(1.0);
+    let q = dist.inverse_cdf(1.0 - super::ALPHA / 2.0);
+    Some(Welch {
+        difference,
+        standard_error,
+        t,
+        df,
+        p,
+        ci_low: difference - q * standard_error,
+        ci_high: difference + q * standard_error,
+    })
+}
+
+/// `P(|T| >= |t|)` for Student's t with `df` degrees of freedom (NaN for a NaN `t` or an
+/// invalid `df`).
+pub fn student_t_two_sided(t: f64, df: f64) -> f64 {
+    if t.is_nan() {
+        return f64::NAN;
+    }
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(dist) => (2.0 * dist.sf(t.abs())).min(1.0),
+        Err(_) => f64::NAN,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The t distribution's two-sided tails at textbook critical values (t tables: 0.05 at
+    /// t = 12.706 for 1 df, 4.303 for 2, 2.776 for 4, 2.228 for 10; 0.01 at 9.925 for 2),
+    /// the normal limit (1.959964 at a million df) and the closed form for 1 df (Cauchy:
+    /// 1 - 2 atan(t) / pi).
+    #[test]
+    fn student_t_tails_match_the_tables() {
+        for (t, df, p) in [
+            (12.706, 1.0, 0.05),
+            (4.303, 2.0, 0.05),
+            (2.776, 4.0, 0.05),
+            (2.228, 10.0, 0.05),
+            (9.925, 2.0, 0.01),
+            (1.959964, 1e6, 0.05),
+        ] {
+            let got = student_t_two_sided(t, df);
+            assert!(
+                (got - p).abs() < 2e-4 * p.max(0.01) / 0.01,
+                "t {t} df {df}: {got}"
+            );
+        }
+        for t in [0.1, 1.0, 3.0, 30.0] {
+            let exact = 1.0 - 2.0 * f64::atan(t) / std::f64::consts::PI;
+            let got = student_t_two_sided(t, 1.0);
+            assert!((got - exact).abs() < 1e-13, "{got} vs {exact}");
+        }
+        assert_eq!(student_t_two_sided(0.0, 3.0), 1.0);
+        assert_eq!(student_t_two_sided(f64::INFINITY, 3.0), 0.0);
+        assert!(student_t_two_sided(f64::NAN, 3.0).is_nan());
+    }
+
+    /// Welch's test on two small samples against a hand computation (means 2 and 5,
+    /// variances 1 and 1, n = 3 each: se = sqrt(2/3), t = -3.674, df = 4) and scipy.
+    #[test]
+    fn welch_matches_a_hand_computation() {
+        let w = welch(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]).unwrap();
+        assert_eq!(w.difference, -3.0);
+        assert!((w.standard_error - (2.0f64 / 3.0).sqrt()).abs() < 1e-15);
+        assert!((w.df - 4.0).abs() < 1e-12);
+        assert!((w.t + 3.0 / (2.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        // scipy.stats.ttest_ind([1,2,3],[4,5,6], equal_var=False).pvalue = 0.021311641128756...
+        assert!((w.p - 0.021311641128756).abs() < 1e-9, "{}", w.p);
+        // t_{4, 0.975} = 2.7764451051977987 (scipy.stats.t.ppf): -3 -+ 2.776445 sqrt(2/3).
+        let half = 2.7764451051977987 * (2.0f64 / 3.0).sqrt();
+        assert!((w.ci_low - (-3.0 - half)).abs() < 1e-9, "{}", w.ci_low);
+        assert!((w.ci_high - (-3.0 + half)).abs() < 1e-9, "{}", w.ci_high);
+        assert!(welch(&[1.0], &[2.0, 3.0]).is_none());
+    }
+
+    /// Two constant samples have no spread: no t, no p-value, equal or not (a p of 0 or 1
+    /// there would be a verdict the data cannot give).
+    #[test]
+    fn constant_samples_get_no_p_value() {
+        assert!(welch(&[2.0, 2.0], &[2.0, 2.0]).is_none());
+        assert!(welch(&[10.0, 10.0, 10.0], &[12.0, 12.0, 12.0]).is_none());
+        // One constant side is still a test (the other side's spread).
+        assert!(welch(&[10.0, 10.0, 10.0], &[11.0, 12.0, 13.0]).is_some());
+        assert!(welch(&[1e300, -1e300], &[1.0, 2.0]).is_none_or(|w| w.p.is_finite()));
+    }
+}
