@@ -18,14 +18,5 @@ if ! python3 -m pip download --quiet --disable-pip-version-check --no-deps \
     exit 0
 fi
 mkdir -p "$dir/lib"
-python3 - "$tmp" "$dir/lib" <<'PY'
-import glob, os, sys, zipfile
-src, dst = sys.argv[1], sys.argv[2]
-for wheel in glob.glob(os.path.join(src, "*.whl")):
-    with zipfile.ZipFile(wheel) as z:
-        for name in z.namelist():
-            if "/lib/" in name and ".so" in name:
-                with z.open(name) as f, open(os.path.join(dst, os.path.basename(name)), "wb") as out:
-                    out.write(f.read())
-PY
+python3 "$(dirname "$0")/wheel-libs.py" "$tmp" "$dir/lib"
 ls "$dir/lib"

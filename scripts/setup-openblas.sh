@@ -28,16 +28,7 @@ if [ -n "$platform" ] && python3 -m pip download --quiet --disable-pip-version-c
     --only-binary=:all: --platform "$platform" -d "$tmp" "scipy-openblas32==$version" 2>"$tmp/err"; then
     rm -rf "$dir.partial"
     mkdir -p "$dir.partial/lib"
-    python3 - "$tmp" "$dir.partial/lib" <<'PY' || exit 1
-import glob, os, sys, zipfile
-src, dst = sys.argv[1], sys.argv[2]
-for wheel in glob.glob(os.path.join(src, "*.whl")):
-    with zipfile.ZipFile(wheel) as z:
-        for name in z.namelist():
-            if "/lib/" in name and ".so" in name:
-                with z.open(name) as f, open(os.path.join(dst, os.path.basename(name)), "wb") as out:
-                    out.write(f.read())
-PY
+    python3 "$(dirname "$0")/wheel-libs.py" "$tmp" "$dir.partial/lib" || exit 1
     echo "$version" >"$dir.partial/VERSION"
     rm -rf "$dir"
     mv "$dir.partial" "$dir"
