@@ -9,16 +9,13 @@
 //! faer's without. Only the lower triangle (column-major) is read by
 //! [`symv`] and [`cholesky_in_place`]; the factor's strict upper triangle is left as it was.
 
-use crate::linalg::{Faer, Library, library};
+use crate::linalg::library;
 
 /// `y = A x` for the symmetric `a` (its lower triangle read, column-major).
 pub fn symv(a: &[f64], n: usize, x: &[f64], y: &mut [f64]) {
     check(a, n, &[x.len(), y.len()]);
     if n > 0 {
-        match library() {
-            Library::OpenBlas(o) => o.symv(a, n, x, y),
-            Library::Faer { .. } => Faer.symv(a, n, x, y),
-        }
+        library().routines().symv(a, n, x, y)
     }
 }
 
@@ -30,10 +27,7 @@ pub fn cholesky_in_place(a: &mut [f64], n: usize) -> Result<(), usize> {
     if n == 0 {
         return Ok(());
     }
-    match library() {
-        Library::OpenBlas(o) => o.potrf(a, n),
-        Library::Faer { .. } => Faer.potrf(a, n),
-    }
+    library().routines().potrf(a, n)
 }
 
 /// `x = (L L^T)^{-1} x` through the factor `l` of [`cholesky_in_place`]: a forward and a back
@@ -41,16 +35,9 @@ pub fn cholesky_in_place(a: &mut [f64], n: usize) -> Result<(), usize> {
 pub fn cholesky_solve(l: &[f64], n: usize, x: &mut [f64]) {
     check(l, n, &[x.len()]);
     if n > 0 {
-        match library() {
-            Library::OpenBlas(o) => {
-                o.trsv(l, n, x, false);
-                o.trsv(l, n, x, true);
-            }
-            Library::Faer { .. } => {
-                Faer.trsv(l, n, x, false);
-                Faer.trsv(l, n, x, true);
-            }
-        }
+        let routines = library().routines();
+        routines.trsv(l, n, x, false);
+        routines.trsv(l, n, x, true);
     }
 }
 

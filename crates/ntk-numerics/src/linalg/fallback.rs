@@ -44,23 +44,23 @@ impl<T: Real> Kernels<T> for Faer {
     }
 }
 
-impl Faer {
+impl Routines for Faer {
     /// faer's global parallelism as a thread count.
-    pub(super) fn threads(&self) -> usize {
+    fn threads(&self) -> usize {
         match faer::get_global_parallelism() {
             Par::Seq => 1,
             Par::Rayon(n) => n.get(),
         }
     }
 
-    pub(super) fn set_threads(&self, n: usize) {
+    fn set_threads(&self, n: usize) {
         faer::set_global_parallelism(match std::num::NonZeroUsize::new(n) {
             Some(n) if n.get() > 1 => Par::Rayon(n),
             _ => Par::Seq,
         });
     }
 
-    pub(super) fn eigen(
+    fn eigen(
         &self,
         a: &[f64],
         n: usize,
@@ -101,7 +101,7 @@ impl Faer {
 
     /// `y = A x`, the lower triangle of the column-major `a` read, each off-diagonal entry
     /// applied as itself and transposed.
-    pub(crate) fn symv(&self, a: &[f64], n: usize, x: &[f64], y: &mut [f64]) {
+    fn symv(&self, a: &[f64], n: usize, x: &[f64], y: &mut [f64]) {
         y.fill(0.0);
         for j in 0..n {
             let col = &a[j * n..(j + 1) * n];
@@ -115,7 +115,7 @@ impl Faer {
     }
 
     /// `a = L L^T` in place (lower, column-major); `Err(row)` at the first non-positive pivot.
-    pub(crate) fn potrf(&self, a: &mut [f64], n: usize) -> Result<(), usize> {
+    fn potrf(&self, a: &mut [f64], n: usize) -> Result<(), usize> {
         use faer::linalg::cholesky::llt::factor::{
             LltError, LltParams, cholesky_in_place, cholesky_in_place_scratch,
         };
@@ -131,7 +131,7 @@ impl Faer {
     }
 
     /// `x = L^{-1} x` (or `L^{-T} x`), `L` the lower triangle of the column-major `l`.
-    pub(crate) fn trsv(&self, l: &[f64], n: usize, x: &mut [f64], transposed: bool) {
+    fn trsv(&self, l: &[f64], n: usize, x: &mut [f64], transposed: bool) {
         use faer::linalg::triangular_solve::{
             solve_lower_triangular_in_place, solve_upper_triangular_in_place,
         };

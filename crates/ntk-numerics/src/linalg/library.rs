@@ -26,6 +26,14 @@ pub enum Library {
 }
 
 impl Library {
+    /// Its routines: the one place that tells the two libraries apart.
+    pub(crate) fn routines(&self) -> &dyn super::Routines {
+        match self {
+            Library::OpenBlas(o) => o,
+            Library::Faer { .. } => &Faer,
+        }
+    }
+
     /// `openblas` or `faer`.
     pub fn name(&self) -> &'static str {
         match self {
@@ -249,9 +257,6 @@ pub fn load() -> Result<&'static Library, &'static crate::Error> {
 pub fn library() -> &'static Library {
     load().unwrap_or_else(|e| panic!("the host linear algebra: {e}"))
 }
-
-/// faer, for the cases where no library is loaded.
-pub(super) static FAER: Faer = Faer;
 
 #[cfg(test)]
 mod tests {

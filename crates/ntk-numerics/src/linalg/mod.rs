@@ -53,7 +53,7 @@ impl Real for f32 {
     }
     const EPSILON: f64 = f32::EPSILON as f64;
     fn blas() -> &'static dyn Kernels<f32> {
-        blas::<f32>()
+        library().routines()
     }
 }
 
@@ -72,7 +72,7 @@ impl Real for f64 {
     }
     const EPSILON: f64 = f64::EPSILON;
     fn blas() -> &'static dyn Kernels<f64> {
-        blas::<f64>()
+        library().routines()
     }
 }
 
@@ -87,15 +87,26 @@ pub trait Kernels<T> {
     fn axpy(&self, alpha: T, x: &[T], y: &mut [T]);
 }
 
-/// The routines of the library this process runs ([`library`]).
-fn blas<T: Real>() -> &'static dyn Kernels<T>
-where
-    OpenBlas: Kernels<T>,
-{
-    match library() {
-        Library::OpenBlas(o) => o,
-        Library::Faer { .. } => &library::FAER,
-    }
+/// What each host library provides beyond the level-3 kernels: its thread count, the
+/// symmetric eigensolver, and the level-2 routines of [`crate::symmetric`] (f64). Both
+/// [`OpenBlas`] and [`Faer`] implement it; [`Library::routines`] picks one.
+pub(crate) trait Routines: Kernels<f32> + Kernels<f64> + Sync {
+    fn threads(&self) -> usize;
+    fn set_threads(&self, n: usize);
+    /// The eigenvalues (ascending) of the symmetric matrix whose row-major lower triangle
+    /// `a` holds, and with `vectors` its eigenvectors as columns.
+    fn eigen(
+        &self,
+        a: &[f64],
+        n: usize,
+        vectors: bool,
+    ) -> crate::Result<(Vec<f64>, Option<Mat<f64>>)>;
+    /// `y = A x`, the lower triangle of the column-major `a` read.
+    fn symv(&self, a: &[f64], n: usize, x: &[f64], y: &mut [f64]);
+    /// `a = L L^T` in place (lower, column-major); `Err(row)` at the first non-positive pivot.
+    fn potrf(&self, a: &mut [f64], n: usize) -> Result<(), usize>;
+    /// `x = L^{-1} x` (or `L^{-T} x`), `L` the lower triangle of the column-major `l`.
+    fn trsv(&self, l: &[f64], n: usize, x: &mut [f64], transposed: bool);
 }
 
 /// `c = alpha a b`: `c` is overwritten; `a` and `b` may be transposed views.
@@ -166,18 +177,12 @@ pub fn single_threaded<R>(f: impl FnOnce() -> R) -> R {
 /// Sets the host BLAS's thread count (OpenBLAS's, or faer's global parallelism) for the
 /// rest of the process (`ntk_runs::slurm::use_cpus_per_task`).
 pub fn set_threads(n: usize) {
-    match library() {
-        Library::OpenBlas(o) => o.set_threads(n),
-        Library::Faer { .. } => library::FAER.set_threads(n),
-    }
+    library().routines().set_threads(n)
 }
 
 /// The host BLAS's thread count.
 fn threads() -> usize {
-    match library() {
-        Library::OpenBlas(o) => o.threads(),
-        Library::Faer { .. } => library::FAER.threads(),
-    }
+    library().routines().threads()
 }
 
 /// `y += alpha x` (OpenBLAS threads it for long vectors).
@@ -257,10 +262,7 @@ pub fn sym_eigen(a: &[f64], n: usize) -> crate::Result<(Vec<f64>, Mat<f64>)> {
 }
 
 fn eigen_impl(a: &[f64], n: usize, vectors: bool) -> crate::Result<(Vec<f64>, Option<Mat<f64>>)> {
-    match library() {
-        Library::OpenBlas(o) => o.eigen(a, n, vectors),
-        Library::Faer { .. } => library::FAER.eigen(a, n, vectors),
-    }
+    library().routines().eigen(a, n, vectors)
 }
 
 #[cfg(test)]

@@ -153,19 +153,21 @@ impl OpenBlas {
     pub fn describe(&self) -> String {
         format!("{} ({})", self.config, self.corename)
     }
+}
 
+impl Routines for OpenBlas {
     /// OpenBLAS's thread count.
-    pub(super) fn threads(&self) -> usize {
+    fn threads(&self) -> usize {
         // SAFETY: a plain getter of OpenBLAS's global setting.
         unsafe { (self.get_threads)() }.max(1) as usize
     }
 
-    pub(super) fn set_threads(&self, n: usize) {
+    fn set_threads(&self, n: usize) {
         // SAFETY: a plain setter of OpenBLAS's global setting (called between BLAS calls).
         unsafe { (self.set_threads)(int(n.max(1))) }
     }
 
-    pub(super) fn eigen(
+    fn eigen(
         &self,
         a: &[f64],
         n: usize,
@@ -240,7 +242,7 @@ impl OpenBlas {
     }
 
     /// `y = A x`, the lower triangle of the column-major `a` read.
-    pub(crate) fn symv(&self, a: &[f64], n: usize, x: &[f64], y: &mut [f64]) {
+    fn symv(&self, a: &[f64], n: usize, x: &[f64], y: &mut [f64]) {
         let nn = int(n);
         // SAFETY: `a` is n x n, `x` and `y` of length n (checked by the caller), y distinct.
         unsafe {
@@ -261,7 +263,7 @@ impl OpenBlas {
     }
 
     /// `a = L L^T` in place (lower, column-major); `Err(row)` at the first non-positive pivot.
-    pub(crate) fn potrf(&self, a: &mut [f64], n: usize) -> Result<(), usize> {
+    fn potrf(&self, a: &mut [f64], n: usize) -> Result<(), usize> {
         let (nn, uplo) = (int(n), b'L' as c_char);
         let mut info: c_int = 0;
         // SAFETY: `a` is an n x n column-major buffer (checked by the caller).
@@ -275,7 +277,7 @@ impl OpenBlas {
     }
 
     /// `x = L^{-1} x` (or `L^{-T} x`), `L` the lower triangle of the column-major `l`.
-    pub(crate) fn trsv(&self, l: &[f64], n: usize, x: &mut [f64], transposed: bool) {
+    fn trsv(&self, l: &[f64], n: usize, x: &mut [f64], transposed: bool) {
         let nn = int(n);
         let trans = if transposed { TRANS } else { NO_TRANS };
         // SAFETY: `l` is n x n, `x` of length n (checked by the caller).

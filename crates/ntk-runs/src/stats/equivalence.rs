@@ -1,7 +1,6 @@
 //! "Similar" as a test: the two one-sided tests of equivalence against a margin stated
 //! before looking at the data, and how many seeds such a margin needs.
 
-use super::summary::mean_std;
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 /// The two one-sided tests (Schuirmann 1987) of `|mean_a - mean_b| < margin`, with Welch's
@@ -28,18 +27,10 @@ impl Tost {
 /// [`Tost`] for two samples of at least two values each with some spread and a positive,
 /// finite margin; `None` otherwise.
 pub fn tost(a: &[f64], b: &[f64], margin: f64) -> Option<Tost> {
-    if a.len() < 2 || b.len() < 2 || margin.is_nan() || margin <= 0.0 || margin.is_infinite() {
+    if margin.is_nan() || margin <= 0.0 || margin.is_infinite() {
         return None;
     }
-    let (ma, sa) = mean_std(a);
-    let (mb, sb) = mean_std(b);
-    let (va, vb) = (sa * sa / a.len() as f64, sb * sb / b.len() as f64);
-    let se = (va + vb).sqrt();
-    let d = ma - mb;
-    if se.is_nan() || se <= 0.0 || !d.is_finite() {
-        return None;
-    }
-    let df = (va + vb).powi(2) / (va * va / (a.len() - 1) as f64 + vb * vb / (b.len() - 1) as f64);
+    let (d, se, df) = super::welch::difference_error_df(a, b)?;
     let dist = StudentsT::new(0.0, 1.0, df).ok()?;
     let p_lower = dist.sf((d + margin) / se);
     let p_upper = dist.cdf((d - margin) / se);

@@ -28,19 +28,8 @@ pub struct Welch {
 /// otherwise: one value has no spread, and two constant samples have no spread to test a
 /// difference against (their standard error is 0; [`super::permutation`] tests them).
 pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
-    if a.len() < 2 || b.len() < 2 {
-        return None;
-    }
-    let (ma, sa) = mean_std(a);
-    let (mb, sb) = mean_std(b);
-    let (va, vb) = (sa * sa / a.len() as f64, sb * sb / b.len() as f64);
-    let difference = ma - mb;
-    let standard_error = (va + vb).sqrt();
-    if standard_error.is_nan() || standard_error <= 0.0 || !difference.is_finite() {
-        return None;
-    }
+    let (difference, standard_error, df) = difference_error_df(a, b)?;
     let t = difference / standard_error;
-    let df = (va + vb).powi(2) / (va * va / (a.len() - 1) as f64 + vb * vb / (b.len() - 1) as f64);
     let dist = StudentsT::new(0.0, 1.0, df).ok()?;
     let p = (2.0 * dist.sf(t.abs())).min(1.0);
     let q = dist.inverse_cdf(1.0 - super::ALPHA / 2.0);
@@ -53,6 +42,25 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
         ci_low: difference - q * standard_error,
         ci_high: difference + q * standard_error,
     })
+}
+
+/// The difference of the means, Welch's standard error of it and the Welch-Satterthwaite
+/// degrees of freedom (see [`Welch`]), for two samples of at least two values each, not
+/// both constant; `None` otherwise. Shared by [`welch`] and [`super::tost`].
+pub(super) fn difference_error_df(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let (ma, sa) = mean_std(a);
+    let (mb, sb) = mean_std(b);
+    let (va, vb) = (sa * sa / a.len() as f64, sb * sb / b.len() as f64);
+    let difference = ma - mb;
+    let standard_error = (va + vb).sqrt();
+    if standard_error.is_nan() || standard_error <= 0.0 || !difference.is_finite() {
+        return None;
+    }
+    let df = (va + vb).powi(2) / (va * va / (a.len() - 1) as f64 + vb * vb / (b.len() - 1) as f64);
+    Some((difference, standard_error, df))
 }
 
 /// `P(|T| >= |t|)` for Student's t with `df` degrees of freedom (NaN for a NaN `t` or an
