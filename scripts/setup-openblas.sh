@@ -17,6 +17,12 @@ version="0.3.31.188.0"
 if [ -f "$dir/lib/libscipy_openblas.so" ] && [ "$(cat "$dir/VERSION" 2>/dev/null)" = "$version" ]; then
     exit 0
 fi
+# Only a folder this script made (it holds VERSION) is ever replaced; anything else at that
+# path (a symlink, a folder of the user's) is refused, not emptied.
+if [ -L "$dir" ] || { [ -e "$dir" ] && [ ! -f "$dir/VERSION" ]; }; then
+    echo "setup-openblas: $dir exists and is not a folder this script made (no VERSION file): leaving it alone; set NTK_OPENBLAS_DIR to another place" >&2
+    exit 1
+fi
 case "$(uname -sm)" in
     "Linux x86_64") platform=manylinux2014_x86_64 ;;
     "Linux aarch64") platform=manylinux2014_aarch64 ;;
@@ -26,12 +32,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ -n "$platform" ] && python3 -m pip download --quiet --disable-pip-version-check --no-deps \
     --only-binary=:all: --platform "$platform" -d "$tmp" "scipy-openblas32==$version" 2>"$tmp/err"; then
-    rm -rf "$dir.partial"
-    mkdir -p "$dir.partial/lib"
-    python3 "$(dirname "$0")/wheel-libs.py" "$tmp" "$dir.partial/lib" || exit 1
-    echo "$version" >"$dir.partial/VERSION"
+    mkdir -p "$(dirname "$dir")"
+    partial=$(mktemp -d "$dir.partial.XXXXXX") || exit 1
+    mkdir -p "$partial/lib"
+    python3 "$(dirname "$0")/wheel-libs.py" "$tmp" "$partial/lib" || { rm -rf "$partial"; exit 1; }
+    echo "$version" >"$partial/VERSION"
     rm -rf "$dir"
-    mv "$dir.partial" "$dir"
+    mv "$partial" "$dir"
     echo "setup-openblas: OpenBLAS $version (PyPI scipy-openblas32) in $dir/lib"
     exit 0
 fi
