@@ -1,9 +1,14 @@
 """Welch's t-test with the Student t distribution's tail from the regularized incomplete
 beta function (Numerical Recipes' continued fraction, Lentz's method), standard library
-only, for the experiments' table scripts. The Rust tools' own test is ntk_runs::stats;
-checked values: t = 2, 10 degrees of freedom: p = 0.0734; t = 2.776, 4: p = 0.0500.
+only, for the experiments' table scripts; with the 95% confidence interval of the
+difference (`compare`), Holm's correction of a family of p-values (`holm`) and the two
+one-sided tests of equivalence against a stated margin (`tost`), as the rules of
+experiments/README.md ("How a verdict is tested") and the Rust tools' ntk_runs::stats
+(welch.rs, holm.rs, equivalence.rs) define them. Checked values: t = 2, 10 degrees of
+freedom: p = 0.0734; t = 2.776, 4: p = 0.0500; t_{4, 0.975} = 2.7764; R's
+p.adjust(c(0.01, 0.04, 0.03, 0.005), "holm") = 0.03 0.06 0.06 0.02.
 
-    sys.path.insert(0, <experiments dir>); from welch import welch
+    sys.path.insert(0, <experiments dir>); from welch import welch, compare, holm, tost
 """
 import math
 import statistics
@@ -56,6 +61,91 @@ def welch(a, b):
     return t, df, incbeta(df / 2.0, 0.5, df / (df + t * t))
 
 
+ALPHA = 0.05
+
+
+def t_sf_two_sided(t, df):
+    """P(|T| >= |t|) for Student's t with df degrees of freedom."""
+    return incbeta(df / 2.0, 0.5, df / (df + t * t)) if math.isfinite(t) else 0.0
+
+
+def t_quantile(q, df):
+    """The q quantile of Student's t (0.5 < q < 1), by bisection on the two-sided tail."""
+    target, lo, hi = 2.0 * (1.0 - q), 0.0, 1.0
+    while t_sf_two_sided(hi, df) > target:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if t_sf_two_sided(mid, df) > target else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+class Compare:
+    """Welch's test of mean(a) - mean(b): the difference, its standard error, t, the
+    Welch-Satterthwaite degrees of freedom, the two-sided p and the 95% confidence interval
+    (ci_low, ci_high) of the difference."""
+
+    def __init__(self, d, se, df):
+        self.d, self.se, self.df = d, se, df
+        self.t = d / se
+        self.p = min(1.0, t_sf_two_sided(self.t, df))
+        half = t_quantile(1.0 - ALPHA / 2.0, df) * se
+        self.ci_low, self.ci_high = d - half, d + half
+
+
+def _difference_error_df(a, b):
+    if len(a) < 2 or len(b) < 2:
+        return None
+    try:
+        va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+        se = math.sqrt(va + vb)
+        d = statistics.fmean(a) - statistics.fmean(b)
+    except (OverflowError, ValueError):
+        return None
+    if not (se > 0.0) or not math.isfinite(se) or not math.isfinite(d):
+        return None
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    return d, se, df
+
+
+def compare(a, b):
+    """Welch's test of two samples with the 95% confidence interval of the difference of
+    their means (a Compare), or None where welch() has no test."""
+    test = _difference_error_df(a, b)
+    return None if test is None else Compare(*test)
+
+
+def holm(ps):
+    """Holm's step-down adjusted p-values of a family, in the order given; None entries
+    (comparisons without a test) are not members of the family and stay None (as
+    ntk_runs::stats::holm)."""
+    tested = sorted(((p, i) for i, p in enumerate(ps) if p is not None))
+    out, running, m = [None] * len(ps), 0.0, len(tested)
+    for rank, (p, i) in enumerate(tested):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[i] = running
+    return out
+
+
+def tost(a, b, margin):
+    """The two one-sided tests (Schuirmann) of |mean(a) - mean(b)| < margin with Welch's
+    standard error: (p, ci_low, ci_high), p the larger one-sided p-value (equivalent at
+    level ALPHA where p < ALPHA), the interval the 90% one of the difference; None without a
+    positive, finite margin or a Welch test (as ntk_runs::stats::tost)."""
+    test = _difference_error_df(a, b)
+    if test is None or not (0.0 < margin < math.inf):
+        return None
+    d, se, df = test
+
+    def upper_tail(t):  # P(T >= t)
+        half = 0.5 * t_sf_two_sided(t, df)
+        return half if t >= 0 else 1.0 - half
+
+    p = max(upper_tail((d + margin) / se), 1.0 - upper_tail((d - margin) / se))
+    half = t_quantile(1.0 - ALPHA, df) * se
+    return p, d - half, d + half
+
+
 if __name__ == "__main__":
     assert abs(incbeta(5.0, 0.5, 10 / 14) - 0.0734) < 1e-4
     assert abs(incbeta(2.0, 0.5, 4 / (4 + 2.776 ** 2)) - 0.0500) < 1e-4
@@ -65,4 +155,20 @@ if __name__ == "__main__":
     assert welch([10.0, 10.0, 10.0], [12.0, 12.0, 12.0]) is None
     assert welch([1.0], [2.0, 3.0]) is None, "one seed: no spread"
     assert welch([1e300, -1e300], [1.0, 2.0]) is None or math.isfinite(welch([1e300, -1e300], [1.0, 2.0])[2])
+    c = compare([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
+    half = 2.7764451051977987 * math.sqrt(2.0 / 3.0)  # scipy.stats.t.ppf(0.975, 4)
+    assert abs(c.ci_low + 3.0 + half) < 1e-9 and abs(c.ci_high + 3.0 - half) < 1e-9, vars(c)
+    assert abs(c.p - 0.021311641128756) < 1e-9 and abs(c.df - 4.0) < 1e-12
+    assert abs(t_quantile(0.95, 4.0) - 2.1318467863266504) < 1e-9  # scipy.stats.t.ppf(0.95, 4)
+    got = holm([0.01, 0.04, None, 0.03, 0.005])
+    for g, w in zip(got, [0.03, 0.06, None, 0.06, 0.02]):
+        assert (g is None and w is None) or abs(g - w) < 1e-15, got
+    assert holm([0.6, 0.7]) == [1.0, 1.0] and holm([]) == []
+    # ntk_runs::stats::equivalence's check: means 0.1 apart, Welch se = sqrt(2/3) * 0.1, 4 df.
+    a, b = [1.0, 1.1, 1.2], [0.9, 1.0, 1.1]
+    assert tost(a, b, 1.0)[0] < ALPHA and tost(a, b, 0.05)[0] > ALPHA
+    se = math.sqrt(2.0 / 3.0) * 0.1
+    want = max(0.5 * t_sf_two_sided((0.1 + 0.05) / se, 4.0), 1.0 - 0.5 * t_sf_two_sided((0.1 - 0.05) / se, 4.0))
+    assert abs(tost(a, b, 0.05)[0] - want) < 1e-12
+    assert tost(a, b, 0.0) is None and tost([1.0, 1.0], [1.0, 1.0], 1.0) is None
     print("welch: checks pass")

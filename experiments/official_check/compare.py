@@ -1,12 +1,22 @@
 """Per-block kappa of the official code against the probe's, on the same inputs, weights and
 blocks (work/ from run.sh): writes results.csv (one row per block) and prints the summary
-table of README.md. Standard library only."""
+table of README.md; then the statistical comparison (work/stat/ from statistical.sh, into
+statistical.csv): Welch's t-test with the 95% confidence interval of the difference, and
+the two one-sided tests of equivalence (TOST) against a margin of MARGIN of the official
+mean. Without work/, both are recomputed from the committed results.csv and
+statistical.csv. Standard library only."""
 import csv
 import json
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The equivalence margin, a fraction of the official side's mean block kappa, stated before
+# the equivalence test was first computed (but after the Welch comparison was published):
+# the paper publishes the mean over 5 seeds, and with a per-seed spread of about 12% of the
+# mean that number carries a standard error of about 5%; a difference under 10%, two such
+# standard errors, is below what the published number resolves.
+MARGIN = 0.10
 
 
 def probe_kappas(path):
@@ -30,11 +40,16 @@ for draw in (0, 1):
                          "rel_f32_vs_f64": abs(k32 / k64 - 1.0),
                          "rel_official_vs_f32": abs(ko / k32 - 1.0),
                          "eps32_kappa": 2.0 ** -24 * k64})
-with open(os.path.join(HERE, "results.csv.tmp"), "w", newline="") as f:
-    w = csv.DictWriter(f, fieldnames=list(rows[0]))
-    w.writeheader()
-    w.writerows(rows)
-os.replace(os.path.join(HERE, "results.csv.tmp"), os.path.join(HERE, "results.csv"))
+if rows:
+    with open(os.path.join(HERE, "results.csv.tmp"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(os.path.join(HERE, "results.csv.tmp"), os.path.join(HERE, "results.csv"))
+else:  # no work/: the committed table
+    with open(os.path.join(HERE, "results.csv")) as f:
+        rows = [{k: (int(v) if k in ("draw", "depth", "seed", "block") else float(v)) for k, v in r.items()}
+                for r in csv.DictReader(f)]
 
 print("| depth | blocks | kappa (probe, f64): range | official vs probe f64: max rel. diff | median | probe f32 vs f64: max rel. diff | official vs probe f32: max rel. diff | max of eps_f32 kappa |")
 print("|---|---|---|---|---|---|---|---|")
@@ -50,8 +65,6 @@ for depth in sorted({r["depth"] for r in rows}):
 # The statistical comparison (statistical.sh): each side's own initialization over many seeds.
 stat = os.path.join(HERE, "work", "stat")
 if os.path.isdir(os.path.join(stat, "probe")):
-    import math
-    import statistics
     off_dir = os.path.join(stat, "official")
     official = [json.load(open(os.path.join(off_dir, f)))["mean_kappa"]
                 for f in sorted(os.listdir(off_dir)) if f.endswith(".json")]
@@ -64,9 +77,16 @@ if os.path.isdir(os.path.join(stat, "probe")):
         w.writerows([("official", i + 1, k) for i, k in enumerate(official)])
         w.writerows([("probe", i + 1, k) for i, k in enumerate(ours)])
     os.replace(os.path.join(HERE, "statistical.csv.tmp"), os.path.join(HERE, "statistical.csv"))
+if os.path.exists(os.path.join(HERE, "statistical.csv")):
+    import math
+    import statistics
+    with open(os.path.join(HERE, "statistical.csv")) as f:
+        table = list(csv.DictReader(f))
+    official = [float(r["mean_block_kappa"]) for r in table if r["side"] == "official"]
+    ours = [float(r["mean_block_kappa"]) for r in table if r["side"] == "probe"]
     sys.path.insert(0, os.path.join(HERE, ".."))
-    from welch import welch  # experiments/welch.py
-    test = welch(official, ours)
+    from welch import compare, tost  # experiments/welch.py
+    test = compare(official, ours)
     print()
     print("| side | seeds | mean block kappa per seed: mean +- sd (se) |")
     print("|---|---|---|")
@@ -76,6 +96,12 @@ if os.path.isdir(os.path.join(stat, "probe")):
     if test is None:
         print("\nWelch's t-test: none (a side without spread)")
     else:
-        t, df, p = test
-        print(f"\nWelch's t-test: t = {t:.2f}, {df:.1f} degrees of freedom, p = {p:.3f}: "
-              f"{'alike' if p >= 0.05 else 'different'}")
+        n = min(len(official), len(ours))
+        margin = MARGIN * statistics.fmean(official)
+        p_tost, low90, high90 = tost(official, ours, margin)
+        print(f"\nWelch's t-test (official - probe): difference {test.d:.0f}, 95% CI {test.ci_low:.0f} "
+              f"to {test.ci_high:.0f}, t = {test.t:.2f}, {test.df:.1f} degrees of freedom, p = {test.p:.3f}: "
+              f"{f'not distinguishable with {n} seeds' if test.p >= 0.05 else 'different'}")
+        print(f"TOST against +-{MARGIN:.0%} of the official mean (+-{margin:.0f}): 90% CI {low90:.0f} to "
+              f"{high90:.0f}, p = {p_tost:.2g}: "
+              f"{'similar within the margin' if p_tost < 0.05 else 'not shown similar'}")

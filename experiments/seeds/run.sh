@@ -10,6 +10,7 @@
 #   bash experiments/seeds/run.sh              # the whole queue, one thread (beside other work)
 #   SEEDS_THREADS=2 bash experiments/seeds/run.sh
 #   SEEDS_ONLY=agarwal_fig7_d4 bash experiments/seeds/run.sh   # one line
+#   SEEDS_ONLY='edge_*,fresh_fig3_*' bash experiments/seeds/run.sh   # lines by name pattern
 #   SEEDS_EXPORT_ONLY=1 bash experiments/seeds/run.sh          # copy what has finished, train nothing
 #
 # Then, per experiment: cargo run -p ntk-train -- collect <experiment dir> [--log].
@@ -49,7 +50,15 @@ while IFS='|' read -r name config dir sets; do
     case "$name" in '' | '#'*) continue ;; esac
     config="$(trim "$config")"
     dir="$(trim "$dir")"
-    if [ -n "${SEEDS_ONLY:-}" ] && [ "$SEEDS_ONLY" != "$name" ]; then continue; fi
+    if [ -n "${SEEDS_ONLY:-}" ]; then
+        wanted=""
+        IFS=',' read -ra patterns <<< "$SEEDS_ONLY"
+        for p in "${patterns[@]}"; do
+            # shellcheck disable=SC2053 # a glob pattern on purpose
+            if [[ "$name" == $(trim "$p") ]]; then wanted=1; fi
+        done
+        [ -n "$wanted" ] || continue
+    fi
     if [ -z "${SEEDS_EXPORT_ONLY:-}" ]; then
         args=()
         for s in $sets; do args+=(--set "$s"); done

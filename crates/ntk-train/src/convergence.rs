@@ -26,7 +26,6 @@ use crate::seeds::SeedRun;
 /// rate and metrics ([`SeedRun`]), and its `predicted.csv` and `predicted_spectrum.csv`.
 pub trait PredictedRun: SeedRun {
     fn id(&self) -> &str;
-    fn seed(&self) -> u64;
     /// Empty when the run made no prediction.
     fn predicted(&self) -> &[PredictedRow];
     fn predicted_spectrum(&self) -> &[SpectrumRow];

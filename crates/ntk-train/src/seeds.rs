@@ -13,10 +13,16 @@
 //! counts, which allows ties and constant samples), the 95% confidence interval of the
 //! difference on that test's scale, and its p-value corrected by Holm over the family of
 //! the table's comparisons on the same basis and measure (`p_holm`, `verdict_holm`: "a
-//! lower", "a higher", or "not distinguishable" with these seeds; "similar" needs an
-//! equivalence test against a margin stated before looking, [`ntk_runs::stats::tost`]).
+//! lower", "a higher", "similar" or "not distinguishable" with these seeds). "Similar" is
+//! an equivalence test, the two one-sided tests ([`ntk_runs::stats::tost`], Holm-corrected
+//! over the same family: `p_tost_holm`) against a margin stated before looking
+//! ([`margin`]); `seeds_for_margin` says how many seeds a side would show it.
+//!
+//! On the `chosen` basis each configuration is represented by the seeds its rate was not
+//! chosen on ([`Chosen::held_out_seed`]); seeds that diverged are counted (`diverged_a`,
+//! `diverged_b`) and left out of the values.
 
-use ntk_runs::stats::{holm, mean_std, permutation, standard_error, welch};
+use ntk_runs::stats::{holm, mean_std, permutation, seeds_for_margin, standard_error, tost, welch};
 use serde::Serialize;
 
 use crate::metrics::EpochMetrics;
@@ -27,8 +33,11 @@ pub trait SeedRun {
     /// (depth, activation, normalization): the configuration, without lr and seed.
     fn configuration(&self) -> (usize, &str, &str);
     fn lr(&self) -> f64;
+    fn seed(&self) -> u64;
     /// Finished (not diverged, running, interrupted or failed).
     fn finished(&self) -> bool;
+    /// Stopped because its loss diverged.
+    fn diverged(&self) -> bool;
     /// The rows of its `metrics.csv`.
     fn epochs(&self) -> &[EpochMetrics];
     /// The last epoch's training loss, when finite.
@@ -47,6 +56,23 @@ pub struct Chosen<'a> {
     pub activation: &'a str,
     pub normalization: &'a str,
     pub lr: f64,
+    /// The seed the lr was chosen on, left out of the `chosen` comparisons (none when the
+    /// grid had one rate, or no other seed ran at the chosen rate).
+    pub held_out_seed: Option<u64>,
+}
+
+/// The equivalence margin of `measure`, on its test's scale, stated before looking at any
+/// equivalence test: 20% in the final training loss (a ratio of 1.2, `log10(1.2)` on the log
+/// scale its test uses), 1 percentage point of test accuracy, and a tenth of the training budget
+/// (`epochs`) in epochs to the loss threshold. Differences inside these are below what the
+/// papers' figures resolve.
+pub fn margin(measure: &str, epochs: usize) -> Option<f64> {
+    match measure {
+        "final_train_loss" => Some(1.2f64.log10()),
+        "final_test_accuracy" => Some(0.01),
+        "epochs_to_threshold" if epochs > 0 => Some(0.1 * epochs as f64),
+        _ => None,
+    }
 }
 
 /// The level below which a two-sided p-value calls a difference real.
@@ -95,13 +121,17 @@ pub struct CompareRow {
     pub activation_a: String,
     pub normalization_a: String,
     pub lr_a: f64,
+    /// The seeds whose values are compared (finished).
     pub seeds_a: usize,
+    /// Seeds of `a` that diverged: left out of the values.
+    pub diverged_a: usize,
     pub mean_a: f64,
     pub depth_b: usize,
     pub activation_b: String,
     pub normalization_b: String,
     pub lr_b: f64,
     pub seeds_b: usize,
+    pub diverged_b: usize,
     pub mean_b: f64,
     /// `mean_a - mean_b`.
     pub difference: f64,
@@ -124,12 +154,22 @@ pub struct CompareRow {
     /// `welch_log10`, of `log10(a) - log10(b)`); empty where a side has no spread.
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// The equivalence margin on the test's scale ([`margin`]).
+    pub margin: Option<f64>,
+    /// The two one-sided tests of `|difference| < margin` (Welch), per comparison; empty
+    /// where a side has no spread.
+    pub p_tost: Option<f64>,
     /// `p_test` corrected by Holm over the family: this table's rows with the same `basis`
     /// and `measure`.
     pub p_holm: Option<f64>,
-    /// `a lower` or `a higher` (p_holm < 0.05), `not distinguishable` (with these seeds), or
-    /// `untested`.
+    /// `p_tost` corrected by Holm over the same family.
+    pub p_tost_holm: Option<f64>,
+    /// `a lower` or `a higher` (p_holm < 0.05), `similar` (p_tost_holm < 0.05: within the
+    /// margin), `not distinguishable` (with these seeds: neither), or `untested`.
     pub verdict_holm: String,
+    /// Seeds a side that would show the two within the margin with 80% power were their
+    /// means equal, from the two sides' spreads (normal approximation).
+    pub seeds_for_margin: Option<usize>,
 }
 
 /// The seeds of one configuration at one lr: every run finished.
@@ -138,7 +178,10 @@ struct Group<'a, R> {
     activation: &'a str,
     normalization: &'a str,
     lr: f64,
+    /// The finished seeds.
     runs: Vec<&'a R>,
+    /// Seeds that diverged.
+    diverged: usize,
 }
 
 impl<R: SeedRun> Group<'_, R> {
@@ -179,7 +222,11 @@ pub fn compare<R: SeedRun>(runs: &[R], best: &[Chosen], threshold: Option<f64>) 
     let mut rows = Vec::new();
     for (i, a) in best.iter().enumerate() {
         for b in &best[i + 1..] {
-            if let (Some(ga), Some(gb)) = (group(runs, a, a.lr), group(runs, b, b.lr)) {
+            let (ga, gb) = (
+                group(runs, a, a.lr, a.held_out_seed),
+                group(runs, b, b.lr, b.held_out_seed),
+            );
+            if let (Some(ga), Some(gb)) = (ga, gb) {
                 pair_rows(&mut rows, "chosen", &ga, &gb, threshold);
             }
             let mut lrs: Vec<f64> = runs
@@ -190,7 +237,7 @@ pub fn compare<R: SeedRun>(runs: &[R], best: &[Chosen], threshold: Option<f64>) 
             lrs.sort_by(f64::total_cmp);
             lrs.dedup();
             for lr in lrs {
-                if let (Some(ga), Some(gb)) = (group(runs, a, lr), group(runs, b, lr))
+                if let (Some(ga), Some(gb)) = (group(runs, a, lr, None), group(runs, b, lr, None))
                     && ga.runs.len() >= 2
                     && gb.runs.len() >= 2
                 {
@@ -217,14 +264,17 @@ fn correct(rows: &mut [CompareRow]) {
             .filter(|&i| rows[i].basis == basis && rows[i].measure == measure)
             .collect();
         let p: Vec<Option<f64>> = members.iter().map(|&i| rows[i].p_test).collect();
-        for (&i, adjusted) in members.iter().zip(holm(&p)) {
+        let p_tost: Vec<Option<f64>> = members.iter().map(|&i| rows[i].p_tost).collect();
+        for ((&i, adjusted), tost_adjusted) in members.iter().zip(holm(&p)).zip(holm(&p_tost)) {
             let row = &mut rows[i];
             row.p_holm = adjusted;
-            row.verdict_holm = match adjusted {
-                None => "untested",
-                Some(q) if q >= ALPHA => "not distinguishable",
-                Some(_) if row.difference < 0.0 => "a lower",
-                Some(_) => "a higher",
+            row.p_tost_holm = tost_adjusted;
+            row.verdict_holm = match (adjusted, tost_adjusted) {
+                (None, _) => "untested",
+                (Some(q), _) if q < ALPHA && row.difference < 0.0 => "a lower",
+                (Some(q), _) if q < ALPHA => "a higher",
+                (_, Some(q)) if q < ALPHA => "similar",
+                _ => "not distinguishable",
             }
             .to_string();
         }
@@ -262,18 +312,42 @@ fn fitting_test(
     }
 }
 
-/// The seeds of configuration `b` at `lr`, when there are any and all have finished.
-fn group<'a, R: SeedRun>(runs: &'a [R], b: &Chosen<'a>, lr: f64) -> Option<Group<'a, R>> {
+/// The values on the scale of `test` (log10 for `welch_log10`).
+fn on_test_scale(test: &str, a: &[f64], b: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let scale = |v: &[f64]| -> Vec<f64> {
+        if test == "welch_log10" {
+            v.iter().map(|x| x.log10()).collect()
+        } else {
+            v.to_vec()
+        }
+    };
+    (scale(a), scale(b))
+}
+
+/// The seeds of configuration `b` at `lr` but `left_out`, when every one has ended (finished
+/// or diverged) and some finished.
+fn group<'a, R: SeedRun>(
+    runs: &'a [R],
+    b: &Chosen<'a>,
+    lr: f64,
+    left_out: Option<u64>,
+) -> Option<Group<'a, R>> {
     let members: Vec<&R> = runs
         .iter()
         .filter(|r| r.configuration() == (b.depth, b.activation, b.normalization) && r.lr() == lr)
+        .filter(|r| Some(r.seed()) != left_out)
         .collect();
-    (!members.is_empty() && members.iter().all(|r| r.finished())).then_some(Group {
+    if members.iter().any(|r| !r.finished() && !r.diverged()) {
+        return None;
+    }
+    let finished: Vec<&R> = members.iter().copied().filter(|r| r.finished()).collect();
+    (!finished.is_empty()).then_some(Group {
         depth: b.depth,
         activation: b.activation,
         normalization: b.normalization,
         lr,
-        runs: members,
+        diverged: members.len() - finished.len(),
+        runs: finished,
     })
 }
 
@@ -293,6 +367,19 @@ fn pair_rows<R: SeedRun>(
         let (mean_a, mean_b) = (mean_std(&va).0, mean_std(&vb).0);
         let test = welch(&va, &vb);
         let (fitting, p_test, ci) = fitting_test(measure, &va, &vb);
+        let budget = a.runs.iter().chain(&b.runs).map(|r| r.epochs().len()).min();
+        // A loss margin is a ratio: only on the log scale.
+        let margin = match measure {
+            Measure::Loss if fitting != "welch_log10" => None,
+            _ => margin(measure.name(), budget.unwrap_or(0)),
+        };
+        let (sa, sb) = on_test_scale(fitting, &va, &vb);
+        let equivalence = margin.and_then(|m| tost(&sa, &sb, m));
+        let spread = |v: &[f64]| (v.len() >= 2).then(|| mean_std(v).1);
+        let seeds_needed = match (margin, spread(&sa), spread(&sb)) {
+            (Some(m), Some(da), Some(db)) if p_test.is_some() => seeds_for_margin(da, db, m, 0.8),
+            _ => None,
+        };
         let verdict = match test {
             None => "untested",
             Some(w) if w.p >= ALPHA => "alike",
@@ -307,12 +394,14 @@ fn pair_rows<R: SeedRun>(
             normalization_a: a.normalization.to_string(),
             lr_a: a.lr,
             seeds_a: va.len(),
+            diverged_a: a.diverged,
             mean_a,
             depth_b: b.depth,
             activation_b: b.activation.to_string(),
             normalization_b: b.normalization.to_string(),
             lr_b: b.lr,
             seeds_b: vb.len(),
+            diverged_b: b.diverged,
             mean_b,
             difference: mean_a - mean_b,
             standard_error: test.map(|w| w.standard_error),
@@ -324,9 +413,13 @@ fn pair_rows<R: SeedRun>(
             p_test,
             ci_low: ci.map(|c| c.0),
             ci_high: ci.map(|c| c.1),
+            margin: margin.filter(|_| p_test.is_some()),
+            p_tost: equivalence.map(|t| t.p).filter(|_| p_test.is_some()),
             // Set by `correct` over the whole family.
             p_holm: None,
+            p_tost_holm: None,
             verdict_holm: String::new(),
+            seeds_for_margin: seeds_needed,
         });
     }
 }

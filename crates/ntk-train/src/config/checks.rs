@@ -44,6 +44,7 @@ impl TrainConfig {
             data_n,
             self.validate_ntk(),
             self.validate_representations(),
+            self.validate_prediction(),
             self.validate_sweep(),
             self.schedule.validate(),
             self.validate_min_lr(),
@@ -231,6 +232,37 @@ impl TrainConfig {
                 stats,
                 "only for BatchNorm networks (model.normalization = \"batch_norm\", \
                  resnet.variant = \"batch_norm\")",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `[prediction]`: at least one kernel, none twice.
+    fn validate_prediction(&self) -> crate::Result<()> {
+        let Some(p) = &self.prediction else {
+            return Ok(());
+        };
+        let listed = || {
+            let names: Vec<String> = p
+                .kernels
+                .iter()
+                .map(|k| format!("\"{}\"", k.name()))
+                .collect();
+            format!("[{}]", names.join(", "))
+        };
+        if p.kernels.is_empty() {
+            return Err(crate::Error::config(
+                "prediction.kernels",
+                listed(),
+                "name at least one kernel: \"empirical\", \"theory\" (or leave the key out for \"empirical\")",
+            ));
+        }
+        let twice = (1..p.kernels.len()).any(|i| p.kernels[..i].contains(&p.kernels[i]));
+        if twice {
+            return Err(crate::Error::config(
+                "prediction.kernels",
+                listed(),
+                "a kernel is listed twice: each kernel predicts once",
             ));
         }
         Ok(())

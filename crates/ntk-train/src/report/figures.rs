@@ -135,7 +135,7 @@ pub(super) fn curves<'a>(runs: &'a [RunRecord], best: &[BestRow]) -> Vec<Curve<'
                 .position(|s| s.0 == b.activation && s.1 == b.normalization)
                 .unwrap_or(0);
             let depth = depths.iter().position(|&d| d == b.depth).unwrap_or(0);
-            let members = chosen_runs(runs, b);
+            let members = compared_runs(runs, b);
             let resnet = members.first().is_some_and(|r| is_resnet(r));
             let mut label = if resnet {
                 format!("ResNet-{}", b.depth)

@@ -5,11 +5,10 @@
 //! shard's output, on any machine, can be merged and plotted.
 //!
 //! The learning rate of each configuration (depth, activation, normalization) is chosen
-//! as Liu & Hui chose it: the lr of the grid with the lowest final training loss (mean over
-//! seeds); an lr at which any seed diverged, or has not finished, is not eligible.
+//! as Liu & Hui chose it, the lr of the grid with the lowest final training loss, but on a
+//! selection seed the comparison then leaves out ([`selection`]).
 
 use ntk_plot::Layout;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use ntk_plot::{Dash, Figure, Marker, Scale, Series, Spread, ramp};
@@ -24,10 +23,12 @@ use ntk_runs::provenance::{self, Provenance};
 
 mod figures;
 mod runs;
+mod selection;
 
 use figures::data_title;
 pub use figures::figures;
 pub use runs::{RunRecord, read_run, read_runs};
+pub use selection::{Choice, Selection, choose, choose_rate, compared_runs};
 
 /// A run's state in `sweep.csv`: how it ended, or why it has no summary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -77,15 +78,29 @@ pub struct SweepRow {
     pub chosen_lr: bool,
 }
 
-/// One row of `best.csv`: each configuration at its chosen lr (means over seeds).
+/// One row of `best.csv`: each configuration at its chosen lr, with the spread over the
+/// seeds that speak for it ([`selection`]: the held-out selection seed left out).
 #[derive(Serialize, Clone, Debug)]
 pub struct BestRow {
     pub depth: usize,
     pub activation: String,
     pub normalization: String,
     pub lr: f64,
+    /// How the lr was chosen: `held_out`, `selection_seed_only`, `single_rate`, `pooled`.
+    pub selection: Selection,
+    /// The seed whose runs chose the lr; with `held_out`, left out of every column below.
+    pub selection_seed: Option<u64>,
+    /// The selection seed's final training loss at the chosen lr.
+    pub selection_loss: Option<f64>,
+    /// The chosen lr is the smallest or largest of the grid (the next rate beyond the edge
+    /// belongs in the grid).
+    pub at_grid_edge: bool,
+    /// The compared seeds that finished: the means, spreads and tests rest on these.
     pub seeds: usize,
-    pub final_train_loss: f64,
+    /// The compared seeds that diverged at the chosen lr (left out of the means).
+    pub seeds_diverged: usize,
+    /// Mean over the finished compared seeds; empty when none finished.
+    pub final_train_loss: Option<f64>,
     /// The seeds' sample standard deviation (`n - 1`); empty for one seed.
     pub final_train_loss_sd: Option<f64>,
     /// The standard error of the mean over seeds (`sd / sqrt(seeds)`); empty for one seed.
@@ -97,7 +112,7 @@ pub struct BestRow {
     /// Grid points of this configuration at which some seed diverged.
     pub lrs_diverged: usize,
     /// The speed measure's threshold, the same in every row: the largest final training
-    /// loss of any seed of any chosen configuration ([`crate::seeds::loss_threshold`]).
+    /// loss of any compared seed of any configuration ([`crate::seeds::loss_threshold`]).
     pub loss_threshold: Option<f64>,
     /// The first epoch whose training loss is at most `loss_threshold`, mean over seeds.
     pub epochs_to_threshold: Option<f64>,
@@ -113,93 +128,6 @@ type Stat = (f64, f64, f64, f64);
 /// A curve's points, and the epochs whose value some seed could not resolve (a singular
 /// kernel's κ: drawn as open markers, never silently dropped).
 type CurveOf<'a> = dyn Fn(&[&RunRecord]) -> (Vec<Stat>, Vec<f64>) + 'a;
-
-/// The chosen lr of each configuration.
-pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
-    let mut by_key: BTreeMap<Key, BTreeMap<u64, Vec<&RunRecord>>> = BTreeMap::new();
-    for r in runs {
-        by_key
-            .entry(r.key())
-            .or_default()
-            .entry(r.lr.to_bits())
-            .or_default()
-            .push(r);
-    }
-    let mut best = Vec::new();
-    for ((depth, activation, normalization), grid) in by_key {
-        let lrs_diverged = grid
-            .values()
-            .filter(|rs| rs.iter().any(|r| r.diverged()))
-            .count();
-        // Eligible: an lr at which every run finished (a run still going, interrupted or
-        // failed has trained fewer epochs: its loss is not comparable).
-        let candidate = grid
-            .iter()
-            .filter(|(_, rs)| rs.iter().all(|r| r.finished() && r.final_loss().is_some()))
-            .filter_map(|(lr, rs)| {
-                mean(rs.iter().filter_map(|r| r.final_loss())).map(|l| (f64::from_bits(*lr), l, rs))
-            })
-            .min_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((lr, loss, rs)) = candidate {
-            let losses: Vec<f64> = rs.iter().filter_map(|r| r.final_loss()).collect();
-            let accuracies: Vec<f64> = rs
-                .iter()
-                .filter_map(|r| seeds::final_accuracy(*r))
-                .collect();
-            let (loss_sd, loss_se) = seeds::spread(&losses);
-            let (acc_sd, acc_se) = if accuracies.len() == rs.len() {
-                seeds::spread(&accuracies)
-            } else {
-                (None, None)
-            };
-            best.push(BestRow {
-                depth,
-                activation,
-                normalization,
-                lr,
-                seeds: rs.len(),
-                final_train_loss: loss,
-                final_train_loss_sd: loss_sd,
-                final_train_loss_se: loss_se,
-                final_test_accuracy: mean(accuracies.iter().copied()),
-                final_test_accuracy_sd: acc_sd,
-                final_test_accuracy_se: acc_se,
-                epochs: rs.iter().map(|r| r.metrics.len()).min().unwrap_or(0),
-                lrs_diverged,
-                loss_threshold: None,
-                epochs_to_threshold: None,
-                epochs_to_threshold_sd: None,
-            });
-        }
-    }
-    with_speed(runs, best)
-}
-
-/// The chosen runs of each configuration of `best` (its seeds at its chosen lr).
-fn chosen_runs<'a>(runs: &'a [RunRecord], b: &BestRow) -> Vec<&'a RunRecord> {
-    let key = (b.depth, b.activation.clone(), b.normalization.clone());
-    runs.iter()
-        .filter(|r| r.key() == key && r.lr == b.lr)
-        .collect()
-}
-
-/// `best` with the speed measure: epochs to the loss every chosen run reaches.
-fn with_speed(runs: &[RunRecord], mut best: Vec<BestRow>) -> Vec<BestRow> {
-    let threshold = seeds::loss_threshold(best.iter().flat_map(|b| chosen_runs(runs, b)));
-    for b in &mut best {
-        b.loss_threshold = threshold;
-        let Some(t) = threshold else { continue };
-        let epochs: Vec<f64> = chosen_runs(runs, b)
-            .into_iter()
-            .filter_map(|r| seeds::epochs_to(r, t))
-            .collect();
-        if epochs.len() == b.seeds {
-            b.epochs_to_threshold = mean(epochs.iter().copied());
-            b.epochs_to_threshold_sd = seeds::spread(&epochs).0;
-        }
-    }
-    best
-}
 
 pub use crate::files::{FIGURE_STEMS, is_report_file};
 
@@ -307,6 +235,10 @@ pub fn collect_as(
             activation: &b.activation,
             normalization: &b.normalization,
             lr: b.lr,
+            held_out_seed: match b.selection {
+                Selection::HeldOut => b.selection_seed,
+                _ => None,
+            },
         })
         .collect();
     write_csv(&written[2], &seeds::compare(&runs, &chosen, threshold))?;

@@ -53,9 +53,6 @@ impl crate::convergence::PredictedRun for RunRecord {
     fn id(&self) -> &str {
         &self.id
     }
-    fn seed(&self) -> u64 {
-        self.seed
-    }
     fn predicted(&self) -> &[crate::predict::PredictedRow] {
         &self.predicted
     }
@@ -71,8 +68,14 @@ impl seeds::SeedRun for RunRecord {
     fn lr(&self) -> f64 {
         self.lr
     }
+    fn seed(&self) -> u64 {
+        self.seed
+    }
     fn finished(&self) -> bool {
         RunRecord::finished(self)
+    }
+    fn diverged(&self) -> bool {
+        RunRecord::diverged(self)
     }
     fn epochs(&self) -> &[EpochMetrics] {
         &self.metrics

@@ -220,6 +220,136 @@ fn collect_reports_the_seeds_spread_speed_and_tests() {
     assert!(compare.iter().any(|r| r["basis"] == "lr=0.2"));
 }
 
+/// The rate is chosen on the selection seed (the one that ran the whole grid) and the
+/// comparison rests on the other seeds at that rate: recomputed by hand from `sweep.csv`.
+/// Before any other seed runs, the row is the selection seed's own and says so.
+#[test]
+fn the_rate_is_chosen_on_a_seed_the_comparison_leaves_out() {
+    let _serial = crate::common::serial();
+    let mut cfg = sweep_config();
+    cfg.sweep = Some(SweepAxes {
+        depths: vec![1, 2],
+        lrs: vec![0.05, 0.2],
+        seeds: vec![5],
+        ..Default::default()
+    });
+    let out = tempfile::tempdir().unwrap();
+    let run = |cfg: &TrainConfig| {
+        sweep::run(
+            cfg,
+            out.path(),
+            Shard::all(),
+            &cpu(),
+            sweep::SweepOptions::default(),
+            &Reporter::silent(),
+        )
+        .unwrap();
+        report::collect(out.path(), false, false, None).unwrap();
+    };
+    type Row = std::collections::HashMap<String, String>;
+    let table = |name: &str| -> Vec<Row> {
+        csv::Reader::from_path(out.path().join(name))
+            .unwrap()
+            .deserialize()
+            .map(|r| r.unwrap())
+            .collect()
+    };
+    let f = |s: &str| s.parse::<f64>().unwrap();
+    run(&cfg);
+    let first = table("best.csv");
+    let grid = table("sweep.csv");
+    for b in &first {
+        // The selection seed's own lowest final loss, read from sweep.csv.
+        let pick = grid
+            .iter()
+            .filter(|r| r["depth"] == b["depth"])
+            .min_by(|x, y| f(&x["final_train_loss"]).total_cmp(&f(&y["final_train_loss"])))
+            .unwrap();
+        assert_eq!(f(&b["lr"]), f(&pick["lr"]), "{b:?}");
+        assert_eq!(b["selection"], "selection_seed_only");
+        assert_eq!(
+            (b["selection_seed"].as_str(), b["seeds"].as_str()),
+            ("5", "1")
+        );
+        assert_eq!(b["at_grid_edge"], "true", "two rates: either is an edge");
+    }
+    // Fresh seeds at each depth's chosen rate.
+    for b in &first {
+        let mut fresh = cfg.clone();
+        fresh.sweep = Some(SweepAxes {
+            depths: vec![b["depth"].parse().unwrap()],
+            lrs: vec![f(&b["lr"])],
+            seeds: vec![6, 7],
+            ..Default::default()
+        });
+        run(&fresh);
+    }
+    let best = table("best.csv");
+    let runs = table("sweep.csv");
+    for b in &best {
+        assert_eq!(b["selection"], "held_out");
+        assert_eq!(
+            (b["selection_seed"].as_str(), b["seeds"].as_str()),
+            ("5", "2")
+        );
+        let fresh: Vec<f64> = runs
+            .iter()
+            .filter(|r| r["depth"] == b["depth"] && r["lr"] == b["lr"] && r["seed"] != "5")
+            .map(|r| f(&r["final_train_loss"]))
+            .collect();
+        assert_eq!(fresh.len(), 2);
+        let m = (fresh[0] + fresh[1]) / 2.0;
+        assert!(
+            (f(&b["final_train_loss"]) - m).abs() <= 1e-15 * m,
+            "{b:?} {fresh:?}"
+        );
+        let selection = runs
+            .iter()
+            .find(|r| r["depth"] == b["depth"] && r["lr"] == b["lr"] && r["seed"] == "5")
+            .unwrap();
+        assert_eq!(b["selection_loss"], selection["final_train_loss"]);
+    }
+    // compare.csv's chosen pair rests on the fresh seeds: Welch on log10 of their losses,
+    // and the equivalence test against log10(1.2).
+    let fresh = |depth: &str| -> Vec<f64> {
+        let b = best.iter().find(|b| b["depth"] == depth).unwrap();
+        runs.iter()
+            .filter(|r| r["depth"] == depth && r["lr"] == b["lr"] && r["seed"] != "5")
+            .map(|r| f(&r["final_train_loss"]).log10())
+            .collect()
+    };
+    let (a, b) = (fresh("1"), fresh("2"));
+    let compare = table("compare.csv");
+    let loss = compare
+        .iter()
+        .find(|r| r["basis"] == "chosen" && r["measure"] == "final_train_loss")
+        .unwrap();
+    assert_eq!(
+        (loss["seeds_a"].as_str(), loss["seeds_b"].as_str()),
+        ("2", "2")
+    );
+    assert_eq!(loss["test"], "welch_log10");
+    let w = ntk_runs::stats::welch(&a, &b).unwrap();
+    assert!((f(&loss["p_test"]) - w.p).abs() <= 1e-12, "{loss:?} {w:?}");
+    let t = ntk_runs::stats::tost(&a, &b, 1.2f64.log10()).unwrap();
+    assert!((f(&loss["margin"]) - 1.2f64.log10()).abs() <= 1e-15);
+    assert!((f(&loss["p_tost"]) - t.p).abs() <= 1e-12, "{loss:?} {t:?}");
+    // One pair on this basis and measure: Holm changes nothing.
+    assert_eq!(loss["p_holm"], loss["p_test"]);
+    let want = if w.p < 0.05 {
+        if w.difference < 0.0 {
+            "a lower"
+        } else {
+            "a higher"
+        }
+    } else if t.p < 0.05 {
+        "similar"
+    } else {
+        "not distinguishable"
+    };
+    assert_eq!(loss["verdict_holm"], want);
+}
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ntk-train"))
 }
@@ -272,6 +402,14 @@ fn bad_configs_fail_with_file_line_and_key() {
         (
             GOOD.replace("[optim]", "[schedule]\nkind = \"step\"\n\n[optim]"),
             "schedule.step_size",
+        ),
+        (
+            format!("{GOOD}\n[prediction]\nkernels = []\n"),
+            "prediction.kernels = []",
+        ),
+        (
+            format!("{GOOD}\n[prediction]\nkernels = [\"theory\", \"theory\"]\n"),
+            "listed twice",
         ),
     ];
     for (text, key) in cases {

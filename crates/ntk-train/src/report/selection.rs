@@ -1,0 +1,254 @@
+//! How each configuration's learning rate is chosen, and which seeds then speak for it
+//! (`best.csv`).
+//!
+//! Liu & Hui choose the rate of the grid with the lowest final training loss. Choosing it
+//! on the seeds that are then compared favours whichever configuration's chosen seed was
+//! lucky (the winner's curse), so the rate is chosen on data the comparison does not use:
+//!
+//! - **held out** ([`Selection::HeldOut`]): the *selection seed*, the smallest seed that
+//!   ran every rate of the configuration's grid, chooses the rate (its lowest final
+//!   training loss among its finished runs); the comparison uses only the *other* seeds at
+//!   that rate (`seeds` of `best.csv`; those that diverged are counted in
+//!   `seeds_diverged`, never dropped silently).
+//! - **selection seed only** ([`Selection::SelectionSeedOnly`]): as held out, but no other
+//!   seed has run at the chosen rate yet; the row reports the selection seed itself, which
+//!   is not held out, and says so.
+//! - **single rate** ([`Selection::SingleRate`]): the grid has one rate; nothing is chosen
+//!   and every seed is compared.
+//! - **pooled** ([`Selection::Pooled`]): no seed ran the whole grid (each seed trained at
+//!   its own rate, as the rate `n / lambda_max` of experiments/convergence does): the rate
+//!   with the lowest mean final loss over its seeds, as before this rule.
+//!
+//! A rate a selection seed chose at its grid's smallest or largest value is flagged
+//! (`at_grid_edge`): the next rate beyond the edge belongs in the grid before the choice
+//! is trusted.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use ntk_runs::stats::mean;
+use serde::Serialize;
+
+use super::{BestRow, Key, RunRecord};
+use crate::seeds::{self, SeedRun};
+
+/// How a configuration's rate was chosen, and so which seeds its row reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Selection {
+    HeldOut,
+    SelectionSeedOnly,
+    SingleRate,
+    Pooled,
+}
+
+/// The rate chosen for one configuration, and the seed that chose it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Choice {
+    pub lr: f64,
+    pub selection: Selection,
+    /// The seed whose runs chose the rate (left out of the comparison when `HeldOut`).
+    pub selection_seed: Option<u64>,
+    /// The selection seed's final training loss at the chosen rate.
+    pub selection_loss: Option<f64>,
+    /// The chosen rate is the smallest or the largest of a grid of several.
+    pub at_grid_edge: bool,
+}
+
+impl Choice {
+    /// The seed the comparison leaves out.
+    pub fn held_out_seed(&self) -> Option<u64> {
+        match self.selection {
+            Selection::HeldOut => self.selection_seed,
+            _ => None,
+        }
+    }
+}
+
+/// Usable for a choice: finished (not diverged, running, interrupted or failed), with a
+/// finite final loss.
+fn eligible(r: &RunRecord) -> Option<f64> {
+    SeedRun::finished(r).then(|| r.final_loss()).flatten()
+}
+
+/// The choice for one configuration's runs (all at the configuration's key).
+pub fn choose_rate(runs: &[&RunRecord]) -> Option<Choice> {
+    let grid: BTreeSet<u64> = runs.iter().map(|r| r.lr.to_bits()).collect();
+    let edges = |lr: f64| {
+        let lrs: Vec<f64> = grid.iter().map(|b| f64::from_bits(*b)).collect();
+        let (lo, hi) = lrs
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            });
+        lrs.len() > 1 && (lr == lo || lr == hi)
+    };
+    if grid.len() == 1 {
+        return runs.iter().any(|r| eligible(r).is_some()).then(|| Choice {
+            lr: runs[0].lr,
+            selection: Selection::SingleRate,
+            selection_seed: None,
+            selection_loss: None,
+            at_grid_edge: false,
+        });
+    }
+    let mut lrs_of_seed: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+    for r in runs {
+        lrs_of_seed
+            .entry(r.seed)
+            .or_default()
+            .insert(r.lr.to_bits());
+    }
+    let selection_seed = lrs_of_seed
+        .iter()
+        .find(|(_, lrs)| **lrs == grid)
+        .map(|(s, _)| *s);
+    let Some(seed) = selection_seed else {
+        return pooled(runs).map(|lr| Choice {
+            lr,
+            selection: Selection::Pooled,
+            selection_seed: None,
+            selection_loss: None,
+            // No seed ran a grid to be at the edge of.
+            at_grid_edge: false,
+        });
+    };
+    let (lr, loss) = runs
+        .iter()
+        .filter(|r| r.seed == seed)
+        .filter_map(|r| eligible(r).map(|l| (r.lr, l)))
+        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.total_cmp(&b.0)))?;
+    let others = runs.iter().any(|r| r.seed != seed && r.lr == lr);
+    Some(Choice {
+        lr,
+        selection: if others {
+            Selection::HeldOut
+        } else {
+            Selection::SelectionSeedOnly
+        },
+        selection_seed: Some(seed),
+        selection_loss: Some(loss),
+        at_grid_edge: edges(lr),
+    })
+}
+
+/// The rate with the lowest mean final loss over its seeds, among the rates at which every
+/// seed finished.
+fn pooled(runs: &[&RunRecord]) -> Option<f64> {
+    let mut by_lr: BTreeMap<u64, Vec<&RunRecord>> = BTreeMap::new();
+    for r in runs {
+        by_lr.entry(r.lr.to_bits()).or_default().push(r);
+    }
+    by_lr
+        .iter()
+        .filter(|(_, rs)| rs.iter().all(|r| eligible(r).is_some()))
+        .filter_map(|(lr, rs)| mean(rs.iter().filter_map(|r| eligible(r))).map(|l| (*lr, l)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(lr, _)| f64::from_bits(lr))
+}
+
+/// The runs that speak for configuration `b` (its seeds at its chosen rate but the held-out
+/// selection seed), finished or not.
+pub fn compared_runs<'a>(runs: &'a [RunRecord], b: &BestRow) -> Vec<&'a RunRecord> {
+    let key = (b.depth, b.activation.clone(), b.normalization.clone());
+    let held_out = match b.selection {
+        Selection::HeldOut => b.selection_seed,
+        _ => None,
+    };
+    runs.iter()
+        .filter(|r| r.key() == key && r.lr == b.lr && Some(r.seed) != held_out)
+        .collect()
+}
+
+/// The chosen rate of each configuration, with the compared seeds' spread and speed.
+pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
+    let mut by_key: BTreeMap<Key, Vec<&RunRecord>> = BTreeMap::new();
+    for r in runs {
+        by_key.entry(r.key()).or_default().push(r);
+    }
+    let mut best = Vec::new();
+    for ((depth, activation, normalization), group) in by_key {
+        let Some(choice) = choose_rate(&group) else {
+            continue;
+        };
+        let lrs_diverged = group
+            .iter()
+            .filter(|r| r.diverged())
+            .map(|r| r.lr.to_bits())
+            .collect::<BTreeSet<_>>()
+            .len();
+        let mut row = BestRow {
+            depth,
+            activation,
+            normalization,
+            lr: choice.lr,
+            selection: choice.selection,
+            selection_seed: choice.selection_seed,
+            selection_loss: choice.selection_loss,
+            at_grid_edge: choice.at_grid_edge,
+            seeds: 0,
+            seeds_diverged: 0,
+            final_train_loss: None,
+            final_train_loss_sd: None,
+            final_train_loss_se: None,
+            final_test_accuracy: None,
+            final_test_accuracy_sd: None,
+            final_test_accuracy_se: None,
+            epochs: 0,
+            lrs_diverged,
+            loss_threshold: None,
+            epochs_to_threshold: None,
+            epochs_to_threshold_sd: None,
+        };
+        let compared = compared_runs(runs, &row);
+        // A run still going, interrupted or failed has trained fewer epochs: the row waits
+        // for it.
+        if compared
+            .iter()
+            .any(|r| !SeedRun::finished(*r) && !r.diverged())
+        {
+            continue;
+        }
+        let finished: Vec<&RunRecord> =
+            compared.iter().copied().filter(|r| !r.diverged()).collect();
+        row.seeds_diverged = compared.len() - finished.len();
+        row.seeds = finished.len();
+        let losses: Vec<f64> = finished.iter().filter_map(|r| r.final_loss()).collect();
+        let accuracies: Vec<f64> = finished
+            .iter()
+            .filter_map(|r| seeds::final_accuracy(*r))
+            .collect();
+        row.final_train_loss = mean(losses.iter().copied());
+        (row.final_train_loss_sd, row.final_train_loss_se) = seeds::spread(&losses);
+        if accuracies.len() == finished.len() {
+            row.final_test_accuracy = mean(accuracies.iter().copied());
+            (row.final_test_accuracy_sd, row.final_test_accuracy_se) = seeds::spread(&accuracies);
+        }
+        row.epochs = finished.iter().map(|r| r.metrics.len()).min().unwrap_or(0);
+        best.push(row);
+    }
+    with_speed(runs, best)
+}
+
+/// `best` with the speed measure: epochs to the loss every compared run reaches.
+fn with_speed(runs: &[RunRecord], mut best: Vec<BestRow>) -> Vec<BestRow> {
+    let finished = |b: &BestRow| -> Vec<&RunRecord> {
+        compared_runs(runs, b)
+            .into_iter()
+            .filter(|r| SeedRun::finished(*r))
+            .collect()
+    };
+    let threshold = seeds::loss_threshold(best.iter().flat_map(finished));
+    for b in &mut best {
+        b.loss_threshold = threshold;
+        let Some(t) = threshold else { continue };
+        let epochs: Vec<f64> = finished(b)
+            .into_iter()
+            .filter_map(|r| seeds::epochs_to(r, t))
+            .collect();
+        if epochs.len() == b.seeds && b.seeds > 0 {
+            b.epochs_to_threshold = mean(epochs.iter().copied());
+            b.epochs_to_threshold_sd = seeds::spread(&epochs).0;
+        }
+    }
+    best
+}
