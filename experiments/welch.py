@@ -46,18 +46,11 @@ def welch(a, b):
     there is no test: fewer than two values on a side, two constant samples (no spread to
     test a difference against), or values whose spread overflows a float (as
     ntk_runs::stats::welch)."""
-    if len(a) < 2 or len(b) < 2:
+    test = _difference_error_df(a, b)
+    if test is None:
         return None
-    try:
-        va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
-        se = math.sqrt(va + vb)
-        d = statistics.fmean(a) - statistics.fmean(b)
-    except (OverflowError, ValueError):
-        return None
-    if not (se > 0.0) or not math.isfinite(se) or not math.isfinite(d):
-        return None
+    d, se, df = test
     t = d / se
-    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
     return t, df, incbeta(df / 2.0, 0.5, df / (df + t * t))
 
 

@@ -32,16 +32,23 @@ fn p(ptr: u64) -> *mut c_void {
     ptr as *mut c_void
 }
 
-/// An f32 NCHW tensor descriptor.
-pub struct Tensor(pub dnn::cudnnTensorDescriptor_t);
+/// An f32 NCHW tensor descriptor. The handle is crate-private: only [`Tensor::new`] makes
+/// one, and `Drop` destroys it once.
+pub struct Tensor(pub(crate) dnn::cudnnTensorDescriptor_t);
 
 impl Tensor {
     pub fn new([n, c, h, w]: [usize; 4]) -> Result<Self> {
         let mut d = std::ptr::null_mut();
+        // SAFETY: `cudnnCreateTensorDescriptor` writes one descriptor through `&mut d`, a
+        // live local; it needs no handle or device memory. The descriptor is owned by the
+        // `Tensor` made next, whose `Drop` destroys it once.
         cudnn("creating a tensor descriptor", unsafe {
             dnn::cudnnCreateTensorDescriptor(&mut d)
         })?;
         let t = Self(d);
+        // SAFETY: `d` is the descriptor created just above (owned by `t`); the call only
+        // records the format, type and four sizes in it (cuDNN rejects a non-positive size
+        // with an error status).
         cudnn("setting a tensor descriptor", unsafe {
             dnn::cudnnSetTensor4dDescriptor(
                 d,
@@ -59,6 +66,10 @@ impl Tensor {
 
 impl Drop for Tensor {
     fn drop(&mut self) {
+        // SAFETY: `self.0` was created by cuDNN in `Tensor::new` (this value exists only
+        // once that succeeded, and the field is private to the crate) and is destroyed only
+        // here, once; the calls that used it have been enqueued already, and work on the
+        // device does not read a descriptor.
         unsafe {
             dnn::cudnnDestroyTensorDescriptor(self.0);
         }
@@ -69,6 +80,10 @@ struct Filter(dnn::cudnnFilterDescriptor_t);
 
 impl Drop for Filter {
     fn drop(&mut self) {
+        // SAFETY: `self.0` was created by cuDNN in `Conv::new` (this value exists only once
+        // that succeeded, and the field is private to the crate) and is destroyed only
+        // here, once; the calls that used it have been enqueued already, and work on the
+        // device does not read a descriptor.
         unsafe {
             dnn::cudnnDestroyFilterDescriptor(self.0);
         }
@@ -79,6 +94,10 @@ struct ConvDesc(dnn::cudnnConvolutionDescriptor_t);
 
 impl Drop for ConvDesc {
     fn drop(&mut self) {
+        // SAFETY: `self.0` was created by cuDNN in `Conv::new` (this value exists only once
+        // that succeeded, and the field is private to the crate) and is destroyed only
+        // here, once; the calls that used it have been enqueued already, and work on the
+        // device does not read a descriptor.
         unsafe {
             dnn::cudnnDestroyConvolutionDescriptor(self.0);
         }
@@ -142,10 +161,14 @@ impl Conv {
         let x = Tensor::new([n, c_in, h, w])?;
         let y = Tensor::new([n, c_out, ho, wo])?;
         let mut fd = std::ptr::null_mut();
+        // SAFETY: `cudnnCreateFilterDescriptor` writes one descriptor through `&mut fd`, a
+        // live local; it is owned by the `Filter` made next, whose `Drop` destroys it once.
         cudnn("creating a filter descriptor", unsafe {
             dnn::cudnnCreateFilterDescriptor(&mut fd)
         })?;
         let f = Filter(fd);
+        // SAFETY: `fd` is the descriptor created just above (owned by `f`); the call only
+        // records the type, format and four sizes in it.
         cudnn("setting a filter descriptor", unsafe {
             dnn::cudnnSetFilter4dDescriptor(
                 fd,
@@ -158,10 +181,15 @@ impl Conv {
             )
         })?;
         let mut cd = std::ptr::null_mut();
+        // SAFETY: `cudnnCreateConvolutionDescriptor` writes one descriptor through `&mut
+        // cd`, a live local; it is owned by the `ConvDesc` made next, whose `Drop` destroys
+        // it once.
         cudnn("creating a convolution descriptor", unsafe {
             dnn::cudnnCreateConvolutionDescriptor(&mut cd)
         })?;
         let desc = ConvDesc(cd);
+        // SAFETY: `cd` is the descriptor created just above (owned by `desc`); the call
+        // only records padding, stride, dilation, mode and type in it.
         cudnn("setting a convolution descriptor", unsafe {
             dnn::cudnnSetConvolution2dDescriptor(
                 cd,
@@ -175,6 +203,8 @@ impl Conv {
                 dnn::cudnnDataType_t::CUDNN_DATA_FLOAT,
             )
         })?;
+        // SAFETY: `cd` is the live descriptor set just above; the call stores an enum in
+        // it.
         cudnn("setting the math type", unsafe {
             dnn::cudnnSetConvolutionMathType(cd, math_type(fp32))
         })?;
@@ -225,7 +255,19 @@ impl Conv {
     fn find(&mut self, h: dnn::cudnnHandle_t, data: bool) -> Result<()> {
         const N: usize = 8;
         let mut count = 0i32;
+        // SAFETY: `cudnnConvolutionFwdAlgoPerf_t` is a `repr(C)` struct of `u32` enums
+        // whose 0 is a declared variant (`..._IMPLICIT_GEMM`, `CUDNN_STATUS_SUCCESS`,
+        // `CUDNN_NON_DETERMINISTIC`, `CUDNN_DEFAULT_MATH`), an `f32`, a `usize` and
+        // `c_int`s: all-zero bytes are a valid value.
         let mut fwd: [dnn::cudnnConvolutionFwdAlgoPerf_t; N] = unsafe { std::mem::zeroed() };
+        // SAFETY: `h` is the engine's live cuDNN handle (`Gpu::cudnn`, on its stream); the
+        // four descriptors are `self`'s, live until `self` drops; `count` is a live local
+        // and `fwd` has room for `N` rows, the count requested, so cuDNN writes at most `N`
+        // (and `fastest` reads only the first `count`). This legacy `Find` allocates and
+        // frees the device buffers it times itself: no pointer of ours is read. It relies
+        // on cuDNN writing only `algo`/`status`/... values that this binding (cudarc's
+        // cudnn-09010) declares, or the enum fields hold invalid values; not checked here:
+        // see issue 67.
         cudnn("measuring the forward algorithms", unsafe {
             dnn::cudnnFindConvolutionForwardAlgorithm(
                 h,
@@ -242,7 +284,14 @@ impl Conv {
             .ok_or_else(|| self.none("forward"))?;
         self.fwd = algo;
         self.workspace = self.workspace.max(memory);
+        // SAFETY: as for `fwd` above: a `repr(C)` struct of `u32` enums whose 0 is a
+        // declared variant (`..._BWD_FILTER_ALGO_0` and the same three), an `f32`, a
+        // `usize` and `c_int`s.
         let mut bf: [dnn::cudnnConvolutionBwdFilterAlgoPerf_t; N] = unsafe { std::mem::zeroed() };
+        // SAFETY: as for the forward algorithms above: live handle and descriptors, `count`
+        // a local, `bf` with room for the `N` rows requested; cuDNN times on buffers it
+        // allocates itself. The same reliance on cuDNN writing only declared enum values
+        // (see issue 67).
         cudnn("measuring the filter-gradient algorithms", unsafe {
             dnn::cudnnFindConvolutionBackwardFilterAlgorithm(
                 h,
@@ -260,7 +309,14 @@ impl Conv {
         self.bwd_filter = algo;
         self.workspace = self.workspace.max(memory);
         if data {
+            // SAFETY: as for `fwd` above: a `repr(C)` struct of `u32` enums whose 0 is a
+            // declared variant (`..._BWD_DATA_ALGO_0` and the same three), an `f32`, a
+            // `usize` and `c_int`s.
             let mut bd: [dnn::cudnnConvolutionBwdDataAlgoPerf_t; N] = unsafe { std::mem::zeroed() };
+            // SAFETY: as for the forward algorithms above: live handle and descriptors,
+            // `count` a local, `bd` with room for the `N` rows requested; cuDNN times on
+            // buffers it allocates itself. The same reliance on cuDNN writing only declared
+            // enum values (see issue 67).
             cudnn("measuring the input-gradient algorithms", unsafe {
                 dnn::cudnnFindConvolutionBackwardDataAlgorithm(
                     h,
@@ -297,6 +353,16 @@ impl Conv {
         w: u64,
         y: u64,
     ) -> Result<()> {
+        // SAFETY: `h` is the engine's live handle, on the stream every buffer was allocated
+        // and zeroed on; the descriptors are `self`'s. The scalars point to the constants
+        // `ONE`/`ZERO`, promoted to statics, in host memory as cuDNN's default expects.
+        // This crate-private fn does not check the device addresses: its callers
+        // (engine/forward.rs) pass `x` and `y` from the engine's maps, sized by
+        // `plan::Maps` for `cap >= n` images of this convolution's input and output shapes,
+        // `w` the weight slot of `c_out c_in 9` values in `theta`, and `ws` the plan's
+        // workspace of `ws.1` bytes, at least what `self.fwd` needs (`CudnnResNet::plan`
+        // allocates the largest `workspace` of its convolutions, each at least its chosen
+        // algorithms' `memory`).
         cudnn("convolution forward", unsafe {
             dnn::cudnnConvolutionForward(
                 h,
@@ -329,6 +395,11 @@ impl Conv {
         let algo = self
             .bwd_data
             .expect("a convolution planned with its input gradient");
+        // SAFETY: as in `forward`: live handle and descriptors, static host scalars. Not
+        // checked here, upheld by the callers (engine/backward.rs): `w` is the weight slot
+        // in `theta`, `dy` and `dx` are maps of `plan::Maps::largest` values (at least this
+        // convolution's output and input for `n <= cap` images), and `ws` holds at least
+        // what `algo` needs (as in `forward`).
         cudnn("convolution backward data", unsafe {
             dnn::cudnnConvolutionBackwardData(
                 h,
@@ -357,6 +428,11 @@ impl Conv {
         dy: u64,
         dw: u64,
     ) -> Result<()> {
+        // SAFETY: as in `forward`: live handle and descriptors, static host scalars. Not
+        // checked here, upheld by the callers (engine/backward.rs): `x` is this
+        // convolution's saved input map and `dy` a map of `plan::Maps::largest` values,
+        // `dw` the weight's slot of `c_out c_in 9` values in `grad`, and `ws` holds at
+        // least what `self.bwd_filter` needs (as in `forward`).
         cudnn("convolution backward filter", unsafe {
             dnn::cudnnConvolutionBackwardFilter(
                 h,
@@ -447,6 +523,13 @@ pub(crate) fn bn_train(
     b: &BnPtrs,
     dummy: (u64, u64),
 ) -> Result<()> {
+    // SAFETY: `h` is the engine's live handle; `x_desc` (the convolution's output, `n x c x
+    // h x w`) and `param` (`1 x c x 1 x 1`) are live descriptors; the scalars are static
+    // host constants. Not checked here, upheld by the callers (engine/forward.rs): `x` and
+    // `y` are distinct maps of at least `x_desc`'s size (`plan::Maps`), `gamma`/`beta` are
+    // `c`-value slots of `theta`, `save_mean`/`save_inv_std` were allocated with `c`
+    // values, and `dummy` holds two buffers of the widest BatchNorm's channels (cuDNN
+    // writes its running statistics there, factor 0).
     cudnn("BatchNorm forward training", unsafe {
         dnn::cudnnBatchNormalizationForwardTraining(
             h,
@@ -479,6 +562,10 @@ pub(crate) fn bn_infer(
     y: u64,
     b: &BnPtrs,
 ) -> Result<()> {
+    // SAFETY: as in `bn_train`: live handle and descriptors, static host scalars. Not
+    // checked here, upheld by the callers: `x` and `y` hold `x_desc`'s size, `gamma`/`beta`
+    // are `c`-value slots of `theta`, and `mean`/`var` the layer's `c`-value running
+    // statistics in the engine's `running` buffer (`HostResNet`'s layout, uploaded whole).
     cudnn("BatchNorm forward inference", unsafe {
         dnn::cudnnBatchNormalizationForwardInference(
             h,
@@ -511,6 +598,11 @@ pub(crate) fn bn_backward(
     dx: u64,
     b: &BnPtrs,
 ) -> Result<()> {
+    // SAFETY: as in `bn_train`: live handle and descriptors, static host scalars. Not
+    // checked here, upheld by the callers (engine/backward.rs): `x`, `dy` and `dx` hold
+    // `x_desc`'s size (`dx` distinct from `dy`), `gamma` is a `c`-value slot of `theta`,
+    // `dgamma`/`dbeta` are `c`-value slots of `grad`, and `save_mean`/`save_inv_std` hold
+    // the `c` values `bn_train` saved.
     cudnn("BatchNorm backward", unsafe {
         dnn::cudnnBatchNormalizationBackward(
             h,

@@ -30,9 +30,13 @@ pub const TRIANGLE: cudarc::cusolver::sys::cublasFillMode_t =
     cudarc::cusolver::sys::cublasFillMode_t::CUBLAS_FILL_MODE_UPPER;
 
 /// `len` f64 values of device memory, freed on drop once the stream's work is done.
+///
+/// `ptr` and `len` are crate-private and never changed after [`Gpu::alloc_raw`]: every
+/// `unsafe` call of this crate that takes a buffer relies on `ptr` holding `len` values (at
+/// least one).
 pub struct Buffer {
-    pub ptr: sys::CUdeviceptr,
-    pub len: usize,
+    pub(crate) ptr: sys::CUdeviceptr,
+    pub(crate) len: usize,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
 }
@@ -111,6 +115,10 @@ impl Gpu {
     pub fn alloc(&self, len: usize) -> Result<Buffer> {
         let buffer = self.alloc_raw(len)?;
         let (ptr, bytes) = (buffer.ptr, 8 * len.max(1));
+        // SAFETY: `buffer` was just allocated by `alloc_raw` with `8 len.max(1)` bytes, the
+        // count set here, with this context bound; the memset is enqueued on `self.stream`,
+        // which every later use of the buffer is ordered after (and `Drop for Buffer`
+        // synchronizes before freeing it).
         driver("zeroing device memory", unsafe {
             result::memset_d8_async(ptr, 0, bytes, self.stream.cu_stream())
         })?;

@@ -112,6 +112,12 @@ impl<'g> DeviceKernel<'g> {
         if shift != 0.0 {
             // The diagonal is every (n + 1)-th value: a += shift * ones.
             let ones = gpu.upload(&vec![1.0; n])?;
+            // SAFETY: `gpu.cublas()` is the live handle of `gpu.blas` on `gpu.stream`,
+            // where every buffer here was allocated, in cuBLAS's default host pointer mode
+            // (cudarc's `CudaBlas::new` leaves it), so `&shift` is read during the call.
+            // `ones` holds `n` values; `a` is a copy of `self.k` (`k.len >= n^2`, asserted
+            // in `on_device`), and the `n` values at stride `n + 1` end at `(n - 1)(n + 1)
+            // = n^2 - 1`.
             cublas("adding the shift", unsafe {
                 blas::cublasDaxpy_v2_64(gpu.cublas(), n64, &shift, ones.at(0), 1, a.at(0), n64 + 1)
             })?;
@@ -120,6 +126,10 @@ impl<'g> DeviceKernel<'g> {
         let fill = TRIANGLE;
         let f64_type = lapack::cudaDataType::CUDA_R_64F;
         let (mut device_bytes, mut host_bytes) = (0usize, 0usize);
+        // SAFETY: `gpu.solver` is the live cuSOLVER handle on `gpu.stream`; `params.0` was
+        // created by `Params::new` and lives until this function returns; `a` holds at
+        // least `n^2` values, read with leading dimension `n`; the two sizes are written to
+        // locals.
         cusolver("potrf workspace", unsafe {
             lapack::cusolverDnXpotrf_bufferSize(
                 gpu.solver.cu(),
@@ -137,6 +147,11 @@ impl<'g> DeviceKernel<'g> {
         let work = gpu.alloc(device_bytes.div_ceil(8).max(1))?;
         let mut host_work = vec![0u8; host_bytes.max(1)];
         let info = gpu.alloc(1)?;
+        // SAFETY: live handle and options as for the query; `a` as there (factored in
+        // place); `work` holds `ceil(device_bytes / 8)` f64, at least the `device_bytes`
+        // the query asked for, and `host_work` `host_bytes.max(1)` bytes on the host, alive
+        // until after `read_info` below has synchronized the stream; `info` holds one
+        // 8-byte value, whose first 4 bytes take the `int`.
         cusolver("potrf", unsafe {
             lapack::cusolverDnXpotrf(
                 gpu.solver.cu(),
@@ -190,10 +205,18 @@ impl<'g> DeviceKernel<'g> {
         for step in 1..=max_steps {
             let v = basis.at((step - 1) * n);
             if let Some(f) = factor {
+                // SAFETY: `h` is `gpu`'s live cuBLAS handle, on the stream of every buffer
+                // here. `v` is column `step - 1` of `basis` (`n (max_steps + 1)` values,
+                // `step <= max_steps`), so it and `w` hold the `n` values copied.
                 cublas("copying v", unsafe {
                     blas::cublasDcopy_v2_64(h, n64, v, 1, w.at(0), 1)
                 })?;
                 let f64_type = lapack::cudaDataType::CUDA_R_64F;
+                // SAFETY: `gpu.solver` is the live handle on the same stream and `params.0`
+                // lives until this function returns; `f` is the factor `factor_device`
+                // wrote (`n^2` values, leading dimension `n`); `w` holds the one right-hand
+                // side of `n` values (leading dimension `n`), and `info` one 8-byte value
+                // for the `int`.
                 cusolver("potrs", unsafe {
                     lapack::cusolverDnXpotrs(
                         gpu.solver.cu(),
@@ -211,6 +234,10 @@ impl<'g> DeviceKernel<'g> {
                     )
                 })?;
             } else {
+                // SAFETY: live handle on the buffers' stream, default host pointer mode
+                // (`&one`, `&zero` read during the call); `self.k` holds at least `n^2`
+                // values (asserted in `on_device`), read `n x n` with leading dimension
+                // `n`; `v` (a column of `basis`) and `w` hold `n`.
                 cublas("K v", unsafe {
                     blas::cublasDgemv_v2_64(
                         h,
@@ -229,12 +256,18 @@ impl<'g> DeviceKernel<'g> {
                 })?;
             }
             let mut a = 0.0;
+            // SAFETY: live handle; `v` and `w` hold `n` values; in the default host pointer
+            // mode cuBLAS writes the result to `a`, a live local, before the call returns.
             cublas("alpha", unsafe {
                 blas::cublasDdot_v2_64(h, n64, v, 1, w.at(0), 1, &mut a)
             })?;
             alpha.push(a);
             let cols = step as i64;
             for _ in 0..2 {
+                // SAFETY: live handle, host pointer mode (`&one`, `&zero`); `basis` is read
+                // `n x cols` with leading dimension `n`, `cols = step <= max_steps`, inside
+                // its `n (max_steps + 1)` values; `w` holds `n`, and `c` holds `max_steps +
+                // 1 >= cols`.
                 cublas("V^T w", unsafe {
                     blas::cublasDgemv_v2_64(
                         h,
@@ -251,6 +284,9 @@ impl<'g> DeviceKernel<'g> {
                         1,
                     )
                 })?;
+                // SAFETY: as for `V^T w`: `basis` read `n x cols` inside its length, `c` of
+                // at least `cols` values, `w` of `n`; `&minus`, `&one` read during the
+                // call.
                 cublas("w - V c", unsafe {
                     blas::cublasDgemv_v2_64(
                         h,
@@ -269,6 +305,8 @@ impl<'g> DeviceKernel<'g> {
                 })?;
             }
             let mut b = 0.0;
+            // SAFETY: live handle; `w` holds `n` values; in the default host pointer mode
+            // cuBLAS writes the norm to `b`, a live local, before the call returns.
             cublas("beta", unsafe {
                 blas::cublasDnrm2_v2_64(h, n64, w.at(0), 1, &mut b)
             })?;
@@ -286,9 +324,13 @@ impl<'g> DeviceKernel<'g> {
             // check cuts off, as on every device).
             let next = basis.at(step * n);
             let scale = 1.0 / b;
+            // SAFETY: live handle; `w` holds `n` values and `next`, column `step <
+            // max_steps` of `basis` (the last step returned above), holds `n`.
             cublas("copying w", unsafe {
                 blas::cublasDcopy_v2_64(h, n64, w.at(0), 1, next, 1)
             })?;
+            // SAFETY: live handle, host pointer mode (`&scale` read during the call);
+            // `next` holds `n` values, as just above.
             cublas("w / beta", unsafe {
                 blas::cublasDscal_v2_64(h, n64, &scale, next, 1)
             })?;
@@ -304,6 +346,9 @@ struct Params(lapack::cusolverDnParams_t);
 impl Params {
     fn new() -> Result<Self> {
         let mut p = std::ptr::null_mut();
+        // SAFETY: `cusolverDnCreateParams` writes one options object through `&mut p`, a
+        // live local; it needs no handle. The `Params` made next owns it and destroys it
+        // once, on drop.
         cusolver("creating the options", unsafe {
             lapack::cusolverDnCreateParams(&mut p)
         })?;

@@ -28,8 +28,13 @@ pub fn spectrum(kernel: &Kernel, epsilon: f64) -> Result<Spectrum> {
     Ok(classify(eigenvalues, epsilon))
 }
 
-/// The eigenvalues (ascending) of the symmetric `n x n` matrix `data`.
+/// The eigenvalues (ascending) of the symmetric `n x n` matrix `data` (an error unless
+/// `data` holds exactly `n^2` values).
 pub fn eigenvalues(gpu: &Gpu, data: &[f64], n: usize) -> Result<Vec<f64>> {
+    // syevd reads and overwrites `n^2` values of the copy of `data` on the device.
+    if n.checked_mul(n) != Some(data.len()) {
+        return Err(crate::Error::Shape { n, len: data.len() });
+    }
     let n32 = side(n)?;
     let phases = crate::trace::Phases::new();
     let a = gpu.upload(data)?;
@@ -38,6 +43,10 @@ pub fn eigenvalues(gpu: &Gpu, data: &[f64], n: usize) -> Result<Vec<f64>> {
     let job = lapack::cusolverEigMode_t::CUSOLVER_EIG_MODE_NOVECTOR;
     let fill = crate::device::TRIANGLE;
     let mut lwork = 0;
+    // SAFETY: `gpu.solver` is the process's live cuSOLVER handle on `gpu.stream`, the
+    // stream `a` and `w` were allocated on; `a` holds `data.len() = n^2` values (checked
+    // above), read with leading dimension `n`, and `w` holds `n`; the query writes one
+    // `int` through `&mut lwork`, a local.
     cusolver("syevd workspace", unsafe {
         lapack::cusolverDnDsyevd_bufferSize(
             gpu.solver.cu(),
@@ -52,6 +61,11 @@ pub fn eigenvalues(gpu: &Gpu, data: &[f64], n: usize) -> Result<Vec<f64>> {
     })?;
     let work = gpu.alloc(lwork.max(1) as usize)?;
     let info = gpu.alloc(1)?;
+    // SAFETY: as for the query: live handle, `a` of `n^2` values with leading dimension
+    // `n`, `w` of `n`; the workspace holds `lwork.max(1)` f64, the `lwork` values the query
+    // asked for; `info` holds one 8-byte value, whose first 4 bytes take the `int`. Every
+    // buffer is freed on drop only after its stream is synchronized, so none goes away
+    // while the call runs.
     cusolver("syevd", unsafe {
         lapack::cusolverDnDsyevd(
             gpu.solver.cu(),

@@ -121,6 +121,13 @@ fn gemm_panel(
     c: *mut f64,
 ) -> Result<()> {
     let n64 = n as i64;
+    // SAFETY: `gpu.cublas()` is the live handle on `gpu.stream`, where every buffer was
+    // allocated, in the default host pointer mode (`&alpha`, `&beta` read during the call).
+    // This private fn does not check its operands; its one caller, `form`, passes `a` of `n
+    // inner` values (`inner = a.len / n`, read `n x inner` with leading dimension `n`),
+    // `b_rows = a.at(j0)` with `j0 + width <= n` (so the `width x inner` rows end at
+    // `(inner - 1) n + n - 1`, inside `a`), and `c` either column `j0` of `K` (`n^2`
+    // values, `j0 + width <= n`) or a work panel of `n PANEL >= n width` values.
     Ok(cublas("a panel's gemm", unsafe {
         blas::cublasDgemm_v2_64(
             gpu.cublas(),
@@ -143,6 +150,9 @@ fn gemm_panel(
 
 /// `y += alpha x` over `len` values.
 fn axpy(gpu: &Gpu, len: usize, alpha: f64, x: *const f64, y: *mut f64) -> Result<()> {
+    // SAFETY: live handle, host pointer mode (`&alpha`). Not checked here: `form`, the only
+    // caller, passes `len = n w` with `x` and `y` panels of at least `n w` values (a work
+    // panel, `ones`, or column `j0` of `K` with `j0 + w <= n`).
     Ok(cublas("a panel's sum", unsafe {
         blas::cublasDaxpy_v2_64(gpu.cublas(), len as i64, &alpha, x, 1, y, 1)
     })?)
@@ -158,6 +168,10 @@ fn scale(
     x: *const f64,
     c: *mut f64,
 ) -> Result<()> {
+    // SAFETY: live handle. Not checked here: `form`, the only caller, passes `c` of at
+    // least `rows cols` values (a work panel: `len x 1` or `n x w`) and `x` of `rows`
+    // (left: `h`'s `len`, or `inv`/`m` of `n`) or `cols` values (right: `inv`/`m` from
+    // `j0`, `j0 + w <= n`); cuBLAS's `dgmm` allows `c` as both input and output.
     Ok(cublas("a panel's scaling", unsafe {
         blas::cublasDdgmm_64(
             gpu.cublas(),
@@ -177,6 +191,9 @@ fn scale(
 /// The largest magnitude of `len` values of `b`.
 fn max_abs(gpu: &Gpu, b: &Buffer, len: usize) -> Result<f64> {
     let mut at = 0i64;
+    // SAFETY: live handle; in the default host pointer mode cuBLAS writes the index to
+    // `at`, a live local, before returning. Not checked here: the one caller passes `K`
+    // with `len = n^2`, its length.
     cublas("the largest magnitude", unsafe {
         blas::cublasIdamax_v2_64(gpu.cublas(), len as i64, b.at(0), 1, &mut at)
     })?;
@@ -253,6 +270,9 @@ fn form(gpu: &Gpu, source: &TileSource, phases: &Phases) -> Result<(Buffer, Opti
         }
         // The cosines of the panel, plus one (so that the largest magnitude is the largest
         // cosine), masked samples and the diagonal set to zero.
+        // SAFETY: live handle on the stream of every buffer here; `panel` is column `j0` of
+        // `K` with `n w = len` values to its end (`j0 + w <= n`), and `g` holds `n width >=
+        // len`.
         cublas("copying a panel", unsafe {
             blas::cublasDcopy_v2_64(gpu.cublas(), len as i64, panel, 1, g.at(0), 1)
         })?;
@@ -263,6 +283,9 @@ fn form(gpu: &Gpu, source: &TileSource, phases: &Phases) -> Result<(Buffer, Opti
             scale(gpu, left, n, w, m.at(0), g.at(0))?;
             scale(gpu, right, n, w, m.at(j0), g.at(0))?;
         }
+        // SAFETY: live handle; `zeros` holds `width >= w` values; the `w` targets `g[j0 + i
+        // (n + 1)]`, `i < w`, are the panel's diagonal entries `(j0 + i, i)`, the last at
+        // `j0 + w - 1 + (w - 1) n < n w`, inside `g`'s `n width`.
         cublas("the panel's diagonal", unsafe {
             blas::cublasDcopy_v2_64(
                 gpu.cublas(),
@@ -274,6 +297,8 @@ fn form(gpu: &Gpu, source: &TileSource, phases: &Phases) -> Result<(Buffer, Opti
             )
         })?;
         let mut at = 0i64;
+        // SAFETY: live handle; `g` holds at least `len = n w` values; in the default host
+        // pointer mode cuBLAS writes the index to `at`, a live local, before returning.
         cublas("the panel's largest cosine", unsafe {
             blas::cublasIdamax_v2_64(gpu.cublas(), len as i64, g.at(0), 1, &mut at)
         })?;

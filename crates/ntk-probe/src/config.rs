@@ -392,6 +392,30 @@ impl ProbeConfig {
                 reason: "must be at least 1".into(),
             });
         }
+        for (key, path) in [
+            ("probe.weights", &self.probe.weights),
+            ("probe.blocks", &self.probe.blocks),
+        ] {
+            if path.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
+                return Err(Error::Config {
+                    key,
+                    value: "\"\"".into(),
+                    reason: "an empty path: name the file, or leave the key out".into(),
+                });
+            }
+        }
+        if let Some(path) = &self.probe.weights
+            && self.probe.method == Method::Theory
+        {
+            return Err(Error::Config {
+                key: "probe.weights",
+                value: path.display().to_string(),
+                reason: "probe.method = \"theory\" is the infinite-width kernel, which has no \
+                         weights: leave probe.weights out, or use \"auto\", \"autodiff\" or \
+                         \"structured\""
+                    .into(),
+            });
+        }
         if let Some(path) = &self.probe.blocks
             && self.probe.protocol != Protocol::Blocks
         {

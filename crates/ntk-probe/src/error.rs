@@ -116,11 +116,12 @@ pub enum Error {
         /// How many more there are.
         more: usize,
     },
-    /// A file of a probe's output set cannot be written.
-    #[error("{}: cannot write {what}: {source}", .dir.display())]
+    /// A file of a probe's output set (or its phase files) cannot be written or read.
+    #[error("{}: cannot {action}: {source}", .dir.display())]
     CannotWrite {
         dir: PathBuf,
-        what: &'static str,
+        /// What failed, a verb first: "write ntk.npy", "read the tiles".
+        action: &'static str,
         #[source]
         source: std::io::Error,
     },
@@ -178,5 +179,32 @@ impl From<ntk_data::DataError> for Error {
 impl From<ntk_model::ModelError> for Error {
     fn from(e: ntk_model::ModelError) -> Self {
         Self::Model(Box::new(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The message says what failed with its own verb: "cannot read the tiles", never
+    /// "cannot write read the tiles".
+    #[test]
+    fn a_failed_file_operation_says_its_own_verb() {
+        for action in ["read the tiles", "create the directory", "write ntk.npy"] {
+            let e = Error::CannotWrite {
+                dir: PathBuf::from("out"),
+                action,
+                source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+            };
+            let text = e.to_string();
+            assert!(
+                text.starts_with(&format!("out: cannot {action}: ")),
+                "{text}"
+            );
+            assert!(
+                !text.contains("write read") && !text.contains("write create"),
+                "{text}"
+            );
+        }
     }
 }

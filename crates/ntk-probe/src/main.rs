@@ -112,6 +112,10 @@ extern "C" fn fixed_arena_under_rlimit() {
 
 /// [`fixed_arena_under_rlimit`] among the process's constructors, before the Rust runtime
 /// starts and allocates.
+// SAFETY: `.init_array` holds pointers to `extern "C" fn()`s that the loader calls once, with
+// no arguments, before `main`: this static is such a pointer. The function it names allocates
+// nothing and uses no Rust runtime state: `getrlimit` into a stack struct, then a store into
+// mimalloc's option table.
 #[used]
 #[unsafe(link_section = ".init_array")]
 static FIXED_ARENA: extern "C" fn() = fixed_arena_under_rlimit;

@@ -170,12 +170,11 @@ impl PhaseFiles {
         if state.tiles.is_none() {
             let free = free_bytes(dir.parent().unwrap_or(Path::new(".")));
             if let Some(free) = free.filter(|&f| f < bytes) {
-                let gb = |b: u64| b as f64 / 1e9;
                 let why = format!(
-                    "{}: the disk has {:.1} GB free, the tiles need {:.1} GB",
+                    "{}: the disk has {} free, the tiles need {}",
                     dir.display(),
-                    gb(free),
-                    gb(bytes)
+                    ntk_runs::budget::human(free as f64),
+                    ntk_runs::budget::human(bytes as f64)
                 );
                 if mode == Mode::Required {
                     return Err(Error::Config {
@@ -287,10 +286,10 @@ impl PhaseFiles {
         self.state.top = None;
     }
 
-    fn error(&self, what: &'static str, source: std::io::Error) -> Error {
+    fn error(&self, action: &'static str, source: std::io::Error) -> Error {
         Error::CannotWrite {
             dir: self.dir.clone(),
-            what,
+            action,
             source,
         }
     }
@@ -424,6 +423,8 @@ fn free_bytes(dir: &Path) -> Option<u64> {
         use std::os::unix::ffi::OsStrExt;
         let existing = dir.ancestors().find(|d| d.exists())?;
         let c = std::ffi::CString::new(existing.as_os_str().as_bytes()).ok()?;
+        // SAFETY: `libc::statvfs` is a plain C struct of integer fields (and an integer
+        // spare array): all-zero bytes are a valid value.
         let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
         // SAFETY: a NUL-terminated path and a statvfs buffer to fill.
         if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {

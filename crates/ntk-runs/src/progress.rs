@@ -135,6 +135,8 @@ enum Mode {
     Bars,
     /// No bars; log lines on stdout.
     Lines,
+    /// No bars; log lines on stderr (where stdout carries a result: `--json`).
+    LinesToStderr,
     /// Nothing (tests, benchmarks).
     Silent,
 }
@@ -167,6 +169,15 @@ impl Reporter {
         Self::with_mode(Mode::Lines)
     }
 
+    /// As [`Default`], but log lines (without a terminal) go to stderr: for progress inside
+    /// a command whose stdout is its result (a single probe's table or `--json`).
+    pub fn beside_results() -> Self {
+        match Self::default().mode {
+            Mode::Lines => Self::with_mode(Mode::LinesToStderr),
+            mode => Self::with_mode(mode),
+        }
+    }
+
     /// A reporter that neither draws nor logs.
     pub fn silent() -> Self {
         Self::with_mode(Mode::Silent)
@@ -192,6 +203,9 @@ impl Reporter {
     pub fn long_bar(&self, len: u64, prefix: String) -> ProgressBar {
         match self.mode {
             Mode::Lines => logged_bar(len, prefix, LOG_EVERY, Arc::new(|l| println!("{l}"))),
+            Mode::LinesToStderr => {
+                logged_bar(len, prefix, LOG_EVERY, Arc::new(|l| eprintln!("{l}")))
+            }
             Mode::Bars | Mode::Silent => self.bar(len, prefix),
         }
     }
@@ -203,6 +217,7 @@ impl Reporter {
                 let _ = self.multi.println(line);
             }
             Mode::Lines => println!("{line}"),
+            Mode::LinesToStderr => eprintln!("{line}"),
             Mode::Silent => {}
         }
     }

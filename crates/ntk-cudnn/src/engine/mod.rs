@@ -207,6 +207,9 @@ impl CudnnResNet {
             let mut mask = vec![0u8; p];
             // The scalars are not convolution weights: the same index on the device.
             scalars.iter().for_each(|&i| mask[i] = 1);
+            // SAFETY: `upload`'s contract: `m` was just allocated with `p` bytes on this
+            // `gpu` and `mask` is `p` bytes; `mask` lives until after the `sync` on the
+            // next line, so it outlives the copy.
             unsafe { gpu.upload(m, &mask)? };
             gpu.sync()?;
             m
@@ -476,6 +479,13 @@ impl CudnnResNet {
             }
         };
         let (one, zero) = (1f32, 0f32);
+        // SAFETY: `self.gpu.cublas` is the live handle (on the stream the buffers were
+        // allocated on) in its default host pointer mode, so `&one`/`&zero` are read during
+        // the call, while they live. This private fn does not check the device operands;
+        // its callers (engine/forward.rs and backward.rs) pass the head's `[f, k]` weight
+        // (or gradient) slot of `theta`/`grad`, `pooled` and `da` of `cap f` values and
+        // `logits` and `dl` of `cap k`, with `n <= cap`: each `(m, n, k)` / leading-
+        // dimension pair there stays inside those lengths.
         Ok(error::cublas("sgemm", unsafe {
             blas::cublasSgemm_v2(
                 self.gpu.cublas,
@@ -508,10 +518,17 @@ impl CudnnResNet {
                 want: self.d,
             });
         }
+        // SAFETY: `pinned.x` is `gpu`'s pinned allocation of `4 cap d` bytes (page-aligned,
+        // zeroed by `Gpu::pinned`, so initialized f32), and `rows <= cap` was checked
+        // above; no other reference to it lives now (`&mut self`), and no copy reads it now
+        // (every path that enqueues one waits in `Gpu::sync` before returning `Ok`; see
+        // `inputs` for the error case).
         let xs = unsafe { std::slice::from_raw_parts_mut(self.pinned.x, rows * self.d) };
         xs.iter_mut()
             .zip(x.iter().map(|&v| v as f32).chain(std::iter::repeat(0.0)))
             .for_each(|(o, v)| *o = v);
+        // SAFETY: as for `xs`: `pinned.labels` holds `cap` zero-initialized `i32`, `rows <=
+        // cap`, and nothing else reads or writes it now.
         let ls = unsafe { std::slice::from_raw_parts_mut(self.pinned.labels, rows) };
         ls.iter_mut()
             .zip(labels.iter().map(|&l| l as i32).chain(std::iter::repeat(0)))
@@ -520,7 +537,17 @@ impl CudnnResNet {
     }
 
     /// Enqueues the copies of the staged batch (and the hyperparameters) to the device.
+    /// Every caller has staged `n <= cap` rows first ([`Self::stage`]): the copies below
+    /// rely on it.
     fn inputs(&self, n: usize) -> Result<()> {
+        // SAFETY: `upload`'s contract, per copy: `pinned.x` holds `cap d` and `dev.input`
+        // `cap d` f32 (`plan::Maps::input`), `pinned.labels` and `dev.labels` `cap` values of
+        // 4 bytes, `pinned.hyper` and `dev.hyper` 4 f32, and `n <= cap`; the pinned buffers
+        // are zero-initialized at allocation and live as long as `gpu`, so as long as any
+        // graph that replays these copies. The slices are shared borrows that end here; the
+        // host writes the buffers again only in `stage` and `step`, after `Gpu::sync` (or
+        // after an error, when a copy still queued would read values being rewritten: wrong
+        // inputs, not freed memory).
         unsafe {
             self.gpu.upload(
                 self.dev.input,
@@ -538,7 +565,13 @@ impl CudnnResNet {
     }
 
     /// Enqueues the copies of the loss, the hits and the flag back to pinned memory.
+    /// The host reads the copies' targets only after [`Gpu::sync`].
     fn outputs(&self) -> Result<()> {
+        // SAFETY: `download`'s contract, per copy: `dev.out` holds 16 bytes and `pinned.out`
+        // two f64, `dev.ok` and `pinned.ok` 4 bytes each (one `i32`); the pinned buffers are
+        // zero-initialized and live as long as `gpu` (so as any graph replaying these
+        // copies), and the `&mut` slices end here: the host reads the targets only after
+        // `Gpu::sync`, through fresh slices.
         unsafe {
             self.gpu.download(
                 std::slice::from_raw_parts_mut(self.pinned.out, 2),
@@ -567,6 +600,9 @@ impl CudnnResNet {
     pub fn step(&mut self, x: &[f64], y: &[usize], lr: f64) -> Result<Step> {
         let n = y.len();
         self.stage(x, y, n)?;
+        // SAFETY: `pinned.hyper` holds 4 zero-initialized f32 (16 bytes); the last step
+        // ended in `Gpu::sync`, so no copy reads it now, and no other reference to it lives
+        // (`&mut self`).
         let hyper = unsafe { std::slice::from_raw_parts_mut(self.pinned.hyper, 4) };
         hyper.copy_from_slice(&[
             lr as f32,
@@ -578,7 +614,13 @@ impl CudnnResNet {
         let r = self.run_step(&mut plan);
         self.plans.insert(n, plan);
         r?;
+        // SAFETY: `pinned.out` holds two initialized f64 (16 bytes, zeroed at allocation,
+        // then written by the step's copy); `run_step` ended in `Gpu::sync`, so that copy
+        // is done and nothing writes it while `out` lives.
         let out = unsafe { std::slice::from_raw_parts(self.pinned.out, 2) };
+        // SAFETY: `pinned.ok` is a zero-initialized, aligned `i32` of `gpu`'s pinned
+        // memory, written only by the step's copy, which `Gpu::sync` in `run_step` has
+        // waited for.
         let ok = unsafe { *self.pinned.ok } != 0;
         if ok {
             self.first = false;
@@ -645,6 +687,9 @@ impl CudnnResNet {
         self.plans.insert(n, plan);
         r?;
         let grad = self.gpu.read(self.dev.grad, self.net.num_params())?;
+        // SAFETY: `pinned.out` holds two initialized f64; the copy `outputs` enqueued is
+        // done (`Gpu::read` above synchronized the stream), and nothing writes it while
+        // `out` lives.
         let out = unsafe { std::slice::from_raw_parts(self.pinned.out, 2) };
         Ok((
             Step {
@@ -676,6 +721,10 @@ impl CudnnResNet {
             let r = self
                 .inputs(cap)
                 .and_then(|()| self.forward(&p, false))
+                // SAFETY: `download`'s contract: `dev.logits` holds `cap k` f32
+                // (`plan::Maps::logits`), exactly the destination's length; `pinned.logits`
+                // holds `cap k` zero-initialized f32 of `gpu`'s pinned memory, which
+                // outlives the copy, and the host touches it only after the `sync` below.
                 .and_then(|()| unsafe {
                     self.gpu.download(
                         std::slice::from_raw_parts_mut(self.pinned.logits, cap * k),
@@ -685,6 +734,9 @@ impl CudnnResNet {
             plan = Some(p);
             r?;
             self.gpu.sync()?;
+            // SAFETY: `pinned.logits` holds `cap k` initialized f32 and `rows.len() <=
+            // cap`; the copy into it is done (`sync` above) and the next one is enqueued
+            // only after `f` has returned and this borrow ended.
             let logits = unsafe { std::slice::from_raw_parts(self.pinned.logits, rows.len() * k) };
             f(logits, rows.clone());
             start = rows.end;
@@ -753,7 +805,13 @@ impl CudnnResNet {
     }
 }
 
-// The pinned pointers are owned by `gpu` and used from one thread at a time.
+// SAFETY: `CudnnResNet` is not `Send` on its own only for raw pointers: the cuDNN/cuBLAS
+// handles and kernel functions in `gpu`, its pinned host buffers (`pinned`, allocated and
+// freed by `gpu`) and the captured graphs. All of them are owned by this value alone (never
+// handed out), so sending it moves their sole ownership; and it is not `Sync`, so it is
+// used from one thread at a time, which cuDNN and cuBLAS allow for a handle (no concurrent
+// use). A CUDA call made on a thread where the context is not current fails with an error,
+// not undefined behaviour.
 unsafe impl Send for CudnnResNet {}
 
 #[allow(dead_code)]

@@ -114,12 +114,13 @@ impl OpenBlas {
                 .is_ok()
             })
             .ok_or_else(|| "no cblas_dgemm: not a BLAS".to_string())?;
-        // Copies a function pointer out of the library. SAFETY (of each call below): the
-        // type written at the call is the routine's C prototype in OpenBLAS's cblas.h and
-        // lapack.h (LP64: `int` indices), and the pointer is used only while `_library`,
-        // stored beside it, keeps the library mapped.
+        // Copies a function pointer out of the library.
         macro_rules! get {
             ($name:literal) => {
+                // SAFETY: the type each use annotates is the routine's C prototype in
+                // OpenBLAS's cblas.h and lapack.h (LP64: `int` indices; an ILP64 build is
+                // refused below), and the copied pointer is called only while `_library`,
+                // stored beside it in `OpenBlas`, keeps the library mapped.
                 *unsafe { library.get(format!("{prefix}{}", $name).as_bytes()) }
                     .map_err(|e| format!("{prefix}{}: {e}", $name))?
             };
@@ -128,6 +129,14 @@ impl OpenBlas {
         let get_corename: unsafe extern "C" fn() -> *const c_char = get!("openblas_get_corename");
         // SAFETY: plain getters returning static NUL-terminated strings (or null).
         let (config, corename) = unsafe { (text(get_config()), text(get_corename())) };
+        // The prototypes below take `int` indices: a 64-bit-integer build (INTERFACE64,
+        // which OpenBLAS's config string names) would read them wrongly.
+        if config.contains("USE64BITINT") {
+            return Err(format!(
+                "{config}: a 64-bit-integer (ILP64) build; the engines call the 32-bit (LP64) \
+                 interface"
+            ));
+        }
         Ok(OpenBlas {
             path: path.to_path_buf(),
             config,
@@ -338,8 +347,11 @@ fn operand<T>(m: MatRef<'_, T>) -> (c_int, c_int, *const T) {
 }
 
 fn output<T>(c: &mut MatMut<'_, T>) -> (c_int, *mut T) {
+    // BLAS writes value (i, j) at `i + j ld`: unit row stride (or one row), and columns
+    // apart by at least the rows (a reversed or overlapping view would be written outside).
     assert!(
-        c.row_stride() == 1 || c.nrows() <= 1,
+        (c.row_stride() == 1 || c.nrows() <= 1)
+            && (c.ncols() <= 1 || c.col_stride() >= c.nrows().max(1) as isize),
         "BLAS output must be column-major"
     );
     let ld = (c.col_stride().max(1) as usize).max(c.nrows()).max(1);
@@ -350,8 +362,11 @@ macro_rules! kernels {
     ($t:ty, $gemm:ident, $syrk:ident, $axpy:ident) => {
         impl Kernels<$t> for OpenBlas {
             fn axpy(&self, alpha: $t, x: &[$t], y: &mut [$t]) {
+                assert_eq!(x.len(), y.len(), "axpy: lengths");
                 if !x.is_empty() {
-                    // SAFETY: two slices of equal length (checked by `axpy`).
+                    // SAFETY: `x` and `y` hold the `x.len()` values the call reads and writes
+                    // (equal lengths asserted above), `y` a distinct mutable borrow; the
+                    // routine's prototype is `get!`'s.
                     unsafe { (self.$axpy)(int(x.len()), alpha, x.as_ptr(), 1, y.as_mut_ptr(), 1) }
                 }
             }
@@ -364,6 +379,10 @@ macro_rules! kernels {
                 beta: $t,
             ) {
                 let (m, n, k) = (c.nrows(), c.ncols(), a.ncols());
+                assert!(
+                    a.nrows() == m && b.nrows() == k && b.ncols() == n,
+                    "gemm: shapes"
+                );
                 if m == 0 || n == 0 {
                     return;
                 }
@@ -382,8 +401,11 @@ macro_rules! kernels {
                 let (ta, lda, pa) = operand(a);
                 let (tb, ldb, pb) = operand(b);
                 let (ldc, pc) = output(&mut c);
-                // SAFETY: the pointers and leading dimensions describe the faer views,
-                // whose shapes were checked by `gemm`; c is a distinct mutable borrow.
+                // SAFETY: `operand` and `output` return each view's pointer with a leading
+                // dimension at which BLAS's column-major addressing reaches exactly the
+                // view's values (they panic on any other layout); the shapes `m x k`, `k x
+                // n`, `m x n` are asserted above; `c` is a mutable borrow distinct from `a`
+                // and `b`. The routine's prototype is `get!`'s.
                 unsafe {
                     (self.$gemm)(
                         COL_MAJOR,
@@ -405,13 +427,17 @@ macro_rules! kernels {
             }
             fn syrk_lower(&self, mut c: MatMut<'_, $t>, a: MatRef<'_, $t>, alpha: $t) {
                 let (n, k) = (a.nrows(), a.ncols());
+                assert!(c.nrows() == n && c.ncols() == n, "syrk: shapes");
                 if k == 0 {
                     c.fill(0.0);
                     return;
                 }
                 let (ta, lda, pa) = operand(a);
                 let (ldc, pc) = output(&mut c);
-                // SAFETY: as above; C = alpha op(A) op(A)^T with op(A) the n x k view.
+                // SAFETY: as in `gemm`: the pointers and leading dimensions of `operand` and
+                // `output` address exactly the views' values, `c` is `n x n` (asserted
+                // above) and a distinct mutable borrow; C = alpha op(A) op(A)^T with op(A)
+                // the `n x k` view.
                 unsafe {
                     (self.$syrk)(
                         COL_MAJOR,

@@ -180,7 +180,8 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
         if matches!(state, ntk_runs::sweep::State::Done) && !lacks_weights {
             let summary = ntk_probe::sweep::read_summary(&summary_path)?
                 .ok_or_else(|| format!("{}: vanished", summary_path.display()))?;
-            println!("{}: made by this config; kept (--resume)", out.display());
+            // On stderr: with --json stdout is the summary alone.
+            eprintln!("{}: made by this config; kept (--resume)", out.display());
             return report_ntk(&summary, &args, &out, "kept");
         }
     }

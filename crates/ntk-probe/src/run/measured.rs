@@ -115,7 +115,8 @@ impl Measured {
                 let mut source =
                     host::tiles::GroupedSource::new(mlp, &inputs.x, inputs.n, &outputs, rows, TILE);
                 let diagonal = source.diagonal().to_vec();
-                let progress = ntk_runs::progress::Reporter::default();
+                // Progress on stderr: stdout is the run's result (its table or `--json`).
+                let progress = ntk_runs::progress::Reporter::beside_results();
                 progress.log(&tiled_plan(&source, mlp, inputs));
                 let mut files = match phases {
                     Some(place) => {

@@ -16,31 +16,31 @@ pub fn write_outputs(
     blocks: Option<&[BlockRow]>,
     weights: Option<(&Net, &[f64])>,
 ) -> crate::Result<()> {
-    let ctx = |what: &'static str, source: std::io::Error| Error::CannotWrite {
+    let ctx = |action: &'static str, source: std::io::Error| Error::CannotWrite {
         dir: dir.to_path_buf(),
-        what,
+        action,
         source,
     };
-    std::fs::create_dir_all(dir).map_err(|e| ctx("the output directory", e))?;
+    std::fs::create_dir_all(dir).map_err(|e| ctx("create the output directory", e))?;
     if let Some(inputs) = inputs {
         npy::write_f64(
             &dir.join("inputs.npy"),
             &inputs.x,
             &[inputs.n as u64, inputs.d as u64],
         )
-        .map_err(|e| ctx("inputs.npy", e))?;
+        .map_err(|e| ctx("write inputs.npy", e))?;
     }
     if let Some(kernel) = kernel {
         let s = kernel.size as u64;
         npy::write_f64(&dir.join("ntk.npy"), &kernel.data, &[s, s])
-            .map_err(|e| ctx("ntk.npy", e))?;
+            .map_err(|e| ctx("write ntk.npy", e))?;
     }
     npy::write_f64(
         &dir.join("eigenvalues.npy"),
         eigenvalues,
         &[eigenvalues.len() as u64],
     )
-    .map_err(|e| ctx("eigenvalues.npy", e))?;
+    .map_err(|e| ctx("write eigenvalues.npy", e))?;
     if let Some(blocks) = blocks {
         ntk_files::table::write_csv(&dir.join(crate::blocks::BLOCKS_FILE), blocks)?;
     }
@@ -57,9 +57,9 @@ pub fn write_outputs(
             outputs,
             &[n, outputs.len() as u64 / n],
         )
-        .map_err(|e| ctx("outputs.npy", e))?;
+        .map_err(|e| ctx("write outputs.npy", e))?;
     }
     let json = serde_json::to_string_pretty(summary).expect("summary serializes");
     ntk_files::io::atomic_write(&dir.join("summary.json"), json.as_bytes())
-        .map_err(|e| ctx("summary.json", e))
+        .map_err(|e| ctx("write summary.json", e))
 }

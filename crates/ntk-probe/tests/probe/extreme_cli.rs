@@ -100,6 +100,19 @@ fn the_tiled_route_gives_the_full_spectrums_extremes() {
         let (a, b) = (got[0][key].as_f64().unwrap(), got[1][key].as_f64().unwrap());
         assert!((a / b - 1.0).abs() < 1e-9, "{key}: full {a}, tiled {b}");
     }
+    // With --json, stdout is the summary alone: the tiled route's progress lines (its plan,
+    // the phases) go to stderr.
+    let o = probe()
+        .args(["ntk", "--json", "--config"])
+        .arg(dir.path().join("tiled.toml"))
+        .arg("--out")
+        .arg(dir.path().join("tiled_json"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
+    assert_eq!(json["eigen"], "tiled");
     let tiled = dir.path().join("tiled");
     assert!(!tiled.join("ntk.npy").exists());
     let (ev, shape) = ntk_files::npy::read(&tiled.join("eigenvalues.npy")).unwrap();

@@ -101,6 +101,30 @@ fn given_weights_give_the_saving_networks_kernel() {
         dir.path().join("e"),
     );
     refused(&o, &["no/such.safetensors"]);
+    // An empty path names the key, not an empty file name.
+    for (i, keys) in ["weights = \"\"", "blocks = \"\"\nprotocol = \"blocks\""]
+        .into_iter()
+        .enumerate()
+    {
+        let o = ntk_cli(
+            write_file(dir.path(), &format!("empty{i}.toml"), &config("", keys)),
+            dir.path().join(format!("empty{i}")),
+        );
+        refused(&o, &["an empty path"]);
+    }
+    // The infinite-width kernel has no weights: given ones are refused, not ignored.
+    let theory = config(
+        "",
+        &format!(
+            "weights = {:?}\nmethod = \"theory\"",
+            weights.display().to_string()
+        ),
+    );
+    let o = ntk_cli(
+        write_file(dir.path(), "f.toml", &theory),
+        dir.path().join("f"),
+    );
+    refused(&o, &["probe.weights", "theory"]);
 }
 
 #[test]

@@ -162,7 +162,11 @@ unsafe fn block<const J: usize, const V: usize>(
     let mut acc = [[_mm512_setzero_ps(); V]; J];
     for kh in 0..3 {
         for kw in 0..3 {
-            // SAFETY (all pointer arithmetic below): in bounds by the caller's contract.
+            // SAFETY: AVX-512F is enabled for this fn (the caller checked it, as the `#
+            // Safety` asks). By that contract `x` is valid for reads of `x[kh row + (jj +
+            // kw) c_in + c]` (`kh, kw <= 2`, `jj < J`, `c < c_in`) and `wt` of `wt[((kh 3
+            // + kw) c_in + c) c_out + 16 V - 1]`: exactly the offsets formed here.
+            // Unaligned loads only.
             unsafe {
                 let xr = x.add(kh * row + kw * c_in);
                 let wr = wt.add((kh * 3 + kw) * c_in * c_out);
@@ -183,7 +187,9 @@ unsafe fn block<const J: usize, const V: usize>(
     }
     for (jj, a) in acc.iter().enumerate() {
         for (k, ak) in a.iter().enumerate() {
-            // SAFETY: in bounds by the caller's contract.
+            // SAFETY: AVX-512F is enabled for this fn; by its `# Safety` contract `y` is
+            // valid for reads and writes of `y[jj c_out + o]`, `jj < J`, `o < 16 V`, and
+            // `p` covers `o` in `16 k..16 k + 16`, `k < V`. Unaligned loads and stores.
             unsafe {
                 let p = y.add(jj * c_out + 16 * k);
                 let v = if accumulate {
@@ -198,6 +204,9 @@ unsafe fn block<const J: usize, const V: usize>(
 }
 
 /// Never called: [`available`] is false off x86-64.
+///
+/// # Safety
+/// None: it only panics; `unsafe` to match the x86-64 fn.
 #[cfg(not(target_arch = "x86_64"))]
 #[allow(clippy::too_many_arguments)]
 unsafe fn block<const J: usize, const V: usize>(
@@ -264,7 +273,11 @@ unsafe fn weight_block<const C: usize, const V: usize>(
     let mut acc = [[_mm512_setzero_ps(); V]; C];
     for b in 0..s.n {
         for i in 0..s.h {
-            // SAFETY (all pointer arithmetic below): in bounds by the caller's contract.
+            // SAFETY: AVX-512F is enabled for this fn (the caller checked it, as the `#
+            // Safety` asks). By that contract `x` is valid for reads of `x[(b (h + 2) + i)
+            // row + j c_in + cc]` and `dy` of `dy[((b h + i) w + j) c_out + o]` (`b < n`,
+            // `i < h`, `j < w`, `cc < C`, `o < 16 V`): exactly the offsets formed here.
+            // Unaligned loads only.
             unsafe {
                 let xr = x.add((b * (s.h + 2) + i) * row);
                 let dr = dy.add((b * s.h + i) * s.w * s.c_out);
@@ -293,6 +306,9 @@ unsafe fn weight_block<const C: usize, const V: usize>(
 }
 
 /// Never called: [`available`] is false off x86-64.
+///
+/// # Safety
+/// None: it only panics; `unsafe` to match the x86-64 fn.
 #[cfg(not(target_arch = "x86_64"))]
 unsafe fn weight_block<const C: usize, const V: usize>(
     _x: *const f32,

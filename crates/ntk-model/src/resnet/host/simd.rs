@@ -264,7 +264,13 @@ impl WeightBlock<'_> {
         let mut acc = [[_mm256_setzero_ps(); 2]; C];
         for b in 0..self.n {
             for i in 0..self.h {
-                // SAFETY (all pointer arithmetic below): in bounds by the caller's contract.
+                // SAFETY: AVX2 and FMA are enabled for this fn (the caller checked them, as
+                // its `# Safety` asks). By that contract `self.x` starts at padded value
+                // `(0, kh, kw, c0)` and holds the padded maps to their end, so `xr + j c_in +
+                // cc` (`b < n`, `i < h`, `j < w`, `cc < C`) is padded value `(b, i + kh, j +
+                // kw, c0 + cc)`, inside them; `self.dy` holds `n h w c_out` values and `cb +
+                // 16 <= c_out`, so `dr + j c_out + 16` ends inside it. Unaligned loads and
+                // broadcasts only.
                 unsafe {
                     let xr = xp.add((b * (self.h + 2) + i) * row);
                     let dr = dp.add(((b * self.h + i) * w) * self.c_out + cb);
@@ -282,7 +288,8 @@ impl WeightBlock<'_> {
             }
         }
         for (a, out) in acc.iter().zip(sums.iter_mut()) {
-            // SAFETY: `out` holds 16 values.
+            // SAFETY: AVX is enabled for this fn; `out` is a `[f32; 16]` borrowed mutably,
+            // and the two unaligned stores write its values 0..8 and 8..16.
             unsafe {
                 _mm256_storeu_ps(out.as_mut_ptr(), a[0]);
                 _mm256_storeu_ps(out.as_mut_ptr().add(8), a[1]);
@@ -291,6 +298,9 @@ impl WeightBlock<'_> {
     }
 
     /// Never called: [`available`] is false off x86-64.
+    ///
+    /// # Safety
+    /// None: it only panics; `unsafe` to match the x86-64 fn.
     #[cfg(not(target_arch = "x86_64"))]
     unsafe fn run<const C: usize>(&self, _cb: usize, _sums: &mut [[f32; LANES]; PIXELS]) {
         unreachable!("the direct kernel is x86-64 only")
@@ -368,7 +378,13 @@ impl Block<'_> {
         let mut acc = [[_mm256_setzero_ps(); 2]; J];
         for kh in 0..3 {
             for kw in 0..3 {
-                // SAFETY (all pointer arithmetic below): in bounds by the caller's contract.
+                // SAFETY: AVX2 and FMA are enabled for this fn (the caller checked them, as
+                // its `# Safety` asks). By that contract `self.x` starts at the padded value
+                // of tap (0, 0) of the block's first pixel, with at least two padded rows and
+                // `J + 1` pixels after it, so `xr + jj c_in + c` (`kh, kw <= 2`, `jj < J`, `c
+                // < c_in`) stays inside; `self.wd` starts at output channel `cb` with `cb +
+                // 16 <= c_out`, so `wt + c c_out + 16` ends inside its `9 c_in c_out - cb`
+                // values. Unaligned loads and broadcasts only.
                 unsafe {
                     let xr = xp.add(kh * self.row + kw * self.c_in);
                     let wt = wp.add((kh * 3 + kw) * self.c_in * self.c_out);
@@ -385,7 +401,9 @@ impl Block<'_> {
             }
         }
         for (jj, a) in acc.iter().enumerate() {
-            // SAFETY: in bounds by the caller's contract.
+            // SAFETY: AVX is enabled for this fn; by its `# Safety` contract `y` holds the
+            // block's `J` pixels `c_out` apart, 16 channels each, so `p + 16` for `jj < J`
+            // ends inside `y`, borrowed mutably. Unaligned loads and stores.
             unsafe {
                 let p = yp.add(jj * self.c_out);
                 let (mut lo, mut hi) = (a[0], a[1]);
@@ -400,6 +418,9 @@ impl Block<'_> {
     }
 
     /// Never called: [`available`] is false off x86-64.
+    ///
+    /// # Safety
+    /// None: it only panics; `unsafe` to match the x86-64 fn.
     #[cfg(not(target_arch = "x86_64"))]
     unsafe fn run<const J: usize>(&self, _y: &mut [f32], _accumulate: bool) {
         unreachable!("the direct kernel is x86-64 only")
