@@ -235,10 +235,7 @@ pub fn collect_as(
             activation: &b.activation,
             normalization: &b.normalization,
             lr: b.lr,
-            held_out_seed: match b.selection {
-                Selection::HeldOut => b.selection_seed,
-                _ => None,
-            },
+            held_out_seed: b.held_out_seed(),
         })
         .collect();
     write_csv(&written[2], &seeds::compare(&runs, &chosen, threshold))?;

@@ -54,8 +54,9 @@ pub struct Choice {
     pub at_grid_edge: bool,
 }
 
-impl Choice {
-    /// The seed the comparison leaves out.
+impl BestRow {
+    /// The seed the comparison leaves out: the selection seed when its rate was chosen
+    /// held out.
     pub fn held_out_seed(&self) -> Option<u64> {
         match self.selection {
             Selection::HeldOut => self.selection_seed,
@@ -150,10 +151,7 @@ fn pooled(runs: &[&RunRecord]) -> Option<f64> {
 /// selection seed), finished or not.
 pub fn compared_runs<'a>(runs: &'a [RunRecord], b: &BestRow) -> Vec<&'a RunRecord> {
     let key = (b.depth, b.activation.clone(), b.normalization.clone());
-    let held_out = match b.selection {
-        Selection::HeldOut => b.selection_seed,
-        _ => None,
-    };
+    let held_out = b.held_out_seed();
     runs.iter()
         .filter(|r| r.key() == key && r.lr == b.lr && Some(r.seed) != held_out)
         .collect()
