@@ -1,0 +1,82 @@
+//! What can go wrong reading an ONNX file or running its graph: each error names the file
+//! and, where one is to blame, the node.
+
+use std::path::PathBuf;
+
+/// An ONNX model that cannot be read, or cannot be run as a Burn graph.
+#[derive(Debug, thiserror::Error)]
+pub enum OnnxError {
+    /// The file could not be read.
+    #[error("{path}: cannot read the ONNX file: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The bytes are not an ONNX model, or its graph is not one onnx-ir can process.
+    #[error("{path}: not a usable ONNX model: {reason}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// onnx-ir's or the protobuf decoder's message.
+        reason: String,
+    },
+    /// A node whose operator this interpreter does not run.
+    #[error(
+        "{path}: node '{node}' uses the operator {op}, which is not supported; supported: {}",
+        supported.join(", ")
+    )]
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+        /// The operator (`Softmax`, `LSTM`, ...), as the file names it.
+        op: String,
+        /// The node's name in the file (its first output's name when it has none).
+        node: String,
+        /// The operators that are supported.
+        supported: Vec<&'static str>,
+    },
+    /// A supported operator used in a way this interpreter does not run (an attribute
+    /// value, a rank, an input that must be a constant and is not).
+    #[error("{path}: node '{node}' ({op}): {reason}")]
+    Node {
+        /// The file.
+        path: PathBuf,
+        /// The node's name as onnx-ir names it (`conv2d1`, `linear2`, ...).
+        node: String,
+        /// Its operator.
+        op: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The graph's inputs or outputs are not what a network of one input batch and one
+    /// output matrix has.
+    #[error("{path}: {reason}")]
+    Interface {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The data do not fit the model's input.
+    #[error(
+        "{path}: the model's input '{input}' has shape {shape:?} per sample ({expected} values) \
+         but the data have {got} values per sample"
+    )]
+    InputShape {
+        /// The file.
+        path: PathBuf,
+        /// The graph input's name.
+        input: String,
+        /// Its shape without the batch dimension.
+        shape: Vec<usize>,
+        /// The number of values per sample that shape holds.
+        expected: usize,
+        /// The number of values per sample of the data.
+        got: usize,
+    },
+}
+
+/// The crate's result.
+pub type Result<T> = std::result::Result<T, OnnxError>;

@@ -1,0 +1,271 @@
+//! An ONNX file read into a program the interpreter runs: onnx-ir's typed nodes in order,
+//! each input resolved to a run-time value, a trainable parameter or a constant.
+//!
+//! Which constants are parameters: the file's initializers (what `torch.onnx.export` writes
+//! for a module's parameters and buffers) in a floating-point type, except the running
+//! mean and variance a `BatchNormalization` reads (buffers, constant in evaluation mode).
+//! Values of `Constant` nodes (the scalars of a decomposed GELU, a reshape's shape) are
+//! constants. onnx-ir renames nodes and constants, but it stores the initializers first,
+//! in file order, so an initializer's data id is its index in the file; each parameter's
+//! shape is checked against the file's own entry.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use onnx_ir::{ArgType, Argument, Message, ModelProto, Node, OnnxGraphBuilder, ValueSource};
+
+use crate::error::{OnnxError, Result};
+use crate::ops;
+use crate::value::MAX_RANK;
+
+/// A tensor held on the host in f64 (a constant, or a parameter's initial value).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostTensor {
+    /// Its dimensions (empty for a scalar).
+    pub dims: Vec<usize>,
+    /// Its elements, row-major.
+    pub values: Vec<f64>,
+}
+
+/// Where a node's input comes from when the graph runs.
+#[derive(Clone, Debug)]
+pub enum Operand {
+    /// A value computed at run time (the graph's input or a node's output), by name.
+    Value(String),
+    /// Trainable parameter `index` of the module, in `dims`.
+    Param {
+        /// Its index in the module's parameter list.
+        index: usize,
+        /// Its dimensions.
+        dims: Vec<usize>,
+    },
+    /// A constant, made in the run's device and float type when the graph runs.
+    Const(Arc<HostTensor>),
+    /// An optional input the file leaves out.
+    Absent,
+}
+
+/// One node to run: onnx-ir's node (operator and typed attributes) and its resolved inputs.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// The node.
+    pub node: Node,
+    /// Its inputs, in the node's order.
+    pub inputs: Vec<Operand>,
+}
+
+/// A whole graph, ready to run.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// The file it was read from (for errors).
+    pub path: PathBuf,
+    /// The nodes in order (no `Constant` nodes: their values are operands).
+    pub steps: Vec<Step>,
+    /// The graph input's name.
+    pub input: String,
+    /// The graph input's dimensions without the batch dimension.
+    pub sample_dims: Vec<usize>,
+    /// The graph output's name.
+    pub output: String,
+}
+
+/// A program and the initial values of its trainable parameters.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The program.
+    pub program: Program,
+    /// The parameters, in the order [`Operand::Param`] indexes them.
+    pub params: Vec<HostTensor>,
+    /// Each parameter's initializer name in the file (`fc1.weight`).
+    pub param_names: Vec<String>,
+}
+
+/// Reads `path`: checks every operator against [`ops::SUPPORTED`], lets onnx-ir infer types
+/// and shapes (its simplification off, so the nodes are the file's), and resolves inputs.
+pub fn load(path: &Path) -> Result<Loaded> {
+    let bytes = std::fs::read(path).map_err(|source| OnnxError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let parse_err = |reason: String| OnnxError::Parse {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let model = ModelProto::parse_from_bytes(&bytes).map_err(|e| parse_err(e.to_string()))?;
+    ops::check_supported(path, &model)?;
+    let graph = OnnxGraphBuilder::new()
+        .simplify(false)
+        .parse_bytes(&bytes)
+        .map_err(|e| parse_err(e.to_string()))?;
+    let initializers: Vec<(String, Vec<usize>)> = model
+        .graph
+        .initializer
+        .iter()
+        .map(|t| {
+            let dims = t
+                .dims
+                .iter()
+                .map(|&d| usize::try_from(d).unwrap_or(0))
+                .collect();
+            (t.name.clone(), dims)
+        })
+        .collect();
+    let mut builder = Builder {
+        path,
+        initializers: &initializers,
+        constant_ids: HashMap::new(),
+        param_of: HashMap::new(),
+        params: Vec::new(),
+        param_names: Vec::new(),
+    };
+    for node in &graph.nodes {
+        if let Node::Constant(c) = node
+            && let (Some(out), Some(inp)) = (c.outputs.first(), c.inputs.first())
+            && let ValueSource::Static(id) = inp.value_source
+        {
+            builder.constant_ids.insert(out.name.clone(), id);
+        }
+    }
+    let mut steps = Vec::new();
+    for node in &graph.nodes {
+        if matches!(node, Node::Constant(_)) {
+            continue;
+        }
+        let buffers: &[usize] = match node {
+            Node::BatchNormalization(_) => &[3, 4],
+            _ => &[],
+        };
+        let inputs = node
+            .inputs()
+            .iter()
+            .enumerate()
+            .map(|(i, arg)| builder.operand(node, arg, !buffers.contains(&i)))
+            .collect::<Result<Vec<_>>>()?;
+        steps.push(Step {
+            node: node.clone(),
+            inputs,
+        });
+    }
+    let (input, sample_dims) = interface_input(path, &graph.inputs)?;
+    let output = match graph.outputs.as_slice() {
+        [o] => o.name.clone(),
+        outs => {
+            return Err(OnnxError::Interface {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "the graph has {} outputs; one (the network's output matrix) is supported",
+                    outs.len()
+                ),
+            });
+        }
+    };
+    Ok(Loaded {
+        program: Program {
+            path: path.to_path_buf(),
+            steps,
+            input,
+            sample_dims,
+            output,
+        },
+        params: builder.params,
+        param_names: builder.param_names,
+    })
+}
+
+/// The graph's one run-time input: its name and per-sample dimensions (all known).
+fn interface_input(path: &Path, inputs: &[Argument]) -> Result<(String, Vec<usize>)> {
+    let err = |reason: String| OnnxError::Interface {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let [input] = inputs else {
+        return Err(err(format!(
+            "the graph has {} inputs; one (a batch of samples) is supported",
+            inputs.len()
+        )));
+    };
+    let ArgType::Tensor(t) = &input.ty else {
+        return Err(err(format!(
+            "the graph input '{}' is not a tensor",
+            input.name
+        )));
+    };
+    let shape = t.static_shape.clone().unwrap_or_default();
+    if shape.len() != t.rank || !(2..=MAX_RANK).contains(&t.rank) {
+        return Err(err(format!(
+            "the graph input '{}' must have a known shape of rank 2 to {MAX_RANK} \
+             (a batch dimension first); it has rank {}",
+            input.name, t.rank
+        )));
+    }
+    let dims: Option<Vec<usize>> = shape[1..].iter().copied().collect();
+    let dims = dims.ok_or_else(|| {
+        err(format!(
+            "the graph input '{}' has a dimension other than the batch's that is not fixed: {shape:?}",
+            input.name
+        ))
+    })?;
+    Ok((input.name.clone(), dims))
+}
+
+/// Resolves node inputs, collecting parameters as it meets them.
+struct Builder<'a> {
+    path: &'a Path,
+    initializers: &'a [(String, Vec<usize>)],
+    /// A `Constant` node's output name to its data id.
+    constant_ids: HashMap<String, usize>,
+    /// A data id to its parameter index.
+    param_of: HashMap<usize, usize>,
+    params: Vec<HostTensor>,
+    param_names: Vec<String>,
+}
+
+impl Builder<'_> {
+    fn operand(&mut self, node: &Node, arg: &Argument, trainable: bool) -> Result<Operand> {
+        let id = match arg.value_source {
+            ValueSource::Dynamic => return Ok(Operand::Value(arg.name.clone())),
+            ValueSource::Optional => return Ok(Operand::Absent),
+            ValueSource::Static(id) => Some(id),
+            ValueSource::Constant => self.constant_ids.get(&arg.name).copied(),
+        };
+        let node_err = |reason: String| OnnxError::Node {
+            path: self.path.to_path_buf(),
+            node: node.name().to_string(),
+            op: format!("{:?}", node.node_type()),
+            reason,
+        };
+        let data = arg
+            .value()
+            .ok_or_else(|| node_err(format!("the constant input '{}' has no data", arg.name)))?;
+        let dims: Vec<usize> = data.shape().iter().copied().collect();
+        let float = data.dtype().is_float();
+        let values: Vec<f64> = data.iter::<f64>().collect();
+        let tensor = HostTensor { dims, values };
+        match id {
+            Some(id) if trainable && float && id < self.initializers.len() => {
+                if let Some(&index) = self.param_of.get(&id) {
+                    return Ok(Operand::Param {
+                        index,
+                        dims: tensor.dims,
+                    });
+                }
+                let (name, file_dims) = &self.initializers[id];
+                if *file_dims != tensor.dims {
+                    return Err(node_err(format!(
+                        "onnx-ir's constant {id} has shape {:?} but the file's initializer {id} \
+                         ('{name}') has {file_dims:?}; cannot tell which initializer it is",
+                        tensor.dims
+                    )));
+                }
+                let index = self.params.len();
+                self.param_of.insert(id, index);
+                self.param_names.push(name.clone());
+                let dims = tensor.dims.clone();
+                self.params.push(tensor);
+                Ok(Operand::Param { index, dims })
+            }
+            _ => Ok(Operand::Const(Arc::new(tensor))),
+        }
+    }
+}

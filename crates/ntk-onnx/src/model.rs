@@ -1,0 +1,95 @@
+//! The ONNX graph as a Burn [`Module`]: its initializers are trainable parameters (what
+//! autodiff differentiates, what the NTK sums over), the graph itself is fixed.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use burn::module::{Module, Param};
+use burn::tensor::{DType, Device, Tensor, TensorData};
+
+use crate::error::Result;
+use crate::graph::{self, Program};
+use crate::interpret;
+
+/// A network read from an ONNX file.
+#[derive(Module, Debug)]
+pub struct OnnxModel {
+    /// The trainable parameters, each flattened (the program reshapes them), in the order
+    /// the graph first uses them.
+    pub params: Vec<Param<Tensor<1>>>,
+    #[module(skip)]
+    program: Arc<Program>,
+    #[module(skip)]
+    names: Arc<Vec<String>>,
+}
+
+impl OnnxModel {
+    /// Reads `path` and makes its parameters on `device` in `dtype` (f32 or f64: the
+    /// file's values cast). The graph is checked whole (every operator supported, one
+    /// input of known per-sample shape, one output) and run once on a zero sample, so a
+    /// model that loads runs.
+    pub fn load(path: &Path, device: &Device, dtype: DType) -> Result<Self> {
+        let loaded = graph::load(path)?;
+        let params = loaded
+            .params
+            .iter()
+            .map(|p| {
+                let t = Tensor::<1>::from_data(
+                    TensorData::new(p.values.clone(), [p.values.len()]),
+                    (device, dtype),
+                );
+                Param::from_tensor(t)
+            })
+            .collect();
+        let model = Self {
+            params,
+            program: Arc::new(loaded.program),
+            names: Arc::new(loaded.param_names),
+        };
+        let probe = Tensor::<2>::zeros([1, model.input_dim()], (device, dtype));
+        model.try_forward(probe)?;
+        Ok(model)
+    }
+
+    /// The number of values per sample (the product of the graph input's dimensions
+    /// after the batch's).
+    pub fn input_dim(&self) -> usize {
+        self.program.sample_dims.iter().product()
+    }
+
+    /// The graph input's dimensions after the batch's (`[3, 32, 32]`, `[5]`).
+    pub fn sample_dims(&self) -> &[usize] {
+        &self.program.sample_dims
+    }
+
+    /// Each parameter's initializer name in the file, in [`OnnxModel::params`]' order.
+    pub fn param_names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The number of trainable scalars.
+    pub fn num_params_total(&self) -> usize {
+        self.params.iter().map(|p| p.val().dims()[0]).sum()
+    }
+
+    /// The output `[n, outputs]` for the rows of `x` (`[n, input_dim]`, each row a sample
+    /// in the graph input's row-major layout); an error when `x` does not fit.
+    pub fn try_forward(&self, x: Tensor<2>) -> Result<Tensor<2>> {
+        interpret::run(&self.program, &self.params, x)
+    }
+
+    /// [`OnnxModel::try_forward`] for the NTK's and training's forward closures, which
+    /// return a tensor.
+    ///
+    /// # Panics
+    ///
+    /// When `x`'s width is not [`OnnxModel::input_dim`]: check it first (the probe does,
+    /// with an error naming the file and both shapes). Everything else about the graph
+    /// was checked by [`OnnxModel::load`]'s trial run.
+    pub fn forward(&self, x: Tensor<2>) -> Tensor<2> {
+        match self.try_forward(x) {
+            Ok(y) => y,
+            Err(e) => panic!("{e}"),
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! The operators the interpreter runs, and the check of a file's nodes against them before
+//! anything else reads the graph (so the error names the node as the file does).
+
+use std::path::Path;
+
+use onnx_ir::ModelProto;
+
+use crate::error::{OnnxError, Result};
+
+/// The ONNX operators (`op_type` in the default domain) that [`crate::interpret`] runs.
+/// `Conv`, `MaxPool` and `AveragePool` are run in two spatial dimensions (images), `Gemm`
+/// and `MatMul` on matrices (a batch of rows times a weight), `BatchNormalization` with its
+/// running statistics (evaluation mode), `Dropout` as the identity (evaluation mode).
+pub const SUPPORTED: &[&str] = &[
+    "Add",
+    "AveragePool",
+    "BatchNormalization",
+    "Constant",
+    "Conv",
+    "Div",
+    "Dropout",
+    "Elu",
+    "Erf",
+    "Flatten",
+    "Gelu",
+    "Gemm",
+    "GlobalAveragePool",
+    "Identity",
+    "LeakyRelu",
+    "MatMul",
+    "MaxPool",
+    "Mul",
+    "Relu",
+    "Reshape",
+    "Selu",
+    "Sigmoid",
+    "Sub",
+    "Tanh",
+];
+
+/// The first node of `model` whose operator is not in [`SUPPORTED`] (or not in the default
+/// ONNX domain), as an error naming the operator, the node and the supported list.
+pub fn check_supported(path: &Path, model: &ModelProto) -> Result<()> {
+    for node in &model.graph.node {
+        let default_domain = node.domain.is_empty() || node.domain == "ai.onnx";
+        if default_domain && SUPPORTED.contains(&node.op_type.as_str()) {
+            continue;
+        }
+        let op = if default_domain {
+            node.op_type.clone()
+        } else {
+            format!("{}::{}", node.domain, node.op_type)
+        };
+        let name = if node.name.is_empty() {
+            node.output.first().cloned().unwrap_or_default()
+        } else {
+            node.name.clone()
+        };
+        return Err(OnnxError::Unsupported {
+            path: path.to_path_buf(),
+            op,
+            node: name,
+            supported: SUPPORTED.to_vec(),
+        });
+    }
+    Ok(())
+}
