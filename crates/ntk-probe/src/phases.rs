@@ -13,20 +13,31 @@
 //!   written, so the disk never holds two; a run killed while the factor is being written
 //!   restarts after `lambda_max` and forms the kernel again.
 //!
-//! **When they are used**: by `ntk --resume` (without `--resume` a run starts afresh and
-//! removes them) and by every sweep point (a sweep continues what was interrupted), and only
-//! when their fingerprint, `n` and tile width are the run's. They are removed once the
-//! run's results are written. Removing them removes only the files named here (and their
-//! partial copies), then the directory if that leaves it empty.
+//! **When they are used**: by `ntk --resume` and by every sweep point (a sweep continues
+//! what was interrupted), and only when their fingerprint, `n` and tile width are the run's
+//! and the tiles match the SHA-256 `phases.json` records of them: tiles that do not (a
+//! truncated, missing or altered file) are said on stderr and the kernel is formed again.
+//!
+//! **What is removed**: only phase files the run can prove are a probe's: a directory (not
+//! a symbolic link) holding a `phases.json` that names this tool and matches its own
+//! checksum. Of that directory only the files named here (and their partial and temporary
+//! copies) are removed, then the directory if that leaves it empty; they are removed once
+//! the run's results are written, or when a run that does not resume (or of another config)
+//! starts afresh. Anything else at `.<name>.phases` (a symbolic link, a file, a directory of
+//! tiles without a probe's `phases.json`, an unreadable or altered `phases.json`) is said on
+//! stderr, left as it is, and the run goes on without phase files. `NTK_PHASE_FILES=0`
+//! neither uses nor removes them.
 //!
 //! **Disk**: before the kernel is formed, the directory's file system must have room for the
 //! tiles. `NTK_PHASE_FILES` decides what happens when it has not: unset, the run goes on
-//! without phase files and says so; `1` refuses the run before any work; `0` never keeps
-//! phase files. A write that fails later (the disk filled since) is said on stderr and the
-//! run goes on without them: they never make a run fail.
+//! without phase files and says so; `1` refuses the run before any work (as it refuses a
+//! place it cannot use); `0` never keeps phase files. A write that fails later (the disk
+//! filled since) is said on stderr and the run goes on without them: they never make a run
+//! fail.
 
 use std::fs;
-use std::io::{BufReader, BufWriter};
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -34,6 +45,7 @@ use serde::{Deserialize, Serialize};
 use ntk_kernel::angles::MinAngle;
 use ntk_kernel::extreme::tiled::Tiled;
 use ntk_kernel::extreme::{Operand, cholesky, lanczos};
+use ntk_runs::provenance::{Sha256Stream, sha256_hex};
 
 use crate::error::Error;
 
@@ -42,6 +54,9 @@ pub const PHASE_FILES: &str = "NTK_PHASE_FILES";
 
 const STATE: &str = "phases.json";
 const TILES: &str = "tiles.f64";
+const PARTIAL: &str = "tiles.f64.partial";
+/// What a probe's `phases.json` says it is: phase files of this format, by this tool.
+const OWNER: &str = "ntk-probe phase files, format 2";
 
 /// Where a run keeps its phase files, whether it may resume from them, and the run's config
 /// fingerprint (its provenance's, which the caller has computed already), which earlier
@@ -56,16 +71,21 @@ pub struct Place {
 impl Place {
     /// `.<name>.phases` beside the output directory `out`.
     pub fn beside(out: &Path, resume: bool, fingerprint: &str) -> Self {
-        let name = out
-            .file_name()
-            .map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned());
-        let parent = out.parent().unwrap_or(Path::new("."));
         Self {
-            dir: parent.join(format!(".{name}.phases")),
+            dir: dir_beside(out),
             resume,
             fingerprint: fingerprint.into(),
         }
     }
+}
+
+/// The phase directory of the output directory `out`: `.<name>.phases` beside it.
+pub fn dir_beside(out: &Path) -> PathBuf {
+    let name = out
+        .file_name()
+        .map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned());
+    let parent = out.parent().unwrap_or(Path::new("."));
+    parent.join(format!(".{name}.phases"))
 }
 
 /// `NTK_PHASE_FILES`: what to do about phase files.
@@ -83,17 +103,28 @@ impl Mode {
     fn from_env() -> crate::Result<Self> {
         match std::env::var(PHASE_FILES) {
             Err(_) => Ok(Self::WhenTheyFit),
-            Ok(v) if v == "1" => Ok(Self::Required),
-            Ok(v) if v == "0" => Ok(Self::Off),
-            Ok(v) => Err(Error::Config {
+            Ok(v) => Self::parse(&v),
+        }
+    }
+
+    fn parse(v: &str) -> crate::Result<Self> {
+        match v {
+            "1" => Ok(Self::Required),
+            "0" => Ok(Self::Off),
+            _ => Err(Error::Config {
                 key: PHASE_FILES,
-                value: v,
+                value: v.into(),
                 reason: "must be 1 (phase files required) or 0 (none); unset keeps them when \
                          they fit on the disk"
                     .into(),
             }),
         }
     }
+}
+
+/// Checks `NTK_PHASE_FILES` as a run would, for a dry run to refuse what the run refuses.
+pub fn check_variable() -> crate::Result<()> {
+    Mode::from_env().map(|_| ())
 }
 
 /// What the tiles file holds.
@@ -110,11 +141,15 @@ pub enum Held {
 /// `phases.json`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 struct State {
+    /// [`OWNER`]: phase files of this tool and format.
+    owner: String,
     fingerprint: String,
     n: usize,
     block: usize,
     /// What `tiles.f64` holds (`None`: no tiles file, or one being written).
     tiles: Option<Held>,
+    /// The SHA-256 of `tiles.f64`, with `tiles`.
+    tiles_sha256: Option<String>,
     /// The formation's results, once the kernel was formed.
     formed: Option<Formed>,
     /// `max |K|`, once read.
@@ -123,6 +158,27 @@ struct State {
     top: Option<lanczos::Ritz>,
     /// Shifts whose factorization broke down, and at which row.
     broke_down: Vec<(f64, usize)>,
+    /// The SHA-256 of this state's JSON with `checksum` null: an altered file is not used.
+    checksum: Option<String>,
+}
+
+impl State {
+    fn own_checksum(&self) -> String {
+        let mut s = self.clone();
+        s.checksum = None;
+        sha256_hex(&serde_json::to_vec(&s).expect("the state serializes"))
+    }
+
+    /// The state with nothing finished, of the same run.
+    fn restart(&self) -> Self {
+        Self {
+            owner: OWNER.into(),
+            fingerprint: self.fingerprint.clone(),
+            n: self.n,
+            block: self.block,
+            ..Self::default()
+        }
+    }
 }
 
 /// What the kernel's formation found.
@@ -130,6 +186,90 @@ struct State {
 pub struct Formed {
     pub min_angle: Option<MinAngle>,
     pub seconds: f64,
+}
+
+/// What is at a run's phase directory.
+enum Found {
+    /// Nothing, or a directory holding none of the files this module writes: usable.
+    Free,
+    /// A directory of a probe's phase files (its `phases.json` names this tool and matches
+    /// its checksum): they may be used, or removed.
+    Ours(Box<State>),
+    /// Anything else, and why it is not the run's to use or remove.
+    Foreign(String),
+}
+
+/// What is at `dir` ([`Found`]); nothing there is changed.
+fn inspect(dir: &Path) -> Found {
+    let meta = match fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Found::Free,
+        Err(e) => return Found::Foreign(format!("cannot be inspected ({e})")),
+    };
+    if meta.file_type().is_symlink() {
+        return Found::Foreign(
+            "is a symbolic link (phase files are kept in a directory of their own, as --out \
+             refuses to write through one)"
+                .into(),
+        );
+    }
+    if !meta.is_dir() {
+        return Found::Foreign("exists and is not a directory".into());
+    }
+    let state = dir.join(STATE);
+    let text = match read_regular(&state, 1 << 20) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // No state: the directory is free unless it holds files of this module's names,
+            // which no probe leaves without a phases.json (it is written first).
+            let names = fs::read_dir(dir)
+                .map(|entries| {
+                    entries
+                        .flatten()
+                        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                        .filter(|n| ours(n))
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default();
+            return match names.first() {
+                None => Found::Free,
+                Some(name) => Found::Foreign(format!(
+                    "holds {name} but no phases.json: not a probe's phase files"
+                )),
+            };
+        }
+        Err(e) => return Found::Foreign(format!("{STATE} cannot be read ({e})")),
+    };
+    let state: State = match serde_json::from_slice(&text) {
+        Ok(s) => s,
+        Err(e) => {
+            return Found::Foreign(format!(
+                "{STATE} is not a probe's phase state of this version ({e})"
+            ));
+        }
+    };
+    if state.owner != OWNER {
+        return Found::Foreign(format!(
+            "{STATE} does not name this tool's phase files (owner {:?})",
+            state.owner
+        ));
+    }
+    if state.checksum.as_deref() != Some(state.own_checksum().as_str()) {
+        return Found::Foreign(format!(
+            "{STATE} was altered after it was written (its checksum does not match)"
+        ));
+    }
+    Found::Ours(Box::new(state))
+}
+
+/// Whether `name` is one of the files this module writes in a phase directory.
+fn ours(name: &str) -> bool {
+    name == STATE
+        || name == TILES
+        || name == PARTIAL
+        || name
+            .strip_prefix(STATE)
+            .is_some_and(|rest| rest.starts_with(ntk_files::outset::TMP_TAG))
 }
 
 /// A run's phase files (see the module doc).
@@ -140,9 +280,12 @@ pub struct PhaseFiles {
 
 impl PhaseFiles {
     /// The phase files of the run `place` names over `n` inputs in tiles of `block`, whose
-    /// tiles take `bytes`; `None` when none are kept (`NTK_PHASE_FILES=0`, or the disk cannot
-    /// hold them: said on stderr). Earlier files are used only when `place` resumes and they
-    /// are this run's (its fingerprint, `n` and `block`); otherwise they are removed.
+    /// tiles take `bytes`; `None` when none are kept (`NTK_PHASE_FILES=0`, a place that is
+    /// not a probe's, or a disk that cannot hold them: said on stderr). Earlier files are
+    /// used only when `place` resumes and they are this run's (its fingerprint, `n` and
+    /// `block`); otherwise a probe's are removed and anything else left as it is. An error
+    /// only for `NTK_PHASE_FILES` itself, and with `NTK_PHASE_FILES=1` when no phase files
+    /// can be kept.
     pub fn open(
         place: &Place,
         (n, block): (usize, usize),
@@ -151,28 +294,53 @@ impl PhaseFiles {
         let mode = Mode::from_env()?;
         let dir = place.dir.clone();
         let fresh = State {
+            owner: OWNER.into(),
             fingerprint: place.fingerprint.clone(),
             n,
             block,
             ..State::default()
         };
-        let earlier = read_state(&dir);
-        let state = match earlier {
-            Some(s) if place.resume && mode != Mode::Off && same_run(&s, &fresh) => s,
-            _ => {
-                remove(&dir);
-                fresh
+        let not_kept = |why: String| -> crate::Result<Option<Self>> {
+            if mode == Mode::Required {
+                return Err(Error::Config {
+                    key: PHASE_FILES,
+                    value: "1".into(),
+                    reason: format!("no phase files can be kept: {}: {why}", dir.display()),
+                });
             }
+            eprintln!(
+                "warning: {}: {why}; the run goes on without phase files (a run killed now \
+                 starts again from nothing)",
+                dir.display()
+            );
+            Ok(None)
         };
+        let found = inspect(&dir);
         if mode == Mode::Off {
+            if let Found::Ours(_) = found {
+                eprintln!(
+                    "note: {}: earlier phase files, neither used nor removed ({PHASE_FILES}=0)",
+                    dir.display()
+                );
+            }
             return Ok(None);
         }
+        let state = match found {
+            Found::Foreign(why) => {
+                return not_kept(format!("{why}; left as it is"));
+            }
+            Found::Ours(s) if place.resume && same_run(&s, &fresh) => *s,
+            Found::Ours(_) => {
+                remove_ours(&dir);
+                fresh
+            }
+            Found::Free => fresh,
+        };
         if state.tiles.is_none() {
             let free = free_bytes(dir.parent().unwrap_or(Path::new(".")));
             if let Some(free) = free.filter(|&f| f < bytes) {
                 let why = format!(
-                    "{}: the disk has {} free, the tiles need {}",
-                    dir.display(),
+                    "the disk has {} free, the tiles need {}",
                     ntk_runs::budget::human(free as f64),
                     ntk_runs::budget::human(bytes as f64)
                 );
@@ -180,18 +348,24 @@ impl PhaseFiles {
                     return Err(Error::Config {
                         key: PHASE_FILES,
                         value: "1".into(),
-                        reason: format!("no room for the phase files: {why}"),
+                        reason: format!("no room for the phase files: {}: {why}", dir.display()),
                     });
                 }
                 eprintln!(
-                    "note: no phase files ({why}): a run killed now starts again from \
-                     nothing; {PHASE_FILES}=0 says so silently"
+                    "note: no phase files ({}: {why}): a run killed now starts again from \
+                     nothing; {PHASE_FILES}=0 says so silently",
+                    dir.display()
                 );
                 return Ok(None);
             }
         }
-        let files = Self { dir, state };
-        files.save_state()?;
+        let mut files = Self {
+            dir: dir.clone(),
+            state,
+        };
+        if let Err(e) = files.save_state() {
+            return not_kept(e.to_string());
+        }
         Ok(Some(files))
     }
 
@@ -219,20 +393,54 @@ impl PhaseFiles {
         format!("phase files in {}: {what}", self.dir.display())
     }
 
-    /// Reads the tiles file into `tiles` (allocated for the same `n` and tile width).
-    pub fn load(&self, tiles: &mut Tiled) -> crate::Result<()> {
-        let held = self
-            .state
-            .tiles
-            .expect("load is called when tiles are held");
+    /// Reads the tiles file into `tiles` (allocated for the same `n` and tile width) when it
+    /// is the one `phases.json` records (its size and SHA-256); `false` when it is not (or
+    /// there is none): then what was kept is said on stderr and dropped, the state starts
+    /// again, and the caller forms the kernel anew (the tiles hold no kernel).
+    pub fn load(&mut self, tiles: &mut Tiled) -> bool {
+        let Some(held) = self.state.tiles else {
+            return false;
+        };
         let path = self.dir.join(TILES);
-        let file = fs::File::open(&path).map_err(|e| self.error("read the tiles", e))?;
-        tiles
-            .read_tiles(
-                &mut BufReader::with_capacity(1 << 22, file),
-                matches!(held, Held::Factor { .. }),
-            )
-            .map_err(|e| self.error("read the tiles", e))
+        let read = (|| -> Result<(), String> {
+            let expected = self
+                .state
+                .tiles_sha256
+                .clone()
+                .ok_or("phases.json records no checksum of it")?;
+            let (file, len) = open_regular(&path).map_err(|e| e.to_string())?;
+            if len != tiles.bytes() as u64 {
+                return Err(format!(
+                    "{len} bytes where the tiles take {} (a truncated or foreign file)",
+                    tiles.bytes()
+                ));
+            }
+            let mut r = Hashing::new(BufReader::with_capacity(1 << 22, file));
+            tiles
+                .read_tiles(&mut r, matches!(held, Held::Factor { .. }))
+                .map_err(|e| e.to_string())?;
+            if r.hash.hex() != expected {
+                return Err(
+                    "its content does not match the SHA-256 phases.json records \
+                            (altered or damaged)"
+                        .into(),
+                );
+            }
+            Ok(())
+        })();
+        match read {
+            Ok(()) => true,
+            Err(why) => {
+                eprintln!(
+                    "warning: phase files: {}: {why}; not used: the kernel is formed again",
+                    path.display()
+                );
+                let _ = fs::remove_file(&path);
+                self.state = self.state.restart();
+                self.save_or_drop();
+                false
+            }
+        }
     }
 
     /// Records the kernel's formation and keeps its tiles.
@@ -241,34 +449,53 @@ impl PhaseFiles {
         self.keep_tiles(tiles, Held::Kernel);
     }
 
-    /// Removes the phase files: the run's results are written.
+    /// Removes the phase files: the run's results are written. Only when the directory
+    /// still holds this run's state (nothing else took its place meanwhile).
     pub fn finish(self) {
-        remove(&self.dir);
+        if matches!(inspect(&self.dir), Found::Ours(s) if same_run(&s, &self.state)) {
+            remove_ours(&self.dir);
+        }
     }
 
     /// Writes `tiles` as `held` (the previous tiles file removed first), then the state that
     /// says so; a failure is said and the phase files dropped.
     fn keep_tiles(&mut self, tiles: &Tiled, held: Held) {
         self.state.tiles = None;
+        self.state.tiles_sha256 = None;
         let path = self.dir.join(TILES);
         let written = self.save_state().map_err(|e| e.to_string()).and_then(|()| {
             let _ = fs::remove_file(&path);
-            write_tiles(&path, tiles).map_err(|e| format!("{}: {e}", path.display()))
+            write_tiles(&self.dir, tiles).map_err(|e| format!("{}: {e}", path.display()))
         });
         match written {
-            Ok(()) => {
+            Ok(sha) => {
                 self.state.tiles = Some(held);
+                self.state.tiles_sha256 = Some(sha);
                 self.save_or_drop();
             }
             Err(e) => self.drop_files(&e),
         }
     }
 
-    fn save_state(&self) -> crate::Result<()> {
-        fs::create_dir_all(&self.dir).map_err(|e| self.error("create the directory", e))?;
+    fn save_state(&mut self) -> crate::Result<()> {
+        self.state.checksum = None;
+        self.state.checksum = Some(self.state.own_checksum());
         let json = serde_json::to_vec_pretty(&self.state).expect("the state serializes");
-        ntk_files::io::atomic_write(&self.dir.join(STATE), &json)
-            .map_err(|e| self.error("write phases.json", e))
+        let dir = &self.dir;
+        match fs::create_dir(dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(self.error("create the directory", e));
+            }
+            _ => {}
+        }
+        // Created by this run or inspected before: still a directory, not a link to one.
+        if !fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+            return Err(self.error(
+                "write phases.json",
+                std::io::Error::other("the phase directory was replaced by something else"),
+            ));
+        }
+        write_new(dir, STATE, &json).map_err(|e| self.error("write phases.json", e))
     }
 
     /// [`Self::save_state`], or the phase files dropped when it fails.
@@ -280,10 +507,14 @@ impl PhaseFiles {
 
     fn drop_files(&mut self, why: &str) {
         eprintln!("warning: phase files dropped ({why}); the run goes on without them");
-        remove(&self.dir);
-        self.state.tiles = None;
-        self.state.formed = None;
-        self.state.top = None;
+        if let Found::Ours(_) = inspect(&self.dir) {
+            remove_ours(&self.dir);
+        } else {
+            // A state that could not be written: what this run wrote beside it is its own.
+            let _ = fs::remove_file(self.dir.join(TILES));
+            let _ = fs::remove_file(self.dir.join(PARTIAL));
+        }
+        self.state = self.state.restart();
     }
 
     fn error(&self, action: &'static str, source: std::io::Error) -> Error {
@@ -378,23 +609,11 @@ fn same_run(a: &State, b: &State) -> bool {
     (a.fingerprint.as_str(), a.n, a.block) == (b.fingerprint.as_str(), b.n, b.block)
 }
 
-fn read_state(dir: &Path) -> Option<State> {
-    let bytes = fs::read(dir.join(STATE)).ok()?;
-    serde_json::from_slice(&bytes).ok()
-}
-
 /// Removes the phase files this module writes (`phases.json`, `tiles.f64`, their partial and
 /// temporary copies), then the directory when that leaves it empty: anything else a user
-/// keeps there, under the same hidden name, stays.
-fn remove(dir: &Path) {
-    let ours = |name: &str| {
-        name == STATE
-            || name == TILES
-            || name == format!("{TILES}.partial")
-            || name
-                .strip_prefix(STATE)
-                .is_some_and(|rest| rest.starts_with(ntk_files::outset::TMP_TAG))
-    };
+/// keeps there, under the same hidden name, stays. Called only on a directory
+/// [`inspect`] found to be a probe's.
+fn remove_ours(dir: &Path) {
     if let Ok(entries) = fs::read_dir(dir) {
         for entry in entries.flatten() {
             if entry.file_name().to_str().is_some_and(ours) {
@@ -405,15 +624,108 @@ fn remove(dir: &Path) {
     let _ = fs::remove_dir(dir);
 }
 
-/// The tiles into `path` through a temporary file, synced, renamed over it.
-fn write_tiles(path: &Path, tiles: &Tiled) -> std::io::Result<()> {
-    let tmp = path.with_extension("f64.partial");
-    let file = fs::File::create(&tmp)?;
-    let mut w = BufWriter::with_capacity(1 << 22, file);
+/// Opens `path` for reading when it is a regular file (never through a symbolic link, and a
+/// FIFO is not waited on), with its length.
+fn open_regular(path: &Path) -> std::io::Result<(fs::File, u64)> {
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok((file, meta.len()))
+}
+
+/// The bytes of the regular file `path` ([`open_regular`]), at most `limit` of them.
+fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    let (file, len) = open_regular(path)?;
+    if len > limit {
+        return Err(std::io::Error::other(format!(
+            "{len} bytes, more than a phase state takes"
+        )));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(limit).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Writes `bytes` to `dir/name` through a new temporary file beside it, synced, renamed
+/// over it: a symbolic link at either name is replaced, never followed.
+fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = dir.join(format!(
+        "{name}{}{}",
+        ntk_files::outset::TMP_TAG,
+        std::process::id()
+    ));
+    let _ = fs::remove_file(&tmp);
+    let result = (|| {
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, dir.join(name))
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// The tiles into `dir/tiles.f64` through a new partial file, synced, renamed over it; their
+/// SHA-256.
+fn write_tiles(dir: &Path, tiles: &Tiled) -> std::io::Result<String> {
+    let tmp = dir.join(PARTIAL);
+    let _ = fs::remove_file(&tmp);
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)?;
+    let mut w = Hashing::new(BufWriter::with_capacity(1 << 22, file));
     tiles.write_tiles(&mut w)?;
-    let file = w.into_inner().map_err(|e| e.into_error())?;
+    let Hashing { inner, hash } = w;
+    let file = inner.into_inner().map_err(|e| e.into_error())?;
     file.sync_all()?;
-    fs::rename(&tmp, path)
+    fs::rename(&tmp, dir.join(TILES))?;
+    Ok(hash.hex())
+}
+
+/// A reader or writer that hashes the bytes passing through it.
+struct Hashing<T> {
+    inner: T,
+    hash: Sha256Stream,
+}
+
+impl<T> Hashing<T> {
+    fn new(inner: T) -> Self {
+        Self {
+            inner,
+            hash: Sha256Stream::default(),
+        }
+    }
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let got = self.inner.read(buf)?;
+        self.hash.update(&buf[..got]);
+        Ok(got)
+    }
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let put = self.inner.write(buf)?;
+        self.hash.update(&buf[..put]);
+        Ok(put)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Bytes free to this user on the file system holding `dir` (`None` when it cannot be told).

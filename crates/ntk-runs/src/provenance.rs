@@ -117,6 +117,23 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
+/// SHA-256 of bytes that come in pieces (a file written or read through a buffer), the
+/// same digest as [`sha256_hex`] of their concatenation.
+#[derive(Clone, Default)]
+pub struct Sha256Stream(Sha256);
+
+impl Sha256Stream {
+    /// Adds `bytes` to the digest.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The digest of every piece so far, lowercase hex.
+    pub fn hex(self) -> String {
+        hex(&self.0.finalize())
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -226,8 +226,10 @@ impl<'a> Tiled<'a> {
         t * self.b..((t + 1) * self.b).min(self.n)
     }
 
-    /// Fills every tile with the kernel (again).
-    fn refill(&mut self) {
+    /// Fills every tile with the kernel (again): also the way back for tiles a file could
+    /// not fill ([`Self::read_tiles`] failing part-way, or tiles read and then found not to
+    /// be the kernel's).
+    pub fn refill(&mut self) {
         let ranges: Vec<_> = (0..self.tiles()).map(|t| self.range(t)).collect();
         let count = self.cols.iter().map(Vec::len).sum::<usize>();
         let bar = self.progress.long_bar(count as u64, "tiles".into());

@@ -127,6 +127,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
         .as_deref()
         .ok_or("--out DIR is required: the directory the NTK's files go to")?;
     let out = ntk_files::outset::resolve_out(out_arg)?;
+    run::check_inputs_outside(&cfg, &out)?;
     run::check_replaceable(&out)?;
     run::check_memory(
         &cfg,

@@ -129,23 +129,30 @@ impl Measured {
                     progress.log(&f.describe());
                 }
                 let resumed = files.as_ref().and_then(|f| f.held().and(f.formed()));
-                let (mut tiles, min, formed_seconds) = match resumed {
-                    Some(formed) => {
-                        let mut tiles = Tiled::from_grouped_unfilled(&mut source, TILE, progress);
-                        let f = files.as_ref().expect("resumed from phase files");
-                        f.load(&mut tiles)?;
-                        (tiles, formed.min_angle, formed.seconds)
+                let mut tiles = match resumed {
+                    Some(_) => Tiled::from_grouped_unfilled(&mut source, TILE, progress),
+                    None => Tiled::from_grouped(&mut source, TILE, progress),
+                };
+                // Kept tiles are used only when they are the ones the state records (their
+                // SHA-256); else they are said, dropped, and the kernel is formed again.
+                let loaded = match resumed {
+                    Some(formed) if files.as_mut().is_some_and(|f| f.load(&mut tiles)) => {
+                        Some(formed)
                     }
-                    None => {
-                        let mut tiles = Tiled::from_grouped(&mut source, TILE, progress);
-                        let min = tiles.min_angle(&diagonal);
-                        (tiles, min, 0.0)
+                    Some(_) => {
+                        tiles.refill();
+                        None
                     }
+                    None => None,
+                };
+                let (min, formed_seconds) = match loaded {
+                    Some(formed) => (formed.min_angle, formed.seconds),
+                    None => (tiles.min_angle(&diagonal), 0.0),
                 };
                 // A resumed kernel counts the seconds its formation took (in the run that
                 // formed it) plus its reading; the total `seconds` are this process's.
                 let kernel_seconds = formed_seconds + phase.finish();
-                if resumed.is_none()
+                if loaded.is_none()
                     && let Some(f) = files.as_mut()
                 {
                     let formed = Formed {

@@ -250,6 +250,52 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
     })
 }
 
+/// Refuses an output directory `out` that holds one of the run's inputs (`probe.weights`,
+/// `probe.blocks`, the data's files and directory), or whose phase directory does
+/// ([`crate::phases`]): the run replaces `out` as a whole and removes its phase files, so
+/// the input would be lost. Paths are compared resolved (links followed); an input or an
+/// `out` that does not exist yet holds nothing.
+pub fn check_inputs_outside(cfg: &ProbeConfig, out: &Path) -> crate::Result<()> {
+    let places: Vec<std::path::PathBuf> = [out.to_path_buf(), crate::phases::dir_beside(out)]
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    let d = &cfg.data;
+    let inputs = [
+        ("probe.weights", &cfg.probe.weights),
+        ("probe.blocks", &cfg.probe.blocks),
+        ("data.x", &d.x),
+        ("data.labels", &d.labels),
+        ("data.test_x", &d.test_x),
+        ("data.test_labels", &d.test_labels),
+        ("data.dir", &d.dir),
+    ];
+    for (key, path) in inputs {
+        let Some(path) = path else { continue };
+        // `FILE.npz:MEMBER` names a member of FILE.
+        let file = path
+            .to_str()
+            .and_then(|t| t.rsplit_once(':'))
+            .map(|(f, _)| Path::new(f))
+            .filter(|f| !path.exists() && f.exists())
+            .unwrap_or(path);
+        let Ok(resolved) = std::fs::canonicalize(file) else {
+            continue;
+        };
+        if let Some(place) = places.iter().find(|p| resolved.starts_with(p)) {
+            return Err(Error::Config {
+                key,
+                value: path.display().to_string(),
+                reason: format!(
+                    "is inside {}, which this run replaces as a whole (--out and its phase                      files): the file would be lost; keep the run's inputs outside its output                      directory",
+                    place.display()
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Runs a configured probe; writes the files to `out` when given, as one output set
 /// ([`OutputSet`]: the directory then holds this run's complete set, replacing any earlier
 /// probe's set as a whole, or is left as it was). The tiled route keeps its finished phases
@@ -264,6 +310,7 @@ pub fn run(
     let start = Instant::now();
     let set = match out {
         Some(dir) => {
+            check_inputs_outside(cfg, dir)?;
             check_replaceable(dir)?;
             let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
             let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());

@@ -218,3 +218,71 @@ fn given_blocks_replace_the_seeded_permutation() {
     );
     refused(&o, &["probe.blocks", "protocol = \"blocks\" only"]);
 }
+
+/// Issue 65 item 2: an `--out` that holds one of the run's inputs (given weights, given
+/// blocks, the data's file; also reached through a symbolic link) is refused before any work,
+/// naming the key and the file, by the run, `--resume` and `--dry-run` alike; the file stays.
+#[test]
+fn an_output_directory_holding_an_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("saved");
+    let cfg = write_file(dir.path(), "a.toml", &config("seed = 5", ""));
+    let o = probe()
+        .args(["ntk", "--config"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&saved)
+        .arg("--save-weights")
+        .output()
+        .unwrap();
+    ok(&o);
+    let weights = saved.join("weights.safetensors");
+    let before = std::fs::read(&weights).unwrap();
+    let all: Vec<String> = (0..30).map(|i| i.to_string()).collect();
+    let blocks = write_file(&saved, "blocks.csv", &format!("{}\n", all.join(" ")));
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&saved, &link).unwrap();
+    let cases = [
+        (
+            "probe.weights",
+            config(
+                "",
+                &format!("weights = {:?}", weights.display().to_string()),
+            ),
+        ),
+        (
+            "probe.blocks",
+            config(
+                "",
+                &format!(
+                    "protocol = \"blocks\"\nblocks = {:?}",
+                    blocks.display().to_string()
+                ),
+            ),
+        ),
+        (
+            "data.x",
+            config("", "").replace(
+                "dataset = \"synthetic\"\nn = 30\ninput_dim = 4",
+                &format!(
+                    "dataset = \"file\"\nx = {:?}",
+                    saved.join("inputs.npy").display().to_string()
+                ),
+            ),
+        ),
+    ];
+    for (i, (key, text)) in cases.iter().enumerate() {
+        let cfg = write_file(dir.path(), &format!("in{i}.toml"), text);
+        for out in [&saved, &link] {
+            for flag in [None, Some("--resume"), Some("--dry-run")] {
+                let mut c = probe();
+                c.args(["ntk", "--config"]).arg(&cfg).arg("--out").arg(out);
+                c.args(flag);
+                let o = c.output().unwrap();
+                refused(&o, &[key, "inside", "saved"]);
+            }
+        }
+    }
+    assert_eq!(std::fs::read(&weights).unwrap(), before);
+    assert!(blocks.exists() && saved.join("inputs.npy").exists());
+}

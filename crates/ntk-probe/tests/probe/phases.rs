@@ -83,7 +83,7 @@ fn a_killed_tiled_run_resumes_from_its_last_phase() {
     let fills = Cell::new(0);
     let mut tiles = counted(&k, n, block, &fills);
     let filled = fills.get();
-    files.load(&mut tiles).unwrap();
+    assert!(files.load(&mut tiles), "the kept tiles are read back");
     {
         let mut op = Resumable {
             tiles: &mut tiles,
@@ -104,7 +104,7 @@ fn a_killed_tiled_run_resumes_from_its_last_phase() {
     let fills = Cell::new(0);
     let mut tiles = counted(&k, n, block, &fills);
     let filled = fills.get();
-    files.load(&mut tiles).unwrap();
+    assert!(files.load(&mut tiles), "the kept tiles are read back");
     let e = solve(
         &mut Resumable {
             tiles: &mut tiles,
@@ -198,7 +198,7 @@ fn a_recorded_breakdown_is_not_tried_again() {
     let fills = Cell::new(0);
     let mut tiles = counted(&k, n, block, &fills);
     let filled = fills.get();
-    files.load(&mut tiles).unwrap();
+    assert!(files.load(&mut tiles), "the kept tiles are read back");
     let mut op = Resumable {
         tiles: &mut tiles,
         files: Some(&mut files),
@@ -238,4 +238,239 @@ fn the_tiled_command_cleans_its_phase_files_and_checks_their_variable() {
         err.contains("NTK_PHASE_FILES") && err.contains("yes"),
         "{err}"
     );
+}
+
+/// Issue 65 items 3 and 13: kept tiles are used only when they are the ones `phases.json`
+/// records (size and SHA-256). An entry scaled by 1.5, zeroed tiles, a truncated, longer or
+/// missing file: each is refused by `load`, the state starts again, the file is removed, and
+/// the kernel formed again gives the uninterrupted run's numbers exactly.
+#[test]
+fn kept_tiles_that_are_not_the_recorded_ones_are_formed_again() {
+    let (n, block) = (90, 32);
+    let k = spd(n);
+    let options = Options {
+        block,
+        ..Options::default()
+    };
+    let reference = solve(&mut Tiled::from_dense(&k, n, block), f64::EPSILON, &options).unwrap();
+    let formed = Formed {
+        min_angle: None,
+        seconds: 1.0,
+    };
+    let bytes = Tiled::bytes_for(n, block) as u64;
+    for damage in ["scaled", "zeroed", "truncated", "longer", "missing"] {
+        let dir = tempfile::tempdir().unwrap();
+        let place = Place::beside(&dir.path().join("run"), true, "c");
+        let mut files = PhaseFiles::open(&place, (n, block), bytes)
+            .unwrap()
+            .unwrap();
+        files.save_kernel(&counted(&k, n, block, &Cell::new(0)), formed);
+        drop(files);
+        let path = place.dir.join("tiles.f64");
+        let mut raw = std::fs::read(&path).unwrap();
+        match damage {
+            "scaled" => {
+                let v = f64::from_le_bytes(raw[80..88].try_into().unwrap()) * 1.5;
+                raw[80..88].copy_from_slice(&v.to_le_bytes());
+                std::fs::write(&path, &raw)
+            }
+            "zeroed" => std::fs::write(&path, vec![0u8; raw.len()]),
+            "truncated" => std::fs::write(&path, &raw[..raw.len() / 2]),
+            "longer" => {
+                raw.extend([0u8; 8]);
+                std::fs::write(&path, &raw)
+            }
+            _ => std::fs::remove_file(&path),
+        }
+        .unwrap();
+        let mut files = PhaseFiles::open(&place, (n, block), bytes)
+            .unwrap()
+            .expect("a probe's phase files, resumed");
+        assert_eq!(files.held(), Some(Held::Kernel), "{damage}");
+        let fills = Cell::new(0);
+        let mut tiles = counted(&k, n, block, &fills);
+        assert!(!files.load(&mut tiles), "{damage}: the tiles were used");
+        assert_eq!((files.held(), files.formed()), (None, None), "{damage}");
+        assert!(!path.exists(), "{damage}: the damaged tiles are dropped");
+        tiles.refill();
+        let e = solve(
+            &mut Resumable {
+                tiles: &mut tiles,
+                files: Some(&mut files),
+            },
+            f64::EPSILON,
+            &options,
+        )
+        .unwrap();
+        assert_eq!(
+            (e.lambda_min, e.lambda_max, e.kappa),
+            (reference.lambda_min, reference.lambda_max, reference.kappa),
+            "{damage}"
+        );
+    }
+}
+
+/// Issue 65 items 1 and 13: what is at `.<out>.phases` and is not a probe's phase files (a
+/// symbolic link to a directory, a file, tiles without a probe's `phases.json`, a state of an
+/// older format, or one altered after it was written) is neither used nor removed, with or
+/// without resuming: no phase files are kept and everything there stays as it was.
+#[test]
+fn phase_places_that_are_not_a_probes_are_left_as_they_are() {
+    let (n, block) = (40, 16);
+    let k = spd(n);
+    let bytes = Tiled::bytes_for(n, block) as u64;
+    let formed = Formed {
+        min_angle: None,
+        seconds: 1.0,
+    };
+    for resume in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let place = Place::beside(&dir.path().join("run"), resume, "c");
+        let mine = dir.path().join("mine");
+        std::fs::create_dir(&mine).unwrap();
+        for (name, text) in [
+            ("phases.json", "{}"),
+            ("tiles.f64", "mine"),
+            ("tiles.f64.partial", "mine too"),
+        ] {
+            std::fs::write(mine.join(name), text).unwrap();
+        }
+        let intact = |at: &std::path::Path| {
+            assert_eq!(
+                std::fs::read_to_string(at.join("phases.json")).unwrap(),
+                "{}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(at.join("tiles.f64")).unwrap(),
+                "mine"
+            );
+            assert_eq!(
+                std::fs::read_to_string(at.join("tiles.f64.partial")).unwrap(),
+                "mine too"
+            );
+        };
+        let refused = |what: &str| {
+            let got = PhaseFiles::open(&place, (n, block), bytes).unwrap();
+            assert!(got.is_none(), "{what}: used as phase files");
+        };
+
+        // A symbolic link to a directory: the linked directory is not emptied.
+        std::os::unix::fs::symlink(&mine, &place.dir).unwrap();
+        refused("a link");
+        intact(&mine);
+        assert!(std::fs::symlink_metadata(&place.dir).unwrap().is_symlink());
+        std::fs::remove_file(&place.dir).unwrap();
+
+        // A regular file of that name.
+        std::fs::write(&place.dir, "a file").unwrap();
+        refused("a file");
+        assert_eq!(std::fs::read_to_string(&place.dir).unwrap(), "a file");
+        std::fs::remove_file(&place.dir).unwrap();
+
+        // A directory of tiles with a state that is not a probe's (`{}`), or none.
+        std::fs::rename(&mine, &place.dir).unwrap();
+        refused("a foreign state");
+        intact(&place.dir);
+        std::fs::remove_file(place.dir.join("phases.json")).unwrap();
+        refused("no state");
+        assert!(place.dir.join("tiles.f64").exists());
+        std::fs::remove_dir_all(&place.dir).unwrap();
+
+        // A probe's state of an older format (no owner, no checksums), and one altered after
+        // it was written.
+        let mut files = PhaseFiles::open(&place, (n, block), bytes)
+            .unwrap()
+            .unwrap();
+        files.save_kernel(&counted(&k, n, block, &Cell::new(0)), formed);
+        drop(files);
+        let state = place.dir.join("phases.json");
+        let text = std::fs::read_to_string(&state).unwrap();
+        let altered = text.replace("\"seconds\": 1.0", "\"seconds\": 2.0");
+        assert_ne!(altered, text);
+        std::fs::write(&state, &altered).unwrap();
+        refused("an altered state");
+        let mut old: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let o = old.as_object_mut().unwrap();
+        for key in ["owner", "tiles_sha256", "checksum"] {
+            o.remove(key);
+        }
+        let old = serde_json::to_string(&old).unwrap();
+        std::fs::write(&state, &old).unwrap();
+        refused("an older format");
+        assert_eq!(std::fs::read_to_string(&state).unwrap(), old);
+        assert!(place.dir.join("tiles.f64").exists());
+    }
+}
+
+/// Issue 65 items 1 and 13 through the command line: a symbolic link or a file at
+/// `.<out>.phases` does not make a tiled run fail (it is said and left as it is, with or
+/// without `--resume`, and `NTK_PHASE_FILES=0` does not touch it either); with
+/// `NTK_PHASE_FILES=1` the run is refused, naming the variable and the place.
+#[test]
+fn the_tiled_command_leaves_what_is_not_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_file(
+        dir.path(),
+        "tiled.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 120\ninput_dim = 5\n[model]\nwidth = 16\n\
+         depth = 2\nactivation = \"relu\"\n[probe]\nprecision = \"f64\"\neigen = \"tiled\"\n",
+    );
+    let mine = dir.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("phases.json"), "{}").unwrap();
+    std::fs::write(mine.join("tiles.f64"), "mine").unwrap();
+    let link = dir.path().join(".a.phases");
+    std::os::unix::fs::symlink(&mine, &link).unwrap();
+    let file = dir.path().join(".b.phases");
+    std::fs::write(&file, "a file").unwrap();
+    let run = |out: &str, env: Option<&str>, resume: bool| {
+        let mut c = probe();
+        if let Some(v) = env {
+            c.env("NTK_PHASE_FILES", v);
+        }
+        c.args(["ntk", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(dir.path().join(out));
+        if resume {
+            c.arg("--resume");
+        }
+        c.output().unwrap()
+    };
+    for (out, env, resume) in [
+        ("a", None, false),
+        ("a", None, true),
+        ("a", Some("0"), false),
+        ("b", None, false),
+        ("b", None, true),
+    ] {
+        let o = run(out, env, resume);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{out} {env:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        if env.is_none() && !resume {
+            assert!(
+                err.contains(&format!(".{out}.phases")) && err.contains("without phase files"),
+                "{out}: {err}"
+            );
+        }
+        std::fs::remove_dir_all(dir.path().join(out)).unwrap();
+    }
+    let o = run("a", Some("1"), false);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("NTK_PHASE_FILES") && err.contains(".a.phases") && err.contains("link"),
+        "{err}"
+    );
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(mine.join("tiles.f64")).unwrap(),
+        "mine"
+    );
+    assert_eq!(
+        std::fs::read_to_string(mine.join("phases.json")).unwrap(),
+        "{}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "a file");
 }
