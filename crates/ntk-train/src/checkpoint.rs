@@ -40,6 +40,10 @@ pub struct Pointer {
     /// SHA-256 of each file of the checkpoint directory, by name.
     #[serde(default)]
     pub files: BTreeMap<String, String>,
+    /// The run's initial loss, the reference of [`crate::divergence`] (absent in checkpoints
+    /// written before it was kept, and left out of the JSON then, so their checksums hold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_loss: Option<f64>,
     /// SHA-256 of this pointer's JSON with `checksum` null: an edited pointer is refused.
     #[serde(default)]
     pub checksum: Option<String>,
@@ -173,18 +177,27 @@ pub struct RunIdentity<'a> {
     pub provenance: &'a Provenance,
 }
 
+/// What a run has recorded so far, kept with each checkpoint.
+#[derive(Clone, Copy, Debug)]
+pub struct History<'a> {
+    /// The metrics rows of the finished epochs.
+    pub rows: &'a [EpochMetrics],
+    /// The probes' tables.
+    pub tracked: &'a Tracked,
+    /// The reference of [`crate::divergence`], once measured.
+    pub initial_loss: Option<f64>,
+}
+
 /// Writes a checkpoint after `epoch` epochs (`iteration` steps) and makes it current.
-#[allow(clippy::too_many_arguments)]
 pub fn save(
     run: &Path,
-    epoch: usize,
-    iteration: usize,
+    (epoch, iteration): (usize, usize),
     identity: &RunIdentity<'_>,
     model: &Model,
     optim: OptimState<'_>,
-    rows: &[EpochMetrics],
-    tracked: &Tracked,
+    history: &History<'_>,
 ) -> crate::Result<()> {
+    let (rows, tracked) = (history.rows, history.tracked);
     let name = format!("epoch-{epoch:05}");
     let checkpoints = run.join("checkpoints");
     if std::fs::symlink_metadata(&checkpoints).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -236,6 +249,7 @@ pub fn save(
         engine,
         provenance: Some(identity.provenance.clone()),
         files,
+        initial_loss: history.initial_loss,
         checksum: None,
     };
     pointer.checksum = Some(pointer.own_checksum());

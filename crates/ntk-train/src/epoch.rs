@@ -1,12 +1,14 @@
 //! The epoch loop of a run: the steps of each epoch through the run's
 //! [`Stepper`](crate::stepper::Stepper), the epoch's metrics row (with the test set
 //! evaluated when due), the probes of [`Tracking`](crate::track::Tracking) when due, and
-//! checkpoints; at the first non-finite loss the loop stops and keeps the last good state.
+//! checkpoints; when the run diverges ([`crate::divergence`]: a non-finite or exploding loss)
+//! the loop stops and keeps the last good state.
 
 use std::time::Instant;
 
-use crate::checkpoint;
+use crate::checkpoint::{self, History};
 use crate::data::{augment_rng, batch, epoch_order, evaluate};
+use crate::divergence::{Divergence, Guard, Measured};
 use crate::metrics::{EpochMetrics, Tracked, write_csv};
 use crate::run::Run;
 use crate::stepper::{Snapshot, Stepper};
@@ -23,6 +25,17 @@ pub(crate) struct Progress {
     /// 0 before the first checkpoint.
     pub(crate) last_checkpoint: usize,
     pub(crate) last_good: Option<LastGood>,
+    /// The judge of divergence, with the run's initial loss once measured.
+    pub(crate) guard: Guard,
+}
+
+/// Where and why a run diverged.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Diverged {
+    /// The epoch in which it did (not recorded: the last good state is the end of the one
+    /// before).
+    pub(crate) epoch: usize,
+    pub(crate) why: Divergence,
 }
 
 /// The state at the end of the last finite epoch not yet checkpointed (a divergence
@@ -34,8 +47,9 @@ pub(crate) struct LastGood {
 }
 
 impl Progress {
-    /// Nothing done, or what the checkpoint `found` holds.
-    pub(crate) fn new(found: Option<&checkpoint::Loaded>) -> Self {
+    /// Nothing done, or what the checkpoint `found` holds; `factor`:
+    /// `train.divergence_factor`.
+    pub(crate) fn new(found: Option<&checkpoint::Loaded>, factor: f64) -> Self {
         let (rows, tracked, iteration, last_checkpoint) = match found {
             Some(ck) => (
                 ck.rows.clone(),
@@ -52,6 +66,16 @@ impl Progress {
             iteration,
             last_checkpoint,
             last_good: None,
+            guard: Guard::new(factor, found.and_then(|ck| ck.pointer.initial_loss)),
+        }
+    }
+
+    /// What is kept with a checkpoint.
+    fn history(&self) -> History<'_> {
+        History {
+            rows: &self.rows,
+            tracked: &self.tracked,
+            initial_loss: self.guard.initial_loss(),
         }
     }
 
@@ -66,8 +90,7 @@ impl Progress {
     ) -> crate::Result<()> {
         if last || epoch.is_multiple_of(run.cfg.train.checkpoint_every) {
             let identity = run.identity();
-            let (rows, tracked) = (&self.rows, &self.tracked);
-            state.save(run.out, epoch, self.iteration, &identity, rows, tracked)?;
+            state.save(run.out, (epoch, self.iteration), &identity, &self.history())?;
             self.last_checkpoint = epoch;
             self.last_good = None;
         } else {
@@ -81,27 +104,23 @@ impl Progress {
         Ok(())
     }
 
-    /// After a divergence in `epoch`: checkpoints the last good state (the end of the last
-    /// finite epoch) when it is newer than the current checkpoint, and says where it is.
-    pub(crate) fn keep_last_good(&self, run: &Run, epoch: usize) -> crate::Result<()> {
+    /// After a divergence: checkpoints the last good state (the end of the last epoch
+    /// before it) when it is newer than the current checkpoint, and says where it is.
+    pub(crate) fn keep_last_good(&self, run: &Run, diverged: &Diverged) -> crate::Result<()> {
         if let Some(good) = &self.last_good
             && good.epoch > self.last_checkpoint
         {
-            let (rows, tracked) = (&self.rows, &self.tracked);
             let identity = run.identity();
-            good.state.save(
-                run.out,
-                good.epoch,
-                good.iteration,
-                &identity,
-                rows,
-                tracked,
-            )?;
+            let position = (good.epoch, good.iteration);
+            good.state
+                .save(run.out, position, &identity, &self.history())?;
         }
         run.reporter.log(&format!(
-            "{}: diverged (non-finite loss) in epoch {epoch}; the last good state (epoch {}) is \
-             in {}/checkpoint.json",
+            "{}: diverged in epoch {} ({}); the last good state (epoch {}) is in \
+             {}/checkpoint.json",
             run.spec.describe(),
+            diverged.epoch,
+            diverged.why,
             self.rows.last().map_or(0, |r| r.epoch),
             run.out.display()
         ));
@@ -110,38 +129,47 @@ impl Progress {
 }
 
 /// The epoch loop: trains the epochs after the current checkpoint (at most `stop_after` of
-/// them) and records each; returns the epoch whose loss became non-finite, if one did.
+/// them) and records each; returns where the run diverged, if it did.
 pub(crate) fn run_epochs(
     run: &Run,
     stepper: &mut dyn Stepper,
     progress: &mut Progress,
     tracking: Option<&Tracking>,
     stop_after: Option<usize>,
-) -> crate::Result<Option<usize>> {
+) -> crate::Result<Option<Diverged>> {
     let first_epoch = progress.last_checkpoint + 1;
     let epoch_bar = run.reporter.bar(run.epochs as u64, "epochs".into());
     epoch_bar.set_position(first_epoch as u64 - 1);
-    let mut diverged_epoch = None;
+    let mut diverged = None;
     for epoch in first_epoch..=run.epochs {
         if stop_after.is_some_and(|s| epoch - first_epoch >= s) {
             break;
         }
-        let totals = train_epoch(run, stepper, epoch, &mut progress.iteration);
+        let totals = train_epoch(
+            run,
+            stepper,
+            epoch,
+            &mut progress.iteration,
+            &mut progress.guard,
+        );
         if let Some(e) = stepper.failure() {
             return Err(e);
         }
-        let Some(totals) = totals else {
-            diverged_epoch = Some(epoch);
-            break;
+        let outcome = match totals {
+            Ok(totals) => record_epoch(run, &*stepper, progress, tracking, epoch, &totals)?,
+            Err(why) => Some(why),
         };
-        record_epoch(run, &*stepper, progress, tracking, epoch, &totals)?;
         if let Some(e) = stepper.failure() {
             return Err(e);
+        }
+        if let Some(why) = outcome {
+            diverged = Some(Diverged { epoch, why });
+            break;
         }
         epoch_bar.inc(1);
     }
     epoch_bar.finish_and_clear();
-    Ok(diverged_epoch)
+    Ok(diverged)
 }
 
 /// The sums over an epoch's steps, its learning rate (at its first step) and wall time.
@@ -155,13 +183,15 @@ pub(crate) struct EpochTotals {
 }
 
 /// The steps of `epoch` (advancing `iteration`), then the model of record brought up to
-/// date; `None` at the first non-finite loss (that step is not taken).
+/// date; the divergence at the first batch whose loss `guard` judges diverged (a
+/// non-finite one's step is not taken).
 pub(crate) fn train_epoch(
     run: &Run,
     stepper: &mut dyn Stepper,
     epoch: usize,
     iteration: &mut usize,
-) -> Option<EpochTotals> {
+    guard: &mut Guard,
+) -> Result<EpochTotals, Divergence> {
     let (t, set) = (&run.cfg.train, &run.data.train);
     let start = Instant::now();
     let order = epoch_order(t.seed, epoch, set.n);
@@ -178,10 +208,20 @@ pub(crate) fn train_epoch(
     };
     for idx in order.chunks(t.batch_size).take(steps) {
         let lr = run.lr(*iteration);
-        let Some(r) = stepper.step(batch(set, idx, augment.as_ref().map(|a| (a, &mut rng))), lr)
-        else {
-            bar.finish_and_clear();
-            return None;
+        let step = stepper.step(batch(set, idx, augment.as_ref().map(|a| (a, &mut rng))), lr);
+        // A step that returns nothing saw a non-finite loss.
+        let verdict = match &step {
+            None => Err(guard.not_finite(Measured::TrainingBatch)),
+            Some(r) => guard
+                .judge(Measured::TrainingBatch, r.loss_sum / idx.len() as f64)
+                .map_or(Ok(r), Err),
+        };
+        let r = match verdict {
+            Ok(r) => r,
+            Err(why) => {
+                bar.finish_and_clear();
+                return Err(why);
+            }
         };
         sums.loss_sum += r.loss_sum;
         sums.hits += r.correct;
@@ -197,12 +237,13 @@ pub(crate) fn train_epoch(
     bar.finish_and_clear();
     stepper.sync();
     sums.seconds = start.elapsed().as_secs_f64();
-    Some(sums)
+    Ok(sums)
 }
 
 /// Records a finished epoch: its metrics row (with the test set evaluated when due),
 /// logged and appended to `metrics.csv`, the NTK when due, then a checkpoint or the last
-/// good state.
+/// good state. A test loss that `progress.guard` judges diverged records nothing and is
+/// returned.
 pub(crate) fn record_epoch(
     run: &Run,
     stepper: &dyn Stepper,
@@ -210,10 +251,16 @@ pub(crate) fn record_epoch(
     tracking: Option<&Tracking>,
     epoch: usize,
     totals: &EpochTotals,
-) -> crate::Result<()> {
+) -> crate::Result<Option<Divergence>> {
     let last = epoch == run.epochs;
     let row = epoch_row(run, stepper, epoch, progress.iteration, totals);
     log_epoch(run, &row);
+    if let Some(why) = row
+        .test_loss
+        .and_then(|l| progress.guard.judge(Measured::Test, l))
+    {
+        return Ok(Some(why));
+    }
     progress.rows.push(row);
     write_csv(&run.out.join("metrics.csv"), &progress.rows)?;
     if let Some(tr) = tracking
@@ -221,7 +268,8 @@ pub(crate) fn record_epoch(
     {
         tr.record(run, &stepper.valid(), &mut progress.tracked, epoch, last)?;
     }
-    progress.checkpoint_or_keep(run, stepper.snapshot(), epoch, last)
+    progress.checkpoint_or_keep(run, stepper.snapshot(), epoch, last)?;
+    Ok(None)
 }
 
 /// The metrics row of `epoch`; the test set is evaluated every `train.eval_every` epochs

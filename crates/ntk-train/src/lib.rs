@@ -6,7 +6,7 @@
 //! rates), [`train`] (one run's lifecycle: checks, start or resume, the step engine, the
 //! summary), [`run`] (what a run is before its first step: identity, provenance, step
 //! counts), [`data`] (the sets, each epoch's order, batches, evaluation), [`epoch`] (the
-//! epoch loop: steps, metrics rows, checkpoints, divergence), [`run_dir`] (a run's
+//! epoch loop: steps, metrics rows, checkpoints), [`divergence`] (when a run has diverged), [`run_dir`] (a run's
 //! directory: what it may hold, how a run starts or resumes there), [`summary`]
 //! (`summary.json`), [`budget`] (the memory a run needs), [`stepper`] (the step engines:
 //! Burn's autodiff with [`sgd`], or [`host`]) and their [`loss`], [`checkpoint`], [`metrics`] (the CSV tables),
@@ -24,6 +24,7 @@ pub mod config;
 pub mod convergence;
 pub mod cudnn_engine;
 pub mod data;
+pub mod divergence;
 pub mod epoch;
 pub mod error;
 pub mod files;

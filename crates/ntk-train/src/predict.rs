@@ -144,14 +144,16 @@ fn target_matrix(set: &Inputs, k: usize) -> Mat<f64> {
 }
 
 /// Writes `predicted.csv` and `predicted_spectrum.csv` for `model` at initialization (plain
-/// device, evaluation mode), unless they are there (a resumed run).
-pub(crate) fn write(run: &Run, model: &Model) -> crate::Result<()> {
+/// device, evaluation mode), unless they are there; returns the spectra (none without
+/// `[prediction]`).
+pub(crate) fn write(run: &Run, model: &Model) -> crate::Result<Vec<SpectrumRow>> {
     let Some(p) = &run.cfg.prediction else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let path = run.out.join("predicted.csv");
+    let spectrum_path = run.out.join("predicted_spectrum.csv");
     if path.exists() {
-        return Ok(());
+        return written(run);
     }
     let compute = Compute {
         precision: Precision::F64,
@@ -190,8 +192,40 @@ pub(crate) fn write(run: &Run, model: &Model) -> crate::Result<()> {
         )?);
     }
     write_csv(&path, &rows)?;
-    write_csv(&run.out.join("predicted_spectrum.csv"), &spectra)?;
-    Ok(())
+    write_csv(&spectrum_path, &spectra)?;
+    Ok(spectra)
+}
+
+/// The spectra a run wrote at initialization (a resumed run: its model is no longer the one
+/// they describe); none where it wrote none.
+pub(crate) fn written(run: &Run) -> crate::Result<Vec<SpectrumRow>> {
+    let path = run.out.join("predicted_spectrum.csv");
+    if run.cfg.prediction.is_none() || !path.exists() {
+        return Ok(Vec::new());
+    }
+    Ok(ntk_files::table::read_csv(&path)?)
+}
+
+/// The warnings of a run whose rate `lr` is above a kernel's stability limit `2 n /
+/// lambda_max`: there gradient descent on the linearized network grows along the top
+/// eigenvector, so the run is likely to diverge (issue 66: lr 0.5 against a limit of
+/// 0.0013 went 2,381 -> 1.26e14).
+pub(crate) fn stability_warnings(spectra: &[SpectrumRow]) -> Vec<String> {
+    spectra
+        .iter()
+        .filter(|s| s.lr > s.lr_stability_limit)
+        .map(|s| {
+            format!(
+                "optim.lr = {} is above the stability limit 2n/lambda_max = {:.4e} of the {} \
+                 NTK at initialization (lambda_max {:.4e}, n {}): gradient descent on the \
+                 linearized network diverges there, so the prediction does not hold; the \
+                 network itself diverges or, a little above the limit, catapults (its loss \
+                 rises while its kernel shrinks, then falls). The usable rate scales with the \
+                 NTK, which model.convention changes by about 1000x (see [optim] in README)",
+                s.lr, s.lr_stability_limit, s.kernel, s.lambda_max, s.n
+            )
+        })
+        .collect()
 }
 
 /// The kernel of one output on `inputs`: the network's NTK summed over its `k` outputs and
@@ -452,6 +486,54 @@ kernels = ["empirical"]
         let (big, small) = (error(0.02), error(0.01));
         assert!(big < 1e-3, "{big:e}");
         assert!(small < 0.6 * big, "{small:e} against {big:e}");
+    }
+
+    /// A rate above the empirical kernel's stability limit `2 n / lambda_max` is warned
+    /// about before the first step (the warning in `summary.json`, the limit recomputed
+    /// here from the written spectrum). At 3x the limit this ReLU network catapults and
+    /// still finishes (measured: loss 0.81 -> 0.50 over 60 steps); at 100x its loss
+    /// explodes and the run is marked diverged rather than finished (issue 66); below the
+    /// limit neither happens.
+    #[test]
+    fn a_rate_above_the_stability_limit_warns_and_diverges() {
+        let compute = backend::select(Some("flex"), Precision::F64).unwrap();
+        let outcome = |lr: f64| {
+            let dir = tempfile::tempdir().unwrap();
+            let summary = train(
+                &config("relu", 2, lr, 60),
+                &data(),
+                &compute,
+                dir.path(),
+                RunOptions::default(),
+                &Reporter::silent(),
+            )
+            .unwrap();
+            let text = std::fs::read_to_string(dir.path().join("predicted_spectrum.csv")).unwrap();
+            let spectrum: Vec<super::SpectrumRow> = rows(&text);
+            (summary, spectrum[0].clone())
+        };
+        let (_, s) = outcome(0.1);
+        let limit = 2.0 * s.n as f64 / s.lambda_max;
+        assert_eq!(s.lr_stability_limit, limit);
+        let (below, _) = outcome(0.5 * limit);
+        assert!(
+            below
+                .warnings
+                .iter()
+                .all(|w| !w.contains("stability limit"))
+        );
+        assert!(!below.diverged, "{below:?}");
+        let warned = |s: &crate::summary::TrainSummary| {
+            s.warnings
+                .iter()
+                .any(|w| w.contains("above the stability limit") && w.contains("model.convention"))
+        };
+        let (catapult, _) = outcome(3.0 * limit);
+        assert!(warned(&catapult), "{:?}", catapult.warnings);
+        let (far, _) = outcome(100.0 * limit);
+        assert!(warned(&far), "{:?}", far.warnings);
+        assert!(far.diverged, "{far:?}");
+        assert!(far.divergence.is_some());
     }
 
     /// A run the prediction does not model is refused before it starts, naming the key.

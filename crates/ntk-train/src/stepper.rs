@@ -16,11 +16,10 @@ use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::tensor::{DType, Device, Tensor, TensorData};
 use ntk_numerics::backend::Compute;
 
-use crate::checkpoint::{self, Loaded, OptimState, RunIdentity, StateOf};
+use crate::checkpoint::{self, History, Loaded, OptimState, RunIdentity, StateOf};
 use crate::config::{EngineChoice, OptimConfig};
 use crate::host::{Engine, StepResult};
 use crate::loss::Loss;
-use crate::metrics::{EpochMetrics, Tracked};
 use crate::model::Model;
 use crate::sgd::{optimizer, scalar, sgd_step};
 
@@ -127,31 +126,20 @@ pub(crate) enum SavedOptim {
 }
 
 impl Snapshot {
-    /// Writes it as the run's checkpoint after `epoch` epochs (`iteration` steps), with the
-    /// tables so far, and makes it current ([`checkpoint::save`]).
+    /// Writes it as the run's checkpoint after `position = (epoch, iteration)`, with what the
+    /// run has recorded so far, and makes it current ([`checkpoint::save`]).
     pub fn save(
         &self,
         run: &Path,
-        epoch: usize,
-        iteration: usize,
+        position: (usize, usize),
         identity: &RunIdentity<'_>,
-        rows: &[EpochMetrics],
-        tracked: &Tracked,
+        history: &History<'_>,
     ) -> crate::Result<()> {
         let optim = match &self.optim {
             SavedOptim::Burn(o) => OptimState::Burn(o),
             SavedOptim::Host(v) => OptimState::Host(v),
         };
-        checkpoint::save(
-            run,
-            epoch,
-            iteration,
-            identity,
-            &self.model,
-            optim,
-            rows,
-            tracked,
-        )
+        checkpoint::save(run, position, identity, &self.model, optim, history)
     }
 }
 
@@ -337,6 +325,7 @@ mod tests {
     use ntk_runs::provenance::Provenance;
 
     use super::*;
+    use crate::metrics::EpochMetrics;
     use ntk_model::NetSpec;
 
     const D: usize = 16;
@@ -561,8 +550,13 @@ mod tests {
             seconds: 1.0,
             samples_per_second: 1.0,
         };
+        let history = History {
+            rows: &[row],
+            tracked: &Default::default(),
+            initial_loss: None,
+        };
         state
-            .save(dir, 1, iteration, &identity, &[row], &Default::default())
+            .save(dir, (1, iteration), &identity, &history)
             .unwrap();
     }
 }

@@ -12,8 +12,16 @@ pub struct TrainSummary {
     /// How the run ended.
     pub status: RunStatus,
     pub diverged: bool,
-    /// The epoch in which the loss became non-finite.
+    /// The epoch in which the run diverged (not among `epochs_completed`).
     pub diverged_epoch: Option<usize>,
+    /// Why it diverged: which loss, its value, the reference ([`crate::divergence`]);
+    /// absent in summaries written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub divergence: Option<crate::divergence::Divergence>,
+    /// The run's initial loss: the mean loss of its first batch before the first step, the
+    /// reference of divergence (absent in summaries written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_loss: Option<f64>,
     pub epochs_completed: usize,
     pub iterations_completed: usize,
     pub final_train_loss: Option<f64>,
@@ -58,7 +66,8 @@ impl TrainSummary {
 pub enum RunStatus {
     /// Every epoch (or iteration) of the config trained.
     Finished,
-    /// The loss became non-finite (`diverged_epoch` says when); the last good state is kept.
+    /// The loss became non-finite or exploded (`diverged_epoch` says when, `divergence`
+    /// why; [`crate::divergence`]); the last good state is kept.
     Diverged,
     /// Stopped before the end (`stop_after`, a signal); a checkpoint resumes it.
     Interrupted,

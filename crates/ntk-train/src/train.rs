@@ -24,7 +24,7 @@ use ntk_numerics::backend::Compute;
 use crate::checkpoint::{self, StateOf};
 use crate::config::TrainConfig;
 pub use crate::data::{Data, evaluate, load_data};
-use crate::epoch::{Progress, run_epochs};
+use crate::epoch::{Diverged, Progress, run_epochs};
 use crate::progress::Reporter;
 use crate::run::Run;
 pub use crate::run::{RunOptions, recorded_config, run_config_text, run_provenance};
@@ -67,19 +67,25 @@ pub fn train(
             m.push_str(&format!("; steps: {}", stepper.method()));
         }
     }
-    let mut progress = Progress::new(found.as_ref());
+    let mut progress = Progress::new(found.as_ref(), cfg.train.divergence_factor);
     let tracking = Tracking::new(cfg, data)?;
     progress.warnings = tracking
         .as_ref()
         .map_or_else(Vec::new, |t| t.warnings(&stepper.valid()));
-    for w in &progress.warnings {
-        run.reporter.log(&format!("warning: {w}"));
-    }
     if let (Some(tr), None) = (&tracking, &found) {
         tr.record(&run, &stepper.valid(), &mut progress.tracked, 0, false)?;
     }
-    if found.is_none() {
-        crate::predict::write(&run, &stepper.valid())?;
+    // Before the first step (or read back on a resume): a rate the linearized network
+    // cannot take.
+    let spectra = match &found {
+        None => crate::predict::write(&run, &stepper.valid())?,
+        Some(_) => crate::predict::written(&run)?,
+    };
+    progress
+        .warnings
+        .extend(crate::predict::stability_warnings(&spectra));
+    for w in &progress.warnings {
+        run.reporter.log(&format!("warning: {w}"));
     }
     let diverged = run_epochs(
         &run,
@@ -234,15 +240,15 @@ pub(crate) fn check_engine(out: &Path, written_by: StateOf, engine: StateOf) -> 
 fn finish(
     run: &Run,
     progress: &Progress,
-    diverged_epoch: Option<usize>,
+    diverged: Option<Diverged>,
     start: Instant,
 ) -> crate::Result<TrainSummary> {
-    if let Some(e) = diverged_epoch {
-        progress.keep_last_good(run, e)?;
+    if let Some(d) = &diverged {
+        progress.keep_last_good(run, d)?;
     } else if progress.rows.last().is_none_or(|r| r.epoch < run.epochs) {
         return Ok(summarize(run, progress, None, start, false));
     }
-    let summary = summarize(run, progress, diverged_epoch, start, true);
+    let summary = summarize(run, progress, diverged, start, true);
     let json = serde_json::to_string_pretty(&summary).expect("serializes");
     ntk_files::io::atomic_write(&run.out.join("summary.json"), json.as_bytes()).map_err(
         |source| ntk_files::Error::Write {
@@ -257,20 +263,22 @@ fn finish(
 fn summarize(
     run: &Run,
     progress: &Progress,
-    diverged_epoch: Option<usize>,
+    diverged: Option<Diverged>,
     start: Instant,
     complete: bool,
 ) -> TrainSummary {
     let (cfg, spec, rows) = (run.cfg, &run.spec, &progress.rows);
     let last = rows.last();
     TrainSummary {
-        status: match (diverged_epoch, complete) {
+        status: match (&diverged, complete) {
             (Some(_), _) => RunStatus::Diverged,
             (None, true) => RunStatus::Finished,
             (None, false) => RunStatus::Interrupted,
         },
-        diverged: diverged_epoch.is_some(),
-        diverged_epoch,
+        diverged: diverged.is_some(),
+        diverged_epoch: diverged.as_ref().map(|d| d.epoch),
+        divergence: diverged.map(|d| d.why),
+        initial_loss: progress.guard.initial_loss(),
         epochs_completed: rows.len(),
         iterations_completed: last.map_or(0, |r| r.iteration),
         final_train_loss: last.map(|r| r.train_loss),
@@ -431,10 +439,9 @@ engine = "{engine}"
             )
             .unwrap();
             let mut iteration = 0;
-            assert!(
-                train_epoch(&run, s.as_mut(), 1, &mut iteration).is_none(),
-                "{engine}"
-            );
+            let mut guard = crate::divergence::Guard::new(1e4, None);
+            let why = train_epoch(&run, s.as_mut(), 1, &mut iteration, &mut guard).unwrap_err();
+            assert_eq!(why.loss, None, "{engine}: a NaN input's loss is not finite");
             let nan_at = epoch_order(cfg.train.seed, 1, 12)
                 .iter()
                 .position(|&i| i == 7);
@@ -453,12 +460,58 @@ engine = "{engine}"
         }
     }
 
+    /// The same schedule under the default `train.divergence_factor`: the loss after the
+    /// first step at 1e29 is finite but far past 1e4 times the initial loss, so the run
+    /// diverges in epoch 2 (issue 66: a run whose loss went 2,381 -> 1.26e14 was called
+    /// finished); the summary says why, against which reference, and a resume from the
+    /// checkpoint keeps the same reference.
+    #[test]
+    fn an_exploding_loss_is_a_divergence() {
+        let mut cfg = config("burn");
+        cfg.train.checkpoint_every = 100;
+        cfg.schedule.kind = crate::schedule::ScheduleKind::Step;
+        cfg.schedule.step_size = Some(1);
+        cfg.schedule.gamma = 1e30;
+        let dir = tempfile::tempdir().unwrap();
+        let summary = train_in(&cfg, &data(None), dir.path(), false);
+        assert_eq!(summary.status, RunStatus::Diverged);
+        assert_eq!(
+            (summary.diverged_epoch, summary.epochs_completed),
+            (Some(2), 1)
+        );
+        let why = summary.divergence.clone().unwrap();
+        let (l, l0) = (why.loss.unwrap(), why.initial_loss.unwrap());
+        assert_eq!(summary.initial_loss, Some(l0));
+        assert!(l > 1e4 * l0 && l.is_finite(), "{why}");
+        // The reference is the first batch's loss at initialization: the same network
+        // evaluated on the first epoch's first batch by the evaluation path (f32: a few
+        // ulps of a sum of 4 terms).
+        let (set, compute) = (data(None).train, cpu());
+        let model = cfg
+            .spec()
+            .unwrap()
+            .build(4, &compute.device, compute.dtype())
+            .unwrap();
+        let first = set.select(&epoch_order(cfg.train.seed, 1, set.n)[..4]);
+        let (expected, _) = crate::data::evaluate(&model, &first, &compute, (4, cfg.train.loss));
+        assert!(
+            (l0 - expected).abs() <= 1e-6 * expected,
+            "{l0} against {expected}"
+        );
+        let ck = checkpoint::find(dir.path()).unwrap().unwrap();
+        assert_eq!(ck.pointer.epoch, 1);
+        assert_eq!(ck.pointer.initial_loss, Some(l0));
+        let json = std::fs::read_to_string(dir.path().join("summary.json")).unwrap();
+        assert!(json.contains("\"measured\": \"training_batch\""), "{json}");
+    }
+
     /// A learning rate that explodes (0.1, then 1e29, then 1e59: infinite in f32) makes
-    /// the loss non-finite in epoch 3; epoch 2, not checkpointed (`checkpoint_every` is
-    /// 100), becomes the checkpoint.
+    /// the loss non-finite in epoch 3 (with no limit on finite losses); epoch 2, not
+    /// checkpointed (`checkpoint_every` is 100), becomes the checkpoint.
     #[test]
     fn a_divergence_keeps_the_last_good_epoch() {
         let mut cfg = config("burn");
+        cfg.train.divergence_factor = f64::MAX;
         cfg.train.checkpoint_every = 100;
         cfg.schedule.kind = crate::schedule::ScheduleKind::Step;
         cfg.schedule.step_size = Some(1);

@@ -175,7 +175,16 @@ impl TrainConfig {
             ));
         }
         at_least_one("train.eval_every", t.eval_every)?;
-        at_least_one("train.checkpoint_every", t.checkpoint_every)
+        at_least_one("train.checkpoint_every", t.checkpoint_every)?;
+        if !(t.divergence_factor.is_finite() && t.divergence_factor > 1.0) {
+            return Err(crate::Error::config(
+                "train.divergence_factor",
+                t.divergence_factor,
+                "must be a finite number above 1 (the multiple of the initial loss at which a \
+                 run counts as diverged)",
+            ));
+        }
+        Ok(())
     }
 
     /// A cosine schedule decays from each run's lr to `schedule.min_lr`: a floor above the

@@ -141,6 +141,25 @@ pub struct TrainSection {
     /// Output directory (`--out` overrides; default `runs/train`).
     #[serde(default)]
     pub out: Option<PathBuf>,
+    /// A run has diverged when its loss is not finite or exceeds this many times its
+    /// initial loss (the mean loss of its first batch, before the first step); it stops
+    /// there and keeps its last good state ([`crate::divergence`]). Default 1e4; above 1.
+    #[serde(
+        default = "default_divergence_factor",
+        skip_serializing_if = "is_default_divergence_factor"
+    )]
+    pub divergence_factor: f64,
+}
+
+fn default_divergence_factor() -> f64 {
+    crate::divergence::DEFAULT_FACTOR
+}
+
+// Left out of the resolved config (and so of its fingerprint) at its default, so that runs
+// made before the key existed keep their fingerprints.
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_default_divergence_factor(v: &f64) -> bool {
+    *v == crate::divergence::DEFAULT_FACTOR
 }
 
 /// The probe during training: kappa and the minimum gradient angle of the NTK on a fixed
