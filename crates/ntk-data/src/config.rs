@@ -65,8 +65,8 @@ fn default_split() -> Split {
 #[serde(deny_unknown_fields)]
 pub struct DataConfig {
     pub dataset: Dataset,
-    /// How many samples (for `dataset = "file"`, by default every row of `data.x`:
-    /// [`fill_file_n`]).
+    /// How many samples (for `dataset = "file"`, by default every row of `data.x`, in file
+    /// order: [`fill_file_n`]).
     pub n: usize,
     /// Synthetic only: the dimension d (default 5; the official code used 10).
     #[serde(default)]
@@ -120,33 +120,50 @@ impl DataConfig {
     }
 }
 
-/// The default of `data.n` for the user's own arrays: `dataset = "file"` without `n` takes
-/// every row of `data.x` (read from its header; a CSV is read whole), written into the
-/// config's table before it is typed ([`ntk_runs::overrides::load_filled`]) so that the
-/// saved config and its fingerprint state the n that was used. Returns whether it added
-/// `n`; a config that is not a file set, gives `n`, or names no `data.x` (an error of its
-/// own later) is left as it is.
+/// The defaults of `data.n` and `data.subset` for the user's own arrays: `dataset = "file"`
+/// without `n` takes every row of `data.x` (read from its header; a CSV is read whole), and
+/// a file set whose `n` covers every row, given or so filled, takes them in file order
+/// (`subset = "first"`) unless `subset` is given: a balanced pick of every row would need
+/// exactly `n / classes` rows of each class (issue 66: 1,500 rows with 749 of one class were
+/// refused). Written into the config's table before it is typed
+/// ([`ntk_runs::overrides::load_filled`]) so that the saved config and its fingerprint
+/// state what was used. Returns whether it added a key; a config that is not a file set,
+/// gives both keys, or names no `data.x` (an error of its own later) is left as it is.
 pub fn fill_file_n(table: &mut toml::Table) -> ntk_runs::Result<bool> {
     let Some(data) = table.get_mut("data").and_then(|d| d.as_table_mut()) else {
         return Ok(false);
     };
     let is_file = data.get("dataset").and_then(|v| v.as_str()) == Some(Dataset::File.name());
-    if !is_file || data.contains_key("n") {
+    if !is_file || (data.contains_key("n") && data.contains_key("subset")) {
         return Ok(false);
     }
     let Some(x) = data.get("x").and_then(|v| v.as_str()) else {
         return Ok(false);
     };
-    let rows = crate::arrays::peek_inputs(std::path::Path::new(x), crate::arrays::Role::X)
-        .map_err(|e| ntk_runs::Error::Default {
-            key: "data.n".into(),
-            message: format!("all rows of data.x by default, which cannot be read: {e}"),
-        })?
-        .rows;
+    let rows = match crate::arrays::peek_inputs(std::path::Path::new(x), crate::arrays::Role::X) {
+        Ok(peek) => peek.rows,
+        // A given n with an unreadable file: the load names the file.
+        Err(_) if data.contains_key("n") => return Ok(false),
+        Err(e) => {
+            return Err(ntk_runs::Error::Default {
+                key: "data.n".into(),
+                message: format!("all rows of data.x by default, which cannot be read: {e}"),
+            });
+        }
+    };
     let rows = i64::try_from(rows).map_err(|_| ntk_runs::Error::Default {
         key: "data.n".into(),
         message: format!("data.x has {rows} rows, too many"),
     })?;
-    data.insert("n".into(), toml::Value::Integer(rows));
-    Ok(true)
+    let mut added = false;
+    if !data.contains_key("n") {
+        data.insert("n".into(), toml::Value::Integer(rows));
+        added = true;
+    }
+    let every_row = data.get("n").and_then(toml::Value::as_integer) == Some(rows);
+    if every_row && !data.contains_key("subset") {
+        data.insert("subset".into(), toml::Value::String("first".into()));
+        added = true;
+    }
+    Ok(added)
 }

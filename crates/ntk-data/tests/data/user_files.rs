@@ -376,6 +376,43 @@ fn lying_headers_devices_and_missing_files_are_refused_unread() {
     );
 }
 
+/// Every row of a file set with unequal classes (4 rows: three of class 0, one of class
+/// 1) trains as it is, in file order, with `n` and `subset` left out or `n`
+/// given as every row (issue 66: a balanced pick of all 1,500 rows needed 750 per class
+/// and was refused); a given `subset` is kept, and `balanced` on the same rows is refused,
+/// naming the class.
+#[test]
+fn every_row_of_a_file_is_taken_in_file_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = write(dir.path(), "x.csv", b"0,1\n2,3\n4,5\n6,7\n");
+    let y = write(dir.path(), "y.csv", b"0\n0\n1\n0\n");
+    let load = |extra: &str| {
+        let mut t: toml::Table = format!(
+            "[data]\ndataset = \"file\"\nx = {:?}\nlabels = {:?}\n{extra}\n",
+            x.display().to_string(),
+            y.display().to_string()
+        )
+        .parse()
+        .unwrap();
+        ntk_data::config::fill_file_n(&mut t).unwrap();
+        let cfg: DataConfig = t["data"].clone().try_into().unwrap();
+        (cfg.subset, inputs::load(&cfg))
+    };
+    for extra in ["", "n = 4"] {
+        let (subset, set) = load(extra);
+        assert_eq!(subset, SubsetRule::First, "{extra}");
+        let set = set.unwrap();
+        assert_eq!(set.labels, vec![0, 0, 1, 0], "{extra}");
+        assert_eq!(set.x[..2], [0.0, 1.0], "{extra}");
+    }
+    let (subset, set) = load("subset = \"balanced\"");
+    assert_eq!(subset, SubsetRule::Balanced);
+    let e = set.unwrap_err().to_string();
+    assert!(e.contains("class"), "{e}");
+    // Fewer rows than the file holds keep the documented default.
+    assert_eq!(load("n = 3").0, SubsetRule::Balanced);
+}
+
 /// `data.n` left out of a file set is every row of `data.x` (from the header of an .npy or
 /// an .npz member, a CSV read whole), written into the table; a set that gives `n`, a
 /// built-in set and a table without `data.x` are left alone; an unreadable `data.x` is an
@@ -400,12 +437,15 @@ fn n_defaults_to_every_row_of_a_file() {
             "{}",
             path.display()
         );
+        // Every row, in file order.
+        assert_eq!(t["data"]["subset"].as_str(), Some("first"));
         let cfg: DataConfig = t["data"].clone().try_into().unwrap();
         assert_eq!(inputs::load(&cfg).unwrap().n, rows as usize);
     }
     let mut given = table(&format!("x = {:?}\nn = 2", x.display().to_string()));
     assert!(!ntk_data::config::fill_file_n(&mut given).unwrap());
     assert_eq!(given["data"]["n"].as_integer(), Some(2));
+    assert!(!given["data"].as_table().unwrap().contains_key("subset"));
     let mut builtin: toml::Table = "[data]\ndataset = \"mnist\"\n".parse().unwrap();
     assert!(!ntk_data::config::fill_file_n(&mut builtin).unwrap());
     assert!(!ntk_data::config::fill_file_n(&mut table("")).unwrap());
