@@ -10,7 +10,8 @@ NAME.onnx, NAME_x.npy (the inputs, one sample per row, float64, NCHW flattened f
 images), NAME_ntk.npy (float64). Also unsupported_softmax.onnx (a graph with a Softmax
 node, for the unsupported-operator error).
 
-    python3 experiments/onnx/torch_reference.py --out crates/ntk-onnx/tests/fixtures
+    python3 experiments/onnx/torch_reference.py --out crates/ntk-onnx/tests/fixtures \
+        --example configs/onnx_mlp.onnx
 """
 
 import argparse
@@ -156,10 +157,24 @@ def unsupported(out):
     onnx.save(model, os.path.join(out, "unsupported_softmax.onnx"))
 
 
+def example(path):
+    """The example of configs/onnx_mlp.toml: a 5 -> 32 -> 32 -> 1 tanh MLP (1,281
+    parameters, about 5 KB)."""
+    torch.manual_seed(2)
+    model = nn.Sequential(
+        nn.Linear(5, 32), nn.Tanh(), nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 1)
+    ).eval()
+    export(model, torch.zeros(1, 5), path)
+    print(f"{path}: {sum(p.numel() for p in model.parameters())} parameters")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="directory for the fixtures")
+    parser.add_argument("--example", help="also write the example model to this path")
     args = parser.parse_args()
+    if args.example:
+        example(args.example)
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(1)

@@ -62,7 +62,7 @@ pub enum OnnxError {
     /// The data do not fit the model's input.
     #[error(
         "{path}: the model's input '{input}' has shape {shape:?} per sample ({expected} values) \
-         but the data have {got} values per sample"
+         but {data} has {got} values per sample"
     )]
     InputShape {
         /// The file.
@@ -75,6 +75,8 @@ pub enum OnnxError {
         expected: usize,
         /// The number of values per sample of the data.
         got: usize,
+        /// The data, in words (`the batch`, `data: mnist train, balanced:10`).
+        data: String,
     },
 }
 

@@ -31,6 +31,7 @@ pub fn run(program: &Program, params: &[Param<Tensor<1>>], x: Tensor<2>) -> Resu
             shape: program.sample_dims.clone(),
             expected,
             got: d,
+            data: "the batch".into(),
         });
     }
     let (device, dtype) = (x.device(), x.dtype());

@@ -21,6 +21,9 @@ pub struct OnnxModel {
     program: Arc<Program>,
     #[module(skip)]
     names: Arc<Vec<String>>,
+    /// The number of outputs per sample (from the trial run at load).
+    #[module(skip)]
+    outputs: usize,
 }
 
 impl OnnxModel {
@@ -45,10 +48,11 @@ impl OnnxModel {
             params,
             program: Arc::new(loaded.program),
             names: Arc::new(loaded.param_names),
+            outputs: 0,
         };
         let probe = Tensor::<2>::zeros([1, model.input_dim()], (device, dtype));
-        model.try_forward(probe)?;
-        Ok(model)
+        let [_, outputs] = model.try_forward(probe)?.dims();
+        Ok(Self { outputs, ..model })
     }
 
     /// The number of values per sample (the product of the graph input's dimensions
@@ -60,6 +64,16 @@ impl OnnxModel {
     /// The graph input's dimensions after the batch's (`[3, 32, 32]`, `[5]`).
     pub fn sample_dims(&self) -> &[usize] {
         &self.program.sample_dims
+    }
+
+    /// The graph input's name.
+    pub fn input_name(&self) -> &str {
+        &self.program.input
+    }
+
+    /// The number of outputs per sample.
+    pub fn output_dim(&self) -> usize {
+        self.outputs
     }
 
     /// Each parameter's initializer name in the file, in [`OnnxModel::params`]' order.

@@ -20,6 +20,9 @@ pub enum Error {
     Model(Box<ntk_model::ModelError>),
     #[error(transparent)]
     Kernel(Box<ntk_kernel::Error>),
+    /// An ONNX model that cannot be read or run, or data that do not fit it.
+    #[error(transparent)]
+    Onnx(Box<ntk_onnx::OnnxError>),
 
     /// Several problems of one config, each its own error.
     #[error("{} problems:{}", .0.len(), ntk_runs::error::bullets(.0))]
@@ -35,6 +38,13 @@ pub enum Error {
     /// go together); the message names the keys.
     #[error("{0}")]
     Invalid(&'static str),
+    /// Keys of a probe config that do not apply to a network read from an ONNX file.
+    #[error(
+        "{0}: not for an ONNX model ([onnx]): its architecture, weights and \
+         parameterization are the file's and its kernel is per-sample autodiff on the whole \
+         set; [probe] takes precision, output and device"
+    )]
+    NotForOnnx(String),
     /// Something only an MLP (`[model]`) has, asked of a ResNet config.
     #[error("this needs an MLP ([model]); the config describes a ResNet ([resnet])")]
     NeedsMlp,
@@ -161,6 +171,12 @@ impl From<ntk_files::Error> for Error {
 impl From<ntk_kernel::Error> for Error {
     fn from(e: ntk_kernel::Error) -> Self {
         Self::Kernel(Box::new(e))
+    }
+}
+
+impl From<ntk_onnx::OnnxError> for Error {
+    fn from(e: ntk_onnx::OnnxError) -> Self {
+        Self::Onnx(Box::new(e))
     }
 }
 

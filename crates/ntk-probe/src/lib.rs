@@ -12,6 +12,7 @@ pub mod error;
 pub mod fig1;
 pub mod freed;
 pub mod gmap;
+pub mod onnx;
 pub mod pages;
 pub mod phases;
 pub mod run;

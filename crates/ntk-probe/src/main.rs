@@ -11,6 +11,7 @@ use cmd::activations::ActivationsArgs;
 use cmd::bench::BenchArgs;
 use cmd::fig1::Fig1Args;
 use cmd::gmap::GmapArgs;
+use cmd::onnx::OnnxArgs;
 use cmd::run::NtkArgs;
 use cmd::sweep::SweepArgs;
 use cmd::theory::TheoryArgs;
@@ -48,6 +49,10 @@ enum Command {
     /// inputs.npy, ntk.npy, eigenvalues.npy (`ntk` is the same command).
     #[command(visible_alias = "ntk")]
     Run(NtkArgs),
+    /// Compute the NTK of a network given as an ONNX file (`[onnx] file = "net.onnx"`, a
+    /// file from torch.onnx.export with its weights) on one data set; writes
+    /// OUT/summary.json, inputs.npy, ntk.npy, eigenvalues.npy.
+    Onnx(OnnxArgs),
     /// Time the structured NTK (n = 2000, d = 5, width 512) and the eigensolver.
     Bench(BenchArgs),
     /// Run a depth sweep (Fig. 2): every (activation, depth, seed), both protocols; skips
@@ -145,6 +150,7 @@ fn main() {
     }
     let result = match cli.command {
         Command::Run(a) => cmd::run::ntk(a),
+        Command::Onnx(a) => cmd::onnx::onnx_cmd(a),
         Command::Bench(a) => cmd::bench::bench_cmd(a),
         Command::Sweep(a) => cmd::sweep::sweep_cmd(a),
         Command::Collect(a) => cmd::collect::collect_cmd(a),

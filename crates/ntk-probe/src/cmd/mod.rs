@@ -5,6 +5,7 @@ pub(crate) mod bench;
 pub(crate) mod collect;
 pub(crate) mod fig1;
 pub(crate) mod gmap;
+pub(crate) mod onnx;
 pub(crate) mod plot;
 pub(crate) mod run;
 pub(crate) mod sweep;

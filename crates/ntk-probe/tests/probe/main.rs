@@ -8,6 +8,7 @@ mod extreme_cli;
 mod files_and_cli;
 mod given;
 mod hostile;
+mod onnx;
 mod phases;
 mod resnet_ntk;
 mod sweep;

@@ -1,0 +1,122 @@
+//! `ntk-probe onnx`: the NTK of a network given as an ONNX file (`[onnx] file = ...`), its
+//! spectrum and minimum gradient angle, written as `run` writes an MLP's.
+
+use crate::CliResult;
+use clap::Args;
+use ntk_cli::args;
+use ntk_cli::args::RunFlags;
+use ntk_data::inputs;
+use ntk_numerics::backend;
+use ntk_probe::onnx::{self, OUTPUT_FILES, OnnxSummary};
+use ntk_runs::overrides;
+
+#[derive(Args)]
+pub(crate) struct OnnxArgs {
+    #[command(flatten)]
+    run: RunFlags,
+    /// probe.output: sum, full or an output index.
+    #[arg(long)]
+    output: Option<String>,
+    /// Print summary.json to stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
+    let flags = &args.run;
+    if flags.resume || flags.recompute {
+        return Err(
+            "--resume and --recompute: an ONNX probe is one kernel, computed whole; \
+                    run it again"
+                .into(),
+        );
+    }
+    let path = flags.config()?;
+    let table = overrides::read_table(path)?;
+    let sets = args::assignments(&table, &flags.keys, "probe", &flags.set, |f| {
+        f.text("probe.output", "output", args.output.as_deref());
+        Ok(())
+    })?;
+    let mut cfg = onnx::load_config(path, &sets)?;
+    let problems = inputs::check(&cfg.data);
+    if let Some(first) = problems.into_iter().next() {
+        return Err(format!("{}: {first}", path.display()).into());
+    }
+    let out = match flags.out.as_deref() {
+        Some(o) => Some(ntk_files::outset::resolve_out(o)?),
+        None if flags.dry_run => None,
+        None => return Err("--out DIR is required: the directory the NTK's files go to".into()),
+    };
+    if let Some(dir) = &out {
+        ntk_files::outset::check_owned(dir, &|name| OUTPUT_FILES.contains(&name))?;
+    }
+    let compute = backend::select(cfg.probe.device.as_deref(), cfg.probe.precision)?;
+    let model = onnx::load_model(&mut cfg, &compute)?;
+    let inputs = inputs::load(&cfg.data)?;
+    onnx::check_width(&cfg, &model, &inputs)?;
+    if flags.dry_run {
+        println!(
+            "{}: the NTK of n = {} inputs through {} ({} parameters, input {:?}, {} output(s)) \
+             on {} {}; it would be computed",
+            out.as_deref()
+                .map_or("(no --out)".into(), |o| o.display().to_string()),
+            inputs.n,
+            cfg.onnx.file.display(),
+            model.num_params_total(),
+            model.sample_dims(),
+            model.output_dim(),
+            compute.backend,
+            compute.precision,
+        );
+        return Ok(());
+    }
+    let summary = onnx::run(&cfg, &model, &inputs, &compute, out.as_deref())?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).expect("serializes")
+        );
+    } else {
+        print_table(&summary);
+        if let Some(dir) = &out {
+            println!(
+                "  wrote {}/{{summary.json, inputs.npy, ntk.npy, eigenvalues.npy}}",
+                dir.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn print_table(s: &OnnxSummary) {
+    println!(
+        "NTK  {} | input {:?}, {} parameters | {}",
+        s.onnx.display(),
+        s.input_shape,
+        s.parameters,
+        s.data
+    );
+    println!(
+        "     {} on {} (autodiff path, output {})",
+        s.precision,
+        s.backend,
+        match s.output {
+            ntk_numerics::kernel::OutputMode::Sum => "sum".to_string(),
+            ntk_numerics::kernel::OutputMode::Full => "full".to_string(),
+            ntk_numerics::kernel::OutputMode::Single(o) => o.to_string(),
+        }
+    );
+    println!("  lambda_min          {:.6e}", s.lambda_min);
+    println!("  lambda_max          {:.6e}", s.lambda_max);
+    println!(
+        "  kappa               {}",
+        super::run::fmt_kappa(s.kappa, s.rank, s.n)
+    );
+    if let (Some(a), Some([i, j])) = (s.min_grad_angle_deg, s.min_grad_angle_pair) {
+        println!("  min grad angle      {a:.4} deg (samples {i}, {j})");
+    }
+    println!(
+        "  seconds             {:.3} (kernel {:.3}, eigenvalues {:.3})",
+        s.seconds, s.kernel_seconds, s.eigen_seconds
+    );
+}

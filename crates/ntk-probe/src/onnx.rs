@@ -1,0 +1,309 @@
+//! The NTK of a network given as an ONNX file (`[onnx] file = "net.onnx"`, a file from
+//! `torch.onnx.export` with its weights): the config, the keys that do not apply to it,
+//! the run and its files. The network is read by [`ntk_onnx`] into a Burn graph and its
+//! kernel formed by per-sample autodiff (`ntk_kernel::api::empirical_ntk`) over every
+//! initializer of the file (BatchNorm's running statistics held fixed).
+//!
+//! A config has `[onnx]`, `[data]` and an optional `[probe]` with `precision`, `output`
+//! and `device`. The file's path is read as `data.x` is (from the current directory); the
+//! file's SHA-256 goes into the run's provenance as `onnx.digest` (the file's location
+//! does not, as for `probe.weights`). The data's values per sample must be the model
+//! input's (`3 x 32 x 32` images for an input of shape `[N, 3, 32, 32]`); a synthetic set
+//! without `data.input_dim` takes the model's.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use burn::tensor::{Tensor, TensorData};
+use ntk_data::{DataConfig, Dataset, inputs::Inputs};
+use ntk_kernel::api::empirical_ntk;
+use ntk_numerics::backend::{Compute, Precision};
+use ntk_numerics::kernel::OutputMode;
+use ntk_numerics::spectrum;
+use ntk_onnx::{OnnxError, OnnxModel};
+use ntk_runs::overrides::Assignment;
+use ntk_runs::provenance::{self, Provenance};
+use serde::{Deserialize, Serialize};
+
+use crate::Error;
+
+/// `[onnx]`: the model's file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnnxSection {
+    /// The ONNX file (weights included).
+    pub file: PathBuf,
+}
+
+/// `[probe]` of an ONNX config: the keys that apply to a file's network.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnnxProbe {
+    /// f32 or f64: the file's weights are cast to it.
+    #[serde(default)]
+    pub precision: Precision,
+    /// `sum` (default), `full`, or an output index.
+    #[serde(default)]
+    pub output: OutputMode,
+    /// The backend, when several are built in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+}
+
+/// A probe config whose network is an ONNX file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OnnxConfig {
+    pub onnx: OnnxSection,
+    pub data: DataConfig,
+    #[serde(default)]
+    pub probe: OnnxProbe,
+}
+
+/// The probe keys a network from a file has no use for: its architecture, weights and
+/// parameterization are the file's, and its kernel is per-sample autodiff on the whole set.
+const NOT_FOR_ONNX: &[&str] = &[
+    "model",
+    "resnet",
+    "sweep",
+    "probe.protocol",
+    "probe.block_size",
+    "probe.method",
+    "probe.eigen",
+    "probe.batch_norm_statistics",
+    "probe.embedding_angles",
+    "probe.pair",
+    "probe.weights",
+    "probe.blocks",
+];
+
+/// Whether a config's table describes an ONNX model (has an `[onnx]` table).
+pub fn is_onnx_config(table: &toml::Table) -> bool {
+    table.contains_key("onnx")
+}
+
+/// Reads an ONNX config with `sets` applied; keys of [`NOT_FOR_ONNX`] are one error naming
+/// every one present, unknown keys an error naming theirs.
+pub fn load_config(path: &Path, sets: &[Assignment]) -> crate::Result<OnnxConfig> {
+    let mut table = ntk_runs::overrides::read_table(path)?;
+    for a in sets {
+        a.apply(&mut table)?;
+    }
+    let present: Vec<&str> = NOT_FOR_ONNX
+        .iter()
+        .copied()
+        .filter(|key| match key.split_once('.') {
+            Some((section, k)) => table
+                .get(section)
+                .and_then(toml::Value::as_table)
+                .is_some_and(|t| t.contains_key(k)),
+            None => table.contains_key(*key),
+        })
+        .collect();
+    if !present.is_empty() {
+        return Err(Error::At {
+            path: path.to_path_buf(),
+            source: Box::new(Error::NotForOnnx(present.join(", "))),
+        });
+    }
+    let cfg: OnnxConfig =
+        ntk_runs::overrides::load_filled(path, sets, ntk_data::config::fill_file_n)?;
+    if cfg.onnx.file.as_os_str().is_empty() {
+        return Err(Error::Config {
+            key: "onnx.file",
+            value: "\"\"".into(),
+            reason: "an empty path: name the ONNX file".into(),
+        });
+    }
+    Ok(cfg)
+}
+
+/// What one ONNX probe measured (`summary.json`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OnnxSummary {
+    /// The ONNX file as the config names it.
+    pub onnx: PathBuf,
+    /// The graph input's shape per sample.
+    pub input_shape: Vec<usize>,
+    /// The number of trainable parameters (the file's initializers, BatchNorm's running
+    /// statistics excepted).
+    pub parameters: usize,
+    pub n: usize,
+    pub data: String,
+    pub precision: Precision,
+    pub backend: String,
+    pub output: OutputMode,
+    pub lambda_min: f64,
+    pub lambda_max: f64,
+    /// `None` when the kernel is numerically singular.
+    pub kappa: Option<f64>,
+    pub rank: usize,
+    pub min_grad_angle_deg: Option<f64>,
+    pub min_grad_angle_pair: Option<[usize; 2]>,
+    pub kernel_seconds: f64,
+    pub eigen_seconds: f64,
+    pub seconds: f64,
+    pub provenance: Provenance,
+}
+
+/// The files of an ONNX probe's output set.
+pub const OUTPUT_FILES: [&str; 4] = ["summary.json", "inputs.npy", "ntk.npy", "eigenvalues.npy"];
+
+/// Reads the model of `cfg` on `compute`; a synthetic set without `data.input_dim` is given
+/// the model's, and data of another width is an error naming the file and both shapes.
+pub fn load_model(cfg: &mut OnnxConfig, compute: &Compute) -> crate::Result<OnnxModel> {
+    let model = OnnxModel::load(&cfg.onnx.file, &compute.device, compute.dtype())?;
+    if cfg.data.dataset == Dataset::Synthetic && cfg.data.input_dim.is_none() {
+        cfg.data.input_dim = Some(model.input_dim());
+    }
+    Ok(model)
+}
+
+/// Checks that `inputs` have the model's values per sample.
+pub fn check_width(cfg: &OnnxConfig, model: &OnnxModel, inputs: &Inputs) -> crate::Result<()> {
+    if inputs.d == model.input_dim() {
+        return Ok(());
+    }
+    Err(OnnxError::InputShape {
+        path: cfg.onnx.file.clone(),
+        input: model.input_name().to_string(),
+        shape: model.sample_dims().to_vec(),
+        expected: model.input_dim(),
+        got: inputs.d,
+        data: format!("the data ({})", inputs.description),
+    }
+    .into())
+}
+
+/// The provenance: the config without locations, the ONNX file's and the data's digests,
+/// the backend.
+pub fn provenance(cfg: &OnnxConfig, inputs: &Inputs, compute: &Compute) -> Provenance {
+    let mut c = cfg.clone();
+    c.probe.device = None;
+    c.data = c.data.without_locations();
+    let digest = match std::fs::read(&cfg.onnx.file) {
+        Ok(bytes) => provenance::sha256_hex(&bytes),
+        Err(e) => format!("unreadable: {e}"),
+    };
+    c.onnx.file = PathBuf::new();
+    let mut flat = provenance::flatten_config(&c);
+    flat.remove("onnx.file");
+    flat.insert("onnx.digest".into(), digest.into());
+    flat.insert("backend".into(), compute.backend.name().into());
+    flat.insert("data.digest".into(), inputs.digest().into());
+    Provenance::new(crate::TOOL, flat, &ntk_numerics::linalg::describe())
+}
+
+/// The NTK of `model` on `inputs`, its spectrum and minimum gradient angle; writes
+/// `summary.json`, `inputs.npy`, `ntk.npy` and `eigenvalues.npy` into `out` when given.
+pub fn run(
+    cfg: &OnnxConfig,
+    model: &OnnxModel,
+    inputs: &Inputs,
+    compute: &Compute,
+    out: Option<&Path>,
+) -> crate::Result<OnnxSummary> {
+    check_width(cfg, model, inputs)?;
+    let start = Instant::now();
+    let precision = cfg.probe.precision;
+    let x = Tensor::<2>::from_data(
+        TensorData::new(inputs.x.clone(), [inputs.n, inputs.d]),
+        (&compute.device, compute.dtype()),
+    );
+    let outputs = model.output_dim();
+    if let OutputMode::Single(o) = cfg.probe.output
+        && o >= outputs
+    {
+        return Err(Error::Config {
+            key: "probe.output",
+            value: o.to_string(),
+            reason: format!("the model has {outputs} output(s)"),
+        });
+    }
+    let kernel = empirical_ntk(
+        model,
+        |m: &OnnxModel, x| m.forward(x),
+        x,
+        cfg.probe.output,
+        precision,
+    );
+    let kernel_seconds = start.elapsed().as_secs_f64();
+    let eigen_start = Instant::now();
+    let spectrum = spectrum::spectrum(&kernel, precision.epsilon())?;
+    let summary = spectrum.summary();
+    let angle = ntk_kernel::angles::min_angle(&kernel);
+    let eigen_seconds = eigen_start.elapsed().as_secs_f64();
+    let result = OnnxSummary {
+        onnx: cfg.onnx.file.clone(),
+        input_shape: model.sample_dims().to_vec(),
+        parameters: model.num_params_total(),
+        n: inputs.n,
+        data: inputs.description.clone(),
+        precision,
+        backend: compute.backend.name().to_string(),
+        output: cfg.probe.output,
+        lambda_min: summary.lambda_min,
+        lambda_max: summary.lambda_max,
+        kappa: summary.kappa,
+        rank: summary.rank,
+        min_grad_angle_deg: angle.map(|a| a.deg),
+        min_grad_angle_pair: angle.map(|a| [a.i, a.j]),
+        kernel_seconds,
+        eigen_seconds,
+        seconds: start.elapsed().as_secs_f64(),
+        provenance: provenance(cfg, inputs, compute),
+    };
+    if let Some(dir) = out {
+        write(
+            dir,
+            &result,
+            inputs,
+            &kernel.data,
+            kernel.size,
+            &spectrum.eigenvalues,
+        )?;
+    }
+    Ok(result)
+}
+
+/// The output set: the arrays first, `summary.json` last (its presence marks the run done).
+fn write(
+    dir: &Path,
+    summary: &OnnxSummary,
+    inputs: &Inputs,
+    kernel: &[f64],
+    size: usize,
+    eigenvalues: &[f64],
+) -> crate::Result<()> {
+    let npy = |action: &'static str, name: &str, data: &[f64], shape: &[u64]| {
+        std::fs::create_dir_all(dir)
+            .and_then(|()| ntk_files::npy::write_f64(&dir.join(name), data, shape))
+            .map_err(|source| Error::CannotWrite {
+                dir: dir.to_path_buf(),
+                action,
+                source,
+            })
+    };
+    let (n, d) = (inputs.n as u64, inputs.d as u64);
+    npy("write inputs.npy", "inputs.npy", &inputs.x, &[n, d])?;
+    npy(
+        "write ntk.npy",
+        "ntk.npy",
+        kernel,
+        &[size as u64, size as u64],
+    )?;
+    let len = eigenvalues.len() as u64;
+    npy(
+        "write eigenvalues.npy",
+        "eigenvalues.npy",
+        eigenvalues,
+        &[len],
+    )?;
+    let json = serde_json::to_vec_pretty(summary).map_err(|e| Error::CannotWrite {
+        dir: dir.to_path_buf(),
+        action: "write summary.json",
+        source: std::io::Error::other(e),
+    })?;
+    ntk_files::io::write_into(dir, "summary.json", &json)?;
+    Ok(())
+}

@@ -1,0 +1,114 @@
+//! `ntk-probe onnx`: an ONNX file's NTK from the command line, its files and provenance,
+//! and the errors a config or a file can raise (exit code 2, naming the key or the file).
+//! The kernel itself is checked against torch.func in ntk-onnx's tests.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::common::{probe, write_file};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `ntk-probe onnx ARGS...` from the repository root (where the config's paths start).
+fn onnx(args: &[&str]) -> Output {
+    probe()
+        .arg("onnx")
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn the_example_config_writes_the_kernel_and_records_the_file_by_digest() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = onnx(&[
+        "--config",
+        "configs/onnx_mlp.toml",
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "data.n=12",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in ["summary.json", "inputs.npy", "ntk.npy", "eigenvalues.npy"] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["n"], 12);
+    assert_eq!(summary["parameters"], 1281);
+    assert_eq!(summary["input_shape"], serde_json::json!([5]));
+    assert!(summary["kappa"].as_f64().unwrap() > 1.0);
+    let bytes = std::fs::read(root().join("configs/onnx_mlp.onnx")).unwrap();
+    let digest = ntk_runs::provenance::sha256_hex(&bytes);
+    let text = serde_json::to_string(&summary["provenance"]).unwrap();
+    assert!(text.contains(&digest), "{text}");
+    assert!(!text.contains("configs/onnx_mlp.onnx"), "{text}");
+    let (k, shape) = ntk_files::npy::read(&out.join("ntk.npy")).unwrap();
+    assert_eq!(shape, vec![12, 12]);
+    for i in 0..12 {
+        for j in 0..12 {
+            assert_eq!(k[i * 12 + j], k[j * 12 + i]);
+        }
+    }
+}
+
+#[test]
+fn keys_of_other_networks_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_file(
+        dir.path(),
+        "c.toml",
+        "[onnx]\nfile = \"configs/onnx_mlp.onnx\"\n[data]\ndataset = \"synthetic\"\nn = 4\n\
+         [model]\nwidth = 8\n[probe]\nmethod = \"autodiff\"\n",
+    );
+    let o = onnx(&["--config", cfg.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("model, probe.method") && e.contains("c.toml"),
+        "{e}"
+    );
+}
+
+#[test]
+fn data_of_another_width_is_refused_naming_the_file_and_both_shapes() {
+    let o = onnx(&[
+        "--config",
+        "configs/onnx_mlp.toml",
+        "--dry-run",
+        "--set",
+        "data.input_dim=7",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("onnx_mlp.onnx") && e.contains("[5]") && e.contains("7 values"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unsupported_operator_is_refused_naming_it_and_its_node() {
+    let o = onnx(&[
+        "--config",
+        "configs/onnx_mlp.toml",
+        "--dry-run",
+        "--set",
+        "onnx.file=\"crates/ntk-onnx/tests/fixtures/unsupported_softmax.onnx\"",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("Softmax") && e.contains("head/Softmax") && e.contains("Conv"),
+        "{e}"
+    );
+}
