@@ -7,7 +7,8 @@ fixed inputs, and compute K_ij = sum_o <d f_o(x_i)/d theta, d f_o(x_j)/d theta> 
 parameter (`named_parameters`, the buffers held fixed) with torch.func (jacrev over the
 parameters, vmap over samples) on the model cast to float64. Writes, per model NAME:
 NAME.onnx, NAME_x.npy (the inputs, one sample per row, float64, NCHW flattened for
-images), NAME_ntk.npy (float64). Also unsupported_softmax.onnx (a graph with a Softmax
+images), NAME_ntk.npy (float64). Models: mlp_relu, mlp_tanh, mlp_gelu (5-64-64-1),
+mixed (the remaining operators), mlp_gelu_op (opset 20's Gelu node), resnet_small. Also unsupported_softmax.onnx (a graph with a Softmax
 node, for the unsupported-operator error).
 
     python3 experiments/onnx/torch_reference.py --out crates/ntk-onnx/tests/fixtures \
@@ -44,6 +45,42 @@ def mlp(act):
     return nn.Sequential(
         nn.Linear(5, 64), act(), nn.Linear(64, 64), act(), nn.Linear(64, 1)
     )
+
+
+# ONNX stores operator attributes in float32: Selu's alpha and gamma are SELU's constants
+# rounded to float32 (3e-8 off the float64 ones torch.selu uses). The exported graph's SELU.
+SELU_ALPHA_F32 = float(np.float32(1.6732632423543772))
+SELU_GAMMA_F32 = float(np.float32(1.0507009873554805))
+
+
+class Mixed(nn.Module):
+    """The other operators: LeakyReLU, SELU, sigmoid, ELU, dropout (evaluation: the
+    identity, which the exporter drops), a reshape to 4 x 4 and back (Reshape, Flatten), a
+    subtraction and a division by constants, and a bare parameter product (MatMul, Add).
+    The slopes are exact in float32; `as_exported` switches SELU to the exported graph's
+    constants for the float64 NTK (the parameters are the same)."""
+
+    def __init__(self):
+        super().__init__()
+        self.as_exported = False
+        self.l1 = nn.Linear(5, 16)
+        self.l2 = nn.Linear(16, 16)
+        self.l3 = nn.Linear(16, 16)
+        self.drop = nn.Dropout(0.5)
+        self.w = nn.Parameter(torch.randn(16, 2) / 4.0)
+        self.b = nn.Parameter(torch.randn(2) / 4.0)
+
+    def forward(self, x):
+        x = nn.functional.leaky_relu(self.l1(x), 0.125)
+        z = self.l2(x)
+        if self.as_exported:
+            x = SELU_GAMMA_F32 * nn.functional.elu(z, alpha=SELU_ALPHA_F32)
+        else:
+            x = torch.selu(z)
+        x = nn.functional.elu(torch.sigmoid(self.l3(x)) - 0.5, alpha=0.75)
+        x = self.drop(x) / 1.5
+        x = torch.flatten(x.reshape(-1, 4, 4), 1)
+        return x @ self.w + self.b
 
 
 class Block(nn.Module):
@@ -110,7 +147,7 @@ def ntk(model, x):
     return torch.einsum("iop,jop->ij", flat, flat)
 
 
-def export(model, example, path):
+def export(model, example, path, opset=17):
     torch.onnx.export(
         model,
         (example,),
@@ -119,16 +156,18 @@ def export(model, example, path):
         input_names=["x"],
         output_names=["y"],
         dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
-        opset_version=17,
+        opset_version=opset,
         do_constant_folding=False,
         training=torch.onnx.TrainingMode.PRESERVE,
     )
 
 
-def write(out, name, model, x):
+def write(out, name, model, x, opset=17):
     """Exports `model` (float32, evaluation mode) and writes the inputs and the NTK."""
     model = model.float().eval()
-    export(model, x[:1].float(), os.path.join(out, f"{name}.onnx"))
+    export(model, x[:1].float(), os.path.join(out, f"{name}.onnx"), opset)
+    if hasattr(model, "as_exported"):
+        model.as_exported = True
     k = ntk(model.double(), x.double())
     flat = x.double().reshape(x.shape[0], -1).numpy()
     np.save(os.path.join(out, f"{name}_x.npy"), flat)
@@ -185,6 +224,9 @@ def main():
     randomize_batch_norm(net, gen)
     x_img = torch.randn(8, 3, 8, 8, generator=gen, dtype=torch.float64)
     write(args.out, "resnet_small", net, x_img)
+    write(args.out, "mixed", Mixed(), x_mlp)
+    # At opset 20 nn.GELU is one Gelu node (exact: erf), computed in float64 on both sides.
+    write(args.out, "mlp_gelu_op", mlp(nn.GELU), x_mlp, opset=20)
     unsupported(args.out)
 
 

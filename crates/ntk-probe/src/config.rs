@@ -197,6 +197,15 @@ impl ProbeConfig {
     /// ([`ntk_runs::overrides`]); errors in an override name it and its key. The caller
     /// validates the result ([`Self::validate`]) as it does a file.
     pub fn load_with(path: &Path, sets: &[Assignment]) -> crate::Result<Self> {
+        if ntk_runs::overrides::read_table(path).is_ok_and(|t| crate::onnx::is_onnx_config(&t)) {
+            return Err(Error::At {
+                path: path.to_path_buf(),
+                source: Box::new(Error::Invalid(
+                    "[onnx]: this config's network is an ONNX file; compute its NTK with \
+                     `ntk-probe onnx --config FILE --out DIR`",
+                )),
+            });
+        }
         let cfg: Self =
             ntk_runs::overrides::load_filled(path, sets, ntk_data::config::fill_file_n)?;
         cfg.net().map_err(|e| Error::At {

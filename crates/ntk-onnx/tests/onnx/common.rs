@@ -8,6 +8,17 @@ use ntk_numerics::backend::{self, Precision};
 use ntk_numerics::kernel::OutputMode;
 use ntk_onnx::OnnxModel;
 
+/// The models experiments/onnx/torch_reference.py writes, each with its inputs and
+/// torch.func's NTK.
+pub const MODELS: &[&str] = &[
+    "mlp_relu",
+    "mlp_tanh",
+    "mlp_gelu",
+    "resnet_small",
+    "mixed",
+    "mlp_gelu_op",
+];
+
 /// The committed fixtures (tests/fixtures).
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use ntk_numerics::backend::Precision;
 
-use crate::common::{differences, onnx_ntk, read_npy};
+use crate::common::{MODELS, differences, onnx_ntk, read_npy};
 
 #[test]
 fn torch_reference_script_agrees_when_torch_is_installed() {
@@ -41,7 +41,7 @@ fn torch_reference_script_agrees_when_torch_is_installed() {
         .status()
         .unwrap();
     assert!(status.success(), "torch_reference.py failed");
-    for name in ["mlp_relu", "mlp_tanh", "mlp_gelu", "resnet_small"] {
+    for name in MODELS {
         let (_, ours) = onnx_ntk(&out, name, Precision::F64);
         let (_, reference) = read_npy(&out.join(format!("{name}_ntk.npy")));
         let (abs, rel) = differences(&ours, &reference);

@@ -14,9 +14,7 @@
 
 use ntk_numerics::backend::Precision;
 
-use crate::common::{differences, fixtures, onnx_ntk, read_npy};
-
-const MODELS: &[&str] = &["mlp_relu", "mlp_tanh", "mlp_gelu", "resnet_small"];
+use crate::common::{MODELS, differences, fixtures, onnx_ntk, read_npy};
 
 fn check(precision: Precision, tolerance: f64) {
     for name in MODELS {

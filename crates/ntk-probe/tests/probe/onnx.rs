@@ -112,3 +112,16 @@ fn an_unsupported_operator_is_refused_naming_it_and_its_node() {
         "{e}"
     );
 }
+
+#[test]
+fn run_on_an_onnx_config_points_to_the_onnx_command() {
+    let o = probe()
+        .args(["run", "--config", "configs/onnx_mlp.toml", "--out"])
+        .arg(tempfile::tempdir().unwrap().path().join("r"))
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("ntk-probe onnx --config"), "{e}");
+}
