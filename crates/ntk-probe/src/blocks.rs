@@ -83,27 +83,51 @@ pub fn membership(n: usize, block: usize, seed: u64) -> Vec<Vec<usize>> {
     blocks
 }
 
-/// The blocks of a probe of `n` samples: those of `probe.blocks` when the config names a
-/// file ([`read_given`]), else the seeded permutation's ([`membership`] with the network
-/// seed and `probe.block_size`).
-pub fn members(cfg: &ProbeConfig, n: usize, seed: u64) -> crate::Result<Vec<Vec<usize>>> {
-    match &cfg.probe.blocks {
-        Some(path) => read_given(path, n),
-        None => Ok(membership(n, cfg.probe.block_size, seed)),
+/// The blocks of a probe of `n` samples: `given` (`probe.blocks` as the run read it,
+/// [`crate::run::Given`]), else those of the file `probe.blocks` names ([`read_given`]), else
+/// the seeded permutation's ([`membership`] with the network seed and `probe.block_size`).
+pub fn members(
+    cfg: &ProbeConfig,
+    given: Option<&[Vec<usize>]>,
+    n: usize,
+    seed: u64,
+) -> crate::Result<Vec<Vec<usize>>> {
+    match (given, &cfg.probe.blocks) {
+        (Some(blocks), _) => Ok(blocks.to_vec()),
+        (None, Some(path)) => read_given(path, n),
+        (None, None) => Ok(membership(n, cfg.probe.block_size, seed)),
     }
 }
 
-/// A given block partition (`probe.blocks`): one block per line, its samples' row indices
-/// (0-based) separated by commas or white space, in block order; `#` starts a comment. The
-/// blocks must partition `0..n` (every sample in exactly one block) and hold at least
-/// [`MIN_BLOCK`] samples each; the error names the file, the line and the index.
+/// A given block partition (`probe.blocks`) read from `path` ([`parse_given`]): a regular
+/// file of at most what `n` samples' indices take.
 pub fn read_given(path: &Path, n: usize) -> crate::Result<Vec<Vec<usize>>> {
+    let limit = crate::run::given::blocks_limit(n);
+    let bytes = crate::run::given::read_input("probe.blocks", path, limit, "the samples' indices")?;
+    parse_bytes(bytes, path, n)
+}
+
+/// [`parse_given`] of a file's bytes, which must be UTF-8 text.
+pub(crate) fn parse_bytes(bytes: Vec<u8>, path: &Path, n: usize) -> crate::Result<Vec<Vec<usize>>> {
+    let text = String::from_utf8(bytes).map_err(|e| Error::Config {
+        key: "probe.blocks",
+        value: path.display().to_string(),
+        reason: format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+    })?;
+    parse_given(&text, path, n)
+}
+
+/// A given block partition (`probe.blocks`, the text of the file `path`): one block per
+/// line, its samples' row indices (0-based) separated by commas or white space, in block
+/// order; `#` starts a comment. The blocks must partition `0..n` (every sample in exactly one
+/// block) and hold at least [`MIN_BLOCK`] samples each; the error names the file, the line
+/// and the index.
+pub fn parse_given(text: &str, path: &Path, n: usize) -> crate::Result<Vec<Vec<usize>>> {
     let bad = |reason: String| Error::Config {
         key: "probe.blocks",
         value: path.display().to_string(),
         reason,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
     let mut seen = vec![usize::MAX; n];
     let mut blocks = Vec::new();
     for (i, line) in text.lines().enumerate() {

@@ -127,6 +127,32 @@ pub fn check_variable() -> crate::Result<()> {
     Mode::from_env().map(|_| ())
 }
 
+/// What `place` keeps of the run over `n` inputs in tiles of `block` (its fingerprint), in
+/// words ([`PhaseFiles::describe`]), when it holds this run's phase files with a phase
+/// finished and `NTK_PHASE_FILES` lets them be used: what a dry run says. Nothing is changed.
+pub fn kept(place: &Place, (n, block): (usize, usize)) -> Option<String> {
+    if Mode::from_env().ok()? == Mode::Off {
+        return None;
+    }
+    let Found::Ours(state) = inspect(&place.dir) else {
+        return None;
+    };
+    let this = State {
+        fingerprint: place.fingerprint.clone(),
+        n,
+        block,
+        ..State::default()
+    };
+    let begun = state.formed.is_some() || state.top.is_some() || state.tiles.is_some();
+    (same_run(&state, &this) && begun).then(|| {
+        PhaseFiles {
+            dir: place.dir.clone(),
+            state: *state,
+        }
+        .describe()
+    })
+}
+
 /// What the tiles file holds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

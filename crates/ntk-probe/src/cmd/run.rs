@@ -137,8 +137,12 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
     let inputs = inputs::load(&cfg.data)?;
     run::check_inputs(cfg.probe.precision, &inputs)?;
     let compute = backend::select(cfg.probe.device.as_deref(), cfg.probe.precision)?;
+    // What the run reads and checks before any work, checked before a dry run answers: the
+    // given weights and blocks (each file read once), the phase files' variable.
+    let given = run::Given::read(&cfg, &inputs, &compute)?;
+    run::check_before_work(&cfg)?;
     if flags.dry_run || flags.resume {
-        let prov = run::provenance(&cfg, &inputs, &inputs.digest(), &compute);
+        let prov = run::provenance(&cfg, &inputs, &inputs.digest(), &compute, Some(&given));
         let summary_path = out.join("summary.json");
         let state = ntk_runs::sweep::state::<Summary>(
             &[(summary_path.clone(), &prov)],
@@ -154,6 +158,32 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             return Err(why.clone().into());
         }
         if flags.dry_run {
+            // Phase files of this run make it partial: `--resume` continues from them, a
+            // run without it removes them.
+            let kept = match &state {
+                ntk_runs::sweep::State::New => {
+                    run::kept_phases(&cfg, &inputs, &compute, &out, &prov)
+                }
+                _ => None,
+            };
+            if let Some(kept) = kept {
+                let then = if flags.resume {
+                    format!("--resume continues from {kept}")
+                } else {
+                    format!(
+                        "it would be computed afresh, removing {kept}; --resume continues from them"
+                    )
+                };
+                let label = if flags.resume { "partial" } else { "new" };
+                println!(
+                    "{}: {label} (the NTK of n = {} inputs on {} {}; {then})",
+                    out.display(),
+                    inputs.n,
+                    compute.backend,
+                    compute.precision,
+                );
+                return Ok(());
+            }
             let why = match &state {
                 ntk_runs::sweep::State::Stale(why) | ntk_runs::sweep::State::Failed(why) => {
                     format!(": {why}")
@@ -190,6 +220,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
         &cfg,
         &inputs,
         &compute,
+        given,
         Some(&out),
         (args.save_weights, flags.resume),
     )?;

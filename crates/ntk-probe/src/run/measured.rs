@@ -31,7 +31,7 @@ impl Measured {
         compute: &Compute,
         net: &Net,
         facts: &NetFacts,
-        (result, kernel_seconds): (&KernelResult, f64),
+        (result, kernel_seconds, given): (&KernelResult, f64, Option<&[Vec<usize>]>),
     ) -> crate::Result<Self> {
         let phase = Phase::start("eigenvalues");
         let mut second = F64Blocks::new(cfg, inputs, compute, net);
@@ -39,7 +39,7 @@ impl Measured {
             cfg,
             protocol,
             &result.kernel,
-            (inputs.n, second.recheck()),
+            (inputs.n, second.recheck(), given),
             compute,
             facts,
         )?;
@@ -207,7 +207,7 @@ impl Measured {
         compute: &Compute,
         net: &Net,
         facts: &NetFacts,
-        cache: &mut host::HostCache,
+        (cache, given): (&mut host::HostCache, Option<&[Vec<usize>]>),
     ) -> crate::Result<Self> {
         let phase = Phase::start("blocks (kernel and eigenvalues of each)");
         let mut route = (cfg.probe.method, Route::Host);
@@ -220,7 +220,7 @@ impl Measured {
             Ok(r.kernel)
         };
         let eps = compute.precision.epsilon();
-        let members = crate::blocks::members(cfg, inputs.n, facts.seed)?;
+        let members = crate::blocks::members(cfg, given, inputs.n, facts.seed)?;
         let mut second = F64Blocks::new(cfg, inputs, compute, net);
         let recheck = second.recheck();
         let b = crate::blocks::spectra_with(members, (eps, recheck), &mut block_kernel)?;

@@ -30,11 +30,13 @@ use crate::phases::Place;
 use ntk_runs::progress::Phase;
 use ntk_runs::provenance::{self, Provenance};
 
+pub mod given;
 mod measured;
 mod memory;
 mod outputs;
 mod reported;
 
+pub use given::Given;
 use measured::Measured;
 pub use memory::{TILE, check_memory, memory_estimate};
 use memory::{tiled_group_rows, tiled_plan};
@@ -121,12 +123,14 @@ pub const OUTPUT_FILES: [&str; 7] = [
 
 /// The provenance of a probe of `cfg` on `inputs` (whose [`Inputs::digest`] is `digest`)
 /// on `compute`: the config with the data's input dimension filled in, the device request
-/// and data directory left out, `backend` and `data.digest` added.
+/// and data directory left out, `backend` and `data.digest` added, and the digests of the
+/// files `given` read (`None` for configs without given files: a sweep's).
 pub fn provenance(
     cfg: &ProbeConfig,
     inputs: &Inputs,
     digest: &str,
     compute: &Compute,
+    given: Option<&Given>,
 ) -> Provenance {
     let mut c = cfg.clone();
     c.probe.device = None;
@@ -140,16 +144,16 @@ pub fn provenance(
     }
     // Given weights and blocks are recorded by their content, not their location (as the
     // data is): moving the files keeps the results, changing them makes the results stale.
-    let weights = c.probe.weights.take().map(|p| file_digest(&p));
-    let blocks = c.probe.blocks.take().map(|p| file_digest(&p));
+    // The digests come from the bytes the run read (`Given`), once.
+    c.probe.weights = None;
+    c.probe.blocks = None;
     let mut flat = provenance::flatten_config(&c);
     flat.insert("backend".into(), compute.backend.name().into());
     flat.insert("data.digest".into(), digest.into());
-    if let Some(w) = weights {
-        flat.insert("probe.weights_digest".into(), w.into());
-    }
-    if let Some(b) = blocks {
-        flat.insert("probe.blocks_digest".into(), b.into());
+    for (key, d) in given.map(Given::digests).into_iter().flatten() {
+        if let Some(d) = d {
+            flat.insert(key.into(), d.into());
+        }
     }
     let mut linalg = ntk_numerics::linalg::describe();
     // Only the whole protocol's spectrum goes through `solver` (blocks are solved on the host).
@@ -159,15 +163,6 @@ pub fn provenance(
         linalg = format!("{linalg}; {gpu}");
     }
     Provenance::new(crate::TOOL, flat, &linalg)
-}
-
-/// The SHA-256 of a file's bytes (`unreadable: <why>` when it cannot be read: the run that
-/// reads it reports the error itself).
-fn file_digest(path: &Path) -> String {
-    match std::fs::read(path) {
-        Ok(bytes) => provenance::sha256_hex(&bytes),
-        Err(e) => format!("unreadable: {e}"),
-    }
 }
 
 /// Refuses inputs that `precision` cannot hold: in f32 a value beyond f32's range (the
@@ -296,18 +291,54 @@ pub fn check_inputs_outside(cfg: &ProbeConfig, out: &Path) -> crate::Result<()> 
     Ok(())
 }
 
+/// What a run checks before any work beyond its config, data and given files
+/// ([`Given::read`]): `NTK_PHASE_FILES` for the tiled route. A dry run calls it too.
+pub fn check_before_work(cfg: &ProbeConfig) -> crate::Result<()> {
+    if cfg.probe.eigen == Eigen::Tiled {
+        crate::phases::check_variable()?;
+    }
+    Ok(())
+}
+
+/// The phase files the run of `cfg` into `out` (provenance `prov`) would find of its own
+/// ([`crate::phases::kept`]), in words; `None` when it keeps none (not the host's tiled
+/// route, `NTK_PHASE_FILES=0`, none there, or another run's).
+pub fn kept_phases(
+    cfg: &ProbeConfig,
+    inputs: &Inputs,
+    compute: &Compute,
+    out: &Path,
+    prov: &Provenance,
+) -> Option<String> {
+    let tiled_on_host = cfg.probe.eigen == Eigen::Tiled
+        && cfg.probe.protocol == Protocol::Whole
+        && !crate::solver::gpu_here(compute);
+    if !tiled_on_host {
+        return None;
+    }
+    crate::phases::kept(
+        &Place::beside(out, true, &prov.fingerprint),
+        (inputs.n, TILE),
+    )
+}
+
 /// Runs a configured probe; writes the files to `out` when given, as one output set
 /// ([`OutputSet`]: the directory then holds this run's complete set, replacing any earlier
 /// probe's set as a whole, or is left as it was). The tiled route keeps its finished phases
 /// beside `out` ([`crate::phases`]) and, with `resume`, continues from them.
+///
+/// `given` is the run's network and given blocks ([`Given::read`]), read and checked
+/// before: a dry run checks the same.
 pub fn run(
     cfg: &ProbeConfig,
     inputs: &Inputs,
     compute: &Compute,
+    given: Given,
     out: Option<&Path>,
     (save_weights, resume): (bool, bool),
 ) -> crate::Result<Summary> {
     let start = Instant::now();
+    check_before_work(cfg)?;
     let set = match out {
         Some(dir) => {
             check_inputs_outside(cfg, dir)?;
@@ -324,37 +355,38 @@ pub fn run(
         None => None,
     };
     // The run's identity, once: recorded in the summary, and what phase files must match.
-    let prov = provenance(cfg, inputs, &inputs.digest(), compute);
-    let net = build_net(cfg, inputs, compute)?;
+    let prov = provenance(cfg, inputs, &inputs.digest(), compute, Some(&given));
+    let Given { net, blocks, .. } = given;
+    let blocks = blocks.as_deref();
     // The network as exported: its weights and its outputs on the inputs.
     let outputs = save_weights.then(|| ntk_kernel::compute::outputs(&net, inputs, compute));
     let weights = outputs.as_deref().map(|y| (&net, y));
     let gram = gram_spectrum(inputs)?;
-    let (result, summarized) = if per_block(cfg, &[cfg.probe.protocol], inputs.n) {
-        let mut cache = host::HostCache::default();
-        let done = summarize_per_block(cfg, inputs, compute, &net, &gram, &mut cache)?;
-        (None, done)
-    } else if cfg.probe.eigen == Eigen::Tiled {
-        let phases = out.map(|dir| Place::beside(dir, resume, &prov.fingerprint));
-        let done = summarize_tiled(cfg, inputs, compute, (&net, &gram), phases.as_ref())?;
-        (None, done)
-    } else {
-        let phase = Phase::start("kernel");
-        let result = probe_kernel(cfg, &net, inputs, compute, &mut host::HostCache::default())?;
-        let kernel_seconds = phase.finish();
-        let protocol = cfg.probe.protocol;
-        let done = summarize(
-            cfg,
-            protocol,
-            inputs,
-            compute,
-            &net,
-            &result,
-            &gram,
-            kernel_seconds,
-        )?;
-        (Some(result), done)
+    let computed = || -> crate::Result<(Option<KernelResult>, Summarized)> {
+        Ok(if per_block(cfg, &[cfg.probe.protocol], inputs.n) {
+            let cache = &mut host::HostCache::default();
+            let source = Source::PerBlock { cache, blocks };
+            let done = summarize_from(cfg, Protocol::Blocks, inputs, compute, &net, source, &gram)?;
+            (None, done)
+        } else if cfg.probe.eigen == Eigen::Tiled {
+            let phases = out.map(|dir| Place::beside(dir, resume, &prov.fingerprint));
+            let done = summarize_tiled(cfg, inputs, compute, (&net, &gram), phases.as_ref())?;
+            (None, done)
+        } else {
+            let phase = Phase::start("kernel");
+            let result = probe_kernel(cfg, &net, inputs, compute, &mut host::HostCache::default())?;
+            let kernel_seconds = phase.finish();
+            let source = Source::Whole {
+                result: &result,
+                kernel_seconds,
+                blocks,
+            };
+            let protocol = cfg.probe.protocol;
+            let done = summarize_from(cfg, protocol, inputs, compute, &net, source, &gram)?;
+            (Some(result), done)
+        })
     };
+    let (result, summarized) = computed().map_err(|e| trace_non_finite(e, cfg, inputs, compute))?;
     let Summarized {
         mut summary,
         eigenvalues,
@@ -377,19 +409,49 @@ pub fn run(
     Ok(summary)
 }
 
+/// A kernel that is not finite, traced to what made it: its weights (the file of
+/// `probe.weights`, or the seeded draw) and its inputs, in the run's precision. The weights
+/// and inputs are finite ([`Given::read`], the data's checks): the network overflowed.
+fn trace_non_finite(e: Error, cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> Error {
+    let non_finite = |n: &ntk_numerics::Error| matches!(n, ntk_numerics::Error::NonFiniteKernel);
+    let traced = match &e {
+        Error::Numerics(n) => non_finite(n),
+        Error::Kernel(k) => matches!(&**k, ntk_kernel::Error::Numerics(n) if non_finite(n)),
+        _ => false,
+    };
+    if !traced {
+        return e;
+    }
+    let weights = match &cfg.probe.weights {
+        Some(p) => format!("the weights of probe.weights = {}", p.display()),
+        None => "the seeded network's weights".into(),
+    };
+    Error::Setting {
+        setting: Some(format!(
+            "{weights} on {} in {} (weights and inputs finite: the network's values overflowed)",
+            inputs.description, compute.precision
+        )),
+        source: Box::new(e),
+    }
+}
+
 /// The configured network: the MLP of `[model]` (input dimension from the data; a
 /// `model.input_dim` must agree with it) or the ResNet of `[resnet]`, whose
-/// `in_channels * image_size^2` must equal the data's dimension.
+/// `in_channels * image_size^2` must equal the data's dimension; with `probe.weights`, those
+/// weights, every name, shape and value checked ([`Given::read`], which also reads
+/// `probe.blocks`).
 pub fn build_net(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> crate::Result<Net> {
+    match cfg.probe.weights {
+        Some(_) => Ok(Given::read(cfg, inputs, compute)?.net),
+        None => seeded_net(cfg, inputs, compute),
+    }
+}
+
+/// [`build_net`]'s seeded draw, whatever `probe.weights` says.
+fn seeded_net(cfg: &ProbeConfig, inputs: &Inputs, compute: &Compute) -> crate::Result<Net> {
     let spec = cfg.net()?;
     spec.check_input_dim(inputs.d, &inputs.description)?;
-    let net = spec.build(inputs.d, &compute.device, compute.dtype())?;
-    // Given weights replace the seeded draw, every name and shape checked against the
-    // config's network.
-    Ok(match &cfg.probe.weights {
-        Some(path) => ntk_model::export::load(net, path)?,
-        None => net,
-    })
+    Ok(spec.build(inputs.d, &compute.device, compute.dtype())?)
 }
 
 /// [`build_net`], but from `deeper` when that is the same MLP at a depth at least the
@@ -528,6 +590,7 @@ pub fn summarize(
     let source = Source::Whole {
         result,
         kernel_seconds,
+        blocks: None,
     };
     summarize_from(cfg, protocol, inputs, compute, net, source, gram_spec)
 }
@@ -561,7 +624,10 @@ pub fn summarize_per_block(
     gram_spec: &Spectrum,
     cache: &mut host::HostCache,
 ) -> crate::Result<Summarized> {
-    let source = Source::PerBlock { cache };
+    let source = Source::PerBlock {
+        cache,
+        blocks: None,
+    };
     summarize_from(
         cfg,
         Protocol::Blocks,
@@ -595,13 +661,19 @@ pub fn summarize_tiled(
 
 /// Where a summary's kernel comes from.
 enum Source<'a> {
-    /// The whole set's kernel, computed once (in `kernel_seconds`).
+    /// The whole set's kernel, computed once (in `kernel_seconds`); the blocks protocol's
+    /// given `blocks` ([`Given::blocks`]).
     Whole {
         result: &'a KernelResult,
         kernel_seconds: f64,
+        blocks: Option<&'a [Vec<usize>]>,
     },
-    /// Each block's kernel from its own samples (the blocks protocol only).
-    PerBlock { cache: &'a mut host::HostCache },
+    /// Each block's kernel from its own samples (the blocks protocol only), of the given
+    /// `blocks` when there are.
+    PerBlock {
+        cache: &'a mut host::HostCache,
+        blocks: Option<&'a [Vec<usize>]>,
+    },
     /// The whole set's kernel in tiles of its lower triangle (`probe.eigen = "tiled"`), its
     /// finished phases kept in `phases` ([`crate::phases`]).
     Tiled { phases: Option<&'a Place> },
@@ -635,6 +707,7 @@ fn summarize_from(
         Source::Whole {
             result,
             kernel_seconds,
+            blocks,
         } => Measured::whole(
             cfg,
             protocol,
@@ -642,10 +715,10 @@ fn summarize_from(
             compute,
             net,
             &facts,
-            (result, kernel_seconds),
+            (result, kernel_seconds, blocks),
         )?,
-        Source::PerBlock { cache } => {
-            Measured::per_block(cfg, inputs, compute, net, &facts, cache)?
+        Source::PerBlock { cache, blocks } => {
+            Measured::per_block(cfg, inputs, compute, net, &facts, (cache, blocks))?
         }
         Source::Tiled { phases } => Measured::tiled(cfg, inputs, compute, net, phases)?,
     };
@@ -775,7 +848,7 @@ fn protocol_spectrum(
     cfg: &ProbeConfig,
     protocol: Protocol,
     kernel: &Kernel,
-    (n, recheck): (usize, crate::blocks::Recheck),
+    (n, recheck, given): (usize, crate::blocks::Recheck, Option<&[Vec<usize>]>),
     compute: &Compute,
     facts: &NetFacts,
 ) -> crate::Result<ProtocolSpectrum> {
@@ -794,7 +867,7 @@ fn protocol_spectrum(
         Protocol::Blocks => {
             let b = crate::blocks::spectra(
                 kernel,
-                crate::blocks::members(cfg, n, facts.seed)?,
+                crate::blocks::members(cfg, given, n, facts.seed)?,
                 (eps, recheck),
                 cfg.probe.output,
                 facts.output_dim,

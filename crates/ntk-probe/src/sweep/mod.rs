@@ -154,7 +154,7 @@ impl<'a> ProbeSweep<'a> {
             .iter()
             .map(|&protocol| {
                 let pcfg = self.cfg.point_config(point, protocol);
-                let prov = run::provenance(&pcfg, &data.inputs, &data.digest, &self.compute);
+                let prov = run::provenance(&pcfg, &data.inputs, &data.digest, &self.compute, None);
                 (protocol, prov)
             })
             .collect()

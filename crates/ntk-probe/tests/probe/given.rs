@@ -286,3 +286,310 @@ fn an_output_directory_holding_an_input_is_refused() {
     assert_eq!(std::fs::read(&weights).unwrap(), before);
     assert!(blocks.exists() && saved.join("inputs.npy").exists());
 }
+
+/// `ntk --config CFG --out OUT EXTRA...` with `env` set, killed after 60 s (a FIFO would
+/// hang it): its output.
+fn run_with(cfg: &Path, out: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = probe();
+    c.args(["ntk", "--config"])
+        .arg(cfg)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    let id = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(o) => o.unwrap(),
+        Err(_) => {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &id.to_string()])
+                .status();
+            panic!("{extra:?}: hung (a FIFO waited on?)");
+        }
+    }
+}
+
+/// A copy of the safetensors file `src` at `dst` with `edit` applied to its header (JSON
+/// text) and its data bytes.
+fn edit_safetensors(src: &Path, dst: &Path, edit: impl FnOnce(&mut String, &mut [u8])) {
+    let raw = std::fs::read(src).unwrap();
+    let n = u64::from_le_bytes(raw[..8].try_into().unwrap()) as usize;
+    let mut header = String::from_utf8(raw[8..8 + n].to_vec()).unwrap();
+    let mut data = raw[8 + n..].to_vec();
+    edit(&mut header, &mut data);
+    assert_eq!(header.len(), n, "the header keeps its length");
+    let mut out = raw[..8].to_vec();
+    out.extend(header.as_bytes());
+    out.extend(data);
+    std::fs::write(dst, out).unwrap();
+}
+
+/// The byte offset in the data of entry `i` of tensor `name` (f64) of a safetensors header.
+fn entry_offset(header: &str, name: &str, i: usize) -> usize {
+    let h: serde_json::Value = serde_json::from_str(header).unwrap();
+    assert_eq!(h[name]["dtype"], "F64");
+    h[name]["data_offsets"][0].as_u64().unwrap() as usize + 8 * i
+}
+
+/// Issue 65 item 11: a FIFO, a directory, or a file larger than the run can use (a sparse
+/// 1 TiB file) as `probe.weights` or `probe.blocks` is refused at once, by the run and the
+/// dry run alike, naming the key and the file; the size limit is what the network (the
+/// samples) needs, and is said.
+#[test]
+fn given_files_that_are_not_regular_or_too_large_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let huge = d.join("huge.bin");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+    let folder = d.join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    for (i, (file, words)) in [
+        (&fifo, "not a regular file"),
+        (&folder, "not a regular file"),
+        (&huge, "more than this run can use"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let f = file.display().to_string();
+        for (key, keys) in [
+            ("probe.weights", format!("weights = {f:?}")),
+            (
+                "probe.blocks",
+                format!("protocol = \"blocks\"\nblocks = {f:?}"),
+            ),
+        ] {
+            let cfg = write_file(d, &format!("c{i}.toml"), &config("", &keys));
+            for extra in [&[][..], &["--dry-run"]] {
+                let o = run_with(&cfg, &d.join(format!("o{i}")), extra, &[]);
+                refused(&o, &[key, &f, words]);
+                if words.starts_with("more") {
+                    let err = String::from_utf8_lossy(&o.stderr);
+                    let what = if key == "probe.weights" {
+                        "the network's 696 values in f64"
+                    } else {
+                        "the samples' indices"
+                    };
+                    assert!(
+                        err.contains(what) && err.contains("1099511627776 bytes"),
+                        "{err}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A refused case: its name, its config, its environment, the words its error holds.
+type Case<'a> = (&'a str, String, Vec<(&'a str, &'a str)>, Vec<&'a str>);
+
+/// Issue 65 items 14 and 17: `--dry-run` refuses what the run refuses, with the same
+/// message, before saying what would be computed: given weights missing, transposed, NaN,
+/// with a negative BatchNorm variance, or beyond f32's range in an f32 run; given blocks
+/// missing or listing a sample twice; `NTK_PHASE_FILES` other than 0 or 1 on the tiled
+/// route; f32 inputs whose kernel overflows. Every non-finite value is traced to the file,
+/// the tensor and the entry (or the data's row).
+#[test]
+fn a_dry_run_refuses_what_the_run_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let saved = d.join("saved");
+    let bn = d.join("bn");
+    let relu = d.join("relu");
+    let relu_config = |keys: &str| config("", keys).replace("\"tanh\"", "\"relu\"");
+    for (out, text) in [
+        (&saved, config("", "")),
+        (&bn, config("normalization = \"batch_norm\"", "")),
+        (&relu, relu_config("")),
+    ] {
+        let cfg = write_file(d, "save.toml", &text);
+        ok(&run_with(&cfg, out, &["--save-weights"], &[]));
+    }
+    let weights = saved.join("weights.safetensors");
+    let edited = |name: &str, edit: &dyn Fn(&mut String, &mut [u8])| {
+        let p = d.join(name);
+        edit_safetensors(&weights, &p, |h, b| edit(h, b));
+        p
+    };
+    let set =
+        |data: &mut [u8], at: usize, v: f64| data[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    let transposed = edited("transposed.safetensors", &|h, _| {
+        *h = h.replace("\"shape\":[24,4]", "\"shape\":[4,24]");
+    });
+    let nan = edited("nan.safetensors", &|h, b| {
+        set(b, entry_offset(h, "layers.1.weight", 24 + 5), f64::NAN)
+    });
+    let big = edited("big.safetensors", &|h, b| {
+        set(b, entry_offset(h, "layers.0.weight", 7), 1e300)
+    });
+    let negative = d.join("negative.safetensors");
+    edit_safetensors(&bn.join("weights.safetensors"), &negative, |h, b| {
+        set(b, entry_offset(h, "batch_norms.0.running_var", 2), -0.5)
+    });
+    // Finite weights whose kernel overflows f64: one layer scaled by 1e200 in a ReLU network.
+    let overflowing = d.join("overflowing.safetensors");
+    edit_safetensors(&relu.join("weights.safetensors"), &overflowing, |h, b| {
+        for i in 0..24 * 24 {
+            let at = entry_offset(h, "layers.1.weight", i);
+            let v = f64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+            set(b, at, v * 1e200);
+        }
+    });
+    let all: Vec<String> = (0..30).map(|i| i.to_string()).collect();
+    let dup = write_file(d, "dup.txt", &format!("{}\n0 1\n", all.join(" ")));
+    let mut x = Vec::new();
+    for i in 0..30 {
+        for j in 0..4 {
+            x.push(((i * 4 + j) as f64 * 0.37).sin() * 1e19);
+        }
+    }
+    ntk_files::npy::write_f64(&d.join("x.npy"), &x, &[30, 4]).unwrap();
+    let w = |p: &Path| format!("weights = {:?}", p.display().to_string());
+    let f32_file = config("", "")
+        .replace("precision = \"f64\"", "precision = \"f32\"")
+        .replace("\"tanh\"", "\"relu\"")
+        .replace(
+            "dataset = \"synthetic\"\nn = 30\ninput_dim = 4",
+            &format!(
+                "dataset = \"file\"\nx = {:?}",
+                d.join("x.npy").display().to_string()
+            ),
+        );
+    let cases: Vec<Case> = vec![
+        (
+            "missing",
+            config("", "weights = \"no/such.safetensors\""),
+            vec![],
+            vec!["probe.weights", "no/such"],
+        ),
+        (
+            "transposed",
+            config("", &w(&transposed)),
+            vec![],
+            vec!["probe.weights", "layers.0.weight", "[4, 24]", "[24, 4]"],
+        ),
+        (
+            "nan",
+            config("", &w(&nan)),
+            vec![],
+            vec!["nan.safetensors", "`layers.1.weight`", "NaN", "[1, 5]"],
+        ),
+        (
+            "big",
+            config("", &w(&big)).replace("precision = \"f64\"", "precision = \"f32\""),
+            vec![],
+            vec![
+                "big.safetensors",
+                "`layers.0.weight`",
+                "inf",
+                "[1, 3]",
+                "f32",
+            ],
+        ),
+        (
+            "negative",
+            config("normalization = \"batch_norm\"", &w(&negative)),
+            vec![],
+            vec![
+                "negative.safetensors",
+                "batch_norms.0.running_var",
+                "-0.5",
+                "[2]",
+            ],
+        ),
+        (
+            "no blocks",
+            config("", "protocol = \"blocks\"\nblocks = \"no/such.txt\""),
+            vec![],
+            vec!["probe.blocks", "no/such.txt"],
+        ),
+        (
+            "dup",
+            config(
+                "",
+                &format!(
+                    "protocol = \"blocks\"\nblocks = {:?}",
+                    dup.display().to_string()
+                ),
+            ),
+            vec![],
+            vec!["probe.blocks", "dup.txt", "line 2"],
+        ),
+        (
+            "variable",
+            config("", "eigen = \"tiled\""),
+            vec![("NTK_PHASE_FILES", "yes")],
+            vec!["NTK_PHASE_FILES", "yes"],
+        ),
+        (
+            "overflow f64",
+            relu_config(&w(&overflowing)),
+            vec![],
+            vec![
+                "overflowing.safetensors",
+                "probe.weights",
+                "row",
+                "not finite in f64",
+                "non-finite entries",
+            ],
+        ),
+        (
+            "overflow",
+            f32_file,
+            vec![],
+            vec!["probe.precision", "x.npy", "row", "not finite in f32"],
+        ),
+    ];
+    for (i, (name, text, env, words)) in cases.into_iter().enumerate() {
+        let cfg = write_file(d, &format!("case{i}.toml"), &text);
+        let out = d.join(format!("case{i}"));
+        let dry = run_with(&cfg, &out, &["--dry-run"], &env);
+        let real = run_with(&cfg, &out, &[], &env);
+        for o in [&dry, &real] {
+            assert_eq!(
+                o.status.code(),
+                Some(2),
+                "{name}: {}",
+                String::from_utf8_lossy(&o.stdout)
+            );
+            refused(o, &words);
+            assert!(
+                !String::from_utf8_lossy(&o.stdout).contains("would be computed"),
+                "{name}"
+            );
+        }
+        let error = |o: &Output| {
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .filter(|l| l.starts_with("error"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(
+            error(&dry),
+            error(&real),
+            "{name}: the dry run and the run differ"
+        );
+        assert!(
+            !out.exists(),
+            "{name}: the refused run wrote {}",
+            out.display()
+        );
+    }
+}

@@ -474,3 +474,72 @@ fn the_tiled_command_leaves_what_is_not_its_own() {
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "a file");
 }
+
+/// Issue 65 item 14: a dry run says what phase files make of a tiled run: with `--resume`
+/// it is partial and continues from them (named, with what they keep); without, it is
+/// computed afresh and they are removed. The run without `--resume` then removes them (they
+/// are provably the probe's) and leaves none.
+#[test]
+fn a_dry_run_says_what_kept_phase_files_make_of_the_run() {
+    use ntk_numerics::backend::{Precision, select};
+    use ntk_probe::config::ProbeConfig;
+    use ntk_probe::run;
+    let dir = tempfile::tempdir().unwrap();
+    let n = 120;
+    let text = format!(
+        "[data]\ndataset = \"synthetic\"\nn = {n}\ninput_dim = 5\n[model]\nwidth = 16\n\
+         depth = 2\nactivation = \"relu\"\n[probe]\nprecision = \"f64\"\neigen = \"tiled\"\n"
+    );
+    let cfg = write_file(dir.path(), "tiled.toml", &text);
+    let out = dir.path().join("out");
+    // This run's phase files, as a killed run would have left them after the formation.
+    let pcfg = ProbeConfig::parse(&text).unwrap();
+    let inputs = ntk_data::inputs::load(&pcfg.data).unwrap();
+    let compute = select(None, Precision::F64).unwrap();
+    let given = run::Given::read(&pcfg, &inputs, &compute).unwrap();
+    let prov = run::provenance(&pcfg, &inputs, &inputs.digest(), &compute, Some(&given));
+    let place = Place::beside(&out, true, &prov.fingerprint);
+    let bytes = Tiled::bytes_for(n, run::TILE) as u64;
+    let k = spd(n);
+    let mut files = PhaseFiles::open(&place, (n, run::TILE), bytes)
+        .unwrap()
+        .unwrap();
+    let formed = Formed {
+        min_angle: None,
+        seconds: 1.0,
+    };
+    files.save_kernel(&Tiled::from_dense(&k, n, run::TILE), formed);
+    drop(files);
+    let dry = |extra: &[&str]| {
+        let o = probe()
+            .args(["ntk", "--dry-run", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let resumed = dry(&["--resume"]);
+    assert!(
+        resumed.contains("partial")
+            && resumed.contains(".out.phases")
+            && resumed.contains("the kernel's tiles")
+            && !resumed.contains("would be computed"),
+        "{resumed}"
+    );
+    let afresh = dry(&[]);
+    assert!(
+        afresh.contains("new") && afresh.contains("removing") && afresh.contains("--resume"),
+        "{afresh}"
+    );
+    assert!(
+        place.dir.join("tiles.f64").exists(),
+        "a dry run changes nothing"
+    );
+    let o = ntk_cli(&cfg, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!place.dir.exists(), "the run's own phase files are removed");
+}

@@ -240,7 +240,15 @@ fn sweep_points_equal_standalone_runs() {
             seed: s.seed,
         };
         let pcfg = cfg.probe_config(&point);
-        let alone = ntk_probe::run::run(&pcfg, &inputs, &compute, None, (false, false)).unwrap();
+        let alone = ntk_probe::run::run(
+            &pcfg,
+            &inputs,
+            &compute,
+            ntk_probe::run::Given::read(&pcfg, &inputs, &compute).unwrap(),
+            None,
+            (false, false),
+        )
+        .unwrap();
         let what = format!("{} depth {} seed {}", s.activation, s.depth, s.seed);
         assert_eq!(s.lambda_min.to_bits(), alone.lambda_min.to_bits(), "{what}");
         assert_eq!(s.lambda_max.to_bits(), alone.lambda_max.to_bits(), "{what}");
