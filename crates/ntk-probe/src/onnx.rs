@@ -159,6 +159,38 @@ pub fn load_model(cfg: &mut OnnxConfig, compute: &Compute) -> crate::Result<Onnx
     Ok(model)
 }
 
+/// Refuses a run whose memory (the per-sample gradient rows of one output, `n x P` f64,
+/// and three kernels: the accumulator, the result and the eigensolver's copy) exceeds the
+/// limit (`--max-memory`, `NTK_MAX_MEMORY`, else what the system has).
+pub fn check_memory(
+    cfg: &OnnxConfig,
+    model: &OnnxModel,
+    n: usize,
+    max_memory: Option<&str>,
+) -> crate::Result<()> {
+    let rows = match cfg.probe.output {
+        OutputMode::Full => n * model.output_dim(),
+        _ => n,
+    };
+    let mut estimate = ntk_runs::budget::Estimate::default();
+    estimate
+        .add(
+            "per-sample gradients",
+            rows as f64 * model.num_params_total() as f64,
+            8.0,
+        )
+        .add("kernels", 3.0 * (rows as f64).powi(2), 8.0);
+    estimate.check(
+        &format!(
+            "data.n = {n}, {} parameters in {}",
+            model.num_params_total(),
+            cfg.onnx.file.display()
+        ),
+        max_memory,
+    )?;
+    Ok(())
+}
+
 /// Checks that `inputs` have the model's values per sample.
 pub fn check_width(cfg: &OnnxConfig, model: &OnnxModel, inputs: &Inputs) -> crate::Result<()> {
     if inputs.d == model.input_dim() {

@@ -54,6 +54,7 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
     let model = onnx::load_model(&mut cfg, &compute)?;
     let inputs = inputs::load(&cfg.data)?;
     onnx::check_width(&cfg, &model, &inputs)?;
+    onnx::check_memory(&cfg, &model, inputs.n, flags.max_memory.as_deref())?;
     if flags.dry_run {
         println!(
             "{}: the NTK of n = {} inputs through {} ({} parameters, input {:?}, {} output(s)) \

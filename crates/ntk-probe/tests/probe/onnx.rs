@@ -125,3 +125,20 @@ fn run_on_an_onnx_config_points_to_the_onnx_command() {
     let e = stderr(&o);
     assert!(e.contains("ntk-probe onnx --config"), "{e}");
 }
+
+#[test]
+fn a_kernel_beyond_the_memory_limit_is_refused_before_it_is_formed() {
+    let o = onnx(&[
+        "--config",
+        "configs/onnx_mlp.toml",
+        "--dry-run",
+        "--max-memory",
+        "1M",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("data.n = 200") && e.contains("onnx_mlp.onnx"),
+        "{e}"
+    );
+}
