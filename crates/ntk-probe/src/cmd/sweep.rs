@@ -35,6 +35,7 @@ pub(crate) fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
     let cfg = load_sweep(path, &sets)?;
     let out = ntk_files::outset::resolve_out(flags.out.as_deref().unwrap_or(&cfg.sweep.out))?;
     sweep::check_out(&out)?;
+    ntk_probe::run::check_data_outside(&cfg.data, &out)?;
     let shard = Shard::parse_or_all(args.sweep.shard.as_deref())?;
     let opts = sweep::SweepOptions {
         device: flags.keys.device.clone(),

@@ -251,20 +251,41 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
 /// the input would be lost. Paths are compared resolved (links followed); an input or an
 /// `out` that does not exist yet holds nothing.
 pub fn check_inputs_outside(cfg: &ProbeConfig, out: &Path) -> crate::Result<()> {
-    let places: Vec<std::path::PathBuf> = [out.to_path_buf(), crate::phases::dir_beside(out)]
+    let given = [
+        ("probe.weights", cfg.probe.weights.as_deref()),
+        ("probe.blocks", cfg.probe.blocks.as_deref()),
+    ];
+    let places = [out.to_path_buf(), crate::phases::dir_beside(out)];
+    check_outside(given.into_iter().chain(data_files(&cfg.data)), &places)
+}
+
+/// [`check_inputs_outside`] for a sweep's `--out` (which holds its points and tables) and
+/// its data's files.
+pub fn check_data_outside(data: &ntk_data::DataConfig, out: &Path) -> crate::Result<()> {
+    check_outside(data_files(data), &[out.to_path_buf()])
+}
+
+/// The data's files and directory under their keys.
+fn data_files(d: &ntk_data::DataConfig) -> [(&'static str, Option<&Path>); 5] {
+    [
+        ("data.x", d.x.as_deref()),
+        ("data.labels", d.labels.as_deref()),
+        ("data.test_x", d.test_x.as_deref()),
+        ("data.test_labels", d.test_labels.as_deref()),
+        ("data.dir", d.dir.as_deref()),
+    ]
+}
+
+/// Refuses an input (`key`, path) inside one of `places`, naming the key, the file and
+/// the place.
+fn check_outside<'a>(
+    inputs: impl IntoIterator<Item = (&'static str, Option<&'a Path>)>,
+    places: &[std::path::PathBuf],
+) -> crate::Result<()> {
+    let places: Vec<std::path::PathBuf> = places
         .iter()
         .filter_map(|p| std::fs::canonicalize(p).ok())
         .collect();
-    let d = &cfg.data;
-    let inputs = [
-        ("probe.weights", &cfg.probe.weights),
-        ("probe.blocks", &cfg.probe.blocks),
-        ("data.x", &d.x),
-        ("data.labels", &d.labels),
-        ("data.test_x", &d.test_x),
-        ("data.test_labels", &d.test_labels),
-        ("data.dir", &d.dir),
-    ];
     for (key, path) in inputs {
         let Some(path) = path else { continue };
         // `FILE.npz:MEMBER` names a member of FILE.
@@ -282,7 +303,9 @@ pub fn check_inputs_outside(cfg: &ProbeConfig, out: &Path) -> crate::Result<()> 
                 key,
                 value: path.display().to_string(),
                 reason: format!(
-                    "is inside {}, which this run replaces as a whole (--out and its phase                      files): the file would be lost; keep the run's inputs outside its output                      directory",
+                    "is inside {}, which this run writes and replaces (--out, its phase \
+                     files): the file would be lost; keep the run's inputs outside its output \
+                     directory",
                     place.display()
                 ),
             });

@@ -234,10 +234,20 @@ impl Sweep for ProbeSweep<'_> {
             .iter()
             .map(|(protocol, prov)| (dir.join(protocol.name()).join("summary.json"), prov))
             .collect();
-        Ok(sweep::state::<Summary>(
-            &expected,
-            "pass --recompute to compute the point again",
-        ))
+        let state =
+            sweep::state::<Summary>(&expected, "pass --recompute to compute the point again");
+        // A tiled point's own phase files (a sweep always continues from them) make it
+        // partial (issue 65 item 14: a dry run says so).
+        let n = self.data(point).inputs.n;
+        let kept = |prov: &Provenance| {
+            let place = crate::phases::Place::beside(&dir, true, &prov.fingerprint);
+            crate::phases::kept(&place, (n, run::TILE)).is_some()
+        };
+        let tiled = self.cfg.probe_config(point).probe.eigen == Eigen::Tiled;
+        if state == State::New && tiled && provs.iter().any(|(_, prov)| kept(prov)) {
+            return Ok(State::Partial);
+        }
+        Ok(state)
     }
 
     /// Nothing to clear: a point's output set replaces its directory whole.

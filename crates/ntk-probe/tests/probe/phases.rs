@@ -543,3 +543,81 @@ fn a_dry_run_says_what_kept_phase_files_make_of_the_run() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(!place.dir.exists(), "the run's own phase files are removed");
 }
+
+/// Issue 65 items 2 and 14 for sweeps: a tiled sweep point whose own phase files are kept is
+/// `partial` in the dry run (the sweep continues from them), and a sweep whose `--out` holds
+/// its data file is refused, naming the key and the file.
+#[test]
+fn a_tiled_sweeps_dry_run_says_partial_and_its_data_stay_outside() {
+    use ntk_numerics::backend::{Precision, select};
+    use ntk_probe::run;
+    use ntk_probe::sweep::SweepConfig;
+    let dir = tempfile::tempdir().unwrap();
+    let n = 100;
+    let text = format!(
+        "[sweep]\ndepths = [2]\nactivations = [\"relu\"]\nseeds = [1]\nprotocols = [\"whole\"]\n\
+         out = \"unused\"\ntheory = false\n[data]\ndataset = \"synthetic\"\nn = {n}\n\
+         input_dim = 5\n[model]\nwidth = 16\ndepth = 1\nactivation = \"relu\"\n[probe]\n\
+         precision = \"f64\"\neigen = \"tiled\"\n"
+    );
+    let cfg_path = write_file(dir.path(), "sweep.toml", &text);
+    let out = dir.path().join("sweep");
+    let cfg = SweepConfig::parse(&text).unwrap();
+    let point = &cfg.points()[0];
+    let pcfg = cfg.point_config(point, ntk_probe::config::Protocol::Whole);
+    let inputs = ntk_data::inputs::load(&pcfg.data).unwrap();
+    let compute = select(None, Precision::F64).unwrap();
+    let prov = run::provenance(&pcfg, &inputs, &inputs.digest(), &compute, None);
+    let place = Place::beside(&point.dir(&out), true, &prov.fingerprint);
+    std::fs::create_dir_all(place.dir.parent().unwrap()).unwrap();
+    let bytes = Tiled::bytes_for(n, run::TILE) as u64;
+    let k = spd(n);
+    let mut files = PhaseFiles::open(&place, (n, run::TILE), bytes)
+        .unwrap()
+        .unwrap();
+    let formed = Formed {
+        min_angle: None,
+        seconds: 1.0,
+    };
+    files.save_kernel(&Tiled::from_dense(&k, n, run::TILE), formed);
+    drop(files);
+    let o = probe()
+        .args(["sweep", "--dry-run", "--config"])
+        .arg(&cfg_path)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.contains("partial"), "{stdout}");
+
+    // The data inside the sweep's output directory.
+    let data = out.join("x.csv");
+    let rows: Vec<String> = (0..20)
+        .map(|i| format!("{},{},{}", i as f64 * 0.1, 1.0, (i as f64).sin()))
+        .collect();
+    std::fs::write(&data, rows.join("\n") + "\n").unwrap();
+    let inside = text.replace(
+        "dataset = \"synthetic\"\nn = 100\ninput_dim = 5",
+        &format!("dataset = \"file\"\nx = {:?}", data.display().to_string()),
+    );
+    let cfg_path = write_file(dir.path(), "inside.toml", &inside);
+    for extra in [&[][..], &["--dry-run"]] {
+        let o = probe()
+            .args(["sweep", "--config"])
+            .arg(&cfg_path)
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("data.x") && err.contains("x.csv") && err.contains("inside"),
+            "{err}"
+        );
+    }
+    assert!(data.exists());
+}
