@@ -23,12 +23,22 @@ const ROOT_MARKER: &str = "datasets/fetch.sh";
 
 /// The workspace root: the nearest ancestor of the current directory that contains
 /// `datasets/fetch.sh`, else the directory two levels above this crate's manifest
-/// (`crates/ntk-data/../..`, correct when built from the workspace).
+/// (correct when built from the workspace), without `..` in it, so that messages name
+/// `WORKSPACE/datasets/...` rather than `crates/ntk-data/../../datasets/...`.
 pub fn workspace_root() -> PathBuf {
     std::env::current_dir()
         .ok()
         .and_then(|cwd| find_root_from(&cwd))
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .unwrap_or_else(build_root)
+}
+
+/// The workspace this crate was built in: two levels above its manifest.
+fn build_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .nth(2)
+        .map_or_else(|| manifest.join("../.."), Path::to_path_buf)
 }
 
 /// The nearest ancestor of `start` (itself included) containing `datasets/fetch.sh`.
@@ -71,6 +81,16 @@ mod tests {
     #[test]
     fn workspace_root_holds_the_fetch_script() {
         assert!(workspace_root().join(ROOT_MARKER).is_file());
+        // Outside the workspace (no marker above the current directory) the build's own
+        // root, named without `..` (issue 66 item 7: `crates/ntk-data/../../datasets/...`).
+        let root = build_root();
+        assert!(root.join(ROOT_MARKER).is_file(), "{}", root.display());
+        assert!(
+            root.components()
+                .all(|c| c != std::path::Component::ParentDir),
+            "{}",
+            root.display()
+        );
         if std::env::var_os(DATA_DIR_ENV).is_none() {
             assert!(default_data_root().ends_with("datasets/data"));
             assert!(default_dir("mnist").ends_with("datasets/data/mnist"));

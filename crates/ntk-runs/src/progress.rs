@@ -210,6 +210,23 @@ impl Reporter {
         }
     }
 
+    /// A phase of unknown length (seconds to minutes: a kernel measured during training):
+    /// on a terminal a spinner with `message` and the elapsed time; without one, `message`
+    /// once as a log line; nothing when silent. `finish_and_clear` it when done.
+    pub fn spinner(&self, message: String) -> ProgressBar {
+        if self.mode != Mode::Bars {
+            self.log(&message);
+            return ProgressBar::hidden();
+        }
+        let bar = self.multi.add(ProgressBar::new_spinner());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("valid template"),
+        );
+        bar.set_message(message);
+        bar.enable_steady_tick(Duration::from_millis(200));
+        bar
+    }
+
     /// A line for the log: above the bars on a terminal, on stdout otherwise.
     pub fn log(&self, line: &str) {
         match self.mode {

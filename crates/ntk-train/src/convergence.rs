@@ -303,7 +303,8 @@ pub fn figure(
                 spread: several.then(|| Spread::Bars(stats.iter().map(|p| (p.2, p.3)).collect())),
                 color: ramp(f, families.len().max(2)),
                 dash,
-                marker,
+                // A line alone draws nothing at one depth (one run): a marker there.
+                marker: marker.or((stats.len() == 1).then_some(Marker::Diamond)),
                 unresolved: Vec::new(),
             });
         }

@@ -241,9 +241,10 @@ pub(crate) fn train_epoch(
 }
 
 /// Records a finished epoch: its metrics row (with the test set evaluated when due),
-/// logged and appended to `metrics.csv`, the NTK when due, then a checkpoint or the last
-/// good state. A test loss that `progress.guard` judges diverged records nothing and is
-/// returned.
+/// logged and appended to `metrics.csv`, a checkpoint or the last good state, then the
+/// probes when due (after the checkpoint, so that an interruption while they measure keeps
+/// the epoch: the resumed run measures them, [`Tracking::record`]). A test loss that
+/// `progress.guard` judges diverged records nothing and is returned.
 pub(crate) fn record_epoch(
     run: &Run,
     stepper: &dyn Stepper,
@@ -263,12 +264,12 @@ pub(crate) fn record_epoch(
     }
     progress.rows.push(row);
     write_csv(&run.out.join("metrics.csv"), &progress.rows)?;
+    progress.checkpoint_or_keep(run, stepper.snapshot(), epoch, last)?;
     if let Some(tr) = tracking
         && tr.any_due(epoch, last)
     {
         tr.record(run, &stepper.valid(), &mut progress.tracked, epoch, last)?;
     }
-    progress.checkpoint_or_keep(run, stepper.snapshot(), epoch, last)?;
     Ok(None)
 }
 

@@ -156,6 +156,18 @@ pub enum Error {
         .out.display()
     )]
     RunExists { out: PathBuf },
+    /// A run directory holding an interrupted run (a checkpoint, no summary), without
+    /// `--resume`: refused before any run of the sweep starts (issue 66 item 6).
+    #[error(
+        "{} holds an interrupted run (checkpoint after epoch {epoch} of {epochs}): pass \
+         --resume to continue it from there, or choose another --out",
+        .out.display()
+    )]
+    Interrupted {
+        out: PathBuf,
+        epoch: usize,
+        epochs: usize,
+    },
     /// `--resume` of a run whose epochs are there but whose checkpoint pointer is gone.
     #[error(
         "{}: holds epoch checkpoints (checkpoints/) but no checkpoint.json, which names the \

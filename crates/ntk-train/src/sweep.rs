@@ -333,6 +333,15 @@ impl Sweep for TrainSweep<'_> {
         point.dir(self.out)
     }
 
+    fn refuse(
+        &self,
+        points: &[RunPoint],
+        planned: &[Planned],
+        _recompute: bool,
+    ) -> crate::Result<()> {
+        refuse_partial(self, points, planned, self.run.resume)
+    }
+
     fn record_failure(&self, point: &RunPoint, error: &crate::Error) -> crate::Result<()> {
         let dir = point.dir(self.out);
         std::fs::create_dir_all(&dir).map_err(|source| ntk_files::Error::CreateDir {
@@ -415,7 +424,7 @@ pub fn run(
 /// recorded fingerprint); a run of another config is an error naming it (and how many more
 /// are like it). Runs not yet made are left to the report, which names them.
 pub fn check_collect(cfg: &TrainConfig, out: &Path, compute: &Compute) -> crate::Result<()> {
-    with_sweep(cfg, out, compute, |s, points| {
+    with_sweep(cfg, out, compute, RunOptions::default(), |s, points| {
         sweep::check_collect(s, points)
     })
 }
@@ -427,6 +436,7 @@ fn with_sweep<T>(
     cfg: &TrainConfig,
     out: &Path,
     compute: &Compute,
+    run: RunOptions,
     f: impl FnOnce(&TrainSweep<'_>, &[RunPoint]) -> crate::Result<T>,
 ) -> crate::Result<T> {
     let data = train::load_data(&cfg.data, cfg.train.test_n)?;
@@ -438,7 +448,7 @@ fn with_sweep<T>(
         out,
         data: &data,
         compute,
-        run: RunOptions::default(),
+        run,
         reporter: &Reporter::silent(),
         engine: cfg.train.engine,
     };
@@ -454,9 +464,12 @@ pub fn dry_run(
     compute: &Compute,
     flags: DryRunFlags,
 ) -> crate::Result<()> {
-    with_sweep(cfg, out, compute, |sweep, points| {
-        let planned = sweep::dry_run(sweep, points, shard, flags.recompute)?;
-        refuse_partial(sweep, points, &planned, flags.resume)
+    let run = RunOptions {
+        resume: flags.resume,
+        ..RunOptions::default()
+    };
+    with_sweep(cfg, out, compute, run, |sweep, points| {
+        sweep::dry_run(sweep, points, shard, flags.recompute).map(|_| ())
     })
 }
 
@@ -483,9 +496,9 @@ pub struct DryRunFlags {
     pub recompute: bool,
 }
 
-/// What the run refuses of an interrupted run (partial, or failed with its checkpoint),
-/// refused first by its dry run in the same words: without `--resume` the directory already holds a run
-/// ([`crate::Error::RunExists`]); with it, a checkpoint of another engine than this run's
+/// What the run and its dry run refuse of an interrupted run (partial, or failed with its
+/// checkpoint), before any run of the sweep starts: without `--resume`, the run that is there
+/// ([`crate::Error::Interrupted`]); with it, a checkpoint of another engine than this run's
 /// ([`crate::Error::EngineMismatch`]).
 fn refuse_partial(
     sweep: &TrainSweep<'_>,
@@ -503,15 +516,32 @@ fn refuse_partial(
         if !dir.join("checkpoint.json").is_file() || dir.join("summary.json").is_file() {
             continue;
         }
-        if !resume {
-            return Err(crate::Error::RunExists { out: dir });
+        // A run another process is writing now is not interrupted: the run says so when
+        // it meets the lock.
+        if ntk_files::lock::DirLock::holder(&dir).is_some() {
+            continue;
         }
         let path = dir.join("checkpoint.json");
-        let text = std::fs::read_to_string(&path).map_err(|source| ntk_files::Error::Read {
-            path: path.clone(),
-            source,
-        })?;
-        let written_by = crate::checkpoint::parse_pointer(&text, &path)?.engine;
+        let pointer = std::fs::read_to_string(&path)
+            .map_err(|source| {
+                crate::Error::from(ntk_files::Error::Read {
+                    path: path.clone(),
+                    source,
+                })
+            })
+            .and_then(|text| crate::checkpoint::parse_pointer(&text, &path));
+        if !resume {
+            // One sentence: where the run stopped and the flag that continues it.
+            return Err(match pointer {
+                Ok(p) => crate::Error::Interrupted {
+                    out: dir,
+                    epoch: p.epoch,
+                    epochs: point.cfg.step_counts(sweep.data.train.n).2,
+                },
+                Err(_) => crate::Error::RunExists { out: dir },
+            });
+        }
+        let written_by = pointer?.engine;
         let engine = planned_state(&point.cfg, sweep.data.train.d, sweep.compute)?;
         train::check_engine(&dir, written_by, engine)?;
     }

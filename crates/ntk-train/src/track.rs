@@ -196,7 +196,11 @@ impl<'a> Tracking<'a> {
     }
 
     /// Takes the probes due after `epoch` (0: at initialization, all of them) on `model`
-    /// and rewrites their tables (`ntk.csv`, `representations.csv`).
+    /// that `tracked` does not hold yet, and rewrites their tables (`ntk.csv`,
+    /// `representations.csv`). A run checkpoints an epoch before its probes (so that an
+    /// interruption while they measure keeps the epoch), and a resumed run calls this for
+    /// its checkpoint's epoch: what the interruption left unmeasured is measured then, on
+    /// the same model.
     pub(crate) fn record(
         &self,
         run: &Run,
@@ -207,16 +211,24 @@ impl<'a> Tracking<'a> {
     ) -> crate::Result<()> {
         if let Some((k, probe)) = &self.ntk
             && Self::due(k.every, epoch, last)
+            && !tracked.ntk.iter().any(|r| r.epoch == epoch)
         {
             let precision = k.precision_on(run.compute);
             let stats = k.batch_norm_statistics.unwrap_or_default();
             let how = (k.output, precision, stats);
-            let row = measure(model, probe, run.compute, how, epoch)?;
-            tracked.ntk.push(row);
+            let spinner = run.reporter.spinner(format!(
+                "{}: the NTK of {} samples after epoch {epoch}",
+                run.spec.describe(),
+                probe.n
+            ));
+            let row = measure(model, probe, run.compute, how, epoch);
+            spinner.finish_and_clear();
+            tracked.ntk.push(row?);
             write_csv(&run.out.join("ntk.csv"), &tracked.ntk)?;
         }
         if let Some((r, probe)) = &self.representations
             && Self::due(r.every, epoch, last)
+            && !tracked.representations.iter().any(|r| r.epoch == epoch)
         {
             let rows = representations(model, probe, run.compute, epoch);
             tracked.representations.extend(rows);

@@ -72,8 +72,16 @@ pub fn train(
     progress.warnings = tracking
         .as_ref()
         .map_or_else(Vec::new, |t| t.warnings(&stepper.valid()));
-    if let (Some(tr), None) = (&tracking, &found) {
-        tr.record(&run, &stepper.valid(), &mut progress.tracked, 0, false)?;
+    match (&tracking, &found) {
+        (Some(tr), None) => tr.record(&run, &stepper.valid(), &mut progress.tracked, 0, false)?,
+        // The probes of the checkpoint's epoch, where an interruption stopped them (they
+        // run after the checkpoint): measured now, on the same model.
+        (Some(tr), Some(ck)) => {
+            let epoch = ck.pointer.epoch;
+            let last = epoch == run.epochs;
+            tr.record(&run, &stepper.valid(), &mut progress.tracked, epoch, last)?;
+        }
+        (None, _) => {}
     }
     // Before the first step (or read back on a resume): a rate the linearized network
     // cannot take.

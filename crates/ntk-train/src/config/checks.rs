@@ -274,7 +274,63 @@ impl TrainConfig {
                 "a kernel is listed twice: each kernel predicts once",
             ));
         }
-        Ok(())
+        // The run it predicts (the square loss, full batch, plain gradient descent), at
+        // load rather than after the run started (issue 65 item 15).
+        crate::predict::check(self, self.data.n)?;
+        self.validate_predicted_network(&listed())
+    }
+
+    /// The network `[prediction]` linearizes must be the one that trains: BatchNorm
+    /// normalizes full-batch training by the batch's statistics, the linearization by its
+    /// running ones (evaluation mode; measured: 17.84 predicted against 0.514 before any
+    /// step), so BatchNorm networks are refused (issue 65 item 5). The infinite-width kernel
+    /// covers the MLPs of `ntk_kernel::theory` only; its refusal names `prediction.kernels`.
+    fn validate_predicted_network(&self, listed: &str) -> crate::Result<()> {
+        let Some(p) = &self.prediction else {
+            return Ok(());
+        };
+        let Ok(spec) = self.spec() else {
+            // No network or two: validate_net says so.
+            return Ok(());
+        };
+        if spec.has_batch_norm() {
+            let key = match spec {
+                NetSpec::Mlp(_) => "model.normalization",
+                NetSpec::ResNet(_) => "resnet.variant",
+            };
+            return Err(crate::Error::config(
+                key,
+                format!("\"{}\" with [prediction]", spec.normalization_name()),
+                "[prediction] linearizes the network in evaluation mode (BatchNorm's running \
+                 statistics), but full-batch training normalizes by the batch's own: the \
+                 prediction would describe another network. Leave [prediction] out, or \
+                 predict a network without BatchNorm (layer_norm, none)",
+            ));
+        }
+        if !p.kernels.contains(&PredictKernel::Theory) {
+            return Ok(());
+        }
+        let NetSpec::Mlp(mlp) = spec else {
+            return Err(crate::Error::config(
+                "prediction.kernels",
+                listed,
+                "the infinite-width kernel (\"theory\") is written for MLPs, not ResNets: \
+                 use kernels = [\"empirical\"]",
+            ));
+        };
+        let one = ntk_model::MlpConfig {
+            output_dim: 1,
+            ..mlp
+        };
+        match ntk_kernel::theory::Scaling::of(&one) {
+            Ok(_) | Err(ntk_kernel::theory::NotCovered::UnknownInputDim) => Ok(()),
+            Err(reason) => Err(crate::Error::config(
+                "prediction.kernels",
+                format!("{listed} ({reason})"),
+                "the infinite-width kernel (\"theory\") does not cover this network; use \
+                 kernels = [\"empirical\"]",
+            )),
+        }
     }
 
     fn validate_representations(&self) -> crate::Result<()> {

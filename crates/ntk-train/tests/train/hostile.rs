@@ -1586,6 +1586,44 @@ fn the_dry_run_of_an_interrupted_run_refuses_what_the_run_refuses() {
     }
 }
 
+/// Issue 66 item 6: forgetting `--resume` on an interrupted run is one sentence (where the
+/// run stopped, the flag that continues it), exit code 2, before anything is written: no
+/// `failed.json`, no tables for 0 runs, every file as it was.
+#[test]
+fn an_interrupted_run_without_resume_is_one_sentence_and_writes_nothing() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, out) = checkpointed_run(dir.path(), "forgot");
+    let files = |out: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(out)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_type().unwrap().is_file())
+            .map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, std::fs::read(e.path()).unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = files(&out);
+    let o = run(&args(&cfg, &out, &[]));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with("error: ")
+            && lines[0].contains("interrupted run")
+            && lines[0].contains("epoch 2 of 2")
+            && lines[0].contains("--resume"),
+        "{err}"
+    );
+    assert!(!out.join("failed.json").exists());
+    assert!(files(&out) == before, "files changed");
+}
+
 /// Issue 45, D2 and D4: bench refuses 0 steps or samples (it printed inf with exit code
 /// 0); `--lr -1` is the config's range error on the value, not a parse error of the
 /// command line; a labels file of one class is named with its classes, not the

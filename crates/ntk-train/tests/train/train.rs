@@ -72,6 +72,21 @@ fn resumed_equals_uninterrupted(engine: EngineChoice) {
     );
     assert_eq!(first.status, RunStatus::Interrupted);
     assert!(!split.path().join("summary.json").exists());
+    // The checkpoint of epoch 2 was made before that epoch's NTK (issue 66 item 6: Ctrl-C
+    // while the NTK measures keeps the epoch): its table ends at epoch 0. Mimic an
+    // interruption during that measurement: the run's ntk.csv without epoch 2's row; the
+    // resumed run measures it, on the checkpoint's model, to the same bits.
+    let ck = ntk_train::checkpoint::find(split.path()).unwrap().unwrap();
+    assert_eq!(ck.pointer.epoch, 2);
+    assert_eq!(
+        ck.tracked.ntk.iter().map(|r| r.epoch).collect::<Vec<_>>(),
+        [0]
+    );
+    let ntk_path = split.path().join("ntk.csv");
+    let mut rows: Vec<NtkRow> = read_csv(&ntk_path).unwrap();
+    assert_eq!(rows.iter().map(|r| r.epoch).collect::<Vec<_>>(), [0, 2]);
+    rows.pop();
+    ntk_train::metrics::write_csv(&ntk_path, &rows).unwrap();
     // Without --resume the directory is refused, not overwritten.
     let err = run_err(&cfg, split.path(), RunOptions::default());
     assert!(err.contains("--resume"), "{err}");

@@ -17,6 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (n, d) = (x.rows, x.dim());
     let compute = backend::select(Some("flex"), Precision::F32)?;
     let dev = &compute.device;
+    dev.seed(0); // the same initialization on every run
     let net = MyNet {
         hidden: LinearConfig::new(d, 512).init(dev),
         out: LinearConfig::new(512, 10).init(dev),
@@ -25,9 +26,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let forward = |m: &MyNet, x: Tensor<2>| m.out.forward(relu(m.hidden.forward(x)));
     let k = empirical_ntk(&net, forward, batch, OutputMode::Sum, Precision::F64); // f32 net, f64 kernel
     let c = Conditioning::of(&k, Precision::F64)?;
+    let kappa = c
+        .kappa
+        .map_or("none (singular)".into(), |v| format!("{v:.4e}"));
+    let angle = c
+        .min_grad_angle_deg
+        .map_or("-".into(), |v| format!("{v:.3}"));
     println!(
-        "kappa {:?}, rank {} of {}, min angle {:?} deg",
-        c.kappa, c.rank, k.size, c.min_grad_angle_deg
+        "kappa {kappa}, rank {} of {}, min angle {angle} deg",
+        c.rank, k.size
     );
     Ok(())
 }
