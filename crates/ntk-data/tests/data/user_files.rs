@@ -376,9 +376,9 @@ fn lying_headers_devices_and_missing_files_are_refused_unread() {
     );
 }
 
-/// Every row of a file set with unequal classes (4 rows: three of class 0, one of class
-/// 1) trains as it is, in file order, with `n` and `subset` left out or `n`
-/// given as every row (issue 66: a balanced pick of all 1,500 rows needed 750 per class
+/// Every row of a file set with unequal classes (4 rows: three of class 0, one of
+/// class 1) trains as it is, in file order, with `n` and `subset` left out or `n` given as
+/// every row (issue 66: a balanced pick of all 1,500 rows needed 750 per class
 /// and was refused); a given `subset` is kept, and `balanced` on the same rows is refused,
 /// naming the class.
 #[test]
