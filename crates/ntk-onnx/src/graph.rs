@@ -88,16 +88,31 @@ pub fn load(path: &Path) -> Result<Loaded> {
         path: path.to_path_buf(),
         source,
     })?;
+    load_bytes(path, &bytes)
+}
+
+/// [`load`] of a file's bytes (`path` names it in errors). A panic inside onnx-ir on a
+/// malformed graph is caught and returned as [`OnnxError::Parse`].
+pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
     let parse_err = |reason: String| OnnxError::Parse {
         path: path.to_path_buf(),
         reason,
     };
-    let model = ModelProto::parse_from_bytes(&bytes).map_err(|e| parse_err(e.to_string()))?;
+    let model = ModelProto::parse_from_bytes(bytes).map_err(|e| parse_err(e.to_string()))?;
     ops::check_supported(path, &model)?;
-    let graph = OnnxGraphBuilder::new()
-        .simplify(false)
-        .parse_bytes(&bytes)
-        .map_err(|e| parse_err(e.to_string()))?;
+    let parsed =
+        std::panic::catch_unwind(|| OnnxGraphBuilder::new().simplify(false).parse_bytes(bytes));
+    let graph = match parsed {
+        Ok(graph) => graph.map_err(|e| parse_err(e.to_string()))?,
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("no message");
+            return Err(parse_err(format!("onnx-ir failed on its graph: {why}")));
+        }
+    };
     let initializers: Vec<(String, Vec<usize>)> = model
         .graph
         .initializer

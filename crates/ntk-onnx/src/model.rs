@@ -32,7 +32,15 @@ impl OnnxModel {
     /// input of known per-sample shape, one output) and run once on a zero sample, so a
     /// model that loads runs.
     pub fn load(path: &Path, device: &Device, dtype: DType) -> Result<Self> {
-        let loaded = graph::load(path)?;
+        Self::from_loaded(graph::load(path)?, device, dtype)
+    }
+
+    /// [`OnnxModel::load`] of a file's bytes (`path` names it in errors).
+    pub fn load_bytes(path: &Path, bytes: &[u8], device: &Device, dtype: DType) -> Result<Self> {
+        Self::from_loaded(graph::load_bytes(path, bytes)?, device, dtype)
+    }
+
+    fn from_loaded(loaded: graph::Loaded, device: &Device, dtype: DType) -> Result<Self> {
         let params = loaded
             .params
             .iter()

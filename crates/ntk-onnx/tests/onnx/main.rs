@@ -2,6 +2,7 @@
 //! torch.func (experiments/onnx/torch_reference.py), and the errors a file can raise.
 
 mod common;
+mod corrupt;
 mod errors;
 mod python;
 mod torch_ntk;
