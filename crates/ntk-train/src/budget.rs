@@ -27,7 +27,53 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
         e.add("the tracked NTK", 4.0 * n * n, 8.0);
         e.add("its gradient rows", n * spec.params(d), 8.0);
     }
+    if let Some(p) = &cfg.prediction {
+        let (what, elements) = prediction_peak(&spec, d, cfg.data.n, cfg.train.test_n, p);
+        e.add(what, elements, 8.0);
+    }
     Ok(e)
+}
+
+/// The f64 elements `[prediction]` holds at its peak (issue 65 item 12: it was left out,
+/// so n = 2000 with 1000 test rows was estimated at 6 MiB and then formed a 72 MB kernel
+/// and an n x n eigendecomposition), with the phase that sets it. Each listed kernel is
+/// formed and used in turn, on the `n` training and `m` test rows together (`N = n + m`):
+/// forming the empirical kernel of an MLP on the host engine holds each layer's two Gram
+/// matrices beside the sum (`2 (L + 1) + 1` of `N x N`), of another network its gradient
+/// rows (`N x P`) beside the kernel; the infinite-width kernel holds each layer's NNGP and
+/// NTK matrices (`2 (L + 1) + 1`); the linearized model then holds the kernel, its `n x n`
+/// training block, the eigenvectors and the eigensolver's workspace (`N^2 + 4 n^2`). Held to
+/// the measured peak in tests/train/hostile.rs
+/// (`the_memory_estimate_holds_to_the_measured_peak_of_a_prediction`).
+fn prediction_peak(
+    spec: &NetSpec,
+    d: usize,
+    n: usize,
+    m: usize,
+    p: &crate::config::PredictionConfig,
+) -> (&'static str, f64) {
+    let (n, all) = (n as f64, (n + m) as f64);
+    let layers = spec.depth() as f64 + 1.0;
+    let grams = (2.0 * layers + 1.0) * all * all;
+    let forming = p
+        .kernels
+        .iter()
+        .map(|k| {
+            let structured = matches!(spec, NetSpec::Mlp(_)) && spec.on_host_engine();
+            match k {
+                crate::config::PredictKernel::Empirical if !structured => {
+                    all * all + all * spec.params(d)
+                }
+                _ => grams,
+            }
+        })
+        .fold(0.0, f64::max);
+    let linearized = all * all + 4.0 * n * n;
+    if forming >= linearized {
+        ("[prediction]'s kernel as it is formed", forming)
+    } else {
+        ("[prediction]'s linearized model", linearized)
+    }
 }
 
 /// The memory of training `spec` on batches of `batch` inputs of `d` values in `elem`-byte

@@ -1129,6 +1129,32 @@ fn the_memory_estimate_holds_to_the_measured_peak() {
     assert_estimate_holds("mlp width 4096", estimate_and_peak(&cfg, d));
 }
 
+/// The same for `[prediction]`, whose memory is its kernels (issue 65 item 12: it was not
+/// counted): 1,500 digits, full batch, the empirical kernel and then the infinite-width one.
+#[test]
+fn the_memory_estimate_holds_to_the_measured_peak_of_a_prediction() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for kernels in ["\"empirical\"", "\"theory\""] {
+        let text = TINY
+            .replace("n = 60", "n = 1500")
+            .replace("width = 8", "width = 64")
+            .replace("depth = 1", "depth = 2")
+            .replace("momentum = 0.5", "")
+            .replace("batch_size = 20", "batch_size = 1500\nloss = \"mse\"")
+            + &format!("\n[prediction]\nkernels = [{kernels}]\n");
+        let name = kernels.trim_matches('"');
+        let cfg = write(d, &format!("{name}.toml"), &text);
+        let out = d.join(name);
+        std::fs::create_dir_all(&out).unwrap();
+        assert_estimate_holds(
+            &format!("[prediction] {name}"),
+            estimate_and_peak(&cfg, &out),
+        );
+    }
+}
+
 /// The same for the ResNets, whose memory is their activations: ResNet-20 at batch 128 on
 /// 32x32 images (generated files in CIFAR-10's layout) for two steps, with BatchNorm (the
 /// host engine keeps each block's normalized values) and with Fixup (none), evaluation on a
