@@ -246,14 +246,15 @@ fn inspect(dir: &Path) -> Found {
     let text = match read_regular(&state, 1 << 20) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            // No state: the directory is free unless it holds files of this module's names,
-            // which no probe leaves without a phases.json (it is written first).
+            // No state: the directory is free unless it holds tiles, which no probe leaves
+            // without a phases.json (it is written first; a temporary copy of a state
+            // killed before its rename is no evidence either way, and is never read).
             let names = fs::read_dir(dir)
                 .map(|entries| {
                     entries
                         .flatten()
                         .filter_map(|e| e.file_name().to_str().map(str::to_string))
-                        .filter(|n| ours(n))
+                        .filter(|n| n == TILES || n == PARTIAL)
                         .collect::<Vec<_>>()
                 })
                 .unwrap_or_default();
@@ -533,12 +534,9 @@ impl PhaseFiles {
 
     fn drop_files(&mut self, why: &str) {
         eprintln!("warning: phase files dropped ({why}); the run goes on without them");
+        // Only what is still provably the probe's (its state is written before any tiles).
         if let Found::Ours(_) = inspect(&self.dir) {
             remove_ours(&self.dir);
-        } else {
-            // A state that could not be written: what this run wrote beside it is its own.
-            let _ = fs::remove_file(self.dir.join(TILES));
-            let _ = fs::remove_file(self.dir.join(PARTIAL));
         }
         self.state = self.state.restart();
     }

@@ -621,3 +621,20 @@ fn a_tiled_sweeps_dry_run_says_partial_and_its_data_stay_outside() {
     }
     assert!(data.exists());
 }
+
+/// A run killed while writing its first state leaves only a temporary copy of it: no tiles,
+/// so the directory is usable (not taken for another's), and finishing removes the copy.
+#[test]
+fn a_leftover_temporary_state_does_not_block_phase_files() {
+    let (n, block) = (40, 16);
+    let dir = tempfile::tempdir().unwrap();
+    let place = Place::beside(&dir.path().join("run"), true, "c");
+    std::fs::create_dir(&place.dir).unwrap();
+    let tmp = place.dir.join("phases.json.ntk-tmp-1");
+    std::fs::write(&tmp, "{").unwrap();
+    let files = PhaseFiles::open(&place, (n, block), Tiled::bytes_for(n, block) as u64)
+        .unwrap()
+        .expect("a usable place");
+    files.finish();
+    assert!(!place.dir.exists(), "{:?}", std::fs::read_dir(&place.dir));
+}
