@@ -19,6 +19,9 @@
 //! - [`relu`]: Liu & Hui's closed forms (`g`, Thm 4.4, Thm 4.5, the infinite-depth limits
 //!   `phi -> arccos(1/4)` and `kappa -> (n + 3)/3`).
 //! - [`linear`]: the linear network (`K = (L + 1) G`, every angle `theta_in`).
+//! - [`on_inputs`]: what the theory says of one network on one set of inputs (its min
+//!   gradient angle and kappa, [`theory_value`]), as a sweep's table puts it beside the
+//!   measurements.
 //! - [`transfer`]: Agarwal et al.'s transfer functions of a normalized activation off unit
 //!   variance (norm `N(q)`, its slope, the bias `B(q)`; appendix I.1, Fig. 6).
 //!
@@ -29,6 +32,7 @@ pub mod linear;
 #[cfg(test)]
 mod measured;
 pub mod ntk;
+pub mod on_inputs;
 pub mod relu;
 pub mod scaling;
 pub mod transfer;
@@ -42,6 +46,7 @@ pub use ntk::{
     infinite_width_embedding_gram, infinite_width_kernels, infinite_width_kernels_scaled,
     infinite_width_ntk, pair_recursion, pair_recursion_scaled,
 };
+pub use on_inputs::{TheoryValue, theory_value};
 pub use relu::{
     RELU_LIMIT_COS_PHI, RELU_LIMIT_PHI_DEG, g, relu_embedding_angles, relu_grad_angle,
     relu_limit_kappa, relu_limit_kernel, relu_small_angle_cos_phi, relu_small_angle_grad_angle,

@@ -608,9 +608,11 @@ mod grid;
 mod redraw;
 
 pub use collect::{
-    GroupRow, TheoryCache, TheoryValue, collect, collect_as, group, theory_key, write_results_csv,
+    GroupRow, TheoryCache, collect, collect_as, group, theory_key, write_results_csv,
 };
 pub use figures::{SeedValue, figures};
 use grid::convention_name;
 pub use grid::{AXES, Point, Setting, SweepConfig, SweepSection};
+/// The theory's values of one (setting, activation, depth), as `theory.json` holds them.
+pub use ntk_kernel::theory::TheoryValue;
 pub use redraw::redraw;
