@@ -8,7 +8,9 @@
 //! plus a header for `probe.weights`, a few dozen bytes a sample for `probe.blocks`. Every
 //! error names the key and the file; given weights are refused when a tensor holds a value
 //! that is not finite (in the file, or once in the network's precision) or a BatchNorm
-//! variance is negative, naming the tensor and the entry.
+//! variance is negative, naming the tensor and the entry. Last, the kernel of the input of
+//! the largest norm alone, as the run computes it, must be finite in the run's precision
+//! (an overflow refused before any work, naming the row and the weights).
 
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
