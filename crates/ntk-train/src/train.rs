@@ -468,18 +468,26 @@ engine = "{engine}"
         }
     }
 
-    /// The same schedule under the default `train.divergence_factor`: the loss after the
+    /// Burn's steps at a rate multiplied by 1e30 every epoch (0.1, 1e29, 1e59), checkpoints
+    /// every 100 epochs, under `train.divergence_factor = factor`.
+    fn exploding(factor: f64) -> TrainConfig {
+        let mut cfg = config("burn");
+        cfg.train.divergence_factor = factor;
+        cfg.train.checkpoint_every = 100;
+        cfg.schedule.kind = crate::schedule::ScheduleKind::Step;
+        cfg.schedule.step_size = Some(1);
+        cfg.schedule.gamma = 1e30;
+        cfg
+    }
+
+    /// [`exploding`] under the default `train.divergence_factor`: the loss after the
     /// first step at 1e29 is finite but far past 1e4 times the initial loss, so the run
     /// diverges in epoch 2 (issue 66: a run whose loss went 2,381 -> 1.26e14 was called
     /// finished); the summary says why, against which reference, and a resume from the
     /// checkpoint keeps the same reference.
     #[test]
     fn an_exploding_loss_is_a_divergence() {
-        let mut cfg = config("burn");
-        cfg.train.checkpoint_every = 100;
-        cfg.schedule.kind = crate::schedule::ScheduleKind::Step;
-        cfg.schedule.step_size = Some(1);
-        cfg.schedule.gamma = 1e30;
+        let cfg = exploding(crate::divergence::DEFAULT_FACTOR);
         let dir = tempfile::tempdir().unwrap();
         let summary = train_in(&cfg, &data(None), dir.path(), false);
         assert_eq!(summary.status, RunStatus::Diverged);
@@ -518,12 +526,7 @@ engine = "{engine}"
     /// checkpointed (`checkpoint_every` is 100), becomes the checkpoint.
     #[test]
     fn a_divergence_keeps_the_last_good_epoch() {
-        let mut cfg = config("burn");
-        cfg.train.divergence_factor = f64::MAX;
-        cfg.train.checkpoint_every = 100;
-        cfg.schedule.kind = crate::schedule::ScheduleKind::Step;
-        cfg.schedule.step_size = Some(1);
-        cfg.schedule.gamma = 1e30;
+        let cfg = exploding(f64::MAX);
         let dir = tempfile::tempdir().unwrap();
         let summary = train_in(&cfg, &data(None), dir.path(), false);
         assert_eq!(summary.status, RunStatus::Diverged);
