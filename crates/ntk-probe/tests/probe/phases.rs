@@ -638,3 +638,77 @@ fn a_leftover_temporary_state_does_not_block_phase_files() {
     files.finish();
     assert!(!place.dir.exists(), "{:?}", std::fs::read_dir(&place.dir));
 }
+
+/// Issue 65 items 3 and 13 through the command line: `ntk --resume` over this run's phase
+/// files whose tiles are truncated, missing, or altered (one entry x1.5) says so, forms the
+/// kernel again and gives the uninterrupted run's summary numbers exactly, exit 0; the phase
+/// files are gone afterwards.
+#[test]
+fn a_resumed_tiled_command_forms_damaged_tiles_again() {
+    use ntk_numerics::backend::{Precision, select};
+    use ntk_probe::config::ProbeConfig;
+    use ntk_probe::run;
+    let dir = tempfile::tempdir().unwrap();
+    let n = 150;
+    let text = format!(
+        "[data]\ndataset = \"synthetic\"\nn = {n}\ninput_dim = 6\n[model]\nwidth = 24\n\
+         depth = 2\nactivation = \"relu\"\n[probe]\nprecision = \"f64\"\neigen = \"tiled\"\n"
+    );
+    let cfg = write_file(dir.path(), "tiled.toml", &text);
+    let reference = dir.path().join("reference");
+    let o = ntk_cli(&cfg, &reference);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary = |out: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+    };
+    let want = summary(&reference);
+    let pcfg = ProbeConfig::parse(&text).unwrap();
+    let inputs = ntk_data::inputs::load(&pcfg.data).unwrap();
+    let compute = select(None, Precision::F64).unwrap();
+    let given = run::Given::read(&pcfg, &inputs, &compute).unwrap();
+    let prov = run::provenance(&pcfg, &inputs, &inputs.digest(), &compute, Some(&given));
+    let bytes = Tiled::bytes_for(n, run::TILE) as u64;
+    let k = spd(n);
+    for damage in ["truncated", "missing", "scaled"] {
+        let out = dir.path().join(damage);
+        let place = Place::beside(&out, true, &prov.fingerprint);
+        let mut files = PhaseFiles::open(&place, (n, run::TILE), bytes)
+            .unwrap()
+            .unwrap();
+        let formed = Formed {
+            min_angle: None,
+            seconds: 1.0,
+        };
+        files.save_kernel(&Tiled::from_dense(&k, n, run::TILE), formed);
+        drop(files);
+        let tiles = place.dir.join("tiles.f64");
+        let mut raw = std::fs::read(&tiles).unwrap();
+        match damage {
+            "truncated" => std::fs::write(&tiles, &raw[..raw.len() / 3]).unwrap(),
+            "missing" => std::fs::remove_file(&tiles).unwrap(),
+            _ => {
+                let v = f64::from_le_bytes(raw[8..16].try_into().unwrap()) * 1.5;
+                raw[8..16].copy_from_slice(&v.to_le_bytes());
+                std::fs::write(&tiles, &raw).unwrap();
+            }
+        }
+        let o = probe()
+            .args(["ntk", "--resume", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{damage}: {err}");
+        assert!(
+            err.contains("tiles.f64") && err.contains("formed again"),
+            "{damage}: {err}"
+        );
+        let got = summary(&out);
+        for key in ["lambda_min", "lambda_max", "kappa", "min_grad_angle_deg"] {
+            assert_eq!(got[key], want[key], "{damage}: {key}");
+        }
+        assert!(!place.dir.exists(), "{damage}: phase files left");
+    }
+}
