@@ -294,17 +294,27 @@ impl TrainConfig {
             return Ok(());
         };
         if spec.has_batch_norm() {
-            let key = match spec {
-                NetSpec::Mlp(_) => "model.normalization",
-                NetSpec::ResNet(_) => "resnet.variant",
+            let (key, reason) = match spec {
+                NetSpec::Mlp(_) => (
+                    "model.normalization",
+                    "[prediction] linearizes the network in evaluation mode (BatchNorm's \
+                     running statistics), but full-batch training normalizes by the batch's \
+                     own: the prediction would describe another network. Leave [prediction] \
+                     out, or predict an MLP with normalization = \"layer_norm\" or \"none\"",
+                ),
+                NetSpec::ResNet(_) => (
+                    "resnet.variant",
+                    "[prediction] linearizes the network in evaluation mode (BatchNorm's \
+                     running statistics), but full-batch training normalizes by the batch's \
+                     own: the prediction would describe another network. Leave [prediction] \
+                     out, or predict a ResNet with variant = \"norm_relu\", \"fixup\" or \
+                     \"selu\"",
+                ),
             };
             return Err(crate::Error::config(
                 key,
                 format!("\"{}\" with [prediction]", spec.normalization_name()),
-                "[prediction] linearizes the network in evaluation mode (BatchNorm's running \
-                 statistics), but full-batch training normalizes by the batch's own: the \
-                 prediction would describe another network. Leave [prediction] out, or \
-                 predict a network without BatchNorm (layer_norm, none)",
+                reason,
             ));
         }
         if !p.kernels.contains(&PredictKernel::Theory) {
