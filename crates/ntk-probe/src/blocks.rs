@@ -102,8 +102,9 @@ pub fn members(
 /// A given block partition (`probe.blocks`) read from `path` ([`parse_given`]): a regular
 /// file of at most what `n` samples' indices take.
 pub fn read_given(path: &Path, n: usize) -> crate::Result<Vec<Vec<usize>>> {
-    let limit = crate::run::given::blocks_limit(n);
-    let bytes = crate::run::given::read_input("probe.blocks", path, limit, "the samples' indices")?;
+    let limit = crate::run::given_file::blocks_limit(n);
+    let bytes =
+        crate::run::given_file::read_input("probe.blocks", path, limit, "the samples' indices")?;
     parse_bytes(bytes, path, n)
 }
 

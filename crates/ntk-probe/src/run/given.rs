@@ -3,32 +3,23 @@
 //! file read once (the digest and the content from the same bytes) and checked before any
 //! work, so that `--dry-run` refuses what the run would.
 //!
-//! A given file must be a regular file (a FIFO is refused, never waited on; a symbolic link
-//! to a file is followed) no larger than what the run can use: the network's values in f64
-//! plus a header for `probe.weights`, a few dozen bytes a sample for `probe.blocks`. Every
-//! error names the key and the file; given weights are refused when a tensor holds a value
-//! that is not finite (in the file, or once in the network's precision) or a BatchNorm
-//! variance is negative, naming the tensor and the entry. Last, the kernel of the input of
+//! A given file is read as [`super::given_file`] reads it (a regular file no larger than
+//! what the run can use: the network's values in f64 plus a header for `probe.weights`, a
+//! few dozen bytes a sample for `probe.blocks`). Every error names the key and the file;
+//! given weights are refused when a tensor holds a value that is not finite (in the file,
+//! or once in the network's precision) or a BatchNorm variance is negative, naming the
+//! tensor and the entry. Last, the kernel of the input of
 //! the largest norm alone, as the run computes it, must be finite in the run's precision
 //! (an overflow refused before any work, naming the row and the weights).
 
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use ntk_model::Net;
 use ntk_model::export::Named;
 use ntk_runs::provenance;
 
+use super::given_file::{HEADER_BYTES, blocks_limit, read_input};
 use super::*;
-
-/// Bytes a safetensors file may take beyond its values: its header (names, shapes, offsets)
-/// and metadata (the config as JSON).
-const HEADER_BYTES: u64 = 1 << 20;
-
-/// Bytes `probe.blocks` may take per sample (its index, separators, comments), beyond
-/// [`HEADER_BYTES`].
-const BLOCKS_BYTES_PER_SAMPLE: u64 = 64;
 
 /// The network of a run, its given blocks, and the digests of its given files.
 pub struct Given {
@@ -98,57 +89,6 @@ impl Given {
             ("probe.blocks_digest", self.blocks_digest.as_deref()),
         ]
     }
-}
-
-/// The most bytes `probe.blocks` may take for `n` samples.
-pub(crate) fn blocks_limit(n: usize) -> u64 {
-    HEADER_BYTES + BLOCKS_BYTES_PER_SAMPLE * n as u64
-}
-
-/// The bytes of the run's input `path` (the config's `key`): a regular file (a link to one
-/// followed; a FIFO, a device or a directory refused without waiting on it) of at most
-/// `limit` bytes (`needs` says what they hold), read once.
-pub(crate) fn read_input(
-    key: &'static str,
-    path: &Path,
-    limit: u64,
-    needs: &str,
-) -> crate::Result<Vec<u8>> {
-    let bad = |reason: String| Error::Config {
-        key,
-        value: path.display().to_string(),
-        reason,
-    };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| bad(format!("cannot read: {e}")))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| bad(format!("cannot read: {e}")))?;
-    if !meta.is_file() {
-        return Err(bad(
-            "not a regular file (a directory, a FIFO or a device); name a file".into(),
-        ));
-    }
-    if meta.len() > limit {
-        return Err(bad(format!(
-            "{} bytes, more than this run can use ({} bytes: {needs})",
-            meta.len(),
-            limit
-        )));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| bad(format!("cannot read: {e}")))?;
-    if bytes.len() as u64 > limit {
-        return Err(bad(format!(
-            "grew beyond {limit} bytes while read (more than this run can use for {needs})"
-        )));
-    }
-    Ok(bytes)
 }
 
 /// Refuses given weights that hold a value that is not finite (in the file, or once held in

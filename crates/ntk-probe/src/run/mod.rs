@@ -31,6 +31,7 @@ use ntk_runs::progress::Phase;
 use ntk_runs::provenance::{self, Provenance};
 
 pub mod given;
+pub mod given_file;
 mod measured;
 mod memory;
 mod outputs;
