@@ -129,6 +129,8 @@ pub struct OnnxSummary {
     /// statistics excepted).
     pub parameters: usize,
     pub n: usize,
+    /// The kernel's rows: `n`, or `n` times the outputs with `output = "full"`.
+    pub kernel_size: usize,
     pub data: String,
     pub precision: Precision,
     pub backend: String,
@@ -270,6 +272,7 @@ pub fn run(
         input_shape: model.sample_dims().to_vec(),
         parameters: model.num_params_total(),
         n: inputs.n,
+        kernel_size: kernel.size,
         data: inputs.description.clone(),
         precision,
         backend: compute.backend.name().to_string(),

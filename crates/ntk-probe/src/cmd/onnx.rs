@@ -111,7 +111,7 @@ fn print_table(s: &OnnxSummary) {
     println!("  lambda_max          {:.6e}", s.lambda_max);
     println!(
         "  kappa               {}",
-        super::run::fmt_kappa(s.kappa, s.rank, s.n)
+        super::run::fmt_kappa(s.kappa, s.rank, s.kernel_size)
     );
     if let (Some(a), Some([i, j])) = (s.min_grad_angle_deg, s.min_grad_angle_pair) {
         println!("  min grad angle      {a:.4} deg (samples {i}, {j})");
