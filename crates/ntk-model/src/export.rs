@@ -9,10 +9,13 @@
 //!   `blocks.{i}.conv1.weight`, `blocks.{i}.bn1.*`, Fixup's `blocks.{i}.bias1a` ... `scale`,
 //!   `head_bias`, `classifier.weight` (`[classes, features]`) and `classifier.bias`
 //!   ([`crate::resnet::export`]). Buffers PyTorch derives (`num_batches_tracked`, the
-//!   NormReLU convolutions' border `gain`) are not written: load with `strict=False`.
+//!   NormReLU convolutions' border `gain`) are not written: load with `strict=False`; a file
+//!   that holds them (a PyTorch `state_dict` saved whole) loads, they are passed over.
 //!
 //! [`Named`] is what a network implements to take part; [`save`] and [`load`] write and read
-//! any of them.
+//! any of them. Loading checks both ways: every tensor of the network must be in the file
+//! with its shape, and every tensor of the file must be one the network uses (a file of
+//! another architecture is refused, naming the tensors it would leave unread).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -75,6 +78,13 @@ pub trait Named: Sized {
     fn with_tensors(self, get: Get<'_>) -> Result<Self, ModelError>;
     /// The config, as JSON, for the file's metadata (`ntk_model_config`).
     fn config_json(&self) -> String;
+    /// The names of the buffers the matching PyTorch module holds that this network derives
+    /// instead of loading (BatchNorm's `num_batches_tracked`, the NormReLU convolutions'
+    /// border `gain`): never written, and passed over when a file holds them (a PyTorch
+    /// `state_dict` saved whole). Every other tensor of a file must be one the network uses.
+    fn derived(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 impl Named for Mlp {
@@ -86,6 +96,11 @@ impl Named for Mlp {
     }
     fn config_json(&self) -> String {
         serde_json::to_string(self.config()).expect("config serializes")
+    }
+    fn derived(&self) -> Vec<String> {
+        (0..self.batch_norms.len())
+            .map(|l| format!("batch_norms.{l}.num_batches_tracked"))
+            .collect()
     }
 }
 
@@ -106,6 +121,12 @@ impl Named for crate::Net {
         match self {
             Self::Mlp(m) => m.config_json(),
             Self::ResNet(r) => r.config_json(),
+        }
+    }
+    fn derived(&self) -> Vec<String> {
+        match self {
+            Self::Mlp(m) => m.derived(),
+            Self::ResNet(r) => r.derived(),
         }
     }
 }
@@ -136,7 +157,11 @@ pub fn save<N: Named>(net: &N, path: &Path, dtype: ExportDType) -> Result<(), Mo
 }
 
 /// Loads weights saved by [`save`] (or by PyTorch under the same names) into `net`, a
-/// network of the same architecture, checking every name and shape.
+/// network of the same architecture, checking every name and shape: every tensor the network
+/// has must be in the file with its shape, and every tensor of the file must be one the
+/// network uses (or a buffer it derives, [`Named::derived`]); a file of another architecture
+/// (biases into a network without, a normalization's tensors into a network without it,
+/// another ResNet variant's) is refused, naming the tensors it would leave unused.
 pub fn load<N: Named>(net: N, path: &Path) -> Result<N, ModelError> {
     let p = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
@@ -146,6 +171,9 @@ pub fn load<N: Named>(net: N, path: &Path) -> Result<N, ModelError> {
     load_bytes(net, &bytes, &p)
 }
 
+/// How many of the tensors a file holds beyond the network's a refusal names (then a count).
+const NAMED_UNUSED: usize = 5;
+
 /// [`load`] from the file's bytes; `name` is the file, for messages.
 pub fn load_bytes<N: Named>(net: N, bytes: &[u8], name: &str) -> Result<N, ModelError> {
     let p = name.to_string();
@@ -153,7 +181,10 @@ pub fn load_bytes<N: Named>(net: N, bytes: &[u8], name: &str) -> Result<N, Model
         path: p.clone(),
         reason: format!("not a safetensors file: {e}"),
     })?;
+    let mut used = std::collections::HashSet::new();
+    used.extend(net.derived());
     let mut fetch = |name: &str, shape: &[usize]| -> Result<Vec<f64>, ModelError> {
+        used.insert(name.to_string());
         let view = st.tensor(name).map_err(|_| ModelError::Weights {
             path: p.clone(),
             reason: format!("missing tensor `{name}`"),
@@ -169,7 +200,47 @@ pub fn load_bytes<N: Named>(net: N, bytes: &[u8], name: &str) -> Result<N, Model
         }
         from_bytes(&view, &p, name)
     };
-    net.with_tensors(&mut fetch)
+    let net = net.with_tensors(&mut fetch)?;
+    let mut unused: Vec<&str> = st
+        .names()
+        .into_iter()
+        .filter(|n| !used.contains(*n))
+        .collect();
+    if unused.is_empty() {
+        return Ok(net);
+    }
+    unused.sort_by_cached_key(|n| natural(n));
+    let named: Vec<String> = unused
+        .iter()
+        .take(NAMED_UNUSED)
+        .map(|n| format!("`{n}`"))
+        .collect();
+    let more = match unused.len().saturating_sub(NAMED_UNUSED) {
+        0 => String::new(),
+        k => format!(" and {k} more"),
+    };
+    Err(ModelError::Weights {
+        path: p,
+        reason: format!(
+            "holds {} tensor(s) the network does not use: {}{more}; the weights of another \
+             architecture (biases, a normalization, another variant), which this network \
+             would leave unread: give the file of this network, or the config it was saved \
+             from",
+            unused.len(),
+            named.join(", ")
+        ),
+    })
+}
+
+/// A tensor name as a key that orders its numbers by value (`layers.2.bias` before
+/// `layers.10.bias`).
+fn natural(name: &str) -> Vec<(String, u64)> {
+    name.split('.')
+        .map(|part| match part.parse::<u64>() {
+            Ok(k) => (String::new(), k),
+            Err(_) => (part.to_string(), 0),
+        })
+        .collect()
 }
 
 /// The tensors of an MLP under their export names, `(name, shape, row-major values)`.

@@ -141,7 +141,9 @@ pub struct ProbeSection {
     pub pair: Option<[usize; 2]>,
     /// The network's weights from a safetensors file (the format of `--save-weights`, or
     /// PyTorch's under the same names) instead of the seeded draw; every name and shape is
-    /// checked against the config's network, and the file's SHA-256 is recorded.
+    /// checked against the config's network both ways (each of its tensors in the file, each
+    /// tensor of the file one it uses: `ntk_model::export::load`), and the file's SHA-256 is
+    /// recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<std::path::PathBuf>,
     /// `protocol = "blocks"`: the blocks from a file (one block per line, row indices

@@ -135,6 +135,35 @@ impl Named for ResNet {
     fn config_json(&self) -> String {
         serde_json::to_string(self.config()).expect("config serializes")
     }
+
+    /// The peer's `num_batches_tracked` of every BatchNorm and `gain` of every convolution
+    /// with the border gain.
+    fn derived(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let gain = |out: &mut Vec<String>, name: String, c: &Conv3x3| {
+            if c.border_gain {
+                out.push(format!("{name}.gain"));
+            }
+        };
+        gain(&mut out, "stem".into(), &self.stem);
+        if self.stem_bn.is_some() {
+            out.push("stem_bn.num_batches_tracked".into());
+        }
+        for (i, block) in self.blocks.iter().enumerate() {
+            let (c1, c2) = match block {
+                Block::BatchNorm(b) => {
+                    out.push(format!("blocks.{i}.bn1.num_batches_tracked"));
+                    out.push(format!("blocks.{i}.bn2.num_batches_tracked"));
+                    (&b.conv1, &b.conv2)
+                }
+                Block::NormRelu(b) => (&b.conv1, &b.conv2),
+                Block::Fixup(b) => (&b.conv1, &b.conv2),
+            };
+            gain(&mut out, format!("blocks.{i}.conv1"), c1);
+            gain(&mut out, format!("blocks.{i}.conv2"), c2);
+        }
+        out
+    }
 }
 
 fn scalar_like(name: &str, p: &Param<Tensor<1>>) -> NamedTensor {

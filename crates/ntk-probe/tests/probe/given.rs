@@ -593,3 +593,102 @@ fn a_dry_run_refuses_what_the_run_refuses() {
         );
     }
 }
+
+/// A config of a small ResNet of `variant` on 12 synthetic 2 x 4 x 4 images, in f64.
+fn resnet_config(variant: &str, probe_keys: &str) -> String {
+    format!(
+        "[data]\ndataset = \"synthetic\"\nn = 12\ninput_dim = 32\n\
+         [resnet]\ndepth = 8\nvariant = \"{variant}\"\nbase_width = 2\nimage_size = 4\n\
+         in_channels = 2\nnum_classes = 3\nseed = 5\n\
+         [probe]\nprecision = \"f64\"\n{probe_keys}\n"
+    )
+}
+
+/// Issue 65 item 4: weights saved by the probe (`--save-weights`) load back into the same
+/// config, giving the saving run's kernel exactly, for every kind of network (biases,
+/// BatchNorm, LayerNorm, each ResNet variant); a file holding tensors the configured network
+/// does not use (biases into `bias = false`, a BatchNorm MLP's file into a plain MLP, a
+/// BatchNorm ResNet's into NormReLU, Fixup's into SELU) is refused by the run and the dry run
+/// alike, naming the file, the first unused tensors and their count, before any output.
+#[test]
+fn weights_of_another_architecture_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let w = |p: &Path| format!("weights = {:?}", p.display().to_string());
+    let nets = [
+        ("bias", config("bias = true", "")),
+        ("plain", config("", "")),
+        ("bn", config("normalization = \"batch_norm\"", "")),
+        (
+            "ln",
+            config("normalization = \"layer_norm\"\nbias = true", ""),
+        ),
+        ("resnet_bn", resnet_config("batch_norm", "")),
+        ("resnet_nr", resnet_config("norm_relu", "")),
+        ("resnet_fixup", resnet_config("fixup", "")),
+        ("resnet_selu", resnet_config("selu", "")),
+    ];
+    let weights = |name: &str| d.join(name).join("weights.safetensors");
+    for (name, text) in &nets {
+        let cfg = write_file(d, &format!("{name}.toml"), text);
+        ok(&run_with(&cfg, &d.join(name), &["--save-weights"], &[]));
+        // The saved weights into the same config: the same kernel.
+        let with = text.replace("[probe]\n", &format!("[probe]\n{}\n", w(&weights(name))));
+        let again = d.join(format!("{name}_again"));
+        let cfg = write_file(d, &format!("{name}_again.toml"), &with);
+        ok(&run_with(&cfg, &again, &[], &[]));
+        let (a, _) = npy::read(&d.join(name).join("ntk.npy")).unwrap();
+        let (b, _) = npy::read(&again.join("ntk.npy")).unwrap();
+        assert_eq!(
+            a, b,
+            "{name}: the saved weights give the saving run's kernel"
+        );
+    }
+    let text = |name: &str| nets.iter().find(|n| n.0 == name).unwrap().1.clone();
+    for (from, into, words) in [
+        (
+            "bias",
+            "plain",
+            vec![
+                "3 tensor(s)",
+                "`layers.0.bias`, `layers.1.bias`, `layers.2.bias`",
+            ],
+        ),
+        (
+            "bn",
+            "plain",
+            vec!["8 tensor(s)", "`batch_norms.0.bias`", "and 3 more"],
+        ),
+        (
+            "ln",
+            "bias",
+            vec![
+                "4 tensor(s)",
+                "`layer_norms.0.bias`",
+                "`layer_norms.1.weight`",
+            ],
+        ),
+        (
+            "resnet_bn",
+            "resnet_nr",
+            vec!["28 tensor(s)", "`blocks.0.bn1.bias`", "and 23 more"],
+        ),
+        (
+            "resnet_fixup",
+            "resnet_selu",
+            vec!["17 tensor(s)", "`blocks.0.bias1a`", "and 12 more"],
+        ),
+    ] {
+        let with = text(into).replace("[probe]\n", &format!("[probe]\n{}\n", w(&weights(from))));
+        let cfg = write_file(d, &format!("{from}_into_{into}.toml"), &with);
+        let out = d.join(format!("{from}_into_{into}"));
+        let file = weights(from).display().to_string();
+        let mut want = vec!["probe.weights", file.as_str(), "the network does not use"];
+        want.extend(words);
+        for extra in [&[][..], &["--dry-run"]] {
+            let o = run_with(&cfg, &out, extra, &[]);
+            refused(&o, &want);
+        }
+        assert!(!out.exists(), "{from} into {into}: the refused run wrote");
+    }
+}
