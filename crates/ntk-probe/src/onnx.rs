@@ -115,6 +115,16 @@ pub fn load_config(path: &Path, sets: &[Assignment]) -> crate::Result<OnnxConfig
             reason: "an empty path: name the ONNX file".into(),
         });
     }
+    if cfg.data.n == 0 {
+        return Err(Error::At {
+            path: path.to_path_buf(),
+            source: Box::new(Error::Config {
+                key: "data.n",
+                value: "0".into(),
+                reason: "need at least one sample".into(),
+            }),
+        });
+    }
     Ok(cfg)
 }
 
@@ -151,14 +161,34 @@ pub struct OnnxSummary {
 /// The files of an ONNX probe's output set.
 pub const OUTPUT_FILES: [&str; 4] = ["summary.json", "inputs.npy", "ntk.npy", "eigenvalues.npy"];
 
-/// Reads the model of `cfg` on `compute`; a synthetic set without `data.input_dim` is given
-/// the model's, and data of another width is an error naming the file and both shapes.
-pub fn load_model(cfg: &mut OnnxConfig, compute: &Compute) -> crate::Result<OnnxModel> {
-    let model = OnnxModel::load(&cfg.onnx.file, &compute.device, compute.dtype())?;
+/// The most bytes `onnx.file` may hold: a single-file ONNX model is one protobuf message,
+/// whose serialized size cannot exceed 2 GiB.
+const ONNX_FILE_LIMIT: u64 = 2 << 30;
+
+/// An ONNX probe's network and the SHA-256 of its file (the provenance's `onnx.digest`).
+pub struct LoadedModel {
+    pub model: OnnxModel,
+    pub digest: String,
+}
+
+/// Reads the model of `cfg` on `compute`, its file read once (a regular file of at most 2
+/// GiB: a FIFO or a device such as /dev/zero is refused, never read;
+/// [`crate::run::given_file::read_input`]) and hashed from the same bytes; a synthetic set
+/// without `data.input_dim` is given the model's.
+pub fn load_model(cfg: &mut OnnxConfig, compute: &Compute) -> crate::Result<LoadedModel> {
+    let path = &cfg.onnx.file;
+    let bytes = crate::run::given_file::read_input(
+        "onnx.file",
+        path,
+        ONNX_FILE_LIMIT,
+        "a single-file ONNX model, one protobuf message",
+    )?;
+    let digest = provenance::sha256_hex(&bytes);
+    let model = OnnxModel::load_bytes(path, &bytes, &compute.device, compute.dtype())?;
     if cfg.data.dataset == Dataset::Synthetic && cfg.data.input_dim.is_none() {
         cfg.data.input_dim = Some(model.input_dim());
     }
-    Ok(model)
+    Ok(LoadedModel { model, digest })
 }
 
 /// Refuses a run whose memory (the per-sample gradient rows of one output, `n x P` f64,
@@ -209,20 +239,21 @@ pub fn check_width(cfg: &OnnxConfig, model: &OnnxModel, inputs: &Inputs) -> crat
     .into())
 }
 
-/// The provenance: the config without locations, the ONNX file's and the data's digests,
-/// the backend.
-pub fn provenance(cfg: &OnnxConfig, inputs: &Inputs, compute: &Compute) -> Provenance {
+/// The provenance: the config without locations, the ONNX file's digest (`digest`, of the
+/// bytes the model was read from) and the data's, the backend.
+pub fn provenance(
+    cfg: &OnnxConfig,
+    digest: &str,
+    inputs: &Inputs,
+    compute: &Compute,
+) -> Provenance {
     let mut c = cfg.clone();
     c.probe.device = None;
     c.data = c.data.without_locations();
-    let digest = match std::fs::read(&cfg.onnx.file) {
-        Ok(bytes) => provenance::sha256_hex(&bytes),
-        Err(e) => format!("unreadable: {e}"),
-    };
     c.onnx.file = PathBuf::new();
     let mut flat = provenance::flatten_config(&c);
     flat.remove("onnx.file");
-    flat.insert("onnx.digest".into(), digest.into());
+    flat.insert("onnx.digest".into(), digest.to_string().into());
     flat.insert("backend".into(), compute.backend.name().into());
     flat.insert("data.digest".into(), inputs.digest().into());
     Provenance::new(crate::TOOL, flat, &ntk_numerics::linalg::describe())
@@ -232,11 +263,12 @@ pub fn provenance(cfg: &OnnxConfig, inputs: &Inputs, compute: &Compute) -> Prove
 /// `summary.json`, `inputs.npy`, `ntk.npy` and `eigenvalues.npy` into `out` when given.
 pub fn run(
     cfg: &OnnxConfig,
-    model: &OnnxModel,
+    loaded: &LoadedModel,
     inputs: &Inputs,
     compute: &Compute,
     out: Option<&Path>,
 ) -> crate::Result<OnnxSummary> {
+    let model = &loaded.model;
     check_width(cfg, model, inputs)?;
     let start = Instant::now();
     let precision = cfg.probe.precision;
@@ -286,7 +318,7 @@ pub fn run(
         kernel_seconds,
         eigen_seconds,
         seconds: start.elapsed().as_secs_f64(),
-        provenance: provenance(cfg, inputs, compute),
+        provenance: provenance(cfg, &loaded.digest, inputs, compute),
     };
     if let Some(dir) = out {
         write(

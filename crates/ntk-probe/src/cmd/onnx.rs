@@ -51,10 +51,11 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
         ntk_files::outset::check_owned(dir, &|name| OUTPUT_FILES.contains(&name))?;
     }
     let compute = backend::select(cfg.probe.device.as_deref(), cfg.probe.precision)?;
-    let model = onnx::load_model(&mut cfg, &compute)?;
+    let loaded = onnx::load_model(&mut cfg, &compute)?;
+    let model = &loaded.model;
     let inputs = inputs::load(&cfg.data)?;
-    onnx::check_width(&cfg, &model, &inputs)?;
-    onnx::check_memory(&cfg, &model, inputs.n, flags.max_memory.as_deref())?;
+    onnx::check_width(&cfg, model, &inputs)?;
+    onnx::check_memory(&cfg, model, inputs.n, flags.max_memory.as_deref())?;
     if flags.dry_run {
         println!(
             "{}: the NTK of n = {} inputs through {} ({} parameters, input {:?}, {} output(s)) \
@@ -71,7 +72,7 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
         );
         return Ok(());
     }
-    let summary = onnx::run(&cfg, &model, &inputs, &compute, out.as_deref())?;
+    let summary = onnx::run(&cfg, &loaded, &inputs, &compute, out.as_deref())?;
     if args.json {
         println!(
             "{}",

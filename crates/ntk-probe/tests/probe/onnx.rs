@@ -96,6 +96,31 @@ fn data_of_another_width_is_refused_naming_the_file_and_both_shapes() {
     );
 }
 
+/// The file is read as the probe's other given files are: a device or a FIFO is refused,
+/// never read (`/dev/zero` was read until the process was killed for memory), and an empty
+/// set is the config's error, not the kernel's.
+#[test]
+fn files_that_are_not_models_and_empty_sets_are_refused_by_key() {
+    for (set, words) in [
+        (
+            "onnx.file=\"/dev/zero\"",
+            &["onnx.file", "/dev/zero", "not a regular file"][..],
+        ),
+        ("data.n=0", &["data.n = 0", "at least one sample"][..]),
+    ] {
+        let o = onnx(&[
+            "--config",
+            "configs/onnx_mlp.toml",
+            "--dry-run",
+            "--set",
+            set,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{set}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(words.iter().all(|w| e.contains(w)), "{set}: {e}");
+    }
+}
+
 #[test]
 fn an_unsupported_operator_is_refused_naming_it_and_its_node() {
     let o = onnx(&[
