@@ -6,11 +6,15 @@
 //! A given file is read as [`super::given_file`] reads it (a regular file no larger than
 //! what the run can use: the network's values in f64 plus a header for `probe.weights`, a
 //! few dozen bytes a sample for `probe.blocks`). Every error names the key and the file;
+//! given weights must match the network both ways (`ntk_model::export::load_bytes`: each of
+//! its tensors in the file with its shape, and each tensor of the file one it uses, so that a
+//! file of another architecture is refused naming the tensors it would leave unread);
 //! given weights are refused when a tensor holds a value that is not finite (in the file,
 //! or once in the network's precision) or a BatchNorm variance is negative, naming the
-//! tensor and the entry. Last, the kernel of the input of
-//! the largest norm alone, as the run computes it, must be finite in the run's precision
-//! (an overflow refused before any work, naming the row and the weights).
+//! tensor and the entry. Last, the kernel of one input alone, as the run computes it, must
+//! be in the run's precision's range: the largest norm's finite (an overflow), the smallest
+//! nonzero norm's diagonal at least the precision's smallest normal number (an underflow,
+//! issue 65 item 6), each refused before any work naming the row, its norm and the fix.
 
 use std::path::Path;
 
@@ -137,12 +141,25 @@ fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
     at
 }
 
-/// Refuses, before any work (a dry run too), inputs and weights whose kernel overflows the
-/// run's precision: the kernel of the input of the largest norm alone (its diagonal entry
-/// bounds every entry of a positive semi-definite kernel), computed as the run computes it,
-/// must be finite. The error names the data, the row and its norm, and the weights. Skipped
-/// with BatchNorm's batch statistics (one sample has none; the normalization removes the
-/// scale).
+/// Refuses, before any work (a dry run too), inputs and weights whose kernel overflows or
+/// underflows the run's precision, both by the kernel of one input alone computed as the run
+/// computes it: that of the largest norm must be finite (its diagonal entry bounds every entry
+/// of a positive semi-definite kernel), and the diagonal entry `K(x, x)` of the smallest
+/// nonzero norm must be in the precision's normal range, at least its smallest normal
+/// number `lambda` (`f32::MIN_POSITIVE`, `f64::MIN_POSITIVE`).
+///
+/// Why `lambda`: with gradual underflow a product carries, beside its relative rounding
+/// `u`, an absolute error of at most `u lambda` (Higham, eq. 2.8), so the `m` products summed
+/// into `K(x, x)` are off by at most `m u K(x, x)` from rounding and `m u lambda` from
+/// underflow; at `K(x, x) >= lambda` underflow adds no more than rounding's own bound, and
+/// every entry `K(x, y)` (rounding `m u sqrt(K(x, x) K(y, y))`) is as safe. Below it the
+/// kernel silently loses digits (inputs scaled by 1e-21 in f32: kappa 1.4% off) or vanishes
+/// ("rank 0"). A zero input is legitimate (its row may be 0) and is passed over; a diagonal of
+/// exactly 0 in f32 is the network's own (a ReLU network dead on that input) when the same
+/// network in f64 gives 0 too (and the input is not itself below the underflow scale). The
+/// error names the data, the row and its norm, and the fix.
+/// Skipped with BatchNorm's batch statistics (one sample has none; the normalization removes
+/// the scale).
 fn check_kernel_finite(
     cfg: &ProbeConfig,
     inputs: &Inputs,
@@ -154,20 +171,32 @@ fn check_kernel_finite(
         return Ok(());
     }
     let d = inputs.d.max(1);
+    // Scaled by the largest entry, so that neither tiny nor huge rows round their squares
+    // to 0 or infinity.
     let norm = |r: usize| {
-        inputs.x[r * d..(r + 1) * d]
-            .iter()
-            .map(|v| v * v)
-            .sum::<f64>()
-            .sqrt()
+        let row = &inputs.x[r * d..(r + 1) * d];
+        let m = row.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+        if m == 0.0 || !m.is_finite() {
+            return m;
+        }
+        m * row.iter().map(|v| (v / m) * (v / m)).sum::<f64>().sqrt()
     };
     let row = (0..inputs.n)
         .max_by(|&a, &b| norm(a).total_cmp(&norm(b)))
         .unwrap_or(0);
-    let one = inputs.select(&[row]);
-    let k = probe_kernel(cfg, net, &one, compute, &mut host::HostCache::default())?;
-    if k.kernel.data.iter().all(|v| v.is_finite()) {
-        return Ok(());
+    let kernel_of = |row: usize, compute: &Compute, net: &Net| -> crate::Result<Kernel> {
+        let one = inputs.select(&[row]);
+        Ok(probe_kernel(cfg, net, &one, compute, &mut host::HostCache::default())?.kernel)
+    };
+    let k = kernel_of(row, compute, net)?;
+    if k.data.iter().all(|v| v.is_finite()) {
+        let smallest = (0..inputs.n)
+            .filter(|&r| norm(r) > 0.0)
+            .min_by(|&a, &b| norm(a).total_cmp(&norm(b)));
+        return match smallest {
+            Some(row) => check_kernel_normal(inputs, compute, net, (row, norm(row)), &kernel_of),
+            None => Ok(()),
+        };
     }
     let at = format!(
         "{}: row {row} (norm {:.3e}) has a kernel entry K(x, x) that is not finite in {} \
@@ -190,5 +219,75 @@ fn check_kernel_finite(
     Err(Error::Setting {
         setting: Some(format!("{at} with {weights} (weights and inputs finite)")),
         source: Box::new(ntk_numerics::Error::NonFiniteKernel.into()),
+    })
+}
+
+/// The kernel of one row (`row`, the data's row index), in `compute`'s precision with `net`.
+type KernelOf<'a> = dyn Fn(usize, &Compute, &Net) -> crate::Result<Kernel> + 'a;
+
+/// [`check_kernel_finite`]'s underflow half: the kernel of the input `row` of the smallest
+/// nonzero `norm` alone must have its diagonal entries at or above the precision's smallest
+/// normal number, or exactly 0 where the network in f64 gives 0 too.
+fn check_kernel_normal(
+    inputs: &Inputs,
+    compute: &Compute,
+    net: &Net,
+    (row, norm): (usize, f64),
+    kernel_of: &KernelOf<'_>,
+) -> crate::Result<()> {
+    let (normal, limit) = match compute.precision {
+        Precision::F64 => (f64::MIN_POSITIVE, "f64::MIN_POSITIVE"),
+        _ => (f64::from(f32::MIN_POSITIVE), "f32::MIN_POSITIVE"),
+    };
+    let k = kernel_of(row, compute, net)?;
+    let diagonal: Vec<f64> = (0..k.size).map(|i| k.data[i * k.size + i]).collect();
+    let Some(&low) = diagonal.iter().min_by(|a, b| a.total_cmp(b)) else {
+        return Ok(());
+    };
+    if low >= normal {
+        return Ok(());
+    }
+    // A diagonal of exactly 0 may be the network's own (no gradient on this input): so it is
+    // when the input's own squared norm is a normal number of the precision (else the input
+    // itself underflows: in f32 below a norm of about 1.1e-19, in f64 1.5e-154) and, in f32,
+    // the network in f64 gives exactly 0 as well.
+    let input_normal = norm >= normal.sqrt();
+    if low == 0.0 && input_normal && diagonal.iter().all(|v| *v == 0.0 || *v >= normal) {
+        let wide = match compute.precision {
+            Precision::F64 => Some(0.0),
+            _ => {
+                let f64c = Compute {
+                    precision: Precision::F64,
+                    ..compute.clone()
+                };
+                let supported = f64c.device.supports_dtype(burn::tensor::FloatDType::F64);
+                let net64 = ntk_kernel::compute::with_precision(net, Precision::F64);
+                supported
+                    .then(|| kernel_of(row, &f64c, &net64))
+                    .transpose()?
+                    .map(|k64| {
+                        (0..k64.size)
+                            .map(|i| k64.data[i * k64.size + i])
+                            .fold(0.0, f64::max)
+                    })
+            }
+        };
+        if wide == Some(0.0) {
+            return Ok(());
+        }
+    }
+    let fix = match compute.precision {
+        Precision::F64 => "rescale the inputs (toward unit norm)",
+        _ => "rescale the inputs (toward unit norm) or probe in f64",
+    };
+    Err(Error::Config {
+        key: "probe.precision",
+        value: format!("\"{}\"", compute.precision),
+        reason: format!(
+            "{}: row {row} (norm {norm:.3e}, the smallest nonzero) has a kernel entry K(x, x) \
+             = {low:.3e}, below the smallest normal {} number ({limit} = {normal:.3e}): the \
+             kernel underflows, its entries losing digits or vanishing; {fix}",
+            inputs.description, compute.precision
+        ),
     })
 }

@@ -692,3 +692,134 @@ fn weights_of_another_architecture_are_refused() {
         assert!(!out.exists(), "{from} into {into}: the refused run wrote");
     }
 }
+
+/// `ntk --json` of `text` (a config in `d` named `name`) into `d/name`: its summary.
+fn json_run(d: &Path, name: &str, text: &str) -> serde_json::Value {
+    let cfg = write_file(d, &format!("{name}.toml"), text);
+    let o = run_with(&cfg, &d.join(name), &["--json"], &[]);
+    ok(&o);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Issue 65 item 6: underflow is refused as overflow is. The kernel of the input of the
+/// smallest nonzero norm alone, as the run computes it, must have its diagonal at or above the
+/// precision's smallest normal number (f32::MIN_POSITIVE, f64::MIN_POSITIVE): unit rows
+/// scaled by 1e-21 or 1e-30 in f32 (kappa 1.4% off, or "rank 0") and by 1e-170 in f64 are
+/// refused by the run and the dry run alike, naming the row, its norm and the fix, before any
+/// output; at 1e-18 in f32 the kernel is normal and the unit rows' scaled (to f32's
+/// rounding). A zero row, and a nonzero row on which a ReLU network is dead (its kernel row
+/// exactly 0 in f32 and f64), are the network's own and pass.
+#[test]
+fn a_kernel_that_underflows_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut x = Vec::new();
+    for i in 0..30 {
+        let row: Vec<f64> = (0..4).map(|j| ((i * 4 + j) as f64 * 0.37).sin()).collect();
+        let n = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+        // Row 0 the smallest, at half the others' unit norm.
+        let half = if i == 0 { 0.5 } else { 1.0 };
+        x.extend(row.iter().map(|v| half * v / n));
+    }
+    let file_config = |x: &[f64], name: &str, scale: f64, precision: &str| {
+        let p = d.join(format!("{name}.npy"));
+        let scaled: Vec<f64> = x.iter().map(|v| v * scale).collect();
+        npy::write_f64(&p, &scaled, &[30, 4]).unwrap();
+        config("", "")
+            .replace(
+                "precision = \"f64\"",
+                &format!("precision = \"{precision}\""),
+            )
+            .replace("\"tanh\"", "\"relu\"")
+            .replace(
+                "dataset = \"synthetic\"\nn = 30\ninput_dim = 4",
+                &format!("dataset = \"file\"\nx = {:?}", p.display().to_string()),
+            )
+    };
+    for (name, scale, precision, limit) in [
+        ("tiny21", 1e-21, "f32", "f32::MIN_POSITIVE"),
+        ("tiny30", 1e-30, "f32", "f32::MIN_POSITIVE"),
+        ("tiny170", 1e-170, "f64", "f64::MIN_POSITIVE"),
+    ] {
+        let cfg = write_file(
+            d,
+            &format!("{name}.toml"),
+            &file_config(&x, name, scale, precision),
+        );
+        let out = d.join(name);
+        for extra in [&[][..], &["--dry-run"]] {
+            let o = run_with(&cfg, &out, extra, &[]);
+            let norm = format!("norm {:.3e}", 0.5 * scale);
+            refused(
+                &o,
+                &[
+                    "probe.precision",
+                    &format!("{name}.npy"),
+                    "row 0",
+                    &norm,
+                    "the smallest nonzero",
+                    limit,
+                    "underflows",
+                    "rescale the inputs",
+                ],
+            );
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(err.contains("probe in f64"), precision == "f32", "{err}");
+        }
+        assert!(!out.exists(), "{name}: the refused run wrote");
+    }
+    // Normal kernels: at 1e-18 in f32 the ReLU network's kernel is the unit rows' in f32
+    // times 1e-36 (it is homogeneous of degree 2), to f32's rounding, and of the same rank.
+    let unit = json_run(d, "unit", &file_config(&x, "unit", 1.0, "f32"));
+    let small = json_run(d, "small", &file_config(&x, "small", 1e-18, "f32"));
+    let (a, b) = (
+        unit["lambda_max"].as_f64().unwrap(),
+        small["lambda_max"].as_f64().unwrap() / 1e-36,
+    );
+    assert!((a - b).abs() < 1e-5 * a, "{a} against {b}");
+    assert_eq!(unit["rank"], small["rank"]);
+    // A zero row is legitimate: its kernel row is 0.
+    x[8..12].fill(0.0);
+    for precision in ["f32", "f64"] {
+        let name = format!("zero_{precision}");
+        json_run(d, &name, &file_config(&x, "zero", 1.0, precision));
+        let (k, _) = npy::read(&d.join(&name).join("ntk.npy")).unwrap();
+        assert!(k[60..90].iter().all(|v| *v == 0.0), "{precision}");
+    }
+    // A ReLU network of width 1 is dead on the inputs its one unit turns off: the row of the
+    // smallest norm made one of them, its kernel row exactly 0, is the network's own.
+    let narrow = |x: &[f64], precision: &str, weights: Option<&Path>| {
+        let mut t = file_config(x, "dead", 1.0, precision).replace("width = 24", "width = 1");
+        if let Some(w) = weights {
+            t = t.replace(
+                "[probe]\n",
+                &format!("[probe]\nweights = {:?}\n", w.display().to_string()),
+            );
+        }
+        t
+    };
+    let cfg = write_file(d, "narrow.toml", &narrow(&x, "f64", None));
+    ok(&run_with(&cfg, &d.join("narrow"), &["--save-weights"], &[]));
+    let weights = d.join("narrow").join("weights.safetensors");
+    let raw = std::fs::read(&weights).unwrap();
+    let n = u64::from_le_bytes(raw[..8].try_into().unwrap()) as usize;
+    let header = std::str::from_utf8(&raw[8..8 + n]).unwrap();
+    let w: Vec<f64> = (0..4)
+        .map(|i| {
+            let at = 8 + n + entry_offset(header, "layers.0.weight", i);
+            f64::from_le_bytes(raw[at..at + 8].try_into().unwrap())
+        })
+        .collect();
+    let off: Vec<f64> = w.iter().map(|v| -0.01 * v).collect();
+    x[0..4].copy_from_slice(&off);
+    for precision in ["f32", "f64"] {
+        let s = json_run(
+            d,
+            &format!("dead_{precision}"),
+            &narrow(&x, precision, Some(&weights)),
+        );
+        let (k, _) = npy::read(&d.join(format!("dead_{precision}")).join("ntk.npy")).unwrap();
+        assert_eq!(k[0], 0.0, "{precision}: row 0 is dead");
+        assert!(s["rank"].as_u64().unwrap() < 30, "{precision}: {s}");
+    }
+}
