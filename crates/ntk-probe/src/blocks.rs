@@ -43,6 +43,31 @@ pub struct BlockRow {
     /// or `first`); with `probe.output = full` (k outputs) sample i owns the kernel rows
     /// `i k .. i k + k - 1`.
     pub samples: String,
+    /// The smallest κ of the exact kernel that [`BlockRow::measured_error`] allows (Weyl):
+    /// every eigenvalue of the exact kernel lies within `t` = the measured error plus f64's
+    /// own bound (`size eps_f64 λ_max`, the tolerance that decides `singular`) of the f32
+    /// kernel's, so κ is at least `(λ_max - t) / (λ_min + t)`. Empty where no error was
+    /// measured (f64 kernels, and f32 blocks the worst-case bound resolves). Written after
+    /// `samples`, so that every earlier column keeps its place; files written before
+    /// 2026-11-29 lack it.
+    #[serde(default)]
+    pub kappa_low: Option<f64>,
+    /// The largest κ the measured error allows, `(λ_max + t) / (λ_min - t)`; empty where no
+    /// error was measured, and where `λ_min - t <= 0` (the block is then unresolved:
+    /// `singular`, κ unbounded).
+    #[serde(default)]
+    pub kappa_high: Option<f64>,
+}
+
+/// The interval of κ an error `t` of every eigenvalue allows (Weyl) around a kernel of
+/// extreme eigenvalues `lambda_min`, `lambda_max`: `(low, high)`, `low` `None` when
+/// `λ_min + t <= 0` or `λ_max - t <= 0` (no positive bound), `high` `None` when
+/// `λ_min - t <= 0` (unbounded: unresolved).
+pub fn kappa_interval(lambda_min: f64, lambda_max: f64, t: f64) -> (Option<f64>, Option<f64>) {
+    let low =
+        (lambda_min + t > 0.0 && lambda_max - t > 0.0).then(|| (lambda_max - t) / (lambda_min + t));
+    let high = (lambda_min - t > 0.0).then(|| (lambda_max + t) / (lambda_min - t));
+    (low, high)
 }
 
 impl BlockRow {
@@ -213,19 +238,27 @@ pub(crate) trait SecondEvaluation {
 /// The second evaluation a protocol may use (`None`: none, for kernels in f64).
 pub(crate) type Recheck<'a> = Option<&'a mut dyn SecondEvaluation>;
 
+/// The measured error of an f32 block ([`block_spectrum`]): `||K - K_f64||_2`, and the
+/// tolerance it gives every eigenvalue, that error plus f64's own bound `n eps_f64 λ_max`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct MeasuredError {
+    pub(crate) error: f64,
+    pub(crate) tolerance: f64,
+}
+
 /// The spectrum of one block's kernel, computed in precision `eps`, and the measured error
 /// of an f32 kernel: when the worst-case bound (`n eps λ_max`, [`spectrum::spectrum`]) calls
 /// a kernel coarser than f64 singular and `recheck` can evaluate the block in f64, the
 /// kernel's actual error is measured as `||K - K_f64||_2` (every eigenvalue of `K` is within
 /// it of the exact kernel's, up to f64's own bound, by Weyl), and the block is singular only
 /// when its `λ_min` is at or below that error plus f64's bound. The κ reported is the f32
-/// kernel's own.
+/// kernel's own; the interval the tolerance allows is [`kappa_interval`]'s.
 pub(crate) fn block_spectrum(
     kernel: &Kernel,
     samples: &[usize],
     eps: f64,
     recheck: &mut Recheck,
-) -> crate::Result<(spectrum::Spectrum, Option<f64>)> {
+) -> crate::Result<(spectrum::Spectrum, Option<MeasuredError>)> {
     let s = spectrum::spectrum(kernel, eps)?;
     let Some(second) = recheck
         .as_mut()
@@ -239,7 +272,7 @@ pub(crate) fn block_spectrum(
     let tolerance = error + n * f64::EPSILON * s.lambda_max.abs();
     Ok((
         spectrum::classify_within(s.eigenvalues, tolerance),
-        Some(error),
+        Some(MeasuredError { error, tolerance }),
     ))
 }
 
@@ -256,8 +289,11 @@ pub(crate) fn spectra_with(
     let mut eigenvalues = Vec::new();
     let mut rows = Vec::new();
     for (b, samples) in members.into_iter().enumerate() {
-        let (s, measured_error) =
-            block_spectrum(&block_kernel(&samples)?, &samples, eps, &mut recheck)?;
+        let (s, measured) = block_spectrum(&block_kernel(&samples)?, &samples, eps, &mut recheck)?;
+        let (kappa_low, kappa_high) = match measured {
+            Some(m) => kappa_interval(s.lambda_min, s.lambda_max, m.tolerance),
+            None => (None, None),
+        };
         lmin += s.lambda_min;
         lmax += s.lambda_max;
         kappa += s.kappa;
@@ -272,12 +308,14 @@ pub(crate) fn spectra_with(
             kappa: (!s.singular).then_some(s.kappa),
             singular: s.singular,
             rank: s.rank,
-            measured_error,
+            measured_error: measured.map(|m| m.error),
             samples: samples
                 .iter()
                 .map(usize::to_string)
                 .collect::<Vec<_>>()
                 .join(";"),
+            kappa_low,
+            kappa_high,
         });
     }
     let c = rows.len() as f64;
@@ -331,5 +369,75 @@ mod tests {
         // A remainder of two stays a block; one block of one sample stays itself.
         assert_eq!(membership(98, 32, 7).len(), 4);
         assert_eq!(membership(1, 32, 7), [[0]]);
+    }
+
+    /// A second evaluation that answers with a fixed "exact" kernel.
+    struct Exact(Kernel);
+
+    impl SecondEvaluation for Exact {
+        fn kernel_f64(&mut self, _: &[usize]) -> crate::Result<Kernel> {
+            Ok(self.0.clone())
+        }
+    }
+
+    fn diagonal(values: &[f64]) -> Kernel {
+        let n = values.len();
+        let mut k = Kernel::zeros(n);
+        for (i, v) in values.iter().enumerate() {
+            k.data[i * n + i] = *v;
+        }
+        k
+    }
+
+    /// A 32 x 32 diagonal kernel: 1, thirty 0.5s (too many for the low-rank route), `small`.
+    fn kernel(small: f64) -> Kernel {
+        let mut v = vec![1.0];
+        v.extend([0.5; 30]);
+        v.push(small);
+        diagonal(&v)
+    }
+
+    /// Issue 65 item 9: near the measured-error threshold a coarse block's κ is reported with
+    /// the interval its measured error allows, which holds the exact kernel's κ; where
+    /// `λ_min` is at or below the error the block is unresolved (singular, no upper bound).
+    /// The coarse precision is simulated (eps 1e-5, so that the worst-case bound `32 eps`
+    /// asks for the second evaluation); the exact kernel's κ is 1e4.
+    #[test]
+    fn a_measured_error_bounds_kappa_and_unresolves_a_block_at_its_level() {
+        let exact = kernel(1e-4);
+        let members = || vec![(0..32).collect::<Vec<usize>>()];
+        // λ_min 19% above the exact one with an error 0.19e-4: regular, κ 19% low, and the
+        // interval [(1 - t)/(λ_min + t), (1 + t)/(λ_min - t)] holds 1e4.
+        let coarse = kernel(1.19e-4);
+        let mut second = Exact(exact.clone());
+        let b = spectra_with(members(), (1e-5, Some(&mut second)), |_| Ok(coarse.clone())).unwrap();
+        let row = &b.rows[0];
+        let e = row.measured_error.unwrap();
+        assert!((e - 0.19e-4).abs() < 1e-12, "{row:?}");
+        assert!(!row.singular, "{row:?}");
+        let (low, high) = (row.kappa_low.unwrap(), row.kappa_high.unwrap());
+        assert!(low <= 1e4 && 1e4 <= high, "{row:?}");
+        let kappa = row.kappa.unwrap();
+        assert!(low <= kappa && kappa <= high && kappa < 0.85e4, "{row:?}");
+        let t = e + 32.0 * f64::EPSILON;
+        assert_eq!(low, (1.0 - t) / (1.19e-4 + t));
+        assert_eq!(high, (1.0 + t) / (1.19e-4 - t));
+        // λ_min at its error: unresolved, singular, a lower bound on κ only.
+        let coarse = kernel(0.5e-4);
+        let mut second = Exact(exact);
+        let b = spectra_with(members(), (1e-5, Some(&mut second)), |_| Ok(coarse.clone())).unwrap();
+        let row = &b.rows[0];
+        assert!(
+            row.singular && row.kappa.is_none() && row.kappa_high.is_none(),
+            "{row:?}"
+        );
+        assert!(row.kappa_low.unwrap() <= 1e4, "{row:?}");
+        // Without a second evaluation (kernels in f64) the columns are empty.
+        let b = spectra_with(members(), (f64::EPSILON, None), |_| Ok(kernel(1e-4))).unwrap();
+        assert!(b.rows[0].kappa_low.is_none() && b.rows[0].kappa_high.is_none());
+        assert_eq!(
+            kappa_interval(1e-4, 1.0, 2e-4),
+            (Some((1.0 - 2e-4) / (1e-4 + 2e-4)), None)
+        );
     }
 }

@@ -352,7 +352,24 @@ block_size = 512
         let rel = slack / b.lambda_min + slack / b.lambda_max;
         let (ka, kb) = (a.kappa.unwrap(), b.kappa.unwrap());
         assert!((ka - kb).abs() <= 1.01 * rel * kb, "κ {ka} vs {kb}");
+        // Issue 65 item 9: the interval the measured error allows holds the f64 kernel's κ
+        // and the f32 kernel's own; f64 blocks have none.
+        let (low, high) = (a.kappa_low.unwrap(), a.kappa_high.unwrap());
+        assert!(
+            low <= kb && kb <= high && low <= ka && ka <= high,
+            "{a:?} vs {b:?}"
+        );
+        assert!(b.kappa_low.is_none() && b.kappa_high.is_none(), "{b:?}");
     }
+    // The new columns come after every earlier one.
+    let header = std::fs::read_to_string(dir.path().join("f32").join("blocks.csv")).unwrap();
+    assert!(
+        header.starts_with(
+            "block,size,lambda_min,lambda_max,kappa,singular,rank,measured_error,samples,\
+             kappa_low,kappa_high\n"
+        ),
+        "{header}"
+    );
     let cfg = write_file(dir.path(), "linear.toml", &text("linear", "f32"));
     let out = dir.path().join("linear");
     let run = ntk_cli(&cfg, &out);
@@ -364,5 +381,9 @@ block_size = 512
     for row in blocks::read(&out).unwrap() {
         assert!(row.singular && row.kappa.is_none(), "{row:?}");
         assert!(row.measured_error.is_some() && row.rank <= 11, "{row:?}");
+        assert!(
+            row.kappa_high.is_none(),
+            "unresolved: no upper bound ({row:?})"
+        );
     }
 }
