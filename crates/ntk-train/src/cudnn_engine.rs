@@ -113,7 +113,8 @@ mod enabled {
 
     /// The cuDNN engine for this run, or `None` where another engine computes the steps:
     /// `cudnn` starts it or fails naming why; `auto` starts it for a CIFAR ResNet in f32 and
-    /// falls back (saying why on stderr) when it cannot start; `burn` and `host` never.
+    /// falls back when it cannot start, with a warning on stderr saying why, that the steps
+    /// run on the CPU, and how to require or silence it; `burn` and `host` never.
     pub fn choose(
         choice: EngineChoice,
         (optim, loss): (&OptimConfig, crate::loss::Loss),
@@ -134,7 +135,13 @@ mod enabled {
             EngineChoice::Auto => match start(optim, model, batch, fp32) {
                 Ok(s) => Ok(Some(Box::new(s))),
                 Err(e) => {
-                    eprintln!("note: the cuDNN engine does not start ({e}); using another engine");
+                    // Loudly (issue 66 item 5): the run goes on, on the CPU, many times slower.
+                    eprintln!(
+                        "warning: the GPU is not used: the cuDNN engine does not start ({e}); \
+                         the steps run on the CPU instead (the host engine), many times \
+                         slower. Pass --engine cudnn to require the GPU (the run then stops \
+                         with this error), or --engine host to choose the CPU and silence this"
+                    );
                     Ok(None)
                 }
             },
