@@ -184,11 +184,11 @@ fn check_kernel_finite(
     let row = (0..inputs.n)
         .max_by(|&a, &b| norm(a).total_cmp(&norm(b)))
         .unwrap_or(0);
-    let kernel_of = |row: usize, compute: &Compute, net: &Net| -> crate::Result<Kernel> {
+    let kernel_of = |row: usize, compute: &Compute, net: &Net| -> crate::Result<KernelResult> {
         let one = inputs.select(&[row]);
-        Ok(probe_kernel(cfg, net, &one, compute, &mut host::HostCache::default())?.kernel)
+        probe_kernel(cfg, net, &one, compute, &mut host::HostCache::default())
     };
-    let k = kernel_of(row, compute, net)?;
+    let k = kernel_of(row, compute, net)?.kernel;
     if k.data.iter().all(|v| v.is_finite()) {
         let smallest = (0..inputs.n)
             .filter(|&r| norm(r) > 0.0)
@@ -223,11 +223,17 @@ fn check_kernel_finite(
 }
 
 /// The kernel of one row (`row`, the data's row index), in `compute`'s precision with `net`.
-type KernelOf<'a> = dyn Fn(usize, &Compute, &Net) -> crate::Result<Kernel> + 'a;
+type KernelOf<'a> = dyn Fn(usize, &Compute, &Net) -> crate::Result<KernelResult> + 'a;
 
 /// [`check_kernel_finite`]'s underflow half: the kernel of the input `row` of the smallest
-/// nonzero `norm` alone must have its diagonal entries at or above the precision's smallest
-/// normal number, or exactly 0 where the network in f64 gives 0 too.
+/// nonzero `norm` alone must have its diagonal entries at or above the smallest that its
+/// route forms without underflow, or exactly 0 where the network in f64 gives 0 too. That
+/// smallest is the precision's smallest normal number `lambda` where the kernel's products are
+/// formed in the run's precision (the structured routes, host and device); the theory forms
+/// its kernel in f64 (f64's `lambda`); the autodiff route forms it in f64 from gradients in
+/// the run's precision, whose underflow (an absolute error of at most `u lambda` each) moves
+/// `K(x, x) = sum g^2` by at most `2 u lambda sum |g| <= 2 u lambda sqrt(P K(x, x))` over `P`
+/// parameters, within rounding's `u K(x, x)` from `K(x, x) >= 4 P lambda^2` on.
 fn check_kernel_normal(
     inputs: &Inputs,
     compute: &Compute,
@@ -236,10 +242,44 @@ fn check_kernel_normal(
     kernel_of: &KernelOf<'_>,
 ) -> crate::Result<()> {
     let (normal, limit) = match compute.precision {
-        Precision::F64 => (f64::MIN_POSITIVE, "f64::MIN_POSITIVE"),
-        _ => (f64::from(f32::MIN_POSITIVE), "f32::MIN_POSITIVE"),
+        Precision::F64 => (f64::MIN_POSITIVE, "f64::MIN_POSITIVE".to_string()),
+        _ => (
+            f64::from(f32::MIN_POSITIVE),
+            "f32::MIN_POSITIVE".to_string(),
+        ),
     };
-    let k = kernel_of(row, compute, net)?;
+    let result = kernel_of(row, compute, net)?;
+    let k = result.kernel;
+    let (smallest, limit) = match result.route {
+        Route::Theory => (
+            f64::MIN_POSITIVE,
+            format!(
+                "f64::MIN_POSITIVE = {:.3e}: the theory's kernel is formed in f64",
+                f64::MIN_POSITIVE
+            ),
+        ),
+        Route::Autodiff if compute.precision != Precision::F64 => {
+            let p: usize = net.tensors().iter().map(|t| t.2.len()).sum();
+            (
+                4.0 * p as f64 * normal * normal,
+                format!(
+                    "4 P lambda^2 = {:.3e} with the {p} parameters and lambda = {limit}: the \
+                     autodiff route forms the kernel in f64 from gradients in {}",
+                    4.0 * p as f64 * normal * normal,
+                    compute.precision
+                ),
+            )
+        }
+        _ => (
+            normal,
+            format!(
+                "the smallest normal {} number, {limit} = {normal:.3e}",
+                compute.precision
+            ),
+        ),
+    };
+    let lambda = normal;
+    let normal = smallest;
     let diagonal: Vec<f64> = (0..k.size).map(|i| k.data[i * k.size + i]).collect();
     let Some(&low) = diagonal.iter().min_by(|a, b| a.total_cmp(b)) else {
         return Ok(());
@@ -251,7 +291,7 @@ fn check_kernel_normal(
     // when the input's own squared norm is a normal number of the precision (else the input
     // itself underflows: in f32 below a norm of about 1.1e-19, in f64 1.5e-154) and, in f32,
     // the network in f64 gives exactly 0 as well.
-    let input_normal = norm >= normal.sqrt();
+    let input_normal = norm >= lambda.sqrt();
     if low == 0.0 && input_normal && diagonal.iter().all(|v| *v == 0.0 || *v >= normal) {
         let wide = match compute.precision {
             Precision::F64 => Some(0.0),
@@ -263,7 +303,7 @@ fn check_kernel_normal(
                 let supported = f64c.device.supports_dtype(burn::tensor::FloatDType::F64);
                 let net64 = ntk_kernel::compute::with_precision(net, Precision::F64);
                 supported
-                    .then(|| kernel_of(row, &f64c, &net64))
+                    .then(|| kernel_of(row, &f64c, &net64).map(|r| r.kernel))
                     .transpose()?
                     .map(|k64| {
                         (0..k64.size)
@@ -285,9 +325,9 @@ fn check_kernel_normal(
         value: format!("\"{}\"", compute.precision),
         reason: format!(
             "{}: row {row} (norm {norm:.3e}, the smallest nonzero) has a kernel entry K(x, x) \
-             = {low:.3e}, below the smallest normal {} number ({limit} = {normal:.3e}): the \
-             kernel underflows, its entries losing digits or vanishing; {fix}",
-            inputs.description, compute.precision
+             = {low:.3e}, below {limit}: the kernel underflows, its entries losing digits or \
+             vanishing; {fix}",
+            inputs.description
         ),
     })
 }

@@ -707,7 +707,10 @@ fn json_run(d: &Path, name: &str, text: &str) -> serde_json::Value {
 /// scaled by 1e-21 or 1e-30 in f32 (kappa 1.4% off, or "rank 0") and by 1e-170 in f64 are
 /// refused by the run and the dry run alike, naming the row, its norm and the fix, before any
 /// output; at 1e-18 in f32 the kernel is normal and the unit rows' scaled (to f32's
-/// rounding). A zero row, and a nonzero row on which a ReLU network is dead (its kernel row
+/// rounding). Routes that form the kernel in f64 are held to what underflows there: the
+/// theory to f64's range, autodiff (f32 gradients, an f64 Gram) to its gradients' (`4 P
+/// lambda^2`), so both pass at 1e-25 with the unit rows' kernel scaled, and autodiff is
+/// refused at 1e-37. A zero row, and a nonzero row on which a ReLU network is dead (its kernel row
 /// exactly 0 in f32 and f64), are the network's own and pass.
 #[test]
 fn a_kernel_that_underflows_is_refused() {
@@ -778,6 +781,38 @@ fn a_kernel_that_underflows_is_refused() {
     );
     assert!((a - b).abs() < 1e-5 * a, "{a} against {b}");
     assert_eq!(unit["rank"], small["rank"]);
+    // The routes that form the kernel in f64 are held to f64's range (the theory) or to the
+    // gradients' (autodiff: f32 gradients, an f64 Gram): at 1e-25 both are exact, the
+    // structured route refuses (above).
+    for method in ["autodiff", "theory"] {
+        let text = file_config(&x, "tiny25", 1e-25, "f32")
+            .replace("[probe]\n", &format!("[probe]\nmethod = \"{method}\"\n"));
+        let s = json_run(d, &format!("tiny25_{method}"), &text);
+        let at_unit = json_run(
+            d,
+            &format!("unit_{method}"),
+            &file_config(&x, "unit", 1.0, "f64")
+                .replace("[probe]\n", &format!("[probe]\nmethod = \"{method}\"\n")),
+        );
+        let (a, b) = (
+            at_unit["lambda_max"].as_f64().unwrap(),
+            s["lambda_max"].as_f64().unwrap() / 1e-50,
+        );
+        assert!((a - b).abs() < 1e-5 * a, "{method}: {a} against {b}");
+    }
+    let text = file_config(&x, "tiny37", 1e-37, "f32")
+        .replace("[probe]\n", "[probe]\nmethod = \"autodiff\"\n");
+    let cfg = write_file(d, "tiny37.toml", &text);
+    let o = run_with(&cfg, &d.join("tiny37"), &[], &[]);
+    refused(
+        &o,
+        &[
+            "row 0",
+            "4 P lambda^2",
+            "696 parameters",
+            "gradients in f32",
+        ],
+    );
     // A zero row is legitimate: its kernel row is 0.
     x[8..12].fill(0.0);
     for precision in ["f32", "f64"] {
