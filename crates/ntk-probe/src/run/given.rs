@@ -14,7 +14,8 @@
 //! tensor and the entry. Last, the kernel of one input alone, as the run computes it, must
 //! be in the run's precision's range: the largest norm's finite (an overflow), the smallest
 //! nonzero norm's diagonal at least the precision's smallest normal number (an underflow,
-//! issue 65 item 6), each refused before any work naming the row, its norm and the fix.
+//! issue 65 item 6), each refused before any work naming the row, its norm and the fix
+//! ([`check_kernel_range`], which a sweep's points call too).
 
 use std::path::Path;
 
@@ -77,7 +78,7 @@ impl Given {
             }
             None => (net, None),
         };
-        check_kernel_finite(cfg, inputs, compute, &net)?;
+        check_kernel_range(cfg, inputs, compute, &net)?;
         Ok(Self {
             net,
             blocks,
@@ -160,7 +161,7 @@ fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
 /// error names the data, the row and its norm, and the fix.
 /// Skipped with BatchNorm's batch statistics (one sample has none; the normalization removes
 /// the scale).
-fn check_kernel_finite(
+pub(crate) fn check_kernel_range(
     cfg: &ProbeConfig,
     inputs: &Inputs,
     compute: &Compute,
@@ -225,7 +226,7 @@ fn check_kernel_finite(
 /// The kernel of one row (`row`, the data's row index), in `compute`'s precision with `net`.
 type KernelOf<'a> = dyn Fn(usize, &Compute, &Net) -> crate::Result<KernelResult> + 'a;
 
-/// [`check_kernel_finite`]'s underflow half: the kernel of the input `row` of the smallest
+/// [`check_kernel_range`]'s underflow half: the kernel of the input `row` of the smallest
 /// nonzero `norm` alone must have its diagonal entries at or above the smallest that its
 /// route forms without underflow, or exactly 0 where the network in f64 gives 0 too. That
 /// smallest is the precision's smallest normal number `lambda` where the kernel's products are

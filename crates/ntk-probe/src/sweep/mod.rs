@@ -361,6 +361,11 @@ impl ProbeSweep<'_> {
         let gram = self.gram(point)?;
         let inputs = self.data(point).inputs.clone();
         let net = self.network(&pcfg, &inputs)?;
+        // Its kernel within the precision's range, as a run checks it (given weights were
+        // checked as they were read): an overflow or underflow fails the point, saying why.
+        if pcfg.probe.weights.is_none() {
+            run::given::check_kernel_range(&pcfg, &inputs, &self.compute, &net)?;
+        }
         // The tiled route and the blocks protocol block by block never form the whole kernel.
         let tiled = pcfg.probe.eigen == Eigen::Tiled;
         let whole = if tiled || run::per_block(&pcfg, &self.cfg.sweep.protocols, inputs.n) {

@@ -365,3 +365,46 @@ fn a_blocks_only_sweep_over_a_large_set_goes_block_by_block() {
     assert!(out.join("kappa_vs_depth_blocks.png").exists());
     assert!(!out.join("min_grad_angle_vs_depth.png").exists());
 }
+
+/// Issue 65 item 6 (its hostile round): a sweep's points are held to the kernel range a run
+/// is. Inputs scaled by 1e-25 in f32, refused by `ntk`, gave every point "singular" and exit
+/// 0 in a sweep; each point now fails saying the row, its norm and the fix (recorded in its
+/// failed.json), and the sweep exits 2.
+#[test]
+fn a_sweep_point_whose_kernel_underflows_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut x = Vec::new();
+    for i in 0..20 {
+        x.extend((0..4).map(|j| ((i * 4 + j) as f64 * 0.37).sin() * 1e-25));
+    }
+    ntk_files::npy::write_f64(&d.join("x.npy"), &x, &[20, 4]).unwrap();
+    let text = format!(
+        "[sweep]\ndepths = [1]\nactivations = [\"relu\"]\nseeds = [1]\nprotocols = \
+         [\"whole\"]\nout = {:?}\n[data]\ndataset = \"file\"\nx = {:?}\n[model]\nwidth = 16\n\
+         depth = 1\nactivation = \"relu\"\n[probe]\nprecision = \"f32\"\n",
+        d.join("out").display().to_string(),
+        d.join("x.npy").display().to_string()
+    );
+    let cfg = d.join("sweep.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(["sweep", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for w in [
+        "point relu depth 1 seed 1",
+        "underflows",
+        "f32::MIN_POSITIVE",
+        "probe in f64",
+    ] {
+        assert!(err.contains(w), "{w:?} not in: {err}");
+    }
+    let failed = d.join("out/runs/relu/depth01/seed1/failed.json");
+    let text = std::fs::read_to_string(&failed).unwrap();
+    assert!(text.contains("underflows"), "{text}");
+}
