@@ -475,15 +475,42 @@ fn the_tiled_command_leaves_what_is_not_its_own() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "a file");
 }
 
+/// The config fingerprint a probe run of the config `text` records (and keys its phase
+/// files by), on the CPU default in f64.
+fn fingerprint_of(text: &str) -> String {
+    use ntk_numerics::backend::{Precision, select};
+    use ntk_probe::config::ProbeConfig;
+    use ntk_probe::run;
+    let pcfg = ProbeConfig::parse(text).unwrap();
+    let inputs = ntk_data::inputs::load(&pcfg.data).unwrap();
+    let compute = select(None, Precision::F64).unwrap();
+    let given = run::Given::read(&pcfg, &inputs, &compute).unwrap();
+    run::provenance(&pcfg, &inputs, &inputs.digest(), &compute, Some(&given)).fingerprint
+}
+
+/// The phase files a run of `fingerprint` killed after forming its kernel (an SPD stand-in
+/// of size `n`) leaves beside `out`; their place.
+fn leave_formed_kernel(out: &std::path::Path, fingerprint: &str, n: usize) -> Place {
+    let place = Place::beside(out, true, fingerprint);
+    let bytes = Tiled::bytes_for(n, ntk_probe::run::TILE) as u64;
+    let mut files = PhaseFiles::open(&place, (n, ntk_probe::run::TILE), bytes)
+        .unwrap()
+        .unwrap();
+    let formed = Formed {
+        min_angle: None,
+        seconds: 1.0,
+    };
+    files.save_kernel(&Tiled::from_dense(&spd(n), n, ntk_probe::run::TILE), formed);
+    drop(files);
+    place
+}
+
 /// Issue 65 item 14: a dry run says what phase files make of a tiled run: with `--resume`
 /// it is partial and continues from them (named, with what they keep); without, it is
 /// computed afresh and they are removed. The run without `--resume` then removes them (they
 /// are provably the probe's) and leaves none.
 #[test]
 fn a_dry_run_says_what_kept_phase_files_make_of_the_run() {
-    use ntk_numerics::backend::{Precision, select};
-    use ntk_probe::config::ProbeConfig;
-    use ntk_probe::run;
     let dir = tempfile::tempdir().unwrap();
     let n = 120;
     let text = format!(
@@ -493,23 +520,7 @@ fn a_dry_run_says_what_kept_phase_files_make_of_the_run() {
     let cfg = write_file(dir.path(), "tiled.toml", &text);
     let out = dir.path().join("out");
     // This run's phase files, as a killed run would have left them after the formation.
-    let pcfg = ProbeConfig::parse(&text).unwrap();
-    let inputs = ntk_data::inputs::load(&pcfg.data).unwrap();
-    let compute = select(None, Precision::F64).unwrap();
-    let given = run::Given::read(&pcfg, &inputs, &compute).unwrap();
-    let prov = run::provenance(&pcfg, &inputs, &inputs.digest(), &compute, Some(&given));
-    let place = Place::beside(&out, true, &prov.fingerprint);
-    let bytes = Tiled::bytes_for(n, run::TILE) as u64;
-    let k = spd(n);
-    let mut files = PhaseFiles::open(&place, (n, run::TILE), bytes)
-        .unwrap()
-        .unwrap();
-    let formed = Formed {
-        min_angle: None,
-        seconds: 1.0,
-    };
-    files.save_kernel(&Tiled::from_dense(&k, n, run::TILE), formed);
-    drop(files);
+    let place = leave_formed_kernel(&out, &fingerprint_of(&text), n);
     let dry = |extra: &[&str]| {
         let o = probe()
             .args(["ntk", "--dry-run", "--config"])
@@ -645,9 +656,6 @@ fn a_leftover_temporary_state_does_not_block_phase_files() {
 /// files are gone afterwards.
 #[test]
 fn a_resumed_tiled_command_forms_damaged_tiles_again() {
-    use ntk_numerics::backend::{Precision, select};
-    use ntk_probe::config::ProbeConfig;
-    use ntk_probe::run;
     let dir = tempfile::tempdir().unwrap();
     let n = 150;
     let text = format!(
@@ -662,25 +670,10 @@ fn a_resumed_tiled_command_forms_damaged_tiles_again() {
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
     };
     let want = summary(&reference);
-    let pcfg = ProbeConfig::parse(&text).unwrap();
-    let inputs = ntk_data::inputs::load(&pcfg.data).unwrap();
-    let compute = select(None, Precision::F64).unwrap();
-    let given = run::Given::read(&pcfg, &inputs, &compute).unwrap();
-    let prov = run::provenance(&pcfg, &inputs, &inputs.digest(), &compute, Some(&given));
-    let bytes = Tiled::bytes_for(n, run::TILE) as u64;
-    let k = spd(n);
+    let fingerprint = fingerprint_of(&text);
     for damage in ["truncated", "missing", "scaled"] {
         let out = dir.path().join(damage);
-        let place = Place::beside(&out, true, &prov.fingerprint);
-        let mut files = PhaseFiles::open(&place, (n, run::TILE), bytes)
-            .unwrap()
-            .unwrap();
-        let formed = Formed {
-            min_angle: None,
-            seconds: 1.0,
-        };
-        files.save_kernel(&Tiled::from_dense(&k, n, run::TILE), formed);
-        drop(files);
+        let place = leave_formed_kernel(&out, &fingerprint, n);
         let tiles = place.dir.join("tiles.f64");
         let mut raw = std::fs::read(&tiles).unwrap();
         match damage {
