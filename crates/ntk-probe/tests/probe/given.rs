@@ -35,11 +35,11 @@ fn summary(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
 }
 
-#[test]
-fn given_weights_give_the_saving_networks_kernel() {
-    let dir = tempfile::tempdir().unwrap();
-    let saved = dir.path().join("saved");
-    let cfg = write_file(dir.path(), "a.toml", &config("seed = 5", ""));
+/// The config `a.toml` (seed 5) in `dir`, run with `--save-weights`: its output directory
+/// `dir/saved` (with `weights.safetensors`).
+fn saved_weights(dir: &std::path::Path) -> std::path::PathBuf {
+    let saved = dir.join("saved");
+    let cfg = write_file(dir, "a.toml", &config("seed = 5", ""));
     let o = probe()
         .args(["ntk", "--config"])
         .arg(&cfg)
@@ -49,6 +49,13 @@ fn given_weights_give_the_saving_networks_kernel() {
         .output()
         .unwrap();
     ok(&o);
+    saved
+}
+
+#[test]
+fn given_weights_give_the_saving_networks_kernel() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = saved_weights(dir.path());
     let weights = saved.join("weights.safetensors");
     let text = config(
         "seed = 9",
@@ -225,17 +232,7 @@ fn given_blocks_replace_the_seeded_permutation() {
 #[test]
 fn an_output_directory_holding_an_input_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let saved = dir.path().join("saved");
-    let cfg = write_file(dir.path(), "a.toml", &config("seed = 5", ""));
-    let o = probe()
-        .args(["ntk", "--config"])
-        .arg(&cfg)
-        .arg("--out")
-        .arg(&saved)
-        .arg("--save-weights")
-        .output()
-        .unwrap();
-    ok(&o);
+    let saved = saved_weights(dir.path());
     let weights = saved.join("weights.safetensors");
     let before = std::fs::read(&weights).unwrap();
     let all: Vec<String> = (0..30).map(|i| i.to_string()).collect();

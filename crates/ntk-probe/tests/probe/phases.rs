@@ -213,12 +213,7 @@ fn a_recorded_breakdown_is_not_tried_again() {
 #[test]
 fn the_tiled_command_cleans_its_phase_files_and_checks_their_variable() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = write_file(
-        dir.path(),
-        "tiled.toml",
-        "[data]\ndataset = \"synthetic\"\nn = 200\ninput_dim = 5\n[model]\nwidth = 32\n\
-         depth = 2\nactivation = \"relu\"\n[probe]\nprecision = \"f64\"\neigen = \"tiled\"\n",
-    );
+    let cfg = write_file(dir.path(), "tiled.toml", &tiled_config(200, 5, 32));
     let out = dir.path().join("out");
     let o = ntk_cli(&cfg, &out);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -409,12 +404,7 @@ fn phase_places_that_are_not_a_probes_are_left_as_they_are() {
 #[test]
 fn the_tiled_command_leaves_what_is_not_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = write_file(
-        dir.path(),
-        "tiled.toml",
-        "[data]\ndataset = \"synthetic\"\nn = 120\ninput_dim = 5\n[model]\nwidth = 16\n\
-         depth = 2\nactivation = \"relu\"\n[probe]\nprecision = \"f64\"\neigen = \"tiled\"\n",
-    );
+    let cfg = write_file(dir.path(), "tiled.toml", &tiled_config(120, 5, 16));
     let mine = dir.path().join("mine");
     std::fs::create_dir(&mine).unwrap();
     std::fs::write(mine.join("phases.json"), "{}").unwrap();
@@ -475,6 +465,15 @@ fn the_tiled_command_leaves_what_is_not_its_own() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "a file");
 }
 
+/// A probe config of a ReLU MLP of depth 2 and `width` on `n` synthetic points in R^`d`,
+/// f64, on the tiled route.
+fn tiled_config(n: usize, d: usize, width: usize) -> String {
+    format!(
+        "[data]\ndataset = \"synthetic\"\nn = {n}\ninput_dim = {d}\n[model]\nwidth = {width}\n\
+         depth = 2\nactivation = \"relu\"\n[probe]\nprecision = \"f64\"\neigen = \"tiled\"\n"
+    )
+}
+
 /// The config fingerprint a probe run of the config `text` records (and keys its phase
 /// files by), on the CPU default in f64.
 fn fingerprint_of(text: &str) -> String {
@@ -513,10 +512,7 @@ fn leave_formed_kernel(out: &std::path::Path, fingerprint: &str, n: usize) -> Pl
 fn a_dry_run_says_what_kept_phase_files_make_of_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let n = 120;
-    let text = format!(
-        "[data]\ndataset = \"synthetic\"\nn = {n}\ninput_dim = 5\n[model]\nwidth = 16\n\
-         depth = 2\nactivation = \"relu\"\n[probe]\nprecision = \"f64\"\neigen = \"tiled\"\n"
-    );
+    let text = tiled_config(n, 5, 16);
     let cfg = write_file(dir.path(), "tiled.toml", &text);
     let out = dir.path().join("out");
     // This run's phase files, as a killed run would have left them after the formation.
@@ -658,10 +654,7 @@ fn a_leftover_temporary_state_does_not_block_phase_files() {
 fn a_resumed_tiled_command_forms_damaged_tiles_again() {
     let dir = tempfile::tempdir().unwrap();
     let n = 150;
-    let text = format!(
-        "[data]\ndataset = \"synthetic\"\nn = {n}\ninput_dim = 6\n[model]\nwidth = 24\n\
-         depth = 2\nactivation = \"relu\"\n[probe]\nprecision = \"f64\"\neigen = \"tiled\"\n"
-    );
+    let text = tiled_config(n, 6, 24);
     let cfg = write_file(dir.path(), "tiled.toml", &text);
     let reference = dir.path().join("reference");
     let o = ntk_cli(&cfg, &reference);
