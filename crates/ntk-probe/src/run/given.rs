@@ -6,9 +6,11 @@
 //! A given file is read as [`super::given_file`] reads it (a regular file no larger than
 //! what the run can use: the network's values in f64 plus a header for `probe.weights`, a
 //! few dozen bytes a sample for `probe.blocks`). Every error names the key and the file;
-//! given weights must match the network both ways (`ntk_model::export::load_bytes`: each of
-//! its tensors in the file with its shape, and each tensor of the file one it uses, so that a
-//! file of another architecture is refused naming the tensors it would leave unread);
+//! a safetensors header whose tensors' bytes overlap or leave gaps is refused naming the same
+//! tensor on every run and dry run ([`check_offsets`]); given weights must match the network
+//! both ways (`ntk_model::export::load_bytes`: each of its tensors in the file with its
+//! shape, and each tensor of the file one it uses, so that a file of another architecture is
+//! refused naming the tensors it would leave unread);
 //! given weights are refused when a tensor holds a value that is not finite (in the file,
 //! or once in the network's precision) or a BatchNorm variance is negative, naming the
 //! tensor and the entry. Last, the kernel of one input alone, as the run computes it, must
@@ -62,6 +64,11 @@ impl Given {
                 let bytes = read_input("probe.weights", path, limit, &needs)?;
                 let digest = provenance::sha256_hex(&bytes);
                 let name = path.display().to_string();
+                check_offsets(&bytes).map_err(|reason| Error::Config {
+                    key: "probe.weights",
+                    value: name.clone(),
+                    reason: format!("not a safetensors file: {reason}"),
+                })?;
                 let net = ntk_model::export::load_bytes(net, &bytes, &name).map_err(|e| {
                     let reason = match e {
                         ntk_model::ModelError::Weights { reason, .. } => reason,
@@ -94,6 +101,101 @@ impl Given {
             ("probe.blocks_digest", self.blocks_digest.as_deref()),
         ]
     }
+}
+
+/// One tensor's entry in a safetensors header, as far as its place in the data goes.
+#[derive(serde::Deserialize)]
+struct Entry {
+    #[allow(dead_code)]
+    dtype: String,
+    #[allow(dead_code)]
+    shape: Vec<usize>,
+    data_offsets: (usize, usize),
+}
+
+/// A JSON object's entries in the order the file writes them.
+struct InFileOrder(Vec<(String, serde_json::Value)>);
+
+impl<'de> serde::Deserialize<'de> for InFileOrder {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = InFileOrder;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = m.next_entry()? {
+                    entries.push(entry);
+                }
+                Ok(InFileOrder(entries))
+            }
+        }
+        d.deserialize_map(Entries)
+    }
+}
+
+/// The tensors' places in the data of a safetensors file (`bytes`), checked as the
+/// safetensors crate checks them, but naming the same tensor on every run: the crate reads
+/// the header into a hash map, so of tensors with equal `data_offsets` it named one at random.
+/// Here the tensors are taken by their offsets, ties in the header's order, and each must begin
+/// where the one before it ends (the data holds them without gap or overlap); a name listed
+/// twice is refused by name. A header this cannot read is left to the crate's own (fixed)
+/// messages.
+fn check_offsets(bytes: &[u8]) -> Result<(), String> {
+    let Some(header) = bytes
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .and_then(|n| usize::try_from(n).ok())
+        .and_then(|n| bytes.get(8..8usize.checked_add(n)?))
+    else {
+        return Ok(());
+    };
+    let Ok(InFileOrder(entries)) = serde_json::from_slice::<InFileOrder>(header) else {
+        return Ok(());
+    };
+    let mut tensors: Vec<(&str, (usize, usize))> = Vec::new();
+    for (name, value) in &entries {
+        if name == "__metadata__" {
+            continue;
+        }
+        let Ok(entry) = serde_json::from_value::<Entry>(value.clone()) else {
+            return Ok(());
+        };
+        if tensors.iter().any(|(n, _)| n == name) {
+            return Err(format!("tensor `{name}` is listed twice in the header"));
+        }
+        tensors.push((name, entry.data_offsets));
+    }
+    // A stable sort: tensors at equal offsets stay in the header's order.
+    tensors.sort_by_key(|t| t.1);
+    let mut before: Option<(&str, (usize, usize))> = None;
+    for &(name, (s, e)) in &tensors {
+        let start = before.map_or(0, |b| b.1.1);
+        let after = match before {
+            Some((b, (bs, be))) => format!("tensor `{b}` (data_offsets [{bs}, {be}])"),
+            None => "the data's start (offset 0)".to_string(),
+        };
+        let why = if e < s {
+            "end before they begin".to_string()
+        } else if s < start {
+            format!("overlap {after}")
+        } else if s > start {
+            format!("leave bytes {start}..{s} unused after {after}")
+        } else {
+            before = Some((name, (s, e)));
+            continue;
+        };
+        return Err(format!(
+            "invalid offset for tensor `{name}`: its data_offsets [{s}, {e}] {why}; each \
+             tensor's bytes begin where the one before them in the data ends"
+        ));
+    }
+    Ok(())
 }
 
 /// Refuses given weights that hold a value that is not finite (in the file, or once held in
@@ -331,4 +433,76 @@ fn check_kernel_normal(
             inputs.description
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_offsets;
+
+    /// A safetensors file of F64 tensors of shape [2] with the given names and offsets, in
+    /// this order in its header, and 16 bytes of data per tensor.
+    fn file(tensors: &[(&str, [usize; 2])]) -> Vec<u8> {
+        let entries: Vec<String> = tensors
+            .iter()
+            .map(|(n, [s, e])| {
+                format!("\"{n}\":{{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[{s},{e}]}}")
+            })
+            .collect();
+        let header = format!("{{\"__metadata__\":{{\"a\":\"b\"}},{}}}", entries.join(","));
+        raw(&header, 16 * tensors.len())
+    }
+
+    /// A safetensors file of the header `header` and `data` bytes of zeros.
+    fn raw(header: &str, data: usize) -> Vec<u8> {
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend(header.as_bytes());
+        bytes.extend(vec![0u8; data]);
+        bytes
+    }
+
+    #[test]
+    fn offsets_are_checked_naming_the_same_tensor_every_time() {
+        let good = file(&[("b", [16, 32]), ("a", [0, 16]), ("c", [32, 48])]);
+        assert_eq!(check_offsets(&good), Ok(()));
+        // Four tensors on the same bytes: the second in the header is named, every time.
+        let tied = file(&[
+            ("w", [0, 16]),
+            ("x", [0, 16]),
+            ("y", [0, 16]),
+            ("z", [0, 16]),
+        ]);
+        for _ in 0..2 {
+            let e = check_offsets(&tied).unwrap_err();
+            assert_eq!(
+                e,
+                "invalid offset for tensor `x`: its data_offsets [0, 16] overlap tensor `w` \
+                 (data_offsets [0, 16]); each tensor's bytes begin where the one before them \
+                 in the data ends"
+            );
+        }
+        let gap = check_offsets(&file(&[("a", [0, 16]), ("b", [24, 40])])).unwrap_err();
+        assert!(
+            gap.contains("tensor `b`") && gap.contains("bytes 16..24 unused"),
+            "{gap}"
+        );
+        let first = check_offsets(&file(&[("a", [8, 24])])).unwrap_err();
+        assert!(first.contains("after the data's start"), "{first}");
+        let backwards = check_offsets(&file(&[("a", [0, 16]), ("b", [16, 8])])).unwrap_err();
+        assert!(
+            backwards.contains("`b`") && backwards.contains("end before"),
+            "{backwards}"
+        );
+        let twice = check_offsets(&file(&[("a", [0, 16]), ("a", [16, 32])])).unwrap_err();
+        assert_eq!(twice, "tensor `a` is listed twice in the header");
+        // What this does not read is left to the crate: a short file, a header that is not
+        // JSON, an entry without its dtype.
+        assert_eq!(check_offsets(b"abc"), Ok(()));
+        assert_eq!(check_offsets(&raw("{{{{", 0)), Ok(()));
+        let mut beyond = raw("{}", 0);
+        beyond[0] = 200;
+        assert_eq!(check_offsets(&beyond), Ok(()));
+        let no_dtype =
+            r#"{"a":{"shape":[2],"data_offsets":[0,16]},"b":{"shape":[2],"data_offsets":[0,16]}}"#;
+        assert_eq!(check_offsets(&raw(no_dtype, 32)), Ok(()));
+    }
 }

@@ -284,6 +284,50 @@ fn an_output_directory_holding_an_input_is_refused() {
     assert!(blocks.exists() && saved.join("inputs.npy").exists());
 }
 
+/// Issue 65, hostile round: a safetensors file whose tensors share their bytes (equal
+/// `data_offsets`) is refused naming the same tensor, the second of them in the header, on
+/// every run and dry run (the safetensors crate's hash map named one at random).
+#[test]
+fn invalid_offsets_name_the_same_tensor_every_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let entries: Vec<String> = ["w", "x", "y", "z"]
+        .iter()
+        .map(|n| format!("\"{n}\":{{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[0,16]}}"))
+        .collect();
+    let header = format!("{{{}}}", entries.join(","));
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend(header.as_bytes());
+    bytes.extend([0u8; 16]);
+    let file = d.join("tied.safetensors");
+    std::fs::write(&file, bytes).unwrap();
+    let cfg = write_file(
+        d,
+        "tied.toml",
+        &config("", &format!("weights = {:?}", file.display().to_string())),
+    );
+    let mut said = Vec::new();
+    for flag in [None, Some("--dry-run"), None, Some("--dry-run")] {
+        let mut c = probe();
+        c.args(["ntk", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(d.join("out"));
+        c.args(flag);
+        let o = c.output().unwrap();
+        refused(
+            &o,
+            &[
+                "probe.weights",
+                "invalid offset for tensor `x`",
+                "overlap tensor `w`",
+            ],
+        );
+        said.push(String::from_utf8_lossy(&o.stderr).into_owned());
+    }
+    assert!(said.iter().all(|s| *s == said[0]), "{said:#?}");
+}
+
 /// `ntk --config CFG --out OUT EXTRA...` with `env` set, killed after 60 s (a FIFO would
 /// hang it): its output.
 fn run_with(cfg: &Path, out: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
