@@ -249,8 +249,9 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
 /// Refuses an output directory `out` that holds one of the run's inputs (`probe.weights`,
 /// `probe.blocks`, the data's files and directory), or whose phase directory does
 /// ([`crate::phases`]): the run replaces `out` as a whole and removes its phase files, so
-/// the input would be lost. Paths are compared resolved (links followed); an input or an
-/// `out` that does not exist yet holds nothing.
+/// the input would be lost. Paths are compared resolved (links followed), and files by
+/// device and inode, so that an input hard-linked to a file there is held there too; an
+/// input or an `out` that does not exist yet holds nothing.
 pub fn check_inputs_outside(cfg: &ProbeConfig, out: &Path) -> crate::Result<()> {
     let given = [
         ("probe.weights", cfg.probe.weights.as_deref()),
@@ -278,7 +279,8 @@ fn data_files(d: &ntk_data::DataConfig) -> [(&'static str, Option<&Path>); 5] {
 }
 
 /// Refuses an input (`key`, path) inside one of `places`, naming the key, the file and
-/// the place.
+/// the place: its resolved path under a place, or (a hard link) the same file, by device
+/// and inode, as one under a place (a directory input: as one of its files).
 fn check_outside<'a>(
     inputs: impl IntoIterator<Item = (&'static str, Option<&'a Path>)>,
     places: &[std::path::PathBuf],
@@ -287,6 +289,9 @@ fn check_outside<'a>(
         .iter()
         .filter_map(|p| std::fs::canonicalize(p).ok())
         .collect();
+    // The files under the places by (device, inode), read once and only when an input has
+    // more than one link.
+    let mut linked: Option<std::collections::HashMap<(u64, u64), std::path::PathBuf>> = None;
     for (key, path) in inputs {
         let Some(path) = path else { continue };
         // `FILE.npz:MEMBER` names a member of FILE.
@@ -299,20 +304,79 @@ fn check_outside<'a>(
         let Ok(resolved) = std::fs::canonicalize(file) else {
             continue;
         };
+        let refused = |inside: String| Error::Config {
+            key,
+            value: path.display().to_string(),
+            reason: format!(
+                "{inside}, which this run writes and replaces (--out, its phase files): the \
+                 file would be lost; keep the run's inputs outside its output directory"
+            ),
+        };
         if let Some(place) = places.iter().find(|p| resolved.starts_with(p)) {
-            return Err(Error::Config {
-                key,
-                value: path.display().to_string(),
-                reason: format!(
-                    "is inside {}, which this run writes and replaces (--out, its phase \
-                     files): the file would be lost; keep the run's inputs outside its output \
-                     directory",
-                    place.display()
-                ),
-            });
+            return Err(refused(format!("is inside {}", place.display())));
+        }
+        for (id, file) in hard_linked(&resolved) {
+            let there = linked.get_or_insert_with(|| files_by_inode(&places));
+            if let Some(twin) = there.get(&id) {
+                let what = if file == resolved {
+                    "is".to_string()
+                } else {
+                    format!("holds {}, which is", file.display())
+                };
+                return Err(refused(format!(
+                    "{what} the same file (a hard link) as {}",
+                    twin.display()
+                )));
+            }
         }
     }
     Ok(())
+}
+
+/// The regular files of the input `path` (itself, or a directory's files one level down)
+/// that have more than one link, by (device, inode).
+fn hard_linked(path: &Path) -> Vec<((u64, u64), std::path::PathBuf)> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Vec::new();
+    };
+    let files: Vec<(std::path::PathBuf, std::fs::Metadata)> = if meta.is_dir() {
+        std::fs::read_dir(path)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| Some((e.path(), e.path().metadata().ok()?)))
+            .collect()
+    } else {
+        vec![(path.to_path_buf(), meta)]
+    };
+    files
+        .into_iter()
+        .filter(|(_, m)| m.is_file() && m.nlink() > 1)
+        .map(|(p, m)| ((m.dev(), m.ino()), p))
+        .collect()
+}
+
+/// Every regular file under `places` (links not followed) by (device, inode).
+fn files_by_inode(
+    places: &[std::path::PathBuf],
+) -> std::collections::HashMap<(u64, u64), std::path::PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let mut found = std::collections::HashMap::new();
+    let mut dirs: Vec<std::path::PathBuf> = places.to_vec();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+                continue;
+            };
+            if meta.is_dir() {
+                dirs.push(entry.path());
+            } else if meta.is_file() && meta.nlink() > 1 {
+                found.insert((meta.dev(), meta.ino()), entry.path());
+            }
+        }
+    }
+    found
 }
 
 /// What a run checks before any work beyond its config, data and given files

@@ -284,6 +284,120 @@ fn an_output_directory_holding_an_input_is_refused() {
     assert!(blocks.exists() && saved.join("inputs.npy").exists());
 }
 
+/// Issue 65 item 2 for hard links: an input that is the same file (a hard link) as one
+/// inside the run's `--out` or its phase directory is refused as one inside it is, by the
+/// run, `--resume` and `--dry-run` alike, naming the key, the input and the file there; a
+/// sweep's data hard-linked into its `--out` likewise. A hard link whose twin lies elsewhere
+/// is an input like any other.
+#[test]
+fn an_input_hard_linked_into_the_output_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let saved = saved_weights(d);
+    let all: Vec<String> = (0..30).map(|i| i.to_string()).collect();
+    let blocks = write_file(&saved, "blocks.csv", &format!("{}\n", all.join(" ")));
+    let phases = d.join(".saved.phases");
+    std::fs::create_dir(&phases).unwrap();
+    let in_phases = write_file(&phases, "blocks.csv", &format!("{}\n", all.join(" ")));
+    let link = |from: &Path, name: &str| {
+        let to = d.join(name);
+        std::fs::hard_link(from, &to).unwrap();
+        to.display().to_string()
+    };
+    let weights = link(&saved.join("weights.safetensors"), "w.safetensors");
+    let blocks_link = link(&blocks, "b.csv");
+    let phases_link = link(&in_phases, "p.csv");
+    let x = link(&saved.join("inputs.npy"), "x.npy");
+    let blocks_keys = |f: &str| format!("protocol = \"blocks\"\nblocks = {f:?}");
+    let cases = [
+        (
+            "probe.weights",
+            config("", &format!("weights = {weights:?}")),
+            "weights.safetensors",
+        ),
+        (
+            "probe.blocks",
+            config("", &blocks_keys(&blocks_link)),
+            "saved/blocks.csv",
+        ),
+        (
+            "probe.blocks",
+            config("", &blocks_keys(&phases_link)),
+            ".saved.phases/blocks.csv",
+        ),
+        (
+            "data.x",
+            config("", "").replace(
+                "dataset = \"synthetic\"\nn = 30\ninput_dim = 4",
+                &format!("dataset = \"file\"\nx = {x:?}"),
+            ),
+            "inputs.npy",
+        ),
+    ];
+    for (i, (key, text, twin)) in cases.iter().enumerate() {
+        let cfg = write_file(d, &format!("in{i}.toml"), text);
+        for flag in [None, Some("--resume"), Some("--dry-run")] {
+            let mut c = probe();
+            c.args(["ntk", "--config"])
+                .arg(&cfg)
+                .arg("--out")
+                .arg(&saved);
+            c.args(flag);
+            let o = c.output().unwrap();
+            refused(&o, &[key, "the same file (a hard link)", twin]);
+        }
+    }
+    assert!(saved.join("weights.safetensors").exists() && blocks.exists());
+
+    // Twins outside the output directory: the run goes on.
+    std::fs::copy(
+        saved.join("weights.safetensors"),
+        d.join("copy.safetensors"),
+    )
+    .unwrap();
+    let twin = link(&d.join("copy.safetensors"), "twin.safetensors");
+    let cfg = write_file(d, "twin.toml", &config("", &format!("weights = {twin:?}")));
+    let o = probe()
+        .args(["ntk", "--config"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(d.join("elsewhere"))
+        .output()
+        .unwrap();
+    ok(&o);
+
+    // A sweep's data hard-linked into its output directory.
+    let out = d.join("sweep");
+    std::fs::create_dir_all(out.join("runs")).unwrap();
+    std::fs::copy(saved.join("inputs.npy"), out.join("runs/inputs.npy")).unwrap();
+    let x = link(&out.join("runs/inputs.npy"), "sx.npy");
+    let text = format!(
+        "[sweep]\ndepths = [1]\nactivations = [\"relu\"]\nseeds = [1]\n\
+         protocols = [\"whole\"]\nout = \"unused\"\ntheory = false\n[data]\n\
+         dataset = \"file\"\nx = {x:?}\n[model]\nwidth = 16\ndepth = 1\n\
+         activation = \"relu\"\n[probe]\nprecision = \"f64\"\n"
+    );
+    let cfg = write_file(d, "sweep.toml", &text);
+    for extra in [&[][..], &["--dry-run"]] {
+        let o = probe()
+            .args(["sweep", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        refused(
+            &o,
+            &[
+                "data.x",
+                "the same file (a hard link)",
+                "sweep/runs/inputs.npy",
+            ],
+        );
+    }
+}
+
 /// Issue 65, hostile round: a safetensors file whose tensors share their bytes (equal
 /// `data_offsets`) is refused naming the same tensor, the second of them in the header, on
 /// every run and dry run (the safetensors crate's hash map named one at random).
