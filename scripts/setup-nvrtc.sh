@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fetches NVRTC, CUDA's run-time compiler (PyPI's nvidia-cuda-nvrtc wheel, CUDA 13.0, about
 # 90 MB), into ${NTK_NVRTC_DIR:-~/.cache/ntk-nvrtc}, so that the tests compile the cuDNN
-# engine's kernels (crates/ntk-cudnn/src/kernels.cu) on a machine without a GPU or a CUDA
+# engine's kernels (crates/ntk-engine/src/cudnn/kernels.cu) on a machine without a GPU or a CUDA
 # toolkit: NVRTC needs neither. scripts/test.sh puts its lib directory on LD_LIBRARY_PATH.
 # Idempotent; best effort: without it that one test says it skipped, and why.
 set -uo pipefail

@@ -1,4 +1,4 @@
-//! NVIDIA's run-time libraries as the GPU crates use them (`ntk-cudnn`'s cuDNN engine,
+//! NVIDIA's run-time libraries as the GPU crates use them (`ntk-engine`'s cuDNN engine,
 //! `ntk-cusolver`'s eigensolver), with no kernels of its own:
 //!
 //! - [`libraries`]: which of libcuda, libcudnn, libcublas, libnvrtc and libcusolver load,

@@ -7,14 +7,13 @@
 //! [`resnet`] (He et al.'s CIFAR ResNets: BatchNorm, NormReLU, Fixup), [`net`] (either, as
 //! one module), [`spec`] (either, as a config), [`init`] (seeded host-side draws),
 //! [`export`] (safetensors), [`size`] (parameter and activation counts for memory
-//! estimates), [`host`] (the dense MLP's forward and backward on host GEMMs, under the
-//! probe's structured NTK and the trainer's host SGD step).
+//! estimates). What runs a network's passes (the host engines, the cuDNN engine, Burn's
+//! autodiff step) is the `ntk-engine` crate above this one.
 
 pub mod activation;
 pub mod config;
 pub mod error;
 pub mod export;
-pub mod host;
 pub mod init;
 pub mod mlp;
 pub mod net;

@@ -28,9 +28,8 @@ impl NetSpec {
         }
     }
 
-    /// Whether the host engines (forward and backpropagation on host GEMMs: `crate::host`,
-    /// `crate::resnet::host`) compute this network: dense MLPs without normalization
-    /// layers, and the CIFAR ResNets.
+    /// Whether the host engines (forward and backpropagation on host GEMMs: `ntk_engine::host`)
+    /// compute this network: dense MLPs without normalization layers, and the CIFAR ResNets.
     pub fn on_host_engine(&self) -> bool {
         match self {
             Self::Mlp(m) => m.normalization == Normalization::None,

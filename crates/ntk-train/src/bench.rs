@@ -14,16 +14,13 @@
 
 use std::time::Instant;
 
-use burn::module::Module;
-use burn::nn::loss::CrossEntropyLossConfig;
-use burn::optim::GradientsParams;
-use burn::tensor::{Int, Tensor, TensorData};
+use ntk_engine::{Batch, Engine};
 use ntk_model::{ActivationKind, MlpConfig, ResNetConfig};
 use ntk_numerics::backend::{Compute, Fp32Precision};
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use crate::config::{EngineChoice, OptimConfig};
+use crate::config::EngineChoice;
 use ntk_model::NetSpec;
 
 /// One benchmark result.
@@ -32,7 +29,7 @@ pub struct Throughput {
     pub model: String,
     pub backend: ntk_numerics::backend::Backend,
     pub precision: String,
-    /// `host` (see `crate::host`) or `burn`.
+    /// `host` (`ntk_engine::host`), `burn`, or the cuDNN engine's `cuDNN on <GPU>`.
     pub engine: String,
     pub input_dim: usize,
     pub batch: usize,
@@ -119,25 +116,54 @@ pub fn step(
         ),
         None,
     )?;
-    let ad = compute.device.clone().autodiff();
-    let mut model = spec
-        .build(input_dim, &compute.device, compute.dtype())?
-        .fork(&ad)
-        .train();
-    let optim_cfg = OptimConfig::sgd(0.01, 0.9, 0.0);
-    let mut optim = crate::sgd::optimizer(&optim_cfg);
-    let loss_fn = CrossEntropyLossConfig::new().init(&ad);
+    let model = spec.build(input_dim, &compute.device, compute.dtype())?;
+    let sgd = ntk_engine::Sgd::new(0.9, 0.0);
+    let setup = ntk_engine::Setup {
+        sgd: &sgd,
+        loss: ntk_engine::Loss::CrossEntropy,
+        compute,
+        batch,
+        fp32,
+    };
+    let mut stepper = ntk_engine::choose(engine, model, &setup)?;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
-    let x: Vec<f32> = (0..batch * input_dim)
-        .map(|_| rng.random_range(-1.0..1.0))
+    let x: Vec<f64> = (0..batch * input_dim)
+        .map(|_| f64::from(rng.random_range(-1.0f32..1.0)))
         .collect();
-    let y: Vec<i64> = (0..batch).map(|_| rng.random_range(0..10)).collect();
+    let labels: Vec<usize> = (0..batch).map(|_| rng.random_range(0..10)).collect();
+    // One step of the run's loop: the batch handed over (a copy of its values, under 1% of
+    // a step), the step, and the engine's device error if any. A diverged step is timed too.
+    let cudnn = stepper.engine() == Engine::Cudnn;
+    let mut run = || -> crate::Result<()> {
+        let batch = Batch {
+            x: x.clone(),
+            d: input_dim,
+            labels: labels.clone(),
+        };
+        stepper.step(batch, 0.01);
+        stepper.failure().map_or(Ok(()), |e| Err(e.into()))
+    };
+    // Warm-up: the cuDNN engine's first step runs eagerly and its second captures the graph.
+    let warm = if cudnn { 3 } else { 2 };
+    for _ in 0..warm {
+        run()?;
+    }
+    let t = Instant::now();
+    for _ in 0..steps {
+        run()?;
+    }
+    let seconds = t.elapsed().as_secs_f64() / steps as f64;
     let flops = spec_step_flops(spec, input_dim, batch);
-    let report = |engine: &str, seconds: f64, host: bool| Throughput {
+    let host = !cudnn;
+    let mut r = Throughput {
         model: spec.describe(),
         backend: compute.backend,
         precision: compute.precision.to_string(),
-        engine: engine.to_string(),
+        // As earlier rows name them: `host`, `burn`, or the cuDNN engine's GPU.
+        engine: match stepper.engine() {
+            Engine::Cudnn => stepper.method().to_string(),
+            e => e.name().to_string(),
+        },
         input_dim,
         batch,
         steps,
@@ -147,86 +173,11 @@ pub fn step(
         gflops: flops / 1e9 / seconds,
         floor_seconds_per_step: (host && compute.on_host()).then(|| flops / 1e9 / peak_gflops),
     };
-    if let Some(mut dev) = crate::cudnn_engine::choose(
-        engine,
-        (&optim_cfg, crate::loss::Loss::CrossEntropy),
-        &model,
-        compute,
-        batch,
-        fp32,
-    )? {
-        let x: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
-        let y: Vec<usize> = y.iter().map(|&v| v as usize).collect();
-        let run = |dev: &mut Box<dyn crate::stepper::Stepper>| -> crate::Result<()> {
-            let batch = crate::stepper::Batch {
-                x: x.clone(),
-                d: input_dim,
-                labels: y.clone(),
-            };
-            dev.step(batch, 0.01);
-            dev.failure().map_or(Ok(()), Err)
-        };
-        // The first step runs eagerly, the second captures the graph.
-        for _ in 0..3 {
-            run(&mut dev)?;
-        }
-        let t = Instant::now();
-        for _ in 0..steps {
-            run(&mut dev)?;
-        }
-        let seconds = t.elapsed().as_secs_f64() / steps as f64;
-        let mut r = report(dev.method(), seconds, false);
-        if fp32 == Fp32Precision::Tf32 {
-            // As PyTorch's side writes it (experiments/bench/gpu/torch_resnets.py).
-            r.precision = fp32.name().to_string();
-        }
-        return Ok(r);
+    if fp32 == Fp32Precision::Tf32 {
+        // As PyTorch's side writes it (experiments/bench/gpu/torch_resnets.py).
+        r.precision = fp32.name().to_string();
     }
-    if let Some(mut host) = crate::stepper::choose_engine(
-        engine,
-        (&optim_cfg, crate::loss::Loss::CrossEntropy),
-        &model,
-        compute,
-    )? {
-        let x: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
-        let y: Vec<usize> = y.iter().map(|&v| v as usize).collect();
-        for _ in 0..2 {
-            host.step(&x, input_dim, &y, 0.01);
-        }
-        let t = Instant::now();
-        for _ in 0..steps {
-            host.step(&x, input_dim, &y, 0.01);
-        }
-        return Ok(report(
-            "host",
-            t.elapsed().as_secs_f64() / steps as f64,
-            true,
-        ));
-    }
-    let x = Tensor::<2>::from_data(
-        TensorData::new(x, [batch, input_dim]),
-        (&ad, compute.dtype()),
-    );
-    let y = Tensor::<1, Int>::from_data(TensorData::new(y, [batch]), &ad);
-    let mut step = |model: crate::model::Model| {
-        let loss = loss_fn.forward(model.forward(x.clone()), y.clone());
-        // Reading the loss synchronizes, as the training loop does every step.
-        let _ = loss.clone().try_into_vec_as::<f64>().expect("loss");
-        let grads = GradientsParams::from_grads(loss.backward(), &model);
-        optim.step(0.01, model, grads)
-    };
-    for _ in 0..2 {
-        model = step(model);
-    }
-    let t = Instant::now();
-    for _ in 0..steps {
-        model = step(model);
-    }
-    Ok(report(
-        "burn",
-        t.elapsed().as_secs_f64() / steps as f64,
-        true,
-    ))
+    Ok(r)
 }
 
 #[cfg(test)]

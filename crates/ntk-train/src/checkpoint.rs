@@ -19,6 +19,8 @@ use burn::store::ModuleRecord;
 use ntk_runs::provenance::{self, Provenance};
 use serde::{Deserialize, Serialize};
 
+use ntk_engine::{SavedOptim, Sgd, Snapshot, StateForm};
+
 use crate::metrics::{EpochMetrics, Tracked, parse_csv, write_csv};
 use crate::model::Model;
 
@@ -33,7 +35,7 @@ pub struct Pointer {
     pub config: String,
     /// Whose optimizer state the checkpoint holds (`burn` before the choice existed).
     #[serde(default)]
-    pub engine: StateOf,
+    pub engine: StateForm,
     /// The resolved config and its fingerprint (a resume must match it).
     #[serde(default)]
     pub provenance: Option<Provenance>,
@@ -62,35 +64,10 @@ impl Pointer {
     }
 }
 
-/// Whose optimizer state a checkpoint holds, as its pointer records it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum StateOf {
-    /// Burn's optimizer (`optim.bpk`).
-    #[default]
-    Burn,
-    /// The host engine's momentum buffers (`velocity.npy`, see `crate::host`); the cuDNN
-    /// engine writes these too, so its runs resume on the host and back.
-    Host,
-}
-
-impl StateOf {
-    /// Its name in the pointer and in messages.
-    pub fn name(self) -> &'static str {
-        ntk_names::name(&self)
-    }
-}
-
-impl std::fmt::Display for StateOf {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 /// The optimizer state a checkpoint holds.
 pub enum OptimState<'a> {
     Burn(&'a ModuleOptimizer),
-    /// The host engine's momentum buffers, flattened (see `crate::host::Engine::velocity`).
+    /// The host engine's momentum buffers, flattened (`ntk_engine::host::HostEngine::velocity`).
     Host(&'a [f64]),
 }
 
@@ -133,10 +110,10 @@ fn save_via_rename<E: std::fmt::Display>(
 /// The representations table in a checkpoint (present when the run tracks them).
 const REPRESENTATIONS: &str = "representations.csv";
 
-fn checkpoint_files(engine: StateOf) -> [&'static str; 4] {
+fn checkpoint_files(engine: StateForm) -> [&'static str; 4] {
     let optim = match engine {
-        StateOf::Host => "velocity.npy",
-        StateOf::Burn => "optim.bpk",
+        StateForm::Host => "velocity.npy",
+        StateForm::Burn => "optim.bpk",
     };
     ["model.bpk", optim, "metrics.csv", "ntk.csv"]
 }
@@ -188,6 +165,22 @@ pub struct History<'a> {
     pub initial_loss: Option<f64>,
 }
 
+/// Writes `state`, a stepper's [`Snapshot`], as the run's checkpoint after `position =
+/// (epoch, iteration)`, with what the run has recorded so far ([`save`]).
+pub fn save_snapshot(
+    run: &Path,
+    position: (usize, usize),
+    identity: &RunIdentity<'_>,
+    state: &Snapshot,
+    history: &History<'_>,
+) -> crate::Result<()> {
+    let optim = match &state.optim {
+        SavedOptim::Burn(o) => OptimState::Burn(o),
+        SavedOptim::Host(v) => OptimState::Host(v),
+    };
+    save(run, position, identity, &state.model, optim, history)
+}
+
 /// Writes a checkpoint after `epoch` epochs (`iteration` steps) and makes it current.
 pub fn save(
     run: &Path,
@@ -213,8 +206,8 @@ pub fn save(
         source,
     })?;
     let engine = match optim {
-        OptimState::Burn(_) => StateOf::Burn,
-        OptimState::Host(_) => StateOf::Host,
+        OptimState::Burn(_) => StateForm::Burn,
+        OptimState::Host(_) => StateForm::Host,
     };
     let files = checkpoint_files(engine);
     let [model_file, optim_file, metrics_file, ntk_file] = files;
@@ -401,7 +394,7 @@ impl Loaded {
             .map_err(|e| record_error(&path, e))
     }
 
-    /// The host engine's momentum buffers (see `crate::host`).
+    /// The host engine's momentum buffers (`ntk_engine::host`).
     pub fn load_velocity(&self) -> crate::Result<Vec<f64>> {
         let path = self.dir.join("velocity.npy");
         ntk_files::npy::read(&path)
@@ -413,5 +406,137 @@ impl Loaded {
     pub fn load_optim(&self, optim: ModuleOptimizer) -> crate::Result<ModuleOptimizer> {
         let path = self.dir.join("optim.bpk");
         optim.load(&path).map_err(|e| record_error(&path, e))
+    }
+
+    /// The optimizer state it holds in `form` (its pointer's), for a stepper of that form
+    /// (`Stepper::load_state`): Burn's optimizer for `sgd`, or the momentum buffers.
+    pub fn load_state(&self, form: StateForm, sgd: &Sgd) -> crate::Result<SavedOptim> {
+        Ok(match form {
+            StateForm::Burn => SavedOptim::Burn(self.load_optim(ntk_engine::sgd::optimizer(sgd))?),
+            StateForm::Host => SavedOptim::Host(self.load_velocity()?),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::module::{Module, ModuleVisitor, Param};
+    use burn::tensor::Tensor;
+    use ntk_engine::{Batch, EngineChoice, Loss, Setup, Sgd, StepResult, Stepper};
+    use ntk_model::{ActivationKind, MlpConfig, NetSpec, ResNetConfig, ResNetVariant};
+    use ntk_numerics::backend::{self, Compute, Fp32Precision, Precision};
+    use ntk_runs::provenance::Provenance;
+
+    use super::*;
+
+    const D: usize = 16;
+    const K: usize = 3;
+
+    fn stepper(choice: EngineChoice, model: Model, compute: &Compute) -> Box<dyn Stepper> {
+        let sgd = Sgd::new(0.9, 1e-4);
+        let setup = Setup {
+            sgd: &sgd,
+            loss: Loss::CrossEntropy,
+            compute,
+            batch: 5,
+            fp32: Fp32Precision::Ieee,
+        };
+        ntk_engine::choose(choice, model, &setup).unwrap()
+    }
+
+    /// A batch of 5 rows of fixed pseudo-random values, different for each `step`.
+    fn batch(step: usize) -> Batch {
+        let x = (0..5 * D)
+            .map(|i| ((i * 37 + step * 101) % 113) as f64 / 56.5 - 1.0)
+            .collect();
+        let labels = (0..5).map(|i| (i * 7 + step) % K).collect();
+        Batch { x, d: D, labels }
+    }
+
+    fn values(model: &Model) -> Vec<f64> {
+        struct Collect<'a>(&'a mut Vec<f64>);
+        impl ModuleVisitor for Collect<'_> {
+            fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+                self.0.extend(param.val().try_into_vec_as::<f64>().unwrap());
+            }
+        }
+        let mut out = Vec::new();
+        model.visit(&mut Collect(&mut out));
+        out
+    }
+
+    /// A checkpoint's state, written from a stepper's snapshot and read back into a new
+    /// stepper of the same engine, continues the steps bit for bit (the momentum buffers
+    /// included), and its pointer records the engine's state form.
+    #[test]
+    fn the_checkpoint_state_resumes_the_steps_bit_for_bit() {
+        let compute = backend::select(Some("flex"), Precision::F32).unwrap();
+        let mlp = NetSpec::Mlp(MlpConfig {
+            output_dim: K,
+            seed: 5,
+            ..MlpConfig::new(D, 8, 2, ActivationKind::Relu)
+        });
+        let resnet = NetSpec::ResNet(
+            ResNetConfig::new(8, ResNetVariant::BatchNorm)
+                .with_base_width(2)
+                .with_image_size(4)
+                .with_in_channels(1)
+                .with_num_classes(K),
+        );
+        let build = |spec: &NetSpec| spec.build(D, &compute.device, compute.dtype()).unwrap();
+        for choice in [EngineChoice::Burn, EngineChoice::Host] {
+            for spec in [&mlp, &resnet] {
+                let mut a = stepper(choice, build(spec), &compute);
+                let iteration = (0..2).filter(|&i| a.step(batch(i), 0.1).is_some()).count();
+                a.sync();
+                let dir = tempfile::tempdir().unwrap();
+                save_epoch_one(&a.snapshot(), dir.path(), iteration);
+                let ck = find(dir.path()).unwrap().unwrap();
+                assert_eq!(ck.pointer.engine, a.state_form());
+                let model = ck.load_model(build(spec)).unwrap();
+                let mut b = stepper(choice, model, &compute);
+                let sgd = Sgd::new(0.9, 1e-4);
+                b.load_state(ck.load_state(b.state_form(), &sgd).unwrap())
+                    .unwrap();
+                for i in 2..4 {
+                    let (ra, rb) = (a.step(batch(i), 0.05), b.step(batch(i), 0.05));
+                    let bits = |r: Option<StepResult>| r.map(|r| (r.loss_sum.to_bits(), r.correct));
+                    assert_eq!(bits(ra), bits(rb), "{choice:?} {spec:?} step {i}");
+                }
+                a.sync();
+                b.sync();
+                assert_eq!(
+                    values(&a.valid()),
+                    values(&b.valid()),
+                    "{choice:?} {spec:?}"
+                );
+            }
+        }
+    }
+
+    /// Saves `state` as the checkpoint of epoch 1 (`iteration` steps) in `dir`.
+    fn save_epoch_one(state: &Snapshot, dir: &Path, iteration: usize) {
+        let provenance = Provenance::new("test", Default::default(), "faer");
+        let identity = RunIdentity {
+            config: "",
+            provenance: &provenance,
+        };
+        let row = EpochMetrics {
+            epoch: 1,
+            iteration,
+            train_loss: 1.0,
+            train_accuracy: 0.5,
+            test_loss: None,
+            test_accuracy: None,
+            lr: 0.1,
+            seconds: 1.0,
+            samples_per_second: 1.0,
+        };
+        let history = History {
+            rows: &[row],
+            tracked: &Default::default(),
+            initial_loss: None,
+        };
+        save_snapshot(dir, (1, iteration), &identity, state, &history).unwrap();
     }
 }

@@ -14,10 +14,10 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use crate::loss::Loss;
 use crate::model::Model;
-use crate::sgd::scalar;
-use crate::stepper::Batch;
+use ntk_engine::loss::Loss;
+use ntk_engine::sgd::scalar;
+use ntk_engine::stepper::Batch;
 
 /// The training set and the test set, loaded once per sweep.
 pub struct Data {

@@ -1,5 +1,5 @@
 //! The epoch loop of a run: the steps of each epoch through the run's
-//! [`Stepper`](crate::stepper::Stepper), the epoch's metrics row (with the test set
+//! [`Stepper`](ntk_engine::stepper::Stepper), the epoch's metrics row (with the test set
 //! evaluated when due), the probes of [`Tracking`](crate::track::Tracking) when due, and
 //! checkpoints; when the run diverges ([`crate::divergence`]: a non-finite or exploding loss)
 //! the loop stops and keeps the last good state.
@@ -11,8 +11,8 @@ use crate::data::{augment_rng, batch, epoch_order, evaluate};
 use crate::divergence::{Divergence, Guard, Measured};
 use crate::metrics::{EpochMetrics, Tracked, write_csv};
 use crate::run::Run;
-use crate::stepper::{Snapshot, Stepper};
 use crate::track::Tracking;
+use ntk_engine::stepper::{Snapshot, Stepper};
 
 /// What the run has done so far: the tables, the steps taken, the epoch of the current
 /// checkpoint, and the last finite epoch's state not yet checkpointed.
@@ -90,7 +90,8 @@ impl Progress {
     ) -> crate::Result<()> {
         if last || epoch.is_multiple_of(run.cfg.train.checkpoint_every) {
             let identity = run.identity();
-            state.save(run.out, (epoch, self.iteration), &identity, &self.history())?;
+            let position = (epoch, self.iteration);
+            checkpoint::save_snapshot(run.out, position, &identity, &state, &self.history())?;
             self.last_checkpoint = epoch;
             self.last_good = None;
         } else {
@@ -112,8 +113,7 @@ impl Progress {
         {
             let identity = run.identity();
             let position = (good.epoch, good.iteration);
-            good.state
-                .save(run.out, position, &identity, &self.history())?;
+            checkpoint::save_snapshot(run.out, position, &identity, &good.state, &self.history())?;
         }
         run.reporter.log(&format!(
             "{}: diverged in epoch {} ({}); the last good state (epoch {}) is in \
@@ -153,14 +153,14 @@ pub(crate) fn run_epochs(
             &mut progress.guard,
         );
         if let Some(e) = stepper.failure() {
-            return Err(e);
+            return Err(e.into());
         }
         let outcome = match totals {
             Ok(totals) => record_epoch(run, &*stepper, progress, tracking, epoch, &totals)?,
             Err(why) => Some(why),
         };
         if let Some(e) = stepper.failure() {
-            return Err(e);
+            return Err(e.into());
         }
         if let Some(why) = outcome {
             diverged = Some(Diverged { epoch, why });
@@ -284,7 +284,12 @@ pub(crate) fn epoch_row(
 ) -> EpochMetrics {
     let (test_loss, test_accuracy) = match &run.data.test {
         Some(s) if run.evaluates(epoch) => {
-            let (l, a) = stepper.evaluate(s, 500).unwrap_or_else(|| {
+            let set = ntk_engine::Labelled {
+                x: &s.x,
+                n: s.n,
+                labels: &s.labels,
+            };
+            let (l, a) = stepper.evaluate(set, 500).unwrap_or_else(|| {
                 evaluate(&stepper.valid(), s, run.compute, (500, run.cfg.train.loss))
             });
             (Some(l), Some(a))

@@ -21,6 +21,9 @@ pub enum Error {
     Model(Box<ntk_model::ModelError>),
     #[error(transparent)]
     Kernel(Box<ntk_kernel::Error>),
+    /// An engine that does not apply, cannot start or failed (`ntk_engine`).
+    #[error(transparent)]
+    Engine(#[from] ntk_engine::Error),
 
     /// A config value the trainer cannot use: `key = value: reason`.
     #[error("{key} = {value}: {reason}")]
@@ -138,17 +141,6 @@ pub enum Error {
     /// `[representations]` without a test set.
     #[error("[representations] compares test inputs: the run needs a test set (train.test_n > 0)")]
     RepresentationsNeedTestSet,
-    /// `train.engine = "host"` for a network no host engine trains.
-    #[error(
-        "train.engine = \"host\": the host engines train MLPs without normalization layers \
-         and CIFAR ResNets, not {model}; use \"auto\" or \"burn\""
-    )]
-    NoHostEngine { model: String },
-
-    /// `train.engine = "cudnn"` where the cuDNN engine does not apply or cannot start.
-    #[error("train.engine = \"cudnn\": {reason}")]
-    NoDeviceEngine { reason: String },
-
     // --- run directories ---
     /// A run directory that holds a run, without `--resume`.
     #[error(
@@ -184,12 +176,9 @@ pub enum Error {
     )]
     EngineMismatch {
         out: PathBuf,
-        written_by: crate::checkpoint::StateOf,
-        engine: crate::checkpoint::StateOf,
+        written_by: ntk_engine::StateForm,
+        engine: ntk_engine::StateForm,
     },
-    /// Momentum buffers of another size than the network's parameters.
-    #[error("momentum buffers hold {have} values, the network has {want} parameters")]
-    MomentumSize { have: usize, want: usize },
 
     // --- reports ---
     /// A run whose metrics table and summary disagree on the epochs completed.

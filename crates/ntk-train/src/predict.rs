@@ -30,10 +30,10 @@ use ntk_numerics::kernel::OutputMode;
 use serde::{Deserialize, Serialize};
 
 use crate::config::PredictKernel;
-use crate::loss::{Loss, correct, targets};
 use crate::metrics::write_csv;
 use crate::model::Model;
 use crate::run::Run;
+use ntk_engine::loss::{Loss, correct, targets};
 
 /// One row of `predicted.csv`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -136,7 +136,7 @@ fn outputs(model: &Model, set: &Inputs, compute: &Compute) -> Mat<f64> {
     Mat::from_fn(set.n, k, |i, j| v[i * k + j])
 }
 
-/// The targets of `set` for `k` outputs, `n x k` ([`crate::loss::targets`]).
+/// The targets of `set` for `k` outputs, `n x k` ([`ntk_engine::loss::targets`]).
 fn target_matrix(set: &Inputs, k: usize) -> Mat<f64> {
     let y: Vec<usize> = set.labels.iter().map(|&l| usize::from(l)).collect();
     let t = targets(&y, k);

@@ -53,7 +53,7 @@ pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Prov
 /// and without `train.engine`: who computes the steps is not what is computed, so a run
 /// moves between engines whose checkpoints hold the same state (a GPU's cuDNN engine and
 /// a CPU's host engine); a checkpoint of another form is refused by its engine
-/// (`checkpoint::StateOf`), naming the engine that resumes it.
+/// (`checkpoint::StateForm`), naming the engine that resumes it.
 pub fn recorded_config(cfg: &TrainConfig) -> TrainConfig {
     let mut c = cfg.clone();
     c.train.device = None;

@@ -370,7 +370,7 @@ impl Sweep for TrainSweep<'_> {
     }
 
     fn computes(&self) -> String {
-        format!("engine: {}", crate::cudnn_engine::describe(self.engine))
+        format!("engine: {}", ntk_engine::describe(self.engine))
     }
 
     /// The run directories found: `OUT` itself for a config without `[sweep]`, else those
@@ -473,22 +473,6 @@ pub fn dry_run(
     })
 }
 
-/// Whose optimizer state a run of `cfg` would keep, as [`train::engine_of`] finds it, but
-/// without starting the cuDNN engine for `train.engine = "cudnn"` (checked against the
-/// network and the build when the config was, [`crate::config::check_cudnn_engine`]): it
-/// keeps the host engine's form wherever it runs, so a dry run on a machine without the GPU
-/// (a cluster's login node) judges a resume as the run on the GPU will.
-fn planned_state(
-    cfg: &TrainConfig,
-    d: usize,
-    compute: &Compute,
-) -> crate::Result<crate::checkpoint::StateOf> {
-    if cfg.train.engine == crate::config::EngineChoice::Cudnn {
-        return Ok(crate::checkpoint::StateOf::Host);
-    }
-    train::engine_of(cfg, d, compute)
-}
-
 /// The flags a dry run answers for: those that decide what the run would refuse.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DryRunFlags {
@@ -542,7 +526,7 @@ fn refuse_partial(
             });
         }
         let written_by = pointer?.engine;
-        let engine = planned_state(&point.cfg, sweep.data.train.d, sweep.compute)?;
+        let engine = train::engine_of(&point.cfg, sweep.compute)?;
         train::check_engine(&dir, written_by, engine)?;
     }
     Ok(())

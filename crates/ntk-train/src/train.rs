@@ -8,7 +8,7 @@
 //! atomically, and (5) run inside sweeps, shards and progress bars of our own. The pieces
 //! that fit are Burn's: the SGD optimizer (`burn::optim::SgdConfig`), the loss
 //! (`CrossEntropyLoss`) and the burnpack records of the model and optimizer. Who computes
-//! the steps (Burn's autodiff or the host engine) is a [`crate::stepper::Stepper`].
+//! the steps (Burn's autodiff or the host engine) is a [`ntk_engine::stepper::Stepper`].
 //!
 //! This module is the run's lifecycle ([`train`]); its parts live beside it: what the run
 //! is ([`crate::run`]), its data and batches ([`crate::data`]), the run directory
@@ -21,7 +21,9 @@ use std::time::Instant;
 use ntk_model::NetSpec;
 use ntk_numerics::backend::Compute;
 
-use crate::checkpoint::{self, StateOf};
+use ntk_engine::{StateForm, Stepper};
+
+use crate::checkpoint;
 use crate::config::TrainConfig;
 pub use crate::data::{Data, evaluate, load_data};
 use crate::epoch::{Diverged, Progress, run_epochs};
@@ -30,7 +32,6 @@ use crate::run::Run;
 pub use crate::run::{RunOptions, recorded_config, run_config_text, run_provenance};
 pub use crate::run_dir::{RUN_FILES, check_run_dir};
 use crate::run_dir::{Start, open_run_dir};
-use crate::stepper::Stepper;
 pub use crate::summary::{RunStatus, TrainSummary, read_summary};
 use crate::track::Tracking;
 
@@ -133,7 +134,7 @@ pub(crate) fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> cr
         .max_by_key(|(t, _)| *t)
     {
         // One output under the square loss regresses on -1 / +1: two classes.
-        if spec.classes() == 1 && cfg.train.loss == crate::loss::Loss::Mse {
+        if spec.classes() == 1 && cfg.train.loss == ntk_engine::loss::Loss::Mse {
             if top > 1 {
                 return Err(crate::Error::config(
                     "model.output_dim",
@@ -175,8 +176,8 @@ fn check_f32_range(cfg: &TrainConfig, data: &Data) -> crate::Result<()> {
 }
 
 /// Builds the network (with the checkpoint's parameters when resuming) and its stepper
-/// ([`stepper::stepper`]); when resuming, checks that the checkpoint's engine is this
-/// run's and loads its optimizer state. Logs who computes the steps.
+/// ([`ntk_engine::choose`]); when resuming, checks that the checkpoint's optimizer state is of
+/// this engine's form and loads it. Logs who computes the steps.
 fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result<Box<dyn Stepper>> {
     let (compute, d) = (run.compute, run.data.train.d);
     let fresh = run.spec.build(d, &compute.device, compute.dtype())?;
@@ -189,49 +190,56 @@ fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result
         }
         None => fresh,
     };
-    let t = &run.cfg.train;
-    let mut stepper = crate::cudnn_engine::stepper(
-        t.engine,
-        (&run.cfg.optim, t.loss),
-        model,
-        compute,
-        t.batch_size,
-        t.fp32_precision,
-    )?;
+    let (t, sgd) = (&run.cfg.train, run.cfg.optim.settings());
+    let mut stepper = ntk_engine::choose(t.engine, model, &setup(run.cfg, &sgd, compute))?;
     if let Some(ck) = found {
-        check_engine(run.out, ck.pointer.engine, stepper.engine())?;
-        stepper.load_state(ck)?;
+        let form = stepper.state_form();
+        check_engine(run.out, ck.pointer.engine, form)?;
+        let state = ck.load_state(form, &sgd)?;
+        stepper.load_state(state).map_err(|e| crate::Error::At {
+            path: ck.dir.clone(),
+            source: Box::new(e.into()),
+        })?;
     }
     run.reporter.log(&format!(
         "{}: {} steps ({} engine)",
         run.spec.describe(),
         stepper.method(),
-        stepper.name()
+        stepper.engine()
     ));
     Ok(stepper)
 }
 
-/// Whose optimizer state a run of `cfg` on `compute` would keep: the engine its stepper
-/// would take (built as [`build_stepper`] builds it, on inputs of dimension `d`), so that
-/// a dry run refuses the resume of another engine's checkpoint as the run would.
-pub(crate) fn engine_of(cfg: &TrainConfig, d: usize, compute: &Compute) -> crate::Result<StateOf> {
-    let model = cfg.spec()?.build(d, &compute.device, compute.dtype())?;
-    let t = &cfg.train;
-    let how = (&cfg.optim, t.loss);
-    let engine = crate::cudnn_engine::stepper(
-        t.engine,
-        how,
-        model,
+/// What the engine of a run of `cfg` needs besides its network ([`ntk_engine::Setup`]).
+pub(crate) fn setup<'a>(
+    cfg: &TrainConfig,
+    sgd: &'a ntk_engine::Sgd,
+    compute: &'a Compute,
+) -> ntk_engine::Setup<'a> {
+    ntk_engine::Setup {
+        sgd,
+        loss: cfg.train.loss,
         compute,
-        t.batch_size,
-        t.fp32_precision,
-    )?;
-    Ok(engine.engine())
+        batch: cfg.train.batch_size,
+        fp32: cfg.train.fp32_precision,
+    }
+}
+
+/// Whose optimizer state a run of `cfg` on `compute` would keep: the form of the engine it
+/// would take ([`ntk_engine::plan`], which builds nothing and starts no device), so that a
+/// dry run refuses the resume of another engine's checkpoint as the run would.
+pub(crate) fn engine_of(cfg: &TrainConfig, compute: &Compute) -> crate::Result<StateForm> {
+    let t = &cfg.train;
+    Ok(ntk_engine::plan(t.engine, &cfg.spec()?, compute, t.loss).state_form())
 }
 
 /// Refuses to resume a checkpoint written by another engine than `engine` (the optimizer
 /// state differs in form).
-pub(crate) fn check_engine(out: &Path, written_by: StateOf, engine: StateOf) -> crate::Result<()> {
+pub(crate) fn check_engine(
+    out: &Path,
+    written_by: StateForm,
+    engine: StateForm,
+) -> crate::Result<()> {
     if written_by == engine {
         return Ok(());
     }
@@ -315,7 +323,6 @@ fn summarize(
 
 #[cfg(test)]
 mod tests {
-    use crate::stepper;
     use ntk_data::inputs::Inputs;
     use ntk_numerics::backend::{self, Precision};
 
@@ -439,13 +446,9 @@ engine = "{engine}"
                 &reporter,
             );
             let model = run.spec.build(4, &compute.device, compute.dtype()).unwrap();
-            let mut s = stepper::stepper(
-                cfg.train.engine,
-                (&cfg.optim, cfg.train.loss),
-                model,
-                &compute,
-            )
-            .unwrap();
+            let sgd = cfg.optim.settings();
+            let mut s =
+                ntk_engine::choose(cfg.train.engine, model, &setup(&cfg, &sgd, &compute)).unwrap();
             let mut iteration = 0;
             let mut guard = crate::divergence::Guard::new(1e4, None);
             let why = train_epoch(&run, s.as_mut(), 1, &mut iteration, &mut guard).unwrap_err();
@@ -541,7 +544,7 @@ engine = "{engine}"
 
     #[test]
     fn a_checkpoint_of_another_engine_is_named() {
-        let err = check_engine(Path::new("runs/x"), StateOf::Burn, StateOf::Host)
+        let err = check_engine(Path::new("runs/x"), StateForm::Burn, StateForm::Host)
             .unwrap_err()
             .to_string();
         assert_eq!(
@@ -549,6 +552,6 @@ engine = "{engine}"
             "runs/x: the checkpoint was written by the burn engine and this run would use \
              the host engine; set train.engine = \"burn\" to resume it"
         );
-        assert!(check_engine(Path::new("runs/x"), StateOf::Host, StateOf::Host).is_ok());
+        assert!(check_engine(Path::new("runs/x"), StateForm::Host, StateForm::Host).is_ok());
     }
 }

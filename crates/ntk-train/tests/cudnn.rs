@@ -1,4 +1,4 @@
-//! The cuDNN engine (`ntk-cudnn`) held to the host engine step for step, in f32, for
+//! The cuDNN engine (`ntk_engine::cudnn`) held to the host engine step for step, in f32, for
 //! ResNet-20 in every variant: the training-mode and evaluation-mode logits, every
 //! parameter's gradient, 20 steps each taken from the host engine's state (loss, every
 //! parameter's change, the momenta, BatchNorm's running statistics), 20 free-running steps,
@@ -25,18 +25,18 @@
 //! momenta are compared in norm ([`compare_change`]).
 //!
 //! These run only where a GPU and the libraries are present; elsewhere each says why it
-//! skips (`ntk_cudnn::libraries::probe`).
+//! skips (`ntk_engine::cudnn::libraries::probe`).
 
 #![cfg(feature = "cudnn")]
 
 mod common;
 
 use burn::tensor::{DType, Device};
-use ntk_cudnn::{CudnnResNet, Fp32Precision, Sgd};
-use ntk_model::resnet::host::{BlockKind, HostResNet, Slot, StemKind};
+use ntk_engine::cudnn::{CudnnResNet, Fp32Precision};
+use ntk_engine::host::HostResNetSgd;
+use ntk_engine::host::resnet::{BlockKind, HostResNet, Slot, StemKind};
 use ntk_model::{ResNet, ResNetConfig, ResNetVariant};
 use ntk_train::config::{EngineChoice, OptimConfig, TrainConfig};
-use ntk_train::host::HostResNetSgd;
 use ntk_train::metrics::{EpochMetrics, read_csv};
 use ntk_train::train::RunOptions;
 
@@ -44,7 +44,7 @@ const BATCH: usize = 32;
 
 /// Whether a cuDNN engine can start here; prints why not.
 fn available() -> bool {
-    match ntk_cudnn::libraries::probe() {
+    match ntk_engine::cudnn::libraries::probe() {
         Ok(()) => true,
         Err(m) => {
             eprintln!("skipped: {m}");
@@ -196,13 +196,7 @@ fn device(h: HostResNet<f32>, o: &OptimConfig) -> CudnnResNet {
 }
 
 fn device_with(h: HostResNet<f32>, o: &OptimConfig, fp32: Fp32Precision) -> CudnnResNet {
-    let sgd = Sgd {
-        momentum: o.momentum,
-        nesterov: o.nesterov,
-        weight_decay: o.weight_decay,
-        scalar_lr_scale: o.scalar_lr_scale,
-    };
-    CudnnResNet::from_host(h, sgd, BATCH, 0, fp32)
+    CudnnResNet::from_host(h, o.settings(), BATCH, 0, fp32)
         .unwrap_or_else(|e| panic!("the cuDNN engine: {e}"))
 }
 
@@ -385,7 +379,8 @@ fn the_device_engine_takes_the_host_engines_steps() {
     for variant in ResNetVariant::all() {
         let net = network(variant);
         let o = optim();
-        let mut host = HostResNetSgd::<f32>::new(&net, &o, ntk_train::loss::Loss::CrossEntropy);
+        let mut host =
+            HostResNetSgd::<f32>::new(&net, &o.settings(), ntk_engine::Loss::CrossEntropy);
         let h0 = HostResNet::<f32>::read(&net);
         let mut dev = device(h0.clone(), &o);
         let d = h0.stem.input.image();
@@ -472,7 +467,8 @@ fn the_device_engine_follows_the_host_engine_for_20_steps() {
             scalar_lr_scale: 0.1,
             ..OptimConfig::sgd(0.01, 0.9, 5e-4)
         };
-        let mut host = HostResNetSgd::<f32>::new(&net, &o, ntk_train::loss::Loss::CrossEntropy);
+        let mut host =
+            HostResNetSgd::<f32>::new(&net, &o.settings(), ntk_engine::Loss::CrossEntropy);
         let h0 = HostResNet::<f32>::read(&net);
         let mut dev = device(h0.clone(), &o);
         let d = h0.stem.input.image();
@@ -612,7 +608,7 @@ fn velocity_at(out: &std::path::Path, epoch: usize) -> Vec<f64> {
         .expect("readable")
         .expect("a checkpoint");
     assert_eq!(ck.pointer.epoch, epoch);
-    assert_eq!(ck.pointer.engine, ntk_train::checkpoint::StateOf::Host);
+    assert_eq!(ck.pointer.engine, ntk_engine::StateForm::Host);
     ck.load_velocity().expect("velocity.npy")
 }
 

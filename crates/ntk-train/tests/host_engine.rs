@@ -10,15 +10,15 @@ use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::GradientsParams;
 use burn::tensor::{Int, Tensor, TensorData};
+use ntk_engine::host::HostEngine;
+use ntk_engine::loss::Loss;
+use ntk_engine::sgd::optimizer;
+use ntk_engine::{Engine, Setup};
 use ntk_model::NetSpec;
 use ntk_model::{ActivationKind, MlpConfig, Net};
 use ntk_numerics::backend::{self, Compute, Precision};
 use ntk_train::config::{EngineChoice, OptimConfig};
-use ntk_train::host::Engine;
-use ntk_train::loss::Loss;
 use ntk_train::model::Model;
-use ntk_train::sgd::optimizer;
-use ntk_train::stepper::choose_engine;
 
 const D: usize = 7;
 const K: usize = 4;
@@ -81,12 +81,11 @@ fn burn_loss(loss: Loss, logits: Tensor<2>, y: &[usize]) -> Tensor<1> {
 fn compare(cfg: MlpConfig, optim: OptimConfig, compute: &Compute, loss: Loss) -> (f64, f64) {
     let spec = NetSpec::Mlp(cfg);
     let model = spec.build(D, &compute.device, compute.dtype()).unwrap();
-    let mut host = choose_engine(EngineChoice::Host, (&optim, loss), &model, compute)
-        .unwrap()
-        .unwrap();
+    let mut host = HostEngine::for_model(&model, (&optim.settings(), loss), compute.precision)
+        .expect("a host engine");
     let ad = compute.device.clone().autodiff();
     let mut burn_model = model.clone().fork(&ad).train();
-    let mut opt = optimizer(&optim);
+    let mut opt = optimizer(&optim.settings());
     let mut worst = 0.0f64;
     for step in 0..3 {
         let b = 6 + step; // batch sizes change: the engine's buffers follow
@@ -186,13 +185,23 @@ fn auto_takes_the_host_engine_only_for_plain_mlps_on_the_cpu() {
     })
     .build(D, &compute.device, compute.dtype())
     .unwrap();
-    let pick = |choice, m: &Model| choose_engine(choice, (&optim, Loss::CrossEntropy), m, &compute);
-    assert!(matches!(
-        pick(EngineChoice::Auto, &plain),
-        Ok(Some(Engine::Mlp32(_)))
-    ));
-    assert!(matches!(pick(EngineChoice::Burn, &plain), Ok(None)));
-    assert!(matches!(pick(EngineChoice::Auto, &bn), Ok(None)));
+    let sgd = optim.settings();
+    let setup = Setup {
+        sgd: &sgd,
+        loss: Loss::CrossEntropy,
+        compute: &compute,
+        batch: 4,
+        fp32: ntk_numerics::backend::Fp32Precision::Ieee,
+    };
+    let pick = |choice, m: &Model| {
+        ntk_engine::choose(choice, m.clone(), &setup).map(|s| (s.engine(), s.method()))
+    };
+    assert_eq!(
+        pick(EngineChoice::Auto, &plain).unwrap(),
+        (Engine::Host, "host GEMM")
+    );
+    assert_eq!(pick(EngineChoice::Burn, &plain).unwrap().0, Engine::Burn);
+    assert_eq!(pick(EngineChoice::Auto, &bn).unwrap().0, Engine::Burn);
     let err = pick(EngineChoice::Host, &bn).err().unwrap().to_string();
     assert!(
         err.contains("train.engine") && err.contains("normalization"),

@@ -24,7 +24,7 @@
 //! per layer. Tested against the autodiff reference like the general path.
 
 use faer::Mat;
-use ntk_model::host::Params;
+use ntk_engine::host::mlp::Params;
 use ntk_model::{Activation, Mlp};
 
 use ntk_numerics::kernel::Kernel;

@@ -1,7 +1,7 @@
 //! The structured NTK on the CPU with host GEMMs ([`ntk_numerics::linalg`]: the system OpenBLAS by
 //! default, faer without the `openblas` feature): the same algebra as
 //! [`crate::structured`] (see its doc for the formula), on the host MLP engine
-//! [`ntk_model::host`] (the forward to each layer's input and slope, the backward of the
+//! [`ntk_engine::host::mlp`] (the forward to each layer's input and slope, the backward of the
 //! cotangents `e_o`), with the Gram products computed into the lower triangle only (SYRK,
 //! half the FLOPs) and the Hadamard accumulation done in place on that triangle.
 //!
@@ -11,8 +11,8 @@
 //! device path. Both are tested against the autodiff reference.
 
 use faer::Mat;
+use ntk_engine::host::mlp::{Cotangent, Layer, Params, Pool, Trace, backprop, from_rows};
 use ntk_model::Mlp;
-use ntk_model::host::{Cotangent, Layer, Params, Pool, Trace, backprop, from_rows};
 use ntk_numerics::kernel::Kernel;
 use ntk_numerics::linalg::gram_lower_into;
 
@@ -28,7 +28,7 @@ pub struct HostFactors<T: Real> {
     pub deltas: Vec<Mat<T>>,
 }
 
-/// The forward half of the structured NTK ([`ntk_model::host`]): the hidden layers' inputs
+/// The forward half of the structured NTK ([`ntk_engine::host::mlp`]): the hidden layers' inputs
 /// `a_0..a_k` and slopes `gamma phi'(z)`, the parameters with their transposes stored, and
 /// (on demand) the lower-triangular Grams `G_l = a_l a_l^T`.
 ///

@@ -1,5 +1,5 @@
 //! The empirical NTK of a CIFAR ResNet on the host: the per-sample gradients of the
-//! evaluation-mode network ([`ntk_model::resnet::host::HostResNet::per_sample_gradients`],
+//! evaluation-mode network ([`ntk_engine::host::resnet::HostResNet::per_sample_gradients`],
 //! BatchNorm on its running statistics) and their Gram product,
 //!
 //! `Theta(x_i, x_j) = sum_o <d f_o(x_i) / d theta, d f_o(x_j) / d theta>` (`Sum`), one
@@ -18,8 +18,8 @@
 //! their rows at once.
 
 use faer::MatRef;
+use ntk_engine::host::resnet::HostResNet;
 use ntk_model::ResNet;
-use ntk_model::resnet::host::HostResNet;
 use ntk_numerics::kernel::{Kernel, OutputMode};
 use ntk_numerics::linalg::{Real, gram_lower};
 

@@ -13,8 +13,8 @@
 //! angles.
 
 use faer::{Mat, MatMut, MatRef};
+use ntk_engine::host::mlp::Params;
 use ntk_model::Mlp;
-use ntk_model::host::Params;
 use ntk_numerics::linalg::gemm;
 
 /// Rows `range` of `m`.

@@ -15,7 +15,6 @@ pub mod block;
 pub mod config;
 pub mod export;
 pub mod fixup;
-pub mod host;
 pub mod layers;
 pub mod norm_relu;
 

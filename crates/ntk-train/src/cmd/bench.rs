@@ -72,7 +72,7 @@ pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
             a.input_dim,
         ),
     };
-    ntk_train::cudnn_engine::check_fp32(a.engine, a.fp32_precision, "--fp32-precision")?;
+    ntk_engine::check_fp32(a.engine, a.fp32_precision, "--fp32-precision")?;
     let r = ntk_train::bench::step(
         &compute,
         &spec,

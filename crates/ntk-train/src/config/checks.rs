@@ -406,26 +406,12 @@ impl TrainConfig {
     fn validate_net(&self) -> crate::Result<()> {
         let spec = self.spec()?;
         spec.validate()?;
-        if self.train.engine == EngineChoice::Host && !spec.on_host_engine() {
-            return Err(crate::Error::NoHostEngine {
-                model: spec.describe(),
-            });
-        }
-        if self.train.engine == EngineChoice::Cudnn && self.train.loss != Loss::CrossEntropy {
-            return Err(crate::Error::config(
-                "train.loss",
-                self.train.loss.name(),
-                "the cuDNN engine (train.engine = \"cudnn\") computes the cross-entropy \
-                 only; use train.engine = \"host\" or \"auto\" for the square loss",
-            ));
-        }
-        if self.train.engine == EngineChoice::Cudnn {
-            check_cudnn_engine(&spec, self.train.precision)?;
-        }
-        crate::cudnn_engine::check_fp32(
+        ntk_engine::check(
             self.train.engine,
+            &spec,
+            self.train.precision,
+            self.train.loss,
             self.train.fp32_precision,
-            "train.fp32_precision",
         )?;
         match spec {
             // The square loss regresses a one-output network on +-1 (two classes).
@@ -479,14 +465,4 @@ fn twice<T: PartialEq + std::fmt::Debug>(key: &'static str, values: &[T]) -> cra
         }
     }
     Ok(())
-}
-
-/// Whether `train.engine = "cudnn"` applies to `spec` in `precision` in this build: an error
-/// naming why not (the cuDNN engine trains CIFAR ResNets in f32, built with `cudnn`).
-pub fn check_cudnn_engine(spec: &NetSpec, precision: Precision) -> crate::Result<()> {
-    check_device_net(
-        matches!(spec, NetSpec::ResNet(_)),
-        &spec.describe(),
-        precision,
-    )
 }

@@ -11,12 +11,11 @@ use ntk_numerics::backend::{Fp32Precision, Precision};
 use ntk_numerics::kernel::OutputMode;
 use serde::{Deserialize, Serialize};
 
-use crate::loss::Loss;
 use crate::schedule::ScheduleConfig;
+use ntk_engine::loss::Loss;
 use ntk_model::NetSpec;
 
 mod checks;
-pub use checks::check_cudnn_engine;
 
 fn default_test_n() -> usize {
     10000
@@ -58,6 +57,16 @@ fn is_unit(v: &f64) -> bool {
 }
 
 impl OptimConfig {
+    /// The SGD settings every engine takes (the rate is given at each step).
+    pub fn settings(&self) -> ntk_engine::Sgd {
+        ntk_engine::Sgd {
+            momentum: self.momentum,
+            nesterov: self.nesterov,
+            weight_decay: self.weight_decay,
+            scalar_lr_scale: self.scalar_lr_scale,
+        }
+    }
+
     /// SGD at `lr` with `momentum` and `weight_decay`, one rate for every parameter.
     pub fn sgd(lr: f64, momentum: f64, weight_decay: f64) -> Self {
         Self {
@@ -70,24 +79,8 @@ impl OptimConfig {
     }
 }
 
-/// `train.engine`: see [`TrainSection::engine`] and `crate::host`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EngineChoice {
-    #[default]
-    Auto,
-    Burn,
-    Host,
-    /// The cuDNN engine (`ntk-cudnn`; built with the `cudnn` feature): CIFAR ResNets
-    /// in f32 on an NVIDIA GPU.
-    Cudnn,
-}
-
-impl EngineChoice {
-    fn is_auto(&self) -> bool {
-        *self == Self::Auto
-    }
-}
+/// `train.engine`: see [`TrainSection::engine`] and `ntk_engine::choose`.
+pub use ntk_engine::EngineChoice;
 
 /// How long, how batched, how often to evaluate and checkpoint.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -444,23 +437,4 @@ impl TrainConfig {
 /// `0.01 -> "1e-2"`, `0.5 -> "5e-1"`: learning rates in directory names.
 pub fn lr_tag(lr: f64) -> String {
     format!("{lr:e}")
-}
-
-/// [`check_cudnn_engine`] of a network described as `what` (`resnet`: a CIFAR ResNet).
-pub(crate) fn check_device_net(
-    resnet: bool,
-    what: &str,
-    precision: Precision,
-) -> crate::Result<()> {
-    let reason = if !resnet {
-        format!("the cuDNN engine trains CIFAR ResNets, not {what}")
-    } else if precision != Precision::F32 {
-        "the cuDNN engine computes in f32; set train.precision = \"f32\"".to_string()
-    } else if !cfg!(feature = "cudnn") {
-        "this binary was built without the cuDNN engine; build with --features ntk-train/cudnn"
-            .to_string()
-    } else {
-        return Ok(());
-    };
-    Err(crate::Error::NoDeviceEngine { reason })
 }

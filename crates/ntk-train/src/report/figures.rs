@@ -249,7 +249,7 @@ pub fn figures(
     let kappa = |m: &[&RunRecord]| (ntk_curve(m, |r| r.kappa), singular_epochs(m));
     let angle = |m: &[&RunRecord]| (ntk_curve(m, |r| r.min_grad_angle_deg), vec![]);
     let cosine = |m: &[&RunRecord]| (top_representation_curve(m, |r| Some(r.mean_cosine)), vec![]);
-    let loss_y = if runs.iter().all(|r| r.loss == crate::loss::Loss::Mse) {
+    let loss_y = if runs.iter().all(|r| r.loss == ntk_engine::loss::Loss::Mse) {
         "training loss (square loss"
     } else {
         "training loss (cross-entropy"

@@ -16,7 +16,7 @@ pub struct RunRecord {
     /// `representations.csv` when the run tracked them, else empty.
     pub representations: Vec<RepresentationRow>,
     /// The training loss the run minimized (`train.loss`).
-    pub loss: crate::loss::Loss,
+    pub loss: ntk_engine::loss::Loss,
     /// `predicted.csv` and `predicted_spectrum.csv` when the run predicted itself
     /// (`[prediction]`), else empty.
     pub predicted: Vec<crate::predict::PredictedRow>,

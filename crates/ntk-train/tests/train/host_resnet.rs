@@ -12,13 +12,13 @@ use burn::module::{Module, ModuleVisitor, Param};
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::GradientsParams;
 use burn::tensor::{Int, Tensor, TensorData};
+use ntk_engine::host::HostEngine;
+use ntk_engine::loss::Loss;
+use ntk_engine::sgd::{optimizer, sgd_step};
 use ntk_model::{NetSpec, ResNetConfig, ResNetVariant, init};
 use ntk_numerics::backend::{self, Precision};
-use ntk_train::config::{EngineChoice, OptimConfig};
-use ntk_train::loss::Loss;
+use ntk_train::config::OptimConfig;
 use ntk_train::model::Model;
-use ntk_train::sgd::{optimizer, sgd_step};
-use ntk_train::stepper::choose_engine;
 use ntk_train::train::evaluate;
 
 const K: usize = 4;
@@ -65,7 +65,7 @@ fn small_resnet(
 /// Three steps by both routes, then an evaluation in evaluation mode; returns (worst loss
 /// rel. error, parameters rel. error). `width` is the first stage's channels: 16 (the CIFAR
 /// ResNets') puts every stride-1 convolution of an f32 step on the direct AVX2 kernel where
-/// the CPU has one (`ntk_model::resnet::host::simd`), 4 only the last stage's.
+/// the CPU has one (`ntk_engine::host::resnet::simd`), 4 only the last stage's.
 /// `scalar_lr_scale`: Fixup's scalars at their own rate (`optim.scalar_lr_scale`), both routes
 /// (Burn's through [`sgd_step`]'s two parameter groups).
 fn compare(
@@ -84,17 +84,15 @@ fn compare(
         weight_decay: 1.0 / 1024.0,
         scalar_lr_scale,
     };
-    let mut host = choose_engine(
-        EngineChoice::Host,
-        (&optim, Loss::CrossEntropy),
+    let mut host = HostEngine::for_model(
         &model,
-        &compute,
+        (&optim.settings(), Loss::CrossEntropy),
+        compute.precision,
     )
-    .unwrap()
-    .unwrap();
+    .expect("a host engine");
     let ad = compute.device.clone().autodiff();
     let mut burn_model = model.clone().fork(&ad).train();
-    let mut opt = optimizer(&optim);
+    let mut opt = optimizer(&optim.settings());
     let loss_fn = CrossEntropyLossConfig::new().init(&ad);
     let mut worst = 0.0f64;
     for step in 0..3 {
@@ -110,7 +108,7 @@ fn compare(
         let loss = loss_fn.forward(burn_model.forward(xt), yt);
         let l_burn = loss.clone().try_into_vec_as::<f64>().unwrap()[0];
         let grads = GradientsParams::from_grads(loss.backward(), &burn_model);
-        burn_model = sgd_step(&mut opt, &optim, lr, burn_model, grads);
+        burn_model = sgd_step(&mut opt, &optim.settings(), lr, burn_model, grads);
         let r = host.step(&x, d, &y, lr);
         worst = worst.max((r.loss_sum / b as f64 - l_burn).abs() / l_burn.abs());
     }
@@ -125,7 +123,14 @@ fn compare(
         labels: (0..n).map(|i| (i % K) as u8).collect(),
         description: String::new(),
     };
-    let (l_host, a_host) = host.evaluate(&set, 4).expect("the ResNet engine evaluates");
+    let labelled = ntk_engine::Labelled {
+        x: &set.x,
+        n: set.n,
+        labels: &set.labels,
+    };
+    let (l_host, a_host) = host
+        .evaluate(labelled, 4)
+        .expect("the ResNet engine evaluates");
     let (l_burn, a_burn) = evaluate(&burn_model.valid(), &set, &compute, (4, Loss::CrossEntropy));
     worst = worst.max((l_host - l_burn).abs() / l_burn.abs());
     assert_eq!(a_host, a_burn, "{variant}: evaluation accuracy");
@@ -172,14 +177,12 @@ fn fixup_scalars_at_their_own_rate_agree_with_burn() {
     let after = |scale: f64| {
         let mut optim = OptimConfig::sgd(0.1, 0.875, 0.0);
         optim.scalar_lr_scale = scale;
-        let mut host = choose_engine(
-            EngineChoice::Host,
-            (&optim, Loss::CrossEntropy),
+        let mut host = HostEngine::for_model(
             &model,
-            &compute,
+            (&optim.settings(), Loss::CrossEntropy),
+            compute.precision,
         )
-        .unwrap()
-        .unwrap();
+        .expect("a host engine");
         for step in 0..2 {
             let x = init::gaussian(300 + step, 0, 6, d, 1.0);
             let y: Vec<usize> = (0..6).map(|i| i % K).collect();

@@ -194,7 +194,7 @@ fn a_checkpoint_resumes_only_with_its_engine() {
     };
     assert_eq!(run(&cfg, dir.path(), opts).status, RunStatus::Interrupted);
     let ck = ntk_train::checkpoint::find(dir.path()).unwrap().unwrap();
-    assert_eq!(ck.pointer.engine, ntk_train::checkpoint::StateOf::Host);
+    assert_eq!(ck.pointer.engine, ntk_engine::StateForm::Host);
     assert!(ck.dir.join("velocity.npy").exists());
     // The engine is not part of the run's identity (who computes, not what): the checkpoint's
     // form refuses Burn's engine and names the one that resumes it, which then does.

@@ -1,0 +1,206 @@
+//! The one choice of an engine for a run: [`check`] when the config is loaded (what a
+//! choice cannot run, before anything is built), [`plan`] for a dry run (which engine, without
+//! building the network or starting a device), and [`choose`], the stepper a run trains with.
+//!
+//! `auto` takes the cuDNN engine for a CIFAR ResNet in f32 with the cross-entropy where it
+//! starts (built with `cudnn`), else the host engine on a CPU backend where it applies (MLPs
+//! without normalization layers, CIFAR ResNets), else Burn's; `burn`, `host` and `cudnn`
+//! take that engine or fail saying why.
+
+use burn::module::Module;
+use ntk_model::{Net, NetSpec};
+use ntk_numerics::backend::{Compute, Fp32Precision, Precision};
+
+use crate::burn::BurnStepper;
+use crate::engine::{Engine, EngineChoice};
+use crate::host::HostEngine;
+use crate::host::stepper::HostStepper;
+use crate::loss::Loss;
+use crate::sgd::Sgd;
+use crate::stepper::Stepper;
+use crate::{Error, Result};
+
+/// What a run's engine needs besides its network and its choice.
+#[derive(Clone, Copy)]
+pub struct Setup<'a> {
+    pub sgd: &'a Sgd,
+    pub loss: Loss,
+    /// The backend, its device and the run's precision.
+    pub compute: &'a Compute,
+    /// The batch size (the cuDNN engine plans its buffers and its graph for it).
+    pub batch: usize,
+    /// How the cuDNN engine rounds the factors of its f32 products (`tf32` for it alone).
+    pub fp32: Fp32Precision,
+}
+
+/// Whether `choice` can run `spec` in `precision` with `loss` and `fp32` in this build: the
+/// error a config with it gets when it is loaded (and under `--dry-run`), before anything is
+/// built. Whether the cuDNN engine starts is known only when [`choose`] starts it.
+pub fn check(
+    choice: EngineChoice,
+    spec: &NetSpec,
+    precision: Precision,
+    loss: Loss,
+    fp32: Fp32Precision,
+) -> Result<()> {
+    if choice == EngineChoice::Host && !spec.on_host_engine() {
+        return Err(Error::NoHostEngine {
+            model: spec.describe(),
+        });
+    }
+    if choice == EngineChoice::Cudnn && loss != Loss::CrossEntropy {
+        return Err(Error::Setting {
+            key: "train.loss",
+            value: loss.name().to_string(),
+            reason: "the cuDNN engine (train.engine = \"cudnn\") computes the cross-entropy \
+                     only; use train.engine = \"host\" or \"auto\" for the square loss",
+        });
+    }
+    if choice == EngineChoice::Cudnn {
+        cudnn_applies(
+            matches!(spec, NetSpec::ResNet(_)),
+            &spec.describe(),
+            precision,
+        )?;
+    }
+    check_fp32(choice, fp32, "train.fp32_precision")
+}
+
+/// `fp32 = tf32` applies to the cuDNN engine only, asked for by name (`auto` may fall back
+/// to an engine without TF32): an error naming `key` otherwise.
+pub fn check_fp32(choice: EngineChoice, fp32: Fp32Precision, key: &'static str) -> Result<()> {
+    if fp32 == Fp32Precision::Tf32 && choice != EngineChoice::Cudnn {
+        return Err(Error::Setting {
+            key,
+            value: fp32.name().to_string(),
+            reason: "TF32 applies to the cuDNN engine only: set train.engine = \"cudnn\" \
+                     (--engine cudnn), or leave the key out for f32 products",
+        });
+    }
+    Ok(())
+}
+
+/// Whether the cuDNN engine trains a network (`resnet`: a CIFAR ResNet; `what` names it) in
+/// `precision` in this build: an error naming why not.
+fn cudnn_applies(resnet: bool, what: &str, precision: Precision) -> Result<()> {
+    let reason = if !resnet {
+        format!("the cuDNN engine trains CIFAR ResNets, not {what}")
+    } else if precision != Precision::F32 {
+        "the cuDNN engine computes in f32; set train.precision = \"f32\"".to_string()
+    } else if !cfg!(feature = "cudnn") {
+        "this binary was built without the cuDNN engine; build with --features ntk-train/cudnn"
+            .to_string()
+    } else {
+        return Ok(());
+    };
+    Err(Error::NoCudnnEngine { reason })
+}
+
+/// Whether `auto` tries the cuDNN engine for `spec`: a CIFAR ResNet in f32 with the
+/// cross-entropy, in a build with the engine.
+fn cudnn_candidate(spec: &NetSpec, compute: &Compute, loss: Loss) -> bool {
+    cfg!(feature = "cudnn")
+        && matches!(spec, NetSpec::ResNet(_))
+        && compute.precision == Precision::F32
+        && loss == Loss::CrossEntropy
+}
+
+/// The engine a run of `spec` would take, decided as [`choose`] decides but without building
+/// the network or starting a device: the cuDNN engine is taken to start where `auto` or
+/// `cudnn` would try it (where it does not, `auto` falls back to the host engine on a CPU
+/// backend, which keeps the same [`crate::StateForm`]). For a dry run and for judging a
+/// resume before the run.
+pub fn plan(choice: EngineChoice, spec: &NetSpec, compute: &Compute, loss: Loss) -> Engine {
+    match choice {
+        EngineChoice::Burn => Engine::Burn,
+        EngineChoice::Host => Engine::Host,
+        EngineChoice::Cudnn => Engine::Cudnn,
+        EngineChoice::Auto if cudnn_candidate(spec, compute, loss) => Engine::Cudnn,
+        EngineChoice::Auto if compute.on_host() && spec.on_host_engine() => Engine::Host,
+        EngineChoice::Auto => Engine::Burn,
+    }
+}
+
+/// The stepper of a run of `model` (plain device, as built or loaded from a checkpoint):
+/// the engine `choice` takes for it (see the module's doc). `auto` falling back from the
+/// cuDNN engine says so on stderr: why, that the steps run on the CPU, and how to require or
+/// silence it.
+pub fn choose(choice: EngineChoice, model: Net, setup: &Setup<'_>) -> Result<Box<dyn Stepper>> {
+    let compute = setup.compute;
+    check_fp32(choice, setup.fp32, "train.fp32_precision")?;
+    let ad = compute.device.clone().autodiff();
+    let model = model.fork(&ad).train();
+    let spec = model.spec();
+    match choice {
+        EngineChoice::Cudnn => {
+            cudnn_applies(
+                matches!(model, Net::ResNet(_)),
+                &model.describe(),
+                compute.precision,
+            )?;
+            return start_cudnn(model, setup).map_err(|reason| Error::NoCudnnEngine { reason });
+        }
+        EngineChoice::Auto if cudnn_candidate(&spec, compute, setup.loss) => {
+            match start_cudnn(model.clone(), setup) {
+                Ok(s) => return Ok(s),
+                Err(reason) => eprintln!(
+                    "warning: the GPU is not used: the cuDNN engine does not start ({reason}); \
+                     the steps run on the CPU instead (the host engine), many times slower. \
+                     Pass --engine cudnn to require the GPU (the run then stops with this \
+                     error), or --engine host to choose the CPU and silence this"
+                ),
+            }
+        }
+        _ => {}
+    }
+    let host = || HostEngine::for_model(&model, (setup.sgd, setup.loss), compute.precision);
+    let engine = match choice {
+        EngineChoice::Host => Some(host().ok_or_else(|| Error::NoHostEngine {
+            model: model.describe(),
+        })?),
+        EngineChoice::Auto if compute.on_host() => host(),
+        _ => None,
+    };
+    Ok(match engine {
+        Some(engine) => Box::new(HostStepper::new(engine, model)),
+        None => Box::new(BurnStepper::new(
+            model,
+            (setup.sgd, setup.loss),
+            ad,
+            compute.dtype(),
+        )),
+    })
+}
+
+/// The cuDNN engine started for `model` (a CIFAR ResNet in f32, autodiff device, training
+/// mode), or why it does not start.
+#[cfg(feature = "cudnn")]
+fn start_cudnn(model: Net, setup: &Setup<'_>) -> std::result::Result<Box<dyn Stepper>, String> {
+    crate::cudnn::stepper::CudnnStepper::start(setup.sgd, model, setup.batch, setup.fp32)
+        .map(|s| Box::new(s) as Box<dyn Stepper>)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(not(feature = "cudnn"))]
+fn start_cudnn(_: Net, _: &Setup<'_>) -> std::result::Result<Box<dyn Stepper>, String> {
+    unreachable!("checked: the cuDNN engine is built in")
+}
+
+/// What `train.engine = choice` computes the steps with in this build, for a dry run.
+pub fn describe(choice: EngineChoice) -> &'static str {
+    match choice {
+        EngineChoice::Cudnn => {
+            "cudnn: the cuDNN engine, started on the GPU by the run (no fallback)"
+        }
+        EngineChoice::Auto if cfg!(feature = "cudnn") => {
+            "auto: the cuDNN engine for a CIFAR ResNet in f32 where it starts, else the \
+             host engine where it applies, else Burn's autodiff"
+        }
+        EngineChoice::Auto => {
+            "auto: the host engine where it applies, else Burn's autodiff (this build has no \
+             cuDNN engine: --features cudnn)"
+        }
+        EngineChoice::Host => "host: the host engine",
+        EngineChoice::Burn => "burn: Burn's autodiff",
+    }
+}

@@ -1,0 +1,264 @@
+//! The one choice ([`crate::choose`]) on the CPU, and what every engine's [`Stepper`] keeps:
+//! a non-finite loss is no step, and the state a snapshot holds continues the steps bit for
+//! bit (the files a checkpoint writes of it are `ntk-train`'s tests).
+
+use burn::module::Module;
+use burn::tensor::Tensor;
+use ntk_model::{
+    ActivationKind, MlpConfig, Net, NetSpec, Normalization, ResNetConfig, ResNetVariant,
+};
+use ntk_numerics::backend::{self, Compute, Fp32Precision, Precision};
+
+use crate::{Batch, Engine, EngineChoice, Loss, Setup, Sgd, StepResult, Stepper};
+
+const D: usize = 16;
+const K: usize = 3;
+
+fn cpu() -> Compute {
+    backend::select(Some("flex"), Precision::F32).unwrap()
+}
+
+fn momentum() -> Sgd {
+    Sgd::new(0.9, 1e-4)
+}
+
+fn mlp(normalization: Normalization) -> NetSpec {
+    mlp_with(ActivationKind::Relu, normalization)
+}
+
+fn mlp_with(activation: ActivationKind, normalization: Normalization) -> NetSpec {
+    NetSpec::Mlp(MlpConfig {
+        output_dim: K,
+        seed: 5,
+        normalization,
+        ..MlpConfig::new(D, 8, 2, activation)
+    })
+}
+
+/// A ResNet-8 on 1 x 4 x 4 images (`D` inputs), two channels wide.
+fn resnet() -> NetSpec {
+    NetSpec::ResNet(
+        ResNetConfig::new(8, ResNetVariant::BatchNorm)
+            .with_base_width(2)
+            .with_image_size(4)
+            .with_in_channels(1)
+            .with_num_classes(K),
+    )
+}
+
+fn build(spec: &NetSpec, compute: &Compute) -> Net {
+    spec.build(D, &compute.device, compute.dtype()).unwrap()
+}
+
+fn stepper(choice: EngineChoice, model: Net, compute: &Compute) -> crate::Result<Box<dyn Stepper>> {
+    let sgd = momentum();
+    let setup = Setup {
+        sgd: &sgd,
+        loss: Loss::CrossEntropy,
+        compute,
+        batch: 5,
+        fp32: Fp32Precision::Ieee,
+    };
+    crate::choose(choice, model, &setup)
+}
+
+/// A batch of 5 rows of fixed pseudo-random values, different for each `step`.
+fn batch(step: usize) -> Batch {
+    let b = 5;
+    let x = (0..b * D)
+        .map(|i| ((i * 37 + step * 101) % 113) as f64 / 56.5 - 1.0)
+        .collect();
+    let labels = (0..b).map(|i| (i * 7 + step) % K).collect();
+    Batch { x, d: D, labels }
+}
+
+/// Every parameter of `model`, flattened.
+fn values(model: &Net) -> Vec<f64> {
+    let mut out = Vec::new();
+    model.visit(&mut Collect(&mut out));
+    out
+}
+
+struct Collect<'a>(&'a mut Vec<f64>);
+
+impl burn::module::ModuleVisitor for Collect<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &burn::module::Param<Tensor<D>>) {
+        self.0.extend(param.val().try_into_vec_as::<f64>().unwrap());
+    }
+}
+
+#[test]
+fn the_engine_follows_the_choice_and_the_network_on_the_cpu() {
+    let compute = cpu();
+    let nets = [
+        ("plain mlp", mlp(Normalization::None)),
+        ("batch-norm mlp", mlp(Normalization::BatchNorm)),
+        ("resnet", resnet()),
+    ];
+    let expected = [
+        // auto, burn, host
+        [Some(Engine::Host), Some(Engine::Burn), Some(Engine::Host)],
+        [Some(Engine::Burn), Some(Engine::Burn), None],
+        [Some(Engine::Host), Some(Engine::Burn), Some(Engine::Host)],
+    ];
+    let choices = [EngineChoice::Auto, EngineChoice::Burn, EngineChoice::Host];
+    for ((name, spec), want) in nets.iter().zip(expected) {
+        for (choice, want) in choices.into_iter().zip(want) {
+            let got = stepper(choice, build(spec, &compute), &compute);
+            // Without the cuDNN engine built in, the plan is the choice (with it, `auto`
+            // plans the cuDNN engine for the ResNet, which keeps the host engine's state).
+            if !cfg!(feature = "cudnn") {
+                let planned = crate::plan(choice, spec, &compute, Loss::CrossEntropy);
+                if let Some(engine) = want {
+                    assert_eq!(planned, engine, "{name} {choice:?}: plan");
+                }
+            }
+            match (got, want) {
+                (Ok(s), Some(engine)) => {
+                    assert_eq!(s.engine(), engine, "{name} {choice:?}");
+                    let method = if engine == Engine::Host {
+                        "host GEMM"
+                    } else {
+                        "Burn autodiff"
+                    };
+                    assert_eq!(s.method(), method, "{name} {choice:?}");
+                }
+                (Err(e), None) => assert!(
+                    e.to_string().contains("train.engine = \"host\"")
+                        && e.to_string().contains("\"burn\""),
+                    "{name}: {e}"
+                ),
+                (got, want) => panic!(
+                    "{name} {choice:?}: {:?} instead of {want:?}",
+                    got.map(|s| s.engine())
+                ),
+            }
+        }
+    }
+}
+
+#[test]
+fn auto_takes_burn_off_the_cpu() {
+    let compute = Compute {
+        backend: ntk_numerics::backend::Backend::Cuda,
+        ..cpu()
+    };
+    let spec = mlp(Normalization::None);
+    let s = stepper(EngineChoice::Auto, build(&spec, &compute), &compute).unwrap();
+    assert_eq!(s.engine(), Engine::Burn);
+    let planned = crate::plan(EngineChoice::Auto, &spec, &compute, Loss::CrossEntropy);
+    assert_eq!(planned, Engine::Burn);
+}
+
+/// What `train.engine = "cudnn"` says where it does not apply, before anything runs, and
+/// `tf32` without the cuDNN engine.
+#[test]
+fn the_checks_name_what_a_choice_cannot_run() {
+    let why = |choice, spec: &NetSpec, p, loss, fp32| {
+        crate::check(choice, spec, p, loss, fp32).map_err(|e| e.to_string())
+    };
+    let (ce, ieee, tf32) = (Loss::CrossEntropy, Fp32Precision::Ieee, Fp32Precision::Tf32);
+    let resnet = NetSpec::ResNet(ResNetConfig::new(20, ResNetVariant::BatchNorm));
+    let plain = mlp(Normalization::None);
+    let cudnn = EngineChoice::Cudnn;
+    let e = why(cudnn, &plain, Precision::F32, ce, ieee).unwrap_err();
+    assert!(e.contains("trains CIFAR ResNets, not"), "{e}");
+    let e = why(cudnn, &resnet, Precision::F64, ce, ieee).unwrap_err();
+    assert!(e.contains("train.precision = \"f32\""), "{e}");
+    let e = why(cudnn, &resnet, Precision::F32, Loss::Mse, ieee).unwrap_err();
+    assert!(e.starts_with("train.loss = mse: the cuDNN engine"), "{e}");
+    if cfg!(feature = "cudnn") {
+        assert!(why(cudnn, &resnet, Precision::F32, ce, ieee).is_ok());
+        assert!(why(cudnn, &resnet, Precision::F32, ce, tf32).is_ok());
+    } else {
+        let e = why(cudnn, &resnet, Precision::F32, ce, ieee).unwrap_err();
+        assert!(e.contains("--features ntk-train/cudnn"), "{e}");
+    }
+    let e = why(
+        EngineChoice::Host,
+        &mlp(Normalization::LayerNorm),
+        Precision::F32,
+        ce,
+        ieee,
+    )
+    .unwrap_err();
+    assert!(
+        e.starts_with("train.engine = \"host\": the host engines train"),
+        "{e}"
+    );
+    for choice in [EngineChoice::Auto, EngineChoice::Host, EngineChoice::Burn] {
+        let e = why(choice, &plain, Precision::F32, ce, tf32).unwrap_err();
+        assert!(
+            e.contains("train.fp32_precision") && e.contains("cuDNN engine only"),
+            "{e}"
+        );
+        assert!(why(choice, &plain, Precision::F32, ce, ieee).is_ok());
+    }
+}
+
+#[test]
+fn a_non_finite_loss_is_reported_and_not_stepped() {
+    let compute = cpu();
+    // tanh: a NaN input reaches the loss (the host engine's ReLU maps NaN to 0).
+    let spec = mlp_with(ActivationKind::Tanh, Normalization::None);
+    for choice in [EngineChoice::Burn, EngineChoice::Host] {
+        let mut s = stepper(choice, build(&spec, &compute), &compute).unwrap();
+        let r = s.step(batch(0), 0.1).expect("a finite first step");
+        assert!(
+            r.loss_sum.is_finite() && r.correct <= 5,
+            "{choice:?}: {r:?}"
+        );
+        s.sync();
+        let before = values(&s.valid());
+        let mut bad = batch(1);
+        bad.x[3] = f64::NAN;
+        assert!(s.step(bad, 0.1).is_none(), "{choice:?}: NaN input");
+        s.sync();
+        assert_eq!(before, values(&s.valid()), "{choice:?}: parameters moved");
+    }
+}
+
+/// A snapshot's state loaded into a new stepper of the same engine continues the steps bit
+/// for bit (the momentum buffers included); a state of the other form is refused.
+#[test]
+fn a_snapshot_continues_the_steps_bit_for_bit() {
+    let compute = cpu();
+    let runs = [
+        (EngineChoice::Burn, mlp(Normalization::None)),
+        (EngineChoice::Burn, resnet()),
+        (EngineChoice::Host, mlp(Normalization::None)),
+        (EngineChoice::Host, resnet()),
+    ];
+    for (choice, spec) in runs {
+        let mut a = stepper(choice, build(&spec, &compute), &compute).unwrap();
+        for i in 0..2 {
+            a.step(batch(i), 0.1);
+        }
+        a.sync();
+        let snap = a.snapshot();
+        assert_eq!(snap.optim.form(), a.state_form());
+        let model = snap.model.valid();
+        let mut b = stepper(choice, model, &compute).unwrap();
+        b.load_state(snap.optim.clone()).unwrap();
+        for i in 2..4 {
+            let (ra, rb) = (a.step(batch(i), 0.05), b.step(batch(i), 0.05));
+            let bits = |r: Option<StepResult>| r.map(|r| (r.loss_sum.to_bits(), r.correct));
+            assert_eq!(bits(ra), bits(rb), "{choice:?} {spec:?} step {i}");
+        }
+        a.sync();
+        b.sync();
+        assert_eq!(
+            values(&a.valid()),
+            values(&b.valid()),
+            "{choice:?} {spec:?}"
+        );
+        let other = match snap.optim {
+            crate::SavedOptim::Burn(_) => crate::SavedOptim::Host(Vec::new()),
+            crate::SavedOptim::Host(_) => {
+                crate::SavedOptim::Burn(crate::sgd::optimizer(&momentum()))
+            }
+        };
+        let e = b.load_state(other).unwrap_err().to_string();
+        assert!(e.contains("optimizer state, not"), "{e}");
+    }
+}
