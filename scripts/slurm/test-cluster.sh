@@ -206,9 +206,10 @@ else
     fail "train: re-submitted after a cancel: $(tail -2 "$logs/ntk-sweep-${array}_1.log" 2>/dev/null)"
 fi
 
-# 4. A config that fails at load is refused before anything is submitted; a task that
-#    fails (a config whose every point fails when computed) leaves the afterok collect
-#    unrun, pending with the reason Slurm gives.
+# 4. A config that fails at load, or whose points fail the kernel range check (which the
+#    dry run foresees), is refused before anything is submitted; a task that fails (every
+#    point fails when made) leaves the afterok collect unrun, pending with the reason Slurm
+#    gives.
 sed 's/^width = 64/widht = 64/' "$work/probe.toml" >"$work/typo.toml"
 said=$(bash scripts/slurm/submit.sh probe "$work/typo.toml" 2 --out "$work/typo" 2>&1)
 if grep -q "widht" <<<"$said" && ! grep -q "array job" <<<"$said"; then
@@ -216,15 +217,31 @@ if grep -q "widht" <<<"$said" && ! grep -q "array job" <<<"$said"; then
 else
     fail "probe: a bad config was submitted: $said"
 fi
-# Every point fails only when computed (ReLU^2 overflows f64 by depth 14: a non-finite
-# kernel), so the config passes the load and dry-run checks that submit.sh makes first.
+# ReLU^2 overflows f64 by depth 14: the kernel of one input alone is not finite, which the
+# dry run that submit.sh makes first computes (on the host) and refuses.
 sed -e 's/^depths = .*/depths = [14, 16]/' -e 's/^activations = .*/activations = ["relu_squared"]/' \
-    "$work/probe.toml" >"$work/bad.toml"
-said=$(bash scripts/slurm/submit.sh probe "$work/bad.toml" 2 --out "$work/bad" 2>&1)
+    "$work/probe.toml" >"$work/overflow.toml"
+said=$(bash scripts/slurm/submit.sh probe "$work/overflow.toml" 2 --out "$work/overflow" 2>&1)
+if grep -q "would fail when made" <<<"$said" && grep -q "overflow" <<<"$said" &&
+    ! grep -q "array job" <<<"$said" && [ ! -e "$work/overflow/runs" ]; then
+    ok "probe: points the kernel range check fails are refused before anything is submitted"
+else
+    fail "probe: points that overflow were submitted: $said"
+fi
+# Every point fails only when made: a file stands where each point's directory goes (the
+# dry run lists the points as failed, which a run tries again, so the config passes the
+# load and dry-run checks that submit.sh makes first), and the files stay.
+mkdir -p "$work/bad/runs"
+echo "a user's file" >"$work/bad/runs/relu"
+echo "a user's file" >"$work/bad/runs/tanh"
+said=$(bash scripts/slurm/submit.sh probe "$work/probe.toml" 2 --out "$work/bad" 2>&1)
 read -r array collect < <(ids "$said")
+if [ -z "${collect:-}" ]; then fail "probe: failing tasks: submit: $said"; fi
 wait_jobs "$array,$collect" 120
 reason=$(squeue -h -j "$collect" -o '%r' 2>/dev/null)
-if [ "$reason" = DependencyNeverSatisfied ] && [ ! -f "$logs/ntk-collect-$collect.log" ]; then
+if [ "$reason" = DependencyNeverSatisfied ] && [ ! -f "$logs/ntk-collect-$collect.log" ] &&
+    grep -q "cannot create the output directory" "$logs/ntk-sweep-${array}_0.log" &&
+    [ "$(cat "$work/bad/runs/relu")" = "a user's file" ]; then
     ok "probe: failing tasks leave the afterok collect unrun (squeue: $reason)"
     scancel "$collect"
 else

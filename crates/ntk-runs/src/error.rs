@@ -147,6 +147,17 @@ pub enum Error {
         more: usize,
         unit: String,
     },
+    /// A dry run that foresees points failing when made ([`crate::sweep::Sweep::foresee`]):
+    /// how many, and the first with why.
+    #[error(
+        "{count} {unit}(s) would fail when made (the run would make the others and end with \
+         their failures); first: {first}"
+    )]
+    WouldFail {
+        count: usize,
+        unit: String,
+        first: String,
+    },
     /// `collect --config` over results of another config: the first, and how many more.
     #[error("{first}; collect reads this config's results only{}", and_more(*.more))]
     StaleCollect { first: String, more: usize },

@@ -86,6 +86,10 @@ struct ProbeSweep<'a> {
     deepest: Option<Net>,
     /// Points of another sweep config may share the directory ([`SweepOptions::allow_mixed`]).
     allow_mixed: bool,
+    /// Where a dry run checks the points' kernel range ([`Sweep::foresee`]): the planned
+    /// backend when it runs on the host, else the first host backend built in, in the sweep's
+    /// precision; `None` for the run, which checks each point as it makes it.
+    foresight: Option<Compute>,
 }
 
 impl<'a> ProbeSweep<'a> {
@@ -104,6 +108,14 @@ impl<'a> ProbeSweep<'a> {
         } else {
             backend::plan(device, cfg.probe.precision)?
         };
+        let foresight = (!open)
+            .then(|| {
+                let on_host = std::iter::once(compute.backend)
+                    .chain(backend::available())
+                    .find(|b| b.on_host())?;
+                backend::select(Some(on_host.name()), cfg.probe.precision).ok()
+            })
+            .flatten();
         let mut data: Vec<(DataConfig, Data)> = Vec::new();
         for setting in cfg.settings() {
             check_memory(cfg, &setting, opts)?;
@@ -132,6 +144,7 @@ impl<'a> ProbeSweep<'a> {
             cache: HostCache::default(),
             deepest: None,
             allow_mixed: opts.allow_mixed,
+            foresight,
         })
     }
 
@@ -305,6 +318,27 @@ impl Sweep for ProbeSweep<'_> {
         check_same_sweep(self, points, planned, recompute)
     }
 
+    /// A point the run would fail by the kernel range check it makes before any work
+    /// ([`run::given::check_kernel_range`]: the kernel of the largest-norm input alone
+    /// overflows, or that of the smallest nonzero norm underflows), found as the run finds it
+    /// but on the host ([`ProbeSweep::foresight`]: a dry run opens no GPU), in the sweep's
+    /// precision; an error building the point's network is foreseen alike.
+    fn foresee(&self, point: &Point) -> crate::Result<Option<String>> {
+        let Some(compute) = &self.foresight else {
+            return Ok(None);
+        };
+        let pcfg = self.cfg.probe_config(point);
+        if pcfg.probe.weights.is_some() {
+            return Ok(None);
+        }
+        let inputs = &self.data(point).inputs;
+        let check = || -> crate::Result<()> {
+            let net = run::build_net(&pcfg, inputs, compute)?;
+            run::given::check_kernel_range(&pcfg, inputs, compute, &net)
+        };
+        Ok(check().err().map(|e| e.to_string()))
+    }
+
     /// Per (setting, activation, seed), deepest first: the shallower networks share the
     /// deeper one's hidden layers, whose forward and Grams the host engine then reuses
     /// (host::Forward).
@@ -475,8 +509,10 @@ fn check_same_sweep(
 }
 
 /// Prints every point of this shard with its state (`--dry-run`) and refuses as the sweep
-/// would; computes nothing and opens no GPU: the points' states depend on the backend's
-/// name alone.
+/// would; opens no GPU (the points' states depend on the backend's name alone) and computes
+/// only the kernel range check each point the run would make begins with, on the host
+/// ([`Sweep::foresee`]): a point that would fail it is listed as `fails`, saying why, and the
+/// dry run ends with an error naming the first.
 pub fn dry_run(
     cfg: &SweepConfig,
     out: &Path,

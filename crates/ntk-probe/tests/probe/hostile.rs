@@ -719,12 +719,15 @@ fn a_failing_point_is_recorded_and_the_sweep_goes_on() {
     assert_eq!(record["fingerprint"].as_str().unwrap().len(), 64);
     // The tables hold the finished point; the failed one is named.
     assert!(out.join("results.csv").exists());
+    // The dry run foresees the failure (the kernel range check, on the host): `fails`,
+    // and exit 2.
     let dry = run(&sweep_args(&cfg, &out, &["--dry-run"]));
     let listing = String::from_utf8_lossy(&dry.stdout);
     assert!(
-        listing.contains(" failed ") && listing.contains(" done "),
+        listing.contains(" fails ") && listing.contains(" done "),
         "{listing}"
     );
+    assert_eq!(dry.status.code(), Some(2));
     let mut v = os(&["collect"]);
     v.push(out.clone().into());
     let collected = run(&v);

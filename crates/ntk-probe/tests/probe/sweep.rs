@@ -388,6 +388,27 @@ fn a_sweep_point_whose_kernel_underflows_fails() {
     );
     let cfg = d.join("sweep.toml");
     std::fs::write(&cfg, text).unwrap();
+    // The dry run says so first, in the run's words, and makes nothing.
+    let o = Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(["sweep", "--dry-run", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(out.contains("   0 fails   "), "{out}");
+    for w in [
+        "1 point(s) would fail when made",
+        "relu depth 1 seed 1",
+        "underflows",
+        "probe in f64",
+    ] {
+        assert!(err.contains(w), "{w:?} not in: {err}");
+    }
+    assert!(!d.join("out/runs").exists());
     let o = Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
         .args(["sweep", "--config"])
         .arg(&cfg)
@@ -407,4 +428,67 @@ fn a_sweep_point_whose_kernel_underflows_fails() {
     let failed = d.join("out/runs/relu/depth01/seed1/failed.json");
     let text = std::fs::read_to_string(&failed).unwrap();
     assert!(text.contains("underflows"), "{text}");
+}
+
+/// Issue 65 item 14 (its hostile round): a sweep's dry run foresees the points the run
+/// fails by the kernel range check (ReLU^2 at depth 14 overflows f64), lists each as `fails`
+/// with why beside the points it would make, and exits 2 naming the first; the run then
+/// makes the others and records the failure, and the next dry run still says `fails`.
+#[test]
+fn a_sweeps_dry_run_says_which_points_the_kernel_range_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = format!(
+        "[sweep]\ndepths = [1, 14]\nactivations = [\"relu_squared\"]\nseeds = [1]\n\
+         protocols = [\"whole\"]\nout = {:?}\ntheory = false\n[data]\ndataset = \"synthetic\"\n\
+         n = 12\ninput_dim = 3\n[model]\nwidth = 16\ndepth = 1\nactivation = \"relu\"\n\
+         [probe]\nprecision = \"f64\"\n",
+        d.join("out").display().to_string(),
+    );
+    let cfg = d.join("sweep.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let run = |dry: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_ntk-probe"));
+        c.args(["sweep", "--config"]).arg(&cfg);
+        if dry {
+            c.arg("--dry-run");
+        }
+        let o = c.output().unwrap();
+        let said = (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{said:?}");
+        assert!(!said.1.contains("panicked"), "{}", said.1);
+        said
+    };
+    let (out, err) = run(true);
+    assert!(out.contains("   0 new     "), "{out}");
+    assert!(out.contains("   1 fails   "), "{out}");
+    assert!(out.contains("fails: point 1: "), "{out}");
+    assert!(
+        err.contains("1 point(s) would fail when made")
+            && err.contains("relu_squared depth 14 seed 1")
+            && err.contains("overflow"),
+        "{err}"
+    );
+    assert!(!d.join("out/runs").exists());
+    let (_, err) = run(false);
+    assert!(
+        err.contains("point relu_squared depth 14 seed 1") && err.contains("overflow"),
+        "{err}"
+    );
+    assert!(
+        d.join("out/runs/relu_squared/depth01/seed1/whole/summary.json")
+            .exists()
+    );
+    assert!(
+        d.join("out/runs/relu_squared/depth14/seed1/failed.json")
+            .exists()
+    );
+    let (out, _) = run(true);
+    assert!(
+        out.contains("   0 done    ") && out.contains("   1 fails   "),
+        "{out}"
+    );
 }

@@ -7,8 +7,8 @@ use std::fmt::Display;
 use std::path::Path;
 
 use super::{
-    Outcome, Planned, Shard, Sweep, make_all, plan, print_plan, refuse_foreign, refuse_stale,
-    refuse_stale_in_collect, warn_incomplete,
+    Outcome, Planned, Shard, State, Sweep, make_all, plan, print_plan, refuse_foreign,
+    refuse_stale, refuse_stale_in_collect, warn_incomplete,
 };
 use crate::progress::Reporter;
 use ntk_files::lock::SweepClaim;
@@ -55,7 +55,10 @@ pub fn execute<S: Sweep>(
 
 /// `--dry-run`: every point of this shard with its state, what would make them
 /// ([`Sweep::computes`]), then the refusals of [`execute`], in the same words; makes
-/// nothing. Returns the plan, for refusals the tool adds.
+/// nothing. A point the run would make but that the tool foresees failing
+/// ([`Sweep::foresee`]) is listed as `fails` with why, and the dry run then ends with an
+/// error naming the first (the run would make the others and end with that point's
+/// failure). Returns the plan, for refusals the tool adds.
 pub fn dry_run<S: Sweep>(
     sweep: &S,
     points: &[S::Point],
@@ -74,13 +77,36 @@ fn refused<S: Sweep>(
     print: bool,
 ) -> Result<Vec<Planned>, S::Error> {
     let planned = plan(sweep, points, shard)?;
+    let mut fails = Vec::new();
     if print {
-        print_plan(sweep, points, &planned, shard);
+        for p in &planned {
+            let made = match p.state {
+                State::Done => false,
+                State::Stale(_) => recompute,
+                _ => true,
+            };
+            if made && let Some(why) = sweep.foresee(&points[p.index])? {
+                fails.push((p.index, why));
+            }
+        }
+        print_plan(sweep, points, &planned, &fails, shard);
         println!("{}", sweep.computes());
     }
     // Nothing is made while a result of another config is in the way.
     refuse_stale(&planned, recompute, S::UNIT)?;
     sweep.refuse(points, &planned, recompute)?;
+    if let Some((index, why)) = fails.first() {
+        let label = sweep.label(&points[*index]);
+        return Err(crate::Error::WouldFail {
+            count: fails.len(),
+            unit: S::UNIT.to_string(),
+            first: format!(
+                "{}: {why}",
+                label.split_whitespace().collect::<Vec<_>>().join(" ")
+            ),
+        }
+        .into());
+    }
     Ok(planned)
 }
 
@@ -125,6 +151,9 @@ mod tests {
         refuse: bool,
         /// Results found in the directory.
         found: Vec<PathBuf>,
+        /// The points it foresees failing, and those it was asked about.
+        fails: Vec<usize>,
+        asked: RefCell<Vec<usize>>,
     }
 
     impl Toy {
@@ -135,6 +164,8 @@ mod tests {
                 made: RefCell::new(Vec::new()),
                 refuse: false,
                 found: Vec::new(),
+                fails: Vec::new(),
+                asked: RefCell::new(Vec::new()),
             }
         }
     }
@@ -183,6 +214,10 @@ mod tests {
         }
         fn order(&self, _: &[usize], planned: &mut [Planned]) {
             planned.reverse();
+        }
+        fn foresee(&self, p: &usize) -> crate::Result<Option<String>> {
+            self.asked.borrow_mut().push(*p);
+            Ok(self.fails.contains(p).then(|| format!("p{p} overflows")))
         }
         fn found(&self) -> crate::Result<Vec<PathBuf>> {
             Ok(self.found.clone())
@@ -252,6 +287,35 @@ mod tests {
         );
         assert!(dry_run(&toy, &POINTS[..2], Shard::all(), false).is_err());
         assert!(toy.made.borrow().is_empty());
+    }
+
+    /// A dry run asks the tool about every point the run would make (not a done one, a
+    /// stale one only with --recompute) and ends with an error naming the first it foresees
+    /// failing, after the refusals the run makes; the run itself does not ask.
+    #[test]
+    fn a_dry_run_says_which_points_would_fail_and_ends_with_an_error() {
+        let mut toy = Toy::new(vec![State::New, State::Done, State::New, State::Partial]);
+        toy.fails = vec![1, 3, 0];
+        let e = dry_run(&toy, &POINTS, Shard::all(), false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "2 point(s) would fail when made (the run would make the others and end with their \
+             failures); first: p0: p0 overflows"
+        );
+        assert_eq!(*toy.asked.borrow(), vec![0, 2, 3]);
+        toy.asked.borrow_mut().clear();
+        execute(&mut toy, &POINTS, Shard::all(), false, &Reporter::silent()).unwrap();
+        assert!(toy.asked.borrow().is_empty(), "the run does not ask");
+
+        let mut toy = Toy::new(vec![State::Stale("made by config B".into()), State::New]);
+        toy.fails = vec![0];
+        let e = dry_run(&toy, &POINTS[..2], Shard::all(), false).unwrap_err();
+        assert!(e.to_string().contains("made by config B"), "{e}");
+        assert_eq!(*toy.asked.borrow(), vec![1]);
+        let e = dry_run(&toy, &POINTS[..2], Shard::all(), true).unwrap_err();
+        assert!(e.to_string().ends_with("first: p0: p0 overflows"), "{e}");
+        toy.fails.clear();
+        assert!(dry_run(&toy, &POINTS[..2], Shard::all(), true).is_ok());
     }
 
     #[test]

@@ -271,6 +271,12 @@ pub trait Sweep {
     ) -> Result<(), Self::Error> {
         Ok(())
     }
+    /// What a dry run foresees of making `point`: why it would fail (`Some`), when the
+    /// tool can tell before making it (the probe: its kernel beyond the precision's range),
+    /// else `None`. Asked only for the points the run would make.
+    fn foresee(&self, _point: &Self::Point) -> Result<Option<String>, Self::Error> {
+        Ok(None)
+    }
     /// Orders this shard's planned points for making (sweep order unless the tool reuses
     /// work between points: the probe makes a family's deepest network first).
     fn order(&self, _points: &[Self::Point], _planned: &mut [Planned]) {}
@@ -363,9 +369,16 @@ fn refuse_stale_in_collect(planned: &[Planned]) -> crate::Result<()> {
 }
 
 /// `--dry-run`: a header (`12 run(s) in OUT; this shard (0/2) owns 6:`, the points counted
-/// as [`Sweep::counted`]), every point of this shard with its state and label, then the
-/// reasons of the first stale ones.
-fn print_plan<S: Sweep>(sweep: &S, points: &[S::Point], planned: &[Planned], shard: Shard) {
+/// as [`Sweep::counted`]), every point of this shard with its state and label (`fails` for
+/// the points in `fails`, which the tool foresees failing: (index, why)), then the reasons
+/// of the first stale ones and of the first that fail.
+fn print_plan<S: Sweep>(
+    sweep: &S,
+    points: &[S::Point],
+    planned: &[Planned],
+    fails: &[(usize, String)],
+    shard: Shard,
+) {
     println!(
         "{} {} in {}; this shard ({}/{}) owns {}:",
         points.len(),
@@ -376,10 +389,11 @@ fn print_plan<S: Sweep>(sweep: &S, points: &[S::Point], planned: &[Planned], sha
         planned.len()
     );
     for p in planned {
+        let fails = fails.iter().any(|f| f.0 == p.index);
         println!(
             "{:4} {:7} {}",
             p.index,
-            p.state.label(),
+            if fails { "fails" } else { p.state.label() },
             sweep.label(&points[p.index])
         );
     }
@@ -389,6 +403,9 @@ fn print_plan<S: Sweep>(sweep: &S, points: &[S::Point], planned: &[Planned], sha
     });
     for why in stale.take(3) {
         println!("stale: {why}");
+    }
+    for (index, why) in fails.iter().take(3) {
+        println!("fails: point {index}: {why}");
     }
 }
 
