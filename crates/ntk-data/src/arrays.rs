@@ -13,7 +13,7 @@
 //! extension; the shape (inputs 2-D to 4-D with at least one row and column, labels 1-D or
 //! one column); the dtype (numeric; labels integral); every input finite; labels in
 //! `0..=255`. Files are read within the memory the system allows
-//! ([`ntk_runs::budget::system_limit`]), never past it.
+//! ([`ntk_system::memory::system_limit`]), never past it.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -313,7 +313,7 @@ fn check_regular(path: &Path) -> Result<()> {
 
 /// The most bytes a data file may hold: the memory this process may use now.
 fn read_limit() -> u64 {
-    ntk_runs::budget::system_limit().map_or(u64::MAX, |(bytes, _)| bytes as u64)
+    ntk_system::memory::system_limit().map_or(u64::MAX, |(bytes, _)| bytes as u64)
 }
 
 /// Reads the whole array at `at`.

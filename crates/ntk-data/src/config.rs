@@ -126,10 +126,10 @@ impl DataConfig {
 /// (`subset = "first"`) unless `subset` is given: a balanced pick of every row would need
 /// exactly `n / classes` rows of each class (issue 66: 1,500 rows with 749 of one class were
 /// refused). Written into the config's table before it is typed
-/// ([`ntk_runs::overrides::load_filled`]) so that the saved config and its fingerprint
+/// (`ntk_runs::overrides::load_filled`) so that the saved config and its fingerprint
 /// state what was used. Returns whether it added a key; a config that is not a file set,
 /// gives both keys, or names no `data.x` (an error of its own later) is left as it is.
-pub fn fill_file_n(table: &mut toml::Table) -> ntk_runs::Result<bool> {
+pub fn fill_file_n(table: &mut toml::Table) -> Result<bool, crate::MissingDefault> {
     let Some(data) = table.get_mut("data").and_then(|d| d.as_table_mut()) else {
         return Ok(false);
     };
@@ -145,13 +145,13 @@ pub fn fill_file_n(table: &mut toml::Table) -> ntk_runs::Result<bool> {
         // A given n with an unreadable file: the load names the file.
         Err(_) if data.contains_key("n") => return Ok(false),
         Err(e) => {
-            return Err(ntk_runs::Error::Default {
+            return Err(crate::MissingDefault {
                 key: "data.n".into(),
                 message: format!("all rows of data.x by default, which cannot be read: {e}"),
             });
         }
     };
-    let rows = i64::try_from(rows).map_err(|_| ntk_runs::Error::Default {
+    let rows = i64::try_from(rows).map_err(|_| crate::MissingDefault {
         key: "data.n".into(),
         message: format!("data.x has {rows} rows, too many"),
     })?;

@@ -398,6 +398,26 @@ pub enum DataError {
     },
 }
 
+/// A default that could not be found ([`crate::config::fill_file_n`]): `key` was left out
+/// and its value comes from elsewhere (the rows of `data.x`), which failed. The config
+/// loader that asked for the default (`ntk_runs::overrides::load_filled`) reports it against
+/// the config file, as its own error of the same words; it takes the key and the message
+/// apart through `(String, String)`, since ntk-data does not know its error type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key} (not given): {message}")]
+pub struct MissingDefault {
+    /// The dotted key left out (`data.n`).
+    pub key: String,
+    /// Why its default could not be found.
+    pub message: String,
+}
+
+impl From<MissingDefault> for (String, String) {
+    fn from(e: MissingDefault) -> Self {
+        (e.key, e.message)
+    }
+}
+
 /// `c x h x w`: a shape as the messages write it.
 fn dims(shape: &[usize]) -> String {
     shape

@@ -30,10 +30,10 @@ impl Inputs {
         }
     }
 
-    /// SHA-256 of the inputs and labels ([`ntk_runs::provenance::data_digest`]): what the
-    /// provenance of a result records as `data.digest`.
+    /// SHA-256 of the inputs and labels ([`digest`]): what the provenance of a result
+    /// records as `data.digest`.
     pub fn digest(&self) -> String {
-        ntk_runs::provenance::data_digest(&self.x, self.n, self.d, &self.labels)
+        digest(&self.x, self.n, self.d, &self.labels)
     }
 
     /// Rows `idx` as a new input set.
@@ -54,6 +54,23 @@ impl Inputs {
     fn normalize_rows(&mut self) -> Result<()> {
         unit_rows(&mut self.x, self.d)
     }
+}
+
+/// SHA-256 of a data selection, in lowercase hex: the `n x d` inputs (f64, little-endian,
+/// row-major), then the labels; `n` and `d` (u64, little-endian) are hashed first so a
+/// reshaped selection differs. Every recorded fingerprint holds it (`data.digest`), so its
+/// bytes never change.
+pub fn digest(x: &[f64], n: usize, d: usize, labels: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update((n as u64).to_le_bytes());
+    h.update((d as u64).to_le_bytes());
+    for chunk in x.chunks(4096) {
+        let bytes: Vec<u8> = chunk.iter().flat_map(|v| v.to_le_bytes()).collect();
+        h.update(&bytes);
+    }
+    h.update(labels);
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Scales every row of the row-major `x` (rows of `d` values) to unit Euclidean norm

@@ -36,7 +36,7 @@ pub use augment::{CifarAugment, CropFlip, ImageAugment, crop_flip, crop_flip_fil
 pub use cifar::{load_cifar10, write_cifar_like};
 pub use config::{DataConfig, Dataset, SubsetRule};
 pub use digits::load_digits;
-pub use error::{DataError, Result};
+pub use error::{DataError, MissingDefault, Result};
 pub use idx::{load_fashion_mnist, load_mnist};
 pub use inputs::Inputs;
 pub use paths::default_data_root;

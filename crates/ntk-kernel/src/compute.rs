@@ -167,8 +167,8 @@ pub fn compute_kernel_cached(
                 reason: reason.to_string(),
             })?;
             // One step per layer (each is all pairs at once: seconds at n = 100).
-            let bar =
-                ntk_runs::progress::Reporter::default().bar(cfg.depth as u64, "theory".to_string());
+            let bar = ntk_system::progress::Reporter::default()
+                .bar(cfg.depth as u64, "theory".to_string());
             bar.set_message("layers");
             let k = crate::theory::infinite_width_kernels_scaled(
                 &inputs.x,

@@ -195,11 +195,13 @@ pub fn load<T: DeserializeOwned>(path: &Path, sets: &[Assignment]) -> crate::Res
 /// [`load`], with `fill` given the table (the file with `sets` applied) before it is typed:
 /// for a default that depends on more than the config's text (a file set's `data.n`, all
 /// rows of `data.x`). `fill` returns whether it added anything; when it did not, this is
-/// exactly [`load`]. Its errors are reported against the file.
-pub fn load_filled<T: DeserializeOwned>(
+/// exactly [`load`]. Its error is a default it could not find, taken apart as the key left
+/// out and why (what ntk-data's `MissingDefault` turns into), and is reported as
+/// [`Error::Default`] against the file.
+pub fn load_filled<T: DeserializeOwned, E: Into<(String, String)>>(
     path: &Path,
     sets: &[Assignment],
-    fill: impl FnOnce(&mut Table) -> crate::Result<bool>,
+    fill: impl FnOnce(&mut Table) -> Result<bool, E>,
 ) -> crate::Result<T> {
     let text = read(path)?;
     let mut table = text.parse::<Table>().map_err(|source| Error::Toml {
@@ -209,9 +211,12 @@ pub fn load_filled<T: DeserializeOwned>(
     for a in sets {
         a.apply(&mut table)?;
     }
-    let filled = fill(&mut table).map_err(|e| Error::At {
-        path: path.to_path_buf(),
-        source: Box::new(e),
+    let filled = fill(&mut table).map_err(|e| {
+        let (key, message) = e.into();
+        Error::At {
+            path: path.to_path_buf(),
+            source: Box::new(Error::Default { key, message }),
+        }
     })?;
     if !filled {
         return load(path, sets);
@@ -727,5 +732,36 @@ mod tests {
             parse_value("8\n[data]\nn = 3"),
             Value::String("8\n[data]\nn = 3".into())
         );
+    }
+
+    /// A fill's default it could not find (the key and why: what ntk-data's
+    /// `MissingDefault` gives) is reported against the file in the words of
+    /// `Error::Default`; a fill that adds a key is typed with it, one that adds none is
+    /// exactly `load`.
+    #[test]
+    fn a_fills_missing_default_is_named_against_the_file() {
+        let (_dir, path) = file(FILE);
+        let e = load_filled::<Cfg, _>(&path, &[], |_| {
+            Err(("data.n".to_string(), "data.x cannot be read".to_string()))
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: data.n (not given): data.x cannot be read",
+                path.display()
+            )
+        );
+        let filled: Cfg = load_filled(&path, &[], |t| {
+            t["data"]
+                .as_table_mut()
+                .unwrap()
+                .insert("unit_norm".into(), Value::Boolean(true));
+            Ok::<_, (String, String)>(true)
+        })
+        .unwrap();
+        assert!(filled.data.unit_norm);
+        let same: Cfg = load_filled(&path, &[], |_| Ok::<_, (String, String)>(false)).unwrap();
+        assert_eq!(same, load::<Cfg>(&path, &[]).unwrap());
     }
 }

@@ -7,7 +7,8 @@
 //! The resolved config is a flat map of dotted keys (`model.width`, `data.n`, ...) with every
 //! default filled in, plus what the config file does not say but the numbers depend on:
 //! `backend` (the Burn backend that ran) and `data.digest` (SHA-256 of the selected inputs
-//! and labels, so the same keys over other data files do not match). Output places
+//! and labels, `ntk_data::inputs::digest`, so the same keys over other data files do not
+//! match). Output places
 //! (`--out`, `sweep.out`, `train.out`), the device *request* and `data.dir` (the digest
 //! covers it) are left out: they do not change the numbers.
 //!
@@ -145,20 +146,6 @@ pub fn fingerprint(config: &FlatConfig) -> String {
             .expect("a map serializes")
             .as_bytes(),
     )
-}
-
-/// SHA-256 of a data selection: the `n x d` inputs (f64, little-endian, row-major), then
-/// the labels; `d` and `n` are hashed first so a reshaped selection differs.
-pub fn data_digest(x: &[f64], n: usize, d: usize, labels: &[u8]) -> String {
-    let mut h = Sha256::new();
-    h.update((n as u64).to_le_bytes());
-    h.update((d as u64).to_le_bytes());
-    for chunk in x.chunks(4096) {
-        let bytes: Vec<u8> = chunk.iter().flat_map(|v| v.to_le_bytes()).collect();
-        h.update(&bytes);
-    }
-    h.update(labels);
-    hex(&h.finalize())
 }
 
 fn show(v: Option<&Value>) -> String {
@@ -505,15 +492,5 @@ mod tests {
         let old: Provenance = serde_json::from_value(old).unwrap();
         assert_eq!(old.machine, None);
         assert_eq!(old.fingerprint, p.fingerprint);
-    }
-
-    #[test]
-    fn data_digest_depends_on_shape_values_and_labels() {
-        let x = [1.0, 2.0, 3.0, 4.0];
-        let a = data_digest(&x, 2, 2, &[0, 1]);
-        assert_ne!(a, data_digest(&x, 1, 4, &[0, 1]));
-        assert_ne!(a, data_digest(&x, 2, 2, &[1, 1]));
-        assert_ne!(a, data_digest(&[1.0, 2.0, 3.0, 4.5], 2, 2, &[0, 1]));
-        assert_eq!(a, data_digest(&x, 2, 2, &[0, 1]));
     }
 }

@@ -80,7 +80,7 @@ fn npy_inputs_and_integer_labels_load_as_written() {
     assert_eq!(got.x, X);
     assert_eq!(got.labels, [2, 0, 1]);
     // The digest is that of the values read: the same numbers from another format agree.
-    let direct = ntk_runs::provenance::data_digest(&X, 3, 4, &[2, 0, 1]);
+    let direct = ntk_data::inputs::digest(&X, 3, 4, &[2, 0, 1]);
     assert_eq!(got.digest(), direct);
     // Subsets pick rows of the file: balanced takes one per class in file order.
     let mut two = cfg.clone();
@@ -99,7 +99,7 @@ fn npy_inputs_and_integer_labels_load_as_written() {
     assert_eq!(unlabelled.labels, [0, 0, 0]);
     assert_eq!(
         unlabelled.digest(),
-        ntk_runs::provenance::data_digest(&X, 3, 4, &[0; 3])
+        ntk_data::inputs::digest(&X, 3, 4, &[0; 3])
     );
 }
 
@@ -456,7 +456,11 @@ fn n_defaults_to_every_row_of_a_file() {
     )))
     .unwrap_err()
     .to_string();
-    assert!(e.contains("data.n") && e.contains("missing.npy"), "{e}");
+    assert!(
+        e.starts_with("data.n (not given): all rows of data.x by default, which cannot be read: ")
+            && e.contains("missing.npy"),
+        "{e}"
+    );
 }
 
 /// Figures' titles name the data as the papers write it, and one's own file by its name and
@@ -498,4 +502,31 @@ fn titles_name_the_data_as_papers_and_users_do() {
     ] {
         assert_eq!(title_of(description), title, "{description}");
     }
+}
+
+/// A data set's digest is the one every recorded fingerprint holds (`data.digest`): the
+/// same bytes as before it moved here from ntk-runs (issue 67 item 3). The values were
+/// computed by `ntk_runs::provenance::data_digest` before the move; one input spans more
+/// than one of the 4096-value chunks it is hashed in. And it tells apart another shape,
+/// other labels and other values.
+#[test]
+fn the_digest_of_a_fixed_input_is_unchanged() {
+    let x = [1.0, -2.5, 0.0, 3.25, 1e-300, f64::MAX];
+    assert_eq!(
+        ntk_data::inputs::digest(&x, 2, 3, &[0, 9]),
+        "0e19e53d0c04e0c0178601a36c56b9cffe93bd40df59f3755dc11243a8b784b3"
+    );
+    let x: Vec<f64> = (0..5000).map(|i| 0.5 * i as f64 - 3.0).collect();
+    let labels: Vec<u8> = (0..1000).map(|i| (i % 10) as u8).collect();
+    assert_eq!(
+        ntk_data::inputs::digest(&x, 1000, 5, &labels),
+        "77b4f84834612c72bcac9dfc3e18ec33af6051c3eae52e814c933fd7a58c348a"
+    );
+    let digest = ntk_data::inputs::digest;
+    let x = [1.0, 2.0, 3.0, 4.0];
+    let a = digest(&x, 2, 2, &[0, 1]);
+    assert_ne!(a, digest(&x, 1, 4, &[0, 1]));
+    assert_ne!(a, digest(&x, 2, 2, &[1, 1]));
+    assert_ne!(a, digest(&[1.0, 2.0, 3.0, 4.5], 2, 2, &[0, 1]));
+    assert_eq!(a, digest(&x, 2, 2, &[0, 1]));
 }

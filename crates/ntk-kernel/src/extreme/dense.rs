@@ -26,7 +26,7 @@ pub struct Dense<'a> {
     k: &'a [f64],
     factor: Vec<f64>,
     factored: bool,
-    progress: ntk_runs::progress::Reporter,
+    progress: ntk_system::progress::Reporter,
 }
 
 impl<'a> Dense<'a> {
@@ -38,7 +38,7 @@ impl<'a> Dense<'a> {
             k,
             factor: Vec::new(),
             factored: false,
-            progress: ntk_runs::progress::Reporter::silent(),
+            progress: ntk_system::progress::Reporter::silent(),
         }
     }
 }

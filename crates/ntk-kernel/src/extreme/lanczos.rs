@@ -85,7 +85,7 @@ pub fn host_largest(
     apply: &dyn Fn(&[f64]) -> Vec<f64>,
     (max_steps, seed): (usize, u64),
     tolerance: &dyn Fn(f64) -> f64,
-    progress: &ntk_runs::progress::Reporter,
+    progress: &ntk_system::progress::Reporter,
 ) -> crate::Result<Ritz> {
     let max_steps = max_steps.clamp(1, n);
     let mut v = start_values(n, seed);

@@ -52,14 +52,14 @@ pub struct Tiled<'a> {
     /// [`GroupedSource`]: crate::host::tiles::GroupedSource
     group: usize,
     /// Progress bars (with ETA) of the formation, the factorization and Lanczos.
-    progress: ntk_runs::progress::Reporter,
+    progress: ntk_system::progress::Reporter,
 }
 
 impl<'a> Tiled<'a> {
     /// Allocates the tiles of an `n x n` kernel with tile width `block` and fills them,
     /// silently.
     pub fn new(n: usize, block: usize, fill: Fill<'a>) -> Self {
-        Self::with_progress(n, block, fill, ntk_runs::progress::Reporter::silent())
+        Self::with_progress(n, block, fill, ntk_system::progress::Reporter::silent())
     }
 
     /// [`Self::new`], reporting each phase (formation, factorization, Lanczos) on `progress`
@@ -68,7 +68,7 @@ impl<'a> Tiled<'a> {
         n: usize,
         block: usize,
         fill: Fill<'a>,
-        progress: ntk_runs::progress::Reporter,
+        progress: ntk_system::progress::Reporter,
     ) -> Self {
         Self::build(n, block, fill, progress, (None, true))
     }
@@ -79,7 +79,7 @@ impl<'a> Tiled<'a> {
         n: usize,
         block: usize,
         fill: Fill<'a>,
-        progress: ntk_runs::progress::Reporter,
+        progress: ntk_system::progress::Reporter,
         (group_rows, fill_now): (Option<usize>, bool),
     ) -> Self {
         let b = block.clamp(1, n.max(1));
@@ -126,7 +126,7 @@ impl<'a> Tiled<'a> {
     pub fn from_source(
         src: &'a crate::host::tiles::TileSource,
         block: usize,
-        progress: ntk_runs::progress::Reporter,
+        progress: ntk_system::progress::Reporter,
     ) -> Self {
         let fill: Fill<'a> = Box::new(move |rows, cols, tile| src.fill(rows, cols, tile));
         Self::with_progress(src.size(), block, fill, progress)
@@ -138,7 +138,7 @@ impl<'a> Tiled<'a> {
     pub fn from_grouped(
         src: &'a mut crate::host::tiles::GroupedSource<'a>,
         block: usize,
-        progress: ntk_runs::progress::Reporter,
+        progress: ntk_system::progress::Reporter,
     ) -> Self {
         Self::grouped(src, block, progress, true)
     }
@@ -149,7 +149,7 @@ impl<'a> Tiled<'a> {
     pub fn from_grouped_unfilled(
         src: &'a mut crate::host::tiles::GroupedSource<'a>,
         block: usize,
-        progress: ntk_runs::progress::Reporter,
+        progress: ntk_system::progress::Reporter,
     ) -> Self {
         Self::grouped(src, block, progress, false)
     }
@@ -157,7 +157,7 @@ impl<'a> Tiled<'a> {
     fn grouped(
         src: &'a mut crate::host::tiles::GroupedSource<'a>,
         block: usize,
-        progress: ntk_runs::progress::Reporter,
+        progress: ntk_system::progress::Reporter,
         fill_now: bool,
     ) -> Self {
         let (n, rows) = (src.size(), src.rows());
@@ -645,7 +645,7 @@ mod tests {
         let full = ntk_numerics::spectrum::spectrum(&dense, f64::EPSILON).unwrap();
         let src = crate::host::tiles::TileSource::new(&mlp, &x, n, &[0]);
         for block in [64, 100] {
-            let mut t = Tiled::from_source(&src, block, ntk_runs::progress::Reporter::silent());
+            let mut t = Tiled::from_source(&src, block, ntk_system::progress::Reporter::silent());
             let e = solve(&mut t, f64::EPSILON, &Options::default()).unwrap();
             assert!(
                 (e.lambda_max / full.lambda_max - 1.0).abs() < 1e-9,
@@ -664,7 +664,7 @@ mod tests {
         // last short), filled group pair by group pair: the same extremes and angle.
         let mut grouped = crate::host::tiles::GroupedSource::new(&mlp, &x, n, &[0], 64, 32);
         let diag = grouped.diagonal().to_vec();
-        let mut t = Tiled::from_grouped(&mut grouped, 32, ntk_runs::progress::Reporter::silent());
+        let mut t = Tiled::from_grouped(&mut grouped, 32, ntk_system::progress::Reporter::silent());
         let e = solve(&mut t, f64::EPSILON, &Options::default()).unwrap();
         assert!((e.lambda_max / full.lambda_max - 1.0).abs() < 1e-9, "{e:?}");
         assert!((e.lambda_min / full.lambda_min - 1.0).abs() < 1e-9, "{e:?}");

@@ -1,0 +1,13 @@
+//! What the system gives this process, read or drawn without knowing what a run is:
+//! [`memory`] (the memory the system lets the process have now: `MemAvailable`, its
+//! cgroups' limits and `RLIMIT_AS` less what the program keeps; sizes in words) and
+//! [`progress`] (bars on a terminal, log lines in a job's log file).
+//!
+//! A crate of its own so that the libraries below the tools use both without the run
+//! machinery of `ntk-runs` (sweeps, Slurm, `--set`, statistics): `ntk-data` caps a file's
+//! read at [`memory::system_limit`] and `ntk-kernel` reports a long formation through
+//! [`progress::Reporter`]. `ntk-runs` re-exports both (`ntk_runs::progress`, and the
+//! memory items in `ntk_runs::budget`, which adds the estimates and their refusals).
+
+pub mod memory;
+pub mod progress;
