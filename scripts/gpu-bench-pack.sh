@@ -25,9 +25,18 @@
 #     crates/ntk-cusolver/tests/device.rs, for experiments/bench/gpu/cusolver.sh.
 #
 #   bash scripts/gpu-bench-pack.sh [--cuda] [--cuda-train] [--cudnn] [--cusolver] [--no-wgpu] [--probe-only] [--no-build]
+#   bash scripts/gpu-bench-pack.sh --check
 #
 # --probe-only packs ntk-probe alone (no ntk-train), for calls that only probe
 # (experiments/fig2/gpu_n10000.sh).
+#
+# Python travels as the working tree does (tracked files, and untracked ones git does not
+# ignore): every pack first checks that each Python script the device scripts run
+# (experiments/bench/gpu/*.sh, experiments/fig2/gpu_*.sh: `python3 PATH.py`) and every
+# module of this repository those scripts import, recursively (torch_resnets.py ->
+# experiments/train_bench/pytorch_resnet_step.py -> pytorch_step.py), would travel, and
+# stops naming any that would not. --check runs that check alone: no build, no packing,
+# nothing written.
 #
 # --no-build packs the binaries already built. Targets: $CARGO_TARGET_DIR (default
 # ~/.cache/ntk-target) for wgpu, $NTK_CUDA_TARGET_DIR (default ~/.cache/ntk-cuda-target) for
@@ -41,9 +50,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cuda=0 cuda_train=0 cudnn=0 cusolver=0 wgpu=1 build=1 train=1
+cuda=0 cuda_train=0 cudnn=0 cusolver=0 wgpu=1 build=1 train=1 check_only=0
 for arg in "$@"; do
     case $arg in
+    --check) check_only=1 ;;
     --cuda) cuda=1 ;;
     --cuda-train) cuda=1 cuda_train=1 ;;
     --cudnn) cudnn=1 ;;
@@ -61,6 +71,70 @@ for arg in "$@"; do
         ;;
     esac
 done
+
+# --- the Python the device scripts run travels ------------------------------------------
+# check_python: every `python3 PATH.py` of the device scripts, and every module of this
+# repository it imports (a NAME.py beside the importer, else anywhere under experiments/ or
+# scripts/), recursively, is tracked or untracked-not-ignored; modules found nowhere here
+# (torch, numpy, the standard library) are the machine's.
+check_python() {
+    { git ls-files; git ls-files --others --exclude-standard; } | python3 -c '
+import ast, os, re, sys
+travels = set(sys.stdin.read().split())
+shells = sorted(p for p in travels if re.fullmatch(r"experiments/bench/gpu/[^/]+\.sh|experiments/fig2/gpu_[^/]+\.sh", p))
+local = {}
+for p in travels:
+    if p.endswith(".py") and p.startswith(("experiments/", "scripts/")):
+        local.setdefault(os.path.basename(p)[:-3], []).append(p)
+entries = []
+for sh in shells:
+    for m in re.findall(r"python3\s+(?:-\S+\s+)*([\w./-]+\.py)", open(sh).read()):
+        if m not in entries:
+            entries.append(m)
+bad, machine, seen = [], set(), set()
+def imports(path):
+    try:
+        tree = ast.parse(open(path).read(), path)
+    except (OSError, SyntaxError) as e:
+        bad.append(f"{path}: unreadable ({e})")
+        return []
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module.split(".")[0])
+    return names
+def visit(path, chain):
+    if path in seen:
+        return
+    seen.add(path)
+    if path not in travels:
+        bad.append(" -> ".join(chain + [path]) + ": not in the working tree that travels")
+        if not os.path.exists(path):
+            return
+    for name in imports(path):
+        beside = os.path.join(os.path.dirname(path), name + ".py")
+        found = [beside] if beside in travels or os.path.exists(beside) else local.get(name, [])
+        if not found:
+            machine.add(name)
+        for f in found:
+            visit(f, chain + [path])
+for e in entries:
+    visit(e, [])
+print(f"gpu-bench-pack: python: what the device scripts run or import ({len(seen)} files): "
+      + ", ".join(sorted(seen)))
+print("gpu-bench-pack: python: from the machine: " + ", ".join(sorted(machine)))
+for b in bad:
+    print("gpu-bench-pack: python: MISSING " + b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+'
+}
+if ! check_python; then
+    echo "gpu-bench-pack: commit or un-ignore the files above: the device call would lack them" >&2
+    exit 1
+fi
+if ((check_only)); then exit 0; fi
 
 wgpu_target=${CARGO_TARGET_DIR:-$HOME/.cache/ntk-target}
 cuda_target=${NTK_CUDA_TARGET_DIR:-$HOME/.cache/ntk-cuda-target}

@@ -502,6 +502,7 @@ def main():
             "precision": precision,
             "engine": engine,
             "cudnn_benchmark": bool(a.cudnn_benchmark),
+            "layout": "nchw",
             "input_dim": 3 * 32 * 32,
             "batch": a.batch,
             "steps": a.steps,

@@ -3,11 +3,33 @@
 # `bash scripts/gpu-bench-pack.sh --cudnn --no-wgpu`, carrying .gpu/bin):
 #   1. the step-for-step tests against the host engine (crates/ntk-train/tests/cudnn.rs);
 #   2. ResNet-20/56/110 steps at batch 128, every variant: ours (`ntk-train bench --engine
-#      cudnn`), then PyTorch eager and PyTorch with its whole step as a CUDA graph (one
-#      process: experiments/bench/gpu/torch_resnets.py), f32 with TF32 off; then, for
-#      CUDNN_TF32's networks, both sides with TF32 on (ours: --fp32-precision tf32);
+#      cudnn`), then PyTorch (experiments/bench/gpu/torch_resnets.py): eager and the whole
+#      step as a CUDA graph, each with cuDNN's autotuner on in NCHW and in channels_last
+#      (PyTorch tuned, the peer) and with PyTorch's defaults (autotuner off, NCHW), f32 with
+#      TF32 off; then, for CUDNN_TF32's networks, both sides with TF32 on (ours:
+#      --fp32-precision tf32), the same six PyTorch rows;
 #   3. (CUDNN_TRAIN=1) the headline config for a few hundred real steps on generated
 #      CIFAR-format files.
+# The summary (experiments/bench/gpu/report.py cudnn) compares ours with the best PyTorch row
+# of the same precision, naming it, and with PyTorch's default eager row.
+#
+# Time on an H200 (issue 63: the whole script at most 8 minutes), estimated from the
+# committed raw reports (results/cudnn-2026-11-26/call4-5, results/cusolver-2026-11-26/
+# call4, call6): seconds a step at the upper end of what was measured there, ResNet-20
+# 0.009, ResNet-56 0.02, ResNet-110 0.045 (eager; graph 0.02-0.03; TF32 eager 0.043); a
+# PyTorch row costs ~0.35 s beyond its steps (model, capture: call4 ran 18 rows in ~19 s,
+# ~8 s of it steps, ~5 s the start), a process start ~5 s, ours ~1.5 s a run.
+#   PyTorch rows a round: 9 configs x 6 = 54 in f32, 4 x 6 = 24 in TF32; eager 5 + 20 steps,
+#     graph 3 + capture + 5 + 20 (~29): f32 4 x 6 x 27 x 0.045 + 6 x 27 x 0.02
+#     + 4 x 6 x 27 x 0.009 = 38 s, TF32 24 x 27 x 0.045 = 29 s; overhead 78 x 0.35 = 27 s;
+#     the autotuner's search, once per layout in each tuned process, ~2 s: 8 s; four
+#     processes (default and tuned, f32 and TF32): 20 s. About 122 s.
+#   Ours a round: 9 + 2 (no graph) + 4 (TF32) runs x 1.5 s = 23 s.
+#   Two rounds ~290 s, setup and tests ~25 s: ~315 s; the headline run (CUDNN_TRAIN=1) ~31 s
+#   more: ~350 s, under 6 minutes. Bounds: nothing starts after CUDNN_DEADLINE_S (420 s);
+#   torch_resnets.py starts no row within 15 s of it (--deadline-s; later rows are written
+#   as skipped), every piece is under `timeout`, and the headline run needs 45 s left and
+#   gets at most 45 s past the deadline: the script ends by ~470 s.
 # CUDA's libraries come from the machine's Python (PyTorch's nvidia-* wheels) on
 # LD_LIBRARY_PATH. Output in $OUT: cudnn.log, cudnn_tests.log, cudnn_bench.jsonl (and
 # cudnn_train.log, cudnn_train_run/ with CUDNN_TRAIN=1).
@@ -36,8 +58,9 @@ for round in 1 2; do
     done
     if (($(left) < 60)); then echo "deadline: no PyTorch round $round"; continue; fi
     # shellcheck disable=SC2086 # $configs is a list
-    timeout $(($(left) - 10)) python3 experiments/bench/gpu/torch_resnets.py $configs |
-        python3 -c "import json,sys; [print(json.dumps(dict(json.loads(l), round=$round, side='pytorch'))) for l in sys.stdin]" \
+    timeout $(($(left) - 5)) python3 experiments/bench/gpu/torch_resnets.py \
+        --deadline-s $(($(left) - 15)) $configs |
+        python3 -c "import json,sys; [print(json.dumps(dict(json.loads(l), round=$round, side='pytorch'))) for l in sys.stdin if l.startswith('{')]" \
         >>"$OUT/cudnn_bench.jsonl"
     # Ours without the CUDA graph (every kernel launched from the host), for what the graph saves.
     nograph=${CUDNN_NOGRAPH:-"20:batch_norm 110:batch_norm"}
@@ -60,39 +83,23 @@ for round in 1 2; do
             python3 -c "import json,sys; [print(json.dumps(dict(json.loads(l), round=$round, side='ours-tf32'))) for l in sys.stdin]" \
             >>"$OUT/cudnn_bench.jsonl"
     done
-    if (($(left) >= 40)); then
+    if (($(left) >= 60)); then
         # shellcheck disable=SC2086 # a list
-        timeout 60 python3 experiments/bench/gpu/torch_resnets.py --tf32 $tf32 |
-            python3 -c "import json,sys; [print(json.dumps(dict(json.loads(l), round=$round, side='pytorch'))) for l in sys.stdin]" \
+        timeout $(($(left) - 5)) python3 experiments/bench/gpu/torch_resnets.py --tf32 \
+            --deadline-s $(($(left) - 15)) $tf32 |
+            python3 -c "import json,sys; [print(json.dumps(dict(json.loads(l), round=$round, side='pytorch'))) for l in sys.stdin if l.startswith('{')]" \
             >>"$OUT/cudnn_bench.jsonl"
     fi
     if [ "${CUDNN_ONE_ROUND:-0}" = 1 ]; then break; fi
 done
 if [ "${CUDNN_TRAIN:-0}" = 1 ]; then
-    echo "=== [${SECONDS}s] the headline config"
-    timeout 200 bash experiments/bench/gpu/cudnn_train.sh
+    if (($(left) >= 45)); then
+        echo "=== [${SECONDS}s] the headline config"
+        timeout $(($(left) + 45)) bash experiments/bench/gpu/cudnn_train.sh
+    else
+        echo "deadline: no headline run ($(left) s left)"
+    fi
 fi
 echo "=== [${SECONDS}s] summary (seconds per step)"
-python3 - "$OUT/cudnn_bench.jsonl" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-best = {}
-for r in rows:
-    if r.get("seconds_per_step") is None:
-        continue
-    model = r["model"]
-    key = (model, r["side"] if r["side"].startswith("ours") else "pytorch " + r["engine"] + ("" if r["precision"] == "f32" else " " + r["precision"]))
-    best[key] = min(best.get(key, 1e9), r["seconds_per_step"])
-models = sorted({k[0] for k in best})
-print("| model | ours s | ours, no graph s | PyTorch eager s | PyTorch graph s | ours / eager | ours / graph | ours TF32 s | PyTorch eager TF32 s | PyTorch graph TF32 s | TF32: ours / eager | TF32: ours / graph |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-for m in models:
-    o, n = best.get((m, "ours")), best.get((m, "ours-nograph"))
-    e, g = best.get((m, "pytorch eager")), best.get((m, "pytorch graph"))
-    ot = best.get((m, "ours-tf32"))
-    et, gt = best.get((m, "pytorch eager tf32")), best.get((m, "pytorch graph tf32"))
-    f = lambda v: "-" if v is None else f"{v:.4f}"
-    r = lambda a, b: "-" if a is None or b is None else f"{a / b:.2f}"
-    print(f"| {m} | {f(o)} | {f(n)} | {f(e)} | {f(g)} | {r(o, e)} | {r(o, g)} | {f(ot)} | {f(et)} | {f(gt)} | {r(ot, et)} | {r(ot, gt)} |")
-PY
+python3 experiments/bench/gpu/report.py cudnn "$OUT/cudnn_bench.jsonl"
 echo "=== [${SECONDS}s] done"

@@ -4,7 +4,8 @@
 # `bash scripts/gpu-bench-pack.sh --cudnn --no-wgpu`, carrying .gpu/bin):
 #   1. the step-for-step tests against the host engine with NTK_CUDNN_BN=persistent;
 #   2. ResNet-20/56/110 batch_norm steps at batch 128, the modes interleaved, two rounds,
-#      then PyTorch eager and graph for the same networks (one process).
+#      then PyTorch for the same networks (experiments/bench/gpu/torch_resnets.py: eager and
+#      graph, default and tuned, NCHW and channels_last; ~35 s for the three).
 # Output in $OUT: cudnn_bn.log, cudnn_bn_tests.log, cudnn_bn.jsonl.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
@@ -33,6 +34,6 @@ done
 echo "=== [${SECONDS}s] PyTorch"
 # shellcheck disable=SC2086 # a list
 timeout 90 python3 experiments/bench/gpu/torch_resnets.py $configs |
-    python3 -c "import json,sys; [print(json.dumps(dict(json.loads(l), side='pytorch'))) for l in sys.stdin]" |
+    python3 -c "import json,sys; [print(json.dumps(dict(json.loads(l), side='pytorch'))) for l in sys.stdin if l.startswith('{')]" |
     tee -a "$OUT/cudnn_bn.jsonl"
 echo "=== [${SECONDS}s] done"

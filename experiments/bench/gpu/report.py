@@ -11,6 +11,14 @@ scripts with --json).
     report.py md --jsonl F [--header FILE]
 prints the markdown report: a summary table (what, ours s, PyTorch s, ratio), the NTK
 details (eigenvalues, kappa), every piece's status, and the header (the machine) on top.
+
+    report.py cudnn F [F ...]
+prints the cuDNN engine's tables from experiments/bench/gpu/cudnn.sh's cudnn_bench.jsonl
+(rows with `side`: ours, ours-nograph, ours-tf32, pytorch): per model, ours against the best
+PyTorch row of the same precision (which one won: engine, layout, autotuner) and against
+PyTorch's default (eager, NCHW, autotuner off); then every PyTorch row kind. Each figure is
+the best over the rounds (and files) given. PyTorch rows written before issue 63 carry no
+`cudnn_benchmark` or `layout`: they were autotuner off, NCHW, and are read so.
 """
 import argparse
 import json
@@ -223,6 +231,93 @@ def md(a):
     print("\n".join(out))
 
 
+def pytorch_kind(r):
+    """(precision, engine, layout, autotuner) of a PyTorch row of cudnn_bench.jsonl."""
+    return (r.get("precision", "f32"), r.get("engine"), r.get("layout", "nchw"),
+            bool(r.get("cudnn_benchmark", False)))
+
+
+def kind_label(kind):
+    _, engine, layout, bench = kind
+    return f"{engine}, {layout}, autotuner {'on' if bench else 'off'}"
+
+
+def cudnn_rows(paths):
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if not line.startswith("{"):
+                    continue
+                try:
+                    rows.append(json.loads(line))
+                except ValueError:
+                    pass
+    return rows
+
+
+def cudnn(a):
+    rows = cudnn_rows(a.jsonl)
+    ok = [r for r in rows if r.get("seconds_per_step") is not None
+          and r.get("status", "ok") == "ok" and r.get("side")]
+    ours = {}      # (model, side) -> best s
+    torch = {}     # (model, kind) -> [s, ...] over rounds
+    for r in ok:
+        m, s = r["model"], r["seconds_per_step"]
+        if r["side"] == "pytorch":
+            torch.setdefault((m, pytorch_kind(r)), []).append(s)
+        else:
+            ours[(m, r["side"])] = min(ours.get((m, r["side"]), math.inf), s)
+    def depth_then_name(m):  # "resnet-110 fixup": by depth, then name
+        d = m.split()[0].rsplit("-", 1)[-1]
+        return (int(d) if d.isdigit() else 0, m)
+
+    models = sorted({k[0] for k in list(ours) + list(torch)}, key=depth_then_name)
+
+    def best(m, precision, default_only=False):
+        """The best PyTorch (s, kind) of `precision` for model m (default: eager, NCHW,
+        autotuner off, only)."""
+        cands = [(min(v), k) for (mm, k), v in torch.items() if mm == m and k[0] == precision
+                 and (not default_only or k[1:] == ("eager", "nchw", False))]
+        return min(cands) if cands else (None, None)
+
+    f = lambda v: "-" if v is None else f"{v:.4f}"  # noqa: E731
+    q = lambda x, y: "-" if x is None or y is None else f"{x / y:.2f}"  # noqa: E731
+    out = ["## Ours against PyTorch (seconds per step; ratios below 1: ours faster)\n",
+           "Best PyTorch: the fastest PyTorch row of the same precision (eager or CUDA graph, "
+           "NCHW or channels_last, cuDNN's autotuner on or off), named; PyTorch default: eager, "
+           "NCHW, autotuner off (PyTorch as it starts).\n"]
+    body = []
+    for m in models:
+        o, n, ot = ours.get((m, "ours")), ours.get((m, "ours-nograph")), ours.get((m, "ours-tf32"))
+        b, bk = best(m, "f32")
+        d, _ = best(m, "f32", True)
+        bt, btk = best(m, "tf32")
+        dt, _ = best(m, "tf32", True)
+        body.append([m, f(o), f(n), f(b), kind_label(bk) if bk else "-", q(o, b), f(d), q(o, d),
+                     f(ot), f(bt), kind_label(btk) if btk else "-", q(ot, bt), f(dt), q(ot, dt)])
+    out += table(["model", "ours s", "ours, no graph s", "best PyTorch s", "best PyTorch row",
+                  "ours / best", "PyTorch default s", "ours / default", "ours TF32 s",
+                  "best PyTorch TF32 s", "best PyTorch TF32 row", "TF32: ours / best",
+                  "PyTorch default TF32 s", "TF32: ours / default"], body)
+    out.append("\n## Every PyTorch row kind (best of its rounds; every round's figure)\n")
+    detail = []
+    for (m, k), v in sorted(torch.items(), key=lambda kv: (models.index(kv[0][0]), kv[0][1])):
+        detail.append([m, k[0], k[1], k[2], "on" if k[3] else "off", f(min(v)),
+                       ", ".join(f(x) for x in v)])
+    out += table(["model", "precision", "engine", "layout", "autotuner", "best s", "rounds"], detail)
+    bad = [r for r in rows if r.get("side") and r.get("status", "ok") != "ok"
+           or r.get("side") and r.get("seconds_per_step") is None and "status" not in r]
+    if bad:
+        out.append("\nRows without a figure: " + "; ".join(
+            f"{r.get('model')} {r.get('side')} {r.get('precision', '')} {r.get('engine', '')} "
+            f"{r.get('layout', '')} autotuner {'on' if r.get('cudnn_benchmark') else 'off'}: "
+            f"{r.get('status', 'no figure')}" + (f" ({r['error']})" if r.get("error") else "")
+            for r in bad))
+    print("\n".join(out))
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="cmd_name", required=True)
@@ -239,9 +334,13 @@ def main():
     m = sub.add_parser("md")
     m.add_argument("--jsonl", required=True)
     m.add_argument("--header")
+    c = sub.add_parser("cudnn")
+    c.add_argument("jsonl", nargs="+", help="cudnn.sh's cudnn_bench.jsonl (one or more)")
     a = p.parse_args()
     if a.cmd_name == "record":
         record(a)
+    elif a.cmd_name == "cudnn":
+        cudnn(a)
     else:
         md(a)
 
