@@ -1,8 +1,11 @@
 //! The one place that picks the compute device and the float precision.
 //!
 //! Backends are cargo features (`flex`, `ndarray`, `wgpu`, `cuda`); when several are built
-//! in, `--device NAME` (or the `BURN_DEVICE` environment variable) chooses, otherwise the
-//! first built in of flex, ndarray, wgpu, cuda is used.
+//! in, `--device NAME` (or the `BURN_DEVICE` environment variable) chooses. Otherwise a GPU
+//! backend built in is used where it has a GPU ([`default_backend`]: cuda where NVIDIA's
+//! driver loads, else wgpu where an adapter is a GPU, not a CPU rasterizer such as Mesa's
+//! lavapipe), else the first CPU backend built in (flex, then ndarray); a GPU backend built
+//! in but passed over for want of a GPU is said on stderr.
 
 use burn::tensor::{DType, Device, FloatDType};
 use serde::{Deserialize, Serialize};
@@ -202,21 +205,101 @@ pub fn plan(name: Option<&str>, precision: Precision) -> crate::Result<Compute> 
     })
 }
 
-/// The backend `name` (else `BURN_DEVICE`, else the first built in) stands for, if built in.
+/// The backend `name` (else `BURN_DEVICE`, else [`default_backend`]) stands for, if built in.
 fn resolve(name: Option<&str>) -> crate::Result<Backend> {
     let env = std::env::var("BURN_DEVICE").ok();
     let built = available();
-    let wanted = name.map(str::to_string).or(env).unwrap_or_else(|| {
-        built
-            .first()
-            .map(|b| b.name().to_string())
-            .unwrap_or_default()
-    });
+    let Some(wanted) = name.map(str::to_string).or(env) else {
+        let (backend, passed_over) = default_backend(&built, has_gpu);
+        if let Some(note) = passed_over {
+            eprintln!("warning: {note}");
+        }
+        return backend.ok_or_else(|| unavailable("", &built));
+    };
     built
         .iter()
         .copied()
         .find(|b| b.name() == wanted)
         .ok_or_else(|| unavailable(&wanted, &built))
+}
+
+/// The backend a run takes when nothing names one: the first GPU backend built in that
+/// `gpu` says has a GPU here (cuda before wgpu), else the first CPU backend built in (flex,
+/// ndarray), else the first built in. With it, what to say when a GPU backend built in was
+/// passed over (the run then computes on the CPU, many times slower).
+pub fn default_backend(
+    built: &[Backend],
+    gpu: impl Fn(Backend) -> bool,
+) -> (Option<Backend>, Option<String>) {
+    let gpus: Vec<Backend> = [Backend::Cuda, Backend::Wgpu]
+        .into_iter()
+        .filter(|b| built.contains(b))
+        .collect();
+    if let Some(&b) = gpus.iter().find(|&&b| gpu(b)) {
+        return (Some(b), None);
+    }
+    let cpu = built.iter().copied().find(|b| b.on_host());
+    let chosen = cpu.or_else(|| built.first().copied());
+    let note = match (gpus.is_empty(), cpu) {
+        (false, Some(cpu)) => {
+            let needs: Vec<&str> = gpus
+                .iter()
+                .map(|b| match b {
+                    Backend::Cuda => "cuda needs NVIDIA's driver, libcuda.so.1",
+                    _ => "wgpu needs an adapter that is a GPU, not a CPU rasterizer",
+                })
+                .collect();
+            Some(format!(
+                "this build has {} but found no GPU for it ({}); computing on {cpu}, the CPU. \
+                 Pass --device {} to use it anyway, or --device {cpu} to choose the CPU and \
+                 silence this",
+                gpus.iter()
+                    .map(|b| b.name())
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+                needs.join("; "),
+                gpus[0],
+            ))
+        }
+        _ => None,
+    };
+    (chosen, note)
+}
+
+/// Whether `backend` has a GPU on this machine: NVIDIA's driver loads (cuda), or an adapter
+/// is a GPU (wgpu: integrated, discrete or virtual, not a CPU rasterizer).
+fn has_gpu(backend: Backend) -> bool {
+    match backend {
+        #[cfg(feature = "cuda")]
+        Backend::Cuda => cuda_driver().is_ok(),
+        #[cfg(feature = "wgpu")]
+        Backend::Wgpu => wgpu_gpu(),
+        _ => false,
+    }
+}
+
+/// Whether wgpu finds an adapter that is a GPU. Asked through an instance of its own on
+/// every graphics API; the adapters are dropped before Burn opens its device.
+#[cfg(feature = "wgpu")]
+fn wgpu_gpu() -> bool {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::all(),
+        ..wgpu::InstanceDescriptor::new_without_display_handle()
+    });
+    // Native adapters are enumerated synchronously: the future is ready at its first poll.
+    let mut adapters = std::pin::pin!(instance.enumerate_adapters(wgpu::Backends::all()));
+    let mut cx = Context::from_waker(Waker::noop());
+    let adapters = loop {
+        if let Poll::Ready(a) = adapters.as_mut().poll(&mut cx) {
+            break a;
+        }
+        std::thread::yield_now();
+    };
+    adapters
+        .iter()
+        .any(|a| a.get_info().device_type != wgpu::DeviceType::Cpu)
 }
 
 /// The cargo features of this build that choose how ntk-numerics computes: the backends
@@ -335,5 +418,38 @@ mod tests {
         let f = features();
         let backends: Vec<&str> = available().into_iter().map(Backend::name).collect();
         assert_eq!(f[..backends.len()], backends[..]);
+    }
+
+    /// A build with a GPU backend uses the GPU unless told otherwise (issue 66): cuda before
+    /// wgpu where each has a GPU; a GPU backend without one is passed over for the CPU, saying
+    /// so and how to choose either; a build with only CPU backends says nothing.
+    #[test]
+    fn the_default_backend_is_a_gpu_where_one_is_and_says_when_it_is_not() {
+        use Backend::{Cuda, Flex, Ndarray, Wgpu};
+        let all = [Flex, Ndarray, Wgpu, Cuda];
+        assert_eq!(default_backend(&all, |_| true), (Some(Cuda), None));
+        assert_eq!(default_backend(&all, |b| b == Wgpu), (Some(Wgpu), None));
+        assert_eq!(
+            default_backend(&[Flex, Wgpu], |b| b == Wgpu),
+            (Some(Wgpu), None)
+        );
+        assert_eq!(
+            default_backend(&[Flex, Ndarray], |_| true),
+            (Some(Flex), None)
+        );
+        assert_eq!(default_backend(&[Ndarray], |_| true), (Some(Ndarray), None));
+        let (chosen, note) = default_backend(&[Flex, Wgpu, Cuda], |_| false);
+        assert_eq!(chosen, Some(Flex));
+        let note = note.expect("a GPU backend passed over is said");
+        assert!(
+            note.contains("cuda and wgpu but found no GPU")
+                && note.contains("computing on flex, the CPU")
+                && note.contains("--device cuda to use it anyway")
+                && note.contains("--device flex to choose the CPU"),
+            "{note}"
+        );
+        // Without a CPU backend the GPU backend is taken anyway (opening it says what fails).
+        assert_eq!(default_backend(&[Wgpu], |_| false), (Some(Wgpu), None));
+        assert_eq!(default_backend(&[], |_| true), (None, None));
     }
 }
