@@ -63,18 +63,36 @@ pub fn check(
             precision,
         )?;
     }
-    check_fp32(choice, fp32, "train.fp32_precision")
+    let candidate = cudnn_candidate(spec, precision, loss);
+    check_fp32(choice, fp32, "train.fp32_precision", candidate)
 }
 
-/// `fp32 = tf32` applies to the cuDNN engine only, asked for by name (`auto` may fall back
-/// to an engine without TF32): an error naming `key` otherwise.
-pub fn check_fp32(choice: EngineChoice, fp32: Fp32Precision, key: &'static str) -> Result<()> {
-    if fp32 == Fp32Precision::Tf32 && choice != EngineChoice::Cudnn {
+/// `fp32 = tf32` applies to the cuDNN engine only: where `choice` resolves to it, `cudnn`
+/// itself or `auto` for a network the cuDNN engine trains in this build (`cudnn_trains`: a
+/// CIFAR ResNet in f32 with the cross-entropy, built with `cudnn`); an error naming `key`
+/// where it resolves to another engine. Whether the cuDNN engine then starts is known when
+/// [`choose`] starts it: under `auto` with `tf32` a start that fails is an error too, not a
+/// fall back to an engine without TF32.
+pub fn check_fp32(
+    choice: EngineChoice,
+    fp32: Fp32Precision,
+    key: &'static str,
+    cudnn_trains: bool,
+) -> Result<()> {
+    let resolves = match choice {
+        EngineChoice::Cudnn => true,
+        EngineChoice::Auto => cudnn_trains,
+        EngineChoice::Burn | EngineChoice::Host => false,
+    };
+    if fp32 == Fp32Precision::Tf32 && !resolves {
         return Err(Error::Setting {
             key,
             value: fp32.name().to_string(),
-            reason: "TF32 applies to the cuDNN engine only: set train.engine = \"cudnn\" \
-                     (--engine cudnn), or leave the key out for f32 products",
+            reason: "TF32 applies to the cuDNN engine only, which this run does not take \
+                     (train.engine = \"auto\" takes it for a CIFAR ResNet in f32 with the \
+                     cross-entropy in a build with --features ntk-train/cudnn): set \
+                     train.engine = \"cudnn\" (--engine cudnn) or \"auto\" where it \
+                     applies, or leave the key out for f32 products",
         });
     }
     Ok(())
@@ -98,10 +116,10 @@ fn cudnn_applies(resnet: bool, what: &str, precision: Precision) -> Result<()> {
 
 /// Whether `auto` tries the cuDNN engine for `spec`: a CIFAR ResNet in f32 with the
 /// cross-entropy, in a build with the engine.
-fn cudnn_candidate(spec: &NetSpec, compute: &Compute, loss: Loss) -> bool {
+pub fn cudnn_candidate(spec: &NetSpec, precision: Precision, loss: Loss) -> bool {
     cfg!(feature = "cudnn")
         && matches!(spec, NetSpec::ResNet(_))
-        && compute.precision == Precision::F32
+        && precision == Precision::F32
         && loss == Loss::CrossEntropy
 }
 
@@ -115,7 +133,7 @@ pub fn plan(choice: EngineChoice, spec: &NetSpec, compute: &Compute, loss: Loss)
         EngineChoice::Burn => Engine::Burn,
         EngineChoice::Host => Engine::Host,
         EngineChoice::Cudnn => Engine::Cudnn,
-        EngineChoice::Auto if cudnn_candidate(spec, compute, loss) => Engine::Cudnn,
+        EngineChoice::Auto if cudnn_candidate(spec, compute.precision, loss) => Engine::Cudnn,
         EngineChoice::Auto if compute.on_host() && spec.on_host_engine() => Engine::Host,
         EngineChoice::Auto => Engine::Burn,
     }
@@ -127,10 +145,10 @@ pub fn plan(choice: EngineChoice, spec: &NetSpec, compute: &Compute, loss: Loss)
 /// silence it.
 pub fn choose(choice: EngineChoice, model: Net, setup: &Setup<'_>) -> Result<Box<dyn Stepper>> {
     let compute = setup.compute;
-    check_fp32(choice, setup.fp32, "train.fp32_precision")?;
+    let candidate = cudnn_candidate(&model.spec(), compute.precision, setup.loss);
+    check_fp32(choice, setup.fp32, "train.fp32_precision", candidate)?;
     let ad = compute.device.clone().autodiff();
     let model = model.fork(&ad).train();
-    let spec = model.spec();
     match choice {
         EngineChoice::Cudnn => {
             cudnn_applies(
@@ -140,9 +158,13 @@ pub fn choose(choice: EngineChoice, model: Net, setup: &Setup<'_>) -> Result<Box
             )?;
             return start_cudnn(model, setup).map_err(|reason| Error::NoCudnnEngine { reason });
         }
-        EngineChoice::Auto if cudnn_candidate(&spec, compute, setup.loss) => {
+        EngineChoice::Auto if candidate => {
             match start_cudnn(model.clone(), setup) {
                 Ok(s) => return Ok(s),
+                // TF32 was asked of the cuDNN engine: no other engine has it.
+                Err(reason) if setup.fp32 == Fp32Precision::Tf32 => {
+                    return Err(Error::Tf32WithoutCudnn { reason });
+                }
                 Err(reason) => eprintln!(
                     "warning: the GPU is not used: the cuDNN engine does not start ({reason}); \
                      the steps run on the CPU instead (the host engine), many times slower. \

@@ -17,6 +17,14 @@ pub enum Error {
     #[error("train.engine = \"cudnn\": {reason}")]
     NoCudnnEngine { reason: String },
 
+    /// `train.fp32_precision = "tf32"` under `auto` where the cuDNN engine, the only one with
+    /// TF32, does not start.
+    #[error(
+        "train.fp32_precision = tf32: TF32 applies to the cuDNN engine only, and it does not \
+         start here ({reason}); leave the key out to train in f32 on another engine"
+    )]
+    Tf32WithoutCudnn { reason: String },
+
     /// A setting the chosen engine cannot run: `key = value: reason`.
     #[error("{key} = {value}: {reason}")]
     Setting {

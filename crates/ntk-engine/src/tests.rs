@@ -186,6 +186,19 @@ fn the_checks_name_what_a_choice_cannot_run() {
         e.starts_with("train.engine = \"host\": the host engines train"),
         "{e}"
     );
+    // TF32 under `auto`: where auto takes the cuDNN engine (a ResNet in f32 with the
+    // cross-entropy, built with it), and refused naming the key where it takes another.
+    let auto = EngineChoice::Auto;
+    let resnet_tf32 = why(auto, &resnet, Precision::F32, ce, tf32);
+    assert_eq!(
+        resnet_tf32.is_ok(),
+        cfg!(feature = "cudnn"),
+        "{resnet_tf32:?}"
+    );
+    for (p, loss) in [(Precision::F64, ce), (Precision::F32, Loss::Mse)] {
+        let e = why(auto, &resnet, p, loss, tf32).unwrap_err();
+        assert!(e.contains("train.fp32_precision = tf32"), "{e}");
+    }
     for choice in [EngineChoice::Auto, EngineChoice::Host, EngineChoice::Burn] {
         let e = why(choice, &plain, Precision::F32, ce, tf32).unwrap_err();
         assert!(
@@ -260,5 +273,31 @@ fn a_snapshot_continues_the_steps_bit_for_bit() {
         };
         let e = b.load_state(other).unwrap_err().to_string();
         assert!(e.contains("optimizer state, not"), "{e}");
+    }
+}
+
+/// TF32 under `auto` for a network the cuDNN engine trains: its engine where it starts,
+/// and an error naming the key (no fall back to an engine without TF32) where it does not.
+#[cfg(feature = "cudnn")]
+#[test]
+fn tf32_under_auto_takes_the_cudnn_engine_or_says_why_not() {
+    let compute = cpu();
+    let sgd = momentum();
+    let setup = Setup {
+        sgd: &sgd,
+        loss: Loss::CrossEntropy,
+        compute: &compute,
+        batch: 5,
+        fp32: Fp32Precision::Tf32,
+    };
+    match crate::choose(EngineChoice::Auto, build(&resnet(), &compute), &setup) {
+        Ok(s) => assert_eq!(s.engine(), Engine::Cudnn),
+        Err(e) => {
+            let e = e.to_string();
+            assert!(
+                e.starts_with("train.fp32_precision = tf32: TF32 applies to the cuDNN engine"),
+                "{e}"
+            );
+        }
     }
 }

@@ -43,7 +43,8 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value = "auto", value_parser = ntk_names::parse_arg::<EngineChoice>)]
     engine: EngineChoice,
     /// How the cuDNN engine rounds its f32 products, as `train.fp32_precision`: ieee (f32)
-    /// or tf32 (the tensor cores; needs --engine cudnn).
+    /// or tf32 (the tensor cores; the cuDNN engine only: --engine cudnn, or auto where it
+    /// takes the cuDNN engine).
     #[arg(long, default_value = "ieee", value_parser = ntk_names::parse_arg::<Fp32Precision>)]
     fp32_precision: Fp32Precision,
 }
@@ -72,7 +73,9 @@ pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
             a.input_dim,
         ),
     };
-    ntk_engine::check_fp32(a.engine, a.fp32_precision, "--fp32-precision")?;
+    let loss = ntk_engine::Loss::CrossEntropy;
+    let cudnn_trains = ntk_engine::choose::cudnn_candidate(&spec, a.precision, loss);
+    ntk_engine::check_fp32(a.engine, a.fp32_precision, "--fp32-precision", cudnn_trains)?;
     let r = ntk_train::bench::step(
         &compute,
         &spec,

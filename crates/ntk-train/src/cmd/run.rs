@@ -92,13 +92,7 @@ fn assignments(
             if let Some(lr) = own.lr {
                 f.push(Assignment::set("optim.lr", lr, format!("--lr {lr}")));
             }
-            let engine = own.engine.map(|e| match e {
-                EngineChoice::Auto => "auto",
-                EngineChoice::Burn => "burn",
-                EngineChoice::Host => "host",
-                EngineChoice::Cudnn => "cudnn",
-            });
-            f.text("train.engine", "engine", engine);
+            f.text("train.engine", "engine", own.engine.map(EngineChoice::name));
             Ok(())
         },
     )?)
