@@ -19,6 +19,8 @@ pub mod choose;
 pub mod cudnn;
 pub mod engine;
 pub mod error;
+#[doc(hidden)]
+pub mod fixtures;
 pub mod host;
 pub mod loss;
 pub mod sgd;

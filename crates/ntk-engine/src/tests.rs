@@ -3,16 +3,12 @@
 //! bit (the files a checkpoint writes of it are `ntk-train`'s tests).
 
 use burn::module::Module;
-use burn::tensor::Tensor;
-use ntk_model::{
-    ActivationKind, MlpConfig, Net, NetSpec, Normalization, ResNetConfig, ResNetVariant,
-};
+use ntk_model::{ActivationKind, Net, NetSpec, Normalization, ResNetConfig, ResNetVariant};
 use ntk_numerics::backend::{self, Compute, Fp32Precision, Precision};
 
-use crate::{Batch, Engine, EngineChoice, Loss, Setup, Sgd, StepResult, Stepper};
+use crate::{Engine, EngineChoice, Loss, Setup, Sgd, Stepper};
 
-const D: usize = 16;
-const K: usize = 3;
+use crate::fixtures::{D, assert_same_steps, batch, params as values};
 
 fn cpu() -> Compute {
     backend::select(Some("flex"), Precision::F32).unwrap()
@@ -27,23 +23,11 @@ fn mlp(normalization: Normalization) -> NetSpec {
 }
 
 fn mlp_with(activation: ActivationKind, normalization: Normalization) -> NetSpec {
-    NetSpec::Mlp(MlpConfig {
-        output_dim: K,
-        seed: 5,
-        normalization,
-        ..MlpConfig::new(D, 8, 2, activation)
-    })
+    crate::fixtures::mlp(activation, normalization)
 }
 
-/// A ResNet-8 on 1 x 4 x 4 images (`D` inputs), two channels wide.
 fn resnet() -> NetSpec {
-    NetSpec::ResNet(
-        ResNetConfig::new(8, ResNetVariant::BatchNorm)
-            .with_base_width(2)
-            .with_image_size(4)
-            .with_in_channels(1)
-            .with_num_classes(K),
-    )
+    crate::fixtures::resnet()
 }
 
 fn build(spec: &NetSpec, compute: &Compute) -> Net {
@@ -60,31 +44,6 @@ fn stepper(choice: EngineChoice, model: Net, compute: &Compute) -> crate::Result
         fp32: Fp32Precision::Ieee,
     };
     crate::choose(choice, model, &setup)
-}
-
-/// A batch of 5 rows of fixed pseudo-random values, different for each `step`.
-fn batch(step: usize) -> Batch {
-    let b = 5;
-    let x = (0..b * D)
-        .map(|i| ((i * 37 + step * 101) % 113) as f64 / 56.5 - 1.0)
-        .collect();
-    let labels = (0..b).map(|i| (i * 7 + step) % K).collect();
-    Batch { x, d: D, labels }
-}
-
-/// Every parameter of `model`, flattened.
-fn values(model: &Net) -> Vec<f64> {
-    let mut out = Vec::new();
-    model.visit(&mut Collect(&mut out));
-    out
-}
-
-struct Collect<'a>(&'a mut Vec<f64>);
-
-impl burn::module::ModuleVisitor for Collect<'_> {
-    fn visit_float<const D: usize>(&mut self, param: &burn::module::Param<Tensor<D>>) {
-        self.0.extend(param.val().try_into_vec_as::<f64>().unwrap());
-    }
 }
 
 #[test]
@@ -253,18 +212,7 @@ fn a_snapshot_continues_the_steps_bit_for_bit() {
         let model = snap.model.valid();
         let mut b = stepper(choice, model, &compute).unwrap();
         b.load_state(snap.optim.clone()).unwrap();
-        for i in 2..4 {
-            let (ra, rb) = (a.step(batch(i), 0.05), b.step(batch(i), 0.05));
-            let bits = |r: Option<StepResult>| r.map(|r| (r.loss_sum.to_bits(), r.correct));
-            assert_eq!(bits(ra), bits(rb), "{choice:?} {spec:?} step {i}");
-        }
-        a.sync();
-        b.sync();
-        assert_eq!(
-            values(&a.valid()),
-            values(&b.valid()),
-            "{choice:?} {spec:?}"
-        );
+        assert_same_steps(a.as_mut(), b.as_mut(), &format!("{choice:?} {spec:?}"));
         let other = match snap.optim {
             crate::SavedOptim::Burn(_) => crate::SavedOptim::Host(Vec::new()),
             crate::SavedOptim::Host(_) => {

@@ -420,17 +420,12 @@ impl Loaded {
 
 #[cfg(test)]
 mod tests {
-    use burn::module::{Module, ModuleVisitor, Param};
-    use burn::tensor::Tensor;
-    use ntk_engine::{Batch, EngineChoice, Loss, Setup, Sgd, StepResult, Stepper};
-    use ntk_model::{ActivationKind, MlpConfig, NetSpec, ResNetConfig, ResNetVariant};
+    use ntk_engine::{EngineChoice, Loss, Setup, Sgd, Stepper, fixtures};
+    use ntk_model::{ActivationKind, NetSpec, Normalization};
     use ntk_numerics::backend::{self, Compute, Fp32Precision, Precision};
     use ntk_runs::provenance::Provenance;
 
     use super::*;
-
-    const D: usize = 16;
-    const K: usize = 3;
 
     fn stepper(choice: EngineChoice, model: Model, compute: &Compute) -> Box<dyn Stepper> {
         let sgd = Sgd::new(0.9, 1e-4);
@@ -444,50 +439,24 @@ mod tests {
         ntk_engine::choose(choice, model, &setup).unwrap()
     }
 
-    /// A batch of 5 rows of fixed pseudo-random values, different for each `step`.
-    fn batch(step: usize) -> Batch {
-        let x = (0..5 * D)
-            .map(|i| ((i * 37 + step * 101) % 113) as f64 / 56.5 - 1.0)
-            .collect();
-        let labels = (0..5).map(|i| (i * 7 + step) % K).collect();
-        Batch { x, d: D, labels }
-    }
-
-    fn values(model: &Model) -> Vec<f64> {
-        struct Collect<'a>(&'a mut Vec<f64>);
-        impl ModuleVisitor for Collect<'_> {
-            fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
-                self.0.extend(param.val().try_into_vec_as::<f64>().unwrap());
-            }
-        }
-        let mut out = Vec::new();
-        model.visit(&mut Collect(&mut out));
-        out
-    }
-
     /// A checkpoint's state, written from a stepper's snapshot and read back into a new
     /// stepper of the same engine, continues the steps bit for bit (the momentum buffers
     /// included), and its pointer records the engine's state form.
     #[test]
     fn the_checkpoint_state_resumes_the_steps_bit_for_bit() {
         let compute = backend::select(Some("flex"), Precision::F32).unwrap();
-        let mlp = NetSpec::Mlp(MlpConfig {
-            output_dim: K,
-            seed: 5,
-            ..MlpConfig::new(D, 8, 2, ActivationKind::Relu)
-        });
-        let resnet = NetSpec::ResNet(
-            ResNetConfig::new(8, ResNetVariant::BatchNorm)
-                .with_base_width(2)
-                .with_image_size(4)
-                .with_in_channels(1)
-                .with_num_classes(K),
-        );
-        let build = |spec: &NetSpec| spec.build(D, &compute.device, compute.dtype()).unwrap();
+        let mlp = fixtures::mlp(ActivationKind::Relu, Normalization::None);
+        let resnet = fixtures::resnet();
+        let build = |spec: &NetSpec| {
+            spec.build(fixtures::D, &compute.device, compute.dtype())
+                .unwrap()
+        };
         for choice in [EngineChoice::Burn, EngineChoice::Host] {
             for spec in [&mlp, &resnet] {
                 let mut a = stepper(choice, build(spec), &compute);
-                let iteration = (0..2).filter(|&i| a.step(batch(i), 0.1).is_some()).count();
+                let iteration = (0..2)
+                    .filter(|&i| a.step(fixtures::batch(i), 0.1).is_some())
+                    .count();
                 a.sync();
                 let dir = tempfile::tempdir().unwrap();
                 save_epoch_one(&a.snapshot(), dir.path(), iteration);
@@ -498,18 +467,8 @@ mod tests {
                 let sgd = Sgd::new(0.9, 1e-4);
                 b.load_state(ck.load_state(b.state_form(), &sgd).unwrap())
                     .unwrap();
-                for i in 2..4 {
-                    let (ra, rb) = (a.step(batch(i), 0.05), b.step(batch(i), 0.05));
-                    let bits = |r: Option<StepResult>| r.map(|r| (r.loss_sum.to_bits(), r.correct));
-                    assert_eq!(bits(ra), bits(rb), "{choice:?} {spec:?} step {i}");
-                }
-                a.sync();
-                b.sync();
-                assert_eq!(
-                    values(&a.valid()),
-                    values(&b.valid()),
-                    "{choice:?} {spec:?}"
-                );
+                let what = format!("{choice:?} {spec:?}");
+                fixtures::assert_same_steps(a.as_mut(), b.as_mut(), &what);
             }
         }
     }
