@@ -8,7 +8,8 @@ use ntk_probe::sweep;
 use ntk_probe::sweep::SweepConfig;
 use ntk_runs::overrides;
 use ntk_runs::overrides::Assignment;
-use ntk_runs::sweep::{Shard, after_collect, claim};
+use ntk_runs::sweep::command::StepError;
+use ntk_runs::sweep::{Invocation, Shard, SweepCommand, run_command};
 use std::path::Path;
 
 #[derive(Args)]
@@ -33,42 +34,93 @@ pub(crate) fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
         .own
         .assignments(&keys_flags, &overrides::read_table(path)?)?;
     let cfg = load_sweep(path, &sets)?;
-    let out = ntk_files::outset::resolve_out(flags.out.as_deref().unwrap_or(&cfg.sweep.out))?;
-    sweep::check_out(&out)?;
-    ntk_probe::run::check_data_outside(&cfg.data, &out)?;
-    let shard = Shard::parse_or_all(args.sweep.shard.as_deref())?;
-    let opts = sweep::SweepOptions {
-        device: flags.keys.device.clone(),
-        recompute: flags.recompute,
-        max_memory: flags.max_memory.clone(),
-        allow_mixed: args.sweep.allow_mixed,
+    let mut tool = ProbeCommand {
+        opts: sweep::SweepOptions {
+            device: flags.keys.device.clone(),
+            recompute: flags.recompute,
+            max_memory: flags.max_memory.clone(),
+            allow_mixed: args.sweep.allow_mixed,
+        },
+        cfg: &cfg,
+        start: std::time::Instant::now(),
     };
-    if flags.dry_run {
-        return Ok(sweep::dry_run(&cfg, &out, shard, &opts)?);
+    let call = Invocation {
+        out: flags.out.as_deref().unwrap_or(&cfg.sweep.out),
+        shard: args.sweep.shard.as_deref(),
+        dry_run: flags.dry_run,
+        config: path,
+    };
+    run_command(&mut tool, call)?;
+    Ok(())
+}
+
+/// The probe's steps of the sweep command ([`run_command`]).
+struct ProbeCommand<'a> {
+    cfg: &'a SweepConfig,
+    opts: sweep::SweepOptions,
+    /// When the run started, for its line of counts.
+    start: std::time::Instant,
+}
+
+impl SweepCommand for ProbeCommand<'_> {
+    type Ran = sweep::Ran;
+    type Collected = Vec<sweep::GroupRow>;
+
+    fn check(&mut self, out: &Path) -> Result<(), StepError> {
+        sweep::check_out(out)?;
+        ntk_probe::run::check_data_outside(&self.cfg.data, out)?;
+        Ok(())
     }
-    let start = std::time::Instant::now();
-    let points = (cfg.points().len(), "point");
-    let Some(_claim) = claim(&out, shard, points, &sweep::fingerprint(&cfg), path)? else {
-        return Ok(());
-    };
-    let ran = sweep::run_sweep(&cfg, &out, shard, &opts)?;
-    println!(
-        "sweep: {} point(s) computed, {} already finished, {:.1} s",
-        ran.made,
-        ran.skipped,
-        start.elapsed().as_secs_f64()
-    );
-    let collected = sweep::collect(Some(&cfg), &out, None, args.sweep.allow_mixed);
-    if let Some(groups) = after_collect(collected, ran.check.is_some())? {
-        print_groups(&groups);
+
+    fn dry_run(&self, out: &Path, shard: Shard) -> Result<(), StepError> {
+        Ok(sweep::dry_run(self.cfg, out, shard, &self.opts)?)
+    }
+
+    fn size(&self) -> (usize, &'static str) {
+        (self.cfg.points().len(), "point")
+    }
+
+    fn fingerprint(&self) -> String {
+        sweep::fingerprint(self.cfg)
+    }
+
+    fn run(
+        &mut self,
+        out: &Path,
+        shard: Shard,
+    ) -> Result<(Self::Ran, Option<StepError>), StepError> {
+        self.start = std::time::Instant::now();
+        let mut ran = sweep::run_sweep(self.cfg, out, shard, &self.opts)?;
+        let failed = ran.check.take().map(StepError::from);
+        Ok((ran, failed))
+    }
+
+    fn ran(&self, ran: &Self::Ran) {
         println!(
-            "wrote {}/{{results.csv, summary.csv, *.png, *.svg, *.pdf}}",
-            out.display()
+            "sweep: {} point(s) computed, {} already finished, {:.1} s",
+            ran.made,
+            ran.skipped,
+            self.start.elapsed().as_secs_f64()
         );
     }
-    match ran.check {
-        Some(e) => Err(e.into()),
-        None => Ok(()),
+
+    fn collect(&self, out: &Path) -> Result<Self::Collected, StepError> {
+        Ok(sweep::collect(
+            Some(self.cfg),
+            out,
+            None,
+            self.opts.allow_mixed,
+        )?)
+    }
+
+    fn report(&self, out: &Path, _: &Self::Ran, groups: Option<Self::Collected>, _: bool) {
+        if let Some(groups) = groups {
+            print_groups(&groups);
+            println!(
+                "wrote {}/{{results.csv, summary.csv, *.png, *.svg, *.pdf}}",
+                out.display()
+            );
+        }
     }
 }
 

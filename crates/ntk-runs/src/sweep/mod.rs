@@ -33,7 +33,9 @@ use serde::{Deserialize, Serialize};
 use crate::progress::Reporter;
 use crate::provenance::{self, Provenance};
 
+pub mod command;
 mod lifecycle;
+pub use command::{Invocation, SweepCommand, run_command};
 pub use lifecycle::{after_collect, check_collect, claim, dry_run, execute};
 
 /// The most points one sweep may have.

@@ -8,7 +8,8 @@ use clap::Args;
 use ntk_cli::args::{self, RunFlags, SweepFlags};
 use ntk_numerics::backend;
 use ntk_runs::overrides::{self, Assignment};
-use ntk_runs::sweep::{Shard, after_collect, claim};
+use ntk_runs::sweep::command::StepError;
+use ntk_runs::sweep::{Invocation, Shard, SweepCommand, run_command};
 use ntk_train::config::{EngineChoice, Given, TrainConfig};
 use ntk_train::progress::Reporter;
 use ntk_train::sweep;
@@ -207,53 +208,120 @@ pub(crate) fn train_cmd(args: SweepArgs, kind: Kind) -> CliResult<()> {
     let cfg = load(flags, &args.own)?;
     let path = flags.config.as_deref().unwrap_or(Path::new("-"));
     check_kind(kind, cfg.sweep.is_some(), path)?;
-    let out = ntk_files::outset::resolve_out(&cfg.out_dir(flags.out.as_deref()))?;
-    let shard = Shard::parse_or_all(args.sweep.shard.as_deref())?;
-    let points = sweep::expand(&cfg)?;
-    let dim = ntk_data::inputs::expected_dim(&cfg.data)?;
-    for point in &points {
-        ntk_train::budget::check_memory(&point.cfg, dim, flags.max_memory.as_deref())?;
-    }
-    // The directories must be the tools' own (a dry run fails here exactly as a run would).
-    sweep::check_out(&out, &points)?;
-    let compute = backend::select(cfg.train.device.as_deref(), cfg.train.precision)?;
-    if flags.dry_run {
-        let dry = sweep::DryRunFlags {
-            resume: flags.resume,
-            recompute: flags.recompute,
-        };
-        return Ok(sweep::dry_run(&cfg, &out, shard, &compute, dry)?);
-    }
-    let fingerprint = sweep::fingerprint(&cfg);
-    let Some(_claim) = claim(&out, shard, (points.len(), "run"), &fingerprint, path)? else {
-        return Ok(());
+    let mut tool = TrainCommand {
+        points: sweep::expand(&cfg)?,
+        cfg: &cfg,
+        flags,
+        allow_mixed: args.sweep.allow_mixed,
+        compute: None,
     };
-    let opts = sweep::SweepOptions {
-        run: RunOptions {
-            resume: flags.resume,
-            stop_after: None,
-        },
-        recompute: flags.recompute,
+    let out_dir = cfg.out_dir(flags.out.as_deref());
+    let call = Invocation {
+        out: &out_dir,
+        shard: args.sweep.shard.as_deref(),
+        dry_run: flags.dry_run,
+        config: path,
     };
-    let mut outcome = sweep::run(&cfg, &out, shard, &compute, opts, &Reporter::default())?;
-    let collected = ntk_train::report::collect(&out, true, args.sweep.allow_mixed, None);
-    let written = after_collect(collected, outcome.check.is_some())?.unwrap_or_default();
-    println!(
-        "{} run(s) trained, {} already finished, {} diverged; backend {} {}; wrote {}",
-        outcome.ran,
-        outcome.skipped,
-        outcome.diverged,
-        compute.backend,
-        compute.precision,
-        wrote(&written)
-    );
-    if let Some(e) = outcome.check.take() {
-        return Err(e.into());
-    }
-    if points.len() == 1 {
-        print_single(&out);
-    }
+    run_command(&mut tool, call)?;
     Ok(())
+}
+
+/// The trainer's steps of the sweep command ([`run_command`]).
+struct TrainCommand<'a> {
+    cfg: &'a TrainConfig,
+    points: Vec<sweep::RunPoint>,
+    flags: &'a RunFlags,
+    allow_mixed: bool,
+    /// The backend and precision, chosen by [`SweepCommand::check`].
+    compute: Option<backend::Compute>,
+}
+
+impl TrainCommand<'_> {
+    fn compute(&self) -> &backend::Compute {
+        self.compute.as_ref().expect("chosen by the checks")
+    }
+}
+
+impl SweepCommand for TrainCommand<'_> {
+    type Ran = sweep::SweepOutcome;
+    type Collected = Vec<std::path::PathBuf>;
+
+    fn check(&mut self, out: &Path) -> Result<(), StepError> {
+        let dim = ntk_data::inputs::expected_dim(&self.cfg.data)?;
+        for point in &self.points {
+            ntk_train::budget::check_memory(&point.cfg, dim, self.flags.max_memory.as_deref())?;
+        }
+        // The directories must be the tools' own (a dry run fails here exactly as a run would).
+        sweep::check_out(out, &self.points)?;
+        let train = &self.cfg.train;
+        self.compute = Some(backend::select(train.device.as_deref(), train.precision)?);
+        Ok(())
+    }
+
+    fn dry_run(&self, out: &Path, shard: Shard) -> Result<(), StepError> {
+        let dry = sweep::DryRunFlags {
+            resume: self.flags.resume,
+            recompute: self.flags.recompute,
+        };
+        Ok(sweep::dry_run(self.cfg, out, shard, self.compute(), dry)?)
+    }
+
+    fn size(&self) -> (usize, &'static str) {
+        (self.points.len(), "run")
+    }
+
+    fn fingerprint(&self) -> String {
+        sweep::fingerprint(self.cfg)
+    }
+
+    fn run(
+        &mut self,
+        out: &Path,
+        shard: Shard,
+    ) -> Result<(Self::Ran, Option<StepError>), StepError> {
+        let opts = sweep::SweepOptions {
+            run: RunOptions {
+                resume: self.flags.resume,
+                stop_after: None,
+            },
+            recompute: self.flags.recompute,
+        };
+        let reporter = Reporter::default();
+        let mut outcome = sweep::run(self.cfg, out, shard, self.compute(), opts, &reporter)?;
+        let failed = outcome.check.take().map(StepError::from);
+        Ok((outcome, failed))
+    }
+
+    fn collect(&self, out: &Path) -> Result<Self::Collected, StepError> {
+        Ok(ntk_train::report::collect(
+            out,
+            true,
+            self.allow_mixed,
+            None,
+        )?)
+    }
+
+    fn report(
+        &self,
+        out: &Path,
+        outcome: &Self::Ran,
+        written: Option<Self::Collected>,
+        failed: bool,
+    ) {
+        let compute = self.compute();
+        println!(
+            "{} run(s) trained, {} already finished, {} diverged; backend {} {}; wrote {}",
+            outcome.ran,
+            outcome.skipped,
+            outcome.diverged,
+            compute.backend,
+            compute.precision,
+            wrote(&written.unwrap_or_default())
+        );
+        if !failed && self.points.len() == 1 {
+            print_single(out);
+        }
+    }
 }
 
 /// `run` takes a config without `[sweep]`, `sweep` one with it; `--config` alone either.

@@ -1,0 +1,89 @@
+//! A sweep's command as both tools run it (`ntk-probe sweep`, `ntk-train sweep` and `run`),
+//! written once: the output directory resolved, the shard read, the tool's checks, then
+//! either the dry run or the claim, the run, the collect and the report, ending with the
+//! error of the points that failed. The tool says what each step does ([`SweepCommand`]).
+
+use std::error::Error;
+use std::path::{Path, PathBuf};
+
+use super::{Shard, after_collect, claim};
+
+/// An error of a tool's step, as the command line reports it.
+pub type StepError = Box<dyn Error>;
+
+/// What a tool does at each step of [`run_command`].
+pub trait SweepCommand {
+    /// What the run reports (its counts).
+    type Ran;
+    /// What the collect wrote.
+    type Collected;
+
+    /// The tool's refusals before anything is made or shown, against the resolved output
+    /// directory `out` (its files, the inputs outside it, the memory, the device); a dry run
+    /// fails here exactly as the run would.
+    fn check(&mut self, out: &Path) -> Result<(), StepError>;
+
+    /// `--dry-run`: every point of `shard` with its state; makes nothing.
+    fn dry_run(&self, out: &Path, shard: Shard) -> Result<(), StepError>;
+
+    /// The sweep's points and what one is called (`point`, `run`), for the claim.
+    fn size(&self) -> (usize, &'static str);
+
+    /// The fingerprint of the config the claim is taken for.
+    fn fingerprint(&self) -> String;
+
+    /// Makes the points of `shard` not done: what it did, and the error the sweep ends with
+    /// when points failed (each recorded in its directory; the others were made).
+    fn run(
+        &mut self,
+        out: &Path,
+        shard: Shard,
+    ) -> Result<(Self::Ran, Option<StepError>), StepError>;
+
+    /// Said as soon as the run is over, before the collect (the probe's counts).
+    fn ran(&self, _ran: &Self::Ran) {}
+
+    /// Merges what has finished into the tables and figures.
+    fn collect(&self, out: &Path) -> Result<Self::Collected, StepError>;
+
+    /// Says what the sweep did: `collected` is `None` when the collect failed after failed
+    /// points (its error is then a warning: [`after_collect`]); `failed` whether points did.
+    fn report(&self, out: &Path, ran: &Self::Ran, collected: Option<Self::Collected>, failed: bool);
+}
+
+/// How the sweep command was called: its output directory (before it is resolved), its
+/// `--shard`, `--dry-run`, and the config file the claim names.
+pub struct Invocation<'a> {
+    pub out: &'a Path,
+    pub shard: Option<&'a str>,
+    pub dry_run: bool,
+    pub config: &'a Path,
+}
+
+/// The sweep command: `out` resolved ([`ntk_files::outset::resolve_out`]), the shard read,
+/// the tool's checks; then the dry run, or the claim (nothing to do when the shard owns no
+/// point), the run, the collect ([`after_collect`]) and the report, returning the error of
+/// the points that failed. Returns the resolved output directory.
+pub fn run_command<C: SweepCommand>(
+    tool: &mut C,
+    call: Invocation<'_>,
+) -> Result<PathBuf, StepError> {
+    let out = ntk_files::outset::resolve_out(call.out)?;
+    let shard = Shard::parse_or_all(call.shard)?;
+    tool.check(&out)?;
+    if call.dry_run {
+        tool.dry_run(&out, shard)?;
+        return Ok(out);
+    }
+    let Some(_claim) = claim(&out, shard, tool.size(), &tool.fingerprint(), call.config)? else {
+        return Ok(out);
+    };
+    let (ran, failed) = tool.run(&out, shard)?;
+    tool.ran(&ran);
+    let collected = after_collect(tool.collect(&out), failed.is_some())?;
+    tool.report(&out, &ran, collected, failed.is_some());
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
