@@ -13,6 +13,11 @@
 #[doc = include_str!("../../../README.md")]
 struct ReadmeExamples;
 
+// So do the book's (docs/book/src/library.md, "As a library").
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/book/src/library.md")]
+struct BookLibraryExamples;
+
 use burn::module::Module;
 use burn::tensor::Tensor;
 use ntk_model::Mlp;

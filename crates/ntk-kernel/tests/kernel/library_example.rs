@@ -70,24 +70,50 @@ fn the_example_crate_locks_the_workspaces_versions() {
     );
 }
 
-/// README's library examples are the example crate's `src/bin` files, byte for byte, so the
-/// crate CI builds with README's dependency lines is the code README shows.
+/// README's library examples, and the book's chapter "As a library" (docs/book/src/library.md),
+/// are the example crate's `src/bin` files, byte for byte, so the crate CI builds with README's
+/// dependency lines is the code they show: every block so marked is checked, and each file's
+/// block is shown somewhere (`own_model.rs` on README's front page).
 #[test]
 fn readme_shows_the_example_crates_library_examples() {
-    let readme = read("README.md");
+    let docs = ["README.md", "docs/book/src/library.md"].map(|d| (d, read(d)));
     for file in ["own_model.rs", "mlp.rs"] {
         let path = format!("examples/ntk-of-my-model/src/bin/{file}");
         let marker = format!("<!-- {path} holds this block");
-        let at = readme
-            .find(&marker)
-            .unwrap_or_else(|| panic!("README marks the block of {path}"));
-        let after = &readme[at..];
-        let open = after
-            .find("```rust")
-            .expect("a rust block after the marker");
-        let body = &after[open..];
-        let start = body.find('\n').expect("a fence line") + 1;
-        let end = body[start..].find("```").expect("a closing fence") + start;
-        assert_eq!(&body[start..end], read(&path), "README's block for {path}");
+        let mut shown = 0;
+        for (doc, text) in &docs {
+            for (at, _) in text.match_indices(&marker) {
+                let after = &text[at..];
+                let open = after
+                    .find("```rust")
+                    .expect("a rust block after the marker");
+                let body = &after[open..];
+                let start = body.find('\n').expect("a fence line") + 1;
+                let end = body[start..].find("```").expect("a closing fence") + start;
+                assert_eq!(&body[start..end], read(&path), "{doc}'s block for {path}");
+                shown += 1;
+            }
+        }
+        assert!(shown > 0, "no document marks the block of {path}");
     }
+    assert!(
+        docs[0]
+            .1
+            .contains("<!-- examples/ntk-of-my-model/src/bin/own_model.rs holds this block"),
+        "README's front page shows own_model.rs"
+    );
+}
+
+/// The book's chapter "As a library" gives the same dependency lines as README.
+#[test]
+fn the_book_gives_the_example_crates_dependency_lines() {
+    let book = read("docs/book/src/library.md");
+    let after_marker = &book[book
+        .find("<!-- the dependency lines")
+        .expect("the book marks the dependency lines")..];
+    let manifest = read("examples/ntk-of-my-model/Cargo.toml");
+    assert_eq!(
+        between(after_marker, "```toml", "```"),
+        between(&manifest, "# --- the dependency lines", "# --- end")
+    );
 }

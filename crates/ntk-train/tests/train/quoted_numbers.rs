@@ -619,15 +619,16 @@ fn official_check_statistical() {
     let rest = check(rest, "similar within ", 100.0 * fraction, "index: margin");
     check(rest, "by TOST (p = ", t.p, "index: TOST p");
 
-    let top = prose("../README.md");
+    // README's former "Why the numbers can be trusted", now the book's "What it computes".
+    let top = prose("../docs/book/src/trust.md");
     let rest = check_once(
         &top,
         "the means are not distinguishable (Welch p = ",
         w.p,
-        "README: p",
+        "book: p",
     );
-    let rest = check(rest, "similar within ", 100.0 * fraction, "README: margin");
-    check(rest, "(TOST, p = ", t.p, "README: TOST p");
+    let rest = check(rest, "similar within ", 100.0 * fraction, "book: margin");
+    check(rest, "(TOST, p = ", t.p, "book: TOST p");
 }
 
 /// experiments/official_check: the median relative difference per depth is the mean of the
