@@ -16,7 +16,9 @@
 //! tensor and the entry. Last, the kernel of one input alone, as the run computes it, must
 //! be in the run's precision's range: the largest norm's finite (an overflow), the smallest
 //! nonzero norm's diagonal at least the precision's smallest normal number (an underflow,
-//! issue 65 item 6), each refused before any work naming the row, its norm and the fix
+//! issue 65 item 6), and in f32 both kernels equal to f64's within a rounding allowance (an
+//! intermediate that underflows and is scaled up, which the diagonal's size does not show),
+//! each refused before any work naming the row, its norm and the fix
 //! ([`check_kernel_range`], which a sweep's points call too).
 
 use std::path::Path;
@@ -245,11 +247,13 @@ fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
 }
 
 /// Refuses, before any work (a dry run too), inputs and weights whose kernel overflows or
-/// underflows the run's precision, both by the kernel of one input alone computed as the run
+/// underflows the run's precision, by the kernel of one input alone computed as the run
 /// computes it: that of the largest norm must be finite (its diagonal entry bounds every entry
 /// of a positive semi-definite kernel), and the diagonal entry `K(x, x)` of the smallest
 /// nonzero norm must be in the precision's normal range, at least its smallest normal
-/// number `lambda` (`f32::MIN_POSITIVE`, `f64::MIN_POSITIVE`).
+/// number `lambda` (`f32::MIN_POSITIVE`, `f64::MIN_POSITIVE`); in a precision coarser than
+/// f64, last, the kernel of both inputs must agree with the same network's in f64 to within
+/// a rounding allowance ([`check_kernel_accuracy`]).
 ///
 /// Why `lambda`: with gradual underflow a product carries, beside its relative rounding
 /// `u`, an absolute error of at most `u lambda` (Higham, eq. 2.8), so the `m` products summed
@@ -261,6 +265,22 @@ fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
 /// exactly 0 in f32 is the network's own (a ReLU network dead on that input) when the same
 /// network in f64 gives 0 too (and the input is not itself below the underflow scale). The
 /// error names the data, the row and its norm, and the fix.
+///
+/// What the diagonal's size guarantees and what it does not. Off the diagonal nothing more
+/// can overflow: every Gram factor the routes form obeys `|G(x, y)| <= sqrt(G(x, x) G(y,
+/// y))` (Cauchy-Schwarz), so `|K(x, y)| <= sqrt(K(x, x) K(y, y))` and each off-diagonal
+/// product is bounded by the diagonal ones'. An off-diagonal entry may underflow (a tiny
+/// `K(x, y)` beside normal diagonals) harmlessly: its absolute error `m u lambda` is below
+/// rounding's `m u sqrt(K(x, x) K(y, y))`, and only the kernel's error in norm moves its
+/// spectrum (Weyl). What the diagonal's size cannot see is an intermediate that underflows
+/// and is then multiplied by a large factor: the structured route's `K = sum_l (A A^T) .*
+/// (D D^T)` with a layer's inputs at 1e-21 (their Gram `A A^T` about 1e-42, subnormal in f32,
+/// three digits) times backpropagated factors at 1e18 (`D D^T` about 1e37) has a normal
+/// `K(x, x)` about 1e-5 carrying a relative error of 3e-4, not f32's 6e-8 (given weights
+/// scaled so: rank 16 reported for a kernel of rank 4). The same holds for a subnormal
+/// activation scaled up by the next layer's weights. No bound on the diagonal's magnitude
+/// excludes this, so the kernel is compared with f64's, which has no such underflow at these
+/// scales.
 /// Skipped with BatchNorm's batch statistics (one sample has none; the normalization removes
 /// the scale).
 pub(crate) fn check_kernel_range(
@@ -291,15 +311,28 @@ pub(crate) fn check_kernel_range(
         let one = inputs.select(&[row]);
         probe_kernel(cfg, net, &one, compute, &mut host::HostCache::default())
     };
-    let k = kernel_of(row, compute, net)?.kernel;
+    let largest = kernel_of(row, compute, net)?;
+    let k = &largest.kernel;
     if k.data.iter().all(|v| v.is_finite()) {
         let smallest = (0..inputs.n)
             .filter(|&r| norm(r) > 0.0)
             .min_by(|&a, &b| norm(a).total_cmp(&norm(b)));
-        return match smallest {
-            Some(row) => check_kernel_normal(inputs, compute, net, (row, norm(row)), &kernel_of),
-            None => Ok(()),
-        };
+        let mut checked = vec![(row, norm(row), largest)];
+        if let Some(small) = smallest {
+            let result = kernel_of(small, compute, net)?;
+            check_kernel_normal(
+                inputs,
+                compute,
+                net,
+                (small, norm(small)),
+                &result,
+                &kernel_of,
+            )?;
+            if small != row {
+                checked.push((small, norm(small), result));
+            }
+        }
+        return check_kernel_accuracy(inputs, compute, net, &checked, &kernel_of);
     }
     let at = format!(
         "{}: row {row} (norm {:.3e}) has a kernel entry K(x, x) that is not finite in {} \
@@ -342,6 +375,7 @@ fn check_kernel_normal(
     compute: &Compute,
     net: &Net,
     (row, norm): (usize, f64),
+    result: &KernelResult,
     kernel_of: &KernelOf<'_>,
 ) -> crate::Result<()> {
     let (normal, limit) = match compute.precision {
@@ -351,8 +385,7 @@ fn check_kernel_normal(
             "f32::MIN_POSITIVE".to_string(),
         ),
     };
-    let result = kernel_of(row, compute, net)?;
-    let k = result.kernel;
+    let k = &result.kernel;
     let (smallest, limit) = match result.route {
         Route::Theory => (
             f64::MIN_POSITIVE,
@@ -433,6 +466,91 @@ fn check_kernel_normal(
             inputs.description
         ),
     })
+}
+
+/// [`check_kernel_range`]'s last part, in a precision coarser than f64: the kernel of each
+/// `checked` input alone (row, norm, the kernel as the run computed it) must agree with the
+/// same network's in f64, entry by entry, to within `4 m u` of `sqrt(K(x, x) K(y, y))` (the
+/// f64 kernel's diagonal; the entries of one input's `k x k` kernel with `probe.output =
+/// "full"`), where `u` is the precision's unit roundoff and `m` the sum over the network's
+/// weight tensors of their larger fan (a matrix's rows or columns, a convolution's output
+/// channels or inputs per output): the order of the worst-case rounding bound of the sums and
+/// products that form `K(x, x)` through the forward pass, the backward pass and the Gram
+/// products (`m u` each). Rounding alone stays far inside it (measured in f32: 4.5 u at depth 2
+/// and width 24, 26 u at depth 6 and width 256, where the allowance is 288 u and 7,200 u); an
+/// intermediate that underflows and is scaled up by a large factor, which the diagonal's size
+/// cannot see (see [`check_kernel_range`]), breaks it by orders of magnitude. Passed over
+/// where the route forms the kernel in f64 from f64 quantities (the theory) and where the
+/// device holds no f64 (nothing to compare with). An f64 run has no wider precision to
+/// compare with: there the diagonal's range is all that is checked.
+fn check_kernel_accuracy(
+    inputs: &Inputs,
+    compute: &Compute,
+    net: &Net,
+    checked: &[(usize, f64, KernelResult)],
+    kernel_of: &KernelOf<'_>,
+) -> crate::Result<()> {
+    if compute.precision == Precision::F64 {
+        return Ok(());
+    }
+    let f64c = Compute {
+        precision: Precision::F64,
+        ..compute.clone()
+    };
+    if !f64c.device.supports_dtype(burn::tensor::FloatDType::F64) {
+        return Ok(());
+    }
+    let m: usize = net
+        .tensors()
+        .iter()
+        .filter(|t| t.1.len() >= 2)
+        .map(|t| t.1[0].max(t.1[1..].iter().product()))
+        .sum();
+    let u = compute.precision.epsilon() / 2.0;
+    let allowance = 4.0 * m as f64 * u;
+    let net64 = ntk_kernel::compute::with_precision(net, Precision::F64);
+    for (row, norm, result) in checked {
+        if result.route == Route::Theory {
+            continue;
+        }
+        let k = &result.kernel;
+        let k64 = kernel_of(*row, &f64c, &net64)?.kernel;
+        let n = k.size;
+        let worst = (0..n * n)
+            .map(|e| {
+                let (i, j) = (e / n, e % n);
+                let scale = (k64.data[i * n + i] * k64.data[j * n + j]).abs().sqrt();
+                let error = (k.data[e] - k64.data[e]).abs();
+                (e, if error == 0.0 { 0.0 } else { error / scale })
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let Some((e, relative)) = worst else {
+            continue;
+        };
+        if relative <= allowance {
+            continue;
+        }
+        let at = if n == 1 {
+            "K(x, x)".to_string()
+        } else {
+            format!("K(x, x)[{}, {}]", e / n, e % n)
+        };
+        return Err(Error::Config {
+            key: "probe.precision",
+            value: format!("\"{}\"", compute.precision),
+            reason: format!(
+                "{}: row {row} (norm {norm:.3e}) has a kernel entry {at} = {:.6e} in {} \
+                 against {:.6e} in f64, a relative error of {relative:.1e}, beyond the \
+                 rounding allowance 4 m u = {allowance:.1e} (m = {m}, the layers' larger fans \
+                 summed): an intermediate of the kernel (a layer's inputs, its backpropagated \
+                 factors, their Gram products) underflows {} and is scaled up by a large \
+                 factor, which the diagonal's magnitude does not show (weights or inputs of \
+                 very different scales); rescale the inputs or the weights, or probe in f64",
+                inputs.description, k.data[e], compute.precision, k64.data[e], compute.precision,
+            ),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

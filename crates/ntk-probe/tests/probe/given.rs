@@ -1013,3 +1013,70 @@ fn a_kernel_that_underflows_is_refused() {
         assert!(s["rank"].as_u64().unwrap() < 30, "{precision}: {s}");
     }
 }
+
+/// Issue 65 item 6, what the diagonal's range does not see: an intermediate that underflows
+/// and is scaled up. A tanh network's first layer scaled by 1e-21, its second by 1e-24 and
+/// its output layer by 1e18: the second layer's inputs (about 1e-21) have a Gram about 1e-42,
+/// subnormal in f32, which the structured route multiplies by backpropagated factors whose
+/// Gram is about 1e37, so every `K(x, x)` is normal (about 1e-5) and passed the range check
+/// while carrying a relative error of about 3e-4 (f32's rounding: 6e-8): the f32 run
+/// reported rank 16 for a kernel of rank 4. The run and the dry run now refuse it, comparing
+/// the checked inputs' kernels with f64's, naming the row, both values and the fix; in f64
+/// the same weights run, and f32 with the saved weights unscaled runs.
+#[test]
+fn an_underflow_scaled_up_inside_the_kernel_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let saved = d.join("saved");
+    let cfg = write_file(d, "save.toml", &config("", ""));
+    ok(&run_with(&cfg, &saved, &["--save-weights"], &[]));
+    let scaled = d.join("scaled.safetensors");
+    edit_safetensors(&saved.join("weights.safetensors"), &scaled, |h, b| {
+        for (name, count, scale) in [
+            ("layers.0.weight", 24 * 4, 1e-21),
+            ("layers.1.weight", 24 * 24, 1e-24),
+            ("layers.2.weight", 24, 1e18),
+        ] {
+            for i in 0..count {
+                let at = entry_offset(h, name, i);
+                let v = f64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+                b[at..at + 8].copy_from_slice(&(v * scale).to_le_bytes());
+            }
+        }
+    });
+    let with = |precision: &str, weights: &Path| {
+        config(
+            "",
+            &format!("weights = {:?}", weights.display().to_string()),
+        )
+        .replace(
+            "precision = \"f64\"",
+            &format!("precision = \"{precision}\""),
+        )
+    };
+    let cfg = write_file(d, "f32.toml", &with("f32", &scaled));
+    for extra in [&[][..], &["--dry-run"]] {
+        let o = run_with(&cfg, &d.join("f32"), extra, &[]);
+        refused(
+            &o,
+            &[
+                "probe.precision",
+                "synthetic",
+                "row ",
+                "in f32 against",
+                "in f64, a relative error of",
+                "rounding allowance 4 m u = 1.7e-5 (m = 72",
+                "underflows f32 and is scaled up",
+                "probe in f64",
+            ],
+        );
+    }
+    assert!(!d.join("f32").exists(), "the refused run wrote");
+    let f64_run = json_run(d, "f64", &with("f64", &scaled));
+    assert_eq!(f64_run["rank"], 4, "{f64_run}");
+    json_run(
+        d,
+        "unscaled",
+        &with("f32", &saved.join("weights.safetensors")),
+    );
+}
