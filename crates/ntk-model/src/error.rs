@@ -83,8 +83,9 @@ pub enum ModelError {
     },
     /// A sweep over activations of a ResNet.
     #[error(
-        "activation {activation}: a ResNet's activation follows resnet.variant (sweep over \
-         `variants` instead)"
+        "activation {activation}: a ResNet's activation follows resnet.variant, except for \
+         variant = \"normalized\", which takes any (sweep over `variants`, or set \
+         resnet.variant = \"normalized\" to sweep its activations)"
     )]
     ResNetActivation { activation: String },
     /// A sweep over normalizations of a ResNet.

@@ -201,6 +201,7 @@ impl NetSpec {
     pub fn with_activation(mut self, a: ActivationKind) -> Result<Self, ModelError> {
         match &mut self {
             Self::Mlp(m) => m.activation = a,
+            Self::ResNet(r) if r.variant == ResNetVariant::Normalized => r.activation = Some(a),
             Self::ResNet(_) => {
                 return Err(ModelError::ResNetActivation {
                     activation: a.to_string(),

@@ -120,14 +120,15 @@ fn point(
     seed: u64,
 ) -> crate::Result<RunPoint> {
     let mut spec = base.clone().with_depth(depth).with_seed(seed);
+    // The variant first: it decides whether a ResNet takes an activation.
+    if let Some(v) = variant {
+        spec = spec.with_variant(v)?;
+    }
     if let Some(a) = act {
         spec = spec.with_activation(a)?;
     }
     if let Some(n) = norm {
         spec = spec.with_normalization(n)?;
-    }
-    if let Some(v) = variant {
-        spec = spec.with_variant(v)?;
     }
     let mut c = cfg.clone();
     c.set_spec(&spec);
@@ -186,10 +187,11 @@ pub struct SweepOutcome {
 
 /// The keys in which the runs of one sweep differ: `collect` requires the rest of the
 /// recorded configs to agree (`ntk_runs::provenance::check_one_base`).
-pub const AXES: [&str; 9] = [
+pub const AXES: [&str; 10] = [
     "model.depth",
     "resnet.depth",
     "model.activation",
+    "resnet.activation",
     "model.normalization",
     "resnet.variant",
     "optim.lr",

@@ -54,7 +54,7 @@ fn available() -> bool {
 }
 
 fn network(variant: ResNetVariant) -> ResNet {
-    let cfg = ResNetConfig::new(20, variant).with_seed(7);
+    let cfg = ResNetConfig::example(20, variant).with_seed(7);
     ResNet::new(&cfg, &Device::flex(), DType::F32).expect("a ResNet-20")
 }
 

@@ -13,6 +13,13 @@ pub enum Error {
     /// NVRTC did not compile the engine's kernels.
     #[error("NVRTC: the engine's kernels did not compile: {0}")]
     Compile(String),
+    /// The network's activation has no CUDA form in the registry.
+    #[error(
+        "the cuDNN engine runs an activation through its CUDA form in the registry, and \
+         {activation} has none (ntk_model::activation::ActivationFn::cuda): add one there, \
+         or train with train.engine = \"host\" or \"burn\""
+    )]
+    NoCudaForm { activation: String },
     /// No convolution algorithm of cuDNN runs this shape in f32 without tensor cores.
     #[error("cuDNN: no {pass} algorithm for the convolution {shape} (f32, FMA math)")]
     NoAlgorithm { pass: &'static str, shape: String },

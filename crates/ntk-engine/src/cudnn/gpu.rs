@@ -12,6 +12,7 @@ use std::sync::Arc;
 use cudarc::cublas::sys as blas;
 use cudarc::cudnn::sys as dnn;
 use cudarc::driver::{CudaContext, CudaModule, CudaStream, result, sys};
+use ntk_model::activation::Normalized;
 use ntk_numerics::backend::Fp32Precision;
 
 use crate::cudnn::error::{self, Result, driver};
@@ -72,9 +73,10 @@ pub struct Gpu {
 
 impl Gpu {
     /// Device `ordinal` with a stream of its own, cuDNN and cuBLAS on that stream, and the
-    /// kernels compiled for its compute capability. Probes the libraries first
+    /// kernels compiled for its compute capability with the activation `act` (the norm-free
+    /// blocks'; `None` for ReLU networks). Probes the libraries first
     /// ([`crate::cudnn::libraries::probe`]).
-    pub fn new(ordinal: usize) -> Result<Self> {
+    pub fn new(ordinal: usize, act: Option<Normalized>) -> Result<Self> {
         crate::cudnn::libraries::probe()?;
         let ntk_cuda::Opened {
             ctx,
@@ -83,7 +85,7 @@ impl Gpu {
             name,
         } = ntk_cuda::open(ordinal)?;
         let arch: &'static str = Box::leak(format!("compute_{major}{minor}").into_boxed_str());
-        let ptx = kernels::compile(Some(arch))?;
+        let ptx = kernels::compile(Some(arch), act)?;
         let module = driver("loading the kernels", ctx.load_module(ptx))?;
         let mut functions = HashMap::new();
         for name in kernels::NAMES {

@@ -2,30 +2,15 @@
 // grid-stride loop over flat indices; the sums are written per block into `part` (two per
 // block) and added by `finish` in block order: deterministic for a fixed grid.
 //
-// Activations (`kind`): 0 NormReLU s(z) = lambda (max(z, b) - mu) with (p0, p1, p2) =
-// (b, mu, lambda); 1 SELU with (p0, p1) = (lambda, lambda alpha). NaN propagates as on the
-// host engine (a diverged step must reach the loss).
+// The norm-free variants' activation is not here: `act(z)` = s(z) and `slope(z, s)` = s'(z)
+// given s = s(z) are generated from the activation registry and put before this file
+// (`kernels.rs`, `source`). NaN propagates as on the host engine (a diverged step must
+// reach the loss).
 
 #define LOOP(i, n) for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n); i += (long long)blockDim.x * gridDim.x)
 #define R_SQRT2 0.70710678118654752f
 
 __device__ __forceinline__ float relu(float v) { return v < 0.f ? 0.f : v; }
-
-__device__ __forceinline__ float act(int kind, float p0, float p1, float p2, float z) {
-    if (kind == 0) {
-        float m = z < p0 ? p0 : z;
-        return (m - p1) * p2;
-    }
-    float zm = z > 0.f ? 0.f : z;
-    float neg = expm1f(zm) * p1;
-    return z > 0.f ? z * p0 : neg;
-}
-
-// s'(z) given z and s = s(z).
-__device__ __forceinline__ float slope(int kind, float p0, float p1, float p2, float z, float s) {
-    if (kind == 0) return z > p0 ? p2 : 0.f;
-    return z > 0.f ? p0 : s + p1;
-}
 
 // The option-A shortcut's value at output (n, c, i, j): the input there (identity), or input
 // pixel (2i, 2j) for the first cin channels and zero beyond (downsampling). `has` says
@@ -119,11 +104,11 @@ extern "C" __global__ void relu_mask(float* g, const float* from, const float* y
 
 // z *= gain[pixel] (when given), out = s(z).
 extern "C" __global__ void act_forward(float* z, float* out, const float* gain, int hw,
-                                       int kind, float p0, float p1, float p2, long long n) {
+                                       long long n) {
     LOOP(i, n) {
         float v = z[i];
         if (gain) { v = v * gain[i % hw]; z[i] = v; }
-        out[i] = act(kind, p0, p1, p2, v);
+        out[i] = act(v);
     }
 }
 
@@ -131,8 +116,7 @@ extern "C" __global__ void act_forward(float* z, float* out, const float* gain, 
 // ((S x + m) / sqrt 2), y = s(m).
 extern "C" __global__ void merge_act_forward(float* m, float* y, const float* x,
                                              const float* gain, int C, int H, int W, int cin,
-                                             int hin, int win, int down, int kind, float p0,
-                                             float p1, float p2, long long n) {
+                                             int hin, int win, int down, long long n) {
     LOOP(i, n) {
         float v = m[i];
         if (gain) v = v * gain[i % ((long long)H * W)];
@@ -140,18 +124,17 @@ extern "C" __global__ void merge_act_forward(float* m, float* y, const float* x,
         float s = shortcut(x, i, C, H, W, cin, hin, win, down, &has);
         if (has) v = (s + v) * R_SQRT2;
         m[i] = v;
-        y[i] = act(kind, p0, p1, p2, v);
+        y[i] = act(v);
     }
 }
 
 // dz = dy s'(m), times 1 / sqrt 2 on the carried channels.
 extern "C" __global__ void merge_act_backward(float* dz, const float* dy, const float* m,
                                               const float* y, int C, int hw, int carried,
-                                              int kind, float p0, float p1, float p2,
                                               long long n) {
     LOOP(i, n) {
         int c = (int)((i / hw) % C);
-        float d = dy[i] * slope(kind, p0, p1, p2, m[i], y[i]);
+        float d = dy[i] * slope(m[i], y[i]);
         dz[i] = c < carried ? d * R_SQRT2 : d;
     }
 }
@@ -163,10 +146,9 @@ extern "C" __global__ void scale_gain(float* d, const float* gain, int hw, long 
 
 // dh *= s'(z) (then gain[pixel], when given).
 extern "C" __global__ void act_backward(float* dh, const float* z, const float* h,
-                                        const float* gain, int hw, int kind, float p0,
-                                        float p1, float p2, long long n) {
+                                        const float* gain, int hw, long long n) {
     LOOP(i, n) {
-        float v = dh[i] * slope(kind, p0, p1, p2, z[i], h[i]);
+        float v = dh[i] * slope(z[i], h[i]);
         if (gain) v = v * gain[i % hw];
         dh[i] = v;
     }

@@ -144,7 +144,7 @@ mod tests {
     use ntk_model::{ResNetConfig, ResNetVariant};
 
     fn net(variant: ResNetVariant) -> HostResNet<f32> {
-        let cfg = ResNetConfig::new(8, variant);
+        let cfg = ResNetConfig::example(8, variant);
         let device = burn::tensor::Device::flex();
         let r = ResNet::new(&cfg, &device, burn::tensor::DType::F32).expect("a ResNet-8");
         HostResNet::read(&r)

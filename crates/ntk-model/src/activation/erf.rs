@@ -4,7 +4,7 @@
 use burn::tensor::Tensor;
 use std::f64::consts::PI;
 
-use super::{ActivationFn, DualKernel, Look, Moments, Shape};
+use super::{ActivationFn, Cuda, DualKernel, Look, Moments, Shape, cuda_float};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Erf;
@@ -60,6 +60,12 @@ impl ActivationFn for Erf {
         Some(DualKernel {
             sigma: c * 2.0 / PI * arg.asin(),
             sigma_dot: c * 4.0 / PI / det.sqrt(),
+        })
+    }
+    fn cuda(&self) -> Option<Cuda> {
+        Some(Cuda {
+            value: "erff(z)".into(),
+            slope: format!("({} * expf(-z * z))", cuda_float(2.0 / PI.sqrt())),
         })
     }
 }

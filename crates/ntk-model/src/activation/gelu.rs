@@ -3,7 +3,7 @@
 use burn::tensor::Tensor;
 use std::f64::consts::{FRAC_1_SQRT_2, PI};
 
-use super::{ActivationFn, Look, Shape};
+use super::{ActivationFn, Cuda, Look, Shape, cuda_float};
 use crate::normal;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -47,5 +47,14 @@ impl ActivationFn for Gelu {
     /// `|u| >= 9`.
     fn smooth_window(&self) -> f64 {
         9.0
+    }
+    fn cuda(&self) -> Option<Cuda> {
+        Some(Cuda {
+            value: "(z * normcdff(z))".into(),
+            slope: format!(
+                "(normcdff(z) + z * ({} * expf(-0.5f * z * z)))",
+                cuda_float(1.0 / (2.0 * PI).sqrt())
+            ),
+        })
     }
 }

@@ -7,7 +7,7 @@ use ntk_numerics::linalg::Real;
 use std::f64::consts::PI;
 
 use super::relu::arc_cosine;
-use super::{ActivationFn, DualKernel, Look, Moments, Param, Shape};
+use super::{ActivationFn, Cuda, DualKernel, Look, Moments, Param, Shape, cuda_float};
 
 /// The slope of the negative side, `alpha`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -97,5 +97,11 @@ impl ActivationFn for LeakyRelu {
             *a *= k;
             *s = k;
         }
+    }
+    fn cuda(&self) -> Option<Cuda> {
+        Some(Cuda {
+            value: format!("(z > 0.f ? z : {} * z)", cuda_float(self.alpha)),
+            slope: format!("(z > 0.f ? 1.f : {})", cuda_float(self.alpha)),
+        })
     }
 }

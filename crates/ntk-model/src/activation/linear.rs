@@ -3,7 +3,7 @@
 use burn::tensor::Tensor;
 use ntk_numerics::linalg::Real;
 
-use super::{ActivationFn, DualKernel, Look, Moments, Shape};
+use super::{ActivationFn, Cuda, DualKernel, Look, Moments, Shape};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Linear;
@@ -52,5 +52,11 @@ impl ActivationFn for Linear {
             *a *= g;
             *s = g;
         }
+    }
+    fn cuda(&self) -> Option<Cuda> {
+        Some(Cuda {
+            value: "z".into(),
+            slope: "1.f".into(),
+        })
     }
 }

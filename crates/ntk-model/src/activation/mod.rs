@@ -11,7 +11,9 @@
 //! The registry ([`registry!`] at the end of this file) lists every activation once, one
 //! line each; [`ActivationKind`] (the config names), [`Activation`] (the resolved value) and
 //! every list of activations in the tools derive from it. Adding an activation is one file
-//! in this directory and one registry line.
+//! in this directory and one registry line: the MLPs, the norm-free ResNets (`[resnet]
+//! variant = "normalized"`, the activation normalized by [`Normalized`]) and every engine
+//! then run it (the cuDNN engine where [`ActivationFn::cuda`] gives its CUDA form).
 
 use burn::tensor::Tensor;
 use ntk_numerics::linalg::Real;
@@ -170,6 +172,17 @@ pub trait ActivationFn: Copy + fmt::Debug + PartialEq + Send + Sync + 'static {
     fn closed_scaled_moments(&self, _q: f64) -> Option<ScaledMoments> {
         None
     }
+    /// True for an activation normalized by construction (`E[s(Z)] = 0`, `E[s(Z)^2] = 1`:
+    /// NormReLU, SELU), which a norm-free ResNet applies as it is; any other is normalized
+    /// there ([`Normalized`]).
+    fn is_normalized(&self) -> bool {
+        false
+    }
+    /// `s` and `s'` in CUDA C, for the kernels the cuDNN engine compiles with NVRTC
+    /// ([`Cuda`]); `None`: the cuDNN engine does not run this activation (the others do).
+    fn cuda(&self) -> Option<Cuda> {
+        None
+    }
     /// In place over a column of pre-activations `z` held in `a`: `a = gamma s(z)` and
     /// `slope = gamma s'(z)` (the host engines' forward). By default through `f64`.
     fn activate_host<T: Real>(&self, gamma: f64, a: &mut [T], slope: &mut [T]) {
@@ -179,6 +192,22 @@ pub trait ActivationFn: Copy + fmt::Debug + PartialEq + Send + Sync + 'static {
             *s = T::of(self.derivative(v) * gamma);
         }
     }
+}
+
+/// An activation in CUDA C (f32): two expressions the cuDNN engine's kernels inline
+/// (`ntk_engine::cudnn::kernels`). `value` is `s(z)` in the `float z`; `slope` is `s'(z)` in
+/// `z` and `s`, the value `s(z)` already computed (SELU's slope reads it and evaluates no
+/// second exponential). Parameters appear as literals ([`cuda_float`]). NaN must propagate
+/// (a diverged step reaches the loss): write `z < b ? b : z`, not `fmaxf(z, b)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cuda {
+    pub value: String,
+    pub slope: String,
+}
+
+/// `x` rounded to f32 as a CUDA C literal that reads back to the same f32: `(-1.5907658f)`.
+pub fn cuda_float(x: f64) -> String {
+    format!("({:?}f)", x as f32)
 }
 
 /// A parameter outside its family's range, or given to a family without one.
@@ -271,6 +300,12 @@ macro_rules! registry {
             }
             pub fn closed_scaled_moments(&self, q: f64) -> Option<ScaledMoments> {
                 match self { $( Self::$variant(a) => a.closed_scaled_moments(q), )* }
+            }
+            pub fn is_normalized(&self) -> bool {
+                match self { $( Self::$variant(a) => a.is_normalized(), )* }
+            }
+            pub fn cuda(&self) -> Option<Cuda> {
+                match self { $( Self::$variant(a) => a.cuda(), )* }
             }
             pub fn activate_host<T: Real>(&self, gamma: f64, a: &mut [T], slope: &mut [T]) {
                 match self { $( Self::$variant(f) => f.activate_host(gamma, a, slope), )* }
@@ -430,6 +465,9 @@ registry! {
     Erf => erf::Erf,
     LeakyRelu => leaky_relu::LeakyRelu,
 }
+
+mod normalized;
+pub use normalized::Normalized;
 
 pub use norm_relu::NORM_RELU_DEFAULT_B;
 pub use selu::{SELU_ALPHA, SELU_LAMBDA};

@@ -4,7 +4,7 @@
 
 use burn::tensor::Tensor;
 
-use super::{ActivationFn, Look, Moments, Param, ScaledMoments, Shape};
+use super::{ActivationFn, Cuda, Look, Moments, Param, ScaledMoments, Shape, cuda_float};
 use crate::normal;
 
 /// The NormReLU kink that Agarwal et al. use: the `b` at which NormReLU's `lambda_b` equals
@@ -92,6 +92,25 @@ impl ActivationFn for NormRelu {
             mean: self.lambda * (rq * first - self.mu),
             second: l2 * (q * second - 2.0 * self.mu * rq * first + self.mu * self.mu),
             second_slope: l2 * ((1.0 - cdf) + t * pdf - self.mu * pdf / rq),
+        })
+    }
+    /// Normalized by construction: `E[s(Z)] = 0`, `E[s(Z)^2] = 1`.
+    fn is_normalized(&self) -> bool {
+        true
+    }
+    fn cuda(&self) -> Option<Cuda> {
+        Some(Cuda {
+            value: format!(
+                "(((z < {b} ? {b} : z) - {mu}) * {l})",
+                b = cuda_float(self.b),
+                mu = cuda_float(self.mu),
+                l = cuda_float(self.lambda)
+            ),
+            slope: format!(
+                "(z > {b} ? {l} : 0.f)",
+                b = cuda_float(self.b),
+                l = cuda_float(self.lambda)
+            ),
         })
     }
 }

@@ -5,7 +5,7 @@ use burn::tensor::Tensor;
 use ntk_numerics::linalg::Real;
 use std::f64::consts::PI;
 
-use super::{ActivationFn, DualKernel, Look, Moments, Shape, correlation};
+use super::{ActivationFn, Cuda, DualKernel, Look, Moments, Shape, correlation};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Relu;
@@ -79,5 +79,11 @@ impl ActivationFn for Relu {
             *a = if on { z * g } else { T::of(0.0) };
             *s = if on { g } else { T::of(0.0) };
         }
+    }
+    fn cuda(&self) -> Option<Cuda> {
+        Some(Cuda {
+            value: "(z < 0.f ? 0.f : z)".into(),
+            slope: "(z > 0.f ? 1.f : 0.f)".into(),
+        })
     }
 }

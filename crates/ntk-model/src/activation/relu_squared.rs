@@ -3,7 +3,7 @@
 use burn::tensor::Tensor;
 use std::f64::consts::PI;
 
-use super::{ActivationFn, Look, Moments, Shape};
+use super::{ActivationFn, Cuda, Look, Moments, Shape};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReluSquared;
@@ -38,6 +38,12 @@ impl ActivationFn for ReluSquared {
             mean: 0.5,
             second: 1.5,
             z_s: 2.0 / (2.0 * PI).sqrt(),
+        })
+    }
+    fn cuda(&self) -> Option<Cuda> {
+        Some(Cuda {
+            value: "((z < 0.f ? 0.f : z) * (z < 0.f ? 0.f : z))".into(),
+            slope: "(2.f * (z < 0.f ? 0.f : z))".into(),
         })
     }
 }

@@ -3,7 +3,7 @@
 
 use burn::tensor::Tensor;
 
-use super::{ActivationFn, Look, Shape};
+use super::{ActivationFn, Cuda, Look, Shape, cuda_float};
 
 /// SELU's scale `lambda` (Klambauer et al. 2017).
 pub const SELU_LAMBDA: f64 = 1.050_700_987_355_480_5;
@@ -54,5 +54,23 @@ impl ActivationFn for Selu {
     /// `u = -40`.
     fn smooth_window(&self) -> f64 {
         40.0
+    }
+    /// Normalized by construction: `E[s(Z)] = 0`, `E[s(Z)^2] = 1`.
+    fn is_normalized(&self) -> bool {
+        true
+    }
+    fn cuda(&self) -> Option<Cuda> {
+        Some(Cuda {
+            value: format!(
+                "(z > 0.f ? z * {l} : expm1f(z > 0.f ? 0.f : z) * {la})",
+                l = cuda_float(SELU_LAMBDA),
+                la = cuda_float(SELU_LAMBDA * SELU_ALPHA)
+            ),
+            slope: format!(
+                "(z > 0.f ? {l} : s + {la})",
+                l = cuda_float(SELU_LAMBDA),
+                la = cuda_float(SELU_LAMBDA * SELU_ALPHA)
+            ),
+        })
     }
 }

@@ -2,7 +2,7 @@
 
 use burn::tensor::Tensor;
 
-use super::{ActivationFn, Look, Shape};
+use super::{ActivationFn, Cuda, Look, Shape};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Tanh;
@@ -32,5 +32,11 @@ impl ActivationFn for Tanh {
     /// `u >= 20`.
     fn smooth_window(&self) -> f64 {
         20.0
+    }
+    fn cuda(&self) -> Option<Cuda> {
+        Some(Cuda {
+            value: "tanhf(z)".into(),
+            slope: "(1.f - s * s)".into(),
+        })
     }
 }

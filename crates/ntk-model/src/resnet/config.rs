@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-use crate::activation::{Activation, ActivationKind, NormRelu};
+use crate::activation::{Activation, ActivationKind, NormRelu, Normalized};
 use crate::error::ModelError;
 
 /// How a ResNet keeps its signal in scale: the three networks Agarwal et al. compare.
@@ -22,6 +22,11 @@ pub enum ResNetVariant {
     /// al. 2017, `E[s(Z)] = 0`, `E[s(Z)^2] = 1` as NormReLU's) in place of NormReLU: the same
     /// blocks, initialization, merge and border gain (see [`super::norm_relu`]).
     Selu,
+    /// The norm_relu network with any activation of the registry (`resnet.activation`),
+    /// normalized to `E[s(Z)] = 0`, `E[s(Z)^2] = 1` ([`Normalized`]) in place of NormReLU:
+    /// the same blocks, initialization, merge and border gain. `norm_relu` is this with
+    /// NormReLU, `selu` with SELU (both normalized already, applied as they are).
+    Normalized,
 }
 
 impl ResNetVariant {
@@ -35,10 +40,10 @@ impl ResNetVariant {
         ntk_names::name(&self)
     }
 
-    /// The norm-free networks of a normalized activation (norm_relu, selu): no
+    /// The norm-free networks of a normalized activation (norm_relu, selu, normalized): no
     /// normalization layers, `N(0, 1 / fan_in)` weights, the `1 / sqrt 2` merge.
     pub fn normalized_activation(self) -> bool {
-        matches!(self, Self::NormRelu | Self::Selu)
+        matches!(self, Self::NormRelu | Self::Selu | Self::Normalized)
     }
 }
 
@@ -92,6 +97,14 @@ pub struct ResNetConfig {
     /// `false` is plain zero padding, as in He et al. and presumably Agarwal et al.
     #[serde(default)]
     pub border_rescale: Option<bool>,
+    /// The activation of `variant = "normalized"` (required there, refused elsewhere: the
+    /// other variants' names fix theirs), any of the registry, normalized ([`Normalized`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation: Option<ActivationKind>,
+    /// Its parameter, for a family that has one (NormReLU's kink `b`, LeakyReLU's slope
+    /// `alpha`); default the family's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation_param: Option<f64>,
     #[serde(default)]
     pub seed: u64,
 }
@@ -109,7 +122,27 @@ impl ResNetConfig {
             in_channels: default_in_channels(),
             kink: None,
             border_rescale: None,
+            activation: None,
+            activation_param: None,
             seed: 0,
+        }
+    }
+
+    /// [`Self::new`], with GELU for the normalized variant (which needs an activation):
+    /// one network of every variant, for loops over [`ResNetVariant::all`].
+    pub fn example(depth: usize, variant: ResNetVariant) -> Self {
+        match variant {
+            ResNetVariant::Normalized => Self::new_normalized(depth, ActivationKind::Gelu),
+            _ => Self::new(depth, variant),
+        }
+    }
+
+    /// `variant = "normalized"` with the activation `kind` (its parameter the family's
+    /// default).
+    pub fn new_normalized(depth: usize, kind: ActivationKind) -> Self {
+        Self {
+            activation: Some(kind),
+            ..Self::new(depth, ResNetVariant::Normalized)
         }
     }
 
@@ -135,6 +168,10 @@ impl ResNetConfig {
     }
     pub fn with_kink(mut self, b: f64) -> Self {
         self.kink = Some(b);
+        self
+    }
+    pub fn with_activation_param(mut self, p: f64) -> Self {
+        self.activation_param = Some(p);
         self
     }
     pub fn with_border_rescale(mut self, on: bool) -> Self {
@@ -202,6 +239,7 @@ impl ResNetConfig {
                 ));
             }
         }
+        self.validate_activation()?;
         if let Some(on) = self.border_rescale
             && !self.variant.normalized_activation()
         {
@@ -209,12 +247,74 @@ impl ResNetConfig {
                 "resnet.border_rescale",
                 on,
                 format!(
-                    "only norm_relu and selu rescale their borders (variant is {})",
+                    "only norm_relu, selu and normalized rescale their borders (variant is {})",
                     self.variant
                 ),
             ));
         }
         Ok(())
+    }
+
+    /// `activation` and `activation_param`: given exactly for `variant = "normalized"`, the
+    /// parameter in its family's range, the activation normalizable.
+    fn validate_activation(&self) -> Result<(), ModelError> {
+        let normalized = self.variant == ResNetVariant::Normalized;
+        match (self.activation, normalized) {
+            (None, true) => {
+                return Err(ModelError::invalid(
+                    "resnet.activation",
+                    "(missing)",
+                    format!(
+                        "variant = \"normalized\" needs an activation, one of: {}",
+                        ActivationKind::list()
+                    ),
+                ));
+            }
+            (Some(kind), false) => {
+                return Err(ModelError::invalid(
+                    "resnet.activation",
+                    kind,
+                    format!(
+                        "only variant = \"normalized\" takes an activation (variant {} runs {}); \
+                         for another activation use variant = \"normalized\"",
+                        self.variant,
+                        self.fixed_activation()
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        if let Some(p) = self.activation_param {
+            let Some(kind) = self.activation else {
+                return Err(ModelError::invalid(
+                    "resnet.activation_param",
+                    p,
+                    "only variant = \"normalized\" with an activation that has a parameter \
+                     takes one",
+                ));
+            };
+            kind.check_param(Some(p))
+                .map_err(|e| ModelError::invalid("resnet.activation_param", p, e.to_string()))?;
+        }
+        if normalized && !Normalized::new(self.activation()).is_finite() {
+            return Err(ModelError::invalid(
+                "resnet.activation",
+                self.activation(),
+                "has no variance under N(0, 1): it cannot be normalized",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The activation a variant other than `normalized` fixes by its name.
+    fn fixed_activation(&self) -> ActivationKind {
+        match self.variant {
+            ResNetVariant::NormRelu => ActivationKind::NormRelu,
+            ResNetVariant::Selu => ActivationKind::Selu,
+            ResNetVariant::BatchNorm | ResNetVariant::Fixup | ResNetVariant::Normalized => {
+                ActivationKind::Relu
+            }
+        }
     }
 
     /// Whether the convolutions carry the border gain: norm_relu and selu unless switched
@@ -248,15 +348,24 @@ impl ResNetConfig {
         self.in_channels * self.image_size * self.image_size
     }
 
-    /// The activation: ReLU, NormReLU with the configured kink, or SELU.
+    /// The activation `s`: ReLU (batch_norm, fixup), NormReLU with the configured kink,
+    /// SELU, or `resnet.activation` with its parameter (normalized; the norm-free variants
+    /// apply [`Self::normalized`]).
     pub fn activation(&self) -> Activation {
-        match self.variant {
-            ResNetVariant::NormRelu => Activation::new(ActivationKind::NormRelu, self.kink),
-            ResNetVariant::Selu => Activation::new(ActivationKind::Selu, None),
-            ResNetVariant::BatchNorm | ResNetVariant::Fixup => {
-                Activation::new(ActivationKind::Relu, None)
-            }
+        match (self.variant, self.activation) {
+            (ResNetVariant::NormRelu, _) => Activation::new(ActivationKind::NormRelu, self.kink),
+            (ResNetVariant::Normalized, Some(kind)) => Activation::new(kind, self.activation_param),
+            _ => Activation::new(self.fixed_activation(), None),
         }
+    }
+
+    /// What the norm-free variants (norm_relu, selu, normalized) apply: [`Self::activation`]
+    /// normalized ([`Normalized`]: NormReLU and SELU as they are); `None` for batch_norm and
+    /// fixup.
+    pub fn normalized(&self) -> Option<Normalized> {
+        self.variant
+            .normalized_activation()
+            .then(|| Normalized::new(self.activation()))
     }
 
     /// NormReLU's constants, for the norm_relu variant.
@@ -267,11 +376,20 @@ impl ResNetConfig {
         }
     }
 
-    /// A short name: `resnet-110 batch_norm`, `resnet-110 norm_relu(b=-1) zero-padded`.
+    /// A short name: `resnet-110 batch_norm`, `resnet-110 norm_relu(b=-1) zero-padded`,
+    /// `resnet-20 normalized gelu`.
     pub fn describe(&self) -> String {
         let mut s = match self.norm_relu() {
             Some(n) if self.kink.is_some() => {
                 format!("resnet-{} {}(b={})", self.depth, self.variant, n.b)
+            }
+            _ if self.variant == ResNetVariant::Normalized => {
+                format!(
+                    "resnet-{} {} {}",
+                    self.depth,
+                    self.variant,
+                    self.activation()
+                )
             }
             _ => format!("resnet-{} {}", self.depth, self.variant),
         };

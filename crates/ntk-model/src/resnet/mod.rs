@@ -1,8 +1,9 @@
 //! The CIFAR ResNets of He et al. 2016 ("Deep residual learning for image recognition",
 //! Sec. 4.2) in the variants Agarwal, Awasthi & Kale compare (Sec. 7, Fig. 4 and 5; App.
 //! I.2, Fig. 8): with BatchNorm ([`block`]), with NormReLU and no normalization
-//! ([`norm_relu`]), the same with SELU in place of NormReLU (its block is
-//! [`NormReluBlock`] with the other activation), and with Fixup initialization ([`fixup`]).
+//! ([`norm_relu`]), the same with SELU or any other activation of the registry, normalized,
+//! in place of NormReLU (its block is [`NormReluBlock`] with the other activation), and with
+//! Fixup initialization ([`fixup`]).
 //!
 //! `depth = 6n + 2`: a 3x3 convolution (the stem), three stages of `n` basic blocks (two 3x3
 //! convolutions each; `base`, `2 base`, `4 base` channels; stride 2 in the first block of
@@ -29,7 +30,7 @@ pub use fixup::FixupBlock;
 pub use layers::{Classifier, Conv3x3};
 pub use norm_relu::NormReluBlock;
 
-use crate::activation::Activation;
+use crate::activation::{Activation, Normalized};
 use crate::error::ModelError;
 
 /// One residual block of any variant. (The variants differ in size by a few hundred bytes of
@@ -39,7 +40,8 @@ use crate::error::ModelError;
 #[derive(Module, Debug)]
 pub enum Block {
     BatchNorm(BnBlock),
-    /// The norm_relu and selu variants' block (its activation tells them apart).
+    /// The norm-free variants' block (norm_relu, selu, normalized: its activation tells
+    /// them apart).
     NormRelu(NormReluBlock),
     Fixup(FixupBlock),
 }
@@ -87,6 +89,9 @@ pub struct ResNet {
     config: ResNetConfig,
     #[module(skip)]
     activation: Activation,
+    /// The norm-free variants' normalized activation (`None` for batch_norm and fixup).
+    #[module(skip)]
+    normalized: Option<Normalized>,
 }
 
 impl ResNet {
@@ -95,13 +100,15 @@ impl ResNet {
     /// and `2b + 2`, the classifier stream `2^32`) and created on `device` in `dtype`.
     ///
     /// Initialization: the stem and every convolution `N(0, c / fan_in)` with `fan_in =
-    /// 9 c_in` and `c = 1 / E[s(Z)^2]` of the activation (He init, `c = 2`, for ReLU; `c = 1`
-    /// for NormReLU), except Fixup's branches (see [`fixup`]). The classifier is
+    /// 9 c_in` and `c = 1 / E[s(Z)^2]` of the activation applied (He init, `c = 2`, for
+    /// ReLU; `c = 1` for NormReLU and any normalized activation), except Fixup's branches
+    /// (see [`fixup`]). The classifier is
     /// `N(0, 1 / fan_in)` (gain 1: no activation follows it), zero for Fixup; its bias zero.
     pub fn new(config: &ResNetConfig, device: &Device, dtype: DType) -> Result<Self, ModelError> {
         config.validate()?;
         let activation = config.activation();
-        let c = activation.c();
+        let normalized = config.normalized();
+        let c = normalized.map_or_else(|| activation.c(), |n| n.c());
         let base = config.base_width;
         let stem = Conv3x3::new(
             [config.in_channels, base],
@@ -126,11 +133,11 @@ impl ResNet {
                     ResNetVariant::BatchNorm => {
                         Block::BatchNorm(BnBlock::new(index, channels, config.seed, device, dtype))
                     }
-                    ResNetVariant::NormRelu | ResNetVariant::Selu => {
+                    ResNetVariant::NormRelu | ResNetVariant::Selu | ResNetVariant::Normalized => {
                         Block::NormRelu(NormReluBlock::new(
                             index,
                             channels,
-                            activation,
+                            normalized.expect("a norm-free variant's activation"),
                             config.border_gain(),
                             config.seed,
                             device,
@@ -173,6 +180,7 @@ impl ResNet {
             ),
             config: config.clone(),
             activation,
+            normalized,
         })
     }
 
@@ -182,9 +190,14 @@ impl ResNet {
     pub fn variant(&self) -> ResNetVariant {
         self.config.variant
     }
-    /// ReLU, or NormReLU with its constants.
+    /// The activation `s`: ReLU, NormReLU with its constants, SELU, or the normalized
+    /// variant's (before normalization: [`ResNet::normalized`]).
     pub fn activation(&self) -> &Activation {
         &self.activation
+    }
+    /// What the norm-free variants apply, `s` normalized; `None` for batch_norm and fixup.
+    pub fn normalized(&self) -> Option<Normalized> {
+        self.normalized
     }
     /// `3n`.
     pub fn num_blocks(&self) -> usize {
@@ -253,13 +266,16 @@ impl ResNet {
         x.reshape([batch, c, s, s])
     }
 
-    /// The stem: `relu(BN(conv(x)))`, `s(conv(x))` or `relu(conv(x) + bias1)`.
+    /// The stem: `relu(BN(conv(x)))`, `s_hat(conv(x))` or `relu(conv(x) + bias1)`.
     pub fn forward_stem(&self, x: Tensor<4>) -> Tensor<4> {
         let z = self.stem.forward(x);
         match (&self.stem_bn, &self.stem_bias) {
             (Some(bn), _) => relu(bn.forward(z)),
             (None, Some(bias)) => relu(layers::add_scalar4(z, bias)),
-            (None, None) => self.activation.forward(z),
+            (None, None) => self
+                .normalized
+                .expect("a norm-free variant's activation")
+                .forward(z),
         }
     }
 

@@ -52,7 +52,7 @@ fn round_trip(make: impl Fn(u64) -> Net, d: usize) -> Vec<String> {
 fn every_resnet_variant_round_trips_under_pytorch_names() {
     for variant in ResNetVariant::all() {
         let make = |seed| {
-            let cfg = ResNetConfig::new(8, variant)
+            let cfg = ResNetConfig::example(8, variant)
                 .with_base_width(2)
                 .with_image_size(4)
                 .with_in_channels(1)
@@ -144,7 +144,7 @@ fn mlp(bias: bool, normalization: Normalization) -> Net {
 }
 
 fn resnet(variant: ResNetVariant, border_rescale: Option<bool>) -> Net {
-    let mut cfg = ResNetConfig::new(8, variant)
+    let mut cfg = ResNetConfig::example(8, variant)
         .with_base_width(2)
         .with_image_size(4)
         .with_in_channels(1)

@@ -40,7 +40,7 @@ fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
 
 /// A tiny network for structural checks: base width 2, 8x8 images.
 fn tiny(depth: usize, variant: ResNetVariant) -> ResNetConfig {
-    ResNetConfig::new(depth, variant)
+    ResNetConfig::example(depth, variant)
         .with_base_width(2)
         .with_image_size(8)
 }
@@ -93,7 +93,7 @@ fn parameter_counts_match_he_et_al() {
         let bn_channels = 16 + 2 * n * (16 + 32 + 64);
         let blocks = 3 * n;
         let count = |v: ResNetVariant| {
-            let net = ResNet::new(&ResNetConfig::new(depth, v), &d, DType::F32).unwrap();
+            let net = ResNet::new(&ResNetConfig::example(depth, v), &d, DType::F32).unwrap();
             (net.num_params(), net.num_trainable_params())
         };
         let bn = count(ResNetVariant::BatchNorm);
@@ -271,7 +271,7 @@ fn keeps_unit_scale(variant: ResNetVariant, slope: f64) {
     const B: usize = 2;
     const S: usize = 100_000;
     let d = device();
-    let config = ResNetConfig::new(110, variant);
+    let config = ResNetConfig::example(110, variant);
     let act = config.activation();
     let n = config.blocks_per_stage();
     let num_blocks = config.num_blocks();
@@ -673,4 +673,96 @@ fn every_variant_backpropagates_on_an_autodiff_device() {
             "{variant}: {stem}"
         );
     }
+}
+
+/// The normalized variant: its activation is required there and refused elsewhere, its
+/// parameter checked, and the serialized form of the other variants' configs unchanged (run
+/// fingerprints hash it).
+#[test]
+fn the_normalized_variant_takes_any_activation_and_names_its_keys() {
+    use ntk_model::ActivationKind;
+    let d = device();
+    let check = |config: ResNetConfig, field: &str, value: &str| {
+        let msg = ResNet::new(&config, &d, DType::F32)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains(field) && msg.contains(value), "{msg}");
+    };
+    check(
+        ResNetConfig::new(20, ResNetVariant::Normalized),
+        "resnet.activation",
+        "gelu",
+    );
+    let mut bn_gelu = ResNetConfig::new(20, ResNetVariant::BatchNorm);
+    bn_gelu.activation = Some(ActivationKind::Gelu);
+    check(bn_gelu, "resnet.activation", "normalized");
+    check(
+        ResNetConfig::new_normalized(20, ActivationKind::Gelu).with_activation_param(0.1),
+        "resnet.activation_param",
+        "gelu",
+    );
+    check(
+        ResNetConfig::new_normalized(20, ActivationKind::LeakyRelu).with_activation_param(2.0),
+        "resnet.activation_param",
+        "2",
+    );
+    let leaky =
+        ResNetConfig::new_normalized(20, ActivationKind::LeakyRelu).with_activation_param(0.2);
+    assert_eq!(leaky.activation().param(), Some(0.2));
+    assert_eq!(
+        ResNetConfig::new_normalized(20, ActivationKind::Gelu).describe(),
+        "resnet-20 normalized gelu"
+    );
+
+    let c: ResNetConfig =
+        serde_json::from_str(r#"{"depth": 20, "variant": "normalized", "activation": "tanh"}"#)
+            .unwrap();
+    assert_eq!(c, ResNetConfig::new_normalized(20, ActivationKind::Tanh));
+    let bn = serde_json::to_string(&ResNetConfig::new(20, ResNetVariant::BatchNorm)).unwrap();
+    assert!(!bn.contains("activation"), "{bn}");
+
+    // NormReLU and SELU are normalized already: the normalized variant with SELU is the
+    // selu network, bit for bit.
+    let x = Tensor::<2>::from_data(
+        TensorData::new(
+            (0..2 * 3 * 8 * 8)
+                .map(|i| ((i * 37 % 101) as f64 / 50.0 - 1.0) as f32)
+                .collect::<Vec<_>>(),
+            [2, 3 * 8 * 8],
+        ),
+        (&d, DType::F32),
+    );
+    let out = |cfg: ResNetConfig| -> Vec<f32> {
+        ResNet::new(
+            &cfg.with_base_width(2).with_image_size(8).with_seed(4),
+            &d,
+            DType::F32,
+        )
+        .unwrap()
+        .forward(x.clone())
+        .try_into_vec_as()
+        .unwrap()
+    };
+    assert_eq!(
+        out(ResNetConfig::new(8, ResNetVariant::Selu)),
+        out(ResNetConfig::new_normalized(8, ActivationKind::Selu))
+    );
+    // Scale through depth at initialization follows the mean-square map's slope g'(1)
+    // (`Normalized::mean_square_slope`): normalized tanh (0.46) keeps every block's output
+    // near unit mean square, as NormReLU and SELU do; normalized GELU (1.06) does not, its
+    // mean square grows block by block (404 at ResNet-20's last block, seed 5).
+    let last_mean_square = |kind: ActivationKind| {
+        let net = ResNet::new(
+            &ResNetConfig::new_normalized(20, kind).with_seed(5),
+            &d,
+            DType::F32,
+        )
+        .unwrap();
+        let maps = net.forward_blocks(images(4, 3, 32, 6, &d, DType::F32));
+        maps.into_iter().map(mean_square).collect::<Vec<_>>()
+    };
+    let tanh = last_mean_square(ActivationKind::Tanh);
+    assert!(tanh.iter().all(|q| (0.8..1.3).contains(q)), "{tanh:?}");
+    let gelu = last_mean_square(ActivationKind::Gelu);
+    assert!(gelu[gelu.len() - 1] > 10.0 * gelu[0], "{gelu:?}");
 }

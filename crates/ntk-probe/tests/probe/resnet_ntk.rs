@@ -56,7 +56,7 @@ fn compute() -> Compute {
 }
 
 fn tiny(variant: ResNetVariant, image_size: usize, in_channels: usize) -> ResNetConfig {
-    ResNetConfig::new(8, variant)
+    ResNetConfig::example(8, variant)
         .with_base_width(2)
         .with_image_size(image_size)
         .with_in_channels(in_channels)

@@ -49,7 +49,7 @@ fn small_resnet(
     width: usize,
     compute: &ntk_numerics::backend::Compute,
 ) -> (Model, usize) {
-    let cfg = ResNetConfig::new(8, variant)
+    let cfg = ResNetConfig::example(8, variant)
         .with_base_width(width)
         .with_image_size(8)
         .with_in_channels(2)

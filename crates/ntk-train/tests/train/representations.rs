@@ -109,7 +109,7 @@ fn a_resnets_layers_are_the_stem_each_block_and_the_pooled_features() {
     let _serial = crate::common::serial();
     let c = cpu();
     for variant in [ResNetVariant::BatchNorm, ResNetVariant::Fixup] {
-        let cfg = ResNetConfig::new(8, variant)
+        let cfg = ResNetConfig::example(8, variant)
             .with_base_width(2)
             .with_image_size(8)
             .with_in_channels(1)

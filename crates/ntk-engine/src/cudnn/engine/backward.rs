@@ -133,9 +133,8 @@ impl CudnnResNet {
                     I32(out.c as i32),
                     I32(out.pixels() as i32),
                     I32(carried as i32),
+                    I64(len),
                 ];
-                a.extend(self.act_args());
-                a.push(I64(len));
                 self.launch("merge_act_backward", out.len(), &mut a)?;
                 adjoint(d.dz, false)?;
                 if p.gain2 != 0 {
@@ -153,9 +152,8 @@ impl CudnnResNet {
                     Ptr(p.b),
                     Ptr(p.gain1),
                     I32(out.pixels() as i32),
+                    I64(len),
                 ];
-                a.extend(self.act_args());
-                a.push(I64(len));
                 self.launch("act_backward", out.len(), &mut a)?;
                 c1.backward_filter(h, ws, x, d.dh, self.g(blk.w1))?;
                 c1.backward_data(h, ws, self.w(blk.w1), d.dh, g_in, true)
@@ -215,9 +213,8 @@ impl CudnnResNet {
                     Ptr(d.stem_h),
                     Ptr(d.stem_gain),
                     I32(out.pixels() as i32),
+                    I64(len),
                 ];
-                a.extend(self.act_args());
-                a.push(I64(len));
                 self.launch("act_backward", out.len(), &mut a)?;
                 dh
             }

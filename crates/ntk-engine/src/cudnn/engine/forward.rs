@@ -46,9 +46,8 @@ impl CudnnResNet {
                     Ptr(d.stem_h),
                     Ptr(d.stem_gain),
                     I32(out.pixels() as i32),
+                    I64(len as i64),
                 ];
-                a.extend(self.act_args());
-                a.push(I64(len as i64));
                 self.launch("act_forward", len, &mut a)?;
             }
             StemKind::Fixup { bias } => {
@@ -137,14 +136,17 @@ impl CudnnResNet {
             }
             BlockKind::Normalized => {
                 c1.forward(h, ws, x, self.w(blk.w1), p.a)?;
-                let mut a = vec![Ptr(p.a), Ptr(p.b), Ptr(p.gain1), I32(out.pixels() as i32)];
-                a.extend(self.act_args());
-                a.push(I64(len));
+                let mut a = vec![
+                    Ptr(p.a),
+                    Ptr(p.b),
+                    Ptr(p.gain1),
+                    I32(out.pixels() as i32),
+                    I64(len),
+                ];
                 self.launch("act_forward", out.len(), &mut a)?;
                 c2.forward(h, ws, p.b, self.w(blk.w2), p.c)?;
                 let mut a = vec![Ptr(p.c), Ptr(p.y), Ptr(x), Ptr(p.gain2)];
                 a.extend(geometry);
-                a.extend(self.act_args());
                 a.push(I64(len));
                 self.launch("merge_act_forward", out.len(), &mut a)
             }

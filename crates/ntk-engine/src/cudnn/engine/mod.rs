@@ -3,7 +3,7 @@
 //! computes layer for layer:
 //!
 //! - forward in training mode: cuDNN's convolutions, cuDNN's BatchNorm with the batch's
-//!   statistics, the engine's kernels for ReLU, NormReLU and SELU (with the border gain),
+//!   statistics, the engine's kernels for ReLU and the norm-free variants' activation (with the border gain),
 //!   Fixup's scalars, the option-A shortcuts and merges, pooling; the classifier on cuBLAS;
 //! - the summed cross-entropy, the hits, and the cotangent `(softmax - onehot) / B`;
 //! - backward to every parameter's gradient (cuDNN's backward passes, the kernels' adjoints,
@@ -23,7 +23,6 @@ use crate::host::resnet::{BlockKind, Bn, HostResNet, Slot, StemKind};
 use cudarc::cublas::sys as blas;
 use cudarc::driver::{CudaGraph, sys};
 use ntk_model::ResNet;
-use ntk_model::activation::{Activation, SELU_ALPHA, SELU_LAMBDA};
 use ntk_numerics::backend::Fp32Precision;
 
 use crate::cudnn::dnn::{self, BnPtrs, Conv, Tensor};
@@ -129,23 +128,8 @@ pub struct CudnnResNet {
     graphs: bool,
     /// cuDNN's BatchNorm mode for training (`NTK_CUDNN_BN`).
     bn_mode: dnn::BnMode,
-    /// The activation of the norm_relu and selu variants: (kind, p0, p1, p2).
-    act: (i32, f32, f32, f32),
     /// How the convolutions' and the head's f32 products round (`ieee` unless asked).
     fp32: Fp32Precision,
-}
-
-fn act_params(a: Option<Activation>) -> (i32, f32, f32, f32) {
-    match a {
-        Some(Activation::NormRelu(n)) => (0, n.b as f32, n.mu as f32, n.lambda as f32),
-        Some(Activation::Selu(_)) => (
-            1,
-            SELU_LAMBDA as f32,
-            (SELU_LAMBDA * SELU_ALPHA) as f32,
-            0.0,
-        ),
-        _ => (0, 0.0, 0.0, 0.0),
-    }
 }
 
 impl CudnnResNet {
@@ -171,7 +155,7 @@ impl CudnnResNet {
         ordinal: usize,
         fp32: Fp32Precision,
     ) -> Result<Self> {
-        let mut gpu = Gpu::new(ordinal)?;
+        let mut gpu = Gpu::new(ordinal, net.normalized)?;
         gpu.set_fp32(fp32)?;
         let order = plan::device_order(&net);
         let maps = Maps::new(&net, cap);
@@ -284,7 +268,6 @@ impl CudnnResNet {
             ok: gpu.pinned(4)?.cast(),
             logits: gpu.pinned(4 * cap * k)?.cast(),
         };
-        let act = act_params(net.normalized);
         let graphs = std::env::var("NTK_CUDNN_GRAPH").map_or(true, |v| v != "0");
         let bn_mode = dnn::BnMode::from_env()?;
         let engine = Self {
@@ -301,7 +284,6 @@ impl CudnnResNet {
             first: true,
             graphs,
             bn_mode,
-            act,
             fp32,
         };
         engine.upload_state()?;
@@ -442,11 +424,6 @@ impl CudnnResNet {
             crate::cudnn::gpu::THREADS,
             &mut [Ptr(self.dev.part), I32(grid as i32), Ptr(out0), Ptr(out1)],
         )
-    }
-
-    fn act_args(&self) -> [Arg; 4] {
-        let (k, p0, p1, p2) = self.act;
-        [I32(k), F32(p0), F32(p1), F32(p2)]
     }
 
     /// `C (m x n) = op(A) op(B)`, column-major, on cuBLAS; `(ptr, ld)` per matrix.

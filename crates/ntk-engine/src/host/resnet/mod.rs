@@ -32,7 +32,7 @@ use self::conv::Conv;
 use self::map::{Dims, Shortcut};
 use self::norm::Stats;
 use crate::host::mlp::replace_param;
-use ntk_model::activation::Activation;
+use ntk_model::activation::Normalized;
 use ntk_model::resnet::{Block as BurnBlock, ResNet, ResNetVariant};
 
 pub use pass::Workspace;
@@ -147,8 +147,8 @@ pub struct HostResNet<T: Real> {
     pub stem_kind: StemKind,
     pub blocks: Vec<Block<T>>,
     pub head: Head,
-    /// The normalized activation of the norm_relu and selu variants.
-    pub normalized: Option<Activation>,
+    /// The normalized activation of the norm-free variants (norm_relu, selu, normalized).
+    pub normalized: Option<Normalized>,
     /// Every trainable parameter.
     pub theta: Vec<T>,
     /// BatchNorm's running means and variances.
@@ -310,10 +310,7 @@ impl<T: Real> HostResNet<T> {
                 w,
                 b,
             },
-            normalized: cfg
-                .variant
-                .normalized_activation()
-                .then(|| cfg.activation()),
+            normalized: cfg.normalized(),
             theta: theta.into_iter().map(T::of).collect(),
             running: run.into_iter().map(T::of).collect(),
             ws: None,

@@ -18,7 +18,7 @@ use ntk_numerics::linalg::{Real, gemm_acc};
 use super::map::{self, Dims, par_pixels, par_zip, total_sum};
 use super::norm::{self, Stats};
 use super::{BlockKind, HostResNet, StemKind, update_running};
-use ntk_model::activation::{Activation, SELU_ALPHA, SELU_LAMBDA};
+use ntk_model::activation::{Activation, Normalized, SELU_ALPHA, SELU_LAMBDA};
 
 /// One block's trace (see the module docs for what each buffer holds per variant).
 #[derive(Clone)]
@@ -68,26 +68,30 @@ fn relu<T: Real>(v: T) -> T {
 /// - NormReLU `s(z) = lambda (max(z, b) - mu)`, slope `lambda [z > b]`;
 /// - SELU `s(z) = lambda z` for `z > 0`, `lambda alpha (e^z - 1)` otherwise, slope `lambda`
 ///   for `z > 0` and `lambda alpha e^z = s(z) + lambda alpha` otherwise: read off the stored
-///   output, so the backward evaluates no exponential.
+///   output, so the backward evaluates no exponential;
+/// - any other activation of the registry, normalized ([`Normalized`]): `s_hat(z)` and
+///   `s_hat'(z)` through its `f64` definition, whatever it is (slower than the two loops
+///   above, which vectorize in `T`; the results round once from `f64`).
 #[derive(Clone, Copy)]
 enum Act<T> {
     NormRelu { b: T, mu: T, lambda: T },
     Selu { lambda: T, lambda_alpha: T },
+    Registry(Normalized),
 }
 
 impl<T: Real> Act<T> {
-    fn new(a: Activation) -> Self {
-        match a {
-            Activation::NormRelu(n) => Self::NormRelu {
-                b: T::of(n.b),
-                mu: T::of(n.mu),
-                lambda: T::of(n.lambda),
+    fn new(n: Normalized) -> Self {
+        match n.activation() {
+            Activation::NormRelu(r) if n.is_identity() => Self::NormRelu {
+                b: T::of(r.b),
+                mu: T::of(r.mu),
+                lambda: T::of(r.lambda),
             },
-            Activation::Selu(_) => Self::Selu {
+            Activation::Selu(_) if n.is_identity() => Self::Selu {
                 lambda: T::of(SELU_LAMBDA),
                 lambda_alpha: T::of(SELU_LAMBDA * SELU_ALPHA),
             },
-            other => unreachable!("{other} is not a norm-free variant's activation"),
+            _ => Self::Registry(n),
         }
     }
     /// `out = s(src)` over a map, one loop per activation (each vectorizes; SELU's
@@ -101,6 +105,7 @@ impl<T: Real> Act<T> {
                 lambda,
                 lambda_alpha,
             } => par_zip(out, src, d, |v, z| *v = selu(lambda, lambda_alpha, z)),
+            Self::Registry(n) => par_zip(out, src, d, |v, z| *v = T::of(n.eval(z.f64()))),
         }
     }
     /// Runs `f` with `s'` as a function of `(z, s(z))`, one monomorphic closure per
@@ -120,6 +125,7 @@ impl<T: Real> Act<T> {
                     s + lambda_alpha
                 }
             }),
+            Self::Registry(n) => f.call(move |z: T, _: T| T::of(n.derivative(z.f64()))),
         }
     }
 

@@ -244,7 +244,7 @@ fn the_host_resnet_is_burns_training_forward_and_gradient() {
     let ad = device.clone().autodiff();
     for variant in ResNetVariant::all() {
         for (size, base) in [(8, 4), (12, 3)] {
-            let cfg = ResNetConfig::new(8, variant)
+            let cfg = ResNetConfig::example(8, variant)
                 .with_base_width(base)
                 .with_image_size(size)
                 .with_in_channels(2)
