@@ -12,7 +12,7 @@ mixed (the remaining operators), mlp_gelu_op (opset 20's Gelu node), resnet_smal
 node, for the unsupported-operator error).
 
     python3 experiments/onnx/torch_reference.py --out crates/ntk-onnx/tests/fixtures \
-        --example configs/onnx_mlp.onnx
+        --example configs/onnx_mlp.onnx --train-example configs/train_onnx_mlp.onnx
 """
 
 import argparse
@@ -207,13 +207,30 @@ def example(path):
     print(f"{path}: {sum(p.numel() for p in model.parameters())} parameters")
 
 
+def train_example(path):
+    """The example of configs/train_onnx_mlp.toml (`ntk-train` on the 8x8 digits): a
+    64 -> 32 -> 32 -> 10 ReLU MLP (3,466 parameters, about 14 KB), PyTorch's default
+    initialization."""
+    torch.manual_seed(3)
+    model = nn.Sequential(
+        nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 10)
+    ).eval()
+    export(model, torch.zeros(1, 64), path)
+    print(f"{path}: {sum(p.numel() for p in model.parameters())} parameters")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="directory for the fixtures")
     parser.add_argument("--example", help="also write the example model to this path")
+    parser.add_argument(
+        "--train-example", help="also write the training example model to this path"
+    )
     args = parser.parse_args()
     if args.example:
         example(args.example)
+    if args.train_example:
+        train_example(args.train_example)
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(1)

@@ -11,6 +11,7 @@ use ntk_data::inputs::Inputs;
 use ntk_model::{Mlp, Net, ResNet};
 use ntk_numerics::backend::{Compute, Precision};
 use ntk_numerics::kernel::{Kernel, OutputMode};
+use ntk_onnx::OnnxModel;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
@@ -259,7 +260,8 @@ pub fn with_precision<M: Module>(module: &M, precision: Precision) -> M {
 
 /// The NTK of any network the trainer holds: an MLP by [`compute_kernel`], a ResNet from its
 /// per-sample gradients in evaluation mode (the host engine, [`host::resnet`], on CPU
-/// backends with `method = "auto"`; Burn's autodiff otherwise).
+/// backends with `method = "auto"`; Burn's autodiff otherwise), an ONNX graph by Burn's
+/// autodiff.
 pub fn compute_kernel_net(
     net: &Net,
     inputs: &Inputs,
@@ -309,6 +311,22 @@ pub fn compute_kernel_net_cached(
                 route: Route::Autodiff,
             }),
             _ => Err(resnet_method(method)),
+        },
+        // An ONNX graph's NTK is per-sample autodiff on the run's device, as `ntk-probe
+        // onnx` takes it (`crate::api::empirical_ntk`).
+        Net::Onnx(o) => match method {
+            Method::Auto | Method::Autodiff => Ok(KernelResult {
+                kernel: autodiff_kernel(o, inputs, compute, mode, |m: &OnnxModel, x| m.forward(x)),
+                method: Method::Autodiff,
+                route: Route::Autodiff,
+            }),
+            _ => Err(Error::Config {
+                key: "probe.method",
+                value: serde_json::to_string(&method).unwrap_or_default(),
+                reason: "an ONNX network's NTK is taken through the autodiff path (method = \
+                         \"autodiff\" or \"auto\")"
+                    .into(),
+            }),
         },
     }
 }

@@ -15,10 +15,13 @@ use ntk_model::Net;
 const UNIT_NORM_TOLERANCE: f64 = 1e-6;
 
 /// Why `net` is not scale-invariant in its input, if it is not: its activation is not
-/// positively homogeneous of degree one, or it has biases.
+/// positively homogeneous of degree one, or it has biases (an ONNX graph is not analysed:
+/// `None`).
 pub fn scale_dependence(net: &Net) -> Option<String> {
     // Every ResNet's classifier has a bias (and BatchNorm its betas, Fixup its scalars).
-    let (activation, bias) = (*net.activation(), net.has_bias());
+    // An ONNX graph's operators and biases are the file's, not analysed here: no warning.
+    let &activation = net.activation()?;
+    let bias = net.has_bias();
     if !activation.is_homogeneous() {
         Some(format!(
             "{} is not positively homogeneous",

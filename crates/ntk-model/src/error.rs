@@ -100,6 +100,26 @@ pub enum ModelError {
          `activations`"
     )]
     MlpVariant { variant: String },
+    /// An ONNX file that cannot be read or run (the error names the file, and the node
+    /// where one is to blame).
+    #[error(transparent)]
+    Onnx(Box<ntk_onnx::OnnxError>),
+    /// A change of architecture asked of an ONNX network (a sweep axis): its architecture
+    /// is the file's.
+    #[error(
+        "{key}: does not apply to an ONNX network ([onnx]): its architecture and weights are          the file's"
+    )]
+    OnnxFixed { key: &'static str },
+    /// A config's `[onnx]` whose file was not read before its network was asked for (the
+    /// tools read it right after the config: `ntk_train::config::TrainConfig::read_onnx`).
+    #[error("onnx.file = \"{}\": the file has not been read yet", file.display())]
+    OnnxUnread { file: std::path::PathBuf },
+}
+
+impl From<ntk_onnx::OnnxError> for ModelError {
+    fn from(e: ntk_onnx::OnnxError) -> Self {
+        Self::Onnx(Box::new(e))
+    }
 }
 
 impl ModelError {

@@ -12,6 +12,8 @@
 //!   NormReLU convolutions' border `gain`) are not written: load with `strict=False`; a file
 //!   that holds them (a PyTorch `state_dict` saved whole) loads, they are passed over.
 //!
+//! - a network read from an ONNX file under its initializers' names (`crate::onnx`).
+//!
 //! [`Named`] is what a network implements to take part; [`save`] and [`load`] write and read
 //! any of them. Loading checks both ways: every tensor of the network must be in the file
 //! with its shape, and every tensor of the file must be one the network uses (a file of
@@ -109,24 +111,28 @@ impl Named for crate::Net {
         match self {
             Self::Mlp(m) => m.tensors(),
             Self::ResNet(r) => r.tensors(),
+            Self::Onnx(o) => o.tensors(),
         }
     }
     fn with_tensors(self, get: Get<'_>) -> Result<Self, ModelError> {
         Ok(match self {
             Self::Mlp(m) => Self::Mlp(m.with_tensors(get)?),
             Self::ResNet(r) => Self::ResNet(r.with_tensors(get)?),
+            Self::Onnx(o) => Self::Onnx(o.with_tensors(get)?),
         })
     }
     fn config_json(&self) -> String {
         match self {
             Self::Mlp(m) => m.config_json(),
             Self::ResNet(r) => r.config_json(),
+            Self::Onnx(o) => o.config_json(),
         }
     }
     fn derived(&self) -> Vec<String> {
         match self {
             Self::Mlp(m) => m.derived(),
             Self::ResNet(r) => r.derived(),
+            Self::Onnx(o) => o.derived(),
         }
     }
 }

@@ -4,8 +4,9 @@
 //!
 //! Layout: [`activation`] (s, s', Gaussian moments), [`normal`] (the standard normal and
 //! quadrature), [`config`] (what a TOML `[model]` table holds), [`mlp`] (the network),
-//! [`resnet`] (He et al.'s CIFAR ResNets: BatchNorm, NormReLU, Fixup), [`net`] (either, as
-//! one module), [`spec`] (either, as a config), [`init`] (seeded host-side draws),
+//! [`resnet`] (He et al.'s CIFAR ResNets: BatchNorm, NormReLU, Fixup), [`onnx`] (a network
+//! given as an ONNX file, `ntk_onnx`), [`net`] (any of them, as one module), [`spec`] (any
+//! of them, as a config), [`init`] (seeded host-side draws),
 //! [`export`] (safetensors), [`size`] (parameter and activation counts for memory
 //! estimates). What runs a network's passes (the host engines, the cuDNN engine, Burn's
 //! autodiff step) is the `ntk-engine` crate above this one.
@@ -18,6 +19,7 @@ pub mod init;
 pub mod mlp;
 pub mod net;
 pub mod normal;
+pub mod onnx;
 pub mod resnet;
 pub mod size;
 pub mod spec;
@@ -27,5 +29,6 @@ pub use config::{LayerScales, MlpConfig, Normalization, NtkConvention, Parameter
 pub use error::ModelError;
 pub use mlp::{Mlp, MlpTrace};
 pub use net::Net;
+pub use onnx::OnnxSpec;
 pub use resnet::{ResNet, ResNetConfig, ResNetVariant};
 pub use spec::NetSpec;

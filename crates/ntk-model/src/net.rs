@@ -1,11 +1,14 @@
-//! The model a trainer holds: an MLP ([`Mlp`]) or a CIFAR ResNet ([`ResNet`]), one forward
-//! on flat rows `[B, d]` for both.
+//! The model a trainer holds: an MLP ([`Mlp`]), a CIFAR ResNet ([`ResNet`]) or a network
+//! read from an ONNX file ([`OnnxModel`]), one forward on flat rows `[B, d]` for all.
 
 use burn::module::Module;
 use burn::tensor::{DType, Device, Tensor};
 
+use ntk_onnx::OnnxModel;
+
 use crate::config::Normalization;
 use crate::mlp::Mlp;
+use crate::onnx::OnnxSpec;
 use crate::resnet::ResNet;
 
 /// One per trainer (the size difference of the variants, a few hundred bytes, does not matter;
@@ -15,6 +18,8 @@ use crate::resnet::ResNet;
 pub enum Net {
     Mlp(Mlp),
     ResNet(ResNet),
+    /// A network read from an ONNX file: its initializers are the parameters.
+    Onnx(OnnxModel),
 }
 
 impl Net {
@@ -24,6 +29,7 @@ impl Net {
         match self {
             Self::Mlp(m) => crate::NetSpec::Mlp(m.config().clone()),
             Self::ResNet(r) => crate::NetSpec::ResNet(r.config().clone()),
+            Self::Onnx(o) => crate::NetSpec::Onnx(OnnxSpec::of(o)),
         }
     }
 
@@ -32,6 +38,7 @@ impl Net {
         match self {
             Self::Mlp(m) => m.config().input_dim,
             Self::ResNet(r) => r.config().input_dim(),
+            Self::Onnx(o) => o.input_dim(),
         }
     }
 
@@ -51,30 +58,35 @@ impl Net {
     pub fn as_mlp(&self) -> Option<&Mlp> {
         match self {
             Self::Mlp(m) => Some(m),
-            Self::ResNet(_) => None,
+            Self::ResNet(_) | Self::Onnx(_) => None,
         }
     }
 
-    /// The activation of its hidden layers.
-    pub fn activation(&self) -> &crate::Activation {
+    /// The activation of its hidden layers; `None` for an ONNX graph, whose operators are
+    /// its own.
+    pub fn activation(&self) -> Option<&crate::Activation> {
         match self {
-            Self::Mlp(m) => m.activation(),
-            Self::ResNet(r) => r.activation(),
+            Self::Mlp(m) => Some(m.activation()),
+            Self::ResNet(r) => Some(r.activation()),
+            Self::Onnx(_) => None,
         }
     }
 
-    /// Whether any layer adds a bias (every ResNet's classifier does).
+    /// Whether any layer adds a bias (every ResNet's classifier does; an ONNX graph is
+    /// taken to, its initializers not being told apart).
     pub fn has_bias(&self) -> bool {
         match self {
             Self::Mlp(m) => m.config().bias,
-            Self::ResNet(_) => true,
+            Self::ResNet(_) | Self::Onnx(_) => true,
         }
     }
 
     /// Every layer's representation of the rows `x` `[B, d]`, named, each `[B, width]`: an
     /// MLP's hidden activations `a_1..a_L` (after normalization and activation: `hidden l`),
     /// or a ResNet's stem, each block's output (`block k`) and the pooled features the
-    /// classifier reads (`pooled`). The inputs themselves are not among them.
+    /// classifier reads (`pooled`). The inputs themselves are not among them. An ONNX graph
+    /// has no layers of its own naming (its intermediate values are the file's): none
+    /// (training refuses `[representations]` for it).
     pub fn representations(&self, x: Tensor<2>) -> Vec<(String, Tensor<2>)> {
         match self {
             Self::Mlp(m) => m
@@ -103,6 +115,7 @@ impl Net {
                 out.extend(pooled.map(|p| ("pooled".to_string(), p)));
                 out
             }
+            Self::Onnx(_) => Vec::new(),
         }
     }
 
@@ -111,11 +124,12 @@ impl Net {
         match self {
             Self::Mlp(m) => m.forward(x),
             Self::ResNet(r) => r.forward(x),
+            Self::Onnx(o) => o.forward(x),
         }
     }
 
     /// A short name: `mlp depth 10 width 512 relu` (plus the normalization when there is
-    /// one), `resnet-110 batch_norm`.
+    /// one), `resnet-110 batch_norm`, `onnx net.onnx (1281 parameters)`.
     pub fn describe(&self) -> String {
         match self {
             Self::Mlp(m) => {
@@ -129,6 +143,7 @@ impl Net {
                 s
             }
             Self::ResNet(r) => r.config().describe(),
+            Self::Onnx(o) => OnnxSpec::of(o).describe(),
         }
     }
 }
@@ -136,6 +151,12 @@ impl Net {
 impl From<Mlp> for Net {
     fn from(m: Mlp) -> Self {
         Self::Mlp(m)
+    }
+}
+
+impl From<OnnxModel> for Net {
+    fn from(o: OnnxModel) -> Self {
+        Self::Onnx(o)
     }
 }
 

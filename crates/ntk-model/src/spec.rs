@@ -1,20 +1,24 @@
-//! What a config describes: the network spec of a `[model]` table (an MLP) or a `[resnet]`
-//! table (a CIFAR ResNet), one type for both tools: the rule that a config has exactly one
-//! of them, the check of the data's dimension, construction, a short description, and the
-//! setters the sweeps use.
+//! What a config describes: the network spec of a `[model]` table (an MLP), a `[resnet]`
+//! table (a CIFAR ResNet) or an `[onnx]` table (a network read from an ONNX file,
+//! [`OnnxSpec`]), one type for both tools: the rule that a config has exactly one of
+//! `[model]` and `[resnet]`, the check of the data's dimension, construction, a short
+//! description, and the setters the sweeps use (an ONNX network's architecture is the
+//! file's: its setters refuse or keep it).
 
 use burn::tensor::{DType, Device};
 
 use crate::{
-    ActivationKind, Mlp, MlpConfig, ModelError, Net, Normalization, ResNet, ResNetConfig,
+    ActivationKind, Mlp, MlpConfig, ModelError, Net, Normalization, OnnxSpec, ResNet, ResNetConfig,
     ResNetVariant,
 };
 
-/// A network description from a config's `[model]` or `[resnet]` table.
+/// A network description from a config's `[model]`, `[resnet]` or `[onnx]` table.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NetSpec {
     Mlp(MlpConfig),
     ResNet(ResNetConfig),
+    /// A network read from an ONNX file (`[onnx] file`), read once.
+    Onnx(OnnxSpec),
 }
 
 impl NetSpec {
@@ -25,15 +29,18 @@ impl NetSpec {
         match self {
             Self::Mlp(m) => m.normalization == Normalization::BatchNorm,
             Self::ResNet(r) => r.variant == crate::ResNetVariant::BatchNorm,
+            Self::Onnx(o) => o.file.has_batch_norm(),
         }
     }
 
     /// Whether the host engines (forward and backpropagation on host GEMMs: `ntk_engine::host`)
-    /// compute this network: dense MLPs without normalization layers, and the CIFAR ResNets.
+    /// compute this network: dense MLPs without normalization layers, and the CIFAR ResNets
+    /// (not an ONNX graph: Burn's autodiff trains it).
     pub fn on_host_engine(&self) -> bool {
         match self {
             Self::Mlp(m) => m.normalization == Normalization::None,
             Self::ResNet(_) => true,
+            Self::Onnx(_) => false,
         }
     }
 
@@ -62,14 +69,18 @@ impl NetSpec {
             .validate()
             .map_err(|e| in_table("model", e)),
             Self::ResNet(r) => r.validate(),
+            // Checked whole when it was read.
+            Self::Onnx(_) => Ok(()),
         }
     }
 
     /// Checks that the network takes inputs of dimension `d`; `what` says where `d` comes
     /// from (the data's description, `data.input_dim`). An MLP's `input_dim` may be left 0
-    /// (it is taken from the data); a ResNet reads `in_channels x image_size^2` values.
+    /// (it is taken from the data); a ResNet reads `in_channels x image_size^2` values, an
+    /// ONNX graph its input's values per sample.
     pub fn check_input_dim(&self, d: usize, what: &str) -> Result<(), ModelError> {
         match self {
+            Self::Onnx(o) => o.check_input_dim(d, what),
             Self::Mlp(m) if m.input_dim != 0 && m.input_dim != d => Err(ModelError::InputDim {
                 input_dim: m.input_dim,
                 data_dim: d,
@@ -131,17 +142,21 @@ impl NetSpec {
             Self::ResNet(r) => Ok(Net::ResNet(
                 ResNet::new(r, device, dtype).map_err(|e| in_table("resnet", e))?,
             )),
+            Self::Onnx(o) => Ok(Net::Onnx(o.build(device, dtype)?)),
         }
     }
 
+    /// The depth; 0 for an ONNX graph (no `depth` key: its layers are the file's).
     pub fn depth(&self) -> usize {
         match self {
             Self::Mlp(m) => m.depth,
             Self::ResNet(r) => r.depth,
+            Self::Onnx(_) => 0,
         }
     }
 
-    /// Short name of the network, e.g. `mlp depth 3 width 512 relu`, `resnet-110 fixup`.
+    /// Short name of the network, e.g. `mlp depth 3 width 512 relu`, `resnet-110 fixup`,
+    /// `onnx net.onnx (1281 parameters)`.
     pub fn describe(&self) -> String {
         match self {
             Self::Mlp(m) => {
@@ -155,46 +170,54 @@ impl NetSpec {
                 )
             }
             Self::ResNet(r) => r.describe(),
+            Self::Onnx(o) => o.describe(),
         }
     }
 
-    /// The activation's name (a ResNet's: relu or norm_relu).
+    /// The activation's name (a ResNet's: relu or norm_relu; an ONNX graph's: `onnx`, its
+    /// operators being the file's).
     pub fn activation_name(&self) -> String {
         match self {
             Self::Mlp(m) => m.activation.to_string(),
             Self::ResNet(r) => r.activation().kind().to_string(),
+            Self::Onnx(_) => ONNX.to_string(),
         }
     }
 
     /// How the signal is kept in scale: the MLP's normalization layer, or the ResNet's
-    /// variant (batch_norm, norm_relu, fixup, selu).
+    /// variant (batch_norm, norm_relu, fixup, selu); an ONNX graph's: `batch_norm` when it
+    /// has BatchNormalization nodes, else `none`.
     pub fn normalization_name(&self) -> String {
         match self {
             Self::Mlp(m) => normalization_name(m.normalization).to_string(),
             Self::ResNet(r) => r.variant.name().to_string(),
+            Self::Onnx(o) if o.file.has_batch_norm() => "batch_norm".to_string(),
+            Self::Onnx(_) => "none".to_string(),
         }
     }
 
-    /// Hidden width of an MLP; the first stage's channels of a ResNet.
-    /// The number of outputs (`output_dim`, or a ResNet's `num_classes`).
+    /// The number of outputs (`output_dim`, a ResNet's `num_classes`, an ONNX graph's
+    /// outputs per sample).
     pub fn output_dim(&self) -> usize {
-        match self {
-            Self::Mlp(m) => m.output_dim,
-            Self::ResNet(r) => r.num_classes,
-        }
+        self.classes()
     }
 
+    /// Hidden width of an MLP; the first stage's channels of a ResNet; 0 for an ONNX graph.
     pub fn width(&self) -> usize {
         match self {
             Self::Mlp(m) => m.width,
             Self::ResNet(r) => r.base_width,
+            Self::Onnx(_) => 0,
         }
     }
 
+    /// The network at depth `depth`; an ONNX graph's depth is its file's, kept (a sweep over
+    /// depths of one is refused by its config's check).
     pub fn with_depth(mut self, depth: usize) -> Self {
         match &mut self {
             Self::Mlp(m) => m.depth = depth,
             Self::ResNet(r) => r.depth = depth,
+            Self::Onnx(_) => {}
         }
         self
     }
@@ -205,6 +228,11 @@ impl NetSpec {
             Self::ResNet(_) => {
                 return Err(ModelError::ResNetActivation {
                     activation: a.to_string(),
+                });
+            }
+            Self::Onnx(_) => {
+                return Err(ModelError::OnnxFixed {
+                    key: "sweep.activations",
                 });
             }
         }
@@ -218,6 +246,11 @@ impl NetSpec {
                     normalization: normalization_name(n).to_string(),
                 });
             }
+            Self::Onnx(_) => {
+                return Err(ModelError::OnnxFixed {
+                    key: "sweep.normalizations",
+                });
+            }
         }
         Ok(self)
     }
@@ -229,6 +262,11 @@ impl NetSpec {
                     variant: v.to_string(),
                 });
             }
+            Self::Onnx(_) => {
+                return Err(ModelError::OnnxFixed {
+                    key: "sweep.variants",
+                });
+            }
         }
         Ok(self)
     }
@@ -236,20 +274,25 @@ impl NetSpec {
         match &mut self {
             Self::Mlp(m) => m.width = width,
             Self::ResNet(r) => r.base_width = width,
+            Self::Onnx(_) => return Err(ModelError::OnnxFixed { key: "width" }),
         }
         Ok(self)
     }
+    /// The network initialized from `seed`; an ONNX graph's weights are the file's, kept.
     pub fn with_seed(mut self, seed: u64) -> Self {
         match &mut self {
             Self::Mlp(m) => m.seed = seed,
             Self::ResNet(r) => r.seed = seed,
+            Self::Onnx(_) => {}
         }
         self
     }
+    /// The seed of the initialization; 0 for an ONNX graph (its weights are the file's).
     pub fn seed(&self) -> u64 {
         match self {
             Self::Mlp(m) => m.seed,
             Self::ResNet(r) => r.seed,
+            Self::Onnx(_) => 0,
         }
     }
 
@@ -258,14 +301,16 @@ impl NetSpec {
         match self {
             Self::Mlp(m) => m.output_dim,
             Self::ResNet(r) => r.num_classes,
+            Self::Onnx(o) => o.outputs,
         }
     }
 
-    /// The config key of [`Self::classes`].
+    /// The config key of [`Self::classes`] (an ONNX graph's outputs are its file's).
     pub fn classes_key(&self) -> &'static str {
         match self {
             Self::Mlp(_) => "model.output_dim",
             Self::ResNet(_) => "resnet.num_classes",
+            Self::Onnx(_) => ntk_onnx::section::FILE_KEY,
         }
     }
 
@@ -278,6 +323,7 @@ impl NetSpec {
                 ..m.clone()
             }),
             Self::ResNet(r) => crate::size::resnet_params(r),
+            Self::Onnx(o) => o.file.parameters() as f64,
         }
     }
 
@@ -292,9 +338,19 @@ impl NetSpec {
                     r.depth, r.base_width
                 )
             }
+            Self::Onnx(o) => format!(
+                "{} = \"{}\" ({} parameters)",
+                ntk_onnx::section::FILE_KEY,
+                o.file.path.display(),
+                o.file.parameters()
+            ),
         }
     }
 }
+
+/// The activation name of an ONNX graph ([`NetSpec::activation_name`]), in summaries and
+/// sweep run names.
+pub const ONNX: &str = "onnx";
 
 pub fn normalization_name(n: Normalization) -> &'static str {
     match n {

@@ -6,13 +6,16 @@ use std::path::PathBuf;
 /// An ONNX model that cannot be read, or cannot be run as a Burn graph.
 #[derive(Debug, thiserror::Error)]
 pub enum OnnxError {
-    /// The file could not be read.
-    #[error("{path}: cannot read the ONNX file: {source}")]
-    Io {
+    /// The file cannot be read as a model file: missing, not a regular file, too large, or
+    /// an empty path; `key` is the config key that names it.
+    #[error("{key} = \"{}\": {reason}", path.display())]
+    File {
+        /// The config key (`onnx.file`).
+        key: &'static str,
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        reason: String,
     },
     /// The bytes are not an ONNX model, or its graph is not one onnx-ir can process.
     #[error("{path}: not a usable ONNX model: {reason}")]
@@ -58,6 +61,20 @@ pub enum OnnxError {
         path: PathBuf,
         /// What is wrong.
         reason: String,
+    },
+    /// A node that training cannot run as the file means it (the graph is exported in
+    /// evaluation mode): `BatchNormalization` (running statistics only), `Dropout` (the
+    /// identity). `ntk-probe onnx` measures such a file; `ntk-train` refuses it.
+    #[error("{path}: node '{node}' ({op}) cannot be trained: {why}")]
+    NotTrainable {
+        /// The file.
+        path: PathBuf,
+        /// Its operator.
+        op: String,
+        /// The node's name in the file.
+        node: String,
+        /// Why, and what to do.
+        why: &'static str,
     },
     /// The data do not fit the model's input.
     #[error(

@@ -70,6 +70,16 @@ pub struct Program {
     pub output: String,
 }
 
+/// A node as the file names it: its operator and name (its first output's name when it has
+/// none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileNode {
+    /// `op_type` (`Gemm`, `BatchNormalization`, ...).
+    pub op: String,
+    /// The node's name in the file.
+    pub name: String,
+}
+
 /// A program and the initial values of its trainable parameters.
 #[derive(Clone, Debug)]
 pub struct Loaded {
@@ -79,20 +89,15 @@ pub struct Loaded {
     pub params: Vec<HostTensor>,
     /// Each parameter's initializer name in the file (`fc1.weight`).
     pub param_names: Vec<String>,
+    /// The file's nodes as it names them, in order (onnx-ir renames them).
+    pub nodes: Vec<FileNode>,
 }
 
-/// Reads `path`: checks every operator against [`ops::SUPPORTED`], lets onnx-ir infer types
-/// and shapes (its simplification off, so the nodes are the file's), and resolves inputs.
-pub fn load(path: &Path) -> Result<Loaded> {
-    let bytes = std::fs::read(path).map_err(|source| OnnxError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    load_bytes(path, &bytes)
-}
-
-/// [`load`] of a file's bytes (`path` names it in errors). A panic inside onnx-ir on a
-/// malformed graph is caught and returned as [`OnnxError::Parse`].
+/// Reads a file's bytes (`path` names them in errors): checks every operator against
+/// [`ops::SUPPORTED`], lets onnx-ir infer types and shapes (its simplification off, so the
+/// nodes are the file's), and resolves inputs. A panic inside onnx-ir on a malformed graph
+/// is caught and returned as [`OnnxError::Parse`]. The file itself is read, within bounds
+/// and hashed, by [`crate::file::OnnxFile::read`].
 pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
     let parse_err = |reason: String| OnnxError::Parse {
         path: path.to_path_buf(),
@@ -100,6 +105,15 @@ pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
     };
     let model = ModelProto::parse_from_bytes(bytes).map_err(|e| parse_err(e.to_string()))?;
     ops::check_supported(path, &model)?;
+    let nodes = model
+        .graph
+        .node
+        .iter()
+        .map(|n| FileNode {
+            op: n.op_type.clone(),
+            name: ops::node_name(n),
+        })
+        .collect();
     let parsed =
         std::panic::catch_unwind(|| OnnxGraphBuilder::new().simplify(false).parse_bytes(bytes));
     let graph = match parsed {
@@ -185,6 +199,7 @@ pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
         },
         params: builder.params,
         param_names: builder.param_names,
+        nodes,
     })
 }
 

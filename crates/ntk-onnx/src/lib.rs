@@ -8,16 +8,21 @@
 //! operation. Operators: [`ops::SUPPORTED`]; any other is an
 //! [`OnnxError::Unsupported`] naming the operator and the node.
 //!
-//! Modules: [`ops`] (the supported operators, the check), [`graph`] (the file read into a
-//! program), [`value`] (a tensor of run-time rank), [`interpret`] (the program run),
-//! [`model`] (the module), [`error`].
+//! Modules: [`ops`] (the supported operators, the check), [`section`] (the `[onnx]` config
+//! table both tools read), [`file`] (the file read once: bounds, SHA-256, what training
+//! refuses), [`graph`] (the bytes parsed into a program), [`value`] (a tensor of run-time
+//! rank), [`interpret`] (the program run), [`model`] (the module), [`error`].
 
 pub mod error;
+pub mod file;
 pub mod graph;
 pub mod interpret;
 pub mod model;
 pub mod ops;
+pub mod section;
 pub mod value;
 
 pub use error::{OnnxError, Result};
+pub use file::OnnxFile;
 pub use model::OnnxModel;
+pub use section::OnnxSection;

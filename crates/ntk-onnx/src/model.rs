@@ -8,7 +8,8 @@ use burn::module::{Module, Param};
 use burn::tensor::{DType, Device, Tensor, TensorData};
 
 use crate::error::Result;
-use crate::graph::{self, Program};
+use crate::file::OnnxFile;
+use crate::graph::Program;
 use crate::interpret;
 
 /// A network read from an ONNX file.
@@ -17,10 +18,9 @@ pub struct OnnxModel {
     /// The trainable parameters, each flattened (the program reshapes them), in the order
     /// the graph first uses them.
     pub params: Vec<Param<Tensor<1>>>,
+    /// The file it was read from: its path, digest, program and initial values.
     #[module(skip)]
-    program: Arc<Program>,
-    #[module(skip)]
-    names: Arc<Vec<String>>,
+    file: Arc<OnnxFile>,
     /// The number of outputs per sample (from the trial run at load).
     #[module(skip)]
     outputs: usize,
@@ -31,17 +31,21 @@ impl OnnxModel {
     /// file's values cast). The graph is checked whole (every operator supported, one
     /// input of known per-sample shape, one output) and run once on a zero sample, so a
     /// model that loads runs.
+    /// The file is read as [`OnnxFile::read`] reads it (a regular file within 2 GiB).
     pub fn load(path: &Path, device: &Device, dtype: DType) -> Result<Self> {
-        Self::from_loaded(graph::load(path)?, device, dtype)
+        Self::new(Arc::new(OnnxFile::read(path)?), device, dtype)
     }
 
     /// [`OnnxModel::load`] of a file's bytes (`path` names it in errors).
     pub fn load_bytes(path: &Path, bytes: &[u8], device: &Device, dtype: DType) -> Result<Self> {
-        Self::from_loaded(graph::load_bytes(path, bytes)?, device, dtype)
+        Self::new(Arc::new(OnnxFile::from_bytes(path, bytes)?), device, dtype)
     }
 
-    fn from_loaded(loaded: graph::Loaded, device: &Device, dtype: DType) -> Result<Self> {
-        let params = loaded
+    /// The network of a file already read, its parameters at the file's values made on
+    /// `device` in `dtype`, run once on a zero sample.
+    pub fn new(file: Arc<OnnxFile>, device: &Device, dtype: DType) -> Result<Self> {
+        let params = file
+            .loaded
             .params
             .iter()
             .map(|p| {
@@ -54,8 +58,7 @@ impl OnnxModel {
             .collect();
         let model = Self {
             params,
-            program: Arc::new(loaded.program),
-            names: Arc::new(loaded.param_names),
+            file,
             outputs: 0,
         };
         let probe = Tensor::<2>::zeros([1, model.input_dim()], (device, dtype));
@@ -63,20 +66,29 @@ impl OnnxModel {
         Ok(Self { outputs, ..model })
     }
 
+    /// The file it was read from.
+    pub fn file(&self) -> &Arc<OnnxFile> {
+        &self.file
+    }
+
+    fn program(&self) -> &Program {
+        &self.file.loaded.program
+    }
+
     /// The number of values per sample (the product of the graph input's dimensions
     /// after the batch's).
     pub fn input_dim(&self) -> usize {
-        self.program.sample_dims.iter().product()
+        self.program().sample_dims.iter().product()
     }
 
     /// The graph input's dimensions after the batch's (`[3, 32, 32]`, `[5]`).
     pub fn sample_dims(&self) -> &[usize] {
-        &self.program.sample_dims
+        &self.program().sample_dims
     }
 
     /// The graph input's name.
     pub fn input_name(&self) -> &str {
-        &self.program.input
+        &self.program().input
     }
 
     /// The number of outputs per sample.
@@ -86,7 +98,7 @@ impl OnnxModel {
 
     /// Each parameter's initializer name in the file, in [`OnnxModel::params`]' order.
     pub fn param_names(&self) -> &[String] {
-        &self.names
+        &self.file.loaded.param_names
     }
 
     /// The number of trainable scalars.
@@ -97,7 +109,7 @@ impl OnnxModel {
     /// The output `[n, outputs]` for the rows of `x` (`[n, input_dim]`, each row a sample
     /// in the graph input's row-major layout); an error when `x` does not fit.
     pub fn try_forward(&self, x: Tensor<2>) -> Result<Tensor<2>> {
-        interpret::run(&self.program, &self.params, x)
+        interpret::run(self.program(), &self.params, x)
     }
 
     /// [`OnnxModel::try_forward`] for the NTK's and training's forward closures, which

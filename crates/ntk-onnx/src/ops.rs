@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use onnx_ir::ModelProto;
+use onnx_ir::{ModelProto, NodeProto};
 
 use crate::error::{OnnxError, Result};
 
@@ -51,17 +51,21 @@ pub fn check_supported(path: &Path, model: &ModelProto) -> Result<()> {
         } else {
             format!("{}::{}", node.domain, node.op_type)
         };
-        let name = if node.name.is_empty() {
-            node.output.first().cloned().unwrap_or_default()
-        } else {
-            node.name.clone()
-        };
         return Err(OnnxError::Unsupported {
             path: path.to_path_buf(),
             op,
-            node: name,
+            node: node_name(node),
             supported: SUPPORTED.to_vec(),
         });
     }
     Ok(())
+}
+
+/// A node's name as the file gives it, or its first output's name when it has none.
+pub fn node_name(node: &NodeProto) -> String {
+    if node.name.is_empty() {
+        node.output.first().cloned().unwrap_or_default()
+    } else {
+        node.name.clone()
+    }
 }

@@ -4,14 +4,16 @@
 //! kernel formed by per-sample autodiff (`ntk_kernel::api::empirical_ntk`) over every
 //! initializer of the file (BatchNorm's running statistics held fixed).
 //!
-//! A config has `[onnx]`, `[data]` and an optional `[probe]` with `precision`, `output`
-//! and `device`. The file's path is read as `data.x` is (from the current directory); the
-//! file's SHA-256 goes into the run's provenance as `onnx.digest` (the file's location
-//! does not, as for `probe.weights`). The data's values per sample must be the model
+//! A config has `[onnx]` (`ntk_onnx::OnnxSection`, the table `ntk-train` reads too),
+//! `[data]` and an optional `[probe]` with `precision`, `output` and `device`. The file's
+//! path is read as `data.x` is (from the current directory), once, within bounds
+//! (`ntk_onnx::OnnxFile::read`); the file's SHA-256 goes into the run's provenance as
+//! `onnx.digest` (the file's location does not, as for `probe.weights`). The data's values per sample must be the model
 //! input's (`3 x 32 x 32` images for an input of shape `[N, 3, 32, 32]`); a synthetic set
 //! without `data.input_dim` takes the model's.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use burn::tensor::{Tensor, TensorData};
@@ -20,20 +22,14 @@ use ntk_kernel::api::empirical_ntk;
 use ntk_numerics::backend::{Compute, Precision};
 use ntk_numerics::kernel::OutputMode;
 use ntk_numerics::spectrum;
+pub use ntk_onnx::OnnxSection;
+use ntk_onnx::section::{DIGEST_KEY, FILE_KEY};
 use ntk_onnx::{OnnxError, OnnxModel};
 use ntk_runs::overrides::Assignment;
 use ntk_runs::provenance::{self, Provenance};
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
-
-/// `[onnx]`: the model's file.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OnnxSection {
-    /// The ONNX file (weights included).
-    pub file: PathBuf,
-}
 
 /// `[probe]` of an ONNX config: the keys that apply to a file's network.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -108,13 +104,6 @@ pub fn load_config(path: &Path, sets: &[Assignment]) -> crate::Result<OnnxConfig
     }
     let cfg: OnnxConfig =
         ntk_runs::overrides::load_filled(path, sets, ntk_data::config::fill_file_n)?;
-    if cfg.onnx.file.as_os_str().is_empty() {
-        return Err(Error::Config {
-            key: "onnx.file",
-            value: "\"\"".into(),
-            reason: "an empty path: name the ONNX file".into(),
-        });
-    }
     if cfg.data.n == 0 {
         return Err(Error::At {
             path: path.to_path_buf(),
@@ -161,10 +150,6 @@ pub struct OnnxSummary {
 /// The files of an ONNX probe's output set.
 pub const OUTPUT_FILES: [&str; 4] = ["summary.json", "inputs.npy", "ntk.npy", "eigenvalues.npy"];
 
-/// The most bytes `onnx.file` may hold: a single-file ONNX model is one protobuf message,
-/// whose serialized size cannot exceed 2 GiB.
-const ONNX_FILE_LIMIT: u64 = 2 << 30;
-
 /// An ONNX probe's network and the SHA-256 of its file (the provenance's `onnx.digest`).
 pub struct LoadedModel {
     pub model: OnnxModel,
@@ -172,19 +157,13 @@ pub struct LoadedModel {
 }
 
 /// Reads the model of `cfg` on `compute`, its file read once (a regular file of at most 2
-/// GiB: a FIFO or a device such as /dev/zero is refused, never read;
-/// [`crate::run::given_file::read_input`]) and hashed from the same bytes; a synthetic set
-/// without `data.input_dim` is given the model's.
+/// GiB: a FIFO or a device such as /dev/zero is refused, never read; `OnnxSection::read`)
+/// and hashed from the same bytes; a synthetic set without `data.input_dim` is given the
+/// model's.
 pub fn load_model(cfg: &mut OnnxConfig, compute: &Compute) -> crate::Result<LoadedModel> {
-    let path = &cfg.onnx.file;
-    let bytes = crate::run::given_file::read_input(
-        "onnx.file",
-        path,
-        ONNX_FILE_LIMIT,
-        "a single-file ONNX model, one protobuf message",
-    )?;
-    let digest = provenance::sha256_hex(&bytes);
-    let model = OnnxModel::load_bytes(path, &bytes, &compute.device, compute.dtype())?;
+    let file = Arc::new(cfg.onnx.read()?);
+    let digest = file.digest.clone();
+    let model = OnnxModel::new(file, &compute.device, compute.dtype())?;
     if cfg.data.dataset == Dataset::Synthetic && cfg.data.input_dim.is_none() {
         cfg.data.input_dim = Some(model.input_dim());
     }
@@ -252,8 +231,8 @@ pub fn provenance(
     c.data = c.data.without_locations();
     c.onnx.file = PathBuf::new();
     let mut flat = provenance::flatten_config(&c);
-    flat.remove("onnx.file");
-    flat.insert("onnx.digest".into(), digest.to_string().into());
+    flat.remove(FILE_KEY);
+    flat.insert(DIGEST_KEY.into(), digest.to_string().into());
     flat.insert("backend".into(), compute.backend.name().into());
     flat.insert("data.digest".into(), inputs.digest().into());
     Provenance::new(crate::TOOL, flat, &ntk_numerics::linalg::describe())

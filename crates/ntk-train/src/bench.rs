@@ -69,7 +69,8 @@ pub fn resnet_macs(r: &ResNetConfig) -> f64 {
     macs + (r.feature_width() * r.num_classes) as f64
 }
 
-/// FLOPs of one SGD step of `spec` on `batch` samples of `input_dim` values.
+/// FLOPs of one SGD step of `spec` on `batch` samples of `input_dim` values (of an ONNX
+/// graph, the dense rule: a floor where weights are shared).
 pub fn spec_step_flops(spec: &NetSpec, input_dim: usize, batch: usize) -> f64 {
     match spec {
         NetSpec::Mlp(m) => {
@@ -80,6 +81,9 @@ pub fn spec_step_flops(spec: &NetSpec, input_dim: usize, batch: usize) -> f64 {
             step_flops(&cfg.layer_sizes(), batch)
         }
         NetSpec::ResNet(r) => 6.0 * resnet_macs(r) * batch as f64,
+        // A dense graph's rule (each parameter one multiply-add forward, two backward); a
+        // convolution's weights are used more often than that, so a floor for those.
+        NetSpec::Onnx(o) => 6.0 * o.file.parameters() as f64 * batch as f64,
     }
 }
 

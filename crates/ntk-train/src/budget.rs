@@ -87,6 +87,9 @@ pub fn network_estimate(spec: &NetSpec, d: usize, batch: usize, elem: f64) -> Es
     let activations = match spec {
         NetSpec::Mlp(m) => 4.0 * batch * m.width as f64 * (m.depth as f64 + 1.0),
         NetSpec::ResNet(r) => batch * ntk_model::size::resnet_activations(r),
+        // A graph's intermediate values are not counted from the file: as many per sample
+        // as it has parameters bounds a dense network's (each weight feeds one product).
+        NetSpec::Onnx(o) => 4.0 * batch * o.file.parameters() as f64,
     };
     let mut e = Estimate::default();
     e.add(

@@ -32,6 +32,14 @@ pub enum Error {
         value: String,
         reason: &'static str,
     },
+    /// Keys of a config with `[onnx]` that do not apply to a network read from a file: one
+    /// error naming every one present.
+    #[error(
+        "{0}: not for an ONNX network ([onnx]): its architecture and weights are the file's, \
+         it has no layers of its own naming to compare and no infinite-width kernel; remove \
+         them"
+    )]
+    NotForOnnx(String),
     /// Several problems of one config, each its own error.
     #[error("{} problems:{}", .0.len(), ntk_runs::error::bullets(.0))]
     Problems(Vec<Error>),

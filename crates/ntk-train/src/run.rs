@@ -25,7 +25,9 @@ pub fn run_config_text(cfg: &TrainConfig) -> String {
 
 /// The provenance of a run of `cfg` on `data` and `compute`: the config a run directory
 /// records ([`run_config_text`]) with the data's input dimension filled in and the data
-/// directory left out, `backend` and `data.digest` added (see `ntk_runs::provenance`).
+/// directory left out, `backend` and `data.digest` added (see `ntk_runs::provenance`); an
+/// ONNX network's file by its SHA-256 (`onnx.digest`) in place of its location, as the
+/// probe records it, so that a run whose file changed is not resumed or reused.
 pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Provenance {
     let mut c = recorded_config(cfg);
     if let Some(m) = c.model.as_mut() {
@@ -34,6 +36,13 @@ pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Prov
     let mut flat = provenance::flatten_config(&c);
     flat.insert("backend".into(), compute.backend.name().into());
     flat.insert("data.digest".into(), data.digest().into());
+    if let Some(read) = &cfg.onnx_read {
+        flat.remove(ntk_onnx::section::FILE_KEY);
+        flat.insert(
+            ntk_onnx::section::DIGEST_KEY.into(),
+            read.file.digest.clone().into(),
+        );
+    }
     if cfg.train.augment {
         // The padding of the crops: each channel's scaled black since 2026-11-27 (before,
         // the scaled zero, a mid-grey): augmented runs of earlier builds are not reused.

@@ -84,6 +84,8 @@ impl HostEngine {
             (Net::ResNet(r), Precision::F64) => {
                 Self::ResNet64(Box::new(HostResNetSgd::new(r, optim, loss)))
             }
+            // Burn's autodiff trains it (`on_host_engine` is false).
+            (Net::Onnx(_), _) => return None,
         })
     }
 

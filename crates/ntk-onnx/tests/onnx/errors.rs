@@ -37,7 +37,12 @@ fn a_file_that_is_not_onnx_and_one_that_is_missing_are_errors() {
     assert!(matches!(err, OnnxError::Parse { .. }), "{err:?}");
     assert!(err.to_string().contains("bad.onnx"));
     let err = OnnxModel::load(&dir.join("absent.onnx"), &compute.device, DType::F32).unwrap_err();
-    assert!(matches!(err, OnnxError::Io { .. }), "{err:?}");
+    assert!(matches!(err, OnnxError::File { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with("onnx.file = ") && text.contains("absent.onnx"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -3,8 +3,6 @@
 //! directory refused without waiting on it), no larger than what the run can use, read once
 //! ([`read_input`]); the caps per key.
 
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::error::Error;
@@ -24,46 +22,16 @@ pub(crate) fn blocks_limit(n: usize) -> u64 {
 
 /// The bytes of the run's input `path` (the config's `key`): a regular file (a link to one
 /// followed; a FIFO, a device or a directory refused without waiting on it) of at most
-/// `limit` bytes (`needs` says what they hold), read once.
+/// `limit` bytes (`needs` says what they hold), read once ([`ntk_files::bounded`]).
 pub(crate) fn read_input(
     key: &'static str,
     path: &Path,
     limit: u64,
     needs: &str,
 ) -> crate::Result<Vec<u8>> {
-    let bad = |reason: String| Error::Config {
+    ntk_files::bounded::read_bounded(path, limit, needs).map_err(|why| Error::Config {
         key,
         value: path.display().to_string(),
-        reason,
-    };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| bad(format!("cannot read: {e}")))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| bad(format!("cannot read: {e}")))?;
-    if !meta.is_file() {
-        return Err(bad(
-            "not a regular file (a directory, a FIFO or a device); name a file".into(),
-        ));
-    }
-    if meta.len() > limit {
-        return Err(bad(format!(
-            "{} bytes, more than this run can use ({} bytes: {needs})",
-            meta.len(),
-            limit
-        )));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| bad(format!("cannot read: {e}")))?;
-    if bytes.len() as u64 > limit {
-        return Err(bad(format!(
-            "grew beyond {limit} bytes while read (more than this run can use for {needs})"
-        )));
-    }
-    Ok(bytes)
+        reason: why.to_string(),
+    })
 }

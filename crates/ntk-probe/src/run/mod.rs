@@ -619,11 +619,20 @@ impl NetFacts {
                     Some(note),
                 )
             }
+            // `ntk-probe onnx` measures ONNX files (`crate::onnx`), not `run`; described
+            // here all the same.
+            Net::Onnx(_) => (
+                "onnx".to_string(),
+                "the file's".to_string(),
+                Some("ONNX graph: NTK from per-sample gradients".to_string()),
+            ),
         };
         Self {
             width: spec.width(),
             depth: spec.depth(),
-            activation: net.activation().to_string(),
+            activation: net
+                .activation()
+                .map_or_else(|| spec.activation_name(), ToString::to_string),
             convention,
             parameterization,
             seed: spec.seed(),

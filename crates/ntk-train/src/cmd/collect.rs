@@ -15,12 +15,14 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
     if let Some(path) = &args.config {
         let sets = overrides::parse_all(&args.set)?;
         let cfg: TrainConfig = overrides::load_filled(path, &sets, ntk_data::config::fill_file_n)?;
-        let cfg = cfg
+        let mut cfg = cfg
             .with_data_defaults(Given::of_file(path, &sets)?)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let compute = backend::select(cfg.train.device.as_deref(), cfg.train.precision)?;
+        cfg.read_onnx(&compute)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         cfg.validate()
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        let compute = backend::select(cfg.train.device.as_deref(), cfg.train.precision)?;
         sweep::check_collect(&cfg, &args.dir, &compute)?;
     }
     for p in ntk_train::report::collect_as(

@@ -99,17 +99,28 @@ fn assignments(
     )?)
 }
 
-/// The config of `--config` with the overrides applied, validated as the file is.
-fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<TrainConfig> {
+/// The config of `--config` with the overrides applied, validated as the file is; with
+/// `[onnx]`, its file read on the run's backend (chosen here then, and returned).
+fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<(TrainConfig, Option<backend::Compute>)> {
     let path = flags
         .config
         .as_ref()
         .ok_or("--config FILE is required (or a subcommand: run, sweep, collect, plot, bench)")?;
     let sets = assignments(flags, own, &overrides::read_table(path)?)?;
     let cfg: TrainConfig = overrides::load_filled(path, &sets, ntk_data::config::fill_file_n)?;
-    let cfg = cfg
+    let mut cfg = cfg
         .with_data_defaults(Given::of_file(path, &sets)?)
         .map_err(|e| format!("{}: {e}", path.display()))?;
+    let compute = match cfg.onnx {
+        Some(_) => {
+            let t = &cfg.train;
+            let compute = backend::select(t.device.as_deref(), t.precision)?;
+            cfg.read_onnx(&compute)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            Some(compute)
+        }
+        None => None,
+    };
     refuse_axis_overrides(&cfg, &sets, path)?;
     for w in cfg.warnings() {
         eprintln!("warning: {}: {w}", path.display());
@@ -121,7 +132,7 @@ fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<TrainConfig> {
             format!("{} (with overrides): {e}", path.display())
         }
     })?;
-    Ok(cfg)
+    Ok((cfg, compute))
 }
 
 /// An override of a key that a sweep axis sets for every run would be silently dropped: it
@@ -205,7 +216,7 @@ pub(crate) fn run_cmd(a: RunArgs) -> CliResult<()> {
 /// sweep's tables and figures collected.
 pub(crate) fn train_cmd(args: SweepArgs, kind: Kind) -> CliResult<()> {
     let flags = &args.sweep.run;
-    let cfg = load(flags, &args.own)?;
+    let (cfg, compute) = load(flags, &args.own)?;
     let path = flags.config.as_deref().unwrap_or(Path::new("-"));
     check_kind(kind, cfg.sweep.is_some(), path)?;
     let mut tool = TrainCommand {
@@ -213,7 +224,7 @@ pub(crate) fn train_cmd(args: SweepArgs, kind: Kind) -> CliResult<()> {
         cfg: &cfg,
         flags,
         allow_mixed: args.sweep.allow_mixed,
-        compute: None,
+        compute,
     };
     let out_dir = cfg.out_dir(flags.out.as_deref());
     let call = Invocation {
@@ -232,7 +243,8 @@ struct TrainCommand<'a> {
     points: Vec<sweep::RunPoint>,
     flags: &'a RunFlags,
     allow_mixed: bool,
-    /// The backend and precision, chosen by [`SweepCommand::check`].
+    /// The backend and precision, chosen by [`SweepCommand::check`] (or by [`load`], which
+    /// reads an ONNX file on it).
     compute: Option<backend::Compute>,
 }
 
@@ -253,8 +265,10 @@ impl SweepCommand for TrainCommand<'_> {
         }
         // The directories must be the tools' own (a dry run fails here exactly as a run would).
         sweep::check_out(out, &self.points)?;
-        let train = &self.cfg.train;
-        self.compute = Some(backend::select(train.device.as_deref(), train.precision)?);
+        if self.compute.is_none() {
+            let train = &self.cfg.train;
+            self.compute = Some(backend::select(train.device.as_deref(), train.precision)?);
+        }
         Ok(())
     }
 

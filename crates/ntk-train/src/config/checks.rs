@@ -48,6 +48,7 @@ impl TrainConfig {
             self.validate_sweep(),
             self.schedule.validate(),
             self.validate_min_lr(),
+            self.validate_onnx(),
             self.validate_net(),
         ]
         .into_iter()
@@ -310,6 +311,13 @@ impl TrainConfig {
                      out, or predict a ResNet with variant = \"norm_relu\", \"fixup\" or \
                      \"selu\"",
                 ),
+                // Refused when read (`ntk_onnx::OnnxFile::check_trainable`); named all the
+                // same.
+                NetSpec::Onnx(_) => (
+                    "onnx.file",
+                    "[prediction] linearizes the network in evaluation mode, but training \
+                     normalizes by the batch's own statistics: leave [prediction] out",
+                ),
             };
             return Err(crate::Error::config(
                 key,
@@ -324,8 +332,8 @@ impl TrainConfig {
             return Err(crate::Error::config(
                 "prediction.kernels",
                 listed,
-                "the infinite-width kernel (\"theory\") is written for MLPs, not ResNets: \
-                 use kernels = [\"empirical\"]",
+                "the infinite-width kernel (\"theory\") is written for MLPs, not ResNets or \
+                 ONNX graphs: use kernels = [\"empirical\"]",
             ));
         };
         let one = ntk_model::MlpConfig {
@@ -402,6 +410,49 @@ impl TrainConfig {
         twice("sweep.families", &families)
     }
 
+    /// The keys of a config with `[onnx]` that do not apply to a network read from a file,
+    /// all named in one error: another network table, the sweep axes that change an
+    /// architecture, what only MLPs and ResNets have (their representations by layer, the
+    /// infinite-width kernel, Fixup's scalars, BatchNorm's statistics: a BatchNorm graph is
+    /// refused when it is read).
+    fn validate_onnx(&self) -> crate::Result<()> {
+        if self.onnx.is_none() {
+            return Ok(());
+        }
+        let axes = self.sweep.clone().unwrap_or_default();
+        let theory = self
+            .prediction
+            .as_ref()
+            .is_some_and(|p| p.kernels.contains(&PredictKernel::Theory));
+        let present = [
+            ("model", self.model.is_some()),
+            ("resnet", self.resnet.is_some()),
+            ("sweep.depths", !axes.depths.is_empty()),
+            ("sweep.activations", !axes.activations.is_empty()),
+            ("sweep.normalizations", !axes.normalizations.is_empty()),
+            ("sweep.families", !axes.families.is_empty()),
+            ("sweep.variants", !axes.variants.is_empty()),
+            ("representations", self.representations.is_some()),
+            ("prediction.kernels = \"theory\"", theory),
+            ("optim.scalar_lr_scale", self.optim.scalar_lr_scale != 1.0),
+            (
+                "ntk.batch_norm_statistics",
+                self.ntk
+                    .as_ref()
+                    .is_some_and(|k| k.batch_norm_statistics.is_some()),
+            ),
+        ];
+        let keys: Vec<&str> = present
+            .iter()
+            .filter(|(_, here)| *here)
+            .map(|(key, _)| *key)
+            .collect();
+        match keys.as_slice() {
+            [] => Ok(()),
+            _ => Err(crate::Error::NotForOnnx(keys.join(", "))),
+        }
+    }
+
     /// The network: a valid ResNet, and a classifier with two outputs or more.
     fn validate_net(&self) -> crate::Result<()> {
         let spec = self.spec()?;
@@ -445,6 +496,15 @@ impl TrainConfig {
                 "applies to the scalar biases and multipliers of Fixup ResNets; an MLP has none",
             )),
             NetSpec::Mlp(_) => Ok(()),
+            // The square loss regresses a one-output network on +-1 (two classes).
+            NetSpec::Onnx(o) if o.outputs == 1 && self.train.loss == Loss::Mse => Ok(()),
+            NetSpec::Onnx(o) if o.outputs < 2 => Err(crate::Error::config(
+                "onnx.file",
+                format!("\"{}\" ({} output)", o.file.path.display(), o.outputs),
+                "classification needs one output per class (or 1 with train.loss = \"mse\" on \
+                 two classes: targets -1 and +1)",
+            )),
+            NetSpec::Onnx(_) => Ok(()),
         }
     }
 }

@@ -1,4 +1,5 @@
-//! The training config: `[data]` and `[model]` as in the probe, `[optim]` (SGD),
+//! The training config: `[data]` and `[model]` as in the probe (or `[resnet]`, or `[onnx]`:
+//! a network read from an ONNX file, as `ntk-probe onnx` reads it), `[optim]` (SGD),
 //! `[schedule]` (the learning-rate schedule), `[train]` (batches, epochs, evaluation,
 //! checkpoints, output), optionally `[ntk]` (the probe during training) and `[sweep]`
 //! (the axes a sweep expands). Unknown keys are refused with the file, line and key.
@@ -13,7 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::schedule::ScheduleConfig;
 use ntk_engine::loss::Loss;
-use ntk_model::NetSpec;
+use ntk_model::{NetSpec, OnnxSpec};
+use ntk_numerics::backend::Compute;
+use ntk_onnx::OnnxSection;
 
 mod checks;
 
@@ -291,6 +294,16 @@ pub struct TrainConfig {
     /// A CIFAR ResNet (`[resnet]`), instead of `[model]`.
     #[serde(default)]
     pub resnet: Option<ResNetConfig>,
+    /// A network read from an ONNX file (`[onnx] file`, the table `ntk-probe onnx` reads),
+    /// instead of `[model]` and `[resnet]`: trained by Burn's autodiff, its NTK tracked like
+    /// any other network's. Left out of the serialized config when absent (fingerprints of
+    /// earlier runs hold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub onnx: Option<OnnxSection>,
+    /// `[onnx]`'s file as read ([`TrainConfig::read_onnx`]: its SHA-256, its graph, its
+    /// outputs), not part of the config's text; the spec of every run of the config.
+    #[serde(skip)]
+    pub onnx_read: Option<OnnxSpec>,
     pub optim: OptimConfig,
     #[serde(default)]
     pub schedule: ScheduleConfig,
@@ -341,15 +354,19 @@ impl TrainConfig {
             path: path.to_path_buf(),
             source: Box::new(e),
         };
-        let cfg = cfg.with_data_defaults(given).map_err(at)?;
+        let mut cfg = cfg.with_data_defaults(given).map_err(at)?;
+        cfg.read_onnx_on_own_backend().map_err(at)?;
         cfg.validate().map_err(at)?;
         Ok(cfg)
     }
 
+    /// A config from its text (paths, `[onnx]`'s file among them, from the current
+    /// directory).
     pub fn parse(text: &str) -> crate::Result<Self> {
         let cfg: Self = toml::from_str(text)?;
         let table: toml::Table = text.parse()?;
-        let cfg = cfg.with_data_defaults(Given::of(&table))?;
+        let mut cfg = cfg.with_data_defaults(Given::of(&table))?;
+        cfg.read_onnx_on_own_backend()?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -413,9 +430,17 @@ impl TrainConfig {
         Ok(self)
     }
 
-    /// The network this config trains: exactly one of `[model]` and `[resnet]`.
+    /// The network this config trains: `[onnx]`'s file as read ([`TrainConfig::read_onnx`]
+    /// first), else exactly one of `[model]` and `[resnet]`. (`[model]` or `[resnet]` beside
+    /// `[onnx]` is a problem of the config's check, named there.)
     pub fn spec(&self) -> Result<NetSpec, ntk_model::ModelError> {
-        NetSpec::from_tables(self.model.as_ref(), self.resnet.as_ref())
+        match (&self.onnx, &self.onnx_read) {
+            (None, _) => NetSpec::from_tables(self.model.as_ref(), self.resnet.as_ref()),
+            (Some(_), Some(read)) => Ok(NetSpec::Onnx(read.clone())),
+            (Some(section), None) => Err(ntk_model::ModelError::OnnxUnread {
+                file: section.file.clone(),
+            }),
+        }
     }
 
     /// Replaces the network (a sweep point's variant of the base).
@@ -423,7 +448,36 @@ impl TrainConfig {
         match spec {
             NetSpec::Mlp(m) => (self.model, self.resnet) = (Some(m.clone()), None),
             NetSpec::ResNet(r) => (self.model, self.resnet) = (None, Some(r.clone())),
+            NetSpec::Onnx(o) => self.onnx_read = Some(o.clone()),
         }
+    }
+
+    /// Reads `[onnx]`'s file, once (a config read already is left as it is): within bounds,
+    /// hashed, its graph parsed and run on a zero sample on `compute` (for its outputs), and
+    /// refused where training cannot run it as exported (BatchNormalization, Dropout:
+    /// `ntk_onnx::OnnxFile::check_trainable`). Every error names the file. Nothing to do
+    /// without `[onnx]`.
+    pub fn read_onnx(&mut self, compute: &Compute) -> crate::Result<()> {
+        let (Some(section), None) = (&self.onnx, &self.onnx_read) else {
+            return Ok(());
+        };
+        let read = OnnxSpec::read(section, &compute.device, compute.dtype())?;
+        read.file
+            .check_trainable()
+            .map_err(ntk_model::ModelError::from)?;
+        self.onnx_read = Some(read);
+        Ok(())
+    }
+
+    /// [`TrainConfig::read_onnx`] on the backend the config names (`train.device`,
+    /// `train.precision`), for a config read outside a run (`load`, `parse`).
+    fn read_onnx_on_own_backend(&mut self) -> crate::Result<()> {
+        if self.onnx.is_none() {
+            return Ok(());
+        }
+        let t = &self.train;
+        let compute = ntk_numerics::backend::select(t.device.as_deref(), t.precision)?;
+        self.read_onnx(&compute)
     }
 
     /// The output directory: `--out`, else `train.out`, else `runs/train`.

@@ -86,7 +86,7 @@ impl seeds::SeedRun for RunRecord {
 pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     let cfg_path = dir.join("config.toml");
     let cfg: TrainConfig = ntk_runs::config_file::load_toml(&cfg_path)?;
-    let spec = cfg.spec()?;
+    let (depth, activation, normalization, seed) = network_labels(&cfg)?;
     let summary = read_summary(dir)?;
     let provenance = match &summary {
         Some(s) => s.provenance.clone(),
@@ -119,11 +119,11 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     }
     Ok(RunRecord {
         id,
-        depth: spec.depth(),
-        activation: spec.activation_name(),
-        normalization: spec.normalization_name(),
+        depth,
+        activation,
+        normalization,
         lr: cfg.optim.lr,
-        seed: spec.seed(),
+        seed,
         metrics,
         ntk: read_csv(&dir.join("ntk.csv"))?,
         representations: match dir.join("representations.csv") {
@@ -145,6 +145,23 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         running: ntk_files::lock::DirLock::holder(dir),
         failure: ntk_runs::sweep::Failure::read(dir).map(|f| f.reason),
     })
+}
+
+/// A run's network as its tables group it: depth, activation, normalization and the
+/// initialization's seed, from its recorded config. An ONNX network's are fixed (depth 0,
+/// `onnx`, `none`, seed 0, as `ntk_model::NetSpec` says of it), so its file, which may have
+/// moved since the run, is not read back.
+fn network_labels(cfg: &TrainConfig) -> crate::Result<(usize, String, String, u64)> {
+    if cfg.onnx.is_some() {
+        return Ok((0, ntk_model::spec::ONNX.to_string(), "none".to_string(), 0));
+    }
+    let spec = cfg.spec()?;
+    Ok((
+        spec.depth(),
+        spec.activation_name(),
+        spec.normalization_name(),
+        spec.seed(),
+    ))
 }
 
 /// Refuses a `config.toml` that says other than the fingerprinted config its run recorded

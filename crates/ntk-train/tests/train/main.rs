@@ -10,6 +10,7 @@ mod common;
 mod committed;
 mod host_resnet;
 mod hostile;
+mod onnx;
 mod quoted_numbers;
 mod representations;
 mod resnet;
