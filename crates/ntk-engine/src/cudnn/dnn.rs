@@ -11,6 +11,7 @@ use cudarc::cudnn::sys as dnn;
 
 use ntk_numerics::backend::Fp32Precision;
 
+use crate::cudnn::dev::{DevBuf, DevPtr};
 use crate::cudnn::error::{Error, Result, cudnn};
 
 /// cuDNN's workspace for one convolution pass at most this large (bytes): an algorithm that
@@ -28,8 +29,8 @@ fn one() -> *const c_void {
     &ONE as *const f32 as *const c_void
 }
 
-fn p(ptr: u64) -> *mut c_void {
-    ptr as *mut c_void
+fn p(ptr: DevPtr<f32>) -> *mut c_void {
+    ptr.void()
 }
 
 /// An f32 NCHW tensor descriptor. The handle is crate-private: only [`Tensor::new`] makes
@@ -348,11 +349,12 @@ impl Conv {
     pub(crate) fn forward(
         &self,
         h: dnn::cudnnHandle_t,
-        ws: (u64, usize),
-        x: u64,
-        w: u64,
-        y: u64,
+        ws: DevBuf<u8>,
+        x: impl Into<DevPtr<f32>>,
+        w: DevPtr<f32>,
+        y: impl Into<DevPtr<f32>>,
     ) -> Result<()> {
+        let (x, y) = (x.into(), y.into());
         // SAFETY: `h` is the engine's live handle, on the stream every buffer was allocated
         // and zeroed on; the descriptors are `self`'s. The scalars point to the constants
         // `ONE`/`ZERO`, promoted to statics, in host memory as cuDNN's default expects.
@@ -360,7 +362,7 @@ impl Conv {
         // (engine/forward.rs) pass `x` and `y` from the engine's maps, sized by
         // `plan::Maps` for `cap >= n` images of this convolution's input and output shapes,
         // `w` the weight slot of `c_out c_in 9` values in `theta`, and `ws` the plan's
-        // workspace of `ws.1` bytes, at least what `self.fwd` needs (`CudnnResNet::plan`
+        // workspace of `ws.len()` bytes, at least what `self.fwd` needs (`CudnnResNet::plan`
         // allocates the largest `workspace` of its convolutions, each at least its chosen
         // algorithms' `memory`).
         cudnn("convolution forward", unsafe {
@@ -373,8 +375,8 @@ impl Conv {
                 p(w),
                 self.desc.0,
                 self.fwd,
-                p(ws.0),
-                ws.1,
+                ws.ptr().void(),
+                ws.len(),
                 scale(false),
                 self.y.0,
                 p(y),
@@ -386,12 +388,13 @@ impl Conv {
     pub(crate) fn backward_data(
         &self,
         h: dnn::cudnnHandle_t,
-        ws: (u64, usize),
-        w: u64,
-        dy: u64,
-        dx: u64,
+        ws: DevBuf<u8>,
+        w: DevPtr<f32>,
+        dy: impl Into<DevPtr<f32>>,
+        dx: impl Into<DevPtr<f32>>,
         accumulate: bool,
     ) -> Result<()> {
+        let (dy, dx) = (dy.into(), dx.into());
         let algo = self
             .bwd_data
             .expect("a convolution planned with its input gradient");
@@ -410,8 +413,8 @@ impl Conv {
                 p(dy),
                 self.desc.0,
                 algo,
-                p(ws.0),
-                ws.1,
+                ws.ptr().void(),
+                ws.len(),
                 scale(accumulate),
                 self.x.0,
                 p(dx),
@@ -423,11 +426,12 @@ impl Conv {
     pub(crate) fn backward_filter(
         &self,
         h: dnn::cudnnHandle_t,
-        ws: (u64, usize),
-        x: u64,
-        dy: u64,
-        dw: u64,
+        ws: DevBuf<u8>,
+        x: impl Into<DevPtr<f32>>,
+        dy: impl Into<DevPtr<f32>>,
+        dw: DevPtr<f32>,
     ) -> Result<()> {
+        let (x, dy) = (x.into(), dy.into());
         // SAFETY: as in `forward`: live handle and descriptors, static host scalars. Not
         // checked here, upheld by the callers (engine/backward.rs): `x` is this
         // convolution's saved input map and `dy` a map of `plan::Maps::largest` values,
@@ -443,8 +447,8 @@ impl Conv {
                 p(dy),
                 self.desc.0,
                 self.bwd_filter,
-                p(ws.0),
-                ws.1,
+                ws.ptr().void(),
+                ws.len(),
                 scale(false),
                 self.w.0,
                 p(dw),
@@ -457,14 +461,14 @@ impl Conv {
 /// and variance, cuDNN's saved batch mean and `1 / sqrt(var + eps)`.
 #[derive(Clone, Copy, Debug)]
 pub struct BnPtrs {
-    pub gamma: u64,
-    pub beta: u64,
-    pub dgamma: u64,
-    pub dbeta: u64,
-    pub mean: u64,
-    pub var: u64,
-    pub save_mean: u64,
-    pub save_inv_std: u64,
+    pub gamma: DevPtr<f32>,
+    pub beta: DevPtr<f32>,
+    pub dgamma: DevPtr<f32>,
+    pub dbeta: DevPtr<f32>,
+    pub mean: DevPtr<f32>,
+    pub var: DevPtr<f32>,
+    pub save_mean: DevPtr<f32>,
+    pub save_inv_std: DevPtr<f32>,
     pub eps: f64,
 }
 
@@ -518,11 +522,12 @@ pub(crate) fn bn_train(
     mode: BnMode,
     x_desc: &Tensor,
     param: &Tensor,
-    x: u64,
-    y: u64,
+    x: impl Into<DevPtr<f32>>,
+    y: impl Into<DevPtr<f32>>,
     b: &BnPtrs,
-    dummy: (u64, u64),
+    dummy: (DevBuf<f32>, DevBuf<f32>),
 ) -> Result<()> {
+    let (x, y) = (x.into(), y.into());
     // SAFETY: `h` is the engine's live handle; `x_desc` (the convolution's output, `n x c x
     // h x w`) and `param` (`1 x c x 1 x 1`) are live descriptors; the scalars are static
     // host constants. Not checked here, upheld by the callers (engine/forward.rs): `x` and
@@ -544,8 +549,8 @@ pub(crate) fn bn_train(
             p(b.gamma),
             p(b.beta),
             0.0,
-            p(dummy.0),
-            p(dummy.1),
+            p(dummy.0.ptr()),
+            p(dummy.1.ptr()),
             b.eps,
             p(b.save_mean),
             p(b.save_inv_std),
@@ -558,10 +563,11 @@ pub(crate) fn bn_infer(
     h: dnn::cudnnHandle_t,
     x_desc: &Tensor,
     param: &Tensor,
-    x: u64,
-    y: u64,
+    x: impl Into<DevPtr<f32>>,
+    y: impl Into<DevPtr<f32>>,
     b: &BnPtrs,
 ) -> Result<()> {
+    let (x, y) = (x.into(), y.into());
     // SAFETY: as in `bn_train`: live handle and descriptors, static host scalars. Not
     // checked here, upheld by the callers: `x` and `y` hold `x_desc`'s size, `gamma`/`beta`
     // are `c`-value slots of `theta`, and `mean`/`var` the layer's `c`-value running
@@ -593,11 +599,12 @@ pub(crate) fn bn_backward(
     mode: BnMode,
     x_desc: &Tensor,
     param: &Tensor,
-    x: u64,
-    dy: u64,
-    dx: u64,
+    x: impl Into<DevPtr<f32>>,
+    dy: impl Into<DevPtr<f32>>,
+    dx: impl Into<DevPtr<f32>>,
     b: &BnPtrs,
 ) -> Result<()> {
+    let (x, dy, dx) = (x.into(), dy.into(), dx.into());
     // SAFETY: as in `bn_train`: live handle and descriptors, static host scalars. Not
     // checked here, upheld by the callers (engine/backward.rs): `x`, `dy` and `dx` hold
     // `x_desc`'s size (`dx` distinct from `dy`), `gamma` is a `c`-value slot of `theta`,

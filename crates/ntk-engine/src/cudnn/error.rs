@@ -38,6 +38,14 @@ pub enum Error {
         value: String,
         expected: &'static str,
     },
+    /// A copy between host and device of more values than the device buffer holds (a bug
+    /// in the engine: its buffers are sized from its own layout).
+    #[error("a copy {direction} of {values} values, into or from a device buffer of {room}")]
+    Copy {
+        direction: &'static str,
+        values: usize,
+        room: usize,
+    },
     /// Momentum buffers of the wrong length.
     #[error("{have} momentum values for a network of {want} parameters")]
     MomentumSize { have: usize, want: usize },

@@ -1,6 +1,7 @@
 //! The device as the engine uses it: one context and one stream, cuDNN and cuBLAS handles
-//! bound to that stream, the engine's kernels, and device memory handed out as raw pointers
-//! that stay put for the engine's life (a captured CUDA graph replays on the same addresses).
+//! bound to that stream, the engine's kernels, and device memory handed out as typed handles
+//! ([`crate::cudnn::dev`]) that stay put for the engine's life (a captured CUDA graph
+//! replays on the same addresses).
 //!
 //! Everything runs on the one stream in order; nothing here synchronizes except
 //! [`Gpu::sync`].
@@ -15,7 +16,8 @@ use cudarc::driver::{CudaContext, CudaModule, CudaStream, result, sys};
 use ntk_model::activation::Normalized;
 use ntk_numerics::backend::Fp32Precision;
 
-use crate::cudnn::error::{self, Result, driver};
+use crate::cudnn::dev::{DevBuf, KernelPtr};
+use crate::cudnn::error::{self, Error, Result, driver};
 use crate::cudnn::kernels;
 
 /// Threads per block of every elementwise kernel (the sums' shared arrays hold 256).
@@ -33,7 +35,8 @@ pub fn blocks(n: usize) -> u32 {
     (n.div_ceil(THREADS as usize) as u32).clamp(1, MAX_BLOCKS)
 }
 
-/// A kernel argument: a device pointer, an `int`, a `long long`, a `float` or a `double`.
+/// A kernel argument: a device pointer ([`ptr`]; 0 for a null one), an `int`, a `long long`,
+/// a `float` or a `double`.
 #[derive(Clone, Copy, Debug)]
 pub enum Arg {
     Ptr(u64),
@@ -41,6 +44,16 @@ pub enum Arg {
     I64(i64),
     F32(f32),
     F64(f64),
+}
+
+/// A device handle (or an optional one: null when `None`) as a kernel argument.
+pub fn ptr(p: impl KernelPtr) -> Arg {
+    Arg::Ptr(p.addr())
+}
+
+/// A null pointer as a kernel argument (the kernels read it as "not given").
+pub fn null() -> Arg {
+    Arg::Ptr(0)
 }
 
 impl Arg {
@@ -159,8 +172,14 @@ impl Gpu {
         Ok(())
     }
 
+    /// `len` values of `T` in device memory, zeroed.
+    pub fn alloc<T>(&mut self, len: usize) -> Result<DevBuf<T>> {
+        let p = self.alloc_bytes(len * size_of::<T>())?;
+        Ok(DevBuf::from_raw(p, len))
+    }
+
     /// `bytes` of device memory, zeroed.
-    pub fn alloc_bytes(&mut self, bytes: usize) -> Result<u64> {
+    fn alloc_bytes(&mut self, bytes: usize) -> Result<u64> {
         driver("binding the context", self.ctx.bind_to_thread())?;
         // SAFETY: the context is bound to this thread just above. The allocation is
         // uninitialized device memory that no host reference ever covers; it is zeroed on
@@ -177,11 +196,6 @@ impl Gpu {
             result::memset_d8_async(p, 0, bytes.max(4), self.stream.cu_stream())
         })?;
         Ok(p)
-    }
-
-    /// `len` f32 values on the device, zeroed.
-    pub fn alloc(&mut self, len: usize) -> Result<u64> {
-        self.alloc_bytes(4 * len)
     }
 
     /// `bytes` of pinned host memory (page-locked: the graph's copies read it at replay),
@@ -221,12 +235,13 @@ impl Gpu {
         // SAFETY: `f` is a function of `_module`, which this `Gpu` keeps loaded for its
         // whole life, and the launch goes on this `Gpu`'s stream. `ptrs` holds one pointer
         // into `args` per parameter; both outlive the call, and `cuLaunchKernel` copies the
-        // parameter values before it returns (into the graph's node when capturing). NOT
-        // checked here: that `args` matches the kernel's parameter list in kernels.cu in
-        // number and types, and that every `Ptr` is a live allocation of this `Gpu` long
-        // enough for the elements the kernel touches. This public safe fn relies on its
-        // callers (the engine, which passes the `plan::Maps` buffers) for both: see issue
-        // 67.
+        // parameter values before it returns (into the graph's node when capturing). Every
+        // pointer argument is null or an address inside an allocation of this `Gpu`
+        // (`ptr` takes only `DevBuf`/`DevPtr` handles, which only `alloc` makes, and
+        // offsets into them are bounds-checked). NOT checked here: that `args` matches the
+        // kernel's parameter list in kernels.cu in number and types, and that each buffer
+        // holds the elements the kernel touches for `n`; this public safe fn relies on its
+        // caller, the engine, which passes the `plan::Maps` buffers sized for `cap >= n`.
         Ok(driver(name, unsafe {
             result::launch_kernel(
                 f,
@@ -239,36 +254,40 @@ impl Gpu {
         })?)
     }
 
-    /// Copies `src` (pinned or pageable host memory) to `dst` on the stream.
+    /// Copies `src` (pinned or pageable host memory) to the start of `dst` on the stream;
+    /// [`Error::Copy`] when `src` holds more values than `dst`.
     ///
     /// # Safety
-    /// `dst` must be a live allocation of this `Gpu` ([`Self::alloc_bytes`]) with at least
-    /// `size_of_val(src)` bytes from `dst` on, and `src` must stay valid until the copy has
-    /// run (for pinned memory inside a captured graph: for the graph's life).
-    pub unsafe fn upload<T>(&self, dst: u64, src: &[T]) -> Result<()> {
-        // SAFETY: the caller upholds `upload`'s `# Safety`: `dst` is a live allocation of
-        // this `Gpu` with room for `size_of_val(src)` bytes (the count `memcpy_htod_async`
-        // copies) and `src` outlives the copy. The copy is enqueued on this `Gpu`'s stream,
-        // the one `dst` was zeroed on.
+    /// `dst` must be a buffer of this `Gpu` ([`Self::alloc`], or a slot of one), and `src`
+    /// must stay valid until the copy has run (for pinned memory inside a captured graph:
+    /// for the graph's life).
+    pub unsafe fn upload<T>(&self, dst: DevBuf<T>, src: &[T]) -> Result<()> {
+        check_copy("to the device", src.len(), dst.len())?;
+        // SAFETY: `dst` is a buffer of this `Gpu` (the caller's `# Safety`) with room for
+        // `src.len()` values, checked just above, so for the `size_of_val(src)` bytes
+        // `memcpy_htod_async` copies; `src` outlives the copy (the caller's `# Safety`). The
+        // copy is enqueued on this `Gpu`'s stream, the one `dst` was zeroed on.
         Ok(driver("copying to the device", unsafe {
-            result::memcpy_htod_async(dst, src, self.stream.cu_stream())
+            result::memcpy_htod_async(dst.ptr().raw(), src, self.stream.cu_stream())
         })?)
     }
 
-    /// Copies `dst.len()` values from `src` into `dst` on the stream.
+    /// Copies `dst.len()` values from the start of `src` into `dst` on the stream;
+    /// [`Error::Copy`] when `dst` asks for more values than `src` holds.
     ///
     /// # Safety
-    /// `src` must be a live allocation of this `Gpu` ([`Self::alloc_bytes`]) with at least
-    /// `size_of_val(dst)` bytes from `src` on, and `dst` must stay valid, neither read nor
-    /// written by the host, until the copy has run (for pinned memory inside a captured
-    /// graph: for the graph's life; the engine reads it after [`Self::sync`]).
-    pub unsafe fn download<T>(&self, dst: &mut [T], src: u64) -> Result<()> {
-        // SAFETY: the caller upholds `download`'s `# Safety`: `src` holds at least
-        // `size_of_val(dst)` bytes (the count `memcpy_dtoh_async` copies) and `dst` stays
-        // valid and untouched until the copy has run. The copy is enqueued on this `Gpu`'s
-        // stream.
+    /// `src` must be a buffer of this `Gpu` ([`Self::alloc`], or a slot of one), and `dst`
+    /// must stay valid, neither read nor written by the host, until the copy has run (for
+    /// pinned memory inside a captured graph: for the graph's life; the engine reads it
+    /// after [`Self::sync`]).
+    pub unsafe fn download<T>(&self, dst: &mut [T], src: DevBuf<T>) -> Result<()> {
+        check_copy("from the device", dst.len(), src.len())?;
+        // SAFETY: `src` is a buffer of this `Gpu` (the caller's `# Safety`) holding at
+        // least `dst.len()` values, checked just above, so the `size_of_val(dst)` bytes
+        // `memcpy_dtoh_async` copies; `dst` stays valid and untouched until the copy has run
+        // (the caller's `# Safety`). The copy is enqueued on this `Gpu`'s stream.
         Ok(driver("copying from the device", unsafe {
-            result::memcpy_dtoh_async(dst, src, self.stream.cu_stream())
+            result::memcpy_dtoh_async(dst, src.ptr().raw(), self.stream.cu_stream())
         })?)
     }
 
@@ -277,27 +296,38 @@ impl Gpu {
         Ok(driver("waiting for the stream", self.stream.synchronize())?)
     }
 
-    /// `len` f32 values of the device at `src`, after the work enqueued so far.
-    pub fn read(&self, src: u64, len: usize) -> Result<Vec<f32>> {
+    /// The first `len` values of `src` (a buffer of this `Gpu`), after the work enqueued
+    /// so far.
+    pub fn read(&self, src: DevBuf<f32>, len: usize) -> Result<Vec<f32>> {
         let mut out = vec![0f32; len];
-        // SAFETY: `out` is a fresh pageable buffer of `len` f32 (a copy into pageable
-        // memory returns once done, and `sync` follows anyway). NOT checked here: that
-        // `src` holds `len` f32 of this `Gpu`; this public safe fn relies on its callers
-        // (the engine's `dev` buffers, allocated for these lengths): see issue 67.
+        // SAFETY: `src` is a buffer of this `Gpu`: a `DevBuf` is made only by `alloc` (and
+        // `slot`, inside one), and the engine holds only its own `Gpu`'s; `download` checks
+        // that it holds `len` values. `out` is a fresh pageable buffer of `len` f32 (a copy
+        // into pageable memory returns once done, and `sync` follows anyway).
         unsafe { self.download(&mut out, src)? };
         self.sync()?;
         Ok(out)
     }
 
-    /// Writes `values` to `dst` and waits.
-    pub fn write(&self, dst: u64, values: &[f32]) -> Result<()> {
-        // SAFETY: `values` is borrowed until the `sync` below, so it outlives the copy. NOT
-        // checked here: that `dst` holds `values.len()` f32 of this `Gpu`; this public safe
-        // fn relies on its callers (the engine's `dev` buffers, allocated for these
-        // lengths): see issue 67.
+    /// Writes `values` to the start of `dst` (a buffer of this `Gpu`) and waits.
+    pub fn write(&self, dst: DevBuf<f32>, values: &[f32]) -> Result<()> {
+        // SAFETY: `dst` is a buffer of this `Gpu` (as in `read`; `upload` checks its room),
+        // and `values` is borrowed until the `sync` below, so it outlives the copy.
         unsafe { self.upload(dst, values)? };
         self.sync()
     }
+}
+
+/// `Ok` when a copy of `values` fits a buffer of `room` values.
+fn check_copy(direction: &'static str, values: usize, room: usize) -> Result<()> {
+    if values > room {
+        return Err(Error::Copy {
+            direction,
+            values,
+            room,
+        });
+    }
+    Ok(())
 }
 
 impl Drop for Gpu {

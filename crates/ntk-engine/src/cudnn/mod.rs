@@ -6,6 +6,7 @@
 //! - [`kernels`]: the engine's own CUDA kernels, compiled by NVRTC for the device at hand;
 //! - [`plan`]: the parameters' device order and the maps a step keeps (host-side planning);
 //! - [`gpu`]: the context, stream, handles and device memory;
+//! - [`dev`]: device memory as typed handles (`DevBuf<T>`, `DevPtr<T>`), offsets in values;
 //! - [`dnn`]: convolutions and BatchNorm through cuDNN;
 //! - [`engine`]: [`CudnnResNet`], the whole step (forward, loss, backward, running
 //!   statistics, SGD) captured as one CUDA graph per batch size;
@@ -15,6 +16,7 @@
 //! host engine step for step. TF32 on the tensor cores is the user's explicit choice
 //! ([`Fp32Precision::Tf32`], `train.fp32_precision = "tf32"`).
 
+pub mod dev;
 pub mod dnn;
 pub mod engine;
 pub mod error;

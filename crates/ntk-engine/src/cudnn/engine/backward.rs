@@ -10,9 +10,9 @@ impl CudnnResNet {
         plan: &Plan,
         conv: &Conv,
         bn: &Bn,
-        x: u64,
-        dy: u64,
-        dx: u64,
+        x: DevBuf<f32>,
+        dy: DevBuf<f32>,
+        dx: DevBuf<f32>,
     ) -> Result<()> {
         let b = &self.dev.bns[&bn.gamma.at];
         let param = &plan.params[&bn.gamma.len];
@@ -29,8 +29,8 @@ impl CudnnResNet {
         self.gemm(
             (false, true),
             (k, f, n),
-            (d.dl, k),
-            (d.pooled, f),
+            (d.dl.ptr(), k),
+            (d.pooled.ptr(), f),
             (self.g(net.head.w), k),
         )?;
         // da^T (f x n, column-major = da row-major [n, f]) = W (f x k) dl^T (k x n).
@@ -38,12 +38,12 @@ impl CudnnResNet {
             (true, false),
             (f, n, k),
             (self.w(net.head.w), k),
-            (d.dl, k),
-            (d.da, f),
+            (d.dl.ptr(), k),
+            (d.da.ptr(), f),
         )?;
         if let Some(b2) = net.head.bias2 {
-            let mut a = vec![Ptr(d.da)];
-            self.sums("total", n * f, &mut a, self.g(b2), 0)?;
+            let mut a = vec![ptr(d.da)];
+            self.sums("total", n * f, &mut a, Some(self.g(b2)), None)?;
         }
         let stem = net.stem.output.with_n(n);
         let last = net.blocks.last().map_or(stem, |b| b.conv2.output.with_n(n));
@@ -52,8 +52,8 @@ impl CudnnResNet {
             "unpool",
             len,
             &mut [
-                Ptr(d.g_out),
-                Ptr(d.da),
+                ptr(d.g_out),
+                ptr(d.da),
                 I32(last.pixels() as i32),
                 F32(1.0 / last.pixels() as f32),
                 I64(len as i64),
@@ -72,9 +72,9 @@ impl CudnnResNet {
         &self,
         plan: &Plan,
         k: usize,
-        x: u64,
-        dy: u64,
-        g_in: u64,
+        x: DevBuf<f32>,
+        dy: DevBuf<f32>,
+        g_in: DevBuf<f32>,
     ) -> Result<()> {
         let (h, ws, n) = (self.gpu.cudnn, plan.ws, plan.n);
         let blk = &self.net.blocks[k];
@@ -84,13 +84,13 @@ impl CudnnResNet {
         let (inp, out) = (blk.conv1.input.with_n(n), blk.conv1.output.with_n(n));
         let (len, in_len) = (out.len() as i64, inp.len() as i64);
         let sc = blk.shortcut;
-        let adjoint = |src: u64, acc: bool| -> Result<()> {
+        let adjoint = |src: DevBuf<f32>, acc: bool| -> Result<()> {
             self.launch(
                 "shortcut_adjoint",
                 inp.len(),
                 &mut [
-                    Ptr(g_in),
-                    Ptr(src),
+                    ptr(g_in),
+                    ptr(src),
                     I32(out.c as i32),
                     I32(out.h as i32),
                     I32(out.w as i32),
@@ -108,7 +108,7 @@ impl CudnnResNet {
                 self.launch(
                     "relu_mask",
                     out.len(),
-                    &mut [Ptr(d.dz), Ptr(dy), Ptr(p.y), I64(len)],
+                    &mut [ptr(d.dz), ptr(dy), ptr(p.y), I64(len)],
                 )?;
                 adjoint(d.dz, false)?;
                 self.bn_backward(plan, c2, bn2, p.c, d.dz, d.t1)?;
@@ -117,7 +117,7 @@ impl CudnnResNet {
                 self.launch(
                     "relu_mask",
                     out.len(),
-                    &mut [Ptr(d.dh), Ptr(0), Ptr(p.b), I64(len)],
+                    &mut [ptr(d.dh), null(), ptr(p.b), I64(len)],
                 )?;
                 self.bn_backward(plan, c1, bn1, p.a, d.dh, d.t1)?;
                 c1.backward_filter(h, ws, x, d.t1, self.g(blk.w1))?;
@@ -126,10 +126,10 @@ impl CudnnResNet {
             BlockKind::Normalized => {
                 let carried = if sc.downsamples() { sc.input.c } else { out.c };
                 let mut a = vec![
-                    Ptr(d.dz),
-                    Ptr(dy),
-                    Ptr(p.c),
-                    Ptr(p.y),
+                    ptr(d.dz),
+                    ptr(dy),
+                    ptr(p.c),
+                    ptr(p.y),
                     I32(out.c as i32),
                     I32(out.pixels() as i32),
                     I32(carried as i32),
@@ -137,20 +137,20 @@ impl CudnnResNet {
                 ];
                 self.launch("merge_act_backward", out.len(), &mut a)?;
                 adjoint(d.dz, false)?;
-                if p.gain2 != 0 {
+                if let Some(gain2) = p.gain2 {
                     self.launch(
                         "scale_gain",
                         out.len(),
-                        &mut [Ptr(d.dz), Ptr(p.gain2), I32(out.pixels() as i32), I64(len)],
+                        &mut [ptr(d.dz), ptr(gain2), I32(out.pixels() as i32), I64(len)],
                     )?;
                 }
                 c2.backward_filter(h, ws, p.b, d.dz, self.g(blk.w2))?;
                 c2.backward_data(h, ws, self.w(blk.w2), d.dz, d.dh, false)?;
                 let mut a = vec![
-                    Ptr(d.dh),
-                    Ptr(p.a),
-                    Ptr(p.b),
-                    Ptr(p.gain1),
+                    ptr(d.dh),
+                    ptr(p.a),
+                    ptr(p.b),
+                    ptr(p.gain1),
                     I32(out.pixels() as i32),
                     I64(len),
                 ];
@@ -165,32 +165,51 @@ impl CudnnResNet {
                 scale,
                 b2b,
             } => {
-                let mut a = vec![Ptr(dy), Ptr(p.y), Ptr(p.c), Ptr(d.dz), Ptr(self.w(*scale))];
+                let e = p.e.expect("a Fixup block's map e (plan::BlockMaps)");
+                let mut a = vec![ptr(dy), ptr(p.y), ptr(p.c), ptr(d.dz), ptr(self.w(*scale))];
                 self.sums(
                     "fixup_out_backward",
                     out.len(),
                     &mut a,
-                    self.g(*scale),
-                    self.g(*b2b),
+                    Some(self.g(*scale)),
+                    Some(self.g(*b2b)),
                 )?;
-                c2.backward_filter(h, ws, p.e, d.dz, self.g(blk.w2))?;
+                c2.backward_filter(h, ws, e, d.dz, self.g(blk.w2))?;
                 c2.backward_data(h, ws, self.w(blk.w2), d.dz, d.dh, false)?;
-                let mut a = vec![Ptr(d.dh), Ptr(p.b)];
-                self.sums("mask_sums", out.len(), &mut a, self.g(*b2a), self.g(*b1b))?;
+                let mut a = vec![ptr(d.dh), ptr(p.b)];
+                self.sums(
+                    "mask_sums",
+                    out.len(),
+                    &mut a,
+                    Some(self.g(*b2a)),
+                    Some(self.g(*b1b)),
+                )?;
                 c1.backward_filter(h, ws, p.a, d.dh, self.g(blk.w1))?;
                 c1.backward_data(h, ws, self.w(blk.w1), d.dh, g_in, false)?;
                 if sc.downsamples() {
                     adjoint(dy, true)?;
-                    self.sums("total", inp.len(), &mut vec![Ptr(g_in)], self.g(*b1a), 0)
+                    self.sums(
+                        "total",
+                        inp.len(),
+                        &mut vec![ptr(g_in)],
+                        Some(self.g(*b1a)),
+                        None,
+                    )
                 } else {
-                    self.sums("total", inp.len(), &mut vec![Ptr(g_in)], self.g(*b1a), 0)?;
+                    self.sums(
+                        "total",
+                        inp.len(),
+                        &mut vec![ptr(g_in)],
+                        Some(self.g(*b1a)),
+                        None,
+                    )?;
                     adjoint(dy, true)
                 }
             }
         }
     }
 
-    pub(super) fn stem_backward(&self, plan: &Plan, dh: u64) -> Result<()> {
+    pub(super) fn stem_backward(&self, plan: &Plan, dh: DevBuf<f32>) -> Result<()> {
         let (h, ws, n) = (self.gpu.cudnn, plan.ws, plan.n);
         let net = &self.net;
         let d = &self.dev;
@@ -201,17 +220,17 @@ impl CudnnResNet {
                 self.launch(
                     "relu_mask",
                     out.len(),
-                    &mut [Ptr(dh), Ptr(0), Ptr(d.stem_h), I64(len)],
+                    &mut [ptr(dh), null(), ptr(d.stem_h), I64(len)],
                 )?;
                 self.bn_backward(plan, &plan.stem, bn, d.stem_a, dh, d.t1)?;
                 d.t1
             }
             StemKind::Normalized => {
                 let mut a = vec![
-                    Ptr(dh),
-                    Ptr(d.stem_a),
-                    Ptr(d.stem_h),
-                    Ptr(d.stem_gain),
+                    ptr(dh),
+                    ptr(d.stem_a),
+                    ptr(d.stem_h),
+                    ptr(d.stem_gain),
                     I32(out.pixels() as i32),
                     I64(len),
                 ];
@@ -219,8 +238,8 @@ impl CudnnResNet {
                 dh
             }
             StemKind::Fixup { bias } => {
-                let mut a = vec![Ptr(dh), Ptr(d.stem_h)];
-                self.sums("mask_sums", out.len(), &mut a, 0, self.g(*bias))?;
+                let mut a = vec![ptr(dh), ptr(d.stem_h)];
+                self.sums("mask_sums", out.len(), &mut a, None, Some(self.g(*bias)))?;
                 dh
             }
         };
@@ -238,13 +257,13 @@ impl CudnnResNet {
                 "bn_running",
                 c,
                 &mut [
-                    Ptr(b.mean),
-                    Ptr(b.var),
-                    Ptr(b.save_mean),
-                    Ptr(b.save_inv_std),
+                    ptr(b.mean),
+                    ptr(b.var),
+                    ptr(b.save_mean),
+                    ptr(b.save_inv_std),
                     F64(m),
                     F64(b.eps),
-                    Ptr(d.ok),
+                    ptr(d.ok),
                     I32(c as i32),
                 ],
             )?;
@@ -255,12 +274,12 @@ impl CudnnResNet {
             "sgd",
             p,
             &mut [
-                Ptr(d.theta),
-                Ptr(d.grad),
-                Ptr(d.velocity),
-                Ptr(d.scalar_mask),
-                Ptr(d.hyper),
-                Ptr(d.ok),
+                ptr(d.theta),
+                ptr(d.grad),
+                ptr(d.velocity),
+                ptr(d.scalar_mask),
+                ptr(d.hyper),
+                ptr(d.ok),
                 F32(s.momentum as f32),
                 F32(s.weight_decay as f32),
                 I32((s.weight_decay > 0.0) as i32),

@@ -11,8 +11,8 @@ impl CudnnResNet {
         plan: &Plan,
         conv: &Conv,
         bn: &Bn,
-        x: u64,
-        y: u64,
+        x: DevBuf<f32>,
+        y: DevBuf<f32>,
         training: bool,
     ) -> Result<()> {
         let b = &self.dev.bns[&bn.gamma.at];
@@ -38,13 +38,13 @@ impl CudnnResNet {
         match &net.stem_kind {
             StemKind::BatchNorm(bn) => {
                 self.bn_forward(plan, &plan.stem, bn, d.stem_a, d.stem_h, training)?;
-                self.launch("relu_inplace", len, &mut [Ptr(d.stem_h), I64(len as i64)])?;
+                self.launch("relu_inplace", len, &mut [ptr(d.stem_h), I64(len as i64)])?;
             }
             StemKind::Normalized => {
                 let mut a = vec![
-                    Ptr(d.stem_a),
-                    Ptr(d.stem_h),
-                    Ptr(d.stem_gain),
+                    ptr(d.stem_a),
+                    ptr(d.stem_h),
+                    ptr(d.stem_gain),
                     I32(out.pixels() as i32),
                     I64(len as i64),
                 ];
@@ -54,7 +54,7 @@ impl CudnnResNet {
                 self.launch(
                     "bias_relu",
                     len,
-                    &mut [Ptr(d.stem_h), Ptr(self.w(*bias)), I64(len as i64)],
+                    &mut [ptr(d.stem_h), ptr(self.w(*bias)), I64(len as i64)],
                 )?;
             }
         }
@@ -65,16 +65,16 @@ impl CudnnResNet {
         }
         let last = net.blocks.last().map_or(out, |b| b.conv2.output.with_n(n));
         let (f, classes) = (net.head.features, net.head.classes);
-        let bias2 = net.head.bias2.map_or(0, |s| self.w(s));
+        let bias2 = net.head.bias2.map(|s| self.w(s));
         let nc = n * f;
         self.launch(
             "pool",
             nc,
             &mut [
-                Ptr(d.pooled),
-                Ptr(x),
+                ptr(d.pooled),
+                ptr(x),
                 I32(last.pixels() as i32),
-                Ptr(bias2),
+                ptr(bias2),
                 I64(nc as i64),
             ],
         )?;
@@ -83,16 +83,16 @@ impl CudnnResNet {
             (false, false),
             (classes, n, f),
             (self.w(net.head.w), classes),
-            (d.pooled, f),
-            (d.logits, classes),
+            (d.pooled.ptr(), f),
+            (d.logits.ptr(), classes),
         )?;
         let m = n * classes;
         self.launch(
             "add_bias_rows",
             m,
             &mut [
-                Ptr(d.logits),
-                Ptr(self.w(net.head.b)),
+                ptr(d.logits),
+                ptr(self.w(net.head.b)),
                 I32(classes as i32),
                 I64(m as i64),
             ],
@@ -103,7 +103,7 @@ impl CudnnResNet {
         &self,
         plan: &Plan,
         k: usize,
-        x: u64,
+        x: DevBuf<f32>,
         training: bool,
     ) -> Result<()> {
         let (h, ws, n) = (self.gpu.cudnn, plan.ws, plan.n);
@@ -126,10 +126,10 @@ impl CudnnResNet {
             BlockKind::BatchNorm { bn1, bn2 } => {
                 c1.forward(h, ws, x, self.w(blk.w1), p.a)?;
                 self.bn_forward(plan, c1, bn1, p.a, p.b, training)?;
-                self.launch("relu_inplace", out.len(), &mut [Ptr(p.b), I64(len)])?;
+                self.launch("relu_inplace", out.len(), &mut [ptr(p.b), I64(len)])?;
                 c2.forward(h, ws, p.b, self.w(blk.w2), p.c)?;
                 self.bn_forward(plan, c2, bn2, p.c, p.y, training)?;
-                let mut a = vec![Ptr(p.y), Ptr(x)];
+                let mut a = vec![ptr(p.y), ptr(x)];
                 a.extend(geometry);
                 a.push(I64(len));
                 self.launch("shortcut_add_relu", out.len(), &mut a)
@@ -137,15 +137,15 @@ impl CudnnResNet {
             BlockKind::Normalized => {
                 c1.forward(h, ws, x, self.w(blk.w1), p.a)?;
                 let mut a = vec![
-                    Ptr(p.a),
-                    Ptr(p.b),
-                    Ptr(p.gain1),
+                    ptr(p.a),
+                    ptr(p.b),
+                    ptr(p.gain1),
                     I32(out.pixels() as i32),
                     I64(len),
                 ];
                 self.launch("act_forward", out.len(), &mut a)?;
                 c2.forward(h, ws, p.b, self.w(blk.w2), p.c)?;
-                let mut a = vec![Ptr(p.c), Ptr(p.y), Ptr(x), Ptr(p.gain2)];
+                let mut a = vec![ptr(p.c), ptr(p.y), ptr(x), ptr(p.gain2)];
                 a.extend(geometry);
                 a.push(I64(len));
                 self.launch("merge_act_forward", out.len(), &mut a)
@@ -157,31 +157,32 @@ impl CudnnResNet {
                 scale,
                 b2b,
             } => {
+                let e = p.e.expect("a Fixup block's map e (plan::BlockMaps)");
                 let inp = blk.conv1.input.with_n(n).len();
                 self.launch(
                     "add_scalar",
                     inp,
-                    &mut [Ptr(p.a), Ptr(x), Ptr(self.w(*b1a)), I64(inp as i64)],
+                    &mut [ptr(p.a), ptr(x), ptr(self.w(*b1a)), I64(inp as i64)],
                 )?;
                 c1.forward(h, ws, p.a, self.w(blk.w1), p.b)?;
                 self.launch(
                     "bias_relu",
                     out.len(),
-                    &mut [Ptr(p.b), Ptr(self.w(*b1b)), I64(len)],
+                    &mut [ptr(p.b), ptr(self.w(*b1b)), I64(len)],
                 )?;
                 self.launch(
                     "add_scalar",
                     out.len(),
-                    &mut [Ptr(p.e), Ptr(p.b), Ptr(self.w(*b2a)), I64(len)],
+                    &mut [ptr(e), ptr(p.b), ptr(self.w(*b2a)), I64(len)],
                 )?;
-                c2.forward(h, ws, p.e, self.w(blk.w2), p.c)?;
+                c2.forward(h, ws, e, self.w(blk.w2), p.c)?;
                 let xs = if sc.downsamples() { p.a } else { x };
                 let mut a = vec![
-                    Ptr(p.y),
-                    Ptr(p.c),
-                    Ptr(self.w(*scale)),
-                    Ptr(self.w(*b2b)),
-                    Ptr(xs),
+                    ptr(p.y),
+                    ptr(p.c),
+                    ptr(self.w(*scale)),
+                    ptr(self.w(*b2b)),
+                    ptr(xs),
                 ];
                 a.extend(geometry);
                 a.push(I64(len));
@@ -200,14 +201,14 @@ impl CudnnResNet {
             1,
             crate::cudnn::gpu::THREADS,
             &mut [
-                Ptr(d.logits),
-                Ptr(d.labels),
+                ptr(d.logits),
+                ptr(d.labels),
                 I32(n as i32),
                 I32(k as i32),
-                Ptr(d.dl),
-                Ptr(self.g(self.net.head.b)),
-                Ptr(d.out),
-                Ptr(d.ok),
+                ptr(d.dl),
+                ptr(self.g(self.net.head.b)),
+                ptr(d.out),
+                ptr(d.ok),
             ],
         )
     }

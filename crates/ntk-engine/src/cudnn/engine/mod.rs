@@ -25,12 +25,13 @@ use cudarc::driver::{CudaGraph, sys};
 use ntk_model::ResNet;
 use ntk_numerics::backend::Fp32Precision;
 
+use crate::cudnn::dev::{DevBuf, DevPtr};
 use crate::cudnn::dnn::{self, BnPtrs, Conv, Tensor};
 use crate::cudnn::error::{self, Error, Result};
-use crate::cudnn::gpu::{Arg, Gpu, blocks};
+use crate::cudnn::gpu::{Arg, Gpu, blocks, null, ptr};
 use crate::cudnn::plan::{self, Maps};
 
-use Arg::{F32, F64, I32, I64, Ptr};
+use Arg::{F32, F64, I32, I64};
 
 mod backward;
 mod forward;
@@ -43,14 +44,15 @@ pub type Step = crate::stepper::StepResult;
 /// A block's maps on the device (see [`plan::BlockMaps`]).
 #[derive(Clone, Copy, Debug)]
 struct BlockPtrs {
-    a: u64,
-    b: u64,
-    c: u64,
-    y: u64,
-    e: u64,
-    /// The border gains of conv1 and conv2 (0: none).
-    gain1: u64,
-    gain2: u64,
+    a: DevBuf<f32>,
+    b: DevBuf<f32>,
+    c: DevBuf<f32>,
+    y: DevBuf<f32>,
+    /// A downsampling block's extra map (`plan::BlockMaps::e`; none elsewhere).
+    e: Option<DevBuf<f32>>,
+    /// The border gains of conv1 and conv2 (none without the border gain).
+    gain1: Option<DevBuf<f32>>,
+    gain2: Option<DevBuf<f32>>,
 }
 
 /// Pinned host buffers the step's copies read and write.
@@ -65,35 +67,39 @@ struct Pinned {
 
 /// Device memory.
 struct Dev {
-    theta: u64,
-    grad: u64,
-    velocity: u64,
-    running: u64,
-    /// 1 at Fixup's scalars when they train at their own rate (0: no such mask).
-    scalar_mask: u64,
-    input: u64,
-    labels: u64,
-    hyper: u64,
-    out: u64,
-    ok: u64,
-    part: u64,
-    stem_a: u64,
-    stem_h: u64,
-    stem_gain: u64,
+    theta: DevBuf<f32>,
+    grad: DevBuf<f32>,
+    velocity: DevBuf<f32>,
+    running: DevBuf<f32>,
+    /// 1 at Fixup's scalars when they train at their own rate (none: no such mask).
+    scalar_mask: Option<DevBuf<u8>>,
+    input: DevBuf<f32>,
+    labels: DevBuf<i32>,
+    /// The step's rates and first-step flag (`[lr, lr_scalar, first, 0]`).
+    hyper: DevBuf<f32>,
+    /// The summed loss and the hits.
+    out: DevBuf<f64>,
+    /// Whether the loss was finite (the update runs only then).
+    ok: DevBuf<i32>,
+    /// Two partial sums per block.
+    part: DevBuf<f64>,
+    stem_a: DevBuf<f32>,
+    stem_h: DevBuf<f32>,
+    stem_gain: Option<DevBuf<f32>>,
     blocks: Vec<BlockPtrs>,
-    g_out: u64,
-    g_in: u64,
-    dz: u64,
-    dh: u64,
-    t1: u64,
-    pooled: u64,
-    da: u64,
-    logits: u64,
-    dl: u64,
+    g_out: DevBuf<f32>,
+    g_in: DevBuf<f32>,
+    dz: DevBuf<f32>,
+    dh: DevBuf<f32>,
+    t1: DevBuf<f32>,
+    pooled: DevBuf<f32>,
+    da: DevBuf<f32>,
+    logits: DevBuf<f32>,
+    dl: DevBuf<f32>,
     /// Each BatchNorm's pointers, by its gamma's slot.
     bns: HashMap<usize, BnPtrs>,
     bn_momentum: HashMap<usize, (f64, usize)>,
-    dummy: (u64, u64),
+    dummy: (DevBuf<f32>, DevBuf<f32>),
 }
 
 /// The descriptors, algorithms, workspace and graph for one batch size.
@@ -103,7 +109,8 @@ struct Plan {
     blocks: Vec<(Conv, Conv)>,
     /// BatchNorm's `[1, c, 1, 1]` parameter descriptors, by `c`.
     params: HashMap<usize, Tensor>,
-    ws: (u64, usize),
+    /// The convolutions' workspace (the largest any of them needs).
+    ws: DevBuf<u8>,
     graph: Option<CudaGraph>,
     /// Steps run eagerly so far (the graph is captured after the first).
     eager: usize,
@@ -172,9 +179,9 @@ impl CudnnResNet {
             net.fixup_scalars()
         };
         let scalar_mask = if scalars.is_empty() {
-            0
+            None
         } else {
-            let m = gpu.alloc_bytes(p)?;
+            let m = gpu.alloc::<u8>(p)?;
             let mut mask = vec![0u8; p];
             // The scalars are not convolution weights: the same index on the device.
             scalars.iter().for_each(|&i| mask[i] = 1);
@@ -183,16 +190,16 @@ impl CudnnResNet {
             // next line, so it outlives the copy.
             unsafe { gpu.upload(m, &mask)? };
             gpu.sync()?;
-            m
+            Some(m)
         };
-        let gain = |gpu: &mut Gpu, g: &Option<Vec<f32>>| -> Result<u64> {
+        let gain = |gpu: &mut Gpu, g: &Option<Vec<f32>>| -> Result<Option<DevBuf<f32>>> {
             match g {
                 Some(v) => {
                     let at = gpu.alloc(v.len())?;
                     gpu.write(at, v)?;
-                    Ok(at)
+                    Ok(Some(at))
                 }
-                None => Ok(0),
+                None => Ok(None),
             }
         };
         let stem_gain = gain(&mut gpu, &net.stem.gain)?;
@@ -203,7 +210,7 @@ impl CudnnResNet {
                 b: gpu.alloc(m.b)?,
                 c: gpu.alloc(m.c)?,
                 y: gpu.alloc(m.y)?,
-                e: if m.e > 0 { gpu.alloc(m.e)? } else { 0 },
+                e: if m.e > 0 { Some(gpu.alloc(m.e)?) } else { None },
                 gain1: gain(&mut gpu, &b.conv1.gain)?,
                 gain2: gain(&mut gpu, &b.conv2.gain)?,
             });
@@ -218,14 +225,14 @@ impl CudnnResNet {
             bns.insert(
                 b.gamma.at,
                 BnPtrs {
-                    gamma: theta + 4 * b.gamma.at as u64,
-                    beta: theta + 4 * b.beta.at as u64,
-                    dgamma: grad + 4 * b.gamma.at as u64,
-                    dbeta: grad + 4 * b.beta.at as u64,
-                    mean: running + 4 * b.running as u64,
-                    var: running + 4 * (b.running + c) as u64,
-                    save_mean: gpu.alloc(c)?,
-                    save_inv_std: gpu.alloc(c)?,
+                    gamma: theta.at(b.gamma.at),
+                    beta: theta.at(b.beta.at),
+                    dgamma: grad.at(b.gamma.at),
+                    dbeta: grad.at(b.beta.at),
+                    mean: running.at(b.running),
+                    var: running.at(b.running + c),
+                    save_mean: gpu.alloc(c)?.ptr(),
+                    save_inv_std: gpu.alloc(c)?.ptr(),
                     eps: b.eps,
                 },
             );
@@ -240,9 +247,9 @@ impl CudnnResNet {
             input: gpu.alloc(maps.input)?,
             labels: gpu.alloc(cap)?,
             hyper: gpu.alloc(4)?,
-            out: gpu.alloc_bytes(16)?,
+            out: gpu.alloc(2)?,
             ok: gpu.alloc(1)?,
-            part: gpu.alloc_bytes(16 * crate::cudnn::gpu::MAX_BLOCKS as usize)?,
+            part: gpu.alloc(2 * crate::cudnn::gpu::MAX_BLOCKS as usize)?,
             stem_a: gpu.alloc(maps.stem)?,
             stem_h: gpu.alloc(maps.stem)?,
             stem_gain,
@@ -323,12 +330,14 @@ impl CudnnResNet {
         self.gpu.write(self.dev.running, &self.net.running)
     }
 
-    fn w(&self, s: Slot) -> u64 {
-        self.dev.theta + 4 * s.at as u64
+    /// A parameter's values in `theta`.
+    fn w(&self, s: Slot) -> DevPtr<f32> {
+        self.dev.theta.slot(s.at, s.len).ptr()
     }
 
-    fn g(&self, s: Slot) -> u64 {
-        self.dev.grad + 4 * s.at as u64
+    /// A parameter's gradient in `grad`.
+    fn g(&self, s: Slot) -> DevPtr<f32> {
+        self.dev.grad.slot(s.at, s.len).ptr()
     }
 
     fn plan(&mut self, n: usize) -> Result<Plan> {
@@ -388,7 +397,7 @@ impl CudnnResNet {
             .chain([stem.workspace])
             .max()
             .unwrap_or(0);
-        let ws = (self.gpu.alloc_bytes(bytes)?, bytes);
+        let ws = self.gpu.alloc::<u8>(bytes)?;
         Ok(Plan {
             n,
             stem,
@@ -405,24 +414,24 @@ impl CudnnResNet {
     }
 
     /// `name` over `n` elements writing two sums per block, then `finish` into `out0`,
-    /// `out1` (0: not wanted).
+    /// `out1` (none: not wanted).
     fn sums(
         &self,
         name: &'static str,
         n: usize,
         args: &mut Vec<Arg>,
-        out0: u64,
-        out1: u64,
+        out0: Option<DevPtr<f32>>,
+        out1: Option<DevPtr<f32>>,
     ) -> Result<()> {
         let grid = blocks(n).min(crate::cudnn::gpu::SUM_BLOCKS);
-        args.push(Ptr(self.dev.part));
+        args.push(ptr(self.dev.part));
         args.push(I64(n as i64));
         self.gpu.launch(name, grid, args)?;
         self.gpu.launch_with(
             "finish",
             1,
             crate::cudnn::gpu::THREADS,
-            &mut [Ptr(self.dev.part), I32(grid as i32), Ptr(out0), Ptr(out1)],
+            &mut [ptr(self.dev.part), I32(grid as i32), ptr(out0), ptr(out1)],
         )
     }
 
@@ -431,9 +440,9 @@ impl CudnnResNet {
         &self,
         (ta, tb): (bool, bool),
         (m, n, k): (usize, usize, usize),
-        a: (u64, usize),
-        b: (u64, usize),
-        c: (u64, usize),
+        a: (DevPtr<f32>, usize),
+        b: (DevPtr<f32>, usize),
+        c: (DevPtr<f32>, usize),
     ) -> Result<()> {
         let op = |t: bool| {
             if t {
@@ -459,12 +468,12 @@ impl CudnnResNet {
                 n as i32,
                 k as i32,
                 &one,
-                a.0 as *const f32,
+                a.0.void() as *const f32,
                 a.1 as i32,
-                b.0 as *const f32,
+                b.0.void() as *const f32,
                 b.1 as i32,
                 &zero,
-                c.0 as *mut f32,
+                c.0.void() as *mut f32,
                 c.1 as i32,
             )
         })?)
