@@ -48,20 +48,10 @@ pub fn check(
             model: spec.describe(),
         });
     }
-    if choice == EngineChoice::Cudnn && loss != Loss::CrossEntropy {
-        return Err(Error::Setting {
-            key: "train.loss",
-            value: loss.name().to_string(),
-            reason: "the cuDNN engine (train.engine = \"cudnn\") computes the cross-entropy \
-                     only; use train.engine = \"host\" or \"auto\" for the square loss",
-        });
-    }
-    if choice == EngineChoice::Cudnn {
-        cudnn_applies(
-            matches!(spec, NetSpec::ResNet(_)),
-            &spec.describe(),
-            precision,
-        )?;
+    if choice == EngineChoice::Cudnn
+        && let Some(refusal) = cudnn_refusal(spec, precision, loss)
+    {
+        return Err(refusal);
     }
     let candidate = cudnn_candidate(spec, precision, loss);
     check_fp32(choice, fp32, "train.fp32_precision", candidate)
@@ -98,29 +88,46 @@ pub fn check_fp32(
     Ok(())
 }
 
-/// Whether the cuDNN engine trains a network (`resnet`: a CIFAR ResNet; `what` names it) in
-/// `precision` in this build: an error naming why not.
-fn cudnn_applies(resnet: bool, what: &str, precision: Precision) -> Result<()> {
-    let reason = if !resnet {
-        format!("the cuDNN engine trains CIFAR ResNets, not {what}")
-    } else if precision != Precision::F32 {
-        "the cuDNN engine computes in f32; set train.precision = \"f32\"".to_string()
-    } else if !cfg!(feature = "cudnn") {
-        "this binary was built without the cuDNN engine; build with --features ntk-train/cudnn"
-            .to_string()
-    } else {
-        return Ok(());
+/// Why the cuDNN engine does not train `spec` in `precision` with `loss` in this build (the
+/// error `train.engine = "cudnn"` gets), or `None` where it does: a CIFAR ResNet whose
+/// activation has a CUDA form in the registry, in f32, with the cross-entropy, in a build
+/// with the engine.
+fn cudnn_refusal(spec: &NetSpec, precision: Precision, loss: Loss) -> Option<Error> {
+    if loss != Loss::CrossEntropy {
+        return Some(Error::Setting {
+            key: "train.loss",
+            value: loss.name().to_string(),
+            reason: "the cuDNN engine (train.engine = \"cudnn\") computes the cross-entropy \
+                     only; use train.engine = \"host\" or \"auto\" for the square loss",
+        });
+    }
+    let reason = match spec {
+        NetSpec::ResNet(r) => match r.normalized() {
+            Some(n) if n.cuda().is_none() => format!(
+                "the cuDNN engine runs an activation through its CUDA form in the registry \
+                 (ntk_model::activation::ActivationFn::cuda), and {} has none",
+                n.activation()
+            ),
+            _ if precision != Precision::F32 => {
+                "the cuDNN engine computes in f32; set train.precision = \"f32\"".to_string()
+            }
+            _ if !cfg!(feature = "cudnn") => "this binary was built without the cuDNN engine; \
+                                              build with --features ntk-train/cudnn"
+                .to_string(),
+            _ => return None,
+        },
+        other => format!(
+            "the cuDNN engine trains CIFAR ResNets, not {}",
+            other.describe()
+        ),
     };
-    Err(Error::NoCudnnEngine { reason })
+    Some(Error::NoCudnnEngine { reason })
 }
 
-/// Whether `auto` tries the cuDNN engine for `spec`: a CIFAR ResNet in f32 with the
-/// cross-entropy, in a build with the engine.
+/// Whether `auto` tries the cuDNN engine for `spec`: where `train.engine = "cudnn"` would
+/// be accepted ([`cudnn_refusal`] has nothing to say).
 pub fn cudnn_candidate(spec: &NetSpec, precision: Precision, loss: Loss) -> bool {
-    cfg!(feature = "cudnn")
-        && matches!(spec, NetSpec::ResNet(_))
-        && precision == Precision::F32
-        && loss == Loss::CrossEntropy
+    cudnn_refusal(spec, precision, loss).is_none()
 }
 
 /// The engine a run of `spec` would take, decided as [`choose`] decides but without building
@@ -151,11 +158,9 @@ pub fn choose(choice: EngineChoice, model: Net, setup: &Setup<'_>) -> Result<Box
     let model = model.fork(&ad).train();
     match choice {
         EngineChoice::Cudnn => {
-            cudnn_applies(
-                matches!(model, Net::ResNet(_)),
-                &model.describe(),
-                compute.precision,
-            )?;
+            if let Some(refusal) = cudnn_refusal(&model.spec(), compute.precision, setup.loss) {
+                return Err(refusal);
+            }
             return start_cudnn(model, setup).map_err(|reason| Error::NoCudnnEngine { reason });
         }
         EngineChoice::Auto if candidate => {

@@ -128,6 +128,11 @@ fn the_checks_name_what_a_choice_cannot_run() {
     assert!(e.starts_with("train.loss = mse: the cuDNN engine"), "{e}");
     if cfg!(feature = "cudnn") {
         assert!(why(cudnn, &resnet, Precision::F32, ce, ieee).is_ok());
+        // Every activation of the registry has a CUDA form: the normalized variant runs.
+        for kind in ActivationKind::all() {
+            let normalized = NetSpec::ResNet(ResNetConfig::new_normalized(20, kind));
+            assert!(why(cudnn, &normalized, Precision::F32, ce, ieee).is_ok());
+        }
         assert!(why(cudnn, &resnet, Precision::F32, ce, tf32).is_ok());
     } else {
         let e = why(cudnn, &resnet, Precision::F32, ce, ieee).unwrap_err();
