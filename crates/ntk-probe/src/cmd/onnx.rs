@@ -49,6 +49,7 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
     };
     if let Some(dir) = &out {
         ntk_files::outset::check_owned(dir, &|name| OUTPUT_FILES.contains(&name))?;
+        ntk_probe::run::check_onnx_inputs_outside(&cfg.onnx.file, &cfg.data, dir)?;
     }
     let compute = backend::select(cfg.probe.device.as_deref(), cfg.probe.precision)?;
     let loaded = onnx::load_model(&mut cfg, &compute)?;

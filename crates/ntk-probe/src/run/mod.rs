@@ -267,6 +267,18 @@ pub fn check_data_outside(data: &ntk_data::DataConfig, out: &Path) -> crate::Res
     check_outside(data_files(data), &[out.to_path_buf()])
 }
 
+/// [`check_inputs_outside`] for `ntk-probe onnx`: its ONNX file (`onnx.file`) and its
+/// data's files, none of them inside `out`, which the run replaces as one output set (a
+/// file there under an output's name, `ntk.npy` or `inputs.npy`, would be overwritten).
+pub fn check_onnx_inputs_outside(
+    file: &Path,
+    data: &ntk_data::DataConfig,
+    out: &Path,
+) -> crate::Result<()> {
+    let file = std::iter::once(("onnx.file", Some(file)));
+    check_outside(file.chain(data_files(data)), &[out.to_path_buf()])
+}
+
 /// The data's files and directory under their keys.
 fn data_files(d: &ntk_data::DataConfig) -> [(&'static str, Option<&Path>); 5] {
     [

@@ -167,3 +167,52 @@ fn a_kernel_beyond_the_memory_limit_is_refused_before_it_is_formed() {
         "{e}"
     );
 }
+
+/// Issue 65, fifth hostile round: an input inside `--out` under an output's name (the ONNX
+/// file as `ntk.npy`, the data as `inputs.npy`) was overwritten by the run that read it. The
+/// run and its dry run now refuse it naming the key, and the file stays.
+#[test]
+fn inputs_inside_out_are_refused_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = onnx(&[
+        "--config",
+        "configs/onnx_mlp.toml",
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "data.n=6",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let model = std::fs::read(root().join("configs/onnx_mlp.onnx")).unwrap();
+    std::fs::write(out.join("ntk.npy"), &model).unwrap();
+    let file_in_out = format!("onnx.file={}", out.join("ntk.npy").display());
+    let x: Vec<f64> = (0..30).map(|i| f64::from(i) * 0.1).collect();
+    ntk_files::npy::write_f64(&out.join("inputs.npy"), &x, &[6, 5]).unwrap();
+    let data_in_out = format!("data.x={}", out.join("inputs.npy").display());
+    let inputs = std::fs::read(out.join("inputs.npy")).unwrap();
+    for (sets, key) in [
+        (vec![file_in_out.as_str()], "onnx.file"),
+        (
+            vec!["data.dataset=file", data_in_out.as_str(), "data.n="],
+            "data.x",
+        ),
+    ] {
+        for dry in [false, true] {
+            let mut args = vec!["--config", "configs/onnx_mlp.toml", "--out"];
+            args.push(out.to_str().unwrap());
+            for s in &sets {
+                args.extend(["--set", s]);
+            }
+            if dry {
+                args.push("--dry-run");
+            }
+            let o = onnx(&args);
+            let e = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{key} dry {dry}: {e}");
+            assert!(e.contains(key) && e.contains("inside"), "{e}");
+            assert_eq!(std::fs::read(out.join("ntk.npy")).unwrap(), model);
+            assert_eq!(std::fs::read(out.join("inputs.npy")).unwrap(), inputs);
+        }
+    }
+}
