@@ -436,6 +436,19 @@ impl ProbeConfig {
                 reason: "given blocks apply to protocol = \"blocks\" only".into(),
             });
         }
+        if let Some(path) = &self.probe.blocks
+            && self.probe.block_size != default_block_size()
+        {
+            return Err(Error::Config {
+                key: "probe.block_size",
+                value: self.probe.block_size.to_string(),
+                reason: format!(
+                    "the blocks come from probe.blocks = {}, whose lines fix their sizes: \
+                     leave probe.block_size out",
+                    path.display()
+                ),
+            });
+        }
         if self.probe.block_size < 2 {
             return Err(Error::Config {
                 key: "probe.block_size",

@@ -183,6 +183,37 @@ impl SweepConfig {
                  = [\"whole\"]",
             ));
         }
+        // A parameter is dropped at the points whose activation has none; one that no
+        // point takes would be ignored by the whole sweep (a key that does not apply).
+        let takes_param = s.activations.iter().any(|a| a.param().is_some());
+        let takes_kink = s.activations.contains(&ActivationKind::NormRelu);
+        for (key, value, applies, who) in [
+            (
+                "model.activation_param",
+                self.model.activation_param,
+                takes_param,
+                "norm_relu's kink, leaky_relu's slope",
+            ),
+            ("model.kink", self.model.kink, takes_kink, "norm_relu's"),
+        ] {
+            if let Some(v) = value
+                && !applies
+            {
+                return Err(Error::Config {
+                    key,
+                    value: v.to_string(),
+                    reason: format!(
+                        "no activation of sweep.activations ({}) takes it ({who}): every \
+                         point would leave it out; add such an activation or leave the key out",
+                        s.activations
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+            }
+        }
         if !s.datasets.is_empty() && self.data.dir.is_some() {
             return Err(Error::Invalid(
                 "sweep.datasets with data.dir: one directory cannot hold several data sets; \

@@ -139,6 +139,8 @@ fn given_blocks_replace_the_seeded_permutation() {
     let dir = tempfile::tempdir().unwrap();
     let seeded = dir.path().join("seeded");
     let blocks = "protocol = \"blocks\"\nblock_size = 8";
+    // Given blocks fix their own sizes: a block_size beside them is refused (below).
+    let given_protocol = "protocol = \"blocks\"";
     ok(&ntk_cli(
         write_file(dir.path(), "a.toml", &config("", blocks)),
         &seeded,
@@ -155,7 +157,10 @@ fn given_blocks_replace_the_seeded_permutation() {
         .collect();
     let file = write_file(dir.path(), "blocks.txt", &(lines.join("\n") + "\n"));
     let given = dir.path().join("given");
-    let keys = format!("{blocks}\nblocks = {:?}", file.display().to_string());
+    let keys = format!(
+        "{given_protocol}\nblocks = {:?}",
+        file.display().to_string()
+    );
     ok(&ntk_cli(
         write_file(dir.path(), "b.toml", &config("", &keys)),
         &given,
@@ -171,13 +176,24 @@ fn given_blocks_replace_the_seeded_permutation() {
         .collect();
     let file2 = write_file(dir.path(), "halves.txt", &(halves.join("\n") + "\n"));
     let halves_out = dir.path().join("halves");
-    let keys2 = format!("{blocks}\nblocks = {:?}", file2.display().to_string());
+    let keys2 = format!(
+        "{given_protocol}\nblocks = {:?}",
+        file2.display().to_string()
+    );
     ok(&ntk_cli(
         write_file(dir.path(), "c.toml", &config("", &keys2)),
         &halves_out,
     ));
     let t2 = std::fs::read_to_string(halves_out.join("blocks.csv")).unwrap();
     assert_eq!(t2.lines().count(), 3, "two blocks: {t2}");
+    // Issue 65, fifth hostile round: probe.block_size beside given blocks was silently
+    // unused (a key that does not apply); refused naming both keys, in the run and the dry
+    // run.
+    let sized = format!("{blocks}\nblocks = {:?}", file2.display().to_string());
+    let sized = write_file(dir.path(), "sized.toml", &config("", &sized));
+    let o = ntk_cli(&sized, dir.path().join("sized"));
+    refused(&o, &["probe.block_size", "8", "probe.blocks"]);
+    assert!(!dir.path().join("sized").exists());
     // Bad files: each names probe.blocks, the file and what is wrong.
     let all: Vec<String> = (0..30).map(|i| i.to_string()).collect();
     for (name, text, words) in [
@@ -208,7 +224,7 @@ fn given_blocks_replace_the_seeded_permutation() {
         ),
     ] {
         let f = write_file(dir.path(), &format!("{name}.txt"), &text);
-        let keys = format!("{blocks}\nblocks = {:?}", f.display().to_string());
+        let keys = format!("{given_protocol}\nblocks = {:?}", f.display().to_string());
         let o = ntk_cli(
             write_file(dir.path(), &format!("{name}.toml"), &config("", &keys)),
             dir.path().join(name),

@@ -1728,3 +1728,38 @@ fn the_advised_ulimit_is_enough_and_slurm_threads_never_hang() {
         assert_ok(&format!("SLURM_CPUS_PER_TASK=16, attempt {attempt}"), &o);
     }
 }
+
+/// Issue 65, fifth hostile round: a sweep drops `model.activation_param` and `model.kink`
+/// at points whose activation has no such parameter, so one that no activation of the sweep
+/// takes was ignored by every point, exit 0. Refused naming the key, by the dry run as by the
+/// run; where some activation takes it, the sweep runs.
+#[test]
+fn a_sweep_parameter_no_point_takes_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "sweep.toml", TINY_SWEEP);
+    let out = dir.path().join("out");
+    for (set, key) in [
+        ("model.activation_param=0.2", "model.activation_param"),
+        ("model.kink=-1", "model.kink"),
+    ] {
+        for extra in [&["--dry-run"][..], &[]] {
+            let mut args = vec!["--set", set];
+            args.extend(extra);
+            let o = run(&sweep_args(&cfg, &out, &args));
+            assert_clean_error(set, &o, &[key, "sweep.activations", "relu"]);
+            assert!(!out.exists());
+        }
+    }
+    let o = run(&sweep_args(
+        &cfg,
+        &out,
+        &[
+            "--set",
+            "model.activation_param=0.2",
+            "--set",
+            "sweep.activations=[\"relu\", \"leaky_relu\"]",
+            "--dry-run",
+        ],
+    ));
+    assert_ok("a parameter one activation takes", &o);
+}
