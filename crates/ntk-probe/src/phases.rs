@@ -143,8 +143,20 @@ pub fn kept(place: &Place, (n, block): (usize, usize)) -> Option<String> {
         block,
         ..State::default()
     };
+    if !same_run(&state, &this) {
+        return None;
+    }
+    // Tiles that are missing, not a regular file or of another size are dropped by the run
+    // with everything kept beside them ([`PhaseFiles::load`]: the state starts again), so
+    // the dry run says the run is new; their content is checked when the run reads them.
+    if state.tiles.is_some()
+        && open_regular(&place.dir.join(TILES))
+            .map_or(true, |(_, len)| len != Tiled::bytes_for(n, block) as u64)
+    {
+        return None;
+    }
     let begun = state.formed.is_some() || state.top.is_some() || state.tiles.is_some();
-    (same_run(&state, &this) && begun).then(|| {
+    begun.then(|| {
         PhaseFiles {
             dir: place.dir.clone(),
             state: *state,
@@ -654,7 +666,15 @@ fn open_regular(path: &Path) -> std::io::Result<(fs::File, u64)> {
     let file = fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)?;
+        .open(path)
+        .map_err(|e| {
+            // O_NOFOLLOW's refusal reads "too many levels of symbolic links": say what it is.
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                std::io::Error::other("a symbolic link, never followed here")
+            } else {
+                e
+            }
+        })?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(std::io::Error::other("not a regular file"));

@@ -698,3 +698,78 @@ fn a_resumed_tiled_command_forms_damaged_tiles_again() {
         assert!(!place.dir.exists(), "{damage}: phase files left");
     }
 }
+
+/// Issue 65, fifth hostile round: tiles kept beside a valid `phases.json` but missing,
+/// truncated or a symbolic link made the dry run say the run continues from them, where the
+/// run drops them and starts afresh; the dry run now says what the run does (nothing kept:
+/// new), and the run's warning names a symbolic link as one (it read "too many levels of
+/// symbolic links").
+#[test]
+fn a_dry_run_does_not_promise_tiles_the_run_drops() {
+    let n = 70;
+    let block = ntk_probe::run::TILE;
+    for damage in ["missing", "truncated", "link", "intact"] {
+        let dir = tempfile::tempdir().unwrap();
+        let place = leave_formed_kernel(&dir.path().join("out"), "f", n);
+        let tiles = place.dir.join("tiles.f64");
+        match damage {
+            "missing" => std::fs::remove_file(&tiles).unwrap(),
+            "truncated" => {
+                let raw = std::fs::read(&tiles).unwrap();
+                std::fs::write(&tiles, &raw[..raw.len() - 8]).unwrap();
+            }
+            "link" => {
+                let elsewhere = dir.path().join("elsewhere.f64");
+                std::fs::rename(&tiles, &elsewhere).unwrap();
+                std::os::unix::fs::symlink(&elsewhere, &tiles).unwrap();
+            }
+            _ => {}
+        }
+        let said = ntk_probe::phases::kept(&place, (n, block));
+        assert_eq!(said.is_some(), damage == "intact", "{damage}: {said:?}");
+        if damage == "link" {
+            let bytes = Tiled::bytes_for(n, block) as u64;
+            let mut files = PhaseFiles::open(&place, (n, block), bytes)
+                .unwrap()
+                .unwrap();
+            let k = spd(n);
+            let mut into = Tiled::from_dense(&k, n, block);
+            assert!(!files.load(&mut into));
+            assert!(
+                dir.path().join("elsewhere.f64").is_file(),
+                "the link's target stays"
+            );
+        }
+    }
+}
+
+/// The run's words for kept tiles that are a symbolic link (fifth hostile round: it said
+/// "Too many levels of symbolic links (os error 40)"), and the link's target stays.
+#[test]
+fn a_linked_tiles_file_is_named_a_link_and_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 70;
+    let text = tiled_config(n, 5, 16);
+    let cfg = write_file(dir.path(), "tiled.toml", &text);
+    let out = dir.path().join("out");
+    let place = leave_formed_kernel(&out, &fingerprint_of(&text), n);
+    let tiles = place.dir.join("tiles.f64");
+    let elsewhere = dir.path().join("elsewhere.f64");
+    std::fs::rename(&tiles, &elsewhere).unwrap();
+    let before = std::fs::read(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &tiles).unwrap();
+    let o = probe()
+        .args(["ntk", "--resume", "--config"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("a symbolic link, never followed") && !err.contains("levels"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&elsewhere).unwrap(), before);
+}
