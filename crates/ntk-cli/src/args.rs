@@ -115,8 +115,9 @@ pub struct KeyFlags {
     /// probe.precision / train.precision: f32 or f64.
     #[arg(long)]
     pub precision: Option<String>,
-    /// probe.device / train.device: the backend, one of those built in (also BURN_DEVICE).
-    #[arg(long, env = "BURN_DEVICE")]
+    /// probe.device / train.device: Burn's backend, one of those built in (also
+    /// BURN_DEVICE; `--backend` is the same flag).
+    #[arg(long, visible_alias = "backend", env = "BURN_DEVICE")]
     pub device: Option<String>,
 }
 
@@ -286,6 +287,13 @@ mod tests {
         // A ResNet's activation follows its variant.
         let t = parse(&["--activation", "tanh"]);
         assert!(assignments(&resnet, &t.sweep.run.keys, "train", &[], |_| Ok(())).is_err());
+    }
+
+    /// `--backend` is `--device` (the word the glossary gives Burn's backend).
+    #[test]
+    fn backend_is_the_device_flag() {
+        let t = parse(&["--backend", "flex"]);
+        assert_eq!(t.sweep.run.keys.device.as_deref(), Some("flex"));
     }
 
     #[test]

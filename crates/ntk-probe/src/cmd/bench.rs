@@ -28,8 +28,9 @@ pub(crate) struct BenchArgs {
     /// Timed repetitions per row (the best is reported); at least 1.
     #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     repeats: usize,
-    /// Backend (also BURN_DEVICE): one of those built in.
-    #[arg(long)]
+    /// Burn's backend (also BURN_DEVICE): one of those built in (`--backend` is the same
+    /// flag).
+    #[arg(long, visible_alias = "backend")]
     device: Option<String>,
     /// `full`: every eigenvalue on the host; `extreme`: lambda_min, lambda_max and kappa
     /// on the compute device (the kernel stays there on GPU backends).

@@ -10,8 +10,9 @@ use crate::CliResult;
 
 #[derive(Args)]
 pub(crate) struct BenchArgs {
-    /// Backend: flex, ndarray, wgpu, cuda (also BURN_DEVICE).
-    #[arg(long, env = "BURN_DEVICE")]
+    /// Burn's backend: flex, ndarray, wgpu, cuda (also BURN_DEVICE; `--backend` is the same
+    /// flag).
+    #[arg(long, visible_alias = "backend", env = "BURN_DEVICE")]
     device: Option<String>,
     /// f32 or f64.
     #[arg(long, default_value = "f32", value_parser = ntk_names::parse_arg::<Precision>)]
