@@ -45,7 +45,31 @@ export_runs() {
 }
 
 trim() { local v="$1"; v="${v#"${v%%[![:space:]]*}"}"; echo "${v%"${v##*[![:space:]]}"}"; }
-while IFS='|' read -r name config dir sets; do
+queue=experiments/seeds/queue.txt
+# A SEEDS_ONLY pattern that names no line is an error before any training, not a silent
+# "queue done" (`|| [ -n ... ]`, here and below: a last line without a newline is read too).
+if [ -n "${SEEDS_ONLY:-}" ]; then
+    names=()
+    while IFS='|' read -r name _ || [ -n "$name" ]; do
+        name="$(trim "$name")"
+        case "$name" in '' | '#'*) continue ;; esac
+        names+=("$name")
+    done < "$queue"
+    IFS=',' read -ra patterns <<< "$SEEDS_ONLY"
+    for p in "${patterns[@]}"; do
+        p="$(trim "$p")"
+        found=""
+        for name in "${names[@]}"; do
+            # shellcheck disable=SC2053 # a glob pattern on purpose
+            if [[ "$name" == $p ]]; then found=1; break; fi
+        done
+        if [ -z "$found" ]; then
+            echo "seeds: SEEDS_ONLY: '$p' names no line of $queue" >&2
+            exit 2
+        fi
+    done
+fi
+while IFS='|' read -r name config dir sets || [ -n "$name" ]; do
     name="$(trim "$name")"
     case "$name" in '' | '#'*) continue ;; esac
     config="$(trim "$config")"
@@ -70,5 +94,5 @@ while IFS='|' read -r name config dir sets; do
     fi
     IFS=',' read -ra dirs <<< "$dir"
     for d in "${dirs[@]}"; do export_runs "$name" "$(trim "$d")"; done
-done < experiments/seeds/queue.txt
+done < "$queue"
 echo "=== $(date -u +%FT%TZ) queue done"

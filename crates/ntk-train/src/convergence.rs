@@ -47,8 +47,10 @@ pub struct ConvergenceRow {
     pub singular_empirical: Option<bool>,
     pub rank_empirical: Option<usize>,
     pub inverse_kappa: Option<f64>,
-    /// The least-squares slope of `-ln L` per epoch over the middle half of training.
-    pub measured_rate: f64,
+    /// The least-squares slope of `-ln L` per epoch over the middle half of training; `None`
+    /// (empty in the CSV, as the predicted rates) where that half holds fewer than 3 epochs
+    /// or a loss that is not positive and finite (a diverged run).
+    pub measured_rate: Option<f64>,
     pub predicted_rate_empirical: Option<f64>,
     pub predicted_rate_theory: Option<f64>,
     /// `-2 ln |1 - lr lambda_min / n|` of each kernel: the linearized model's late rate.
@@ -153,7 +155,7 @@ pub fn rows<R: PredictedRun>(runs: &[R]) -> Vec<ConvergenceRow> {
                 epochs: r.epochs().len(),
                 kappa,
                 inverse_kappa: kappa.map(|k| 1.0 / k),
-                measured_rate: middle_rate(&measured).unwrap_or(f64::NAN),
+                measured_rate: middle_rate(&measured),
                 predicted_rate_empirical: emp.as_deref().and_then(middle_rate),
                 predicted_rate_theory: theory.as_deref().and_then(middle_rate),
                 asymptotic_rate_empirical: s_emp.and_then(|s| s.asymptotic_rate),
@@ -236,7 +238,7 @@ pub fn figure(
     let measures: [(&str, Pick, Dash, Option<Marker>); 4] = [
         (
             "measured",
-            |r| Some(r.measured_rate),
+            |r| r.measured_rate,
             Dash::Solid,
             Some(Marker::Circle),
         ),
@@ -328,7 +330,7 @@ pub fn figure(
         .filter(|(a, n)| {
             rows.iter()
                 .filter(|r| &r.activation == a && &r.normalization == n)
-                .any(|r| r.measured_rate == 0.0)
+                .any(|r| r.measured_rate == Some(0.0))
         })
         .map(|(a, n)| ntk_plot::style::family_words(a, n))
         .collect();
@@ -419,7 +421,7 @@ mod tests {
             singular_empirical: Some(true),
             rank_empirical: Some(784),
             inverse_kappa: None,
-            measured_rate: f64::NAN,
+            measured_rate: None,
             predicted_rate_empirical: None,
             predicted_rate_theory: None,
             asymptotic_rate_empirical: None,
@@ -432,6 +434,16 @@ mod tests {
             final_test_accuracy: None,
             predicted_final_test_accuracy_empirical: None,
         };
+        // Issue 65, fifth hostile round: convergence.csv wrote such a rate as "NaN" where
+        // the predicted rates beside it are empty; now empty too.
+        let mut csv = csv::Writer::from_writer(Vec::new());
+        csv.serialize(&row).unwrap();
+        let text = String::from_utf8(csv.into_inner().unwrap()).unwrap();
+        assert!(!text.contains("NaN"), "{text}");
+        let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+        let values: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
+        let at = header.iter().position(|h| *h == "measured_rate").unwrap();
+        assert_eq!(values[at], "", "{text}");
         let dir = tempfile::tempdir().unwrap();
         let written = figure(dir.path(), &[row], (None, None), Layout::Screen).unwrap();
         assert!(written.is_empty());

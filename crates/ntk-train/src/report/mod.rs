@@ -156,11 +156,12 @@ pub fn collect_as(
     let runs = read_runs(out)?;
     ntk_runs::sweep::warn_unreadable(&out.join("runs"), "config.toml");
     // A run being trained now may not have recorded its provenance yet: it is listed as
-    // running, and checked once it has.
+    // running, and checked once it has. A run that failed before it recorded one has no
+    // results to merge (it is listed as failed): not taken for an older version's.
     let entries: Vec<(PathBuf, Option<&Provenance>)> = runs
         .iter()
-        .filter(|r| r.running.is_none() || r.provenance.is_some())
-        .map(|r| (out.join("runs").join(&r.id), r.provenance.as_ref()))
+        .filter(|r| (r.running.is_none() && r.failure.is_none()) || r.provenance.is_some())
+        .map(|r| (run_dir(out, &r.id), r.provenance.as_ref()))
         .collect();
     provenance::check_merge(out, &entries, &crate::sweep::AXES, allow_mixed)?;
     let best = choose(&runs);
@@ -201,10 +202,7 @@ pub fn collect_as(
         .collect();
     for r in runs.iter().filter(|r| r.summary.is_none()) {
         if let Some(why) = &r.failure {
-            eprintln!(
-                "warning: {}: failed: {why}",
-                out.join("runs").join(&r.id).display()
-            );
+            eprintln!("warning: {}: failed: {why}", run_dir(out, &r.id).display());
         }
     }
     // Runs that failed before they wrote anything else.
@@ -255,6 +253,15 @@ pub fn collect_as(
     Ok(written)
 }
 
+/// The directory of the run `id` under `out`: `out/runs/<id>`, or `out` itself for a single
+/// run (id ""; there is no `out/runs/` then).
+fn run_dir(out: &Path, id: &str) -> PathBuf {
+    if id.is_empty() {
+        out.to_path_buf()
+    } else {
+        out.join("runs").join(id)
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::figures::*;

@@ -678,10 +678,15 @@ fn checkpoints_are_verified_not_trusted() {
     let last = bytes.len() - 3;
     bytes[last] ^= 1;
     std::fs::write(&m, bytes).unwrap();
-    assert_clean_error(
-        "flipped bit",
-        &resume(&cfg, &out),
-        &["model.bpk", "SHA-256"],
+    let o = resume(&cfg, &out);
+    assert_clean_error("flipped bit", &o, &["model.bpk", "SHA-256"]);
+    // Issue 65, fifth hostile round: the warning named `OUT/runs/`, which a single run does
+    // not have; it names the run's own directory.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("warning: {}: failed:", out.display()))
+            && !err.contains(&format!("{}/runs", out.display())),
+        "{err}"
     );
 
     // A dir pointing outside the run directory (the edit also breaks the checksum).
@@ -1692,4 +1697,42 @@ fn counts_rates_and_classes_are_refused_as_values() {
         assert_clean_error("one class", &o, &["y.csv", "1 class"]);
         assert!(!String::from_utf8_lossy(&o.stderr).contains("output_dim"));
     }
+}
+
+/// Issue 65, fifth hostile round: a single run that fails before it records its provenance
+/// (here its NTK at initialization overflows: inputs at 1e30 through ReLU² at depth 4) was
+/// reported with a false "written by an older version" warning and under `OUT/runs/`, a
+/// directory a single run does not have.
+#[test]
+fn a_run_that_fails_early_is_reported_failed_not_old() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x: Vec<f64> = (0..40 * 5)
+        .map(|i| (f64::from(i) * 0.37).sin() * 1e30)
+        .collect();
+    ntk_files::npy::write_f64(&d.join("x.npy"), &x, &[40, 5]).unwrap();
+    let y: Vec<f64> = (0..40).map(|i| f64::from(i % 2)).collect();
+    ntk_files::npy::write_f64(&d.join("y.npy"), &y, &[40]).unwrap();
+    let cfg = write(
+        d,
+        "big.toml",
+        &format!(
+            "[data]\ndataset = \"file\"\nx = {:?}\nlabels = {:?}\n[model]\nwidth = 8\n\
+             depth = 4\nactivation = \"relu_squared\"\n[optim]\nlr = 0.1\n[train]\n\
+             batch_size = 40\nepochs = 1\n[ntk]\nevery = 1\nn = 10\n",
+            d.join("x.npy").display().to_string(),
+            d.join("y.npy").display().to_string()
+        ),
+    );
+    let out = d.join("out");
+    let o = run(&args(&cfg, &out, &[]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("warning: {}: failed:", out.display())),
+        "{err}"
+    );
+    assert!(!err.contains("older version"), "{err}");
+    assert!(!err.contains(&format!("{}/runs", out.display())), "{err}");
 }

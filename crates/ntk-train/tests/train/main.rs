@@ -14,6 +14,7 @@ mod onnx;
 mod quoted_numbers;
 mod representations;
 mod resnet;
+mod seeds_script;
 mod sweep;
 mod track_precision;
 mod train;

@@ -1,0 +1,82 @@
+//! experiments/seeds/run.sh, the seed queue, on a queue of its own in a scratch tree with a
+//! stand-in for ntk-train that records its calls (issue 65, fifth hostile round: a last line
+//! without a newline was skipped, and a SEEDS_ONLY pattern that named no line ended in
+//! "queue done", exit 0, as issue 65 item 10 found for collect.sh).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::common::serial;
+
+/// A scratch tree holding run.sh and a two-line queue whose last line has no newline, and a
+/// stand-in binary that appends its arguments to `calls.log`.
+fn tree() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let seeds = dir.path().join("experiments/seeds");
+    std::fs::create_dir_all(&seeds).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/seeds/run.sh");
+    std::fs::copy(script, seeds.join("run.sh")).unwrap();
+    std::fs::write(
+        seeds.join("queue.txt"),
+        "# a comment\nfirst | a.toml | experiments/x | sweep.seeds=[1]\n\
+         last | b.toml | experiments/x | sweep.seeds=[2]",
+    )
+    .unwrap();
+    let stub = dir.path().join("stub.sh");
+    std::fs::write(
+        &stub,
+        format!(
+            "#!/bin/sh\necho \"$*\" >> {}\n",
+            dir.path().join("calls.log").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, stub)
+}
+
+fn run(dir: &Path, stub: &Path, only: Option<&str>) -> (Output, String) {
+    let mut cmd = Command::new("bash");
+    cmd.arg("experiments/seeds/run.sh")
+        .current_dir(dir)
+        .env("NTK_TRAIN_BIN", stub)
+        .env_remove("SEEDS_ONLY")
+        .env_remove("SEEDS_EXPORT_ONLY");
+    if let Some(p) = only {
+        cmd.env("SEEDS_ONLY", p);
+    }
+    let out = cmd.output().unwrap();
+    let calls = std::fs::read_to_string(dir.join("calls.log")).unwrap_or_default();
+    let _ = std::fs::remove_file(dir.join("calls.log"));
+    (out, calls)
+}
+
+#[test]
+fn the_queue_reads_its_last_line_and_refuses_a_pattern_naming_none() {
+    let _guard = serial();
+    let (dir, stub) = tree();
+    let (o, calls) = run(dir.path(), &stub, None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        calls.contains("--config a.toml --out runs/seeds/first"),
+        "{calls}"
+    );
+    assert!(
+        calls.contains("--config b.toml --out runs/seeds/last --resume --set sweep.seeds=[2]"),
+        "the last line, without a newline: {calls}"
+    );
+    let (o, calls) = run(dir.path(), &stub, Some("l*"));
+    assert!(o.status.success());
+    assert_eq!(calls.lines().count(), 1, "{calls}");
+    for pattern in ["nosuch", "first,nosuch"] {
+        let (o, calls) = run(dir.path(), &stub, Some(pattern));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{pattern}: {err}");
+        assert!(err.contains("'nosuch' names no line"), "{err}");
+        assert!(
+            calls.is_empty(),
+            "nothing trained before the refusal: {calls}"
+        );
+    }
+}
