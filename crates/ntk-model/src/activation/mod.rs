@@ -464,6 +464,8 @@ registry! {
     Selu => selu::Selu,
     Erf => erf::Erf,
     LeakyRelu => leaky_relu::LeakyRelu,
+    /// `x sigma(x)`, the logistic SiLU (swish).
+    Silu => silu::Silu,
 }
 
 mod normalized;

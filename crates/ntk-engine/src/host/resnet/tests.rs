@@ -242,15 +242,26 @@ fn floats(net: &ResNet, running: bool) -> Vec<f64> {
 fn the_host_resnet_is_burns_training_forward_and_gradient() {
     let device = Device::flex();
     let ad = device.clone().autodiff();
-    for variant in ResNetVariant::all() {
+    // Every variant, and the normalized one with every activation of the registry: a new
+    // activation is held to Burn's autodiff here with no code of its own.
+    let nets = ResNetVariant::all().into_iter().flat_map(|v| match v {
+        ResNetVariant::Normalized => ntk_model::ActivationKind::all()
+            .into_iter()
+            .map(|k| ResNetConfig::new_normalized(8, k))
+            .collect(),
+        _ => vec![ResNetConfig::new(8, v)],
+    });
+    for base_cfg in nets {
+        let variant = base_cfg.variant;
         for (size, base) in [(8, 4), (12, 3)] {
-            let cfg = ResNetConfig::example(8, variant)
+            let cfg = base_cfg
+                .clone()
                 .with_base_width(base)
                 .with_image_size(size)
                 .with_in_channels(2)
                 .with_num_classes(3)
                 .with_seed(3);
-            let what = format!("{variant} {size}x{size}");
+            let what = format!("{} {size}x{size}", cfg.describe());
             let net = ResNet::new(&cfg, &device, DType::F64).unwrap();
             // Parameters in general position (Fixup starts with zero branches and
             // classifier, and every BatchNorm with gamma 1, beta 0).
