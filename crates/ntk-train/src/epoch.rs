@@ -195,10 +195,6 @@ pub(crate) fn train_epoch(
     let (t, set) = (&run.cfg.train, &run.data.train);
     let start = Instant::now();
     let order = epoch_order(t.seed, epoch, set.n);
-    let augment = t.augment.then(|| {
-        ntk_data::inputs::augmentation(&run.cfg.data)
-            .expect("a run's augmentation is checked before it starts (train::check_inputs)")
-    });
     let mut rng = augment_rng(t.seed, epoch);
     let steps = run.per_epoch.min(run.total - *iteration);
     let bar = run.reporter.bar(steps as u64, format!("epoch {epoch}"));
@@ -208,7 +204,10 @@ pub(crate) fn train_epoch(
     };
     for idx in order.chunks(t.batch_size).take(steps) {
         let lr = run.lr(*iteration);
-        let step = stepper.step(batch(set, idx, augment.as_ref().map(|a| (a, &mut rng))), lr);
+        let step = stepper.step(
+            batch(set, idx, run.augment.as_ref().map(|a| (a, &mut rng))),
+            lr,
+        );
         // A step that returns nothing saw a non-finite loss.
         let verdict = match &step {
             None => Err(guard.not_finite(Measured::TrainingBatch)),

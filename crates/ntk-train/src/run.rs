@@ -4,8 +4,10 @@
 
 use std::path::Path;
 
+use ntk_data::ImageAugment;
+use ntk_engine::Sgd;
 use ntk_model::NetSpec;
-use ntk_numerics::backend::Compute;
+use ntk_numerics::backend::{Compute, Precision};
 use ntk_runs::progress::Reporter;
 use ntk_runs::provenance::{self, Provenance};
 
@@ -90,7 +92,9 @@ pub struct RunOptions {
 
 /// What a run is, fixed before its first step: the config and its network, the data,
 /// the backend, the output directory and the reporter, the identity checkpoints record
-/// (config text and provenance), and the step counts ([`TrainConfig::step_counts`]).
+/// (config text and provenance), the step counts ([`TrainConfig::step_counts`]), and what
+/// the config resolves to once for every later phase: the SGD settings every engine takes,
+/// the tracked kernel's precision on this backend, the checked image augmentation.
 pub(crate) struct Run<'a> {
     pub(crate) cfg: &'a TrainConfig,
     pub(crate) spec: NetSpec,
@@ -103,18 +107,28 @@ pub(crate) struct Run<'a> {
     pub(crate) per_epoch: usize,
     pub(crate) total: usize,
     pub(crate) epochs: usize,
+    /// The SGD settings ([`crate::config::OptimConfig::settings`]).
+    pub(crate) sgd: Sgd,
+    /// The tracked NTK's precision on this backend (`ntk.precision`, resolved), when the
+    /// run tracks it.
+    pub(crate) ntk_precision: Option<Precision>,
+    /// The augmentation of every epoch's batches, as `train::check_inputs` checked it.
+    pub(crate) augment: Option<ImageAugment>,
 }
 
 impl<'a> Run<'a> {
+    /// The run of `cfg` (its `spec` and the augmentation `augment` that
+    /// `train::check_inputs` checked) on `data` and `compute`, writing to `out`.
     pub(crate) fn new(
-        cfg: &'a TrainConfig,
-        spec: NetSpec,
+        (cfg, spec, augment): (&'a TrainConfig, NetSpec, Option<ImageAugment>),
         data: &'a Data,
         compute: &'a Compute,
         out: &'a Path,
         reporter: &'a Reporter,
     ) -> Self {
         let (per_epoch, total, epochs) = cfg.step_counts(data.train.n);
+        let sgd = cfg.optim.settings();
+        let ntk_precision = cfg.ntk.as_ref().map(|k| k.precision_on(compute));
         Self {
             cfg,
             spec,
@@ -127,6 +141,21 @@ impl<'a> Run<'a> {
             per_epoch,
             total,
             epochs,
+            sgd,
+            ntk_precision,
+            augment,
+        }
+    }
+
+    /// What the engine needs besides the network ([`ntk_engine::Setup`]).
+    pub(crate) fn setup(&self) -> ntk_engine::Setup<'_> {
+        let t = &self.cfg.train;
+        ntk_engine::Setup {
+            sgd: &self.sgd,
+            loss: t.loss,
+            compute: self.compute,
+            batch: t.batch_size,
+            fp32: t.fp32_precision,
         }
     }
 

@@ -213,7 +213,9 @@ impl<'a> Tracking<'a> {
             && Self::due(k.every, epoch, last)
             && !tracked.ntk.iter().any(|r| r.epoch == epoch)
         {
-            let precision = k.precision_on(run.compute);
+            let precision = run
+                .ntk_precision
+                .expect("a run that tracks the NTK resolves its precision");
             let stats = k.batch_norm_statistics.unwrap_or_default();
             let how = (k.output, precision, stats);
             let spinner = run.reporter.spinner(format!(

@@ -18,6 +18,7 @@
 use std::path::Path;
 use std::time::Instant;
 
+use ntk_data::ImageAugment;
 use ntk_model::NetSpec;
 use ntk_numerics::backend::Compute;
 
@@ -52,8 +53,8 @@ pub fn train(
 ) -> crate::Result<TrainSummary> {
     let start = Instant::now();
     let spec = cfg.spec()?;
-    check_inputs(cfg, &spec, data)?;
-    let mut run = Run::new(cfg, spec, data, compute, out, reporter);
+    let augment = check_inputs(cfg, &spec, data)?;
+    let mut run = Run::new((cfg, spec, augment), data, compute, out, reporter);
     let (_lock, opened) = open_run_dir(run.out, &run.provenance, &run.config_text, opts.resume)?;
     let found = match opened {
         Start::Done(summary) => return Ok(summary),
@@ -107,10 +108,15 @@ pub fn train(
 }
 
 /// Refuses data the run cannot train on: augmentation of anything but a built-in set's images, and
-/// labels beyond the network's outputs (both engines would index past the logits).
-pub(crate) fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result<()> {
+/// labels beyond the network's outputs (both engines would index past the logits). Returns
+/// the augmentation, checked, when the run augments.
+pub(crate) fn check_inputs(
+    cfg: &TrainConfig,
+    spec: &NetSpec,
+    data: &Data,
+) -> crate::Result<Option<ImageAugment>> {
     let set = &data.train;
-    if cfg.train.augment {
+    let augment = if cfg.train.augment {
         let aug = ntk_data::inputs::augmentation(&cfg.data).map_err(|reason| {
             crate::Error::AugmentNeedsImages {
                 reason: reason.to_string(),
@@ -125,7 +131,18 @@ pub(crate) fn check_inputs(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> cr
                 ),
             });
         }
-    }
+        Some(aug)
+    } else {
+        None
+    };
+    check_labels(cfg, spec, data)?;
+    Ok(augment)
+}
+
+/// Refuses labels beyond the network's outputs (and, after them, inputs beyond f32's
+/// range in an f32 run).
+fn check_labels(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result<()> {
+    let set = &data.train;
     crate::predict::check(cfg, set.n)?;
     let sets = || std::iter::once(set).chain(data.test.as_ref());
     // The set with the largest label, named in the message.
@@ -190,12 +207,11 @@ fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result
         }
         None => fresh,
     };
-    let (t, sgd) = (&run.cfg.train, run.cfg.optim.settings());
-    let mut stepper = ntk_engine::choose(t.engine, model, &setup(run.cfg, &sgd, compute))?;
+    let mut stepper = ntk_engine::choose(run.cfg.train.engine, model, &run.setup())?;
     if let Some(ck) = found {
         let form = stepper.state_form();
         check_engine(run.out, ck.pointer.engine, form)?;
-        let state = ck.load_state(form, &sgd)?;
+        let state = ck.load_state(form, &run.sgd)?;
         stepper.load_state(state).map_err(|e| crate::Error::At {
             path: ck.dir.clone(),
             source: Box::new(e.into()),
@@ -208,21 +224,6 @@ fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result
         stepper.engine()
     ));
     Ok(stepper)
-}
-
-/// What the engine of a run of `cfg` needs besides its network ([`ntk_engine::Setup`]).
-pub(crate) fn setup<'a>(
-    cfg: &TrainConfig,
-    sgd: &'a ntk_engine::Sgd,
-    compute: &'a Compute,
-) -> ntk_engine::Setup<'a> {
-    ntk_engine::Setup {
-        sgd,
-        loss: cfg.train.loss,
-        compute,
-        batch: cfg.train.batch_size,
-        fp32: cfg.train.fp32_precision,
-    }
 }
 
 /// Whose optimizer state a run of `cfg` on `compute` would keep: the form of the engine it
@@ -400,7 +401,7 @@ engine = "{engine}"
         let dir = tempfile::tempdir().unwrap();
         let reporter = Reporter::silent();
         let spec = cfg.spec().unwrap();
-        let run = Run::new(&cfg, spec, &data, &compute, dir.path(), &reporter);
+        let run = Run::new((&cfg, spec, None), &data, &compute, dir.path(), &reporter);
         assert!(matches!(
             open_run_dir(run.out, &run.provenance, &run.config_text, false),
             Ok((_, Start::Fresh))
@@ -437,18 +438,10 @@ engine = "{engine}"
             let (cfg, data, compute) = (config(engine), data(Some(7)), cpu());
             let dir = tempfile::tempdir().unwrap();
             let reporter = Reporter::silent();
-            let run = Run::new(
-                &cfg,
-                cfg.spec().unwrap(),
-                &data,
-                &compute,
-                dir.path(),
-                &reporter,
-            );
+            let spec = cfg.spec().unwrap();
+            let run = Run::new((&cfg, spec, None), &data, &compute, dir.path(), &reporter);
             let model = run.spec.build(4, &compute.device, compute.dtype()).unwrap();
-            let sgd = cfg.optim.settings();
-            let mut s =
-                ntk_engine::choose(cfg.train.engine, model, &setup(&cfg, &sgd, &compute)).unwrap();
+            let mut s = ntk_engine::choose(cfg.train.engine, model, &run.setup()).unwrap();
             let mut iteration = 0;
             let mut guard = crate::divergence::Guard::new(1e4, None);
             let why = train_epoch(&run, s.as_mut(), 1, &mut iteration, &mut guard).unwrap_err();
