@@ -153,6 +153,25 @@ pub struct ProbeSection {
     pub blocks: Option<std::path::PathBuf>,
 }
 
+impl ProbeSection {
+    /// Refuses `probe.block_size` given (any value but its default) where the `protocols`
+    /// a command runs form no blocks: `ntk-probe run` passes its one protocol, a sweep its
+    /// `sweep.protocols` (its points' configs are checked under each protocol, so this is
+    /// not part of [`ProbeConfig::validate`]).
+    pub fn check_block_size_applies(&self, protocols: &[Protocol]) -> crate::Result<()> {
+        if self.block_size != default_block_size() && !protocols.contains(&Protocol::Blocks) {
+            return Err(Error::Config {
+                key: "probe.block_size",
+                value: self.block_size.to_string(),
+                reason: "applies to protocol = \"blocks\" only, and this run forms no blocks: \
+                         leave it out, or set the blocks protocol"
+                    .into(),
+            });
+        }
+        Ok(())
+    }
+}
+
 impl Default for ProbeSection {
     fn default() -> Self {
         Self {

@@ -121,7 +121,19 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
     let sets = args.own.assignments(flags, &overrides::read_table(path)?)?;
     let cfg = ProbeConfig::load_with(path, &sets)?;
     cfg.validate()
+        .and_then(|()| cfg.probe.check_block_size_applies(&[cfg.probe.protocol]))
         .map_err(|e| format!("{}{}: {e}", path.display(), with_overrides(&sets)))?;
+    if args.save_weights && cfg.probe.method == ntk_probe::config::Method::Theory {
+        return Err(format!(
+            "--save-weights with probe.method = \"theory\" ({}{}): the infinite-width kernel \
+             has no weights, so none would be the kernel's (a seeded draw's file would say \
+             otherwise); leave --save-weights out, or use \"auto\", \"autodiff\" or \
+             \"structured\"",
+            path.display(),
+            with_overrides(&sets)
+        )
+        .into());
+    }
     let out_arg = flags
         .out
         .as_deref()

@@ -232,6 +232,7 @@ impl SweepConfig {
             ],
             "the product of its axes",
         )?;
+        self.probe.check_block_size_applies(&s.protocols)?;
         for setting in self.settings() {
             for &activation in &s.activations {
                 let point = Point {

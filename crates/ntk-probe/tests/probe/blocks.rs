@@ -145,7 +145,10 @@ fn block_kappas_recompute_from_the_written_membership() {
 #[test]
 fn the_whole_protocol_writes_no_block_table() {
     let dir = tempfile::tempdir().unwrap();
-    let text = config().replace("protocol = \"blocks\"", "protocol = \"whole\"");
+    // No blocks, no block size (one would not apply, and is refused).
+    let text = config()
+        .replace("protocol = \"blocks\"", "protocol = \"whole\"")
+        .replace(&format!("block_size = {BLOCK}\n"), "");
     let cfg = write_file(dir.path(), "whole.toml", &text);
     let out = dir.path().join("out");
     assert!(ntk_cli(&cfg, &out).status.success());

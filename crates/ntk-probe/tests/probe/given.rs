@@ -1096,3 +1096,19 @@ fn an_underflow_scaled_up_inside_the_kernel_is_refused() {
         &with("f32", &saved.join("weights.safetensors")),
     );
 }
+
+/// Issue 65, fifth hostile round (the mirror of item 7): `--save-weights` with the theory
+/// kernel wrote a seeded draw's weights.safetensors and outputs.npy beside a kernel no
+/// weights made, exit 0. Refused before any work, in the run and the dry run.
+#[test]
+fn saved_weights_of_the_theory_kernel_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_file(dir.path(), "t.toml", &config("", "method = \"theory\""));
+    let out = dir.path().join("t");
+    for extra in [&["--save-weights"][..], &["--save-weights", "--dry-run"]] {
+        let o = run_with(&cfg, &out, extra, &[]);
+        refused(&o, &["--save-weights", "theory", "t.toml"]);
+        assert!(!out.exists());
+    }
+    ok(&run_with(&cfg, &out, &[], &[]));
+}

@@ -1762,4 +1762,32 @@ fn a_sweep_parameter_no_point_takes_is_refused() {
         ],
     ));
     assert_ok("a parameter one activation takes", &o);
+    // The same round: probe.block_size where no blocks are formed (a run of the whole
+    // protocol, a sweep of protocols = ["whole"]) was unused, exit 0; refused naming it.
+    let o = run(&sweep_args(
+        &cfg,
+        &out,
+        &["--set", "probe.block_size=7", "--dry-run"],
+    ));
+    assert_clean_error("sweep block_size", &o, &["probe.block_size", "7", "blocks"]);
+    let tiny = write(dir.path(), "tiny.toml", TINY);
+    for extra in [&["--dry-run"][..], &[]] {
+        let mut args = vec!["--set", "probe.block_size=7"];
+        args.extend(extra);
+        let o = run(&ntk_args(&tiny, &out, &args));
+        assert_clean_error("run block_size", &o, &["probe.block_size", "7", "blocks"]);
+        assert!(!out.exists());
+    }
+    let o = run(&ntk_args(
+        &tiny,
+        &out,
+        &[
+            "--set",
+            "probe.block_size=7",
+            "--protocol",
+            "blocks",
+            "--dry-run",
+        ],
+    ));
+    assert_ok("block_size with the blocks protocol", &o);
 }

@@ -219,6 +219,8 @@ fn sweep_points_equal_standalone_runs() {
             "protocols = [\"whole\", \"blocks\"]",
             "protocols = [\"whole\"]",
         )
+        // No blocks: a block size would not apply (and is refused).
+        .replace("block_size = 16\n", "")
         .replace("theory = true", "theory = false")
         .replace("width = 16", "width = 24");
     std::fs::write(&cfg_path, config).unwrap();
