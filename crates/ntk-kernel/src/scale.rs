@@ -48,8 +48,15 @@ pub fn input_scale_warning(net: &Net, inputs: &Inputs) -> Option<String> {
         return None;
     }
     let mean = norms.iter().sum::<f64>() / norms.len().max(1) as f64;
+    // Fixed point where it reads well; else a mantissa and exponent (1e18 printed as 19
+    // digits, 1e-21 as "0.000", in the fifth hostile round).
+    let mean = if (1e-3..1e6).contains(&mean) {
+        format!("{mean:.3}")
+    } else {
+        format!("{mean:.3e}")
+    };
     Some(format!(
-        "{why}: kappa and the angles depend on the inputs' scale (here mean norm {mean:.3} \
+        "{why}: kappa and the angles depend on the inputs' scale (here mean norm {mean} \
          in {} dimensions), not only on their directions; data.unit_norm = true puts every \
          input at norm 1, the scale the infinite-width theory assumes",
         inputs.d
@@ -110,5 +117,20 @@ mod tests {
         }
         let w = input_scale_warning(&net(ActivationKind::Relu, true), &raw).unwrap();
         assert!(w.starts_with("the network has biases"), "{w}");
+    }
+
+    /// Issue 65, fifth hostile round: inputs at 1e18 printed their mean norm as 19 digits
+    /// and a fraction, inputs at 1e-21 as "0.000"; both now as a mantissa and exponent.
+    #[test]
+    fn far_scales_are_printed_with_an_exponent() {
+        let tanh = net(ActivationKind::Tanh, false);
+        for (scale, words) in [
+            (1e18, "mean norm 3.500e18 "),
+            (1e-21, "mean norm 3.500e-21 "),
+        ] {
+            let x = vec![3.0 * scale, 0.0, 4.0 * scale, 0.0, 2.0 * scale, 0.0];
+            let w = input_scale_warning(&tanh, &inputs(x)).unwrap();
+            assert!(w.contains(words), "{w}");
+        }
     }
 }
