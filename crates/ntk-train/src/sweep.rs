@@ -280,6 +280,20 @@ pub struct TrainSweep<'a> {
     pub reporter: &'a Reporter,
     /// Who computes the steps (`train.engine`), for the dry run's line.
     pub engine: EngineChoice,
+    /// The engine each point would take ([`ntk_engine::plan`]: builds nothing), for the
+    /// dry run's line.
+    pub plans: Vec<ntk_engine::Engine>,
+}
+
+/// The engine each point's run would take on `compute` (in point order).
+fn plans(points: &[RunPoint], compute: &Compute) -> crate::Result<Vec<ntk_engine::Engine>> {
+    points
+        .iter()
+        .map(|p| {
+            let t = &p.cfg.train;
+            Ok(ntk_engine::plan(t.engine, &p.cfg.spec()?, compute, t.loss))
+        })
+        .collect()
 }
 
 impl Sweep for TrainSweep<'_> {
@@ -371,8 +385,22 @@ impl Sweep for TrainSweep<'_> {
         self.out
     }
 
+    /// `engine: <the choice in words>`, then the engines the runs would take:
+    /// `; these runs: burn (2), host (4)`.
     fn computes(&self) -> String {
-        format!("engine: {}", ntk_engine::describe(self.engine))
+        let mut taken: Vec<(ntk_engine::Engine, usize)> = Vec::new();
+        for &e in &self.plans {
+            match taken.iter_mut().find(|(t, _)| *t == e) {
+                Some((_, n)) => *n += 1,
+                None => taken.push((e, 1)),
+            }
+        }
+        let taken: Vec<String> = taken.iter().map(|(e, n)| format!("{e} ({n})")).collect();
+        let mut line = format!("engine: {}", ntk_engine::describe(self.engine));
+        if !taken.is_empty() {
+            line.push_str(&format!("; these runs: {}", taken.join(", ")));
+        }
+        line
     }
 
     /// The run directories found: `OUT` itself for a config without `[sweep]`, else those
@@ -409,6 +437,7 @@ pub fn run(
         run: opts.run,
         reporter,
         engine: cfg.train.engine,
+        plans: plans(&points, compute)?,
     };
     let done = sweep::execute(&mut sweep, &points, shard, opts.recompute, reporter)?;
     let count = |status| done.made.iter().filter(|s| s.status == status).count();
@@ -453,6 +482,7 @@ fn with_sweep<T>(
         run,
         reporter: &Reporter::silent(),
         engine: cfg.train.engine,
+        plans: plans(&points, compute)?,
     };
     f(&sweep, &points)
 }

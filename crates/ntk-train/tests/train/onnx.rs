@@ -280,6 +280,8 @@ fn what_does_not_apply_to_an_onnx_network_is_refused_by_name() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(text.contains("onnx configs/train_onnx_mlp.onnx"), "{text}");
+    // ... and which engine would compute its steps.
+    assert!(text.contains("; these runs: burn (1)"), "{text}");
     let cfg = example(None, |_| {});
     let compute = crate::common::cpu();
     let engine = ntk_engine::plan(
