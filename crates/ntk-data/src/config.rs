@@ -104,6 +104,18 @@ pub struct DataConfig {
 }
 
 impl DataConfig {
+    /// The files and directory it reads, under their keys (`None`: not given): what a run
+    /// keeps outside its output ([`ntk_files::apart::check_outside`]).
+    pub fn files(&self) -> [(&'static str, Option<&std::path::Path>); 5] {
+        [
+            ("data.x", self.x.as_deref()),
+            ("data.labels", self.labels.as_deref()),
+            ("data.test_x", self.test_x.as_deref()),
+            ("data.test_labels", self.test_labels.as_deref()),
+            ("data.dir", self.dir.as_deref()),
+        ]
+    }
+
     /// The same table with its file locations left out (`dir`, `x`, `labels`, `test_x`,
     /// `test_labels`): what a result's provenance records, beside the digest of the data
     /// read, so that moving the files does not make results stale and changing their

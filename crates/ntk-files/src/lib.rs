@@ -1,9 +1,10 @@
 //! A run's files, written so that nothing is lost: [`io`] (atomic writes), [`outset`]
 //! (output sets committed whole, `--out` checks), [`lock`] (one writer per run or sweep
 //! directory), [`npy`] (arrays numpy loads), [`table`] (CSV rows pandas loads), [`bounded`]
-//! (a file a run is given, read once within a limit), and the [`Error`] that names the
-//! path. No configs, numerics, networks or data.
+//! (a file a run is given, read once within a limit), [`apart`] (a run's inputs outside
+//! what it writes), and the [`Error`] that names the path. No configs, numerics, networks or data.
 
+pub mod apart;
 pub mod bounded;
 pub mod error;
 pub mod io;

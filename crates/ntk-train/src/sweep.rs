@@ -161,6 +161,22 @@ pub fn check_out(out: &Path, points: &[RunPoint]) -> crate::Result<()> {
         .try_for_each(|p| train::check_run_dir(&p.dir(out)))
 }
 
+/// Refuses a run whose inputs (the data's files, the ONNX file) lie inside `out`, which it
+/// writes and replaces (`config.toml`, `metrics.csv`, checkpoints, a sweep's tables): the
+/// file would be lost ([`ntk_files::apart::check_outside`]).
+pub fn check_inputs_outside(cfg: &TrainConfig, out: &Path) -> crate::Result<()> {
+    let onnx = cfg.onnx.as_ref().map(|o| o.file.as_path());
+    let inputs = cfg.data.files().into_iter().chain([("onnx.file", onnx)]);
+    ntk_files::apart::check_outside(inputs, &[out.to_path_buf()]).map_err(|e| {
+        crate::Error::Config {
+            key: e.key,
+            value: format!("{} ({})", e.path.display(), e.how),
+            reason: "a run's inputs must lie outside the output directory it writes and \
+                     replaces (--out): the file would be lost",
+        }
+    })
+}
+
 /// The fingerprint of a sweep's config, whichever shard, device or output directory runs
 /// it: the writers of one sweep directory must share it (`ntk_files::lock::SweepClaim`).
 pub fn fingerprint(cfg: &TrainConfig) -> String {

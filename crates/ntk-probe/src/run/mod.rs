@@ -258,13 +258,13 @@ pub fn check_inputs_outside(cfg: &ProbeConfig, out: &Path) -> crate::Result<()> 
         ("probe.blocks", cfg.probe.blocks.as_deref()),
     ];
     let places = [out.to_path_buf(), crate::phases::dir_beside(out)];
-    check_outside(given.into_iter().chain(data_files(&cfg.data)), &places)
+    check_outside(given.into_iter().chain(cfg.data.files()), &places)
 }
 
 /// [`check_inputs_outside`] for a sweep's `--out` (which holds its points and tables) and
 /// its data's files.
 pub fn check_data_outside(data: &ntk_data::DataConfig, out: &Path) -> crate::Result<()> {
-    check_outside(data_files(data), &[out.to_path_buf()])
+    check_outside(data.files(), &[out.to_path_buf()])
 }
 
 /// [`check_inputs_outside`] for `ntk-probe onnx`: its ONNX file (`onnx.file`) and its
@@ -276,119 +276,24 @@ pub fn check_onnx_inputs_outside(
     out: &Path,
 ) -> crate::Result<()> {
     let file = std::iter::once(("onnx.file", Some(file)));
-    check_outside(file.chain(data_files(data)), &[out.to_path_buf()])
-}
-
-/// The data's files and directory under their keys.
-fn data_files(d: &ntk_data::DataConfig) -> [(&'static str, Option<&Path>); 5] {
-    [
-        ("data.x", d.x.as_deref()),
-        ("data.labels", d.labels.as_deref()),
-        ("data.test_x", d.test_x.as_deref()),
-        ("data.test_labels", d.test_labels.as_deref()),
-        ("data.dir", d.dir.as_deref()),
-    ]
+    check_outside(file.chain(data.files()), &[out.to_path_buf()])
 }
 
 /// Refuses an input (`key`, path) inside one of `places`, naming the key, the file and
-/// the place: its resolved path under a place, or (a hard link) the same file, by device
-/// and inode, as one under a place (a directory input: as one of its files).
+/// the place ([`ntk_files::apart::check_outside`]).
 fn check_outside<'a>(
     inputs: impl IntoIterator<Item = (&'static str, Option<&'a Path>)>,
     places: &[std::path::PathBuf],
 ) -> crate::Result<()> {
-    let places: Vec<std::path::PathBuf> = places
-        .iter()
-        .filter_map(|p| std::fs::canonicalize(p).ok())
-        .collect();
-    // The files under the places by (device, inode), read once and only when an input has
-    // more than one link.
-    let mut linked: Option<std::collections::HashMap<(u64, u64), std::path::PathBuf>> = None;
-    for (key, path) in inputs {
-        let Some(path) = path else { continue };
-        // `FILE.npz:MEMBER` names a member of FILE.
-        let file = path
-            .to_str()
-            .and_then(|t| t.rsplit_once(':'))
-            .map(|(f, _)| Path::new(f))
-            .filter(|f| !path.exists() && f.exists())
-            .unwrap_or(path);
-        let Ok(resolved) = std::fs::canonicalize(file) else {
-            continue;
-        };
-        let refused = |inside: String| Error::Config {
-            key,
-            value: path.display().to_string(),
-            reason: format!(
-                "{inside}, which this run writes and replaces (--out, its phase files): the \
-                 file would be lost; keep the run's inputs outside its output directory"
-            ),
-        };
-        if let Some(place) = places.iter().find(|p| resolved.starts_with(p)) {
-            return Err(refused(format!("is inside {}", place.display())));
-        }
-        for (id, file) in hard_linked(&resolved) {
-            let there = linked.get_or_insert_with(|| files_by_inode(&places));
-            if let Some(twin) = there.get(&id) {
-                let what = if file == resolved {
-                    "is".to_string()
-                } else {
-                    format!("holds {}, which is", file.display())
-                };
-                return Err(refused(format!(
-                    "{what} the same file (a hard link) as {}",
-                    twin.display()
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The regular files of the input `path` (itself, or a directory's files one level down)
-/// that have more than one link, by (device, inode).
-fn hard_linked(path: &Path) -> Vec<((u64, u64), std::path::PathBuf)> {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Vec::new();
-    };
-    let files: Vec<(std::path::PathBuf, std::fs::Metadata)> = if meta.is_dir() {
-        std::fs::read_dir(path)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| Some((e.path(), e.path().metadata().ok()?)))
-            .collect()
-    } else {
-        vec![(path.to_path_buf(), meta)]
-    };
-    files
-        .into_iter()
-        .filter(|(_, m)| m.is_file() && m.nlink() > 1)
-        .map(|(p, m)| ((m.dev(), m.ino()), p))
-        .collect()
-}
-
-/// Every regular file under `places` (links not followed) by (device, inode).
-fn files_by_inode(
-    places: &[std::path::PathBuf],
-) -> std::collections::HashMap<(u64, u64), std::path::PathBuf> {
-    use std::os::unix::fs::MetadataExt;
-    let mut found = std::collections::HashMap::new();
-    let mut dirs: Vec<std::path::PathBuf> = places.to_vec();
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
-                continue;
-            };
-            if meta.is_dir() {
-                dirs.push(entry.path());
-            } else if meta.is_file() && meta.nlink() > 1 {
-                found.insert((meta.dev(), meta.ino()), entry.path());
-            }
-        }
-    }
-    found
+    ntk_files::apart::check_outside(inputs, places).map_err(|e| Error::Config {
+        key: e.key,
+        value: e.path.display().to_string(),
+        reason: format!(
+            "{}, which this run writes and replaces (--out, its phase files): the file \
+             would be lost; keep the run's inputs outside its output directory",
+            e.how
+        ),
+    })
 }
 
 /// What a run checks before any work beyond its config, data and given files

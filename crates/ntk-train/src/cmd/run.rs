@@ -265,6 +265,7 @@ impl SweepCommand for TrainCommand<'_> {
         }
         // The directories must be the tools' own (a dry run fails here exactly as a run would).
         sweep::check_out(out, &self.points)?;
+        sweep::check_inputs_outside(self.cfg, out)?;
         if self.compute.is_none() {
             let train = &self.cfg.train;
             self.compute = Some(backend::select(train.device.as_deref(), train.precision)?);

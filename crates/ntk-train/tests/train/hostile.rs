@@ -1736,3 +1736,66 @@ fn a_run_that_fails_early_is_reported_failed_not_old() {
     assert!(!err.contains("older version"), "{err}");
     assert!(!err.contains(&format!("{}/runs", out.display())), "{err}");
 }
+
+/// A run's inputs inside its own `--out` (fifth hostile round, E06/X19): a file there
+/// under a run's name (`metrics.csv` as `data.x`) would be replaced by the run. Refused in
+/// the run and the dry run, naming the key and the place, the file unchanged; the same for
+/// `onnx.file`.
+#[test]
+fn a_run_s_inputs_inside_its_out_are_refused_not_overwritten() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", TINY);
+    let out = d.join("out");
+    assert_ok("first run", &run(&args(&cfg, &out, &[])));
+    // The user's numbers under the name of a file the run writes.
+    let rows: String = (0..60)
+        .map(|i| format!("{}.5,{}.25,1,2,3\n", i % 7, i % 5))
+        .collect();
+    std::fs::write(out.join("metrics.csv"), &rows).unwrap();
+    let labels: String = (0..60).map(|i| format!("{}\n", i % 2)).collect();
+    write(d, "labels.csv", &labels);
+    let file_data = r#"[data]
+dataset = "file"
+x = "OUT/metrics.csv"
+labels = "DIR/labels.csv"
+"#
+    .replace("DIR", &d.display().to_string());
+    let cfg = write(
+        d,
+        "file.toml",
+        &TINY
+            .replace(
+                "[data]\ndataset = \"digits\"\nn = 60\nsubset = \"first\"\n",
+                &file_data.replace("OUT", &out.display().to_string()),
+            )
+            .replace("output_dim = 10", "output_dim = 2"),
+    );
+    for extra in [&["--recompute"][..], &["--recompute", "--dry-run"][..]] {
+        let o = run(&args(&cfg, &out, extra));
+        assert_clean_error("data.x inside --out", &o, &["data.x", "is inside", "--out"]);
+        assert_eq!(
+            std::fs::read_to_string(out.join("metrics.csv")).unwrap(),
+            rows
+        );
+    }
+    // The ONNX file under the name of a file a tracked run writes.
+    let onnx = out.join("ntk.csv");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/train_onnx_mlp.onnx"),
+        &onnx,
+    )
+    .unwrap();
+    let with_onnx = write(
+        d,
+        "onnx.toml",
+        &format!(
+            "[data]\ndataset = \"digits\"\nn = 60\n\n[onnx]\nfile = \"{}\"\n\n[optim]\nlr = 0.1\n\n[train]\nbatch_size = 20\nepochs = 1\ntest_n = 0\n",
+            onnx.display()
+        ),
+    );
+    let o = run(&args(&with_onnx, &out, &["--recompute", "--dry-run"]));
+    assert_clean_error("onnx.file inside --out", &o, &["onnx.file", "is inside"]);
+    assert!(onnx.exists());
+}
