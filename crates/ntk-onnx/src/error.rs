@@ -76,6 +76,23 @@ pub enum OnnxError {
         /// Why, and what to do.
         why: &'static str,
     },
+    /// A weight or constant of the file that is not a finite number.
+    #[error(
+        "{path}: the tensor '{tensor}' (an input of node '{node}') holds {value} at flat index \
+         {index}: a network's weights and constants must be finite numbers"
+    )]
+    NonFinite {
+        /// The file.
+        path: PathBuf,
+        /// The node that reads it.
+        node: String,
+        /// The initializer's name in the file (or the constant's).
+        tensor: String,
+        /// The first non-finite value's flat (row-major) index.
+        index: usize,
+        /// The value (NaN or an infinity).
+        value: f64,
+    },
     /// The data do not fit the model's input.
     #[error(
         "{path}: the model's input '{input}' has shape {shape:?} per sample ({expected} values) \

@@ -271,6 +271,21 @@ impl Builder<'_> {
         let dims: Vec<usize> = data.shape().iter().copied().collect();
         let float = data.dtype().is_float();
         let values: Vec<f64> = data.iter::<f64>().collect();
+        if let Some(at) = values.iter().position(|v| !v.is_finite()) {
+            // Named here, where the file and the tensor are known: a NaN weight would
+            // otherwise surface as a kernel with non-finite entries, naming neither.
+            let name = match id {
+                Some(id) if id < self.initializers.len() => self.initializers[id].0.clone(),
+                _ => arg.name.clone(),
+            };
+            return Err(OnnxError::NonFinite {
+                path: self.path.to_path_buf(),
+                node: node.name().to_string(),
+                tensor: name,
+                index: at,
+                value: values[at],
+            });
+        }
         let tensor = HostTensor { dims, values };
         match id {
             Some(id) if trainable && float && id < self.initializers.len() => {

@@ -70,3 +70,30 @@ fn tempfile_dir() -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// A NaN weight (fifth hostile round, O15/X21) is named at load with the file, the tensor
+/// and the index, not met later as "the kernel has non-finite entries".
+#[test]
+fn a_non_finite_weight_is_named_at_load() {
+    let compute = backend::select(Some("flex"), Precision::F32).unwrap();
+    let path = fixtures().join("mlp_relu.onnx");
+    let model = OnnxModel::load(&path, &compute.device, DType::F32).unwrap();
+    // The first weight's bytes (f32, little-endian, as ONNX stores raw data), made NaN.
+    let first: Vec<f32> = model.params[0].val().try_into_vec_as().unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let needle = first[0].to_le_bytes();
+    let at = bytes
+        .windows(4)
+        .position(|w| w == needle)
+        .expect("the first weight's bytes are in the file");
+    bytes[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    let dir = tempfile_dir();
+    let bad = dir.join("nan_weight.onnx");
+    std::fs::write(&bad, &bytes).unwrap();
+    let err = OnnxModel::load(&bad, &compute.device, DType::F32).unwrap_err();
+    assert!(matches!(err, OnnxError::NonFinite { .. }), "{err:?}");
+    let text = err.to_string();
+    for part in ["nan_weight.onnx", "NaN", "must be finite"] {
+        assert!(text.contains(part), "{text}");
+    }
+}

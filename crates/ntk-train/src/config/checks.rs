@@ -308,8 +308,8 @@ impl TrainConfig {
                     "[prediction] linearizes the network in evaluation mode (BatchNorm's \
                      running statistics), but full-batch training normalizes by the batch's \
                      own: the prediction would describe another network. Leave [prediction] \
-                     out, or predict a ResNet with variant = \"norm_relu\", \"fixup\" or \
-                     \"selu\"",
+                     out, or predict a ResNet with variant = \"norm_relu\", \"fixup\", \
+                     \"selu\" or \"normalized\"",
                 ),
                 // Refused when read (`ntk_onnx::OnnxFile::check_trainable`); named all the
                 // same.

@@ -250,7 +250,7 @@ pub struct SweepAxes {
     /// `activations` and `normalizations`.
     #[serde(default)]
     pub families: Vec<Family>,
-    /// ResNet variants (batch_norm, norm_relu, fixup, selu).
+    /// ResNet variants (batch_norm, norm_relu, fixup, selu, normalized).
     #[serde(default)]
     pub variants: Vec<ResNetVariant>,
     /// The learning-rate grid; the best lr per configuration is chosen by final training
