@@ -218,7 +218,7 @@ pub(crate) fn train_cmd(args: SweepArgs, kind: Kind) -> CliResult<()> {
     let flags = &args.sweep.run;
     let (cfg, compute) = load(flags, &args.own)?;
     let path = flags.config.as_deref().unwrap_or(Path::new("-"));
-    check_kind(kind, cfg.sweep.is_some(), path)?;
+    check_kind(kind, cfg.sweep.is_some(), path, !flags.set.is_empty())?;
     let mut tool = TrainCommand {
         points: sweep::expand(&cfg)?,
         cfg: &cfg,
@@ -340,15 +340,17 @@ impl SweepCommand for TrainCommand<'_> {
 }
 
 /// `run` takes a config without `[sweep]`, `sweep` one with it; `--config` alone either.
-fn check_kind(kind: Kind, has_sweep: bool, path: &Path) -> CliResult<()> {
+fn check_kind(kind: Kind, has_sweep: bool, path: &Path, overridden: bool) -> CliResult<()> {
     let p = path.display();
+    // A [sweep] table may come from a `--set`, not the file.
+    let with = if overridden { " (with its --set overrides)" } else { "" };
     match (kind, has_sweep) {
         (Kind::Run, true) => Err(format!(
-            "{p}: has a [sweep] table: run it with `ntk-train sweep --config {p}`"
+            "{p}{with}: has a [sweep] table: run it with `ntk-train sweep --config {p}`"
         )
         .into()),
         (Kind::Sweep, false) => Err(format!(
-            "{p}: has no [sweep] table: run it with `ntk-train run --config {p}`"
+            "{p}{with}: has no [sweep] table: run it with `ntk-train run --config {p}`"
         )
         .into()),
         _ => Ok(()),
