@@ -264,6 +264,21 @@ pub enum Error {
     /// The linearized prediction (`[prediction]`) cannot be made.
     #[error("[prediction]: {0}")]
     Prediction(String),
+    /// The tracked NTK has NaN or infinite entries: the first sample whose row holds one.
+    #[error(
+        "ntk during training, epoch {epoch}: the kernel has non-finite entries from tracked \
+         sample {sample} (row {sample} of {data}, largest input magnitude {largest:.3e}): the \
+         network's forward or gradient overflows {precision} on it (or the weights hold \
+         NaN); rescale the inputs (data.unit_norm = true puts every row at norm 1) or \
+         choose another activation"
+    )]
+    NtkNotFinite {
+        epoch: usize,
+        sample: usize,
+        data: String,
+        largest: f64,
+        precision: ntk_numerics::backend::Precision,
+    },
     /// The NTK tracked during training cannot be computed.
     #[error("ntk during training, epoch {epoch}: {source}")]
     Ntk {

@@ -59,6 +59,16 @@ pub fn measure(
         stats,
         &mut ntk_kernel::host::HostCache::default(),
     )?;
+    if let Some(sample) = first_non_finite_sample(&result.kernel, probe.n) {
+        let row = &probe.x[sample * probe.d..(sample + 1) * probe.d];
+        return Err(crate::Error::NtkNotFinite {
+            epoch,
+            sample,
+            data: probe.description.clone(),
+            largest: row.iter().fold(0.0f64, |m, v| m.max(v.abs())),
+            precision,
+        });
+    }
     let conditioning = ntk_kernel::api::Conditioning::of(&result.kernel, compute.precision)
         .map_err(|e| crate::Error::Ntk {
             epoch,
@@ -70,6 +80,14 @@ pub fn measure(
         &conditioning,
         t.elapsed().as_secs_f64(),
     ))
+}
+
+/// The first tracked sample whose kernel row holds a NaN or an infinity (the kernel of `n`
+/// samples, `size / n` rows each: one per output for `ntk.output = "full"`), if any.
+fn first_non_finite_sample(k: &ntk_numerics::kernel::Kernel, n: usize) -> Option<usize> {
+    let per = (k.size / n.max(1)).max(1);
+    let row = k.data.iter().position(|v| !v.is_finite())? / k.size.max(1);
+    Some(row / per)
 }
 
 /// Every layer's representation of `inputs` by `model` (plain device, evaluation mode), as

@@ -1799,3 +1799,39 @@ labels = "DIR/labels.csv"
     assert_clean_error("onnx.file inside --out", &o, &["onnx.file", "is inside"]);
     assert!(onnx.exists());
 }
+
+/// A tracked kernel that overflows (fifth hostile round, Z08: inputs near 1e30 through a
+/// depth-4 ReLU² network) names the tracked sample, its data and its magnitude, not only
+/// "the kernel has non-finite entries".
+#[test]
+fn an_overflowing_tracked_kernel_names_its_sample() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Sample 0 at 1e30, the others at unit scale.
+    let rows: String = (0..40)
+        .map(|i| {
+            let s = if i == 0 { 1e30 } else { 1.0 };
+            format!("{},{},{}\n", 0.3 * s, -0.2 * s, 0.1 * s)
+        })
+        .collect();
+    write(d, "x.csv", &rows);
+    let labels: String = (0..40).map(|i| format!("{}\n", i % 2)).collect();
+    write(d, "y.csv", &labels);
+    let cfg = write(
+        d,
+        "big.toml",
+        &format!(
+            "[data]\ndataset = \"file\"\nx = \"{0}/x.csv\"\nlabels = \"{0}/y.csv\"\n\n\
+             [model]\nwidth = 16\ndepth = 4\nactivation = \"relu_squared\"\noutput_dim = 2\n\n\
+             [optim]\nlr = 0.1\n\n[train]\nbatch_size = 10\nepochs = 1\n\n[ntk]\nevery = 1\nn = 8\n",
+            d.display()
+        ),
+    );
+    let o = run(&args(&cfg, &d.join("out"), &[]));
+    assert_clean_error(
+        "overflowing tracked kernel",
+        &o,
+        &["tracked sample 0", "x.csv", "3.000e29", "data.unit_norm"],
+    );
+}
