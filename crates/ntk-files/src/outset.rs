@@ -366,15 +366,27 @@ pub fn resolve_out(out: &Path) -> crate::Result<PathBuf> {
 
 /// Refuses `dir` when it holds an entry that `ours` does not accept (a user's file), before
 /// any work: the tools write into a directory only what they own. The tools' own hidden
-/// entries (`.ntk-*`, temporary names) are always accepted.
+/// entries (`.ntk-*`, temporary names) are always accepted. A symbolic link is never the
+/// tools' own, whatever its name: the tools make none, and a write to a link at an output's
+/// name (`metrics.csv`, `ntk.csv`) would replace the file it leads to, outside `dir` (a
+/// run's own labels, in the sixth hostile round), so it is named with its target.
 pub fn check_owned(dir: &Path, ours: &dyn Fn(&str) -> bool) -> crate::Result<()> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Ok(());
     };
     let mut foreign: Vec<String> = entries
         .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !(ours(n) || n.starts_with(".ntk-") || n.contains(TMP_TAG)))
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().is_ok_and(|t| t.is_symlink()) {
+                let to = fs::read_link(e.path())
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_else(|_| "?".into());
+                return Some(format!("{name}, a symbolic link to {to}"));
+            }
+            let own = ours(&name) || name.starts_with(".ntk-") || name.contains(TMP_TAG);
+            (!own).then_some(name)
+        })
         .collect();
     if foreign.is_empty() {
         return Ok(());
@@ -530,5 +542,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("config.toml"), "{e}");
+    }
+
+    /// A symbolic link at an output's name is refused, naming its target, and the file it
+    /// leads to is left as it is (sixth hostile round: ntk-train wrote `ntk.csv` through a
+    /// link to the run's own labels).
+    #[test]
+    fn a_link_at_an_output_name_is_not_the_tools_own() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("out");
+        fs::create_dir(&out).unwrap();
+        let labels = root.path().join("y.npy");
+        fs::write(&labels, "labels").unwrap();
+        std::os::unix::fs::symlink(&labels, out.join("ntk.csv")).unwrap();
+        let e = check_owned(&out, &|n| n == "ntk.csv")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("ntk.csv, a symbolic link to") && e.contains("y.npy"),
+            "{e}"
+        );
+        assert_eq!(fs::read_to_string(&labels).unwrap(), "labels");
     }
 }

@@ -1835,3 +1835,55 @@ fn an_overflowing_tracked_kernel_names_its_sample() {
         &["tracked sample 0", "x.csv", "3.000e29", "data.unit_norm"],
     );
 }
+
+/// A symbolic link at the name of a file a run writes (`OUT/ntk.csv` leading to the run's
+/// own labels, `OUT/metrics.csv` to a user's file; a sweep's run directory likewise) was
+/// followed: the run wrote its table through it and replaced the file outside --out, exit 0
+/// (sixth hostile round, data loss). Refused before any work, run and dry run, naming the
+/// link and its target; the file it leads to is unchanged.
+#[test]
+fn a_link_at_an_output_name_is_refused_not_written_through() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let precious = write(d, "precious.txt", "the user's own\n");
+    let cfg = write(d, "tiny.toml", &TINY.replace("epochs = 2", "epochs = 1"));
+    for (name, sweep) in [
+        ("metrics.csv", false),
+        ("ntk.csv", false),
+        ("metrics.csv", true),
+    ] {
+        let out = d.join(format!("out-{name}-{sweep}"));
+        let cfg = if sweep {
+            write(
+                d,
+                "sweep.toml",
+                &format!("{}{SWEEP}", TINY.replace("epochs = 2", "epochs = 1")),
+            )
+        } else {
+            cfg.clone()
+        };
+        let run_dir = if sweep {
+            out.join("runs").join("depth001_relu_none_lr1e-1_seed1")
+        } else {
+            out.clone()
+        };
+        std::fs::create_dir_all(&run_dir).unwrap();
+        std::os::unix::fs::symlink(&precious, run_dir.join(name)).unwrap();
+        let verb = if sweep { "sweep" } else { "run" };
+        for extra in [&["--dry-run"][..], &[][..]] {
+            let mut a = args(&cfg, &out, extra);
+            a.insert(0, verb.into());
+            let o = run(&a);
+            assert_clean_error(
+                &format!("{verb}: a link at {name}"),
+                &o,
+                &[name, "a symbolic link to", "precious.txt"],
+            );
+            assert_eq!(
+                std::fs::read_to_string(&precious).unwrap(),
+                "the user's own\n"
+            );
+        }
+    }
+}
