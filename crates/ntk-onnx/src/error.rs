@@ -93,6 +93,29 @@ pub enum OnnxError {
         /// The value (NaN or an infinity).
         value: f64,
     },
+    /// A weight or constant of the file, finite in it, beyond the range of the float type
+    /// the network runs in (a double initializer at 1e300 made f32): it would be infinite
+    /// there, the network not the file's.
+    #[error(
+        "{path}: the tensor '{tensor}' (an input of node '{node}') holds {value:e} at flat \
+         index {index}, beyond the range of {dtype} (the run's precision), where it would be \
+         infinite: run in f64 (probe.precision or train.precision = \"f64\"), or give the \
+         network at a scale {dtype} holds"
+    )]
+    OutOfRange {
+        /// The file.
+        path: PathBuf,
+        /// The node that reads it.
+        node: String,
+        /// The initializer's name in the file (or the constant's place).
+        tensor: String,
+        /// The first such value's flat (row-major) index.
+        index: usize,
+        /// The value, as the file holds it.
+        value: f64,
+        /// The float type the run makes it in (`f32`).
+        dtype: &'static str,
+    },
     /// The data do not fit the model's input.
     #[error(
         "{path}: the model's input '{input}' has shape {shape:?} per sample ({expected} values) \

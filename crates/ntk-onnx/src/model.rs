@@ -7,9 +7,9 @@ use std::sync::Arc;
 use burn::module::{Module, Param};
 use burn::tensor::{DType, Device, Tensor, TensorData};
 
-use crate::error::Result;
+use crate::error::{OnnxError, Result};
 use crate::file::OnnxFile;
-use crate::graph::Program;
+use crate::graph::{Operand, Program};
 use crate::interpret;
 
 /// A network read from an ONNX file.
@@ -44,6 +44,7 @@ impl OnnxModel {
     /// The network of a file already read, its parameters at the file's values made on
     /// `device` in `dtype`, run once on a zero sample.
     pub fn new(file: Arc<OnnxFile>, device: &Device, dtype: DType) -> Result<Self> {
+        check_range(&file, dtype)?;
         let params = file
             .loaded
             .params
@@ -126,4 +127,55 @@ impl OnnxModel {
             Err(e) => panic!("{e}"),
         }
     }
+}
+
+/// The largest magnitude `dtype` holds, for the float types a network runs in narrower
+/// than f64 (None for f64, which holds every value the file's f64 copy does).
+fn range_of(dtype: DType) -> Option<(f64, &'static str)> {
+    match dtype {
+        DType::F64 => None,
+        // Values at or beyond 65520 round to infinity in IEEE half precision.
+        DType::F16 => Some((65504.0, "f16")),
+        DType::BF16 => Some((f64::from(f32::MAX), "bf16")),
+        _ => Some((f64::from(f32::MAX), "f32")),
+    }
+}
+
+/// Refuses a weight or constant that is finite in the file (its values are read as f64, a
+/// non-finite one refused there) but beyond `dtype`'s range, naming the tensor, the node
+/// that reads it, the index and the value: made in `dtype` it would be infinite, and the
+/// network run or trained would not be the file's.
+fn check_range(file: &OnnxFile, dtype: DType) -> Result<()> {
+    let Some((max, name)) = range_of(dtype) else {
+        return Ok(());
+    };
+    // f32's own rounding: a value just above f32::MAX that rounds down to it is held.
+    let holds = |v: f64| match name {
+        "f32" | "bf16" => (v as f32).is_finite(),
+        _ => v.abs() <= max,
+    };
+    let loaded = &file.loaded;
+    for step in &loaded.program.steps {
+        for (slot, operand) in step.inputs.iter().enumerate() {
+            let (tensor, values) = match operand {
+                Operand::Param { index, .. } => (
+                    loaded.param_names[*index].clone(),
+                    &loaded.params[*index].values,
+                ),
+                Operand::Const(t) => (format!("constant input {slot}"), &t.values),
+                Operand::Value(_) | Operand::Absent => continue,
+            };
+            if let Some(at) = values.iter().position(|&v| !holds(v)) {
+                return Err(OnnxError::OutOfRange {
+                    path: loaded.program.path.clone(),
+                    node: step.node.name().to_string(),
+                    tensor,
+                    index: at,
+                    value: values[at],
+                    dtype: name,
+                });
+            }
+        }
+    }
+    Ok(())
 }

@@ -97,3 +97,102 @@ fn a_non_finite_weight_is_named_at_load() {
         assert!(text.contains(part), "{text}");
     }
 }
+
+/// A double initializer finite in the file but beyond f32's range (1e300) was made
+/// infinite in an f32 run, silently: the tools probed and trained a network with an
+/// infinite weight, not the file's (sixth hostile round). Now refused when the network is
+/// made in f32, naming the file, the tensor, its node, the index and the value; f64 holds it.
+#[test]
+fn a_weight_beyond_f32_is_refused_in_f32_and_kept_in_f64() {
+    let dir = tempfile_dir();
+    let path = dir.join("f64_big.onnx");
+    std::fs::write(&path, matmul_model(&[0.5, 1e300])).unwrap();
+    let compute = backend::select(Some("flex"), Precision::F32).unwrap();
+    let err = OnnxModel::load(&path, &compute.device, DType::F32).unwrap_err();
+    let OnnxError::OutOfRange { tensor, index, .. } = &err else {
+        panic!("expected OutOfRange, got {err:?}");
+    };
+    assert_eq!((tensor.as_str(), *index), ("w", 1));
+    let text = err.to_string();
+    for part in ["f64_big.onnx", "'w'", "1e300", "f32", "f64"] {
+        assert!(text.contains(part), "{text}");
+    }
+    let compute = backend::select(Some("flex"), Precision::F64).unwrap();
+    let model = OnnxModel::load(&path, &compute.device, DType::F64).unwrap();
+    assert_eq!(model.output_dim(), 1);
+    // A value f32 holds passes in f32.
+    std::fs::write(&path, matmul_model(&[0.5, 3e38])).unwrap();
+    let compute = backend::select(Some("flex"), Precision::F32).unwrap();
+    OnnxModel::load(&path, &compute.device, DType::F32).unwrap();
+}
+
+/// An ONNX model `y = x w`, x `[N, 2]` float, w `[2, 1]` a double initializer holding
+/// `w`: protobuf written field by field (ModelProto, GraphProto, NodeProto, TensorProto,
+/// ValueInfoProto), so the test needs no generator.
+fn matmul_model(w: &[f64; 2]) -> Vec<u8> {
+    fn varint(mut v: u64, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+    fn int(field: u64, v: u64, out: &mut Vec<u8>) {
+        varint(field << 3, out);
+        varint(v, out);
+    }
+    fn bytes(field: u64, b: &[u8], out: &mut Vec<u8>) {
+        varint((field << 3) | 2, out);
+        varint(b.len() as u64, out);
+        out.extend_from_slice(b);
+    }
+    // ValueInfoProto { name, type: TypeProto { tensor_type { elem_type, shape } } }.
+    fn value_info(name: &str, elem: u64, dims: &[Option<u64>]) -> Vec<u8> {
+        let mut shape = Vec::new();
+        for d in dims {
+            let mut dim = Vec::new();
+            match d {
+                Some(v) => int(1, *v, &mut dim),
+                None => bytes(2, b"N", &mut dim),
+            }
+            bytes(1, &dim, &mut shape);
+        }
+        let mut tensor = Vec::new();
+        int(1, elem, &mut tensor);
+        bytes(2, &shape, &mut tensor);
+        let mut ty = Vec::new();
+        bytes(1, &tensor, &mut ty);
+        let mut vi = Vec::new();
+        bytes(1, name.as_bytes(), &mut vi);
+        bytes(2, &ty, &mut vi);
+        vi
+    }
+    const FLOAT: u64 = 1;
+    const DOUBLE: u64 = 11;
+    let mut node = Vec::new();
+    bytes(1, b"x", &mut node);
+    bytes(1, b"w", &mut node);
+    bytes(2, b"y", &mut node);
+    bytes(3, b"mm", &mut node);
+    bytes(4, b"MatMul", &mut node);
+    let mut init = Vec::new();
+    int(1, 2, &mut init);
+    int(1, 1, &mut init);
+    int(2, DOUBLE, &mut init);
+    bytes(8, b"w", &mut init);
+    let raw: Vec<u8> = w.iter().flat_map(|v| v.to_le_bytes()).collect();
+    bytes(9, &raw, &mut init);
+    let mut graph = Vec::new();
+    bytes(1, &node, &mut graph);
+    bytes(2, b"g", &mut graph);
+    bytes(5, &init, &mut graph);
+    bytes(11, &value_info("x", FLOAT, &[None, Some(2)]), &mut graph);
+    bytes(12, &value_info("y", FLOAT, &[None, Some(1)]), &mut graph);
+    let mut opset = Vec::new();
+    int(2, 13, &mut opset);
+    let mut model = Vec::new();
+    int(1, 8, &mut model);
+    bytes(7, &graph, &mut model);
+    bytes(8, &opset, &mut model);
+    model
+}
