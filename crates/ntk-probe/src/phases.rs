@@ -165,6 +165,59 @@ pub fn kept(place: &Place, (n, block): (usize, usize)) -> Option<String> {
     })
 }
 
+/// What `NTK_PHASE_FILES=1` refuses before any work ([`PhaseFiles::open`]'s refusals, in
+/// its words), for a dry run to refuse what the run refuses: a place that is not a probe's
+/// phase files (a file, a link, a user's directory), and a disk without room for tiles the
+/// place does not keep already. Nothing else is said (the run's notes are the run's) and
+/// nothing is changed.
+pub fn check_required(place: &Place, (n, block): (usize, usize), bytes: u64) -> crate::Result<()> {
+    if Mode::from_env()? != Mode::Required {
+        return Ok(());
+    }
+    let dir = &place.dir;
+    if let Found::Foreign(why) = inspect(dir) {
+        return Err(cannot_keep(dir, &format!("{why}; left as it is")));
+    }
+    // Tiles this run continues from need no new room.
+    if kept(place, (n, block)).is_some() {
+        return Ok(());
+    }
+    match no_room(dir, bytes) {
+        Some(why) => Err(no_room_refusal(dir, &why)),
+        None => Ok(()),
+    }
+}
+
+/// `NTK_PHASE_FILES=1`'s refusal of a place where no phase files can be kept.
+fn cannot_keep(dir: &Path, why: &str) -> Error {
+    Error::Config {
+        key: PHASE_FILES,
+        value: "1".into(),
+        reason: format!("no phase files can be kept: {}: {why}", dir.display()),
+    }
+}
+
+/// Why the disk under `dir` cannot hold `bytes` of tiles, when it cannot.
+fn no_room(dir: &Path, bytes: u64) -> Option<String> {
+    let free = free_bytes(dir.parent().unwrap_or(Path::new(".")))?;
+    (free < bytes).then(|| {
+        format!(
+            "the disk has {} free, the tiles need {}",
+            ntk_runs::budget::human(free as f64),
+            ntk_runs::budget::human(bytes as f64)
+        )
+    })
+}
+
+/// `NTK_PHASE_FILES=1`'s refusal of a disk without room for the tiles.
+fn no_room_refusal(dir: &Path, why: &str) -> Error {
+    Error::Config {
+        key: PHASE_FILES,
+        value: "1".into(),
+        reason: format!("no room for the phase files: {}: {why}", dir.display()),
+    }
+}
+
 /// What the tiles file holds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -341,11 +394,7 @@ impl PhaseFiles {
         };
         let not_kept = |why: String| -> crate::Result<Option<Self>> {
             if mode == Mode::Required {
-                return Err(Error::Config {
-                    key: PHASE_FILES,
-                    value: "1".into(),
-                    reason: format!("no phase files can be kept: {}: {why}", dir.display()),
-                });
+                return Err(cannot_keep(&dir, &why));
             }
             eprintln!(
                 "warning: {}: {why}; the run goes on without phase files (a run killed now \
@@ -376,19 +425,9 @@ impl PhaseFiles {
             Found::Free => fresh,
         };
         if state.tiles.is_none() {
-            let free = free_bytes(dir.parent().unwrap_or(Path::new(".")));
-            if let Some(free) = free.filter(|&f| f < bytes) {
-                let why = format!(
-                    "the disk has {} free, the tiles need {}",
-                    ntk_runs::budget::human(free as f64),
-                    ntk_runs::budget::human(bytes as f64)
-                );
+            if let Some(why) = no_room(&dir, bytes) {
                 if mode == Mode::Required {
-                    return Err(Error::Config {
-                        key: PHASE_FILES,
-                        value: "1".into(),
-                        reason: format!("no room for the phase files: {}: {why}", dir.display()),
-                    });
+                    return Err(no_room_refusal(&dir, &why));
                 }
                 eprintln!(
                     "note: no phase files ({}: {why}): a run killed now starts again from \

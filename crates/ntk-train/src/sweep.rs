@@ -401,11 +401,12 @@ impl Sweep for TrainSweep<'_> {
         self.out
     }
 
-    /// `engine: <the choice in words>`, then the engines the runs would take:
-    /// `; these runs: burn (2), host (4)`.
-    fn computes(&self) -> String {
+    /// `engine: <the choice in words>`, then the engines the runs it would train take:
+    /// `; these runs: burn (2), host (4)`, or `; no run to train` when every run of this
+    /// shard is done (a finished run is not trained again, whichever engine trained it).
+    fn computes(&self, made: &[usize]) -> String {
         let mut taken: Vec<(ntk_engine::Engine, usize)> = Vec::new();
-        for &e in &self.plans {
+        for e in made.iter().filter_map(|&i| self.plans.get(i).copied()) {
             match taken.iter_mut().find(|(t, _)| *t == e) {
                 Some((_, n)) => *n += 1,
                 None => taken.push((e, 1)),
@@ -413,7 +414,9 @@ impl Sweep for TrainSweep<'_> {
         }
         let taken: Vec<String> = taken.iter().map(|(e, n)| format!("{e} ({n})")).collect();
         let mut line = format!("engine: {}", ntk_engine::describe(self.engine));
-        if !taken.is_empty() {
+        if taken.is_empty() {
+            line.push_str("; no run to train");
+        } else {
             line.push_str(&format!("; these runs: {}", taken.join(", ")));
         }
         line

@@ -169,6 +169,11 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
         {
             return Err(why.clone().into());
         }
+        let computes =
+            !matches!(state, ntk_runs::sweep::State::Done) || !flags.resume || lacks_weights;
+        if flags.dry_run && computes {
+            run::check_phase_place(&cfg, &inputs, &compute, &out, &prov, flags.resume)?;
+        }
         if flags.dry_run {
             // Phase files of this run make it partial: `--resume` continues from them, a
             // run without it removes them.

@@ -327,6 +327,30 @@ pub fn kept_phases(
     )
 }
 
+/// What `NTK_PHASE_FILES=1` would refuse of the phase files beside `out` when the run of
+/// `cfg` takes the host's tiled route ([`crate::phases::check_required`]): for a dry run of
+/// a run that would compute, so that it refuses what the run refuses.
+pub fn check_phase_place(
+    cfg: &ProbeConfig,
+    inputs: &Inputs,
+    compute: &Compute,
+    out: &Path,
+    prov: &Provenance,
+    resume: bool,
+) -> crate::Result<()> {
+    let tiled_on_host = cfg.probe.eigen == Eigen::Tiled
+        && cfg.probe.protocol == Protocol::Whole
+        && !crate::solver::gpu_here(compute);
+    if !tiled_on_host {
+        return Ok(());
+    }
+    crate::phases::check_required(
+        &Place::beside(out, resume, &prov.fingerprint),
+        (inputs.n, TILE),
+        ntk_kernel::extreme::tiled::Tiled::bytes_for(inputs.n, TILE) as u64,
+    )
+}
+
 /// Runs a configured probe; writes the files to `out` when given, as one output set
 /// ([`OutputSet`]: the directory then holds this run's complete set, replacing any earlier
 /// probe's set as a whole, or is left as it was). The tiled route keeps its finished phases

@@ -305,7 +305,7 @@ impl Sweep for ProbeSweep<'_> {
         format!("point(s) x {} protocol(s)", self.cfg.sweep.protocols.len())
     }
 
-    fn computes(&self) -> String {
+    fn computes(&self, _made: &[usize]) -> String {
         let c = &self.compute;
         format!("backend: {} {} (the run opens it)", c.backend, c.precision)
     }

@@ -1791,3 +1791,56 @@ fn a_sweep_parameter_no_point_takes_is_refused() {
     ));
     assert_ok("block_size with the blocks protocol", &o);
 }
+
+/// With `NTK_PHASE_FILES=1` and the phase files' place taken by a user's file, the run is
+/// refused (no phase files can be kept) while its dry run said `new ... it would be
+/// computed`, exit 0 (sixth hostile round, dry run differing from the run). Both refuse
+/// now, in the same words, and the file is left as it is; without the variable both go on.
+#[test]
+fn a_required_phase_place_taken_is_refused_by_the_dry_run_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = d.join("tiled.toml");
+    std::fs::write(
+        &cfg,
+        TINY.replace(
+            "precision = \"f64\"",
+            "precision = \"f64\"\neigen = \"tiled\"",
+        ),
+    )
+    .unwrap();
+    let out = d.join("out");
+    let place = d.join(".out.phases");
+    std::fs::write(&place, "the user's own\n").unwrap();
+    let args = |extra: &[&str]| {
+        let mut a = os(&["run", "--config"]);
+        a.push(cfg.clone().into());
+        a.push("--out".into());
+        a.push(out.clone().into());
+        a.extend(os(extra));
+        a
+    };
+    for extra in [&["--dry-run"][..], &["--resume", "--dry-run"][..], &[][..]] {
+        let o = probe()
+            .env("NTK_PHASE_FILES", "1")
+            .args(args(extra))
+            .output()
+            .unwrap();
+        assert_clean_error(
+            &format!("NTK_PHASE_FILES=1 {extra:?}"),
+            &o,
+            &[
+                "NTK_PHASE_FILES",
+                "no phase files can be kept",
+                ".out.phases",
+            ],
+        );
+        assert_eq!(std::fs::read_to_string(&place).unwrap(), "the user's own\n");
+    }
+    let o = probe()
+        .env_remove("NTK_PHASE_FILES")
+        .args(args(&["--dry-run"]))
+        .output()
+        .unwrap();
+    assert_ok("the place taken, phase files not required", &o);
+}

@@ -79,18 +79,23 @@ fn refused<S: Sweep>(
     let planned = plan(sweep, points, shard)?;
     let mut fails = Vec::new();
     if print {
+        let mut made = Vec::new();
         for p in &planned {
-            let made = match p.state {
+            let makes = match p.state {
                 State::Done => false,
                 State::Stale(_) => recompute,
                 _ => true,
             };
-            if made && let Some(why) = sweep.foresee(&points[p.index])? {
+            if !makes {
+                continue;
+            }
+            made.push(p.index);
+            if let Some(why) = sweep.foresee(&points[p.index])? {
                 fails.push((p.index, why));
             }
         }
         print_plan(sweep, points, &planned, &fails, shard);
-        println!("{}", sweep.computes());
+        println!("{}", sweep.computes(&made));
     }
     // Nothing is made while a result of another config is in the way.
     refuse_stale(&planned, recompute, S::UNIT)?;
@@ -200,7 +205,7 @@ mod tests {
         fn out(&self) -> &Path {
             &self.out
         }
-        fn computes(&self) -> String {
+        fn computes(&self, _: &[usize]) -> String {
             "toy".into()
         }
         fn refuse(&self, _: &[usize], _: &[Planned], _: bool) -> crate::Result<()> {

@@ -262,7 +262,10 @@ pub trait Sweep {
         format!("{}(s)", Self::UNIT)
     }
     /// `--dry-run`'s last line: what would make the points (the backend, the engine).
-    fn computes(&self) -> String;
+    /// `made`: the indices of the points this run would make (this shard's points that are
+    /// not done, a stale one only with `--recompute`), so that what is said of "these
+    /// runs" is said of those the run makes, not of results already there.
+    fn computes(&self, made: &[usize]) -> String;
     /// The tool's own refusals beyond stale results, before any work, for the run and its
     /// dry run alike (the probe's: points of another sweep config in the directory).
     fn refuse(

@@ -1887,3 +1887,49 @@ fn a_link_at_an_output_name_is_refused_not_written_through() {
         }
     }
 }
+
+/// The dry run's engine line spoke of every run listed, trained or not: a run Burn had
+/// finished was reported `these runs: host (1)` by a dry run without `--engine` (the run
+/// then trained nothing), and a sweep with one run done and one new `host (2)` (sixth
+/// hostile round, dry run differing from the run). It counts the runs the run would train.
+#[test]
+fn the_dry_run_engine_line_counts_the_runs_it_would_train() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", &TINY.replace("epochs = 2", "epochs = 1"));
+    let out = d.join("out");
+    let mut a = args(&cfg, &out, &["--engine", "burn"]);
+    a.insert(0, "run".into());
+    assert_ok("burn run", &run(&a));
+    let mut a = args(&cfg, &out, &["--dry-run"]);
+    a.insert(0, "run".into());
+    let o = run(&a);
+    assert_ok("dry run of a finished run", &o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("; no run to train") && !text.contains("these runs"),
+        "{text}"
+    );
+    let sweep = write(
+        d,
+        "sweep.toml",
+        &format!("{}{SWEEP}", TINY.replace("epochs = 2", "epochs = 1")),
+    );
+    let one = write(
+        d,
+        "one.toml",
+        &format!("{}{SWEEP}", TINY.replace("epochs = 2", "epochs = 1"))
+            .replace("depths = [1, 2]", "depths = [1]"),
+    );
+    let sweep_out = d.join("sweep");
+    let mut a = args(&one, &sweep_out, &[]);
+    a.insert(0, "sweep".into());
+    assert_ok("first point", &run(&a));
+    let mut a = args(&sweep, &sweep_out, &["--dry-run"]);
+    a.insert(0, "sweep".into());
+    let o = run(&a);
+    assert_ok("dry run of a sweep half done", &o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("; these runs: host (1)"), "{text}");
+}
