@@ -96,23 +96,27 @@ pub fn load_config(path: &Path, sets: &[Assignment]) -> crate::Result<OnnxConfig
             None => table.contains_key(*key),
         })
         .collect();
+    // The config named as the other commands name it: `F (with overrides)` when a key
+    // may have come from `--set` (sixth hostile round: `F: probe.eigen` for a --set key).
+    let at = |source: Error| {
+        let (path, source) = (path.to_path_buf(), Box::new(source));
+        if sets.is_empty() {
+            Error::At { path, source }
+        } else {
+            Error::WithOverrides { path, source }
+        }
+    };
     if !present.is_empty() {
-        return Err(Error::At {
-            path: path.to_path_buf(),
-            source: Box::new(Error::NotForOnnx(present.join(", "))),
-        });
+        return Err(at(Error::NotForOnnx(present.join(", "))));
     }
     let cfg: OnnxConfig =
         ntk_runs::overrides::load_filled(path, sets, ntk_data::config::fill_file_n)?;
     if cfg.data.n == 0 {
-        return Err(Error::At {
-            path: path.to_path_buf(),
-            source: Box::new(Error::Config {
-                key: "data.n",
-                value: "0".into(),
-                reason: "need at least one sample".into(),
-            }),
-        });
+        return Err(at(Error::Config {
+            key: "data.n",
+            value: "0".into(),
+            reason: "need at least one sample".into(),
+        }));
     }
     Ok(cfg)
 }

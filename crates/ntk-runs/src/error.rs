@@ -59,6 +59,14 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// An error of the config `path` once `--set` assignments were applied: the value may
+    /// be an assignment's, not the file's.
+    #[error("{} (with overrides): {source}", .path.display())]
+    AtWithOverrides {
+        path: PathBuf,
+        #[source]
+        source: Box<Error>,
+    },
 
     /// A default that could not be found: `key` was left out and its value comes from
     /// elsewhere (a file set's `data.n`, the rows of `data.x`), which failed.

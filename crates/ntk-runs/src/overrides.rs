@@ -213,9 +213,16 @@ pub fn load_filled<T: DeserializeOwned, E: Into<(String, String)>>(
     }
     let filled = fill(&mut table).map_err(|e| {
         let (key, message) = e.into();
-        Error::At {
-            path: path.to_path_buf(),
-            source: Box::new(Error::Default { key, message }),
+        let (path, source) = (
+            path.to_path_buf(),
+            Box::new(Error::Default { key, message }),
+        );
+        // Named as the tools name a config's other errors: a `--set data.x=...` is not the
+        // file's value (sixth hostile round: `F: data.n (not given) ...` for a --set file).
+        if sets.is_empty() {
+            Error::At { path, source }
+        } else {
+            Error::AtWithOverrides { path, source }
         }
     })?;
     if !filled {

@@ -40,7 +40,12 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
     let mut cfg = onnx::load_config(path, &sets)?;
     let problems = inputs::check(&cfg.data);
     if let Some(first) = problems.into_iter().next() {
-        return Err(format!("{}: {first}", path.display()).into());
+        return Err(format!(
+            "{}{}: {first}",
+            path.display(),
+            super::run::with_overrides(&sets)
+        )
+        .into());
     }
     let out = match flags.out.as_deref() {
         Some(o) => Some(ntk_files::outset::resolve_out(o)?),

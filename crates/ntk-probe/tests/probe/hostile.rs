@@ -1844,3 +1844,29 @@ fn a_required_phase_place_taken_is_refused_by_the_dry_run_too() {
         .unwrap();
     assert_ok("the place taken, phase files not required", &o);
 }
+
+/// `ntk-probe onnx` named a config whose refused key came from `--set` as `F:` alone
+/// (sixth hostile round: `F: probe.eigen: not for an ONNX model` for `--set
+/// probe.eigen=tiled`); it says `F (with overrides)`, as `ntk-probe run` does.
+#[test]
+fn onnx_errors_of_set_keys_say_with_overrides() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("onnx.toml");
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/onnx_mlp.onnx");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[onnx]\nfile = \"{}\"\n\n[data]\ndataset = \"synthetic\"\nn = 10\nseed = 0\n",
+            model.display()
+        ),
+    )
+    .unwrap();
+    let mut a = os(&["onnx", "--config"]);
+    a.push(cfg.clone().into());
+    a.extend(os(&["--dry-run", "--set", "probe.eigen=tiled"]));
+    assert_clean_error(
+        "--set probe.eigen",
+        &run(&a),
+        &["onnx.toml (with overrides): probe.eigen"],
+    );
+}

@@ -108,15 +108,23 @@ fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<(TrainConfig, Option<ba
         .ok_or("--config FILE is required (or a subcommand: run, sweep, collect, plot, bench)")?;
     let sets = assignments(flags, own, &overrides::read_table(path)?)?;
     let cfg: TrainConfig = overrides::load_filled(path, &sets, ntk_data::config::fill_file_n)?;
+    // `F (with overrides)` when a key may have come from `--set`, for every error of the
+    // config's values (sixth hostile round: `F: onnx.file = ...` for a --set file).
+    let named = |e: &dyn std::fmt::Display| {
+        if sets.is_empty() {
+            format!("{}: {e}", path.display())
+        } else {
+            format!("{} (with overrides): {e}", path.display())
+        }
+    };
     let mut cfg = cfg
         .with_data_defaults(Given::of_file(path, &sets)?)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| named(&e))?;
     let compute = match cfg.onnx {
         Some(_) => {
             let t = &cfg.train;
             let compute = backend::select(t.device.as_deref(), t.precision)?;
-            cfg.read_onnx(&compute)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            cfg.read_onnx(&compute).map_err(|e| named(&e))?;
             Some(compute)
         }
         None => None,
@@ -125,13 +133,7 @@ fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<(TrainConfig, Option<ba
     for w in cfg.warnings() {
         eprintln!("warning: {}: {w}", path.display());
     }
-    cfg.validate().map_err(|e| {
-        if sets.is_empty() {
-            format!("{}: {e}", path.display())
-        } else {
-            format!("{} (with overrides): {e}", path.display())
-        }
-    })?;
+    cfg.validate().map_err(|e| named(&e))?;
     Ok((cfg, compute))
 }
 
@@ -343,7 +345,11 @@ impl SweepCommand for TrainCommand<'_> {
 fn check_kind(kind: Kind, has_sweep: bool, path: &Path, overridden: bool) -> CliResult<()> {
     let p = path.display();
     // A [sweep] table may come from a `--set`, not the file.
-    let with = if overridden { " (with its --set overrides)" } else { "" };
+    let with = if overridden {
+        " (with its --set overrides)"
+    } else {
+        ""
+    };
     match (kind, has_sweep) {
         (Kind::Run, true) => Err(format!(
             "{p}{with}: has a [sweep] table: run it with `ntk-train sweep --config {p}`"

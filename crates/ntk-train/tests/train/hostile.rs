@@ -1933,3 +1933,46 @@ fn the_dry_run_engine_line_counts_the_runs_it_would_train() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("; these runs: host (1)"), "{text}");
 }
+
+/// An error about a value that came from `--set` names the config `F (with overrides)`, as
+/// the other config errors do; `onnx.file` and a file set's row count (`data.n` left out)
+/// said `F:` alone, as though the file held the value (sixth hostile round, misleading).
+#[test]
+fn errors_of_set_values_say_with_overrides() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let onnx = write(
+        d,
+        "onnx.toml",
+        "[data]\ndataset = \"digits\"\nn = 60\n\n[onnx]\nfile = \"absent.onnx\"\n\n[optim]\nlr = 0.1\n\n[train]\nbatch_size = 20\nepochs = 1\ntest_n = 0\n",
+    );
+    let absent = d.join("also-absent.onnx");
+    let set = format!("onnx.file={}", absent.display());
+    let o = run(&args(&onnx, &d.join("o1"), &["--set", &set, "--dry-run"]));
+    assert_clean_error(
+        "--set onnx.file",
+        &o,
+        &["onnx.toml (with overrides): onnx.file", "also-absent.onnx"],
+    );
+    let o = run(&args(&onnx, &d.join("o2"), &["--dry-run"]));
+    assert_clean_error("onnx.file in the file", &o, &["onnx.toml: onnx.file"]);
+    let file = write(
+        d,
+        "file.toml",
+        &TINY
+            .replace(
+                "[data]\ndataset = \"digits\"\nn = 60\nsubset = \"first\"\n",
+                "[data]\ndataset = \"file\"\nx = \"x.npy\"\n",
+            )
+            .replace("output_dim = 10", "output_dim = 2"),
+    );
+    let missing = d.join("missing.npy");
+    let set = format!("data.x={}", missing.display());
+    let o = run(&args(&file, &d.join("o3"), &["--set", &set, "--dry-run"]));
+    assert_clean_error(
+        "--set data.x without data.n",
+        &o,
+        &["file.toml (with overrides): data.n", "missing.npy"],
+    );
+}
