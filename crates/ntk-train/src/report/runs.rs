@@ -147,13 +147,21 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     })
 }
 
-/// A run's network as its tables group it: depth, activation, normalization and the
-/// initialization's seed, from its recorded config. An ONNX network's are fixed (depth 0,
-/// `onnx`, `none`, seed 0, as `ntk_model::NetSpec` says of it), so its file, which may have
-/// moved since the run, is not read back.
+/// A run's network as its tables group it: depth, activation, normalization and the seed
+/// that makes its runs independent, from its recorded config: the initialization's seed,
+/// or for an ONNX network (depth 0, `onnx`, `none`, as `ntk_model::NetSpec` says of it,
+/// its file, which may have moved since the run, not read back) `train.seed`, the data
+/// order, which its sweep's seed axis sets (its weights are the file's, its model seed
+/// always 0): with 0 for every seed, a sweep over lrs and seeds had one seed in the rate
+/// selection, `selection_seed_only` on the rates every seed trained (sixth hostile round).
 fn network_labels(cfg: &TrainConfig) -> crate::Result<(usize, String, String, u64)> {
     if cfg.onnx.is_some() {
-        return Ok((0, ntk_model::spec::ONNX.to_string(), "none".to_string(), 0));
+        return Ok((
+            0,
+            ntk_model::spec::ONNX.to_string(),
+            "none".to_string(),
+            cfg.train.seed,
+        ));
     }
     let spec = cfg.spec()?;
     Ok((

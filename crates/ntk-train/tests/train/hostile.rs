@@ -1976,3 +1976,52 @@ fn errors_of_set_values_say_with_overrides() {
         &["file.toml (with overrides): data.n", "missing.npy"],
     );
 }
+
+/// An ONNX sweep over rates and seeds: its seeds set `train.seed` (the weights are the
+/// file's), but the tables gave every run seed 0, so `best.csv` saw one seed that ran the
+/// whole grid and reported `selection_seed_only`, selection seed 0, a seed no run had, the
+/// rate chosen and compared on the same runs (sixth hostile round, silently wrong). The
+/// `seed` column is `train.seed` for ONNX runs: held out, selection seed 1.
+#[test]
+fn an_onnx_sweep_holds_its_seeds_apart_in_the_rate_selection() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let onnx = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/train_onnx_mlp.onnx");
+    let cfg = write(
+        d,
+        "onnx.toml",
+        &format!(
+            "[data]\ndataset = \"digits\"\nn = 60\nsubset = \"first\"\n\n[onnx]\nfile = \"{}\"\n\n[optim]\nlr = 0.1\n\n[train]\nbatch_size = 20\nepochs = 1\ntest_n = 0\n\n[sweep]\nlrs = [0.05, 0.1]\nseeds = [1, 2]\n",
+            onnx.display()
+        ),
+    );
+    let out = d.join("out");
+    let mut a = args(&cfg, &out, &[]);
+    a.insert(0, "sweep".into());
+    assert_ok("onnx sweep", &run(&a));
+    let table = |name: &str| -> Vec<std::collections::HashMap<String, String>> {
+        let text = std::fs::read_to_string(out.join(name)).unwrap();
+        let mut lines = text.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        lines
+            .map(|l| {
+                head.iter()
+                    .map(|h| h.to_string())
+                    .zip(l.split(',').map(str::to_string))
+                    .collect()
+            })
+            .collect()
+    };
+    let mut seeds: Vec<String> = table("sweep.csv")
+        .iter()
+        .map(|r| r["seed"].clone())
+        .collect();
+    seeds.sort();
+    assert_eq!(seeds, ["1", "1", "2", "2"]);
+    let best = table("best.csv");
+    assert_eq!(best.len(), 1);
+    assert_eq!(best[0]["selection"], "held_out", "{best:?}");
+    assert_eq!(best[0]["selection_seed"], "1", "{best:?}");
+    assert_eq!(best[0]["seeds"], "1", "{best:?}");
+}
