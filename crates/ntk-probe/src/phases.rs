@@ -424,18 +424,18 @@ impl PhaseFiles {
             }
             Found::Free => fresh,
         };
-        if state.tiles.is_none() {
-            if let Some(why) = no_room(&dir, bytes) {
-                if mode == Mode::Required {
-                    return Err(no_room_refusal(&dir, &why));
-                }
-                eprintln!(
-                    "note: no phase files ({}: {why}): a run killed now starts again from \
-                     nothing; {PHASE_FILES}=0 says so silently",
-                    dir.display()
-                );
-                return Ok(None);
+        if state.tiles.is_none()
+            && let Some(why) = no_room(&dir, bytes)
+        {
+            if mode == Mode::Required {
+                return Err(no_room_refusal(&dir, &why));
             }
+            eprintln!(
+                "note: no phase files ({}: {why}): a run killed now starts again from \
+                 nothing; {PHASE_FILES}=0 says so silently",
+                dir.display()
+            );
+            return Ok(None);
         }
         let mut files = Self {
             dir: dir.clone(),
