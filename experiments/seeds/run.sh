@@ -85,7 +85,10 @@ while IFS='|' read -r name config dir sets || [ -n "$name" ]; do
     fi
     if [ -z "${SEEDS_EXPORT_ONLY:-}" ]; then
         args=()
-        for s in $sets; do args+=(--set "$s"); done
+        # The --set column's words as they are: `read -a` splits on blanks and expands no
+        # glob (a file named `sweep.seeds=1` must not replace `sweep.seeds=[1]`).
+        read -ra words <<< "$sets"
+        for s in "${words[@]}"; do args+=(--set "$s"); done
         echo "=== $(date -u +%FT%TZ) $name: $config ${args[*]}"
         # A line that fails (a diverged seed is not a failure) is reported; the queue goes on.
         if ! "$bin" sweep --config "$config" --out "runs/seeds/$name" --resume "${args[@]}"; then

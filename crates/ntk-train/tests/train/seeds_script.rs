@@ -80,3 +80,15 @@ fn the_queue_reads_its_last_line_and_refuses_a_pattern_naming_none() {
         );
     }
 }
+
+/// The `--set` column is read word by word with no glob expansion (sixth hostile round): a
+/// file named like a glob's match in the working directory does not replace the value.
+#[test]
+fn the_set_column_is_not_glob_expanded() {
+    let _guard = serial();
+    let (dir, stub) = tree();
+    std::fs::write(dir.path().join("sweep.seeds=2"), "").unwrap();
+    let (o, calls) = run(dir.path(), &stub, Some("last"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(calls.contains("--set sweep.seeds=[2]"), "{calls}");
+}
