@@ -119,6 +119,14 @@ pub enum Error {
         "bad key `{key}`: expected dotted names of letters, digits, _ and - (e.g. model.depth)"
     )]
     BadKey { key: String },
+    /// A config file's error found only once the tool filled in a default that depends on
+    /// the data (a file set's `data.n`): the file alone fails first on that key.
+    #[error("{}: {message}{}", .path.display(), at_key(.key))]
+    ConfigKey {
+        path: PathBuf,
+        message: String,
+        key: Option<String>,
+    },
     /// A config file's error that no override explains, after overrides were applied.
     #[error("{} (with {}): {message}{}", .path.display(), .origins.join(", "), at_key(.key))]
     ConfigWith {

@@ -288,13 +288,24 @@ pub fn from_table<T: DeserializeOwned>(
             }
         });
     }
-    // Not an override's: the file's own error, with its line when the file alone has it.
+    // Not an override's: the file's own error, with its line when the file alone has this
+    // very error. The file alone may fail first on another (a key the tool filled in, as a
+    // file set's `data.n`: seventh hostile round, every error of such a config read
+    // "line 1: missing field `n`", naming neither the key nor its table).
     if let Some(text) = text
         && let Err(e) = toml::from_str::<T>(text)
+        && split_error(e.message()).0 == message
     {
         return Err(Error::Toml {
             path: path.to_path_buf(),
             source: Box::new(e),
+        });
+    }
+    if sets.is_empty() {
+        return Err(Error::ConfigKey {
+            path: path.to_path_buf(),
+            message,
+            key: (!key.is_empty()).then_some(key),
         });
     }
     let origins: Vec<String> = sets.iter().map(|a| a.origin.clone()).collect();
@@ -506,6 +517,55 @@ mod tests {
 
     fn sets(args: &[&str]) -> Vec<Assignment> {
         args.iter().map(|a| Assignment::parse(a).unwrap()).collect()
+    }
+
+    /// A config whose `data.n` the tool fills in (a file set's rows): an error elsewhere in
+    /// the file names its own key, not the `n` the file alone lacks (seventh hostile round:
+    /// `sweep.out` in ntk-train's `[sweep]`, a typo `model.widht`, a string `optim.lr` all read
+    /// "line 1, column 1: missing field `n`").
+    #[test]
+    fn an_error_beside_a_filled_key_names_its_own_key() {
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Sized {
+            n: usize,
+            dataset: String,
+        }
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Filled {
+            data: Sized,
+            model: Model,
+        }
+        let fill = |t: &mut Table| -> Result<bool, (String, String)> {
+            let data = t.get_mut("data").and_then(|d| d.as_table_mut()).unwrap();
+            data.insert("n".into(), Value::Integer(40));
+            Ok(true)
+        };
+        let (_d, path) = file("[data]\ndataset = \"file\"\n\n[model]\ndepth = 3\nwidht = 4\n");
+        let e = load_filled::<Filled, _>(&path, &[], fill)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field `widht`"), "{e}");
+        assert!(e.contains("model.widht"), "{e}");
+        assert!(!e.contains("missing field"), "{e}");
+        assert!(!e.contains("(with"), "{e}");
+        // With an override beside it, the file's error is still its own (with the overrides).
+        let e = load_filled::<Filled, _>(&path, &sets(&["model.depth=2"]), fill)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("model.widht") && !e.contains("missing field"),
+            "{e}"
+        );
+        // The file's own error with nothing filled keeps its line.
+        let (_d, path) = file("[data]\nn = 3\ndataset = \"file\"\n\n[model]\ndepth = \"x\"\n");
+        let e = load_filled::<Filled, _>(&path, &[], fill)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 6"), "{e}");
     }
 
     fn load_with(args: &[&str]) -> Result<Cfg, String> {
