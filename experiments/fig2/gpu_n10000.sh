@@ -33,7 +33,7 @@ pids=()
 for set in mnist fmnist; do
     OPENBLAS_NUM_THREADS=$threads RAYON_NUM_THREADS=$threads timeout "$DEADLINE" \
         "${OURS_ENV[@]}" "$BIN/ntk-probe-wgpu" sweep --config "configs/fig2_${set}_n10000.toml" \
-        --device wgpu --set sweep.theory=false >"$OUT/sweep_$set.log" 2>&1 &
+        --backend wgpu --set sweep.theory=false >"$OUT/sweep_$set.log" 2>&1 &
     pids+=($!)
 done
 for p in "${pids[@]}"; do

@@ -48,7 +48,7 @@ for seed in ${WHOLE60K_SEEDS:-1 2 3 4 5}; do
     fi
     echo "=== [${SECONDS}s] seed $seed ($(left) s left)"
     timeout "$(left)" "$BIN/ntk-probe-cusolver" sweep --config configs/fig2_mnist_whole60k_gpu.toml \
-        --device wgpu --set "sweep.seeds=[$seed]" --out "$out" 2>&1 | tee -a "$OUT/sweep.log"
+        --backend wgpu --set "sweep.seeds=[$seed]" --out "$out" 2>&1 | tee -a "$OUT/sweep.log"
     echo "seed $seed: exit ${PIPESTATUS[0]} at ${SECONDS}s"
 done
 if [ -d "$out/runs" ]; then tar czf "$OUT/mnist_whole60k_gpu.tgz" "$out/runs"; fi

@@ -16,8 +16,8 @@
 #   --gpu          one GPU per task (--gres=gpu:1, unless a --gres or --gpus option is given)
 #                  on the fast route: train with the cuDNN engine (--engine cudnn;
 #                  build: cargo build -p ntk-train --features cudnn), probe with the kernel on
-#                  wgpu and its eigenvalues on cuSOLVER (--device wgpu; build: cargo build -p
-#                  ntk-probe --features wgpu,cusolver; a cuda,cusolver build runs --device
+#                  wgpu and its eigenvalues on cuSOLVER (--backend wgpu; build: cargo build -p
+#                  ntk-probe --features wgpu,cusolver; a cuda,cusolver build runs --backend
 #                  cuda). The binary's --version names its features; one that lacks these
 #                  is refused (exit 2) with the command that builds it
 #   --bin PATH     the binary the tasks run (default: $CARGO_TARGET_DIR/debug/ntk-TOOL, with
@@ -88,7 +88,7 @@ if [ "$gpu" = 1 ]; then
         if has wgpu; then device=wgpu
         elif has cuda; then device=cuda
         else lacks "wgpu (the kernel on the GPU) beside cusolver"; fi
-        extra+=(--device "$device")
+        extra+=(--backend "$device")
     fi
     gres=0
     for a in ${sbatch_args[@]+"${sbatch_args[@]}"}; do

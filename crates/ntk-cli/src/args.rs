@@ -115,10 +115,10 @@ pub struct KeyFlags {
     /// probe.precision / train.precision: f32 or f64.
     #[arg(long)]
     pub precision: Option<String>,
-    /// probe.device / train.device: Burn's backend, one of those built in (also
-    /// BURN_DEVICE; `--backend` is the same flag).
-    #[arg(long, visible_alias = "backend", env = "BURN_DEVICE")]
-    pub device: Option<String>,
+    /// probe.backend / train.backend: Burn's backend, one of those built in (also
+    /// BURN_DEVICE; `--device`, its name before 2026-11-29, is the same flag).
+    #[arg(long, visible_alias = "device", env = "BURN_DEVICE")]
+    pub backend: Option<String>,
 }
 
 impl KeyFlags {
@@ -140,10 +140,18 @@ impl KeyFlags {
             "precision",
             self.precision.as_deref(),
         );
+        if self.backend.is_some() {
+            // The key's name before 2026-11-29, read as the same key: a file that still says
+            // `device` is overridden by the flag, not given the key twice.
+            f.push(Assignment::remove(
+                &format!("{section}.device"),
+                "--backend",
+            ));
+        }
         f.text(
-            &format!("{section}.device"),
-            "device",
-            self.device.as_deref(),
+            &format!("{section}.backend"),
+            "backend",
+            self.backend.as_deref(),
         );
         Ok(())
     }
@@ -263,6 +271,7 @@ mod tests {
                 "model.depth",
                 "probe.precision",
                 "probe.device",
+                "probe.backend",
                 "data.n"
             ]
         );
@@ -281,6 +290,7 @@ mod tests {
                 "resnet.depth",
                 "train.precision",
                 "train.device",
+                "train.backend",
                 "optim.lr"
             ]
         );
@@ -289,11 +299,14 @@ mod tests {
         assert!(assignments(&resnet, &t.sweep.run.keys, "train", &[], |_| Ok(())).is_err());
     }
 
-    /// `--backend` is `--device` (the word the glossary gives Burn's backend).
+    /// `--device` (the flag's name before 2026-11-29) is `--backend`, the word the glossary
+    /// gives Burn's backend.
     #[test]
-    fn backend_is_the_device_flag() {
-        let t = parse(&["--backend", "flex"]);
-        assert_eq!(t.sweep.run.keys.device.as_deref(), Some("flex"));
+    fn device_is_the_backend_flag() {
+        for flag in ["--backend", "--device"] {
+            let t = parse(&[flag, "flex"]);
+            assert_eq!(t.sweep.run.keys.backend.as_deref(), Some("flex"));
+        }
     }
 
     #[test]

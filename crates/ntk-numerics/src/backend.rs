@@ -1,7 +1,7 @@
 //! The one place that picks the compute device and the float precision.
 //!
 //! Backends are cargo features (`flex`, `ndarray`, `wgpu`, `cuda`); when several are built
-//! in, `--device NAME` (or the `BURN_DEVICE` environment variable) chooses. Otherwise a GPU
+//! in, `--backend NAME` (or the `BURN_DEVICE` environment variable) chooses. Otherwise a GPU
 //! backend built in is used where it has a GPU ([`default_backend`]: cuda where NVIDIA's
 //! driver loads, else wgpu where an adapter is a GPU, not a CPU rasterizer such as Mesa's
 //! lavapipe), else the first CPU backend built in (flex, then ndarray); a GPU backend built
@@ -112,7 +112,7 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// The feature's and `--device`'s name (the serde name: [`ntk_names`]).
+    /// The feature's and `--backend`'s name (the serde name: [`ntk_names`]).
     pub fn name(self) -> &'static str {
         ntk_names::name(&self)
     }
@@ -170,7 +170,7 @@ impl Compute {
     }
 }
 
-/// Picks the device: `name` (from `--device`), else `BURN_DEVICE`, else the first built in.
+/// Picks the backend: `name` (from `--backend`), else `BURN_DEVICE`, else the first built in.
 /// Errors name the backend and list the ones this binary has.
 pub fn select(name: Option<&str>, precision: Precision) -> crate::Result<Compute> {
     let backend = resolve(name)?;
@@ -251,7 +251,7 @@ pub fn default_backend(
                 .collect();
             Some(format!(
                 "this build has {} but found no GPU for it ({}); computing on {cpu}, the CPU. \
-                 Pass --device {} to use it anyway, or --device {cpu} to choose the CPU and \
+                 Pass --backend {} to use it anyway, or --backend {cpu} to choose the CPU and \
                  silence this",
                 gpus.iter()
                     .map(|b| b.name())
@@ -378,7 +378,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_unknown_device_suggests_no_feature() {
+    fn an_unknown_backend_suggests_no_feature() {
         let e = unavailable("gpu", &[Backend::Flex]).to_string();
         assert!(e.contains("`gpu`") && e.contains("unknown backend"), "{e}");
         assert!(e.contains("flex, ndarray, wgpu, cuda"), "{e}");
@@ -444,8 +444,8 @@ mod tests {
         assert!(
             note.contains("cuda and wgpu but found no GPU")
                 && note.contains("computing on flex, the CPU")
-                && note.contains("--device cuda to use it anyway")
-                && note.contains("--device flex to choose the CPU"),
+                && note.contains("--backend cuda to use it anyway")
+                && note.contains("--backend flex to choose the CPU"),
             "{note}"
         );
         // Without a CPU backend the GPU backend is taken anyway (opening it says what fails).

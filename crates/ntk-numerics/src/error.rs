@@ -10,22 +10,22 @@ pub enum Error {
     // --- devices ---
     /// A backend this binary does not have.
     #[error(
-        "device `{wanted}` is not built into this binary (built: {built}); rebuild with \
+        "backend `{wanted}` is not built into this binary (built: {built}); rebuild with \
          `--features {wanted}`"
     )]
     DeviceNotBuilt { wanted: String, built: String },
     /// A name that is no backend.
     #[error(
-        "device `{wanted}`: unknown backend; expected one of {} (built into this binary: \
+        "unknown backend `{wanted}`; expected one of {} (built into this binary: \
          {built})",
         ntk_names::list::<crate::backend::Backend>()
     )]
     UnknownDevice { wanted: String, built: String },
     /// The cuda backend without an NVIDIA driver.
     #[error(
-        "device `cuda`: the NVIDIA driver library (libcuda.so.1) cannot be loaded on this \
+        "backend `cuda`: the NVIDIA driver library (libcuda.so.1) cannot be loaded on this \
          machine (no NVIDIA driver, or its directory is not on LD_LIBRARY_PATH); use \
-         --device flex or wgpu"
+         --backend flex or wgpu"
     )]
     CudaDriver,
     /// A precision the device lacks.

@@ -129,9 +129,11 @@ pub struct ProbeSection {
     /// map); see `ntk_kernel::batch_norm`. Absent from the serialized config when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch_norm_statistics: Option<BnStatistics>,
-    /// Backend name when several are built in (also `--device`, `BURN_DEVICE`).
-    #[serde(default)]
-    pub device: Option<String>,
+    /// Burn's backend when several are built in (also `--backend`, `BURN_DEVICE`); `device`,
+    /// the key's name before 2026-11-29, is read as the same key. Not part of a result's
+    /// identity (left out of the recorded config: `ntk_runs::provenance::RETIRED_KEYS`).
+    #[serde(default, alias = "device", skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
     /// Also compute the minimum embedding angle theta_l over the set at every layer (costs
     /// one Gram product per layer).
     #[serde(default)]
@@ -182,7 +184,7 @@ impl Default for ProbeSection {
             method: Method::Auto,
             eigen: Eigen::Full,
             batch_norm_statistics: None,
-            device: None,
+            backend: None,
             embedding_angles: false,
             pair: None,
             weights: None,

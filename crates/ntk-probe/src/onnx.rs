@@ -5,7 +5,7 @@
 //! initializer of the file (BatchNorm's running statistics held fixed).
 //!
 //! A config has `[onnx]` (`ntk_onnx::OnnxSection`, the table `ntk-train` reads too),
-//! `[data]` and an optional `[probe]` with `precision`, `output` and `device`. The file's
+//! `[data]` and an optional `[probe]` with `precision`, `output` and `backend`. The file's
 //! path is read as `data.x` is (from the current directory), once, within bounds
 //! (`ntk_onnx::OnnxFile::read`); the file's SHA-256 goes into the run's provenance as
 //! `onnx.digest` (the file's location does not, as for `probe.weights`). The data's values per sample must be the model
@@ -41,9 +41,10 @@ pub struct OnnxProbe {
     /// `sum` (default), `full`, or an output index.
     #[serde(default)]
     pub output: OutputMode,
-    /// The backend, when several are built in.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device: Option<String>,
+    /// Burn's backend, when several are built in (`device`, the key's name before
+    /// 2026-11-29, is read as the same key).
+    #[serde(default, alias = "device", skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
 }
 
 /// A probe config whose network is an ONNX file.
@@ -231,7 +232,7 @@ pub fn provenance(
     compute: &Compute,
 ) -> Provenance {
     let mut c = cfg.clone();
-    c.probe.device = None;
+    c.probe.backend = None;
     c.data = c.data.without_locations();
     c.onnx.file = PathBuf::new();
     let mut flat = provenance::flatten_config(&c);

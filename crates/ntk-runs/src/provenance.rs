@@ -238,13 +238,15 @@ pub fn check_reuse(
 
 /// Keys that earlier builds recorded in a config that are no longer part of a result's
 /// identity. `train.engine` (left out from 2026-11-26) says who computes the steps, not
-/// what is computed.
-pub const RETIRED_KEYS: &[&str] = &["train.engine"];
+/// what is computed. `probe.device` and `train.device` (renamed `backend` on 2026-11-29,
+/// one word for Burn's backend) were recorded as `null` only: the request is cleared
+/// before a config is recorded, and the backend that ran is recorded as `backend`.
+pub const RETIRED_KEYS: &[&str] = &["train.engine", "probe.device", "train.device"];
 
 /// `recorded` as this build would have written it: without the [`RETIRED_KEYS`] and with
 /// the fingerprint of what remains. This only happens when the recorded fingerprint is its
 /// config's own, so an edited file stays an edit.
-fn without_retired(recorded: &Provenance) -> std::borrow::Cow<'_, Provenance> {
+pub fn without_retired(recorded: &Provenance) -> std::borrow::Cow<'_, Provenance> {
     let holds = RETIRED_KEYS
         .iter()
         .any(|k| recorded.config.contains_key(*k));
@@ -299,7 +301,8 @@ pub fn check_one_base(
             unverified += 1;
             continue;
         };
-        let base = without(&p.config, axes);
+        // Results of one config recorded before and after a key retired share a base.
+        let base = without(&without_retired(p).config, axes);
         match &first {
             None => first = Some((path, base)),
             Some((first_path, first_base)) => {
@@ -331,13 +334,14 @@ pub fn check_one_base(
 /// config (a copy of a point, or a sweep nested in another's `runs/`, would count twice,
 /// as two seeds).
 pub fn check_each(entries: &[(PathBuf, Option<&Provenance>)]) -> crate::Result<()> {
-    let mut seen: std::collections::HashMap<&str, &PathBuf> = std::collections::HashMap::new();
+    let mut seen: std::collections::HashMap<String, &PathBuf> = std::collections::HashMap::new();
     for (path, p) in entries {
         let Some(p) = p else { continue };
         if fingerprint(&p.config) != p.fingerprint {
             return Err(crate::Error::EditedResult { path: path.clone() });
         }
-        if let Some(first) = seen.insert(&p.fingerprint, path) {
+        // One config recorded before and after a key retired is the same config.
+        if let Some(first) = seen.insert(without_retired(p).fingerprint.clone(), path) {
             return Err(crate::Error::SameConfigTwice {
                 first: first.clone(),
                 second: path.clone(),
@@ -448,6 +452,35 @@ mod tests {
         let mut edited = old.clone();
         edited.config.insert("train.lr".into(), json!(0.3));
         assert!(check_reuse(Path::new("s.json"), Some(&edited), &now).is_err());
+    }
+
+    /// `train.device: null`, recorded before the key was renamed `backend`, is not a
+    /// difference in a resume, a merge's one base or its search for a config recorded twice.
+    #[test]
+    fn the_device_key_recorded_before_its_rename_is_not_a_difference() {
+        let now = Provenance::new("t 0", flatten(&json!({"train": {"lr": 0.1}})), "faer");
+        let was = flatten(&json!({"train": {"lr": 0.1, "device": null}}));
+        let old = Provenance::new("t 0", was, "faer");
+        assert!(check_reuse(Path::new("s.json"), Some(&old), &now).is_ok());
+        let deeper = Provenance::new(
+            "t 0",
+            flatten(&json!({"train": {"lr": 0.1}, "depth": 2})),
+            "faer",
+        );
+        let entries = [
+            (PathBuf::from("old"), Some(&old)),
+            (PathBuf::from("new"), Some(&deeper)),
+        ];
+        assert_eq!(
+            check_one_base(&entries, &["depth"]).map_err(|e| e.to_string()),
+            Ok(0)
+        );
+        let twice = [
+            (PathBuf::from("old"), Some(&old)),
+            (PathBuf::from("new"), Some(&now)),
+        ];
+        let e = check_each(&twice).unwrap_err().to_string();
+        assert!(e.contains("old") && e.contains("new"), "{e}");
     }
 
     #[test]

@@ -15,11 +15,11 @@ use crate::checkpoint::RunIdentity;
 use crate::config::TrainConfig;
 use crate::data::Data;
 
-/// The config a run directory records and a resume must match (device and output place
+/// The config a run directory records and a resume must match (backend and output place
 /// excluded: they do not change the numbers' meaning).
 pub fn run_config_text(cfg: &TrainConfig) -> String {
     let mut c = cfg.clone();
-    c.train.device = None;
+    c.train.backend = None;
     c.train.out = None;
     c.sweep = None;
     toml::to_string(&c).expect("a config serializes")
@@ -67,7 +67,7 @@ pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Prov
 /// (`checkpoint::StateForm`), naming the engine that resumes it.
 pub fn recorded_config(cfg: &TrainConfig) -> TrainConfig {
     let mut c = cfg.clone();
-    c.train.device = None;
+    c.train.backend = None;
     c.train.engine = crate::config::EngineChoice::Auto;
     c.train.out = None;
     c.sweep = None;

@@ -177,12 +177,12 @@ pub fn check_inputs_outside(cfg: &TrainConfig, out: &Path) -> crate::Result<()> 
     })
 }
 
-/// The fingerprint of a sweep's config, whichever shard, device or output directory runs
+/// The fingerprint of a sweep's config, whichever shard, backend or output directory runs
 /// it: the writers of one sweep directory must share it (`ntk_files::lock::SweepClaim`).
 pub fn fingerprint(cfg: &TrainConfig) -> String {
     let mut c = cfg.clone();
     c.train.out = None;
-    c.train.device = None;
+    c.train.backend = None;
     ntk_runs::provenance::fingerprint(&ntk_runs::provenance::flatten_config(&c))
 }
 

@@ -326,18 +326,18 @@ fn gpu_runs_the_probe_on_wgpu_with_cusolver_or_refuses_naming_the_build() {
         );
         assert!(
             line(&stdout, "environment: ")
-                .ends_with(&format!("EXTRA=--device\\ {device} DEVICE={device}")),
+                .ends_with(&format!("EXTRA=--backend\\ {device} DEVICE={device}")),
             "{stdout}"
         );
         let command = line(&stdout, "command: ");
         assert!(
             command.contains(" sweep --config ")
-                && command.ends_with(&format!("--shard slurm --device {device}")),
+                && command.ends_with(&format!("--shard slurm --backend {device}")),
             "{command}"
         );
         // The task's command, run with --dry-run (here by the stand-in).
         assert!(
-            stdout.contains(&format!("--shard slurm --device {device} --dry-run\n")),
+            stdout.contains(&format!("--shard slurm --backend {device} --dry-run\n")),
             "{stdout}"
         );
         assert_eq!(stdout.matches("stand-in: sweep").count(), 3, "{stdout}");

@@ -134,7 +134,7 @@ ntk() {
         have "ntk-probe-$be" || continue
         local js="$WORK/ntk_${be}_n${n}_r${r}.json"
         piece "$r" "ntk n=$n" "ours-$be" "$limit" "$need" --json-file "$js" -- \
-            "${OURS_ENV[@]}" "$BIN/ntk-probe-$be" bench --device "$be" --n "$n" --depths 10 \
+            "${OURS_ENV[@]}" "$BIN/ntk-probe-$be" bench --backend "$be" --n "$n" --depths 10 \
             --precisions f32 --repeats 3 --eigen extreme --out "$js"
     done
     piece "$r" "ntk n=$n" pytorch "$((limit - 30))" 20 -- \
@@ -149,7 +149,7 @@ mlp() {
     for be in wgpu cuda; do
         have "ntk-train-$be" || continue
         piece "$r" "mlp 784-512x10-10 batch 500" "ours-$be" 90 20 -- \
-            "${OURS_ENV[@]}" "$BIN/ntk-train-$be" bench --device "$be" --steps "$MLP_STEPS"
+            "${OURS_ENV[@]}" "$BIN/ntk-train-$be" bench --backend "$be" --steps "$MLP_STEPS"
     done
     piece "$r" "mlp 784-512x10-10 batch 500" pytorch 60 15 -- \
         python3 experiments/train_bench/pytorch_step.py --device "$TORCH_DEV" \

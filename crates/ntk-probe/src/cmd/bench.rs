@@ -28,10 +28,10 @@ pub(crate) struct BenchArgs {
     /// Timed repetitions per row (the best is reported); at least 1.
     #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     repeats: usize,
-    /// Burn's backend (also BURN_DEVICE): one of those built in (`--backend` is the same
-    /// flag).
-    #[arg(long, visible_alias = "backend")]
-    device: Option<String>,
+    /// Burn's backend (also BURN_DEVICE): one of those built in (`--device`, its name
+    /// before 2026-11-29, is the same flag).
+    #[arg(long, visible_alias = "device")]
+    backend: Option<String>,
     /// `full`: every eigenvalue on the host; `extreme`: lambda_min, lambda_max and kappa
     /// on the compute device (the kernel stays there on GPU backends).
     #[arg(long, default_value = "full")]
@@ -96,7 +96,7 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
         "kappa"
     );
     for &precision in &precisions {
-        let compute = backend::select(args.device.as_deref(), precision)?;
+        let compute = backend::select(args.backend.as_deref(), precision)?;
         for &depth in &args.depths {
             let r = bench::bench_one(
                 &compute,

@@ -56,7 +56,7 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
         ntk_files::outset::check_owned(dir, &|name| OUTPUT_FILES.contains(&name))?;
         ntk_probe::run::check_onnx_inputs_outside(&cfg.onnx.file, &cfg.data, dir)?;
     }
-    let compute = backend::select(cfg.probe.device.as_deref(), cfg.probe.precision)?;
+    let compute = backend::select(cfg.probe.backend.as_deref(), cfg.probe.precision)?;
     let loaded = onnx::load_model(&mut cfg, &compute)?;
     let model = &loaded.model;
     let inputs = inputs::load(&cfg.data)?;

@@ -148,7 +148,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
     )?;
     let inputs = inputs::load(&cfg.data)?;
     run::check_inputs(cfg.probe.precision, &inputs)?;
-    let compute = backend::select(cfg.probe.device.as_deref(), cfg.probe.precision)?;
+    let compute = backend::select(cfg.probe.backend.as_deref(), cfg.probe.precision)?;
     // What the run reads and checks before any work, checked before a dry run answers: the
     // given weights and blocks (each file read once), the phase files' variable.
     let given = run::Given::read(&cfg, &inputs, &compute)?;

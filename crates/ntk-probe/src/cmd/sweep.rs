@@ -27,16 +27,16 @@ pub(crate) fn load_sweep(path: &Path, sets: &[Assignment]) -> CliResult<SweepCon
 pub(crate) fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
     let flags = &args.sweep.run;
     let path = flags.config()?;
-    // The device is the sweep's to choose, not part of its config (`SweepOptions::device`).
+    // The backend is the sweep's to choose, not part of its config (`SweepOptions::backend`).
     let mut keys_flags = flags.clone();
-    keys_flags.keys.device = None;
+    keys_flags.keys.backend = None;
     let sets = args
         .own
         .assignments(&keys_flags, &overrides::read_table(path)?)?;
     let cfg = load_sweep(path, &sets)?;
     let mut tool = ProbeCommand {
         opts: sweep::SweepOptions {
-            device: flags.keys.device.clone(),
+            backend: flags.keys.backend.clone(),
             recompute: flags.recompute,
             max_memory: flags.max_memory.clone(),
             allow_mixed: args.sweep.allow_mixed,

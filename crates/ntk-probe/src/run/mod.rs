@@ -123,7 +123,7 @@ pub const OUTPUT_FILES: [&str; 7] = [
 ];
 
 /// The provenance of a probe of `cfg` on `inputs` (whose [`Inputs::digest`] is `digest`)
-/// on `compute`: the config with the data's input dimension filled in, the device request
+/// on `compute`: the config with the data's input dimension filled in, the backend request
 /// and data directory left out, `backend` and `data.digest` added, and the digests of the
 /// files `given` read (`None` for configs without given files: a sweep's).
 pub fn provenance(
@@ -134,7 +134,7 @@ pub fn provenance(
     given: Option<&Given>,
 ) -> Provenance {
     let mut c = cfg.clone();
-    c.probe.device = None;
+    c.probe.backend = None;
     c.data = c.data.without_locations();
     // An explicit default is the same config as none.
     if c.probe.batch_norm_statistics == Some(BnStatistics::Running) {

@@ -41,8 +41,8 @@ use ntk_runs::sweep::{self, Planned, Shard, State, Sweep};
 /// How a sweep runs.
 #[derive(Clone, Debug, Default)]
 pub struct SweepOptions {
-    /// Backend (overrides `probe.device`).
-    pub device: Option<String>,
+    /// Burn's backend (overrides `probe.backend`).
+    pub backend: Option<String>,
     /// Recompute points made by another config instead of refusing them.
     pub recompute: bool,
     /// The memory the work may plan for (`--max-memory`).
@@ -102,7 +102,7 @@ impl<'a> ProbeSweep<'a> {
         opts: &SweepOptions,
         open: bool,
     ) -> crate::Result<Self> {
-        let device = opts.device.as_deref().or(cfg.probe.device.as_deref());
+        let device = opts.backend.as_deref().or(cfg.probe.backend.as_deref());
         let compute = if open {
             backend::select(device, cfg.probe.precision)?
         } else {
@@ -530,7 +530,7 @@ pub fn dry_run(
 /// differ. Points not yet made are left to the tables, which name them.
 pub fn check_collect(cfg: &SweepConfig, out: &Path, allow_mixed: bool) -> crate::Result<()> {
     let opts = SweepOptions {
-        device: None,
+        backend: None,
         recompute: false,
         max_memory: None,
         allow_mixed,

@@ -368,6 +368,65 @@ fn an_unknown_device_suggests_no_feature() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("--features"));
 }
 
+/// `probe.device`, the key's name before 2026-11-29, is read as `probe.backend`: a file that
+/// still says `device` runs, `--backend` overrides it, and the results are one config's (the
+/// second run with the other key reuses the first's summary); both keys at once are refused.
+#[test]
+fn the_device_key_is_read_as_the_backend_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = write_config(
+        dir.path(),
+        &SMALL.replace("[probe]\n", "[probe]\ndevice = \"flex\"\n"),
+    );
+    let out = dir.path().join("out");
+    let o = ntk_cli(&old, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(!summary.contains("probe.device") && !summary.contains("probe.backend"));
+    let new = crate::common::write_file(
+        dir.path(),
+        "new.toml",
+        &SMALL.replace("[probe]\n", "[probe]\nbackend = \"flex\"\n"),
+    );
+    let again = probe()
+        .args(["ntk", "--resume", "--config"])
+        .arg(&new)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("summary.json")).unwrap(),
+        summary
+    );
+    let flag = probe()
+        .args(["ntk", "--config"])
+        .arg(&old)
+        .arg("--out")
+        .arg(dir.path().join("flag"))
+        .args(["--backend", "flex", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(
+        flag.status.success(),
+        "{}",
+        String::from_utf8_lossy(&flag.stderr)
+    );
+    expect_error(
+        &SMALL.replace(
+            "[probe]\n",
+            "[probe]\ndevice = \"flex\"\nbackend = \"flex\"\n",
+        ),
+        &[],
+        &["backend"],
+    );
+}
+
 #[test]
 fn every_option_has_help() {
     for sub in ["ntk", "bench", "sweep", "collect", "plot", "theory", "fig1"] {

@@ -8,7 +8,7 @@ use ntk_runs::sweep::Shard;
 
 fn flex() -> SweepOptions {
     SweepOptions {
-        device: Some("flex".into()),
+        backend: Some("flex".into()),
         ..SweepOptions::default()
     }
 }

@@ -10,10 +10,10 @@ use crate::CliResult;
 
 #[derive(Args)]
 pub(crate) struct BenchArgs {
-    /// Burn's backend: flex, ndarray, wgpu, cuda (also BURN_DEVICE; `--backend` is the same
-    /// flag).
-    #[arg(long, visible_alias = "backend", env = "BURN_DEVICE")]
-    device: Option<String>,
+    /// Burn's backend: flex, ndarray, wgpu, cuda (also BURN_DEVICE; `--device`, its name
+    /// before 2026-11-29, is the same flag).
+    #[arg(long, visible_alias = "device", env = "BURN_DEVICE")]
+    backend: Option<String>,
     /// f32 or f64.
     #[arg(long, default_value = "f32", value_parser = ntk_names::parse_arg::<Precision>)]
     precision: Precision,
@@ -51,7 +51,7 @@ pub(crate) struct BenchArgs {
 }
 
 pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
-    let compute = backend::select(a.device.as_deref(), a.precision)?;
+    let compute = backend::select(a.backend.as_deref(), a.precision)?;
     let peak = ntk_numerics::bench::peak_gflops(a.precision);
     let (spec, input_dim) = match a.resnet {
         Some(d) => {

@@ -18,7 +18,7 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
         let mut cfg = cfg
             .with_data_defaults(Given::of_file(path, &sets)?)
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        let compute = backend::select(cfg.train.device.as_deref(), cfg.train.precision)?;
+        let compute = backend::select(cfg.train.backend.as_deref(), cfg.train.precision)?;
         cfg.read_onnx(&compute)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         cfg.validate()

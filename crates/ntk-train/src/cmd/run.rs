@@ -123,7 +123,7 @@ fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<(TrainConfig, Option<ba
     let compute = match cfg.onnx {
         Some(_) => {
             let t = &cfg.train;
-            let compute = backend::select(t.device.as_deref(), t.precision)?;
+            let compute = backend::select(t.backend.as_deref(), t.precision)?;
             cfg.read_onnx(&compute).map_err(|e| named(&e))?;
             Some(compute)
         }
@@ -270,7 +270,7 @@ impl SweepCommand for TrainCommand<'_> {
         sweep::check_inputs_outside(self.cfg, out)?;
         if self.compute.is_none() {
             let train = &self.cfg.train;
-            self.compute = Some(backend::select(train.device.as_deref(), train.precision)?);
+            self.compute = Some(backend::select(train.backend.as_deref(), train.precision)?);
         }
         Ok(())
     }

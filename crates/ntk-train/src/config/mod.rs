@@ -121,8 +121,11 @@ pub struct TrainSection {
     pub loss: Loss,
     #[serde(default)]
     pub precision: Precision,
-    #[serde(default)]
-    pub device: Option<String>,
+    /// Burn's backend when several are built in (also `--backend`, `BURN_DEVICE`); `device`,
+    /// the key's name before 2026-11-29, is read as the same key. Not part of a run's
+    /// identity (left out of the recorded config: `ntk_runs::provenance::RETIRED_KEYS`).
+    #[serde(default, alias = "device", skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
     /// Who computes the SGD steps of a dense MLP: `auto` (the host engine on a CPU backend
     /// when the MLP has no normalization layers, else Burn), `burn` (Burn's autodiff and
     /// optimizer), or `host` (the host engine; an error where it does not apply).
@@ -469,14 +472,14 @@ impl TrainConfig {
         Ok(())
     }
 
-    /// [`TrainConfig::read_onnx`] on the backend the config names (`train.device`,
+    /// [`TrainConfig::read_onnx`] on the backend the config names (`train.backend`,
     /// `train.precision`), for a config read outside a run (`load`, `parse`).
     fn read_onnx_on_own_backend(&mut self) -> crate::Result<()> {
         if self.onnx.is_none() {
             return Ok(());
         }
         let t = &self.train;
-        let compute = ntk_numerics::backend::select(t.device.as_deref(), t.precision)?;
+        let compute = ntk_numerics::backend::select(t.backend.as_deref(), t.precision)?;
         self.read_onnx(&compute)
     }
 
