@@ -234,11 +234,18 @@ impl Linearized {
     }
 }
 
-/// The asymptotic rate of the linearized loss at a constant rate `lr`: the loss falls by
-/// `(1 - lr lambda_min / n)^2` a step once the slowest eigendirection dominates, that is
-/// `-2 ln |1 - lr lambda_min / n|` in `ln L` a step (the slope of `ln L` against steps).
-pub fn asymptotic_rate(lambda_min: f64, lr: f64, n: usize) -> f64 {
-    -2.0 * (1.0 - lr * lambda_min / n as f64).abs().ln()
+/// The asymptotic rate of the linearized loss at a constant rate `lr` on a kernel whose
+/// eigenvalues span `[lambda_min, lambda_max]`: each eigendirection's residual is multiplied
+/// by `1 - lr lambda / n` a step, whose size is largest at one end of the spectrum, so once
+/// the slowest direction dominates the loss changes by
+/// `max(|1 - lr lambda_min / n|, |1 - lr lambda_max / n|)^2` a step: minus twice its log in
+/// `ln L` a step (the slope of `ln L` against steps). Above `2 n / (lambda_min + lambda_max)`
+/// the top direction is the slowest; above the stability limit `2 n / lambda_max` it grows
+/// and the rate is negative (seventh hostile round: lambda_min's alone gave a decay of 0.02
+/// a step to a prediction that grew to 4.6e10).
+pub fn asymptotic_rate(lambda_min: f64, lambda_max: f64, lr: f64, n: usize) -> f64 {
+    let factor = |lambda: f64| (1.0 - lr * lambda / n as f64).abs();
+    -2.0 * factor(lambda_min).max(factor(lambda_max)).ln()
 }
 
 #[cfg(test)]
@@ -437,7 +444,37 @@ mod tests {
             losses.push(lin.loss(&at).ln());
         }
         let slope = losses[3998] - losses[3999];
-        let rate = asymptotic_rate(lin.eigenvalues()[0], lr, n);
+        let w = lin.eigenvalues();
+        let rate = asymptotic_rate(w[0], w[n - 1], lr, n);
         assert!((slope - rate).abs() < 1e-6 * rate, "{slope} {rate}");
+    }
+
+    /// Above `2 n / (lambda_min + lambda_max)` the top direction is the slowest, and above
+    /// the stability limit it grows: the rate is the late slope there too (negative where
+    /// the loss grows), not lambda_min's decay.
+    #[test]
+    fn the_asymptotic_rate_follows_the_top_direction_at_large_rates() {
+        let n = 6;
+        let k = kernel(n, 6, 0.2);
+        let r0 = Mat::<f64>::from_fn(n, 1, |i, _| 1.0 + i as f64);
+        let lin = Linearized::new(k.as_ref(), r0.as_ref()).unwrap();
+        let w = lin.eigenvalues().to_vec();
+        let (lo, hi) = (w[0], w[n - 1]);
+        // Between 2n / (lo + hi) and the limit 2n / hi (decaying), and beyond it (growing).
+        for (lr, grows) in [(1.95 * n as f64 / hi, false), (2.05 * n as f64 / hi, true)] {
+            let mut at = lin.start();
+            let mut losses = Vec::new();
+            for _ in 0..4000 {
+                lin.step(&mut at, lr);
+                losses.push(lin.loss(&at).ln());
+            }
+            let slope = losses[3998] - losses[3999];
+            let rate = asymptotic_rate(lo, hi, lr, n);
+            assert_eq!(rate < 0.0, grows, "{rate}");
+            assert!(
+                (slope - rate).abs() < 1e-6 * rate.abs(),
+                "{lr}: {slope} {rate}"
+            );
+        }
     }
 }

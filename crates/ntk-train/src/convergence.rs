@@ -255,7 +255,7 @@ pub fn figure(
             Some(Marker::Triangle),
         ),
         (
-            "−2 ln(1 − η λ_min / n), empirical",
+            "−2 ln max|1 − η λ / n|, empirical",
             |r| r.asymptotic_rate_empirical,
             Dash::Dotted,
             None,

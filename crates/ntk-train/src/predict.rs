@@ -304,7 +304,13 @@ fn spectrum_row(which: PredictKernel, lin: &Linearized, k: usize, lr: f64) -> Sp
         singular: spectrum.singular,
         rank: spectrum.rank,
         lr,
-        asymptotic_rate: (!spectrum.singular).then(|| asymptotic_rate(lambda_min, lr, n)),
+        // A singular kernel's null space never decays (a factor 1 a step): no rate where the
+        // loss levels off; a negative one where the top direction grows past the limit.
+        asymptotic_rate: {
+            let floor = if spectrum.singular { 0.0 } else { lambda_min };
+            let rate = asymptotic_rate(floor, lambda_max, lr, n);
+            (!spectrum.singular || rate < 0.0).then_some(rate)
+        },
         lr_stability_limit: 2.0 * n as f64 / lambda_max,
     }
 }
@@ -516,7 +522,13 @@ kernels = ["empirical"]
         let (_, s) = outcome(0.1);
         let limit = 2.0 * s.n as f64 / s.lambda_max;
         assert_eq!(s.lr_stability_limit, limit);
-        let (below, _) = outcome(0.5 * limit);
+        let (below, s_below) = outcome(0.5 * limit);
+        // The late slope of the predicted loss: a decay below the limit, growth above it
+        // (seventh hostile round: lambda_min's decay was written for a prediction that grew).
+        assert!(
+            s_below.asymptotic_rate.is_some_and(|r| r > 0.0),
+            "{s_below:?}"
+        );
         assert!(
             below
                 .warnings
@@ -529,7 +541,11 @@ kernels = ["empirical"]
                 .iter()
                 .any(|w| w.contains("above the stability limit") && w.contains("model.convention"))
         };
-        let (catapult, _) = outcome(3.0 * limit);
+        let (catapult, s_catapult) = outcome(3.0 * limit);
+        assert!(
+            s_catapult.asymptotic_rate.is_some_and(|r| r < 0.0),
+            "{s_catapult:?}"
+        );
         assert!(warned(&catapult), "{:?}", catapult.warnings);
         let (far, _) = outcome(100.0 * limit);
         assert!(warned(&far), "{:?}", far.warnings);
