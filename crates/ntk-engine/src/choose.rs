@@ -147,47 +147,56 @@ pub fn plan(choice: EngineChoice, spec: &NetSpec, compute: &Compute, loss: Loss)
 }
 
 /// The stepper of a run of `model` (plain device, as built or loaded from a checkpoint):
-/// the engine `choice` takes for it (see the module's doc). `auto` falling back from the
-/// cuDNN engine says so on stderr: why, that the steps run on the CPU, and how to require or
-/// silence it.
+/// the engine [`plan`] decides for `choice` (see the module's doc), started. `auto` falling
+/// back from a cuDNN engine that does not start says so on stderr: why, that the steps run on
+/// the CPU, and how to require or silence it; it then takes what `plan` takes in a build
+/// without the cuDNN engine.
 pub fn choose(choice: EngineChoice, model: Net, setup: &Setup<'_>) -> Result<Box<dyn Stepper>> {
-    let compute = setup.compute;
-    let candidate = cudnn_candidate(&model.spec(), compute.precision, setup.loss);
-    check_fp32(choice, setup.fp32, "train.fp32_precision", candidate)?;
+    let (compute, spec) = (setup.compute, model.spec());
+    let planned = plan(choice, &spec, compute, setup.loss);
+    // `plan` takes the cuDNN engine under `auto` exactly where it is a candidate.
+    check_fp32(
+        choice,
+        setup.fp32,
+        "train.fp32_precision",
+        planned == Engine::Cudnn,
+    )?;
     let ad = compute.device.clone().autodiff();
     let model = model.fork(&ad).train();
-    match choice {
-        EngineChoice::Cudnn => {
-            if let Some(refusal) = cudnn_refusal(&model.spec(), compute.precision, setup.loss) {
+    if planned == Engine::Cudnn {
+        if choice == EngineChoice::Cudnn {
+            if let Some(refusal) = cudnn_refusal(&spec, compute.precision, setup.loss) {
                 return Err(refusal);
             }
             return start_cudnn(model, setup).map_err(|reason| Error::NoCudnnEngine { reason });
         }
-        EngineChoice::Auto if candidate => {
-            match start_cudnn(model.clone(), setup) {
-                Ok(s) => return Ok(s),
-                // TF32 was asked of the cuDNN engine: no other engine has it.
-                Err(reason) if setup.fp32 == Fp32Precision::Tf32 => {
-                    return Err(Error::Tf32WithoutCudnn { reason });
-                }
-                Err(reason) => eprintln!(
-                    "warning: the GPU is not used: the cuDNN engine does not start ({reason}); \
-                     the steps run on the CPU instead (the host engine), many times slower. \
-                     Pass --engine cudnn to require the GPU (the run then stops with this \
-                     error), or --engine host to choose the CPU and silence this"
-                ),
+        match start_cudnn(model.clone(), setup) {
+            Ok(s) => return Ok(s),
+            // TF32 was asked of the cuDNN engine: no other engine has it.
+            Err(reason) if setup.fp32 == Fp32Precision::Tf32 => {
+                return Err(Error::Tf32WithoutCudnn { reason });
             }
+            Err(reason) => eprintln!(
+                "warning: the GPU is not used: the cuDNN engine does not start ({reason}); \
+                 the steps run on the CPU instead (the host engine), many times slower. \
+                 Pass --engine cudnn to require the GPU (the run then stops with this \
+                 error), or --engine host to choose the CPU and silence this"
+            ),
         }
-        _ => {}
     }
-    let host = || HostEngine::for_model(&model, (setup.sgd, setup.loss), compute.precision);
-    let engine = match choice {
-        EngineChoice::Host => Some(host().ok_or_else(|| Error::NoHostEngine {
-            model: model.describe(),
-        })?),
-        EngineChoice::Auto if compute.on_host() => host(),
-        _ => None,
+    let on_host = match choice {
+        EngineChoice::Host if !spec.on_host_engine() => {
+            return Err(Error::NoHostEngine {
+                model: model.describe(),
+            });
+        }
+        EngineChoice::Host => true,
+        EngineChoice::Auto => compute.on_host() && spec.on_host_engine(),
+        EngineChoice::Burn | EngineChoice::Cudnn => false,
     };
+    let engine = on_host
+        .then(|| HostEngine::of(&model, (setup.sgd, setup.loss), compute.precision))
+        .flatten();
     Ok(match engine {
         Some(engine) => Box::new(HostStepper::new(engine, model)),
         None => Box::new(BurnStepper::new(

@@ -23,6 +23,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod convergence;
 pub mod data;
+pub mod data_checks;
 pub mod divergence;
 pub mod epoch;
 pub mod error;

@@ -112,13 +112,13 @@ pub(crate) struct Run<'a> {
     /// The tracked NTK's precision on this backend (`ntk.precision`, resolved), when the
     /// run tracks it.
     pub(crate) ntk_precision: Option<Precision>,
-    /// The augmentation of every epoch's batches, as `train::check_inputs` checked it.
+    /// The augmentation of every epoch's batches, as `data_checks::check_inputs` checked it.
     pub(crate) augment: Option<ImageAugment>,
 }
 
 impl<'a> Run<'a> {
     /// The run of `cfg` (its `spec` and the augmentation `augment` that
-    /// `train::check_inputs` checked) on `data` and `compute`, writing to `out`.
+    /// `data_checks::check_inputs` checked) on `data` and `compute`, writing to `out`.
     pub(crate) fn new(
         (cfg, spec, augment): (&'a TrainConfig, NetSpec, Option<ImageAugment>),
         data: &'a Data,
@@ -144,18 +144,6 @@ impl<'a> Run<'a> {
             sgd,
             ntk_precision,
             augment,
-        }
-    }
-
-    /// What the engine needs besides the network ([`ntk_engine::Setup`]).
-    pub(crate) fn setup(&self) -> ntk_engine::Setup<'_> {
-        let t = &self.cfg.train;
-        ntk_engine::Setup {
-            sgd: &self.sgd,
-            loss: t.loss,
-            compute: self.compute,
-            batch: t.batch_size,
-            fp32: t.fp32_precision,
         }
     }
 

@@ -1,10 +1,15 @@
 //! A run's `summary.json`: what it holds ([`TrainSummary`]), how the run ended
-//! ([`RunStatus`]), and reading it back ([`read_summary`]).
+//! ([`RunStatus`]), writing it when the run ends ([`finish`]) and reading it back
+//! ([`read_summary`]).
 
 use std::path::Path;
+use std::time::Instant;
 
 use ntk_runs::provenance::Provenance;
 use serde::{Deserialize, Serialize};
+
+use crate::epoch::{Diverged, Progress};
+use crate::run::Run;
 
 /// `summary.json` of a run.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -83,4 +88,75 @@ impl std::fmt::Display for RunStatus {
 /// A run's summary, if it has one; an error naming the file when it cannot be read.
 pub fn read_summary(dir: &Path) -> crate::Result<Option<TrainSummary>> {
     Ok(ntk_runs::sweep::read(&dir.join("summary.json"))?)
+}
+
+/// Ends the run: after a divergence keeps the last good state ([`Progress::keep_last_good`]); a run
+/// stopped early on purpose (`stop_after`) gets an `interrupted` summary and no file (its
+/// checkpoint resumes it); otherwise writes `summary.json`.
+pub(crate) fn finish(
+    run: &Run,
+    progress: &Progress,
+    diverged: Option<Diverged>,
+    start: Instant,
+) -> crate::Result<TrainSummary> {
+    if let Some(d) = &diverged {
+        progress.keep_last_good(run, d)?;
+    } else if progress.rows.last().is_none_or(|r| r.epoch < run.epochs) {
+        return Ok(summarize(run, progress, None, start, false));
+    }
+    let summary = summarize(run, progress, diverged, start, true);
+    let json = serde_json::to_string_pretty(&summary).expect("serializes");
+    ntk_files::io::atomic_write(&run.out.join("summary.json"), json.as_bytes()).map_err(
+        |source| ntk_files::Error::Write {
+            path: run.out.to_path_buf(),
+            source,
+        },
+    )?;
+    Ok(summary)
+}
+
+/// The summary of the run so far: `diverged`, `finished` (`complete`) or `interrupted`.
+fn summarize(
+    run: &Run,
+    progress: &Progress,
+    diverged: Option<Diverged>,
+    start: Instant,
+    complete: bool,
+) -> TrainSummary {
+    let (cfg, spec, rows) = (run.cfg, &run.spec, &progress.rows);
+    let last = rows.last();
+    TrainSummary {
+        status: match (&diverged, complete) {
+            (Some(_), _) => RunStatus::Diverged,
+            (None, true) => RunStatus::Finished,
+            (None, false) => RunStatus::Interrupted,
+        },
+        diverged: diverged.is_some(),
+        diverged_epoch: diverged.as_ref().map(|d| d.epoch),
+        divergence: diverged.map(|d| d.why),
+        initial_loss: progress.guard.initial_loss(),
+        epochs_completed: rows.len(),
+        iterations_completed: last.map_or(0, |r| r.iteration),
+        final_train_loss: last.map(|r| r.train_loss),
+        final_train_accuracy: last.map(|r| r.train_accuracy),
+        final_test_loss: rows.iter().rev().find_map(|r| r.test_loss),
+        final_test_accuracy: rows.iter().rev().find_map(|r| r.test_accuracy),
+        best_test_accuracy: rows.iter().filter_map(|r| r.test_accuracy).reduce(f64::max),
+        final_kappa: progress.tracked.ntk.last().and_then(|r| r.kappa),
+        model: spec.describe(),
+        depth: spec.depth(),
+        width: spec.width(),
+        activation: spec.activation_name(),
+        normalization: spec.normalization_name(),
+        lr: cfg.optim.lr,
+        batch_size: cfg.train.batch_size,
+        model_seed: spec.seed(),
+        data_seed: cfg.train.seed,
+        data: run.data.train.description.clone(),
+        backend: run.compute.backend,
+        precision: run.compute.precision.to_string(),
+        seconds: start.elapsed().as_secs_f64(),
+        warnings: progress.warnings.clone(),
+        provenance: Some(run.provenance.clone()),
+    }
 }

@@ -492,7 +492,7 @@ fn with_sweep<T>(
     let data = train::load_data(&cfg.data, cfg.train.test_n)?;
     let points = expand(cfg)?;
     for p in &points {
-        train::check_inputs(&p.cfg, &p.cfg.spec()?, &data)?;
+        crate::data_checks::check_inputs(&p.cfg, &p.cfg.spec()?, &data)?;
     }
     let sweep = TrainSweep {
         out,

@@ -11,15 +11,14 @@
 //! the steps (Burn's autodiff or the host engine) is a [`ntk_engine::stepper::Stepper`].
 //!
 //! This module is the run's lifecycle ([`train`]); its parts live beside it: what the run
-//! is ([`crate::run`]), its data and batches ([`crate::data`]), the run directory
+//! is ([`crate::run`]), its data and batches ([`crate::data`]) and what it refuses of them
+//! ([`crate::data_checks`]), the run directory
 //! ([`crate::run_dir`]), the epoch loop ([`crate::epoch`]), the probes ([`crate::track`])
 //! and the summary ([`crate::summary`]).
 
 use std::path::Path;
 use std::time::Instant;
 
-use ntk_data::ImageAugment;
-use ntk_model::NetSpec;
 use ntk_numerics::backend::Compute;
 
 use ntk_engine::{StateForm, Stepper};
@@ -27,7 +26,7 @@ use ntk_engine::{StateForm, Stepper};
 use crate::checkpoint;
 use crate::config::TrainConfig;
 pub use crate::data::{Data, evaluate, load_data};
-use crate::epoch::{Diverged, Progress, run_epochs};
+use crate::epoch::{Progress, run_epochs};
 use crate::progress::Reporter;
 use crate::run::Run;
 pub use crate::run::{RunOptions, recorded_config, run_config_text, run_provenance};
@@ -39,10 +38,10 @@ use crate::track::Tracking;
 /// Trains one configuration in `out`; writes `config.toml`, `metrics.csv` (and `ntk.csv`)
 /// after every epoch, checkpoints, and `summary.json` at the end.
 ///
-/// The phases: `check_inputs`, `open_run_dir` (refuse, resume or return a finished run),
+/// The phases: `check_inputs` ([`crate::data_checks`]), `open_run_dir` (refuse, resume or return a finished run),
 /// `build_stepper` (the network and its step engine, a [`Stepper`]), the NTK at
 /// initialization, `run_epochs` (steps, divergence, evaluation, NTK tracking, checkpoints)
-/// and `finish` (the summary).
+/// and `finish` (the summary, [`crate::summary::finish`]).
 pub fn train(
     cfg: &TrainConfig,
     data: &Data,
@@ -53,7 +52,7 @@ pub fn train(
 ) -> crate::Result<TrainSummary> {
     let start = Instant::now();
     let spec = cfg.spec()?;
-    let augment = check_inputs(cfg, &spec, data)?;
+    let augment = crate::data_checks::check_inputs(cfg, &spec, data)?;
     let mut run = Run::new((cfg, spec, augment), data, compute, out, reporter);
     let (_lock, opened) = open_run_dir(run.out, &run.provenance, &run.config_text, opts.resume)?;
     let found = match opened {
@@ -104,92 +103,7 @@ pub fn train(
         tracking.as_ref(),
         opts.stop_after,
     )?;
-    finish(&run, &progress, diverged, start)
-}
-
-/// Refuses data the run cannot train on: augmentation of anything but a built-in set's images, and
-/// labels beyond the network's outputs (both engines would index past the logits). Returns
-/// the augmentation, checked, when the run augments.
-pub(crate) fn check_inputs(
-    cfg: &TrainConfig,
-    spec: &NetSpec,
-    data: &Data,
-) -> crate::Result<Option<ImageAugment>> {
-    let set = &data.train;
-    let augment = if cfg.train.augment {
-        let aug = ntk_data::inputs::augmentation(&cfg.data).map_err(|reason| {
-            crate::Error::AugmentNeedsImages {
-                reason: reason.to_string(),
-            }
-        })?;
-        let [c, h, w] = aug.shape;
-        if set.d != c * h * w {
-            return Err(crate::Error::AugmentNeedsImages {
-                reason: format!(
-                    "{} has {} inputs, not {c}x{h}x{w} images",
-                    set.description, set.d
-                ),
-            });
-        }
-        Some(aug)
-    } else {
-        None
-    };
-    check_labels(cfg, spec, data)?;
-    Ok(augment)
-}
-
-/// Refuses labels beyond the network's outputs (and, after them, inputs beyond f32's
-/// range in an f32 run).
-fn check_labels(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result<()> {
-    let set = &data.train;
-    crate::predict::check(cfg, set.n)?;
-    let sets = || std::iter::once(set).chain(data.test.as_ref());
-    // The set with the largest label, named in the message.
-    if let Some((top, with)) = sets()
-        .filter_map(|s| s.labels.iter().max().map(|t| (*t, s)))
-        .max_by_key(|(t, _)| *t)
-    {
-        // One output under the square loss regresses on -1 / +1: two classes.
-        if spec.classes() == 1 && cfg.train.loss == ntk_engine::loss::Loss::Mse {
-            if top > 1 {
-                return Err(crate::Error::config(
-                    "model.output_dim",
-                    format!("1 ({} has labels up to {top})", with.description),
-                    "one output under train.loss = \"mse\" takes two classes (targets -1 and +1)",
-                ));
-            }
-            return check_f32_range(cfg, data);
-        }
-        if usize::from(top) < spec.classes() {
-            return check_f32_range(cfg, data);
-        }
-        return Err(crate::Error::LabelsBeyondOutputs {
-            key: spec.classes_key(),
-            classes: spec.classes(),
-            data: with.description.clone(),
-            top,
-        });
-    }
-    check_f32_range(cfg, data)
-}
-
-/// Refuses inputs beyond f32's range in an f32 run: they become infinities (and its loss NaN).
-fn check_f32_range(cfg: &TrainConfig, data: &Data) -> crate::Result<()> {
-    let sets = || std::iter::once(&data.train).chain(data.test.as_ref());
-    if cfg.train.precision == ntk_numerics::backend::Precision::F32 {
-        for s in sets() {
-            if let Some(i) = s.x.iter().position(|v| v.abs() > f64::from(f32::MAX)) {
-                return Err(crate::Error::BeyondF32 {
-                    data: s.description.clone(),
-                    row: i / s.d.max(1),
-                    column: i % s.d.max(1),
-                    value: s.x[i],
-                });
-            }
-        }
-    }
-    Ok(())
+    crate::summary::finish(&run, &progress, diverged, start)
 }
 
 /// Builds the network (with the checkpoint's parameters when resuming) and its stepper
@@ -207,7 +121,15 @@ fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result
         }
         None => fresh,
     };
-    let mut stepper = ntk_engine::choose(run.cfg.train.engine, model, &run.setup())?;
+    let t = &run.cfg.train;
+    let setup = ntk_engine::Setup {
+        sgd: &run.sgd,
+        loss: t.loss,
+        compute,
+        batch: t.batch_size,
+        fp32: t.fp32_precision,
+    };
+    let mut stepper = ntk_engine::choose(t.engine, model, &setup)?;
     if let Some(ck) = found {
         let form = stepper.state_form();
         check_engine(run.out, ck.pointer.engine, form)?;
@@ -249,77 +171,6 @@ pub(crate) fn check_engine(
         written_by,
         engine,
     })
-}
-
-/// Ends the run: after a divergence keeps the last good state ([`Progress::keep_last_good`]); a run
-/// stopped early on purpose (`stop_after`) gets an `interrupted` summary and no file (its
-/// checkpoint resumes it); otherwise writes `summary.json`.
-fn finish(
-    run: &Run,
-    progress: &Progress,
-    diverged: Option<Diverged>,
-    start: Instant,
-) -> crate::Result<TrainSummary> {
-    if let Some(d) = &diverged {
-        progress.keep_last_good(run, d)?;
-    } else if progress.rows.last().is_none_or(|r| r.epoch < run.epochs) {
-        return Ok(summarize(run, progress, None, start, false));
-    }
-    let summary = summarize(run, progress, diverged, start, true);
-    let json = serde_json::to_string_pretty(&summary).expect("serializes");
-    ntk_files::io::atomic_write(&run.out.join("summary.json"), json.as_bytes()).map_err(
-        |source| ntk_files::Error::Write {
-            path: run.out.to_path_buf(),
-            source,
-        },
-    )?;
-    Ok(summary)
-}
-
-/// The summary of the run so far: `diverged`, `finished` (`complete`) or `interrupted`.
-fn summarize(
-    run: &Run,
-    progress: &Progress,
-    diverged: Option<Diverged>,
-    start: Instant,
-    complete: bool,
-) -> TrainSummary {
-    let (cfg, spec, rows) = (run.cfg, &run.spec, &progress.rows);
-    let last = rows.last();
-    TrainSummary {
-        status: match (&diverged, complete) {
-            (Some(_), _) => RunStatus::Diverged,
-            (None, true) => RunStatus::Finished,
-            (None, false) => RunStatus::Interrupted,
-        },
-        diverged: diverged.is_some(),
-        diverged_epoch: diverged.as_ref().map(|d| d.epoch),
-        divergence: diverged.map(|d| d.why),
-        initial_loss: progress.guard.initial_loss(),
-        epochs_completed: rows.len(),
-        iterations_completed: last.map_or(0, |r| r.iteration),
-        final_train_loss: last.map(|r| r.train_loss),
-        final_train_accuracy: last.map(|r| r.train_accuracy),
-        final_test_loss: rows.iter().rev().find_map(|r| r.test_loss),
-        final_test_accuracy: rows.iter().rev().find_map(|r| r.test_accuracy),
-        best_test_accuracy: rows.iter().filter_map(|r| r.test_accuracy).reduce(f64::max),
-        final_kappa: progress.tracked.ntk.last().and_then(|r| r.kappa),
-        model: spec.describe(),
-        depth: spec.depth(),
-        width: spec.width(),
-        activation: spec.activation_name(),
-        normalization: spec.normalization_name(),
-        lr: cfg.optim.lr,
-        batch_size: cfg.train.batch_size,
-        model_seed: spec.seed(),
-        data_seed: cfg.train.seed,
-        data: run.data.train.description.clone(),
-        backend: run.compute.backend,
-        precision: run.compute.precision.to_string(),
-        seconds: start.elapsed().as_secs_f64(),
-        warnings: progress.warnings.clone(),
-        provenance: Some(run.provenance.clone()),
-    }
 }
 
 #[cfg(test)]
@@ -440,8 +291,7 @@ engine = "{engine}"
             let reporter = Reporter::silent();
             let spec = cfg.spec().unwrap();
             let run = Run::new((&cfg, spec, None), &data, &compute, dir.path(), &reporter);
-            let model = run.spec.build(4, &compute.device, compute.dtype()).unwrap();
-            let mut s = ntk_engine::choose(cfg.train.engine, model, &run.setup()).unwrap();
+            let mut s = build_stepper(&run, None).unwrap();
             let mut iteration = 0;
             let mut guard = crate::divergence::Guard::new(1e4, None);
             let why = train_epoch(&run, s.as_mut(), 1, &mut iteration, &mut guard).unwrap_err();

@@ -75,6 +75,16 @@ impl HostEngine {
         if !model.spec().on_host_engine() {
             return None;
         }
+        Self::of(model, (optim, loss), precision)
+    }
+
+    /// [`HostEngine::for_model`] where the caller has asked `on_host_engine` of the model's
+    /// spec already ([`crate::choose`]); `None` for an ONNX network.
+    pub(crate) fn of(
+        model: &Net,
+        (optim, loss): (&Sgd, Loss),
+        precision: Precision,
+    ) -> Option<Self> {
         Some(match (model, precision) {
             (Net::Mlp(m), Precision::F32) => Self::Mlp32(HostMlp::new(m, optim, loss)),
             (Net::Mlp(m), Precision::F64) => Self::Mlp64(HostMlp::new(m, optim, loss)),

@@ -1,0 +1,94 @@
+//! What a run refuses of its data before anything is built: augmentation of anything but a
+//! built-in set's images, labels beyond the network's outputs, and inputs beyond f32's range
+//! in an f32 run (each would otherwise index past the logits or train on infinities).
+
+use ntk_data::ImageAugment;
+use ntk_model::NetSpec;
+
+use crate::config::TrainConfig;
+use crate::data::Data;
+
+/// Refuses data the run cannot train on: augmentation of anything but a built-in set's images, and
+/// labels beyond the network's outputs (both engines would index past the logits). Returns
+/// the augmentation, checked, when the run augments.
+pub(crate) fn check_inputs(
+    cfg: &TrainConfig,
+    spec: &NetSpec,
+    data: &Data,
+) -> crate::Result<Option<ImageAugment>> {
+    let set = &data.train;
+    let augment = if cfg.train.augment {
+        let aug = ntk_data::inputs::augmentation(&cfg.data).map_err(|reason| {
+            crate::Error::AugmentNeedsImages {
+                reason: reason.to_string(),
+            }
+        })?;
+        let [c, h, w] = aug.shape;
+        if set.d != c * h * w {
+            return Err(crate::Error::AugmentNeedsImages {
+                reason: format!(
+                    "{} has {} inputs, not {c}x{h}x{w} images",
+                    set.description, set.d
+                ),
+            });
+        }
+        Some(aug)
+    } else {
+        None
+    };
+    check_labels(cfg, spec, data)?;
+    Ok(augment)
+}
+
+/// Refuses labels beyond the network's outputs (and, after them, inputs beyond f32's
+/// range in an f32 run).
+fn check_labels(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result<()> {
+    let set = &data.train;
+    crate::predict::check(cfg, set.n)?;
+    let sets = || std::iter::once(set).chain(data.test.as_ref());
+    // The set with the largest label, named in the message.
+    if let Some((top, with)) = sets()
+        .filter_map(|s| s.labels.iter().max().map(|t| (*t, s)))
+        .max_by_key(|(t, _)| *t)
+    {
+        // One output under the square loss regresses on -1 / +1: two classes.
+        if spec.classes() == 1 && cfg.train.loss == ntk_engine::loss::Loss::Mse {
+            if top > 1 {
+                return Err(crate::Error::config(
+                    "model.output_dim",
+                    format!("1 ({} has labels up to {top})", with.description),
+                    "one output under train.loss = \"mse\" takes two classes (targets -1 and +1)",
+                ));
+            }
+            return check_f32_range(cfg, data);
+        }
+        if usize::from(top) < spec.classes() {
+            return check_f32_range(cfg, data);
+        }
+        return Err(crate::Error::LabelsBeyondOutputs {
+            key: spec.classes_key(),
+            classes: spec.classes(),
+            data: with.description.clone(),
+            top,
+        });
+    }
+    check_f32_range(cfg, data)
+}
+
+/// Refuses inputs beyond f32's range in an f32 run: they become infinities (and its loss NaN).
+fn check_f32_range(cfg: &TrainConfig, data: &Data) -> crate::Result<()> {
+    let sets = || std::iter::once(&data.train).chain(data.test.as_ref());
+    if cfg.train.precision == ntk_numerics::backend::Precision::F32 {
+        for s in sets() {
+            if let Some(i) = s.x.iter().position(|v| v.abs() > f64::from(f32::MAX)) {
+                return Err(crate::Error::BeyondF32 {
+                    data: s.description.clone(),
+                    row: i / s.d.max(1),
+                    column: i % s.d.max(1),
+                    value: s.x[i],
+                });
+            }
+        }
+    }
+    Ok(())
+}
