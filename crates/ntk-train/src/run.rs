@@ -98,6 +98,8 @@ pub struct RunOptions {
 pub(crate) struct Run<'a> {
     pub(crate) cfg: &'a TrainConfig,
     pub(crate) spec: NetSpec,
+    /// The network in words ([`NetSpec::describe`]), for the log and the summary.
+    pub(crate) model: String,
     pub(crate) data: &'a Data,
     pub(crate) compute: &'a Compute,
     pub(crate) out: &'a Path,
@@ -131,6 +133,7 @@ impl<'a> Run<'a> {
         let ntk_precision = cfg.ntk.as_ref().map(|k| k.precision_on(compute));
         Self {
             cfg,
+            model: spec.describe(),
             spec,
             data,
             compute,

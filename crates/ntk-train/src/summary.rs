@@ -143,7 +143,7 @@ fn summarize(
         final_test_accuracy: rows.iter().rev().find_map(|r| r.test_accuracy),
         best_test_accuracy: rows.iter().filter_map(|r| r.test_accuracy).reduce(f64::max),
         final_kappa: progress.tracked.ntk.last().and_then(|r| r.kappa),
-        model: spec.describe(),
+        model: run.model.clone(),
         depth: spec.depth(),
         width: spec.width(),
         activation: spec.activation_name(),
