@@ -448,7 +448,7 @@ pub fn run(
     reporter: &Reporter,
 ) -> crate::Result<SweepOutcome> {
     let data = train::load_data(&cfg.data, cfg.train.test_n)?;
-    let points = expand(cfg)?;
+    let points = checked_points(cfg, &data)?;
     let mut sweep = TrainSweep {
         out,
         data: &data,
@@ -479,6 +479,19 @@ pub fn check_collect(cfg: &TrainConfig, out: &Path, compute: &Compute) -> crate:
     })
 }
 
+/// The runs of `cfg`, each checked against its data (labels beyond the outputs, inputs
+/// beyond f32's range: [`crate::data_checks::check_inputs`]) before any is made: the run
+/// refuses as its dry run does, writing nothing (seventh hostile round: inputs at 1e300 in an
+/// f32 run were refused by the dry run, while the run made the output directory, recorded
+/// the refusal in a failed.json and warned "collect: no run here").
+fn checked_points(cfg: &TrainConfig, data: &Data) -> crate::Result<Vec<RunPoint>> {
+    let points = expand(cfg)?;
+    for p in &points {
+        crate::data_checks::check_inputs(&p.cfg, &p.cfg.spec()?, data)?;
+    }
+    Ok(points)
+}
+
 /// Loads the data, expands the runs, checks each against its data (what a run checks once
 /// its data are loaded: labels beyond the outputs, so that a dry run fails exactly when the
 /// run would) and hands the sweep that plans them to `f`.
@@ -490,10 +503,7 @@ fn with_sweep<T>(
     f: impl FnOnce(&TrainSweep<'_>, &[RunPoint]) -> crate::Result<T>,
 ) -> crate::Result<T> {
     let data = train::load_data(&cfg.data, cfg.train.test_n)?;
-    let points = expand(cfg)?;
-    for p in &points {
-        crate::data_checks::check_inputs(&p.cfg, &p.cfg.spec()?, &data)?;
-    }
+    let points = checked_points(cfg, &data)?;
     let sweep = TrainSweep {
         out,
         data: &data,

@@ -2025,3 +2025,57 @@ fn an_onnx_sweep_holds_its_seeds_apart_in_the_rate_selection() {
     assert_eq!(best[0]["selection_seed"], "1", "{best:?}");
     assert_eq!(best[0]["seeds"], "1", "{best:?}");
 }
+
+/// Seventh hostile round: a refusal the dry run makes from the data (inputs beyond f32's
+/// range in an f32 run; labels beyond the outputs) is the run's too, before any work: the run
+/// recorded the refusal in a failed.json (a sweep's in each run directory) and warned
+/// "collect: no run here", where its dry run refused with nothing written. Run and sweep, run
+/// and dry run: exit 2 naming the file, nothing written.
+#[test]
+fn a_refusal_of_the_data_comes_before_any_work() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rows: String = (0..30)
+        .map(|i| {
+            let big = if i == 4 { "3e300" } else { "0.5" };
+            format!("{big},{}.25,1\n", i % 5)
+        })
+        .collect();
+    write(d, "x.csv", &rows);
+    let labels: String = (0..30).map(|i| format!("{}\n", i % 3)).collect();
+    write(d, "y.csv", &labels);
+    let file_data = format!(
+        "[data]\ndataset = \"file\"\nx = \"{0}/x.csv\"\nlabels = \"{0}/y.csv\"\n",
+        d.display()
+    );
+    let text = TINY
+        .replace(
+            "[data]\ndataset = \"digits\"\nn = 60\nsubset = \"first\"\n",
+            &file_data,
+        )
+        .replace("output_dim = 10", "output_dim = 3");
+    let single = write(d, "one.toml", &text);
+    let swept = write(d, "many.toml", &format!("{text}{SWEEP}"));
+    for (name, cfg, command) in [("run", &single, "run"), ("sweep", &swept, "sweep")] {
+        for dry in [true, false] {
+            let out = d.join(format!("out-{name}-{dry}"));
+            let mut a = args(cfg, &out, if dry { &["--dry-run"] } else { &[] });
+            a.insert(0, command.into());
+            let o = run(&a);
+            assert_clean_error(name, &o, &["x.csv", "row 4", "beyond f32's range"]);
+            // The run's claim on --out (its writers' directory) is all it may leave.
+            let left = if out.exists() {
+                names(&out)
+            } else {
+                Vec::new()
+            };
+            assert!(
+                left.iter().all(|n| n == ".ntk-writers"),
+                "{name} (dry run {dry}) wrote {left:?}"
+            );
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert!(!stderr.contains("collect"), "{name}: {stderr}");
+        }
+    }
+}
