@@ -31,4 +31,4 @@ pub use mlp::{Mlp, MlpTrace};
 pub use net::Net;
 pub use onnx::OnnxSpec;
 pub use resnet::{ResNet, ResNetConfig, ResNetVariant};
-pub use spec::NetSpec;
+pub use spec::{NetLabels, NetSpec};

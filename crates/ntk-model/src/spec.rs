@@ -184,6 +184,18 @@ impl NetSpec {
         }
     }
 
+    /// What a run's summary and tables say of the network, read together ([`NetLabels`]).
+    pub fn labels(&self) -> NetLabels {
+        NetLabels {
+            model: self.describe(),
+            depth: self.depth(),
+            width: self.width(),
+            activation: self.activation_name(),
+            normalization: self.normalization_name(),
+            seed: self.seed(),
+        }
+    }
+
     /// How the signal is kept in scale: the MLP's normalization layer, or the ResNet's
     /// variant (batch_norm, norm_relu, fixup, selu); an ONNX graph's: `batch_norm` when it
     /// has BatchNormalization nodes, else `none`.
@@ -351,6 +363,25 @@ impl NetSpec {
 /// The activation name of an ONNX graph ([`NetSpec::activation_name`]), in summaries and
 /// sweep run names.
 pub const ONNX: &str = "onnx";
+
+/// A network in the words of a run's summary and tables ([`NetSpec::labels`]): its
+/// description, depth, width (a ResNet's base width; 0 for an ONNX graph), activation,
+/// normalization (or ResNet variant) and seed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetLabels {
+    /// [`NetSpec::describe`].
+    pub model: String,
+    /// [`NetSpec::depth`].
+    pub depth: usize,
+    /// [`NetSpec::width`].
+    pub width: usize,
+    /// [`NetSpec::activation_name`].
+    pub activation: String,
+    /// [`NetSpec::normalization_name`].
+    pub normalization: String,
+    /// [`NetSpec::seed`].
+    pub seed: u64,
+}
 
 pub fn normalization_name(n: Normalization) -> &'static str {
     match n {

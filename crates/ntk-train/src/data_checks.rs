@@ -8,9 +8,10 @@ use ntk_model::NetSpec;
 use crate::config::TrainConfig;
 use crate::data::Data;
 
-/// Refuses data the run cannot train on: augmentation of anything but a built-in set's images, and
-/// labels beyond the network's outputs (both engines would index past the logits). Returns
-/// the augmentation, checked, when the run augments.
+/// Refuses data the run cannot train on: augmentation of anything but a built-in set's
+/// images, labels beyond the network's outputs (both engines would index past the logits),
+/// then inputs beyond f32's range in an f32 run. Returns the augmentation, checked, when the
+/// run augments.
 pub(crate) fn check_inputs(
     cfg: &TrainConfig,
     spec: &NetSpec,
@@ -37,14 +38,16 @@ pub(crate) fn check_inputs(
         None
     };
     check_labels(cfg, spec, data)?;
+    check_f32_range(cfg, data)?;
     Ok(augment)
 }
 
-/// Refuses labels beyond the network's outputs (and, after them, inputs beyond f32's
-/// range in an f32 run).
+/// Refuses labels beyond the network's outputs (after `[prediction]`'s own check of the
+/// training set's size).
 fn check_labels(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result<()> {
     let set = &data.train;
     crate::predict::check(cfg, set.n)?;
+    let classes = spec.classes();
     let sets = || std::iter::once(set).chain(data.test.as_ref());
     // The set with the largest label, named in the message.
     if let Some((top, with)) = sets()
@@ -52,7 +55,7 @@ fn check_labels(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result
         .max_by_key(|(t, _)| *t)
     {
         // One output under the square loss regresses on -1 / +1: two classes.
-        if spec.classes() == 1 && cfg.train.loss == ntk_engine::loss::Loss::Mse {
+        if classes == 1 && cfg.train.loss == ntk_engine::loss::Loss::Mse {
             if top > 1 {
                 return Err(crate::Error::config(
                     "model.output_dim",
@@ -60,19 +63,16 @@ fn check_labels(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result
                     "one output under train.loss = \"mse\" takes two classes (targets -1 and +1)",
                 ));
             }
-            return check_f32_range(cfg, data);
+        } else if usize::from(top) >= classes {
+            return Err(crate::Error::LabelsBeyondOutputs {
+                key: spec.classes_key(),
+                classes,
+                data: with.description.clone(),
+                top,
+            });
         }
-        if usize::from(top) < spec.classes() {
-            return check_f32_range(cfg, data);
-        }
-        return Err(crate::Error::LabelsBeyondOutputs {
-            key: spec.classes_key(),
-            classes: spec.classes(),
-            data: with.description.clone(),
-            top,
-        });
     }
-    check_f32_range(cfg, data)
+    Ok(())
 }
 
 /// Refuses inputs beyond f32's range in an f32 run: they become infinities (and its loss NaN).

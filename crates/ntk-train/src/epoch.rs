@@ -118,7 +118,7 @@ impl Progress {
         run.reporter.log(&format!(
             "{}: diverged in epoch {} ({}); the last good state (epoch {}) is in \
              {}/checkpoint.json",
-            run.model,
+            run.labels.model,
             diverged.epoch,
             diverged.why,
             self.rows.last().map_or(0, |r| r.epoch),
@@ -313,7 +313,7 @@ pub(crate) fn epoch_row(
 pub(crate) fn log_epoch(run: &Run, row: &EpochMetrics) {
     run.reporter.log(&format!(
         "{} epoch {}/{}: train loss {:.5} acc {:.4}{} lr {:.3e} {:.1} s ({:.0} samples/s)",
-        run.model,
+        run.labels.model,
         row.epoch,
         run.epochs,
         row.train_loss,

@@ -98,8 +98,9 @@ pub struct RunOptions {
 pub(crate) struct Run<'a> {
     pub(crate) cfg: &'a TrainConfig,
     pub(crate) spec: NetSpec,
-    /// The network in words ([`NetSpec::describe`]), for the log and the summary.
-    pub(crate) model: String,
+    /// The network in words ([`NetSpec::labels`]: its description for the log, the rest
+    /// for the summary).
+    pub(crate) labels: ntk_model::NetLabels,
     pub(crate) data: &'a Data,
     pub(crate) compute: &'a Compute,
     pub(crate) out: &'a Path,
@@ -133,7 +134,7 @@ impl<'a> Run<'a> {
         let ntk_precision = cfg.ntk.as_ref().map(|k| k.precision_on(compute));
         Self {
             cfg,
-            model: spec.describe(),
+            labels: spec.labels(),
             spec,
             data,
             compute,

@@ -123,7 +123,7 @@ fn summarize(
     start: Instant,
     complete: bool,
 ) -> TrainSummary {
-    let (cfg, spec, rows) = (run.cfg, &run.spec, &progress.rows);
+    let (cfg, net, rows) = (run.cfg, &run.labels, &progress.rows);
     let last = rows.last();
     TrainSummary {
         status: match (&diverged, complete) {
@@ -143,14 +143,14 @@ fn summarize(
         final_test_accuracy: rows.iter().rev().find_map(|r| r.test_accuracy),
         best_test_accuracy: rows.iter().filter_map(|r| r.test_accuracy).reduce(f64::max),
         final_kappa: progress.tracked.ntk.last().and_then(|r| r.kappa),
-        model: run.model.clone(),
-        depth: spec.depth(),
-        width: spec.width(),
-        activation: spec.activation_name(),
-        normalization: spec.normalization_name(),
+        model: net.model.clone(),
+        depth: net.depth,
+        width: net.width,
+        activation: net.activation.clone(),
+        normalization: net.normalization.clone(),
         lr: cfg.optim.lr,
         batch_size: cfg.train.batch_size,
-        model_seed: spec.seed(),
+        model_seed: net.seed,
         data_seed: cfg.train.seed,
         data: run.data.train.description.clone(),
         backend: run.compute.backend,

@@ -238,7 +238,7 @@ impl<'a> Tracking<'a> {
             let how = (k.output, precision, stats);
             let spinner = run.reporter.spinner(format!(
                 "{}: the NTK of {} samples after epoch {epoch}",
-                run.model, probe.n
+                run.labels.model, probe.n
             ));
             let row = measure(model, probe, run.compute, how, epoch);
             spinner.finish_and_clear();

@@ -141,7 +141,7 @@ fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result
     }
     run.reporter.log(&format!(
         "{}: {} steps ({} engine)",
-        run.model,
+        run.labels.model,
         stepper.method(),
         stepper.engine()
     ));

@@ -163,13 +163,8 @@ fn network_labels(cfg: &TrainConfig) -> crate::Result<(usize, String, String, u6
             cfg.train.seed,
         ));
     }
-    let spec = cfg.spec()?;
-    Ok((
-        spec.depth(),
-        spec.activation_name(),
-        spec.normalization_name(),
-        spec.seed(),
-    ))
+    let net = cfg.spec()?.labels();
+    Ok((net.depth, net.activation, net.normalization, net.seed))
 }
 
 /// Refuses a `config.toml` that says other than the fingerprinted config its run recorded
