@@ -178,6 +178,14 @@ pub fn check_inputs(precision: Precision, inputs: &Inputs) -> crate::Result<()> 
             source: Box::new(e.into()),
         }
     })?;
+    check_f32_inputs(precision, inputs)
+}
+
+/// Refuses, in an f32 run, an input beyond f32's range (it would be infinite, the kernel
+/// NaN), naming its row and column: [`check_inputs`]' check that holds for any network
+/// (`ntk-probe onnx` calls it alone: seventh hostile round, its f32 run said only "the
+/// kernel has non-finite entries" where its dry run said it would be computed).
+pub fn check_f32_inputs(precision: Precision, inputs: &Inputs) -> crate::Result<()> {
     if precision != Precision::F32 {
         return Ok(());
     }

@@ -1870,3 +1870,56 @@ fn onnx_errors_of_set_keys_say_with_overrides() {
         &["onnx.toml (with overrides): probe.eigen"],
     );
 }
+
+/// Seventh hostile round: `ntk-probe onnx` in f32 with an input beyond f32's range said only
+/// "the kernel has non-finite entries (overflow or NaN in the network)" (naming neither the
+/// file, the row nor the precision) where its dry run said the kernel "would be computed".
+/// Both refuse it now as `ntk-probe run` does, naming the row, the column and probe.precision;
+/// in f64 the same inputs are probed (this tanh network saturates: its kernel is finite).
+#[test]
+fn an_onnx_input_beyond_f32_is_refused_by_run_and_dry_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rows: String = (0..12)
+        .map(|i| {
+            let big = if i == 7 { "-4e300" } else { "0.5" };
+            format!("0.{i},{big},1,-1,0.25\n")
+        })
+        .collect();
+    std::fs::write(d.join("x.csv"), rows).unwrap();
+    let cfg = d.join("onnx.toml");
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/onnx_mlp.onnx");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[onnx]\nfile = \"{}\"\n\n[data]\ndataset = \"file\"\nx = \"{}\"\n",
+            model.display(),
+            d.join("x.csv").display()
+        ),
+    )
+    .unwrap();
+    for extra in [&["--dry-run"][..], &[]] {
+        let out = d.join("out");
+        let mut a = os(&["onnx", "--precision", "f32", "--config"]);
+        a.push(cfg.clone().into());
+        a.push("--out".into());
+        a.push(out.clone().into());
+        a.extend(os(extra));
+        assert_clean_error(
+            "onnx f32 input beyond f32",
+            &run(&a),
+            &[
+                "x.csv",
+                "row 7, column 1",
+                "beyond f32's range",
+                "probe.precision",
+            ],
+        );
+        assert!(!out.join("summary.json").exists());
+    }
+    let mut a = os(&["onnx", "--precision", "f64", "--config"]);
+    a.push(cfg.into());
+    a.push("--out".into());
+    a.push(d.join("f64").into());
+    assert_ok("onnx f64 input at 4e300", &run(&a));
+}
