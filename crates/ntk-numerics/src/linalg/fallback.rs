@@ -13,7 +13,7 @@ fn par() -> Par {
 /// faer's routines, the fallback [`super::Library`].
 pub struct Faer;
 
-impl<T: Real> Kernels<T> for Faer {
+impl<T: Real> Level3<T> for Faer {
     fn gemm(&self, mut c: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>, alpha: T, beta: T) {
         if beta == T::of(0.0) {
             matmul(c, Accum::Replace, a, b, alpha, par());

@@ -35,7 +35,7 @@ pub trait Real: faer::traits::RealField + Copy + Send + Sync + 'static {
     /// Unit roundoff.
     const EPSILON: f64;
     #[doc(hidden)]
-    fn blas() -> &'static dyn Kernels<Self>;
+    fn blas() -> &'static dyn Level3<Self>;
 }
 
 impl Real for f32 {
@@ -52,7 +52,7 @@ impl Real for f32 {
         crate::expm1::exp_m1_f32(self)
     }
     const EPSILON: f64 = f32::EPSILON as f64;
-    fn blas() -> &'static dyn Kernels<f32> {
+    fn blas() -> &'static dyn Level3<f32> {
         library().routines()
     }
 }
@@ -71,14 +71,14 @@ impl Real for f64 {
         f64::exp_m1(self)
     }
     const EPSILON: f64 = f64::EPSILON;
-    fn blas() -> &'static dyn Kernels<f64> {
+    fn blas() -> &'static dyn Level3<f64> {
         library().routines()
     }
 }
 
-/// The two level-3 kernels the engines need, per float type.
+/// The level-3 routines the engines need (and `axpy`), per float type.
 #[doc(hidden)]
-pub trait Kernels<T> {
+pub trait Level3<T> {
     /// `c = alpha a b + beta c` (`beta = 0`: c overwritten, never read).
     fn gemm(&self, c: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>, alpha: T, beta: T);
     /// Lower triangle of `c = alpha a a^T` (the strict upper triangle is not written).
@@ -87,10 +87,10 @@ pub trait Kernels<T> {
     fn axpy(&self, alpha: T, x: &[T], y: &mut [T]);
 }
 
-/// What each host library provides beyond the level-3 kernels: its thread count, the
+/// What each host library provides beyond the level-3 routines ([`Level3`]): its thread count, the
 /// symmetric eigensolver, and the level-2 routines of [`crate::symmetric`] (f64). Both
 /// [`OpenBlas`] and [`Faer`] implement it; [`Library::routines`] picks one.
-pub(crate) trait Routines: Kernels<f32> + Kernels<f64> + Sync {
+pub(crate) trait Routines: Level3<f32> + Level3<f64> + Sync {
     fn threads(&self) -> usize;
     fn set_threads(&self, n: usize);
     /// The eigenvalues (ascending) of the symmetric matrix whose row-major lower triangle

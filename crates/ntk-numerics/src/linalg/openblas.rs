@@ -358,9 +358,9 @@ fn output<T>(c: &mut MatMut<'_, T>) -> (c_int, *mut T) {
     (int(ld), c.as_ptr_mut())
 }
 
-macro_rules! kernels {
+macro_rules! level3 {
     ($t:ty, $gemm:ident, $syrk:ident, $axpy:ident) => {
-        impl Kernels<$t> for OpenBlas {
+        impl Level3<$t> for OpenBlas {
             fn axpy(&self, alpha: $t, x: &[$t], y: &mut [$t]) {
                 assert_eq!(x.len(), y.len(), "axpy: lengths");
                 if !x.is_empty() {
@@ -457,5 +457,5 @@ macro_rules! kernels {
         }
     };
 }
-kernels!(f32, sgemm, ssyrk, saxpy);
-kernels!(f64, dgemm, dsyrk, daxpy);
+level3!(f32, sgemm, ssyrk, saxpy);
+level3!(f64, dgemm, dsyrk, daxpy);

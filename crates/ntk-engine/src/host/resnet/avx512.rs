@@ -1,6 +1,6 @@
-//! The direct 3x3 convolution kernels of [`super::simd`] on AVX-512 (16-lane registers, 32 of
+//! The direct 3x3 convolutions of [`super::simd`] on AVX-512 (16-lane registers, 32 of
 //! them), where the CPU has AVX-512F: the same sums in the same order, lane for lane, so the
-//! results are the AVX2 kernels' bit for bit (the tests hold them to that); only the
+//! results are the AVX2 code's bit for bit (the tests hold them to that); only the
 //! register blocking differs.
 //!
 //! - **Forward and input gradient** (`y (+)= conv(x_pad, wd)`): a block of up to
@@ -14,14 +14,14 @@
 //!   block of up to [`PIXELS`] input channels x `16 V` output channels summed over every
 //!   pixel in registers (per pixel `V` loads of `dy`, one broadcast per input channel).
 //!
-//! `NTK_HOST_CONV=avx2` keeps the AVX2 kernels (for A/B runs); `NTK_HOST_CONV=im2col` turns
+//! `NTK_HOST_CONV=avx2` keeps the AVX2 code (for A/B runs); `NTK_HOST_CONV=im2col` turns
 //! both off ([`super::simd::available`]).
 
 /// Output pixels (forward) or input channels (weight gradient) per register block: `8 x 2`
 /// accumulators, two weight (or `dy`) registers and one broadcast use 19 of the 32.
 pub const PIXELS: usize = 8;
 
-/// Whether the AVX-512 kernels run here: x86-64 with AVX-512F, the direct kernel
+/// Whether the AVX-512 code runs here: x86-64 with AVX-512F, the direct convolution
 /// [`super::simd::available`], and not held to AVX2 by `NTK_HOST_CONV=avx2`.
 pub fn available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -81,7 +81,7 @@ pub struct Shape {
 }
 
 impl Shape {
-    /// Checks that the kernels run here and that the padded maps `pad`, the weights (or
+    /// Checks that the AVX-512 code runs here and that the padded maps `pad`, the weights (or
     /// weight gradient) of `w_len` values and the output maps (or `dy`) of `y_len` values
     /// hold this shape.
     fn check(&self, pad: &[f32], w_len: usize, y_len: usize) {
@@ -92,7 +92,7 @@ impl Shape {
             c_in,
             c_out,
         } = *self;
-        assert!(available(), "the AVX-512 kernel runs here");
+        assert!(available(), "the AVX-512 code runs here");
         assert!(pad.len() >= n * (h + 2) * (w + 2) * c_in, "padded maps");
         assert!(w_len >= 9 * c_in * c_out && y_len >= n * h * w * c_out);
         assert!(c_out.is_multiple_of(16));
@@ -218,7 +218,7 @@ unsafe fn block<const J: usize, const V: usize>(
     _y: *mut f32,
     _accumulate: bool,
 ) {
-    unreachable!("the direct kernel is x86-64 only")
+    unreachable!("the direct convolution is x86-64 only")
 }
 
 /// The weight gradient (see [`super::simd::weight_grad`]) from the padded maps `pad`, written
@@ -316,5 +316,5 @@ unsafe fn weight_block<const C: usize, const V: usize>(
     _s: Shape,
     _sums: &mut [[f32; 32]; PIXELS],
 ) {
-    unreachable!("the direct kernel is x86-64 only")
+    unreachable!("the direct convolution is x86-64 only")
 }

@@ -9,7 +9,7 @@
 //!
 //! and its adjoints from `dy` (after `dy *= g`):
 //! - weights: `dW = dy^T X_col` (per chunk, the chunks' parts added in a fixed order);
-//! - input, stride 1: the convolution of `dy` with the flipped, transposed kernel
+//! - input, stride 1: the convolution of `dy` with the flipped, transposed filter
 //!   `W'[ci, (kh, kw, co)] = W[co, (2 - kh, 2 - kw, ci)]`, one more forward GEMM;
 //! - input, stride 2: `dX_col = dy W`, scattered back onto the map (col2im).
 //!
@@ -32,7 +32,7 @@ thread_local! {
     /// faults and a zeroing pass).
     static SCRATCH: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
     /// The buffer of the weight gradient's per-chunk parts, kept between calls: fresh ones
-    /// (a few MB per convolution) came from `mmap` each time, and the kernel's clearing of
+    /// (a few MB per convolution) came from `mmap` each time, and the operating system's clearing of
     /// their pages took 7% of a ResNet-56 step.
     static PARTS: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
 }
@@ -102,8 +102,8 @@ impl<T: Real> Conv<T> {
         }
     }
 
-    /// The direct kernel's weights ([`simd`]) when it applies: `T` is f32, stride 1, and
-    /// the kernel's output channels (`c_out`, or `c_in` for the input gradient, `adjoint`)
+    /// The direct convolution's weights ([`simd`]) when it applies: `T` is f32, stride 1, and
+    /// its output channels (`c_out`, or `c_in` for the input gradient, `adjoint`)
     /// a multiple of 16 on a CPU with AVX2 and FMA.
     fn direct_weights(&self, w: &[T], adjoint: bool) -> Option<Vec<f32>> {
         let (ci, co) = (self.input.c, self.output.c);
@@ -117,7 +117,7 @@ impl<T: Real> Conv<T> {
 
     /// Whether a product of this convolution with `outputs` output channels (`c_out` for
     /// the forward and the weight gradient, `c_in` for the input gradient) takes the direct
-    /// kernel: `T` is f32 and [`simd::applies`].
+    /// convolution: `T` is f32 and [`simd::applies`].
     fn direct(&self, outputs: usize) -> bool {
         TypeId::of::<T>() == TypeId::of::<f32>() && simd::applies(self.stride, outputs)
     }
@@ -330,7 +330,7 @@ impl<T: Real> Conv<T> {
         let rows = r.len() * out.pixels();
         let dyc = &dy[r.start * out.image()..r.end * out.image()];
         if self.direct(co) {
-            // dW on the direct kernel, from the padded input chunk.
+            // dW on the direct convolution, from the padded input chunk.
             let img = inp.image();
             let xc = as_f32(&x[r.start * img..r.end * img]).expect("f32");
             let len = simd::padded_len(r.len(), inp.h, inp.w, ci);
@@ -354,7 +354,7 @@ impl<T: Real> Conv<T> {
         let beta = T::of(if acc { 1.0 } else { 0.0 });
         match adjoint {
             Adjoint::Direct(wd) => {
-                // dx = conv(dy, W') on the direct kernel; the padded dy fits in `col`:
+                // dx = conv(dy, W') on the direct convolution; the padded dy fits in `col`:
                 // `(h + 2)(w + 2) c_out <= 9 h w c_out` since `h + 2 <= 3 h` for `h >= 1`.
                 let len = simd::padded_len(r.len(), out.h, out.w, co);
                 let pad = as_f32_mut(&mut col[..len]).expect("f32");
@@ -398,9 +398,9 @@ impl<T: Real> Conv<T> {
 
 /// How the input gradient of a convolution is computed.
 enum Adjoint<T> {
-    /// Stride 1 on the direct kernel: `conv(dy, W')` with [`simd::adjoint_weights`].
+    /// Stride 1 on the direct convolution: `conv(dy, W')` with [`simd::adjoint_weights`].
     Direct(Vec<f32>),
-    /// Stride 1 on im2col: `conv(dy, W')` with the [`flip`]ped kernel, one more GEMM.
+    /// Stride 1 on im2col: `conv(dy, W')` with the [`flip`]ped filter, one more GEMM.
     Flipped(Vec<T>),
     /// Stride 2 (or no input gradient wanted): `dX_col = dy W`, then [`col2im`].
     Col2im,
@@ -487,7 +487,7 @@ pub fn im2col<T: Real>(x: &[T], shift: T, d: Dims, stride: usize, out: Dims, col
             for j in 0..out.w {
                 let row = ((b * out.h + i) * out.w + j) * k;
                 // The window's three columns are consecutive pixels: one copy of 3c values
-                // per kernel row when all three lie inside the map.
+                // per filter row when all three lie inside the map.
                 let w0 = (j * stride).wrapping_sub(1);
                 let inside = j * stride >= 1 && j * stride + 1 < d.w;
                 for kh in 0..3 {
@@ -557,7 +557,7 @@ pub fn col2im<T: Real>(
     }
 }
 
-/// `W'[ci, (kh, kw, co)] = W[co, (2 - kh, 2 - kw, ci)]`: the kernel of the stride-1
+/// `W'[ci, (kh, kw, co)] = W[co, (2 - kh, 2 - kw, ci)]`: the filter of the stride-1
 /// convolution's input adjoint.
 pub fn flip<T: Real>(w: &[T], c_in: usize, c_out: usize) -> Vec<T> {
     let mut out = vec![T::of(0.0); w.len()];

@@ -1,8 +1,8 @@
-//! Whether this CPU runs the direct convolution kernels: AVX2 with FMA ([`available`], the
-//! kernels of [`super::simd`]; [`super::avx512`] needs it too), unless `NTK_HOST_CONV=im2col`
+//! Whether this CPU runs the direct convolutions: AVX2 with FMA ([`available`], the
+//! code of [`super::simd`]; [`super::avx512`] needs it too), unless `NTK_HOST_CONV=im2col`
 //! switches them off.
 
-/// Whether the kernel runs here: x86-64 with AVX2 and FMA, and not switched off by
+/// Whether the direct convolution runs here: x86-64 with AVX2 and FMA, and not switched off by
 /// `NTK_HOST_CONV=im2col`.
 pub fn available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();

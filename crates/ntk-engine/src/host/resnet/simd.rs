@@ -1,5 +1,5 @@
 //! The 3x3, stride-1, padding-1 convolution of f32 NHWC maps as a direct register-blocked
-//! kernel (AVX2 + FMA), without the im2col matrix:
+//! loop (AVX2 + FMA), without the im2col matrix:
 //!
 //! `y[b, i, j, co] (+)= sum_{kh, kw, ci} x_pad[b, i + kh, j + kw, ci] wd[kh, kw, ci, co]`,
 //!
@@ -12,12 +12,12 @@
 //! route writes the input nine times, OpenBLAS packs it once more, and the skinny GEMM
 //! (`rows x 144 x 16` at the first stage) keeps the FMA units half idle.
 //!
-//! The same kernel computes the input gradient of a stride-1 convolution: a convolution of
-//! `dy` with the flipped kernel, `wd'[t, co, ci] = W[co, 8 - t, ci]` ([`adjoint_weights`]).
+//! The same code computes the input gradient of a stride-1 convolution: a convolution of
+//! `dy` with the flipped filter, `wd'[t, co, ci] = W[co, 8 - t, ci]` ([`adjoint_weights`]).
 //! The sums run in a fixed order (taps, then input channels), so results are deterministic.
 //! [`available`] says whether this CPU runs it; otherwise (and for f64, stride 2, or output
 //! channels not a multiple of 16) [`super::conv`] uses im2col. `NTK_HOST_CONV=im2col` in
-//! the environment turns the kernel off (for A/B benchmarks). Where the CPU has AVX-512F,
+//! the environment turns it off (for A/B benchmarks). Where the CPU has AVX-512F,
 //! [`super::avx512`]'s 16-lane blocks compute the same sums in the same order instead (the
 //! same bits; `NTK_HOST_CONV=avx2` keeps these).
 
@@ -31,7 +31,7 @@ const PIXELS: usize = 6;
 
 pub use super::cpu::available;
 
-/// Whether a convolution to `c_out` channels at `stride` can take the kernel.
+/// Whether a convolution to `c_out` channels at `stride` can take the direct convolution.
 pub fn applies(stride: usize, c_out: usize) -> bool {
     stride == 1 && c_out.is_multiple_of(LANES) && c_out > 0 && available()
 }
@@ -49,7 +49,7 @@ pub fn forward_weights(w: &[f32], c_in: usize, c_out: usize) -> Vec<f32> {
     out
 }
 
-/// `wd'[t, co, ci] = W[co, 8 - t, ci]`: the kernel whose convolution of `dy` is the input
+/// `wd'[t, co, ci] = W[co, 8 - t, ci]`: the filter whose convolution of `dy` is the input
 /// gradient of a stride-1 convolution with `W` (maps `c_out` channels back to `c_in`).
 pub fn adjoint_weights(w: &[f32], c_in: usize, c_out: usize) -> Vec<f32> {
     let mut out = vec![0.0; w.len()];
@@ -74,7 +74,7 @@ pub fn padded_len(n: usize, h: usize, w: usize, c: usize) -> usize {
 /// scratch of [`padded_len`] values. Adds to `y` when `accumulate`, overwrites it otherwise.
 ///
 /// # Panics
-/// If the kernel is not [`available`], `c_out` is not a multiple of [`LANES`], or a buffer
+/// If the direct convolution is not [`available`], `c_out` is not a multiple of [`LANES`], or a buffer
 /// has the wrong length.
 #[allow(clippy::too_many_arguments)]
 pub fn conv(
@@ -303,11 +303,11 @@ impl WeightBlock<'_> {
     /// None: it only panics; `unsafe` to match the x86-64 fn.
     #[cfg(not(target_arch = "x86_64"))]
     unsafe fn run<const C: usize>(&self, _cb: usize, _sums: &mut [[f32; LANES]; PIXELS]) {
-        unreachable!("the direct kernel is x86-64 only")
+        unreachable!("the direct convolution is x86-64 only")
     }
 }
 
-/// Checks what [`conv`] and [`weight_grad`] share (the kernel available, `c_out` a multiple
+/// Checks what [`conv`] and [`weight_grad`] share (the direct convolution available, `c_out` a multiple
 /// of 16, the lengths of the input maps `x` of shape `s`, of the output maps `y_len` and of
 /// the weights `w_len`), then pads `x + shift` into `pad`: the padded maps.
 fn checked_pad<'a>(
@@ -327,7 +327,7 @@ fn checked_pad<'a>(
     } = s;
     assert!(
         available() && c_out.is_multiple_of(LANES),
-        "the direct kernel applies"
+        "the direct convolution applies"
     );
     assert_eq!(x.len(), n * h * w * c_in, "input maps");
     assert_eq!(y_len, n * h * w * c_out, "output maps");
@@ -423,7 +423,7 @@ impl Block<'_> {
     /// None: it only panics; `unsafe` to match the x86-64 fn.
     #[cfg(not(target_arch = "x86_64"))]
     unsafe fn run<const J: usize>(&self, _y: &mut [f32], _accumulate: bool) {
-        unreachable!("the direct kernel is x86-64 only")
+        unreachable!("the direct convolution is x86-64 only")
     }
 }
 
@@ -510,15 +510,15 @@ mod tests {
         dw
     }
 
-    /// The kernel against the f64 sum, on map widths that leave every remainder block
+    /// The direct convolution against the f64 sum, on map widths that leave every remainder block
     /// (1..6 pixels; 1..6 input channels for the weight gradient) and on 16, 32 and 48
     /// output channels; the adjoint weights by the dot-product identity
     /// `<conv(x, W), dy> = <x, conv(dy, W')>`; the weight gradient against `<conv(x, e_c), dy>`. f32 sums of up to
     /// 9 x 24 products of values below 1: relative errors of a few 1e-7, held to 1e-5.
     #[test]
-    fn direct_kernel_matches_the_sum_and_its_adjoint() {
+    fn direct_convolution_matches_the_sum_and_its_adjoint() {
         if !available() {
-            eprintln!("no AVX2 + FMA here: the direct kernel is not used, nothing to test");
+            eprintln!("no AVX2 + FMA here: the direct convolution is not used, nothing to test");
             return;
         }
         for (n, h, w, ci, co) in [
@@ -617,7 +617,7 @@ mod tests {
     #[test]
     fn shift_in_the_padded_copy_is_the_materialized_sum() {
         if !available() {
-            eprintln!("no AVX2 + FMA here: the direct kernel is not used, nothing to test");
+            eprintln!("no AVX2 + FMA here: the direct convolution is not used, nothing to test");
             return;
         }
         let (n, h, w, ci, co, b) = (2, 5, 7, 16, 32, 0.3125f32);
@@ -649,7 +649,7 @@ mod tests {
     #[test]
     fn avx512_blocks_are_the_avx2_blocks_bit_for_bit() {
         if !avx512::available() {
-            eprintln!("no AVX-512F here (or NTK_HOST_CONV set): only the AVX2 kernel runs");
+            eprintln!("no AVX-512F here (or NTK_HOST_CONV set): only the AVX2 code runs");
             return;
         }
         for (n, h, w, ci, co) in [

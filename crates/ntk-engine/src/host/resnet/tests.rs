@@ -127,7 +127,7 @@ fn the_im2col_convolution_is_the_direct_sum_and_its_adjoints_are_exact() {
 /// `conv(x + b)` with the shift folded into the padded copy or the im2col matrix
 /// ([`Conv::forward_shifted`], [`Conv::backward_shifted`]) is the convolution of the
 /// materialized maps `x + b` bit for bit: outputs, weight gradients and input gradients, on
-/// im2col (f64; f32 at stride 2) and on the direct kernel (f32, 16 channels, stride 1).
+/// im2col (f64; f32 at stride 2) and on the direct convolution (f32, 16 channels, stride 1).
 #[test]
 fn a_shift_folded_into_the_convolution_is_the_materialized_sum() {
     fn check<T: Real + std::fmt::Debug>(c_in: usize, c_out: usize, stride: usize) {
