@@ -155,6 +155,22 @@ pub enum Error {
     /// A sweep with more than [`crate::sweep::MAX_POINTS`] points.
     #[error("sweep: {total} points ({what}); at most {max} in one sweep", max = crate::sweep::MAX_POINTS)]
     TooManyPoints { total: u128, what: String },
+    /// A symbolic link under a sweep's output directory: the sweep would write (or read
+    /// as done) what it leads to, and its tables, which never follow a link, would leave
+    /// that out.
+    #[error(
+        "{}: a symbolic link{} under the sweep's output directory: the sweep would write through \
+         it and its tables never follow one (they would leave those results out); move the \
+         directory itself here, or remove the link{}",
+        .link.display(),
+        .target.as_ref().map_or(String::new(), |t| format!(" to {}", t.display())),
+        more_like_it(*.more, "link")
+    )]
+    LinkInSweep {
+        link: PathBuf,
+        target: Option<PathBuf>,
+        more: usize,
+    },
     /// Results of another config in the way of a sweep: the first reason, and how many more
     /// points are like it.
     #[error("{first}{}", more_like_it(*.more, .unit))]

@@ -7,7 +7,7 @@ use std::fmt::Display;
 use std::path::Path;
 
 use super::{
-    Outcome, Planned, Shard, State, Sweep, make_all, plan, print_plan, refuse_foreign,
+    Outcome, Planned, Shard, State, Sweep, links_under, make_all, plan, print_plan, refuse_foreign,
     refuse_stale, refuse_stale_in_collect, warn_incomplete,
 };
 use crate::progress::Reporter;
@@ -97,6 +97,10 @@ fn refused<S: Sweep>(
         print_plan(sweep, points, &planned, &fails, shard);
         println!("{}", sweep.computes(&made));
     }
+    // Nothing is made through a symbolic link under the output directory (seventh hostile
+    // round: a run directory or `runs/relu` linked elsewhere was trained there, "8 run(s)
+    // trained", and left out of the sweep's own tables, which never follow a link).
+    refuse_links(sweep.out())?;
     // Nothing is made while a result of another config is in the way.
     refuse_stale(&planned, recompute, S::UNIT)?;
     sweep.refuse(points, &planned, recompute)?;
@@ -113,6 +117,20 @@ fn refused<S: Sweep>(
         .into());
     }
     Ok(planned)
+}
+
+/// Refuses a symbolic link anywhere under a sweep's output directory `out` ([`links_under`]:
+/// the tools make none), naming the first and its target.
+fn refuse_links(out: &Path) -> crate::Result<()> {
+    let links = links_under(out);
+    match links.first() {
+        Some(link) => Err(crate::Error::LinkInSweep {
+            target: std::fs::read_link(link).ok(),
+            link: link.clone(),
+            more: links.len() - 1,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// `collect DIR --config FILE`: every result found in the directory was made by the config
@@ -243,6 +261,46 @@ mod tests {
         let shard = Shard::parse("1/2").unwrap();
         execute(&mut toy, &POINTS, shard, false, &Reporter::silent()).unwrap();
         assert_eq!(*toy.made.borrow(), vec![3, 1]);
+    }
+
+    /// Seventh hostile round: a symbolic link under the output directory (a run directory,
+    /// or `runs/relu`, linked elsewhere) was written through and left out of the sweep's own
+    /// tables. The run and its dry run refuse it before any work, naming the link and its
+    /// target; the points' links at any depth, dot-names (the tools' own) aside.
+    #[cfg(unix)]
+    #[test]
+    fn a_link_under_the_output_directory_stops_the_run_and_its_dry_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(out.join("runs/a")).unwrap();
+        std::fs::create_dir_all(dir.path().join("elsewhere")).unwrap();
+        let mut toy = Toy::new(vec![State::New; 2]);
+        toy.out = out.clone();
+        std::os::unix::fs::symlink(dir.path().join(".hidden"), out.join(".ntk-x")).unwrap();
+        execute(
+            &mut toy,
+            &POINTS[..2],
+            Shard::all(),
+            false,
+            &Reporter::silent(),
+        )
+        .unwrap();
+        toy.made.borrow_mut().clear();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), out.join("runs/a/p1")).unwrap();
+        let e = execute(
+            &mut toy,
+            &POINTS[..2],
+            Shard::all(),
+            false,
+            &Reporter::silent(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("runs/a/p1: a symbolic link to"), "{e}");
+        assert!(e.contains("elsewhere"), "{e}");
+        assert!(toy.made.borrow().is_empty(), "nothing made");
+        let dry = dry_run(&toy, &POINTS[..2], Shard::all(), true).unwrap_err();
+        assert_eq!(dry.to_string(), e, "the dry run refuses in the run's words");
     }
 
     #[test]
