@@ -317,12 +317,14 @@ impl NetSpec {
         }
     }
 
-    /// The config key of [`Self::classes`] (an ONNX graph's outputs are its file's).
+    /// What sets [`Self::classes`], as messages write it before ` = {classes}`: the config
+    /// key, or an ONNX graph's output width (its file's: seventh hostile round, "onnx.file =
+    /// 10" named the file's key with the width for its value).
     pub fn classes_key(&self) -> &'static str {
         match self {
             Self::Mlp(_) => "model.output_dim",
             Self::ResNet(_) => "resnet.num_classes",
-            Self::Onnx(_) => ntk_onnx::section::FILE_KEY,
+            Self::Onnx(_) => "the output width of onnx.file",
         }
     }
 

@@ -323,6 +323,12 @@ fn what_does_not_apply_to_an_onnx_network_is_refused_by_name() {
             "evaluation statistics",
         ],
     );
+    // The graph's output width is not onnx.file's value (seventh hostile round: "the
+    // network has 10 output(s) (onnx.file = 10)").
+    refused(
+        &["ntk.output=10"],
+        &["ntk.output = 10", "(the output width of onnx.file = 10)"],
+    );
     let five = fixture("mlp_relu.onnx");
     refused(
         &[&format!("onnx.file={:?}", five.display().to_string())],
