@@ -124,7 +124,19 @@ impl DirLock {
                 });
             }
         }
-        let mut lock = Self::acquire_at(&path, dir)?;
+        // Its lock cannot be made where the output goes: the output cannot be either. Said of
+        // the output, not of a lock file the user never named (seventh hostile round:
+        // `--out /sys/x` read "/sys/.x.ntk-lock: Permission denied").
+        let mut lock = Self::acquire_at(&path, dir).map_err(|e| match e {
+            crate::Error::Write { source, .. } => crate::Error::OutputPath {
+                path: dir.to_path_buf(),
+                why: format!(
+                    "cannot write in its parent directory, where the output is made and its \
+                     lock .{name}.ntk-lock kept: {source}"
+                ),
+            },
+            other => other,
+        })?;
         lock.remove = Some(path);
         Ok(lock)
     }
@@ -252,6 +264,23 @@ mod tests {
 
     /// A user's file at the lock's name beside `--out` (the fourth hostile review's D10) is
     /// refused, not overwritten and then removed.
+    /// An output whose parent cannot hold its lock is named, not the lock file (seventh
+    /// hostile round: "/sys/.x.ntk-lock: Permission denied" for `--out /sys/x`).
+    #[test]
+    fn an_output_whose_parent_cannot_hold_its_lock_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("missing").join("out");
+        let err = DirLock::acquire_beside(&out).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!(
+                "{}: cannot write in its parent directory",
+                out.display()
+            )),
+            "{err}"
+        );
+        assert!(err.contains(".out.ntk-lock"), "{err}");
+    }
+
     #[test]
     fn a_users_file_at_the_lock_name_beside_an_output_is_left_alone() {
         let dir = tempfile::tempdir().unwrap();
