@@ -56,10 +56,12 @@ impl<M: Module> NtkInput<M> {
 /// The forward map whose NTK is watched: a batch to its `[n, outputs]` outputs.
 pub type Forward<M, const D: usize> = Arc<dyn Fn(&M, Tensor<D>) -> Tensor<2> + Send + Sync>;
 
-/// One measurement: the NTK's conditioning after `step` SGD updates (a CSV row; column
-/// names as in the probe's tables).
+/// One measurement of the metric: the NTK's conditioning after `step` SGD updates (a row of
+/// the metric's CSV; column names as in the probe's tables). Named apart from ntk-train's
+/// `ntk.csv` row (`ntk_train::metrics::NtkRow`, whose run counts epochs), which it was
+/// named like before 2026-11-29.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct NtkRow {
+pub struct MetricRow {
     /// Optimizer steps applied before the measurement (0: the initial model).
     pub step: usize,
     /// Kernel size (probe samples, times outputs for `OutputMode::Full`).
@@ -72,6 +74,10 @@ pub struct NtkRow {
     pub singular: bool,
     pub min_grad_angle_deg: Option<f64>,
 }
+
+/// The name [`MetricRow`] had before 2026-11-29.
+#[deprecated(since = "0.1.0", note = "renamed MetricRow")]
+pub type NtkRow = MetricRow;
 
 /// A probe batch, a forward map and a schedule; [`NtkProbe::kappa`] and
 /// [`NtkProbe::min_angle`] are its two metrics, which share each measurement.
@@ -96,7 +102,7 @@ struct Shared<M, const D: usize> {
     csv: Option<PathBuf>,
     /// Training steps each view has seen (a view is updated once per step).
     seen: [usize; 2],
-    rows: Vec<NtkRow>,
+    rows: Vec<MetricRow>,
 }
 
 impl<M: Module + 'static, const D: usize> NtkProbe<M, D> {
@@ -156,7 +162,7 @@ impl<M: Module + 'static, const D: usize> NtkProbe<M, D> {
     }
 
     /// Every measurement so far.
-    pub fn rows(&self) -> Vec<NtkRow> {
+    pub fn rows(&self) -> Vec<MetricRow> {
         self.lock().rows.clone()
     }
 
@@ -187,7 +193,7 @@ impl<M: Module + 'static, const D: usize> NtkProbe<M, D> {
             Ok(c) => c,
             Err(e) => return Observation::Failed(format!("step {step}: {e}")),
         };
-        let row = NtkRow {
+        let row = MetricRow {
             step,
             n: k.size,
             lambda_min: c.lambda_min,
@@ -209,7 +215,7 @@ impl<M: Module + 'static, const D: usize> NtkProbe<M, D> {
 
 enum Observation {
     Between,
-    Measured(NtkRow),
+    Measured(MetricRow),
     Failed(String),
 }
 

@@ -291,16 +291,18 @@ fn per_output_kernel(
 }
 
 fn spectrum_row(which: PredictKernel, lin: &Linearized, k: usize, lr: f64) -> SpectrumRow {
-    let (n, w) = (lin.n(), lin.eigenvalues());
-    let (lambda_min, lambda_max) = (w[0], w[n - 1]);
-    let spectrum = ntk_numerics::spectrum::classify(w.to_vec(), f64::EPSILON);
+    let n = lin.n();
+    // The one rule for kappa, singular and rank: the spectrum's summary.
+    let spectrum =
+        ntk_numerics::spectrum::classify(lin.eigenvalues().to_vec(), f64::EPSILON).summary();
+    let (lambda_min, lambda_max) = (spectrum.lambda_min, spectrum.lambda_max);
     SpectrumRow {
         kernel: which.name().into(),
         n,
         outputs: k,
         lambda_min,
         lambda_max,
-        kappa: (!spectrum.singular).then(|| lambda_max / lambda_min),
+        kappa: spectrum.kappa,
         singular: spectrum.singular,
         rank: spectrum.rank,
         lr,

@@ -28,7 +28,7 @@ use burn::tensor::Tensor;
 use burn::train::metric::{AccuracyMetric, LossMetric};
 use burn::train::{Learner, SupervisedTraining};
 use ntk_kernel::api::{Conditioning, empirical_ntk};
-use ntk_kernel::train_metric::{NtkProbe, NtkRow};
+use ntk_kernel::train_metric::{MetricRow, NtkProbe};
 use ntk_numerics::backend::{self, Precision};
 use ntk_numerics::kernel::OutputMode;
 
@@ -158,7 +158,7 @@ fn run() -> Result<bool, Box<dyn Error>> {
 }
 
 /// The metric's measurements against the kernel formed by hand and the schedule.
-fn check(rows: &[NtkRow], at_init: &Conditioning, steps: usize) -> bool {
+fn check(rows: &[MetricRow], at_init: &Conditioning, steps: usize) -> bool {
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-10 * a.abs().max(b.abs());
     let first = rows.first();
     let same = first.is_some_and(|r| {
