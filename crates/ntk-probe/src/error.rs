@@ -42,7 +42,7 @@ pub enum Error {
     #[error(
         "{0}: not for an ONNX model ([onnx]): its architecture, weights and \
          parameterization are the file's and its kernel is per-sample autodiff on the whole \
-         set; [probe] takes precision, output and device"
+         set; [probe] takes precision, output and backend"
     )]
     NotForOnnx(String),
     /// Something only an MLP (`[model]`) has, asked of a ResNet config.
