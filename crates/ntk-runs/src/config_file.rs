@@ -6,9 +6,23 @@ use std::path::Path;
 /// the line and key (the toml crate's message).
 pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<T> {
     let text = read_text(path)?;
-    toml::from_str(&text).map_err(|source| crate::Error::Toml {
-        path: path.to_path_buf(),
-        source: Box::new(source),
+    toml::from_str(&text).map_err(|source| {
+        // A key beside its former name: both named, with the line of the table.
+        if let Some(message) = crate::overrides::former_name_given_twice(source.message(), "") {
+            let line = source.span().map_or(String::new(), |s| {
+                format!("line {}: ", text[..s.start].lines().count().max(1))
+            });
+            return crate::Error::ConfigWith {
+                path: path.to_path_buf(),
+                origins: Vec::new(),
+                message: format!("{line}{message}"),
+                key: None,
+            };
+        }
+        crate::Error::Toml {
+            path: path.to_path_buf(),
+            source: Box::new(source),
+        }
     })
 }
 

@@ -128,7 +128,7 @@ pub enum Error {
         key: Option<String>,
     },
     /// A config file's error that no override explains, after overrides were applied.
-    #[error("{} (with {}): {message}{}", .path.display(), .origins.join(", "), at_key(.key))]
+    #[error("{}{}: {message}{}", .path.display(), with_origins(.origins), at_key(.key))]
     ConfigWith {
         path: PathBuf,
         origins: Vec<String>,
@@ -280,6 +280,15 @@ pub fn bullets<E: std::fmt::Display>(errors: &[E]) -> String {
 }
 
 /// ` (at `key`)`, or nothing.
+/// ` (with --set a, --set b)`, or nothing without overrides.
+fn with_origins(origins: &[String]) -> String {
+    if origins.is_empty() {
+        String::new()
+    } else {
+        format!(" (with {})", origins.join(", "))
+    }
+}
+
 fn at_key(key: &Option<String>) -> String {
     key.as_ref()
         .map_or(String::new(), |k| format!(" (at `{k}`)"))

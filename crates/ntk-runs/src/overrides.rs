@@ -231,6 +231,27 @@ pub fn load_filled<T: DeserializeOwned, E: Into<(String, String)>>(
     from_table(table, sets, path, Some(&text))
 }
 
+/// Keys read under a former name as well (a serde alias), as (key, former name).
+const FORMER_NAMES: &[(&str, &str)] = &[("backend", "device")];
+
+/// serde's `duplicate field `K`` for a key `K` given beside its former name (in the table
+/// `at`, when known), in words that name both.
+pub(crate) fn former_name_given_twice(message: &str, at: &str) -> Option<String> {
+    let (field, former) = message
+        .strip_prefix("duplicate field `")
+        .and_then(|rest| rest.split_once('`'))
+        .and_then(|(f, _)| FORMER_NAMES.iter().find(|(new, _)| *new == f).copied())?;
+    let table = if at.is_empty() {
+        String::new()
+    } else {
+        format!("{at}.")
+    };
+    Some(format!(
+        "{table}{former} and {table}{field} both given: `{former}` is the former name of \
+         `{field}`, read as the same key; keep one"
+    ))
+}
+
 /// Deserializes `table` (a file's, with `sets` applied) into `T`; errors are attributed to
 /// the assignment whose key they concern, else to the file `path` (whose `text`, when
 /// given, is parsed alone to report the line).
@@ -245,6 +266,18 @@ pub fn from_table<T: DeserializeOwned>(
         Err(e) => e,
     };
     let (message, at) = split_error(&err.to_string());
+    // A key given beside its former name, which serde reads as the same key (an alias):
+    // "duplicate field `backend`" named only the new one (seventh hostile round, for a
+    // [probe] holding both device and backend).
+    if let Some(message) = former_name_given_twice(&message, &at) {
+        let origins: Vec<String> = sets.iter().map(|a| a.origin.clone()).collect();
+        return Err(Error::ConfigWith {
+            path: path.to_path_buf(),
+            origins,
+            message,
+            key: None,
+        });
+    }
     let key = error_key(&message, &at);
     let culprit = sets.iter().rev().find(|a| {
         !key.is_empty()
@@ -517,6 +550,41 @@ mod tests {
 
     fn sets(args: &[&str]) -> Vec<Assignment> {
         args.iter().map(|a| Assignment::parse(a).unwrap()).collect()
+    }
+
+    /// A key beside its former name (`device` for `backend`, a serde alias) is named by
+    /// both names, in the file and from --set (seventh hostile round: "duplicate field
+    /// `backend`" for a [probe] holding `device` and `backend`).
+    #[test]
+    fn a_key_beside_its_former_name_names_both() {
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Probe {
+            #[serde(default, alias = "device")]
+            backend: Option<String>,
+        }
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct WithProbe {
+            probe: Probe,
+        }
+        let (_d, path) = file("[probe]\ndevice = \"flex\"\nbackend = \"flex\"\n");
+        let e = load::<WithProbe>(&path, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("device and backend both given") && e.contains("former name"),
+            "{e}"
+        );
+        assert!(e.contains("line "), "{e}");
+        let (_d, path) = file("[probe]\ndevice = \"flex\"\n");
+        let e = load::<WithProbe>(&path, &sets(&["probe.backend=flex"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("probe.device and probe.backend both given"),
+            "{e}"
+        );
     }
 
     /// A config whose `data.n` the tool fills in (a file set's rows): an error elsewhere in
