@@ -8,9 +8,9 @@ pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<T
     let text = read_text(path)?;
     toml::from_str(&text).map_err(|source| {
         // A key beside its former name: both named, with the line of the table.
-        if let Some(message) = crate::overrides::former_name_given_twice(source.message(), "") {
+        if let Some(message) = former_name_given_twice(source.message(), "") {
             let line = source.span().map_or(String::new(), |s| {
-                format!("line {}: ", text[..s.start].lines().count().max(1))
+                format!("line {}: ", text[..s.start].matches('\n').count() + 1)
             });
             return crate::Error::ConfigWith {
                 path: path.to_path_buf(),
@@ -56,4 +56,25 @@ pub fn read_text(path: &Path) -> crate::Result<String> {
         ))));
     }
     Ok(text)
+}
+
+/// Keys read under a former name as well (a serde alias), as (key, former name).
+const FORMER_NAMES: &[(&str, &str)] = &[("backend", "device")];
+
+/// serde's `duplicate field `K`` for a key `K` given beside its former name (in the table
+/// `at`, when known), in words that name both.
+pub(crate) fn former_name_given_twice(message: &str, at: &str) -> Option<String> {
+    let (field, former) = message
+        .strip_prefix("duplicate field `")
+        .and_then(|rest| rest.split_once('`'))
+        .and_then(|(f, _)| FORMER_NAMES.iter().find(|(new, _)| *new == f).copied())?;
+    let table = if at.is_empty() {
+        String::new()
+    } else {
+        format!("{at}.")
+    };
+    Some(format!(
+        "{table}{former} and {table}{field} both given: `{former}` is the former name of \
+         `{field}`, read as the same key; keep one"
+    ))
 }

@@ -231,27 +231,6 @@ pub fn load_filled<T: DeserializeOwned, E: Into<(String, String)>>(
     from_table(table, sets, path, Some(&text))
 }
 
-/// Keys read under a former name as well (a serde alias), as (key, former name).
-const FORMER_NAMES: &[(&str, &str)] = &[("backend", "device")];
-
-/// serde's `duplicate field `K`` for a key `K` given beside its former name (in the table
-/// `at`, when known), in words that name both.
-pub(crate) fn former_name_given_twice(message: &str, at: &str) -> Option<String> {
-    let (field, former) = message
-        .strip_prefix("duplicate field `")
-        .and_then(|rest| rest.split_once('`'))
-        .and_then(|(f, _)| FORMER_NAMES.iter().find(|(new, _)| *new == f).copied())?;
-    let table = if at.is_empty() {
-        String::new()
-    } else {
-        format!("{at}.")
-    };
-    Some(format!(
-        "{table}{former} and {table}{field} both given: `{former}` is the former name of \
-         `{field}`, read as the same key; keep one"
-    ))
-}
-
 /// Deserializes `table` (a file's, with `sets` applied) into `T`; errors are attributed to
 /// the assignment whose key they concern, else to the file `path` (whose `text`, when
 /// given, is parsed alone to report the line).
@@ -269,7 +248,7 @@ pub fn from_table<T: DeserializeOwned>(
     // A key given beside its former name, which serde reads as the same key (an alias):
     // "duplicate field `backend`" named only the new one (seventh hostile round, for a
     // [probe] holding both device and backend).
-    if let Some(message) = former_name_given_twice(&message, &at) {
+    if let Some(message) = crate::config_file::former_name_given_twice(&message, &at) {
         let origins: Vec<String> = sets.iter().map(|a| a.origin.clone()).collect();
         return Err(Error::ConfigWith {
             path: path.to_path_buf(),
@@ -576,7 +555,8 @@ mod tests {
             e.contains("device and backend both given") && e.contains("former name"),
             "{e}"
         );
-        assert!(e.contains("line "), "{e}");
+        // The line of the [probe] table, 1-based.
+        assert!(e.contains("line 1: "), "{e}");
         let (_d, path) = file("[probe]\ndevice = \"flex\"\n");
         let e = load::<WithProbe>(&path, &sets(&["probe.backend=flex"]))
             .unwrap_err()
