@@ -263,6 +263,19 @@ pub enum DataError {
         index: usize,
     },
 
+    /// [`Self::ZeroSample`] of a loaded data set, named with the key that asks for the
+    /// scaling (seventh hostile round: "sample 4 is the zero vector" named neither).
+    #[error(
+        "data.unit_norm = true: {data}: sample {index} (0-based, of the samples taken) is the \
+         zero vector, which no scaling puts at norm 1; drop it or leave data.unit_norm out"
+    )]
+    ZeroSampleOf {
+        /// The data set, as results describe it (file, rows taken).
+        data: String,
+        /// The sample's index among those taken.
+        index: usize,
+    },
+
     /// `data.n` beyond the samples of the split.
     #[error("data.n = {n} but {dataset} {split} has only {available} samples")]
     DataN {

@@ -453,7 +453,13 @@ pub fn load(cfg: &DataConfig) -> Result<Inputs> {
 /// `inputs` at unit norm when `data.unit_norm` asks for it.
 fn unit_norm(cfg: &DataConfig, mut inputs: Inputs) -> Result<Inputs> {
     if cfg.unit_norm {
-        inputs.normalize_rows()?;
+        inputs.normalize_rows().map_err(|e| match e {
+            DataError::ZeroSample { index } => DataError::ZeroSampleOf {
+                data: inputs.description.clone(),
+                index,
+            },
+            e => e,
+        })?;
         inputs.description.push_str(", unit norm");
     }
     Ok(inputs)

@@ -530,3 +530,25 @@ fn the_digest_of_a_fixed_input_is_unchanged() {
     assert_ne!(a, digest(&[1.0, 2.0, 3.0, 4.5], 2, 2, &[0, 1]));
     assert_eq!(a, digest(&x, 2, 2, &[0, 1]));
 }
+
+/// A zero row under `data.unit_norm = true` is refused naming the key, the file and the
+/// sample (seventh hostile round: "sample 1 is the zero vector; cannot scale it to unit
+/// norm", naming neither the key nor the file).
+#[test]
+fn a_zero_row_at_unit_norm_names_the_key_and_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut zero = X;
+    zero[4..8].fill(0.0);
+    let x = write(dir.path(), "zero.npy", &npy(&zero, &[3, 4]));
+    let mut cfg = file_cfg(&x, None, 3);
+    cfg.unit_norm = true;
+    let e = err(&cfg);
+    for part in [
+        "data.unit_norm = true",
+        "zero.npy",
+        "sample 1",
+        "zero vector",
+    ] {
+        assert!(e.contains(part), "{e}");
+    }
+}
