@@ -46,6 +46,12 @@ pub struct TrainSummary {
     pub data_seed: u64,
     pub data: String,
     pub backend: ntk_numerics::backend::Backend,
+    /// What computed the steps ([`ntk_engine::Engine`]: `burn`, `host` or `cudnn`). The
+    /// backend says where Burn's tensors lived (the model of record, the evaluation, the
+    /// tracked NTK), which is the CPU's `flex` also when the cuDNN engine trained on the GPU.
+    /// Absent in summaries written before it was recorded (2026-11-29).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<ntk_engine::Engine>,
     pub precision: String,
     /// Wall time of this process's part of the run (a resumed run counts its own).
     pub seconds: f64,
@@ -92,19 +98,19 @@ pub fn read_summary(dir: &Path) -> crate::Result<Option<TrainSummary>> {
 
 /// Ends the run: after a divergence keeps the last good state ([`Progress::keep_last_good`]); a run
 /// stopped early on purpose (`stop_after`) gets an `interrupted` summary and no file (its
-/// checkpoint resumes it); otherwise writes `summary.json`.
+/// checkpoint resumes it); otherwise writes `summary.json`. `engine` computed the steps.
 pub(crate) fn finish(
     run: &Run,
     progress: &Progress,
     diverged: Option<Diverged>,
-    start: Instant,
+    (start, engine): (Instant, ntk_engine::Engine),
 ) -> crate::Result<TrainSummary> {
     if let Some(d) = &diverged {
         progress.keep_last_good(run, d)?;
     } else if progress.rows.last().is_none_or(|r| r.epoch < run.epochs) {
-        return Ok(summarize(run, progress, None, start, false));
+        return Ok(summarize(run, progress, None, (start, engine), false));
     }
-    let summary = summarize(run, progress, diverged, start, true);
+    let summary = summarize(run, progress, diverged, (start, engine), true);
     let json = serde_json::to_string_pretty(&summary).expect("serializes");
     ntk_files::io::atomic_write(&run.out.join("summary.json"), json.as_bytes()).map_err(
         |source| ntk_files::Error::Write {
@@ -120,7 +126,7 @@ fn summarize(
     run: &Run,
     progress: &Progress,
     diverged: Option<Diverged>,
-    start: Instant,
+    (start, engine): (Instant, ntk_engine::Engine),
     complete: bool,
 ) -> TrainSummary {
     let (cfg, net, rows) = (run.cfg, &run.labels, &progress.rows);
@@ -154,6 +160,7 @@ fn summarize(
         data_seed: cfg.train.seed,
         data: run.data.train.description.clone(),
         backend: run.compute.backend,
+        engine: Some(engine),
         precision: run.compute.precision.to_string(),
         seconds: start.elapsed().as_secs_f64(),
         warnings: progress.warnings.clone(),

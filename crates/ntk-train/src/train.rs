@@ -103,7 +103,7 @@ pub fn train(
         tracking.as_ref(),
         opts.stop_after,
     )?;
-    crate::summary::finish(&run, &progress, diverged, start)
+    crate::summary::finish(&run, &progress, diverged, (start, stepper.engine()))
 }
 
 /// Builds the network (with the checkpoint's parameters when resuming) and its stepper
@@ -260,6 +260,16 @@ engine = "{engine}"
         assert!(dir.path().join("config.toml").exists());
         let done = train_in(&cfg, &data, dir.path(), false);
         assert_eq!(done.status, RunStatus::Finished);
+        // The summary names the engine that computed the steps (auto: the host engine for a
+        // plain MLP on the CPU), beside the backend of Burn's tensors.
+        assert_eq!(done.engine, Some(ntk_engine::Engine::Host));
+        let written = std::fs::read_to_string(dir.path().join("summary.json")).unwrap();
+        assert!(written.contains("\"engine\": \"host\""), "{written}");
+        for engine in ["burn", "host"] {
+            let d = tempfile::tempdir().unwrap();
+            let s = train_in(&config(engine), &data, d.path(), false);
+            assert_eq!(s.engine.map(|e| e.name()), Some(engine));
+        }
         let err = open_run_dir(run.out, &run.provenance, &run.config_text, false)
             .err()
             .unwrap()
