@@ -96,21 +96,29 @@ pub fn read_summary(dir: &Path) -> crate::Result<Option<TrainSummary>> {
     Ok(ntk_runs::sweep::read(&dir.join("summary.json"))?)
 }
 
+/// This process's part of a run, as its summary records it: when it started (a resumed run
+/// counts its own wall time) and the engine its steps ran on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Process {
+    pub(crate) started: Instant,
+    pub(crate) engine: ntk_engine::Engine,
+}
+
 /// Ends the run: after a divergence keeps the last good state ([`Progress::keep_last_good`]); a run
 /// stopped early on purpose (`stop_after`) gets an `interrupted` summary and no file (its
-/// checkpoint resumes it); otherwise writes `summary.json`. `engine` computed the steps.
+/// checkpoint resumes it); otherwise writes `summary.json`.
 pub(crate) fn finish(
     run: &Run,
     progress: &Progress,
     diverged: Option<Diverged>,
-    (start, engine): (Instant, ntk_engine::Engine),
+    process: Process,
 ) -> crate::Result<TrainSummary> {
     if let Some(d) = &diverged {
         progress.keep_last_good(run, d)?;
     } else if progress.rows.last().is_none_or(|r| r.epoch < run.epochs) {
-        return Ok(summarize(run, progress, None, (start, engine), false));
+        return Ok(summarize(run, progress, None, process, false));
     }
-    let summary = summarize(run, progress, diverged, (start, engine), true);
+    let summary = summarize(run, progress, diverged, process, true);
     let json = serde_json::to_string_pretty(&summary).expect("serializes");
     ntk_files::io::atomic_write(&run.out.join("summary.json"), json.as_bytes()).map_err(
         |source| ntk_files::Error::Write {
@@ -126,7 +134,7 @@ fn summarize(
     run: &Run,
     progress: &Progress,
     diverged: Option<Diverged>,
-    (start, engine): (Instant, ntk_engine::Engine),
+    process: Process,
     complete: bool,
 ) -> TrainSummary {
     let (cfg, net, rows) = (run.cfg, &run.labels, &progress.rows);
@@ -160,9 +168,9 @@ fn summarize(
         data_seed: cfg.train.seed,
         data: run.data.train.description.clone(),
         backend: run.compute.backend,
-        engine: Some(engine),
+        engine: Some(process.engine),
         precision: run.compute.precision.to_string(),
-        seconds: start.elapsed().as_secs_f64(),
+        seconds: process.started.elapsed().as_secs_f64(),
         warnings: progress.warnings.clone(),
         provenance: Some(run.provenance.clone()),
     }

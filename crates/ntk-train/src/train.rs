@@ -103,7 +103,11 @@ pub fn train(
         tracking.as_ref(),
         opts.stop_after,
     )?;
-    crate::summary::finish(&run, &progress, diverged, (start, stepper.engine()))
+    let process = crate::summary::Process {
+        started: start,
+        engine: stepper.engine(),
+    };
+    crate::summary::finish(&run, &progress, diverged, process)
 }
 
 /// Builds the network (with the checkpoint's parameters when resuming) and its stepper
