@@ -184,21 +184,32 @@ impl DirLock {
 /// lives.
 #[derive(Debug)]
 pub struct SweepClaim {
-    _file: File,
+    file: File,
+    /// The sweep's output directory.
+    out: PathBuf,
+    /// Whether this claim made `out` and its `.ntk-writers` (each absent before it), which
+    /// [`SweepClaim::withdraw`] removes again when nothing else is there.
+    made: (bool, bool),
 }
 
 impl SweepClaim {
     /// Registers this process as a writer of `out` for the config `fingerprint`, described
     /// by `what` (the config file) in the error another config's writer gets.
     pub fn acquire(out: &Path, fingerprint: &str, what: &str) -> crate::Result<Self> {
+        Self::acquire_made(out, fingerprint, what, false)
+    }
+
+    /// [`SweepClaim::acquire`] for a sweep whose output directory `out` did not exist
+    /// before this command made it (`made_out`): a claim withdrawn removes it again.
+    pub fn acquire_made(
+        out: &Path,
+        fingerprint: &str,
+        what: &str,
+        made_out: bool,
+    ) -> crate::Result<Self> {
         let dir = out.join(WRITERS_DIR);
-        fs::create_dir_all(&dir).map_err(|source| crate::Error::CreateDir {
-            dir: dir.clone(),
-            source,
-        })?;
-        let guard_path = dir.join(GUARD);
-        let guard = open_rw(&guard_path)?;
-        guard.lock().map_err(|e| lock_error(&guard_path, e))?;
+        let made_dir = fs::symlink_metadata(&dir).is_err();
+        let guard = Self::guard(&dir)?;
         let mine = format!("{fingerprint}.lock");
         let entries = fs::read_dir(&dir).map_err(|source| crate::Error::Read {
             path: dir.clone(),
@@ -234,7 +245,83 @@ impl SweepClaim {
             record_holder(&mut file, &format!("{what}, first writer {}", whoami()));
         }
         drop(guard);
-        Ok(Self { _file: file })
+        Ok(Self {
+            file,
+            out: out.to_path_buf(),
+            made: (made_out, made_dir),
+        })
+    }
+
+    /// The exclusive lock of `dir`'s guard, `dir` made first; taken again when a writer
+    /// withdrawing its claim removed the guard meanwhile ([`SweepClaim::withdraw`]).
+    fn guard(dir: &Path) -> crate::Result<File> {
+        loop {
+            fs::create_dir_all(dir).map_err(|source| crate::Error::CreateDir {
+                dir: dir.to_path_buf(),
+                source,
+            })?;
+            let guard_path = dir.join(GUARD);
+            let guard = open_rw(&guard_path)?;
+            guard.lock().map_err(|e| lock_error(&guard_path, e))?;
+            if still_named(&guard_path, &guard) {
+                return Ok(guard);
+            }
+        }
+    }
+
+    /// Ends a claim under which nothing was made (a sweep refused before any work): what
+    /// the claim made, the `.ntk-writers` registrations and the output directory itself,
+    /// is removed again when the output directory holds nothing else and no other writer
+    /// holds a registration, so a refused command leaves no directory behind (eighth
+    /// hostile round: a refused `ntk-train run` left an empty `--out` holding
+    /// `.ntk-writers`). Anything else, and whatever was there before, stays.
+    pub fn withdraw(self) {
+        let Self { file, out, made } = self;
+        let dir = out.join(WRITERS_DIR);
+        if !made.1 {
+            return;
+        }
+        let only_ours = fs::read_dir(&out).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .all(|e| e.file_name().to_str() == Some(WRITERS_DIR))
+        });
+        if !only_ours {
+            return;
+        }
+        let Ok(guard) = Self::guard(&dir) else {
+            return;
+        };
+        // Ours alone: no other writer shares this config's registration or holds another's.
+        let _ = file.unlock();
+        let Ok(entries) = fs::read_dir(&dir) else {
+            return;
+        };
+        let mut files = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name == GUARD {
+                continue;
+            }
+            if !name.ends_with(".lock") {
+                return;
+            }
+            match File::options().read(true).write(true).open(entry.path()) {
+                Ok(f) if f.try_lock().is_ok() => files.push(entry.path()),
+                _ => return,
+            }
+        }
+        for path in files {
+            let _ = fs::remove_file(path);
+        }
+        // A writer waiting on the guard finds it unlinked once it locks it, and makes the
+        // directory anew ([`SweepClaim::guard`]).
+        let _ = fs::remove_file(dir.join(GUARD));
+        let _ = fs::remove_dir(&dir);
+        drop(guard);
+        if made.0 {
+            let _ = fs::remove_dir(&out);
+        }
     }
 }
 
@@ -328,5 +415,51 @@ mod tests {
         // The ended config's registration is gone; a's writers are refused now.
         assert!(!dir.path().join(WRITERS_DIR).join("aaaa.lock").exists());
         assert!(SweepClaim::acquire(dir.path(), "aaaa", "config a.toml").is_err());
+    }
+
+    #[test]
+    fn a_withdrawn_claim_leaves_nothing_it_made_and_nothing_of_another() {
+        let root = tempfile::tempdir().unwrap();
+        // A new output directory, nothing made under the claim: gone again.
+        let out = root.path().join("new");
+        fs::create_dir(&out).unwrap();
+        SweepClaim::acquire_made(&out, "aaaa", "config a.toml", true)
+            .unwrap()
+            .withdraw();
+        assert!(!out.exists());
+        // The user's directory stays, without the registrations.
+        let user = root.path().join("user");
+        fs::create_dir(&user).unwrap();
+        fs::write(user.join("notes.txt"), "mine").unwrap();
+        SweepClaim::acquire_made(&user, "aaaa", "config a.toml", false)
+            .unwrap()
+            .withdraw();
+        assert!(user.join("notes.txt").exists());
+        // Another shard of the config still holds it: everything stays.
+        let shared = root.path().join("shared");
+        fs::create_dir(&shared).unwrap();
+        let first = SweepClaim::acquire_made(&shared, "aaaa", "config a.toml", true).unwrap();
+        let second = SweepClaim::acquire(&shared, "aaaa", "config a.toml").unwrap();
+        first.withdraw();
+        assert!(shared.join(WRITERS_DIR).join("aaaa.lock").exists());
+        // Something was made under the claim: the directory and its registrations stay.
+        fs::create_dir(shared.join("runs")).unwrap();
+        second.withdraw();
+        assert!(shared.join(WRITERS_DIR).join("aaaa.lock").exists());
+        // A registration dir that was there before the claim stays.
+        let before = root.path().join("before");
+        fs::create_dir_all(before.join(WRITERS_DIR)).unwrap();
+        SweepClaim::acquire(&before, "aaaa", "config a.toml")
+            .unwrap()
+            .withdraw();
+        assert!(before.join(WRITERS_DIR).exists());
+        // A claim after a withdrawn one is taken as before.
+        let again = root.path().join("again");
+        fs::create_dir(&again).unwrap();
+        let a = SweepClaim::acquire_made(&again, "aaaa", "config a.toml", true).unwrap();
+        a.withdraw();
+        fs::create_dir(&again).unwrap();
+        let _b = SweepClaim::acquire(&again, "bbbb", "config b.toml").unwrap();
+        assert!(SweepClaim::acquire(&again, "aaaa", "config a.toml").is_err());
     }
 }

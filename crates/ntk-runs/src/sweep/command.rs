@@ -75,13 +75,22 @@ pub fn run_command<C: SweepCommand>(
         tool.dry_run(&out, shard)?;
         return Ok(out);
     }
-    let Some(_claim) = claim(&out, shard, tool.size(), &tool.fingerprint(), call.config)? else {
+    let Some(claim) = claim(&out, shard, tool.size(), &tool.fingerprint(), call.config)? else {
         return Ok(out);
     };
-    let (ran, failed) = tool.run(&out, shard)?;
+    // A run refused before any work leaves nothing the claim made (eighth hostile round: an
+    // empty new --out holding `.ntk-writers`).
+    let (ran, failed) = match tool.run(&out, shard) {
+        Ok(ran) => ran,
+        Err(e) => {
+            claim.withdraw();
+            return Err(e);
+        }
+    };
     tool.ran(&ran);
     let collected = after_collect(tool.collect(&out), failed.is_some())?;
     tool.report(&out, &ran, collected, failed.is_some());
+    drop(claim);
     match failed {
         Some(e) => Err(e),
         None => Ok(out),

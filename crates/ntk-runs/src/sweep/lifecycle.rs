@@ -31,9 +31,15 @@ pub fn claim(
         );
         return Ok(None);
     }
+    let made_out = std::fs::symlink_metadata(out).is_err();
     ntk_files::outset::check_writable(out)?;
     let what = format!("config {}", config.display());
-    Ok(Some(SweepClaim::acquire(out, fingerprint, &what)?))
+    Ok(Some(SweepClaim::acquire_made(
+        out,
+        fingerprint,
+        &what,
+        made_out,
+    )?))
 }
 
 /// The run: this shard's points planned with their states; refused before any work while a
