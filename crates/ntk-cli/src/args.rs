@@ -148,13 +148,32 @@ impl KeyFlags {
                 "--backend",
             ));
         }
-        f.text(
-            &format!("{section}.backend"),
-            "backend",
-            self.backend.as_deref(),
-        );
+        if let Some(name) = &self.backend {
+            // The flag, or BURN_DEVICE through it: the error of a backend that cannot be
+            // used names which (eighth hostile round: BURN_DEVICE=bogus read "--backend").
+            let origin = if backend_on_command_line() {
+                format!("--backend {name}")
+            } else {
+                format!("BURN_DEVICE={name} (the environment)")
+            };
+            f.push(Assignment::set(
+                &format!("{section}.backend"),
+                toml::Value::String(name.clone()),
+                origin,
+            ));
+        }
         Ok(())
     }
+}
+
+/// Whether `--backend` (or `--device`) is on this process's command line, not only in the
+/// `BURN_DEVICE` environment variable that clap reads for it.
+pub fn backend_on_command_line() -> bool {
+    std::env::args().any(|a| {
+        ["--backend", "--device"]
+            .iter()
+            .any(|f| a == *f || a.starts_with(&format!("{f}=")))
+    })
 }
 
 /// `collect DIR`: merge the finished points or runs of a sweep directory into its tables and

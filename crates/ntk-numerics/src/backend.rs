@@ -209,7 +209,7 @@ pub fn plan(name: Option<&str>, precision: Precision) -> crate::Result<Compute> 
 fn resolve(name: Option<&str>) -> crate::Result<Backend> {
     let env = std::env::var("BURN_DEVICE").ok();
     let built = available();
-    let Some(wanted) = name.map(str::to_string).or(env) else {
+    let Some(wanted) = name.map(str::to_string).or(env.clone()) else {
         let (backend, passed_over) = default_backend(&built, has_gpu);
         if let Some(note) = passed_over {
             eprintln!("warning: {note}");
@@ -220,7 +220,16 @@ fn resolve(name: Option<&str>) -> crate::Result<Backend> {
         .iter()
         .copied()
         .find(|b| b.name() == wanted)
-        .ok_or_else(|| unavailable(&wanted, &built))
+        .ok_or_else(|| {
+            let e = unavailable(&wanted, &built);
+            // Where the name came from, when it is the environment's (a config's key is
+            // named where it is read: [`de_name`]).
+            if env.as_deref() == Some(wanted.as_str()) {
+                crate::Error::FromEnvironment(Box::new(e))
+            } else {
+                e
+            }
+        })
 }
 
 /// The backend a run takes when nothing names one: the first GPU backend built in that
@@ -339,6 +348,22 @@ fn unavailable(wanted: &str, built: &[Backend]) -> crate::Error {
             built,
         }
     }
+}
+
+/// Deserializes a config's backend key (`probe.backend`, `train.backend`): a name that is
+/// no backend, or one this binary does not have, is refused where the key is read, so the
+/// error names the key and the file, `--set`, `--backend` or `BURN_DEVICE` that gave it
+/// (eighth hostile round: `backend = "bogus"` in a config read only "unknown backend
+/// `bogus`" at run time, naming neither).
+pub fn de_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let name = <Option<String> as Deserialize>::deserialize(d)?;
+    if let Some(wanted) = &name {
+        let built = available();
+        if !built.iter().any(|b| b.name() == wanted) {
+            return Err(serde::de::Error::custom(unavailable(wanted, &built)));
+        }
+    }
+    Ok(name)
 }
 
 /// Checks that the NVIDIA driver library can be loaded: without it CubeCL's cuda device

@@ -21,6 +21,9 @@ pub enum Error {
         ntk_names::list::<crate::backend::Backend>()
     )]
     UnknownDevice { wanted: String, built: String },
+    /// A backend named by the `BURN_DEVICE` environment variable that cannot be used.
+    #[error("BURN_DEVICE (in the environment): {0}")]
+    FromEnvironment(Box<Error>),
     /// The cuda backend without an NVIDIA driver.
     #[error(
         "backend `cuda`: the NVIDIA driver library (libcuda.so.1) cannot be loaded on this \

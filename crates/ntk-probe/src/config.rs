@@ -132,7 +132,12 @@ pub struct ProbeSection {
     /// Burn's backend when several are built in (also `--backend`, `BURN_DEVICE`); `device`,
     /// the key's name before 2026-11-29, is read as the same key. Not part of a result's
     /// identity (left out of the recorded config: `ntk_runs::provenance::RETIRED_KEYS`).
-    #[serde(default, alias = "device", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "device",
+        deserialize_with = "ntk_numerics::backend::de_name",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub backend: Option<String>,
     /// Also compute the minimum embedding angle theta_l over the set at every layer (costs
     /// one Gram product per layer).

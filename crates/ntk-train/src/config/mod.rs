@@ -124,7 +124,12 @@ pub struct TrainSection {
     /// Burn's backend when several are built in (also `--backend`, `BURN_DEVICE`); `device`,
     /// the key's name before 2026-11-29, is read as the same key. Not part of a run's
     /// identity (left out of the recorded config: `ntk_runs::provenance::RETIRED_KEYS`).
-    #[serde(default, alias = "device", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "device",
+        deserialize_with = "ntk_numerics::backend::de_name",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub backend: Option<String>,
     /// Who computes the SGD steps of a dense MLP: `auto` (the host engine on a CPU backend
     /// when the MLP has no normalization layers, else Burn), `burn` (Burn's autodiff and
