@@ -191,6 +191,17 @@ fn unused_keys(cfg: &DataConfig) -> Vec<DataError> {
         }
     };
     let file = cfg.dataset == Dataset::File;
+    // The seed draws the synthetic set or the random subset, nothing else (eighth hostile
+    // round: `data.seed = 7` on a file set taken in file order was accepted and recorded).
+    refuse(
+        cfg.seed != 0 && cfg.dataset != Dataset::Synthetic && cfg.subset != SubsetRule::Random,
+        "data.seed",
+        format!(
+            "seeds the synthetic draw or data.subset = \"random\" only; {dataset} with \
+             subset \"{}\" draws nothing: leave it out",
+            ntk_names::name(&cfg.subset)
+        ),
+    );
     for (path, role) in [
         (&cfg.x, Role::X),
         (&cfg.labels, Role::Labels),

@@ -212,6 +212,19 @@ impl MlpConfig {
                 ModelError::invalid("activation_param", format!("{p:?}"), e.to_string())
             })?;
         }
+        // The convention places the NTK parameterization's forward scales; the standard
+        // parameterization has none and ignored it (eighth hostile round: `convention =
+        // "official"` under `parameterization = "standard"` was accepted and recorded).
+        if self.parameterization == Parameterization::Standard
+            && self.convention != NtkConvention::default()
+        {
+            return Err(ModelError::invalid(
+                "convention",
+                format!("\"{}\"", ntk_names::name(&self.convention)),
+                "applies to parameterization = \"ntk\" only: the standard parameterization \
+                 has no forward scales to place; leave it out",
+            ));
+        }
         if self.depth == 0 && self.normalization != Normalization::None {
             return Err(ModelError::invalid(
                 "normalization",

@@ -321,6 +321,16 @@ fn keys_that_do_not_apply_are_refused() {
     ] {
         assert!(all.contains(want), "missing {want:?} in\n{all}");
     }
+    // Eighth hostile round: data.seed draws the synthetic set or the random subset only.
+    let mut seeded = file_cfg(&x, None, 3);
+    seeded.seed = 7;
+    assert!(problems(&seeded).contains("data.seed: seeds the synthetic draw"));
+    seeded.subset = ntk_data::SubsetRule::Random;
+    assert!(!problems(&seeded).contains("data.seed"));
+    seeded.subset = ntk_data::SubsetRule::First;
+    seeded.dataset = Dataset::Synthetic;
+    seeded.x = None;
+    assert!(!problems(&seeded).contains("data.seed"));
 }
 
 /// The second hostile review's cases: a shape whose product overflows, a header that

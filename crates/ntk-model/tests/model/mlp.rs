@@ -284,3 +284,22 @@ fn normalized_networks_train_in_f64() {
         );
     }
 }
+
+/// Eighth hostile round: `convention` places the NTK parameterization's forward scales; under
+/// the standard parameterization, which has none, a value other than the default is refused
+/// by name (it was accepted and recorded, changing nothing).
+#[test]
+fn a_convention_under_the_standard_parameterization_is_refused() {
+    use ntk_model::{NtkConvention, Parameterization};
+    let mut c = MlpConfig::new(5, 8, 2, ActivationKind::Relu);
+    c.parameterization = Parameterization::Standard;
+    c.validate().unwrap();
+    c.convention = NtkConvention::Official;
+    let e = c.validate().unwrap_err().to_string();
+    assert!(
+        e.contains("convention") && e.contains("official") && e.contains("standard"),
+        "{e}"
+    );
+    c.parameterization = Parameterization::Ntk;
+    c.validate().unwrap();
+}
