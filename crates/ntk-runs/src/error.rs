@@ -114,6 +114,12 @@ pub enum Error {
          would be read as more of the config"
     )]
     ControlInValue { found: String },
+    /// A whole number beyond TOML's 64-bit integers.
+    #[error(
+        "{value} is beyond the integers a config holds (-9223372036854775808 to \
+         9223372036854775807)"
+    )]
+    IntegerRange { value: String },
     /// A key that is not dotted bare TOML keys.
     #[error(
         "bad key `{key}`: expected dotted names of letters, digits, _ and - (e.g. model.depth)"

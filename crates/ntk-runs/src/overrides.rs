@@ -134,12 +134,24 @@ fn check_key(key: &str) -> crate::Result<()> {
 /// A value is one line: a line break (or any control character but a tab) would let TOML
 /// read what follows as more keys and tables, which the value's key would silently drop.
 fn check_value(value: &str) -> crate::Result<()> {
-    match value.chars().find(|c| c.is_control() && *c != '\t') {
-        Some(c) => Err(Error::ControlInValue {
+    if let Some(c) = value.chars().find(|c| c.is_control() && *c != '\t') {
+        return Err(Error::ControlInValue {
             found: c.escape_debug().to_string(),
-        }),
-        None => Ok(()),
+        });
     }
+    // A whole number TOML cannot hold would be read as the string of its digits, and its key
+    // then said to get "a string" (eighth hostile round: `schedule.step_size=2^64` read
+    // 'invalid type: string "18446744073709551616", expected usize').
+    let digits = value.trim().trim_start_matches(['+', '-']);
+    if digits.starts_with(|c: char| ('1'..='9').contains(&c))
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
+        && !matches!(parse_value(value), Value::Integer(_))
+    {
+        return Err(Error::IntegerRange {
+            value: value.trim().to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// A value as TOML (`5`, `0.5`, `true`, `[0, 1]`, `"a b"`, `{ every = 1, n = 10 }`); text
@@ -633,6 +645,17 @@ mod tests {
         assert_eq!(parse_value("\"a b\""), Value::String("a b".into()));
         assert_eq!(parse_value("mnist"), Value::String("mnist".into()));
         assert_eq!(parse_value("runs/x"), Value::String("runs/x".into()));
+        // Eighth hostile round: a whole number beyond TOML's integers is named as such,
+        // not read as a string.
+        let e = Assignment::parse("schedule.step_size=18446744073709551616")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("18446744073709551616") && e.contains("integer") && !e.contains("string"),
+            "{e}"
+        );
+        assert!(Assignment::parse("model.seed=9223372036854775807").is_ok());
+        assert!(Assignment::parse("data.x=007").is_ok());
         assert_eq!(parse_value("cifar-10"), Value::String("cifar-10".into()));
         assert_eq!(parse_value(""), Value::String(String::new()));
         let Value::Table(t) = parse_value("{ every = 1 }") else {
