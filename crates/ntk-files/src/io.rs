@@ -101,6 +101,38 @@ pub fn check_target(path: &Path) -> Result<PathBuf, UnsafeTarget> {
     Ok(resolved)
 }
 
+/// The bytes of `path`, a file these tools wrote in an output directory (a summary, a
+/// table, a checkpoint, a pointer), read as `std::fs::read` reads it, except that anything
+/// but a regular file (a link to one followed) is an error at once: a FIFO, a device or a
+/// directory in its place is opened without waiting on it and never read (eighth hostile
+/// round: a FIFO at a run's metrics.csv or checkpoint.json, or a sweep's theory.json, made
+/// collect and --resume wait forever).
+pub fn read(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let path = path.as_ref();
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, a device or a directory), which these tools never \
+             write there",
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`read`] as text (`std::fs::read_to_string`'s error for bytes that are not UTF-8).
+pub fn read_to_string(path: impl AsRef<Path>) -> std::io::Result<String> {
+    String::from_utf8(read(path)?)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()))
+}
+
 /// Renames the temporary file `tmp` over `path` after [`check_target`]: a symbolic link to
 /// a regular file is followed (its target is replaced); anything else but a regular file of
 /// this user, or nothing, is refused and `tmp` is left for the caller to remove.
@@ -145,6 +177,24 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_fifo_a_device_or_a_directory_is_refused_unread_a_file_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("metrics.csv");
+        mkfifo(&fifo);
+        for p in [fifo.as_path(), dir.path(), Path::new("/dev/zero")] {
+            let e = super::read(p).unwrap_err();
+            assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{p:?}: {e}");
+        }
+        let f = dir.path().join("f");
+        fs::write(&f, "ok").unwrap();
+        assert_eq!(super::read_to_string(&f).unwrap(), "ok");
+        assert_eq!(
+            super::read(dir.path().join("gone")).unwrap_err().kind(),
+            std::io::ErrorKind::NotFound
+        );
+    }
+
     use super::*;
     use std::ffi::CString;
     use std::os::unix::ffi::OsStrExt;

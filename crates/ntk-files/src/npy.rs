@@ -33,7 +33,7 @@ pub fn write_f32(path: &Path, data: &[f32], shape: &[u64]) -> std::io::Result<()
 
 /// Reads an f64 or f32 array back as `(values, shape)` (tests and `collect`).
 pub fn read(path: &Path) -> std::io::Result<(Vec<f64>, Vec<u64>)> {
-    read_bytes(&std::fs::read(path)?)
+    read_bytes(&crate::io::read(path)?)
 }
 
 /// The header text of an `.npy` file (after the magic, the version and its length).

@@ -26,7 +26,7 @@ pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> crate::Result<()> {
 
 /// Reads a CSV written by [`write_csv`]; a missing file is an empty table.
 pub fn read_csv<T: DeserializeOwned>(path: &Path) -> crate::Result<Vec<T>> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match crate::io::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {

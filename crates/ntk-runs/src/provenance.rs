@@ -265,7 +265,7 @@ pub fn read_json<T: serde::de::DeserializeOwned>(
     path: &Path,
     what: &str,
 ) -> crate::Result<Option<T>> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match ntk_files::io::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => {

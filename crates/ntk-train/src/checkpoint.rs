@@ -137,7 +137,7 @@ fn record_error(path: &Path, e: impl std::fmt::Display) -> crate::Error {
 
 /// SHA-256 of a file, or an error naming it.
 fn file_sha256(path: &Path) -> crate::Result<String> {
-    std::fs::read(path)
+    ntk_files::io::read(path)
         .map(|b| provenance::sha256_hex(&b))
         .map_err(|source| {
             ntk_files::Error::Read {
@@ -315,7 +315,7 @@ pub fn parse_pointer(text: &str, path: &Path) -> crate::Result<Pointer> {
 /// `dir`, every file's SHA-256, and the epoch and iteration against the metrics table.
 pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
     let path = pointer_path(run);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match ntk_files::io::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(ntk_files::Error::Read { path, source }.into()),
@@ -334,7 +334,7 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
             return Err(untrusted(&path, &format!("records no checksum of {f}")));
         };
         let file = dir.join(f);
-        let bytes = std::fs::read(&file).map_err(|source| ntk_files::Error::Read {
+        let bytes = ntk_files::io::read(&file).map_err(|source| ntk_files::Error::Read {
             path: file.clone(),
             source,
         })?;

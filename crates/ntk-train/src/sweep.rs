@@ -244,7 +244,7 @@ pub fn run_state(dir: &Path, now: &Provenance) -> State {
 fn checkpoint_state(dir: &Path, now: &Provenance) -> State {
     let path = dir.join("checkpoint.json");
     let redo = "pass --recompute to train the run again";
-    let text = match std::fs::read_to_string(&path) {
+    let text = match ntk_files::io::read_to_string(&path) {
         Ok(t) => t,
         Err(e) => return State::Stale(format!("{}: {e}; {redo}", path.display())),
     };
@@ -567,7 +567,7 @@ fn refuse_partial(
             continue;
         }
         let path = dir.join("checkpoint.json");
-        let pointer = std::fs::read_to_string(&path)
+        let pointer = ntk_files::io::read_to_string(&path)
             .map_err(|source| {
                 crate::Error::from(ntk_files::Error::Read {
                     path: path.clone(),

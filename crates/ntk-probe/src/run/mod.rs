@@ -235,7 +235,7 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
     }
     // Files with a probe's names are a probe's only when its summary says so (written last,
     // with the tool's name in its provenance): a user's summary.json is never replaced.
-    let probe_made = std::fs::read(dir.join("summary.json"))
+    let probe_made = ntk_files::io::read(dir.join("summary.json"))
         .ok()
         .and_then(|b| serde_json::from_slice::<Summary>(&b).ok())
         .and_then(|s| s.provenance)

@@ -283,7 +283,7 @@ fn theory_values(cfg: &SweepConfig, out: &Path) -> crate::Result<TheoryCache> {
         m.bias,
         crate::config::spelled(&m.normalization),
     );
-    let mut cache: TheoryCache = std::fs::read_to_string(&path)
+    let mut cache: TheoryCache = ntk_files::io::read_to_string(&path)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .filter(|c: &TheoryCache| c.data == made_for)
@@ -520,7 +520,7 @@ pub fn collect_as(
                 .and_then(|p| p.config.get("data.digest"))
                 .and_then(|d| d.as_str())
                 .map(str::to_string);
-            let cache: Option<TheoryCache> = std::fs::read_to_string(out.join("theory.json"))
+            let cache: Option<TheoryCache> = ntk_files::io::read_to_string(out.join("theory.json"))
                 .ok()
                 .and_then(|t| serde_json::from_str(&t).ok());
             match (cache, digest) {

@@ -169,7 +169,7 @@ impl Failure {
 
     /// The failure recorded in `dir`, if any (an unreadable record reads as its error).
     pub fn read(dir: &Path) -> Option<Self> {
-        let text = std::fs::read_to_string(dir.join(FAILED_FILE)).ok()?;
+        let text = ntk_files::io::read_to_string(dir.join(FAILED_FILE)).ok()?;
         Some(serde_json::from_str(&text).unwrap_or_else(|e| Self {
             reason: format!(
                 "{}: unreadable failure record: {e}",

@@ -244,7 +244,7 @@ pub(super) fn metrics_disagree(rows: &[EpochMetrics], s: &TrainSummary) -> Optio
 }
 
 pub(super) fn checkpoint_provenance(dir: &Path) -> Option<Provenance> {
-    let text = std::fs::read_to_string(dir.join("checkpoint.json")).ok()?;
+    let text = ntk_files::io::read_to_string(dir.join("checkpoint.json")).ok()?;
     serde_json::from_str::<crate::checkpoint::Pointer>(&text)
         .ok()?
         .provenance
