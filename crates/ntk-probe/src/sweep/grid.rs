@@ -75,7 +75,7 @@ impl SweepConfig {
     pub fn load(path: &Path) -> crate::Result<Self> {
         // Sweeps vary an MLP's activation and depth; a [resnet] table would otherwise be
         // refused as an unknown key, which does not say why.
-        if let Ok(text) = std::fs::read_to_string(path)
+        if let Ok(text) = ntk_files::io::read_to_string(path)
             && let Ok(table) = text.parse::<toml::Table>()
             && table.contains_key("resnet")
         {
@@ -155,6 +155,32 @@ impl SweepConfig {
         if s.protocols.is_empty() {
             return Err(Error::Invalid("sweep.protocols must not be empty"));
         }
+        // A value listed twice is one point made twice under one directory, counted twice
+        // in the plan (eighth hostile round: `seeds = [1, 1]` read "8 point(s)" of 4, each
+        // computed twice; ntk-train refuses it).
+        fn twice<T: PartialEq + Serialize>(key: &'static str, values: &[T]) -> crate::Result<()> {
+            match values
+                .iter()
+                .enumerate()
+                .find(|(i, v)| values[..*i].contains(v))
+            {
+                Some((_, v)) => Err(Error::Config {
+                    key,
+                    value: toml::Value::try_from(v).map_or_else(|_| "?".into(), |t| t.to_string()),
+                    reason: "listed twice: each value is one point of the sweep; list it once"
+                        .into(),
+                }),
+                None => Ok(()),
+            }
+        }
+        twice("sweep.depths", &s.depths)?;
+        twice("sweep.activations", &s.activations)?;
+        twice("sweep.seeds", &s.seeds)?;
+        twice("sweep.widths", &s.widths)?;
+        twice("sweep.ns", &s.ns)?;
+        twice("sweep.datasets", &s.datasets)?;
+        twice("sweep.conventions", &s.conventions)?;
+        twice("sweep.protocols", &s.protocols)?;
         if self.probe.weights.is_some() || self.probe.blocks.is_some() {
             return Err(Error::Invalid(
                 "probe.weights and probe.blocks give one network's weights and one set's \
@@ -449,5 +475,45 @@ impl Point {
         dir.join(self.activation.name())
             .join(format!("depth{:02}", self.depth))
             .join(format!("seed{}", self.seed))
+    }
+}
+
+#[cfg(test)]
+mod duplicate_tests {
+    use super::*;
+
+    /// Eighth hostile round: a value listed twice on an axis is refused, naming the axis and
+    /// the value (it made one point twice and counted it twice).
+    #[test]
+    fn an_axis_listing_a_value_twice_is_refused() {
+        let base = "[data]\ndataset = \"synthetic\"\nn = 10\n[model]\nwidth = 8\ndepth = 1\n\
+                    activation = \"relu\"\n[probe]\n[sweep]\nout = \"x\"\nprotocols = [\"whole\"]\n";
+        let ok = format!("{base}depths = [1, 2]\nactivations = [\"relu\"]\nseeds = [1]\n");
+        SweepConfig::parse(&ok).unwrap();
+        for (axes, key, value) in [
+            (
+                "depths = [1]\nactivations = [\"relu\"]\nseeds = [1, 1]",
+                "sweep.seeds",
+                "1",
+            ),
+            (
+                "depths = [1]\nactivations = [\"relu\", \"erf\", \"relu\"]\nseeds = [1]",
+                "sweep.activations",
+                "\"relu\"",
+            ),
+            (
+                "depths = [2, 2]\nactivations = [\"relu\"]\nseeds = [1]",
+                "sweep.depths",
+                "2",
+            ),
+        ] {
+            let e = SweepConfig::parse(&format!("{base}{axes}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("{key} = {value}")) && e.contains("twice"),
+                "{e}"
+            );
+        }
     }
 }
