@@ -13,7 +13,14 @@ use crate::config::TrainConfig;
 pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
     let elem = cfg.train.precision.dtype().size() as f64;
     let spec = cfg.spec()?;
-    let mut e = network_estimate(&spec, d, cfg.train.batch_size, elem);
+    // No batch holds more samples than its set: a batch_size beyond the training and test
+    // sets is the whole set (eighth hostile round: train.batch_size = 2^62 on 40 rows was
+    // refused as needing 3.5e12 GiB).
+    let largest = cfg
+        .train
+        .batch_size
+        .min(cfg.data.n.max(cfg.train.test_n).max(1));
+    let mut e = network_estimate(&spec, d, largest, elem);
     let samples = cfg.data.n as f64 + cfg.train.test_n as f64;
     e.add("the data", samples * d as f64, 8.0);
     // A file is read whole (its bytes, then its values as f64) before n rows are picked.

@@ -2076,3 +2076,120 @@ fn a_refusal_of_the_data_comes_before_any_work() {
         }
     }
 }
+
+/// Eighth hostile round: a backend that cannot be used is named with where it came from
+/// (the config key and its file, `--set`, `--backend`, or `BURN_DEVICE`), in run, dry run,
+/// sweep and bench; before, every source read "unknown backend `bogus`" alone.
+#[test]
+fn a_backend_that_cannot_be_used_is_named_with_its_source() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "bk.toml",
+        &TINY.replace("[train]\n", "[train]\nbackend = \"bogus\"\n"),
+    );
+    let plain = write(d, "plain.toml", TINY);
+    for dry in [true, false] {
+        let extra: &[&str] = if dry { &["--dry-run"] } else { &[] };
+        let out = d.join(format!("out-{dry}"));
+        let mut a = args(&cfg, &out, extra);
+        a.insert(0, "run".into());
+        assert_clean_error(
+            "key",
+            &run(&a),
+            &["bk.toml", "backend = \"bogus\"", "unknown backend"],
+        );
+        let mut a = args(&plain, &out, &[&["--backend", "bogus"], extra].concat());
+        a.insert(0, "run".into());
+        assert_clean_error("flag", &run(&a), &["--backend bogus", "unknown backend"]);
+        let mut a = args(&plain, &out, extra);
+        a.insert(0, "run".into());
+        let o = train_cmd()
+            .args(&a)
+            .env("BURN_DEVICE", "bogus")
+            .output()
+            .unwrap();
+        assert_clean_error("environment", &o, &["BURN_DEVICE=bogus", "unknown backend"]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!stderr.contains("--backend"), "environment: {stderr}");
+        assert!(!out.exists(), "dry run {dry}: {:?}", names(&out));
+    }
+    let o = train_cmd()
+        .args(["bench", "--steps", "1", "--width", "4", "--depth", "1"])
+        .env("BURN_DEVICE", "bogus")
+        .output()
+        .unwrap();
+    assert_clean_error("bench", &o, &["BURN_DEVICE", "bogus"]);
+}
+
+/// Eighth hostile round: a batch_size beyond the data is the whole set, so the memory
+/// estimate counts the set, not the number given (2^62 on 60 rows was refused as needing
+/// 3.5e12 GiB); the run then takes the whole set in one batch.
+#[test]
+fn a_batch_beyond_the_set_is_estimated_as_the_set() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "big_batch.toml", TINY);
+    for dry in [true, false] {
+        let out = d.join(format!("out-{dry}"));
+        let extra: &[&str] = &["--set", "train.batch_size=4611686018427387904"];
+        let mut a = args(
+            &cfg,
+            &out,
+            &[extra, if dry { &["--dry-run"] } else { &[] }].concat(),
+        );
+        a.insert(0, "run".into());
+        assert_ok("batch beyond the set", &run(&a));
+    }
+}
+
+/// The command `a` ends within a minute (killed and failed otherwise), with its output.
+fn ends(a: &[OsString]) -> Output {
+    let mut child = train_cmd()
+        .args(a)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..600 {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    panic!("{a:?} still waiting after a minute");
+}
+
+/// Eighth hostile round: a FIFO where a run's own file belongs (metrics.csv, read by
+/// collect; checkpoint.json, read by --resume) is refused at once, named; collect and
+/// --resume waited on it forever.
+#[test]
+fn a_fifo_in_place_of_a_runs_file_is_refused_not_waited_on() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", TINY);
+    for file in ["metrics.csv", "checkpoint.json"] {
+        let out = d.join(file.replace('.', "-"));
+        let mut a = args(&cfg, &out, &[]);
+        a.insert(0, "run".into());
+        assert_ok("first run", &run(&a));
+        std::fs::remove_file(out.join(file)).unwrap();
+        mkfifo(&out.join(file));
+        if file == "checkpoint.json" {
+            // Interrupted: no summary, so --resume reads its checkpoint pointer.
+            std::fs::remove_file(out.join("summary.json")).unwrap();
+        }
+        let o = if file == "metrics.csv" {
+            ends(&["collect".into(), out.clone().into()])
+        } else {
+            a.push("--resume".into());
+            ends(&a)
+        };
+        assert_clean_error(file, &o, &[file, "not a regular file"]);
+    }
+}
