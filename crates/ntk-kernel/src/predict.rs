@@ -427,6 +427,18 @@ mod tests {
         );
     }
 
+    /// `ln L_3999 - ln L_4000` of `lin` trained at `lr`: long enough for the slowest
+    /// direction to dominate the others by 1e12, the loss far above f64's underflow.
+    fn late_slope(lin: &Linearized, lr: f64) -> f64 {
+        let mut at = lin.start();
+        let mut losses = Vec::new();
+        for _ in 0..4000 {
+            lin.step(&mut at, lr);
+            losses.push(lin.loss(&at).ln());
+        }
+        losses[3998] - losses[3999]
+    }
+
     /// The asymptotic rate is the slope of the loss once the slowest direction dominates.
     #[test]
     fn the_asymptotic_rate_is_the_late_slope() {
@@ -435,15 +447,7 @@ mod tests {
         let r0 = Mat::<f64>::from_fn(n, 1, |i, _| 1.0 + i as f64);
         let lin = Linearized::new(k.as_ref(), r0.as_ref()).unwrap();
         let lr = n as f64 / lin.eigenvalues()[n - 1];
-        let mut at = lin.start();
-        let mut losses = Vec::new();
-        // Long enough for the slowest direction to dominate the others by 1e12; the loss
-        // stays far above f64's underflow.
-        for _ in 0..4000 {
-            lin.step(&mut at, lr);
-            losses.push(lin.loss(&at).ln());
-        }
-        let slope = losses[3998] - losses[3999];
+        let slope = late_slope(&lin, lr);
         let w = lin.eigenvalues();
         let rate = asymptotic_rate(w[0], w[n - 1], lr, n);
         assert!((slope - rate).abs() < 1e-6 * rate, "{slope} {rate}");
@@ -462,13 +466,7 @@ mod tests {
         let (lo, hi) = (w[0], w[n - 1]);
         // Between 2n / (lo + hi) and the limit 2n / hi (decaying), and beyond it (growing).
         for (lr, grows) in [(1.95 * n as f64 / hi, false), (2.05 * n as f64 / hi, true)] {
-            let mut at = lin.start();
-            let mut losses = Vec::new();
-            for _ in 0..4000 {
-                lin.step(&mut at, lr);
-                losses.push(lin.loss(&at).ln());
-            }
-            let slope = losses[3998] - losses[3999];
+            let slope = late_slope(&lin, lr);
             let rate = asymptotic_rate(lo, hi, lr, n);
             assert_eq!(rate < 0.0, grows, "{rate}");
             assert!(
