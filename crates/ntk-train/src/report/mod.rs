@@ -28,7 +28,7 @@ mod selection;
 use figures::data_title;
 pub use figures::figures;
 pub use runs::{RunRecord, read_run, read_runs};
-pub use selection::{Choice, Selection, choose, choose_rate, compared_runs};
+pub use selection::{Choice, Selection, choose, choose_rate, compared_runs, left_out};
 
 /// A run's state in `sweep.csv`: how it ended, or why it has no summary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -165,6 +165,13 @@ pub fn collect_as(
         .collect();
     provenance::check_merge(out, &entries, &crate::sweep::AXES, allow_mixed)?;
     let best = choose(&runs);
+    for ((depth, activation, normalization), why) in selection::left_out(&runs, &best) {
+        eprintln!(
+            "warning: {}: depth {depth} {activation} {normalization} is not in best.csv or \
+             compare.csv: {why}",
+            out.display()
+        );
+    }
     let rows: Vec<SweepRow> = runs
         .iter()
         .map(|r| {

@@ -99,10 +99,15 @@ pub fn choose_rate(runs: &[&RunRecord]) -> Option<Choice> {
             .or_default()
             .insert(r.lr.to_bits());
     }
+    // A seed whose every run diverged chose nothing: the next seed that ran the grid
+    // chooses, and the diverged one is counted at the chosen rate (ninth hostile round: the
+    // configuration was left out of best.csv and compare.csv, silently).
+    let chose_nothing = |seed: u64| runs.iter().filter(|r| r.seed == seed).all(|r| r.diverged());
     let selection_seed = lrs_of_seed
         .iter()
-        .find(|(_, lrs)| **lrs == grid)
-        .map(|(s, _)| *s);
+        .filter(|(_, lrs)| **lrs == grid)
+        .map(|(s, _)| *s)
+        .find(|s| !chose_nothing(*s));
     let Some(seed) = selection_seed else {
         return pooled(runs).map(|lr| Choice {
             lr,
@@ -225,6 +230,35 @@ pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
         best.push(row);
     }
     with_speed(runs, best)
+}
+
+/// The configurations of `runs` that have no row in `best`, each with why: a run it waits
+/// for, or no rate it could be chosen at (every run that would choose one diverged). Said
+/// by `collect`, never left out silently.
+pub fn left_out(runs: &[RunRecord], best: &[BestRow]) -> Vec<(Key, &'static str)> {
+    let mut by_key: BTreeMap<Key, Vec<&RunRecord>> = BTreeMap::new();
+    for r in runs {
+        by_key.entry(r.key()).or_default().push(r);
+    }
+    by_key
+        .into_iter()
+        .filter(|(key, _)| {
+            !best
+                .iter()
+                .any(|b| (b.depth, &b.activation, &b.normalization) == (key.0, &key.1, &key.2))
+        })
+        .map(|(key, group)| {
+            let waiting = group
+                .iter()
+                .any(|r| !SeedRun::finished(*r) && !r.diverged());
+            let why = if waiting {
+                "a run it needs has not ended (running, interrupted or failed: sweep.csv)"
+            } else {
+                "no rate can be chosen: the runs that would choose one diverged (sweep.csv)"
+            };
+            (key, why)
+        })
+        .collect()
 }
 
 /// `best` with the speed measure: epochs to the loss every compared run reaches.

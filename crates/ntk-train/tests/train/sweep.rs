@@ -350,6 +350,87 @@ fn the_rate_is_chosen_on_a_seed_the_comparison_leaves_out() {
     assert_eq!(loss["verdict_holm"], want);
 }
 
+/// Ninth hostile round: a configuration whose selection seed diverged at every rate was
+/// left out of best.csv and compare.csv without a word, though other seeds ran the whole
+/// grid and finished. The next seed that ran the grid chooses; the diverged seed is counted
+/// at the chosen rate. A configuration with no rate to choose is still left out, but said.
+#[test]
+fn a_selection_seed_that_diverged_everywhere_hands_the_choice_on() {
+    let _serial = crate::common::serial();
+    let mut cfg = sweep_config();
+    cfg.train.epochs = Some(1);
+    cfg.sweep = Some(SweepAxes {
+        depths: vec![1, 2],
+        lrs: vec![0.05, 0.2],
+        seeds: vec![1, 2, 3],
+        ..Default::default()
+    });
+    let out = tempfile::tempdir().unwrap();
+    sweep::run(
+        &cfg,
+        out.path(),
+        Shard::all(),
+        &cpu(),
+        sweep::SweepOptions::default(),
+        &Reporter::silent(),
+    )
+    .unwrap();
+    // As a run that diverged after its epochs records itself.
+    let diverge = |id: &str| {
+        let path = out.path().join("runs").join(id).join("summary.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text = text
+            .replace("\"status\": \"finished\"", "\"status\": \"diverged\"")
+            .replace("\"diverged\": false", "\"diverged\": true")
+            .replace("\"diverged_epoch\": null", "\"diverged_epoch\": 2");
+        std::fs::write(&path, text).unwrap();
+    };
+    for lr in ["5e-2", "2e-1"] {
+        diverge(&format!("depth002_relu_none_lr{lr}_seed1"));
+    }
+    report::collect(out.path(), false, false, None).unwrap();
+    type Row = std::collections::HashMap<String, String>;
+    let table = |name: &str| -> Vec<Row> {
+        csv::Reader::from_path(out.path().join(name))
+            .unwrap()
+            .deserialize()
+            .map(|r| r.unwrap())
+            .collect()
+    };
+    let best = table("best.csv");
+    let depth2 = best
+        .iter()
+        .find(|b| b["depth"] == "2")
+        .expect("depth 2 kept");
+    assert_eq!(depth2["selection"], "held_out", "{depth2:?}");
+    assert_eq!(depth2["selection_seed"], "2", "{depth2:?}");
+    assert_eq!(
+        (depth2["seeds"].as_str(), depth2["seeds_diverged"].as_str()),
+        ("1", "1"),
+        "seed 3 compared, seed 1 counted as diverged: {depth2:?}"
+    );
+    assert!(
+        table("compare.csv")
+            .iter()
+            .any(|r| r["basis"] == "chosen" && r["depth_b"] == "2"),
+        "depth 2 compared"
+    );
+    // Every run of depth 2 diverged: no rate to choose, the row absent (and said).
+    for seed in [2, 3] {
+        for lr in ["5e-2", "2e-1"] {
+            diverge(&format!("depth002_relu_none_lr{lr}_seed{seed}"));
+        }
+    }
+    report::collect(out.path(), false, false, None).unwrap();
+    let best = table("best.csv");
+    assert_eq!(best.len(), 1, "{best:?}");
+    let runs = report::read_runs(out.path()).unwrap();
+    let left = report::left_out(&runs, &report::choose(&runs));
+    assert_eq!(left.len(), 1, "{:?}", left);
+    assert_eq!(left[0].0.0, 2);
+    assert!(left[0].1.contains("diverged"), "{}", left[0].1);
+}
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ntk-train"))
 }
