@@ -6,7 +6,8 @@
 //! lucky (the winner's curse), so the rate is chosen on data the comparison does not use:
 //!
 //! - **held out** ([`Selection::HeldOut`]): the *selection seed*, the smallest seed that
-//!   ran every rate of the configuration's grid, chooses the rate (its lowest final
+//!   ran every rate of the configuration's grid (and did not diverge at all of them),
+//!   chooses the rate (its lowest final
 //!   training loss among its finished runs); the comparison uses only the *other* seeds at
 //!   that rate (`seeds` of `best.csv`; those that diverged are counted in
 //!   `seeds_diverged`, never dropped silently).
