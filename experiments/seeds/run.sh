@@ -46,6 +46,25 @@ export_runs() {
 
 trim() { local v="$1"; v="${v#"${v%%[![:space:]]*}"}"; echo "${v%"${v##*[![:space:]]}"}"; }
 queue=experiments/seeds/queue.txt
+# Each name is its line's own directory, runs/seeds/<name>: a plain name (letters, digits,
+# . _ -; not . or ..), once in the queue. A name given twice put two configs' runs in one
+# directory, and the second line, refused there, then exported the first's runs into its
+# own experiment's runs/; a name with a / or .. trained outside runs/seeds (ninth hostile
+# round). Checked before any training.
+seen=" "
+while IFS='|' read -r name _ || [ -n "$name" ]; do
+    name="$(trim "$name")"
+    case "$name" in '' | '#'*) continue ;; esac
+    if [[ ! "$name" =~ ^[A-Za-z0-9._-]+$ ]] || [ "$name" = . ] || [ "$name" = .. ]; then
+        echo "seeds: $queue: line name '$name': a plain name of letters, digits, . _ - (it names runs/seeds/<name>)" >&2
+        exit 2
+    fi
+    if [[ "$seen" == *" $name "* ]]; then
+        echo "seeds: $queue: the name '$name' is given to two lines; each line needs its own (runs/seeds/<name>)" >&2
+        exit 2
+    fi
+    seen+="$name "
+done < "$queue"
 # A SEEDS_ONLY pattern that names no line is an error before any training, not a silent
 # "queue done" (`|| [ -n ... ]`, here and below: a last line without a newline is read too).
 if [ -n "${SEEDS_ONLY:-}" ]; then
@@ -92,7 +111,10 @@ while IFS='|' read -r name config dir sets || [ -n "$name" ]; do
         echo "=== $(date -u +%FT%TZ) $name: $config ${args[*]}"
         # A line that fails (a diverged seed is not a failure) is reported; the queue goes on.
         if ! "$bin" sweep --config "$config" --out "runs/seeds/$name" --resume "${args[@]}"; then
-            echo "seeds: $name: the sweep ended with an error (see above); going on" >&2
+            # Nothing exported: the directory may hold runs another config made (the sweep
+            # refuses them), which are not this line's. Exported once the line succeeds.
+            echo "seeds: $name: the sweep ended with an error (see above); nothing exported; going on" >&2
+            continue
         fi
     fi
     IFS=',' read -ra dirs <<< "$dir"

@@ -92,3 +92,53 @@ fn the_set_column_is_not_glob_expanded() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(calls.contains("--set sweep.seeds=[2]"), "{calls}");
 }
+
+/// Ninth hostile round: two lines with one name trained two configs into one directory, and
+/// the second, refused there, exported the first's runs into its own experiment; a name with
+/// `..` trained outside runs/seeds. Names are plain and once each, checked before any
+/// training; a line whose sweep fails exports nothing.
+#[test]
+fn names_are_plain_and_unique_and_a_failed_line_exports_nothing() {
+    let _guard = serial();
+    let (dir, stub) = tree();
+    let queue = dir.path().join("experiments/seeds/queue.txt");
+    for (text, says) in [
+        (
+            "a | a.toml | experiments/x | sweep.seeds=[1]\na | b.toml | experiments/y | sweep.seeds=[1]\n",
+            "the name 'a' is given to two lines",
+        ),
+        (
+            "../../out | a.toml | experiments/x | sweep.seeds=[1]\n",
+            "line name '../../out': a plain name",
+        ),
+    ] {
+        std::fs::write(&queue, text).unwrap();
+        let (o, calls) = run(dir.path(), &stub, None);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(calls.is_empty(), "nothing trained: {calls}");
+    }
+    // A sweep that fails (the stub exits 1) leaves its finished runs where they are.
+    std::fs::write(&queue, "first | a.toml | experiments/x | sweep.seeds=[1]\n").unwrap();
+    let run_dir = dir.path().join("runs/seeds/first/runs/r1");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    std::fs::write(run_dir.join("summary.json"), "{}").unwrap();
+    let failing = dir.path().join("fail.sh");
+    std::fs::write(&failing, "#!/bin/sh\nexit 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&failing, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (o, _) = run(dir.path(), &failing, None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "the queue goes on: {err}");
+    assert!(err.contains("nothing exported"), "{err}");
+    assert!(!dir.path().join("experiments/x/runs/r1").exists());
+    // Once the line succeeds, its runs are exported.
+    let (o, _) = run(dir.path(), &stub, None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        dir.path()
+            .join("experiments/x/runs/r1/summary.json")
+            .exists()
+    );
+}
