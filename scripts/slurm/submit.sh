@@ -98,8 +98,17 @@ if [ "$gpu" = 1 ]; then
 fi
 [ "$recompute" = 0 ] || extra+=(--recompute)
 if [ -z "$out" ]; then
-    # The config's own output directory, as the tool resolves it.
-    out=$(sed -n 's/^out *= *"\(.*\)"/\1/p' "$config" | head -1)
+    # The config's own output directory, as the tool resolves it: its dry run's first line,
+    # "N point(s) ... in OUT; this shard (0/1) owns N:" (a sed of the file missed every
+    # spelling but out = "...", e.g. a literal string or an indented key, and sent the tasks
+    # to runs/sweep: ninth hostile round). A config the dry run refuses keeps the default
+    # here; the check below shows the tool's error.
+    plan_cmd=("$bin" --config "$config" --dry-run)
+    [ "$tool" = train ] || plan_cmd=("$bin" sweep --config "$config" --dry-run)
+    first=$("${plan_cmd[@]}" 2>/dev/null | head -1 || true)
+    case "$first" in
+        *" in "*"; this shard ("*) rest=${first#* in }; out=${rest%; this shard (*} ;;
+    esac
     [ -n "$out" ] || out=runs/$([ "$tool" = train ] && echo train || echo sweep)
 fi
 out=$(realpath -m "$out")

@@ -259,6 +259,39 @@ fn without_gpu_the_tasks_run_the_config_as_it_is() {
     assert!(stdout.contains("this shard (0/1) owns 2:"), "{stdout}");
 }
 
+/// Ninth hostile round: without `--out`, submit.sh read the config's output directory with
+/// a sed of `out = "..."` lines, so a literal string or an indented key sent every task to
+/// runs/train instead: the directory is the one the tool itself resolves.
+#[test]
+fn without_out_the_tasks_write_where_the_config_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), false);
+    let want = dir.path().join("lit out");
+    let edited = std::fs::read_to_string(&cfg).unwrap().replace(
+        "test_n = 16\n",
+        &format!("test_n = 16\n  out = '{}'\n", want.display()),
+    );
+    std::fs::write(&cfg, edited).unwrap();
+    let o = submit(
+        dir.path(),
+        &[
+            "train",
+            cfg.to_str().unwrap(),
+            "1",
+            "--bin",
+            env!("CARGO_BIN_EXE_ntk-train"),
+            "--dry-run",
+        ],
+    );
+    let stdout = text(&o.stdout);
+    assert!(o.status.success(), "{stdout}{}", text(&o.stderr));
+    assert!(
+        stdout.contains(&format!("in {}; this shard (0/1) owns 2:", want.display())),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("runs/train"), "{stdout}");
+}
+
 /// A stand-in for a tool binary: `--version` names `features` (none at all when `None`,
 /// as a build older than the scripts), any other call prints its arguments.
 fn stand_in(dir: &Path, features: Option<&str>) -> PathBuf {
