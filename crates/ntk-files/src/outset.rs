@@ -45,6 +45,8 @@ fn io_at(path: &Path, what: &str, e: io::Error) -> io::Error {
 impl OutputSet {
     /// Starts a set that will become `target` (its parent is created if needed).
     pub fn begin(target: &Path) -> io::Result<Self> {
+        check_replaceable_target(target)
+            .map_err(|e| io_at(target, "cannot take the run's output", e))?;
         let name = target
             .file_name()
             .ok_or_else(|| io::Error::other(format!("{}: no directory name", target.display())))?
@@ -131,6 +133,98 @@ impl Drop for OutputSet {
         let _ = fs::remove_file(&self.lock_path);
         self.lock.take();
     }
+}
+
+/// Refuses, before any work, a `target` directory that a set cannot replace in one step
+/// at its end, where the run would compute everything and then fail "cannot move the
+/// finished output into place" though its dry run said it would be computed (ninth hostile
+/// round): the working directory itself (`.`: replaced, it would leave the shell in a
+/// directory that no longer holds anything), a mount point (the set is built on its
+/// parent's filesystem, and no rename crosses into another), and a directory its
+/// filesystem keeps from being renamed (immutable or append-only, `chattr +i` / `+a`). An
+/// absent target, a file (refused where it is met, with its own message) or a directory
+/// that can be replaced passes. The error says why, without the path.
+pub fn check_replaceable_target(target: &Path) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = fs::symlink_metadata(target) else {
+        return Ok(());
+    };
+    if !meta.is_dir() {
+        return Ok(());
+    }
+    let refuse = |why: &str| Err(io::Error::other(why.to_string()));
+    if fs::metadata(".").is_ok_and(|cwd| (cwd.dev(), cwd.ino()) == (meta.dev(), meta.ino())) {
+        return refuse(
+            "the working directory itself: a run replaces its --out as a whole (its files \
+             are moved into place at the end), which would leave this shell in a directory \
+             that no longer holds anything; give a new directory inside it, or run from \
+             elsewhere",
+        );
+    }
+    let attributes = attributes(target);
+    let across = match attributes {
+        Some((mask, attrs)) if mask & MOUNT_ROOT != 0 => attrs & MOUNT_ROOT != 0,
+        _ => fs::metadata(target.join("..")).is_ok_and(|p| p.dev() != meta.dev()),
+    };
+    if across {
+        return refuse(
+            "a mount point: a run's files are written beside it, on its parent's filesystem, \
+             and moved into place at the end, which no rename does across filesystems; give \
+             a new directory inside it",
+        );
+    }
+    if attributes.is_some_and(|(_, attrs)| attrs & (IMMUTABLE | APPEND) != 0) {
+        return refuse(
+            "its filesystem keeps it from being replaced (immutable or append-only: chattr \
+             +i or +a), which the run does at its end with its files; clear the flag or give \
+             another --out",
+        );
+    }
+    Ok(())
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const MOUNT_ROOT: u64 = libc::STATX_ATTR_MOUNT_ROOT as u64;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const IMMUTABLE: u64 = libc::STATX_ATTR_IMMUTABLE as u64;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const APPEND: u64 = libc::STATX_ATTR_APPEND as u64;
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+const MOUNT_ROOT: u64 = 0;
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+const IMMUTABLE: u64 = 0;
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+const APPEND: u64 = 0;
+
+/// `statx`'s attributes of `path` (the mask of those the filesystem reports, and their
+/// values); `None` where `statx` is not available.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn attributes(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut buf = std::mem::MaybeUninit::<libc::statx>::zeroed();
+    // SAFETY: `c` is a valid NUL-terminated path and `buf` a statx buffer the call fills;
+    // it is read only when the call succeeds.
+    let r = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+            libc::STATX_BASIC_STATS,
+            buf.as_mut_ptr(),
+        )
+    };
+    if r != 0 {
+        return None;
+    }
+    // SAFETY: the call succeeded and filled the buffer (zeroed before).
+    let st = unsafe { buf.assume_init() };
+    Some((st.stx_attributes_mask, st.stx_attributes))
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn attributes(_path: &Path) -> Option<(u64, u64)> {
+    None
 }
 
 fn lock_path_of(tmp: &Path) -> PathBuf {
@@ -430,6 +524,35 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    /// Ninth hostile round: what the set's move into place cannot replace is refused
+    /// before any work: the working directory (`.`), a mount point (`/proc` here); an
+    /// ordinary directory, an absent one and a file (refused elsewhere) pass.
+    #[test]
+    fn a_target_the_set_cannot_replace_is_refused_before_the_work() {
+        let err = check_replaceable_target(Path::new("."))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("the working directory itself"), "{err}");
+        let cwd = std::env::current_dir().unwrap();
+        assert!(check_replaceable_target(&cwd).is_err(), "by its path too");
+        if cfg!(target_os = "linux") && Path::new("/proc/self").exists() {
+            let err = check_replaceable_target(Path::new("/proc"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("a mount point"), "{err}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        check_replaceable_target(dir.path()).unwrap();
+        check_replaceable_target(&dir.path().join("absent")).unwrap();
+        fs::write(dir.path().join("file"), "").unwrap();
+        check_replaceable_target(&dir.path().join("file")).unwrap();
+        // The set refuses it before it makes anything beside it.
+        let before = fs::read_dir(cwd.parent().unwrap()).unwrap().count();
+        let err = OutputSet::begin(Path::new(".")).unwrap_err().to_string();
+        assert!(err.contains("the working directory itself"), "{err}");
+        assert_eq!(fs::read_dir(cwd.parent().unwrap()).unwrap().count(), before);
     }
 
     #[test]

@@ -204,6 +204,13 @@ pub fn check_f32_inputs(precision: Precision, inputs: &Inputs) -> crate::Result<
 /// probe's files (which the new set replaces as a whole); never a directory of something
 /// else, whose files would be lost or mixed in.
 pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
+    // What the set's move into place at the run's end cannot replace, refused before any
+    // work and by the dry run alike (ninth hostile round: a mount point, an immutable
+    // directory, `.`).
+    ntk_files::outset::check_replaceable_target(dir).map_err(|source| Error::OutputDir {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
