@@ -356,16 +356,36 @@ impl Given {
 impl TrainConfig {
     /// Reads a TOML file; errors name the file, line and key.
     pub fn load(path: &Path) -> crate::Result<Self> {
-        let cfg: Self = ntk_runs::overrides::load_filled(path, &[], ntk_data::config::fill_file_n)?;
-        let given = Given::of_file(path, &[])?;
         let at = |e| crate::Error::At {
             path: path.to_path_buf(),
             source: Box::new(e),
         };
+        let cfg: Self = ntk_runs::overrides::load_filled(path, &[], ntk_data::config::fill_file_n)
+            .map_err(|e| Self::beside_onnx(path, &[]).map_or_else(|| e.into(), at))?;
+        let given = Given::of_file(path, &[])?;
         let mut cfg = cfg.with_data_defaults(given).map_err(at)?;
         cfg.read_onnx_on_own_backend().map_err(at)?;
         cfg.validate().map_err(at)?;
         Ok(cfg)
+    }
+
+    /// Why the config `path` with `sets` applied cannot be read as a network, where it has
+    /// `[model]` or `[resnet]` beside `[onnx]`: they do not apply (named). A single key of
+    /// them (a short flag such as `--depth 3`, or `--set model.width=8`) made the tables
+    /// unreadable and read "missing field `width`" (ninth hostile round); whole tables are
+    /// refused by [`TrainConfig::validate`] with every other key that does not apply.
+    /// `None` otherwise (the load's own error stands).
+    pub fn beside_onnx(
+        path: &Path,
+        sets: &[ntk_runs::overrides::Assignment],
+    ) -> Option<crate::Error> {
+        let table = ntk_runs::overrides::applied(path, sets).ok()?;
+        let present: Vec<&str> = ["model", "resnet"]
+            .into_iter()
+            .filter(|k| table.contains_key(*k))
+            .collect();
+        (table.contains_key("onnx") && !present.is_empty())
+            .then(|| crate::Error::NotForOnnx(present.join(", ")))
     }
 
     /// A config from its text (paths, `[onnx]`'s file among them, from the current

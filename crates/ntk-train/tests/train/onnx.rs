@@ -314,6 +314,24 @@ fn what_does_not_apply_to_an_onnx_network_is_refused_by_name() {
             "train_onnx_mlp.toml",
         ],
     );
+    // One key of [model] or [resnet] (ninth hostile round: "missing field `depth`"), from
+    // --set or a short flag, is the table that does not apply.
+    refused(
+        &["model.width=8"],
+        &["model: not for an ONNX network", "train_onnx_mlp.toml"],
+    );
+    refused(&["resnet.depth=8"], &["resnet: not for an ONNX network"]);
+    let o = train(&[
+        "run",
+        "--config",
+        "configs/train_onnx_mlp.toml",
+        "--depth",
+        "3",
+        "--dry-run",
+    ]);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("model: not for an ONNX network"), "{e}");
     let bn = fixture("resnet_small.onnx");
     refused(
         &[&format!("onnx.file={:?}", bn.display().to_string())],
