@@ -234,6 +234,7 @@ impl ProbeConfig {
                 )),
             });
         }
+        check_command(path, sets, false)?;
         let cfg: Self =
             ntk_runs::overrides::load_filled(path, sets, ntk_data::config::fill_file_n)?;
         cfg.net().map_err(|e| Error::At {
@@ -503,4 +504,32 @@ impl ProbeConfig {
         }
         Ok(())
     }
+}
+
+/// Refuses a config meant for the other command ([`Error::OtherCommand`]): `run` wants no
+/// `[sweep]` table, `sweep` one, in the file with `sets` applied. A file that does not read
+/// or parse passes here; loading it names the problem.
+pub(crate) fn check_command(
+    path: &Path,
+    sets: &[Assignment],
+    want_sweep: bool,
+) -> crate::Result<()> {
+    let Ok(mut table) = ntk_runs::overrides::read_table(path) else {
+        return Ok(());
+    };
+    let in_file = table.contains_key("sweep");
+    for a in sets {
+        if a.apply(&mut table).is_err() {
+            return Ok(());
+        }
+    }
+    let has_sweep = table.contains_key("sweep");
+    if has_sweep == want_sweep {
+        return Ok(());
+    }
+    Err(Error::OtherCommand {
+        path: path.to_path_buf(),
+        has_sweep,
+        overridden: in_file != has_sweep,
+    })
 }

@@ -91,6 +91,23 @@ pub enum Error {
         .path.display()
     )]
     SweepResNet { path: PathBuf },
+    /// A config for the other command: `ntk-probe run` takes one without `[sweep]`,
+    /// `ntk-probe sweep` one with it (the table may come from a `--set`).
+    #[error(
+        "{}{}: {}",
+        .path.display(),
+        if *.overridden { " (with its --set overrides)" } else { "" },
+        if *.has_sweep {
+            format!("has a [sweep] table: run it with `ntk-probe sweep --config {}`", .path.display())
+        } else {
+            format!("has no [sweep] table: run it with `ntk-probe run --config {}`", .path.display())
+        }
+    )]
+    OtherCommand {
+        path: PathBuf,
+        has_sweep: bool,
+        overridden: bool,
+    },
     /// An override of a key that a sweep axis sets at every point.
     #[error(
         "{origin}: {} sets this for every point of its sweep ({axis}), so the override would \
@@ -148,6 +165,16 @@ pub enum Error {
     /// A sweep directory without finished points.
     #[error("{}: no finished ntk-probe points under runs/", .out.display())]
     NoPoints { out: PathBuf },
+    /// A directory of training runs (`ntk-train`'s `runs/<run>/metrics.csv`, or a run's
+    /// own `metrics.csv`), handed to the probe's collect.
+    #[error(
+        "{}: holds ntk-train runs ({}), not ntk-probe points: collect it with \
+         `ntk-train collect {}`",
+        .out.display(),
+        .found,
+        .out.display()
+    )]
+    TrainingRuns { out: PathBuf, found: String },
 
     // --- numerics and devices ---
     /// A device operation that failed (the backend's error).

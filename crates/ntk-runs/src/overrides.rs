@@ -288,6 +288,7 @@ pub fn from_table<T: DeserializeOwned>(
             .flatten()
     };
     if let Some(a) = culprit.or_else(created) {
+        let message = plain_message(message, a);
         return Err(if message.starts_with("unknown field") {
             Error::UnknownKey {
                 origin: a.origin.clone(),
@@ -364,6 +365,19 @@ pub fn lookup(table: &Table, key: &str) -> bool {
         }
     }
     false
+}
+
+/// toml's message for a value that is not a string where a name (an enum variant) belongs,
+/// "invalid type: unit variant, expected string only", says what was wrong with the
+/// override (eighth hostile round, P05: `--set prediction.kernels=[1]`).
+fn plain_message(message: String, a: &Assignment) -> String {
+    if message != "invalid type: unit variant, expected string only" {
+        return message;
+    }
+    match &a.value {
+        Some(v) => format!("expected a name in quotes (KEY = \"name\"), found {v}"),
+        None => message,
+    }
 }
 
 /// The origin of an assignment with its key when the origin is a short flag

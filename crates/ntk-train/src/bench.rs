@@ -87,12 +87,17 @@ pub fn spec_step_flops(spec: &NetSpec, input_dim: usize, batch: usize) -> f64 {
     }
 }
 
-/// The MLP `ntk-train bench` times by default: `depth` hidden layers of `width`, ReLU, 10
-/// classes.
-pub fn mlp_spec(input_dim: usize, width: usize, depth: usize) -> NetSpec {
+/// The MLP `ntk-train bench` times: `depth` hidden layers of `width` with `activation`
+/// (ReLU by default), 10 classes.
+pub fn mlp_spec(
+    input_dim: usize,
+    width: usize,
+    depth: usize,
+    activation: ActivationKind,
+) -> NetSpec {
     NetSpec::Mlp(MlpConfig {
         output_dim: 10,
-        ..MlpConfig::new(input_dim, width, depth, ActivationKind::Relu)
+        ..MlpConfig::new(input_dim, width, depth, activation)
     })
 }
 

@@ -199,10 +199,11 @@ impl ScheduleConfig {
         }
     }
 
-    /// The warning of a warm-up at least as long as a run of `total` steps, `per_epoch` per
-    /// epoch: the rate never reaches the base rate (a short trial of a long run's config
-    /// may mean it, so it is no error).
-    pub fn warmup_warning(&self, total: usize, per_epoch: usize) -> Option<String> {
+    /// What the schedule lets through but a researcher should hear, for a run of `total`
+    /// steps of `per_epoch` each: a warm-up the run never leaves, a step size or milestones
+    /// it never reaches (the rate never decays there; a short trial of a long run's config
+    /// is the reason these are warnings, not errors).
+    pub fn warnings(&self, total: usize, per_epoch: usize) -> Vec<String> {
         let run = match self.unit {
             Unit::Epoch => total.div_ceil(per_epoch.max(1)),
             Unit::Iteration => total,
@@ -211,13 +212,41 @@ impl ScheduleConfig {
             Unit::Epoch => "epochs",
             Unit::Iteration => "iterations",
         };
-        (self.warmup > 0 && self.warmup >= run).then(|| {
-            format!(
+        let mut said = Vec::new();
+        if self.warmup > 0 && self.warmup >= run {
+            said.push(format!(
                 "schedule.warmup = {}: the run has {run} {unit}, so it ends in the warm-up and \
                  its rate never reaches optim.lr",
                 self.warmup
-            )
-        })
+            ));
+        }
+        // Step t (0-based) of the run's `run` decays at t = step_size, at each milestone m.
+        if let (ScheduleKind::Step, Some(size)) = (self.kind, self.step_size)
+            && size >= run
+        {
+            said.push(format!(
+                "schedule.step_size = {size}: the run has {run} {unit}, so its rate never \
+                 decays"
+            ));
+        }
+        let beyond: Vec<usize> = self
+            .milestones
+            .iter()
+            .copied()
+            .filter(|&m| m >= run)
+            .collect();
+        if self.kind == ScheduleKind::MultiStep && !beyond.is_empty() {
+            said.push(format!(
+                "schedule.milestones = {:?}: the run has {run} {unit}, so it never reaches {}",
+                self.milestones,
+                match beyond.len() {
+                    n if n == self.milestones.len() =>
+                        "any of them: its rate never decays".to_string(),
+                    _ => format!("{beyond:?}"),
+                }
+            ));
+        }
+        said
     }
 
     /// The rate of SGD step `iteration` (0-based) with base rate `lr`, `per_epoch` steps

@@ -460,6 +460,28 @@ pub fn collect(
 }
 
 /// [`collect`] with the figures in `layout`.
+/// Refuses `ntk-train`'s output ([`crate::Error::TrainingRuns`]): a run's `metrics.csv` in
+/// `out` or in a directory of `out/runs`, which no probe point writes.
+pub(super) fn refuse_training_runs(out: &Path) -> crate::Result<()> {
+    let found = if out.join("metrics.csv").is_file() {
+        Some("metrics.csv".to_string())
+    } else {
+        std::fs::read_dir(out.join("runs"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .find(|e| e.path().join("metrics.csv").is_file())
+            .map(|e| format!("runs/{}/metrics.csv", e.file_name().to_string_lossy()))
+    };
+    match found {
+        Some(found) => Err(crate::Error::TrainingRuns {
+            out: out.to_path_buf(),
+            found,
+        }),
+        None => Ok(()),
+    }
+}
+
 pub fn collect_as(
     cfg: Option<&SweepConfig>,
     out: &Path,
@@ -467,6 +489,7 @@ pub fn collect_as(
     allow_mixed: bool,
     layout: Layout,
 ) -> crate::Result<Vec<GroupRow>> {
+    refuse_training_runs(out)?;
     let found = read_summaries_at(out)?;
     for (dir, why) in super::failures(out) {
         eprintln!("warning: {}: failed: {why}", dir.display());

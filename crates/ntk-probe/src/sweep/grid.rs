@@ -83,6 +83,7 @@ impl SweepConfig {
                 path: path.to_path_buf(),
             });
         }
+        crate::config::check_command(path, &[], true)?;
         let cfg: Self = ntk_runs::overrides::load_filled(path, &[], ntk_data::config::fill_file_n)?;
         cfg.validate().map_err(|e| Error::At {
             path: path.to_path_buf(),
@@ -99,6 +100,7 @@ impl SweepConfig {
             // The file alone (whose errors include the one for a [resnet] table).
             return Self::load(path);
         }
+        crate::config::check_command(path, sets, true)?;
         let cfg: Self = overrides::load_filled(path, sets, ntk_data::config::fill_file_n)?;
         for a in sets {
             if let Some(axis) = cfg.axis_of(&a.key) {

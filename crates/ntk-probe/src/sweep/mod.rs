@@ -529,6 +529,7 @@ pub fn dry_run(
 /// recorded fingerprint); a point of another config is an error naming the keys that
 /// differ. Points not yet made are left to the tables, which name them.
 pub fn check_collect(cfg: &SweepConfig, out: &Path, allow_mixed: bool) -> crate::Result<()> {
+    collect::refuse_training_runs(out)?;
     let opts = SweepOptions {
         backend: None,
         recompute: false,

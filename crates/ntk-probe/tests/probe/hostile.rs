@@ -1928,3 +1928,59 @@ fn an_onnx_input_beyond_f32_is_refused_by_run_and_dry_run() {
     a.push(d.join("f64").into());
     assert_ok("onnx f64 input at 4e300", &run(&a));
 }
+
+/// The eighth hostile round's notes, settled: a config for the other command says which
+/// command takes it (T03: `run` with a `[sweep]` table, also one a `--set` adds; `sweep`
+/// without one), and `collect` on ntk-train's runs names the tool that collects them
+/// (CO05, PC07).
+#[test]
+fn eighth_review_notes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = write(d, "s.toml", TINY_SWEEP);
+    let one = write(d, "t.toml", TINY);
+    let o = run(&ntk_args(&sweep, &d.join("o"), &["--dry-run"]));
+    assert_clean_error(
+        "run a sweep",
+        &o,
+        &["s.toml", "has a [sweep] table", "ntk-probe sweep"],
+    );
+    let o = run(&ntk_args(&one, &d.join("o"), &["--set", "sweep.seeds=[1]"]));
+    assert_clean_error(
+        "run with a --set sweep",
+        &o,
+        &["t.toml (with its --set overrides)", "ntk-probe sweep"],
+    );
+    let o = run(&sweep_args(&one, &d.join("o"), &["--dry-run"]));
+    assert_clean_error(
+        "sweep one",
+        &o,
+        &["t.toml", "has no [sweep] table", "ntk-probe run"],
+    );
+    assert!(!d.join("o").exists());
+
+    let train_run = d.join("ts/runs/depth001_relu_none_lr1e-1_seed1");
+    std::fs::create_dir_all(&train_run).unwrap();
+    std::fs::write(train_run.join("metrics.csv"), "epoch\n").unwrap();
+    std::fs::write(train_run.join("summary.json"), "{}").unwrap();
+    let mut collect = os(&["collect"]);
+    collect.push(d.join("ts").into());
+    let o = run(&collect);
+    assert_clean_error(
+        "collect a train sweep",
+        &o,
+        &["holds ntk-train runs", "ntk-train collect"],
+    );
+    collect.extend(["--config".into(), sweep.into()]);
+    let o = run(&collect);
+    assert_clean_error(
+        "with --config",
+        &o,
+        &["holds ntk-train runs", "ntk-train collect"],
+    );
+    assert_eq!(
+        std::fs::read_dir(d.join("ts")).unwrap().count(),
+        1,
+        "nothing written"
+    );
+}

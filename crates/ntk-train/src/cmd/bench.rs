@@ -2,6 +2,7 @@
 //! second, GFLOP/s, and the floor at the device's peak).
 
 use clap::Args;
+use ntk_model::activation::ActivationKind;
 use ntk_model::{NetSpec, ResNetConfig, ResNetVariant};
 use ntk_numerics::backend::{self, Fp32Precision, Precision};
 use ntk_train::config::EngineChoice;
@@ -35,9 +36,14 @@ pub(crate) struct BenchArgs {
     /// Time a CIFAR ResNet of this depth (6n+2) instead of the MLP (input 3x32x32).
     #[arg(long)]
     resnet: Option<usize>,
-    /// The ResNet's variant: batch_norm, norm_relu, fixup, selu.
-    #[arg(long, default_value = "batch_norm")]
-    variant: String,
+    /// The ResNet's variant: batch_norm, norm_relu, fixup, selu, or normalized (with
+    /// --activation).
+    #[arg(long, default_value = "batch_norm", value_parser = ntk_names::parse_arg::<ResNetVariant>)]
+    variant: ResNetVariant,
+    /// The MLP's activation (default relu), or that of a ResNet with `--variant
+    /// normalized` (required there; the other variants fix their own).
+    #[arg(long, value_parser = ntk_names::parse_arg::<ActivationKind>)]
+    activation: Option<ActivationKind>,
     /// Who computes the step, as `train.engine`: auto (the cuDNN engine for a
     /// ResNet where it starts, else the host engine on a CPU backend), burn, host or
     /// cudnn (built with --features cudnn).
@@ -55,22 +61,40 @@ pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
     let peak = ntk_numerics::bench::peak_gflops(a.precision);
     let (spec, input_dim) = match a.resnet {
         Some(d) => {
-            let v: ResNetVariant = serde_json::from_value(serde_json::Value::String(
-                a.variant.clone(),
-            ))
-            .map_err(|_| {
-                format!(
-                    "--variant {}: expected batch_norm, norm_relu, fixup or selu",
-                    a.variant
-                )
-            })?;
-            let r = ResNetConfig::new(d, v);
+            let v = a.variant;
+            let named = ntk_names::name(&v);
+            match (v, a.activation) {
+                (ResNetVariant::Normalized, None) => {
+                    return Err(format!(
+                        "--variant normalized needs --activation, one of: {}",
+                        ntk_names::list::<ActivationKind>()
+                    )
+                    .into());
+                }
+                (ResNetVariant::Normalized, Some(_)) | (_, None) => {}
+                (_, Some(_)) => {
+                    return Err(format!(
+                        "--activation: does not apply to --variant {named}, which fixes its \
+                         own (it applies to the MLP and to --variant normalized)"
+                    )
+                    .into());
+                }
+            }
+            let r = ResNetConfig {
+                activation: a.activation,
+                ..ResNetConfig::new(d, v)
+            };
             r.validate().map_err(|e| format!("--resnet {d}: {e}"))?;
             let dim = r.input_dim();
             (NetSpec::ResNet(r), dim)
         }
         None => (
-            ntk_train::bench::mlp_spec(a.input_dim, a.width, a.depth),
+            ntk_train::bench::mlp_spec(
+                a.input_dim,
+                a.width,
+                a.depth,
+                a.activation.unwrap_or(ActivationKind::Relu),
+            ),
             a.input_dim,
         ),
     };

@@ -7,13 +7,10 @@ use super::*;
 
 impl TrainConfig {
     /// What the config lets through but a researcher should hear: a warm-up the run never
-    /// leaves.
+    /// leaves, a decay it never reaches ([`crate::schedule::ScheduleConfig::warnings`]).
     pub fn warnings(&self) -> Vec<String> {
         let (per_epoch, total, _) = self.step_counts(self.data.n);
-        self.schedule
-            .warmup_warning(total, per_epoch)
-            .into_iter()
-            .collect()
+        self.schedule.warnings(total, per_epoch)
     }
 
     /// Checks values the types cannot, and what the config alone says of its data and
@@ -176,6 +173,15 @@ impl TrainConfig {
             ));
         }
         at_least_one("train.eval_every", t.eval_every)?;
+        // Its default (1) is recorded in every run's config.toml, so only another value is
+        // the user's and does not apply without a test set (eighth hostile round, A01).
+        if t.eval_every > 1 && t.test_n == 0 {
+            return Err(crate::Error::config(
+                "train.eval_every",
+                t.eval_every,
+                "does not apply: train.test_n = 0, so no test set is evaluated",
+            ));
+        }
         at_least_one("train.checkpoint_every", t.checkpoint_every)?;
         if !(t.divergence_factor.is_finite() && t.divergence_factor > 1.0) {
             return Err(crate::Error::config(

@@ -2193,3 +2193,71 @@ fn a_fifo_in_place_of_a_runs_file_is_refused_not_waited_on() {
         assert_clean_error(file, &o, &[file, "not a regular file"]);
     }
 }
+
+/// The eighth hostile round's notes, settled: `bench --variant normalized` takes
+/// `--activation` (BE03); a name given as a number in a `--set` says a quoted name is
+/// wanted (P05); `train.eval_every` without a test set does not apply (A01); a step size or
+/// milestones the run never reaches are warned about as a warm-up it never leaves is
+/// (S01, S03).
+#[test]
+fn eighth_review_notes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bench = |extra: &[&str]| {
+        let mut v: Vec<OsString> = ["bench", "--resnet", "8", "--steps", "1", "--batch", "2"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        v.extend(extra.iter().map(OsString::from));
+        run(&v)
+    };
+    let o = bench(&["--variant", "normalized"]);
+    assert_clean_error(
+        "normalized",
+        &o,
+        &["--variant normalized needs --activation", "gelu"],
+    );
+    let o = bench(&["--variant", "fixup", "--activation", "gelu"]);
+    assert_clean_error("fixup gelu", &o, &["--activation", "--variant fixup"]);
+    let o = bench(&["--variant", "normalized", "--activation", "gelu"]);
+    assert_ok("normalized gelu", &o);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("resnet-8 normalized gelu"));
+
+    let cfg = write(d, "t.toml", TINY);
+    for (set, culprits) in [
+        (
+            "model.activation=1",
+            &["--set model.activation=1", "a name in quotes", "found 1"][..],
+        ),
+        (
+            "train.eval_every=5",
+            &["train.eval_every = 5", "train.test_n = 0"][..],
+        ),
+    ] {
+        let o = run(&args(&cfg, &d.join("o"), &["--set", set, "--dry-run"]));
+        assert_clean_error(set, &o, culprits);
+    }
+    for (sets, said) in [
+        (
+            &["schedule.kind=\"step\"", "schedule.step_size=2"][..],
+            "schedule.step_size = 2: the run has 2 epochs, so its rate never decays",
+        ),
+        (
+            &["schedule.kind=\"multi_step\"", "schedule.milestones=[1,2]"][..],
+            "schedule.milestones = [1, 2]: the run has 2 epochs, so it never reaches [2]",
+        ),
+    ] {
+        let mut extra = vec!["--dry-run"];
+        for s in sets {
+            extra.extend(["--set", s]);
+        }
+        let o = run(&args(&cfg, &d.join("o"), &extra));
+        assert_ok(said, &o);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            stderr.contains("warning") && stderr.contains(said),
+            "{stderr}"
+        );
+    }
+    assert!(!d.join("o").exists());
+}
