@@ -142,16 +142,38 @@ fn check_value(value: &str) -> crate::Result<()> {
     // A whole number TOML cannot hold would be read as the string of its digits, and its key
     // then said to get "a string" (eighth hostile round: `schedule.step_size=2^64` read
     // 'invalid type: string "18446744073709551616", expected usize').
-    let digits = value.trim().trim_start_matches(['+', '-']);
-    if digits.starts_with(|c: char| ('1'..='9').contains(&c))
-        && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
-        && !matches!(parse_value(value), Value::Integer(_))
-    {
+    if beyond_integers(value) {
         return Err(Error::IntegerRange {
             value: value.trim().to_string(),
         });
     }
+    // The same inside an array or an inline table, which TOML then cannot read as a whole
+    // and which became the string of its text (ninth hostile round:
+    // `sweep.depths=[18446744073709551615]` read 'invalid type: string "[...]", expected a
+    // sequence'): the member beyond 64 bits is named.
+    let trimmed = value.trim();
+    let bracketed = (trimmed.starts_with('[') && trimmed.ends_with(']'))
+        || (trimmed.starts_with('{') && trimmed.ends_with('}'));
+    if bracketed
+        && matches!(parse_value(value), Value::String(_))
+        && let Some(member) = trimmed
+            .split(|c: char| "[]{},=".contains(c) || c.is_whitespace())
+            .find(|t| beyond_integers(t))
+    {
+        return Err(Error::IntegerRange {
+            value: member.to_string(),
+        });
+    }
     Ok(())
+}
+
+/// Whether `text` is a whole number (digits, `_`, a sign) that TOML's 64-bit integers
+/// cannot hold.
+fn beyond_integers(text: &str) -> bool {
+    let digits = text.trim().trim_start_matches(['+', '-']);
+    digits.starts_with(|c: char| ('1'..='9').contains(&c))
+        && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
+        && !matches!(parse_value(text), Value::Integer(_))
 }
 
 /// A value as TOML (`5`, `0.5`, `true`, `[0, 1]`, `"a b"`, `{ every = 1, n = 10 }`); text
@@ -670,6 +692,34 @@ mod tests {
         );
         assert!(Assignment::parse("model.seed=9223372036854775807").is_ok());
         assert!(Assignment::parse("data.x=007").is_ok());
+        // Ninth hostile round: the same inside an array or an inline table (it read
+        // 'invalid type: string "[...]", expected a sequence'); the member is named.
+        for (set, member) in [
+            (
+                "sweep.depths=[18446744073709551615]",
+                "18446744073709551615",
+            ),
+            (
+                "sweep.seeds=[1, 18446744073709551616]",
+                "18446744073709551616",
+            ),
+            (
+                "ntk={ every = 1, n = 99999999999999999999 }",
+                "99999999999999999999",
+            ),
+        ] {
+            let e = Assignment::parse(set).unwrap_err().to_string();
+            assert!(
+                e.contains(member) && e.contains("beyond the integers") && !e.contains("string"),
+                "{set}: {e}"
+            );
+        }
+        assert!(Assignment::parse("sweep.seeds=[1, 9223372036854775807]").is_ok());
+        assert_eq!(
+            parse_value("[x].npy"),
+            Value::String("[x].npy".into()),
+            "text that is no array stays a string"
+        );
         assert_eq!(parse_value("cifar-10"), Value::String("cifar-10".into()));
         assert_eq!(parse_value(""), Value::String(String::new()));
         let Value::Table(t) = parse_value("{ every = 1 }") else {
