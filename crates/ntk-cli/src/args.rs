@@ -166,6 +166,15 @@ impl KeyFlags {
     }
 }
 
+/// The parser of a count flag (`--n`, `--width`, `--batch`, ...): at least `min`, at most
+/// the integers a config holds (`i64::MAX`, as `--set` and the config file's): a larger
+/// value is named by clap with its flag, where `ntk-probe bench --width 2^64-1` read "TOML
+/// parse error at line 7" of a config the user never wrote and `ntk-train bench --batch
+/// 2^64-1` overflowed (ninth hostile round).
+pub fn count(min: u64) -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(min..=i64::MAX as u64)
+}
+
 /// Whether `--backend` (or `--device`) is on this process's command line, not only in the
 /// `BURN_DEVICE` environment variable that clap reads for it.
 pub fn backend_on_command_line() -> bool {

@@ -116,7 +116,7 @@ pub fn step(
     // Refused before anything is allocated when it cannot fit (`ntk_runs::budget`).
     let elem = compute.dtype().size() as f64;
     let mut need = crate::budget::network_estimate(spec, input_dim, batch, elem);
-    need.add("the batch", (batch * input_dim) as f64, 4.0);
+    need.add("the batch", batch as f64 * input_dim as f64, 4.0);
     need.check(
         &format!(
             "{} (width {}), --batch {batch}, --input-dim {input_dim}",

@@ -11,22 +11,22 @@ use std::path::PathBuf;
 #[derive(Args)]
 pub(crate) struct BenchArgs {
     /// Samples (the kernel is n x n); at least 2.
-    #[arg(long, default_value_t = 2000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(2..))]
+    #[arg(long, default_value_t = 2000, value_parser = ntk_cli::args::count(2))]
     n: usize,
     /// Input dimension of the synthetic inputs; at least 1.
-    #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    #[arg(long, default_value_t = 5, value_parser = ntk_cli::args::count(1))]
     input_dim: usize,
     /// Hidden width of the MLP; at least 1.
-    #[arg(long, default_value_t = 512, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    #[arg(long, default_value_t = 512, value_parser = ntk_cli::args::count(1))]
     width: usize,
     /// Depths timed, one row each.
-    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 5, 10])]
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 5, 10], value_parser = ntk_cli::args::count(0))]
     depths: Vec<usize>,
     /// Precisions timed: f32, f64.
     #[arg(long, value_delimiter = ',', default_values = ["f32", "f64"])]
     precisions: Vec<String>,
     /// Timed repetitions per row (the best is reported); at least 1.
-    #[arg(long, default_value_t = 3, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    #[arg(long, default_value_t = 3, value_parser = ntk_cli::args::count(1))]
     repeats: usize,
     /// Burn's backend (also BURN_DEVICE): one of those built in (`--device`, its name
     /// before 2026-11-29, is the same flag).

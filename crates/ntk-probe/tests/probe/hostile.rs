@@ -1572,6 +1572,17 @@ fn no_silent_wrong_results() {
         let o = run(&os(&["bench", "--n", "4", "--depths", "1", flag, value]));
         assert_clean_error(&format!("bench {flag} {value}"), &o, &[flag, "0"]);
     }
+    // Ninth hostile round: a count beyond a config's integers read "TOML parse error at
+    // line 7" of a config the user never wrote; the flag and the value are named.
+    for flag in ["--width", "--input-dim", "--n", "--depths"] {
+        let o = run(&os(&["bench", flag, "18446744073709551615"]));
+        assert_clean_error(
+            &format!("bench {flag} 2^64-1"),
+            &o,
+            &[flag, "18446744073709551615", "9223372036854775807"],
+        );
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("TOML"));
+    }
 
     // A collected sweep: a title with control characters, then a negative κ.
     let sweep_cfg = write(d, "sweep.toml", TINY_SWEEP);

@@ -19,22 +19,22 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value = "f32", value_parser = ntk_names::parse_arg::<Precision>)]
     precision: Precision,
     /// Input dimension of the MLP; at least 1.
-    #[arg(long, default_value_t = 784, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    #[arg(long, default_value_t = 784, value_parser = ntk_cli::args::count(1))]
     input_dim: usize,
     /// Hidden width of the MLP; at least 1.
-    #[arg(long, default_value_t = 512, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    #[arg(long, default_value_t = 512, value_parser = ntk_cli::args::count(1))]
     width: usize,
     /// Depth of the MLP.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = ntk_cli::args::count(0))]
     depth: usize,
     /// Samples per SGD step; at least 1.
-    #[arg(long, default_value_t = 500, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    #[arg(long, default_value_t = 500, value_parser = ntk_cli::args::count(1))]
     batch: usize,
     /// Timed steps; at least 1.
-    #[arg(long, default_value_t = 20, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    #[arg(long, default_value_t = 20, value_parser = ntk_cli::args::count(1))]
     steps: usize,
     /// Time a CIFAR ResNet of this depth (6n+2) instead of the MLP (input 3x32x32).
-    #[arg(long)]
+    #[arg(long, value_parser = ntk_cli::args::count(0))]
     resnet: Option<usize>,
     /// The ResNet's variant: batch_norm, norm_relu, fixup, selu, or normalized (with
     /// --activation).

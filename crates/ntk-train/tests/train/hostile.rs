@@ -1666,6 +1666,36 @@ fn counts_rates_and_classes_are_refused_as_values() {
         let o = run(&[OsString::from("bench"), flag.into(), value.into()]);
         assert_clean_error(&format!("bench {flag} {value}"), &o, &[flag, "0"]);
     }
+    // Ninth hostile round: --batch 2^64-1 panicked 'attempt to multiply with overflow' (the
+    // batch's bytes in usize); a count beyond a config's integers is named by its flag, and
+    // the largest ones are refused by the memory estimate, no panic.
+    for flag in ["--batch", "--input-dim", "--width", "--depth", "--resnet"] {
+        let o = run(&[
+            OsString::from("bench"),
+            flag.into(),
+            "18446744073709551615".into(),
+        ]);
+        assert_clean_error(
+            &format!("bench {flag} 2^64-1"),
+            &o,
+            &[flag, "9223372036854775807"],
+        );
+    }
+    let o = run(&[
+        "bench",
+        "--batch",
+        "9223372036854775807",
+        "--input-dim",
+        "9223372036854775807",
+        "--steps",
+        "1",
+    ]
+    .map(OsString::from));
+    assert_clean_error(
+        "bench --batch and --input-dim 2^63-1",
+        &o,
+        &["--batch", "GiB"],
+    );
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let cfg = write(d, "c.toml", TINY);
