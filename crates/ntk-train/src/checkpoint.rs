@@ -148,10 +148,12 @@ fn file_sha256(path: &Path) -> crate::Result<String> {
         })
 }
 
-/// What a checkpoint belongs to: the run's config text and provenance.
-pub struct RunIdentity<'a> {
-    pub config: &'a str,
-    pub provenance: &'a Provenance,
+/// What a run directory and its checkpoints belong to: the run's config text and
+/// provenance, made once when the run is set up ([`crate::run::Run`]).
+#[derive(Clone, Debug)]
+pub struct RunIdentity {
+    pub config: String,
+    pub provenance: Provenance,
 }
 
 /// What a run has recorded so far, kept with each checkpoint.
@@ -170,7 +172,7 @@ pub struct History<'a> {
 pub fn save_snapshot(
     run: &Path,
     position: (usize, usize),
-    identity: &RunIdentity<'_>,
+    identity: &RunIdentity,
     state: &Snapshot,
     history: &History<'_>,
 ) -> crate::Result<()> {
@@ -185,7 +187,7 @@ pub fn save_snapshot(
 pub fn save(
     run: &Path,
     (epoch, iteration): (usize, usize),
-    identity: &RunIdentity<'_>,
+    identity: &RunIdentity,
     model: &Model,
     optim: OptimState<'_>,
     history: &History<'_>,
@@ -477,8 +479,8 @@ mod tests {
     fn save_epoch_one(state: &Snapshot, dir: &Path, iteration: usize) {
         let provenance = Provenance::new("test", Default::default(), "faer");
         let identity = RunIdentity {
-            config: "",
-            provenance: &provenance,
+            config: String::new(),
+            provenance: provenance.clone(),
         };
         let row = EpochMetrics {
             epoch: 1,

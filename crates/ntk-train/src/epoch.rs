@@ -89,9 +89,8 @@ impl Progress {
         last: bool,
     ) -> crate::Result<()> {
         if last || epoch.is_multiple_of(run.cfg.train.checkpoint_every) {
-            let identity = run.identity();
             let position = (epoch, self.iteration);
-            checkpoint::save_snapshot(run.out, position, &identity, &state, &self.history())?;
+            checkpoint::save_snapshot(run.out, position, &run.identity, &state, &self.history())?;
             self.last_checkpoint = epoch;
             self.last_good = None;
         } else {
@@ -111,9 +110,14 @@ impl Progress {
         if let Some(good) = &self.last_good
             && good.epoch > self.last_checkpoint
         {
-            let identity = run.identity();
             let position = (good.epoch, good.iteration);
-            checkpoint::save_snapshot(run.out, position, &identity, &good.state, &self.history())?;
+            checkpoint::save_snapshot(
+                run.out,
+                position,
+                &run.identity,
+                &good.state,
+                &self.history(),
+            )?;
         }
         run.reporter.log(&format!(
             "{}: diverged in epoch {} ({}); the last good state (epoch {}) is in \
@@ -129,7 +133,8 @@ impl Progress {
 }
 
 /// The epoch loop: trains the epochs after the current checkpoint (at most `stop_after` of
-/// them) and records each; returns where the run diverged, if it did.
+/// them) and records each; at a divergence stops and keeps the last good state
+/// ([`Progress::keep_last_good`]). Returns where the run diverged, if it did.
 pub(crate) fn run_epochs(
     run: &Run,
     stepper: &mut dyn Stepper,
@@ -169,6 +174,9 @@ pub(crate) fn run_epochs(
         epoch_bar.inc(1);
     }
     epoch_bar.finish_and_clear();
+    if let Some(d) = &diverged {
+        progress.keep_last_good(run, d)?;
+    }
     Ok(diverged)
 }
 
@@ -264,10 +272,8 @@ pub(crate) fn record_epoch(
     progress.rows.push(row);
     write_csv(&run.out.join("metrics.csv"), &progress.rows)?;
     progress.checkpoint_or_keep(run, stepper.snapshot(), epoch, last)?;
-    if let Some(tr) = tracking
-        && tr.any_due(epoch, last)
-    {
-        tr.record(run, &stepper.valid(), &mut progress.tracked, epoch, last)?;
+    if let Some(tr) = tracking {
+        tr.record(run, stepper, &mut progress.tracked, epoch, last)?;
     }
     Ok(None)
 }

@@ -38,6 +38,7 @@ pub mod run;
 pub mod run_dir;
 pub mod schedule;
 pub mod seeds;
+pub mod stepper;
 pub mod summary;
 pub mod sweep;
 pub mod track;

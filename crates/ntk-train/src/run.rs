@@ -105,8 +105,8 @@ pub(crate) struct Run<'a> {
     pub(crate) compute: &'a Compute,
     pub(crate) out: &'a Path,
     pub(crate) reporter: &'a Reporter,
-    pub(crate) config_text: String,
-    pub(crate) provenance: Provenance,
+    /// The config text and provenance its directory and checkpoints record.
+    pub(crate) identity: RunIdentity,
     pub(crate) per_epoch: usize,
     pub(crate) total: usize,
     pub(crate) epochs: usize,
@@ -140,21 +140,16 @@ impl<'a> Run<'a> {
             compute,
             out,
             reporter,
-            config_text: run_config_text(cfg),
-            provenance: run_provenance(cfg, data, compute),
+            identity: RunIdentity {
+                config: run_config_text(cfg),
+                provenance: run_provenance(cfg, data, compute),
+            },
             per_epoch,
             total,
             epochs,
             sgd,
             ntk_precision,
             augment,
-        }
-    }
-
-    pub(crate) fn identity(&self) -> RunIdentity<'_> {
-        RunIdentity {
-            config: &self.config_text,
-            provenance: &self.provenance,
         }
     }
 

@@ -6,9 +6,10 @@
 use std::path::Path;
 
 use ntk_files::lock::{DirLock, LOCK_FILE};
-use ntk_runs::provenance::{self, Provenance};
+use ntk_runs::provenance;
 
 use crate::checkpoint;
+use crate::checkpoint::RunIdentity;
 use crate::summary::{TrainSummary, read_summary};
 
 /// What a run writes in its directory (`checkpoints` is a directory): what `recompute`
@@ -75,10 +76,10 @@ pub(crate) enum Start {
 /// run that trains.
 pub(crate) fn open_run_dir(
     out: &Path,
-    provenance: &Provenance,
-    config_text: &str,
+    identity: &RunIdentity,
     resume: bool,
 ) -> crate::Result<(DirLock, Start)> {
+    let (provenance, config_text) = (&identity.provenance, identity.config.as_str());
     check_run_dir(out)?;
     std::fs::create_dir_all(out).map_err(|source| ntk_files::Error::Write {
         path: out.to_path_buf(),

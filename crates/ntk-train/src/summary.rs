@@ -104,18 +104,16 @@ pub(crate) struct Process {
     pub(crate) engine: ntk_engine::Engine,
 }
 
-/// Ends the run: after a divergence keeps the last good state ([`Progress::keep_last_good`]); a run
-/// stopped early on purpose (`stop_after`) gets an `interrupted` summary and no file (its
-/// checkpoint resumes it); otherwise writes `summary.json`.
+/// Ends the run: a run stopped early on purpose (`stop_after`) gets an `interrupted`
+/// summary and no file (its checkpoint resumes it); a finished or diverged one (whose last
+/// good state the epoch loop kept) writes `summary.json`.
 pub(crate) fn finish(
     run: &Run,
     progress: &Progress,
     diverged: Option<Diverged>,
     process: Process,
 ) -> crate::Result<TrainSummary> {
-    if let Some(d) = &diverged {
-        progress.keep_last_good(run, d)?;
-    } else if progress.rows.last().is_none_or(|r| r.epoch < run.epochs) {
+    if diverged.is_none() && progress.rows.last().is_none_or(|r| r.epoch < run.epochs) {
         return Ok(summarize(run, progress, None, process, false));
     }
     let summary = summarize(run, progress, diverged, process, true);
@@ -172,6 +170,6 @@ fn summarize(
         precision: run.compute.precision.to_string(),
         seconds: process.started.elapsed().as_secs_f64(),
         warnings: progress.warnings.clone(),
-        provenance: Some(run.provenance.clone()),
+        provenance: Some(run.identity.provenance.clone()),
     }
 }

@@ -587,8 +587,8 @@ fn refuse_partial(
             });
         }
         let written_by = pointer?.engine;
-        let engine = train::engine_of(&point.cfg, sweep.compute)?;
-        train::check_engine(&dir, written_by, engine)?;
+        let engine = crate::stepper::engine_of(&point.cfg, sweep.compute)?;
+        crate::stepper::check_engine(&dir, written_by, engine)?;
     }
     Ok(())
 }

@@ -23,6 +23,8 @@ use burn::tensor::Tensor;
 use faer::MatRef;
 use ntk_numerics::linalg::gram_lower;
 
+use ntk_engine::Stepper;
+
 use crate::config::{NtkTrackConfig, RepresentationTrackConfig, TrainConfig};
 use crate::data::Data;
 use crate::metrics::{NtkRow, RepresentationRow, Tracked, write_csv};
@@ -204,7 +206,7 @@ impl<'a> Tracking<'a> {
     }
 
     /// Whether any probe is due after `epoch`.
-    pub(crate) fn any_due(&self, epoch: usize, last: bool) -> bool {
+    fn any_due(&self, epoch: usize, last: bool) -> bool {
         let ntk = self.ntk.as_ref().map(|(k, _)| k.every);
         let reps = self.representations.as_ref().map(|(r, _)| r.every);
         [ntk, reps]
@@ -213,20 +215,24 @@ impl<'a> Tracking<'a> {
             .any(|every| Self::due(every, epoch, last))
     }
 
-    /// Takes the probes due after `epoch` (0: at initialization, all of them) on `model`
-    /// that `tracked` does not hold yet, and rewrites their tables (`ntk.csv`,
-    /// `representations.csv`). A run checkpoints an epoch before its probes (so that an
-    /// interruption while they measure keeps the epoch), and a resumed run calls this for
-    /// its checkpoint's epoch: what the interruption left unmeasured is measured then, on
-    /// the same model.
+    /// Takes the probes due after `epoch` (0: at initialization, all of them) that
+    /// `tracked` does not hold yet, on the stepper's network in evaluation mode (built only
+    /// when a probe is due), and rewrites their tables (`ntk.csv`, `representations.csv`).
+    /// A run checkpoints an epoch before its probes (so that an interruption while they
+    /// measure keeps the epoch), and a resumed run calls this for its checkpoint's epoch:
+    /// what the interruption left unmeasured is measured then, on the same model.
     pub(crate) fn record(
         &self,
         run: &Run,
-        model: &Model,
+        stepper: &dyn Stepper,
         tracked: &mut Tracked,
         epoch: usize,
         last: bool,
     ) -> crate::Result<()> {
+        if !self.any_due(epoch, last) {
+            return Ok(());
+        }
+        let model = &stepper.valid();
         if let Some((k, probe)) = &self.ntk
             && Self::due(k.every, epoch, last)
             && !tracked.ntk.iter().any(|r| r.epoch == epoch)

@@ -13,7 +13,8 @@
 //! This module is the run's lifecycle ([`train`]); its parts live beside it: what the run
 //! is ([`crate::run`]), its data and batches ([`crate::data`]) and what it refuses of them
 //! ([`crate::data_checks`]), the run directory
-//! ([`crate::run_dir`]), the epoch loop ([`crate::epoch`]), the probes ([`crate::track`])
+//! ([`crate::run_dir`]), the network and its stepper ([`crate::stepper`]), the epoch loop
+//! ([`crate::epoch`]), the probes ([`crate::track`])
 //! and the summary ([`crate::summary`]).
 
 use std::path::Path;
@@ -21,9 +22,6 @@ use std::time::Instant;
 
 use ntk_numerics::backend::Compute;
 
-use ntk_engine::{StateForm, Stepper};
-
-use crate::checkpoint;
 use crate::config::TrainConfig;
 pub use crate::data::{Data, evaluate, load_data};
 use crate::epoch::{Progress, run_epochs};
@@ -39,7 +37,7 @@ use crate::track::Tracking;
 /// after every epoch, checkpoints, and `summary.json` at the end.
 ///
 /// The phases: `check_inputs` ([`crate::data_checks`]), `open_run_dir` (refuse, resume or return a finished run),
-/// `build_stepper` (the network and its step engine, a [`Stepper`]), the NTK at
+/// `stepper::build` (the network and its step engine, a [`ntk_engine::Stepper`]), the NTK at
 /// initialization, `run_epochs` (steps, divergence, evaluation, NTK tracking, checkpoints)
 /// and `finish` (the summary, [`crate::summary::finish`]).
 pub fn train(
@@ -54,17 +52,17 @@ pub fn train(
     let spec = cfg.spec()?;
     let augment = crate::data_checks::check_inputs(cfg, &spec, data)?;
     let mut run = Run::new((cfg, spec, augment), data, compute, out, reporter);
-    let (_lock, opened) = open_run_dir(run.out, &run.provenance, &run.config_text, opts.resume)?;
+    let (_lock, opened) = open_run_dir(run.out, &run.identity, opts.resume)?;
     let found = match opened {
         Start::Done(summary) => return Ok(summary),
         Start::Fresh => None,
         Start::Resume(ck) => Some(ck),
     };
-    let mut stepper = build_stepper(&run, found.as_ref())?;
+    let mut stepper = crate::stepper::build(&run, found.as_ref())?;
     if stepper.on_gpu() {
         // The provenance names the GPU that computed the steps (not part of the fingerprint:
         // the config is the same on either machine).
-        if let Some(m) = run.provenance.machine.as_mut() {
+        if let Some(m) = run.identity.provenance.machine.as_mut() {
             m.push_str(&format!("; steps: {}", stepper.method()));
         }
     }
@@ -74,13 +72,13 @@ pub fn train(
         .as_ref()
         .map_or_else(Vec::new, |t| t.warnings(&stepper.valid()));
     match (&tracking, &found) {
-        (Some(tr), None) => tr.record(&run, &stepper.valid(), &mut progress.tracked, 0, false)?,
+        (Some(tr), None) => tr.record(&run, stepper.as_ref(), &mut progress.tracked, 0, false)?,
         // The probes of the checkpoint's epoch, where an interruption stopped them (they
         // run after the checkpoint): measured now, on the same model.
         (Some(tr), Some(ck)) => {
             let epoch = ck.pointer.epoch;
             let last = epoch == run.epochs;
-            tr.record(&run, &stepper.valid(), &mut progress.tracked, epoch, last)?;
+            tr.record(&run, stepper.as_ref(), &mut progress.tracked, epoch, last)?;
         }
         (None, _) => {}
     }
@@ -110,79 +108,13 @@ pub fn train(
     crate::summary::finish(&run, &progress, diverged, process)
 }
 
-/// Builds the network (with the checkpoint's parameters when resuming) and its stepper
-/// ([`ntk_engine::choose`]); when resuming, checks that the checkpoint's optimizer state is of
-/// this engine's form and loads it. Logs who computes the steps.
-fn build_stepper(run: &Run, found: Option<&checkpoint::Loaded>) -> crate::Result<Box<dyn Stepper>> {
-    let (compute, d) = (run.compute, run.data.train.d);
-    let fresh = run.spec.build(d, &compute.device, compute.dtype())?;
-    let model = match found {
-        Some(ck) => {
-            let epoch = ck.pointer.epoch;
-            let line = format!("{}: resuming after epoch {epoch}", run.out.display());
-            run.reporter.log(&line);
-            ck.load_model(fresh)?
-        }
-        None => fresh,
-    };
-    let t = &run.cfg.train;
-    let setup = ntk_engine::Setup {
-        sgd: &run.sgd,
-        loss: t.loss,
-        compute,
-        batch: t.batch_size,
-        fp32: t.fp32_precision,
-    };
-    let mut stepper = ntk_engine::choose(t.engine, model, &setup)?;
-    if let Some(ck) = found {
-        let form = stepper.state_form();
-        check_engine(run.out, ck.pointer.engine, form)?;
-        let state = ck.load_state(form, &run.sgd)?;
-        stepper.load_state(state).map_err(|e| crate::Error::At {
-            path: ck.dir.clone(),
-            source: Box::new(e.into()),
-        })?;
-    }
-    run.reporter.log(&format!(
-        "{}: {} steps ({} engine)",
-        run.labels.model,
-        stepper.method(),
-        stepper.engine()
-    ));
-    Ok(stepper)
-}
-
-/// Whose optimizer state a run of `cfg` on `compute` would keep: the form of the engine it
-/// would take ([`ntk_engine::plan`], which builds nothing and starts no device), so that a
-/// dry run refuses the resume of another engine's checkpoint as the run would.
-pub(crate) fn engine_of(cfg: &TrainConfig, compute: &Compute) -> crate::Result<StateForm> {
-    let t = &cfg.train;
-    Ok(ntk_engine::plan(t.engine, &cfg.spec()?, compute, t.loss).state_form())
-}
-
-/// Refuses to resume a checkpoint written by another engine than `engine` (the optimizer
-/// state differs in form).
-pub(crate) fn check_engine(
-    out: &Path,
-    written_by: StateForm,
-    engine: StateForm,
-) -> crate::Result<()> {
-    if written_by == engine {
-        return Ok(());
-    }
-    Err(crate::Error::EngineMismatch {
-        out: out.to_path_buf(),
-        written_by,
-        engine,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use ntk_data::inputs::Inputs;
     use ntk_numerics::backend::{self, Precision};
 
     use super::*;
+    use crate::checkpoint;
     use crate::data::epoch_order;
     use crate::epoch::train_epoch;
 
@@ -258,7 +190,7 @@ engine = "{engine}"
         let spec = cfg.spec().unwrap();
         let run = Run::new((&cfg, spec, None), &data, &compute, dir.path(), &reporter);
         assert!(matches!(
-            open_run_dir(run.out, &run.provenance, &run.config_text, false),
+            open_run_dir(run.out, &run.identity, false),
             Ok((_, Start::Fresh))
         ));
         assert!(dir.path().join("config.toml").exists());
@@ -274,7 +206,7 @@ engine = "{engine}"
             let s = train_in(&config(engine), &data, d.path(), false);
             assert_eq!(s.engine.map(|e| e.name()), Some(engine));
         }
-        let err = open_run_dir(run.out, &run.provenance, &run.config_text, false)
+        let err = open_run_dir(run.out, &run.identity, false)
             .err()
             .unwrap()
             .to_string();
@@ -282,12 +214,12 @@ engine = "{engine}"
             err.contains("already holds a run") && err.contains("--resume"),
             "{err}"
         );
-        match open_run_dir(run.out, &run.provenance, &run.config_text, true) {
+        match open_run_dir(run.out, &run.identity, true) {
             Ok((_, Start::Done(s))) => assert_eq!(s, done),
             _ => panic!("a finished run is its summary"),
         }
         std::fs::remove_file(dir.path().join("summary.json")).unwrap();
-        match open_run_dir(run.out, &run.provenance, &run.config_text, true) {
+        match open_run_dir(run.out, &run.identity, true) {
             Ok((_, Start::Resume(ck))) => {
                 assert_eq!((ck.pointer.epoch, ck.pointer.iteration), (3, 9))
             }
@@ -305,7 +237,7 @@ engine = "{engine}"
             let reporter = Reporter::silent();
             let spec = cfg.spec().unwrap();
             let run = Run::new((&cfg, spec, None), &data, &compute, dir.path(), &reporter);
-            let mut s = build_stepper(&run, None).unwrap();
+            let mut s = crate::stepper::build(&run, None).unwrap();
             let mut iteration = 0;
             let mut guard = crate::divergence::Guard::new(1e4, None);
             let why = train_epoch(&run, s.as_mut(), 1, &mut iteration, &mut guard).unwrap_err();
@@ -397,18 +329,5 @@ engine = "{engine}"
         let ck = checkpoint::find(dir.path()).unwrap().unwrap();
         assert_eq!((ck.pointer.epoch, ck.pointer.iteration), (2, 6));
         assert_eq!(ck.rows.len(), 2);
-    }
-
-    #[test]
-    fn a_checkpoint_of_another_engine_is_named() {
-        let err = check_engine(Path::new("runs/x"), StateForm::Burn, StateForm::Host)
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            err,
-            "runs/x: the checkpoint was written by the burn engine and this run would use \
-             the host engine; set train.engine = \"burn\" to resume it"
-        );
-        assert!(check_engine(Path::new("runs/x"), StateForm::Host, StateForm::Host).is_ok());
     }
 }
