@@ -18,15 +18,19 @@ pub struct Permutation {
     pub splits: u64,
 }
 
-/// At most this many values in all (`2^20` subsets enumerated).
-pub const MAX_VALUES: usize = 20;
+/// At most this many splits enumerated (`C(n_a + n_b, n_a)`: 13 seeds against 13 is
+/// 10.4 million, 14 against 14 beyond). Each split is visited once, by its members
+/// (Gosper's next subset of the same size), not among all `2^(n_a + n_b)` subsets: 11 seeds
+/// against 11 (705,432 splits) had no test when every subset of 22 values was counted
+/// (ninth hostile round).
+pub const MAX_SPLITS: u64 = 1 << 24;
 
-/// [`Permutation`] for two non-empty samples of finite values, at most [`MAX_VALUES`] in
-/// all; `None` otherwise.
+/// [`Permutation`] for two non-empty samples of finite values with at most [`MAX_SPLITS`]
+/// splits; `None` otherwise.
 pub fn permutation(a: &[f64], b: &[f64]) -> Option<Permutation> {
     let (na, nb) = (a.len(), b.len());
     let n = na + nb;
-    if na == 0 || nb == 0 || n > MAX_VALUES {
+    if na == 0 || nb == 0 || n >= 64 || binomial(n, na).is_none_or(|c| c > MAX_SPLITS) {
         return None;
     }
     let pooled: Vec<f64> = a.iter().chain(b).copied().collect();
@@ -42,10 +46,9 @@ pub fn permutation(a: &[f64], b: &[f64]) -> Option<Permutation> {
         .max(f64::MIN_POSITIVE);
     let threshold = observed.abs() - 1e-12 * scale;
     let (mut splits, mut extreme) = (0u64, 0u64);
-    for mask in 0u32..(1u32 << n) {
-        if mask.count_ones() as usize != na {
-            continue;
-        }
+    // Every subset of `na` of the `n` indices, in increasing order of its bit mask.
+    let mut mask: u64 = (1u64 << na) - 1;
+    while mask < (1u64 << n) {
         let sum_a: f64 = (0..n)
             .filter(|i| mask & (1 << i) != 0)
             .map(|i| pooled[i])
@@ -54,11 +57,22 @@ pub fn permutation(a: &[f64], b: &[f64]) -> Option<Permutation> {
         if diff(sum_a).abs() >= threshold {
             extreme += 1;
         }
+        let low = mask & mask.wrapping_neg();
+        let ripple = mask + low;
+        mask = (((ripple ^ mask) >> 2) / low) | ripple;
     }
     Some(Permutation {
         difference: observed,
         p: extreme as f64 / splits as f64,
         splits,
+    })
+}
+
+/// `C(n, k)`, `None` beyond `u64`.
+fn binomial(n: usize, k: usize) -> Option<u64> {
+    let k = k.min(n - k) as u64;
+    (0..k).try_fold(1u64, |c, i| {
+        c.checked_mul(n as u64 - i).map(|c| c / (i + 1))
     })
 }
 
@@ -82,7 +96,10 @@ mod tests {
         let tied = permutation(&[1.0, 2.0, 2.0], &[2.0, 3.0, 3.0]).unwrap();
         assert_eq!(tied.p, brute(&[1.0, 2.0, 2.0, 2.0, 3.0, 3.0], 3, -1.0));
         assert!(permutation(&[], &[1.0]).is_none());
-        assert!(permutation(&[1.0; 11], &[2.0; 10]).is_none());
+        // 11 against 10 (352,716 splits) is tested; 15 against 15 (155 million) is not.
+        let many = permutation(&[1.0; 11], &[2.0; 10]).unwrap();
+        assert_eq!((many.splits, many.p), (352_716, 1.0 / 352_716.0));
+        assert!(permutation(&[1.0; 15], &[2.0; 15]).is_none());
         assert!(permutation(&[f64::NAN], &[1.0]).is_none());
     }
 

@@ -431,6 +431,59 @@ fn a_selection_seed_that_diverged_everywhere_hands_the_choice_on() {
     assert!(left[0].1.contains("diverged"), "{}", left[0].1);
 }
 
+/// Ninth hostile round: 11 seeds a side had no permutation test of the epoch counts (every
+/// subset of 22 values was counted, at most 20 values), and the untested row still carried
+/// Welch's interval. Splits are enumerated up to 2^24; beyond (14 seeds a side), the row is
+/// untested with no interval.
+#[test]
+fn an_untested_epoch_count_row_has_no_interval() {
+    let _serial = crate::common::serial();
+    let mut cfg = sweep_config();
+    cfg.train.epochs = Some(1);
+    cfg.data.n = 60;
+    cfg.sweep = Some(SweepAxes {
+        depths: vec![1, 2],
+        lrs: vec![0.2],
+        seeds: (1..=14).collect(),
+        ..Default::default()
+    });
+    let out = tempfile::tempdir().unwrap();
+    sweep::run(
+        &cfg,
+        out.path(),
+        Shard::all(),
+        &cpu(),
+        sweep::SweepOptions::default(),
+        &Reporter::silent(),
+    )
+    .unwrap();
+    report::collect(out.path(), false, false, None).unwrap();
+    let rows: Vec<std::collections::HashMap<String, String>> =
+        csv::Reader::from_path(out.path().join("compare.csv"))
+            .unwrap()
+            .deserialize()
+            .map(|r| r.unwrap())
+            .collect();
+    let speed: Vec<_> = rows
+        .iter()
+        .filter(|r| r["measure"] == "epochs_to_threshold")
+        .collect();
+    assert!(!speed.is_empty(), "{rows:?}");
+    for r in speed {
+        assert_eq!(r["seeds_a"], "14", "{r:?}");
+        assert_eq!(
+            (
+                r["test"].as_str(),
+                r["ci_low"].as_str(),
+                r["ci_high"].as_str()
+            ),
+            ("", "", ""),
+            "{r:?}"
+        );
+        assert_eq!(r["verdict_holm"], "untested", "{r:?}");
+    }
+}
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ntk-train"))
 }
