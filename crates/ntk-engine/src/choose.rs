@@ -163,36 +163,38 @@ pub fn choose(choice: EngineChoice, model: Net, setup: &Setup<'_>) -> Result<Box
     )?;
     let ad = compute.device.clone().autodiff();
     let model = model.fork(&ad).train();
-    if planned == Engine::Cudnn {
-        if choice == EngineChoice::Cudnn {
+    // The plan, stated once: the cuDNN engine (under `auto`, falling back where it does not
+    // start to what a build without it would take), the host engine or Burn's autodiff.
+    let on_host = match planned {
+        Engine::Cudnn if choice == EngineChoice::Cudnn => {
             if let Some(refusal) = cudnn_refusal(&spec, compute.precision, setup.loss) {
                 return Err(refusal);
             }
             return start_cudnn(model, setup).map_err(|reason| Error::NoCudnnEngine { reason });
         }
-        match start_cudnn(model.clone(), setup) {
+        Engine::Cudnn => match start_cudnn(model.clone(), setup) {
             Ok(s) => return Ok(s),
             // TF32 was asked of the cuDNN engine: no other engine has it.
             Err(reason) if setup.fp32 == Fp32Precision::Tf32 => {
                 return Err(Error::Tf32WithoutCudnn { reason });
             }
-            Err(reason) => eprintln!(
-                "warning: the GPU is not used: the cuDNN engine does not start ({reason}); \
-                 the steps run on the CPU instead (the host engine), many times slower. \
-                 Pass --engine cudnn to require the GPU (the run then stops with this \
-                 error), or --engine host to choose the CPU and silence this"
-            ),
-        }
-    }
-    let on_host = match choice {
-        EngineChoice::Host if !spec.on_host_engine() => {
+            Err(reason) => {
+                eprintln!(
+                    "warning: the GPU is not used: the cuDNN engine does not start ({reason}); \
+                     the steps run on the CPU instead (the host engine), many times slower. \
+                     Pass --engine cudnn to require the GPU (the run then stops with this \
+                     error), or --engine host to choose the CPU and silence this"
+                );
+                compute.on_host() && spec.on_host_engine()
+            }
+        },
+        Engine::Host if !spec.on_host_engine() => {
             return Err(Error::NoHostEngine {
                 model: model.describe(),
             });
         }
-        EngineChoice::Host => true,
-        EngineChoice::Auto => compute.on_host() && spec.on_host_engine(),
-        EngineChoice::Burn | EngineChoice::Cudnn => false,
+        Engine::Host => true,
+        Engine::Burn => false,
     };
     let engine = on_host
         .then(|| HostEngine::of(&model, (setup.sgd, setup.loss), compute.precision))
@@ -209,17 +211,20 @@ pub fn choose(choice: EngineChoice, model: Net, setup: &Setup<'_>) -> Result<Box
 }
 
 /// The cuDNN engine started for `model` (a CIFAR ResNet in f32, autodiff device, training
-/// mode), or why it does not start.
-#[cfg(feature = "cudnn")]
+/// mode), or why it does not start. Without the feature [`cudnn_refusal`] has refused
+/// before any call.
 fn start_cudnn(model: Net, setup: &Setup<'_>) -> std::result::Result<Box<dyn Stepper>, String> {
-    crate::cudnn::stepper::CudnnStepper::start(setup.sgd, model, setup.batch, setup.fp32)
-        .map(|s| Box::new(s) as Box<dyn Stepper>)
-        .map_err(|e| e.to_string())
-}
-
-#[cfg(not(feature = "cudnn"))]
-fn start_cudnn(_: Net, _: &Setup<'_>) -> std::result::Result<Box<dyn Stepper>, String> {
-    unreachable!("checked: the cuDNN engine is built in")
+    #[cfg(feature = "cudnn")]
+    {
+        crate::cudnn::stepper::CudnnStepper::start(setup.sgd, model, setup.batch, setup.fp32)
+            .map(|s| Box::new(s) as Box<dyn Stepper>)
+            .map_err(|e| e.to_string())
+    }
+    #[cfg(not(feature = "cudnn"))]
+    {
+        let _ = (model, setup);
+        unreachable!("checked: the cuDNN engine is built in")
+    }
 }
 
 /// What `train.engine = choice` computes the steps with in this build, for a dry run.
