@@ -207,6 +207,24 @@ pub fn check_memory(
     Ok(())
 }
 
+/// Checks that `probe.output` names one of the model's outputs, for the dry run as for the
+/// run (ninth hostile round: `--set probe.output=1` on a one-output file was "it would be
+/// computed" in the dry run, refused by the run).
+pub fn check_output(cfg: &OnnxConfig, model: &OnnxModel) -> crate::Result<()> {
+    let outputs = model.output_dim();
+    match cfg.probe.output {
+        OutputMode::Single(o) if o >= outputs => Err(Error::Config {
+            key: "probe.output",
+            value: o.to_string(),
+            reason: format!(
+                "{} has {outputs} output(s), counted from 0",
+                cfg.onnx.file.display()
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Checks that `inputs` have the model's values per sample.
 pub fn check_width(cfg: &OnnxConfig, model: &OnnxModel, inputs: &Inputs) -> crate::Result<()> {
     if inputs.d == model.input_dim() {
@@ -260,16 +278,7 @@ pub fn run(
         TensorData::new(inputs.x.clone(), [inputs.n, inputs.d]),
         (&compute.device, compute.dtype()),
     );
-    let outputs = model.output_dim();
-    if let OutputMode::Single(o) = cfg.probe.output
-        && o >= outputs
-    {
-        return Err(Error::Config {
-            key: "probe.output",
-            value: o.to_string(),
-            reason: format!("the model has {outputs} output(s)"),
-        });
-    }
+    check_output(cfg, model)?;
     let kernel = empirical_ntk(
         model,
         |m: &OnnxModel, x| m.forward(x),

@@ -62,6 +62,7 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
     let inputs = inputs::load(&cfg.data)?;
     ntk_probe::run::check_f32_inputs(cfg.probe.precision, &inputs)?;
     onnx::check_width(&cfg, model, &inputs)?;
+    onnx::check_output(&cfg, model)?;
     onnx::check_memory(&cfg, model, inputs.n, flags.max_memory.as_deref())?;
     if flags.dry_run {
         println!(

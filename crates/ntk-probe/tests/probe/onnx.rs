@@ -96,6 +96,35 @@ fn data_of_another_width_is_refused_naming_the_file_and_both_shapes() {
     );
 }
 
+/// Ninth hostile round: an output index the file does not have was "it would be computed"
+/// in the dry run and refused by the run; both refuse it, naming the key and the file.
+#[test]
+fn an_output_the_file_does_not_have_is_refused_by_the_dry_run_too() {
+    for dry in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let mut args = vec![
+            "--config",
+            "configs/onnx_mlp.toml",
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            "probe.output=1",
+        ];
+        if dry {
+            args.push("--dry-run");
+        }
+        let o = onnx(&args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "dry run {dry}: {e}");
+        assert!(
+            e.contains("probe.output = 1") && e.contains("onnx_mlp.onnx has 1 output(s)"),
+            "dry run {dry}: {e}"
+        );
+        assert!(!out.exists(), "dry run {dry}");
+    }
+}
+
 /// The file is read as the probe's other given files are: a device or a FIFO is refused,
 /// never read (`/dev/zero` was read until the process was killed for memory), and an empty
 /// set is the config's error, not the kernel's.
