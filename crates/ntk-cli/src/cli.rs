@@ -24,6 +24,18 @@ pub fn exit(code: u8) -> ! {
     unsafe { libc::_exit(i32::from(code)) }
 }
 
+/// Refuses, with exit code 2 and one line, an `RLIMIT_AS` (`ulimit -v`) too small for the
+/// program ([`ntk_runs::budget::check_address_space`]). Both tools call it before the BLAS
+/// library loads (under a limit that leaves it no room, OpenBLAS 0.3.31 cannot start its
+/// threads and raises SIGINT, exit 130, before any word of ours) and again once it has
+/// mapped its buffers.
+pub fn refuse_small_address_space() {
+    if let Err(e) = ntk_runs::budget::check_address_space() {
+        eprintln!("error: {e}");
+        exit(2);
+    }
+}
+
 /// Sets the panic hook of a binary named `tool`: a bug ends in one clear line
 /// (`tool: internal error: ...`) and a non-zero exit, not a backtrace; a failed write to
 /// standard output (a full device, `> /dev/full`), which Rust's `println!` turns into a

@@ -133,6 +133,7 @@ fn main() {
     ntk_probe::pages::small_pages();
     ntk_probe::freed::keep();
     ntk_runs::budget::set_address_floor(ntk_runs::budget::PROBE_ADDRESS_FLOOR);
+    ntk_cli::cli::refuse_small_address_space();
     // The host linear algebra (NTK_BLAS), chosen and loaded once; a bad choice ends here.
     if let Err(e) = ntk_numerics::linalg::load() {
         eprintln!("error: {e}");
@@ -144,10 +145,7 @@ fn main() {
     // A bug must still end in one clear line and a non-zero exit, not a backtrace.
     ntk_cli::cli::set_panic_hook("ntk-probe");
     let cli = Cli::parse();
-    if let Err(e) = ntk_runs::budget::check_address_space() {
-        eprintln!("error: {e}");
-        ntk_cli::cli::exit(2);
-    }
+    ntk_cli::cli::refuse_small_address_space();
     let result = match cli.command {
         Command::Run(a) => cmd::run::ntk(a),
         Command::Onnx(a) => cmd::onnx::onnx_cmd(a),

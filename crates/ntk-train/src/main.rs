@@ -70,6 +70,7 @@ static GLOBAL: ntk_cli::oom::ExitOnOom<std::alloc::System> =
     ntk_cli::oom::ExitOnOom(std::alloc::System);
 
 fn main() {
+    ntk_cli::cli::refuse_small_address_space();
     // The host linear algebra (NTK_BLAS), chosen and loaded once; a bad choice ends here.
     if let Err(e) = ntk_numerics::linalg::load() {
         eprintln!("error: {e}");
@@ -80,10 +81,7 @@ fn main() {
     ntk_cli::cli::restore_sigpipe();
     ntk_cli::cli::set_panic_hook("ntk-train");
     let cli = Cli::parse();
-    if let Err(e) = ntk_runs::budget::check_address_space() {
-        eprintln!("error: {e}");
-        ntk_cli::cli::exit(2);
-    }
+    ntk_cli::cli::refuse_small_address_space();
     let result = match cli.command {
         None => cmd::run::train_cmd(cli.run, Kind::Either),
         Some(Command::Run(a)) => cmd::run::run_cmd(a),
