@@ -60,8 +60,11 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
             Precision::parse(p).ok_or_else(|| format!("--precisions {p}: expected f32 or f64"))?,
         );
     }
-    // Every row's memory before the first is timed.
+    // Every row's backend and memory before the first is timed (and before the header: a
+    // backend refused after it left a table with no rows; eighth hostile round, B03).
+    let mut computes = Vec::new();
     for &precision in &precisions {
+        computes.push(backend::select(args.backend.as_deref(), precision)?);
         for &depth in &args.depths {
             let size = bench::BenchSize {
                 n: args.n,
@@ -95,11 +98,10 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
         "eigen s",
         "kappa"
     );
-    for &precision in &precisions {
-        let compute = backend::select(args.backend.as_deref(), precision)?;
+    for compute in &computes {
         for &depth in &args.depths {
             let r = bench::bench_one(
-                &compute,
+                compute,
                 args.n,
                 args.input_dim,
                 args.width,

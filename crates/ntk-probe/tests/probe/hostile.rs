@@ -1943,7 +1943,7 @@ fn an_onnx_input_beyond_f32_is_refused_by_run_and_dry_run() {
 /// The eighth hostile round's notes, settled: a config for the other command says which
 /// command takes it (T03: `run` with a `[sweep]` table, also one a `--set` adds; `sweep`
 /// without one), and `collect` on ntk-train's runs names the tool that collects them
-/// (CO05, PC07).
+/// (CO05, PC07); `bench` refuses a backend before it prints the table's header (B03).
 #[test]
 fn eighth_review_notes() {
     let dir = tempfile::tempdir().unwrap();
@@ -1993,5 +1993,14 @@ fn eighth_review_notes() {
         std::fs::read_dir(d.join("ts")).unwrap().count(),
         1,
         "nothing written"
+    );
+
+    // B03: a backend refused before the table's header is printed.
+    let o = run(&os(&["bench", "--backend", "bogus", "--n", "8"]));
+    assert_clean_error("bench --backend bogus", &o, &["unknown backend `bogus`"]);
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
     );
 }
