@@ -497,6 +497,43 @@ pub fn check_owned(dir: &Path, ours: &dyn Fn(&str) -> bool) -> crate::Result<()>
     })
 }
 
+/// [`check_writable`] without making anything, for a dry run (and a run before its work):
+/// the nearest of `dir` and its ancestors that exists must be a directory this process may
+/// write into (`access(W_OK | X_OK)`: its permissions, a read-only filesystem, an immutable
+/// directory). Ninth hostile round: every dry run said what would be computed where the run
+/// then refused (an --out whose parent could not be written), and `ntk-probe onnx` computed
+/// its kernel before it failed to write it.
+pub fn check_writable_unmade(dir: &Path) -> crate::Result<()> {
+    let existing = dir
+        .ancestors()
+        .map(|a| {
+            if a.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                a
+            }
+        })
+        .find(|a| fs::symlink_metadata(a).is_ok())
+        .unwrap_or(Path::new("."));
+    let refuse = |source: io::Error| crate::Error::NotWritable {
+        dir: existing.to_path_buf(),
+        source,
+    };
+    if !fs::metadata(existing).is_ok_and(|m| m.is_dir()) {
+        return Err(refuse(io::Error::from_raw_os_error(libc::ENOTDIR)));
+    }
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(existing.as_os_str().as_bytes())
+        .map_err(|e| refuse(io::Error::other(e)))?;
+    // SAFETY: `c` is a valid NUL-terminated path; access only reads it.
+    let r = unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(refuse(io::Error::last_os_error()))
+    }
+}
+
 /// Fails early, before any work, when `dir` cannot be created or written.
 pub fn check_writable(dir: &Path) -> crate::Result<()> {
     std::fs::create_dir_all(dir).map_err(|source| crate::Error::CreateDir {
@@ -524,6 +561,34 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    /// Ninth hostile round: the dry run's check of a place to write makes nothing; a path
+    /// under a file, or an ancestor this process may not write into, is refused.
+    #[test]
+    fn a_place_that_cannot_be_written_is_refused_without_making_anything() {
+        let dir = tempfile::tempdir().unwrap();
+        let deep = dir.path().join("a/b/c");
+        check_writable_unmade(&deep).unwrap();
+        assert!(!dir.path().join("a").exists(), "nothing made");
+        check_writable_unmade(Path::new("relative-new-dir")).unwrap();
+        fs::write(dir.path().join("file"), "").unwrap();
+        let err = check_writable_unmade(&dir.path().join("file/x"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("file") && err.contains("not writable"),
+            "{err}"
+        );
+        // Without root's override, a directory without write permission.
+        use std::os::unix::fs::PermissionsExt;
+        let locked = dir.path().join("locked");
+        fs::create_dir(&locked).unwrap();
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o555)).unwrap();
+        let writable_anyway = fs::write(locked.join("probe"), "").is_ok();
+        let checked = check_writable_unmade(&locked.join("out"));
+        assert_eq!(checked.is_ok(), writable_anyway, "{checked:?}");
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
     }
 
     /// Ninth hostile round: what the set's move into place cannot replace is refused

@@ -54,6 +54,9 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
     };
     if let Some(dir) = &out {
         ntk_files::outset::check_owned(dir, &|name| OUTPUT_FILES.contains(&name))?;
+        // Before the kernel is formed, and in the dry run (ninth hostile round: the run
+        // computed it, then failed to write inputs.npy).
+        ntk_files::outset::check_writable_unmade(dir)?;
         ntk_probe::run::check_onnx_inputs_outside(&cfg.onnx.file, &cfg.data, dir)?;
     }
     let compute = backend::select(cfg.probe.backend.as_deref(), cfg.probe.precision)?;

@@ -141,6 +141,10 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
     let out = ntk_files::outset::resolve_out(out_arg)?;
     run::check_inputs_outside(&cfg, &out)?;
     run::check_replaceable(&out)?;
+    // The set is made beside `out` and moved into place: its parent must take it, checked
+    // for the dry run as the run's start checks it (ninth hostile round).
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty());
+    ntk_files::outset::check_writable_unmade(parent.unwrap_or(std::path::Path::new(".")))?;
     run::check_memory(
         &cfg,
         inputs::expected_dim(&cfg.data)?,

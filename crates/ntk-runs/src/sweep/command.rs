@@ -72,6 +72,9 @@ pub fn run_command<C: SweepCommand>(
     let shard = Shard::parse_or_all(call.shard)?;
     tool.check(&out)?;
     if call.dry_run {
+        // Where the run's claim would refuse (an --out that cannot be made or written), the
+        // dry run refuses too, making nothing (ninth hostile round).
+        ntk_files::outset::check_writable_unmade(&out)?;
         tool.dry_run(&out, shard)?;
         return Ok(out);
     }
