@@ -22,6 +22,32 @@ fn sweep_config() -> TrainConfig {
     cfg
 }
 
+/// A row of a table `collect` writes, by column name.
+type Row = std::collections::HashMap<String, String>;
+
+/// Trains every run of `cfg`'s sweep into `out` on the CPU, then collects its tables.
+fn sweep_and_collect(cfg: &TrainConfig, out: &std::path::Path) {
+    sweep::run(
+        cfg,
+        out,
+        Shard::all(),
+        &cpu(),
+        sweep::SweepOptions::default(),
+        &Reporter::silent(),
+    )
+    .unwrap();
+    report::collect(out, false, false, None).unwrap();
+}
+
+/// The rows of `out/name` (sweep.csv, best.csv, compare.csv).
+fn table(out: &std::path::Path, name: &str) -> Vec<Row> {
+    csv::Reader::from_path(out.join(name))
+        .unwrap()
+        .deserialize()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
 #[test]
 fn expansion_names_every_point_and_shards_partition_it() {
     let _serial = crate::common::serial();
@@ -137,23 +163,8 @@ fn collect_reports_the_seeds_spread_speed_and_tests() {
         ..Default::default()
     });
     let out = tempfile::tempdir().unwrap();
-    sweep::run(
-        &cfg,
-        out.path(),
-        Shard::all(),
-        &cpu(),
-        sweep::SweepOptions::default(),
-        &Reporter::silent(),
-    )
-    .unwrap();
-    report::collect(out.path(), false, false, None).unwrap();
-    let table = |name: &str| -> Vec<std::collections::HashMap<String, String>> {
-        csv::Reader::from_path(out.path().join(name))
-            .unwrap()
-            .deserialize()
-            .map(|r| r.unwrap())
-            .collect()
-    };
+    sweep_and_collect(&cfg, out.path());
+    let table = |name: &str| table(out.path(), name);
     let f = |s: &str| s.parse::<f64>().unwrap();
     let runs = table("sweep.csv");
     let losses = |depth: &str| -> Vec<f64> {
@@ -234,26 +245,8 @@ fn the_rate_is_chosen_on_a_seed_the_comparison_leaves_out() {
         ..Default::default()
     });
     let out = tempfile::tempdir().unwrap();
-    let run = |cfg: &TrainConfig| {
-        sweep::run(
-            cfg,
-            out.path(),
-            Shard::all(),
-            &cpu(),
-            sweep::SweepOptions::default(),
-            &Reporter::silent(),
-        )
-        .unwrap();
-        report::collect(out.path(), false, false, None).unwrap();
-    };
-    type Row = std::collections::HashMap<String, String>;
-    let table = |name: &str| -> Vec<Row> {
-        csv::Reader::from_path(out.path().join(name))
-            .unwrap()
-            .deserialize()
-            .map(|r| r.unwrap())
-            .collect()
-    };
+    let run = |cfg: &TrainConfig| sweep_and_collect(cfg, out.path());
+    let table = |name: &str| table(out.path(), name);
     let f = |s: &str| s.parse::<f64>().unwrap();
     run(&cfg);
     let first = table("best.csv");
@@ -366,16 +359,8 @@ fn a_selection_seed_that_diverged_everywhere_hands_the_choice_on() {
         ..Default::default()
     });
     let out = tempfile::tempdir().unwrap();
-    sweep::run(
-        &cfg,
-        out.path(),
-        Shard::all(),
-        &cpu(),
-        sweep::SweepOptions::default(),
-        &Reporter::silent(),
-    )
-    .unwrap();
-    // As a run that diverged after its epochs records itself.
+    sweep_and_collect(&cfg, out.path());
+    // As a run that diverged after its epochs records itself (then collected again).
     let diverge = |id: &str| {
         let path = out.path().join("runs").join(id).join("summary.json");
         let text = std::fs::read_to_string(&path).unwrap();
@@ -389,14 +374,7 @@ fn a_selection_seed_that_diverged_everywhere_hands_the_choice_on() {
         diverge(&format!("depth002_relu_none_lr{lr}_seed1"));
     }
     report::collect(out.path(), false, false, None).unwrap();
-    type Row = std::collections::HashMap<String, String>;
-    let table = |name: &str| -> Vec<Row> {
-        csv::Reader::from_path(out.path().join(name))
-            .unwrap()
-            .deserialize()
-            .map(|r| r.unwrap())
-            .collect()
-    };
+    let table = |name: &str| table(out.path(), name);
     let best = table("best.csv");
     let depth2 = best
         .iter()
@@ -448,22 +426,8 @@ fn an_untested_epoch_count_row_has_no_interval() {
         ..Default::default()
     });
     let out = tempfile::tempdir().unwrap();
-    sweep::run(
-        &cfg,
-        out.path(),
-        Shard::all(),
-        &cpu(),
-        sweep::SweepOptions::default(),
-        &Reporter::silent(),
-    )
-    .unwrap();
-    report::collect(out.path(), false, false, None).unwrap();
-    let rows: Vec<std::collections::HashMap<String, String>> =
-        csv::Reader::from_path(out.path().join("compare.csv"))
-            .unwrap()
-            .deserialize()
-            .map(|r| r.unwrap())
-            .collect();
+    sweep_and_collect(&cfg, out.path());
+    let rows = table(out.path(), "compare.csv");
     let speed: Vec<_> = rows
         .iter()
         .filter(|r| r["measure"] == "epochs_to_threshold")
