@@ -36,6 +36,18 @@ pub fn refuse_small_address_space() {
     }
 }
 
+/// Refuses, with exit code 2 and one line, a `RAYON_NUM_THREADS` beyond what the CPUs can
+/// start in reasonable time ([`ntk_runs::slurm::rayon_threads_refusal`]). Call first thing
+/// in `main`, before any pool starts.
+pub fn refuse_absurd_thread_counts() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let value = std::env::var("RAYON_NUM_THREADS").ok();
+    if let Some(why) = ntk_runs::slurm::rayon_threads_refusal(value.as_deref(), cpus) {
+        eprintln!("error: {why}");
+        exit(2);
+    }
+}
+
 /// Sets the panic hook of a binary named `tool`: a bug ends in one clear line
 /// (`tool: internal error: ...`) and a non-zero exit, not a backtrace; a failed write to
 /// standard output (a full device, `> /dev/full`), which Rust's `println!` turns into a

@@ -134,6 +134,7 @@ fn main() {
     ntk_probe::freed::keep();
     ntk_runs::budget::set_address_floor(ntk_runs::budget::PROBE_ADDRESS_FLOOR);
     ntk_cli::cli::refuse_small_address_space();
+    ntk_cli::cli::refuse_absurd_thread_counts();
     // The host linear algebra (NTK_BLAS), chosen and loaded once; a bad choice ends here.
     if let Err(e) = ntk_numerics::linalg::load() {
         eprintln!("error: {e}");

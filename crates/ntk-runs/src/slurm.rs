@@ -99,6 +99,27 @@ pub fn use_cpus_per_task(set_blas_threads: impl FnOnce(usize)) -> Option<usize> 
     Some(n)
 }
 
+/// The most Rayon worker threads per CPU the process may use that `RAYON_NUM_THREADS` may
+/// ask for: oversubscription a user may want, with room. Beyond it the pool spends minutes
+/// starting threads before any work (100,000 spent over 60 s on a 0.04 s probe: ninth
+/// hostile round, V06).
+pub const RAYON_THREADS_PER_CPU: usize = 64;
+
+/// Why `RAYON_NUM_THREADS` cannot be honoured on a process that may use `cpus`: a count
+/// beyond [`RAYON_THREADS_PER_CPU`] per CPU, named with the bound. `None` when it is unset,
+/// not a count (Rayon then keeps its default, as it does for 0) or within the bound.
+pub fn rayon_threads_refusal(value: Option<&str>, cpus: usize) -> Option<String> {
+    let asked: usize = value?.trim().parse().ok()?;
+    let most = RAYON_THREADS_PER_CPU * cpus.max(1);
+    (asked > most).then(|| {
+        format!(
+            "RAYON_NUM_THREADS={asked}: more than {RAYON_THREADS_PER_CPU} worker threads for \
+             each of the {cpus} CPUs this process may use (at most {most}); starting them \
+             would take minutes before any work. Set it to {cpus} (one per CPU) or unset it"
+        )
+    })
+}
+
 /// The threads for `asked` CPUs on a process that may use `cpus`: never more than `cpus`
 /// (OpenBLAS caps its `OPENBLAS_NUM_THREADS` so, but not a count set at run time). Uncapped,
 /// `SLURM_CPUS_PER_TASK=16` on 2 CPUs started 16 BLAS threads with a 128 MiB buffer and an
@@ -112,6 +133,30 @@ pub fn capped_at_cpus(asked: usize, cpus: usize) -> usize {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn a_rayon_pool_beyond_64_threads_a_cpu_is_refused_by_name() {
+        let refusal = rayon_threads_refusal(Some("100000"), 2).unwrap();
+        assert!(
+            refusal.starts_with("RAYON_NUM_THREADS=100000: "),
+            "{refusal}"
+        );
+        assert!(
+            refusal.contains("(at most 128)") && refusal.contains("Set it to 2"),
+            "{refusal}"
+        );
+        // Within the bound, unset, or no count (Rayon's default): honoured.
+        for ok in [
+            Some("128"),
+            Some("3"),
+            Some("0"),
+            Some("abc"),
+            Some("-1"),
+            None,
+        ] {
+            assert_eq!(rayon_threads_refusal(ok, 2), None, "{ok:?}");
+        }
+    }
 
     fn shard(vars: &[(&str, &str)]) -> crate::Result<ArrayTask> {
         let map: HashMap<String, String> = vars

@@ -71,6 +71,7 @@ static GLOBAL: ntk_cli::oom::ExitOnOom<std::alloc::System> =
 
 fn main() {
     ntk_cli::cli::refuse_small_address_space();
+    ntk_cli::cli::refuse_absurd_thread_counts();
     // The host linear algebra (NTK_BLAS), chosen and loaded once; a bad choice ends here.
     if let Err(e) = ntk_numerics::linalg::load() {
         eprintln!("error: {e}");

@@ -2004,3 +2004,19 @@ fn eighth_review_notes() {
         String::from_utf8_lossy(&o.stdout)
     );
 }
+
+/// The ninth hostile round's V06: `RAYON_NUM_THREADS=100000` spent minutes starting
+/// threads before any work; a count beyond 64 threads a CPU is refused by name, first.
+#[test]
+fn ninth_review_notes() {
+    let o = probe()
+        .args(["theory", "--theta-deg", "5", "--depth", "1"])
+        .env("RAYON_NUM_THREADS", "100000")
+        .output()
+        .unwrap();
+    assert_clean_error(
+        "RAYON_NUM_THREADS=100000",
+        &o,
+        &["RAYON_NUM_THREADS=100000", "worker threads"],
+    );
+}
