@@ -18,6 +18,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 threads="${SEEDS_THREADS:-1}"
+# A count, or both libraries would ignore it without a word (ninth hostile round, Q06).
+case "$threads" in
+    ''|*[!0-9]*|0|00*) echo "seeds: SEEDS_THREADS=$threads: expected a count of threads, 1 or more" >&2; exit 2 ;;
+esac
 export RAYON_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS="$threads"
 bin="${NTK_TRAIN_BIN:-${CARGO_TARGET_DIR:-target}/debug/ntk-train}"
 if [ -z "${SEEDS_EXPORT_ONLY:-}" ] && [ ! -x "$bin" ]; then

@@ -142,3 +142,33 @@ fn names_are_plain_and_unique_and_a_failed_line_exports_nothing() {
             .exists()
     );
 }
+
+/// Ninth hostile round, Q06: a `SEEDS_THREADS` that is no count (it becomes
+/// RAYON_NUM_THREADS and OPENBLAS_NUM_THREADS, which both ignore then) is refused by name
+/// before any training.
+#[test]
+fn seeds_threads_is_a_count() {
+    let _guard = serial();
+    let (dir, stub) = tree();
+    for bad in ["abc", "0", "-1", "1.5"] {
+        let out = Command::new("bash")
+            .arg("experiments/seeds/run.sh")
+            .current_dir(dir.path())
+            .env("NTK_TRAIN_BIN", &stub)
+            .env("SEEDS_THREADS", bad)
+            .env_remove("SEEDS_ONLY")
+            .env_remove("SEEDS_EXPORT_ONLY")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {err}");
+        assert!(
+            err.contains(&format!("SEEDS_THREADS={bad}: expected a count")),
+            "{err}"
+        );
+        assert!(
+            !dir.path().join("calls.log").exists(),
+            "{bad:?}: nothing trained"
+        );
+    }
+}
