@@ -18,15 +18,16 @@ pub(crate) struct BenchArgs {
     /// f32 or f64.
     #[arg(long, default_value = "f32", value_parser = ntk_names::parse_arg::<Precision>)]
     precision: Precision,
-    /// Input dimension of the MLP; at least 1.
-    #[arg(long, default_value_t = 784, value_parser = ntk_cli::args::count(1))]
-    input_dim: usize,
-    /// Hidden width of the MLP; at least 1.
-    #[arg(long, default_value_t = 512, value_parser = ntk_cli::args::count(1))]
-    width: usize,
-    /// Depth of the MLP.
-    #[arg(long, default_value_t = 10, value_parser = ntk_cli::args::count(0))]
-    depth: usize,
+    /// Input dimension of the MLP (not with --resnet, whose input is 3x32x32); at least 1
+    /// [default: 784].
+    #[arg(long, value_parser = ntk_cli::args::count(1))]
+    input_dim: Option<usize>,
+    /// Hidden width of the MLP (not with --resnet); at least 1 [default: 512].
+    #[arg(long, value_parser = ntk_cli::args::count(1))]
+    width: Option<usize>,
+    /// Depth of the MLP (not with --resnet, which takes its depth) [default: 10].
+    #[arg(long, value_parser = ntk_cli::args::count(0))]
+    depth: Option<usize>,
     /// Samples per SGD step; at least 1.
     #[arg(long, default_value_t = 500, value_parser = ntk_cli::args::count(1))]
     batch: usize,
@@ -36,10 +37,10 @@ pub(crate) struct BenchArgs {
     /// Time a CIFAR ResNet of this depth (6n+2) instead of the MLP (input 3x32x32).
     #[arg(long, value_parser = ntk_cli::args::count(0))]
     resnet: Option<usize>,
-    /// The ResNet's variant: batch_norm, norm_relu, fixup, selu, or normalized (with
-    /// --activation).
-    #[arg(long, default_value = "batch_norm", value_parser = ntk_names::parse_arg::<ResNetVariant>)]
-    variant: ResNetVariant,
+    /// The ResNet's variant (with --resnet only): batch_norm, norm_relu, fixup, selu, or
+    /// normalized (with --activation) [default: batch_norm].
+    #[arg(long, value_parser = ntk_names::parse_arg::<ResNetVariant>)]
+    variant: Option<ResNetVariant>,
     /// The MLP's activation (default relu), or that of a ResNet with `--variant
     /// normalized` (required there; the other variants fix their own).
     #[arg(long, value_parser = ntk_names::parse_arg::<ActivationKind>)]
@@ -59,9 +60,10 @@ pub(crate) struct BenchArgs {
 pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
     let compute = backend::select(a.backend.as_deref(), a.precision)?;
     let peak = ntk_numerics::bench::peak_gflops(a.precision);
+    refuse_flags_of_the_other_network(&a)?;
     let (spec, input_dim) = match a.resnet {
         Some(d) => {
-            let v = a.variant;
+            let v = a.variant.unwrap_or(ResNetVariant::BatchNorm);
             let named = ntk_names::name(&v);
             match (v, a.activation) {
                 (ResNetVariant::Normalized, None) => {
@@ -88,15 +90,16 @@ pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
             let dim = r.input_dim();
             (NetSpec::ResNet(r), dim)
         }
-        None => (
-            ntk_train::bench::mlp_spec(
-                a.input_dim,
-                a.width,
-                a.depth,
+        None => {
+            let input_dim = a.input_dim.unwrap_or(784);
+            let spec = ntk_train::bench::mlp_spec(
+                input_dim,
+                a.width.unwrap_or(512),
+                a.depth.unwrap_or(10),
                 a.activation.unwrap_or(ActivationKind::Relu),
-            ),
-            a.input_dim,
-        ),
+            );
+            (spec, input_dim)
+        }
     };
     let loss = ntk_engine::Loss::CrossEntropy;
     let cudnn_trains = ntk_engine::choose::cudnn_candidate(&spec, a.precision, loss);
@@ -130,4 +133,35 @@ pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
     );
     println!("{}", serde_json::to_string(&r).expect("serializes"));
     Ok(())
+}
+
+/// Refuses a flag of the network not timed: the MLP's --input-dim, --width and --depth
+/// beside --resnet, --variant without it (tenth hostile round: each was ignored without a
+/// word, and the other network timed).
+fn refuse_flags_of_the_other_network(a: &BenchArgs) -> CliResult<()> {
+    let (given, other): (Vec<&str>, &str) = match a.resnet {
+        Some(_) => (
+            [
+                ("--input-dim", a.input_dim.is_some()),
+                ("--width", a.width.is_some()),
+                ("--depth", a.depth.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(f, g)| g.then_some(f))
+            .collect(),
+            "the MLP's (not timed with --resnet, a CIFAR ResNet of 3x32x32 inputs)",
+        ),
+        None => (
+            a.variant
+                .is_some()
+                .then_some("--variant")
+                .into_iter()
+                .collect(),
+            "the ResNet's (with --resnet only; without it the MLP is timed)",
+        ),
+    };
+    match given.as_slice() {
+        [] => Ok(()),
+        flags => Err(format!("{}: does not apply: {other}", flags.join(", ")).into()),
+    }
 }
