@@ -274,7 +274,7 @@ pub fn from_table<T: DeserializeOwned>(
     path: &Path,
     text: Option<&str>,
 ) -> crate::Result<T> {
-    let err = match table.try_into::<T>() {
+    let err = match table.clone().try_into::<T>() {
         Ok(v) => return Ok(v),
         Err(e) => e,
     };
@@ -348,6 +348,9 @@ pub fn from_table<T: DeserializeOwned>(
             source: Box::new(e),
         });
     }
+    // A name given as a number in the file itself reads as an override's does (tenth
+    // hostile round, P04: `activation = 1` in the file read toml's "unit variant").
+    let message = value_at(&table, &key).map_or(message.clone(), |v| name_message(message, v));
     if sets.is_empty() {
         return Err(Error::ConfigKey {
             path: path.to_path_buf(),
@@ -393,12 +396,29 @@ pub fn lookup(table: &Table, key: &str) -> bool {
 /// "invalid type: unit variant, expected string only", says what was wrong with the
 /// override (eighth hostile round, P05: `--set prediction.kernels=[1]`).
 fn plain_message(message: String, a: &Assignment) -> String {
+    match &a.value {
+        Some(v) => name_message(message, v),
+        None => message,
+    }
+}
+
+/// toml's "unit variant" message for `value` where a name belongs, said plainly; any other
+/// message as it is.
+fn name_message(message: String, value: &Value) -> String {
     if message != "invalid type: unit variant, expected string only" {
         return message;
     }
-    match &a.value {
-        Some(v) => format!("expected a name in quotes (KEY = \"name\"), found {v}"),
-        None => message,
+    format!("expected a name in quotes (KEY = \"name\"), found {value}")
+}
+
+/// The value at the dotted `key` of `table`, if any.
+fn value_at<'a>(table: &'a Table, key: &str) -> Option<&'a Value> {
+    let (head, rest) = key.split_once('.').unwrap_or((key, ""));
+    let v = table.get(head)?;
+    match (rest.is_empty(), v) {
+        (true, v) => Some(v),
+        (false, Value::Table(inner)) => value_at(inner, rest),
+        (false, _) => None,
     }
 }
 

@@ -2291,3 +2291,62 @@ fn eighth_review_notes() {
     }
     assert!(!d.join("o").exists());
 }
+
+/// Issue 65, tenth hostile round. `ntk-train bench --variant normalized --activation tanh`
+/// without `--resnet` timed the MLP and said nothing of --variant; `--width`, `--depth` and
+/// `--input-dim` beside `--resnet` were ignored likewise: each is refused as not applying.
+/// A name written as a number in the file itself (`activation = 1`, not a --set) read
+/// toml's "invalid type: unit variant, expected string only": said as a --set's is.
+#[test]
+fn tenth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bench = |extra: &[&str]| {
+        let mut v: Vec<OsString> = ["bench", "--steps", "1", "--batch", "2"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        v.extend(extra.iter().map(OsString::from));
+        run(&v)
+    };
+    let o = bench(&[
+        "--variant",
+        "normalized",
+        "--activation",
+        "tanh",
+        "--width",
+        "4",
+    ]);
+    assert_clean_error(
+        "variant without resnet",
+        &o,
+        &["--variant", "does not apply"],
+    );
+    for flag in ["--width", "--depth", "--input-dim"] {
+        let o = bench(&["--resnet", "8", flag, "3"]);
+        assert_clean_error(flag, &o, &[flag, "does not apply", "--resnet"]);
+    }
+    let o = bench(&["--width", "4", "--depth", "1", "--input-dim", "4"]);
+    assert_ok("the MLP's own flags", &o);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("mlp depth 1 width 4"));
+
+    let cfg = write(
+        d,
+        "t.toml",
+        &TINY.replace("activation = \"relu\"", "activation = 1"),
+    );
+    // Typed from the table (a --set beside it, or a file set's rows filled in); a file read
+    // alone reads toml's own line and column ("wanted string or table", the value shown).
+    let o = run(&args(
+        &cfg,
+        &d.join("o"),
+        &["--dry-run", "--set", "train.epochs=3"],
+    ));
+    assert_clean_error(
+        "activation = 1 in the file",
+        &o,
+        &["t.toml", "model.activation", "a name in quotes", "found 1"],
+    );
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("unit variant"));
+    assert!(!d.join("o").exists());
+}
