@@ -523,7 +523,13 @@ pub(crate) fn check_command(
             return Ok(());
         }
     }
-    let has_sweep = table.contains_key("sweep");
+    // Only a table is a [sweep]: a `--set sweep=1` is no table, and loading names its type
+    // (tenth hostile round: `ntk-probe run` read "has a [sweep] table" for it).
+    let has_sweep = match table.get("sweep") {
+        None => false,
+        Some(v) if v.is_table() => true,
+        Some(_) => return Ok(()),
+    };
     if has_sweep == want_sweep {
         return Ok(());
     }

@@ -167,14 +167,26 @@ pub enum Error {
     NoPoints { out: PathBuf },
     /// A directory of training runs (`ntk-train`'s `runs/<run>/metrics.csv`, or a run's
     /// own `metrics.csv`), handed to the probe's collect.
+    /// With `beside_points`, `runs/` holds other entries too (a probe sweep's): the two
+    /// tools' output mixed, which neither collect takes.
     #[error(
-        "{}: holds ntk-train runs ({}), not ntk-probe points: collect it with \
-         `ntk-train collect {}`",
+        "{}: holds ntk-train runs ({}){}",
         .out.display(),
         .found,
-        .out.display()
+        if *.beside_points {
+            " beside other entries under runs/ (ntk-probe points?): neither tool collects \
+             the two mixed; move the training runs to their own directory and collect that \
+             with `ntk-train collect`"
+                .to_string()
+        } else {
+            format!(", not ntk-probe points: collect it with `ntk-train collect {}`", .out.display())
+        }
     )]
-    TrainingRuns { out: PathBuf, found: String },
+    TrainingRuns {
+        out: PathBuf,
+        found: String,
+        beside_points: bool,
+    },
 
     // --- numerics and devices ---
     /// A device operation that failed (the backend's error).

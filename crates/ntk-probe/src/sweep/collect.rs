@@ -462,21 +462,37 @@ pub fn collect(
 /// [`collect`] with the figures in `layout`.
 /// Refuses `ntk-train`'s output ([`crate::Error::TrainingRuns`]): a run's `metrics.csv` in
 /// `out` or in a directory of `out/runs`, which no probe point writes.
+///
+/// A `runs/` that also holds other entries (a probe sweep's activations, say) is said to mix
+/// the two tools' output, which neither collect takes: the advice is to move the training
+/// runs out, not to run `ntk-train collect` there (tenth hostile round: it wrote training
+/// tables into the probe sweep's directory, warning of every probe point).
 pub(super) fn refuse_training_runs(out: &Path) -> crate::Result<()> {
-    let found = if out.join("metrics.csv").is_file() {
-        Some("metrics.csv".to_string())
+    let (found, beside_points) = if out.join("metrics.csv").is_file() {
+        (Some("metrics.csv".to_string()), false)
     } else {
-        std::fs::read_dir(out.join("runs"))
+        let entries: Vec<std::fs::DirEntry> = std::fs::read_dir(out.join("runs"))
             .into_iter()
             .flatten()
             .flatten()
-            .find(|e| e.path().join("metrics.csv").is_file())
-            .map(|e| format!("runs/{}/metrics.csv", e.file_name().to_string_lossy()))
+            .collect();
+        let is_run = |e: &std::fs::DirEntry| e.path().join("metrics.csv").is_file();
+        (
+            entries
+                .iter()
+                .find(|e| is_run(e))
+                .map(|e| format!("runs/{}/metrics.csv", e.file_name().to_string_lossy())),
+            // A run killed before its first epoch has its config.toml, no metrics.csv yet.
+            entries
+                .iter()
+                .any(|e| e.path().is_dir() && !is_run(e) && !e.path().join("config.toml").exists()),
+        )
     };
     match found {
         Some(found) => Err(crate::Error::TrainingRuns {
             out: out.to_path_buf(),
             found,
+            beside_points,
         }),
         None => Ok(()),
     }

@@ -2020,3 +2020,66 @@ fn ninth_review_notes() {
         &["RAYON_NUM_THREADS=100000", "worker threads"],
     );
 }
+
+/// Issue 65, tenth hostile round. `ntk-probe run --set sweep=1` (or `sweep=[]`, no table)
+/// read "has a [sweep] table: run it with `ntk-probe sweep`"; only a table is one, and the
+/// load names the value's type. `ntk-probe collect` on a probe sweep whose `runs/` also held
+/// a training run said it "holds ntk-train runs, not ntk-probe points" and sent the user to
+/// `ntk-train collect`, which wrote training tables into the probe sweep's directory: the
+/// mix is said as one, and nothing written.
+#[test]
+fn tenth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let one = write(d, "t.toml", TINY);
+    for value in ["sweep=1", "sweep=[]"] {
+        let o = run(&ntk_args(
+            &one,
+            &d.join("o"),
+            &["--set", value, "--dry-run"],
+        ));
+        assert_clean_error(value, &o, &[&format!("--set {value}")]);
+        assert!(
+            !String::from_utf8_lossy(&o.stderr).contains("has a [sweep] table"),
+            "{value}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    assert!(!d.join("o").exists());
+
+    let mixed = d.join("ps");
+    let point = mixed.join("runs/relu/depth01/seed1/whole");
+    std::fs::create_dir_all(&point).unwrap();
+    std::fs::write(point.join("summary.json"), "{}").unwrap();
+    let train_run = mixed.join("runs/trainrun");
+    std::fs::create_dir_all(&train_run).unwrap();
+    std::fs::write(train_run.join("metrics.csv"), "epoch\n").unwrap();
+    let mut collect = os(&["collect"]);
+    collect.push(mixed.clone().into());
+    let o = run(&collect);
+    assert_clean_error(
+        "collect a mix",
+        &o,
+        &[
+            "runs/trainrun/metrics.csv",
+            "beside other entries under runs/",
+        ],
+    );
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("collect it with"));
+    assert_eq!(
+        std::fs::read_dir(&mixed).unwrap().count(),
+        1,
+        "nothing written"
+    );
+    // A training sweep with a run killed before its first epoch (config.toml alone) is
+    // still a training sweep, not a mix.
+    let ts = d.join("ts");
+    for (run_dir, file) in [("a", "metrics.csv"), ("b", "config.toml")] {
+        std::fs::create_dir_all(ts.join("runs").join(run_dir)).unwrap();
+        std::fs::write(ts.join("runs").join(run_dir).join(file), "x\n").unwrap();
+    }
+    let mut collect = os(&["collect"]);
+    collect.push(ts.into());
+    let o = run(&collect);
+    assert_clean_error("a train sweep", &o, &["collect it with `ntk-train collect"]);
+}
