@@ -28,6 +28,12 @@ if [ -z "${SEEDS_EXPORT_ONLY:-}" ] && [ ! -x "$bin" ]; then
     echo "seeds: $bin not found: cargo build -p ntk-train first (or set NTK_TRAIN_BIN)" >&2
     exit 2
 fi
+# A count the tool refuses (beyond 64 threads a CPU) would fail every line and end the queue
+# with 0 (tenth hostile round): asked of the tool itself, which refuses it first thing.
+if [ -z "${SEEDS_EXPORT_ONLY:-}" ] && ! refusal=$("$bin" --version 2>&1 >/dev/null); then
+    echo "seeds: $bin refuses to start with SEEDS_THREADS=$threads (its RAYON_NUM_THREADS and OPENBLAS_NUM_THREADS): ${refusal#error: }" >&2
+    exit 2
+fi
 
 # Copies the finished runs of runs/seeds/$1 into $2/runs (a run's own files only: no
 # checkpoints, no locks).

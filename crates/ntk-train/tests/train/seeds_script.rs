@@ -9,7 +9,9 @@ use std::process::{Command, Output};
 use crate::common::serial;
 
 /// A scratch tree holding run.sh and a two-line queue whose last line has no newline, and a
-/// stand-in binary that appends its arguments to `calls.log`.
+/// stand-in binary that appends its arguments to `calls.log` (but for `--version`, which
+/// run.sh asks first to learn whether the tool starts at all; `REFUSE_START` makes it refuse
+/// as ntk-train refuses a RAYON_NUM_THREADS beyond its bound).
 fn tree() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let seeds = dir.path().join("experiments/seeds");
@@ -26,7 +28,7 @@ fn tree() -> (tempfile::TempDir, PathBuf) {
     std::fs::write(
         &stub,
         format!(
-            "#!/bin/sh\necho \"$*\" >> {}\n",
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then\n  [ -z \"$REFUSE_START\" ] || {{ echo \"error: $REFUSE_START\" >&2; exit 2; }}\n  exit 0\nfi\necho \"$*\" >> {}\n",
             dir.path().join("calls.log").display()
         ),
     )
@@ -125,7 +127,12 @@ fn names_are_plain_and_unique_and_a_failed_line_exports_nothing() {
     std::fs::create_dir_all(&run_dir).unwrap();
     std::fs::write(run_dir.join("summary.json"), "{}").unwrap();
     let failing = dir.path().join("fail.sh");
-    std::fs::write(&failing, "#!/bin/sh\nexit 1\n").unwrap();
+    // It starts (--version, which run.sh asks first), then fails the sweep.
+    std::fs::write(
+        &failing,
+        "#!/bin/sh\n[ \"$1\" = --version ] && exit 0\nexit 1\n",
+    )
+    .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&failing, std::fs::Permissions::from_mode(0o755)).unwrap();
     let (o, _) = run(dir.path(), &failing, None);
@@ -171,4 +178,45 @@ fn seeds_threads_is_a_count() {
             "{bad:?}: nothing trained"
         );
     }
+}
+
+/// Tenth hostile round: a SEEDS_THREADS that is a count but one ntk-train refuses (beyond 64
+/// threads a CPU) failed every line of the queue, each naming RAYON_NUM_THREADS, and the
+/// queue ended "queue done", exit 0. run.sh asks the tool to start first (`--version`, under
+/// the thread counts it exports) and stops there, exit 2, naming SEEDS_THREADS and the
+/// tool's reason; nothing trained.
+#[test]
+fn a_thread_count_the_tool_refuses_stops_the_queue_first() {
+    let _guard = serial();
+    let (dir, stub) = tree();
+    let out = Command::new("bash")
+        .arg("experiments/seeds/run.sh")
+        .current_dir(dir.path())
+        .env("NTK_TRAIN_BIN", &stub)
+        .env("SEEDS_THREADS", "1000")
+        .env(
+            "REFUSE_START",
+            "RAYON_NUM_THREADS=1000: more than 64 worker threads",
+        )
+        .env_remove("SEEDS_ONLY")
+        .env_remove("SEEDS_EXPORT_ONLY")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("refuses to start with SEEDS_THREADS=1000")
+            && err.contains("RAYON_NUM_THREADS=1000: more than 64"),
+        "{err}"
+    );
+    assert!(!err.contains("queue done"), "{err}");
+    assert!(!dir.path().join("calls.log").exists(), "nothing trained");
+    // The real tool refuses such a count first thing, --version included.
+    let real = Command::new(env!("CARGO_BIN_EXE_ntk-train"))
+        .arg("--version")
+        .env("RAYON_NUM_THREADS", "100000")
+        .output()
+        .unwrap();
+    assert_eq!(real.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&real.stderr).contains("RAYON_NUM_THREADS=100000"));
 }
