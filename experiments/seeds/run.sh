@@ -20,8 +20,13 @@ cd "$(dirname "$0")/../.."
 threads="${SEEDS_THREADS:-1}"
 # A count, or both libraries would ignore it without a word (ninth hostile round, Q06).
 case "$threads" in
-    ''|*[!0-9]*|0|00*) echo "seeds: SEEDS_THREADS=$threads: expected a count of threads, 1 or more" >&2; exit 2 ;;
+    ''|*[!0-9]*) threads_bad=1 ;;
+    *) threads_bad=$(( ${#threads} > 18 ? 0 : 10#$threads < 1 )) ;;
 esac
+if [ "$threads_bad" = 1 ]; then
+    echo "seeds: SEEDS_THREADS=$threads: expected a count of threads, 1 or more" >&2
+    exit 2
+fi
 export RAYON_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS="$threads"
 bin="${NTK_TRAIN_BIN:-${CARGO_TARGET_DIR:-target}/debug/ntk-train}"
 if [ -z "${SEEDS_EXPORT_ONLY:-}" ] && [ ! -x "$bin" ]; then

@@ -229,6 +229,15 @@ impl ScheduleConfig {
                  decays"
             ));
         }
+        // A milestone at 0 decays from the first step: the run never sees optim.lr (tenth
+        // hostile round, S03; PyTorch's MultiStepLR would never fire it).
+        if self.kind == ScheduleKind::MultiStep && self.milestones.first() == Some(&0) {
+            said.push(format!(
+                "schedule.milestones = {:?}: a milestone at 0 decays the rate from the first \
+                 step, so the run never trains at optim.lr",
+                self.milestones
+            ));
+        }
         let beyond: Vec<usize> = self
             .milestones
             .iter()

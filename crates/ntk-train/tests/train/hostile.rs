@@ -2276,6 +2276,10 @@ fn eighth_review_notes() {
             &["schedule.kind=\"multi_step\"", "schedule.milestones=[1,2]"][..],
             "schedule.milestones = [1, 2]: the run has 2 epochs, so it never reaches [2]",
         ),
+        (
+            &["schedule.kind=\"multi_step\"", "schedule.milestones=[0,1]"][..],
+            "schedule.milestones = [0, 1]: a milestone at 0 decays the rate from the first step",
+        ),
     ] {
         let mut extra = vec!["--dry-run"];
         for s in sets {
