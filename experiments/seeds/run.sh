@@ -19,11 +19,7 @@ cd "$(dirname "$0")/../.."
 
 threads="${SEEDS_THREADS:-1}"
 # A count, or both libraries would ignore it without a word (ninth hostile round, Q06).
-case "$threads" in
-    ''|*[!0-9]*) threads_bad=1 ;;
-    *) threads_bad=$(( ${#threads} > 18 ? 0 : 10#$threads < 1 )) ;;
-esac
-if [ "$threads_bad" = 1 ]; then
+if [[ ! "$threads" =~ ^[0-9]+$ || "$threads" =~ ^0+$ ]]; then
     echo "seeds: SEEDS_THREADS=$threads: expected a count of threads, 1 or more" >&2
     exit 2
 fi

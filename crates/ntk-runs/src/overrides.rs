@@ -310,7 +310,8 @@ pub fn from_table<T: DeserializeOwned>(
             .flatten()
     };
     if let Some(a) = culprit.or_else(created) {
-        let message = plain_message(message, a);
+        // The value at the error's key, else the override's whole value.
+        let message = name_message(message, value_at(&table, &key).or(a.value.as_ref()));
         return Err(if message.starts_with("unknown field") {
             Error::UnknownKey {
                 origin: a.origin.clone(),
@@ -350,7 +351,7 @@ pub fn from_table<T: DeserializeOwned>(
     }
     // A name given as a number in the file itself reads as an override's does (tenth
     // hostile round, P04: `activation = 1` in the file read toml's "unit variant").
-    let message = value_at(&table, &key).map_or(message.clone(), |v| name_message(message, v));
+    let message = name_message(message, value_at(&table, &key));
     if sets.is_empty() {
         return Err(Error::ConfigKey {
             path: path.to_path_buf(),
@@ -392,23 +393,17 @@ pub fn lookup(table: &Table, key: &str) -> bool {
     false
 }
 
-/// toml's message for a value that is not a string where a name (an enum variant) belongs,
-/// "invalid type: unit variant, expected string only", says what was wrong with the
-/// override (eighth hostile round, P05: `--set prediction.kernels=[1]`).
-fn plain_message(message: String, a: &Assignment) -> String {
-    match &a.value {
-        Some(v) => name_message(message, v),
-        None => message,
+/// toml's "invalid type: unit variant, expected string only", for a `value` that is not a
+/// string where a name (an enum variant) belongs, said plainly (eighth hostile round, P05:
+/// `--set prediction.kernels=[1]`; tenth, P04: `activation = 1` in the file); any other
+/// message, or one without the value, as it is.
+fn name_message(message: String, value: Option<&Value>) -> String {
+    match value {
+        Some(v) if message == "invalid type: unit variant, expected string only" => {
+            format!("expected a name in quotes (KEY = \"name\"), found {v}")
+        }
+        _ => message,
     }
-}
-
-/// toml's "unit variant" message for `value` where a name belongs, said plainly; any other
-/// message as it is.
-fn name_message(message: String, value: &Value) -> String {
-    if message != "invalid type: unit variant, expected string only" {
-        return message;
-    }
-    format!("expected a name in quotes (KEY = \"name\"), found {value}")
 }
 
 /// The value at the dotted `key` of `table`, if any.

@@ -459,7 +459,6 @@ pub fn collect(
     collect_as(cfg, out, title, allow_mixed, Layout::Screen)
 }
 
-/// [`collect`] with the figures in `layout`.
 /// Refuses `ntk-train`'s output ([`crate::Error::TrainingRuns`]): a run's `metrics.csv` in
 /// `out` or in a directory of `out/runs`, which no probe point writes.
 ///
@@ -498,6 +497,7 @@ pub(super) fn refuse_training_runs(out: &Path) -> crate::Result<()> {
     }
 }
 
+/// [`collect`] with the figures in `layout`.
 pub fn collect_as(
     cfg: Option<&SweepConfig>,
     out: &Path,
