@@ -112,10 +112,10 @@ def compare(a, b):
 
 
 def holm(ps):
-    """Holm's step-down adjusted p-values of a family, in the order given; None entries
-    (comparisons without a test) are not members of the family and stay None (as
-    ntk_runs::stats::holm)."""
-    tested = sorted(((p, i) for i, p in enumerate(ps) if p is not None))
+    """Holm's step-down adjusted p-values of a family, in the order given; None and NaN
+    entries (comparisons without a test) are not members of the family and come back None
+    (as ntk_runs::stats::holm, and as R's p.adjust leaves NA out of its n)."""
+    tested = sorted(((p, i) for i, p in enumerate(ps) if p is not None and not math.isnan(p)))
     out, running, m = [None] * len(ps), 0.0, len(tested)
     for rank, (p, i) in enumerate(tested):
         running = max(running, min(1.0, (m - rank) * p))
@@ -163,6 +163,10 @@ if __name__ == "__main__":
     for g, w in zip(got, [0.03, 0.06, None, 0.06, 0.02]):
         assert (g is None and w is None) or abs(g - w) < 1e-15, got
     assert holm([0.6, 0.7]) == [1.0, 1.0] and holm([]) == []
+    # NaN is no test, wherever it stands (ninth hostile round, W03): R's
+    # p.adjust(c(NA, 0.01), "holm") = NA 0.01.
+    assert holm([math.nan, 0.01]) == [None, 0.01]
+    assert holm([0.01, math.nan, 0.02]) == [0.02, None, 0.02]
     # ntk_runs::stats::equivalence's check: means 0.1 apart, Welch se = sqrt(2/3) * 0.1, 4 df.
     a, b = [1.0, 1.1, 1.2], [0.9, 1.0, 1.1]
     assert tost(a, b, 1.0)[0] < ALPHA and tost(a, b, 0.05)[0] > ALPHA

@@ -312,6 +312,7 @@ pub fn from_table<T: DeserializeOwned>(
     if let Some(a) = culprit.or_else(created) {
         // The value at the error's key, else the override's whole value.
         let message = name_message(message, value_at(&table, &key).or(a.value.as_ref()));
+        let message = unread_bracket_message(message, a.value.as_ref());
         return Err(if message.starts_with("unknown field") {
             Error::UnknownKey {
                 origin: a.origin.clone(),
@@ -403,6 +404,33 @@ fn name_message(message: String, value: Option<&Value>) -> String {
             format!("expected a name in quotes (KEY = \"name\"), found {v}")
         }
         _ => message,
+    }
+}
+
+/// toml's "invalid type: string ..." for an override whose text opens an array or an inline
+/// table that TOML could not read (ninth hostile round, I02: `--set "sweep.depths=[1, 2"`
+/// read 'invalid type: string "[1, 2", expected a sequence'): TOML's own reason is added;
+/// any other message as it is.
+fn unread_bracket_message(message: String, value: Option<&Value>) -> String {
+    let Some(Value::String(text)) = value else {
+        return message;
+    };
+    let trimmed = text.trim();
+    let kind = match trimmed.chars().next() {
+        Some('[') => "an array",
+        Some('{') => "an inline table",
+        _ => return message,
+    };
+    if !message.starts_with("invalid type: string") {
+        return message;
+    }
+    match format!("v = {trimmed}").parse::<Table>() {
+        Err(e) => {
+            let reason: Vec<&str> = e.message().lines().map(str::trim).collect();
+            let reason = reason.join(", ").trim_end_matches('.').to_string();
+            format!("{message}; the text opens {kind} TOML cannot read: {reason}")
+        }
+        Ok(_) => message,
     }
 }
 
@@ -592,6 +620,43 @@ mod tests {
 
     fn sets(args: &[&str]) -> Vec<Assignment> {
         args.iter().map(|a| Assignment::parse(a).unwrap()).collect()
+    }
+
+    /// An override whose text opens an array TOML cannot read (unclosed) adds TOML's reason
+    /// to serde's "invalid type: string" (ninth hostile round, I02); a string that merely
+    /// starts with a bracket where a string belongs is taken.
+    #[test]
+    fn an_unclosed_array_in_a_set_says_why_toml_could_not_read_it() {
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Sweep {
+            depths: Vec<usize>,
+        }
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct WithSweep {
+            sweep: Sweep,
+            #[serde(default)]
+            name: Option<String>,
+        }
+        let (_d, path) = file("[sweep]\ndepths = [1]\n");
+        let e = load::<WithSweep>(&path, &sets(&["sweep.depths=[1, 2"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("sweep.depths=[1, 2")
+                && e.contains("invalid type: string")
+                && e.contains("the text opens an array TOML cannot read: "),
+            "{e}"
+        );
+        let e = load::<WithSweep>(&path, &sets(&["sweep.depths={ a = 1"]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("opens an inline table TOML cannot read"), "{e}");
+        let ok = load::<WithSweep>(&path, &sets(&["name=[x].npy"])).unwrap();
+        assert_eq!(ok.name.as_deref(), Some("[x].npy"));
     }
 
     /// A key beside its former name (`device` for `backend`, a serde alias) is named by

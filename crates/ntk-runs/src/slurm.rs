@@ -111,11 +111,17 @@ pub const RAYON_THREADS_PER_CPU: usize = 64;
 pub fn rayon_threads_refusal(value: Option<&str>, cpus: usize) -> Option<String> {
     let asked: usize = value?.trim().parse().ok()?;
     let most = RAYON_THREADS_PER_CPU * cpus.max(1);
+    let cpus = cpus.max(1);
+    let per_cpu = if cpus == 1 {
+        "for the 1 CPU".to_string()
+    } else {
+        format!("for each of the {cpus} CPUs")
+    };
     (asked > most).then(|| {
         format!(
-            "RAYON_NUM_THREADS={asked}: more than {RAYON_THREADS_PER_CPU} worker threads for \
-             each of the {cpus} CPUs this process may use (at most {most}); starting them \
-             would take minutes before any work. Set it to {cpus} (one per CPU) or unset it"
+            "RAYON_NUM_THREADS={asked}: more than {RAYON_THREADS_PER_CPU} worker threads \
+             {per_cpu} this process may use (at most {most}); starting them would take \
+             minutes before any work. Set it to {cpus} (one per CPU) or unset it"
         )
     })
 }
@@ -144,6 +150,13 @@ mod tests {
         assert!(
             refusal.contains("(at most 128)") && refusal.contains("Set it to 2"),
             "{refusal}"
+        );
+        assert!(refusal.contains("for each of the 2 CPUs"), "{refusal}");
+        // One CPU in the singular (tenth hostile round, V03).
+        let one = rayon_threads_refusal(Some("65"), 1).unwrap();
+        assert!(
+            one.contains("worker threads for the 1 CPU this process may use (at most 64)"),
+            "{one}"
         );
         // Within the bound, unset, or no count (Rayon's default): honoured.
         for ok in [
