@@ -98,6 +98,10 @@ impl Stepper for BurnStepper {
         }
     }
 
+    fn fresh_state(&self) -> SavedOptim {
+        SavedOptim::Burn(optimizer(&self.sgd))
+    }
+
     fn load_state(&mut self, state: SavedOptim) -> crate::Result<()> {
         match state {
             SavedOptim::Burn(optim) => {

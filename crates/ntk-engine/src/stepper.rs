@@ -83,6 +83,11 @@ pub trait Stepper {
     /// A copy of what a checkpoint holds: the model of record and the optimizer's state.
     fn snapshot(&self) -> Snapshot;
 
+    /// The optimizer state before any step, in this engine's [`Stepper::state_form`]: what a
+    /// checkpoint's state is read into on a resume (Burn's optimizer with the run's SGD
+    /// settings, or no momentum buffers yet), so the reader needs no settings of its own.
+    fn fresh_state(&self) -> SavedOptim;
+
     /// Loads the optimizer state a checkpoint of this engine's [`Stepper::state_form`] held:
     /// Burn's optimizer record, or the host engine's momentum buffers.
     fn load_state(&mut self, state: SavedOptim) -> crate::Result<()>;

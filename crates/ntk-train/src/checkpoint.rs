@@ -19,7 +19,7 @@ use burn::store::ModuleRecord;
 use ntk_runs::provenance::{self, Provenance};
 use serde::{Deserialize, Serialize};
 
-use ntk_engine::{SavedOptim, Sgd, Snapshot, StateForm};
+use ntk_engine::{SavedOptim, Snapshot, StateForm};
 
 use crate::metrics::{EpochMetrics, Tracked, parse_csv, write_csv};
 use crate::model::Model;
@@ -410,12 +410,13 @@ impl Loaded {
         optim.load(&path).map_err(|e| record_error(&path, e))
     }
 
-    /// The optimizer state it holds in `form` (its pointer's), for a stepper of that form
-    /// (`Stepper::load_state`): Burn's optimizer for `sgd`, or the momentum buffers.
-    pub fn load_state(&self, form: StateForm, sgd: &Sgd) -> crate::Result<SavedOptim> {
-        Ok(match form {
-            StateForm::Burn => SavedOptim::Burn(self.load_optim(ntk_engine::sgd::optimizer(sgd))?),
-            StateForm::Host => SavedOptim::Host(self.load_velocity()?),
+    /// The optimizer state it holds, read into `fresh` (a stepper's
+    /// [`Stepper::fresh_state`](ntk_engine::Stepper::fresh_state), whose form the pointer's
+    /// was checked against): Burn's optimizer record, or the momentum buffers.
+    pub fn load_state(&self, fresh: SavedOptim) -> crate::Result<SavedOptim> {
+        Ok(match fresh {
+            SavedOptim::Burn(optim) => SavedOptim::Burn(self.load_optim(optim)?),
+            SavedOptim::Host(_) => SavedOptim::Host(self.load_velocity()?),
         })
     }
 }
@@ -466,8 +467,7 @@ mod tests {
                 assert_eq!(ck.pointer.engine, a.state_form());
                 let model = ck.load_model(build(spec)).unwrap();
                 let mut b = stepper(choice, model, &compute);
-                let sgd = Sgd::new(0.9, 1e-4);
-                b.load_state(ck.load_state(b.state_form(), &sgd).unwrap())
+                b.load_state(ck.load_state(b.fresh_state()).unwrap())
                     .unwrap();
                 let what = format!("{choice:?} {spec:?}");
                 fixtures::assert_same_steps(a.as_mut(), b.as_mut(), &what);

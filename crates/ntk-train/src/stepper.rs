@@ -42,7 +42,7 @@ pub(crate) fn build(
     if let Some(ck) = found {
         let form = stepper.state_form();
         check_engine(run.out, ck.pointer.engine, form)?;
-        let state = ck.load_state(form, &run.sgd)?;
+        let state = ck.load_state(stepper.fresh_state())?;
         stepper.load_state(state).map_err(|e| crate::Error::At {
             path: ck.dir.clone(),
             source: Box::new(e.into()),

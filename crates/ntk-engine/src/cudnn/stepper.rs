@@ -126,6 +126,10 @@ impl Stepper for CudnnStepper {
         }
     }
 
+    fn fresh_state(&self) -> SavedOptim {
+        SavedOptim::Host(Vec::new())
+    }
+
     fn load_state(&mut self, state: SavedOptim) -> crate::Result<()> {
         match state {
             SavedOptim::Host(v) => {

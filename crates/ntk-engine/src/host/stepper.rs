@@ -55,6 +55,10 @@ impl Stepper for HostStepper {
         }
     }
 
+    fn fresh_state(&self) -> SavedOptim {
+        SavedOptim::Host(Vec::new())
+    }
+
     fn load_state(&mut self, state: SavedOptim) -> crate::Result<()> {
         match state {
             SavedOptim::Host(v) => self.engine.set_velocity(&v),
