@@ -26,6 +26,14 @@ use crate::kernel::Kernel;
 /// low rank) and `singular`. The one type for these numbers: [`Spectrum::summary`],
 /// `ntk_kernel::extreme::Extreme::summary`, the library's `ntk_kernel::api::Conditioning`
 /// and the probe's summaries all hold it.
+///
+/// The rows of the CSV files (`ntk.csv`'s `NtkRow`, `blocks.csv`'s `BlockRow`,
+/// `predicted_spectrum.csv`'s `SpectrumRow`, the library's `MetricRow`, `results.csv`'s
+/// `ResultRow`) copy these fields instead of holding a `Summary`: the `csv` crate writes no
+/// header for a nested struct and cannot flatten one, and each file keeps the column order
+/// its users read (docs/columns.md). Each row is made from a `Summary` (or the
+/// `Conditioning` or probe summary made from one) in one place, so the numbers have this
+/// one type.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Summary {
     pub lambda_min: f64,
