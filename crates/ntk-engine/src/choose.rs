@@ -2,8 +2,8 @@
 //! choice cannot run, before anything is built), [`plan`] for a dry run (which engine, without
 //! building the network or starting a device), and [`choose`], the stepper a run trains with.
 //!
-//! `auto` takes the cuDNN engine for a CIFAR ResNet in f32 with the cross-entropy where it
-//! starts (built with `cudnn`), else the host engine on a CPU backend where it applies (MLPs
+//! `auto` takes the cuDNN engine for a CIFAR ResNet in f32 (either loss) where it starts
+//! (built with `cudnn`), else the host engine on a CPU backend where it applies (MLPs
 //! without normalization layers, CIFAR ResNets), else Burn's; `burn`, `host` and `cudnn`
 //! take that engine or fail saying why.
 
@@ -33,14 +33,14 @@ pub struct Setup<'a> {
     pub fp32: Fp32Precision,
 }
 
-/// Whether `choice` can run `spec` in `precision` with `loss` and `fp32` in this build: the
-/// error a config with it gets when it is loaded (and under `--dry-run`), before anything is
-/// built. Whether the cuDNN engine starts is known only when [`choose`] starts it.
+/// Whether `choice` can run `spec` in `precision` and `fp32` in this build: the error a
+/// config with it gets when it is loaded (and under `--dry-run`), before anything is built.
+/// Whether the cuDNN engine starts is known only when [`choose`] starts it. Every engine
+/// computes both losses.
 pub fn check(
     choice: EngineChoice,
     spec: &NetSpec,
     precision: Precision,
-    loss: Loss,
     fp32: Fp32Precision,
 ) -> Result<()> {
     if choice == EngineChoice::Host && !spec.on_host_engine() {
@@ -49,17 +49,17 @@ pub fn check(
         });
     }
     if choice == EngineChoice::Cudnn
-        && let Some(refusal) = cudnn_refusal(spec, precision, loss)
+        && let Some(refusal) = cudnn_refusal(spec, precision)
     {
         return Err(refusal);
     }
-    let candidate = cudnn_candidate(spec, precision, loss);
+    let candidate = cudnn_candidate(spec, precision);
     check_fp32(choice, fp32, "train.fp32_precision", candidate)
 }
 
 /// `fp32 = tf32` applies to the cuDNN engine only: where `choice` resolves to it, `cudnn`
 /// itself or `auto` for a network the cuDNN engine trains in this build (`cudnn_trains`: a
-/// CIFAR ResNet in f32 with the cross-entropy, built with `cudnn`); an error naming `key`
+/// CIFAR ResNet in f32, built with `cudnn`); an error naming `key`
 /// where it resolves to another engine. Whether the cuDNN engine then starts is known when
 /// [`choose`] starts it: under `auto` with `tf32` a start that fails is an error too, not a
 /// fall back to an engine without TF32.
@@ -79,8 +79,8 @@ pub fn check_fp32(
             key,
             value: fp32.name().to_string(),
             reason: "TF32 applies to the cuDNN engine only, which this run does not take \
-                     (train.engine = \"auto\" takes it for a CIFAR ResNet in f32 with the \
-                     cross-entropy in a build with --features ntk-train/cudnn): set \
+                     (train.engine = \"auto\" takes it for a CIFAR ResNet in f32 in a build \
+                     with --features ntk-train/cudnn): set \
                      train.engine = \"cudnn\" (--engine cudnn) or \"auto\" where it \
                      applies, or leave the key out for f32 products",
         });
@@ -88,19 +88,10 @@ pub fn check_fp32(
     Ok(())
 }
 
-/// Why the cuDNN engine does not train `spec` in `precision` with `loss` in this build (the
-/// error `train.engine = "cudnn"` gets), or `None` where it does: a CIFAR ResNet whose
-/// activation has a CUDA form in the registry, in f32, with the cross-entropy, in a build
-/// with the engine.
-fn cudnn_refusal(spec: &NetSpec, precision: Precision, loss: Loss) -> Option<Error> {
-    if loss != Loss::CrossEntropy {
-        return Some(Error::Setting {
-            key: "train.loss",
-            value: loss.name().to_string(),
-            reason: "the cuDNN engine (train.engine = \"cudnn\") computes the cross-entropy \
-                     only; use train.engine = \"host\" or \"auto\" for the square loss",
-        });
-    }
+/// Why the cuDNN engine does not train `spec` in `precision` in this build (the error
+/// `train.engine = "cudnn"` gets), or `None` where it does: a CIFAR ResNet whose activation
+/// has a CUDA form in the registry, in f32, in a build with the engine (with either loss).
+fn cudnn_refusal(spec: &NetSpec, precision: Precision) -> Option<Error> {
     let reason = match spec {
         NetSpec::ResNet(r) => match r.normalized() {
             Some(n) if n.cuda().is_none() => format!(
@@ -126,8 +117,8 @@ fn cudnn_refusal(spec: &NetSpec, precision: Precision, loss: Loss) -> Option<Err
 
 /// Whether `auto` tries the cuDNN engine for `spec`: where `train.engine = "cudnn"` would
 /// be accepted ([`cudnn_refusal`] has nothing to say).
-pub fn cudnn_candidate(spec: &NetSpec, precision: Precision, loss: Loss) -> bool {
-    cudnn_refusal(spec, precision, loss).is_none()
+pub fn cudnn_candidate(spec: &NetSpec, precision: Precision) -> bool {
+    cudnn_refusal(spec, precision).is_none()
 }
 
 /// The engine a run of `spec` would take, decided as [`choose`] decides but without building
@@ -135,12 +126,12 @@ pub fn cudnn_candidate(spec: &NetSpec, precision: Precision, loss: Loss) -> bool
 /// `cudnn` would try it (where it does not, `auto` falls back to the host engine on a CPU
 /// backend, which keeps the same [`crate::StateForm`]). For a dry run and for judging a
 /// resume before the run.
-pub fn plan(choice: EngineChoice, spec: &NetSpec, compute: &Compute, loss: Loss) -> Engine {
+pub fn plan(choice: EngineChoice, spec: &NetSpec, compute: &Compute) -> Engine {
     match choice {
         EngineChoice::Burn => Engine::Burn,
         EngineChoice::Host => Engine::Host,
         EngineChoice::Cudnn => Engine::Cudnn,
-        EngineChoice::Auto if cudnn_candidate(spec, compute.precision, loss) => Engine::Cudnn,
+        EngineChoice::Auto if cudnn_candidate(spec, compute.precision) => Engine::Cudnn,
         EngineChoice::Auto if compute.on_host() && spec.on_host_engine() => Engine::Host,
         EngineChoice::Auto => Engine::Burn,
     }
@@ -153,7 +144,7 @@ pub fn plan(choice: EngineChoice, spec: &NetSpec, compute: &Compute, loss: Loss)
 /// without the cuDNN engine.
 pub fn choose(choice: EngineChoice, model: Net, setup: &Setup<'_>) -> Result<Box<dyn Stepper>> {
     let (compute, spec) = (setup.compute, model.spec());
-    let planned = plan(choice, &spec, compute, setup.loss);
+    let planned = plan(choice, &spec, compute);
     // `plan` takes the cuDNN engine under `auto` exactly where it is a candidate.
     check_fp32(
         choice,
@@ -167,7 +158,7 @@ pub fn choose(choice: EngineChoice, model: Net, setup: &Setup<'_>) -> Result<Box
     // start to what a build without it would take), the host engine or Burn's autodiff.
     let on_host = match planned {
         Engine::Cudnn if choice == EngineChoice::Cudnn => {
-            if let Some(refusal) = cudnn_refusal(&spec, compute.precision, setup.loss) {
+            if let Some(refusal) = cudnn_refusal(&spec, compute.precision) {
                 return Err(refusal);
             }
             return start_cudnn(model, setup).map_err(|reason| Error::NoCudnnEngine { reason });
@@ -216,9 +207,14 @@ pub fn choose(choice: EngineChoice, model: Net, setup: &Setup<'_>) -> Result<Box
 fn start_cudnn(model: Net, setup: &Setup<'_>) -> std::result::Result<Box<dyn Stepper>, String> {
     #[cfg(feature = "cudnn")]
     {
-        crate::cudnn::stepper::CudnnStepper::start(setup.sgd, model, setup.batch, setup.fp32)
-            .map(|s| Box::new(s) as Box<dyn Stepper>)
-            .map_err(|e| e.to_string())
+        crate::cudnn::stepper::CudnnStepper::start(
+            (setup.sgd, setup.loss),
+            model,
+            setup.batch,
+            setup.fp32,
+        )
+        .map(|s| Box::new(s) as Box<dyn Stepper>)
+        .map_err(|e| e.to_string())
     }
     #[cfg(not(feature = "cudnn"))]
     {

@@ -67,7 +67,7 @@ fn the_engine_follows_the_choice_and_the_network_on_the_cpu() {
             // Without the cuDNN engine built in, the plan is the choice (with it, `auto`
             // plans the cuDNN engine for the ResNet, which keeps the host engine's state).
             if !cfg!(feature = "cudnn") {
-                let planned = crate::plan(choice, spec, &compute, Loss::CrossEntropy);
+                let planned = crate::plan(choice, spec, &compute);
                 if let Some(engine) = want {
                     assert_eq!(planned, engine, "{name} {choice:?}: plan");
                 }
@@ -105,44 +105,41 @@ fn auto_takes_burn_off_the_cpu() {
     let spec = mlp(Normalization::None);
     let s = stepper(EngineChoice::Auto, build(&spec, &compute), &compute).unwrap();
     assert_eq!(s.engine(), Engine::Burn);
-    let planned = crate::plan(EngineChoice::Auto, &spec, &compute, Loss::CrossEntropy);
+    let planned = crate::plan(EngineChoice::Auto, &spec, &compute);
     assert_eq!(planned, Engine::Burn);
 }
 
 /// What `train.engine = "cudnn"` says where it does not apply, before anything runs, and
-/// `tf32` without the cuDNN engine.
+/// `tf32` without the cuDNN engine. The loss is no reason: every engine computes both.
 #[test]
 fn the_checks_name_what_a_choice_cannot_run() {
-    let why = |choice, spec: &NetSpec, p, loss, fp32| {
-        crate::check(choice, spec, p, loss, fp32).map_err(|e| e.to_string())
+    let why = |choice, spec: &NetSpec, p, fp32| {
+        crate::check(choice, spec, p, fp32).map_err(|e| e.to_string())
     };
-    let (ce, ieee, tf32) = (Loss::CrossEntropy, Fp32Precision::Ieee, Fp32Precision::Tf32);
+    let (ieee, tf32) = (Fp32Precision::Ieee, Fp32Precision::Tf32);
     let resnet = NetSpec::ResNet(ResNetConfig::new(20, ResNetVariant::BatchNorm));
     let plain = mlp(Normalization::None);
     let cudnn = EngineChoice::Cudnn;
-    let e = why(cudnn, &plain, Precision::F32, ce, ieee).unwrap_err();
+    let e = why(cudnn, &plain, Precision::F32, ieee).unwrap_err();
     assert!(e.contains("trains CIFAR ResNets, not"), "{e}");
-    let e = why(cudnn, &resnet, Precision::F64, ce, ieee).unwrap_err();
+    let e = why(cudnn, &resnet, Precision::F64, ieee).unwrap_err();
     assert!(e.contains("train.precision = \"f32\""), "{e}");
-    let e = why(cudnn, &resnet, Precision::F32, Loss::Mse, ieee).unwrap_err();
-    assert!(e.starts_with("train.loss = mse: the cuDNN engine"), "{e}");
     if cfg!(feature = "cudnn") {
-        assert!(why(cudnn, &resnet, Precision::F32, ce, ieee).is_ok());
+        assert!(why(cudnn, &resnet, Precision::F32, ieee).is_ok());
         // Every activation of the registry has a CUDA form: the normalized variant runs.
         for kind in ActivationKind::all() {
             let normalized = NetSpec::ResNet(ResNetConfig::new_normalized(20, kind));
-            assert!(why(cudnn, &normalized, Precision::F32, ce, ieee).is_ok());
+            assert!(why(cudnn, &normalized, Precision::F32, ieee).is_ok());
         }
-        assert!(why(cudnn, &resnet, Precision::F32, ce, tf32).is_ok());
+        assert!(why(cudnn, &resnet, Precision::F32, tf32).is_ok());
     } else {
-        let e = why(cudnn, &resnet, Precision::F32, ce, ieee).unwrap_err();
+        let e = why(cudnn, &resnet, Precision::F32, ieee).unwrap_err();
         assert!(e.contains("--features ntk-train/cudnn"), "{e}");
     }
     let e = why(
         EngineChoice::Host,
         &mlp(Normalization::LayerNorm),
         Precision::F32,
-        ce,
         ieee,
     )
     .unwrap_err();
@@ -150,26 +147,24 @@ fn the_checks_name_what_a_choice_cannot_run() {
         e.starts_with("train.engine = \"host\": the host engines train"),
         "{e}"
     );
-    // TF32 under `auto`: where auto takes the cuDNN engine (a ResNet in f32 with the
-    // cross-entropy, built with it), and refused naming the key where it takes another.
+    // TF32 under `auto`: where auto takes the cuDNN engine (a ResNet in f32, built with
+    // it), and refused naming the key where it takes another.
     let auto = EngineChoice::Auto;
-    let resnet_tf32 = why(auto, &resnet, Precision::F32, ce, tf32);
+    let resnet_tf32 = why(auto, &resnet, Precision::F32, tf32);
     assert_eq!(
         resnet_tf32.is_ok(),
         cfg!(feature = "cudnn"),
         "{resnet_tf32:?}"
     );
-    for (p, loss) in [(Precision::F64, ce), (Precision::F32, Loss::Mse)] {
-        let e = why(auto, &resnet, p, loss, tf32).unwrap_err();
-        assert!(e.contains("train.fp32_precision = tf32"), "{e}");
-    }
+    let e = why(auto, &resnet, Precision::F64, tf32).unwrap_err();
+    assert!(e.contains("train.fp32_precision = tf32"), "{e}");
     for choice in [EngineChoice::Auto, EngineChoice::Host, EngineChoice::Burn] {
-        let e = why(choice, &plain, Precision::F32, ce, tf32).unwrap_err();
+        let e = why(choice, &plain, Precision::F32, tf32).unwrap_err();
         assert!(
             e.contains("train.fp32_precision") && e.contains("cuDNN engine only"),
             "{e}"
         );
-        assert!(why(choice, &plain, Precision::F32, ce, ieee).is_ok());
+        assert!(why(choice, &plain, Precision::F32, ieee).is_ok());
     }
 }
 

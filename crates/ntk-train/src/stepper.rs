@@ -62,7 +62,7 @@ pub(crate) fn build(
 /// dry run refuses the resume of another engine's checkpoint as the run would.
 pub(crate) fn engine_of(cfg: &TrainConfig, compute: &Compute) -> crate::Result<StateForm> {
     let t = &cfg.train;
-    Ok(ntk_engine::plan(t.engine, &cfg.spec()?, compute, t.loss).state_form())
+    Ok(ntk_engine::plan(t.engine, &cfg.spec()?, compute).state_form())
 }
 
 /// Refuses to resume a checkpoint written by another engine than `engine` (the optimizer

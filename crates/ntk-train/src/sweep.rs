@@ -307,7 +307,7 @@ fn plans(points: &[RunPoint], compute: &Compute) -> crate::Result<Vec<ntk_engine
         .iter()
         .map(|p| {
             let t = &p.cfg.train;
-            Ok(ntk_engine::plan(t.engine, &p.cfg.spec()?, compute, t.loss))
+            Ok(ntk_engine::plan(t.engine, &p.cfg.spec()?, compute))
         })
         .collect()
 }

@@ -196,8 +196,14 @@ fn device(h: HostResNet<f32>, o: &OptimConfig) -> CudnnResNet {
 }
 
 fn device_with(h: HostResNet<f32>, o: &OptimConfig, fp32: Fp32Precision) -> CudnnResNet {
-    CudnnResNet::from_host(h, o.settings(), BATCH, 0, fp32)
-        .unwrap_or_else(|e| panic!("the cuDNN engine: {e}"))
+    CudnnResNet::from_host(
+        h,
+        (o.settings(), ntk_engine::Loss::CrossEntropy),
+        BATCH,
+        0,
+        fp32,
+    )
+    .unwrap_or_else(|e| panic!("the cuDNN engine: {e}"))
 }
 
 /// `(softmax - onehot) / B` of row-major logits, in f64 as the host engine computes it.
@@ -377,72 +383,109 @@ fn the_device_engine_takes_the_host_engines_steps() {
     }
     let mut failures = Vec::new();
     for variant in ResNetVariant::all() {
-        let net = network(variant);
-        let o = optim();
-        let mut host =
-            HostResNetSgd::<f32>::new(&net, &o.settings(), ntk_engine::Loss::CrossEntropy);
-        let h0 = HostResNet::<f32>::read(&net);
-        let mut dev = device(h0.clone(), &o);
-        let d = h0.stem.input.image();
-        let (mut worst_loss, mut worst_run) = (0.0f64, 0.0f64);
-        println!("{variant}:");
-        for step in 0..20 {
-            let before = host.network().clone();
-            let v0 = host.velocity();
-            dev.set_state(&before.theta, &before.running)
-                .expect("state to the device");
-            dev.set_velocity(&v0).expect("momenta to the device");
-            let (x, y) = batch(100 + step, d);
-            let lr = if step < 10 { 0.1 } else { 0.05 };
-            let a = host.step(&x, d, &y, lr);
-            let b = dev.step(&x, &y, lr).expect("a device step");
-            let e = (a.loss_sum - b.loss_sum).abs() / a.loss_sum.abs();
-            worst_loss = worst_loss.max(e);
-            if e >= 1e-4 || a.correct.abs_diff(b.correct) > 1 {
-                failures.push(format!(
-                    "{variant} step {step}: loss {} ({} right) on the device, {} ({} right) on the host",
-                    b.loss_sum, b.correct, a.loss_sum, a.correct
-                ));
-            }
-            let want = host.network().clone();
-            let got = dev.sync_host().expect("read back").clone();
-            let what = format!("{variant} step {step} change");
-            if let Some(f) = compare_change(&what, &h0, (&got.theta, &want.theta, &before.theta)) {
-                failures.push(f);
-            }
-            let e_run = rel(&got.running, &want.running);
-            worst_run = worst_run.max(e_run);
-            if e_run >= 1e-4 {
-                failures.push(format!(
-                    "{variant} step {step}: running statistics differ by {e_run:.3e}"
-                ));
-            }
-            let vh: Vec<f32> = host.velocity().iter().map(|&v| v as f32).collect();
-            let vd: Vec<f32> = dev
-                .velocity()
-                .expect("velocity")
-                .iter()
-                .map(|&v| v as f32)
-                .collect();
-            if vh.len() != vd.len() {
-                failures.push(format!(
-                    "{variant} step {step}: momenta of {} and {}",
-                    vd.len(),
-                    vh.len()
-                ));
-            } else {
-                let zero = vec![0f32; vh.len()];
-                let what = format!("{variant} step {step} momenta");
-                if let Some(f) = compare_change(&what, &h0, (&vd, &vh, &zero)) {
-                    failures.push(f);
-                }
-            }
-        }
-        println!(
-            "{variant}: 20 steps, worst loss {worst_loss:.2e}, worst running statistics {worst_run:.2e}"
-        );
+        failures.extend(steps_from_the_host(
+            variant,
+            ntk_engine::Loss::CrossEntropy,
+            20,
+        ));
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// The square loss (`train.loss = "mse"`, the device's `square_error` kernel): 5 steps from
+/// the host engine's state, held as the cross-entropy's are, for a BatchNorm and a
+/// norm-free network.
+#[test]
+fn the_device_engine_takes_the_host_engines_square_loss_steps() {
+    if !available() {
+        return;
+    }
+    let mut failures = Vec::new();
+    for variant in [ResNetVariant::BatchNorm, ResNetVariant::NormRelu] {
+        failures.extend(steps_from_the_host(variant, ntk_engine::Loss::Mse, 5));
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// `steps` steps of ResNet-20 `variant` on `loss`, each from the host engine's state on both
+/// engines: the loss within `1e-4` relative and the hits within one, every parameter's
+/// change and the momenta ([`compare_change`]), BatchNorm's running statistics within
+/// `1e-4`. What differs, one line each.
+fn steps_from_the_host(variant: ResNetVariant, loss: ntk_engine::Loss, steps: u64) -> Vec<String> {
+    let mut failures = Vec::new();
+    let net = network(variant);
+    let o = optim();
+    let mut host = HostResNetSgd::<f32>::new(&net, &o.settings(), loss);
+    let h0 = HostResNet::<f32>::read(&net);
+    let mut dev = CudnnResNet::from_host(
+        h0.clone(),
+        (o.settings(), loss),
+        BATCH,
+        0,
+        Fp32Precision::Ieee,
+    )
+    .unwrap_or_else(|e| panic!("the cuDNN engine: {e}"));
+    assert_eq!(dev.loss(), loss);
+    let d = h0.stem.input.image();
+    let (mut worst_loss, mut worst_run) = (0.0f64, 0.0f64);
+    println!("{variant} ({}):", loss.name());
+    for step in 0..steps {
+        let before = host.network().clone();
+        let v0 = host.velocity();
+        dev.set_state(&before.theta, &before.running)
+            .expect("state to the device");
+        dev.set_velocity(&v0).expect("momenta to the device");
+        let (x, y) = batch(100 + step, d);
+        let lr = if step < 10 { 0.1 } else { 0.05 };
+        let a = host.step(&x, d, &y, lr);
+        let b = dev.step(&x, &y, lr).expect("a device step");
+        let e = (a.loss_sum - b.loss_sum).abs() / a.loss_sum.abs();
+        worst_loss = worst_loss.max(e);
+        if e >= 1e-4 || a.correct.abs_diff(b.correct) > 1 {
+            failures.push(format!(
+                "{variant} step {step}: loss {} ({} right) on the device, {} ({} right) on the host",
+                b.loss_sum, b.correct, a.loss_sum, a.correct
+            ));
+        }
+        let want = host.network().clone();
+        let got = dev.sync_host().expect("read back").clone();
+        let what = format!("{variant} step {step} change");
+        if let Some(f) = compare_change(&what, &h0, (&got.theta, &want.theta, &before.theta)) {
+            failures.push(f);
+        }
+        let e_run = rel(&got.running, &want.running);
+        worst_run = worst_run.max(e_run);
+        if e_run >= 1e-4 {
+            failures.push(format!(
+                "{variant} step {step}: running statistics differ by {e_run:.3e}"
+            ));
+        }
+        let vh: Vec<f32> = host.velocity().iter().map(|&v| v as f32).collect();
+        let vd: Vec<f32> = dev
+            .velocity()
+            .expect("velocity")
+            .iter()
+            .map(|&v| v as f32)
+            .collect();
+        if vh.len() != vd.len() {
+            failures.push(format!(
+                "{variant} step {step}: momenta of {} and {}",
+                vd.len(),
+                vh.len()
+            ));
+        } else {
+            let zero = vec![0f32; vh.len()];
+            let what = format!("{variant} step {step} momenta");
+            if let Some(f) = compare_change(&what, &h0, (&vd, &vh, &zero)) {
+                failures.push(f);
+            }
+        }
+    }
+    println!(
+        "{variant} ({}): {steps} steps, worst loss {worst_loss:.2e}, worst running statistics {worst_run:.2e}",
+        loss.name()
+    );
+    failures
 }
 
 /// Free running: 20 steps of each engine from the same start, each on its own trajectory, at

@@ -253,14 +253,45 @@ extern "C" __global__ void add_bias_rows(float* logits, const float* b, int k, l
     LOOP(i, n) logits[i] = logits[i] + b[i % k];
 }
 
+// The end of a loss kernel (one block of blockDim.x <= 256 threads, after each thread has
+// written its rows of dl and summed its rows' loss, hits and non-finite flag): the block's
+// sums, db[j] = sum_i dl[i, j] (the classifier bias's gradient), out[0] = the summed loss
+// (NaN when a logit was not finite), out[1] = the hits, and *ok = 1 when the loss is finite.
+__device__ void finish_loss(double loss, double correct, int nonfinite, int rows, int k,
+                            const float* dl, float* db, double* out, int* ok) {
+    __shared__ double sl[256];
+    __shared__ double sc[256];
+    __shared__ int bad[256];
+    sl[threadIdx.x] = loss;
+    sc[threadIdx.x] = correct;
+    bad[threadIdx.x] = nonfinite;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            sl[threadIdx.x] += sl[threadIdx.x + s];
+            sc[threadIdx.x] += sc[threadIdx.x + s];
+            bad[threadIdx.x] |= bad[threadIdx.x + s];
+        }
+        __syncthreads();
+    }
+    for (int j = threadIdx.x; j < k; j += blockDim.x) {
+        double acc = 0.0;
+        for (int i = 0; i < rows; i++) acc += (double)dl[(long long)i * k + j];
+        db[j] = (float)acc;
+    }
+    if (threadIdx.x == 0) {
+        bool fin = !bad[0] && isfinite(sl[0]);
+        out[0] = fin ? sl[0] : 0.0 / 0.0;
+        out[1] = sc[0];
+        *ok = fin ? 1 : 0;
+    }
+}
+
 // The summed cross-entropy of B rows of k logits, the rows whose first maximal logit is the
 // label, dl = (softmax - onehot) / B, and db[j] = sum_i dl[i, j]. One block. out[0] = loss
 // (NaN when a logit is not finite), out[1] = correct; *ok = 1 when the loss is finite.
 extern "C" __global__ void softmax_ce(const float* logits, const int* labels, int rows, int k,
                                       float* dl, float* db, double* out, int* ok) {
-    __shared__ double sl[256];
-    __shared__ double sc[256];
-    __shared__ int bad[256];
     double loss = 0.0, correct = 0.0;
     int nonfinite = 0;
     double inv_b = 1.0 / (double)rows;
@@ -285,29 +316,39 @@ extern "C" __global__ void softmax_ce(const float* logits, const int* labels, in
             dl[(long long)i * k + j] = (float)((p - (j == y ? 1.0 : 0.0)) * inv_b);
         }
     }
-    sl[threadIdx.x] = loss;
-    sc[threadIdx.x] = correct;
-    bad[threadIdx.x] = nonfinite;
-    __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) {
-            sl[threadIdx.x] += sl[threadIdx.x + s];
-            sc[threadIdx.x] += sc[threadIdx.x + s];
-            bad[threadIdx.x] |= bad[threadIdx.x + s];
+    finish_loss(loss, correct, nonfinite, rows, k, dl, db, out, ok);
+}
+
+// The square loss (ntk_engine::Loss::Mse) of B rows of k logits f: the summed
+// (1/2) ||f_i - t_i||^2 against the targets t_i, one-hot e_{y_i} for k >= 2 and 2 y_i - 1
+// (-1 or +1) for k = 1; the rows predicting their label (k >= 2: the first maximal logit is
+// the label; k = 1: f > 0 exactly for label 1); dl = (f - t) / B and db[j] = sum_i dl[i, j].
+// One block. out[0] = loss (NaN when a logit is not finite), out[1] = correct; *ok = 1 when
+// the loss is finite.
+extern "C" __global__ void square_error(const float* logits, const int* labels, int rows,
+                                        int k, float* dl, float* db, double* out, int* ok) {
+    double loss = 0.0, correct = 0.0;
+    int nonfinite = 0;
+    double inv_b = 1.0 / (double)rows;
+    for (int i = threadIdx.x; i < rows; i += blockDim.x) {
+        const float* r = logits + (long long)i * k;
+        bool finite = true;
+        int arg = 0;
+        for (int j = 0; j < k; j++) {
+            if (!isfinite(r[j])) finite = false;
+            if (r[j] > r[arg]) arg = j;
         }
-        __syncthreads();
+        if (!finite) { nonfinite = 1; continue; }
+        int y = labels[i];
+        if (k == 1 ? ((r[0] > 0.f) == (y == 1)) : (arg == y)) correct += 1.0;
+        for (int j = 0; j < k; j++) {
+            double t = k == 1 ? (y == 1 ? 1.0 : -1.0) : (j == y ? 1.0 : 0.0);
+            double d = (double)r[j] - t;
+            loss += 0.5 * d * d;
+            dl[(long long)i * k + j] = (float)(d * inv_b);
+        }
     }
-    for (int j = threadIdx.x; j < k; j += blockDim.x) {
-        double acc = 0.0;
-        for (int i = 0; i < rows; i++) acc += (double)dl[(long long)i * k + j];
-        db[j] = (float)acc;
-    }
-    if (threadIdx.x == 0) {
-        bool fin = !bad[0] && isfinite(sl[0]);
-        out[0] = fin ? sl[0] : 0.0 / 0.0;
-        out[1] = sc[0];
-        *ok = fin ? 1 : 0;
-    }
+    finish_loss(loss, correct, nonfinite, rows, k, dl, db, out, ok);
 }
 
 // Burn's SGD rule (PyTorch's, dampening 0) on every parameter, skipped when !*ok:

@@ -36,7 +36,7 @@ pub fn source(act: Option<Normalized>) -> crate::cudnn::Result<String> {
 }
 
 /// Every kernel of [`SOURCE`], as the engine loads them.
-pub const NAMES: [&str; 22] = [
+pub const NAMES: [&str; 23] = [
     "relu_inplace",
     "shortcut_add_relu",
     "shortcut_adjoint",
@@ -57,6 +57,7 @@ pub const NAMES: [&str; 22] = [
     "unpool",
     "add_bias_rows",
     "softmax_ce",
+    "square_error",
     "sgd",
     "bn_running",
 ];

@@ -12,6 +12,7 @@ use ntk_numerics::backend::Fp32Precision;
 
 use super::CudnnResNet;
 use crate::engine::Engine;
+use crate::loss::Loss;
 use crate::sgd::Sgd;
 use crate::stepper::{Batch, Labelled, SavedOptim, Snapshot, StepResult, Stepper, wrong_form};
 
@@ -27,12 +28,18 @@ pub struct CudnnStepper {
 
 impl CudnnStepper {
     /// Starts the cuDNN engine for `model` (a CIFAR ResNet in f32; autodiff device, training
-    /// mode), planned for batches of `batch`, its f32 products rounded as `fp32` says.
-    pub fn start(sgd: &Sgd, model: Net, batch: usize, fp32: Fp32Precision) -> super::Result<Self> {
+    /// mode) with `sgd` on `loss`, planned for batches of `batch`, its f32 products rounded as
+    /// `fp32` says.
+    pub fn start(
+        (sgd, loss): (&Sgd, Loss),
+        model: Net,
+        batch: usize,
+        fp32: Fp32Precision,
+    ) -> super::Result<Self> {
         let Net::ResNet(r) = &model else {
             unreachable!("checked: a ResNet")
         };
-        let engine = CudnnResNet::new(r, *sgd, batch, 0, fp32)?;
+        let engine = CudnnResNet::new(r, (*sgd, loss), batch, 0, fp32)?;
         let mode = match engine.bn_mode() {
             super::BnMode::Spatial => "",
             super::BnMode::Persistent => ", BatchNorm persistent",
@@ -90,18 +97,13 @@ impl Stepper for CudnnStepper {
 
     fn evaluate(&self, set: Labelled<'_>, _batch: usize) -> Option<(f64, f64)> {
         let (mut loss, mut hits) = (0.0f64, 0usize);
-        let r = self
-            .engine
-            .borrow_mut()
-            .eval_logits(set.x, set.n, |logits, rows| {
-                let (l, c) = crate::host::labelled_loss(
-                    logits,
-                    &set.labels[rows],
-                    crate::loss::Loss::CrossEntropy,
-                );
-                loss += l;
-                hits += c;
-            });
+        let mut engine = self.engine.borrow_mut();
+        let kind = engine.loss();
+        let r = engine.eval_logits(set.x, set.n, |logits, rows| {
+            let (l, c) = crate::host::labelled_loss(logits, &set.labels[rows], kind);
+            loss += l;
+            hits += c;
+        });
         match r {
             Ok(()) => Some((loss / set.n as f64, hits as f64 / set.n as f64)),
             Err(e) => {

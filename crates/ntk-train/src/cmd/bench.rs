@@ -101,8 +101,7 @@ pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
             (spec, input_dim)
         }
     };
-    let loss = ntk_engine::Loss::CrossEntropy;
-    let cudnn_trains = ntk_engine::choose::cudnn_candidate(&spec, a.precision, loss);
+    let cudnn_trains = ntk_engine::choose::cudnn_candidate(&spec, a.precision);
     ntk_engine::check_fp32(a.engine, a.fp32_precision, "--fp32-precision", cudnn_trains)?;
     let r = ntk_train::bench::step(
         &compute,

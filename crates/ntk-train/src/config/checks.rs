@@ -467,7 +467,6 @@ impl TrainConfig {
             self.train.engine,
             &spec,
             self.train.precision,
-            self.train.loss,
             self.train.fp32_precision,
         )?;
         match spec {

@@ -284,12 +284,7 @@ fn what_does_not_apply_to_an_onnx_network_is_refused_by_name() {
     assert!(text.contains("; these runs: burn (1)"), "{text}");
     let cfg = example(None, |_| {});
     let compute = crate::common::cpu();
-    let engine = ntk_engine::plan(
-        cfg.train.engine,
-        &cfg.spec().unwrap(),
-        &compute,
-        cfg.train.loss,
-    );
+    let engine = ntk_engine::plan(cfg.train.engine, &cfg.spec().unwrap(), &compute);
     assert_eq!(engine, ntk_engine::Engine::Burn);
 
     refused(

@@ -191,13 +191,17 @@ impl CudnnResNet {
         }
     }
 
-    /// Enqueues the loss of the logits against `dev.labels`, its cotangent and the
-    /// classifier bias's gradient.
-    pub(super) fn loss(&self, n: usize) -> Result<()> {
+    /// Enqueues the loss of the logits against `dev.labels` (the engine's: `softmax_ce` or
+    /// `square_error`), its cotangent and the classifier bias's gradient.
+    pub(super) fn enqueue_loss(&self, n: usize) -> Result<()> {
         let d = &self.dev;
         let k = self.net.head.classes;
+        let kernel = match self.loss {
+            Loss::CrossEntropy => "softmax_ce",
+            Loss::Mse => "square_error",
+        };
         self.gpu.launch_with(
-            "softmax_ce",
+            kernel,
             1,
             crate::cudnn::gpu::THREADS,
             &mut [

@@ -30,6 +30,7 @@ use crate::cudnn::dnn::{self, BnPtrs, Conv, Tensor};
 use crate::cudnn::error::{self, Error, Result};
 use crate::cudnn::gpu::{Arg, Gpu, blocks, null, ptr};
 use crate::cudnn::plan::{self, Maps};
+use crate::loss::Loss;
 
 use Arg::{F32, F64, I32, I64};
 
@@ -123,6 +124,8 @@ pub struct CudnnResNet {
     net: HostResNet<f32>,
     order: Vec<usize>,
     sgd: Sgd,
+    /// The loss its steps' gradients are of (the cross-entropy or the square loss).
+    loss: Loss,
     cap: usize,
     d: usize,
     dev: Dev,
@@ -140,24 +143,24 @@ pub struct CudnnResNet {
 }
 
 impl CudnnResNet {
-    /// The engine for `net` on GPU `ordinal`, for batches of at most `cap` rows, its f32
-    /// products rounded as `fp32` says (`ieee`: as the host engine's; `tf32`: on the tensor
-    /// cores).
+    /// The engine for `net` on GPU `ordinal`, training with `sgd` on `loss`, for batches of
+    /// at most `cap` rows, its f32 products rounded as `fp32` says (`ieee`: as the host
+    /// engine's; `tf32`: on the tensor cores).
     pub fn new(
         net: &ResNet,
-        sgd: Sgd,
+        (sgd, loss): (Sgd, Loss),
         cap: usize,
         ordinal: usize,
         fp32: Fp32Precision,
     ) -> Result<Self> {
         let host = HostResNet::<f32>::read(net);
-        Self::from_host(host, sgd, cap, ordinal, fp32)
+        Self::from_host(host, (sgd, loss), cap, ordinal, fp32)
     }
 
     /// As [`Self::new`], from the host engine's copy of the network.
     pub fn from_host(
         net: HostResNet<f32>,
-        sgd: Sgd,
+        (sgd, loss): (Sgd, Loss),
         cap: usize,
         ordinal: usize,
         fp32: Fp32Precision,
@@ -282,6 +285,7 @@ impl CudnnResNet {
             net,
             order,
             sgd,
+            loss,
             cap,
             d,
             dev,
@@ -300,6 +304,11 @@ impl CudnnResNet {
     /// The device's name, for the log.
     pub fn device_name(&self) -> &str {
         &self.gpu.name
+    }
+
+    /// The loss its steps' gradients are of.
+    pub fn loss(&self) -> Loss {
+        self.loss
     }
 
     /// cuDNN's BatchNorm mode for training (`NTK_CUDNN_BN`).
@@ -561,7 +570,7 @@ impl CudnnResNet {
     fn enqueue_step(&self, plan: &Plan) -> Result<()> {
         self.inputs(plan.n)?;
         self.forward(plan, true)?;
-        self.loss(plan.n)?;
+        self.enqueue_loss(plan.n)?;
         self.backward(plan)?;
         self.update()?;
         self.outputs()
@@ -654,7 +663,7 @@ impl CudnnResNet {
         let r = self
             .inputs(n)
             .and_then(|()| self.forward(&plan, true))
-            .and_then(|()| self.loss(n))
+            .and_then(|()| self.enqueue_loss(n))
             .and_then(|()| self.backward(&plan))
             .and_then(|()| self.outputs());
         self.plans.insert(n, plan);
