@@ -4,5 +4,6 @@
 mod common;
 mod corrupt;
 mod errors;
+mod hostile;
 mod python;
 mod torch_ntk;
