@@ -25,6 +25,7 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
         let compute = backend::select(cfg.train.backend.as_deref(), cfg.train.precision)?;
         cfg.read_onnx(&compute)
             .map_err(|e| format!("{}: {e}", path.display()))?;
+        crate::cmd::run::refuse_axis_overrides(&cfg, &sets, path)?;
         cfg.validate()
             .map_err(|e| format!("{}: {e}", path.display()))?;
         sweep::check_collect(&cfg, &args.dir, &compute)?;

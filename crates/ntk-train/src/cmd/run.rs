@@ -141,8 +141,9 @@ fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<(TrainConfig, Option<ba
 }
 
 /// An override of a key that a sweep axis sets for every run would be silently dropped: it
-/// is an error naming the axis instead.
-fn refuse_axis_overrides(
+/// is an error naming the axis instead (in `sweep`, `run` and `collect --config`: eleventh
+/// hostile round, V03).
+pub(crate) fn refuse_axis_overrides(
     cfg: &TrainConfig,
     sets: &[Assignment],
     path: &std::path::Path,

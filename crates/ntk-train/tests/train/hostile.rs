@@ -2354,3 +2354,41 @@ fn tenth_review() {
     assert!(!String::from_utf8_lossy(&o.stderr).contains("unit variant"));
     assert!(!d.join("o").exists());
 }
+
+/// Issue 65, eleventh hostile round, V03: `ntk-train collect DIR --config F --set
+/// optim.lr=0.07` (or `model.depth=7`), a key the config's sweep sets for every run
+/// (`sweep.lrs`, `sweep.depths`), was taken without a word and the tables written, where
+/// `ntk-train sweep` (and `ntk-probe collect`) refuse it as an override that would be
+/// ignored: collect refuses it alike, before reading the runs; nothing written.
+#[test]
+fn eleventh_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
+    let sweep = d.join("sw");
+    std::fs::create_dir_all(sweep.join("runs")).unwrap();
+    for (set, axis) in [
+        ("optim.lr=0.07", "sweep.lrs"),
+        ("model.depth=7", "sweep.depths"),
+    ] {
+        let v: Vec<OsString> = vec![
+            "collect".into(),
+            sweep.clone().into(),
+            "--config".into(),
+            cfg.clone().into(),
+            "--set".into(),
+            set.into(),
+        ];
+        let o = run(&v);
+        assert_clean_error(
+            set,
+            &o,
+            &[&format!("--set {set}"), axis, "would be ignored"],
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(&sweep).unwrap().count(),
+        1,
+        "nothing written"
+    );
+}
