@@ -37,16 +37,36 @@ if [ -z "${SEEDS_EXPORT_ONLY:-}" ] && ! refusal=$("$bin" --version 2>&1 >/dev/nu
 fi
 
 # Copies the finished runs of runs/seeds/$1 into $2/runs (a run's own files only: no
-# checkpoints, no locks).
+# checkpoints, no locks). A run directory there holding other files under these names (a
+# committed run of the same id made by another config or another time), or a symbolic link,
+# is not replaced: said, counted, and the queue ends with status 1 (eleventh hostile round:
+# an export overwrote a committed 5-epoch run with the queue's 2-epoch one without a word).
+# Files equal to the run's (an earlier export of it) are left as they are.
+exports_refused=0
 export_runs() {
     local from="runs/seeds/$1/runs" to="$2/runs"
     [ -d "$from" ] || return 0
     for run in "$from"/*/; do
         run="${run%/}"
         [ -f "$run/summary.json" ] || continue
-        local id dest
+        local id dest f clash=""
         id="$(basename "$run")"
         dest="$to/$id"
+        if [ -L "$dest" ]; then
+            clash="is a symbolic link"
+        else
+            for f in config.toml metrics.csv ntk.csv representations.csv predicted.csv predicted_spectrum.csv summary.json; do
+                if [ -f "$run/$f" ] && { [ -L "$dest/$f" ] || { [ -e "$dest/$f" ] && ! cmp -s "$run/$f" "$dest/$f"; }; }; then
+                    clash="holds a $f that is not runs/seeds/$1's"
+                    break
+                fi
+            done
+        fi
+        if [ -n "$clash" ]; then
+            echo "seeds: $dest $clash (a run of the same id made otherwise?): not replaced; move it away to export this line's run there" >&2
+            exports_refused=$((exports_refused + 1))
+            continue
+        fi
         mkdir -p "$dest"
         for f in config.toml metrics.csv ntk.csv representations.csv predicted.csv predicted_spectrum.csv summary.json; do
             if [ -f "$run/$f" ]; then cp -p "$run/$f" "$dest/$f.seeds-tmp" && mv "$dest/$f.seeds-tmp" "$dest/$f"; fi
@@ -131,4 +151,8 @@ while IFS='|' read -r name config dir sets || [ -n "$name" ]; do
     IFS=',' read -ra dirs <<< "$dir"
     for d in "${dirs[@]}"; do export_runs "$name" "$(trim "$d")"; done
 done < "$queue"
+if [ "$exports_refused" -gt 0 ]; then
+    echo "=== $(date -u +%FT%TZ) queue done; $exports_refused run(s) not exported (see above)" >&2
+    exit 1
+fi
 echo "=== $(date -u +%FT%TZ) queue done"

@@ -220,3 +220,70 @@ fn a_thread_count_the_tool_refuses_stops_the_queue_first() {
     assert_eq!(real.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&real.stderr).contains("RAYON_NUM_THREADS=100000"));
 }
+
+/// Eleventh hostile round, Q01: exporting a line's finished run into an experiment whose
+/// `runs/` already held a run of the same id made otherwise (a committed 5-epoch run; the
+/// queue's trained 2) overwrote its files without a word, exit 0. Such a run (or a symbolic
+/// link in its place) is left as it is, said, and the queue ends with status 1; files equal
+/// to the run's (an earlier export of it) are no clash, and a new id is exported.
+#[test]
+fn eleventh_review_an_export_never_replaces_a_run_it_did_not_make() {
+    let _guard = serial();
+    let (dir, stub) = tree();
+    let d = dir.path();
+    for (id, metrics) in [("taken", "queue's\n"), ("same", "same\n"), ("new", "new\n")] {
+        let run = d.join("runs/seeds/first/runs").join(id);
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(run.join("summary.json"), "{}\n").unwrap();
+        std::fs::write(run.join("metrics.csv"), metrics).unwrap();
+    }
+    let x = d.join("experiments/x/runs");
+    for (id, metrics) in [("taken", "committed\n"), ("same", "same\n")] {
+        std::fs::create_dir_all(x.join(id)).unwrap();
+        std::fs::write(x.join(id).join("metrics.csv"), metrics).unwrap();
+    }
+    let export = |only: &str| {
+        Command::new("bash")
+            .arg("experiments/seeds/run.sh")
+            .current_dir(d)
+            .env("NTK_TRAIN_BIN", &stub)
+            .env("SEEDS_EXPORT_ONLY", "1")
+            .env("SEEDS_ONLY", only)
+            .output()
+            .unwrap()
+    };
+    let out = export("first");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("experiments/x/runs/taken holds a metrics.csv that is not")
+            && err.contains("not replaced")
+            && err.contains("1 run(s) not exported"),
+        "{err}"
+    );
+    let read = |id: &str, f: &str| std::fs::read_to_string(x.join(id).join(f)).ok();
+    assert_eq!(read("taken", "metrics.csv").as_deref(), Some("committed\n"));
+    assert_eq!(read("taken", "summary.json"), None, "nothing mixed in");
+    assert_eq!(read("same", "summary.json").as_deref(), Some("{}\n"));
+    assert_eq!(read("new", "metrics.csv").as_deref(), Some("new\n"));
+    // A symbolic link where the run would go is not written through.
+    std::fs::remove_dir_all(x.join("taken")).unwrap();
+    let elsewhere = d.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, x.join("taken")).unwrap();
+    let out = export("first");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a symbolic link"));
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    // Without the clash, an export run again is idempotent and ends with 0.
+    std::fs::remove_file(x.join("taken")).unwrap();
+    for _ in 0..2 {
+        let out = export("first");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(read("taken", "metrics.csv").as_deref(), Some("queue's\n"));
+}
