@@ -27,7 +27,14 @@ pub fn shard_from(var: &dyn Fn(&str) -> Option<String>) -> crate::Result<ArrayTa
             Some(v) => v
                 .trim()
                 .parse()
-                .map_err(|_| bad(format!("{key} = {v:?} is not a number"))),
+                // "-1" and a value beyond 64 bits are numbers, just not a task's: the range
+                // is said (eleventh hostile round, S02: both read "is not a number").
+                .map_err(|_| {
+                    bad(format!(
+                        "{key} = {v:?} is not a whole number from 0 to {}",
+                        usize::MAX
+                    ))
+                }),
             None => default.ok_or_else(|| {
                 bad(format!(
                     "{key} is not set: this is not a task of a Slurm job array (submit with \
@@ -226,6 +233,19 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("SLURM_ARRAY_TASK_ID = \"x\""), "{e}");
+        // Eleventh hostile round, S02: numbers that are not a task's read "is not a
+        // number"; the range is said.
+        for v in ["-1", "99999999999999999999"] {
+            let e = shard(&[("SLURM_ARRAY_TASK_ID", v), ("SLURM_ARRAY_TASK_COUNT", "2")])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!(
+                    "SLURM_ARRAY_TASK_ID = \"{v}\" is not a whole number from 0 to"
+                )),
+                "{e}"
+            );
+        }
     }
 
     #[test]
