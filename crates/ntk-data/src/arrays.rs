@@ -523,9 +523,11 @@ fn npz_member<'a>(
         .map_err(|e| bad(&at.name(), format!("cannot read the member: {e}")))
 }
 
-/// Parses numeric CSV: `(values, rows, columns)`. Blank lines and `#` comments are skipped;
-/// a first line without any number is a header. Every line must have the first one's number
-/// of fields.
+/// Parses numeric CSV: `(values, rows, columns)`. Blank lines and `#` comments are skipped
+/// (a `#` ends the line's fields wherever it stands, as numpy.loadtxt reads it: docs/config.md
+/// says "`#` starts a comment", and a comment after the numbers was refused as "not a
+/// number": eleventh hostile round, F20); a first line without any number is a header.
+/// Every line must have the first one's number of fields.
 fn parse_csv(path: &Path, bytes: &[u8]) -> Result<(Vec<f64>, usize, usize)> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
@@ -561,20 +563,38 @@ fn parse_csv(path: &Path, bytes: &[u8]) -> Result<(Vec<f64>, usize, usize)> {
             offset: position.byte(),
             message,
         };
-        if std::mem::take(&mut first) && record.iter().all(|f| f.parse::<f64>().is_err()) {
+        // The fields before a `#`, the one holding it cut there (and left out when nothing
+        // precedes the `#` in it).
+        let mut fields: Vec<&str> = Vec::with_capacity(record.len());
+        for field in record.iter() {
+            match field.split_once('#') {
+                None => fields.push(field),
+                Some((before, _)) => {
+                    let before = before.trim();
+                    if !before.is_empty() {
+                        fields.push(before);
+                    }
+                    break;
+                }
+            }
+        }
+        if fields.is_empty() {
+            continue; // a comment line the reader did not skip (`  # ...`)
+        }
+        if std::mem::take(&mut first) && fields.iter().all(|f| f.parse::<f64>().is_err()) {
             continue; // a header
         }
         match cols {
-            None => cols = Some(record.len()),
-            Some(c) if c != record.len() => {
+            None => cols = Some(fields.len()),
+            Some(c) if c != fields.len() => {
                 return Err(at(format!(
                     "{} fields where the first row has {c}",
-                    record.len()
+                    fields.len()
                 )));
             }
             Some(_) => {}
         }
-        for (col, field) in record.iter().enumerate() {
+        for (col, field) in fields.iter().enumerate() {
             let v = field.parse::<f64>().map_err(|_| {
                 let shown: String = field.chars().take(32).collect();
                 at(format!("column {col}: {shown:?} is not a number"))

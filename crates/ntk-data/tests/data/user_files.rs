@@ -183,6 +183,38 @@ fn csv_with_a_header_gzipped_or_not() {
     assert!(err(&file_cfg(&empty, None, 1)).contains("no rows of numbers"));
 }
 
+/// Issue 65, eleventh hostile round, F20: docs/config.md says "`#` starts a comment", but a
+/// comment after a row's numbers (`0,1,2,3 # first`) was refused as "not a number": a `#`
+/// ends the fields wherever it stands, as numpy.loadtxt reads it; the values are those of
+/// the file without the comments (the same digest), and an indented comment line is skipped.
+#[test]
+fn eleventh_review_a_comment_after_the_numbers_is_a_comment() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "a,b,c,d # names\n0,1,2,3 # the first\n  # an indented comment\n\
+                10,11,12,13,# a trailing comma before it\n20,21,22,23#\n";
+    let x = write(dir.path(), "x.csv", text.as_bytes());
+    let y = write(dir.path(), "y.csv", b"2 # two\n0\n1\n");
+    let got = inputs::load(&file_cfg(&x, Some(&y), 3)).unwrap();
+    assert_eq!(
+        (got.x.as_slice(), got.labels.as_slice()),
+        (&X[..], &[2, 0, 1][..])
+    );
+    let plain = write(
+        dir.path(),
+        "plain.csv",
+        b"0,1,2,3\n10,11,12,13\n20,21,22,23\n",
+    );
+    let plain = inputs::load(&file_cfg(&plain, Some(&y), 3)).unwrap();
+    assert_eq!(got.x, plain.x);
+    // A field cut short by its comment is still counted against the first row.
+    let short = write(dir.path(), "short.csv", b"1,2,3\n4,5 # ,6\n");
+    let e = err(&file_cfg(&short, None, 1));
+    assert!(
+        e.contains("line 2") && e.contains("2 fields where the first row has 3"),
+        "{e}"
+    );
+}
+
 #[test]
 fn image_files_give_their_shape() {
     let dir = tempfile::tempdir().unwrap();
