@@ -175,6 +175,20 @@ pub fn count(min: u64) -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::<usize>::new().range(min..=i64::MAX as u64)
 }
 
+/// A list flag's values each given once: `flag` (`--depths`) and the first value given twice
+/// named, or `Ok`. A value given twice would be computed, timed or drawn twice, its rows
+/// doubled (eleventh hostile round, B02: `ntk-probe bench --depths 1,1`).
+pub fn distinct<T: PartialEq + std::fmt::Display>(flag: &str, values: &[T]) -> Result<(), String> {
+    match values
+        .iter()
+        .enumerate()
+        .find(|&(i, v)| values[..i].contains(v))
+    {
+        Some((_, v)) => Err(format!("{flag}: {v} is given twice; give each value once")),
+        None => Ok(()),
+    }
+}
+
 /// Whether `--backend` (or `--device`) is on this process's command line, not only in the
 /// `BURN_DEVICE` environment variable that clap reads for it.
 pub fn backend_on_command_line() -> bool {
@@ -260,6 +274,17 @@ mod tests {
     struct Tool {
         #[command(flatten)]
         sweep: SweepFlags,
+    }
+
+    #[test]
+    fn distinct_names_the_first_value_given_twice() {
+        assert_eq!(distinct("--depths", &[1, 5, 10]), Ok(()));
+        assert_eq!(distinct::<u8>("--depths", &[]), Ok(()));
+        assert_eq!(
+            distinct("--depths", &[1, 5, 1, 5]),
+            Err("--depths: 1 is given twice; give each value once".to_string())
+        );
+        assert!(distinct("--thetas", &[30.0, 60.0, 30.0]).is_err());
     }
 
     fn parse(args: &[&str]) -> Tool {

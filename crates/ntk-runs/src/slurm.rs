@@ -46,7 +46,13 @@ pub fn shard_from(var: &dyn Fn(&str) -> Option<String>) -> crate::Result<ArrayTa
     let id = number("SLURM_ARRAY_TASK_ID", None)?;
     let count = number("SLURM_ARRAY_TASK_COUNT", None)?;
     let min = number("SLURM_ARRAY_TASK_MIN", Some(0))?;
-    let step = number("SLURM_ARRAY_TASK_STEP", Some(1))?.max(1);
+    let step = number("SLURM_ARRAY_TASK_STEP", Some(1))?;
+    // Slurm never writes a step of 0 (eleventh hostile round, S03: it was read as 1).
+    if step == 0 {
+        return Err(bad(
+            "SLURM_ARRAY_TASK_STEP = 0: an array's step is at least 1 (--array=A-B:S)".to_string(),
+        ));
+    }
     if count == 0 {
         return Err(bad(
             "SLURM_ARRAY_TASK_COUNT = 0: an array has at least one task".to_string(),
@@ -246,6 +252,15 @@ mod tests {
                 "{e}"
             );
         }
+        // S03: a step of 0, which Slurm never writes, is named (it was read as 1).
+        let e = shard(&[
+            ("SLURM_ARRAY_TASK_ID", "3"),
+            ("SLURM_ARRAY_TASK_COUNT", "8"),
+            ("SLURM_ARRAY_TASK_STEP", "0"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("SLURM_ARRAY_TASK_STEP = 0"), "{e}");
     }
 
     #[test]

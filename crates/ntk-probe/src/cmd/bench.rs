@@ -19,11 +19,11 @@ pub(crate) struct BenchArgs {
     /// Hidden width of the MLP; at least 1.
     #[arg(long, default_value_t = 512, value_parser = ntk_cli::args::count(1))]
     width: usize,
-    /// Depths timed, one row each.
-    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 5, 10], value_parser = ntk_cli::args::count(0))]
+    /// Depths timed, one row each (comma-separated, each once).
+    #[arg(long, value_delimiter = ',', default_value = "1,5,10", value_parser = ntk_cli::args::count(0))]
     depths: Vec<usize>,
-    /// Precisions timed: f32, f64.
-    #[arg(long, value_delimiter = ',', default_values = ["f32", "f64"])]
+    /// Precisions timed: f32, f64 (comma-separated, each once).
+    #[arg(long, value_delimiter = ',', default_value = "f32,f64")]
     precisions: Vec<String>,
     /// Timed repetitions per row (the best is reported); at least 1.
     #[arg(long, default_value_t = 3, value_parser = ntk_cli::args::count(1))]
@@ -54,6 +54,8 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     let eigen = Eigen::parse(&args.eigen)
         .filter(|e| *e != Eigen::Tiled)
         .ok_or_else(|| format!("--eigen {}: expected full or extreme", args.eigen))?;
+    ntk_cli::args::distinct("--depths", &args.depths)?;
+    ntk_cli::args::distinct("--precisions", &args.precisions)?;
     let mut precisions = Vec::new();
     for p in &args.precisions {
         precisions.push(

@@ -13,16 +13,20 @@ pub(crate) struct Fig1Args {
     #[arg(long, default_value = "runs/fig1")]
     out: PathBuf,
     /// Depths L of the theory curves and the measured points.
-    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 2, 5, 10])]
+    #[arg(long, value_delimiter = ',', default_value = "1,2,5,10")]
     depths: Vec<usize>,
     /// Widths of the measured networks.
-    #[arg(long, value_delimiter = ',', default_values_t = [512usize, 4096])]
+    #[arg(long, value_delimiter = ',', default_value = "512,4096")]
     widths: Vec<usize>,
     /// Network seeds averaged per measured point.
-    #[arg(long, value_delimiter = ',', default_values_t = [1u64, 32, 111, 555, 666])]
+    #[arg(long, value_delimiter = ',', default_value = "1,32,111,555,666")]
     seeds: Vec<u64>,
     /// Input angles theta_in in degrees.
-    #[arg(long, value_delimiter = ',', default_values_t = [5.0f64, 15.0, 30.0, 45.0, 60.0, 90.0, 120.0, 150.0, 175.0])]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "5,15,30,45,60,90,120,150,175"
+    )]
     thetas: Vec<f64>,
     /// Activation of the networks and the theory: relu (the paper's Fig. 1), gelu, tanh,
     /// relu_squared (the later version's Fig. 2), or any other activation, with its
@@ -43,6 +47,10 @@ pub(crate) fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
         return Ok(());
     }
     let act = super::parse_activation("--activation", &args.activation, None)?;
+    ntk_cli::args::distinct("--depths", &args.depths)?;
+    ntk_cli::args::distinct("--widths", &args.widths)?;
+    ntk_cli::args::distinct("--seeds", &args.seeds)?;
+    ntk_cli::args::distinct("--thetas", &args.thetas)?;
     if let Some(t) = args.thetas.iter().find(|t| !(0.0..=180.0).contains(*t)) {
         return Err(format!("--thetas {t}: must be an angle in [0, 180] degrees").into());
     }

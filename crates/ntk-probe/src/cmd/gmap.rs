@@ -11,7 +11,7 @@ pub(crate) struct GmapArgs {
     #[arg(long, default_value = "runs/gmap")]
     out: PathBuf,
     /// Numbers of layers l of the iterates g^l drawn (1 is g itself).
-    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 2, 5, 10])]
+    #[arg(long, value_delimiter = ',', default_value = "1,2,5,10")]
     depths: Vec<usize>,
 }
 
@@ -24,6 +24,7 @@ pub(crate) fn gmap_cmd(args: GmapArgs) -> CliResult<()> {
         }
         .into());
     }
+    ntk_cli::args::distinct("--depths", &args.depths)?;
     let _lock = figure_dir(&args.out)?;
     ntk_probe::gmap::write(&args.out, &args.depths, 721)?;
     println!("wrote {}/gmap.{{csv,png,svg,pdf}}", args.out.display());

@@ -668,3 +668,55 @@ fn the_committed_own_data_sweep_runs() {
         "n = every row of x.csv"
     );
 }
+
+/// A list flag's value given twice is refused naming the flag and the value (eleventh hostile
+/// round, B02: `ntk-probe bench --depths 1,1` timed depth 1 twice), and the help shows a
+/// list's default as the flag takes it, comma-separated (it read `[default: 1 5 10]`, which
+/// the flag refuses).
+#[test]
+fn list_flags_take_each_value_once_and_show_their_defaults_as_given() {
+    let cases: [&[&str]; 6] = [
+        &[
+            "bench",
+            "--n",
+            "10",
+            "--width",
+            "4",
+            "--repeats",
+            "1",
+            "--depths",
+            "1,1",
+        ],
+        &["bench", "--n", "10", "--precisions", "f64,f64"],
+        &["fig1", "--out", "unused", "--depths", "2,2"],
+        &["fig1", "--out", "unused", "--thetas", "30,60,30"],
+        &["gmap", "--out", "unused", "--depths", "5,5"],
+        &[
+            "activations",
+            "--out",
+            "unused",
+            "--activations",
+            "selu,selu",
+        ],
+    ];
+    for args in cases {
+        let out = probe().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("is given twice; give each value once"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!Path::new("unused").exists(), "{args:?} created its --out");
+    }
+    let help = probe().args(["bench", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("[default: 1,5,10]"), "{help}");
+    assert!(help.contains("[default: f32,f64]"), "{help}");
+    let help = probe().args(["fig1", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("[default: 5,15,30,45,60,90,120,150,175]"),
+        "{help}"
+    );
+}
