@@ -394,6 +394,34 @@ impl Builder<'_> {
             .ok_or_else(|| node_err(format!("the constant input '{}' has no data", arg.name)))?;
         let dims: Vec<usize> = data.shape().iter().copied().collect();
         let float = data.dtype().is_float();
+        // These operators take floating-point tensors only (ONNX's type rule, which
+        // onnx.checker enforces): an integer constant there is an invalid graph, which would
+        // otherwise be read as a constant and left out of the NTK without a word (eleventh
+        // hostile round, O20: an int64 initializer as Gemm's B).
+        let float_only = matches!(
+            node,
+            Node::Add(_)
+                | Node::Sub(_)
+                | Node::Mul(_)
+                | Node::Div(_)
+                | Node::Linear(_)
+                | Node::MatMul(_)
+                | Node::Gemm(_)
+                | Node::Conv(_)
+                | Node::BatchNormalization(_)
+        );
+        if float_only && !float {
+            let name = match id {
+                Some(id) if id < self.initializers.len() => self.initializers[id].0.clone(),
+                _ => arg.name.clone(),
+            };
+            return Err(node_err(format!(
+                "the constant input '{name}' is of type {:?}, where this operator takes \
+                 floating-point tensors only (ONNX's type rule; onnx.checker refuses the \
+                 graph): export the weights in a floating-point type",
+                data.dtype()
+            )));
+        }
         let values: Vec<f64> = data.iter::<f64>().collect();
         if let Some(at) = values.iter().position(|v| !v.is_finite()) {
             // Named here, where the file and the tensor are known: a NaN weight would

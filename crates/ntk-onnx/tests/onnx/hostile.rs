@@ -86,3 +86,44 @@ fn eleventh_review_a_graph_whose_output_reads_no_parameter_is_refused_at_load() 
         }
     }
 }
+
+/// Eleventh hostile round, O20: an integer initializer where the operator takes
+/// floating-point tensors only (Gemm's B as int64: a graph onnx.checker refuses) was read as
+/// a constant and left out of the NTK without a word; it is refused at load, naming the
+/// initializer and its type.
+#[test]
+fn eleventh_review_an_integer_weight_is_refused_naming_it() {
+    let compute = backend::select(Some("flex"), Precision::F64).unwrap();
+    let dir = scratch("int-weight");
+    let mut model = read_model("mlp_relu.onnx");
+    let graph = model.graph.mut_or_insert_default();
+    let gemm_weights: Vec<String> = graph
+        .node
+        .iter()
+        .filter(|n| n.op_type == "Gemm" || n.op_type == "MatMul")
+        .filter_map(|n| n.input.get(1).cloned())
+        .collect();
+    let init = graph
+        .initializer
+        .iter_mut()
+        .find(|t| gemm_weights.contains(&t.name))
+        .expect("a Gemm or MatMul weight among the initializers");
+    let name = init.name.clone();
+    let count: usize = init.dims.iter().map(|&d| d as usize).product();
+    init.data_type = 7; // INT64
+    init.raw_data.clear();
+    init.float_data.clear();
+    init.double_data.clear();
+    init.int64_data = (0..count as i64).map(|i| i % 3 - 1).collect();
+    let path = dir.join("int_weight.onnx");
+    std::fs::write(&path, model.write_to_bytes().unwrap()).unwrap();
+    let err = OnnxModel::load(&path, &compute.device, DType::F64).unwrap_err();
+    let text = err.to_string();
+    for part in [
+        "int_weight.onnx",
+        name.as_str(),
+        "floating-point tensors only",
+    ] {
+        assert!(text.contains(part), "{text}");
+    }
+}
