@@ -242,20 +242,48 @@ fn autodiff_kernel<M: Module>(
 }
 
 /// Casts every float parameter and running statistic of a module to `dtype`.
-struct CastFloats(DType);
+/// Casts every float tensor to its dtype and gives each training flag back the value it had
+/// in the module cast (`flags`, in visiting order).
+struct CastFloats(DType, std::vec::IntoIter<bool>);
 
 impl ModuleMapper for CastFloats {
     fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
         let dtype = self.0;
         param.map(|t| t.cast(dtype))
     }
+
+    fn map_flag(&mut self, flag: Param<Flag>) -> Param<Flag> {
+        match self.1.next() {
+            Some(enabled) => flag.with_value(enabled),
+            None => flag,
+        }
+    }
+}
+
+/// The training flags of a module, in visiting order.
+#[derive(Default)]
+struct Flags(Vec<bool>);
+
+impl burn::module::ModuleVisitor for Flags {
+    fn visit_flag(&mut self, flag: &Param<Flag>) {
+        self.0.push(flag.val().is_enabled());
+    }
 }
 
 /// `module` (a `Net` or any Burn module) with its float parameters and running statistics
 /// in `precision`: the kernel of the same network computed in another precision (widening
-/// f32 to f64 keeps every value exactly).
+/// f32 to f64 keeps every value exactly). `module` itself is left as it is: a clone shares
+/// BatchNorm's running statistics with it (Burn keeps them behind one lock for every
+/// clone), and casting a clone's cast the original's too, so that the next f32 pass of the
+/// original BatchNorm network panicked on an f64 statistic (twelfth hostile round: an f32
+/// probe of a BatchNorm MLP, `ntk-train`'s `[ntk]` then `[representations]`). `valid()`
+/// gives the copy statistics of its own; the flags it disables are given back their values.
 pub fn with_precision<M: Module>(module: &M, precision: Precision) -> M {
-    module.clone().map(&mut CastFloats(precision.dtype()))
+    let mut flags = Flags::default();
+    module.visit(&mut flags);
+    module
+        .valid()
+        .map(&mut CastFloats(precision.dtype(), flags.0.into_iter()))
 }
 
 /// The NTK of any network the trainer holds: an MLP by [`compute_kernel`], a ResNet from its
