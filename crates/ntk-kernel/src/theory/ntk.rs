@@ -198,6 +198,54 @@ pub fn infinite_width_kernels_scaled(
     scaling: &Scaling,
     progress: &(dyn Fn(usize) + Sync),
 ) -> InfiniteWidth {
+    recursion(x, n, d, dual, scaling, progress, None)
+}
+
+/// [`infinite_width_kernels_scaled`] and, from the same pass, every layer's embedding Gram
+/// matrix `S_0, ..., S_L` (`S_l = beta_{l+1}^2 A_l`, `A_l(x, y) = lim a_l(x).a_l(y)`; `S_0`
+/// the scaled input Gram matrix): the infinite-width counterpart of the finite network's
+/// layer Gram matrices, whose angles are the embedding angles `theta_l` (a layer's constant
+/// factor changes no angle).
+///
+/// # Panics
+/// If `x.len() != n * d`.
+pub fn infinite_width_layer_grams_scaled(
+    x: &[f64],
+    n: usize,
+    d: usize,
+    dual: &DualEvaluator,
+    scaling: &Scaling,
+    progress: &(dyn Fn(usize) + Sync),
+) -> (InfiniteWidth, Vec<Kernel>) {
+    let mut layers = Vec::with_capacity(scaling.depth() + 1);
+    let kernels = recursion(x, n, d, dual, scaling, progress, Some(&mut layers));
+    (kernels, layers)
+}
+
+/// The symmetric n x n kernel of a diagonal and the upper triangle's `pairs` (row-major).
+fn symmetric(n: usize, diag: &[f64], pairs: &[(usize, usize)], off: &[f64]) -> Kernel {
+    let mut k = Kernel::zeros(n);
+    for (i, &v) in diag.iter().enumerate() {
+        k.data[i * n + i] = v;
+    }
+    for (&(i, j), &v) in pairs.iter().zip(off) {
+        k.data[i * n + j] = v;
+        k.data[j * n + i] = v;
+    }
+    k
+}
+
+/// The recursion of [`infinite_width_kernels_scaled`]; `layers`, when given, receives
+/// `S_0, ..., S_L`.
+fn recursion(
+    x: &[f64],
+    n: usize,
+    d: usize,
+    dual: &DualEvaluator,
+    scaling: &Scaling,
+    progress: &(dyn Fn(usize) + Sync),
+    mut layers: Option<&mut Vec<Kernel>>,
+) -> InfiniteWidth {
     assert_eq!(x.len(), n * d, "x must be n x d row-major");
     let depth = scaling.depth();
     let g = Kernel::gram(x, n, d);
@@ -205,6 +253,10 @@ pub fn infinite_width_kernels_scaled(
         && dual.is_closed_form()
         && scaling.is_paper(dual.activation())
     {
+        // The identity in the paper convention (c = 1): every S_l is the Gram matrix.
+        if let Some(layers) = layers {
+            layers.extend(std::iter::repeat_n(g.clone(), depth + 1));
+        }
         return InfiniteWidth {
             ntk: super::linear::linear_ntk(x, n, d, depth),
             gram: g,
@@ -219,6 +271,9 @@ pub fn infinite_width_kernels_scaled(
         .collect();
     let mut sig: Vec<f64> = pairs.iter().map(|&(i, j)| s0 * g.get(i, j)).collect();
     let mut theta = sig.clone();
+    if let Some(layers) = layers.as_deref_mut() {
+        layers.push(symmetric(n, &q, &pairs, &sig));
+    }
     // Closed forms cost ~100 ns a pair and layer: threads pay off from a few million pairs.
     // Each entry is computed alone, so the kernel does not depend on the thread count.
     let threads = if dual.is_closed_form() && n * n < 4_000_000 {
@@ -263,20 +318,15 @@ pub fn infinite_width_kernels_scaled(
             theta[p] = theta[p] * kd.sigma_dot + kd.sigma;
             sig[p] = kd.sigma;
         }
+        if let Some(layers) = layers.as_deref_mut() {
+            layers.push(symmetric(n, &q, &pairs, &sig));
+        }
         progress(l);
     }
-    let (mut ntk, mut gram) = (Kernel::zeros(n), Kernel::zeros(n));
-    for i in 0..n {
-        ntk.data[i * n + i] = theta_diag[i];
-        gram.data[i * n + i] = q[i];
+    InfiniteWidth {
+        ntk: symmetric(n, &theta_diag, &pairs, &theta),
+        gram: symmetric(n, &q, &pairs, &sig),
     }
-    for (p, &(i, j)) in pairs.iter().enumerate() {
-        ntk.data[i * n + j] = theta[p];
-        ntk.data[j * n + i] = theta[p];
-        gram.data[i * n + j] = sig[p];
-        gram.data[j * n + i] = sig[p];
-    }
-    InfiniteWidth { ntk, gram }
 }
 
 /// `f` over `items` on `threads` threads (contiguous chunks), in order.
@@ -615,6 +665,43 @@ mod tests {
                     assert!((k.ntk.get(i, j) - t).abs() < tol, "{act} {i} {j}");
                     assert!((k.gram.get(i, j) - s).abs() < tol, "{act} {i} {j}");
                     assert_eq!(k.ntk.get(i, j), k.ntk.get(j, i));
+                }
+            }
+        }
+    }
+
+    /// Every layer's Gram matrix `S_l` of [`infinite_width_layer_grams_scaled`] equals the
+    /// pair recursion's `Sigma_l` (the paper convention), its last is `gram`, and its NTK is
+    /// [`infinite_width_kernels_scaled`]'s; the identity's layers are the Gram matrix.
+    #[test]
+    fn layer_grams_equal_the_pair_recursion() {
+        let (n, d, depth) = (5, 3, 3);
+        let x: Vec<f64> = (0..n * d)
+            .map(|k| ((k * 7 % 11) as f64 - 5.0) / 4.0)
+            .collect();
+        let g = Kernel::gram(&x, n, d);
+        for act in [
+            Activation::Relu(ntk_model::activation::Relu),
+            Activation::new(ActivationKind::Tanh, None),
+            Activation::new(ActivationKind::Linear, None),
+        ] {
+            let dual = DualEvaluator::new(&act);
+            let scaling = Scaling::paper(&act, depth);
+            let (k, layers) = infinite_width_layer_grams_scaled(&x, n, d, &dual, &scaling, &|_| {});
+            assert_eq!(
+                k,
+                infinite_width_kernels_scaled(&x, n, d, &dual, &scaling, &|_| {})
+            );
+            assert_eq!(layers.len(), depth + 1, "{act}");
+            assert_eq!(layers[depth], k.gram, "{act}");
+            for i in 0..n {
+                for j in 0..n {
+                    let p = pair_recursion(&dual, g.get(i, i), g.get(j, j), g.get(i, j), depth);
+                    for (l, layer) in layers.iter().enumerate() {
+                        let s = p.sigma[l][2];
+                        let tol = 1e-12 * layer.get(i, i).abs().max(1.0);
+                        assert!((layer.get(i, j) - s).abs() < tol, "{act} l{l} {i} {j}");
+                    }
                 }
             }
         }

@@ -96,12 +96,22 @@ pub(crate) fn print_table(s: &Summary) {
         let v: Vec<String> = t.iter().map(|v| format!("{v:.3}")).collect();
         println!("  min theta_l (deg)   {}", v.join(" "));
     }
+    // An undefined angle (a zero vector of the pair; the note says so) reads "undefined".
     if let Some(t) = &s.pair_embedding_angles_deg {
-        let v: Vec<String> = t.iter().map(|v| format!("{v:.3}")).collect();
+        let v: Vec<String> = t
+            .iter()
+            .map(|v| match v.is_nan() {
+                true => "undefined".to_string(),
+                false => format!("{v:.3}"),
+            })
+            .collect();
         println!("  pair theta_l (deg)  {}", v.join(" "));
     }
     if let Some(p) = s.pair_grad_angle_deg {
-        println!("  pair grad angle     {p:.4} deg");
+        match p.is_nan() {
+            true => println!("  pair grad angle     undefined"),
+            false => println!("  pair grad angle     {p:.4} deg"),
+        }
     }
     if let Some(note) = &s.note {
         println!("  note                {note}");

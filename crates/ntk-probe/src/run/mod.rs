@@ -775,6 +775,33 @@ fn summarize_from(
         }
         Source::Tiled { phases } => Measured::tiled(cfg, inputs, compute, net, phases)?,
     };
+    // A pair's angle is undefined where one of its vectors is zero (a zero input, or a layer
+    // with every unit off for a sample): said, where it read "NaN" on the terminal and null
+    // in summary.json without a word (twelfth hostile round).
+    let undefined = |v: f64| v.is_nan();
+    let pair_note = cfg
+        .probe
+        .pair
+        .filter(|_| {
+            angles
+                .pair_embedding
+                .iter()
+                .flatten()
+                .copied()
+                .any(undefined)
+                || angles.pair_grad.is_some_and(undefined)
+        })
+        .map(|[i, j]| {
+            format!(
+                "probe.pair = [{i}, {j}]: an angle of the pair is undefined (null) where the \
+                 representation or the gradient of one of its samples is the zero vector (a \
+                 zero input, or every unit of a layer off for it)"
+            )
+        });
+    let note = [facts.note, note.map(str::to_string), pair_note]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>();
     let summary = Summary {
         lambda_min: spec.lambda_min,
         lambda_max: spec.lambda_max,
@@ -807,10 +834,7 @@ fn summarize_from(
         protocol,
         block_size: (protocol == Protocol::Blocks).then_some(cfg.probe.block_size),
         blocks: blocks.as_ref().map(Vec::len),
-        note: match (facts.note, note) {
-            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-            (a, b) => a.or(b.map(str::to_string)),
-        },
+        note: (!note.is_empty()).then(|| note.join("; ")),
         warnings: ntk_kernel::scale::input_scale_warning(net, inputs)
             .into_iter()
             .collect(),

@@ -24,9 +24,8 @@ impl Angles {
     ) -> crate::Result<Self> {
         let (pair_embedding, pair_grad) = match cfg.probe.pair {
             Some([i, j]) => {
-                let mlp = mlp_only(net)?;
                 let two = inputs.select(&[i, j]);
-                let grams = structured::embedding_grams(mlp, to_tensor(&two, compute));
+                let grams = embedding_grams(cfg, mlp_only(net)?, &two, compute)?;
                 let theta: Vec<f64> = grams.iter().map(|g| angles::angle_deg(g, 0, 1)).collect();
                 let full = cfg.probe.output == OutputMode::Full;
                 let grad = if full {
@@ -56,7 +55,7 @@ impl Angles {
         let full = cfg.probe.output == OutputMode::Full;
         let mlp = || mlp_only(net);
         let embedding_min = if cfg.probe.embedding_angles {
-            let grams = structured::embedding_grams(mlp()?, to_tensor(inputs, compute));
+            let grams = embedding_grams(cfg, mlp()?, inputs, compute)?;
             let min = |g: &Kernel| angles::min_angle(g).map_or(f64::NAN, |a| a.deg);
             Some(grams.iter().map(min).collect())
         } else {
@@ -65,7 +64,7 @@ impl Angles {
         let (pair_embedding, pair_grad) = match cfg.probe.pair {
             Some([i, j]) => {
                 let two = inputs.select(&[i, j]);
-                let grams = structured::embedding_grams(mlp()?, to_tensor(&two, compute));
+                let grams = embedding_grams(cfg, mlp()?, &two, compute)?;
                 let theta: Vec<f64> = grams.iter().map(|g| angles::angle_deg(g, 0, 1)).collect();
                 let grad = (!full).then(|| angles::angle_deg(kernel, i, j));
                 (Some(theta), grad)
@@ -83,4 +82,37 @@ impl Angles {
             pair_grad,
         })
     }
+}
+
+/// The layer embedding Gram matrices `l = 0..=L` whose angles are the embedding angles
+/// theta_l: the network's own (`a_l(x_i).a_l(x_j)` of the seeded or given weights), or,
+/// with `probe.method = "theory"`, the infinite-width recursion's `S_l` under the network's
+/// convention, so that a theory run reports the theory's angles throughout, free of the
+/// weights' seed and of the width but for the convention's dependence on it (the
+/// `official` convention's width-m value for activations that are not homogeneous).
+fn embedding_grams(
+    cfg: &ProbeConfig,
+    mlp: &Mlp,
+    inputs: &Inputs,
+    compute: &Compute,
+) -> crate::Result<Vec<Kernel>> {
+    if cfg.probe.method != Method::Theory {
+        return Ok(structured::embedding_grams(mlp, to_tensor(inputs, compute)));
+    }
+    let scaling =
+        ntk_kernel::theory::Scaling::of(mlp.config()).map_err(|reason| Error::Config {
+            key: "probe.method",
+            value: "theory".into(),
+            reason: reason.to_string(),
+        })?;
+    let dual = ntk_kernel::theory::DualEvaluator::new(mlp.activation());
+    let (_, grams) = ntk_kernel::theory::infinite_width_layer_grams_scaled(
+        &inputs.x,
+        inputs.n,
+        inputs.d,
+        &dual,
+        &scaling,
+        &|_| {},
+    );
+    Ok(grams)
 }

@@ -2083,3 +2083,144 @@ fn tenth_review() {
     let o = run(&collect);
     assert_clean_error("a train sweep", &o, &["collect it with `ntk-train collect"]);
 }
+
+/// The twelfth hostile review (experiments/hostile/round12.md).
+///
+/// T07: `probe.method = "theory"` with `probe.embedding_angles` and `probe.pair` reported the
+/// embedding angles theta_l of the seeded finite network (width 8 here) beside the theory's
+/// kernel and gradient angles: they changed with `model.seed` and `model.width`. A theory
+/// run now reports the infinite-width recursion's angles: free of the seed and the width,
+/// and for ReLU each layer's pair angle is the arc-cosine map of the one before
+/// (cos t' = (sin t + (pi - t) cos t) / pi).
+#[test]
+fn twelfth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "t.toml", TINY);
+    let angles = |seed: &str, width: &str, method: &str| -> (Vec<f64>, Vec<f64>, f64) {
+        let out = d.join(format!("o_{seed}_{width}_{method}"));
+        let o = run(&ntk_args(
+            &cfg,
+            &out,
+            &[
+                "--set",
+                &format!("probe.method={method}"),
+                "--set",
+                "probe.embedding_angles=true",
+                "--set",
+                "probe.pair=[2,5]",
+                "--set",
+                &format!("model.seed={seed}"),
+                "--set",
+                &format!("model.width={width}"),
+            ],
+        ));
+        assert_ok(method, &o);
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        let v = |key: &str| -> Vec<f64> {
+            s[key]
+                .as_array()
+                .unwrap_or_else(|| panic!("{key} in {s}"))
+                .iter()
+                .map(|a| a.as_f64().unwrap())
+                .collect()
+        };
+        (
+            v("embedding_min_angle_deg"),
+            v("pair_embedding_angles_deg"),
+            s["pair_grad_angle_deg"].as_f64().unwrap(),
+        )
+    };
+    let theory = angles("1", "8", "theory");
+    assert_eq!(theory, angles("2", "8", "theory"), "the seed changed them");
+    assert_eq!(
+        theory,
+        angles("1", "64", "theory"),
+        "the width changed them"
+    );
+    let (min, pair, _) = &theory;
+    assert_eq!((min.len(), pair.len()), (3, 3));
+    for l in 0..2 {
+        let t = pair[l].to_radians();
+        let want = ((t.sin() + (std::f64::consts::PI - t) * t.cos()) / std::f64::consts::PI)
+            .acos()
+            .to_degrees();
+        assert!(
+            (pair[l + 1] - want).abs() < 1e-9,
+            "layer {}: {} vs the arc-cosine map's {want}",
+            l + 1,
+            pair[l + 1]
+        );
+    }
+    // The finite network's angles are its own (a width-8 network is far from the limit),
+    // and layer 0 (the inputs) is common to both.
+    let (net_min, net_pair, _) = angles("1", "8", "auto");
+    assert_eq!((net_min[0], net_pair[0]), (min[0], pair[0]));
+    assert_ne!(net_pair, *pair);
+
+    // P05: a BatchNorm MLP probed in f32 panicked ("storage: dtype mismatch (expected F64,
+    // got F32)", exit 101), both protocols: the f64 check of the f32 kernel cast a copy of
+    // the network to f64, and the copy shared (so cast) the network's running statistics.
+    // The f32 kernel now matches the f64 one to f32's rounding.
+    let kappa = |precision: &str, protocol: &str| -> f64 {
+        let out = d.join(format!("bn_{precision}_{protocol}"));
+        let mut extra = vec![
+            "--set".to_string(),
+            "model.normalization=batch_norm".into(),
+            "--set".into(),
+            format!("probe.precision={precision}"),
+            "--set".into(),
+            format!("probe.protocol={protocol}"),
+        ];
+        if protocol == "blocks" {
+            extra.extend(["--set".into(), "probe.block_size=6".into()]);
+        }
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        let o = run(&ntk_args(&cfg, &out, &extra));
+        assert_ok(&format!("batch_norm {precision} {protocol}"), &o);
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        s["kappa"].as_f64().unwrap()
+    };
+    // P07: `probe.pair` on a zero input: its angles are undefined; they read "NaN" on the
+    // terminal and null in summary.json without a word. They read "undefined", and the
+    // note says why.
+    let x = write(
+        d,
+        "x.csv",
+        "1,2,0.5\n0,0,0\n-1,0.3,2\n0.2,-1,1\n2,1,-1\n0.5,0.5,0.1\n",
+    );
+    let zero = write(
+        d,
+        "zero.toml",
+        &format!(
+            "[data]\ndataset = \"file\"\nx = {x:?}\n[model]\nwidth = 8\ndepth = 2\n\
+             activation = \"relu\"\nseed = 1\n[probe]\nprecision = \"f64\"\npair = [1, 2]\n"
+        ),
+    );
+    let out = d.join("zero");
+    let o = run(&ntk_args(&zero, &out, &[]));
+    assert_ok("a zero input in the pair", &o);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(!stdout.contains("NaN"), "{stdout}");
+    assert!(stdout.contains("pair grad angle     undefined"), "{stdout}");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(
+        s["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("probe.pair = [1, 2]: an angle of the pair is undefined")),
+        "{s}"
+    );
+
+    for protocol in ["whole", "blocks"] {
+        let (k32, k64) = (kappa("f32", protocol), kappa("f64", protocol));
+        assert!(
+            (k32 / k64 - 1.0).abs() < 1e-4,
+            "{protocol}: kappa {k32} in f32, {k64} in f64"
+        );
+    }
+}
