@@ -93,15 +93,19 @@ pub fn check(cfg: &crate::config::TrainConfig, n: usize) -> crate::Result<()> {
              training set",
         ));
     }
-    if cfg.optim.momentum != 0.0 || cfg.optim.weight_decay != 0.0 {
-        return Err(crate::Error::config(
-            "optim.momentum",
-            format!(
-                "{} (weight_decay {})",
-                cfg.optim.momentum, cfg.optim.weight_decay
-            ),
-            "[prediction] models plain gradient descent: momentum and weight_decay must be 0",
-        ));
+    // The key named is the one set (it named optim.momentum = 0 for a weight decay,
+    // twelfth hostile round).
+    for (key, value) in [
+        ("optim.momentum", cfg.optim.momentum),
+        ("optim.weight_decay", cfg.optim.weight_decay),
+    ] {
+        if value != 0.0 {
+            return Err(crate::Error::config(
+                key,
+                value,
+                "[prediction] models plain gradient descent: momentum and weight_decay must be 0",
+            ));
+        }
     }
     if cfg.train.augment {
         return Err(crate::Error::config(

@@ -634,6 +634,29 @@ pub fn links_under(root: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// The names of `dir`'s regular files that are not hidden, sorted, the first three and a
+/// count of the rest.
+fn file_names(dir: &Path) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let more = names.len().saturating_sub(3);
+    names.truncate(3);
+    let mut text = names.join(", ");
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    text
+}
+
 /// Warns (on stderr) of each result under `root` that `collect` cannot read
 /// ([`without_result`]) and of each symbolic link there ([`links_under`]: a run directory
 /// moved elsewhere and linked back was left out of the tables without a word, sixth
@@ -641,9 +664,12 @@ pub fn links_under(root: &Path) -> Vec<PathBuf> {
 pub fn warn_unreadable(root: &Path, marker: &str) -> usize {
     let dirs = without_result(root, marker);
     for dir in dirs.iter().take(5) {
+        // The files by name: a README or notes file beside the runs is no result's, and
+        // the warning said "a result's files" of it (twelfth hostile round).
         eprintln!(
-            "warning: {}: holds a result's files but no readable {marker}: not collected",
-            dir.display()
+            "warning: {}: holds files ({}) but no readable {marker}: not collected",
+            dir.display(),
+            file_names(dir)
         );
     }
     if dirs.len() > 5 {

@@ -400,20 +400,38 @@ impl TrainConfig {
                 "not a positive learning rate",
             ));
         }
-        // A value listed twice would be one run directory for two points.
+        // A value listed twice would be one run directory for two points. The message
+        // spells the value as the file does (it read `lists None twice` for "none" and
+        // `lists (Relu, None) twice` for a family: Rust's names, twelfth hostile round).
         let lrs: Vec<String> = s.lrs.iter().map(|lr| lr_tag(*lr)).collect();
-        twice("sweep.lrs", &lrs)?;
+        if let Some((first, again)) = twice_at(&lrs) {
+            let (a, b) = (s.lrs[first], s.lrs[again]);
+            return Err(crate::Error::ListedTwice {
+                key: "sweep.lrs",
+                value: if a == b {
+                    format!("{a}")
+                } else {
+                    format!("{a} and {b} (one run directory, lr{})", lrs[first])
+                },
+            });
+        }
         twice("sweep.depths", &s.depths)?;
         twice("sweep.seeds", &s.seeds)?;
         twice("sweep.activations", &s.activations)?;
         twice("sweep.normalizations", &s.normalizations)?;
         twice("sweep.variants", &s.variants)?;
-        let families: Vec<_> = s
-            .families
-            .iter()
-            .map(|f| (f.activation, f.normalization))
-            .collect();
-        twice("sweep.families", &families)
+        if let Some((_, again)) = twice_at(&s.families) {
+            let f = s.families[again];
+            return Err(crate::Error::ListedTwice {
+                key: "sweep.families",
+                value: format!(
+                    "{{ activation = {}, normalization = {} }}",
+                    spelled(&f.activation),
+                    spelled(&f.normalization)
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// The keys of a config with `[onnx]` that do not apply to a network read from a file,
@@ -520,14 +538,27 @@ const MAX_EPOCHS: usize = 1_000_000_000;
 const MAX_ITERATIONS: usize = 1_000_000_000_000;
 
 /// Refuses a sweep axis that lists a value twice.
-fn twice<T: PartialEq + std::fmt::Debug>(key: &'static str, values: &[T]) -> crate::Result<()> {
-    for (i, v) in values.iter().enumerate() {
-        if values[..i].contains(v) {
-            return Err(crate::Error::ListedTwice {
-                key,
-                value: format!("{v:?}"),
-            });
-        }
+fn twice<T: PartialEq + serde::Serialize>(key: &'static str, values: &[T]) -> crate::Result<()> {
+    match twice_at(values) {
+        Some((_, again)) => Err(crate::Error::ListedTwice {
+            key,
+            value: spelled(&values[again]),
+        }),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The first value listed again: (its first index, the index of the repeat).
+fn twice_at<T: PartialEq>(values: &[T]) -> Option<(usize, usize)> {
+    (0..values.len()).find_map(|i| {
+        values[..i]
+            .iter()
+            .position(|v| *v == values[i])
+            .map(|first| (first, i))
+    })
+}
+
+/// A value as a config file spells it (`"relu"`, `"none"`, `3`).
+fn spelled<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "?".into())
 }

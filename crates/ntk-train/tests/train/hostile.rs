@@ -2392,3 +2392,128 @@ fn eleventh_review() {
         "nothing written"
     );
 }
+
+/// The twelfth hostile review (experiments/hostile/round12.md), C02: a README beside the
+/// runs of a sweep (`runs/README`) made `collect` warn that `runs/` "holds a result's files
+/// but no readable config.toml": the warning now names the files it found, and the README
+/// stays; the tables are written as before.
+#[test]
+fn twelfth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
+    let sweep = d.join("sw");
+    let mut v: Vec<OsString> = vec!["sweep".into()];
+    v.extend(args(&cfg, &sweep, &[]));
+    assert_ok("sweep", &run(&v));
+    std::fs::write(sweep.join("runs/README"), "notes\n").unwrap();
+    let o = run(&["collect".into(), sweep.clone().into()]);
+    assert_ok("collect", &o);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("runs: holds files (README) but no readable config.toml"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("a result's files"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(sweep.join("runs/README")).unwrap(),
+        "notes\n"
+    );
+    assert!(sweep.join("sweep.csv").is_file());
+
+    // N03: an f32 BatchNorm MLP with `[ntk]` (in f64, the CPU's default) and
+    // `[representations]` panicked ("storage: dtype mismatch (expected F64, got F32)", exit
+    // 101) at the first representations after the first NTK: casting a copy of the network
+    // to f64 for the kernel cast the network's own running statistics too. It trains now,
+    // its losses those of the same run without the tracking.
+    let csv = |name: &str, rows: usize, cols: usize| {
+        let text: String = (0..rows)
+            .map(|i| {
+                let row: Vec<String> = (0..cols)
+                    .map(|j| format!("{}", ((i * 7 + j * 3) % 11) as f64 / 5.0 - 1.0))
+                    .collect();
+                row.join(",") + "\n"
+            })
+            .collect();
+        write(d, name, &text)
+    };
+    let labels = |name: &str, rows: usize| {
+        let text: String = (0..rows).map(|i| format!("{}\n", i % 3)).collect();
+        write(d, name, &text)
+    };
+    let (x, y, tx, ty) = (
+        csv("x.csv", 24, 4),
+        labels("y.csv", 24),
+        csv("tx.csv", 8, 4),
+        labels("ty.csv", 8),
+    );
+    let base = format!(
+        "[data]\ndataset = \"file\"\nx = {x:?}\nlabels = {y:?}\ntest_x = {tx:?}\n\
+         test_labels = {ty:?}\n[model]\nwidth = 8\ndepth = 2\nactivation = \"tanh\"\n\
+         normalization = \"batch_norm\"\nseed = 1\n[optim]\nlr = 0.05\n[train]\n\
+         batch_size = 8\nepochs = 3\n"
+    );
+    let tracked = write(
+        d,
+        "bn.toml",
+        &format!("{base}[ntk]\nevery = 1\nn = 6\n[representations]\nevery = 1\nn = 4\n"),
+    );
+    let plain = write(d, "bn0.toml", &base);
+    let losses = |cfg: &Path, out: &str| -> Vec<String> {
+        let o = run(&args(cfg, &d.join(out), &[]));
+        assert_ok(out, &o);
+        std::fs::read_to_string(d.join(out).join("metrics.csv"))
+            .unwrap()
+            .lines()
+            .map(|l| l.split(',').take(6).collect::<Vec<_>>().join(","))
+            .collect()
+    };
+    assert_eq!(losses(&tracked, "bn"), losses(&plain, "bn0"));
+    for file in ["ntk.csv", "representations.csv"] {
+        let rows = std::fs::read_to_string(d.join("bn").join(file)).unwrap();
+        assert!(rows.lines().count() >= 5, "{file}:\n{rows}");
+    }
+
+    // V02: a sweep axis listing a value twice was named in Rust's spelling ("lists None
+    // twice" for normalizations = ["none", "none"], "(Relu, None)" for a family): the value
+    // is spelled as the file spells it, as ntk-probe's sweep does.
+    for (set, want) in [
+        (
+            "sweep.normalizations=[\"none\",\"none\"]",
+            "lists \"none\" twice",
+        ),
+        (
+            "sweep.activations=[\"relu\",\"relu\"]",
+            "lists \"relu\" twice",
+        ),
+        (
+            "sweep.families=[{activation=\"relu\"},{activation=\"relu\"}]",
+            "lists { activation = \"relu\", normalization = \"none\" } twice",
+        ),
+        ("sweep.lrs=[0.1,0.1]", "lists 0.1 twice"),
+    ] {
+        let mut v: Vec<OsString> = vec!["sweep".into()];
+        v.extend(args(
+            &cfg,
+            &d.join("twice"),
+            &["--set", "sweep.families=[]", "--set", set, "--dry-run"],
+        ));
+        let o = run(&v);
+        assert_clean_error(set, &o, &[want]);
+        assert!(!d.join("twice").exists());
+    }
+
+    // P11: [prediction] refused a weight decay as "optim.momentum = 0 (weight_decay
+    // 0.0001)": the key set is named.
+    let predicted = write(
+        d,
+        "p.toml",
+        &TINY
+            .replace("momentum = 0.5", "momentum = 0.0\nweight_decay = 1e-4")
+            .replace("batch_size = 20", "batch_size = 60\nloss = \"mse\"")
+            .replace("test_n = 0", "test_n = 0\n\n[prediction]"),
+    );
+    let o = run(&args(&predicted, &d.join("p"), &["--dry-run"]));
+    assert_clean_error("weight decay", &o, &["optim.weight_decay = 0.0001"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("optim.momentum"));
+}
