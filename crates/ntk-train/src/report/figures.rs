@@ -5,23 +5,26 @@
 
 use super::*;
 
-/// Mean, min and max over the tables `tables` (one per seed) of `value` row by row, over
-/// the rows every table has, against the row's epoch.
+/// Mean, min and max over the tables `tables` (one per seed) of `value` row by row, against
+/// the row's epoch: at each row, over the tables that reach it, so a seed that diverged (and
+/// stopped) leaves the others' curve going on past its last epoch instead of ending it
+/// there; a row where one of those tables has no value is left out.
 pub(super) fn mean_curve<T>(
     tables: &[&[T]],
     epoch: impl Fn(&T) -> usize,
     value: impl Fn(&T) -> Option<f64>,
 ) -> Vec<Stat> {
-    let len = tables.iter().map(|t| t.len()).min().unwrap_or(0);
+    let len = tables.iter().map(|t| t.len()).max().unwrap_or(0);
     (0..len)
         .filter_map(|i| {
-            let vals: Vec<f64> = tables.iter().filter_map(|t| value(&t[i])).collect();
-            if vals.len() < tables.len() {
+            let rows: Vec<&T> = tables.iter().filter_map(|t| t.get(i)).collect();
+            let vals: Vec<f64> = rows.iter().filter_map(|r| value(r)).collect();
+            if vals.len() < rows.len() {
                 return None;
             }
             let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            Some((epoch(&tables[0][i]) as f64, mean(vals)?, lo, hi))
+            Some((epoch(rows[0]) as f64, mean(vals)?, lo, hi))
         })
         .collect()
 }
@@ -201,6 +204,21 @@ pub(super) fn figure(
         (Some(a), Some(b)) if a == b => format!("lines: mean over {a} seeds\nshaded: min to max"),
         (Some(a), Some(b)) => format!("lines: mean over {a}-{b} seeds\nshaded: min to max"),
         _ => String::new(),
+    };
+    // A seed that diverged stopped early: past its last epoch the line is the others' mean
+    // ([`mean_curve`]), which the note says.
+    let stopped = curves.iter().any(|c| {
+        let lens = c.members.iter().map(|r| r.metrics.len());
+        lens.clone().min() != lens.max()
+    });
+    let note = if stopped && !note.is_empty() {
+        format!(
+            "{note}
+after a seed stopped (diverged):
+the mean of those that went on"
+        )
+    } else {
+        note
     };
     let note = if series.iter().any(|s| !s.unresolved.is_empty()) {
         format!(

@@ -296,12 +296,21 @@ mod tests {
         assert_eq!(three_digits(0.1412364).to_string(), "0.141");
     }
 
+    /// Past the last epoch of a seed that stopped (diverged), the curve goes on over the
+    /// seeds that reach each epoch.
     #[test]
     fn seed_curves_are_means_with_their_range() {
         let a: Vec<(usize, f64)> = vec![(1, 2.0), (2, 1.0), (3, 0.5)];
         let b: Vec<(usize, f64)> = vec![(1, 4.0), (2, 0.5)];
         let tables: Vec<&[(usize, f64)]> = vec![&a, &b];
         let curve = mean_curve(&tables, |r| r.0, |r| Some(r.1));
-        assert_eq!(curve, [(1.0, 3.0, 2.0, 4.0), (2.0, 0.75, 0.5, 1.0)]);
+        assert_eq!(
+            curve,
+            [
+                (1.0, 3.0, 2.0, 4.0),
+                (2.0, 0.75, 0.5, 1.0),
+                (3.0, 0.5, 0.5, 0.5)
+            ]
+        );
     }
 }
