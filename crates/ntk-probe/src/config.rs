@@ -442,6 +442,18 @@ impl ProbeConfig {
                 });
             }
         }
+        // The theory's kernel is formed in f64 whatever the key says: a run that said f32
+        // reported f32 beside an f64 kernel (twelfth hostile round, N6). As `eigen =
+        // "tiled"`, the key is then to say f64.
+        if self.probe.method == Method::Theory && self.probe.precision != Precision::F64 {
+            return Err(Error::Config {
+                key: "probe.precision",
+                value: self.probe.precision.name().to_string(),
+                reason: "probe.method = \"theory\" forms the infinite-width kernel in f64: set \
+                         probe.precision = \"f64\""
+                    .into(),
+            });
+        }
         if let Some(path) = &self.probe.weights
             && self.probe.method == Method::Theory
         {

@@ -720,3 +720,49 @@ fn list_flags_take_each_value_once_and_show_their_defaults_as_given() {
         "{help}"
     );
 }
+
+/// `probe.method = "theory"` forms the infinite-width kernel in f64 whatever
+/// `probe.precision` says: f32 (given or the default) is refused naming the key, as
+/// `eigen = "tiled"` refuses it (twelfth hostile round, N6: the run reported f32 beside an
+/// f64 kernel); f64 runs and says f64.
+#[test]
+fn the_theory_says_f64_or_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let theory = SMALL.replace("precision = \"f64\"\n", "").replace(
+        "embedding_angles = true",
+        "embedding_angles = true\nmethod = \"theory\"",
+    );
+    let cfg = write_config(dir.path(), &theory);
+    for extra in [&[][..], &["--set", "probe.precision=\"f32\""][..]] {
+        let out = dir.path().join("refused");
+        let o = probe()
+            .args(["run", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(
+            err.contains("probe.precision") && err.contains("set probe.precision = \"f64\""),
+            "{extra:?}: {err}"
+        );
+        assert!(!out.exists(), "{extra:?}: the refused run wrote");
+    }
+    let out = dir.path().join("f64");
+    let o = probe()
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out)
+        .args(["--set", "probe.precision=\"f64\""])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["precision"], "f64");
+    assert_eq!(summary["method"], "theory");
+}

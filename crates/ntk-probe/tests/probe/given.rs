@@ -952,11 +952,11 @@ fn a_kernel_that_underflows_is_refused() {
     );
     assert!((a - b).abs() < 1e-5 * a, "{a} against {b}");
     assert_eq!(unit["rank"], small["rank"]);
-    // The routes that form the kernel in f64 are held to f64's range (the theory) or to the
-    // gradients' (autodiff: f32 gradients, an f64 Gram): at 1e-25 both are exact, the
-    // structured route refuses (above).
-    for method in ["autodiff", "theory"] {
-        let text = file_config(&x, "tiny25", 1e-25, "f32")
+    // The routes that form the kernel in f64 are held to f64's range (the theory, which
+    // says f64: it is refused at f32) or to the gradients' (autodiff: f32 gradients, an f64
+    // Gram): at 1e-25 both are exact, the structured route refuses (above).
+    for (method, precision) in [("autodiff", "f32"), ("theory", "f64")] {
+        let text = file_config(&x, "tiny25", 1e-25, precision)
             .replace("[probe]\n", &format!("[probe]\nmethod = \"{method}\"\n"));
         let s = json_run(d, &format!("tiny25_{method}"), &text);
         let at_unit = json_run(
