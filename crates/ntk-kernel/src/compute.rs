@@ -403,7 +403,15 @@ mod tests {
             (
                 Method::Structured,
                 plain.clone().with_normalization(Normalization::BatchNorm),
-                "couples samples",
+                "model.normalization = \"batch_norm\": BatchNorm couples the samples",
+            ),
+            // Thirteenth hostile round: LayerNorm was said to couple samples, and both
+            // values were spelled as Rust's Debug ("LayerNorm", "BatchNorm").
+            (
+                Method::Structured,
+                plain.clone().with_normalization(Normalization::LayerNorm),
+                "model.normalization = \"layer_norm\": LayerNorm normalizes each sample over \
+                 its features",
             ),
         ];
         for (method, cfg, words) in refused {

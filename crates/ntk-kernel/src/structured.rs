@@ -38,13 +38,26 @@ pub fn unsupported_reason(mlp: &Mlp) -> Option<String> {
 
 /// [`unsupported_reason`] of an MLP configured as `cfg` (before it is built).
 pub fn unsupported_reason_of(cfg: &ntk_model::MlpConfig) -> Option<String> {
-    match cfg.normalization {
-        Normalization::None => None,
-        other => Some(format!(
-            "normalization {other:?} couples samples; use the autodiff path (the NTK is then \
-             taken in evaluation mode)"
-        )),
-    }
+    // The value as the config file spells it (`model.normalization = "layer_norm"`), and
+    // the reason each layer has: BatchNorm couples the samples of a batch (the NTK is
+    // taken in evaluation mode), LayerNorm normalizes each sample over its features, which
+    // the structured factors (one matrix product per layer) do not hold (thirteenth
+    // hostile round: both read "normalization LayerNorm couples samples").
+    let why = match cfg.normalization {
+        Normalization::None => return None,
+        Normalization::BatchNorm => {
+            "BatchNorm couples the samples of a batch; use the autodiff path (the NTK is \
+             then taken in evaluation mode, with the running statistics)"
+        }
+        Normalization::LayerNorm => {
+            "LayerNorm normalizes each sample over its features, which the structured \
+             factors do not model; use the autodiff path"
+        }
+    };
+    Some(format!(
+        "model.normalization = \"{}\": {why}",
+        ntk_names::name(&cfg.normalization)
+    ))
 }
 
 /// One batched forward and the hand-written backward for the outputs `outputs`.

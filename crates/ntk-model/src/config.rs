@@ -228,7 +228,7 @@ impl MlpConfig {
         if self.depth == 0 && self.normalization != Normalization::None {
             return Err(ModelError::invalid(
                 "normalization",
-                format!("{:?}", self.normalization),
+                format!("\"{}\"", ntk_names::name(&self.normalization)),
                 "a depth-0 (linear) model has no hidden layer to normalize",
             ));
         }

@@ -2224,3 +2224,55 @@ fn twelfth_review() {
         );
     }
 }
+
+/// The thirteenth hostile round (experiments/hostile/round13.md).
+#[test]
+fn thirteenth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "t.toml", TINY);
+    // P02, P03: a normalization was named by Rust's Debug spelling ("normalization
+    // LayerNorm", "field `normalization` = BatchNorm") where the file says "layer_norm",
+    // and LayerNorm, which normalizes each sample on its own, was said to couple samples.
+    let refused = |extra: &[&str], words: &str| {
+        let out = d.join("refused");
+        let o = run(&ntk_args(&cfg, &out, extra));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(words), "{extra:?}: {stderr}");
+        for debug in [
+            "LayerNorm couples",
+            "BatchNorm:",
+            "= LayerNorm",
+            "= BatchNorm",
+        ] {
+            assert!(!stderr.contains(debug), "{extra:?}: {stderr}");
+        }
+        assert!(
+            !out.exists(),
+            "{extra:?}: a refused run made {}",
+            out.display()
+        );
+    };
+    let structured = ["--set", "probe.method=structured", "--set"];
+    refused(
+        &[&structured[..], &["model.normalization=layer_norm"]].concat(),
+        "model.normalization = \"layer_norm\": LayerNorm normalizes each sample over its \
+         features",
+    );
+    refused(
+        &[&structured[..], &["model.normalization=batch_norm"]].concat(),
+        "model.normalization = \"batch_norm\": BatchNorm couples the samples of a batch",
+    );
+    for norm in ["layer_norm", "batch_norm"] {
+        refused(
+            &[
+                "--set",
+                "model.depth=0",
+                "--set",
+                &format!("model.normalization={norm}"),
+            ],
+            &format!("field `normalization` = \"{norm}\": a depth-0 (linear) model"),
+        );
+    }
+}
