@@ -10,11 +10,22 @@ pub fn probe() -> Command {
 
 /// `ntk-probe ntk --config CFG --out OUT`, run to completion.
 pub fn ntk_cli(cfg: impl AsRef<Path>, out: impl AsRef<Path>) -> std::process::Output {
+    command_cli("ntk", cfg, out, &[])
+}
+
+/// `ntk-probe COMMAND --config CFG --out OUT EXTRA...`, run to completion.
+pub fn command_cli(
+    command: &str,
+    cfg: impl AsRef<Path>,
+    out: impl AsRef<Path>,
+    extra: &[&str],
+) -> std::process::Output {
     probe()
-        .args(["ntk", "--config"])
+        .args([command, "--config"])
         .arg(cfg.as_ref())
         .arg("--out")
         .arg(out.as_ref())
+        .args(extra)
         .output()
         .unwrap()
 }

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::common::{ntk_cli, probe};
+use crate::common::{command_cli, ntk_cli, probe};
 use ntk_files::npy;
 use ntk_numerics::backend::Precision;
 
@@ -735,14 +735,7 @@ fn the_theory_says_f64_or_is_refused() {
     let cfg = write_config(dir.path(), &theory);
     for extra in [&[][..], &["--set", "probe.precision=\"f32\""][..]] {
         let out = dir.path().join("refused");
-        let o = probe()
-            .args(["run", "--config"])
-            .arg(&cfg)
-            .arg("--out")
-            .arg(&out)
-            .args(extra)
-            .output()
-            .unwrap();
+        let o = command_cli("run", &cfg, &out, extra);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
         assert!(
@@ -752,14 +745,7 @@ fn the_theory_says_f64_or_is_refused() {
         assert!(!out.exists(), "{extra:?}: the refused run wrote");
     }
     let out = dir.path().join("f64");
-    let o = probe()
-        .args(["run", "--config"])
-        .arg(&cfg)
-        .arg("--out")
-        .arg(&out)
-        .args(["--set", "probe.precision=\"f64\""])
-        .output()
-        .unwrap();
+    let o = command_cli("run", &cfg, &out, &["--set", "probe.precision=\"f64\""]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();

@@ -395,14 +395,7 @@ fn an_input_hard_linked_into_the_output_directory_is_refused() {
     );
     let cfg = write_file(d, "sweep.toml", &text);
     for extra in [&[][..], &["--dry-run"]] {
-        let o = probe()
-            .args(["sweep", "--config"])
-            .arg(&cfg)
-            .arg("--out")
-            .arg(&out)
-            .args(extra)
-            .output()
-            .unwrap();
+        let o = crate::common::command_cli("sweep", &cfg, &out, extra);
         refused(
             &o,
             &[

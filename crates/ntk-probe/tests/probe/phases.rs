@@ -611,14 +611,7 @@ fn a_tiled_sweeps_dry_run_says_partial_and_its_data_stay_outside() {
     );
     let cfg_path = write_file(dir.path(), "inside.toml", &inside);
     for extra in [&[][..], &["--dry-run"]] {
-        let o = probe()
-            .args(["sweep", "--config"])
-            .arg(&cfg_path)
-            .arg("--out")
-            .arg(&out)
-            .args(extra)
-            .output()
-            .unwrap();
+        let o = crate::common::command_cli("sweep", &cfg_path, &out, extra);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(
