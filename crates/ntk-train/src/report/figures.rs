@@ -43,12 +43,16 @@ pub(super) fn ntk_curve(runs: &[&RunRecord], value: impl Fn(&NtkRow) -> Option<f
 }
 
 /// The epochs at which some seed's tracked kernel was singular (κ unresolved in
-/// `ntk.precision`), over the rows every seed has.
+/// `ntk.precision`), over the rows any seed reaches, as [`mean_curve`] draws them.
 pub(super) fn singular_epochs(runs: &[&RunRecord]) -> Vec<f64> {
-    let len = runs.iter().map(|r| r.ntk.len()).min().unwrap_or(0);
+    let len = runs.iter().map(|r| r.ntk.len()).max().unwrap_or(0);
     (0..len)
-        .filter(|&i| runs.iter().any(|r| r.ntk[i].singular))
-        .map(|i| runs[0].ntk[i].epoch as f64)
+        .filter_map(|i| {
+            let rows: Vec<&NtkRow> = runs.iter().filter_map(|r| r.ntk.get(i)).collect();
+            rows.iter()
+                .any(|r| r.singular)
+                .then(|| rows[0].epoch as f64)
+        })
         .collect()
 }
 
