@@ -450,6 +450,8 @@ mod tests {
         let k = kernel(n, 6, 0.2);
         let r0 = Mat::<f64>::from_fn(n, 1, |i, _| 1.0 + (i * i) as f64);
         let lin = Linearized::new(k.as_ref(), r0.as_ref()).unwrap();
+        // The premise: the slowest direction is in the residual, not rounding noise.
+        assert!(lin.rotated[(0, 0)].abs() > 1.0, "{}", lin.rotated[(0, 0)]);
         let lr = n as f64 / lin.eigenvalues()[n - 1];
         let slope = late_slope(&lin, lr);
         let w = lin.eigenvalues();
