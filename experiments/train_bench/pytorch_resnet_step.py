@@ -459,6 +459,9 @@ def main():
     p.add_argument("--graph", action="store_true",
                    help="CUDA: capture the whole step (forward, backward, SGD) as one CUDA graph "
                         "and time its replays (PyTorch's whole-network capture)")
+    p.add_argument("--layout", default="nchw", choices=["nchw", "nhwc"],
+                   help="activations' memory format: nchw (PyTorch's default) or nhwc "
+                        "(torch.channels_last, oneDNN's blocked-friendly format on a CPU)")
     p.add_argument("--json", action="store_true", help="also print one JSON line")
     p.add_argument("--check", action="store_true", help="structure self-test, then exit")
     a = p.parse_args()
@@ -472,13 +475,14 @@ def main():
         precision = "tf32" if set_fp32_precision(a.tf32) == "tf32" else "f32"
         torch.backends.cudnn.benchmark = a.cudnn_benchmark
     torch.manual_seed(0)
-    model = ResNet(a.depth, a.variant).to(dev)
+    fmt = torch.channels_last if a.layout == "nhwc" else torch.contiguous_format
+    model = ResNet(a.depth, a.variant).to(dev, memory_format=fmt)
     model.train()
     opt = torch.optim.SGD(
         model.parameters(), lr=a.lr, momentum=a.momentum, dampening=0.0,
         weight_decay=a.weight_decay, nesterov=False,
     )
-    x = (torch.rand(a.batch, 3, 32, 32) * 2 - 1).to(dev)
+    x = (torch.rand(a.batch, 3, 32, 32) * 2 - 1).to(dev, memory_format=fmt)
     y = torch.randint(0, 10, (a.batch,)).to(dev)
     if a.graph and dev.type == "cuda":
         s, first, last = time_graphed_steps(model, opt, x, y, a.warmup, a.steps)
@@ -488,7 +492,7 @@ def main():
     flops = 6.0 * resnet_macs(a.depth) * a.batch
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
     print(
-        f"pytorch {torch.__version__} {a.device} ({name}) {engine} {precision}, "
+        f"pytorch {torch.__version__} {a.device} ({name}) {engine} {precision} {a.layout}, "
         f"{describe(a.depth, a.variant)}, batch {a.batch}: {s:.4f} s/step, "
         f"{a.batch / s:.0f} samples/s, {flops / 1e9:.2f} GFLOP/step, {flops / s / 1e9:.1f} GFLOP/s",
         flush=True,
@@ -502,7 +506,7 @@ def main():
             "precision": precision,
             "engine": engine,
             "cudnn_benchmark": bool(a.cudnn_benchmark),
-            "layout": "nchw",
+            "layout": a.layout,
             "input_dim": 3 * 32 * 32,
             "batch": a.batch,
             "steps": a.steps,

@@ -84,6 +84,15 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
         ntk_numerics::linalg::library().describe()
     );
     println!(
+        "floor s: the GFLOP at this CPU's peak, measured ({}): {}",
+        ntk_numerics::bench::peak_method(),
+        precisions
+            .iter()
+            .map(|&p| format!("{p} {:.0} GFLOP/s", ntk_numerics::bench::peak_gflops(p)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!(
         "{:>6} {:>4} {:>5} {:>5} {:>4} {:>8} {:>6} {:>8} {:>9} {:>8} {:>8} {:>8} {:>9} {:>10}",
         "n",
         "d",

@@ -127,7 +127,10 @@ pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
         r.gflops,
         r.floor_seconds_per_step
             .map_or("no floor: peak of this device unknown".into(), |f| {
-                format!("floor {f:.4} s/step at {peak:.0} GFLOP/s peak")
+                format!(
+                    "floor {f:.4} s/step at {peak:.0} GFLOP/s peak, measured: {}",
+                    ntk_numerics::bench::peak_method()
+                )
             })
     );
     println!("{}", serde_json::to_string(&r).expect("serializes"));

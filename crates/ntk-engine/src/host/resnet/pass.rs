@@ -582,9 +582,7 @@ impl<T: Real> HostResNet<T> {
                     for (((((g, y), z), o), u), v) in
                         px.iter_mut().zip(y).zip(z2).zip(dz).zip(u).zip(v)
                     {
-                        if !passes(*y) {
-                            *g = T::of(0.0);
-                        }
+                        *g = gate(*g, *y);
                         *o = *g * s;
                         *u += g.f64() * z.f64();
                         *v += g.f64();
@@ -607,9 +605,7 @@ impl<T: Real> HostResNet<T> {
                     let a1 = &a1[base..base + px.len()];
                     for (((g, a), u), v) in px.iter_mut().zip(a1).zip(u).zip(v) {
                         *u += g.f64();
-                        if !passes(*a) {
-                            *g = T::of(0.0);
-                        }
+                        *g = gate(*g, *a);
                         *v += g.f64();
                     }
                 });
@@ -684,9 +680,7 @@ impl<T: Real> HostResNet<T> {
                 let (sums, _) = map::map_sums2(dh, None, d, |base, px, _, u, _| {
                     let h = &h[base..base + px.len()];
                     for ((g, h), u) in px.iter_mut().zip(h).zip(u) {
-                        if !passes(*h) {
-                            *g = T::of(0.0);
-                        }
+                        *g = gate(*g, *h);
                         *u += g.f64();
                     }
                 });
@@ -718,6 +712,15 @@ fn passes<T: Real>(y: T) -> bool {
     y > T::of(0.0)
 }
 
+/// `g [y > 0]`: ReLU's backward through its output `y` ([`passes`]), as a select, not a
+/// branch: the signs of a layer's outputs are a coin toss per value, and a conditional store
+/// there mispredicted about every other value (a quarter of a ResNet-20 step on an Intel
+/// Xeon went to that branch in the pass below, `perf annotate`).
+#[inline(always)]
+fn gate<T: Real>(g: T, y: T) -> T {
+    if passes(y) { g } else { T::of(0.0) }
+}
+
 /// `g = from [y > 0]` (ReLU's backward through its output `y`, from the cotangent `from`, or
 /// in place on `g` when `from` is `None`; NaN outputs pass no gradient either), returning
 /// BatchNorm's sums `(sum g, sum g zhat)` per channel of the result, taken in the same pass.
@@ -735,9 +738,7 @@ fn relu_sums<T: Real>(
         }
         let (y, z) = (&y[r.clone()], &zhat[r]);
         for ((((g, y), z), u), v) in px.iter_mut().zip(y).zip(z).zip(u).zip(v) {
-            if !passes(*y) {
-                *g = T::of(0.0);
-            }
+            *g = gate(*g, *y);
             *u += g.f64();
             *v += g.f64() * z.f64();
         }
