@@ -31,6 +31,17 @@ pub fn available() -> bool {
     })
 }
 
+/// Whether the elementwise passes run their AVX-512 version ([`super::wide`]): x86-64 with
+/// AVX-512F, not held to AVX2 by `NTK_HOST_CONV=avx2` (`NTK_HOST_CONV=im2col` leaves them
+/// on: they are no convolution).
+pub fn available_for_passes() -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        let held = std::env::var("NTK_HOST_CONV").is_ok_and(|v| v == "avx2");
+        !held && cpu_has_avx512()
+    })
+}
+
 #[cfg(target_arch = "x86_64")]
 fn cpu_has_avx512() -> bool {
     std::arch::is_x86_feature_detected!("avx512f")

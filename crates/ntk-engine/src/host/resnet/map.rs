@@ -122,6 +122,23 @@ pub fn map_sums2<T: Real>(
     d: Dims,
     f: impl Fn(usize, &mut [T], Option<&mut [T]>, &mut [f64], &mut [f64]) + Sync,
 ) -> (Vec<f64>, Vec<f64>) {
+    map_sums2_chunks(a, b, d, |base, ac, mut bc, u, v| {
+        for (p, px) in ac.chunks_mut(d.c).enumerate() {
+            let bp = bc.as_deref_mut().map(|b| &mut b[p * d.c..(p + 1) * d.c]);
+            f(base + p * d.c, px, bp, u, v);
+        }
+    })
+}
+
+/// [`map_sums2`] a chunk at a time: `f(base, a_chunk, b_chunk, u, v)` runs over the chunk's
+/// pixels itself (`base`: the flat index of its first value; `u`, `v` start at zero), so that
+/// it can keep the sums in registers ([`super::wide`]).
+pub fn map_sums2_chunks<T: Real>(
+    a: &mut [T],
+    b: Option<&mut [T]>,
+    d: Dims,
+    f: impl Fn(usize, &mut [T], Option<&mut [T]>, &mut [f64], &mut [f64]) + Sync,
+) -> (Vec<f64>, Vec<f64>) {
     let per = chunk_images(d.n, d.pixels()) * d.image();
     let a = &mut a[..d.len()];
     let bs: Vec<Option<&mut [T]>> = match b {
@@ -132,13 +149,10 @@ pub fn map_sums2<T: Real>(
         .par_chunks_mut(per)
         .zip(bs)
         .enumerate()
-        .map(|(k, (ac, mut bc))| {
+        .map(|(k, (ac, bc))| {
             let mut acc = vec![0.0f64; 2 * d.c];
             let (u, v) = acc.split_at_mut(d.c);
-            for (p, px) in ac.chunks_mut(d.c).enumerate() {
-                let bp = bc.as_deref_mut().map(|b| &mut b[p * d.c..(p + 1) * d.c]);
-                f(k * per + p * d.c, px, bp, u, v);
-            }
+            f(k * per, ac, bc, u, v);
             acc
         })
         .collect();

@@ -17,7 +17,7 @@ use ntk_numerics::linalg::{Real, gemm_acc};
 
 use super::map::{self, Dims, par_pixels, par_zip, total_sum};
 use super::norm::{self, Stats};
-use super::{BlockKind, HostResNet, StemKind, update_running};
+use super::{BlockKind, HostResNet, StemKind, update_running, wide};
 use ntk_model::activation::{Activation, Normalized, SELU_ALPHA, SELU_LAMBDA};
 
 /// One block's trace (see the module docs for what each buffer holds per variant).
@@ -575,19 +575,12 @@ impl<T: Real> HostResNet<T> {
             } => {
                 // ReLU's backward (in place on dy, which the shortcut reads later), the
                 // scalars' sums and `dz = scale dy`, in one pass.
-                let (y, z2, s) = (&t.y, &t.c, theta[scale.at]);
-                let (ds, db) = map::map_sums2(dy, Some(dz), out, |base, px, dz, u, v| {
-                    let r = base..base + px.len();
-                    let (y, z2, dz) = (&y[r.clone()], &z2[r], dz.expect("dz given"));
-                    for (((((g, y), z), o), u), v) in
-                        px.iter_mut().zip(y).zip(z2).zip(dz).zip(u).zip(v)
-                    {
-                        *g = gate(*g, *y);
-                        *o = *g * s;
-                        *u += g.f64() * z.f64();
-                        *v += g.f64();
-                    }
-                });
+                let pass = FixupGate {
+                    y: &t.y,
+                    z2: &t.c,
+                    scale: theta[scale.at],
+                };
+                let (ds, db) = wide::map_sums2(dy, Some(dz), out, &pass);
                 grad[scale.at] = T::of(ds.iter().sum());
                 grad[b2b.at] = T::of(db.iter().sum());
                 blk.conv2.backward_shifted(
@@ -600,15 +593,7 @@ impl<T: Real> HostResNet<T> {
                     Some((dh, false)),
                 );
                 // dh summed before (b2a) and after (b1b) ReLU's backward, in one pass.
-                let a1: &[T] = &t.b;
-                let (before, after) = map::map_sums2(dh, None, out, |base, px, _, u, v| {
-                    let a1 = &a1[base..base + px.len()];
-                    for (((g, a), u), v) in px.iter_mut().zip(a1).zip(u).zip(v) {
-                        *u += g.f64();
-                        *g = gate(*g, *a);
-                        *v += g.f64();
-                    }
-                });
+                let (before, after) = wide::map_sums2(dh, None, out, &SumsAroundGate { a: &t.b });
                 grad[b2a.at] = T::of(before.iter().sum());
                 grad[b1b.at] = T::of(after.iter().sum());
                 let (xa, shift) = if sc.downsamples() {
@@ -731,18 +716,72 @@ fn relu_sums<T: Real>(
     zhat: &[T],
     d: Dims,
 ) -> (Vec<f64>, Vec<f64>) {
-    map::map_sums2(g, None, d, |base, px, _, u, v| {
+    wide::map_sums2(g, None, d, &ReluSums { from, y, zhat })
+}
+
+/// [`relu_sums`]' pixel.
+struct ReluSums<'a, T> {
+    from: Option<&'a [T]>,
+    y: &'a [T],
+    zhat: &'a [T],
+}
+
+impl<T: Real> wide::PixelPass<T> for ReluSums<'_, T> {
+    #[inline(always)]
+    fn pixel(&self, base: usize, px: &mut [T], _: Option<&mut [T]>, u: &mut [f64], v: &mut [f64]) {
         let r = base..base + px.len();
-        if let Some(from) = from {
+        if let Some(from) = self.from {
             px.copy_from_slice(&from[r.clone()]);
         }
-        let (y, z) = (&y[r.clone()], &zhat[r]);
+        let (y, z) = (&self.y[r.clone()], &self.zhat[r]);
         for ((((g, y), z), u), v) in px.iter_mut().zip(y).zip(z).zip(u).zip(v) {
             *g = gate(*g, *y);
             *u += g.f64();
             *v += g.f64() * z.f64();
         }
-    })
+    }
+}
+
+/// A Fixup block's merge backward, per pixel: ReLU's backward in place on `dy` through the
+/// block's output `y`, `dz = scale dy` into the second map, and the sums `(sum dy z2, sum
+/// dy)` of the scale's and the last bias's gradients (`z2`: the second convolution's output).
+struct FixupGate<'a, T> {
+    y: &'a [T],
+    z2: &'a [T],
+    scale: T,
+}
+
+impl<T: Real> wide::PixelPass<T> for FixupGate<'_, T> {
+    #[inline(always)]
+    fn pixel(&self, base: usize, px: &mut [T], dz: Option<&mut [T]>, u: &mut [f64], v: &mut [f64]) {
+        let r = base..base + px.len();
+        let (y, z2, dz) = (&self.y[r.clone()], &self.z2[r], dz.expect("dz given"));
+        for (((((g, y), z), o), u), v) in px.iter_mut().zip(y).zip(z2).zip(dz).zip(u).zip(v) {
+            *g = gate(*g, *y);
+            *o = *g * self.scale;
+            *u += g.f64() * z.f64();
+            *v += g.f64();
+        }
+    }
+}
+
+/// A Fixup block's inner ReLU backward, per pixel, in place on `dh` through that ReLU's
+/// output `a`, with the sums of `dh` before it (the bias after the ReLU) and after it (the
+/// bias before).
+struct SumsAroundGate<'a, T> {
+    a: &'a [T],
+}
+
+impl<T: Real> wide::PixelPass<T> for SumsAroundGate<'_, T> {
+    #[inline(always)]
+    fn pixel(&self, base: usize, px: &mut [T], _: Option<&mut [T]>, u: &mut [f64], v: &mut [f64]) {
+        let a = &self.a[base..base + px.len()];
+        for (((g, a), u), v) in px.iter_mut().zip(a).zip(u).zip(v) {
+            *u += g.f64();
+            *g = gate(*g, *a);
+            *v += g.f64();
+        }
+    }
 }
 
 /// `o = relu(o + s)` over the channels `s` covers (the shortcut's carried ones), `relu(o)`

@@ -1,0 +1,197 @@
+//! The passes that write a map and take two per-channel sums in one sweep over memory
+//! ([`map_sums2`]: ReLU's backward with BatchNorm's or Fixup's sums), with the channel count
+//! known at compile time and the loop compiled a second time for AVX-512 where the CPU has
+//! it ([`super::avx512::available`]).
+//!
+//! The build targets baseline x86-64 (SSE2), where the sums `u`, `v` (f64, one per channel)
+//! go through memory at every pixel, two values an instruction; with `C` fixed and 512-bit
+//! registers they stay in registers across a chunk's pixels. The arithmetic and its order
+//! are the same in every version (per channel, pixel by pixel from the chunk's start, no
+//! fused multiply-adds: Rust does not contract), so the results are bit for bit alike on
+//! every CPU; the tests hold the two versions to that.
+
+use ntk_numerics::linalg::Real;
+
+use super::map::{self, Dims};
+
+/// One pixel of a pass: writes `a` (its `c` channels; `b`, a second map's, when the pass
+/// has one) and adds to the channel sums `u`, `v`; `base` is the flat index of the pixel's
+/// channel 0. Implementations are `#[inline(always)]`, so that each version of the chunk
+/// loop compiles them with its own instructions.
+pub trait PixelPass<T: Real>: Sync {
+    fn pixel(&self, base: usize, a: &mut [T], b: Option<&mut [T]>, u: &mut [f64], v: &mut [f64]);
+}
+
+/// [`map::map_sums2`] with `pass`: the sums `(u, v)` per channel, in its order.
+pub fn map_sums2<T: Real, P: PixelPass<T>>(
+    a: &mut [T],
+    b: Option<&mut [T]>,
+    d: Dims,
+    pass: &P,
+) -> (Vec<f64>, Vec<f64>) {
+    let wide = super::avx512::available_for_passes();
+    map::map_sums2_chunks(a, b, d, |base, ac, bc, u, v| match (wide, d.c) {
+        // SAFETY: `available_for_passes` found AVX-512F on this CPU.
+        (true, 16) => unsafe { chunk_avx512::<T, P, 16>(pass, base, ac, bc, u, v) },
+        // SAFETY: as above.
+        (true, 32) => unsafe { chunk_avx512::<T, P, 32>(pass, base, ac, bc, u, v) },
+        // SAFETY: as above.
+        (true, 64) => unsafe { chunk_avx512::<T, P, 64>(pass, base, ac, bc, u, v) },
+        _ => chunk(pass, d.c, base, ac, bc, u, v),
+    })
+}
+
+/// The chunk loop for any channel count `c`, in the build's instructions.
+fn chunk<T: Real, P: PixelPass<T>>(
+    pass: &P,
+    c: usize,
+    base: usize,
+    a: &mut [T],
+    mut b: Option<&mut [T]>,
+    u: &mut [f64],
+    v: &mut [f64],
+) {
+    for (p, px) in a.chunks_mut(c).enumerate() {
+        let bp = b.as_deref_mut().map(|b| &mut b[p * c..(p + 1) * c]);
+        pass.pixel(base + p * c, px, bp, u, v);
+    }
+}
+
+/// The chunk loop for `C` channels, its sums in local arrays (registers).
+#[inline(always)]
+fn chunk_fixed<T: Real, P: PixelPass<T>, const C: usize>(
+    pass: &P,
+    base: usize,
+    a: &mut [T],
+    mut b: Option<&mut [T]>,
+    u: &mut [f64],
+    v: &mut [f64],
+) {
+    let (mut su, mut sv) = ([0.0f64; C], [0.0f64; C]);
+    su.copy_from_slice(&u[..C]);
+    sv.copy_from_slice(&v[..C]);
+    for (p, px) in a.chunks_exact_mut(C).enumerate() {
+        let bp = b.as_deref_mut().map(|b| &mut b[p * C..(p + 1) * C]);
+        pass.pixel(base + p * C, px, bp, &mut su, &mut sv);
+    }
+    u[..C].copy_from_slice(&su);
+    v[..C].copy_from_slice(&sv);
+}
+
+/// [`chunk_fixed`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn chunk_avx512<T: Real, P: PixelPass<T>, const C: usize>(
+    pass: &P,
+    base: usize,
+    a: &mut [T],
+    b: Option<&mut [T]>,
+    u: &mut [f64],
+    v: &mut [f64],
+) {
+    chunk_fixed::<T, P, C>(pass, base, a, b, u, v);
+}
+
+/// Never called: AVX-512 is x86-64's ([`super::avx512::available_for_passes`] is false
+/// elsewhere); the portable loop.
+///
+/// # Safety
+/// None: `unsafe` to match the x86-64 fn.
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn chunk_avx512<T: Real, P: PixelPass<T>, const C: usize>(
+    pass: &P,
+    base: usize,
+    a: &mut [T],
+    b: Option<&mut [T]>,
+    u: &mut [f64],
+    v: &mut [f64],
+) {
+    chunk(pass, C, base, a, b, u, v);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `a <- a [y > 0]`, `u += a`, `v += a z` (ReLU's backward with BatchNorm's sums).
+    struct Gate<'a> {
+        y: &'a [f32],
+        z: &'a [f32],
+    }
+
+    impl PixelPass<f32> for Gate<'_> {
+        #[inline(always)]
+        fn pixel(
+            &self,
+            base: usize,
+            a: &mut [f32],
+            _: Option<&mut [f32]>,
+            u: &mut [f64],
+            v: &mut [f64],
+        ) {
+            let r = base..base + a.len();
+            for ((((g, y), z), u), v) in a
+                .iter_mut()
+                .zip(&self.y[r.clone()])
+                .zip(&self.z[r])
+                .zip(u)
+                .zip(v)
+            {
+                *g = if *y > 0.0 { *g } else { 0.0 };
+                *u += f64::from(*g);
+                *v += f64::from(*g) * f64::from(*z);
+            }
+        }
+    }
+
+    #[test]
+    fn every_version_gives_the_same_bits() {
+        for c in [16, 32, 64, 24] {
+            let d = Dims {
+                n: 9,
+                h: 5,
+                w: 7,
+                c,
+            };
+            let len = d.len();
+            let wave = |k: usize, s: f64| ((k as f64 * s).sin() * 3.0) as f32;
+            let y: Vec<f32> = (0..len).map(|k| wave(k, 0.37)).collect();
+            let z: Vec<f32> = (0..len).map(|k| wave(k, 1.91)).collect();
+            let g0: Vec<f32> = (0..len).map(|k| wave(k, 0.73) * 1e-3).collect();
+            let pass = Gate { y: &y, z: &z };
+            let mut g_wide = g0.clone();
+            let wide = map_sums2(&mut g_wide, None, d, &pass);
+            let mut g_plain = g0.clone();
+            let plain = map::map_sums2_chunks(&mut g_plain, None, d, |base, a, b, u, v| {
+                chunk(&pass, c, base, a, b, u, v)
+            });
+            let mut g_fixed = g0.clone();
+            let fixed = map::map_sums2_chunks(&mut g_fixed, None, d, |base, a, b, u, v| match c {
+                16 => chunk_fixed::<_, _, 16>(&pass, base, a, b, u, v),
+                32 => chunk_fixed::<_, _, 32>(&pass, base, a, b, u, v),
+                64 => chunk_fixed::<_, _, 64>(&pass, base, a, b, u, v),
+                _ => chunk(&pass, c, base, a, b, u, v),
+            });
+            assert_eq!(g_wide, g_plain, "c = {c}");
+            assert_eq!(g_fixed, g_plain, "c = {c}");
+            let bits = |s: &(Vec<f64>, Vec<f64>)| {
+                s.0.iter()
+                    .chain(&s.1)
+                    .map(|x| x.to_bits())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(bits(&wide), bits(&plain), "c = {c}");
+            assert_eq!(bits(&fixed), bits(&plain), "c = {c}");
+            // And the sums are the sums.
+            let want: f64 = g_plain.iter().map(|&g| f64::from(g)).sum();
+            let got: f64 = plain.0.iter().sum();
+            assert!(
+                (want - got).abs() <= 1e-9 * want.abs().max(1.0),
+                "{want} {got}"
+            );
+        }
+    }
+}
