@@ -452,21 +452,11 @@ impl Moments {
     }
 }
 
-/// The moments of a chunk of NHWC maps with `c` channels (two passes over the cached chunk).
+/// The moments of a chunk of NHWC maps with `c` channels (two passes over the cached chunk,
+/// [`super::wide::channel_moments`]).
 fn chunk_moments<T: Real>(y: &[T], c: usize) -> Moments {
     let count = (y.len() / c) as f64;
-    let mut mean = vec![0.0f64; c];
-    for px in y.chunks_exact(c) {
-        mean.iter_mut().zip(px).for_each(|(m, v)| *m += v.f64());
-    }
-    mean.iter_mut().for_each(|m| *m /= count);
-    let mut m2 = vec![0.0f64; c];
-    for px in y.chunks_exact(c) {
-        for ((a, v), m) in m2.iter_mut().zip(px).zip(&mean) {
-            let d = v.f64() - m;
-            *a += d * d;
-        }
-    }
+    let (mean, m2) = super::wide::channel_moments(y, c);
     Moments { count, mean, m2 }
 }
 

@@ -70,11 +70,9 @@ pub fn chunks(n: usize, pixels: usize) -> Vec<Range<usize>> {
 /// `base` the flat index of its channel 0), on rayon's threads in blocks of whole images.
 pub fn par_pixels<T: Real>(out: &mut [T], d: Dims, f: impl Fn(&mut [T], usize) + Sync) {
     let block = d.image().max(1) * 8;
-    out.par_chunks_mut(block).enumerate().for_each(|(k, part)| {
-        for (j, px) in part.chunks_mut(d.c).enumerate() {
-            f(px, k * block + j * d.c);
-        }
-    });
+    out.par_chunks_mut(block)
+        .enumerate()
+        .for_each(|(k, part)| super::wide::pixels(part, d.c, k * block, &f));
 }
 
 /// `f(&mut out[i], src[i])` for every element of two maps of the same shape, on rayon's
@@ -189,11 +187,7 @@ pub fn par_pixels2<T: Real>(
     a.par_chunks_mut(block)
         .zip(b.par_chunks_mut(block))
         .enumerate()
-        .for_each(|(k, (pa, pb))| {
-            for (j, (x, y)) in pa.chunks_mut(d.c).zip(pb.chunks_mut(d.c)).enumerate() {
-                f(x, y, k * block + j * d.c);
-            }
-        });
+        .for_each(|(k, (pa, pb))| super::wide::pixels2(pa, pb, d.c, k * block, &f));
 }
 
 /// The sum of `f(i)` over all flat indices of `d` (deterministic, as [`channel_sums`]).

@@ -22,7 +22,7 @@ pub mod simd;
 pub mod step;
 #[cfg(test)]
 mod tests;
-mod wide;
+pub(crate) mod wide;
 
 use burn::module::{Param, RunningState};
 use burn::nn::BatchNorm;

@@ -63,12 +63,19 @@ pub fn normalize<T: Real>(
         mean.iter().map(|&v| T::of(v)).collect(),
         inv_std.iter().map(|&v| T::of(v)).collect(),
     );
-    par_pixels2(z, out, d, |zp, op, base| {
-        for ((v, m), s) in zp.iter_mut().zip(&mu).zip(&is) {
-            *v = (*v - *m) * *s;
-        }
-        epilogue(zp, op, base);
-    });
+    // Inlined into the pixel loop's versions (`super::wide`), the AVX-512 one among them.
+    par_pixels2(
+        z,
+        out,
+        d,
+        #[inline(always)]
+        |zp, op, base| {
+            for ((v, m), s) in zp.iter_mut().zip(&mu).zip(&is) {
+                *v = (*v - *m) * *s;
+            }
+            epilogue(zp, op, base);
+        },
+    );
     Stats {
         mean,
         var,

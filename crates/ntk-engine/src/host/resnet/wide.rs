@@ -1,7 +1,10 @@
-//! The passes that write a map and take two per-channel sums in one sweep over memory
-//! ([`map_sums2`]: ReLU's backward with BatchNorm's or Fixup's sums), with the channel count
-//! known at compile time and the loop compiled a second time for AVX-512 where the CPU has
-//! it ([`super::avx512::available`]).
+//! The host ResNet's passes over pixels, with the channel count known at compile time and
+//! the loop compiled a second time for AVX-512 where the CPU has it
+//! ([`super::avx512::available_for_passes`]): [`map_sums2`] (a map written and two f64 sums
+//! per channel in one sweep over memory: ReLU's backward with BatchNorm's or Fixup's sums),
+//! [`channel_moments`] (BatchNorm's batch statistics of a chunk), and the pixel loops of
+//! [`map::par_pixels`] and [`map::par_pixels2`] ([`pixels`], [`pixels2`]: BatchNorm's
+//! normalization and backward, the activations), whose closures inline into each version.
 //!
 //! The build targets baseline x86-64 (SSE2), where the sums `u`, `v` (f64, one per channel)
 //! go through memory at every pixel, two values an instruction; with `C` fixed and 512-bit
@@ -67,6 +70,7 @@ fn chunk_fixed<T: Real, P: PixelPass<T>, const C: usize>(
     u: &mut [f64],
     v: &mut [f64],
 ) {
+    assert!(a.len().is_multiple_of(C), "whole pixels");
     let (mut su, mut sv) = ([0.0f64; C], [0.0f64; C]);
     su.copy_from_slice(&u[..C]);
     sv.copy_from_slice(&v[..C]);
@@ -110,6 +114,190 @@ unsafe fn chunk_avx512<T: Real, P: PixelPass<T>, const C: usize>(
     v: &mut [f64],
 ) {
     chunk(pass, C, base, a, b, u, v);
+}
+
+/// `f(pixel, base)` over the pixels of `part` (`c` values each; `base`: the flat index of the
+/// part's first value), the loop of [`map::par_pixels`].
+pub fn pixels<T: Real, F: Fn(&mut [T], usize)>(part: &mut [T], c: usize, base: usize, f: &F) {
+    assert!(part.len().is_multiple_of(c.max(1)), "whole pixels");
+    let wide = super::avx512::available_for_passes();
+    match (wide, c) {
+        // SAFETY: `available_for_passes` found AVX-512F on this CPU.
+        (true, 16) => unsafe { pixels_avx512::<T, F, 16>(part, base, f) },
+        // SAFETY: as above.
+        (true, 32) => unsafe { pixels_avx512::<T, F, 32>(part, base, f) },
+        // SAFETY: as above.
+        (true, 64) => unsafe { pixels_avx512::<T, F, 64>(part, base, f) },
+        _ => {
+            for (j, px) in part.chunks_mut(c).enumerate() {
+                f(px, base + j * c);
+            }
+        }
+    }
+}
+
+/// [`pixels`] for `C` channels, compiled for AVX-512.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn pixels_avx512<T: Real, F: Fn(&mut [T], usize), const C: usize>(
+    part: &mut [T],
+    base: usize,
+    f: &F,
+) {
+    for (j, px) in part.chunks_exact_mut(C).enumerate() {
+        f(px, base + j * C);
+    }
+}
+
+/// Never called off x86-64; the portable loop.
+///
+/// # Safety
+/// None: `unsafe` to match the x86-64 fn.
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn pixels_avx512<T: Real, F: Fn(&mut [T], usize), const C: usize>(
+    part: &mut [T],
+    base: usize,
+    f: &F,
+) {
+    for (j, px) in part.chunks_exact_mut(C).enumerate() {
+        f(px, base + j * C);
+    }
+}
+
+/// `f(a_pixel, b_pixel, base)` over the pixels of two parts of the same shape, the loop of
+/// [`map::par_pixels2`].
+pub fn pixels2<T: Real, F: Fn(&mut [T], &mut [T], usize)>(
+    a: &mut [T],
+    b: &mut [T],
+    c: usize,
+    base: usize,
+    f: &F,
+) {
+    assert!(
+        a.len() == b.len() && a.len().is_multiple_of(c.max(1)),
+        "whole pixels"
+    );
+    let wide = super::avx512::available_for_passes();
+    match (wide, c) {
+        // SAFETY: `available_for_passes` found AVX-512F on this CPU.
+        (true, 16) => unsafe { pixels2_avx512::<T, F, 16>(a, b, base, f) },
+        // SAFETY: as above.
+        (true, 32) => unsafe { pixels2_avx512::<T, F, 32>(a, b, base, f) },
+        // SAFETY: as above.
+        (true, 64) => unsafe { pixels2_avx512::<T, F, 64>(a, b, base, f) },
+        _ => {
+            for (j, (x, y)) in a.chunks_mut(c).zip(b.chunks_mut(c)).enumerate() {
+                f(x, y, base + j * c);
+            }
+        }
+    }
+}
+
+/// [`pixels2`] for `C` channels, compiled for AVX-512.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn pixels2_avx512<T: Real, F: Fn(&mut [T], &mut [T], usize), const C: usize>(
+    a: &mut [T],
+    b: &mut [T],
+    base: usize,
+    f: &F,
+) {
+    for (j, (x, y)) in a.chunks_exact_mut(C).zip(b.chunks_exact_mut(C)).enumerate() {
+        f(x, y, base + j * C);
+    }
+}
+
+/// Never called off x86-64; the portable loop.
+///
+/// # Safety
+/// None: `unsafe` to match the x86-64 fn.
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn pixels2_avx512<T: Real, F: Fn(&mut [T], &mut [T], usize), const C: usize>(
+    a: &mut [T],
+    b: &mut [T],
+    base: usize,
+    f: &F,
+) {
+    for (j, (x, y)) in a.chunks_exact_mut(C).zip(b.chunks_exact_mut(C)).enumerate() {
+        f(x, y, base + j * C);
+    }
+}
+
+/// The per-channel mean and sum of squared deviations `(mean, m2)` of NHWC maps `y` with `c`
+/// channels: two passes, `mean_c = (1/m) sum y`, then `m2_c = sum (y - mean_c)^2`.
+pub fn channel_moments<T: Real>(y: &[T], c: usize) -> (Vec<f64>, Vec<f64>) {
+    let wide = super::avx512::available_for_passes();
+    match (wide, c) {
+        // SAFETY: `available_for_passes` found AVX-512F on this CPU.
+        (true, 16) => unsafe { moments_avx512::<T, 16>(y) },
+        // SAFETY: as above.
+        (true, 32) => unsafe { moments_avx512::<T, 32>(y) },
+        // SAFETY: as above.
+        (true, 64) => unsafe { moments_avx512::<T, 64>(y) },
+        _ => moments(y, c),
+    }
+}
+
+/// [`channel_moments`] for any `c`, in the build's instructions.
+fn moments<T: Real>(y: &[T], c: usize) -> (Vec<f64>, Vec<f64>) {
+    let count = (y.len() / c) as f64;
+    let mut mean = vec![0.0f64; c];
+    for px in y.chunks_exact(c) {
+        mean.iter_mut().zip(px).for_each(|(m, v)| *m += v.f64());
+    }
+    mean.iter_mut().for_each(|m| *m /= count);
+    let mut m2 = vec![0.0f64; c];
+    for px in y.chunks_exact(c) {
+        for ((a, v), m) in m2.iter_mut().zip(px).zip(&mean) {
+            let d = v.f64() - m;
+            *a += d * d;
+        }
+    }
+    (mean, m2)
+}
+
+/// [`moments`] for `C` channels, the sums in local arrays.
+#[inline(always)]
+fn moments_fixed<T: Real, const C: usize>(y: &[T]) -> (Vec<f64>, Vec<f64>) {
+    let count = (y.len() / C) as f64;
+    let mut mean = [0.0f64; C];
+    for px in y.chunks_exact(C) {
+        mean.iter_mut().zip(px).for_each(|(m, v)| *m += v.f64());
+    }
+    mean.iter_mut().for_each(|m| *m /= count);
+    let mut m2 = [0.0f64; C];
+    for px in y.chunks_exact(C) {
+        for ((a, v), m) in m2.iter_mut().zip(px).zip(&mean) {
+            let d = v.f64() - m;
+            *a += d * d;
+        }
+    }
+    (mean.to_vec(), m2.to_vec())
+}
+
+/// [`moments_fixed`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn moments_avx512<T: Real, const C: usize>(y: &[T]) -> (Vec<f64>, Vec<f64>) {
+    moments_fixed::<T, C>(y)
+}
+
+/// Never called off x86-64; the portable loop.
+///
+/// # Safety
+/// None: `unsafe` to match the x86-64 fn.
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn moments_avx512<T: Real, const C: usize>(y: &[T]) -> (Vec<f64>, Vec<f64>) {
+    moments(y, C)
 }
 
 #[cfg(test)]
@@ -185,6 +373,20 @@ mod tests {
             };
             assert_eq!(bits(&wide), bits(&plain), "c = {c}");
             assert_eq!(bits(&fixed), bits(&plain), "c = {c}");
+            let bits_of = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let (m_wide, s_wide) = channel_moments(&y, c);
+            let (m_plain, s_plain) = moments(&y, c);
+            assert_eq!(bits_of(&m_wide), bits_of(&m_plain), "c = {c}");
+            assert_eq!(bits_of(&s_wide), bits_of(&s_plain), "c = {c}");
+            if let 16 | 32 | 64 = c {
+                let (m_fixed, s_fixed) = match c {
+                    16 => moments_fixed::<_, 16>(&y),
+                    32 => moments_fixed::<_, 32>(&y),
+                    _ => moments_fixed::<_, 64>(&y),
+                };
+                assert_eq!(bits_of(&m_fixed), bits_of(&m_plain), "c = {c}");
+                assert_eq!(bits_of(&s_fixed), bits_of(&s_plain), "c = {c}");
+            }
             // And the sums are the sums.
             let want: f64 = g_plain.iter().map(|&g| f64::from(g)).sum();
             let got: f64 = plain.0.iter().sum();
