@@ -276,6 +276,16 @@ pub enum DataError {
         index: usize,
     },
 
+    /// More test samples asked for (`train.test_n`, which the caller names) than the test
+    /// split holds.
+    #[error("{dataset} has only {available} test samples")]
+    TestN {
+        /// The data set.
+        dataset: String,
+        /// Samples in its test split.
+        available: usize,
+    },
+
     /// `data.n` beyond the samples of the split.
     #[error("data.n = {n} but {dataset} {split} has only {available} samples")]
     DataN {

@@ -485,7 +485,14 @@ pub fn load_test(cfg: &DataConfig, n: usize) -> Result<Inputs> {
     test_cfg.subset = SubsetRule::First;
     test_cfg.n = n;
     if cfg.dataset != Dataset::File {
-        return load(&test_cfg);
+        // Said as the test split's size: `data.n` is the training set's (fourteenth hostile
+        // round, D13: "data.n = 20000 but mnist Test has only 10000" where data.n was 40).
+        return load(&test_cfg).map_err(|e| match e {
+            DataError::DataN {
+                dataset, available, ..
+            } => DataError::TestN { dataset, available },
+            e => e,
+        });
     }
     let x = required(cfg.test_x.as_deref(), Role::TestX)?;
     let labels = required(cfg.test_labels.as_deref(), Role::TestLabels)?;

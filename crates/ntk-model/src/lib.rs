@@ -25,7 +25,9 @@ pub mod size;
 pub mod spec;
 
 pub use activation::{Activation, ActivationKind, Moments, NormRelu};
-pub use config::{LayerScales, MlpConfig, Normalization, NtkConvention, Parameterization};
+pub use config::{
+    LayerScales, MAX_DEPTH, MlpConfig, Normalization, NtkConvention, Parameterization,
+};
 pub use error::ModelError;
 pub use mlp::{Mlp, MlpTrace};
 pub use net::Net;

@@ -179,7 +179,11 @@ pub enum Error {
              with `ntk-train collect`"
                 .to_string()
         } else {
-            format!(", not ntk-probe points: collect it with `ntk-train collect {}`", .out.display())
+            format!(
+                ", not ntk-probe points: use ntk-train on it (`ntk-train collect {0}`, \
+                 `ntk-train plot {0}`)",
+                .out.display()
+            )
         }
     )]
     TrainingRuns {

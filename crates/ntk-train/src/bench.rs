@@ -101,6 +101,32 @@ pub fn mlp_spec(
     })
 }
 
+/// Refuses a benchmark that cannot fit in memory (`ntk_runs::budget`), before anything is
+/// allocated; `max_memory` is `--max-memory` (else the machine's limit).
+pub fn check_memory(
+    compute: &Compute,
+    spec: &NetSpec,
+    input_dim: usize,
+    batch: usize,
+    max_memory: Option<&str>,
+) -> crate::Result<()> {
+    let elem = compute.dtype().size() as f64;
+    let mut need = crate::budget::network_estimate(spec, input_dim, batch, elem);
+    need.add("the batch", batch as f64 * input_dim as f64, 4.0);
+    // The flags that set the size: a ResNet's input and width are fixed (3x32x32, 16),
+    // which the flags --input-dim and --width do not set (fourteenth hostile round, D1).
+    let culprit = match spec {
+        NetSpec::ResNet(_) => format!("{}, --batch {batch}", spec.describe()),
+        _ => format!(
+            "{} (--width {}), --batch {batch}, --input-dim {input_dim}",
+            spec.describe(),
+            spec.width()
+        ),
+    };
+    need.check(&culprit, max_memory)?;
+    Ok(())
+}
+
 /// Times `steps` SGD steps (after two warm-up steps) of `spec` on random inputs of
 /// `input_dim` values with 10 classes, computed by `engine` (its f32 products rounded as
 /// `fp32` says: `tf32` for the cuDNN engine only).
@@ -113,18 +139,6 @@ pub fn step(
     steps: usize,
     peak_gflops: f64,
 ) -> crate::Result<Throughput> {
-    // Refused before anything is allocated when it cannot fit (`ntk_runs::budget`).
-    let elem = compute.dtype().size() as f64;
-    let mut need = crate::budget::network_estimate(spec, input_dim, batch, elem);
-    need.add("the batch", batch as f64 * input_dim as f64, 4.0);
-    need.check(
-        &format!(
-            "{} (width {}), --batch {batch}, --input-dim {input_dim}",
-            spec.describe(),
-            spec.width()
-        ),
-        None,
-    )?;
     let model = spec.build(input_dim, &compute.device, compute.dtype())?;
     let sgd = ntk_engine::Sgd::new(0.9, 0.0);
     let setup = ntk_engine::Setup {

@@ -110,6 +110,31 @@ fn save_via_rename<E: std::fmt::Display>(
 /// The representations table in a checkpoint (present when the run tracks them).
 const REPRESENTATIONS: &str = "representations.csv";
 
+/// Removes the epoch directories under `run/checkpoints` that lack a file every checkpoint
+/// holds (the model, an optimizer state, the metrics and NTK tables): a checkpoint whose
+/// writing was cut off (`checkpoint.json` names a directory only after all of them), by a
+/// kill or a full disk. A run killed while writing its first checkpoint then starts over as
+/// one killed before it does; it was refused as holding checkpoints but no checkpoint.json,
+/// with and without --resume (fourteenth hostile round, D5). The tree is the run's own
+/// (`checkpoints` a directory, not a link: `check_run_dir`); links in it are not followed.
+pub fn remove_unfinished(run: &Path) {
+    let Ok(entries) = std::fs::read_dir(run.join("checkpoints")) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let dir = e.path();
+        let epoch_dir = e.file_name().to_string_lossy().starts_with("epoch-")
+            && e.file_type().is_ok_and(|t| t.is_dir());
+        let has = |f: &str| dir.join(f).is_file();
+        let complete = [StateForm::Host, StateForm::Burn]
+            .into_iter()
+            .any(|form| checkpoint_files(form).iter().all(|f| has(f)));
+        if epoch_dir && !complete {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}
+
 fn checkpoint_files(engine: StateForm) -> [&'static str; 4] {
     let optim = match engine {
         StateForm::Host => "velocity.npy",

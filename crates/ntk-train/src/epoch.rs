@@ -315,14 +315,24 @@ pub(crate) fn epoch_row(
     }
 }
 
+/// A loss in a log line: five decimals, in exponent form from 10^6 up (a diverging run's
+/// loss of 2.6e98 printed as a 99-digit number; fourteenth hostile round, D4).
+pub fn loss_text(loss: f64) -> String {
+    if loss.abs() >= 1e6 {
+        format!("{loss:.5e}")
+    } else {
+        format!("{loss:.5}")
+    }
+}
+
 /// The log line of an epoch.
 pub(crate) fn log_epoch(run: &Run, row: &EpochMetrics) {
     run.reporter.log(&format!(
-        "{} epoch {}/{}: train loss {:.5} acc {:.4}{} lr {:.3e} {:.1} s ({:.0} samples/s)",
+        "{} epoch {}/{}: train loss {} acc {:.4}{} lr {:.3e} {:.1} s ({:.0} samples/s)",
         run.labels.model,
         row.epoch,
         run.epochs,
-        row.train_loss,
+        loss_text(row.train_loss),
         row.train_accuracy,
         row.test_accuracy
             .map_or(String::new(), |a| format!(" test acc {a:.4}")),
@@ -330,4 +340,15 @@ pub(crate) fn log_epoch(run: &Run, row: &EpochMetrics) {
         row.seconds,
         row.samples_per_second
     ));
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_huge_loss_is_written_with_an_exponent() {
+        assert_eq!(super::loss_text(0.08699), "0.08699");
+        assert_eq!(super::loss_text(2.619797412096641e98), "2.61980e98");
+        assert_eq!(super::loss_text(-1.5e7), "-1.50000e7");
+        assert_eq!(super::loss_text(f64::NAN), "NaN");
+    }
 }

@@ -234,7 +234,12 @@ pub enum Error {
     #[error(
         "{}: no training runs under runs/ (no runs/*/config.toml){}",
         .out.display(),
-        if *.probe_sweep { "; this looks like an ntk-probe sweep: use `ntk-probe collect`" } else { "" }
+        if *.probe_sweep {
+            "; this looks like an ntk-probe sweep: use ntk-probe on it (`ntk-probe collect`, \
+             `ntk-probe plot`)"
+        } else {
+            ""
+        }
     )]
     NoTrainingRuns { out: PathBuf, probe_sweep: bool },
     /// A config text that does not parse.

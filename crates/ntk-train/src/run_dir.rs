@@ -89,6 +89,7 @@ pub(crate) fn open_run_dir(
     let lock = DirLock::acquire(out)?;
     ntk_files::outset::clean_dir(out, None, &|f: &str| RUN_FILES.contains(&f));
     ntk_files::outset::clean_tree(&out.join("checkpoints"));
+    checkpoint::remove_unfinished(out);
     let summary_path = out.join("summary.json");
     let found = checkpoint::find(out)?;
     // Epoch checkpoints (a run killed before its first checkpoint has none: it starts over,
@@ -132,14 +133,27 @@ pub(crate) fn open_run_dir(
     Ok((lock, found.map_or(Start::Fresh, Start::Resume)))
 }
 
-/// Refuses a run directory the tools did not make, before any work: an entry that is not a
-/// run's file ([`RUN_FILES`], `runs/` and the report's tables and figures,
-/// [`crate::files::is_report_file`]), a `config.toml` with no run beside it (no lock,
+/// Refuses a run directory the tools did not make, before any work: a sweep's directory (a
+/// `runs/` in it), an entry that is not a run's file ([`RUN_FILES`] and the report's tables
+/// and figures, [`crate::files::is_report_file`]), a `config.toml` with no run beside it (no lock,
 /// summary or checkpoint pointer: a user's file, not ours to overwrite), or a
 /// `checkpoints` that is a symbolic link (old checkpoints are deleted there).
 pub fn check_run_dir(out: &Path) -> crate::Result<()> {
+    // A sweep's directory (its runs under `runs/`) is no run's: a run there replaced the
+    // sweep's tables and figures with its own (fourteenth hostile round, D7).
+    if std::fs::symlink_metadata(out.join("runs")).is_ok() {
+        return Err(ntk_files::Error::ForeignFiles {
+            dir: out.to_path_buf(),
+            files: vec![
+                "runs/, a sweep's runs: a single run there would replace the sweep's tables; \
+                 continue the sweep with `ntk-train sweep`"
+                    .into(),
+            ],
+        }
+        .into());
+    }
     ntk_files::outset::check_owned(out, &|n: &str| {
-        RUN_FILES.contains(&n) || n == "runs" || crate::files::is_report_file(n)
+        RUN_FILES.contains(&n) || crate::files::is_report_file(n)
     })?;
     let has = |name: &str| out.join(name).exists();
     if has("config.toml") && !(has(LOCK_FILE) || has("summary.json") || has("checkpoint.json")) {

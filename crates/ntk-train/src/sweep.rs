@@ -354,8 +354,9 @@ impl Sweep for TrainSweep<'_> {
                 "[{}] {}: {}",
                 point.id,
                 s.status,
-                s.final_train_loss
-                    .map_or("-".into(), |l| format!("final train loss {l:.5}"))
+                s.final_train_loss.map_or("-".into(), |l| {
+                    format!("final train loss {}", crate::epoch::loss_text(l))
+                })
             ));
         }
         Ok(s)

@@ -50,11 +50,35 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     // The output path is checked before the work (a device or FIFO is never replaced).
     if let Some(path) = &args.out {
         ntk_files::io::check_target(path)?;
+        // Its directory too: a missing one failed the write after every row was timed
+        // (fourteenth hostile round, D2).
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            return Err(format!(
+                "--out {}: {} is not a directory (create it first)",
+                path.display(),
+                dir.display()
+            )
+            .into());
+        }
     }
     let eigen = Eigen::parse(&args.eigen)
         .filter(|e| *e != Eigen::Tiled)
         .ok_or_else(|| format!("--eigen {}: expected full or extreme", args.eigen))?;
     ntk_cli::args::distinct("--depths", &args.depths)?;
+    // Every depth before the first row is timed, under the flag's name (a depth beyond the
+    // limit was refused after the rows before it, as the config field `depth`; fourteenth
+    // hostile round, D3).
+    if let Some(d) = args.depths.iter().find(|&&d| d > ntk_model::MAX_DEPTH) {
+        return Err(format!(
+            "--depths {d}: at most {} hidden layers",
+            ntk_model::MAX_DEPTH
+        )
+        .into());
+    }
     ntk_cli::args::distinct("--precisions", &args.precisions)?;
     let mut precisions = Vec::new();
     for p in &args.precisions {

@@ -126,6 +126,9 @@ pub fn redraw(
     title: Option<&str>,
     layout: Layout,
 ) -> crate::Result<Vec<PathBuf>> {
+    // ntk-train's runs are named as such, not "run `ntk-probe collect` first", which then
+    // refused them (fourteenth hostile round, D15).
+    super::collect::refuse_training_runs(dir)?;
     let summary = dir.join("summary.csv");
     let groups: Vec<GroupRow> = table(&summary)?;
     check_groups(&summary, &groups)?;

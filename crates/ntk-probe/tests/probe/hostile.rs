@@ -2081,7 +2081,11 @@ fn tenth_review() {
     let mut collect = os(&["collect"]);
     collect.push(ts.into());
     let o = run(&collect);
-    assert_clean_error("a train sweep", &o, &["collect it with `ntk-train collect"]);
+    assert_clean_error(
+        "a train sweep",
+        &o,
+        &["use ntk-train on it (`ntk-train collect"],
+    );
 }
 
 /// The twelfth hostile review (experiments/hostile/round12.md).
@@ -2275,4 +2279,55 @@ fn thirteenth_review() {
             &format!("field `normalization` = \"{norm}\": a depth-0 (linear) model"),
         );
     }
+}
+
+/// The fourteenth hostile review (experiments/hostile/round14.md), ntk-probe's defects: D2
+/// (`bench --out` in a missing directory failed after every row was timed), D3 (a depth
+/// beyond the limit refused after the rows before it, as the config field `depth`), D15
+/// (`plot` on ntk-train's runs said "run `ntk-probe collect` first", which refuses them).
+#[test]
+fn fourteenth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bench = |extra: &[&str]| {
+        let mut v = os(&["bench", "--n", "10", "--width", "4", "--repeats", "1"]);
+        v.extend(os(extra));
+        run(&v)
+    };
+    let o = bench(&[
+        "--depths",
+        "1",
+        "--out",
+        d.join("nodir/x.json").to_str().unwrap(),
+    ]);
+    assert_clean_error(
+        "bench --out in a missing directory",
+        &o,
+        &["--out", "nodir", "not a directory"],
+    );
+    assert!(
+        o.stdout.is_empty(),
+        "nothing timed: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let o = bench(&["--depths", "1,10001"]);
+    assert_clean_error(
+        "bench --depths 1,10001",
+        &o,
+        &["--depths 10001", "at most 10000"],
+    );
+    assert!(
+        o.stdout.is_empty(),
+        "nothing timed: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+
+    let train_run = d.join("tr");
+    std::fs::create_dir_all(&train_run).unwrap();
+    std::fs::write(train_run.join("metrics.csv"), "epoch\n1\n").unwrap();
+    let mut plot = os(&["plot"]);
+    plot.push(train_run.into());
+    let o = run(&plot);
+    assert_clean_error("plot a training run", &o, &["ntk-train plot"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("ntk-probe collect` first"));
 }

@@ -55,12 +55,24 @@ pub(crate) struct BenchArgs {
     /// takes the cuDNN engine).
     #[arg(long, default_value = "ieee", value_parser = ntk_names::parse_arg::<Fp32Precision>)]
     fp32_precision: Fp32Precision,
+    /// The memory the benchmark may plan for (e.g. 64G; default: the smallest of the
+    /// available memory, the cgroup's limit and RLIMIT_AS; also NTK_MAX_MEMORY)
+    #[arg(long)]
+    max_memory: Option<String>,
 }
 
 pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
     let compute = backend::select(a.backend.as_deref(), a.precision)?;
     let peak = ntk_numerics::bench::peak_gflops(a.precision);
     refuse_flags_of_the_other_network(&a)?;
+    // Under the flag's name, not the config field's (fourteenth hostile round, D3).
+    if let Some(d) = a.depth.filter(|&d| d > ntk_model::MAX_DEPTH) {
+        return Err(format!(
+            "--depth {d}: at most {} hidden layers",
+            ntk_model::MAX_DEPTH
+        )
+        .into());
+    }
     let (spec, input_dim) = match a.resnet {
         Some(d) => {
             let v = a.variant.unwrap_or(ResNetVariant::BatchNorm);
@@ -103,6 +115,7 @@ pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
     };
     let cudnn_trains = ntk_engine::choose::cudnn_candidate(&spec, a.precision);
     ntk_engine::check_fp32(a.engine, a.fp32_precision, "--fp32-precision", cudnn_trains)?;
+    ntk_train::bench::check_memory(&compute, &spec, input_dim, a.batch, a.max_memory.as_deref())?;
     let r = ntk_train::bench::step(
         &compute,
         &spec,

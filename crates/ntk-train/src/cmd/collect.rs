@@ -26,7 +26,7 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
         cfg.read_onnx(&compute)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         crate::cmd::run::refuse_axis_overrides(&cfg, &sets, path)?;
-        cfg.validate()
+        cfg.validate_as_written()
             .map_err(|e| format!("{}: {e}", path.display()))?;
         sweep::check_collect(&cfg, &args.dir, &compute)?;
     }

@@ -136,7 +136,7 @@ fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<(TrainConfig, Option<ba
     for w in cfg.warnings() {
         eprintln!("warning: {}: {w}", path.display());
     }
-    cfg.validate().map_err(|e| named(&e))?;
+    cfg.validate_as_written().map_err(|e| named(&e))?;
     Ok((cfg, compute))
 }
 
@@ -388,7 +388,8 @@ fn print_single(out: &Path) {
             "{}: {}; final train loss {}, test accuracy {}",
             s.model,
             s.status,
-            s.final_train_loss.map_or("-".into(), |l| format!("{l:.5}")),
+            s.final_train_loss
+                .map_or("-".into(), ntk_train::epoch::loss_text),
             s.final_test_accuracy
                 .map_or("-".into(), |a| format!("{a:.4}"))
         );

@@ -25,6 +25,30 @@ impl TrainConfig {
         }
     }
 
+    /// [`Self::validate`] for a config as the user wrote it (its `[sweep]` included), where
+    /// a key may apply to some points of a sweep only: `optim.scalar_lr_scale` applies when
+    /// the network or a variant of the sweep is a Fixup ResNet (only Fixup has scalars:
+    /// elsewhere the key changed nothing but the runs' fingerprints; fourteenth hostile
+    /// round, D11). Each point of a sweep is checked by [`Self::validate`] alone.
+    pub fn validate_as_written(&self) -> crate::Result<()> {
+        self.validate()?;
+        let Some(r) = &self.resnet else {
+            return Ok(());
+        };
+        let fixup = std::iter::once(&r.variant)
+            .chain(self.sweep.iter().flat_map(|s| &s.variants))
+            .any(|v| *v == ResNetVariant::Fixup);
+        if self.optim.scalar_lr_scale != 1.0 && !fixup {
+            return Err(crate::Error::config(
+                "optim.scalar_lr_scale",
+                self.optim.scalar_lr_scale,
+                "applies to the scalar biases and multipliers of Fixup ResNets; \
+                 resnet.variant (and sweep.variants) name no Fixup ResNet",
+            ));
+        }
+        Ok(())
+    }
+
     /// Every problem of the config, in the order of its tables (the first of each check).
     pub fn problems(&self) -> Vec<crate::Error> {
         let data_n = match self.data.n {
@@ -140,6 +164,7 @@ impl TrainConfig {
             _ => Ok(()),
         };
         at_least_one("train.batch_size", t.batch_size)?;
+        self.validate_batch_norm_batches()?;
         match (t.epochs, t.iterations) {
             (Some(0), _) => at_least_one("train.epochs", 0)?,
             (_, Some(0)) => at_least_one("train.iterations", 0)?,
@@ -475,6 +500,45 @@ impl TrainConfig {
             [] => Ok(()),
             _ => Err(crate::Error::NotForOnnx(keys.join(", "))),
         }
+    }
+
+    /// An MLP with BatchNorm normalizes each feature over the batch: a batch of one sample
+    /// is its own mean, every normalized value 0, and such steps train nothing (fourteenth
+    /// hostile round, D12: the loss stayed ln 3 at every epoch without a word). Refused for
+    /// `train.batch_size = 1` and for a last batch of one (`data.n` one more than a multiple
+    /// of the batch size), for the base network and every normalization a sweep names. (A
+    /// ResNet's BatchNorm takes each channel over the pixels too: one image is enough.)
+    fn validate_batch_norm_batches(&self) -> crate::Result<()> {
+        let Some(m) = &self.model else { return Ok(()) };
+        let axes = self.sweep.clone().unwrap_or_default();
+        let batch_norm = std::iter::once(m.normalization)
+            .chain(axes.normalizations.iter().copied())
+            .chain(axes.families.iter().map(|f| f.normalization))
+            .any(|n| n == Normalization::BatchNorm);
+        if !batch_norm || m.depth == 0 {
+            return Ok(());
+        }
+        let b = self.train.batch_size;
+        if b == 1 {
+            return Err(crate::Error::config(
+                "train.batch_size",
+                1,
+                "BatchNorm (model.normalization = \"batch_norm\") normalizes each feature over \
+                 the batch: one sample is its own mean, so every normalized value is 0 and the \
+                 step trains nothing; use 2 or more",
+            ));
+        }
+        if b > 1 && self.data.n > b && self.data.n % b == 1 {
+            return Err(crate::Error::config(
+                "train.batch_size",
+                b,
+                "leaves a last batch of one sample (data.n is one more than a multiple of it): \
+                 BatchNorm (model.normalization = \"batch_norm\") normalizes each feature over \
+                 the batch, so that step's normalized values are all 0; choose a batch size \
+                 that leaves no batch of one",
+            ));
+        }
+        Ok(())
     }
 
     /// The network: a valid ResNet, and a classifier with two outputs or more.

@@ -365,7 +365,7 @@ impl TrainConfig {
         let given = Given::of_file(path, &[])?;
         let mut cfg = cfg.with_data_defaults(given).map_err(at)?;
         cfg.read_onnx_on_own_backend().map_err(at)?;
-        cfg.validate().map_err(at)?;
+        cfg.validate_as_written().map_err(at)?;
         Ok(cfg)
     }
 
@@ -373,8 +373,9 @@ impl TrainConfig {
     /// `[model]` or `[resnet]` beside `[onnx]`: they do not apply (named). A single key of
     /// them (a short flag such as `--depth 3`, or `--set model.width=8`) made the tables
     /// unreadable and read "missing field `width`" (ninth hostile round); whole tables are
-    /// refused by [`TrainConfig::validate`] with every other key that does not apply.
-    /// `None` otherwise (the load's own error stands).
+    /// refused by [`TrainConfig::validate`] with every other key that does not apply. Also
+    /// where `[model]` and `[resnet]` are both there (a `--set model.KEY` on a ResNet's
+    /// config): two network tables. `None` otherwise (the load's own error stands).
     pub fn beside_onnx(
         path: &Path,
         sets: &[ntk_runs::overrides::Assignment],
@@ -384,6 +385,11 @@ impl TrainConfig {
             .into_iter()
             .filter(|k| table.contains_key(*k))
             .collect();
+        if present.len() == 2 && !table.contains_key("onnx") {
+            // `--set model.width=5` on a ResNet's config read "missing field `depth`", and
+            // adding it then gave this (fourteenth hostile round, D14): this first.
+            return Some(ntk_model::ModelError::TwoNetworks.into());
+        }
         (table.contains_key("onnx") && !present.is_empty())
             .then(|| crate::Error::NotForOnnx(present.join(", ")))
     }
@@ -395,7 +401,7 @@ impl TrainConfig {
         let table: toml::Table = text.parse()?;
         let mut cfg = cfg.with_data_defaults(Given::of(&table))?;
         cfg.read_onnx_on_own_backend()?;
-        cfg.validate()?;
+        cfg.validate_as_written()?;
         Ok(cfg)
     }
 

@@ -2517,3 +2517,137 @@ fn twelfth_review() {
     assert_clean_error("weight decay", &o, &["optim.weight_decay = 0.0001"]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("optim.momentum"));
 }
+
+/// The fourteenth hostile review (experiments/hostile/round14.md), ntk-train's defects.
+#[test]
+fn fourteenth_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+
+    // D7: a single run into a sweep's directory replaced the sweep's tables; refused, by
+    // the dry run too, and the sweep's files stay.
+    let sweep_cfg = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
+    let sweep = d.join("sw");
+    let mut v: Vec<OsString> = vec!["sweep".into()];
+    v.extend(args(&sweep_cfg, &sweep, &[]));
+    assert_ok("sweep", &run(&v));
+    let table = std::fs::read_to_string(sweep.join("sweep.csv")).unwrap();
+    let single = write(d, "one.toml", TINY);
+    for extra in [&[][..], &["--dry-run"][..]] {
+        assert_clean_error(
+            "a run into a sweep",
+            &run(&args(&single, &sweep, extra)),
+            &["runs/, a sweep's runs", "ntk-train sweep"],
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(sweep.join("sweep.csv")).unwrap(),
+        table
+    );
+    assert!(!sweep.join("summary.json").exists());
+
+    // D11: Fixup's scalar rate on a network without scalars.
+    let resnet = |variant: &str| {
+        format!(
+            "[data]\ndataset = \"digits\"\nn = 60\n[resnet]\ndepth = 8\nvariant = \"{variant}\"\n\
+             image_size = 8\nin_channels = 1\n\
+             [optim]\nlr = 0.1\nscalar_lr_scale = 0.5\n[train]\nbatch_size = 20\nepochs = 1\n\
+             test_n = 0\n"
+        )
+    };
+    let bn = write(d, "bn.toml", &resnet("batch_norm"));
+    assert_clean_error(
+        "scalar_lr_scale on batch_norm",
+        &run(&args(&bn, &d.join("x11"), &["--dry-run"])),
+        &["optim.scalar_lr_scale", "Fixup"],
+    );
+    // Kept where a sweep over variants names Fixup.
+    let mixed = write(
+        d,
+        "mixed.toml",
+        &format!(
+            "{}[sweep]\nvariants = [\"batch_norm\", \"fixup\"]\n",
+            resnet("batch_norm")
+        ),
+    );
+    let mut v: Vec<OsString> = vec!["sweep".into()];
+    v.extend(args(&mixed, &d.join("x11m"), &["--dry-run"]));
+    assert_ok("a sweep with Fixup", &run(&v));
+
+    // D12: BatchNorm MLPs with batches of one sample.
+    let bn_mlp = write(
+        d,
+        "bnm.toml",
+        &TINY.replace("seed = 1\n", "seed = 1\nnormalization = \"batch_norm\"\n"),
+    );
+    for (set, culprit) in [
+        ("train.batch_size=1", "train.batch_size = 1"),
+        ("train.batch_size=59", "last batch of one sample"),
+    ] {
+        assert_clean_error(
+            set,
+            &run(&args(&bn_mlp, &d.join("x12"), &["--set", set, "--dry-run"])),
+            &[culprit, "BatchNorm"],
+        );
+    }
+    assert_ok(
+        "batch 20 of 60",
+        &run(&args(&bn_mlp, &d.join("x12"), &["--dry-run"])),
+    );
+
+    // D14: a [model] key set on a ResNet's config is two network tables, not "missing field".
+    let o = run(&args(
+        &bn,
+        &d.join("x14"),
+        &["--set", "model.width=5", "--dry-run"],
+    ));
+    assert_clean_error("model.width on a ResNet", &o, &["[model] and [resnet]"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("missing field"));
+
+    // D5: a kill while the first checkpoint was being written (an epoch directory holding a
+    // partial file and no checkpoint.json): the run starts over, with and without --resume.
+    for resume in [false, true] {
+        let (cfg, out) = checkpointed_run(d, if resume { "k5r" } else { "k5" });
+        std::fs::remove_file(out.join("checkpoint.json")).unwrap();
+        std::fs::remove_dir_all(out.join("checkpoints")).unwrap();
+        let epoch = out.join("checkpoints/epoch-00001");
+        std::fs::create_dir_all(&epoch).unwrap();
+        std::fs::write(epoch.join("model.partial.999999.tmp"), b"half").unwrap();
+        for f in ["metrics.csv", "ntk.csv"] {
+            let _ = std::fs::remove_file(out.join(f));
+        }
+        let extra: &[&str] = if resume { &["--resume"] } else { &[] };
+        assert_ok(
+            "after a kill in the first checkpoint",
+            &run(&args(&cfg, &out, extra)),
+        );
+        assert!(out.join("summary.json").is_file());
+        assert!(!epoch.join("model.partial.999999.tmp").exists());
+    }
+
+    // D1, D3: ntk-train bench names its own flags.
+    let o = run(&[
+        "bench".into(),
+        "--resnet".into(),
+        "8".into(),
+        "--batch".into(),
+        "100000".into(),
+        "--steps".into(),
+        "1".into(),
+        "--max-memory".into(),
+        "1M".into(),
+    ]);
+    assert_clean_error(
+        "bench beyond --max-memory",
+        &o,
+        &["--batch 100000", "--max-memory is 1 MiB"],
+    );
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("--input-dim"));
+    let o = run(&["bench".into(), "--depth".into(), "10001".into()]);
+    assert_clean_error(
+        "bench --depth 10001",
+        &o,
+        &["--depth 10001", "at most 10000"],
+    );
+}
