@@ -549,11 +549,12 @@ fn is_sweep_file(name: &str) -> bool {
 }
 
 /// Refuses an `--out` holding entries a sweep does not write (`runs/`, its tables, theory
-/// and figures), before any work.
+/// and figures), or ntk-train's runs (whose directory has the same names: a probe sweep
+/// there computed every point, then refused the mix; fourteenth hostile round, D8), before
+/// any work.
 pub fn check_out(out: &Path) -> crate::Result<()> {
-    Ok(outset::check_owned(out, &|n: &str| {
-        n == "runs" || is_sweep_file(n)
-    })?)
+    outset::check_owned(out, &|n: &str| n == "runs" || is_sweep_file(n))?;
+    collect::refuse_training_runs(out)
 }
 
 /// The fingerprint of a sweep's config, whichever shard or output directory runs it: the

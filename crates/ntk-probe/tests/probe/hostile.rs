@@ -2322,6 +2322,24 @@ fn fourteenth_review() {
         String::from_utf8_lossy(&o.stdout)
     );
 
+    // D8: a probe sweep into ntk-train's sweep is refused before any point, dry run too.
+    let train_sweep = d.join("ts");
+    std::fs::create_dir_all(train_sweep.join("runs/a")).unwrap();
+    std::fs::write(train_sweep.join("runs/a/metrics.csv"), "epoch\n1\n").unwrap();
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    for extra in [&[][..], &["--dry-run"][..]] {
+        let o = run(&sweep_args(&cfg, &train_sweep, extra));
+        assert_clean_error(
+            "a probe sweep into a training sweep",
+            &o,
+            &["holds ntk-train runs"],
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(train_sweep.join("runs")).unwrap().count(),
+        1
+    );
+
     let train_run = d.join("tr");
     std::fs::create_dir_all(&train_run).unwrap();
     std::fs::write(train_run.join("metrics.csv"), "epoch\n1\n").unwrap();
