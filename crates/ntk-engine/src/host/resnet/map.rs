@@ -66,15 +66,6 @@ pub fn chunks(n: usize, pixels: usize) -> Vec<Range<usize>> {
         .collect()
 }
 
-/// Runs `f(pixel, base)` over every pixel of the maps in `out` (`pixel` its `c` values,
-/// `base` the flat index of its channel 0), on rayon's threads in blocks of whole images.
-pub fn par_pixels<T: Real>(out: &mut [T], d: Dims, f: impl Fn(&mut [T], usize) + Sync) {
-    let block = d.image().max(1) * 8;
-    out.par_chunks_mut(block)
-        .enumerate()
-        .for_each(|(k, part)| super::wide::pixels(part, d.c, k * block, &f));
-}
-
 /// `f(&mut out[i], src[i])` for every element of two maps of the same shape, on rayon's
 /// threads in blocks of whole images.
 pub fn par_zip<T: Real>(out: &mut [T], src: &[T], d: Dims, f: impl Fn(&mut T, T) + Sync) {
@@ -173,21 +164,6 @@ pub fn copy_shifted<T: Real>(dst: &mut [T], src: &[T], shift: T) {
     } else {
         dst.iter_mut().zip(src).for_each(|(d, s)| *d = *s + shift);
     }
-}
-
-/// `f(a_pixel, b_pixel, base)` over the pixels of two maps of the same shape, `a` and `b`
-/// mutable, on rayon's threads in blocks of whole images.
-pub fn par_pixels2<T: Real>(
-    a: &mut [T],
-    b: &mut [T],
-    d: Dims,
-    f: impl Fn(&mut [T], &mut [T], usize) + Sync,
-) {
-    let block = d.image().max(1) * 8;
-    a.par_chunks_mut(block)
-        .zip(b.par_chunks_mut(block))
-        .enumerate()
-        .for_each(|(k, (pa, pb))| super::wide::pixels2(pa, pb, d.c, k * block, &f));
 }
 
 /// The sum of `f(i)` over all flat indices of `d` (deterministic, as [`channel_sums`]).

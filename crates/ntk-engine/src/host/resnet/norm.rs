@@ -17,7 +17,8 @@
 
 use ntk_numerics::linalg::Real;
 
-use super::map::{Dims, channel_sums, par_pixels, par_pixels2};
+use super::map::{Dims, channel_sums};
+use super::wide::{par_pixels, par_pixels2};
 
 /// What the backward needs of one BatchNorm: `zhat` (in place of `z`) and `1 / sqrt(var + eps)`,
 /// plus the batch statistics for the running ones.

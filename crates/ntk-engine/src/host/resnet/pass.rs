@@ -15,8 +15,9 @@ use std::f64::consts::FRAC_1_SQRT_2;
 use faer::{MatMut, MatRef};
 use ntk_numerics::linalg::{Real, gemm_acc};
 
-use super::map::{self, Dims, par_pixels, par_zip, total_sum};
+use super::map::{self, Dims, par_zip, total_sum};
 use super::norm::{self, Stats};
+use super::wide::par_pixels;
 use super::{BlockKind, HostResNet, StemKind, update_running, wide};
 use ntk_model::activation::{Activation, Normalized, SELU_ALPHA, SELU_LAMBDA};
 

@@ -3,7 +3,7 @@
 //! ([`super::avx512::available_for_passes`]): [`map_sums2`] (a map written and two f64 sums
 //! per channel in one sweep over memory: ReLU's backward with BatchNorm's or Fixup's sums),
 //! [`channel_moments`] (BatchNorm's batch statistics of a chunk), and the pixel loops of
-//! [`map::par_pixels`] and [`map::par_pixels2`] ([`pixels`], [`pixels2`]: BatchNorm's
+//! [`par_pixels`] and [`par_pixels2`] ([`pixels`], [`pixels2`]: BatchNorm's
 //! normalization and backward, the activations), whose closures inline into each version.
 //!
 //! The build targets baseline x86-64 (SSE2), where the sums `u`, `v` (f64, one per channel)
@@ -14,6 +14,7 @@
 //! every CPU; the tests hold the two versions to that.
 
 use ntk_numerics::linalg::Real;
+use rayon::prelude::*;
 
 use super::map::{self, Dims};
 
@@ -116,8 +117,32 @@ unsafe fn chunk_avx512<T: Real, P: PixelPass<T>, const C: usize>(
     chunk(pass, C, base, a, b, u, v);
 }
 
+/// Runs `f(pixel, base)` over every pixel of the maps in `out` (`pixel` its `c` values,
+/// `base` the flat index of its channel 0), on rayon's threads in blocks of whole images.
+pub fn par_pixels<T: Real>(out: &mut [T], d: Dims, f: impl Fn(&mut [T], usize) + Sync) {
+    let block = d.image().max(1) * 8;
+    out.par_chunks_mut(block)
+        .enumerate()
+        .for_each(|(k, part)| pixels(part, d.c, k * block, &f));
+}
+
+/// `f(a_pixel, b_pixel, base)` over the pixels of two maps of the same shape, `a` and `b`
+/// mutable, on rayon's threads in blocks of whole images.
+pub fn par_pixels2<T: Real>(
+    a: &mut [T],
+    b: &mut [T],
+    d: Dims,
+    f: impl Fn(&mut [T], &mut [T], usize) + Sync,
+) {
+    let block = d.image().max(1) * 8;
+    a.par_chunks_mut(block)
+        .zip(b.par_chunks_mut(block))
+        .enumerate()
+        .for_each(|(k, (pa, pb))| pixels2(pa, pb, d.c, k * block, &f));
+}
+
 /// `f(pixel, base)` over the pixels of `part` (`c` values each; `base`: the flat index of the
-/// part's first value), the loop of [`map::par_pixels`].
+/// part's first value), the loop of [`par_pixels`].
 pub fn pixels<T: Real, F: Fn(&mut [T], usize)>(part: &mut [T], c: usize, base: usize, f: &F) {
     assert!(part.len().is_multiple_of(c.max(1)), "whole pixels");
     let wide = super::avx512::available_for_passes();
@@ -168,7 +193,7 @@ unsafe fn pixels_avx512<T: Real, F: Fn(&mut [T], usize), const C: usize>(
 }
 
 /// `f(a_pixel, b_pixel, base)` over the pixels of two parts of the same shape, the loop of
-/// [`map::par_pixels2`].
+/// [`par_pixels2`].
 pub fn pixels2<T: Real, F: Fn(&mut [T], &mut [T], usize)>(
     a: &mut [T],
     b: &mut [T],
