@@ -271,39 +271,36 @@ pub fn channel_moments<T: Real>(y: &[T], c: usize) -> (Vec<f64>, Vec<f64>) {
 
 /// [`channel_moments`] for any `c`, in the build's instructions.
 fn moments<T: Real>(y: &[T], c: usize) -> (Vec<f64>, Vec<f64>) {
-    let count = (y.len() / c) as f64;
-    let mut mean = vec![0.0f64; c];
-    for px in y.chunks_exact(c) {
-        mean.iter_mut().zip(px).for_each(|(m, v)| *m += v.f64());
-    }
-    mean.iter_mut().for_each(|m| *m /= count);
-    let mut m2 = vec![0.0f64; c];
-    for px in y.chunks_exact(c) {
-        for ((a, v), m) in m2.iter_mut().zip(px).zip(&mean) {
-            let d = v.f64() - m;
-            *a += d * d;
-        }
-    }
+    let (mut mean, mut m2) = (vec![0.0f64; c], vec![0.0f64; c]);
+    moments_into(y, &mut mean, &mut m2);
     (mean, m2)
 }
 
 /// [`moments`] for `C` channels, the sums in local arrays.
 #[inline(always)]
 fn moments_fixed<T: Real, const C: usize>(y: &[T]) -> (Vec<f64>, Vec<f64>) {
-    let count = (y.len() / C) as f64;
-    let mut mean = [0.0f64; C];
-    for px in y.chunks_exact(C) {
+    let (mut mean, mut m2) = ([0.0f64; C], [0.0f64; C]);
+    moments_into(y, &mut mean, &mut m2);
+    (mean.to_vec(), m2.to_vec())
+}
+
+/// The two passes of [`channel_moments`] into `mean` and `m2` (zeros, one per channel): one
+/// body for every version (inlined where the length is a constant, the sums then stay in
+/// registers).
+#[inline(always)]
+fn moments_into<T: Real>(y: &[T], mean: &mut [f64], m2: &mut [f64]) {
+    let c = mean.len();
+    let count = (y.len() / c) as f64;
+    for px in y.chunks_exact(c) {
         mean.iter_mut().zip(px).for_each(|(m, v)| *m += v.f64());
     }
     mean.iter_mut().for_each(|m| *m /= count);
-    let mut m2 = [0.0f64; C];
-    for px in y.chunks_exact(C) {
-        for ((a, v), m) in m2.iter_mut().zip(px).zip(&mean) {
+    for px in y.chunks_exact(c) {
+        for ((a, v), m) in m2.iter_mut().zip(px).zip(mean.iter()) {
             let d = v.f64() - m;
             *a += d * d;
         }
     }
-    (mean.to_vec(), m2.to_vec())
 }
 
 /// [`moments_fixed`] compiled for AVX-512.
