@@ -223,8 +223,9 @@ pub struct CollectArgs {
 pub struct PlotArgs {
     /// A collected sweep's (or a training run's) output directory.
     pub dir: PathBuf,
-    /// Where the figures go (created if missing; default: DIR itself, whose figures are
-    /// then replaced).
+    /// Where the figures go (default: DIR itself, whose figures are then replaced): a new
+    /// or empty directory, or one holding only figures (another run's directory is
+    /// refused).
     #[arg(long)]
     pub out: Option<PathBuf>,
     #[command(flatten)]

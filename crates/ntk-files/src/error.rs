@@ -59,6 +59,14 @@ pub enum Error {
         .dir.display(), .files.join(", ")
     )]
     ForeignFiles { dir: PathBuf, files: Vec<String> },
+    /// A `plot --out` directory that holds more than figures (another run's or sweep's
+    /// files, a user's).
+    #[error(
+        "{}: holds files that are not figures ({}); plot --out writes into a new or empty \
+         directory, one holding only figures, or DIR itself",
+        .dir.display(), .files.join(", ")
+    )]
+    NotFigures { dir: PathBuf, files: Vec<String> },
     /// An output path that is a symbolic link, or lies under one the tools would follow.
     #[error("{}: {why}", .path.display())]
     OutputPath { path: PathBuf, why: String },

@@ -458,6 +458,33 @@ pub fn resolve_out(out: &Path) -> crate::Result<PathBuf> {
     Ok(resolved)
 }
 
+/// The directory `plot DIR --out OUT` writes its figures into, checked before any drawing
+/// ([`resolve_out`] first): `DIR` itself (by any path), or a directory that holds nothing
+/// but figures (`.png`, `.svg`, `.pdf`; new or empty included). Another run's or sweep's
+/// directory, the other tool's included, is refused: figures written there made it hold
+/// files its own tool does not write, so it could no longer be resumed or run again in
+/// place (fourteenth hostile round, D9).
+pub fn check_figure_out(out: &Path, dir: &Path) -> crate::Result<PathBuf> {
+    let resolved = resolve_out(out)?;
+    let same = match (fs::canonicalize(&resolved), fs::canonicalize(dir)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        return Ok(resolved);
+    }
+    let figure = |name: &str| {
+        [".png", ".svg", ".pdf"]
+            .iter()
+            .any(|ext| name.len() > ext.len() && name.ends_with(ext))
+    };
+    check_owned(&resolved, &figure).map_err(|e| match e {
+        crate::Error::ForeignFiles { dir, files } => crate::Error::NotFigures { dir, files },
+        e => e,
+    })?;
+    Ok(resolved)
+}
+
 /// Refuses `dir` when it holds an entry that `ours` does not accept (a user's file), before
 /// any work: the tools write into a directory only what they own. The tools' own hidden
 /// entries (`.ntk-*`, temporary names) are always accepted. A symbolic link is never the

@@ -46,7 +46,10 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
 /// and an n x n eigendecomposition), with the phase that sets it. Each listed kernel is
 /// formed and used in turn, on the `n` training and `m` test rows together (`N = n + m`):
 /// forming the empirical kernel of an MLP on the host engine holds each layer's two Gram
-/// matrices beside the sum (`2 (L + 1) + 1` of `N x N`), of another network its gradient
+/// matrices beside the sum (`2 (L + 1) + 1` of `N x N`); a ResNet on the host engine the
+/// per-sample rows of every output at once (`N k P`, [`ntk_kernel::host::resnet::rows_bytes`]:
+/// the fourteenth hostile round's D10 counted one output's; one image's forward maps per
+/// thread beside them) and the kernel twice (its lower triangle, then the symmetric copy); another network its gradient
 /// rows (`N x P`) beside the kernel; the infinite-width kernel holds each layer's NNGP and
 /// NTK matrices (`2 (L + 1) + 1`); the linearized model then holds the kernel, its `n x n`
 /// training block, the eigenvectors and the eigensolver's workspace (`N^2 + 4 n^2`). Held to
@@ -67,8 +70,18 @@ fn prediction_peak(
         .iter()
         .map(|k| {
             let structured = matches!(spec, NetSpec::Mlp(_)) && spec.on_host_engine();
-            match k {
-                crate::config::PredictKernel::Empirical if !structured => {
+            match (k, spec) {
+                (crate::config::PredictKernel::Empirical, NetSpec::ResNet(_)) => {
+                    let rows = ntk_kernel::host::resnet::rows_bytes(
+                        all as usize,
+                        spec.params(d) as usize,
+                        spec.classes(),
+                        ntk_numerics::kernel::OutputMode::Sum,
+                        8,
+                    ) / 8.0;
+                    2.0 * all * all + rows
+                }
+                (crate::config::PredictKernel::Empirical, _) if !structured => {
                     all * all + all * spec.params(d)
                 }
                 _ => grams,

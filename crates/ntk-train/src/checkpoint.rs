@@ -105,8 +105,6 @@ fn save_via_rename<E: std::fmt::Display>(
         })
 }
 
-/// The files of a checkpoint written by `engine`: the model, the optimizer state (Burn's
-/// `optim.bpk`, or the host engine's `velocity.npy`), the metrics and NTK tables.
 /// The representations table in a checkpoint (present when the run tracks them).
 const REPRESENTATIONS: &str = "representations.csv";
 
@@ -117,14 +115,24 @@ const REPRESENTATIONS: &str = "representations.csv";
 /// one killed before it does; it was refused as holding checkpoints but no checkpoint.json,
 /// with and without --resume (fourteenth hostile round, D5). The tree is the run's own
 /// (`checkpoints` a directory, not a link: `check_run_dir`); links in it are not followed.
+/// The directory `checkpoint.json` names is never removed, whatever it lacks: it was
+/// complete when the pointer moved to it, so a missing file there is damage done after,
+/// which [`find`] reports, naming the file, and the rest of it stays for the user to see.
 pub fn remove_unfinished(run: &Path) {
     let Ok(entries) = std::fs::read_dir(run.join("checkpoints")) else {
         return;
     };
+    let pointed = ntk_files::io::read_to_string(pointer_path(run))
+        .ok()
+        .and_then(|text| serde_json::from_str::<Pointer>(&text).ok())
+        .and_then(|p| p.dir.strip_prefix("checkpoints/").map(str::to_string));
     for e in entries.flatten() {
         let dir = e.path();
-        let epoch_dir = e.file_name().to_string_lossy().starts_with("epoch-")
-            && e.file_type().is_ok_and(|t| t.is_dir());
+        let name = e.file_name().to_string_lossy().into_owned();
+        if pointed.as_deref() == Some(name.as_str()) {
+            continue;
+        }
+        let epoch_dir = name.starts_with("epoch-") && e.file_type().is_ok_and(|t| t.is_dir());
         let has = |f: &str| dir.join(f).is_file();
         let complete = [StateForm::Host, StateForm::Burn]
             .into_iter()
@@ -135,6 +143,8 @@ pub fn remove_unfinished(run: &Path) {
     }
 }
 
+/// The files of a checkpoint written by `engine`: the model, the optimizer state (Burn's
+/// `optim.bpk`, or the host engine's `velocity.npy`), the metrics and NTK tables.
 fn checkpoint_files(engine: StateForm) -> [&'static str; 4] {
     let optim = match engine {
         StateForm::Host => "velocity.npy",

@@ -544,7 +544,8 @@ pub struct DryRunFlags {
 
 /// What the run and its dry run refuse of an interrupted run (partial, or failed with its
 /// checkpoint), before any run of the sweep starts: without `--resume`, the run that is there
-/// ([`crate::Error::Interrupted`]); with it, a checkpoint of another engine than this run's
+/// ([`crate::Error::Interrupted`]); with it, a checkpoint that fails its verification
+/// ([`crate::checkpoint::find`]) or was written by another engine than this run's
 /// ([`crate::Error::EngineMismatch`]).
 fn refuse_partial(
     sweep: &TrainSweep<'_>,
@@ -587,7 +588,14 @@ fn refuse_partial(
                 Err(_) => crate::Error::RunExists { out: dir },
             });
         }
-        let written_by = pointer?.engine;
+        pointer?;
+        // Verified as the run verifies it before resuming (every file's SHA-256, the epoch
+        // against its metrics): a damaged checkpoint fails the dry run as it fails the run
+        // (fourteenth hostile round, D6: the dry run said `partial`, the run refused).
+        let Some(found) = crate::checkpoint::find(&dir)? else {
+            continue;
+        };
+        let written_by = found.pointer.engine;
         let engine = crate::stepper::engine_of(&point.cfg, sweep.compute)?;
         crate::stepper::check_engine(&dir, written_by, engine)?;
     }

@@ -26,6 +26,27 @@ use ntk_numerics::linalg::{Real, gram_lower};
 /// The per-sample rows held at once for `Sum`, in bytes (outputs are grouped to fit).
 pub const ROW_BUDGET_BYTES: usize = 4 << 30;
 
+/// The outputs whose rows [`ntk`] holds at once: all of them for `Full` and `Sum` (`Sum`
+/// in groups that fit [`ROW_BUDGET_BYTES`], at least one output), one for `Single`;
+/// `per_output` is one output's rows in bytes (`n P` values of the precision).
+fn group(mode: OutputMode, outputs: usize, per_output: usize) -> usize {
+    match mode {
+        OutputMode::Sum => (ROW_BUDGET_BYTES / per_output.max(1)).clamp(1, outputs.max(1)),
+        OutputMode::Single(_) => 1,
+        OutputMode::Full => outputs,
+    }
+}
+
+/// The bytes of per-sample rows [`ntk`] holds at once for `n` images of a network of
+/// `params` parameters and `classes` outputs, in `elem`-byte values: what the memory
+/// guards of both tools count (fourteenth hostile round, D10: the trainer's `[prediction]`
+/// counted one output's rows in place of ten).
+pub fn rows_bytes(n: usize, params: usize, classes: usize, mode: OutputMode, elem: usize) -> f64 {
+    let per_output = n as f64 * params as f64 * elem as f64;
+    let fits = per_output.min(usize::MAX as f64) as usize;
+    group(mode, classes, fits) as f64 * per_output
+}
+
 /// The NTK of `net` (evaluation mode) on the `n` flat CHW rows `x`, computed in `T`.
 pub fn ntk<T: Real>(net: &ResNet, x: &[f64], n: usize, mode: OutputMode) -> Kernel {
     let host = HostResNet::<T>::read(net);
@@ -42,11 +63,7 @@ pub fn ntk<T: Real>(net: &ResNet, x: &[f64], n: usize, mode: OutputMode) -> Kern
     if size == 0 || p == 0 {
         return Kernel::zeros(size);
     }
-    let per_output = n * p * std::mem::size_of::<T>();
-    let group = match mode {
-        OutputMode::Sum => (ROW_BUDGET_BYTES / per_output.max(1)).clamp(1, outputs.len()),
-        _ => outputs.len(),
-    };
+    let group = group(mode, outputs.len(), n * p * std::mem::size_of::<T>());
     let mut lower = vec![0.0f64; size * size];
     let mut rows = Vec::new();
     for part in outputs.chunks(group) {

@@ -6,7 +6,10 @@ use ntk_probe::sweep;
 
 pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
     refuse_log(args.style.log)?;
-    let out = args.out.as_deref().unwrap_or(&args.dir);
+    let out = match &args.out {
+        Some(out) => &ntk_files::outset::check_figure_out(out, &args.dir)?,
+        None => &args.dir,
+    };
     std::fs::create_dir_all(out).map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
     for stem in sweep::redraw(
         &args.dir,

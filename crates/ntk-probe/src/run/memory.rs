@@ -187,13 +187,13 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
         // output at once in its precision, in output groups of at most
         // `host::resnet::ROW_BUDGET_BYTES` for `sum`; Burn's autodiff one output's in f64.
         let host = if resnet && cfg.probe.method == Method::Auto {
-            let one = n * params * elem;
-            match cfg.probe.output {
-                OutputMode::Sum => (one * outputs)
-                    .min((ntk_kernel::host::resnet::ROW_BUDGET_BYTES as f64).max(one)),
-                OutputMode::Full => one * outputs,
-                OutputMode::Single(_) => one,
-            }
+            ntk_kernel::host::resnet::rows_bytes(
+                n as usize,
+                params as usize,
+                outputs as usize,
+                cfg.probe.output,
+                elem as usize,
+            )
         } else {
             0.0
         };

@@ -2344,8 +2344,32 @@ fn fourteenth_review() {
     std::fs::create_dir_all(&train_run).unwrap();
     std::fs::write(train_run.join("metrics.csv"), "epoch\n1\n").unwrap();
     let mut plot = os(&["plot"]);
-    plot.push(train_run.into());
+    plot.push(train_run.clone().into());
     let o = run(&plot);
     assert_clean_error("plot a training run", &o, &["ntk-train plot"]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("ntk-probe collect` first"));
+
+    // D9: plot --out into a training run's directory (or another probe output set) is
+    // refused before any figure; into a new directory, and again into it, it draws.
+    let sweep = d.join("sw");
+    assert_ok("sweep", &run(&sweep_args(&cfg, &sweep, &[])));
+    let plot_to = |out: &Path| {
+        run(&os(&[
+            "plot",
+            sweep.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]))
+    };
+    let before: Vec<_> = std::fs::read_dir(&train_run).unwrap().flatten().collect();
+    assert_clean_error(
+        "plot into a training run",
+        &plot_to(&train_run),
+        &["tr", "not figures", "metrics.csv"],
+    );
+    assert_eq!(std::fs::read_dir(&train_run).unwrap().count(), before.len());
+    let figures = d.join("figures");
+    assert_ok("plot into a new directory", &plot_to(&figures));
+    assert_ok("plot into its figures", &plot_to(&figures));
+    assert_ok("plot into the sweep itself", &plot_to(&sweep));
 }

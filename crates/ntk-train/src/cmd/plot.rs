@@ -8,7 +8,10 @@ use crate::CliResult;
 pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
     let dir = &args.dir;
     let runs = ntk_train::report::read_runs(dir)?;
-    let out = args.out.as_deref().unwrap_or(dir);
+    let out = match &args.out {
+        Some(out) => &ntk_files::outset::check_figure_out(out, dir)?,
+        None => dir,
+    };
     std::fs::create_dir_all(out).map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
     let written = ntk_train::report::figures(
         (dir, out),

@@ -681,11 +681,11 @@ fn checkpoints_are_verified_not_trusted() {
     let o = resume(&cfg, &out);
     assert_clean_error("flipped bit", &o, &["model.bpk", "SHA-256"]);
     // Issue 65, fifth hostile round: the warning named `OUT/runs/`, which a single run does
-    // not have; it names the run's own directory.
+    // not have. Since the fourteenth round's D6 the checkpoint is verified before the run
+    // starts (as its dry run verifies it), so the refusal records no failure at all.
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains(&format!("warning: {}: failed:", out.display()))
-            && !err.contains(&format!("{}/runs", out.display())),
+        !err.contains(&format!("{}/runs", out.display())) && !out.join("failed.json").exists(),
         "{err}"
     );
 
@@ -1158,6 +1158,24 @@ fn the_memory_estimate_holds_to_the_measured_peak_of_a_prediction() {
             estimate_and_peak(&cfg, &out),
         );
     }
+    // A ResNet's empirical kernel holds the per-sample rows of all ten outputs at once
+    // (fourteenth hostile round, D10: one output's were counted, the estimate a quarter of
+    // the peak): 60 + 20 images (generated in CIFAR-10's layout) on a NormReLU ResNet-8,
+    // full batch.
+    let cifar = d.join("cifar");
+    ntk_data::cifar::write_cifar_like(&cifar, 52, 3).unwrap();
+    let text = format!(
+        "[data]\ndataset = \"cifar-10\"\nn = 60\nsubset = \"first\"\ndir = \"{}\"\n\
+         [resnet]\ndepth = 8\nvariant = \"norm_relu\"\n\
+         [optim]\nlr = 0.01\nmomentum = 0.0\n\
+         [train]\nbatch_size = 60\nepochs = 1\ntest_n = 20\nloss = \"mse\"\n\
+         [prediction]\nkernels = [\"empirical\"]\n",
+        cifar.display()
+    );
+    let cfg = write(d, "resnet.toml", &text);
+    let out = d.join("resnet");
+    std::fs::create_dir_all(&out).unwrap();
+    assert_estimate_holds("[prediction] resnet-8", estimate_and_peak(&cfg, &out));
 }
 
 /// The same for the ResNets, whose memory is their activations: ResNet-20 at batch 128 on
@@ -2625,6 +2643,75 @@ fn fourteenth_review() {
         assert!(out.join("summary.json").is_file());
         assert!(!epoch.join("model.partial.999999.tmp").exists());
     }
+
+    // D9: plot --out into another run's directory is refused, before any figure, and the
+    // run resumes; into a new directory, and again into it (figures only), it draws.
+    let (cfg9, run9) = checkpointed_run(d, "k9");
+    let entries = |dir: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = entries(&run9);
+    let plot = |out: &Path| {
+        run(&[
+            "plot".into(),
+            sweep.clone().into(),
+            "--out".into(),
+            out.into(),
+        ])
+    };
+    assert_clean_error(
+        "plot into a run",
+        &plot(&run9),
+        &["k9", "not figures", "checkpoint.json"],
+    );
+    assert_eq!(entries(&run9), before);
+    assert_ok("resume after the refused plot", &resume(&cfg9, &run9));
+    let figures = d.join("figures");
+    assert_ok("plot into a new directory", &plot(&figures));
+    assert_ok("plot into a directory of figures", &plot(&figures));
+    std::fs::write(figures.join("notes.txt"), b"mine").unwrap();
+    assert_clean_error("plot beside a user's file", &plot(&figures), &["notes.txt"]);
+
+    // D6: a checkpoint whose model.bpk was altered: the dry run with --resume fails as the
+    // run does, naming the file; the checkpoint's files stay. And a file of the checkpoint
+    // checkpoint.json names removed: the run names it, and its other files are not
+    // removed as an unfinished checkpoint's would be (review of D5's fix).
+    let (cfg, out) = checkpointed_run(d, "k6");
+    let pointed = out.join(
+        serde_json::from_str::<serde_json::Value>(
+            &std::fs::read_to_string(out.join("checkpoint.json")).unwrap(),
+        )
+        .unwrap()["dir"]
+            .as_str()
+            .unwrap(),
+    );
+    let model = pointed.join("model.bpk");
+    let mut bytes = std::fs::read(&model).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&model, &bytes).unwrap();
+    for extra in [&["--resume", "--dry-run"][..], &["--resume"][..]] {
+        assert_clean_error(
+            "an altered model.bpk",
+            &run(&args(&cfg, &out, extra)),
+            &["model.bpk", "SHA-256"],
+        );
+    }
+    bytes[last] ^= 1;
+    std::fs::write(&model, &bytes).unwrap();
+    std::fs::remove_file(pointed.join("ntk.csv")).unwrap();
+    assert_clean_error(
+        "a removed ntk.csv",
+        &run(&args(&cfg, &out, &["--resume"])),
+        &["ntk.csv"],
+    );
+    assert!(model.is_file() && pointed.join("metrics.csv").is_file());
 
     // D1, D3: ntk-train bench names its own flags.
     let o = run(&[
