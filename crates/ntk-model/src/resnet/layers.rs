@@ -39,7 +39,6 @@ pub struct Conv3x3 {
 impl Conv3x3 {
     /// Weights i.i.d. `N(0, std^2)` from stream `stream` of `seed` (all zeros when
     /// `std == 0`, Fixup's zero init).
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         channels: [usize; 2],
         stride: usize,

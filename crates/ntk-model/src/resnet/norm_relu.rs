@@ -91,7 +91,6 @@ pub struct NormReluBlock {
 impl NormReluBlock {
     /// Block `index` (0-based over the network) from `c_in` to `c_out` channels; weights
     /// `N(0, c / fan_in)`, `c = 1 / E[s(Z)^2]` (1 for NormReLU and any normalized activation).
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         index: usize,
         channels: [usize; 2],

@@ -406,15 +406,22 @@ pub fn run(
     let outputs = save_weights.then(|| ntk_kernel::compute::outputs(&net, inputs, compute));
     let weights = outputs.as_deref().map(|y| (&net, y));
     let gram = gram_spectrum(inputs)?;
+    let probed = Probed {
+        cfg,
+        inputs,
+        compute,
+        net: &net,
+        gram: &gram,
+    };
     let computed = || -> crate::Result<(Option<KernelResult>, Summarized)> {
         Ok(if per_block(cfg, &[cfg.probe.protocol], inputs.n) {
             let cache = &mut host::HostCache::default();
             let source = Source::PerBlock { cache, blocks };
-            let done = summarize_from(cfg, Protocol::Blocks, inputs, compute, &net, source, &gram)?;
+            let done = summarize_from(probed, Protocol::Blocks, source)?;
             (None, done)
         } else if cfg.probe.eigen == Eigen::Tiled {
             let phases = out.map(|dir| Place::beside(dir, resume, &prov.fingerprint));
-            let done = summarize_tiled(cfg, inputs, compute, (&net, &gram), phases.as_ref())?;
+            let done = summarize_tiled(probed, phases.as_ref())?;
             (None, done)
         } else {
             let phase = Phase::start("kernel");
@@ -426,7 +433,7 @@ pub fn run(
                 blocks,
             };
             let protocol = cfg.probe.protocol;
-            let done = summarize_from(cfg, protocol, inputs, compute, &net, source, &gram)?;
+            let done = summarize_from(probed, protocol, source)?;
             (Some(result), done)
         })
     };
@@ -627,17 +634,23 @@ pub struct Summarized {
     pub blocks: Option<Vec<BlockRow>>,
 }
 
+/// What a kernel's summary is of: the probe's config, its inputs, where it computes, the
+/// network, and the inputs' Gram spectrum (the depth-0 kernel, [`gram_spectrum`]).
+#[derive(Clone, Copy)]
+pub struct Probed<'a> {
+    pub cfg: &'a ProbeConfig,
+    pub inputs: &'a Inputs,
+    pub compute: &'a Compute,
+    pub net: &'a Net,
+    pub gram: &'a Spectrum,
+}
+
 /// The summary of a computed kernel under one protocol, the eigenvalues to save and the
 /// blocks.
-#[allow(clippy::too_many_arguments)]
 pub fn summarize(
-    cfg: &ProbeConfig,
+    probed: Probed<'_>,
     protocol: Protocol,
-    inputs: &Inputs,
-    compute: &Compute,
-    net: &Net,
     result: &KernelResult,
-    gram_spec: &Spectrum,
     kernel_seconds: f64,
 ) -> crate::Result<Summarized> {
     let source = Source::Whole {
@@ -645,7 +658,7 @@ pub fn summarize(
         kernel_seconds,
         blocks: None,
     };
-    summarize_from(cfg, protocol, inputs, compute, net, source, gram_spec)
+    summarize_from(probed, protocol, source)
 }
 
 /// Kernel rows above which the blocks protocol (alone: no `whole` beside it) computes each
@@ -670,46 +683,20 @@ pub fn per_block(cfg: &ProbeConfig, protocols: &[Protocol], n: usize) -> bool {
 /// The minimum gradient angle and the embedding angles (pairs over the whole set) are not
 /// measured; `probe.pair`'s angles are, from the pair's own kernel.
 pub fn summarize_per_block(
-    cfg: &ProbeConfig,
-    inputs: &Inputs,
-    compute: &Compute,
-    net: &Net,
-    gram_spec: &Spectrum,
+    probed: Probed<'_>,
     cache: &mut host::HostCache,
 ) -> crate::Result<Summarized> {
     let source = Source::PerBlock {
         cache,
         blocks: None,
     };
-    summarize_from(
-        cfg,
-        Protocol::Blocks,
-        inputs,
-        compute,
-        net,
-        source,
-        gram_spec,
-    )
+    summarize_from(probed, Protocol::Blocks, source)
 }
 
 /// The whole protocol's summary by the tiled route (`probe.eigen = "tiled"`): the kernel
 /// formed in tiles of its lower triangle, never whole.
-pub fn summarize_tiled(
-    cfg: &ProbeConfig,
-    inputs: &Inputs,
-    compute: &Compute,
-    (net, gram_spec): (&Net, &Spectrum),
-    phases: Option<&Place>,
-) -> crate::Result<Summarized> {
-    summarize_from(
-        cfg,
-        Protocol::Whole,
-        inputs,
-        compute,
-        net,
-        Source::Tiled { phases },
-        gram_spec,
-    )
+pub fn summarize_tiled(probed: Probed<'_>, phases: Option<&Place>) -> crate::Result<Summarized> {
+    summarize_from(probed, Protocol::Whole, Source::Tiled { phases })
 }
 
 /// Where a summary's kernel comes from.
@@ -734,14 +721,17 @@ enum Source<'a> {
 
 /// [`summarize`] from either source.
 fn summarize_from(
-    cfg: &ProbeConfig,
+    probed: Probed<'_>,
     protocol: Protocol,
-    inputs: &Inputs,
-    compute: &Compute,
-    net: &Net,
     source: Source,
-    gram_spec: &Spectrum,
 ) -> crate::Result<Summarized> {
+    let Probed {
+        cfg,
+        inputs,
+        compute,
+        net,
+        gram: gram_spec,
+    } = probed;
     let start = Instant::now();
     let mode = cfg.probe.output;
     let facts = NetFacts::of(net, cfg.probe.batch_norm_statistics.unwrap_or_default());

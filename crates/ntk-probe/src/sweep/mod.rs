@@ -422,21 +422,41 @@ impl ProbeSweep<'_> {
             let c = &self.compute;
             let mut done = match &whole {
                 Some((result, seconds)) => {
-                    run::summarize(&pcfg, protocol, &inputs, c, &net, result, &gram, *seconds)?
+                    let probed = run::Probed {
+                        cfg: &pcfg,
+                        inputs: &inputs,
+                        compute: c,
+                        net: &net,
+                        gram: &gram,
+                    };
+                    run::summarize(probed, protocol, result, *seconds)?
                 }
                 None if tiled => {
                     // A sweep continues what was interrupted: from the point's phase files.
                     let dir = point.dir(self.out);
                     let phases = crate::phases::Place::beside(&dir, true, &prov.fingerprint);
-                    let done =
-                        run::summarize_tiled(&pcfg, &inputs, c, (&net, &gram), Some(&phases))?;
+                    let probed = run::Probed {
+                        cfg: &pcfg,
+                        inputs: &inputs,
+                        compute: c,
+                        net: &net,
+                        gram: &gram,
+                    };
+                    let done = run::summarize_tiled(probed, Some(&phases))?;
                     kernel_seconds += done.summary.kernel_seconds;
                     done
                 }
                 None => {
                     let pcfg = self.cfg.point_config(point, protocol);
                     let cache = &mut self.cache;
-                    let done = run::summarize_per_block(&pcfg, &inputs, c, &net, &gram, cache)?;
+                    let probed = run::Probed {
+                        cfg: &pcfg,
+                        inputs: &inputs,
+                        compute: c,
+                        net: &net,
+                        gram: &gram,
+                    };
+                    let done = run::summarize_per_block(probed, cache)?;
                     kernel_seconds += done.summary.kernel_seconds;
                     done
                 }

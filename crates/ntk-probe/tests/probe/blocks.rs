@@ -187,19 +187,16 @@ fn block_by_block_is_the_cut_of_the_whole_kernel() {
         let (method, mode) = (cfg.probe.method, cfg.probe.output);
         let whole =
             ntk_kernel::compute::compute_kernel_net(&net, &inputs, &c, method, mode).unwrap();
-        let cut = run::summarize(
-            &cfg,
-            Protocol::Blocks,
-            &inputs,
-            &c,
-            &net,
-            &whole,
-            &gram,
-            0.0,
-        )
-        .unwrap();
+        let probed = run::Probed {
+            cfg: &cfg,
+            inputs: &inputs,
+            compute: &c,
+            net: &net,
+            gram: &gram,
+        };
+        let cut = run::summarize(probed, Protocol::Blocks, &whole, 0.0).unwrap();
         let mut cache = Default::default();
-        let each = run::summarize_per_block(&cfg, &inputs, &c, &net, &gram, &mut cache).unwrap();
+        let each = run::summarize_per_block(probed, &mut cache).unwrap();
         let (a, b) = (cut.blocks.unwrap(), each.blocks.unwrap());
         assert_eq!(a.len(), b.len(), "{what}");
         let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(y.abs());

@@ -159,7 +159,6 @@ pub fn conv(pad: &[f32], s: Shape, wd: &[f32], y: &mut [f32], accumulate: bool) 
 /// AVX-512F must be present and the pointers valid for the reads and writes above.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-#[allow(clippy::too_many_arguments)]
 unsafe fn block<const J: usize, const V: usize>(
     x: *const f32,
     row: usize,
@@ -219,7 +218,6 @@ unsafe fn block<const J: usize, const V: usize>(
 /// # Safety
 /// None: it only panics; `unsafe` to match the x86-64 fn.
 #[cfg(not(target_arch = "x86_64"))]
-#[allow(clippy::too_many_arguments)]
 unsafe fn block<const J: usize, const V: usize>(
     _x: *const f32,
     _row: usize,
