@@ -67,6 +67,26 @@ pub enum Error {
         .dir.display(), .files.join(", ")
     )]
     NotFigures { dir: PathBuf, files: Vec<String> },
+    /// A figure command's `--out` that is a run's, a sweep's or an output set's directory.
+    #[error(
+        "{}: a directory an ntk tool made for a run, a sweep or an output set ({}): figures \
+         written there would make it hold files its own tool does not write; choose a new \
+         directory or one of figures",
+        .dir.display(), .marker
+    )]
+    MadeDir { dir: PathBuf, marker: &'static str },
+    /// An output inside a directory the tools made for a run, a sweep or an output set.
+    #[error(
+        "{}: inside {}, which an ntk tool made ({}): what is written there would make it \
+         hold files its own tool does not write, so it could no longer be resumed or run \
+         again in place; choose an output outside it",
+        .path.display(), .dir.display(), .marker
+    )]
+    InsideMade {
+        path: PathBuf,
+        dir: PathBuf,
+        marker: &'static str,
+    },
     /// An output path that is a symbolic link, or lies under one the tools would follow.
     #[error("{}: {why}", .path.display())]
     OutputPath { path: PathBuf, why: String },

@@ -426,9 +426,17 @@ pub fn clean_tree(root: &Path) -> usize {
 
 /// The directory an `--out` path names, checked before any work: a symbolic link is
 /// followed to its target (so the result lands there, and the link stays a link), a
-/// dangling one is an error now rather than after the work, and the filesystem root is
-/// refused.
+/// dangling one is an error now rather than after the work, the filesystem root is
+/// refused, and so is a place inside another run's, sweep's or output set's directory
+/// ([`check_not_inside_made`]).
 pub fn resolve_out(out: &Path) -> crate::Result<PathBuf> {
+    let resolved = resolve_link(out)?;
+    check_not_inside_made(&resolved)?;
+    Ok(resolved)
+}
+
+/// [`resolve_out`] without the check of the directories above.
+fn resolve_link(out: &Path) -> crate::Result<PathBuf> {
     let bad = |why: &str| crate::Error::OutputPath {
         path: out.to_path_buf(),
         why: why.to_string(),
@@ -458,14 +466,96 @@ pub fn resolve_out(out: &Path) -> crate::Result<PathBuf> {
     Ok(resolved)
 }
 
+/// What marks `dir` as one the tools made for a run, a sweep or an output set, in words:
+/// a training run's `checkpoint.json` or its `config.toml` beside its `.ntk-lock`, a run's
+/// or output set's `summary.json`, a sweep's (or run's) `.ntk-writers`. A figure command's directory
+/// (its files and `.ntk-lock`, no config) is not one.
+pub fn made_by_tools(dir: &Path) -> Option<&'static str> {
+    let has = |f: &str| fs::symlink_metadata(dir.join(f)).is_ok();
+    if has("checkpoint.json") {
+        Some("a training run's checkpoint.json is there")
+    } else if has("summary.json") {
+        Some("a summary.json is there")
+    } else if has(".ntk-lock") && has("config.toml") {
+        Some("a training run's config.toml is there")
+    } else if has(".ntk-writers") {
+        Some("the .ntk-writers of a sweep or run is there")
+    } else {
+        None
+    }
+}
+
+/// `path` made absolute through its nearest existing ancestor (symbolic links there
+/// resolved), the rest appended as written.
+fn absolute(path: &Path) -> PathBuf {
+    let path = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .unwrap_or_else(|_| PathBuf::from("."))
+            .join(path)
+    };
+    let mut rest = Vec::new();
+    let mut at = path.as_path();
+    loop {
+        if let Ok(c) = fs::canonicalize(at) {
+            return rest.iter().rev().fold(c, |p, r| p.join(r));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return path,
+        }
+    }
+}
+
+/// Refuses an output `path` (a directory or a file, existing or not) inside a directory the
+/// tools made ([`made_by_tools`]: a run's, a sweep's, an output set's, the other tool's
+/// included), which the output would leave holding files its own tool does not write, so
+/// it could no longer be resumed or run again in place (fifteenth hostile round, D1, D4,
+/// D8: `plot --out RUN/figs`, `gmap --out RUN`, `bench --out RUN/summary.json`). Only the
+/// directories above `path` are asked; `path` itself is its command's to judge (a run's
+/// own directory is where it resumes). A sweep's points are written by the sweep, not
+/// through here.
+pub fn check_not_inside_made(path: &Path) -> crate::Result<()> {
+    let abs = absolute(path);
+    for dir in abs.ancestors().skip(1) {
+        if let Some(marker) = made_by_tools(dir) {
+            return Err(crate::Error::InsideMade {
+                path: path.to_path_buf(),
+                dir: dir.to_path_buf(),
+                marker,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The directory a figure command (`gmap`, `activations`, `transfer`, `fig1`) writes into,
+/// checked before any work: [`resolve_out`], and not itself a run's, sweep's or output
+/// set's directory ([`made_by_tools`]; fifteenth hostile round, D4).
+pub fn check_figure_dir(out: &Path) -> crate::Result<PathBuf> {
+    let resolved = resolve_out(out)?;
+    if let Some(marker) = made_by_tools(&resolved) {
+        return Err(crate::Error::MadeDir {
+            dir: out.to_path_buf(),
+            marker,
+        });
+    }
+    Ok(resolved)
+}
+
 /// The directory `plot DIR --out OUT` writes its figures into, checked before any drawing
 /// ([`resolve_out`] first): `DIR` itself (by any path), or a directory that holds nothing
-/// but figures (`.png`, `.svg`, `.pdf`; new or empty included). Another run's or sweep's
+/// but figures (`.png`, `.svg`, `.pdf` and `--layout column`'s `.caption.txt`; new or
+/// empty included) and lies inside no run's ([`check_not_inside_made`]). Another run's or sweep's
 /// directory, the other tool's included, is refused: figures written there made it hold
 /// files its own tool does not write, so it could no longer be resumed or run again in
 /// place (fourteenth hostile round, D9).
 pub fn check_figure_out(out: &Path, dir: &Path) -> crate::Result<PathBuf> {
-    let resolved = resolve_out(out)?;
+    let resolved = resolve_link(out)?;
     let same = match (fs::canonicalize(&resolved), fs::canonicalize(dir)) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
@@ -473,8 +563,10 @@ pub fn check_figure_out(out: &Path, dir: &Path) -> crate::Result<PathBuf> {
     if same {
         return Ok(resolved);
     }
+    check_not_inside_made(&resolved)?;
+    // Figures and the captions `--layout column` writes beside them.
     let figure = |name: &str| {
-        [".png", ".svg", ".pdf"]
+        [".png", ".svg", ".pdf", ".caption.txt"]
             .iter()
             .any(|ext| name.len() > ext.len() && name.ends_with(ext))
     };

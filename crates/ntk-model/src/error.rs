@@ -56,7 +56,8 @@ pub enum ModelError {
         net: String,
         in_channels: usize,
         image_size: usize,
-        input_dim: usize,
+        /// The product, exact (as a decimal, or in exponent form beyond 128 bits).
+        input_dim: String,
     },
     /// A ResNet whose images are not the data's (same number of values, another layout:
     /// the pixels would be silently rearranged).

@@ -92,7 +92,7 @@ impl NetSpec {
                 net: r.describe(),
                 in_channels: r.in_channels,
                 image_size: r.image_size,
-                input_dim: r.input_dim(),
+                input_dim: r.input_dim_text(),
             }),
             _ => Ok(()),
         }

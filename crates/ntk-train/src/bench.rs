@@ -15,7 +15,7 @@
 use std::time::Instant;
 
 use ntk_engine::{Batch, Engine};
-use ntk_model::{ActivationKind, MlpConfig, ResNetConfig};
+use ntk_model::{Activation, MlpConfig, ResNetConfig};
 use ntk_numerics::backend::{Compute, Fp32Precision};
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
@@ -89,15 +89,11 @@ pub fn spec_step_flops(spec: &NetSpec, input_dim: usize, batch: usize) -> f64 {
 
 /// The MLP `ntk-train bench` times: `depth` hidden layers of `width` with `activation`
 /// (ReLU by default), 10 classes.
-pub fn mlp_spec(
-    input_dim: usize,
-    width: usize,
-    depth: usize,
-    activation: ActivationKind,
-) -> NetSpec {
+pub fn mlp_spec(input_dim: usize, width: usize, depth: usize, activation: Activation) -> NetSpec {
     NetSpec::Mlp(MlpConfig {
         output_dim: 10,
-        ..MlpConfig::new(input_dim, width, depth, activation)
+        activation_param: activation.param(),
+        ..MlpConfig::new(input_dim, width, depth, activation.kind())
     })
 }
 

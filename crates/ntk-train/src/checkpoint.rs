@@ -119,13 +119,21 @@ const REPRESENTATIONS: &str = "representations.csv";
 /// complete when the pointer moved to it, so a missing file there is damage done after,
 /// which [`find`] reports, naming the file, and the rest of it stays for the user to see.
 pub fn remove_unfinished(run: &Path) {
+    for dir in unfinished(run) {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// The epoch directories [`remove_unfinished`] removes.
+fn unfinished(run: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(run.join("checkpoints")) else {
-        return;
+        return Vec::new();
     };
     let pointed = ntk_files::io::read_to_string(pointer_path(run))
         .ok()
         .and_then(|text| serde_json::from_str::<Pointer>(&text).ok())
         .and_then(|p| p.dir.strip_prefix("checkpoints/").map(str::to_string));
+    let mut found = Vec::new();
     for e in entries.flatten() {
         let dir = e.path();
         let name = e.file_name().to_string_lossy().into_owned();
@@ -138,9 +146,22 @@ pub fn remove_unfinished(run: &Path) {
             .into_iter()
             .any(|form| checkpoint_files(form).iter().all(|f| has(f)));
         if epoch_dir && !complete {
-            let _ = std::fs::remove_dir_all(&dir);
+            found.push(dir);
         }
     }
+    found
+}
+
+/// Whether `run/checkpoints` holds an epoch checkpoint that [`remove_unfinished`] keeps:
+/// what a run without `checkpoint.json` meets as epoch checkpoints it may not delete
+/// (`run_dir::ResumeDecision::NoPointer`), asked without removing anything (a dry run).
+pub fn has_kept_epochs(run: &Path) -> bool {
+    let gone = unfinished(run);
+    std::fs::read_dir(run.join("checkpoints")).is_ok_and(|d| {
+        d.flatten().any(|e| {
+            e.file_name().to_string_lossy().starts_with("epoch-") && !gone.contains(&e.path())
+        })
+    })
 }
 
 /// The files of a checkpoint written by `engine`: the model, the optimizer state (Burn's

@@ -316,7 +316,8 @@ pub enum Error {
     },
     /// A checkpoint whose pointer or files show it cannot be trusted.
     #[error(
-        "{}: {why}; the checkpoint cannot be trusted (start the run again in a new --out)",
+        "{}: {why}; the checkpoint cannot be trusted: pass --recompute to train the run \
+         again from the start, or give a new --out",
         .path.display()
     )]
     Untrusted { path: PathBuf, why: String },

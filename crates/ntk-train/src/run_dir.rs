@@ -94,10 +94,7 @@ pub(crate) fn open_run_dir(
     let found = checkpoint::find(out)?;
     // Epoch checkpoints (a run killed before its first checkpoint has none: it starts over,
     // losing only epochs that no checkpoint held).
-    let has_epochs = std::fs::read_dir(out.join("checkpoints")).is_ok_and(|d| {
-        d.flatten()
-            .any(|e| e.file_name().to_string_lossy().starts_with("epoch-"))
-    });
+    let has_epochs = checkpoint::has_kept_epochs(out);
     let decision = resume_decision(resume, summary_path.exists(), found.is_some(), has_epochs);
     match decision {
         ResumeDecision::Refuse => {

@@ -238,8 +238,10 @@ pub fn run_state(dir: &Path, now: &Provenance) -> State {
     }
 }
 
-/// An interrupted run's state: partial when its checkpoint was made by this config, stale
-/// (another config's, or unreadable) otherwise, so that `--dry-run` says so and
+/// An interrupted run's state: partial when its checkpoint was made by this config and
+/// passes the verification a resume makes ([`crate::checkpoint::find`]: the pointer's
+/// checksum, every file's SHA-256, the epoch against its metrics), stale otherwise
+/// (another config's, unreadable or damaged), so that `--dry-run` says so and
 /// `--recompute` trains it again from scratch.
 fn checkpoint_state(dir: &Path, now: &Provenance) -> State {
     let path = dir.join("checkpoint.json");
@@ -248,11 +250,18 @@ fn checkpoint_state(dir: &Path, now: &Provenance) -> State {
         Ok(t) => t,
         Err(e) => return State::Stale(format!("{}: {e}; {redo}", path.display())),
     };
-    match crate::checkpoint::parse_pointer(&text, &path) {
-        Ok(p) => match ntk_runs::provenance::check_reuse(&path, p.provenance.as_ref(), now) {
-            Ok(()) => State::Partial,
-            Err(e) => State::Stale(e.to_string()),
-        },
+    let pointer = match crate::checkpoint::parse_pointer(&text, &path) {
+        Ok(p) => p,
+        // Its message names the remedy (fifteenth hostile round, N3: two in one line).
+        Err(e @ crate::Error::Untrusted { .. }) => return State::Stale(e.to_string()),
+        Err(e) => return State::Stale(format!("{e}; {redo}")),
+    };
+    if let Err(e) = ntk_runs::provenance::check_reuse(&path, pointer.provenance.as_ref(), now) {
+        return State::Stale(e.to_string());
+    }
+    match crate::checkpoint::find(dir) {
+        Ok(_) => State::Partial,
+        Err(e @ crate::Error::Untrusted { .. }) => State::Stale(e.to_string()),
         Err(e) => State::Stale(format!("{e}; {redo}")),
     }
 }
@@ -546,13 +555,27 @@ pub struct DryRunFlags {
 /// checkpoint), before any run of the sweep starts: without `--resume`, the run that is there
 /// ([`crate::Error::Interrupted`]); with it, a checkpoint that fails its verification
 /// ([`crate::checkpoint::find`]) or was written by another engine than this run's
-/// ([`crate::Error::EngineMismatch`]).
+/// ([`crate::Error::EngineMismatch`]); with or without it, epoch checkpoints without the
+/// `checkpoint.json` that names one ([`crate::Error::NoCheckpointPointer`]).
 fn refuse_partial(
     sweep: &TrainSweep<'_>,
     points: &[RunPoint],
     planned: &[Planned],
     resume: bool,
 ) -> crate::Result<()> {
+    // A run with epoch checkpoints but no checkpoint.json (removed by hand) looks new, and
+    // the run refuses it as its directory's decision does (fifteenth hostile round, D3: the
+    // dry run said `new`, the run failed and recorded the failure in the run's directory).
+    for p in planned.iter().filter(|p| p.state == State::New) {
+        let dir = points[p.index].dir(sweep.out);
+        let orphans = !dir.join("checkpoint.json").exists()
+            && !dir.join("summary.json").exists()
+            && crate::checkpoint::has_kept_epochs(&dir);
+        // With or without --resume: the flag cannot continue it.
+        if orphans && ntk_files::lock::DirLock::holder(&dir).is_none() {
+            return Err(crate::Error::NoCheckpointPointer { out: dir });
+        }
+    }
     // A failed point is tried again: with a checkpoint it meets the same refusals.
     for p in planned
         .iter()

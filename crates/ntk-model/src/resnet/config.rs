@@ -343,9 +343,22 @@ impl ResNetConfig {
         self.stage_width(2)
     }
 
-    /// Values per image in the flat (CHW) layout, `in_channels * image_size^2`.
+    /// Values per image in the flat (CHW) layout, `in_channels * image_size^2`; beyond
+    /// `usize` it saturates, so it never equals a data set's dimension by wrapping around
+    /// (fifteenth hostile round, D7: `image_size = 2^63 - 4` read `3 x (2^63 - 4)^2 = 48`).
     pub fn input_dim(&self) -> usize {
-        self.in_channels * self.image_size * self.image_size
+        self.in_channels
+            .saturating_mul(self.image_size)
+            .saturating_mul(self.image_size)
+    }
+
+    /// [`Self::input_dim`] for messages: the exact product, in exponent form beyond 128 bits.
+    pub fn input_dim_text(&self) -> String {
+        let (c, s) = (self.in_channels as u128, self.image_size as u128);
+        match c.checked_mul(s).and_then(|v| v.checked_mul(s)) {
+            Some(v) => v.to_string(),
+            None => format!("{:.3e}", c as f64 * (s as f64) * (s as f64)),
+        }
     }
 
     /// The activation `s`: ReLU (batch_norm, fixup), NormReLU with the configured kink,

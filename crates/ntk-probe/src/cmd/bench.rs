@@ -37,7 +37,7 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value = "full")]
     eigen: String,
     /// Also write the rows as JSON here (a regular file, new or replaced; never a device,
-    /// FIFO or socket).
+    /// FIFO or socket, nor a file in a run's, sweep's or output set's directory).
     #[arg(long)]
     out: Option<PathBuf>,
     /// The memory the work may plan for (e.g. 64G; default: the smallest of the available
@@ -50,6 +50,9 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     // The output path is checked before the work (a device or FIFO is never replaced).
     if let Some(path) = &args.out {
         ntk_files::io::check_target(path)?;
+        // Never a file of a run's, sweep's or output set's directory (fifteenth hostile
+        // round, D8: a probe run's summary.json was replaced by the bench's rows).
+        ntk_files::outset::check_not_inside_made(path)?;
         // Its directory too: a missing one failed the write after every row was timed
         // (fourteenth hostile round, D2).
         let dir = path

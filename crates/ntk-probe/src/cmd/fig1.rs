@@ -15,8 +15,8 @@ pub(crate) struct Fig1Args {
     /// Depths L of the theory curves and the measured points.
     #[arg(long, value_delimiter = ',', default_value = "1,2,5,10")]
     depths: Vec<usize>,
-    /// Widths of the measured networks.
-    #[arg(long, value_delimiter = ',', default_value = "512,4096")]
+    /// Widths of the measured networks (at least 1).
+    #[arg(long, value_delimiter = ',', default_value = "512,4096", value_parser = ntk_cli::args::count(1))]
     widths: Vec<usize>,
     /// Network seeds averaged per measured point.
     #[arg(long, value_delimiter = ',', default_value = "1,32,111,555,666")]
@@ -37,6 +37,10 @@ pub(crate) struct Fig1Args {
     /// widths are the table's).
     #[arg(long, conflicts_with_all = ["depths", "widths", "seeds", "thetas", "activation"])]
     redraw: bool,
+    /// The memory the measurements may plan for (e.g. 64G; default: the smallest of the
+    /// available memory, the cgroup's limit and RLIMIT_AS; also NTK_MAX_MEMORY).
+    #[arg(long)]
+    max_memory: Option<String>,
 }
 
 pub(crate) fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
@@ -51,6 +55,15 @@ pub(crate) fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
     ntk_cli::args::distinct("--widths", &args.widths)?;
     ntk_cli::args::distinct("--seeds", &args.seeds)?;
     ntk_cli::args::distinct("--thetas", &args.thetas)?;
+    // Under the flags' names, before anything is measured (fifteenth hostile round, D5:
+    // `--widths 0` was refused as the config field `width`).
+    if let Some(d) = args.depths.iter().find(|&&d| d > ntk_model::MAX_DEPTH) {
+        return Err(format!(
+            "--depths {d}: at most {} hidden layers",
+            ntk_model::MAX_DEPTH
+        )
+        .into());
+    }
     if let Some(t) = args.thetas.iter().find(|t| !(0.0..=180.0).contains(*t)) {
         return Err(format!("--thetas {t}: must be an angle in [0, 180] degrees").into());
     }
@@ -64,7 +77,7 @@ pub(crate) fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
             4.0 * deepest * (w as f64).powi(2),
             8.0,
         );
-        need.check(&format!("--widths {w}"), None)?;
+        need.check(&format!("--widths {w}"), args.max_memory.as_deref())?;
     }
     // One writer at a time, claimed before the measurements.
     let _lock = figure_dir(&args.out)?;

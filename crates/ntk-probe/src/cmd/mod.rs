@@ -64,7 +64,7 @@ pub(crate) fn parse_activation(
 /// writer at a time, `ntk_files::lock`; the commands write only their own named files, each
 /// atomically, beside whatever else the directory holds, such as a README).
 pub(crate) fn figure_dir(out: &Path) -> CliResult<ntk_files::lock::DirLock> {
-    let out = ntk_files::outset::resolve_out(out)?;
+    let out = ntk_files::outset::check_figure_dir(out)?;
     ntk_files::outset::check_writable(&out)?;
     Ok(ntk_files::lock::DirLock::acquire(&out)?)
 }

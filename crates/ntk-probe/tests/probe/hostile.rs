@@ -2373,3 +2373,105 @@ fn fourteenth_review() {
     assert_ok("plot into its figures", &plot_to(&figures));
     assert_ok("plot into the sweep itself", &plot_to(&sweep));
 }
+
+/// The fifteenth hostile review (experiments/hostile/round15.md), ntk-probe's defects.
+#[test]
+fn fifteenth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let cfg = write(d, "tiny.toml", TINY);
+    let probe = d.join("probe");
+    assert_ok(
+        "a probe run",
+        &run(&os(&[
+            "run",
+            "--config",
+            &path(&cfg),
+            "--out",
+            &path(&probe),
+        ])),
+    );
+    let sweep_cfg = write(d, "s.toml", TINY_SWEEP);
+    let sweep = d.join("sw");
+    assert_ok("sweep", &run(&sweep_args(&sweep_cfg, &sweep, &[])));
+    let listing = |dir: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let (probe_files, sweep_files) = (listing(&probe), listing(&sweep));
+
+    // D4: the figure commands refuse another run's or sweep's directory.
+    let figure_cmds: [&[&str]; 4] = [
+        &["gmap", "--depths", "1,2"],
+        &["activations"],
+        &["transfer"],
+        &[
+            "fig1", "--depths", "1", "--widths", "8", "--seeds", "1", "--thetas", "30",
+        ],
+    ];
+    for cmd in figure_cmds {
+        for target in [&probe, &sweep] {
+            let mut v = os(cmd);
+            v.extend(os(&["--out", &path(target)]));
+            assert_clean_error(cmd[0], &run(&v), &["an ntk tool made"]);
+        }
+    }
+    // D1 (the probe's side): plot --out inside a sweep's runs/.
+    let o = run(&os(&[
+        "plot",
+        &path(&sweep),
+        "--out",
+        &path(&sweep.join("runs/figs")),
+    ]));
+    assert_clean_error("plot into runs/", &o, &["inside", "an ntk tool made"]);
+    // D8: bench --out a run's file.
+    let summary = std::fs::read(probe.join("summary.json")).unwrap();
+    let o = run(&os(&[
+        "bench",
+        "--n",
+        "10",
+        "--width",
+        "4",
+        "--depths",
+        "1",
+        "--repeats",
+        "1",
+        "--out",
+        &path(&probe.join("summary.json")),
+    ]));
+    assert_clean_error("bench --out a run's file", &o, &["inside", "summary.json"]);
+    assert_eq!(std::fs::read(probe.join("summary.json")).unwrap(), summary);
+    // A run's --out inside another run.
+    let o = run(&os(&[
+        "run",
+        "--config",
+        &path(&cfg),
+        "--out",
+        &path(&probe.join("sub")),
+    ]));
+    assert_clean_error("a run inside a run", &o, &["inside", "an ntk tool made"]);
+    assert_eq!(listing(&probe), probe_files);
+    assert_eq!(listing(&sweep), sweep_files);
+
+    // D5, D6: fig1's flags under their names, and the --max-memory its advice names.
+    let fig1 = |extra: &[&str]| {
+        let mut v = os(&["fig1", "--depths", "1", "--seeds", "1", "--thetas", "30"]);
+        v.extend(os(extra));
+        v.extend(os(&["--out", &path(&d.join("f1"))]));
+        run(&v)
+    };
+    assert_clean_error("fig1 --widths 0", &fig1(&["--widths", "0"]), &["--widths"]);
+    let o = fig1(&["--widths", "9223372036854775807", "--max-memory", "1G"]);
+    assert_clean_error("fig1 --max-memory", &o, &["--max-memory is 1.0 GiB"]);
+    assert_clean_error(
+        "fig1 --depths beyond the limit",
+        &fig1(&["--widths", "4", "--depths", "10001"]),
+        &["--depths 10001", "at most 10000"],
+    );
+}

@@ -3,7 +3,7 @@
 
 use clap::Args;
 use ntk_model::activation::ActivationKind;
-use ntk_model::{NetSpec, ResNetConfig, ResNetVariant};
+use ntk_model::{Activation, NetSpec, ResNetConfig, ResNetVariant};
 use ntk_numerics::backend::{self, Fp32Precision, Precision};
 use ntk_train::config::EngineChoice;
 
@@ -42,9 +42,10 @@ pub(crate) struct BenchArgs {
     #[arg(long, value_parser = ntk_names::parse_arg::<ResNetVariant>)]
     variant: Option<ResNetVariant>,
     /// The MLP's activation (default relu), or that of a ResNet with `--variant
-    /// normalized` (required there; the other variants fix their own).
-    #[arg(long, value_parser = ntk_names::parse_arg::<ActivationKind>)]
-    activation: Option<ActivationKind>,
+    /// normalized` (required there; the other variants fix their own): a family's name, or
+    /// one with its parameter (`leaky_relu(alpha=0.1)`).
+    #[arg(long, value_parser = activation_words)]
+    activation: Option<Activation>,
     /// Who computes the step, as `train.engine`: auto (the cuDNN engine for a
     /// ResNet where it starts, else the host engine on a CPU backend), burn, host or
     /// cudnn (built with --features cudnn).
@@ -95,7 +96,8 @@ pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
                 }
             }
             let r = ResNetConfig {
-                activation: a.activation,
+                activation: a.activation.map(|act| act.kind()),
+                activation_param: a.activation.and_then(|act| act.param()),
                 ..ResNetConfig::new(d, v)
             };
             r.validate().map_err(|e| format!("--resnet {d}: {e}"))?;
@@ -108,7 +110,8 @@ pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
                 input_dim,
                 a.width.unwrap_or(512),
                 a.depth.unwrap_or(10),
-                a.activation.unwrap_or(ActivationKind::Relu),
+                a.activation
+                    .unwrap_or_else(|| Activation::new(ActivationKind::Relu, None)),
             );
             (spec, input_dim)
         }
@@ -179,4 +182,16 @@ fn refuse_flags_of_the_other_network(a: &BenchArgs) -> CliResult<()> {
         [] => Ok(()),
         flags => Err(format!("{}: does not apply: {other}", flags.join(", ")).into()),
     }
+}
+
+/// `--activation`: a family's name or `name(symbol=value)`, as configs and `ntk-probe`'s
+/// flags read them (fifteenth hostile round, N5: a parameter was refused here alone).
+fn activation_words(words: &str) -> Result<Activation, String> {
+    Activation::parse_words(words).ok_or_else(|| {
+        format!(
+            "not an activation ({}), nor one with its parameter in range, such as \
+             leaky_relu(alpha=0.1)",
+            ActivationKind::list()
+        )
+    })
 }

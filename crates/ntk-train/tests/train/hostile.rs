@@ -2738,3 +2738,131 @@ fn fourteenth_review() {
         &["--depth 10001", "at most 10000"],
     );
 }
+
+/// The fifteenth hostile review (experiments/hostile/round15.md), ntk-train's defects.
+#[test]
+fn fifteenth_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let entries = |dir: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let plot = |source: &Path, out: &Path, extra: &[&str]| {
+        let mut v: Vec<OsString> = vec!["plot".into(), source.into(), "--out".into(), out.into()];
+        v.extend(extra.iter().map(OsString::from));
+        run(&v)
+    };
+
+    // D1: plot --out a new directory inside another run's (or its own run's) directory is
+    // refused and creates nothing; the same for a run's --out inside another run.
+    let (cfg, one) = checkpointed_run(d, "one");
+    assert_ok("resume", &resume(&cfg, &one));
+    let (_, other) = checkpointed_run(d, "other");
+    let before = entries(&other);
+    for (source, out) in [(&one, other.join("figs")), (&one, one.join("figs"))] {
+        assert_clean_error(
+            "plot into a run's new subdirectory",
+            &plot(source, &out, &[]),
+            &["figs", "inside", "an ntk tool made"],
+        );
+        assert!(!out.exists());
+    }
+    assert_clean_error(
+        "a run inside another run",
+        &run(&args(&cfg, &other.join("sub"), &[])),
+        &["inside", "an ntk tool made"],
+    );
+    assert_eq!(entries(&other), before);
+
+    // D2: a directory of figures with --layout column's captions takes them again.
+    let column = d.join("column");
+    for _ in 0..2 {
+        assert_ok(
+            "plot --layout column",
+            &plot(&one, &column, &["--layout", "column"]),
+        );
+    }
+
+    // D3: epoch checkpoints without checkpoint.json: the dry run fails as the run does,
+    // with and without --resume, and nothing is recorded in the run's directory.
+    let (cfg, orphan) = checkpointed_run(d, "orphan");
+    std::fs::remove_file(orphan.join("checkpoint.json")).unwrap();
+    let before = entries(&orphan);
+    for extra in [
+        &["--resume", "--dry-run"][..],
+        &["--resume"][..],
+        &["--dry-run"][..],
+        &[][..],
+    ] {
+        assert_clean_error(
+            "epochs without checkpoint.json",
+            &run(&args(&cfg, &orphan, extra)),
+            &["no checkpoint.json"],
+        );
+    }
+    assert_eq!(entries(&orphan), before);
+
+    // N3: an edited pointer names one remedy, --recompute, which trains the run again.
+    let (cfg, edited) = checkpointed_run(d, "edited");
+    let p = edited.join("checkpoint.json");
+    let text = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(&p, text.replace("\"epoch\": 2", "\"epoch\": 1")).unwrap();
+    let o = resume(&cfg, &edited);
+    assert_clean_error("edited pointer", &o, &["checkpoint.json", "--recompute"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr)
+            .matches("--recompute")
+            .count(),
+        1
+    );
+    assert_ok(
+        "--recompute",
+        &run(&args(&cfg, &edited, &["--resume", "--recompute"])),
+    );
+
+    // D7: an image size whose pixel count overflows: the message's product is exact.
+    let resnet = write(
+        d,
+        "rn.toml",
+        "[data]\ndataset = \"digits\"\nn = 60\n[resnet]\ndepth = 8\nvariant = \"fixup\"\n\
+         image_size = 8\nin_channels = 1\n[optim]\nlr = 0.1\n[train]\nbatch_size = 20\n\
+         epochs = 1\ntest_n = 0\n",
+    );
+    let o = run(&args(
+        &resnet,
+        &d.join("vx"),
+        &[
+            "--set",
+            "resnet.image_size=9223372036854775804",
+            "--dry-run",
+        ],
+    ));
+    assert_clean_error(
+        "image_size 2^63 - 4",
+        &o,
+        &["9223372036854775804^2 = 85070591730234615792056675563103846416"],
+    );
+
+    // N5: the bench takes an activation with its parameter, as configs do.
+    let o = run(&[
+        "bench".into(),
+        "--depth".into(),
+        "1".into(),
+        "--width".into(),
+        "8".into(),
+        "--batch".into(),
+        "4".into(),
+        "--steps".into(),
+        "1".into(),
+        "--activation".into(),
+        "leaky_relu(alpha=0.1)".into(),
+    ]);
+    assert_ok("bench --activation leaky_relu(alpha=0.1)", &o);
+}

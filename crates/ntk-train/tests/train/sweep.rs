@@ -600,9 +600,18 @@ fn the_binary_runs_dry_runs_plots_and_resumes() {
         out.join("runs/depth001_relu_none_lr1e-1_seed0/train_loss.png")
             .exists()
     );
-    // `--out` puts the figures elsewhere; `--title` replaces each figure's title, `{what}`
+    // `--out` puts the figures elsewhere (outside the sweep: a directory inside it is
+    // refused, fifteenth hostile round, D1); `--title` replaces each figure's title, `{what}`
     // standing for what it shows.
-    let elsewhere = out.join("paper");
+    let refused = bin()
+        .args(["plot", "--out"])
+        .arg(out.join("paper"))
+        .arg(out.join("runs/depth001_relu_none_lr1e-1_seed0"))
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(!out.join("paper").exists());
+    let elsewhere = dir.path().join("paper");
     let plot = bin()
         .args(["plot", "--title", "{what}, seed 0", "--out"])
         .arg(&elsewhere)
