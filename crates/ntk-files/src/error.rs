@@ -74,7 +74,7 @@ pub enum Error {
          directory or one of figures",
         .dir.display(), .marker
     )]
-    MadeDir { dir: PathBuf, marker: &'static str },
+    MadeDir { dir: PathBuf, marker: String },
     /// An output inside a directory the tools made for a run, a sweep or an output set.
     #[error(
         "{}: inside {}, which an ntk tool made ({}): what is written there would make it \
@@ -85,7 +85,7 @@ pub enum Error {
     InsideMade {
         path: PathBuf,
         dir: PathBuf,
-        marker: &'static str,
+        marker: String,
     },
     /// An output path that is a symbolic link, or lies under one the tools would follow.
     #[error("{}: {why}", .path.display())]

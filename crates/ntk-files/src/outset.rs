@@ -466,23 +466,50 @@ fn resolve_link(out: &Path) -> crate::Result<PathBuf> {
     Ok(resolved)
 }
 
-/// What marks `dir` as one the tools made for a run, a sweep or an output set, in words:
-/// a training run's `checkpoint.json` or its `config.toml` beside its `.ntk-lock`, a run's
-/// or output set's `summary.json`, a sweep's (or run's) `.ntk-writers`. A figure command's directory
-/// (its files and `.ntk-lock`, no config) is not one.
-pub fn made_by_tools(dir: &Path) -> Option<&'static str> {
+/// What marks `dir` as one the tools made for a run, a sweep or an output set, in words;
+/// each marker is read, not only named (sixteenth hostile round, D1, D2: a user's own
+/// `summary.json` or `config.toml` made a directory the tools'):
+/// - a `checkpoint.json` that points into `checkpoints/epoch-NNNNN` (a training run's);
+/// - a `summary.json` whose provenance names `ntk-probe` or `ntk-train` as its tool (a run's
+///   or an output set's);
+/// - a `metrics.csv` whose header begins `epoch,iteration,` beside a `.ntk-lock` (a training
+///   run's before its first checkpoint);
+/// - `.ntk-writers/` (a sweep's, or a run's), or `runs/` beside a collected sweep's table,
+///   `sweep.csv` or `results.csv` (a sweep copied without its hidden entries, D4).
+///
+/// A figure command's directory (its figures, tables and `.ntk-lock`) is none of these.
+pub fn made_by_tools(dir: &Path) -> Option<String> {
     let has = |f: &str| fs::symlink_metadata(dir.join(f)).is_ok();
-    if has("checkpoint.json") {
-        Some("a training run's checkpoint.json is there")
-    } else if has("summary.json") {
-        Some("a summary.json is there")
-    } else if has(".ntk-lock") && has("config.toml") {
-        Some("a training run's config.toml is there")
-    } else if has(".ntk-writers") {
-        Some("the .ntk-writers of a sweep or run is there")
-    } else {
-        None
+    // A marker's text, read when it is a regular file of at most 64 MiB.
+    let text = |f: &str| -> Option<String> {
+        let p = dir.join(f);
+        let m = fs::symlink_metadata(&p).ok()?;
+        (m.is_file() && m.len() <= 64 << 20)
+            .then(|| fs::read(&p).ok())
+            .flatten()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    };
+    if text("checkpoint.json").is_some_and(|t| t.contains("\"dir\": \"checkpoints/epoch-")) {
+        return Some("a training run's checkpoint.json is there".into());
     }
+    if let Some(t) = text("summary.json") {
+        for tool in ["ntk-probe", "ntk-train"] {
+            if t.contains(&format!("\"tool\": \"{tool} ")) {
+                return Some(format!("a summary.json that {tool} wrote is there"));
+            }
+        }
+    }
+    if has(".ntk-lock") && text("metrics.csv").is_some_and(|t| t.starts_with("epoch,iteration,")) {
+        return Some("a training run's metrics.csv is there".into());
+    }
+    if has(".ntk-writers") {
+        return Some("the .ntk-writers of a sweep or run is there".into());
+    }
+    let runs = fs::symlink_metadata(dir.join("runs")).is_ok_and(|m| m.is_dir());
+    if runs && (has("sweep.csv") || has("results.csv")) {
+        return Some("a sweep's runs/ and its table are there".into());
+    }
+    None
 }
 
 /// `path` made absolute through its nearest existing ancestor (symbolic links there

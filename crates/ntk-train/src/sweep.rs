@@ -259,6 +259,13 @@ fn checkpoint_state(dir: &Path, now: &Provenance) -> State {
     if let Err(e) = ntk_runs::provenance::check_reuse(&path, pointer.provenance.as_ref(), now) {
         return State::Stale(e.to_string());
     }
+    // A run another process is writing now replaces its checkpoint as it goes: its files
+    // are not read under its feet (sixteenth hostile round, D3: a dry run read a velocity
+    // file between its writer's removal and rename, and advised --recompute on a live run).
+    // Its run is refused as busy ([`TrainSweep::foresee`]).
+    if ntk_files::lock::DirLock::holder(dir).is_some() {
+        return State::Partial;
+    }
     match crate::checkpoint::find(dir) {
         Ok(_) => State::Partial,
         Err(e @ crate::Error::Untrusted { .. }) => State::Stale(e.to_string()),
@@ -381,7 +388,28 @@ impl Sweep for TrainSweep<'_> {
         planned: &[Planned],
         _recompute: bool,
     ) -> crate::Result<()> {
+        // A single run (its point is the output directory itself) that another process is
+        // writing is refused before anything, dry run and run alike: the run would end busy
+        // and write the sweep's tables into the live run's directory (sixteenth hostile
+        // round, D3).
+        for p in planned {
+            let point = &points[p.index];
+            let dir = point.dir(self.out);
+            if point.id.is_empty()
+                && let Some(holder) = ntk_files::lock::DirLock::holder(&dir)
+            {
+                return Err(ntk_files::Error::Locked { dir, holder }.into());
+            }
+        }
         refuse_partial(self, points, planned, self.run.resume)
+    }
+
+    /// A point another process is writing now: the run would skip it as busy and end with
+    /// that error, so its dry run says so (sixteenth hostile round, D3).
+    fn foresee(&self, point: &RunPoint) -> crate::Result<Option<String>> {
+        let dir = point.dir(self.out);
+        Ok(ntk_files::lock::DirLock::holder(&dir)
+            .map(|holder| format!("busy: another process is writing here ({holder})")))
     }
 
     fn record_failure(&self, point: &RunPoint, error: &crate::Error) -> crate::Result<()> {

@@ -49,6 +49,15 @@ pub(crate) struct BenchArgs {
 pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     // The output path is checked before the work (a device or FIFO is never replaced).
     if let Some(path) = &args.out {
+        // A trailing slash names a directory, which a file cannot be: said now, not after
+        // every row was timed (sixteenth hostile round, D5).
+        if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+            return Err(format!(
+                "--out {}: ends with '/', a directory's name; give the JSON file's path",
+                path.display()
+            )
+            .into());
+        }
         ntk_files::io::check_target(path)?;
         // Never a file of a run's, sweep's or output set's directory (fifteenth hostile
         // round, D8: a probe run's summary.json was replaced by the bench's rows).

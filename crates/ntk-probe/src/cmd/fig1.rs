@@ -35,7 +35,7 @@ pub(crate) struct Fig1Args {
     activation: String,
     /// Only redraw OUT/fig1.{png,svg,pdf} from OUT/fig1.csv (nothing measured; the depths and
     /// widths are the table's).
-    #[arg(long, conflicts_with_all = ["depths", "widths", "seeds", "thetas", "activation"])]
+    #[arg(long, conflicts_with_all = ["depths", "widths", "seeds", "thetas", "activation", "max_memory"])]
     redraw: bool,
     /// The memory the measurements may plan for (e.g. 64G; default: the smallest of the
     /// available memory, the cgroup's limit and RLIMIT_AS; also NTK_MAX_MEMORY).

@@ -2475,3 +2475,71 @@ fn fifteenth_review() {
         &["--depths 10001", "at most 10000"],
     );
 }
+
+/// The sixteenth hostile review (experiments/hostile/round16.md), ntk-probe's defects: the
+/// output rule of the fifteenth reads its markers (a user's `summary.json` or `config.toml`
+/// is no run's), sees a sweep copied without its hidden entries, and `bench --out` with a
+/// trailing slash is refused before any row is timed.
+#[test]
+fn sixteenth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let gmap = |out: &Path| run(&os(&["gmap", "--depths", "1,2", "--out", &path(out)]));
+
+    // D1: a user's summary.json, and the bench's own JSON named so.
+    let proj = d.join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("summary.json"), "{\"my\": \"notes\"}").unwrap();
+    assert_ok(
+        "gmap under a user's summary.json",
+        &gmap(&proj.join("figs")),
+    );
+    let bres = d.join("bres");
+    std::fs::create_dir_all(&bres).unwrap();
+    let bench = |out: &str| {
+        run(&os(&[
+            "bench",
+            "--n",
+            "10",
+            "--width",
+            "4",
+            "--depths",
+            "1",
+            "--repeats",
+            "1",
+            "--out",
+            out,
+        ]))
+    };
+    assert_ok("bench --out", &bench(&path(&bres.join("summary.json"))));
+    assert_ok("gmap beside the bench's JSON", &gmap(&bres.join("g")));
+
+    // D2: a user's config.toml in a figure directory, twice.
+    let myfig = d.join("myfig");
+    std::fs::create_dir_all(&myfig).unwrap();
+    std::fs::write(myfig.join("config.toml"), "# my notes\n").unwrap();
+    assert_ok("gmap into a user's directory", &gmap(&myfig));
+    assert_ok("gmap into it again", &gmap(&myfig));
+
+    // D4: a collected sweep copied without .ntk-writers is still a sweep's directory.
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    let sweep = d.join("sw");
+    assert_ok("sweep", &run(&sweep_args(&cfg, &sweep, &[])));
+    std::fs::remove_dir_all(sweep.join(".ntk-writers")).unwrap();
+    assert_clean_error(
+        "gmap inside a copied sweep",
+        &gmap(&sweep.join("figs")),
+        &["inside", "runs/"],
+    );
+    assert!(!sweep.join("figs").exists());
+
+    // D5: bench --out with a trailing slash, before any row.
+    let o = bench(&format!("{}/", path(&d.join("newjson"))));
+    assert_clean_error("bench --out DIR/", &o, &["--out", "ends with '/'"]);
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}

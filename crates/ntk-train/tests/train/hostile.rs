@@ -2866,3 +2866,54 @@ fn fifteenth_review() {
     ]);
     assert_ok("bench --activation leaky_relu(alpha=0.1)", &o);
 }
+
+/// The sixteenth hostile review (experiments/hostile/round16.md), ntk-train's defect D3: a
+/// run another process is writing is refused by the dry run as by the run, before anything
+/// is written into its directory; a sweep's dry run lists such a point as failing.
+#[test]
+fn sixteenth_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (cfg, live) = checkpointed_run(d, "live");
+    let entries = |dir: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    // Another writer holds the run's lock for the rest of the test.
+    let _holder = ntk_files::lock::DirLock::acquire(&live).unwrap();
+    let before = entries(&live);
+    for extra in [&["--resume", "--dry-run"][..], &["--resume"][..]] {
+        assert_clean_error(
+            "a run being written",
+            &run(&args(&cfg, &live, extra)),
+            &["another process is writing here"],
+        );
+    }
+    assert_eq!(entries(&live), before);
+
+    // In a sweep: the point is listed as failing, and the dry run ends with that error.
+    let sweep_cfg = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
+    let sweep = d.join("sw");
+    let mut v: Vec<OsString> = vec!["sweep".into()];
+    v.extend(args(&sweep_cfg, &sweep, &[]));
+    assert_ok("sweep", &run(&v));
+    let point = std::fs::read_dir(sweep.join("runs"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    std::fs::remove_file(point.join("summary.json")).unwrap();
+    let _point_holder = ntk_files::lock::DirLock::acquire(&point).unwrap();
+    let mut v: Vec<OsString> = vec!["sweep".into()];
+    v.extend(args(&sweep_cfg, &sweep, &["--resume", "--dry-run"]));
+    let o = run(&v);
+    assert_clean_error("a sweep's dry run beside a live point", &o, &["busy"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains(" fails "));
+}
