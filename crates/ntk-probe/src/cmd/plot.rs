@@ -10,13 +10,15 @@ pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
         Some(out) => &ntk_files::outset::check_figure_out(out, &args.dir)?,
         None => &args.dir,
     };
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
-    for stem in sweep::redraw(
-        &args.dir,
-        out,
-        args.style.title.as_deref(),
-        args.style.layout,
-    )? {
+    let stems = ntk_files::outset::in_made_dir(out, || -> CliResult<_> {
+        Ok(sweep::redraw(
+            &args.dir,
+            out,
+            args.style.title.as_deref(),
+            args.style.layout,
+        )?)
+    })?;
+    for stem in stems {
         println!("wrote {}.{{png,svg,pdf}}", stem.display());
     }
     Ok(())

@@ -242,6 +242,26 @@ impl SweepConfig {
                 });
             }
         }
+        // The synthetic set's dimension, dropped at every other data set's points: with no
+        // synthetic point it applies to none (seventeenth hostile round, D3).
+        if let Some(d) = self.data.input_dim
+            && !s.datasets.is_empty()
+            && !s.datasets.contains(&Dataset::Synthetic)
+        {
+            return Err(Error::Config {
+                key: "data.input_dim",
+                value: d.to_string(),
+                reason: format!(
+                    "only the synthetic set takes it, and sweep.datasets ({}) has none: every \
+                     point would leave it out; leave the key out",
+                    s.datasets
+                        .iter()
+                        .map(|d| d.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        }
         if !s.datasets.is_empty() && self.data.dir.is_some() {
             return Err(Error::Invalid(
                 "sweep.datasets with data.dir: one directory cannot hold several data sets; \

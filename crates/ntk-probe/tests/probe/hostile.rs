@@ -2422,14 +2422,14 @@ fn fifteenth_review() {
             assert_clean_error(cmd[0], &run(&v), &["an ntk tool made"]);
         }
     }
-    // D1 (the probe's side): plot --out inside a sweep's runs/.
+    // D1 (the probe's side): plot --out a new directory inside the sweep's.
     let o = run(&os(&[
         "plot",
         &path(&sweep),
         "--out",
-        &path(&sweep.join("runs/figs")),
+        &path(&sweep.join("figs")),
     ]));
-    assert_clean_error("plot into runs/", &o, &["inside", "an ntk tool made"]);
+    assert_clean_error("plot into the sweep", &o, &["inside", "an ntk tool made"]);
     // D8: bench --out a run's file.
     let summary = std::fs::read(probe.join("summary.json")).unwrap();
     let o = run(&os(&[
@@ -2542,4 +2542,84 @@ fn sixteenth_review() {
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
+}
+
+/// The seventeenth hostile review (experiments/hostile/round17.md), ntk-probe's defects.
+#[test]
+fn seventeenth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let gmap = |out: &Path| run(&os(&["gmap", "--depths", "1,2", "--out", &path(out)]));
+
+    // D1: a user's results.csv beside a runs/ directory is no sweep's table; and a run
+    // into a collected sweep's runs/ adds nothing to the sweep's own directory.
+    let proj = d.join("proj");
+    std::fs::create_dir_all(proj.join("runs")).unwrap();
+    std::fs::write(proj.join("results.csv"), "a,b\n").unwrap();
+    let cfg = write(d, "tiny.toml", TINY);
+    let probe_run = |out: &Path| run(&os(&["run", "--config", &path(&cfg), "--out", &path(out)]));
+    assert_ok(
+        "a run under a user's runs/",
+        &probe_run(&proj.join("runs/a")),
+    );
+    let sweep_cfg = write(d, "s.toml", TINY_SWEEP);
+    let sweep = d.join("sw");
+    assert_ok("sweep", &run(&sweep_args(&sweep_cfg, &sweep, &[])));
+    assert_ok(
+        "a run into the sweep's runs/",
+        &probe_run(&sweep.join("runs/mine")),
+    );
+
+    // D2: a copied metrics.csv beside the figure command's own lock, twice.
+    let notes = d.join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(
+        notes.join("metrics.csv"),
+        "epoch,iteration,train_loss\n1,1,0.5\n",
+    )
+    .unwrap();
+    assert_ok("gmap into notes", &gmap(&notes));
+    assert_ok("gmap into notes again", &gmap(&notes));
+
+    // D3: keys that apply to no point.
+    let o = run(&os(&[
+        "run",
+        "--config",
+        &path(&cfg),
+        "--out",
+        &path(&d.join("r3")),
+        "--set",
+        "data.subset=random",
+        "--dry-run",
+    ]));
+    assert_clean_error("subset random on the synthetic set", &o, &["data.subset"]);
+    let mut v = sweep_args(&sweep_cfg, &d.join("s3"), &["--dry-run"]);
+    v.extend(os(&[
+        "--set",
+        "sweep.datasets=[\"digits\"]",
+        "--set",
+        "data.input_dim=7",
+    ]));
+    assert_clean_error("input_dim beside datasets", &run(&v), &["data.input_dim"]);
+
+    // D4: an empty output directory.
+    let mut v = sweep_args(&sweep_cfg, &d.join("unused"), &["--dry-run"]);
+    let at = v.iter().position(|a| a == "--out").unwrap();
+    v.drain(at..at + 2);
+    v.extend(os(&["--set", "sweep.out=\"\""]));
+    assert_clean_error("sweep.out = \"\"", &run(&v), &["empty path"]);
+
+    // D6: a plot that fails leaves no directory it made.
+    let o = run(&os(&["plot", &path(&d.join("od/typo/a/b"))]));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!d.join("od").exists());
+    let o = run(&os(&[
+        "plot",
+        &path(&d.join("nothing")),
+        "--out",
+        &path(&d.join("new/figs")),
+    ]));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!d.join("new").exists());
 }

@@ -12,29 +12,32 @@ pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
         Some(out) => &ntk_files::outset::check_figure_out(out, dir)?,
         None => dir,
     };
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: cannot create: {e}", out.display()))?;
-    let written = ntk_train::report::figures(
-        (dir, out),
-        &runs,
-        args.style.log,
-        args.style.title.as_deref(),
-        args.style.layout,
-    )?;
-    if written.is_empty() {
-        let statuses: Vec<String> = runs
-            .iter()
-            .map(|r| match &r.summary {
-                Some(s) => format!("{} {}", s.status, s.model),
-                None => "unfinished".into(),
-            })
-            .collect();
-        return Err(format!(
-            "{}: nothing to draw: no run has a finite epoch to plot ({})",
-            dir.display(),
-            statuses.join(", ")
-        )
-        .into());
-    }
+    // A plot that draws nothing leaves no directory it made.
+    let written = ntk_files::outset::in_made_dir(out, || -> CliResult<_> {
+        let written = ntk_train::report::figures(
+            (dir, out),
+            &runs,
+            args.style.log,
+            args.style.title.as_deref(),
+            args.style.layout,
+        )?;
+        if written.is_empty() {
+            let statuses: Vec<String> = runs
+                .iter()
+                .map(|r| match &r.summary {
+                    Some(s) => format!("{} {}", s.status, s.model),
+                    None => "unfinished".into(),
+                })
+                .collect();
+            return Err(format!(
+                "{}: nothing to draw: no run has a finite epoch to plot ({})",
+                dir.display(),
+                statuses.join(", ")
+            )
+            .into());
+        }
+        Ok(written)
+    })?;
     for p in written {
         println!("wrote {}", p.display());
     }

@@ -2917,3 +2917,38 @@ fn sixteenth_review() {
     assert_clean_error("a sweep's dry run beside a live point", &o, &["busy"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains(" fails "));
 }
+
+/// The seventeenth hostile review (experiments/hostile/round17.md), ntk-train's defects: a
+/// run into a collected directory's runs/ (bring your own runs, collect them, add one), an
+/// empty train.out, and a plot that fails leaving no directory.
+#[test]
+fn seventeenth_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", TINY);
+    let st = d.join("st");
+    assert_ok("a run", &run(&args(&cfg, &st.join("runs/a"), &[])));
+    assert_ok(
+        "collect",
+        &run(&["collect".into(), st.clone().into_os_string()]),
+    );
+    let deeper = write(d, "deeper.toml", &TINY.replace("depth = 1", "depth = 2"));
+    assert_ok(
+        "a run into the collected directory's runs/",
+        &run(&args(&deeper, &st.join("runs/b"), &["--dry-run"])),
+    );
+
+    let mut v: Vec<OsString> = vec!["--config".into(), cfg.clone().into_os_string()];
+    v.extend(["--set".into(), "train.out=\"\"".into(), "--dry-run".into()]);
+    assert_clean_error("train.out = \"\"", &run(&v), &["empty path"]);
+
+    let o = run(&[
+        "plot".into(),
+        d.join("od/typo").into_os_string(),
+        "--out".into(),
+        d.join("new/figs").into_os_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!d.join("new").exists() && !d.join("od").exists());
+}
