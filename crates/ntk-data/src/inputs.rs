@@ -233,10 +233,11 @@ fn unused_keys(cfg: &DataConfig) -> Vec<DataError> {
                 "data.split",
                 "the synthetic set has no test split".into(),
             );
-            // Seventeenth hostile round, D3: accepted and recorded, though the n samples
-            // are the same as with any other rule.
+            // Seventeenth and eighteenth hostile rounds, D3 and D2: accepted and recorded,
+            // though the n samples are the same under every rule (the default, balanced,
+            // cannot be told from an unset key).
             refuse(
-                cfg.subset == SubsetRule::Random,
+                cfg.subset != SubsetRule::Balanced,
                 "data.subset",
                 "the synthetic set is drawn whole (its n samples by data.seed); no subset is \
                  picked from it: leave the key out"

@@ -441,6 +441,7 @@ fn resolve_link(out: &Path) -> crate::Result<PathBuf> {
         path: out.to_path_buf(),
         why: why.to_string(),
     };
+    refuse_dots_after_missing(out)?;
     // An empty path (`--out ""`, `sweep.out = ""`) names no directory; taken as the working
     // directory it wrote beside the user's files (seventeenth hostile round, D4).
     if out.as_os_str().is_empty() {
@@ -523,6 +524,40 @@ pub fn made_by_tools(dir: &Path) -> Option<String> {
     None
 }
 
+/// Whether `path` has a `..` (or `.`) after a component that does not exist yet: the
+/// filesystem makes the missing directory and then follows `..` out of it, somewhere the
+/// path's text does not say (eighteenth hostile round, D1: `--out x/..` wrote beside a
+/// user's files, `--out zz/../RUN/g` inside a run, past the checks of both).
+fn dots_after_missing(path: &Path) -> bool {
+    use std::path::Component;
+    let mut at = PathBuf::new();
+    let mut missing = false;
+    for c in path.components() {
+        if missing && matches!(c, Component::ParentDir | Component::CurDir) {
+            return true;
+        }
+        at.push(c.as_os_str());
+        if !missing && fs::symlink_metadata(&at).is_err() {
+            missing = true;
+        }
+    }
+    false
+}
+
+/// Refuses an output path with a `..` after a component that does not exist yet
+/// ([`dots_after_missing`]).
+fn refuse_dots_after_missing(path: &Path) -> crate::Result<()> {
+    if dots_after_missing(path) {
+        return Err(crate::Error::OutputPath {
+            path: path.to_path_buf(),
+            why: "a '..' after a directory that does not exist yet would make that \
+                  directory and leave it for another place: give the path without it"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
 /// `path` made absolute through its nearest existing ancestor (symbolic links there
 /// resolved), the rest appended as written.
 fn absolute(path: &Path) -> PathBuf {
@@ -560,6 +595,7 @@ fn absolute(path: &Path) -> PathBuf {
 /// resumes). A sweep's points are written by the sweep, not through here, and a run into a
 /// sweep's `runs/` adds nothing to the sweep's own directory.
 pub fn check_not_inside_made(path: &Path) -> crate::Result<()> {
+    refuse_dots_after_missing(path)?;
     if fs::metadata(path).is_ok_and(|m| m.is_dir()) {
         return Ok(());
     }

@@ -359,10 +359,15 @@ fn keys_that_do_not_apply_are_refused() {
     assert!(problems(&seeded).contains("data.seed: seeds the synthetic draw"));
     seeded.subset = ntk_data::SubsetRule::Random;
     assert!(!problems(&seeded).contains("data.seed"));
-    seeded.subset = ntk_data::SubsetRule::First;
+    seeded.subset = ntk_data::SubsetRule::Balanced;
     seeded.dataset = Dataset::Synthetic;
     seeded.x = None;
     assert!(!problems(&seeded).contains("data.seed"));
+    // Eighteenth hostile round, D2: a subset rule is no key of the synthetic set's.
+    for rule in [ntk_data::SubsetRule::First, ntk_data::SubsetRule::Random] {
+        seeded.subset = rule;
+        assert!(problems(&seeded).contains("data.subset: the synthetic set is drawn whole"));
+    }
 }
 
 /// The second hostile review's cases: a shape whose product overflows, a header that

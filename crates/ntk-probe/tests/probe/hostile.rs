@@ -2623,3 +2623,57 @@ fn seventeenth_review() {
     assert_eq!(o.status.code(), Some(2));
     assert!(!d.join("new").exists());
 }
+
+/// The eighteenth hostile review (experiments/hostile/round18.md), ntk-probe's defects: a
+/// `..` after a directory that does not exist yet, and a subset rule on the synthetic set.
+#[test]
+fn eighteenth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let cfg = write(d, "tiny.toml", TINY);
+    let probe = d.join("probe");
+    assert_ok(
+        "a probe run",
+        &run(&os(&[
+            "run",
+            "--config",
+            &path(&cfg),
+            "--out",
+            &path(&probe),
+        ])),
+    );
+    let before = std::fs::read_dir(d).unwrap().count();
+    for (what, args) in [
+        ("gmap", vec!["gmap", "--depths", "1", "--out"]),
+        (
+            "run",
+            vec!["run", "--config", cfg.to_str().unwrap(), "--out"],
+        ),
+    ] {
+        for out in [d.join("zz/../probe/g"), d.join("x/..")] {
+            let mut v = os(&args);
+            v.push(out.clone().into_os_string());
+            assert_clean_error(what, &run(&v), &["'..'", "does not exist yet"]);
+            v.push("--dry-run".into());
+            if what == "run" {
+                assert_clean_error(what, &run(&v), &["'..'"]);
+            }
+        }
+    }
+    assert!(!d.join("zz").exists() && !d.join("x").exists() && !probe.join("g").exists());
+    assert_eq!(std::fs::read_dir(d).unwrap().count(), before);
+    for rule in ["first", "random"] {
+        let o = run(&os(&[
+            "run",
+            "--config",
+            &path(&cfg),
+            "--out",
+            &path(&d.join("sub")),
+            "--set",
+            &format!("data.subset={rule}"),
+            "--dry-run",
+        ]));
+        assert_clean_error(rule, &o, &["data.subset"]);
+    }
+}

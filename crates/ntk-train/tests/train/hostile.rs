@@ -2952,3 +2952,30 @@ fn seventeenth_review() {
     assert_eq!(o.status.code(), Some(2));
     assert!(!d.join("new").exists() && !d.join("od").exists());
 }
+
+/// The eighteenth hostile review (experiments/hostile/round18.md), ntk-train's side of D1: a
+/// `..` after a directory that does not exist yet, refused by the run, its dry run and plot
+/// before anything is made.
+#[test]
+fn eighteenth_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (cfg, one) = checkpointed_run(d, "one");
+    assert_ok("resume", &resume(&cfg, &one));
+    for extra in [&["--dry-run"][..], &[][..]] {
+        assert_clean_error(
+            "run --out x/..",
+            &run(&args(&cfg, &d.join("x/.."), extra)),
+            &["'..'"],
+        );
+    }
+    let o = run(&[
+        "plot".into(),
+        one.clone().into_os_string(),
+        "--out".into(),
+        d.join("zz/../one/figs").into_os_string(),
+    ]);
+    assert_clean_error("plot --out zz/../one/figs", &o, &["'..'"]);
+    assert!(!d.join("x").exists() && !d.join("zz").exists() && !one.join("figs").exists());
+}
