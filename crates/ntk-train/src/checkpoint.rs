@@ -443,12 +443,16 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
 }
 
 impl Loaded {
-    /// Loads the checkpoint's parameters into `model` (built from the same config).
+    /// Loads the checkpoint's parameters into `model` (built from the same config). The
+    /// values are taken in the network's own dtype (`cast_to_module_dtype`; the recorded
+    /// one is the same for every checkpoint a run wrote): Burn's loader panics on a record
+    /// whose float parameter holds integers ("Expected float dtype, got I32", found by
+    /// fuzzing `model.bpk`), where the cast converts them.
     pub fn load_model(&self, model: Model) -> crate::Result<Model> {
         let path = self.dir.join("model.bpk");
         let record = ModuleRecord::load(&path).map_err(|e| record_error(&path, e))?;
         model
-            .try_load_record(record)
+            .try_load_record(record.cast_to_module_dtype())
             .map_err(|e| record_error(&path, e))
     }
 
