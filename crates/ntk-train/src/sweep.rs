@@ -639,16 +639,17 @@ fn refuse_partial(
                 Err(_) => crate::Error::RunExists { out: dir },
             });
         }
-        pointer?;
+        let pointer = pointer?;
         // Verified as the run verifies it before resuming (every file's SHA-256, the epoch
         // against its metrics): a damaged checkpoint fails the dry run as it fails the run
-        // (fourteenth hostile round, D6: the dry run said `partial`, the run refused).
-        let Some(found) = crate::checkpoint::find(&dir)? else {
+        // (fourteenth hostile round, D6: the dry run said `partial`, the run refused). A
+        // partial run's checkpoint passed that verification in its state
+        // ([`checkpoint_state`]); a failed run's has not been read yet.
+        if matches!(p.state, State::Failed(_)) && crate::checkpoint::find(&dir)?.is_none() {
             continue;
-        };
-        let written_by = found.pointer.engine;
+        }
         let engine = crate::stepper::engine_of(&point.cfg, sweep.compute)?;
-        crate::stepper::check_engine(&dir, written_by, engine)?;
+        crate::stepper::check_engine(&dir, pointer.engine, engine)?;
     }
     Ok(())
 }

@@ -418,45 +418,32 @@ impl ProbeSweep<'_> {
             Some((result, t.elapsed().as_secs_f64()))
         };
         let mut kernel_seconds = whole.as_ref().map_or(0.0, |w| w.1);
+        let probed = run::Probed {
+            cfg: &pcfg,
+            inputs: &inputs,
+            compute: &self.compute,
+            net: &net,
+            gram: &gram,
+        };
         for (protocol, prov) in provs {
-            let c = &self.compute;
             let mut done = match &whole {
-                Some((result, seconds)) => {
-                    let probed = run::Probed {
-                        cfg: &pcfg,
-                        inputs: &inputs,
-                        compute: c,
-                        net: &net,
-                        gram: &gram,
-                    };
-                    run::summarize(probed, protocol, result, *seconds)?
-                }
+                Some((result, seconds)) => run::summarize(probed, protocol, result, *seconds)?,
                 None if tiled => {
                     // A sweep continues what was interrupted: from the point's phase files.
                     let dir = point.dir(self.out);
                     let phases = crate::phases::Place::beside(&dir, true, &prov.fingerprint);
-                    let probed = run::Probed {
-                        cfg: &pcfg,
-                        inputs: &inputs,
-                        compute: c,
-                        net: &net,
-                        gram: &gram,
-                    };
                     let done = run::summarize_tiled(probed, Some(&phases))?;
                     kernel_seconds += done.summary.kernel_seconds;
                     done
                 }
                 None => {
+                    // Per block: the protocol's own config.
                     let pcfg = self.cfg.point_config(point, protocol);
-                    let cache = &mut self.cache;
                     let probed = run::Probed {
                         cfg: &pcfg,
-                        inputs: &inputs,
-                        compute: c,
-                        net: &net,
-                        gram: &gram,
+                        ..probed
                     };
-                    let done = run::summarize_per_block(probed, cache)?;
+                    let done = run::summarize_per_block(probed, &mut self.cache)?;
                     kernel_seconds += done.summary.kernel_seconds;
                     done
                 }
