@@ -430,8 +430,13 @@ pub fn clean_tree(root: &Path) -> usize {
 /// refused, and so is a place inside another run's, sweep's or output set's directory
 /// ([`check_not_inside_made`]).
 pub fn resolve_out(out: &Path) -> crate::Result<PathBuf> {
+    resolve_out_for(out, Output::Other)
+}
+
+/// [`resolve_out`] for an output that holds `output` ([`check_not_inside_made_for`]).
+pub fn resolve_out_for(out: &Path, output: Output) -> crate::Result<PathBuf> {
     let resolved = resolve_link(out)?;
-    check_not_inside_made(&resolved)?;
+    check_not_inside_made_for(&resolved, output)?;
     Ok(resolved)
 }
 
@@ -584,37 +589,66 @@ fn absolute(path: &Path) -> PathBuf {
     }
 }
 
-/// Refuses an output `path` (a directory or a file, existing or not) that would add an
-/// entry to a directory the tools made ([`made_by_tools`]: a run's, a sweep's, an output
-/// set's, the other tool's included), which would then hold files its own tool does not
+/// What an output path is to hold, for the rule of [`check_not_inside_made_for`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// One training run (`ntk-train run`): it may also be a new entry of a collected
+    /// training sweep's `runs/` (bring your own runs, collect them, add one), which its
+    /// `collect` reads as one more run.
+    TrainingRun,
+    /// Anything else: a sweep, a probe run or output set, figures, a bench's file.
+    Other,
+}
+
+/// Refuses an output `path` (a directory or a file, existing or not) that lies inside a
+/// directory the tools made ([`made_by_tools`]: a run's, a sweep's, an output set's, the
+/// other tool's included), at any depth: it would then hold files its own tool does not
 /// write, so it could no longer be resumed or run again in place (fifteenth hostile round,
-/// D1, D4, D8: `plot --out RUN/figs`, `gmap --out RUN`, `bench --out RUN/summary.json`). The
-/// directory asked is the one the new entry goes into: the nearest existing directory above
-/// `path` (a file is replaced in its own directory); an existing directory `path` adds
-/// nothing above it and is its command's to judge (a run's own directory is where it
-/// resumes). A sweep's points are written by the sweep, not through here, and a run into a
-/// sweep's `runs/` adds nothing to the sweep's own directory.
+/// D1, D4, D8: `plot --out RUN/figs`, `gmap --out RUN`, `bench --out RUN/summary.json`),
+/// and its own next run may remove them (nineteenth hostile round, D1: figures in a run's
+/// `checkpoints/epoch-NNNNN/`, removed with the old checkpoint by a resume; a probe run in
+/// a sweep's `runs/relu/`, which broke its collect). Every existing directory above `path`
+/// is asked; `path` itself, when it exists, is its command's to judge (a run's own
+/// directory is where it resumes, a sweep's where it continues). A sweep's points are
+/// written by the sweep, not through here. One exception: a [`Output::TrainingRun`] as a
+/// new entry of a collected training sweep's `runs/`.
 pub fn check_not_inside_made(path: &Path) -> crate::Result<()> {
+    check_not_inside_made_for(path, Output::Other)
+}
+
+/// [`check_not_inside_made`] for an output that holds `output`.
+pub fn check_not_inside_made_for(path: &Path, output: Output) -> crate::Result<()> {
     refuse_dots_after_missing(path)?;
-    if fs::metadata(path).is_ok_and(|m| m.is_dir()) {
-        return Ok(());
-    }
     let abs = absolute(path);
-    let Some(dir) = abs
+    for dir in abs
         .ancestors()
         .skip(1)
-        .find(|a| fs::metadata(a).is_ok_and(|m| m.is_dir()))
-    else {
-        return Ok(());
-    };
-    match made_by_tools(dir) {
-        Some(marker) => Err(crate::Error::InsideMade {
+        .filter(|a| fs::metadata(a).is_ok_and(|m| m.is_dir()))
+    {
+        let Some(marker) = made_by_tools(dir) else {
+            continue;
+        };
+        if output == Output::TrainingRun
+            && abs.parent() == Some(dir.join("runs").as_path())
+            && is_training_sweep(dir)
+        {
+            continue;
+        }
+        return Err(crate::Error::InsideMade {
             path: path.to_path_buf(),
             dir: dir.to_path_buf(),
             marker,
-        }),
-        None => Ok(()),
+        });
     }
+    Ok(())
+}
+
+/// Whether `dir` holds a training sweep's table (`sweep.csv` with ntk-train's header) beside
+/// its `runs/`.
+fn is_training_sweep(dir: &Path) -> bool {
+    let table = dir.join("sweep.csv");
+    fs::symlink_metadata(&table).is_ok_and(|m| m.is_file() && m.len() <= 64 << 20)
+        && fs::read(&table).is_ok_and(|b| b.starts_with(b"id,status,depth,"))
 }
 
 /// Runs `f` with the directory `dir` made (and its missing parents); when `f` fails, the

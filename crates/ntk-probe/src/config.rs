@@ -215,6 +215,29 @@ pub struct ProbeConfig {
 }
 
 impl ProbeConfig {
+    /// A single run's `model.seed` under `probe.method = "theory"` with the whole protocol:
+    /// the infinite-width kernel draws no network, so a seed other than the default seeds
+    /// nothing and would only give the same kernel another fingerprint (nineteenth hostile
+    /// round, D2). The blocks protocol's seed permutes the samples and stays. A sweep's
+    /// seeds and widths are checked by its own config (`sweep::grid`).
+    pub fn check_theory_seed(&self) -> crate::Result<()> {
+        if self.probe.method == Method::Theory
+            && self.probe.protocol == Protocol::Whole
+            && let Some(m) = &self.model
+            && m.seed != 0
+        {
+            return Err(Error::Config {
+                key: "model.seed",
+                value: m.seed.to_string(),
+                reason: "probe.method = \"theory\" with the whole protocol forms the \
+                         infinite-width kernel, which draws no network: the seed would change \
+                         nothing; leave model.seed out"
+                    .into(),
+            });
+        }
+        Ok(())
+    }
+
     /// Reads and parses a TOML file; errors name the file, line and key (and the file when
     /// it has neither or both of `[model]` and `[resnet]`).
     pub fn load(path: &Path) -> crate::Result<Self> {

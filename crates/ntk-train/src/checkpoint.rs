@@ -191,6 +191,53 @@ fn record_error(path: &Path, e: impl std::fmt::Display) -> crate::Error {
     }
 }
 
+/// Loads a `model.bpk` (Burn's burnpack record, the bytes of the file `path`) into `model`
+/// (built from the run's config) when every tensor it records has the dtype the network's
+/// own record gives that name; otherwise an error naming the tensor and both dtypes. A run
+/// writes its checkpoints in its network's dtype, so another one is a file this run did not
+/// write: Burn 0.22's loader panics on a float parameter recorded as integers ("Expected
+/// float dtype, got I32", found by fuzzing `model.bpk`), and a cast would train on whatever
+/// the bytes hold (nineteenth hostile round, N1: a forged pointer's checksum let one through).
+/// Names the network lacks or does not find are Burn's loader's errors.
+pub fn load_model_bytes(model: Model, bytes: Vec<u8>, path: &Path) -> crate::Result<Model> {
+    let recorded = tensor_dtypes(bytes.clone()).map_err(|e| record_error(path, e))?;
+    let own = model
+        .clone()
+        .into_record()
+        .into_bytes()
+        .map_err(|e| record_error(path, e))
+        .and_then(|b| tensor_dtypes(b.to_vec()).map_err(|e| record_error(path, e)))?;
+    for (name, dtype) in &recorded {
+        if let Some(want) = own.get(name)
+            && want != dtype
+        {
+            return Err(record_error(
+                path,
+                format!(
+                    "{name} is recorded as {dtype:?}, but this run's network holds {want:?}: \
+                     the file is not a checkpoint this run wrote"
+                ),
+            ));
+        }
+    }
+    let record = ModuleRecord::from_bytes(burn::tensor::Bytes::from_bytes_vec(bytes))
+        .map_err(|e| record_error(path, e))?;
+    model
+        .try_load_record(record)
+        .map_err(|e| record_error(path, e))
+}
+
+/// Each tensor's name and dtype in a burnpack record.
+fn tensor_dtypes(
+    bytes: Vec<u8>,
+) -> Result<BTreeMap<String, burn::tensor::DType>, burn_pack::Error> {
+    burn_pack::Reader::from_bytes(burn::tensor::Bytes::from_bytes_vec(bytes))?
+        .into_tensors()?
+        .into_iter()
+        .map(|t| t.into_parts().map(|(name, dtype, ..)| (name, dtype)))
+        .collect()
+}
+
 /// SHA-256 of a file, or an error naming it.
 fn file_sha256(path: &Path) -> crate::Result<String> {
     ntk_files::io::read(path)
@@ -443,17 +490,17 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
 }
 
 impl Loaded {
-    /// Loads the checkpoint's parameters into `model` (built from the same config). The
-    /// values are taken in the network's own dtype (`cast_to_module_dtype`; the recorded
-    /// one is the same for every checkpoint a run wrote): Burn's loader panics on a record
-    /// whose float parameter holds integers ("Expected float dtype, got I32", found by
-    /// fuzzing `model.bpk`), where the cast converts them.
+    /// Loads the checkpoint's parameters into `model` (built from the same config):
+    /// [`load_model_bytes`] of its `model.bpk`.
     pub fn load_model(&self, model: Model) -> crate::Result<Model> {
         let path = self.dir.join("model.bpk");
-        let record = ModuleRecord::load(&path).map_err(|e| record_error(&path, e))?;
-        model
-            .try_load_record(record.cast_to_module_dtype())
-            .map_err(|e| record_error(&path, e))
+        let bytes = ntk_files::io::read(&path).map_err(|source| {
+            crate::Error::from(ntk_files::Error::Read {
+                path: path.clone(),
+                source,
+            })
+        })?;
+        load_model_bytes(model, bytes, &path)
     }
 
     /// The host engine's momentum buffers (`ntk_engine::host`).
@@ -500,6 +547,57 @@ mod tests {
             fp32: Fp32Precision::Ieee,
         };
         ntk_engine::choose(choice, model, &setup).unwrap()
+    }
+
+    /// `model.bpk` is loaded only when every recorded dtype is the network's: the run's own
+    /// record loads back exactly; a tensor's dtype changed to I32 in the bytes (Burn's loader
+    /// panicked on it; a cast trained on its bytes) or the record of the same network in f64
+    /// is refused, naming the tensor (nineteenth hostile round, N1).
+    #[test]
+    fn a_record_in_another_dtype_is_refused() {
+        use burn::tensor::{DType, Device};
+        let mut cfg = ntk_model::MlpConfig::new(6, 4, 1, ActivationKind::Relu);
+        cfg.output_dim = 3;
+        let build = |dtype| {
+            NetSpec::Mlp(cfg.clone())
+                .build(6, &Device::flex(), dtype)
+                .unwrap()
+        };
+        let path = Path::new("model.bpk");
+        let own = build(DType::F32)
+            .into_record()
+            .into_bytes()
+            .unwrap()
+            .to_vec();
+        let loaded = load_model_bytes(build(DType::F32), own.clone(), path).unwrap();
+        assert_eq!(
+            loaded.into_record().into_bytes().unwrap().to_vec(),
+            own,
+            "the run's own record loads back exactly"
+        );
+        // CBOR's text "F32" (0x63 'F' '3' '2'): the dtype of the first tensor.
+        let at = own
+            .windows(4)
+            .position(|w| w == b"cF32")
+            .expect("a dtype in the record");
+        let mut forged = own.clone();
+        forged[at..at + 4].copy_from_slice(b"cI32");
+        let e = load_model_bytes(build(DType::F32), forged, path)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("model.bpk") && e.contains("I32") && e.contains("F32"),
+            "{e}"
+        );
+        let f64_record = build(DType::F64)
+            .into_record()
+            .into_bytes()
+            .unwrap()
+            .to_vec();
+        let e = load_model_bytes(build(DType::F32), f64_record, path)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("recorded as F64"), "{e}");
     }
 
     /// A checkpoint's state, written from a stepper's snapshot and read back into a new

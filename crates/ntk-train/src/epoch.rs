@@ -70,6 +70,23 @@ impl Progress {
         }
     }
 
+    /// On a resume: the run's tables rewritten as its checkpoint holds them, so the rows a
+    /// killed process wrote after its last checkpoint are gone before the first epoch; a run
+    /// that then diverged at once kept them beside a summary that counts the checkpoint's
+    /// epochs, and neither resumed nor collected again (nineteenth hostile round, N1).
+    pub(crate) fn restore_tables(&self, out: &std::path::Path) -> crate::Result<()> {
+        write_csv(&out.join("metrics.csv"), &self.rows)?;
+        let ntk = out.join("ntk.csv");
+        if !self.tracked.ntk.is_empty() || ntk.exists() {
+            write_csv(&ntk, &self.tracked.ntk)?;
+        }
+        let reps = out.join("representations.csv");
+        if !self.tracked.representations.is_empty() || reps.exists() {
+            write_csv(&reps, &self.tracked.representations)?;
+        }
+        Ok(())
+    }
+
     /// What is kept with a checkpoint.
     fn history(&self) -> History<'_> {
         History {

@@ -67,6 +67,9 @@ pub fn train(
         }
     }
     let mut progress = Progress::new(found.as_ref(), cfg.train.divergence_factor);
+    if found.is_some() {
+        progress.restore_tables(run.out)?;
+    }
     let tracking = Tracking::new(cfg, data)?;
     progress.warnings = tracking
         .as_ref()
@@ -311,6 +314,34 @@ engine = "{engine}"
         assert_eq!(ck.pointer.initial_loss, Some(l0));
         let json = std::fs::read_to_string(dir.path().join("summary.json")).unwrap();
         assert!(json.contains("\"measured\": \"training_batch\""), "{json}");
+    }
+
+    /// A resume drops the rows a killed process wrote after its last checkpoint before its
+    /// first epoch: a run checkpointed at epoch 1 whose `metrics.csv` holds epoch 2's row too
+    /// (the kill came after the row, before the checkpoint) and that diverges again in epoch
+    /// 2 ends with the rows its summary counts, and is a finished run for the next resume
+    /// (nineteenth hostile round, N1: it kept the stale row, and neither resumed nor
+    /// collected again: "metrics.csv: 2 epoch row(s), but summary.json records 1").
+    #[test]
+    fn a_resume_drops_the_rows_after_its_checkpoint() {
+        let mut cfg = exploding(crate::divergence::DEFAULT_FACTOR);
+        cfg.train.checkpoint_every = 1;
+        let dir = tempfile::tempdir().unwrap();
+        let first = train_in(&cfg, &data(None), dir.path(), false);
+        assert_eq!(
+            (first.status, first.diverged_epoch, first.epochs_completed),
+            (RunStatus::Diverged, Some(2), 1)
+        );
+        let metrics = dir.path().join("metrics.csv");
+        let text = std::fs::read_to_string(&metrics).unwrap();
+        let row = text.lines().nth(1).unwrap();
+        let (_, rest) = row.split_once(',').unwrap();
+        std::fs::write(&metrics, format!("{text}2,{rest}\n")).unwrap();
+        std::fs::remove_file(dir.path().join("summary.json")).unwrap();
+        let again = train_in(&cfg, &data(None), dir.path(), true);
+        assert_eq!((again.diverged_epoch, again.epochs_completed), (Some(2), 1));
+        assert_eq!(std::fs::read_to_string(&metrics).unwrap(), text);
+        assert_eq!(train_in(&cfg, &data(None), dir.path(), true), again);
     }
 
     /// A learning rate that explodes (0.1, then 1e29, then 1e59: infinite in f32) makes

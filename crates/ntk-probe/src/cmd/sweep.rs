@@ -46,6 +46,7 @@ pub(crate) fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
     };
     let call = Invocation {
         out: flags.out.as_deref().unwrap_or(&cfg.sweep.out),
+        output: ntk_files::outset::Output::Other,
         shard: args.sweep.shard.as_deref(),
         dry_run: flags.dry_run,
         config: path,

@@ -189,6 +189,31 @@ impl SweepConfig {
                  blocks; a sweep draws a network per point: probe each with `ntk-probe ntk`",
             ));
         }
+        // The infinite-width kernel has no width and draws no network: a widths axis, or
+        // seeds over the whole protocol, would give one number per setting several times,
+        // shown as a spread of zero (nineteenth hostile round, D2). The blocks protocol's
+        // seeds permute the samples.
+        if self.probe.method == crate::config::Method::Theory {
+            if let Some(w) = s.widths.first() {
+                return Err(Error::Config {
+                    key: "sweep.widths",
+                    value: w.to_string(),
+                    reason: "probe.method = \"theory\" is the infinite-width kernel, which has \
+                             no width: leave sweep.widths out"
+                        .into(),
+                });
+            }
+            if s.seeds.len() > 1 && s.protocols.contains(&Protocol::Whole) {
+                return Err(Error::Config {
+                    key: "sweep.seeds",
+                    value: format!("{:?}", s.seeds),
+                    reason: "probe.method = \"theory\" with the whole protocol draws no \
+                             network, so every seed gives the same kernel: list one seed, or \
+                             sweep the blocks protocol alone"
+                        .into(),
+                });
+            }
+        }
         if self.probe.batch_norm_statistics == Some(crate::config::BnStatistics::Batch)
             && s.protocols.contains(&Protocol::Blocks)
         {

@@ -207,7 +207,9 @@ fn theory_method_writes_the_infinite_width_kernel_through_the_same_files() {
             "embedding_angles = true",
             "embedding_angles = false\nmethod = \"theory\"",
         )
-        .replace("n = 40", "n = 12");
+        .replace("n = 40", "n = 12")
+        // The theory draws no network: no seed (nineteenth hostile round, D2).
+        .replace("\nseed = 1\n", "\n");
     let cfg = write_config(dir.path(), &text);
     let out = dir.path().join("theory");
     let status = ntk_cli(&cfg, &out);
@@ -728,10 +730,14 @@ fn list_flags_take_each_value_once_and_show_their_defaults_as_given() {
 #[test]
 fn the_theory_says_f64_or_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let theory = SMALL.replace("precision = \"f64\"\n", "").replace(
-        "embedding_angles = true",
-        "embedding_angles = true\nmethod = \"theory\"",
-    );
+    let theory = SMALL
+        .replace("precision = \"f64\"\n", "")
+        .replace(
+            "embedding_angles = true",
+            "embedding_angles = true\nmethod = \"theory\"",
+        )
+        // The theory draws no network: no seed (nineteenth hostile round, D2).
+        .replace("\nseed = 1\n", "\n");
     let cfg = write_config(dir.path(), &theory);
     for extra in [&[][..], &["--set", "probe.precision=\"f32\""][..]] {
         let out = dir.path().join("refused");

@@ -2137,11 +2137,12 @@ fn twelfth_review() {
             s["pair_grad_angle_deg"].as_f64().unwrap(),
         )
     };
-    let theory = angles("1", "8", "theory");
-    assert_eq!(theory, angles("2", "8", "theory"), "the seed changed them");
+    // A theory run takes no seed (nineteenth hostile round, D2: `model.seed` other than the
+    // default is refused there), so the finite network below is seeded, the theory not.
+    let theory = angles("0", "8", "theory");
     assert_eq!(
         theory,
-        angles("1", "64", "theory"),
+        angles("0", "64", "theory"),
         "the width changed them"
     );
     let (min, pair, _) = &theory;
@@ -2552,8 +2553,10 @@ fn seventeenth_review() {
     let path = |p: &Path| p.to_str().unwrap().to_string();
     let gmap = |out: &Path| run(&os(&["gmap", "--depths", "1,2", "--out", &path(out)]));
 
-    // D1: a user's results.csv beside a runs/ directory is no sweep's table; and a run
-    // into a collected sweep's runs/ adds nothing to the sweep's own directory.
+    // D1: a user's results.csv beside a runs/ directory is no sweep's table. (A probe run
+    // into a collected probe sweep's runs/ was allowed here too; the nineteenth round found
+    // such entries break the sweep's collect, so it is refused now: only a training run may
+    // join a training sweep's runs/.)
     let proj = d.join("proj");
     std::fs::create_dir_all(proj.join("runs")).unwrap();
     std::fs::write(proj.join("results.csv"), "a,b\n").unwrap();
@@ -2566,9 +2569,10 @@ fn seventeenth_review() {
     let sweep_cfg = write(d, "s.toml", TINY_SWEEP);
     let sweep = d.join("sw");
     assert_ok("sweep", &run(&sweep_args(&sweep_cfg, &sweep, &[])));
-    assert_ok(
+    assert_clean_error(
         "a run into the sweep's runs/",
         &probe_run(&sweep.join("runs/mine")),
+        &["inside", "an ntk tool made"],
     );
 
     // D2: a copied metrics.csv beside the figure command's own lock, twice.
@@ -2676,4 +2680,140 @@ fn eighteenth_review() {
         ]));
         assert_clean_error(rule, &o, &["data.subset"]);
     }
+}
+
+/// The nineteenth hostile review (experiments/hostile/round19.md), ntk-probe's defects: an
+/// output deeper inside a directory the tools made (a sweep's `runs/`, a point's directory,
+/// an output set's subdirectory) refused as one directly inside it [D1]; under `probe.method
+/// = "theory"` a sweep's widths, seeds over the whole protocol and a single run's seed,
+/// which change nothing, refused [D2].
+#[test]
+fn nineteenth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let cfg = write(d, "tiny.toml", TINY);
+    let sweep_cfg = write(d, "sweep.toml", TINY_SWEEP);
+    let sw = d.join("sw");
+    assert_ok(
+        "a sweep",
+        &run(&os(&[
+            "sweep",
+            "--config",
+            &path(&sweep_cfg),
+            "--out",
+            &path(&sw),
+        ])),
+    );
+    let probe = d.join("probe");
+    assert_ok(
+        "a probe run",
+        &run(&os(&[
+            "run",
+            "--config",
+            &path(&cfg),
+            "--out",
+            &path(&probe),
+        ])),
+    );
+    let point = sw.join("runs/relu/depth01/seed1");
+    assert!(point.join("whole/summary.json").is_file());
+    for out in [
+        sw.join("runs/g2"),
+        sw.join("runs/relu/new"),
+        point.join("g"),
+        point.join("whole/g"),
+        probe.join("a/b/c"),
+    ] {
+        let mut v = os(&["gmap", "--depths", "1", "--out"]);
+        v.push(out.clone().into_os_string());
+        assert_clean_error(
+            "gmap deep inside",
+            &run(&v),
+            &["inside", "an ntk tool made"],
+        );
+        for extra in [&[][..], &["--dry-run"][..]] {
+            let mut v = os(&["run", "--config", &path(&cfg), "--out"]);
+            v.push(out.clone().into_os_string());
+            v.extend(os(extra));
+            assert_clean_error(
+                "a run deep inside",
+                &run(&v),
+                &["inside", "an ntk tool made"],
+            );
+        }
+        assert!(!out.exists(), "{}", out.display());
+    }
+    let mut v = os(&["plot", &path(&sw), "--out"]);
+    v.push(sw.join("runs/relu/figs").into_os_string());
+    assert_clean_error("plot deep inside", &run(&v), &["inside"]);
+    // The sweep still runs and collects in place.
+    assert_ok(
+        "the sweep again",
+        &run(&os(&[
+            "sweep",
+            "--config",
+            &path(&sweep_cfg),
+            "--out",
+            &path(&sw),
+        ])),
+    );
+
+    // D2: the infinite-width kernel has no width and draws no network.
+    let theory = ["--set", "probe.method=\"theory\""];
+    let sweep_with = |sets: &[&str]| {
+        let mut v = os(&[
+            "sweep",
+            "--config",
+            &path(&sweep_cfg),
+            "--out",
+            &path(&d.join("th")),
+            "--dry-run",
+        ]);
+        v.extend(os(&theory));
+        v.extend(os(sets));
+        run(&v)
+    };
+    assert_clean_error(
+        "theory with seeds",
+        &sweep_with(&["--set", "sweep.seeds=[1,2,3]"]),
+        &["sweep.seeds", "theory"],
+    );
+    assert_clean_error(
+        "theory with widths",
+        &sweep_with(&["--set", "sweep.widths=[8,4096]"]),
+        &["sweep.widths", "theory"],
+    );
+    assert_ok("theory with one seed", &sweep_with(&[]));
+    assert_ok(
+        "theory's blocks protocol with seeds",
+        &sweep_with(&[
+            "--set",
+            "sweep.seeds=[1,2]",
+            "--set",
+            "sweep.protocols=[\"blocks\"]",
+            "--set",
+            "probe.block_size=4",
+        ]),
+    );
+    let single = |sets: &[&str]| {
+        let mut v = os(&[
+            "run",
+            "--config",
+            &path(&cfg),
+            "--out",
+            &path(&d.join("th1")),
+            "--dry-run",
+        ]);
+        v.extend(os(&theory));
+        v.extend(os(sets));
+        run(&v)
+    };
+    assert_clean_error(
+        "theory with model.seed",
+        &single(&["--set", "model.seed=5"]),
+        &["model.seed", "theory"],
+    );
+    assert_ok("theory without a seed", &single(&["--set", "model.seed=0"]));
+    assert!(!d.join("th").exists() && !d.join("th1").exists());
 }

@@ -55,12 +55,15 @@ pub trait SweepCommand {
 /// `--shard`, `--dry-run`, and the config file the claim names.
 pub struct Invocation<'a> {
     pub out: &'a Path,
+    /// What `out` holds, for the rule against outputs inside the tools' directories
+    /// ([`ntk_files::outset::check_not_inside_made_for`]).
+    pub output: ntk_files::outset::Output,
     pub shard: Option<&'a str>,
     pub dry_run: bool,
     pub config: &'a Path,
 }
 
-/// The sweep command: `out` resolved ([`ntk_files::outset::resolve_out`]), the shard read,
+/// The sweep command: `out` resolved ([`ntk_files::outset::resolve_out_for`]), the shard read,
 /// the tool's checks; then the dry run, or the claim (nothing to do when the shard owns no
 /// point), the run, the collect ([`after_collect`]) and the report, returning the error of
 /// the points that failed. Returns the resolved output directory.
@@ -68,7 +71,7 @@ pub fn run_command<C: SweepCommand>(
     tool: &mut C,
     call: Invocation<'_>,
 ) -> Result<PathBuf, StepError> {
-    let out = ntk_files::outset::resolve_out(call.out)?;
+    let out = ntk_files::outset::resolve_out_for(call.out, call.output)?;
     let shard = Shard::parse_or_all(call.shard)?;
     tool.check(&out)?;
     if call.dry_run {

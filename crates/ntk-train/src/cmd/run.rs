@@ -233,8 +233,14 @@ pub(crate) fn train_cmd(args: SweepArgs, kind: Kind) -> CliResult<()> {
         compute,
     };
     let out_dir = cfg.out_dir(flags.out.as_deref());
+    // One run may join a collected training sweep's runs/; a sweep may not.
+    let output = match cfg.sweep {
+        None => ntk_files::outset::Output::TrainingRun,
+        Some(_) => ntk_files::outset::Output::Other,
+    };
     let call = Invocation {
         out: &out_dir,
+        output,
         shard: args.sweep.shard.as_deref(),
         dry_run: flags.dry_run,
         config: path,

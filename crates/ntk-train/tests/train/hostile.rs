@@ -2979,3 +2979,73 @@ fn eighteenth_review() {
     assert_clean_error("plot --out zz/../one/figs", &o, &["'..'"]);
     assert!(!d.join("x").exists() && !d.join("zz").exists() && !one.join("figs").exists());
 }
+
+/// The nineteenth hostile review (experiments/hostile/round19.md), ntk-train's side of D1:
+/// an output deeper inside a directory the tools made (a run's `checkpoints/epoch-NNNNN/`,
+/// whose figures a resume removed with the old checkpoint; a sweep point's directory; a
+/// run's subdirectory) refused as one directly inside it, by the run, its dry run and plot;
+/// a run still joins a collected sweep's `runs/` (the seventeenth round's workflow), a sweep
+/// does not.
+#[test]
+fn nineteenth_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (cfg, one) = checkpointed_run(d, "one");
+    let epoch = one.join("checkpoints/epoch-00002");
+    assert!(epoch.is_dir());
+    let sweep_cfg = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
+    let sw = d.join("sw");
+    let mut v: Vec<OsString> = vec!["sweep".into()];
+    v.extend(args(&sweep_cfg, &sw, &[]));
+    assert_ok("sweep", &run(&v));
+    let point = std::fs::read_dir(sw.join("runs"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    for out in [
+        epoch.join("g"),
+        one.join("checkpoints/tt"),
+        one.join("a/b"),
+        point.join("t"),
+        sw.join("runs/x/y"),
+    ] {
+        for extra in [&["--dry-run"][..], &[][..]] {
+            assert_clean_error(
+                "a run deep inside",
+                &run(&args(&cfg, &out, extra)),
+                &["inside", "an ntk tool made"],
+            );
+        }
+        let o = run(&[
+            "plot".into(),
+            one.clone().into_os_string(),
+            "--out".into(),
+            out.join("figs").into_os_string(),
+        ]);
+        assert_clean_error("plot deep inside", &o, &["inside", "an ntk tool made"]);
+        assert!(!out.exists(), "{}", out.display());
+    }
+    assert_ok("the resume", &resume(&cfg, &one));
+
+    // Bring your own runs, collect them, add one: a run may join runs/, a sweep may not.
+    let st = d.join("st");
+    assert_ok("a run", &run(&args(&cfg, &st.join("runs/a"), &[])));
+    assert_ok(
+        "collect",
+        &run(&["collect".into(), st.clone().into_os_string()]),
+    );
+    assert_ok(
+        "a run joining runs/",
+        &run(&args(&cfg, &st.join("runs/b"), &["--dry-run"])),
+    );
+    let mut v: Vec<OsString> = vec!["sweep".into()];
+    v.extend(args(&sweep_cfg, &st.join("runs/c"), &["--dry-run"]));
+    assert_clean_error(
+        "a sweep in runs/",
+        &run(&v),
+        &["inside", "an ntk tool made"],
+    );
+}
