@@ -287,6 +287,21 @@ impl SweepConfig {
                 ),
             });
         }
+        // Its seed likewise (unless a random subset draws with it).
+        if self.data.seed != 0
+            && self.data.subset != ntk_data::SubsetRule::Random
+            && !s.datasets.is_empty()
+            && !s.datasets.contains(&Dataset::Synthetic)
+        {
+            return Err(Error::Config {
+                key: "data.seed",
+                value: self.data.seed.to_string(),
+                reason: "seeds the synthetic draw (or a random subset) only, and \
+                         sweep.datasets has no synthetic set: every point would leave it out; \
+                         leave the key out"
+                    .into(),
+            });
+        }
         if !s.datasets.is_empty() && self.data.dir.is_some() {
             return Err(Error::Invalid(
                 "sweep.datasets with data.dir: one directory cannot hold several data sets; \
@@ -392,6 +407,12 @@ impl SweepConfig {
             data.dataset = d;
             if d != Dataset::Synthetic {
                 data.input_dim = None;
+                // The synthetic draw's seed as its dimension: it applies to the synthetic
+                // points only (nineteenth hostile round, N3: a mixed sweep refused it at its
+                // image points); a random subset draws with it.
+                if data.subset != ntk_data::SubsetRule::Random {
+                    data.seed = 0;
+                }
             }
         }
         if let Some(n) = setting.n {

@@ -2816,4 +2816,37 @@ fn nineteenth_review() {
     );
     assert_ok("theory without a seed", &single(&["--set", "model.seed=0"]));
     assert!(!d.join("th").exists() && !d.join("th1").exists());
+
+    // N3: a mixed sweep's data.seed seeds its synthetic points (dropped at the others, as
+    // data.input_dim is); with no synthetic point it applies to none.
+    let no_dim = write(d, "no_dim.toml", &TINY_SWEEP.replace("input_dim = 3\n", ""));
+    let mixed = |datasets: &str| {
+        let cfg = if datasets.contains("synthetic") {
+            &sweep_cfg
+        } else {
+            &no_dim
+        };
+        let mut v = os(&[
+            "sweep",
+            "--config",
+            &path(cfg),
+            "--out",
+            &path(&d.join("mixed")),
+            "--dry-run",
+            "--set",
+            "data.seed=3",
+            "--set",
+        ]);
+        v.push(format!("sweep.datasets={datasets}").into());
+        run(&v)
+    };
+    assert_ok(
+        "a mixed sweep's seed",
+        &mixed("[\"synthetic\", \"digits\"]"),
+    );
+    assert_clean_error(
+        "a seed with no synthetic point",
+        &mixed("[\"digits\"]"),
+        &["data.seed", "sweep.datasets"],
+    );
 }
