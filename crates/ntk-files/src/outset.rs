@@ -489,6 +489,7 @@ fn resolve_link(out: &Path) -> crate::Result<PathBuf> {
 /// - a `checkpoint.json` that points into `checkpoints/epoch-NNNNN` (a training run's);
 /// - a `summary.json` whose provenance names `ntk-probe` or `ntk-train` as its tool (a run's
 ///   or an output set's);
+/// - a `phases.json` of a probe's phase files (a tiled run's `.<out>.phases`);
 /// - `.ntk-writers/` (a sweep's, or a run's);
 /// - `runs/` beside a collected sweep's table, a `results.csv` or `sweep.csv` with the
 ///   tools' header (a sweep copied without its hidden entries). An interrupted sweep copied
@@ -514,6 +515,11 @@ pub fn made_by_tools(dir: &Path) -> Option<String> {
                 return Some(format!("a summary.json that {tool} wrote is there"));
             }
         }
+    }
+    // A tiled probe run's phase directory (`.<out>.phases`: its tiles and their state;
+    // twentieth hostile round, D1).
+    if text("phases.json").is_some_and(|t| t.contains("ntk-probe phase files")) {
+        return Some("a probe's phase files (phases.json) are there".into());
     }
     if fs::symlink_metadata(dir.join(".ntk-writers")).is_ok() {
         return Some("the .ntk-writers of a sweep or run is there".into());
@@ -611,7 +617,7 @@ pub enum Output {
 /// is asked; `path` itself, when it exists, is its command's to judge (a run's own
 /// directory is where it resumes, a sweep's where it continues). A sweep's points are
 /// written by the sweep, not through here. One exception: a [`Output::TrainingRun`] as a
-/// new entry of a collected training sweep's `runs/`.
+/// new entry of a collected training sweep's `runs/` (not a hidden name).
 pub fn check_not_inside_made(path: &Path) -> crate::Result<()> {
     check_not_inside_made_for(path, Output::Other)
 }
@@ -628,7 +634,13 @@ pub fn check_not_inside_made_for(path: &Path, output: Output) -> crate::Result<(
         let Some(marker) = made_by_tools(dir) else {
             continue;
         };
+        // A hidden name is none of the runs `collect` reads, and `.ntk-writers` is a marker
+        // (twentieth hostile round, D3).
+        let visible = abs
+            .file_name()
+            .is_some_and(|n| !n.to_string_lossy().starts_with('.'));
         if output == Output::TrainingRun
+            && visible
             && abs.parent() == Some(dir.join("runs").as_path())
             && is_training_sweep(dir)
         {
@@ -960,6 +972,33 @@ mod tests {
         assert_eq!(files(&sub), [mine]);
         live.commit().unwrap();
         assert!(root.path().join("out").is_dir());
+    }
+
+    /// A tiled probe run's phase directory is one the tools made: nothing goes inside it,
+    /// at any depth (twentieth hostile round, D1); a user's `phases.json` makes no directory
+    /// the tools'.
+    #[test]
+    fn a_phase_directory_takes_no_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let phases = dir.path().join(".run.phases");
+        fs::create_dir_all(phases.join("sub")).unwrap();
+        fs::write(
+            phases.join("phases.json"),
+            "{\"owner\": \"ntk-probe phase files, format 2\"}",
+        )
+        .unwrap();
+        for out in [
+            phases.join("g"),
+            phases.join("sub/g"),
+            phases.join("b.json"),
+        ] {
+            let e = check_not_inside_made(&out).unwrap_err().to_string();
+            assert!(e.contains("phase files"), "{e}");
+        }
+        let mine = dir.path().join("mine");
+        fs::create_dir_all(&mine).unwrap();
+        fs::write(mine.join("phases.json"), "{\"phase\": 1}").unwrap();
+        assert!(check_not_inside_made(&mine.join("g")).is_ok());
     }
 
     #[test]

@@ -218,20 +218,24 @@ impl ProbeConfig {
     /// A single run's `model.seed` under `probe.method = "theory"` with the whole protocol:
     /// the infinite-width kernel draws no network, so a seed other than the default seeds
     /// nothing and would only give the same kernel another fingerprint (nineteenth hostile
-    /// round, D2). The blocks protocol's seed permutes the samples and stays. A sweep's
-    /// seeds and widths are checked by its own config (`sweep::grid`).
+    /// round, D2). The blocks protocol's seed permutes the samples and stays, unless the
+    /// blocks are given (`probe.blocks`). A sweep's seeds and widths are checked by its own
+    /// config (`sweep::grid`).
     pub fn check_theory_seed(&self) -> crate::Result<()> {
+        // Given blocks fix the permutation too (twentieth hostile round, D6).
+        let draws = self.probe.protocol == Protocol::Blocks && self.probe.blocks.is_none();
         if self.probe.method == Method::Theory
-            && self.probe.protocol == Protocol::Whole
+            && !draws
             && let Some(m) = &self.model
             && m.seed != 0
         {
             return Err(Error::Config {
                 key: "model.seed",
                 value: m.seed.to_string(),
-                reason: "probe.method = \"theory\" with the whole protocol forms the \
-                         infinite-width kernel, which draws no network: the seed would change \
-                         nothing; leave model.seed out"
+                reason: "probe.method = \"theory\" forms the infinite-width kernel, which \
+                         draws no network, and with the whole protocol or given blocks \
+                         (probe.blocks) nothing is drawn: the seed would change nothing; leave \
+                         model.seed out"
                     .into(),
             });
         }

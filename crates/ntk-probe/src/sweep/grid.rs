@@ -361,6 +361,7 @@ impl SweepConfig {
                     "data.dataset",
                     "data.digest",
                     "data.input_dim",
+                    "data.seed",
                     "model.input_dim",
                 ][..],
             ),

@@ -2760,20 +2760,21 @@ fn nineteenth_review() {
     );
 
     // D2: the infinite-width kernel has no width and draws no network.
-    let theory = ["--set", "probe.method=\"theory\""];
-    let sweep_with = |sets: &[&str]| {
+    // A dry run of `command` on `cfg` into d/`out`, with `sets` after it.
+    let dry = |command: &str, cfg: &Path, out: &str, sets: &[&str]| {
         let mut v = os(&[
-            "sweep",
+            command,
             "--config",
-            &path(&sweep_cfg),
+            &path(cfg),
             "--out",
-            &path(&d.join("th")),
+            &path(&d.join(out)),
             "--dry-run",
         ]);
-        v.extend(os(&theory));
         v.extend(os(sets));
         run(&v)
     };
+    let theory = ["--set", "probe.method=\"theory\""];
+    let sweep_with = |sets: &[&str]| dry("sweep", &sweep_cfg, "th", &[&theory[..], sets].concat());
     assert_clean_error(
         "theory with seeds",
         &sweep_with(&["--set", "sweep.seeds=[1,2,3]"]),
@@ -2796,19 +2797,7 @@ fn nineteenth_review() {
             "probe.block_size=4",
         ]),
     );
-    let single = |sets: &[&str]| {
-        let mut v = os(&[
-            "run",
-            "--config",
-            &path(&cfg),
-            "--out",
-            &path(&d.join("th1")),
-            "--dry-run",
-        ]);
-        v.extend(os(&theory));
-        v.extend(os(sets));
-        run(&v)
-    };
+    let single = |sets: &[&str]| dry("run", &cfg, "th1", &[&theory[..], sets].concat());
     assert_clean_error(
         "theory with model.seed",
         &single(&["--set", "model.seed=5"]),
@@ -2826,19 +2815,13 @@ fn nineteenth_review() {
         } else {
             &no_dim
         };
-        let mut v = os(&[
+        let list = format!("sweep.datasets={datasets}");
+        dry(
             "sweep",
-            "--config",
-            &path(cfg),
-            "--out",
-            &path(&d.join("mixed")),
-            "--dry-run",
-            "--set",
-            "data.seed=3",
-            "--set",
-        ]);
-        v.push(format!("sweep.datasets={datasets}").into());
-        run(&v)
+            cfg,
+            "mixed",
+            &["--set", "data.seed=3", "--set", &list],
+        )
     };
     assert_ok(
         "a mixed sweep's seed",
@@ -2849,4 +2832,64 @@ fn nineteenth_review() {
         &mixed("[\"digits\"]"),
         &["data.seed", "sweep.datasets"],
     );
+}
+
+/// The twentieth hostile review (experiments/hostile/round20.md), ntk-probe's defects: a
+/// mixed sweep's `data.seed` ran every point and then failed its own collect ("data.seed:
+/// 0 -> 3 differs") [D2]; under the theory, given blocks draw nothing either, so a seed is
+/// refused there too [D6].
+#[test]
+fn twentieth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let sweep_cfg = write(d, "sweep.toml", TINY_SWEEP);
+    let mx = d.join("mx");
+    // The sweep collects at its end; then again in place, and its dry run.
+    for extra in [&[][..], &[][..], &["--dry-run"][..]] {
+        let mut v = os(&[
+            "sweep",
+            "--config",
+            &path(&sweep_cfg),
+            "--out",
+            &path(&mx),
+            "--set",
+            "sweep.depths=[1]",
+            "--set",
+            "sweep.datasets=[\"synthetic\", \"digits\"]",
+            "--set",
+            "data.seed=3",
+        ]);
+        v.extend(os(extra));
+        assert_ok("a mixed sweep with data.seed", &run(&v));
+    }
+    assert!(mx.join("summary.csv").is_file());
+
+    let cfg = write(d, "tiny.toml", TINY);
+    let blocks = write(d, "blocks.txt", "0 1 2 3 4 5\n6 7 8 9 10 11\n");
+    let given = format!("probe.blocks={:?}", path(&blocks));
+    let theory_blocks = |seed: &str| {
+        run(&os(&[
+            "run",
+            "--config",
+            &path(&cfg),
+            "--out",
+            &path(&d.join("tb")),
+            "--dry-run",
+            "--set",
+            "probe.method=\"theory\"",
+            "--set",
+            "probe.protocol=\"blocks\"",
+            "--set",
+            &given,
+            "--set",
+            &format!("model.seed={seed}"),
+        ]))
+    };
+    assert_clean_error(
+        "theory, given blocks, a seed",
+        &theory_blocks("5"),
+        &["model.seed"],
+    );
+    assert_ok("theory, given blocks, no seed", &theory_blocks("0"));
 }

@@ -422,8 +422,8 @@ impl TrainConfig {
     ///   ([`ntk_data::inputs::classes`]), where the network library's default (one output,
     ///   the probe's scalar NTK) cannot classify;
     /// - `train.test_n` of a file set: the rows of `data.test_x`, or 0 without one. Given,
-    ///   it must be 0 without `data.test_x` and at most its rows (the value recorded is the
-    ///   number of samples evaluated).
+    ///   it must be 0 without `data.test_x`, and above 0 and at most its rows with it (the
+    ///   value recorded is the number of samples evaluated).
     pub fn with_data_defaults(mut self, given: Given) -> crate::Result<Self> {
         if !given.output_dim && self.model.is_some() {
             let classes = ntk_data::inputs::classes(&self.data)?;
@@ -457,6 +457,19 @@ impl TrainConfig {
                 }
                 (true, Some(rows)) if test_n > rows => {
                     return Err(crate::Error::TestRows { test_n, rows });
+                }
+                // Given test arrays that no test set reads (twentieth hostile round, D4: an
+                // `inf` input and a label of -1 there were accepted, unread, under the same
+                // fingerprint as the run without them).
+                (true, Some(_)) if test_n == 0 => {
+                    let x = self.data.test_x.as_deref().unwrap_or(Path::new(""));
+                    return Err(crate::Error::config(
+                        "data.test_x",
+                        x.display(),
+                        "does not apply: train.test_n = 0, so no test set is read; leave \
+                         data.test_x and data.test_labels out, or leave train.test_n out (it \
+                         defaults to their rows)",
+                    ));
                 }
                 _ => {}
             }

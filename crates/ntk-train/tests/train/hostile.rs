@@ -3049,3 +3049,74 @@ fn nineteenth_review() {
         &["inside", "an ntk tool made"],
     );
 }
+
+/// The twentieth hostile review (experiments/hostile/round20.md), ntk-train's defects: a
+/// hidden name (or `.ntk-writers`) as a run joining a collected sweep's `runs/` [D3]; a file
+/// set's test arrays under `train.test_n = 0`, where no test set is read [D4].
+#[test]
+fn twentieth_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", TINY);
+    let st = d.join("st");
+    assert_ok("a run", &run(&args(&cfg, &st.join("runs/a"), &[])));
+    assert_ok(
+        "collect",
+        &run(&["collect".into(), st.clone().into_os_string()]),
+    );
+    for name in [".hidden", ".ntk-writers"] {
+        assert_clean_error(
+            name,
+            &run(&args(&cfg, &st.join("runs").join(name), &["--dry-run"])),
+            &["inside", "an ntk tool made"],
+        );
+    }
+    assert_ok(
+        "a visible name still joins",
+        &run(&args(&cfg, &st.join("runs/b"), &["--dry-run"])),
+    );
+
+    std::fs::write(d.join("x.csv"), "0.1,0.2\n0.3,0.4\n0.5,0.6\n0.7,0.8\n").unwrap();
+    std::fs::write(d.join("y.csv"), "0\n1\n0\n1\n").unwrap();
+    let file_cfg = write(
+        d,
+        "file.toml",
+        &format!(
+            "[data]\ndataset = \"file\"\nx = {:?}\nlabels = {:?}\nn = 4\n\n[model]\nwidth = \
+             8\ndepth = 1\nactivation = \"relu\"\noutput_dim = 2\n\n[optim]\nlr = 0.1\n\n\
+             [train]\nbatch_size = 2\nepochs = 1\ntest_n = 0\n",
+            d.join("x.csv"),
+            d.join("y.csv")
+        ),
+    );
+    assert_ok(
+        "the file set",
+        &run(&args(&file_cfg, &d.join("f0"), &["--dry-run"])),
+    );
+    let test_x = format!("data.test_x={:?}", d.join("x.csv"));
+    let test_labels = format!("data.test_labels={:?}", d.join("y.csv"));
+    for sets in [
+        vec!["--set", &test_x],
+        vec!["--set", &test_x, "--set", &test_labels],
+    ] {
+        let mut extra = sets.clone();
+        extra.push("--dry-run");
+        let o = run(&args(&file_cfg, &d.join("f1"), &extra));
+        assert_clean_error("test arrays", &o, &["data.test_x", "train.test_n = 0"]);
+    }
+    // Without train.test_n they are the test set (its default: their rows).
+    let no_n = write(
+        d,
+        "file_test.toml",
+        &std::fs::read_to_string(&file_cfg)
+            .unwrap()
+            .replace("test_n = 0\n", ""),
+    );
+    let o = run(&args(
+        &no_n,
+        &d.join("f2"),
+        &["--set", &test_x, "--set", &test_labels, "--dry-run"],
+    ));
+    assert_ok("a file set's test arrays", &o);
+}
