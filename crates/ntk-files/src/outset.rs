@@ -482,6 +482,26 @@ fn resolve_link(out: &Path) -> crate::Result<PathBuf> {
     Ok(resolved)
 }
 
+/// How a collected probe sweep's `results.csv` begins.
+const PROBE_TABLE: &str = "protocol,activation,depth,seed,";
+/// How a collected training sweep's `sweep.csv` begins.
+const TRAIN_TABLE: &str = "id,status,depth,";
+
+/// A marker file's text in `dir`, read when it is a regular file of at most 64 MiB.
+fn marker_text(dir: &Path, f: &str) -> Option<String> {
+    let p = dir.join(f);
+    let m = fs::symlink_metadata(&p).ok()?;
+    (m.is_file() && m.len() <= 64 << 20)
+        .then(|| fs::read(&p).ok())
+        .flatten()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// Whether the marker file `f` in `dir` begins with `header` (a table the tools wrote).
+fn has_header(dir: &Path, f: &str, header: &str) -> bool {
+    marker_text(dir, f).is_some_and(|t| t.starts_with(header))
+}
+
 /// What marks `dir` as one the tools made for a run, a sweep or an output set, in words;
 /// each marker is read, not only named (sixteenth and seventeenth hostile rounds: a user's
 /// own `summary.json`, `config.toml`, `results.csv` or a copied `metrics.csv` made a
@@ -497,15 +517,7 @@ fn resolve_link(out: &Path) -> crate::Result<PathBuf> {
 ///
 /// A figure command's directory (its figures, tables and `.ntk-lock`) is none of these.
 pub fn made_by_tools(dir: &Path) -> Option<String> {
-    // A marker's text, read when it is a regular file of at most 64 MiB.
-    let text = |f: &str| -> Option<String> {
-        let p = dir.join(f);
-        let m = fs::symlink_metadata(&p).ok()?;
-        (m.is_file() && m.len() <= 64 << 20)
-            .then(|| fs::read(&p).ok())
-            .flatten()
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-    };
+    let text = |f: &str| marker_text(dir, f);
     if text("checkpoint.json").is_some_and(|t| t.contains("\"dir\": \"checkpoints/epoch-")) {
         return Some("a training run's checkpoint.json is there".into());
     }
@@ -525,10 +537,9 @@ pub fn made_by_tools(dir: &Path) -> Option<String> {
         return Some("the .ntk-writers of a sweep or run is there".into());
     }
     let runs = fs::symlink_metadata(dir.join("runs")).is_ok_and(|m| m.is_dir());
-    let table = |f: &str, header: &str| text(f).is_some_and(|t| t.starts_with(header));
     if runs
-        && (table("results.csv", "protocol,activation,depth,seed,")
-            || table("sweep.csv", "id,status,depth,"))
+        && (has_header(dir, "results.csv", PROBE_TABLE)
+            || has_header(dir, "sweep.csv", TRAIN_TABLE))
     {
         return Some("a sweep's runs/ and its table are there".into());
     }
@@ -658,9 +669,7 @@ pub fn check_not_inside_made_for(path: &Path, output: Output) -> crate::Result<(
 /// Whether `dir` holds a training sweep's table (`sweep.csv` with ntk-train's header) beside
 /// its `runs/`.
 fn is_training_sweep(dir: &Path) -> bool {
-    let table = dir.join("sweep.csv");
-    fs::symlink_metadata(&table).is_ok_and(|m| m.is_file() && m.len() <= 64 << 20)
-        && fs::read(&table).is_ok_and(|b| b.starts_with(b"id,status,depth,"))
+    has_header(dir, "sweep.csv", TRAIN_TABLE)
 }
 
 /// Runs `f` with the directory `dir` made (and its missing parents); when `f` fails, the
