@@ -214,6 +214,16 @@ pub struct ProbeConfig {
     pub probe: ProbeSection,
 }
 
+/// The fewest samples a probe takes: the NTK of one sample is its 1 x 1 kernel, whose
+/// condition number is 1 whatever the network, and has no pair for the gradient angles
+/// (nineteenth hostile round, N2; a block of one sample was refused already).
+pub const MIN_SAMPLES: usize = 2;
+
+/// Why fewer than [`MIN_SAMPLES`] samples are refused.
+pub const ONE_SAMPLE: &str = "need at least 2 samples: the NTK of one sample is its 1 x 1 \
+                              kernel (kappa 1 whatever the network) with no pair for the \
+                              gradient angles";
+
 impl ProbeConfig {
     /// A single run's `model.seed` under `probe.method = "theory"` with the whole protocol:
     /// the infinite-width kernel draws no network, so a seed other than the default seeds
@@ -443,11 +453,11 @@ impl ProbeConfig {
                 net.check_input_dim(d, "data.input_dim")?;
             }
         }
-        if self.data.n == 0 {
+        if self.data.n < MIN_SAMPLES {
             return Err(Error::Config {
                 key: "data.n",
-                value: "0".into(),
-                reason: "need at least one sample".into(),
+                value: self.data.n.to_string(),
+                reason: ONE_SAMPLE.into(),
             });
         }
         if self.data.dataset == Dataset::Synthetic && self.data.input_dim == Some(0) {

@@ -112,11 +112,11 @@ pub fn load_config(path: &Path, sets: &[Assignment]) -> crate::Result<OnnxConfig
     }
     let cfg: OnnxConfig =
         ntk_runs::overrides::load_filled(path, sets, ntk_data::config::fill_file_n)?;
-    if cfg.data.n == 0 {
+    if cfg.data.n < crate::config::MIN_SAMPLES {
         return Err(at(Error::Config {
             key: "data.n",
-            value: "0".into(),
-            reason: "need at least one sample".into(),
+            value: cfg.data.n.to_string(),
+            reason: crate::config::ONE_SAMPLE.into(),
         }));
     }
     Ok(cfg)

@@ -165,6 +165,28 @@ pub fn kept(place: &Place, (n, block): (usize, usize)) -> Option<String> {
     })
 }
 
+/// Removes the phase files of the run `place` names when its finished results are kept
+/// (`--resume` of a finished run): a killed `--recompute` of the same config left them,
+/// and no run would read them (twentieth hostile round, N3). Only this run's (its
+/// fingerprint), never under `NTK_PHASE_FILES=0`; returns what was removed, in words.
+pub fn drop_when_kept(place: &Place) -> Option<String> {
+    if Mode::from_env().ok()? == Mode::Off {
+        return None;
+    }
+    let Found::Ours(state) = inspect(&place.dir) else {
+        return None;
+    };
+    if state.fingerprint != place.fingerprint {
+        return None;
+    }
+    remove_ours(&place.dir);
+    Some(format!(
+        "{}: this config's phase files removed (an interrupted computation's, which the \
+         kept results make unneeded)",
+        place.dir.display()
+    ))
+}
+
 /// What `NTK_PHASE_FILES=1` refuses before any work ([`PhaseFiles::open`]'s refusals, in
 /// its words), for a dry run to refuse what the run refuses: a place that is not a probe's
 /// phase files (a file, a link, a user's directory), and a disk without room for tiles the

@@ -66,6 +66,17 @@ pub fn train(
             m.push_str(&format!("; steps: {}", stepper.method()));
         }
     }
+    if let Some(ck) = &found {
+        let here = &mut run.identity.provenance.machine;
+        *here = resumed_machine(
+            here.take(),
+            ck.pointer
+                .provenance
+                .as_ref()
+                .and_then(|p| p.machine.as_deref()),
+            ck.pointer.epoch,
+        );
+    }
     let mut progress = Progress::new(found.as_ref(), cfg.train.divergence_factor);
     if found.is_some() {
         progress.restore_tables(run.out)?;
@@ -109,6 +120,25 @@ pub fn train(
         engine: stepper.engine(),
     };
     crate::summary::finish(&run, &progress, diverged, process)
+}
+
+/// The machine a resumed run records: this process's, and, when the checkpoint was written
+/// on another (another CPU, BLAS kernel or GPU), that one too with the epoch the resume
+/// continues from: a run whose epochs ran on two machines compares bit for bit with
+/// neither (twentieth hostile round, N2). A checkpoint's record that already names this
+/// machine first (resumed here before) is kept as it is.
+fn resumed_machine(here: Option<String>, checkpoint: Option<&str>, epoch: usize) -> Option<String> {
+    match (here, checkpoint) {
+        (Some(here), Some(then))
+            if then != here && !then.starts_with(&format!("{here}; resumed at epoch")) =>
+        {
+            Some(format!(
+                "{here}; resumed at epoch {epoch} from a checkpoint written on {then}"
+            ))
+        }
+        (Some(_), Some(then)) => Some(then.to_string()),
+        (here, _) => here,
+    }
 }
 
 #[cfg(test)]
@@ -360,5 +390,31 @@ engine = "{engine}"
         let ck = checkpoint::find(dir.path()).unwrap().unwrap();
         assert_eq!((ck.pointer.epoch, ck.pointer.iteration), (2, 6));
         assert_eq!(ck.rows.len(), 2);
+    }
+
+    #[test]
+    fn a_resume_on_another_machine_records_both() {
+        let (a, b) = ("CPU A; OpenBLAS (SkylakeX)", "CPU A; OpenBLAS (Haswell)");
+        assert_eq!(
+            resumed_machine(Some(a.into()), Some(a), 8).as_deref(),
+            Some(a)
+        );
+        let mixed = resumed_machine(Some(b.into()), Some(a), 8).unwrap();
+        assert_eq!(
+            mixed,
+            "CPU A; OpenBLAS (Haswell); resumed at epoch 8 from a checkpoint written on CPU A; \
+             OpenBLAS (SkylakeX)"
+        );
+        // Resumed again on the same machine: kept; on the first: a third record.
+        assert_eq!(
+            resumed_machine(Some(b.into()), Some(&mixed), 12).unwrap(),
+            mixed
+        );
+        let back = resumed_machine(Some(a.into()), Some(&mixed), 20).unwrap();
+        assert!(
+            back.starts_with(&format!("{a}; resumed at epoch 20 from")) && back.ends_with(&mixed)
+        );
+        // A checkpoint written before machines were recorded: this one alone.
+        assert_eq!(resumed_machine(Some(a.into()), None, 3).as_deref(), Some(a));
     }
 }

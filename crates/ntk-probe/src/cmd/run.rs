@@ -245,6 +245,10 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
                 .ok_or_else(|| format!("{}: vanished", summary_path.display()))?;
             // On stderr: with --json stdout is the summary alone.
             eprintln!("{}: made by this config; kept (--resume)", out.display());
+            let place = ntk_probe::phases::Place::beside(&out, true, &prov.fingerprint);
+            if let Some(removed) = ntk_probe::phases::drop_when_kept(&place) {
+                eprintln!("note: {removed}");
+            }
             return report_ntk(&summary, &args, &out, "kept");
         }
     }

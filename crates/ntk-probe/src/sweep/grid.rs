@@ -194,10 +194,10 @@ impl SweepConfig {
         // shown as a spread of zero (nineteenth hostile round, D2). The blocks protocol's
         // seeds permute the samples.
         if self.probe.method == crate::config::Method::Theory {
-            if let Some(w) = s.widths.first() {
+            if !s.widths.is_empty() {
                 return Err(Error::Config {
                     key: "sweep.widths",
-                    value: w.to_string(),
+                    value: format!("{:?}", s.widths),
                     reason: "probe.method = \"theory\" is the infinite-width kernel, which has \
                              no width: leave sweep.widths out"
                         .into(),
@@ -211,6 +211,21 @@ impl SweepConfig {
                              network, so every seed gives the same kernel: list one seed, or \
                              sweep the blocks protocol alone"
                         .into(),
+                });
+            }
+            // One seed over the whole protocol alone seeds nothing either: a seed other than
+            // the default would give the one kernel another fingerprint, as a single run's
+            // `model.seed` would (`ProbeConfig::check_theory_seed`; twentieth round, N1).
+            if s.protocols.iter().all(|p| *p == Protocol::Whole)
+                && let Some(&seed) = s.seeds.iter().find(|&&seed| seed != 0)
+            {
+                return Err(Error::Config {
+                    key: "sweep.seeds",
+                    value: format!("{:?}", s.seeds),
+                    reason: format!(
+                        "probe.method = \"theory\" with the whole protocol draws no network, \
+                         so seed {seed} would change nothing: list sweep.seeds = [0]"
+                    ),
                 });
             }
         }

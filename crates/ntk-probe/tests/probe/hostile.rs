@@ -2785,7 +2785,11 @@ fn nineteenth_review() {
         &sweep_with(&["--set", "sweep.widths=[8,4096]"]),
         &["sweep.widths", "theory"],
     );
-    assert_ok("theory with one seed", &sweep_with(&[]));
+    // One seed: seed 0 (the twentieth round's N1: another seed changes nothing).
+    assert_ok(
+        "theory with one seed",
+        &sweep_with(&["--set", "sweep.seeds=[0]"]),
+    );
     assert_ok(
         "theory's blocks protocol with seeds",
         &sweep_with(&[
@@ -2892,4 +2896,85 @@ fn twentieth_review() {
         &["model.seed"],
     );
     assert_ok("theory, given blocks, no seed", &theory_blocks("0"));
+}
+
+/// Issue 65, the twenty-first round's fixes and the twentieth round's notes: N1, a theory
+/// sweep over the whole protocol alone takes seed 0 only (a single run's `model.seed` is
+/// refused the same way), and the refusal of `sweep.widths` names the whole list.
+#[test]
+fn twenty_first_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let sweep_cfg = write(d, "sweep.toml", TINY_SWEEP);
+    let theory_sweep = |sets: &[&str]| {
+        let mut v = os(&[
+            "sweep",
+            "--config",
+            &path(&sweep_cfg),
+            "--out",
+            &path(&d.join("ts")),
+            "--dry-run",
+            "--set",
+            "probe.method=\"theory\"",
+        ]);
+        for s in sets {
+            v.extend(os(&["--set", s]));
+        }
+        run(&v)
+    };
+    assert_clean_error(
+        "a theory sweep over the whole protocol with seed 1",
+        &theory_sweep(&[]),
+        &["sweep.seeds", "[1]", "seed 1"],
+    );
+    assert_clean_error(
+        "a theory sweep with widths",
+        &theory_sweep(&["sweep.seeds=[0]", "sweep.widths=[8, 16]"]),
+        &["sweep.widths", "[8, 16]"],
+    );
+    assert_ok(
+        "a theory sweep with seed 0",
+        &theory_sweep(&["sweep.seeds=[0]"]),
+    );
+    assert_ok(
+        "a theory sweep over the blocks protocol with seed 1",
+        &theory_sweep(&["sweep.protocols=[\"blocks\"]"]),
+    );
+
+    // Nineteenth round, N2: one sample is refused as a block of one was (kappa 1 whatever
+    // the network, no pair for the angles), by a run of either protocol and by a sweep.
+    let cfg = write(d, "tiny.toml", TINY);
+    for protocol in ["whole", "blocks"] {
+        let o = run(&os(&[
+            "run",
+            "--config",
+            &path(&cfg),
+            "--out",
+            &path(&d.join("one")),
+            "--dry-run",
+            "--set",
+            "data.n=1",
+            "--set",
+            "probe.pair=",
+            "--set",
+            &format!("probe.protocol=\"{protocol}\""),
+        ]));
+        assert_clean_error(
+            &format!("one sample, {protocol}"),
+            &o,
+            &["data.n", "at least 2"],
+        );
+    }
+    let o = run(&os(&[
+        "sweep",
+        "--config",
+        &path(&sweep_cfg),
+        "--out",
+        &path(&d.join("ones")),
+        "--dry-run",
+        "--set",
+        "sweep.ns=[1, 12]",
+    ]));
+    assert_clean_error("a sweep over one sample", &o, &["data.n", "at least 2"]);
 }

@@ -135,7 +135,8 @@ fn files_that_are_not_models_and_empty_sets_are_refused_by_key() {
             "onnx.file=\"/dev/zero\"",
             &["onnx.file", "/dev/zero", "not a regular file"][..],
         ),
-        ("data.n=0", &["data.n = 0", "at least one sample"][..]),
+        ("data.n=0", &["data.n = 0", "at least 2 samples"][..]),
+        ("data.n=1", &["data.n = 1", "at least 2 samples"][..]),
     ] {
         let o = onnx(&[
             "--config",

@@ -551,6 +551,59 @@ fn a_dry_run_says_what_kept_phase_files_make_of_the_run() {
     assert!(!place.dir.exists(), "the run's own phase files are removed");
 }
 
+/// Issue 65, twentieth hostile round, N3: `--resume` of a finished tiled run keeps its
+/// results and removes the phase files a killed `--recompute` of the same config left (no
+/// run would read them: the next plain run removed them only then); another config's
+/// phase files stay, and `NTK_PHASE_FILES=0` removes none.
+#[test]
+fn a_kept_finished_run_removes_its_configs_leftover_phase_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 120;
+    let text = tiled_config(n, 5, 16);
+    let cfg = write_file(dir.path(), "tiled.toml", &text);
+    let out = dir.path().join("out");
+    let o = ntk_cli(&cfg, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary = std::fs::read(out.join("summary.json")).unwrap();
+    let resume = |env: Option<&str>| {
+        let mut c = probe();
+        c.args(["ntk", "--resume", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out);
+        if let Some(v) = env {
+            c.env(ntk_probe::phases::PHASE_FILES, v);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    // Another config's phase files, and this config's under NTK_PHASE_FILES=0, stay.
+    let place = leave_formed_kernel(&out, "another config", n);
+    resume(None);
+    assert!(
+        place.dir.join("tiles.f64").exists(),
+        "another config's stay"
+    );
+    let place = leave_formed_kernel(&out, &fingerprint_of(&text), n);
+    resume(Some("0"));
+    assert!(place.dir.join("tiles.f64").exists(), "NTK_PHASE_FILES=0");
+    let said = resume(None);
+    assert!(
+        said.contains("kept (--resume)") && said.contains("phase files removed"),
+        "{said}"
+    );
+    assert!(
+        !place.dir.exists(),
+        "this config's leftover phase files are removed"
+    );
+    assert_eq!(
+        std::fs::read(out.join("summary.json")).unwrap(),
+        summary,
+        "results kept"
+    );
+}
+
 /// Issue 65 items 2 and 14 for sweeps: a tiled sweep point whose own phase files are kept is
 /// `partial` in the dry run (the sweep continues from them), and a sweep whose `--out` holds
 /// its data file is refused, naming the key and the file.
