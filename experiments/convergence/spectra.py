@@ -142,7 +142,9 @@ def one_run(probe, run_dir, out_npy, tmp):
                     "--set", "data.n=10", "--save-weights"], **quiet)
     round_weights_f32(tmp / "draw" / "weights.safetensors", tmp / "w32.safetensors")
     subprocess.run([probe, "ntk", "--config", str(tmp / "probe.toml"), "--out", str(tmp / "ntk"),
-                    "--set", f"probe.weights={tmp / 'w32.safetensors'}", "--save-weights"], **quiet)
+                    "--set", f"probe.weights={tmp / 'w32.safetensors'}",
+                    # Given weights draw nothing: the seed is refused with them.
+                    "--set", "model.seed=0", "--save-weights"], **quiet)
     t_probe = time.time() - t0
     kern = np.load(tmp / "ntk" / "ntk.npy") / k
     f0 = np.load(tmp / "ntk" / "outputs.npy")

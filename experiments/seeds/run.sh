@@ -43,6 +43,7 @@ fi
 # an export overwrote a committed 5-epoch run with the queue's 2-epoch one without a word).
 # Files equal to the run's (an earlier export of it) are left as they are.
 exports_refused=0
+lines_failed=0
 export_runs() {
     local from="runs/seeds/$1/runs" to="$2/runs"
     [ -d "$from" ] || return 0
@@ -145,14 +146,16 @@ while IFS='|' read -r name config dir sets || [ -n "$name" ]; do
             # Nothing exported: the directory may hold runs another config made (the sweep
             # refuses them), which are not this line's. Exported once the line succeeds.
             echo "seeds: $name: the sweep ended with an error (see above); nothing exported; going on" >&2
+            lines_failed=$((lines_failed + 1))
             continue
         fi
     fi
     IFS=',' read -ra dirs <<< "$dir"
     for d in "${dirs[@]}"; do export_runs "$name" "$(trim "$d")"; done
 done < "$queue"
-if [ "$exports_refused" -gt 0 ]; then
-    echo "=== $(date -u +%FT%TZ) queue done; $exports_refused run(s) not exported (see above)" >&2
+# The queue goes on past a failed line, and its status says so at the end.
+if [ "$lines_failed" -gt 0 ] || [ "$exports_refused" -gt 0 ]; then
+    echo "=== $(date -u +%FT%TZ) queue done; $lines_failed line(s) failed, $exports_refused run(s) not exported (see above)" >&2
     exit 1
 fi
 echo "=== $(date -u +%FT%TZ) queue done"

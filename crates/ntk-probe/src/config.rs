@@ -214,42 +214,44 @@ pub struct ProbeConfig {
     pub probe: ProbeSection,
 }
 
-/// The fewest samples a probe takes: the NTK of one sample is its 1 x 1 kernel, whose
-/// condition number is 1 whatever the network, and has no pair for the gradient angles
-/// (nineteenth hostile round, N2; a block of one sample was refused already).
-pub const MIN_SAMPLES: usize = 2;
-
-/// Why fewer than [`MIN_SAMPLES`] samples are refused.
-pub const ONE_SAMPLE: &str = "need at least 2 samples: the NTK of one sample is its 1 x 1 \
-                              kernel (kappa 1 whatever the network) with no pair for the \
-                              gradient angles";
-
 impl ProbeConfig {
-    /// A single run's `model.seed` under `probe.method = "theory"` with the whole protocol:
-    /// the infinite-width kernel draws no network, so a seed other than the default seeds
-    /// nothing and would only give the same kernel another fingerprint (nineteenth hostile
-    /// round, D2). The blocks protocol's seed permutes the samples and stays, unless the
-    /// blocks are given (`probe.blocks`). A sweep's seeds and widths are checked by its own
-    /// config (`sweep::grid`).
-    pub fn check_theory_seed(&self) -> crate::Result<()> {
-        // Given blocks fix the permutation too (twentieth hostile round, D6).
-        let draws = self.probe.protocol == Protocol::Blocks && self.probe.blocks.is_none();
-        if self.probe.method == Method::Theory
-            && !draws
-            && let Some(m) = &self.model
-            && m.seed != 0
-        {
-            return Err(Error::Config {
-                key: "model.seed",
-                value: m.seed.to_string(),
-                reason: "probe.method = \"theory\" forms the infinite-width kernel, which \
-                         draws no network, and with the whole protocol or given blocks \
-                         (probe.blocks) nothing is drawn: the seed would change nothing; leave \
-                         model.seed out"
-                    .into(),
-            });
+    /// A single run's network seed (`model.seed`, `resnet.seed`) where it seeds nothing: no
+    /// network is drawn (`probe.method = "theory"`, the infinite-width kernel, or given
+    /// weights, `probe.weights`) and no samples are permuted (the whole protocol, or given
+    /// blocks, `probe.blocks`). A seed other than the default would only give the one
+    /// kernel another fingerprint and be recorded as a seed it is not (nineteenth hostile
+    /// round D2, twentieth D6, twenty-first D3). A sweep's seeds and widths are checked by
+    /// its own config (`sweep::grid`), which refuses given weights and blocks.
+    pub fn check_seed_applies(&self) -> crate::Result<()> {
+        let permutes = self.probe.protocol == Protocol::Blocks && self.probe.blocks.is_none();
+        let no_draw = match (&self.probe.method, &self.probe.weights) {
+            (Method::Theory, _) => {
+                "probe.method = \"theory\" forms the infinite-width kernel, which draws no \
+                 network"
+                    .to_string()
+            }
+            (_, Some(w)) => format!(
+                "the network's weights are given (probe.weights = {})",
+                w.display()
+            ),
+            _ => return Ok(()),
+        };
+        let (key, seed) = match (&self.model, &self.resnet) {
+            (Some(m), _) => ("model.seed", m.seed),
+            (None, Some(r)) => ("resnet.seed", r.seed),
+            (None, None) => return Ok(()),
+        };
+        if permutes || seed == 0 {
+            return Ok(());
         }
-        Ok(())
+        Err(Error::Config {
+            key,
+            value: seed.to_string(),
+            reason: format!(
+                "{no_draw}, and with the whole protocol or given blocks (probe.blocks) nothing \
+                 is permuted: the seed would change nothing; leave {key} out"
+            ),
+        })
     }
 
     /// Reads and parses a TOML file; errors name the file, line and key (and the file when
@@ -453,12 +455,8 @@ impl ProbeConfig {
                 net.check_input_dim(d, "data.input_dim")?;
             }
         }
-        if self.data.n < MIN_SAMPLES {
-            return Err(Error::Config {
-                key: "data.n",
-                value: self.data.n.to_string(),
-                reason: ONE_SAMPLE.into(),
-            });
+        if self.data.n < crate::error::MIN_SAMPLES {
+            return Err(Error::TooFewSamples(self.data.n));
         }
         if self.data.dataset == Dataset::Synthetic && self.data.input_dim == Some(0) {
             return Err(Error::Config {

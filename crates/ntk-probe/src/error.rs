@@ -6,6 +6,9 @@ use std::path::PathBuf;
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The fewest samples a probe takes ([`Error::TooFewSamples`]).
+pub const MIN_SAMPLES: usize = 2;
+
 /// Everything that can go wrong in a probe, a sweep or a collection.
 #[derive(Debug, thiserror::Error)]
 /// The errors of the crates below are boxed (they are large; this keeps `Result` small).
@@ -27,6 +30,22 @@ pub enum Error {
     /// Several problems of one config, each its own error.
     #[error("{} problems:{}", .0.len(), ntk_runs::error::bullets(.0))]
     Problems(Vec<Error>),
+    /// Fewer than [`MIN_SAMPLES`] samples (`data.n`): the NTK of one sample is its 1 x 1
+    /// kernel, whose condition number is 1 whatever the network, with no pair for the
+    /// gradient angles (nineteenth hostile round, N2; a block of one was refused already).
+    #[error(
+        "data.n = {0}: need at least 2 samples: the NTK of one sample is its 1 x 1 kernel \
+         (kappa 1 whatever the network) with no pair for the gradient angles"
+    )]
+    TooFewSamples(usize),
+    /// `collect` without `--config` over results that differ beyond the axes every sweep
+    /// has: a sweep's own further axes (widths, data sets, ...) are known from its config
+    /// only (twenty-first hostile round, N1: the advice was `--allow-mixed` alone).
+    #[error(
+        "{0}; if they are one sweep with more axes (sweep.widths, sweep.ns, sweep.datasets, \
+         sweep.conventions), pass its config: `ntk-probe collect DIR --config FILE`"
+    )]
+    CollectWithoutConfig(Box<ntk_runs::Error>),
     /// A config value the probe cannot use: `key = value: reason`.
     #[error("{key} = {value}: {reason}")]
     Config {

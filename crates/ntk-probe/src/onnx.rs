@@ -112,12 +112,8 @@ pub fn load_config(path: &Path, sets: &[Assignment]) -> crate::Result<OnnxConfig
     }
     let cfg: OnnxConfig =
         ntk_runs::overrides::load_filled(path, sets, ntk_data::config::fill_file_n)?;
-    if cfg.data.n < crate::config::MIN_SAMPLES {
-        return Err(at(Error::Config {
-            key: "data.n",
-            value: cfg.data.n.to_string(),
-            reason: crate::config::ONE_SAMPLE.into(),
-        }));
+    if cfg.data.n < crate::error::MIN_SAMPLES {
+        return Err(at(Error::TooFewSamples(cfg.data.n)));
     }
     Ok(cfg)
 }

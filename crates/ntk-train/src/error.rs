@@ -168,6 +168,16 @@ pub enum Error {
         epoch: usize,
         epochs: usize,
     },
+    /// A run to be trained into a sweep's `runs/` whose config a run there records
+    /// already ([`crate::joins`]): the sweep's collect would count it twice.
+    #[error(
+        "{}: {} records this config already: the sweep's tables merge every run under \
+         runs/, and would count it twice; train it elsewhere, or remove {} first",
+        .new.display(),
+        .there.display(),
+        .there.display()
+    )]
+    SameConfigThere { new: PathBuf, there: PathBuf },
     /// `--resume` of a run whose epochs are there but whose checkpoint pointer is gone.
     #[error(
         "{}: holds epoch checkpoints (checkpoints/) but no checkpoint.json, which names the \

@@ -28,6 +28,7 @@ pub mod divergence;
 pub mod epoch;
 pub mod error;
 pub mod files;
+pub mod joins;
 pub mod metrics;
 pub mod model;
 pub mod predict;

@@ -201,21 +201,6 @@ pub struct SweepOutcome {
     pub check: Option<ntk_runs::Error>,
 }
 
-/// The keys in which the runs of one sweep differ: `collect` requires the rest of the
-/// recorded configs to agree (`ntk_runs::provenance::check_one_base`).
-pub const AXES: [&str; 10] = [
-    "model.depth",
-    "resnet.depth",
-    "model.activation",
-    "resnet.activation",
-    "model.normalization",
-    "resnet.variant",
-    "optim.lr",
-    "model.seed",
-    "resnet.seed",
-    "train.seed",
-];
-
 impl sweep::Recorded for TrainSummary {
     const WHAT: &'static str = "a training summary";
     fn provenance(&self) -> Option<&Provenance> {
@@ -301,6 +286,8 @@ pub struct SweepOptions {
     pub run: RunOptions,
     /// Train again the runs made by another config instead of refusing them.
     pub recompute: bool,
+    /// `--allow-mixed` ([`TrainSweep::allow_mixed`]).
+    pub allow_mixed: bool,
 }
 
 /// A training sweep as the shared machinery sees it ([`ntk_runs::sweep::Sweep`]).
@@ -315,6 +302,9 @@ pub struct TrainSweep<'a> {
     /// The engine each point would take ([`ntk_engine::plan`]: builds nothing), for the
     /// dry run's line.
     pub plans: Vec<ntk_engine::Engine>,
+    /// `--allow-mixed`: runs of other configs under `runs/` are merged by the collect at
+    /// the end, so they do not stop the sweep ([`crate::joins`]).
+    pub allow_mixed: bool,
 }
 
 /// The engine each point's run would take on `compute` (in point order).
@@ -401,7 +391,28 @@ impl Sweep for TrainSweep<'_> {
                 return Err(ntk_files::Error::Locked { dir, holder }.into());
             }
         }
-        refuse_partial(self, points, planned, self.run.resume)
+        refuse_partial(self, points, planned, self.run.resume)?;
+        // What the collect at the end would refuse of the runs this adds (twenty-first
+        // hostile round, D1, D2).
+        let provs: Vec<(PathBuf, Provenance)> = planned
+            .iter()
+            .map(|p| {
+                let point = &points[p.index];
+                let prov = train::run_provenance(&point.cfg, self.data, self.compute);
+                (point.dir(self.out), prov)
+            })
+            .collect();
+        let joining: Vec<crate::joins::Joining<'_>> = provs
+            .iter()
+            .map(|(dir, provenance)| crate::joins::Joining {
+                dir: dir.clone(),
+                provenance,
+            })
+            .collect();
+        match (points, joining.as_slice()) {
+            ([single], [one]) if single.id.is_empty() => crate::joins::check_single(self.out, one),
+            _ => crate::joins::check_sweep(self.out, &joining, self.allow_mixed),
+        }
     }
 
     /// A point another process is writing now: the run would skip it as busy and end with
@@ -495,6 +506,7 @@ pub fn run(
         reporter,
         engine: cfg.train.engine,
         plans: plans(&points, compute)?,
+        allow_mixed: opts.allow_mixed,
     };
     let done = sweep::execute(&mut sweep, &points, shard, opts.recompute, reporter)?;
     let count = |status| done.made.iter().filter(|s| s.status == status).count();
@@ -512,9 +524,13 @@ pub fn run(
 /// recorded fingerprint); a run of another config is an error naming it (and how many more
 /// are like it). Runs not yet made are left to the report, which names them.
 pub fn check_collect(cfg: &TrainConfig, out: &Path, compute: &Compute) -> crate::Result<()> {
-    with_sweep(cfg, out, compute, RunOptions::default(), |s, points| {
-        sweep::check_collect(s, points)
-    })
+    with_sweep(
+        cfg,
+        out,
+        compute,
+        (RunOptions::default(), false),
+        |s, points| sweep::check_collect(s, points),
+    )
 }
 
 /// The runs of `cfg`, each checked against its data (labels beyond the outputs, inputs
@@ -537,7 +553,7 @@ fn with_sweep<T>(
     cfg: &TrainConfig,
     out: &Path,
     compute: &Compute,
-    run: RunOptions,
+    (run, allow_mixed): (RunOptions, bool),
     f: impl FnOnce(&TrainSweep<'_>, &[RunPoint]) -> crate::Result<T>,
 ) -> crate::Result<T> {
     let data = train::load_data(&cfg.data, cfg.train.test_n)?;
@@ -550,6 +566,7 @@ fn with_sweep<T>(
         reporter: &Reporter::silent(),
         engine: cfg.train.engine,
         plans: plans(&points, compute)?,
+        allow_mixed,
     };
     f(&sweep, &points)
 }
@@ -567,9 +584,13 @@ pub fn dry_run(
         resume: flags.resume,
         ..RunOptions::default()
     };
-    with_sweep(cfg, out, compute, run, |sweep, points| {
-        sweep::dry_run(sweep, points, shard, flags.recompute).map(|_| ())
-    })
+    with_sweep(
+        cfg,
+        out,
+        compute,
+        (run, flags.allow_mixed),
+        |sweep, points| sweep::dry_run(sweep, points, shard, flags.recompute).map(|_| ()),
+    )
 }
 
 /// The flags a dry run answers for: those that decide what the run would refuse.
@@ -577,6 +598,7 @@ pub fn dry_run(
 pub struct DryRunFlags {
     pub resume: bool,
     pub recompute: bool,
+    pub allow_mixed: bool,
 }
 
 /// What the run and its dry run refuse of an interrupted run (partial, or failed with its

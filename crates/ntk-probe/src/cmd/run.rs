@@ -132,7 +132,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
     let cfg = ProbeConfig::load_with(path, &sets)?;
     cfg.validate()
         .and_then(|()| cfg.probe.check_block_size_applies(&[cfg.probe.protocol]))
-        .and_then(|()| cfg.check_theory_seed())
+        .and_then(|()| cfg.check_seed_applies())
         .map_err(|e| format!("{}{}: {e}", path.display(), with_overrides(&sets)))?;
     if args.save_weights && cfg.probe.method == ntk_probe::config::Method::Theory {
         return Err(format!(

@@ -521,7 +521,15 @@ pub fn collect_as(
         .map(|(p, s)| (p.clone(), s.provenance.as_ref()))
         .collect();
     let axes = cfg.map_or_else(|| AXES.to_vec(), SweepConfig::axes);
-    provenance::check_merge(out, &entries, &axes, allow_mixed)?;
+    provenance::check_merge(out, &entries, &axes, allow_mixed).map_err(|e| {
+        let mixed = matches!(&e, ntk_runs::Error::At { source, .. }
+            if matches!(**source, ntk_runs::Error::MixedConfigs { .. }));
+        if mixed && cfg.is_none() {
+            crate::Error::CollectWithoutConfig(Box::new(e))
+        } else {
+            e.into()
+        }
+    })?;
     let rows: Vec<Summary> = found.into_iter().map(|(_, s)| s).collect();
     // Each distinct warning once, with how many points it concerns.
     let mut warnings: BTreeMap<&str, usize> = BTreeMap::new();

@@ -215,7 +215,7 @@ impl SweepConfig {
             }
             // One seed over the whole protocol alone seeds nothing either: a seed other than
             // the default would give the one kernel another fingerprint, as a single run's
-            // `model.seed` would (`ProbeConfig::check_theory_seed`; twentieth round, N1).
+            // `model.seed` would (`ProbeConfig::check_seed_applies`; twentieth round, N1).
             if s.protocols.iter().all(|p| *p == Protocol::Whole)
                 && let Some(&seed) = s.seeds.iter().find(|&&seed| seed != 0)
             {

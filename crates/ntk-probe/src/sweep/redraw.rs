@@ -59,10 +59,11 @@ fn table<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<Vec<T>> {
 }
 
 /// A condition number read from a table: empty, `inf` (singular) or at least 1; anything
-/// else (a negative κ, which a log axis cannot draw) is refused, naming the row and column.
+/// else (a negative κ, which a log axis cannot draw, or NaN, which no tool writes there) is
+/// refused, naming the row and column.
 fn check_kappa(path: &Path, row: usize, column: &str, v: Option<f64>) -> crate::Result<()> {
     match v {
-        Some(k) if !k.is_nan() && k < 1.0 => Err(bad(
+        Some(k) if k.is_nan() || k < 1.0 => Err(bad(
             path,
             format!("row {row}: {column} = {k}: a condition number is at least 1"),
         )),

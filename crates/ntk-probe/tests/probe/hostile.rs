@@ -1624,21 +1624,24 @@ fn no_silent_wrong_results() {
             "kappa"
         };
         let k = header.iter().position(|h| h == column).unwrap();
-        let mut fields: Vec<String> = rows[1].iter().map(str::to_string).collect();
-        fields[k] = "-3.5".into();
-        rows[1] = csv::StringRecord::from(fields);
-        let mut w = csv::Writer::from_path(&path).unwrap();
-        w.write_record(&header).unwrap();
-        for r in &rows {
-            w.write_record(r).unwrap();
+        // NaN, which no tool writes there, too (twenty-first hostile round, N5: drawn).
+        for bad in ["-3.5", "NaN"] {
+            let mut fields: Vec<String> = rows[1].iter().map(str::to_string).collect();
+            fields[k] = bad.into();
+            rows[1] = csv::StringRecord::from(fields);
+            let mut w = csv::Writer::from_path(&path).unwrap();
+            w.write_record(&header).unwrap();
+            for r in &rows {
+                w.write_record(r).unwrap();
+            }
+            w.flush().unwrap();
+            let o = run(&os(&["plot", out.to_str().unwrap()]));
+            assert_clean_error(
+                &format!("κ {bad} in {file}"),
+                &o,
+                &[file, "row 2", column, bad],
+            );
         }
-        w.flush().unwrap();
-        let o = run(&os(&["plot", out.to_str().unwrap()]));
-        assert_clean_error(
-            &format!("a negative κ in {file}"),
-            &o,
-            &[file, "row 2", column, "-3.5"],
-        );
         std::fs::write(&path, good).unwrap();
     }
 }
@@ -2977,4 +2980,73 @@ fn twenty_first_review() {
         "sweep.ns=[1, 12]",
     ]));
     assert_clean_error("a sweep over one sample", &o, &["data.n", "at least 2"]);
+
+    // N1: collect without --config over a sweep with a widths axis names --config.
+    let mw = d.join("mw");
+    let o = run(&os(&[
+        "sweep",
+        "--config",
+        &path(&sweep_cfg),
+        "--out",
+        &path(&mw),
+        "--set",
+        "sweep.depths=[1]",
+        "--set",
+        "sweep.widths=[8, 16]",
+    ]));
+    assert_ok("a widths sweep", &o);
+    let o = run(&os(&["collect", &path(&mw)]));
+    assert_clean_error(
+        "collect without its config",
+        &o,
+        &["model.width", "--allow-mixed", "--config FILE"],
+    );
+    let o = run(&os(&[
+        "collect",
+        &path(&mw),
+        "--config",
+        &path(&sweep_cfg),
+        "--set",
+        "sweep.depths=[1]",
+        "--set",
+        "sweep.widths=[8, 16]",
+    ]));
+    assert_ok("collect with its config", &o);
+
+    // D3: given weights draw no network, so a seed that permutes nothing is refused (as
+    // under the theory), with the whole protocol and with given blocks; the blocks
+    // protocol's own permutation keeps it.
+    let saved = d.join("saved");
+    assert_ok(
+        "weights saved",
+        &run(&ntk_args(&cfg, &saved, &["--save-weights"])),
+    );
+    let weights = format!(
+        "probe.weights={:?}",
+        path(&saved.join("weights.safetensors"))
+    );
+    let blocks = write(d, "blocks.txt", "0 1 2 3 4 5\n6 7 8 9 10 11\n");
+    let given_blocks = format!("probe.blocks={:?}", path(&blocks));
+    let with_weights = |sets: &[&str]| {
+        let mut v = ntk_args(&cfg, &d.join("w"), &["--dry-run", "--set", &weights]);
+        for s in sets {
+            v.extend(os(&["--set", s]));
+        }
+        run(&v)
+    };
+    assert_clean_error(
+        "given weights, seed 1 (TINY's)",
+        &with_weights(&[]),
+        &["model.seed = 1", "probe.weights", "change nothing"],
+    );
+    assert_clean_error(
+        "given weights and blocks, a seed",
+        &with_weights(&["probe.protocol=\"blocks\"", &given_blocks]),
+        &["model.seed = 1", "probe.weights"],
+    );
+    assert_ok("given weights, seed 0", &with_weights(&["model.seed=0"]));
+    assert_ok(
+        "given weights, the blocks protocol's permutation",
+        &with_weights(&["probe.protocol=\"blocks\""]),
+    );
 }

@@ -289,6 +289,7 @@ impl SweepCommand for TrainCommand<'_> {
         let dry = sweep::DryRunFlags {
             resume: self.flags.resume,
             recompute: self.flags.recompute,
+            allow_mixed: self.allow_mixed,
         };
         Ok(sweep::dry_run(self.cfg, out, shard, self.compute(), dry)?)
     }
@@ -312,6 +313,7 @@ impl SweepCommand for TrainCommand<'_> {
                 stop_after: None,
             },
             recompute: self.flags.recompute,
+            allow_mixed: self.allow_mixed,
         };
         let reporter = Reporter::default();
         let mut outcome = sweep::run(self.cfg, out, shard, self.compute(), opts, &reporter)?;

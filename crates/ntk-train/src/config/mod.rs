@@ -242,6 +242,21 @@ fn empirical() -> Vec<PredictKernel> {
     vec![PredictKernel::Empirical]
 }
 
+/// The keys in which the runs of one sweep differ: `collect` requires the rest of the
+/// recorded configs to agree (`ntk_runs::provenance::check_one_base`).
+pub const AXES: [&str; 10] = [
+    "model.depth",
+    "resnet.depth",
+    "model.activation",
+    "resnet.activation",
+    "model.normalization",
+    "resnet.variant",
+    "optim.lr",
+    "model.seed",
+    "resnet.seed",
+    "train.seed",
+];
+
 /// The axes of a sweep; an empty axis keeps the base config's value. Runs are the
 /// Cartesian product, in the order depth, activation, normalization, variant, lr, seed.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -134,7 +134,7 @@ pub use crate::files::{FIGURE_STEMS, is_report_file};
 /// `ntk-train collect DIR`: `DIR/sweep.csv`, `DIR/best.csv`, `DIR/compare.csv` (the tests
 /// between configurations, [`crate::seeds`]) and the figures. The runs must
 /// come from one sweep config: their recorded configs may differ in the sweep axes
-/// ([`crate::sweep::AXES`]) only, unless `allow_mixed`; `log_y` and `title` as in
+/// ([`crate::config::AXES`]) only, unless `allow_mixed`; `log_y` and `title` as in
 /// [`figures`].
 pub fn collect(
     out: &Path,
@@ -163,7 +163,7 @@ pub fn collect_as(
         .filter(|r| (r.running.is_none() && r.failure.is_none()) || r.provenance.is_some())
         .map(|r| (run_dir(out, &r.id), r.provenance.as_ref()))
         .collect();
-    provenance::check_merge(out, &entries, &crate::sweep::AXES, allow_mixed)?;
+    provenance::check_merge(out, &entries, &crate::config::AXES, allow_mixed)?;
     let best = choose(&runs);
     for ((depth, activation, normalization), why) in selection::left_out(&runs, &best) {
         eprintln!(

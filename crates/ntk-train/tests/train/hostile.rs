@@ -3039,7 +3039,12 @@ fn nineteenth_review() {
     );
     assert_ok(
         "a run joining runs/",
-        &run(&args(&cfg, &st.join("runs/b"), &["--dry-run"])),
+        // Another rate: a run of `a`'s config would be counted twice (twenty-first round).
+        &run(&args(
+            &cfg,
+            &st.join("runs/b"),
+            &["--set", "optim.lr=0.2", "--dry-run"],
+        )),
     );
     let mut v: Vec<OsString> = vec!["sweep".into()];
     v.extend(args(&sweep_cfg, &st.join("runs/c"), &["--dry-run"]));
@@ -3074,7 +3079,12 @@ fn twentieth_review() {
     }
     assert_ok(
         "a visible name still joins",
-        &run(&args(&cfg, &st.join("runs/b"), &["--dry-run"])),
+        // Another rate: a run of `a`'s config would be counted twice (twenty-first round).
+        &run(&args(
+            &cfg,
+            &st.join("runs/b"),
+            &["--set", "optim.lr=0.2", "--dry-run"],
+        )),
     );
 
     std::fs::write(d.join("x.csv"), "0.1,0.2\n0.3,0.4\n0.5,0.6\n0.7,0.8\n").unwrap();
@@ -3119,4 +3129,86 @@ fn twentieth_review() {
         &["--set", &test_x, "--set", &test_labels, "--dry-run"],
     ));
     assert_ok("a file set's test arrays", &o);
+}
+
+/// Issue 65, the twenty-first hostile round: what the collect at a sweep's end would refuse
+/// of the runs under its `runs/` is refused before any run is trained, dry run and run
+/// alike. D1: a sweep extended over a directory holding a run of another config (a
+/// user's, brought in by the output rule's exception) trained its new points and then failed
+/// its own collect, its dry run silent; now both refuse, naming the key and `--allow-mixed`,
+/// with which both go on. D2: a run brought into a collected sweep's `runs/` with a config
+/// a run there records (which no collect could then merge) is refused, naming that run, and
+/// so is a sweep point of a config a user's run there holds already.
+#[test]
+fn twenty_first_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tiny = write(d, "tiny.toml", TINY);
+    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
+    let tsw = d.join("tsw");
+    assert_ok("the sweep", &run(&args(&sweep, &tsw, &[])));
+    assert_ok(
+        "a run of another width joins (the exception)",
+        &run(&args(
+            &tiny,
+            &tsw.join("runs/w16"),
+            &["--set", "model.width=16"],
+        )),
+    );
+    let wider = ["--set", "sweep.depths=[1, 2, 3]"];
+    for extra in [&["--dry-run"][..], &[]] {
+        let o = run(&args(&sweep, &tsw, &[&wider[..], extra].concat()));
+        assert_clean_error(
+            "extended over another config",
+            &o,
+            &["model.width", "--allow-mixed"],
+        );
+    }
+    assert!(
+        !std::fs::read_dir(tsw.join("runs"))
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("depth003")),
+        "nothing was trained"
+    );
+    let mixed = [&wider[..], &["--allow-mixed", "--dry-run"]].concat();
+    assert_ok("--allow-mixed", &run(&args(&sweep, &tsw, &mixed)));
+
+    // D2: the config of the sweep's depth-1 run (the sweep's seed seeds the epoch order
+    // too: train.seed), brought in under another name.
+    let tsd = d.join("tsd");
+    assert_ok("the sweep", &run(&args(&sweep, &tsd, &[])));
+    for extra in [&["--dry-run"][..], &[]] {
+        let o = run(&args(
+            &tiny,
+            &tsd.join("runs/mine"),
+            &[&["--set", "train.seed=1"][..], extra].concat(),
+        ));
+        assert_clean_error(
+            "a duplicate run",
+            &o,
+            &["runs/mine", "depth001", "records this config"],
+        );
+    }
+    assert!(!tsd.join("runs/mine").exists(), "nothing was trained");
+    // A user's run of depth 3 first, then the sweep extended to depth 3.
+    assert_ok(
+        "a user's depth 3",
+        &run(&args(
+            &tiny,
+            &tsd.join("runs/deep"),
+            &["--set", "model.depth=3", "--set", "train.seed=1"],
+        )),
+    );
+    let o = run(&args(&sweep, &tsd, &[&wider[..], &["--dry-run"]].concat()));
+    assert_clean_error(
+        "a point duplicating a user's run",
+        &o,
+        &["runs/deep", "records this config"],
+    );
+    assert_ok(
+        "collect still merges the sweep",
+        &run(&["collect".into(), tsd.clone().into_os_string()]),
+    );
 }

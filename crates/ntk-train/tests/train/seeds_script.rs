@@ -137,8 +137,13 @@ fn names_are_plain_and_unique_and_a_failed_line_exports_nothing() {
     std::fs::set_permissions(&failing, std::fs::Permissions::from_mode(0o755)).unwrap();
     let (o, _) = run(dir.path(), &failing, None);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "the queue goes on: {err}");
-    assert!(err.contains("nothing exported"), "{err}");
+    // The queue goes on past it and ends with status 1, counting it (twenty-first hostile
+    // round, N2: it ended with status 0).
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("nothing exported") && err.contains("1 line(s) failed"),
+        "{err}"
+    );
     assert!(!dir.path().join("experiments/x/runs/r1").exists());
     // Once the line succeeds, its runs are exported.
     let (o, _) = run(dir.path(), &stub, None);

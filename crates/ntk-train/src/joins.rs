@@ -1,0 +1,114 @@
+//! The runs a sweep (or one run brought into a collected sweep's `runs/`) adds, checked
+//! before any is trained, dry run and run alike, against the runs already under `runs/` as
+//! `collect` will merge them at the end ([`ntk_runs::provenance::check_merge`]): a run of a
+//! config another run there records already (the merge would count it twice), and, unless
+//! `--allow-mixed`, runs of another config beyond the sweep's axes. Before this check the
+//! sweep trained its new runs and then failed its own collect, the tables left stale, while
+//! its dry run had said nothing (twenty-first hostile round, D1, D2).
+
+use std::path::{Path, PathBuf};
+
+use ntk_runs::provenance::{self, Provenance};
+
+use crate::report::read_runs;
+
+/// One run the caller would train: its directory and its provenance.
+pub struct Joining<'a> {
+    pub dir: PathBuf,
+    pub provenance: &'a Provenance,
+}
+
+/// The runs recorded under `sweep`'s `runs/` (as `collect` reads them) outside the
+/// directories in `skip`, with their provenance: none when there is no `runs/` or no run.
+fn recorded(sweep: &Path, skip: &[PathBuf]) -> crate::Result<Vec<(PathBuf, Provenance)>> {
+    if !sweep.join("runs").is_dir() {
+        return Ok(Vec::new());
+    }
+    let runs = match read_runs(sweep) {
+        Ok(runs) => runs,
+        Err(crate::Error::NoTrainingRuns { .. } | crate::Error::NoRun { .. }) => {
+            return Ok(Vec::new());
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(runs
+        .into_iter()
+        .filter_map(|r| {
+            let dir = sweep.join("runs").join(&r.id);
+            let p = r.provenance?;
+            (!skip.contains(&dir)).then_some((dir, p))
+        })
+        .collect())
+}
+
+/// A joining run whose config a run under `runs/` records already.
+fn first_duplicate<'a>(
+    joining: &'a [Joining<'_>],
+    there: &'a [(PathBuf, Provenance)],
+) -> Option<(&'a Joining<'a>, &'a Path)> {
+    let key = |p: &Provenance| provenance::without_retired(p).fingerprint.clone();
+    joining.iter().find_map(|j| {
+        let mine = key(j.provenance);
+        there
+            .iter()
+            .find(|(_, p)| key(p) == mine)
+            .map(|(dir, _)| (j, dir.as_path()))
+    })
+}
+
+/// The check of a sweep writing its runs into `sweep`: `joining` are its runs this process
+/// would train or keep (their directories are left out of those read back).
+pub fn check_sweep(sweep: &Path, joining: &[Joining<'_>], allow_mixed: bool) -> crate::Result<()> {
+    let skip: Vec<PathBuf> = joining.iter().map(|j| j.dir.clone()).collect();
+    let there = recorded(sweep, &skip)?;
+    if let Some((j, dir)) = first_duplicate(joining, &there) {
+        return Err(duplicate(&j.dir, dir));
+    }
+    let mut entries: Vec<(PathBuf, Option<&Provenance>)> = there
+        .iter()
+        .map(|(dir, p)| (dir.clone(), Some(p)))
+        .collect();
+    // What collect refuses among the runs there already (an edited record, two copies).
+    provenance::check_each(&entries)?;
+    if allow_mixed {
+        return Ok(());
+    }
+    entries.extend(joining.iter().map(|j| (j.dir.clone(), Some(j.provenance))));
+    provenance::check_one_base(&entries, &crate::config::AXES)
+        .map(|_| ())
+        .map_err(|e| {
+            crate::Error::from(ntk_runs::Error::At {
+                path: sweep.to_path_buf(),
+                source: Box::new(e),
+            })
+        })
+}
+
+/// The check of one run brought into a collected training sweep's `runs/` (the output
+/// rule's exception, `ntk_files::outset::Output::TrainingRun`): its config must not be one
+/// a run there records already. Another config is the user's to merge (`collect
+/// --allow-mixed`). Nothing to check for a run elsewhere.
+pub fn check_single(out: &Path, joining: &Joining<'_>) -> crate::Result<()> {
+    let Some(sweep) = out
+        .parent()
+        .filter(|p| p.file_name().is_some_and(|n| n == "runs"))
+        .and_then(Path::parent)
+    else {
+        return Ok(());
+    };
+    if !sweep.join("sweep.csv").is_file() {
+        return Ok(());
+    }
+    let there = recorded(sweep, std::slice::from_ref(&joining.dir))?;
+    match first_duplicate(std::slice::from_ref(joining), &there) {
+        Some((j, dir)) => Err(duplicate(&j.dir, dir)),
+        None => Ok(()),
+    }
+}
+
+fn duplicate(new: &Path, there: &Path) -> crate::Error {
+    crate::Error::SameConfigThere {
+        new: new.to_path_buf(),
+        there: there.to_path_buf(),
+    }
+}
