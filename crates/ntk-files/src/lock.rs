@@ -193,6 +193,25 @@ pub struct SweepClaim {
 }
 
 impl SweepClaim {
+    /// Who is writing the sweep `out` now, when a live process holds one of its writers'
+    /// registrations (`.ntk-writers/*.lock`); nothing is changed.
+    pub fn live_writer(out: &Path) -> Option<String> {
+        let entries = fs::read_dir(out.join(WRITERS_DIR)).ok()?;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !name.ends_with(".lock") || name == GUARD {
+                continue;
+            }
+            let Ok(mut f) = File::options().read(true).write(true).open(entry.path()) else {
+                continue;
+            };
+            if let Err(TryLockError::WouldBlock) = f.try_lock() {
+                return Some(read_holder(&mut f));
+            }
+        }
+        None
+    }
+
     /// Registers this process as a writer of `out` for the config `fingerprint`, described
     /// by `what` (the config file) in the error another config's writer gets.
     pub fn acquire(out: &Path, fingerprint: &str, what: &str) -> crate::Result<Self> {

@@ -29,11 +29,13 @@ pub fn check(x_min: f64, x_max: f64, points: usize) -> crate::Result<()> {
         value,
         reason: reason.into(),
     };
-    if !(x_min.is_finite() && x_max.is_finite() && x_min < x_max) {
+    // The grid's width too: -1e308 to 1e308 spans more than f64 holds, and its points
+    // were NaN (twenty-second hostile round, D4).
+    if !(x_min.is_finite() && x_max.is_finite() && x_min < x_max && (x_max - x_min).is_finite()) {
         return Err(bad(
             "--x-min, --x-max",
             format!("{x_min}, {x_max}"),
-            "need finite values with x-min < x-max",
+            "need finite values with x-min < x-max and a finite x-max - x-min",
         ));
     }
     if !(2..=100_000).contains(&points) {

@@ -12,6 +12,8 @@ use std::path::Path;
 use ntk_model::{Activation, ActivationKind, Mlp, MlpConfig};
 use serde::{Deserialize, Serialize};
 
+use crate::error::Error;
+
 use ntk_kernel::angles;
 use ntk_kernel::host;
 use ntk_kernel::theory;
@@ -45,6 +47,45 @@ pub fn theory_phi(act: &Activation, theta_in: f64, depth: usize) -> f64 {
     }
 }
 
+/// [`theory_phi`] in degrees, refused where the infinite-width recursion leaves f64's
+/// range: a `Sigma_l` or `Theta_l` that is not finite or not a Gram matrix (its
+/// off-diagonal entry above the diagonal's geometric mean), or an angle that is not a number
+/// (twenty-second hostile round, D7: NaN, or a collapse to 0, with exit 0, where a run of
+/// `probe.method = "theory"` refuses the same network naming the overflow).
+pub fn checked_theory_phi_deg(
+    act: &Activation,
+    theta_deg: f64,
+    depth: usize,
+) -> crate::Result<f64> {
+    use ntk_kernel::theory::{dual::DualEvaluator, ntk::pair_recursion};
+    let r = pair_recursion(
+        &DualEvaluator::new(act),
+        1.0,
+        1.0,
+        theta_deg.to_radians().cos(),
+        depth,
+    );
+    let layer = r.sigma.iter().zip(&r.theta).position(|(s, t)| {
+        // Not finite, or not a Gram matrix any more (|K12| above sqrt(K11 K22) beyond
+        // rounding: the dual kernel's precision is gone, and the angle collapsed to 0).
+        let gram = |k: &[f64; 3]| k[2].abs() <= (k[0] * k[1]).sqrt() * (1.0 + 1e-9);
+        s.iter().chain(t).any(|v| !v.is_finite()) || !gram(s) || !gram(t)
+    });
+    let phi = theory_phi(act, theta_deg.to_radians(), depth).to_degrees();
+    if layer.is_some() || !phi.is_finite() {
+        return Err(Error::Config {
+            key: "--activation, --depth",
+            value: format!("{act}, depth {depth}"),
+            reason: format!(
+                "the infinite-width recursion leaves f64's range{} (theta_in {theta_deg} deg): \
+                 no angle can be formed; a shallower network or a smaller parameter",
+                layer.map_or_else(String::new, |l| format!(" at layer {l}"))
+            ),
+        });
+    }
+    Ok(phi)
+}
+
 /// Measures phi of networks with activation `act` for every (depth, width, seed) at the
 /// given input angles.
 pub fn measure(
@@ -66,18 +107,23 @@ pub fn measure(
     for &depth in depths {
         for &width in widths {
             for &seed in seeds {
-                let cfg = MlpConfig::new(2, width, depth, act.kind()).with_seed(seed);
+                // The activation's own parameter (twenty-second hostile round, D8: the
+                // family's default was measured beside the given parameter's theory).
+                let mut cfg = MlpConfig::new(2, width, depth, act.kind()).with_seed(seed);
+                if let Some(p) = act.param() {
+                    cfg = cfg.with_activation_param(p);
+                }
                 let mlp = Mlp::new(&cfg, &compute.device, compute.dtype())?;
                 let k = host::ntk::<f64>(&mlp, &x, n, &[0]);
                 for (j, &t) in thetas_deg.iter().enumerate() {
                     out.push(Fig1Point {
-                        activation: act.kind().name().to_string(),
+                        activation: act.to_string(),
                         theta_in_deg: t,
                         depth,
                         width,
                         seed,
                         phi_deg: angles::angle_deg(&k, 0, j + 1),
-                        theory_phi_deg: theory_phi(act, t.to_radians(), depth).to_degrees(),
+                        theory_phi_deg: checked_theory_phi_deg(act, t, depth)?,
                     });
                 }
             }
@@ -166,8 +212,10 @@ fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
     let name = points
         .first()
         .map_or_else(relu_name, |p| p.activation.clone());
-    let kind = ActivationKind::parse(&name).unwrap_or(ActivationKind::Relu);
-    let act = Activation::new(kind, None);
+    // With its parameter (`leaky_relu(alpha=0.5)`), as the table records it.
+    let act = Activation::parse_words(&name)
+        .unwrap_or_else(|| Activation::new(ActivationKind::Relu, None));
+    let kind = act.kind();
     let grid: Vec<f64> = (0..=180).map(|i| i as f64).collect();
     let line = |label: String, points, color, dash| Series {
         label,

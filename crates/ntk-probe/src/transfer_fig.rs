@@ -16,11 +16,17 @@ use ntk_kernel::theory::transfer::{Transfer, transfer};
 
 /// Checks the range and the grid size (an error names the flag).
 pub fn check(q_min: f64, q_max: f64, points: usize) -> crate::Result<()> {
-    if !(q_min > 0.0 && q_min < q_max && q_max <= 1e4) {
+    // A subnormal variance gave a NaN norm (twenty-second hostile round, D6): from f64's
+    // smallest normal number up.
+    if !(q_min >= f64::MIN_POSITIVE && q_min < q_max && q_max <= 1e4) {
         return Err(Error::Config {
             key: "--q-min, --q-max",
             value: format!("{q_min}, {q_max}"),
-            reason: "need variances with 0 < q-min < q-max <= 10000".into(),
+            reason: format!(
+                "need variances with {:e} <= q-min < q-max <= 10000 (f64's smallest normal \
+                 number up)",
+                f64::MIN_POSITIVE
+            ),
         });
     }
     if !(2..=100_000).contains(&points) {

@@ -168,16 +168,35 @@ pub enum Error {
         epoch: usize,
         epochs: usize,
     },
-    /// A run to be trained into a sweep's `runs/` whose config a run there records
+    /// A run to be trained into a sweep's `runs/` whose point and seed a run there records
     /// already ([`crate::joins`]): the sweep's collect would count it twice.
     #[error(
-        "{}: {} records this config already: the sweep's tables merge every run under \
-         runs/, and would count it twice; train it elsewhere, or remove {} first",
+        "{}: {} records this config already (its point and seed: the same {}): the sweep's \
+         tables merge every run under runs/, and would count it twice, as two seeds; train \
+         it elsewhere, or remove {} first",
         .new.display(),
         .there.display(),
+        crate::config::AXES.join(", "),
         .there.display()
     )]
     SameConfigThere { new: PathBuf, there: PathBuf },
+    /// Two runs under a sweep's `runs/` of one point and seed ([`crate::config::point_key`]),
+    /// which `collect` would count as two seeds, `--allow-mixed` or not.
+    #[error(
+        "{} and {} are one point and seed (the same {}): the tables would count them as two \
+         seeds; remove one",
+        .first.display(),
+        .second.display(),
+        crate::config::AXES.join(", ")
+    )]
+    SamePointTwice { first: PathBuf, second: PathBuf },
+    /// One run brought into a sweep's `runs/` while another process writes that sweep.
+    #[error(
+        "{}: another process is writing this sweep now ({holder}), and may reach this run's \
+         point; wait for it, then train the run",
+        .sweep.display()
+    )]
+    SweepBeingWritten { sweep: PathBuf, holder: String },
     /// `--resume` of a run whose epochs are there but whose checkpoint pointer is gone.
     #[error(
         "{}: holds epoch checkpoints (checkpoints/) but no checkpoint.json, which names the \

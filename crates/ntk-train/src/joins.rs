@@ -1,7 +1,7 @@
 //! The runs a sweep (or one run brought into a collected sweep's `runs/`) adds, checked
 //! before any is trained, dry run and run alike, against the runs already under `runs/` as
 //! `collect` will merge them at the end ([`ntk_runs::provenance::check_merge`]): a run of a
-//! config another run there records already (the merge would count it twice), and, unless
+//! point and seed another run there records already (the merge would count it twice), and, unless
 //! `--allow-mixed`, runs of another config beyond the sweep's axes. Before this check the
 //! sweep trained its new runs and then failed its own collect, the tables left stale, while
 //! its dry run had said nothing (twenty-first hostile round, D1, D2).
@@ -46,12 +46,13 @@ fn first_duplicate<'a>(
     joining: &'a [Joining<'_>],
     there: &'a [(PathBuf, Provenance)],
 ) -> Option<(&'a Joining<'a>, &'a Path)> {
-    let key = |p: &Provenance| provenance::without_retired(p).fingerprint.clone();
+    // The same point and seed, not only the same config: a run differing in a key that
+    // changes no number would be counted as a second seed (twenty-second round, D1).
     joining.iter().find_map(|j| {
-        let mine = key(j.provenance);
+        let mine = crate::config::point_key(&j.provenance.config);
         there
             .iter()
-            .find(|(_, p)| key(p) == mine)
+            .find(|(_, p)| crate::config::point_key(&p.config) == mine)
             .map(|(dir, _)| (j, dir.as_path()))
     })
 }
@@ -98,6 +99,14 @@ pub fn check_single(out: &Path, joining: &Joining<'_>) -> crate::Result<()> {
     };
     if !sweep.join("sweep.csv").is_file() {
         return Ok(());
+    }
+    // A sweep being written now may reach this run's point after this check (twenty-second
+    // hostile round, D3: both trained, and the sweep's collect failed).
+    if let Some(holder) = ntk_files::lock::SweepClaim::live_writer(sweep) {
+        return Err(crate::Error::SweepBeingWritten {
+            sweep: sweep.to_path_buf(),
+            holder,
+        });
     }
     let there = recorded(sweep, std::slice::from_ref(&joining.dir))?;
     match first_duplicate(std::slice::from_ref(joining), &there) {

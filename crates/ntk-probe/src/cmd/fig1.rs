@@ -79,6 +79,12 @@ pub(crate) fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
         );
         need.check(&format!("--widths {w}"), args.max_memory.as_deref())?;
     }
+    // The theory's curve must exist before any network is measured or file written.
+    for &d in &args.depths {
+        for &t in &args.thetas {
+            ntk_probe::fig1::checked_theory_phi_deg(&act, t, d)?;
+        }
+    }
     // One writer at a time, claimed before the measurements.
     let _lock = figure_dir(&args.out)?;
     let compute = backend::select(None, Precision::F64)?;

@@ -29,10 +29,22 @@ pub(crate) fn parse_activations(
             .validate()
             .map_err(|e| format!("--kink {b:?}: {e}"))?;
     }
-    names
+    let acts: Vec<ntk_model::Activation> = names
         .iter()
         .map(|name| parse_activation("--activations", name, kink))
-        .collect()
+        .collect::<CliResult<_>>()?;
+    // A kink no listed activation takes would change nothing (twenty-second hostile round,
+    // D5), as `theory` refuses it.
+    if let Some(b) = kink
+        && !acts.iter().any(|a| a.kind() == ActivationKind::NormRelu)
+    {
+        return Err(format!(
+            "--kink {b:?}: only norm_relu has a kink, and --activations lists none ({})",
+            names.join(", ")
+        )
+        .into());
+    }
+    Ok(acts)
 }
 
 /// One activation named on the command line under `key` (see [`parse_activations`]); the

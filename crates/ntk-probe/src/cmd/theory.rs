@@ -107,7 +107,7 @@ pub(crate) fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
             .into());
         }
         for &t in &thetas {
-            let phi = ntk_kernel::theory::grad_angle(&act, t.to_radians(), d as usize).to_degrees();
+            let phi = ntk_probe::fig1::checked_theory_phi_deg(&act, t, d as usize)?;
             rows.push((t, d as usize, phi));
         }
     }

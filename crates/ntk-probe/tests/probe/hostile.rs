@@ -3050,3 +3050,128 @@ fn twenty_first_review() {
         &with_weights(&["probe.protocol=\"blocks\""]),
     );
 }
+
+/// Issue 65, the twenty-second hostile round. D8: `fig1` measures networks of the given
+/// activation parameter (it measured the family's default beside the parameter's theory)
+/// and its table names the parameter; D7: `theory` and `fig1` refuse a recursion that
+/// leaves f64's range (NaN with exit 0); D5: `--kink` with no NormReLU listed is refused by
+/// `activations` and `transfer`; D6: a subnormal `--q-min` is refused; D4: a grid whose width
+/// overflows is refused before the earlier table is touched.
+#[test]
+fn twenty_second_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let fig1 = |name: &str, act: &str| {
+        let out = d.join(name);
+        let o = run(&os(&[
+            "fig1",
+            "--out",
+            &path(&out),
+            "--activation",
+            act,
+            "--depths",
+            "1",
+            "--widths",
+            "8",
+            "--seeds",
+            "1",
+            "--thetas",
+            "30",
+        ]));
+        assert_ok(act, &o);
+        let text = std::fs::read_to_string(out.join("fig1.csv")).unwrap();
+        let row: Vec<String> = text
+            .lines()
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .map(String::from)
+            .collect();
+        (row[0].clone(), row[5].parse::<f64>().unwrap())
+    };
+    let (a_half, phi_half) = fig1("lh", "leaky_relu(alpha=0.5)");
+    let (a_small, phi_small) = fig1("ls", "leaky_relu(alpha=0.01)");
+    assert_eq!(a_half, "leaky_relu(alpha=0.5)");
+    assert_eq!(a_small, "leaky_relu(alpha=0.01)");
+    assert!(
+        phi_half != phi_small,
+        "{phi_half} {phi_small}: the same network measured"
+    );
+
+    for args in [
+        &[
+            "theory",
+            "--activation",
+            "norm_relu",
+            "--kink",
+            "8",
+            "--theta-deg",
+            "30",
+        ][..],
+        &[
+            "theory",
+            "--activation",
+            "relu_squared",
+            "--theta-deg",
+            "30",
+            "--depth",
+            "80",
+        ],
+    ] {
+        assert_clean_error(&args.join(" "), &run(&os(args)), &["leaves f64's range"]);
+    }
+    for cmd in ["activations", "transfer"] {
+        let o = run(&os(&[
+            cmd,
+            "--out",
+            &path(&d.join(cmd)),
+            "--activations",
+            "selu",
+            "--kink",
+            "0.5",
+        ]));
+        assert_clean_error(&format!("{cmd} --kink"), &o, &["--kink", "only norm_relu"]);
+    }
+    let o = run(&os(&[
+        "transfer",
+        "--out",
+        &path(&d.join("tq")),
+        "--q-min",
+        "1e-308",
+        "--q-max",
+        "1",
+        "--activations",
+        "norm_relu",
+    ]));
+    assert_clean_error("a subnormal q-min", &o, &["--q-min", "smallest normal"]);
+    let ac = d.join("ac");
+    assert_ok(
+        "activations",
+        &run(&os(&[
+            "activations",
+            "--out",
+            &path(&ac),
+            "--activations",
+            "relu",
+        ])),
+    );
+    let before = std::fs::read(ac.join("activations.csv")).unwrap();
+    let o = run(&os(&[
+        "activations",
+        "--out",
+        &path(&ac),
+        "--activations",
+        "relu",
+        "--x-min",
+        "-1e308",
+        "--x-max",
+        "1e308",
+    ]));
+    assert_clean_error(
+        "an overflowing grid",
+        &o,
+        &["--x-min", "finite x-max - x-min"],
+    );
+    assert_eq!(std::fs::read(ac.join("activations.csv")).unwrap(), before);
+}

@@ -257,6 +257,14 @@ pub const AXES: [&str; 10] = [
     "train.seed",
 ];
 
+/// A recorded config's values at the sweep axes ([`AXES`]): two runs with the same are one
+/// point and seed, whatever else differs (a key that changes no number, such as
+/// `train.checkpoint_every`, or one merged with `--allow-mixed`), and `collect` would count
+/// them as two seeds (twenty-second hostile round, D1).
+pub fn point_key(config: &ntk_runs::provenance::FlatConfig) -> Vec<Option<&serde_json::Value>> {
+    AXES.iter().map(|k| config.get(*k)).collect()
+}
+
 /// The axes of a sweep; an empty axis keeps the base config's value. Runs are the
 /// Cartesian product, in the order depth, activation, normalization, variant, lr, seed.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -164,6 +164,7 @@ pub fn collect_as(
         .map(|r| (run_dir(out, &r.id), r.provenance.as_ref()))
         .collect();
     provenance::check_merge(out, &entries, &crate::config::AXES, allow_mixed)?;
+    check_points_once(out, &runs)?;
     let best = choose(&runs);
     for ((depth, activation, normalization), why) in selection::left_out(&runs, &best) {
         eprintln!(
@@ -258,6 +259,24 @@ pub fn collect_as(
         )?);
     }
     Ok(written)
+}
+
+/// Refuses two runs of one point and seed ([`crate::config::point_key`]), `--allow-mixed`
+/// or not: the seeds' statistics would count them twice (twenty-second hostile round, D1:
+/// a run differing only in `train.checkpoint_every` made `seeds 2, sd 0`).
+fn check_points_once(out: &Path, runs: &[RunRecord]) -> crate::Result<()> {
+    let mut seen: std::collections::BTreeMap<String, &str> = std::collections::BTreeMap::new();
+    for r in runs {
+        let Some(p) = &r.provenance else { continue };
+        let key = serde_json::to_string(&crate::config::point_key(&p.config)).expect("json");
+        if let Some(first) = seen.insert(key, &r.id) {
+            return Err(crate::Error::SamePointTwice {
+                first: run_dir(out, first),
+                second: run_dir(out, &r.id),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The directory of the run `id` under `out`: `out/runs/<id>`, or `out` itself for a single

@@ -3212,3 +3212,75 @@ fn twenty_first_review() {
         &run(&["collect".into(), tsd.clone().into_os_string()]),
     );
 }
+
+/// Issue 65, the twenty-second hostile round. D1: a run of one point and seed that differs
+/// only in a key that changes no number (`train.checkpoint_every`) is one seed, not two:
+/// refused when it would join a sweep's `runs/`, and `collect` refuses two such runs
+/// (here a copy made by hand), `--allow-mixed` or not (it counted `seeds 2, sd 0`). D3: a
+/// run brought into a sweep another process is writing is refused, naming the writer.
+#[test]
+fn twenty_second_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tiny = write(d, "tiny.toml", TINY);
+    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
+    let sw = d.join("sw");
+    assert_ok("the sweep", &run(&args(&sweep, &sw, &[])));
+    let same_point = [
+        "--set",
+        "train.seed=1",
+        "--set",
+        "train.checkpoint_every=2",
+        "--dry-run",
+    ];
+    assert_clean_error(
+        "the same point and seed, another checkpoint_every",
+        &run(&args(&tiny, &sw.join("runs/mine"), &same_point)),
+        &["runs/mine", "depth001", "two seeds"],
+    );
+    // The same run trained elsewhere and moved in by hand.
+    let elsewhere = d.join("elsewhere");
+    assert_ok(
+        "the same point elsewhere",
+        &run(&args(&tiny, &elsewhere, &same_point[..4])),
+    );
+    let copy = sw.join("runs/copy");
+    let status = std::process::Command::new("mv")
+        .arg(&elsewhere)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // Without --allow-mixed the configs' difference is refused first; with it, the point.
+    for (extra, words) in [
+        (&[][..], &["train.checkpoint_every"][..]),
+        (&["--allow-mixed"], &["runs/copy", "two seeds"]),
+    ] {
+        let mut v: Vec<OsString> = vec!["collect".into(), sw.clone().into_os_string()];
+        v.extend(extra.iter().map(OsString::from));
+        assert_clean_error("two runs of one point", &run(&v), words);
+    }
+    std::fs::remove_dir_all(&copy).unwrap();
+
+    // D3: a writer holds the sweep.
+    let claim = ntk_files::lock::SweepClaim::acquire(&sw, "another", "the test").unwrap();
+    assert_clean_error(
+        "a run into a sweep being written",
+        &run(&args(
+            &tiny,
+            &sw.join("runs/other"),
+            &["--set", "optim.lr=0.2", "--dry-run"],
+        )),
+        &["another process is writing this sweep"],
+    );
+    drop(claim);
+    assert_ok(
+        "once the writer is gone",
+        &run(&args(
+            &tiny,
+            &sw.join("runs/other"),
+            &["--set", "optim.lr=0.2", "--dry-run"],
+        )),
+    );
+}
