@@ -50,7 +50,7 @@ export_runs() {
     for run in "$from"/*/; do
         run="${run%/}"
         [ -f "$run/summary.json" ] || continue
-        local id dest f clash=""
+        local id dest f why clash=""
         id="$(basename "$run")"
         dest="$to/$id"
         if [ -L "$dest" ]; then
@@ -65,6 +65,15 @@ export_runs() {
         fi
         if [ -n "$clash" ]; then
             echo "seeds: $dest $clash (a run of the same id made otherwise?): not replaced; move it away to export this line's run there" >&2
+            exports_refused=$((exports_refused + 1))
+            continue
+        fi
+        # A new entry of the experiment's runs/ is asked of ntk-train first, as one run
+        # brought into a collected sweep is (its dry run): a run of the same point and seed
+        # there already would be counted twice by the collect (twenty-second hostile round,
+        # D2: exported, and collect.sh then refused the directory).
+        if [ ! -e "$dest" ] && ! why="$("$bin" run --config "$run/config.toml" --out "$dest" --dry-run 2>&1 >/dev/null)"; then
+            echo "seeds: $dest: not exported: ${why#error: }" >&2
             exports_refused=$((exports_refused + 1))
             continue
         fi

@@ -145,6 +145,28 @@ fn names_are_plain_and_unique_and_a_failed_line_exports_nothing() {
         "{err}"
     );
     assert!(!dir.path().join("experiments/x/runs/r1").exists());
+    // A run the tool refuses as a new entry of the experiment's runs/ (its dry run: here a
+    // point and seed another run there holds) is not exported (twenty-second hostile round,
+    // D2: exported, and collect.sh then refused the directory).
+    let refusing = dir.path().join("refusing.sh");
+    std::fs::write(
+        &refusing,
+        "#!/bin/sh
+[ \"$1\" = run ] && { echo 'error: mine records this config already' >&2; \
+         exit 2; }
+exit 0
+",
+    )
+    .unwrap();
+    std::fs::set_permissions(&refusing, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (o, _) = run(dir.path(), &refusing, None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("not exported: mine records this config already"),
+        "{err}"
+    );
+    assert!(!dir.path().join("experiments/x/runs/r1").exists());
     // Once the line succeeds, its runs are exported.
     let (o, _) = run(dir.path(), &stub, None);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
