@@ -41,19 +41,30 @@ fn recorded(sweep: &Path, skip: &[PathBuf]) -> crate::Result<Vec<(PathBuf, Prove
         .collect())
 }
 
-/// A joining run whose config a run under `runs/` records already.
-fn first_duplicate<'a>(
-    joining: &'a [Joining<'_>],
-    there: &'a [(PathBuf, Provenance)],
-) -> Option<(&'a Joining<'a>, &'a Path)> {
-    // The same point and seed, not only the same config: a run differing in a key that
-    // changes no number would be counted as a second seed (twenty-second round, D1).
-    joining.iter().find_map(|j| {
-        let mine = crate::config::point_key(&j.provenance.config);
-        there
-            .iter()
-            .find(|(_, p)| crate::config::point_key(&p.config) == mine)
-            .map(|(dir, _)| (j, dir.as_path()))
+/// A joining run of the point and seed of a run under `runs/` (or of another joining run),
+/// or two runs there of one point and seed ([`crate::config::same_point_pair`], the
+/// check `collect` makes): the same point and seed, not only the same config, since a run
+/// differing in a key that changes no number would be counted as a second seed
+/// (twenty-second round, D1).
+fn same_point(joining: &[Joining<'_>], there: &[(PathBuf, Provenance)]) -> crate::Result<()> {
+    let entries: Vec<(PathBuf, &Provenance)> = there
+        .iter()
+        .map(|(dir, p)| (dir.clone(), p))
+        .chain(joining.iter().map(|j| (j.dir.clone(), j.provenance)))
+        .collect();
+    let Some((first, second)) = crate::config::same_point_pair(&entries) else {
+        return Ok(());
+    };
+    Err(if joining.iter().any(|j| j.dir == second) {
+        crate::Error::SameConfigThere {
+            new: second.to_path_buf(),
+            there: first.to_path_buf(),
+        }
+    } else {
+        crate::Error::SamePointTwice {
+            first: first.to_path_buf(),
+            second: second.to_path_buf(),
+        }
     })
 }
 
@@ -62,9 +73,7 @@ fn first_duplicate<'a>(
 pub fn check_sweep(sweep: &Path, joining: &[Joining<'_>], allow_mixed: bool) -> crate::Result<()> {
     let skip: Vec<PathBuf> = joining.iter().map(|j| j.dir.clone()).collect();
     let there = recorded(sweep, &skip)?;
-    if let Some((j, dir)) = first_duplicate(joining, &there) {
-        return Err(duplicate(&j.dir, dir));
-    }
+    same_point(joining, &there)?;
     let mut entries: Vec<(PathBuf, Option<&Provenance>)> = there
         .iter()
         .map(|(dir, p)| (dir.clone(), Some(p)))
@@ -109,15 +118,5 @@ pub fn check_single(out: &Path, joining: &Joining<'_>) -> crate::Result<()> {
         });
     }
     let there = recorded(sweep, std::slice::from_ref(&joining.dir))?;
-    match first_duplicate(std::slice::from_ref(joining), &there) {
-        Some((j, dir)) => Err(duplicate(&j.dir, dir)),
-        None => Ok(()),
-    }
-}
-
-fn duplicate(new: &Path, there: &Path) -> crate::Error {
-    crate::Error::SameConfigThere {
-        new: new.to_path_buf(),
-        there: there.to_path_buf(),
-    }
+    same_point(std::slice::from_ref(joining), &there)
 }

@@ -265,6 +265,20 @@ pub fn point_key(config: &ntk_runs::provenance::FlatConfig) -> Vec<Option<&serde
     AXES.iter().map(|k| config.get(*k)).collect()
 }
 
+/// The first two of `entries` (run directories, each with its recorded provenance), in
+/// their order, that are one point and seed ([`point_key`]): what `collect` refuses, and
+/// what a sweep or a run joining a sweep's `runs/` refuses before it trains.
+pub fn same_point_pair<'a>(
+    entries: &'a [(PathBuf, &ntk_runs::provenance::Provenance)],
+) -> Option<(&'a Path, &'a Path)> {
+    let mut seen = std::collections::BTreeMap::new();
+    entries.iter().find_map(|(dir, p)| {
+        let key = serde_json::to_string(&point_key(&p.config)).expect("values serialize");
+        seen.insert(key, dir.as_path())
+            .map(|first| (first, dir.as_path()))
+    })
+}
+
 /// The axes of a sweep; an empty axis keeps the base config's value. Runs are the
 /// Cartesian product, in the order depth, activation, normalization, variant, lr, seed.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -265,18 +265,17 @@ pub fn collect_as(
 /// or not: the seeds' statistics would count them twice (twenty-second hostile round, D1:
 /// a run differing only in `train.checkpoint_every` made `seeds 2, sd 0`).
 fn check_points_once(out: &Path, runs: &[RunRecord]) -> crate::Result<()> {
-    let mut seen: std::collections::BTreeMap<String, &str> = std::collections::BTreeMap::new();
-    for r in runs {
-        let Some(p) = &r.provenance else { continue };
-        let key = serde_json::to_string(&crate::config::point_key(&p.config)).expect("json");
-        if let Some(first) = seen.insert(key, &r.id) {
-            return Err(crate::Error::SamePointTwice {
-                first: run_dir(out, first),
-                second: run_dir(out, &r.id),
-            });
-        }
+    let entries: Vec<(PathBuf, &Provenance)> = runs
+        .iter()
+        .filter_map(|r| Some((run_dir(out, &r.id), r.provenance.as_ref()?)))
+        .collect();
+    match crate::config::same_point_pair(&entries) {
+        Some((first, second)) => Err(crate::Error::SamePointTwice {
+            first: first.to_path_buf(),
+            second: second.to_path_buf(),
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The directory of the run `id` under `out`: `out/runs/<id>`, or `out` itself for a single

@@ -3261,6 +3261,12 @@ fn twenty_second_review() {
         v.extend(extra.iter().map(OsString::from));
         assert_clean_error("two runs of one point", &run(&v), words);
     }
+    // The sweep, before it trains anything, refuses what its collect would.
+    assert_clean_error(
+        "a sweep over two runs of one point",
+        &run(&args(&sweep, &sw, &["--allow-mixed", "--dry-run"])),
+        &["runs/copy", "two seeds"],
+    );
     std::fs::remove_dir_all(&copy).unwrap();
 
     // D3: a writer holds the sweep.
