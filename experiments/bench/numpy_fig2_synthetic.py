@@ -24,10 +24,18 @@ experiments/bench/README.md). Prints one line per kernel and the wall time; `--c
 writes the rows.
 
     OPENBLAS_NUM_THREADS=2 python experiments/bench/numpy_fig2_synthetic.py
+
+The peer of one probe command (`ntk-probe ntk ... --depth 10 --out DIR`, issue 62 item 3),
+as a whole process doing the same job: one kernel, and its files written as the probe
+writes them (`inputs.npy`, `ntk.npy`, `eigenvalues.npy`, each fsynced):
+
+    OPENBLAS_NUM_THREADS=2 python experiments/bench/numpy_fig2_synthetic.py \
+        --seeds 1 --depth 10 --activation relu --save DIR
 """
 
 import argparse
 import math
+import os
 import sys
 import time
 
@@ -69,9 +77,23 @@ def kernel(x, depth, relu, rng, width):
     return k
 
 
-def summarize(k):
+def save(directory, name, array):
+    """`array` as `directory/name`, written and fsynced before it is renamed into place."""
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, name)
+    with open(path + ".tmp", "wb") as f:
+        np.save(f, array)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(path + ".tmp", path)
+
+
+def summarize(k, directory=None):
     n = k.shape[0]
     eig = np.linalg.eigvalsh(k)
+    if directory:
+        save(directory, "ntk.npy", k)
+        save(directory, "eigenvalues.npy", eig)
     lmin, lmax = eig[0], eig[-1]
     threshold = n * np.finfo(np.float64).eps * lmax
     singular = lmin <= threshold
@@ -92,6 +114,11 @@ def main():
     parser.add_argument("--seeds", type=int, nargs="*", default=SEEDS)
     parser.add_argument("--inputs", help="the n x d inputs (.npy) instead of numpy's own draw")
     parser.add_argument("--csv", help="write one row per kernel here")
+    parser.add_argument("--depth", type=int, help="this depth only (default: 0..max-depth)")
+    parser.add_argument(
+        "--activation", choices=["relu", "linear"], help="this activation only (default: both)"
+    )
+    parser.add_argument("--save", help="write inputs.npy and each kernel's ntk.npy and eigenvalues.npy here")
     args = parser.parse_args()
 
     if args.inputs:
@@ -100,13 +127,16 @@ def main():
         x = np.random.default_rng(0).standard_normal((args.n, args.input_dim))
     rows = []
     start = time.perf_counter()
-    for act in ["relu", "linear"]:
+    if args.save:
+        save(args.save, "inputs.npy", x)
+    depths = [args.depth] if args.depth is not None else range(args.max_depth + 1)
+    for act in [args.activation] if args.activation else ["relu", "linear"]:
         for seed in args.seeds:
-            for depth in range(args.max_depth + 1):
+            for depth in depths:
                 t = time.perf_counter()
                 rng = np.random.default_rng(seed)
                 k = kernel(x, depth, act == "relu", rng, args.width)
-                lmin, lmax, singular, rank, angle = summarize(k)
+                lmin, lmax, singular, rank, angle = summarize(k, args.save)
                 kappa = math.inf if singular else lmax / lmin
                 secs = time.perf_counter() - t
                 rows.append((act, seed, depth, lmin, lmax, kappa, singular, rank, angle, secs))

@@ -156,6 +156,15 @@ pub fn write_into(dir: &Path, name: &str, bytes: &[u8]) -> crate::Result<()> {
 /// [`replace_file`]); a `path` that is not a regular file of this user is refused before
 /// anything is written.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    atomic_write_with(path, |w| w.write_all(bytes))
+}
+
+/// [`atomic_write`] of what `write` streams into the file (through a 1 MiB buffer): large
+/// arrays go to the file without first being serialized whole in memory.
+pub fn atomic_write_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let path = &check_target(path)?;
     let file_name = path
         .file_name()
@@ -164,8 +173,9 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     tmp_name.push(format!("{}{}", crate::outset::TMP_TAG, std::process::id()));
     let tmp = path.with_file_name(tmp_name);
     let result = (|| {
-        let mut file = fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
+        let mut file = std::io::BufWriter::with_capacity(1 << 20, fs::File::create(&tmp)?);
+        write(&mut file)?;
+        let file = file.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
         replace_file(&tmp, path)
     })();

@@ -185,12 +185,22 @@ pub fn compute_kernel_cached(
         }
         Method::Structured if compute.on_host() && mode != OutputMode::Full => {
             let k = match compute.precision {
-                Precision::F32 => {
-                    host::ntk_with(mlp, &inputs.x, inputs.n, &outputs, &mut cache.f32)
-                }
-                Precision::F64 => {
-                    host::ntk_with(mlp, &inputs.x, inputs.n, &outputs, &mut cache.f64)
-                }
+                Precision::F32 => host::ntk_with(
+                    mlp,
+                    &inputs.x,
+                    inputs.n,
+                    &outputs,
+                    &mut cache.f32,
+                    cache.reuse,
+                ),
+                Precision::F64 => host::ntk_with(
+                    mlp,
+                    &inputs.x,
+                    inputs.n,
+                    &outputs,
+                    &mut cache.f64,
+                    cache.reuse,
+                ),
             };
             (k, Route::Host)
         }

@@ -97,7 +97,10 @@ pub fn check_memory(
         "--n {} --input-dim {} --width {} --depth {} ({precision})",
         row.n, row.d, row.width, row.depth
     );
-    Ok(crate::run::memory_estimate(&cfg, row.d)?.check(&culprit, max_memory)?)
+    Ok(
+        crate::run::memory_estimate(&cfg, row.d, ntk_kernel::host::Reuse::OneKernel)?
+            .check(&culprit, max_memory)?,
+    )
 }
 
 /// The sizes of one benchmark row: samples, input dimension, width and depth.

@@ -173,7 +173,14 @@ mod tests {
                 let params = Params::<f64>::read(&mlp);
                 let what = format!("depth {depth} bias {bias} outputs {outputs:?} {convention:?}");
                 let a = ntk::<f64>(&mlp, &params, &x, n, &outputs);
-                let b = super::super::layered::<f64>(&mlp, &params, &x, n, &outputs, &mut None);
+                let b = super::super::layered::<f64>(
+                    &mlp,
+                    &params,
+                    &x,
+                    n,
+                    &outputs,
+                    (&mut None, super::super::Reuse::OneKernel),
+                );
                 let err = a.relative_error(&b);
                 assert!(err < 1e-12, "f64 {what}: {err:e}");
                 let a = ntk::<f32>(&mlp, &params, &x, n, &outputs);

@@ -58,7 +58,7 @@ pub const GRAM_CACHE_BYTES: usize = 2 << 30;
 impl<T: Real> Forward<T> {
     /// The forward of the hidden layers of `params` on the `n` rows of `x`, with the buffers
     /// of `old` (a replaced forward) where the shapes agree.
-    fn new(params: &Params<T>, x: &[f64], n: usize, old: Option<Self>) -> Self {
+    fn new(params: &Params<T>, x: &[f64], n: usize, old: Option<Self>, reuse: Reuse) -> Self {
         let mut pool = old.map(Self::into_pool).unwrap_or_default();
         pool.retain_rows(n);
         let mut params = params.clone();
@@ -74,7 +74,7 @@ impl<T: Real> Forward<T> {
             input,
             trace,
             grams: (0..=depth).map(|_| None).collect(),
-            keep_grams: bytes <= GRAM_CACHE_BYTES,
+            keep_grams: reuse == Reuse::DepthSweep && bytes <= GRAM_CACHE_BYTES,
             pool,
         }
     }
@@ -187,17 +187,42 @@ impl<T: Real> Forward<T> {
     }
 }
 
-/// The reusable forwards of a sweep, one per precision (see [`Forward`], [`ntk_with`]).
+/// The reusable forwards of a sweep, one per precision (see [`Forward`], [`ntk_with`]), and
+/// what they keep for the kernels after the first ([`Reuse`]).
 #[derive(Default)]
 pub struct HostCache {
     pub f32: Option<Forward<f32>>,
     pub f64: Option<Forward<f64>>,
+    pub reuse: Reuse,
+}
+
+impl HostCache {
+    /// The cache of a depth sweep: the forward's Grams kept for the shallower networks.
+    pub fn for_depth_sweep() -> Self {
+        Self {
+            reuse: Reuse::DepthSweep,
+            ..Self::default()
+        }
+    }
+}
+
+/// What a [`Forward`] keeps beyond the kernel it is formed for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reuse {
+    /// One kernel (a single run, a tracked measurement): each Gram `G_l` is formed once into
+    /// a work buffer. Keeping them cost one `n x n` buffer per layer for nothing (352 MB of
+    /// first-touch page faults at n = 2000, depth 10 in f64: ~0.1 s of a 1.6 s run).
+    #[default]
+    OneKernel,
+    /// A depth sweep, deepest first: the Grams `G_l` are kept (within [`GRAM_CACHE_BYTES`])
+    /// for the shallower networks, which share the hidden layers.
+    DepthSweep,
 }
 
 /// One forward and the hand-written backward (see [`crate::structured`]).
 pub fn factors<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> HostFactors<T> {
     let params = Params::<T>::read(mlp);
-    let fwd = Forward::new(&params, x, n, None);
+    let fwd = Forward::new(&params, x, n, None, Reuse::OneKernel);
     let deltas = fwd.deltas(
         params.depth(),
         params.output(),
@@ -212,23 +237,25 @@ pub fn factors<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> Ho
 
 /// The structured NTK, summed over `outputs` (one output: that output's kernel), in `T`.
 pub fn ntk<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> Kernel {
-    ntk_with::<T>(mlp, x, n, outputs, &mut None)
+    ntk_with::<T>(mlp, x, n, outputs, &mut None, Reuse::OneKernel)
 }
 
 /// [`ntk`] reusing `cache` when it holds this network's forward (see [`Forward`]); otherwise
-/// the cache is replaced by this network's. Run a depth sweep deepest first. Linear networks
-/// take their closed form through the inputs ([`linear`]) and leave the cache alone.
+/// the cache is replaced by this network's, keeping what `reuse` says. Run a depth sweep
+/// deepest first. Linear networks take their closed form through the inputs ([`linear`]) and
+/// leave the cache alone.
 pub fn ntk_with<T: Real>(
     mlp: &Mlp,
     x: &[f64],
     n: usize,
     outputs: &[usize],
     cache: &mut Option<Forward<T>>,
+    reuse: Reuse,
 ) -> Kernel {
     if linear::applies(mlp) {
         return linear::ntk::<T>(mlp, &Params::read(mlp), x, n, outputs);
     }
-    layered(mlp, &Params::read(mlp), x, n, outputs, cache)
+    layered(mlp, &Params::read(mlp), x, n, outputs, (cache, reuse))
 }
 
 /// The general structured kernel, layer by layer, from the (cached) forward.
@@ -238,11 +265,11 @@ fn layered<T: Real>(
     x: &[f64],
     n: usize,
     outputs: &[usize],
-    cache: &mut Option<Forward<T>>,
+    (cache, reuse): (&mut Option<Forward<T>>, Reuse),
 ) -> Kernel {
     if !cache.as_ref().is_some_and(|f| f.covers(params, x)) {
         let old = cache.take();
-        *cache = Some(Forward::new(params, x, n, old));
+        *cache = Some(Forward::new(params, x, n, old, reuse));
     }
     let fwd = cache.as_mut().expect("set above");
     let depth = params.depth();

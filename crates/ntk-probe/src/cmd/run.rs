@@ -159,6 +159,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
     run::check_memory(
         &cfg,
         inputs::expected_dim(&cfg.data)?,
+        ntk_kernel::host::Reuse::OneKernel,
         flags.max_memory.as_deref(),
     )?;
     let inputs = inputs::load(&cfg.data)?;

@@ -3,6 +3,7 @@
 //! the flop counts and the time they take at this machine's GEMM rate ([`tiled_plan`]).
 
 use super::*;
+use ntk_kernel::host::Reuse;
 
 /// What the tiled route is about to do, with its memory, its flop counts and the time they
 /// take at this machine's GEMM rate, measured on one tile-sized product.
@@ -59,8 +60,9 @@ pub const TILE: usize = 1024;
 
 /// The memory a probe of `cfg` needs, roughly (see [`ntk_runs::budget`]): the kernel and the
 /// eigensolver's copies, the structured engine's activations and work matrices, or the
-/// autodiff path's per-sample gradient rows. `d` is the data's input dimension.
-pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
+/// autodiff path's per-sample gradient rows. `d` is the data's input dimension; `reuse` is
+/// what the host engine keeps (a depth sweep keeps the layers' Grams, one run does not).
+pub fn memory_estimate(cfg: &ProbeConfig, d: usize, reuse: Reuse) -> crate::Result<Estimate> {
     let elem = cfg.probe.precision.dtype().size() as f64;
     let mut e = Estimate::default();
     // The program before any work (measured: 114 MiB, mostly OpenBLAS's per-thread buffers
@@ -169,9 +171,9 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
     if let Some(activations) = activations {
         e.add("activations (all layers)", activations, elem);
         e.add("work matrices", 3.0 * n * n, 8.0);
-        // The host engine keeps every layer's Gram matrix for reuse while they fit
-        // (`host::GRAM_CACHE_BYTES`).
-        if let NetSpec::Mlp(m) = cfg.net()? {
+        // A depth sweep's host engine keeps every layer's Gram matrix for reuse while they
+        // fit (`host::GRAM_CACHE_BYTES`); one run's forms each once in a work matrix.
+        if let (NetSpec::Mlp(m), Reuse::DepthSweep) = (cfg.net()?, reuse) {
             let grams = (m.depth as f64 + 1.0) * n * n * elem;
             if grams <= ntk_kernel::host::GRAM_CACHE_BYTES as f64 {
                 e.add("the layers' Gram matrices", grams, 1.0);
@@ -203,7 +205,12 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize) -> crate::Result<Estimate> {
 }
 
 /// Refuses a probe whose estimated memory exceeds the limit ([`ntk_runs::budget`]).
-pub fn check_memory(cfg: &ProbeConfig, d: usize, max_memory: Option<&str>) -> crate::Result<()> {
+pub fn check_memory(
+    cfg: &ProbeConfig,
+    d: usize,
+    reuse: Reuse,
+    max_memory: Option<&str>,
+) -> crate::Result<()> {
     let culprit = format!("data.n = {}, {}", cfg.data.n, cfg.net()?.size_keys());
-    Ok(memory_estimate(cfg, d)?.check(&culprit, max_memory)?)
+    Ok(memory_estimate(cfg, d, reuse)?.check(&culprit, max_memory)?)
 }

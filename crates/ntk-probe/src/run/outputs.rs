@@ -21,20 +21,7 @@ pub fn write_outputs(
         action,
         source,
     };
-    std::fs::create_dir_all(dir).map_err(|e| ctx("create the output directory", e))?;
-    if let Some(inputs) = inputs {
-        npy::write_f64(
-            &dir.join("inputs.npy"),
-            &inputs.x,
-            &[inputs.n as u64, inputs.d as u64],
-        )
-        .map_err(|e| ctx("write inputs.npy", e))?;
-    }
-    if let Some(kernel) = kernel {
-        let s = kernel.size as u64;
-        npy::write_f64(&dir.join("ntk.npy"), &kernel.data, &[s, s])
-            .map_err(|e| ctx("write ntk.npy", e))?;
-    }
+    write_arrays(dir, inputs, kernel)?;
     npy::write_f64(
         &dir.join("eigenvalues.npy"),
         eigenvalues,
@@ -62,4 +49,34 @@ pub fn write_outputs(
     let json = serde_json::to_string_pretty(summary).expect("summary serializes");
     ntk_files::io::atomic_write(&dir.join("summary.json"), json.as_bytes())
         .map_err(|e| ctx("write summary.json", e))
+}
+
+/// The output set's inputs.npy and ntk.npy, each atomically (the directory created first);
+/// [`write_outputs`] writes them when given, and `run` writes them while the kernel's
+/// spectrum is computed.
+pub fn write_arrays(
+    dir: &Path,
+    inputs: Option<&Inputs>,
+    kernel: Option<&Kernel>,
+) -> crate::Result<()> {
+    let ctx = |action: &'static str, source: std::io::Error| Error::CannotWrite {
+        dir: dir.to_path_buf(),
+        action,
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| ctx("create the output directory", e))?;
+    if let Some(inputs) = inputs {
+        npy::write_f64(
+            &dir.join("inputs.npy"),
+            &inputs.x,
+            &[inputs.n as u64, inputs.d as u64],
+        )
+        .map_err(|e| ctx("write inputs.npy", e))?;
+    }
+    if let Some(kernel) = kernel {
+        let s = kernel.size as u64;
+        npy::write_f64(&dir.join("ntk.npy"), &kernel.data, &[s, s])
+            .map_err(|e| ctx("write ntk.npy", e))?;
+    }
+    Ok(())
 }

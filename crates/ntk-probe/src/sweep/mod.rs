@@ -141,7 +141,7 @@ impl<'a> ProbeSweep<'a> {
             compute,
             data,
             reporter: Reporter::default(),
-            cache: HostCache::default(),
+            cache: HostCache::for_depth_sweep(),
             deepest: None,
             allow_mixed: opts.allow_mixed,
             foresight,
@@ -218,6 +218,7 @@ fn check_memory(cfg: &SweepConfig, setting: &Setting, opts: &SweepOptions) -> cr
         run::check_memory(
             &pcfg,
             inputs::expected_dim(&pcfg.data)?,
+            ntk_kernel::host::Reuse::DepthSweep,
             opts.max_memory.as_deref(),
         )?;
     }

@@ -239,10 +239,14 @@ fn the_blocks_protocol_goes_block_by_block_above_the_threshold() {
     assert!(per_block(&cfg, &[Protocol::Blocks], big));
     assert!(!per_block(&cfg, &[Protocol::Blocks], PER_BLOCK_ROWS));
     assert!(!per_block(&cfg, &[Protocol::Whole, Protocol::Blocks], big));
-    let small = memory_estimate(&cfg, 5).unwrap().total();
+    let small = memory_estimate(&cfg, 5, ntk_kernel::host::Reuse::OneKernel)
+        .unwrap()
+        .total();
     let mut whole = cfg.clone();
     whole.probe.protocol = Protocol::Whole;
-    let large = memory_estimate(&whole, 5).unwrap().total();
+    let large = memory_estimate(&whole, 5, ntk_kernel::host::Reuse::OneKernel)
+        .unwrap()
+        .total();
     // Beside the program's own 128 MiB, a block's terms are small.
     assert!(large > 1e9 && small < 1.34e8 + 1e8, "{large} vs {small}");
 

@@ -795,9 +795,10 @@ fn estimate_of(args: &[OsString]) -> f64 {
 
 /// The memory guard's estimates against the peaks real probes reach (`wait4` usage of the
 /// child), within a factor of 1.5 either way: the structured MLP kernel (n = 2000, width
-/// 512, depth 10, whose layer Grams are kept) and a 1202-layer Fixup ResNet's per-sample
-/// gradients (the second hostile review: a ResNet-9998 was estimated at 4.6 GiB and peaked
-/// at 8.2 GB, the forward maps and the network's copies uncounted).
+/// 512, depth 10) of one run, which forms each layer's Gram once, and of a depth sweep,
+/// whose cache keeps them (352 MB more: `ntk_kernel::host::Reuse`), and a 1202-layer Fixup
+/// ResNet's per-sample gradients (the second hostile review: a ResNet-9998 was estimated at
+/// 4.6 GiB and peaked at 8.2 GB, the forward maps and the network's copies uncounted).
 #[test]
 fn memory_estimates_hold_to_the_measured_peaks() {
     let dir = tempfile::tempdir().unwrap();
@@ -817,10 +818,29 @@ fn memory_estimates_hold_to_the_measured_peaks() {
          [resnet]\ndepth = 1202\nvariant = \"fixup\"\nseed = 1\n\n\
          [probe]\nprecision = \"f32\"\n",
     );
-    for (name, cfg) in [("mlp", &mlp), ("resnet", &resnet)] {
-        let estimate = estimate_of(&ntk_args(cfg, &d.join(format!("{name}-a")), &[]));
+    let sweep = write(
+        d,
+        "sweep.toml",
+        &TINY_SWEEP
+            .replace("depths = [1, 2]", "depths = [10]")
+            .replace("n = 12", "n = 2000")
+            .replace("width = 8", "width = 512"),
+    );
+    let sweep_args = |out: &str| {
+        let mut v = os(&["sweep", "--config"]);
+        v.push(sweep.clone().into());
+        v.extend(os(&["--out"]));
+        v.push(d.join(out).into());
+        v
+    };
+    let args = |name: &str, cfg: &Path, out: &str| match name {
+        "sweep" => sweep_args(out),
+        _ => ntk_args(cfg, &d.join(out), &[]),
+    };
+    for (name, cfg) in [("mlp", &mlp), ("sweep", &sweep), ("resnet", &resnet)] {
+        let estimate = estimate_of(&args(name, cfg, &format!("{name}-a")));
         let mut cmd = probe();
-        cmd.args(ntk_args(cfg, &d.join(format!("{name}-b")), &[]));
+        cmd.args(args(name, cfg, &format!("{name}-b")));
         let (ok, peak) = ntk_runs::budget::peak_of(cmd).unwrap();
         assert!(ok, "{name}: the run failed");
         let ratio = estimate / peak;

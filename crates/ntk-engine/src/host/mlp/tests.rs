@@ -269,3 +269,47 @@ fn stored_transposes_give_the_same_signals() {
     }
     assert!(p.layers().zip(q.layers()).all(|(a, b)| a.same(b)));
 }
+
+/// The tiled copies against the plain index definitions, on sizes that are not multiples of
+/// the tile (one tile, several, a remainder on either side) and on a 1 x 1 and an empty
+/// matrix: every entry exact (a copy rounds nothing).
+#[test]
+fn tiled_transposes_equal_their_definitions() {
+    for (rows, cols) in [
+        (0, 3),
+        (1, 1),
+        (5, 7),
+        (32, 32),
+        (33, 70),
+        (70, 33),
+        (100, 64),
+    ] {
+        let v: Vec<f64> = (0..rows * cols).map(|k| k as f64 * 0.5 - 3.0).collect();
+        let m = from_rows::<f64>(&v, rows, cols);
+        let t = transposed(m.as_ref());
+        let back = init::transpose(&v, rows, cols);
+        assert_eq!(
+            (m.nrows(), m.ncols(), t.nrows(), t.ncols()),
+            (rows, cols, cols, rows)
+        );
+        for i in 0..rows {
+            for j in 0..cols {
+                assert_eq!(
+                    m[(i, j)],
+                    v[i * cols + j],
+                    "from_rows ({i}, {j}) of {rows} x {cols}"
+                );
+                assert_eq!(
+                    t[(j, i)],
+                    v[i * cols + j],
+                    "transposed ({j}, {i}) of {rows} x {cols}"
+                );
+                assert_eq!(
+                    back[j * rows + i],
+                    v[i * cols + j],
+                    "init::transpose of {rows} x {cols}"
+                );
+            }
+        }
+    }
+}
