@@ -23,9 +23,16 @@ use ntk_runs::overrides::{Assignment, Flags};
 
 /// The help of `--set`, the same in both tools.
 pub const SET_HELP: &str = "Override a config key: KEY=VALUE at a dotted key, typed and \
-    checked as in the file (repeatable; applied after the short flags). VALUE is TOML, other \
+    checked as in the file (repeatable; applied after the short flags, whose keys it may not set \
+    to another value). VALUE is TOML, other \
     text a string: --set model.depth=5 --set data.dataset=mnist --set optim.lr=0.1; \
     KEY= (nothing after =) removes the key, back to its default: --set data.input_dim=";
+
+/// `--out` as given with its `.` components dropped: `DIR/.` names `DIR` (round 23's D3: the
+/// dry run took `DIR/.`, and the run, having computed, failed to move its set there).
+pub fn out_path(s: &str) -> Result<PathBuf, String> {
+    Ok(std::path::Path::new(s).components().collect())
+}
 
 /// The flags of one run: the config, where it writes, overrides, and what to do with what
 /// is already there.
@@ -35,7 +42,7 @@ pub struct RunFlags {
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Output directory (default: the config's `out`, where it has one).
-    #[arg(long)]
+    #[arg(long, value_parser = out_path)]
     pub out: Option<PathBuf>,
     #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
     pub set: Vec<String>,
@@ -308,11 +315,23 @@ mod tests {
             "--device",
             "flex",
             "--set",
-            "data.n=7",
+            "data.n=100",
             "--shard",
             "1/2",
         ]);
         let mlp: toml::Table = "[model]\nwidth = 8".parse().unwrap();
+        // A flag and a --set of its key with another value: refused, naming both.
+        let other = parse(&["--config", "c.toml", "--n", "100", "--set", "data.n=7"]);
+        let e = assignments(
+            &mlp,
+            &other.sweep.run.keys,
+            "probe",
+            &other.sweep.run.set,
+            |_| Ok(()),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(e, "--n 100 and --set data.n=7 both set data.n: give one");
         let a = assignments(&mlp, &t.sweep.run.keys, "probe", &t.sweep.run.set, |_| {
             Ok(())
         })

@@ -165,6 +165,21 @@ impl DirLock {
         }
     }
 
+    /// The live holder of the lock beside `dir` ([`DirLock::acquire_beside`]: a probe's
+    /// output set being made for `dir` now), if any; nothing is changed.
+    pub fn holder_beside(dir: &Path) -> Option<String> {
+        let name = dir.file_name()?.to_string_lossy().into_owned();
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .open(dir.with_file_name(format!(".{name}.ntk-lock")))
+            .ok()?;
+        match file.try_lock() {
+            Err(TryLockError::WouldBlock) => Some(read_holder(&mut file)),
+            _ => None,
+        }
+    }
+
     /// The live holder of `dir`'s lock, if any (a run being written now).
     pub fn holder(dir: &Path) -> Option<String> {
         let mut file = File::options()
@@ -226,6 +241,18 @@ impl SweepClaim {
         what: &str,
         made_out: bool,
     ) -> crate::Result<Self> {
+        // A probe's output set being made for `out` now would replace the sweep at its end
+        // (round 23's D2: the sweep's every file lost, both commands exiting 0).
+        if let Some(holder) = DirLock::holder_beside(out) {
+            if made_out {
+                // Made for this claim and empty: a refused command leaves no directory.
+                let _ = fs::remove_dir(out);
+            }
+            return Err(crate::Error::Locked {
+                dir: out.to_path_buf(),
+                holder,
+            });
+        }
         let dir = out.join(WRITERS_DIR);
         let made_dir = fs::symlink_metadata(&dir).is_err();
         let guard = Self::guard(&dir)?;

@@ -72,6 +72,17 @@ impl OutputSet {
         }
         let writer = crate::lock::DirLock::acquire_beside(&parent.join(&name))
             .map_err(|e| io::Error::new(io::ErrorKind::ResourceBusy, e.to_string()))?;
+        // A sweep being written there now (round 23's D2): its lock lives inside.
+        if let Some(holder) = crate::lock::SweepClaim::live_writer(target) {
+            return Err(io::Error::new(
+                io::ErrorKind::ResourceBusy,
+                format!(
+                    "{}: another process is writing a sweep here ({holder}); wait for it to \
+                     end, or choose another --out",
+                    target.display()
+                ),
+            ));
+        }
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
@@ -108,6 +119,18 @@ impl OutputSet {
     /// Moves the set into place, replacing what the target held, in one step.
     pub fn commit(self) -> io::Result<()> {
         sync_dir(&self.tmp);
+        // What stands at the target now may have come after this set began (a sweep started
+        // meanwhile, round 23's D2): a sweep's directory is never replaced.
+        if fs::symlink_metadata(self.target.join(crate::lock::WRITERS_DIR)).is_ok() {
+            return Err(io::Error::new(
+                io::ErrorKind::ResourceBusy,
+                format!(
+                    "{}: a sweep was started there while this run computed; its files are \
+                     kept and this run's are not written: choose another --out",
+                    self.target.display()
+                ),
+            ));
+        }
         let result = replace_dir(&self.tmp, &self.target);
         if result.is_ok() {
             // After an exchange the old set sits at the temporary path.
@@ -442,6 +465,8 @@ pub fn resolve_out_for(out: &Path, output: Output) -> crate::Result<PathBuf> {
 
 /// [`resolve_out`] without the check of the directories above.
 fn resolve_link(out: &Path) -> crate::Result<PathBuf> {
+    // `DIR/.` names `DIR` (round 23's D3).
+    let out: &Path = &out.components().collect::<PathBuf>();
     let bad = |why: &str| crate::Error::OutputPath {
         path: out.to_path_buf(),
         why: why.to_string(),
@@ -838,6 +863,22 @@ pub fn check_writable(dir: &Path) -> crate::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Twenty-third hostile round, D2: a sweep started at a set's `--out` while the set was
+    /// being made is kept at the set's end; the set is not moved there.
+    #[test]
+    fn a_set_never_replaces_a_sweep_started_meanwhile() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("o");
+        let set = OutputSet::begin(&target).unwrap();
+        std::fs::write(set.path().join("summary.json"), "{}").unwrap();
+        std::fs::create_dir_all(target.join(crate::lock::WRITERS_DIR)).unwrap();
+        std::fs::write(target.join("results.csv"), "protocol\n").unwrap();
+        let e = set.commit().unwrap_err().to_string();
+        assert!(e.contains("a sweep was started there"), "{e}");
+        assert!(target.join("results.csv").is_file());
+        assert!(!target.join("summary.json").exists());
+    }
 
     fn files(dir: &Path) -> Vec<String> {
         let mut v: Vec<String> = fs::read_dir(dir)

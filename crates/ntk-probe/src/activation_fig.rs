@@ -69,13 +69,28 @@ pub fn moments_line(act: &Activation) -> String {
     )
 }
 
+/// Each activation's name in a table of `acts`: the family's (`leaky_relu`), with its
+/// parameter (`leaky_relu(alpha=0.1)`) where the table holds two of that family (round 22's
+/// N8: two parameters of one family were two columns of one name).
+pub fn table_names(acts: &[Activation]) -> Vec<String> {
+    acts.iter()
+        .map(|a| {
+            let family = acts.iter().filter(|b| b.kind() == a.kind()).count();
+            if family > 1 {
+                a.to_string()
+            } else {
+                a.kind().name().to_string()
+            }
+        })
+        .collect()
+}
+
 /// Writes `out/activations.csv` and `out/activations.{png,svg,pdf}` for `acts` on `xs`.
 pub fn write(out: &Path, acts: &[Activation], xs: &[f64]) -> crate::Result<()> {
     let mut header = vec!["x".to_string()];
-    for a in acts {
-        let name = a.kind().name();
-        header.push(name.to_string());
+    for name in table_names(acts) {
         header.push(format!("{name}_derivative"));
+        header.insert(header.len() - 1, name);
     }
     let mut text = header.join(",") + "\n";
     for &x in xs {

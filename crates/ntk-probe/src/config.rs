@@ -456,7 +456,7 @@ impl ProbeConfig {
             }
         }
         if self.data.n < crate::error::MIN_SAMPLES {
-            return Err(Error::TooFewSamples(self.data.n));
+            return Err(Error::too_few_samples(&self.data));
         }
         if self.data.dataset == Dataset::Synthetic && self.data.input_dim == Some(0) {
             return Err(Error::Config {
@@ -577,12 +577,14 @@ pub(crate) fn check_command(
         Some(v) if v.is_table() => true,
         Some(_) => return Ok(()),
     };
-    if has_sweep == want_sweep {
+    let has_onnx = table.get("onnx").is_some_and(toml::Value::is_table);
+    if has_sweep == want_sweep && !(has_onnx && !has_sweep) {
         return Ok(());
     }
     Err(Error::OtherCommand {
         path: path.to_path_buf(),
         has_sweep,
+        has_onnx,
         overridden: in_file != has_sweep,
     })
 }

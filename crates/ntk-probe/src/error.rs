@@ -33,11 +33,13 @@ pub enum Error {
     /// Fewer than [`MIN_SAMPLES`] samples (`data.n`): the NTK of one sample is its 1 x 1
     /// kernel, whose condition number is 1 whatever the network, with no pair for the
     /// gradient angles (nineteenth hostile round, N2; a block of one was refused already).
+    /// The data is named: `data.n`, and for a file set the file its rows come from (round
+    /// 22's N2: a one-row file was refused as `data.n = 1`, a key the user never wrote).
     #[error(
-        "data.n = {0}: need at least 2 samples: the NTK of one sample is its 1 x 1 kernel \
+        "{0}: need at least 2 samples: the NTK of one sample is its 1 x 1 kernel \
          (kappa 1 whatever the network) with no pair for the gradient angles"
     )]
-    TooFewSamples(usize),
+    TooFewSamples(String),
     /// `collect` without `--config` over results that differ beyond the axes every sweep
     /// has: a sweep's own further axes (widths, data sets, ...) are known from its config
     /// only (twenty-first hostile round, N1: the advice was `--allow-mixed` alone).
@@ -118,6 +120,8 @@ pub enum Error {
         if *.overridden { " (with its --set overrides)" } else { "" },
         if *.has_sweep {
             format!("has a [sweep] table: run it with `ntk-probe sweep --config {}`", .path.display())
+        } else if *.has_onnx {
+            format!("has an [onnx] table: run it with `ntk-probe onnx --config {}`", .path.display())
         } else {
             format!("has no [sweep] table: run it with `ntk-probe run --config {}`", .path.display())
         }
@@ -125,8 +129,21 @@ pub enum Error {
     OtherCommand {
         path: PathBuf,
         has_sweep: bool,
+        /// An `[onnx]` config goes to `ntk-probe onnx` (round 22's N7: `sweep` sent it to
+        /// `run`, which sent it to `onnx`).
+        has_onnx: bool,
         overridden: bool,
     },
+    /// `ntk-probe onnx` of a config without `[onnx]` (round 22's N7: it was refused for the
+    /// keys of its `[model]`, not for the file it does not name).
+    #[error(
+        "{}: has no [onnx] table (`[onnx] file = \"model.onnx\"` names the network); a \
+         config of [model] or [resnet] runs with `ntk-probe run --config {}` (with a [sweep]: \
+         `ntk-probe sweep`)",
+        .0.display(),
+        .0.display()
+    )]
+    NoOnnxTable(PathBuf),
     /// An override of a key that a sweep axis sets at every point.
     #[error(
         "{origin}: {} sets this for every point of its sweep ({axis}), so the override would \
@@ -284,5 +301,18 @@ mod tests {
                 "{text}"
             );
         }
+    }
+}
+
+impl Error {
+    /// [`Error::TooFewSamples`] of `data`: `data.n`, and the file of a file set.
+    pub fn too_few_samples(data: &ntk_data::config::DataConfig) -> Self {
+        let file = match (&data.dataset, &data.x) {
+            (ntk_data::config::Dataset::File, Some(x)) => {
+                format!(" (rows of data.x = {})", x.display())
+            }
+            _ => String::new(),
+        };
+        Self::TooFewSamples(format!("data.n = {}{file}", data.n))
     }
 }

@@ -86,6 +86,9 @@ pub fn load_config(path: &Path, sets: &[Assignment]) -> crate::Result<OnnxConfig
     for a in sets {
         a.apply(&mut table)?;
     }
+    if !table.get("onnx").is_some_and(toml::Value::is_table) {
+        return Err(Error::NoOnnxTable(path.to_path_buf()));
+    }
     let present: Vec<&str> = NOT_FOR_ONNX
         .iter()
         .copied()
@@ -113,7 +116,7 @@ pub fn load_config(path: &Path, sets: &[Assignment]) -> crate::Result<OnnxConfig
     let cfg: OnnxConfig =
         ntk_runs::overrides::load_filled(path, sets, ntk_data::config::fill_file_n)?;
     if cfg.data.n < crate::error::MIN_SAMPLES {
-        return Err(at(Error::TooFewSamples(cfg.data.n)));
+        return Err(at(Error::too_few_samples(&cfg.data)));
     }
     Ok(cfg)
 }
@@ -268,6 +271,12 @@ pub fn run(
 ) -> crate::Result<OnnxSummary> {
     let model = &loaded.model;
     check_width(cfg, model, inputs)?;
+    // The set is made beside `out` under its lock and moved into place whole at the end, as
+    // `run`'s (round 23's D1: files written one by one into `out` left a partial or mixed
+    // set after a kill or a failed write, and two commands wrote into one `out` at once).
+    let set = out
+        .map(|dir| ntk_files::outset::OutputSet::begin(dir).map_err(Error::Io))
+        .transpose()?;
     let start = Instant::now();
     let precision = cfg.probe.precision;
     let x = Tensor::<2>::from_data(
@@ -309,15 +318,16 @@ pub fn run(
         seconds: start.elapsed().as_secs_f64(),
         provenance: provenance(cfg, &loaded.digest, inputs, compute),
     };
-    if let Some(dir) = out {
+    if let Some(set) = set {
         write(
-            dir,
+            set.path(),
             &result,
             inputs,
             &kernel.data,
             kernel.size,
             &spectrum.eigenvalues,
         )?;
+        set.commit().map_err(Error::Io)?;
     }
     Ok(result)
 }

@@ -74,16 +74,12 @@ pub fn write(out: &Path, acts: &[Activation], qs: &[f64]) -> crate::Result<Vec<T
         .map(|a| qs.iter().map(|&q| transfer(a, q)).collect())
         .collect();
     let mut text = String::from("activation,q,mean,norm,norm_slope,bias\n");
-    for (a, rows) in acts.iter().zip(&table) {
+    let names = crate::activation_fig::table_names(acts);
+    for (name, rows) in names.iter().zip(&table) {
         for t in rows {
             text += &format!(
                 "{},{},{},{},{},{}\n",
-                a.kind().name(),
-                t.q,
-                t.mean,
-                t.norm,
-                t.norm_slope,
-                t.bias
+                name, t.q, t.mean, t.norm, t.norm_slope, t.bias
             );
         }
     }

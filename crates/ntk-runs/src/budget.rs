@@ -114,9 +114,6 @@ impl Estimate {
             return Ok(());
         };
         let total = self.total();
-        if total <= limit {
-            return Ok(());
-        }
         let mut parts: Vec<&(String, f64)> = self.parts.iter().filter(|p| p.1 > 0.0).collect();
         parts.sort_by(|a, b| b.1.total_cmp(&a.1));
         let detail: Vec<String> = parts
@@ -124,6 +121,28 @@ impl Estimate {
             .take(3)
             .map(|(w, b)| format!("{w} {}", human(*b)))
             .collect();
+        if total <= limit {
+            // A limit the user gives overrules the estimate, but cannot lift `ulimit -v`:
+            // said before the work starts (round 22's N5: the run ended in an out-of-memory
+            // error that named neither the flag nor the limit).
+            if let Some((room, rlimit)) = ntk_system::memory::rlimit_remaining()
+                && total > room
+                && !source.starts_with(RLIMIT_SOURCE)
+            {
+                let advice = rlimit_advice(total)
+                    .map(|kib| format!("; raise it to ulimit -v {kib} or more"))
+                    .unwrap_or_default();
+                eprintln!(
+                    "warning: {culprit}: the work needs about {} ({}); {source} allows it, but \
+                     {rlimit} {}: an allocation beyond that fails (an out-of-memory error) \
+                     whatever {source} says{advice}",
+                    human(total),
+                    detail.join(", "),
+                    human(room)
+                );
+            }
+            return Ok(());
+        }
         let advice = source
             .starts_with(RLIMIT_SOURCE)
             .then(|| rlimit_advice(total))

@@ -144,6 +144,15 @@ pub enum Error {
     /// An integer flag beyond what a config file can hold.
     #[error("--{flag} {value}: too large (at most {})", i64::MAX)]
     TooLarge { flag: String, value: u64 },
+    /// A short flag and a `--set` of its key with different values (round 22's N1: the
+    /// `--set` won without a word, so `--seed 3` ran seed 2); contradictory flags are
+    /// errors, as `--epochs` with `--iterations` are.
+    #[error("{flag} and {set} both set {key}: give one")]
+    FlagAndSet {
+        flag: String,
+        set: String,
+        key: String,
+    },
     /// `--activation` for a ResNet.
     #[error(
         "--activation {activation}: a ResNet's activation follows resnet.variant (batch_norm \

@@ -558,9 +558,25 @@ impl Flags {
         Ok(())
     }
 
-    /// The flags' assignments, then the `--set`s `sets`, in order (a `--set` wins).
+    /// The flags' assignments, then the `--set`s `sets`, in order; a `--set` of a flag's key
+    /// with another value is refused ([`Error::FlagAndSet`]), the same value is one
+    /// assignment said twice.
     pub fn finish(mut self, sets: &[String]) -> crate::Result<Vec<Assignment>> {
-        self.assignments.extend(parse_all(sets)?);
+        let sets = parse_all(sets)?;
+        for set in &sets {
+            if let Some(flag) = self
+                .assignments
+                .iter()
+                .find(|f| f.key == set.key && f.value != set.value)
+            {
+                return Err(Error::FlagAndSet {
+                    flag: flag.origin.clone(),
+                    set: set.origin.clone(),
+                    key: set.key.clone(),
+                });
+            }
+        }
+        self.assignments.extend(sets);
         Ok(self.assignments)
     }
 }

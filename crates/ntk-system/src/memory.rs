@@ -165,7 +165,7 @@ pub const RLIMIT_SOURCE: &str = "what RLIMIT_AS";
 
 /// What `RLIMIT_AS` still allows the work's data: the limit less what the program keeps
 /// ([`address_kept`]).
-fn rlimit_remaining() -> Option<(f64, String)> {
+pub fn rlimit_remaining() -> Option<(f64, String)> {
     let (limit, mapped) = address_space()?;
     let kept = address_kept(mapped);
     let left = (limit - kept).max(0.0);

@@ -68,19 +68,27 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
     onnx::check_output(&cfg, model)?;
     onnx::check_memory(&cfg, model, inputs.n, flags.max_memory.as_deref())?;
     if flags.dry_run {
-        println!(
-            "{}: the NTK of n = {} inputs through {} ({} parameters, input {:?}, {} output(s)) \
-             on {} {}; it would be computed",
-            out.as_deref()
-                .map_or("(no --out)".into(), |o| o.display().to_string()),
-            inputs.n,
-            cfg.onnx.file.display(),
-            model.num_params_total(),
-            model.sample_dims(),
-            model.output_dim(),
-            compute.backend,
-            compute.precision,
-        );
+        if let Some(dir) = &out {
+            super::run::check_not_being_written(dir)?;
+        }
+        super::run::DryRunAnswer {
+            out: out.as_deref().map(|o| o.display().to_string()),
+            state: "new",
+            reason: None,
+            what: format!(
+                "the NTK of n = {} inputs through {} ({} parameters, input {:?}, {} output(s)) \
+                 on {} {}",
+                inputs.n,
+                cfg.onnx.file.display(),
+                model.num_params_total(),
+                model.sample_dims(),
+                model.output_dim(),
+                compute.backend,
+                compute.precision,
+            ),
+            then: "it would be computed".into(),
+        }
+        .print(args.json);
         return Ok(());
     }
     let summary = onnx::run(&cfg, &loaded, &inputs, &compute, out.as_deref())?;

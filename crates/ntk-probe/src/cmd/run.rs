@@ -191,6 +191,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             run::check_phase_place(&cfg, &inputs, &compute, &out, &prov, flags.resume)?;
         }
         if flags.dry_run {
+            check_not_being_written(&out)?;
             // Phase files of this run make it partial: `--resume` continues from them, a
             // run without it removes them.
             let kept = match &state {
@@ -208,20 +209,24 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
                     )
                 };
                 let label = if flags.resume { "partial" } else { "new" };
-                println!(
-                    "{}: {label} (the NTK of n = {} inputs on {} {}; {then})",
-                    out.display(),
-                    inputs.n,
-                    compute.backend,
-                    compute.precision,
-                );
+                DryRunAnswer {
+                    out: Some(out.display().to_string()),
+                    state: label,
+                    reason: None,
+                    what: format!(
+                        "the NTK of n = {} inputs on {} {}",
+                        inputs.n, compute.backend, compute.precision
+                    ),
+                    then,
+                }
+                .print(args.json);
                 return Ok(());
             }
             let why = match &state {
                 ntk_runs::sweep::State::Stale(why) | ntk_runs::sweep::State::Failed(why) => {
-                    format!(": {why}")
+                    Some(why.to_string())
                 }
-                _ => String::new(),
+                _ => None,
             };
             let then = match (&state, flags.resume) {
                 (ntk_runs::sweep::State::Done, true) if lacks_weights => {
@@ -231,14 +236,17 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
                 (ntk_runs::sweep::State::New, _) => "it would be computed",
                 _ => "it would be computed again",
             };
-            println!(
-                "{}: {}{why} (the NTK of n = {} inputs on {} {}; {then})",
-                out.display(),
-                state.label(),
-                inputs.n,
-                compute.backend,
-                compute.precision,
-            );
+            DryRunAnswer {
+                out: Some(out.display().to_string()),
+                state: state.label(),
+                reason: why,
+                what: format!(
+                    "the NTK of n = {} inputs on {} {}",
+                    inputs.n, compute.backend, compute.precision
+                ),
+                then: then.to_string(),
+            }
+            .print(args.json);
             return Ok(());
         }
         if matches!(state, ntk_runs::sweep::State::Done) && !lacks_weights {
@@ -262,6 +270,63 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
         (args.save_weights, flags.resume),
     )?;
     report_ntk(&summary, &args, &out, "wrote")
+}
+
+/// Refuses, in a dry run, an `--out` that another process is writing now, as the run
+/// refuses it (round 23's D4: the dry run said "new"): a probe's set being made for it
+/// (the lock beside it), or a sweep (the writers' locks inside).
+pub(crate) fn check_not_being_written(out: &Path) -> CliResult<()> {
+    let holder = ntk_files::lock::DirLock::holder_beside(out)
+        .or_else(|| ntk_files::lock::SweepClaim::live_writer(out));
+    match holder {
+        Some(holder) => Err(ntk_files::Error::Locked {
+            dir: out.to_path_buf(),
+            holder,
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// What a dry run answers: one line, or with `--json` one JSON object (a script that parses
+/// `--json` output reads the dry run's too: round 22's N4).
+#[derive(serde::Serialize)]
+pub(crate) struct DryRunAnswer {
+    /// The output directory (`None`: no `--out`, where the command allows that).
+    pub out: Option<String>,
+    /// `new`, `partial`, `done`, `stale` or `failed`.
+    pub state: &'static str,
+    /// Why a run there is stale or failed.
+    pub reason: Option<String>,
+    /// What would be computed.
+    pub what: String,
+    /// What the run would do with it.
+    pub then: String,
+}
+
+impl DryRunAnswer {
+    pub(crate) fn print(&self, json: bool) {
+        if json {
+            let mut value = serde_json::to_value(self).expect("serializes");
+            value["dry_run"] = serde_json::Value::Bool(true);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&value).expect("serializes")
+            );
+            return;
+        }
+        let reason = self
+            .reason
+            .as_ref()
+            .map_or(String::new(), |r| format!(": {r}"));
+        println!(
+            "{}: {}{reason} ({}; {})",
+            self.out.as_deref().unwrap_or("(no --out)"),
+            self.state,
+            self.what,
+            self.then
+        );
+    }
 }
 
 /// Prints a probe's summary: as JSON with `--json`, else as a table and the files written.

@@ -38,14 +38,11 @@ pub(crate) fn transfer_cmd(args: TransferArgs) -> CliResult<()> {
     let qs = transfer::grid(args.q_min, args.q_max, args.points);
     let _lock = figure_dir(&args.out)?;
     let at_one = transfer_fig::write(&args.out, &acts, &qs)?;
-    for (a, t) in acts.iter().zip(at_one) {
+    let names = ntk_probe::activation_fig::table_names(&acts);
+    for (name, t) in names.iter().zip(at_one) {
         println!(
             "{}: m(1) = {:.3e}, N(1) = {:.6}, N'(1) = {:.6}, B(1) = {:.3e}",
-            a.kind().name(),
-            t.mean,
-            t.norm,
-            t.norm_slope,
-            t.bias
+            name, t.mean, t.norm, t.norm_slope, t.bias
         );
     }
     println!(

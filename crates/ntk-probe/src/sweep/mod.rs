@@ -30,7 +30,7 @@ use crate::run::{self, Summary};
 use ntk_data::inputs::{self, Inputs};
 use ntk_data::{DataConfig, Dataset};
 use ntk_files::outset::{self, OutputSet};
-use ntk_kernel::host::HostCache;
+use ntk_kernel::host::{HostCache, Reuse};
 use ntk_numerics::backend::{self, Compute};
 use ntk_numerics::spectrum::Spectrum;
 use ntk_runs::overrides::{self, Assignment};
@@ -141,7 +141,11 @@ impl<'a> ProbeSweep<'a> {
             compute,
             data,
             reporter: Reporter::default(),
-            cache: HostCache::for_depth_sweep(),
+            cache: if reuse(cfg) == Reuse::DepthSweep {
+                HostCache::for_depth_sweep()
+            } else {
+                HostCache::default()
+            },
             deepest: None,
             allow_mixed: opts.allow_mixed,
             foresight,
@@ -206,6 +210,17 @@ impl<'a> ProbeSweep<'a> {
 }
 
 /// The deepest network of a setting under each protocol bounds the memory of its points.
+/// What the host engine's forward keeps: the Grams of a sweep over several depths (its
+/// shallower networks reuse them), nothing for one depth (round 23's N3: a one-depth sweep
+/// kept every layer's Gram, 1.0 GB against the single run's 436 MB).
+fn reuse(cfg: &SweepConfig) -> Reuse {
+    if cfg.sweep.depths.len() > 1 {
+        Reuse::DepthSweep
+    } else {
+        Reuse::OneKernel
+    }
+}
+
 fn check_memory(cfg: &SweepConfig, setting: &Setting, opts: &SweepOptions) -> crate::Result<()> {
     let point = Point {
         setting: *setting,
@@ -218,7 +233,7 @@ fn check_memory(cfg: &SweepConfig, setting: &Setting, opts: &SweepOptions) -> cr
         run::check_memory(
             &pcfg,
             inputs::expected_dim(&pcfg.data)?,
-            ntk_kernel::host::Reuse::DepthSweep,
+            reuse(cfg),
             opts.max_memory.as_deref(),
         )?;
     }

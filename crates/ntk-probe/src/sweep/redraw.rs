@@ -71,17 +71,84 @@ fn check_kappa(path: &Path, row: usize, column: &str, v: Option<f64>) -> crate::
     }
 }
 
-/// Every κ of `summary.csv`'s groups is a condition number ([`check_kappa`]).
+/// An angle read from a table: NaN (not measured: the blocks protocol at 60,000 rows) or
+/// within 0..=180 degrees.
+fn check_angle(path: &Path, row: usize, column: &str, v: Option<f64>) -> crate::Result<()> {
+    match v {
+        Some(a) if !a.is_nan() && !(0.0..=180.0).contains(&a) => Err(bad(
+            path,
+            format!("row {row}: {column} = {a}: an angle is within 0 and 180 degrees"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Every value of `summary.csv`'s groups in its domain, as `collect` writes them, so that an
+/// edited table is refused, not drawn in part (round 22's N3: a `kappa_min` of `inf` above
+/// the mean, an angle of 400 degrees and a negative spread were drawn): κ a condition number
+/// ([`check_kappa`]) with `kappa_min <= kappa_mean <= kappa_max` where the mean is finite
+/// (to the 11 digits written; NaN: an older file without the range), spreads and standard errors non-negative or NaN (fewer than
+/// two seeds), `log10_kappa_mean` finite where `kappa_mean` is, angles [`check_angle`].
 fn check_groups(path: &Path, groups: &[GroupRow]) -> crate::Result<()> {
     for (i, g) in groups.iter().enumerate() {
+        let row = i + 1;
         for (column, v) in [
             ("kappa_mean", Some(g.kappa_mean)),
             ("kappa_min", Some(g.kappa_min)),
             ("kappa_max", Some(g.kappa_max)),
             ("theory_kappa", g.theory_kappa),
         ] {
-            check_kappa(path, i + 1, column, v)?;
+            check_kappa(path, row, column, v)?;
         }
+        let (lo, mean, hi) = (g.kappa_min, g.kappa_mean, g.kappa_max);
+        let slack = 1e-9 * mean.abs();
+        let outside = lo.is_infinite()
+            || hi.is_infinite()
+            || (!lo.is_nan() && lo > mean + slack)
+            || (!hi.is_nan() && mean > hi + slack);
+        if mean.is_finite() && outside {
+            return Err(bad(
+                path,
+                format!(
+                    "row {row}: kappa_min = {lo}, kappa_mean = {mean}, kappa_max = {hi}: the \
+                     mean lies within the range"
+                ),
+            ));
+        }
+        for (column, v) in [
+            ("kappa_std", g.kappa_std),
+            ("kappa_se", g.kappa_se),
+            ("min_grad_angle_std_deg", g.min_grad_angle_std_deg),
+            ("min_grad_angle_se_deg", g.min_grad_angle_se_deg),
+        ] {
+            if !(v.is_nan() || (v.is_finite() && v >= 0.0)) {
+                return Err(bad(
+                    path,
+                    format!("row {row}: {column} = {v}: a spread is finite and not negative"),
+                ));
+            }
+        }
+        if mean.is_finite() && !g.log10_kappa_mean.is_finite() {
+            return Err(bad(
+                path,
+                format!(
+                    "row {row}: log10_kappa_mean = {} where kappa_mean = {mean}",
+                    g.log10_kappa_mean
+                ),
+            ));
+        }
+        check_angle(
+            path,
+            row,
+            "min_grad_angle_mean_deg",
+            Some(g.min_grad_angle_mean_deg),
+        )?;
+        check_angle(
+            path,
+            row,
+            "theory_min_grad_angle_deg",
+            g.theory_min_grad_angle_deg,
+        )?;
     }
     Ok(())
 }
@@ -99,6 +166,8 @@ fn seed_values(path: &Path) -> crate::Result<Vec<SeedValue>> {
         .map(|(i, (r, setting))| {
             let kappa = number(path, "kappa", &r.kappa)?.filter(|_| !r.singular);
             check_kappa(path, i + 1, "kappa", kappa)?;
+            let angle = number(path, "min_grad_angle_deg", &r.min_grad_angle_deg)?;
+            check_angle(path, i + 1, "min_grad_angle_deg", angle)?;
             Ok(SeedValue {
                 protocol: r.protocol.clone(),
                 setting,

@@ -278,15 +278,25 @@ fn set_overrides_any_key_and_the_short_flags_are_its_aliases() {
     let norm: f64 = x[..5].iter().map(|v| v * v).sum::<f64>().sqrt();
     assert!((norm - 1.0).abs() < 1e-6, "{norm}");
 
-    // A --set after a short flag wins; both go through the same checks.
-    let status = probe()
-        .args(["ntk", "--config"])
-        .arg(&cfg)
-        .arg("--out")
-        .arg(&out)
-        .args(["--n", "10", "--set", "data.n=12", "--json"])
-        .output()
-        .unwrap();
+    // A --set of a short flag's key with another value is refused, naming both (round 22's
+    // N1: the --set won without a word); with the same value it is one assignment.
+    let with = |n: &str, set: &str| {
+        probe()
+            .args(["ntk", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out)
+            .args(["--n", n, "--set", set, "--json"])
+            .output()
+            .unwrap()
+    };
+    let refused = with("10", "data.n=12");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("--n 10 and --set data.n=12 both set data.n: give one")
+    );
+    let status = with("12", "data.n=12");
     assert!(status.status.success());
     let summary: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!(summary["n"], 12);

@@ -246,3 +246,49 @@ fn inputs_inside_out_are_refused_and_kept() {
         }
     }
 }
+
+/// Twenty-third hostile round, D1: `onnx` makes its set beside `--out` under its lock and
+/// moves it into place whole, as `run` does: a second writer is refused while one holds the
+/// lock (run and dry run, D4), and a run over a finished set replaces it whole (no file of
+/// the old set is left beside the new ones). D3: `--out DIR/.` names DIR.
+#[test]
+fn the_output_set_is_made_whole_under_its_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let args = |out: &str, n: &str, dry: bool| {
+        let mut v = vec!["--config", "configs/onnx_mlp.toml", "--out", out, "--set"];
+        v.push(n);
+        if dry {
+            v.push("--dry-run");
+        }
+        v.iter().map(|s| s.to_string()).collect::<Vec<String>>()
+    };
+    let call = |a: Vec<String>| onnx(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = call(args(&format!("{}/.", out.display()), "data.n=12", false));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["n"], 12);
+    {
+        let _held = ntk_files::lock::DirLock::acquire_beside(&out).unwrap();
+        for dry in [false, true] {
+            let o = call(args(out.to_str().unwrap(), "data.n=10", dry));
+            assert_eq!(o.status.code(), Some(2), "dry {dry}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains("another process is writing here"),
+                "dry {dry}: {}",
+                stderr(&o)
+            );
+        }
+    }
+    let o = call(args(out.to_str().unwrap(), "data.n=10", false));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (x, shape) = ntk_files::npy::read(&out.join("inputs.npy")).unwrap();
+    let (_, kshape) = ntk_files::npy::read(&out.join("ntk.npy")).unwrap();
+    assert_eq!((shape[0], kshape[0], x.len()), (10, 10, 50));
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+}

@@ -154,7 +154,43 @@ impl TrainConfig {
                 "must be positive",
             ));
         }
+        for (key, v) in [
+            ("optim.lr", o.lr),
+            ("optim.weight_decay", o.weight_decay),
+            ("optim.scalar_lr_scale", o.scalar_lr_scale),
+            ("optim.lr * optim.scalar_lr_scale", o.lr * o.scalar_lr_scale),
+        ] {
+            self.check_representable(key, v)?;
+        }
         Ok(())
+    }
+
+    /// A nonzero setting the training precision holds as a normal number: below its smallest
+    /// normal an `optim.lr` of 1e-50 was 0 in f32 and the run trained with a constant loss,
+    /// no word said (round 22's N6); above f32's largest it is infinite.
+    fn check_representable(&self, key: &'static str, v: f64) -> crate::Result<()> {
+        let (smallest, largest, below, above) = match self.train.precision {
+            Precision::F32 => (
+                f64::from(f32::MIN_POSITIVE),
+                f64::from(f32::MAX),
+                "is below f32's smallest normal number (1.18e-38): 0 or losing its digits in \
+                 f32 training (train.precision = \"f32\"; f64 holds it)",
+                "is above f32's largest number (3.4e38): infinite in f32 training \
+                 (train.precision = \"f32\")",
+            ),
+            Precision::F64 => (
+                f64::MIN_POSITIVE,
+                f64::MAX,
+                "is below f64's smallest normal number (2.2e-308): 0 or losing its digits",
+                "is not finite",
+            ),
+        };
+        match v {
+            0.0 => Ok(()),
+            v if v < smallest => Err(crate::Error::config(key, v, below)),
+            v if v > largest => Err(crate::Error::config(key, v, above)),
+            _ => Ok(()),
+        }
     }
 
     fn validate_train(&self) -> crate::Result<()> {

@@ -3290,3 +3290,67 @@ fn twenty_second_review() {
         )),
     );
 }
+
+/// The twenty-second round's notes, fixed at their class. N6: a positive setting the
+/// training precision holds as 0 (`optim.lr = 1e-50` trained four epochs in f32 at a
+/// constant loss) is refused, naming the key and the precision; f64 holds it. N1: a short
+/// flag and a `--set` of its key with other values are refused, naming both (the `--set`
+/// won without a word); the same value twice is one assignment.
+#[test]
+fn twenty_second_review_notes() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tiny = write(d, "tiny.toml", TINY);
+    for set in [
+        "optim.lr=1e-50",
+        "optim.weight_decay=1e-45",
+        "optim.lr=1e39",
+    ] {
+        assert_clean_error(
+            set,
+            &run(&args(&tiny, &d.join("lr"), &["--set", set, "--dry-run"])),
+            &[set.split('=').next().unwrap(), "f32"],
+        );
+    }
+    assert_clean_error(
+        "lr times the scalar scale",
+        &run(&args(
+            &tiny,
+            &d.join("lr"),
+            &[
+                "--set",
+                "optim.lr=1e-20",
+                "--set",
+                "optim.scalar_lr_scale=1e-20",
+                "--dry-run",
+            ],
+        )),
+        &["optim.lr * optim.scalar_lr_scale", "f32"],
+    );
+    assert_ok(
+        "1e-50 in f64",
+        &run(&args(
+            &tiny,
+            &d.join("lr64"),
+            &["--set", "optim.lr=1e-50", "--precision", "f64", "--dry-run"],
+        )),
+    );
+    assert_clean_error(
+        "--seed and --set model.seed",
+        &run(&args(
+            &tiny,
+            &d.join("s"),
+            &["--seed", "3", "--set", "model.seed=2", "--dry-run"],
+        )),
+        &["--seed 3", "--set model.seed=2", "model.seed"],
+    );
+    assert_ok(
+        "the same seed twice",
+        &run(&args(
+            &tiny,
+            &d.join("s"),
+            &["--seed", "2", "--set", "model.seed=2", "--dry-run"],
+        )),
+    );
+}

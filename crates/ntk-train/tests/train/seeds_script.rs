@@ -167,6 +167,30 @@ exit 0
         "{err}"
     );
     assert!(!dir.path().join("experiments/x/runs/r1").exists());
+    // A dry run that cannot run (the data set not on this machine, no tool built) does not
+    // stop the export: it copies files and needs neither (twenty-third hostile round, D6).
+    let unable = dir.path().join("unable.sh");
+    std::fs::write(
+        &unable,
+        "#!/bin/sh
+[ \"$1\" = run ] && { echo 'error: /nonexistent/digits/digits.csv: file not found' >&2; \
+         exit 2; }
+exit 0
+",
+    )
+    .unwrap();
+    std::fs::set_permissions(&unable, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (o, _) = run(dir.path(), &unable, None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("exported without the duplicate check")
+            && err.contains("digits.csv: file not found"),
+        "{err}"
+    );
+    let exported = dir.path().join("experiments/x/runs/r1");
+    assert!(exported.join("summary.json").exists(), "{err}");
+    std::fs::remove_dir_all(&exported).unwrap();
     // Once the line succeeds, its runs are exported.
     let (o, _) = run(dir.path(), &stub, None);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
