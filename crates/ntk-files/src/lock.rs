@@ -194,6 +194,68 @@ impl DirLock {
     }
 }
 
+/// A run's claim on one point and seed of a collected sweep it is brought into
+/// (`ntk-train run --out SWEEP/runs/NAME`): `SWEEP/.ntk-writers/point-KEY-PID.claim`, locked
+/// for the life of the process. Two runs of one point and seed checked at the same moment
+/// both passed the check of the runs present and both trained (twenty-third hostile round,
+/// D5): the check and the claim are made under the sweep's join guard
+/// ([`PointClaim::guard`]), so the second sees the first's live claim. The `.claim` files
+/// are not writers' registrations (`*.lock`): a run of another point is not refused.
+pub struct PointClaim;
+
+impl PointClaim {
+    /// The exclusive lock under which a joining run checks and claims its point
+    /// (`SWEEP/.ntk-writers/join.guard`), released when dropped.
+    pub fn guard(sweep: &Path) -> crate::Result<File> {
+        let dir = sweep.join(WRITERS_DIR);
+        fs::create_dir_all(&dir).map_err(|source| crate::Error::CreateDir {
+            dir: dir.clone(),
+            source,
+        })?;
+        let path = dir.join("join.guard");
+        let file = open_rw(&path)?;
+        file.lock().map_err(|e| lock_error(&path, e))?;
+        Ok(file)
+    }
+
+    /// The holder of a live claim of the point `key` in `sweep` (under [`PointClaim::guard`]);
+    /// claims whose process has ended are removed.
+    pub fn live(sweep: &Path, key: &str) -> Option<String> {
+        let prefix = format!("point-{key}-");
+        let entries = fs::read_dir(sweep.join(WRITERS_DIR)).ok()?;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !(name.starts_with(&prefix) && name.ends_with(".claim")) {
+                continue;
+            }
+            let Ok(mut f) = File::options().read(true).write(true).open(entry.path()) else {
+                continue;
+            };
+            match f.try_lock() {
+                Err(TryLockError::WouldBlock) => return Some(read_holder(&mut f)),
+                Ok(()) => {
+                    let _ = fs::remove_file(entry.path());
+                }
+                Err(TryLockError::Error(_)) => {}
+            }
+        }
+        None
+    }
+
+    /// Claims the point `key` of `sweep` for this process until it exits (the lock's file
+    /// is kept open on purpose: the operating system releases it with the process).
+    pub fn claim(sweep: &Path, key: &str) -> crate::Result<()> {
+        let path = sweep
+            .join(WRITERS_DIR)
+            .join(format!("point-{key}-{}.claim", std::process::id()));
+        let mut file = open_rw(&path)?;
+        file.lock().map_err(|e| lock_error(&path, e))?;
+        record_holder(&mut file, &whoami());
+        std::mem::forget(file);
+        Ok(())
+    }
+}
+
 /// A writer's share of a sweep directory, held until dropped: writers of the same config
 /// (`fingerprint`) share it, a writer of another config is refused while one of them
 /// lives.

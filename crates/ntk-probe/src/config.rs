@@ -578,7 +578,7 @@ pub(crate) fn check_command(
         Some(_) => return Ok(()),
     };
     let has_onnx = table.get("onnx").is_some_and(toml::Value::is_table);
-    if has_sweep == want_sweep && !(has_onnx && !has_sweep) {
+    if has_sweep == want_sweep && (has_sweep || !has_onnx) {
         return Ok(());
     }
     Err(Error::OtherCommand {

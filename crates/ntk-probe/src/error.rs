@@ -277,6 +277,19 @@ impl From<ntk_model::ModelError> for Error {
     }
 }
 
+impl Error {
+    /// [`Error::TooFewSamples`] of `data`: `data.n`, and the file of a file set.
+    pub fn too_few_samples(data: &ntk_data::config::DataConfig) -> Self {
+        let file = match (&data.dataset, &data.x) {
+            (ntk_data::config::Dataset::File, Some(x)) => {
+                format!(" (rows of data.x = {})", x.display())
+            }
+            _ => String::new(),
+        };
+        Self::TooFewSamples(format!("data.n = {}{file}", data.n))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,18 +314,5 @@ mod tests {
                 "{text}"
             );
         }
-    }
-}
-
-impl Error {
-    /// [`Error::TooFewSamples`] of `data`: `data.n`, and the file of a file set.
-    pub fn too_few_samples(data: &ntk_data::config::DataConfig) -> Self {
-        let file = match (&data.dataset, &data.x) {
-            (ntk_data::config::Dataset::File, Some(x)) => {
-                format!(" (rows of data.x = {})", x.display())
-            }
-            _ => String::new(),
-        };
-        Self::TooFewSamples(format!("data.n = {}{file}", data.n))
     }
 }

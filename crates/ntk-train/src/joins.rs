@@ -117,6 +117,23 @@ pub fn check_single(out: &Path, joining: &Joining<'_>) -> crate::Result<()> {
             holder,
         });
     }
+    // The check and this run's claim of its point under one guard: two runs of one point
+    // and seed started together both passed the check of the runs present (twenty-third
+    // hostile round, D5).
+    let _guard = ntk_files::lock::PointClaim::guard(sweep)?;
+    let key = provenance::sha256_hex(
+        serde_json::to_string(&crate::config::point_key(&joining.provenance.config))
+            .expect("values serialize")
+            .as_bytes(),
+    );
+    let key = &key[..16];
+    if let Some(holder) = ntk_files::lock::PointClaim::live(sweep, key) {
+        return Err(crate::Error::SweepBeingWritten {
+            sweep: sweep.to_path_buf(),
+            holder,
+        });
+    }
     let there = recorded(sweep, std::slice::from_ref(&joining.dir))?;
-    same_point(std::slice::from_ref(joining), &there)
+    same_point(std::slice::from_ref(joining), &there)?;
+    Ok(ntk_files::lock::PointClaim::claim(sweep, key)?)
 }

@@ -3354,3 +3354,61 @@ fn twenty_second_review_notes() {
         )),
     );
 }
+
+/// The twenty-third hostile round, D5: two runs of one point and seed brought into a
+/// collected sweep's `runs/` at the same moment were both admitted (each checked the runs
+/// present before the other had written anything), and the sweep could not be collected.
+/// Now exactly one trains; the other is refused naming the first, and the sweep collects.
+#[test]
+fn twenty_third_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tiny = write(d, "tiny.toml", TINY);
+    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
+    let sw = d.join("sw");
+    assert_ok("the sweep", &run(&args(&sweep, &sw, &[])));
+    for round in 0..3 {
+        let spawn = |name: &str| {
+            train_cmd()
+                .args(args(
+                    &tiny,
+                    &sw.join("runs").join(name),
+                    &["--set", "model.depth=3"],
+                ))
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (format!("a{round}"), format!("b{round}"));
+        let (ca, cb) = (spawn(&a), spawn(&b));
+        let (oa, ob) = (
+            ca.wait_with_output().unwrap(),
+            cb.wait_with_output().unwrap(),
+        );
+        let codes = [oa.status.code(), ob.status.code()];
+        let refused = if codes == [Some(0), Some(2)] {
+            &ob
+        } else {
+            &oa
+        };
+        let err = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            codes == [Some(0), Some(2)] || codes == [Some(2), Some(0)],
+            "round {round}: {codes:?}: {err}"
+        );
+        assert!(
+            err.contains("another process is writing this sweep now")
+                || err.contains("records this config already"),
+            "{err}"
+        );
+        let collect = train_cmd().arg("collect").arg(&sw).output().unwrap();
+        assert_ok("collect", &collect);
+        // The trained run removed, the next round starts from the same sweep.
+        let kept = if codes[0] == Some(0) { &a } else { &b };
+        std::fs::remove_dir_all(sw.join("runs").join(kept)).unwrap();
+        let collect = train_cmd().arg("collect").arg(&sw).output().unwrap();
+        assert_ok("collect", &collect);
+    }
+}
