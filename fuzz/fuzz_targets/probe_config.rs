@@ -10,7 +10,8 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Ok(cfg) = ntk_probe::config::ProbeConfig::parse(text) {
         let _ = cfg.validate();
-        let _ = ntk_probe::run::check_memory(&cfg, 784, Some("1G"));
+        let _ =
+            ntk_probe::run::check_memory(&cfg, 784, ntk_probe::run::Reuse::OneKernel, Some("1G"));
     }
     if let Ok(cfg) = ntk_probe::sweep::SweepConfig::parse(text) {
         let _ = cfg.points();

@@ -560,15 +560,18 @@ impl Flags {
 
     /// The flags' assignments, then the `--set`s `sets`, in order; a `--set` of a flag's key
     /// with another value is refused ([`Error::FlagAndSet`]), the same value is one
-    /// assignment said twice.
+    /// assignment said twice. A value from the environment (`BURN_DEVICE`, its origin
+    /// marked `(the environment)`) and a flag's removal of a former key name are defaults
+    /// that a `--set` overrides.
     pub fn finish(mut self, sets: &[String]) -> crate::Result<Vec<Assignment>> {
         let sets = parse_all(sets)?;
         for set in &sets {
-            if let Some(flag) = self
-                .assignments
-                .iter()
-                .find(|f| f.key == set.key && f.value != set.value)
-            {
+            if let Some(flag) = self.assignments.iter().find(|f| {
+                f.key == set.key
+                    && f.value.is_some()
+                    && f.value != set.value
+                    && !f.origin.ends_with("(the environment)")
+            }) {
                 return Err(Error::FlagAndSet {
                     flag: flag.origin.clone(),
                     set: set.origin.clone(),
@@ -585,6 +588,28 @@ impl Flags {
 mod tests {
     use super::*;
     use serde::Deserialize;
+
+    /// A flag and a `--set` of its key with another value are refused, naming both (round
+    /// 22's N1); the same value is one assignment; a value from the environment and a
+    /// flag's removal of a former key name are defaults a `--set` overrides.
+    #[test]
+    fn a_flag_and_a_set_of_its_key_agree_or_are_refused() {
+        let table = Table::new();
+        let with = |origin: &str, set: &str| {
+            let mut f = Flags::for_table(&table);
+            f.push(Assignment::set("probe.backend", "flex", origin.to_string()));
+            f.push(Assignment::remove("probe.device", "--backend"));
+            f.finish(&[set.to_string()])
+        };
+        let e = with("--backend flex", "probe.backend=wgpu").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--backend flex and --set probe.backend=wgpu both set probe.backend: give one"
+        );
+        assert!(with("--backend flex", "probe.backend=flex").is_ok());
+        assert!(with("BURN_DEVICE=flex (the environment)", "probe.backend=wgpu").is_ok());
+        assert!(with("--backend flex", "probe.device=wgpu").is_ok());
+    }
 
     #[derive(Debug, Deserialize, PartialEq)]
     #[serde(deny_unknown_fields)]

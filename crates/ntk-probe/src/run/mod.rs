@@ -41,6 +41,8 @@ pub use given::Given;
 use measured::Measured;
 pub use memory::{TILE, check_memory, memory_estimate};
 use memory::{tiled_group_rows, tiled_plan};
+/// What the host engine keeps beyond one kernel, as [`check_memory`] takes it.
+pub use ntk_kernel::host::Reuse;
 pub use outputs::{write_arrays, write_outputs};
 use reported::Angles;
 
