@@ -62,6 +62,21 @@ fn read_holder(file: &mut File) -> String {
     }
 }
 
+/// Who holds the lock file at `path`, when a live process holds it; nothing is changed.
+fn held_by(path: &Path) -> Option<String> {
+    let mut file = File::options().read(true).write(true).open(path).ok()?;
+    match file.try_lock() {
+        Err(TryLockError::WouldBlock) => Some(read_holder(&mut file)),
+        _ => None,
+    }
+}
+
+/// The lock file `.<name>.ntk-lock` beside the output `dir` ([`DirLock::acquire_beside`]).
+fn beside_path(dir: &Path) -> PathBuf {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    dir.with_file_name(format!(".{name}.ntk-lock"))
+}
+
 fn record_holder(file: &mut File, who: &str) {
     let _ = file
         .set_len(0)
@@ -109,7 +124,7 @@ impl DirLock {
     /// through the lock file `.<name>.ntk-lock` beside it, removed again on release.
     pub fn acquire_beside(dir: &Path) -> crate::Result<Self> {
         let name = dir.file_name().unwrap_or_default().to_string_lossy();
-        let path = dir.with_file_name(format!(".{name}.ntk-lock"));
+        let path = beside_path(dir);
         // A file of that name that no writer of ours left (empty, or naming its holder) is
         // the user's: it is neither overwritten nor removed.
         if let Ok(meta) = fs::symlink_metadata(&path) {
@@ -168,29 +183,13 @@ impl DirLock {
     /// The live holder of the lock beside `dir` ([`DirLock::acquire_beside`]: a probe's
     /// output set being made for `dir` now), if any; nothing is changed.
     pub fn holder_beside(dir: &Path) -> Option<String> {
-        let name = dir.file_name()?.to_string_lossy().into_owned();
-        let mut file = File::options()
-            .read(true)
-            .write(true)
-            .open(dir.with_file_name(format!(".{name}.ntk-lock")))
-            .ok()?;
-        match file.try_lock() {
-            Err(TryLockError::WouldBlock) => Some(read_holder(&mut file)),
-            _ => None,
-        }
+        dir.file_name()?;
+        held_by(&beside_path(dir))
     }
 
     /// The live holder of `dir`'s lock, if any (a run being written now).
     pub fn holder(dir: &Path) -> Option<String> {
-        let mut file = File::options()
-            .read(true)
-            .write(true)
-            .open(dir.join(LOCK_FILE))
-            .ok()?;
-        match file.try_lock() {
-            Err(TryLockError::WouldBlock) => Some(read_holder(&mut file)),
-            _ => None,
-        }
+        held_by(&dir.join(LOCK_FILE))
     }
 }
 
@@ -279,11 +278,8 @@ impl SweepClaim {
             if !name.ends_with(".lock") || name == GUARD {
                 continue;
             }
-            let Ok(mut f) = File::options().read(true).write(true).open(entry.path()) else {
-                continue;
-            };
-            if let Err(TryLockError::WouldBlock) = f.try_lock() {
-                return Some(read_holder(&mut f));
+            if let Some(holder) = held_by(&entry.path()) {
+                return Some(holder);
             }
         }
         None
