@@ -77,7 +77,7 @@ export_runs() {
         # neither, twenty-third hostile round, D6) leaves the check to collect.sh.
         if [ ! -e "$dest" ] && ! why="$("$bin" run --config "$run/config.toml" --out "$dest" --dry-run 2>&1 >/dev/null)"; then
             case "$why" in
-            *"records this config already"* | *"are one point and seed"* | *"another process is writing this sweep"*)
+            *"records this point and seed already"* | *"records this config already"* | *"are one point and seed"* | *"another process is writing this sweep"*)
                 echo "seeds: $dest: not exported: ${why#error: }" >&2
                 exports_refused=$((exports_refused + 1))
                 continue

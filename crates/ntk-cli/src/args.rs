@@ -182,6 +182,34 @@ pub fn count(min: u64) -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::<usize>::new().range(min..=i64::MAX as u64)
 }
 
+/// The items of a comma-separated list whose items may hold commas inside parentheses
+/// (`relu,leaky_relu(alpha=0.1,alpha=0.2)` is two items): cut at the commas outside any
+/// parentheses, each item trimmed. Lists of activations are read so (twenty-fourth hostile
+/// round, N6: clap's delimiter cut inside the parentheses, and the error named half a
+/// value).
+pub fn list_items(lists: &[String]) -> Vec<String> {
+    let mut items = Vec::new();
+    for list in lists {
+        let mut depth = 0usize;
+        let mut item = String::new();
+        for c in list.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                ',' if depth == 0 => {
+                    items.push(item.trim().to_string());
+                    item.clear();
+                    continue;
+                }
+                _ => {}
+            }
+            item.push(c);
+        }
+        items.push(item.trim().to_string());
+    }
+    items
+}
+
 /// A list flag's values each given once: `flag` (`--depths`) and the first value given twice
 /// named, or `Ok`. A value given twice would be computed, timed or drawn twice, its rows
 /// doubled (eleventh hostile round, B02: `ntk-probe bench --depths 1,1`).
@@ -276,6 +304,20 @@ pub fn assignments(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Twenty-fourth hostile round, N6: a list's items are cut outside parentheses only.
+    #[test]
+    fn list_items_keep_the_commas_of_a_parameter() {
+        let given = [
+            "relu, leaky_relu(alpha=0.1,alpha=0.2)".to_string(),
+            "selu".into(),
+        ];
+        assert_eq!(
+            list_items(&given),
+            ["relu", "leaky_relu(alpha=0.1,alpha=0.2)", "selu"]
+        );
+        assert_eq!(list_items(&["a,".to_string()]), ["a", ""]);
+    }
     use clap::Parser;
 
     #[derive(Parser)]

@@ -57,8 +57,9 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for ExitOnOom<A> {
 fn message(size: usize, buf: &mut [u8; 256]) -> usize {
     let parts: [&[u8]; 3] = [
         b"error: out of memory: an allocation of ",
-        b" bytes failed; the work does not fit in the memory this process may use (the \
-          memory guard's estimate was too low): reduce the sizes, or raise the limit\n",
+        b" bytes failed; the work does not fit in the memory this process may use (beyond \
+          the memory guard's estimate, or a --max-memory that overruled it): reduce the \
+          sizes, or raise the limit\n",
         b"",
     ];
     let mut digits = [0u8; 20];

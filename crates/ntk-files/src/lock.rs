@@ -105,6 +105,26 @@ impl Drop for DirLock {
 }
 
 /// True when `path` still names the open `file` (not removed or replaced meanwhile).
+/// The exclusive lock of the file `name` in `dir`, `dir` made first; taken again when a
+/// writer withdrawing its claim removed the directory or the file meanwhile
+/// ([`SweepClaim::withdraw`]): a lock on a file no longer named there guards nothing. The
+/// sweep's writers' guard and the join guard of runs brought into a sweep
+/// ([`PointClaim::guard`]) both.
+fn exclusive(dir: &Path, name: &str) -> crate::Result<File> {
+    loop {
+        fs::create_dir_all(dir).map_err(|source| crate::Error::CreateDir {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
+        let path = dir.join(name);
+        let file = open_rw(&path)?;
+        file.lock().map_err(|e| lock_error(&path, e))?;
+        if still_named(&path, &file) {
+            return Ok(file);
+        }
+    }
+}
+
 fn still_named(path: &Path, file: &File) -> bool {
     use std::os::unix::fs::MetadataExt;
     match (fs::metadata(path), file.metadata()) {
@@ -206,15 +226,7 @@ impl PointClaim {
     /// The exclusive lock under which a joining run checks and claims its point
     /// (`SWEEP/.ntk-writers/join.guard`), released when dropped.
     pub fn guard(sweep: &Path) -> crate::Result<File> {
-        let dir = sweep.join(WRITERS_DIR);
-        fs::create_dir_all(&dir).map_err(|source| crate::Error::CreateDir {
-            dir: dir.clone(),
-            source,
-        })?;
-        let path = dir.join("join.guard");
-        let file = open_rw(&path)?;
-        file.lock().map_err(|e| lock_error(&path, e))?;
-        Ok(file)
+        exclusive(&sweep.join(WRITERS_DIR), "join.guard")
     }
 
     /// The holder of a live claim of the point `key` in `sweep` (under [`PointClaim::guard`]);
@@ -291,6 +303,20 @@ impl SweepClaim {
         Self::acquire_made(out, fingerprint, what, false)
     }
 
+    /// Refuses a sweep's `out` that a probe's output set is being made for now (the live
+    /// lock beside it): that set would replace the sweep at its end (round 23's D2: the
+    /// sweep's every file lost, both commands exiting 0). The claim and the sweeps' dry runs
+    /// both ask (twenty-fourth hostile round, D3: the dry runs passed such an `out`).
+    pub fn check_no_set_being_made(out: &Path) -> crate::Result<()> {
+        match DirLock::holder_beside(out) {
+            Some(holder) => Err(crate::Error::Locked {
+                dir: out.to_path_buf(),
+                holder,
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// [`SweepClaim::acquire`] for a sweep whose output directory `out` did not exist
     /// before this command made it (`made_out`): a claim withdrawn removes it again.
     pub fn acquire_made(
@@ -299,17 +325,12 @@ impl SweepClaim {
         what: &str,
         made_out: bool,
     ) -> crate::Result<Self> {
-        // A probe's output set being made for `out` now would replace the sweep at its end
-        // (round 23's D2: the sweep's every file lost, both commands exiting 0).
-        if let Some(holder) = DirLock::holder_beside(out) {
+        if let Err(e) = Self::check_no_set_being_made(out) {
             if made_out {
                 // Made for this claim and empty: a refused command leaves no directory.
                 let _ = fs::remove_dir(out);
             }
-            return Err(crate::Error::Locked {
-                dir: out.to_path_buf(),
-                holder,
-            });
+            return Err(e);
         }
         let dir = out.join(WRITERS_DIR);
         let made_dir = fs::symlink_metadata(&dir).is_err();
@@ -356,21 +377,9 @@ impl SweepClaim {
         })
     }
 
-    /// The exclusive lock of `dir`'s guard, `dir` made first; taken again when a writer
-    /// withdrawing its claim removed the guard meanwhile ([`SweepClaim::withdraw`]).
+    /// The exclusive lock of `dir`'s guard ([`exclusive`]).
     fn guard(dir: &Path) -> crate::Result<File> {
-        loop {
-            fs::create_dir_all(dir).map_err(|source| crate::Error::CreateDir {
-                dir: dir.to_path_buf(),
-                source,
-            })?;
-            let guard_path = dir.join(GUARD);
-            let guard = open_rw(&guard_path)?;
-            guard.lock().map_err(|e| lock_error(&guard_path, e))?;
-            if still_named(&guard_path, &guard) {
-                return Ok(guard);
-            }
-        }
+        exclusive(dir, GUARD)
     }
 
     /// Ends a claim under which nothing was made (a sweep refused before any work): what

@@ -116,6 +116,17 @@ impl OutputSet {
         &self.target
     }
 
+    /// `path` as the user will find it: a path inside the set's temporary directory named
+    /// under the target (`OUT/ntk.npy`, not `.OUT.ntk-tmp-PID-N/ntk.npy`, which a failed set
+    /// has removed by the time its error is read); any other path unchanged.
+    pub fn shown(&self, path: &Path) -> PathBuf {
+        match path.strip_prefix(&self.tmp) {
+            Ok(rest) if rest.as_os_str().is_empty() => self.target.clone(),
+            Ok(rest) => self.target.join(rest),
+            Err(_) => path.to_path_buf(),
+        }
+    }
+
     /// Moves the set into place, replacing what the target held, in one step.
     pub fn commit(self) -> io::Result<()> {
         sync_dir(&self.tmp);

@@ -6,6 +6,19 @@ use std::path::Path;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+/// A number's text in a table or a message: its shortest form that reads back to the same
+/// `f64`, positional from 1e-5 to 1e16 (`0.25`, `1500`), in exponent form beyond
+/// (`1e307`, `-2.2250738585072014e-308`), as the csv writer (`ryu`) and numpy print them;
+/// Rust's `{}` alone writes 1e307 as its 308 digits.
+pub fn number(x: f64) -> String {
+    let a = x.abs();
+    if x == 0.0 || !x.is_finite() || (1e-5..1e16).contains(&a) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// Writes rows as CSV, atomically (a reader never sees half a file).
 pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> crate::Result<()> {
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -51,4 +64,31 @@ pub fn parse_csv<T: DeserializeOwned>(bytes: &[u8], name: &str) -> crate::Result
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Twenty-third hostile round, N7: a number's text is short at every magnitude and reads
+    /// back to the same value (1e307 was written as its 308 digits).
+    #[test]
+    fn a_number_is_short_and_reads_back() {
+        for (x, text) in [
+            (0.0, "0"),
+            (0.25, "0.25"),
+            (1500.0, "1500"),
+            (-1e307, "-1e307"),
+            (f64::MIN_POSITIVE, "2.2250738585072014e-308"),
+            (1e-7, "1e-7"),
+            (f64::NAN, "NaN"),
+        ] {
+            assert_eq!(number(x), text);
+        }
+        for x in [1e16, 9.999e15, 1e-5, 3.3e-6, -f64::MAX, 5e-324, 0.1 + 0.2] {
+            let t = number(x);
+            assert!(t.len() <= 24, "{t}");
+            assert_eq!(t.parse::<f64>().unwrap(), x, "{t}");
+        }
+    }
 }

@@ -165,12 +165,45 @@ impl Conditioning {
             min_grad_angle_pair: angle.map(|a| [a.i, a.j]),
         })
     }
+
+    /// [`Conditioning::of`] a kernel formed with output mode `mode`: with
+    /// `OutputMode::Full` its rows are each sample's outputs, not samples, so the gradient
+    /// angle between samples is not defined there and is `None`, as the probe reports it
+    /// (twenty-third hostile round, N8: ntk-train's `ntk.csv` took the minimum over pairs of
+    /// one sample's outputs).
+    pub fn of_mode(k: &Kernel, precision: Precision, mode: OutputMode) -> crate::Result<Self> {
+        let mut c = Self::of(k, precision)?;
+        if mode == OutputMode::Full {
+            c.min_grad_angle_deg = None;
+            c.min_grad_angle_pair = None;
+        }
+        Ok(c)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use ntk_model::{ActivationKind, MlpConfig};
+
+    /// Twenty-third hostile round, N8: the gradient angle is between samples; a kernel of
+    /// each sample's outputs (`OutputMode::Full`) reports none, as the probe does.
+    #[test]
+    fn a_kernel_of_outputs_has_no_sample_angle() {
+        let k = Kernel {
+            size: 3,
+            data: vec![2.0, 1.0, 0.5, 1.0, 2.0, 0.2, 0.5, 0.2, 3.0],
+        };
+        let sum = Conditioning::of_mode(&k, Precision::F64, OutputMode::Sum).unwrap();
+        assert_eq!(sum, Conditioning::of(&k, Precision::F64).unwrap());
+        assert!(sum.min_grad_angle_deg.is_some());
+        let full = Conditioning::of_mode(&k, Precision::F64, OutputMode::Full).unwrap();
+        assert_eq!(
+            (full.min_grad_angle_deg, full.min_grad_angle_pair),
+            (None, None)
+        );
+        assert_eq!(full.spectrum, sum.spectrum);
+    }
 
     /// The fast path and the autodiff path of the facade agree to rounding.
     #[test]

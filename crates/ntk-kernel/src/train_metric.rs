@@ -72,6 +72,7 @@ pub struct MetricRow {
     pub kappa: Option<f64>,
     pub rank: usize,
     pub singular: bool,
+    /// Empty with `OutputMode::Full` ([`Conditioning::of_mode`]).
     pub min_grad_angle_deg: Option<f64>,
 }
 
@@ -189,7 +190,7 @@ impl<M: Module + 'static, const D: usize> NtkProbe<M, D> {
             s.mode,
             s.precision,
         );
-        let c = match Conditioning::of(&k, s.precision) {
+        let c = match Conditioning::of_mode(&k, s.precision, s.mode) {
             Ok(c) => c,
             Err(e) => return Observation::Failed(format!("step {step}: {e}")),
         };

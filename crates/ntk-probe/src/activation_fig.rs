@@ -10,6 +10,7 @@
 
 use std::path::Path;
 
+use ntk_files::table::number;
 use ntk_model::Activation;
 use ntk_plot::{Dash, Figure, PALETTE, Scale, Series};
 
@@ -34,7 +35,7 @@ pub fn check(x_min: f64, x_max: f64, points: usize) -> crate::Result<()> {
     if !(x_min.is_finite() && x_max.is_finite() && x_min < x_max && (x_max - x_min).is_finite()) {
         return Err(bad(
             "--x-min, --x-max",
-            format!("{x_min}, {x_max}"),
+            format!("{}, {}", number(x_min), number(x_max)),
             "need finite values with x-min < x-max and a finite x-max - x-min",
         ));
     }
@@ -94,10 +95,10 @@ pub fn write(out: &Path, acts: &[Activation], xs: &[f64]) -> crate::Result<()> {
     }
     let mut text = header.join(",") + "\n";
     for &x in xs {
-        let mut row = vec![format!("{x}")];
+        let mut row = vec![number(x)];
         for a in acts {
-            row.push(format!("{}", a.eval(x)));
-            row.push(format!("{}", a.derivative(x)));
+            row.push(number(a.eval(x)));
+            row.push(number(a.derivative(x)));
         }
         text += &(row.join(",") + "\n");
     }

@@ -264,6 +264,9 @@ impl ProbeConfig {
     /// ([`ntk_runs::overrides`]); errors in an override name it and its key. The caller
     /// validates the result ([`Self::validate`]) as it does a file.
     pub fn load_with(path: &Path, sets: &[Assignment]) -> crate::Result<Self> {
+        if let Ok(t) = ntk_runs::overrides::read_table(path) {
+            check_not_training(path, &t)?;
+        }
         if ntk_runs::overrides::read_table(path).is_ok_and(|t| crate::onnx::is_onnx_config(&t)) {
             return Err(Error::At {
                 path: path.to_path_buf(),
@@ -553,9 +556,40 @@ impl ProbeConfig {
     }
 }
 
+/// The tables of a training config that no probe config has (`ntk-train`'s).
+const TRAINING_TABLES: [&str; 6] = [
+    "optim",
+    "train",
+    "schedule",
+    "ntk",
+    "representations",
+    "prediction",
+];
+
+/// Refuses a training config (one of [`TRAINING_TABLES`]), naming `ntk-train` (round 10's
+/// T09: refused as "unknown field `optim`").
+pub fn check_not_training(path: &Path, table: &toml::Table) -> crate::Result<()> {
+    if TRAINING_TABLES
+        .iter()
+        .any(|t| table.get(*t).is_some_and(toml::Value::is_table))
+    {
+        return Err(Error::At {
+            path: path.to_path_buf(),
+            source: Box::new(Error::Invalid(
+                "a config of ntk-train (its [optim], [train], [schedule], [ntk], \
+                 [representations] or [prediction] table), which trains it: `ntk-train run \
+                 --config FILE --out DIR` (with a [sweep]: `ntk-train sweep`); ntk-probe \
+                 computes the NTK of a config of [probe]",
+            )),
+        });
+    }
+    Ok(())
+}
+
 /// Refuses a config meant for the other command ([`Error::OtherCommand`]): `run` wants no
 /// `[sweep]` table, `sweep` one, in the file with `sets` applied. A file that does not read
-/// or parse passes here; loading it names the problem.
+/// or parse passes here; loading it names the problem. A training config is refused
+/// naming `ntk-train` ([`check_not_training`]).
 pub(crate) fn check_command(
     path: &Path,
     sets: &[Assignment],
@@ -564,6 +598,7 @@ pub(crate) fn check_command(
     let Ok(mut table) = ntk_runs::overrides::read_table(path) else {
         return Ok(());
     };
+    check_not_training(path, &table)?;
     let in_file = table.contains_key("sweep");
     for a in sets {
         if a.apply(&mut table).is_err() {

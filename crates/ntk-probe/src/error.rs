@@ -1,7 +1,7 @@
 //! The error type of the probe library: the errors of the crates it builds on (their
 //! messages unchanged) and its own, each carrying the values its message names.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -278,11 +278,49 @@ impl From<ntk_model::ModelError> for Error {
 }
 
 impl Error {
+    /// This error with the paths inside `set`'s temporary directory named as the user will
+    /// find them, under the set's `--out` ([`OutputSet::shown`]): a failed write of the set
+    /// names `OUT: cannot write ntk.npy`, not the temporary directory its failure removed.
+    ///
+    /// [`OutputSet::shown`]: ntk_files::outset::OutputSet::shown
+    pub fn in_set(self, set: &ntk_files::outset::OutputSet) -> Self {
+        match self {
+            Self::CannotWrite {
+                dir,
+                action,
+                source,
+            } => Self::CannotWrite {
+                dir: set.shown(&dir),
+                action,
+                source,
+            },
+            Self::Runs(e) => match *e {
+                ntk_runs::Error::Files(ntk_files::Error::Write { path, source }) => {
+                    ntk_files::Error::Write {
+                        path: set.shown(&path),
+                        source,
+                    }
+                    .into()
+                }
+                other => Self::Runs(Box::new(other)),
+            },
+            Self::Model(e) => match *e {
+                ntk_model::ModelError::Io { path, source } => ntk_model::ModelError::Io {
+                    path: set.shown(Path::new(&path)).display().to_string(),
+                    source,
+                }
+                .into(),
+                other => Self::Model(Box::new(other)),
+            },
+            other => other,
+        }
+    }
+
     /// [`Error::TooFewSamples`] of `data`: `data.n`, and the file of a file set.
     pub fn too_few_samples(data: &ntk_data::config::DataConfig) -> Self {
         let file = match (&data.dataset, &data.x) {
             (ntk_data::config::Dataset::File, Some(x)) => {
-                format!(" (rows of data.x = {})", x.display())
+                format!(" (data.x = {}; without data.n, all its rows)", x.display())
             }
             _ => String::new(),
         };

@@ -151,6 +151,13 @@ pub struct OnnxSummary {
     pub provenance: Provenance,
 }
 
+impl ntk_runs::sweep::Recorded for OnnxSummary {
+    const WHAT: &'static str = "an ntk-probe onnx summary";
+    fn provenance(&self) -> Option<&Provenance> {
+        Some(&self.provenance)
+    }
+}
+
 /// The files of an ONNX probe's output set.
 pub const OUTPUT_FILES: [&str; 4] = ["summary.json", "inputs.npy", "ntk.npy", "eigenvalues.npy"];
 
@@ -326,7 +333,8 @@ pub fn run(
             &kernel.data,
             kernel.size,
             &spectrum.eigenvalues,
-        )?;
+        )
+        .map_err(|e| e.in_set(&set))?;
         set.commit().map_err(Error::Io)?;
     }
     Ok(result)

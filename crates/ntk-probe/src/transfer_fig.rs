@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+use ntk_files::table::number;
 use ntk_model::Activation;
 use ntk_plot::{Dash, Figure, PALETTE, RGBColor, Scale, Series};
 
@@ -21,7 +22,7 @@ pub fn check(q_min: f64, q_max: f64, points: usize) -> crate::Result<()> {
     if !(q_min >= f64::MIN_POSITIVE && q_min < q_max && q_max <= 1e4) {
         return Err(Error::Config {
             key: "--q-min, --q-max",
-            value: format!("{q_min}, {q_max}"),
+            value: format!("{}, {}", number(q_min), number(q_max)),
             reason: format!(
                 "need variances with {:e} <= q-min < q-max <= 10000 (f64's smallest normal \
                  number up)",

@@ -565,7 +565,12 @@ impl Flags {
     /// that a `--set` overrides.
     pub fn finish(mut self, sets: &[String]) -> crate::Result<Vec<Assignment>> {
         let sets = parse_all(sets)?;
-        for set in &sets {
+        // Of several `--set`s of one key the last holds (twenty-fourth hostile round, N2: an
+        // earlier one it overrides was refused beside the flag).
+        for (i, set) in sets.iter().enumerate() {
+            if sets[i + 1..].iter().any(|later| later.key == set.key) {
+                continue;
+            }
             if let Some(flag) = self.assignments.iter().find(|f| {
                 f.key == set.key
                     && f.value.is_some()
@@ -609,6 +614,14 @@ mod tests {
         assert!(with("--backend flex", "probe.backend=flex").is_ok());
         assert!(with("BURN_DEVICE=flex (the environment)", "probe.backend=wgpu").is_ok());
         assert!(with("--backend flex", "probe.device=wgpu").is_ok());
+        // The last `--set` of a key holds: one it overrides is not refused (round 24, N2).
+        let mut f = Flags::for_table(&table);
+        f.push(Assignment::set("probe.backend", "flex", "--backend flex"));
+        let sets = [
+            "probe.backend=wgpu".to_string(),
+            "probe.backend=flex".into(),
+        ];
+        assert!(f.finish(&sets).is_ok());
     }
 
     #[derive(Debug, Deserialize, PartialEq)]

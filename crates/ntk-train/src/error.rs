@@ -171,7 +171,7 @@ pub enum Error {
     /// A run to be trained into a sweep's `runs/` whose point and seed a run there records
     /// already ([`crate::joins`]): the sweep's collect would count it twice.
     #[error(
-        "{}: {} records this config already (its point and seed: the same {}): the sweep's \
+        "{}: {} records this point and seed already (the same {}): the sweep's \
          tables merge every run under runs/, and would count it twice, as two seeds; train \
          it elsewhere, or remove {} first",
         .new.display(),
@@ -197,6 +197,24 @@ pub enum Error {
         .sweep.display()
     )]
     SweepBeingWritten { sweep: PathBuf, holder: String },
+    /// One run brought into a sweep's `runs/` while another run of its point and seed is
+    /// being trained there (its live claim, `ntk_files::lock::PointClaim`; twenty-fourth
+    /// hostile round, N1: the refusal named a sweep that "may reach" the point).
+    #[error(
+        "{}: another run of this point and seed is being trained into its runs/ now \
+         ({holder}); the tables would count them as two seeds: train this one elsewhere, or \
+         wait for that one and choose another seed",
+        .sweep.display()
+    )]
+    PointBeingTrained { sweep: PathBuf, holder: String },
+    /// A config of `ntk-probe` (its `[probe]` table) given to `ntk-train` (twenty-fourth
+    /// hostile round, N7).
+    #[error(
+        "[probe]: a config of ntk-probe, which computes its NTK (`ntk-probe run --config FILE \
+         --out DIR`; with a [sweep]: `ntk-probe sweep`); ntk-train trains a config of \
+         [optim], [train] and [schedule]"
+    )]
+    ProbeConfig,
     /// `--resume` of a run whose epochs are there but whose checkpoint pointer is gone.
     #[error(
         "{}: holds epoch checkpoints (checkpoints/) but no checkpoint.json, which names the \

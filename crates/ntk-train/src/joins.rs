@@ -128,7 +128,7 @@ pub fn check_single(out: &Path, joining: &Joining<'_>) -> crate::Result<()> {
     );
     let key = &key[..16];
     if let Some(holder) = ntk_files::lock::PointClaim::live(sweep, key) {
-        return Err(crate::Error::SweepBeingWritten {
+        return Err(crate::Error::PointBeingTrained {
             sweep: sweep.to_path_buf(),
             holder,
         });

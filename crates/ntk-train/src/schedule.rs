@@ -98,7 +98,7 @@ impl ScheduleConfig {
             return Err(crate::Error::config(
                 "schedule.gamma",
                 self.gamma,
-                "must be positive",
+                "must be positive and finite",
             ));
         }
         match self.kind {
@@ -129,14 +129,14 @@ impl ScheduleConfig {
             return Err(crate::Error::config(
                 "schedule.min_lr",
                 self.min_lr,
-                "must be non-negative",
+                "must be non-negative and finite",
             ));
         }
         if !(self.warmup_lr.is_finite() && self.warmup_lr >= 0.0) {
             return Err(crate::Error::config(
                 "schedule.warmup_lr",
                 self.warmup_lr,
-                "must be non-negative",
+                "must be non-negative and finite",
             ));
         }
         self.refuse_keys_that_do_not_apply()

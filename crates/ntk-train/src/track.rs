@@ -71,11 +71,13 @@ pub fn measure(
             precision,
         });
     }
-    let conditioning = ntk_kernel::api::Conditioning::of(&result.kernel, compute.precision)
-        .map_err(|e| crate::Error::Ntk {
-            epoch,
-            source: Box::new(e.into()),
-        })?;
+    let conditioning =
+        ntk_kernel::api::Conditioning::of_mode(&result.kernel, compute.precision, output).map_err(
+            |e| crate::Error::Ntk {
+                epoch,
+                source: Box::new(e.into()),
+            },
+        )?;
     Ok(NtkRow::of(
         epoch,
         probe.n,

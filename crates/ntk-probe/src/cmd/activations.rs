@@ -13,7 +13,7 @@ pub(crate) struct ActivationsArgs {
     out: PathBuf,
     /// Activations to draw: any activation's name, or its words with a parameter
     /// (`leaky_relu(alpha=0.1)`).
-    #[arg(long, value_delimiter = ',', default_value = "norm_relu,selu")]
+    #[arg(long, default_value = "norm_relu,selu")]
     activations: Vec<String>,
     /// NormReLU's kink b (default: -1.5907658564, where its scale equals SELU's).
     #[arg(long, allow_negative_numbers = true)]
@@ -32,8 +32,10 @@ pub(crate) struct ActivationsArgs {
 pub(crate) fn activations_cmd(args: ActivationsArgs) -> CliResult<()> {
     use ntk_probe::activation_fig;
     activation_fig::check(args.x_min, args.x_max, args.points)?;
-    ntk_cli::args::distinct("--activations", &args.activations)?;
-    let acts = parse_activations(&args.activations, args.kink)?;
+    // Cut at the commas outside parentheses: `leaky_relu(alpha=0.1)` keeps its own.
+    let activations = ntk_cli::args::list_items(&args.activations);
+    ntk_cli::args::distinct("--activations", &activations)?;
+    let acts = parse_activations(&activations, args.kink)?;
     let xs = activation_fig::grid(args.x_min, args.x_max, args.points);
     let _lock = figure_dir(&args.out)?;
     activation_fig::write(&args.out, &acts, &xs)?;

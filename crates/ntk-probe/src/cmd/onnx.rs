@@ -8,7 +8,9 @@ use ntk_cli::args::RunFlags;
 use ntk_data::inputs;
 use ntk_numerics::backend;
 use ntk_probe::onnx::{self, OUTPUT_FILES, OnnxSummary};
+use ntk_probe::run::existing::{self, SetCommand};
 use ntk_runs::overrides;
+use ntk_runs::sweep::State;
 
 #[derive(Args)]
 pub(crate) struct OnnxArgs {
@@ -24,15 +26,16 @@ pub(crate) struct OnnxArgs {
 
 pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
     let flags = &args.run;
-    if flags.resume || flags.recompute {
+    if flags.resume {
         return Err(
-            "--resume and --recompute: an ONNX probe is one kernel, computed whole; \
-                    run it again"
+            "--resume: an ONNX probe is one kernel, computed whole; run it again (--recompute \
+             replaces a set another config or `ntk-probe run` made)"
                 .into(),
         );
     }
     let path = flags.config()?;
     let table = overrides::read_table(path)?;
+    ntk_probe::config::check_not_training(path, &table)?;
     let sets = args::assignments(&table, &flags.keys, "probe", &flags.set, |f| {
         f.text("probe.output", "output", args.output.as_deref());
         Ok(())
@@ -53,7 +56,11 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
         None => return Err("--out DIR is required: the directory the NTK's files go to".into()),
     };
     if let Some(dir) = &out {
-        ntk_files::outset::check_owned(dir, &|name| OUTPUT_FILES.contains(&name))?;
+        // A `run`'s set holds more files (weights.safetensors, outputs.npy): its own, which
+        // the state below names as `run`'s set.
+        ntk_files::outset::check_owned(dir, &|name| {
+            OUTPUT_FILES.contains(&name) || ntk_probe::run::OUTPUT_FILES.contains(&name)
+        })?;
         // Before the kernel is formed, and in the dry run (ninth hostile round: the run
         // computed it, then failed to write inputs.npy).
         ntk_files::outset::check_writable_unmade(dir)?;
@@ -67,14 +74,33 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
     onnx::check_width(&cfg, model, &inputs)?;
     onnx::check_output(&cfg, model)?;
     onnx::check_memory(&cfg, model, inputs.n, flags.max_memory.as_deref())?;
-    if flags.dry_run {
-        if let Some(dir) = &out {
+    // A set at `out` that another config or `run` made is replaced only with --recompute,
+    // by the dry run and the run alike; this config's own set is computed again.
+    let prov = onnx::provenance(&cfg, &loaded.digest, &inputs, &compute);
+    let state = match &out {
+        Some(dir) => {
+            // Another process making a set here first: what it holds now is not what
+            // the state reads.
             super::run::check_not_being_written(dir)?;
+            existing::state(dir, SetCommand::Onnx, &prov)
         }
+        None => State::New,
+    };
+    if let Some(why) = existing::refusal(&state, flags.recompute) {
+        return Err(why.into());
+    }
+    if flags.dry_run {
+        let (reason, then) = match &state {
+            State::New => (None, "it would be computed"),
+            State::Stale(why) | State::Failed(why) => {
+                (Some(why.clone()), "it would be computed again")
+            }
+            State::Done | State::Partial => (None, "it would be computed again"),
+        };
         super::run::DryRunAnswer {
             out: out.as_deref().map(|o| o.display().to_string()),
-            state: "new",
-            reason: None,
+            state: state.label(),
+            reason,
             what: format!(
                 "the NTK of n = {} inputs through {} ({} parameters, input {:?}, {} output(s)) \
                  on {} {}",
@@ -86,7 +112,7 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
                 compute.backend,
                 compute.precision,
             ),
-            then: "it would be computed".into(),
+            then: then.into(),
         }
         .print(args.json);
         return Ok(());

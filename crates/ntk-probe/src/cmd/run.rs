@@ -9,6 +9,7 @@ use ntk_numerics::backend;
 use ntk_probe::config::ProbeConfig;
 use ntk_probe::run;
 use ntk_probe::run::Summary;
+use ntk_probe::run::existing::{self, SetCommand};
 use ntk_runs::overrides;
 use ntk_runs::overrides::Assignment;
 use std::path::Path;
@@ -169,29 +170,27 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
     // given weights and blocks (each file read once), the phase files' variable.
     let given = run::Given::read(&cfg, &inputs, &compute)?;
     run::check_before_work(&cfg)?;
+    // A set at `out` that another config or `onnx` made is replaced only with --recompute,
+    // by the dry run and the run alike, with or without --resume.
+    // Another process making a set here or writing a sweep here first: what it holds now
+    // is not what the check below would read.
+    check_not_being_written(&out)?;
+    let prov = run::provenance(&cfg, &inputs, &inputs.digest(), &compute, Some(&given));
+    let state = existing::state(&out, SetCommand::Run, &prov);
+    if let Some(why) = existing::refusal(&state, flags.recompute) {
+        return Err(why.into());
+    }
     if flags.dry_run || flags.resume {
-        let prov = run::provenance(&cfg, &inputs, &inputs.digest(), &compute, Some(&given));
         let summary_path = out.join("summary.json");
-        let state = ntk_runs::sweep::state::<Summary>(
-            &[(summary_path.clone(), &prov)],
-            "pass --recompute to compute it again",
-        );
         // A finished run without the weights `--save-weights` asks for is not kept: it is
         // computed again, with them.
         let lacks_weights = args.save_weights && !has_weights(&out);
-        if let ntk_runs::sweep::State::Stale(why) = &state
-            && flags.resume
-            && !flags.recompute
-        {
-            return Err(why.clone().into());
-        }
         let computes =
             !matches!(state, ntk_runs::sweep::State::Done) || !flags.resume || lacks_weights;
         if flags.dry_run && computes {
             run::check_phase_place(&cfg, &inputs, &compute, &out, &prov, flags.resume)?;
         }
         if flags.dry_run {
-            check_not_being_written(&out)?;
             // Phase files of this run make it partial: `--resume` continues from them, a
             // run without it removes them.
             let kept = match &state {
@@ -272,9 +271,9 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
     report_ntk(&summary, &args, &out, "wrote")
 }
 
-/// Refuses, in a dry run, an `--out` that another process is writing now, as the run
-/// refuses it (round 23's D4: the dry run said "new"): a probe's set being made for it
-/// (the lock beside it), or a sweep (the writers' locks inside).
+/// Refuses an `--out` that another process is writing now, in the dry run and the run alike
+/// (round 23's D4: the dry run said "new"), before what is there is read: a probe's set being
+/// made for it (the lock beside it), or a sweep (the writers' locks inside).
 pub(crate) fn check_not_being_written(out: &Path) -> CliResult<()> {
     let holder = ntk_files::lock::DirLock::holder_beside(out)
         .or_else(|| ntk_files::lock::SweepClaim::live_writer(out));

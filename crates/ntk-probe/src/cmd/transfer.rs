@@ -13,7 +13,7 @@ pub(crate) struct TransferArgs {
     out: PathBuf,
     /// Activations to draw: any activation's name, or its words with a parameter (the
     /// transfer functions of Fact 1 concern normalized ones: norm_relu, selu).
-    #[arg(long, value_delimiter = ',', default_value = "norm_relu")]
+    #[arg(long, default_value = "norm_relu")]
     activations: Vec<String>,
     /// NormReLU's kink b (default: -1.5907658564, where its scale equals SELU's).
     #[arg(long, allow_negative_numbers = true)]
@@ -33,8 +33,10 @@ pub(crate) fn transfer_cmd(args: TransferArgs) -> CliResult<()> {
     use ntk_kernel::theory::transfer;
     use ntk_probe::transfer_fig;
     transfer_fig::check(args.q_min, args.q_max, args.points)?;
-    ntk_cli::args::distinct("--activations", &args.activations)?;
-    let acts = parse_activations(&args.activations, args.kink)?;
+    // Cut at the commas outside parentheses: `leaky_relu(alpha=0.1)` keeps its own.
+    let activations = ntk_cli::args::list_items(&args.activations);
+    ntk_cli::args::distinct("--activations", &activations)?;
+    let acts = parse_activations(&activations, args.kink)?;
     let qs = transfer::grid(args.q_min, args.q_max, args.points);
     let _lock = figure_dir(&args.out)?;
     let at_one = transfer_fig::write(&args.out, &acts, &qs)?;

@@ -30,6 +30,7 @@ use crate::phases::Place;
 use ntk_runs::progress::Phase;
 use ntk_runs::provenance::{self, Provenance};
 
+pub mod existing;
 pub mod given;
 pub mod given_file;
 mod measured;
@@ -244,11 +245,15 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
     }
     // Files with a probe's names are a probe's only when its summary says so (written last,
     // with the tool's name in its provenance): a user's summary.json is never replaced.
+    // An `onnx` set is a probe's too (`existing::state` then names it).
     let probe_made = ntk_files::io::read(dir.join("summary.json"))
         .ok()
-        .and_then(|b| serde_json::from_slice::<Summary>(&b).ok())
-        .and_then(|s| s.provenance)
-        .is_some_and(|p| p.tool.starts_with("ntk-probe"));
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| {
+            let tool = v.get("provenance")?.get("tool")?.as_str()?.to_string();
+            Some(tool)
+        })
+        .is_some_and(|tool| tool.starts_with("ntk-probe"));
     if probe_made {
         return Ok(());
     }
@@ -450,7 +455,10 @@ pub fn run(
                 (done, written)
             });
             let done = done?;
-            written.transpose()?;
+            written.transpose().map_err(|e| match &set {
+                Some(set) => e.in_set(set),
+                None => e,
+            })?;
             (Some(result), done)
         })
     };
@@ -476,7 +484,8 @@ pub fn run(
             &eigenvalues,
             blocks.as_deref(),
             weights,
-        )?;
+        )
+        .map_err(|e| e.in_set(&set))?;
         set.commit().map_err(Error::Io)?;
     }
     Ok(summary)

@@ -474,7 +474,8 @@ impl ProbeSweep<'_> {
                 &done.eigenvalues,
                 done.blocks.as_deref(),
                 None,
-            )?;
+            )
+            .map_err(|e| e.in_set(&set))?;
         }
         set.commit().map_err(Error::Io)?;
         self.reporter.log(&format!(

@@ -92,6 +92,18 @@ fn check_angle(path: &Path, row: usize, column: &str, v: Option<f64>) -> crate::
 fn check_groups(path: &Path, groups: &[GroupRow]) -> crate::Result<()> {
     for (i, g) in groups.iter().enumerate() {
         let row = i + 1;
+        // The counts: a group is at least one seed, and its singular seeds are some of them
+        // (twenty-fourth hostile round, D4: `seeds` 0 drew "mean over 0-2 seeds").
+        if g.seeds == 0 || g.singular > g.seeds {
+            return Err(bad(
+                path,
+                format!(
+                    "row {row}: seeds = {}, singular = {}: a group holds at least one seed, \
+                     and at most that many singular ones",
+                    g.seeds, g.singular
+                ),
+            ));
+        }
         for (column, v) in [
             ("kappa_mean", Some(g.kappa_mean)),
             ("kappa_min", Some(g.kappa_min)),
@@ -166,6 +178,17 @@ fn seed_values(path: &Path) -> crate::Result<Vec<SeedValue>> {
         .map(|(i, (r, setting))| {
             let kappa = number(path, "kappa", &r.kappa)?.filter(|_| !r.singular);
             check_kappa(path, i + 1, "kappa", kappa)?;
+            // `inf` is written for a singular kernel only (twenty-fourth hostile round, D4).
+            if let Some(k) = kappa.filter(|k| k.is_infinite()) {
+                return Err(bad(
+                    path,
+                    format!(
+                        "row {}: kappa = {k} with singular = false: an infinite condition \
+                         number is a singular kernel's",
+                        i + 1
+                    ),
+                ));
+            }
             let angle = number(path, "min_grad_angle_deg", &r.min_grad_angle_deg)?;
             check_angle(path, i + 1, "min_grad_angle_deg", angle)?;
             Ok(SeedValue {

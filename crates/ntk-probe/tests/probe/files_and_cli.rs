@@ -286,7 +286,7 @@ fn set_overrides_any_key_and_the_short_flags_are_its_aliases() {
             .arg(&cfg)
             .arg("--out")
             .arg(&out)
-            .args(["--n", n, "--set", set, "--json"])
+            .args(["--n", n, "--set", set, "--json", "--recompute"])
             .output()
             .unwrap()
     };

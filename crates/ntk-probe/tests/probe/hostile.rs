@@ -334,7 +334,11 @@ fn output_directories_hold_one_complete_run_or_none() {
             .success()
     );
     assert!(out.join("weights.safetensors").exists());
-    assert!(run(&ntk_args(&cfg, &out, &["--n", "10"])).status.success());
+    assert!(
+        run(&ntk_args(&cfg, &out, &["--n", "10", "--recompute"]))
+            .status
+            .success()
+    );
     assert!(
         !out.join("weights.safetensors").exists(),
         "an old file survived"
@@ -361,7 +365,11 @@ fn output_directories_hold_one_complete_run_or_none() {
     let leftover = d.join(".out.ntk-tmp-4000000000-1");
     std::fs::create_dir(&leftover).unwrap();
     std::fs::write(d.join(".out.ntk-tmp-4000000000-1.lock"), "").unwrap();
-    assert!(run(&ntk_args(&cfg, &out, &[])).status.success());
+    assert!(
+        run(&ntk_args(&cfg, &out, &["--recompute"]))
+            .status
+            .success()
+    );
     assert!(!leftover.exists());
     let names: Vec<String> = std::fs::read_dir(d)
         .unwrap()
@@ -1638,13 +1646,17 @@ fn no_silent_wrong_results() {
     // NaN, which no tool writes there, too (twenty-first hostile round, N5: drawn); every
     // other value in its domain (twenty-second round, N3: a kappa_min of inf above the mean,
     // angles of 400 and -7 degrees, a negative spread, a NaN log10 were drawn).
-    let cases: [(&str, &str, &[&str]); 7] = [
+    // Round 24's D4: counts outside their domain (a group of 0 seeds, more singular seeds
+    // than seeds) and an infinite kappa on a row that is not singular.
+    let cases: [(&str, &str, &[&str]); 9] = [
+        ("summary.csv", "seeds", &["0"]),
+        ("summary.csv", "singular", &["5"]),
         ("summary.csv", "kappa_mean", &["-3.5", "NaN"]),
         ("summary.csv", "kappa_min", &["inf", "123456789"]),
         ("summary.csv", "min_grad_angle_mean_deg", &["400", "-7"]),
         ("summary.csv", "kappa_std", &["-7", "inf"]),
         ("summary.csv", "log10_kappa_mean", &["NaN"]),
-        ("results.csv", "kappa", &["-3.5", "NaN"]),
+        ("results.csv", "kappa", &["-3.5", "NaN", "inf"]),
         ("results.csv", "min_grad_angle_deg", &["400"]),
     ];
     for (file, column, bads) in cases {
@@ -3133,27 +3145,41 @@ fn twenty_second_review() {
         "{phi_half} {phi_small}: the same network measured"
     );
 
-    for args in [
-        &[
+    let args = [
+        "theory",
+        "--activation",
+        "relu_squared",
+        "--theta-deg",
+        "30",
+        "--depth",
+        "80",
+    ];
+    assert_clean_error(&args.join(" "), &run(&os(&args)), &["leaves f64's range"]);
+    // NormReLU up to the kink range's end: its lambda_b was noise from b ~ 7 (round 22's
+    // D7: NaN at 8, a collapse to 0 degrees at 7.3 and 7.4); its angles tend to 90 degrees
+    // (the correlation 0 is the dual kernel's fixed point, and a kink far in the tail
+    // decorrelates).
+    for kink in ["7.3", "7.4", "8"] {
+        let o = run(&os(&[
             "theory",
             "--activation",
             "norm_relu",
             "--kink",
-            "8",
-            "--theta-deg",
-            "30",
-        ][..],
-        &[
-            "theory",
-            "--activation",
-            "relu_squared",
+            kink,
             "--theta-deg",
             "30",
             "--depth",
-            "80",
-        ],
-    ] {
-        assert_clean_error(&args.join(" "), &run(&os(args)), &["leaves f64's range"]);
+            "1:4:1",
+        ]));
+        assert_ok(kink, &o);
+        let text = String::from_utf8_lossy(&o.stdout);
+        let phis: Vec<f64> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(phis.len(), 4, "{text}");
+        assert!(phis.iter().all(|p| (87.0..=90.0).contains(p)), "{text}");
     }
     for cmd in ["activations", "transfer"] {
         let o = run(&os(&[
@@ -3241,7 +3267,7 @@ fn twenty_second_review_notes() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");
         assert!(
-            err.contains("data.n = 1 (rows of data.x = ") && err.contains("one.npy"),
+            err.contains("data.n = 1 (data.x = ") && err.contains("one.npy"),
             "{err}"
         );
     }
@@ -3396,6 +3422,104 @@ fn twenty_third_review() {
             "a sweep being written",
             &o,
             &["swept", "not an ntk-probe output set (.ntk-writers)"],
+        );
+    }
+}
+
+/// Twenty-fourth hostile round. D1: a finished set of another config is replaced only with
+/// `--recompute`, the dry run refusing as the run does (it was replaced, exit 0, while the
+/// dry run said it was refused); D3: a sweep's dry run refuses an `--out` a probe's set is
+/// being made for, as the sweep does. Round 23's N1: a failed write names `--out`, not the
+/// temporary directory it removed. Round 24's N6: a list item's parameter keeps its comma;
+/// N7 (and round 10's T09): a training config is refused naming `ntk-train`.
+#[test]
+fn twenty_fourth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", TINY);
+    let out = d.join("x");
+    assert_ok("first", &run(&ntk_args(&cfg, &out, &[])));
+    let before = std::fs::read(out.join("summary.json")).unwrap();
+    for extra in [&["--dry-run"][..], &[], &["--resume"]] {
+        let mut args = vec!["--set", "model.seed=5"];
+        args.extend(extra);
+        let o = run(&ntk_args(&cfg, &out, &args));
+        assert_clean_error(
+            "another config's set",
+            &o,
+            &[
+                "x/summary.json",
+                "made by a different config (model.seed: 1 -> 5)",
+            ],
+        );
+        assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), before);
+    }
+    assert_ok(
+        "--recompute",
+        &run(&ntk_args(
+            &cfg,
+            &out,
+            &["--set", "model.seed=5", "--recompute"],
+        )),
+    );
+    assert_ok(
+        "its own config again",
+        &run(&ntk_args(&cfg, &out, &["--set", "model.seed=5"])),
+    );
+
+    let busy = d.join("busy");
+    let sweep_cfg = write(d, "sweep.toml", TINY_SWEEP);
+    {
+        let _held = ntk_files::lock::DirLock::acquire_beside(&busy).unwrap();
+        let o = run(&sweep_args(&sweep_cfg, &busy, &["--dry-run"]));
+        assert_clean_error(
+            "a sweep's dry run over a set being made",
+            &o,
+            &["busy", "another process is writing here"],
+        );
+        assert!(!busy.exists());
+    }
+
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 64; exec \"$@\"")
+        .arg("limited")
+        .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(ntk_args(&cfg, &d.join("fz/o"), &["--set", "data.n=200"]))
+        .output()
+        .unwrap();
+    assert_clean_error("a failed write", &o, &["fz/o: cannot write ntk.npy"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("ntk-tmp"), "{err}");
+    assert!(!d.join("fz/o").exists());
+
+    let o = run(&os(&[
+        "transfer",
+        "--activations",
+        "relu,leaky_relu(alpha=0.1,alpha=0.2)",
+        "--out",
+        d.join("tr").to_str().unwrap(),
+    ]));
+    assert_clean_error(
+        "a parameter's comma",
+        &o,
+        &["--activations leaky_relu(alpha=0.1,alpha=0.2): not an activation"],
+    );
+
+    let training = write(
+        d,
+        "train.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 10\n\n[model]\nwidth = 8\ndepth = 1\n\n\
+         [optim]\nlr = 0.1\n",
+    );
+    for args in [
+        ntk_args(&training, &d.join("t"), &[]),
+        sweep_args(&training, &d.join("t"), &[]),
+    ] {
+        assert_clean_error(
+            "a training config",
+            &run(&args),
+            &["train.toml", "a config of ntk-train", "`ntk-train run"],
         );
     }
 }

@@ -281,8 +281,66 @@ fn the_output_set_is_made_whole_under_its_lock() {
             );
         }
     }
-    let o = call(args(out.to_str().unwrap(), "data.n=10", false));
+    // Twenty-fourth hostile round, D1 and D2: the set of another config is replaced only
+    // with --recompute, by the dry run's word and the run's; this config's own set is
+    // `done` to the dry run (it said `new` for every --out).
+    let o = call(args(out.to_str().unwrap(), "data.n=12", true));
     assert!(o.status.success(), "{}", stderr(&o));
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(said.contains(": done ("), "{said}");
+    for dry in [true, false] {
+        let o = call(args(out.to_str().unwrap(), "data.n=10", dry));
+        assert_eq!(o.status.code(), Some(2), "dry {dry}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("made by a different config (")
+                && stderr(&o).contains("pass --recompute to replace it"),
+            "dry {dry}: {}",
+            stderr(&o)
+        );
+    }
+    let mut again = args(out.to_str().unwrap(), "data.n=10", false);
+    again.push("--recompute".into());
+    let o = call(again);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A `run`'s set and an `onnx` set: each command refuses the other's without
+    // --recompute, naming the command that made it.
+    let mlp = dir.path().join("mlp.toml");
+    std::fs::write(
+        &mlp,
+        "[data]\ndataset = \"synthetic\"\nn = 6\ninput_dim = 5\n\n[model]\nwidth = 8\n\
+         depth = 1\nactivation = \"relu\"\nseed = 1\n",
+    )
+    .unwrap();
+    let o = probe()
+        .args(["ntk", "--config"])
+        .arg(&mlp)
+        .arg("--out")
+        .arg(&out)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("an output set of `ntk-probe onnx`, not of `ntk-probe run`"),
+        "{}",
+        stderr(&o)
+    );
+    let made = dir.path().join("made");
+    let o = probe()
+        .args(["ntk", "--config"])
+        .arg(&mlp)
+        .arg("--out")
+        .arg(&made)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = call(args(made.to_str().unwrap(), "data.n=10", false));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("an output set of `ntk-probe run`, not of `ntk-probe onnx`"),
+        "{}",
+        stderr(&o)
+    );
     let (x, shape) = ntk_files::npy::read(&out.join("inputs.npy")).unwrap();
     let (_, kshape) = ntk_files::npy::read(&out.join("ntk.npy")).unwrap();
     assert_eq!((shape[0], kshape[0], x.len()), (10, 10, 50));

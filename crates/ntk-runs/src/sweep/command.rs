@@ -78,6 +78,7 @@ pub fn run_command<C: SweepCommand>(
         // Where the run's claim would refuse (an --out that cannot be made or written), the
         // dry run refuses too, making nothing (ninth hostile round).
         ntk_files::outset::check_writable_unmade(&out)?;
+        ntk_files::lock::SweepClaim::check_no_set_being_made(&out)?;
         tool.dry_run(&out, shard)?;
         return Ok(out);
     }

@@ -124,7 +124,11 @@ impl TrainConfig {
     fn validate_optim(&self) -> crate::Result<()> {
         let o = &self.optim;
         if !(o.lr.is_finite() && o.lr > 0.0) {
-            return Err(crate::Error::config("optim.lr", o.lr, "must be positive"));
+            return Err(crate::Error::config(
+                "optim.lr",
+                o.lr,
+                "must be positive and finite",
+            ));
         }
         if !(0.0..1.0).contains(&o.momentum) {
             return Err(crate::Error::config(
@@ -144,14 +148,14 @@ impl TrainConfig {
             return Err(crate::Error::config(
                 "optim.weight_decay",
                 o.weight_decay,
-                "must be non-negative",
+                "must be non-negative and finite",
             ));
         }
         if !(o.scalar_lr_scale.is_finite() && o.scalar_lr_scale > 0.0) {
             return Err(crate::Error::config(
                 "optim.scalar_lr_scale",
                 o.scalar_lr_scale,
-                "must be positive",
+                "must be positive and finite",
             ));
         }
         for (key, v) in [

@@ -417,6 +417,13 @@ impl TrainConfig {
         path: &Path,
         sets: &[ntk_runs::overrides::Assignment],
     ) -> Option<crate::Error> {
+        // A probe's config file (round 24's N7: refused as "unknown field `probe`"); a
+        // `--set probe.KEY` is named as the key that does not apply.
+        if ntk_runs::overrides::read_table(path)
+            .is_ok_and(|t| t.get("probe").is_some_and(toml::Value::is_table))
+        {
+            return Some(crate::Error::ProbeConfig);
+        }
         let table = ntk_runs::overrides::applied(path, sets).ok()?;
         let present: Vec<&str> = ["model", "resnet"]
             .into_iter()

@@ -163,7 +163,15 @@ pub fn collect_as(
         .filter(|r| (r.running.is_none() && r.failure.is_none()) || r.provenance.is_some())
         .map(|r| (run_dir(out, &r.id), r.provenance.as_ref()))
         .collect();
-    provenance::check_merge(out, &entries, &crate::config::AXES, allow_mixed)?;
+    if let Err(e) = provenance::check_merge(out, &entries, &crate::config::AXES, allow_mixed) {
+        // The refusal of mixed configs points to --allow-mixed: where two runs are one point
+        // and seed, which that flag refuses too, that refusal comes first (twenty-third
+        // hostile round, N5).
+        if matches!(e, ntk_runs::Error::MixedConfigs { .. }) {
+            check_points_once(out, &runs)?;
+        }
+        return Err(e.into());
+    }
     check_points_once(out, &runs)?;
     let best = choose(&runs);
     for ((depth, activation, normalization), why) in selection::left_out(&runs, &best) {

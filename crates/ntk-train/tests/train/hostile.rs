@@ -3188,7 +3188,7 @@ fn twenty_first_review() {
         assert_clean_error(
             "a duplicate run",
             &o,
-            &["runs/mine", "depth001", "records this config"],
+            &["runs/mine", "depth001", "records this point and seed"],
         );
     }
     assert!(!tsd.join("runs/mine").exists(), "nothing was trained");
@@ -3205,7 +3205,7 @@ fn twenty_first_review() {
     assert_clean_error(
         "a point duplicating a user's run",
         &o,
-        &["runs/deep", "records this config"],
+        &["runs/deep", "records this point and seed"],
     );
     assert_ok(
         "collect still merges the sweep",
@@ -3399,8 +3399,8 @@ fn twenty_third_review() {
             "round {round}: {codes:?}: {err}"
         );
         assert!(
-            err.contains("another process is writing this sweep now")
-                || err.contains("records this config already"),
+            err.contains("another run of this point and seed is being trained")
+                || err.contains("records this point and seed already"),
             "{err}"
         );
         let collect = train_cmd().arg("collect").arg(&sw).output().unwrap();
@@ -3411,4 +3411,34 @@ fn twenty_third_review() {
         let collect = train_cmd().arg("collect").arg(&sw).output().unwrap();
         assert_ok("collect", &collect);
     }
+}
+
+/// Twenty-fourth hostile round, N7: a config of `ntk-probe` (its `[probe]` table) is refused
+/// naming `ntk-probe` (it read "unknown field `probe`"); N3: an infinite rate is refused as
+/// not finite.
+#[test]
+fn twenty_fourth_review_notes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let probe_cfg = write(
+        d,
+        "probe.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 10\ninput_dim = 3\n\n[model]\nwidth = 8\n\
+         depth = 1\n\n[probe]\nprecision = \"f64\"\n",
+    );
+    for sub in ["run", "sweep"] {
+        let mut a: Vec<OsString> = vec![sub.into()];
+        a.extend(args(&probe_cfg, &d.join("o"), &[]));
+        assert_clean_error(
+            "a probe's config",
+            &run(&a),
+            &["probe.toml", "a config of ntk-probe", "`ntk-probe run"],
+        );
+    }
+    let cfg = write(d, "tiny.toml", TINY);
+    assert_clean_error(
+        "an infinite rate",
+        &run(&args(&cfg, &d.join("i"), &["--set", "optim.lr=inf"])),
+        &["optim.lr", "inf", "must be positive and finite"],
+    );
 }

@@ -152,7 +152,7 @@ fn names_are_plain_and_unique_and_a_failed_line_exports_nothing() {
     std::fs::write(
         &refusing,
         "#!/bin/sh
-[ \"$1\" = run ] && { echo 'error: mine records this config already' >&2; \
+[ \"$1\" = run ] && { echo 'error: mine records this point and seed already' >&2; \
          exit 2; }
 exit 0
 ",
@@ -163,7 +163,7 @@ exit 0
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("not exported: mine records this config already"),
+        err.contains("not exported: mine records this point and seed already"),
         "{err}"
     );
     assert!(!dir.path().join("experiments/x/runs/r1").exists());

@@ -1,0 +1,82 @@
+//! What a single probe (`run`/`ntk`, `onnx`) finds at its `--out`: no set, a set this config
+//! made, or a set another config or the other command made. Both commands write one output
+//! set of the same layout (`summary.json` last), so each reads the other's: a set it did not
+//! make for this config is replaced only with `--recompute`, by the dry run's word and the
+//! run's alike (twenty-fourth hostile round, D1 and D2: a finished set of another config was
+//! replaced without a word while the dry run said it was refused, and `onnx --dry-run` called
+//! every `--out` new).
+
+use std::path::Path;
+
+use ntk_runs::provenance::Provenance;
+use ntk_runs::sweep::{self, State};
+
+use crate::onnx::OnnxSummary;
+use crate::run::Summary;
+
+/// The two commands whose output sets share a layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetCommand {
+    /// `ntk-probe run` (and its name `ntk`): an MLP's or a ResNet's kernel.
+    Run,
+    /// `ntk-probe onnx`: the kernel of a network given as an ONNX file.
+    Onnx,
+}
+
+impl SetCommand {
+    /// The command line's words.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Run => "ntk-probe run",
+            Self::Onnx => "ntk-probe onnx",
+        }
+    }
+
+    /// The command whose `summary.json` `value` is (an ONNX probe's names its file).
+    fn of(value: &serde_json::Value) -> Self {
+        match value.get("onnx") {
+            Some(_) => Self::Onnx,
+            None => Self::Run,
+        }
+    }
+}
+
+/// What `--recompute` says in every refusal of a set another config or command made.
+pub const REDO: &str = "pass --recompute to compute it again";
+
+/// The set at `out` for a probe of `command` whose provenance is `now`: `New` (no
+/// `summary.json`), `Done` (this config's set), `Stale` (another config's, the other
+/// command's, or a summary that does not read; the reason names the file and
+/// `--recompute`).
+pub fn state(out: &Path, command: SetCommand, now: &Provenance) -> State {
+    let path = out.join("summary.json");
+    let found = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .map(|v| SetCommand::of(&v));
+    if let Some(found) = found
+        && found != command
+    {
+        return State::Stale(format!(
+            "{}: an output set of `{}`, not of `{}`; write to a new --out, or pass \
+             --recompute to replace it",
+            out.display(),
+            found.name(),
+            command.name()
+        ));
+    }
+    let expected = [(path, now)];
+    match command {
+        SetCommand::Run => sweep::state::<Summary>(&expected, REDO),
+        SetCommand::Onnx => sweep::state::<OnnxSummary>(&expected, REDO),
+    }
+}
+
+/// The state's reason when the set is another config's or command's and `--recompute` is
+/// not given: the refusal, the same in the dry run and the run.
+pub fn refusal(state: &State, recompute: bool) -> Option<String> {
+    match state {
+        State::Stale(why) if !recompute => Some(why.clone()),
+        _ => None,
+    }
+}
