@@ -142,14 +142,15 @@ pub fn replace_file(tmp: &Path, path: &Path) -> std::io::Result<()> {
 }
 
 /// Creates the directory `dir` if needed and writes `bytes` to `dir/name` atomically
-/// ([`atomic_write`]); an error names the directory.
+/// ([`atomic_write`]); an error names the directory it could not create, or the file it
+/// could not write (twenty-fifth hostile round, N4: a full disk named the directory alone).
 pub fn write_into(dir: &Path, name: &str, bytes: &[u8]) -> crate::Result<()> {
-    fs::create_dir_all(dir)
-        .and_then(|()| atomic_write(&dir.join(name), bytes))
-        .map_err(|source| crate::Error::Write {
-            path: dir.to_path_buf(),
-            source,
-        })
+    fs::create_dir_all(dir).map_err(|source| crate::Error::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let path = dir.join(name);
+    atomic_write(&path, bytes).map_err(|source| crate::Error::Write { path, source })
 }
 
 /// Writes `bytes` to `path` atomically (write to `path.ntk-tmp-<pid>`, fsync, rename with

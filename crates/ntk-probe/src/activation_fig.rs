@@ -70,14 +70,17 @@ pub fn moments_line(act: &Activation) -> String {
     )
 }
 
-/// Each activation's name in a table of `acts`: the family's (`leaky_relu`), with its
-/// parameter (`leaky_relu(alpha=0.1)`) where the table holds two of that family (round 22's
-/// N8: two parameters of one family were two columns of one name).
+/// Each activation's name in a table of `acts`: the family's (`leaky_relu`) at its default
+/// parameter, with its parameter (`leaky_relu(alpha=0.1)`) where it is not the default or
+/// where the table holds two of that family (round 22's N8: two parameters of one family
+/// were two columns of one name; round 25's N7: `leaky_relu(alpha=0.1)` alone was written
+/// under the default's name).
 pub fn table_names(acts: &[Activation]) -> Vec<String> {
     acts.iter()
         .map(|a| {
             let family = acts.iter().filter(|b| b.kind() == a.kind()).count();
-            if family > 1 {
+            let default = a.kind().param().map(|p| p.default) == a.param();
+            if family > 1 || !default {
                 a.to_string()
             } else {
                 a.kind().name().to_string()

@@ -210,11 +210,27 @@ pub enum Error {
     /// A config of `ntk-probe` (its `[probe]` table) given to `ntk-train` (twenty-fourth
     /// hostile round, N7).
     #[error(
-        "[probe]: a config of ntk-probe, which computes its NTK (`ntk-probe run --config FILE \
-         --out DIR`; with a [sweep]: `ntk-probe sweep`); ntk-train trains a config of \
-         [optim], [train] and [schedule]"
+        "[probe]: a config of ntk-probe, which computes its NTK ({}); ntk-train trains a \
+         config of [optim], [train] and [schedule]",
+        if *.onnx {
+            "of an [onnx] network: `ntk-probe onnx --config FILE --out DIR`"
+        } else {
+            "`ntk-probe run --config FILE --out DIR`; with a [sweep]: `ntk-probe sweep`"
+        }
     )]
-    ProbeConfig,
+    ProbeConfig {
+        /// The config's network is an ONNX file (round 25's N2: sent to `run`, which refuses
+        /// it).
+        onnx: bool,
+    },
+    /// A config without `[optim]` and without any other training table: a probe's
+    /// (twenty-fifth hostile round, N2: refused as "missing field `optim`" alone).
+    #[error(
+        "no [optim] table: ntk-train trains with [optim] (its rate lr at least), [train] and \
+         [schedule]; a config of [data] and [model] (or [onnx]) alone is one for ntk-probe \
+         (`ntk-probe run --config FILE --out DIR`, `ntk-probe onnx` for an [onnx] network)"
+    )]
+    NoOptim,
     /// `--resume` of a run whose epochs are there but whose checkpoint pointer is gone.
     #[error(
         "{}: holds epoch checkpoints (checkpoints/) but no checkpoint.json, which names the \

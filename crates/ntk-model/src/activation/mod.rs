@@ -381,7 +381,9 @@ impl Activation {
 
     /// Reads the words [`Display`](fmt::Display) writes: a family's name (`relu`, its
     /// default parameter) or `name(symbol=value)` (`norm_relu(b=-0.2)`,
-    /// `leaky_relu(alpha=0.1)`); `None` for anything else or a parameter out of range.
+    /// `leaky_relu(alpha=0.1)`); the parameter's one-word meaning is read as its symbol
+    /// (`norm_relu(kink=-0.2)`, as the config key `model.kink` and the flag `--kink` say it;
+    /// twenty-fifth hostile round, N7); `None` for anything else or a parameter out of range.
     pub fn parse_words(words: &str) -> Option<Self> {
         let words = words.trim();
         let Some((name, rest)) = words.split_once('(') else {
@@ -390,7 +392,8 @@ impl Activation {
         let kind = ActivationKind::parse(name.trim())?;
         let p = kind.param()?;
         let (symbol, value) = rest.strip_suffix(')')?.split_once('=')?;
-        if symbol.trim() != p.symbol {
+        let symbol = symbol.trim();
+        if symbol != p.symbol && (symbol != p.meaning || p.meaning.contains(' ')) {
             return None;
         }
         let value: f64 = value.trim().parse().ok()?;
@@ -500,7 +503,13 @@ mod tests {
             Activation::parse_words("norm_relu(b=-0.2)"),
             Some(Activation::new(ActivationKind::NormRelu, Some(-0.2)))
         );
+        // The parameter's one-word meaning too (round 25's N7).
+        assert_eq!(
+            Activation::parse_words("norm_relu(kink=-0.2)"),
+            Activation::parse_words("norm_relu(b=-0.2)")
+        );
         for bad in [
+            "leaky_relu(negative slope=0.1)",
             "relu(b=1)",
             "leaky_relu(b=0.1)",
             "leaky_relu(alpha=2)",

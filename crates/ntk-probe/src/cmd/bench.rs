@@ -36,7 +36,7 @@ pub(crate) struct BenchArgs {
     /// on the compute device (the kernel stays there on GPU backends).
     #[arg(long, default_value = "full")]
     eigen: String,
-    /// Also write the rows as JSON here (a regular file, new or replaced; never a device,
+    /// Also write the rows as JSON here (a new file, or one holding a bench's rows, replaced; never a device,
     /// FIFO or socket, nor a file in a run's, sweep's or output set's directory).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -62,6 +62,7 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
         // Never a file of a run's, sweep's or output set's directory (fifteenth hostile
         // round, D8: a probe run's summary.json was replaced by the bench's rows).
         ntk_files::outset::check_not_inside_made(path)?;
+        check_replaces_bench_rows(path)?;
         // Its directory too: a missing one failed the write after every row was timed
         // (fourteenth hostile round, D2).
         let dir = path
@@ -182,4 +183,31 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
+}
+
+/// An existing `--out` file is replaced only when it holds a bench's rows (a JSON array of
+/// objects with the bench's `gflops_per_s`, or an empty array): a config, a table or any
+/// other file given there by mistake stays (twenty-fifth hostile round, N6: a TOML config
+/// was replaced by the rows).
+fn check_replaces_bench_rows(path: &std::path::Path) -> CliResult<()> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Ok(());
+    };
+    let rows = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
+    let bench = rows
+        .as_ref()
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|rows| {
+            rows.iter()
+                .all(|r| r.get("gflops_per_s").is_some() && r.get("seconds").is_some())
+        });
+    match bench {
+        true => Ok(()),
+        false => Err(format!(
+            "--out {}: holds a file that is not a bench's rows (a JSON array of them); give a \
+             new path, or remove the file first",
+            path.display()
+        )
+        .into()),
+    }
 }

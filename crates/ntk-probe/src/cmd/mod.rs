@@ -33,6 +33,21 @@ pub(crate) fn parse_activations(
         .iter()
         .map(|name| parse_activation("--activations", name, kink))
         .collect::<CliResult<_>>()?;
+    // One activation spelled two ways (`norm_relu(b=1)`, `norm_relu(b=1.0)`; the default
+    // kink written out beside `norm_relu`) is one column twice (twenty-fifth hostile round,
+    // D2: `relu,relu` was refused, these were drawn twice under one name).
+    for (j, a) in acts.iter().enumerate() {
+        if let Some(i) = acts[..j]
+            .iter()
+            .position(|b| b.kind() == a.kind() && b.param() == a.param())
+        {
+            return Err(format!(
+                "--activations: {} and {} are one activation ({a}); give each once",
+                names[i], names[j]
+            )
+            .into());
+        }
+    }
     // A kink no listed activation takes would change nothing (twenty-second hostile round,
     // D5), as `theory` refuses it.
     if let Some(b) = kink

@@ -90,12 +90,10 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
         return Err(why.into());
     }
     if flags.dry_run {
-        let (reason, then) = match &state {
-            State::New => (None, "it would be computed"),
-            State::Stale(why) | State::Failed(why) => {
-                (Some(why.clone()), "it would be computed again")
-            }
-            State::Done | State::Partial => (None, "it would be computed again"),
+        let reason = existing::reason(&state, flags.recompute);
+        let then = match &state {
+            State::New => "it would be computed",
+            _ => "it would be computed again",
         };
         super::run::DryRunAnswer {
             out: out.as_deref().map(|o| o.display().to_string()),

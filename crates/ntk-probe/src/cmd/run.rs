@@ -221,12 +221,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
                 .print(args.json);
                 return Ok(());
             }
-            let why = match &state {
-                ntk_runs::sweep::State::Stale(why) | ntk_runs::sweep::State::Failed(why) => {
-                    Some(why.to_string())
-                }
-                _ => None,
-            };
+            let why = existing::reason(&state, flags.recompute);
             let then = match (&state, flags.resume) {
                 (ntk_runs::sweep::State::Done, true) if lacks_weights => {
                     "it would be computed again: it has no weights for --save-weights"

@@ -80,3 +80,39 @@ pub fn refusal(state: &State, recompute: bool) -> Option<String> {
         _ => None,
     }
 }
+
+/// The state's reason, for a dry run's answer; with `--recompute` given, without the
+/// advice to pass it (twenty-fifth hostile round, N1).
+pub fn reason(state: &State, recompute: bool) -> Option<String> {
+    match state {
+        State::Stale(why) | State::Failed(why) if recompute => Some(without_advice(why)),
+        State::Stale(why) | State::Failed(why) => Some(why.clone()),
+        _ => None,
+    }
+}
+
+/// `why` without its last clause when that clause advises `--recompute`.
+fn without_advice(why: &str) -> String {
+    match why.rfind("; ") {
+        Some(i) if why[i..].contains("--recompute") => why[..i].to_string(),
+        _ => why.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reason_given_recompute_drops_the_advice_to_pass_it() {
+        let why = "o/summary.json: made by a different config (model.seed: 1 -> 5); write to \
+                   a new --out, or pass --recompute to replace it";
+        let stale = State::Stale(why.into());
+        assert_eq!(reason(&stale, false).as_deref(), Some(why));
+        assert_eq!(
+            reason(&stale, true).as_deref(),
+            Some("o/summary.json: made by a different config (model.seed: 1 -> 5)")
+        );
+        assert_eq!(reason(&State::New, true), None);
+    }
+}

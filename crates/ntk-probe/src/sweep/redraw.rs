@@ -3,6 +3,7 @@
 //! and minimum gradient angle, for the seed bands), without the per-point directories or
 //! any computation. This is how the committed figures of `experiments/fig2` are redrawn.
 
+use ntk_files::table::number as shown;
 use ntk_plot::Layout;
 use std::path::{Path, PathBuf};
 
@@ -65,7 +66,10 @@ fn check_kappa(path: &Path, row: usize, column: &str, v: Option<f64>) -> crate::
     match v {
         Some(k) if k.is_nan() || k < 1.0 => Err(bad(
             path,
-            format!("row {row}: {column} = {k}: a condition number is at least 1"),
+            format!(
+                "row {row}: {column} = {}: a condition number is at least 1",
+                shown(k)
+            ),
         )),
         _ => Ok(()),
     }
@@ -77,7 +81,10 @@ fn check_angle(path: &Path, row: usize, column: &str, v: Option<f64>) -> crate::
     match v {
         Some(a) if !a.is_nan() && !(0.0..=180.0).contains(&a) => Err(bad(
             path,
-            format!("row {row}: {column} = {a}: an angle is within 0 and 180 degrees"),
+            format!(
+                "row {row}: {column} = {}: an angle is within 0 and 180 degrees",
+                shown(a)
+            ),
         )),
         _ => Ok(()),
     }
@@ -122,8 +129,11 @@ fn check_groups(path: &Path, groups: &[GroupRow]) -> crate::Result<()> {
             return Err(bad(
                 path,
                 format!(
-                    "row {row}: kappa_min = {lo}, kappa_mean = {mean}, kappa_max = {hi}: the \
-                     mean lies within the range"
+                    "row {row}: kappa_min = {}, kappa_mean = {}, kappa_max = {}: the mean lies \
+                     within the range",
+                    shown(lo),
+                    shown(mean),
+                    shown(hi)
                 ),
             ));
         }
@@ -136,7 +146,10 @@ fn check_groups(path: &Path, groups: &[GroupRow]) -> crate::Result<()> {
             if !(v.is_nan() || (v.is_finite() && v >= 0.0)) {
                 return Err(bad(
                     path,
-                    format!("row {row}: {column} = {v}: a spread is finite and not negative"),
+                    format!(
+                        "row {row}: {column} = {}: a spread is finite and not negative",
+                        shown(v)
+                    ),
                 ));
             }
         }
@@ -144,8 +157,9 @@ fn check_groups(path: &Path, groups: &[GroupRow]) -> crate::Result<()> {
             return Err(bad(
                 path,
                 format!(
-                    "row {row}: log10_kappa_mean = {} where kappa_mean = {mean}",
-                    g.log10_kappa_mean
+                    "row {row}: log10_kappa_mean = {} where kappa_mean = {}",
+                    shown(g.log10_kappa_mean),
+                    shown(mean)
                 ),
             ));
         }
@@ -165,8 +179,9 @@ fn check_groups(path: &Path, groups: &[GroupRow]) -> crate::Result<()> {
     Ok(())
 }
 
-/// Every seed's values from `results.csv`, keyed as the groups of `summary.csv`.
-fn seed_values(path: &Path) -> crate::Result<Vec<SeedValue>> {
+/// Every seed's values from `results.csv`, keyed as the groups of `summary.csv`, with
+/// whether its kernel was singular.
+fn seed_values(path: &Path) -> crate::Result<Vec<(SeedValue, bool)>> {
     let rows: Vec<SeedRow> = table(path)?;
     let keys: Vec<[String; 4]> = rows
         .iter()
@@ -176,7 +191,21 @@ fn seed_values(path: &Path) -> crate::Result<Vec<SeedValue>> {
         .zip(settings(&keys))
         .enumerate()
         .map(|(i, (r, setting))| {
-            let kappa = number(path, "kappa", &r.kappa)?.filter(|_| !r.singular);
+            let written = number(path, "kappa", &r.kappa)?;
+            // A singular kernel's kappa is written `inf` or empty (twenty-fifth hostile
+            // round, D1: a finite one beside `singular = true` was drawn).
+            if let Some(k) = written.filter(|k| r.singular && k.is_finite()) {
+                return Err(bad(
+                    path,
+                    format!(
+                        "row {}: kappa = {} with singular = true: a singular kernel's \
+                         condition number is infinite",
+                        i + 1,
+                        shown(k)
+                    ),
+                ));
+            }
+            let kappa = written.filter(|_| !r.singular);
             check_kappa(path, i + 1, "kappa", kappa)?;
             // `inf` is written for a singular kernel only (twenty-fourth hostile round, D4).
             if let Some(k) = kappa.filter(|k| k.is_infinite()) {
@@ -191,16 +220,70 @@ fn seed_values(path: &Path) -> crate::Result<Vec<SeedValue>> {
             }
             let angle = number(path, "min_grad_angle_deg", &r.min_grad_angle_deg)?;
             check_angle(path, i + 1, "min_grad_angle_deg", angle)?;
-            Ok(SeedValue {
+            let value = SeedValue {
                 protocol: r.protocol.clone(),
                 setting,
                 activation: r.activation.clone(),
                 depth: r.depth,
                 kappa,
                 min_grad_angle_deg: number(path, "min_grad_angle_deg", &r.min_grad_angle_deg)?,
-            })
+            };
+            Ok((value, r.singular))
         })
         .collect()
+}
+
+/// `summary.csv`'s groups against `results.csv`'s rows, as `collect` wrote them from those
+/// rows (twenty-fifth hostile round, D1: a `seeds` or `singular` count that the rows did not
+/// give, and an infinite `kappa_mean` beside finite seeds, were drawn): each group's `seeds`
+/// is its number of rows, its `singular` the number of those singular, and its `kappa_mean`
+/// infinite exactly when every seed is singular.
+fn check_agree(
+    summary: &Path,
+    groups: &[GroupRow],
+    results: &Path,
+    seeds: &[(SeedValue, bool)],
+) -> crate::Result<()> {
+    for (i, g) in groups.iter().enumerate() {
+        let rows: Vec<bool> = seeds
+            .iter()
+            .filter(|(v, _)| {
+                v.protocol == g.protocol
+                    && v.setting == g.setting
+                    && v.activation == g.activation
+                    && v.depth == g.depth
+            })
+            .map(|&(_, singular)| singular)
+            .collect();
+        let singular = rows.iter().filter(|&&s| s).count();
+        if (g.seeds, g.singular) != (rows.len(), singular) {
+            return Err(bad(
+                summary,
+                format!(
+                    "row {}: seeds = {}, singular = {}, where {} holds {} row(s) of this \
+                     group, {singular} singular: the tables do not agree (collect again)",
+                    i + 1,
+                    g.seeds,
+                    g.singular,
+                    results.display(),
+                    rows.len()
+                ),
+            ));
+        }
+        if g.kappa_mean.is_infinite() != (singular == rows.len()) {
+            return Err(bad(
+                summary,
+                format!(
+                    "row {}: kappa_mean = {} with {singular} of {} seeds singular: the mean \
+                     is infinite exactly when every seed is",
+                    i + 1,
+                    shown(g.kappa_mean),
+                    rows.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What the figures' titles call the data: the first row's of `results.csv`, as the papers
@@ -225,7 +308,10 @@ pub fn redraw(
     let summary = dir.join("summary.csv");
     let groups: Vec<GroupRow> = table(&summary)?;
     check_groups(&summary, &groups)?;
-    let seeds = seed_values(&dir.join("results.csv"))?;
+    let results = dir.join("results.csv");
+    let seeds = seed_values(&results)?;
+    check_agree(&summary, &groups, &results, &seeds)?;
+    let seeds: Vec<SeedValue> = seeds.into_iter().map(|(v, _)| v).collect();
     let data = default_title(dir)?;
     let titles = super::figures::Titles {
         data: &data,

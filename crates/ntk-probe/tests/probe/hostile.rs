@@ -1648,10 +1648,13 @@ fn no_silent_wrong_results() {
     // angles of 400 and -7 degrees, a negative spread, a NaN log10 were drawn).
     // Round 24's D4: counts outside their domain (a group of 0 seeds, more singular seeds
     // than seeds) and an infinite kappa on a row that is not singular.
-    let cases: [(&str, &str, &[&str]); 9] = [
-        ("summary.csv", "seeds", &["0"]),
-        ("summary.csv", "singular", &["5"]),
-        ("summary.csv", "kappa_mean", &["-3.5", "NaN"]),
+    // Round 25's D1: the two tables against each other (a group's seeds and singular counts
+    // its rows; an infinite mean beside finite seeds; a singular row with a finite kappa).
+    let cases: [(&str, &str, &[&str]); 10] = [
+        ("summary.csv", "seeds", &["0", "2"]),
+        ("summary.csv", "singular", &["5", "1"]),
+        ("results.csv", "singular", &["true"]),
+        ("summary.csv", "kappa_mean", &["-3.5", "NaN", "inf"]),
         ("summary.csv", "kappa_min", &["inf", "123456789"]),
         ("summary.csv", "min_grad_angle_mean_deg", &["400", "-7"]),
         ("summary.csv", "kappa_std", &["-7", "inf"]),
@@ -3522,4 +3525,85 @@ fn twenty_fourth_review() {
             &["train.toml", "a config of ntk-train", "`ntk-train run"],
         );
     }
+}
+
+/// Twenty-fifth hostile round. D2: one activation spelled two ways is refused, as one
+/// spelled twice is; N4: a failed write of `activations` names the file; N6: `bench --out`
+/// replaces only a bench's rows; N7: a single activation's column keeps a parameter that is
+/// not the default, and NormReLU's parameter is read by its word `kink` too.
+#[test]
+fn twenty_fifth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |name: &str| d.join(name).to_str().unwrap().to_string();
+    for (cmd, list) in [
+        ("activations", "norm_relu(b=1),norm_relu(b=1.0)"),
+        ("transfer", "norm_relu(b=-1.5907658564),norm_relu"),
+    ] {
+        let o = run(&os(&[cmd, "--activations", list, "--out", &path(cmd)]));
+        assert_clean_error(list, &o, &["are one activation", "give each once"]);
+        assert!(!d.join(cmd).exists());
+    }
+
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 4; exec \"$@\"")
+        .arg("limited")
+        .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(os(&["activations", "--out", &path("fz")]))
+        .output()
+        .unwrap();
+    assert_clean_error("a failed write", &o, &["fz/activations.csv"]);
+
+    let toml = write(d, "keep.toml", TINY);
+    let o = run(&os(&[
+        "bench",
+        "--n",
+        "4",
+        "--depths",
+        "1",
+        "--repeats",
+        "1",
+        "--out",
+        &path("keep.toml"),
+    ]));
+    assert_clean_error(
+        "bench over a config",
+        &o,
+        &["keep.toml", "not a bench's rows"],
+    );
+    assert_eq!(std::fs::read_to_string(&toml).unwrap(), TINY);
+    let rows = path("rows.json");
+    for _ in 0..2 {
+        let o = run(&os(&[
+            "bench",
+            "--n",
+            "4",
+            "--depths",
+            "1",
+            "--repeats",
+            "1",
+            "--out",
+            &rows,
+        ]));
+        assert_ok("bench over its own rows", &o);
+    }
+
+    let o = run(&os(&[
+        "activations",
+        "--activations",
+        "leaky_relu(alpha=0.1),norm_relu(kink=0.5)",
+        "--points",
+        "3",
+        "--out",
+        &path("ac"),
+    ]));
+    assert_ok("a parameter not the default", &o);
+    let csv = std::fs::read_to_string(d.join("ac/activations.csv")).unwrap();
+    assert!(
+        csv.starts_with(
+            "x,leaky_relu(alpha=0.1),leaky_relu(alpha=0.1)_derivative,norm_relu(b=0.5),"
+        ),
+        "{csv}"
+    );
 }

@@ -437,15 +437,26 @@ impl<M> Outcome<M> {
             (None, Some(b)) => (b, "were being written by another process"),
             (None, None) => return Ok(()),
         };
-        Err(crate::Error::PointsFailed {
-            failed: self.failed.len(),
-            busy: self.busy.len(),
-            summary: format!(
+        let total = self.made.len() + self.skipped + self.failed.len() + self.busy.len();
+        let summary = if total == 1 {
+            // One point alone (a single run): no "others" (twenty-fifth hostile round, N5).
+            let kind = match self.failed.is_empty() {
+                false => "failed (recorded in its failed.json)",
+                true => "was being written by another process",
+            };
+            format!("the {unit} {kind}: {}: {}", first.0, first.1)
+        } else {
+            format!(
                 "{} {unit}(s) {kind}; the others went on. First: {}: {}",
                 self.failed.len().max(self.busy.len()),
                 first.0,
                 first.1
-            ),
+            )
+        };
+        Err(crate::Error::PointsFailed {
+            failed: self.failed.len(),
+            busy: self.busy.len(),
+            summary,
         })
     }
 }
@@ -716,6 +727,30 @@ fn warn_incomplete(planned: &[Planned], label: &dyn Fn(usize) -> String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Twenty-fifth hostile round, N5: a sweep of one point (a single run) that failed says
+    /// so, without "the others went on"; a sweep of several keeps its count.
+    #[test]
+    fn a_single_failed_point_has_no_others() {
+        let failed = |made: usize| Outcome::<()> {
+            made: vec![(); made],
+            skipped: 0,
+            failed: vec![("depth 1".into(), "disk full".into())],
+            busy: vec![],
+            unit: "run",
+        };
+        let one = failed(0).check().unwrap_err().to_string();
+        assert!(
+            one.contains("the run failed (recorded in its failed.json): depth 1: disk full")
+                && !one.contains("others"),
+            "{one}"
+        );
+        let two = failed(1).check().unwrap_err().to_string();
+        assert!(
+            two.contains("1 run(s) failed") && two.contains("the others went on"),
+            "{two}"
+        );
+    }
 
     #[test]
     fn shards_partition_the_points() {

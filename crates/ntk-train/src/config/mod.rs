@@ -419,10 +419,24 @@ impl TrainConfig {
     ) -> Option<crate::Error> {
         // A probe's config file (round 24's N7: refused as "unknown field `probe`"); a
         // `--set probe.KEY` is named as the key that does not apply.
-        if ntk_runs::overrides::read_table(path)
-            .is_ok_and(|t| t.get("probe").is_some_and(toml::Value::is_table))
-        {
-            return Some(crate::Error::ProbeConfig);
+        if let Ok(file) = ntk_runs::overrides::read_table(path) {
+            let table = |k: &str| file.get(k).is_some_and(toml::Value::is_table);
+            if table("probe") {
+                return Some(crate::Error::ProbeConfig {
+                    onnx: table("onnx"),
+                });
+            }
+            let training = [
+                "optim",
+                "train",
+                "schedule",
+                "ntk",
+                "representations",
+                "prediction",
+            ];
+            if !training.iter().any(|k| file.contains_key(*k)) {
+                return Some(crate::Error::NoOptim);
+            }
         }
         let table = ntk_runs::overrides::applied(path, sets).ok()?;
         let present: Vec<&str> = ["model", "resnet"]

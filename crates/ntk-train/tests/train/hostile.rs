@@ -3442,3 +3442,33 @@ fn twenty_fourth_review_notes() {
         &["optim.lr", "inf", "must be positive and finite"],
     );
 }
+
+/// Twenty-fifth hostile round, N2: a probe's config with `[onnx]` is sent to `ntk-probe
+/// onnx`, one without a training table is refused as such, naming `ntk-probe`.
+#[test]
+fn twenty_fifth_review_notes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let onnx = write(
+        d,
+        "ox.toml",
+        "[onnx]\nfile = \"m.onnx\"\n\n[data]\ndataset = \"synthetic\"\nn = 10\n\n[probe]\n\
+         precision = \"f64\"\n",
+    );
+    assert_clean_error(
+        "an [onnx] probe config",
+        &run(&args(&onnx, &d.join("o"), &[])),
+        &["ox.toml", "`ntk-probe onnx --config FILE"],
+    );
+    let bare = write(
+        d,
+        "bare.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 10\ninput_dim = 3\n\n[model]\nwidth = 8\n\
+         depth = 1\n",
+    );
+    assert_clean_error(
+        "no training table",
+        &run(&args(&bare, &d.join("b"), &[])),
+        &["bare.toml", "no [optim] table", "ntk-probe run"],
+    );
+}
