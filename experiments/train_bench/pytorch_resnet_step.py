@@ -95,7 +95,10 @@ def taps_inside(n, stride, i):
 def border_gain(h, w, stride):
     """layers.rs border_gain: [1, 1, H_out, W_out] of sqrt(9 / taps(p))."""
     h_out, w_out = (h - 1) // stride + 1, (w - 1) // stride + 1
-    g = torch.empty(1, 1, h_out, w_out)
+    # Kept in f64 and cast to the activations' dtype where it is used: built in the default
+    # f32, an f64 model's gains were rounded to f32 (about 7e-8 off; twenty-sixth hostile
+    # round, N9); an f32 model's are the same f32 values as before.
+    g = torch.empty(1, 1, h_out, w_out, dtype=torch.float64)
     for i in range(h_out):
         for j in range(w_out):
             taps = taps_inside(h, stride, i) * taps_inside(w, stride, j)
@@ -123,7 +126,7 @@ class Conv3x3(nn.Module):
 
     def forward(self, x):
         y = F.conv2d(x, self.weight, None, self.stride, 1)
-        return y if self.gain is None else y * self.gain
+        return y if self.gain is None else y * self.gain.to(y.dtype)
 
 
 def fan_in(c_in):

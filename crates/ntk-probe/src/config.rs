@@ -265,7 +265,7 @@ impl ProbeConfig {
     /// validates the result ([`Self::validate`]) as it does a file.
     pub fn load_with(path: &Path, sets: &[Assignment]) -> crate::Result<Self> {
         if let Ok(t) = ntk_runs::overrides::read_table(path) {
-            check_not_training(path, &t)?;
+            check_not_training(path, &t, sets)?;
         }
         if ntk_runs::overrides::read_table(path).is_ok_and(|t| crate::onnx::is_onnx_config(&t)) {
             return Err(Error::At {
@@ -566,13 +566,24 @@ const TRAINING_TABLES: [&str; 6] = [
     "prediction",
 ];
 
-/// Refuses a training config (one of [`TRAINING_TABLES`]), naming `ntk-train` (round 10's
-/// T09: refused as "unknown field `optim`").
-pub fn check_not_training(path: &Path, table: &toml::Table) -> crate::Result<()> {
-    if TRAINING_TABLES
-        .iter()
-        .any(|t| table.get(*t).is_some_and(toml::Value::is_table))
-    {
+/// Refuses a training config (one of [`TRAINING_TABLES`] in the file, and still there with
+/// `sets` applied), naming `ntk-train` (round 10's T09: refused as "unknown field `optim`").
+pub fn check_not_training(
+    path: &Path,
+    table: &toml::Table,
+    sets: &[Assignment],
+) -> crate::Result<()> {
+    let training = |t: &toml::Table| {
+        TRAINING_TABLES
+            .iter()
+            .any(|k| t.get(*k).is_some_and(toml::Value::is_table))
+    };
+    // The file's tables, as the `--set`s leave them: a training table the overrides remove
+    // is not named, one they add is named as theirs by the load (twenty-sixth hostile
+    // round, D2).
+    let mut applied = table.clone();
+    let applies = sets.iter().all(|a| a.apply(&mut applied).is_ok());
+    if training(table) && (!applies || training(&applied)) {
         return Err(Error::At {
             path: path.to_path_buf(),
             source: Box::new(Error::Invalid(
@@ -598,7 +609,7 @@ pub(crate) fn check_command(
     let Ok(mut table) = ntk_runs::overrides::read_table(path) else {
         return Ok(());
     };
-    check_not_training(path, &table)?;
+    check_not_training(path, &table, sets)?;
     let in_file = table.contains_key("sweep");
     for a in sets {
         if a.apply(&mut table).is_err() {

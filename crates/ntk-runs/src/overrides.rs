@@ -274,6 +274,23 @@ pub fn from_table<T: DeserializeOwned>(
     path: &Path,
     text: Option<&str>,
 ) -> crate::Result<T> {
+    // A removal (`--set KEY=`) of a key the file does not hold and no config of `T` has is
+    // refused as the same key with a value is (twenty-sixth hostile round, D4: `--set
+    // data.input_dm=` was a silent no-op). Removing what the file holds is never a no-op.
+    let file = text.and_then(|t| t.parse::<Table>().ok());
+    for a in sets.iter().filter(|a| {
+        a.value.is_none()
+            && a.origin.starts_with("--set")
+            && !file.as_ref().is_some_and(|f| lookup(f, &a.key))
+    }) {
+        if let Some(message) = unknown_key::<T>(&a.key) {
+            return Err(Error::UnknownKey {
+                origin: a.origin.clone(),
+                key: a.key.clone(),
+                message,
+            });
+        }
+    }
     let err = match table.clone().try_into::<T>() {
         Ok(v) => return Ok(v),
         Err(e) => e,
@@ -457,6 +474,27 @@ fn with_key(a: &Assignment) -> String {
 
 /// The message and the dotted table or key (`in `model.depth``) of a toml error without a
 /// span.
+/// serde's "unknown field" message when `T` has no field at the dotted `key`: `T` read
+/// from a table holding only that key (with a placeholder value) fails on it there first, as
+/// a struct's unknown key is met before its missing ones. `None` for a key `T` has, or where
+/// `T` cannot tell (a flattened or untagged part).
+fn unknown_key<T: DeserializeOwned>(key: &str) -> Option<String> {
+    let parts: Vec<&str> = key.split('.').collect();
+    let (leaf, parents) = parts.split_last()?;
+    let mut value = Value::Table(Table::from_iter([(leaf.to_string(), Value::Array(vec![]))]));
+    for part in parents.iter().rev() {
+        value = Value::Table(Table::from_iter([(part.to_string(), value)]));
+    }
+    let Value::Table(probe) = value else {
+        return None;
+    };
+    let err = probe.try_into::<T>().err()?;
+    let (message, _) = split_error(&err.to_string());
+    message
+        .starts_with(&format!("unknown field `{leaf}`"))
+        .then_some(message)
+}
+
 fn split_error(display: &str) -> (String, String) {
     let display = display.trim_end();
     if let Some((msg, rest)) = display.rsplit_once("\nin `")
@@ -674,6 +712,21 @@ mod tests {
 
     fn sets(args: &[&str]) -> Vec<Assignment> {
         args.iter().map(|a| Assignment::parse(a).unwrap()).collect()
+    }
+
+    /// Twenty-sixth hostile round, D4: `--set KEY=` of a key no config has is refused as
+    /// `--set KEY=1` is; of a key the config has but the file leaves out, a no-op.
+    #[test]
+    fn removing_an_unknown_key_is_refused() {
+        let (_d, path) = file(FILE);
+        for bad in ["data.unit_nrom=", "model.dpeth=", "nothing="] {
+            let e = load::<Cfg>(&path, &sets(&[bad])).unwrap_err().to_string();
+            assert!(e.contains("unknown field"), "{bad}: {e}");
+            assert!(e.contains(bad.trim_end_matches('=')), "{bad}: {e}");
+        }
+        for fine in ["model.kink=", "data.unit_norm=", "ntk=", "epochs="] {
+            assert!(load::<Cfg>(&path, &sets(&[fine])).is_ok(), "{fine}");
+        }
     }
 
     /// An override whose text opens an array TOML cannot read (unclosed) adds TOML's reason

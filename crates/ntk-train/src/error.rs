@@ -392,11 +392,14 @@ pub enum Error {
 impl Error {
     /// The error of one config value: `key = value: reason`.
     pub fn config(key: &'static str, value: impl std::fmt::Display, reason: &'static str) -> Self {
-        Self::Config {
-            key,
-            value: value.to_string(),
-            reason,
-        }
+        // A number's text short at every magnitude (twenty-sixth hostile round, N6: 1e-300
+        // printed as its 300 digits), as the tables write it.
+        let text = value.to_string();
+        let value = match text.parse::<f64>() {
+            Ok(x) if text.len() > 24 => ntk_files::table::number(x),
+            _ => text,
+        };
+        Self::Config { key, value, reason }
     }
 }
 

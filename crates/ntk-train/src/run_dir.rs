@@ -87,7 +87,9 @@ pub(crate) fn open_run_dir(
     })?;
     // One writer per run directory, from here to the end of the run.
     let lock = DirLock::acquire(out)?;
-    ntk_files::outset::clean_dir(out, None, &|f: &str| RUN_FILES.contains(&f));
+    ntk_files::outset::clean_dir(out, None, &|f: &str| {
+        RUN_FILES.contains(&f) || crate::files::is_report_file(f)
+    });
     ntk_files::outset::clean_tree(&out.join("checkpoints"));
     checkpoint::remove_unfinished(out);
     let summary_path = out.join("summary.json");

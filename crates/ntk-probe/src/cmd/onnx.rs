@@ -26,20 +26,13 @@ pub(crate) struct OnnxArgs {
 
 pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
     let flags = &args.run;
-    if flags.resume {
-        return Err(
-            "--resume: an ONNX probe is one kernel, computed whole; run it again (--recompute \
-             replaces a set another config or `ntk-probe run` made)"
-                .into(),
-        );
-    }
     let path = flags.config()?;
     let table = overrides::read_table(path)?;
-    ntk_probe::config::check_not_training(path, &table)?;
     let sets = args::assignments(&table, &flags.keys, "probe", &flags.set, |f| {
         f.text("probe.output", "output", args.output.as_deref());
         Ok(())
     })?;
+    ntk_probe::config::check_not_training(path, &table, &sets)?;
     let mut cfg = onnx::load_config(path, &sets)?;
     let problems = inputs::check(&cfg.data);
     if let Some(first) = problems.into_iter().next() {
@@ -93,6 +86,7 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
         let reason = existing::reason(&state, flags.recompute);
         let then = match &state {
             State::New => "it would be computed",
+            State::Done if flags.resume => "--resume keeps it",
             _ => "it would be computed again",
         };
         super::run::DryRunAnswer {
@@ -115,7 +109,23 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
         .print(args.json);
         return Ok(());
     }
-    let summary = onnx::run(&cfg, &loaded, &inputs, &compute, out.as_deref())?;
+    // `--resume` keeps this config's finished set, as `run`'s does (twenty-sixth hostile
+    // round, N5: refused, against its help); anything else is computed whole.
+    let kept = match (&out, &state) {
+        (Some(dir), State::Done) if flags.resume => {
+            let path = dir.join("summary.json");
+            let summary = ntk_runs::sweep::read::<OnnxSummary>(&path)?
+                .ok_or_else(|| format!("{}: vanished", path.display()))?;
+            eprintln!("{}: made by this config; kept (--resume)", dir.display());
+            Some(summary)
+        }
+        _ => None,
+    };
+    let computed = kept.is_none();
+    let summary = match kept {
+        Some(summary) => summary,
+        None => onnx::run(&cfg, &loaded, &inputs, &compute, out.as_deref())?,
+    };
     if args.json {
         println!(
             "{}",
@@ -123,7 +133,7 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
         );
     } else {
         print_table(&summary);
-        if let Some(dir) = &out {
+        if let Some(dir) = out.as_ref().filter(|_| computed) {
             println!(
                 "  wrote {}/{{summary.json, inputs.npy, ntk.npy, eigenvalues.npy}}",
                 dir.display()

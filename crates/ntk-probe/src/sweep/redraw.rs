@@ -244,6 +244,33 @@ fn check_agree(
     results: &Path,
     seeds: &[(SeedValue, bool)],
 ) -> crate::Result<()> {
+    // Every group of the rows has its summary row (round 26's D1: a deleted one was drawn
+    // without a word).
+    if let Some((v, _)) = seeds.iter().find(|(v, _)| {
+        !groups.iter().any(|g| {
+            v.protocol == g.protocol
+                && v.setting == g.setting
+                && v.activation == g.activation
+                && v.depth == g.depth
+        })
+    }) {
+        return Err(bad(
+            summary,
+            format!(
+                "no row for {} {} depth {}{} that {} holds: the tables do not agree (collect \
+                 again)",
+                v.protocol,
+                v.activation,
+                v.depth,
+                if v.setting.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", v.setting)
+                },
+                results.display()
+            ),
+        ));
+    }
     for (i, g) in groups.iter().enumerate() {
         let rows: Vec<bool> = seeds
             .iter()
@@ -269,6 +296,52 @@ fn check_agree(
                     rows.len()
                 ),
             ));
+        }
+        // The means as collect takes them from these rows (round 26's D1: an edited mean,
+        // or an edited row, was drawn): kappa over the non-singular seeds, the angle over
+        // the seeds with one; both tables write 11 digits, so they agree to 1e-8.
+        let of_group = || {
+            seeds.iter().filter(|(v, _)| {
+                v.protocol == g.protocol
+                    && v.setting == g.setting
+                    && v.activation == g.activation
+                    && v.depth == g.depth
+            })
+        };
+        let mean = |values: Vec<f64>| match values.len() {
+            0 => f64::NAN,
+            n => values.iter().sum::<f64>() / n as f64,
+        };
+        let kappa = mean(of_group().filter_map(|(v, _)| v.kappa).collect());
+        let angle = mean(
+            of_group()
+                .filter_map(|(v, _)| v.min_grad_angle_deg)
+                .filter(|a| !a.is_nan())
+                .collect(),
+        );
+        let differs = |written: f64, rows: f64| {
+            if rows.is_nan() {
+                return !written.is_nan() && !written.is_infinite();
+            }
+            !((written - rows).abs() <= 1e-8 * rows.abs().max(1.0))
+        };
+        for (column, written, from_rows) in [
+            ("kappa_mean", g.kappa_mean, kappa),
+            ("min_grad_angle_mean_deg", g.min_grad_angle_mean_deg, angle),
+        ] {
+            if differs(written, from_rows) {
+                return Err(bad(
+                    summary,
+                    format!(
+                        "row {}: {column} = {}, where the mean of the group's rows in {} is \
+                         {}: the tables do not agree (collect again)",
+                        i + 1,
+                        shown(written),
+                        results.display(),
+                        shown(from_rows)
+                    ),
+                ));
+            }
         }
         if g.kappa_mean.is_infinite() != (singular == rows.len()) {
             return Err(bad(

@@ -1654,9 +1654,13 @@ fn no_silent_wrong_results() {
         ("summary.csv", "seeds", &["0", "2"]),
         ("summary.csv", "singular", &["5", "1"]),
         ("results.csv", "singular", &["true"]),
-        ("summary.csv", "kappa_mean", &["-3.5", "NaN", "inf"]),
+        ("summary.csv", "kappa_mean", &["-3.5", "NaN", "inf", "4000"]),
         ("summary.csv", "kappa_min", &["inf", "123456789"]),
-        ("summary.csv", "min_grad_angle_mean_deg", &["400", "-7"]),
+        (
+            "summary.csv",
+            "min_grad_angle_mean_deg",
+            &["400", "-7", "45.5"],
+        ),
         ("summary.csv", "kappa_std", &["-7", "inf"]),
         ("summary.csv", "log10_kappa_mean", &["NaN"]),
         ("results.csv", "kappa", &["-3.5", "NaN", "inf"]),
@@ -3605,5 +3609,33 @@ fn twenty_fifth_review() {
             "x,leaky_relu(alpha=0.1),leaky_relu(alpha=0.1)_derivative,norm_relu(b=0.5),"
         ),
         "{csv}"
+    );
+}
+
+/// Twenty-sixth hostile round, D2: a training config whose training tables the `--set`s
+/// remove is not refused as ntk-train's; D4: `--set KEY=` of a key no config has is refused.
+#[test]
+fn twenty_sixth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let training = write(d, "train.toml", &format!("{TINY}\n[optim]\nlr = 0.1\n"));
+    assert_clean_error(
+        "a training config",
+        &run(&ntk_args(&training, &d.join("t"), &["--dry-run"])),
+        &["a config of ntk-train"],
+    );
+    assert_ok(
+        "its training table removed",
+        &run(&ntk_args(
+            &training,
+            &d.join("t"),
+            &["--set", "optim=", "--dry-run"],
+        )),
+    );
+    let cfg = write(d, "tiny.toml", TINY);
+    assert_clean_error(
+        "removing an unknown key",
+        &run(&ntk_args(&cfg, &d.join("u"), &["--set", "data.input_dm="])),
+        &["--set data.input_dm=", "unknown field `input_dm`"],
     );
 }

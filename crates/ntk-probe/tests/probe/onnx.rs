@@ -341,6 +341,12 @@ fn the_output_set_is_made_whole_under_its_lock() {
         "{}",
         stderr(&o)
     );
+    // Round 26's N5: `--resume` keeps this config's finished set, as `run`'s does.
+    let mut keep = args(out.to_str().unwrap(), "data.n=10", false);
+    keep.push("--resume".into());
+    let o = call(keep);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("kept (--resume)"), "{}", stderr(&o));
     let (x, shape) = ntk_files::npy::read(&out.join("inputs.npy")).unwrap();
     let (_, kshape) = ntk_files::npy::read(&out.join("ntk.npy")).unwrap();
     assert_eq!((shape[0], kshape[0], x.len()), (10, 10, 50));

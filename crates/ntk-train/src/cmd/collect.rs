@@ -25,6 +25,17 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
         let compute = backend::select(cfg.train.backend.as_deref(), cfg.train.precision)?;
         cfg.read_onnx(&compute)
             .map_err(|e| format!("{}: {e}", path.display()))?;
+        // A config without [sweep] plans one run in DIR itself, not the runs under
+        // DIR/runs/, so nothing would be checked (twenty-sixth hostile round, D3): refused,
+        // as `ntk-probe collect` refuses it.
+        if cfg.sweep.is_none() {
+            return Err(format!(
+                "{}: has no [sweep] table: `collect --config` checks a sweep's runs against the \
+                 sweep's config; a single run records its own config (its summary.json)",
+                path.display()
+            )
+            .into());
+        }
         crate::cmd::run::refuse_axis_overrides(&cfg, &sets, path)?;
         cfg.validate_as_written()
             .map_err(|e| format!("{}: {e}", path.display()))?;

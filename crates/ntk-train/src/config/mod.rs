@@ -417,15 +417,15 @@ impl TrainConfig {
         path: &Path,
         sets: &[ntk_runs::overrides::Assignment],
     ) -> Option<crate::Error> {
-        // A probe's config file (round 24's N7: refused as "unknown field `probe`"); a
-        // `--set probe.KEY` is named as the key that does not apply.
-        if let Ok(file) = ntk_runs::overrides::read_table(path) {
-            let table = |k: &str| file.get(k).is_some_and(toml::Value::is_table);
-            if table("probe") {
-                return Some(crate::Error::ProbeConfig {
-                    onnx: table("onnx"),
-                });
-            }
+        // A probe's config file (round 24's N7: refused as "unknown field `probe`"), read as
+        // the `--set`s leave it (twenty-sixth hostile round, D2: a `--set` that added [optim]
+        // or removed [probe] was not seen); a `--set probe.KEY` on a training config is named
+        // as the key that does not apply.
+        if let (Ok(file), Ok(now)) = (
+            ntk_runs::overrides::read_table(path),
+            ntk_runs::overrides::applied(path, sets),
+        ) {
+            let table = |t: &toml::Table, k: &str| t.get(k).is_some_and(toml::Value::is_table);
             let training = [
                 "optim",
                 "train",
@@ -434,7 +434,13 @@ impl TrainConfig {
                 "representations",
                 "prediction",
             ];
-            if !training.iter().any(|k| file.contains_key(*k)) {
+            let trains = training.iter().any(|k| now.contains_key(*k));
+            if table(&file, "probe") && table(&now, "probe") && !trains {
+                return Some(crate::Error::ProbeConfig {
+                    onnx: table(&now, "onnx"),
+                });
+            }
+            if !trains {
                 return Some(crate::Error::NoOptim);
             }
         }

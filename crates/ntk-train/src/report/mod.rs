@@ -154,6 +154,9 @@ pub fn collect_as(
     layout: Layout,
 ) -> crate::Result<Vec<PathBuf>> {
     let runs = read_runs(out)?;
+    // The write leftovers of a collect killed while it wrote (a dead writer's
+    // `train_loss.png.ntk-tmp-PID.png`; twenty-sixth hostile round, N8): its own files only.
+    ntk_files::outset::clean_dir(out, None, &crate::files::is_report_file);
     ntk_runs::sweep::warn_unreadable(&out.join("runs"), "config.toml");
     // A run being trained now may not have recorded its provenance yet: it is listed as
     // running, and checked once it has. A run that failed before it recorded one has no

@@ -3472,3 +3472,76 @@ fn twenty_fifth_review_notes() {
         &["bare.toml", "no [optim] table", "ntk-probe run"],
     );
 }
+
+/// Twenty-sixth hostile round. D2: the other tool's config is judged as the `--set`s leave
+/// it; D3: `collect --config` refuses a config without `[sweep]` (it checked nothing); D4:
+/// `--set KEY=` of a key no config has is refused; N8: a dead writer's figure leftover in a
+/// sweep is removed by the next collect.
+#[test]
+fn twenty_sixth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bare = write(
+        d,
+        "bare.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 10\ninput_dim = 3\n\n[model]\nwidth = 8\n\
+         depth = 1\n\n[probe]\nprecision = \"f64\"\n",
+    );
+    let o = run(&args(
+        &bare,
+        &d.join("a"),
+        &["--set", "optim.lr=0.1", "--set", "probe="],
+    ));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        !err.contains("no [optim] table") && !err.contains("a config of ntk-probe"),
+        "{err}"
+    );
+    assert_clean_error(
+        "[probe] removed",
+        &run(&args(&bare, &d.join("b"), &["--set", "probe="])),
+        &["no [optim] table"],
+    );
+
+    let cfg = write(d, "tiny.toml", TINY);
+    let o = train_cmd()
+        .args(["collect"])
+        .arg(d)
+        .arg("--config")
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_clean_error(
+        "collect --config of one run",
+        &o,
+        &["tiny.toml", "has no [sweep] table"],
+    );
+
+    assert_clean_error(
+        "removing an unknown key",
+        &run(&args(
+            &cfg,
+            &d.join("c"),
+            &["--set", "data.input_dm=", "--dry-run"],
+        )),
+        &["--set data.input_dm=", "unknown field `input_dm`"],
+    );
+    assert_ok(
+        "removing a key the file leaves out",
+        &run(&args(
+            &cfg,
+            &d.join("c"),
+            &["--set", "data.unit_norm=", "--dry-run"],
+        )),
+    );
+
+    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
+    let out = d.join("sw");
+    assert_ok("sweep", &run(&args(&sweep, &out, &[])));
+    let leftover = out.join("train_loss.png.ntk-tmp-4000000000.png");
+    std::fs::write(&leftover, "partial").unwrap();
+    let o = train_cmd().arg("collect").arg(&out).output().unwrap();
+    assert_ok("collect", &o);
+    assert!(!leftover.exists(), "the dead writer's leftover stayed");
+}
