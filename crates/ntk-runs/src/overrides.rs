@@ -474,9 +474,9 @@ fn with_key(a: &Assignment) -> String {
 
 /// The message and the dotted table or key (`in `model.depth``) of a toml error without a
 /// span.
-/// serde's "unknown field" message when `T` has no field at the dotted `key`: `T` read
-/// from a table holding only that key (with a placeholder value) fails on it there first, as
-/// a struct's unknown key is met before its missing ones. `None` for a key `T` has, or where
+/// serde's "unknown field" message when `T` has no field at the dotted `key` (at any of its
+/// levels): `T` read from a table holding only that key (with a placeholder value) fails on
+/// it there first, as a struct's unknown key is met before its missing ones. `None` for a key `T` has, or where
 /// `T` cannot tell (a flattened or untagged part).
 fn unknown_key<T: DeserializeOwned>(key: &str) -> Option<String> {
     let parts: Vec<&str> = key.split('.').collect();
@@ -490,8 +490,11 @@ fn unknown_key<T: DeserializeOwned>(key: &str) -> Option<String> {
     };
     let err = probe.try_into::<T>().err()?;
     let (message, _) = split_error(&err.to_string());
-    message
-        .starts_with(&format!("unknown field `{leaf}`"))
+    // Any part may be the unknown one: a table the config does not have (`train.epochs` in a
+    // probe's config), or a key two levels under one it has (round 27's D2).
+    parts
+        .iter()
+        .any(|p| message.starts_with(&format!("unknown field `{p}`")))
         .then_some(message)
 }
 
@@ -719,7 +722,14 @@ mod tests {
     #[test]
     fn removing_an_unknown_key_is_refused() {
         let (_d, path) = file(FILE);
-        for bad in ["data.unit_nrom=", "model.dpeth=", "nothing="] {
+        for bad in [
+            "data.unit_nrom=",
+            "model.dpeth=",
+            "nothing=",
+            "train.epochs=",
+            "Model.seed=",
+            "data.nosuch.x=",
+        ] {
             let e = load::<Cfg>(&path, &sets(&[bad])).unwrap_err().to_string();
             assert!(e.contains("unknown field"), "{bad}: {e}");
             assert!(e.contains(bad.trim_end_matches('=')), "{bad}: {e}");

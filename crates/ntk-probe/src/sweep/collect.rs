@@ -506,6 +506,9 @@ pub fn collect_as(
     layout: Layout,
 ) -> crate::Result<Vec<GroupRow>> {
     refuse_training_runs(out)?;
+    // A dead writer's leftovers of the sweep's own files (a killed collect's figure,
+    // `kappa_vs_depth.png.ntk-tmp-PID.png`; round 27's N1).
+    ntk_files::outset::clean_dir(out, None, &super::is_sweep_file);
     let found = read_summaries_at(out)?;
     for (dir, why) in super::failures(out) {
         eprintln!("warning: {}: failed: {why}", dir.display());

@@ -271,6 +271,40 @@ fn check_agree(
             ),
         ));
     }
+    // The theory's angle of a setting, activation and depth is one value whatever the
+    // protocol (round 27's D1: the blocks row's was drawn and the whole row's, edited,
+    // ignored).
+    let same = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(x), Some(y)) => x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs()),
+        (None, None) => true,
+        _ => false,
+    };
+    for (i, g) in groups.iter().enumerate() {
+        for (j, h) in groups.iter().enumerate().skip(i + 1) {
+            let one = g.setting == h.setting && g.activation == h.activation && g.depth == h.depth;
+            // The angle only: `theory_kappa` is the kernel of each protocol's own size.
+            for (column, a, b) in [(
+                "theory_min_grad_angle_deg",
+                g.theory_min_grad_angle_deg,
+                h.theory_min_grad_angle_deg,
+            )] {
+                if one && !same(a, b) {
+                    return Err(bad(
+                        summary,
+                        format!(
+                            "rows {} and {}: {column} = {} and {} for one activation and \
+                             depth: the infinite-width theory does not depend on the protocol \
+                             (collect again)",
+                            i + 1,
+                            j + 1,
+                            a.map_or("empty".into(), shown),
+                            b.map_or("empty".into(), shown)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
     for (i, g) in groups.iter().enumerate() {
         let rows: Vec<bool> = seeds
             .iter()
@@ -380,6 +414,8 @@ pub fn redraw(
     // ntk-train's runs are named as such, not "run `ntk-probe collect` first", which then
     // refused them (fourteenth hostile round, D15).
     super::collect::refuse_training_runs(dir)?;
+    // A dead writer's figure leftovers where the figures go (round 27's N1).
+    ntk_files::outset::clean_dir(out, None, &super::is_sweep_file);
     let summary = dir.join("summary.csv");
     let groups: Vec<GroupRow> = table(&summary)?;
     check_groups(&summary, &groups)?;

@@ -3639,3 +3639,52 @@ fn twenty_sixth_review() {
         &["--set data.input_dm=", "unknown field `input_dm`"],
     );
 }
+
+/// Twenty-seventh hostile round, D1: `plot` refuses two protocols' rows of one activation and
+/// depth whose infinite-width theory differs (an edit of the whole row's was ignored).
+#[test]
+fn twenty_seventh_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "sweep.toml",
+        &TINY_SWEEP
+            .replace(
+                "protocols = [\"whole\"]",
+                "protocols = [\"whole\", \"blocks\"]",
+            )
+            .replace("theory = false", "theory = true"),
+    );
+    let out = d.join("sw");
+    assert_ok("sweep", &run(&sweep_args(&cfg, &out, &[])));
+    let path = out.join("summary.csv");
+    let good = std::fs::read_to_string(&path).unwrap();
+    let mut reader = csv::Reader::from_reader(good.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let mut rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let k = header
+        .iter()
+        .position(|h| h == "theory_min_grad_angle_deg")
+        .unwrap();
+    assert!(!rows[0][k].is_empty(), "the sweep computes its theory");
+    let mut fields: Vec<String> = rows[0].iter().map(str::to_string).collect();
+    fields[k] = "12.5".into();
+    rows[0] = csv::StringRecord::from(fields);
+    let mut w = csv::Writer::from_path(&path).unwrap();
+    w.write_record(&header).unwrap();
+    for r in &rows {
+        w.write_record(r).unwrap();
+    }
+    w.flush().unwrap();
+    assert_clean_error(
+        "one theory, two values",
+        &run(&os(&["plot", out.to_str().unwrap()])),
+        &[
+            "summary.csv",
+            "theory_min_grad_angle_deg",
+            "12.5",
+            "does not depend on the protocol",
+        ],
+    );
+}
