@@ -556,23 +556,14 @@ impl ProbeConfig {
     }
 }
 
-/// The tables of a training config that no probe config has (`ntk-train`'s).
-const TRAINING_TABLES: [&str; 6] = [
-    "optim",
-    "train",
-    "schedule",
-    "ntk",
-    "representations",
-    "prediction",
-];
-
-/// Refuses a training config (one of [`TRAINING_TABLES`] in the file, and still there with
+/// Refuses a training config (one of [`ntk_runs::config_file::TRAINING_TABLES`] in the file, and still there with
 /// `sets` applied), naming `ntk-train` (round 10's T09: refused as "unknown field `optim`").
 pub fn check_not_training(
     path: &Path,
     table: &toml::Table,
     sets: &[Assignment],
 ) -> crate::Result<()> {
+    use ntk_runs::config_file::TRAINING_TABLES;
     let training = |t: &toml::Table| {
         TRAINING_TABLES
             .iter()

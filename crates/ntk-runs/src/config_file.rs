@@ -2,6 +2,17 @@
 
 use std::path::Path;
 
+/// The tables of a training config (`ntk-train`'s) that no probe config has: how each tool
+/// tells the other's config from its own.
+pub const TRAINING_TABLES: [&str; 6] = [
+    "optim",
+    "train",
+    "schedule",
+    "ntk",
+    "representations",
+    "prediction",
+];
+
 /// Reads and parses a TOML config file; errors name the file, and for bad or unknown keys
 /// the line and key (the toml crate's message).
 pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<T> {

@@ -238,6 +238,14 @@ fn seed_values(path: &Path) -> crate::Result<Vec<(SeedValue, bool)>> {
 /// give, and an infinite `kappa_mean` beside finite seeds, were drawn): each group's `seeds`
 /// is its number of rows, its `singular` the number of those singular, and its `kappa_mean`
 /// infinite exactly when every seed is singular.
+/// Whether the seed's row `v` of `results.csv` belongs to the group `g` of `summary.csv`.
+fn in_group(v: &SeedValue, g: &GroupRow) -> bool {
+    v.protocol == g.protocol
+        && v.setting == g.setting
+        && v.activation == g.activation
+        && v.depth == g.depth
+}
+
 fn check_agree(
     summary: &Path,
     groups: &[GroupRow],
@@ -246,14 +254,10 @@ fn check_agree(
 ) -> crate::Result<()> {
     // Every group of the rows has its summary row (round 26's D1: a deleted one was drawn
     // without a word).
-    if let Some((v, _)) = seeds.iter().find(|(v, _)| {
-        !groups.iter().any(|g| {
-            v.protocol == g.protocol
-                && v.setting == g.setting
-                && v.activation == g.activation
-                && v.depth == g.depth
-        })
-    }) {
+    if let Some((v, _)) = seeds
+        .iter()
+        .find(|(v, _)| !groups.iter().any(|g| in_group(v, g)))
+    {
         return Err(bad(
             summary,
             format!(
@@ -308,12 +312,7 @@ fn check_agree(
     for (i, g) in groups.iter().enumerate() {
         let rows: Vec<bool> = seeds
             .iter()
-            .filter(|(v, _)| {
-                v.protocol == g.protocol
-                    && v.setting == g.setting
-                    && v.activation == g.activation
-                    && v.depth == g.depth
-            })
+            .filter(|(v, _)| in_group(v, g))
             .map(|&(_, singular)| singular)
             .collect();
         let singular = rows.iter().filter(|&&s| s).count();
@@ -334,14 +333,7 @@ fn check_agree(
         // The means as collect takes them from these rows (round 26's D1: an edited mean,
         // or an edited row, was drawn): kappa over the non-singular seeds, the angle over
         // the seeds with one; both tables write 11 digits, so they agree to 1e-8.
-        let of_group = || {
-            seeds.iter().filter(|(v, _)| {
-                v.protocol == g.protocol
-                    && v.setting == g.setting
-                    && v.activation == g.activation
-                    && v.depth == g.depth
-            })
-        };
+        let of_group = || seeds.iter().filter(|(v, _)| in_group(v, g));
         let mean = |values: Vec<f64>| match values.len() {
             0 => f64::NAN,
             n => values.iter().sum::<f64>() / n as f64,

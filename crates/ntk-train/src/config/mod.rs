@@ -426,15 +426,9 @@ impl TrainConfig {
             ntk_runs::overrides::applied(path, sets),
         ) {
             let table = |t: &toml::Table, k: &str| t.get(k).is_some_and(toml::Value::is_table);
-            let training = [
-                "optim",
-                "train",
-                "schedule",
-                "ntk",
-                "representations",
-                "prediction",
-            ];
-            let trains = training.iter().any(|k| now.contains_key(*k));
+            let trains = ntk_runs::config_file::TRAINING_TABLES
+                .iter()
+                .any(|k| now.contains_key(*k));
             if table(&file, "probe") && table(&now, "probe") && !trains {
                 return Some(crate::Error::ProbeConfig {
                     onnx: table(&now, "onnx"),
