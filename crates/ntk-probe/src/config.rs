@@ -7,7 +7,7 @@ use std::path::Path;
 
 use ntk_data::{DataConfig, Dataset};
 use ntk_model::{MlpConfig, ModelError, NetSpec, ResNetConfig};
-use ntk_runs::overrides::Assignment;
+use ntk_runs::overrides::{Assignment, Source};
 use serde::{Deserialize, Serialize};
 
 use ntk_numerics::backend::Precision;
@@ -264,10 +264,15 @@ impl ProbeConfig {
     /// ([`ntk_runs::overrides`]); errors in an override name it and its key. The caller
     /// validates the result ([`Self::validate`]) as it does a file.
     pub fn load_with(path: &Path, sets: &[Assignment]) -> crate::Result<Self> {
-        if let Ok(t) = ntk_runs::overrides::read_table(path) {
-            check_not_training(path, &t, sets)?;
-        }
-        if ntk_runs::overrides::read_table(path).is_ok_and(|t| crate::onnx::is_onnx_config(&t)) {
+        Self::load_from(&Source::read(path)?, sets)
+    }
+
+    /// [`Self::load_with`] of a file already read: every check and the load see this one
+    /// reading.
+    pub fn load_from(src: &Source, sets: &[Assignment]) -> crate::Result<Self> {
+        let path = src.path();
+        check_not_training(path, src.table(), sets)?;
+        if crate::onnx::is_onnx_config(src.table()) {
             return Err(Error::At {
                 path: path.to_path_buf(),
                 source: Box::new(Error::Invalid(
@@ -276,9 +281,8 @@ impl ProbeConfig {
                 )),
             });
         }
-        check_command(path, sets, false)?;
-        let cfg: Self =
-            ntk_runs::overrides::load_filled(path, sets, ntk_data::config::fill_file_n)?;
+        check_command(src, sets, false)?;
+        let cfg: Self = src.load_filled(sets, ntk_data::config::fill_file_n)?;
         cfg.net().map_err(|e| Error::At {
             path: path.to_path_buf(),
             source: Box::new(e.into()),
@@ -589,17 +593,15 @@ pub fn check_not_training(
 }
 
 /// Refuses a config meant for the other command ([`Error::OtherCommand`]): `run` wants no
-/// `[sweep]` table, `sweep` one, in the file with `sets` applied. A file that does not read
-/// or parse passes here; loading it names the problem. A training config is refused
+/// `[sweep]` table, `sweep` one, in the file with `sets` applied. A training config is refused
 /// naming `ntk-train` ([`check_not_training`]).
 pub(crate) fn check_command(
-    path: &Path,
+    src: &Source,
     sets: &[Assignment],
     want_sweep: bool,
 ) -> crate::Result<()> {
-    let Ok(mut table) = ntk_runs::overrides::read_table(path) else {
-        return Ok(());
-    };
+    let path = src.path();
+    let mut table = src.table().clone();
     check_not_training(path, &table, sets)?;
     let in_file = table.contains_key("sweep");
     for a in sets {

@@ -25,7 +25,7 @@ use ntk_numerics::spectrum;
 pub use ntk_onnx::OnnxSection;
 use ntk_onnx::section::{DIGEST_KEY, FILE_KEY};
 use ntk_onnx::{OnnxError, OnnxModel};
-use ntk_runs::overrides::Assignment;
+use ntk_runs::overrides::{Assignment, Source};
 use ntk_runs::provenance::{self, Provenance};
 use serde::{Deserialize, Serialize};
 
@@ -81,11 +81,9 @@ pub fn is_onnx_config(table: &toml::Table) -> bool {
 
 /// Reads an ONNX config with `sets` applied; keys of [`NOT_FOR_ONNX`] are one error naming
 /// every one present, unknown keys an error naming theirs.
-pub fn load_config(path: &Path, sets: &[Assignment]) -> crate::Result<OnnxConfig> {
-    let mut table = ntk_runs::overrides::read_table(path)?;
-    for a in sets {
-        a.apply(&mut table)?;
-    }
+pub fn load_config(src: &Source, sets: &[Assignment]) -> crate::Result<OnnxConfig> {
+    let path = src.path();
+    let table = src.applied(sets)?;
     if !table.get("onnx").is_some_and(toml::Value::is_table) {
         return Err(Error::NoOnnxTable(path.to_path_buf()));
     }
@@ -113,8 +111,7 @@ pub fn load_config(path: &Path, sets: &[Assignment]) -> crate::Result<OnnxConfig
     if !present.is_empty() {
         return Err(at(Error::NotForOnnx(present.join(", "))));
     }
-    let cfg: OnnxConfig =
-        ntk_runs::overrides::load_filled(path, sets, ntk_data::config::fill_file_n)?;
+    let cfg: OnnxConfig = src.load_filled(sets, ntk_data::config::fill_file_n)?;
     if cfg.data.n < crate::error::MIN_SAMPLES {
         return Err(at(Error::too_few_samples(&cfg.data)));
     }

@@ -16,8 +16,12 @@ pub const TRAINING_TABLES: [&str; 6] = [
 /// Reads and parses a TOML config file; errors name the file, and for bad or unknown keys
 /// the line and key (the toml crate's message).
 pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<T> {
-    let text = read_text(path)?;
-    toml::from_str(&text).map_err(|source| {
+    parse_toml(path, &read_text(path)?)
+}
+
+/// [`load_toml`] of a file's `text` already read.
+pub fn parse_toml<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> crate::Result<T> {
+    toml::from_str(text).map_err(|source| {
         // A key beside its former name: both named, with the line of the table.
         if let Some(message) = former_name_given_twice(source.message(), "") {
             let line = source.span().map_or(String::new(), |s| {

@@ -194,75 +194,113 @@ pub fn parse_all(args: &[String]) -> crate::Result<Vec<Assignment>> {
     args.iter().map(|a| Assignment::parse(a)).collect()
 }
 
+/// A config file read once: its text and table, which every check a tool makes of its config
+/// and the load itself share, so that a file edited while a tool starts is never checked in
+/// one version and loaded in another (a command read its config up to four times before).
+#[derive(Clone, Debug)]
+pub struct Source {
+    path: std::path::PathBuf,
+    text: String,
+    table: Table,
+}
+
+impl Source {
+    /// Reads and parses the file; errors name it (and the line of a syntax error).
+    pub fn read(path: &Path) -> crate::Result<Self> {
+        let text = crate::config_file::read_text(path)?;
+        let table = text.parse::<Table>().map_err(|source| Error::Toml {
+            path: path.to_path_buf(),
+            source: Box::new(source),
+        })?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            text,
+            table,
+        })
+    }
+
+    /// The file, as the user named it.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's table, before any override.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// The table with `sets` applied in order (a `--set KEY=` removes the key).
+    pub fn applied(&self, sets: &[Assignment]) -> crate::Result<Table> {
+        let mut table = self.table.clone();
+        for a in sets {
+            a.apply(&mut table)?;
+        }
+        Ok(table)
+    }
+
+    /// The file with `sets` applied, deserialized. Without assignments this is exactly
+    /// [`crate::config_file::load_toml`]. Errors in an override name it and the full dotted
+    /// key; errors in the file name the file (and line). Validation beyond the types is the
+    /// caller's, as for a file.
+    pub fn load<T: DeserializeOwned>(&self, sets: &[Assignment]) -> crate::Result<T> {
+        if sets.is_empty() {
+            return crate::config_file::parse_toml(&self.path, &self.text);
+        }
+        from_table(self.applied(sets)?, sets, &self.path, Some(&self.text))
+    }
+
+    /// [`Self::load`], with `fill` given the table (the file with `sets` applied) before it
+    /// is typed: for a default that depends on more than the config's text (a file set's
+    /// `data.n`, all rows of `data.x`). `fill` returns whether it added anything; when it
+    /// did not, this is exactly [`Self::load`]. Its error is a default it could not find,
+    /// taken apart as the key left out and why (what ntk-data's `MissingDefault` turns
+    /// into), and is reported as [`Error::Default`] against the file.
+    pub fn load_filled<T: DeserializeOwned, E: Into<(String, String)>>(
+        &self,
+        sets: &[Assignment],
+        fill: impl FnOnce(&mut Table) -> Result<bool, E>,
+    ) -> crate::Result<T> {
+        let mut table = self.applied(sets)?;
+        let filled = fill(&mut table).map_err(|e| {
+            let (key, message) = e.into();
+            let (path, source) = (self.path.clone(), Box::new(Error::Default { key, message }));
+            // Named as the tools name a config's other errors: a `--set data.x=...` is not
+            // the file's value (sixth hostile round: `F: data.n (not given) ...` for a --set
+            // file).
+            if sets.is_empty() {
+                Error::At { path, source }
+            } else {
+                Error::AtWithOverrides { path, source }
+            }
+        })?;
+        if !filled {
+            return self.load(sets);
+        }
+        from_table(table, sets, &self.path, Some(&self.text))
+    }
+}
+
 /// Reads a TOML file into a table; errors name the file (and the line of a syntax error).
 pub fn read_table(path: &Path) -> crate::Result<Table> {
-    let text = read(path)?;
-    text.parse::<Table>().map_err(|source| Error::Toml {
-        path: path.to_path_buf(),
-        source: Box::new(source),
-    })
+    Source::read(path).map(|s| s.table)
 }
 
-fn read(path: &Path) -> crate::Result<String> {
-    crate::config_file::read_text(path)
-}
-
-/// Reads the TOML file `path`, applies `sets` in order and deserializes the result. Without
-/// assignments this is exactly [`crate::config_file::load_toml`]. Errors in an override
-/// name it and the full dotted key; errors in the file name the file (and line).
-/// Validation beyond the types is the caller's, as for a file.
+/// Reads the TOML file `path`, applies `sets` in order and deserializes the result
+/// ([`Source::load`] of one reading).
 pub fn load<T: DeserializeOwned>(path: &Path, sets: &[Assignment]) -> crate::Result<T> {
     if sets.is_empty() {
         return crate::config_file::load_toml(path);
     }
-    let text = read(path)?;
-    let mut table = text.parse::<Table>().map_err(|source| Error::Toml {
-        path: path.to_path_buf(),
-        source: Box::new(source),
-    })?;
-    for a in sets {
-        a.apply(&mut table)?;
-    }
-    from_table(table, sets, path, Some(&text))
+    Source::read(path)?.load(sets)
 }
 
-/// [`load`], with `fill` given the table (the file with `sets` applied) before it is typed:
-/// for a default that depends on more than the config's text (a file set's `data.n`, all
-/// rows of `data.x`). `fill` returns whether it added anything; when it did not, this is
-/// exactly [`load`]. Its error is a default it could not find, taken apart as the key left
-/// out and why (what ntk-data's `MissingDefault` turns into), and is reported as
-/// [`Error::Default`] against the file.
+/// [`Source::load_filled`] of one reading of `path`.
 pub fn load_filled<T: DeserializeOwned, E: Into<(String, String)>>(
     path: &Path,
     sets: &[Assignment],
     fill: impl FnOnce(&mut Table) -> Result<bool, E>,
 ) -> crate::Result<T> {
-    let text = read(path)?;
-    let mut table = text.parse::<Table>().map_err(|source| Error::Toml {
-        path: path.to_path_buf(),
-        source: Box::new(source),
-    })?;
-    for a in sets {
-        a.apply(&mut table)?;
-    }
-    let filled = fill(&mut table).map_err(|e| {
-        let (key, message) = e.into();
-        let (path, source) = (
-            path.to_path_buf(),
-            Box::new(Error::Default { key, message }),
-        );
-        // Named as the tools name a config's other errors: a `--set data.x=...` is not the
-        // file's value (sixth hostile round: `F: data.n (not given) ...` for a --set file).
-        if sets.is_empty() {
-            Error::At { path, source }
-        } else {
-            Error::AtWithOverrides { path, source }
-        }
-    })?;
-    if !filled {
-        return load(path, sets);
-    }
-    from_table(table, sets, path, Some(&text))
+    Source::read(path)?.load_filled(sets, fill)
 }
 
 /// Deserializes `table` (a file's, with `sets` applied) into `T`; errors are attributed to
@@ -389,11 +427,7 @@ pub fn from_table<T: DeserializeOwned>(
 /// The table of the file `path` with `sets` applied (a `--set KEY=` removes the key): what
 /// a tool whose default for a key depends on other keys asks with [`lookup`].
 pub fn applied(path: &Path, sets: &[Assignment]) -> crate::Result<Table> {
-    let mut table = read_table(path)?;
-    for a in sets {
-        a.apply(&mut table)?;
-    }
-    Ok(table)
+    Source::read(path)?.applied(sets)
 }
 
 /// Whether the dotted `key` is present in `table`.
@@ -864,6 +898,27 @@ mod tests {
     fn load_with(args: &[&str]) -> Result<Cfg, String> {
         let (_dir, path) = file(FILE);
         load(&path, &sets(args)).map_err(|e| e.to_string())
+    }
+
+    /// A config is read once: what a tool checks of it and what it loads are one reading,
+    /// however the file changes in between (the tools read it up to four times before).
+    #[test]
+    fn a_source_is_one_reading_of_its_file() {
+        let (_dir, path) = file(FILE);
+        let src = Source::read(&path).unwrap();
+        std::fs::write(&path, "[model]\ndepth = 9\n").unwrap();
+        let c: Cfg = src.load(&[]).unwrap();
+        assert_eq!((c.model.depth, c.iterations), (3, Some(5)));
+        let c: Cfg = src.load(&sets(&["model.depth=4"])).unwrap();
+        assert_eq!((c.model.depth, c.data.dataset.as_str()), (4, "synthetic"));
+        let c: Cfg = src
+            .load_filled(&[], |_| Ok::<_, (String, String)>(false))
+            .unwrap();
+        assert_eq!(c.model.depth, 3);
+        assert!(lookup(&src.applied(&[]).unwrap(), "data.dataset"));
+        // A new reading sees the new file.
+        let e = Source::read(&path).unwrap().load::<Cfg>(&[]).unwrap_err();
+        assert!(e.to_string().contains("missing field `data`"), "{e}");
     }
 
     #[test]

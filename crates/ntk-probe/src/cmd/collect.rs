@@ -13,7 +13,12 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
     let cfg = args
         .config
         .as_deref()
-        .map(|p| load_sweep(p, &overrides::parse_all(&args.set)?))
+        .map(|p| {
+            load_sweep(
+                &overrides::Source::read(p)?,
+                &overrides::parse_all(&args.set)?,
+            )
+        })
         .transpose()?;
     if let Some(c) = &cfg {
         // What the points recorded must be this config's, as the help promises.

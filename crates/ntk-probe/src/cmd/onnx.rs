@@ -27,13 +27,13 @@ pub(crate) struct OnnxArgs {
 pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
     let flags = &args.run;
     let path = flags.config()?;
-    let table = overrides::read_table(path)?;
-    let sets = args::assignments(&table, &flags.keys, "probe", &flags.set, |f| {
+    let src = overrides::Source::read(path)?;
+    let sets = args::assignments(src.table(), &flags.keys, "probe", &flags.set, |f| {
         f.text("probe.output", "output", args.output.as_deref());
         Ok(())
     })?;
-    ntk_probe::config::check_not_training(path, &table, &sets)?;
-    let mut cfg = onnx::load_config(path, &sets)?;
+    ntk_probe::config::check_not_training(path, src.table(), &sets)?;
+    let mut cfg = onnx::load_config(&src, &sets)?;
     let problems = inputs::check(&cfg.data);
     if let Some(first) = problems.into_iter().next() {
         return Err(format!(

@@ -129,8 +129,9 @@ pub(crate) fn print_table(s: &Summary) {
 pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
     let flags = &args.run;
     let path = flags.config()?;
-    let sets = args.own.assignments(flags, &overrides::read_table(path)?)?;
-    let cfg = ProbeConfig::load_with(path, &sets)?;
+    let src = overrides::Source::read(path)?;
+    let sets = args.own.assignments(flags, src.table())?;
+    let cfg = ProbeConfig::load_from(&src, &sets)?;
     cfg.validate()
         .and_then(|()| cfg.probe.check_block_size_applies(&[cfg.probe.protocol]))
         .and_then(|()| cfg.check_seed_applies())

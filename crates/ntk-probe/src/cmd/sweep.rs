@@ -20,8 +20,8 @@ pub(crate) struct SweepArgs {
     own: ProbeFlags,
 }
 
-pub(crate) fn load_sweep(path: &Path, sets: &[Assignment]) -> CliResult<SweepConfig> {
-    Ok(SweepConfig::load_with(path, sets)?)
+pub(crate) fn load_sweep(src: &overrides::Source, sets: &[Assignment]) -> CliResult<SweepConfig> {
+    Ok(SweepConfig::load_from(src, sets)?)
 }
 
 pub(crate) fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
@@ -30,10 +30,9 @@ pub(crate) fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
     // The backend is the sweep's to choose, not part of its config (`SweepOptions::backend`).
     let mut keys_flags = flags.clone();
     keys_flags.keys.backend = None;
-    let sets = args
-        .own
-        .assignments(&keys_flags, &overrides::read_table(path)?)?;
-    let cfg = load_sweep(path, &sets)?;
+    let src = overrides::Source::read(path)?;
+    let sets = args.own.assignments(&keys_flags, src.table())?;
+    let cfg = load_sweep(&src, &sets)?;
     let mut tool = ProbeCommand {
         opts: sweep::SweepOptions {
             backend: flags.keys.backend.clone(),

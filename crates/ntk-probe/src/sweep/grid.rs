@@ -73,35 +73,29 @@ pub const AXES: [&str; 6] = [
 
 impl SweepConfig {
     pub fn load(path: &Path) -> crate::Result<Self> {
-        // Sweeps vary an MLP's activation and depth; a [resnet] table would otherwise be
-        // refused as an unknown key, which does not say why.
-        if let Ok(text) = ntk_files::io::read_to_string(path)
-            && let Ok(table) = text.parse::<toml::Table>()
-            && table.contains_key("resnet")
-        {
-            return Err(Error::SweepResNet {
-                path: path.to_path_buf(),
-            });
-        }
-        crate::config::check_command(path, &[], true)?;
-        let cfg: Self = ntk_runs::overrides::load_filled(path, &[], ntk_data::config::fill_file_n)?;
-        cfg.validate().map_err(|e| Error::At {
-            path: path.to_path_buf(),
-            source: Box::new(e),
-        })?;
-        Ok(cfg)
+        Self::load_from(&overrides::Source::read(path)?, &[])
     }
 
     /// [`Self::load`] with `--set` overrides ([`ntk_runs::overrides`]), validated as the
     /// file is. A key that one of the sweep's axes sets is refused (the override would be
     /// ignored), naming the axis.
     pub fn load_with(path: &Path, sets: &[Assignment]) -> crate::Result<Self> {
-        if sets.is_empty() || overrides::read_table(path)?.contains_key("resnet") {
-            // The file alone (whose errors include the one for a [resnet] table).
-            return Self::load(path);
+        Self::load_from(&overrides::Source::read(path)?, sets)
+    }
+
+    /// [`Self::load_with`] of a file already read: every check and the load see this one
+    /// reading.
+    pub fn load_from(src: &overrides::Source, sets: &[Assignment]) -> crate::Result<Self> {
+        let path = src.path();
+        // Sweeps vary an MLP's activation and depth; a [resnet] table would otherwise be
+        // refused as an unknown key, which does not say why.
+        if src.table().contains_key("resnet") {
+            return Err(Error::SweepResNet {
+                path: path.to_path_buf(),
+            });
         }
-        crate::config::check_command(path, sets, true)?;
-        let cfg: Self = overrides::load_filled(path, sets, ntk_data::config::fill_file_n)?;
+        crate::config::check_command(src, sets, true)?;
+        let cfg: Self = src.load_filled(sets, ntk_data::config::fill_file_n)?;
         for a in sets {
             if let Some(axis) = cfg.axis_of(&a.key) {
                 return Err(Error::AxisOverride {
@@ -111,9 +105,13 @@ impl SweepConfig {
                 });
             }
         }
-        cfg.validate().map_err(|e| Error::WithOverrides {
-            path: path.to_path_buf(),
-            source: Box::new(e),
+        cfg.validate().map_err(|e| {
+            let (path, source) = (path.to_path_buf(), Box::new(e));
+            if sets.is_empty() {
+                Error::At { path, source }
+            } else {
+                Error::WithOverrides { path, source }
+            }
         })?;
         Ok(cfg)
     }

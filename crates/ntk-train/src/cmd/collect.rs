@@ -14,13 +14,15 @@ use crate::CliResult;
 pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
     if let Some(path) = &args.config {
         let sets = overrides::parse_all(&args.set)?;
-        let cfg: TrainConfig = overrides::load_filled(path, &sets, ntk_data::config::fill_file_n)
+        let src = overrides::Source::read(path)?;
+        let cfg: TrainConfig = src
+            .load_filled(&sets, ntk_data::config::fill_file_n)
             .map_err(|e| {
-            TrainConfig::beside_onnx(path, &sets)
-                .map_or_else(|| e.to_string(), |n| format!("{}: {n}", path.display()))
-        })?;
+                TrainConfig::beside_onnx(&src, &sets)
+                    .map_or_else(|| e.to_string(), |n| format!("{}: {n}", path.display()))
+            })?;
         let mut cfg = cfg
-            .with_data_defaults(Given::of_file(path, &sets)?)
+            .with_data_defaults(Given::of_source(&src, &sets)?)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let compute = backend::select(cfg.train.backend.as_deref(), cfg.train.precision)?;
         cfg.read_onnx(&compute)

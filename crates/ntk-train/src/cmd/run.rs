@@ -106,7 +106,8 @@ fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<(TrainConfig, Option<ba
         .config
         .as_ref()
         .ok_or("--config FILE is required (or a subcommand: run, sweep, collect, plot, bench)")?;
-    let sets = assignments(flags, own, &overrides::read_table(path)?)?;
+    let src = overrides::Source::read(path)?;
+    let sets = assignments(flags, own, src.table())?;
     // `F (with overrides)` when a key may have come from `--set`, for every error of the
     // config's values (sixth hostile round: `F: onnx.file = ...` for a --set file).
     let named = |e: &dyn std::fmt::Display| {
@@ -116,12 +117,13 @@ fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<(TrainConfig, Option<ba
             format!("{} (with overrides): {e}", path.display())
         }
     };
-    let cfg: TrainConfig = overrides::load_filled(path, &sets, ntk_data::config::fill_file_n)
+    let cfg: TrainConfig = src
+        .load_filled(&sets, ntk_data::config::fill_file_n)
         .map_err(|e| {
-            TrainConfig::beside_onnx(path, &sets).map_or_else(|| e.to_string(), |n| named(&n))
+            TrainConfig::beside_onnx(&src, &sets).map_or_else(|| e.to_string(), |n| named(&n))
         })?;
     let mut cfg = cfg
-        .with_data_defaults(Given::of_file(path, &sets)?)
+        .with_data_defaults(Given::of_source(&src, &sets)?)
         .map_err(|e| named(&e))?;
     let compute = match cfg.onnx {
         Some(_) => {

@@ -384,9 +384,12 @@ impl Given {
         }
     }
 
-    /// In the file `path` with the overrides `sets` applied.
-    pub fn of_file(path: &Path, sets: &[ntk_runs::overrides::Assignment]) -> crate::Result<Self> {
-        Ok(Self::of(&ntk_runs::overrides::applied(path, sets)?))
+    /// In the config file `src` with the overrides `sets` applied.
+    pub fn of_source(
+        src: &ntk_runs::overrides::Source,
+        sets: &[ntk_runs::overrides::Assignment],
+    ) -> crate::Result<Self> {
+        Ok(Self::of(&src.applied(sets)?))
     }
 }
 
@@ -397,16 +400,18 @@ impl TrainConfig {
             path: path.to_path_buf(),
             source: Box::new(e),
         };
-        let cfg: Self = ntk_runs::overrides::load_filled(path, &[], ntk_data::config::fill_file_n)
-            .map_err(|e| Self::beside_onnx(path, &[]).map_or_else(|| e.into(), at))?;
-        let given = Given::of_file(path, &[])?;
+        let src = ntk_runs::overrides::Source::read(path)?;
+        let cfg: Self = src
+            .load_filled(&[], ntk_data::config::fill_file_n)
+            .map_err(|e| Self::beside_onnx(&src, &[]).map_or_else(|| e.into(), at))?;
+        let given = Given::of_source(&src, &[])?;
         let mut cfg = cfg.with_data_defaults(given).map_err(at)?;
         cfg.read_onnx_on_own_backend().map_err(at)?;
         cfg.validate_as_written().map_err(at)?;
         Ok(cfg)
     }
 
-    /// Why the config `path` with `sets` applied cannot be read as a network, where it has
+    /// Why the config `src` with `sets` applied cannot be read as a network, where it has
     /// `[model]` or `[resnet]` beside `[onnx]`: they do not apply (named). A single key of
     /// them (a short flag such as `--depth 3`, or `--set model.width=8`) made the tables
     /// unreadable and read "missing field `width`" (ninth hostile round); whole tables are
@@ -414,22 +419,20 @@ impl TrainConfig {
     /// where `[model]` and `[resnet]` are both there (a `--set model.KEY` on a ResNet's
     /// config): two network tables. `None` otherwise (the load's own error stands).
     pub fn beside_onnx(
-        path: &Path,
+        src: &ntk_runs::overrides::Source,
         sets: &[ntk_runs::overrides::Assignment],
     ) -> Option<crate::Error> {
         // A probe's config file (round 24's N7: refused as "unknown field `probe`"), read as
         // the `--set`s leave it (twenty-sixth hostile round, D2: a `--set` that added [optim]
         // or removed [probe] was not seen); a `--set probe.KEY` on a training config is named
         // as the key that does not apply.
-        if let (Ok(file), Ok(now)) = (
-            ntk_runs::overrides::read_table(path),
-            ntk_runs::overrides::applied(path, sets),
-        ) {
+        if let Ok(now) = src.applied(sets) {
+            let file = src.table();
             let table = |t: &toml::Table, k: &str| t.get(k).is_some_and(toml::Value::is_table);
             let trains = ntk_runs::config_file::TRAINING_TABLES
                 .iter()
                 .any(|k| now.contains_key(*k));
-            if table(&file, "probe") && table(&now, "probe") && !trains {
+            if table(file, "probe") && table(&now, "probe") && !trains {
                 return Some(crate::Error::ProbeConfig {
                     onnx: table(&now, "onnx"),
                 });
@@ -438,7 +441,7 @@ impl TrainConfig {
                 return Some(crate::Error::NoOptim);
             }
         }
-        let table = ntk_runs::overrides::applied(path, sets).ok()?;
+        let table = src.applied(sets).ok()?;
         let present: Vec<&str> = ["model", "resnet"]
             .into_iter()
             .filter(|k| table.contains_key(*k))
