@@ -434,18 +434,19 @@ pub fn clean_dir(dir: &Path, set_name: Option<&str>, ours: &dyn Fn(&str) -> bool
         .count()
 }
 
-/// [`clean_dir`] of every directory below `root` (itself included), for any set and any
-/// file: only for trees the tools own entirely (a sweep's `runs/`, a run's `checkpoints/`).
-/// A root that is a symbolic link is left alone (its target is not the tools' own), and
-/// links below it are never entered.
-pub fn clean_tree(root: &Path) -> usize {
+/// [`clean_dir`] of every directory below `root` (itself included), for any set and the
+/// files `ours` names (what the tools write there: a file of another name is the user's,
+/// whatever it looks like): for trees the tools own (a sweep's `runs/`, a run's
+/// `checkpoints/`). A root that is a symbolic link is left alone (its target is not the
+/// tools' own), and links below it are never entered.
+pub fn clean_tree(root: &Path, ours: &dyn Fn(&str) -> bool) -> usize {
     if fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink()) {
         return 0;
     }
     let mut removed = 0;
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        removed += clean_dir(&dir, None, &|_| true);
+        removed += clean_dir(&dir, None, ours);
         if let Ok(entries) = fs::read_dir(&dir) {
             stack.extend(
                 entries
@@ -1027,10 +1028,22 @@ mod tests {
         assert!(root.path().join("notes.txt.ntk-tmp-4000000000").exists());
         assert_eq!(clean_dir(&sub, None, &ours), 1);
         assert_eq!(files(&sub), std::slice::from_ref(&mine));
-        // A tree the tools own: everything stale goes, the live writer's files stay.
+        // A tree the tools own: every stale file of theirs goes, the live writer's files and
+        // a user's that merely look stale stay (twenty-eighth hostile round, D3).
         fs::write(sub.join("model.partial"), "").unwrap();
-        assert_eq!(clean_tree(&sub), 1);
-        assert_eq!(files(&sub), [mine]);
+        fs::write(sub.join("mine.npy.ntk-tmp-4000000000"), "").unwrap();
+        fs::write(sub.join("mine.partial"), "").unwrap();
+        let tools = |f: &str| f == "model" || f == "summary.json";
+        assert_eq!(clean_tree(&sub, &tools), 1);
+        let mut left = vec![
+            mine,
+            "mine.npy.ntk-tmp-4000000000".to_string(),
+            "mine.partial".to_string(),
+        ];
+        left.sort();
+        let mut got = files(&sub);
+        got.sort();
+        assert_eq!(got, left);
         live.commit().unwrap();
         assert!(root.path().join("out").is_dir());
     }

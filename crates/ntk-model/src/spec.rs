@@ -166,7 +166,9 @@ impl NetSpec {
                 };
                 format!(
                     "mlp depth {} width {} {}{norm}",
-                    m.depth, m.width, m.activation
+                    m.depth,
+                    m.width,
+                    m.activation().label()
                 )
             }
             Self::ResNet(r) => r.describe(),
@@ -174,13 +176,25 @@ impl NetSpec {
         }
     }
 
-    /// The activation's name (a ResNet's: relu or norm_relu; an ONNX graph's: `onnx`, its
+    /// The activation's name ([`crate::Activation::label`]: with its parameter where that is
+    /// not the default; a ResNet's: relu or norm_relu; an ONNX graph's: `onnx`, its
     /// operators being the file's).
     pub fn activation_name(&self) -> String {
         match self {
-            Self::Mlp(m) => m.activation.to_string(),
-            Self::ResNet(r) => r.activation().kind().to_string(),
+            Self::Mlp(m) => m.activation().label(),
+            Self::ResNet(r) => r.activation().label(),
             Self::Onnx(_) => ONNX.to_string(),
+        }
+    }
+
+    /// The activation's family name, without its parameter (`leaky_relu`; `onnx` for an ONNX
+    /// graph): a sweep's run directories are named by it, one parameter per family in a
+    /// sweep (`model.activation_param`).
+    pub fn activation_family(&self) -> &'static str {
+        match self {
+            Self::Mlp(m) => m.activation.name(),
+            Self::ResNet(r) => r.activation().kind().name(),
+            Self::Onnx(_) => ONNX,
         }
     }
 

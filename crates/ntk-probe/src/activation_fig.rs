@@ -79,12 +79,7 @@ pub fn table_names(acts: &[Activation]) -> Vec<String> {
     acts.iter()
         .map(|a| {
             let family = acts.iter().filter(|b| b.kind() == a.kind()).count();
-            let default = a.kind().param().map(|p| p.default) == a.param();
-            if family > 1 || !default {
-                a.to_string()
-            } else {
-                a.kind().name().to_string()
-            }
+            if family > 1 { a.to_string() } else { a.label() }
         })
         .collect()
 }

@@ -46,9 +46,9 @@ pub fn write(out: &Path, depths: &[usize], points: usize) -> crate::Result<()> {
     text += "\n";
     let curves: Vec<Vec<(f64, f64)>> = depths.iter().map(|&l| curve(l)).collect();
     for (i, t) in thetas.iter().enumerate() {
-        text += &format!("{t}");
+        text += &ntk_files::table::number(*t);
         for c in &curves {
-            text += &format!(",{}", c[i].1);
+            text += &format!(",{}", ntk_files::table::number(c[i].1));
         }
         text += "\n";
     }

@@ -78,10 +78,8 @@ pub fn write(out: &Path, acts: &[Activation], qs: &[f64]) -> crate::Result<Vec<T
     let names = crate::activation_fig::table_names(acts);
     for (name, rows) in names.iter().zip(&table) {
         for t in rows {
-            text += &format!(
-                "{},{},{},{},{},{}\n",
-                name, t.q, t.mean, t.norm, t.norm_slope, t.bias
-            );
+            let cells = [t.q, t.mean, t.norm, t.norm_slope, t.bias].map(number);
+            text += &format!("{name},{}\n", cells.join(","));
         }
     }
     ntk_files::io::write_into(out, "transfer.csv", text.as_bytes())?;

@@ -22,7 +22,13 @@ use ntk_system::memory::{GIB, RLIMIT_SOURCE, address_kept, address_space, rlimit
 /// Environment variable naming the memory the tools may plan for (`64G`, `512M`, bytes).
 pub const MAX_MEMORY_ENV: &str = "NTK_MAX_MEMORY";
 
-/// Parses `64G`, `512M`, `1.5T`, `100000` (bytes); binary units.
+/// The largest size a limit may name: 16 EiB, all a 64-bit address space holds.
+pub const MAX_SIZE: f64 = 18_446_744_073_709_551_616.0;
+
+/// Parses `64G`, `512M`, `1.5T`, `100000` (bytes); binary units (K, M, G, T, P, E). A size
+/// is at least one byte and at most [`MAX_SIZE`]: `0.5`, `1e-3` and `1e400` (an infinity)
+/// are refused as `0` and `inf` are, not read as 0 bytes or as no limit (twenty-eighth
+/// hostile round, N1).
 pub fn parse_size(s: &str) -> crate::Result<f64> {
     let t = s.trim();
     let (num, mult) = match t.char_indices().last() {
@@ -32,14 +38,16 @@ pub fn parse_size(s: &str) -> crate::Result<f64> {
                 'M' => 1024.0 * 1024.0,
                 'G' => GIB,
                 'T' => GIB * 1024.0,
+                'P' => GIB * 1024.0 * 1024.0,
+                'E' => GIB * 1024.0 * 1024.0 * 1024.0,
                 _ => return Err(bad_size("", s)),
             };
             (&t[..i], m)
         }
         _ => (t, 1.0),
     };
-    match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v * mult),
+    match num.trim().parse::<f64>().map(|v| v * mult) {
+        Ok(bytes) if (1.0..=MAX_SIZE).contains(&bytes) => Ok(bytes),
         _ => Err(bad_size("", s)),
     }
 }
@@ -192,7 +200,26 @@ mod tests {
         assert_eq!(parse_size("64G").unwrap(), 64.0 * GIB);
         assert_eq!(parse_size("512m").unwrap(), 512.0 * 1024.0 * 1024.0);
         assert_eq!(parse_size("1000").unwrap(), 1000.0);
-        for bad in ["", "G", "-1G", "nanG", "5Q", "inf"] {
+        assert_eq!(parse_size("1").unwrap(), 1.0);
+        assert_eq!(parse_size("16E").unwrap(), MAX_SIZE);
+        assert_eq!(parse_size("2P").unwrap(), 2.0 * 1024.0 * 1024.0 * GIB);
+        // Out of range is refused as malformed text is, never read as 0 bytes or no limit.
+        for bad in [
+            "",
+            "G",
+            "-1G",
+            "nanG",
+            "5Q",
+            "inf",
+            "0",
+            "0.5",
+            "1e-3",
+            "1e400",
+            "1e30",
+            "18446744073709555712",
+            "17E",
+            "99999999999999999999999G",
+        ] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
     }

@@ -104,6 +104,14 @@ pub enum Error {
         key: String,
         found: &'static str,
     },
+    /// A removal (`--set KEY=`) of a key under one that a config holds as a value, where the
+    /// file leaves that key out (where it holds it: [`Error::NotATable`]).
+    #[error("{origin}: `{key}` is not a table (a config holds a value there: {expected})")]
+    UnderAValue {
+        origin: String,
+        key: String,
+        expected: String,
+    },
     /// An empty key in `--set`.
     #[error("empty key; expected key=value (e.g. model.depth=5)")]
     EmptyKey,
@@ -246,7 +254,7 @@ pub enum Error {
     /// A memory size (`--max-memory`, `NTK_MAX_MEMORY`) that does not parse; `setting` is
     /// the prefix naming where it came from (`--max-memory `, `NTK_MAX_MEMORY=`), empty when
     /// none.
-    #[error("{setting}{value}: expected a size such as 64G, 512M or bytes")]
+    #[error("{setting}{value}: expected a size such as 64G, 512M or bytes, from 1 byte to 16E")]
     Size { setting: String, value: String },
     /// `RLIMIT_AS` leaves too little address space for any work
     /// (`crate::budget::check_address_space`).

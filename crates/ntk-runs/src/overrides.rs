@@ -321,12 +321,8 @@ pub fn from_table<T: DeserializeOwned>(
             && a.origin.starts_with("--set")
             && !file.as_ref().is_some_and(|f| lookup(f, &a.key))
     }) {
-        if let Some(message) = unknown_key::<T>(&a.key) {
-            return Err(Error::UnknownKey {
-                origin: a.origin.clone(),
-                key: a.key.clone(),
-                message,
-            });
+        if let Some(e) = refused_removal::<T>(a) {
+            return Err(e);
         }
     }
     let err = match table.clone().try_into::<T>() {
@@ -506,16 +502,19 @@ fn with_key(a: &Assignment) -> String {
     }
 }
 
-/// The message and the dotted table or key (`in `model.depth``) of a toml error without a
-/// span.
-/// serde's "unknown field" message when `T` has no field at the dotted `key` (at any of its
-/// levels): `T` read from a table holding only that key (with a placeholder value) fails on
-/// it there first, as a struct's unknown key is met before its missing ones. `None` for a key `T` has, or where
-/// `T` cannot tell (a flattened or untagged part).
-fn unknown_key<T: DeserializeOwned>(key: &str) -> Option<String> {
-    let parts: Vec<&str> = key.split('.').collect();
+/// Why a removal (`--set KEY=`) of `a.key`, which the file does not hold, names nothing a
+/// config of `T` can hold: a key `T` has no field for at one of its levels (serde's "unknown
+/// field" message; `train.epochs` in a probe's config, or a key two levels under one it has,
+/// round 27's D2), or a key under one of `T`'s values (`resnet.depth.x`: `resnet.depth` is a
+/// number, twenty-eighth hostile round D2). `T` is read from a table holding only that key
+/// (with a placeholder table under it), which fails there first, as a struct's unknown key
+/// or mistyped value is met before its missing ones. `None` for a key `T` has, or where `T`
+/// cannot tell (a flattened or untagged part).
+fn refused_removal<T: DeserializeOwned>(a: &Assignment) -> Option<Error> {
+    let parts: Vec<&str> = a.key.split('.').collect();
     let (leaf, parents) = parts.split_last()?;
-    let mut value = Value::Table(Table::from_iter([(leaf.to_string(), Value::Array(vec![]))]));
+    let placeholder = Value::Table(Table::new());
+    let mut value = Value::Table(Table::from_iter([(leaf.to_string(), placeholder)]));
     for part in parents.iter().rev() {
         value = Value::Table(Table::from_iter([(part.to_string(), value)]));
     }
@@ -523,15 +522,29 @@ fn unknown_key<T: DeserializeOwned>(key: &str) -> Option<String> {
         return None;
     };
     let err = probe.try_into::<T>().err()?;
-    let (message, _) = split_error(&err.to_string());
-    // Any part may be the unknown one: a table the config does not have (`train.epochs` in a
-    // probe's config), or a key two levels under one it has (round 27's D2).
-    parts
+    let (message, at) = split_error(&err.to_string());
+    if parts
         .iter()
         .any(|p| message.starts_with(&format!("unknown field `{p}`")))
-        .then_some(message)
+    {
+        return Some(Error::UnknownKey {
+            origin: a.origin.clone(),
+            key: a.key.clone(),
+            message,
+        });
+    }
+    // A value where the key needs a table: the placeholder met at a key above the leaf.
+    let under_a_value = !at.is_empty() && a.key.starts_with(&format!("{at}."));
+    let expected = message.strip_prefix("invalid type: map, expected ")?;
+    under_a_value.then(|| Error::UnderAValue {
+        origin: a.origin.clone(),
+        key: at,
+        expected: expected.to_string(),
+    })
 }
 
+/// The message and the dotted table or key (`in `model.depth``) of a toml error without a
+/// span.
 fn split_error(display: &str) -> (String, String) {
     let display = display.trim_end();
     if let Some((msg, rest)) = display.rsplit_once("\nin `")
@@ -768,9 +781,40 @@ mod tests {
             assert!(e.contains("unknown field"), "{bad}: {e}");
             assert!(e.contains(bad.trim_end_matches('=')), "{bad}: {e}");
         }
-        for fine in ["model.kink=", "data.unit_norm=", "ntk=", "epochs="] {
+        for fine in [
+            "model.kink=",
+            "data.unit_norm=",
+            "ntk=",
+            "epochs=",
+            "ntk.every=",
+        ] {
             assert!(load::<Cfg>(&path, &sets(&[fine])).is_ok(), "{fine}");
         }
+        // A key under one a config holds as a value, which the file leaves out: refused as
+        // the same key with a value is (twenty-eighth hostile round, D2), naming the value's
+        // key; where the file holds it, the table it is not.
+        for (bad, at) in [
+            ("epochs.x=", "epochs"),
+            ("ntk.every.x=", "ntk.every"),
+            ("ntk.pair.x.y=", "ntk.pair"),
+            ("model.kink.x=", "model.kink"),
+        ] {
+            let e = load::<Cfg>(&path, &sets(&[bad])).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "--set {bad}: `{at}` is not a table (a config holds"
+                )),
+                "{bad}: {e}"
+            );
+            let with_value = bad.replace('=', "=1");
+            assert!(load::<Cfg>(&path, &sets(&[&with_value])).is_err(), "{bad}");
+        }
+        let e = load::<Cfg>(&path, &sets(&["model.depth.x="])).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`model.depth` is not a table (it holds"),
+            "{e}"
+        );
     }
 
     /// An override whose text opens an array TOML cannot read (unclosed) adds TOML's reason

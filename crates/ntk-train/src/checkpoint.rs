@@ -174,6 +174,20 @@ fn checkpoint_files(engine: StateForm) -> [&'static str; 4] {
     ["model.bpk", optim, "metrics.csv", "ntk.csv"]
 }
 
+/// The files a checkpoint's directory holds, and the names they are written under before
+/// their rename (`model.partial`: [`save_via_rename`]): what a dead writer may leave in
+/// `checkpoints/` that is the run's to remove (a user's file there is not, whatever it looks
+/// like; twenty-eighth hostile round, D3).
+pub fn writes_file(name: &str) -> bool {
+    let files = [StateForm::Host, StateForm::Burn]
+        .into_iter()
+        .flat_map(checkpoint_files)
+        .chain([REPRESENTATIONS]);
+    files
+        .into_iter()
+        .any(|f| name == f || Path::new(f).file_stem().is_some_and(|stem| stem == name))
+}
+
 /// The error for a checkpoint that `path` (its pointer or one of its files) shows cannot be
 /// trusted, and why.
 fn untrusted(path: &Path, why: &str) -> crate::Error {
@@ -547,6 +561,34 @@ mod tests {
             fp32: Fp32Precision::Ieee,
         };
         ntk_engine::choose(choice, model, &setup).unwrap()
+    }
+
+    /// What a checkpoint directory's writer may leave is the run's to remove; a user's file
+    /// there is not (twenty-eighth hostile round, D3).
+    #[test]
+    fn a_checkpoints_own_files_are_named_and_no_others() {
+        for f in [
+            "model.bpk",
+            "model",
+            "optim.bpk",
+            "optim",
+            "velocity.npy",
+            "velocity",
+            "metrics.csv",
+            "ntk.csv",
+            "representations.csv",
+        ] {
+            assert!(writes_file(f), "{f}");
+        }
+        for f in [
+            "mine.npy",
+            "mine",
+            "notes.txt",
+            "model.bpk.bak",
+            "checkpoint.json",
+        ] {
+            assert!(!writes_file(f), "{f}");
+        }
     }
 
     /// `model.bpk` is loaded only when every recorded dtype is the network's: the run's own

@@ -90,7 +90,7 @@ pub(crate) fn open_run_dir(
     ntk_files::outset::clean_dir(out, None, &|f: &str| {
         RUN_FILES.contains(&f) || crate::files::is_report_file(f)
     });
-    ntk_files::outset::clean_tree(&out.join("checkpoints"));
+    ntk_files::outset::clean_tree(&out.join("checkpoints"), &checkpoint::writes_file);
     checkpoint::remove_unfinished(out);
     let summary_path = out.join("summary.json");
     let found = checkpoint::find(out)?;

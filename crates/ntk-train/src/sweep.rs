@@ -136,7 +136,7 @@ fn point(
     c.sweep = None;
     let id = format!(
         "depth{depth:03}_{}_{}_lr{}_seed{seed}",
-        spec.activation_name(),
+        spec.activation_family(),
         spec.normalization_name(),
         lr_tag(lr)
     );

@@ -6,8 +6,9 @@
 //! and augmentation are functions of (seed, epoch), the checkpoint holds the optimizer's
 //! momentum), (3) take the probe's NTK every K epochs, (4) write pandas-ready tables
 //! atomically, and (5) run inside sweeps, shards and progress bars of our own. The pieces
-//! that fit are Burn's: the SGD optimizer (`burn::optim::SgdConfig`), the loss
-//! (`CrossEntropyLoss`) and the burnpack records of the model and optimizer. Who computes
+//! that fit are Burn's: its module optimizer (with our SGD rule in the run's precision,
+//! `ntk_engine::sgd::SgdOptimizer`: Burn's `Sgd` keeps momentum and weight decay in f32), the
+//! loss (`CrossEntropyLoss`) and the burnpack records of the model and optimizer. Who computes
 //! the steps (Burn's autodiff or the host engine) is a [`ntk_engine::stepper::Stepper`].
 //!
 //! This module is the run's lifecycle ([`train`]); its parts live beside it: what the run

@@ -426,6 +426,18 @@ impl Activation {
         self.kind().look()
     }
 
+    /// The name a run's labels and tables give it: the family's name at its default
+    /// parameter (`relu`, `norm_relu`, `leaky_relu`), with the parameter otherwise
+    /// (`leaky_relu(alpha=0.3)`), so that two parameters of one family are never one label
+    /// (twenty-eighth hostile round, N2) and every default's label is the family's.
+    pub fn label(&self) -> String {
+        if self.kind().param().map(|p| p.default) == self.param() {
+            self.kind().name().to_string()
+        } else {
+            self.to_string()
+        }
+    }
+
     /// The parameter in words for a legend, `symbol = value` to 3 decimals (`b = -1.591`);
     /// `None` for a family without one.
     pub fn param_words(&self) -> Option<String> {
@@ -480,6 +492,22 @@ pub use selu::{SELU_ALPHA, SELU_LAMBDA};
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A label is the family's name at the default parameter and carries any other
+    /// (twenty-eighth hostile round, N2: `leaky_relu(alpha=0.3)` was labelled `leaky_relu`);
+    /// two parameters of one family never share a label.
+    #[test]
+    fn labels_name_a_parameter_other_than_the_default() {
+        for kind in ActivationKind::all() {
+            assert_eq!(Activation::new(kind, None).label(), kind.name());
+            if let Some(p) = kind.param() {
+                let [lo, hi] = [p.range.0, p.range.1].map(|v| Activation::new(kind, Some(v)));
+                assert_ne!(lo.label(), hi.label(), "{kind}");
+                assert!(lo.label().starts_with(&format!("{}(", kind.name())), "{lo}");
+                assert_eq!(Activation::new(kind, Some(p.default)).label(), kind.name());
+            }
+        }
+    }
 
     /// Every family's words read back to the same activation, at its default and at the ends
     /// of its parameter's range.

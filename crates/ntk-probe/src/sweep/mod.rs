@@ -572,6 +572,31 @@ fn is_sweep_file(name: &str) -> bool {
         .any(|e| name.ends_with(e))
 }
 
+/// The files a sweep itself writes at the top of its directory: its tables, the theory's
+/// cache and each figure's files. Only leftovers of these are a dead writer's to remove
+/// (twenty-eighth hostile round, D3: `notes.png.ntk-tmp-99999.png`, a name no tool writes,
+/// was removed as one).
+fn writes_file(name: &str) -> bool {
+    const TABLES: [&str; 3] = ["results.csv", "summary.csv", "theory.json"];
+    let stems = std::iter::once("min_grad_angle_vs_depth".to_string()).chain(
+        [Protocol::Whole, Protocol::Blocks]
+            .iter()
+            .map(|p| format!("kappa_vs_depth_{}", p.name())),
+    );
+    TABLES.contains(&name)
+        || stems.into_iter().any(|stem| {
+            name.strip_prefix(&stem)
+                .is_some_and(|ext| [".png", ".svg", ".pdf", ".caption.txt"].contains(&ext))
+        })
+}
+
+/// The files under a sweep's `runs/` that a sweep or its points write: each point's output
+/// set, its failure record and its phase files' state and tiles.
+fn writes_point_file(name: &str) -> bool {
+    run::OUTPUT_FILES.contains(&name)
+        || [ntk_runs::sweep::FAILED_FILE, "phases.json", "tiles.f64"].contains(&name)
+}
+
 /// Refuses an `--out` holding entries a sweep does not write (`runs/`, its tables, theory
 /// and figures), or ntk-train's runs (whose directory has the same names: a probe sweep
 /// there computed every point, then refused the mix; fourteenth hostile round, D8), before
@@ -597,8 +622,8 @@ pub fn run_sweep(
     opts: &SweepOptions,
 ) -> crate::Result<Ran> {
     ntk_files::outset::check_writable(out)?;
-    outset::clean_tree(&out.join("runs"));
-    outset::clean_dir(out, None, &is_sweep_file);
+    outset::clean_tree(&out.join("runs"), &writes_point_file);
+    outset::clean_dir(out, None, &writes_file);
     let mut sweep = ProbeSweep::new(cfg, out, opts, true)?;
     let reporter = sweep.reporter.clone();
     let done = sweep::execute(&mut sweep, &cfg.points(), shard, opts.recompute, &reporter)?;

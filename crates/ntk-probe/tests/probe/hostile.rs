@@ -685,6 +685,61 @@ fn only_what_the_tool_created_is_touched_and_one_config_writes_a_sweep() {
     assert!(run(&sweep_args(&seeds, &shared, &[])).status.success());
 }
 
+/// A dead writer's leftovers of a sweep's own files go (a killed collect's figure, a table,
+/// a point's summary; round 27's N1), a user's files that merely look like leftovers stay,
+/// in `sweep`, `collect` and `plot` alike (twenty-eighth hostile round, D3).
+#[test]
+fn only_a_dead_writers_leftovers_of_the_sweeps_own_files_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = write(d, "s.toml", TINY_SWEEP);
+    let out = d.join("sw");
+    assert_ok("sweep", &run(&sweep_args(&sweep, &out, &[])));
+    let point = "runs/relu/depth01/seed1/whole";
+    assert!(out.join(point).join("summary.json").is_file());
+    let dead = ".ntk-tmp-4000000000";
+    let own = [
+        format!("kappa_vs_depth_whole.png{dead}.png"),
+        format!("min_grad_angle_vs_depth.svg{dead}"),
+        format!("summary.csv{dead}"),
+    ];
+    let users = [
+        format!("notes.png{dead}.png"),
+        format!("my_figure.pdf{dead}"),
+        format!("data.csv{dead}"),
+        format!("kappa_vs_depth.png{dead}.png"),
+    ];
+    let user_point = format!("{point}/mine.npy{dead}");
+    let own_point = format!("{point}/summary.json{dead}");
+    let plant = || {
+        for f in own.iter().chain(&users).chain([&user_point, &own_point]) {
+            std::fs::write(out.join(f), "a file").unwrap();
+        }
+    };
+    let check = |what: &str, points: bool| {
+        for f in &own {
+            assert!(!out.join(f).exists(), "{what}: the leftover {f} stayed");
+        }
+        for f in users.iter().chain([&user_point]) {
+            assert!(out.join(f).is_file(), "{what}: the user's {f} was removed");
+        }
+        assert_eq!(
+            !out.join(&own_point).exists(),
+            points,
+            "{what}: {own_point}"
+        );
+    };
+    plant();
+    assert_ok("plot", &run(&os(&["plot", out.to_str().unwrap()])));
+    check("plot", false);
+    plant();
+    assert_ok("collect", &run(&os(&["collect", out.to_str().unwrap()])));
+    check("collect", false);
+    plant();
+    assert_ok("sweep again", &run(&sweep_args(&sweep, &out, &[])));
+    check("sweep", true);
+}
+
 /// The second hostile review, cluster 4: a sweep always finishes. A point that fails is
 /// recorded with its reason, the others are made, the dry run and collect say which failed.
 #[test]

@@ -194,18 +194,26 @@ pub(super) fn check_config_file(
 
 /// The provenance a run's checkpoint pointer records (a run without a summary yet).
 /// Where a finished run's metrics table disagrees with the summary written from the same
-/// rows (an edited `metrics.csv`): a non-finite train loss (a run stops before such an
-/// epoch is recorded; a diverging network's test loss may be infinite), or a final or best
-/// value that is not the summary's.
+/// rows (an edited `metrics.csv`): a value no run records (a train loss that is not finite,
+/// as a run stops before such an epoch is recorded, or below 0, as both losses are sums of
+/// squares or of negative log-probabilities; an accuracy outside 0 to 1, a test loss below
+/// 0; a diverging network's test loss may be infinite: twenty-eighth hostile round, N4), or
+/// a final or best value that is not the summary's.
 pub(super) fn metrics_disagree(rows: &[EpochMetrics], s: &TrainSummary) -> Option<String> {
-    if let Some(r) = rows
-        .iter()
-        .find(|r| !(r.train_loss.is_finite() && r.train_accuracy.is_finite()))
-    {
-        return Some(format!(
-            "epoch {} has a train loss that is not finite",
-            r.epoch
-        ));
+    let accuracy = |a: f64| (0.0..=1.0).contains(&a);
+    for r in rows {
+        let why = if !r.train_loss.is_finite() {
+            "a train loss that is not finite"
+        } else if r.train_loss < 0.0 {
+            "a train loss below 0"
+        } else if r.test_loss.is_some_and(|l| l.is_nan() || l < 0.0) {
+            "a test loss below 0 or not a number"
+        } else if !accuracy(r.train_accuracy) || r.test_accuracy.is_some_and(|a| !accuracy(a)) {
+            "an accuracy outside 0 to 1"
+        } else {
+            continue;
+        };
+        return Some(format!("epoch {} has {why}", r.epoch));
     }
     let last = rows.last();
     let checks = [

@@ -1365,11 +1365,24 @@ fn collect_refuses_edited_tables_fingerprints_and_copies() {
     let metrics = first.join("metrics.csv");
     let table = std::fs::read_to_string(&metrics).unwrap();
     let (head, last) = table.trim_end().rsplit_once('\n').unwrap();
-    let mut cells: Vec<&str> = last.split(',').collect();
-    for (value, what) in [("0.000001", "final train loss"), ("NaN", "not finite")] {
-        cells[2] = value;
+    let cells: Vec<&str> = last.split(',').collect();
+    // A value no run records (twenty-eighth hostile round, N4: a negative loss was drawn).
+    for (col, value, what) in [
+        (2, "0.000001", "final train loss"),
+        (2, "NaN", "not finite"),
+        (2, "-1", "train loss below 0"),
+        (3, "1.5", "accuracy outside 0 to 1"),
+    ] {
+        let mut cells = cells.clone();
+        cells[col] = value;
         std::fs::write(&metrics, format!("{head}\n{}\n", cells.join(","))).unwrap();
         assert_clean_error("edited metrics.csv", &collect(), &["metrics.csv", what]);
+        let plot = train_cmd().arg("plot").arg(&first).output().unwrap();
+        assert_clean_error(
+            "plot of an edited metrics.csv",
+            &plot,
+            &["metrics.csv", what],
+        );
     }
     std::fs::write(&metrics, &table).unwrap();
     assert_ok("restored", &collect());

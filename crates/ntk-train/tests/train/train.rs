@@ -2,6 +2,7 @@
 //! records divergence and keeps the last good state.
 
 use crate::common::{digits_config, numbers, run, run_err};
+use ntk_numerics::backend::Precision;
 use ntk_train::config::EngineChoice;
 use ntk_train::metrics::{EpochMetrics, METRICS_COLUMNS, NtkRow, read_csv};
 use ntk_train::schedule::ScheduleKind;
@@ -38,13 +39,17 @@ fn tiny_digits_run_learns_and_writes_metrics() {
 fn a_resumed_run_equals_an_uninterrupted_one_bit_for_bit() {
     let _serial = crate::common::serial();
     for engine in [EngineChoice::Host, EngineChoice::Burn] {
-        resumed_equals_uninterrupted(engine);
+        resumed_equals_uninterrupted(engine, Precision::F32);
     }
+    // In f64, with the Burn engine's own optimizer (twenty-eighth hostile round, D1), the
+    // momentum buffers come back bit for bit too.
+    resumed_equals_uninterrupted(EngineChoice::Burn, Precision::F64);
 }
 
-fn resumed_equals_uninterrupted(engine: EngineChoice) {
+fn resumed_equals_uninterrupted(engine: EngineChoice, precision: Precision) {
     let mut cfg = digits_config();
     cfg.train.engine = engine;
+    cfg.train.precision = precision;
     cfg.data.n = 400;
     cfg.train.epochs = Some(5);
     cfg.train.batch_size = 64; // a partial last batch
