@@ -124,6 +124,29 @@ pub fn title_as_asked(given: Option<&str>, own: impl FnOnce() -> String, what: &
 /// 900 x 600 layout.
 const LANE: f64 = 11.0;
 
+/// The files [`Figure::save_as`] writes for a stem, after the stem: `.png`, `.svg`, `.pdf`
+/// and, in a column, `.caption.txt`.
+pub const FIGURE_FILES: [&str; 4] = [".png", ".svg", ".pdf", ".caption.txt"];
+
+/// Whether `name` is one of the files a figure of `stem` is saved as ([`FIGURE_FILES`]):
+/// what a command that draws it may clean up after a dead writer, and no other name.
+pub fn is_figure_file(name: &str, stem: &str) -> bool {
+    name.strip_prefix(stem)
+        .is_some_and(|ext| FIGURE_FILES.contains(&ext))
+}
+
+/// Removes a dead writer's leftovers in `dir` of the files a command writes there: the
+/// tables named in `tables` and the figures of `stems` ([`is_figure_file`]); a file of
+/// another name is the user's, whatever it looks like (`ntk_files::outset::clean_dir`).
+/// Every command that writes figures calls it before it writes (twenty-ninth hostile
+/// round, N1: `fig1`, `gmap`, `transfer`, `activations` and `ntk-train plot` left a killed
+/// writer's files for good). Returns how many it removed.
+pub fn clean_leftovers(dir: &Path, tables: &[&str], stems: &[&str]) -> usize {
+    ntk_files::outset::clean_dir(dir, None, &|f: &str| {
+        tables.contains(&f) || stems.iter().any(|s| is_figure_file(f, s))
+    })
+}
+
 /// The most markers drawn on one curve (a 100-epoch curve gets one every 4 epochs).
 pub const MAX_MARKERS: usize = 25;
 

@@ -100,6 +100,7 @@ pub fn write(out: &Path, acts: &[Activation], xs: &[f64]) -> crate::Result<()> {
         }
         text += &(row.join(",") + "\n");
     }
+    ntk_plot::clean_leftovers(out, &["activations.csv"], &["activations"]);
     ntk_files::io::write_into(out, "activations.csv", text.as_bytes())?;
     let dashes = [Dash::Solid, Dash::Dashed, Dash::DashDot, Dash::Dotted];
     let series = acts

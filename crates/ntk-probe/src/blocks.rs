@@ -146,11 +146,14 @@ pub(crate) fn parse_bytes(bytes: Vec<u8>, path: &Path, n: usize) -> crate::Resul
 /// A given block partition (`probe.blocks`, the text of the file `path`): one block per
 /// line, its samples' row indices (0-based) separated by commas or white space, in block
 /// order; `#` starts a comment; a byte-order mark at its start is skipped, as the CSV data
-/// reader skips it (twelfth hostile round, N3). The blocks must partition `0..n` (every
+/// reader skips it (twelfth hostile round, N3). A line ends at `\n`, `\r\n` or a bare `\r`
+/// (a spreadsheet's export; a bare `\r` read as white space made one block of every sample,
+/// twenty-ninth hostile round D2), as the CSV reader's lines do. The blocks must partition `0..n` (every
 /// sample in exactly one block) and hold at least [`MIN_BLOCK`] samples each; the error names
 /// the file, the line and the index.
 pub fn parse_given(text: &str, path: &Path, n: usize) -> crate::Result<Vec<Vec<usize>>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
     let bad = |reason: String| Error::Config {
         key: "probe.blocks",
         value: path.display().to_string(),
@@ -357,6 +360,24 @@ pub fn read(dir: &Path) -> crate::Result<Vec<BlockRow>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Lines end at `\n`, `\r\n` and a bare `\r` alike, and errors name the line as the
+    /// user counts them (twenty-ninth hostile round, D2: bare `\r`s made one block).
+    #[test]
+    fn every_line_end_ends_a_block() {
+        let path = Path::new("b.txt");
+        for text in ["0 1\n2,3\n", "0 1\r\n2,3\r\n", "0 1\r2,3\r", "0 1\r2,3"] {
+            assert_eq!(
+                parse_given(text, path, 4).unwrap(),
+                [vec![0, 1], vec![2, 3]],
+                "{text:?}"
+            );
+        }
+        for text in ["0 1\r\n2,x\r\n", "0 1\r2,x\r"] {
+            let e = parse_given(text, path, 4).unwrap_err().to_string();
+            assert!(e.contains("line 2"), "{text:?}: {e}");
+        }
+    }
 
     /// A byte-order mark at the file's start is skipped (twelfth hostile round, N3: it read
     /// 'line 1: "\u{feff}0" is not a row index'); one elsewhere is still no index.

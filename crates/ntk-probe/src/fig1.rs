@@ -157,6 +157,7 @@ pub fn write(
         path: out.to_path_buf(),
         source,
     })?;
+    ntk_plot::clean_leftovers(out, &["fig1.csv"], &["fig1"]);
     ntk_files::table::write_csv(&out.join("fig1.csv"), points)?;
     Ok(figure(points, depths, widths).save(&out.join("fig1"))?)
 }
@@ -191,6 +192,7 @@ pub fn redraw(out: &Path) -> crate::Result<()> {
         v
     };
     let (depths, widths) = (sorted(|p| p.depth), sorted(|p| p.width));
+    ntk_plot::clean_leftovers(out, &[], &["fig1"]);
     Ok(figure(&points, &depths, &widths).save(&out.join("fig1"))?)
 }
 

@@ -52,6 +52,7 @@ pub fn write(out: &Path, depths: &[usize], points: usize) -> crate::Result<()> {
         }
         text += "\n";
     }
+    ntk_plot::clean_leftovers(out, &["gmap.csv"], &["gmap"]);
     ntk_files::io::write_into(out, "gmap.csv", text.as_bytes())?;
     let mut series = vec![Series {
         label: "identity (linear network)".into(),

@@ -82,6 +82,7 @@ pub fn write(out: &Path, acts: &[Activation], qs: &[f64]) -> crate::Result<Vec<T
             text += &format!("{name},{}\n", cells.join(","));
         }
     }
+    ntk_plot::clean_leftovers(out, &["transfer.csv"], &["transfer_norm", "transfer_bias"]);
     ntk_files::io::write_into(out, "transfer.csv", text.as_bytes())?;
     let at_one: Vec<Transfer> = acts.iter().map(|a| transfer(a, 1.0)).collect();
     let fixed = |a: &Activation, t: &Transfer| {

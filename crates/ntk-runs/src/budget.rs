@@ -25,8 +25,8 @@ pub const MAX_MEMORY_ENV: &str = "NTK_MAX_MEMORY";
 /// The largest size a limit may name: 16 EiB, all a 64-bit address space holds.
 pub const MAX_SIZE: f64 = 18_446_744_073_709_551_616.0;
 
-/// Parses `64G`, `512M`, `1.5T`, `100000` (bytes); binary units (K, M, G, T, P, E). A size
-/// is at least one byte and at most [`MAX_SIZE`]: `0.5`, `1e-3` and `1e400` (an infinity)
+/// Parses `64G`, `512M`, `1.5T`, `100000` (bytes); binary units (K, M, G, T, P, E), in whole
+/// bytes rounded down. A size is at least one byte and at most [`MAX_SIZE`]: `0.5`, `1e-3` and `1e400` (an infinity)
 /// are refused as `0` and `inf` are, not read as 0 bytes or as no limit (twenty-eighth
 /// hostile round, N1).
 pub fn parse_size(s: &str) -> crate::Result<f64> {
@@ -46,7 +46,9 @@ pub fn parse_size(s: &str) -> crate::Result<f64> {
         }
         _ => (t, 1.0),
     };
-    match num.trim().parse::<f64>().map(|v| v * mult) {
+    // Whole bytes, rounded down before the range is checked: `1.5` is 1 byte, `0.9` none
+    // (twenty-ninth hostile round, N2: checked, then rounded half to even).
+    match num.trim().parse::<f64>().map(|v| (v * mult).floor()) {
         Ok(bytes) if (1.0..=MAX_SIZE).contains(&bytes) => Ok(bytes),
         _ => Err(bad_size("", s)),
     }
@@ -201,6 +203,9 @@ mod tests {
         assert_eq!(parse_size("512m").unwrap(), 512.0 * 1024.0 * 1024.0);
         assert_eq!(parse_size("1000").unwrap(), 1000.0);
         assert_eq!(parse_size("1").unwrap(), 1.0);
+        assert_eq!(parse_size("1.5").unwrap(), 1.0);
+        assert_eq!(parse_size("2.5").unwrap(), 2.0);
+        assert_eq!(parse_size("0.1G").unwrap(), (0.1 * GIB).floor());
         assert_eq!(parse_size("16E").unwrap(), MAX_SIZE);
         assert_eq!(parse_size("2P").unwrap(), 2.0 * 1024.0 * 1024.0 * GIB);
         // Out of range is refused as malformed text is, never read as 0 bytes or no limit.

@@ -533,10 +533,19 @@ fn refused_removal<T: DeserializeOwned>(a: &Assignment) -> Option<Error> {
             message,
         });
     }
-    // A value where the key needs a table: the placeholder met at a key above the leaf.
+    // A value where the key needs a table: the probe failed at a key above the leaf, where
+    // a table is no value of that key's type (`invalid type: map` for numbers, strings and
+    // lists; `unknown variant` for an enum, which reads a one-key table as its tag,
+    // twenty-ninth hostile round D1; a parser's own message for a key such as
+    // `probe.output`). A table that lacks its required keys (`missing field`) is a table.
     let under_a_value = !at.is_empty() && a.key.starts_with(&format!("{at}."));
-    let expected = message.strip_prefix("invalid type: map, expected ")?;
-    under_a_value.then(|| Error::UnderAValue {
+    if !under_a_value || message.starts_with("missing field") {
+        return None;
+    }
+    let expected = message
+        .split_once("expected ")
+        .map_or(message.as_str(), |(_, e)| e);
+    Some(Error::UnderAValue {
         origin: a.origin.clone(),
         key: at,
         expected: expected.to_string(),
@@ -728,6 +737,15 @@ mod tests {
         dataset: String,
         #[serde(default)]
         unit_norm: bool,
+        #[serde(default)]
+        scaling: Option<Scaling>,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(rename_all = "lowercase")]
+    enum Scaling {
+        Raw,
+        Unit,
     }
 
     #[derive(Debug, Deserialize, PartialEq)]
@@ -798,6 +816,9 @@ mod tests {
             ("ntk.every.x=", "ntk.every"),
             ("ntk.pair.x.y=", "ntk.pair"),
             ("model.kink.x=", "model.kink"),
+            // An enum reads a one-key table as its tag (twenty-ninth hostile round, D1).
+            ("model.activation.x=", "model.activation"),
+            ("data.scaling.x.y=", "data.scaling"),
         ] {
             let e = load::<Cfg>(&path, &sets(&[bad])).unwrap_err().to_string();
             assert!(

@@ -19,10 +19,9 @@ pub fn is_report_file(name: &str) -> bool {
         || name == "best.csv"
         || name == "compare.csv"
         || name == "convergence.csv"
-        || FIGURE_STEMS.iter().any(|stem| {
-            name.strip_prefix(stem)
-                .is_some_and(|ext| [".png", ".svg", ".pdf", ".caption.txt"].contains(&ext))
-        })
+        || FIGURE_STEMS
+            .iter()
+            .any(|stem| ntk_plot::is_figure_file(name, stem))
 }
 
 #[cfg(test)]

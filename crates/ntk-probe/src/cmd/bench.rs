@@ -6,7 +6,7 @@ use ntk_numerics::backend;
 use ntk_numerics::backend::Precision;
 use ntk_probe::bench;
 use ntk_probe::config::Eigen;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub(crate) struct BenchArgs {
@@ -178,6 +178,16 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
         }
     }
     if let Some(path) = &args.out {
+        // A dead writer's leftover of this very file (`rows.json.ntk-tmp-PID`; twenty-ninth
+        // hostile round, N1).
+        if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            ntk_files::outset::clean_dir(dir, None, &|f: &str| name == f);
+        }
         let json = serde_json::to_string_pretty(&rows).expect("serializes");
         ntk_files::io::atomic_write(path, json.as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))?;

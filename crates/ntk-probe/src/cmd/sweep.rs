@@ -43,8 +43,20 @@ pub(crate) fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
         cfg: &cfg,
         start: std::time::Instant::now(),
     };
+    let out = match flags.out.as_deref() {
+        Some(out) => out,
+        None if cfg.sweep.out.as_os_str().is_empty() => {
+            return Err(format!(
+                "{}: no output directory (sweep.out is absent or an empty path): give --out \
+                 DIR, or sweep.out in the config",
+                path.display()
+            )
+            .into());
+        }
+        None => &cfg.sweep.out,
+    };
     let call = Invocation {
-        out: flags.out.as_deref().unwrap_or(&cfg.sweep.out),
+        out,
         output: ntk_files::outset::Output::Other,
         shard: args.sweep.shard.as_deref(),
         dry_run: flags.dry_run,

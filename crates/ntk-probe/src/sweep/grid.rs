@@ -35,7 +35,9 @@ pub struct SweepSection {
     pub conventions: Vec<NtkConvention>,
     #[serde(default = "default_protocols")]
     pub protocols: Vec<Protocol>,
-    /// Output directory (`--out` overrides).
+    /// Output directory (`--out` overrides; one of the two is required: empty when the
+    /// config leaves it to `--out`, twenty-ninth hostile round N5).
+    #[serde(default)]
     pub out: PathBuf,
     /// Overlay the infinite-width theory of each setting's own convention and width, on
     /// the inputs as fed to the network (closed forms for relu and linear; for other

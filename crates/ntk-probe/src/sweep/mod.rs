@@ -584,10 +584,9 @@ fn writes_file(name: &str) -> bool {
             .map(|p| format!("kappa_vs_depth_{}", p.name())),
     );
     TABLES.contains(&name)
-        || stems.into_iter().any(|stem| {
-            name.strip_prefix(&stem)
-                .is_some_and(|ext| [".png", ".svg", ".pdf", ".caption.txt"].contains(&ext))
-        })
+        || stems
+            .into_iter()
+            .any(|stem| ntk_plot::is_figure_file(name, &stem))
 }
 
 /// The files under a sweep's `runs/` that a sweep or its points write: each point's output

@@ -740,6 +740,58 @@ fn only_a_dead_writers_leftovers_of_the_sweeps_own_files_are_removed() {
     check("sweep", true);
 }
 
+/// The commands that write figures and tables outside a sweep remove a dead writer's
+/// leftovers of their own files and keep a user's look-alikes (twenty-ninth hostile round,
+/// N1); a sweep's output directory comes from `--out` alone too (N5).
+#[test]
+fn figure_commands_clean_their_own_leftovers_and_sweeps_take_out_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let dead = ".ntk-tmp-4000000000";
+    for (cmd, own) in [
+        (
+            "gmap",
+            ["gmap.csv".to_string(), format!("gmap.png{dead}.png")],
+        ),
+        (
+            "transfer",
+            ["transfer.csv".into(), format!("transfer_norm.pdf{dead}")],
+        ),
+        (
+            "activations",
+            ["activations.csv".into(), format!("activations.svg{dead}")],
+        ),
+    ] {
+        let out = d.join(cmd);
+        std::fs::create_dir(&out).unwrap();
+        let own = [format!("{}{dead}", own[0]), own[1].clone()];
+        let users = [format!("notes.png{dead}.png"), format!("{cmd}.txt{dead}")];
+        for f in own.iter().chain(&users) {
+            std::fs::write(out.join(f), "a file").unwrap();
+        }
+        assert_ok(cmd, &run(&os(&[cmd, "--out", out.to_str().unwrap()])));
+        for f in &own {
+            assert!(!out.join(f).exists(), "{cmd}: the leftover {f} stayed");
+        }
+        for f in &users {
+            assert!(out.join(f).is_file(), "{cmd}: the user's {f} was removed");
+        }
+    }
+    // --out without sweep.out in the config: the sweep runs; with neither: refused.
+    let cfg = write(d, "s.toml", &TINY_SWEEP.replace("out = \"unused\"\n", ""));
+    assert_ok(
+        "sweep --out",
+        &run(&sweep_args(&cfg, &d.join("sw"), &["--dry-run"])),
+    );
+    let o = run(&os(&[
+        "sweep",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--dry-run",
+    ]));
+    assert_clean_error("no output directory", &o, &["--out", "sweep.out"]);
+}
+
 /// The second hostile review, cluster 4: a sweep always finishes. A point that fails is
 /// recorded with its reason, the others are made, the dry run and collect say which failed.
 #[test]

@@ -12,6 +12,9 @@ pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
         Some(out) => &ntk_files::outset::check_figure_out(out, dir)?,
         None => dir,
     };
+    // A dead writer's leftovers of the figures a plot writes (twenty-ninth hostile round,
+    // N1), as collect removes them.
+    ntk_files::outset::clean_dir(out, None, &ntk_train::files::is_report_file);
     // A plot that draws nothing leaves no directory it made.
     let written = ntk_files::outset::in_made_dir(out, || -> CliResult<_> {
         let written = ntk_train::report::figures(

@@ -3557,4 +3557,16 @@ fn twenty_sixth_review() {
     let o = train_cmd().arg("collect").arg(&out).output().unwrap();
     assert_ok("collect", &o);
     assert!(!leftover.exists(), "the dead writer's leftover stayed");
+    // `plot` too (twenty-ninth hostile round, N1), and a user's look-alike stays.
+    let users = out.join("notes.png.ntk-tmp-4000000000.png");
+    for f in [&leftover, &users] {
+        std::fs::write(f, "partial").unwrap();
+    }
+    let o = train_cmd().arg("plot").arg(&out).output().unwrap();
+    assert_ok("plot", &o);
+    assert!(
+        !leftover.exists(),
+        "plot: the dead writer's leftover stayed"
+    );
+    assert!(users.is_file(), "plot: the user's file was removed");
 }
