@@ -109,6 +109,15 @@ pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
         reason,
     };
     let model = ModelProto::parse_from_bytes(bytes).map_err(|e| parse_err(e.to_string()))?;
+    // An empty file parses as an empty model: named as what it is, not as a graph of 0
+    // inputs (thirtieth hostile round, N2).
+    if model.graph.is_none() {
+        return Err(parse_err(if bytes.is_empty() {
+            "an empty file, not an ONNX model".into()
+        } else {
+            "no graph: not an ONNX model (torch.onnx.export writes one)".into()
+        }));
+    }
     // Weights in a separate file (ONNX's external data) are not read: said in the user's
     // words (seventh hostile round: onnx-ir's "no base_path provided ... loading from a
     // file path, not bytes" read as a fault of the command).

@@ -146,14 +146,20 @@ pub(crate) fn parse_bytes(bytes: Vec<u8>, path: &Path, n: usize) -> crate::Resul
 /// A given block partition (`probe.blocks`, the text of the file `path`): one block per
 /// line, its samples' row indices (0-based) separated by commas or white space, in block
 /// order; `#` starts a comment; a byte-order mark at its start is skipped, as the CSV data
-/// reader skips it (twelfth hostile round, N3). A line ends at `\n`, `\r\n` or a bare `\r`
-/// (a spreadsheet's export; a bare `\r` read as white space made one block of every sample,
-/// twenty-ninth hostile round D2), as the CSV reader's lines do. The blocks must partition `0..n` (every
+/// reader skips it (twelfth hostile round, N3). A line ends at `\n`, `\r\n`, a bare `\r` (a
+/// spreadsheet's export; read as white space it made one block of every sample, twenty-ninth
+/// hostile round D2) or any other line break (form feed, vertical tab, NEL, U+2028, U+2029). The blocks must partition `0..n` (every
 /// sample in exactly one block) and hold at least [`MIN_BLOCK`] samples each; the error names
 /// the file, the line and the index.
 pub fn parse_given(text: &str, path: &Path, n: usize) -> crate::Result<Vec<Vec<usize>>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    // Every line break Unicode names ends a line (a form feed, a vertical tab, NEL, U+2028
+    // and U+2029 were white space inside one line: one block of every sample, thirtieth
+    // hostile round D1); spaces, tabs and commas separate a line's indices.
+    let text = text.replace("\r\n", "\n").replace(
+        ['\r', '\u{0b}', '\u{0c}', '\u{85}', '\u{2028}', '\u{2029}'],
+        "\n",
+    );
     let bad = |reason: String| Error::Config {
         key: "probe.blocks",
         value: path.display().to_string(),
@@ -366,7 +372,17 @@ mod tests {
     #[test]
     fn every_line_end_ends_a_block() {
         let path = Path::new("b.txt");
-        for text in ["0 1\n2,3\n", "0 1\r\n2,3\r\n", "0 1\r2,3\r", "0 1\r2,3"] {
+        for text in [
+            "0 1\n2,3\n",
+            "0 1\r\n2,3\r\n",
+            "0 1\r2,3\r",
+            "0 1\r2,3",
+            "0 1\u{0c}2,3",
+            "0 1\u{0b}2,3",
+            "0 1\u{85}2,3",
+            "0 1\u{2028}2,3",
+            "0\u{a0}1\u{2029}2,3",
+        ] {
             assert_eq!(
                 parse_given(text, path, 4).unwrap(),
                 [vec![0, 1], vec![2, 3]],

@@ -43,6 +43,19 @@ fn a_file_that_is_not_onnx_and_one_that_is_missing_are_errors() {
         text.starts_with("onnx.file = ") && text.contains("absent.onnx"),
         "{text}"
     );
+    // An empty file, and a protobuf that holds no graph, are named as not ONNX models, not
+    // as graphs of 0 inputs (thirtieth hostile round, N2).
+    for (name, bytes, what) in [
+        ("empty.onnx", &b""[..], "an empty file"),
+        ("nograph.onnx", &b"\x08\x07"[..], "no graph"),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let err = OnnxModel::load(&path, &compute.device, DType::F32).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, OnnxError::Parse { .. }), "{err:?}");
+        assert!(text.contains(name) && text.contains(what), "{text}");
+    }
 }
 
 #[test]
