@@ -148,9 +148,9 @@ pub(crate) fn parse_bytes(bytes: Vec<u8>, path: &Path, n: usize) -> crate::Resul
 /// order; `#` starts a comment; a byte-order mark at its start is skipped, as the CSV data
 /// reader skips it (twelfth hostile round, N3). A line ends at `\n`, `\r\n`, a bare `\r` (a
 /// spreadsheet's export; read as white space it made one block of every sample, twenty-ninth
-/// hostile round D2) or any other line break (form feed, vertical tab, NEL, U+2028, U+2029). The blocks must partition `0..n` (every
-/// sample in exactly one block) and hold at least [`MIN_BLOCK`] samples each; the error names
-/// the file, the line and the index.
+/// hostile round D2) or any other line break (form feed, vertical tab, NEL, U+2028,
+/// U+2029). The blocks must partition `0..n` (every sample in exactly one block) and hold at
+/// least [`MIN_BLOCK`] samples each; the error names the file, the line and the index.
 pub fn parse_given(text: &str, path: &Path, n: usize) -> crate::Result<Vec<Vec<usize>>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     // Every line break Unicode names ends a line (a form feed, a vertical tab, NEL, U+2028

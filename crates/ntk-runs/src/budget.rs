@@ -26,9 +26,9 @@ pub const MAX_MEMORY_ENV: &str = "NTK_MAX_MEMORY";
 pub const MAX_SIZE: f64 = 18_446_744_073_709_551_616.0;
 
 /// Parses `64G`, `512M`, `1.5T`, `100000` (bytes); binary units (K, M, G, T, P, E), in whole
-/// bytes rounded down. A size is at least one byte and at most [`MAX_SIZE`]: `0.5`, `1e-3` and `1e400` (an infinity)
-/// are refused as `0` and `inf` are, not read as 0 bytes or as no limit (twenty-eighth
-/// hostile round, N1).
+/// bytes rounded down. A size is at least one byte and at most [`MAX_SIZE`]: `0.5`, `1e-3`
+/// and `1e400` (an infinity) are refused as `0` and `inf` are, not read as 0 bytes or as no
+/// limit (twenty-eighth hostile round, N1).
 pub fn parse_size(s: &str) -> crate::Result<f64> {
     let t = s.trim();
     let (num, mult) = match t.char_indices().last() {

@@ -246,7 +246,7 @@ impl Source {
         if sets.is_empty() {
             return crate::config_file::parse_toml(&self.path, &self.text);
         }
-        from_table(self.applied(sets)?, sets, &self.path, Some(&self.text))
+        from_table(self.applied(sets)?, sets, self)
     }
 
     /// [`Self::load`], with `fill` given the table (the file with `sets` applied) before it
@@ -276,7 +276,7 @@ impl Source {
         if !filled {
             return self.load(sets);
         }
-        from_table(table, sets, &self.path, Some(&self.text))
+        from_table(table, sets, self)
     }
 }
 
@@ -303,24 +303,22 @@ pub fn load_filled<T: DeserializeOwned, E: Into<(String, String)>>(
     Source::read(path)?.load_filled(sets, fill)
 }
 
-/// Deserializes `table` (a file's, with `sets` applied) into `T`; errors are attributed to
-/// the assignment whose key they concern, else to the file `path` (whose `text`, when
-/// given, is parsed alone to report the line).
-pub fn from_table<T: DeserializeOwned>(
+/// Deserializes `table` (the file `src`'s, with `sets` applied) into `T`; errors are
+/// attributed to the assignment whose key they concern, else to the file (whose text is
+/// parsed alone to report the line).
+fn from_table<T: DeserializeOwned>(
     table: Table,
     sets: &[Assignment],
-    path: &Path,
-    text: Option<&str>,
+    src: &Source,
 ) -> crate::Result<T> {
+    let (path, file) = (src.path(), src.table());
     // A removal (`--set KEY=`) of a key the file does not hold and no config of `T` has is
     // refused as the same key with a value is (twenty-sixth hostile round, D4: `--set
     // data.input_dm=` was a silent no-op). Removing what the file holds is never a no-op.
-    let file = text.and_then(|t| t.parse::<Table>().ok());
-    for a in sets.iter().filter(|a| {
-        a.value.is_none()
-            && a.origin.starts_with("--set")
-            && !file.as_ref().is_some_and(|f| lookup(f, &a.key))
-    }) {
+    for a in sets
+        .iter()
+        .filter(|a| a.value.is_none() && a.origin.starts_with("--set") && !lookup(file, &a.key))
+    {
         if let Some(e) = refused_removal::<T>(a) {
             return Err(e);
         }
@@ -352,9 +350,7 @@ pub fn from_table<T: DeserializeOwned>(
     // A required key missing from a table that only overrides created: the first of those.
     let created = || {
         let at = at.as_str();
-        let in_file = text
-            .and_then(|t| t.parse::<Table>().ok())
-            .is_some_and(|t| lookup(&t, at));
+        let in_file = lookup(file, at);
         let under = format!("{at}.");
         (message.starts_with("missing field") && !at.is_empty() && !in_file)
             .then(|| sets.iter().find(|a| a.key.starts_with(&under)))
@@ -392,8 +388,7 @@ pub fn from_table<T: DeserializeOwned>(
     // very error. The file alone may fail first on another (a key the tool filled in, as a
     // file set's `data.n`: seventh hostile round, every error of such a config read
     // "line 1: missing field `n`", naming neither the key nor its table).
-    if let Some(text) = text
-        && let Err(e) = toml::from_str::<T>(text)
+    if let Err(e) = toml::from_str::<T>(&src.text)
         && split_error(e.message()).0 == message
     {
         return Err(Error::Toml {

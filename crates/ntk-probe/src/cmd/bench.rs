@@ -65,10 +65,7 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
         check_replaces_bench_rows(path)?;
         // Its directory too: a missing one failed the write after every row was timed
         // (fourteenth hostile round, D2).
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
+        let dir = out_dir(path);
         if !dir.is_dir() {
             return Err(format!(
                 "--out {}: {} is not a directory (create it first)",
@@ -180,19 +177,21 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     if let Some(path) = &args.out {
         // A dead writer's leftover of this very file (`rows.json.ntk-tmp-PID`; twenty-ninth
         // hostile round, N1).
-        if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
-            let dir = if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            };
-            ntk_files::outset::clean_dir(dir, None, &|f: &str| name == f);
+        if let Some(name) = path.file_name() {
+            ntk_files::outset::clean_dir(out_dir(path), None, &|f: &str| name == f);
         }
         let json = serde_json::to_string_pretty(&rows).expect("serializes");
         ntk_files::io::atomic_write(path, json.as_bytes())
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
+}
+
+/// The directory `--out FILE` lies in (`.` for a bare file name).
+fn out_dir(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
 }
 
 /// An existing `--out` file is replaced only when it holds a bench's rows (a JSON array of
