@@ -13,6 +13,10 @@
 #   SEEDS_ONLY='edge_*,fresh_fig3_*' bash experiments/seeds/run.sh   # lines by name pattern
 #   SEEDS_EXPORT_ONLY=1 bash experiments/seeds/run.sh          # copy what has finished, train nothing
 #
+# A session's machine does not outlive it: before it ends, `bash experiments/seeds/park.sh
+# save` packs the unfinished runs (their current checkpoint) into experiments/seeds/parked/
+# to be committed, and this script restores them on the next machine before training.
+#
 # Then, per experiment: cargo run -p ntk-train -- collect <experiment dir> [--log].
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -139,6 +143,14 @@ if [ -n "${SEEDS_ONLY:-}" ]; then
         fi
     done
 fi
+# Unfinished runs parked by an earlier machine (experiments/seeds/park.sh save, committed)
+# continue from their checkpoints here; a run directory this machine has is kept.
+# A tarball it cannot restore is said, the queue goes on (that run starts again), and the
+# queue's status says so at the end.
+parked_failed=0
+if [ -z "${SEEDS_EXPORT_ONLY:-}" ] && ! bash experiments/seeds/park.sh restore; then
+    parked_failed=1
+fi
 while IFS='|' read -r name config dir sets || [ -n "$name" ]; do
     name="$(trim "$name")"
     case "$name" in '' | '#'*) continue ;; esac
@@ -173,8 +185,10 @@ while IFS='|' read -r name config dir sets || [ -n "$name" ]; do
     for d in "${dirs[@]}"; do export_runs "$name" "$(trim "$d")"; done
 done < "$queue"
 # The queue goes on past a failed line, and its status says so at the end.
-if [ "$lines_failed" -gt 0 ] || [ "$exports_refused" -gt 0 ]; then
-    echo "=== $(date -u +%FT%TZ) queue done; $lines_failed line(s) failed, $exports_refused run(s) not exported (see above)" >&2
+if [ "$lines_failed" -gt 0 ] || [ "$exports_refused" -gt 0 ] || [ "$parked_failed" -gt 0 ]; then
+    unparked=""
+    [ "$parked_failed" -eq 0 ] || unparked=", a parked run not restored"
+    echo "=== $(date -u +%FT%TZ) queue done; $lines_failed line(s) failed, $exports_refused run(s) not exported$unparked (see above)" >&2
     exit 1
 fi
 echo "=== $(date -u +%FT%TZ) queue done"

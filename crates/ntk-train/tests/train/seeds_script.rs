@@ -6,7 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::common::serial;
+use ntk_train::metrics::{EpochMetrics, read_csv};
+use ntk_train::train::RunOptions;
+
+use crate::common::{digits_config, numbers, run as train, serial};
 
 /// A scratch tree holding run.sh and a two-line queue whose last line has no newline, and a
 /// stand-in binary that appends its arguments to `calls.log` (but for `--version`, which
@@ -16,8 +19,10 @@ fn tree() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let seeds = dir.path().join("experiments/seeds");
     std::fs::create_dir_all(&seeds).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/seeds/run.sh");
-    std::fs::copy(script, seeds.join("run.sh")).unwrap();
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/seeds");
+    for script in ["run.sh", "park.sh"] {
+        std::fs::copy(scripts.join(script), seeds.join(script)).unwrap();
+    }
     std::fs::write(
         seeds.join("queue.txt"),
         "# a comment\nfirst | a.toml | experiments/x | sweep.seeds=[1]\n\
@@ -337,4 +342,110 @@ fn eleventh_review_an_export_never_replaces_a_run_it_did_not_make() {
         );
     }
     assert_eq!(read("taken", "metrics.csv").as_deref(), Some("queue's\n"));
+}
+
+/// `bash experiments/seeds/park.sh ARG` in `dir`.
+fn park(dir: &Path, arg: &str) -> Output {
+    let out = Command::new("bash")
+        .arg("experiments/seeds/park.sh")
+        .arg(arg)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "park.sh {arg}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// A machine does not outlive its session, and runs/ is not committed: an unfinished run of
+/// the queue is parked (its files and its current checkpoint) into experiments/seeds/parked,
+/// restored on the next machine (by run.sh too) where the run is missing, never over a run
+/// there, and resumes to the uninterrupted run's numbers bit for bit; once finished, `save`
+/// drops it.
+#[test]
+fn a_parked_run_resumes_on_another_machine_bit_for_bit() {
+    let _guard = serial();
+    let (dir, stub) = tree();
+    let mut cfg = digits_config();
+    cfg.train.epochs = Some(4);
+    cfg.data.n = 300;
+    let whole = tempfile::tempdir().unwrap();
+    train(&cfg, whole.path(), RunOptions::default());
+    let run_dir = dir.path().join("runs/seeds/last/runs/r1");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    train(
+        &cfg,
+        &run_dir,
+        RunOptions {
+            resume: false,
+            stop_after: Some(2),
+        },
+    );
+    assert!(!run_dir.join("summary.json").exists());
+    let o = park(dir.path(), "save");
+    let tarball = dir.path().join("experiments/seeds/parked/last/r1.tar");
+    assert!(tarball.is_file(), "{}", String::from_utf8_lossy(&o.stdout));
+    // The next machine: no runs/; run.sh restores before it trains.
+    std::fs::remove_dir_all(dir.path().join("runs")).unwrap();
+    let (o, calls) = run(dir.path(), &stub, Some("last"));
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(said.contains("restored runs/seeds/last/runs/r1"), "{said}");
+    assert!(calls.contains("--out runs/seeds/last --resume"), "{calls}");
+    assert!(run_dir.join("checkpoint.json").is_file());
+    // A run the machine has is kept: restore does not replace it.
+    std::fs::write(run_dir.join("mine.txt"), "kept").unwrap();
+    let said = String::from_utf8_lossy(&park(dir.path(), "restore").stdout).into_owned();
+    assert!(said.contains("exists here: kept"), "{said}");
+    assert!(run_dir.join("mine.txt").is_file());
+    std::fs::remove_file(run_dir.join("mine.txt")).unwrap();
+    // The restored run continues to the uninterrupted run's numbers.
+    train(
+        &cfg,
+        &run_dir,
+        RunOptions {
+            resume: true,
+            stop_after: None,
+        },
+    );
+    let read = |d: &Path| -> Vec<_> {
+        read_csv::<EpochMetrics>(&d.join("metrics.csv"))
+            .unwrap()
+            .iter()
+            .map(numbers)
+            .collect()
+    };
+    assert_eq!(read(&run_dir), read(whole.path()));
+    // Finished here: the parked copy is dropped.
+    let said = String::from_utf8_lossy(&park(dir.path(), "save").stdout).into_owned();
+    assert!(said.contains("finished here, dropped"), "{said}");
+    assert!(!tarball.exists());
+    // A committed tarball holding a link (or `..`, or an absolute name) is not unpacked: it
+    // could write outside its run. Said, the status 1, nothing created.
+    let stage = dir.path().join("stage");
+    std::fs::create_dir_all(&stage).unwrap();
+    std::fs::write(stage.join("checkpoint.json"), "{}").unwrap();
+    std::os::unix::fs::symlink("/etc", stage.join("checkpoints")).unwrap();
+    std::fs::create_dir_all(dir.path().join("experiments/seeds/parked/other")).unwrap();
+    let tarred = Command::new("tar")
+        .arg("-cf")
+        .arg(dir.path().join("experiments/seeds/parked/other/r2.tar"))
+        .arg("-C")
+        .arg(&stage)
+        .arg(".")
+        .status()
+        .unwrap();
+    assert!(tarred.success());
+    let o = Command::new("bash")
+        .args(["experiments/seeds/park.sh", "restore"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("holds a link"), "{err}");
+    assert!(!dir.path().join("runs/seeds/other/runs/r2").exists());
 }

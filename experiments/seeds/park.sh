@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Carries the seed queue's unfinished runs from one machine to the next. A session's
+# machine goes away with its runs/ (not committed): a 500-epoch run that took a session to
+# reach epoch 290 started again at epoch 0 on the next machine. `save` packs each
+# unfinished run of runs/seeds (its files and its current checkpoint only) into
+# experiments/seeds/parked/<line>/<run id>.tar, to be committed; `restore` (run.sh calls
+# it first) unpacks each parked run whose line has no such run here yet, so the queue
+# resumes from its checkpoint, which ntk-train verifies (SHA-256 of every file).
+#
+#   bash experiments/seeds/park.sh save       # before a session ends; then commit parked/
+#   bash experiments/seeds/park.sh restore    # on a new machine (run.sh does it)
+#   bash experiments/seeds/park.sh list
+#
+# A parked run is removed by `save` once its run has finished here (its files are then
+# exported by run.sh, and committed with the experiment). A run here is never replaced by a
+# parked one: `restore` skips a run directory that exists, saying so. `save` may run while
+# the queue trains: it copies the checkpoint that checkpoint.json names and parks the copy
+# only if checkpoint.json did not change meanwhile (else it tries again). `restore` takes a
+# tarball only of plain files and directories with relative names below the run (no links,
+# no `..`, no absolute names): a committed tarball cannot write outside its run directory.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+parked=experiments/seeds/parked
+seeds=runs/seeds
+
+usage() {
+    echo "usage: bash experiments/seeds/park.sh save|restore|list" >&2
+    exit 2
+}
+[ $# -eq 1 ] || usage
+
+# The checkpoint directory a run's checkpoint.json names (checkpoints/epoch-NNNNN), or
+# nothing when it names none of that form.
+checkpoint_dir() {
+    local dir
+    dir="$(grep -o '"dir": *"checkpoints/epoch-[0-9]*"' "$1/checkpoint.json" | head -n 1 | sed 's/.*"\(checkpoints\/epoch-[0-9]*\)"/\1/')" || true
+    echo "$dir"
+}
+
+# Copies run directory $1's top-level files and the checkpoint its checkpoint.json names
+# into directory $2; fails when checkpoint.json changed during the copy (a checkpoint
+# written meanwhile) or names no checkpoint directory there.
+snapshot() {
+    local run="$1" to="$2" ckpt f
+    cp -p "$run/checkpoint.json" "$to/checkpoint.json" || return 1
+    ckpt="$(checkpoint_dir "$to")"
+    [ -n "$ckpt" ] && [ -d "$run/$ckpt" ] && [ ! -L "$run/$ckpt" ] || return 2
+    for f in "$run"/*; do
+        [ -f "$f" ] && [ ! -L "$f" ] || continue
+        case "$(basename "$f")" in checkpoint.json | *.ntk-tmp-* | .ntk-lock) continue ;; esac
+        cp -p "$f" "$to/" || return 1
+    done
+    mkdir -p "$to/checkpoints"
+    cp -pR "$run/$ckpt" "$to/checkpoints/" || return 1
+    # The same pointer after the copy: the checkpoint copied is the one it names.
+    cmp -s "$run/checkpoint.json" "$to/checkpoint.json" || return 1
+    echo "$ckpt"
+}
+
+save() {
+    local saved=0 kept=0 removed=0 failed=0
+    if [ -d "$seeds" ]; then
+        for run in "$seeds"/*/runs/*/; do
+            run="${run%/}"
+            [ -d "$run" ] && [ ! -L "$run" ] || continue
+            [ -f "$run/checkpoint.json" ] && [ ! -f "$run/summary.json" ] || continue
+            local line id dest tmp stage ckpt="" try rc
+            line="$(basename "$(dirname "$(dirname "$run")")")"
+            id="$(basename "$run")"
+            dest="$parked/$line/$id.tar"
+            stage="$(mktemp -d)"
+            chmod 755 "$stage"
+            for try in 1 2 3 4 5; do
+                rm -rf "${stage:?}"/* && rc=0
+                ckpt="$(snapshot "$run" "$stage")" || rc=$?
+                [ "$rc" -eq 0 ] && break
+                ckpt=""
+                [ "$rc" -eq 2 ] && break
+                sleep 1
+            done
+            if [ -z "$ckpt" ]; then
+                rm -rf "$stage"
+                echo "park: $run: no consistent checkpoint to copy (checkpoint.json names none here, or changed at each of 5 tries): not parked" >&2
+                failed=$((failed + 1))
+                continue
+            fi
+            mkdir -p "$parked/$line"
+            tmp="$parked/$line/.$id.tar.park-tmp-$$"
+            # Sorted names, no owners or times: the same checkpoint gives the same bytes.
+            if ! tar -cf "$tmp" -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner \
+                --mtime=@0 .; then
+                rm -f "$tmp"
+                rm -rf "$stage"
+                echo "park: $run: tar failed: not parked" >&2
+                failed=$((failed + 1))
+                continue
+            fi
+            rm -rf "$stage"
+            if [ -f "$dest" ] && cmp -s "$tmp" "$dest"; then
+                rm -f "$tmp"
+                kept=$((kept + 1))
+                continue
+            fi
+            mv "$tmp" "$dest"
+            echo "park: $dest ($ckpt)"
+            saved=$((saved + 1))
+        done
+    fi
+    # Parked runs that have finished here are dropped.
+    if [ -d "$parked" ]; then
+        for tarball in "$parked"/*/*.tar; do
+            [ -f "$tarball" ] || continue
+            local line id
+            line="$(basename "$(dirname "$tarball")")"
+            id="$(basename "$tarball" .tar)"
+            if [ -f "$seeds/$line/runs/$id/summary.json" ]; then
+                rm -f "$tarball"
+                echo "park: $tarball: finished here, dropped"
+                removed=$((removed + 1))
+            fi
+        done
+        find "$parked" -mindepth 1 -type d -empty -delete
+    fi
+    echo "park: $saved saved, $kept unchanged, $removed dropped"
+    [ "$failed" -eq 0 ] || { echo "park: $failed run(s) not parked (see above)" >&2; return 1; }
+}
+
+# Whether tarball $1 holds only plain files and directories with relative names that stay
+# below the directory it is unpacked into.
+safe_tarball() {
+    local listing
+    listing="$(tar -tvf "$1" 2>/dev/null)" || return 1
+    # Types: `-` a plain file, `d` a directory; anything else (links, devices) is refused.
+    if printf '%s\n' "$listing" | grep -q '^[^-d]'; then return 1; fi
+    local names
+    names="$(tar -tf "$1")" || return 1
+    while IFS= read -r name; do
+        case "$name" in
+        /* | .. | ../* | */.. | */../*) return 1 ;;
+        esac
+    done <<< "$names"
+    return 0
+}
+
+restore() {
+    local restored=0 failed=0
+    [ -d "$parked" ] || { echo "park: nothing parked"; return 0; }
+    for tarball in "$parked"/*/*.tar; do
+        [ -f "$tarball" ] || continue
+        local line id dest tmp
+        line="$(basename "$(dirname "$tarball")")"
+        id="$(basename "$tarball" .tar)"
+        dest="$seeds/$line/runs/$id"
+        if [ -e "$dest" ] || [ -L "$dest" ]; then
+            echo "park: $dest exists here: kept, $tarball not restored"
+            continue
+        fi
+        if ! safe_tarball "$tarball"; then
+            echo "park: $tarball: not a parked run (unreadable, or it holds a link, an absolute name or ..): not restored" >&2
+            failed=$((failed + 1))
+            continue
+        fi
+        mkdir -p "$seeds/$line/runs"
+        tmp="$seeds/$line/runs/.$id.park-tmp-$$"
+        rm -rf "$tmp"
+        mkdir "$tmp"
+        if ! tar -xf "$tarball" -C "$tmp" --no-same-owner --touch || [ ! -f "$tmp/checkpoint.json" ]; then
+            rm -rf "$tmp"
+            echo "park: $tarball: could not be unpacked as a run (no checkpoint.json): not restored" >&2
+            failed=$((failed + 1))
+            continue
+        fi
+        mv "$tmp" "$dest"
+        echo "park: restored $dest"
+        restored=$((restored + 1))
+    done
+    echo "park: $restored restored"
+    [ "$failed" -eq 0 ] || { echo "park: $failed tarball(s) not restored (see above)" >&2; return 1; }
+}
+
+list() {
+    [ -d "$parked" ] || { echo "park: nothing parked"; return 0; }
+    for tarball in "$parked"/*/*.tar; do
+        [ -f "$tarball" ] || continue
+        echo "$tarball: $(tar -tf "$tarball" | grep -o 'checkpoints/epoch-[0-9]*' | head -n 1)"
+    done
+}
+
+case "$1" in
+save) save ;;
+restore) restore ;;
+list) list ;;
+*) usage ;;
+esac
