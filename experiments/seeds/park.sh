@@ -13,7 +13,9 @@
 #
 # A parked run is removed by `save` once its run has finished here (its files are then
 # exported by run.sh, and committed with the experiment). A run here is never replaced by a
-# parked one: `restore` skips a run directory that exists, saying so. `save` may run while
+# parked one: `restore` skips a run directory that exists, saying so (and failing, when the
+# parked checkpoint is ahead of it); nor is a parked checkpoint replaced by an earlier one:
+# `save` keeps a parked epoch beyond this machine's, says so and fails. `save` may run while
 # the queue trains: it copies the checkpoint that checkpoint.json names and parks the copy
 # only if checkpoint.json did not change meanwhile (else it tries again). `restore` takes a
 # tarball only of plain files and directories with relative names below the run (no links,
@@ -43,16 +45,19 @@ checkpoint_dir() {
 # written meanwhile) or names no checkpoint directory there.
 snapshot() {
     local run="$1" to="$2" ckpt f
-    cp -p "$run/checkpoint.json" "$to/checkpoint.json" || return 1
+    # cp's own complaints are not shown: a checkpoint removed mid-copy (the run wrote the
+    # next one) is tried again, and what fails at last is said once.
+    cp -p "$run/checkpoint.json" "$to/checkpoint.json" 2>/dev/null || return 1
     ckpt="$(checkpoint_dir "$to")"
-    [ -n "$ckpt" ] && [ -d "$run/$ckpt" ] && [ ! -L "$run/$ckpt" ] || return 2
+    [ -n "$ckpt" ] || return 2
+    [ -d "$run/$ckpt" ] && [ ! -L "$run/$ckpt" ] || return 1
     for f in "$run"/*; do
         [ -f "$f" ] && [ ! -L "$f" ] || continue
         case "$(basename "$f")" in checkpoint.json | *.ntk-tmp-* | .ntk-lock) continue ;; esac
-        cp -p "$f" "$to/" || return 1
+        cp -p "$f" "$to/" 2>/dev/null || return 1
     done
     mkdir -p "$to/checkpoints"
-    cp -pR "$run/$ckpt" "$to/checkpoints/" || return 1
+    cp -pR "$run/$ckpt" "$to/checkpoints/" 2>/dev/null || return 1
     # The same pointer after the copy: the checkpoint copied is the one it names.
     cmp -s "$run/checkpoint.json" "$to/checkpoint.json" || return 1
     echo "$ckpt"
@@ -63,9 +68,14 @@ save() {
     if [ -d "$seeds" ]; then
         for run in "$seeds"/*/runs/*/; do
             run="${run%/}"
-            [ -d "$run" ] && [ ! -L "$run" ] || continue
+            [ -d "$run" ] || continue
             [ -f "$run/checkpoint.json" ] && [ ! -f "$run/summary.json" ] || continue
-            local line id dest tmp stage ckpt="" try rc
+            if [ -L "$run" ]; then
+                # ntk-train refuses a linked run directory too: nothing trains through it.
+                echo "park: $run: a symbolic link, not a run directory of the queue's: not parked" >&2
+                continue
+            fi
+            local line id dest tmp stage ckpt="" try rc parked_epoch
             line="$(basename "$(dirname "$(dirname "$run")")")"
             id="$(basename "$run")"
             dest="$parked/$line/$id.tar"
@@ -81,7 +91,7 @@ save() {
             done
             if [ -z "$ckpt" ]; then
                 rm -rf "$stage"
-                echo "park: $run: no consistent checkpoint to copy (checkpoint.json names none here, or changed at each of 5 tries): not parked" >&2
+                echo "park: $run: no consistent checkpoint to copy (checkpoint.json names none here, or its checkpoint changed or went at each of 5 tries): not parked" >&2
                 failed=$((failed + 1))
                 continue
             fi
@@ -100,6 +110,21 @@ save() {
             if [ -f "$dest" ] && cmp -s "$tmp" "$dest"; then
                 rm -f "$tmp"
                 kept=$((kept + 1))
+                continue
+            fi
+            # A parked checkpoint at or beyond this machine's is never replaced by it (this
+            # machine kept a copy of the run of its own, which restore does not replace):
+            # said, and counted as not parked.
+            parked_epoch="$(tarball_epoch "$dest")"
+            if [ -n "$parked_epoch" ] && [ "$((10#$parked_epoch))" -eq "$((10#${ckpt##*-}))" ]; then
+                rm -f "$tmp"
+                kept=$((kept + 1))
+                continue
+            fi
+            if [ -n "$parked_epoch" ] && [ "$((10#$parked_epoch))" -gt "$((10#${ckpt##*-}))" ]; then
+                rm -f "$tmp"
+                echo "park: $dest holds epoch $((10#$parked_epoch)), this machine's $run is at epoch $((10#${ckpt##*-})): the parked one kept (move $run away and run restore to continue from it)" >&2
+                failed=$((failed + 1))
                 continue
             fi
             mv "$tmp" "$dest"
@@ -126,6 +151,12 @@ save() {
     [ "$failed" -eq 0 ] || { echo "park: $failed run(s) not parked (see above)" >&2; return 1; }
 }
 
+# The epoch (digits) of the checkpoint a parked tarball holds, or nothing.
+tarball_epoch() {
+    [ -f "$1" ] || return 0
+    tar -tf "$1" 2>/dev/null | grep -o 'checkpoints/epoch-[0-9]*' | head -n 1 | sed 's/.*epoch-//' || true
+}
+
 # Whether tarball $1 holds only plain files and directories with relative names that stay
 # below the directory it is unpacked into.
 safe_tarball() {
@@ -134,7 +165,7 @@ safe_tarball() {
     # Types: `-` a plain file, `d` a directory; anything else (links, devices) is refused.
     if printf '%s\n' "$listing" | grep -q '^[^-d]'; then return 1; fi
     local names
-    names="$(tar -tf "$1")" || return 1
+    names="$(tar -tf "$1" 2>/dev/null)" || return 1
     while IFS= read -r name; do
         case "$name" in
         /* | .. | ../* | */.. | */../*) return 1 ;;
@@ -153,7 +184,15 @@ restore() {
         id="$(basename "$tarball" .tar)"
         dest="$seeds/$line/runs/$id"
         if [ -e "$dest" ] || [ -L "$dest" ]; then
-            echo "park: $dest exists here: kept, $tarball not restored"
+            local here="" there
+            there="$(tarball_epoch "$tarball")"
+            [ -f "$dest/checkpoint.json" ] && here="$(checkpoint_dir "$dest")"
+            if [ -n "$there" ] && { [ -z "$here" ] || [ "$((10#$there))" -gt "$((10#${here##*-}))" ]; }; then
+                echo "park: $dest exists here${here:+ at epoch $((10#${here##*-}))}: kept; $tarball is ahead (epoch $((10#$there))): move $dest away and restore again to continue from it" >&2
+                failed=$((failed + 1))
+            else
+                echo "park: $dest exists here: kept, $tarball not restored"
+            fi
             continue
         fi
         if ! safe_tarball "$tarball"; then
@@ -161,7 +200,11 @@ restore() {
             failed=$((failed + 1))
             continue
         fi
-        mkdir -p "$seeds/$line/runs"
+        if ! mkdir -p "$seeds/$line/runs" 2>/dev/null; then
+            echo "park: $tarball: cannot make $seeds/$line/runs here (a file in its way?): not restored" >&2
+            failed=$((failed + 1))
+            continue
+        fi
         tmp="$seeds/$line/runs/.$id.park-tmp-$$"
         rm -rf "$tmp"
         mkdir "$tmp"

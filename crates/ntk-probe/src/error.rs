@@ -115,7 +115,7 @@ pub enum Error {
     /// A config for the other command: `ntk-probe run` takes one without `[sweep]`,
     /// `ntk-probe sweep` one with it (the table may come from a `--set`).
     #[error(
-        "{}{}: {}",
+        "{}{}: {}{}",
         .path.display(),
         if *.overridden { " (with its --set overrides)" } else { "" },
         if *.has_sweep {
@@ -124,7 +124,8 @@ pub enum Error {
             format!("has an [onnx] table: run it with `ntk-probe onnx --config {}`", .path.display())
         } else {
             format!("has no [sweep] table: run it with `ntk-probe run --config {}`", .path.display())
-        }
+        },
+        if *.overridden { " and the same --set" } else { "" }
     )]
     OtherCommand {
         path: PathBuf,

@@ -43,8 +43,33 @@ fn relu_name() -> String {
 pub fn theory_phi(act: &Activation, theta_in: f64, depth: usize) -> f64 {
     match act {
         Activation::Relu(_) => theory::relu_grad_angle(theta_in, depth),
+        Activation::Linear(_) => theory::linear_grad_angle(theta_in, depth),
         other => theory::grad_angle(other, theta_in, depth),
     }
+}
+
+/// The smallest `1 - rho` a layer of the dual-kernel recursion may reach, per layer of
+/// depth, for its angle to keep six significant digits: the correlations are known to about
+/// an ulp of 1 (2.2e-16, more through a quadrature), an angle formed from one has relative
+/// error about `ulp / (1 - rho)`, and the errors add up over the layers. ReLU and the
+/// identity do not go through it ([`theory_phi`]: their angles are formed without
+/// cancellation).
+const MIN_ONE_MINUS_RHO_PER_LAYER: f64 = 1e-9;
+
+/// The layer (0-based) and `1 - rho` of the first `Sigma_l` or `Theta_l` whose correlation is
+/// too near 1 for the recursion of a network of this depth to resolve (see
+/// [`MIN_ONE_MINUS_RHO_PER_LAYER`]).
+fn unresolved_layer(r: &ntk_kernel::theory::PairRecursion, depth: usize) -> Option<(usize, f64)> {
+    let floor = MIN_ONE_MINUS_RHO_PER_LAYER * (depth as f64 + 1.0);
+    let one_minus_rho = |k: &[f64; 3]| 1.0 - k[2] / (k[0] * k[1]).sqrt();
+    r.sigma
+        .iter()
+        .zip(&r.theta)
+        .enumerate()
+        .find_map(|(l, (s, t))| {
+            let d = one_minus_rho(s).min(one_minus_rho(t));
+            (d < floor).then_some((l, d))
+        })
 }
 
 /// [`theory_phi`] in degrees, refused where the infinite-width recursion leaves f64's
@@ -71,6 +96,25 @@ pub fn checked_theory_phi_deg(
         let gram = |k: &[f64; 3]| k[2].abs() <= (k[0] * k[1]).sqrt() * (1.0 + 1e-9);
         s.iter().chain(t).any(|v| !v.is_finite()) || !gram(s) || !gram(t)
     });
+    if !matches!(act, Activation::Relu(_) | Activation::Linear(_))
+        && theta_deg > 0.0
+        && let Some((l, d)) = unresolved_layer(&r, depth)
+    {
+        // Thirty-first hostile round, D3: an angle formed from a correlation this near 1
+        // has lost its digits (ReLU's was 97% off at 1e-7 deg, depth 50, before its closed
+        // form was made exact); refused rather than printed.
+        return Err(Error::Config {
+            key: "--theta-deg",
+            value: format!("{theta_deg}"),
+            reason: format!(
+                "too small an angle for the infinite-width recursion of {act} at depth {depth} \
+                 in f64: at layer {l} the inputs' correlation is within {d:.1e} of 1, where an \
+                 angle keeps fewer than six significant digits (it needs at least {:.0e} per \
+                 layer); a larger theta_in (ReLU and linear networks are exact at every angle)",
+                MIN_ONE_MINUS_RHO_PER_LAYER
+            ),
+        });
+    }
     let phi = theory_phi(act, theta_deg.to_radians(), depth).to_degrees();
     if layer.is_some() || !phi.is_finite() {
         return Err(Error::Config {
@@ -323,6 +367,33 @@ fn measured(points: &[Fig1Point], depth: usize, width: usize) -> Series {
 mod tests {
     use super::*;
     use ntk_numerics::backend::{self, Precision};
+
+    /// Thirty-first hostile round, D3: ReLU and the identity keep their digits at any angle
+    /// (ReLU at 1e-7 deg, depth 50, against 60-digit mpmath); the recursion of another
+    /// activation refuses an angle it cannot resolve rather than print lost digits.
+    #[test]
+    #[allow(clippy::excessive_precision)] // mpmath's digits, as printed
+    fn small_angles_are_exact_or_refused() {
+        let relu = Activation::new(ActivationKind::Relu, None);
+        let phi = checked_theory_phi_deg(&relu, 1e-7, 50).unwrap();
+        assert!(
+            (phi / 0.0095492965248805588544 - 1.0).abs() < 1e-12,
+            "{phi}"
+        );
+        let linear = Activation::new(ActivationKind::Linear, None);
+        let phi = checked_theory_phi_deg(&linear, 1e-9, 10).unwrap();
+        assert!((phi / 1e-9 - 1.0).abs() < 1e-15, "{phi}");
+        let gelu = Activation::new(ActivationKind::Gelu, None);
+        let e = checked_theory_phi_deg(&gelu, 1e-5, 10)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("too small an angle") && e.contains("at layer"),
+            "{e}"
+        );
+        assert!(checked_theory_phi_deg(&gelu, 1.0, 10).unwrap() > 1.0);
+        assert_eq!(checked_theory_phi_deg(&gelu, 0.0, 10).unwrap(), 0.0);
+    }
 
     #[test]
     fn the_figure_redraws_from_its_table_alone() {

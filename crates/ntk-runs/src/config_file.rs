@@ -59,18 +59,26 @@ pub fn read_text(path: &Path) -> crate::Result<String> {
              file",
         )));
     }
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     let file = std::fs::File::open(path).map_err(err)?;
     file.take(MAX_CONFIG_BYTES + 1)
-        .read_to_string(&mut text)
+        .read_to_end(&mut bytes)
         .map_err(err)?;
-    if text.len() as u64 > MAX_CONFIG_BYTES {
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
         return Err(err(std::io::Error::other(format!(
             "larger than {} MiB; not a config",
             MAX_CONFIG_BYTES >> 20
         ))));
     }
-    Ok(text)
+    // Where the text stops being UTF-8, as a `probe.blocks` file's error says it (thirty-first
+    // hostile round, N4: "stream did not contain valid UTF-8", no place).
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count();
+        err(std::io::Error::other(format!(
+            "not UTF-8 text (byte {at}, line {line}); a config is TOML, which is UTF-8"
+        )))
+    })
 }
 
 /// Keys read under a former name as well (a serde alias), as (key, former name).
@@ -92,4 +100,21 @@ pub(crate) fn former_name_given_twice(message: &str, at: &str) -> Option<String>
         "{table}{former} and {table}{field} both given: `{former}` is the former name of \
          `{field}`, read as the same key; keep one"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    /// Thirty-first hostile round, N4: a config with a byte that is not UTF-8 is refused naming
+    /// the file and the byte's place.
+    #[test]
+    fn a_config_that_is_not_utf8_is_refused_at_its_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, b"[data]\nn = 3\n# caf\xe9\n").unwrap();
+        let e = super::read_text(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("c.toml: cannot read config: not UTF-8 text (byte 18, line 3)"),
+            "{e}"
+        );
+    }
 }

@@ -2123,7 +2123,26 @@ fn eighth_review_notes() {
     assert_clean_error(
         "run with a --set sweep",
         &o,
-        &["t.toml (with its --set overrides)", "ntk-probe sweep"],
+        &[
+            "t.toml (with its --set overrides)",
+            "ntk-probe sweep",
+            "and the same --set",
+        ],
+    );
+    // Thirty-first hostile round, N5: an [onnx] table from a --set was blamed on the file.
+    let o = run(&ntk_args(
+        &one,
+        &d.join("o"),
+        &["--set", "onnx={file=\"net.onnx\"}"],
+    ));
+    assert_clean_error(
+        "run with a --set onnx",
+        &o,
+        &[
+            "t.toml (with its --set overrides): has an [onnx] table",
+            "ntk-probe onnx --config",
+            "and the same --set",
+        ],
     );
     let o = run(&sweep_args(&one, &d.join("o"), &["--dry-run"]));
     assert_clean_error(

@@ -359,18 +359,18 @@ impl SweepCommand for TrainCommand<'_> {
 fn check_kind(kind: Kind, has_sweep: bool, path: &Path, overridden: bool) -> CliResult<()> {
     let p = path.display();
     // A [sweep] table may come from a `--set`, not the file.
-    let with = if overridden {
-        " (with its --set overrides)"
+    let (with, same) = if overridden {
+        (" (with its --set overrides)", " and the same --set")
     } else {
-        ""
+        ("", "")
     };
     match (kind, has_sweep) {
         (Kind::Run, true) => Err(format!(
-            "{p}{with}: has a [sweep] table: run it with `ntk-train sweep --config {p}`"
+            "{p}{with}: has a [sweep] table: run it with `ntk-train sweep --config {p}`{same}"
         )
         .into()),
         (Kind::Sweep, false) => Err(format!(
-            "{p}{with}: has no [sweep] table: run it with `ntk-train run --config {p}`"
+            "{p}{with}: has no [sweep] table: run it with `ntk-train run --config {p}`{same}"
         )
         .into()),
         _ => Ok(()),

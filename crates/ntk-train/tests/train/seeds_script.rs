@@ -449,3 +449,97 @@ fn a_parked_run_resumes_on_another_machine_bit_for_bit() {
     assert!(err.contains("holds a link"), "{err}");
     assert!(!dir.path().join("runs/seeds/other/runs/r2").exists());
 }
+
+/// A tar of the directory `stage` at `tarball`.
+fn tar(stage: &Path, tarball: &Path) {
+    std::fs::create_dir_all(tarball.parent().unwrap()).unwrap();
+    let ok = Command::new("tar")
+        .arg("-cf")
+        .arg(tarball)
+        .arg("-C")
+        .arg(stage)
+        .arg(".")
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+/// Thirty-first hostile round: D1, a machine holding an earlier copy of a parked run (kept
+/// by `restore`, as documented) had its checkpoint parked over the later one by `save`,
+/// without a word; D2, `restore` stopped at the first line it could not make a directory
+/// for, and the tarballs after it were neither restored nor named.
+#[test]
+fn a_parked_checkpoint_is_never_replaced_by_an_earlier_one_and_restore_goes_on() {
+    let _guard = serial();
+    let (dir, _stub) = tree();
+    let mut cfg = digits_config();
+    cfg.train.epochs = Some(4);
+    cfg.data.n = 300;
+    let run_dir = dir.path().join("runs/seeds/last/runs/r1");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    train(
+        &cfg,
+        &run_dir,
+        RunOptions {
+            resume: false,
+            stop_after: Some(2),
+        },
+    );
+    // The parked copy is further: epoch 150.
+    let ahead = dir.path().join("ahead");
+    std::fs::create_dir_all(ahead.join("checkpoints/epoch-00150")).unwrap();
+    std::fs::write(
+        ahead.join("checkpoint.json"),
+        r#"{"epoch": 150, "dir": "checkpoints/epoch-00150"}"#,
+    )
+    .unwrap();
+    let tarball = dir.path().join("experiments/seeds/parked/last/r1.tar");
+    tar(&ahead, &tarball);
+    let before = std::fs::read(&tarball).unwrap();
+    let run_park = |arg: &str| {
+        Command::new("bash")
+            .args(["experiments/seeds/park.sh", arg])
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let o = run_park("restore");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("at epoch 2: kept") && err.contains("is ahead (epoch 150)"),
+        "{err}"
+    );
+    let o = run_park("save");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("holds epoch 150") && err.contains("is at epoch 2"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(&tarball).unwrap(),
+        before,
+        "the parked checkpoint kept"
+    );
+    // D2: a line whose directory cannot be made is said, and the next line is restored.
+    std::fs::remove_dir_all(dir.path().join("runs")).unwrap();
+    std::fs::create_dir_all(dir.path().join("runs/seeds")).unwrap();
+    std::fs::write(dir.path().join("runs/seeds/first"), "a file in the way").unwrap();
+    tar(
+        &ahead,
+        &dir.path().join("experiments/seeds/parked/first/r0.tar"),
+    );
+    let o = run_park("restore");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("parked/first/r0.tar: cannot make runs/seeds/first/runs"),
+        "{err}"
+    );
+    assert!(
+        dir.path()
+            .join("runs/seeds/last/runs/r1/checkpoint.json")
+            .is_file()
+    );
+}
