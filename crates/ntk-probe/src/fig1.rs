@@ -68,7 +68,7 @@ fn unresolved_layer(r: &ntk_kernel::theory::PairRecursion, depth: usize) -> Opti
         .enumerate()
         .find_map(|(l, (s, t))| {
             let d = one_minus_rho(s).min(one_minus_rho(t));
-            (d < floor).then_some((l, d))
+            (d.is_finite() && d < floor).then_some((l, d))
         })
 }
 
@@ -96,7 +96,9 @@ pub fn checked_theory_phi_deg(
         let gram = |k: &[f64; 3]| k[2].abs() <= (k[0] * k[1]).sqrt() * (1.0 + 1e-9);
         s.iter().chain(t).any(|v| !v.is_finite()) || !gram(s) || !gram(t)
     });
-    if !matches!(act, Activation::Relu(_) | Activation::Linear(_))
+    // Past the range check: a recursion that left f64's range is refused for that.
+    if layer.is_none()
+        && !matches!(act, Activation::Relu(_) | Activation::Linear(_))
         && theta_deg > 0.0
         && let Some((l, d)) = unresolved_layer(&r, depth)
     {
