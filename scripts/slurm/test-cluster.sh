@@ -23,6 +23,14 @@ probe=$work/target/debug/ntk-probe
 train=$work/target/debug/ntk-train
 logs=$work/logs
 export NTK_SLURM_LOGS=$logs
+# One OpenBLAS thread per task (jobs inherit the environment; the serial references run
+# with it too). The checks are about scheduling, requeue and resume, and they must hold
+# when this machine's CPUs are busy (CI runs them beside its builds): OpenBLAS's threads
+# spin waiting for each other, so a task of 2 threads whose second CPU is taken trained
+# about 150x slower (2,000 samples/s against 298,000; 2026-11-30, an Intel Xeon, 2 cores),
+# past its check's wait. A user's task on a real cluster owns its CPUs and keeps Slurm's
+# count (crates/ntk-runs/src/slurm.rs).
+export OPENBLAS_NUM_THREADS=1
 bad=0
 ok() { echo "ok    $*"; }
 fail() { echo "FAIL  $*"; bad=1; }
