@@ -40,6 +40,14 @@ checkpoint_dir() {
     echo "$dir"
 }
 
+# The epoch, a decimal number, of a checkpoint directory's name (checkpoints/epoch-00105:
+# 105), or nothing for a name of another form.
+epoch_of() {
+    case "$1" in
+    *epoch-[0-9]*) echo "$((10#${1##*epoch-}))" ;;
+    esac
+}
+
 # Copies run directory $1's top-level files and the checkpoint its checkpoint.json names
 # into directory $2; fails when checkpoint.json changed during the copy (a checkpoint
 # written meanwhile) or names no checkpoint directory there.
@@ -75,7 +83,7 @@ save() {
                 echo "park: $run: a symbolic link, not a run directory of the queue's: not parked" >&2
                 continue
             fi
-            local line id dest tmp stage ckpt="" try rc parked_epoch
+            local line id dest tmp stage ckpt="" try rc parked_epoch here
             line="$(basename "$(dirname "$(dirname "$run")")")"
             id="$(basename "$run")"
             dest="$parked/$line/$id.tar"
@@ -116,14 +124,15 @@ save() {
             # machine kept a copy of the run of its own, which restore does not replace):
             # said, and counted as not parked.
             parked_epoch="$(tarball_epoch "$dest")"
-            if [ -n "$parked_epoch" ] && [ "$((10#$parked_epoch))" -eq "$((10#${ckpt##*-}))" ]; then
+            here="$(epoch_of "$ckpt")"
+            if [ -n "$parked_epoch" ] && [ "$parked_epoch" -eq "$here" ]; then
                 rm -f "$tmp"
                 kept=$((kept + 1))
                 continue
             fi
-            if [ -n "$parked_epoch" ] && [ "$((10#$parked_epoch))" -gt "$((10#${ckpt##*-}))" ]; then
+            if [ -n "$parked_epoch" ] && [ "$parked_epoch" -gt "$here" ]; then
                 rm -f "$tmp"
-                echo "park: $dest holds epoch $((10#$parked_epoch)), this machine's $run is at epoch $((10#${ckpt##*-})): the parked one kept (move $run away and run restore to continue from it)" >&2
+                echo "park: $dest holds epoch $parked_epoch, this machine's $run is at epoch $here: the parked one kept (move $run away and run restore to continue from it)" >&2
                 failed=$((failed + 1))
                 continue
             fi
@@ -151,10 +160,14 @@ save() {
     [ "$failed" -eq 0 ] || { echo "park: $failed run(s) not parked (see above)" >&2; return 1; }
 }
 
-# The epoch (digits) of the checkpoint a parked tarball holds, or nothing.
-tarball_epoch() {
+# The checkpoint directory a parked tarball holds (checkpoints/epoch-NNNNN), or nothing.
+tarball_checkpoint() {
     [ -f "$1" ] || return 0
-    tar -tf "$1" 2>/dev/null | grep -o 'checkpoints/epoch-[0-9]*' | head -n 1 | sed 's/.*epoch-//' || true
+    tar -tf "$1" 2>/dev/null | grep -o 'checkpoints/epoch-[0-9]*' | head -n 1 || true
+}
+# Its epoch (epoch_of), or nothing.
+tarball_epoch() {
+    epoch_of "$(tarball_checkpoint "$1")"
 }
 
 # Whether tarball $1 holds only plain files and directories with relative names that stay
@@ -186,9 +199,9 @@ restore() {
         if [ -e "$dest" ] || [ -L "$dest" ]; then
             local here="" there
             there="$(tarball_epoch "$tarball")"
-            [ -f "$dest/checkpoint.json" ] && here="$(checkpoint_dir "$dest")"
-            if [ -n "$there" ] && { [ -z "$here" ] || [ "$((10#$there))" -gt "$((10#${here##*-}))" ]; }; then
-                echo "park: $dest exists here${here:+ at epoch $((10#${here##*-}))}: kept; $tarball is ahead (epoch $((10#$there))): move $dest away and restore again to continue from it" >&2
+            [ -f "$dest/checkpoint.json" ] && here="$(epoch_of "$(checkpoint_dir "$dest")")"
+            if [ -n "$there" ] && { [ -z "$here" ] || [ "$there" -gt "$here" ]; }; then
+                echo "park: $dest exists here${here:+ at epoch $here}: kept; $tarball is ahead (epoch $there): move $dest away and restore again to continue from it" >&2
                 failed=$((failed + 1))
             else
                 echo "park: $dest exists here: kept, $tarball not restored"
@@ -226,7 +239,7 @@ list() {
     [ -d "$parked" ] || { echo "park: nothing parked"; return 0; }
     for tarball in "$parked"/*/*.tar; do
         [ -f "$tarball" ] || continue
-        echo "$tarball: $(tar -tf "$tarball" | grep -o 'checkpoints/epoch-[0-9]*' | head -n 1)"
+        echo "$tarball: $(tarball_checkpoint "$tarball")"
     done
 }
 

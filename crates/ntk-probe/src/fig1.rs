@@ -37,44 +37,13 @@ fn relu_name() -> String {
     ActivationKind::Relu.name().to_string()
 }
 
-/// The infinite-width phi (radians) of `act` at depth `depth`, unit-norm inputs at angle
-/// `theta_in`, paper convention: Thm 4.4's closed form for ReLU, the dual-kernel recursion
-/// ([`theory::grad_angle`]) otherwise (the later version's Fig. 2: ReLU^2, GeLU, tanh).
-pub fn theory_phi(act: &Activation, theta_in: f64, depth: usize) -> f64 {
-    match act {
-        Activation::Relu(_) => theory::relu_grad_angle(theta_in, depth),
-        Activation::Linear(_) => theory::linear_grad_angle(theta_in, depth),
-        other => theory::grad_angle(other, theta_in, depth),
-    }
-}
-
-/// The smallest `1 - rho` a layer of the dual-kernel recursion may reach, per layer of
-/// depth, for its angle to keep six significant digits: the correlations are known to about
-/// an ulp of 1 (2.2e-16, more through a quadrature), an angle formed from one has relative
-/// error about `ulp / (1 - rho)`, and the errors add up over the layers. ReLU and the
-/// identity do not go through it ([`theory_phi`]: their angles are formed without
-/// cancellation).
-const MIN_ONE_MINUS_RHO_PER_LAYER: f64 = 1e-9;
-
-/// The layer (0-based) and `1 - rho` of the first `Sigma_l` or `Theta_l` whose correlation is
-/// too near 1 for the recursion of a network of this depth to resolve (see
-/// [`MIN_ONE_MINUS_RHO_PER_LAYER`]).
-fn unresolved_layer(r: &ntk_kernel::theory::PairRecursion, depth: usize) -> Option<(usize, f64)> {
-    let floor = MIN_ONE_MINUS_RHO_PER_LAYER * (depth as f64 + 1.0);
-    let one_minus_rho = |k: &[f64; 3]| 1.0 - k[2] / (k[0] * k[1]).sqrt();
-    r.sigma
-        .iter()
-        .zip(&r.theta)
-        .enumerate()
-        .find_map(|(l, (s, t))| {
-            let d = one_minus_rho(s).min(one_minus_rho(t));
-            (d.is_finite() && d < floor).then_some((l, d))
-        })
-}
-
-/// [`theory_phi`] in degrees, refused where the infinite-width recursion leaves f64's
-/// range: a `Sigma_l` or `Theta_l` that is not finite or not a Gram matrix (its
-/// off-diagonal entry above the diagonal's geometric mean), or an angle that is not a number
+/// The infinite-width phi of `act` at depth `depth`, unit-norm inputs at angle `theta_deg`,
+/// paper convention ([`theory::grad_angle`]: closed forms for ReLU and the identity, the
+/// dual-kernel recursion otherwise; the later version's Fig. 2: ReLU^2, GeLU, tanh) in
+/// degrees; refused where the recursion cannot resolve the angle
+/// ([`theory::PairRecursion::unresolved_layer`]) or leaves f64's range: a `Sigma_l` or
+/// `Theta_l` that is not finite or not a Gram matrix (its off-diagonal entry above the
+/// diagonal's geometric mean), or an angle that is not a number
 /// (twenty-second hostile round, D7: NaN, or a collapse to 0, with exit 0, where a run of
 /// `probe.method = "theory"` refuses the same network naming the overflow).
 pub fn checked_theory_phi_deg(
@@ -100,7 +69,7 @@ pub fn checked_theory_phi_deg(
     if layer.is_none()
         && !matches!(act, Activation::Relu(_) | Activation::Linear(_))
         && theta_deg > 0.0
-        && let Some((l, d)) = unresolved_layer(&r, depth)
+        && let Some((l, d)) = r.unresolved_layer()
     {
         // Thirty-first hostile round, D3: an angle formed from a correlation this near 1
         // has lost its digits (ReLU's was 97% off at 1e-7 deg, depth 50, before its closed
@@ -113,11 +82,11 @@ pub fn checked_theory_phi_deg(
                  in f64: at layer {l} the inputs' correlation is within {d:.1e} of 1, where an \
                  angle keeps fewer than six significant digits (it needs at least {:.0e} per \
                  layer); a larger theta_in (ReLU and linear networks are exact at every angle)",
-                MIN_ONE_MINUS_RHO_PER_LAYER
+                ntk_kernel::theory::MIN_ONE_MINUS_RHO_PER_LAYER
             ),
         });
     }
-    let phi = theory_phi(act, theta_deg.to_radians(), depth).to_degrees();
+    let phi = theory::grad_angle(act, theta_deg.to_radians(), depth).to_degrees();
     if layer.is_some() || !phi.is_finite() {
         return Err(Error::Config {
             key: "--activation, --depth",
@@ -283,7 +252,7 @@ fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
     for (c, &depth) in depths.iter().enumerate() {
         // Depth takes the ramp's colour, as in every figure whose curves are depths.
         let color = ntk_plot::ramp(c, depths.len());
-        let phi = |t: f64| theory_phi(&act, t.to_radians(), depth).to_degrees();
+        let phi = |t: f64| theory::grad_angle(&act, t.to_radians(), depth).to_degrees();
         series.push(line(
             format!("L = {depth}, infinite width"),
             grid.iter().map(|&t| (t, phi(t))).collect(),

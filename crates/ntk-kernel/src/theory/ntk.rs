@@ -67,7 +67,37 @@ impl PairRecursion {
     pub fn ntk(&self) -> [f64; 3] {
         *self.theta.last().expect("theta_0 is always present")
     }
+
+    /// The first layer `l` (0-based) whose `Sigma_l` or `Theta_l` correlation `rho` is too
+    /// near 1 for an angle formed from the recursion to keep six significant digits, and its
+    /// `1 - rho`: below [`MIN_ONE_MINUS_RHO_PER_LAYER`] `* (L + 1)`. `None` when every layer
+    /// resolves (or a correlation is not a number: the range checks say that).
+    ///
+    /// An angle formed as `arccos(rho)` from a correlation known to about an ulp of 1 has
+    /// relative error about `ulp / (1 - rho)`, and the errors add up over the layers
+    /// (thirty-first hostile round, D3: ReLU's angle by the recursion was 97% off at theta_in
+    /// = 1e-7 degrees, depth 50). ReLU and the identity have angles formed without the
+    /// cancellation ([`grad_angle`]); every other activation goes through the recursion.
+    pub fn unresolved_layer(&self) -> Option<(usize, f64)> {
+        let floor = MIN_ONE_MINUS_RHO_PER_LAYER * (self.depth() as f64 + 1.0);
+        let one_minus_rho = |k: &[f64; 3]| 1.0 - k[2] / (k[0] * k[1]).sqrt();
+        self.sigma
+            .iter()
+            .zip(&self.theta)
+            .enumerate()
+            .find_map(|(l, (s, t))| {
+                let d = one_minus_rho(s).min(one_minus_rho(t));
+                (d.is_finite() && d < floor).then_some((l, d))
+            })
+    }
 }
+
+/// The smallest `1 - rho` a layer of the recursion may reach, per layer of depth, for an
+/// angle formed from its correlation to keep six significant digits
+/// ([`PairRecursion::unresolved_layer`]): the correlations are known to about an ulp of 1
+/// (2.2e-16, more through a quadrature), so `1e-9` leaves about `2e-7` relative error per
+/// layer.
+pub const MIN_ONE_MINUS_RHO_PER_LAYER: f64 = 1e-9;
 
 /// Runs the recursion for two inputs with `||x||^2 = q1`, `||y||^2 = q2`, `x.y = c12`
 /// through `depth` hidden layers, in the paper convention.
@@ -132,10 +162,22 @@ pub fn embedding_angles(act: &Activation, theta_in: f64, depth: usize) -> Vec<f6
 }
 
 /// The infinite-width model-gradient angle phi (radians) of two unit-norm inputs at angle
-/// `theta_in`, for any activation, from the NTK recursion (ReLU: equals
-/// [`super::relu::relu_grad_angle`], Thm 4.4, to rounding).
+/// `theta_in`, for any activation. ReLU: Thm 4.4's closed form
+/// ([`super::relu::relu_grad_angle`]), the identity: `theta_in`
+/// ([`super::linear::linear_grad_angle`]), both exact at every angle; other activations:
+/// the NTK recursion ([`pair_recursion`]), whose angles lose digits where a correlation
+/// nears 1 ([`PairRecursion::unresolved_layer`] says where). For ReLU the recursion equals
+/// the closed form to rounding above small angles (tests), but at `theta_in = 1e-7`
+/// degrees, depth 50, it was 97% off: the sweep table's theory column took it until
+/// 2026-11-30.
 pub fn grad_angle(act: &Activation, theta_in: f64, depth: usize) -> f64 {
-    pair_recursion(&DualEvaluator::new(act), 1.0, 1.0, theta_in.cos(), depth).grad_angle()
+    match act {
+        Activation::Relu(_) => super::relu::relu_grad_angle(theta_in, depth),
+        Activation::Linear(_) => super::linear::linear_grad_angle(theta_in, depth),
+        other => {
+            pair_recursion(&DualEvaluator::new(other), 1.0, 1.0, theta_in.cos(), depth).grad_angle()
+        }
+    }
 }
 
 /// The infinite-width NTK `Theta_L` and the top-layer embedding Gram matrix `Sigma_L`
@@ -486,7 +528,8 @@ mod tests {
             let t = f64::to_radians(theta_deg);
             for depth in [0, 1, 2, 5, 10, 30] {
                 let want = relu_grad_angle(t, depth);
-                let got = grad_angle(&Activation::Relu(ntk_model::activation::Relu), t, depth);
+                let relu = DualEvaluator::new(&Activation::Relu(ntk_model::activation::Relu));
+                let got = pair_recursion(&relu, 1.0, 1.0, t.cos(), depth).grad_angle();
                 assert!(
                     (got - want).abs() < 1e-12,
                     "{theta_deg} {depth}: {got} {want}"

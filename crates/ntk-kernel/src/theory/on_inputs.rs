@@ -110,9 +110,26 @@ pub fn theory_value(
         let k =
             theory::infinite_width_kernels_scaled(&inputs.x, n, d, &dual, &scaling, &|_| {}).ntk;
         let kappa = singular(&k)?;
+        let min = angles::min_angle(&k);
+        // The pair whose angle is reported and the inputs nearest parallel: where either's
+        // recursion cannot resolve its angle, the smallest angle is not known to six digits.
+        let unresolved = min.as_ref().and_then(|a| {
+            [(a.i, a.j), most_correlated_pair(gram)]
+                .into_iter()
+                .find_map(|pair| unresolved_pair(&dual, &scaling, inputs, gram, pair))
+        });
+        let mut note = note_singular(&kappa);
+        if let Some(why) = &unresolved {
+            note = [note.as_str(), why]
+                .iter()
+                .filter(|s| !s.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join("; ");
+        }
         return Ok(TheoryValue {
-            min_grad_angle_deg: angles::min_angle(&k).map(|a| a.deg),
-            note: note_singular(&kappa),
+            min_grad_angle_deg: min.filter(|_| unresolved.is_none()).map(|a| a.deg),
+            note,
             kappa,
         });
     }
@@ -130,11 +147,15 @@ pub fn theory_value(
     let kappa_note = format!(
         "kappa of the infinite-width kernel not computed for n > {THEORY_EQUAL_NORMS_MAX_N}"
     );
-    match min_angle_equal_norms(&dual, &scaling, gram) {
-        Ok(phi) => Ok(TheoryValue {
+    match min_angle_equal_norms(&dual, &scaling, inputs, gram) {
+        Ok(Ok(phi)) => Ok(TheoryValue {
             min_grad_angle_deg: Some(phi),
             kappa: None,
             note: kappa_note,
+        }),
+        Ok(Err(why)) => Ok(TheoryValue {
+            note: format!("{why}; {kappa_note}"),
+            ..TheoryValue::default()
         }),
         Err(count) => Ok(TheoryValue {
             note: format!(
@@ -147,15 +168,71 @@ pub fn theory_value(
     }
 }
 
+/// The pair `(i, j)`, `i < j`, of the largest input correlation `G_ij / sqrt(G_ii G_jj)`.
+fn most_correlated_pair(gram: &Kernel) -> (usize, usize) {
+    let rho = |i: usize, j: usize| gram.get(i, j) / (gram.get(i, i) * gram.get(j, j)).sqrt();
+    let mut best = (f64::NEG_INFINITY, 0, 1);
+    for i in 0..gram.size {
+        for j in (i + 1)..gram.size {
+            if rho(i, j) > best.0 {
+                best = (rho(i, j), i, j);
+            }
+        }
+    }
+    (best.1, best.2)
+}
+
+/// Why the recursion of inputs `i` and `j` (Gram matrix `gram`) cannot resolve their angle
+/// ([`theory::PairRecursion::unresolved_layer`]), or `None` where it can. Identical inputs
+/// resolve: their angle is exactly 0 at every layer.
+fn unresolved_pair(
+    dual: &theory::DualEvaluator,
+    scaling: &theory::Scaling,
+    inputs: &Inputs,
+    gram: &Kernel,
+    (i, j): (usize, usize),
+) -> Option<String> {
+    if identical(inputs, i, j) {
+        return None;
+    }
+    let r = theory::pair_recursion_scaled(
+        dual,
+        scaling,
+        gram.get(i, i),
+        gram.get(j, j),
+        gram.get(i, j),
+    );
+    unresolved_note(&r, i, j)
+}
+
+/// Whether inputs `i` and `j` are the same row.
+fn identical(inputs: &Inputs, i: usize, j: usize) -> bool {
+    let d = inputs.d;
+    inputs.x[i * d..(i + 1) * d] == inputs.x[j * d..(j + 1) * d]
+}
+
+/// [`unresolved_pair`]'s reason for a computed recursion.
+fn unresolved_note(r: &theory::PairRecursion, i: usize, j: usize) -> Option<String> {
+    r.unresolved_layer().map(|(l, d)| {
+        format!(
+            "the min gradient angle is not resolved in f64: inputs {i} and {j} are so nearly \
+             parallel that at layer {l} their correlation is within {d:.1e} of 1, where an \
+             angle formed by the recursion keeps fewer than six significant digits"
+        )
+    })
+}
+
 /// The smallest infinite-width model-gradient angle (degrees) over the pairs of inputs of
 /// equal norms with Gram matrix `gram`, from the candidate pairs of [`theory_value`]'s doc
-/// (the most correlated pair and those more anticorrelated than it is correlated);
-/// `Err(count)` when there are more than [`MAX_ANGLE_CANDIDATES`] candidates.
+/// (the most correlated pair and those more anticorrelated than it is correlated), or why
+/// it is not resolved ([`unresolved_note`]); `Err(count)` when there are more than
+/// [`MAX_ANGLE_CANDIDATES`] candidates.
 fn min_angle_equal_norms(
     dual: &theory::DualEvaluator,
     scaling: &theory::Scaling,
+    inputs: &Inputs,
     gram: &Kernel,
-) -> Result<f64, usize> {
+) -> Result<Result<f64, String>, usize> {
     let n = gram.size;
     let q0 = gram.get(0, 0);
     let rho = |i: usize, j: usize| gram.get(i, j) / q0;
@@ -178,20 +255,21 @@ fn min_angle_equal_norms(
     if candidates.len() > MAX_ANGLE_CANDIDATES {
         return Err(candidates.len());
     }
-    Ok(candidates
-        .iter()
-        .map(|&(i, j)| {
-            theory::pair_recursion_scaled(
-                dual,
-                scaling,
-                gram.get(i, i),
-                gram.get(j, j),
-                gram.get(i, j),
-            )
-            .grad_angle()
-            .to_degrees()
-        })
-        .fold(f64::INFINITY, f64::min))
+    let mut min: Result<f64, String> = Ok(f64::INFINITY);
+    for &(i, j) in &candidates {
+        let r = theory::pair_recursion_scaled(
+            dual,
+            scaling,
+            gram.get(i, i),
+            gram.get(j, j),
+            gram.get(i, j),
+        );
+        if let Some(why) = unresolved_note(&r, i, j).filter(|_| !identical(inputs, i, j)) {
+            return Ok(Err(why));
+        }
+        min = min.map(|m| m.min(r.grad_angle().to_degrees()));
+    }
+    Ok(min)
 }
 
 #[cfg(test)]
@@ -216,6 +294,7 @@ mod tests {
         }
         ntk_data::inputs::unit_rows(&mut x, d).unwrap();
         let gram = Kernel::gram(&x, n, d);
+        let inputs = inputs(&x, n, d);
         for kind in [
             ActivationKind::Gelu,
             ActivationKind::Tanh,
@@ -235,7 +314,9 @@ mod tests {
                         theory::infinite_width_kernels_scaled(&x, n, d, &dual, &scaling, &|_| {})
                             .ntk;
                     let want = angles::min_angle(&k).unwrap().deg;
-                    let got = min_angle_equal_norms(&dual, &scaling, &gram).unwrap();
+                    let got = min_angle_equal_norms(&dual, &scaling, &inputs, &gram)
+                        .unwrap()
+                        .unwrap();
                     assert!(
                         (got - want).abs() < 1e-6,
                         "{kind} {convention:?} L{depth}: {got} vs {want}"
@@ -243,5 +324,98 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn inputs(x: &[f64], n: usize, d: usize) -> Inputs {
+        Inputs {
+            x: x.to_vec(),
+            n,
+            d,
+            labels: vec![0; n],
+            description: "test".into(),
+        }
+    }
+
+    /// The theory column's min angle at nearly parallel inputs: ReLU's is Thm 4.4's closed
+    /// form, exact (the recursion it took before was 97% off at 1e-7 degrees, depth 50); a
+    /// quadrature activation's is absent, with the reason, where the recursion cannot resolve
+    /// it, present above; identical inputs give exactly 0.
+    #[test]
+    fn nearly_parallel_inputs_are_exact_or_absent_with_the_reason() {
+        let d = 3;
+        let pair = |t: f64| vec![1.0, 0.0, 0.0, t.cos(), t.sin(), 0.0, 0.0, 0.0, 1.0];
+        let model = |kind: ActivationKind, depth: usize| MlpConfig::new(d, 64, depth, kind);
+        // ReLU at 1e-3 degrees, depth 50: Thm 4.4 at the inputs' angle (as the Gram matrix
+        // gives it), where the recursion is off by far more than 1e-12.
+        let t = 1e-3f64.to_radians();
+        let x = pair(t);
+        let gram = Kernel::gram(&x, 3, d);
+        let relu = theory_value(
+            &model(ActivationKind::Relu, 50),
+            &inputs(&x, 3, d),
+            &gram,
+            &mut None,
+        )
+        .unwrap();
+        let theta_min = angles::min_angle(&gram).unwrap().deg.to_radians();
+        let want = theory::relu_grad_angle(theta_min, 50).to_degrees();
+        let got = relu.min_grad_angle_deg.unwrap();
+        assert!((got - want).abs() <= 1e-12 * want, "{got} vs {want}");
+        let relu_act = Activation::new(ActivationKind::Relu, None);
+        let by_recursion = theory::pair_recursion(
+            &theory::DualEvaluator::new(&relu_act),
+            1.0,
+            1.0,
+            theta_min.cos(),
+            50,
+        )
+        .grad_angle()
+        .to_degrees();
+        assert!(
+            (by_recursion - want).abs() > 1e-9 * want,
+            "{by_recursion} vs {want}"
+        );
+        // tanh at 1e-7 degrees: the correlation rounds to 1, no angle is resolved.
+        let t = 1e-7f64.to_radians();
+        let x = pair(t);
+        let gram = Kernel::gram(&x, 3, d);
+        let tanh = theory_value(
+            &model(ActivationKind::Tanh, 5),
+            &inputs(&x, 3, d),
+            &gram,
+            &mut None,
+        )
+        .unwrap();
+        assert_eq!(tanh.min_grad_angle_deg, None, "{tanh:?}");
+        assert!(
+            tanh.note.contains("inputs 0 and 1 are so nearly parallel"),
+            "{}",
+            tanh.note
+        );
+        // Resolved at a tenth of a degree: the pair's own recursion.
+        let t = 0.1f64.to_radians();
+        let x = pair(t);
+        let gram = Kernel::gram(&x, 3, d);
+        let act = Activation::new(ActivationKind::Tanh, None);
+        let m = model(ActivationKind::Tanh, 5);
+        let tanh = theory_value(&m, &inputs(&x, 3, d), &gram, &mut None).unwrap();
+        let scaling = theory::Scaling::of(&m).unwrap();
+        let want = theory::pair_recursion_scaled(
+            &theory::DualEvaluator::new(&act),
+            &scaling,
+            1.0,
+            1.0,
+            t.cos(),
+        )
+        .grad_angle()
+        .to_degrees();
+        let got = tanh.min_grad_angle_deg.unwrap();
+        assert!((got - want).abs() <= 1e-7 * want, "{got} vs {want}");
+        // Identical inputs: exactly 0.
+        let mut x = pair(0.3);
+        x[3..6].copy_from_slice(&[1.0, 0.0, 0.0]);
+        let gram = Kernel::gram(&x, 3, d);
+        let tanh = theory_value(&m, &inputs(&x, 3, d), &gram, &mut None).unwrap();
+        assert_eq!(tanh.min_grad_angle_deg, Some(0.0), "{tanh:?}");
     }
 }

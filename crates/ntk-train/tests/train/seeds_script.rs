@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use ntk_train::config::TrainConfig;
 use ntk_train::metrics::{EpochMetrics, read_csv};
 use ntk_train::train::RunOptions;
 
@@ -344,20 +345,59 @@ fn eleventh_review_an_export_never_replaces_a_run_it_did_not_make() {
     assert_eq!(read("taken", "metrics.csv").as_deref(), Some("queue's\n"));
 }
 
-/// `bash experiments/seeds/park.sh ARG` in `dir`.
-fn park(dir: &Path, arg: &str) -> Output {
-    let out = Command::new("bash")
+/// `bash experiments/seeds/park.sh ARG` in `dir`, whatever its status.
+fn park_status(dir: &Path, arg: &str) -> Output {
+    Command::new("bash")
         .arg("experiments/seeds/park.sh")
         .arg(arg)
         .current_dir(dir)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// `bash experiments/seeds/park.sh ARG` in `dir`, which must succeed.
+fn park(dir: &Path, arg: &str) -> Output {
+    let out = park_status(dir, arg);
     assert!(
         out.status.success(),
         "park.sh {arg}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     out
+}
+
+/// The queue's unfinished run: a 4-epoch digits run, stopped after epoch 2 at
+/// runs/seeds/last/runs/r1 in `dir`. Its config and directory.
+fn stopped_run(dir: &Path) -> (TrainConfig, PathBuf) {
+    let mut cfg = digits_config();
+    cfg.train.epochs = Some(4);
+    cfg.data.n = 300;
+    let run_dir = dir.join("runs/seeds/last/runs/r1");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    train(
+        &cfg,
+        &run_dir,
+        RunOptions {
+            resume: false,
+            stop_after: Some(2),
+        },
+    );
+    assert!(!run_dir.join("summary.json").exists());
+    (cfg, run_dir)
+}
+
+/// A tar of the directory `stage` at `tarball`.
+fn tar(stage: &Path, tarball: &Path) {
+    std::fs::create_dir_all(tarball.parent().unwrap()).unwrap();
+    let ok = Command::new("tar")
+        .arg("-cf")
+        .arg(tarball)
+        .arg("-C")
+        .arg(stage)
+        .arg(".")
+        .status()
+        .unwrap();
+    assert!(ok.success());
 }
 
 /// A machine does not outlive its session, and runs/ is not committed: an unfinished run of
@@ -369,22 +409,9 @@ fn park(dir: &Path, arg: &str) -> Output {
 fn a_parked_run_resumes_on_another_machine_bit_for_bit() {
     let _guard = serial();
     let (dir, stub) = tree();
-    let mut cfg = digits_config();
-    cfg.train.epochs = Some(4);
-    cfg.data.n = 300;
+    let (cfg, run_dir) = stopped_run(dir.path());
     let whole = tempfile::tempdir().unwrap();
     train(&cfg, whole.path(), RunOptions::default());
-    let run_dir = dir.path().join("runs/seeds/last/runs/r1");
-    std::fs::create_dir_all(&run_dir).unwrap();
-    train(
-        &cfg,
-        &run_dir,
-        RunOptions {
-            resume: false,
-            stop_after: Some(2),
-        },
-    );
-    assert!(!run_dir.join("summary.json").exists());
     let o = park(dir.path(), "save");
     let tarball = dir.path().join("experiments/seeds/parked/last/r1.tar");
     assert!(tarball.is_file(), "{}", String::from_utf8_lossy(&o.stdout));
@@ -429,39 +456,15 @@ fn a_parked_run_resumes_on_another_machine_bit_for_bit() {
     std::fs::create_dir_all(&stage).unwrap();
     std::fs::write(stage.join("checkpoint.json"), "{}").unwrap();
     std::os::unix::fs::symlink("/etc", stage.join("checkpoints")).unwrap();
-    std::fs::create_dir_all(dir.path().join("experiments/seeds/parked/other")).unwrap();
-    let tarred = Command::new("tar")
-        .arg("-cf")
-        .arg(dir.path().join("experiments/seeds/parked/other/r2.tar"))
-        .arg("-C")
-        .arg(&stage)
-        .arg(".")
-        .status()
-        .unwrap();
-    assert!(tarred.success());
-    let o = Command::new("bash")
-        .args(["experiments/seeds/park.sh", "restore"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    tar(
+        &stage,
+        &dir.path().join("experiments/seeds/parked/other/r2.tar"),
+    );
+    let o = park_status(dir.path(), "restore");
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("holds a link"), "{err}");
     assert!(!dir.path().join("runs/seeds/other/runs/r2").exists());
-}
-
-/// A tar of the directory `stage` at `tarball`.
-fn tar(stage: &Path, tarball: &Path) {
-    std::fs::create_dir_all(tarball.parent().unwrap()).unwrap();
-    let ok = Command::new("tar")
-        .arg("-cf")
-        .arg(tarball)
-        .arg("-C")
-        .arg(stage)
-        .arg(".")
-        .status()
-        .unwrap();
-    assert!(ok.success());
 }
 
 /// Thirty-first hostile round: D1, a machine holding an earlier copy of a parked run (kept
@@ -472,19 +475,7 @@ fn tar(stage: &Path, tarball: &Path) {
 fn a_parked_checkpoint_is_never_replaced_by_an_earlier_one_and_restore_goes_on() {
     let _guard = serial();
     let (dir, _stub) = tree();
-    let mut cfg = digits_config();
-    cfg.train.epochs = Some(4);
-    cfg.data.n = 300;
-    let run_dir = dir.path().join("runs/seeds/last/runs/r1");
-    std::fs::create_dir_all(&run_dir).unwrap();
-    train(
-        &cfg,
-        &run_dir,
-        RunOptions {
-            resume: false,
-            stop_after: Some(2),
-        },
-    );
+    stopped_run(dir.path());
     // The parked copy is further: epoch 150.
     let ahead = dir.path().join("ahead");
     std::fs::create_dir_all(ahead.join("checkpoints/epoch-00150")).unwrap();
@@ -496,13 +487,7 @@ fn a_parked_checkpoint_is_never_replaced_by_an_earlier_one_and_restore_goes_on()
     let tarball = dir.path().join("experiments/seeds/parked/last/r1.tar");
     tar(&ahead, &tarball);
     let before = std::fs::read(&tarball).unwrap();
-    let run_park = |arg: &str| {
-        Command::new("bash")
-            .args(["experiments/seeds/park.sh", arg])
-            .current_dir(dir.path())
-            .output()
-            .unwrap()
-    };
+    let run_park = |arg: &str| park_status(dir.path(), arg);
     let o = run_park("restore");
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
