@@ -195,14 +195,24 @@ fn unresolved_pair(
     if identical(inputs, i, j) {
         return None;
     }
-    let r = theory::pair_recursion_scaled(
+    unresolved_note(&inputs_recursion(dual, scaling, gram, i, j), i, j)
+}
+
+/// The recursion of inputs `i` and `j` of Gram matrix `gram` under `scaling`.
+fn inputs_recursion(
+    dual: &theory::DualEvaluator,
+    scaling: &theory::Scaling,
+    gram: &Kernel,
+    i: usize,
+    j: usize,
+) -> theory::PairRecursion {
+    theory::pair_recursion_scaled(
         dual,
         scaling,
         gram.get(i, i),
         gram.get(j, j),
         gram.get(i, j),
-    );
-    unresolved_note(&r, i, j)
+    )
 }
 
 /// Whether inputs `i` and `j` are the same row.
@@ -257,13 +267,7 @@ fn min_angle_equal_norms(
     }
     let mut min: Result<f64, String> = Ok(f64::INFINITY);
     for &(i, j) in &candidates {
-        let r = theory::pair_recursion_scaled(
-            dual,
-            scaling,
-            gram.get(i, i),
-            gram.get(j, j),
-            gram.get(i, j),
-        );
+        let r = inputs_recursion(dual, scaling, gram, i, j);
         if let Some(why) = unresolved_note(&r, i, j).filter(|_| !identical(inputs, i, j)) {
             return Ok(Err(why));
         }
@@ -345,18 +349,16 @@ mod tests {
         let d = 3;
         let pair = |t: f64| vec![1.0, 0.0, 0.0, t.cos(), t.sin(), 0.0, 0.0, 0.0, 1.0];
         let model = |kind: ActivationKind, depth: usize| MlpConfig::new(d, 64, depth, kind);
+        let value = |kind: ActivationKind, depth: usize, x: &[f64]| {
+            let gram = Kernel::gram(x, 3, d);
+            theory_value(&model(kind, depth), &inputs(x, 3, d), &gram, &mut None).unwrap()
+        };
         // ReLU at 1e-3 degrees, depth 50: Thm 4.4 at the inputs' angle (as the Gram matrix
         // gives it), where the recursion is off by far more than 1e-12.
         let t = 1e-3f64.to_radians();
         let x = pair(t);
+        let relu = value(ActivationKind::Relu, 50, &x);
         let gram = Kernel::gram(&x, 3, d);
-        let relu = theory_value(
-            &model(ActivationKind::Relu, 50),
-            &inputs(&x, 3, d),
-            &gram,
-            &mut None,
-        )
-        .unwrap();
         let theta_min = angles::min_angle(&gram).unwrap().deg.to_radians();
         let want = theory::relu_grad_angle(theta_min, 50).to_degrees();
         let got = relu.min_grad_angle_deg.unwrap();
@@ -377,15 +379,7 @@ mod tests {
         );
         // tanh at 1e-7 degrees: the correlation rounds to 1, no angle is resolved.
         let t = 1e-7f64.to_radians();
-        let x = pair(t);
-        let gram = Kernel::gram(&x, 3, d);
-        let tanh = theory_value(
-            &model(ActivationKind::Tanh, 5),
-            &inputs(&x, 3, d),
-            &gram,
-            &mut None,
-        )
-        .unwrap();
+        let tanh = value(ActivationKind::Tanh, 5, &pair(t));
         assert_eq!(tanh.min_grad_angle_deg, None, "{tanh:?}");
         assert!(
             tanh.note.contains("inputs 0 and 1 are so nearly parallel"),
@@ -394,12 +388,9 @@ mod tests {
         );
         // Resolved at a tenth of a degree: the pair's own recursion.
         let t = 0.1f64.to_radians();
-        let x = pair(t);
-        let gram = Kernel::gram(&x, 3, d);
         let act = Activation::new(ActivationKind::Tanh, None);
-        let m = model(ActivationKind::Tanh, 5);
-        let tanh = theory_value(&m, &inputs(&x, 3, d), &gram, &mut None).unwrap();
-        let scaling = theory::Scaling::of(&m).unwrap();
+        let tanh = value(ActivationKind::Tanh, 5, &pair(t));
+        let scaling = theory::Scaling::of(&model(ActivationKind::Tanh, 5)).unwrap();
         let want = theory::pair_recursion_scaled(
             &theory::DualEvaluator::new(&act),
             &scaling,
@@ -414,8 +405,7 @@ mod tests {
         // Identical inputs: exactly 0.
         let mut x = pair(0.3);
         x[3..6].copy_from_slice(&[1.0, 0.0, 0.0]);
-        let gram = Kernel::gram(&x, 3, d);
-        let tanh = theory_value(&m, &inputs(&x, 3, d), &gram, &mut None).unwrap();
+        let tanh = value(ActivationKind::Tanh, 5, &x);
         assert_eq!(tanh.min_grad_angle_deg, Some(0.0), "{tanh:?}");
     }
 }
