@@ -17,7 +17,7 @@ work=$(mktemp -d /tmp/ntk-slurm-test.XXXX)
 # Copies of the binaries, where submit.sh looks for them ($CARGO_TARGET_DIR/debug), so that
 # a build while the checks run (CI's later stages) does not replace them under a job.
 mkdir -p "$work/target/debug"
-cp "$target/debug/ntk-probe" "$target/debug/ntk-train" "$work/target/debug/" || exit 1
+cp "$target/debug/ntk-probe" "$target/debug/ntk-train" "$work/target/debug/" || { rm -rf "$work"; exit 1; }
 export CARGO_TARGET_DIR=$work/target
 probe=$work/target/debug/ntk-probe
 train=$work/target/debug/ntk-train
