@@ -37,6 +37,9 @@ fn relu_name() -> String {
     ActivationKind::Relu.name().to_string()
 }
 
+/// The smallest input angle (degrees, above 0) [`checked_theory_phi_deg`] takes.
+pub const MIN_THEORY_ANGLE_DEG: f64 = 1e-300;
+
 /// The infinite-width phi of `act` at depth `depth`, unit-norm inputs at angle `theta_deg`,
 /// paper convention ([`theory::grad_angle`]: closed forms for ReLU and the identity, the
 /// dual-kernel recursion otherwise; the later version's Fig. 2: ReLU^2, GeLU, tanh) in
@@ -50,8 +53,22 @@ pub fn checked_theory_phi_deg(
     act: &Activation,
     theta_deg: f64,
     depth: usize,
+    flag: &'static str,
 ) -> crate::Result<f64> {
     use ntk_kernel::theory::{dual::DualEvaluator, ntk::pair_recursion};
+    // Thirty-second hostile round, D3: an angle this small is, in radians, at or below f64's
+    // smallest normal number (2.2e-308), where it carries fewer than its 53 bits.
+    if theta_deg > 0.0 && theta_deg < MIN_THEORY_ANGLE_DEG {
+        return Err(Error::Config {
+            key: flag,
+            value: format!("{theta_deg}"),
+            reason: format!(
+                "below {MIN_THEORY_ANGLE_DEG:e} degrees the angle in radians nears f64's \
+                 smallest normal number, where it keeps fewer than its 53 bits; 0 for parallel \
+                 inputs, or a larger angle"
+            ),
+        });
+    }
     let r = pair_recursion(
         &DualEvaluator::new(act),
         1.0,
@@ -67,6 +84,7 @@ pub fn checked_theory_phi_deg(
     });
     // Past the range check: a recursion that left f64's range is refused for that.
     if layer.is_none()
+        && depth > 0
         && !matches!(act, Activation::Relu(_) | Activation::Linear(_))
         && theta_deg > 0.0
         && let Some((l, d)) = r.unresolved_layer()
@@ -75,7 +93,7 @@ pub fn checked_theory_phi_deg(
         // has lost its digits (ReLU's was 97% off at 1e-7 deg, depth 50, before its closed
         // form was made exact); refused rather than printed.
         return Err(Error::Config {
-            key: "--theta-deg",
+            key: flag,
             value: format!("{theta_deg}"),
             reason: format!(
                 "too small an angle for the infinite-width recursion of {act} at depth {depth} \
@@ -138,7 +156,7 @@ pub fn measure(
                         width,
                         seed,
                         phi_deg: angles::angle_deg(&k, 0, j + 1),
-                        theory_phi_deg: checked_theory_phi_deg(act, t, depth)?,
+                        theory_phi_deg: checked_theory_phi_deg(act, t, depth, "--thetas")?,
                     });
                 }
             }
@@ -346,24 +364,33 @@ mod tests {
     #[allow(clippy::excessive_precision)] // mpmath's digits, as printed
     fn small_angles_are_exact_or_refused() {
         let relu = Activation::new(ActivationKind::Relu, None);
-        let phi = checked_theory_phi_deg(&relu, 1e-7, 50).unwrap();
+        let phi = checked_theory_phi_deg(&relu, 1e-7, 50, "--thetas").unwrap();
         assert!(
             (phi / 0.0095492965248805588544 - 1.0).abs() < 1e-12,
             "{phi}"
         );
         let linear = Activation::new(ActivationKind::Linear, None);
-        let phi = checked_theory_phi_deg(&linear, 1e-9, 10).unwrap();
+        let phi = checked_theory_phi_deg(&linear, 1e-9, 10, "--thetas").unwrap();
         assert!((phi / 1e-9 - 1.0).abs() < 1e-15, "{phi}");
         let gelu = Activation::new(ActivationKind::Gelu, None);
-        let e = checked_theory_phi_deg(&gelu, 1e-5, 10)
+        let e = checked_theory_phi_deg(&gelu, 1e-5, 10, "--thetas")
             .unwrap_err()
             .to_string();
+        // Thirty-second hostile round, N2: the flag named is the command's own.
         assert!(
-            e.contains("too small an angle") && e.contains("at layer"),
+            e.contains("too small an angle") && e.contains("at layer") && e.contains("--thetas"),
             "{e}"
         );
-        assert!(checked_theory_phi_deg(&gelu, 1.0, 10).unwrap() > 1.0);
-        assert_eq!(checked_theory_phi_deg(&gelu, 0.0, 10).unwrap(), 0.0);
+        // D3: below 1e-300 degrees the radians are near subnormal: refused, naming the flag.
+        let e = checked_theory_phi_deg(&relu, 1e-301, 2, "--theta-deg")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--theta-deg") && e.contains("1e-300"), "{e}");
+        assert!(checked_theory_phi_deg(&gelu, 1.0, 10, "--thetas").unwrap() > 1.0);
+        assert_eq!(
+            checked_theory_phi_deg(&gelu, 0.0, 10, "--thetas").unwrap(),
+            0.0
+        );
     }
 
     #[test]

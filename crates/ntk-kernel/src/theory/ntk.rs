@@ -170,7 +170,13 @@ pub fn embedding_angles(act: &Activation, theta_in: f64, depth: usize) -> Vec<f6
 /// the closed form to rounding above small angles (tests), but at `theta_in = 1e-7`
 /// degrees, depth 50, it was 97% off: the sweep table's theory column took it until
 /// 2026-11-30.
+///
+/// At depth 0 every network's phi is `theta_in` (its kernel is the Gram matrix), returned as
+/// it is rather than through a correlation.
 pub fn grad_angle(act: &Activation, theta_in: f64, depth: usize) -> f64 {
+    if depth == 0 {
+        return theta_in;
+    }
     match act {
         Activation::Relu(_) => super::relu::relu_grad_angle(theta_in, depth),
         Activation::Linear(_) => super::linear::linear_grad_angle(theta_in, depth),

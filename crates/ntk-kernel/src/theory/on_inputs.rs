@@ -84,7 +84,28 @@ pub fn theory_value(
         }
     };
     if act.is_homogeneous() {
-        let theta_min = angles::min_angle(gram).map_or(f64::NAN, |a| a.deg.to_radians());
+        // phi is increasing in theta_in and free of the norms: the pair of the smallest
+        // input angle, formed from the rows (not from the Gram matrix's cosine, which holds
+        // no angle below about 8.5e-7 degrees: thirty-second hostile round, D1).
+        let min = min_input_angle(inputs, gram);
+        let theta_min = min.map_or(f64::NAN, |m| m.0);
+        // ReLU and the identity are exact at every angle; another homogeneous activation
+        // (leaky ReLU) goes through the recursion, which must resolve the angle (D2: it
+        // answered, 18% off or 0, where `ntk-probe theory` refuses).
+        let unresolved = match (&act, min) {
+            (Activation::Relu(_) | Activation::Linear(_), _) | (_, None) => None,
+            _ if depth == 0 => None,
+            (_, Some((t, i, j))) => (t > 0.0)
+                .then(|| {
+                    let dual = theory::DualEvaluator::new(&act);
+                    unresolved_note(
+                        &theory::pair_recursion(&dual, 1.0, 1.0, t.cos(), depth),
+                        i,
+                        j,
+                    )
+                })
+                .flatten(),
+        };
         let phi = theory::grad_angle(&act, theta_min, depth).to_degrees();
         // The linear network's infinite-width NTK is a positive multiple of the Gram matrix
         // at every depth, so its kappa and singularity are the Gram matrix's: one
@@ -98,8 +119,10 @@ pub fn theory_value(
             singular(&theory::infinite_width_ntk(&inputs.x, n, d, &act, depth))?
         };
         return Ok(TheoryValue {
-            min_grad_angle_deg: Some(phi).filter(|p| p.is_finite()),
-            note: note_singular(&kappa),
+            min_grad_angle_deg: Some(phi)
+                .filter(|p| p.is_finite())
+                .filter(|_| unresolved.is_none()),
+            note: joined(note_singular(&kappa), unresolved),
             kappa,
         });
     }
@@ -118,18 +141,9 @@ pub fn theory_value(
                 .into_iter()
                 .find_map(|pair| unresolved_pair(&dual, &scaling, inputs, gram, pair))
         });
-        let mut note = note_singular(&kappa);
-        if let Some(why) = &unresolved {
-            note = [note.as_str(), why]
-                .iter()
-                .filter(|s| !s.is_empty())
-                .copied()
-                .collect::<Vec<_>>()
-                .join("; ");
-        }
         return Ok(TheoryValue {
             min_grad_angle_deg: min.filter(|_| unresolved.is_none()).map(|a| a.deg),
-            note,
+            note: joined(note_singular(&kappa), unresolved),
             kappa,
         });
     }
@@ -166,6 +180,97 @@ pub fn theory_value(
             ..TheoryValue::default()
         }),
     }
+}
+
+/// `note` and `more`, joined by "; " where both are there.
+fn joined(note: String, more: Option<String>) -> String {
+    match more {
+        Some(m) if note.is_empty() => m,
+        Some(m) => format!("{note}; {m}"),
+        None => note,
+    }
+}
+
+/// The smallest angle (radians) over the pairs of rows of `inputs`, and its pair, formed
+/// from the rows ([`input_angle`]). The candidates are the pairs whose cosine in the Gram
+/// matrix `gram` is within `4 (d + 2)` ulps of the largest: a cosine of `d`-term dot
+/// products is within about `d` ulps of the rows' own, so no pair outside can be nearer
+/// parallel. `None` for fewer than two inputs.
+fn min_input_angle(inputs: &Inputs, gram: &Kernel) -> Option<(f64, usize, usize)> {
+    let (n, d) = (gram.size, inputs.d);
+    let cos = |i: usize, j: usize| gram.get(i, j) / (gram.get(i, i) * gram.get(j, j)).sqrt();
+    let pairs = || (0..n).flat_map(move |i| ((i + 1)..n).map(move |j| (i, j)));
+    let c_max = pairs()
+        .map(|(i, j)| cos(i, j))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let tol = 4.0 * (d as f64 + 2.0) * f64::EPSILON;
+    let row = |i: usize| &inputs.x[i * d..(i + 1) * d];
+    let mut best: Option<(f64, usize, usize)> = None;
+    for (i, j) in pairs().filter(|&(i, j)| cos(i, j) >= c_max - tol) {
+        let t = input_angle(row(i), row(j));
+        if best.is_none_or(|b| t < b.0) {
+            best = Some((t, i, j));
+        }
+        if t == 0.0 {
+            break;
+        }
+    }
+    best
+}
+
+/// The angle (radians) between the rows `x` and `y`, good to a few ulps of itself at every
+/// angle: `atan2(||r||, c ||x||)` with `y = c x + r`, `r` orthogonal to `x`, by Gram-Schmidt
+/// passes whose fused multiply-adds round each `r_i` once, on the rows scaled
+/// by powers of two (exact; no square under- or overflows). `arccos` of the cosine keeps no
+/// angle below `arccos(1 - 2^-53)` = 8.5e-7 degrees (thirty-second hostile round, D1: the
+/// sweep's theory column took that for exactly parallel rows, and 0 at 1e-9 degrees).
+/// Exactly proportional rows give 0; NaN for a row of zeros or of values that are not
+/// finite.
+pub(crate) fn input_angle(x: &[f64], y: &[f64]) -> f64 {
+    let (Some(x), Some(mut r)) = (pow2_scaled(x), pow2_scaled(y)) else {
+        return f64::NAN;
+    };
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(u, v)| u * v).sum::<f64>();
+    let norm = |v: &[f64]| {
+        let m = v.iter().fold(0.0f64, |m, a| m.max(a.abs()));
+        if m == 0.0 {
+            0.0
+        } else {
+            m * v.iter().map(|a| (a / m) * (a / m)).sum::<f64>().sqrt()
+        }
+    };
+    let x_norm = dot(&x, &x).sqrt();
+    // Each pass leaves about an ulp of what it removed along x; passes go on until that
+    // is below an ulp of r (two at moderate angles, one more per 16 decades below).
+    let mut c = 0.0;
+    for _ in 0..MAX_PASSES {
+        let ci = dot(&x, &r) / (x_norm * x_norm);
+        for (ri, xi) in r.iter_mut().zip(&x) {
+            *ri = (-ci).mul_add(*xi, *ri);
+        }
+        c += ci;
+        if ci.abs() * x_norm <= norm(&r) {
+            break;
+        }
+    }
+    norm(&r).atan2(c * x_norm)
+}
+
+/// [`input_angle`]'s most Gram-Schmidt passes: each takes about 16 decades off the part
+/// along `x`, and f64 spans about 630.
+const MAX_PASSES: usize = 48;
+
+/// `v` times the power of two that brings its largest magnitude into `[1, 2)`, or `None`
+/// where that is 0 or not finite.
+fn pow2_scaled(v: &[f64]) -> Option<Vec<f64>> {
+    let m = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    if m == 0.0 || !m.is_finite() {
+        return None;
+    }
+    // In two factors, each a normal number, for a subnormal or a huge m.
+    let e = -(m.log2().floor() as i32);
+    let (a, b) = (2f64.powi(e / 2), 2f64.powi(e - e / 2));
+    Some(v.iter().map(|x| x * a * b).collect())
 }
 
 /// The pair `(i, j)`, `i < j`, of the largest input correlation `G_ij / sqrt(G_ii G_jj)`.
@@ -353,13 +458,12 @@ mod tests {
             let gram = Kernel::gram(x, 3, d);
             theory_value(&model(kind, depth), &inputs(x, 3, d), &gram, &mut None).unwrap()
         };
-        // ReLU at 1e-3 degrees, depth 50: Thm 4.4 at the inputs' angle (as the Gram matrix
-        // gives it), where the recursion is off by far more than 1e-12.
+        // ReLU at 1e-3 degrees, depth 50: Thm 4.4 at the inputs' angle, where the recursion
+        // is off by far more than 1e-12.
         let t = 1e-3f64.to_radians();
         let x = pair(t);
         let relu = value(ActivationKind::Relu, 50, &x);
-        let gram = Kernel::gram(&x, 3, d);
-        let theta_min = angles::min_angle(&gram).unwrap().deg.to_radians();
+        let theta_min = input_angle(&x[0..3], &x[3..6]);
         let want = theory::relu_grad_angle(theta_min, 50).to_degrees();
         let got = relu.min_grad_angle_deg.unwrap();
         assert!((got - want).abs() <= 1e-12 * want, "{got} vs {want}");
@@ -377,6 +481,60 @@ mod tests {
             (by_recursion - want).abs() > 1e-9 * want,
             "{by_recursion} vs {want}"
         );
+        // Thirty-second hostile round, D1: below 8.5e-7 degrees the Gram matrix's cosine
+        // holds no angle (the column was 15% off at 1e-6 degrees, 0 at 1e-9); the rows' own
+        // angle against 80-digit mpmath (Thm 4.4's recursion, unit inputs at theta_in).
+        #[allow(clippy::excessive_precision)] // mpmath's digits, as printed
+        for (deg, depth, want) in [
+            (1e-9, 1, 0.00013504744742729957386),
+            (1e-9, 3, 0.00023390904037168091077),
+            (1e-9, 50, 0.00095492965849073885285),
+            (1e-6, 1, 0.0042705753785718648913),
+            (1e-6, 3, 0.0073968533786412175179),
+            (1e-6, 50, 0.030197525345303441337),
+        ] {
+            let x = pair(f64::to_radians(deg));
+            let got = value(ActivationKind::Relu, depth, &x)
+                .min_grad_angle_deg
+                .unwrap();
+            assert!(
+                (got / want - 1.0).abs() < 1e-9,
+                "relu {deg} deg, depth {depth}: {got}"
+            );
+            let got = value(ActivationKind::Linear, depth, &x)
+                .min_grad_angle_deg
+                .unwrap();
+            assert!((got / deg - 1.0).abs() < 1e-9, "linear {deg} deg: {got}");
+        }
+        // Exactly parallel rows of different norms: 0, not arccos(1 - 2^-53).
+        let x = [1.0, 0.5, 0.0, 3.0, 1.5, 0.0, 0.0, 0.0, 1.0];
+        for kind in [
+            ActivationKind::Relu,
+            ActivationKind::Linear,
+            ActivationKind::LeakyRelu,
+        ] {
+            assert_eq!(value(kind, 3, &x).min_grad_angle_deg, Some(0.0), "{kind}");
+        }
+        // D2: leaky ReLU is homogeneous but has no closed form here: at 1e-6 degrees its
+        // recursion cannot resolve the angle (it answered 18% off), so absent with the
+        // reason; at 1 degree the pair's recursion.
+        let leaky = value(ActivationKind::LeakyRelu, 3, &pair(1e-6f64.to_radians()));
+        assert_eq!(leaky.min_grad_angle_deg, None, "{leaky:?}");
+        // At depth 0 phi is the input angle itself, for every activation.
+        let at0 = value(ActivationKind::LeakyRelu, 0, &pair(1e-6f64.to_radians()));
+        let got = at0.min_grad_angle_deg.unwrap();
+        assert!((got / 1e-6 - 1.0).abs() < 1e-9, "{at0:?}");
+        assert!(
+            leaky.note.contains("inputs 0 and 1 are so nearly parallel"),
+            "{}",
+            leaky.note
+        );
+        let t = 1f64.to_radians();
+        let leaky = value(ActivationKind::LeakyRelu, 3, &pair(t));
+        let act = Activation::new(ActivationKind::LeakyRelu, None);
+        let want = theory::grad_angle(&act, t, 3).to_degrees();
+        let got = leaky.min_grad_angle_deg.unwrap();
+        assert!((got - want).abs() <= 1e-9 * want, "{got} vs {want}");
         // tanh at 1e-7 degrees: the correlation rounds to 1, no angle is resolved.
         let t = 1e-7f64.to_radians();
         let tanh = value(ActivationKind::Tanh, 5, &pair(t));
@@ -407,5 +565,53 @@ mod tests {
         x[3..6].copy_from_slice(&[1.0, 0.0, 0.0]);
         let tanh = value(ActivationKind::Tanh, 5, &x);
         assert_eq!(tanh.min_grad_angle_deg, Some(0.0), "{tanh:?}");
+    }
+
+    /// The rows' angle against routes of their own: `atan(t)` for `(1, 0)` and `(1, t)`,
+    /// exactly 0 and pi for proportional rows, the arccos of the cosine where that is well
+    /// conditioned.
+    #[test]
+    fn input_angle_keeps_its_digits_at_every_angle() {
+        for t in [1e-300, 1e-200, 1e-30, 1e-11, 1e-8, 1e-3, 0.5, 10.0] {
+            let got = input_angle(&[1.0, 0.0], &[1.0, t]);
+            assert!(
+                (got / t.atan() - 1.0).abs() < 4.0 * f64::EPSILON,
+                "{t}: {got}"
+            );
+            // Rows of very different scales (where 5e-150 t is a normal number).
+            if t >= 1e-150 {
+                let got = input_angle(&[3e150, 0.0, 0.0], &[5e-150, 5e-150 * t, 0.0]);
+                assert!(
+                    (got / t.atan() - 1.0).abs() < 4.0 * f64::EPSILON,
+                    "{t} scaled: {got}"
+                );
+            }
+        }
+        assert_eq!(input_angle(&[1.0, 0.5, 0.0], &[3.0, 1.5, 0.0]), 0.0);
+        assert_eq!(input_angle(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0]), 0.0);
+        assert_eq!(
+            input_angle(&[1.0, 2.0, 3.0], &[-2.0, -4.0, -6.0]),
+            std::f64::consts::PI
+        );
+        assert_eq!(input_angle(&[0.5, 0.75, -0.25], &[1.5, 2.25, -0.75]), 0.0);
+        assert!(input_angle(&[0.0, 0.0], &[1.0, 0.0]).is_nan());
+        assert!(input_angle(&[f64::NAN, 0.0], &[1.0, 0.0]).is_nan());
+        for k in 0..50 {
+            let x: Vec<f64> = (0..5)
+                .map(|i| ((k * 7 + i * 13) % 11) as f64 - 5.0)
+                .collect();
+            let y: Vec<f64> = (0..5)
+                .map(|i| ((k * 3 + i * 17) % 13) as f64 - 6.0)
+                .collect();
+            let norm = |v: &[f64]| v.iter().map(|a| a * a).sum::<f64>().sqrt();
+            let dot: f64 = x.iter().zip(&y).map(|(a, b)| a * b).sum();
+            if norm(&x) == 0.0 || norm(&y) == 0.0 {
+                continue;
+            }
+            let want = (dot / (norm(&x) * norm(&y))).clamp(-1.0, 1.0).acos();
+            if want.sin() > 0.1 {
+                assert!((input_angle(&x, &y) - want).abs() < 1e-14, "{x:?} {y:?}");
+            }
+        }
     }
 }

@@ -23,9 +23,21 @@ use ntk_numerics::kernel::Kernel;
 /// angles: the arccos of a cosine near 1 loses half of them (`arccos(1 - e) ~ sqrt(2 e)`,
 /// `e` known to an ulp of 1), and the loss compounds layer by layer (thirty-first hostile
 /// round, D3: `phi` 97% off at `theta_in` = 1e-7 deg, depth 50).
+///
+/// Below [`G_TINY`] radians `1 - cos z` underflows (about `z^2 / 2`; thirty-second hostile
+/// round, D3: `g` returned 0 at 1e-200 degrees, so every deeper layer's angle was lost): there
+/// `g(z) = z - z^2 / (3 pi) + O(z^3)` (the expansion of [`relu_small_angle_cos_phi`]'s
+/// derivation), which is `z` to the last bit.
 pub fn g(z: f64) -> f64 {
+    if z.abs() < G_TINY {
+        return z - z * z / (3.0 * PI);
+    }
     angle_from_one_minus_cos(one_minus_cos(z) - sin_minus_z_cos(z) / PI)
 }
+
+/// Where [`g`] takes its expansion: `z^2` is far above f64's smallest normal number
+/// (2.2e-308) above it and the expansion's next term, `O(z^3)`, is below an ulp of `z`.
+pub const G_TINY: f64 = 1e-100;
 
 /// `1 - cos z = 2 sin^2(z / 2)`, without the cancellation of `1 - z.cos()`.
 pub fn one_minus_cos(z: f64) -> f64 {
@@ -75,7 +87,14 @@ pub fn relu_embedding_angles(theta_in: f64, depth: usize) -> Vec<f64> {
 /// Formed from `1 - cos phi = 1/(L+1) sum_l (1 - cos theta_l P_l)`, each term `(1 - cos
 /// theta_l) + cos theta_l (1 - P_l)` with `1 - P_l = -expm1(sum_k ln(1 - theta_k/pi))`: a sum
 /// of terms at least 0, so `phi` keeps its digits at small angles (see [`g`]).
+///
+/// Depth 0 is `theta_in` itself (the identity's kernel is the Gram matrix): formed through
+/// `1 - cos` it lost digits near 180 degrees (179.999999 printed as 180) and underflowed to
+/// 0 below about 1e-152 degrees (thirty-second hostile round, D3).
 pub fn relu_grad_angle(theta_in: f64, depth: usize) -> f64 {
+    if depth == 0 {
+        return theta_in;
+    }
     let theta = relu_embedding_angles(theta_in, depth);
     let sum: f64 = (0..=depth)
         .map(|l| {
@@ -188,6 +207,27 @@ mod tests {
             );
         }
         assert_eq!(relu_grad_angle(0.0, 10), 0.0);
+        // Thirty-second hostile round, D3: below about 1e-152 degrees `1 - cos` underflows
+        // (depth 2 was 42% off at 1e-200, depth 10 87%); mpmath at 40 + 2 x the exponent
+        // digits.
+        for (t, depth, want) in [
+            (1e-200, 1, 4.2705752605030623509e-100),
+            (1e-200, 2, 6.0395054525384442043e-100),
+            (1e-200, 10, 1.3504744742356591043e-99),
+            (1e-300, 3, 7.3968533287379976668e-150),
+            (1e-300, 100, 4.2705752605030623509e-149),
+            (1e-120, 5, 9.5492965855137201461e-60),
+        ] {
+            let got = relu_grad_angle(f64::to_radians(t), depth).to_degrees();
+            assert!(
+                rel(got, want) < 1e-13,
+                "phi({t} deg, depth {depth}) = {got}, want {want}"
+            );
+        }
+        // Depth 0 is theta_in, at both ends (179.999999 printed as 180 before).
+        for t in [179.999999f64, 179.9999999999, 1e-200, 1e-300, 45.0] {
+            assert_eq!(relu_grad_angle(t.to_radians(), 0), t.to_radians());
+        }
         // The series and the direct formula meet at 1.
         let below = sin_minus_z_cos(1.0 - 1e-12);
         assert!(rel(below, 1f64.sin() - 1f64.cos()) < 1e-11);

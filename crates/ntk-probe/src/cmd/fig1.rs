@@ -82,7 +82,7 @@ pub(crate) fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
     // The theory's curve must exist before any network is measured or file written.
     for &d in &args.depths {
         for &t in &args.thetas {
-            ntk_probe::fig1::checked_theory_phi_deg(&act, t, d)?;
+            ntk_probe::fig1::checked_theory_phi_deg(&act, t, d, "--thetas")?;
         }
     }
     // One writer at a time, claimed before the measurements.

@@ -107,7 +107,7 @@ pub(crate) fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
             .into());
         }
         for &t in &thetas {
-            let phi = ntk_probe::fig1::checked_theory_phi_deg(&act, t, d as usize)?;
+            let phi = ntk_probe::fig1::checked_theory_phi_deg(&act, t, d as usize, "--theta-deg")?;
             rows.push((t, d as usize, phi));
         }
     }
