@@ -83,7 +83,7 @@ pub fn theory_value(
             String::new()
         }
     };
-    if act.is_homogeneous() {
+    if increasing_in_the_input_angle(&act) {
         // phi is increasing in theta_in and free of the norms: the pair of the smallest
         // input angle, formed from the rows (not from the Gram matrix's cosine, which holds
         // no angle below about 8.5e-7 degrees: thirty-second hostile round, D1).
@@ -106,7 +106,13 @@ pub fn theory_value(
                 })
                 .flatten(),
         };
-        let phi = theory::grad_angle(&act, theta_min, depth).to_degrees();
+        // Parallel rows: 0 at every layer (the recursion's quadrature left 1e-6 degrees for
+        // leaky ReLU: thirty-third hostile round, D1).
+        let phi = if theta_min == 0.0 {
+            0.0
+        } else {
+            theory::grad_angle(&act, theta_min, depth).to_degrees()
+        };
         // The linear network's infinite-width NTK is a positive multiple of the Gram matrix
         // at every depth, so its kappa and singularity are the Gram matrix's: one
         // eigensolve, not one per depth.
@@ -126,6 +132,14 @@ pub fn theory_value(
             kappa,
         });
     }
+    // Identical rows have angle 0 at every layer, for every activation, and at depth 0 phi
+    // is the input angle itself: both without a correlation's rounding (thirty-third
+    // hostile round, D1: 8.5e-7 degrees for identical rows).
+    let direct = if depth == 0 {
+        min_input_angle(inputs, gram).map(|m| m.0.to_degrees())
+    } else {
+        has_identical_rows(inputs).then_some(0.0)
+    };
     let q0 = gram.get(0, 0);
     let equal_norms = (0..n).all(|i| (gram.get(i, i) - q0).abs() <= 1e-12 * q0);
     let dual = theory::DualEvaluator::new(&act);
@@ -141,6 +155,13 @@ pub fn theory_value(
                 .into_iter()
                 .find_map(|pair| unresolved_pair(&dual, &scaling, inputs, gram, pair))
         });
+        if direct.is_some() {
+            return Ok(TheoryValue {
+                min_grad_angle_deg: direct,
+                note: note_singular(&kappa),
+                kappa,
+            });
+        }
         return Ok(TheoryValue {
             min_grad_angle_deg: min.filter(|_| unresolved.is_none()).map(|a| a.deg),
             note: joined(note_singular(&kappa), unresolved),
@@ -149,8 +170,10 @@ pub fn theory_value(
     }
     if !equal_norms {
         return Ok(TheoryValue {
+            min_grad_angle_deg: direct,
             note: format!(
-                "{act} is not homogeneous and the inputs' norms differ: the min gradient angle \
+                "{act} is neither ReLU, the identity nor leaky ReLU with alpha >= 0, and the \
+                 inputs' norms differ: the min gradient angle \
                  and kappa need the whole infinite-width kernel, computed only for n <= \
                  {THEORY_PAIRWISE_MAX_N} (n^2/2 bivariate quadratures per layer), or for n <= \
                  {THEORY_EQUAL_NORMS_MAX_N} with data.unit_norm = true"
@@ -161,6 +184,13 @@ pub fn theory_value(
     let kappa_note = format!(
         "kappa of the infinite-width kernel not computed for n > {THEORY_EQUAL_NORMS_MAX_N}"
     );
+    if direct.is_some() {
+        return Ok(TheoryValue {
+            min_grad_angle_deg: direct,
+            kappa: None,
+            note: kappa_note,
+        });
+    }
     match min_angle_equal_norms(&dual, &scaling, inputs, gram) {
         Ok(Ok(phi)) => Ok(TheoryValue {
             min_grad_angle_deg: Some(phi),
@@ -180,6 +210,34 @@ pub fn theory_value(
             ..TheoryValue::default()
         }),
     }
+}
+
+/// Whether the infinite-width phi of `act` is free of the input norms and increasing in the
+/// input angle, so that the pair of the smallest input angle gives the smallest phi: ReLU,
+/// the identity and leaky ReLU with `alpha >= 0` (positively homogeneous, the activation and
+/// its derivative non-decreasing, so every layer's dual kernels increase with the
+/// correlation on `[-1, 1]`). Not leaky ReLU with `alpha < 0`: at `alpha = -1` (`|x|`)
+/// antiparallel inputs have phi 0 (thirty-third hostile round, D2: 70.49 degrees reported
+/// from the nearest pair where 0 is right); such networks take the general route.
+fn increasing_in_the_input_angle(act: &Activation) -> bool {
+    match act {
+        Activation::Relu(_) | Activation::Linear(_) => true,
+        Activation::LeakyRelu(l) => l.alpha >= 0.0,
+        _ => false,
+    }
+}
+
+/// Whether two rows of `inputs` are equal (`-0.0` equal to `0.0`, as `==` has it).
+fn has_identical_rows(inputs: &Inputs) -> bool {
+    let d = inputs.d;
+    let mut seen = std::collections::HashSet::with_capacity(inputs.n);
+    (0..inputs.n).any(|i| {
+        let bits: Vec<u64> = inputs.x[i * d..(i + 1) * d]
+            .iter()
+            .map(|v| (v + 0.0).to_bits())
+            .collect();
+        !seen.insert(bits)
+    })
 }
 
 /// `note` and `more`, joined by "; " where both are there.
@@ -560,11 +618,24 @@ mod tests {
         .to_degrees();
         let got = tanh.min_grad_angle_deg.unwrap();
         assert!((got - want).abs() <= 1e-7 * want, "{got} vs {want}");
-        // Identical inputs: exactly 0.
+        // Identical inputs: exactly 0, at every depth, for every activation (thirty-third
+        // hostile round, D1: tanh at depth 0 and leaky ReLU at depth 1 left 1e-6 degrees).
         let mut x = pair(0.3);
         x[3..6].copy_from_slice(&[1.0, 0.0, 0.0]);
-        let tanh = value(ActivationKind::Tanh, 5, &x);
-        assert_eq!(tanh.min_grad_angle_deg, Some(0.0), "{tanh:?}");
+        for kind in [
+            ActivationKind::Tanh,
+            ActivationKind::Gelu,
+            ActivationKind::LeakyRelu,
+        ] {
+            for depth in [0, 1, 5] {
+                let v = value(kind, depth, &x);
+                assert_eq!(v.min_grad_angle_deg, Some(0.0), "{kind} {depth}: {v:?}");
+            }
+        }
+        // Depth 0: the input angle itself, for every activation.
+        let v = value(ActivationKind::Gelu, 0, &pair(1e-9f64.to_radians()));
+        let got = v.min_grad_angle_deg.unwrap();
+        assert!((got / 1e-9 - 1.0).abs() < 1e-9, "{v:?}");
     }
 
     /// The rows' angle against routes of their own: `atan(t)` for `(1, 0)` and `(1, t)`,
@@ -611,6 +682,40 @@ mod tests {
             let want = (dot / (norm(&x) * norm(&y))).clamp(-1.0, 1.0).acos();
             if want.sin() > 0.1 {
                 assert!((input_angle(&x, &y) - want).abs() < 1e-14, "{x:?} {y:?}");
+            }
+        }
+    }
+
+    /// Leaky ReLU with a negative slope: phi is not increasing in the input angle (at alpha
+    /// = -1, `|x|`, antiparallel inputs have phi 0), so the pair of the smallest input angle
+    /// is not the answer (thirty-third hostile round, D2: 70.49 and 72.57 degrees reported
+    /// where 0 and 56.60 are right). References: the reviewer's 50-digit closed-form dual
+    /// kernels, pair by pair (pairs.py).
+    #[test]
+    #[allow(clippy::excessive_precision)] // the reference's digits, as printed
+    fn a_negative_slope_takes_every_pair() {
+        let x = [1.0, 2.0, 3.0, -2.0, -4.0, -6.0, 0.3, -0.5, 0.1];
+        let gram = Kernel::gram(&x, 3, 3);
+        for (alpha, depth, want) in [
+            (-0.3, 1, 56.60151153201276),
+            (-0.3, 3, 67.45958601713289),
+            (-1.0, 1, 0.0),
+            (-1.0, 3, 0.0),
+        ] {
+            let model = MlpConfig::new(3, 64, depth, ActivationKind::LeakyRelu)
+                .with_activation_param(alpha);
+            let v = theory_value(&model, &inputs(&x, 3, 3), &gram, &mut None).unwrap();
+            // At alpha = -1 the antiparallel pair's embeddings are parallel from layer 1
+            // on: the recursion cannot tell 0 from a small angle, and says so.
+            match v.min_grad_angle_deg {
+                Some(got) => assert!(
+                    (got - want).abs() < 1e-5,
+                    "alpha {alpha} depth {depth}: {got}, {want}"
+                ),
+                None => assert!(
+                    want == 0.0 && v.note.contains("inputs 0 and 1 are so nearly parallel"),
+                    "alpha {alpha} depth {depth}: {v:?}"
+                ),
             }
         }
     }

@@ -266,7 +266,9 @@ fn theory_values(cfg: &SweepConfig, out: &Path) -> crate::Result<TheoryCache> {
     let settings = cfg.settings();
     let inputs: Inputs = inputs::load(&cfg.data_config(&settings[0]))?;
     // The cache holds for these inputs (their digest), this kink or parameter and these model settings
-    // (v2: keyed by convention and width).
+    // (v2: keyed by convention and width; v3: the theory's angles of round 32, formed from
+    // the rows, so that a cache of an older build is computed again: thirty-third hostile
+    // round, D3).
     let m = &cfg.model;
     // An activation parameter other than the kink is appended only when given, so that the
     // caches written before it existed stay valid.
@@ -275,7 +277,7 @@ fn theory_values(cfg: &SweepConfig, out: &Path) -> crate::Result<TheoryCache> {
         .map(|p| format!("; activation_param {p:?}"))
         .unwrap_or_default();
     let made_for = format!(
-        "v2; {}; sha256 {}; kink {:?}; parameterization {}; bias {}; normalization {}{param}",
+        "v3; {}; sha256 {}; kink {:?}; parameterization {}; bias {}; normalization {}{param}",
         inputs.description,
         inputs.digest(),
         m.kink,

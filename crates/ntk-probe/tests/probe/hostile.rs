@@ -1064,6 +1064,39 @@ fn collect_sets_no_theory_of_other_inputs_beside_the_points() {
     }
 }
 
+/// A theory cache written by a build before the theory's angles were formed from the rows
+/// (its stamp `v2; ...`) is computed again, not reused (thirty-third hostile round, D3: an
+/// older build's values went into summary.csv through `--resume` and `collect`).
+#[test]
+fn an_older_builds_theory_cache_is_computed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("out");
+    let theory = write(
+        d,
+        "theory.toml",
+        &TINY_SWEEP.replace("theory = false", "theory = true"),
+    );
+    assert!(run(&sweep_args(&theory, &out, &[])).status.success());
+    let cache = out.join("theory.json");
+    let text = std::fs::read_to_string(&cache).unwrap();
+    assert!(text.contains("\"v3; "), "{text}");
+    // As an older build wrote it: its stamp, and a value of its own.
+    let key = "\"min_grad_angle_deg\": ";
+    let i = text.find(key).unwrap() + key.len();
+    let j = i + text[i..].find([',', '\n', '}']).unwrap();
+    let old = format!("{}1234.5{}", &text[..i], &text[j..]).replace("\"v3; ", "\"v2; ");
+    std::fs::write(&cache, &old).unwrap();
+    assert!(
+        run(&sweep_args(&theory, &out, &["--resume"]))
+            .status
+            .success()
+    );
+    let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(!table.contains("1234.5"), "{table}");
+    assert!(std::fs::read_to_string(&cache).unwrap().contains("\"v3; "));
+}
+
 /// The vocabulary both tools share: `run` (and its alias `ntk`), `--dry-run` that computes
 /// nothing and says what the directory holds, `--resume` that keeps this config's result
 /// and refuses another's unless `--recompute`; the short flags on a sweep, refused on an
