@@ -211,6 +211,24 @@ pub fn read(out: &Path) -> crate::Result<Vec<Fig1Point>> {
             reason: "no rows".into(),
         });
     }
+    // One figure is of one activation: its theory curves are drawn for the first row's
+    // (thirty-fourth hostile round, D1: a table of two was drawn as the first's, exit 0).
+    let first = &points[0].activation;
+    if let Some((i, other)) = points
+        .iter()
+        .enumerate()
+        .find(|(_, p)| &p.activation != first)
+    {
+        return Err(crate::Error::BadTable {
+            path,
+            reason: format!(
+                "its rows name two activations, {first} (row 1) and {} (row {}): a figure is \
+                 of one activation's networks",
+                other.activation,
+                i + 1
+            ),
+        });
+    }
     Ok(points)
 }
 
@@ -411,5 +429,15 @@ mod tests {
         let empty = tempfile::tempdir().unwrap();
         let e = redraw(empty.path()).unwrap_err().to_string();
         assert!(e.contains("fig1.csv") && e.contains("missing"), "{e}");
+        // Thirty-fourth hostile round, D1: rows of two activations are refused, naming both.
+        let text = String::from_utf8(csv).unwrap();
+        let mut lines: Vec<String> = text.lines().map(String::from).collect();
+        lines[2] = lines[2].replacen("relu", "tanh", 1);
+        std::fs::write(dir.path().join("fig1.csv"), lines.join("\n") + "\n").unwrap();
+        let e = redraw(dir.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("fig1.csv") && e.contains("relu (row 1)") && e.contains("tanh (row 2)"),
+            "{e}"
+        );
     }
 }
