@@ -84,8 +84,7 @@ pub fn checked_theory_phi_deg(
     });
     // Past the range check: a recursion that left f64's range is refused for that.
     if layer.is_none()
-        && depth > 0
-        && !matches!(act, Activation::Relu(_) | Activation::Linear(_))
+        && !theory::grad_angle_exact_at_every_angle(act, depth)
         && theta_deg > 0.0
         && let Some((l, d)) = r.unresolved_layer()
     {

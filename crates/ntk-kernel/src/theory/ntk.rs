@@ -174,16 +174,21 @@ pub fn embedding_angles(act: &Activation, theta_in: f64, depth: usize) -> Vec<f6
 /// At depth 0 every network's phi is `theta_in` (its kernel is the Gram matrix), returned as
 /// it is rather than through a correlation.
 pub fn grad_angle(act: &Activation, theta_in: f64, depth: usize) -> f64 {
-    if depth == 0 {
-        return theta_in;
-    }
     match act {
+        _ if depth == 0 => theta_in,
         Activation::Relu(_) => super::relu::relu_grad_angle(theta_in, depth),
         Activation::Linear(_) => super::linear::linear_grad_angle(theta_in, depth),
         other => {
             pair_recursion(&DualEvaluator::new(other), 1.0, 1.0, theta_in.cos(), depth).grad_angle()
         }
     }
+}
+
+/// Whether [`grad_angle`] of `act` at `depth` takes a closed form, exact at every input
+/// angle (depth 0, ReLU, the identity), rather than the recursion, whose angles lose digits
+/// near parallel inputs ([`PairRecursion::unresolved_layer`]).
+pub fn grad_angle_exact_at_every_angle(act: &Activation, depth: usize) -> bool {
+    depth == 0 || matches!(act, Activation::Relu(_) | Activation::Linear(_))
 }
 
 /// The infinite-width NTK `Theta_L` and the top-layer embedding Gram matrix `Sigma_L`

@@ -92,19 +92,20 @@ pub fn theory_value(
         // ReLU and the identity are exact at every angle; another homogeneous activation
         // (leaky ReLU) goes through the recursion, which must resolve the angle (D2: it
         // answered, 18% off or 0, where `ntk-probe theory` refuses).
-        let unresolved = match (&act, min) {
-            (Activation::Relu(_) | Activation::Linear(_), _) | (_, None) => None,
-            _ if depth == 0 => None,
-            (_, Some((t, i, j))) => (t > 0.0)
-                .then(|| {
-                    let dual = theory::DualEvaluator::new(&act);
-                    unresolved_note(
-                        &theory::pair_recursion(&dual, 1.0, 1.0, t.cos(), depth),
-                        i,
-                        j,
-                    )
-                })
-                .flatten(),
+        let unresolved = match min {
+            _ if theory::grad_angle_exact_at_every_angle(&act, depth) => None,
+            Some((t, i, j)) if t > 0.0 => unresolved_note(
+                &theory::pair_recursion(
+                    &theory::DualEvaluator::new(&act),
+                    1.0,
+                    1.0,
+                    t.cos(),
+                    depth,
+                ),
+                i,
+                j,
+            ),
+            _ => None,
         };
         // Parallel rows: 0 at every layer (the recursion's quadrature left 1e-6 degrees for
         // leaky ReLU: thirty-third hostile round, D1).
@@ -147,14 +148,6 @@ pub fn theory_value(
         let k =
             theory::infinite_width_kernels_scaled(&inputs.x, n, d, &dual, &scaling, &|_| {}).ntk;
         let kappa = singular(&k)?;
-        let min = angles::min_angle(&k);
-        // The pair whose angle is reported and the inputs nearest parallel: where either's
-        // recursion cannot resolve its angle, the smallest angle is not known to six digits.
-        let unresolved = min.as_ref().and_then(|a| {
-            [(a.i, a.j), most_correlated_pair(gram)]
-                .into_iter()
-                .find_map(|pair| unresolved_pair(&dual, &scaling, inputs, gram, pair))
-        });
         if direct.is_some() {
             return Ok(TheoryValue {
                 min_grad_angle_deg: direct,
@@ -162,6 +155,15 @@ pub fn theory_value(
                 kappa,
             });
         }
+        let min = angles::min_angle(&k);
+        // The pair whose angle is reported and the inputs nearest parallel: where either's
+        // recursion cannot resolve its angle, the smallest angle is not known to six digits.
+        let unresolved = min.as_ref().and_then(|a| {
+            let (_, i, j) = max_correlation(gram);
+            [(a.i, a.j), (i, j)]
+                .into_iter()
+                .find_map(|pair| unresolved_pair(&dual, &scaling, inputs, gram, pair))
+        });
         return Ok(TheoryValue {
             min_grad_angle_deg: min.filter(|_| unresolved.is_none()).map(|a| a.deg),
             note: joined(note_singular(&kappa), unresolved),
@@ -229,14 +231,40 @@ fn increasing_in_the_input_angle(act: &Activation) -> bool {
 
 /// Whether two rows of `inputs` are equal (`-0.0` equal to `0.0`, as `==` has it).
 fn has_identical_rows(inputs: &Inputs) -> bool {
-    let d = inputs.d;
     let mut seen = std::collections::HashSet::with_capacity(inputs.n);
     (0..inputs.n).any(|i| {
-        let bits: Vec<u64> = inputs.x[i * d..(i + 1) * d]
-            .iter()
-            .map(|v| (v + 0.0).to_bits())
-            .collect();
+        let bits: Vec<u64> = row(inputs, i).iter().map(|v| (v + 0.0).to_bits()).collect();
         !seen.insert(bits)
+    })
+}
+
+/// Row `i` of `inputs`.
+fn row(inputs: &Inputs, i: usize) -> &[f64] {
+    &inputs.x[i * inputs.d..(i + 1) * inputs.d]
+}
+
+/// Whether inputs `i` and `j` are the same row (`-0.0` equal to `0.0`, as
+/// [`has_identical_rows`] has it).
+fn identical(inputs: &Inputs, i: usize, j: usize) -> bool {
+    row(inputs, i) == row(inputs, j)
+}
+
+/// The pairs `(i, j)`, `0 <= i < j < n`.
+fn pairs(n: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..n).flat_map(move |i| ((i + 1)..n).map(move |j| (i, j)))
+}
+
+/// The input correlation `G_ij / sqrt(G_ii G_jj)` of inputs `i` and `j` (Gram matrix `gram`).
+fn correlation(gram: &Kernel, i: usize, j: usize) -> f64 {
+    gram.get(i, j) / (gram.get(i, i) * gram.get(j, j)).sqrt()
+}
+
+/// The largest input [`correlation`] over the pairs, and its pair `(i, j)`, `i < j` (the
+/// first of ties); `(-inf, 0, 1)` for fewer than two inputs.
+fn max_correlation(gram: &Kernel) -> (f64, usize, usize) {
+    pairs(gram.size).fold((f64::NEG_INFINITY, 0, 1), |best, (i, j)| {
+        let c = correlation(gram, i, j);
+        if c > best.0 { (c, i, j) } else { best }
     })
 }
 
@@ -255,17 +283,11 @@ fn joined(note: String, more: Option<String>) -> String {
 /// products is within about `d` ulps of the rows' own, so no pair outside can be nearer
 /// parallel. `None` for fewer than two inputs.
 fn min_input_angle(inputs: &Inputs, gram: &Kernel) -> Option<(f64, usize, usize)> {
-    let (n, d) = (gram.size, inputs.d);
-    let cos = |i: usize, j: usize| gram.get(i, j) / (gram.get(i, i) * gram.get(j, j)).sqrt();
-    let pairs = || (0..n).flat_map(move |i| ((i + 1)..n).map(move |j| (i, j)));
-    let c_max = pairs()
-        .map(|(i, j)| cos(i, j))
-        .fold(f64::NEG_INFINITY, f64::max);
-    let tol = 4.0 * (d as f64 + 2.0) * f64::EPSILON;
-    let row = |i: usize| &inputs.x[i * d..(i + 1) * d];
+    let (c_max, ..) = max_correlation(gram);
+    let tol = 4.0 * (inputs.d as f64 + 2.0) * f64::EPSILON;
     let mut best: Option<(f64, usize, usize)> = None;
-    for (i, j) in pairs().filter(|&(i, j)| cos(i, j) >= c_max - tol) {
-        let t = input_angle(row(i), row(j));
+    for (i, j) in pairs(gram.size).filter(|&(i, j)| correlation(gram, i, j) >= c_max - tol) {
+        let t = input_angle(row(inputs, i), row(inputs, j));
         if best.is_none_or(|b| t < b.0) {
             best = Some((t, i, j));
         }
@@ -331,20 +353,6 @@ fn pow2_scaled(v: &[f64]) -> Option<Vec<f64>> {
     Some(v.iter().map(|x| x * a * b).collect())
 }
 
-/// The pair `(i, j)`, `i < j`, of the largest input correlation `G_ij / sqrt(G_ii G_jj)`.
-fn most_correlated_pair(gram: &Kernel) -> (usize, usize) {
-    let rho = |i: usize, j: usize| gram.get(i, j) / (gram.get(i, i) * gram.get(j, j)).sqrt();
-    let mut best = (f64::NEG_INFINITY, 0, 1);
-    for i in 0..gram.size {
-        for j in (i + 1)..gram.size {
-            if rho(i, j) > best.0 {
-                best = (rho(i, j), i, j);
-            }
-        }
-    }
-    (best.1, best.2)
-}
-
 /// Why the recursion of inputs `i` and `j` (Gram matrix `gram`) cannot resolve their angle
 /// ([`theory::PairRecursion::unresolved_layer`]), or `None` where it can. Identical inputs
 /// resolve: their angle is exactly 0 at every layer.
@@ -378,12 +386,6 @@ fn inputs_recursion(
     )
 }
 
-/// Whether inputs `i` and `j` are the same row.
-fn identical(inputs: &Inputs, i: usize, j: usize) -> bool {
-    let d = inputs.d;
-    inputs.x[i * d..(i + 1) * d] == inputs.x[j * d..(j + 1) * d]
-}
-
 /// [`unresolved_pair`]'s reason for a computed recursion.
 fn unresolved_note(r: &theory::PairRecursion, i: usize, j: usize) -> Option<String> {
     r.unresolved_layer().map(|(l, d)| {
@@ -406,25 +408,10 @@ fn min_angle_equal_norms(
     inputs: &Inputs,
     gram: &Kernel,
 ) -> Result<Result<f64, String>, usize> {
-    let n = gram.size;
-    let q0 = gram.get(0, 0);
-    let rho = |i: usize, j: usize| gram.get(i, j) / q0;
-    let mut best = (f64::NEG_INFINITY, 0, 0);
-    for i in 0..n {
-        for j in (i + 1)..n {
-            if rho(i, j) > best.0 {
-                best = (rho(i, j), i, j);
-            }
-        }
-    }
-    let mut candidates = vec![(best.1, best.2)];
-    for i in 0..n {
-        for j in (i + 1)..n {
-            if rho(i, j) < -best.0 {
-                candidates.push((i, j));
-            }
-        }
-    }
+    let (rho_max, i, j) = max_correlation(gram);
+    let candidates: Vec<(usize, usize)> = std::iter::once((i, j))
+        .chain(pairs(gram.size).filter(|&(i, j)| correlation(gram, i, j) < -rho_max))
+        .collect();
     if candidates.len() > MAX_ANGLE_CANDIDATES {
         return Err(candidates.len());
     }

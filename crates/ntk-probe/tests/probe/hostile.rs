@@ -1025,13 +1025,8 @@ fn an_allocation_that_fails_is_an_error_not_an_abort() {
     }
 }
 
-/// `collect` without its config sets no theory beside the points that is not of their
-/// inputs (the second hostile review: after the points were recomputed on other data,
-/// `collect` kept the old theory.json, 8.770 deg where 10.807 is right).
-#[test]
-fn collect_sets_no_theory_of_other_inputs_beside_the_points() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+/// The tiny sweep with its theory column, run in `d`: its config and output directory.
+fn theory_sweep(d: &Path) -> (PathBuf, PathBuf) {
     let out = d.join("out");
     let theory = write(
         d,
@@ -1039,6 +1034,17 @@ fn collect_sets_no_theory_of_other_inputs_beside_the_points() {
         &TINY_SWEEP.replace("theory = false", "theory = true"),
     );
     assert!(run(&sweep_args(&theory, &out, &[])).status.success());
+    (theory, out)
+}
+
+/// `collect` without its config sets no theory beside the points that is not of their
+/// inputs (the second hostile review: after the points were recomputed on other data,
+/// `collect` kept the old theory.json, 8.770 deg where 10.807 is right).
+#[test]
+fn collect_sets_no_theory_of_other_inputs_beside_the_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, out) = theory_sweep(d);
     let mut collect = os(&["collect"]);
     collect.push(out.clone().into());
     assert!(run(&collect).status.success());
@@ -1071,13 +1077,7 @@ fn collect_sets_no_theory_of_other_inputs_beside_the_points() {
 fn an_older_builds_theory_cache_is_computed_again() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let out = d.join("out");
-    let theory = write(
-        d,
-        "theory.toml",
-        &TINY_SWEEP.replace("theory = false", "theory = true"),
-    );
-    assert!(run(&sweep_args(&theory, &out, &[])).status.success());
+    let (theory, out) = theory_sweep(d);
     let cache = out.join("theory.json");
     let text = std::fs::read_to_string(&cache).unwrap();
     assert!(text.contains("\"v3; "), "{text}");
