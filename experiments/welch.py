@@ -44,8 +44,9 @@ def incbeta(a, b, x):
 def welch(a, b):
     """Welch's t-test of two samples: (t, degrees of freedom, two-sided p), or None where
     there is no test: fewer than two values on a side, two constant samples (no spread to
-    test a difference against), or values whose spread overflows a float (as
-    ntk_runs::stats::welch)."""
+    test a difference against), or values that are not finite or whose difference or its
+    standard error is beyond a float's range (as ntk_runs::stats::welch; the test itself is
+    computed on the samples scaled by a power of two, so a tiny or huge scale is no obstacle)."""
     test = _difference_error_df(a, b)
     if test is None:
         return None
@@ -89,10 +90,17 @@ class Compare:
 def _difference_error_df(a, b):
     if len(a) < 2 or len(b) < 2:
         return None
+    # On both samples scaled by one power of two (exact), their largest magnitude into
+    # [1, 2), as ntk_runs::stats::welch: t and the degrees of freedom are free of the scale,
+    # and the squares of the spread neither underflow (thirty-fifth hostile round, N3:
+    # samples near 1e-300 read as constant) nor overflow; d and se are scaled back.
+    m = max((abs(v) for v in list(a) + list(b)), default=0.0)
+    e = math.frexp(m)[1] - 1 if 0.0 < m < math.inf else 0
+    a, b = [math.ldexp(v, -e) for v in a], [math.ldexp(v, -e) for v in b]
     try:
         va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
-        se = math.sqrt(va + vb)
-        d = statistics.fmean(a) - statistics.fmean(b)
+        se = math.ldexp(math.sqrt(va + vb), e)
+        d = math.ldexp(statistics.fmean(a) - statistics.fmean(b), e)
         # Inside the try: squares of a spread beyond 1e154 overflow (ninth hostile round:
         # [1e153, -1e153] raised OverflowError), where the Rust side's degrees of freedom
         # are NaN and it has no test either.
@@ -151,9 +159,14 @@ if __name__ == "__main__":
     assert welch([10.0, 10.0, 10.0], [12.0, 12.0, 12.0]) is None
     assert welch([1.0], [2.0, 3.0]) is None, "one seed: no spread"
     assert welch([1e300, -1e300], [1.0, 2.0]) is None or math.isfinite(welch([1e300, -1e300], [1.0, 2.0])[2])
-    # A spread whose square overflows: no test, as ntk_runs::stats (no OverflowError).
-    assert welch([1e153, -1e153], [1.0, 2.0]) is None
-    assert compare([1e153, -1e153], [1.0, 2.0]) is None and tost([1e153, -1e153], [1.0, 2.0], 0.1) is None
+    # Free of the scale, as ntk_runs::stats: a spread whose square overflows (1e153) or
+    # underflows (1e-300) is tested as at unit scale (no OverflowError, no "constant").
+    unit = welch([0.1, 0.2, 0.4], [0.15, 0.21, 0.5, 0.7])
+    for scale in (1e-300, 1e-200, 1e153, 1e300):
+        got = welch([v * scale for v in (0.1, 0.2, 0.4)], [v * scale for v in (0.15, 0.21, 0.5, 0.7)])
+        assert all(abs(g - u) < 1e-9 * max(1.0, abs(u)) for g, u in zip(got, unit)), (scale, got, unit)
+    assert abs(welch([1e153, -1e153], [1.0, 2.0])[1] - 1.0) < 1e-9
+    assert compare([1e153, -1e153], [1.0, 2.0]).p <= 1.0
     c = compare([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
     half = 2.7764451051977987 * math.sqrt(2.0 / 3.0)  # scipy.stats.t.ppf(0.975, 4)
     assert abs(c.ci_low + 3.0 + half) < 1e-9 and abs(c.ci_high + 3.0 - half) < 1e-9, vars(c)

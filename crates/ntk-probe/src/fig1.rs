@@ -181,6 +181,7 @@ fn phis_at(points: &[Fig1Point], depth: usize, width: usize, theta_deg: f64) -> 
 /// Writes `fig1.csv` (every measured point beside its theory value) and `fig1.{png,svg,pdf}`.
 pub fn write(
     out: &Path,
+    act: &Activation,
     points: &[Fig1Point],
     depths: &[usize],
     widths: &[usize],
@@ -191,11 +192,11 @@ pub fn write(
     })?;
     ntk_plot::clean_leftovers(out, &["fig1.csv"], &["fig1"]);
     ntk_files::table::write_csv(&out.join("fig1.csv"), points)?;
-    Ok(figure(points, depths, widths).save(&out.join("fig1"))?)
+    Ok(figure(act, points, depths, widths).save(&out.join("fig1"))?)
 }
 
 /// Reads back the `fig1.csv` written by [`write`] in `out`.
-pub fn read(out: &Path) -> crate::Result<Vec<Fig1Point>> {
+pub fn read(out: &Path) -> crate::Result<(Activation, Vec<Fig1Point>)> {
     let path = out.join("fig1.csv");
     if !path.is_file() {
         return Err(crate::Error::BadTable {
@@ -210,31 +211,48 @@ pub fn read(out: &Path) -> crate::Result<Vec<Fig1Point>> {
             reason: "no rows".into(),
         });
     }
-    // One figure is of one activation: its theory curves are drawn for the first row's
-    // (thirty-fourth hostile round, D1: a table of two was drawn as the first's, exit 0).
-    let first = &points[0].activation;
-    if let Some((i, other)) = points
+    // Each row's activation as `--activation` reads it (thirty-fifth hostile round, D1: a
+    // name that is none, or a parameter out of range, was drawn as ReLU's figure, exit 0).
+    let acts = points
         .iter()
         .enumerate()
-        .find(|(_, p)| &p.activation != first)
-    {
+        .map(|(i, p)| {
+            Activation::parse_words(&p.activation).ok_or_else(|| crate::Error::BadTable {
+                path: path.clone(),
+                reason: format!(
+                    "row {}: activation {:?} is not an activation ({}), nor one with its \
+                     parameter in range",
+                    i + 1,
+                    p.activation,
+                    ActivationKind::list()
+                ),
+            })
+        })
+        .collect::<crate::Result<Vec<Activation>>>()?;
+    // One figure is of one activation: its theory curves are drawn for it (thirty-fourth
+    // hostile round, D1: a table of two was drawn as the first's, exit 0). Compared as
+    // activations, not as text: `alpha=0.10` is `alpha=0.1`.
+    let first = acts[0];
+    let same = |a: &Activation| a.kind() == first.kind() && a.param() == first.param();
+    if let Some(i) = acts.iter().position(|a| !same(a)) {
         return Err(crate::Error::BadTable {
             path,
             reason: format!(
-                "its rows name two activations, {first} (row 1) and {} (row {}): a figure is \
-                 of one activation's networks",
-                other.activation,
+                "its rows name two activations, {} (row 1) and {} (row {}): a figure is of \
+                 one activation's networks",
+                points[0].activation,
+                points[i].activation,
                 i + 1
             ),
         });
     }
-    Ok(points)
+    Ok((first, points))
 }
 
 /// Redraws `fig1.{png,svg,pdf}` in `out` from its `fig1.csv` alone (no network is built);
 /// the depths and widths are those of the table.
 pub fn redraw(out: &Path) -> crate::Result<()> {
-    let points = read(out)?;
+    let (act, points) = read(out)?;
     let sorted = |f: fn(&Fig1Point) -> usize| {
         let mut v: Vec<usize> = points.iter().map(f).collect();
         v.sort_unstable();
@@ -243,7 +261,7 @@ pub fn redraw(out: &Path) -> crate::Result<()> {
     };
     let (depths, widths) = (sorted(|p| p.depth), sorted(|p| p.width));
     ntk_plot::clean_leftovers(out, &[], &["fig1"]);
-    Ok(figure(&points, &depths, &widths).save(&out.join("fig1"))?)
+    Ok(figure(&act, &points, &depths, &widths).save(&out.join("fig1"))?)
 }
 
 /// How far apart (in θ_in) the measurements of neighbouring widths are drawn.
@@ -260,13 +278,7 @@ fn width_style(i: usize) -> (Dash, Marker) {
 /// Fig. 1: φ against θ_in, the linear network's diagonal, the infinite-width curve of
 /// each depth (solid) and the measurements of each width (mean over seeds, bars from the
 /// seeds' min to max).
-fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
-    let name = points
-        .first()
-        .map_or_else(relu_name, |p| p.activation.clone());
-    // With its parameter (`leaky_relu(alpha=0.5)`), as the table records it.
-    let act = Activation::parse_words(&name)
-        .unwrap_or_else(|| Activation::new(ActivationKind::Relu, None));
+fn figure(act: &Activation, points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
     let kind = act.kind();
     let grid: Vec<f64> = (0..=180).map(|i| i as f64).collect();
     let line = |label: String, points, color, dash| Series {
@@ -287,7 +299,7 @@ fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
     for (c, &depth) in depths.iter().enumerate() {
         // Depth takes the ramp's colour, as in every figure whose curves are depths.
         let color = ntk_plot::ramp(c, depths.len());
-        let phi = |t: f64| theory::grad_angle(&act, t.to_radians(), depth).to_degrees();
+        let phi = |t: f64| theory::grad_angle(act, t.to_radians(), depth).to_degrees();
         series.push(line(
             format!("L = {depth}, infinite width"),
             grid.iter().map(|&t| (t, phi(t))).collect(),
@@ -319,7 +331,8 @@ fn figure(points: &[Fig1Point], depths: &[usize], widths: &[usize]) -> Figure {
         } else {
             format!(
                 "Later version, Fig. 2: model-gradient angle vs input angle ({})",
-                ntk_plot::style::words(&name)
+                // With its parameter (`leaky_relu(alpha=0.5)`), in its own spelling.
+                ntk_plot::style::words(&act.to_string())
             )
         },
         x_label: "input angle θ_in (°)".into(),
@@ -416,7 +429,7 @@ mod tests {
         let relu = Activation::new(ActivationKind::Relu, None);
         let points = measure(&compute, &relu, &[10.0, 90.0], &[1, 3], &[8, 16], &[1, 2]).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), &points, &[1, 3], &[8, 16]).unwrap();
+        write(dir.path(), &relu, &points, &[1, 3], &[8, 16]).unwrap();
         let csv = std::fs::read(dir.path().join("fig1.csv")).unwrap();
         std::fs::remove_file(dir.path().join("fig1.png")).unwrap();
         redraw(dir.path()).unwrap();
@@ -424,7 +437,7 @@ mod tests {
         assert_eq!(std::fs::read(dir.path().join("fig1.csv")).unwrap(), csv);
         let svg = std::fs::read_to_string(dir.path().join("fig1.svg")).unwrap();
         assert!(svg.contains("θ_in") && svg.contains("φ"));
-        assert_eq!(read(dir.path()).unwrap().len(), points.len());
+        assert_eq!(read(dir.path()).unwrap().1.len(), points.len());
         let empty = tempfile::tempdir().unwrap();
         let e = redraw(empty.path()).unwrap_err().to_string();
         assert!(e.contains("fig1.csv") && e.contains("missing"), "{e}");
@@ -438,5 +451,37 @@ mod tests {
             e.contains("fig1.csv") && e.contains("relu (row 1)") && e.contains("tanh (row 2)"),
             "{e}"
         );
+        // Thirty-fifth hostile round, D1: a name that is no activation, or a parameter out of
+        // range, was drawn as ReLU's figure; now refused naming the row and the value, as
+        // `--activation` refuses it. The same activation spelled two ways is one (N1).
+        let with_activations = |first: &str, rest: &str| {
+            let mut lines: Vec<String> = text.lines().map(String::from).collect();
+            for (i, line) in lines.iter_mut().enumerate().skip(1) {
+                let name = if i == 1 { first } else { rest };
+                *line = line.replacen("relu", &format!("\"{name}\""), 1);
+            }
+            std::fs::write(dir.path().join("fig1.csv"), lines.join("\n") + "\n").unwrap();
+            redraw(dir.path())
+        };
+        for bad in [
+            "bogus",
+            "Leaky_ReLU(alpha=0.1)",
+            "leaky_relu(alpha=nan)",
+            "leaky_relu(alpha=5)",
+        ] {
+            let e = with_activations(bad, bad).unwrap_err().to_string();
+            assert!(
+                e.contains("fig1.csv")
+                    && e.contains(&format!("row 1: activation {bad:?} is not an activation")),
+                "{bad}: {e}"
+            );
+        }
+        with_activations("leaky_relu(alpha=0.1)", "leaky_relu( alpha = 0.10 )").unwrap();
+        let svg = std::fs::read_to_string(dir.path().join("fig1.svg")).unwrap();
+        assert!(svg.contains("alpha = 0.1)"), "the title's activation");
+        let e = with_activations("leaky_relu(alpha=0.1)", "leaky_relu(alpha=0.2)")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("two activations"), "{e}");
     }
 }

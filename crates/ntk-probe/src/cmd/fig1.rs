@@ -96,7 +96,7 @@ pub(crate) fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
         &args.widths,
         &args.seeds,
     )?;
-    ntk_probe::fig1::write(&args.out, &points, &args.depths, &args.widths)?;
+    ntk_probe::fig1::write(&args.out, &act, &points, &args.depths, &args.widths)?;
     println!(
         "{:>6} {:>5} {:>6} {:>10} {:>10} {:>8}",
         "theta", "L", "width", "phi mean", "theory", "gap"

@@ -12,11 +12,13 @@
 //! shape, and each tensor of the file one it uses, so that a file of another architecture is
 //! refused naming the tensors it would leave unread);
 //! given weights are refused when a tensor holds a value that is not finite (in the file,
-//! or once in the network's precision) or a BatchNorm variance is negative, naming the
-//! tensor and the entry. Last, the kernel of one input alone, as the run computes it, must
-//! be in the run's precision's range: the largest norm's finite (an overflow), the smallest
-//! nonzero norm's diagonal at least the precision's smallest normal number (an underflow,
-//! issue 65 item 6), and in f32 both kernels equal to f64's within a rounding allowance (an
+//! or once in the network's precision), a nonzero value that is subnormal or 0 once in the
+//! network's precision, or a BatchNorm variance is negative, naming the tensor and the entry.
+//! Last, the kernel of one input alone, as the run computes it, must be in the run's
+//! precision's range: the largest norm's finite (an overflow), the diagonals of the smallest
+//! nonzero norm and of the largest at least the precision's smallest normal number or a 0 of
+//! the network's own (an underflow, issue 65 item 6), and in f32 both kernels equal to f64's
+//! within a rounding allowance (an
 //! intermediate that underflows and is scaled up, which the diagonal's size does not show),
 //! each refused before any work naming the row, its norm and the fix
 //! ([`check_kernel_range`], which a sweep's points call too).
@@ -83,6 +85,18 @@ impl Given {
                     }
                 })?;
                 check_finite(&net, path, compute.precision)?;
+                if compute.precision != Precision::F64 {
+                    // The file's own values, in f64, beside the network's.
+                    let wide = ntk_kernel::compute::with_precision(&net, Precision::F64);
+                    let file = ntk_model::export::load_bytes(wide, &bytes, &name).map_err(|e| {
+                        Error::Config {
+                            key: "probe.weights",
+                            value: name.clone(),
+                            reason: e.to_string(),
+                        }
+                    })?;
+                    check_underflow(&net, &file, path, compute.precision)?;
+                }
                 (net, Some(digest))
             }
             None => (net, None),
@@ -236,6 +250,37 @@ fn check_finite(net: &Net, path: &Path, precision: Precision) -> crate::Result<(
     Ok(())
 }
 
+/// Refuses given weights whose nonzero value (`file`: the network with the file's values in
+/// f64) is below the smallest normal number of the network's `precision` once held there
+/// (`net`): subnormal, it keeps fewer than the precision's digits, or it is 0 (thirty-fifth
+/// hostile round, D2: weights scaled by 1e-50 were all 0 in f32, and the kernel of that
+/// network, 0, was reported as "rank 0"). As a value beyond the precision's range is refused
+/// ([`check_finite`]), naming the file, the tensor and the entry.
+fn check_underflow(net: &Net, file: &Net, path: &Path, precision: Precision) -> crate::Result<()> {
+    let normal = match precision {
+        Precision::F64 => f64::MIN_POSITIVE,
+        _ => f64::from(f32::MIN_POSITIVE),
+    };
+    for ((name, shape, held), (_, _, given)) in net.tensors().into_iter().zip(file.tensors()) {
+        if let Some(i) = (0..held.len()).find(|&i| given[i] != 0.0 && held[i].abs() < normal) {
+            return Err(Error::Config {
+                key: "probe.weights",
+                value: path.display().to_string(),
+                reason: format!(
+                    "tensor `{name}` (shape {shape:?}) holds {:e} at index {:?}, which is {:e} \
+                     in {precision} (probe.precision), below its smallest normal number \
+                     {normal:e}: the value underflows, losing its digits or vanishing; \
+                     rescale the weights or probe in f64",
+                    given[i],
+                    unravel(i, &shape),
+                    held[i]
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The multi-index of the row-major flat index `i` in `shape`.
 fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
     let mut at = vec![0; shape.len()];
@@ -324,13 +369,25 @@ pub(crate) fn check_kernel_range(
                 inputs,
                 compute,
                 net,
-                (small, norm(small)),
+                (small, norm(small), "the smallest nonzero"),
                 &result,
                 &kernel_of,
             )?;
             if small != row {
                 checked.push((small, norm(small), result));
             }
+        }
+        // The largest norm's too: where the smallest is dead (its 0 the network's own), the
+        // others may still underflow (thirty-fifth hostile round, D2).
+        if smallest.is_some_and(|small| small != row) {
+            check_kernel_normal(
+                inputs,
+                compute,
+                net,
+                (row, norm(row), "the largest"),
+                &checked[0].2,
+                &kernel_of,
+            )?;
         }
         return check_kernel_accuracy(inputs, compute, net, &checked, &kernel_of);
     }
@@ -374,7 +431,7 @@ fn check_kernel_normal(
     inputs: &Inputs,
     compute: &Compute,
     net: &Net,
-    (row, norm): (usize, f64),
+    (row, norm, which): (usize, f64, &str),
     result: &KernelResult,
     kernel_of: &KernelOf<'_>,
 ) -> crate::Result<()> {
@@ -425,47 +482,113 @@ fn check_kernel_normal(
     }
     // A diagonal of exactly 0 may be the network's own (no gradient on this input): so it is
     // when the input's own squared norm is a normal number of the precision (else the input
-    // itself underflows: in f32 below a norm of about 1.1e-19, in f64 1.5e-154) and, in f32,
-    // the network in f64 gives exactly 0 as well.
+    // itself underflows: in f32 below a norm of about 1.1e-19, in f64 1.5e-154) and the
+    // network in f64, its weight tensors scaled by powers of two where that keeps a zero of
+    // its own ([`pow2_normalized`]), gives exactly 0 as well (thirty-fifth hostile round, D2:
+    // weights scaled by 1e-85, whose kernel underflows to 0 in f64, were "rank 0").
     let input_normal = norm >= lambda.sqrt();
+    let mut rescaled = None;
     if low == 0.0 && input_normal && diagonal.iter().all(|v| *v == 0.0 || *v >= normal) {
-        let wide = match compute.precision {
-            Precision::F64 => Some(0.0),
-            _ => {
-                let f64c = Compute {
-                    precision: Precision::F64,
-                    ..compute.clone()
-                };
-                let supported = f64c.device.supports_dtype(burn::tensor::FloatDType::F64);
-                let net64 = ntk_kernel::compute::with_precision(net, Precision::F64);
-                supported
-                    .then(|| kernel_of(row, &f64c, &net64).map(|r| r.kernel))
-                    .transpose()?
-                    .map(|k64| {
-                        (0..k64.size)
-                            .map(|i| k64.data[i * k64.size + i])
-                            .fold(0.0, f64::max)
-                    })
-            }
+        let f64c = Compute {
+            precision: Precision::F64,
+            ..compute.clone()
         };
-        if wide == Some(0.0) {
+        let wide = match compute.precision {
+            Precision::F64 => Some(net.clone()),
+            _ => f64c
+                .device
+                .supports_dtype(burn::tensor::FloatDType::F64)
+                .then(|| ntk_kernel::compute::with_precision(net, Precision::F64)),
+        };
+        let wide = match wide {
+            Some(w) => match pow2_normalized(&w)? {
+                Some(scaled) => Some((scaled, true)),
+                None => Some((w, false)),
+            },
+            None => None,
+        };
+        let Some((wide, scaled)) = wide else {
+            return Ok(());
+        };
+        // In f64 the network itself is what was computed: only its rescaling can tell more.
+        if compute.precision == Precision::F64 && !scaled {
             return Ok(());
         }
+        let k64 = kernel_of(row, &f64c, &wide)?.kernel;
+        let top = (0..k64.size)
+            .map(|i| k64.data[i * k64.size + i])
+            .fold(0.0, f64::max);
+        if top == 0.0 {
+            return Ok(());
+        }
+        rescaled = scaled.then_some(top);
     }
-    let fix = match compute.precision {
-        Precision::F64 => "rescale the inputs (toward unit norm)",
+    let why = match rescaled {
+        Some(top) => format!(
+            "; the same network in f64 with each weight tensor scaled by a power of two (its \
+             largest entry into [1, 2), which keeps a zero of the network's own, such as a \
+             dead ReLU layer) has K(x, x) = {top:.3e}, so the 0 is an underflow"
+        ),
+        None => String::new(),
+    };
+    let fix = match (compute.precision, rescaled) {
+        (Precision::F64, Some(_)) => "rescale the weights",
+        (_, Some(_)) => "rescale the weights or probe in f64",
+        (Precision::F64, None) => "rescale the inputs (toward unit norm)",
         _ => "rescale the inputs (toward unit norm) or probe in f64",
     };
     Err(Error::Config {
         key: "probe.precision",
         value: format!("\"{}\"", compute.precision),
         reason: format!(
-            "{}: row {row} (norm {norm:.3e}, the smallest nonzero) has a kernel entry K(x, x) \
+            "{}: row {row} (norm {norm:.3e}, {which}) has a kernel entry K(x, x) \
              = {low:.3e}, below {limit}: the kernel underflows, its entries losing digits or \
-             vanishing; {fix}",
+             vanishing{why}; {fix}",
             inputs.description
         ),
     })
+}
+
+/// `net` with each tensor scaled by the power of two that brings its largest magnitude into
+/// `[1, 2)` (a tensor of zeros as it is), for an MLP without biases or normalization, where
+/// that keeps a 0 diagonal of the network's own and undoes an underflow: with a positively
+/// homogeneous activation (ReLU, leaky ReLU, the identity, ReLU^2: `s(a z) = a^p s(z)`, `a >
+/// 0`) each layer's output scales by one positive factor and every pre-activation keeps its
+/// sign, so a dead unit stays dead, exactly; the other activations (tanh, erf, GELU, SiLU,
+/// SELU, NormReLU) vanish at isolated points only, so a 0 diagonal (which needs every unit of
+/// the last hidden layer at 0) at a nonzero input needs a weight tensor of zeros or an exact
+/// cancellation, and the scaling keeps a tensor of zeros. `None` for
+/// other networks: a bias's own gradient makes every diagonal positive, and a normalization
+/// would make the scaled network another function. The scaled weights are normal numbers
+/// whatever the file's scale, so the kernel they give underflows only where a unit-scale
+/// network's would.
+fn pow2_normalized(net: &Net) -> crate::Result<Option<Net>> {
+    let Net::Mlp(mlp) = net else {
+        return Ok(None);
+    };
+    let plain = mlp.batch_norms.is_empty()
+        && mlp.layer_norms.is_empty()
+        && mlp.layers.iter().all(|l| l.bias.is_none());
+    if !plain {
+        return Ok(None);
+    }
+    let tensors = net.tensors();
+    let mut get = |name: &str, _: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
+        let values = tensors
+            .iter()
+            .find(|t| t.0 == name)
+            .map(|t| t.2.clone())
+            .unwrap_or_default();
+        let m = values.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+        if m == 0.0 || !m.is_finite() {
+            return Ok(values);
+        }
+        // In two factors, each a normal number, for a subnormal or a huge m.
+        let e = -(m.log2().floor() as i32);
+        let (a, b) = (2f64.powi(e / 2), 2f64.powi(e - e / 2));
+        Ok(values.iter().map(|v| v * a * b).collect())
+    };
+    Ok(Some(net.clone().with_tensors(&mut get)?))
 }
 
 /// [`check_kernel_range`]'s last part, in a precision coarser than f64: the kernel of each

@@ -1028,6 +1028,47 @@ fn a_kernel_that_underflows_is_refused() {
         assert_eq!(k[0], 0.0, "{precision}: row 0 is dead");
         assert!(s["rank"].as_u64().unwrap() < 30, "{precision}: {s}");
     }
+    // Thirty-fifth hostile round, D2: the same weights scaled so far down that the kernel
+    // underflows to exactly 0 in f64 were "rank 0", exit 0; the scaled network's 0 is told
+    // from a dead one's by the network with its tensors scaled back by powers of two. Row 0
+    // is still dead (its 0 kept); the largest row's 0 is an underflow.
+    let scaled = |factor: f64, name: &str| {
+        let mut bytes = raw.clone();
+        for chunk in bytes[8 + n..].chunks_exact_mut(8) {
+            let v = f64::from_le_bytes(chunk.try_into().unwrap()) * factor;
+            chunk.copy_from_slice(&v.to_le_bytes());
+        }
+        let path = d.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    let tiny = scaled(1e-100, "tiny.safetensors");
+    let cfg = write_file(d, "tiny_weights.toml", &narrow(&x, "f64", Some(&tiny)));
+    for extra in [&[][..], &["--dry-run"][..]] {
+        refused(
+            &run_with(&cfg, &d.join("tiny_weights"), extra, &[]),
+            &[
+                "the largest",
+                "K(x, x) = 0.000e0",
+                "so the 0 is an underflow",
+                "rescale the weights",
+            ],
+        );
+    }
+    // In f32 the weights themselves vanish (1e-50 is below f32's smallest subnormal) or are
+    // subnormal (1e-40): refused naming the tensor and the entry.
+    for factor in [1e-50, 1e-40] {
+        let file = scaled(factor, &format!("f32_{factor:e}.safetensors"));
+        let cfg = write_file(d, "f32_weights.toml", &narrow(&x, "f32", Some(&file)));
+        refused(
+            &run_with(&cfg, &d.join("f32_weights"), &[], &[]),
+            &[
+                "tensor `layers.0.weight`",
+                "in f32",
+                "below its smallest normal number",
+            ],
+        );
+    }
 }
 
 /// Issue 65 item 6, what the diagonal's range does not see: an intermediate that underflows

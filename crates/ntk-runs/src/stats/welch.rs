@@ -51,12 +51,34 @@ pub(super) fn difference_error_df(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64
     if a.len() < 2 || b.len() < 2 {
         return None;
     }
+    // On both samples scaled by one power of two (exact), their largest magnitude into [1, 2):
+    // t and the degrees of freedom are free of the scale, and the squares of the spread
+    // neither underflow (the thirty-fifth hostile round's N3: samples near 1e-300 read as
+    // constant) nor overflow (near 1e154). The difference and its standard error are
+    // scaled back.
+    let m = a.iter().chain(b).fold(0.0_f64, |m, v| m.max(v.abs()));
+    // 2^-e and 2^e, each in two factors that are normal numbers (a subnormal or huge m).
+    let (up, down) = if m > 0.0 && m.is_finite() {
+        let e = m.log2().floor() as i32;
+        (
+            (2f64.powi(-e / 2), 2f64.powi(-e + e / 2)),
+            (2f64.powi(e / 2), 2f64.powi(e - e / 2)),
+        )
+    } else {
+        ((1.0, 1.0), (1.0, 1.0))
+    };
+    let scaled = |x: &[f64]| -> Vec<f64> { x.iter().map(|v| v * up.0 * up.1).collect() };
+    let (a, b) = (&scaled(a)[..], &scaled(b)[..]);
     let (ma, sa) = mean_std(a);
     let (mb, sb) = mean_std(b);
     let (va, vb) = (sa * sa / a.len() as f64, sb * sb / b.len() as f64);
-    let difference = ma - mb;
-    let standard_error = (va + vb).sqrt();
-    if standard_error.is_nan() || standard_error <= 0.0 || !difference.is_finite() {
+    let difference = (ma - mb) * down.0 * down.1;
+    let standard_error = (va + vb).sqrt() * down.0 * down.1;
+    if standard_error.is_nan()
+        || standard_error <= 0.0
+        || !standard_error.is_finite()
+        || !difference.is_finite()
+    {
         return None;
     }
     let df = (va + vb).powi(2) / (va * va / (a.len() - 1) as f64 + vb * vb / (b.len() - 1) as f64);
@@ -136,8 +158,20 @@ mod tests {
         // One constant side is still a test (the other side's spread).
         assert!(welch(&[10.0, 10.0, 10.0], &[11.0, 12.0, 13.0]).is_some());
         assert!(welch(&[1e300, -1e300], &[1.0, 2.0]).is_none_or(|w| w.p.is_finite()));
-        // A spread whose square overflows the degrees of freedom: no test, as
-        // experiments/welch.py (which raised OverflowError there: ninth hostile round).
-        assert!(welch(&[1e153, -1e153], &[1.0, 2.0]).is_none());
+        // t, the degrees of freedom and p are free of the scale: samples whose spread's
+        // square overflows (1e153: no test before) or underflows (1e-300: read as constant,
+        // thirty-fifth hostile round, N3) are tested as at unit scale, as
+        // experiments/welch.py does.
+        let (a, b) = ([0.1, 0.2, 0.4], [0.15, 0.21, 0.5, 0.7]);
+        let unit = welch(&a, &b).unwrap();
+        for scale in [1e-300, 1e-200, 1e153, 1e300, f64::MIN_POSITIVE / 4.0] {
+            let at = |x: &[f64]| x.iter().map(|v| v * scale).collect::<Vec<f64>>();
+            let w = welch(&at(&a), &at(&b)).unwrap();
+            assert!((w.t - unit.t).abs() < 1e-12, "{scale}: {w:?}");
+            assert!((w.p - unit.p).abs() < 1e-12 && (w.df - unit.df).abs() < 1e-9);
+            assert!((w.difference / scale - unit.difference).abs() < 1e-12 * unit.difference.abs());
+        }
+        let w = welch(&[1e153, -1e153], &[1.0, 2.0]).unwrap();
+        assert!(w.p.is_finite() && (w.df - 1.0).abs() < 1e-9, "{w:?}");
     }
 }
