@@ -50,8 +50,8 @@ def welch(a, b):
     test = _difference_error_df(a, b)
     if test is None:
         return None
-    d, se, df = test
-    t = d / se
+    _, _, df, t_of = test
+    t = t_of(0.0)
     return t, df, incbeta(df / 2.0, 0.5, df / (df + t * t))
 
 
@@ -79,9 +79,9 @@ class Compare:
     Welch-Satterthwaite degrees of freedom, the two-sided p and the 95% confidence interval
     (ci_low, ci_high) of the difference."""
 
-    def __init__(self, d, se, df):
+    def __init__(self, d, se, df, t):
         self.d, self.se, self.df = d, se, df
-        self.t = d / se
+        self.t = t(0.0)
         self.p = min(1.0, t_sf_two_sided(self.t, df))
         half = t_quantile(1.0 - ALPHA / 2.0, df) * se
         self.ci_low, self.ci_high = d - half, d + half
@@ -93,23 +93,35 @@ def _difference_error_df(a, b):
     # On both samples scaled by one power of two (exact), their largest magnitude into
     # [1, 2), as ntk_runs::stats::welch: t and the degrees of freedom are free of the scale,
     # and the squares of the spread neither underflow (thirty-fifth hostile round, N3:
-    # samples near 1e-300 read as constant) nor overflow; d and se are scaled back.
+    # samples near 1e-300 read as constant) nor overflow; d and se are scaled back, and t is
+    # formed at the scaled samples' scale (thirty-sixth, D2: from d and se scaled back into
+    # subnormal numbers p was 0.076 for 0.088). Returns (d, se, df, t) with t(shift) =
+    # (d - shift) / se.
     m = max((abs(v) for v in list(a) + list(b)), default=0.0)
     e = math.frexp(m)[1] - 1 if 0.0 < m < math.inf else 0
     a, b = [math.ldexp(v, -e) for v in a], [math.ldexp(v, -e) for v in b]
     try:
         va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
-        se = math.ldexp(math.sqrt(va + vb), e)
-        d = math.ldexp(statistics.fmean(a) - statistics.fmean(b), e)
+        se_scaled = math.sqrt(va + vb)
+        d_scaled = statistics.fmean(a) - statistics.fmean(b)
+        se, d = math.ldexp(se_scaled, e), math.ldexp(d_scaled, e)
         # Inside the try: squares of a spread beyond 1e154 overflow (ninth hostile round:
         # [1e153, -1e153] raised OverflowError), where the Rust side's degrees of freedom
         # are NaN and it has no test either.
         df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
     except (OverflowError, ValueError, ZeroDivisionError):
         return None
-    if not (se > 0.0) or not math.isfinite(se) or not math.isfinite(d) or not math.isfinite(df):
+    if not (se_scaled > 0.0) or not math.isfinite(se) or not math.isfinite(d) or not math.isfinite(df):
         return None
-    return d, se, df
+
+    def t(shift):
+        try:
+            shift_scaled = math.ldexp(shift, -e)
+        except OverflowError:
+            shift_scaled = math.copysign(math.inf, shift)
+        return (d_scaled - shift_scaled) / se_scaled
+
+    return d, se, df, t
 
 
 def compare(a, b):
@@ -139,13 +151,13 @@ def tost(a, b, margin):
     test = _difference_error_df(a, b)
     if test is None or not (0.0 < margin < math.inf):
         return None
-    d, se, df = test
+    d, se, df, t_of = test
 
     def upper_tail(t):  # P(T >= t)
         half = 0.5 * t_sf_two_sided(t, df)
         return half if t >= 0 else 1.0 - half
 
-    p = max(upper_tail((d + margin) / se), 1.0 - upper_tail((d - margin) / se))
+    p = max(upper_tail(t_of(-margin)), 1.0 - upper_tail(t_of(margin)))
     half = t_quantile(1.0 - ALPHA, df) * se
     return p, d - half, d + half
 
@@ -166,6 +178,14 @@ if __name__ == "__main__":
         got = welch([v * scale for v in (0.1, 0.2, 0.4)], [v * scale for v in (0.15, 0.21, 0.5, 0.7)])
         assert all(abs(g - u) < 1e-9 * max(1.0, abs(u)) for g, u in zip(got, unit)), (scale, got, unit)
     assert abs(welch([1e153, -1e153], [1.0, 2.0])[1] - 1.0) < 1e-9
+    # Subnormal samples (multiples of 2^-1074, exact): the same t, p and TOST p as at unit
+    # scale (thirty-sixth hostile round, D2: p 0.076 for 0.088).
+    u = 5e-324
+    unit, tiny = welch([3, 7, 8], [10, 13, 20]), welch([3 * u, 7 * u, 8 * u], [10 * u, 13 * u, 20 * u])
+    assert all(abs(g - w) < 1e-12 for g, w in zip(tiny, unit)), (tiny, unit)
+    unit = tost([3, 7, 8], [10, 13, 20], 12.0)
+    tiny = tost([3 * u, 7 * u, 8 * u], [10 * u, 13 * u, 20 * u], 12 * u)
+    assert abs(unit[0] - tiny[0]) < 1e-12, (unit, tiny)
     assert compare([1e153, -1e153], [1.0, 2.0]).p <= 1.0
     c = compare([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
     half = 2.7764451051977987 * math.sqrt(2.0 / 3.0)  # scipy.stats.t.ppf(0.975, 4)

@@ -12,25 +12,35 @@ cd "$(dirname "$0")/../.."
 bin="${NTK_TRAIN_BIN:-${CARGO_TARGET_DIR:-target}/debug/ntk-train}"
 
 list=experiments/seeds/collected.txt
-matched=()
+# The list first, checked whole; then every name asked for must be one of its lines exactly
+# (an empty name, or two names in one argument, is refused before anything is collected:
+# thirty-sixth hostile round, D4: "" collected nothing with exit 0, and "fig3/mnist x"
+# collected fig3/mnist before it failed).
+names=() logs=() merges=()
 # `|| [ -n "$e" ]`: a last line without a newline is read too.
 while read -r e log merge || [ -n "$e" ]; do
     case "$e" in ''|'#'*) continue ;; esac
     case "$log/$merge" in log/mixed|log/-|-/mixed|-/-) ;;
         *) echo "error: $list: line '$e $log $merge': columns 2-3 must be log|- and mixed|-" >&2; exit 2 ;;
     esac
-    if [ $# -gt 0 ] && [[ " $* " != *" $e "* ]]; then continue; fi
-    matched+=("$e")
-    flags=()
-    [ "$merge" = mixed ] && flags+=(--allow-mixed)
-    "$bin" collect "experiments/$e" "${flags[@]}" > /dev/null
-    if [ "$log" = log ]; then "$bin" collect "experiments/$e" --log "${flags[@]}" > /dev/null; fi
-    echo "collected experiments/$e ${flags[*]}"
+    names+=("$e") logs+=("$log") merges+=("$merge")
 done < "$list"
-# A name asked for that the list does not hold is an error, not a silent no-op.
+declare -A asked=()
 for want in "$@"; do
-    if [[ " ${matched[*]} " != *" $want "* ]]; then
-        echo "error: $list: no experiment '$want' (experiments/<name>, as the list spells it)" >&2
+    found=0
+    for e in "${names[@]}"; do [ "$e" = "$want" ] && found=1; done
+    if [ "$found" = 0 ]; then
+        echo "error: $list: no experiment '$want' (experiments/<name>, as the list spells it, one per argument)" >&2
         exit 2
     fi
+    asked["$want"]=1
+done
+for i in "${!names[@]}"; do
+    e="${names[$i]}"
+    if [ $# -gt 0 ] && [ -z "${asked[$e]:-}" ]; then continue; fi
+    flags=()
+    [ "${merges[$i]}" = mixed ] && flags+=(--allow-mixed)
+    "$bin" collect "experiments/$e" "${flags[@]}" > /dev/null
+    if [ "${logs[$i]}" = log ]; then "$bin" collect "experiments/$e" --log "${flags[@]}" > /dev/null; fi
+    echo "collected experiments/$e ${flags[*]}"
 done

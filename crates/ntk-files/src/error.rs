@@ -90,6 +90,17 @@ pub enum Error {
     /// An output path that is a symbolic link, or lies under one the tools would follow.
     #[error("{}: {why}", .path.display())]
     OutputPath { path: PathBuf, why: String },
+    /// A CSV table with a line longer than any row these tools write ([`crate::table::MAX_LINE`]).
+    #[error(
+        "{name}: line {line} is {len} bytes long, more than any row these tools write ({max} \
+         bytes at most): not a table of theirs"
+    )]
+    CsvLine {
+        name: String,
+        line: usize,
+        len: usize,
+        max: usize,
+    },
     /// A CSV table cannot be written or parsed; `name` is the file (or what it is).
     #[error("{name}: {source}")]
     Csv {

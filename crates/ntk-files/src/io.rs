@@ -106,30 +106,74 @@ pub fn check_target(path: &Path) -> Result<PathBuf, UnsafeTarget> {
 /// but a regular file (a link to one followed) is an error at once: a FIFO, a device or a
 /// directory in its place is opened without waiting on it and never read (eighth hostile
 /// round: a FIFO at a run's metrics.csv or checkpoint.json, or a sweep's theory.json, made
-/// collect and --resume wait forever).
+/// collect and --resume wait forever); and a file larger than this process can allocate is
+/// an error before it is read (thirty-sixth hostile round, D3: a 3 GB file under `ulimit -v`
+/// ended in an out-of-memory message that named no file). Text files are read with a cap
+/// ([`read_to_string`], [`read_limited`] with [`TEXT_LIMIT`]).
 pub fn read(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
+    read_limited(path, u64::MAX)
+}
+
+/// The most bytes a text file these tools write (a table, a summary, a checkpoint's or a
+/// cache's JSON, a pointer) may have when read back: far above any they write (a sweep's
+/// summary.csv of 100,000 points is about 50 MB), so that a file in its place that is not
+/// theirs (a sparse 3 GB file: thirty-sixth hostile round, D3) is refused by its size before
+/// it is read, and what is read, parsed, fits beside a run's own memory.
+pub const TEXT_LIMIT: u64 = 256 << 20;
+
+/// [`read`] of a file of at most `limit` bytes: a larger one is an error naming its size and
+/// the limit, before anything is read.
+pub fn read_limited(path: impl AsRef<Path>, limit: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let path = path.as_ref();
     use std::os::unix::fs::OpenOptionsExt;
-    let mut file = fs::OpenOptions::new()
+    let file = fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)?;
-    if !file.metadata()?.is_file() {
+    let meta = file.metadata()?;
+    if !meta.is_file() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             "not a regular file (a FIFO, a device or a directory), which these tools never \
              write there",
         ));
     }
+    let len = meta.len();
+    if len > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "{len} bytes, more than any file these tools write there ({limit} bytes at \
+                 most): not this run's file"
+            ),
+        ));
+    }
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
+    let fits = usize::try_from(len)
+        .ok()
+        .is_some_and(|n| bytes.try_reserve_exact(n).is_ok());
+    if !fits {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            format!("{len} bytes, more than this process can allocate"),
+        ));
+    }
+    // At most the limit (and one byte more, to see a file that grew past it).
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("grew beyond {limit} bytes while read: not this run's file"),
+        ));
+    }
     Ok(bytes)
 }
 
-/// [`read`] as text (`std::fs::read_to_string`'s error for bytes that are not UTF-8).
+/// [`read`] as text of at most [`TEXT_LIMIT`] bytes (`std::fs::read_to_string`'s error for
+/// bytes that are not UTF-8).
 pub fn read_to_string(path: impl AsRef<Path>) -> std::io::Result<String> {
-    String::from_utf8(read(path)?)
+    String::from_utf8(read_limited(path, TEXT_LIMIT)?)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()))
 }
 
@@ -188,6 +232,31 @@ pub fn atomic_write_with(
 
 #[cfg(test)]
 mod tests {
+    /// A text file beyond [`super::TEXT_LIMIT`] (a sparse 3 GB file in a table's place:
+    /// thirty-sixth hostile round, D3) is refused by its size before it is read, the message
+    /// saying how large it is; one within the limit is read; [`super::read`] has no limit.
+    #[test]
+    fn a_text_file_beyond_the_limit_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("fig1.csv");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(super::TEXT_LIMIT + 1).unwrap();
+        let start = std::time::Instant::now();
+        let e = super::read_to_string(&big).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+        assert!(
+            e.to_string()
+                .contains(&format!("{} bytes", super::TEXT_LIMIT + 1)),
+            "{e}"
+        );
+        assert!(start.elapsed().as_secs() < 5, "read before it was refused");
+        std::fs::write(&big, "a,b\n1,2\n").unwrap();
+        assert_eq!(super::read_to_string(&big).unwrap(), "a,b\n1,2\n");
+        let e = super::read_limited(&big, 3).unwrap_err().to_string();
+        assert!(e.contains("8 bytes, more than any file"), "{e}");
+        assert_eq!(super::read(&big).unwrap().len(), 8);
+    }
+
     #[test]
     fn a_fifo_a_device_or_a_directory_is_refused_unread_a_file_read() {
         let dir = tempfile::tempdir().unwrap();

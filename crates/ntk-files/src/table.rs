@@ -39,7 +39,7 @@ pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> crate::Result<()> {
 
 /// Reads a CSV written by [`write_csv`]; a missing file is an empty table.
 pub fn read_csv<T: DeserializeOwned>(path: &Path) -> crate::Result<Vec<T>> {
-    let bytes = match crate::io::read(path) {
+    let bytes = match crate::io::read_limited(path, crate::io::TEXT_LIMIT) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
@@ -52,9 +52,29 @@ pub fn read_csv<T: DeserializeOwned>(path: &Path) -> crate::Result<Vec<T>> {
     parse_csv(&bytes, &path.display().to_string())
 }
 
+/// The longest line a table these tools write may have when read back (their widest rows
+/// are a few kilobytes): a longer one is refused before the CSV reader buffers it (a file of
+/// NUL bytes in a table's place was one record of hundreds of megabytes, whose buffer ran out
+/// of memory naming no file: thirty-sixth hostile round, D3).
+pub const MAX_LINE: usize = 1 << 20;
+
 /// Parses the bytes of a CSV written by [`write_csv`]; every row must parse (a bad row is
-/// an error naming `name` and the row, never skipped).
+/// an error naming `name` and the row, never skipped), and no line may be longer than
+/// [`MAX_LINE`].
 pub fn parse_csv<T: DeserializeOwned>(bytes: &[u8], name: &str) -> crate::Result<Vec<T>> {
+    if let Some((line, len)) = bytes
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.len()))
+        .find(|(_, len)| *len > MAX_LINE)
+    {
+        return Err(crate::Error::CsvLine {
+            name: name.to_string(),
+            line,
+            len,
+            max: MAX_LINE,
+        });
+    }
     csv::Reader::from_reader(bytes)
         .deserialize()
         .map(|row| {
@@ -68,6 +88,27 @@ pub fn parse_csv<T: DeserializeOwned>(bytes: &[u8], name: &str) -> crate::Result
 
 #[cfg(test)]
 mod tests {
+    /// A line longer than any row these tools write is refused, naming the file and the
+    /// line, before the CSV reader buffers it (thirty-sixth hostile round, D3).
+    #[test]
+    fn a_line_longer_than_any_row_is_refused() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Row {
+            a: u32,
+        }
+        let mut bytes = b"a\n1\n".to_vec();
+        bytes.extend(std::iter::repeat_n(0u8, super::MAX_LINE + 1));
+        let e = super::parse_csv::<Row>(&bytes, "t.csv")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("t.csv: line 3 is 1048577 bytes long"), "{e}");
+        assert_eq!(
+            super::parse_csv::<Row>(b"a\n1\n", "t.csv").unwrap().len(),
+            1
+        );
+    }
+
     use super::*;
 
     /// Twenty-third hostile round, N7: a number's text is short at every magnitude and reads

@@ -199,7 +199,7 @@ fn out_dir(path: &Path) -> &Path {
 /// other file given there by mistake stays (twenty-fifth hostile round, N6: a TOML config
 /// was replaced by the rows).
 fn check_replaces_bench_rows(path: &std::path::Path) -> CliResult<()> {
-    let Ok(bytes) = std::fs::read(path) else {
+    let Ok(bytes) = ntk_files::io::read_limited(path, ntk_files::io::TEXT_LIMIT) else {
         return Ok(());
     };
     let rows = serde_json::from_slice::<serde_json::Value>(&bytes).ok();

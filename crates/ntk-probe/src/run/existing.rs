@@ -50,7 +50,7 @@ pub const REDO: &str = "pass --recompute to compute it again";
 /// `--recompute`).
 pub fn state(out: &Path, command: SetCommand, now: &Provenance) -> State {
     let path = out.join("summary.json");
-    let found = std::fs::read(&path)
+    let found = ntk_files::io::read_limited(&path, ntk_files::io::TEXT_LIMIT)
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .map(|v| SetCommand::of(&v));

@@ -246,14 +246,15 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
     // Files with a probe's names are a probe's only when its summary says so (written last,
     // with the tool's name in its provenance): a user's summary.json is never replaced.
     // An `onnx` set is a probe's too (`existing::state` then names it).
-    let probe_made = ntk_files::io::read(dir.join("summary.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|v| {
-            let tool = v.get("provenance")?.get("tool")?.as_str()?.to_string();
-            Some(tool)
-        })
-        .is_some_and(|tool| tool.starts_with("ntk-probe"));
+    let probe_made =
+        ntk_files::io::read_limited(dir.join("summary.json"), ntk_files::io::TEXT_LIMIT)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| {
+                let tool = v.get("provenance")?.get("tool")?.as_str()?.to_string();
+                Some(tool)
+            })
+            .is_some_and(|tool| tool.starts_with("ntk-probe"));
     if probe_made {
         return Ok(());
     }

@@ -1153,3 +1153,46 @@ fn saved_weights_of_the_theory_kernel_are_refused() {
     }
     ok(&run_with(&cfg, &out, &[], &[]));
 }
+
+/// Thirty-sixth hostile round, D1: a BatchNorm or LayerNorm ReLU MLP's saved weights, every
+/// tensor scaled by 1e-100 (BatchNorm) or 1e-170 (LayerNorm), have a kernel that underflows to exactly 0 (its true values tiny,
+/// not 0): refused, run and dry run, as the plain MLP's are; the same weights unscaled run.
+#[test]
+fn a_normalized_networks_underflow_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, normalization, factor) in
+        [("bn", "batch_norm", 1e-100), ("ln", "layer_norm", 1e-170)]
+    {
+        let model = format!("normalization = \"{normalization}\"");
+        // ReLU: the tanh network's kernel at these scales is tiny but normal (its
+        // normalizations' biases dominate), not 0.
+        let config = |model: &str, keys: &str| config(model, keys).replace("tanh", "relu");
+        let cfg = write_file(d, &format!("{name}.toml"), &config(&model, ""));
+        ok(&run_with(&cfg, &d.join(name), &["--save-weights"], &[]));
+        let raw = std::fs::read(d.join(name).join("weights.safetensors")).unwrap();
+        let n = u64::from_le_bytes(raw[..8].try_into().unwrap()) as usize;
+        let header = std::str::from_utf8(&raw[8..8 + n]).unwrap();
+        assert!(!header.contains("F32"), "{header}");
+        let mut tiny = raw.clone();
+        for chunk in tiny[8 + n..].chunks_exact_mut(8) {
+            let v = f64::from_le_bytes(chunk.try_into().unwrap()) * factor;
+            chunk.copy_from_slice(&v.to_le_bytes());
+        }
+        let path = d.join(format!("{name}_tiny.safetensors"));
+        std::fs::write(&path, tiny).unwrap();
+        let given = |file: &Path| {
+            let keys = format!("weights = {:?}", file.display().to_string());
+            write_file(d, &format!("{name}_given.toml"), &config(&model, &keys))
+        };
+        let cfg = given(&path);
+        for extra in [&[][..], &["--dry-run"][..]] {
+            refused(
+                &run_with(&cfg, &d.join(format!("{name}_out")), extra, &[]),
+                &["K(x, x) = 0.000e0", "so the 0 is an underflow"],
+            );
+        }
+        let cfg = given(&d.join(name).join("weights.safetensors"));
+        ok(&run_with(&cfg, &d.join(format!("{name}_same")), &[], &[]));
+    }
+}

@@ -30,10 +30,11 @@ pub fn tost(a: &[f64], b: &[f64], margin: f64) -> Option<Tost> {
     if margin.is_nan() || margin <= 0.0 || margin.is_infinite() {
         return None;
     }
-    let (d, se, df) = super::welch::difference_error_df(a, b)?;
-    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
-    let p_lower = dist.sf((d + margin) / se);
-    let p_upper = dist.cdf((d - margin) / se);
+    let diff = super::welch::Difference::of(a, b)?;
+    let (d, se) = (diff.difference(), diff.standard_error());
+    let dist = StudentsT::new(0.0, 1.0, diff.df).ok()?;
+    let p_lower = dist.sf(diff.t(-margin));
+    let p_upper = dist.cdf(diff.t(margin));
     let q = dist.inverse_cdf(1.0 - super::ALPHA);
     Some(Tost {
         margin,

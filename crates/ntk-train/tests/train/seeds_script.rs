@@ -528,3 +528,60 @@ fn a_parked_checkpoint_is_never_replaced_by_an_earlier_one_and_restore_goes_on()
             .is_file()
     );
 }
+
+/// experiments/seeds/collect.sh takes each name asked for only as a whole line of its list,
+/// and checks them all before it collects anything (thirty-sixth hostile round, D4: `""`
+/// collected nothing with exit 0; `"fig3/mnist x"` collected fig3/mnist, then failed); a
+/// last line without a newline is read.
+#[test]
+fn collect_takes_whole_names_and_checks_them_before_collecting() {
+    let _guard = serial();
+    let (dir, stub) = tree();
+    let seeds = dir.path().join("experiments/seeds");
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/seeds");
+    std::fs::copy(scripts.join("collect.sh"), seeds.join("collect.sh")).unwrap();
+    std::fs::write(
+        seeds.join("collected.txt"),
+        "# a comment\nfig3/mnist - -\nfig3/mnist_60k log mixed",
+    )
+    .unwrap();
+    let collect = |args: &[&str]| {
+        let out = Command::new("bash")
+            .arg("experiments/seeds/collect.sh")
+            .args(args)
+            .current_dir(dir.path())
+            .env("NTK_TRAIN_BIN", &stub)
+            .output()
+            .unwrap();
+        let calls = std::fs::read_to_string(dir.path().join("calls.log")).unwrap_or_default();
+        let _ = std::fs::remove_file(dir.path().join("calls.log"));
+        (out, calls)
+    };
+    for bad in [
+        &[""][..],
+        &["fig3/mnist x"],
+        &["fig3/mnist", "fig3"],
+        &["fig3/mnist "],
+    ] {
+        let (o, calls) = collect(bad);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("no experiment"),
+            "{bad:?}: {o:?}"
+        );
+        assert!(
+            calls.is_empty(),
+            "{bad:?} collected before refusing: {calls}"
+        );
+    }
+    let (o, calls) = collect(&["fig3/mnist_60k"]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(
+        calls,
+        "collect experiments/fig3/mnist_60k --allow-mixed\n\
+         collect experiments/fig3/mnist_60k --log --allow-mixed\n"
+    );
+    let (o, calls) = collect(&[]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(calls.lines().count(), 3, "{calls}");
+}
