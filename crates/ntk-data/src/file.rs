@@ -131,7 +131,16 @@ impl Content {
 
     /// Reads up to `max` more bytes of content (fewer at its end).
     pub(crate) fn read_up_to(&mut self, max: u64) -> Result<Vec<u8>> {
-        let mut buf = Vec::with_capacity(self.capacity_hint(max));
+        let hint = self.capacity_hint(max);
+        let Some(mut buf) = ntk_files::io::try_buffer(hint) else {
+            return Err(DataError::io(
+                &self.path,
+                std::io::Error::new(
+                    std::io::ErrorKind::OutOfMemory,
+                    format!("{hint} bytes, more than this process can allocate"),
+                ),
+            ));
+        };
         (&mut self.reader)
             .take(max)
             .read_to_end(&mut buf)

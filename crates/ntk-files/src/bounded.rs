@@ -45,7 +45,15 @@ pub fn read_bounded(path: &Path, limit: u64, needs: &str) -> Result<Vec<u8>, Unr
             needs: needs.to_string(),
         });
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    let Some(mut bytes) = usize::try_from(meta.len())
+        .ok()
+        .and_then(crate::io::try_buffer)
+    else {
+        return Err(Unreadable::Io(std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            format!("{} bytes, more than this process can allocate", meta.len()),
+        )));
+    };
     file.take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(Unreadable::Io)?;

@@ -149,16 +149,12 @@ pub fn read_limited(path: impl AsRef<Path>, limit: u64) -> std::io::Result<Vec<u
             ),
         ));
     }
-    let mut bytes = Vec::new();
-    let fits = usize::try_from(len)
-        .ok()
-        .is_some_and(|n| bytes.try_reserve_exact(n).is_ok());
-    if !fits {
+    let Some(mut bytes) = usize::try_from(len).ok().and_then(try_buffer) else {
         return Err(std::io::Error::new(
             std::io::ErrorKind::OutOfMemory,
             format!("{len} bytes, more than this process can allocate"),
         ));
-    }
+    };
     // At most the limit (and one byte more, to see a file that grew past it).
     file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
@@ -168,6 +164,36 @@ pub fn read_limited(path: impl AsRef<Path>, limit: u64) -> std::io::Result<Vec<u
         ));
     }
     Ok(bytes)
+}
+
+std::thread_local! {
+    /// Whether this thread is inside [`try_buffer`]'s reservation.
+    static FALLIBLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether an allocation on this thread may fail without ending the process: inside
+/// [`try_buffer`], a global allocator that ends the process when an allocation fails
+/// (`ntk_cli::oom::ExitOnOom`) returns null instead, so that the reservation sees the
+/// failure and the caller can name the file (thirty-seventh hostile round, D2: a 3 GB
+/// checkpoint file under `ulimit -v` ended in the allocator's message, which names none).
+pub fn allocation_may_fail() -> bool {
+    FALLIBLE.with(|f| f.get())
+}
+
+/// `f()`, with [`allocation_may_fail`] true while it runs (on this thread): for a fallible
+/// reservation ([`try_buffer`]) and nothing else, since an allocation that fails inside it
+/// returns null to whatever asked.
+pub fn fallibly<T>(f: impl FnOnce() -> T) -> T {
+    FALLIBLE.with(|flag| flag.set(true));
+    let out = f();
+    FALLIBLE.with(|flag| flag.set(false));
+    out
+}
+
+/// An empty buffer with room for `n` bytes, or `None` where they cannot be allocated.
+pub fn try_buffer(n: usize) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    fallibly(|| bytes.try_reserve_exact(n).is_ok()).then_some(bytes)
 }
 
 /// [`read`] as text of at most [`TEXT_LIMIT`] bytes (`std::fs::read_to_string`'s error for
@@ -235,6 +261,13 @@ mod tests {
     /// A text file beyond [`super::TEXT_LIMIT`] (a sparse 3 GB file in a table's place:
     /// thirty-sixth hostile round, D3) is refused by its size before it is read, the message
     /// saying how large it is; one within the limit is read; [`super::read`] has no limit.
+    #[test]
+    fn a_reservation_beyond_the_address_space_is_none() {
+        assert!(super::try_buffer(usize::MAX / 2).is_none());
+        assert!(!super::allocation_may_fail());
+        assert_eq!(super::try_buffer(16).map(|b| b.capacity()), Some(16));
+    }
+
     #[test]
     fn a_text_file_beyond_the_limit_is_refused_unread() {
         let dir = tempfile::tempdir().unwrap();

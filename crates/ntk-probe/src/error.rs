@@ -108,7 +108,7 @@ pub enum Error {
     /// A sweep config with a `[resnet]` table.
     #[error(
         "{}: [resnet]: sweeps run MLPs only ([model]); probe a ResNet one network at a time \
-         with `ntk-probe ntk --config FILE --out DIR`",
+         with `ntk-probe run --config FILE --out DIR`",
         .path.display()
     )]
     SweepResNet { path: PathBuf },

@@ -672,6 +672,19 @@ fn refuse_partial(
         }
         let engine = crate::stepper::engine_of(&point.cfg, sweep.compute)?;
         crate::stepper::check_engine(&dir, pointer.engine, engine)?;
+        // The files the resumed run writes again must be files it may replace (thirty-
+        // seventh hostile round, D3: a FIFO at config.toml was "partial" in the dry run; the
+        // run refused it and recorded the failure).
+        for name in crate::run_dir::RUN_FILES
+            .iter()
+            .filter(|n| **n != "checkpoints")
+        {
+            let path = dir.join(name);
+            ntk_files::io::check_target(&path).map_err(|e| ntk_files::Error::Write {
+                path: path.clone(),
+                source: e.into(),
+            })?;
+        }
     }
     Ok(())
 }

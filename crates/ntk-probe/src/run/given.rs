@@ -326,8 +326,8 @@ fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
 /// activation scaled up by the next layer's weights. No bound on the diagonal's magnitude
 /// excludes this, so the kernel is compared with f64's, which has no such underflow at these
 /// scales.
-/// Skipped with BatchNorm's batch statistics (one sample has none; the normalization removes
-/// the scale).
+/// With BatchNorm's batch statistics (one sample has none) the two inputs are one batch
+/// ([`check_batch_pair`]).
 pub(crate) fn check_kernel_range(
     cfg: &ProbeConfig,
     inputs: &Inputs,
@@ -335,7 +335,7 @@ pub(crate) fn check_kernel_range(
     net: &Net,
 ) -> crate::Result<()> {
     let batch = cfg.probe.batch_norm_statistics == Some(BnStatistics::Batch);
-    if batch || inputs.n == 0 {
+    if inputs.n == 0 {
         return Ok(());
     }
     let d = inputs.d.max(1);
@@ -356,6 +356,15 @@ pub(crate) fn check_kernel_range(
         let one = inputs.select(&[row]);
         probe_kernel(cfg, net, &one, compute, &mut host::HostCache::default())
     };
+    if batch {
+        let smallest = (0..inputs.n)
+            .filter(|&r| norm(r) > 0.0)
+            .min_by(|&a, &b| norm(a).total_cmp(&norm(b)));
+        return match smallest.filter(|&s| s != row) {
+            Some(small) => check_batch_pair(cfg, inputs, compute, net, [row, small]),
+            None => Ok(()),
+        };
+    }
     let largest = kernel_of(row, compute, net)?;
     let k = &largest.kernel;
     if k.data.iter().all(|v| v.is_finite()) {
@@ -413,6 +422,64 @@ pub(crate) fn check_kernel_range(
         setting: Some(format!("{at} with {weights} (weights and inputs finite)")),
         source: Box::new(ntk_numerics::Error::NonFiniteKernel.into()),
     })
+}
+
+/// [`check_kernel_range`] with BatchNorm's batch statistics, which one sample alone has not:
+/// the kernel of the two inputs `rows` (the largest norm and the smallest nonzero one) as a
+/// batch must be finite, and its diagonal at least the precision's smallest normal number
+/// (thirty-seventh hostile round, D1: a BatchNorm MLP's weights scaled by 1e-100 gave "rank
+/// 0" under batch statistics, where this check was skipped). A 0 there cannot be told from
+/// an underflow (a normalized network), so it is refused with the rest.
+fn check_batch_pair(
+    cfg: &ProbeConfig,
+    inputs: &Inputs,
+    compute: &Compute,
+    net: &Net,
+    rows: [usize; 2],
+) -> crate::Result<()> {
+    let two = inputs.select(&rows);
+    let k = probe_kernel(cfg, net, &two, compute, &mut host::HostCache::default())?.kernel;
+    let normal = match compute.precision {
+        Precision::F64 => f64::MIN_POSITIVE,
+        _ => f64::from(f32::MIN_POSITIVE),
+    };
+    // The sample of the kernel's index `i` (one per output with probe.output = "full").
+    let at = |i: usize| rows[(i / (k.size / 2).max(1)).min(1)];
+    if let Some(i) = k.data.iter().position(|v| !v.is_finite()) {
+        return Err(Error::Config {
+            key: "probe.batch_norm_statistics",
+            value: "\"batch\"".into(),
+            reason: format!(
+                "{}: rows {} and {} as a batch have a kernel entry that is not finite in {} \
+                 (overflow, at row {}); rescale the inputs or the weights",
+                inputs.description,
+                rows[0],
+                rows[1],
+                compute.precision,
+                at(i / k.size)
+            ),
+        });
+    }
+    if let Some(i) = (0..k.size).find(|&i| k.data[i * k.size + i] < normal) {
+        return Err(Error::Config {
+            key: "probe.batch_norm_statistics",
+            value: "\"batch\"".into(),
+            reason: format!(
+                "{}: rows {} and {} as a batch: row {} has a kernel entry K(x, x) = {:.3e}, \
+                 below the smallest normal {} number ({normal:.3e}): the kernel underflows, \
+                 its entries losing digits or vanishing (a 0 of the network's own cannot be \
+                 told from an underflow in a normalized network); rescale the weights or the \
+                 inputs",
+                inputs.description,
+                rows[0],
+                rows[1],
+                at(i),
+                k.data[i * k.size + i],
+                compute.precision
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// The kernel of one row (`row`, the data's row index), in `compute`'s precision with `net`.
@@ -487,7 +554,8 @@ fn check_kernel_normal(
     // its own ([`pow2_normalized`]), gives exactly 0 as well (thirty-fifth hostile round, D2:
     // weights scaled by 1e-85, whose kernel underflows to 0 in f64, were "rank 0").
     let input_normal = norm >= lambda.sqrt();
-    let mut rescaled = None;
+    // What the zero diagonal is, where the comparison below tells: (why, fix).
+    let mut told: Option<(String, &str)> = None;
     if low == 0.0 && input_normal && diagonal.iter().all(|v| *v == 0.0 || *v >= normal) {
         let f64c = Compute {
             precision: Precision::F64,
@@ -500,43 +568,60 @@ fn check_kernel_normal(
                 .supports_dtype(burn::tensor::FloatDType::F64)
                 .then(|| ntk_kernel::compute::with_precision(net, Precision::F64)),
         };
-        let wide = match wide {
-            Some(w) => match pow2_normalized(&w)? {
-                Some(scaled) => Some((scaled, true)),
-                None => Some((w, false)),
-            },
-            None => None,
-        };
-        let Some((wide, scaled)) = wide else {
+        let Some(wide) = wide else {
             return Ok(());
         };
-        // In f64 the network itself is what was computed: only its rescaling can tell more.
-        if compute.precision == Precision::F64 && !scaled {
-            return Ok(());
-        }
-        let k64 = kernel_of(row, &f64c, &wide)?.kernel;
-        let top = (0..k64.size)
-            .map(|i| k64.data[i * k64.size + i])
-            .fold(0.0, f64::max);
-        if top == 0.0 {
-            return Ok(());
-        }
-        rescaled = scaled.then_some(top);
+        // The network in f64 with its layers scaled by powers of two where that keeps a 0 of
+        // its own ([`pow2_normalized`]: an MLP without biases or normalization); any other
+        // network's 0 cannot be told from an underflow (thirty-seventh hostile round, D1:
+        // a BatchNorm MLP's weights scaled by 1e-140 gave 0 where the kernel is 2.4e-281,
+        // a normal number, and scaling its layers did not undo it), so it is refused.
+        let scaled = pow2_normalized(&wide)?;
+        let provable = scaled.is_some();
+        let wide = scaled.unwrap_or(wide);
+        let top = if compute.precision == Precision::F64 && !provable {
+            0.0
+        } else {
+            let k64 = kernel_of(row, &f64c, &wide)?.kernel;
+            (0..k64.size)
+                .map(|i| k64.data[i * k64.size + i])
+                .fold(0.0, f64::max)
+        };
+        told = Some(match (provable, top > 0.0) {
+            (true, false) => return Ok(()),
+            (true, true) => (
+                format!(
+                    "; the same network in f64 with each layer's weights scaled by a power of \
+                     two (their largest entry into [1, 2), which keeps a zero of the network's \
+                     own, such as a dead ReLU layer) has K(x, x) = {top:.3e}, so the 0 is an \
+                     underflow"
+                ),
+                "rescale the weights",
+            ),
+            (false, true) => (
+                format!(
+                    "; the same network in f64 has K(x, x) = {top:.3e}, so the 0 is an underflow"
+                ),
+                "rescale the weights or inputs, or probe in f64",
+            ),
+            (false, false) => (
+                "; a 0 of this network's own (no gradient at this input) cannot be told from an \
+                 underflow here: only an MLP without biases or normalization can be scaled to \
+                 tell them apart"
+                    .to_string(),
+                "rescale the weights or the inputs",
+            ),
+        });
     }
-    let why = match rescaled {
-        Some(top) => format!(
-            "; the same network in f64 with each weight tensor scaled by a power of two (its \
-             largest entry into [1, 2), which keeps a zero of the network's own, such as a \
-             dead ReLU layer) has K(x, x) = {top:.3e}, so the 0 is an underflow"
-        ),
-        None => String::new(),
-    };
-    let fix = match (compute.precision, rescaled) {
-        (Precision::F64, Some(_)) => "rescale the weights",
-        (_, Some(_)) => "rescale the weights or probe in f64",
-        (Precision::F64, None) => "rescale the inputs (toward unit norm)",
-        _ => "rescale the inputs (toward unit norm) or probe in f64",
-    };
+    let (why, fix) = told.unwrap_or_else(|| {
+        (
+            String::new(),
+            match compute.precision {
+                Precision::F64 => "rescale the inputs (toward unit norm)",
+                _ => "rescale the inputs (toward unit norm) or probe in f64",
+            },
+        )
+    });
     Err(Error::Config {
         key: "probe.precision",
         value: format!("\"{}\"", compute.precision),
@@ -577,7 +662,7 @@ fn pow2_normalized(net: &Net) -> crate::Result<Option<Net>> {
         return Ok(None);
     };
     let normalized = !mlp.batch_norms.is_empty() || !mlp.layer_norms.is_empty();
-    if !normalized && mlp.layers.iter().any(|l| l.bias.is_some()) {
+    if normalized || mlp.layers.iter().any(|l| l.bias.is_some()) {
         return Ok(None);
     }
     let tensors = net.tensors();

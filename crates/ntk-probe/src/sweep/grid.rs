@@ -186,7 +186,7 @@ impl SweepConfig {
         if self.probe.weights.is_some() || self.probe.blocks.is_some() {
             return Err(Error::Invalid(
                 "probe.weights and probe.blocks give one network's weights and one set's \
-                 blocks; a sweep draws a network per point: probe each with `ntk-probe ntk`",
+                 blocks; a sweep draws a network per point: probe each with `ntk-probe run`",
             ));
         }
         // The infinite-width kernel has no width and draws no network: a widths axis, or

@@ -1154,9 +1154,11 @@ fn saved_weights_of_the_theory_kernel_are_refused() {
     ok(&run_with(&cfg, &out, &[], &[]));
 }
 
-/// Thirty-sixth hostile round, D1: a BatchNorm or LayerNorm ReLU MLP's saved weights, every
-/// tensor scaled by 1e-100 (BatchNorm) or 1e-170 (LayerNorm), have a kernel that underflows to exactly 0 (its true values tiny,
-/// not 0): refused, run and dry run, as the plain MLP's are; the same weights unscaled run.
+/// Thirty-sixth and thirty-seventh hostile rounds, D1: a BatchNorm or LayerNorm ReLU MLP's
+/// saved weights, every tensor scaled by 1e-100 (BatchNorm) or 1e-170 (LayerNorm), have a
+/// kernel that underflows to exactly 0 (its true values tiny, not 0): refused, run and dry
+/// run (a normalized network's 0 cannot be told from an underflow, and is said so), with
+/// running and with batch statistics; the same weights unscaled run.
 #[test]
 fn a_normalized_networks_underflow_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -1189,8 +1191,27 @@ fn a_normalized_networks_underflow_is_refused() {
         for extra in [&[][..], &["--dry-run"][..]] {
             refused(
                 &run_with(&cfg, &d.join(format!("{name}_out")), extra, &[]),
-                &["K(x, x) = 0.000e0", "so the 0 is an underflow"],
+                &["K(x, x) = 0.000e0", "cannot be told from an underflow"],
             );
+        }
+        // Thirty-seventh hostile round, D1: under batch statistics (where one input alone
+        // has none) the largest and the smallest inputs are checked as one batch.
+        if normalization == "batch_norm" {
+            let keys = format!(
+                "weights = {:?}\nbatch_norm_statistics = \"batch\"",
+                path.display().to_string()
+            );
+            let cfg = write_file(d, "bn_batch.toml", &config(&model, &keys));
+            for extra in [&[][..], &["--dry-run"][..]] {
+                refused(
+                    &run_with(&cfg, &d.join("bn_batch_out"), extra, &[]),
+                    &[
+                        "probe.batch_norm_statistics",
+                        "as a batch",
+                        "K(x, x) = 0.000e0",
+                    ],
+                );
+            }
         }
         let cfg = given(&d.join(name).join("weights.safetensors"));
         ok(&run_with(&cfg, &d.join(format!("{name}_same")), &[], &[]));

@@ -1638,6 +1638,21 @@ fn the_dry_run_of_an_interrupted_run_refuses_what_the_run_refuses() {
         let [dry, _] = dry_and_real(&args(&cfg, &out, extra));
         assert_eq!(dry.0, Some(2), "{name}, after the failure: dry run {dry:?}");
     }
+    // Thirty-seventh hostile round, D3: a FIFO where the resumed run writes config.toml
+    // again: the dry run said "partial", the run refused it and recorded a failure; both
+    // refuse it now, naming it, before anything is written.
+    let (cfg, out) = checkpointed_run(d, "fifo_config");
+    let config = out.join("config.toml");
+    std::fs::remove_file(&config).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&config)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let [dry, real] = dry_and_real(&args(&cfg, &out, &["--resume"]));
+    assert_eq!((dry.0, real.0), (Some(2), Some(2)), "{dry:?} / {real:?}");
+    assert!(dry.1.contains("config.toml") && real.1.contains("config.toml"));
+    assert!(!out.join("failed.json").exists());
     // With the checkpoint's own engine both go on.
     let (cfg, out) = checkpointed_run(d, "same_engine");
     let [dry, real] = dry_and_real(&args(&cfg, &out, &["--resume"]));
