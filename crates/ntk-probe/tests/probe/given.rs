@@ -1044,17 +1044,16 @@ fn a_kernel_that_underflows_is_refused() {
     };
     let tiny = scaled(1e-100, "tiny.safetensors");
     let cfg = write_file(d, "tiny_weights.toml", &narrow(&x, "f64", Some(&tiny)));
-    for extra in [&[][..], &["--dry-run"][..]] {
-        refused(
-            &run_with(&cfg, &d.join("tiny_weights"), extra, &[]),
-            &[
-                "the largest",
-                "K(x, x) = 0.000e0",
-                "so the 0 is an underflow",
-                "rescale the weights",
-            ],
-        );
-    }
+    refused_run_and_dry_run(
+        &cfg,
+        &d.join("tiny_weights"),
+        &[
+            "the largest",
+            "K(x, x) = 0.000e0",
+            "so the 0 is an underflow",
+            "rescale the weights",
+        ],
+    );
     // In f32 the weights themselves vanish (1e-50 is below f32's smallest subnormal) or are
     // subnormal (1e-40): refused naming the tensor and the entry.
     for factor in [1e-50, 1e-40] {
@@ -1188,12 +1187,11 @@ fn a_normalized_networks_underflow_is_refused() {
             write_file(d, &format!("{name}_given.toml"), &config(&model, &keys))
         };
         let cfg = given(&path);
-        for extra in [&[][..], &["--dry-run"][..]] {
-            refused(
-                &run_with(&cfg, &d.join(format!("{name}_out")), extra, &[]),
-                &["K(x, x) = 0.000e0", "cannot be told from an underflow"],
-            );
-        }
+        refused_run_and_dry_run(
+            &cfg,
+            &d.join(format!("{name}_out")),
+            &["K(x, x) = 0.000e0", "cannot be told from an underflow"],
+        );
         // Thirty-seventh hostile round, D1: under batch statistics (where one input alone
         // has none) the largest and the smallest inputs are checked as one batch.
         if normalization == "batch_norm" {
@@ -1202,18 +1200,24 @@ fn a_normalized_networks_underflow_is_refused() {
                 path.display().to_string()
             );
             let cfg = write_file(d, "bn_batch.toml", &config(&model, &keys));
-            for extra in [&[][..], &["--dry-run"][..]] {
-                refused(
-                    &run_with(&cfg, &d.join("bn_batch_out"), extra, &[]),
-                    &[
-                        "probe.batch_norm_statistics",
-                        "as a batch",
-                        "K(x, x) = 0.000e0",
-                    ],
-                );
-            }
+            refused_run_and_dry_run(
+                &cfg,
+                &d.join("bn_batch_out"),
+                &[
+                    "probe.batch_norm_statistics",
+                    "as a batch",
+                    "K(x, x) = 0.000e0",
+                ],
+            );
         }
         let cfg = given(&d.join(name).join("weights.safetensors"));
         ok(&run_with(&cfg, &d.join(format!("{name}_same")), &[], &[]));
+    }
+}
+
+/// The run and its dry run of `cfg` into `out` both refused, with `words` in the message.
+fn refused_run_and_dry_run(cfg: &Path, out: &Path, words: &[&str]) {
+    for extra in [&[][..], &["--dry-run"][..]] {
+        refused(&run_with(cfg, out, extra, &[]), words);
     }
 }
