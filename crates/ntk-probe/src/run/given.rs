@@ -634,29 +634,21 @@ fn check_kernel_normal(
     })
 }
 
-/// `net` with each layer's weights (and its bias) scaled by the power of two `s_l` that
-/// brings the weights' largest magnitude into `[1, 2)` (a layer of zeros as it is), and a
-/// BatchNorm's running mean and variance after layer `l` by `s_l` and `s_l^2`, for an MLP
-/// where that keeps a 0 diagonal of the network's own and undoes an underflow:
-/// - without biases or normalization, with a positively homogeneous activation (ReLU, leaky
-///   ReLU, the identity, ReLU^2: `s(a z) = a^p s(z)`, `a > 0`): each layer's output scales
-///   by one positive factor and every pre-activation keeps its sign, so a dead unit stays
-///   dead, exactly; with the other activations (tanh, erf, GELU, SiLU, SELU, NormReLU), which
-///   vanish at isolated points only, a 0 diagonal (every unit of the last hidden layer at 0)
-///   at a nonzero input needs a layer of zero weights or an exact cancellation, and the
-///   scaling keeps a layer of zeros;
-/// - with BatchNorm (before the activation) or LayerNorm (after it): each normalization's
-///   input scales by its layer's factor and its output is the same but for its epsilon,
-///   whose weight beside the variances the scaling changes: at weights of a usual scale
-///   (`s_l` between 1/8 and 8) a dead unit stays dead; at weights so small that the
-///   variances are below epsilon, the original network is one whose values are tiny, not
-///   0, which is what an underflow is (thirty-sixth hostile round, D1: BatchNorm and
-///   LayerNorm MLPs with weights scaled by 1e-100 and 1e-170 were "rank 0").
+/// `net` with each layer's weights scaled by the power of two that brings their largest
+/// magnitude into `[1, 2)` (a layer of zeros as it is), for an MLP without biases or
+/// normalization, where that keeps a 0 diagonal of the network's own and undoes an
+/// underflow: with a positively homogeneous activation (ReLU, leaky ReLU, the identity,
+/// ReLU^2: `s(a z) = a^p s(z)`, `a > 0`) each layer's output scales by one positive factor
+/// and every pre-activation keeps its sign, so a dead unit stays dead, exactly; with the other
+/// activations (tanh, erf, GELU, SiLU, SELU, NormReLU), which vanish at isolated points only,
+/// a 0 diagonal (every unit of the last hidden layer at 0) at a nonzero input needs a layer of
+/// zero weights or an exact cancellation, and the scaling keeps a layer of zeros.
 ///
-/// `None` for an MLP with biases and no normalization (its output bias's own gradient makes
-/// every diagonal positive) and for other networks. The scaled weights are normal numbers
-/// whatever the file's scale, so the kernel they give underflows only where a unit-scale
-/// network's would.
+/// `None` for other networks: an MLP with biases (its output bias's own gradient makes every
+/// diagonal positive), a normalized one (whose 0 no scaling proves its own: thirty-seventh
+/// hostile round, D1), a ResNet, an ONNX graph. The scaled weights are normal numbers whatever
+/// the file's scale, so the kernel they give underflows only where a unit-scale network's
+/// would.
 fn pow2_normalized(net: &Net) -> crate::Result<Option<Net>> {
     let Net::Mlp(mlp) = net else {
         return Ok(None);
@@ -665,46 +657,22 @@ fn pow2_normalized(net: &Net) -> crate::Result<Option<Net>> {
     if normalized || mlp.layers.iter().any(|l| l.bias.is_some()) {
         return Ok(None);
     }
+    // Every tensor is a layer's weights.
     let tensors = net.tensors();
-    let values = |name: &str| -> Vec<f64> {
-        tensors
+    let mut get = |name: &str, _: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
+        let v = tensors
             .iter()
             .find(|t| t.0 == name)
             .map(|t| t.2.clone())
-            .unwrap_or_default()
-    };
-    // Each layer's factor, as two normal numbers (a subnormal or a huge largest weight).
-    let factors: Vec<(f64, f64)> = (0..mlp.layers.len())
-        .map(|l| {
-            let m = values(&format!("layers.{l}.weight"))
-                .iter()
-                .fold(0.0_f64, |m, v| m.max(v.abs()));
-            if m == 0.0 || !m.is_finite() {
-                return (1.0, 1.0);
-            }
-            let e = -(m.log2().floor() as i32);
-            (2f64.powi(e / 2), 2f64.powi(e - e / 2))
-        })
-        .collect();
-    let mut get = |name: &str, _: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
-        let v = values(name);
-        let parts: Vec<&str> = name.split('.').collect();
-        let layer = parts.get(1).and_then(|l| l.parse::<usize>().ok());
-        let power = match (parts.first(), layer, parts.last()) {
-            (Some(&"layers"), Some(_), _) => 1,
-            (Some(&"batch_norms"), Some(_), Some(&"running_mean")) => 1,
-            (Some(&"batch_norms"), Some(_), Some(&"running_var")) => 2,
-            _ => 0,
-        };
-        let Some(&(a, b)) = layer.and_then(|l| factors.get(l)).filter(|_| power > 0) else {
+            .unwrap_or_default();
+        let m = v.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+        if m == 0.0 || !m.is_finite() {
             return Ok(v);
-        };
-        Ok(v.iter()
-            .map(|x| {
-                let once = x * a * b;
-                if power == 2 { once * a * b } else { once }
-            })
-            .collect())
+        }
+        // In two factors, each a normal number (a subnormal or a huge largest weight).
+        let e = -(m.log2().floor() as i32);
+        let (a, b) = (2f64.powi(e / 2), 2f64.powi(e - e / 2));
+        Ok(v.iter().map(|x| x * a * b).collect())
     };
     Ok(Some(net.clone().with_tensors(&mut get)?))
 }
