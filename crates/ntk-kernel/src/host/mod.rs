@@ -16,6 +16,7 @@ use ntk_model::Mlp;
 use ntk_numerics::kernel::Kernel;
 use ntk_numerics::linalg::gram_lower_into;
 
+pub mod diagonal;
 mod linear;
 pub mod resnet;
 pub mod tiles;

@@ -20,8 +20,10 @@
 //! the network's own (an underflow, issue 65 item 6), and in f32 both kernels equal to f64's
 //! within a rounding allowance (an
 //! intermediate that underflows and is scaled up, which the diagonal's size does not show),
-//! each refused before any work naming the row, its norm and the fix
-//! ([`check_kernel_range`], which a sweep's points call too).
+//! and, for an MLP without normalization, every input's diagonal finite ([`overflowing_row`]:
+//! given weights can overflow inputs other than the largest), each refused before any work
+//! naming the row, its norm and the fix ([`check_kernel_range`], which a sweep's points call
+//! too).
 
 use std::path::Path;
 
@@ -327,7 +329,8 @@ fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
 /// excludes this, so the kernel is compared with f64's, which has no such underflow at these
 /// scales.
 /// With BatchNorm's batch statistics (one sample has none) the two inputs are one batch
-/// ([`check_batch_pair`]).
+/// ([`check_batch_pair`]). An MLP without normalization has every input's diagonal checked
+/// for an overflow as well ([`overflowing_row`]).
 pub(crate) fn check_kernel_range(
     cfg: &ProbeConfig,
     inputs: &Inputs,
@@ -367,7 +370,12 @@ pub(crate) fn check_kernel_range(
     }
     let largest = kernel_of(row, compute, net)?;
     let k = &largest.kernel;
-    if k.data.iter().all(|v| v.is_finite()) {
+    let overflow = if k.data.iter().all(|v| v.is_finite()) {
+        overflowing_row(cfg, inputs, compute, net)
+    } else {
+        Some((row, None))
+    };
+    let Some((row, value)) = overflow else {
         let smallest = (0..inputs.n)
             .filter(|&r| norm(r) > 0.0)
             .min_by(|&a, &b| norm(a).total_cmp(&norm(b)));
@@ -399,19 +407,31 @@ pub(crate) fn check_kernel_range(
             )?;
         }
         return check_kernel_accuracy(inputs, compute, net, &checked, &kernel_of);
-    }
+    };
+    let what = match value {
+        Some(v) if v.is_finite() => format!(
+            "K(x, x) = {v:.3e} within the rounding allowance of {}'s largest number",
+            compute.precision
+        ),
+        _ => format!("K(x, x) that is not finite in {}", compute.precision),
+    };
     let at = format!(
-        "{}: row {row} (norm {:.3e}) has a kernel entry K(x, x) that is not finite in {} \
-         (overflow)",
+        "{}: row {row} (norm {:.3e}) has a kernel entry {what} (overflow)",
         inputs.description,
         norm(row),
-        compute.precision
     );
     if compute.precision == Precision::F32 {
         return Err(Error::Config {
             key: "probe.precision",
             value: "\"f32\"".into(),
-            reason: format!("{at}; rescale the inputs or probe in f64"),
+            reason: match &cfg.probe.weights {
+                Some(p) => format!(
+                    "{at} with the weights of probe.weights = {}; rescale the inputs or the \
+                     weights, or probe in f64",
+                    p.display()
+                ),
+                None => format!("{at}; rescale the inputs or probe in f64"),
+            },
         });
     }
     let weights = match &cfg.probe.weights {
@@ -677,6 +697,69 @@ fn pow2_normalized(net: &Net) -> crate::Result<Option<Net>> {
     Ok(Some(net.clone().with_tensors(&mut get)?))
 }
 
+/// The first input whose kernel overflows the run's precision, by every input's diagonal
+/// `K(x, x)` ([`ntk_kernel::host::diagonal`], one forward and backward over all inputs in
+/// the run's precision, `O(n P)` work), with its value: for an MLP without normalization
+/// (whose kernel is the structured formula, whichever route forms it). An entry beyond the
+/// precision's largest number divided by `1 + 4 m u` ([`rounding_allowance`]) counts: the
+/// route forms the same sums in another order, within that rounding. Given weights can make
+/// an input other than the largest-norm one overflow (thirty-seventh hostile round, D3: a
+/// weight of 1e300 on a unit dead at that input), which the run would refuse after its work
+/// and `--dry-run` did not. `None` for other networks (a ResNet's or a normalized MLP's
+/// diagonal costs its Jacobian: the two inputs [`check_kernel_range`] computes stand for
+/// them) and for the theory (no weights: its kernel grows with the input's norm).
+fn overflowing_row(
+    cfg: &ProbeConfig,
+    inputs: &Inputs,
+    compute: &Compute,
+    net: &Net,
+) -> Option<(usize, Option<f64>)> {
+    let Net::Mlp(mlp) = net else {
+        return None;
+    };
+    if cfg.probe.method == Method::Theory
+        || ntk_kernel::structured::unsupported_reason(mlp).is_some()
+    {
+        return None;
+    }
+    let outputs: Vec<usize> = match cfg.probe.output {
+        OutputMode::Single(o) => vec![o],
+        _ => (0..mlp.config().output_dim).collect(),
+    };
+    let per_output = cfg.probe.output == OutputMode::Full;
+    let (x, n) = (&inputs.x, inputs.n);
+    use ntk_kernel::host::diagonal::largest_diagonal;
+    let (diagonal, largest) = match compute.precision {
+        Precision::F32 => (
+            largest_diagonal::<f32>(mlp, x, n, &outputs, per_output),
+            f64::from(f32::MAX),
+        ),
+        Precision::F64 => (
+            largest_diagonal::<f64>(mlp, x, n, &outputs, per_output),
+            f64::MAX,
+        ),
+    };
+    let limit = largest / (1.0 + rounding_allowance(net, compute.precision).1);
+    // A NaN counts as an overflow too.
+    let row = diagonal.iter().position(|v| v.is_nan() || *v > limit)?;
+    Some((row, Some(diagonal[row])))
+}
+
+/// `(m, 4 m u)`: the sum `m` over the network's weight tensors of their larger fan (a
+/// matrix's rows or columns, a convolution's output channels or inputs per output), and the
+/// allowance `4 m u` relative to the kernel's scale, `u` the `precision`'s unit roundoff: the
+/// order of the worst-case rounding bound of the sums and products that form `K(x, x)`
+/// through the forward pass, the backward pass and the Gram products (`m u` each).
+fn rounding_allowance(net: &Net, precision: Precision) -> (usize, f64) {
+    let m: usize = net
+        .tensors()
+        .iter()
+        .filter(|t| t.1.len() >= 2)
+        .map(|t| t.1[0].max(t.1[1..].iter().product()))
+        .sum();
+    (m, 4.0 * m as f64 * precision.epsilon() / 2.0)
+}
+
 /// [`check_kernel_range`]'s last part, in a precision coarser than f64: the kernel of each
 /// `checked` input alone (row, norm, the kernel as the run computed it) must agree with the
 /// same network's in f64, entry by entry, to within `4 m u` of `sqrt(K(x, x) K(y, y))` (the
@@ -709,14 +792,7 @@ fn check_kernel_accuracy(
     if !f64c.device.supports_dtype(burn::tensor::FloatDType::F64) {
         return Ok(());
     }
-    let m: usize = net
-        .tensors()
-        .iter()
-        .filter(|t| t.1.len() >= 2)
-        .map(|t| t.1[0].max(t.1[1..].iter().product()))
-        .sum();
-    let u = compute.precision.epsilon() / 2.0;
-    let allowance = 4.0 * m as f64 * u;
+    let (m, allowance) = rounding_allowance(net, compute.precision);
     let net64 = ntk_kernel::compute::with_precision(net, Precision::F64);
     for (row, norm, result) in checked {
         if result.route == Route::Theory {

@@ -337,7 +337,8 @@ impl Sweep for ProbeSweep<'_> {
     /// A point the run would fail by the kernel range check it makes before any work
     /// ([`run::given::check_kernel_range`]: the kernel of the largest-norm input alone
     /// overflows, or that of the smallest nonzero norm underflows, or in f32 either differs
-    /// from f64's beyond rounding), found as the run finds it
+    /// from f64's beyond rounding, or an MLP's diagonal overflows at any input), found as the
+    /// run finds it
     /// but on the host ([`ProbeSweep::foresight`]: a dry run opens no GPU), in the sweep's
     /// precision; an error building the point's network is foreseen alike.
     fn foresee(&self, point: &Point) -> crate::Result<Option<String>> {

@@ -1221,3 +1221,55 @@ fn refused_run_and_dry_run(cfg: &Path, out: &Path, words: &[&str]) {
         refused(&run_with(cfg, out, extra, &[]), words);
     }
 }
+
+/// Thirty-seventh hostile round, D3: given weights whose kernel overflows on inputs other
+/// than the largest and the smallest (a first-layer unit of weight 1e200 on the first
+/// feature, dead where it is negative, as it is at those two) are refused before any work,
+/// run and dry run alike, naming the first such row (every input's diagonal is formed, for
+/// an MLP without normalization); before, the dry run said "new" and the run refused after
+/// its work. In f32 the same at 1e30.
+#[test]
+fn an_overflow_only_other_inputs_reach_is_refused_by_the_dry_run_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Row 0 has the largest norm, row 3 the smallest; both have a negative first feature.
+    let x = write_file(
+        d,
+        "x.csv",
+        "-3,0\n1,0.5\n0.5,-1\n-0.1,0.05\n-1,-1\n0.7,0.1\n",
+    );
+    let config = |keys: &str| {
+        format!(
+            "[data]\ndataset = \"file\"\nn = 6\nx = {:?}\n[model]\nwidth = 8\ndepth = 2\n\
+             activation = \"relu\"\n[probe]\n{keys}\n",
+            x.display().to_string()
+        )
+    };
+    let cfg = write_file(d, "seeded.toml", &config("precision = \"f64\""));
+    let saved = d.join("saved");
+    ok(&run_with(&cfg, &saved, &["--save-weights"], &[]));
+    for (precision, big) in [("f64", 1e200), ("f32", 1e30)] {
+        let file = d.join(format!("big_{precision}.safetensors"));
+        edit_safetensors(&saved.join("weights.safetensors"), &file, |header, data| {
+            for (i, v) in [(0, big), (1, 0.0)] {
+                let at = entry_offset(header, "layers.0.weight", i);
+                data[at..at + 8].copy_from_slice(&f64::to_le_bytes(v));
+            }
+        });
+        let keys = format!(
+            "precision = \"{precision}\"\nweights = {:?}",
+            file.display().to_string()
+        );
+        let cfg = write_file(d, &format!("{precision}.toml"), &config(&keys));
+        refused_run_and_dry_run(
+            &cfg,
+            &d.join(format!("out_{precision}")),
+            &[
+                "row 1 (norm 1.118e0)",
+                &format!("not finite in {precision} (overflow)"),
+                "big_",
+            ],
+        );
+        assert!(!d.join(format!("out_{precision}")).exists());
+    }
+}
