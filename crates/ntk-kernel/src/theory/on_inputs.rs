@@ -347,10 +347,8 @@ fn pow2_scaled(v: &[f64]) -> Option<Vec<f64>> {
     if m == 0.0 || !m.is_finite() {
         return None;
     }
-    // In two factors, each a normal number, for a subnormal or a huge m.
-    let e = -(m.log2().floor() as i32);
-    let (a, b) = (2f64.powi(e / 2), 2f64.powi(e - e / 2));
-    Some(v.iter().map(|x| x * a * b).collect())
+    let e = libm::ilogb(m);
+    Some(v.iter().map(|x| libm::scalbn(*x, -e)).collect())
 }
 
 /// Why the recursion of inputs `i` and `j` (Gram matrix `gram`) cannot resolve their angle

@@ -689,10 +689,8 @@ fn pow2_normalized(net: &Net) -> crate::Result<Option<Net>> {
         if m == 0.0 || !m.is_finite() {
             return Ok(v);
         }
-        // In two factors, each a normal number (a subnormal or a huge largest weight).
-        let e = -(m.log2().floor() as i32);
-        let (a, b) = (2f64.powi(e / 2), 2f64.powi(e - e / 2));
-        Ok(v.iter().map(|x| x * a * b).collect())
+        let e = libm::ilogb(m);
+        Ok(v.iter().map(|x| libm::scalbn(*x, -e)).collect())
     };
     Ok(Some(net.clone().with_tensors(&mut get)?))
 }

@@ -60,9 +60,8 @@ pub(super) struct Difference {
     error: f64,
     /// The Welch-Satterthwaite degrees of freedom.
     pub df: f64,
-    /// `2^-e` and `2^e`, each in two factors that are normal numbers.
-    up: (f64, f64),
-    down: (f64, f64),
+    /// The samples were scaled by `2^-e` (exactly, [`libm::scalbn`]).
+    e: i32,
 }
 
 impl Difference {
@@ -73,16 +72,12 @@ impl Difference {
             return None;
         }
         let m = a.iter().chain(b).fold(0.0_f64, |m, v| m.max(v.abs()));
-        let (up, down) = if m > 0.0 && m.is_finite() {
-            let e = m.log2().floor() as i32;
-            (
-                (2f64.powi(-e / 2), 2f64.powi(-e + e / 2)),
-                (2f64.powi(e / 2), 2f64.powi(e - e / 2)),
-            )
+        let e = if m > 0.0 && m.is_finite() {
+            libm::ilogb(m)
         } else {
-            ((1.0, 1.0), (1.0, 1.0))
+            0
         };
-        let scaled = |x: &[f64]| -> Vec<f64> { x.iter().map(|v| v * up.0 * up.1).collect() };
+        let scaled = |x: &[f64]| -> Vec<f64> { x.iter().map(|v| libm::scalbn(*v, -e)).collect() };
         let (a, b) = (&scaled(a)[..], &scaled(b)[..]);
         let (ma, sa) = mean_std(a);
         let (mb, sb) = mean_std(b);
@@ -93,8 +88,7 @@ impl Difference {
             scaled: ma - mb,
             error: (va + vb).sqrt(),
             df,
-            up,
-            down,
+            e,
         };
         let finite = d.difference().is_finite() && d.standard_error().is_finite();
         (d.error > 0.0 && finite).then_some(d)
@@ -102,17 +96,17 @@ impl Difference {
 
     /// `mean_a - mean_b`.
     pub(super) fn difference(&self) -> f64 {
-        self.scaled * self.down.0 * self.down.1
+        libm::scalbn(self.scaled, self.e)
     }
 
     /// The standard error of the difference.
     pub(super) fn standard_error(&self) -> f64 {
-        self.error * self.down.0 * self.down.1
+        libm::scalbn(self.error, self.e)
     }
 
     /// `(mean_a - mean_b - shift) / standard_error`, formed at the scaled samples' scale.
     pub(super) fn t(&self, shift: f64) -> f64 {
-        (self.scaled - shift * self.up.0 * self.up.1) / self.error
+        (self.scaled - libm::scalbn(shift, -self.e)) / self.error
     }
 }
 
