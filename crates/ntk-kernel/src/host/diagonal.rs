@@ -24,37 +24,55 @@ use super::{Forward, Real, Reuse};
 /// The bytes of factors one group of rows may hold.
 const GROUP_BYTES: usize = 64 << 20;
 
+/// How a route forms `K(x, x)` from the factors, which decides where it overflows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Formed {
+    /// Every square norm, product and sum in `T`: the structured routes (host and device),
+    /// whose Grams `A A^T` and `D D^T` are formed in the run's precision.
+    InPrecision,
+    /// The per-sample gradient's entries in `T` (`beta_l a_i delta_j`, the biases' `delta_j`),
+    /// their squares summed in f64: the autodiff route. A square norm `|a|^2` beyond `T`'s
+    /// range is no overflow there while every entry `beta |a_i| |delta_j|` is within it.
+    FromGradients,
+}
+
 /// The largest diagonal entry `K_o(x, x)` of each of the `n` row-major inputs `x` (over the
-/// outputs `o` when `per_output`, else their sum over `outputs`), formed in `T` and widened
-/// to f64 (an overflow is infinite, a NaN stays NaN).
+/// outputs `o` when `per_output`, else their sum over `outputs`), formed as `formed` says
+/// and widened to f64 (an overflow is infinite, a NaN stays NaN).
 pub fn largest_diagonal<T: Real>(
     mlp: &Mlp,
-    x: &[f64],
-    n: usize,
+    (x, n): (&[f64], usize),
     outputs: &[usize],
     per_output: bool,
+    formed: Formed,
 ) -> Vec<f64> {
     let params = Params::<T>::read(mlp);
     let d = x.len().checked_div(n).unwrap_or(0);
     let widths: usize = params.hidden().iter().map(|l| l.fan_out()).sum();
     let per_row = std::mem::size_of::<T>() * (d + widths * (1 + outputs.len().max(1)));
-    grouped(
-        mlp,
-        &params,
-        (x, n, d),
+    let how = How {
         outputs,
         per_output,
-        GROUP_BYTES / per_row.max(1),
-    )
+        formed,
+        bias: mlp.config().bias,
+    };
+    grouped(&params, (x, n, d), &how, GROUP_BYTES / per_row.max(1))
+}
+
+/// What [`largest_diagonal`] forms, beside the network and the inputs.
+struct How<'a> {
+    outputs: &'a [usize],
+    per_output: bool,
+    formed: Formed,
+    /// Whether the layers have biases (the bias term `b` is 1, else 0).
+    bias: bool,
 }
 
 /// [`largest_diagonal`] in groups of `rows` rows.
 fn grouped<T: Real>(
-    mlp: &Mlp,
     params: &Params<T>,
     (x, n, d): (&[f64], usize, usize),
-    outputs: &[usize],
-    per_output: bool,
+    how: &How,
     rows: usize,
 ) -> Vec<f64> {
     let rows = rows.clamp(1, n.max(1));
@@ -62,55 +80,94 @@ fn grouped<T: Real>(
     for start in (0..n).step_by(rows) {
         let len = rows.min(n - start);
         let group = &x[start * d..(start + len) * d];
-        out.extend(group_diagonal(mlp, params, group, len, outputs, per_output));
+        out.extend(group_diagonal(params, (group, len), how));
     }
     out
 }
 
+/// One factor's row `i`, columns `cols`: the layer's input `a` or its signals `delta`.
+type Row<'a, T> = (&'a Mat<T>, usize, std::ops::Range<usize>);
+
+/// The entries of a factor's row.
+fn entries<'a, T: Real>((m, i, cols): &Row<'a, T>) -> impl Iterator<Item = T> + 'a {
+    let (m, i) = (*m, *i);
+    cols.clone().map(move |j| m[(i, j)])
+}
+
+/// `(beta^2 |a|^2 + b) |delta|^2` for one layer at one input (`delta` `None` for the output
+/// layer, whose signal is the unit cotangent: the factor 1), formed as `formed` says.
+fn layer_term<T: Real>(formed: Formed, beta: f64, b: f64, a: Row<T>, delta: Option<Row<T>>) -> f64 {
+    match formed {
+        Formed::InPrecision => {
+            let sq = |r: &Row<T>| entries(r).fold(T::of(0.0), |s, v| s + v * v);
+            let g = sq(&a) * T::of(beta * beta) + T::of(b);
+            match &delta {
+                Some(r) => (g * sq(r)).f64(),
+                None => g.f64(),
+            }
+        }
+        Formed::FromGradients => {
+            let largest = |r: &Row<T>| T::of(entries(r).fold(0.0, |m, v| m.max(v.f64().abs())));
+            let sq = |r: &Row<T>| entries(r).map(|v| v.f64() * v.f64()).sum::<f64>();
+            // The largest gradient entry, formed in T as the backward forms it.
+            let top = T::of(beta) * largest(&a);
+            let top = delta.as_ref().map_or(top, |r| top * largest(r));
+            if !top.f64().is_finite() {
+                return f64::INFINITY;
+            }
+            let g = beta * beta * sq(&a) + b;
+            delta.as_ref().map_or(g, |r| g * sq(r))
+        }
+    }
+}
+
 /// [`largest_diagonal`] of one group of `n` rows.
-fn group_diagonal<T: Real>(
-    mlp: &Mlp,
-    params: &Params<T>,
-    x: &[f64],
-    n: usize,
-    outputs: &[usize],
-    per_output: bool,
-) -> Vec<f64> {
+fn group_diagonal<T: Real>(params: &Params<T>, (x, n): (&[f64], usize), how: &How) -> Vec<f64> {
     let fwd = Forward::new(params, x, n, None, Reuse::OneKernel);
     let depth = params.depth();
-    let deltas = fwd.deltas(depth, params.output(), outputs, &mut Pool::default());
-    let bias = T::of(if mlp.config().bias { 1.0 } else { 0.0 });
-    let beta2 = |beta: f64| T::of(beta * beta);
-    // `|row i of m, columns cols|^2` in T.
-    let sq = |m: &Mat<T>, i: usize, cols: std::ops::Range<usize>| {
-        cols.fold(T::of(0.0), |s, j| s + m[(i, j)] * m[(i, j)])
-    };
+    let deltas = fwd.deltas(depth, params.output(), how.outputs, &mut Pool::default());
+    let b = if how.bias { 1.0 } else { 0.0 };
     // Each output alone, or all of them as one group (their signals side by side).
-    let groups: Vec<(usize, T)> = if per_output {
-        (0..outputs.len()).map(|o| (o, T::of(1.0))).collect()
+    let groups: Vec<(usize, f64)> = if how.per_output {
+        (0..how.outputs.len()).map(|o| (o, 1.0)).collect()
     } else {
-        vec![(0, T::of(outputs.len() as f64))]
+        vec![(0, how.outputs.len() as f64)]
     };
+    let whole = |m: &Mat<T>| 0..m.ncols();
     (0..n)
         .map(|i| {
             let top = fwd.input(depth);
-            let out_term = sq(top, i, 0..top.ncols()) * beta2(params.output().beta()) + bias;
+            let beta_out = params.output().beta();
+            let out_term = layer_term(how.formed, beta_out, b, (top, i, whole(top)), None);
             groups
                 .iter()
                 .map(|&(o, copies)| {
-                    let mut k = copies * out_term;
+                    // The sum in T where the route sums in T.
+                    let mut k = T::of(copies * out_term);
+                    let mut wide = copies * out_term;
                     for (l, delta) in deltas.iter().enumerate() {
                         let m = params.hidden()[l].fan_out();
-                        let cols = if per_output {
+                        let cols = if how.per_output {
                             o * m..(o + 1) * m
                         } else {
-                            0..delta.ncols()
+                            whole(delta)
                         };
                         let a = fwd.input(l);
-                        let g = sq(a, i, 0..a.ncols()) * beta2(params.hidden()[l].beta()) + bias;
-                        k += g * sq(delta, i, cols);
+                        let beta = params.hidden()[l].beta();
+                        let term = layer_term(
+                            how.formed,
+                            beta,
+                            b,
+                            (a, i, whole(a)),
+                            Some((delta, i, cols)),
+                        );
+                        k += T::of(term);
+                        wide += term;
                     }
-                    k.f64()
+                    match how.formed {
+                        Formed::InPrecision => k.f64(),
+                        Formed::FromGradients => wide,
+                    }
                 })
                 .fold(0.0, |m: f64, v| {
                     if v.is_nan() || m.is_nan() {
@@ -130,7 +187,9 @@ mod tests {
     use ntk_model::{ActivationKind, MlpConfig};
 
     /// The diagonal equals the kernel's, summed over outputs and per output, in f64 and in
-    /// f32, whatever the group size; an input scaled past f32's range is infinite there.
+    /// f32, formed either way, whatever the group size; an input scaled past f32's square
+    /// range is infinite in f32 where the route squares in f32, and finite where it sums the
+    /// gradient's f32 entries in f64.
     #[test]
     fn the_diagonal_is_the_kernels() {
         let (n, d) = (7, 5);
@@ -146,34 +205,56 @@ mod tests {
             let all = [0, 1, 2];
             let k = super::super::ntk::<f64>(&mlp, &x, n, &all);
             let params = Params::<f64>::read(&mlp);
-            for rows in [1, 3, n] {
-                let diag = grouped(&mlp, &params, (&x, n, d), &all, false, rows);
-                for (i, got) in diag.iter().enumerate() {
-                    let want = k.data[i * n + i];
-                    assert!((got - want).abs() <= 1e-12 * want, "{i}: {got} {want}");
+            for formed in [Formed::InPrecision, Formed::FromGradients] {
+                let how = How {
+                    outputs: &all,
+                    per_output: false,
+                    formed,
+                    bias,
+                };
+                for rows in [1, 3, n] {
+                    let diag = grouped(&params, (&x, n, d), &how, rows);
+                    for (i, got) in diag.iter().enumerate() {
+                        let want = k.data[i * n + i];
+                        assert!((got - want).abs() <= 1e-12 * want, "{i}: {got} {want}");
+                    }
                 }
-            }
-            let per = largest_diagonal::<f32>(&mlp, &x, n, &all, true);
-            for (i, got) in per.iter().enumerate() {
-                let want = all
-                    .iter()
-                    .map(|&o| super::super::ntk::<f64>(&mlp, &x, n, &[o]).data[i * n + i])
-                    .fold(0.0, f64::max);
-                assert!((got - want).abs() <= 1e-5 * want, "{i}: {got} {want}");
+                let per = largest_diagonal::<f32>(&mlp, (&x, n), &all, true, formed);
+                for (i, got) in per.iter().enumerate() {
+                    let want = all
+                        .iter()
+                        .map(|&o| super::super::ntk::<f64>(&mlp, &x, n, &[o]).data[i * n + i])
+                        .fold(0.0, f64::max);
+                    assert!((got - want).abs() <= 1e-5 * want, "{i}: {got} {want}");
+                }
             }
         }
         let cfg = MlpConfig::new(d, 16, 2, ActivationKind::Relu).with_seed(1);
         let mlp = Mlp::new(&cfg, &Device::flex(), DType::F64).unwrap();
         let mut big = x.clone();
         big[3 * d..4 * d].iter_mut().for_each(|v| *v *= 1e25);
-        let diag = largest_diagonal::<f32>(&mlp, &big, n, &[0], false);
+        let diag = largest_diagonal::<f32>(&mlp, (&big, n), &[0], false, Formed::InPrecision);
         assert!(diag[3].is_infinite(), "{diag:?}");
         assert!(
             diag.iter()
                 .enumerate()
                 .all(|(i, v)| i == 3 || v.is_finite())
         );
-        let wide = largest_diagonal::<f64>(&mlp, &big, n, &[0], false);
-        assert!(wide.iter().all(|v| v.is_finite()), "{wide:?}");
+        for (formed, wide) in [
+            (
+                Formed::FromGradients,
+                largest_diagonal::<f32>(&mlp, (&big, n), &[0], false, Formed::FromGradients),
+            ),
+            (
+                Formed::InPrecision,
+                largest_diagonal::<f64>(&mlp, (&big, n), &[0], false, Formed::InPrecision),
+            ),
+        ] {
+            assert!(wide.iter().all(|v| v.is_finite()), "{formed:?}: {wide:?}");
+        }
+        // Past the gradient's own range: an entry beta a_i delta_j beyond f32's.
+        big[3 * d..4 * d].iter_mut().for_each(|v| *v *= 1e13);
+        let grads = largest_diagonal::<f32>(&mlp, (&big, n), &[0], false, Formed::FromGradients);
+        assert!(grads[3].is_infinite(), "{grads:?}");
     }
 }

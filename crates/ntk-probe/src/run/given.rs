@@ -697,7 +697,9 @@ fn pow2_normalized(net: &Net) -> crate::Result<Option<Net>> {
 
 /// The first input whose kernel overflows the run's precision, by every input's diagonal
 /// `K(x, x)` ([`ntk_kernel::host::diagonal`], one forward and backward over all inputs in
-/// the run's precision, `O(n P)` work), with its value: for an MLP without normalization
+/// the run's precision, `O(n P)` work, the diagonal formed as the route forms it: in that
+/// precision on the structured routes, from the gradient's entries summed in f64 on the
+/// autodiff route), with its value: for an MLP without normalization
 /// (whose kernel is the structured formula, whichever route forms it). An entry beyond the
 /// precision's largest number divided by `1 + 4 m u` ([`rounding_allowance`]) counts: the
 /// route forms the same sums in another order, within that rounding. Given weights can make
@@ -726,16 +728,20 @@ fn overflowing_row(
     };
     let per_output = cfg.probe.output == OutputMode::Full;
     let (x, n) = (&inputs.x, inputs.n);
-    use ntk_kernel::host::diagonal::largest_diagonal;
-    let (diagonal, largest) = match compute.precision {
-        Precision::F32 => (
-            largest_diagonal::<f32>(mlp, x, n, &outputs, per_output),
-            f64::from(f32::MAX),
-        ),
-        Precision::F64 => (
-            largest_diagonal::<f64>(mlp, x, n, &outputs, per_output),
-            f64::MAX,
-        ),
+    use ntk_kernel::host::diagonal::{Formed, largest_diagonal};
+    // The autodiff route sums the gradient's squares in f64 (its kernel's largest number is
+    // f64's); the structured routes form everything in the run's precision.
+    let formed = match cfg.probe.method {
+        Method::Autodiff => Formed::FromGradients,
+        _ => Formed::InPrecision,
+    };
+    let largest = match (formed, compute.precision) {
+        (Formed::FromGradients, _) | (_, Precision::F64) => f64::MAX,
+        (Formed::InPrecision, Precision::F32) => f64::from(f32::MAX),
+    };
+    let diagonal = match compute.precision {
+        Precision::F32 => largest_diagonal::<f32>(mlp, (x, n), &outputs, per_output, formed),
+        Precision::F64 => largest_diagonal::<f64>(mlp, (x, n), &outputs, per_output, formed),
     };
     let limit = largest / (1.0 + rounding_allowance(net, compute.precision).1);
     // A NaN counts as an overflow too.
