@@ -17,6 +17,10 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A place a run writes holds what it must not replace (a FIFO, a directory, another
+    /// user's file, a dangling link), found before the work; the message names the path.
+    #[error(transparent)]
+    Unsafe(#[from] crate::io::UnsafeTarget),
     /// A file cannot be written (or created).
     #[error("{}: {source}", .path.display())]
     Write {

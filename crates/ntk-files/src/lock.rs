@@ -334,6 +334,12 @@ impl SweepClaim {
         }
         let dir = out.join(WRITERS_DIR);
         let made_dir = fs::symlink_metadata(&dir).is_err();
+        if !made_dir && !dir.is_dir() {
+            return Err(crate::Error::OutputPath {
+                path: dir,
+                why: "not a directory, where the sweep's writers keep their locks; move it".into(),
+            });
+        }
         let guard = Self::guard(&dir)?;
         let mine = format!("{fingerprint}.lock");
         let entries = fs::read_dir(&dir).map_err(|source| crate::Error::Read {

@@ -146,12 +146,20 @@ pub struct OnnxSummary {
     pub eigen_seconds: f64,
     pub seconds: f64,
     pub provenance: Provenance,
+    /// The set's other files as written, by size and SHA-256 ([`ntk_runs::manifest`]),
+    /// checked before the set is kept; absent in summaries written before they were
+    /// recorded (2026-12-01).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub files: ntk_runs::manifest::Files,
 }
 
 impl ntk_runs::sweep::Recorded for OnnxSummary {
     const WHAT: &'static str = "an ntk-probe onnx summary";
     fn provenance(&self) -> Option<&Provenance> {
         Some(&self.provenance)
+    }
+    fn files(&self) -> Option<&ntk_runs::manifest::Files> {
+        Some(&self.files)
     }
 }
 
@@ -301,7 +309,7 @@ pub fn run(
     let summary = spectrum.summary();
     let angle = ntk_kernel::angles::min_angle(&kernel);
     let eigen_seconds = eigen_start.elapsed().as_secs_f64();
-    let result = OnnxSummary {
+    let mut result = OnnxSummary {
         onnx: cfg.onnx.file.clone(),
         input_shape: model.sample_dims().to_vec(),
         parameters: model.num_params_total(),
@@ -321,11 +329,12 @@ pub fn run(
         eigen_seconds,
         seconds: start.elapsed().as_secs_f64(),
         provenance: provenance(cfg, &loaded.digest, inputs, compute),
+        files: Default::default(),
     };
     if let Some(set) = set {
         write(
             set.path(),
-            &result,
+            &mut result,
             inputs,
             &kernel.data,
             kernel.size,
@@ -337,10 +346,11 @@ pub fn run(
     Ok(result)
 }
 
-/// The output set: the arrays first, `summary.json` last (its presence marks the run done).
+/// The output set: the arrays first, `summary.json` last (its presence marks the run done),
+/// recording the arrays by size and SHA-256 (`summary.files`, [`ntk_runs::manifest`]).
 fn write(
     dir: &Path,
-    summary: &OnnxSummary,
+    summary: &mut OnnxSummary,
     inputs: &Inputs,
     kernel: &[f64],
     size: usize,
@@ -370,6 +380,13 @@ fn write(
         eigenvalues,
         &[len],
     )?;
+    summary.files = ntk_runs::manifest::record(dir, &OUTPUT_FILES[1..]).map_err(|source| {
+        Error::CannotWrite {
+            dir: dir.to_path_buf(),
+            action: "record the set's files",
+            source,
+        }
+    })?;
     let json = serde_json::to_vec_pretty(summary).map_err(|e| Error::CannotWrite {
         dir: dir.to_path_buf(),
         action: "write summary.json",

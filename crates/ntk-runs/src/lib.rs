@@ -11,6 +11,7 @@
 pub mod budget;
 pub mod config_file;
 pub mod error;
+pub mod manifest;
 pub mod overrides;
 pub mod provenance;
 pub mod slurm;

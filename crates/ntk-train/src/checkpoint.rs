@@ -387,6 +387,50 @@ pub fn save(
     Ok(())
 }
 
+/// Refuses, before any work, a run directory whose checkpoints cannot be written where the
+/// run writes them: `checkpoints` a link or not a directory, or an `epoch-NNNNN` entry in it
+/// that is not a directory (a FIFO or a file there failed the resumed run at that epoch,
+/// after its work, where its dry run said `partial`: thirty-eighth hostile round, D2). A
+/// directory at a later epoch's name is the run's own leftover (a kill while it saved) and is
+/// written again.
+pub fn check_places(run: &Path) -> crate::Result<()> {
+    let checkpoints = run.join("checkpoints");
+    let Ok(meta) = std::fs::symlink_metadata(&checkpoints) else {
+        return Ok(());
+    };
+    let refuse = |path: PathBuf, what: &str| -> crate::Result<()> {
+        Err(ntk_files::Error::OutputPath {
+            path,
+            why: format!("{what}, where the run writes its checkpoints; move it"),
+        }
+        .into())
+    };
+    if meta.file_type().is_symlink() {
+        return refuse(
+            checkpoints,
+            "a symbolic link (checkpoints stay inside the run directory)",
+        );
+    }
+    if !meta.is_dir() {
+        return refuse(checkpoints, "not a directory");
+    }
+    let entries = std::fs::read_dir(&checkpoints).map_err(|source| ntk_files::Error::Read {
+        path: checkpoints.clone(),
+        source,
+    })?;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let ours = name.to_str().is_some_and(is_checkpoint_name);
+        if ours && !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            return refuse(
+                entry.path(),
+                "not a directory (a FIFO, a file or a link) at a checkpoint's name",
+            );
+        }
+    }
+    Ok(())
+}
+
 /// True for the name of a checkpoint directory (`epoch-NNNNN`, five or more digits).
 fn is_checkpoint_name(name: &str) -> bool {
     name.strip_prefix("epoch-")

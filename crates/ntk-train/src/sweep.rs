@@ -679,12 +679,42 @@ fn refuse_partial(
             .iter()
             .filter(|n| **n != "checkpoints")
         {
-            let path = dir.join(name);
-            ntk_files::io::check_target(&path).map_err(|e| ntk_files::Error::Write {
-                path: path.clone(),
-                source: e.into(),
-            })?;
+            ntk_files::io::check_target(&dir.join(name)).map_err(ntk_files::Error::from)?;
         }
+    }
+    // The places every run the sweep makes writes later, and the tables and figures the
+    // collect at its end writes: checked now, for the dry run and the run alike
+    // (thirty-eighth hostile round, D2: a FIFO at sweep.csv, train_loss.png or a later
+    // checkpoint's name, or at .ntk-writers, was `partial` in the dry run; the run trained to
+    // the end and failed there).
+    for p in planned.iter().filter(|p| p.state != State::Done) {
+        crate::checkpoint::check_places(&points[p.index].dir(sweep.out))?;
+    }
+    check_report_places(sweep.out)
+}
+
+/// Refuses a sweep (or run) directory where the collect at the end cannot write: a table or
+/// figure's name taken by what it must not replace ([`ntk_files::io::check_target`]: a FIFO,
+/// a directory, another user's file), or the writers' lock directory not a directory.
+fn check_report_places(out: &Path) -> crate::Result<()> {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        if crate::files::is_report_file(&name) {
+            ntk_files::io::check_target(&entry.path()).map_err(ntk_files::Error::from)?;
+        }
+    }
+    let writers = out.join(ntk_files::lock::WRITERS_DIR);
+    if std::fs::symlink_metadata(&writers).is_ok() && !writers.is_dir() {
+        return Err(ntk_files::Error::OutputPath {
+            path: writers,
+            why: "not a directory, where the sweep's writers keep their locks; move it".into(),
+        }
+        .into());
     }
     Ok(())
 }

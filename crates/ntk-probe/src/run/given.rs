@@ -413,7 +413,16 @@ pub(crate) fn check_kernel_range(
             "K(x, x) = {v:.3e} within the rounding allowance of {}'s largest number",
             compute.precision
         ),
-        _ => format!("K(x, x) that is not finite in {}", compute.precision),
+        // What overflows may be the square norm of a layer's inputs, which the kernel's
+        // routes form before the layer's scale beta^2 = 1/fan_in (thirty-eighth hostile
+        // round, D1: refused at K(x, x) = 2.9e307, a sixth of f64's largest number, with a
+        // message that said K(x, x) was not finite).
+        _ => format!(
+            "K(x, x) that is not finite in {} as the run forms it (K(x, x) itself, or the \
+             square norm |a|^2 of a layer's inputs, formed before its scale 1/fan_in and so \
+             up to fan_in times larger)",
+            compute.precision
+        ),
     };
     let at = format!(
         "{}: row {row} (norm {:.3e}) has a kernel entry {what} (overflow)",

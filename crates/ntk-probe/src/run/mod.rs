@@ -112,6 +112,11 @@ pub struct Summary {
     /// ([`ntk_runs::provenance`]); absent in summaries written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
+    /// The set's other files as written, by size and SHA-256 ([`ntk_runs::manifest`]),
+    /// checked before the set is kept (`--resume`, a sweep's finished point); absent in
+    /// summaries written before they were recorded (2026-12-01).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub files: ntk_runs::manifest::Files,
 }
 
 /// The file names of one probe's output set (`ntk --out DIR`).
@@ -479,7 +484,7 @@ pub fn run(
         };
         write_outputs(
             set.path(),
-            &summary,
+            &mut summary,
             inputs,
             kernel,
             &eigenvalues,
@@ -864,6 +869,7 @@ fn summarize_from(
         eigen_seconds,
         seconds: before + start.elapsed().as_secs_f64(),
         provenance: None,
+        files: Default::default(),
     };
     Ok(Summarized {
         summary,

@@ -5,11 +5,12 @@ use super::*;
 /// Writes summary.json, inputs.npy, ntk.npy, eigenvalues.npy, blocks.csv for the blocks
 /// protocol (and weights.safetensors with the network's outputs on the inputs,
 /// outputs.npy, `n x k`), each atomically; summary.json last, so its presence
-/// means the run finished. Sweeps pass no inputs or kernel (they keep only the summary,
-/// the eigenvalues and the blocks).
+/// means the run finished, with every other file of the set recorded in it by size and
+/// SHA-256 (`summary.files`, [`ntk_runs::manifest`]: checked before the set is kept). Sweeps
+/// pass no inputs or kernel (they keep only the summary, the eigenvalues and the blocks).
 pub fn write_outputs(
     dir: &Path,
-    summary: &Summary,
+    summary: &mut Summary,
     inputs: Option<&Inputs>,
     kernel: Option<&Kernel>,
     eigenvalues: &[f64],
@@ -46,6 +47,13 @@ pub fn write_outputs(
         )
         .map_err(|e| ctx("write outputs.npy", e))?;
     }
+    let others: Vec<&str> = OUTPUT_FILES
+        .iter()
+        .copied()
+        .filter(|f| *f != "summary.json")
+        .collect();
+    summary.files =
+        ntk_runs::manifest::record(dir, &others).map_err(|e| ctx("record the set's files", e))?;
     let json = serde_json::to_string_pretty(summary).expect("summary serializes");
     ntk_files::io::atomic_write(&dir.join("summary.json"), json.as_bytes())
         .map_err(|e| ctx("write summary.json", e))

@@ -57,6 +57,9 @@ impl sweep::Recorded for Summary {
     fn provenance(&self) -> Option<&Provenance> {
         self.provenance.as_ref()
     }
+    fn files(&self) -> Option<&ntk_runs::manifest::Files> {
+        Some(&self.files)
+    }
 }
 
 /// Reads a summary.json; `None` when absent, an error naming the file when unreadable.
@@ -469,7 +472,7 @@ impl ProbeSweep<'_> {
             let dir = set.path().join(protocol.name());
             run::write_outputs(
                 &dir,
-                &done.summary,
+                &mut done.summary,
                 None,
                 None,
                 &done.eigenvalues,

@@ -768,3 +768,84 @@ fn the_theory_says_f64_or_is_refused() {
     assert_eq!(summary["precision"], "f64");
     assert_eq!(summary["method"], "theory");
 }
+
+/// Thirty-eighth hostile round, D3: `--resume` keeps a finished set only when its files are
+/// those its run wrote (recorded in summary.json by size and SHA-256): `ntk.npy` removed,
+/// replaced by text, changed in place, a FIFO, or `eigenvalues.npy` a directory is refused by
+/// the run and the dry run alike, naming the file, and `--recompute` computes the set again.
+#[test]
+fn resume_keeps_only_a_set_whose_files_are_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), SMALL);
+    let out = dir.path().join("out");
+    let o = ntk_cli(&cfg, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for f in ["inputs.npy", "ntk.npy", "eigenvalues.npy"] {
+        let bytes = std::fs::metadata(out.join(f)).unwrap().len();
+        assert_eq!(summary["files"][f]["bytes"], bytes, "{f}");
+    }
+    let resume = |extra: &[&str]| {
+        probe()
+            .args(["ntk", "--resume", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let kept = resume(&[]);
+    assert!(kept.status.success());
+    assert!(String::from_utf8_lossy(&kept.stderr).contains("kept (--resume)"));
+    let pristine = dir.path().join("pristine");
+    std::fs::create_dir(&pristine).unwrap();
+    for f in ["summary.json", "inputs.npy", "ntk.npy", "eigenvalues.npy"] {
+        std::fs::copy(out.join(f), pristine.join(f)).unwrap();
+    }
+    let fifo = |p: &Path| {
+        let made = std::process::Command::new("mkfifo").arg(p).status();
+        assert!(made.unwrap().success());
+    };
+    type Break = fn(&Path, &dyn Fn(&Path));
+    let breaks: [(&str, &str, Break); 5] = [
+        ("removed", "ntk.npy: missing", |o, _| {
+            std::fs::remove_file(o.join("ntk.npy")).unwrap()
+        }),
+        ("text", "ntk.npy: holds 6 bytes", |o, _| {
+            std::fs::write(o.join("ntk.npy"), b"hello\n").unwrap()
+        }),
+        ("changed", "ntk.npy: its SHA-256 differs", |o, _| {
+            let mut b = std::fs::read(o.join("ntk.npy")).unwrap();
+            let last = b.len() - 1;
+            b[last] ^= 1;
+            std::fs::write(o.join("ntk.npy"), b).unwrap();
+        }),
+        ("fifo", "ntk.npy: not a regular file", |o, fifo| {
+            std::fs::remove_file(o.join("ntk.npy")).unwrap();
+            fifo(&o.join("ntk.npy"));
+        }),
+        ("dir", "eigenvalues.npy: not a regular file", |o, _| {
+            std::fs::remove_file(o.join("eigenvalues.npy")).unwrap();
+            std::fs::create_dir(o.join("eigenvalues.npy")).unwrap();
+        }),
+    ];
+    for (what, words, broken) in breaks {
+        broken(&out, &fifo);
+        for extra in [&[][..], &["--dry-run"][..]] {
+            let o = resume(extra);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{what} {extra:?}: {err}");
+            for w in [words, "not as its run wrote it", "--recompute"] {
+                assert!(err.contains(w), "{what} {extra:?}: {w:?} not in {err}");
+            }
+        }
+        let again = resume(&["--recompute"]);
+        assert!(again.status.success(), "{what}");
+        for f in ["inputs.npy", "ntk.npy", "eigenvalues.npy"] {
+            let now = std::fs::read(out.join(f)).unwrap();
+            assert_eq!(now, std::fs::read(pristine.join(f)).unwrap(), "{what}: {f}");
+        }
+    }
+}

@@ -191,6 +191,11 @@ pub trait Recorded: DeserializeOwned {
     /// What the file is, for errors ("an ntk-probe summary").
     const WHAT: &'static str;
     fn provenance(&self) -> Option<&Provenance>;
+    /// The set's other files as its run wrote them ([`crate::manifest`]), where the file
+    /// records them: [`state`] checks each before the set counts as done.
+    fn files(&self) -> Option<&crate::manifest::Files> {
+        None
+    }
 }
 
 /// Reads a result file; `None` when absent, an error naming the file when unreadable.
@@ -221,6 +226,12 @@ pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> St
             Ok(Some(r)) => {
                 if let Err(e) = provenance::check_reuse(path, r.provenance(), now) {
                     return State::Stale(e.to_string());
+                }
+                let dir = path.parent().unwrap_or(Path::new("."));
+                if let Some(files) = r.files()
+                    && let Err(why) = crate::manifest::verify(dir, files, path)
+                {
+                    return State::Stale(format!("{why}; {redo}"));
                 }
             }
             Err(e) => return State::Stale(format!("{e}; {redo}")),

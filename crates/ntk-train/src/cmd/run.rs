@@ -405,3 +405,26 @@ fn print_single(out: &Path) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::wrote;
+
+    /// The sweep's last line names the tables and figures its collect wrote (not the SVG or
+    /// PDF copies), and says that it wrote nothing where the collect failed.
+    #[test]
+    fn a_failed_collect_says_it_wrote_nothing() {
+        assert_eq!(
+            wrote(&[]),
+            "no tables or figures (collect failed: see its warning)"
+        );
+        let written = [
+            "o/sweep.csv",
+            "o/train_loss.png",
+            "o/train_loss.svg",
+            "o/x.pdf",
+        ]
+        .map(std::path::PathBuf::from);
+        assert_eq!(wrote(&written), "o/sweep.csv, o/train_loss.png");
+    }
+}

@@ -1049,19 +1049,10 @@ fn a_failing_run_is_recorded_and_the_sweep_goes_on() {
         said.contains("wrote ") && said.contains("sweep.csv"),
         "{said}"
     );
-    std::fs::create_dir_all(d.join("alone/runs/depth001_relu_none_lr1e-1_seed1/metrics.csv"))
-        .unwrap();
-    std::fs::create_dir_all(d.join("alone/sweep.csv")).unwrap();
-    let alone = run(&args(
-        &cfg,
-        &d.join("alone"),
-        &["--set", "sweep.depths=[1]"],
-    ));
-    let said = String::from_utf8_lossy(&alone.stdout);
-    assert!(
-        said.contains("wrote no tables or figures (collect failed"),
-        "{said}"
-    );
+    // A collect that fails at the end says that it wrote nothing (`cmd::run`'s unit test
+    // `a_failed_collect_says_it_wrote_nothing`): a place taken at a table's name, which this
+    // test used to make it fail, is refused before any work since the thirty-eighth hostile
+    // round, and a finished run's damaged files too.
     let record = std::fs::read_to_string(first.join("failed.json")).unwrap();
     assert!(
         record.contains("\"reason\"") && record.contains("fingerprint"),
@@ -1653,6 +1644,59 @@ fn the_dry_run_of_an_interrupted_run_refuses_what_the_run_refuses() {
     assert_eq!((dry.0, real.0), (Some(2), Some(2)), "{dry:?} / {real:?}");
     assert!(dry.1.contains("config.toml") && real.1.contains("config.toml"));
     assert!(!out.join("failed.json").exists());
+    // Thirty-eighth hostile round, D2: what the run writes later, the tables and figures at
+    // its end, a checkpoint's name, the writers' lock directory, taken by a FIFO or a
+    // directory: the dry run said "partial", the run trained and then failed there; both
+    // refuse it now, naming it once, before any work.
+    let fifo = |p: &Path| {
+        let made = std::process::Command::new("mkfifo").arg(p).status();
+        assert!(made.unwrap().success());
+    };
+    type Take = fn(&Path, &dyn Fn(&Path));
+    let takes: [(&str, &str, Take); 5] = [
+        ("sweep.csv", "is a FIFO", |p, fifo| {
+            std::fs::remove_file(p).unwrap();
+            fifo(p);
+        }),
+        ("train_loss.png", "is a directory", |p, _| {
+            std::fs::remove_file(p).unwrap();
+            std::fs::create_dir(p).unwrap();
+        }),
+        ("compare.csv", "is a FIFO", |p, fifo| {
+            std::fs::remove_file(p).unwrap();
+            fifo(p);
+        }),
+        (
+            "checkpoints/epoch-99999",
+            "at a checkpoint's name",
+            |p, fifo| fifo(p),
+        ),
+        (
+            ".ntk-writers",
+            "where the sweep's writers keep their locks",
+            |p, fifo| {
+                let _ = std::fs::remove_dir_all(p);
+                fifo(p);
+            },
+        ),
+    ];
+    for (name, words, take) in takes {
+        let (cfg, out) = checkpointed_run(d, &format!("takes_{}", name.replace(['/', '.'], "_")));
+        let path = out.join(name);
+        take(&path, &fifo);
+        let [dry, real] = dry_and_real(&args(&cfg, &out, &["--resume"]));
+        assert_eq!(
+            (dry.0, real.0),
+            (Some(2), Some(2)),
+            "{name}: {dry:?} / {real:?}"
+        );
+        for e in [&dry.1, &real.1] {
+            assert!(e.contains(words), "{name}: {words:?} not in {e}");
+            let shown = path.display().to_string();
+            assert_eq!(e.matches(&shown).count(), 1, "{name}: named once: {e}");
+        }
+        assert!(!out.join("summary.json").exists() && !out.join("failed.json").exists());
+    }
     // With the checkpoint's own engine both go on.
     let (cfg, out) = checkpointed_run(d, "same_engine");
     let [dry, real] = dry_and_real(&args(&cfg, &out, &["--resume"]));

@@ -1,0 +1,196 @@
+//! The files of a result set beside its summary, recorded by size and SHA-256 when the set is
+//! written ([`record`]) and checked before the set is kept as done ([`verify`]: a probe's
+//! `--resume`, a sweep's finished point): a file missing, replaced (a FIFO, a directory),
+//! resized or changed means the set is no longer what its run wrote, and it is not kept
+//! (thirty-eighth hostile round, D3: a probe's set whose `ntk.npy` was removed, or replaced by
+//! text, a FIFO or 3 GB of zeros, was kept as done, exit 0). Summaries written before the
+//! record existed hold none, and are kept on their provenance alone, as before.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// One file of a set: its size and SHA-256 when its run wrote it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRecord {
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// Its SHA-256, lowercase hex.
+    pub sha256: String,
+}
+
+/// A set's files by name (plain names in the set's directory).
+pub type Files = BTreeMap<String, FileRecord>;
+
+/// The SHA-256 (lowercase hex) of the `bytes` bytes of the regular file at `path`, read in
+/// chunks (a set's kernel may be a gigabyte); an error where it holds other than `bytes`.
+fn sha256_file(path: &Path, bytes: u64) -> std::io::Result<String> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut read = 0u64;
+    loop {
+        let got = file.read(&mut buffer)?;
+        if got == 0 {
+            break;
+        }
+        read += got as u64;
+        if read > bytes {
+            break;
+        }
+        hasher.update(&buffer[..got]);
+    }
+    if read != bytes {
+        return Err(std::io::Error::other(format!(
+            "holds {read} bytes or more where {bytes} were expected"
+        )));
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// The records of those of `names` that are regular files in `dir` (a set's optional files
+/// absent are left out), for the summary written after them.
+pub fn record(dir: &Path, names: &[&str]) -> std::io::Result<Files> {
+    let mut files = Files::new();
+    for name in names {
+        let path = dir.join(name);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        let sha256 = sha256_file(&path, meta.len())
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        files.insert(
+            (*name).to_string(),
+            FileRecord {
+                bytes: meta.len(),
+                sha256,
+            },
+        );
+    }
+    Ok(files)
+}
+
+/// Checks that every file `files` records is in `dir` as it was written: a regular file of
+/// its size and SHA-256. The error names the file and what differs, and `summary` (the file
+/// that recorded them).
+pub fn verify(dir: &Path, files: &Files, summary: &Path) -> Result<(), String> {
+    for (name, recorded) in files {
+        // A recorded name is a plain name of the set's directory, never a path out of it.
+        let plain = Path::new(name)
+            .file_name()
+            .is_some_and(|f| f == std::ffi::OsStr::new(name));
+        if !plain || name == "." || name == ".." {
+            return Err(format!(
+                "{}: records the file {name:?}, which is not a file name of its set",
+                summary.display()
+            ));
+        }
+        let path = dir.join(name);
+        let differs = |what: String| {
+            format!(
+                "{}: {what}: the set is not as its run wrote it",
+                path.display()
+            )
+        };
+        let written = format!(
+            "where {} recorded a file of {} bytes",
+            summary.display(),
+            recorded.bytes
+        );
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(differs(format!("missing, {written}")));
+            }
+            Err(e) => return Err(differs(format!("cannot be read ({e}), {written}"))),
+        };
+        if !meta.is_file() {
+            return Err(differs(format!(
+                "not a regular file (a FIFO, a directory, a link or a device), {written}"
+            )));
+        }
+        if meta.len() != recorded.bytes {
+            return Err(differs(format!("holds {} bytes, {written}", meta.len())));
+        }
+        match sha256_file(&path, recorded.bytes) {
+            Ok(sha) if sha == recorded.sha256 => {}
+            Ok(_) => {
+                return Err(differs(format!(
+                    "its SHA-256 differs from the one {} recorded",
+                    summary.display()
+                )));
+            }
+            Err(e) => return Err(differs(format!("cannot be read ({e}), {written}"))),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A set's files as written verify; each way of breaking one is named: removed, resized,
+    /// changed in place, replaced by a directory or a FIFO; a recorded name that leaves the
+    /// directory is refused without reading it.
+    #[test]
+    fn a_set_verifies_until_a_file_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("a.npy"), b"0123456789").unwrap();
+        std::fs::write(d.join("b.csv"), vec![7u8; 3 << 20]).unwrap();
+        let files = record(d, &["a.npy", "b.csv", "absent.npy"]).unwrap();
+        assert_eq!(files.len(), 2);
+        assert_eq!(files["a.npy"].bytes, 10);
+        assert_eq!(
+            files["a.npy"].sha256,
+            crate::provenance::sha256_hex(b"0123456789")
+        );
+        assert_eq!(
+            files["b.csv"].sha256,
+            crate::provenance::sha256_hex(&vec![7u8; 3 << 20])
+        );
+        let summary = d.join("summary.json");
+        assert_eq!(verify(d, &files, &summary), Ok(()));
+        let fails = |files: &Files, words: &[&str]| {
+            let e = verify(d, files, &summary).unwrap_err();
+            for w in words {
+                assert!(e.contains(w), "{w:?} not in {e}");
+            }
+        };
+        std::fs::write(d.join("a.npy"), b"0123456780").unwrap();
+        fails(
+            &files,
+            &["a.npy", "its SHA-256 differs", "not as its run wrote it"],
+        );
+        std::fs::write(d.join("a.npy"), b"hello\n").unwrap();
+        fails(
+            &files,
+            &["a.npy: holds 6 bytes", "recorded a file of 10 bytes"],
+        );
+        std::fs::remove_file(d.join("a.npy")).unwrap();
+        fails(&files, &["a.npy: missing"]);
+        std::fs::create_dir(d.join("a.npy")).unwrap();
+        fails(&files, &["not a regular file"]);
+        std::fs::remove_dir(d.join("a.npy")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(d.join("a.npy"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        fails(&files, &["not a regular file"]);
+        let mut outside = Files::new();
+        outside.insert("../x".into(), files["b.csv"].clone());
+        fails(&outside, &["\"../x\"", "not a file name of its set"]);
+    }
+}
