@@ -137,7 +137,24 @@ impl DirLock {
     /// Locks `dir` (which must exist) for this process, or fails with
     /// [`crate::Error::Locked`] naming the live holder.
     pub fn acquire(dir: &Path) -> crate::Result<Self> {
+        Self::check_place(dir)?;
         Self::acquire_at(&dir.join(LOCK_FILE), dir)
+    }
+
+    /// Refuses a `dir` whose lock file's place holds something else than a file (a
+    /// directory, a FIFO, a link, a device), before any work and in a dry run alike: the lock
+    /// could not be taken there, or not as a lock (thirty-ninth hostile round, D3 and N3).
+    pub fn check_place(dir: &Path) -> crate::Result<()> {
+        let path = dir.join(LOCK_FILE);
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if !meta.is_file() => Err(crate::Error::OutputPath {
+                path,
+                why: "not a regular file (a directory, a FIFO, a link or a device), where \
+                      the run keeps its lock; move it"
+                    .into(),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Locks `dir` (an output that is replaced whole, so its lock cannot live inside it)

@@ -149,8 +149,8 @@ pub struct OnnxSummary {
     /// The set's other files as written, by size and SHA-256 ([`ntk_runs::manifest`]),
     /// checked before the set is kept; absent in summaries written before they were
     /// recorded (2026-12-01).
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub files: ntk_runs::manifest::Files,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<ntk_runs::manifest::Files>,
 }
 
 impl ntk_runs::sweep::Recorded for OnnxSummary {
@@ -158,8 +158,9 @@ impl ntk_runs::sweep::Recorded for OnnxSummary {
     fn provenance(&self) -> Option<&Provenance> {
         Some(&self.provenance)
     }
+    const SET_FILES: &'static [&'static str] = &[OUTPUT_FILES[1], OUTPUT_FILES[2], OUTPUT_FILES[3]];
     fn files(&self) -> Option<&ntk_runs::manifest::Files> {
-        Some(&self.files)
+        self.files.as_ref()
     }
 }
 
@@ -329,7 +330,7 @@ pub fn run(
         eigen_seconds,
         seconds: start.elapsed().as_secs_f64(),
         provenance: provenance(cfg, &loaded.digest, inputs, compute),
-        files: Default::default(),
+        files: None,
     };
     if let Some(set) = set {
         write(
@@ -380,13 +381,13 @@ fn write(
         eigenvalues,
         &[len],
     )?;
-    summary.files = ntk_runs::manifest::record(dir, &OUTPUT_FILES[1..]).map_err(|source| {
-        Error::CannotWrite {
+    summary.files = Some(ntk_runs::manifest::record(dir, &OUTPUT_FILES[1..]).map_err(
+        |source| Error::CannotWrite {
             dir: dir.to_path_buf(),
             action: "record the set's files",
             source,
-        }
-    })?;
+        },
+    )?);
     let json = serde_json::to_vec_pretty(summary).map_err(|e| Error::CannotWrite {
         dir: dir.to_path_buf(),
         action: "write summary.json",

@@ -80,19 +80,28 @@ pub fn record(dir: &Path, names: &[&str]) -> std::io::Result<Files> {
     Ok(files)
 }
 
-/// Checks that every file `files` records is in `dir` as it was written: a regular file of
-/// its size and SHA-256. The error names the file and what differs, and `summary` (the file
-/// that recorded them).
-pub fn verify(dir: &Path, files: &Files, summary: &Path) -> Result<(), String> {
+/// Checks that `dir` holds the set `files` records as it was written: every recorded file a
+/// regular file of its size and SHA-256, and none of the set's other `names` (the files a set
+/// of its kind may hold beside its summary) that the record leaves out (thirty-ninth hostile
+/// round, D1: weights copied into a set made without them were kept, as was an `ntk.npy`
+/// whose entry was taken out of the record). A record is never empty (a set has at least
+/// its eigenvalues) and names only those `names`. The error names the file and what
+/// differs, and `summary` (the file that recorded them).
+pub fn verify(dir: &Path, files: &Files, names: &[&str], summary: &Path) -> Result<(), String> {
+    if files.is_empty() {
+        return Err(format!(
+            "{}: records no files (`files` is empty), which no run writes: the set is not as \
+             its run wrote it",
+            summary.display()
+        ));
+    }
     for (name, recorded) in files {
-        // A recorded name is a plain name of the set's directory, never a path out of it.
-        let plain = Path::new(name)
-            .file_name()
-            .is_some_and(|f| f == std::ffi::OsStr::new(name));
-        if !plain || name == "." || name == ".." {
+        // A recorded name is one of the set's, never a path out of it.
+        if !names.contains(&name.as_str()) {
             return Err(format!(
-                "{}: records the file {name:?}, which is not a file name of its set",
-                summary.display()
+                "{}: records the file {name:?}, which is not a file name of its set ({})",
+                summary.display(),
+                names.join(", ")
             ));
         }
         let path = dir.join(name);
@@ -133,6 +142,17 @@ pub fn verify(dir: &Path, files: &Files, summary: &Path) -> Result<(), String> {
             Err(e) => return Err(differs(format!("cannot be read ({e}), {written}"))),
         }
     }
+    for name in names.iter().filter(|n| !files.contains_key(**n)) {
+        let path = dir.join(name);
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return Err(format!(
+                "{}: a file of the set's that {} does not record (its run did not write it): \
+                 the set is not as its run wrote it",
+                path.display(),
+                summary.display()
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -161,9 +181,10 @@ mod tests {
             crate::provenance::sha256_hex(&vec![7u8; 3 << 20])
         );
         let summary = d.join("summary.json");
-        assert_eq!(verify(d, &files, &summary), Ok(()));
+        let names = ["a.npy", "b.csv", "absent.npy", "extra.npy"];
+        assert_eq!(verify(d, &files, &names, &summary), Ok(()));
         let fails = |files: &Files, words: &[&str]| {
-            let e = verify(d, files, &summary).unwrap_err();
+            let e = verify(d, files, &names, &summary).unwrap_err();
             for w in words {
                 assert!(e.contains(w), "{w:?} not in {e}");
             }
@@ -192,5 +213,21 @@ mod tests {
         let mut outside = Files::new();
         outside.insert("../x".into(), files["b.csv"].clone());
         fails(&outside, &["\"../x\"", "not a file name of its set"]);
+        let mut own = Files::new();
+        own.insert("summary.json".into(), files["b.csv"].clone());
+        fails(&own, &["\"summary.json\"", "not a file name of its set"]);
+        fails(&Files::new(), &["records no files"]);
+        // A file of the set's that the record leaves out.
+        std::fs::remove_file(d.join("a.npy")).unwrap();
+        std::fs::write(d.join("a.npy"), b"0123456789").unwrap();
+        std::fs::write(d.join("extra.npy"), b"x").unwrap();
+        fails(
+            &files,
+            &["extra.npy: a file of the set's", "does not record"],
+        );
+        let mut dropped = files.clone();
+        dropped.remove("a.npy");
+        std::fs::remove_file(d.join("extra.npy")).unwrap();
+        fails(&dropped, &["a.npy: a file of the set's"]);
     }
 }

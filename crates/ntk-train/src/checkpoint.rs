@@ -120,8 +120,73 @@ const REPRESENTATIONS: &str = "representations.csv";
 /// which [`find`] reports, naming the file, and the rest of it stays for the user to see.
 pub fn remove_unfinished(run: &Path) {
     for dir in unfinished(run) {
-        let _ = std::fs::remove_dir_all(&dir);
+        remove_checkpoint(&dir);
     }
+}
+
+/// True for a file a checkpoint's directory holds as the run wrote it: a checkpoint's file,
+/// its temporary before the rename (`model.partial`: [`save_via_rename`], and the recorder's
+/// own temporary of that, `model.partial.NNN.tmp`), or an `atomic_write` leftover of one
+/// (`metrics.csv.ntk-tmp-PID`).
+fn is_checkpoint_file(name: &str) -> bool {
+    let files = [StateForm::Host, StateForm::Burn]
+        .into_iter()
+        .flat_map(checkpoint_files)
+        .chain([REPRESENTATIONS]);
+    files.into_iter().any(|f| {
+        let partial = Path::new(f).with_extension("partial");
+        name == f
+            || partial.to_str() == Some(name)
+            || partial
+                .to_str()
+                .and_then(|p| name.strip_prefix(p))
+                .is_some_and(|rest| rest.starts_with('.') && rest.ends_with(".tmp"))
+            || name
+                .strip_prefix(f)
+                .is_some_and(|rest| rest.starts_with(ntk_files::outset::TMP_TAG))
+    })
+}
+
+/// Removes a checkpoint's directory `dir` as far as it is the run's: the files a checkpoint
+/// holds ([`is_checkpoint_file`]), then the directory when that leaves it empty. A file of
+/// the user's there stays, and so does the directory that holds it (thirty-ninth hostile
+/// round, D2: a note in an old checkpoint's directory went with it, as did notes in
+/// `checkpoints/` under `--recompute`).
+fn remove_checkpoint(dir: &Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let ours = entry.file_name().to_str().is_some_and(is_checkpoint_file)
+                && entry.file_type().is_ok_and(|t| t.is_file());
+            if ours {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
+}
+
+/// Removes a run's checkpoints as far as they are the run's ([`remove_checkpoint`] for each
+/// `epoch-NNNNN` directory), then `checkpoints/` when that leaves it empty; what the user put
+/// there stays. A link at `checkpoints` is removed, not followed.
+pub fn remove_checkpoints(run: &Path) -> std::io::Result<()> {
+    let checkpoints = run.join("checkpoints");
+    let meta = match std::fs::symlink_metadata(&checkpoints) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if !meta.is_dir() {
+        return std::fs::remove_file(&checkpoints);
+    }
+    for entry in std::fs::read_dir(&checkpoints)?.flatten() {
+        let ours = entry.file_name().to_str().is_some_and(is_checkpoint_name)
+            && entry.file_type().is_ok_and(|t| t.is_dir());
+        if ours {
+            remove_checkpoint(&entry.path());
+        }
+    }
+    let _ = std::fs::remove_dir(&checkpoints);
+    Ok(())
 }
 
 /// The epoch directories [`remove_unfinished`] removes.
@@ -380,7 +445,7 @@ pub fn save(
                 n != name && is_checkpoint_name(n) && entry.file_type().is_ok_and(|t| t.is_dir())
             });
             if other {
-                let _ = std::fs::remove_dir_all(entry.path());
+                remove_checkpoint(&entry.path());
             }
         }
     }

@@ -264,8 +264,14 @@ fn clear_run(dir: &Path) -> crate::Result<()> {
     let _lock = ntk_files::lock::DirLock::acquire(dir)?;
     for name in train::RUN_FILES {
         let p = dir.join(name);
-        let r = if p.is_dir() {
-            std::fs::remove_dir_all(&p)
+        // The checkpoints as far as they are the run's: a user's file there stays.
+        let r = if name == "checkpoints" {
+            crate::checkpoint::remove_checkpoints(dir)
+        } else if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir()) {
+            // Not a file the run wrote (refused before any work: `refuse_partial`).
+            Err(std::io::Error::other(
+                "a directory where the run writes a file; move it",
+            ))
         } else {
             std::fs::remove_file(&p)
         };
@@ -672,15 +678,6 @@ fn refuse_partial(
         }
         let engine = crate::stepper::engine_of(&point.cfg, sweep.compute)?;
         crate::stepper::check_engine(&dir, pointer.engine, engine)?;
-        // The files the resumed run writes again must be files it may replace (thirty-
-        // seventh hostile round, D3: a FIFO at config.toml was "partial" in the dry run; the
-        // run refused it and recorded the failure).
-        for name in crate::run_dir::RUN_FILES
-            .iter()
-            .filter(|n| **n != "checkpoints")
-        {
-            ntk_files::io::check_target(&dir.join(name)).map_err(ntk_files::Error::from)?;
-        }
     }
     // The places every run the sweep makes writes later, and the tables and figures the
     // collect at its end writes: checked now, for the dry run and the run alike
@@ -688,7 +685,26 @@ fn refuse_partial(
     // checkpoint's name, or at .ntk-writers, was `partial` in the dry run; the run trained to
     // the end and failed there).
     for p in planned.iter().filter(|p| p.state != State::Done) {
-        crate::checkpoint::check_places(&points[p.index].dir(sweep.out))?;
+        let dir = points[p.index].dir(sweep.out);
+        crate::checkpoint::check_places(&dir)?;
+        // The run's lock file (thirty-ninth hostile round, D3: a directory there was
+        // `partial` in the dry run, and the run failed).
+        ntk_files::lock::DirLock::check_place(&dir)?;
+        // The files the run writes again must be files it may replace (thirty-seventh
+        // hostile round, D3: a FIFO at config.toml was "partial" in the dry run; the run
+        // refused it and recorded the failure), and a stale run's, removed first under
+        // --recompute, files it may remove. (A new run's directory holds no run of its
+        // own: what stands at a file's name there fails that run when it writes it, and the
+        // failure is recorded while the sweep goes on.)
+        if p.state == State::New {
+            continue;
+        }
+        for name in crate::run_dir::RUN_FILES
+            .iter()
+            .filter(|n| **n != "checkpoints")
+        {
+            ntk_files::io::check_target(&dir.join(name)).map_err(ntk_files::Error::from)?;
+        }
     }
     check_report_places(sweep.out)
 }

@@ -115,8 +115,8 @@ pub struct Summary {
     /// The set's other files as written, by size and SHA-256 ([`ntk_runs::manifest`]),
     /// checked before the set is kept (`--resume`, a sweep's finished point); absent in
     /// summaries written before they were recorded (2026-12-01).
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub files: ntk_runs::manifest::Files,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<ntk_runs::manifest::Files>,
 }
 
 /// The file names of one probe's output set (`ntk --out DIR`).
@@ -869,7 +869,7 @@ fn summarize_from(
         eigen_seconds,
         seconds: before + start.elapsed().as_secs_f64(),
         provenance: None,
-        files: Default::default(),
+        files: None,
     };
     Ok(Summarized {
         summary,

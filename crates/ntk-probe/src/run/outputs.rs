@@ -52,8 +52,9 @@ pub fn write_outputs(
         .copied()
         .filter(|f| *f != "summary.json")
         .collect();
-    summary.files =
-        ntk_runs::manifest::record(dir, &others).map_err(|e| ctx("record the set's files", e))?;
+    summary.files = Some(
+        ntk_runs::manifest::record(dir, &others).map_err(|e| ctx("record the set's files", e))?,
+    );
     let json = serde_json::to_string_pretty(summary).expect("summary serializes");
     ntk_files::io::atomic_write(&dir.join("summary.json"), json.as_bytes())
         .map_err(|e| ctx("write summary.json", e))

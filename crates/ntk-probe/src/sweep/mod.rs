@@ -57,8 +57,16 @@ impl sweep::Recorded for Summary {
     fn provenance(&self) -> Option<&Provenance> {
         self.provenance.as_ref()
     }
+    const SET_FILES: &'static [&'static str] = &[
+        run::OUTPUT_FILES[1],
+        run::OUTPUT_FILES[2],
+        run::OUTPUT_FILES[3],
+        run::OUTPUT_FILES[4],
+        run::OUTPUT_FILES[5],
+        run::OUTPUT_FILES[6],
+    ];
     fn files(&self) -> Option<&ntk_runs::manifest::Files> {
-        Some(&self.files)
+        self.files.as_ref()
     }
 }
 
@@ -331,6 +339,19 @@ impl Sweep for ProbeSweep<'_> {
 
     /// Points of another sweep config in the directory, unless `allow_mixed`.
     fn refuse(&self, points: &[Point], planned: &[Planned], recompute: bool) -> crate::Result<()> {
+        // A point made replaces its directory whole: what it holds must be the point's own
+        // (thirty-ninth hostile round, D2: the user's files in a point's directory went with
+        // it, where `ntk-probe run` refuses them).
+        for p in planned {
+            let made = match p.state {
+                State::Done => false,
+                State::Stale(_) => recompute,
+                _ => true,
+            };
+            if made {
+                check_point_owned(&points[p.index].dir(self.out))?;
+            }
+        }
         if self.allow_mixed {
             return Ok(());
         }
@@ -496,6 +517,55 @@ impl ProbeSweep<'_> {
         ));
         Ok(kernel_seconds)
     }
+}
+
+/// Refuses a point's directory `dir` that holds what the point's output set would not
+/// replace as its own: anything but its protocols' directories, holding only the names of a
+/// probe's output set ([`run::OUTPUT_FILES`]; a set cut short, without its summary, is the
+/// point's own), and its failure record. Absent is fine.
+fn check_point_owned(dir: &Path) -> crate::Result<()> {
+    let names = |dir: &Path| -> Vec<(String, bool)> {
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| {
+                        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                        (e.file_name().to_string_lossy().into_owned(), is_dir)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let refuse = |dir: &Path, mut foreign: Vec<String>| -> crate::Result<()> {
+        if foreign.is_empty() {
+            return Ok(());
+        }
+        foreign.sort();
+        Err(Error::ForeignFiles {
+            dir: dir.to_path_buf(),
+            files: foreign.iter().take(3).cloned().collect(),
+            more: foreign.len().saturating_sub(3),
+        })
+    };
+    let mut foreign = Vec::new();
+    for (name, is_dir) in names(dir) {
+        let protocol = [Protocol::Whole, Protocol::Blocks]
+            .iter()
+            .any(|p| p.name() == name);
+        if protocol && is_dir {
+            let inside = dir.join(&name);
+            let others = names(&inside)
+                .into_iter()
+                .filter(|(n, is_dir)| *is_dir || !run::OUTPUT_FILES.contains(&n.as_str()))
+                .map(|(n, _)| n)
+                .collect();
+            refuse(&inside, others)?;
+        } else if name != sweep::FAILED_FILE {
+            foreign.push(name);
+        }
+    }
+    refuse(dir, foreign)
 }
 
 /// Refuses to add points to a directory holding points of another sweep config (differing

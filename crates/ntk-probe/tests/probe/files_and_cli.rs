@@ -848,4 +848,58 @@ fn resume_keeps_only_a_set_whose_files_are_as_written() {
             assert_eq!(now, std::fs::read(pristine.join(f)).unwrap(), "{what}: {f}");
         }
     }
+    // Thirty-ninth hostile round, D1: a file of the set's that the record leaves out (another
+    // network's weights copied into a set made without them; `ntk.npy` taken out of the
+    // record), and an empty record, are not the run's set either.
+    let other = dir.path().join("other");
+    let o = probe()
+        .args(["ntk", "--config"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&other)
+        .args(["--save-weights", "--set", "model.seed=9"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary_text = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    type Edit<'a> = (&'static str, Box<dyn Fn() + 'a>);
+    let edits: [Edit; 3] = [
+        (
+            "weights.safetensors: a file of the set's",
+            Box::new(|| {
+                for f in ["weights.safetensors", "outputs.npy"] {
+                    std::fs::copy(other.join(f), out.join(f)).unwrap();
+                }
+            }),
+        ),
+        (
+            "ntk.npy: a file of the set's",
+            Box::new(|| {
+                let mut v: serde_json::Value = serde_json::from_str(&summary_text).unwrap();
+                v["files"].as_object_mut().unwrap().remove("ntk.npy");
+                std::fs::write(out.join("summary.json"), v.to_string()).unwrap();
+            }),
+        ),
+        (
+            "records no files",
+            Box::new(|| {
+                let mut v: serde_json::Value = serde_json::from_str(&summary_text).unwrap();
+                v["files"] = serde_json::json!({});
+                std::fs::write(out.join("summary.json"), v.to_string()).unwrap();
+            }),
+        ),
+    ];
+    for (words, edit) in edits {
+        edit();
+        for extra in [&["--save-weights"][..], &["--dry-run"][..]] {
+            let o = resume(extra);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{words} {extra:?}: {err}");
+            assert!(err.contains(words), "{words:?} not in {err}");
+        }
+        assert!(resume(&["--recompute"]).status.success(), "{words}");
+        for f in ["weights.safetensors", "outputs.npy"] {
+            assert!(!out.join(f).exists(), "{words}: {f}");
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! Sweeps: shards are disjoint and cover the grid, a restarted sweep skips finished points,
 //! and `collect` writes one results row per point and protocol plus the figures.
 
+use std::path::Path;
 use std::process::Command;
 
 use ntk_probe::sweep::{self, Point, Setting, SweepConfig, SweepOptions};
@@ -493,4 +494,70 @@ fn a_sweeps_dry_run_says_which_points_the_kernel_range_fails() {
         out.contains("   0 done    ") && out.contains("   1 fails   "),
         "{out}"
     );
+}
+
+/// Thirty-ninth hostile round, D2: a point made replaces its directory whole, so a directory
+/// at a point's place that holds the user's files (beside a protocol's set, or inside it) is
+/// refused before any work, by the sweep and its dry run alike, naming the files, which stay;
+/// under `--recompute` of a stale point too. The point's own failure record is no obstacle.
+#[test]
+fn a_sweep_leaves_the_users_files_in_a_points_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = "[sweep]\ndepths = [1]\nactivations = [\"relu\"]\nseeds = [1]\nprotocols = \
+                [\"whole\"]\n[data]\ndataset = \"synthetic\"\nn = 12\ninput_dim = 3\n\
+                [model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\n[probe]\n\
+                precision = \"f64\"\n";
+    let cfg = d.join("sweep.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let sweep = |out: &Path, extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
+            .args(["sweep", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let refused = |o: &std::process::Output, words: &[&str]| {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        for w in words {
+            assert!(err.contains(w), "{w:?} not in: {err}");
+        }
+    };
+    // A new point: the user's directory at its place.
+    let out = d.join("new");
+    let point = out.join("runs/relu/depth01/seed1");
+    std::fs::create_dir_all(point.join("whole")).unwrap();
+    std::fs::write(point.join("notes.txt"), "mine").unwrap();
+    std::fs::write(point.join("whole/notes.txt"), "mine").unwrap();
+    std::fs::write(point.join("failed.json"), "{}").unwrap();
+    for extra in [&["--dry-run"][..], &[][..]] {
+        refused(
+            &sweep(&out, extra),
+            &["runs/relu/depth01/seed1", "notes.txt"],
+        );
+    }
+    std::fs::remove_file(point.join("notes.txt")).unwrap();
+    for extra in [&["--dry-run"][..], &[][..]] {
+        refused(&sweep(&out, extra), &["seed1/whole", "notes.txt"]);
+    }
+    assert!(point.join("whole/notes.txt").exists());
+    // A stale point under --recompute: a note beside its set.
+    let out = d.join("stale");
+    assert!(sweep(&out, &[]).status.success());
+    let point = out.join("runs/relu/depth01/seed1");
+    std::fs::write(point.join("notes.txt"), "mine").unwrap();
+    let other = ["--set", "model.width=16", "--recompute"];
+    for extra in [&[&other[..], &["--dry-run"]].concat()[..], &other[..]] {
+        refused(&sweep(&out, extra), &["notes.txt"]);
+    }
+    assert_eq!(
+        std::fs::read_to_string(point.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    std::fs::remove_file(point.join("notes.txt")).unwrap();
+    assert!(sweep(&out, &other).status.success());
 }

@@ -191,8 +191,11 @@ pub trait Recorded: DeserializeOwned {
     /// What the file is, for errors ("an ntk-probe summary").
     const WHAT: &'static str;
     fn provenance(&self) -> Option<&Provenance>;
+    /// The names of the files a set of this kind may hold beside its summary.
+    const SET_FILES: &'static [&'static str] = &[];
     /// The set's other files as its run wrote them ([`crate::manifest`]), where the file
-    /// records them: [`state`] checks each before the set counts as done.
+    /// records them: [`state`] checks each, and that no other of [`Recorded::SET_FILES`] is
+    /// there, before the set counts as done.
     fn files(&self) -> Option<&crate::manifest::Files> {
         None
     }
@@ -229,7 +232,7 @@ pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> St
                 }
                 let dir = path.parent().unwrap_or(Path::new("."));
                 if let Some(files) = r.files()
-                    && let Err(why) = crate::manifest::verify(dir, files, path)
+                    && let Err(why) = crate::manifest::verify(dir, files, R::SET_FILES, path)
                 {
                     return State::Stale(format!("{why}; {redo}"));
                 }

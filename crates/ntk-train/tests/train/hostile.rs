@@ -1697,6 +1697,19 @@ fn the_dry_run_of_an_interrupted_run_refuses_what_the_run_refuses() {
         }
         assert!(!out.join("summary.json").exists() && !out.join("failed.json").exists());
     }
+    // Thirty-ninth hostile round, D3: a directory at the run's lock file's place.
+    let (cfg, out) = checkpointed_run(d, "lock_dir");
+    std::fs::remove_file(out.join(".ntk-lock")).ok();
+    std::fs::create_dir(out.join(".ntk-lock")).unwrap();
+    let [dry, real] = dry_and_real(&args(&cfg, &out, &["--resume"]));
+    assert_eq!((dry.0, real.0), (Some(2), Some(2)), "{dry:?} / {real:?}");
+    for e in [&dry.1, &real.1] {
+        assert!(
+            e.contains(".ntk-lock") && e.contains("keeps its lock"),
+            "{e}"
+        );
+    }
+    assert!(!out.join("failed.json").exists());
     // With the checkpoint's own engine both go on.
     let (cfg, out) = checkpointed_run(d, "same_engine");
     let [dry, real] = dry_and_real(&args(&cfg, &out, &["--resume"]));
@@ -3637,4 +3650,38 @@ fn twenty_sixth_review() {
         "plot: the dead writer's leftover stayed"
     );
     assert!(users.is_file(), "plot: the user's file was removed");
+}
+
+/// Thirty-ninth hostile round, D2: `--recompute` of a finished run removes the run's own
+/// files only: a note of the user's in `checkpoints/` and in a checkpoint's directory stays
+/// (with the directories that hold it), and the run is made again.
+#[test]
+fn recompute_leaves_the_users_files_among_the_checkpoints() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "notes.toml", TINY);
+    let out = d.join("notes");
+    assert_ok("first", &run(&args(&cfg, &out, &[])));
+    let checkpoints = out.join("checkpoints");
+    let kept = std::fs::read_dir(&checkpoints)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("epoch-"))
+        .unwrap()
+        .path();
+    std::fs::write(checkpoints.join("notes.txt"), "mine").unwrap();
+    std::fs::write(kept.join("notes.txt"), "mine").unwrap();
+    let again = args(&cfg, &out, &["--set", "optim.lr=0.2", "--recompute"]);
+    assert_ok("recompute", &run(&again));
+    assert_eq!(
+        std::fs::read_to_string(checkpoints.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    assert_eq!(
+        std::fs::read_to_string(kept.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(summary.contains("0.2"), "{summary}");
 }
