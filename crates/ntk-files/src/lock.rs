@@ -43,6 +43,31 @@ fn open_rw(path: &Path) -> crate::Result<File> {
         })
 }
 
+/// Refuses a lock file's place `path` that holds what no writer of these tools left: a lock
+/// file of theirs is a regular file, empty or naming its holder (`pid N: command`), with no
+/// other name (a hard link to it would be a user's file written through); anything else is
+/// the user's and is neither written over nor removed. `advice` ends the message.
+fn check_lock_file(path: &Path, advice: &str) -> crate::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    let ours = meta.is_file()
+        && meta.nlink() == 1
+        && meta.len() < 64 * 1024
+        && fs::read(path).is_ok_and(|b| b.is_empty() || b.starts_with(b"pid "));
+    if ours {
+        return Ok(());
+    }
+    Err(crate::Error::OutputPath {
+        path: path.to_path_buf(),
+        why: format!(
+            "is not a lock file of these tools (a regular file of one name, which they write \
+             `pid N: command` into), where the run keeps its lock; move it{advice}"
+        ),
+    })
+}
+
 fn lock_error(path: &Path, source: std::io::Error) -> crate::Error {
     crate::Error::Write {
         path: path.to_path_buf(),
@@ -141,20 +166,21 @@ impl DirLock {
         Self::acquire_at(&dir.join(LOCK_FILE), dir)
     }
 
-    /// Refuses a `dir` whose lock file's place holds something else than a file (a
-    /// directory, a FIFO, a link, a device), before any work and in a dry run alike: the lock
-    /// could not be taken there, or not as a lock (thirty-ninth hostile round, D3 and N3).
+    /// Refuses a `dir` whose lock file's place holds what is not a lock file of these tools
+    /// ([`check_lock_file`]), before any work and in a dry run alike (thirty-ninth hostile
+    /// round, D3 and N3: a directory there; fortieth, D2: a user's file there was written
+    /// over, through a hard link too).
     pub fn check_place(dir: &Path) -> crate::Result<()> {
-        let path = dir.join(LOCK_FILE);
-        match fs::symlink_metadata(&path) {
-            Ok(meta) if !meta.is_file() => Err(crate::Error::OutputPath {
-                path,
-                why: "not a regular file (a directory, a FIFO, a link or a device), where \
-                      the run keeps its lock; move it"
-                    .into(),
-            }),
-            _ => Ok(()),
+        check_lock_file(&dir.join(LOCK_FILE), "")
+    }
+
+    /// [`DirLock::check_place`] for the lock beside `dir` ([`DirLock::acquire_beside`]: a
+    /// probe's output set), for the dry run as for the run (fortieth hostile round, D1).
+    pub fn check_place_beside(dir: &Path) -> crate::Result<()> {
+        if dir.file_name().is_none() {
+            return Ok(());
         }
+        check_lock_file(&beside_path(dir), ", or choose another --out")
     }
 
     /// Locks `dir` (an output that is replaced whole, so its lock cannot live inside it)
@@ -162,20 +188,7 @@ impl DirLock {
     pub fn acquire_beside(dir: &Path) -> crate::Result<Self> {
         let name = dir.file_name().unwrap_or_default().to_string_lossy();
         let path = beside_path(dir);
-        // A file of that name that no writer of ours left (empty, or naming its holder) is
-        // the user's: it is neither overwritten nor removed.
-        if let Ok(meta) = fs::symlink_metadata(&path) {
-            let ours = meta.is_file()
-                && fs::read(&path).is_ok_and(|b| b.is_empty() || b.starts_with(b"pid "));
-            if !ours {
-                return Err(crate::Error::OutputPath {
-                    path,
-                    why: "is not a lock file of these tools (which write `pid N: command` \
-                          there and remove it after); move it, or choose another --out"
-                        .into(),
-                });
-            }
-        }
+        Self::check_place_beside(dir)?;
         // Its lock cannot be made where the output goes: the output cannot be either. Said of
         // the output, not of a lock file the user never named (seventh hostile round:
         // `--out /sys/x` read "/sys/.x.ntk-lock: Permission denied").
@@ -469,6 +482,35 @@ pub fn lock_path(dir: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fortieth hostile round, D1 and D2: a lock file's place holding a user's file (text,
+    /// a hard link to a file elsewhere, a directory) is refused, in the directory and beside
+    /// it, and the file is left as it was; an empty file or one naming its holder is a lock.
+    #[test]
+    fn a_users_file_at_a_lock_files_place_is_refused_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let run = d.join("run");
+        fs::create_dir(&run).unwrap();
+        assert!(DirLock::check_place(&run).is_ok());
+        fs::write(run.join(LOCK_FILE), "my notes").unwrap();
+        let e = DirLock::acquire(&run).err().unwrap().to_string();
+        assert!(e.contains("not a lock file of these tools"), "{e}");
+        assert_eq!(fs::read_to_string(run.join(LOCK_FILE)).unwrap(), "my notes");
+        fs::remove_file(run.join(LOCK_FILE)).unwrap();
+        fs::write(d.join("elsewhere"), "").unwrap();
+        fs::hard_link(d.join("elsewhere"), run.join(LOCK_FILE)).unwrap();
+        assert!(DirLock::acquire(&run).is_err());
+        assert_eq!(fs::read_to_string(d.join("elsewhere")).unwrap(), "");
+        fs::remove_file(run.join(LOCK_FILE)).unwrap();
+        fs::write(run.join(LOCK_FILE), "pid 1: ntk-train run").unwrap();
+        assert!(DirLock::acquire(&run).is_ok());
+        let set = d.join("set");
+        fs::create_dir(beside_path(&set)).unwrap();
+        assert!(DirLock::check_place_beside(&set).is_err());
+        assert!(DirLock::acquire_beside(&set).is_err());
+        assert!(beside_path(&set).is_dir());
+    }
 
     #[test]
     fn a_second_writer_is_refused_and_a_dropped_lock_frees_the_directory() {

@@ -271,6 +271,9 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
 /// (round 23's D4: the dry run said "new"), before what is there is read: a probe's set being
 /// made for it (the lock beside it), or a sweep (the writers' locks inside).
 pub(crate) fn check_not_being_written(out: &Path) -> CliResult<()> {
+    // The lock's place beside the set: what the run would refuse to take as its lock
+    // (fortieth hostile round, D1: the dry run said `new`).
+    ntk_files::lock::DirLock::check_place_beside(out)?;
     let holder = ntk_files::lock::DirLock::holder_beside(out)
         .or_else(|| ntk_files::lock::SweepClaim::live_writer(out));
     match holder {

@@ -349,7 +349,10 @@ impl Sweep for ProbeSweep<'_> {
                 _ => true,
             };
             if made {
-                check_point_owned(&points[p.index].dir(self.out))?;
+                let dir = points[p.index].dir(self.out);
+                check_point_owned(&dir)?;
+                // The point's lock beside it (fortieth hostile round, D1).
+                ntk_files::lock::DirLock::check_place_beside(&dir)?;
             }
         }
         if self.allow_mixed {

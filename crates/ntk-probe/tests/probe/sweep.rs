@@ -533,7 +533,11 @@ fn a_sweep_leaves_the_users_files_in_a_points_directory() {
     std::fs::create_dir_all(point.join("whole")).unwrap();
     std::fs::write(point.join("notes.txt"), "mine").unwrap();
     std::fs::write(point.join("whole/notes.txt"), "mine").unwrap();
-    std::fs::write(point.join("failed.json"), "{}").unwrap();
+    std::fs::write(
+        point.join("failed.json"),
+        r#"{"reason": "an earlier try", "fingerprint": "f", "tool": "ntk-probe 0.1.0"}"#,
+    )
+    .unwrap();
     for extra in [&["--dry-run"][..], &[][..]] {
         refused(
             &sweep(&out, extra),

@@ -7,8 +7,8 @@ use std::fmt::Display;
 use std::path::Path;
 
 use super::{
-    Outcome, Planned, Shard, State, Sweep, links_under, make_all, plan, print_plan, refuse_foreign,
-    refuse_stale, refuse_stale_in_collect, warn_incomplete,
+    Failure, Outcome, Planned, Shard, State, Sweep, links_under, make_all, plan, print_plan,
+    refuse_foreign, refuse_stale, refuse_stale_in_collect, warn_incomplete,
 };
 use crate::progress::Reporter;
 use ntk_files::lock::SweepClaim;
@@ -109,6 +109,11 @@ fn refused<S: Sweep>(
     refuse_links(sweep.out())?;
     // Nothing is made while a result of another config is in the way.
     refuse_stale(&planned, recompute, S::UNIT)?;
+    // A file at a failure record's name that the tools did not write (fortieth hostile
+    // round, D3): not read as a failure, not removed once the point is made; refused.
+    for p in planned.iter().filter(|p| p.state != State::Done) {
+        Failure::check(&sweep.dir(&points[p.index]))?;
+    }
     sweep.refuse(points, &planned, recompute)?;
     if let Some((index, why)) = fails.first() {
         let label = sweep.label(&points[*index]);

@@ -180,9 +180,41 @@ impl Failure {
         }))
     }
 
-    /// Removes the record from `dir` (the point has been made).
+    /// Removes the record from `dir` (the point has been made): the tools' own only
+    /// ([`Failure::is_ours`]); a user's file of that name stays (fortieth hostile round, D3:
+    /// it was read as a failure and removed once the point was made).
     pub fn clear(dir: &Path) {
-        let _ = std::fs::remove_file(dir.join(FAILED_FILE));
+        if Self::is_ours(dir) {
+            let _ = std::fs::remove_file(dir.join(FAILED_FILE));
+        }
+    }
+
+    /// Whether `dir`'s failure record is one these tools wrote: a regular file that reads as
+    /// a [`Failure`] recorded by one of them (its `tool` an `ntk-` tool, a fingerprint).
+    pub fn is_ours(dir: &Path) -> bool {
+        let path = dir.join(FAILED_FILE);
+        std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+            && ntk_files::io::read_limited(&path, 1 << 20)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Self>(&b).ok())
+                .is_some_and(|f| f.tool.starts_with("ntk-") && !f.fingerprint.is_empty())
+    }
+
+    /// Refuses, before any work, a point's directory `dir` holding a file at the failure
+    /// record's name that is not one of the tools' records: it would be read as a failure
+    /// and is not the tools' to replace or remove.
+    pub fn check(dir: &Path) -> crate::Result<()> {
+        let path = dir.join(FAILED_FILE);
+        if std::fs::symlink_metadata(&path).is_err() || Self::is_ours(dir) {
+            return Ok(());
+        }
+        Err(ntk_files::Error::OutputPath {
+            path,
+            why: "is not a failure record of these tools (which write one as JSON with the \
+                  reason, the config's fingerprint and the tool); move it"
+                .into(),
+        }
+        .into())
     }
 }
 
@@ -340,6 +372,7 @@ fn plan<S: Sweep>(sweep: &S, points: &[S::Point], shard: Shard) -> Result<Vec<Pl
         if shard.owns(index) {
             let mut state = sweep.state(point)?;
             if matches!(state, State::New | State::Partial)
+                && Failure::is_ours(&sweep.dir(point))
                 && let Some(f) = Failure::read(&sweep.dir(point))
             {
                 state = State::Failed(f.reason);
@@ -741,6 +774,40 @@ fn warn_incomplete(planned: &[Planned], label: &dyn Fn(usize) -> String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fortieth hostile round, D3: a failure record is the tools' only when it reads as
+    /// one (a tool's name and a fingerprint); a user's file of that name is refused before
+    /// any work, not read as a failure, and never removed; the tools' own is cleared.
+    #[test]
+    fn only_the_tools_failure_records_are_read_and_cleared() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert!(Failure::check(d).is_ok() && !Failure::is_ours(d));
+        std::fs::write(d.join(FAILED_FILE), "my notes, not JSON").unwrap();
+        assert!(!Failure::is_ours(d));
+        let e = Failure::check(d).unwrap_err().to_string();
+        assert!(
+            e.contains("failed.json") && e.contains("not a failure record"),
+            "{e}"
+        );
+        Failure::clear(d);
+        assert!(d.join(FAILED_FILE).exists());
+        std::fs::write(
+            d.join(FAILED_FILE),
+            r#"{"reason": "x", "fingerprint": "", "tool": "me"}"#,
+        )
+        .unwrap();
+        assert!(Failure::check(d).is_err());
+        let ours = Failure {
+            reason: "the run failed".into(),
+            fingerprint: "abc".into(),
+            tool: "ntk-train 0.1.0".into(),
+        };
+        ours.write(d).unwrap();
+        assert!(Failure::is_ours(d) && Failure::check(d).is_ok());
+        Failure::clear(d);
+        assert!(!d.join(FAILED_FILE).exists());
+    }
 
     /// Twenty-fifth hostile round, N5: a sweep of one point (a single run) that failed says
     /// so, without "the others went on"; a sweep of several keeps its count.
