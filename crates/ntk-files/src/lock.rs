@@ -43,6 +43,24 @@ fn open_rw(path: &Path) -> crate::Result<File> {
         })
 }
 
+/// Whether `path` is a writer's registration as [`SweepClaim::acquire`] writes one: a
+/// regular file of one link named `<config fingerprint, hex>.lock`, empty or naming its
+/// first writer.
+fn is_registration(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let named = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_suffix(".lock"))
+        .is_some_and(|stem| !stem.is_empty() && stem.bytes().all(|b| b.is_ascii_hexdigit()));
+    named
+        && fs::symlink_metadata(path)
+            .is_ok_and(|m| m.is_file() && m.nlink() == 1 && m.len() < 64 * 1024)
+        && fs::read(path).is_ok_and(|b| {
+            b.is_empty() || String::from_utf8_lossy(&b).contains(", first writer pid ")
+        })
+}
+
 /// Refuses a lock file's place `path` that holds what no writer of these tools left: a lock
 /// file of theirs is a regular file, empty or naming its holder (`pid N: command`), with no
 /// other name (a hard link to it would be a user's file written through); anything else is
@@ -364,12 +382,7 @@ impl SweepClaim {
         }
         let dir = out.join(WRITERS_DIR);
         let made_dir = fs::symlink_metadata(&dir).is_err();
-        if !made_dir && !dir.is_dir() {
-            return Err(crate::Error::OutputPath {
-                path: dir,
-                why: "not a directory, where the sweep's writers keep their locks; move it".into(),
-            });
-        }
+        Self::check_places(out)?;
         let guard = Self::guard(&dir)?;
         let mine = format!("{fingerprint}.lock");
         let entries = fs::read_dir(&dir).map_err(|source| crate::Error::Read {
@@ -378,7 +391,10 @@ impl SweepClaim {
         })?;
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name == mine || !name.ends_with(".lock") {
+            // Another config's registration, as these tools write one; anything else there
+            // is the user's, neither taken for a writer nor removed (forty-first hostile
+            // round, D2: a user's `*.lock` there was removed as a dead writer's).
+            if name == mine || !is_registration(&entry.path()) {
                 continue;
             }
             let Ok(mut other) = File::options().read(true).write(true).open(entry.path()) else {
@@ -411,6 +427,34 @@ impl SweepClaim {
             out: out.to_path_buf(),
             made: (made_out, made_dir),
         })
+    }
+
+    /// Refuses a sweep's `out` whose writers' directory (`.ntk-writers`) is not a directory,
+    /// or whose guard files there are not regular files: before any work, in the dry runs
+    /// of both tools as in their runs (forty-first hostile round, D1: the dry run passed a
+    /// file at `.ntk-writers` and a directory at its `guard`, which the run refused, the
+    /// latter with a bare `Is a directory`).
+    pub fn check_places(out: &Path) -> crate::Result<()> {
+        let dir = out.join(WRITERS_DIR);
+        if fs::symlink_metadata(&dir).is_err() {
+            return Ok(());
+        }
+        if !dir.is_dir() {
+            return Err(crate::Error::OutputPath {
+                path: dir,
+                why: "not a directory, where the sweep's writers keep their locks; move it".into(),
+            });
+        }
+        for name in [GUARD, "join.guard"] {
+            let path = dir.join(name);
+            if fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+                return Err(crate::Error::OutputPath {
+                    path,
+                    why: "not a regular file, where the sweep's writers take turns; move it".into(),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The exclusive lock of `dir`'s guard ([`exclusive`]).
@@ -482,6 +526,40 @@ pub fn lock_path(dir: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Forty-first hostile round: a user's `*.lock` in a sweep's writers' directory is not
+    /// a dead writer's registration (kept, where a dead config's own goes), and a file at
+    /// `.ntk-writers` or a directory at its guard is refused before the claim.
+    #[test]
+    fn a_users_files_among_the_writers_are_kept_and_places_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path();
+        let dead = "ab".repeat(32);
+        drop(SweepClaim::acquire(out, &dead, "config a.toml").unwrap());
+        let writers = out.join(WRITERS_DIR);
+        assert!(is_registration(&writers.join(format!("{dead}.lock"))));
+        fs::write(writers.join("0000.lock"), "my notes").unwrap();
+        fs::write(writers.join("notes.lock"), "my notes").unwrap();
+        assert!(!is_registration(&writers.join("0000.lock")));
+        let live = SweepClaim::acquire(out, &"cd".repeat(32), "config b.toml").unwrap();
+        assert!(!writers.join(format!("{dead}.lock")).exists());
+        for f in ["0000.lock", "notes.lock"] {
+            assert_eq!(fs::read_to_string(writers.join(f)).unwrap(), "my notes");
+        }
+        drop(live);
+        assert!(SweepClaim::check_places(out).is_ok());
+        fs::remove_file(writers.join(GUARD)).unwrap();
+        fs::create_dir(writers.join(GUARD)).unwrap();
+        let e = SweepClaim::check_places(out).unwrap_err().to_string();
+        assert!(
+            e.contains("guard") && e.contains("not a regular file"),
+            "{e}"
+        );
+        let other = tempfile::tempdir().unwrap();
+        fs::write(other.path().join(WRITERS_DIR), "mine").unwrap();
+        assert!(SweepClaim::check_places(other.path()).is_err());
+        assert!(SweepClaim::acquire(other.path(), &dead, "c").is_err());
+    }
 
     /// Fortieth hostile round, D1 and D2: a lock file's place holding a user's file (text,
     /// a hard link to a file elsewhere, a directory) is refused, in the directory and beside

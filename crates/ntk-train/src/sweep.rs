@@ -724,13 +724,5 @@ fn check_report_places(out: &Path) -> crate::Result<()> {
             ntk_files::io::check_target(&entry.path()).map_err(ntk_files::Error::from)?;
         }
     }
-    let writers = out.join(ntk_files::lock::WRITERS_DIR);
-    if std::fs::symlink_metadata(&writers).is_ok() && !writers.is_dir() {
-        return Err(ntk_files::Error::OutputPath {
-            path: writers,
-            why: "not a directory, where the sweep's writers keep their locks; move it".into(),
-        }
-        .into());
-    }
-    Ok(())
+    Ok(ntk_files::lock::SweepClaim::check_places(out)?)
 }

@@ -339,6 +339,8 @@ impl Sweep for ProbeSweep<'_> {
 
     /// Points of another sweep config in the directory, unless `allow_mixed`.
     fn refuse(&self, points: &[Point], planned: &[Planned], recompute: bool) -> crate::Result<()> {
+        // The writers' directory and its guards (forty-first hostile round, D1).
+        ntk_files::lock::SweepClaim::check_places(self.out)?;
         // A point made replaces its directory whole: what it holds must be the point's own
         // (thirty-ninth hostile round, D2: the user's files in a point's directory went with
         // it, where `ntk-probe run` refuses them).
