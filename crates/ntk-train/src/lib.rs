@@ -31,6 +31,7 @@ pub mod files;
 pub mod joins;
 pub mod metrics;
 pub mod model;
+pub mod places;
 pub mod predict;
 /// The reporter of long runs lives in ntk-runs (shared with the probe's sweeps).
 pub use ntk_runs::progress;

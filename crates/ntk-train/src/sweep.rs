@@ -612,117 +612,86 @@ pub struct DryRunFlags {
 /// ([`crate::Error::Interrupted`]); with it, a checkpoint that fails its verification
 /// ([`crate::checkpoint::find`]) or was written by another engine than this run's
 /// ([`crate::Error::EngineMismatch`]); with or without it, epoch checkpoints without the
-/// `checkpoint.json` that names one ([`crate::Error::NoCheckpointPointer`]).
+/// `checkpoint.json` that names one ([`crate::Error::NoCheckpointPointer`]). Then every place
+/// the runs and the collect write ([`crate::places`]).
 fn refuse_partial(
     sweep: &TrainSweep<'_>,
     points: &[RunPoint],
     planned: &[Planned],
     resume: bool,
 ) -> crate::Result<()> {
-    // A run with epoch checkpoints but no checkpoint.json (removed by hand) looks new, and
-    // the run refuses it as its directory's decision does (fifteenth hostile round, D3: the
-    // dry run said `new`, the run failed and recorded the failure in the run's directory).
-    for p in planned.iter().filter(|p| p.state == State::New) {
-        let dir = points[p.index].dir(sweep.out);
-        let orphans = !dir.join("checkpoint.json").exists()
-            && !dir.join("summary.json").exists()
-            && crate::checkpoint::has_kept_epochs(&dir);
-        // With or without --resume: the flag cannot continue it.
-        if orphans && ntk_files::lock::DirLock::holder(&dir).is_none() {
-            return Err(crate::Error::NoCheckpointPointer { out: dir });
-        }
-    }
-    // A failed point is tried again: with a checkpoint it meets the same refusals.
-    for p in planned
-        .iter()
-        .filter(|p| matches!(p.state, State::Partial | State::Failed(_)))
-    {
+    for p in planned {
         let point = &points[p.index];
         let dir = point.dir(sweep.out);
-        if !dir.join("checkpoint.json").is_file() || dir.join("summary.json").is_file() {
-            continue;
-        }
-        // A run another process is writing now is not interrupted: the run says so when
-        // it meets the lock.
-        if ntk_files::lock::DirLock::holder(&dir).is_some() {
-            continue;
-        }
-        let path = dir.join("checkpoint.json");
-        let pointer = ntk_files::io::read_to_string(&path)
-            .map_err(|source| {
-                crate::Error::from(ntk_files::Error::Read {
-                    path: path.clone(),
-                    source,
-                })
-            })
-            .and_then(|text| crate::checkpoint::parse_pointer(&text, &path));
-        if !resume {
-            // One sentence: where the run stopped and the flag that continues it.
-            return Err(match pointer {
-                Ok(p) => crate::Error::Interrupted {
-                    out: dir,
-                    epoch: p.epoch,
-                    epochs: point.cfg.step_counts(sweep.data.train.n).2,
-                },
-                Err(_) => crate::Error::RunExists { out: dir },
-            });
-        }
-        let pointer = pointer?;
-        // Verified as the run verifies it before resuming (every file's SHA-256, the epoch
-        // against its metrics): a damaged checkpoint fails the dry run as it fails the run
-        // (fourteenth hostile round, D6: the dry run said `partial`, the run refused). A
-        // partial run's checkpoint passed that verification in its state
-        // ([`checkpoint_state`]); a failed run's has not been read yet.
-        if matches!(p.state, State::Failed(_)) && crate::checkpoint::find(&dir)?.is_none() {
-            continue;
-        }
-        let engine = crate::stepper::engine_of(&point.cfg, sweep.compute)?;
-        crate::stepper::check_engine(&dir, pointer.engine, engine)?;
-    }
-    // The places every run the sweep makes writes later, and the tables and figures the
-    // collect at its end writes: checked now, for the dry run and the run alike
-    // (thirty-eighth hostile round, D2: a FIFO at sweep.csv, train_loss.png or a later
-    // checkpoint's name, or at .ntk-writers, was `partial` in the dry run; the run trained to
-    // the end and failed there).
-    for p in planned.iter().filter(|p| p.state != State::Done) {
-        let dir = points[p.index].dir(sweep.out);
-        crate::checkpoint::check_places(&dir)?;
-        // The run's lock file (thirty-ninth hostile round, D3: a directory there was
-        // `partial` in the dry run, and the run failed).
-        ntk_files::lock::DirLock::check_place(&dir)?;
-        // The files the run writes again must be files it may replace (thirty-seventh
-        // hostile round, D3: a FIFO at config.toml was "partial" in the dry run; the run
-        // refused it and recorded the failure), and a stale run's, removed first under
-        // --recompute, files it may remove. (A new run's directory holds no run of its
-        // own: what stands at a file's name there fails that run when it writes it, and the
-        // failure is recorded while the sweep goes on.)
-        if p.state == State::New {
-            continue;
-        }
-        for name in crate::run_dir::RUN_FILES
-            .iter()
-            .filter(|n| **n != "checkpoints")
-        {
-            ntk_files::io::check_target(&dir.join(name)).map_err(ntk_files::Error::from)?;
+        match p.state {
+            // A run with epoch checkpoints but no checkpoint.json (removed by hand) looks
+            // new, and the run refuses it as its directory's decision does (fifteenth hostile
+            // round, D3: the dry run said `new`, the run failed and recorded the failure in
+            // the run's directory). With or without --resume: the flag cannot continue it.
+            State::New => {
+                let orphans = !dir.join("checkpoint.json").exists()
+                    && !dir.join("summary.json").exists()
+                    && crate::checkpoint::has_kept_epochs(&dir);
+                if orphans && ntk_files::lock::DirLock::holder(&dir).is_none() {
+                    return Err(crate::Error::NoCheckpointPointer { out: dir });
+                }
+            }
+            // A failed point is tried again: with a checkpoint it meets the same refusals.
+            State::Partial | State::Failed(_) => refuse_interrupted(sweep, point, p, resume)?,
+            _ => {}
         }
     }
-    check_report_places(sweep.out)
+    let runs = planned
+        .iter()
+        .map(|p| (points[p.index].dir(sweep.out), &p.state));
+    ntk_files::places::check(&crate::places::planned(sweep.out, runs))
 }
 
-/// Refuses a sweep (or run) directory where the collect at the end cannot write: a table or
-/// figure's name taken by what it must not replace ([`ntk_files::io::check_target`]: a FIFO,
-/// a directory, another user's file), or the writers' lock directory not a directory.
-fn check_report_places(out: &Path) -> crate::Result<()> {
-    let Ok(entries) = std::fs::read_dir(out) else {
+/// [`refuse_partial`] for one partial or failed run `point` with a checkpoint.
+fn refuse_interrupted(
+    sweep: &TrainSweep<'_>,
+    point: &RunPoint,
+    p: &Planned,
+    resume: bool,
+) -> crate::Result<()> {
+    let dir = point.dir(sweep.out);
+    if !dir.join("checkpoint.json").is_file() || dir.join("summary.json").is_file() {
         return Ok(());
-    };
-    for entry in entries.flatten() {
-        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-            continue;
-        };
-        if crate::files::is_report_file(&name) {
-            ntk_files::io::check_target(&entry.path()).map_err(ntk_files::Error::from)?;
-        }
     }
-    Ok(ntk_files::lock::SweepClaim::check_places(out)?)
+    // A run another process is writing now is not interrupted: the run says so when it
+    // meets the lock.
+    if ntk_files::lock::DirLock::holder(&dir).is_some() {
+        return Ok(());
+    }
+    let path = dir.join("checkpoint.json");
+    let pointer = ntk_files::io::read_to_string(&path)
+        .map_err(|source| {
+            crate::Error::from(ntk_files::Error::Read {
+                path: path.clone(),
+                source,
+            })
+        })
+        .and_then(|text| crate::checkpoint::parse_pointer(&text, &path));
+    if !resume {
+        // One sentence: where the run stopped and the flag that continues it.
+        return Err(match pointer {
+            Ok(p) => crate::Error::Interrupted {
+                out: dir,
+                epoch: p.epoch,
+                epochs: point.cfg.step_counts(sweep.data.train.n).2,
+            },
+            Err(_) => crate::Error::RunExists { out: dir },
+        });
+    }
+    let pointer = pointer?;
+    // Verified as the run verifies it before resuming (every file's SHA-256, the epoch
+    // against its metrics): a damaged checkpoint fails the dry run as it fails the run
+    // (fourteenth hostile round, D6: the dry run said `partial`, the run refused). A partial
+    // run's checkpoint passed that verification in its state ([`checkpoint_state`]); a
+    // failed run's has not been read yet.
+    if matches!(p.state, State::Failed(_)) && crate::checkpoint::find(&dir)?.is_none() {
+        return Ok(());
+    }
+    let engine = crate::stepper::engine_of(&point.cfg, sweep.compute)?;
+    crate::stepper::check_engine(&dir, pointer.engine, engine)
 }

@@ -233,18 +233,14 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    let foreign: Vec<String> = names
-        .iter()
-        .filter(|n| !OUTPUT_FILES.contains(&n.as_str()))
-        .cloned()
-        .collect();
-    if !foreign.is_empty() {
-        return Err(Error::ForeignFiles {
-            dir: dir.to_path_buf(),
-            files: foreign.iter().take(3).cloned().collect::<Vec<_>>(),
-            more: foreign.len().saturating_sub(3),
-        });
-    }
+    refuse_foreign(
+        dir,
+        names
+            .iter()
+            .filter(|n| !OUTPUT_FILES.contains(&n.as_str()))
+            .cloned()
+            .collect(),
+    )?;
     if names.is_empty() {
         return Ok(());
     }
@@ -263,14 +259,42 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
     if probe_made {
         return Ok(());
     }
-    Err(Error::ForeignFiles {
-        dir: dir.to_path_buf(),
-        files: names
+    refuse_foreign(
+        dir,
+        names
             .iter()
-            .take(3)
             .map(|n| format!("{n} (no probe summary.json beside it)"))
             .collect(),
-        more: names.len().saturating_sub(3),
+    )
+}
+
+/// The entries of `dir`, each name with whether it is a directory (not following a link);
+/// none where `dir` cannot be read.
+pub(crate) fn entries(dir: &Path) -> Vec<(String, bool)> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| {
+                    let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                    (e.file_name().to_string_lossy().into_owned(), is_dir)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Refuses `dir` when `foreign` (what it holds that is not a probe's) is not empty, naming
+/// the first three in order ([`Error::ForeignFiles`]).
+pub(crate) fn refuse_foreign(dir: &Path, mut foreign: Vec<String>) -> crate::Result<()> {
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    foreign.sort();
+    Err(Error::ForeignFiles {
+        dir: dir.to_path_buf(),
+        more: foreign.len().saturating_sub(3),
+        files: foreign.into_iter().take(3).collect(),
     })
 }
 

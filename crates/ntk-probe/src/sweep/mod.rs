@@ -337,26 +337,10 @@ impl Sweep for ProbeSweep<'_> {
         format!("backend: {} {} (the run opens it)", c.backend, c.precision)
     }
 
-    /// Points of another sweep config in the directory, unless `allow_mixed`.
+    /// Every place the sweep writes or removes checked ([`places`]), then points of another
+    /// sweep config in the directory, unless `allow_mixed`.
     fn refuse(&self, points: &[Point], planned: &[Planned], recompute: bool) -> crate::Result<()> {
-        // The writers' directory and its guards (forty-first hostile round, D1).
-        ntk_files::lock::SweepClaim::check_places(self.out)?;
-        // A point made replaces its directory whole: what it holds must be the point's own
-        // (thirty-ninth hostile round, D2: the user's files in a point's directory went with
-        // it, where `ntk-probe run` refuses them).
-        for p in planned {
-            let made = match p.state {
-                State::Done => false,
-                State::Stale(_) => recompute,
-                _ => true,
-            };
-            if made {
-                let dir = points[p.index].dir(self.out);
-                check_point_owned(&dir)?;
-                // The point's lock beside it (fortieth hostile round, D1).
-                ntk_files::lock::DirLock::check_place_beside(&dir)?;
-            }
-        }
+        ntk_files::places::check(&places::planned(self.out, points, planned, recompute))?;
         if self.allow_mixed {
             return Ok(());
         }
@@ -522,55 +506,6 @@ impl ProbeSweep<'_> {
         ));
         Ok(kernel_seconds)
     }
-}
-
-/// Refuses a point's directory `dir` that holds what the point's output set would not
-/// replace as its own: anything but its protocols' directories, holding only the names of a
-/// probe's output set ([`run::OUTPUT_FILES`]; a set cut short, without its summary, is the
-/// point's own), and its failure record. Absent is fine.
-fn check_point_owned(dir: &Path) -> crate::Result<()> {
-    let names = |dir: &Path| -> Vec<(String, bool)> {
-        std::fs::read_dir(dir)
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .map(|e| {
-                        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-                        (e.file_name().to_string_lossy().into_owned(), is_dir)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let refuse = |dir: &Path, mut foreign: Vec<String>| -> crate::Result<()> {
-        if foreign.is_empty() {
-            return Ok(());
-        }
-        foreign.sort();
-        Err(Error::ForeignFiles {
-            dir: dir.to_path_buf(),
-            files: foreign.iter().take(3).cloned().collect(),
-            more: foreign.len().saturating_sub(3),
-        })
-    };
-    let mut foreign = Vec::new();
-    for (name, is_dir) in names(dir) {
-        let protocol = [Protocol::Whole, Protocol::Blocks]
-            .iter()
-            .any(|p| p.name() == name);
-        if protocol && is_dir {
-            let inside = dir.join(&name);
-            let others = names(&inside)
-                .into_iter()
-                .filter(|(n, is_dir)| *is_dir || !run::OUTPUT_FILES.contains(&n.as_str()))
-                .map(|(n, _)| n)
-                .collect();
-            refuse(&inside, others)?;
-        } else if name != sweep::FAILED_FILE {
-            foreign.push(name);
-        }
-    }
-    refuse(dir, foreign)
 }
 
 /// Refuses to add points to a directory holding points of another sweep config (differing
@@ -776,6 +711,7 @@ pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
 mod collect;
 mod figures;
 mod grid;
+mod places;
 mod redraw;
 
 pub use collect::{

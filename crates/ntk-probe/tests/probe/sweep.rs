@@ -565,3 +565,56 @@ fn a_sweep_leaves_the_users_files_in_a_points_directory() {
     std::fs::remove_file(point.join("notes.txt")).unwrap();
     assert!(sweep(&out, &other).status.success());
 }
+
+/// Review of round 41 (the places a sweep writes, one list): a table or figure's name at the
+/// top of a sweep's directory held by what the collect at the end must not replace (a
+/// directory, a FIFO) is refused before any work, by the sweep and its dry run alike, naming
+/// it; before, the sweep computed every point and failed at its end.
+#[test]
+fn a_sweeps_tables_and_figures_places_are_checked_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = "[sweep]\ndepths = [1]\nactivations = [\"relu\"]\nseeds = [1]\nprotocols = \
+                [\"whole\"]\n[data]\ndataset = \"synthetic\"\nn = 12\ninput_dim = 3\n\
+                [model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\n[probe]\n\
+                precision = \"f64\"\n";
+    let cfg = d.join("sweep.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let sweep = |out: &Path, extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
+            .args(["sweep", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    for (name, fifo) in [
+        ("results.csv", false),
+        ("summary.csv", true),
+        ("kappa_vs_depth_whole.png", false),
+    ] {
+        let out = d.join(name.replace('.', "_"));
+        std::fs::create_dir_all(&out).unwrap();
+        let place = out.join(name);
+        if fifo {
+            let c = std::ffi::CString::new(place.to_str().unwrap()).unwrap();
+            // SAFETY: a valid NUL-terminated path; mkfifo has no other precondition.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        } else {
+            std::fs::create_dir(&place).unwrap();
+        }
+        for extra in [&["--dry-run"][..], &[][..]] {
+            let o = sweep(&out, extra);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+            assert!(err.contains(name), "{name} not in: {err}");
+            assert!(
+                !out.join("runs").exists(),
+                "{name}: a point was made: {err}"
+            );
+        }
+        assert!(std::fs::symlink_metadata(&place).is_ok());
+    }
+}

@@ -1,0 +1,73 @@
+//! Every place a probe sweep writes or removes, with its rule ([`ntk_files::places`]),
+//! checked before any work by the sweep's dry run and its run alike: the writers' directory,
+//! each point the sweep makes (its directory replaced whole, its lock beside it) and the
+//! tables and figures the collect at its end writes again. The failure record of each point
+//! is checked by the shared sweep's lifecycle for both tools (`ntk_runs::sweep::Failure`);
+//! the tiled route's phase files by their own state ([`crate::phases`]).
+
+use std::path::Path;
+
+use ntk_files::places::{Place, Rule};
+use ntk_runs::sweep::{self, Planned, State};
+
+use super::{Point, writes_file};
+use crate::Error;
+use crate::config::Protocol;
+use crate::run;
+
+/// The places of the points `planned` that the sweep in `out` makes (a stale point's only
+/// with `recompute`), and the sweep's own.
+pub(super) fn planned(
+    out: &Path,
+    points: &[Point],
+    planned: &[Planned],
+    recompute: bool,
+) -> Vec<Place<Error>> {
+    // The writers' directory and its guards (forty-first hostile round, D1).
+    let mut places = vec![Place::new(out, Rule::Writers)];
+    for p in planned {
+        let made = match p.state {
+            State::Done => false,
+            State::Stale(_) => recompute,
+            _ => true,
+        };
+        if made {
+            let dir = points[p.index].dir(out);
+            // A point made replaces its directory whole: what it holds must be the point's
+            // own (thirty-ninth hostile round, D2).
+            places.push(Place::new(&dir, Rule::Own(check_point_owned)));
+            // The point's lock beside it (fortieth hostile round, D1).
+            places.push(Place::new(&dir, Rule::LockBeside));
+        }
+    }
+    // The tables, theory and figures the collect writes again at the sweep's end: a FIFO or
+    // a directory at results.csv passed the sweep's checks, and the sweep computed every
+    // point before it failed there.
+    places.extend(ntk_files::places::replaced_in(out, &writes_file));
+    places
+}
+
+/// Refuses a point's directory `dir` that holds what the point's output set would not
+/// replace as its own: anything but its protocols' directories, holding only the names of a
+/// probe's output set ([`run::OUTPUT_FILES`]; a set cut short, without its summary, is the
+/// point's own), and its failure record. Absent is fine.
+fn check_point_owned(dir: &Path) -> crate::Result<()> {
+    let mut foreign = Vec::new();
+    for (name, is_dir) in run::entries(dir) {
+        let protocol = [Protocol::Whole, Protocol::Blocks]
+            .iter()
+            .any(|p| p.name() == name);
+        if protocol && is_dir {
+            let inside = dir.join(&name);
+            let others = run::entries(&inside)
+                .into_iter()
+                .filter(|(n, is_dir)| *is_dir || !run::OUTPUT_FILES.contains(&n.as_str()))
+                .map(|(n, _)| n)
+                .collect();
+            run::refuse_foreign(&inside, others)?;
+        } else if name != sweep::FAILED_FILE {
+            foreign.push(name);
+        }
+    }
+    run::refuse_foreign(dir, foreign)
+}

@@ -1,0 +1,51 @@
+//! Every place a training sweep (or run) writes or removes, with its rule
+//! ([`ntk_files::places`]), checked before any work by the dry run and the run alike: each
+//! run it trains (its checkpoints, its lock, the files a run already there is written again
+//! or removed by), the sweep's tables and figures, and its writers' directory. The failure
+//! record of each run is checked by the shared sweep's lifecycle for both tools
+//! (`ntk_runs::sweep::Failure`).
+
+use std::path::{Path, PathBuf};
+
+use ntk_files::places::{Place, Rule};
+use ntk_runs::sweep::State;
+
+use crate::Error;
+
+/// The places of the sweep in `out` and of its runs (each run's directory with its state);
+/// a finished run is not trained and writes nothing.
+pub fn planned<'a>(
+    out: &Path,
+    runs: impl IntoIterator<Item = (PathBuf, &'a State)>,
+) -> Vec<Place<Error>> {
+    let mut places = Vec::new();
+    for (dir, state) in runs.into_iter().filter(|(_, s)| **s != State::Done) {
+        // The checkpoints written later (thirty-eighth hostile round, D2: a FIFO at a later
+        // checkpoint's name was `partial` in the dry run; the run trained to it and failed).
+        places.push(Place::new(&dir, Rule::Own(crate::checkpoint::check_places)));
+        // The run's lock file (thirty-ninth hostile round, D3; fortieth, D2).
+        places.push(Place::new(&dir, Rule::Lock));
+        // The files a run there is written again by, and a stale run's removed by under
+        // --recompute (thirty-seventh hostile round, D3: a FIFO at config.toml was
+        // `partial` in the dry run). A new run's directory holds no run of its own: what
+        // stands at a file's name there fails that run when it writes it, and the failure
+        // is recorded while the sweep goes on.
+        if *state != State::New {
+            places.extend(
+                crate::run_dir::RUN_FILES
+                    .iter()
+                    .filter(|n| **n != "checkpoints")
+                    .map(|name| Place::new(dir.join(name), Rule::Replaced)),
+            );
+        }
+    }
+    // The tables and figures the collect at the end writes again (thirty-eighth hostile
+    // round, D2: a FIFO at sweep.csv or train_loss.png), and the writers' directory
+    // (forty-first, D1).
+    places.extend(ntk_files::places::replaced_in(
+        out,
+        &crate::files::is_report_file,
+    ));
+    places.push(Place::new(out, Rule::Writers));
+    places
+}
