@@ -61,20 +61,21 @@ fn is_registration(path: &Path) -> bool {
         })
 }
 
+/// Whether `path` is a lock file as these tools write one ([`record_holder`]): a regular
+/// file of one name, empty or naming its holder (`pid N: command`). A run's lock, a set's
+/// lock beside it and a joining run's point claim ([`PointClaim`]) alike.
+fn is_lock_file(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.nlink() == 1 && m.len() < 64 * 1024)
+        && fs::read(path).is_ok_and(|b| b.is_empty() || b.starts_with(b"pid "))
+}
+
 /// Refuses a lock file's place `path` that holds what no writer of these tools left: a lock
 /// file of theirs is a regular file, empty or naming its holder (`pid N: command`), with no
 /// other name (a hard link to it would be a user's file written through); anything else is
 /// the user's and is neither written over nor removed. `advice` ends the message.
 fn check_lock_file(path: &Path, advice: &str) -> crate::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = fs::symlink_metadata(path) else {
-        return Ok(());
-    };
-    let ours = meta.is_file()
-        && meta.nlink() == 1
-        && meta.len() < 64 * 1024
-        && fs::read(path).is_ok_and(|b| b.is_empty() || b.starts_with(b"pid "));
-    if ours {
+    if fs::symlink_metadata(path).is_err() || is_lock_file(path) {
         return Ok(());
     }
     Err(crate::Error::OutputPath {
@@ -277,6 +278,20 @@ impl PointClaim {
         exclusive(&sweep.join(WRITERS_DIR), "join.guard")
     }
 
+    /// The holder of a live claim of the point `key` in `sweep`, if any; nothing is changed
+    /// (a dry run's check).
+    pub fn holder(sweep: &Path, key: &str) -> Option<String> {
+        let prefix = format!("point-{key}-");
+        let entries = fs::read_dir(sweep.join(WRITERS_DIR)).ok()?;
+        entries.flatten().find_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let claim = name.starts_with(&prefix)
+                && name.ends_with(".claim")
+                && is_lock_file(&entry.path());
+            claim.then(|| held_by(&entry.path())).flatten()
+        })
+    }
+
     /// The holder of a live claim of the point `key` in `sweep` (under [`PointClaim::guard`]);
     /// claims whose process has ended are removed.
     pub fn live(sweep: &Path, key: &str) -> Option<String> {
@@ -284,7 +299,12 @@ impl PointClaim {
         let entries = fs::read_dir(sweep.join(WRITERS_DIR)).ok()?;
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if !(name.starts_with(&prefix) && name.ends_with(".claim")) {
+            // A claim as these tools write one; anything else at a claim's name is the
+            // user's, neither taken for a live claim nor removed (forty-second hostile
+            // round, D2: a user's text, a link or a FIFO there was removed, by a dry run too).
+            if !(name.starts_with(&prefix) && name.ends_with(".claim"))
+                || !is_lock_file(&entry.path())
+            {
                 continue;
             }
             let Ok(mut f) = File::options().read(true).write(true).open(entry.path()) else {
@@ -382,7 +402,7 @@ impl SweepClaim {
         }
         let dir = out.join(WRITERS_DIR);
         let made_dir = fs::symlink_metadata(&dir).is_err();
-        Self::check_places(out)?;
+        Self::check_places(out, fingerprint)?;
         let guard = Self::guard(&dir)?;
         let mine = format!("{fingerprint}.lock");
         let entries = fs::read_dir(&dir).map_err(|source| crate::Error::Read {
@@ -434,7 +454,13 @@ impl SweepClaim {
     /// of both tools as in their runs (forty-first hostile round, D1: the dry run passed a
     /// file at `.ntk-writers` and a directory at its `guard`, which the run refused, the
     /// latter with a bare `Is a directory`).
-    pub fn check_places(out: &Path) -> crate::Result<()> {
+    ///
+    /// This config's own registration (`<fingerprint>.lock`) must be one as the claim writes
+    /// it ([`is_registration`]) or absent: the claim writes its line into it and removes it
+    /// when the config's last writer is gone (forty-second hostile round, D1: a directory
+    /// there passed the dry runs and failed the runs with a bare OS error; the claim wrote
+    /// into a user's empty file through a link or a hard link).
+    pub fn check_places(out: &Path, fingerprint: &str) -> crate::Result<()> {
         let dir = out.join(WRITERS_DIR);
         if fs::symlink_metadata(&dir).is_err() {
             return Ok(());
@@ -453,6 +479,16 @@ impl SweepClaim {
                     why: "not a regular file, where the sweep's writers take turns; move it".into(),
                 });
             }
+        }
+        let mine = dir.join(format!("{fingerprint}.lock"));
+        if fs::symlink_metadata(&mine).is_ok() && !is_registration(&mine) {
+            return Err(crate::Error::OutputPath {
+                path: mine,
+                why: "is not a writer's registration of these tools (a regular file of one \
+                      name, empty or naming its first writer), where this config's writers \
+                      register; move it"
+                    .into(),
+            });
         }
         Ok(())
     }
@@ -547,18 +583,64 @@ mod tests {
             assert_eq!(fs::read_to_string(writers.join(f)).unwrap(), "my notes");
         }
         drop(live);
-        assert!(SweepClaim::check_places(out).is_ok());
+        assert!(SweepClaim::check_places(out, &dead).is_ok());
         fs::remove_file(writers.join(GUARD)).unwrap();
         fs::create_dir(writers.join(GUARD)).unwrap();
-        let e = SweepClaim::check_places(out).unwrap_err().to_string();
+        let e = SweepClaim::check_places(out, &dead)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("guard") && e.contains("not a regular file"),
             "{e}"
         );
         let other = tempfile::tempdir().unwrap();
         fs::write(other.path().join(WRITERS_DIR), "mine").unwrap();
-        assert!(SweepClaim::check_places(other.path()).is_err());
+        assert!(SweepClaim::check_places(other.path(), &dead).is_err());
         assert!(SweepClaim::acquire(other.path(), &dead, "c").is_err());
+    }
+
+    /// Forty-second hostile round, D1: this config's registration place holding a directory,
+    /// a link or a hard link to a user's empty file, or the user's text, is refused before
+    /// the claim, and the user's file is not written; D2: a user's file at a point claim's
+    /// name is neither a live claim nor removed, and the read-only check changes nothing.
+    #[test]
+    fn a_users_file_at_a_registrations_or_claims_place_is_refused_or_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let fp = "ef".repeat(32);
+        let mine = d.join(WRITERS_DIR).join(format!("{fp}.lock"));
+        fs::create_dir_all(&mine).unwrap();
+        let e = SweepClaim::check_places(d, &fp).unwrap_err().to_string();
+        assert!(e.contains("is not a writer's registration"), "{e}");
+        assert!(SweepClaim::acquire(d, &fp, "config a.toml").is_err());
+        fs::remove_dir(&mine).unwrap();
+        fs::write(d.join("empty"), "").unwrap();
+        std::os::unix::fs::symlink(d.join("empty"), &mine).unwrap();
+        assert!(SweepClaim::acquire(d, &fp, "config a.toml").is_err());
+        fs::remove_file(&mine).unwrap();
+        fs::hard_link(d.join("empty"), &mine).unwrap();
+        assert!(SweepClaim::acquire(d, &fp, "config a.toml").is_err());
+        assert_eq!(fs::read_to_string(d.join("empty")).unwrap(), "");
+        fs::remove_file(&mine).unwrap();
+        fs::write(&mine, "my notes").unwrap();
+        assert!(SweepClaim::acquire(d, &fp, "config a.toml").is_err());
+        fs::remove_file(&mine).unwrap();
+        drop(SweepClaim::acquire(d, &fp, "config a.toml").unwrap());
+        // Point claims: the user's text, a link, a FIFO at a claim's name.
+        let writers = d.join(WRITERS_DIR);
+        fs::write(writers.join("point-k-99999.claim"), "my notes").unwrap();
+        std::os::unix::fs::symlink(d.join("empty"), writers.join("point-k-99998.claim")).unwrap();
+        fs::write(writers.join("point-k-99997.claim"), "").unwrap();
+        assert!(PointClaim::holder(d, "k").is_none());
+        assert!(writers.join("point-k-99997.claim").exists());
+        assert!(PointClaim::live(d, "k").is_none());
+        assert_eq!(
+            fs::read_to_string(writers.join("point-k-99999.claim")).unwrap(),
+            "my notes"
+        );
+        assert!(fs::symlink_metadata(writers.join("point-k-99998.claim")).is_ok());
+        // A dead claim of the tools' goes.
+        assert!(!writers.join("point-k-99997.claim").exists());
     }
 
     /// Fortieth hostile round, D1 and D2: a lock file's place holding a user's file (text,

@@ -342,13 +342,26 @@ fn alive(pid: u32) -> bool {
     }
 }
 
-/// True when the temporary set at `path` has a lock file and no live writer holds it (a
+/// True when the temporary set at `path` has its lock file and no live writer holds it (a
 /// directory without its lock file was not made by [`OutputSet::begin`]).
 fn set_is_dead(path: &Path) -> bool {
-    match File::options().write(true).open(lock_path_of(path)) {
-        Ok(f) => f.try_lock().is_ok(),
-        Err(_) => false,
-    }
+    lock_is_free(&lock_path_of(path))
+}
+
+/// True when `lock` is a temporary set's lock file as [`OutputSet::begin`] makes one (an
+/// empty regular file of one name: nothing is ever written into it) and no live writer
+/// holds it. Anything else at a lock's name is the user's, and neither it nor the set
+/// beside it is removed (forty-second hostile round, N1: a directory of the user's at a
+/// leftover's name went, with the user's text at its lock's).
+fn lock_is_free(lock: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let made_by_begin =
+        fs::symlink_metadata(lock).is_ok_and(|m| m.is_file() && m.nlink() == 1 && m.len() == 0);
+    made_by_begin
+        && File::options()
+            .write(true)
+            .open(lock)
+            .is_ok_and(|f| f.try_lock().is_ok())
 }
 
 /// True for `<digits>-<digits>`.
@@ -393,11 +406,9 @@ fn clean_entry(entry: &fs::DirEntry, set_name: Option<&str>, ours: &dyn Fn(&str)
     {
         // A lock whose set is gone (the writer died between creating the two).
         let set = path.with_file_name(dir_name);
-        let free = File::options()
-            .write(true)
-            .open(&path)
-            .is_ok_and(|f| f.try_lock().is_ok());
-        let orphan = set_name.is_none_or(|n| n == target) && !set.exists() && free;
+        let orphan = set_name.is_none_or(|n| n == target)
+            && fs::symlink_metadata(&set).is_err()
+            && lock_is_free(&path);
         if orphan {
             let _ = fs::remove_file(&path);
         }
@@ -1012,11 +1023,20 @@ mod tests {
         fs::write(root.path().join("draft.partial"), "").unwrap();
         let other = root.path().join(".other.ntk-tmp-1-2");
         fs::create_dir(&other).unwrap();
-        // A user's hidden directories of similar shapes: no lock file, or no tag.
-        let users = [".out.tmp-old", ".out.ntk-tmp-3-4", ".out.ntk-tmp-v2"];
+        // A user's hidden directories of similar shapes: no lock file, or no tag; or the
+        // tools' shape with the user's text at its lock's name (forty-second hostile round,
+        // N1: both were removed).
+        let users = [
+            ".out.tmp-old",
+            ".out.ntk-tmp-3-4",
+            ".out.ntk-tmp-v2",
+            ".out.ntk-tmp-5-6",
+        ];
         for u in users {
             fs::create_dir(root.path().join(u)).unwrap();
         }
+        let texted = lock_path_of(&root.path().join(".out.ntk-tmp-5-6"));
+        fs::write(&texted, "my lock notes").unwrap();
         // Flat, for the target `out` and our file names only.
         let ours = |f: &str| f == "summary.json";
         assert_eq!(clean_dir(root.path(), Some("out"), &ours), 1);
@@ -1025,6 +1045,8 @@ mod tests {
             fs::remove_dir(root.path().join(u)).unwrap();
         }
         assert!(live.path().exists() && !dead.exists() && other.exists());
+        assert_eq!(fs::read_to_string(&texted).unwrap(), "my lock notes");
+        fs::remove_file(&texted).unwrap();
         assert!(root.path().join("notes.txt.ntk-tmp-4000000000").exists());
         assert_eq!(clean_dir(&sub, None, &ours), 1);
         assert_eq!(files(&sub), std::slice::from_ref(&mine));

@@ -22,9 +22,10 @@ pub enum Rule<E> {
     /// The lock file beside an output the command replaces whole
     /// ([`crate::lock::DirLock::check_place_beside`]). The place's path is the output's.
     LockBeside,
-    /// A sweep's writers' directory `.ntk-writers` and its guards
-    /// ([`crate::lock::SweepClaim::check_places`]). The place's path is the sweep's `out`.
-    Writers,
+    /// A sweep's writers' directory `.ntk-writers`, its guards and the registration of the
+    /// config of this `fingerprint` ([`crate::lock::SweepClaim::check_places`]). The place's
+    /// path is the sweep's `out`.
+    Writers { fingerprint: String },
     /// A rule of the tool's own for a directory it writes into or replaces (a point's output
     /// set, a run's checkpoints, a failure record), called with the place's path.
     Own(fn(&Path) -> Result<(), E>),
@@ -50,13 +51,15 @@ impl<E> Place<E> {
 pub fn check<E: From<crate::Error>>(places: &[Place<E>]) -> Result<(), E> {
     for place in places {
         let path = place.path.as_path();
-        match place.rule {
+        match &place.rule {
             Rule::Replaced => crate::io::check_target(path)
                 .map(drop)
                 .map_err(|e| E::from(crate::Error::from(e)))?,
             Rule::Lock => crate::lock::DirLock::check_place(path)?,
             Rule::LockBeside => crate::lock::DirLock::check_place_beside(path)?,
-            Rule::Writers => crate::lock::SweepClaim::check_places(path)?,
+            Rule::Writers { fingerprint } => {
+                crate::lock::SweepClaim::check_places(path, fingerprint)?
+            }
             Rule::Own(rule) => rule(path)?,
         }
     }
@@ -103,7 +106,12 @@ mod tests {
             Place::new(out.join("results.csv"), Rule::Replaced),
             Place::new(out.join("run"), Rule::Lock),
             Place::new(out.join("set"), Rule::LockBeside),
-            Place::new(out, Rule::Writers),
+            Place::new(
+                out,
+                Rule::Writers {
+                    fingerprint: "ab".repeat(32),
+                },
+            ),
             Place::new(out, Rule::Own(refuse_notes)),
         ];
         check(&places).unwrap();

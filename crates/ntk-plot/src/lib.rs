@@ -232,7 +232,7 @@ impl Figure {
     /// column the note is not drawn: it goes, after the title, into `stem.caption.txt`
     /// beside the figure (the text of a paper's caption), so that the axes keep the page;
     /// a screen figure draws it under its legend (and an older caption file of that stem
-    /// is removed).
+    /// is removed, where it is a file the tools may replace).
     fn save_plain(&self, stem: &Path, layout: Layout) -> ntk_files::Result<()> {
         let caption = stem.with_extension("caption.txt");
         if layout == Layout::Column
@@ -251,6 +251,11 @@ impl Figure {
             drawn.note = None;
             return drawn.draw_files(stem, layout);
         }
+        // Removed only where the tools would replace it: a regular file of this user (or a
+        // link, which goes, not what it leads to); a FIFO, a directory or another user's
+        // file is refused, naming it (forty-second hostile round, D4: whatever stood there
+        // was removed, by collect and plot of both tools).
+        ntk_files::io::check_target(&caption).map_err(ntk_files::Error::from)?;
         match std::fs::remove_file(&caption) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return Err(plot_error(&caption, e));

@@ -135,6 +135,21 @@ fn a_column_figure_has_its_size_and_wraps_what_is_too_wide() {
     let svg = std::fs::read_to_string(stem.with_extension("svg")).unwrap();
     assert!(svg.contains("mean over 5 seeds"));
     assert!(!dir.path().join("fig.caption.txt").exists());
+    // Forty-second hostile round, D4: what the tools would not replace at the caption's
+    // name (a directory, a FIFO) is refused, naming it, and kept.
+    let caption = dir.path().join("fig.caption.txt");
+    std::fs::create_dir(&caption).unwrap();
+    let e = f.save_as(&stem, Layout::Screen).unwrap_err().to_string();
+    assert!(
+        e.contains("fig.caption.txt") && e.contains("directory"),
+        "{e}"
+    );
+    assert!(caption.is_dir());
+    std::fs::remove_dir(&caption).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&caption).status();
+    assert!(made.unwrap().success());
+    assert!(f.save_as(&stem, Layout::Screen).is_err());
+    assert!(std::fs::symlink_metadata(&caption).is_ok());
 }
 
 #[test]

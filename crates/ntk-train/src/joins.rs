@@ -97,8 +97,12 @@ pub fn check_sweep(sweep: &Path, joining: &[Joining<'_>], allow_mixed: bool) -> 
 /// The check of one run brought into a collected training sweep's `runs/` (the output
 /// rule's exception, `ntk_files::outset::Output::TrainingRun`): its config must not be one
 /// a run there records already. Another config is the user's to merge (`collect
-/// --allow-mixed`). Nothing to check for a run elsewhere.
-pub fn check_single(out: &Path, joining: &Joining<'_>) -> crate::Result<()> {
+/// --allow-mixed`). Nothing to check for a run elsewhere. With `claims` (the run), the check
+/// is made under the sweep's join guard and the point is claimed for this process; without
+/// (a dry run), the claims there are only read and nothing is made or removed
+/// (forty-second hostile round, D2: the dry run made `.ntk-writers`, its guard and a claim,
+/// and removed the user's files at claims' names).
+pub fn check_single(out: &Path, joining: &Joining<'_>, claims: bool) -> crate::Result<()> {
     let Some(sweep) = out
         .parent()
         .filter(|p| p.file_name().is_some_and(|n| n == "runs"))
@@ -120,14 +124,23 @@ pub fn check_single(out: &Path, joining: &Joining<'_>) -> crate::Result<()> {
     // The check and this run's claim of its point under one guard: two runs of one point
     // and seed started together both passed the check of the runs present (twenty-third
     // hostile round, D5).
-    let _guard = ntk_files::lock::PointClaim::guard(sweep)?;
+    let _guard = if claims {
+        Some(ntk_files::lock::PointClaim::guard(sweep)?)
+    } else {
+        None
+    };
     let key = provenance::sha256_hex(
         serde_json::to_string(&crate::config::point_key(&joining.provenance.config))
             .expect("values serialize")
             .as_bytes(),
     );
     let key = &key[..16];
-    if let Some(holder) = ntk_files::lock::PointClaim::live(sweep, key) {
+    let live = if claims {
+        ntk_files::lock::PointClaim::live(sweep, key)
+    } else {
+        ntk_files::lock::PointClaim::holder(sweep, key)
+    };
+    if let Some(holder) = live {
         return Err(crate::Error::PointBeingTrained {
             sweep: sweep.to_path_buf(),
             holder,
@@ -135,5 +148,8 @@ pub fn check_single(out: &Path, joining: &Joining<'_>) -> crate::Result<()> {
     }
     let there = recorded(sweep, std::slice::from_ref(&joining.dir))?;
     same_point(std::slice::from_ref(joining), &there)?;
-    Ok(ntk_files::lock::PointClaim::claim(sweep, key)?)
+    if claims {
+        ntk_files::lock::PointClaim::claim(sweep, key)?;
+    }
+    Ok(())
 }

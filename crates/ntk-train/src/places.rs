@@ -12,10 +12,11 @@ use ntk_runs::sweep::State;
 
 use crate::Error;
 
-/// The places of the sweep in `out` and of its runs (each run's directory with its state);
-/// a finished run is not trained and writes nothing.
+/// The places of the sweep in `out` of the config `fingerprint` and of its runs (each run's
+/// directory with its state); a finished run is not trained and writes nothing.
 pub fn planned<'a>(
     out: &Path,
+    fingerprint: &str,
     runs: impl IntoIterator<Item = (PathBuf, &'a State)>,
 ) -> Vec<Place<Error>> {
     let mut places = Vec::new();
@@ -41,11 +42,16 @@ pub fn planned<'a>(
     }
     // The tables and figures the collect at the end writes again (thirty-eighth hostile
     // round, D2: a FIFO at sweep.csv or train_loss.png), and the writers' directory
-    // (forty-first, D1).
+    // (forty-first, D1) with this config's registration (forty-second, D1).
     places.extend(ntk_files::places::replaced_in(
         out,
         &crate::files::is_report_file,
     ));
-    places.push(Place::new(out, Rule::Writers));
+    places.push(Place::new(
+        out,
+        Rule::Writers {
+            fingerprint: fingerprint.to_string(),
+        },
+    ));
     places
 }

@@ -311,6 +311,12 @@ pub struct TrainSweep<'a> {
     /// `--allow-mixed`: runs of other configs under `runs/` are merged by the collect at
     /// the end, so they do not stop the sweep ([`crate::joins`]).
     pub allow_mixed: bool,
+    /// The sweep config's fingerprint ([`fingerprint`]), under which its writers register.
+    pub fingerprint: String,
+    /// Whether the checks before the work take what they check under (a run joining a
+    /// collected sweep claims its point: [`crate::joins::check_single`]), or only read it (a
+    /// dry run, collect's check: they change nothing).
+    pub claims: bool,
 }
 
 /// The engine each point's run would take on `compute` (in point order).
@@ -416,7 +422,9 @@ impl Sweep for TrainSweep<'_> {
             })
             .collect();
         match (points, joining.as_slice()) {
-            ([single], [one]) if single.id.is_empty() => crate::joins::check_single(self.out, one),
+            ([single], [one]) if single.id.is_empty() => {
+                crate::joins::check_single(self.out, one, self.claims)
+            }
             _ => crate::joins::check_sweep(self.out, &joining, self.allow_mixed),
         }
     }
@@ -513,6 +521,8 @@ pub fn run(
         engine: cfg.train.engine,
         plans: plans(&points, compute)?,
         allow_mixed: opts.allow_mixed,
+        fingerprint: fingerprint(cfg),
+        claims: true,
     };
     let done = sweep::execute(&mut sweep, &points, shard, opts.recompute, reporter)?;
     let count = |status| done.made.iter().filter(|s| s.status == status).count();
@@ -573,6 +583,8 @@ fn with_sweep<T>(
         engine: cfg.train.engine,
         plans: plans(&points, compute)?,
         allow_mixed,
+        fingerprint: fingerprint(cfg),
+        claims: false,
     };
     f(&sweep, &points)
 }
@@ -644,7 +656,7 @@ fn refuse_partial(
     let runs = planned
         .iter()
         .map(|p| (points[p.index].dir(sweep.out), &p.state));
-    ntk_files::places::check(&crate::places::planned(sweep.out, runs))
+    ntk_files::places::check(&crate::places::planned(sweep.out, &sweep.fingerprint, runs))
 }
 
 /// [`refuse_partial`] for one partial or failed run `point` with a checkpoint.

@@ -340,7 +340,14 @@ impl Sweep for ProbeSweep<'_> {
     /// Every place the sweep writes or removes checked ([`places`]), then points of another
     /// sweep config in the directory, unless `allow_mixed`.
     fn refuse(&self, points: &[Point], planned: &[Planned], recompute: bool) -> crate::Result<()> {
-        ntk_files::places::check(&places::planned(self.out, points, planned, recompute))?;
+        let fingerprint = fingerprint(self.cfg);
+        ntk_files::places::check(&places::planned(
+            self.out,
+            fingerprint,
+            points,
+            planned,
+            recompute,
+        ))?;
         if self.allow_mixed {
             return Ok(());
         }

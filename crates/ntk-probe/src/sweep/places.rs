@@ -15,16 +15,18 @@ use crate::Error;
 use crate::config::Protocol;
 use crate::run;
 
-/// The places of the points `planned` that the sweep in `out` makes (a stale point's only
-/// with `recompute`), and the sweep's own.
+/// The places of the points `planned` that the sweep in `out` of the config `fingerprint`
+/// makes (a stale point's only with `recompute`), and the sweep's own.
 pub(super) fn planned(
     out: &Path,
+    fingerprint: String,
     points: &[Point],
     planned: &[Planned],
     recompute: bool,
 ) -> Vec<Place<Error>> {
-    // The writers' directory and its guards (forty-first hostile round, D1).
-    let mut places = vec![Place::new(out, Rule::Writers)];
+    // The writers' directory, its guards and this config's registration (forty-first
+    // hostile round, D1; forty-second, D1).
+    let mut places = vec![Place::new(out, Rule::Writers { fingerprint })];
     for p in planned {
         let made = match p.state {
             State::Done => false,

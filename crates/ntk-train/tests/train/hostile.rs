@@ -1125,6 +1125,22 @@ fn the_memory_estimate_holds_to_the_measured_peak() {
     assert_estimate_holds("mlp width 4096", estimate_and_peak(&cfg, d));
 }
 
+/// The same for the tracked NTK of every (sample, output) pair (`ntk.output = "full"`: an n k
+/// x n k kernel; forty-second hostile round, D5: it was sized as the summed n x n one, a
+/// tenth of its side): 400 digits and ten outputs, a 4000 x 4000 kernel.
+#[test]
+fn the_memory_estimate_holds_to_the_measured_peak_of_a_full_tracked_kernel() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = TINY
+        .replace("n = 60", "n = 400")
+        .replace("epochs = 2", "epochs = 1")
+        + "\n[ntk]\nevery = 1\nn = 400\noutput = \"full\"\n";
+    let cfg = write(d, "full.toml", &text);
+    assert_estimate_holds("ntk.output = full", estimate_and_peak(&cfg, d));
+}
+
 /// The same for `[prediction]`, whose memory is its kernels (issue 65 item 12: it was not
 /// counted): 1,500 digits, full batch, the empirical kernel and then the infinite-width one.
 #[test]
@@ -3684,4 +3700,80 @@ fn recompute_leaves_the_users_files_among_the_checkpoints() {
     );
     let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
     assert!(summary.contains("0.2"), "{summary}");
+}
+
+/// Forty-second hostile round, D2: a run brought into a collected sweep reads the point
+/// claims in `.ntk-writers/` as the tools write them only: the user's files at a claim's
+/// name (text, a link) are neither a live claim nor removed, and its dry run makes and
+/// removes nothing there (it made the guard and a claim of its own).
+#[test]
+fn a_joining_runs_dry_run_changes_nothing_and_keeps_the_users_claims() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tiny = write(d, "tiny.toml", TINY);
+    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
+    let sw = d.join("sw");
+    assert_ok("the sweep", &run(&args(&sweep, &sw, &[])));
+    let writers = sw.join(".ntk-writers");
+    let listing = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|e| {
+                e.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    let before = listing(&writers);
+    let depth3 = ["--set", "model.depth=3", "--set", "train.seed=1"];
+    assert_ok(
+        "a joining run's dry run",
+        &run(&args(
+            &tiny,
+            &sw.join("runs/mine"),
+            &[&depth3[..], &["--dry-run"]].concat(),
+        )),
+    );
+    assert_eq!(
+        listing(&writers),
+        before,
+        "the dry run changed .ntk-writers"
+    );
+    // The run's own claim (its key) and the user's files at claims' names of that key.
+    assert_ok(
+        "the joining run",
+        &run(&args(&tiny, &sw.join("runs/mine"), &depth3)),
+    );
+    let claim = listing(&writers)
+        .into_iter()
+        .find(|n| n.starts_with("point-") && n.ends_with(".claim"))
+        .expect("the run's claim");
+    let key = claim.rsplit_once('-').unwrap().0.to_string();
+    std::fs::write(writers.join(format!("{key}-99999.claim")), "my notes").unwrap();
+    std::fs::write(d.join("mine.txt"), "mine").unwrap();
+    std::os::unix::fs::symlink(
+        d.join("mine.txt"),
+        writers.join(format!("{key}-99998.claim")),
+    )
+    .unwrap();
+    std::fs::remove_dir_all(sw.join("runs/mine")).unwrap();
+    for extra in [&["--dry-run"][..], &[]] {
+        assert_ok(
+            "the point joined again",
+            &run(&args(
+                &tiny,
+                &sw.join("runs/mine"),
+                &[&depth3[..], extra].concat(),
+            )),
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(writers.join(format!("{key}-99999.claim"))).unwrap(),
+        "my notes"
+    );
+    assert!(std::fs::symlink_metadata(writers.join(format!("{key}-99998.claim"))).is_ok());
+    assert_eq!(std::fs::read_to_string(d.join("mine.txt")).unwrap(), "mine");
 }
