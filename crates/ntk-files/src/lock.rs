@@ -302,9 +302,10 @@ impl PointClaim {
             // A claim as these tools write one; anything else at a claim's name is the
             // user's, neither taken for a live claim nor removed (forty-second hostile
             // round, D2: a user's text, a link or a FIFO there was removed, by a dry run too).
-            if !(name.starts_with(&prefix) && name.ends_with(".claim"))
-                || !is_lock_file(&entry.path())
-            {
+            let claim = name.starts_with(&prefix)
+                && name.ends_with(".claim")
+                && is_lock_file(&entry.path());
+            if !claim {
                 continue;
             }
             let Ok(mut f) = File::options().read(true).write(true).open(entry.path()) else {
