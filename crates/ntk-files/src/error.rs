@@ -22,7 +22,7 @@ pub enum Error {
     #[error(transparent)]
     Unsafe(#[from] crate::io::UnsafeTarget),
     /// A file cannot be written (or created).
-    #[error("{}: {source}", .path.display())]
+    #[error("{}", at(.path, .source))]
     Write {
         path: PathBuf,
         #[source]
@@ -118,4 +118,18 @@ pub enum Error {
     /// A figure cannot be drawn or written.
     #[error("{}: {message}", .path.display())]
     Plot { path: PathBuf, message: String },
+}
+
+/// `path: source`, or `source` alone where it names the path itself (a write refused by
+/// [`crate::io::check_target`], which says the path it refused: forty-third hostile round,
+/// D3, `results.csv: results.csv: is a FIFO`).
+fn at(path: &std::path::Path, source: &std::io::Error) -> String {
+    let names_it = source
+        .get_ref()
+        .is_some_and(|e| e.downcast_ref::<crate::io::UnsafeTarget>().is_some());
+    if names_it {
+        source.to_string()
+    } else {
+        format!("{}: {source}", path.display())
+    }
 }

@@ -379,7 +379,7 @@ fn set_target(name: &str) -> Option<&str> {
 
 /// Removes one stale entry of `dir` if it is ours: a dead writer's temporary set (for the
 /// target `set_name`, any when `None`), a lock left without its set, or an `atomic_write`
-/// leftover (`<file>.tmp-<pid>` of a dead process, `<file>.partial`) of a file that
+/// leftover (`<file>.ntk-tmp-<pid>` of a dead process) of a file that
 /// `ours` accepts. Returns whether it removed something.
 fn clean_entry(entry: &fs::DirEntry, set_name: Option<&str>, ours: &dyn Fn(&str) -> bool) -> bool {
     let name = entry.file_name().to_string_lossy().into_owned();
@@ -414,17 +414,17 @@ fn clean_entry(entry: &fs::DirEntry, set_name: Option<&str>, ours: &dyn Fn(&str)
         }
         return orphan;
     }
-    let leftover = match name.rsplit_once(TMP_TAG) {
-        Some((file, pid)) => {
-            // A figure's PNG keeps its extension after the tag (`ntk_plot::Figure::save`).
-            let pid = pid.strip_suffix(".png").unwrap_or(pid);
-            !pid.is_empty()
-                && pid.bytes().all(|b| b.is_ascii_digit())
-                && pid.parse().is_ok_and(|pid| !alive(pid))
-                && ours(file)
-        }
-        None => name.strip_suffix(".partial").is_some_and(ours),
-    };
+    // No writer of these tools leaves `<file>.partial` (the tiled route's phase files keep
+    // and check their own): a file of that name is the user's (forty-third hostile round,
+    // D1: `results.csv.partial` and the like were removed by collect, plot and the sweeps).
+    let leftover = name.rsplit_once(TMP_TAG).is_some_and(|(file, pid)| {
+        // A figure's PNG keeps its extension after the tag (`ntk_plot::Figure::save`).
+        let pid = pid.strip_suffix(".png").unwrap_or(pid);
+        !pid.is_empty()
+            && pid.bytes().all(|b| b.is_ascii_digit())
+            && pid.parse().is_ok_and(|pid| !alive(pid))
+            && ours(file)
+    });
     if leftover {
         let _ = fs::remove_file(&path);
     }
@@ -1051,7 +1051,9 @@ mod tests {
         assert_eq!(clean_dir(&sub, None, &ours), 1);
         assert_eq!(files(&sub), std::slice::from_ref(&mine));
         // A tree the tools own: every stale file of theirs goes, the live writer's files and
-        // a user's that merely look stale stay (twenty-eighth hostile round, D3).
+        // a user's that merely look stale stay (twenty-eighth hostile round, D3), and a
+        // `.partial` of a name the tools write, which none of them leaves (forty-third, D1).
+        fs::write(sub.join("model.ntk-tmp-4000000000"), "").unwrap();
         fs::write(sub.join("model.partial"), "").unwrap();
         fs::write(sub.join("mine.npy.ntk-tmp-4000000000"), "").unwrap();
         fs::write(sub.join("mine.partial"), "").unwrap();
@@ -1061,6 +1063,7 @@ mod tests {
             mine,
             "mine.npy.ntk-tmp-4000000000".to_string(),
             "mine.partial".to_string(),
+            "model.partial".to_string(),
         ];
         left.sort();
         let mut got = files(&sub);

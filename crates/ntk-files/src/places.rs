@@ -83,6 +83,13 @@ pub fn replaced_in<E>(dir: &Path, writes: &dyn Fn(&str) -> bool) -> Vec<Place<E>
     places
 }
 
+/// [`check`] of [`replaced_in`]: the files a command writes again in `dir`, checked before it
+/// writes the first (forty-third hostile round, D3: `collect` and `plot` checked each when
+/// they wrote it, after the ones before it were written).
+pub fn check_replaced_in(dir: &Path, writes: &dyn Fn(&str) -> bool) -> crate::Result<()> {
+    check(&replaced_in::<crate::Error>(dir, writes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

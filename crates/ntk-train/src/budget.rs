@@ -42,6 +42,19 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
         e.add("the tracked NTK", kernels * rows * rows, 8.0);
         e.add("its gradient rows", rows * spec.params(d), 8.0);
     }
+    if let Some(r) = &cfg.representations {
+        // The first `representations.n` test inputs' representations at every layer, held
+        // together in f64, then each layer's n x n Gram matrix in turn ([`crate::track`];
+        // forty-third hostile round, D2: left out, a run at n = 10000 passed 1G and formed
+        // an 800 MB Gram).
+        let n = r.n.min(cfg.train.test_n) as f64;
+        e.add("the representations' Gram matrix", n * n, 8.0);
+        e.add(
+            "the representations",
+            n * representation_values(&spec, d),
+            8.0,
+        );
+    }
     if let Some(p) = &cfg.prediction {
         let (what, elements) = prediction_peak(&spec, d, cfg.data.n, cfg.train.test_n, p);
         e.add(what, elements, 8.0);
@@ -116,6 +129,19 @@ fn prediction_peak(
     }
 }
 
+/// The values one input's representations hold at every layer ([`crate::track`]): the
+/// input, then an MLP's hidden activations; a ResNet's maps bound by what its backward pass
+/// keeps ([`ntk_model::size::resnet_activations`]); a graph's by its parameters, as in
+/// [`network_estimate`].
+fn representation_values(spec: &NetSpec, d: usize) -> f64 {
+    d as f64
+        + match spec {
+            NetSpec::Mlp(m) => m.width as f64 * m.depth as f64,
+            NetSpec::ResNet(r) => ntk_model::size::resnet_activations(r),
+            NetSpec::Onnx(o) => o.file.parameters() as f64,
+        }
+}
+
 /// The memory of training `spec` on batches of `batch` inputs of `d` values in `elem`-byte
 /// floats: the network's parameters and the engine's state beside them (the host engine
 /// keeps parameters, gradients and momenta in f64, 3 x 8 bytes; Burn's optimizer its
@@ -158,4 +184,27 @@ pub fn check_memory(cfg: &TrainConfig, d: usize, max_memory: Option<&str>) -> cr
         cfg.train.batch_size
     );
     Ok(memory_estimate(cfg, d)?.check(&culprit, max_memory)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Forty-third hostile round, D2: `[representations]` is in the estimate, its n x n Gram
+    /// matrix first (800 MB at n = 10000).
+    #[test]
+    fn the_representations_are_in_the_memory_estimate() {
+        let base = "[data]\ndataset = \"mnist\"\nn = 1000\n[model]\nwidth = 32\ndepth = 1\n\
+                    activation = \"relu\"\n[optim]\nlr = 0.1\n[train]\nbatch_size = 100\n\
+                    epochs = 1\ntest_n = 10000\n";
+        let without = TrainConfig::parse(base).unwrap();
+        let with = TrainConfig::parse(&format!("{base}[representations]\nevery = 1\nn = 10000\n"))
+            .unwrap();
+        let (a, b) = (
+            memory_estimate(&without, 784).unwrap().total(),
+            memory_estimate(&with, 784).unwrap().total(),
+        );
+        assert!(b - a >= 8e8, "{a} -> {b}");
+        assert!(b - a < 1.2e9, "{a} -> {b}");
+    }
 }

@@ -19,9 +19,14 @@ pub fn is_report_file(name: &str) -> bool {
         || name == "best.csv"
         || name == "compare.csv"
         || name == "convergence.csv"
-        || FIGURE_STEMS
-            .iter()
-            .any(|stem| ntk_plot::is_figure_file(name, stem))
+        || is_figure_file(name)
+}
+
+/// True for a file of one of the figures ([`FIGURE_STEMS`]): what `plot` writes.
+pub fn is_figure_file(name: &str) -> bool {
+    FIGURE_STEMS
+        .iter()
+        .any(|stem| ntk_plot::is_figure_file(name, stem))
 }
 
 #[cfg(test)]

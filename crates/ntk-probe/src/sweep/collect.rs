@@ -510,6 +510,7 @@ pub fn collect_as(
     refuse_training_runs(out)?;
     // A dead writer's leftovers of the sweep's own files (a killed collect's figure,
     // `kappa_vs_depth.png.ntk-tmp-PID.png`; round 27's N1).
+    ntk_files::places::check_replaced_in(out, &super::writes_file)?;
     ntk_files::outset::clean_dir(out, None, &super::writes_file);
     let found = read_summaries_at(out)?;
     for (dir, why) in super::failures(out) {

@@ -504,22 +504,8 @@ fn a_sweeps_dry_run_says_which_points_the_kernel_range_fails() {
 fn a_sweep_leaves_the_users_files_in_a_points_directory() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let text = "[sweep]\ndepths = [1]\nactivations = [\"relu\"]\nseeds = [1]\nprotocols = \
-                [\"whole\"]\n[data]\ndataset = \"synthetic\"\nn = 12\ninput_dim = 3\n\
-                [model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\n[probe]\n\
-                precision = \"f64\"\n";
-    let cfg = d.join("sweep.toml");
-    std::fs::write(&cfg, text).unwrap();
-    let sweep = |out: &Path, extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
-            .args(["sweep", "--config"])
-            .arg(&cfg)
-            .arg("--out")
-            .arg(out)
-            .args(extra)
-            .output()
-            .unwrap()
-    };
+    let cfg = one_point_sweep(d);
+    let sweep = |out: &Path, extra: &[&str]| sweep_cli(&cfg, out, extra);
     let refused = |o: &std::process::Output, words: &[&str]| {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{err}");
@@ -574,22 +560,8 @@ fn a_sweep_leaves_the_users_files_in_a_points_directory() {
 fn a_sweeps_tables_and_figures_places_are_checked_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let text = "[sweep]\ndepths = [1]\nactivations = [\"relu\"]\nseeds = [1]\nprotocols = \
-                [\"whole\"]\n[data]\ndataset = \"synthetic\"\nn = 12\ninput_dim = 3\n\
-                [model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\n[probe]\n\
-                precision = \"f64\"\n";
-    let cfg = d.join("sweep.toml");
-    std::fs::write(&cfg, text).unwrap();
-    let sweep = |out: &Path, extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
-            .args(["sweep", "--config"])
-            .arg(&cfg)
-            .arg("--out")
-            .arg(out)
-            .args(extra)
-            .output()
-            .unwrap()
-    };
+    let cfg = one_point_sweep(d);
+    let sweep = |out: &Path, extra: &[&str]| sweep_cli(&cfg, out, extra);
     for (name, fifo) in [
         ("results.csv", false),
         ("summary.csv", true),
@@ -617,4 +589,65 @@ fn a_sweeps_tables_and_figures_places_are_checked_before_any_work() {
         }
         assert!(std::fs::symlink_metadata(&place).is_ok());
     }
+}
+
+/// A sweep of one point (a ReLU MLP of width 8, depth 1, on 12 synthetic inputs), written to
+/// `dir/sweep.toml`.
+fn one_point_sweep(dir: &Path) -> std::path::PathBuf {
+    let text = "[sweep]\ndepths = [1]\nactivations = [\"relu\"]\nseeds = [1]\nprotocols = \
+                [\"whole\"]\n[data]\ndataset = \"synthetic\"\nn = 12\ninput_dim = 3\n\
+                [model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\n[probe]\n\
+                precision = \"f64\"\n";
+    let cfg = dir.join("sweep.toml");
+    std::fs::write(&cfg, text).unwrap();
+    cfg
+}
+
+/// `ntk-probe sweep --config cfg --out out` with `extra`.
+fn sweep_cli(cfg: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(["sweep", "--config"])
+        .arg(cfg)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// Forty-third hostile round, D3: `collect` and `plot` check every table and figure they
+/// write again before they write the first, and name a refused one once.
+#[test]
+fn collect_and_plot_check_their_places_before_writing_and_name_them_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = one_point_sweep(d);
+    let out = d.join("sw");
+    assert!(sweep_cli(&cfg, &out, &[]).status.success());
+    let summary = std::fs::read(out.join("summary.csv")).unwrap();
+    let stamp = |name: &str| {
+        std::fs::metadata(out.join(name))
+            .unwrap()
+            .modified()
+            .unwrap()
+    };
+    let png = stamp("kappa_vs_depth_whole.png");
+    std::fs::remove_file(out.join("results.csv")).unwrap();
+    std::fs::create_dir(out.join("results.csv")).unwrap();
+    std::fs::remove_file(out.join("kappa_vs_depth_whole.svg")).unwrap();
+    std::fs::create_dir(out.join("kappa_vs_depth_whole.svg")).unwrap();
+    for args in [&["collect"][..], &["plot"][..]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
+            .args(args)
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("is a directory"), "{args:?}: {err}");
+        let named = err.matches("results.csv").count() + err.matches("whole.svg").count();
+        assert_eq!(named, 1, "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read(out.join("summary.csv")).unwrap(), summary);
+    assert_eq!(stamp("kappa_vs_depth_whole.png"), png, "a figure was drawn");
 }

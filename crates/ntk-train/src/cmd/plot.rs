@@ -14,6 +14,7 @@ pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
     };
     // A dead writer's leftovers of the figures a plot writes (twenty-ninth hostile round,
     // N1), as collect removes them.
+    ntk_files::places::check_replaced_in(out, &ntk_train::files::is_figure_file)?;
     ntk_files::outset::clean_dir(out, None, &ntk_train::files::is_report_file);
     // A plot that draws nothing leaves no directory it made.
     let written = ntk_files::outset::in_made_dir(out, || -> CliResult<_> {

@@ -156,6 +156,7 @@ pub fn collect_as(
     let runs = read_runs(out)?;
     // The write leftovers of a collect killed while it wrote (a dead writer's
     // `train_loss.png.ntk-tmp-PID.png`; twenty-sixth hostile round, N8): its own files only.
+    ntk_files::places::check_replaced_in(out, &crate::files::is_report_file)?;
     ntk_files::outset::clean_dir(out, None, &crate::files::is_report_file);
     ntk_runs::sweep::warn_unreadable(&out.join("runs"), "config.toml");
     // A run being trained now may not have recorded its provenance yet: it is listed as

@@ -1114,15 +1114,19 @@ fn assert_estimate_holds(name: &str, (estimate, peak): (f64, f64)) {
 /// of width 4096 on the 8x8 digits (17 M parameters) trains one epoch.
 #[test]
 fn the_memory_estimate_holds_to_the_measured_peak() {
-    let _serial = crate::common::serial();
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
     let wide = TINY
         .replace("width = 8", "width = 4096")
         .replace("depth = 1", "depth = 2")
         .replace("epochs = 2", "epochs = 1");
-    let cfg = write(d, "wide.toml", &wide);
-    assert_estimate_holds("mlp width 4096", estimate_and_peak(&cfg, d));
+    assert_estimate_holds_for("mlp width 4096", &wide);
+}
+
+/// [`assert_estimate_holds`] for the run of the config `text`.
+fn assert_estimate_holds_for(name: &str, text: &str) {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "run.toml", text);
+    assert_estimate_holds(name, estimate_and_peak(&cfg, dir.path()));
 }
 
 /// The same for the tracked NTK of every (sample, output) pair (`ntk.output = "full"`: an n k
@@ -1130,15 +1134,11 @@ fn the_memory_estimate_holds_to_the_measured_peak() {
 /// tenth of its side): 400 digits and ten outputs, a 4000 x 4000 kernel.
 #[test]
 fn the_memory_estimate_holds_to_the_measured_peak_of_a_full_tracked_kernel() {
-    let _serial = crate::common::serial();
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
     let text = TINY
         .replace("n = 60", "n = 400")
         .replace("epochs = 2", "epochs = 1")
         + "\n[ntk]\nevery = 1\nn = 400\noutput = \"full\"\n";
-    let cfg = write(d, "full.toml", &text);
-    assert_estimate_holds("ntk.output = full", estimate_and_peak(&cfg, d));
+    assert_estimate_holds_for("ntk.output = full", &text);
 }
 
 /// The same for `[prediction]`, whose memory is its kernels (issue 65 item 12: it was not
@@ -3776,4 +3776,47 @@ fn a_joining_runs_dry_run_changes_nothing_and_keeps_the_users_claims() {
     );
     assert!(std::fs::symlink_metadata(writers.join(format!("{key}-99998.claim"))).is_ok());
     assert_eq!(std::fs::read_to_string(d.join("mine.txt")).unwrap(), "mine");
+}
+
+/// Forty-third hostile round, D3: ntk-train's `collect` and `plot` check every table and
+/// figure they write again before they write the first (`collect` rewrote sweep.csv, then
+/// refused best.csv), and name a refused one once.
+#[test]
+fn collect_and_plot_check_their_places_before_writing_and_name_them_once() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
+    let out = d.join("sw");
+    assert_ok("the sweep", &run(&args(&sweep, &out, &[])));
+    let table = std::fs::read(out.join("sweep.csv")).unwrap();
+    let stamp = std::fs::metadata(out.join("sweep.csv"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    std::fs::remove_file(out.join("best.csv")).unwrap();
+    std::fs::create_dir(out.join("best.csv")).unwrap();
+    std::fs::remove_file(out.join("train_loss.svg")).unwrap();
+    std::fs::create_dir(out.join("train_loss.svg")).unwrap();
+    let png = std::fs::metadata(out.join("train_loss.png"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    for (what, place) in [("collect", "best.csv"), ("plot", "train_loss.svg")] {
+        let o = train_cmd().arg(what).arg(&out).output().unwrap();
+        assert_clean_error(what, &o, &[&format!("{place}: is a directory")]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.matches(place).count(), 1, "{what}: {err}");
+    }
+    let drawn = std::fs::metadata(out.join("train_loss.png"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(drawn, png, "a figure was drawn");
+    assert_eq!(std::fs::read(out.join("sweep.csv")).unwrap(), table);
+    let now = std::fs::metadata(out.join("sweep.csv"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(now, stamp, "sweep.csv was written again");
 }
