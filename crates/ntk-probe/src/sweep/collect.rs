@@ -510,7 +510,12 @@ pub fn collect_as(
     refuse_training_runs(out)?;
     // A dead writer's leftovers of the sweep's own files (a killed collect's figure,
     // `kappa_vs_depth.png.ntk-tmp-PID.png`; round 27's N1).
-    ntk_files::places::check_replaced_in(out, &super::writes_file)?;
+    // theory.json is written only where the config asks for the theory; otherwise it is
+    // only read (forty-fourth hostile round, D1: a readable one of another user refused).
+    let writes_theory = cfg.is_some_and(|c| c.sweep.theory);
+    ntk_files::places::check_replaced_in(out, &|n: &str| {
+        super::writes_file(n) && (n != "theory.json" || writes_theory)
+    })?;
     ntk_files::outset::clean_dir(out, None, &super::writes_file);
     let found = read_summaries_at(out)?;
     for (dir, why) in super::failures(out) {

@@ -598,16 +598,23 @@ fn is_sweep_file(name: &str) -> bool {
 /// (twenty-eighth hostile round, D3: `notes.png.ntk-tmp-99999.png`, a name no tool writes,
 /// was removed as one).
 fn writes_file(name: &str) -> bool {
-    const TABLES: [&str; 3] = ["results.csv", "summary.csv", "theory.json"];
+    TABLES.contains(&name) || writes_figure(name)
+}
+
+/// The tables and the theory's cache a sweep writes at the top of its directory.
+const TABLES: [&str; 3] = ["results.csv", "summary.csv", "theory.json"];
+
+/// The files of the figures a sweep draws (what `plot` writes; forty-fourth hostile round,
+/// D1: `plot` refused the tables it only reads).
+fn writes_figure(name: &str) -> bool {
     let stems = std::iter::once("min_grad_angle_vs_depth".to_string()).chain(
         [Protocol::Whole, Protocol::Blocks]
             .iter()
             .map(|p| format!("kappa_vs_depth_{}", p.name())),
     );
-    TABLES.contains(&name)
-        || stems
-            .into_iter()
-            .any(|stem| ntk_plot::is_figure_file(name, &stem))
+    stems
+        .into_iter()
+        .any(|stem| ntk_plot::is_figure_file(name, &stem))
 }
 
 /// The files under a sweep's `runs/` that a sweep or its points write: each point's output

@@ -407,7 +407,7 @@ pub fn redraw(
     // refused them (fourteenth hostile round, D15).
     super::collect::refuse_training_runs(dir)?;
     // A dead writer's figure leftovers where the figures go (round 27's N1).
-    ntk_files::places::check_replaced_in(out, &super::writes_file)?;
+    ntk_files::places::check_replaced_in(out, &super::writes_figure)?;
     ntk_files::outset::clean_dir(out, None, &super::writes_file);
     let summary = dir.join("summary.csv");
     let groups: Vec<GroupRow> = table(&summary)?;

@@ -651,3 +651,27 @@ fn collect_and_plot_check_their_places_before_writing_and_name_them_once() {
     assert_eq!(std::fs::read(out.join("summary.csv")).unwrap(), summary);
     assert_eq!(stamp("kappa_vs_depth_whole.png"), png, "a figure was drawn");
 }
+
+/// Forty-fourth hostile round, D1: `plot` checks only the figures it draws, and `collect`
+/// without a config only the files it writes (it reads theory.json, never writes it): a
+/// directory at theory.json refuses neither.
+#[test]
+fn plot_and_collect_check_only_what_they_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = one_point_sweep(d);
+    let out = d.join("sw");
+    assert!(sweep_cli(&cfg, &out, &[]).status.success());
+    let _ = std::fs::remove_file(out.join("theory.json"));
+    std::fs::create_dir(out.join("theory.json")).unwrap();
+    for args in [&["plot"][..], &["collect"][..]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
+            .args(args)
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{args:?}: {err}");
+    }
+    assert!(out.join("theory.json").is_dir());
+}
