@@ -15,7 +15,8 @@
 #
 # A session's machine does not outlive it: before it ends, `bash experiments/seeds/park.sh
 # save` packs the unfinished runs (their current checkpoint) into experiments/seeds/parked/
-# to be committed, and this script restores them on the next machine before training.
+# to be committed, and this script restores them on the next machine before training; the
+# finished runs a line exported come back from their export (restore_exported).
 #
 # Then, per experiment: cargo run -p ntk-train -- collect <experiment dir> [--log].
 set -euo pipefail
@@ -99,6 +100,49 @@ export_runs() {
     done
 }
 
+# The finished runs of line $1 (config $2, the sweep's --set words in args) that an earlier
+# machine exported into the line's experiment directories (the list $3) and this machine's
+# runs/seeds/$1 lacks (runs/ is not committed): copied back before the sweep, so that it
+# keeps them instead of training them again from epoch 0 (a new machine trained depth 8's
+# two finished 500-epoch seeds again, about two hours each). Only a run the sweep plans and
+# finds new is copied, only its own files, never over anything there; one the sweep's dry
+# run then does not take as finished by this config is removed again, said, and trained.
+restore_exported() {
+    local out="runs/seeds/$1" listing id d src f from exports="" restored=()
+    local -a ds
+    IFS=',' read -ra ds <<< "$3"
+    for d in "${ds[@]}"; do
+        if [ -d "$(trim "$d")/runs" ]; then exports=1; fi
+    done
+    [ -n "$exports" ] || return 0
+    listing="$("$bin" sweep --config "$2" --out "$out" --resume "${args[@]}" --dry-run 2>/dev/null)" || true
+    for id in $(awk '$2 == "new" { print $NF }' <<< "$listing"); do
+        [ ! -e "$out/runs/$id" ] && [ ! -L "$out/runs/$id" ] || continue
+        for d in "${ds[@]}"; do
+            src="$(trim "$d")/runs/$id"
+            if [ -L "$src" ] || [ ! -f "$src/summary.json" ]; then continue; fi
+            mkdir -p "$out/runs/$id"
+            for f in config.toml metrics.csv ntk.csv representations.csv predicted.csv predicted_spectrum.csv summary.json; do
+                if [ -f "$src/$f" ] && [ ! -L "$src/$f" ]; then cp -p "$src/$f" "$out/runs/$id/$f"; fi
+            done
+            restored+=("$id:$src")
+            break
+        done
+    done
+    [ "${#restored[@]}" -gt 0 ] || return 0
+    listing="$("$bin" sweep --config "$2" --out "$out" --resume "${args[@]}" --dry-run 2>/dev/null)" || true
+    for id in "${restored[@]}"; do
+        from="${id#*:}"
+        id="${id%%:*}"
+        if awk -v id="$id" '$NF == id && $2 == "done" { found = 1 } END { exit !found }' <<< "$listing"; then
+            echo "seeds: $out/runs/$id: finished; restored from its export $from"
+        else
+            rm -rf "${out:?}/runs/${id:?}"
+            echo "seeds: $out/runs/$id: the export $from is not this line's finished run: not restored; it is trained" >&2
+        fi
+    done
+}
+
 trim() { local v="$1"; v="${v#"${v%%[![:space:]]*}"}"; echo "${v%"${v##*[![:space:]]}"}"; }
 queue=experiments/seeds/queue.txt
 # Each name is its line's own directory, runs/seeds/<name>: a plain name (letters, digits,
@@ -171,6 +215,7 @@ while IFS='|' read -r name config dir sets || [ -n "$name" ]; do
         # glob (a file named `sweep.seeds=1` must not replace `sweep.seeds=[1]`).
         read -ra words <<< "$sets"
         for s in "${words[@]}"; do args+=(--set "$s"); done
+        restore_exported "$name" "$config" "$dir"
         echo "=== $(date -u +%FT%TZ) $name: $config ${args[*]}"
         # A line that fails (a diverged seed is not a failure) is reported; the queue goes on.
         if ! "$bin" sweep --config "$config" --out "runs/seeds/$name" --resume "${args[@]}"; then

@@ -14,9 +14,7 @@
 //! full-batch step: the speed once the first transient has passed and before the curve
 //! flattens.
 
-use std::path::{Path, PathBuf};
-
-use ntk_plot::{Dash, Figure, Layout, Marker, Scale, Series, Spread, ramp};
+use ntk_plot::{Dash, Figure, Marker, Scale, Series, Spread, ramp};
 use serde::Serialize;
 
 use crate::predict::{PredictedRow, SpectrumRow};
@@ -215,18 +213,16 @@ pub fn predicted_series<R: PredictedRun>(
     })
 }
 
-/// `convergence_rate` (png, svg, pdf) in `out`, titled with `on` (the data; `title` as
+/// The figure `convergence_rate`, titled with `on` (the data; `title` as
 /// [`ntk_plot::title_as_asked`]): per activation (and normalization), the
 /// measured rate, the predicted rates and the linearized late rate against depth (one seed:
-/// the rows' mean where several).
+/// the rows' mean where several); `None` when there is no rate to draw.
 pub fn figure(
-    out: &Path,
     rows: &[ConvergenceRow],
     (on, title): (Option<&str>, Option<&str>),
-    layout: Layout,
-) -> crate::Result<Vec<PathBuf>> {
+) -> Option<Figure> {
     if rows.is_empty() {
-        return Ok(Vec::new());
+        return None;
     }
     let mut families: Vec<(String, String)> = rows
         .iter()
@@ -348,9 +344,9 @@ pub fn figure(
     }
     if series.is_empty() {
         // No rate to draw (runs too short for the middle half, kernels singular).
-        return Ok(Vec::new());
+        return None;
     }
-    let fig = Figure {
+    Some(Figure {
         title: ntk_plot::title_as_asked(
             title,
             || match on {
@@ -365,13 +361,7 @@ pub fn figure(
         y_scale: Scale::Log,
         series,
         note: Some(note),
-    };
-    let stem = out.join("convergence_rate");
-    fig.save_as(&stem, layout)?;
-    Ok(["png", "svg", "pdf"]
-        .iter()
-        .map(|e| out.join(format!("convergence_rate.{e}")))
-        .collect())
+    })
 }
 
 #[cfg(test)]
@@ -444,9 +434,6 @@ mod tests {
         let values: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
         let at = header.iter().position(|h| *h == "measured_rate").unwrap();
         assert_eq!(values[at], "", "{text}");
-        let dir = tempfile::tempdir().unwrap();
-        let written = figure(dir.path(), &[row], (None, None), Layout::Screen).unwrap();
-        assert!(written.is_empty());
-        assert!(!dir.path().join("convergence_rate.png").exists());
+        assert!(figure(&[row], (None, None)).is_none());
     }
 }

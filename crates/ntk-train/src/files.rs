@@ -1,7 +1,7 @@
 //! The files `collect` and the figures write into a sweep or run directory, by name: what a
 //! run directory may hold beside a run's own files, and what `--out` checks recognize.
 
-/// The figures `crate::report::figures` may write, by stem (each as `.png`, `.svg` and
+/// The figures `crate::report::save_figures` may write, by stem (each as `.png`, `.svg` and
 /// `.pdf`, and in a column layout with its `.caption.txt`).
 pub const FIGURE_STEMS: [&str; 7] = [
     "convergence_rate",
@@ -15,11 +15,7 @@ pub const FIGURE_STEMS: [&str; 7] = [
 
 /// True for a file that `crate::report`'s `collect` or `figures` writes into a sweep or run directory.
 pub fn is_report_file(name: &str) -> bool {
-    name == "sweep.csv"
-        || name == "best.csv"
-        || name == "compare.csv"
-        || name == "convergence.csv"
-        || is_figure_file(name)
+    ReportNames::all().writes(name)
 }
 
 /// True for a file of one of the figures ([`FIGURE_STEMS`]): what `plot` writes.
@@ -27,6 +23,44 @@ pub fn is_figure_file(name: &str) -> bool {
     FIGURE_STEMS
         .iter()
         .any(|stem| ntk_plot::is_figure_file(name, stem))
+}
+
+/// The tables every collect writes.
+pub const TABLES: [&str; 3] = ["sweep.csv", "best.csv", "compare.csv"];
+
+/// The files one `collect` or `plot` writes (or a sweep's collect may write), by name: the
+/// places it checks before it writes the first, and no other (forty-fourth hostile round, D1:
+/// a FIFO at `convergence.csv` or `representation_cosine.png` refused a collect whose runs
+/// never make them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReportNames {
+    /// [`TABLES`] (a collect) or none (a plot).
+    pub tables: bool,
+    /// `convergence.csv` (the runs carry `[prediction]`'s curves).
+    pub convergence: bool,
+    /// The figures' stems ([`FIGURE_STEMS`]).
+    pub stems: Vec<&'static str>,
+}
+
+impl ReportNames {
+    /// Every name a collect may write ([`is_report_file`]).
+    pub fn all() -> Self {
+        Self {
+            tables: true,
+            convergence: true,
+            stems: FIGURE_STEMS.to_vec(),
+        }
+    }
+
+    /// Whether `name` is one of these files.
+    pub fn writes(&self, name: &str) -> bool {
+        (self.tables && TABLES.contains(&name))
+            || (self.convergence && name == "convergence.csv")
+            || self
+                .stems
+                .iter()
+                .any(|stem| ntk_plot::is_figure_file(name, stem))
+    }
 }
 
 #[cfg(test)]
@@ -46,6 +80,24 @@ mod tests {
         }
         for name in ["notes.txt", "train_loss.txt", "train_loss.png.bak"] {
             assert!(!is_report_file(name), "{name}");
+        }
+        // A plot of runs without tracking or predictions writes the loss and accuracy only.
+        let plot = ReportNames {
+            tables: false,
+            convergence: false,
+            stems: vec!["train_loss", "test_accuracy"],
+        };
+        for name in ["train_loss.svg", "test_accuracy.caption.txt"] {
+            assert!(plot.writes(name), "{name}");
+        }
+        for name in [
+            "best.csv",
+            "convergence.csv",
+            "representation_cosine.png",
+            "convergence_rate.pdf",
+            "train_loss_log.png",
+        ] {
+            assert!(!plot.writes(name), "{name}");
         }
     }
 }

@@ -11,12 +11,16 @@ use ntk_files::places::{Place, Rule};
 use ntk_runs::sweep::State;
 
 use crate::Error;
+use crate::config::TrainConfig;
+use crate::files::ReportNames;
 
 /// The places of the sweep in `out` of the config `fingerprint` and of its runs (each run's
 /// directory with its state); a finished run is not trained and writes nothing.
+/// `reports` are the files the collect at its end may write ([`reports_of`]).
 pub fn planned<'a>(
     out: &Path,
     fingerprint: &str,
+    reports: &ReportNames,
     runs: impl IntoIterator<Item = (PathBuf, &'a State)>,
 ) -> Vec<Place<Error>> {
     let mut places = Vec::new();
@@ -43,10 +47,9 @@ pub fn planned<'a>(
     // The tables and figures the collect at the end writes again (thirty-eighth hostile
     // round, D2: a FIFO at sweep.csv or train_loss.png), and the writers' directory
     // (forty-first, D1) with this config's registration (forty-second, D1).
-    places.extend(ntk_files::places::replaced_in(
-        out,
-        &crate::files::is_report_file,
-    ));
+    places.extend(ntk_files::places::replaced_in(out, &|name: &str| {
+        reports.writes(name)
+    }));
     places.push(Place::new(
         out,
         Rule::Writers {
@@ -54,4 +57,30 @@ pub fn planned<'a>(
         },
     ));
     places
+}
+
+/// The files the collect at the end of a sweep of `cfg` may write: the tables, the loss (also
+/// on a log scale) and accuracy, the tracked NTK's figures with `[ntk]`, the representations'
+/// with `[representations]`, the convergence table and figure with `[prediction]`; every name
+/// with `--allow-mixed` (the runs of other configs merged may have measured anything).
+/// Forty-fourth hostile round, D1: a FIFO at a name the sweep never writes was refused.
+pub fn reports_of(cfg: &TrainConfig, allow_mixed: bool) -> ReportNames {
+    if allow_mixed {
+        return ReportNames::all();
+    }
+    let mut stems = vec!["train_loss", "train_loss_log", "test_accuracy"];
+    if cfg.ntk.is_some() {
+        stems.extend(["ntk_kappa", "ntk_angle"]);
+    }
+    if cfg.representations.is_some() {
+        stems.push("representation_cosine");
+    }
+    if cfg.prediction.is_some() {
+        stems.push("convergence_rate");
+    }
+    ReportNames {
+        tables: true,
+        convergence: cfg.prediction.is_some(),
+        stems,
+    }
 }

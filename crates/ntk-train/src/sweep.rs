@@ -656,7 +656,16 @@ fn refuse_partial(
     let runs = planned
         .iter()
         .map(|p| (points[p.index].dir(sweep.out), &p.state));
-    ntk_files::places::check(&crate::places::planned(sweep.out, &sweep.fingerprint, runs))
+    let reports = match points.first() {
+        Some(p) => crate::places::reports_of(&p.cfg, sweep.allow_mixed),
+        None => crate::files::ReportNames::all(),
+    };
+    ntk_files::places::check(&crate::places::planned(
+        sweep.out,
+        &sweep.fingerprint,
+        &reports,
+        runs,
+    ))
 }
 
 /// [`refuse_partial`] for one partial or failed run `point` with a checkpoint.

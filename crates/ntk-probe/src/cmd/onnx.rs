@@ -57,6 +57,8 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
         // Before the kernel is formed, and in the dry run (ninth hostile round: the run
         // computed it, then failed to write inputs.npy).
         ntk_files::outset::check_writable_unmade(dir)?;
+        // The lock's place beside the set (fortieth hostile round, D1).
+        ntk_files::lock::DirLock::check_place_beside(dir)?;
         ntk_probe::run::check_onnx_inputs_outside(&cfg.onnx.file, &cfg.data, dir)?;
     }
     let compute = backend::select(cfg.probe.backend.as_deref(), cfg.probe.precision)?;

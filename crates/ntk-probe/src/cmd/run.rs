@@ -153,11 +153,8 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
         .ok_or("--out DIR is required: the directory the NTK's files go to")?;
     let out = ntk_files::outset::resolve_out(out_arg)?;
     run::check_inputs_outside(&cfg, &out)?;
-    run::check_replaceable(&out)?;
-    // The set is made beside `out` and moved into place: its parent must take it, checked
-    // for the dry run as the run's start checks it (ninth hostile round).
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty());
-    ntk_files::outset::check_writable_unmade(parent.unwrap_or(std::path::Path::new(".")))?;
+    // Every place the run writes: the set, where it is made, its lock.
+    ntk_files::places::check(&run::places::planned(&out))?;
     run::check_memory(
         &cfg,
         inputs::expected_dim(&cfg.data)?,
@@ -269,11 +266,9 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
 
 /// Refuses an `--out` that another process is writing now, in the dry run and the run alike
 /// (round 23's D4: the dry run said "new"), before what is there is read: a probe's set being
-/// made for it (the lock beside it), or a sweep (the writers' locks inside).
+/// made for it (the lock beside it), or a sweep (the writers' locks inside). The lock's place
+/// itself is among the command's places (`run::places`).
 pub(crate) fn check_not_being_written(out: &Path) -> CliResult<()> {
-    // The lock's place beside the set: what the run would refuse to take as its lock
-    // (fortieth hostile round, D1: the dry run said `new`).
-    ntk_files::lock::DirLock::check_place_beside(out)?;
     let holder = ntk_files::lock::DirLock::holder_beside(out)
         .or_else(|| ntk_files::lock::SweepClaim::live_writer(out));
     match holder {

@@ -36,6 +36,7 @@ pub mod given_file;
 mod measured;
 mod memory;
 mod outputs;
+pub mod places;
 mod reported;
 
 pub use given::Given;

@@ -615,6 +615,15 @@ fn sweep_cli(cfg: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `ntk-probe <args> <dir>`: `collect` or `plot` of the sweep in `dir`.
+fn probe_cli(args: &[&str], dir: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(args)
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
 /// Forty-third hostile round, D3: `collect` and `plot` check every table and figure they
 /// write again before they write the first, and name a refused one once.
 #[test]
@@ -637,11 +646,7 @@ fn collect_and_plot_check_their_places_before_writing_and_name_them_once() {
     std::fs::remove_file(out.join("kappa_vs_depth_whole.svg")).unwrap();
     std::fs::create_dir(out.join("kappa_vs_depth_whole.svg")).unwrap();
     for args in [&["collect"][..], &["plot"][..]] {
-        let o = Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
-            .args(args)
-            .arg(&out)
-            .output()
-            .unwrap();
+        let o = probe_cli(args, &out);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains("is a directory"), "{args:?}: {err}");
@@ -665,11 +670,7 @@ fn plot_and_collect_check_only_what_they_write() {
     let _ = std::fs::remove_file(out.join("theory.json"));
     std::fs::create_dir(out.join("theory.json")).unwrap();
     for args in [&["plot"][..], &["collect"][..]] {
-        let o = Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
-            .args(args)
-            .arg(&out)
-            .output()
-            .unwrap();
+        let o = probe_cli(args, &out);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{args:?}: {err}");
     }

@@ -12,19 +12,21 @@ pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
         Some(out) => &ntk_files::outset::check_figure_out(out, dir)?,
         None => dir,
     };
-    // A dead writer's leftovers of the figures a plot writes (twenty-ninth hostile round,
-    // N1), as collect removes them.
-    ntk_files::places::check_replaced_in(out, &ntk_train::files::is_figure_file)?;
+    let figures =
+        ntk_train::report::plan_figures(dir, &runs, args.style.log, args.style.title.as_deref());
+    // Exactly the figures this plot draws, checked before it writes the first (forty-fourth
+    // hostile round, D1); then a dead writer's leftovers of the figures (twenty-ninth hostile
+    // round, N1), as collect removes them.
+    let names = ntk_train::files::ReportNames {
+        tables: false,
+        convergence: false,
+        stems: figures.iter().map(|(stem, _)| *stem).collect(),
+    };
+    ntk_files::places::check_replaced_in(out, &|name: &str| names.writes(name))?;
     ntk_files::outset::clean_dir(out, None, &ntk_train::files::is_report_file);
     // A plot that draws nothing leaves no directory it made.
     let written = ntk_files::outset::in_made_dir(out, || -> CliResult<_> {
-        let written = ntk_train::report::figures(
-            (dir, out),
-            &runs,
-            args.style.log,
-            args.style.title.as_deref(),
-            args.style.layout,
-        )?;
+        let written = ntk_train::report::save_figures(out, &figures, args.style.layout)?;
         if written.is_empty() {
             let statuses: Vec<String> = runs
                 .iter()

@@ -246,18 +246,17 @@ the mean of those that went on"
 /// scale, `train_loss_log`), test accuracy, and, when the probes ran during training, kappa
 /// and the minimum gradient angle vs epoch, and the mean cosine between the test inputs'
 /// top-layer representations vs epoch (Agarwal et al., Fig. 1). Figures without data are
-/// not written.
+/// left out.
 /// `title` replaces each figure's title as [`ntk_plot::title_as_asked`] says (by default a
 /// title names what the figure shows and what the runs trained on: `MNIST, 60,000 images`).
-/// The runs are the sweep in `dir`'s; the figures go into `out` (`dir` itself, or
-/// `plot --out`).
-pub fn figures(
-    (dir, out): (&Path, &Path),
+/// The runs are the sweep in `dir`'s; the figures, by stem ([`crate::files::FIGURE_STEMS`]),
+/// those with data only, for [`save_figures`] to write once their places are checked.
+pub fn plan_figures(
+    dir: &Path,
     runs: &[RunRecord],
     log_y: bool,
     title: Option<&str>,
-    layout: Layout,
-) -> crate::Result<Vec<PathBuf>> {
+) -> Vec<(&'static str, Figure)> {
     let curves = curves(runs, &choose(runs));
     let on = data_title(runs).map_or(String::new(), |d| format!(" ({d})"));
     let titled = |t: &str| ntk_plot::title_as_asked(title, || format!("{t}{on}"), t);
@@ -359,17 +358,31 @@ pub fn figures(
             ),
         ),
     ]);
-    let mut written = Vec::new();
     // Runs that failed are named on every figure (they are not drawn).
     let failed = ntk_runs::sweep::failed_note(dir);
-    for (stem, mut fig) in figures.into_iter().filter(|(_, f)| !f.series.is_empty()) {
-        if let Some(f) = &failed {
-            fig.note = Some(fig.note.map_or(f.clone(), |n| format!("{n}\n{f}")));
-        }
+    figures
+        .into_iter()
+        .filter(|(_, f)| !f.series.is_empty())
+        .map(|(stem, mut fig)| {
+            if let Some(f) = &failed {
+                fig.note = Some(fig.note.map_or(f.clone(), |n| format!("{n}\n{f}")));
+            }
+            (stem, fig)
+        })
+        .collect()
+}
+
+/// Writes the figures of [`plan_figures`] into `out` (the sweep's directory, or `plot
+/// --out`) in `layout`; returns the files written.
+pub fn save_figures(
+    out: &Path,
+    figures: &[(&'static str, Figure)],
+    layout: Layout,
+) -> crate::Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    for (stem, fig) in figures {
         fig.save_as(&out.join(stem), layout)?;
-        written.push(out.join(format!("{stem}.png")));
-        written.push(out.join(format!("{stem}.svg")));
-        written.push(out.join(format!("{stem}.pdf")));
+        written.extend(["png", "svg", "pdf"].map(|e| out.join(format!("{stem}.{e}"))));
     }
     Ok(written)
 }

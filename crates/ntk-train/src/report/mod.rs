@@ -26,7 +26,7 @@ mod runs;
 mod selection;
 
 use figures::data_title;
-pub use figures::figures;
+pub use figures::{plan_figures, save_figures};
 pub use runs::{RunRecord, read_run, read_runs};
 pub use selection::{Choice, Selection, choose, choose_rate, compared_runs, left_out};
 
@@ -129,7 +129,7 @@ type Stat = (f64, f64, f64, f64);
 /// kernel's κ: drawn as open markers, never silently dropped).
 type CurveOf<'a> = dyn Fn(&[&RunRecord]) -> (Vec<Stat>, Vec<f64>) + 'a;
 
-pub use crate::files::{FIGURE_STEMS, is_report_file};
+pub use crate::files::{FIGURE_STEMS, ReportNames, TABLES, is_report_file};
 
 /// `ntk-train collect DIR`: `DIR/sweep.csv`, `DIR/best.csv`, `DIR/compare.csv` (the tests
 /// between configurations, [`crate::seeds`]) and the figures. The runs must
@@ -154,10 +154,6 @@ pub fn collect_as(
     layout: Layout,
 ) -> crate::Result<Vec<PathBuf>> {
     let runs = read_runs(out)?;
-    // The write leftovers of a collect killed while it wrote (a dead writer's
-    // `train_loss.png.ntk-tmp-PID.png`; twenty-sixth hostile round, N8): its own files only.
-    ntk_files::places::check_replaced_in(out, &crate::files::is_report_file)?;
-    ntk_files::outset::clean_dir(out, None, &crate::files::is_report_file);
     ntk_runs::sweep::warn_unreadable(&out.join("runs"), "config.toml");
     // A run being trained now may not have recorded its provenance yet: it is listed as
     // running, and checked once it has. A run that failed before it recorded one has no
@@ -238,13 +234,6 @@ pub fn collect_as(
             );
         }
     }
-    let mut written = vec![
-        out.join("sweep.csv"),
-        out.join("best.csv"),
-        out.join("compare.csv"),
-    ];
-    write_csv(&written[0], &rows)?;
-    write_csv(&written[1], &best)?;
     let threshold = best.first().and_then(|b| b.loss_threshold);
     let chosen: Vec<seeds::Chosen> = best
         .iter()
@@ -256,20 +245,33 @@ pub fn collect_as(
             held_out_seed: b.held_out_seed(),
         })
         .collect();
-    write_csv(&written[2], &seeds::compare(&runs, &chosen, threshold))?;
-    written.extend(figures((out, out), &runs, log_y, title, layout)?);
+    let compare = seeds::compare(&runs, &chosen, threshold);
+    let mut figures = plan_figures(out, &runs, log_y, title);
     let convergence = crate::convergence::rows(&runs);
+    let on = data_title(&runs);
+    if let Some(rate) = crate::convergence::figure(&convergence, (on.as_deref(), title)) {
+        figures.push(("convergence_rate", rate));
+    }
+    // Exactly the places this collect writes, before it writes the first; then the write
+    // leftovers of a collect killed while it wrote (a dead writer's
+    // `train_loss.png.ntk-tmp-PID.png`; twenty-sixth hostile round, N8): its own files only.
+    let names = ReportNames {
+        tables: true,
+        convergence: !convergence.is_empty(),
+        stems: figures.iter().map(|(stem, _)| *stem).collect(),
+    };
+    ntk_files::places::check_replaced_in(out, &|name: &str| names.writes(name))?;
+    ntk_files::outset::clean_dir(out, None, &crate::files::is_report_file);
+    let mut written = TABLES.map(|t| out.join(t)).to_vec();
+    write_csv(&written[0], &rows)?;
+    write_csv(&written[1], &best)?;
+    write_csv(&written[2], &compare)?;
     if !convergence.is_empty() {
         let path = out.join("convergence.csv");
         write_csv(&path, &convergence)?;
         written.push(path);
-        written.extend(crate::convergence::figure(
-            out,
-            &convergence,
-            (data_title(&runs).as_deref(), title),
-            layout,
-        )?);
     }
+    written.extend(save_figures(out, &figures, layout)?);
     Ok(written)
 }
 

@@ -90,6 +90,11 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
+/// When `path` was last written: a file the command must not write again keeps it.
+fn modified(path: &Path) -> std::time::SystemTime {
+    std::fs::metadata(path).unwrap().modified().unwrap()
+}
+
 fn args(cfg: &Path, out: &Path, extra: &[&str]) -> Vec<OsString> {
     let mut v: Vec<OsString> = vec!["--config".into(), cfg.into(), "--out".into(), out.into()];
     v.extend(extra.iter().map(OsString::from));
@@ -3790,33 +3795,94 @@ fn collect_and_plot_check_their_places_before_writing_and_name_them_once() {
     let out = d.join("sw");
     assert_ok("the sweep", &run(&args(&sweep, &out, &[])));
     let table = std::fs::read(out.join("sweep.csv")).unwrap();
-    let stamp = std::fs::metadata(out.join("sweep.csv"))
-        .unwrap()
-        .modified()
-        .unwrap();
+    let stamp = modified(&out.join("sweep.csv"));
     std::fs::remove_file(out.join("best.csv")).unwrap();
     std::fs::create_dir(out.join("best.csv")).unwrap();
     std::fs::remove_file(out.join("train_loss.svg")).unwrap();
     std::fs::create_dir(out.join("train_loss.svg")).unwrap();
-    let png = std::fs::metadata(out.join("train_loss.png"))
-        .unwrap()
-        .modified()
-        .unwrap();
+    let png = modified(&out.join("train_loss.png"));
     for (what, place) in [("collect", "best.csv"), ("plot", "train_loss.svg")] {
         let o = train_cmd().arg(what).arg(&out).output().unwrap();
         assert_clean_error(what, &o, &[&format!("{place}: is a directory")]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(err.matches(place).count(), 1, "{what}: {err}");
     }
-    let drawn = std::fs::metadata(out.join("train_loss.png"))
-        .unwrap()
-        .modified()
-        .unwrap();
-    assert_eq!(drawn, png, "a figure was drawn");
+    assert_eq!(
+        modified(&out.join("train_loss.png")),
+        png,
+        "a figure was drawn"
+    );
     assert_eq!(std::fs::read(out.join("sweep.csv")).unwrap(), table);
-    let now = std::fs::metadata(out.join("sweep.csv"))
-        .unwrap()
-        .modified()
+    assert_eq!(
+        modified(&out.join("sweep.csv")),
+        stamp,
+        "sweep.csv was written again"
+    );
+}
+
+/// Forty-fourth hostile round, D1: `collect`, `plot`, the sweep and its dry run check the
+/// names they write, not every name a collect of some other runs could: in a sweep without
+/// `[ntk]`, `[representations]` or `[prediction]`, what stands at `convergence.csv`,
+/// `representation_cosine.png`, `ntk_kappa.svg` or `convergence_rate.pdf` is not theirs and
+/// is kept; a name they do write is still checked.
+#[test]
+fn collect_plot_and_the_sweep_check_only_the_names_they_write() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
+    let out = d.join("sw");
+    assert_ok("the sweep", &run(&args(&sweep, &out, &[])));
+    let foreign = [
+        "convergence.csv",
+        "representation_cosine.png",
+        "ntk_kappa.svg",
+        "convergence_rate.pdf",
+    ];
+    for name in foreign {
+        std::fs::create_dir(out.join(name)).unwrap();
+        std::fs::write(out.join(name).join("mine.txt"), "mine").unwrap();
+    }
+    let png = modified(&out.join("train_loss.png"));
+    for what in ["collect", "plot"] {
+        assert_ok(what, &train_cmd().arg(what).arg(&out).output().unwrap());
+    }
+    assert_ok("the dry run", &run(&args(&sweep, &out, &["--dry-run"])));
+    assert_ok("the sweep again", &run(&args(&sweep, &out, &[])));
+    for name in foreign {
+        assert_eq!(
+            std::fs::read_to_string(out.join(name).join("mine.txt")).unwrap(),
+            "mine",
+            "{name}"
+        );
+    }
+    assert_ne!(
+        modified(&out.join("train_loss.png")),
+        png,
+        "nothing was drawn"
+    );
+    // A name they write is checked as before, by each of them.
+    std::fs::remove_file(out.join("train_loss_log.pdf")).unwrap();
+    std::fs::create_dir(out.join("train_loss_log.pdf")).unwrap();
+    let err = &["train_loss_log.pdf: is a directory"];
+    let collect = train_cmd()
+        .args(["collect", "--log"])
+        .arg(&out)
+        .output()
         .unwrap();
-    assert_eq!(now, stamp, "sweep.csv was written again");
+    assert_clean_error("collect --log", &collect, err);
+    assert_clean_error(
+        "the dry run",
+        &run(&args(&sweep, &out, &["--dry-run"])),
+        err,
+    );
+    assert_clean_error(
+        "plot --log",
+        &train_cmd()
+            .args(["plot", "--log"])
+            .arg(&out)
+            .output()
+            .unwrap(),
+        err,
+    );
 }

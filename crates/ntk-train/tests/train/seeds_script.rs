@@ -46,9 +46,11 @@ fn tree() -> (tempfile::TempDir, PathBuf) {
 
 fn run(dir: &Path, stub: &Path, only: Option<&str>) -> (Output, String) {
     let mut cmd = Command::new("bash");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/data");
     cmd.arg("experiments/seeds/run.sh")
         .current_dir(dir)
         .env("NTK_TRAIN_BIN", stub)
+        .env("NTK_DATA_DIR", data)
         .env_remove("SEEDS_ONLY")
         .env_remove("SEEDS_EXPORT_ONLY");
     if let Some(p) = only {
@@ -584,4 +586,78 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
     let (o, calls) = collect(&[]);
     assert!(o.status.success(), "{o:?}");
     assert_eq!(calls.lines().count(), 3, "{calls}");
+}
+
+/// A new machine has a line's exported runs (committed under the experiment) but no runs/:
+/// run.sh trained them again from epoch 0 (depth 8's two finished 500-epoch seeds, about two
+/// hours each). Now each finished run the line plans comes back from its export and the
+/// sweep keeps it; an export another config made is not taken: said, removed from runs/seeds
+/// again, and trained there.
+#[test]
+fn finished_runs_come_back_from_their_export_on_a_new_machine() {
+    let _guard = serial();
+    let (dir, _stub) = tree();
+    let d = dir.path();
+    std::fs::write(
+        d.join("tiny.toml"),
+        "[data]\ndataset = \"digits\"\nn = 60\nsubset = \"first\"\n\n[model]\nwidth = 8\n\
+         depth = 1\nactivation = \"relu\"\noutput_dim = 10\nseed = 1\n\n[optim]\nlr = 0.1\n\n\
+         [train]\nbatch_size = 20\nepochs = 2\ntest_n = 0\n\n[sweep]\ndepths = [1]\n\
+         lrs = [0.1]\nseeds = [1, 2]\nfamilies = [{ activation = \"relu\" }]\n",
+    )
+    .unwrap();
+    let queue = d.join("experiments/seeds/queue.txt");
+    std::fs::write(&queue, "tiny | tiny.toml | experiments/x |\n").unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_ntk-train"));
+    let (o, _) = run(d, bin, None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let exported: Vec<PathBuf> = std::fs::read_dir(d.join("experiments/x/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(exported.len(), 2, "{exported:?}");
+    let summary = |p: &Path| std::fs::read(p.join("summary.json")).unwrap();
+    let before: Vec<Vec<u8>> = exported.iter().map(|p| summary(p)).collect();
+    // The next machine: no runs/.
+    std::fs::remove_dir_all(d.join("runs")).unwrap();
+    let (o, _) = run(d, bin, None);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        said.matches("restored from its export").count(),
+        2,
+        "{said}"
+    );
+    assert!(
+        said.contains("0 run(s) trained, 2 already finished"),
+        "{said}"
+    );
+    for (p, b) in exported.iter().zip(&before) {
+        let id = p.file_name().unwrap();
+        assert_eq!(&summary(&d.join("runs/seeds/tiny/runs").join(id)), b);
+        assert_eq!(&summary(p), b, "the export was written again");
+    }
+    // A line of another config (here lr 0.2 under the same ids, as a changed queue line
+    // would make): its export is not taken; trained, and its export refused as before.
+    std::fs::remove_dir_all(d.join("runs")).unwrap();
+    std::fs::write(
+        &queue,
+        "tiny | tiny.toml | experiments/x | optim.momentum=0.5\n",
+    )
+    .unwrap();
+    let (o, _) = run(d, bin, None);
+    let (said, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(
+        err.matches("is not this line's finished run: not restored")
+            .count(),
+        2,
+        "{err}"
+    );
+    assert!(said.contains("2 run(s) trained"), "{said}");
+    for (p, b) in exported.iter().zip(&before) {
+        assert_eq!(&summary(p), b, "another config's run replaced the export");
+    }
 }
