@@ -95,6 +95,15 @@ fn modified(path: &Path) -> std::time::SystemTime {
     std::fs::metadata(path).unwrap().modified().unwrap()
 }
 
+/// The two-run sweep of [`TINY`] and [`SWEEP`] written to `d/sweep.toml` and trained into
+/// `d/name`: its config and its directory.
+fn swept(d: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
+    let out = d.join(name);
+    assert_ok("the sweep", &run(&args(&sweep, &out, &[])));
+    (sweep, out)
+}
+
 fn args(cfg: &Path, out: &Path, extra: &[&str]) -> Vec<OsString> {
     let mut v: Vec<OsString> = vec!["--config".into(), cfg.into(), "--out".into(), out.into()];
     v.extend(extra.iter().map(OsString::from));
@@ -3260,9 +3269,7 @@ fn twenty_first_review() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let tiny = write(d, "tiny.toml", TINY);
-    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
-    let tsw = d.join("tsw");
-    assert_ok("the sweep", &run(&args(&sweep, &tsw, &[])));
+    let (sweep, tsw) = swept(d, "tsw");
     assert_ok(
         "a run of another width joins (the exception)",
         &run(&args(
@@ -3339,9 +3346,7 @@ fn twenty_second_review() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let tiny = write(d, "tiny.toml", TINY);
-    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
-    let sw = d.join("sw");
-    assert_ok("the sweep", &run(&args(&sweep, &sw, &[])));
+    let (sweep, sw) = swept(d, "sw");
     let same_point = [
         "--set",
         "train.seed=1",
@@ -3480,9 +3485,7 @@ fn twenty_third_review() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let tiny = write(d, "tiny.toml", TINY);
-    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
-    let sw = d.join("sw");
-    assert_ok("the sweep", &run(&args(&sweep, &sw, &[])));
+    let (_, sw) = swept(d, "sw");
     for round in 0..3 {
         let spawn = |name: &str| {
             train_cmd()
@@ -3651,9 +3654,7 @@ fn twenty_sixth_review() {
         )),
     );
 
-    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
-    let out = d.join("sw");
-    assert_ok("sweep", &run(&args(&sweep, &out, &[])));
+    let (_, out) = swept(d, "sw");
     let leftover = out.join("train_loss.png.ntk-tmp-4000000000.png");
     std::fs::write(&leftover, "partial").unwrap();
     let o = train_cmd().arg("collect").arg(&out).output().unwrap();
@@ -3717,9 +3718,7 @@ fn a_joining_runs_dry_run_changes_nothing_and_keeps_the_users_claims() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let tiny = write(d, "tiny.toml", TINY);
-    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
-    let sw = d.join("sw");
-    assert_ok("the sweep", &run(&args(&sweep, &sw, &[])));
+    let (_, sw) = swept(d, "sw");
     let writers = sw.join(".ntk-writers");
     let listing = |dir: &Path| -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -3791,9 +3790,7 @@ fn collect_and_plot_check_their_places_before_writing_and_name_them_once() {
     let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
-    let out = d.join("sw");
-    assert_ok("the sweep", &run(&args(&sweep, &out, &[])));
+    let (_, out) = swept(d, "sw");
     let table = std::fs::read(out.join("sweep.csv")).unwrap();
     let stamp = modified(&out.join("sweep.csv"));
     std::fs::remove_file(out.join("best.csv")).unwrap();
@@ -3830,9 +3827,7 @@ fn collect_plot_and_the_sweep_check_only_the_names_they_write() {
     let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let sweep = write(d, "sweep.toml", &format!("{TINY}{SWEEP}"));
-    let out = d.join("sw");
-    assert_ok("the sweep", &run(&args(&sweep, &out, &[])));
+    let (sweep, out) = swept(d, "sw");
     let foreign = [
         "convergence.csv",
         "representation_cosine.png",
