@@ -69,6 +69,11 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize, reuse: Reuse) -> crate::Resu
     // and the allocator's arenas).
     e.add("the program itself", 128.0 * 1024.0 * 1024.0, 1.0);
     e.add("inputs", cfg.data.n as f64 * d as f64, 8.0);
+    e.add(
+        "the inputs as they are decoded",
+        ntk_data::inputs::decoded_bytes(&cfg.data, d),
+        1.0,
+    );
     // A file is read whole (its bytes, then its values as f64) before n rows are picked.
     e.add(
         "the data files, read whole",
