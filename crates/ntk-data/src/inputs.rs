@@ -208,10 +208,17 @@ fn unused_keys(cfg: &DataConfig) -> Vec<DataError> {
         (&cfg.test_x, Role::TestX),
         (&cfg.test_labels, Role::TestLabels),
     ] {
+        // The synthetic set reads no files at all (forty-fourth hostile round, N1: it was
+        // said to read its own).
+        let why = if cfg.dataset == Dataset::Synthetic {
+            "the synthetic set draws its inputs from N(0, I_d) and reads no files".to_string()
+        } else {
+            format!("{dataset} reads its own files")
+        };
         refuse(
             !file && path.is_some(),
             role.key(),
-            format!("only for data.dataset = \"file\"; {dataset} reads its own files"),
+            format!("only for data.dataset = \"file\"; {why}"),
         );
     }
     match cfg.dataset {

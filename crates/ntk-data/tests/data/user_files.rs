@@ -334,11 +334,22 @@ fn keys_that_do_not_apply_are_refused() {
         all.contains("data.dir: the synthetic set reads no files"),
         "{all}"
     );
+    // Forty-fourth hostile round, N1: the synthetic set was said to read "its own files".
+    synthetic.labels = Some(x.clone());
+    let all = problems(&synthetic);
+    assert!(
+        all.contains(
+            "data.labels: only for data.dataset = \"file\"; the synthetic set draws its \
+             inputs from N(0, I_d) and reads no files"
+        ),
+        "{all}"
+    );
+    assert!(!all.contains("own files"), "{all}");
     let mut mnist = file_cfg(&x, None, 3);
     mnist.dataset = Dataset::Mnist;
     let all = problems(&mnist);
     assert!(
-        all.contains("data.x: only for data.dataset = \"file\""),
+        all.contains("data.x: only for data.dataset = \"file\"; mnist reads its own files"),
         "{all}"
     );
     let mut file = file_cfg(&x, None, 3);
