@@ -7,9 +7,13 @@ use serde::Serialize;
 
 use ntk_numerics::kernel::Kernel;
 
-/// The angle in degrees between samples `i` and `j` of a kernel.
+/// The angle in degrees between samples `i` and `j` of a kernel. The cosine divides by
+/// each norm `sqrt K_ii` separately, as [`min_angle`] does: the product `K_ii K_jj`
+/// underflows to 0 once the diagonal is below about 1e-154, and the angle came out 0
+/// degrees, as if the gradients were parallel (forty-fifth hostile round, D4: 1e-90 inputs
+/// through a bias-free ReLU network, or depth 10,000).
 pub fn angle_deg(k: &Kernel, i: usize, j: usize) -> f64 {
-    let c = k.get(i, j) / (k.get(i, i) * k.get(j, j)).sqrt();
+    let c = k.get(i, j) / (k.get(i, i).sqrt() * k.get(j, j).sqrt());
     c.clamp(-1.0, 1.0).acos().to_degrees()
 }
 
@@ -63,5 +67,27 @@ mod tests {
         let m = min_angle(&k).unwrap();
         assert_eq!((m.i, m.j), (1, 2));
         assert!((m.deg - 60.0).abs() < 1e-12, "{m:?}");
+    }
+
+    /// A kernel's angles do not depend on its scale: scaled by 1e-200 (a diagonal whose
+    /// product underflows) or 1e200 (whose product overflows) the same as unscaled, by
+    /// [`angle_deg`] and [`min_angle`] alike (forty-fifth hostile round, D4: 0 degrees).
+    #[test]
+    fn angles_do_not_depend_on_the_kernels_scale() {
+        let base = [4.0, 1.0, 1.0, 0.5];
+        let of = |scale: f64| {
+            let mut k = Kernel::zeros(2);
+            for (slot, v) in k.data.iter_mut().zip(base) {
+                *slot = v * scale;
+            }
+            k
+        };
+        // cos = 1 / sqrt(4 * 0.5) = 1 / sqrt 2: 45 degrees.
+        for scale in [1.0, 1e-200, 1e200, 1e-300] {
+            let k = of(scale);
+            let deg = angle_deg(&k, 0, 1);
+            assert!((deg - 45.0).abs() < 1e-12, "scale {scale}: {deg}");
+            assert!((min_angle(&k).unwrap().deg - deg).abs() < 1e-12);
+        }
     }
 }

@@ -135,6 +135,17 @@ pub fn is_figure_file(name: &str, stem: &str) -> bool {
         .is_some_and(|ext| FIGURE_FILES.contains(&ext))
 }
 
+/// Checks, before any work, the places in `dir` of the files a figure command writes: the
+/// tables named in `tables` and the figures of `stems` ([`is_figure_file`]), each a place
+/// it replaces ([`ntk_files::places::check_replaced_in`]). Forty-fifth hostile round, D2:
+/// `gmap`, `activations`, `transfer` and `fig1` checked each only as they wrote it, after
+/// their measurements and the earlier files.
+pub fn check_places(dir: &Path, tables: &[&str], stems: &[&str]) -> ntk_files::Result<()> {
+    ntk_files::places::check_replaced_in(dir, &|f: &str| {
+        tables.contains(&f) || stems.iter().any(|s| is_figure_file(f, s))
+    })
+}
+
 /// Removes a dead writer's leftovers in `dir` of the files a command writes there: the
 /// tables named in `tables` and the figures of `stems` ([`is_figure_file`]); a file of
 /// another name is the user's, whatever it looks like (`ntk_files::outset::clean_dir`).
@@ -246,7 +257,7 @@ impl Figure {
             text.push_str(note.trim_end());
             text.push('\n');
             ntk_files::io::atomic_write(&caption, text.as_bytes())
-                .map_err(|e| plot_error(&caption, e))?;
+                .map_err(|e| write_error(&caption, e))?;
             let mut drawn = self.clone();
             drawn.note = None;
             return drawn.draw_files(stem, layout);
@@ -258,7 +269,7 @@ impl Figure {
         ntk_files::io::check_target(&caption).map_err(ntk_files::Error::from)?;
         match std::fs::remove_file(&caption) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(plot_error(&caption, e));
+                return Err(write_error(&caption, e));
             }
             _ => {}
         }
@@ -294,7 +305,7 @@ impl Figure {
             std::fs::File::open(&png_tmp)
                 .and_then(|f| f.sync_all())
                 .and_then(|()| ntk_files::io::replace_file(&png_tmp, &png))
-                .map_err(|e| plot_error(&png, e))
+                .map_err(|e| write_error(&png, e))
         })();
         if drawn.is_err() {
             let _ = std::fs::remove_file(&png_tmp);
@@ -307,7 +318,7 @@ impl Figure {
                 .map_err(|e| plot_error(&svg, e))?;
             root.present().map_err(|e| plot_error(&svg, e))?;
         }
-        ntk_files::io::atomic_write(&svg, text.as_bytes()).map_err(|e| plot_error(&svg, e))?;
+        ntk_files::io::atomic_write(&svg, text.as_bytes()).map_err(|e| write_error(&svg, e))?;
         let pdf = stem.with_extension("pdf");
         let mut bytes = Vec::new();
         {
@@ -317,7 +328,7 @@ impl Figure {
                 .map_err(|e| plot_error(&pdf, e))?;
             root.present().map_err(|e| plot_error(&pdf, e))?;
         }
-        ntk_files::io::atomic_write(&pdf, &bytes).map_err(|e| plot_error(&pdf, e))
+        ntk_files::io::atomic_write(&pdf, &bytes).map_err(|e| write_error(&pdf, e))
     }
 
     /// The canvas in layout units: the layout's size, and for a legend under the axes that
@@ -722,6 +733,15 @@ impl std::fmt::Display for DrawError {
 }
 
 /// A drawing error of the figure file `path`.
+/// A figure's file that cannot be written: its path once, also where the refusal names it
+/// (a FIFO at `gmap.svg`; forty-fifth hostile round, D2: `gmap.svg: gmap.svg: is a FIFO`).
+fn write_error(path: &Path, source: std::io::Error) -> ntk_files::Error {
+    ntk_files::Error::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
 fn plot_error(path: &Path, message: impl ToString) -> ntk_files::Error {
     ntk_files::Error::Plot {
         path: path.to_path_buf(),

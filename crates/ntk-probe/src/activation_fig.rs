@@ -16,6 +16,12 @@ use ntk_plot::{Dash, Figure, PALETTE, Scale, Series};
 
 use crate::Error;
 
+/// The tables this command writes into its output directory.
+pub const TABLES: [&str; 1] = ["activations.csv"];
+
+/// The figures it draws there, by stem (`ntk_plot::is_figure_file`).
+pub const STEMS: [&str; 1] = ["activations"];
+
 /// The grid `x_min, ..., x_max` of `points` values.
 pub fn grid(x_min: f64, x_max: f64, points: usize) -> Vec<f64> {
     (0..points)
@@ -100,7 +106,7 @@ pub fn write(out: &Path, acts: &[Activation], xs: &[f64]) -> crate::Result<()> {
         }
         text += &(row.join(",") + "\n");
     }
-    ntk_plot::clean_leftovers(out, &["activations.csv"], &["activations"]);
+    ntk_plot::clean_leftovers(out, &TABLES, &STEMS);
     ntk_files::io::write_into(out, "activations.csv", text.as_bytes())?;
     let dashes = [Dash::Solid, Dash::Dashed, Dash::DashDot, Dash::Dotted];
     let series = acts

@@ -178,7 +178,14 @@ pub fn parse_given(text: &str, path: &Path, n: usize) -> crate::Result<Vec<Vec<u
                 continue;
             }
             let at = |why: &str| bad(format!("line {}: {word:?} {why}", i + 1));
-            let row: usize = word.parse().map_err(|_| at("is not a row index"))?;
+            // Decimal digits only: Rust's parse also takes a sign (`+0`; thirty-fifth and
+            // forty-first hostile rounds, N2), where `-0`, `0.0` and `1e1` are refused.
+            let row: usize = word
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+                .then(|| word.parse().ok())
+                .flatten()
+                .ok_or_else(|| at("is not a row index"))?;
             if row >= n {
                 return Err(at(&format!("is beyond the {n} samples (0-based)")));
             }
@@ -409,6 +416,27 @@ mod tests {
         assert!(
             e.contains("line 2") && e.contains("is not a row index"),
             "{e}"
+        );
+    }
+
+    /// A row index is decimal digits: `+0` was read as 0 (thirty-fifth and forty-first
+    /// hostile rounds, N2) where `-0` is refused; empty fields between separators are
+    /// skipped, as the docs say (`0,,1`, a trailing comma).
+    #[test]
+    fn a_row_index_is_digits_only() {
+        let path = Path::new("b.txt");
+        for word in ["+0", "-0", "0.0", "1e1", "0x1", "1_0", "\u{661}"] {
+            let e = parse_given(&format!("{word} 1\n2,3\n"), path, 4)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("line 1") && e.contains("is not a row index"),
+                "{word}: {e}"
+            );
+        }
+        assert_eq!(
+            parse_given("0,,1,\n2 ,3\n", path, 4).unwrap(),
+            [vec![0, 1], vec![2, 3]]
         );
     }
 

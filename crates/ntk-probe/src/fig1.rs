@@ -20,6 +20,12 @@ use ntk_kernel::theory;
 use ntk_numerics::backend::Compute;
 use ntk_plot::{Dash, Figure, Marker, PALETTE, RGBColor, Scale, Series, Spread};
 
+/// The tables this command writes into its output directory.
+pub const TABLES: [&str; 1] = ["fig1.csv"];
+
+/// The figures it draws there, by stem (`ntk_plot::is_figure_file`).
+pub const STEMS: [&str; 1] = ["fig1"];
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Fig1Point {
     /// The networks' activation (tables written before the column existed are ReLU's).
@@ -61,7 +67,9 @@ pub fn checked_theory_phi_deg(
     if theta_deg > 0.0 && theta_deg < MIN_THEORY_ANGLE_DEG {
         return Err(Error::Config {
             key: flag,
-            value: format!("{theta_deg}"),
+            // In exponent form: `{}` wrote 5e-324 as a 324-digit decimal (forty-fifth
+            // hostile round, N2).
+            value: format!("{theta_deg:e}"),
             reason: format!(
                 "below {MIN_THEORY_ANGLE_DEG:e} degrees the angle in radians nears f64's \
                  smallest normal number, where it keeps fewer than its 53 bits; 0 for parallel \
@@ -190,7 +198,7 @@ pub fn write(
         path: out.to_path_buf(),
         source,
     })?;
-    ntk_plot::clean_leftovers(out, &["fig1.csv"], &["fig1"]);
+    ntk_plot::clean_leftovers(out, &TABLES, &STEMS);
     ntk_files::table::write_csv(&out.join("fig1.csv"), points)?;
     Ok(figure(act, points, depths, widths).save(&out.join("fig1"))?)
 }
@@ -262,7 +270,7 @@ pub fn redraw(out: &Path) -> crate::Result<()> {
         v
     };
     let (depths, widths) = (sorted(|p| p.depth), sorted(|p| p.width));
-    ntk_plot::clean_leftovers(out, &[], &["fig1"]);
+    ntk_plot::clean_leftovers(out, &[], &STEMS);
     Ok(figure(&act, &points, &depths, &widths).save(&out.join("fig1"))?)
 }
 
@@ -418,6 +426,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("--theta-deg") && e.contains("1e-300"), "{e}");
+        let e = checked_theory_phi_deg(&relu, 5e-324, 2, "--theta-deg")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--theta-deg = 5e-324"), "{e}");
         assert!(checked_theory_phi_deg(&gelu, 1.0, 10, "--thetas").unwrap() > 1.0);
         assert_eq!(
             checked_theory_phi_deg(&gelu, 0.0, 10, "--thetas").unwrap(),

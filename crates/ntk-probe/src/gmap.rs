@@ -13,6 +13,12 @@ use ntk_plot::{Dash, Figure, RGBColor, Scale, Series};
 
 use ntk_kernel::theory::relu::g;
 
+/// The tables this command writes into its output directory.
+pub const TABLES: [&str; 1] = ["gmap.csv"];
+
+/// The figures it draws there, by stem (`ntk_plot::is_figure_file`).
+pub const STEMS: [&str; 1] = ["gmap"];
+
 /// `g^l(z)` in radians.
 pub fn iterate(z: f64, l: usize) -> f64 {
     (0..l).fold(z, |t, _| g(t))
@@ -52,7 +58,7 @@ pub fn write(out: &Path, depths: &[usize], points: usize) -> crate::Result<()> {
         }
         text += "\n";
     }
-    ntk_plot::clean_leftovers(out, &["gmap.csv"], &["gmap"]);
+    ntk_plot::clean_leftovers(out, &TABLES, &STEMS);
     ntk_files::io::write_into(out, "gmap.csv", text.as_bytes())?;
     let mut series = vec![Series {
         label: "identity (linear network)".into(),

@@ -15,6 +15,12 @@ use ntk_plot::{Dash, Figure, PALETTE, RGBColor, Scale, Series};
 use crate::Error;
 use ntk_kernel::theory::transfer::{Transfer, transfer};
 
+/// The tables this command writes into its output directory.
+pub const TABLES: [&str; 1] = ["transfer.csv"];
+
+/// The figures it draws there, by stem (`ntk_plot::is_figure_file`).
+pub const STEMS: [&str; 2] = ["transfer_norm", "transfer_bias"];
+
 /// Checks the range and the grid size (an error names the flag).
 pub fn check(q_min: f64, q_max: f64, points: usize) -> crate::Result<()> {
     // A subnormal variance gave a NaN norm (twenty-second hostile round, D6): from f64's
@@ -82,7 +88,7 @@ pub fn write(out: &Path, acts: &[Activation], qs: &[f64]) -> crate::Result<Vec<T
             text += &format!("{name},{}\n", cells.join(","));
         }
     }
-    ntk_plot::clean_leftovers(out, &["transfer.csv"], &["transfer_norm", "transfer_bias"]);
+    ntk_plot::clean_leftovers(out, &TABLES, &STEMS);
     ntk_files::io::write_into(out, "transfer.csv", text.as_bytes())?;
     let at_one: Vec<Transfer> = acts.iter().map(|a| transfer(a, 1.0)).collect();
     let fixed = |a: &Activation, t: &Transfer| {

@@ -60,7 +60,7 @@ pub fn planned<'a>(
 }
 
 /// The files the collect at the end of a sweep of `cfg` may write: the tables, the loss (also
-/// on a log scale) and accuracy, the tracked NTK's figures with `[ntk]`, the representations'
+/// on a log scale), the accuracy where there is a test set, the tracked NTK's figures with `[ntk]`, the representations'
 /// with `[representations]`, the convergence table and figure with `[prediction]`; every name
 /// with `--allow-mixed` (the runs of other configs merged may have measured anything).
 /// Forty-fourth hostile round, D1: a FIFO at a name the sweep never writes was refused.
@@ -68,7 +68,14 @@ pub fn reports_of(cfg: &TrainConfig, allow_mixed: bool) -> ReportNames {
     if allow_mixed {
         return ReportNames::all();
     }
-    let mut stems = vec!["train_loss", "train_loss_log", "test_accuracy"];
+    let mut stems = vec!["train_loss", "train_loss_log"];
+    // A test set: `train.test_n` rows of the built-in set's test split, or of a file set's
+    // `data.test_x` (forty-fifth hostile round, D1: `train.test_n = 0` drew no accuracy and
+    // the sweep refused what stood at its name).
+    let file = cfg.data.dataset == ntk_data::Dataset::File;
+    if cfg.train.test_n > 0 && (!file || cfg.data.test_x.is_some()) {
+        stems.push("test_accuracy");
+    }
     if cfg.ntk.is_some() {
         stems.extend(["ntk_kappa", "ntk_angle"]);
     }

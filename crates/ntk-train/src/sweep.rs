@@ -404,6 +404,16 @@ impl Sweep for TrainSweep<'_> {
             }
         }
         refuse_partial(self, points, planned, self.run.resume)?;
+        // A finished single run is read again by the collect at the run's end (its tables
+        // and figures): what that read refuses, the dry run and the run refuse before any
+        // work (forty-fifth hostile round, D3: a FIFO at metrics.csv, a garbled config.toml
+        // were `done` in the dry run and refused by the run).
+        for p in planned.iter().filter(|p| p.state == State::Done) {
+            let point = &points[p.index];
+            if point.id.is_empty() {
+                crate::report::read_run(&point.dir(self.out), String::new())?;
+            }
+        }
         // What the collect at the end would refuse of the runs this adds (twenty-first
         // hostile round, D1, D2).
         let provs: Vec<(PathBuf, Provenance)> = planned

@@ -47,7 +47,7 @@ fn worst(emp: &Kernel, th: &Kernel) -> f64 {
     let mut w = 0.0f64;
     for i in 0..n {
         for j in 0..n {
-            let scale = (th.get(i, i) * th.get(j, j)).sqrt();
+            let scale = th.get(i, i).sqrt() * th.get(j, j).sqrt();
             w = w.max((emp.get(i, j) - th.get(i, j)).abs() / scale);
         }
     }

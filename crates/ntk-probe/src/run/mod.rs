@@ -311,13 +311,17 @@ pub fn check_inputs_outside(cfg: &ProbeConfig, out: &Path) -> crate::Result<()> 
         ("probe.blocks", cfg.probe.blocks.as_deref()),
     ];
     let places = [out.to_path_buf(), crate::phases::dir_beside(out)];
-    check_outside(given.into_iter().chain(cfg.data.files()), &places)
+    check_outside(
+        given.into_iter().chain(cfg.data.files()),
+        &places,
+        "--out, its phase files",
+    )
 }
 
 /// [`check_inputs_outside`] for a sweep's `--out` (which holds its points and tables) and
 /// its data's files.
 pub fn check_data_outside(data: &ntk_data::DataConfig, out: &Path) -> crate::Result<()> {
-    check_outside(data.files(), &[out.to_path_buf()])
+    check_outside(data.files(), &[out.to_path_buf()], "--out")
 }
 
 /// [`check_inputs_outside`] for `ntk-probe onnx`: its ONNX file (`onnx.file`) and its
@@ -329,21 +333,24 @@ pub fn check_onnx_inputs_outside(
     out: &Path,
 ) -> crate::Result<()> {
     let file = std::iter::once(("onnx.file", Some(file)));
-    check_outside(file.chain(data.files()), &[out.to_path_buf()])
+    check_outside(file.chain(data.files()), &[out.to_path_buf()], "--out")
 }
 
 /// Refuses an input (`key`, path) inside one of `places`, naming the key, the file and
-/// the place ([`ntk_files::apart::check_outside`]).
+/// the place, and saying what the places are (`what`: `--out`, with the tiled route's phase
+/// files only where the command has them; forty-fifth hostile round, N1: `onnx` named phase
+/// files it has none of).
 fn check_outside<'a>(
     inputs: impl IntoIterator<Item = (&'static str, Option<&'a Path>)>,
     places: &[std::path::PathBuf],
+    what: &str,
 ) -> crate::Result<()> {
     ntk_files::apart::check_outside(inputs, places).map_err(|e| Error::Config {
         key: e.key,
         value: e.path.display().to_string(),
         reason: format!(
-            "{}, which this run writes and replaces (--out, its phase files): the file \
-             would be lost; keep the run's inputs outside its output directory",
+            "{}, which this run writes and replaces ({what}): the file would be lost; keep \
+             the run's inputs outside its output directory",
             e.how
         ),
     })

@@ -508,16 +508,20 @@ pub fn collect_as(
     layout: Layout,
 ) -> crate::Result<Vec<GroupRow>> {
     refuse_training_runs(out)?;
-    // A dead writer's leftovers of the sweep's own files (a killed collect's figure,
+    let found = read_summaries_at(out)?;
+    // The places this collect writes, before the first write: the tables, theory.json only
+    // where the config asks for the theory (otherwise it is only read: forty-fourth hostile
+    // round, D1), the figures of the protocols its points ran (forty-fifth, D1). Then a dead
+    // writer's leftovers of the sweep's own files (a killed collect's figure,
     // `kappa_vs_depth.png.ntk-tmp-PID.png`; round 27's N1).
-    // theory.json is written only where the config asks for the theory; otherwise it is
-    // only read (forty-fourth hostile round, D1: a readable one of another user refused).
     let writes_theory = cfg.is_some_and(|c| c.sweep.theory);
+    let mut protocols: Vec<&str> = found.iter().map(|(_, s)| s.protocol.name()).collect();
+    protocols.sort_unstable();
+    protocols.dedup();
     ntk_files::places::check_replaced_in(out, &|n: &str| {
-        super::writes_file(n) && (n != "theory.json" || writes_theory)
+        super::writes_file_of(n, &protocols, writes_theory)
     })?;
     ntk_files::outset::clean_dir(out, None, &super::writes_file);
-    let found = read_summaries_at(out)?;
     for (dir, why) in super::failures(out) {
         eprintln!("warning: {}: failed: {why}", dir.display());
     }

@@ -341,12 +341,20 @@ impl Sweep for ProbeSweep<'_> {
     /// sweep config in the directory, unless `allow_mixed`.
     fn refuse(&self, points: &[Point], planned: &[Planned], recompute: bool) -> crate::Result<()> {
         let fingerprint = fingerprint(self.cfg);
+        // The collect at the end draws the protocols of every point it finds: with
+        // --allow-mixed, other configs' too.
+        let protocols: Vec<&str> = if self.allow_mixed {
+            vec![Protocol::Whole.name(), Protocol::Blocks.name()]
+        } else {
+            self.cfg.sweep.protocols.iter().map(|p| p.name()).collect()
+        };
+        let theory = self.cfg.sweep.theory;
         ntk_files::places::check(&places::planned(
             self.out,
             fingerprint,
-            points,
-            planned,
+            (points, planned),
             recompute,
+            &|name: &str| writes_file_of(name, &protocols, theory),
         ))?;
         if self.allow_mixed {
             return Ok(());
@@ -604,17 +612,27 @@ fn writes_file(name: &str) -> bool {
 /// The tables and the theory's cache a sweep writes at the top of its directory.
 const TABLES: [&str; 3] = ["results.csv", "summary.csv", "theory.json"];
 
-/// The files of the figures a sweep draws (what `plot` writes; forty-fourth hostile round,
-/// D1: `plot` refused the tables it only reads).
+/// The files of the figures a sweep of any protocol draws: the leftovers a dead writer's
+/// clean may remove.
 fn writes_figure(name: &str) -> bool {
-    let stems = std::iter::once("min_grad_angle_vs_depth".to_string()).chain(
-        [Protocol::Whole, Protocol::Blocks]
-            .iter()
-            .map(|p| format!("kappa_vs_depth_{}", p.name())),
-    );
-    stems
-        .into_iter()
+    writes_figure_of(name, &[Protocol::Whole.name(), Protocol::Blocks.name()])
+}
+
+/// The files of the figures a sweep of the protocols named `protocols` draws (what `plot`
+/// writes): the angle's and each protocol's kappa. Forty-fourth hostile round, D1: `plot`
+/// refused the tables it only reads; forty-fifth, D1: a sweep of the whole protocol refused
+/// what stood at the blocks protocol's figure, which it never draws.
+fn writes_figure_of(name: &str, protocols: &[&str]) -> bool {
+    std::iter::once("min_grad_angle_vs_depth".to_string())
+        .chain(protocols.iter().map(|p| format!("kappa_vs_depth_{p}")))
         .any(|stem| ntk_plot::is_figure_file(name, &stem))
+}
+
+/// The files a collect of points of `protocols` writes at the sweep's top: the tables,
+/// `theory.json` only where it computes the theory (`theory`), the figures.
+fn writes_file_of(name: &str, protocols: &[&str], theory: bool) -> bool {
+    (TABLES.contains(&name) && (name != "theory.json" || theory))
+        || writes_figure_of(name, protocols)
 }
 
 /// The files under a sweep's `runs/` that a sweep or its points write: each point's output

@@ -10,19 +10,20 @@ use std::path::Path;
 use ntk_files::places::{Place, Rule};
 use ntk_runs::sweep::{self, Planned, State};
 
-use super::{Point, writes_file};
+use super::Point;
 use crate::Error;
 use crate::config::Protocol;
 use crate::run;
 
 /// The places of the points `planned` that the sweep in `out` of the config `fingerprint`
-/// makes (a stale point's only with `recompute`), and the sweep's own.
+/// makes (a stale point's only with `recompute`), and the sweep's own: the files at its top
+/// that the collect at its end `writes`.
 pub(super) fn planned(
     out: &Path,
     fingerprint: String,
-    points: &[Point],
-    planned: &[Planned],
+    (points, planned): (&[Point], &[Planned]),
     recompute: bool,
+    writes: &dyn Fn(&str) -> bool,
 ) -> Vec<Place<Error>> {
     // The writers' directory, its guards and this config's registration (forty-first
     // hostile round, D1; forty-second, D1).
@@ -45,7 +46,7 @@ pub(super) fn planned(
     // The tables, theory and figures the collect writes again at the sweep's end: a FIFO or
     // a directory at results.csv passed the sweep's checks, and the sweep computed every
     // point before it failed there.
-    places.extend(ntk_files::places::replaced_in(out, &writes_file));
+    places.extend(ntk_files::places::replaced_in(out, writes));
     places
 }
 

@@ -406,11 +406,17 @@ pub fn redraw(
     // ntk-train's runs are named as such, not "run `ntk-probe collect` first", which then
     // refused them (fourteenth hostile round, D15).
     super::collect::refuse_training_runs(dir)?;
-    // A dead writer's figure leftovers where the figures go (round 27's N1).
-    ntk_files::places::check_replaced_in(out, &super::writes_figure)?;
-    ntk_files::outset::clean_dir(out, None, &super::writes_file);
     let summary = dir.join("summary.csv");
     let groups: Vec<GroupRow> = table(&summary)?;
+    // The figures of the protocols the sweep ran, checked before the first is drawn
+    // (forty-fifth hostile round, D1: a whole-protocol sweep's plot refused what stood at
+    // the blocks protocol's figure); then a dead writer's figure leftovers where the figures
+    // go (round 27's N1).
+    let mut protocols: Vec<&str> = groups.iter().map(|g| g.protocol.as_str()).collect();
+    protocols.sort_unstable();
+    protocols.dedup();
+    ntk_files::places::check_replaced_in(out, &|n: &str| super::writes_figure_of(n, &protocols))?;
+    ntk_files::outset::clean_dir(out, None, &super::writes_file);
     check_groups(&summary, &groups)?;
     let results = dir.join("results.csv");
     let seeds = seed_values(&results)?;

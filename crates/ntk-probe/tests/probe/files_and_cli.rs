@@ -903,3 +903,40 @@ fn resume_keeps_only_a_set_whose_files_are_as_written() {
         }
     }
 }
+
+/// Forty-fifth hostile round, D2: `gmap`, `activations`, `transfer` and `fig1` checked each
+/// output's place only as they wrote it (after `fig1`'s measurements, after the earlier
+/// files were replaced) and named the path twice. Now every place is checked before any work:
+/// nothing is written, and the refused path is named once.
+#[test]
+fn figure_commands_check_every_output_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str, &str); 4] = [
+        (&["gmap", "--depths", "1,2"], "gmap.svg", "gmap.csv"),
+        (&["activations"], "activations.pdf", "activations.csv"),
+        (&["transfer"], "transfer_norm.pdf", "transfer.csv"),
+        (
+            &["fig1", "--depths", "1", "--widths", "8", "--seeds", "1"],
+            "fig1.pdf",
+            "fig1.csv",
+        ),
+    ];
+    for (args, taken, first) in cases {
+        let out = dir.path().join(args[0]);
+        std::fs::create_dir_all(out.join(taken)).unwrap();
+        let o = probe().args(args).arg("--out").arg(&out).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&format!("{taken}: is a directory")), "{err}");
+        assert_eq!(err.matches(taken).count(), 1, "{args:?}: {err}");
+        let written: Vec<_> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n != taken)
+            .collect();
+        assert!(
+            written.is_empty(),
+            "{args:?} wrote {written:?} ({first} first)"
+        );
+    }
+}

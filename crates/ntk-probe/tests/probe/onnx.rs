@@ -241,6 +241,11 @@ fn inputs_inside_out_are_refused_and_kept() {
             let e = stderr(&o);
             assert_eq!(o.status.code(), Some(2), "{key} dry {dry}: {e}");
             assert!(e.contains(key) && e.contains("inside"), "{e}");
+            // An ONNX run has no phase files (forty-fifth hostile round, N1).
+            assert!(
+                e.contains("writes and replaces (--out)") && !e.contains("phase"),
+                "{e}"
+            );
             assert_eq!(std::fs::read(out.join("ntk.npy")).unwrap(), model);
             assert_eq!(std::fs::read(out.join("inputs.npy")).unwrap(), inputs);
         }

@@ -676,3 +676,50 @@ fn plot_and_collect_check_only_what_they_write() {
     }
     assert!(out.join("theory.json").is_dir());
 }
+
+/// Forty-fifth hostile round, D1: the names checked are the names written. A sweep of the
+/// whole protocol never draws the blocks protocol's figure, and without `sweep.theory` never
+/// writes theory.json: what stands at either name is kept by `plot`, `collect`, the sweep and
+/// its dry run, which refused it; the whole protocol's figure is still checked by each.
+#[test]
+fn a_sweep_checks_only_the_figures_of_its_protocols() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = one_point_sweep(d);
+    let out = d.join("sw");
+    let no_theory = ["--set", "sweep.theory=false"];
+    assert!(sweep_cli(&cfg, &out, &no_theory).status.success());
+    let _ = std::fs::remove_file(out.join("theory.json"));
+    for name in ["kappa_vs_depth_blocks.png", "theory.json"] {
+        std::fs::create_dir(out.join(name)).unwrap();
+        std::fs::write(out.join(name).join("mine.txt"), "mine").unwrap();
+    }
+    let dry = [&no_theory[..], &["--dry-run"]].concat();
+    let runs = [
+        probe_cli(&["plot"], &out),
+        probe_cli(&["collect"], &out),
+        sweep_cli(&cfg, &out, &dry),
+        sweep_cli(&cfg, &out, &no_theory),
+    ];
+    for o in &runs {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    for name in ["kappa_vs_depth_blocks.png", "theory.json"] {
+        let mine = std::fs::read_to_string(out.join(name).join("mine.txt")).unwrap();
+        assert_eq!(mine, "mine", "{name}");
+    }
+    std::fs::remove_file(out.join("kappa_vs_depth_whole.svg")).unwrap();
+    std::fs::create_dir(out.join("kappa_vs_depth_whole.svg")).unwrap();
+    for o in [
+        probe_cli(&["plot"], &out),
+        probe_cli(&["collect"], &out),
+        sweep_cli(&cfg, &out, &dry),
+    ] {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("kappa_vs_depth_whole.svg: is a directory"),
+            "{err}"
+        );
+    }
+}

@@ -3847,20 +3847,23 @@ fn collect_and_plot_check_their_places_before_writing_and_name_them_once() {
 
 /// Forty-fourth hostile round, D1: `collect`, `plot`, the sweep and its dry run check the
 /// names they write, not every name a collect of some other runs could: in a sweep without
-/// `[ntk]`, `[representations]` or `[prediction]`, what stands at `convergence.csv`,
-/// `representation_cosine.png`, `ntk_kappa.svg` or `convergence_rate.pdf` is not theirs and
-/// is kept; a name they do write is still checked.
+/// `[ntk]`, `[representations]`, `[prediction]` or a test set, what stands at
+/// `convergence.csv`, `representation_cosine.png`, `ntk_kappa.svg`, `convergence_rate.pdf`
+/// or `test_accuracy.png` is not theirs and is kept; a name they do write is still checked.
 #[test]
 fn collect_plot_and_the_sweep_check_only_the_names_they_write() {
     let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (sweep, out) = swept(d, "sw");
+    // [`TINY`] has no test set (`train.test_n = 0`): no accuracy figure either (forty-fifth
+    // hostile round, D1: the sweep refused what stood at its name).
     let foreign = [
         "convergence.csv",
         "representation_cosine.png",
         "ntk_kappa.svg",
         "convergence_rate.pdf",
+        "test_accuracy.png",
     ];
     for name in foreign {
         std::fs::create_dir(out.join(name)).unwrap();
@@ -3907,5 +3910,43 @@ fn collect_plot_and_the_sweep_check_only_the_names_they_write() {
             .output()
             .unwrap(),
         err,
+    );
+}
+
+/// Forty-fifth hostile round, D3: a finished single run whose files the collect at its end
+/// reads again (`metrics.csv` a directory, `config.toml` garbled) was `done` in the dry run
+/// and refused by the run. Now both refuse, naming the file, before anything is written.
+#[test]
+fn a_finished_runs_dry_run_reads_what_its_collect_reads() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", TINY);
+    let out = d.join("one");
+    assert_ok("the run", &run(&args(&cfg, &out, &[])));
+    let png = modified(&out.join("train_loss.png"));
+    std::fs::remove_file(out.join("metrics.csv")).unwrap();
+    std::fs::create_dir(out.join("metrics.csv")).unwrap();
+    for extra in [&["--dry-run"][..], &[]] {
+        assert_clean_error(
+            &format!("the run {extra:?}"),
+            &run(&args(&cfg, &out, extra)),
+            &["metrics.csv", "not a regular file"],
+        );
+    }
+    std::fs::remove_dir(out.join("metrics.csv")).unwrap();
+    std::fs::copy(&cfg, out.join("metrics.csv")).unwrap();
+    std::fs::write(out.join("config.toml"), "garbage = \n").unwrap();
+    for extra in [&["--dry-run"][..], &[]] {
+        assert_clean_error(
+            &format!("the run {extra:?}"),
+            &run(&args(&cfg, &out, extra)),
+            &["config.toml"],
+        );
+    }
+    assert_eq!(
+        modified(&out.join("train_loss.png")),
+        png,
+        "a figure was drawn"
     );
 }
