@@ -499,6 +499,24 @@ pub(super) fn refuse_training_runs(out: &Path) -> crate::Result<()> {
     }
 }
 
+/// Whether the points `rows` are on one input set: the theory is of one (it is left out
+/// for points on several).
+fn one_input_set(rows: &[&Summary]) -> bool {
+    rows.iter()
+        .all(|s| s.data == rows[0].data && s.n == rows[0].n)
+}
+
+/// Whether a collect of the points `rows` computes (or reads) the theory: on one input set
+/// ([`one_input_set`]), and not for blocks alone over a large set, whose whole-set theory
+/// would need its n x n kernel (a blocks protocol reports no theory: see `group`).
+fn theory_applies(rows: &[&Summary]) -> bool {
+    let blocks_only = rows.iter().all(|s| s.protocol == Protocol::Blocks);
+    let too_large = rows
+        .first()
+        .is_some_and(|s| s.n > crate::run::PER_BLOCK_ROWS);
+    one_input_set(rows) && !(blocks_only && too_large)
+}
+
 /// [`collect`] with the figures in `layout`.
 pub fn collect_as(
     cfg: Option<&SweepConfig>,
@@ -509,17 +527,28 @@ pub fn collect_as(
 ) -> crate::Result<Vec<GroupRow>> {
     refuse_training_runs(out)?;
     let found = read_summaries_at(out)?;
-    // The places this collect writes, before the first write: the tables, theory.json only
-    // where the config asks for the theory (otherwise it is only read: forty-fourth hostile
-    // round, D1), the figures of the protocols its points ran (forty-fifth, D1). Then a dead
-    // writer's leftovers of the sweep's own files (a killed collect's figure,
-    // `kappa_vs_depth.png.ntk-tmp-PID.png`; round 27's N1).
-    let writes_theory = cfg.is_some_and(|c| c.sweep.theory);
-    let mut protocols: Vec<&str> = found.iter().map(|(_, s)| s.protocol.name()).collect();
+    // The places this collect writes, before the first write: the tables; theory.json only
+    // where the config asks for the theory and it is computed (forty-fourth hostile round,
+    // D1: otherwise it is only read; forty-sixth, D1: not for points on several input sets
+    // or blocks alone over a large set); the figures of the protocols its points ran
+    // (forty-fifth, D1), the angle's only where an angle was measured or the theory may draw
+    // one (forty-sixth, D1). Then a dead writer's leftovers of the sweep's own files (a
+    // killed collect's figure, `kappa_vs_depth.png.ntk-tmp-PID.png`; round 27's N1).
+    let summaries: Vec<&Summary> = found.iter().map(|(_, s)| s).collect();
+    let theory_of_one_set = theory_applies(&summaries);
+    let writes_theory = theory_of_one_set && cfg.is_some_and(|c| c.sweep.theory);
+    let theory_read = theory_of_one_set && cfg.is_none() && out.join("theory.json").exists();
+    let angles = writes_theory
+        || theory_read
+        || summaries
+            .iter()
+            .any(|s| s.min_grad_angle_deg.is_some_and(f64::is_finite));
+    let mut protocols: Vec<&str> = summaries.iter().map(|s| s.protocol.name()).collect();
     protocols.sort_unstable();
     protocols.dedup();
     ntk_files::places::check_replaced_in(out, &|n: &str| {
-        super::writes_file_of(n, &protocols, writes_theory)
+        let angle_figure = ntk_plot::is_figure_file(n, super::ANGLE_FIGURE);
+        super::writes_file_of(n, &protocols, writes_theory) && (angles || !angle_figure)
     })?;
     ntk_files::outset::clean_dir(out, None, &super::writes_file);
     for (dir, why) in super::failures(out) {
@@ -555,19 +584,11 @@ pub fn collect_as(
         eprintln!("warning ({count} of {} results): {w}", rows.len());
     }
     write_results_csv(&out.join("results.csv"), &rows)?;
-    // The theory is of one input set: not for points on several.
-    let one_input_set = rows
-        .iter()
-        .all(|s| s.data == rows[0].data && s.n == rows[0].n);
-    // Blocks alone over a large set: the whole set's theory would need its n x n kernel,
-    // and a blocks protocol reports no theory (see `group`).
-    let blocks_only = rows.iter().all(|s| s.protocol == Protocol::Blocks);
-    let too_large = rows
-        .first()
-        .is_some_and(|s| s.n > crate::run::PER_BLOCK_ROWS);
     let theory: Result<TheoryCache, &str> = match cfg {
-        _ if !one_input_set => Err("the theory is of one input set; these points are on several"),
-        _ if blocks_only && too_large => {
+        _ if !one_input_set(&rows.iter().collect::<Vec<_>>()) => {
+            Err("the theory is of one input set; these points are on several")
+        }
+        _ if !theory_applies(&rows.iter().collect::<Vec<_>>()) => {
             Err("the whole set's theory is not computed for blocks alone over this many inputs")
         }
         Some(c) if c.sweep.theory => Ok(theory_values(c, out)?),

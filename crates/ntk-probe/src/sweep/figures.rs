@@ -321,6 +321,33 @@ pub fn figures(
     titles: Titles,
     layout: Layout,
 ) -> crate::Result<Vec<PathBuf>> {
+    save(out, &plan(dir, groups, seeds, titles), layout)
+}
+
+/// Writes the figures of [`plan`] into `out` in `layout`; returns their stems.
+pub fn save(
+    out: &Path,
+    figures: &[(String, Figure)],
+    layout: Layout,
+) -> crate::Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    for (stem, fig) in figures {
+        let stem = out.join(stem);
+        fig.save_as(&stem, layout)?;
+        written.push(stem);
+    }
+    Ok(written)
+}
+
+/// The figures [`figures`] draws, by stem, those with something to draw only: what a plot
+/// checks before it writes the first (forty-sixth hostile round, D1: the angle's figure was
+/// checked where no angle was measured).
+pub fn plan(
+    dir: &Path,
+    groups: &[GroupRow],
+    seeds: &[SeedValue],
+    titles: Titles,
+) -> Vec<(String, Figure)> {
     let protocols = distinct(groups, |g| g.protocol.clone());
     let first = protocols.first().cloned().unwrap_or_default();
     let finite = |fig: &Figure| {
@@ -328,7 +355,7 @@ pub fn figures(
             .iter()
             .any(|s| s.points.iter().any(|p| p.1.is_finite()) || !s.unresolved.is_empty())
     };
-    let mut written = Vec::new();
+    let mut planned = Vec::new();
     // Points that failed are named on every figure (they have no value to draw).
     let failed = ntk_runs::sweep::failed_note(dir);
     let noted = |mut fig: Figure| {
@@ -339,19 +366,15 @@ pub fn figures(
     };
     let angles = noted(angle_figure(groups, seeds, &first, titles));
     if finite(&angles) {
-        let stem = out.join("min_grad_angle_vs_depth");
-        angles.save_as(&stem, layout)?;
-        written.push(stem);
+        planned.push(("min_grad_angle_vs_depth".to_string(), angles));
     }
     for protocol in &protocols {
         let fig = noted(kappa_figure(groups, seeds, protocol, titles));
         if finite(&fig) {
-            let stem = out.join(format!("kappa_vs_depth_{protocol}"));
-            fig.save_as(&stem, layout)?;
-            written.push(stem);
+            planned.push((format!("kappa_vs_depth_{protocol}"), fig));
         }
     }
-    Ok(written)
+    planned
 }
 
 #[cfg(test)]

@@ -348,13 +348,16 @@ impl Sweep for ProbeSweep<'_> {
         } else {
             self.cfg.sweep.protocols.iter().map(|p| p.name()).collect()
         };
-        let theory = self.cfg.sweep.theory;
+        let (theory, angles) = self.writes_theory_and_angles(points);
         ntk_files::places::check(&places::planned(
             self.out,
             fingerprint,
             (points, planned),
             recompute,
-            &|name: &str| writes_file_of(name, &protocols, theory),
+            &|name: &str| {
+                let angle_figure = ntk_plot::is_figure_file(name, ANGLE_FIGURE);
+                writes_file_of(name, &protocols, theory) && (angles || !angle_figure)
+            },
         ))?;
         if self.allow_mixed {
             return Ok(());
@@ -430,6 +433,29 @@ impl Sweep for ProbeSweep<'_> {
 }
 
 impl ProbeSweep<'_> {
+    /// Whether the collect at the end of this sweep writes `theory.json` (the theory asked
+    /// for, of one input set, not blocks alone over a large set: as `collect` decides it)
+    /// and may draw the angle's figure (some point measures an angle: not with
+    /// `probe.output = "full"` nor block by block, or the theory draws one). With
+    /// `--allow-mixed` other configs' points may draw it. Forty-sixth hostile round, D1.
+    fn writes_theory_and_angles(&self, points: &[Point]) -> (bool, bool) {
+        let cfg = self.cfg;
+        let protocols = &cfg.sweep.protocols;
+        let data: Vec<DataConfig> = points.iter().map(|p| cfg.data_config(&p.setting)).collect();
+        let one_set = data
+            .iter()
+            .all(|d| d.dataset == data[0].dataset && d.n == data[0].n);
+        let blocks_only = protocols.iter().all(|&p| p == Protocol::Blocks);
+        let too_large = data.first().is_some_and(|d| d.n > run::PER_BLOCK_ROWS);
+        let theory = cfg.sweep.theory && one_set && !(blocks_only && too_large);
+        let measured = points.iter().any(|p| {
+            let pcfg = cfg.probe_config(p);
+            pcfg.probe.output != ntk_numerics::kernel::OutputMode::Full
+                && !run::per_block(&pcfg, protocols, pcfg.data.n)
+        });
+        (theory, theory || measured || self.allow_mixed)
+    }
+
     /// The point's kernel, formed once for all its protocols, or block by block for a
     /// blocks-only sweep over more than [`run::PER_BLOCK_ROWS`] rows; its summary under each
     /// protocol, as one output set. Returns the seconds spent in kernels.
@@ -612,6 +638,9 @@ fn writes_file(name: &str) -> bool {
 /// The tables and the theory's cache a sweep writes at the top of its directory.
 const TABLES: [&str; 3] = ["results.csv", "summary.csv", "theory.json"];
 
+/// The stem of the minimum gradient angle's figure.
+const ANGLE_FIGURE: &str = "min_grad_angle_vs_depth";
+
 /// The files of the figures a sweep of any protocol draws: the leftovers a dead writer's
 /// clean may remove.
 fn writes_figure(name: &str) -> bool {
@@ -623,7 +652,7 @@ fn writes_figure(name: &str) -> bool {
 /// refused the tables it only reads; forty-fifth, D1: a sweep of the whole protocol refused
 /// what stood at the blocks protocol's figure, which it never draws.
 fn writes_figure_of(name: &str, protocols: &[&str]) -> bool {
-    std::iter::once("min_grad_angle_vs_depth".to_string())
+    std::iter::once(ANGLE_FIGURE.to_string())
         .chain(protocols.iter().map(|p| format!("kappa_vs_depth_{p}")))
         .any(|stem| ntk_plot::is_figure_file(name, &stem))
 }

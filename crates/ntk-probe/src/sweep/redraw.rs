@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::GroupRow;
 use super::collect::{setting_keys, settings};
-use super::figures::{SeedValue, figures};
+use super::figures::SeedValue;
 
 /// The columns of a `results.csv` row that the figures need (older files have more or
 /// fewer of the other columns).
@@ -49,6 +49,13 @@ fn number(path: &Path, column: &str, text: &str) -> crate::Result<Option<f64>> {
 
 /// The rows of the CSV at `path`; a missing or empty table is an error.
 fn table<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<Vec<T>> {
+    // A directory or a FIFO there is named as such, not as missing.
+    if path.exists() && !path.is_file() {
+        return Err(bad(
+            path,
+            "is a directory, a FIFO or a device, not the table `ntk-probe collect` writes".into(),
+        ));
+    }
     if !path.is_file() {
         return Err(bad(path, "missing (run `ntk-probe collect` first)".into()));
     }
@@ -408,15 +415,6 @@ pub fn redraw(
     super::collect::refuse_training_runs(dir)?;
     let summary = dir.join("summary.csv");
     let groups: Vec<GroupRow> = table(&summary)?;
-    // The figures of the protocols the sweep ran, checked before the first is drawn
-    // (forty-fifth hostile round, D1: a whole-protocol sweep's plot refused what stood at
-    // the blocks protocol's figure); then a dead writer's figure leftovers where the figures
-    // go (round 27's N1).
-    let mut protocols: Vec<&str> = groups.iter().map(|g| g.protocol.as_str()).collect();
-    protocols.sort_unstable();
-    protocols.dedup();
-    ntk_files::places::check_replaced_in(out, &|n: &str| super::writes_figure_of(n, &protocols))?;
-    ntk_files::outset::clean_dir(out, None, &super::writes_file);
     check_groups(&summary, &groups)?;
     let results = dir.join("results.csv");
     let seeds = seed_values(&results)?;
@@ -427,5 +425,16 @@ pub fn redraw(
         data: &data,
         given: title,
     };
-    figures((dir, out), &groups, &seeds, titles, layout)
+    // Exactly the figures this plot draws, checked before the first is drawn (forty-fifth
+    // hostile round, D1: another protocol's figure; forty-sixth, D1: the angle's, where no
+    // angle was measured); then a dead writer's figure leftovers where the figures go
+    // (round 27's N1).
+    let planned = super::figures::plan(dir, &groups, &seeds, titles);
+    ntk_files::places::check_replaced_in(out, &|n: &str| {
+        planned
+            .iter()
+            .any(|(stem, _)| ntk_plot::is_figure_file(n, stem))
+    })?;
+    ntk_files::outset::clean_dir(out, None, &super::writes_file);
+    super::figures::save(out, &planned, layout)
 }

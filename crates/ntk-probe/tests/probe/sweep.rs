@@ -649,6 +649,8 @@ fn collect_and_plot_check_their_places_before_writing_and_name_them_once() {
         let o = probe_cli(args, &out);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        // `plot` reads results.csv first (it draws what the tables hold, forty-sixth
+        // hostile round, D1), `collect` checks the places it writes.
         assert!(err.contains("is a directory"), "{args:?}: {err}");
         let named = err.matches("results.csv").count() + err.matches("whole.svg").count();
         assert_eq!(named, 1, "{args:?}: {err}");
@@ -722,4 +724,60 @@ fn a_sweep_checks_only_the_figures_of_its_protocols() {
             "{err}"
         );
     }
+}
+
+/// Forty-sixth hostile round, D1: the angle's figure is drawn only where an angle is
+/// measured (not with `probe.output = "full"`, not block by block) or the theory draws one,
+/// and theory.json is written only where the theory is of one input set: what stands at
+/// either name otherwise is kept by `plot`, `collect`, the sweep and its dry run.
+#[test]
+fn a_sweep_checks_the_angle_figure_and_the_theory_only_where_it_writes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = one_point_sweep(d);
+    let keep = |out: &Path, name: &str| {
+        assert!(!out.join(name).exists(), "{name} was written");
+        std::fs::create_dir(out.join(name)).unwrap();
+        std::fs::write(out.join(name).join("mine.txt"), "mine").unwrap();
+    };
+    let kept = |out: &Path, name: &str| {
+        let mine = std::fs::read_to_string(out.join(name).join("mine.txt")).unwrap();
+        assert_eq!(mine, "mine", "{name}");
+    };
+    let ok = |o: std::process::Output| {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    // Every output's kernel, no theory: no angle, no angle figure.
+    let full = [
+        "--set",
+        "model.output_dim=3",
+        "--set",
+        "probe.output=full",
+        "--set",
+        "sweep.theory=false",
+    ];
+    let out = d.join("full");
+    ok(sweep_cli(&cfg, &out, &full));
+    keep(&out, "min_grad_angle_vs_depth.png");
+    ok(probe_cli(&["plot"], &out));
+    ok(probe_cli(&["collect"], &out));
+    ok(sweep_cli(&cfg, &out, &[&full[..], &["--dry-run"]].concat()));
+    ok(sweep_cli(&cfg, &out, &full));
+    kept(&out, "min_grad_angle_vs_depth.png");
+    // Points on two input sets: the theory is left out, theory.json not written.
+    let ns = ["--set", "sweep.ns=[12, 13]"];
+    let out = d.join("ns");
+    ok(sweep_cli(&cfg, &out, &ns));
+    keep(&out, "theory.json");
+    let mut collect = Command::new(env!("CARGO_BIN_EXE_ntk-probe"));
+    collect
+        .arg("collect")
+        .arg(&out)
+        .arg("--config")
+        .arg(&cfg)
+        .args(ns);
+    ok(collect.output().unwrap());
+    ok(sweep_cli(&cfg, &out, &[&ns[..], &["--dry-run"]].concat()));
+    ok(sweep_cli(&cfg, &out, &ns));
+    kept(&out, "theory.json");
 }
