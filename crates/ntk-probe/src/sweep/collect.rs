@@ -506,15 +506,20 @@ fn one_input_set(rows: &[&Summary]) -> bool {
         .all(|s| s.data == rows[0].data && s.n == rows[0].n)
 }
 
-/// Whether a collect of the points `rows` computes (or reads) the theory: on one input set
-/// ([`one_input_set`]), and not for blocks alone over a large set, whose whole-set theory
-/// would need its n x n kernel (a blocks protocol reports no theory: see `group`).
+/// Whether a collect of the points `rows` computes (or reads) the theory
+/// ([`theory_rule`] of what they record).
 fn theory_applies(rows: &[&Summary]) -> bool {
     let blocks_only = rows.iter().all(|s| s.protocol == Protocol::Blocks);
-    let too_large = rows
-        .first()
-        .is_some_and(|s| s.n > crate::run::PER_BLOCK_ROWS);
-    one_input_set(rows) && !(blocks_only && too_large)
+    theory_rule(one_input_set(rows), blocks_only, rows.first().map(|s| s.n))
+}
+
+/// The theory's rule, for collect (from the points found) and the sweep (from its config,
+/// before any work) alike: points on one input set (`one_set`), and not blocks alone
+/// (`blocks_only`) over more than [`crate::run::PER_BLOCK_ROWS`] rows (`n`), whose whole-set
+/// theory would need its n x n kernel (a blocks protocol reports no theory: see `group`).
+pub(super) fn theory_rule(one_set: bool, blocks_only: bool, n: Option<usize>) -> bool {
+    let too_large = n.is_some_and(|n| n > crate::run::PER_BLOCK_ROWS);
+    one_set && !(blocks_only && too_large)
 }
 
 /// [`collect`] with the figures in `layout`.
@@ -535,6 +540,7 @@ pub fn collect_as(
     // one (forty-sixth, D1). Then a dead writer's leftovers of the sweep's own files (a
     // killed collect's figure, `kappa_vs_depth.png.ntk-tmp-PID.png`; round 27's N1).
     let summaries: Vec<&Summary> = found.iter().map(|(_, s)| s).collect();
+    let one_set = one_input_set(&summaries);
     let theory_of_one_set = theory_applies(&summaries);
     let writes_theory = theory_of_one_set && cfg.is_some_and(|c| c.sweep.theory);
     let theory_read = theory_of_one_set && cfg.is_none() && out.join("theory.json").exists();
@@ -547,8 +553,7 @@ pub fn collect_as(
     protocols.sort_unstable();
     protocols.dedup();
     ntk_files::places::check_replaced_in(out, &|n: &str| {
-        let angle_figure = ntk_plot::is_figure_file(n, super::ANGLE_FIGURE);
-        super::writes_file_of(n, &protocols, writes_theory) && (angles || !angle_figure)
+        super::writes_file_of(n, &protocols, writes_theory, angles)
     })?;
     ntk_files::outset::clean_dir(out, None, &super::writes_file);
     for (dir, why) in super::failures(out) {
@@ -585,10 +590,8 @@ pub fn collect_as(
     }
     write_results_csv(&out.join("results.csv"), &rows)?;
     let theory: Result<TheoryCache, &str> = match cfg {
-        _ if !one_input_set(&rows.iter().collect::<Vec<_>>()) => {
-            Err("the theory is of one input set; these points are on several")
-        }
-        _ if !theory_applies(&rows.iter().collect::<Vec<_>>()) => {
+        _ if !one_set => Err("the theory is of one input set; these points are on several"),
+        _ if !theory_of_one_set => {
             Err("the whole set's theory is not computed for blocks alone over this many inputs")
         }
         Some(c) if c.sweep.theory => Ok(theory_values(c, out)?),

@@ -354,10 +354,7 @@ impl Sweep for ProbeSweep<'_> {
             fingerprint,
             (points, planned),
             recompute,
-            &|name: &str| {
-                let angle_figure = ntk_plot::is_figure_file(name, ANGLE_FIGURE);
-                writes_file_of(name, &protocols, theory) && (angles || !angle_figure)
-            },
+            &|name: &str| writes_file_of(name, &protocols, theory, angles),
         ))?;
         if self.allow_mixed {
             return Ok(());
@@ -446,8 +443,8 @@ impl ProbeSweep<'_> {
             .iter()
             .all(|d| d.dataset == data[0].dataset && d.n == data[0].n);
         let blocks_only = protocols.iter().all(|&p| p == Protocol::Blocks);
-        let too_large = data.first().is_some_and(|d| d.n > run::PER_BLOCK_ROWS);
-        let theory = cfg.sweep.theory && one_set && !(blocks_only && too_large);
+        let theory = cfg.sweep.theory
+            && collect::theory_rule(one_set, blocks_only, data.first().map(|d| d.n));
         let measured = points.iter().any(|p| {
             let pcfg = cfg.probe_config(p);
             pcfg.probe.output != ntk_numerics::kernel::OutputMode::Full
@@ -658,10 +655,13 @@ fn writes_figure_of(name: &str, protocols: &[&str]) -> bool {
 }
 
 /// The files a collect of points of `protocols` writes at the sweep's top: the tables,
-/// `theory.json` only where it computes the theory (`theory`), the figures.
-fn writes_file_of(name: &str, protocols: &[&str], theory: bool) -> bool {
-    (TABLES.contains(&name) && (name != "theory.json" || theory))
-        || writes_figure_of(name, protocols)
+/// `theory.json` only where it computes the theory (`theory`), the figures, the angle's only
+/// where an angle was measured or the theory may draw one (`angles`; forty-sixth hostile
+/// round, D1).
+fn writes_file_of(name: &str, protocols: &[&str], theory: bool, angles: bool) -> bool {
+    let figure = writes_figure_of(name, protocols)
+        && (angles || !ntk_plot::is_figure_file(name, ANGLE_FIGURE));
+    (TABLES.contains(&name) && (name != "theory.json" || theory)) || figure
 }
 
 /// The files under a sweep's `runs/` that a sweep or its points write: each point's output
