@@ -12,5 +12,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-wgpu.sh
 export WGPU_BACKEND="${WGPU_BACKEND:-vulkan}"
-cargo test --profile wgpu-tests --locked -p ntk-kernel -p ntk-probe --features ntk-probe/wgpu \
+# CI adds its cuDNN Slurm check's build to this one (NTK_WGPU_WITH_CUDNN=1: ntk-train with its
+# cudnn feature; .ci/run's slurm-cudnn stage then runs crates/ntk-train/tests/slurm_scripts.rs
+# on it and compiles only that test), instead of a second optimised build of ntk-train.
+packages=(-p ntk-kernel -p ntk-probe)
+features=ntk-probe/wgpu
+if [ "${NTK_WGPU_WITH_CUDNN:-0}" = 1 ]; then
+    packages+=(-p ntk-train)
+    features+=,ntk-train/cudnn
+fi
+cargo test --profile wgpu-tests --locked "${packages[@]}" --features "$features" \
     --test kernel --test probe -- wgpu
