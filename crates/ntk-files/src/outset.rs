@@ -423,7 +423,7 @@ fn clean_entry(entry: &fs::DirEntry, set_name: Option<&str>, ours: &dyn Fn(&str)
         !pid.is_empty()
             && pid.bytes().all(|b| b.is_ascii_digit())
             && pid.parse().is_ok_and(|pid| !alive(pid))
-            && ours(file)
+            && (ours(file) || file == WRITE_TEST_FILE)
     });
     if leftover {
         let _ = fs::remove_file(&path);
@@ -527,7 +527,62 @@ fn resolve_link(out: &Path) -> crate::Result<PathBuf> {
     if fs::canonicalize(&resolved).is_ok_and(|c| c.parent().is_none()) {
         return Err(bad("the filesystem root is no output directory"));
     }
+    check_name_fits(&resolved)?;
     Ok(resolved)
+}
+
+/// The most bytes the tools add to an output's name in the names they make beside it: a
+/// temporary set `.<name>.ntk-tmp-<pid>-<nanos>` and its lock, that name and `.lock` (1 + 9
+/// + 10 + 1 + 9 + 5 bytes: a pid of at most 10 digits, nanoseconds of at most 9).
+pub const NAME_MARGIN: usize = 35;
+
+/// Refuses an output whose last component leaves no room for the names the tools make
+/// beside it ([`NAME_MARGIN`]) within the file system's longest name (`pathconf`'s
+/// `_PC_NAME_MAX` where the path exists nearest, 255 bytes where it cannot say):
+/// forty-seventh hostile round, D3 (the dry run of a 227-byte name said "new", the run
+/// failed naming its parent "not writable"; at 256 bytes the dry runs advised --recompute).
+fn check_name_fits(out: &Path) -> crate::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(name) = out.file_name() else {
+        return Ok(());
+    };
+    let len = name.as_bytes().len();
+    let max = name_max(out);
+    if len + NAME_MARGIN <= max {
+        return Ok(());
+    }
+    Err(crate::Error::OutputPath {
+        path: out.to_path_buf(),
+        why: format!(
+            "its name is {len} bytes; the tools make names up to {NAME_MARGIN} bytes longer \
+             beside an output (.<name>.ntk-tmp-<pid>-<nanos>.lock), and this file system takes \
+             at most {max} bytes a name: choose a name of at most {} bytes",
+            max.saturating_sub(NAME_MARGIN)
+        ),
+    })
+}
+
+/// The longest file name (bytes) of the file system at the nearest existing ancestor of
+/// `path` (`pathconf(_PC_NAME_MAX)`), 255 where that cannot be asked.
+fn name_max(path: &Path) -> usize {
+    use std::os::unix::ffi::OsStrExt;
+    let existing = path
+        .ancestors()
+        .map(|a| {
+            if a.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                a
+            }
+        })
+        .find(|a| fs::metadata(a).is_ok_and(|m| m.is_dir()))
+        .unwrap_or(Path::new("."));
+    let Ok(c) = std::ffi::CString::new(existing.as_os_str().as_bytes()) else {
+        return 255;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path; pathconf only reads it.
+    let max = unsafe { libc::pathconf(c.as_ptr(), libc::_PC_NAME_MAX) };
+    usize::try_from(max).ok().filter(|&m| m > 0).unwrap_or(255)
 }
 
 /// How a collected probe sweep's `results.csv` begins.
@@ -868,13 +923,20 @@ pub fn check_writable_unmade(dir: &Path) -> crate::Result<()> {
     }
 }
 
+/// The file [`check_writable`] writes and removes, before its temporary tag and process id.
+const WRITE_TEST_FILE: &str = ".ntk-write-test";
+
 /// Fails early, before any work, when `dir` cannot be created or written.
 pub fn check_writable(dir: &Path) -> crate::Result<()> {
     std::fs::create_dir_all(dir).map_err(|source| crate::Error::CreateDir {
         dir: dir.to_path_buf(),
         source,
     })?;
-    let probe = dir.join(format!(".write-test-{}", std::process::id()));
+    // A name the tools own (`.ntk-` and the temporary tag: [`check_owned`] passes it, and a
+    // dead process's is removed as a leftover, [`clean_dir`]), so that a sweep's other shard
+    // checking the directory meanwhile does not take it for a stranger's file (forty-seventh
+    // hostile round, D5: `.write-test-<pid>` was refused as "files that are not a run's").
+    let probe = dir.join(format!("{WRITE_TEST_FILE}{TMP_TAG}{}", std::process::id()));
     std::fs::write(&probe, b"").map_err(|source| crate::Error::NotWritable {
         dir: dir.to_path_buf(),
         source,
@@ -886,6 +948,46 @@ pub fn check_writable(dir: &Path) -> crate::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Forty-seventh hostile round, D5: the writability probe is the tools' own name: a
+    /// directory holding a live process's is not refused as a stranger's, a dead process's is
+    /// removed as a leftover, and `check_writable` leaves nothing.
+    #[test]
+    fn the_writability_probe_is_the_tools_own() {
+        let dir = tempfile::tempdir().unwrap();
+        check_writable(dir.path()).unwrap();
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        let live = format!("{WRITE_TEST_FILE}{TMP_TAG}{}", std::process::id());
+        let dead = format!("{WRITE_TEST_FILE}{TMP_TAG}4000000000");
+        fs::write(dir.path().join(&live), "").unwrap();
+        fs::write(dir.path().join(&dead), "").unwrap();
+        check_owned(dir.path(), &|_| false).unwrap();
+        assert_eq!(clean_dir(dir.path(), None, &|_| false), 1);
+        assert!(dir.path().join(&live).exists() && !dir.path().join(&dead).exists());
+        // The old name stays a stranger's (a user's file of that name is not ours).
+        fs::write(dir.path().join(".write-test-4000000000"), "").unwrap();
+        assert!(check_owned(dir.path(), &|_| false).is_err());
+    }
+
+    /// Forty-seventh hostile round, D3: an output name with no room for the names made beside
+    /// it is refused by `resolve_out`, naming the limit; `NAME_MAX - NAME_MARGIN` bytes pass.
+    #[test]
+    fn an_output_name_leaves_room_for_the_names_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let max = name_max(dir.path());
+        let fits = dir.path().join("a".repeat(max - NAME_MARGIN));
+        assert_eq!(resolve_out(&fits).unwrap(), fits);
+        for len in [max - NAME_MARGIN + 1, max, max + 1] {
+            let e = resolve_out(&dir.path().join("a".repeat(len)))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("its name is {len} bytes"))
+                    && e.contains(&format!("at most {max} bytes a name")),
+                "{e}"
+            );
+        }
+    }
 
     /// Twenty-third hostile round, D2: a sweep started at a set's `--out` while the set was
     /// being made is kept at the set's end; the set is not moved there.

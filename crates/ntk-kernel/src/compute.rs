@@ -171,7 +171,7 @@ pub fn compute_kernel_cached(
             let bar = ntk_system::progress::Reporter::default()
                 .bar(cfg.depth as u64, "theory".to_string());
             bar.set_message("layers");
-            let k = crate::theory::infinite_width_kernels_scaled(
+            let mut k = crate::theory::infinite_width_kernels_scaled(
                 &inputs.x,
                 inputs.n,
                 inputs.d,
@@ -180,6 +180,13 @@ pub fn compute_kernel_cached(
                 &|l| bar.set_position(l as u64),
             )
             .ntk;
+            // ReLU's entries from each pair's angle, not a cosine's (forty-seventh hostile
+            // round, D2).
+            if matches!(mlp.activation(), ntk_model::Activation::Relu(_)) {
+                crate::theory::relu_angles::reform_from_angles(
+                    &mut k, &inputs.x, inputs.n, inputs.d, cfg.depth,
+                );
+            }
             bar.finish_and_clear();
             (k, Route::Theory)
         }

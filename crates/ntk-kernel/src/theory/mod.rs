@@ -19,6 +19,8 @@
 //! - [`relu`]: Liu & Hui's closed forms (`g`, Thm 4.4, Thm 4.5, the infinite-depth limits
 //!   `phi -> arccos(1/4)` and `kappa -> (n + 3)/3`).
 //! - [`linear`]: the linear network (`K = (L + 1) G`, every angle `theta_in`).
+//! - [`relu_angles`]: a ReLU network's kernel formed from each pair's angle (the
+//!   recursion's cosines hold few digits of small angles: nearly parallel inputs, depth).
 //! - [`on_inputs`]: what the theory says of one network on one set of inputs (its min
 //!   gradient angle and kappa, [`theory_value`]), as a sweep's table puts it beside the
 //!   measurements.
@@ -34,6 +36,7 @@ mod measured;
 pub mod ntk;
 pub mod on_inputs;
 pub mod relu;
+pub mod relu_angles;
 pub mod scaling;
 pub mod transfer;
 
@@ -47,7 +50,7 @@ pub use ntk::{
     infinite_width_kernels, infinite_width_kernels_scaled, infinite_width_layer_grams_scaled,
     infinite_width_ntk, pair_recursion, pair_recursion_scaled,
 };
-pub use on_inputs::{TheoryValue, theory_value};
+pub use on_inputs::{TheoryValue, may_give_angle, theory_value};
 pub use relu::{
     RELU_LIMIT_COS_PHI, RELU_LIMIT_PHI_DEG, g, relu_embedding_angles, relu_grad_angle,
     relu_limit_kappa, relu_limit_kernel, relu_small_angle_cos_phi, relu_small_angle_grad_angle,

@@ -383,7 +383,11 @@ fn recursion(
 }
 
 /// `f` over `items` on `threads` threads (contiguous chunks), in order.
-fn par_map<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub(super) fn par_map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     if threads <= 1 || items.len() < 2 {
         return items.iter().map(&f).collect();
     }

@@ -122,6 +122,10 @@ pub fn theory_value(
                 *gram_kappa = Some(singular(gram)?);
             }
             gram_kappa.flatten()
+        } else if matches!(act, Activation::Relu(_)) {
+            // Formed from each pair's angle and the norms' ratios (forty-seventh hostile
+            // round, D2: from the cosines kappa lost up to 3e-3).
+            singular(&theory::relu_angles::relu_ntk_over_max_norm(inputs, depth))?
         } else {
             singular(&theory::infinite_width_ntk(&inputs.x, n, d, &act, depth))?
         };
@@ -141,8 +145,7 @@ pub fn theory_value(
     } else {
         has_identical_rows(inputs).then_some(0.0)
     };
-    let q0 = gram.get(0, 0);
-    let equal_norms = (0..n).all(|i| (gram.get(i, i) - q0).abs() <= 1e-12 * q0);
+    let equal_norms = equal_norms(gram);
     let dual = theory::DualEvaluator::new(&act);
     if n <= THEORY_PAIRWISE_MAX_N || (equal_norms && n <= THEORY_EQUAL_NORMS_MAX_N) {
         let k =
@@ -221,6 +224,39 @@ pub fn theory_value(
 /// correlation on `[-1, 1]`). Not leaky ReLU with `alpha < 0`: at `alpha = -1` (`|x|`)
 /// antiparallel inputs have phi 0 (thirty-third hostile round, D2: 70.49 degrees reported
 /// from the nearest pair where 0 is right); such networks take the general route.
+/// Whether [`theory_value`] of `model` on `inputs` may give a min gradient angle, decided
+/// from the network and the inputs before any kernel, by its own rules: not where the
+/// theory does not cover the network (biases, the standard parameterization,
+/// normalization: [`theory::Scaling::of`]), nor for fewer than two inputs, nor for an
+/// activation other than ReLU, the identity and leaky ReLU (alpha >= 0) on more than
+/// [`THEORY_PAIRWISE_MAX_N`] inputs of unequal norms at depth >= 1 without identical rows
+/// (its note says why). Where it may, the angle can still be absent (a recursion that
+/// cannot resolve it). A sweep and its collect check the angle's figure only where some
+/// point's theory may draw one (forty-seventh hostile round, D1).
+pub fn may_give_angle(model: &MlpConfig, inputs: &Inputs) -> bool {
+    if theory::Scaling::of(model).is_err() || inputs.n < 2 {
+        return false;
+    }
+    increasing_in_the_input_angle(&model.activation())
+        || inputs.n <= THEORY_PAIRWISE_MAX_N
+        || model.depth == 0
+        || norms_equal((0..inputs.n).map(|i| row(inputs, i).iter().map(|v| v * v).sum()))
+        || has_identical_rows(inputs)
+}
+
+/// Whether the inputs of Gram matrix `gram` have equal norms, to a relative 1e-12.
+fn equal_norms(gram: &Kernel) -> bool {
+    norms_equal((0..gram.size).map(|i| gram.get(i, i)))
+}
+
+/// Whether the squared norms `sq` are all equal to a relative 1e-12 of the first.
+fn norms_equal(mut sq: impl Iterator<Item = f64>) -> bool {
+    let Some(q0) = sq.next() else {
+        return true;
+    };
+    sq.all(|q| (q - q0).abs() <= 1e-12 * q0)
+}
+
 fn increasing_in_the_input_angle(act: &Activation) -> bool {
     match act {
         Activation::Relu(_) | Activation::Linear(_) => true,
@@ -342,7 +378,7 @@ const MAX_PASSES: usize = 48;
 
 /// `v` times the power of two that brings its largest magnitude into `[1, 2)`, or `None`
 /// where that is 0 or not finite.
-fn pow2_scaled(v: &[f64]) -> Option<Vec<f64>> {
+pub(crate) fn pow2_scaled(v: &[f64]) -> Option<Vec<f64>> {
     let m = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     if m == 0.0 || !m.is_finite() {
         return None;

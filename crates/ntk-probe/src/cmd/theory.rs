@@ -39,8 +39,9 @@ pub(crate) fn parse_values(s: &str, what: &str) -> CliResult<Vec<f64>> {
         Err(_) => Err(bad()),
     };
     let values: Vec<f64> = if let Some((a, rest)) = s.split_once(':') {
-        let (b, step) = rest.split_once(':').ok_or_else(bad)?;
-        let (a, b, step) = (num(a)?, num(b)?, num(step)?);
+        let (b, step_text) = rest.split_once(':').ok_or_else(bad)?;
+        let a_text = a;
+        let (a, b, step) = (num(a)?, num(b)?, num(step_text)?);
         if step <= 0.0 || b < a {
             return Err(format!(
                 "--{what} {s}: a range start:stop:step needs step > 0 and stop >= start"
@@ -48,14 +49,27 @@ pub(crate) fn parse_values(s: &str, what: &str) -> CliResult<Vec<f64>> {
             .into());
         }
         let count = ((b - a) / step + 1e-9).floor();
-        // NaN (inf / inf) fails this test too.
+        // NaN (inf / inf) fails this test too. The values are the steps and the start: a
+        // whole number where it is one exactly (forty-seventh hostile round, D4: 100,001
+        // values were refused as "1.000e5 values; at most 100000").
         if !count.is_finite() || count >= MAX_THEORY_VALUES {
+            let values = count + 1.0;
+            let shown = if values < 1e15 {
+                format!("{values:.0}")
+            } else {
+                format!("{values:.3e}")
+            };
             return Err(format!(
-                "--{what} {s}: {count:.3e} values; at most {MAX_THEORY_VALUES} per call"
+                "--{what} {s}: {shown} values; at most {MAX_THEORY_VALUES} per call"
             )
             .into());
         }
-        (0..=count as usize).map(|i| a + step * i as f64).collect()
+        // Each value to the decimals its start and step were written with (0:1:0.1 gives
+        // 0.3, not 0.30000000000000004; forty-sixth hostile round, N3).
+        let digits = decimals(a_text).max(decimals(step_text));
+        (0..=count as usize)
+            .map(|i| to_decimals(a + step * i as f64, digits))
+            .collect()
     } else {
         s.split(',').map(num).collect::<Result<_, _>>()?
     };
@@ -67,6 +81,33 @@ pub(crate) fn parse_values(s: &str, what: &str) -> CliResult<Vec<f64>> {
         .into());
     }
     Ok(values)
+}
+
+/// The decimals a number was written with (`0.25` 2, `1e-3` 3, `2.5e1` 0), where the text
+/// is a plain decimal or exponent form; 0 for text without decimals.
+fn decimals(t: &str) -> usize {
+    let t = t.trim();
+    let (mantissa, exponent) = match t.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i64>().unwrap_or(0)),
+        None => (t, 0),
+    };
+    let written = mantissa.split_once('.').map_or(0, |(_, f)| f.len()) as i64;
+    (written - exponent).clamp(0, 400) as usize
+}
+
+/// `v` rounded to `digits` decimals through its decimal text (the nearest f64 to the
+/// decimal the user would have written), where that keeps 17 significant digits or fewer;
+/// otherwise `v` as computed.
+fn to_decimals(v: f64, digits: usize) -> f64 {
+    let integer_digits = if v.abs() >= 1.0 {
+        v.abs().log10().floor() as usize + 1
+    } else {
+        0
+    };
+    if integer_digits + digits > 17 {
+        return v;
+    }
+    format!("{v:.digits$}").parse().unwrap_or(v)
 }
 
 pub(crate) fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
@@ -136,4 +177,47 @@ pub(crate) fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_values;
+
+    /// A range's values are the decimals the user wrote: `start + i x step` in f64 is
+    /// 0.30000000000000004 at 0:1:0.1 (forty-sixth hostile round, N3).
+    #[test]
+    fn a_range_gives_the_decimals_written() {
+        let tenths = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
+        assert_eq!(parse_values("0:1:0.1", "theta-deg").unwrap(), tenths);
+        assert_eq!(
+            parse_values("1e-3:5e-3:1e-3", "theta-deg").unwrap(),
+            [0.001, 0.002, 0.003, 0.004, 0.005]
+        );
+        assert_eq!(
+            parse_values("0.25:1:0.25", "theta-deg").unwrap(),
+            [0.25, 0.5, 0.75, 1.0]
+        );
+        assert_eq!(
+            parse_values("1:10:3", "depth").unwrap(),
+            [1.0, 4.0, 7.0, 10.0]
+        );
+        assert_eq!(
+            parse_values("2.5e1:30:2.5", "depth").unwrap(),
+            [25.0, 27.5, 30.0]
+        );
+        // One value over the limit, counted as a whole number.
+        let e = parse_values("0:180:0.0018", "theta-deg")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(": 100001 values; at most 100000 per call"),
+            "{e}"
+        );
+        let e = parse_values("0:1e300:1", "depth").unwrap_err().to_string();
+        assert!(e.contains(": 1.000e300 values;"), "{e}");
+        // Too many decimals to round through text: computed as before.
+        let tiny = parse_values("1e-300:3e-300:1e-300", "theta-deg").unwrap();
+        assert_eq!(tiny.len(), 3);
+        assert_eq!(tiny[0], 1e-300);
+    }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use ntk_data::inputs::{self, Inputs};
-use ntk_model::NtkConvention;
+use ntk_model::{ActivationKind, MlpConfig, NtkConvention};
 use ntk_numerics::kernel::Kernel;
 use ntk_runs::provenance::{self, Provenance};
 use ntk_runs::stats::{mean_std, standard_error};
@@ -261,10 +261,44 @@ pub fn theory_key(
     )
 }
 
-fn theory_values(cfg: &SweepConfig, out: &Path) -> crate::Result<TheoryCache> {
+/// The networks whose theory a collect of `cfg` computes on `inputs` (the first setting's
+/// data): each setting's, activation's and depth's, with the inputs' dimension.
+fn theory_models(cfg: &SweepConfig, inputs: &Inputs) -> Vec<(ActivationKind, usize, MlpConfig)> {
+    let mut models = Vec::new();
+    for setting in cfg.settings() {
+        for &kind in &cfg.sweep.activations {
+            for &depth in &cfg.sweep.depths {
+                let point = super::Point {
+                    setting,
+                    activation: kind,
+                    depth,
+                    seed: 0,
+                };
+                let mut model = cfg
+                    .probe_config(&point)
+                    .model
+                    .expect("a sweep's points are MLPs");
+                model.input_dim = inputs.d;
+                models.push((kind, depth, model));
+            }
+        }
+    }
+    models
+}
+
+/// Whether the theory of `cfg` on `inputs` may draw an angle on the angle's figure: some
+/// network's may give one ([`ntk_kernel::theory::may_give_angle`]; forty-seventh hostile
+/// round, D1: the sweep and collect refused what stood at the figure's name where biases,
+/// the standard parameterization, normalization or tanh over 201 inputs of unequal norms
+/// give none, and no point measured one).
+pub(super) fn theory_may_draw_angle(cfg: &SweepConfig, inputs: &Inputs) -> bool {
+    theory_models(cfg, inputs)
+        .iter()
+        .any(|(_, _, model)| ntk_kernel::theory::may_give_angle(model, inputs))
+}
+
+fn theory_values(cfg: &SweepConfig, out: &Path, inputs: &Inputs) -> crate::Result<TheoryCache> {
     let path = out.join("theory.json");
-    let settings = cfg.settings();
-    let inputs: Inputs = inputs::load(&cfg.data_config(&settings[0]))?;
     // The cache holds for these inputs (their digest), this kink or parameter and these model settings
     // (v2: keyed by convention and width; v3: the theory's angles of round 32, formed from
     // the rows, so that a cache of an older build is computed again: thirty-third hostile
@@ -294,37 +328,22 @@ fn theory_values(cfg: &SweepConfig, out: &Path) -> crate::Result<TheoryCache> {
     let gram = Kernel::gram(&inputs.x, inputs.n, inputs.d);
     let mut changed = false;
     let mut gram_kappa: Option<Option<f64>> = None;
-    for setting in &settings {
-        for &kind in &cfg.sweep.activations {
-            for &depth in &cfg.sweep.depths {
-                let point = super::Point {
-                    setting: *setting,
-                    activation: kind,
-                    depth,
-                    seed: 0,
-                };
-                let mut model = cfg
-                    .probe_config(&point)
-                    .model
-                    .expect("a sweep's points are MLPs");
-                model.input_dim = inputs.d;
-                let key = theory_key(model.convention, model.width, kind.name(), depth);
-                if cache.values.contains_key(&key) {
-                    continue;
-                }
-                // The quadrature of a smooth activation takes minutes at a few hundred
-                // inputs: a line per value, so that a log shows where it is.
-                let start = std::time::Instant::now();
-                let value = theory_value(&model, &inputs, &gram, &mut gram_kappa)?;
-                eprintln!(
-                    "theory: {} depth {depth}: {:.1} s",
-                    kind.name(),
-                    start.elapsed().as_secs_f64()
-                );
-                cache.values.insert(key, value);
-                changed = true;
-            }
+    for (kind, depth, model) in theory_models(cfg, inputs) {
+        let key = theory_key(model.convention, model.width, kind.name(), depth);
+        if cache.values.contains_key(&key) {
+            continue;
         }
+        // The quadrature of a smooth activation takes minutes at a few hundred inputs: a
+        // line per value, so that a log shows where it is.
+        let start = std::time::Instant::now();
+        let value = theory_value(&model, inputs, &gram, &mut gram_kappa)?;
+        eprintln!(
+            "theory: {} depth {depth}: {:.1} s",
+            kind.name(),
+            start.elapsed().as_secs_f64()
+        );
+        cache.values.insert(key, value);
+        changed = true;
     }
     if changed {
         let json = serde_json::to_string_pretty(&cache).expect("serializes");
@@ -522,6 +541,29 @@ pub(super) fn theory_rule(one_set: bool, blocks_only: bool, n: Option<usize>) ->
     one_set && !(blocks_only && too_large)
 }
 
+/// Without the config, the `theory.json` beside the points in `out`, used only where it was
+/// computed for the inputs the point `first` records (their digest): points recomputed on
+/// other data must not be set beside the old data's theory.
+fn theory_beside(out: &Path, first: &Summary) -> Result<TheoryCache, &'static str> {
+    let digest = first
+        .provenance
+        .as_ref()
+        .and_then(|p| p.config.get("data.digest"))
+        .and_then(|d| d.as_str())
+        .map(str::to_string);
+    let cache: Option<TheoryCache> = ntk_files::io::read_to_string(out.join("theory.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    match (cache, digest) {
+        (Some(c), Some(d)) if c.data.contains(&format!("sha256 {d};")) => Ok(c),
+        (Some(_), _) => Err(
+            "theory.json was computed for other inputs than these points'; \
+             pass --config to compute it again",
+        ),
+        (None, _) => Err(""),
+    }
+}
+
 /// [`collect`] with the figures in `layout`.
 pub fn collect_as(
     cfg: Option<&SweepConfig>,
@@ -537,15 +579,33 @@ pub fn collect_as(
     // D1: otherwise it is only read; forty-sixth, D1: not for points on several input sets
     // or blocks alone over a large set); the figures of the protocols its points ran
     // (forty-fifth, D1), the angle's only where an angle was measured or the theory may draw
-    // one (forty-sixth, D1). Then a dead writer's leftovers of the sweep's own files (a
-    // killed collect's figure, `kappa_vs_depth.png.ntk-tmp-PID.png`; round 27's N1).
+    // one (forty-sixth, D1: the theory computed from the config, by its own rules, or read
+    // from theory.json made for these points' inputs; forty-seventh, D1). Then a dead
+    // writer's leftovers of the sweep's own files (a killed collect's figure,
+    // `kappa_vs_depth.png.ntk-tmp-PID.png`; round 27's N1).
     let summaries: Vec<&Summary> = found.iter().map(|(_, s)| s).collect();
     let one_set = one_input_set(&summaries);
     let theory_of_one_set = theory_applies(&summaries);
     let writes_theory = theory_of_one_set && cfg.is_some_and(|c| c.sweep.theory);
-    let theory_read = theory_of_one_set && cfg.is_none() && out.join("theory.json").exists();
-    let angles = writes_theory
-        || theory_read
+    // The theory's inputs (the config's first setting's data), read once, where it is
+    // computed; without the config, theory.json where it was made for these points' inputs.
+    let theory_inputs = match cfg {
+        Some(c) if writes_theory && !summaries.is_empty() => {
+            Some(inputs::load(&c.data_config(&c.settings()[0]))?)
+        }
+        _ => None,
+    };
+    let mut theory_read = (theory_of_one_set && cfg.is_none() && !summaries.is_empty())
+        .then(|| theory_beside(out, summaries[0]));
+    let theory_angles = match (cfg, &theory_inputs, &theory_read) {
+        (Some(c), Some(inputs), _) => theory_may_draw_angle(c, inputs),
+        (None, _, Some(Ok(cache))) => cache
+            .values
+            .values()
+            .any(|v| v.min_grad_angle_deg.is_some_and(f64::is_finite)),
+        _ => false,
+    };
+    let angles = theory_angles
         || summaries
             .iter()
             .any(|s| s.min_grad_angle_deg.is_some_and(f64::is_finite));
@@ -589,33 +649,14 @@ pub fn collect_as(
         eprintln!("warning ({count} of {} results): {w}", rows.len());
     }
     write_results_csv(&out.join("results.csv"), &rows)?;
-    let theory: Result<TheoryCache, &str> = match cfg {
+    let theory: Result<TheoryCache, &str> = match (cfg, theory_inputs) {
         _ if !one_set => Err("the theory is of one input set; these points are on several"),
         _ if !theory_of_one_set => {
             Err("the whole set's theory is not computed for blocks alone over this many inputs")
         }
-        Some(c) if c.sweep.theory => Ok(theory_values(c, out)?),
-        Some(_) => Err(""),
-        // Without the config, theory.json is used only when it was computed for the inputs
-        // these points record (their digest): points recomputed on other data must not be
-        // set beside the old data's theory.
-        None => {
-            let digest = rows[0]
-                .provenance
-                .as_ref()
-                .and_then(|p| p.config.get("data.digest"))
-                .and_then(|d| d.as_str())
-                .map(str::to_string);
-            let cache: Option<TheoryCache> = ntk_files::io::read_to_string(out.join("theory.json"))
-                .ok()
-                .and_then(|t| serde_json::from_str(&t).ok());
-            match (cache, digest) {
-                (Some(c), Some(d)) if c.data.contains(&format!("sha256 {d};")) => Ok(c),
-                (Some(_), _) => Err("theory.json was computed for other inputs than these \
-                     points'; pass --config to compute it again"),
-                (None, _) => Err(""),
-            }
-        }
+        (Some(c), Some(inputs)) => Ok(theory_values(c, out, &inputs)?),
+        (Some(_), None) => Err(""),
+        (None, _) => theory_read.take().unwrap_or(Err("")),
     };
     let groups = group(&rows, theory.as_ref().map_err(|e| *e));
     ntk_files::table::write_csv(&out.join("summary.csv"), &groups)?;

@@ -433,8 +433,9 @@ impl ProbeSweep<'_> {
     /// Whether the collect at the end of this sweep writes `theory.json` (the theory asked
     /// for, of one input set, not blocks alone over a large set: as `collect` decides it)
     /// and may draw the angle's figure (some point measures an angle: not with
-    /// `probe.output = "full"` nor block by block, or the theory draws one). With
-    /// `--allow-mixed` other configs' points may draw it. Forty-sixth hostile round, D1.
+    /// `probe.output = "full"` nor block by block, or the theory may give one by its own
+    /// rules, [`collect::theory_may_draw_angle`]). With `--allow-mixed` other configs'
+    /// points may draw it. Forty-sixth hostile round, D1; forty-seventh, D1.
     fn writes_theory_and_angles(&self, points: &[Point]) -> (bool, bool) {
         let cfg = self.cfg;
         let protocols = &cfg.sweep.protocols;
@@ -445,12 +446,21 @@ impl ProbeSweep<'_> {
         let blocks_only = protocols.iter().all(|&p| p == Protocol::Blocks);
         let theory = cfg.sweep.theory
             && collect::theory_rule(one_set, blocks_only, data.first().map(|d| d.n));
+        // The theory is of the first setting's data, loaded with the points' (where no point
+        // has it, its angle is taken as possible).
+        let first = cfg.data_config(&cfg.settings()[0]);
+        let theory_angles = theory
+            && self
+                .data
+                .iter()
+                .find(|(d, _)| *d == first)
+                .is_none_or(|(_, loaded)| collect::theory_may_draw_angle(cfg, &loaded.inputs));
         let measured = points.iter().any(|p| {
             let pcfg = cfg.probe_config(p);
             pcfg.probe.output != ntk_numerics::kernel::OutputMode::Full
                 && !run::per_block(&pcfg, protocols, pcfg.data.n)
         });
-        (theory, theory || measured || self.allow_mixed)
+        (theory, theory_angles || measured || self.allow_mixed)
     }
 
     /// The point's kernel, formed once for all its protocols, or block by block for a

@@ -780,4 +780,63 @@ fn a_sweep_checks_the_angle_figure_and_the_theory_only_where_it_writes_them() {
     ok(sweep_cli(&cfg, &out, &[&ns[..], &["--dry-run"]].concat()));
     ok(sweep_cli(&cfg, &out, &ns));
     kept(&out, "theory.json");
+    // Forty-seventh hostile round, D1: the theory asked for but not of this network (biases:
+    // no angle, no kappa) and no angle measured: no angle figure.
+    let biased = [&full[..4], &["--set", "model.bias=true"]].concat();
+    let out = d.join("biased");
+    ok(sweep_cli(&cfg, &out, &biased));
+    keep(&out, "min_grad_angle_vs_depth.png");
+    ok(probe_cli(&["plot"], &out));
+    ok(probe_cli(&["collect"], &out));
+    let mut collect = Command::new(env!("CARGO_BIN_EXE_ntk-probe"));
+    collect
+        .arg("collect")
+        .arg(&out)
+        .arg("--config")
+        .arg(&cfg)
+        .args(&biased);
+    ok(collect.output().unwrap());
+    ok(sweep_cli(
+        &cfg,
+        &out,
+        &[&biased[..], &["--dry-run"]].concat(),
+    ));
+    ok(sweep_cli(&cfg, &out, &biased));
+    kept(&out, "min_grad_angle_vs_depth.png");
+    // Without the config, a theory.json made for other inputs (13 rows, the points' 12)
+    // draws no angle either.
+    let other = d.join("other");
+    ok(sweep_cli(&cfg, &other, &["--set", "data.n=13"]));
+    let full_out = d.join("full");
+    std::fs::copy(other.join("theory.json"), full_out.join("theory.json")).unwrap();
+    ok(probe_cli(&["collect"], &full_out));
+    kept(&full_out, "min_grad_angle_vs_depth.png");
+}
+
+/// Forty-seventh hostile round, D3: an `--out` name with no room for the names made beside
+/// it (`.<name>.ntk-tmp-<pid>-<nanos>.lock`, 35 bytes more, within 255) is refused by the
+/// dry run as by the run, saying so, at 221 bytes as at 256 (where the dry run advised
+/// --recompute); 220 bytes pass.
+#[test]
+fn an_out_name_too_long_for_the_names_beside_it_is_refused_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = one_point_sweep(d);
+    for len in [221, 256] {
+        let out = d.join("k".repeat(len));
+        for extra in [&["--dry-run"][..], &[]] {
+            let o = sweep_cli(&cfg, &out, extra);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{len} {extra:?}: {err}");
+            assert!(
+                err.contains(&format!("its name is {len} bytes"))
+                    && err.contains("choose a name of at most 220 bytes")
+                    && !err.contains("--recompute"),
+                "{len}: {err}"
+            );
+        }
+    }
+    let out = d.join("k".repeat(220));
+    let o = sweep_cli(&cfg, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }

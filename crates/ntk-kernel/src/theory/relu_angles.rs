@@ -1,0 +1,249 @@
+//! The infinite-width NTK of a ReLU network formed from each pair's angle: the recursion
+//! takes every layer's angle from a cosine, which near 1 holds few of its digits
+//! (`arccos(1 - e) ~ sqrt(2 e)`), at nearly parallel inputs and at depth (where every pair's
+//! embedding angle becomes small), and a ReLU network's kernel moves linearly with the angle
+//! (`1 - cos phi ~ L theta / (2 pi)`, Thm 4.5): its kappa lost up to 3e-3 at rows 1e-5 degrees
+//! apart, and 0.7% between the same rows scaled by 1e-150 and 1e150 (forty-seventh hostile
+//! round, D2).
+
+use std::f64::consts::PI;
+
+use ntk_data::inputs::Inputs;
+use ntk_model::Activation;
+use ntk_numerics::kernel::Kernel;
+
+use super::on_inputs::{input_angle, pow2_scaled};
+use super::relu::{g, one_minus_cos};
+
+/// Pairs of rows less than this many radians apart take their angle from the rows
+/// ([`input_angle`]); beyond it the arccos of their unit rows' cosine, which holds the angle
+/// to about an ulp over `sin theta` (1e-14 of the angle at the limit).
+pub const NEAR_PARALLEL: f64 = 0.1;
+
+/// `1 - cos phi_L` of a depth-`depth` ReLU network at input angle `theta_in` (Thm 4.4), in
+/// O(L): `D_L / (L + 1)`, where `D_l = (l + 1) - Theta_l` of unit inputs, `D_0 = 1 - cos
+/// theta_0` and `D_l = D_{l-1} + (1 - cos theta_l) + Theta_{l-1} theta_{l-1} / pi` (from
+/// `Theta_l = Theta_{l-1} (1 - theta_{l-1} / pi) + cos theta_l`, `theta_l = g(theta_{l-1})`):
+/// a sum of terms >= 0, so it keeps its digits at small angles, as
+/// [`super::relu_grad_angle`] (O(L^2)) does.
+pub fn relu_one_minus_cos_phi(theta_in: f64, depth: usize) -> f64 {
+    let mut theta = theta_in;
+    let mut deficit = one_minus_cos(theta);
+    for l in 1..=depth {
+        let previous = l as f64 - deficit;
+        let next = g(theta);
+        deficit += one_minus_cos(next) + previous * theta / PI;
+        theta = next;
+    }
+    deficit / (depth as f64 + 1.0)
+}
+
+/// `cos phi_L` of every pair `i < j` of the row-major `n x d` rows `x` (row-major order of the
+/// upper triangle), from the pair's angle: the rows' own ([`input_angle`]) within
+/// [`NEAR_PARALLEL`], else the arccos of the unit rows' cosine; then the angle recursion
+/// ([`relu_one_minus_cos_phi`]), which keeps its digits where the embedding angles become
+/// small (every pair's, with depth: `theta_l ~ 3 pi / l`). NaN for a pair with a row of zeros
+/// or of values that are not finite. On all cores from a million pairs.
+fn cos_phi_of_pairs(x: &[f64], n: usize, d: usize, depth: usize) -> Vec<f64> {
+    let units = unit_rows(x, n, d);
+    let unit = |i: usize| &units[i * d..(i + 1) * d];
+    let row = |i: usize| &x[i * d..(i + 1) * d];
+    let cos_limit = NEAR_PARALLEL.cos();
+    let pairs: Vec<(usize, usize)> = (0..n)
+        .flat_map(|i| ((i + 1)..n).map(move |j| (i, j)))
+        .collect();
+    let threads = if pairs.len() < 1_000_000 {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |p| p.get())
+    };
+    super::ntk::par_map(&pairs, threads, |&(i, j)| {
+        let c: f64 = unit(i).iter().zip(unit(j)).map(|(a, b)| a * b).sum();
+        let theta = if c > cos_limit {
+            input_angle(row(i), row(j))
+        } else {
+            c.clamp(-1.0, 1.0).acos()
+        };
+        if theta.is_finite() && unit(i).iter().any(|v| *v != 0.0) {
+            1.0 - relu_one_minus_cos_phi(theta, depth)
+        } else {
+            f64::NAN
+        }
+    })
+}
+
+/// Re-forms every off-diagonal entry of a ReLU network's infinite-width NTK `k` of the
+/// row-major `n x d` inputs `x` from the pair's angle: the kernel is positively homogeneous
+/// (any convention, any input norms), so `K_ij = sqrt(K_ii) sqrt(K_jj) cos phi_L(theta_ij)`
+/// ([`cos_phi_of_pairs`]). The recursion takes each layer's angle from a cosine, which near 1
+/// holds few of its digits. A pair with a row of zeros keeps the recursion's entry.
+pub fn reform_from_angles(k: &mut Kernel, x: &[f64], n: usize, d: usize, depth: usize) {
+    let cos_phi = cos_phi_of_pairs(x, n, d, depth);
+    let pairs = (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j)));
+    for ((i, j), c) in pairs.zip(cos_phi) {
+        let scale = k.get(i, i).sqrt() * k.get(j, j).sqrt();
+        if c.is_finite() && scale.is_finite() {
+            k.data[i * n + j] = scale * c;
+            k.data[j * n + i] = scale * c;
+        }
+    }
+}
+
+/// The paper-convention NTK of a depth-`depth` ReLU network on `inputs` over the largest
+/// squared input norm (kappa is free of a global factor): `(L + 1) r_i r_j cos phi_L(theta_ij)`
+/// (`r_i = ||x_i|| / max_k ||x_k||`, [`cos_phi_of_pairs`]), so that inputs of norm 1e-150 or
+/// 1e150 lose no digits to a Gram matrix's range. Inputs with a row of zeros or of values
+/// that are not finite take the recursion on the rows as given
+/// ([`super::infinite_width_ntk`]).
+pub fn relu_ntk_over_max_norm(inputs: &Inputs, depth: usize) -> Kernel {
+    let (n, d, x) = (inputs.n, inputs.d, &inputs.x);
+    let norms: Vec<f64> = (0..n).map(|i| row_norm(&x[i * d..(i + 1) * d])).collect();
+    if norms.iter().any(|v| !(*v > 0.0 && v.is_finite())) {
+        let relu = Activation::Relu(ntk_model::activation::Relu);
+        return super::infinite_width_ntk(x, n, d, &relu, depth);
+    }
+    let top = norms.iter().copied().fold(0.0, f64::max);
+    let r: Vec<f64> = norms.iter().map(|v| v / top).collect();
+    let top_entry = depth as f64 + 1.0;
+    let mut k = Kernel::zeros(n);
+    for (i, ri) in r.iter().enumerate() {
+        k.data[i * n + i] = top_entry * ri * ri;
+    }
+    let pairs = (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j)));
+    for ((i, j), c) in pairs.zip(cos_phi_of_pairs(x, n, d, depth)) {
+        let v = top_entry * r[i] * r[j] * c;
+        k.data[i * n + j] = v;
+        k.data[j * n + i] = v;
+    }
+    k
+}
+
+/// The rows of the row-major `n x d` inputs `x` scaled to unit norm (through a power of two
+/// first: no square under- or overflows); a row of zeros or of values that are not finite
+/// stays zeros.
+pub fn unit_rows(x: &[f64], n: usize, d: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(n * d);
+    for i in 0..n {
+        match pow2_scaled(&x[i * d..(i + 1) * d]) {
+            Some(s) => {
+                let norm = s.iter().map(|v| v * v).sum::<f64>().sqrt();
+                out.extend(s.iter().map(|v| v / norm));
+            }
+            None => out.extend(std::iter::repeat_n(0.0, d)),
+        }
+    }
+    out
+}
+
+/// The Euclidean norm of `v` without a square's under- or overflow; 0 for zeros, NaN where a
+/// value is not finite.
+fn row_norm(v: &[f64]) -> f64 {
+    let m = v.iter().fold(0.0f64, |m, a| m.max(a.abs()));
+    match pow2_scaled(v) {
+        Some(s) => libm::scalbn(s.iter().map(|a| a * a).sum::<f64>().sqrt(), libm::ilogb(m)),
+        None if m == 0.0 => 0.0,
+        None => f64::NAN,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::theory::{infinite_width_ntk, relu, relu_grad_angle};
+    use ntk_numerics::spectrum;
+
+    fn inputs(x: &[f64], n: usize, d: usize) -> Inputs {
+        Inputs {
+            x: x.to_vec(),
+            n,
+            d,
+            labels: vec![0; n],
+            description: "test".into(),
+        }
+    }
+
+    fn kappa(k: &Kernel) -> f64 {
+        spectrum::spectrum(k, f64::EPSILON).unwrap().kappa
+    }
+
+    /// The O(L) deficit equals Thm 4.4's O(L^2) sum ([`relu_grad_angle`]) to rounding.
+    #[test]
+    fn the_deficit_is_thm_4_4() {
+        for t in [1e-12, 1e-7, 1e-3, 0.1, 1.0, 2.0, 3.1] {
+            for depth in [0, 1, 5, 50, 1000] {
+                let got = relu::angle_from_one_minus_cos(relu_one_minus_cos_phi(t, depth));
+                let want = relu_grad_angle(t, depth);
+                assert!(
+                    (got - want).abs() <= 1e-13 * want,
+                    "{t} {depth}: {got} vs {want}"
+                );
+            }
+        }
+    }
+
+    /// Two rows `theta` apart: the 2 x 2 kernel `(L + 1) [[1, c], [c, 1]]` has kappa
+    /// `(1 + c) / (1 - c) = cot^2(phi / 2)`, formed here from Thm 4.4's angle without the
+    /// matrix; the kernel's kappa agrees to 1e-7 at 1e-5 and 1e-3 degrees, depths 7 and
+    /// 10,000 (the recursion on the cosine was 2.8e-3 and 2e-4 off), and the same rows
+    /// scaled by 1e-150 and 1e150 give the same kappa (they were 0.7% apart).
+    #[test]
+    fn nearly_parallel_rows_keep_kappa() {
+        for deg in [1e-5f64, 1e-3] {
+            let t = deg.to_radians();
+            let x = [1.0, 0.0, 0.0, t.cos(), t.sin(), 0.0];
+            let theta = input_angle(&x[0..3], &x[3..6]);
+            for depth in [7, 10_000] {
+                let phi = relu_grad_angle(theta, depth);
+                let want = (1.0 / (0.5 * phi).tan()).powi(2);
+                let got = kappa(&relu_ntk_over_max_norm(&inputs(&x, 2, 3), depth));
+                assert!(
+                    (got / want - 1.0).abs() < 1e-7,
+                    "{deg} deg, depth {depth}: {got} vs {want}"
+                );
+                // `probe.method = "theory"`'s route: the recursion's kernel, re-formed.
+                let relu_act = Activation::Relu(ntk_model::activation::Relu);
+                let mut k = infinite_width_ntk(&x, 2, 3, &relu_act, depth);
+                reform_from_angles(&mut k, &x, 2, 3, depth);
+                let run = kappa(&k);
+                assert!((run / want - 1.0).abs() < 1e-7, "run: {run} vs {want}");
+                for s in [1e-150, 1e150] {
+                    let scaled: Vec<f64> = x.iter().map(|v| v * s).collect();
+                    let k = kappa(&relu_ntk_over_max_norm(&inputs(&scaled, 2, 3), depth));
+                    assert!((k / got - 1.0).abs() < 1e-9, "{s}: {k} vs {got}");
+                }
+            }
+        }
+    }
+
+    /// Rows of unequal norms, some pairs within [`NEAR_PARALLEL`] (3 and 0.5 degrees): the
+    /// kernel over the largest squared norm equals the recursion on the rows as given to
+    /// 1e-12 (at depths where the cosines still hold the angles), and `reform_from_angles` on
+    /// the recursion's kernel moves no entry beyond that.
+    #[test]
+    fn where_the_cosines_hold_the_recursion_stands() {
+        let (n, d) = (5, 3);
+        let x = [
+            1.0, 0.2, -0.3, //
+            2.0, 0.5, -0.55, // about 3 degrees from the first, twice its norm
+            -0.4, 1.1, 0.7, //
+            -0.41, 1.1, 0.71, // about 0.5 degrees from the third
+            0.3, -0.2, 1.5,
+        ];
+        let relu_act = Activation::Relu(ntk_model::activation::Relu);
+        for depth in [1, 4, 20] {
+            let want = infinite_width_ntk(&x, n, d, &relu_act, depth);
+            let top = (0..n).map(|i| want.get(i, i)).fold(0.0, f64::max) / (depth as f64 + 1.0);
+            let got = relu_ntk_over_max_norm(&inputs(&x, n, d), depth);
+            let mut refined = want.clone();
+            reform_from_angles(&mut refined, &x, n, d, depth);
+            for i in 0..n {
+                for j in 0..n {
+                    let w = want.get(i, j);
+                    let scale = want.get(i, i).max(want.get(j, j));
+                    assert!((got.get(i, j) * top - w).abs() <= 1e-12 * scale, "{i} {j}");
+                    assert!((refined.get(i, j) - w).abs() <= 1e-12 * scale, "{i} {j}");
+                }
+            }
+        }
+    }
+}
