@@ -562,19 +562,22 @@ fn check_name_fits(out: &Path) -> crate::Result<()> {
     })
 }
 
+/// `path` and its ancestors, nearest first, the empty path of a relative one's end as `.`.
+fn ancestors(path: &Path) -> impl Iterator<Item = &Path> {
+    path.ancestors().map(|a| {
+        if a.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            a
+        }
+    })
+}
+
 /// The longest file name (bytes) of the file system at the nearest existing ancestor of
 /// `path` (`pathconf(_PC_NAME_MAX)`), 255 where that cannot be asked.
 fn name_max(path: &Path) -> usize {
     use std::os::unix::ffi::OsStrExt;
-    let existing = path
-        .ancestors()
-        .map(|a| {
-            if a.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                a
-            }
-        })
+    let existing = ancestors(path)
         .find(|a| fs::metadata(a).is_ok_and(|m| m.is_dir()))
         .unwrap_or(Path::new("."));
     let Ok(c) = std::ffi::CString::new(existing.as_os_str().as_bytes()) else {
@@ -893,15 +896,7 @@ pub fn check_owned(dir: &Path, ours: &dyn Fn(&str) -> bool) -> crate::Result<()>
 /// then refused (an --out whose parent could not be written), and `ntk-probe onnx` computed
 /// its kernel before it failed to write it.
 pub fn check_writable_unmade(dir: &Path) -> crate::Result<()> {
-    let existing = dir
-        .ancestors()
-        .map(|a| {
-            if a.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                a
-            }
-        })
+    let existing = ancestors(dir)
         .find(|a| fs::symlink_metadata(a).is_ok())
         .unwrap_or(Path::new("."));
     let refuse = |source: io::Error| crate::Error::NotWritable {

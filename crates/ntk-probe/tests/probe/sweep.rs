@@ -769,14 +769,7 @@ fn a_sweep_checks_the_angle_figure_and_the_theory_only_where_it_writes_them() {
     let out = d.join("ns");
     ok(sweep_cli(&cfg, &out, &ns));
     keep(&out, "theory.json");
-    let mut collect = Command::new(env!("CARGO_BIN_EXE_ntk-probe"));
-    collect
-        .arg("collect")
-        .arg(&out)
-        .arg("--config")
-        .arg(&cfg)
-        .args(ns);
-    ok(collect.output().unwrap());
+    ok(collect_with_config(&out, &cfg, &ns));
     ok(sweep_cli(&cfg, &out, &[&ns[..], &["--dry-run"]].concat()));
     ok(sweep_cli(&cfg, &out, &ns));
     kept(&out, "theory.json");
@@ -788,14 +781,7 @@ fn a_sweep_checks_the_angle_figure_and_the_theory_only_where_it_writes_them() {
     keep(&out, "min_grad_angle_vs_depth.png");
     ok(probe_cli(&["plot"], &out));
     ok(probe_cli(&["collect"], &out));
-    let mut collect = Command::new(env!("CARGO_BIN_EXE_ntk-probe"));
-    collect
-        .arg("collect")
-        .arg(&out)
-        .arg("--config")
-        .arg(&cfg)
-        .args(&biased);
-    ok(collect.output().unwrap());
+    ok(collect_with_config(&out, &cfg, &biased));
     ok(sweep_cli(
         &cfg,
         &out,
@@ -811,6 +797,18 @@ fn a_sweep_checks_the_angle_figure_and_the_theory_only_where_it_writes_them() {
     std::fs::copy(other.join("theory.json"), full_out.join("theory.json")).unwrap();
     ok(probe_cli(&["collect"], &full_out));
     kept(&full_out, "min_grad_angle_vs_depth.png");
+}
+
+/// `ntk-probe collect out --config cfg` with `sets`.
+fn collect_with_config(out: &Path, cfg: &Path, sets: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
+        .arg("collect")
+        .arg(out)
+        .arg("--config")
+        .arg(cfg)
+        .args(sets)
+        .output()
+        .unwrap()
 }
 
 /// Forty-seventh hostile round, D3: an `--out` name with no room for the names made beside
