@@ -423,7 +423,7 @@ fn clean_entry(entry: &fs::DirEntry, set_name: Option<&str>, ours: &dyn Fn(&str)
         !pid.is_empty()
             && pid.bytes().all(|b| b.is_ascii_digit())
             && pid.parse().is_ok_and(|pid| !alive(pid))
-            && (ours(file) || file == WRITE_TEST_FILE)
+            && ours(file)
     });
     if leftover {
         let _ = fs::remove_file(&path);
@@ -536,6 +536,15 @@ fn resolve_link(out: &Path) -> crate::Result<PathBuf> {
 /// + 10 + 1 + 9 + 5 bytes: a pid of at most 10 digits, nanoseconds of at most 9).
 pub const NAME_MARGIN: usize = 35;
 
+/// The longest path (bytes) a system call takes on Linux (`PATH_MAX`, the terminating NUL
+/// included).
+pub const PATH_MAX: usize = 4096;
+
+/// The most bytes the tools add below an output in the paths they write (a sweep's
+/// `runs/<point>/checkpoints/epoch-NNNNN/<file>.ntk-tmp-<pid>` and the like): forty-eighth
+/// hostile round, D3 (an --out past PATH_MAX read as a damaged run, "pass --recompute").
+pub const PATH_MARGIN: usize = 512;
+
 /// Refuses an output whose last component leaves no room for the names the tools make
 /// beside it ([`NAME_MARGIN`]) within the file system's longest name (`pathconf`'s
 /// `_PC_NAME_MAX` where the path exists nearest, 255 bytes where it cannot say):
@@ -548,6 +557,18 @@ fn check_name_fits(out: &Path) -> crate::Result<()> {
     };
     let len = name.as_bytes().len();
     let max = name_max(out);
+    let path_len = out.as_os_str().as_bytes().len();
+    if path_len + PATH_MARGIN > PATH_MAX {
+        return Err(crate::Error::OutputPath {
+            path: out.to_path_buf(),
+            why: format!(
+                "its path is {path_len} bytes; the tools write files up to {PATH_MARGIN} \
+                 bytes deeper (a sweep's runs/<point>/checkpoints/...), and a path takes at \
+                 most {PATH_MAX} bytes (PATH_MAX): choose an --out of at most {} bytes",
+                PATH_MAX - PATH_MARGIN
+            ),
+        });
+    }
     if len + NAME_MARGIN <= max {
         return Ok(());
     }
@@ -921,6 +942,30 @@ pub fn check_writable_unmade(dir: &Path) -> crate::Result<()> {
 /// The file [`check_writable`] writes and removes, before its temporary tag and process id.
 const WRITE_TEST_FILE: &str = ".ntk-write-test";
 
+/// Removes from `dir` the empty writability probes of dead processes (a process killed
+/// between [`check_writable`]'s write and its remove), only where `check_writable` writes
+/// them: a file of that name elsewhere, or with contents, is not the tools' (forty-eighth
+/// hostile round, D2 and N1).
+fn remove_dead_write_tests(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!("{WRITE_TEST_FILE}{TMP_TAG}");
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let dead = name.strip_prefix(&prefix).is_some_and(|pid| {
+            !pid.is_empty()
+                && pid.bytes().all(|b| b.is_ascii_digit())
+                && pid.parse().is_ok_and(|pid| !alive(pid))
+        });
+        let empty_file = entry.file_type().is_ok_and(|t| t.is_file())
+            && entry.metadata().is_ok_and(|m| m.len() == 0);
+        if dead && empty_file {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Fails early, before any work, when `dir` cannot be created or written.
 pub fn check_writable(dir: &Path) -> crate::Result<()> {
     std::fs::create_dir_all(dir).map_err(|source| crate::Error::CreateDir {
@@ -931,6 +976,7 @@ pub fn check_writable(dir: &Path) -> crate::Result<()> {
     // dead process's is removed as a leftover, [`clean_dir`]), so that a sweep's other shard
     // checking the directory meanwhile does not take it for a stranger's file (forty-seventh
     // hostile round, D5: `.write-test-<pid>` was refused as "files that are not a run's").
+    remove_dead_write_tests(dir);
     let probe = dir.join(format!("{WRITE_TEST_FILE}{TMP_TAG}{}", std::process::id()));
     std::fs::write(&probe, b"").map_err(|source| crate::Error::NotWritable {
         dir: dir.to_path_buf(),
@@ -952,13 +998,28 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         check_writable(dir.path()).unwrap();
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
-        let live = format!("{WRITE_TEST_FILE}{TMP_TAG}{}", std::process::id());
+        // A live process's (pid 1 runs as long as the machine does).
+        let live = format!("{WRITE_TEST_FILE}{TMP_TAG}1");
         let dead = format!("{WRITE_TEST_FILE}{TMP_TAG}4000000000");
         fs::write(dir.path().join(&live), "").unwrap();
         fs::write(dir.path().join(&dead), "").unwrap();
+        fs::write(
+            dir.path()
+                .join(format!("{WRITE_TEST_FILE}{TMP_TAG}4000000001")),
+            "mine",
+        )
+        .unwrap();
         check_owned(dir.path(), &|_| false).unwrap();
-        assert_eq!(clean_dir(dir.path(), None, &|_| false), 1);
+        // Removed only by the next check_writable there (the place it writes them), and
+        // only an empty one (forty-eighth hostile round, D2 and N1).
+        assert_eq!(clean_dir(dir.path(), None, &|_| false), 0);
+        check_writable(dir.path()).unwrap();
         assert!(dir.path().join(&live).exists() && !dir.path().join(&dead).exists());
+        assert!(
+            dir.path()
+                .join(format!("{WRITE_TEST_FILE}{TMP_TAG}4000000001"))
+                .exists()
+        );
         // The old name stays a stranger's (a user's file of that name is not ours).
         fs::write(dir.path().join(".write-test-4000000000"), "").unwrap();
         assert!(check_owned(dir.path(), &|_| false).is_err());
@@ -972,6 +1033,10 @@ mod tests {
         let max = name_max(dir.path());
         let fits = dir.path().join("a".repeat(max - NAME_MARGIN));
         assert_eq!(resolve_out(&fits).unwrap(), fits);
+        // A path past PATH_MAX less the margin, each name short.
+        let deep: PathBuf = std::iter::repeat_n("d".repeat(100), 40).collect();
+        let e = resolve_out(&dir.path().join(deep)).unwrap_err().to_string();
+        assert!(e.contains("(PATH_MAX)"), "{e}");
         for len in [max - NAME_MARGIN + 1, max, max + 1] {
             let e = resolve_out(&dir.path().join("a".repeat(len)))
                 .unwrap_err()

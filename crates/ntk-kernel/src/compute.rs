@@ -180,13 +180,15 @@ pub fn compute_kernel_cached(
                 &|l| bar.set_position(l as u64),
             )
             .ntk;
-            // ReLU's entries from each pair's angle, not a cosine's (forty-seventh hostile
-            // round, D2).
-            if matches!(mlp.activation(), ntk_model::Activation::Relu(_)) {
-                crate::theory::relu_angles::reform_from_angles(
-                    &mut k, &inputs.x, inputs.n, inputs.d, cfg.depth,
-                );
-            }
+            // ReLU's and leaky ReLU's entries from each pair's angle, not a cosine's
+            // (forty-seventh hostile round, D2; forty-eighth, D1).
+            crate::theory::relu_angles::reform_from_angles(
+                &mut k,
+                &inputs.x,
+                (inputs.n, inputs.d),
+                cfg.depth,
+                mlp.activation(),
+            );
             bar.finish_and_clear();
             (k, Route::Theory)
         }

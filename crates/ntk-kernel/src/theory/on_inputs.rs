@@ -122,12 +122,11 @@ pub fn theory_value(
                 *gram_kappa = Some(singular(gram)?);
             }
             gram_kappa.flatten()
-        } else if matches!(act, Activation::Relu(_)) {
-            // Formed from each pair's angle and the norms' ratios (forty-seventh hostile
-            // round, D2: from the cosines kappa lost up to 3e-3).
-            singular(&theory::relu_angles::relu_ntk_over_max_norm(inputs, depth))?
         } else {
-            singular(&theory::infinite_width_ntk(&inputs.x, n, d, &act, depth))?
+            // ReLU and leaky ReLU formed from each pair's angle and the norms' ratios
+            // (forty-seventh hostile round, D2, forty-eighth, D1: from the cosines kappa lost
+            // up to 3e-3).
+            singular(&theory::relu_angles::ntk_over_max_norm(inputs, &act, depth))?
         };
         return Ok(TheoryValue {
             min_grad_angle_deg: Some(phi)

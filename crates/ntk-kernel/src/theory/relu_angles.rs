@@ -13,26 +13,55 @@ use ntk_model::Activation;
 use ntk_numerics::kernel::Kernel;
 
 use super::on_inputs::{input_angle, pow2_scaled};
-use super::relu::{g, one_minus_cos};
+use super::relu::{G_TINY, angle_from_one_minus_cos, one_minus_cos, sin_minus_z_cos};
 
 /// Pairs of rows less than this many radians apart take their angle from the rows
 /// ([`input_angle`]); beyond it the arccos of their unit rows' cosine, which holds the angle
 /// to about an ulp over `sin theta` (1e-14 of the angle at the limit).
 pub const NEAR_PARALLEL: f64 = 0.1;
 
-/// `1 - cos phi_L` of a depth-`depth` ReLU network at input angle `theta_in` (Thm 4.4), in
-/// O(L): `D_L / (L + 1)`, where `D_l = (l + 1) - Theta_l` of unit inputs, `D_0 = 1 - cos
-/// theta_0` and `D_l = D_{l-1} + (1 - cos theta_l) + Theta_{l-1} theta_{l-1} / pi` (from
-/// `Theta_l = Theta_{l-1} (1 - theta_{l-1} / pi) + cos theta_l`, `theta_l = g(theta_{l-1})`):
-/// a sum of terms >= 0, so it keeps its digits at small angles, as
+/// The slope `k` of a positively homogeneous activation's angle recursion, or `None` for
+/// another: with `s(z) = a z + b |z|` (`a = (1 + alpha) / 2`, `b = (1 - alpha) / 2`; ReLU
+/// `alpha = 0`) and the paper convention's `c = 1 / E[s(Z)^2] = 2 / (1 + alpha^2)`, unit
+/// inputs at angle `theta` give `1 - cos theta' = (1 - cos theta) - k (sin theta - theta cos
+/// theta)` and `Sigma_dot = 1 - k theta`, `k = 2 c b^2 / pi = (1 - alpha)^2 / ((1 + alpha^2)
+/// pi)` (from `E[u v] = cos theta`, `E|u||v| = (2 / pi)(sin theta + (pi / 2 - theta) cos
+/// theta)`, `E[sign u sign v] = 1 - 2 theta / pi`); ReLU's `k = 1 / pi` (Eq. 7-9).
+/// Forty-eighth hostile round, D1: leaky ReLU's kernel kept the cosines' error.
+pub fn slope(act: &Activation) -> Option<f64> {
+    match act {
+        Activation::Relu(_) => Some(1.0 / PI),
+        Activation::LeakyRelu(l) => {
+            let a = l.alpha;
+            Some((1.0 - a) * (1.0 - a) / ((1.0 + a * a) * PI))
+        }
+        _ => None,
+    }
+}
+
+/// The angle after one layer of slope `k` ([`slope`]) given the angle `z` before it, formed
+/// from `1 - cos` as [`super::g`] (ReLU's, `k = 1 / pi`) is; below [`G_TINY`] its expansion
+/// `z - k z^2 / 3`.
+fn next_angle(z: f64, k: f64) -> f64 {
+    if z.abs() < G_TINY {
+        return z - k * z * z / 3.0;
+    }
+    angle_from_one_minus_cos(one_minus_cos(z) - k * sin_minus_z_cos(z))
+}
+
+/// `1 - cos phi_L` of a depth-`depth` network of slope `k` ([`slope`]) at input angle
+/// `theta_in` (ReLU: Thm 4.4), in O(L): `D_L / (L + 1)`, where `D_l = (l + 1) - Theta_l` of
+/// unit inputs, `D_0 = 1 - cos theta_0` and `D_l = D_{l-1} + (1 - cos theta_l) + Theta_{l-1}
+/// k theta_{l-1}` (from `Theta_l = Theta_{l-1} (1 - k theta_{l-1}) + cos theta_l`): a sum of
+/// terms >= 0 for `k theta <= 1`, so it keeps its digits at small angles, as
 /// [`super::relu_grad_angle`] (O(L^2)) does.
-pub fn relu_one_minus_cos_phi(theta_in: f64, depth: usize) -> f64 {
+pub fn one_minus_cos_phi(theta_in: f64, depth: usize, k: f64) -> f64 {
     let mut theta = theta_in;
     let mut deficit = one_minus_cos(theta);
     for l in 1..=depth {
         let previous = l as f64 - deficit;
-        let next = g(theta);
-        deficit += one_minus_cos(next) + previous * theta / PI;
+        let next = next_angle(theta, k);
+        deficit += one_minus_cos(next) + previous * k * theta;
         theta = next;
     }
     deficit / (depth as f64 + 1.0)
@@ -41,10 +70,10 @@ pub fn relu_one_minus_cos_phi(theta_in: f64, depth: usize) -> f64 {
 /// `cos phi_L` of every pair `i < j` of the row-major `n x d` rows `x` (row-major order of the
 /// upper triangle), from the pair's angle: the rows' own ([`input_angle`]) within
 /// [`NEAR_PARALLEL`], else the arccos of the unit rows' cosine; then the angle recursion
-/// ([`relu_one_minus_cos_phi`]), which keeps its digits where the embedding angles become
-/// small (every pair's, with depth: `theta_l ~ 3 pi / l`). NaN for a pair with a row of zeros
+/// ([`one_minus_cos_phi`] of slope `k`), which keeps its digits where the embedding angles become
+/// small (every pair's, with depth: ReLU's `theta_l ~ 3 pi / l`). NaN for a pair with a row of zeros
 /// or of values that are not finite. On all cores from a million pairs.
-fn cos_phi_of_pairs(x: &[f64], n: usize, d: usize, depth: usize) -> Vec<f64> {
+fn cos_phi_of_pairs(x: &[f64], n: usize, d: usize, depth: usize, k: f64) -> Vec<f64> {
     let units = unit_rows(x, n, d);
     let unit = |i: usize| &units[i * d..(i + 1) * d];
     let row = |i: usize| &x[i * d..(i + 1) * d];
@@ -65,20 +94,31 @@ fn cos_phi_of_pairs(x: &[f64], n: usize, d: usize, depth: usize) -> Vec<f64> {
             c.clamp(-1.0, 1.0).acos()
         };
         if theta.is_finite() && unit(i).iter().any(|v| *v != 0.0) {
-            1.0 - relu_one_minus_cos_phi(theta, depth)
+            1.0 - one_minus_cos_phi(theta, depth, k)
         } else {
             f64::NAN
         }
     })
 }
 
-/// Re-forms every off-diagonal entry of a ReLU network's infinite-width NTK `k` of the
-/// row-major `n x d` inputs `x` from the pair's angle: the kernel is positively homogeneous
-/// (any convention, any input norms), so `K_ij = sqrt(K_ii) sqrt(K_jj) cos phi_L(theta_ij)`
-/// ([`cos_phi_of_pairs`]). The recursion takes each layer's angle from a cosine, which near 1
-/// holds few of its digits. A pair with a row of zeros keeps the recursion's entry.
-pub fn reform_from_angles(k: &mut Kernel, x: &[f64], n: usize, d: usize, depth: usize) {
-    let cos_phi = cos_phi_of_pairs(x, n, d, depth);
+/// Re-forms every off-diagonal entry of the infinite-width NTK `k` of a network of the
+/// positively homogeneous activation `act` (ReLU, leaky ReLU: [`slope`]; others are left as
+/// they are) on the row-major `n x d` inputs `x` from the pair's angle: the kernel is
+/// positively homogeneous (any convention, any input norms), so `K_ij = sqrt(K_ii) sqrt(K_jj)
+/// cos phi_L(theta_ij)` ([`cos_phi_of_pairs`]). The recursion takes each layer's angle from a
+/// cosine, which near 1 holds few of its digits. A pair with a row of zeros keeps the
+/// recursion's entry.
+pub fn reform_from_angles(
+    k: &mut Kernel,
+    x: &[f64],
+    (n, d): (usize, usize),
+    depth: usize,
+    act: &Activation,
+) {
+    let Some(slope) = slope(act) else {
+        return;
+    };
+    let cos_phi = cos_phi_of_pairs(x, n, d, depth, slope);
     let pairs = (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j)));
     for ((i, j), c) in pairs.zip(cos_phi) {
         let scale = k.get(i, i).sqrt() * k.get(j, j).sqrt();
@@ -89,19 +129,18 @@ pub fn reform_from_angles(k: &mut Kernel, x: &[f64], n: usize, d: usize, depth: 
     }
 }
 
-/// The paper-convention NTK of a depth-`depth` ReLU network on `inputs` over the largest
-/// squared input norm (kappa is free of a global factor): `(L + 1) r_i r_j cos phi_L(theta_ij)`
-/// (`r_i = ||x_i|| / max_k ||x_k||`, [`cos_phi_of_pairs`]), so that inputs of norm 1e-150 or
-/// 1e150 lose no digits to a Gram matrix's range. Inputs with a row of zeros or of values
-/// that are not finite take the recursion on the rows as given
-/// ([`super::infinite_width_ntk`]).
-pub fn relu_ntk_over_max_norm(inputs: &Inputs, depth: usize) -> Kernel {
+/// The paper-convention NTK of a depth-`depth` network of `act` on `inputs` over the largest
+/// squared input norm (kappa is free of a global factor): for ReLU and leaky ReLU
+/// ([`slope`]) `(L + 1) r_i r_j cos phi_L(theta_ij)` (`r_i = ||x_i|| / max_k ||x_k||`,
+/// [`cos_phi_of_pairs`]), so that inputs of norm 1e-150 or 1e150 lose no digits to a Gram
+/// matrix's range. Another activation, or inputs with a row of zeros or of values that are
+/// not finite, take the recursion on the rows as given ([`super::infinite_width_ntk`]).
+pub fn ntk_over_max_norm(inputs: &Inputs, act: &Activation, depth: usize) -> Kernel {
     let (n, d, x) = (inputs.n, inputs.d, &inputs.x);
     let norms: Vec<f64> = (0..n).map(|i| row_norm(&x[i * d..(i + 1) * d])).collect();
-    if norms.iter().any(|v| !(*v > 0.0 && v.is_finite())) {
-        let relu = Activation::Relu(ntk_model::activation::Relu);
-        return super::infinite_width_ntk(x, n, d, &relu, depth);
-    }
+    let Some(slope) = slope(act).filter(|_| norms.iter().all(|v| *v > 0.0 && v.is_finite())) else {
+        return super::infinite_width_ntk(x, n, d, act, depth);
+    };
     let top = norms.iter().copied().fold(0.0, f64::max);
     let r: Vec<f64> = norms.iter().map(|v| v / top).collect();
     let top_entry = depth as f64 + 1.0;
@@ -110,7 +149,7 @@ pub fn relu_ntk_over_max_norm(inputs: &Inputs, depth: usize) -> Kernel {
         k.data[i * n + i] = top_entry * ri * ri;
     }
     let pairs = (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j)));
-    for ((i, j), c) in pairs.zip(cos_phi_of_pairs(x, n, d, depth)) {
+    for ((i, j), c) in pairs.zip(cos_phi_of_pairs(x, n, d, depth, slope)) {
         let v = top_entry * r[i] * r[j] * c;
         k.data[i * n + j] = v;
         k.data[j * n + i] = v;
@@ -171,7 +210,7 @@ mod tests {
     fn the_deficit_is_thm_4_4() {
         for t in [1e-12, 1e-7, 1e-3, 0.1, 1.0, 2.0, 3.1] {
             for depth in [0, 1, 5, 50, 1000] {
-                let got = relu::angle_from_one_minus_cos(relu_one_minus_cos_phi(t, depth));
+                let got = relu::angle_from_one_minus_cos(one_minus_cos_phi(t, depth, 1.0 / PI));
                 let want = relu_grad_angle(t, depth);
                 assert!(
                     (got - want).abs() <= 1e-13 * want,
@@ -195,20 +234,20 @@ mod tests {
             for depth in [7, 10_000] {
                 let phi = relu_grad_angle(theta, depth);
                 let want = (1.0 / (0.5 * phi).tan()).powi(2);
-                let got = kappa(&relu_ntk_over_max_norm(&inputs(&x, 2, 3), depth));
+                let relu_act = Activation::Relu(ntk_model::activation::Relu);
+                let got = kappa(&ntk_over_max_norm(&inputs(&x, 2, 3), &relu_act, depth));
                 assert!(
                     (got / want - 1.0).abs() < 1e-7,
                     "{deg} deg, depth {depth}: {got} vs {want}"
                 );
                 // `probe.method = "theory"`'s route: the recursion's kernel, re-formed.
-                let relu_act = Activation::Relu(ntk_model::activation::Relu);
                 let mut k = infinite_width_ntk(&x, 2, 3, &relu_act, depth);
-                reform_from_angles(&mut k, &x, 2, 3, depth);
+                reform_from_angles(&mut k, &x, (2, 3), depth, &relu_act);
                 let run = kappa(&k);
                 assert!((run / want - 1.0).abs() < 1e-7, "run: {run} vs {want}");
                 for s in [1e-150, 1e150] {
                     let scaled: Vec<f64> = x.iter().map(|v| v * s).collect();
-                    let k = kappa(&relu_ntk_over_max_norm(&inputs(&scaled, 2, 3), depth));
+                    let k = kappa(&ntk_over_max_norm(&inputs(&scaled, 2, 3), &relu_act, depth));
                     assert!((k / got - 1.0).abs() < 1e-9, "{s}: {k} vs {got}");
                 }
             }
@@ -218,7 +257,10 @@ mod tests {
     /// Rows of unequal norms, some pairs within [`NEAR_PARALLEL`] (3 and 0.5 degrees): the
     /// kernel over the largest squared norm equals the recursion on the rows as given to
     /// 1e-12 (at depths where the cosines still hold the angles), and `reform_from_angles` on
-    /// the recursion's kernel moves no entry beyond that.
+    /// the recursion's kernel moves no entry beyond that: for ReLU and for leaky ReLU at
+    /// alpha 0.01, 0.3 and -0.5, whose slope `k` ([`slope`]) is derived here and checked
+    /// against the recursion's own dual kernel (forty-eighth hostile round, D1); leaky ReLU at
+    /// alpha 0 is ReLU to rounding.
     #[test]
     fn where_the_cosines_hold_the_recursion_stands() {
         let (n, d) = (5, 3);
@@ -229,21 +271,33 @@ mod tests {
             -0.41, 1.1, 0.71, // about 0.5 degrees from the third
             0.3, -0.2, 1.5,
         ];
-        let relu_act = Activation::Relu(ntk_model::activation::Relu);
-        for depth in [1, 4, 20] {
-            let want = infinite_width_ntk(&x, n, d, &relu_act, depth);
-            let top = (0..n).map(|i| want.get(i, i)).fold(0.0, f64::max) / (depth as f64 + 1.0);
-            let got = relu_ntk_over_max_norm(&inputs(&x, n, d), depth);
-            let mut refined = want.clone();
-            reform_from_angles(&mut refined, &x, n, d, depth);
-            for i in 0..n {
-                for j in 0..n {
-                    let w = want.get(i, j);
-                    let scale = want.get(i, i).max(want.get(j, j));
-                    assert!((got.get(i, j) * top - w).abs() <= 1e-12 * scale, "{i} {j}");
-                    assert!((refined.get(i, j) - w).abs() <= 1e-12 * scale, "{i} {j}");
+        let leaky = |alpha: f64| Activation::LeakyRelu(ntk_model::activation::LeakyRelu { alpha });
+        let acts = [
+            Activation::Relu(ntk_model::activation::Relu),
+            leaky(0.01),
+            leaky(0.3),
+            leaky(-0.5),
+        ];
+        for act in &acts {
+            for depth in [1, 4, 20] {
+                let want = infinite_width_ntk(&x, n, d, act, depth);
+                let top = (0..n).map(|i| want.get(i, i)).fold(0.0, f64::max) / (depth as f64 + 1.0);
+                let got = ntk_over_max_norm(&inputs(&x, n, d), act, depth);
+                let mut refined = want.clone();
+                reform_from_angles(&mut refined, &x, (n, d), depth, act);
+                for i in 0..n {
+                    for j in 0..n {
+                        let w = want.get(i, j);
+                        let scale = want.get(i, i).max(want.get(j, j));
+                        let at = format!("{act} depth {depth} ({i}, {j})");
+                        assert!((got.get(i, j) * top - w).abs() <= 1e-12 * scale, "{at}");
+                        assert!((refined.get(i, j) - w).abs() <= 1e-12 * scale, "{at}");
+                    }
                 }
             }
         }
+        let relu = ntk_over_max_norm(&inputs(&x, n, d), &acts[0], 10);
+        let alpha0 = ntk_over_max_norm(&inputs(&x, n, d), &leaky(0.0), 10);
+        assert!(relu.relative_error(&alpha0) < 1e-14);
     }
 }
