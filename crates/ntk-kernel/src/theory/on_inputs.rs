@@ -285,7 +285,7 @@ fn identical(inputs: &Inputs, i: usize, j: usize) -> bool {
 }
 
 /// The pairs `(i, j)`, `0 <= i < j < n`.
-fn pairs(n: usize) -> impl Iterator<Item = (usize, usize)> {
+pub(crate) fn pairs(n: usize) -> impl Iterator<Item = (usize, usize)> {
     (0..n).flat_map(move |i| ((i + 1)..n).map(move |j| (i, j)))
 }
 
@@ -342,18 +342,10 @@ fn min_input_angle(inputs: &Inputs, gram: &Kernel) -> Option<(f64, usize, usize)
 /// Exactly proportional rows give 0; NaN for a row of zeros or of values that are not
 /// finite.
 pub(crate) fn input_angle(x: &[f64], y: &[f64]) -> f64 {
-    let (Some(x), Some(mut r)) = (pow2_scaled(x), pow2_scaled(y)) else {
+    let (Some((x, _)), Some((mut r, _))) = (pow2_scaled(x), pow2_scaled(y)) else {
         return f64::NAN;
     };
     let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(u, v)| u * v).sum::<f64>();
-    let norm = |v: &[f64]| {
-        let m = v.iter().fold(0.0f64, |m, a| m.max(a.abs()));
-        if m == 0.0 {
-            0.0
-        } else {
-            m * v.iter().map(|a| (a / m) * (a / m)).sum::<f64>().sqrt()
-        }
-    };
     let x_norm = dot(&x, &x).sqrt();
     // Each pass leaves about an ulp of what it removed along x; passes go on until that
     // is below an ulp of r (two at moderate angles, one more per 16 decades below).
@@ -377,13 +369,23 @@ const MAX_PASSES: usize = 48;
 
 /// `v` times the power of two that brings its largest magnitude into `[1, 2)`, or `None`
 /// where that is 0 or not finite.
-pub(crate) fn pow2_scaled(v: &[f64]) -> Option<Vec<f64>> {
+pub(crate) fn pow2_scaled(v: &[f64]) -> Option<(Vec<f64>, i32)> {
     let m = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     if m == 0.0 || !m.is_finite() {
         return None;
     }
     let e = libm::ilogb(m);
-    Some(v.iter().map(|x| libm::scalbn(*x, -e)).collect())
+    Some((v.iter().map(|x| libm::scalbn(*x, -e)).collect(), e))
+}
+
+/// The Euclidean norm of `v` without a square's under- or overflow: the norm of `v` scaled
+/// by [`pow2_scaled`] (exact), scaled back; 0 for zeros, NaN where a value is not finite.
+pub(crate) fn norm(v: &[f64]) -> f64 {
+    match pow2_scaled(v) {
+        Some((s, e)) => libm::scalbn(s.iter().map(|a| a * a).sum::<f64>().sqrt(), e),
+        None if v.iter().all(|a| *a == 0.0) => 0.0,
+        None => f64::NAN,
+    }
 }
 
 /// Why the recursion of inputs `i` and `j` (Gram matrix `gram`) cannot resolve their angle

@@ -29,10 +29,18 @@ use ntk_numerics::kernel::Kernel;
 /// `g(z) = z - z^2 / (3 pi) + O(z^3)` (the expansion of [`relu_small_angle_cos_phi`]'s
 /// derivation), which is `z` to the last bit.
 pub fn g(z: f64) -> f64 {
+    next_angle(z, 1.0 / PI)
+}
+
+/// The angle after one layer of a positively homogeneous activation of slope `k`
+/// ([`super::relu_angles::slope`]; ReLU's [`g`] at `k = 1 / pi`) given the angle `z` before
+/// it: from `1 - cos z' = (1 - cos z) - k (sin z - z cos z)`, as [`g`] is; below [`G_TINY`]
+/// its expansion `z - k z^2 / 3`.
+pub fn next_angle(z: f64, k: f64) -> f64 {
     if z.abs() < G_TINY {
-        return z - z * z / (3.0 * PI);
+        return z - k * z * z / 3.0;
     }
-    angle_from_one_minus_cos(one_minus_cos(z) - sin_minus_z_cos(z) / PI)
+    angle_from_one_minus_cos(one_minus_cos(z) - k * sin_minus_z_cos(z))
 }
 
 /// Where [`g`] takes its expansion: `z^2` is far above f64's smallest normal number

@@ -12,8 +12,8 @@ use ntk_data::inputs::Inputs;
 use ntk_model::Activation;
 use ntk_numerics::kernel::Kernel;
 
-use super::on_inputs::{input_angle, pow2_scaled};
-use super::relu::{G_TINY, angle_from_one_minus_cos, one_minus_cos, sin_minus_z_cos};
+use super::on_inputs::{input_angle, norm, pairs, pow2_scaled};
+use super::relu::{next_angle, one_minus_cos};
 
 /// Pairs of rows less than this many radians apart take their angle from the rows
 /// ([`input_angle`]); beyond it the arccos of their unit rows' cosine, which holds the angle
@@ -37,16 +37,6 @@ pub fn slope(act: &Activation) -> Option<f64> {
         }
         _ => None,
     }
-}
-
-/// The angle after one layer of slope `k` ([`slope`]) given the angle `z` before it, formed
-/// from `1 - cos` as [`super::g`] (ReLU's, `k = 1 / pi`) is; below [`G_TINY`] its expansion
-/// `z - k z^2 / 3`.
-fn next_angle(z: f64, k: f64) -> f64 {
-    if z.abs() < G_TINY {
-        return z - k * z * z / 3.0;
-    }
-    angle_from_one_minus_cos(one_minus_cos(z) - k * sin_minus_z_cos(z))
 }
 
 /// `1 - cos phi_L` of a depth-`depth` network of slope `k` ([`slope`]) at input angle
@@ -73,14 +63,17 @@ pub fn one_minus_cos_phi(theta_in: f64, depth: usize, k: f64) -> f64 {
 /// ([`one_minus_cos_phi`] of slope `k`), which keeps its digits where the embedding angles become
 /// small (every pair's, with depth: ReLU's `theta_l ~ 3 pi / l`). NaN for a pair with a row of zeros
 /// or of values that are not finite. On all cores from a million pairs.
-fn cos_phi_of_pairs(x: &[f64], n: usize, d: usize, depth: usize, k: f64) -> Vec<f64> {
-    let units = unit_rows(x, n, d);
+fn cos_phi_of_pairs(
+    x: &[f64],
+    units: &[f64],
+    (n, d): (usize, usize),
+    depth: usize,
+    k: f64,
+) -> Vec<f64> {
     let unit = |i: usize| &units[i * d..(i + 1) * d];
     let row = |i: usize| &x[i * d..(i + 1) * d];
     let cos_limit = NEAR_PARALLEL.cos();
-    let pairs: Vec<(usize, usize)> = (0..n)
-        .flat_map(|i| ((i + 1)..n).map(move |j| (i, j)))
-        .collect();
+    let pairs: Vec<(usize, usize)> = pairs(n).collect();
     let threads = if pairs.len() < 1_000_000 {
         1
     } else {
@@ -118,9 +111,9 @@ pub fn reform_from_angles(
     let Some(slope) = slope(act) else {
         return;
     };
-    let cos_phi = cos_phi_of_pairs(x, n, d, depth, slope);
-    let pairs = (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j)));
-    for ((i, j), c) in pairs.zip(cos_phi) {
+    let (units, _) = unit_rows(x, n, d);
+    let cos_phi = cos_phi_of_pairs(x, &units, (n, d), depth, slope);
+    for ((i, j), c) in pairs(n).zip(cos_phi) {
         let scale = k.get(i, i).sqrt() * k.get(j, j).sqrt();
         if c.is_finite() && scale.is_finite() {
             k.data[i * n + j] = scale * c;
@@ -137,7 +130,7 @@ pub fn reform_from_angles(
 /// not finite, take the recursion on the rows as given ([`super::infinite_width_ntk`]).
 pub fn ntk_over_max_norm(inputs: &Inputs, act: &Activation, depth: usize) -> Kernel {
     let (n, d, x) = (inputs.n, inputs.d, &inputs.x);
-    let norms: Vec<f64> = (0..n).map(|i| row_norm(&x[i * d..(i + 1) * d])).collect();
+    let (units, norms) = unit_rows(x, n, d);
     let Some(slope) = slope(act).filter(|_| norms.iter().all(|v| *v > 0.0 && v.is_finite())) else {
         return super::infinite_width_ntk(x, n, d, act, depth);
     };
@@ -148,8 +141,8 @@ pub fn ntk_over_max_norm(inputs: &Inputs, act: &Activation, depth: usize) -> Ker
     for (i, ri) in r.iter().enumerate() {
         k.data[i * n + i] = top_entry * ri * ri;
     }
-    let pairs = (0..n).flat_map(|i| ((i + 1)..n).map(move |j| (i, j)));
-    for ((i, j), c) in pairs.zip(cos_phi_of_pairs(x, n, d, depth, slope)) {
+    let cos_phi = cos_phi_of_pairs(x, &units, (n, d), depth, slope);
+    for ((i, j), c) in pairs(n).zip(cos_phi) {
         let v = top_entry * r[i] * r[j] * c;
         k.data[i * n + j] = v;
         k.data[j * n + i] = v;
@@ -157,32 +150,28 @@ pub fn ntk_over_max_norm(inputs: &Inputs, act: &Activation, depth: usize) -> Ker
     k
 }
 
-/// The rows of the row-major `n x d` inputs `x` scaled to unit norm (through a power of two
-/// first: no square under- or overflows); a row of zeros or of values that are not finite
-/// stays zeros.
-pub fn unit_rows(x: &[f64], n: usize, d: usize) -> Vec<f64> {
-    let mut out = Vec::with_capacity(n * d);
+/// The rows of the row-major `n x d` inputs `x` scaled to unit norm, and their norms, each
+/// through a power of two first (no square under- or overflows): a row of zeros stays zeros,
+/// of norm 0; a row with a value that is not finite has norm NaN (and a unit row of zeros or
+/// NaN).
+pub fn unit_rows(x: &[f64], n: usize, d: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut units = Vec::with_capacity(n * d);
+    let mut norms = Vec::with_capacity(n);
     for i in 0..n {
-        match pow2_scaled(&x[i * d..(i + 1) * d]) {
-            Some(s) => {
-                let norm = s.iter().map(|v| v * v).sum::<f64>().sqrt();
-                out.extend(s.iter().map(|v| v / norm));
+        let v = &x[i * d..(i + 1) * d];
+        match pow2_scaled(v) {
+            Some((s, e)) => {
+                let unit_norm = s.iter().map(|a| a * a).sum::<f64>().sqrt();
+                units.extend(s.iter().map(|a| a / unit_norm));
+                norms.push(libm::scalbn(unit_norm, e));
             }
-            None => out.extend(std::iter::repeat_n(0.0, d)),
+            None => {
+                units.extend(std::iter::repeat_n(0.0, d));
+                norms.push(norm(v));
+            }
         }
     }
-    out
-}
-
-/// The Euclidean norm of `v` without a square's under- or overflow; 0 for zeros, NaN where a
-/// value is not finite.
-fn row_norm(v: &[f64]) -> f64 {
-    let m = v.iter().fold(0.0f64, |m, a| m.max(a.abs()));
-    match pow2_scaled(v) {
-        Some(s) => libm::scalbn(s.iter().map(|a| a * a).sum::<f64>().sqrt(), libm::ilogb(m)),
-        None if m == 0.0 => 0.0,
-        None => f64::NAN,
-    }
+    (units, norms)
 }
 
 #[cfg(test)]
