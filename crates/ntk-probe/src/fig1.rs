@@ -106,7 +106,8 @@ pub fn checked_theory_phi_deg(
                 "too small an angle for the infinite-width recursion of {act} at depth {depth} \
                  in f64: at layer {l} the inputs' correlation is within {d:.1e} of 1, where an \
                  angle keeps fewer than six significant digits (it needs at least {:.0e} per \
-                 layer); a larger theta_in (ReLU and linear networks are exact at every angle)",
+                 layer); a larger theta_in (ReLU, leaky ReLU and linear networks are exact at \
+                 every angle)",
                 ntk_kernel::theory::MIN_ONE_MINUS_RHO_PER_LAYER
             ),
         });
@@ -409,6 +410,18 @@ mod tests {
             (phi / 0.0095492965248805588544 - 1.0).abs() < 1e-12,
             "{phi}"
         );
+        // Leaky ReLU (alpha 0.01) by its angle recursion, exact at every angle (forty-ninth
+        // hostile round, N1: refused below about 1e-3 degrees), against mpmath's NTK recursion
+        // on the cosine at 60 digits.
+        let leaky = Activation::new(ActivationKind::LeakyRelu, None);
+        #[allow(clippy::excessive_precision)] // mpmath's digits, as printed
+        for (deg, want) in [
+            (0.01, 2.987547652198096408),
+            (1e-7, 0.0094533309061238804209),
+        ] {
+            let phi = checked_theory_phi_deg(&leaky, deg, 50, "--thetas").unwrap();
+            assert!((phi / want - 1.0).abs() < 1e-12, "{deg}: {phi} vs {want}");
+        }
         let linear = Activation::new(ActivationKind::Linear, None);
         let phi = checked_theory_phi_deg(&linear, 1e-9, 10, "--thetas").unwrap();
         assert!((phi / 1e-9 - 1.0).abs() < 1e-15, "{phi}");

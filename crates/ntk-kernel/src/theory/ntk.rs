@@ -164,7 +164,9 @@ pub fn embedding_angles(act: &Activation, theta_in: f64, depth: usize) -> Vec<f6
 /// The infinite-width model-gradient angle phi (radians) of two unit-norm inputs at angle
 /// `theta_in`, for any activation. ReLU: Thm 4.4's closed form
 /// ([`super::relu::relu_grad_angle`]), the identity: `theta_in`
-/// ([`super::linear::linear_grad_angle`]), both exact at every angle; other activations:
+/// ([`super::linear::linear_grad_angle`]), leaky ReLU: the angle recursion of its slope
+/// ([`super::relu_angles::one_minus_cos_phi`]; forty-ninth hostile round, N1: refused below
+/// about 1e-3 degrees), all exact at every angle; other activations:
 /// the NTK recursion ([`pair_recursion`]), whose angles lose digits where a correlation
 /// nears 1 ([`PairRecursion::unresolved_layer`] says where). For ReLU the recursion equals
 /// the closed form to rounding above small angles (tests), but at `theta_in = 1e-7`
@@ -178,17 +180,28 @@ pub fn grad_angle(act: &Activation, theta_in: f64, depth: usize) -> f64 {
         _ if depth == 0 => theta_in,
         Activation::Relu(_) => super::relu::relu_grad_angle(theta_in, depth),
         Activation::Linear(_) => super::linear::linear_grad_angle(theta_in, depth),
-        other => {
-            pair_recursion(&DualEvaluator::new(other), 1.0, 1.0, theta_in.cos(), depth).grad_angle()
-        }
+        other => match super::relu_angles::slope(other) {
+            Some(s) => {
+                let angle = super::relu_angles::Angle::of(theta_in);
+                super::relu::angle_from_one_minus_cos(super::relu_angles::one_minus_cos_phi(
+                    angle, depth, s,
+                ))
+            }
+            None => pair_recursion(&DualEvaluator::new(other), 1.0, 1.0, theta_in.cos(), depth)
+                .grad_angle(),
+        },
     }
 }
 
-/// Whether [`grad_angle`] of `act` at `depth` takes a closed form, exact at every input
-/// angle (depth 0, ReLU, the identity), rather than the recursion, whose angles lose digits
+/// Whether [`grad_angle`] of `act` at `depth` takes a route exact at every input angle
+/// (depth 0, ReLU, the identity, leaky ReLU's angle recursion), rather than the recursion, whose angles lose digits
 /// near parallel inputs ([`PairRecursion::unresolved_layer`]).
 pub fn grad_angle_exact_at_every_angle(act: &Activation, depth: usize) -> bool {
-    depth == 0 || matches!(act, Activation::Relu(_) | Activation::Linear(_))
+    depth == 0
+        || matches!(
+            act,
+            Activation::Relu(_) | Activation::Linear(_) | Activation::LeakyRelu(_)
+        )
 }
 
 /// The infinite-width NTK `Theta_L` and the top-layer embedding Gram matrix `Sigma_L`

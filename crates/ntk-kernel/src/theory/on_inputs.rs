@@ -37,10 +37,15 @@ const MAX_ANGLE_CANDIDATES: usize = 256;
 /// The infinite-width values of the network `model` (its `input_dim` the inputs') on
 /// `inputs`, taken as fed to it, under its own convention ([`theory::Scaling::of`]).
 ///
-/// - ReLU and the identity (positively homogeneous): every convention and input norm
-///   changes K by one global factor, so the min angle is Thm 4.4's `phi(theta_min)` (phi is
-///   increasing in `theta_in` and free of the norms), and kappa that of the paper-convention
-///   kernel (the Gram matrix's for the identity).
+/// - ReLU and leaky ReLU (positively homogeneous): every convention and input norm changes
+///   K by one global factor, so kappa is that of the paper-convention kernel over the
+///   largest squared norm and the min angle the smallest of the pairs' `phi(theta_ij)`, both
+///   formed from each pair's own angle ([`theory::relu_angles::homogeneous_ntk`]: exact at
+///   every angle, near parallel and near opposite rows too).
+/// - The identity, and ReLU or leaky ReLU with a row of zeros or of values that are not
+///   finite: the min angle is `phi(theta_min)` (phi is increasing in `theta_in` and free of
+///   the norms), kappa that of the paper-convention kernel (the Gram matrix's for the
+///   identity).
 /// - Other activations, with the whole kernel affordable (`n <= 200`, or equal input norms
 ///   and `n <= 2000`): the kernel of the network's recursion
 ///   ([`theory::infinite_width_kernels_scaled`]), its kappa and its smallest pairwise angle,
@@ -83,6 +88,23 @@ pub fn theory_value(
             String::new()
         }
     };
+    // ReLU and leaky ReLU (any alpha): the kernel and every pair's angle from the pair's
+    // own angle (forty-ninth hostile round, D1: at alpha < 0 the sweep took the cosines'
+    // recursion, kappa 8.8e-4 off at rows 1e-5 degrees apart and 35% at depth 1,000, and
+    // an angle 2.9% off at rows scaled by 1e-150, with no note).
+    if let Some(h) = theory::relu_angles::slope(&act)
+        .and_then(|s| theory::relu_angles::homogeneous_ntk(inputs, s, depth))
+    {
+        let kappa = singular(&h.ntk)?;
+        return Ok(TheoryValue {
+            min_grad_angle_deg: h
+                .min_grad_angle
+                .map(|(phi, ..)| phi.to_degrees())
+                .filter(|p| p.is_finite()),
+            note: note_singular(&kappa),
+            kappa,
+        });
+    }
     if increasing_in_the_input_angle(&act) {
         // phi is increasing in theta_in and free of the norms: the pair of the smallest
         // input angle, formed from the rows (not from the Gram matrix's cosine, which holds
@@ -176,8 +198,8 @@ pub fn theory_value(
         return Ok(TheoryValue {
             min_grad_angle_deg: direct,
             note: format!(
-                "{act} is neither ReLU, the identity nor leaky ReLU with alpha >= 0, and the \
-                 inputs' norms differ: the min gradient angle \
+                "{act} is not positively homogeneous (ReLU, leaky ReLU, the identity), or a \
+                 row is zeros, and the inputs' norms differ: the min gradient angle \
                  and kappa need the whole infinite-width kernel, computed only for n <= \
                  {THEORY_PAIRWISE_MAX_N} (n^2/2 bivariate quadratures per layer), or for n <= \
                  {THEORY_EQUAL_NORMS_MAX_N} with data.unit_norm = true"
@@ -216,18 +238,11 @@ pub fn theory_value(
     }
 }
 
-/// Whether the infinite-width phi of `act` is free of the input norms and increasing in the
-/// input angle, so that the pair of the smallest input angle gives the smallest phi: ReLU,
-/// the identity and leaky ReLU with `alpha >= 0` (positively homogeneous, the activation and
-/// its derivative non-decreasing, so every layer's dual kernels increase with the
-/// correlation on `[-1, 1]`). Not leaky ReLU with `alpha < 0`: at `alpha = -1` (`|x|`)
-/// antiparallel inputs have phi 0 (thirty-third hostile round, D2: 70.49 degrees reported
-/// from the nearest pair where 0 is right); such networks take the general route.
 /// Whether [`theory_value`] of `model` on `inputs` may give a min gradient angle, decided
 /// from the network and the inputs before any kernel, by its own rules: not where the
 /// theory does not cover the network (biases, the standard parameterization,
 /// normalization: [`theory::Scaling::of`]), nor for fewer than two inputs, nor for an
-/// activation other than ReLU, the identity and leaky ReLU (alpha >= 0) on more than
+/// activation other than ReLU, the identity and leaky ReLU on more than
 /// [`THEORY_PAIRWISE_MAX_N`] inputs of unequal norms at depth >= 1 without identical rows
 /// (its note says why). Where it may, the angle can still be absent (a recursion that
 /// cannot resolve it). A sweep and its collect check the angle's figure only where some
@@ -236,7 +251,9 @@ pub fn may_give_angle(model: &MlpConfig, inputs: &Inputs) -> bool {
     if theory::Scaling::of(model).is_err() || inputs.n < 2 {
         return false;
     }
-    increasing_in_the_input_angle(&model.activation())
+    let act = model.activation();
+    increasing_in_the_input_angle(&act)
+        || theory::relu_angles::slope(&act).is_some()
         || inputs.n <= THEORY_PAIRWISE_MAX_N
         || model.depth == 0
         || norms_equal((0..inputs.n).map(|i| row(inputs, i).iter().map(|v| v * v).sum()))
@@ -256,6 +273,13 @@ fn norms_equal(mut sq: impl Iterator<Item = f64>) -> bool {
     sq.all(|q| (q - q0).abs() <= 1e-12 * q0)
 }
 
+/// Whether the infinite-width phi of `act` is free of the input norms and increasing in the
+/// input angle, so that the pair of the smallest input angle gives the smallest phi: ReLU,
+/// the identity and leaky ReLU with `alpha >= 0` (positively homogeneous, the activation and
+/// its derivative non-decreasing, so every layer's dual kernels increase with the
+/// correlation on `[-1, 1]`). Not leaky ReLU with `alpha < 0`: at `alpha = -1` (`|x|`)
+/// antiparallel inputs have phi 0 (thirty-third hostile round, D2: 70.49 degrees reported
+/// from the nearest pair where 0 is right); such networks take the general route.
 fn increasing_in_the_input_angle(act: &Activation) -> bool {
     match act {
         Activation::Relu(_) | Activation::Linear(_) => true,
@@ -525,6 +549,52 @@ mod tests {
         }
     }
 
+    /// Leaky ReLU below alpha 0 takes each pair's own angle too (forty-ninth hostile round,
+    /// D1: the sweep's recursion on the cosines, kappa 8.8e-4 off, an angle 4.4e-4 off at rows
+    /// scaled by 2^-300 and 2.9% at 1e-150, no note): at alpha -0.5 and rows 1e-5 degrees
+    /// apart, and at alpha -1 (`|z|`) and rows 1e-5 degrees from opposite, the angle equals
+    /// mpmath's NTK recursion on the cosine at 60 digits and keeps it, and kappa, at every
+    /// scale of the rows; `x` and `-2 x` under `|z|` give a singular kernel and angle 0.
+    #[test]
+    fn homogeneous_networks_take_each_pairs_angle_at_every_scale() {
+        let d = 3;
+        let value = |alpha: f64, x: &[f64]| {
+            let model =
+                MlpConfig::new(d, 64, 7, ActivationKind::LeakyRelu).with_activation_param(alpha);
+            let gram = Kernel::gram(x, 3, d);
+            theory_value(&model, &inputs(x, 3, d), &gram, &mut None).unwrap()
+        };
+        let t = 1e-5f64.to_radians();
+        let apart = [1.0, 0.0, 0.0, t.cos(), t.sin(), 0.0, 0.3, -0.2, 1.0];
+        let opposite = [1.0, 0.0, 0.0, -t.cos(), t.sin(), 0.0, 0.3, -0.2, 1.0];
+        #[allow(clippy::excessive_precision)] // mpmath's digits, as printed
+        for (alpha, x, want) in [
+            (-0.5, apart, 0.047937082859390562508),
+            (-1.0, opposite, 0.050530121191363841937),
+        ] {
+            let at1 = value(alpha, &x);
+            let got = at1.min_grad_angle_deg.unwrap();
+            assert!((got / want - 1.0).abs() < 1e-12, "{alpha}: {got} vs {want}");
+            assert_eq!(at1.note, "");
+            let kappa = at1.kappa.unwrap();
+            for scale in [2f64.powi(-300), 1e100, 1e-150] {
+                let scaled: Vec<f64> = x.iter().map(|v| v * scale).collect();
+                let v = value(alpha, &scaled);
+                let angle = v.min_grad_angle_deg.unwrap();
+                assert!((angle / got - 1.0).abs() < 1e-12, "{scale}: {v:?}");
+                assert!(
+                    (v.kappa.unwrap() / kappa - 1.0).abs() < 1e-9,
+                    "{scale}: {v:?}"
+                );
+            }
+        }
+        let twice = [1.0, 0.2, -0.3, -2.0, -0.4, 0.6, 0.3, -0.2, 1.0];
+        let v = value(-1.0, &twice);
+        assert_eq!(v.kappa, None, "{v:?}");
+        assert_eq!(v.min_grad_angle_deg, Some(0.0), "{v:?}");
+        assert!(v.note.contains("numerically singular"), "{v:?}");
+    }
+
     /// The theory column's min angle at nearly parallel inputs: ReLU's is Thm 4.4's closed
     /// form, exact (the recursion it took before was 97% off at 1e-7 degrees, depth 50); a
     /// quadrature activation's is absent, with the reason, where the recursion cannot resolve
@@ -595,26 +665,23 @@ mod tests {
         ] {
             assert_eq!(value(kind, 3, &x).min_grad_angle_deg, Some(0.0), "{kind}");
         }
-        // D2: leaky ReLU is homogeneous but has no closed form here: at 1e-6 degrees its
-        // recursion cannot resolve the angle (it answered 18% off), so absent with the
-        // reason; at 1 degree the pair's recursion.
-        let leaky = value(ActivationKind::LeakyRelu, 3, &pair(1e-6f64.to_radians()));
-        assert_eq!(leaky.min_grad_angle_deg, None, "{leaky:?}");
+        // Leaky ReLU (alpha 0.01) at 1e-6 degrees, depth 3: its angle recursion, against
+        // mpmath's NTK recursion on the cosine at 60 digits (the f64 recursion answered 18%
+        // off: thirty-third hostile round, D2; then it was left absent: forty-ninth, N1).
+        #[allow(clippy::excessive_precision)] // mpmath's digits, as printed
+        for (deg, want) in [
+            (1e-6, 0.0073225187297868769772),
+            (1.0, 7.3727501949047986439),
+        ] {
+            let leaky = value(ActivationKind::LeakyRelu, 3, &pair(f64::to_radians(deg)));
+            let got = leaky.min_grad_angle_deg.unwrap();
+            assert!((got / want - 1.0).abs() < 1e-12, "{deg}: {got} vs {want}");
+            assert_eq!(leaky.note, "");
+        }
         // At depth 0 phi is the input angle itself, for every activation.
         let at0 = value(ActivationKind::LeakyRelu, 0, &pair(1e-6f64.to_radians()));
         let got = at0.min_grad_angle_deg.unwrap();
         assert!((got / 1e-6 - 1.0).abs() < 1e-9, "{at0:?}");
-        assert!(
-            leaky.note.contains("inputs 0 and 1 are so nearly parallel"),
-            "{}",
-            leaky.note
-        );
-        let t = 1f64.to_radians();
-        let leaky = value(ActivationKind::LeakyRelu, 3, &pair(t));
-        let act = Activation::new(ActivationKind::LeakyRelu, None);
-        let want = theory::grad_angle(&act, t, 3).to_degrees();
-        let got = leaky.min_grad_angle_deg.unwrap();
-        assert!((got - want).abs() <= 1e-9 * want, "{got} vs {want}");
         // tanh at 1e-7 degrees: the correlation rounds to 1, no angle is resolved.
         let t = 1e-7f64.to_radians();
         let tanh = value(ActivationKind::Tanh, 5, &pair(t));

@@ -1,10 +1,12 @@
-//! The infinite-width NTK of a ReLU network formed from each pair's angle: the recursion
-//! takes every layer's angle from a cosine, which near 1 holds few of its digits
-//! (`arccos(1 - e) ~ sqrt(2 e)`), at nearly parallel inputs and at depth (where every pair's
-//! embedding angle becomes small), and a ReLU network's kernel moves linearly with the angle
-//! (`1 - cos phi ~ L theta / (2 pi)`, Thm 4.5): its kappa lost up to 3e-3 at rows 1e-5 degrees
-//! apart, and 0.7% between the same rows scaled by 1e-150 and 1e150 (forty-seventh hostile
-//! round, D2).
+//! The infinite-width NTK of a positively homogeneous network (ReLU, leaky ReLU) formed from
+//! each pair's angle: the recursion takes every layer's angle from a cosine, which near 1
+//! holds few of its digits (`arccos(1 - e) ~ sqrt(2 e)`), at nearly parallel inputs and at
+//! depth (where every pair's embedding angle becomes small), and such a network's kernel
+//! moves linearly with the angle (`1 - cos phi ~ L theta / (2 pi)`, Thm 4.5): its kappa lost
+//! up to 3e-3 at rows 1e-5 degrees apart, and 0.7% between the same rows scaled by 1e-150
+//! and 1e150 (forty-seventh hostile round, D2). An angle near pi is held by its supplement
+//! ([`Angle`]): leaky ReLU near `alpha = -1` (`|z|`) maps nearly opposite rows as nearly
+//! parallel ones (forty-ninth hostile round, D2: kappa 4.4e-3 off).
 
 use std::f64::consts::PI;
 
@@ -13,66 +15,185 @@ use ntk_model::Activation;
 use ntk_numerics::kernel::Kernel;
 
 use super::on_inputs::{input_angle, norm, pairs, pow2_scaled};
-use super::relu::{next_angle, one_minus_cos};
+use super::relu::{angle_from_one_minus_cos, next_angle, one_minus_cos, sin_minus_z_cos};
 
-/// Pairs of rows less than this many radians apart take their angle from the rows
-/// ([`input_angle`]); beyond it the arccos of their unit rows' cosine, which holds the angle
-/// to about an ulp over `sin theta` (1e-14 of the angle at the limit).
+/// Pairs of rows less than this many radians from parallel or from opposite take their
+/// angle from the rows ([`input_angle`]); between, the arccos of their unit rows' cosine,
+/// which holds the angle to about an ulp over `sin theta` (1e-14 of it at the limit).
 pub const NEAR_PARALLEL: f64 = 0.1;
 
-/// The slope `k` of a positively homogeneous activation's angle recursion, or `None` for
-/// another: with `s(z) = a z + b |z|` (`a = (1 + alpha) / 2`, `b = (1 - alpha) / 2`; ReLU
-/// `alpha = 0`) and the paper convention's `c = 1 / E[s(Z)^2] = 2 / (1 + alpha^2)`, unit
-/// inputs at angle `theta` give `1 - cos theta' = (1 - cos theta) - k (sin theta - theta cos
-/// theta)` and `Sigma_dot = 1 - k theta`, `k = 2 c b^2 / pi = (1 - alpha)^2 / ((1 + alpha^2)
-/// pi)` (from `E[u v] = cos theta`, `E|u||v| = (2 / pi)(sin theta + (pi / 2 - theta) cos
-/// theta)`, `E[sign u sign v] = 1 - 2 theta / pi`); ReLU's `k = 1 / pi` (Eq. 7-9).
-/// Forty-eighth hostile round, D1: leaky ReLU's kernel kept the cosines' error.
-pub fn slope(act: &Activation) -> Option<f64> {
-    match act {
-        Activation::Relu(_) => Some(1.0 / PI),
-        Activation::LeakyRelu(l) => {
-            let a = l.alpha;
-            Some((1.0 - a) * (1.0 - a) / ((1.0 + a * a) * PI))
+/// The low part of pi: `PI + PI_LO` is pi to about 1e-32.
+const PI_LO: f64 = 1.2246467991473532e-16;
+
+/// The two constants of a positively homogeneous activation `s(z) = a z + b |z|` (`a = (1 +
+/// alpha) / 2`, `b = (1 - alpha) / 2`; ReLU `alpha = 0`) in the paper convention (`c = 1 /
+/// E[s(Z)^2] = 2 / (1 + alpha^2)`): unit inputs at angle `theta` give `cos theta' = linear cos
+/// theta + k (sin theta + (pi - theta) cos theta)` and `Sigma_dot = 1 - k theta`, so that `1 -
+/// cos theta' = (1 - cos theta) - k (sin theta - theta cos theta)` (from `E[u v] = cos theta`,
+/// `E|u||v| = (2 / pi)(sin theta + (pi / 2 - theta) cos theta)`, `E[sign u sign v] = 1 - 2
+/// theta / pi`; ReLU: Eq. 7-9).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Slope {
+    /// `k = 2 c b^2 / pi = (1 - alpha)^2 / ((1 + alpha^2) pi)`; ReLU's `1 / pi`.
+    pub k: f64,
+    /// `2 c a^2 = (1 + alpha)^2 / (1 + alpha^2) = 2 - k pi`, formed from `alpha` (exactly 0
+    /// for `|z|`); ReLU's 1.
+    pub linear: f64,
+}
+
+/// The [`Slope`] of a positively homogeneous activation (ReLU, leaky ReLU), or `None` for
+/// another. Forty-eighth hostile round, D1: leaky ReLU's kernel kept the cosines' error.
+pub fn slope(act: &Activation) -> Option<Slope> {
+    let alpha = match act {
+        Activation::Relu(_) => 0.0,
+        Activation::LeakyRelu(l) => l.alpha,
+        _ => return None,
+    };
+    let norm = 1.0 + alpha * alpha;
+    Some(Slope {
+        k: (1.0 - alpha) * (1.0 - alpha) / (norm * PI),
+        linear: (1.0 + alpha) * (1.0 + alpha) / norm,
+    })
+}
+
+/// An angle in `[0, pi]`, held where its digits are: by itself up to `pi / 2`, beyond by its
+/// supplement `pi - theta` (an angle near pi formed as `pi - psi` keeps only the digits of
+/// `psi` above an ulp of pi).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Angle {
+    /// `theta <= pi / 2`.
+    Acute(f64),
+    /// `pi - theta`, for `theta > pi / 2`.
+    Obtuse(f64),
+}
+
+impl Angle {
+    /// The angle of radians `theta` in `[0, pi]`.
+    pub fn of(theta: f64) -> Self {
+        if theta <= 0.5 * PI {
+            Angle::Acute(theta)
+        } else {
+            Angle::Obtuse((PI - theta) + PI_LO)
         }
-        _ => None,
+    }
+
+    /// The angle in radians.
+    pub fn radians(self) -> f64 {
+        match self {
+            Angle::Acute(t) => t,
+            Angle::Obtuse(p) => (PI - p) + PI_LO,
+        }
+    }
+
+    /// `1 - cos theta`, to a few ulps of itself.
+    pub fn one_minus_cos(self) -> f64 {
+        match self {
+            Angle::Acute(t) => one_minus_cos(t),
+            Angle::Obtuse(p) => 1.0 + p.cos(),
+        }
+    }
+
+    /// `1 + cos theta`, to a few ulps of itself.
+    pub fn one_plus_cos(self) -> f64 {
+        match self {
+            Angle::Acute(t) => 1.0 + t.cos(),
+            Angle::Obtuse(p) => one_minus_cos(p),
+        }
+    }
+
+    /// The angle after one layer of slope `s` ([`Slope`]). Acute: [`next_angle`]. Obtuse,
+    /// `theta = pi - psi`: `1 - cos theta' = (1 - cos psi) - k (sin psi - psi cos psi) + linear
+    /// cos psi` and `1 + cos theta' = (1 - cos psi) + k (sin psi + (pi - psi) cos psi)` (sum 2),
+    /// each a sum of terms that do not cancel for `psi <= pi / 2`; the smaller gives the
+    /// angle. `|z|` (`linear = 0`) maps `x, y` as `x, -y`; the identity (`k = 0`) keeps it.
+    pub fn next(self, s: Slope) -> Self {
+        match self {
+            Angle::Acute(t) => Angle::Acute(next_angle(t, s.k)),
+            Angle::Obtuse(p) if s.linear == 0.0 => Angle::Acute(next_angle(p, s.k)),
+            Angle::Obtuse(p) if s.k == 0.0 => Angle::Obtuse(p),
+            Angle::Obtuse(p) => {
+                let minus = one_minus_cos(p) - s.k * sin_minus_z_cos(p) + s.linear * p.cos();
+                let plus = one_minus_cos(p) + s.k * (p.sin() + (PI - p) * p.cos());
+                if minus <= plus {
+                    Angle::Acute(angle_from_one_minus_cos(minus))
+                } else {
+                    Angle::Obtuse(angle_from_one_minus_cos(plus))
+                }
+            }
+        }
     }
 }
 
-/// `1 - cos phi_L` of a depth-`depth` network of slope `k` ([`slope`]) at input angle
+/// `1 - cos phi_L` of a depth-`depth` network of slope `s` ([`Slope`]) at input angle
 /// `theta_in` (ReLU: Thm 4.4), in O(L): `D_L / (L + 1)`, where `D_l = (l + 1) - Theta_l` of
-/// unit inputs, `D_0 = 1 - cos theta_0` and `D_l = D_{l-1} + (1 - cos theta_l) + Theta_{l-1}
-/// k theta_{l-1}` (from `Theta_l = Theta_{l-1} (1 - k theta_{l-1}) + cos theta_l`): a sum of
-/// terms >= 0 for `k theta <= 1`, so it keeps its digits at small angles, as
-/// [`super::relu_grad_angle`] (O(L^2)) does.
-pub fn one_minus_cos_phi(theta_in: f64, depth: usize, k: f64) -> f64 {
+/// unit inputs, from `Theta_l = Theta_{l-1} (1 - k theta_{l-1}) + cos theta_l`:
+/// `D_l = (1 - cos theta_l) + D_{l-1} (1 - k theta_{l-1}) + l k theta_{l-1}`, terms that do
+/// not cancel where `Theta_{l-1} >= 0` (`D_{l-1} <= l`), so it keeps its digits at small
+/// angles, as [`super::relu_grad_angle`] (O(L^2)) does. Where `Theta_{l-1} < 0` the small one
+/// is `E_{l-1} = l + Theta_{l-1}`, and both are formed from it: `E_l = (1 + cos theta_l) +
+/// E_{l-1} (1 - k theta_{l-1}) + l k theta_{l-1}`, and at an obtuse `theta_{l-1} = pi - psi`
+/// `D_l = (1 - cos theta_l) + E_{l-1} (1 - w) + l w`, `w = linear + k psi` (nearly opposite
+/// rows under `|z|` keep their digits). Every coefficient of the carried value is within
+/// [-1, 1], so rounding does not grow with depth.
+pub fn one_minus_cos_phi(theta_in: Angle, depth: usize, s: Slope) -> f64 {
     let mut theta = theta_in;
-    let mut deficit = one_minus_cos(theta);
+    let mut deficit = theta.one_minus_cos();
+    let mut excess = theta.one_plus_cos();
     for l in 1..=depth {
-        let previous = l as f64 - deficit;
-        let next = next_angle(theta, k);
-        deficit += one_minus_cos(next) + previous * k * theta;
+        let l = l as f64;
+        let kt = s.k * theta.radians();
+        let next = theta.next(s);
+        if deficit <= l {
+            deficit = next.one_minus_cos() + deficit * (1.0 - kt) + l * kt;
+            excess = 2.0 * (l + 1.0) - deficit;
+        } else {
+            deficit = next.one_minus_cos()
+                + match theta {
+                    Angle::Obtuse(psi) => {
+                        let w = s.linear + s.k * psi;
+                        excess * (1.0 - w) + l * w
+                    }
+                    Angle::Acute(_) => (2.0 * l - excess) * (1.0 - kt) + l * kt,
+                };
+            excess = next.one_plus_cos() + excess * (1.0 - kt) + l * kt;
+        }
         theta = next;
     }
     deficit / (depth as f64 + 1.0)
 }
 
-/// `cos phi_L` of every pair `i < j` of the row-major `n x d` rows `x` (row-major order of the
-/// upper triangle), from the pair's angle: the rows' own ([`input_angle`]) within
-/// [`NEAR_PARALLEL`], else the arccos of the unit rows' cosine; then the angle recursion
-/// ([`one_minus_cos_phi`] of slope `k`), which keeps its digits where the embedding angles become
-/// small (every pair's, with depth: ReLU's `theta_l ~ 3 pi / l`). NaN for a pair with a row of zeros
-/// or of values that are not finite. On all cores from a million pairs.
-fn cos_phi_of_pairs(
+/// The [`Angle`] of the rows `x` and `y` whose unit rows' cosine is `c`: the rows' own
+/// ([`input_angle`], of `x` and `-y` near opposite) within [`NEAR_PARALLEL`] of parallel or
+/// opposite, else the arccos of `c`.
+fn pair_angle(x: &[f64], y: &[f64], c: f64) -> Angle {
+    let limit = NEAR_PARALLEL.cos();
+    if c > limit {
+        Angle::Acute(input_angle(x, y))
+    } else if c < -limit {
+        let opposite: Vec<f64> = y.iter().map(|v| -v).collect();
+        Angle::Obtuse(input_angle(x, &opposite))
+    } else if c >= 0.0 {
+        Angle::Acute(c.acos())
+    } else {
+        Angle::Obtuse((-c).acos())
+    }
+}
+
+/// `1 - cos phi_L` of every pair `i < j` of the row-major `n x d` rows `x` (row-major order of
+/// the upper triangle; `units` their unit rows, [`unit_rows`]), from the pair's [`Angle`]
+/// ([`pair_angle`]) by the angle recursion ([`one_minus_cos_phi`] of slope `s`), which keeps
+/// its digits where the embedding angles become small (every pair's, with depth: ReLU's
+/// `theta_l ~ 3 pi / l`). NaN for a pair with a row of zeros or of values that are not
+/// finite. On all cores from a million pairs.
+fn deficits_of_pairs(
     x: &[f64],
     units: &[f64],
     (n, d): (usize, usize),
     depth: usize,
-    k: f64,
+    s: Slope,
 ) -> Vec<f64> {
     let unit = |i: usize| &units[i * d..(i + 1) * d];
     let row = |i: usize| &x[i * d..(i + 1) * d];
-    let cos_limit = NEAR_PARALLEL.cos();
     let pairs: Vec<(usize, usize)> = pairs(n).collect();
     let threads = if pairs.len() < 1_000_000 {
         1
@@ -81,13 +202,12 @@ fn cos_phi_of_pairs(
     };
     super::ntk::par_map(&pairs, threads, |&(i, j)| {
         let c: f64 = unit(i).iter().zip(unit(j)).map(|(a, b)| a * b).sum();
-        let theta = if c > cos_limit {
-            input_angle(row(i), row(j))
-        } else {
-            c.clamp(-1.0, 1.0).acos()
+        let theta = pair_angle(row(i), row(j), c.clamp(-1.0, 1.0));
+        let finite = match theta {
+            Angle::Acute(t) | Angle::Obtuse(t) => t.is_finite(),
         };
-        if theta.is_finite() && unit(i).iter().any(|v| *v != 0.0) {
-            1.0 - one_minus_cos_phi(theta, depth, k)
+        if finite && unit(i).iter().any(|v| *v != 0.0) {
+            one_minus_cos_phi(theta, depth, s)
         } else {
             f64::NAN
         }
@@ -98,8 +218,8 @@ fn cos_phi_of_pairs(
 /// positively homogeneous activation `act` (ReLU, leaky ReLU: [`slope`]; others are left as
 /// they are) on the row-major `n x d` inputs `x` from the pair's angle: the kernel is
 /// positively homogeneous (any convention, any input norms), so `K_ij = sqrt(K_ii) sqrt(K_jj)
-/// cos phi_L(theta_ij)` ([`cos_phi_of_pairs`]). The recursion takes each layer's angle from a
-/// cosine, which near 1 holds few of its digits. A pair with a row of zeros keeps the
+/// cos phi_L(theta_ij)` ([`deficits_of_pairs`]). The recursion takes each layer's angle from
+/// a cosine, which near 1 holds few of its digits. A pair with a row of zeros keeps the
 /// recursion's entry.
 pub fn reform_from_angles(
     k: &mut Kernel,
@@ -112,9 +232,10 @@ pub fn reform_from_angles(
         return;
     };
     let (units, _) = unit_rows(x, n, d);
-    let cos_phi = cos_phi_of_pairs(x, &units, (n, d), depth, slope);
-    for ((i, j), c) in pairs(n).zip(cos_phi) {
+    let deficits = deficits_of_pairs(x, &units, (n, d), depth, slope);
+    for ((i, j), deficit) in pairs(n).zip(deficits) {
         let scale = k.get(i, i).sqrt() * k.get(j, j).sqrt();
+        let c = 1.0 - deficit;
         if c.is_finite() && scale.is_finite() {
             k.data[i * n + j] = scale * c;
             k.data[j * n + i] = scale * c;
@@ -122,18 +243,29 @@ pub fn reform_from_angles(
     }
 }
 
-/// The paper-convention NTK of a depth-`depth` network of `act` on `inputs` over the largest
-/// squared input norm (kappa is free of a global factor): for ReLU and leaky ReLU
-/// ([`slope`]) `(L + 1) r_i r_j cos phi_L(theta_ij)` (`r_i = ||x_i|| / max_k ||x_k||`,
-/// [`cos_phi_of_pairs`]), so that inputs of norm 1e-150 or 1e150 lose no digits to a Gram
-/// matrix's range. Another activation, or inputs with a row of zeros or of values that are
-/// not finite, take the recursion on the rows as given ([`super::infinite_width_ntk`]).
-pub fn ntk_over_max_norm(inputs: &Inputs, act: &Activation, depth: usize) -> Kernel {
+/// A homogeneous network's infinite-width NTK over the largest squared input norm and its
+/// smallest model-gradient angle ([`homogeneous_ntk`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OverMaxNorm {
+    /// `(L + 1) r_i r_j cos phi_L(theta_ij)`, `r_i = ||x_i|| / max_k ||x_k||`.
+    pub ntk: Kernel,
+    /// The smallest `phi_L` over the pairs (radians) and its pair `(i, j)`, `i < j` (the
+    /// first of ties); `None` for fewer than two inputs.
+    pub min_grad_angle: Option<(f64, usize, usize)>,
+}
+
+/// The paper-convention NTK of a depth-`depth` network of slope `s` ([`Slope`]) on `inputs`
+/// over the largest squared input norm (kappa is free of a global factor, and every
+/// convention the recursion covers changes the kernel by one), so that inputs of norm 1e-150
+/// or 1e150 lose no digits to a Gram matrix's range, with the smallest gradient angle over
+/// the pairs, formed from `1 - cos phi` ([`deficits_of_pairs`]): exact at every angle,
+/// also near opposite rows. `None` where a row is zeros or holds a value that is not finite.
+pub fn homogeneous_ntk(inputs: &Inputs, s: Slope, depth: usize) -> Option<OverMaxNorm> {
     let (n, d, x) = (inputs.n, inputs.d, &inputs.x);
     let (units, norms) = unit_rows(x, n, d);
-    let Some(slope) = slope(act).filter(|_| norms.iter().all(|v| *v > 0.0 && v.is_finite())) else {
-        return super::infinite_width_ntk(x, n, d, act, depth);
-    };
+    if !norms.iter().all(|v| *v > 0.0 && v.is_finite()) {
+        return None;
+    }
     let top = norms.iter().copied().fold(0.0, f64::max);
     let r: Vec<f64> = norms.iter().map(|v| v / top).collect();
     let top_entry = depth as f64 + 1.0;
@@ -141,13 +273,30 @@ pub fn ntk_over_max_norm(inputs: &Inputs, act: &Activation, depth: usize) -> Ker
     for (i, ri) in r.iter().enumerate() {
         k.data[i * n + i] = top_entry * ri * ri;
     }
-    let cos_phi = cos_phi_of_pairs(x, &units, (n, d), depth, slope);
-    for ((i, j), c) in pairs(n).zip(cos_phi) {
-        let v = top_entry * r[i] * r[j] * c;
+    let mut min: Option<(f64, usize, usize)> = None;
+    let deficits = deficits_of_pairs(x, &units, (n, d), depth, s);
+    for ((i, j), deficit) in pairs(n).zip(deficits) {
+        let v = top_entry * r[i] * r[j] * (1.0 - deficit);
         k.data[i * n + j] = v;
         k.data[j * n + i] = v;
+        if min.is_none_or(|m| deficit < m.0) {
+            min = Some((deficit, i, j));
+        }
     }
-    k
+    Some(OverMaxNorm {
+        ntk: k,
+        min_grad_angle: min.map(|(deficit, i, j)| (angle_from_one_minus_cos(deficit), i, j)),
+    })
+}
+
+/// [`homogeneous_ntk`]'s kernel for ReLU and leaky ReLU ([`slope`]); another activation, or
+/// inputs with a row of zeros or of values that are not finite, take the recursion on the
+/// rows as given ([`super::infinite_width_ntk`]).
+pub fn ntk_over_max_norm(inputs: &Inputs, act: &Activation, depth: usize) -> Kernel {
+    match slope(act).and_then(|s| homogeneous_ntk(inputs, s, depth)) {
+        Some(h) => h.ntk,
+        None => super::infinite_width_ntk(&inputs.x, inputs.n, inputs.d, act, depth),
+    }
 }
 
 /// The rows of the row-major `n x d` inputs `x` scaled to unit norm, and their norms, each
@@ -194,12 +343,77 @@ mod tests {
         spectrum::spectrum(k, f64::EPSILON).unwrap().kappa
     }
 
+    fn relu_act() -> Activation {
+        Activation::Relu(ntk_model::activation::Relu)
+    }
+
+    fn leaky(alpha: f64) -> Activation {
+        Activation::LeakyRelu(ntk_model::activation::LeakyRelu { alpha })
+    }
+
+    /// `|z|` (leaky ReLU at alpha -1) cannot tell `y` from `-y`: nearly opposite rows give
+    /// nearly parallel rows' `1 - cos phi` to rounding at every depth and supplement (the
+    /// cosines' route lost it: 4.4e-3 of kappa at 1e-5 degrees from opposite, forty-ninth
+    /// hostile round, D2), their kernels the same kappa, and `x`, `-2 x` an exactly singular
+    /// kernel (D1 (d): kappa 7.3e8). Near alpha -1 the value moves continuously: at
+    /// `1 + alpha = 1e-12` the change is `(1 + alpha)^2 / psi^2` = 1e-10 of it.
+    #[test]
+    fn nearly_opposite_rows_under_abs_are_nearly_parallel_ones() {
+        let abs = slope(&leaky(-1.0)).unwrap();
+        assert_eq!(abs.linear, 0.0);
+        for psi in [1e-12, 1e-7, 1e-3, 0.05, 1.0] {
+            for depth in [1, 7, 100] {
+                let opposite = one_minus_cos_phi(Angle::Obtuse(psi), depth, abs);
+                let parallel = one_minus_cos_phi(Angle::Acute(psi), depth, abs);
+                assert!(
+                    (opposite / parallel - 1.0).abs() < 1e-13,
+                    "{psi} {depth}: {opposite} vs {parallel}"
+                );
+                let near = slope(&leaky(-1.0 + 1e-12)).unwrap();
+                if psi == 1e-7 {
+                    let moved = one_minus_cos_phi(Angle::Obtuse(psi), depth, near);
+                    assert!(
+                        (moved / opposite - 1.0).abs() < 1e-9,
+                        "{moved} vs {opposite}"
+                    );
+                }
+            }
+        }
+        let t = 1e-5f64.to_radians();
+        let x = [1.0, 0.0, 0.0, t.cos(), t.sin(), 0.0, 0.3, 1.0, -0.2];
+        let mut flipped = x;
+        flipped[3..6].iter_mut().for_each(|v| *v = -*v);
+        let want = kappa(&ntk_over_max_norm(&inputs(&x, 3, 3), &leaky(-1.0), 7));
+        let got = kappa(&ntk_over_max_norm(&inputs(&flipped, 3, 3), &leaky(-1.0), 7));
+        assert!((got / want - 1.0).abs() < 1e-9, "{got} vs {want}");
+        let mut k = infinite_width_ntk(&flipped, 3, 3, &leaky(-1.0), 7);
+        reform_from_angles(&mut k, &flipped, (3, 3), 7, &leaky(-1.0));
+        assert!(
+            (kappa(&k) / want - 1.0).abs() < 1e-9,
+            "{} vs {want}",
+            kappa(&k)
+        );
+        let twice = [1.0, 0.2, -0.3, -2.0, -0.4, 0.6, 0.3, 1.0, -0.2];
+        let s = spectrum::spectrum(
+            &ntk_over_max_norm(&inputs(&twice, 3, 3), &leaky(-1.0), 7),
+            f64::EPSILON,
+        )
+        .unwrap();
+        assert!(s.singular, "{s:?}");
+        let h = homogeneous_ntk(&inputs(&twice, 3, 3), abs, 7).unwrap();
+        assert_eq!(h.min_grad_angle, Some((0.0, 0, 1)));
+    }
+
     /// The O(L) deficit equals Thm 4.4's O(L^2) sum ([`relu_grad_angle`]) to rounding.
     #[test]
     fn the_deficit_is_thm_4_4() {
         for t in [1e-12, 1e-7, 1e-3, 0.1, 1.0, 2.0, 3.1] {
             for depth in [0, 1, 5, 50, 1000] {
-                let got = relu::angle_from_one_minus_cos(one_minus_cos_phi(t, depth, 1.0 / PI));
+                let got = relu::angle_from_one_minus_cos(one_minus_cos_phi(
+                    Angle::of(t),
+                    depth,
+                    slope(&relu_act()).unwrap(),
+                ));
                 let want = relu_grad_angle(t, depth);
                 assert!(
                     (got - want).abs() <= 1e-13 * want,
@@ -223,7 +437,7 @@ mod tests {
             for depth in [7, 10_000] {
                 let phi = relu_grad_angle(theta, depth);
                 let want = (1.0 / (0.5 * phi).tan()).powi(2);
-                let relu_act = Activation::Relu(ntk_model::activation::Relu);
+                let relu_act = relu_act();
                 let got = kappa(&ntk_over_max_norm(&inputs(&x, 2, 3), &relu_act, depth));
                 assert!(
                     (got / want - 1.0).abs() < 1e-7,
@@ -247,7 +461,7 @@ mod tests {
     /// kernel over the largest squared norm equals the recursion on the rows as given to
     /// 1e-12 (at depths where the cosines still hold the angles), and `reform_from_angles` on
     /// the recursion's kernel moves no entry beyond that: for ReLU and for leaky ReLU at
-    /// alpha 0.01, 0.3 and -0.5, whose slope `k` ([`slope`]) is derived here and checked
+    /// alpha 0.01, 0.3, -0.5, -0.9, -1 and 1 (the identity), whose slope ([`slope`]) is derived here and checked
     /// against the recursion's own dual kernel (forty-eighth hostile round, D1); leaky ReLU at
     /// alpha 0 is ReLU to rounding.
     #[test]
@@ -260,12 +474,14 @@ mod tests {
             -0.41, 1.1, 0.71, // about 0.5 degrees from the third
             0.3, -0.2, 1.5,
         ];
-        let leaky = |alpha: f64| Activation::LeakyRelu(ntk_model::activation::LeakyRelu { alpha });
         let acts = [
-            Activation::Relu(ntk_model::activation::Relu),
+            relu_act(),
             leaky(0.01),
             leaky(0.3),
             leaky(-0.5),
+            leaky(-0.9),
+            leaky(-1.0),
+            leaky(1.0),
         ];
         for act in &acts {
             for depth in [1, 4, 20] {
@@ -279,7 +495,11 @@ mod tests {
                         let w = want.get(i, j);
                         let scale = want.get(i, i).max(want.get(j, j));
                         let at = format!("{act} depth {depth} ({i}, {j})");
-                        assert!((got.get(i, j) * top - w).abs() <= 1e-12 * scale, "{at}");
+                        assert!(
+                            (got.get(i, j) * top - w).abs() <= 1e-12 * scale,
+                            "{at}: {} vs {w} ({scale})",
+                            got.get(i, j) * top
+                        );
                         assert!((refined.get(i, j) - w).abs() <= 1e-12 * scale, "{at}");
                     }
                 }
