@@ -19,8 +19,10 @@
 //! - [`relu`]: Liu & Hui's closed forms (`g`, Thm 4.4, Thm 4.5, the infinite-depth limits
 //!   `phi -> arccos(1/4)` and `kappa -> (n + 3)/3`).
 //! - [`linear`]: the linear network (`K = (L + 1) G`, every angle `theta_in`).
-//! - [`relu_angles`]: a ReLU network's kernel formed from each pair's angle (the
-//!   recursion's cosines hold few digits of small angles: nearly parallel inputs, depth).
+//! - [`relu_angles`]: a positively homogeneous network's kernel (ReLU, leaky ReLU) formed
+//!   from each pair's angle (the recursion's cosines hold few digits of small angles: nearly
+//!   parallel or opposite inputs, depth).
+//! - [`row_angle`]: the angle of two rows to its digits at every angle and scale.
 //! - [`on_inputs`]: what the theory says of one network on one set of inputs (its min
 //!   gradient angle and kappa, [`theory_value`]), as a sweep's table puts it beside the
 //!   measurements.
@@ -37,6 +39,7 @@ pub mod ntk;
 pub mod on_inputs;
 pub mod relu;
 pub mod relu_angles;
+pub mod row_angle;
 pub mod scaling;
 pub mod transfer;
 
@@ -65,4 +68,29 @@ use ntk_model::Activation;
 /// become well conditioned with depth. Delegates to [`ntk_model::Moments::nonlinearity`].
 pub fn nonlinearity(act: &Activation) -> f64 {
     act.moments().nonlinearity()
+}
+
+/// `f` over `items` on `threads` threads (contiguous chunks), in order.
+pub(crate) fn par_map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    if threads <= 1 || items.len() < 2 {
+        return items.iter().map(&f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| {
+                let f = &f;
+                scope.spawn(move || part.iter().map(f).collect::<Vec<R>>())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("kernel thread panicked"))
+            .collect()
+    })
 }

@@ -362,16 +362,16 @@ fn recursion(
         let diag: Vec<DualKernel> = if equal {
             vec![dual.eval_scaled(q[0], q[0], q[0], k); n]
         } else {
-            par_map(&q, threads, |&v| dual.eval_scaled(v, v, v, k))
+            super::par_map(&q, threads, |&v| dual.eval_scaled(v, v, v, k))
         };
         // The pairs.
         let idx: Vec<usize> = (0..pairs.len()).collect();
         let off: Vec<DualKernel> = match &interp {
-            Some(f) => par_map(&idx, threads, |&p| {
+            Some(f) => super::par_map(&idx, threads, |&p| {
                 let (i, j) = pairs[p];
                 f.eval(correlation(q[i], q[j], sig[p]))
             }),
-            None => par_map(&idx, threads, |&p| {
+            None => super::par_map(&idx, threads, |&p| {
                 let (i, j) = pairs[p];
                 dual.eval_scaled(q[i], q[j], sig[p], k)
             }),
@@ -393,31 +393,6 @@ fn recursion(
         ntk: symmetric(n, &theta_diag, &pairs, &theta),
         gram: symmetric(n, &q, &pairs, &sig),
     }
-}
-
-/// `f` over `items` on `threads` threads (contiguous chunks), in order.
-pub(super) fn par_map<T: Sync, R: Send>(
-    items: &[T],
-    threads: usize,
-    f: impl Fn(&T) -> R + Sync,
-) -> Vec<R> {
-    if threads <= 1 || items.len() < 2 {
-        return items.iter().map(&f).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| {
-                let f = &f;
-                scope.spawn(move || part.iter().map(f).collect::<Vec<R>>())
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("kernel thread panicked"))
-            .collect()
-    })
 }
 
 /// One layer's `(Sigma, Sigma_dot)` at equal variances `q` as a function of
@@ -450,7 +425,7 @@ impl AngleInterpolant {
             return None;
         }
         let mut nodes = Self::nodes(n);
-        let mut values = par_map(&nodes, threads, eval);
+        let mut values = super::par_map(&nodes, threads, eval);
         while 2 * n < budget && n <= 512 {
             let coarse = Self {
                 nodes: nodes.clone(),
@@ -458,7 +433,7 @@ impl AngleInterpolant {
             };
             let fine = Self::nodes(2 * n);
             let mids: Vec<f64> = fine.iter().skip(1).step_by(2).copied().collect();
-            let new = par_map(&mids, threads, eval);
+            let new = super::par_map(&mids, threads, eval);
             // The scales: Sigma(x,x) and Sigma_dot(x,x) at t = 0 bound |Sigma|, |Sigma_dot|.
             let (ss, sd) = (values[0].sigma.abs(), values[0].sigma_dot.abs());
             let worst = mids.iter().zip(&new).fold(0.0f64, |w, (&t, v)| {

@@ -14,8 +14,8 @@ use ntk_data::inputs::Inputs;
 use ntk_model::Activation;
 use ntk_numerics::kernel::Kernel;
 
-use super::on_inputs::{input_angle, norm, pairs, pow2_scaled};
 use super::relu::{angle_from_one_minus_cos, next_angle, one_minus_cos, sin_minus_z_cos};
+use super::row_angle::{input_angle, norm, pairs, pow2_scaled};
 
 /// Pairs of rows less than this many radians from parallel or from opposite take their
 /// angle from the rows ([`input_angle`]); between, the arccos of their unit rows' cosine,
@@ -200,7 +200,7 @@ fn deficits_of_pairs(
     } else {
         std::thread::available_parallelism().map_or(1, |p| p.get())
     };
-    super::ntk::par_map(&pairs, threads, |&(i, j)| {
+    super::par_map(&pairs, threads, |&(i, j)| {
         let c: f64 = unit(i).iter().zip(unit(j)).map(|(a, b)| a * b).sum();
         let theta = pair_angle(row(i), row(j), c.clamp(-1.0, 1.0));
         let finite = match theta {
@@ -289,16 +289,6 @@ pub fn homogeneous_ntk(inputs: &Inputs, s: Slope, depth: usize) -> Option<OverMa
     })
 }
 
-/// [`homogeneous_ntk`]'s kernel for ReLU and leaky ReLU ([`slope`]); another activation, or
-/// inputs with a row of zeros or of values that are not finite, take the recursion on the
-/// rows as given ([`super::infinite_width_ntk`]).
-pub fn ntk_over_max_norm(inputs: &Inputs, act: &Activation, depth: usize) -> Kernel {
-    match slope(act).and_then(|s| homogeneous_ntk(inputs, s, depth)) {
-        Some(h) => h.ntk,
-        None => super::infinite_width_ntk(&inputs.x, inputs.n, inputs.d, act, depth),
-    }
-}
-
 /// The rows of the row-major `n x d` inputs `x` scaled to unit norm, and their norms, each
 /// through a power of two first (no square under- or overflows): a row of zeros stays zeros,
 /// of norm 0; a row with a value that is not finite has norm NaN (and a unit row of zeros or
@@ -341,6 +331,13 @@ mod tests {
 
     fn kappa(k: &Kernel) -> f64 {
         spectrum::spectrum(k, f64::EPSILON).unwrap().kappa
+    }
+
+    /// [`homogeneous_ntk`]'s kernel of `act` (ReLU or leaky ReLU) on rows of positive norm.
+    fn ntk_over_max_norm(inputs: &Inputs, act: &Activation, depth: usize) -> Kernel {
+        homogeneous_ntk(inputs, slope(act).unwrap(), depth)
+            .unwrap()
+            .ntk
     }
 
     fn relu_act() -> Activation {
