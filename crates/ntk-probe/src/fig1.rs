@@ -112,7 +112,7 @@ pub fn checked_theory_phi_deg(
             ),
         });
     }
-    let phi = theory::grad_angle(act, theta_deg.to_radians(), depth).to_degrees();
+    let phi = theory::grad_angle_deg(act, theta_deg, depth);
     if layer.is_some() || !phi.is_finite() {
         return Err(Error::Config {
             key: "--activation, --depth",
@@ -421,6 +421,18 @@ mod tests {
         ] {
             let phi = checked_theory_phi_deg(&leaky, deg, 50, "--thetas").unwrap();
             assert!((phi / want - 1.0).abs() < 1e-12, "{deg}: {phi} vs {want}");
+        }
+        // At the ends of the range (fiftieth hostile round, D1): `|z|` maps opposite inputs
+        // as parallel ones (phi 0 at 180 degrees, not 1.3e-6), and alpha 1 is the identity.
+        let abs = Activation::new(ActivationKind::LeakyRelu, Some(-1.0));
+        assert_eq!(
+            checked_theory_phi_deg(&abs, 180.0, 7, "--thetas").unwrap(),
+            0.0
+        );
+        let identity = Activation::new(ActivationKind::LeakyRelu, Some(1.0));
+        for deg in [1e-160, 179.99999999999] {
+            let phi = checked_theory_phi_deg(&identity, deg, 7, "--thetas").unwrap();
+            assert_eq!(phi, deg);
         }
         let linear = Activation::new(ActivationKind::Linear, None);
         let phi = checked_theory_phi_deg(&linear, 1e-9, 10, "--thetas").unwrap();

@@ -49,7 +49,7 @@ pub use dual::{
 pub use linear::{linear_embedding_angles, linear_grad_angle, linear_ntk};
 pub use ntk::{
     EQUAL_NORMS, InfiniteWidth, MIN_ONE_MINUS_RHO_PER_LAYER, PairRecursion, embedding_angles,
-    grad_angle, grad_angle_exact_at_every_angle, infinite_width_embedding_gram,
+    grad_angle, grad_angle_deg, grad_angle_exact_at_every_angle, infinite_width_embedding_gram,
     infinite_width_kernels, infinite_width_kernels_scaled, infinite_width_layer_grams_scaled,
     infinite_width_ntk, pair_recursion, pair_recursion_scaled,
 };

@@ -182,14 +182,25 @@ pub fn grad_angle(act: &Activation, theta_in: f64, depth: usize) -> f64 {
         Activation::Linear(_) => super::linear::linear_grad_angle(theta_in, depth),
         other => match super::relu_angles::slope(other) {
             Some(s) => {
-                let angle = super::relu_angles::Angle::of(theta_in);
-                super::relu::angle_from_one_minus_cos(super::relu_angles::one_minus_cos_phi(
-                    angle, depth, s,
-                ))
+                super::relu_angles::phi(super::relu_angles::Angle::of(theta_in), depth, s).radians()
             }
             None => pair_recursion(&DualEvaluator::new(other), 1.0, 1.0, theta_in.cos(), depth)
                 .grad_angle(),
         },
+    }
+}
+
+/// [`grad_angle`] with the input angle and phi in degrees: leaky ReLU's input angle taken
+/// beyond 90 degrees as its supplement `180 - theta` (exact), and its phi near 180 from its
+/// own supplement ([`super::relu_angles::phi`]), so that 180 degrees is exactly opposite
+/// (fiftieth hostile round, D1: `theta.to_radians()` is pi's double, 1.2e-16 short of pi).
+pub fn grad_angle_deg(act: &Activation, theta_deg: f64, depth: usize) -> f64 {
+    match super::relu_angles::slope(act) {
+        Some(s) if depth > 0 && !matches!(act, Activation::Relu(_)) => {
+            let angle = super::relu_angles::Angle::of_degrees(theta_deg);
+            super::relu_angles::phi(angle, depth, s).degrees()
+        }
+        _ => grad_angle(act, theta_deg.to_radians(), depth).to_degrees(),
     }
 }
 

@@ -77,6 +77,25 @@ impl Angle {
         }
     }
 
+    /// The angle of `deg` degrees in `[0, 180]`, beyond 90 by its supplement `180 - deg`
+    /// (exact): 180 degrees is `Obtuse(0)`, where `deg.to_radians()` is pi's nearest double,
+    /// 1.2e-16 short of pi (fiftieth hostile round, D1: phi 1.3e-6 degrees there under `|z|`).
+    pub fn of_degrees(deg: f64) -> Self {
+        if deg <= 90.0 {
+            Angle::Acute(deg.to_radians())
+        } else {
+            Angle::Obtuse((180.0 - deg).to_radians())
+        }
+    }
+
+    /// The angle in degrees (beyond 90, `180 - psi` in degrees).
+    pub fn degrees(self) -> f64 {
+        match self {
+            Angle::Acute(t) => t.to_degrees(),
+            Angle::Obtuse(p) => 180.0 - p.to_degrees(),
+        }
+    }
+
     /// The angle in radians.
     pub fn radians(self) -> f64 {
         match self {
@@ -136,6 +155,28 @@ impl Angle {
 /// rows under `|z|` keep their digits). Every coefficient of the carried value is within
 /// [-1, 1], so rounding does not grow with depth.
 pub fn one_minus_cos_phi(theta_in: Angle, depth: usize, s: Slope) -> f64 {
+    deficit_and_excess(theta_in, depth, s).0
+}
+
+/// `phi_L` of a depth-`depth` network of slope `s` ([`Slope`]) at input angle `theta_in`, as
+/// an [`Angle`]: from `1 - cos phi_L` ([`one_minus_cos_phi`]) or, beyond `pi / 2`, from
+/// `1 + cos phi_L`, which holds the supplement's digits; the identity (`k = 0`) keeps every
+/// angle, returned as given (its `1 - cos` underflows below about 1e-154 radians: fiftieth
+/// hostile round, D1, phi 0 at 1e-160 degrees and 180 at 180 - 1e-11).
+pub fn phi(theta_in: Angle, depth: usize, s: Slope) -> Angle {
+    if s.k == 0.0 {
+        return theta_in;
+    }
+    let (deficit, excess) = deficit_and_excess(theta_in, depth, s);
+    if deficit <= excess {
+        Angle::Acute(angle_from_one_minus_cos(deficit))
+    } else {
+        Angle::Obtuse(angle_from_one_minus_cos(excess))
+    }
+}
+
+/// `(D_L, E_L) / (L + 1)`: `1 - cos phi_L` and `1 + cos phi_L` ([`one_minus_cos_phi`]).
+fn deficit_and_excess(theta_in: Angle, depth: usize, s: Slope) -> (f64, f64) {
     let mut theta = theta_in;
     let mut deficit = theta.one_minus_cos();
     let mut excess = theta.one_plus_cos();
@@ -159,7 +200,8 @@ pub fn one_minus_cos_phi(theta_in: Angle, depth: usize, s: Slope) -> f64 {
         }
         theta = next;
     }
-    deficit / (depth as f64 + 1.0)
+    let top = depth as f64 + 1.0;
+    (deficit / top, excess / top)
 }
 
 /// The [`Angle`] of the rows `x` and `y` whose unit rows' cosine is `c`: the rows' own
@@ -179,8 +221,8 @@ fn pair_angle(x: &[f64], y: &[f64], c: f64) -> Angle {
     }
 }
 
-/// `1 - cos phi_L` of every pair `i < j` of the row-major `n x d` rows `x` (row-major order of
-/// the upper triangle; `units` their unit rows, [`unit_rows`]), from the pair's [`Angle`]
+/// `1 - cos phi_L` of every pair `i < j` of the row-major `n x d` rows `x`, with the pair's
+/// input [`Angle`] (row-major order of the upper triangle; `units` their unit rows, [`unit_rows`]), from the pair's [`Angle`]
 /// ([`pair_angle`]) by the angle recursion ([`one_minus_cos_phi`] of slope `s`), which keeps
 /// its digits where the embedding angles become small (every pair's, with depth: ReLU's
 /// `theta_l ~ 3 pi / l`). NaN for a pair with a row of zeros or of values that are not
@@ -191,7 +233,7 @@ fn deficits_of_pairs(
     (n, d): (usize, usize),
     depth: usize,
     s: Slope,
-) -> Vec<f64> {
+) -> Vec<(f64, Angle)> {
     let unit = |i: usize| &units[i * d..(i + 1) * d];
     let row = |i: usize| &x[i * d..(i + 1) * d];
     let pairs: Vec<(usize, usize)> = pairs(n).collect();
@@ -207,9 +249,9 @@ fn deficits_of_pairs(
             Angle::Acute(t) | Angle::Obtuse(t) => t.is_finite(),
         };
         if finite && unit(i).iter().any(|v| *v != 0.0) {
-            one_minus_cos_phi(theta, depth, s)
+            (one_minus_cos_phi(theta, depth, s), theta)
         } else {
-            f64::NAN
+            (f64::NAN, theta)
         }
     })
 }
@@ -233,7 +275,7 @@ pub fn reform_from_angles(
     };
     let (units, _) = unit_rows(x, n, d);
     let deficits = deficits_of_pairs(x, &units, (n, d), depth, slope);
-    for ((i, j), deficit) in pairs(n).zip(deficits) {
+    for ((i, j), (deficit, _)) in pairs(n).zip(deficits) {
         let scale = k.get(i, i).sqrt() * k.get(j, j).sqrt();
         let c = 1.0 - deficit;
         if c.is_finite() && scale.is_finite() {
@@ -273,19 +315,23 @@ pub fn homogeneous_ntk(inputs: &Inputs, s: Slope, depth: usize) -> Option<OverMa
     for (i, ri) in r.iter().enumerate() {
         k.data[i * n + i] = top_entry * ri * ri;
     }
-    let mut min: Option<(f64, usize, usize)> = None;
+    // The smallest phi by `1 - cos phi`; the identity's (`k = 0`) by the input angle, where
+    // `1 - cos` underflows at tiny angles and phi is the input angle.
+    let key = |deficit: f64, theta: Angle| if s.k == 0.0 { theta.radians() } else { deficit };
+    let mut min: Option<(f64, Angle, usize, usize)> = None;
     let deficits = deficits_of_pairs(x, &units, (n, d), depth, s);
-    for ((i, j), deficit) in pairs(n).zip(deficits) {
+    for ((i, j), (deficit, theta)) in pairs(n).zip(deficits) {
         let v = top_entry * r[i] * r[j] * (1.0 - deficit);
         k.data[i * n + j] = v;
         k.data[j * n + i] = v;
-        if min.is_none_or(|m| deficit < m.0) {
-            min = Some((deficit, i, j));
+        let key = key(deficit, theta);
+        if min.is_none_or(|m| key < m.0) {
+            min = Some((key, theta, i, j));
         }
     }
     Some(OverMaxNorm {
         ntk: k,
-        min_grad_angle: min.map(|(deficit, i, j)| (angle_from_one_minus_cos(deficit), i, j)),
+        min_grad_angle: min.map(|(_, theta, i, j)| (phi(theta, depth, s).radians(), i, j)),
     })
 }
 
@@ -346,6 +392,34 @@ mod tests {
 
     fn leaky(alpha: f64) -> Activation {
         Activation::LeakyRelu(ntk_model::activation::LeakyRelu { alpha })
+    }
+
+    /// phi in degrees at the ends of the range (fiftieth hostile round, D1): 180 degrees is
+    /// exactly opposite (`|z|`: phi 0, not 1.3e-6 degrees from pi's double), `|z|` 1e-11
+    /// degrees from opposite and alpha 0.999 1e-5 degrees from it against mpmath's 60-digit
+    /// recursion on the cosine (of the double's exact value), and the identity (alpha 1)
+    /// keeps every angle (it gave 0 at 1e-160 degrees and 180 at 180 - 1e-11).
+    #[test]
+    #[allow(clippy::excessive_precision)] // mpmath's digits, as printed
+    fn phi_holds_its_digits_at_both_ends() {
+        let at = |alpha: f64, deg: f64, depth: usize| {
+            phi(Angle::of_degrees(deg), depth, slope(&leaky(alpha)).unwrap()).degrees()
+        };
+        assert_eq!(at(-1.0, 180.0, 7), 0.0);
+        assert_eq!(at(-1.0, 0.0, 7), 0.0);
+        for (alpha, deg, want) in [
+            (-1.0, 179.99999999999, 0.00005054134870860894008101),
+            (0.999, 179.99999, 179.8483570462773857739),
+        ] {
+            let got = at(alpha, deg, 7);
+            assert!(
+                (got / want - 1.0).abs() < 1e-12,
+                "{alpha} {deg}: {got} vs {want}"
+            );
+        }
+        for deg in [1e-160, 1e-200, 1e-5, 45.0, 179.99999999999, 180.0] {
+            assert_eq!(at(1.0, deg, 7), deg);
+        }
     }
 
     /// `|z|` (leaky ReLU at alpha -1) cannot tell `y` from `-y`: nearly opposite rows give

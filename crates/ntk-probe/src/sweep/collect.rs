@@ -297,12 +297,18 @@ pub(super) fn theory_may_draw_angle(cfg: &SweepConfig, inputs: &Inputs) -> bool 
         .any(|(_, _, model)| ntk_kernel::theory::may_give_angle(model, inputs))
 }
 
+/// The version of the theory a `theory.json` was computed by, first in its `data` stamp: a
+/// cache of another version is computed again with `--config` and not used without it
+/// ([`theory_beside`]). v2: keyed by convention and width; v3: the theory's angles of round
+/// 32, formed from the rows (thirty-third hostile round, D3); v4: ReLU's and leaky ReLU's
+/// kernel and angles from each pair's own angle (rounds 47-49), whose older values a v3
+/// cache kept (fiftieth hostile round, D2).
+const THEORY_VERSION: &str = "v4";
+
 fn theory_values(cfg: &SweepConfig, out: &Path, inputs: &Inputs) -> crate::Result<TheoryCache> {
     let path = out.join("theory.json");
-    // The cache holds for these inputs (their digest), this kink or parameter and these model settings
-    // (v2: keyed by convention and width; v3: the theory's angles of round 32, formed from
-    // the rows, so that a cache of an older build is computed again: thirty-third hostile
-    // round, D3).
+    // The cache holds for this version of the theory ([`THEORY_VERSION`]), these inputs
+    // (their digest), this kink or parameter and these model settings.
     let m = &cfg.model;
     // An activation parameter other than the kink is appended only when given, so that the
     // caches written before it existed stay valid.
@@ -311,7 +317,7 @@ fn theory_values(cfg: &SweepConfig, out: &Path, inputs: &Inputs) -> crate::Resul
         .map(|p| format!("; activation_param {p:?}"))
         .unwrap_or_default();
     let made_for = format!(
-        "v3; {}; sha256 {}; kink {:?}; parameterization {}; bias {}; normalization {}{param}",
+        "{THEORY_VERSION}; {}; sha256 {}; kink {:?}; parameterization {}; bias {}; normalization {}{param}",
         inputs.description,
         inputs.digest(),
         m.kink,
@@ -542,8 +548,10 @@ pub(super) fn theory_rule(one_set: bool, blocks_only: bool, n: Option<usize>) ->
 }
 
 /// Without the config, the `theory.json` beside the points in `out`, used only where it was
-/// computed for the inputs the point `first` records (their digest): points recomputed on
-/// other data must not be set beside the old data's theory.
+/// computed by this version of the theory ([`THEORY_VERSION`]) for the inputs the point
+/// `first` records (their digest): points recomputed on other data must not be set beside
+/// the old data's theory, nor an older build's values beside the points (fiftieth hostile
+/// round, D2).
 fn theory_beside(out: &Path, first: &Summary) -> Result<TheoryCache, &'static str> {
     let digest = first
         .provenance
@@ -555,6 +563,10 @@ fn theory_beside(out: &Path, first: &Summary) -> Result<TheoryCache, &'static st
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
     match (cache, digest) {
+        (Some(c), _) if !c.data.starts_with(&format!("{THEORY_VERSION}; ")) => Err(
+            "theory.json was computed by an older build of the theory; pass --config to \
+             compute it again",
+        ),
         (Some(c), Some(d)) if c.data.contains(&format!("sha256 {d};")) => Ok(c),
         (Some(_), _) => Err(
             "theory.json was computed for other inputs than these points'; \

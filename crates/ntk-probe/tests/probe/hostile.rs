@@ -1071,8 +1071,10 @@ fn collect_sets_no_theory_of_other_inputs_beside_the_points() {
 }
 
 /// A theory cache written by a build before the theory's angles were formed from the rows
-/// (its stamp `v2; ...`) is computed again, not reused (thirty-third hostile round, D3: an
-/// older build's values went into summary.csv through `--resume` and `collect`).
+/// (its stamp `v2; ...`), or before ReLU's and leaky ReLU's kernel and angles were formed
+/// from each pair's own angle (`v3; ...`), is computed again, not reused (thirty-third
+/// hostile round, D3: an older build's values went into summary.csv through `--resume` and
+/// `collect`; fiftieth, D2: round 49's wrong leaky ReLU values, through a `v3` cache).
 #[test]
 fn an_older_builds_theory_cache_is_computed_again() {
     let dir = tempfile::tempdir().unwrap();
@@ -1080,21 +1082,31 @@ fn an_older_builds_theory_cache_is_computed_again() {
     let (theory, out) = theory_sweep(d);
     let cache = out.join("theory.json");
     let text = std::fs::read_to_string(&cache).unwrap();
-    assert!(text.contains("\"v3; "), "{text}");
+    assert!(text.contains("\"v4; "), "{text}");
     // As an older build wrote it: its stamp, and a value of its own.
     let key = "\"min_grad_angle_deg\": ";
     let i = text.find(key).unwrap() + key.len();
     let j = i + text[i..].find([',', '\n', '}']).unwrap();
-    let old = format!("{}1234.5{}", &text[..i], &text[j..]).replace("\"v3; ", "\"v2; ");
-    std::fs::write(&cache, &old).unwrap();
-    assert!(
-        run(&sweep_args(&theory, &out, &["--resume"]))
-            .status
-            .success()
-    );
-    let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
-    assert!(!table.contains("1234.5"), "{table}");
-    assert!(std::fs::read_to_string(&cache).unwrap().contains("\"v3; "));
+    for stamp in ["\"v2; ", "\"v3; "] {
+        let old = format!("{}1234.5{}", &text[..i], &text[j..]).replace("\"v4; ", stamp);
+        std::fs::write(&cache, &old).unwrap();
+        assert!(
+            run(&sweep_args(&theory, &out, &["--resume"]))
+                .status
+                .success()
+        );
+        let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+        assert!(!table.contains("1234.5"), "{stamp}: {table}");
+        assert!(std::fs::read_to_string(&cache).unwrap().contains("\"v4; "));
+        // Collect without the config cannot compute it again: the older values are left
+        // out, saying why.
+        std::fs::write(&cache, &old).unwrap();
+        let o = run(&os(&["collect", out.to_str().unwrap()]));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+        assert!(!table.contains("1234.5"), "{stamp}: {table}");
+        assert!(table.contains("computed by an older build"), "{table}");
+    }
 }
 
 /// The vocabulary both tools share: `run` (and its alias `ntk`), `--dry-run` that computes
