@@ -110,26 +110,9 @@ pub fn theory_value(
         // phi is increasing in theta_in and free of the norms: the pair of the smallest
         // input angle, formed from the rows (not from the Gram matrix's cosine, which holds
         // no angle below about 8.5e-7 degrees: thirty-second hostile round, D1).
-        let min = min_input_angle(inputs, gram);
-        let theta_min = min.map_or(f64::NAN, |m| m.0);
-        // ReLU and the identity are exact at every angle; another homogeneous activation
-        // (leaky ReLU) goes through the recursion, which must resolve the angle (D2: it
-        // answered, 18% off or 0, where `ntk-probe theory` refuses).
-        let unresolved = match min {
-            _ if theory::grad_angle_exact_at_every_angle(&act, depth) => None,
-            Some((t, i, j)) if t > 0.0 => unresolved_note(
-                &theory::pair_recursion(
-                    &theory::DualEvaluator::new(&act),
-                    1.0,
-                    1.0,
-                    t.cos(),
-                    depth,
-                ),
-                i,
-                j,
-            ),
-            _ => None,
-        };
+        let theta_min = min_input_angle(inputs, gram).map_or(f64::NAN, |m| m.0);
+        // ReLU, the identity and leaky ReLU are exact at every angle (the angle recursion,
+        // `theory::grad_angle_exact_at_every_angle`): no pair's cosine recursion to resolve.
         // Parallel rows: 0 at every layer (the recursion's quadrature left 1e-6 degrees for
         // leaky ReLU: thirty-third hostile round, D1).
         let phi = if theta_min == 0.0 {
@@ -154,10 +137,8 @@ pub fn theory_value(
             singular(&theory::infinite_width_ntk(&inputs.x, n, d, &act, depth))?
         };
         return Ok(TheoryValue {
-            min_grad_angle_deg: Some(phi)
-                .filter(|p| p.is_finite())
-                .filter(|_| unresolved.is_none()),
-            note: joined(note_singular(&kappa), unresolved),
+            min_grad_angle_deg: Some(phi).filter(|p| p.is_finite()),
+            note: note_singular(&kappa),
             kappa,
         });
     }
@@ -255,7 +236,7 @@ pub fn may_give_angle(model: &MlpConfig, inputs: &Inputs) -> bool {
         return false;
     }
     let act = model.activation();
-    increasing_in_the_input_angle(&act)
+    matches!(act, Activation::Linear(_))
         || theory::relu_angles::slope(&act).is_some()
         || inputs.n <= THEORY_PAIRWISE_MAX_N
         || model.depth == 0

@@ -221,37 +221,92 @@ fn pair_angle(x: &[f64], y: &[f64], c: f64) -> Angle {
     }
 }
 
-/// `1 - cos phi_L` of every pair `i < j` of the row-major `n x d` rows `x`, with the pair's
-/// input [`Angle`] (row-major order of the upper triangle; `units` their unit rows, [`unit_rows`]), from the pair's [`Angle`]
-/// ([`pair_angle`]) by the angle recursion ([`one_minus_cos_phi`] of slope `s`), which keeps
+/// The pair of the smallest key over pairs `(i, j)`, `i < j`: `(key, input angle, i, j)`, the
+/// first in row-major order of the upper triangle among ties (the first pair's key is taken
+/// even when NaN).
+type PairMin = Option<(f64, Angle, usize, usize)>;
+
+/// Writes `1 - cos phi_L` of every pair `i < j` of the row-major `n x d` rows `x` at
+/// `out[i * n + j]` (the upper triangle of a row-major `n x n` matrix; the rest of `out` is
+/// left as it is), from the pair's [`Angle`] ([`pair_angle`]; `units` their unit rows,
+/// [`unit_rows`]) by the angle recursion ([`one_minus_cos_phi`] of slope `s`), which keeps
 /// its digits where the embedding angles become small (every pair's, with depth: ReLU's
-/// `theta_l ~ 3 pi / l`). NaN for a pair with a row of zeros or of values that are not
-/// finite. On all cores from a million pairs.
-fn deficits_of_pairs(
+/// `theta_l ~ 3 pi / l`), and returns the pair of the smallest `key(1 - cos phi_L, angle)`
+/// ([`PairMin`]). NaN for a pair with a row of zeros or of values that are not finite. On all
+/// cores from a million pairs, rows dealt out in turn (each core a like share of the
+/// triangle); nothing is kept per pair but its entry in `out` (a list of the pairs and their
+/// angles took 40 bytes a pair, 500 MB at n = 5,000).
+fn deficits_into_upper(
     x: &[f64],
     units: &[f64],
     (n, d): (usize, usize),
     depth: usize,
     s: Slope,
-) -> Vec<(f64, Angle)> {
+    out: &mut [f64],
+    key: impl Fn(f64, Angle) -> f64 + Sync,
+) -> PairMin {
+    assert_eq!(out.len(), n * n, "deficits_into_upper: out is not n x n");
+    if n < 2 {
+        return None;
+    }
     let unit = |i: usize| &units[i * d..(i + 1) * d];
     let row = |i: usize| &x[i * d..(i + 1) * d];
-    let pairs: Vec<(usize, usize)> = pairs(n).collect();
-    let threads = if pairs.len() < 1_000_000 {
+    let fill = |i: usize, out_row: &mut [f64]| -> PairMin {
+        let mut min: PairMin = None;
+        for (j, entry) in out_row.iter_mut().enumerate().skip(i + 1) {
+            let c: f64 = unit(i).iter().zip(unit(j)).map(|(a, b)| a * b).sum();
+            let theta = pair_angle(row(i), row(j), c.clamp(-1.0, 1.0));
+            let finite = match theta {
+                Angle::Acute(t) | Angle::Obtuse(t) => t.is_finite(),
+            };
+            let deficit = if finite && unit(i).iter().any(|v| *v != 0.0) {
+                one_minus_cos_phi(theta, depth, s)
+            } else {
+                f64::NAN
+            };
+            *entry = deficit;
+            let k = key(deficit, theta);
+            if min.is_none_or(|m| k < m.0) {
+                min = Some((k, theta, i, j));
+            }
+        }
+        min
+    };
+    let threads = if n * (n - 1) / 2 < 1_000_000 {
         1
     } else {
         std::thread::available_parallelism().map_or(1, |p| p.get())
     };
-    super::par_map(&pairs, threads, |&(i, j)| {
-        let c: f64 = unit(i).iter().zip(unit(j)).map(|(a, b)| a * b).sum();
-        let theta = pair_angle(row(i), row(j), c.clamp(-1.0, 1.0));
-        let finite = match theta {
-            Angle::Acute(t) | Angle::Obtuse(t) => t.is_finite(),
-        };
-        if finite && unit(i).iter().any(|v| *v != 0.0) {
-            (one_minus_cos_phi(theta, depth, s), theta)
+    let mut shares: Vec<Vec<(usize, &mut [f64])>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, out_row) in out.chunks_mut(n).enumerate() {
+        shares[i % threads].push((i, out_row));
+    }
+    let mut mins: Vec<PairMin> = vec![None; n];
+    std::thread::scope(|scope| {
+        let fill = &fill;
+        let handles: Vec<_> = shares
+            .into_iter()
+            .map(|share| {
+                scope.spawn(move || {
+                    share
+                        .into_iter()
+                        .map(|(i, out_row)| (i, fill(i, out_row)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for h in handles {
+            for (i, m) in h.join().expect("kernel thread panicked") {
+                mins[i] = m;
+            }
+        }
+    });
+    // Rows in order, the first of ties kept: the pairs' row-major order.
+    mins.into_iter().flatten().fold(None, |best: PairMin, m| {
+        if best.is_none_or(|b| m.0 < b.0) {
+            Some(m)
         } else {
-            (f64::NAN, theta)
+            best
         }
     })
 }
@@ -260,7 +315,7 @@ fn deficits_of_pairs(
 /// positively homogeneous activation `act` (ReLU, leaky ReLU: [`slope`]; others are left as
 /// they are) on the row-major `n x d` inputs `x` from the pair's angle: the kernel is
 /// positively homogeneous (any convention, any input norms), so `K_ij = sqrt(K_ii) sqrt(K_jj)
-/// cos phi_L(theta_ij)` ([`deficits_of_pairs`]). The recursion takes each layer's angle from
+/// cos phi_L(theta_ij)` ([`deficits_into_upper`]). The recursion takes each layer's angle from
 /// a cosine, which near 1 holds few of its digits. A pair with a row of zeros keeps the
 /// recursion's entry.
 pub fn reform_from_angles(
@@ -274,14 +329,25 @@ pub fn reform_from_angles(
         return;
     };
     let (units, _) = unit_rows(x, n, d);
-    let deficits = deficits_of_pairs(x, &units, (n, d), depth, slope);
-    for ((i, j), (deficit, _)) in pairs(n).zip(deficits) {
+    // The deficits go to the upper triangle; the lower still holds the recursion's entries.
+    deficits_into_upper(
+        x,
+        &units,
+        (n, d),
+        depth,
+        slope,
+        &mut k.data,
+        |deficit, _| deficit,
+    );
+    for (i, j) in pairs(n) {
         let scale = k.get(i, i).sqrt() * k.get(j, j).sqrt();
-        let c = 1.0 - deficit;
-        if c.is_finite() && scale.is_finite() {
-            k.data[i * n + j] = scale * c;
+        let c = 1.0 - k.data[i * n + j];
+        k.data[i * n + j] = if c.is_finite() && scale.is_finite() {
             k.data[j * n + i] = scale * c;
-        }
+            scale * c
+        } else {
+            k.data[j * n + i]
+        };
     }
 }
 
@@ -300,7 +366,7 @@ pub struct OverMaxNorm {
 /// over the largest squared input norm (kappa is free of a global factor, and every
 /// convention the recursion covers changes the kernel by one), so that inputs of norm 1e-150
 /// or 1e150 lose no digits to a Gram matrix's range, with the smallest gradient angle over
-/// the pairs, formed from `1 - cos phi` ([`deficits_of_pairs`]): exact at every angle,
+/// the pairs, formed from `1 - cos phi` ([`deficits_into_upper`]): exact at every angle,
 /// also near opposite rows. `None` where a row is zeros or holds a value that is not finite.
 pub fn homogeneous_ntk(inputs: &Inputs, s: Slope, depth: usize) -> Option<OverMaxNorm> {
     let (n, d, x) = (inputs.n, inputs.d, &inputs.x);
@@ -318,16 +384,11 @@ pub fn homogeneous_ntk(inputs: &Inputs, s: Slope, depth: usize) -> Option<OverMa
     // The smallest phi by `1 - cos phi`; the identity's (`k = 0`) by the input angle, where
     // `1 - cos` underflows at tiny angles and phi is the input angle.
     let key = |deficit: f64, theta: Angle| if s.k == 0.0 { theta.radians() } else { deficit };
-    let mut min: Option<(f64, Angle, usize, usize)> = None;
-    let deficits = deficits_of_pairs(x, &units, (n, d), depth, s);
-    for ((i, j), (deficit, theta)) in pairs(n).zip(deficits) {
-        let v = top_entry * r[i] * r[j] * (1.0 - deficit);
+    let min = deficits_into_upper(x, &units, (n, d), depth, s, &mut k.data, key);
+    for (i, j) in pairs(n) {
+        let v = top_entry * r[i] * r[j] * (1.0 - k.data[i * n + j]);
         k.data[i * n + j] = v;
         k.data[j * n + i] = v;
-        let key = key(deficit, theta);
-        if min.is_none_or(|m| key < m.0) {
-            min = Some((key, theta, i, j));
-        }
     }
     Some(OverMaxNorm {
         ntk: k,
@@ -364,6 +425,59 @@ mod tests {
     use super::*;
     use crate::theory::{infinite_width_ntk, relu, relu_grad_angle};
     use ntk_numerics::spectrum;
+
+    /// Over a million pairs the rows are dealt to the cores in turn: every entry and the
+    /// smallest key's pair (the first of ties, in row-major order) are the one-core pass's,
+    /// bit for bit.
+    #[test]
+    fn rows_dealt_to_the_cores_give_the_one_core_result() {
+        let (n, d, depth) = (1_500, 3, 3);
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut x: Vec<f64> = (0..n * d)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+            })
+            .collect();
+        // Ties: rows 700 and 1,200 are rows 3 and 9 again, so the smallest key is 0 at
+        // (3, 700) first, then at (9, 1200).
+        for (from, to) in [(3, 700), (9, 1200)] {
+            let row: Vec<f64> = x[from * d..(from + 1) * d].to_vec();
+            x[to * d..(to + 1) * d].copy_from_slice(&row);
+        }
+        let (units, _) = unit_rows(&x, n, d);
+        let s = slope(&Activation::Relu(ntk_model::activation::Relu)).unwrap();
+        let key = |deficit: f64, _: Angle| deficit;
+        let mut dealt = vec![f64::NAN; n * n];
+        let min = deficits_into_upper(&x, &units, (n, d), depth, s, &mut dealt, key).unwrap();
+        assert!(n * (n - 1) / 2 >= 1_000_000);
+        let mut best: Option<(f64, usize, usize)> = None;
+        for (i, j) in pairs(n) {
+            let c: f64 = units[i * d..(i + 1) * d]
+                .iter()
+                .zip(&units[j * d..(j + 1) * d])
+                .map(|(a, b)| a * b)
+                .sum();
+            let theta = pair_angle(
+                &x[i * d..(i + 1) * d],
+                &x[j * d..(j + 1) * d],
+                c.clamp(-1.0, 1.0),
+            );
+            let deficit = one_minus_cos_phi(theta, depth, s);
+            assert_eq!(dealt[i * n + j].to_bits(), deficit.to_bits(), "({i}, {j})");
+            if best.is_none_or(|b| deficit < b.0) {
+                best = Some((deficit, i, j));
+            }
+        }
+        assert!(
+            (0..n).all(|i| dealt[i * n + i].is_nan()),
+            "the diagonal is left"
+        );
+        assert_eq!((min.0, min.2, min.3), best.unwrap());
+        assert_eq!((min.2, min.3), (3, 700));
+    }
 
     fn inputs(x: &[f64], n: usize, d: usize) -> Inputs {
         Inputs {
