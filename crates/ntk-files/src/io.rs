@@ -33,6 +33,16 @@ pub enum UnsafeTarget {
         .path.display()
     )]
     NotOurs { path: PathBuf, owner: u32, me: u32 },
+    /// A symbolic link at a place a command writes again in an output of its own (a sweep's
+    /// table, a run's file: [`crate::places::Rule::Replaced`]), which it never writes
+    /// through: the link is not its own, and its target may be anyone's file.
+    #[error(
+        "{}: is a symbolic link to {}; a file the tools write again in their own output is \
+         never written through a link (remove the link, or choose another --out)",
+        .path.display(),
+        .target.display()
+    )]
+    Link { path: PathBuf, target: PathBuf },
     /// A symbolic link whose target cannot be reached.
     #[error("{}: a symbolic link whose target cannot be reached ({reason}); the output would be lost", .path.display())]
     Dangling { path: PathBuf, reason: String },

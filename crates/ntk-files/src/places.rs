@@ -13,8 +13,11 @@ use std::path::{Path, PathBuf};
 /// What may stand at a place a command writes or removes.
 pub enum Rule<E> {
     /// A file the command writes again whole (a table, a figure, a run's file), replaced by
-    /// an atomic rename: absent, or a regular file of this user, or a link to one
-    /// ([`crate::io::check_target`]). The place's path is the file's.
+    /// an atomic rename: absent, or a regular file of this user ([`crate::io::check_target`]).
+    /// Not a symbolic link ([`crate::io::UnsafeTarget::Link`]): what the command made there
+    /// is a file, and a link's target is outside what it made (fifty-first hostile round,
+    /// D2: `ntk-probe collect` wrote its tables into a user's file through a link at
+    /// `results.csv`, which the sweep refuses). The place's path is the file's.
     Replaced,
     /// The lock file in a directory the command writes into
     /// ([`crate::lock::DirLock::check_place`]). The place's path is the directory's.
@@ -52,9 +55,7 @@ pub fn check<E: From<crate::Error>>(places: &[Place<E>]) -> Result<(), E> {
     for place in places {
         let path = place.path.as_path();
         match &place.rule {
-            Rule::Replaced => crate::io::check_target(path)
-                .map(drop)
-                .map_err(|e| E::from(crate::Error::from(e)))?,
+            Rule::Replaced => replaced(path).map_err(|e| E::from(crate::Error::from(e)))?,
             Rule::Lock => crate::lock::DirLock::check_place(path)?,
             Rule::LockBeside => crate::lock::DirLock::check_place_beside(path)?,
             Rule::Writers { fingerprint } => {
@@ -64,6 +65,18 @@ pub fn check<E: From<crate::Error>>(places: &[Place<E>]) -> Result<(), E> {
         }
     }
     Ok(())
+}
+
+/// [`Rule::Replaced`]'s check of `path`: a symbolic link refused, else
+/// [`crate::io::check_target`].
+fn replaced(path: &Path) -> Result<(), crate::io::UnsafeTarget> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(crate::io::UnsafeTarget::Link {
+            path: path.to_path_buf(),
+            target: std::fs::read_link(path).unwrap_or_default(),
+        });
+    }
+    crate::io::check_target(path).map(drop)
 }
 
 /// The entries of `dir` whose names the command writes (`writes`), as places it replaces
@@ -127,6 +140,18 @@ mod tests {
         let e = check(&places).unwrap_err().to_string();
         assert!(e.contains("results.csv"), "{e}");
         std::fs::remove_dir(out.join("results.csv")).unwrap();
+        // A link at a table's name to a user's file, and to nothing: refused, never written
+        // through (fifty-first hostile round, D2).
+        let theirs = tmp.path().join("theirs.txt");
+        std::fs::write(&theirs, "the user's").unwrap();
+        for target in [theirs.clone(), out.join("gone")] {
+            std::os::unix::fs::symlink(&target, out.join("results.csv")).unwrap();
+            let e = check(&places).unwrap_err().to_string();
+            assert!(e.contains("results.csv: is a symbolic link to"), "{e}");
+            assert!(e.contains(&target.display().to_string()), "{e}");
+            std::fs::remove_file(out.join("results.csv")).unwrap();
+        }
+        assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "the user's");
         // A user's text at a lock's place in the run directory, then beside the set.
         std::fs::create_dir(out.join("run")).unwrap();
         std::fs::write(out.join("run/.ntk-lock"), "my notes").unwrap();

@@ -245,6 +245,26 @@ pub struct TheoryCache {
     /// The data and model the cache was made for (the inputs' description and digest, the
     /// kink and the settings that the recursion depends on).
     pub data: String,
+    /// SHA-256 (hex) of `values` as compact JSON ([`TheoryCache::values_digest`]): a cache
+    /// whose values were edited or damaged, or that was written without one, is computed
+    /// again, and left out by `collect` without the config (fifty-first hostile round, N2:
+    /// a kappa of -5 and an angle of 400 degrees, hand-written, went into `summary.csv`).
+    #[serde(default)]
+    pub sha256: String,
+}
+
+impl TheoryCache {
+    /// SHA-256 (hex) of `values` as compact JSON: the same for the values as written and as
+    /// read back (`float_roundtrip` keeps every bit; the map is ordered).
+    pub fn values_digest(&self) -> String {
+        let json = serde_json::to_string(&self.values).expect("serializes");
+        ntk_runs::provenance::sha256_hex(json.as_bytes())
+    }
+
+    /// Whether `sha256` is the digest of `values`.
+    fn sealed(&self) -> bool {
+        self.sha256 == self.values_digest()
+    }
 }
 
 /// `"<convention> width=<m> <activation>/<depth>"`, the convention spelled as the config
@@ -305,30 +325,83 @@ pub(super) fn theory_may_draw_angle(cfg: &SweepConfig, inputs: &Inputs) -> bool 
 /// cache kept (fiftieth hostile round, D2).
 const THEORY_VERSION: &str = "v4";
 
+/// What a `theory.json` was computed for, written first in it as its `data` stamp
+/// ([`TheoryFor::stamp`]) and compared whole: the theory's version ([`THEORY_VERSION`]), the
+/// inputs (their description and digest), and the network's settings the recursion depends
+/// on (the sweep's axes, activation, depth, convention and width, are the cache's keys).
+#[derive(Clone, Debug, PartialEq)]
+struct TheoryFor<'a> {
+    description: &'a str,
+    digest: String,
+    kink: Option<f64>,
+    parameterization: String,
+    bias: bool,
+    normalization: String,
+    activation_param: Option<f64>,
+}
+
+impl<'a> TheoryFor<'a> {
+    /// The settings of `cfg`'s networks on `inputs`.
+    fn of_config(cfg: &'a SweepConfig, inputs: &'a Inputs) -> Self {
+        let m = &cfg.model;
+        Self {
+            description: &inputs.description,
+            digest: inputs.digest(),
+            kink: m.kink,
+            parameterization: crate::config::spelled(&m.parameterization),
+            bias: m.bias,
+            normalization: crate::config::spelled(&m.normalization),
+            activation_param: m.activation_param,
+        }
+    }
+
+    /// The settings the point `s` records (its provenance's config); `None` where it does not
+    /// record them all (an older version's point: its theory cannot be told apart). A kink
+    /// or activation parameter it does not record is `None`, as builds before those keys
+    /// had neither.
+    fn of_point(s: &'a Summary) -> Option<Self> {
+        let c = &s.provenance.as_ref()?.config;
+        let number = |key: &str| c.get(key).and_then(|v| v.as_f64());
+        Some(Self {
+            description: &s.data,
+            digest: c.get("data.digest")?.as_str()?.to_string(),
+            kink: number("model.kink"),
+            parameterization: c.get("model.parameterization")?.as_str()?.to_string(),
+            bias: c.get("model.bias")?.as_bool()?,
+            normalization: c.get("model.normalization")?.as_str()?.to_string(),
+            activation_param: number("model.activation_param"),
+        })
+    }
+
+    /// `"v4; <description>; sha256 <digest>; kink <kink>; parameterization <p>; bias <b>;
+    /// normalization <n>"`, then `"; activation_param <a>"` only where one is given, so that
+    /// the caches written before that key existed stay valid.
+    fn stamp(&self) -> String {
+        let param = self
+            .activation_param
+            .map(|p| format!("; activation_param {p:?}"))
+            .unwrap_or_default();
+        format!(
+            "{THEORY_VERSION}; {}; sha256 {}; kink {:?}; parameterization {}; bias {}; normalization {}{param}",
+            self.description,
+            self.digest,
+            self.kink,
+            self.parameterization,
+            self.bias,
+            self.normalization,
+        )
+    }
+}
+
 fn theory_values(cfg: &SweepConfig, out: &Path, inputs: &Inputs) -> crate::Result<TheoryCache> {
     let path = out.join("theory.json");
-    // The cache holds for this version of the theory ([`THEORY_VERSION`]), these inputs
-    // (their digest), this kink or parameter and these model settings.
-    let m = &cfg.model;
-    // An activation parameter other than the kink is appended only when given, so that the
-    // caches written before it existed stay valid.
-    let param = m
-        .activation_param
-        .map(|p| format!("; activation_param {p:?}"))
-        .unwrap_or_default();
-    let made_for = format!(
-        "{THEORY_VERSION}; {}; sha256 {}; kink {:?}; parameterization {}; bias {}; normalization {}{param}",
-        inputs.description,
-        inputs.digest(),
-        m.kink,
-        crate::config::spelled(&m.parameterization),
-        m.bias,
-        crate::config::spelled(&m.normalization),
-    );
+    // The cache holds for this version of the theory, these inputs and these networks
+    // ([`TheoryFor`]).
+    let made_for = TheoryFor::of_config(cfg, inputs).stamp();
     let mut cache: TheoryCache = ntk_files::io::read_to_string(&path)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
-        .filter(|c: &TheoryCache| c.data == made_for)
+        .filter(|c: &TheoryCache| c.data == made_for && c.sealed())
         .unwrap_or_default();
     cache.data = made_for;
     let gram = Kernel::gram(&inputs.x, inputs.n, inputs.d);
@@ -352,6 +425,7 @@ fn theory_values(cfg: &SweepConfig, out: &Path, inputs: &Inputs) -> crate::Resul
         changed = true;
     }
     if changed {
+        cache.sha256 = cache.values_digest();
         let json = serde_json::to_string_pretty(&cache).expect("serializes");
         ntk_files::io::atomic_write(&path, json.as_bytes()).map_err(|source| {
             ntk_files::Error::Write {
@@ -548,32 +622,49 @@ pub(super) fn theory_rule(one_set: bool, blocks_only: bool, n: Option<usize>) ->
 }
 
 /// Without the config, the `theory.json` beside the points in `out`, used only where it was
-/// computed by this version of the theory ([`THEORY_VERSION`]) for the inputs the point
-/// `first` records (their digest): points recomputed on other data must not be set beside
-/// the old data's theory, nor an older build's values beside the points (fiftieth hostile
-/// round, D2).
-fn theory_beside(out: &Path, first: &Summary) -> Result<TheoryCache, &'static str> {
-    let digest = first
-        .provenance
-        .as_ref()
-        .and_then(|p| p.config.get("data.digest"))
-        .and_then(|d| d.as_str())
-        .map(str::to_string);
+/// computed by this version of the theory ([`THEORY_VERSION`]) for the inputs and the
+/// network settings every point of `points` records ([`TheoryFor::of_point`]): points
+/// recomputed on other data must not be set beside the old data's theory, nor an older
+/// build's values beside the points (fiftieth hostile round, D2), nor the theory of another
+/// activation parameter, biases, parameterization or normalization (fifty-first, D1: alpha
+/// 0.5's kappa beside points recomputed at alpha -0.5 with `sweep.theory = false`).
+fn theory_beside(out: &Path, points: &[&Summary]) -> Result<TheoryCache, &'static str> {
     let cache: Option<TheoryCache> = ntk_files::io::read_to_string(out.join("theory.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
-    match (cache, digest) {
-        (Some(c), _) if !c.data.starts_with(&format!("{THEORY_VERSION}; ")) => Err(
+    let Some(cache) = cache else {
+        return Err("");
+    };
+    if !cache.data.starts_with(&format!("{THEORY_VERSION}; ")) {
+        return Err(
             "theory.json was computed by an older build of the theory; pass --config to \
              compute it again",
-        ),
-        (Some(c), Some(d)) if c.data.contains(&format!("sha256 {d};")) => Ok(c),
-        (Some(_), _) => Err(
-            "theory.json was computed for other inputs than these points'; \
-             pass --config to compute it again",
-        ),
-        (None, _) => Err(""),
+        );
     }
+    if !cache.sealed() {
+        return Err(
+            "theory.json does not match its checksum (edited, damaged, or written by a build \
+             without one); pass --config to compute it again",
+        );
+    }
+    let made_for: Vec<Option<TheoryFor>> = points.iter().map(|s| TheoryFor::of_point(s)).collect();
+    if made_for.iter().any(|f| {
+        f.as_ref()
+            .is_none_or(|f| !cache.data.contains(&format!("sha256 {};", f.digest)))
+    }) {
+        return Err(
+            "theory.json was computed for other inputs than these points'; pass --config to \
+             compute it again",
+        );
+    }
+    if made_for.iter().flatten().any(|f| f.stamp() != cache.data) {
+        return Err(
+            "theory.json was computed for other network settings than these points' (the \
+             kink or activation parameter, biases, parameterization or normalization); pass \
+             --config to compute it again",
+        );
+    }
+    Ok(cache)
 }
 
 /// [`collect`] with the figures in `layout`.
@@ -608,7 +699,7 @@ pub fn collect_as(
         _ => None,
     };
     let mut theory_read = (theory_of_one_set && cfg.is_none() && !summaries.is_empty())
-        .then(|| theory_beside(out, summaries[0]));
+        .then(|| theory_beside(out, &summaries));
     let theory_angles = match (cfg, &theory_inputs, &theory_read) {
         (Some(c), Some(inputs), _) => theory_may_draw_angle(c, inputs),
         (None, _, Some(Ok(cache))) => cache

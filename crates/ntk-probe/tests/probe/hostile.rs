@@ -1070,6 +1070,122 @@ fn collect_sets_no_theory_of_other_inputs_beside_the_points() {
     }
 }
 
+/// `collect` without its config sets no theory beside the points that is not of their
+/// networks: points recomputed with biases, the standard parameterization or another
+/// activation parameter and `sweep.theory = false` over a sweep whose `theory.json` is of
+/// the plain ReLU network (fifty-first hostile round, D1: alpha 0.5's kappa 2686.6 beside
+/// the points of alpha -0.5, whose theory is 479.0; ReLU's values where biases have none).
+#[test]
+fn collect_sets_no_theory_of_other_network_settings_beside_the_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("out");
+    let collect = os(&["collect", out.to_str().unwrap()]);
+    let leaky = TINY_SWEEP
+        .replace("theory = false", "theory = true")
+        .replace("activations = [\"relu\"]", "activations = [\"leaky_relu\"]")
+        .replace(
+            "activation = \"relu\"",
+            "activation = \"leaky_relu\"\nactivation_param = 0.5",
+        );
+    for (base, set) in [
+        (None, "model.bias=true"),
+        (None, "model.parameterization=\"standard\""),
+        (Some(&leaky), "model.activation_param=-0.5"),
+    ] {
+        let _ = std::fs::remove_dir_all(&out);
+        let theory = match base {
+            None => theory_sweep(d).0,
+            Some(text) => {
+                let cfg = write(d, "leaky.toml", text);
+                assert_ok(set, &run(&sweep_args(&cfg, &out, &[])));
+                cfg
+            }
+        };
+        let recompute = ["--recompute", "--set", "sweep.theory=false", "--set", set];
+        assert_ok(set, &run(&sweep_args(&theory, &out, &recompute)));
+        assert_ok(set, &run(&collect));
+        let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+        let rows: Vec<&str> = table.lines().skip(1).collect();
+        assert!(!rows.is_empty());
+        for row in rows {
+            assert!(row.contains("other network settings"), "{set}: {row}");
+        }
+        // The points of the cache's own network: its values, as before.
+        assert_ok(set, &run(&sweep_args(&theory, &out, &["--recompute"])));
+        assert_ok(set, &run(&collect));
+        let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+        assert!(!table.contains("other network settings"), "{set}: {table}");
+    }
+}
+
+/// A theory cache whose values were edited (a kappa of -5, an angle of 400 degrees) under
+/// this build's stamp is computed again by the sweep, and left out by `collect` without the
+/// config, saying why: its checksum no longer matches (fifty-first hostile round, N2: every
+/// command wrote the edited values into summary.csv).
+#[test]
+fn a_theory_cache_whose_values_were_edited_is_computed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (theory, out) = theory_sweep(d);
+    let cache = out.join("theory.json");
+    let text = std::fs::read_to_string(&cache).unwrap();
+    assert!(text.contains("\"sha256\": \""), "{text}");
+    let key = "\"min_grad_angle_deg\": ";
+    let i = text.find(key).unwrap() + key.len();
+    let j = i + text[i..].find([',', '\n', '}']).unwrap();
+    let edited = format!("{}400.5{}", &text[..i], &text[j..]);
+    std::fs::write(&cache, &edited).unwrap();
+    let collect = os(&["collect", out.to_str().unwrap()]);
+    assert_ok("collect", &run(&collect));
+    let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(!table.contains("400.5"), "{table}");
+    assert!(table.contains("does not match its checksum"), "{table}");
+    assert_ok("resume", &run(&sweep_args(&theory, &out, &["--resume"])));
+    let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(!table.contains("400.5"), "{table}");
+    assert!(!table.contains("checksum"), "{table}");
+    assert_eq!(std::fs::read_to_string(&cache).unwrap(), text);
+}
+
+/// `collect`, with its config or without, never writes through a symbolic link at one of
+/// the sweep's tables or its theory cache: refused before anything is written, naming the
+/// link and its target, as the sweep refuses it (fifty-first hostile round, D2: the user's
+/// file the link led to was replaced by the table).
+#[test]
+fn collect_never_writes_through_a_link_at_its_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (theory, out) = theory_sweep(d);
+    let mine = write(d, "mine.txt", "my notes\n");
+    for name in ["results.csv", "summary.csv", "theory.json"] {
+        let place = out.join(name);
+        let kept = std::fs::read(&place).unwrap();
+        std::fs::remove_file(&place).unwrap();
+        std::os::unix::fs::symlink(&mine, &place).unwrap();
+        let mut with_config = os(&["collect", out.to_str().unwrap(), "--config"]);
+        with_config.push(theory.clone().into());
+        let without = os(&["collect", out.to_str().unwrap()]);
+        for (how, args) in [("--config", &with_config), ("no config", &without)] {
+            let o = run(args);
+            // Without the config the cache is only read.
+            if name == "theory.json" && how == "no config" {
+                assert_ok(name, &o);
+            } else {
+                assert_clean_error(
+                    &format!("{name}, {how}"),
+                    &o,
+                    &[name, "is a symbolic link to", "mine.txt"],
+                );
+            }
+            assert_eq!(std::fs::read_to_string(&mine).unwrap(), "my notes\n");
+            assert!(std::fs::symlink_metadata(&place).unwrap().is_symlink());
+        }
+        std::fs::remove_file(&place).unwrap();
+        std::fs::write(&place, kept).unwrap();
+    }
+}
+
 /// A theory cache written by a build before the theory's angles were formed from the rows
 /// (its stamp `v2; ...`), or before ReLU's and leaky ReLU's kernel and angles were formed
 /// from each pair's own angle (`v3; ...`), is computed again, not reused (thirty-third
