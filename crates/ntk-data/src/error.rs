@@ -328,6 +328,17 @@ pub enum DataError {
         reason: String,
     },
 
+    /// A config key's value out of its range.
+    #[error("{key} = {value}: {reason}")]
+    Value {
+        /// The dotted key.
+        key: &'static str,
+        /// The value as given.
+        value: String,
+        /// The range it must be in.
+        reason: &'static str,
+    },
+
     /// A flat buffer whose length is not `n` items of `shape` (or whose size overflows).
     #[error("{len} {unit} do not make {n} {items} of {}", dims(.shape))]
     BufferShape {

@@ -157,6 +157,15 @@ fn required(path: Option<&Path>, role: Role) -> Result<&Path> {
 /// for files what their headers say (shapes, label counts, `n` beyond the rows).
 pub fn check(cfg: &DataConfig) -> Vec<DataError> {
     let mut problems = unused_keys(cfg);
+    // The synthetic set's dimension, for both tools at load (fifty-second hostile round, D2:
+    // ntk-train's dry run said `new` and the run failed after writing a failed run).
+    if cfg.dataset == Dataset::Synthetic && cfg.input_dim == Some(0) {
+        problems.push(DataError::Value {
+            key: "data.input_dim",
+            value: "0".into(),
+            reason: "must be at least 1",
+        });
+    }
     // More samples than the split holds, from its files' headers: said before any estimate
     // of the memory (which a too-large n inflates) or any loading.
     if let Some(source) = builtin(cfg.dataset)

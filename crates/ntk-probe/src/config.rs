@@ -465,13 +465,7 @@ impl ProbeConfig {
         if self.data.n < crate::error::MIN_SAMPLES {
             return Err(Error::too_few_samples(&self.data));
         }
-        if self.data.dataset == Dataset::Synthetic && self.data.input_dim == Some(0) {
-            return Err(Error::Config {
-                key: "data.input_dim",
-                value: "0".into(),
-                reason: "must be at least 1".into(),
-            });
-        }
+        // `data.input_dim = 0` is refused with the data's checks (`ntk_data::inputs::check`).
         for (key, path) in [
             ("probe.weights", &self.probe.weights),
             ("probe.blocks", &self.probe.blocks),

@@ -389,6 +389,7 @@ pub fn save(
         path: dir.clone(),
         source,
     })?;
+    refuse_links_in(&dir)?;
     let engine = match optim {
         OptimState::Burn(_) => StateForm::Burn,
         OptimState::Host(_) => StateForm::Host,
@@ -491,6 +492,38 @@ pub fn check_places(run: &Path) -> crate::Result<()> {
                 entry.path(),
                 "not a directory (a FIFO, a file or a link) at a checkpoint's name",
             );
+        }
+        if ours {
+            refuse_links_in(&entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a symbolic link at the name of a file a checkpoint holds in its directory `dir`
+/// ([`is_checkpoint_file`], its temporaries too): the run writes those files again there
+/// (`--recompute`, `--resume` past a kill while it saved) and never through a link, whose
+/// target is outside the run (fifty-second hostile round, D1: `model.bpk`, `metrics.csv`,
+/// `ntk.csv` and `velocity.npy` linked to a user's file were written into it; a dangling
+/// link failed the run after its training). Checked before any work ([`check_places`]) and
+/// again as each checkpoint is saved ([`save`]).
+fn refuse_links_in(dir: &Path) -> crate::Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let link = entry.file_type().is_ok_and(|t| t.is_symlink());
+        if link && entry.file_name().to_str().is_some_and(is_checkpoint_file) {
+            let target = std::fs::read_link(entry.path()).unwrap_or_default();
+            return Err(ntk_files::Error::OutputPath {
+                path: entry.path(),
+                why: format!(
+                    "a symbolic link to {}, at a file the run writes in its checkpoint; \
+                     the run never writes through a link: remove it",
+                    target.display()
+                ),
+            }
+            .into());
         }
     }
     Ok(())

@@ -2036,6 +2036,99 @@ fn an_overflowing_tracked_kernel_names_its_sample() {
     );
 }
 
+/// A symbolic link at the name of a file a checkpoint holds, inside the run's own
+/// `checkpoints/epoch-NNNNN` (its last checkpoint, or a directory at a later checkpoint's
+/// name), was written through by `--recompute` and `--resume`: the checkpoint replaced the
+/// user's file outside the run, exit 0, and a dangling link failed the run after its training
+/// (fifty-second hostile round, D1). Refused before any work, dry run and run, naming the
+/// link and its target; the file it leads to unchanged.
+#[test]
+fn a_link_inside_a_checkpoint_is_refused_not_written_through() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let precious = write(d, "precious.txt", "the user's own\n");
+    let cfg = write(d, "tiny.toml", &TINY.replace("epochs = 2", "epochs = 1"));
+    let out = d.join("out");
+    let with = |extra: &[&str]| {
+        let mut a = args(&cfg, &out, extra);
+        a.insert(0, "run".into());
+        a
+    };
+    assert_ok("the run", &run(&with(&[])));
+    let last = out.join("checkpoints/epoch-00001");
+    let mut files: Vec<String> = std::fs::read_dir(&last)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert!(files.iter().any(|f| f == "metrics.csv"), "{files:?}");
+    let later = out.join("checkpoints/epoch-00042");
+    let places = files
+        .iter()
+        .map(|f| (last.join(f), precious.clone()))
+        .chain([
+            (last.join("metrics.csv"), d.join("gone")),
+            (later.join("ntk.csv"), precious.clone()),
+        ]);
+    for (place, target) in places {
+        let kept = std::fs::read(&place).ok();
+        std::fs::create_dir_all(place.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&place);
+        std::os::unix::fs::symlink(&target, &place).unwrap();
+        let name = place.file_name().unwrap().to_str().unwrap();
+        for extra in [&["--dry-run"][..], &[][..]] {
+            let mut a = vec!["--recompute", "--set", "optim.lr=0.05"];
+            a.extend(extra);
+            assert_clean_error(
+                &format!("{}", place.display()),
+                &run(&with(&a)),
+                &[name, "a symbolic link to", target.to_str().unwrap()],
+            );
+            assert_eq!(
+                std::fs::read_to_string(&precious).unwrap(),
+                "the user's own\n"
+            );
+            assert!(std::fs::symlink_metadata(&place).unwrap().is_symlink());
+        }
+        std::fs::remove_file(&place).unwrap();
+        match kept {
+            Some(bytes) => std::fs::write(&place, bytes).unwrap(),
+            None => std::fs::remove_dir(place.parent().unwrap()).unwrap(),
+        }
+    }
+}
+
+/// `data.input_dim = 0` on the synthetic set: refused at load, by the dry run as by the
+/// run, nothing written (fifty-second hostile round, D2: the dry run said `new`, and the run
+/// failed after writing a failed run; ntk-probe refused it at load).
+#[test]
+fn a_synthetic_set_of_dimension_zero_is_refused_at_load() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "synthetic.toml",
+        &TINY.replace(
+            "dataset = \"digits\"\nn = 60\nsubset = \"first\"",
+            "dataset = \"synthetic\"\nn = 60\ninput_dim = 0",
+        ),
+    );
+    let out = d.join("out");
+    for extra in [&["--dry-run"][..], &[][..]] {
+        let mut a = args(&cfg, &out, extra);
+        a.insert(0, "run".into());
+        assert_clean_error(
+            "data.input_dim = 0",
+            &run(&a),
+            &["data.input_dim = 0: must be at least 1"],
+        );
+        assert!(!out.exists(), "{extra:?} wrote {}", out.display());
+    }
+}
+
 /// A symbolic link at the name of a file a run writes (`OUT/ntk.csv` leading to the run's
 /// own labels, `OUT/metrics.csv` to a user's file; a sweep's run directory likewise) was
 /// followed: the run wrote its table through it and replaced the file outside --out, exit 0
