@@ -54,8 +54,8 @@ impl From<UnsafeTarget> for std::io::Error {
     }
 }
 
-/// The kind of a file that is not a regular file, in words.
-fn kind_of(t: fs::FileType) -> &'static str {
+/// The kind of a file that is not a regular file, in words ("a FIFO (named pipe)", ...).
+pub fn kind_of(t: fs::FileType) -> &'static str {
     if t.is_dir() {
         "a directory"
     } else if t.is_fifo() {

@@ -389,7 +389,7 @@ pub fn save(
         path: dir.clone(),
         source,
     })?;
-    refuse_links_in(&dir)?;
+    refuse_foreign_in(&dir)?;
     let engine = match optim {
         OptimState::Burn(_) => StateForm::Burn,
         OptimState::Host(_) => StateForm::Host,
@@ -494,37 +494,45 @@ pub fn check_places(run: &Path) -> crate::Result<()> {
             );
         }
         if ours {
-            refuse_links_in(&entry.path())?;
+            refuse_foreign_in(&entry.path())?;
         }
     }
     Ok(())
 }
 
-/// Refuses a symbolic link at the name of a file a checkpoint holds in its directory `dir`
-/// ([`is_checkpoint_file`], its temporaries too): the run writes those files again there
-/// (`--recompute`, `--resume` past a kill while it saved) and never through a link, whose
-/// target is outside the run (fifty-second hostile round, D1: `model.bpk`, `metrics.csv`,
-/// `ntk.csv` and `velocity.npy` linked to a user's file were written into it; a dangling
-/// link failed the run after its training). Checked before any work ([`check_places`]) and
-/// again as each checkpoint is saved ([`save`]).
-fn refuse_links_in(dir: &Path) -> crate::Result<()> {
+/// Refuses anything but a regular file at the name of a file a checkpoint holds in its
+/// directory `dir` ([`is_checkpoint_file`], its temporaries too): the run writes those files
+/// again there (`--recompute`, `--resume` past a kill while it saved), never through a
+/// symbolic link, whose target is outside the run (fifty-second hostile round, D1:
+/// `model.bpk`, `metrics.csv`, `ntk.csv` and `velocity.npy` linked to a user's file were
+/// written into it), and never over a FIFO or a directory, which failed the run after its
+/// training where the dry run passed (fifty-third, D1). Checked before any work
+/// ([`check_places`]) and again as each checkpoint is saved ([`save`]).
+fn refuse_foreign_in(dir: &Path) -> crate::Result<()> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(());
     };
     for entry in entries.flatten() {
-        let link = entry.file_type().is_ok_and(|t| t.is_symlink());
-        if link && entry.file_name().to_str().is_some_and(is_checkpoint_file) {
-            let target = std::fs::read_link(entry.path()).unwrap_or_default();
-            return Err(ntk_files::Error::OutputPath {
-                path: entry.path(),
-                why: format!(
-                    "a symbolic link to {}, at a file the run writes in its checkpoint; \
-                     the run never writes through a link: remove it",
-                    target.display()
-                ),
-            }
-            .into());
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_file() || !entry.file_name().to_str().is_some_and(is_checkpoint_file) {
+            continue;
         }
+        let what = if kind.is_symlink() {
+            let target = std::fs::read_link(entry.path()).unwrap_or_default();
+            format!("a symbolic link to {}", target.display())
+        } else {
+            ntk_files::io::kind_of(kind).to_string()
+        };
+        return Err(ntk_files::Error::OutputPath {
+            path: entry.path(),
+            why: format!(
+                "{what}, at a file the run writes in its checkpoint; the run writes only \
+                 files of its own there, never through a link: remove it"
+            ),
+        }
+        .into());
     }
     Ok(())
 }

@@ -857,12 +857,13 @@ fn a_failing_point_is_recorded_and_the_sweep_goes_on() {
     );
 }
 
-/// A user's file where a point's directory goes (the fourth hostile review's D13): that
-/// point fails and says why, the others are computed, and the file stays where it is, with
-/// `--recompute` too (it used to stop the sweep, and `--recompute` moved the file to a
-/// hidden temporary name for good).
+/// A user's file where a point's directory goes: refused before any work, by the dry run as
+/// by the run, naming it, and the file stays where it is, with `--recompute` too (the fourth
+/// hostile review's D13: `--recompute` moved the file to a hidden temporary name for good;
+/// then the point failed alone after the others were computed, which the dry run did not
+/// foresee and whose failure could not be recorded: fifty-third, D2).
 #[test]
-fn a_users_file_at_a_point_fails_that_point_alone() {
+fn a_users_file_at_a_point_is_refused_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let out = d.join("out");
@@ -870,17 +871,17 @@ fn a_users_file_at_a_point_fails_that_point_alone() {
     let point = out.join("runs/relu/depth02/seed1");
     std::fs::create_dir_all(point.parent().unwrap()).unwrap();
     std::fs::write(&point, "x\n").unwrap();
-    for extra in [&[][..], &["--recompute"]] {
+    for extra in [&[][..], &["--recompute"], &["--dry-run"]] {
         let o = run(&sweep_args(&cfg, &out, extra));
         assert_clean_error(
             &format!("a file at a point {extra:?}"),
             &o,
-            &["1 point(s) failed", "a file stands where"],
+            &[
+                point.to_str().unwrap(),
+                "is a file, where the sweep makes a point's directory",
+            ],
         );
-        assert!(
-            out.join("runs/relu/depth01/seed1/whole/summary.json")
-                .exists()
-        );
+        assert!(!out.join("runs/relu/depth01").exists());
         assert_eq!(std::fs::read_to_string(&point).unwrap(), "x\n");
         let stray: Vec<_> = std::fs::read_dir(point.parent().unwrap())
             .unwrap()
@@ -1116,6 +1117,47 @@ fn collect_sets_no_theory_of_other_network_settings_beside_the_points() {
         assert_ok(set, &run(&collect));
         let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
         assert!(!table.contains("other network settings"), "{set}: {table}");
+    }
+}
+
+/// A FIFO or a user's file where a probe sweep makes a point's directory, or at a directory
+/// above it: refused before any work by the dry run and the run, naming it (fifty-third
+/// hostile round, D2: the dry run passed; the run failed those points with the system's
+/// errors and said each failure was recorded in its failed.json, where none could be).
+#[test]
+fn a_file_or_fifo_where_a_point_directory_goes_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (theory, out) = theory_sweep(d);
+    let relu = out.join("runs/relu");
+    let depth = relu.join("depth01");
+    let moved = d.join("moved");
+    for (place, fifo) in [
+        (depth.clone(), true),
+        (depth.clone(), false),
+        (relu.clone(), true),
+    ] {
+        std::fs::rename(&place, &moved).unwrap();
+        if fifo {
+            let made = std::process::Command::new("mkfifo").arg(&place).status();
+            assert!(made.unwrap().success());
+        } else {
+            std::fs::write(&place, "my notes\n").unwrap();
+        }
+        for extra in [&["--dry-run"][..], &[][..]] {
+            let mut a = vec!["--recompute", "--set", "model.width=9"];
+            a.extend(extra);
+            assert_clean_error(
+                &format!("{}", place.display()),
+                &run(&sweep_args(&theory, &out, &a)),
+                &[
+                    place.to_str().unwrap(),
+                    "where the sweep makes a point's directory",
+                ],
+            );
+        }
+        std::fs::remove_file(&place).unwrap();
+        std::fs::rename(&moved, &place).unwrap();
     }
 }
 

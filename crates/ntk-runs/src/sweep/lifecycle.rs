@@ -107,6 +107,9 @@ fn refused<S: Sweep>(
     // round: a run directory or `runs/relu` linked elsewhere was trained there, "8 run(s)
     // trained", and left out of the sweep's own tables, which never follow a link).
     refuse_links(sweep.out())?;
+    for p in planned.iter().filter(|p| p.state != State::Done) {
+        check_point_dir(sweep.out(), &sweep.dir(&points[p.index]))?;
+    }
     // Nothing is made while a result of another config is in the way.
     refuse_stale(&planned, recompute, S::UNIT)?;
     // A file at a failure record's name that the tools did not write (fortieth hostile
@@ -128,6 +131,42 @@ fn refused<S: Sweep>(
         .into());
     }
     Ok(planned)
+}
+
+/// Refuses, before any work, a point whose directory `dir`, or a directory between it and
+/// the sweep's `out`, is something other than a directory (a FIFO, a user's file): the point
+/// could neither be made nor its failure recorded there (fifty-third hostile round, D2: the
+/// dry run passed; the run failed those points with the system's errors and said each
+/// failure was recorded in its `failed.json`, where none could be). Absent is fine: the run
+/// makes it.
+fn check_point_dir(out: &Path, dir: &Path) -> crate::Result<()> {
+    let Ok(below) = dir.strip_prefix(out) else {
+        return Ok(());
+    };
+    let mut path = out.to_path_buf();
+    for part in below.components() {
+        path.push(part);
+        match std::fs::symlink_metadata(&path) {
+            Err(_) => return Ok(()),
+            Ok(m) if m.is_dir() => {}
+            Ok(m) => {
+                let what = if m.is_file() {
+                    "a file"
+                } else {
+                    ntk_files::io::kind_of(m.file_type())
+                };
+                return Err(ntk_files::Error::OutputPath {
+                    path,
+                    why: format!(
+                        "is {what}, where the sweep makes a point's directory ({}); move it",
+                        dir.display()
+                    ),
+                }
+                .into());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a symbolic link anywhere under a sweep's output directory `out` ([`links_under`]:

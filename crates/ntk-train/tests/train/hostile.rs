@@ -2098,6 +2098,88 @@ fn a_link_inside_a_checkpoint_is_refused_not_written_through() {
             None => std::fs::remove_dir(place.parent().unwrap()).unwrap(),
         }
     }
+    // A FIFO or a directory at a checkpoint file's name, in the last checkpoint or a later
+    // one's directory: refused before any work too (fifty-third hostile round, D1: the dry
+    // run passed, the run trained, then failed as it saved and left a failed run).
+    for (place, fifo) in [
+        (last.join("metrics.csv"), true),
+        (last.join("ntk.csv"), false),
+        (later.join("model.partial"), true),
+    ] {
+        let kept = std::fs::read(&place).ok();
+        std::fs::create_dir_all(place.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&place);
+        if fifo {
+            let made = std::process::Command::new("mkfifo").arg(&place).status();
+            assert!(made.unwrap().success());
+        } else {
+            std::fs::create_dir(&place).unwrap();
+        }
+        let name = place.file_name().unwrap().to_str().unwrap();
+        let what = if fifo { "a FIFO" } else { "a directory" };
+        for extra in [&["--dry-run"][..], &[][..]] {
+            let mut a = vec!["--recompute", "--set", "optim.lr=0.05"];
+            a.extend(extra);
+            assert_clean_error(&format!("{what} at {name}"), &run(&with(&a)), &[name, what]);
+            assert!(!out.join("failed.json").exists());
+        }
+        if fifo {
+            std::fs::remove_file(&place).unwrap();
+        } else {
+            std::fs::remove_dir(&place).unwrap();
+        }
+        match kept {
+            Some(bytes) => std::fs::write(&place, bytes).unwrap(),
+            None => std::fs::remove_dir(place.parent().unwrap()).unwrap(),
+        }
+    }
+}
+
+/// A FIFO or a user's file where a sweep makes a run's directory, or at `runs` above it:
+/// refused before any work by the dry run and the run, naming it (fifty-third hostile
+/// round, D2: the dry run passed; the run failed with the system's errors and said each
+/// failure was recorded in its failed.json, where none could be). What stands there stays.
+#[test]
+fn a_file_or_fifo_where_a_run_directory_goes_is_refused_before_any_work() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (sweep, out) = swept(d, "out");
+    let runs = out.join("runs");
+    let first = runs.join("depth001_relu_none_lr1e-1_seed1");
+    let moved = d.join("moved");
+    for (place, fifo) in [
+        (first.clone(), true),
+        (first.clone(), false),
+        (runs.clone(), false),
+    ] {
+        std::fs::rename(&place, &moved).unwrap();
+        if fifo {
+            let made = std::process::Command::new("mkfifo").arg(&place).status();
+            assert!(made.unwrap().success());
+        } else {
+            std::fs::write(&place, "my notes\n").unwrap();
+        }
+        for extra in [&["--dry-run"][..], &[][..]] {
+            let mut a = args(
+                &sweep,
+                &out,
+                &["--recompute", "--set", "optim.momentum=0.6"],
+            );
+            a.extend(extra.iter().map(OsString::from));
+            a.insert(0, "sweep".into());
+            assert_clean_error(
+                &format!("{}", place.display()),
+                &run(&a),
+                &[
+                    place.file_name().unwrap().to_str().unwrap(),
+                    "where the sweep makes a point's directory",
+                ],
+            );
+        }
+        std::fs::remove_file(&place).unwrap();
+        std::fs::rename(&moved, &place).unwrap();
+    }
 }
 
 /// `data.input_dim = 0` on the synthetic set: refused at load, by the dry run as by the
