@@ -236,19 +236,21 @@ if grep -q "would fail when made" <<<"$said" && grep -q "overflow" <<<"$said" &&
 else
     fail "probe: points that overflow were submitted: $said"
 fi
-# Every point fails only when made: a file stands where each point's directory goes (the
-# dry run lists the points as failed, which a run tries again, so the config passes the
-# load and dry-run checks that submit.sh makes first), and the files stay.
+# Every task fails: the array is submitted held (sbatch's --hold, passed on by submit.sh)
+# after submit.sh's load and dry-run checks pass, then a file is put where each point's
+# directory goes (each task's own check refuses it before any work, as a dry run would now)
+# and the array released; the files stay.
 mkdir -p "$work/bad/runs"
-echo "a user's file" >"$work/bad/runs/relu"
-echo "a user's file" >"$work/bad/runs/tanh"
-said=$(bash scripts/slurm/submit.sh probe "$work/probe.toml" 2 --out "$work/bad" 2>&1)
+said=$(bash scripts/slurm/submit.sh probe "$work/probe.toml" 2 --out "$work/bad" --hold 2>&1)
 read -r array collect < <(ids "$said")
 if [ -z "${collect:-}" ]; then fail "probe: failing tasks: submit: $said"; fi
+echo "a user's file" >"$work/bad/runs/relu"
+echo "a user's file" >"$work/bad/runs/tanh"
+scontrol release "$array"
 wait_jobs "$array,$collect" 120
 reason=$(squeue -h -j "$collect" -o '%r' 2>/dev/null)
 if [ "$reason" = DependencyNeverSatisfied ] && [ ! -f "$logs/ntk-collect-$collect.log" ] &&
-    grep -q "cannot create the output directory" "$logs/ntk-sweep-${array}_0.log" &&
+    grep -q "where the sweep makes a point's directory" "$logs/ntk-sweep-${array}_0.log" &&
     [ "$(cat "$work/bad/runs/relu")" = "a user's file" ]; then
     ok "probe: failing tasks leave the afterok collect unrun (squeue: $reason)"
     scancel "$collect"
