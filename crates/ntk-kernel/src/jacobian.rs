@@ -75,6 +75,34 @@ fn gradient_row<M: Module, const D: usize>(
     collector.row
 }
 
+/// The gradient rows of every sample of `x` for each of `outputs` (rows `i * outputs.len() +
+/// index`), in `buffer` (cleared) sized exactly once the first row gives the parameter
+/// count: grown by doubling it held about 1.5 times the rows, and at its last growth the old
+/// and the new buffer together (fifty-fourth hostile round, D1: MNIST n = 500, width 256,
+/// 1017 MiB of rows peaked at 2163 MiB). Returns the rows and the parameter count.
+fn gradient_rows<M: Module, const D: usize>(
+    model: &M,
+    forward: &impl Fn(&M, Tensor<D>) -> Tensor<2>,
+    (x, coupling): (&Tensor<D>, Coupling),
+    outputs: &[usize],
+    mut buffer: Vec<f64>,
+) -> (Vec<f64>, usize) {
+    buffer.clear();
+    let rows = x.dims()[0] * outputs.len();
+    let mut cols = 0;
+    for i in 0..x.dims()[0] {
+        for &o in outputs {
+            let row = gradient_row(model, forward, (x, i, coupling), o);
+            if cols == 0 {
+                cols = row.len();
+                buffer.reserve_exact(rows * cols);
+            }
+            buffer.extend_from_slice(&row);
+        }
+    }
+    (buffer, cols)
+}
+
 /// Number of outputs of `forward`.
 fn output_count<M: Module, const D: usize>(
     model: &M,
@@ -122,15 +150,7 @@ where
         OutputMode::Single(o) => vec![o],
         OutputMode::Sum | OutputMode::Full => (0..k).collect(),
     };
-    let mut data = Vec::new();
-    let mut cols = 0;
-    for i in 0..n {
-        for &o in &outputs {
-            let row = gradient_row(model, &forward, (x, i, coupling), o);
-            cols = row.len();
-            data.extend(row);
-        }
-    }
+    let (data, cols) = gradient_rows(model, &forward, (x, coupling), &outputs, Vec::new());
     Jacobian {
         rows: n * outputs.len(),
         cols,
@@ -176,14 +196,11 @@ where
         _ => (0..output_count(model, &forward, x)).collect(),
     };
     let mut g = Mat::<f64>::zeros(n, n);
+    // One buffer of `n x P` for every output in turn.
+    let mut data = Vec::new();
     for (index, &o) in outputs.iter().enumerate() {
-        let mut data = Vec::new();
-        let mut cols = 0;
-        for i in 0..n {
-            let row = gradient_row(model, &forward, (x, i, coupling), o);
-            cols = row.len();
-            data.extend(row);
-        }
+        let cols;
+        (data, cols) = gradient_rows(model, &forward, (x, coupling), &[o], data);
         if cols > 0 {
             accumulate_lower(
                 &mut g,

@@ -288,29 +288,19 @@ impl Figure {
         // temporary name (the PNG encoder picks its format by the extension, hence the
         // trailing `.png`), synced, renamed over it; a kill or a full disk leaves the old
         // figure or none, never a truncated one.
-        let png_tmp = png.with_file_name(format!(
-            "{}{}{}.png",
-            png.file_name().unwrap_or_default().to_string_lossy(),
-            ntk_files::outset::TMP_TAG,
-            std::process::id()
-        ));
-        let drawn = (|| {
-            {
-                let root =
-                    BitMapBackend::new(&png_tmp, (2 * size.0, 2 * size.1)).into_drawing_area();
-                self.draw(&root, 2.0, false, &m)
-                    .map_err(|e| plot_error(&png, e))?;
-                root.present().map_err(|e| plot_error(&png, e))?;
-            }
-            std::fs::File::open(&png_tmp)
-                .and_then(|f| f.sync_all())
-                .and_then(|()| ntk_files::io::replace_file(&png_tmp, &png))
-                .map_err(|e| write_error(&png, e))
-        })();
-        if drawn.is_err() {
-            let _ = std::fs::remove_file(&png_tmp);
+        // The pixels are drawn into memory and encoded there (`png_bytes`), so the PNG is
+        // written as every other file, and a full disk is the same plain message at it
+        // (fifty-fourth round N1: plotters' encoder printed its error's debug form).
+        let (w, h) = (2 * size.0, 2 * size.1);
+        let mut pixels = vec![0u8; 3 * w as usize * h as usize];
+        {
+            let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
+            self.draw(&root, 2.0, false, &m)
+                .map_err(|e| plot_error(&png, e))?;
+            root.present().map_err(|e| plot_error(&png, e))?;
         }
-        drawn?;
+        let bytes = png_bytes(&pixels, (w, h)).map_err(|e| plot_error(&png, e))?;
+        ntk_files::io::atomic_write(&png, &bytes).map_err(|e| write_error(&png, e))?;
         let mut text = String::new();
         {
             let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
@@ -735,6 +725,20 @@ impl std::fmt::Display for DrawError {
 /// A drawing error of the figure file `path`.
 /// A figure's file that cannot be written: its path once, also where the refusal names it
 /// (a FIFO at `gmap.svg`; forty-fifth hostile round, D2: `gmap.svg: gmap.svg: is a FIFO`).
+/// An 8-bit RGB image (`pixels`, rows top to bottom) as PNG bytes, with the compression and
+/// adaptive row filters plotters' own encoder used.
+fn png_bytes(pixels: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, png::EncodingError> {
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, w, h);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(pixels)?;
+    writer.finish()?;
+    Ok(bytes)
+}
+
 fn write_error(path: &Path, source: std::io::Error) -> ntk_files::Error {
     ntk_files::Error::Write {
         path: path.to_path_buf(),

@@ -42,6 +42,47 @@ fn a_figure_is_written_as_png_and_svg() {
     );
 }
 
+/// The PNG, encoded in memory (`png_bytes`) and written as every other file, decodes to the
+/// drawn pixels: 8-bit RGB, a white margin, the curve's colour somewhere, and no temporary
+/// left beside it.
+#[test]
+fn the_png_decodes_to_the_drawn_pixels() {
+    let dir = tempfile::tempdir().unwrap();
+    let stem = dir.path().join("fig");
+    figure(None).save(&stem).unwrap();
+    let file = std::fs::File::open(stem.with_extension("png")).unwrap();
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    assert_eq!((info.width, info.height), (1800, 1200));
+    assert_eq!(
+        (info.color_type, info.bit_depth),
+        (png::ColorType::Rgb, png::BitDepth::Eight)
+    );
+    assert_eq!(
+        &pixels[..3],
+        &[255, 255, 255],
+        "the corner is the white margin"
+    );
+    let c = PALETTE[1];
+    assert!(
+        pixels.chunks(3).any(|p| p == [c.0, c.1, c.2]),
+        "the curve's colour is drawn"
+    );
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| !n.contains(ntk_files::outset::TMP_TAG)),
+        "{names:?}"
+    );
+}
+
 /// A figure whose every point is unresolved is still drawn (its markers and note).
 #[test]
 fn only_unresolved_points_still_make_a_figure() {

@@ -187,9 +187,9 @@ pub fn load_model(cfg: &mut OnnxConfig, compute: &Compute) -> crate::Result<Load
     Ok(LoadedModel { model, digest })
 }
 
-/// Refuses a run whose memory (the per-sample gradient rows of one output, `n x P` f64,
-/// and three kernels: the accumulator, the result and the eigensolver's copy) exceeds the
-/// limit (`--max-memory`, `NTK_MAX_MEMORY`, else what the system has).
+/// Refuses a run whose memory (the program, the inputs, the per-sample gradient rows of one
+/// output, `n x P` f64, and three kernels: the accumulator, the result and the eigensolver's
+/// copy) exceeds the limit (`--max-memory`, `NTK_MAX_MEMORY`, else what the system has).
 pub fn check_memory(
     cfg: &OnnxConfig,
     model: &OnnxModel,
@@ -202,6 +202,8 @@ pub fn check_memory(
     };
     let mut estimate = ntk_runs::budget::Estimate::default();
     estimate
+        .add("the program itself", crate::run::PROGRAM_BYTES, 1.0)
+        .add("inputs", n as f64 * model.input_dim() as f64, 8.0)
         .add(
             "per-sample gradients",
             rows as f64 * model.num_params_total() as f64,

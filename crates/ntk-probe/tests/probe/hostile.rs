@@ -914,7 +914,9 @@ fn estimate_of(args: &[OsString]) -> f64 {
 /// 512, depth 10) of one run, which forms each layer's Gram once, and of a sweep over two depths,
 /// whose cache keeps them (352 MB more: `ntk_kernel::host::Reuse`), and a 1202-layer Fixup
 /// ResNet's per-sample gradients (the second hostile review: a ResNet-9998 was estimated at
-/// 4.6 GiB and peaked at 8.2 GB, the forward maps and the network's copies uncounted).
+/// 4.6 GiB and peaked at 8.2 GB, the forward maps and the network's copies uncounted), and an
+/// MLP's on the autodiff route, n = 260 just past a power of two (the fifty-fourth round's
+/// D1: its rows grew by doubling, so the run held about twice the estimate, 0.55 here).
 #[test]
 fn memory_estimates_hold_to_the_measured_peaks() {
     let dir = tempfile::tempdir().unwrap();
@@ -933,6 +935,18 @@ fn memory_estimates_hold_to_the_measured_peaks() {
         "[data]\ndataset = \"synthetic\"\nn = 2\ninput_dim = 3072\n\n\
          [resnet]\ndepth = 1202\nvariant = \"fixup\"\nseed = 1\n\n\
          [probe]\nprecision = \"f32\"\n",
+    );
+    let autodiff = write(
+        d,
+        "autodiff.toml",
+        &TINY
+            .replace("n = 12", "n = 260")
+            .replace("input_dim = 3", "input_dim = 256")
+            .replace("width = 8", "width = 512")
+            .replace(
+                "precision = \"f64\"",
+                "precision = \"f64\"\nmethod = \"autodiff\"",
+            ),
     );
     let sweep = write(
         d,
@@ -953,7 +967,12 @@ fn memory_estimates_hold_to_the_measured_peaks() {
         "sweep" => sweep_args(out),
         _ => ntk_args(cfg, &d.join(out), &[]),
     };
-    for (name, cfg) in [("mlp", &mlp), ("sweep", &sweep), ("resnet", &resnet)] {
+    for (name, cfg) in [
+        ("mlp", &mlp),
+        ("sweep", &sweep),
+        ("resnet", &resnet),
+        ("autodiff", &autodiff),
+    ] {
         let estimate = estimate_of(&args(name, cfg, &format!("{name}-a")));
         let mut cmd = probe();
         cmd.args(args(name, cfg, &format!("{name}-b")));
