@@ -202,7 +202,11 @@ pub fn check_memory(
     };
     let mut estimate = ntk_runs::budget::Estimate::default();
     estimate
-        .add("the program itself", crate::run::PROGRAM_BYTES, 1.0)
+        .add(
+            "the program itself",
+            ntk_runs::budget::PROBE_PROGRAM_BYTES,
+            1.0,
+        )
         .add("inputs", n as f64 * model.input_dim() as f64, 8.0)
         .add(
             "per-sample gradients",

@@ -22,6 +22,10 @@ use ntk_system::memory::{GIB, RLIMIT_SOURCE, address_kept, address_space, rlimit
 /// Environment variable naming the memory the tools may plan for (`64G`, `512M`, bytes).
 pub const MAX_MEMORY_ENV: &str = "NTK_MAX_MEMORY";
 
+/// `ntk-probe` before any work (measured: 114 MiB, mostly OpenBLAS's per-thread buffers and
+/// the allocator's arenas): the first part of every estimate of its commands.
+pub const PROBE_PROGRAM_BYTES: f64 = 128.0 * 1024.0 * 1024.0;
+
 /// The largest size a limit may name: 16 EiB, all a 64-bit address space holds.
 pub const MAX_SIZE: f64 = 18_446_744_073_709_551_616.0;
 

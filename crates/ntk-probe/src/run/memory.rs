@@ -58,10 +58,6 @@ pub(super) fn tiled_group_rows(n: usize, factor_bytes: usize) -> usize {
 /// the tiles at n = 60,000).
 pub const TILE: usize = 1024;
 
-/// The program before any work (measured: 114 MiB, mostly OpenBLAS's per-thread buffers
-/// and the allocator's arenas), in every estimate of this tool.
-pub const PROGRAM_BYTES: f64 = 128.0 * 1024.0 * 1024.0;
-
 /// The memory a probe of `cfg` needs, roughly (see [`ntk_runs::budget`]): the kernel and the
 /// eigensolver's copies, the structured engine's activations and work matrices, or the
 /// autodiff path's per-sample gradient rows. `d` is the data's input dimension; `reuse` is
@@ -69,7 +65,11 @@ pub const PROGRAM_BYTES: f64 = 128.0 * 1024.0 * 1024.0;
 pub fn memory_estimate(cfg: &ProbeConfig, d: usize, reuse: Reuse) -> crate::Result<Estimate> {
     let elem = cfg.probe.precision.dtype().size() as f64;
     let mut e = Estimate::default();
-    e.add("the program itself", PROGRAM_BYTES, 1.0);
+    e.add(
+        "the program itself",
+        ntk_runs::budget::PROBE_PROGRAM_BYTES,
+        1.0,
+    );
     e.add("inputs", cfg.data.n as f64 * d as f64, 8.0);
     e.add(
         "the inputs as they are decoded",

@@ -41,7 +41,7 @@ mod reported;
 
 pub use given::Given;
 use measured::Measured;
-pub use memory::{PROGRAM_BYTES, TILE, check_memory, memory_estimate};
+pub use memory::{TILE, check_memory, memory_estimate};
 use memory::{tiled_group_rows, tiled_plan};
 /// What the host engine keeps beyond one kernel, as [`check_memory`] takes it.
 pub use ntk_kernel::host::Reuse;
