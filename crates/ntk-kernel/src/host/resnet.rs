@@ -19,6 +19,7 @@
 
 use faer::MatRef;
 use ntk_engine::host::resnet::HostResNet;
+pub use ntk_engine::host::resnet::images_at_once;
 use ntk_model::ResNet;
 use ntk_numerics::kernel::{Kernel, OutputMode};
 use ntk_numerics::linalg::{Real, gram_lower};

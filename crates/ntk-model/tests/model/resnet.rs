@@ -110,6 +110,13 @@ fn parameter_counts_match_he_et_al() {
             nr,
             "resnet-{depth}: selu is norm_relu's net"
         );
+        // The memory guards' closed form (`size::resnet_params`, no network built) is
+        // exact where there are no per-channel scales (fifty-fifth hostile round, N1).
+        assert_eq!(
+            ntk_model::size::resnet_params(&ResNetConfig::example(depth, ResNetVariant::NormRelu)),
+            (convs + classifier) as f64,
+            "resnet-{depth}: size::resnet_params"
+        );
         let fx = count(ResNetVariant::Fixup);
         let fixup = convs + classifier + 5 * blocks + 2;
         assert_eq!(fx, (fixup, fixup), "resnet-{depth}");

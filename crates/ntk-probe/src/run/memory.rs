@@ -152,13 +152,20 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize, reuse: Reuse) -> crate::Resu
     };
     e.add("parameters", params, elem);
     if let NetSpec::ResNet(r) = cfg.net()? {
-        // The network's forward maps of every image, kept for the backward pass, and the
-        // copies of its parameters beside the model's (the host engine's, their gradient
-        // and one per-sample row being formed). Held to measured peaks in
-        // tests/probe/hostile.rs (`memory_estimates_hold_to_the_measured_peaks`).
+        // The network's forward maps kept for the backward pass, of the images in flight
+        // (one per worker thread on the host engine, `auto` on a CPU backend; one on Burn's
+        // autodiff, a forward per sample and output), and the copies of its parameters
+        // beside the model's (the host engine's, their gradient and one per-sample row being
+        // formed). Held to measured peaks in tests/probe/hostile.rs
+        // (`memory_estimates_hold_to_the_measured_peaks`).
+        let images = if cfg.probe.method == Method::Auto {
+            ntk_kernel::host::resnet::images_at_once(n as usize)
+        } else {
+            1
+        };
         e.add(
             "the forward maps",
-            n * ntk_model::size::resnet_activations(&r),
+            images as f64 * ntk_model::size::resnet_activations(&r),
             elem,
         );
         e.add("the network's working copies", 3.0 * params, elem);
@@ -195,7 +202,8 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize, reuse: Reuse) -> crate::Resu
         // A ResNet on the host engine (`auto` on a CPU backend) holds the rows of every
         // output at once in its precision, in output groups of at most
         // `host::resnet::ROW_BUDGET_BYTES` for `sum`; Burn's autodiff one output's in f64.
-        let host = if resnet && cfg.probe.method == Method::Auto {
+        let host_route = resnet && cfg.probe.method == Method::Auto;
+        let host = if host_route {
             ntk_kernel::host::resnet::rows_bytes(
                 n as usize,
                 params as usize,
@@ -206,9 +214,29 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize, reuse: Reuse) -> crate::Resu
         } else {
             0.0
         };
-        e.add("per-sample gradients", (rows * params * 8.0).max(host), 1.0);
+        // Where the host engine surely takes them (a CPU backend named, or no GPU backend
+        // built in), its rows alone: in f32 they are half Burn's (the fifty-fifth hostile
+        // round's N1, a ResNet-8 in f32 estimated at 2.6x its peak).
+        let gradients = if host_route && surely_on_host(cfg) {
+            host
+        } else {
+            (rows * params * 8.0).max(host)
+        };
+        e.add("per-sample gradients", gradients, 1.0);
     }
     Ok(e)
+}
+
+/// Whether the probe computes on a CPU backend whatever the machine has: one named
+/// (`probe.backend`, `--backend`), or, when none is, no GPU backend built in.
+fn surely_on_host(cfg: &ProbeConfig) -> bool {
+    use ntk_numerics::backend::Backend;
+    match cfg.probe.backend.as_deref().and_then(Backend::parse) {
+        Some(b) => b.on_host(),
+        None => ![Backend::Cuda, Backend::Wgpu]
+            .into_iter()
+            .any(Backend::built),
+    }
 }
 
 /// Refuses a probe whose estimated memory exceeds the limit ([`ntk_runs::budget`]).

@@ -916,7 +916,9 @@ fn estimate_of(args: &[OsString]) -> f64 {
 /// ResNet's per-sample gradients (the second hostile review: a ResNet-9998 was estimated at
 /// 4.6 GiB and peaked at 8.2 GB, the forward maps and the network's copies uncounted), and an
 /// MLP's on the autodiff route, n = 260 just past a power of two (the fifty-fourth round's
-/// D1: its rows grew by doubling, so the run held about twice the estimate, 0.55 here).
+/// D1: its rows grew by doubling, so the run held about twice the estimate, 0.55 here), and
+/// a ResNet-8's on 600 images (the fifty-fifth round's N1: the forward maps of every image
+/// were counted where the host engine holds one per worker thread, about 3x the peak).
 #[test]
 fn memory_estimates_hold_to_the_measured_peaks() {
     let dir = tempfile::tempdir().unwrap();
@@ -948,6 +950,12 @@ fn memory_estimates_hold_to_the_measured_peaks() {
                 "precision = \"f64\"\nmethod = \"autodiff\"",
             ),
     );
+    let resnet8 = write(
+        d,
+        "resnet8.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 600\ninput_dim = 3072\n\n\
+         [resnet]\ndepth = 8\nvariant = \"norm_relu\"\nnum_classes = 1\nseed = 1\n",
+    );
     let sweep = write(
         d,
         "sweep.toml",
@@ -972,6 +980,7 @@ fn memory_estimates_hold_to_the_measured_peaks() {
         ("sweep", &sweep),
         ("resnet", &resnet),
         ("autodiff", &autodiff),
+        ("resnet8", &resnet8),
     ] {
         let estimate = estimate_of(&args(name, cfg, &format!("{name}-a")));
         let mut cmd = probe();

@@ -14,6 +14,33 @@ pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
     };
     let figures =
         ntk_train::report::plan_figures(dir, &runs, args.style.log, args.style.title.as_deref());
+    // What the figures leave out, and why, as `collect` says it (fifty-fifth hostile round,
+    // D1: a sweep's configuration whose seed was interrupted was missing from the figures
+    // without a word); one run's own directory is drawn as it stands, and says so.
+    let best = ntk_train::report::choose(&runs);
+    match runs.as_slice() {
+        [run] if run.id.is_empty() => {
+            if best.is_empty() {
+                eprintln!(
+                    "warning: {}: the run is not finished ({}): its epochs are drawn as \
+                     they stand",
+                    dir.display(),
+                    ntk_train::report::unended(run)
+                );
+            }
+        }
+        _ => {
+            for ((depth, activation, normalization), why) in
+                ntk_train::report::left_out(&runs, &best)
+            {
+                eprintln!(
+                    "warning: {}: depth {depth} {activation} {normalization} is not drawn: \
+                     {why}",
+                    dir.display()
+                );
+            }
+        }
+    }
     // Exactly the figures this plot draws, checked before it writes the first (forty-fourth
     // hostile round, D1); then a dead writer's leftovers of the figures (twenty-ninth hostile
     // round, N1), as collect removes them.
@@ -28,19 +55,16 @@ pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
     let written = ntk_files::outset::in_made_dir(out, || -> CliResult<_> {
         let written = ntk_train::report::save_figures(out, &figures, args.style.layout)?;
         if written.is_empty() {
-            let statuses: Vec<String> = runs
-                .iter()
-                .map(|r| match &r.summary {
-                    Some(s) => format!("{} {}", s.status, s.model),
-                    None => "unfinished".into(),
-                })
-                .collect();
-            return Err(format!(
-                "{}: nothing to draw: no run has a finite epoch to plot ({})",
-                dir.display(),
-                statuses.join(", ")
-            )
-            .into());
+            let why = match runs.as_slice() {
+                [run] if run.id.is_empty() => format!(
+                    "the run has no finished epoch to draw ({})",
+                    ntk_train::report::unended(run)
+                ),
+                _ => "no configuration has a rate chosen on finished runs (the warnings \
+                      above say why)"
+                    .into(),
+            };
+            return Err(format!("{}: nothing to draw: {why}", dir.display()).into());
         }
         Ok(written)
     })?;

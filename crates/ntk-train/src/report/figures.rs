@@ -257,7 +257,17 @@ pub fn plan_figures(
     log_y: bool,
     title: Option<&str>,
 ) -> Vec<(&'static str, Figure)> {
-    let curves = curves(runs, &choose(runs));
+    let mut curves = curves(runs, &choose(runs));
+    // One run's own directory is drawn as it stands, finished or not (fifty-fifth hostile
+    // round, D1: an interrupted or diverged run had "no finite epoch to plot").
+    if let ([run], true) = (runs, curves.is_empty())
+        && run.id.is_empty()
+    {
+        curves = self::curves(runs, &[as_it_stands(run)]);
+        for c in &mut curves {
+            c.label += &format!(" ({})", unended(run));
+        }
+    }
     let on = data_title(runs).map_or(String::new(), |d| format!(" ({d})"));
     let titled = |t: &str| ntk_plot::title_as_asked(title, || format!("{t}{on}"), t);
     // The probes during training measure a subset: their titles say which.
@@ -370,6 +380,53 @@ pub fn plan_figures(
             (stem, fig)
         })
         .collect()
+}
+
+/// A run that has not ended as a configuration of its own rate, for [`curves`].
+fn as_it_stands(run: &RunRecord) -> BestRow {
+    let (depth, activation, normalization) = run.key();
+    BestRow {
+        depth,
+        activation,
+        normalization,
+        lr: run.lr,
+        selection: super::selection::Selection::SingleRate,
+        selection_seed: None,
+        selection_loss: None,
+        at_grid_edge: false,
+        seeds: 0,
+        seeds_diverged: 0,
+        final_train_loss: None,
+        final_train_loss_sd: None,
+        final_train_loss_se: None,
+        final_test_accuracy: None,
+        final_test_accuracy_sd: None,
+        final_test_accuracy_se: None,
+        epochs: run.metrics.len(),
+        lrs_diverged: 0,
+        loss_threshold: None,
+        epochs_to_threshold: None,
+        epochs_to_threshold_sd: None,
+    }
+}
+
+/// How a run that is drawn as it stands ended, or that it has not: `diverged`, `running`,
+/// `failed` or `interrupted`, with its finished epochs.
+pub fn unended(run: &RunRecord) -> String {
+    let state = if run.diverged() {
+        "diverged"
+    } else if run.running.is_some() {
+        "running"
+    } else if run.failure.is_some() {
+        "failed"
+    } else {
+        "interrupted"
+    };
+    let epochs = run.metrics.len();
+    format!(
+        "{state}, {epochs} epoch{} finished",
+        if epochs == 1 { "" } else { "s" }
+    )
 }
 
 /// Writes the figures of [`plan_figures`] into `out` (the sweep's directory, or `plot

@@ -26,7 +26,7 @@ mod runs;
 mod selection;
 
 use figures::data_title;
-pub use figures::{plan_figures, save_figures};
+pub use figures::{plan_figures, save_figures, unended};
 pub use runs::{RunRecord, read_run, read_runs};
 pub use selection::{Choice, Selection, choose, choose_rate, compared_runs, left_out};
 

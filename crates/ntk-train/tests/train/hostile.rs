@@ -3877,6 +3877,58 @@ fn twenty_sixth_review() {
     assert!(users.is_file(), "plot: the user's file was removed");
 }
 
+/// Fifty-fifth hostile round, D1: `plot` of a sweep whose configuration waits for a seed that
+/// did not end leaves it out of the figures and says which and why, as `collect` does; `plot`
+/// of that one run's own directory draws its finished epochs as they stand and says so.
+#[test]
+fn plot_names_what_it_leaves_out_and_draws_a_run_as_it_stands() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, out) = swept(d, "sw");
+    let first = out.join("runs").join("depth001_relu_none_lr1e-1_seed1");
+    // Killed before its end: a run without its summary.
+    std::fs::remove_file(first.join("summary.json")).unwrap();
+    let figs = d.join("figs");
+    let o = train_cmd()
+        .arg("plot")
+        .arg(&out)
+        .arg("--out")
+        .arg(&figs)
+        .output()
+        .unwrap();
+    assert_ok("plot of the sweep", &o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("depth 1 relu none is not drawn: a run it needs has not ended"),
+        "{err}"
+    );
+    let svg = std::fs::read_to_string(figs.join("train_loss.svg")).unwrap();
+    assert!(
+        svg.contains("depth 2") && !svg.contains("depth 1"),
+        "the figure draws depth 2 only"
+    );
+    let alone = d.join("alone");
+    let o = train_cmd()
+        .arg("plot")
+        .arg(&first)
+        .arg("--out")
+        .arg(&alone)
+        .output()
+        .unwrap();
+    assert_ok("plot of the interrupted run", &o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the run is not finished (interrupted, 2 epochs finished)"),
+        "{err}"
+    );
+    let svg = std::fs::read_to_string(alone.join("train_loss.svg")).unwrap();
+    assert!(
+        svg.contains("interrupted, 2 epochs finished"),
+        "the label says so"
+    );
+}
+
 /// Thirty-ninth hostile round, D2: `--recompute` of a finished run removes the run's own
 /// files only: a note of the user's in `checkpoints/` and in a checkpoint's directory stays
 /// (with the directories that hold it), and the run is made again.
