@@ -19,7 +19,6 @@
 
 use faer::MatRef;
 use ntk_engine::host::resnet::HostResNet;
-pub use ntk_engine::host::resnet::images_at_once;
 use ntk_model::ResNet;
 use ntk_numerics::kernel::{Kernel, OutputMode};
 use ntk_numerics::linalg::{Real, gram_lower};
@@ -36,6 +35,17 @@ fn group(mode: OutputMode, outputs: usize, per_output: usize) -> usize {
         OutputMode::Single(_) => 1,
         OutputMode::Full => outputs,
     }
+}
+
+/// The images whose forward maps [`ntk`] holds at once: one workspace per worker thread
+/// (`HostResNet::per_sample_gradients`), and no more than there are images; what the memory
+/// guards count (the fifty-fifth hostile round's N1: counted for every image, the estimate of
+/// a ResNet-8 on 2,000 images was 3.3x its peak). The threads are counted as the guard
+/// counts them ([`ntk_system::memory::worker_threads`]), without starting Rayon's pool: an
+/// estimate that started it changed the address space the guard then measured (fifty-sixth
+/// round, D1: the `ulimit -v` a dry run advised refused the next one, at 16 threads).
+pub fn images_at_once(n: usize) -> usize {
+    n.min(ntk_system::memory::worker_threads())
 }
 
 /// The bytes of per-sample rows [`ntk`] holds at once for `n` images of a network of

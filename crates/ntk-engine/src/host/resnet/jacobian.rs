@@ -21,14 +21,6 @@ use ntk_numerics::linalg::{Real, single_threaded};
 
 use super::HostResNet;
 
-/// The images whose forward maps [`HostResNet::per_sample_gradients`] holds at once: one
-/// workspace per worker thread, and no more than there are images (what the memory guards
-/// count; the fifty-fifth hostile round's N1: counted for every image, the estimate of a
-/// ResNet-8 on 2,000 images was 3.3x its peak).
-pub fn images_at_once(n: usize) -> usize {
-    n.min(rayon::current_num_threads().max(1))
-}
-
 impl<T: Real> HostResNet<T> {
     /// The per-sample gradients of the evaluation-mode outputs `outputs` of the `n` flat CHW
     /// rows `x` into `rows`, row-major `[i][o][p]` (`n * outputs.len()` rows of

@@ -15,7 +15,6 @@ pub mod avx512;
 pub mod conv;
 mod cpu;
 mod jacobian;
-pub use self::jacobian::images_at_once;
 pub mod map;
 pub mod norm;
 mod pass;
