@@ -384,30 +384,18 @@ pub fn plan_figures(
 
 /// A run that has not ended as a configuration of its own rate, for [`curves`].
 fn as_it_stands(run: &RunRecord) -> BestRow {
-    let (depth, activation, normalization) = run.key();
-    BestRow {
-        depth,
-        activation,
-        normalization,
-        lr: run.lr,
-        selection: super::selection::Selection::SingleRate,
-        selection_seed: None,
-        selection_loss: None,
-        at_grid_edge: false,
-        seeds: 0,
-        seeds_diverged: 0,
-        final_train_loss: None,
-        final_train_loss_sd: None,
-        final_train_loss_se: None,
-        final_test_accuracy: None,
-        final_test_accuracy_sd: None,
-        final_test_accuracy_se: None,
-        epochs: run.metrics.len(),
-        lrs_diverged: 0,
-        loss_threshold: None,
-        epochs_to_threshold: None,
-        epochs_to_threshold_sd: None,
-    }
+    let mut row = BestRow::chosen(
+        run.key(),
+        super::selection::Choice {
+            lr: run.lr,
+            selection: super::selection::Selection::SingleRate,
+            selection_seed: None,
+            selection_loss: None,
+            at_grid_edge: false,
+        },
+    );
+    row.epochs = run.metrics.len();
+    row
 }
 
 /// How a run that is drawn as it stands ended, or that it has not: `diverged`, `running`,

@@ -56,6 +56,34 @@ pub struct Choice {
 }
 
 impl BestRow {
+    /// The row of configuration `key` at `choice`'s rate, before its seeds are read: no
+    /// seeds, spreads or speed yet.
+    pub fn chosen((depth, activation, normalization): Key, choice: Choice) -> Self {
+        BestRow {
+            depth,
+            activation,
+            normalization,
+            lr: choice.lr,
+            selection: choice.selection,
+            selection_seed: choice.selection_seed,
+            selection_loss: choice.selection_loss,
+            at_grid_edge: choice.at_grid_edge,
+            seeds: 0,
+            seeds_diverged: 0,
+            final_train_loss: None,
+            final_train_loss_sd: None,
+            final_train_loss_se: None,
+            final_test_accuracy: None,
+            final_test_accuracy_sd: None,
+            final_test_accuracy_se: None,
+            epochs: 0,
+            lrs_diverged: 0,
+            loss_threshold: None,
+            epochs_to_threshold: None,
+            epochs_to_threshold_sd: None,
+        }
+    }
+
     /// The seed the comparison leaves out: the selection seed when its rate was chosen
     /// held out.
     pub fn held_out_seed(&self) -> Option<u64> {
@@ -180,29 +208,8 @@ pub fn choose(runs: &[RunRecord]) -> Vec<BestRow> {
             .map(|r| r.lr.to_bits())
             .collect::<BTreeSet<_>>()
             .len();
-        let mut row = BestRow {
-            depth,
-            activation,
-            normalization,
-            lr: choice.lr,
-            selection: choice.selection,
-            selection_seed: choice.selection_seed,
-            selection_loss: choice.selection_loss,
-            at_grid_edge: choice.at_grid_edge,
-            seeds: 0,
-            seeds_diverged: 0,
-            final_train_loss: None,
-            final_train_loss_sd: None,
-            final_train_loss_se: None,
-            final_test_accuracy: None,
-            final_test_accuracy_sd: None,
-            final_test_accuracy_se: None,
-            epochs: 0,
-            lrs_diverged,
-            loss_threshold: None,
-            epochs_to_threshold: None,
-            epochs_to_threshold_sd: None,
-        };
+        let mut row = BestRow::chosen((depth, activation, normalization), choice);
+        row.lrs_diverged = lrs_diverged;
         let compared = compared_runs(runs, &row);
         // A run still going, interrupted or failed has trained fewer epochs: the row waits
         // for it.
