@@ -283,9 +283,15 @@ impl ProbeConfig {
         }
         check_command(src, sets, false)?;
         let cfg: Self = src.load_filled(sets, ntk_data::config::fill_file_n)?;
-        cfg.net().map_err(|e| Error::At {
-            path: path.to_path_buf(),
-            source: Box::new(e.into()),
+        // Named as every error an override may cause (fifty-seventh hostile round, D2:
+        // `--set model=` was blamed on the file, whose [model] table the override removed).
+        cfg.net().map_err(|e| {
+            let (path, source) = (path.to_path_buf(), Box::new(e.into()));
+            if sets.is_empty() {
+                Error::At { path, source }
+            } else {
+                Error::WithOverrides { path, source }
+            }
         })?;
         Ok(cfg)
     }

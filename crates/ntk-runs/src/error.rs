@@ -236,11 +236,8 @@ pub enum Error {
     SameConfigTwice { first: PathBuf, second: PathBuf },
     /// Results to merge that were made by different configs.
     #[error(
-        "the results were made by different configs (beyond the sweep axes {}): {}{}; merge \
-         them anyway with --allow-mixed",
-        .axes.join(", "),
-        .problems.join(" | "),
-        and_more(*.more)
+        "{}; merge them anyway with --allow-mixed",
+        mixed_configs(.axes, .problems, *.more)
     )]
     MixedConfigs {
         axes: Vec<String>,
@@ -325,11 +322,45 @@ fn more_like_it(more: usize, unit: &str) -> String {
     }
 }
 
+/// What [`Error::MixedConfigs`] found, without its advice: the warning of a merge that
+/// `--allow-mixed` allowed says this alone (fifty-seventh hostile round, D1: it ended in
+/// "merge them anyway with --allow-mixed" after the flag was passed).
+pub fn mixed_configs(axes: &[String], problems: &[String], more: usize) -> String {
+    format!(
+        "the results were made by different configs (beyond the sweep axes {}): {}{}",
+        axes.join(", "),
+        problems.join(" | "),
+        and_more(more)
+    )
+}
+
 /// ` (and k more)` when `more > 0`.
 fn and_more(more: usize) -> String {
     if more > 0 {
         format!(" (and {more} more)")
     } else {
         String::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The refusal advises `--allow-mixed`; what a merge it allowed warns of does not.
+    #[test]
+    fn the_mixed_configs_warning_is_the_refusal_without_its_advice() {
+        let (axes, problems) = (vec!["model.depth".to_string()], vec!["a differs".into()]);
+        let found = mixed_configs(&axes, &problems, 2);
+        assert!(!found.contains("--allow-mixed") && found.ends_with("a differs (and 2 more)"));
+        let refusal = Error::MixedConfigs {
+            axes,
+            problems,
+            more: 2,
+        };
+        assert_eq!(
+            refusal.to_string(),
+            format!("{found}; merge them anyway with --allow-mixed")
+        );
     }
 }

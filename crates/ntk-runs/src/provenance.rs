@@ -372,8 +372,16 @@ pub fn check_merge(
             );
             Ok(())
         }
-        Err(e) if allow_mixed => {
-            eprintln!("warning: {}: {e}", out.display());
+        Err(crate::Error::MixedConfigs {
+            axes,
+            problems,
+            more,
+        }) if allow_mixed => {
+            eprintln!(
+                "warning: {}: merged as --allow-mixed asks: {}",
+                out.display(),
+                crate::error::mixed_configs(&axes, &problems, more)
+            );
             Ok(())
         }
         Err(e) => Err(crate::Error::At {

@@ -304,7 +304,7 @@ fn set_overrides_any_key_and_the_short_flags_are_its_aliases() {
 
 #[test]
 fn set_of_an_unknown_key_or_a_bad_value_is_an_error_naming_it() {
-    let cases: [(&[&str], &[&str]); 8] = [
+    let cases: [(&[&str], &[&str]); 9] = [
         // Unknown keys: the --set and the full dotted key, not a line of the file.
         (
             &["--set", "model.depht=3"],
@@ -333,6 +333,12 @@ fn set_of_an_unknown_key_or_a_bad_value_is_an_error_naming_it() {
         (
             &["--set", "probe.pair=[0, 99]"],
             &["probe.toml (with overrides)", "probe.pair = [0, 99]"],
+        ),
+        // An override that removes the network (fifty-seventh hostile round, D2: the file,
+        // which has one, was blamed).
+        (
+            &["--set", "model="],
+            &["probe.toml (with overrides)", "needs a network"],
         ),
         // A short flag's translation names the flag and its key.
         (
