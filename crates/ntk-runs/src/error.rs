@@ -237,7 +237,7 @@ pub enum Error {
     /// Results to merge that were made by different configs.
     #[error(
         "{}; merge them anyway with --allow-mixed",
-        mixed_configs(.axes, .problems, *.more)
+        crate::provenance::mixed_configs(.axes, .problems, *.more)
     )]
     MixedConfigs {
         axes: Vec<String>,
@@ -322,18 +322,6 @@ fn more_like_it(more: usize, unit: &str) -> String {
     }
 }
 
-/// What [`Error::MixedConfigs`] found, without its advice: the warning of a merge that
-/// `--allow-mixed` allowed says this alone (fifty-seventh hostile round, D1: it ended in
-/// "merge them anyway with --allow-mixed" after the flag was passed).
-pub fn mixed_configs(axes: &[String], problems: &[String], more: usize) -> String {
-    format!(
-        "the results were made by different configs (beyond the sweep axes {}): {}{}",
-        axes.join(", "),
-        problems.join(" | "),
-        and_more(more)
-    )
-}
-
 /// ` (and k more)` when `more > 0`.
 fn and_more(more: usize) -> String {
     if more > 0 {
@@ -346,6 +334,7 @@ fn and_more(more: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provenance::mixed_configs;
 
     /// The refusal advises `--allow-mixed`; what a merge it allowed warns of does not.
     #[test]

@@ -329,6 +329,22 @@ pub fn check_one_base(
     })
 }
 
+/// What [`Error::MixedConfigs`] found, without its advice: the warning of a merge that
+/// `--allow-mixed` allowed says this alone (fifty-seventh hostile round, D1: it ended in
+/// "merge them anyway with --allow-mixed" after the flag was passed).
+pub fn mixed_configs(axes: &[String], problems: &[String], more: usize) -> String {
+    format!(
+        "the results were made by different configs (beyond the sweep axes {}): {}{}",
+        axes.join(", "),
+        problems.join(" | "),
+        if more > 0 {
+            format!(" (and {more} more)")
+        } else {
+            String::new()
+        }
+    )
+}
+
 /// Before a merge, whatever `allow_mixed` says: each result's fingerprint is that of the
 /// config it records (else the file was edited), and no two results record the same
 /// config (a copy of a point, or a sweep nested in another's `runs/`, would count twice,
@@ -380,7 +396,7 @@ pub fn check_merge(
             eprintln!(
                 "warning: {}: merged as --allow-mixed asks: {}",
                 out.display(),
-                crate::error::mixed_configs(&axes, &problems, more)
+                mixed_configs(&axes, &problems, more)
             );
             Ok(())
         }
