@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::budget::{MAX_MEMORY_ENV, human};
-use crate::provenance::ReuseError;
+use crate::provenance::{ReuseError, and_more};
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -319,15 +319,6 @@ fn more_like_it(more: usize, unit: &str) -> String {
     match more {
         0 => String::new(),
         k => format!(" ({k} more {unit}(s) like it; see --dry-run)"),
-    }
-}
-
-/// ` (and k more)` when `more > 0`.
-fn and_more(more: usize) -> String {
-    if more > 0 {
-        format!(" (and {more} more)")
-    } else {
-        String::new()
     }
 }
 

@@ -337,12 +337,17 @@ pub fn mixed_configs(axes: &[String], problems: &[String], more: usize) -> Strin
         "the results were made by different configs (beyond the sweep axes {}): {}{}",
         axes.join(", "),
         problems.join(" | "),
-        if more > 0 {
-            format!(" (and {more} more)")
-        } else {
-            String::new()
-        }
+        and_more(more)
     )
+}
+
+/// ` (and k more)` when `more > 0`: the tail of a message that lists a few of many.
+pub(crate) fn and_more(more: usize) -> String {
+    if more > 0 {
+        format!(" (and {more} more)")
+    } else {
+        String::new()
+    }
 }
 
 /// Before a merge, whatever `allow_mixed` says: each result's fingerprint is that of the

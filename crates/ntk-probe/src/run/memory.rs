@@ -135,6 +135,9 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize, reuse: Reuse) -> crate::Resu
     // `activations` is Some for the structured kernel (plain dense MLPs), which keeps every
     // layer's activations; the other routes take per-sample gradients.
     let resnet = matches!(spec, NetSpec::ResNet(_));
+    // A ResNet under `auto` takes the host engine wherever it computes on a CPU backend
+    // (whether it surely does: [`surely_on_host`]); every other route, Burn's autodiff.
+    let host_route = resnet && cfg.probe.method == Method::Auto;
     let (params, outputs) = (spec.params(d), spec.classes() as f64);
     let activations = match &spec {
         NetSpec::Mlp(m)
@@ -158,7 +161,7 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize, reuse: Reuse) -> crate::Resu
         // beside the model's (the host engine's, their gradient and one per-sample row being
         // formed). Held to measured peaks in tests/probe/hostile.rs
         // (`memory_estimates_hold_to_the_measured_peaks`).
-        let images = if cfg.probe.method == Method::Auto {
+        let images = if host_route {
             ntk_kernel::host::resnet::images_at_once(n as usize)
         } else {
             1
@@ -202,7 +205,6 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize, reuse: Reuse) -> crate::Resu
         // A ResNet on the host engine (`auto` on a CPU backend) holds the rows of every
         // output at once in its precision, in output groups of at most
         // `host::resnet::ROW_BUDGET_BYTES` for `sum`; Burn's autodiff one output's in f64.
-        let host_route = resnet && cfg.probe.method == Method::Auto;
         let host = if host_route {
             ntk_kernel::host::resnet::rows_bytes(
                 n as usize,
