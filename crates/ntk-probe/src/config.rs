@@ -7,7 +7,7 @@ use std::path::Path;
 
 use ntk_data::{DataConfig, Dataset};
 use ntk_model::{MlpConfig, ModelError, NetSpec, ResNetConfig};
-use ntk_runs::overrides::{Assignment, Source};
+use ntk_runs::overrides::{Assignment, ConfigName, Source};
 use serde::{Deserialize, Serialize};
 
 use ntk_numerics::backend::Precision;
@@ -272,26 +272,16 @@ impl ProbeConfig {
     pub fn load_from(src: &Source, sets: &[Assignment]) -> crate::Result<Self> {
         let path = src.path();
         check_not_training(path, src.table(), sets)?;
-        if crate::onnx::is_onnx_config(src.table()) {
-            return Err(Error::At {
-                path: path.to_path_buf(),
-                source: Box::new(Error::Invalid(
-                    "[onnx]: this config's network is an ONNX file; compute its NTK with \
-                     `ntk-probe onnx --config FILE --out DIR`",
-                )),
-            });
-        }
+        // An [onnx] table, in the file with the overrides applied, goes to `ntk-probe onnx`
+        // ([`Error::OtherCommand`]; fifty-eighth hostile round, D3: the file's table was
+        // judged, so `--set onnx=` with a `--set model={...}` was refused as an ONNX file).
         check_command(src, sets, false)?;
         let cfg: Self = src.load_filled(sets, ntk_data::config::fill_file_n)?;
         // Named as every error an override may cause (fifty-seventh hostile round, D2:
         // `--set model=` was blamed on the file, whose [model] table the override removed).
-        cfg.net().map_err(|e| {
-            let (path, source) = (path.to_path_buf(), Box::new(e.into()));
-            if sets.is_empty() {
-                Error::At { path, source }
-            } else {
-                Error::WithOverrides { path, source }
-            }
+        cfg.net().map_err(|e| Error::Named {
+            name: src.name(sets),
+            source: Box::new(e.into()),
         })?;
         Ok(cfg)
     }
@@ -624,10 +614,12 @@ pub(crate) fn check_command(
         return Ok(());
     }
     Err(Error::OtherCommand {
-        path: path.to_path_buf(),
+        // Thirty-first hostile round, N5: a `--set onnx={...}` was blamed on the file.
+        name: ConfigName {
+            path: path.to_path_buf(),
+            overridden: in_file != (has_sweep, has_onnx),
+        },
         has_sweep,
         has_onnx,
-        // Thirty-first hostile round, N5: a `--set onnx={...}` was blamed on the file.
-        overridden: in_file != (has_sweep, has_onnx),
     })
 }

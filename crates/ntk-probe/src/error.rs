@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use ntk_runs::overrides::ConfigName;
+
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -90,10 +92,11 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
-    /// A validation error of the sweep config `path` with overrides applied.
-    #[error("{} (with overrides): {source}", .path.display())]
-    WithOverrides {
-        path: PathBuf,
+    /// An error of a config's values, the config named as [`ConfigName`] says (`F (with
+    /// overrides)` where a value may be an assignment's).
+    #[error("{name}: {source}")]
+    Named {
+        name: ConfigName,
         #[source]
         source: Box<Error>,
     },
@@ -107,33 +110,30 @@ pub enum Error {
     },
     /// A sweep config with a `[resnet]` table.
     #[error(
-        "{}: [resnet]: sweeps run MLPs only ([model]); probe a ResNet one network at a time \
-         with `ntk-probe run --config FILE --out DIR`",
-        .path.display()
+        "{name}: [resnet]: sweeps run MLPs only ([model]); probe a ResNet one network at a \
+         time with `ntk-probe run --config FILE --out DIR`"
     )]
-    SweepResNet { path: PathBuf },
+    SweepResNet { name: ConfigName },
     /// A config for the other command: `ntk-probe run` takes one without `[sweep]`,
     /// `ntk-probe sweep` one with it (the table may come from a `--set`).
     #[error(
-        "{}{}: {}{}",
-        .path.display(),
-        if *.overridden { " (with its --set overrides)" } else { "" },
+        "{name}: {}{}",
         if *.has_sweep {
-            format!("has a [sweep] table: run it with `ntk-probe sweep --config {}`", .path.display())
+            format!("has a [sweep] table: run it with `ntk-probe sweep --config {}`", .name.path.display())
         } else if *.has_onnx {
-            format!("has an [onnx] table: run it with `ntk-probe onnx --config {}`", .path.display())
+            format!("has an [onnx] table: run it with `ntk-probe onnx --config {}`", .name.path.display())
         } else {
-            format!("has no [sweep] table: run it with `ntk-probe run --config {}`", .path.display())
+            format!("has no [sweep] table: run it with `ntk-probe run --config {}`", .name.path.display())
         },
-        if *.overridden { " and the same --set" } else { "" }
+        if .name.overridden { " and the same --set" } else { "" }
     )]
     OtherCommand {
-        path: PathBuf,
+        /// Overridden where the assignments made the table that decides (or removed it).
+        name: ConfigName,
         has_sweep: bool,
         /// An `[onnx]` config goes to `ntk-probe onnx` (round 22's N7: `sweep` sent it to
         /// `run`, which sent it to `onnx`).
         has_onnx: bool,
-        overridden: bool,
     },
     /// `ntk-probe onnx` of a config without `[onnx]` (round 22's N7: it was refused for the
     /// keys of its `[model]`, not for the file it does not name).
@@ -141,19 +141,19 @@ pub enum Error {
         "{}: has no [onnx] table (`[onnx] file = \"model.onnx\"` names the network); a \
          config of [model] or [resnet] runs with `ntk-probe run --config {}` (with a [sweep]: \
          `ntk-probe sweep`)",
-        .0.display(),
-        .0.display()
+        .0,
+        .0.path.display()
     )]
-    NoOnnxTable(PathBuf),
+    NoOnnxTable(ConfigName),
     /// An override of a key that a sweep axis sets at every point.
     #[error(
-        "{origin}: {} sets this for every point of its sweep ({axis}), so the override would \
-         be ignored; edit {axis} instead",
-        .path.display()
+        "{origin}: {name} sets this for every point of its sweep ({axis}), so the override \
+         would be ignored; edit {axis} instead"
     )]
     AxisOverride {
         origin: String,
-        path: PathBuf,
+        /// Overridden where the axis itself came from an assignment.
+        name: ConfigName,
         axis: &'static str,
     },
 

@@ -74,18 +74,14 @@ const NOT_FOR_ONNX: &[&str] = &[
     "probe.blocks",
 ];
 
-/// Whether a config's table describes an ONNX model (has an `[onnx]` table).
-pub fn is_onnx_config(table: &toml::Table) -> bool {
-    table.contains_key("onnx")
-}
-
 /// Reads an ONNX config with `sets` applied; keys of [`NOT_FOR_ONNX`] are one error naming
 /// every one present, unknown keys an error naming theirs.
 pub fn load_config(src: &Source, sets: &[Assignment]) -> crate::Result<OnnxConfig> {
-    let path = src.path();
     let table = src.applied(sets)?;
     if !table.get("onnx").is_some_and(toml::Value::is_table) {
-        return Err(Error::NoOnnxTable(path.to_path_buf()));
+        // Overridden where the file has one that an assignment removed (fifty-eighth hostile
+        // round, D3).
+        return Err(Error::NoOnnxTable(src.name_for(sets, "onnx")));
     }
     let present: Vec<&str> = NOT_FOR_ONNX
         .iter()
@@ -100,13 +96,9 @@ pub fn load_config(src: &Source, sets: &[Assignment]) -> crate::Result<OnnxConfi
         .collect();
     // The config named as the other commands name it: `F (with overrides)` when a key
     // may have come from `--set` (sixth hostile round: `F: probe.eigen` for a --set key).
-    let at = |source: Error| {
-        let (path, source) = (path.to_path_buf(), Box::new(source));
-        if sets.is_empty() {
-            Error::At { path, source }
-        } else {
-            Error::WithOverrides { path, source }
-        }
+    let at = |source: Error| Error::Named {
+        name: src.name(sets),
+        source: Box::new(source),
     };
     if !present.is_empty() {
         return Err(at(Error::NotForOnnx(present.join(", "))));

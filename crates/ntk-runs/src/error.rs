@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use crate::budget::{MAX_MEMORY_ENV, human};
+use crate::overrides::ConfigName;
 use crate::provenance::{ReuseError, and_more};
 
 /// Result alias used throughout the crate.
@@ -59,11 +60,11 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
-    /// An error of the config `path` once `--set` assignments were applied: the value may
-    /// be an assignment's, not the file's.
-    #[error("{} (with overrides): {source}", .path.display())]
-    AtWithOverrides {
-        path: PathBuf,
+    /// An error of a config's values, the config named as [`ConfigName`] says (the value
+    /// may be an assignment's, not the file's).
+    #[error("{name}: {source}")]
+    Config {
+        name: ConfigName,
         #[source]
         source: Box<Error>,
     },

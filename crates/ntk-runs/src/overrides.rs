@@ -12,12 +12,45 @@
 //! Values are TOML (`5`, `0.5`, `true`, `[0, 1]`, `"text"`); text that is not valid TOML
 //! is taken as a string, so `--set data.dataset=mnist` needs no quotes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 use toml::{Table, Value};
 
 use crate::Error;
+
+/// A config as every message of both tools names it: its file, and ` (with overrides)` where
+/// assignments (`--set`, or a flag that sets a key) changed what the file says, so that a
+/// message about a value never sends the reader to a file that does not hold it (hostile
+/// rounds 6, 57 and 58: warnings, `collect --config`, the sweep-axis and command refusals
+/// named the file alone).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigName {
+    /// The file, as the user named it.
+    pub path: PathBuf,
+    /// Whether assignments changed it.
+    pub overridden: bool,
+}
+
+impl ConfigName {
+    /// `path` with `sets` applied (overridden when there is one).
+    pub fn new(path: &Path, sets: &[Assignment]) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            overridden: !sets.is_empty(),
+        }
+    }
+}
+
+impl std::fmt::Display for ConfigName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if self.overridden {
+            f.write_str(" (with overrides)")?;
+        }
+        Ok(())
+    }
+}
 
 /// One override: set (or remove) the value at a dotted key.
 #[derive(Clone, Debug, PartialEq)]
@@ -224,6 +257,25 @@ impl Source {
         &self.path
     }
 
+    /// The config as messages name it once `sets` are applied ([`ConfigName`]).
+    pub fn name(&self, sets: &[Assignment]) -> ConfigName {
+        ConfigName::new(&self.path, sets)
+    }
+
+    /// The config as messages name it for the value at the dotted `key` alone: overridden
+    /// where an assignment set that key or a table above it (a sweep axis made by `--set
+    /// sweep.lrs=...`, an `[onnx]` removed by `--set onnx=`).
+    pub fn name_for(&self, sets: &[Assignment], key: &str) -> ConfigName {
+        let touched = sets.iter().any(|a| {
+            key.strip_prefix(a.key.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+        });
+        ConfigName {
+            path: self.path.clone(),
+            overridden: touched,
+        }
+    }
+
     /// The file's table, before any override.
     pub fn table(&self) -> &Table {
         &self.table
@@ -263,14 +315,12 @@ impl Source {
         let mut table = self.applied(sets)?;
         let filled = fill(&mut table).map_err(|e| {
             let (key, message) = e.into();
-            let (path, source) = (self.path.clone(), Box::new(Error::Default { key, message }));
             // Named as the tools name a config's other errors: a `--set data.x=...` is not
             // the file's value (sixth hostile round: `F: data.n (not given) ...` for a --set
             // file).
-            if sets.is_empty() {
-                Error::At { path, source }
-            } else {
-                Error::AtWithOverrides { path, source }
+            Error::Config {
+                name: self.name(sets),
+                source: Box::new(Error::Default { key, message }),
             }
         })?;
         if !filled {

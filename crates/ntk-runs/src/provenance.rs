@@ -84,8 +84,20 @@ pub fn machine(linalg: &str) -> String {
     format!("{cpu}, {cpus} CPUs; {linalg}")
 }
 
-/// Flattens nested objects into dotted keys; arrays and scalars are values.
+/// Flattens nested objects into dotted keys; arrays and scalars are values. A negative zero
+/// is recorded as zero: `-0.0` and `0.0` make the same run, so they are one config and one
+/// fingerprint (fifty-eighth hostile round, D5: a run recorded with `0.0` was refused for
+/// `-0.0` as "edited?").
 pub fn flatten(value: &Value) -> FlatConfig {
+    fn zero_signless(v: &Value) -> Value {
+        match v {
+            Value::Number(n) if n.as_f64() == Some(0.0) && n.is_f64() => {
+                Value::Number(serde_json::Number::from_f64(0.0).expect("0 is finite"))
+            }
+            Value::Array(items) => Value::Array(items.iter().map(zero_signless).collect()),
+            _ => v.clone(),
+        }
+    }
     fn walk(prefix: &str, v: &Value, out: &mut FlatConfig) {
         match v {
             Value::Object(map) if !map.is_empty() => {
@@ -99,7 +111,7 @@ pub fn flatten(value: &Value) -> FlatConfig {
                 }
             }
             _ => {
-                out.insert(prefix.to_string(), v.clone());
+                out.insert(prefix.to_string(), zero_signless(v));
             }
         }
     }
@@ -159,13 +171,17 @@ fn show(v: Option<&Value>) -> String {
     }
 }
 
-/// The keys whose values differ, as `key: recorded -> now` lines, sorted by key.
+/// The keys whose values differ, as `key: recorded -> now` lines, sorted by key. Values are
+/// compared as the fingerprint sees them, as canonical JSON text (a `-0.0` recorded before
+/// [`flatten`] made zeros signless differs from `0.0` there, though the two are equal as
+/// numbers).
 pub fn diff(recorded: &FlatConfig, now: &FlatConfig) -> Vec<String> {
     let mut keys: Vec<&String> = recorded.keys().chain(now.keys()).collect();
     keys.sort();
     keys.dedup();
+    let text = |v: Option<&Value>| v.map(Value::to_string);
     keys.into_iter()
-        .filter(|k| recorded.get(*k) != now.get(*k))
+        .filter(|k| text(recorded.get(*k)) != text(now.get(*k)))
         .map(|k| format!("{k}: {} -> {}", show(recorded.get(k)), show(now.get(k))))
         .collect()
 }
@@ -437,6 +453,31 @@ mod tests {
             sha256_hex(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    /// Fifty-eighth hostile round, D5: `-0.0` is recorded as `0.0` (one config, one
+    /// fingerprint), inside lists too; a record that holds `-0.0` (written before) differs
+    /// from `0.0` by that key, named, not as an edited record.
+    #[test]
+    fn a_negative_zero_is_zero_and_a_recorded_one_is_named() {
+        let a = flatten(&json!({"m": -0.0, "l": [0.1, -0.0], "i": 0}));
+        let b = flatten(&json!({"m": 0.0, "l": [0.1, 0.0], "i": 0}));
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            r#"{"i":0,"l":[0.1,0.0],"m":0.0}"#
+        );
+        let mut old: FlatConfig = b.clone();
+        old.insert("m".into(), json!(-0.0));
+        assert_eq!(diff(&old, &b), ["m: -0.0 -> 0.0"]);
+        let recorded = Provenance {
+            fingerprint: fingerprint(&old),
+            config: old,
+            ..Provenance::new("t 0", b.clone(), "faer")
+        };
+        let now = Provenance::new("t 0", b, "faer");
+        let e = check_reuse(Path::new("s.json"), Some(&recorded), &now).unwrap_err();
+        assert!(e.to_string().contains("m: -0.0 -> 0.0"), "{e}");
     }
 
     #[test]

@@ -265,10 +265,12 @@ pub enum Error {
         summary: PathBuf,
         epochs: usize,
     },
-    /// A finished run's metrics table that is not the one its summary was written from.
+    /// A finished run's metrics table that is not the one its summary was written from
+    /// (which of the two changed, the files cannot say: fifty-eighth hostile round, N2, an
+    /// edited summary was reported as an edited table).
     #[error(
-        "{}: {what}; the table was edited after the run (it disagrees with {}), so its \
-         results are not reported",
+        "{}: {what}; the table and {} disagree, so one of them was edited after the run, \
+         and its results are not reported",
         .metrics.display(),
         .summary.display()
     )]

@@ -219,6 +219,13 @@ pub fn run_state(dir: &Path, now: &Provenance) -> State {
     let expected = [(dir.join("summary.json"), now)];
     match sweep::state::<TrainSummary>(&expected, "pass --recompute to train the run again") {
         State::New if dir.join("checkpoint.json").exists() => checkpoint_state(dir, now),
+        // A finished run's checkpoint (its final model of record) is verified as a resume
+        // verifies one, its config and every file: a damaged one, or another config's,
+        // makes the run stale, not done (fifty-eighth hostile round, N1).
+        State::Done if dir.join("checkpoint.json").exists() => match checkpoint_state(dir, now) {
+            State::Partial => State::Done,
+            stale => stale,
+        },
         state => state,
     }
 }

@@ -36,12 +36,7 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
     let mut cfg = onnx::load_config(&src, &sets)?;
     let problems = inputs::check(&cfg.data);
     if let Some(first) = problems.into_iter().next() {
-        return Err(format!(
-            "{}{}: {first}",
-            path.display(),
-            super::run::with_overrides(&sets)
-        )
-        .into());
+        return Err(format!("{}: {first}", src.name(&sets)).into());
     }
     let out = match flags.out.as_deref() {
         Some(o) => Some(ntk_files::outset::resolve_out(o)?),

@@ -135,15 +135,14 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
     cfg.validate()
         .and_then(|()| cfg.probe.check_block_size_applies(&[cfg.probe.protocol]))
         .and_then(|()| cfg.check_seed_applies())
-        .map_err(|e| format!("{}{}: {e}", path.display(), with_overrides(&sets)))?;
+        .map_err(|e| format!("{}: {e}", src.name(&sets)))?;
     if args.save_weights && cfg.probe.method == ntk_probe::config::Method::Theory {
         return Err(format!(
-            "--save-weights with probe.method = \"theory\" ({}{}): the infinite-width kernel \
+            "--save-weights with probe.method = \"theory\" ({}): the infinite-width kernel \
              has no weights, so none would be the kernel's (a seeded draw's file would say \
              otherwise); leave --save-weights out, or use \"auto\", \"autodiff\" or \
              \"structured\"",
-            path.display(),
-            with_overrides(&sets)
+            src.name(&sets)
         )
         .into());
     }
@@ -365,13 +364,4 @@ fn has_weights(out: &Path) -> bool {
     ["weights.safetensors", "outputs.npy"]
         .iter()
         .all(|f| out.join(f).is_file())
-}
-
-/// ` (with overrides)` after a config's name in a validation error, when there were some.
-pub(crate) fn with_overrides(sets: &[Assignment]) -> &'static str {
-    if sets.is_empty() {
-        ""
-    } else {
-        " (with overrides)"
-    }
 }

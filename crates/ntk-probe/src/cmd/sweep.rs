@@ -49,7 +49,7 @@ pub(crate) fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
             return Err(format!(
                 "{}: no output directory (sweep.out is absent or an empty path): give --out \
                  DIR, or sweep.out in the config",
-                path.display()
+                src.name_for(&sets, "sweep.out")
             )
             .into());
         }

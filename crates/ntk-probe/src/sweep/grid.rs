@@ -88,32 +88,32 @@ impl SweepConfig {
     /// [`Self::load_with`] of a file already read: every check and the load see this one
     /// reading.
     pub fn load_from(src: &overrides::Source, sets: &[Assignment]) -> crate::Result<Self> {
-        let path = src.path();
         // Sweeps vary an MLP's activation and depth; a [resnet] table would otherwise be
-        // refused as an unknown key, which does not say why.
-        if src.table().contains_key("resnet") {
+        // refused as an unknown key, which does not say why. Judged with the overrides
+        // applied, as the command is (fifty-eighth hostile round, D3).
+        if let Ok(table) = src.applied(sets)
+            && table.contains_key("resnet")
+        {
             return Err(Error::SweepResNet {
-                path: path.to_path_buf(),
+                name: src.name_for(sets, "resnet"),
             });
         }
         crate::config::check_command(src, sets, true)?;
         let cfg: Self = src.load_filled(sets, ntk_data::config::fill_file_n)?;
         for a in sets {
             if let Some(axis) = cfg.axis_of(&a.key) {
+                // The file named alone only where it sets the axis (fifty-eighth hostile
+                // round, D4: an axis made by `--set` was blamed on the file).
                 return Err(Error::AxisOverride {
                     origin: a.origin.clone(),
-                    path: path.to_path_buf(),
+                    name: src.name_for(sets, axis),
                     axis,
                 });
             }
         }
-        cfg.validate().map_err(|e| {
-            let (path, source) = (path.to_path_buf(), Box::new(e));
-            if sets.is_empty() {
-                Error::At { path, source }
-            } else {
-                Error::WithOverrides { path, source }
-            }
+        cfg.validate().map_err(|e| Error::Named {
+            name: src.name(sets),
+            source: Box::new(e),
         })?;
         Ok(cfg)
     }

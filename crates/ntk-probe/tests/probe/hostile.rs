@@ -2355,7 +2355,7 @@ fn eighth_review_notes() {
         "run with a --set sweep",
         &o,
         &[
-            "t.toml (with its --set overrides)",
+            "t.toml (with overrides)",
             "ntk-probe sweep",
             "and the same --set",
         ],
@@ -2370,7 +2370,7 @@ fn eighth_review_notes() {
         "run with a --set onnx",
         &o,
         &[
-            "t.toml (with its --set overrides): has an [onnx] table",
+            "t.toml (with overrides): has an [onnx] table",
             "ntk-probe onnx --config",
             "and the same --set",
         ],
@@ -4044,4 +4044,85 @@ fn twenty_seventh_review() {
             "does not depend on the protocol",
         ],
     );
+}
+
+/// The fifty-eighth hostile round, D3 and D4: what the command makes of a config (an ONNX
+/// file's network, a ResNet in a sweep) is judged with the overrides applied, and a refusal
+/// an override caused names the config `F (with overrides)`; the file alone only where it
+/// holds the culprit. `--set onnx=` with a `--set model={...}` was refused as an ONNX file,
+/// and a sweep axis made by `--set` was said to be the file's.
+#[test]
+fn a_config_is_judged_and_named_with_its_overrides() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/onnx_mlp.onnx");
+    let po = write(
+        d,
+        "po.toml",
+        &format!(
+            "[data]\ndataset = \"synthetic\"\nn = 12\ninput_dim = 3\n\n[onnx]\nfile = {:?}\n",
+            model.display().to_string()
+        ),
+    );
+    let o = run(&ntk_args(
+        &po,
+        &d.join("e"),
+        &[
+            "--set",
+            "onnx=",
+            "--set",
+            "model={width=8,depth=1,activation=\"relu\"}",
+            "--dry-run",
+        ],
+    ));
+    assert_ok("an [onnx] removed and a [model] added by --set", &o);
+    let mut a = os(&["onnx", "--config"]);
+    a.push(po.clone().into());
+    a.extend(os(&["--set", "onnx=", "--dry-run"]));
+    assert_clean_error(
+        "onnx with its [onnx] removed by --set",
+        &run(&a),
+        &["po.toml (with overrides): has no [onnx] table"],
+    );
+
+    let one = write(d, "t.toml", TINY);
+    let axes = [
+        "--set",
+        "sweep.depths=[1,2]",
+        "--set",
+        "sweep.activations=[\"relu\"]",
+        "--set",
+        "sweep.seeds=[0]",
+    ];
+    let mut extra = axes.to_vec();
+    extra.extend(["--set", "model.depth=3", "--dry-run"]);
+    assert_clean_error(
+        "an axis made by --set",
+        &run(&sweep_args(&one, &d.join("s1"), &extra)),
+        &[
+            "t.toml (with overrides) sets this",
+            "--set model.depth=3",
+            "sweep.depths",
+        ],
+    );
+    let mut extra = axes.to_vec();
+    extra.extend(["--set", "resnet={depth=8}", "--dry-run"]);
+    assert_clean_error(
+        "a [resnet] added by --set to a sweep",
+        &run(&sweep_args(&one, &d.join("s2"), &extra)),
+        &["t.toml (with overrides): [resnet]: sweeps run MLPs only"],
+    );
+    // The file's own axis: the file named alone.
+    let sweep = write(d, "s.toml", TINY_SWEEP);
+    let o = run(&sweep_args(
+        &sweep,
+        &d.join("s3"),
+        &["--set", "model.depth=3", "--dry-run"],
+    ));
+    assert_clean_error(
+        "the file's axis",
+        &o,
+        &["s.toml sets this", "--set model.depth=3", "sweep.depths"],
+    );
+    assert!(!d.join("e").exists() && !d.join("s1").exists());
 }

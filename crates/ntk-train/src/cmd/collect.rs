@@ -4,7 +4,6 @@
 use ntk_cli::args::CollectArgs;
 use ntk_numerics::backend;
 use ntk_runs::overrides;
-use ntk_train::config::{Given, TrainConfig};
 use ntk_train::sweep;
 
 use crate::CliResult;
@@ -15,18 +14,9 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
     if let Some(path) = &args.config {
         let sets = overrides::parse_all(&args.set)?;
         let src = overrides::Source::read(path)?;
-        let cfg: TrainConfig = src
-            .load_filled(&sets, ntk_data::config::fill_file_n)
-            .map_err(|e| {
-                TrainConfig::beside_onnx(&src, &sets)
-                    .map_or_else(|| e.to_string(), |n| format!("{}: {n}", path.display()))
-            })?;
-        let mut cfg = cfg
-            .with_data_defaults(Given::of_source(&src, &sets)?)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        let compute = backend::select(cfg.train.backend.as_deref(), cfg.train.precision)?;
-        cfg.read_onnx(&compute)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        // The loader of `run` and `sweep`, so that its messages name the config as theirs do
+        // (fifty-eighth hostile round, D2: `F: train.epochs = 0` for a --set value).
+        let (cfg, compute) = crate::cmd::run::load_config(&src, &sets, false)?;
         // A config without [sweep] plans one run in DIR itself, not the runs under
         // DIR/runs/, so nothing would be checked (twenty-sixth hostile round, D3): refused,
         // as `ntk-probe collect` refuses it.
@@ -34,13 +24,14 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
             return Err(format!(
                 "{}: has no [sweep] table: `collect --config` checks a sweep's runs against the \
                  sweep's config; a single run records its own config (its summary.json)",
-                path.display()
+                src.name_for(&sets, "sweep")
             )
             .into());
         }
-        crate::cmd::run::refuse_axis_overrides(&cfg, &sets, path)?;
-        cfg.validate_as_written()
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let compute = match compute {
+            Some(c) => c,
+            None => backend::select(cfg.train.backend.as_deref(), cfg.train.precision)?,
+        };
         sweep::check_collect(&cfg, &args.dir, &compute)?;
     }
     for p in ntk_train::report::collect_as(

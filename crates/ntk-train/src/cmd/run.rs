@@ -99,8 +99,7 @@ fn assignments(
     )?)
 }
 
-/// The config of `--config` with the overrides applied, validated as the file is; with
-/// `[onnx]`, its file read on the run's backend (chosen here then, and returned).
+/// The config of `--config` with the flags and overrides applied ([`load_config`]).
 fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<(TrainConfig, Option<backend::Compute>)> {
     let path = flags
         .config
@@ -108,22 +107,29 @@ fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<(TrainConfig, Option<ba
         .ok_or("--config FILE is required (or a subcommand: run, sweep, collect, plot, bench)")?;
     let src = overrides::Source::read(path)?;
     let sets = assignments(flags, own, src.table())?;
-    // `F (with overrides)` when a key may have come from `--set`, for every error of the
-    // config's values (sixth hostile round: `F: onnx.file = ...` for a --set file).
-    let named = |e: &dyn std::fmt::Display| {
-        if sets.is_empty() {
-            format!("{}: {e}", path.display())
-        } else {
-            format!("{} (with overrides): {e}", path.display())
-        }
-    };
+    load_config(&src, &sets, true)
+}
+
+/// The config of `src` with `sets` applied, validated as the file is, for `run`, `sweep` and
+/// `collect --config` alike; with `[onnx]`, its file read on the run's backend (chosen here
+/// then, and returned). Every message names the config as [`overrides::ConfigName`] does
+/// (`F (with overrides)` when a key may have come from an assignment: sixth hostile round,
+/// `F: onnx.file = ...` for a --set file; fifty-eighth, D1 and D2: the warnings and `collect
+/// --config`'s errors named the file alone). `warn`: print the config's warnings.
+pub(crate) fn load_config(
+    src: &overrides::Source,
+    sets: &[Assignment],
+    warn: bool,
+) -> CliResult<(TrainConfig, Option<backend::Compute>)> {
+    let name = src.name(sets);
+    let named = |e: &dyn std::fmt::Display| format!("{name}: {e}");
     let cfg: TrainConfig = src
-        .load_filled(&sets, ntk_data::config::fill_file_n)
+        .load_filled(sets, ntk_data::config::fill_file_n)
         .map_err(|e| {
-            TrainConfig::beside_onnx(&src, &sets).map_or_else(|| e.to_string(), |n| named(&n))
+            TrainConfig::beside_onnx(src, sets).map_or_else(|| e.to_string(), |n| named(&n))
         })?;
     let mut cfg = cfg
-        .with_data_defaults(Given::of_source(&src, &sets)?)
+        .with_data_defaults(Given::of_source(src, sets)?)
         .map_err(|e| named(&e))?;
     let compute = match cfg.onnx {
         Some(_) => {
@@ -134,9 +140,11 @@ fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<(TrainConfig, Option<ba
         }
         None => None,
     };
-    refuse_axis_overrides(&cfg, &sets, path)?;
-    for w in cfg.warnings() {
-        eprintln!("warning: {}: {w}", path.display());
+    refuse_axis_overrides(&cfg, sets, src)?;
+    if warn {
+        for w in cfg.warnings() {
+            eprintln!("warning: {name}: {w}");
+        }
     }
     cfg.validate_as_written().map_err(|e| named(&e))?;
     Ok((cfg, compute))
@@ -144,11 +152,12 @@ fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<(TrainConfig, Option<ba
 
 /// An override of a key that a sweep axis sets for every run would be silently dropped: it
 /// is an error naming the axis instead (in `sweep`, `run` and `collect --config`: eleventh
-/// hostile round, V03).
-pub(crate) fn refuse_axis_overrides(
+/// hostile round, V03). The config is named alone only where its file sets the axis
+/// (fifty-eighth hostile round, D4).
+fn refuse_axis_overrides(
     cfg: &TrainConfig,
     sets: &[Assignment],
-    path: &std::path::Path,
+    src: &overrides::Source,
 ) -> CliResult<()> {
     let Some(axes) = &cfg.sweep else {
         return Ok(());
@@ -187,11 +196,14 @@ pub(crate) fn refuse_axis_overrides(
             if *set && keys.contains(&a.key.as_str()) {
                 let flag = a.origin.split(' ').next().unwrap_or_default();
                 let what = if flag == "--set" { "override" } else { "flag" };
+                let name = overrides::ConfigName {
+                    overridden: axis.split(" / ").any(|k| src.name_for(sets, k).overridden),
+                    ..src.name(sets)
+                };
                 return Err(format!(
-                    "{}: {} sets this for every run of its sweep ({axis}), so the {what} would \
-                     be ignored; edit {axis} instead",
+                    "{}: {name} sets this for every run of its sweep ({axis}), so the {what} \
+                     would be ignored; edit {axis} instead",
                     if flag == "--set" { &a.origin } else { flag },
-                    path.display()
                 )
                 .into());
             }
@@ -359,18 +371,22 @@ impl SweepCommand for TrainCommand<'_> {
 fn check_kind(kind: Kind, has_sweep: bool, path: &Path, overridden: bool) -> CliResult<()> {
     let p = path.display();
     // A [sweep] table may come from a `--set`, not the file.
-    let (with, same) = if overridden {
-        (" (with its --set overrides)", " and the same --set")
+    let name = overrides::ConfigName {
+        path: path.to_path_buf(),
+        overridden,
+    };
+    let same = if overridden {
+        " and the same --set"
     } else {
-        ("", "")
+        ""
     };
     match (kind, has_sweep) {
         (Kind::Run, true) => Err(format!(
-            "{p}{with}: has a [sweep] table: run it with `ntk-train sweep --config {p}`{same}"
+            "{name}: has a [sweep] table: run it with `ntk-train sweep --config {p}`{same}"
         )
         .into()),
         (Kind::Sweep, false) => Err(format!(
-            "{p}{with}: has no [sweep] table: run it with `ntk-train run --config {p}`{same}"
+            "{name}: has no [sweep] table: run it with `ntk-train run --config {p}`{same}"
         )
         .into()),
         _ => Ok(()),

@@ -4181,3 +4181,150 @@ fn a_finished_runs_dry_run_reads_what_its_collect_reads() {
         "a figure was drawn"
     );
 }
+
+/// The fifty-eighth hostile round, D1, D2 and D4: every message about a config that
+/// assignments changed names it `F (with overrides)`, as its errors do: the config's
+/// warnings, `collect --config`'s errors (it named the file alone), and the refusal of an
+/// override of a sweep axis that a `--set` made (it said the file set the axis). The file
+/// is named alone where it holds the culprit.
+#[test]
+fn every_message_names_a_config_made_by_overrides() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = write(d, "good.toml", TINY);
+    let o = run(&args(
+        &good,
+        &d.join("w"),
+        &[
+            "--set",
+            "schedule.kind=\"step\"",
+            "--set",
+            "schedule.step_size=100",
+            "--dry-run",
+        ],
+    ));
+    assert_ok("a warning of a --set value", &o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("good.toml (with overrides): schedule.step_size = 100")
+            && err.contains("warning: "),
+        "{err}"
+    );
+
+    let (sweep, out) = swept(d, "sweep");
+    let mut a: Vec<OsString> = vec!["collect".into(), out.clone().into(), "--config".into()];
+    a.push(sweep.clone().into());
+    a.extend(["--set".into(), "train.epochs=0".into()]);
+    assert_clean_error(
+        "collect --config with a --set value",
+        &run(&a),
+        &["sweep.toml (with overrides): train.epochs = 0"],
+    );
+
+    let mut a = vec!["sweep".into()];
+    a.extend(args(
+        &good,
+        &d.join("ax"),
+        &[
+            "--set",
+            "sweep.lrs=[0.1,0.2]",
+            "--set",
+            "optim.lr=0.3",
+            "--dry-run",
+        ],
+    ));
+    assert_clean_error(
+        "an axis made by --set",
+        &run(&a),
+        &[
+            "good.toml (with overrides) sets this",
+            "--set optim.lr=0.3",
+            "sweep.lrs",
+        ],
+    );
+    let mut a = vec!["sweep".into()];
+    a.extend(args(&sweep, &out, &["--set", "optim.lr=0.3", "--dry-run"]));
+    assert_clean_error(
+        "the file's axis",
+        &run(&a),
+        &["sweep.toml sets this", "--set optim.lr=0.3", "sweep.lrs"],
+    );
+    assert!(!d.join("w").exists() && !d.join("ax").exists());
+}
+
+/// The fifty-eighth hostile round, D5: a value given as `-0.0` is the config recorded with
+/// `0.0` (the same run), not a record "edited?" with no key named; a record that does
+/// differ from the config names its keys.
+#[test]
+fn a_negative_zero_is_the_same_config() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = write(d, "good.toml", TINY);
+    let out = d.join("a");
+    assert_ok(
+        "momentum 0.0",
+        &run(&args(&good, &out, &["--set", "optim.momentum=0.0"])),
+    );
+    let o = run(&args(&good, &out, &["--set", "optim.momentum=-0.0"]));
+    assert_ok("momentum -0.0 where 0.0 finished", &o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("0 run(s) trained, 1 already finished"),
+        "{text}"
+    );
+    assert_clean_error(
+        "another momentum",
+        &run(&args(
+            &good,
+            &out,
+            &["--set", "optim.momentum=0.25", "--dry-run"],
+        )),
+        &["optim.momentum: 0.0 -> 0.25"],
+    );
+}
+
+/// The fifty-eighth hostile round, N1: a finished run's checkpoint (its final model of
+/// record) is verified as an interrupted run's is, as commands.md says: one flipped bit in
+/// its model, or another config's checkpoint in its place, makes the run stale (refused
+/// naming the file, dry run and run alike) where it read `done`; `--recompute` trains it
+/// again.
+#[test]
+fn a_finished_runs_checkpoint_is_verified() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = write(d, "good.toml", TINY);
+    let out = d.join("flip");
+    assert_ok("the run", &run(&args(&good, &out, &[])));
+    let m = out.join("checkpoints/epoch-00002/model.bpk");
+    let mut bytes = std::fs::read(&m).unwrap();
+    let last = bytes.len() - 3;
+    bytes[last] ^= 1;
+    std::fs::write(&m, bytes).unwrap();
+    for extra in [&["--dry-run"][..], &[], &["--resume"]] {
+        assert_clean_error(
+            &format!("flipped bit, {extra:?}"),
+            &run(&args(&good, &out, extra)),
+            &["model.bpk", "SHA-256", "--recompute"],
+        );
+    }
+    assert_ok("--recompute", &run(&args(&good, &out, &["--recompute"])));
+    assert_ok("then done", &run(&args(&good, &out, &[])));
+
+    // Another config's checkpoint (a rate of 0.05) swapped into the finished run.
+    let other = d.join("other");
+    assert_ok(
+        "the other run",
+        &run(&args(&good, &other, &["--set", "optim.lr=0.05"])),
+    );
+    std::fs::remove_dir_all(out.join("checkpoints")).unwrap();
+    std::fs::rename(other.join("checkpoints"), out.join("checkpoints")).unwrap();
+    std::fs::rename(other.join("checkpoint.json"), out.join("checkpoint.json")).unwrap();
+    assert_clean_error(
+        "another config's checkpoint",
+        &run(&args(&good, &out, &["--dry-run"])),
+        &["checkpoint.json", "optim.lr: 0.05 -> 0.1"],
+    );
+}
