@@ -219,14 +219,54 @@ pub fn run_state(dir: &Path, now: &Provenance) -> State {
     let expected = [(dir.join("summary.json"), now)];
     match sweep::state::<TrainSummary>(&expected, "pass --recompute to train the run again") {
         State::New if dir.join("checkpoint.json").exists() => checkpoint_state(dir, now),
-        // A finished run's checkpoint (its final model of record) is verified as a resume
-        // verifies one, its config and every file: a damaged one, or another config's,
-        // makes the run stale, not done (fifty-eighth hostile round, N1).
-        State::Done if dir.join("checkpoint.json").exists() => match checkpoint_state(dir, now) {
-            State::Partial => State::Done,
-            stale => stale,
-        },
+        State::Done => finished_state(dir, now),
         state => state,
+    }
+}
+
+/// A finished (or diverged) run's state: done where its model of record is there as the
+/// run left it. Its checkpoint is verified as a resume verifies one (its config and every
+/// file: fifty-eighth hostile round, N1), a finished run's must hold its last step (a
+/// checkpoint is written after the last epoch: config.md's `train.checkpoint_every`), and
+/// epoch checkpoints without their `checkpoint.json` cannot be verified (fifty-ninth, D1:
+/// without the pointer, or with an earlier checkpoint of the same config, a damaged or
+/// earlier model read `done`). Stale otherwise, so that the dry run says so and
+/// `--recompute` trains the run again. A run with neither (removed to save space) is done:
+/// its tables need no model.
+fn finished_state(dir: &Path, now: &Provenance) -> State {
+    let redo = "pass --recompute to train the run again";
+    let pointer_path = dir.join("checkpoint.json");
+    if !pointer_path.exists() {
+        return if crate::checkpoint::has_kept_epochs(dir) {
+            State::Stale(format!(
+                "{}: missing beside the run's epoch checkpoints (checkpoints/), so its final \
+                 model cannot be verified; {redo}",
+                pointer_path.display()
+            ))
+        } else {
+            State::Done
+        };
+    }
+    let pointer = match verified_pointer(dir, now) {
+        Ok(Some(p)) => p,
+        Ok(None) => return State::Done,
+        Err(stale) => return stale,
+    };
+    match finished_summary(dir) {
+        Some(s)
+            if s.status == RunStatus::Finished && pointer.iteration != s.iterations_completed =>
+        {
+            State::Stale(format!(
+                "{}: holds the checkpoint of epoch {} (iteration {}), where the run finished \
+                 at epoch {} (iteration {}): not its final model; {redo}",
+                pointer_path.display(),
+                pointer.epoch,
+                pointer.iteration,
+                s.epochs_completed,
+                s.iterations_completed
+            ))
+        }
+        _ => State::Done,
     }
 }
 
@@ -236,32 +276,45 @@ pub fn run_state(dir: &Path, now: &Provenance) -> State {
 /// (another config's, unreadable or damaged), so that `--dry-run` says so and
 /// `--recompute` trains it again from scratch.
 fn checkpoint_state(dir: &Path, now: &Provenance) -> State {
+    match verified_pointer(dir, now) {
+        Ok(_) => State::Partial,
+        Err(stale) => stale,
+    }
+}
+
+/// The checkpoint pointer of the run in `dir` when it passes the verification a resume
+/// makes for the config with provenance `now`; `None` when another process is writing the
+/// run now (its files are not read under its feet); the stale state naming why otherwise.
+fn verified_pointer(
+    dir: &Path,
+    now: &Provenance,
+) -> Result<Option<crate::checkpoint::Pointer>, State> {
     let path = dir.join("checkpoint.json");
     let redo = "pass --recompute to train the run again";
     let text = match ntk_files::io::read_to_string(&path) {
         Ok(t) => t,
-        Err(e) => return State::Stale(format!("{}: {e}; {redo}", path.display())),
+        Err(e) => return Err(State::Stale(format!("{}: {e}; {redo}", path.display()))),
     };
     let pointer = match crate::checkpoint::parse_pointer(&text, &path) {
         Ok(p) => p,
         // Its message names the remedy (fifteenth hostile round, N3: two in one line).
-        Err(e @ crate::Error::Untrusted { .. }) => return State::Stale(e.to_string()),
-        Err(e) => return State::Stale(format!("{e}; {redo}")),
+        Err(e @ crate::Error::Untrusted { .. }) => return Err(State::Stale(e.to_string())),
+        Err(e) => return Err(State::Stale(format!("{e}; {redo}"))),
     };
     if let Err(e) = ntk_runs::provenance::check_reuse(&path, pointer.provenance.as_ref(), now) {
-        return State::Stale(e.to_string());
+        return Err(State::Stale(e.to_string()));
     }
     // A run another process is writing now replaces its checkpoint as it goes: its files
     // are not read under its feet (sixteenth hostile round, D3: a dry run read a velocity
     // file between its writer's removal and rename, and advised --recompute on a live run).
     // Its run is refused as busy ([`TrainSweep::foresee`]).
     if ntk_files::lock::DirLock::holder(dir).is_some() {
-        return State::Partial;
+        return Ok(None);
     }
     match crate::checkpoint::find(dir) {
-        Ok(_) => State::Partial,
-        Err(e @ crate::Error::Untrusted { .. }) => State::Stale(e.to_string()),
-        Err(e) => State::Stale(format!("{e}; {redo}")),
+        Ok(_) => Ok(Some(pointer)),
+        Err(e @ crate::Error::Untrusted { .. }) => Err(State::Stale(e.to_string())),
+        Err(e) => Err(State::Stale(format!("{e}; {redo}"))),
     }
 }
 

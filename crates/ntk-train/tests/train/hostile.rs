@@ -4327,4 +4327,29 @@ fn a_finished_runs_checkpoint_is_verified() {
         &run(&args(&good, &out, &["--dry-run"])),
         &["checkpoint.json", "optim.lr: 0.05 -> 0.1"],
     );
+
+    // Fifty-ninth hostile round, D1: the epoch checkpoints kept, their pointer removed (and
+    // the model damaged) read `done`; now stale, naming the missing pointer. With neither
+    // (removed to save space) the run is done: its tables need no model.
+    let out = d.join("nopointer");
+    assert_ok("the run", &run(&args(&good, &out, &[])));
+    std::fs::remove_file(out.join("checkpoint.json")).unwrap();
+    for extra in [&["--dry-run"][..], &["--resume"]] {
+        assert_clean_error(
+            &format!("no pointer, {extra:?}"),
+            &run(&args(&good, &out, extra)),
+            &[
+                "checkpoint.json: missing beside the run's epoch checkpoints",
+                "--recompute",
+            ],
+        );
+    }
+    std::fs::remove_dir_all(out.join("checkpoints")).unwrap();
+    let o = run(&args(&good, &out, &[]));
+    assert_ok("neither", &o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("0 run(s) trained, 1 already finished"),
+        "{text}"
+    );
 }
