@@ -414,3 +414,157 @@ fn in_table(table: &'static str, e: ModelError) -> ModelError {
         source: Box::new(e),
     }
 }
+
+/// A network's recorded form, one for every spelling of it: a result records its config as
+/// dotted keys (`ntk_runs::provenance`), and one network written two ways must be one
+/// config (fifty-ninth hostile round, D2: `model.kink` against `model.activation_param`,
+/// a family's default parameter given against left out, a ResNet's `kink` and
+/// `border_rescale` at their defaults, were each a different config). In `flat`: an MLP's
+/// parameter under `model.activation_param`, absent where it is the family's default
+/// (`model.kink`, its former name, folded in and recorded as `null`, as it is when not
+/// given); a ResNet's `resnet.kink`, `resnet.border_rescale` and `resnet.activation_param`
+/// `null` or absent where they are the defaults. Keys of a config that fails validation
+/// are left as they are.
+pub fn canonical_recorded(flat: &mut std::collections::BTreeMap<String, serde_json::Value>) {
+    use serde_json::Value;
+    let text = |flat: &std::collections::BTreeMap<String, Value>, key: &str| {
+        flat.get(key).and_then(Value::as_str).map(str::to_string)
+    };
+    let number = |flat: &std::collections::BTreeMap<String, Value>, key: &str| {
+        flat.get(key).and_then(Value::as_f64)
+    };
+    let is_default = |kind: ActivationKind, p: f64| kind.param().is_some_and(|s| p == s.default);
+    if let Some(kind) = text(flat, "model.activation").and_then(|n| ActivationKind::parse(&n)) {
+        let param = number(flat, "model.activation_param").or(number(flat, "model.kink"));
+        if flat.contains_key("model.kink") {
+            flat.insert("model.kink".into(), Value::Null);
+        }
+        match param.filter(|&p| !is_default(kind, p)) {
+            Some(p) => {
+                flat.insert("model.activation_param".into(), p.into());
+            }
+            None => {
+                flat.remove("model.activation_param");
+            }
+        }
+    }
+    if let Some(variant) =
+        text(flat, "resnet.variant").and_then(|n| ntk_names::parse::<ResNetVariant>(&n))
+    {
+        if variant == ResNetVariant::NormRelu
+            && number(flat, "resnet.kink") == Some(crate::activation::NORM_RELU_DEFAULT_B)
+        {
+            flat.insert("resnet.kink".into(), Value::Null);
+        }
+        if variant.normalized_activation()
+            && flat.get("resnet.border_rescale") == Some(&Value::Bool(true))
+        {
+            flat.insert("resnet.border_rescale".into(), Value::Null);
+        }
+        if let Some(kind) = text(flat, "resnet.activation").and_then(|n| ActivationKind::parse(&n))
+            && number(flat, "resnet.activation_param").is_some_and(|p| is_default(kind, p))
+        {
+            flat.remove("resnet.activation_param");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::canonical_recorded;
+    use serde_json::{Value, json};
+    use std::collections::BTreeMap;
+
+    fn flat(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    /// Fifty-ninth hostile round, D2: the spellings of one network record one form; other
+    /// values keep theirs.
+    #[test]
+    fn one_network_one_recorded_form() {
+        let canon = |pairs: &[(&str, Value)]| {
+            let mut f = flat(pairs);
+            canonical_recorded(&mut f);
+            f
+        };
+        // LeakyReLU's default slope given, or left out.
+        let given = canon(&[
+            ("model.activation", json!("leaky_relu")),
+            ("model.kink", Value::Null),
+            ("model.activation_param", json!(0.01)),
+        ]);
+        let left_out = canon(&[
+            ("model.activation", json!("leaky_relu")),
+            ("model.kink", Value::Null),
+        ]);
+        assert_eq!(given, left_out);
+        assert_eq!(
+            left_out,
+            flat(&[
+                ("model.activation", json!("leaky_relu")),
+                ("model.kink", Value::Null)
+            ])
+        );
+        // NormReLU's kink under its former name, or as the parameter; a default kink.
+        let kink = canon(&[
+            ("model.activation", json!("norm_relu")),
+            ("model.kink", json!(-1.5)),
+        ]);
+        let param = canon(&[
+            ("model.activation", json!("norm_relu")),
+            ("model.kink", Value::Null),
+            ("model.activation_param", json!(-1.5)),
+        ]);
+        assert_eq!(kink, param);
+        assert_eq!(param["model.activation_param"], json!(-1.5));
+        let default = canon(&[
+            ("model.activation", json!("norm_relu")),
+            ("model.kink", json!(-1.5907658564)),
+        ]);
+        assert!(
+            !default.contains_key("model.activation_param"),
+            "{default:?}"
+        );
+        // A ResNet's defaults, given or not; other values kept.
+        let resnet = canon(&[
+            ("resnet.variant", json!("norm_relu")),
+            ("resnet.kink", json!(-1.5907658564)),
+            ("resnet.border_rescale", json!(true)),
+        ]);
+        assert_eq!(resnet["resnet.kink"], Value::Null);
+        assert_eq!(resnet["resnet.border_rescale"], Value::Null);
+        let other = canon(&[
+            ("resnet.variant", json!("norm_relu")),
+            ("resnet.kink", json!(-1.0)),
+            ("resnet.border_rescale", json!(false)),
+        ]);
+        assert_eq!(other["resnet.kink"], json!(-1.0));
+        assert_eq!(other["resnet.border_rescale"], json!(false));
+        let normalized = canon(&[
+            ("resnet.variant", json!("normalized")),
+            ("resnet.activation", json!("leaky_relu")),
+            ("resnet.activation_param", json!(0.01)),
+        ]);
+        assert!(!normalized.contains_key("resnet.activation_param"));
+        // A family without a parameter, and no network: untouched.
+        let relu = flat(&[
+            ("model.activation", json!("relu")),
+            ("model.kink", Value::Null),
+        ]);
+        assert_eq!(
+            canon(&[
+                ("model.activation", json!("relu")),
+                ("model.kink", Value::Null)
+            ]),
+            relu
+        );
+        assert_eq!(
+            canon(&[("optim.lr", json!(0.1))]),
+            flat(&[("optim.lr", json!(0.1))])
+        );
+    }
+}

@@ -47,6 +47,31 @@ pub struct Provenance {
     /// before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<String>,
+    /// How the tool that formed this provenance writes one config one way
+    /// ([`Provenance::with_canonical`]); not recorded. A recorded result is compared with it
+    /// in that form too, so that one written before in another spelling of the same config
+    /// is that config ([`check_reuse`]).
+    #[serde(skip)]
+    pub canonical: Canonical,
+}
+
+/// A tool's rule that writes one config one way (one network, one set of dotted keys:
+/// `ntk_model::spec::canonical_recorded`), as a [`Provenance`] carries it; `None`: the
+/// config as it is.
+#[derive(Clone, Copy, Default)]
+pub struct Canonical(pub Option<fn(&mut FlatConfig)>);
+
+impl std::fmt::Debug for Canonical {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Canonical")
+    }
+}
+
+/// Every rule is equal (none among them): a provenance is its recorded fields.
+impl PartialEq for Canonical {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl Provenance {
@@ -62,8 +87,40 @@ impl Provenance {
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect(),
             machine: Some(machine(linalg)),
+            canonical: Canonical::default(),
         }
     }
+
+    /// This provenance with its config in the form `rule` writes it (and the fingerprint of
+    /// that form); recorded results are compared with it in that form too.
+    pub fn with_canonical(mut self, rule: fn(&mut FlatConfig)) -> Self {
+        rule(&mut self.config);
+        self.fingerprint = fingerprint(&self.config);
+        self.canonical = Canonical(Some(rule));
+        self
+    }
+}
+
+/// `recorded` in the form `rule` writes a config, with the fingerprint of that form: a
+/// result written before in another spelling of the same config is that config. Only where
+/// the recorded fingerprint is its config's own, so that an edited file stays an edit.
+pub fn in_canonical_form(
+    recorded: &Provenance,
+    rule: Canonical,
+) -> std::borrow::Cow<'_, Provenance> {
+    let Canonical(Some(rule)) = rule else {
+        return std::borrow::Cow::Borrowed(recorded);
+    };
+    if fingerprint(&recorded.config) != recorded.fingerprint {
+        return std::borrow::Cow::Borrowed(recorded);
+    }
+    let mut p = recorded.clone();
+    rule(&mut p.config);
+    p.fingerprint = fingerprint(&p.config);
+    if p.fingerprint == recorded.fingerprint {
+        return std::borrow::Cow::Borrowed(recorded);
+    }
+    std::borrow::Cow::Owned(p)
 }
 
 /// This machine as a result records it: the CPU model and logical CPUs, and the host
@@ -234,7 +291,8 @@ pub fn check_reuse(
             path: path.to_path_buf(),
         });
     };
-    let recorded = &*without_retired(recorded);
+    let recorded = without_retired(recorded);
+    let recorded = &*in_canonical_form(&recorded, now.canonical);
     if recorded.fingerprint == now.fingerprint && fingerprint(&recorded.config) == now.fingerprint {
         return Ok(());
     }
@@ -478,6 +536,31 @@ mod tests {
         let now = Provenance::new("t 0", b, "faer");
         let e = check_reuse(Path::new("s.json"), Some(&recorded), &now).unwrap_err();
         assert!(e.to_string().contains("m: -0.0 -> 0.0"), "{e}");
+    }
+
+    /// A result recorded in another spelling of the same config is that config where the
+    /// provenance compared with it carries the tool's rule; an edited one stays an edit.
+    #[test]
+    fn a_record_in_another_spelling_is_the_same_config() {
+        fn rule(c: &mut FlatConfig) {
+            if c.get("k") == Some(&json!("default")) {
+                c.remove("k");
+            }
+        }
+        let old = Provenance::new("t 0", flatten(&json!({"k": "default", "w": 1})), "faer");
+        let now = Provenance::new("t 0", flatten(&json!({"w": 1})), "faer").with_canonical(rule);
+        let given = Provenance::new("t 0", flatten(&json!({"k": "default", "w": 1})), "faer")
+            .with_canonical(rule);
+        assert_eq!(given.fingerprint, now.fingerprint);
+        assert!(check_reuse(Path::new("s.json"), Some(&old), &now).is_ok());
+        // Without the rule, the spellings differ, by the key.
+        let plain = Provenance::new("t 0", flatten(&json!({"w": 1})), "faer");
+        let e = check_reuse(Path::new("s.json"), Some(&old), &plain).unwrap_err();
+        assert!(e.to_string().contains("k: \"default\" -> (absent)"), "{e}");
+        // An edited record is not made canonical.
+        let mut edited = old.clone();
+        edited.config.insert("w".into(), json!(2));
+        assert!(check_reuse(Path::new("s.json"), Some(&edited), &now).is_err());
     }
 
     #[test]

@@ -56,7 +56,9 @@ pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Prov
         let precision = serde_json::to_value(k.precision_on(compute)).expect("an enum");
         flat.insert("ntk.precision".into(), precision);
     }
+    // One network, one recorded form, whichever spelling the config used.
     Provenance::new(crate::TOOL, flat, &ntk_numerics::linalg::describe())
+        .with_canonical(ntk_model::spec::canonical_recorded)
 }
 
 /// `cfg` as a run records it in its provenance, less what the run resolves from its data:

@@ -172,7 +172,8 @@ pub fn provenance(
     {
         linalg = format!("{linalg}; {gpu}");
     }
-    Provenance::new(crate::TOOL, flat, &linalg)
+    // One network, one recorded form, whichever spelling the config used.
+    Provenance::new(crate::TOOL, flat, &linalg).with_canonical(ntk_model::spec::canonical_recorded)
 }
 
 /// Refuses inputs that `precision` cannot hold: in f32 a value beyond f32's range (the

@@ -92,9 +92,13 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         Some(s) => s.provenance.clone(),
         None => checkpoint_provenance(dir),
     };
-    let config = provenance::flatten_config(&crate::train::recorded_config(&cfg));
+    let mut config = provenance::flatten_config(&crate::train::recorded_config(&cfg));
+    // Both in the one form of their network ([`ntk_model::spec::canonical_recorded`]), as
+    // the run records it: a spelling of the same value is no edit.
+    ntk_model::spec::canonical_recorded(&mut config);
     if let Some(p) = &provenance {
-        check_config_file(&cfg_path, &config, p)?;
+        let rule = provenance::Canonical(Some(ntk_model::spec::canonical_recorded));
+        check_config_file(&cfg_path, &config, &provenance::in_canonical_form(p, rule))?;
     }
     let metrics_path = dir.join("metrics.csv");
     let metrics: Vec<EpochMetrics> = read_csv(&metrics_path)?;

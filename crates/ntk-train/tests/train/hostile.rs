@@ -4353,3 +4353,55 @@ fn a_finished_runs_checkpoint_is_verified() {
         "{text}"
     );
 }
+
+/// The fifty-ninth hostile round, D2: one network in two spellings is one config: a
+/// family's default parameter given or left out, NormReLU's kink under its former name or
+/// as the parameter (`done` where the other spelling finished, not "made by a different
+/// config").
+#[test]
+fn one_network_in_two_spellings_is_one_config() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good = write(d, "good.toml", TINY);
+    let cases: [(&str, &[&str], &[&str]); 2] = [
+        (
+            "leaky",
+            &["--set", "model.activation=\"leaky_relu\""],
+            &[
+                "--set",
+                "model.activation=\"leaky_relu\"",
+                "--set",
+                "model.activation_param=0.01",
+            ],
+        ),
+        (
+            "kink",
+            &[
+                "--set",
+                "model.activation=\"norm_relu\"",
+                "--set",
+                "model.kink=-1.5",
+            ],
+            &[
+                "--set",
+                "model.activation=\"norm_relu\"",
+                "--set",
+                "model.activation_param=-1.5",
+            ],
+        ),
+    ];
+    for (name, first, second) in cases {
+        let out = d.join(name);
+        assert_ok(name, &run(&args(&good, &out, first)));
+        let o = run(&args(&good, &out, second));
+        assert_ok(&format!("{name}, the other spelling"), &o);
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            text.contains("0 run(s) trained, 1 already finished"),
+            "{name}: {text}"
+        );
+        let a: Vec<OsString> = vec!["collect".into(), out.clone().into()];
+        assert_ok(&format!("{name}, collect"), &run(&a));
+    }
+}
