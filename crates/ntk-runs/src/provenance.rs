@@ -366,6 +366,7 @@ pub fn read_json<T: serde::de::DeserializeOwned>(
 pub fn check_one_base(
     entries: &[(PathBuf, Option<&Provenance>)],
     axes: &[&str],
+    rule: Canonical,
 ) -> crate::Result<usize> {
     let mut first: Option<(&PathBuf, FlatConfig)> = None;
     let mut unverified = 0;
@@ -375,8 +376,9 @@ pub fn check_one_base(
             unverified += 1;
             continue;
         };
-        // Results of one config recorded before and after a key retired share a base.
-        let base = without(&without_retired(p).config, axes);
+        // Results of one config recorded before and after a key retired, or in two spellings
+        // of one network (`rule`: sixtieth hostile round, D1), share a base.
+        let base = without(&in_canonical_form(&without_retired(p), rule).config, axes);
         match &first {
             None => first = Some((path, base)),
             Some((first_path, first_base)) => {
@@ -428,7 +430,10 @@ pub(crate) fn and_more(more: usize) -> String {
 /// config it records (else the file was edited), and no two results record the same
 /// config (a copy of a point, or a sweep nested in another's `runs/`, would count twice,
 /// as two seeds).
-pub fn check_each(entries: &[(PathBuf, Option<&Provenance>)]) -> crate::Result<()> {
+pub fn check_each(
+    entries: &[(PathBuf, Option<&Provenance>)],
+    rule: Canonical,
+) -> crate::Result<()> {
     let mut seen: std::collections::HashMap<String, &PathBuf> = std::collections::HashMap::new();
     for (path, p) in entries {
         let Some(p) = p else { continue };
@@ -436,7 +441,10 @@ pub fn check_each(entries: &[(PathBuf, Option<&Provenance>)]) -> crate::Result<(
             return Err(crate::Error::EditedResult { path: path.clone() });
         }
         // One config recorded before and after a key retired is the same config.
-        if let Some(first) = seen.insert(without_retired(p).fingerprint.clone(), path) {
+        let one_form = in_canonical_form(&without_retired(p), rule)
+            .fingerprint
+            .clone();
+        if let Some(first) = seen.insert(one_form, path) {
             return Err(crate::Error::SameConfigTwice {
                 first: first.clone(),
                 second: path.clone(),
@@ -454,9 +462,10 @@ pub fn check_merge(
     entries: &[(PathBuf, Option<&Provenance>)],
     axes: &[&str],
     allow_mixed: bool,
+    rule: Canonical,
 ) -> crate::Result<()> {
-    check_each(entries)?;
-    match check_one_base(entries, axes) {
+    check_each(entries, rule)?;
+    match check_one_base(entries, axes, rule) {
         Ok(0) => Ok(()),
         Ok(k) => {
             eprintln!(
@@ -557,6 +566,15 @@ mod tests {
         let plain = Provenance::new("t 0", flatten(&json!({"w": 1})), "faer");
         let e = check_reuse(Path::new("s.json"), Some(&old), &plain).unwrap_err();
         assert!(e.to_string().contains("k: \"default\" -> (absent)"), "{e}");
+        // Two results of one config in two spellings share one base, and are one config
+        // twice where they are one point (sixtieth hostile round, D1).
+        let a = PathBuf::from("a");
+        let b = PathBuf::from("b");
+        let both = [(a.clone(), Some(&old)), (b.clone(), Some(&now))];
+        assert!(check_one_base(&both, &[], Canonical(Some(rule))).is_ok());
+        assert!(check_one_base(&both, &[], Canonical::default()).is_err());
+        assert!(check_each(&both, Canonical(Some(rule))).is_err());
+        assert!(check_each(&both, Canonical::default()).is_ok());
         // An edited record is not made canonical.
         let mut edited = old.clone();
         edited.config.insert("w".into(), json!(2));
@@ -625,14 +643,16 @@ mod tests {
             (PathBuf::from("new"), Some(&deeper)),
         ];
         assert_eq!(
-            check_one_base(&entries, &["depth"]).map_err(|e| e.to_string()),
+            check_one_base(&entries, &["depth"], Canonical::default()).map_err(|e| e.to_string()),
             Ok(0)
         );
         let twice = [
             (PathBuf::from("old"), Some(&old)),
             (PathBuf::from("new"), Some(&now)),
         ];
-        let e = check_each(&twice).unwrap_err().to_string();
+        let e = check_each(&twice, Canonical::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("old") && e.contains("new"), "{e}");
     }
 
@@ -648,15 +668,21 @@ mod tests {
                 .collect()
         }
         assert_eq!(
-            check_one_base(&e(&[&p, &q]), &["depth"]).map_err(|e| e.to_string()),
+            check_one_base(&e(&[&p, &q]), &["depth"], Canonical::default())
+                .map_err(|e| e.to_string()),
             Ok(0)
         );
-        let err = check_one_base(&e(&[&p, &q, &r]), &["depth"])
+        let err = check_one_base(&e(&[&p, &q, &r]), &["depth"], Canonical::default())
             .unwrap_err()
             .to_string();
         assert!(err.contains("width: 8 -> 9"), "{err}");
         assert_eq!(
-            check_one_base(&[(PathBuf::from("old"), None)], &["depth"]).map_err(|e| e.to_string()),
+            check_one_base(
+                &[(PathBuf::from("old"), None)],
+                &["depth"],
+                Canonical::default()
+            )
+            .map_err(|e| e.to_string()),
             Ok(1)
         );
     }

@@ -79,12 +79,12 @@ pub fn check_sweep(sweep: &Path, joining: &[Joining<'_>], allow_mixed: bool) -> 
         .map(|(dir, p)| (dir.clone(), Some(p)))
         .collect();
     // What collect refuses among the runs there already (an edited record, two copies).
-    provenance::check_each(&entries)?;
+    provenance::check_each(&entries, crate::run::ONE_FORM)?;
     if allow_mixed {
         return Ok(());
     }
     entries.extend(joining.iter().map(|j| (j.dir.clone(), Some(j.provenance))));
-    provenance::check_one_base(&entries, &crate::config::AXES)
+    provenance::check_one_base(&entries, &crate::config::AXES, crate::run::ONE_FORM)
         .map(|_| ())
         .map_err(|e| {
             crate::Error::from(ntk_runs::Error::At {

@@ -61,6 +61,12 @@ pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Prov
         .with_canonical(ntk_model::spec::canonical_recorded)
 }
 
+/// The rule by which this tool records one network one way
+/// ([`ntk_model::spec::canonical_recorded`]), for the checks that compare recorded results
+/// with each other (a merge's one base, two copies of one run).
+pub const ONE_FORM: provenance::Canonical =
+    provenance::Canonical(Some(ntk_model::spec::canonical_recorded));
+
 /// `cfg` as a run records it in its provenance, less what the run resolves from its data:
 /// without the device, the output and data directories and the sweep (one run's config),
 /// and without `train.engine`: who computes the steps is not what is computed, so a run

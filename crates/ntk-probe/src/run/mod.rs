@@ -176,6 +176,12 @@ pub fn provenance(
     Provenance::new(crate::TOOL, flat, &linalg).with_canonical(ntk_model::spec::canonical_recorded)
 }
 
+/// The rule by which this tool records one network one way
+/// ([`ntk_model::spec::canonical_recorded`]), for the checks that compare recorded results
+/// with each other (a merge's one base, two copies of one point).
+pub const ONE_FORM: provenance::Canonical =
+    provenance::Canonical(Some(ntk_model::spec::canonical_recorded));
+
 /// Refuses inputs that `precision` cannot hold: in f32 a value beyond f32's range (the
 /// run's kernel would be NaN); in any precision inputs whose Gram matrix overflows f64
 /// ([`spectrum::check_gram_finite`]). Called where the inputs are loaded, before a dry run

@@ -342,16 +342,36 @@ struct TheoryFor<'a> {
 
 impl<'a> TheoryFor<'a> {
     /// The settings of `cfg`'s networks on `inputs`.
+    /// The kink and parameter in the one form the points record them
+    /// ([`ntk_model::spec::canonical_recorded`]; sixtieth hostile round, D3: a kink spelled
+    /// `model.kink`, or a default given, made the cache another network's), of the sweep's
+    /// activation that has a parameter (the one the config's parameter is for).
     fn of_config(cfg: &'a SweepConfig, inputs: &'a Inputs) -> Self {
         let m = &cfg.model;
+        let activation = cfg
+            .sweep
+            .activations
+            .iter()
+            .copied()
+            .find(|a| a.param().is_some())
+            .unwrap_or(m.activation);
+        let mut flat = provenance::FlatConfig::from([
+            ("model.activation".to_string(), activation.name().into()),
+            ("model.kink".to_string(), m.kink.into()),
+        ]);
+        if let Some(p) = m.activation_param {
+            flat.insert("model.activation_param".into(), p.into());
+        }
+        ntk_model::spec::canonical_recorded(&mut flat);
+        let number = |key: &str| flat.get(key).and_then(|v| v.as_f64());
         Self {
             description: &inputs.description,
             digest: inputs.digest(),
-            kink: m.kink,
+            kink: number("model.kink"),
             parameterization: crate::config::spelled(&m.parameterization),
             bias: m.bias,
             normalization: crate::config::spelled(&m.normalization),
-            activation_param: m.activation_param,
+            activation_param: number("model.activation_param"),
         }
     }
 
@@ -360,7 +380,9 @@ impl<'a> TheoryFor<'a> {
     /// or activation parameter it does not record is `None`, as builds before those keys
     /// had neither.
     fn of_point(s: &'a Summary) -> Option<Self> {
-        let c = &s.provenance.as_ref()?.config;
+        // In the one form of its network, as a point of an earlier build may not be.
+        let mut c = s.provenance.as_ref()?.config.clone();
+        ntk_model::spec::canonical_recorded(&mut c);
         let number = |key: &str| c.get(key).and_then(|v| v.as_f64());
         Some(Self {
             description: &s.data,
@@ -391,6 +413,16 @@ impl<'a> TheoryFor<'a> {
             self.normalization,
         )
     }
+}
+
+/// A [`TheoryFor::stamp`] without the activation's parameter (its kink and
+/// `activation_param` parts).
+fn without_parameter(stamp: &str) -> String {
+    stamp
+        .split("; ")
+        .filter(|part| !part.starts_with("kink ") && !part.starts_with("activation_param "))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn theory_values(cfg: &SweepConfig, out: &Path, inputs: &Inputs) -> crate::Result<TheoryCache> {
@@ -657,7 +689,28 @@ fn theory_beside(out: &Path, points: &[&Summary]) -> Result<TheoryCache, &'stati
              compute it again",
         );
     }
-    if made_for.iter().flatten().any(|f| f.stamp() != cache.data) {
+    // A point whose activation has no parameter records none, where the sweep's config (and
+    // so the cache) has the parameter of its other activations: its settings are the
+    // cache's but for that parameter (sixtieth hostile round, D3: ReLU beside NormReLU at a
+    // kink of its own emptied every theory cell).
+    let parameter_free = |s: &Summary| {
+        s.provenance
+            .as_ref()
+            .and_then(|p| p.config.get("model.activation"))
+            .and_then(|v| v.as_str())
+            .and_then(ntk_model::ActivationKind::parse)
+            .is_some_and(|k| k.param().is_none())
+    };
+    let mismatch = points.iter().zip(&made_for).any(|(s, f)| {
+        f.as_ref().is_some_and(|f| {
+            if parameter_free(s) {
+                without_parameter(&f.stamp()) != without_parameter(&cache.data)
+            } else {
+                f.stamp() != cache.data
+            }
+        })
+    });
+    if mismatch {
         return Err(
             "theory.json was computed for other network settings than these points' (the \
              kink or activation parameter, biases, parameterization or normalization); pass \
@@ -733,15 +786,17 @@ pub fn collect_as(
         .map(|(p, s)| (p.clone(), s.provenance.as_ref()))
         .collect();
     let axes = cfg.map_or_else(|| AXES.to_vec(), SweepConfig::axes);
-    provenance::check_merge(out, &entries, &axes, allow_mixed).map_err(|e| {
-        let mixed = matches!(&e, ntk_runs::Error::At { source, .. }
+    provenance::check_merge(out, &entries, &axes, allow_mixed, crate::run::ONE_FORM).map_err(
+        |e| {
+            let mixed = matches!(&e, ntk_runs::Error::At { source, .. }
             if matches!(**source, ntk_runs::Error::MixedConfigs { .. }));
-        if mixed && cfg.is_none() {
-            crate::Error::CollectWithoutConfig(Box::new(e))
-        } else {
-            e.into()
-        }
-    })?;
+            if mixed && cfg.is_none() {
+                crate::Error::CollectWithoutConfig(Box::new(e))
+            } else {
+                e.into()
+            }
+        },
+    )?;
     let rows: Vec<Summary> = found.into_iter().map(|(_, s)| s).collect();
     // Each distinct warning once, with how many points it concerns.
     let mut warnings: BTreeMap<&str, usize> = BTreeMap::new();

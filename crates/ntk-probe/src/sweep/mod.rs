@@ -587,7 +587,7 @@ fn check_same_sweep(
         .iter()
         .map(|(p, v)| (p.clone(), v.as_ref()))
         .collect();
-    provenance::check_one_base(&refs, &sweep.cfg.axes())
+    provenance::check_one_base(&refs, &sweep.cfg.axes(), crate::run::ONE_FORM)
         .map(|_| ())
         .map_err(|e| Error::At {
             path: sweep.out.to_path_buf(),

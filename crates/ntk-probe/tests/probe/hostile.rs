@@ -4126,3 +4126,49 @@ fn a_config_is_judged_and_named_with_its_overrides() {
     );
     assert!(!d.join("e").exists() && !d.join("s1").exists());
 }
+
+/// The sixtieth hostile round, D3: `collect` without the config kept no theory of a sweep
+/// whose NormReLU kink was spelled `model.kink` (the points record it as
+/// `activation_param`), nor of ReLU beside LeakyReLU at a slope of its own (ReLU's points
+/// record no parameter); the theory the sweep computed is kept for both.
+#[test]
+fn collect_keeps_the_theory_of_every_spelling_and_of_parameter_free_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base = TINY_SWEEP.replace("theory = false", "theory = true");
+    for (name, activations, extra) in [
+        ("kink", "[\"norm_relu\"]", "kink = -1.5"),
+        (
+            "mixed",
+            "[\"leaky_relu\", \"relu\"]",
+            "activation_param = 0.5",
+        ),
+    ] {
+        let text = base
+            .replace(
+                "activations = [\"relu\"]",
+                &format!("activations = {activations}"),
+            )
+            .replace(
+                "activation = \"relu\"",
+                &format!("activation = \"relu\"\n{extra}"),
+            );
+        let text = if name == "kink" {
+            text.replace(
+                "activation = \"relu\"\nkink",
+                "activation = \"norm_relu\"\nkink",
+            )
+        } else {
+            text
+        };
+        let cfg = write(d, &format!("{name}.toml"), &text);
+        let out = d.join(name);
+        assert_ok(name, &run(&sweep_args(&cfg, &out, &[])));
+        assert_ok(name, &run(&os(&["collect", out.to_str().unwrap()])));
+        let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+        assert!(
+            !table.contains("other network settings") && !table.contains("theory.json"),
+            "{name}: {table}"
+        );
+    }
+}

@@ -100,7 +100,7 @@ fn refused<S: Sweep>(
                 fails.push((p.index, why));
             }
         }
-        print_plan(sweep, points, &planned, &fails, shard);
+        print_plan(sweep, points, &planned, &fails, shard, recompute);
         println!("{}", sweep.computes(&made));
     }
     // Nothing is made through a symbolic link under the output directory (seventh hostile

@@ -430,6 +430,7 @@ fn print_plan<S: Sweep>(
     planned: &[Planned],
     fails: &[(usize, String)],
     shard: Shard,
+    recompute: bool,
 ) {
     println!(
         "{} {} in {}; this shard ({}/{}) owns {}:",
@@ -454,10 +455,28 @@ fn print_plan<S: Sweep>(
         _ => None,
     });
     for why in stale.take(3) {
-        println!("stale: {why}");
+        // Under --recompute the advice to pass it is said no more (sixtieth hostile round,
+        // D2): what the point is, and that this run makes it again.
+        if recompute {
+            println!(
+                "stale, made again (--recompute): {}",
+                without_recompute_advice(why)
+            );
+        } else {
+            println!("stale: {why}");
+        }
     }
     for (index, why) in fails.iter().take(3) {
         println!("fails: point {index}: {why}");
+    }
+}
+
+/// `why` without its closing advice to pass `--recompute` (its last `; ` clause, where that
+/// names the flag).
+fn without_recompute_advice(why: &str) -> &str {
+    match why.rsplit_once("; ") {
+        Some((head, advice)) if advice.contains("--recompute") => head,
+        _ => why,
     }
 }
 

@@ -163,7 +163,13 @@ pub fn collect_as(
         .filter(|r| (r.running.is_none() && r.failure.is_none()) || r.provenance.is_some())
         .map(|r| (run_dir(out, &r.id), r.provenance.as_ref()))
         .collect();
-    if let Err(e) = provenance::check_merge(out, &entries, &crate::config::AXES, allow_mixed) {
+    if let Err(e) = provenance::check_merge(
+        out,
+        &entries,
+        &crate::config::AXES,
+        allow_mixed,
+        crate::run::ONE_FORM,
+    ) {
         // The refusal of mixed configs points to --allow-mixed: where two runs are one point
         // and seed, which that flag refuses too, that refusal comes first (twenty-third
         // hostile round, N5).

@@ -97,7 +97,7 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     // the run records it: a spelling of the same value is no edit.
     ntk_model::spec::canonical_recorded(&mut config);
     if let Some(p) = &provenance {
-        let rule = provenance::Canonical(Some(ntk_model::spec::canonical_recorded));
+        let rule = crate::run::ONE_FORM;
         check_config_file(&cfg_path, &config, &provenance::in_canonical_form(p, rule))?;
     }
     let metrics_path = dir.join("metrics.csv");

@@ -4310,6 +4310,15 @@ fn a_finished_runs_checkpoint_is_verified() {
             &["model.bpk", "SHA-256", "--recompute"],
         );
     }
+    // Sixtieth hostile round, D2: the dry run of a --recompute says the run is made again,
+    // without the advice to pass the flag it was given.
+    let o = run(&args(&good, &out, &["--recompute", "--dry-run"]));
+    assert_ok("--recompute --dry-run", &o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("stale, made again (--recompute):") && !text.contains("pass --recompute"),
+        "{text}"
+    );
     assert_ok("--recompute", &run(&args(&good, &out, &["--recompute"])));
     assert_ok("then done", &run(&args(&good, &out, &[])));
 
