@@ -5,13 +5,14 @@ use libfuzzer_sys::fuzz_target;
 use ntk_runs::provenance::{self, Provenance};
 
 fn check(p: Option<&Provenance>) {
-    let now = Provenance::new("fuzz", provenance::FlatConfig::new(), "faer");
+    // With the tools' rule of one recorded form per network, as they compare records.
+    let now = Provenance::new("fuzz", provenance::FlatConfig::new(), "faer")
+        .with_canonical(ntk_model::spec::canonical_recorded);
     let _ = provenance::check_reuse(std::path::Path::new("summary.json"), p, &now);
     if let Some(p) = p {
-        let _ = provenance::check_one_base(
-            &[("a".into(), Some(p)), ("b".into(), Some(&now))],
-            &["model.depth"],
-        );
+        let entries = [("a".into(), Some(p)), ("b".into(), Some(&now))];
+        let _ = provenance::check_one_base(&entries, &["model.depth"], ntk_probe::run::ONE_FORM);
+        let _ = provenance::check_each(&entries, ntk_probe::run::ONE_FORM);
     }
 }
 
