@@ -101,21 +101,25 @@ impl Provenance {
     }
 }
 
-/// `recorded` in the form `rule` writes a config, with the fingerprint of that form: a
-/// result written before in another spelling of the same config is that config. Only where
-/// the recorded fingerprint is its config's own, so that an edited file stays an edit.
+/// `recorded` as this build would write it, with the fingerprint of that form: without the
+/// [`RETIRED_KEYS`], and in the form `rule` writes a config (a result written before in
+/// another spelling of the same config is that config). Only where the recorded fingerprint
+/// is its config's own, so that an edited file stays an edit.
 pub fn in_canonical_form(
     recorded: &Provenance,
     rule: Canonical,
 ) -> std::borrow::Cow<'_, Provenance> {
-    let Canonical(Some(rule)) = rule else {
-        return std::borrow::Cow::Borrowed(recorded);
-    };
-    if fingerprint(&recorded.config) != recorded.fingerprint {
+    let retired = RETIRED_KEYS
+        .iter()
+        .any(|k| recorded.config.contains_key(*k));
+    if (rule.0.is_none() && !retired) || fingerprint(&recorded.config) != recorded.fingerprint {
         return std::borrow::Cow::Borrowed(recorded);
     }
     let mut p = recorded.clone();
-    rule(&mut p.config);
+    p.config.retain(|k, _| !RETIRED_KEYS.contains(&k.as_str()));
+    if let Canonical(Some(rule)) = rule {
+        rule(&mut p.config);
+    }
     p.fingerprint = fingerprint(&p.config);
     if p.fingerprint == recorded.fingerprint {
         return std::borrow::Cow::Borrowed(recorded);
@@ -291,8 +295,7 @@ pub fn check_reuse(
             path: path.to_path_buf(),
         });
     };
-    let recorded = without_retired(recorded);
-    let recorded = &*in_canonical_form(&recorded, now.canonical);
+    let recorded = &*in_canonical_form(recorded, now.canonical);
     if recorded.fingerprint == now.fingerprint && fingerprint(&recorded.config) == now.fingerprint {
         return Ok(());
     }
@@ -316,22 +319,6 @@ pub fn check_reuse(
 /// one word for Burn's backend) were recorded as `null` only: the request is cleared
 /// before a config is recorded, and the backend that ran is recorded as `backend`.
 pub const RETIRED_KEYS: &[&str] = &["train.engine", "probe.device", "train.device"];
-
-/// `recorded` as this build would have written it: without the [`RETIRED_KEYS`] and with
-/// the fingerprint of what remains. This only happens when the recorded fingerprint is its
-/// config's own, so an edited file stays an edit.
-pub fn without_retired(recorded: &Provenance) -> std::borrow::Cow<'_, Provenance> {
-    let holds = RETIRED_KEYS
-        .iter()
-        .any(|k| recorded.config.contains_key(*k));
-    if !holds || fingerprint(&recorded.config) != recorded.fingerprint {
-        return std::borrow::Cow::Borrowed(recorded);
-    }
-    let mut p = recorded.clone();
-    p.config.retain(|k, _| !RETIRED_KEYS.contains(&k.as_str()));
-    p.fingerprint = fingerprint(&p.config);
-    std::borrow::Cow::Owned(p)
-}
 
 /// Reads a recorded JSON result (a summary.json); `None` when the file is absent, an error
 /// naming the file when it cannot be read or is not `what` (e.g. "an ntk-probe summary").
@@ -378,7 +365,7 @@ pub fn check_one_base(
         };
         // Results of one config recorded before and after a key retired, or in two spellings
         // of one network (`rule`: sixtieth hostile round, D1), share a base.
-        let base = without(&in_canonical_form(&without_retired(p), rule).config, axes);
+        let base = without(&in_canonical_form(p, rule).config, axes);
         match &first {
             None => first = Some((path, base)),
             Some((first_path, first_base)) => {
@@ -441,9 +428,7 @@ pub fn check_each(
             return Err(crate::Error::EditedResult { path: path.clone() });
         }
         // One config recorded before and after a key retired is the same config.
-        let one_form = in_canonical_form(&without_retired(p), rule)
-            .fingerprint
-            .clone();
+        let one_form = in_canonical_form(p, rule).fingerprint.clone();
         if let Some(first) = seen.insert(one_form, path) {
             return Err(crate::Error::SameConfigTwice {
                 first: first.clone(),

@@ -217,12 +217,15 @@ pub fn finished_summary(dir: &Path) -> Option<TrainSummary> {
 /// diverged, by this config), partial (a checkpoint to resume from), new, or stale.
 pub fn run_state(dir: &Path, now: &Provenance) -> State {
     let expected = [(dir.join("summary.json"), now)];
-    match sweep::state::<TrainSummary>(&expected, "pass --recompute to train the run again") {
+    match sweep::state::<TrainSummary>(&expected, REDO) {
         State::New if dir.join("checkpoint.json").exists() => checkpoint_state(dir, now),
         State::Done => finished_state(dir, now),
         state => state,
     }
 }
+
+/// The remedy every stale run's message ends with.
+const REDO: &str = "pass --recompute to train the run again";
 
 /// A finished (or diverged) run's state: done where its model of record is there as the
 /// run left it. Its checkpoint is verified as a resume verifies one (its config and every
@@ -234,13 +237,12 @@ pub fn run_state(dir: &Path, now: &Provenance) -> State {
 /// `--recompute` trains the run again. A run with neither (removed to save space) is done:
 /// its tables need no model.
 fn finished_state(dir: &Path, now: &Provenance) -> State {
-    let redo = "pass --recompute to train the run again";
     let pointer_path = dir.join("checkpoint.json");
     if !pointer_path.exists() {
         return if crate::checkpoint::has_kept_epochs(dir) {
             State::Stale(format!(
                 "{}: missing beside the run's epoch checkpoints (checkpoints/), so its final \
-                 model cannot be verified; {redo}",
+                 model cannot be verified; {REDO}",
                 pointer_path.display()
             ))
         } else {
@@ -258,7 +260,7 @@ fn finished_state(dir: &Path, now: &Provenance) -> State {
         {
             State::Stale(format!(
                 "{}: holds the checkpoint of epoch {} (iteration {}), where the run finished \
-                 at epoch {} (iteration {}): not its final model; {redo}",
+                 at epoch {} (iteration {}): not its final model; {REDO}",
                 pointer_path.display(),
                 pointer.epoch,
                 pointer.iteration,
@@ -290,16 +292,15 @@ fn verified_pointer(
     now: &Provenance,
 ) -> Result<Option<crate::checkpoint::Pointer>, State> {
     let path = dir.join("checkpoint.json");
-    let redo = "pass --recompute to train the run again";
     let text = match ntk_files::io::read_to_string(&path) {
         Ok(t) => t,
-        Err(e) => return Err(State::Stale(format!("{}: {e}; {redo}", path.display()))),
+        Err(e) => return Err(State::Stale(format!("{}: {e}; {REDO}", path.display()))),
     };
     let pointer = match crate::checkpoint::parse_pointer(&text, &path) {
         Ok(p) => p,
         // Its message names the remedy (fifteenth hostile round, N3: two in one line).
         Err(e @ crate::Error::Untrusted { .. }) => return Err(State::Stale(e.to_string())),
-        Err(e) => return Err(State::Stale(format!("{e}; {redo}"))),
+        Err(e) => return Err(State::Stale(format!("{e}; {REDO}"))),
     };
     if let Err(e) = ntk_runs::provenance::check_reuse(&path, pointer.provenance.as_ref(), now) {
         return Err(State::Stale(e.to_string()));
@@ -314,7 +315,7 @@ fn verified_pointer(
     match crate::checkpoint::find(dir) {
         Ok(_) => Ok(Some(pointer)),
         Err(e @ crate::Error::Untrusted { .. }) => Err(State::Stale(e.to_string())),
-        Err(e) => Err(State::Stale(format!("{e}; {redo}"))),
+        Err(e) => Err(State::Stale(format!("{e}; {REDO}"))),
     }
 }
 

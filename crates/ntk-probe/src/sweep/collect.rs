@@ -341,8 +341,7 @@ struct TheoryFor<'a> {
 }
 
 impl<'a> TheoryFor<'a> {
-    /// The settings of `cfg`'s networks on `inputs`.
-    /// The kink and parameter in the one form the points record them
+    /// The settings of `cfg`'s networks on `inputs`, the kink and parameter in the one form the points record them
     /// ([`ntk_model::spec::canonical_recorded`]; sixtieth hostile round, D3: a kink spelled
     /// `model.kink`, or a default given, made the cache another network's), of the sweep's
     /// activation that has a parameter (the one the config's parameter is for).
