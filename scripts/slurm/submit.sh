@@ -27,13 +27,18 @@
 #   --dry-run      print the binary, the two sbatch command lines, and each task's command
 #                  with its points (that command's own --dry-run); submit nothing
 #   other options  passed to sbatch for the array (--time, --partition, --cpus-per-task, ...)
-# Logs: slurm-logs/ntk-sweep-<array job>_<task>.log and slurm-logs/ntk-collect-<job>.log
-# (NTK_SLURM_LOGS moves the directory).
+# CONFIG, --out, --bin and NTK_SLURM_LOGS are read from the directory the script is run in,
+# as the tools read them.
+# Logs: slurm-logs/ntk-sweep-<array job>_<task>.log and slurm-logs/ntk-collect-<job>.log in
+# the repository (NTK_SLURM_LOGS moves the directory).
 # Re-submitting the same command after failures or cancellations computes only the points
 # that are missing (with --recompute, also those another config made): never duplicated,
 # never mixed.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+# The repository: the jobs' scripts are there, and the default binary and logs. The
+# arguments are resolved in the caller's directory first and made absolute; the script
+# changes to the repository only after that (it resolved them there: 61st hostile round).
+repo=$(cd "$(dirname "$0")/../.." && pwd)
 # The comment above, without its marks.
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 2; }
 [ $# -ge 3 ] || usage
@@ -56,7 +61,7 @@ while [ $# -gt 0 ]; do
         *) sbatch_args+=("$1"); shift ;;
     esac
 done
-bin=${bin:-${CARGO_TARGET_DIR:-target}/debug/ntk-$tool}
+bin=${bin:-${CARGO_TARGET_DIR:-$repo/target}/debug/ntk-$tool}
 if [ "$tool" = train ]; then gpu_build="cargo build -p ntk-train --features cudnn"
 else gpu_build="cargo build -p ntk-probe --features wgpu,cusolver"; fi
 if [ ! -x "$bin" ]; then
@@ -113,7 +118,8 @@ if [ -z "$out" ]; then
 fi
 out=$(realpath -m "$out")
 config=$(realpath "$config")
-logs=${NTK_SLURM_LOGS:-slurm-logs}
+logs=$(realpath -m "${NTK_SLURM_LOGS:-$repo/slurm-logs}")
+cd "$repo"
 dependency=$([ "$any" = 1 ] && echo afterany || echo afterok)
 # What the jobs are given (sbatch --export=ALL): sweep.sbatch and collect.sbatch build the
 # tools' commands from these.

@@ -292,6 +292,92 @@ fn without_out_the_tasks_write_where_the_config_says() {
     assert!(!stdout.contains("runs/train"), "{stdout}");
 }
 
+/// 61st hostile round: submit.sh changed to the repository before reading its arguments, so
+/// a relative `CONFIG` named like an example was the repository's example, a relative
+/// `--out` went into the repository and a relative `--bin` was "not built". Run from a
+/// directory of the user's own, each is read there, as the tools read them, and so is the
+/// config's own relative `out`.
+#[test]
+fn relative_paths_are_read_where_the_script_is_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), false);
+    // A config named as one of the repository's examples, with its own relative `out`.
+    std::fs::create_dir(dir.path().join("configs")).unwrap();
+    let mine = dir.path().join("configs/mnist_depth_sweep.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &mine,
+        text.replace("test_n = 16\n", "test_n = 16\nout = \"mine_out\"\n"),
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("bin")).unwrap();
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_ntk-train"),
+        dir.path().join("bin/ntk-train"),
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let o = Command::new("bash")
+            .arg(repo().join("scripts/slurm/submit.sh"))
+            .args([
+                "train",
+                "configs/mnist_depth_sweep.toml",
+                "1",
+                "--bin",
+                "bin/ntk-train",
+            ])
+            .args(extra)
+            .arg("--dry-run")
+            .current_dir(dir.path())
+            .env("NTK_SLURM_LOGS", "logs")
+            .env_remove("BURN_DEVICE")
+            .output()
+            .unwrap();
+        let stdout = text_of(&o);
+        assert!(o.status.success(), "{stdout}");
+        stdout
+    };
+    let here = dir.path().canonicalize().unwrap();
+    let binary = Path::new(env!("CARGO_BIN_EXE_ntk-train"))
+        .canonicalize()
+        .unwrap();
+    let stdout = run(&["--out", "o1"]);
+    assert!(
+        stdout.contains(&format!("binary: {}", binary.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "CONFIG={}",
+            here.join("configs/mnist_depth_sweep.toml").display()
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("OUT={}", here.join("o1").display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "--output={}/ntk-sweep-",
+            here.join("logs").display()
+        )),
+        "{stdout}"
+    );
+    // The config's own `out`, as the tool resolves it in the caller's directory.
+    let stdout = run(&[]);
+    assert!(
+        stdout.contains(&format!("OUT={}", here.join("mine_out").display())),
+        "{stdout}"
+    );
+    assert!(!here.join("mine_out").exists() && !here.join("o1").exists());
+}
+
+/// Standard output and error of `o`, one after the other.
+fn text_of(o: &Output) -> String {
+    format!("{}{}", text(&o.stdout), text(&o.stderr))
+}
+
 /// A stand-in for a tool binary: `--version` names `features` (none at all when `None`,
 /// as a build older than the scripts), any other call prints its arguments.
 fn stand_in(dir: &Path, features: Option<&str>) -> PathBuf {
