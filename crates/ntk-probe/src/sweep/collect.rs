@@ -347,30 +347,16 @@ impl<'a> TheoryFor<'a> {
     /// activation that has a parameter (the one the config's parameter is for).
     fn of_config(cfg: &'a SweepConfig, inputs: &'a Inputs) -> Self {
         let m = &cfg.model;
-        let activation = cfg
-            .sweep
-            .activations
-            .iter()
-            .copied()
-            .find(|a| a.param().is_some())
-            .unwrap_or(m.activation);
-        let mut flat = provenance::FlatConfig::from([
-            ("model.activation".to_string(), activation.name().into()),
-            ("model.kink".to_string(), m.kink.into()),
-        ]);
-        if let Some(p) = m.activation_param {
-            flat.insert("model.activation_param".into(), p.into());
-        }
-        ntk_model::spec::canonical_recorded(&mut flat);
-        let number = |key: &str| flat.get(key).and_then(|v| v.as_f64());
+        let (kink, activation_param) =
+            one_form(parameter_activation(cfg), m.kink, m.activation_param);
         Self {
             description: &inputs.description,
             digest: inputs.digest(),
-            kink: number("model.kink"),
+            kink,
             parameterization: crate::config::spelled(&m.parameterization),
             bias: m.bias,
             normalization: crate::config::spelled(&m.normalization),
-            activation_param: number("model.activation_param"),
+            activation_param,
         }
     }
 
@@ -414,6 +400,64 @@ impl<'a> TheoryFor<'a> {
     }
 }
 
+/// The activation of `cfg`'s networks that the config's kink or parameter is for: the
+/// sweep's first activation that has a parameter, else the model's.
+fn parameter_activation(cfg: &SweepConfig) -> ActivationKind {
+    cfg.sweep
+        .activations
+        .iter()
+        .copied()
+        .find(|a| a.param().is_some())
+        .unwrap_or(cfg.model.activation)
+}
+
+/// The kink and activation parameter of an `activation` network in the one form the points
+/// record them ([`ntk_model::spec::canonical_recorded`]): the kink folded into the parameter,
+/// a family's default left out.
+fn one_form(
+    activation: ActivationKind,
+    kink: Option<f64>,
+    activation_param: Option<f64>,
+) -> (Option<f64>, Option<f64>) {
+    let mut flat = provenance::FlatConfig::from([
+        ("model.activation".to_string(), activation.name().into()),
+        ("model.kink".to_string(), kink.into()),
+    ]);
+    if let Some(p) = activation_param {
+        flat.insert("model.activation_param".into(), p.into());
+    }
+    ntk_model::spec::canonical_recorded(&mut flat);
+    let number = |key: &str| flat.get(key).and_then(|v| v.as_f64());
+    (number("model.kink"), number("model.activation_param"))
+}
+
+/// A `theory.json`'s `data` stamp ([`TheoryFor::stamp`]) with its kink and activation
+/// parameter read back and put in the one form of an `activation` network ([`one_form`]),
+/// as the points' records are read (sixty-first hostile round, D1: a cache written by an
+/// earlier build, `kink Some(-1.5)`, was compared as written and set aside as another
+/// network's). `None` for a stamp that does not parse.
+fn stamp_in_one_form(stamp: &str, activation: ActivationKind) -> Option<String> {
+    let (head, tail) = stamp.split_at(stamp.rfind("; kink ")?);
+    let (mut kink, mut param, mut rest) = (None, None, Vec::new());
+    for part in tail.trim_start_matches("; ").split("; ") {
+        if let Some(k) = part.strip_prefix("kink ") {
+            kink = match k {
+                "None" => None,
+                k => Some(k.strip_prefix("Some(")?.strip_suffix(')')?.parse().ok()?),
+            };
+        } else if let Some(p) = part.strip_prefix("activation_param ") {
+            param = Some(p.parse().ok()?);
+        } else {
+            rest.push(part);
+        }
+    }
+    let (kink, param) = one_form(activation, kink, param);
+    let param = param
+        .map(|p| format!("; activation_param {p:?}"))
+        .unwrap_or_default();
+    Some(format!("{head}; kink {kink:?}; {}{param}", rest.join("; ")))
+}
+
 /// A [`TheoryFor::stamp`] without the activation's parameter (its kink and
 /// `activation_param` parts).
 fn without_parameter(stamp: &str) -> String {
@@ -427,16 +471,22 @@ fn without_parameter(stamp: &str) -> String {
 fn theory_values(cfg: &SweepConfig, out: &Path, inputs: &Inputs) -> crate::Result<TheoryCache> {
     let path = out.join("theory.json");
     // The cache holds for this version of the theory, these inputs and these networks
-    // ([`TheoryFor`]).
+    // ([`TheoryFor`]); one of an earlier build is read in the one form, as
+    // [`theory_beside`] reads it, and written again in this build's stamp.
     let made_for = TheoryFor::of_config(cfg, inputs).stamp();
+    let activation = parameter_activation(cfg);
     let mut cache: TheoryCache = ntk_files::io::read_to_string(&path)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
-        .filter(|c: &TheoryCache| c.data == made_for && c.sealed())
+        .filter(|c: &TheoryCache| {
+            c.sealed()
+                && (c.data == made_for
+                    || stamp_in_one_form(&c.data, activation).as_ref() == Some(&made_for))
+        })
         .unwrap_or_default();
+    let mut changed = cache.data != made_for && !cache.values.is_empty();
     cache.data = made_for;
     let gram = Kernel::gram(&inputs.x, inputs.n, inputs.d);
-    let mut changed = false;
     let mut gram_kappa: Option<Option<f64>> = None;
     for (kind, depth, model) in theory_models(cfg, inputs) {
         let key = theory_key(model.convention, model.width, kind.name(), depth);
@@ -692,21 +742,21 @@ fn theory_beside(out: &Path, points: &[&Summary]) -> Result<TheoryCache, &'stati
     // so the cache) has the parameter of its other activations: its settings are the
     // cache's but for that parameter (sixtieth hostile round, D3: ReLU beside NormReLU at a
     // kink of its own emptied every theory cell).
-    let parameter_free = |s: &Summary| {
+    // The cache's stamp is read in the one form of the point's network, as the point is.
+    let activation = |s: &Summary| {
         s.provenance
             .as_ref()
             .and_then(|p| p.config.get("model.activation"))
             .and_then(|v| v.as_str())
-            .and_then(ntk_model::ActivationKind::parse)
-            .is_some_and(|k| k.param().is_none())
+            .and_then(ActivationKind::parse)
     };
     let mismatch = points.iter().zip(&made_for).any(|(s, f)| {
-        f.as_ref().is_some_and(|f| {
-            if parameter_free(s) {
+        f.as_ref().is_some_and(|f| match activation(s) {
+            Some(k) if k.param().is_none() => {
                 without_parameter(&f.stamp()) != without_parameter(&cache.data)
-            } else {
-                f.stamp() != cache.data
             }
+            Some(k) => stamp_in_one_form(&cache.data, k).is_none_or(|c| f.stamp() != c),
+            None => f.stamp() != cache.data,
         })
     });
     if mismatch {

@@ -4172,3 +4172,71 @@ fn collect_keeps_the_theory_of_every_spelling_and_of_parameter_free_points() {
         );
     }
 }
+
+/// The sixty-first hostile round, D1: a `theory.json` written by an earlier build carries its
+/// stamp as that build spelled the network (`kink Some(-1.5)` for a NormReLU kink given as
+/// `model.kink`, a leaky ReLU's default slope given), and `collect` without the config set
+/// it aside as "other network settings". The stamp is read in the one form of the points'
+/// network, and `collect --config` keeps its values (nothing computed again) and writes this
+/// build's stamp.
+#[test]
+fn collect_reads_an_earlier_builds_theory_stamp_in_the_one_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base = TINY_SWEEP.replace("theory = false", "theory = true");
+    for (name, activation, extra, now, earlier) in [
+        (
+            "kink",
+            "norm_relu",
+            "kink = -1.5",
+            "kink None; parameterization ntk; bias false; normalization none; activation_param -1.5",
+            "kink Some(-1.5); parameterization ntk; bias false; normalization none",
+        ),
+        (
+            "default",
+            "leaky_relu",
+            "",
+            "kink None; parameterization ntk; bias false; normalization none",
+            "kink None; parameterization ntk; bias false; normalization none; activation_param 0.01",
+        ),
+    ] {
+        let text = base
+            .replace(
+                "activations = [\"relu\"]",
+                &format!("activations = [\"{activation}\"]"),
+            )
+            .replace(
+                "activation = \"relu\"",
+                &format!("activation = \"{activation}\"\n{extra}"),
+            );
+        let cfg = write(d, &format!("{name}.toml"), &text);
+        let out = d.join(name);
+        assert_ok(name, &run(&sweep_args(&cfg, &out, &[])));
+        let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+        let cache = out.join("theory.json");
+        let json = std::fs::read_to_string(&cache).unwrap();
+        assert!(json.contains(now), "{name}: {json}");
+        std::fs::write(&cache, json.replace(now, earlier)).unwrap();
+        assert_ok(name, &run(&os(&["collect", out.to_str().unwrap()])));
+        assert_eq!(
+            std::fs::read_to_string(out.join("summary.csv")).unwrap(),
+            table,
+            "{name}: the theory of an earlier build's stamp is set aside"
+        );
+        let mut with_config = os(&["collect", "--config"]);
+        with_config.push(cfg.clone().into());
+        with_config.push(out.clone().into());
+        let o = run(&with_config);
+        assert_ok(name, &o);
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert!(!said.contains("theory: "), "{name}: computed again: {said}");
+        assert!(
+            std::fs::read_to_string(&cache).unwrap().contains(now),
+            "{name}: the stamp is not this build's"
+        );
+        assert_eq!(
+            std::fs::read_to_string(out.join("summary.csv")).unwrap(),
+            table
+        );
+    }
+}
