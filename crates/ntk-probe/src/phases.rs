@@ -15,7 +15,8 @@
 //!
 //! **When they are used**: by `ntk --resume` and by every sweep point (a sweep continues
 //! what was interrupted), and only when their fingerprint, `n` and tile width are the run's
-//! and the tiles match the SHA-256 `phases.json` records of them: tiles that do not (a
+//! (the fingerprint this build records, or the one a build before the one recorded form
+//! recorded for the same config: [`Place::of_run`]) and the tiles match the SHA-256 `phases.json` records of them: tiles that do not (a
 //! truncated, missing or altered file) are said on stderr and the kernel is formed again.
 //!
 //! **What is removed**: only phase files the run can prove are a probe's: a directory (not
@@ -60,22 +61,49 @@ const OWNER: &str = "ntk-probe phase files, format 2";
 
 /// Where a run keeps its phase files, whether it may resume from them, and the run's config
 /// fingerprint (its provenance's, which the caller has computed already), which earlier
-/// files must record to be used.
+/// files must record to be used; or the fingerprint of the config as written (`earlier`),
+/// which a build before the one recorded form recorded (sixty-first hostile round, D4: an
+/// interrupted run of such a build, a NormReLU kink spelled `model.kink`, read `new` and
+/// its phase files were removed).
 #[derive(Clone, Debug)]
 pub struct Place {
     pub dir: PathBuf,
     pub resume: bool,
     pub fingerprint: String,
+    pub earlier: Option<String>,
 }
 
 impl Place {
-    /// `.<name>.phases` beside the output directory `out`.
+    /// `.<name>.phases` beside the output directory `out`, for a run of the config whose
+    /// fingerprint is `fingerprint` (no earlier one).
     pub fn beside(out: &Path, resume: bool, fingerprint: &str) -> Self {
         Self {
             dir: dir_beside(out),
             resume,
             fingerprint: fingerprint.into(),
+            earlier: None,
         }
+    }
+
+    /// [`Place::beside`] for the run whose provenance is `prov`: its fingerprint, and the
+    /// one an earlier build recorded for its config.
+    pub fn of_run(out: &Path, resume: bool, prov: &ntk_runs::provenance::Provenance) -> Self {
+        Self {
+            earlier: prov.written_fingerprint.clone(),
+            ..Self::beside(out, resume, &prov.fingerprint)
+        }
+    }
+
+    /// Whether `state` is of this run's config: its fingerprint this build's or the one an
+    /// earlier build recorded for the config ([`Place::earlier`]).
+    fn of_this_config(&self, state: &State) -> bool {
+        state.fingerprint == self.fingerprint
+            || self.earlier.as_deref() == Some(state.fingerprint.as_str())
+    }
+
+    /// Whether `state` is of this run over `n` inputs in tiles of `block`.
+    fn is_this_run(&self, state: &State, (n, block): (usize, usize)) -> bool {
+        self.of_this_config(state) && (state.n, state.block) == (n, block)
     }
 }
 
@@ -137,13 +165,7 @@ pub fn kept(place: &Place, (n, block): (usize, usize)) -> Option<String> {
     let Found::Ours(state) = inspect(&place.dir) else {
         return None;
     };
-    let this = State {
-        fingerprint: place.fingerprint.clone(),
-        n,
-        block,
-        ..State::default()
-    };
-    if !same_run(&state, &this) {
+    if !place.is_this_run(&state, (n, block)) {
         return None;
     }
     // Tiles that are missing, not a regular file or of another size are dropped by the run
@@ -176,7 +198,7 @@ pub fn drop_when_kept(place: &Place) -> Option<String> {
     let Found::Ours(state) = inspect(&place.dir) else {
         return None;
     };
-    if state.fingerprint != place.fingerprint {
+    if !place.of_this_config(&state) {
         return None;
     }
     remove_ours(&place.dir);
@@ -439,7 +461,11 @@ impl PhaseFiles {
             Found::Foreign(why) => {
                 return not_kept(format!("{why}; left as it is"));
             }
-            Found::Ours(s) if place.resume && same_run(&s, &fresh) => *s,
+            // Written again at once, with this build's fingerprint.
+            Found::Ours(s) if place.resume && place.is_this_run(&s, (n, block)) => State {
+                fingerprint: place.fingerprint.clone(),
+                ..*s
+            },
             Found::Ours(_) => {
                 remove_ours(&dir);
                 fresh

@@ -178,12 +178,16 @@ pub fn check_inputs_outside(cfg: &TrainConfig, out: &Path) -> crate::Result<()> 
 }
 
 /// The fingerprint of a sweep's config, whichever shard, backend or output directory runs
-/// it: the writers of one sweep directory must share it (`ntk_files::lock::SweepClaim`).
+/// it: the writers of one sweep directory must share it (`ntk_files::lock::SweepClaim`). In
+/// the one recorded form of its network, as its runs are: two spellings of one network are
+/// one sweep.
 pub fn fingerprint(cfg: &TrainConfig) -> String {
     let mut c = cfg.clone();
     c.train.out = None;
     c.train.backend = None;
-    ntk_runs::provenance::fingerprint(&ntk_runs::provenance::flatten_config(&c))
+    let mut flat = ntk_runs::provenance::flatten_config(&c);
+    ntk_model::spec::canonical_recorded(&mut flat);
+    ntk_runs::provenance::fingerprint(&flat)
 }
 
 /// What a sweep did.

@@ -245,7 +245,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
                 .ok_or_else(|| format!("{}: vanished", summary_path.display()))?;
             // On stderr: with --json stdout is the summary alone.
             eprintln!("{}: made by this config; kept (--resume)", out.display());
-            let place = ntk_probe::phases::Place::beside(&out, true, &prov.fingerprint);
+            let place = ntk_probe::phases::Place::of_run(&out, true, &prov);
             if let Some(removed) = ntk_probe::phases::drop_when_kept(&place) {
                 eprintln!("note: {removed}");
             }

@@ -388,10 +388,7 @@ pub fn kept_phases(
     if !tiled_on_host {
         return None;
     }
-    crate::phases::kept(
-        &Place::beside(out, true, &prov.fingerprint),
-        (inputs.n, TILE),
-    )
+    crate::phases::kept(&Place::of_run(out, true, prov), (inputs.n, TILE))
 }
 
 /// What `NTK_PHASE_FILES=1` would refuse of the phase files beside `out` when the run of
@@ -412,7 +409,7 @@ pub fn check_phase_place(
         return Ok(());
     }
     crate::phases::check_required(
-        &Place::beside(out, resume, &prov.fingerprint),
+        &Place::of_run(out, resume, prov),
         (inputs.n, TILE),
         ntk_kernel::extreme::tiled::Tiled::bytes_for(inputs.n, TILE) as u64,
     )
@@ -473,7 +470,7 @@ pub fn run(
             let done = summarize_from(probed, Protocol::Blocks, source)?;
             (None, done)
         } else if cfg.probe.eigen == Eigen::Tiled {
-            let phases = out.map(|dir| Place::beside(dir, resume, &prov.fingerprint));
+            let phases = out.map(|dir| Place::of_run(dir, resume, &prov));
             let done = summarize_tiled(probed, phases.as_ref())?;
             (None, done)
         } else {

@@ -280,7 +280,7 @@ impl Sweep for ProbeSweep<'_> {
         // partial (issue 65 item 14: a dry run says so).
         let n = self.data(point).inputs.n;
         let kept = |prov: &Provenance| {
-            let place = crate::phases::Place::beside(&dir, true, &prov.fingerprint);
+            let place = crate::phases::Place::of_run(&dir, true, prov);
             crate::phases::kept(&place, (n, run::TILE)).is_some()
         };
         let tiled = self.cfg.probe_config(point).probe.eigen == Eigen::Tiled;
@@ -509,7 +509,7 @@ impl ProbeSweep<'_> {
                 None if tiled => {
                     // A sweep continues what was interrupted: from the point's phase files.
                     let dir = point.dir(self.out);
-                    let phases = crate::phases::Place::beside(&dir, true, &prov.fingerprint);
+                    let phases = crate::phases::Place::of_run(&dir, true, &prov);
                     let done = run::summarize_tiled(probed, Some(&phases))?;
                     kernel_seconds += done.summary.kernel_seconds;
                     done
@@ -691,11 +691,15 @@ pub fn check_out(out: &Path) -> crate::Result<()> {
 }
 
 /// The fingerprint of a sweep's config, whichever shard or output directory runs it: the
-/// writers of one sweep directory must share it (`ntk_files::lock::SweepClaim`).
+/// writers of one sweep directory must share it (`ntk_files::lock::SweepClaim`). In the one
+/// recorded form of its network ([`crate::run::ONE_FORM`]), as its points are: two spellings
+/// of one network are one sweep.
 pub fn fingerprint(cfg: &SweepConfig) -> String {
     let mut c = cfg.clone();
     c.sweep.out = PathBuf::new();
-    provenance::fingerprint(&provenance::flatten_config(&c))
+    let mut flat = provenance::flatten_config(&c);
+    ntk_model::spec::canonical_recorded(&mut flat);
+    provenance::fingerprint(&flat)
 }
 
 /// Runs this shard's unfinished points; a point that fails is recorded and the rest go on.
@@ -794,3 +798,23 @@ pub use grid::{AXES, Point, Setting, SweepConfig, SweepSection};
 /// The theory's values of one (setting, activation, depth), as `theory.json` holds them.
 pub use ntk_kernel::theory::TheoryValue;
 pub use redraw::redraw;
+
+#[cfg(test)]
+mod tests {
+    use super::{SweepConfig, fingerprint};
+
+    /// One network in two spellings is one sweep to its writers' claim, as its points are one
+    /// config (the one recorded form; sixty-first hostile round, D4's class).
+    #[test]
+    fn two_spellings_of_one_network_are_one_sweep() {
+        let base = "[data]\ndataset = \"synthetic\"\nn = 10\n[model]\nwidth = 8\ndepth = 1\n\
+                    activation = \"norm_relu\"\n";
+        let axes = "[probe]\n[sweep]\nout = \"x\"\nprotocols = [\"whole\"]\ndepths = [1]\n\
+                    activations = [\"norm_relu\"]\nseeds = [1]\n";
+        let of = |param: &str| {
+            fingerprint(&SweepConfig::parse(&format!("{base}{param}\n{axes}")).unwrap())
+        };
+        assert_eq!(of("kink = -1.5"), of("activation_param = -1.5"));
+        assert_ne!(of("kink = -1.5"), of("kink = -1.0"));
+    }
+}

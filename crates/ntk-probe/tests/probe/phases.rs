@@ -477,6 +477,11 @@ fn tiled_config(n: usize, d: usize, width: usize) -> String {
 /// The config fingerprint a probe run of the config `text` records (and keys its phase
 /// files by), on the CPU default in f64.
 fn fingerprint_of(text: &str) -> String {
+    provenance_of(text).fingerprint
+}
+
+/// The provenance a probe run of the config `text` records, on the CPU default in f64.
+fn provenance_of(text: &str) -> ntk_runs::provenance::Provenance {
     use ntk_numerics::backend::{Precision, select};
     use ntk_probe::config::ProbeConfig;
     use ntk_probe::run;
@@ -484,7 +489,7 @@ fn fingerprint_of(text: &str) -> String {
     let inputs = ntk_data::inputs::load(&pcfg.data).unwrap();
     let compute = select(None, Precision::F64).unwrap();
     let given = run::Given::read(&pcfg, &inputs, &compute).unwrap();
-    run::provenance(&pcfg, &inputs, &inputs.digest(), &compute, Some(&given)).fingerprint
+    run::provenance(&pcfg, &inputs, &inputs.digest(), &compute, Some(&given))
 }
 
 /// The phase files a run of `fingerprint` killed after forming its kernel (an SPD stand-in
@@ -818,4 +823,57 @@ fn a_linked_tiles_file_is_named_a_link_and_left() {
         "{err}"
     );
     assert_eq!(std::fs::read(&elsewhere).unwrap(), before);
+}
+
+/// The sixty-first hostile round, D4: the phase files of a run interrupted under a build
+/// before the one recorded form carry the fingerprint of the config as written (a NormReLU
+/// kink spelled `model.kink`), and this build read the run as `new` and removed them. They
+/// are this config's: a dry run with `--resume` says partial, the run continues from them
+/// (the kernel's tiles, not formed again) and leaves none.
+#[test]
+fn an_earlier_builds_phase_files_of_this_config_are_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 120;
+    let text = tiled_config(n, 5, 16).replace(
+        "activation = \"relu\"",
+        "activation = \"norm_relu\"\nkink = -1.5",
+    );
+    let cfg = write_file(dir.path(), "kink.toml", &text);
+    let out = dir.path().join("out");
+    let prov = provenance_of(&text);
+    let written = prov
+        .written_fingerprint
+        .expect("a kink spelled model.kink is recorded in another form");
+    assert_ne!(written, prov.fingerprint);
+    let place = leave_formed_kernel(&out, &written, n);
+    let o = probe()
+        .args(["ntk", "--dry-run", "--resume", "--config"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        said.contains("partial") && said.contains("the kernel's tiles"),
+        "{said}"
+    );
+    let o = probe()
+        .args(["ntk", "--resume", "--config"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{said}");
+    assert!(
+        said.contains("the kernel's tiles") && !said.contains("nothing yet"),
+        "{said}"
+    );
+    assert!(
+        !place.dir.exists(),
+        "the run's phase files are removed once done"
+    );
 }
