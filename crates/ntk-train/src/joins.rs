@@ -69,9 +69,19 @@ fn same_point(joining: &[Joining<'_>], there: &[(PathBuf, Provenance)]) -> crate
 }
 
 /// The check of a sweep writing its runs into `sweep`: `joining` are its runs this process
-/// would train or keep (their directories are left out of those read back).
-pub fn check_sweep(sweep: &Path, joining: &[Joining<'_>], allow_mixed: bool) -> crate::Result<()> {
-    let skip: Vec<PathBuf> = joining.iter().map(|j| j.dir.clone()).collect();
+/// would train or keep, `replaced` the runs other processes will train again (the other
+/// shards' under `--recompute`); the directories of both are left out of those read back.
+pub fn check_sweep(
+    sweep: &Path,
+    joining: &[Joining<'_>],
+    replaced: &[PathBuf],
+    allow_mixed: bool,
+) -> crate::Result<()> {
+    let skip: Vec<PathBuf> = joining
+        .iter()
+        .map(|j| j.dir.clone())
+        .chain(replaced.iter().cloned())
+        .collect();
     let there = recorded(sweep, &skip)?;
     same_point(joining, &there)?;
     let mut entries: Vec<(PathBuf, Option<&Provenance>)> = there

@@ -12,7 +12,7 @@ use ntk_model::{ActivationKind, NetSpec, Normalization, ResNetVariant};
 use ntk_numerics::backend::Compute;
 use ntk_runs::progress::Reporter;
 use ntk_runs::provenance::Provenance;
-use ntk_runs::sweep::{self, Planned, Shard, State, Sweep};
+use ntk_runs::sweep::{self, Planned, Recompute, Shard, State, Sweep};
 
 use crate::config::{EngineChoice, SweepAxes, TrainConfig};
 use crate::train::{self, Data, RunOptions, RunStatus, TrainSummary, read_summary};
@@ -200,6 +200,8 @@ pub struct SweepOutcome {
     pub interrupted: usize,
     /// Points whose training failed (recorded in their `failed.json`).
     pub failed: usize,
+    /// [`ntk_runs::sweep::Outcome::left_to_other_shards`].
+    pub left_to_other_shards: usize,
     /// The error the sweep ends with once it has been collected: points that failed or
     /// were busy ([`ntk_runs::sweep::Outcome::check`]).
     pub check: Option<ntk_runs::Error>,
@@ -453,7 +455,7 @@ impl Sweep for TrainSweep<'_> {
         &self,
         points: &[RunPoint],
         planned: &[Planned],
-        _recompute: bool,
+        recompute: &Recompute,
     ) -> crate::Result<()> {
         // A single run (its point is the output directory itself) that another process is
         // writing is refused before anything, dry run and run alike: the run would end busy
@@ -500,7 +502,16 @@ impl Sweep for TrainSweep<'_> {
             ([single], [one]) if single.id.is_empty() => {
                 crate::joins::check_single(self.out, one, self.claims)
             }
-            _ => crate::joins::check_sweep(self.out, &joining, self.allow_mixed),
+            _ => {
+                // The other shards' runs of another config, which their own tasks train
+                // again with --recompute, are not read back (sixty-first hostile round, D2).
+                let elsewhere: Vec<PathBuf> = recompute
+                    .elsewhere
+                    .iter()
+                    .map(|&i| points[i].dir(self.out))
+                    .collect();
+                crate::joins::check_sweep(self.out, &joining, &elsewhere, self.allow_mixed)
+            }
         }
     }
 
@@ -607,6 +618,7 @@ pub fn run(
         diverged: count(RunStatus::Diverged),
         interrupted: count(RunStatus::Interrupted),
         failed: done.failed.len(),
+        left_to_other_shards: done.left_to_other_shards,
         check: done.check().err(),
     })
 }

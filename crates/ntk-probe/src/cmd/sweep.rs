@@ -116,6 +116,10 @@ impl SweepCommand for ProbeCommand<'_> {
         );
     }
 
+    fn left_to_other_shards(&self, ran: &Self::Ran) -> usize {
+        ran.left_to_other_shards
+    }
+
     fn collect(&self, out: &Path) -> Result<Self::Collected, StepError> {
         Ok(sweep::collect(
             Some(self.cfg),

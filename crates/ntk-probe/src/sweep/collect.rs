@@ -738,11 +738,11 @@ fn theory_beside(out: &Path, points: &[&Summary]) -> Result<TheoryCache, &'stati
              compute it again",
         );
     }
-    // A point whose activation has no parameter records none, where the sweep's config (and
+    // The cache's stamp is read in the one form of the point's network, as the point is. A
+    // point whose activation has no parameter records none, where the sweep's config (and
     // so the cache) has the parameter of its other activations: its settings are the
     // cache's but for that parameter (sixtieth hostile round, D3: ReLU beside NormReLU at a
     // kink of its own emptied every theory cell).
-    // The cache's stamp is read in the one form of the point's network, as the point is.
     let activation = |s: &Summary| {
         s.provenance
             .as_ref()

@@ -36,7 +36,7 @@ use ntk_numerics::spectrum::Spectrum;
 use ntk_runs::overrides::{self, Assignment};
 use ntk_runs::progress::Reporter;
 use ntk_runs::provenance::{self, Provenance};
-use ntk_runs::sweep::{self, Planned, Shard, State, Sweep};
+use ntk_runs::sweep::{self, Planned, Recompute, Shard, State, Sweep};
 
 /// How a sweep runs.
 #[derive(Clone, Debug, Default)]
@@ -339,7 +339,12 @@ impl Sweep for ProbeSweep<'_> {
 
     /// Every place the sweep writes or removes checked ([`places`]), then points of another
     /// sweep config in the directory, unless `allow_mixed`.
-    fn refuse(&self, points: &[Point], planned: &[Planned], recompute: bool) -> crate::Result<()> {
+    fn refuse(
+        &self,
+        points: &[Point],
+        planned: &[Planned],
+        recompute: &Recompute,
+    ) -> crate::Result<()> {
         let fingerprint = fingerprint(self.cfg);
         // The collect at the end draws the protocols of every point it finds: with
         // --allow-mixed, other configs' too.
@@ -353,7 +358,7 @@ impl Sweep for ProbeSweep<'_> {
             self.out,
             fingerprint,
             (points, planned),
-            recompute,
+            recompute.given,
             &|name: &str| writes_file_of(name, &protocols, theory, angles),
         ))?;
         if self.allow_mixed {
@@ -557,12 +562,13 @@ impl ProbeSweep<'_> {
 }
 
 /// Refuses to add points to a directory holding points of another sweep config (differing
-/// beyond the sweep's axes); points about to be recomputed do not count.
+/// beyond the sweep's axes); points about to be recomputed do not count, by this shard or,
+/// with `--recompute`, by the others ([`Recompute::elsewhere`]).
 fn check_same_sweep(
     sweep: &ProbeSweep,
     points: &[Point],
     planned: &[Planned],
-    recompute: bool,
+    recompute: &Recompute,
 ) -> crate::Result<()> {
     let Some(first) = planned.first() else {
         return Ok(());
@@ -572,8 +578,10 @@ fn check_same_sweep(
     };
     let replaced: Vec<PathBuf> = planned
         .iter()
-        .filter(|p| recompute && matches!(p.state, State::Stale(_)))
-        .map(|p| points[p.index].dir(sweep.out))
+        .filter(|p| recompute.given && matches!(p.state, State::Stale(_)))
+        .map(|p| p.index)
+        .chain(recompute.elsewhere.iter().copied())
+        .map(|index| points[index].dir(sweep.out))
         .collect();
     let mut entries = vec![(PathBuf::from("this config"), Some(new))];
     for path in sweep::find_files(&sweep.out.join("runs"), "summary.json") {
@@ -718,6 +726,7 @@ pub fn run_sweep(
     Ok(Ran {
         made: done.made.len(),
         skipped: done.skipped,
+        left_to_other_shards: done.left_to_other_shards,
         check: done.check().err(),
     })
 }
@@ -726,6 +735,8 @@ pub fn run_sweep(
 pub struct Ran {
     pub made: usize,
     pub skipped: usize,
+    /// [`ntk_runs::sweep::Outcome::left_to_other_shards`].
+    pub left_to_other_shards: usize,
     /// The error the sweep ends with once it has been collected: points that failed (each
     /// recorded in its `failed.json`) or were busy.
     pub check: Option<ntk_runs::Error>,

@@ -4240,3 +4240,56 @@ fn collect_reads_an_earlier_builds_theory_stamp_in_the_one_form() {
         );
     }
 }
+
+/// The sixty-first hostile round, D2: `--recompute` under `--shard i/N` was refused in every
+/// shard as "made by different configs" where another config's points fell in several
+/// shards (each shard counted the others' points, which their own tasks make again). Each
+/// shard now recomputes its own, dry run and run alike, and the sweep ends in one config.
+#[test]
+fn recompute_in_shards_counts_only_what_no_shard_makes_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "s.toml",
+        &TINY_SWEEP.replace("seeds = [1]", "seeds = [0, 1]"),
+    );
+    let out = d.join("out");
+    assert_ok("first", &run(&sweep_args(&cfg, &out, &[])));
+    let other = ["--set", "data.n=13", "--recompute"];
+    for shard in ["0/2", "1/2"] {
+        let args = [&other[..], &["--shard", shard]].concat();
+        let dry = run(&sweep_args(
+            &cfg,
+            &out,
+            &[&args[..], &["--dry-run"]].concat(),
+        ));
+        assert_ok(&format!("dry run {shard}"), &dry);
+        let said = String::from_utf8_lossy(&dry.stdout);
+        assert!(said.contains("stale, made again (--recompute)"), "{said}");
+        let o = run(&sweep_args(&cfg, &out, &args));
+        assert_ok(&format!("shard {shard}"), &o);
+        // The first shard to finish leaves the collect to the other, whose points are still
+        // another config's.
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(said.contains("not collected yet"), shard == "0/2", "{said}");
+    }
+    let mut collect = os(&["collect", "--config"]);
+    collect.push(cfg.clone().into());
+    collect.extend(os(&["--set", "data.n=13"]));
+    collect.push(out.clone().into());
+    assert_ok("collect", &run(&collect));
+    for summary in ntk_runs::sweep::find_files(&out.join("runs"), "summary.json") {
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+        assert_eq!(
+            s["provenance"]["config"]["data.n"],
+            13,
+            "{}",
+            summary.display()
+        );
+    }
+    // Without --recompute a shard is still refused, naming --recompute.
+    let o = run(&sweep_args(&cfg, &out, &["--shard", "0/2", "--dry-run"]));
+    assert_eq!(o.status.code(), Some(2));
+}

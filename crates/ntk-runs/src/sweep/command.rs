@@ -43,6 +43,13 @@ pub trait SweepCommand {
     /// Said as soon as the run is over, before the collect (the probe's counts).
     fn ran(&self, _ran: &Self::Ran) {}
 
+    /// The points of the other shards that held another config's results when the run
+    /// began ([`super::Outcome::left_to_other_shards`]): while their shards have not made
+    /// them again, the collect would merge two configs, so it waits.
+    fn left_to_other_shards(&self, _ran: &Self::Ran) -> usize {
+        0
+    }
+
     /// Merges what has finished into the tables and figures.
     fn collect(&self, out: &Path) -> Result<Self::Collected, StepError>;
 
@@ -95,7 +102,22 @@ pub fn run_command<C: SweepCommand>(
         }
     };
     tool.ran(&ran);
-    let collected = after_collect(tool.collect(&out), failed.is_some())?;
+    // With --recompute, a shard that ends while other shards' points are still another
+    // config's leaves the collect to them (sixty-first hostile round, D2: it failed as
+    // "made by different configs").
+    let left = tool.left_to_other_shards(&ran);
+    let collected = if left > 0 {
+        eprintln!(
+            "note: {}: not collected yet: {left} {}(s) of the other shards hold another \
+             config's results, which their shards make again (--recompute); collect once \
+             every shard has run (`collect --config`; under submit.sh its collect job does)",
+            out.display(),
+            tool.size().1
+        );
+        None
+    } else {
+        after_collect(tool.collect(&out), failed.is_some())?
+    };
     tool.report(&out, &ran, collected, failed.is_some());
     drop(claim);
     match failed {

@@ -7,8 +7,8 @@ use std::fmt::Display;
 use std::path::Path;
 
 use super::{
-    Failure, Outcome, Planned, Shard, State, Sweep, links_under, make_all, plan, print_plan,
-    refuse_foreign, refuse_stale, refuse_stale_in_collect, warn_incomplete,
+    Failure, Outcome, Planned, Recompute, Shard, State, Sweep, links_under, make_all, plan,
+    print_plan, refuse_foreign, refuse_stale, refuse_stale_in_collect, warn_incomplete,
 };
 use crate::progress::Reporter;
 use ntk_files::lock::SweepClaim;
@@ -54,9 +54,11 @@ pub fn execute<S: Sweep>(
     recompute: bool,
     reporter: &Reporter,
 ) -> Result<Outcome<S::Made>, S::Error> {
-    let mut planned = refused(sweep, points, shard, recompute, false)?;
+    let (mut planned, recompute) = refused(sweep, points, shard, recompute, false)?;
     sweep.order(points, &mut planned);
-    make_all(sweep, points, &planned, reporter)
+    let mut outcome = make_all(sweep, points, &planned, reporter)?;
+    outcome.left_to_other_shards = recompute.elsewhere.len();
+    Ok(outcome)
 }
 
 /// `--dry-run`: every point of this shard with its state, what would make them
@@ -71,17 +73,18 @@ pub fn dry_run<S: Sweep>(
     shard: Shard,
     recompute: bool,
 ) -> Result<Vec<Planned>, S::Error> {
-    refused(sweep, points, shard, recompute, true)
+    refused(sweep, points, shard, recompute, true).map(|(planned, _)| planned)
 }
 
-/// This shard's plan, printed when `print`, refused as [`execute`] refuses.
+/// This shard's plan, printed when `print`, refused as [`execute`] refuses; with what
+/// `--recompute` makes again.
 fn refused<S: Sweep>(
     sweep: &S,
     points: &[S::Point],
     shard: Shard,
     recompute: bool,
     print: bool,
-) -> Result<Vec<Planned>, S::Error> {
+) -> Result<(Vec<Planned>, Recompute), S::Error> {
     let planned = plan(sweep, points, shard)?;
     let mut fails = Vec::new();
     if print {
@@ -117,7 +120,15 @@ fn refused<S: Sweep>(
     for p in planned.iter().filter(|p| p.state != State::Done) {
         Failure::check(&sweep.dir(&points[p.index]))?;
     }
-    sweep.refuse(points, &planned, recompute)?;
+    let recompute = Recompute {
+        given: recompute,
+        elsewhere: if recompute {
+            stale_elsewhere(sweep, points, shard)?
+        } else {
+            Vec::new()
+        },
+    };
+    sweep.refuse(points, &planned, &recompute)?;
     if let Some((index, why)) = fails.first() {
         let label = sweep.label(&points[*index]);
         return Err(crate::Error::WouldFail {
@@ -130,7 +141,23 @@ fn refused<S: Sweep>(
         }
         .into());
     }
-    Ok(planned)
+    Ok((planned, recompute))
+}
+
+/// The points of the sweep's other shards whose results are another config's: with
+/// `--recompute` their own shards make them again ([`Recompute::elsewhere`]).
+fn stale_elsewhere<S: Sweep>(
+    sweep: &S,
+    points: &[S::Point],
+    shard: Shard,
+) -> Result<Vec<usize>, S::Error> {
+    let mut stale = Vec::new();
+    for (index, point) in points.iter().enumerate() {
+        if !shard.owns(index) && matches!(sweep.state(point)?, State::Stale(_)) {
+            stale.push(index);
+        }
+    }
+    Ok(stale)
 }
 
 /// Refuses, before any work, a point whose directory `dir`, or a directory between it and
@@ -276,7 +303,7 @@ mod tests {
         fn computes(&self, _: &[usize]) -> String {
             "toy".into()
         }
-        fn refuse(&self, _: &[usize], _: &[Planned], _: bool) -> crate::Result<()> {
+        fn refuse(&self, _: &[usize], _: &[Planned], _: &Recompute) -> crate::Result<()> {
             if self.refuse {
                 Err(crate::Error::Shard {
                     value: "refused".into(),

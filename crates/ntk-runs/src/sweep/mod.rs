@@ -318,7 +318,7 @@ pub trait Sweep {
         &self,
         _points: &[Self::Point],
         _planned: &[Planned],
-        _recompute: bool,
+        _recompute: &Recompute,
     ) -> Result<(), Self::Error> {
         Ok(())
     }
@@ -334,6 +334,17 @@ pub trait Sweep {
     /// Every result found under the output directory, of any config (`collect --config`
     /// refuses those that no point owns).
     fn found(&self) -> Result<Vec<PathBuf>, Self::Error>;
+}
+
+/// What `--recompute` makes again, for [`Sweep::refuse`]: whether it was given, and the
+/// points of the sweep's other shards that hold another config's results, which their own
+/// shards' tasks make again. Those are not this shard's to count as another config's
+/// points (sixty-first hostile round, D2: `--recompute --shard i/N` was refused in every
+/// shard as "made by different configs" where the stale points fell in several shards).
+#[derive(Clone, Debug, Default)]
+pub struct Recompute {
+    pub given: bool,
+    pub elsewhere: Vec<usize>,
 }
 
 /// A point of this shard: its index in the sweep and its state.
@@ -491,6 +502,10 @@ pub struct Outcome<M> {
     pub busy: Vec<(String, String)>,
     /// What a point is called ([`Sweep::UNIT`]).
     pub unit: &'static str,
+    /// The points of the sweep's other shards that held another config's results when this
+    /// shard began ([`Recompute::elsewhere`]): their shards make them again, and until then
+    /// the sweep's directory holds two configs (its collect waits for them).
+    pub left_to_other_shards: usize,
 }
 
 impl<M> Outcome<M> {
@@ -543,6 +558,7 @@ fn make_all<S: Sweep>(
         failed: Vec::new(),
         busy: Vec::new(),
         unit,
+        left_to_other_shards: 0,
     };
     for p in planned {
         let point = &points[p.index];
@@ -838,6 +854,7 @@ mod tests {
             failed: vec![("depth 1".into(), "disk full".into())],
             busy: vec![],
             unit: "run",
+            left_to_other_shards: 0,
         };
         let one = failed(0).check().unwrap_err().to_string();
         assert!(

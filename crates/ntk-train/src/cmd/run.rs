@@ -335,6 +335,10 @@ impl SweepCommand for TrainCommand<'_> {
         Ok((outcome, failed))
     }
 
+    fn left_to_other_shards(&self, ran: &Self::Ran) -> usize {
+        ran.left_to_other_shards
+    }
+
     fn collect(&self, out: &Path) -> Result<Self::Collected, StepError> {
         Ok(ntk_train::report::collect(
             out,

@@ -4414,3 +4414,45 @@ fn one_network_in_two_spellings_is_one_config() {
         assert_ok(&format!("{name}, collect"), &run(&a));
     }
 }
+
+/// The sixty-first hostile round, D2: `--recompute` under `--shard i/N` was refused in every
+/// shard as "made by different configs" where runs of another config fell in several
+/// shards (each shard read the others' runs back, which their own tasks train again). Each
+/// shard now trains its own again, dry run and run alike, and the sweep ends in one config.
+#[test]
+fn recompute_in_shards_trains_each_shards_runs_again() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (sweep, out) = swept(d, "out");
+    let other = ["--set", "train.epochs=3", "--recompute"];
+    for shard in ["0/2", "1/2"] {
+        let args_of = |extra: &[&str]| {
+            args(
+                &sweep,
+                &out,
+                &[&other[..], &["--shard", shard], extra].concat(),
+            )
+        };
+        let dry = run(&args_of(&["--dry-run"]));
+        assert_ok(&format!("dry run {shard}"), &dry);
+        let said = String::from_utf8_lossy(&dry.stdout);
+        assert!(said.contains("stale, made again (--recompute)"), "{said}");
+        let o = run(&args_of(&[]));
+        assert_ok(&format!("shard {shard}"), &o);
+        // The first shard to finish leaves the collect to the other, whose points are still
+        // another config's.
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(said.contains("not collected yet"), shard == "0/2", "{said}");
+    }
+    let collect = train_cmd()
+        .args(["collect", "--config"])
+        .arg(&sweep)
+        .args(["--set", "train.epochs=3"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_ok("collect", &collect);
+    let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert_eq!(table.lines().count(), 3, "{table}");
+}
