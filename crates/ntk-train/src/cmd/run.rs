@@ -363,7 +363,12 @@ impl SweepCommand for TrainCommand<'_> {
             outcome.diverged,
             compute.backend,
             compute.precision,
-            wrote(&written.unwrap_or_default())
+            match written {
+                None if outcome.left_to_other_shards > 0 => {
+                    "no tables or figures (not collected yet: see the note)".to_string()
+                }
+                written => wrote(&written.unwrap_or_default()),
+            }
         );
         if !failed && self.points.len() == 1 {
             print_single(out);

@@ -4444,6 +4444,8 @@ fn recompute_in_shards_trains_each_shards_runs_again() {
         // another config's.
         let said = String::from_utf8_lossy(&o.stderr);
         assert_eq!(said.contains("not collected yet"), shard == "0/2", "{said}");
+        let told = String::from_utf8_lossy(&o.stdout);
+        assert!(!told.contains("collect failed"), "{told}");
     }
     let collect = train_cmd()
         .args(["collect", "--config"])
