@@ -342,28 +342,17 @@ fn relative_paths_are_read_where_the_script_is_run() {
         .canonicalize()
         .unwrap();
     let stdout = run(&["--out", "o1"]);
-    assert!(
-        stdout.contains(&format!("binary: {}", binary.display())),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains(&format!(
+    for said in [
+        format!("binary: {}", binary.display()),
+        format!(
             "CONFIG={}",
             here.join("configs/mnist_depth_sweep.toml").display()
-        )),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains(&format!("OUT={}", here.join("o1").display())),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains(&format!(
-            "--output={}/ntk-sweep-",
-            here.join("logs").display()
-        )),
-        "{stdout}"
-    );
+        ),
+        format!("OUT={}", here.join("o1").display()),
+        format!("--output={}/ntk-sweep-", here.join("logs").display()),
+    ] {
+        assert!(stdout.contains(&said), "{said}: {stdout}");
+    }
     // The config's own `out`, as the tool resolves it in the caller's directory.
     let stdout = run(&[]);
     assert!(

@@ -729,13 +729,7 @@ fn a_resumed_tiled_command_forms_damaged_tiles_again() {
                 std::fs::write(&tiles, &raw).unwrap();
             }
         }
-        let o = probe()
-            .args(["ntk", "--resume", "--config"])
-            .arg(&cfg)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let o = ntk_with(&cfg, &out, &["--resume"]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{damage}: {err}");
         assert!(
@@ -809,13 +803,7 @@ fn a_linked_tiles_file_is_named_a_link_and_left() {
     std::fs::rename(&tiles, &elsewhere).unwrap();
     let before = std::fs::read(&elsewhere).unwrap();
     std::os::unix::fs::symlink(&elsewhere, &tiles).unwrap();
-    let o = probe()
-        .args(["ntk", "--resume", "--config"])
-        .arg(&cfg)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = ntk_with(&cfg, &out, &["--resume"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(
@@ -823,6 +811,19 @@ fn a_linked_tiles_file_is_named_a_link_and_left() {
         "{err}"
     );
     assert_eq!(std::fs::read(&elsewhere).unwrap(), before);
+}
+
+/// `ntk-probe ntk FLAGS --config CFG --out OUT`, its output.
+fn ntk_with(cfg: &std::path::Path, out: &std::path::Path, flags: &[&str]) -> std::process::Output {
+    probe()
+        .arg("ntk")
+        .args(flags)
+        .arg("--config")
+        .arg(cfg)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
 }
 
 /// The sixty-first hostile round, D4: the phase files of a run interrupted under a build
@@ -846,26 +847,14 @@ fn an_earlier_builds_phase_files_of_this_config_are_resumed() {
         .expect("a kink spelled model.kink is recorded in another form");
     assert_ne!(written, prov.fingerprint);
     let place = leave_formed_kernel(&out, &written, n);
-    let o = probe()
-        .args(["ntk", "--dry-run", "--resume", "--config"])
-        .arg(&cfg)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = ntk_with(&cfg, &out, &["--dry-run", "--resume"]);
     let said = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(
         said.contains("partial") && said.contains("the kernel's tiles"),
         "{said}"
     );
-    let o = probe()
-        .args(["ntk", "--resume", "--config"])
-        .arg(&cfg)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = ntk_with(&cfg, &out, &["--resume"]);
     let said = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{said}");
     assert!(
