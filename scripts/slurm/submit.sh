@@ -51,7 +51,7 @@ out= any=0 gpu=0 dry=0 recompute=0 bin= sbatch_args=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --out|--bin)
-            [ $# -ge 2 ] || { echo "$1: expected a value" >&2; exit 2; }
+            [ $# -ge 2 ] && [ -n "$2" ] || { echo "$1: expected a value" >&2; exit 2; }
             if [ "$1" = --out ]; then out=$2; else bin=$2; fi
             shift 2 ;;
         --any) any=1; shift ;;
@@ -64,16 +64,23 @@ done
 bin=${bin:-${CARGO_TARGET_DIR:-$repo/target}/debug/ntk-$tool}
 if [ "$tool" = train ]; then gpu_build="cargo build -p ntk-train --features cudnn"
 else gpu_build="cargo build -p ntk-probe --features wgpu,cusolver"; fi
-if [ ! -x "$bin" ]; then
+if [ ! -f "$bin" ] || [ ! -x "$bin" ]; then
     build="cargo build -p ntk-$tool"
     [ "$gpu" = 0 ] || build=$gpu_build
-    echo "$bin: not built; run: $build" >&2
+    if [ -d "$bin" ]; then echo "$bin: a directory, not the binary (--bin names the file)" >&2
+    else echo "$bin: not built; run: $build" >&2; fi
     exit 2
 fi
 bin=$(realpath "$bin")
 # The features the binary was built with, as its --version names them (`features: flex
-# cudnn`); empty for a build older than this script.
-features=$("$bin" --version 2>/dev/null | sed -n 's/^features: //p')
+# cudnn`); empty for a build older than this script. A binary that cannot say its version
+# (it does not start here, or is not one of the tools) is refused, with what it said
+# (sixty-second hostile round, D4: the script ended silently with its exit status).
+if ! version=$("$bin" --version 2>&1); then
+    echo "$bin: cannot run --version here, so neither it nor its features can be checked: ${version:-no output}" >&2
+    exit 2
+fi
+features=$(sed -n 's/^features: //p' <<<"$version")
 has() { [[ " $features " == *" $1 "* ]]; }
 lacks() {
     local said=${features:-none named: a build older than this script}
@@ -119,6 +126,10 @@ fi
 out=$(realpath -m "$out")
 config=$(realpath "$config")
 logs=$(realpath -m "${NTK_SLURM_LOGS:-$repo/slurm-logs}")
+if [ -e "$logs" ] && [ ! -d "$logs" ]; then
+    echo "NTK_SLURM_LOGS: $logs exists and is not a directory (the logs' directory)" >&2
+    exit 2
+fi
 cd "$repo"
 dependency=$([ "$any" = 1 ] && echo afterany || echo afterok)
 # What the jobs are given (sbatch --export=ALL): sweep.sbatch and collect.sbatch build the

@@ -538,3 +538,60 @@ fn at_its_time_limit_a_task_requeues_itself_or_says_to_submit_again() {
         "{said}"
     );
 }
+
+/// Sixty-second hostile round, D4: a `--bin` that is a directory, that cannot start here, or
+/// whose `--version` fails ended submit.sh with no message (exit 126 or 1): each is refused
+/// naming the binary and why, exit 2, dry run and run alike.
+#[test]
+fn a_binary_that_cannot_say_its_version_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), false);
+    let fails = dir.path().join("fails");
+    std::fs::write(&fails, "#!/bin/bash\necho 'no such option' >&2\nexit 1\n").unwrap();
+    let garbled = dir.path().join("garbled");
+    std::fs::write(&garbled, b"\x7fELF").unwrap();
+    for path in [&fails, &garbled] {
+        Command::new("chmod").arg("+x").arg(path).status().unwrap();
+    }
+    for (bin, why) in [
+        (dir.path(), "a directory, not the binary"),
+        (fails.as_path(), "cannot run --version here"),
+        (garbled.as_path(), "cannot run --version here"),
+    ] {
+        for dry in [true, false] {
+            let mut args = vec![
+                "train",
+                cfg.to_str().unwrap(),
+                "1",
+                "--bin",
+                bin.to_str().unwrap(),
+            ];
+            if dry {
+                args.push("--dry-run");
+            }
+            let o = submit(dir.path(), &args);
+            let said = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{}: {said}", bin.display());
+            assert!(
+                said.contains(bin.to_str().unwrap()) && said.contains(why),
+                "{said}"
+            );
+        }
+    }
+    assert!(
+        text(
+            &submit(
+                dir.path(),
+                &[
+                    "train",
+                    cfg.to_str().unwrap(),
+                    "1",
+                    "--bin",
+                    fails.to_str().unwrap()
+                ]
+            )
+            .stderr
+        )
+        .contains("no such option")
+    );
+}
