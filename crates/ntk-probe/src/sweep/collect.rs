@@ -402,7 +402,7 @@ impl<'a> TheoryFor<'a> {
 
 /// The activation of `cfg`'s networks that the config's kink or parameter is for: the
 /// sweep's first activation that has a parameter, else the model's.
-fn parameter_activation(cfg: &SweepConfig) -> ActivationKind {
+pub(super) fn parameter_activation(cfg: &SweepConfig) -> ActivationKind {
     cfg.sweep
         .activations
         .iter()

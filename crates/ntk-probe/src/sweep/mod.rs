@@ -701,10 +701,13 @@ pub fn check_out(out: &Path) -> crate::Result<()> {
 /// The fingerprint of a sweep's config, whichever shard or output directory runs it: the
 /// writers of one sweep directory must share it (`ntk_files::lock::SweepClaim`). In the one
 /// recorded form of its network ([`crate::run::ONE_FORM`]), as its points are: two spellings
-/// of one network are one sweep.
+/// of one network are one sweep. The base activation, which the sweep's axis overrides, is
+/// the one the parameter is for (sixty-second hostile round, D3: with the examples' base
+/// `relu`, NormReLU's default kink given and left out were two sweeps' writers).
 pub fn fingerprint(cfg: &SweepConfig) -> String {
     let mut c = cfg.clone();
     c.sweep.out = PathBuf::new();
+    c.model.activation = collect::parameter_activation(cfg);
     let mut flat = provenance::flatten_config(&c);
     ntk_model::spec::canonical_recorded(&mut flat);
     provenance::fingerprint(&flat)
@@ -826,6 +829,15 @@ mod tests {
             fingerprint(&SweepConfig::parse(&format!("{base}{param}\n{axes}")).unwrap())
         };
         assert_eq!(of("kink = -1.5"), of("activation_param = -1.5"));
+        // A family's default given or left out, whatever the base activation (the examples'
+        // is relu, overridden by the axis).
+        assert_eq!(of("activation_param = -1.5907658564"), of(""));
+        let relu_base = |param: &str| {
+            let base = base.replace("activation = \"norm_relu\"", "activation = \"relu\"");
+            fingerprint(&SweepConfig::parse(&format!("{base}{param}\n{axes}")).unwrap())
+        };
+        assert_eq!(relu_base("activation_param = -1.5907658564"), relu_base(""));
+        assert_eq!(relu_base("kink = -1.5907658564"), of(""));
         assert_ne!(of("kink = -1.5"), of("kink = -1.0"));
     }
 }
