@@ -469,9 +469,91 @@ pub fn canonical_recorded(flat: &mut std::collections::BTreeMap<String, serde_js
     }
 }
 
+/// Every other form in which a build before [`canonical_recorded`] may have recorded the
+/// network of the one form `flat` (the spellings that rule folds: an MLP's parameter as
+/// `model.kink`, a family's default given, a ResNet's defaults given), each with the other
+/// keys as they are. For state that records a config's fingerprint alone (a probe's phase
+/// files), which cannot be read in the one form (sixty-second hostile round, D2: a run
+/// killed by such a build and resumed with the network spelled another way was `new`).
+pub fn recorded_spellings(
+    flat: &std::collections::BTreeMap<String, serde_json::Value>,
+) -> Vec<std::collections::BTreeMap<String, serde_json::Value>> {
+    use serde_json::Value;
+    type Flat = std::collections::BTreeMap<String, Value>;
+    let text = |key: &str| flat.get(key).and_then(Value::as_str);
+    // For each spelled choice, its alternatives: each a list of (key, value or removed).
+    let mut choices: Vec<Vec<Vec<(&str, Option<Value>)>>> = Vec::new();
+    if let Some(kind) = text("model.activation").and_then(ActivationKind::parse)
+        && let Some(spec) = kind.param()
+    {
+        let kink = flat.contains_key("model.kink");
+        match flat.get("model.activation_param").and_then(Value::as_f64) {
+            Some(p) if kink => choices.push(vec![vec![
+                ("model.kink", Some(p.into())),
+                ("model.activation_param", None),
+            ]]),
+            Some(_) => {}
+            None => {
+                let mut alternatives =
+                    vec![vec![("model.activation_param", Some(spec.default.into()))]];
+                if kink {
+                    alternatives.push(vec![("model.kink", Some(spec.default.into()))]);
+                }
+                choices.push(alternatives);
+            }
+        }
+    }
+    if let Some(variant) = text("resnet.variant").and_then(ntk_names::parse::<ResNetVariant>) {
+        if variant == ResNetVariant::NormRelu && flat.get("resnet.kink") == Some(&Value::Null) {
+            choices.push(vec![vec![(
+                "resnet.kink",
+                Some(crate::activation::NORM_RELU_DEFAULT_B.into()),
+            )]]);
+        }
+        if variant.normalized_activation()
+            && flat.get("resnet.border_rescale") == Some(&Value::Null)
+        {
+            choices.push(vec![vec![(
+                "resnet.border_rescale",
+                Some(Value::Bool(true)),
+            )]]);
+        }
+        if let Some(spec) = text("resnet.activation")
+            .and_then(ActivationKind::parse)
+            .and_then(|k| k.param())
+            && !flat.contains_key("resnet.activation_param")
+        {
+            choices.push(vec![vec![(
+                "resnet.activation_param",
+                Some(spec.default.into()),
+            )]]);
+        }
+    }
+    // Every combination: each choice as in `flat` or one of its alternatives.
+    let mut all: Vec<Flat> = vec![flat.clone()];
+    for alternatives in choices {
+        let mut next = all.clone();
+        for form in &all {
+            for edits in &alternatives {
+                let mut f = form.clone();
+                for (key, value) in edits {
+                    match value {
+                        Some(v) => f.insert(key.to_string(), v.clone()),
+                        None => f.remove(*key),
+                    };
+                }
+                next.push(f);
+            }
+        }
+        all = next;
+    }
+    all.remove(0);
+    all
+}
+
 #[cfg(test)]
 mod tests {
-    use super::canonical_recorded;
+    use super::{canonical_recorded, recorded_spellings};
     use serde_json::{Value, json};
     use std::collections::BTreeMap;
 
@@ -566,5 +648,59 @@ mod tests {
             canon(&[("optim.lr", json!(0.1))]),
             flat(&[("optim.lr", json!(0.1))])
         );
+    }
+
+    /// Sixty-second hostile round, D2: the spellings of a network's one form are every form
+    /// that folds into it, and only those.
+    #[test]
+    fn the_spellings_of_a_network_fold_into_its_one_form() {
+        for (pairs, count) in [
+            // NormReLU at a kink of its own: the parameter, or `kink`.
+            (
+                vec![
+                    ("model.activation", json!("norm_relu")),
+                    ("model.kink", Value::Null),
+                    ("model.activation_param", json!(-1.5)),
+                ],
+                1,
+            ),
+            // LeakyReLU's default slope: left out, given, or as `kink`.
+            (
+                vec![
+                    ("model.activation", json!("leaky_relu")),
+                    ("model.kink", Value::Null),
+                ],
+                2,
+            ),
+            // ReLU has no parameter: one spelling.
+            (
+                vec![
+                    ("model.activation", json!("relu")),
+                    ("model.kink", Value::Null),
+                ],
+                0,
+            ),
+            // A NormReLU ResNet at its defaults: kink and border rescale each given or not.
+            (
+                vec![
+                    ("resnet.variant", json!("norm_relu")),
+                    ("resnet.kink", Value::Null),
+                    ("resnet.border_rescale", Value::Null),
+                ],
+                3,
+            ),
+        ] {
+            let one = flat(&pairs);
+            let mut canonical = one.clone();
+            canonical_recorded(&mut canonical);
+            assert_eq!(canonical, one, "the case is in the one form");
+            let spellings = recorded_spellings(&one);
+            assert_eq!(spellings.len(), count, "{spellings:?}");
+            for mut s in spellings {
+                assert_ne!(s, one);
+                canonical_recorded(&mut s);
+                assert_eq!(s, one);
+            }
+        }
     }
 }

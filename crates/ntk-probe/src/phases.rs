@@ -61,16 +61,17 @@ const OWNER: &str = "ntk-probe phase files, format 2";
 
 /// Where a run keeps its phase files, whether it may resume from them, and the run's config
 /// fingerprint (its provenance's, which the caller has computed already), which earlier
-/// files must record to be used; or the fingerprint of the config as written (`earlier`),
-/// which a build before the one recorded form recorded (sixty-first hostile round, D4: an
-/// interrupted run of such a build, a NormReLU kink spelled `model.kink`, read `new` and
-/// its phase files were removed).
+/// files must record to be used; or one of the fingerprints a build before the one
+/// recorded form recorded for the same network in another spelling (`earlier`; sixty-first
+/// hostile round, D4: an interrupted run of such a build, a NormReLU kink spelled
+/// `model.kink`, read `new` and its phase files were removed; sixty-second, D2: only the
+/// spelling of the config as now written was matched).
 #[derive(Clone, Debug)]
 pub struct Place {
     pub dir: PathBuf,
     pub resume: bool,
     pub fingerprint: String,
-    pub earlier: Option<String>,
+    pub earlier: Vec<String>,
 }
 
 impl Place {
@@ -81,24 +82,27 @@ impl Place {
             dir: dir_beside(out),
             resume,
             fingerprint: fingerprint.into(),
-            earlier: None,
+            earlier: Vec::new(),
         }
     }
 
-    /// [`Place::beside`] for the run whose provenance is `prov`: its fingerprint, and the
-    /// one an earlier build recorded for its config.
+    /// [`Place::beside`] for the run whose provenance is `prov`: its fingerprint, and those
+    /// an earlier build recorded for its network in another spelling
+    /// ([`ntk_model::spec::recorded_spellings`] of its one form).
     pub fn of_run(out: &Path, resume: bool, prov: &ntk_runs::provenance::Provenance) -> Self {
         Self {
-            earlier: prov.written_fingerprint.clone(),
+            earlier: ntk_model::spec::recorded_spellings(&prov.config)
+                .iter()
+                .map(ntk_runs::provenance::fingerprint)
+                .collect(),
             ..Self::beside(out, resume, &prov.fingerprint)
         }
     }
 
-    /// Whether `state` is of this run's config: its fingerprint this build's or the one an
-    /// earlier build recorded for the config ([`Place::earlier`]).
+    /// Whether `state` is of this run's config: its fingerprint this build's or one an
+    /// earlier build recorded for the network ([`Place::earlier`]).
     fn of_this_config(&self, state: &State) -> bool {
-        state.fingerprint == self.fingerprint
-            || self.earlier.as_deref() == Some(state.fingerprint.as_str())
+        state.fingerprint == self.fingerprint || self.earlier.contains(&state.fingerprint)
     }
 
     /// Whether `state` is of this run over `n` inputs in tiles of `block`.

@@ -53,12 +53,6 @@ pub struct Provenance {
     /// is that config ([`check_reuse`]).
     #[serde(skip)]
     pub canonical: Canonical,
-    /// The fingerprint of the config as it was written, where [`Provenance::with_canonical`]
-    /// changed it: what a build before that rule recorded for this config. State that
-    /// records a fingerprint alone (a probe's phase files) cannot be read in the one form,
-    /// so it is matched by either (sixty-first hostile round, D4); not recorded.
-    #[serde(skip)]
-    pub written_fingerprint: Option<String>,
 }
 
 /// A tool's rule that writes one config one way (one network, one set of dotted keys:
@@ -94,7 +88,6 @@ impl Provenance {
                 .collect(),
             machine: Some(machine(linalg)),
             canonical: Canonical::default(),
-            written_fingerprint: None,
         }
     }
 
@@ -102,8 +95,7 @@ impl Provenance {
     /// that form); recorded results are compared with it in that form too.
     pub fn with_canonical(mut self, rule: fn(&mut FlatConfig)) -> Self {
         rule(&mut self.config);
-        let written = std::mem::replace(&mut self.fingerprint, fingerprint(&self.config));
-        self.written_fingerprint = (written != self.fingerprint).then_some(written);
+        self.fingerprint = fingerprint(&self.config);
         self.canonical = Canonical(Some(rule));
         self
     }
@@ -554,9 +546,6 @@ mod tests {
         let given = Provenance::new("t 0", flatten(&json!({"k": "default", "w": 1})), "faer")
             .with_canonical(rule);
         assert_eq!(given.fingerprint, now.fingerprint);
-        // The fingerprint as written, where the rule changed it (sixty-first round, D4).
-        assert_eq!(given.written_fingerprint, Some(old.fingerprint.clone()));
-        assert_eq!(now.written_fingerprint, None);
         assert!(check_reuse(Path::new("s.json"), Some(&old), &now).is_ok());
         // Without the rule, the spellings differ, by the key.
         let plain = Provenance::new("t 0", flatten(&json!({"w": 1})), "faer");

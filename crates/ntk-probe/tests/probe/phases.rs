@@ -826,43 +826,51 @@ fn ntk_with(cfg: &std::path::Path, out: &std::path::Path, flags: &[&str]) -> std
         .unwrap()
 }
 
-/// The sixty-first hostile round, D4: the phase files of a run interrupted under a build
-/// before the one recorded form carry the fingerprint of the config as written (a NormReLU
-/// kink spelled `model.kink`), and this build read the run as `new` and removed them. They
-/// are this config's: a dry run with `--resume` says partial, the run continues from them
-/// (the kernel's tiles, not formed again) and leaves none.
+/// The sixty-first hostile round, D4, and the sixty-second, D2: the phase files of a run
+/// interrupted under a build before the one recorded form carry the fingerprint of the
+/// config as that build recorded it (a NormReLU kink spelled `model.kink`), and this build
+/// read the run as `new` and removed them, whether the config is now written in that
+/// spelling or another. They are this network's: a dry run with `--resume` says partial,
+/// the run continues from them (the kernel's tiles, not formed again) and leaves none.
 #[test]
 fn an_earlier_builds_phase_files_of_this_config_are_resumed() {
     let dir = tempfile::tempdir().unwrap();
     let n = 120;
-    let text = tiled_config(n, 5, 16).replace(
-        "activation = \"relu\"",
-        "activation = \"norm_relu\"\nkink = -1.5",
-    );
-    let cfg = write_file(dir.path(), "kink.toml", &text);
-    let out = dir.path().join("out");
-    let prov = provenance_of(&text);
-    let written = prov
-        .written_fingerprint
-        .expect("a kink spelled model.kink is recorded in another form");
-    assert_ne!(written, prov.fingerprint);
-    let place = leave_formed_kernel(&out, &written, n);
-    let o = ntk_with(&cfg, &out, &["--dry-run", "--resume"]);
-    let said = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(
-        said.contains("partial") && said.contains("the kernel's tiles"),
-        "{said}"
-    );
-    let o = ntk_with(&cfg, &out, &["--resume"]);
-    let said = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{said}");
-    assert!(
-        said.contains("the kernel's tiles") && !said.contains("nothing yet"),
-        "{said}"
-    );
-    assert!(
-        !place.dir.exists(),
-        "the run's phase files are removed once done"
-    );
+    let base = tiled_config(n, 5, 16);
+    for (name, now) in [
+        ("kink", "activation = \"norm_relu\"\nkink = -1.5"),
+        (
+            "param",
+            "activation = \"norm_relu\"\nactivation_param = -1.5",
+        ),
+    ] {
+        let text = base.replace("activation = \"relu\"", now);
+        let cfg = write_file(dir.path(), &format!("{name}.toml"), &text);
+        let out = dir.path().join(name);
+        // The record of round 59's build: the kink under `model.kink`, no parameter key.
+        let mut earlier = provenance_of(&text).config;
+        earlier.insert("model.kink".into(), serde_json::json!(-1.5));
+        earlier.remove("model.activation_param");
+        let earlier = ntk_runs::provenance::fingerprint(&earlier);
+        assert_ne!(earlier, fingerprint_of(&text));
+        let place = leave_formed_kernel(&out, &earlier, n);
+        let o = ntk_with(&cfg, &out, &["--dry-run", "--resume"]);
+        let said = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            said.contains("partial") && said.contains("the kernel's tiles"),
+            "{name}: {said}"
+        );
+        let o = ntk_with(&cfg, &out, &["--resume"]);
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{said}");
+        assert!(
+            said.contains("the kernel's tiles") && !said.contains("nothing yet"),
+            "{name}: {said}"
+        );
+        assert!(
+            !place.dir.exists(),
+            "the run's phase files are removed once done"
+        );
+    }
 }
