@@ -594,3 +594,62 @@ fn a_binary_that_cannot_say_its_version_is_refused_by_name() {
     std::fs::remove_file(dir.path().join("logs")).unwrap();
     assert!(said(&["--bin", bin, "--out", "", "--dry-run"]).contains("--out: expected a value"));
 }
+
+/// Sixty-second hostile round, D5: after a `--recompute` array one of whose tasks did not
+/// run, the collect job refused the sweep as two configs, never naming the points left (and
+/// advised `--allow-mixed`). It now merges nothing, names each point that still holds
+/// another config's results, and exits 1; once they are made it collects.
+#[test]
+fn the_collect_job_names_points_a_recompute_array_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), false);
+    let out = dir.path().join("out");
+    let bin = env!("CARGO_BIN_EXE_ntk-train");
+    let train = |config: &Path, extra: &[&str]| {
+        let o = Command::new(bin)
+            .arg("--config")
+            .arg(config)
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .env_remove("BURN_DEVICE")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    };
+    train(&cfg, &[]);
+    let two = dir.path().join("two.toml");
+    let text_of_cfg = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&two, text_of_cfg.replace("epochs = 1", "epochs = 2")).unwrap();
+    // Task 0 of 2 ran; task 1 did not.
+    train(&two, &["--recompute", "--shard", "0/2"]);
+    let collect_job = || {
+        Command::new("bash")
+            .arg(repo().join("scripts/slurm/collect.sbatch"))
+            .env("TOOL", "train")
+            .env("BIN", bin)
+            .env("CONFIG", &two)
+            .env("OUT", &out)
+            .env_remove("BURN_DEVICE")
+            .output()
+            .unwrap()
+    };
+    let o = collect_job();
+    let said = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{said}{}", text(&o.stderr));
+    assert!(
+        said.contains("not collected: 1 point(s) still hold another config's results")
+            && said.contains(" stale "),
+        "{said}"
+    );
+    assert!(
+        !text(&o.stderr).contains("--allow-mixed"),
+        "{}",
+        text(&o.stderr)
+    );
+    // The task run again: the job collects, every point done.
+    train(&two, &["--recompute", "--shard", "1/2"]);
+    let o = collect_job();
+    assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(text(&o.stdout).contains("every point is done"));
+}

@@ -43,9 +43,9 @@ pub trait SweepCommand {
     /// Said as soon as the run is over, before the collect (the probe's counts).
     fn ran(&self, _ran: &Self::Ran) {}
 
-    /// The points of the other shards that held another config's results when the run
-    /// began ([`super::Outcome::left_to_other_shards`]): while their shards have not made
-    /// them again, the collect would merge two configs, so it waits.
+    /// The points of the other shards that still hold another config's results when the
+    /// run ends ([`super::Outcome::left_to_other_shards`]): while their shards have not
+    /// made them again, the collect would merge two configs, so it waits.
     fn left_to_other_shards(&self, _ran: &Self::Ran) -> usize {
         0
     }
@@ -108,9 +108,10 @@ pub fn run_command<C: SweepCommand>(
     let left = tool.left_to_other_shards(&ran);
     let collected = if left > 0 {
         eprintln!(
-            "note: {}: not collected yet: {left} {}(s) of the other shards hold another \
-             config's results, which their shards make again (--recompute); collect once \
-             every shard has run (`collect --config`; under submit.sh its collect job does)",
+            "note: {}: not collected yet: {left} {}(s) of the other shards still hold \
+             another config's results, which their shards make again (--recompute), and until \
+             then the tables and figures there describe the earlier results; the last shard \
+             to end collects (or `collect --config`; under submit.sh the collect job)",
             out.display(),
             tool.size().1
         );

@@ -57,7 +57,15 @@ pub fn execute<S: Sweep>(
     let (mut planned, recompute) = refused(sweep, points, shard, recompute, false)?;
     sweep.order(points, &mut planned);
     let mut outcome = make_all(sweep, points, &planned, reporter)?;
-    outcome.left_to_other_shards = recompute.elsewhere.len();
+    // Decided at the end, not the start: shards run at once make theirs meanwhile, and the
+    // last to end finds none left and collects (sixty-second hostile round, D1: each said
+    // the others' points were another config's, which was false by then, and none
+    // collected).
+    for &index in &recompute.elsewhere {
+        if matches!(sweep.state(&points[index])?, State::Stale(_)) {
+            outcome.left_to_other_shards += 1;
+        }
+    }
     Ok(outcome)
 }
 
@@ -254,6 +262,8 @@ mod tests {
         /// The points it foresees failing, and those it was asked about.
         fails: Vec<usize>,
         asked: RefCell<Vec<usize>>,
+        /// Points another shard makes while this one makes its first.
+        others_make: Vec<usize>,
     }
 
     impl Toy {
@@ -266,6 +276,7 @@ mod tests {
                 found: Vec::new(),
                 fails: Vec::new(),
                 asked: RefCell::new(Vec::new()),
+                others_make: Vec::new(),
             }
         }
     }
@@ -286,6 +297,12 @@ mod tests {
         }
         fn make(&mut self, p: &usize) -> crate::Result<usize> {
             self.made.borrow_mut().push(*p);
+            for i in std::mem::take(&mut self.others_make)
+                .into_iter()
+                .chain([*p])
+            {
+                self.states[i] = State::Done;
+            }
             Ok(*p)
         }
         fn dir(&self, p: &usize) -> PathBuf {
@@ -473,6 +490,23 @@ mod tests {
         let toy = Toy::new(vec![State::Stale("made by config B".into()), State::Done]);
         let e = check_collect(&toy, &POINTS[..2]).unwrap_err().to_string();
         assert!(e.contains("made by config B"), "{e}");
+    }
+
+    /// Sixty-second hostile round, D1: whether the other shards' points are still another
+    /// config's is decided when the shard ends: those another shard made meanwhile do not
+    /// count, so the last shard to end collects.
+    #[test]
+    fn the_other_shards_stale_points_are_counted_at_the_end() {
+        let stale = || State::Stale("another config".into());
+        let shard = Shard::parse("0/2").unwrap();
+        for (others_make, left) in [(vec![], 2), (vec![1], 1), (vec![1, 3], 0)] {
+            let mut toy = Toy::new(vec![stale(), stale(), stale(), stale()]);
+            toy.others_make = others_make;
+            let outcome =
+                execute(&mut toy, &POINTS[..4], shard, true, &Reporter::silent()).unwrap();
+            assert_eq!(outcome.left_to_other_shards, left);
+            assert_eq!(*toy.made.borrow(), [2, 0]);
+        }
     }
 
     #[test]

@@ -503,8 +503,9 @@ pub struct Outcome<M> {
     /// What a point is called ([`Sweep::UNIT`]).
     pub unit: &'static str,
     /// The points of the sweep's other shards that held another config's results when this
-    /// shard began ([`Recompute::elsewhere`]): their shards make them again, and until then
-    /// the sweep's directory holds two configs (its collect waits for them).
+    /// shard began ([`Recompute::elsewhere`]) and still do when it ends: their shards make
+    /// them again, and until then the sweep's directory holds two configs (its collect
+    /// waits for them).
     pub left_to_other_shards: usize,
 }
 
