@@ -80,6 +80,11 @@ if ! version=$("$bin" --version 2>&1); then
     echo "$bin: cannot run --version here, so neither it nor its features can be checked: ${version:-no output}" >&2
     exit 2
 fi
+# The other tool's binary would run every task with the wrong command.
+case "$version" in
+    "ntk-$tool "*) ;;
+    *) echo "$bin: not ntk-$tool (its --version says: $(head -1 <<<"$version"))" >&2; exit 2 ;;
+esac
 features=$(sed -n 's/^features: //p' <<<"$version")
 has() { [[ " $features " == *" $1 "* ]]; }
 lacks() {

@@ -586,6 +586,24 @@ fn a_binary_that_cannot_say_its_version_is_refused_by_name() {
         text(&o.stderr)
     };
     assert!(said(&["--bin", fails.to_str().unwrap()]).contains("no such option"));
+    // The other tool's binary.
+    let o = submit(
+        dir.path(),
+        &[
+            "probe",
+            cfg.to_str().unwrap(),
+            "1",
+            "--bin",
+            env!("CARGO_BIN_EXE_ntk-train"),
+            "--dry-run",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("not ntk-probe"),
+        "{}",
+        text(&o.stderr)
+    );
     // Round 62's N1: a logs directory that is a file, and an empty --out, are refused
     // before the dry run passes (the run failed on them after it).
     let bin = env!("CARGO_BIN_EXE_ntk-train");
