@@ -671,3 +671,48 @@ fn the_collect_job_names_points_a_recompute_array_left() {
     assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
     assert!(text(&o.stdout).contains("every point is done"));
 }
+
+/// Sixty-third hostile round, D2: after a task stopped at its time limit (its requeue
+/// refused), the training collect job's plan ran without the tasks' `--resume` and printed
+/// the refusal "pass --resume ... or choose another --out". It plans with the tasks' flags:
+/// the run is listed as partial, exit 1, no refusal.
+#[test]
+fn the_collect_job_plans_an_interrupted_run_as_its_task_would_resume_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), false);
+    let out = dir.path().join("out");
+    let bin = env!("CARGO_BIN_EXE_ntk-train");
+    let o = Command::new(bin)
+        .arg("--config")
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out)
+        .env_remove("BURN_DEVICE")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // One run as a task stopped after its last checkpoint leaves it: no summary yet.
+    let run = std::fs::read_dir(out.join("runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("summary.json").is_file())
+        .unwrap();
+    std::fs::remove_file(run.join("summary.json")).unwrap();
+    let o = Command::new("bash")
+        .arg(repo().join("scripts/slurm/collect.sbatch"))
+        .env("TOOL", "train")
+        .env("BIN", bin)
+        .env("CONFIG", &cfg)
+        .env("OUT", &out)
+        .env_remove("BURN_DEVICE")
+        .output()
+        .unwrap();
+    let (said, err) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(o.status.code(), Some(1), "{said}{err}");
+    assert!(
+        said.contains("not done (1 point(s))") && said.contains(" partial "),
+        "{said}"
+    );
+    assert!(!err.contains("pass --resume"), "{err}");
+}
