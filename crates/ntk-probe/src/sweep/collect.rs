@@ -338,6 +338,9 @@ struct TheoryFor<'a> {
     bias: bool,
     normalization: String,
     activation_param: Option<f64>,
+    /// The families the one parameter is for, where the sweep has more than one
+    /// ([`parameter_families`]); `None` for one (and for a point).
+    shared_by: Option<String>,
 }
 
 impl<'a> TheoryFor<'a> {
@@ -347,16 +350,19 @@ impl<'a> TheoryFor<'a> {
     /// activation that has a parameter (the one the config's parameter is for).
     fn of_config(cfg: &'a SweepConfig, inputs: &'a Inputs) -> Self {
         let m = &cfg.model;
-        let (kink, activation_param) =
-            one_form(parameter_activation(cfg), m.kink, m.activation_param);
+        let families = parameter_families(cfg);
         Self {
             description: &inputs.description,
             digest: inputs.digest(),
-            kink,
+            kink: None,
             parameterization: crate::config::spelled(&m.parameterization),
             bias: m.bias,
             normalization: crate::config::spelled(&m.normalization),
-            activation_param,
+            activation_param: sweep_parameter(cfg),
+            shared_by: (families.len() > 1).then(|| {
+                let names: Vec<&str> = families.iter().map(|a| a.name()).collect();
+                names.join(", ")
+            }),
         }
     }
 
@@ -377,17 +383,24 @@ impl<'a> TheoryFor<'a> {
             bias: c.get("model.bias")?.as_bool()?,
             normalization: c.get("model.normalization")?.as_str()?.to_string(),
             activation_param: number("model.activation_param"),
+            shared_by: None,
         })
     }
 
     /// `"v4; <description>; sha256 <digest>; kink <kink>; parameterization <p>; bias <b>;
     /// normalization <n>"`, then `"; activation_param <a>"` only where one is given, so that
-    /// the caches written before that key existed stay valid.
+    /// the caches written before that key existed stay valid, and `"; parameter of <f>, <g>"`
+    /// where it is several families' (the stamps of earlier builds left the parameter out
+    /// where it was the first family's default, whatever the others', so theirs never
+    /// match these).
     fn stamp(&self) -> String {
-        let param = self
+        let mut param = self
             .activation_param
             .map(|p| format!("; activation_param {p:?}"))
             .unwrap_or_default();
+        if let Some(families) = &self.shared_by {
+            param.push_str(&format!("; {SHARED_BY}{families}"));
+        }
         format!(
             "{THEORY_VERSION}; {}; sha256 {}; kink {:?}; parameterization {}; bias {}; normalization {}{param}",
             self.description,
@@ -400,15 +413,46 @@ impl<'a> TheoryFor<'a> {
     }
 }
 
+/// The part of a stamp that names the families one parameter is for ([`TheoryFor::stamp`]).
+const SHARED_BY: &str = "parameter of ";
+
 /// The activation of `cfg`'s networks that the config's kink or parameter is for: the
 /// sweep's first activation that has a parameter, else the model's.
 pub(super) fn parameter_activation(cfg: &SweepConfig) -> ActivationKind {
-    cfg.sweep
-        .activations
-        .iter()
+    parameter_families(cfg)
+        .first()
         .copied()
-        .find(|a| a.param().is_some())
         .unwrap_or(cfg.model.activation)
+}
+
+/// The sweep's activations that have a parameter, in the axis' order: the config's one
+/// parameter is each one's.
+fn parameter_families(cfg: &SweepConfig) -> Vec<ActivationKind> {
+    let mut families: Vec<ActivationKind> = Vec::new();
+    for &a in &cfg.sweep.activations {
+        if a.param().is_some() && !families.contains(&a) {
+            families.push(a);
+        }
+    }
+    families
+}
+
+/// The config's activation parameter (its kink folded in), left out only where it is the
+/// default of every family it is for ([`parameter_families`]; the model's activation where
+/// the sweep has none): a LeakyReLU's default slope of 0.01 is not NormReLU's default kink,
+/// so beside NormReLU it is kept (sixty-third hostile round, D1: it was judged against the
+/// first family alone, and NormReLU at b = 0.01 and at its default shared one theory cache).
+pub(super) fn sweep_parameter(cfg: &SweepConfig) -> Option<f64> {
+    let m = &cfg.model;
+    let families = parameter_families(cfg);
+    let families = if families.is_empty() {
+        vec![m.activation]
+    } else {
+        families
+    };
+    families
+        .into_iter()
+        .find_map(|a| one_form(a, m.kink, m.activation_param).1)
 }
 
 /// The kink and activation parameter of an `activation` network in the one form the points
@@ -447,6 +491,8 @@ fn stamp_in_one_form(stamp: &str, activation: ActivationKind) -> Option<String> 
             };
         } else if let Some(p) = part.strip_prefix("activation_param ") {
             param = Some(p.parse().ok()?);
+        } else if part.starts_with(SHARED_BY) {
+            // Read for one family: the point's.
         } else {
             rest.push(part);
         }
@@ -458,12 +504,16 @@ fn stamp_in_one_form(stamp: &str, activation: ActivationKind) -> Option<String> 
     Some(format!("{head}; kink {kink:?}; {}{param}", rest.join("; ")))
 }
 
-/// A [`TheoryFor::stamp`] without the activation's parameter (its kink and
-/// `activation_param` parts).
+/// A [`TheoryFor::stamp`] without the activation's parameter (its kink, `activation_param`
+/// and families parts).
 fn without_parameter(stamp: &str) -> String {
     stamp
         .split("; ")
-        .filter(|part| !part.starts_with("kink ") && !part.starts_with("activation_param "))
+        .filter(|part| {
+            !part.starts_with("kink ")
+                && !part.starts_with("activation_param ")
+                && !part.starts_with(SHARED_BY)
+        })
         .collect::<Vec<_>>()
         .join("; ")
 }

@@ -707,10 +707,13 @@ pub fn check_out(out: &Path) -> crate::Result<()> {
 pub fn fingerprint(cfg: &SweepConfig) -> String {
     let mut c = cfg.clone();
     c.sweep.out = PathBuf::new();
+    // The parameter as each swept family takes it (sixty-third hostile round, N1: judged
+    // against the first family alone, LeakyReLU's default given and left out beside NormReLU
+    // were one sweep's writers).
     c.model.activation = collect::parameter_activation(cfg);
-    let mut flat = provenance::flatten_config(&c);
-    ntk_model::spec::canonical_recorded(&mut flat);
-    provenance::fingerprint(&flat)
+    c.model.kink = None;
+    c.model.activation_param = collect::sweep_parameter(cfg);
+    provenance::fingerprint(&provenance::flatten_config(&c))
 }
 
 /// Runs this shard's unfinished points; a point that fails is recorded and the rest go on.
@@ -838,6 +841,13 @@ mod tests {
         };
         assert_eq!(relu_base("activation_param = -1.5907658564"), relu_base(""));
         assert_eq!(relu_base("kink = -1.5907658564"), of(""));
+        // One parameter for two families: LeakyReLU's default slope is not NormReLU's
+        // default kink (sixty-third hostile round, N1).
+        let both = |param: &str| {
+            let axes = axes.replace("[\"norm_relu\"]", "[\"leaky_relu\", \"norm_relu\"]");
+            fingerprint(&SweepConfig::parse(&format!("{base}{param}\n{axes}")).unwrap())
+        };
+        assert_ne!(both("activation_param = 0.01"), both(""));
         assert_ne!(of("kink = -1.5"), of("kink = -1.0"));
     }
 }

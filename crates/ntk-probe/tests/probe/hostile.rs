@@ -4293,3 +4293,70 @@ fn recompute_in_shards_counts_only_what_no_shard_makes_again() {
     let o = run(&sweep_args(&cfg, &out, &["--shard", "0/2", "--dry-run"]));
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// The sixty-third hostile round, D1: with two families that take the one parameter
+/// (LeakyReLU first, then NormReLU), LeakyReLU's default slope given and left out made one
+/// cache stamp, so NormReLU at b = 0.01 and at its default kink shared one theory: the
+/// sweep recomputed at the default showed b = 0.01's theory. The stamp keeps the parameter
+/// unless it is every family's default, and the recomputed sweep's theory is a fresh
+/// sweep's.
+#[test]
+fn one_parameter_for_two_families_keeps_each_kinks_theory() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = TINY_SWEEP
+        .replace("theory = false", "theory = true")
+        .replace("depths = [1, 2]", "depths = [1]")
+        .replace(
+            "activations = [\"relu\"]",
+            "activations = [\"leaky_relu\", \"norm_relu\"]",
+        );
+    let cfg = write(d, "s.toml", &text);
+    let theory = |out: &Path| -> Vec<String> {
+        let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+        let mut lines = table.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let (a, k) = (
+            head.iter().position(|c| *c == "activation").unwrap(),
+            head.iter().position(|c| *c == "theory_kappa").unwrap(),
+        );
+        lines
+            .map(|l| {
+                let cells: Vec<&str> = l.split(',').collect();
+                format!("{} {}", cells[a], cells[k])
+            })
+            .collect()
+    };
+    let out = d.join("s");
+    assert_ok(
+        "b = 0.01",
+        &run(&sweep_args(
+            &cfg,
+            &out,
+            &["--set", "model.activation_param=0.01"],
+        )),
+    );
+    let at_001 = theory(&out);
+    assert_ok("default", &run(&sweep_args(&cfg, &out, &["--recompute"])));
+    let fresh = d.join("fresh");
+    assert_ok("fresh", &run(&sweep_args(&cfg, &fresh, &[])));
+    assert_eq!(theory(&out), theory(&fresh));
+    assert_ne!(
+        theory(&out),
+        at_001,
+        "NormReLU's theory at b = 0.01 is kept"
+    );
+    // Each point's own collect keeps its theory: the first sweep's too.
+    let first = d.join("first");
+    assert_ok(
+        "first",
+        &run(&sweep_args(
+            &cfg,
+            &first,
+            &["--set", "model.activation_param=0.01"],
+        )),
+    );
+    assert_ok("collect", &run(&os(&["collect", first.to_str().unwrap()])));
+    assert_eq!(theory(&first), at_001);
+    assert!(at_001.iter().all(|row| !row.ends_with(' ')), "{at_001:?}");
+}
