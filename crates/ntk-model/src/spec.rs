@@ -480,9 +480,11 @@ pub fn recorded_spellings(
 ) -> Vec<std::collections::BTreeMap<String, serde_json::Value>> {
     use serde_json::Value;
     type Flat = std::collections::BTreeMap<String, Value>;
+    /// One spelling of a choice: keys set to a value, or removed (`None`).
+    type Edits = Vec<(&'static str, Option<Value>)>;
     let text = |key: &str| flat.get(key).and_then(Value::as_str);
-    // For each spelled choice, its alternatives: each a list of (key, value or removed).
-    let mut choices: Vec<Vec<Vec<(&str, Option<Value>)>>> = Vec::new();
+    // For each spelled choice, its alternative spellings.
+    let mut choices: Vec<Vec<Edits>> = Vec::new();
     if let Some(kind) = text("model.activation").and_then(ActivationKind::parse)
         && let Some(spec) = kind.param()
     {
