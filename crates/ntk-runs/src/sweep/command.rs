@@ -110,8 +110,8 @@ pub fn run_command<C: SweepCommand>(
         eprintln!(
             "note: {}: not collected yet: {left} {}(s) of the other shards still hold \
              another config's results, which their shards make again (--recompute), and until \
-             then the tables and figures there describe the earlier results; the last shard \
-             to end collects (or `collect --config`; under submit.sh the collect job)",
+             then any tables and figures there are the earlier results'; the last shard to \
+             end collects (or `collect --config`; under submit.sh the collect job)",
             out.display(),
             tool.size().1
         );
