@@ -163,13 +163,23 @@ pub fn collect_as(
         .filter(|r| (r.running.is_none() && r.failure.is_none()) || r.provenance.is_some())
         .map(|r| (run_dir(out, &r.id), r.provenance.as_ref()))
         .collect();
-    if let Err(e) = provenance::check_merge(
+    let checked = provenance::check_merge(
         out,
         &entries,
-        &crate::config::AXES,
+        &crate::config::MERGE_AXES,
         allow_mixed,
         crate::run::ONE_FORM,
-    ) {
+    )
+    .and_then(|()| {
+        if allow_mixed {
+            return Ok(());
+        }
+        crate::joins::one_parameter_per_family(&entries).map_err(|e| ntk_runs::Error::At {
+            path: out.to_path_buf(),
+            source: Box::new(e),
+        })
+    });
+    if let Err(e) = checked {
         // The refusal of mixed configs points to --allow-mixed: where two runs are one point
         // and seed, which that flag refuses too, that refusal comes first (twenty-third
         // hostile round, N5).

@@ -4458,3 +4458,50 @@ fn recompute_in_shards_trains_each_shards_runs_again() {
     let table = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert_eq!(table.lines().count(), 3, "{table}");
 }
+
+/// The sixty-fourth hostile round, D1: one `model.activation_param` for LeakyReLU and
+/// NormReLU at 0.01 (LeakyReLU's default) is recorded by the NormReLU runs only, and the
+/// sweep refused its own runs as two configs. The parameter is each family's own (a merge
+/// axis); runs of one family at two parameters are still refused.
+#[test]
+fn one_parameter_for_two_families_is_one_sweep() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base = TINY.replace(
+        "activation = \"relu\"",
+        "activation = \"norm_relu\"\nactivation_param = 0.01",
+    );
+    let sweep = |param: &str, lr: &str, families: &str| {
+        format!(
+            "{}\n[sweep]\ndepths = [1]\nlrs = [{lr}]\nseeds = [1]\nfamilies = [{families}]\n",
+            base.replace("activation_param = 0.01", param)
+        )
+    };
+    let both = "{ activation = \"leaky_relu\" }, { activation = \"norm_relu\" }";
+    let cfg = write(
+        d,
+        "both.toml",
+        &sweep("activation_param = 0.01", "0.1", both),
+    );
+    let out = d.join("out");
+    assert_ok("dry run", &run(&args(&cfg, &out, &["--dry-run"])));
+    assert_ok("the sweep", &run(&args(&cfg, &out, &[])));
+    let collect = train_cmd().arg("collect").arg(&out).output().unwrap();
+    assert_ok("collect", &collect);
+    // NormReLU at another kink beside these: two configs.
+    let other = write(
+        d,
+        "other.toml",
+        &sweep(
+            "activation_param = 0.02",
+            "0.05",
+            "{ activation = \"norm_relu\" }",
+        ),
+    );
+    assert_clean_error(
+        "another kink",
+        &run(&args(&other, &out, &[])),
+        &["model.activation_param", "0.01 -> 0.02", "--allow-mixed"],
+    );
+}
