@@ -94,7 +94,7 @@ pub fn check_sweep(
         return Ok(());
     }
     entries.extend(joining.iter().map(|j| (j.dir.clone(), Some(j.provenance))));
-    provenance::check_one_base(&entries, &crate::config::MERGE_AXES, crate::run::ONE_FORM)
+    provenance::check_one_base(&entries, &crate::config::merge_axes(), crate::run::ONE_FORM)
         .and_then(|_| one_parameter_per_family(&entries))
         .map_err(|e| {
             crate::Error::from(ntk_runs::Error::At {
@@ -105,7 +105,7 @@ pub fn check_sweep(
 }
 
 /// The runs of one activation family in `entries` record one parameter (the activation's
-/// parameter is a merge axis, [`crate::config::MERGE_AXES`], because each family records
+/// parameter is a merge axis, [`crate::config::merge_axes`], because each family records
 /// its own: runs of two families may differ in it, runs of one may not), compared in the
 /// one recorded form.
 pub fn one_parameter_per_family(

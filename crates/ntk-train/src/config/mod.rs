@@ -263,20 +263,11 @@ pub const AXES: [&str; 10] = [
 /// family's default, so a sweep of both at 0.01 (LeakyReLU's default) recorded it for one
 /// and not the other and was refused as two configs (sixty-fourth hostile round, D1). Runs
 /// of one family must still agree on it ([`crate::joins::one_parameter_per_family`]).
-pub const MERGE_AXES: [&str; 12] = [
-    "model.depth",
-    "resnet.depth",
-    "model.activation",
-    "resnet.activation",
-    "model.normalization",
-    "resnet.variant",
-    "optim.lr",
-    "model.seed",
-    "resnet.seed",
-    "train.seed",
-    "model.activation_param",
-    "resnet.activation_param",
-];
+pub fn merge_axes() -> Vec<&'static str> {
+    let mut axes = AXES.to_vec();
+    axes.extend(["model.activation_param", "resnet.activation_param"]);
+    axes
+}
 
 /// A recorded config's values at the sweep axes ([`AXES`]): two runs with the same are one
 /// point and seed, whatever else differs (a key that changes no number, such as

@@ -166,7 +166,7 @@ pub fn collect_as(
     let checked = provenance::check_merge(
         out,
         &entries,
-        &crate::config::MERGE_AXES,
+        &crate::config::merge_axes(),
         allow_mixed,
         crate::run::ONE_FORM,
     )
