@@ -95,68 +95,13 @@ pub fn check_sweep(
     }
     entries.extend(joining.iter().map(|j| (j.dir.clone(), Some(j.provenance))));
     provenance::check_one_base(&entries, &crate::config::merge_axes(), crate::run::ONE_FORM)
-        .and_then(|_| one_parameter_per_family(&entries))
+        .and_then(|_| crate::config::one_parameter_per_family(&entries))
         .map_err(|e| {
             crate::Error::from(ntk_runs::Error::At {
                 path: sweep.to_path_buf(),
                 source: Box::new(e),
             })
         })
-}
-
-/// The runs of one activation family in `entries` record one parameter (the activation's
-/// parameter is a merge axis, [`crate::config::merge_axes`], because each family records
-/// its own: runs of two families may differ in it, runs of one may not), compared in the
-/// one recorded form.
-pub fn one_parameter_per_family(
-    entries: &[(PathBuf, Option<&Provenance>)],
-) -> ntk_runs::Result<()> {
-    type Seen<'a> = (&'a PathBuf, Option<serde_json::Value>);
-    let mut seen: std::collections::BTreeMap<(&str, String), Seen<'_>> = Default::default();
-    let mut problems = Vec::new();
-    for (path, p) in entries {
-        let Some(p) = p else { continue };
-        let config = provenance::in_canonical_form(p, crate::run::ONE_FORM)
-            .config
-            .clone();
-        for (family, param) in [
-            ("model.activation", "model.activation_param"),
-            ("resnet.activation", "resnet.activation_param"),
-        ] {
-            let Some(name) = config.get(family) else {
-                continue;
-            };
-            let value = config.get(param).cloned();
-            match seen.get(&(family, name.to_string())) {
-                None => {
-                    seen.insert((family, name.to_string()), (path, value));
-                }
-                Some((first, was)) if *was != value => {
-                    let show = |v: &Option<serde_json::Value>| {
-                        v.as_ref().map_or("(absent)".to_string(), |v| v.to_string())
-                    };
-                    problems.push(format!(
-                        "{} differs from {}: {param}: {} -> {} ({family} {name})",
-                        path.display(),
-                        first.display(),
-                        show(was),
-                        show(&value)
-                    ));
-                }
-                Some(_) => {}
-            }
-        }
-    }
-    if problems.is_empty() {
-        return Ok(());
-    }
-    let more = problems.len().saturating_sub(3);
-    problems.truncate(3);
-    Err(ntk_runs::Error::MixedConfigs {
-        axes: crate::config::AXES.iter().map(|a| a.to_string()).collect(),
-        problems,
-        more,
-    })
 }
 
 /// The check of one run brought into a collected training sweep's `runs/` (the output

@@ -262,11 +262,72 @@ pub const AXES: [&str; 10] = [
 /// LeakyReLU's slope and NormReLU's kink, and a run records it only where it is not its
 /// family's default, so a sweep of both at 0.01 (LeakyReLU's default) recorded it for one
 /// and not the other and was refused as two configs (sixty-fourth hostile round, D1). Runs
-/// of one family must still agree on it ([`crate::joins::one_parameter_per_family`]).
+/// of one family must still agree on it ([`one_parameter_per_family`]).
 pub fn merge_axes() -> Vec<&'static str> {
     let mut axes = AXES.to_vec();
     axes.extend(["model.activation_param", "resnet.activation_param"]);
     axes
+}
+
+/// The runs of one activation family in `entries` record one parameter (the activation's
+/// parameter is a merge axis, [`merge_axes`], because each family records
+/// its own: runs of two families may differ in it, runs of one may not), compared in the
+/// one recorded form.
+pub fn one_parameter_per_family(
+    entries: &[(
+        std::path::PathBuf,
+        Option<&ntk_runs::provenance::Provenance>,
+    )],
+) -> ntk_runs::Result<()> {
+    type Seen<'a> = (&'a std::path::PathBuf, Option<serde_json::Value>);
+    let mut seen: std::collections::BTreeMap<(&str, String), Seen<'_>> = Default::default();
+    let mut problems = Vec::new();
+    for (path, p) in entries {
+        let Some(p) = p else { continue };
+        let config = ntk_runs::provenance::in_canonical_form(
+            p,
+            ntk_runs::provenance::Canonical(Some(ntk_model::spec::canonical_recorded)),
+        )
+        .config
+        .clone();
+        for (family, param) in [
+            ("model.activation", "model.activation_param"),
+            ("resnet.activation", "resnet.activation_param"),
+        ] {
+            let Some(name) = config.get(family) else {
+                continue;
+            };
+            let value = config.get(param).cloned();
+            match seen.get(&(family, name.to_string())) {
+                None => {
+                    seen.insert((family, name.to_string()), (path, value));
+                }
+                Some((first, was)) if *was != value => {
+                    let show = |v: &Option<serde_json::Value>| {
+                        v.as_ref().map_or("(absent)".to_string(), |v| v.to_string())
+                    };
+                    problems.push(format!(
+                        "{} differs from {}: {param}: {} -> {} ({family} {name})",
+                        path.display(),
+                        first.display(),
+                        show(was),
+                        show(&value)
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let more = problems.len().saturating_sub(3);
+    problems.truncate(3);
+    Err(ntk_runs::Error::MixedConfigs {
+        axes: AXES.iter().map(|a| a.to_string()).collect(),
+        problems,
+        more,
+    })
 }
 
 /// A recorded config's values at the sweep axes ([`AXES`]): two runs with the same are one
