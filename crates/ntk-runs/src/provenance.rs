@@ -383,13 +383,19 @@ pub fn check_one_base(
     if problems.is_empty() {
         return Ok(unverified);
     }
+    Err(mixed(axes, problems))
+}
+
+/// [`crate::Error::MixedConfigs`] of the differences `problems` beyond `axes`: the first three
+/// named, the rest counted.
+pub fn mixed(axes: &[&str], mut problems: Vec<String>) -> crate::Error {
     let more = problems.len().saturating_sub(3);
     problems.truncate(3);
-    Err(crate::Error::MixedConfigs {
+    crate::Error::MixedConfigs {
         axes: axes.iter().map(|a| a.to_string()).collect(),
         problems,
         more,
-    })
+    }
 }
 
 /// What [`Error::MixedConfigs`] found, without its advice: the warning of a merge that

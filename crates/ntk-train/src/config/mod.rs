@@ -281,7 +281,7 @@ pub fn one_parameter_per_family(
 ) -> ntk_runs::Result<()> {
     type Seen<'a> = (&'a std::path::PathBuf, Option<serde_json::Value>);
     let mut seen: std::collections::BTreeMap<(&str, String), Seen<'_>> = Default::default();
-    let mut problems = Vec::new();
+    let mut problems: Vec<String> = Vec::new();
     for (path, p) in entries {
         let Some(p) = p else { continue };
         let config = ntk_runs::provenance::in_canonical_form(
@@ -321,13 +321,7 @@ pub fn one_parameter_per_family(
     if problems.is_empty() {
         return Ok(());
     }
-    let more = problems.len().saturating_sub(3);
-    problems.truncate(3);
-    Err(ntk_runs::Error::MixedConfigs {
-        axes: AXES.iter().map(|a| a.to_string()).collect(),
-        problems,
-        more,
-    })
+    Err(ntk_runs::provenance::mixed(&AXES, problems))
 }
 
 /// A recorded config's values at the sweep axes ([`AXES`]): two runs with the same are one
