@@ -413,6 +413,20 @@ pub enum DataError {
         expected: String,
     },
 
+    /// `data.n` samples by `data.subset` cannot be picked from a set.
+    #[error("data.subset = \"{rule}\" of data.n = {n} from {set}: {source}")]
+    Subset {
+        /// The subset rule's name.
+        rule: &'static str,
+        /// Samples asked for (`data.n`).
+        n: usize,
+        /// The set: a built-in set's name, or the file of `data.x`.
+        set: String,
+        /// Why not.
+        #[source]
+        source: Box<DataError>,
+    },
+
     /// A split a data set does not have.
     #[error("{data_set} has no {split} split; take a subset of the train split")]
     NoSplit {

@@ -288,6 +288,15 @@ fn unused_keys(cfg: &DataConfig) -> Vec<DataError> {
             format!("only for the synthetic set; {dataset} fixes its own dimension"),
         ),
     }
+    // Said with the config's other problems, before any loading (sixty-fourth hostile
+    // round, N2: it was an error of the load, which named no config or sweep point).
+    refuse(
+        cfg.dataset == Dataset::Digits && cfg.split == Split::Test,
+        "data.split",
+        "digits has no test split (its 1797 samples are one set); take a subset of the \
+         train split, the default"
+            .into(),
+    );
     problems
 }
 
@@ -467,7 +476,7 @@ pub fn load(cfg: &DataConfig) -> Result<Inputs> {
             let classes = set.labels.iter().max().map_or(1, |&l| usize::from(l) + 1);
             let idx = subset
                 .indices(&set.labels, classes)
-                .map_err(|e| at_key("data.subset", e))?;
+                .map_err(|e| subset_of(cfg, &x.display().to_string(), e))?;
             let mut picked = set.select(&idx);
             picked.description = format!("{}, {subset}", set.description);
             picked
@@ -486,7 +495,7 @@ pub fn load(cfg: &DataConfig) -> Result<Inputs> {
             let subset = subset(cfg);
             let idx = subset
                 .indices(&set.labels, set.num_classes)
-                .map_err(|e| at_key("data.subset", e))?;
+                .map_err(|e| subset_of(cfg, &source.to_string(), e))?;
             let picked = set.select(&idx)?;
             let scaling = cfg.scaling.unwrap_or(source.paper_scaling());
             let samples = scaling
@@ -582,6 +591,18 @@ fn subset(cfg: &DataConfig) -> Subset {
 }
 
 /// An error of the data the config key `key` describes.
+/// An error of picking `data.n` samples by `data.subset` from the set `set` (sixty-fourth
+/// hostile round, N2: a class-balanced subset beyond a class's samples named neither the set
+/// nor `n`).
+fn subset_of(cfg: &DataConfig, set: &str, e: DataError) -> DataError {
+    DataError::Subset {
+        rule: ntk_names::name(&cfg.subset),
+        n: cfg.n,
+        set: set.to_string(),
+        source: Box::new(e),
+    }
+}
+
 fn at_key(key: &'static str, e: DataError) -> DataError {
     DataError::Key {
         key,

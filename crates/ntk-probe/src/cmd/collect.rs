@@ -13,19 +13,18 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
     let cfg = args
         .config
         .as_deref()
-        .map(|p| {
-            load_sweep(
-                &overrides::Source::read(p)?,
-                &overrides::parse_all(&args.set)?,
-            )
+        .map(|p| -> CliResult<_> {
+            let src = overrides::Source::read(p)?;
+            let sets = overrides::parse_all(&args.set)?;
+            Ok((load_sweep(&src, &sets)?, src.name(&sets)))
         })
         .transpose()?;
-    if let Some(c) = &cfg {
+    if let Some((c, name)) = &cfg {
         // What the points recorded must be this config's, as the help promises.
-        sweep::check_collect(c, &args.dir, args.allow_mixed)?;
+        sweep::check_collect(c, name, &args.dir, args.allow_mixed)?;
     }
     let groups = sweep::collect_as(
-        cfg.as_ref(),
+        cfg.as_ref().map(|(c, _)| c),
         &args.dir,
         args.style.title.as_deref(),
         args.allow_mixed,

@@ -160,7 +160,9 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
         ntk_kernel::host::Reuse::OneKernel,
         flags.max_memory.as_deref(),
     )?;
-    let inputs = inputs::load(&cfg.data)?;
+    // An error of the data's files names the config as its keys' errors do (sixty-fourth
+    // hostile round, N2).
+    let inputs = inputs::load(&cfg.data).map_err(|e| format!("{}: {e}", src.name(&sets)))?;
     run::check_inputs(cfg.probe.precision, &inputs)?;
     let compute = backend::select(cfg.probe.backend.as_deref(), cfg.probe.precision)?;
     // What the run reads and checks before any work, checked before a dry run answers: the

@@ -39,6 +39,7 @@ pub(crate) fn sweep_cmd(args: SweepArgs) -> CliResult<()> {
             recompute: flags.recompute,
             max_memory: flags.max_memory.clone(),
             allow_mixed: args.sweep.allow_mixed,
+            config: Some(src.name(&sets)),
         },
         cfg: &cfg,
         start: std::time::Instant::now(),

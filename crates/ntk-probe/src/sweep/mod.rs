@@ -33,7 +33,7 @@ use ntk_files::outset::{self, OutputSet};
 use ntk_kernel::host::{HostCache, Reuse};
 use ntk_numerics::backend::{self, Compute};
 use ntk_numerics::spectrum::Spectrum;
-use ntk_runs::overrides::{self, Assignment};
+use ntk_runs::overrides::{self, Assignment, ConfigName};
 use ntk_runs::progress::Reporter;
 use ntk_runs::provenance::{self, Provenance};
 use ntk_runs::sweep::{self, Planned, Recompute, Shard, State, Sweep};
@@ -50,6 +50,9 @@ pub struct SweepOptions {
     /// Add points to a directory whose points were made by a config that differs beyond
     /// the sweep axes (refused by default: the directory would mix two sweeps).
     pub allow_mixed: bool,
+    /// The config as messages name it; an error of reading a setting's data names it and
+    /// the setting (sixty-fourth hostile round, N2: such errors named neither).
+    pub config: Option<ConfigName>,
 }
 
 impl sweep::Recorded for Summary {
@@ -132,7 +135,7 @@ impl<'a> ProbeSweep<'a> {
             check_memory(cfg, &setting, opts)?;
             let dc = cfg.data_config(&setting);
             if data.iter().all(|(d, _)| *d != dc) {
-                let inputs = inputs::load(&dc)?;
+                let inputs = inputs::load(&dc).map_err(|e| data_error(opts, &setting, e))?;
                 run::check_inputs(cfg.probe.precision, &inputs)?;
                 let digest = inputs.digest();
                 let gram = None;
@@ -229,6 +232,22 @@ fn reuse(cfg: &SweepConfig) -> Reuse {
         Reuse::DepthSweep
     } else {
         Reuse::OneKernel
+    }
+}
+
+/// An error of reading `setting`'s data, as the config's validation errors read: `F (with
+/// overrides): SETTING: ...`.
+fn data_error(opts: &SweepOptions, setting: &Setting, e: ntk_data::DataError) -> Error {
+    let e = Error::Setting {
+        setting: setting.describe(),
+        source: Box::new(e.into()),
+    };
+    match &opts.config {
+        Some(name) => Error::Named {
+            name: name.clone(),
+            source: Box::new(e),
+        },
+        None => e,
     }
 }
 
@@ -622,13 +641,19 @@ pub fn dry_run(
 /// `collect DIR --config FILE`: every point of `cfg` found in `out` was made by `cfg` (its
 /// recorded fingerprint); a point of another config is an error naming the keys that
 /// differ. Points not yet made are left to the tables, which name them.
-pub fn check_collect(cfg: &SweepConfig, out: &Path, allow_mixed: bool) -> crate::Result<()> {
+pub fn check_collect(
+    cfg: &SweepConfig,
+    config: &ConfigName,
+    out: &Path,
+    allow_mixed: bool,
+) -> crate::Result<()> {
     collect::refuse_training_runs(out)?;
     let opts = SweepOptions {
         backend: None,
         recompute: false,
         max_memory: None,
         allow_mixed,
+        config: Some(config.clone()),
     };
     let sweep = ProbeSweep::new(cfg, out, &opts, false)?;
     sweep::check_collect(&sweep, &cfg.points())

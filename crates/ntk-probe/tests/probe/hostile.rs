@@ -4360,3 +4360,90 @@ fn one_parameter_for_two_families_keeps_each_kinks_theory() {
     assert_eq!(theory(&first), at_001);
     assert!(at_001.iter().all(|row| !row.ends_with(' ')), "{at_001:?}");
 }
+
+/// Sixty-fourth hostile round, N2: an error of the data's files (a class-balanced subset
+/// beyond a class's samples) named neither the config nor the sweep's setting, and digits'
+/// missing test split was found only when loading; now each reads as the config's other
+/// errors do, in `run`, `sweep` and its dry run.
+#[test]
+fn data_errors_name_the_config_and_the_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "r.toml", TINY);
+    let sweep_cfg = write(d, "s.toml", TINY_SWEEP);
+    let digits = [
+        "--set",
+        "data.dataset=\"digits\"",
+        "--set",
+        "data.input_dim=",
+    ];
+    let mut all_digits = os(&[
+        "run",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        d.join("r").to_str().unwrap(),
+    ]);
+    all_digits.extend(os(&digits));
+    all_digits.extend(os(&["--set", "data.n=1797"]));
+    assert_clean_error(
+        "run: balanced 1797 digits",
+        &run(&all_digits),
+        &[
+            "r.toml (with overrides): ",
+            "data.n = 1797 from digits",
+            "class 0",
+        ],
+    );
+    let mut test_split = os(&[
+        "run",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+        d.join("r").to_str().unwrap(),
+    ]);
+    test_split.extend(os(&digits));
+    test_split.extend(os(&["--set", "data.split=\"test\"", "--dry-run"]));
+    assert_clean_error(
+        "run: digits' test split",
+        &run(&test_split),
+        &["r.toml (with overrides): data.split: digits has no test split"],
+    );
+    for dry in [&["--dry-run"][..], &[]] {
+        let mut v = sweep_args(&sweep_cfg, &d.join("s"), dry);
+        v.extend(os(&[
+            "--set",
+            "sweep.datasets=[\"digits\"]",
+            "--set",
+            "data.input_dim=",
+            "--set",
+            "data.n=1797",
+        ]));
+        assert_clean_error(
+            "sweep: balanced 1797 digits",
+            &run(&v),
+            &[
+                "s.toml (with overrides): digits",
+                "data.n = 1797 from digits",
+            ],
+        );
+        let mut v = sweep_args(&sweep_cfg, &d.join("s"), dry);
+        v.extend(os(&[
+            "--set",
+            "sweep.datasets=[\"digits\",\"synthetic\"]",
+            "--set",
+            "data.input_dim=",
+            "--set",
+            "data.split=\"test\"",
+        ]));
+        assert_clean_error(
+            "sweep: digits' test split",
+            &run(&v),
+            &[
+                "s.toml (with overrides): digits",
+                "digits has no test split",
+            ],
+        );
+    }
+    assert!(!d.join("r").exists() && !d.join("s").exists());
+}

@@ -7,7 +7,7 @@ use std::path::Path;
 use clap::Args;
 use ntk_cli::args::{self, RunFlags, SweepFlags};
 use ntk_numerics::backend;
-use ntk_runs::overrides::{self, Assignment};
+use ntk_runs::overrides::{self, Assignment, ConfigName};
 use ntk_runs::sweep::command::StepError;
 use ntk_runs::sweep::{Invocation, Shard, SweepCommand, run_command};
 use ntk_train::config::{EngineChoice, Given, TrainConfig};
@@ -100,14 +100,18 @@ fn assignments(
 }
 
 /// The config of `--config` with the flags and overrides applied ([`load_config`]).
-fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<(TrainConfig, Option<backend::Compute>)> {
+/// The config, its backend where [`load_config`] chose it, and its name as messages give it.
+type Loaded = (TrainConfig, Option<backend::Compute>, ConfigName);
+
+fn load(flags: &RunFlags, own: &TrainFlags) -> CliResult<Loaded> {
     let path = flags
         .config
         .as_ref()
         .ok_or("--config FILE is required (or a subcommand: run, sweep, collect, plot, bench)")?;
     let src = overrides::Source::read(path)?;
     let sets = assignments(flags, own, src.table())?;
-    load_config(&src, &sets, true)
+    let (cfg, compute) = load_config(&src, &sets, true)?;
+    Ok((cfg, compute, src.name(&sets)))
 }
 
 /// The config of `src` with `sets` applied, validated as the file is, for `run`, `sweep` and
@@ -236,7 +240,7 @@ pub(crate) fn run_cmd(a: RunArgs) -> CliResult<()> {
 /// sweep's tables and figures collected.
 pub(crate) fn train_cmd(args: SweepArgs, kind: Kind) -> CliResult<()> {
     let flags = &args.sweep.run;
-    let (cfg, compute) = load(flags, &args.own)?;
+    let (cfg, compute, name) = load(flags, &args.own)?;
     let path = flags.config.as_deref().unwrap_or(Path::new("-"));
     check_kind(kind, cfg.sweep.is_some(), path, !flags.set.is_empty())?;
     let mut tool = TrainCommand {
@@ -245,6 +249,7 @@ pub(crate) fn train_cmd(args: SweepArgs, kind: Kind) -> CliResult<()> {
         flags,
         allow_mixed: args.sweep.allow_mixed,
         compute,
+        name,
     };
     let out_dir = cfg.out_dir(flags.out.as_deref());
     // One run may join a collected training sweep's runs/; a sweep may not.
@@ -272,11 +277,24 @@ struct TrainCommand<'a> {
     /// The backend and precision, chosen by [`SweepCommand::check`] (or by [`load`], which
     /// reads an ONNX file on it).
     compute: Option<backend::Compute>,
+    /// The config as messages name it.
+    name: ConfigName,
 }
 
 impl TrainCommand<'_> {
     fn compute(&self) -> &backend::Compute {
         self.compute.as_ref().expect("chosen by the checks")
+    }
+
+    /// An error of reading the data's files names the config, as its keys' errors do
+    /// (sixty-fourth hostile round, N2); any other error is as it is.
+    fn named(&self, e: ntk_train::Error) -> StepError {
+        match e {
+            ntk_train::Error::Data(_) | ntk_train::Error::TestSet { .. } => {
+                format!("{}: {e}", self.name).into()
+            }
+            e => e.into(),
+        }
     }
 }
 
@@ -305,7 +323,7 @@ impl SweepCommand for TrainCommand<'_> {
             recompute: self.flags.recompute,
             allow_mixed: self.allow_mixed,
         };
-        Ok(sweep::dry_run(self.cfg, out, shard, self.compute(), dry)?)
+        sweep::dry_run(self.cfg, out, shard, self.compute(), dry).map_err(|e| self.named(e))
     }
 
     fn size(&self) -> (usize, &'static str) {
@@ -330,7 +348,8 @@ impl SweepCommand for TrainCommand<'_> {
             allow_mixed: self.allow_mixed,
         };
         let reporter = Reporter::default();
-        let mut outcome = sweep::run(self.cfg, out, shard, self.compute(), opts, &reporter)?;
+        let mut outcome = sweep::run(self.cfg, out, shard, self.compute(), opts, &reporter)
+            .map_err(|e| self.named(e))?;
         let failed = outcome.check.take().map(StepError::from);
         Ok((outcome, failed))
     }

@@ -4505,3 +4505,35 @@ fn one_parameter_for_two_families_is_one_sweep() {
         &["model.activation_param", "0.01 -> 0.02", "--allow-mixed"],
     );
 }
+
+/// Sixty-fourth hostile round, N2: an error of the data's files (a class-balanced subset
+/// beyond a class's samples) named no config, and digits' missing test split was found only
+/// when loading; both now read as the config's other errors do, in the dry run and the run.
+#[test]
+fn data_errors_name_the_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "t.toml", TINY);
+    let out = d.join("out");
+    for dry in [&["--dry-run"][..], &[]] {
+        let mut extra = vec!["--set", "data.n=1797", "--set", "data.subset=\"balanced\""];
+        extra.extend(dry);
+        assert_clean_error(
+            "balanced 1797 digits",
+            &run(&args(&cfg, &out, &extra)),
+            &[
+                "t.toml (with overrides): ",
+                "data.n = 1797 from digits",
+                "class 0",
+            ],
+        );
+        let mut extra = vec!["--set", "data.split=\"test\""];
+        extra.extend(dry);
+        assert_clean_error(
+            "digits' test split",
+            &run(&args(&cfg, &out, &extra)),
+            &["t.toml (with overrides): data.split: digits has no test split"],
+        );
+    }
+    assert!(!out.exists());
+}
