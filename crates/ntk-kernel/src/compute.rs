@@ -167,17 +167,16 @@ pub fn compute_kernel_cached(
                 value: "theory".into(),
                 reason: reason.to_string(),
             })?;
-            // One step per layer (each is all pairs at once: seconds at n = 100).
-            let bar = ntk_system::progress::Reporter::default()
-                .bar(cfg.depth as u64, "theory".to_string());
-            bar.set_message("layers");
+            let dual = crate::theory::DualEvaluator::new(mlp.activation());
+            let reporter = ntk_system::progress::Reporter::beside_results();
+            let bar = theory_bar(&reporter, &dual, inputs.n, cfg.depth);
             let mut k = crate::theory::infinite_width_kernels_scaled(
                 &inputs.x,
                 inputs.n,
                 inputs.d,
-                &crate::theory::DualEvaluator::new(mlp.activation()),
+                &dual,
                 &scaling,
-                &|l| bar.set_position(l as u64),
+                &|done| bar.inc(done),
             )
             .ntk;
             // ReLU's and leaky ReLU's entries from each pair's angle, not a cosine's
@@ -388,6 +387,30 @@ pub fn resnet_method(method: Method) -> Error {
             .into(),
     }
 }
+
+/// The progress of the infinite-width recursion over `n` inputs to depth `depth`
+/// ([`crate::theory::infinite_width_kernels_scaled`], whose `progress` increments it): where
+/// `dual` integrates by quadrature over at least [`LONG_THEORY`] evaluations (seconds to
+/// hours: 1-5 ms each), a long phase's bar, which without a terminal logs its count, elapsed
+/// time and ETA every 30 s (sixty-fourth hostile round, N1: minutes to hours showed a
+/// spinner on a terminal and nothing off one); else a bar on a terminal only.
+pub fn theory_bar(
+    reporter: &ntk_system::progress::Reporter,
+    dual: &crate::theory::DualEvaluator,
+    n: usize,
+    depth: usize,
+) -> ntk_system::progress::ProgressBar {
+    let total = crate::theory::recursion_evaluations(n, depth);
+    let prefix = "theory kernel (pair x layer evaluations)".to_string();
+    if !dual.is_closed_form() && total >= LONG_THEORY {
+        reporter.long_bar(total, prefix)
+    } else {
+        reporter.bar(total, prefix)
+    }
+}
+
+/// The recursion's evaluations by quadrature from which [`theory_bar`] logs its progress.
+pub const LONG_THEORY: u64 = 5_000;
 
 #[cfg(test)]
 mod tests {

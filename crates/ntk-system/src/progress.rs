@@ -8,7 +8,10 @@ use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
+use indicatif::{MultiProgress, ProgressDrawTarget, ProgressStyle, TermLike};
+
+/// The bar every [`Reporter`] method returns (indicatif's).
+pub use indicatif::ProgressBar;
 
 /// How often a long phase's progress is logged without a terminal.
 pub const LOG_EVERY: Duration = Duration::from_secs(30);

@@ -176,7 +176,7 @@ pub(crate) fn write(run: &Run, model: &Model) -> crate::Result<Vec<SpectrumRow>>
     let tests = test.map(|t| (t, outputs(&model, t, &compute), target_matrix(t, k)));
     let (mut rows, mut spectra) = (Vec::new(), Vec::new());
     for &which in &p.kernels {
-        let kernel = per_output_kernel(&model, &all, &compute, which, k)?;
+        let kernel = per_output_kernel(&model, &all, &compute, (which, k), run.reporter)?;
         let size = kernel.size;
         let at = |i: usize, j: usize| kernel.data[i * size + j];
         let n = train.n;
@@ -240,8 +240,8 @@ fn per_output_kernel(
     model: &Model,
     inputs: &Inputs,
     compute: &Compute,
-    which: PredictKernel,
-    k: usize,
+    (which, k): (PredictKernel, usize),
+    reporter: &crate::progress::Reporter,
 ) -> crate::Result<ntk_numerics::kernel::Kernel> {
     match which {
         PredictKernel::Empirical => {
@@ -279,17 +279,20 @@ fn per_output_kernel(
                 .map_err(|reason| crate::Error::Prediction(reason.to_string()))?;
             let dual = ntk_kernel::theory::DualEvaluator::new(mlp.activation());
             let (x, n, d) = (&inputs.x, inputs.n, inputs.d);
-            Ok(
-                ntk_kernel::theory::infinite_width_kernels_scaled(
-                    x,
-                    n,
-                    d,
-                    &dual,
-                    &scaling,
-                    &|_| {},
-                )
-                .ntk,
+            // Said as it goes (sixty-fourth hostile round, N1: by quadrature, minutes to
+            // hours before the first step with nothing in the log).
+            let bar = ntk_kernel::compute::theory_bar(reporter, &dual, n, one.depth);
+            let kernel = ntk_kernel::theory::infinite_width_kernels_scaled(
+                x,
+                n,
+                d,
+                &dual,
+                &scaling,
+                &|done| bar.inc(done),
             )
+            .ntk;
+            bar.finish_and_clear();
+            Ok(kernel)
         }
     }
 }

@@ -29,6 +29,7 @@ use ntk_model::Activation;
 use super::dual::{DualEvaluator, DualKernel, correlation};
 use super::scaling::Scaling;
 use ntk_numerics::kernel::Kernel;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The recursion on two inputs, layer by layer; each entry is `[(x,x), (y,y), (x,y)]`.
 #[derive(Clone, Debug, PartialEq)]
@@ -251,7 +252,10 @@ pub const EQUAL_NORMS: f64 = 1e-13;
 
 /// `Theta_L` and `Sigma_L` (`S_L` of [`super::scaling`]) of the row-major `n x d` inputs `x`
 /// as fed to a network with constants `scaling`, layer by layer over all pairs, on all cores
-/// for activations without a closed form; `progress(l)` is called after layer `l`.
+/// for activations without a closed form; `progress(k)` says `k` more of the
+/// [`recursion_evaluations`] are done (from any thread; each layer's by its end, and
+/// every [`PROGRESS_EVERY`] pairs within a layer evaluated pair by pair by quadrature, which
+/// takes minutes at a few hundred inputs: sixty-fourth hostile round, N1).
 ///
 /// Cost: one dual-kernel evaluation per pair and layer (closed forms ~100 ns, quadrature
 /// 1-5 ms), except where the layer's input variances `Sigma_{l-1}(x_i, x_i)` are all equal
@@ -273,7 +277,7 @@ pub fn infinite_width_kernels_scaled(
     d: usize,
     dual: &DualEvaluator,
     scaling: &Scaling,
-    progress: &(dyn Fn(usize) + Sync),
+    progress: &(dyn Fn(u64) + Sync),
 ) -> InfiniteWidth {
     recursion(x, n, d, dual, scaling, progress, None)
 }
@@ -292,12 +296,23 @@ pub fn infinite_width_layer_grams_scaled(
     d: usize,
     dual: &DualEvaluator,
     scaling: &Scaling,
-    progress: &(dyn Fn(usize) + Sync),
+    progress: &(dyn Fn(u64) + Sync),
 ) -> (InfiniteWidth, Vec<Kernel>) {
     let mut layers = Vec::with_capacity(scaling.depth() + 1);
     let kernels = recursion(x, n, d, dual, scaling, progress, Some(&mut layers));
     (kernels, layers)
 }
+
+/// The dual-kernel evaluations of the recursion over `n` inputs to depth `depth` (each
+/// layer's diagonal and upper triangle): the whole of what
+/// [`infinite_width_kernels_scaled`]'s `progress` counts.
+pub fn recursion_evaluations(n: usize, depth: usize) -> u64 {
+    (depth * (n + n * n.saturating_sub(1) / 2)) as u64
+}
+
+/// How many pairs evaluated by quadrature one `progress` call of the recursion reports
+/// ([`infinite_width_kernels_scaled`]): about a second's work on one core.
+pub const PROGRESS_EVERY: u64 = 256;
 
 /// The symmetric n x n kernel of a diagonal and the upper triangle's `pairs` (row-major).
 fn symmetric(n: usize, diag: &[f64], pairs: &[(usize, usize)], off: &[f64]) -> Kernel {
@@ -320,7 +335,7 @@ fn recursion(
     d: usize,
     dual: &DualEvaluator,
     scaling: &Scaling,
-    progress: &(dyn Fn(usize) + Sync),
+    progress: &(dyn Fn(u64) + Sync),
     mut layers: Option<&mut Vec<Kernel>>,
 ) -> InfiniteWidth {
     assert_eq!(x.len(), n * d, "x must be n x d row-major");
@@ -334,6 +349,7 @@ fn recursion(
         if let Some(layers) = layers {
             layers.extend(std::iter::repeat_n(g.clone(), depth + 1));
         }
+        progress(recursion_evaluations(n, depth));
         return InfiniteWidth {
             ntk: super::linear::linear_ntk(x, n, d, depth),
             gram: g,
@@ -375,12 +391,21 @@ fn recursion(
         } else {
             super::par_map(&q, threads, |&v| dual.eval_scaled(v, v, v, k))
         };
-        // The pairs.
+        // The pairs; quadrature's progress said as it goes.
         let idx: Vec<usize> = (0..pairs.len()).collect();
+        let said = AtomicU64::new(0);
         let off: Vec<DualKernel> = match &interp {
             Some(f) => super::par_map(&idx, threads, |&p| {
                 let (i, j) = pairs[p];
                 f.eval(correlation(q[i], q[j], sig[p]))
+            }),
+            None if !dual.is_closed_form() => super::par_map(&idx, threads, |&p| {
+                let (i, j) = pairs[p];
+                let v = dual.eval_scaled(q[i], q[j], sig[p], k);
+                if said.fetch_add(1, Ordering::Relaxed) % PROGRESS_EVERY == PROGRESS_EVERY - 1 {
+                    progress(PROGRESS_EVERY);
+                }
+                v
             }),
             None => super::par_map(&idx, threads, |&p| {
                 let (i, j) = pairs[p];
@@ -398,7 +423,8 @@ fn recursion(
         if let Some(layers) = layers.as_deref_mut() {
             layers.push(symmetric(n, &q, &pairs, &sig));
         }
-        progress(l);
+        let told = said.into_inner() / PROGRESS_EVERY * PROGRESS_EVERY;
+        progress((n + pairs.len()) as u64 - told);
     }
     InfiniteWidth {
         ntk: symmetric(n, &theta_diag, &pairs, &theta),
@@ -761,6 +787,59 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The recursion's progress (sixty-fourth hostile round, N1) adds up to
+    /// [`recursion_evaluations`] on every route: closed form (ReLU), the identity's shortcut,
+    /// quadrature pair by pair (tanh at unequal norms, with calls within each layer) and
+    /// the angle interpolant (tanh at equal norms); the kernel is the same with or without
+    /// a listener.
+    #[test]
+    fn progress_adds_up_to_the_evaluations() {
+        use std::sync::atomic::AtomicU64;
+        let (n, d, depth) = (40, 3, 2);
+        let x: Vec<f64> = (0..n * d)
+            .map(|i| ((i * 37 % 17) as f64 - 8.0) / 5.0)
+            .collect();
+        let unit: Vec<f64> = x
+            .chunks(d)
+            .flat_map(|r| {
+                let norm = r.iter().map(|v| v * v).sum::<f64>().sqrt();
+                r.iter().map(move |v| v / norm)
+            })
+            .collect();
+        for (kind, inputs, calls_within) in [
+            (ActivationKind::Relu, &x, false),
+            (ActivationKind::Linear, &x, false),
+            (ActivationKind::Tanh, &x, true),
+            (ActivationKind::Tanh, &unit, false),
+        ] {
+            let act = Activation::new(kind, None);
+            let dual = DualEvaluator::new(&act);
+            let scaling = Scaling::paper(&act, depth);
+            let (done, calls) = (AtomicU64::new(0), AtomicU64::new(0));
+            let k = infinite_width_kernels_scaled(inputs, n, d, &dual, &scaling, &|k| {
+                done.fetch_add(k, Ordering::Relaxed);
+                calls.fetch_add(1, Ordering::Relaxed);
+            });
+            assert_eq!(
+                done.into_inner(),
+                recursion_evaluations(n, depth),
+                "{kind:?}"
+            );
+            let calls = calls.into_inner();
+            // 780 pairs a layer: three calls within each of the two layers, one at its end.
+            let want = if calls_within {
+                2 * (780 / PROGRESS_EVERY + 1)
+            } else if kind == ActivationKind::Linear {
+                1
+            } else {
+                depth as u64
+            };
+            assert_eq!(calls, want, "{kind:?}");
+            let quiet = infinite_width_kernels_scaled(inputs, n, d, &dual, &scaling, &|_| {});
+            assert_eq!(k, quiet, "{kind:?}");
         }
     }
 }
