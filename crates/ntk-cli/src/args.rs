@@ -113,7 +113,7 @@ pub struct KeyFlags {
     /// model.width (resnet.base_width).
     #[arg(long)]
     pub width: Option<usize>,
-    /// model.activation (MLP only).
+    /// model.activation (resnet.activation).
     #[arg(long)]
     pub activation: Option<String>,
     /// model.seed (resnet.seed).

@@ -162,13 +162,6 @@ pub enum Error {
         set: String,
         key: String,
     },
-    /// `--activation` for a ResNet.
-    #[error(
-        "--activation {activation}: a ResNet's activation follows resnet.variant (batch_norm \
-         and fixup: relu; norm_relu: NormReLU)"
-    )]
-    ResnetActivation { activation: String },
-
     // --- sweeps and results ---
     /// `--shard` that is not `i/N`.
     #[error("--shard {value}: expected i/N with 0 <= i < N")]

@@ -134,6 +134,13 @@ fn point(
     c.set_spec(&spec);
     c.optim.lr = lr;
     c.sweep = None;
+    // Fixup's rate of its scalars applies at the sweep's Fixup points only: elsewhere the
+    // point has no scalars, and the key in its config.toml and fingerprint was refused by
+    // the tool and made an identical run `stale` (sixty-fifth hostile round, D1). 1 is
+    // its default (`OptimConfig::scalar_lr_scale`), which no config records.
+    if matches!(&spec, NetSpec::ResNet(r) if r.variant != ResNetVariant::Fixup) {
+        c.optim.scalar_lr_scale = 1.0;
+    }
     let id = format!(
         "depth{depth:03}_{}_{}_lr{}_seed{seed}",
         spec.activation_family(),

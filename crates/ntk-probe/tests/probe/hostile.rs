@@ -4447,3 +4447,41 @@ fn data_errors_name_the_config_and_the_setting() {
     }
     assert!(!d.join("r").exists() && !d.join("s").exists());
 }
+
+/// Sixty-fifth hostile round, D2: `--activation` on a ResNet was refused with a reason false
+/// for `normalized`, which takes any activation; it sets `resnet.activation`, judged as that
+/// key is.
+#[test]
+fn the_activation_flag_sets_a_resnets_activation() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let resnet = |variant: &str| {
+        format!(
+            "[data]\ndataset = \"digits\"\nn = 12\n[resnet]\ndepth = 8\nvariant = \
+             \"{variant}\"\nbase_width = 4\nimage_size = 8\nin_channels = 1\n[probe]\n\
+             precision = \"f64\"\n"
+        )
+    };
+    let normalized = write(d, "n.toml", &resnet("normalized"));
+    let norm_relu = write(d, "r.toml", &resnet("norm_relu"));
+    let probe = |cfg: &Path| {
+        run(&os(&[
+            "run",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--out",
+            d.join("o").to_str().unwrap(),
+            "--activation",
+            "gelu",
+            "--dry-run",
+        ]))
+    };
+    let o = probe(&normalized);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_clean_error(
+        "gelu on norm_relu",
+        &probe(&norm_relu),
+        &["resnet.activation", "normalized"],
+    );
+    assert!(!d.join("o").exists());
+}

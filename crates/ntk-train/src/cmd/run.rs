@@ -179,8 +179,10 @@ fn refuse_axis_overrides(
             "sweep.seeds",
             !axes.seeds.is_empty(),
         ),
+        // A ResNet's too (sixty-fifth hostile round: `--set resnet.activation`, and
+        // `--activation` once it set it, were dropped under a normalized ResNet's axis).
         (
-            &["model.activation"],
+            &["model.activation", "resnet.activation"],
             "sweep.activations / sweep.families",
             !axes.activations.is_empty() || families,
         ),

@@ -27,23 +27,28 @@ impl TrainConfig {
 
     /// [`Self::validate`] for a config as the user wrote it (its `[sweep]` included), where
     /// a key may apply to some points of a sweep only: `optim.scalar_lr_scale` applies when
-    /// the network or a variant of the sweep is a Fixup ResNet (only Fixup has scalars:
-    /// elsewhere the key changed nothing but the runs' fingerprints; fourteenth hostile
-    /// round, D11). Each point of a sweep is checked by [`Self::validate`] alone.
+    /// a network the config trains is a Fixup ResNet: the base's variant, or where
+    /// `sweep.variants` replaces it, one of those (only Fixup has scalars: elsewhere the key
+    /// changed nothing but the runs' fingerprints; fourteenth hostile round, D11; a Fixup
+    /// base swept over other variants took it: sixty-fifth, D1). The sweep's other points
+    /// leave it out ([`crate::sweep::expand`]); each point is checked by [`Self::validate`].
     pub fn validate_as_written(&self) -> crate::Result<()> {
         self.validate()?;
         let Some(r) = &self.resnet else {
             return Ok(());
         };
-        let fixup = std::iter::once(&r.variant)
-            .chain(self.sweep.iter().flat_map(|s| &s.variants))
-            .any(|v| *v == ResNetVariant::Fixup);
+        let swept = self.sweep.iter().flat_map(|s| &s.variants);
+        let fixup = match swept.clone().next() {
+            Some(_) => swept.clone().any(|v| *v == ResNetVariant::Fixup),
+            None => r.variant == ResNetVariant::Fixup,
+        };
         if self.optim.scalar_lr_scale != 1.0 && !fixup {
             return Err(crate::Error::config(
                 "optim.scalar_lr_scale",
                 self.optim.scalar_lr_scale,
-                "applies to the scalar biases and multipliers of Fixup ResNets; \
-                 resnet.variant (and sweep.variants) name no Fixup ResNet",
+                "applies to the scalar biases and multipliers of Fixup ResNets; the \
+                 networks it trains (resnet.variant, or sweep.variants where listed) are \
+                 no Fixup ResNet",
             ));
         }
         Ok(())

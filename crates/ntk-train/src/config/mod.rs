@@ -257,22 +257,32 @@ pub const AXES: [&str; 10] = [
     "train.seed",
 ];
 
-/// The keys in which the runs merged into one sweep may differ: [`AXES`], and the
-/// activation's parameter, which is each family's own. One `model.activation_param` is
+/// The keys in which the runs merged into one sweep may differ: [`AXES`], and the keys
+/// that are one family's or variant's own ([`OWN_KEYS`]). One `model.activation_param` is
 /// LeakyReLU's slope and NormReLU's kink, and a run records it only where it is not its
 /// family's default, so a sweep of both at 0.01 (LeakyReLU's default) recorded it for one
-/// and not the other and was refused as two configs (sixty-fourth hostile round, D1). Runs
-/// of one family must still agree on it ([`one_parameter_per_family`]).
+/// and not the other and was refused as two configs (sixty-fourth hostile round, D1);
+/// `optim.scalar_lr_scale` is recorded at a sweep's Fixup points only (sixty-fifth, D1).
+/// Runs of one family or variant must still agree on them ([`one_parameter_per_family`]).
 pub fn merge_axes() -> Vec<&'static str> {
     let mut axes = AXES.to_vec();
-    axes.extend(["model.activation_param", "resnet.activation_param"]);
+    axes.extend(OWN_KEYS.iter().map(|(_, key)| *key));
     axes
 }
 
-/// The runs of one activation family in `entries` record one parameter (the activation's
-/// parameter is a merge axis, [`merge_axes`], because each family records
-/// its own: runs of two families may differ in it, runs of one may not), compared in the
-/// one recorded form.
+/// Keys a run records as its group's own, each beside the key whose value names the group:
+/// the activation's parameter is its family's (a slope, a kink), Fixup's rate of its scalars
+/// its variant's ([`crate::sweep::expand`] leaves it out of a sweep's other variants).
+pub const OWN_KEYS: [(&str, &str); 3] = [
+    ("model.activation", "model.activation_param"),
+    ("resnet.activation", "resnet.activation_param"),
+    ("resnet.variant", "optim.scalar_lr_scale"),
+];
+
+/// The runs of one activation family in `entries` record one parameter, and those of one
+/// ResNet variant one rate of Fixup's scalars ([`OWN_KEYS`], merge axes, [`merge_axes`],
+/// because each group records its own: runs of two groups may differ in them, runs of one
+/// may not), compared in the one recorded form.
 pub fn one_parameter_per_family(
     entries: &[(
         std::path::PathBuf,
@@ -290,10 +300,7 @@ pub fn one_parameter_per_family(
         )
         .config
         .clone();
-        for (family, param) in [
-            ("model.activation", "model.activation_param"),
-            ("resnet.activation", "resnet.activation_param"),
-        ] {
+        for (family, param) in OWN_KEYS {
             let Some(name) = config.get(family) else {
                 continue;
             };

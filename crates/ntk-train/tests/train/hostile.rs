@@ -4537,3 +4537,115 @@ fn data_errors_name_the_config() {
     }
     assert!(!out.exists());
 }
+
+/// Sixty-fifth hostile round. D1: `optim.scalar_lr_scale` in a sweep over variants with
+/// Fixup beside another was written into every point, whose `config.toml` the tool then
+/// refused and whose run was `stale` beside an identical one without it; and a Fixup base
+/// swept over other variants only took it. D2: `--activation` on a ResNet was refused with
+/// a reason false for `normalized`: it now sets `resnet.activation`, judged as that key is,
+/// and an activations axis refuses it as it refuses `--set resnet.activation`.
+#[test]
+fn sixty_fifth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let resnet = |variant: &str, extra: &str| {
+        format!(
+            "[data]\ndataset = \"digits\"\nn = 40\nsubset = \"first\"\n[resnet]\ndepth = 8\n\
+             variant = \"{variant}\"\n{extra}base_width = 4\nimage_size = 8\nin_channels = 1\n\
+             seed = 1\n[optim]\nlr = 0.05\n[train]\nbatch_size = 20\nepochs = 1\ntest_n = 0\n"
+        )
+    };
+    let sweep = |cfg: &Path, out: &Path, extra: &[&str]| {
+        let mut v: Vec<OsString> = vec!["sweep".into()];
+        v.extend(args(cfg, out, extra));
+        run(&v)
+    };
+    // D1: the key at the Fixup point only.
+    let cfg = write(d, "r.toml", &resnet("norm_relu", ""));
+    let both = ["--set", "sweep.variants=[\"fixup\",\"norm_relu\"]"];
+    let out = d.join("s");
+    let mut extra = both.to_vec();
+    extra.extend(["--set", "optim.scalar_lr_scale=0.1"]);
+    assert_ok("fixup and norm_relu at 0.1", &sweep(&cfg, &out, &extra));
+    let config = |id: &str| std::fs::read_to_string(out.join("runs").join(id).join("config.toml"));
+    let norm_relu = "depth008_norm_relu_norm_relu_lr5e-2_seed1";
+    assert!(!config(norm_relu).unwrap().contains("scalar_lr_scale"));
+    assert!(
+        config("depth008_relu_fixup_lr5e-2_seed1")
+            .unwrap()
+            .contains("scalar_lr_scale = 0.1")
+    );
+    // The NormReLU run's own config.toml trains again; it is `done` for a sweep without the key.
+    let own = out.join("runs").join(norm_relu).join("config.toml");
+    assert_ok(
+        "the point's config.toml",
+        &run(&args(&own, &d.join("again"), &["--dry-run"])),
+    );
+    let o = sweep(
+        &cfg,
+        &out,
+        &["--set", "sweep.variants=[\"norm_relu\"]", "--dry-run"],
+    );
+    assert_ok("norm_relu alone", &o);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("done"));
+    assert_ok("collect", &run(&["collect".into(), out.clone().into()]));
+    // A Fixup base swept over other variants trains no Fixup network.
+    let fixup = write(d, "f.toml", &resnet("fixup", ""));
+    assert_clean_error(
+        "fixup base, other variants",
+        &sweep(
+            &fixup,
+            &d.join("f"),
+            &[
+                "--set",
+                "sweep.variants=[\"norm_relu\",\"selu\"]",
+                "--set",
+                "optim.scalar_lr_scale=0.1",
+                "--dry-run",
+            ],
+        ),
+        &["optim.scalar_lr_scale = 0.1", "sweep.variants"],
+    );
+    assert!(!d.join("f").exists());
+
+    // D2: --activation is resnet.activation.
+    let normalized = write(
+        d,
+        "n.toml",
+        &resnet("normalized", "activation = \"tanh\"\n"),
+    );
+    assert_ok(
+        "--activation gelu on normalized",
+        &run(&args(
+            &normalized,
+            &d.join("n"),
+            &["--activation", "gelu", "--dry-run"],
+        )),
+    );
+    assert_clean_error(
+        "--activation gelu on norm_relu",
+        &run(&args(
+            &cfg,
+            &d.join("n"),
+            &["--activation", "gelu", "--dry-run"],
+        )),
+        &["resnet.activation", "normalized"],
+    );
+    for flag in [
+        &["--activation", "gelu"][..],
+        &["--set", "resnet.activation=gelu"],
+    ] {
+        let mut extra = vec![
+            "--set",
+            "sweep.activations=[\"tanh\",\"gelu\"]",
+            "--dry-run",
+        ];
+        extra.extend(flag);
+        assert_clean_error(
+            "an activation under the activations axis",
+            &sweep(&normalized, &d.join("n"), &extra),
+            &[flag[0], "sweep.activations"],
+        );
+    }
+    assert!(!d.join("n").exists());
+}
