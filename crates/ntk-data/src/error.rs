@@ -287,7 +287,7 @@ pub enum DataError {
     },
 
     /// `data.n` beyond the samples of the split.
-    #[error("data.n = {n} but {dataset} {split} has only {available} samples")]
+    #[error("data.n = {n} but {dataset}'s {split} split has only {available} samples")]
     DataN {
         /// Samples requested.
         n: usize,
@@ -410,6 +410,23 @@ pub enum DataError {
         /// The text given.
         given: String,
         /// The forms it may take.
+        expected: String,
+    },
+
+    /// A built-in set's file that holds another set (cut, doubled, a class missing).
+    #[error(
+        "{}: not the {set} set: {found} where it has {expected}; fetch it again \
+         (datasets/fetch.sh), or give your own data as data.dataset = \"file\"",
+        .path.display()
+    )]
+    NotTheSet {
+        /// The file read.
+        path: std::path::PathBuf,
+        /// The set's name.
+        set: &'static str,
+        /// What the file holds.
+        found: String,
+        /// What the set holds.
         expected: String,
     },
 

@@ -175,7 +175,7 @@ pub fn check(cfg: &DataConfig) -> Vec<DataError> {
         problems.push(DataError::DataN {
             n: cfg.n,
             dataset: source.to_string(),
-            split: format!("{:?}", cfg.split),
+            split: format!("{:?}", cfg.split).to_lowercase(),
             available,
         });
     }
@@ -488,7 +488,7 @@ pub fn load(cfg: &DataConfig) -> Result<Inputs> {
                 return Err(DataError::DataN {
                     n: cfg.n,
                     dataset: source.to_string(),
-                    split: format!("{:?}", cfg.split),
+                    split: format!("{:?}", cfg.split).to_lowercase(),
                     available: set.n,
                 });
             }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use crate::cifar::load_cifar10;
-use crate::digits::load_digits;
+use crate::digits::{DIGITS_N, load_builtin_digits};
 use crate::error::{DataError, Result};
 use crate::idx::{load_fashion_mnist, load_mnist};
 use crate::paths::default_dir;
@@ -80,7 +80,7 @@ impl Source {
                         .map(|m| (m.len() / 3073) as usize)
                 })
                 .sum(),
-            Self::Digits => (split == Split::Train).then_some(1797),
+            Self::Digits => (split == Split::Train).then_some(DIGITS_N),
         }
     }
 
@@ -95,7 +95,7 @@ impl Source {
             Self::FashionMnist => load_fashion_mnist(&dir, split),
             Self::Cifar10 => load_cifar10(&dir, split),
             Self::Digits => match split {
-                Split::Train => load_digits(&dir),
+                Split::Train => load_builtin_digits(&dir),
                 Split::Test => Err(DataError::NoSplit {
                     data_set: self.name(),
                     split: "test",

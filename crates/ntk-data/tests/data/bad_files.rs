@@ -834,3 +834,42 @@ fn named_pipe_in_place_of_a_file() {
         "the message names the file"
     );
 }
+
+/// Sixty-fifth hostile round, N1: the built-in digits read any file of 65-integer lines as
+/// the set (cut, doubled, a class missing); as the built-in set, the file must hold 1797
+/// samples of the 10 classes, and the message names the file. `load_digits` alone (the
+/// parser, which reads any such file) is unchanged.
+#[test]
+fn the_builtin_digits_are_the_whole_set() {
+    let row = |label: usize| {
+        let mut fields = vec!["0".to_string(); 64];
+        fields.push(label.to_string());
+        fields.join(",")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (rows, what) in [
+        (1797, "1797 samples of 9 classes"),
+        (1000, "1000 samples of 10 classes"),
+        (3594, "3594 samples of 10 classes"),
+    ] {
+        let classes = if rows == 1797 { 9 } else { 10 };
+        let text: Vec<String> = (0..rows).map(|i| row(i % classes)).collect();
+        write(dir.path(), "digits.csv", text.join("\n").as_bytes());
+        assert_eq!(load_digits(dir.path()).unwrap().n, rows);
+        let e = msg(ntk_data::Source::Digits
+            .load(Some(dir.path()), ntk_data::Split::Train)
+            .unwrap_err());
+        assert!(
+            e.contains("digits.csv: not the digits set")
+                && e.contains(what)
+                && e.contains("1797 samples of 10 classes"),
+            "{e}"
+        );
+    }
+    let text: Vec<String> = (0..1797).map(|i| row(i % 10)).collect();
+    write(dir.path(), "digits.csv", text.join("\n").as_bytes());
+    let set = ntk_data::Source::Digits
+        .load(Some(dir.path()), ntk_data::Split::Train)
+        .unwrap();
+    assert_eq!(set.n, 1797);
+}
