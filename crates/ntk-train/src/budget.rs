@@ -183,7 +183,7 @@ pub fn network_estimate(spec: &NetSpec, d: usize, batch: usize, elem: f64) -> Es
 /// Refuses a run whose estimated memory exceeds the limit (`ntk_runs::budget`).
 pub fn check_memory(cfg: &TrainConfig, d: usize, max_memory: Option<&str>) -> crate::Result<()> {
     let spec = cfg.spec()?;
-    let culprit = format!(
+    let mut culprit = format!(
         "{} (depth {}, width {}), data.n = {}, train.batch_size = {}",
         spec.describe(),
         spec.depth(),
@@ -191,6 +191,22 @@ pub fn check_memory(cfg: &TrainConfig, d: usize, max_memory: Option<&str>) -> cr
         cfg.data.n,
         cfg.train.batch_size
     );
+    // Every value that sizes a part of the estimate (sixty-fifth hostile round, N3: the
+    // tracked NTK's ntk.n and ntk.output, most of it, went unnamed).
+    if cfg.train.test_n > 0 {
+        culprit += &format!(", train.test_n = {}", cfg.train.test_n);
+    }
+    if let Some(k) = &cfg.ntk {
+        // As the config writes it: a name, or an output's index.
+        let output = match k.output {
+            ntk_numerics::kernel::OutputMode::Single(o) => o.to_string(),
+            other => format!("\"{}\"", other.name()),
+        };
+        culprit += &format!(", ntk.n = {}, ntk.output = {output}", k.n);
+    }
+    if let Some(r) = &cfg.representations {
+        culprit += &format!(", representations.n = {}", r.n);
+    }
     Ok(memory_estimate(cfg, d)?.check(&culprit, max_memory)?)
 }
 

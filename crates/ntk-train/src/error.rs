@@ -317,6 +317,18 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// A sweep axis's value the network cannot take (a ResNet's activation follows its
+    /// variant): the axis named (sixty-fifth hostile round, N2).
+    #[error("{axis}: {source}")]
+    Axis {
+        axis: &'static str,
+        #[source]
+        source: Box<Error>,
+    },
+    /// A run's config against the data it loaded (labels beyond the outputs, augmentation,
+    /// f32's range: `crate::data_checks`), named with the config by the command.
+    #[error(transparent)]
+    AgainstData(Box<Error>),
     /// A sweep point whose config is invalid.
     #[error("sweep point {id}: {source}")]
     Point {

@@ -120,15 +120,26 @@ fn point(
     seed: u64,
 ) -> crate::Result<RunPoint> {
     let mut spec = base.clone().with_depth(depth).with_seed(seed);
+    // Each axis's value the network cannot take names its axis (sixty-fifth hostile round,
+    // N2).
+    let families = cfg.sweep.as_ref().is_some_and(|s| !s.families.is_empty());
+    let on = |axis: &'static str| {
+        move |e: ntk_model::ModelError| crate::Error::Axis {
+            axis: if families { "sweep.families" } else { axis },
+            source: Box::new(e.into()),
+        }
+    };
     // The variant first: it decides whether a ResNet takes an activation.
     if let Some(v) = variant {
-        spec = spec.with_variant(v)?;
+        spec = spec.with_variant(v).map_err(on("sweep.variants"))?;
     }
     if let Some(a) = act {
-        spec = spec.with_activation(a)?;
+        spec = spec.with_activation(a).map_err(on("sweep.activations"))?;
     }
     if let Some(n) = norm {
-        spec = spec.with_normalization(n)?;
+        spec = spec
+            .with_normalization(n)
+            .map_err(on("sweep.normalizations"))?;
     }
     let mut c = cfg.clone();
     c.set_spec(&spec);
@@ -651,7 +662,8 @@ pub fn check_collect(cfg: &TrainConfig, out: &Path, compute: &Compute) -> crate:
 fn checked_points(cfg: &TrainConfig, data: &Data) -> crate::Result<Vec<RunPoint>> {
     let points = expand(cfg)?;
     for p in &points {
-        crate::data_checks::check_inputs(&p.cfg, &p.cfg.spec()?, data)?;
+        crate::data_checks::check_inputs(&p.cfg, &p.cfg.spec()?, data)
+            .map_err(|e| crate::Error::AgainstData(Box::new(e)))?;
     }
     Ok(points)
 }

@@ -246,7 +246,7 @@ pub(crate) fn train_cmd(args: SweepArgs, kind: Kind) -> CliResult<()> {
     let path = flags.config.as_deref().unwrap_or(Path::new("-"));
     check_kind(kind, cfg.sweep.is_some(), path, !flags.set.is_empty())?;
     let mut tool = TrainCommand {
-        points: sweep::expand(&cfg)?,
+        points: sweep::expand(&cfg).map_err(|e| format!("{name}: {e}"))?,
         cfg: &cfg,
         flags,
         allow_mixed: args.sweep.allow_mixed,
@@ -288,13 +288,14 @@ impl TrainCommand<'_> {
         self.compute.as_ref().expect("chosen by the checks")
     }
 
-    /// An error of reading the data's files names the config, as its keys' errors do
-    /// (sixty-fourth hostile round, N2); any other error is as it is.
+    /// An error of reading the data's files, or of the config against them, names the
+    /// config, as its keys' errors do (sixty-fourth and sixty-fifth hostile rounds, N2);
+    /// any other error is as it is.
     fn named(&self, e: ntk_train::Error) -> StepError {
         match e {
-            ntk_train::Error::Data(_) | ntk_train::Error::TestSet { .. } => {
-                format!("{}: {e}", self.name).into()
-            }
+            ntk_train::Error::Data(_)
+            | ntk_train::Error::TestSet { .. }
+            | ntk_train::Error::AgainstData(_) => format!("{}: {e}", self.name).into(),
             e => e.into(),
         }
     }

@@ -525,8 +525,25 @@ impl TrainConfig {
             // adding it then gave this (fourteenth hostile round, D14): this first.
             return Some(ntk_model::ModelError::TwoNetworks.into());
         }
-        (table.contains_key("onnx") && !present.is_empty())
-            .then(|| crate::Error::NotForOnnx(present.join(", ")))
+        (table.contains_key("onnx") && !present.is_empty()).then(|| {
+            // A table an assignment made names it: `--depth 2` made [model] (sixty-fifth
+            // hostile round, N2: the table alone was named, which the file does not hold).
+            let named: Vec<String> = present
+                .iter()
+                .map(|t| {
+                    let by: Vec<&str> = sets
+                        .iter()
+                        .filter(|a| a.key == *t || a.key.starts_with(&format!("{t}.")))
+                        .map(|a| a.origin.as_str())
+                        .collect();
+                    match src.table().contains_key(*t) || by.is_empty() {
+                        true => (*t).to_string(),
+                        false => format!("{t} (made by {})", by.join(", ")),
+                    }
+                })
+                .collect();
+            crate::Error::NotForOnnx(named.join(", "))
+        })
     }
 
     /// A config from its text (paths, `[onnx]`'s file among them, from the current

@@ -4649,3 +4649,63 @@ fn sixty_fifth_review() {
     }
     assert!(!d.join("n").exists());
 }
+
+/// Sixty-fifth hostile round, N2 and N3: errors that named neither the config nor the key
+/// (a ResNet sweep's activation and normalization axes, `resnet.num_classes` against the
+/// data's labels, `--depth` on an ONNX config, which named the table the flag made) and a
+/// memory refusal that left out the values sizing the tracked NTK.
+#[test]
+fn sixty_fifth_review_notes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "r.toml",
+        "[data]\ndataset = \"digits\"\nn = 40\n[resnet]\ndepth = 8\nvariant = \"norm_relu\"\n\
+         base_width = 4\nimage_size = 8\nin_channels = 1\n[optim]\nlr = 0.05\n[train]\n\
+         batch_size = 20\nepochs = 1\ntest_n = 0\n",
+    );
+    let out = d.join("o");
+    for (set, culprits) in [
+        (
+            "sweep.activations=[\"tanh\"]",
+            &["r.toml (with overrides): sweep.activations: "][..],
+        ),
+        (
+            "sweep.normalizations=[\"none\"]",
+            &["r.toml (with overrides): sweep.normalizations: "],
+        ),
+        (
+            "resnet.num_classes=5",
+            &["r.toml (with overrides): resnet.num_classes = 5"],
+        ),
+        (
+            "ntk={every=1,n=40,output=\"full\"}",
+            &["ntk.n = 40, ntk.output = \"full\""],
+        ),
+    ] {
+        for dry in [true, false] {
+            let mut extra = vec!["--set", set, "--max-memory", "40M"];
+            if dry {
+                extra.push("--dry-run");
+            }
+            assert_clean_error(set, &run(&args(&cfg, &out, &extra)), culprits);
+        }
+    }
+    let onnx = write(
+        d,
+        "onnx.toml",
+        &format!(
+            "[data]\ndataset = \"digits\"\nn = 60\n\n[onnx]\nfile = \"{}\"\n\n[optim]\nlr = 0.1\n\n[train]\nbatch_size = 20\nepochs = 1\ntest_n = 0\n",
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../configs/train_onnx_mlp.onnx")
+                .display()
+        ),
+    );
+    assert_clean_error(
+        "--depth on ONNX",
+        &run(&args(&onnx, &out, &["--depth", "2", "--dry-run"])),
+        &["model (made by --depth 2): not for an ONNX network"],
+    );
+    assert!(!out.exists());
+}
