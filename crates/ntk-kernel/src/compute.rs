@@ -389,11 +389,15 @@ pub fn resnet_method(method: Method) -> Error {
 }
 
 /// The progress of the infinite-width recursion over `n` inputs to depth `depth`
-/// ([`crate::theory::infinite_width_kernels_scaled`], whose `progress` increments it): where
-/// `dual` integrates by quadrature over at least [`LONG_THEORY`] evaluations (seconds to
-/// hours: 1-5 ms each), a long phase's bar, which without a terminal logs its count, elapsed
-/// time and ETA every 30 s (sixty-fourth hostile round, N1: minutes to hours showed a
-/// spinner on a terminal and nothing off one); else a bar on a terminal only.
+/// ([`crate::theory::infinite_width_kernels_scaled`], whose `progress` increments it). Where
+/// `dual` integrates by quadrature (1-10 ms an evaluation: seconds to hours), a timed bar:
+/// on a terminal a bar, without one a line of its count, elapsed time and ETA every 30 s
+/// once 30 s have passed, whatever the count (sixty-fourth hostile round, N1: nothing was
+/// said; sixty-sixth, D1: a cut at 5,000 evaluations left a 40 s kernel unsaid). A closed
+/// form's (about 100 ns an evaluation) is drawn on a terminal from [`DRAWN_CLOSED_FORM`]
+/// evaluations, and a recursion of fewer than [`DRAWN_QUADRATURE`] (one input's, which a
+/// run checks before its kernel) not at all (sixty-sixth, N2: such bars flashed by under
+/// the kernel's name).
 pub fn theory_bar(
     reporter: &ntk_system::progress::Reporter,
     dual: &crate::theory::DualEvaluator,
@@ -402,15 +406,18 @@ pub fn theory_bar(
 ) -> ntk_system::progress::ProgressBar {
     let total = crate::theory::recursion_evaluations(n, depth);
     let prefix = "theory kernel (pair x layer evaluations)".to_string();
-    if !dual.is_closed_form() && total >= LONG_THEORY {
-        reporter.long_bar(total, prefix)
-    } else {
-        reporter.bar(total, prefix)
+    match dual.is_closed_form() {
+        false if total >= DRAWN_QUADRATURE => reporter.timed_bar(total, prefix),
+        true if total >= DRAWN_CLOSED_FORM => reporter.bar(total, prefix),
+        _ => ntk_system::progress::ProgressBar::hidden(),
     }
 }
 
-/// The recursion's evaluations by quadrature from which [`theory_bar`] logs its progress.
-pub const LONG_THEORY: u64 = 5_000;
+/// The evaluations by quadrature from which [`theory_bar`] shows a bar.
+pub const DRAWN_QUADRATURE: u64 = 100;
+
+/// The evaluations in closed form from which [`theory_bar`] draws a bar on a terminal.
+pub const DRAWN_CLOSED_FORM: u64 = 10_000_000;
 
 #[cfg(test)]
 mod tests {

@@ -85,11 +85,18 @@ impl TermLike for LogLines {
     }
 }
 
-/// A bar whose redraws go to `sink` as log lines, at most one per `every`.
-fn logged_bar(len: u64, prefix: String, every: Duration, sink: Sink) -> ProgressBar {
+/// A bar whose redraws go to `sink` as log lines, at most one per `every`: the first at its
+/// first step, or with `quiet_start` only once `every` has passed (a phase shorter than that
+/// logs nothing).
+fn logged_bar(
+    len: u64,
+    prefix: String,
+    (every, quiet_start): (Duration, bool),
+    sink: Sink,
+) -> ProgressBar {
     let lines = LogLines {
         every,
-        last: Mutex::new(None),
+        last: Mutex::new(quiet_start.then(Instant::now)),
         sink,
     };
     let bar = ProgressBar::with_draw_target(
@@ -204,11 +211,23 @@ impl Reporter {
     /// time and ETA at most every [`LOG_EVERY`] (the first at its first step); nothing when
     /// silent.
     pub fn long_bar(&self, len: u64, prefix: String) -> ProgressBar {
+        self.logged(len, prefix, false)
+    }
+
+    /// A bar of a phase that takes seconds or hours by what it is given (the infinite-width
+    /// kernel by quadrature): as [`Self::long_bar`], but without a terminal its first line
+    /// comes once [`LOG_EVERY`] has passed, so that a short phase logs nothing and a long one
+    /// logs every [`LOG_EVERY`] whatever its count (sixty-sixth hostile round, D1: a cut by
+    /// count left a 40 s kernel without a line).
+    pub fn timed_bar(&self, len: u64, prefix: String) -> ProgressBar {
+        self.logged(len, prefix, true)
+    }
+
+    fn logged(&self, len: u64, prefix: String, quiet_start: bool) -> ProgressBar {
+        let when = (LOG_EVERY, quiet_start);
         match self.mode {
-            Mode::Lines => logged_bar(len, prefix, LOG_EVERY, Arc::new(|l| println!("{l}"))),
-            Mode::LinesToStderr => {
-                logged_bar(len, prefix, LOG_EVERY, Arc::new(|l| eprintln!("{l}")))
-            }
+            Mode::Lines => logged_bar(len, prefix, when, Arc::new(|l| println!("{l}"))),
+            Mode::LinesToStderr => logged_bar(len, prefix, when, Arc::new(|l| eprintln!("{l}"))),
             Mode::Bars | Mode::Silent => self.bar(len, prefix),
         }
     }
@@ -248,12 +267,16 @@ mod tests {
     use super::*;
 
     fn collected(every: Duration, steps: u64) -> Vec<String> {
+        collected_from(every, false, steps)
+    }
+
+    fn collected_from(every: Duration, quiet_start: bool, steps: u64) -> Vec<String> {
         let lines = Arc::new(Mutex::new(Vec::new()));
         let sink = lines.clone();
         let bar = logged_bar(
             steps,
             "tiles".into(),
-            every,
+            (every, quiet_start),
             Arc::new(move |l| sink.lock().unwrap().push(l.to_string())),
         );
         for _ in 0..steps {
@@ -295,5 +318,15 @@ mod tests {
             lines[0].starts_with("tiles: ") && lines[0].contains("/2 ("),
             "{lines:?}"
         );
+    }
+
+    /// A timed bar ([`Reporter::timed_bar`]) logs nothing before its interval has passed,
+    /// then as a long bar does.
+    #[test]
+    fn a_timed_bar_waits_for_its_interval() {
+        assert!(collected_from(Duration::from_secs(3600), true, 2).is_empty());
+        let lines = collected_from(Duration::from_millis(1500), true, 3);
+        assert!(!lines.is_empty(), "no line after the interval");
+        assert!(!lines[0].starts_with("tiles: 0/"), "{lines:?}");
     }
 }

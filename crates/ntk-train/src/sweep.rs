@@ -198,14 +198,28 @@ pub fn check_inputs_outside(cfg: &TrainConfig, out: &Path) -> crate::Result<()> 
 /// The fingerprint of a sweep's config, whichever shard, backend or output directory runs
 /// it: the writers of one sweep directory must share it (`ntk_files::lock::SweepClaim`). In
 /// the one recorded form of its network, as its runs are: two spellings of one network are
-/// one sweep.
+/// one sweep. Taken over the runs the sweep makes ([`expand`]; each in its one form, in any
+/// order), so two configs that make the same runs share it and two that make other runs do
+/// not, whatever the base a sweep's axes override: one `activation_param` is each swept
+/// family's own, and the config's single form judged it against the base activation alone
+/// (a LeakyReLU base's default slope and NormReLU's kink at 0.01 were one sweep's writers).
 pub fn fingerprint(cfg: &TrainConfig) -> String {
-    let mut c = cfg.clone();
-    c.train.out = None;
-    c.train.backend = None;
-    let mut flat = ntk_runs::provenance::flatten_config(&c);
-    ntk_model::spec::canonical_recorded(&mut flat);
-    ntk_runs::provenance::fingerprint(&flat)
+    let one = |c: &TrainConfig| {
+        let mut c = c.clone();
+        c.train.out = None;
+        c.train.backend = None;
+        let mut flat = ntk_runs::provenance::flatten_config(&c);
+        ntk_model::spec::canonical_recorded(&mut flat);
+        ntk_runs::provenance::fingerprint(&flat)
+    };
+    // A config whose runs cannot be expanded is refused before any claim; its own form
+    // stands in.
+    let Ok(points) = expand(cfg) else {
+        return one(cfg);
+    };
+    let mut runs: Vec<String> = points.iter().map(|p| one(&p.cfg)).collect();
+    runs.sort();
+    ntk_runs::provenance::sha256_hex(runs.join("\n").as_bytes())
 }
 
 /// What a sweep did.

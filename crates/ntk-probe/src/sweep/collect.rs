@@ -184,6 +184,7 @@ fn seed_values(rows: &[Summary]) -> Vec<SeedValue> {
             depth: s.depth,
             kappa: s.kappa.filter(|_| !s.singular),
             min_grad_angle_deg: s.min_grad_angle_deg,
+            blocks_of: s.block_size.map(|b| (b, s.n)),
         })
         .collect()
 }

@@ -4,7 +4,7 @@
 //! seed's value; relu solid and linear dashed as in the paper, the infinite-width theory
 //! dotted in the same colour.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use ntk_plot::{Dash, Figure, Layout, Marker, PALETTE, RGBColor, Scale, Series, Spread};
@@ -21,6 +21,9 @@ pub struct SeedValue {
     pub depth: usize,
     pub kappa: Option<f64>,
     pub min_grad_angle_deg: Option<f64>,
+    /// The blocks protocol's (block size, n): `None` for the whole set, and for an older
+    /// `results.csv` without the column.
+    pub blocks_of: Option<(usize, usize)>,
 }
 
 type GroupKey = (String, String, String, usize);
@@ -281,7 +284,7 @@ fn kappa_figure(
     }
     let what = match protocol {
         "whole" => "whole set".to_string(),
-        "blocks" => "mean over 512-sample blocks".to_string(),
+        "blocks" => blocks_words(seeds),
         other => format!("{other} protocol"),
     };
     Figure {
@@ -292,6 +295,29 @@ fn kappa_figure(
         y_scale: Scale::Log,
         series,
         note: Some(note),
+    }
+}
+
+/// The blocks the blocks protocol's points were measured on, as a title says them, from the
+/// block size and `n` each recorded (sixty-sixth hostile round, D2: "512-sample blocks"
+/// whatever they were): one size for every point, with the last block smaller where `n` is
+/// not a multiple of it, and one block of the whole set where `n` is at most the size.
+fn blocks_words(seeds: &[SeedValue]) -> String {
+    let recorded: BTreeSet<(usize, usize)> = seeds
+        .iter()
+        .filter(|s| s.protocol == "blocks")
+        .filter_map(|s| s.blocks_of)
+        .collect();
+    let sizes: BTreeSet<usize> = recorded.iter().map(|&(b, _)| b).collect();
+    match (sizes.len(), sizes.first()) {
+        (1, Some(&b)) if recorded.iter().all(|&(_, n)| n <= b) => {
+            "blocks protocol: one block, the whole set".to_string()
+        }
+        (1, Some(&b)) if recorded.iter().all(|&(_, n)| n % b == 0) => {
+            format!("mean over {b}-sample blocks")
+        }
+        (1, Some(&b)) => format!("mean over {b}-sample blocks, the last smaller"),
+        _ => "mean over blocks".to_string(),
     }
 }
 
@@ -400,5 +426,36 @@ mod tests {
         assert!(!text.contains("L=2") && !text.contains("(5/5)"), "{text}");
         let none = &groups[1..2];
         assert_eq!(dropped(&curves(none, "blocks")), "");
+    }
+
+    /// The blocks figure's title says the blocks the points recorded (sixty-sixth hostile
+    /// round, D2: "512-sample blocks" whatever they were).
+    #[test]
+    fn the_blocks_title_says_the_recorded_blocks() {
+        let seed = |protocol: &str, blocks_of: Option<(usize, usize)>| SeedValue {
+            protocol: protocol.into(),
+            setting: String::new(),
+            activation: "relu".into(),
+            depth: 1,
+            kappa: Some(10.0),
+            min_grad_angle_deg: None,
+            blocks_of,
+        };
+        let words = |of: &[(usize, usize)]| {
+            let mut seeds: Vec<SeedValue> = of.iter().map(|&b| seed("blocks", Some(b))).collect();
+            seeds.push(seed("whole", None));
+            blocks_words(&seeds)
+        };
+        assert_eq!(words(&[(8, 24), (8, 16)]), "mean over 8-sample blocks");
+        assert_eq!(
+            words(&[(8, 20)]),
+            "mean over 8-sample blocks, the last smaller"
+        );
+        assert_eq!(
+            words(&[(512, 20)]),
+            "blocks protocol: one block, the whole set"
+        );
+        assert_eq!(words(&[(4, 20), (8, 16)]), "mean over blocks");
+        assert_eq!(words(&[]), "mean over blocks");
     }
 }

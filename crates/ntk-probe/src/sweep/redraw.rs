@@ -27,6 +27,9 @@ struct SeedRow {
     min_grad_angle_deg: String,
     convention: String,
     data: String,
+    /// The blocks protocol's block size (absent in older files, empty for whole).
+    #[serde(default)]
+    block_size: Option<usize>,
 }
 
 fn bad(path: &Path, reason: String) -> crate::Error {
@@ -234,6 +237,7 @@ fn seed_values(path: &Path) -> crate::Result<Vec<(SeedValue, bool)>> {
                 depth: r.depth,
                 kappa,
                 min_grad_angle_deg: number(path, "min_grad_angle_deg", &r.min_grad_angle_deg)?,
+                blocks_of: r.block_size.map(|b| (b, r.n)),
             };
             Ok((value, r.singular))
         })

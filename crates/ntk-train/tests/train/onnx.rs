@@ -313,9 +313,15 @@ fn what_does_not_apply_to_an_onnx_network_is_refused_by_name() {
     // --set or a short flag, is the table that does not apply.
     refused(
         &["model.width=8"],
-        &["model: not for an ONNX network", "train_onnx_mlp.toml"],
+        &[
+            "model (made by --set model.width=8): not for an ONNX network",
+            "train_onnx_mlp.toml",
+        ],
     );
-    refused(&["resnet.depth=8"], &["resnet: not for an ONNX network"]);
+    refused(
+        &["resnet.depth=8"],
+        &["resnet (made by --set resnet.depth=8): not for an ONNX network"],
+    );
     let o = train(&[
         "run",
         "--config",
@@ -326,7 +332,10 @@ fn what_does_not_apply_to_an_onnx_network_is_refused_by_name() {
     ]);
     let e = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{e}");
-    assert!(e.contains("model: not for an ONNX network"), "{e}");
+    assert!(
+        e.contains("model (made by --depth 3): not for an ONNX network"),
+        "{e}"
+    );
     let bn = fixture("resnet_small.onnx");
     refused(
         &[&format!("onnx.file={:?}", bn.display().to_string())],

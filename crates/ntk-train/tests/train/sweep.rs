@@ -632,3 +632,42 @@ fn the_binary_runs_dry_runs_plots_and_resumes() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--shard 2/2"));
 }
+
+/// A sweep's fingerprint (its writers' claim) is taken over the runs it makes: two
+/// spellings of one sweep share it, whatever the base activation its families override,
+/// and a sweep whose families take the one parameter differently does not (a LeakyReLU
+/// base's default slope given or left out is NormReLU's kink at 0.01 or at its default).
+#[test]
+fn a_sweeps_fingerprint_is_that_of_its_runs() {
+    let config = |base: &str, param: &str| {
+        TrainConfig::parse(&format!(
+            "[data]\ndataset = \"digits\"\nn = 40\n[model]\nwidth = 8\ndepth = 1\n\
+             activation = \"{base}\"\n{param}output_dim = 10\n[optim]\nlr = 0.1\n[train]\n\
+             batch_size = 20\nepochs = 1\ntest_n = 0\n[sweep]\nfamilies = [{{ activation = \
+             \"leaky_relu\" }}, {{ activation = \"norm_relu\" }}]\n"
+        ))
+        .unwrap()
+    };
+    let leaky_given = sweep::fingerprint(&config("leaky_relu", "activation_param = 0.01\n"));
+    let leaky_absent = sweep::fingerprint(&config("leaky_relu", ""));
+    assert_ne!(
+        leaky_given, leaky_absent,
+        "NormReLU at 0.01 and at its default"
+    );
+    // The same runs from another base: one sweep.
+    assert_eq!(
+        leaky_given,
+        sweep::fingerprint(&config("norm_relu", "activation_param = 0.01\n"))
+    );
+    // And NormReLU's default kink written out is the kink left out.
+    let b = ntk_model::ActivationKind::NormRelu.param().unwrap().default;
+    assert_eq!(
+        sweep::fingerprint(&config("leaky_relu", "")),
+        sweep::fingerprint(&config("relu", ""))
+    );
+    assert_ne!(
+        sweep::fingerprint(&config("norm_relu", &format!("activation_param = {b}\n"))),
+        leaky_absent,
+        "LeakyReLU's slope at NormReLU's default kink"
+    );
+}
