@@ -366,6 +366,30 @@ impl SweepClaim {
         None
     }
 
+    /// Refuses, as [`Self::acquire`] would, a sweep `out` that a live writer of a config
+    /// other than `fingerprint` is filling; nothing is changed (a dead writer's
+    /// registration is left for the claim to remove). For the dry runs (sixty-seventh
+    /// hostile round, D2: they said `new` where the run was refused at once).
+    pub fn check_no_other_writer(out: &Path, fingerprint: &str) -> crate::Result<()> {
+        let Ok(entries) = fs::read_dir(out.join(WRITERS_DIR)) else {
+            return Ok(());
+        };
+        let mine = format!("{fingerprint}.lock");
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name == mine || !is_registration(&entry.path()) {
+                continue;
+            }
+            if let Some(holder) = held_by(&entry.path()) {
+                return Err(crate::Error::OtherWriter {
+                    dir: out.to_path_buf(),
+                    holder,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Registers this process as a writer of `out` for the config `fingerprint`, described
     /// by `what` (the config file) in the error another config's writer gets.
     pub fn acquire(out: &Path, fingerprint: &str, what: &str) -> crate::Result<Self> {
@@ -563,6 +587,32 @@ pub fn lock_path(dir: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sixty-seventh hostile round, D2: the dry runs said `new` beside a live writer of
+    /// another config, which the run refused at once. The check refuses as the claim does,
+    /// passes this config's own writers, and changes nothing (a dead writer's registration
+    /// is left).
+    #[test]
+    fn the_dry_runs_check_for_another_configs_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path();
+        let (a, b) = ("ab".repeat(32), "cd".repeat(32));
+        assert!(SweepClaim::check_no_other_writer(out, &a).is_ok());
+        let live = SweepClaim::acquire(out, &a, "config a.toml").unwrap();
+        assert!(SweepClaim::check_no_other_writer(out, &a).is_ok());
+        let e = SweepClaim::check_no_other_writer(out, &b)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("a sweep of another config is writing here"),
+            "{e}"
+        );
+        assert!(e.contains("config a.toml"), "{e}");
+        assert!(SweepClaim::acquire(out, &b, "config b.toml").is_err());
+        drop(live);
+        assert!(SweepClaim::check_no_other_writer(out, &b).is_ok());
+        assert!(out.join(WRITERS_DIR).join(format!("{a}.lock")).exists());
+    }
 
     /// Forty-first hostile round: a user's `*.lock` in a sweep's writers' directory is not
     /// a dead writer's registration (kept, where a dead config's own goes), and a file at

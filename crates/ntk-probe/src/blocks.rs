@@ -100,12 +100,30 @@ pub fn membership(n: usize, block: usize, seed: u64) -> Vec<Vec<usize>> {
     use rand::seq::SliceRandom;
     let mut order: Vec<usize> = (0..n).collect();
     order.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
-    let mut blocks: Vec<Vec<usize>> = order.chunks(block.max(1)).map(<[usize]>::to_vec).collect();
-    if blocks.len() > 1 && blocks.last().is_some_and(|b| b.len() < MIN_BLOCK) {
-        let rest = blocks.pop().expect("more than one block");
-        blocks.last_mut().expect("one block left").extend(rest);
+    let mut rest = order.as_slice();
+    block_sizes(n, block)
+        .into_iter()
+        .map(|size| {
+            let (this, after) = rest.split_at(size);
+            rest = after;
+            this.to_vec()
+        })
+        .collect()
+}
+
+/// The sizes of [`membership`]'s blocks of `n` samples at `block` a block, in order:
+/// chunks of `block`, the last possibly smaller, a remainder smaller than [`MIN_BLOCK`]
+/// joined to the block before it. The figures' words say them (sixty-seventh hostile round,
+/// D1).
+pub fn block_sizes(n: usize, block: usize) -> Vec<usize> {
+    let block = block.max(1);
+    let mut sizes = vec![block; n / block];
+    match n % block {
+        0 => {}
+        r if r < MIN_BLOCK && !sizes.is_empty() => *sizes.last_mut().expect("a block") += r,
+        r => sizes.push(r),
     }
-    blocks
+    sizes
 }
 
 /// The blocks of a probe of `n` samples: `given` (`probe.blocks` as the run read it,

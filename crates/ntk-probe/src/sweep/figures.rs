@@ -299,9 +299,11 @@ fn kappa_figure(
 }
 
 /// The blocks the blocks protocol's points were measured on, as a title says them, from the
-/// block size and `n` each recorded (sixty-sixth hostile round, D2: "512-sample blocks"
-/// whatever they were): one size for every point, with the last block smaller where `n` is
-/// not a multiple of it, and one block of the whole set where `n` is at most the size.
+/// block size and `n` each recorded, cut as the probe cuts them ([`crate::blocks::block_sizes`];
+/// sixty-sixth hostile round, D2: "512-sample blocks" whatever they were; sixty-seventh, D1:
+/// a remainder of one joins the block before it, which is then larger): one size for every
+/// point, with the last block smaller or larger where `n` is not a multiple of it, and one
+/// block of the whole set where every point has a single block.
 fn blocks_words(seeds: &[SeedValue]) -> String {
     let recorded: BTreeSet<(usize, usize)> = seeds
         .iter()
@@ -309,16 +311,29 @@ fn blocks_words(seeds: &[SeedValue]) -> String {
         .filter_map(|s| s.blocks_of)
         .collect();
     let sizes: BTreeSet<usize> = recorded.iter().map(|&(b, _)| b).collect();
-    match (sizes.len(), sizes.first()) {
-        (1, Some(&b)) if recorded.iter().all(|&(_, n)| n <= b) => {
-            "blocks protocol: one block, the whole set".to_string()
-        }
-        (1, Some(&b)) if recorded.iter().all(|&(_, n)| n % b == 0) => {
-            format!("mean over {b}-sample blocks")
-        }
-        (1, Some(&b)) => format!("mean over {b}-sample blocks, the last smaller"),
-        _ => "mean over blocks".to_string(),
+    let (1, Some(&b)) = (sizes.len(), sizes.first()) else {
+        return "mean over blocks".to_string();
+    };
+    let cut: Vec<Vec<usize>> = recorded
+        .iter()
+        .map(|&(b, n)| crate::blocks::block_sizes(n, b))
+        .collect();
+    if cut.iter().all(|c| c.len() <= 1) {
+        return "blocks protocol: one block, the whole set".to_string();
     }
+    let last: BTreeSet<std::cmp::Ordering> = cut
+        .iter()
+        .filter_map(|c| c.last())
+        .map(|&l| l.cmp(&b))
+        .collect();
+    use std::cmp::Ordering::{Greater, Less};
+    let tail = match (last.contains(&Less), last.contains(&Greater)) {
+        (false, false) => "",
+        (true, false) => ", the last smaller",
+        (false, true) => ", the last larger",
+        (true, true) => ", the last of another size",
+    };
+    format!("mean over {b}-sample blocks{tail}")
 }
 
 /// What the figures' titles say: each its own, naming the data set `data` and what it
@@ -456,6 +471,19 @@ mod tests {
             "blocks protocol: one block, the whole set"
         );
         assert_eq!(words(&[(4, 20), (8, 16)]), "mean over blocks");
+        // A remainder of one joins the block before it (sixty-seventh hostile round, D1).
+        assert_eq!(
+            words(&[(8, 9)]),
+            "blocks protocol: one block, the whole set"
+        );
+        assert_eq!(
+            words(&[(8, 17)]),
+            "mean over 8-sample blocks, the last larger"
+        );
+        assert_eq!(
+            words(&[(8, 17), (8, 20)]),
+            "mean over 8-sample blocks, the last of another size"
+        );
         assert_eq!(words(&[]), "mean over blocks");
     }
 }

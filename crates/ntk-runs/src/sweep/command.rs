@@ -86,6 +86,7 @@ pub fn run_command<C: SweepCommand>(
         // dry run refuses too, making nothing (ninth hostile round).
         ntk_files::outset::check_writable_unmade(&out)?;
         ntk_files::lock::SweepClaim::check_no_set_being_made(&out)?;
+        ntk_files::lock::SweepClaim::check_no_other_writer(&out, &tool.fingerprint())?;
         tool.dry_run(&out, shard)?;
         return Ok(out);
     }
