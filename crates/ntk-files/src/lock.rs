@@ -115,6 +115,20 @@ fn held_by(path: &Path) -> Option<String> {
     }
 }
 
+/// The registrations in a sweep's writers' directory `dir` of configs other than
+/// `fingerprint`, as these tools write them; anything else there is the user's, neither taken
+/// for a writer nor removed (forty-first hostile round, D2: a user's `*.lock` there was
+/// removed as a dead writer's).
+fn other_registrations(dir: &Path, fingerprint: &str) -> std::io::Result<Vec<PathBuf>> {
+    let mine = format!("{fingerprint}.lock");
+    Ok(fs::read_dir(dir)?
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy() != mine.as_str())
+        .map(|entry| entry.path())
+        .filter(|path| is_registration(path))
+        .collect())
+}
+
 /// The lock file `.<name>.ntk-lock` beside the output `dir` ([`DirLock::acquire_beside`]).
 fn beside_path(dir: &Path) -> PathBuf {
     let name = dir.file_name().unwrap_or_default().to_string_lossy();
@@ -371,23 +385,16 @@ impl SweepClaim {
     /// registration is left for the claim to remove). For the dry runs (sixty-seventh
     /// hostile round, D2: they said `new` where the run was refused at once).
     pub fn check_no_other_writer(out: &Path, fingerprint: &str) -> crate::Result<()> {
-        let Ok(entries) = fs::read_dir(out.join(WRITERS_DIR)) else {
+        let Ok(others) = other_registrations(&out.join(WRITERS_DIR), fingerprint) else {
             return Ok(());
         };
-        let mine = format!("{fingerprint}.lock");
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name == mine || !is_registration(&entry.path()) {
-                continue;
-            }
-            if let Some(holder) = held_by(&entry.path()) {
-                return Err(crate::Error::OtherWriter {
-                    dir: out.to_path_buf(),
-                    holder,
-                });
-            }
+        match others.iter().find_map(|path| held_by(path)) {
+            Some(holder) => Err(crate::Error::OtherWriter {
+                dir: out.to_path_buf(),
+                holder,
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Registers this process as a writer of `out` for the config `fingerprint`, described
@@ -430,19 +437,13 @@ impl SweepClaim {
         Self::check_places(out, fingerprint)?;
         let guard = Self::guard(&dir)?;
         let mine = format!("{fingerprint}.lock");
-        let entries = fs::read_dir(&dir).map_err(|source| crate::Error::Read {
-            path: dir.clone(),
-            source,
-        })?;
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            // Another config's registration, as these tools write one; anything else there
-            // is the user's, neither taken for a writer nor removed (forty-first hostile
-            // round, D2: a user's `*.lock` there was removed as a dead writer's).
-            if name == mine || !is_registration(&entry.path()) {
-                continue;
-            }
-            let Ok(mut other) = File::options().read(true).write(true).open(entry.path()) else {
+        let others =
+            other_registrations(&dir, fingerprint).map_err(|source| crate::Error::Read {
+                path: dir.clone(),
+                source,
+            })?;
+        for path in others {
+            let Ok(mut other) = File::options().read(true).write(true).open(&path) else {
                 continue;
             };
             match other.try_lock() {
@@ -454,7 +455,7 @@ impl SweepClaim {
                 }
                 // Its writers are gone: the registration goes with them.
                 Ok(()) => {
-                    let _ = fs::remove_file(entry.path());
+                    let _ = fs::remove_file(&path);
                 }
                 Err(TryLockError::Error(_)) => {}
             }

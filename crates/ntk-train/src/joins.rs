@@ -95,7 +95,7 @@ pub fn check_sweep(
     }
     entries.extend(joining.iter().map(|j| (j.dir.clone(), Some(j.provenance))));
     provenance::check_one_base(&entries, &crate::config::merge_axes(), crate::run::ONE_FORM)
-        .and_then(|_| crate::config::one_parameter_per_family(&entries))
+        .and_then(|_| crate::config::own_keys_agree(&entries))
         .map_err(|e| {
             crate::Error::from(ntk_runs::Error::At {
                 path: sweep.to_path_buf(),

@@ -195,29 +195,26 @@ pub fn check_inputs_outside(cfg: &TrainConfig, out: &Path) -> crate::Result<()> 
     })
 }
 
-/// The fingerprint of a sweep's config, whichever shard, backend or output directory runs
-/// it: the writers of one sweep directory must share it (`ntk_files::lock::SweepClaim`). In
-/// the one recorded form of its network, as its runs are: two spellings of one network are
-/// one sweep. Taken over the runs the sweep makes ([`expand`]; each in its one form, in any
-/// order), so two configs that make the same runs share it and two that make other runs do
-/// not, whatever the base a sweep's axes override: one `activation_param` is each swept
-/// family's own, and the config's single form judged it against the base activation alone
-/// (a LeakyReLU base's default slope and NormReLU's kink at 0.01 were one sweep's writers).
-pub fn fingerprint(cfg: &TrainConfig) -> String {
-    let one = |c: &TrainConfig| {
-        let mut c = c.clone();
-        c.train.out = None;
-        c.train.backend = None;
-        let mut flat = ntk_runs::provenance::flatten_config(&c);
-        ntk_model::spec::canonical_recorded(&mut flat);
-        ntk_runs::provenance::fingerprint(&flat)
-    };
-    // A config whose runs cannot be expanded is refused before any claim; its own form
-    // stands in.
-    let Ok(points) = expand(cfg) else {
-        return one(cfg);
-    };
-    let mut runs: Vec<String> = points.iter().map(|p| one(&p.cfg)).collect();
+/// The fingerprint of a sweep, whichever shard, backend or output directory runs it: the
+/// writers of one sweep directory must share it (`ntk_files::lock::SweepClaim`). Taken over
+/// the runs the sweep makes (`points`, [`expand`]'s), each in the one recorded form of its
+/// network as its runs are, in any order: two configs that make the same runs share it (two
+/// spellings of one network are one sweep) and two that make other runs do not, whatever
+/// the base a sweep's axes override (one `activation_param` is each swept family's own, and
+/// the config's single form judged it against the base activation alone: a LeakyReLU base's
+/// default slope and NormReLU's kink at 0.01 were one sweep's writers).
+pub fn fingerprint(points: &[RunPoint]) -> String {
+    let mut runs: Vec<String> = points
+        .iter()
+        .map(|p| {
+            let mut c = p.cfg.clone();
+            c.train.out = None;
+            c.train.backend = None;
+            let mut flat = ntk_runs::provenance::flatten_config(&c);
+            ntk_model::spec::canonical_recorded(&mut flat);
+            ntk_runs::provenance::fingerprint(&flat)
+        })
+        .collect();
     runs.sort();
     ntk_runs::provenance::sha256_hex(runs.join("\n").as_bytes())
 }
@@ -639,7 +636,7 @@ pub fn run(
         engine: cfg.train.engine,
         plans: plans(&points, compute)?,
         allow_mixed: opts.allow_mixed,
-        fingerprint: fingerprint(cfg),
+        fingerprint: fingerprint(&points),
         claims: true,
     };
     let done = sweep::execute(&mut sweep, &points, shard, opts.recompute, reporter)?;
@@ -703,7 +700,7 @@ fn with_sweep<T>(
         engine: cfg.train.engine,
         plans: plans(&points, compute)?,
         allow_mixed,
-        fingerprint: fingerprint(cfg),
+        fingerprint: fingerprint(&points),
         claims: false,
     };
     f(&sweep, &points)

@@ -59,7 +59,10 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
     let compute = backend::select(cfg.probe.backend.as_deref(), cfg.probe.precision)?;
     let loaded = onnx::load_model(&mut cfg, &compute)?;
     let model = &loaded.model;
-    let inputs = inputs::load(&cfg.data).map_err(|e| format!("{}: {e}", src.name(&sets)))?;
+    let inputs = inputs::load(&cfg.data).map_err(|e| ntk_probe::Error::Named {
+        name: src.name(&sets),
+        source: Box::new(e.into()),
+    })?;
     ntk_probe::run::check_f32_inputs(cfg.probe.precision, &inputs)?;
     onnx::check_width(&cfg, model, &inputs)?;
     onnx::check_output(&cfg, model)?;

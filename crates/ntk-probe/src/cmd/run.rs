@@ -162,7 +162,10 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
     )?;
     // An error of the data's files names the config as its keys' errors do (sixty-fourth
     // hostile round, N2).
-    let inputs = inputs::load(&cfg.data).map_err(|e| format!("{}: {e}", src.name(&sets)))?;
+    let inputs = inputs::load(&cfg.data).map_err(|e| ntk_probe::Error::Named {
+        name: src.name(&sets),
+        source: Box::new(e.into()),
+    })?;
     run::check_inputs(cfg.probe.precision, &inputs)?;
     let compute = backend::select(cfg.probe.backend.as_deref(), cfg.probe.precision)?;
     // What the run reads and checks before any work, checked before a dry run answers: the

@@ -334,7 +334,7 @@ impl SweepCommand for TrainCommand<'_> {
     }
 
     fn fingerprint(&self) -> String {
-        sweep::fingerprint(self.cfg)
+        sweep::fingerprint(&self.points)
     }
 
     fn run(

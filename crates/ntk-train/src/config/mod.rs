@@ -263,7 +263,7 @@ pub const AXES: [&str; 10] = [
 /// family's default, so a sweep of both at 0.01 (LeakyReLU's default) recorded it for one
 /// and not the other and was refused as two configs (sixty-fourth hostile round, D1);
 /// `optim.scalar_lr_scale` is recorded at a sweep's Fixup points only (sixty-fifth, D1).
-/// Runs of one family or variant must still agree on them ([`one_parameter_per_family`]).
+/// Runs of one family or variant must still agree on them ([`own_keys_agree`]).
 pub fn merge_axes() -> Vec<&'static str> {
     let mut axes = AXES.to_vec();
     axes.extend(OWN_KEYS.iter().map(|(_, key)| *key));
@@ -283,7 +283,7 @@ pub const OWN_KEYS: [(&str, &str); 3] = [
 /// ResNet variant one rate of Fixup's scalars ([`OWN_KEYS`], merge axes, [`merge_axes`],
 /// because each group records its own: runs of two groups may differ in them, runs of one
 /// may not), compared in the one recorded form.
-pub fn one_parameter_per_family(
+pub fn own_keys_agree(
     entries: &[(
         std::path::PathBuf,
         Option<&ntk_runs::provenance::Provenance>,

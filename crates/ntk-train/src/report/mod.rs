@@ -174,7 +174,7 @@ pub fn collect_as(
         if allow_mixed {
             return Ok(());
         }
-        crate::config::one_parameter_per_family(&entries).map_err(|e| ntk_runs::Error::At {
+        crate::config::own_keys_agree(&entries).map_err(|e| ntk_runs::Error::At {
             path: out.to_path_buf(),
             source: Box::new(e),
         })

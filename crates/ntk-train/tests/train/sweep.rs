@@ -648,8 +648,9 @@ fn a_sweeps_fingerprint_is_that_of_its_runs() {
         ))
         .unwrap()
     };
-    let leaky_given = sweep::fingerprint(&config("leaky_relu", "activation_param = 0.01\n"));
-    let leaky_absent = sweep::fingerprint(&config("leaky_relu", ""));
+    let fingerprint = |cfg: &TrainConfig| sweep::fingerprint(&sweep::expand(cfg).unwrap());
+    let leaky_given = fingerprint(&config("leaky_relu", "activation_param = 0.01\n"));
+    let leaky_absent = fingerprint(&config("leaky_relu", ""));
     assert_ne!(
         leaky_given, leaky_absent,
         "NormReLU at 0.01 and at its default"
@@ -657,17 +658,15 @@ fn a_sweeps_fingerprint_is_that_of_its_runs() {
     // The same runs from another base: one sweep.
     assert_eq!(
         leaky_given,
-        sweep::fingerprint(&config("norm_relu", "activation_param = 0.01\n"))
+        fingerprint(&config("norm_relu", "activation_param = 0.01\n"))
     );
-    // And NormReLU's default kink written out is the kink left out.
+    // Without the parameter, the same runs from any base.
+    assert_eq!(leaky_absent, fingerprint(&config("relu", "")));
+    // NormReLU's default kink given would be LeakyReLU's slope too, beyond its range: the
+    // sweep is refused as its runs are expanded, before any claim (so no fingerprint).
     let b = ntk_model::ActivationKind::NormRelu.param().unwrap().default;
-    assert_eq!(
-        sweep::fingerprint(&config("leaky_relu", "")),
-        sweep::fingerprint(&config("relu", ""))
-    );
-    assert_ne!(
-        sweep::fingerprint(&config("norm_relu", &format!("activation_param = {b}\n"))),
-        leaky_absent,
-        "LeakyReLU's slope at NormReLU's default kink"
-    );
+    let e = sweep::expand(&config("norm_relu", &format!("activation_param = {b}\n")))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("leaky_relu's negative slope"), "{e}");
 }
