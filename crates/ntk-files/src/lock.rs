@@ -109,10 +109,18 @@ fn read_holder(file: &mut File) -> String {
 /// Who holds the lock file at `path`, when a live process holds it; nothing is changed.
 fn held_by(path: &Path) -> Option<String> {
     let mut file = File::options().read(true).write(true).open(path).ok()?;
-    match file.try_lock() {
-        Err(TryLockError::WouldBlock) => Some(read_holder(&mut file)),
-        _ => None,
+    // Another process asking the same holds the lock exclusively for a moment (this very
+    // probe): a writer holds it for its whole run, so a lock still held after a few short
+    // waits is a writer's (two single runs joining a sweep at once each took the other's
+    // probe of the sweep's dead registration for a live writer).
+    for wait in [0, 5, 20, 50] {
+        std::thread::sleep(std::time::Duration::from_millis(wait));
+        match file.try_lock() {
+            Err(TryLockError::WouldBlock) => continue,
+            _ => return None,
+        }
     }
+    Some(read_holder(&mut file))
 }
 
 /// The registrations in a sweep's writers' directory `dir` of configs other than
