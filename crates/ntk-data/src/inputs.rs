@@ -616,16 +616,101 @@ fn at_key(key: &'static str, e: DataError) -> DataError {
 /// (`Synthetic N(0, I_5), 2,000 samples`), the user's own file by its name and shape
 /// (`x.npy (2000 x 10)`); a description of another form as it is, up to its first comma.
 pub fn title_of(description: &str) -> String {
+    title_of_all([description])
+}
+
+/// What a figure's title calls the inputs of all its points ([`title_of`] for each
+/// description): one set measured at several sizes names each size
+/// (`Synthetic N(0, I_6), 5 and 12 samples`), several sets each in turn, joined by `; `
+/// (`8x8 digits, 20 images; Synthetic N(0, I_5), 20 samples`), in the order they first
+/// come. A sweep over `sweep.ns` or `sweep.datasets` is titled with all its data, not its
+/// first point's (sixty-eighth hostile round, D1).
+pub fn title_of_all<'a>(descriptions: impl IntoIterator<Item = &'a str>) -> String {
+    // Each set's name with the sizes it was measured at, in order of first appearance.
+    let mut sets: Vec<(String, Vec<Size>)> = Vec::new();
+    for d in descriptions {
+        let (name, size) = title_parts(d);
+        let at = match sets.iter().position(|(n, _)| *n == name) {
+            Some(i) => i,
+            None => {
+                sets.push((name, Vec::new()));
+                sets.len() - 1
+            }
+        };
+        if let Some(size) = size
+            && !sets[at].1.contains(&size)
+        {
+            sets[at].1.push(size);
+        }
+    }
+    sets.into_iter()
+        .map(|(name, sizes)| match sizes_words(sizes) {
+            Some(words) => format!("{name}, {words}"),
+            None => name,
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// How many inputs a title says were measured: a count of a unit, or all of an image set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Size {
+    Count(usize, Unit),
+    All,
+}
+
+/// What a title counts: a synthetic set's samples or an image set's images.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Unit {
+    Samples,
+    Images,
+}
+
+impl Unit {
+    fn word(self) -> &'static str {
+        match self {
+            Self::Samples => "samples",
+            Self::Images => "images",
+        }
+    }
+}
+
+/// `5 and 12 samples`, `500, 1,000 and 2,000 images`, `2,000 and all images`: the sizes
+/// of one set, smallest first (`None` when no size is known).
+fn sizes_words(mut sizes: Vec<Size>) -> Option<String> {
+    sizes.sort();
+    let unit = sizes.iter().find_map(|s| match s {
+        Size::Count(_, u) => Some(*u),
+        Size::All => None,
+    });
+    let words: Vec<String> = sizes
+        .iter()
+        .map(|s| match s {
+            Size::Count(n, _) => group_digits(*n as u64),
+            Size::All => "all".into(),
+        })
+        .collect();
+    let (last, rest) = words.split_last()?;
+    let list = if rest.is_empty() {
+        last.clone()
+    } else {
+        format!("{} and {last}", rest.join(", "))
+    };
+    Some(format!("{list} {}", unit.unwrap_or(Unit::Images).word()))
+}
+
+/// A description's set as a title names it, and how many of it were measured.
+fn title_parts(description: &str) -> (String, Option<Size>) {
     // The part up to the first `)` (a shape or a distribution), else up to the first comma.
     let upto_paren = |t: &str| t.find(')').map_or(t, |i| &t[..=i]).to_string();
     if let Some(rest) = description.strip_prefix("file ") {
         let Some((path, shape)) = rest.split_once(" (") else {
-            return rest.split(',').next().unwrap_or(rest).to_string();
+            return (rest.split(',').next().unwrap_or(rest).to_string(), None);
         };
         let name = std::path::Path::new(path)
             .file_name()
             .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
-        return format!("{name} ({}", upto_paren(shape));
+        return (format!("{name} ({}", upto_paren(shape)), None);
     }
     let word = description.split([' ', ',']).next().unwrap_or(description);
     match crate::config::Dataset::parse(word) {
@@ -640,10 +725,7 @@ pub fn title_of(description: &str) -> String {
             let n = rest
                 .split(", ")
                 .find_map(|f| f.strip_prefix("n = ")?.parse::<usize>().ok());
-            match n {
-                Some(n) => format!("{name}, {} samples", group_digits(n as u64)),
-                None => name,
-            }
+            (name, n.map(|n| Size::Count(n, Unit::Samples)))
         }
         Some(set) => {
             // `mnist train, balanced:2000, minus-one-one`: the subset is the second field.
@@ -651,22 +733,22 @@ pub fn title_of(description: &str) -> String {
                 .split(", ")
                 .nth(1)
                 .and_then(|f| f.parse::<crate::subset::Subset>().ok());
-            let name = set.paper_name();
-            match subset {
-                Some(crate::subset::Subset::All) => format!("{name}, all images"),
-                Some(
-                    crate::subset::Subset::First { n }
-                    | crate::subset::Subset::Balanced { n }
-                    | crate::subset::Subset::Random { n, .. },
-                ) => format!("{name}, {} images", group_digits(n as u64)),
-                None => name.to_string(),
-            }
+            let size = subset.map(|s| match s {
+                crate::subset::Subset::All => Size::All,
+                crate::subset::Subset::First { n }
+                | crate::subset::Subset::Balanced { n }
+                | crate::subset::Subset::Random { n, .. } => Size::Count(n, Unit::Images),
+            });
+            (set.paper_name().to_string(), size)
         }
-        None => description
-            .split(',')
-            .next()
-            .unwrap_or(description)
-            .to_string(),
+        None => (
+            description
+                .split(',')
+                .next()
+                .unwrap_or(description)
+                .to_string(),
+            None,
+        ),
     }
 }
 

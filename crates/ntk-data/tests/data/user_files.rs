@@ -560,6 +560,47 @@ fn titles_name_the_data_as_papers_and_users_do() {
     ] {
         assert_eq!(title_of(description), title, "{description}");
     }
+    // All the points' data (sixty-eighth hostile round, D1): one set at several sizes names
+    // each, smallest first; several sets each in turn; a size met twice once.
+    use ntk_data::inputs::title_of_all;
+    for (descriptions, title) in [
+        (
+            &[
+                "synthetic N(0, I_6), n = 12, seed 0",
+                "synthetic N(0, I_6), n = 5, seed 0",
+                "synthetic N(0, I_6), n = 12, seed 1",
+            ][..],
+            "Synthetic N(0, I_6), 5 and 12 samples",
+        ),
+        (
+            &[
+                "mnist train, first:2000, minus-one-one",
+                "mnist train, first:500, minus-one-one",
+                "mnist train, all, minus-one-one",
+                "mnist train, balanced:1000, minus-one-one",
+            ],
+            "MNIST, 500, 1,000, 2,000 and all images",
+        ),
+        (
+            &[
+                "digits, first:20, minus-one-one",
+                "synthetic N(0, I_5), n = 20, seed 0",
+                "digits, first:20, minus-one-one",
+            ],
+            "8x8 digits, 20 images; Synthetic N(0, I_5), 20 samples",
+        ),
+        (
+            &["file a/x.npy (20 x 3)", "file b/y.npy (20 x 3)"],
+            "x.npy (20 x 3); y.npy (20 x 3)",
+        ),
+        (&["mnist train"], "MNIST"),
+    ] {
+        assert_eq!(
+            title_of_all(descriptions.iter().copied()),
+            title,
+            "{descriptions:?}"
+        );
+    }
 }
 
 /// A data set's digest is the one every recorded fingerprint holds (`data.digest`): the

@@ -918,9 +918,10 @@ pub fn collect_as(
     };
     let groups = group(&rows, theory.as_ref().map_err(|e| *e));
     ntk_files::table::write_csv(&out.join("summary.csv"), &groups)?;
-    // The data set as the points record it (their inputs' description; there is at least
-    // one point: none is refused above).
-    let data = ntk_data::inputs::title_of(&rows[0].data);
+    // The data sets as the points record them (their inputs' descriptions, every point's:
+    // a sweep over `sweep.ns` or `sweep.datasets` has several; sixty-eighth hostile round,
+    // D1).
+    let data = ntk_data::inputs::title_of_all(rows.iter().map(|r| r.data.as_str()));
     let titles = super::figures::Titles {
         data: &data,
         given: title,

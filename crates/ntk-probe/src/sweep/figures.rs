@@ -302,7 +302,8 @@ fn kappa_figure(
 /// block size and `n` each recorded, cut as the probe cuts them ([`crate::blocks::block_sizes`];
 /// sixty-sixth hostile round, D2: "512-sample blocks" whatever they were; sixty-seventh, D1:
 /// a remainder of one joins the block before it, which is then larger): one size for every
-/// point, with the last block smaller or larger where `n` is not a multiple of it, and one
+/// point, with the last block smaller or larger where `n` is not a multiple of it (over
+/// several `n`, each `n` not cut in equal blocks named with its last block's size), and one
 /// block of the whole set where every point has a single block.
 fn blocks_words(seeds: &[SeedValue]) -> String {
     let recorded: BTreeSet<(usize, usize)> = seeds
@@ -320,6 +321,26 @@ fn blocks_words(seeds: &[SeedValue]) -> String {
         .collect();
     if cut.iter().all(|c| c.len() <= 1) {
         return "blocks protocol: one block, the whole set".to_string();
+    }
+    // Points of several `n` (a `sweep.ns` axis) are cut differently: each `n` whose blocks
+    // are not all `b` is named with its own (sixty-eighth hostile round, N2: `[5, 12]` said
+    // "the last larger", true of n = 5's one block alone).
+    let ns: BTreeSet<usize> = recorded.iter().map(|&(_, n)| n).collect();
+    if ns.len() > 1 {
+        let odd: Vec<String> = recorded
+            .iter()
+            .zip(&cut)
+            .filter_map(|(&(_, n), c)| match c.as_slice() {
+                [_] => Some(format!("n = {n}: one block")),
+                [.., last] if *last != b => Some(format!("n = {n}: the last of {last}")),
+                _ => None,
+            })
+            .collect();
+        return if odd.is_empty() {
+            format!("mean over {b}-sample blocks")
+        } else {
+            format!("mean over {b}-sample blocks; {}", odd.join(", "))
+        };
     }
     let last: BTreeSet<std::cmp::Ordering> = cut
         .iter()
@@ -480,9 +501,20 @@ mod tests {
             words(&[(8, 17)]),
             "mean over 8-sample blocks, the last larger"
         );
+        // Several n: each cut otherwise than in b-sample blocks named with its own
+        // (sixty-eighth hostile round, N2).
         assert_eq!(
             words(&[(8, 17), (8, 20)]),
-            "mean over 8-sample blocks, the last of another size"
+            "mean over 8-sample blocks; n = 17: the last of 9, n = 20: the last of 4"
+        );
+        assert_eq!(
+            words(&[(4, 5), (4, 12)]),
+            "mean over 4-sample blocks; n = 5: one block"
+        );
+        assert_eq!(words(&[(4, 8), (4, 12)]), "mean over 4-sample blocks");
+        assert_eq!(
+            words(&[(4, 5), (4, 4)]),
+            "blocks protocol: one block, the whole set"
         );
         assert_eq!(words(&[]), "mean over blocks");
     }

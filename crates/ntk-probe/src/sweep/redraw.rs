@@ -398,11 +398,14 @@ fn check_agree(
     Ok(())
 }
 
-/// What the figures' titles call the data: the first row's of `results.csv`, as the papers
-/// write it ([`ntk_data::inputs::title_of`]).
+/// What the figures' titles call the data: every row's of `results.csv`, as the papers
+/// write it ([`ntk_data::inputs::title_of_all`]; not the first row's alone: sixty-eighth
+/// hostile round, D1).
 fn default_title(dir: &Path) -> crate::Result<String> {
     let rows: Vec<SeedRow> = table(&dir.join("results.csv"))?;
-    Ok(ntk_data::inputs::title_of(&rows[0].data))
+    Ok(ntk_data::inputs::title_of_all(
+        rows.iter().map(|r| r.data.as_str()),
+    ))
 }
 
 /// Redraws the figures of the collected sweep in `dir` from `summary.csv` and

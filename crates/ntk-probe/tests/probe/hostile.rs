@@ -4485,3 +4485,54 @@ fn the_activation_flag_sets_a_resnets_activation() {
     );
     assert!(!d.join("o").exists());
 }
+
+/// Sixty-eighth hostile round, D1: a sweep over `sweep.ns` or `sweep.datasets` titled every
+/// figure (and `plot --layout column`'s captions) with its first point's data alone
+/// (`Synthetic N(0, I_3), 12 samples` over points of 5 and 12): the titles name all the data
+/// the curves were measured on.
+#[test]
+fn a_sweeps_titles_name_all_the_data_it_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    let digits = write(
+        d,
+        "d.toml",
+        &TINY_SWEEP
+            .replace("dataset = \"synthetic\"", "dataset = \"digits\"")
+            .replace("input_dim = 3\n", ""),
+    );
+    for (name, cfg, set, title) in [
+        (
+            "ns",
+            &cfg,
+            "sweep.ns=[12, 5]",
+            "Synthetic N(0, I_3), 5 and 12 samples",
+        ),
+        (
+            "datasets",
+            &digits,
+            "sweep.datasets=[\"digits\", \"synthetic\"]",
+            "8x8 digits, 12 images; Synthetic N(0, I_5), 12 samples",
+        ),
+    ] {
+        let out = d.join(name);
+        let o = run(&sweep_args(cfg, &out, &["--set", set]));
+        assert_ok(name, &o);
+        let svg = std::fs::read_to_string(out.join("kappa_vs_depth_whole.svg")).unwrap();
+        assert!(svg.contains(title), "{name}: {svg}");
+        let column = d.join(format!("{name}-column"));
+        let mut v = os(&["plot"]);
+        v.extend([
+            out.clone().into(),
+            "--out".into(),
+            column.clone().into(),
+            "--layout".into(),
+            "column".into(),
+        ]);
+        assert_ok(name, &run(&v));
+        let caption =
+            std::fs::read_to_string(column.join("kappa_vs_depth_whole.caption.txt")).unwrap();
+        assert!(caption.contains(title), "{name}: {caption}");
+    }
+}

@@ -96,21 +96,28 @@ fn refused<S: Sweep>(
     let planned = plan(sweep, points, shard)?;
     let mut fails = Vec::new();
     if print {
-        let mut made = Vec::new();
-        for p in &planned {
-            let makes = match p.state {
+        let made: Vec<usize> = planned
+            .iter()
+            .filter(|p| match p.state {
                 State::Done => false,
                 State::Stale(_) => recompute,
                 _ => true,
-            };
-            if !makes {
-                continue;
+            })
+            .map(|p| p.index)
+            .collect();
+        // What the run would foresee takes seconds a point where the tool checks a kernel's
+        // range on the host (minutes over a large sweep): its progress on stderr, the plan
+        // alone on stdout, and nothing for a dry run done within the log's interval
+        // (sixty-eighth hostile round, N3: minutes of silence before the first line).
+        let bar = Reporter::beside_results().timed_bar(made.len() as u64, "dry run".into());
+        bar.set_message(format!("{}(s) foreseen", S::UNIT));
+        for &index in &made {
+            if let Some(why) = sweep.foresee(&points[index])? {
+                fails.push((index, why));
             }
-            made.push(p.index);
-            if let Some(why) = sweep.foresee(&points[p.index])? {
-                fails.push((p.index, why));
-            }
+            bar.inc(1);
         }
+        bar.finish_and_clear();
         print_plan(sweep, points, &planned, &fails, shard, recompute);
         println!("{}", sweep.computes(&made));
     }

@@ -272,7 +272,10 @@ pub fn plan_figures(
     let titled = |t: &str| ntk_plot::title_as_asked(title, || format!("{t}{on}"), t);
     // The probes during training measure a subset: their titles say which.
     let probed = |t: &str, key: &str, split: &str| {
-        let on = probe_title(runs, key, split).map_or_else(|| on.clone(), |p| format!(" ({p})"));
+        let on = probe_title(runs, key, split).map_or_else(
+            || on.clone(),
+            |p| format!(" ({p}{})", kernel_words(runs, key)),
+        );
         ntk_plot::title_as_asked(title, || format!("{t}{on}"), t)
     };
     let loss = |m: &[&RunRecord]| (metric_curve(m, |r| Some(r.train_loss)), vec![]);
@@ -464,6 +467,24 @@ pub(super) fn probe_title(runs: &[RunRecord], key: &str, split: &str) -> Option<
     let (name, what) = set_words(set.as_str()?);
     let n = group_digits(n.as_u64()?);
     Some(format!("{name}, the first {n} {split} {what}"))
+}
+
+/// Which kernel of a many-output network the tracked NTK is (`ntk.output`), for the titles
+/// of a probe of `key` = `ntk.n`: nothing for the sum over the outputs (the papers' and the
+/// default), `, the full kernel over the outputs` or `, output 3` where every run records
+/// that (sixty-seventh hostile round, N3: a `"full"` kernel's kappa, nearly twice the sum's,
+/// was titled as the sum's).
+pub(super) fn kernel_words(runs: &[RunRecord], key: &str) -> String {
+    if key != "ntk.n" {
+        return String::new();
+    }
+    match recorded(runs, "ntk.output") {
+        Some(serde_json::Value::String(s)) if s == "full" => {
+            ", the full kernel over the outputs".into()
+        }
+        Some(serde_json::Value::Number(o)) => format!(", output {o}"),
+        _ => String::new(),
+    }
 }
 
 /// `MNIST, 60,000 images` for the data set's config name and the number of images.

@@ -4709,3 +4709,36 @@ fn sixty_fifth_review_notes() {
     );
     assert!(!out.exists());
 }
+
+/// Sixty-seventh hostile round, N3: the tracked NTK's figure of a `"full"` kernel (whose
+/// kappa is nearly twice the summed one's) were titled as the sum's; they name the kernel,
+/// and one output by its index.
+#[test]
+fn the_tracked_kernels_titles_name_which_kernel() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (output, words) in [
+        ("\"full\"", Some(", the full kernel over the outputs)")),
+        ("3", Some(", output 3)")),
+        ("\"sum\"", None),
+    ] {
+        let cfg = write(
+            d,
+            "t.toml",
+            &format!("{TINY}\n[ntk]\nevery = 1\nn = 10\noutput = {output}\n"),
+        );
+        let out = d.join(format!("o{}", output.trim_matches('"')));
+        let o = run(&args(&cfg, &out, &[]));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        // (The angle is not measured on the full kernel: no `ntk_angle` figure there.)
+        let svg = std::fs::read_to_string(out.join("ntk_kappa.svg")).unwrap();
+        assert!(svg.contains("the first 10 training"), "{output}: {svg}");
+        match words {
+            Some(w) => assert!(svg.contains(w), "{output}: {svg}"),
+            None => assert!(
+                !svg.contains("full kernel") && !svg.contains(", output "),
+                "{output}: {svg}"
+            ),
+        }
+    }
+}
