@@ -614,7 +614,8 @@ fn at_key(key: &'static str, e: DataError) -> DataError {
 /// were measured: an image set as the papers write it (`MNIST, 2,000 images`,
 /// `Fashion-MNIST, all images`), the synthetic set with its distribution
 /// (`Synthetic N(0, I_5), 2,000 samples`), the user's own file by its name and shape
-/// (`x.npy (2000 x 10)`); a description of another form as it is, up to its first comma.
+/// (`x.npy (2000 x 10)`, with the rows measured where a subset took some:
+/// `x.csv (30 x 4), 20 samples`); a description of another form as it is, up to its first comma.
 pub fn title_of(description: &str) -> String {
     title_of_all([description])
 }
@@ -710,7 +711,19 @@ fn title_parts(description: &str) -> (String, Option<Size>) {
         let name = std::path::Path::new(path)
             .file_name()
             .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
-        return (format!("{name} ({}", upto_paren(shape)), None);
+        // `file x.csv (30 x 4), first:20`: the rows measured, where a subset took fewer
+        // than the file's (sixty-ninth hostile round, N1: the title named the shape alone).
+        let size = shape
+            .split_once(')')
+            .and_then(|(_, after)| after.strip_prefix(", ")?.split(", ").next())
+            .and_then(|f| f.parse::<crate::subset::Subset>().ok())
+            .and_then(|s| match s {
+                crate::subset::Subset::All => None,
+                crate::subset::Subset::First { n }
+                | crate::subset::Subset::Balanced { n }
+                | crate::subset::Subset::Random { n, .. } => Some(Size::Count(n, Unit::Samples)),
+            });
+        return (format!("{name} ({}", upto_paren(shape)), size);
     }
     let word = description.split([' ', ',']).next().unwrap_or(description);
     match crate::config::Dataset::parse(word) {

@@ -31,7 +31,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 pub use layout::Layout;
 use layout::Metrics;
 use marks::{Axis, draw_bar, draw_line, draw_marker, ipt};
-pub use strokes::Dash;
+pub use strokes::{Dash, MEASURED};
 pub use ticks::Scale;
 use ticks::Ticks;
 
@@ -62,9 +62,18 @@ pub enum Marker {
 }
 
 impl Marker {
+    /// The marker shapes, in order.
+    pub const ALL: [Self; 4] = [Self::Circle, Self::Square, Self::Triangle, Self::Diamond];
+
     /// The `i`-th marker shape (cycling).
     pub fn nth(i: usize) -> Self {
-        [Self::Circle, Self::Square, Self::Triangle, Self::Diamond][i % 4]
+        Self::ALL[i % Self::ALL.len()]
+    }
+
+    /// The shape `k` places after this one (cycling).
+    pub fn after(self, k: usize) -> Self {
+        let at = Self::ALL.iter().position(|m| *m == self).unwrap_or(0);
+        Self::nth(at + k)
     }
 }
 

@@ -1,5 +1,5 @@
 //! Line styles drawn by hand in pixel space, so that they stay apart at any resolution:
-//! a solid line, long dashes, round dots, and dash-dot. plotters' own dashed series makes
+//! a solid line, dashes, long dashes, round dots, dash-dot and dash-dot-dot. plotters' own dashed series makes
 //! "dotted" a short dash of the same look; here a dot is a filled disc.
 
 /// How a line is drawn.
@@ -7,9 +7,24 @@
 pub enum Dash {
     Solid,
     Dashed,
+    /// Round dots: the figures keep it for what is not measured (the infinite-width theory,
+    /// the NTK's predictions), never a measured curve ([`MEASURED`]).
     Dotted,
     DashDot,
+    /// Dashes three times as long as [`Dash::Dashed`]'s.
+    LongDash,
+    DashDotDot,
 }
+
+/// The styles of measured curves, in the order settings take them: every [`Dash`] but
+/// [`Dash::Dotted`].
+pub const MEASURED: [Dash; 5] = [
+    Dash::Solid,
+    Dash::Dashed,
+    Dash::DashDot,
+    Dash::LongDash,
+    Dash::DashDotDot,
+];
 
 /// One piece of a patterned line, in pixels.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,6 +51,15 @@ fn pattern(dash: Dash, w: f64) -> Vec<Step> {
         Dash::Dotted => vec![Step::Dot, Step::Off(2.5 * w)],
         Dash::DashDot => vec![
             Step::On(5.0 * w),
+            Step::Off(2.2 * w),
+            Step::Dot,
+            Step::Off(2.2 * w),
+        ],
+        Dash::LongDash => vec![Step::On(15.0 * w), Step::Off(4.0 * w)],
+        Dash::DashDotDot => vec![
+            Step::On(5.0 * w),
+            Step::Off(2.2 * w),
+            Step::Dot,
             Step::Off(2.2 * w),
             Step::Dot,
             Step::Off(2.2 * w),
@@ -117,7 +141,7 @@ mod tests {
     }
 
     #[test]
-    fn the_four_styles_are_made_of_different_pieces() {
+    fn the_styles_are_made_of_different_pieces() {
         let line = [(0.0, 0.0), (100.0, 0.0), (200.0, 0.0)];
         assert_eq!(count(&pieces(&line, Dash::Solid, 2.0)), (1, 0));
         let (segs, dots) = count(&pieces(&line, Dash::Dashed, 2.0));
@@ -126,6 +150,17 @@ mod tests {
         assert!(segs == 0 && dots >= 30, "{dots} dots");
         let (segs, dots) = count(&pieces(&line, Dash::DashDot, 2.0));
         assert!(segs >= 8 && dots >= 8 && segs.abs_diff(dots) <= 1);
+        let (long, dots) = count(&pieces(&line, Dash::LongDash, 2.0));
+        let (short, _) = count(&pieces(&line, Dash::Dashed, 2.0));
+        assert!(
+            dots == 0 && long >= 4 && long * 2 < short,
+            "{long} long dashes"
+        );
+        let (segs, dots) = count(&pieces(&line, Dash::DashDotDot, 2.0));
+        assert!(
+            segs >= 5 && dots.abs_diff(2 * segs) <= 2,
+            "{segs} dashes, {dots} dots"
+        );
     }
 
     #[test]

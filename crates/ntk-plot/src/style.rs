@@ -9,7 +9,7 @@ use plotters::style::RGBColor;
 use ntk_model::ActivationKind;
 use ntk_model::activation::Shape;
 
-use crate::{Marker, PALETTE};
+use crate::{Dash, MEASURED, Marker, PALETTE};
 
 /// The name a paper uses for a config word: an activation's own label
 /// ([`ntk_model::activation::Look`]: `relu` "ReLU", `relu_squared` "ReLU²", `norm_relu`
@@ -82,6 +82,36 @@ pub fn family_marker(name: &str) -> Marker {
     }
 }
 
+/// How many settings' curves of one colour [`setting_style`] tells apart: each
+/// [`MEASURED`] dash with each [`Marker`].
+pub const DISTINCT_SETTINGS: usize = MEASURED.len() * Marker::ALL.len();
+
+/// The look of the `i`-th of several settings' measured curves whose own marker is
+/// `marker`: a dash of its own for the first five ([`MEASURED`], never the dots the figures
+/// keep for the theory and the predictions), then the dashes again with the next marker,
+/// up to [`DISTINCT_SETTINGS`]; past that the looks repeat (the third value `false`: the
+/// figure's note says so, [`repeated_styles_note`]). Sixty-ninth hostile round, D1: a four-dash cycle drew the fourth setting dotted, as
+/// the theory, and the fifth as the first.
+pub fn setting_style(i: usize, marker: Marker) -> (Dash, Marker, bool) {
+    let dash = MEASURED[i % MEASURED.len()];
+    let marker = marker.after(i / MEASURED.len());
+    (dash, marker, i < DISTINCT_SETTINGS)
+}
+
+/// The line a figure's note adds where two of its labelled curves look alike (the same
+/// colour, dash and marker: more settings than [`setting_style`] tells apart), else `None`.
+pub fn repeated_looks_note(series: &[crate::Series]) -> Option<&'static str> {
+    let labelled: Vec<&crate::Series> = series.iter().filter(|s| !s.label.is_empty()).collect();
+    let repeat = labelled.iter().enumerate().any(|(i, a)| {
+        labelled[i + 1..]
+            .iter()
+            .any(|b| (a.color, a.dash, a.marker) == (b.color, b.dash, b.marker))
+    });
+    repeat.then_some(
+        "some curves look alike (more\nsettings than line styles): read\nthe legend's order",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +139,46 @@ mod tests {
         assert_eq!(words("leaky_relu(alpha=0.1)"), "LeakyReLU (alpha = 0.1)");
         assert_eq!(words("something"), "something");
         assert_eq!(family_color("something"), None);
+    }
+
+    /// Every setting up to DISTINCT_SETTINGS has a look of its own, none dotted.
+    #[test]
+    fn settings_have_looks_of_their_own_and_none_dotted() {
+        let looks: Vec<(Dash, Marker, bool)> = (0..DISTINCT_SETTINGS + 1)
+            .map(|i| setting_style(i, Marker::Triangle))
+            .collect();
+        assert!(looks.iter().all(|l| l.0 != Dash::Dotted));
+        assert_eq!(looks[0], (Dash::Solid, Marker::Triangle, true));
+        assert_eq!(looks[5], (Dash::Solid, Marker::Diamond, true));
+        for (i, a) in looks[..DISTINCT_SETTINGS].iter().enumerate() {
+            assert!(a.2);
+            assert!(
+                looks[i + 1..DISTINCT_SETTINGS]
+                    .iter()
+                    .all(|b| (b.0, b.1) != (a.0, a.1)),
+                "setting {i} shares a look"
+            );
+        }
+        assert!(!looks[DISTINCT_SETTINGS].2);
+        let series = |i: usize, label: &str| {
+            let (dash, marker, _) = setting_style(i, Marker::Circle);
+            crate::Series {
+                label: label.into(),
+                points: vec![(1.0, 1.0)],
+                spread: None,
+                color: PALETTE[0],
+                dash,
+                marker: Some(marker),
+                unresolved: Vec::new(),
+            }
+        };
+        let apart: Vec<crate::Series> = (0..DISTINCT_SETTINGS).map(|i| series(i, "s")).collect();
+        assert_eq!(repeated_looks_note(&apart), None);
+        let mut alike = apart.clone();
+        alike.push(series(DISTINCT_SETTINGS, "s"));
+        assert!(repeated_looks_note(&alike).is_some());
+        // A curve out of the legend (a theory line, a prediction) is not a setting.
+        alike.last_mut().unwrap().label.clear();
+        assert_eq!(repeated_looks_note(&alike), None);
     }
 }

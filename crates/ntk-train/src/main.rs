@@ -39,9 +39,21 @@ enum Command {
     Collect(CollectArgs),
     /// Figures from metrics.csv: training loss (one curve per depth), test accuracy, and the
     /// NTK during training when it was measured.
-    Plot(PlotArgs),
+    Plot(TrainPlotArgs),
     /// Training throughput of an MLP (samples per second, GFLOP/s, the floor).
     Bench(BenchArgs),
+}
+
+/// `ntk-train plot`'s arguments: `plot`'s of both tools, and `--allow-mixed` as `collect`
+/// takes it: the figures are drawn from the runs themselves, merged as `collect` merges them.
+#[derive(clap::Args, Debug)]
+pub(crate) struct TrainPlotArgs {
+    #[command(flatten)]
+    pub plot: PlotArgs,
+    /// Draw runs whose configs differ beyond the sweep axes as one configuration (refused
+    /// by default, as by `collect`).
+    #[arg(long)]
+    pub allow_mixed: bool,
 }
 
 /// `--version`: the version and the features this binary was built with (`features: flex

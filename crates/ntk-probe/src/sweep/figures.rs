@@ -165,18 +165,22 @@ fn curves<'a>(groups: &'a [GroupRow], protocol: &str) -> Vec<Curve<'a>> {
             } else {
                 format!("{setting} {words}")
             };
-            let dash = if settings.len() > 1 {
+            // Several settings: a look of its own each, never the theory's dots
+            // (sixty-ninth hostile round, D1).
+            let own = ntk_plot::style::family_marker(activation);
+            let (dash, marker) = if settings.len() > 1 {
                 let s = settings.iter().position(|x| x == setting).unwrap_or(0);
-                [Dash::Solid, Dash::Dashed, Dash::DashDot, Dash::Dotted][s % 4]
+                let (dash, marker, _) = ntk_plot::style::setting_style(s, own);
+                (dash, marker)
             } else {
-                dash_for(activation)
+                (dash_for(activation), own)
             };
             Curve {
                 name,
                 dash,
                 color: ntk_plot::style::family_color(activation)
                     .unwrap_or(PALETTE[c % PALETTE.len()]),
-                marker: ntk_plot::style::family_marker(activation),
+                marker,
                 rows,
             }
         })
@@ -199,6 +203,15 @@ fn note(groups: &[GroupRow], theory: bool) -> String {
         s += "\ndotted: infinite-width theory";
     }
     s
+}
+
+/// `note` with [`ntk_plot::style::repeated_looks_note`]'s line where `series` has curves
+/// that look alike.
+fn with_repeated_looks(note: String, series: &[Series]) -> String {
+    match ntk_plot::style::repeated_looks_note(series) {
+        Some(line) => format!("{note}\n{line}"),
+        None => note,
+    }
 }
 
 /// The points whose mean leaves seeds out (some, not all, singular): "dropped from the
@@ -244,6 +257,7 @@ fn angle_figure(
         series.extend(curve.theory(|g| g.theory_min_grad_angle_deg));
     }
     let theory = series.iter().any(|s| s.dash == Dash::Dotted);
+    let note = with_repeated_looks(note(groups, theory), &series);
     Figure {
         title: titles.of("minimum model-gradient angle"),
         x_label: "depth L".into(),
@@ -251,7 +265,7 @@ fn angle_figure(
         x_scale: Scale::Integer,
         y_scale: Scale::Linear,
         series,
-        note: Some(note(groups, theory)),
+        note: Some(note),
     }
 }
 
@@ -277,7 +291,7 @@ fn kappa_figure(
         }
     }
     let theory = series.iter().any(|s| s.dash == Dash::Dotted);
-    let mut note = note(groups, theory);
+    let mut note = with_repeated_looks(note(groups, theory), &series);
     if series.iter().any(|s| !s.unresolved.is_empty()) {
         note += "\nopen markers above the axes: κ unresolved\n(singular kernel) for some or all\nseeds; lines: mean over the others";
         note += &dropped(&curves(groups, protocol));
@@ -462,6 +476,47 @@ mod tests {
         assert!(!text.contains("L=2") && !text.contains("(5/5)"), "{text}");
         let none = &groups[1..2];
         assert_eq!(dropped(&curves(none, "blocks")), "");
+    }
+
+    /// Sixty-ninth hostile round, D1: the settings took four dashes in turn, so the fourth
+    /// was dotted, as the theory is (and the note said "dotted: infinite-width theory" with
+    /// no theory drawn), and the fifth drawn as the first.
+    #[test]
+    fn settings_take_looks_of_their_own_and_never_the_theorys_dots() {
+        let mut csv = String::from(
+            "protocol,setting,activation,depth,seeds,singular,kappa_mean,kappa_std,kappa_min,kappa_max,log10_kappa_mean,min_grad_angle_mean_deg,min_grad_angle_std_deg,lambda_min_mean,lambda_max_mean,rank_min,theory_min_grad_angle_deg,theory_kappa\n",
+        );
+        for n in [6, 8, 10, 12, 14, 16] {
+            csv += &format!("whole,n={n},relu,1,2,0,10,1,9,11,1,5,0.1,1,10,{n},,\n");
+        }
+        let groups: Vec<GroupRow> = ntk_files::table::parse_csv(csv.as_bytes(), "test").unwrap();
+        let drawn = curves(&groups, "whole");
+        assert_eq!(drawn.len(), 6);
+        assert!(drawn.iter().all(|c| c.dash != Dash::Dotted));
+        for (i, a) in drawn.iter().enumerate() {
+            for b in &drawn[i + 1..] {
+                assert!(
+                    (a.color, a.dash, a.marker) != (b.color, b.dash, b.marker),
+                    "{} and {} look alike",
+                    a.name,
+                    b.name
+                );
+            }
+        }
+        let figure = kappa_figure(
+            &groups,
+            &[],
+            "whole",
+            Titles {
+                data: "d",
+                given: None,
+            },
+        );
+        let note = figure.note.unwrap();
+        assert!(
+            !note.contains("dotted") && !note.contains("look alike"),
+            "{note}"
+        );
     }
 
     /// The blocks figure's title says the blocks the points recorded (sixty-sixth hostile

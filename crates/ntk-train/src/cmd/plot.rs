@@ -1,13 +1,18 @@
 //! `ntk-train plot DIR`: the figures again from the runs' metrics (elsewhere with `--out`).
 
-use ntk_cli::args::PlotArgs;
+use crate::{CliResult, TrainPlotArgs};
 
-use crate::CliResult;
-
-/// `plot DIR`: the figures again from the runs' metrics.
-pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
+/// `plot DIR`: the figures again from the runs' metrics, of runs `collect` would merge
+/// ([`ntk_train::report::check_mergeable`]).
+pub(crate) fn plot_cmd(
+    TrainPlotArgs {
+        plot: args,
+        allow_mixed,
+    }: TrainPlotArgs,
+) -> CliResult<()> {
     let dir = &args.dir;
     let runs = ntk_train::report::read_runs(dir)?;
+    ntk_train::report::check_mergeable(dir, &runs, allow_mixed)?;
     let out = match &args.out {
         Some(out) => &ntk_files::outset::check_figure_out(out, dir)?,
         None => dir,

@@ -165,10 +165,13 @@ pub(super) fn curves<'a>(runs: &'a [RunRecord], best: &[BestRow]) -> Vec<Curve<'
                     ntk_plot::style::family_marker(name),
                 )
             };
+            // A dash per family, never the predictions' dots (sixty-ninth hostile round,
+            // D1: the fourth family was drawn dotted, as its own prediction).
+            let (dash, marker, _) = ntk_plot::style::setting_style(style, marker);
             Curve {
                 label,
                 color,
-                dash: [Dash::Solid, Dash::Dashed, Dash::DashDot, Dash::Dotted][style % 4],
+                dash,
                 marker,
                 members,
             }
@@ -230,6 +233,11 @@ the mean of those that went on"
         )
     } else {
         note
+    };
+    let note = match ntk_plot::style::repeated_looks_note(&series) {
+        Some(line) if note.is_empty() => line.to_string(),
+        Some(line) => format!("{note}\n{line}"),
+        None => note,
     };
     Figure {
         title: title.into(),
@@ -511,3 +519,61 @@ pub(super) fn three_digits(x: f64) -> f64 {
 }
 
 pub(super) use ntk_data::inputs::group_digits;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Selection;
+
+    fn best(depth: usize, activation: &str) -> BestRow {
+        BestRow {
+            depth,
+            activation: activation.into(),
+            normalization: "none".into(),
+            lr: 0.1,
+            selection: Selection::SingleRate,
+            selection_seed: None,
+            selection_loss: None,
+            at_grid_edge: false,
+            seeds: 1,
+            seeds_diverged: 0,
+            final_train_loss: None,
+            final_train_loss_sd: None,
+            final_train_loss_se: None,
+            final_test_accuracy: None,
+            final_test_accuracy_sd: None,
+            final_test_accuracy_se: None,
+            epochs: 1,
+            lrs_diverged: 0,
+            loss_threshold: None,
+            epochs_to_threshold: None,
+            epochs_to_threshold_sd: None,
+        }
+    }
+
+    /// Sixty-ninth hostile round, D1: the families took four dashes in turn, so the fourth
+    /// was dotted, as the predictions are, and the fifth drawn as the first. Over several
+    /// depths (the colour and marker by depth) each family has a dash of its own, none
+    /// dotted.
+    #[test]
+    fn families_take_looks_of_their_own_and_never_the_predictions_dots() {
+        let families = ["relu", "tanh", "gelu", "silu", "erf"];
+        let rows: Vec<BestRow> = [1, 2]
+            .iter()
+            .flat_map(|&d| families.iter().map(move |a| best(d, a)))
+            .collect();
+        let drawn = curves(&[], &rows);
+        assert_eq!(drawn.len(), 10);
+        assert!(drawn.iter().all(|c| c.dash != Dash::Dotted));
+        for (i, a) in drawn.iter().enumerate() {
+            for b in &drawn[i + 1..] {
+                assert!(
+                    (a.color, a.dash, a.marker) != (b.color, b.dash, b.marker),
+                    "{} and {} look alike",
+                    a.label,
+                    b.label
+                );
+            }
+        }
+    }
+}

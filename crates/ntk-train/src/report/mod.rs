@@ -155,40 +155,7 @@ pub fn collect_as(
 ) -> crate::Result<Vec<PathBuf>> {
     let runs = read_runs(out)?;
     ntk_runs::sweep::warn_unreadable(&out.join("runs"), "config.toml");
-    // A run being trained now may not have recorded its provenance yet: it is listed as
-    // running, and checked once it has. A run that failed before it recorded one has no
-    // results to merge (it is listed as failed): not taken for an older version's.
-    let entries: Vec<(PathBuf, Option<&Provenance>)> = runs
-        .iter()
-        .filter(|r| (r.running.is_none() && r.failure.is_none()) || r.provenance.is_some())
-        .map(|r| (run_dir(out, &r.id), r.provenance.as_ref()))
-        .collect();
-    let checked = provenance::check_merge(
-        out,
-        &entries,
-        &crate::config::merge_axes(),
-        allow_mixed,
-        crate::run::ONE_FORM,
-    )
-    .and_then(|()| {
-        if allow_mixed {
-            return Ok(());
-        }
-        crate::config::own_keys_agree(&entries).map_err(|e| ntk_runs::Error::At {
-            path: out.to_path_buf(),
-            source: Box::new(e),
-        })
-    });
-    if let Err(e) = checked {
-        // The refusal of mixed configs points to --allow-mixed: where two runs are one point
-        // and seed, which that flag refuses too, that refusal comes first (twenty-third
-        // hostile round, N5).
-        if matches!(e, ntk_runs::Error::MixedConfigs { .. }) {
-            check_points_once(out, &runs)?;
-        }
-        return Err(e.into());
-    }
-    check_points_once(out, &runs)?;
+    check_mergeable(out, &runs, allow_mixed)?;
     let best = choose(&runs);
     for ((depth, activation, normalization), why) in selection::left_out(&runs, &best) {
         eprintln!(
@@ -289,6 +256,48 @@ pub fn collect_as(
     }
     written.extend(save_figures(out, &figures, layout)?);
     Ok(written)
+}
+
+/// Refuses runs of `out` that are not one sweep's, as `collect` and `plot` merge them into
+/// one configuration's mean over seeds: recorded configs that differ beyond the sweep's axes
+/// (unless `allow_mixed`), and two runs of one point and seed (sixty-ninth hostile round,
+/// D2: `plot` drew as one mean a copy of a run, another width, another `ntk.output`, which
+/// `collect` refused).
+pub fn check_mergeable(out: &Path, runs: &[RunRecord], allow_mixed: bool) -> crate::Result<()> {
+    // A run being trained now may not have recorded its provenance yet: it is listed as
+    // running, and checked once it has. A run that failed before it recorded one has no
+    // results to merge (it is listed as failed): not taken for an older version's.
+    let entries: Vec<(PathBuf, Option<&Provenance>)> = runs
+        .iter()
+        .filter(|r| (r.running.is_none() && r.failure.is_none()) || r.provenance.is_some())
+        .map(|r| (run_dir(out, &r.id), r.provenance.as_ref()))
+        .collect();
+    let checked = provenance::check_merge(
+        out,
+        &entries,
+        &crate::config::merge_axes(),
+        allow_mixed,
+        crate::run::ONE_FORM,
+    )
+    .and_then(|()| {
+        if allow_mixed {
+            return Ok(());
+        }
+        crate::config::own_keys_agree(&entries).map_err(|e| ntk_runs::Error::At {
+            path: out.to_path_buf(),
+            source: Box::new(e),
+        })
+    });
+    if let Err(e) = checked {
+        // The refusal of mixed configs points to --allow-mixed: where two runs are one point
+        // and seed, which that flag refuses too, that refusal comes first (twenty-third
+        // hostile round, N5).
+        if matches!(e, ntk_runs::Error::MixedConfigs { .. }) {
+            check_points_once(out, runs)?;
+        }
+        return Err(e.into());
+    }
+    check_points_once(out, runs)
 }
 
 /// Refuses two runs of one point and seed ([`crate::config::point_key`]), `--allow-mixed`

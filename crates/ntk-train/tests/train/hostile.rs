@@ -4742,3 +4742,55 @@ fn the_tracked_kernels_titles_name_which_kernel() {
         }
     }
 }
+
+/// Sixty-ninth hostile round, D2: `plot DIR` drew as one configuration's mean over seeds
+/// runs that `collect DIR` refused to merge (a copy of a run, a run of another width); it
+/// refuses them as `collect` does, and `--allow-mixed` draws the other width as `collect`'s
+/// flag merges it.
+#[test]
+fn plot_refuses_the_runs_collect_refuses() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = write(
+        d,
+        "s.toml",
+        &format!("{TINY}{SWEEP}").replace("depths = [1, 2]", "depths = [1]"),
+    );
+    let out = d.join("s");
+    assert_ok("sweep", &run(&args(&sweep, &out, &[])));
+    let plot = |extra: &[&str]| {
+        train_cmd()
+            .arg("plot")
+            .arg(&out)
+            .arg("--out")
+            .arg(d.join("figures"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    assert_ok("plot of the sweep", &plot(&[]));
+    let runs = out.join("runs");
+    let first = runs.join("depth001_relu_none_lr1e-1_seed1");
+    let copy = runs.join("mine");
+    std::fs::create_dir(&copy).unwrap();
+    for f in ["config.toml", "metrics.csv", "summary.json"] {
+        std::fs::copy(first.join(f), copy.join(f)).unwrap();
+    }
+    for extra in [&[][..], &["--allow-mixed"]] {
+        assert_clean_error(
+            &format!("plot of a copied run {extra:?}"),
+            &plot(extra),
+            &["mine", "record the same config"],
+        );
+    }
+    std::fs::remove_dir_all(&copy).unwrap();
+    let single = write(d, "w.toml", &TINY.replace("width = 8", "width = 16"));
+    assert_ok("another width", &run(&args(&single, &copy, &[])));
+    assert_clean_error(
+        "plot of another width",
+        &plot(&[]),
+        &["model.width", "--allow-mixed"],
+    );
+    assert_ok("plot --allow-mixed", &plot(&["--allow-mixed"]));
+}
