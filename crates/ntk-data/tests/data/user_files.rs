@@ -555,7 +555,10 @@ fn titles_name_the_data_as_papers_and_users_do() {
         ),
         ("synthetic N(0, I_10)", "Synthetic N(0, I_10)"),
         ("file data/own/x.npy (2000 x 10)", "x.npy (2000 x 10)"),
-        ("file x.csv (30 x 4), first:20", "x.csv (30 x 4), 20 samples"),
+        (
+            "file x.csv (30 x 4), first:20",
+            "x.csv (30 x 4), 20 samples",
+        ),
         ("file x.csv (30 x 4), all", "x.csv (30 x 4)"),
         ("something else, entirely", "something else"),
     ] {
@@ -595,7 +598,10 @@ fn titles_name_the_data_as_papers_and_users_do() {
             "x.npy (20 x 3); y.npy (20 x 3)",
         ),
         (
-            &["file my.npy (12 x 7), balanced:5", "file my.npy (12 x 7), balanced:12"],
+            &[
+                "file my.npy (12 x 7), balanced:5",
+                "file my.npy (12 x 7), balanced:12",
+            ],
             "my.npy (12 x 7), 5 and 12 samples",
         ),
         (&["mnist train"], "MNIST"),
