@@ -98,10 +98,15 @@ pub fn setting_style(i: usize, marker: Marker) -> (Dash, Marker, bool) {
     (dash, marker, i < DISTINCT_SETTINGS)
 }
 
-/// The line a figure's note adds where two of its labelled curves look alike (the same
-/// colour, dash and marker: more settings than [`setting_style`] tells apart), else `None`.
+/// The line a figure's note adds where two of its labelled measured curves look alike (the
+/// same colour, dash and marker: more settings than [`setting_style`] tells apart), else
+/// `None`. Dotted lines are not measured curves (the theory, the predictions: the note says
+/// what they are) and are left out.
 pub fn repeated_looks_note(series: &[crate::Series]) -> Option<&'static str> {
-    let labelled: Vec<&crate::Series> = series.iter().filter(|s| !s.label.is_empty()).collect();
+    let labelled: Vec<&crate::Series> = series
+        .iter()
+        .filter(|s| !s.label.is_empty() && s.dash != Dash::Dotted)
+        .collect();
     let repeat = labelled.iter().enumerate().any(|(i, a)| {
         labelled[i + 1..]
             .iter()
@@ -177,8 +182,15 @@ mod tests {
         let mut alike = apart.clone();
         alike.push(series(DISTINCT_SETTINGS, "s"));
         assert!(repeated_looks_note(&alike).is_some());
-        // A curve out of the legend (a theory line, a prediction) is not a setting.
+        // A curve out of the legend (a prediction) or dotted (a theory line) is not a
+        // measured setting's.
         alike.last_mut().unwrap().label.clear();
         assert_eq!(repeated_looks_note(&alike), None);
+        let mut theory = apart.clone();
+        for s in &mut theory[..2] {
+            s.dash = Dash::Dotted;
+            s.marker = None;
+        }
+        assert_eq!(repeated_looks_note(&theory), None);
     }
 }
