@@ -252,6 +252,19 @@ pub enum Error {
     },
 
     // --- reports ---
+    /// A finished run's metrics table is gone (seventieth hostile round, N2: it was said as
+    /// "0 epoch row(s)", as if the file were there and empty).
+    #[error(
+        "{}: missing, but {} records {epochs} epoch(s) completed; the run's files do not \
+         agree",
+        .metrics.display(),
+        .summary.display()
+    )]
+    MetricsMissing {
+        metrics: PathBuf,
+        summary: PathBuf,
+        epochs: usize,
+    },
     /// A run whose metrics table and summary disagree on the epochs completed.
     #[error(
         "{}: {rows} epoch row(s), but {} records {epochs} epoch(s) completed; the run's \

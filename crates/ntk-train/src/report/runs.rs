@@ -105,6 +105,13 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     if let Some(s) = &summary
         && metrics.len() != s.epochs_completed
     {
+        if std::fs::symlink_metadata(&metrics_path).is_err() {
+            return Err(crate::Error::MetricsMissing {
+                metrics: metrics_path,
+                summary: dir.join("summary.json"),
+                epochs: s.epochs_completed,
+            });
+        }
         return Err(crate::Error::MetricsDisagree {
             metrics: metrics_path,
             rows: metrics.len(),

@@ -4793,4 +4793,15 @@ fn plot_refuses_the_runs_collect_refuses() {
         &["model.width", "--allow-mixed"],
     );
     assert_ok("plot --allow-mixed", &plot(&["--allow-mixed"]));
+    // A finished run's metrics.csv gone is said so (seventieth hostile round, N2: "0 epoch
+    // row(s)").
+    std::fs::remove_file(first.join("metrics.csv")).unwrap();
+    assert_clean_error(
+        "plot without a run's metrics.csv",
+        &plot(&["--allow-mixed"]),
+        &[
+            "metrics.csv: missing, but",
+            "summary.json records 2 epoch(s)",
+        ],
+    );
 }
