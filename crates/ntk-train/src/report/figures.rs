@@ -523,32 +523,17 @@ pub(super) use ntk_data::inputs::group_digits;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::Selection;
+    use crate::report::{Choice, Selection};
 
     fn best(depth: usize, activation: &str) -> BestRow {
-        BestRow {
-            depth,
-            activation: activation.into(),
-            normalization: "none".into(),
+        let choice = Choice {
             lr: 0.1,
             selection: Selection::SingleRate,
             selection_seed: None,
             selection_loss: None,
             at_grid_edge: false,
-            seeds: 1,
-            seeds_diverged: 0,
-            final_train_loss: None,
-            final_train_loss_sd: None,
-            final_train_loss_se: None,
-            final_test_accuracy: None,
-            final_test_accuracy_sd: None,
-            final_test_accuracy_se: None,
-            epochs: 1,
-            lrs_diverged: 0,
-            loss_threshold: None,
-            epochs_to_threshold: None,
-            epochs_to_threshold_sd: None,
-        }
+        };
+        BestRow::chosen((depth, activation.into(), "none".into()), choice)
     }
 
     /// Sixty-ninth hostile round, D1: the families took four dashes in turn, so the fourth
