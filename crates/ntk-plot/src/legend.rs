@@ -7,13 +7,29 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::layout::Metrics;
-use crate::marks::{draw_bar, draw_line, draw_marker, ipt};
+use crate::marks::{LINE_WIDTH, MARKER_RIM, draw_bar, draw_marker, draw_pieces, ipt};
+use crate::strokes::{legend_length, legend_pieces};
 use crate::{Figure, Series, Spread, wrap};
+
+/// How far a series' marker covers its legend sample on each side of the middle, in layout
+/// units: its white rim, or nothing without a marker.
+fn halo(sr: &Series) -> f64 {
+    if sr.marker.is_some() { MARKER_RIM } else { 0.0 }
+}
 
 impl Figure {
     /// The series the legend names: those with a label.
     pub(crate) fn in_legend(&self) -> impl Iterator<Item = &Series> {
         self.series.iter().filter(|s| !s.label.is_empty())
+    }
+
+    /// The length of every legend entry's line sample, in layout units: the layout's, or
+    /// more where a curve's pattern needs more to show around its marker
+    /// ([`legend_length`]), one length for all so that the labels line up.
+    pub(crate) fn legend_sample(&self, m: &Metrics) -> f64 {
+        self.in_legend()
+            .map(|sr| legend_length(sr.dash, LINE_WIDTH, halo(sr)))
+            .fold(m.sample, f64::max)
     }
 
     /// The legend's width in pixels: the widest label and its line sample.
@@ -32,7 +48,7 @@ impl Figure {
             .map(|(l, f)| root.estimate_text_size(l, f).map_or(0, |t| t.0))
             .max()
             .unwrap_or(0);
-        widest as i32 + ((m.sample + 40.0) * s) as i32
+        widest as i32 + ((self.legend_sample(m) + 40.0) * s) as i32
     }
 
     /// The legend under the axes: its entries in as many columns as fit the width, then
@@ -46,8 +62,9 @@ impl Figure {
         let font = ("sans-serif", (m.legend * s).round() as i32).into_text_style(area);
         let note = ("sans-serif", (m.note * s).round() as i32).into_text_style(area);
         let width = f64::from(area.dim_in_pixel().0) / s - 12.0;
+        let sample = self.legend_sample(m);
         let entry = |label: &str| {
-            m.sample
+            sample
                 + 8.0
                 + f64::from(area.estimate_text_size(label, &font).map_or(0, |t| t.0)) / s
                 + 18.0
@@ -104,7 +121,7 @@ impl Figure {
         let pen = LegendPen {
             s,
             vector,
-            m,
+            sample: self.legend_sample(m),
             font: centred(m.legend),
         };
         for (i, sr) in self.in_legend().enumerate() {
@@ -135,7 +152,7 @@ impl Figure {
         let pen = LegendPen {
             s,
             vector,
-            m,
+            sample: self.legend_sample(m),
             font: centred(m.legend),
         };
         let row = m.row * s;
@@ -163,9 +180,14 @@ impl Figure {
         (x0, y): (f64, f64),
         pen: &LegendPen<'_>,
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        let LegendPen { s, vector, m, font } = pen;
+        let LegendPen {
+            s,
+            vector,
+            sample,
+            font,
+        } = pen;
         let (s, vector) = (*s, *vector);
-        let sample = m.sample * s;
+        let sample = sample * s;
         let (a, b) = ((x0, y), (x0 + sample, y));
         match sr.spread {
             Some(Spread::Band(_)) => area.draw(&Rectangle::new(
@@ -178,7 +200,9 @@ impl Figure {
             }
             None => {}
         }
-        draw_line(area, &[a, b], sr.dash, sr.color, 2.0 * s, vector)?;
+        let w = LINE_WIDTH * s;
+        let line = legend_pieces(a.0, b.0, y, sr.dash, w, halo(sr) * s);
+        draw_pieces(area, line, sr.color, w, vector)?;
         if let Some(mk) = sr.marker {
             draw_marker(area, (x0 + sample / 2.0, y), mk, sr.color, s, false)?;
         }
@@ -191,11 +215,12 @@ impl Figure {
 }
 
 /// How legend entries are drawn: the figure's scale `s` (pixels per point), whether the
-/// output is vector (SVG, PDF), the layout's metrics and the labels' font.
+/// output is vector (SVG, PDF), the line samples' length ([`Figure::legend_sample`], layout
+/// units) and the labels' font.
 pub(crate) struct LegendPen<'a> {
     s: f64,
     vector: bool,
-    m: &'a Metrics,
+    sample: f64,
     font: TextStyle<'a>,
 }
 

@@ -30,7 +30,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 pub use layout::Layout;
 use layout::Metrics;
-use marks::{Axis, draw_bar, draw_line, draw_marker, ipt};
+use marks::{Axis, LINE_WIDTH, draw_bar, draw_line, draw_marker, ipt};
 pub use strokes::{Dash, MEASURED};
 pub use ticks::Scale;
 use ticks::Ticks;
@@ -611,7 +611,7 @@ impl Figure {
                 }
             }
         }
-        let lw = 2.0 * s;
+        let lw = LINE_WIDTH * s;
         // Each curve with unresolved points gets its own lane in the band above the top
         // edge, so that two curves unresolved at one x stay apart; the band is labelled.
         let mut lane = 0.0;

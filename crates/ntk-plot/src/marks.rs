@@ -49,7 +49,18 @@ pub(crate) fn draw_line<DB: DrawingBackend>(
     w: f64,
     vector: bool,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    for piece in strokes::pieces(pts, dash, w) {
+    draw_pieces(area, strokes::pieces(pts, dash, w), color, w, vector)
+}
+
+/// The `pieces` of a patterned line (pixels of `area`), `w` pixels wide.
+pub(crate) fn draw_pieces<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    pieces: Vec<Piece>,
+    color: RGBColor,
+    w: f64,
+    vector: bool,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    for piece in pieces {
         match piece {
             Piece::Segment(v) => stroke(area, &v, color, w, vector)?,
             Piece::Dot(p) => area.draw(&Circle::new(
@@ -129,6 +140,17 @@ pub(crate) fn draw_bar<DB: DrawingBackend>(
     Ok(())
 }
 
+/// A curve's width, in layout units.
+pub(crate) const LINE_WIDTH: f64 = 2.0;
+
+/// A marker's radius, in layout units.
+const MARKER_RADIUS: f64 = 4.0;
+
+/// How far a filled marker's white rim reaches from its centre along a line through it, in
+/// layout units: the radius and the rim's 1.2 (a square's, a triangle's and a diamond's
+/// reach no further across).
+pub(crate) const MARKER_RIM: f64 = MARKER_RADIUS + 1.2;
+
 /// Marker `m` centred at `p` (pixels of `area`): filled, with a white rim so it reads over
 /// lines; `open`: a white inside in a coloured rim (a point without a value).
 pub(crate) fn draw_marker<DB: DrawingBackend>(
@@ -140,7 +162,7 @@ pub(crate) fn draw_marker<DB: DrawingBackend>(
     open: bool,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let (x, y) = p;
-    let r = 4.0 * s;
+    let r = MARKER_RADIUS * s;
     let shape = |r: f64| -> Vec<(i32, i32)> {
         match m {
             Marker::Circle => Vec::new(),
@@ -163,7 +185,7 @@ pub(crate) fn draw_marker<DB: DrawingBackend>(
             ],
         }
     };
-    let rim = r + 1.2 * s;
+    let rim = MARKER_RIM * s;
     let layers = if open {
         [(rim + 0.6 * s, color), (r - 0.6 * s, WHITE)]
     } else {

@@ -67,6 +67,56 @@ fn pattern(dash: Dash, w: f64) -> Vec<Step> {
     }
 }
 
+/// The length of one period of `dash`'s pattern for lines `w` pixels wide (a solid line: 0).
+fn period(dash: Dash, w: f64) -> f64 {
+    if dash == Dash::Solid {
+        return 0.0;
+    }
+    pattern(dash, w)
+        .iter()
+        .map(|step| match step {
+            Step::On(l) | Step::Off(l) => *l,
+            Step::Dot => 0.0,
+        })
+        .sum()
+}
+
+/// The length a legend's line sample needs for `dash` (lines `w` pixels wide) to read as
+/// itself when a marker's white rim covers `halo` pixels on each side of the sample's
+/// middle: each side, drawn outward from the rim ([`legend_pieces`]), holds one whole
+/// period (every dash, gap and dot at its length) and then half of the next dash (at least
+/// `w`), so that no side ends in a stub that reads as a dot:
+///
+/// `2 (halo + period + max(dash / 2, w))`.
+///
+/// A shorter sample can lose a pattern under the marker: 56 pixels of 22-pixel long dashes
+/// with a 10-pixel marker in the middle showed two dashes and a one-pixel gap, a solid line.
+pub fn legend_length(dash: Dash, w: f64, halo: f64) -> f64 {
+    if dash == Dash::Solid {
+        return 0.0;
+    }
+    let first = match pattern(dash, w)[0] {
+        Step::On(l) => l,
+        Step::Off(_) | Step::Dot => 0.0,
+    };
+    2.0 * (halo + period(dash, w) + (first / 2.0).max(w))
+}
+
+/// A legend's line sample from `x0` to `x1` at height `y` in `dash` (lines `w` pixels
+/// wide), a marker's rim covering `halo` pixels on each side of its middle: each side drawn
+/// outward from the rim, so that the two sides mirror each other and neither starts under
+/// the marker. Without a marker (`halo` 0) the sample is one line from `x0`, the pattern
+/// running on through the middle.
+pub fn legend_pieces(x0: f64, x1: f64, y: f64, dash: Dash, w: f64, halo: f64) -> Vec<Piece> {
+    if halo <= 0.0 || dash == Dash::Solid {
+        return pieces(&[(x0, y), (x1, y)], dash, w);
+    }
+    let middle = (x0 + x1) / 2.0;
+    let mut out = pieces(&[(middle - halo, y), (x0, y)], dash, w);
+    out.extend(pieces(&[(middle + halo, y), (x1, y)], dash, w));
+    out
+}
+
 /// The point at distance `t` along the segment `a -> b` of length `len`.
 fn lerp(a: (f64, f64), b: (f64, f64), t: f64, len: f64) -> (f64, f64) {
     let f = if len > 0.0 { t / len } else { 0.0 };

@@ -82,6 +82,45 @@ pub fn family_marker(name: &str) -> Marker {
     }
 }
 
+/// The order a reader counts settings in: runs of digits compared as numbers, the rest as
+/// text, so that `width=8` comes before `width=16` and `width=128` (as text, `width=128`
+/// came first and `width=8` last); two names that differ only in leading zeros keep their
+/// text order.
+pub fn counting_order(a: &str, b: &str) -> std::cmp::Ordering {
+    /// The name as runs: `(true, digits)` for a run of digits, `(false, text)` otherwise.
+    fn runs(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let (mut start, mut digits) = (0, None);
+        for (i, c) in s.char_indices() {
+            let d = c.is_ascii_digit();
+            if let Some(p) = digits
+                && p != d
+            {
+                out.push((p, &s[start..i]));
+                start = i;
+            }
+            digits = Some(d);
+        }
+        if let Some(p) = digits {
+            out.push((p, &s[start..]));
+        }
+        out
+    }
+    let (ra, rb) = (runs(a), runs(b));
+    for ((da, x), (db, y)) in ra.iter().zip(&rb) {
+        let order = if *da && *db {
+            let (x, y) = (x.trim_start_matches('0'), y.trim_start_matches('0'));
+            x.len().cmp(&y.len()).then_with(|| x.cmp(y))
+        } else {
+            x.cmp(y)
+        };
+        if order.is_ne() {
+            return order;
+        }
+    }
+    ra.len().cmp(&rb.len()).then_with(|| a.cmp(b))
+}
+
 /// How many settings' curves of one colour [`setting_style`] tells apart: each
 /// [`MEASURED`] dash with each [`Marker`].
 pub const DISTINCT_SETTINGS: usize = MEASURED.len() * Marker::ALL.len();
@@ -120,6 +159,40 @@ pub fn repeated_looks_note(series: &[crate::Series]) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Round 71 (the legend of its five-width figure): settings in the order a reader
+    /// counts them, not as text.
+    #[test]
+    fn settings_are_in_counting_order() {
+        let mut v = vec![
+            "width=128",
+            "width=16",
+            "width=8",
+            "width=32",
+            "n=12 width=8",
+            "n=5 width=64",
+            "mnist",
+            "fashion_mnist",
+            "width=08",
+        ];
+        v.sort_by(|a, b| counting_order(a, b));
+        assert_eq!(
+            v,
+            [
+                "fashion_mnist",
+                "mnist",
+                "n=5 width=64",
+                "n=12 width=8",
+                "width=08",
+                "width=8",
+                "width=16",
+                "width=32",
+                "width=128"
+            ]
+        );
+        assert!(counting_order("a", "a").is_eq());
+        assert!(counting_order("", "a").is_lt() && counting_order("9", "10").is_lt());
+    }
 
     #[test]
     fn every_family_has_its_own_colour_and_words() {

@@ -213,16 +213,22 @@ fn control_characters_in_texts_never_reach_the_svg() {
     }
 }
 
+/// The value of attribute `name` in an SVG element's tag.
+fn attr(tag: &str, name: &str) -> Option<String> {
+    let at = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+    tag[at..].split('"').next().map(str::to_string)
+}
+
+/// Attribute `name` of an SVG tag as a number.
+fn num(tag: &str, name: &str) -> Option<f64> {
+    attr(tag, name).and_then(|v| v.parse::<f64>().ok())
+}
+
 /// The tick labels of an SVG: every `<text>` at the tick font size (plotters writes a
 /// pixel size `px` as `px / 1.24`), as (text, left, top, width, height) boxes in SVG
 /// units, the width estimated at 0.62 em a character (DejaVu Sans's digits are 0.64 em,
 /// its superscripts and `×` narrower).
 fn tick_label_boxes(svg: &str, tick_px: f64) -> Vec<(String, f64, f64, f64, f64)> {
-    let attr = |tag: &str, name: &str| -> Option<String> {
-        let at = tag.find(&format!(" {name}=\""))? + name.len() + 3;
-        tag[at..].split('"').next().map(str::to_string)
-    };
-    let num = |tag: &str, name: &str| attr(tag, name).and_then(|v| v.parse::<f64>().ok());
     let mut boxes = Vec::new();
     for part in svg.split("<text").skip(1) {
         let (tag, rest) = part.split_once('>').unwrap();
@@ -317,4 +323,138 @@ fn image_size(path: &Path) -> (u32, u32) {
     let b = std::fs::read(path).unwrap();
     let be = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
     (be(16), be(20))
+}
+
+/// What one side of a legend sample shows outside its marker's white rim: the visible
+/// lengths of its dashes, from the rim outward, and its dots.
+#[derive(Debug, PartialEq)]
+struct SampleSide {
+    dashes: Vec<i64>,
+    dots: usize,
+}
+
+/// The legend sample of the series drawn in `colour` in an SVG: its horizontal strokes and
+/// dots (the curves in the axes climb) and the white rim of the marker on it, as the two
+/// sides outside the rim (left, right).
+fn legend_sample_sides(svg: &str, colour: &str) -> (SampleSide, SampleSide) {
+    let tags = |name: &str| -> Vec<&str> {
+        svg.split(&format!("<{name}"))
+            .skip(1)
+            .map(|p| p.split_once("/>").unwrap().0)
+            .collect()
+    };
+    let mut strokes = Vec::new();
+    for tag in tags("polyline") {
+        if attr(tag, "stroke").as_deref() != Some(colour) {
+            continue;
+        }
+        let pts: Vec<(f64, f64)> = attr(tag, "points")
+            .unwrap()
+            .split_whitespace()
+            .map(|p| {
+                let (x, y) = p.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect();
+        if pts.iter().all(|p| p.1 == pts[0].1) {
+            strokes.push((pts[0].1, pts[0].0, pts[pts.len() - 1].0));
+        }
+    }
+    let y = strokes[0].0;
+    assert!(
+        strokes.iter().all(|s| s.0 == y),
+        "one legend row: {strokes:?}"
+    );
+    let (lo, hi) = strokes.iter().fold((f64::MAX, f64::MIN), |(lo, hi), s| {
+        (lo.min(s.1.min(s.2)), hi.max(s.1.max(s.2)))
+    });
+    let circles: Vec<(f64, f64, f64, String)> = tags("circle")
+        .into_iter()
+        .filter_map(|t| Some((num(t, "cx")?, num(t, "cy")?, num(t, "r")?, attr(t, "fill")?)))
+        .filter(|c| c.1 == y && c.0 > lo && c.0 < hi)
+        .collect();
+    let rim = circles
+        .iter()
+        .find(|c| c.3 == "#FFFFFF")
+        .expect("a marker on the sample");
+    let (r0, r1) = (rim.0 - rim.2, rim.0 + rim.2);
+    let side = |left: bool| {
+        let mut dashes: Vec<(f64, i64)> = strokes
+            .iter()
+            .map(|s| (s.1.min(s.2), s.1.max(s.2)))
+            .map(|(a, b)| if left { (a, b.min(r0)) } else { (a.max(r1), b) })
+            .filter(|(a, b)| b - a >= 1.0)
+            .map(|(a, b)| (if left { -b } else { a }, (b - a).round() as i64))
+            .collect();
+        dashes.sort_by(|p, q| p.0.total_cmp(&q.0));
+        let dots = circles
+            .iter()
+            .filter(|c| c.3 == colour && c.2 < rim.2 - 1.0)
+            .filter(|c| if left { c.0 < r0 } else { c.0 > r1 })
+            .count();
+        SampleSide {
+            dashes: dashes.into_iter().map(|d| d.1).collect(),
+            dots,
+        }
+    };
+    (side(true), side(false))
+}
+
+/// Round 71, D1: every measured style reads as itself in the legend, its marker in the
+/// middle, in both layouts: a solid line runs through; on each side of the marker's rim
+/// every other style shows a whole dash, a gap and the next dash, and its dots (a long
+/// dash's one gap sat under the marker of a 56-unit sample, which read as solid); and the
+/// five samples differ.
+#[test]
+fn legend_samples_show_their_pattern_around_the_marker() {
+    let dir = tempfile::tempdir().unwrap();
+    for layout in [Layout::Screen, Layout::Column] {
+        let series = MEASURED
+            .iter()
+            .enumerate()
+            .map(|(i, &dash)| Series {
+                label: format!("width={}", 8 << i),
+                points: vec![(0.0, 1.0), (1.0, 1e3), (2.0, 1e6)],
+                spread: None,
+                color: PALETTE[i],
+                dash,
+                marker: Some(Marker::Circle),
+                unresolved: Vec::new(),
+            })
+            .collect();
+        let fig = Figure {
+            series,
+            note: None,
+            ..figure(None)
+        };
+        let stem = dir.path().join(format!("{layout:?}"));
+        fig.save_as(&stem, layout).unwrap();
+        let svg = std::fs::read_to_string(stem.with_extension("svg")).unwrap();
+        let mut seen = Vec::new();
+        for (i, dash) in MEASURED.into_iter().enumerate() {
+            let c = PALETTE[i];
+            let colour = format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+            let (left, right) = legend_sample_sides(&svg, &colour);
+            let what = format!("{layout:?} {dash:?}: {left:?} {right:?}");
+            if dash == Dash::Solid {
+                assert!(left.dashes.len() == 1 && right.dashes.len() == 1, "{what}");
+                continue;
+            }
+            let dots = match dash {
+                Dash::DashDot => 1,
+                Dash::DashDotDot => 2,
+                _ => 0,
+            };
+            for side in [&left, &right] {
+                assert!(side.dashes.len() >= 2, "a gap between two dashes: {what}");
+                assert!(side.dots >= dots, "{what}");
+                let long = side.dashes.iter().any(|&d| d >= 21);
+                assert_eq!(long, dash == Dash::LongDash, "{what}");
+            }
+            seen.push(right);
+        }
+        for (i, a) in seen.iter().enumerate() {
+            assert!(seen[i + 1..].iter().all(|b| b != a), "{layout:?}: {seen:?}");
+        }
+    }
 }

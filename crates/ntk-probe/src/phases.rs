@@ -236,6 +236,43 @@ pub fn check_required(place: &Place, (n, block): (usize, usize), bytes: u64) -> 
     }
 }
 
+/// What a run over `n` inputs in tiles of `block` (`bytes` of tiles) says before any work
+/// when it will go on without phase files at `place` (`NTK_PHASE_FILES` unset): a place
+/// that is not a probe's phase files (its warning) or a disk without room for them (its
+/// note), in the run's words, for a dry run to say it too (seventy-first hostile round,
+/// N1: the dry run said only "new"). Nothing is changed.
+pub fn unkept(place: &Place, (n, block): (usize, usize), bytes: u64) -> Option<String> {
+    if Mode::from_env().ok()? != Mode::WhenTheyFit {
+        return None;
+    }
+    let dir = &place.dir;
+    if let Found::Foreign(why) = inspect(dir) {
+        return Some(goes_on_without(dir, &format!("{why}; left as it is")));
+    }
+    if kept(place, (n, block)).is_some() {
+        return None;
+    }
+    no_room(dir, bytes).map(|why| no_room_note(dir, &why))
+}
+
+/// The warning of a run that keeps no phase files at `dir`: `why`, and what that means.
+fn goes_on_without(dir: &Path, why: &str) -> String {
+    format!(
+        "warning: {}: {why}; the run goes on without phase files (a run killed now starts \
+         again from nothing)",
+        dir.display()
+    )
+}
+
+/// The note of a run whose disk has no room for phase files at `dir` (`why`).
+fn no_room_note(dir: &Path, why: &str) -> String {
+    format!(
+        "note: no phase files ({}: {why}): a run killed now starts again from nothing; \
+         {PHASE_FILES}=0 says so silently",
+        dir.display()
+    )
+}
+
 /// `NTK_PHASE_FILES=1`'s refusal of a place where no phase files can be kept.
 fn cannot_keep(dir: &Path, why: &str) -> Error {
     Error::Config {
@@ -444,11 +481,7 @@ impl PhaseFiles {
             if mode == Mode::Required {
                 return Err(cannot_keep(&dir, &why));
             }
-            eprintln!(
-                "warning: {}: {why}; the run goes on without phase files (a run killed now \
-                 starts again from nothing)",
-                dir.display()
-            );
+            eprintln!("{}", goes_on_without(&dir, &why));
             Ok(None)
         };
         let found = inspect(&dir);
@@ -482,11 +515,7 @@ impl PhaseFiles {
             if mode == Mode::Required {
                 return Err(no_room_refusal(&dir, &why));
             }
-            eprintln!(
-                "note: no phase files ({}: {why}): a run killed now starts again from \
-                 nothing; {PHASE_FILES}=0 says so silently",
-                dir.display()
-            );
+            eprintln!("{}", no_room_note(&dir, &why));
             return Ok(None);
         }
         let mut files = Self {

@@ -191,6 +191,11 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             !matches!(state, ntk_runs::sweep::State::Done) || !flags.resume || lacks_weights;
         if flags.dry_run && computes {
             run::check_phase_place(&cfg, &inputs, &compute, &out, &prov, flags.resume)?;
+            // What the run would warn of its phase files, on stderr as the run does.
+            let unkept = run::unkept_phases(&cfg, &inputs, &compute, &out, &prov, flags.resume);
+            if let Some(words) = unkept {
+                eprintln!("{words}");
+            }
         }
         if flags.dry_run {
             // Phase files of this run make it partial: `--resume` continues from them, a

@@ -415,6 +415,30 @@ pub fn check_phase_place(
     )
 }
 
+/// What the run of `cfg` says before any work when it takes the host's tiled route and
+/// will go on without phase files beside `out` ([`crate::phases::unkept`]): for a dry run
+/// of a run that would compute, so that it says what the run says.
+pub fn unkept_phases(
+    cfg: &ProbeConfig,
+    inputs: &Inputs,
+    compute: &Compute,
+    out: &Path,
+    prov: &Provenance,
+    resume: bool,
+) -> Option<String> {
+    let tiled_on_host = cfg.probe.eigen == Eigen::Tiled
+        && cfg.probe.protocol == Protocol::Whole
+        && !crate::solver::gpu_here(compute);
+    if !tiled_on_host {
+        return None;
+    }
+    crate::phases::unkept(
+        &Place::of_run(out, resume, prov),
+        (inputs.n, TILE),
+        ntk_kernel::extreme::tiled::Tiled::bytes_for(inputs.n, TILE) as u64,
+    )
+}
+
 /// Runs a configured probe; writes the files to `out` when given, as one output set
 /// ([`OutputSet`]: the directory then holds this run's complete set, replacing any earlier
 /// probe's set as a whole, or is left as it was). The tiled route keeps its finished phases

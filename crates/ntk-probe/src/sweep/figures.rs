@@ -149,8 +149,12 @@ impl Curve<'_> {
 /// each activation in its colour and marker of every figure ([`ntk_plot::style`]) and named
 /// in words ("ReLU", "NormReLU (b = -0.2)"); with several settings, a dash per setting.
 fn curves<'a>(groups: &'a [GroupRow], protocol: &str) -> Vec<Curve<'a>> {
-    let keys = distinct(groups, |g| (g.setting.clone(), g.activation.clone()));
-    let settings = distinct(groups, |g| g.setting.clone());
+    // Settings in the order a reader counts them (`width=8` before `width=16`).
+    let by_count = ntk_plot::style::counting_order;
+    let mut keys = distinct(groups, |g| (g.setting.clone(), g.activation.clone()));
+    keys.sort_by(|a, b| by_count(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
+    let mut settings = distinct(groups, |g| g.setting.clone());
+    settings.sort_by(|a, b| by_count(a, b));
     keys.iter()
         .enumerate()
         .map(|(c, (setting, activation))| {
@@ -493,6 +497,21 @@ mod tests {
         let drawn = curves(&groups, "whole");
         assert_eq!(drawn.len(), 6);
         assert!(drawn.iter().all(|c| c.dash != Dash::Dotted));
+        // In the order a reader counts (as text n=10 came first and n=6 fifth), the
+        // first setting solid.
+        let names: Vec<&str> = drawn.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "n=6 ReLU",
+                "n=8 ReLU",
+                "n=10 ReLU",
+                "n=12 ReLU",
+                "n=14 ReLU",
+                "n=16 ReLU"
+            ]
+        );
+        assert_eq!(drawn[0].dash, Dash::Solid);
         for (i, a) in drawn.iter().enumerate() {
             for b in &drawn[i + 1..] {
                 assert!(

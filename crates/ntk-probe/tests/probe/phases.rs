@@ -413,7 +413,7 @@ fn the_tiled_command_leaves_what_is_not_its_own() {
     std::os::unix::fs::symlink(&mine, &link).unwrap();
     let file = dir.path().join(".b.phases");
     std::fs::write(&file, "a file").unwrap();
-    let run = |out: &str, env: Option<&str>, resume: bool| {
+    let run_as = |out: &str, env: Option<&str>, resume: bool, dry: bool| {
         let mut c = probe();
         if let Some(v) = env {
             c.env("NTK_PHASE_FILES", v);
@@ -425,7 +425,16 @@ fn the_tiled_command_leaves_what_is_not_its_own() {
         if resume {
             c.arg("--resume");
         }
+        if dry {
+            c.arg("--dry-run");
+        }
         c.output().unwrap()
+    };
+    let run = |out: &str, env: Option<&str>, resume: bool| run_as(out, env, resume, false);
+    let warning = |err: &str| -> Option<String> {
+        err.lines()
+            .find(|l| l.contains("without phase files"))
+            .map(str::to_string)
     };
     for (out, env, resume) in [
         ("a", None, false),
@@ -434,11 +443,17 @@ fn the_tiled_command_leaves_what_is_not_its_own() {
         ("b", None, false),
         ("b", None, true),
     ] {
+        // The dry run says what the run will warn of, in its words (seventy-first hostile
+        // round, N1: it said only "new").
+        let dry = run_as(out, env, resume, true);
+        let dry_err = String::from_utf8_lossy(&dry.stderr);
+        assert!(dry.status.success(), "{out} {env:?}: {dry_err}");
         let o = run(out, env, resume);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{out} {env:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
-        if env.is_none() && !resume {
+        assert_eq!(warning(&dry_err), warning(&err), "{out} {env:?} {resume}");
+        if env.is_none() {
             assert!(
                 err.contains(&format!(".{out}.phases")) && err.contains("without phase files"),
                 "{out}: {err}"
