@@ -190,10 +190,9 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
         let computes =
             !matches!(state, ntk_runs::sweep::State::Done) || !flags.resume || lacks_weights;
         if flags.dry_run && computes {
-            run::check_phase_place(&cfg, &inputs, &compute, &out, &prov, flags.resume)?;
+            let place = run::check_phase_place(&cfg, &inputs, &compute, &out, &prov, flags.resume);
             // What the run would warn of its phase files, on stderr as the run does.
-            let unkept = run::unkept_phases(&cfg, &inputs, &compute, &out, &prov, flags.resume);
-            if let Some(words) = unkept {
+            if let Some(words) = place? {
                 eprintln!("{words}");
             }
         }

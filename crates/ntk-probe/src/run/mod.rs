@@ -372,6 +372,13 @@ pub fn check_before_work(cfg: &ProbeConfig) -> crate::Result<()> {
     Ok(())
 }
 
+/// Whether the run of `cfg` takes the host's tiled route, the one that keeps phase files.
+fn tiled_on_host(cfg: &ProbeConfig, compute: &Compute) -> bool {
+    cfg.probe.eigen == Eigen::Tiled
+        && cfg.probe.protocol == Protocol::Whole
+        && !crate::solver::gpu_here(compute)
+}
+
 /// The phase files the run of `cfg` into `out` (provenance `prov`) would find of its own
 /// ([`crate::phases::kept`]), in words; `None` when it keeps none (not the host's tiled
 /// route, `NTK_PHASE_FILES=0`, none there, or another run's).
@@ -382,18 +389,18 @@ pub fn kept_phases(
     out: &Path,
     prov: &Provenance,
 ) -> Option<String> {
-    let tiled_on_host = cfg.probe.eigen == Eigen::Tiled
-        && cfg.probe.protocol == Protocol::Whole
-        && !crate::solver::gpu_here(compute);
-    if !tiled_on_host {
+    if !tiled_on_host(cfg, compute) {
         return None;
     }
     crate::phases::kept(&Place::of_run(out, true, prov), (inputs.n, TILE))
 }
 
-/// What `NTK_PHASE_FILES=1` would refuse of the phase files beside `out` when the run of
-/// `cfg` takes the host's tiled route ([`crate::phases::check_required`]): for a dry run of
-/// a run that would compute, so that it refuses what the run refuses.
+/// What the run of `cfg` does before any work with the phase files beside `out` when it
+/// takes the host's tiled route, for a dry run of a run that would compute, so that it
+/// refuses what the run refuses and says what the run says: the refusal of
+/// `NTK_PHASE_FILES=1` ([`crate::phases::check_required`]), else the warning or note of a
+/// run that will go on without phase files ([`crate::phases::unkept`]; seventy-first
+/// hostile round, N1).
 pub fn check_phase_place(
     cfg: &ProbeConfig,
     inputs: &Inputs,
@@ -401,42 +408,14 @@ pub fn check_phase_place(
     out: &Path,
     prov: &Provenance,
     resume: bool,
-) -> crate::Result<()> {
-    let tiled_on_host = cfg.probe.eigen == Eigen::Tiled
-        && cfg.probe.protocol == Protocol::Whole
-        && !crate::solver::gpu_here(compute);
-    if !tiled_on_host {
-        return Ok(());
+) -> crate::Result<Option<String>> {
+    if !tiled_on_host(cfg, compute) {
+        return Ok(None);
     }
-    crate::phases::check_required(
-        &Place::of_run(out, resume, prov),
-        (inputs.n, TILE),
-        ntk_kernel::extreme::tiled::Tiled::bytes_for(inputs.n, TILE) as u64,
-    )
-}
-
-/// What the run of `cfg` says before any work when it takes the host's tiled route and
-/// will go on without phase files beside `out` ([`crate::phases::unkept`]): for a dry run
-/// of a run that would compute, so that it says what the run says.
-pub fn unkept_phases(
-    cfg: &ProbeConfig,
-    inputs: &Inputs,
-    compute: &Compute,
-    out: &Path,
-    prov: &Provenance,
-    resume: bool,
-) -> Option<String> {
-    let tiled_on_host = cfg.probe.eigen == Eigen::Tiled
-        && cfg.probe.protocol == Protocol::Whole
-        && !crate::solver::gpu_here(compute);
-    if !tiled_on_host {
-        return None;
-    }
-    crate::phases::unkept(
-        &Place::of_run(out, resume, prov),
-        (inputs.n, TILE),
-        ntk_kernel::extreme::tiled::Tiled::bytes_for(inputs.n, TILE) as u64,
-    )
+    let place = Place::of_run(out, resume, prov);
+    let bytes = ntk_kernel::extreme::tiled::Tiled::bytes_for(inputs.n, TILE) as u64;
+    crate::phases::check_required(&place, (inputs.n, TILE), bytes)?;
+    Ok(crate::phases::unkept(&place, (inputs.n, TILE), bytes))
 }
 
 /// Runs a configured probe; writes the files to `out` when given, as one output set

@@ -69,6 +69,8 @@ fn distinct<T: Ord + Clone>(groups: &[GroupRow], key: impl Fn(&GroupRow) -> T) -
 /// One curve: a (setting, activation) pair's groups under one protocol, by depth.
 struct Curve<'a> {
     name: String,
+    /// The activation in words ("ReLU"), without the setting.
+    words: String,
     dash: Dash,
     color: RGBColor,
     marker: Marker,
@@ -126,15 +128,19 @@ impl Curve<'_> {
         }
     }
 
-    /// The infinite-width values `th` as a dotted line, when there are any.
-    fn theory(&self, th: impl Fn(&GroupRow) -> Option<f64>) -> Option<Series> {
-        let points: Vec<(f64, f64)> = self
-            .rows
+    /// The infinite-width values `th` by depth.
+    fn theory_points(&self, th: &impl Fn(&GroupRow) -> Option<f64>) -> Vec<(f64, f64)> {
+        self.rows
             .iter()
             .filter_map(|g| th(g).map(|t| (g.depth as f64, t)))
-            .collect();
+            .collect()
+    }
+
+    /// The infinite-width values `th` as a dotted line named `name`, when there are any.
+    fn theory(&self, name: &str, th: &impl Fn(&GroupRow) -> Option<f64>) -> Option<Series> {
+        let points = self.theory_points(th);
         (!points.is_empty()).then(|| Series {
-            label: format!("{}, infinite width", self.name),
+            label: format!("{name}, infinite width"),
             points,
             spread: None,
             color: self.color,
@@ -143,6 +149,35 @@ impl Curve<'_> {
             unresolved: Vec::new(),
         })
     }
+}
+
+/// The dotted infinite-width lines of `curves` (values `th`), after their measured curves:
+/// one per activation and colour where every setting's theory is the same line (a width
+/// axis: the theory does not depend on the width), named by the activation alone, and one
+/// per curve, named by its setting too, where they differ (an `n` axis); seventy-second
+/// hostile round: one identical dotted entry per width, each named with a finite width.
+fn theories(curves: &[Curve], th: impl Fn(&GroupRow) -> Option<f64>) -> Vec<Series> {
+    let mut out = Vec::new();
+    let mut done = vec![false; curves.len()];
+    for (i, c) in curves.iter().enumerate() {
+        if done[i] {
+            continue;
+        }
+        let same: Vec<usize> = (i..curves.len())
+            .filter(|&j| curves[j].words == c.words && curves[j].color == c.color)
+            .collect();
+        let lines: Vec<Vec<(f64, f64)>> = same.iter().map(|&j| curves[j].theory_points(&th)).collect();
+        if same.len() > 1 && lines.iter().all(|l| l == &lines[0]) {
+            out.extend(c.theory(&c.words, &th));
+            for j in same {
+                done[j] = true;
+            }
+        } else {
+            out.extend(c.theory(&c.name, &th));
+            done[i] = true;
+        }
+    }
+    out
 }
 
 /// The curves of `protocol`, one per (setting, activation) of the sweep, in a fixed order:
@@ -181,6 +216,7 @@ fn curves<'a>(groups: &'a [GroupRow], protocol: &str) -> Vec<Curve<'a>> {
             };
             Curve {
                 name,
+                words: ntk_plot::style::words(activation),
                 dash,
                 color: ntk_plot::style::family_color(activation)
                     .unwrap_or(PALETTE[c % PALETTE.len()]),
@@ -250,16 +286,17 @@ fn angle_figure(
     titles: Titles,
 ) -> Figure {
     let spread = ranges(seeds, |s| s.min_grad_angle_deg);
+    let curves = curves(groups, protocol);
     let mut series = Vec::new();
-    for curve in curves(groups, protocol) {
+    for curve in &curves {
         series.push(curve.measured(
             curve.name.clone(),
             |g| g.min_grad_angle_mean_deg,
             &spread,
             false,
         ));
-        series.extend(curve.theory(|g| g.theory_min_grad_angle_deg));
     }
+    series.extend(theories(&curves, |g| g.theory_min_grad_angle_deg));
     let theory = series.iter().any(|s| s.dash == Dash::Dotted);
     let note = with_repeated_looks(note(groups, theory), &series);
     Figure {
@@ -281,8 +318,9 @@ fn kappa_figure(
     titles: Titles,
 ) -> Figure {
     let spread = ranges(seeds, |s| s.kappa);
+    let curves = curves(groups, protocol);
     let mut series = Vec::new();
-    for curve in curves(groups, protocol) {
+    for curve in &curves {
         let singular_all = curve.rows.iter().all(|g| g.singular == g.seeds);
         let label = if singular_all {
             format!("{}: singular at every depth (κ = ∞)", curve.name)
@@ -290,15 +328,15 @@ fn kappa_figure(
             curve.name.clone()
         };
         series.push(curve.measured(label, |g| g.kappa_mean, &spread, true));
-        if protocol == "whole" {
-            series.extend(curve.theory(|g| g.theory_kappa));
-        }
+    }
+    if protocol == "whole" {
+        series.extend(theories(&curves, |g| g.theory_kappa));
     }
     let theory = series.iter().any(|s| s.dash == Dash::Dotted);
     let mut note = with_repeated_looks(note(groups, theory), &series);
     if series.iter().any(|s| !s.unresolved.is_empty()) {
         note += "\nopen markers above the axes: κ unresolved\n(singular kernel) for some or all\nseeds; lines: mean over the others";
-        note += &dropped(&curves(groups, protocol));
+        note += &dropped(&curves);
     }
     let what = match protocol {
         "whole" => "whole set".to_string(),

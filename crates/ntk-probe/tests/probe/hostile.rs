@@ -4536,3 +4536,45 @@ fn a_sweeps_titles_name_all_the_data_it_measured() {
         assert!(caption.contains(title), "{name}: {caption}");
     }
 }
+
+/// The infinite-width theory in a sweep figure over settings: one dotted entry per
+/// activation where every setting has the same theory (widths: the theory has no width),
+/// named by the activation alone; one per setting where they differ (`sweep.ns`: each `n`
+/// its own inputs). The seventy-second hostile round saw one identical dotted entry per
+/// width, each named with a finite width.
+#[test]
+fn the_theory_is_drawn_once_where_the_settings_share_it() {
+    let theory = TINY_SWEEP.replace("theory = false", "theory = true");
+    for (axis, shared) in [("widths = [8, 16]", true), ("ns = [8, 12]", false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let out = d.join("out");
+        let text = theory.replace("[sweep]\n", &format!("[sweep]\n{axis}\n"));
+        let cfg = write(d, "s.toml", &text);
+        assert_ok(axis, &run(&sweep_args(&cfg, &out, &[])));
+        for stem in ["kappa_vs_depth_whole", "min_grad_angle_vs_depth"] {
+            let svg = std::fs::read_to_string(out.join(format!("{stem}.svg"))).unwrap();
+            // Every `<text>`'s words.
+            let texts: Vec<&str> = svg
+                .split("<text")
+                .skip(1)
+                .filter_map(|t| t.split_once('>'))
+                .map(|(_, rest)| rest.split("</text>").next().unwrap_or("").trim())
+                .collect();
+            let theory: Vec<&str> = texts
+                .iter()
+                .copied()
+                .filter(|t| t.ends_with(", infinite width"))
+                .collect();
+            if shared {
+                assert_eq!(theory, ["ReLU, infinite width"], "{axis} {stem}");
+            } else {
+                assert_eq!(
+                    theory,
+                    ["n=8 ReLU, infinite width", "n=12 ReLU, infinite width"],
+                    "{axis} {stem}"
+                );
+            }
+        }
+    }
+}
