@@ -166,7 +166,8 @@ fn theories(curves: &[Curve], th: impl Fn(&GroupRow) -> Option<f64>) -> Vec<Seri
         let same: Vec<usize> = (i..curves.len())
             .filter(|&j| curves[j].words == c.words && curves[j].color == c.color)
             .collect();
-        let lines: Vec<Vec<(f64, f64)>> = same.iter().map(|&j| curves[j].theory_points(&th)).collect();
+        let lines: Vec<Vec<(f64, f64)>> =
+            same.iter().map(|&j| curves[j].theory_points(&th)).collect();
         if same.len() > 1 && lines.iter().all(|l| l == &lines[0]) {
             out.extend(c.theory(&c.words, &th));
             for j in same {
