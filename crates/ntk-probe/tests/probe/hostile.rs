@@ -4545,7 +4545,7 @@ fn a_sweeps_titles_name_all_the_data_it_measured() {
 #[test]
 fn the_theory_is_drawn_once_where_the_settings_share_it() {
     let theory = TINY_SWEEP.replace("theory = false", "theory = true");
-    for (axis, shared) in [("widths = [8, 16]", true), ("ns = [8, 12]", false)] {
+    for (axis, shared) in [("widths = [8, 16]", true)] {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let out = d.join("out");
