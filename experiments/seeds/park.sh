@@ -19,9 +19,13 @@
 # the queue trains: it copies the checkpoint that checkpoint.json names and parks the copy
 # only if checkpoint.json did not change meanwhile (else it tries again). `restore` takes a
 # tarball only of plain files and directories with relative names below the run (no links,
-# no `..`, no absolute names): a committed tarball cannot write outside its run directory.
+# no `..`, no absolute names): a committed tarball cannot write outside its run directory;
+# nor does `restore` write through a symbolic link anywhere in runs/seeds/<line>/runs/<run id>
+# (said, and failing: seventy-third hostile round, D3).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=experiments/seeds/links.sh
+source experiments/seeds/links.sh
 
 parked=experiments/seeds/parked
 seeds=runs/seeds
@@ -192,10 +196,16 @@ restore() {
     [ -d "$parked" ] || { echo "park: nothing parked"; return 0; }
     for tarball in "$parked"/*/*.tar; do
         [ -f "$tarball" ] || continue
-        local line id dest tmp
+        local line id dest tmp link
         line="$(basename "$(dirname "$tarball")")"
         id="$(basename "$tarball" .tar)"
         dest="$seeds/$line/runs/$id"
+        link="$(first_link "$dest" runs)"
+        if [ -n "$link" ]; then
+            echo "park: $tarball: $link is a symbolic link (to $(readlink "$link")), never written through here: not restored; make $link a directory of its own and restore again" >&2
+            failed=$((failed + 1))
+            continue
+        fi
         if [ -e "$dest" ] || [ -L "$dest" ]; then
             local here="" there
             there="$(tarball_epoch "$tarball")"

@@ -21,6 +21,8 @@
 # Then, per experiment: cargo run -p ntk-train -- collect <experiment dir> [--log].
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=experiments/seeds/links.sh
+source experiments/seeds/links.sh
 
 threads="${SEEDS_THREADS:-1}"
 # A count, or both libraries would ignore it without a word (ninth hostile round, Q06).
@@ -41,11 +43,30 @@ if [ -z "${SEEDS_EXPORT_ONLY:-}" ] && ! refusal=$("$bin" --version 2>&1 >/dev/nu
     exit 2
 fi
 
+# What path $1, which exists and is not a directory, is.
+kind_of() {
+    if [ -f "$1" ]; then
+        echo "a regular file"
+    elif [ -p "$1" ]; then
+        echo "a named pipe (FIFO)"
+    elif [ -S "$1" ]; then
+        echo "a socket"
+    elif [ -b "$1" ] || [ -c "$1" ]; then
+        echo "a device"
+    else
+        echo "not a directory"
+    fi
+}
+
 # Copies the finished runs of runs/seeds/$1 into $2/runs (a run's own files only: no
 # checkpoints, no locks). A run directory there holding other files under these names (a
-# committed run of the same id made by another config or another time), or a symbolic link,
-# is not replaced: said, counted, and the queue ends with status 1 (eleventh hostile round:
-# an export overwrote a committed 5-epoch run with the queue's 2-epoch one without a word).
+# committed run of the same id made by another config or another time), a symbolic link, or
+# anything else that is not a directory (a file), is not replaced: said, counted, and the
+# queue ends with status 1 (eleventh hostile round: an export overwrote a committed 5-epoch
+# run with the queue's 2-epoch one without a word; seventy-third, D2: a regular file there
+# ended the whole queue at mkdir, no later line run, no summary). Nor is anything written
+# through a symbolic link above it (at runs/, at the experiment directory or higher: D3),
+# nor where its directory cannot be made: said and counted the same, and the queue goes on.
 # Files equal to the run's (an earlier export of it) are left as they are.
 exports_refused=0
 lines_failed=0
@@ -55,21 +76,34 @@ export_runs() {
     for run in "$from"/*/; do
         run="${run%/}"
         [ -f "$run/summary.json" ] || continue
-        local id dest f why clash=""
+        local id dest f why link clash=""
         id="$(basename "$run")"
         dest="$to/$id"
+        link="$(first_link "$dest")"
         if [ -L "$dest" ]; then
             clash="is a symbolic link"
+        elif [ -n "$link" ]; then
+            echo "seeds: $dest: $link is a symbolic link (to $(readlink "$link")), never written through here: not exported; make $link a directory of its own to export this line's run there" >&2
+            exports_refused=$((exports_refused + 1))
+            continue
+        elif [ -e "$dest" ] && [ ! -d "$dest" ]; then
+            clash="is $(kind_of "$dest"), not a run directory"
         else
             for f in config.toml metrics.csv ntk.csv representations.csv predicted.csv predicted_spectrum.csv summary.json; do
                 if [ -f "$run/$f" ] && { [ -L "$dest/$f" ] || { [ -e "$dest/$f" ] && ! cmp -s "$run/$f" "$dest/$f"; }; }; then
-                    clash="holds a $f that is not runs/seeds/$1's"
+                    clash="holds a $f that is not runs/seeds/$1's (a run of the same id made otherwise?)"
+                    break
+                fi
+                # The copy's own name: a link there would be written through, a directory
+                # copied into and moved in as the run's file.
+                if [ -L "$dest/$f.seeds-tmp" ] || { [ -e "$dest/$f.seeds-tmp" ] && [ ! -f "$dest/$f.seeds-tmp" ]; }; then
+                    clash="holds a $f.seeds-tmp that is not an export's copy"
                     break
                 fi
             done
         fi
         if [ -n "$clash" ]; then
-            echo "seeds: $dest $clash (a run of the same id made otherwise?): not replaced; move it away to export this line's run there" >&2
+            echo "seeds: $dest $clash: not replaced; move it away to export this line's run there" >&2
             exports_refused=$((exports_refused + 1))
             continue
         fi
@@ -92,10 +126,24 @@ export_runs() {
                 ;;
             esac
         fi
-        mkdir -p "$dest"
+        # A failure here is said and counted, never the end of the queue (`set -e`: D2).
+        if ! mkdir -p "$dest" 2>/dev/null; then
+            echo "seeds: $dest: cannot be made here (a file in its way?): not exported" >&2
+            exports_refused=$((exports_refused + 1))
+            continue
+        fi
+        local copied=1
         for f in config.toml metrics.csv ntk.csv representations.csv predicted.csv predicted_spectrum.csv summary.json; do
-            if [ -f "$run/$f" ]; then cp -p "$run/$f" "$dest/$f.seeds-tmp" && mv "$dest/$f.seeds-tmp" "$dest/$f"; fi
+            if [ -f "$run/$f" ] && ! { cp -p "$run/$f" "$dest/$f.seeds-tmp" && mv "$dest/$f.seeds-tmp" "$dest/$f"; }; then
+                copied=""
+                break
+            fi
         done
+        if [ -z "$copied" ]; then
+            echo "seeds: $dest: its $f could not be copied (see above): exported in part; export it again once it can be copied" >&2
+            exports_refused=$((exports_refused + 1))
+            continue
+        fi
         echo "seeds: $dest"
     done
 }
@@ -107,8 +155,10 @@ export_runs() {
 # two finished 500-epoch seeds again, about two hours each). Only a run the sweep plans and
 # finds new is copied, only its own files, never over anything there; one the sweep's dry
 # run then does not take as finished by this config is removed again, said, and trained.
+# Nothing is read or written through a symbolic link among the components of the export or
+# of runs/seeds/$1/runs/<id> (seventy-third hostile round, D3): passed over, said.
 restore_exported() {
-    local out="runs/seeds/$1" listing id d src f from exports="" restored=()
+    local out="runs/seeds/$1" listing id d src f from link exports="" restored=()
     local -a ds
     IFS=',' read -ra ds <<< "$3"
     for d in "${ds[@]}"; do
@@ -118,10 +168,23 @@ restore_exported() {
     listing="$("$bin" sweep --config "$2" --out "$out" --resume "${args[@]}" --dry-run 2>/dev/null)" || true
     for id in $(awk '$2 == "new" { print $NF }' <<< "$listing"); do
         [ ! -e "$out/runs/$id" ] && [ ! -L "$out/runs/$id" ] || continue
+        link="$(first_link "$out/runs/$id" runs)"
+        if [ -n "$link" ]; then
+            echo "seeds: $out/runs/$id: $link is a symbolic link, never written through here: not restored from an export" >&2
+            continue
+        fi
         for d in "${ds[@]}"; do
             src="$(trim "$d")/runs/$id"
-            if [ -L "$src" ] || [ ! -f "$src/summary.json" ]; then continue; fi
-            mkdir -p "$out/runs/$id"
+            link="$(first_link "$src")"
+            if [ -n "$link" ] && { [ -e "$src" ] || [ -L "$src" ]; }; then
+                echo "seeds: $src: $link is a symbolic link, never read through here: not restored from it" >&2
+                continue
+            fi
+            if [ -n "$link" ] || [ ! -f "$src/summary.json" ]; then continue; fi
+            if ! mkdir -p "$out/runs/$id" 2>/dev/null; then
+                echo "seeds: $out/runs/$id: cannot be made here (a file in its way?): not restored from an export" >&2
+                break
+            fi
             for f in config.toml metrics.csv ntk.csv representations.csv predicted.csv predicted_spectrum.csv summary.json; do
                 if [ -f "$src/$f" ] && [ ! -L "$src/$f" ]; then cp -p "$src/$f" "$out/runs/$id/$f"; fi
             done

@@ -881,7 +881,7 @@ pub fn check_owned(dir: &Path, ours: &dyn Fn(&str) -> bool) -> crate::Result<()>
     let Ok(entries) = fs::read_dir(dir) else {
         return Ok(());
     };
-    let mut foreign: Vec<String> = entries
+    let foreign: Vec<String> = entries
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -895,19 +895,58 @@ pub fn check_owned(dir: &Path, ours: &dyn Fn(&str) -> bool) -> crate::Result<()>
             (!own).then_some(name)
         })
         .collect();
-    if foreign.is_empty() {
+    refuse_listed(dir, foreign)
+}
+
+/// [`crate::Error::ForeignFiles`] naming the first three of `entries` (sorted) and how
+/// many more, or `Ok` when there are none.
+fn refuse_listed(dir: &Path, mut entries: Vec<String>) -> crate::Result<()> {
+    if entries.is_empty() {
         return Ok(());
     }
-    foreign.sort();
-    let more = foreign.len().saturating_sub(3);
-    foreign.truncate(3);
+    entries.sort();
+    let more = entries.len().saturating_sub(3);
+    entries.truncate(3);
     if more > 0 {
-        foreign.push(format!("and {more} more"));
+        entries.push(format!("and {more} more"));
     }
     Err(crate::Error::ForeignFiles {
         dir: dir.to_path_buf(),
-        files: foreign,
+        files: entries,
     })
+}
+
+/// Refuses the regular files at a tool's own names in `dir` (`named`) when nothing there
+/// proves them the tool's: none of `proofs` (a run's lock, summary or checkpoint pointer; a
+/// sweep's `runs/`) is there. A user's `metrics.csv` or `sweep.csv` alone in a fresh
+/// `--out` is the user's, not ours to replace or to take for a result (seventy-third
+/// hostile round, D5: a user's `predicted.csv` was kept as the run's prediction, a user's
+/// `metrics.csv` replaced without a word). Each is named with `beside` ("with no run beside
+/// it"). A directory or a FIFO at such a name is never replaced nor read as a result (the
+/// places a run writes are checked for what stands there): it is left to those checks.
+pub fn check_proven(
+    dir: &Path,
+    proofs: &[&str],
+    named: &dyn Fn(&str) -> bool,
+    beside: &str,
+) -> crate::Result<()> {
+    if proofs
+        .iter()
+        .any(|p| fs::symlink_metadata(dir.join(p)).is_ok())
+    {
+        return Ok(());
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(());
+    };
+    let unproven: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| named(n) && !n.starts_with(".ntk-") && !n.contains(TMP_TAG))
+        .map(|n| format!("{n}, {beside}"))
+        .collect();
+    refuse_listed(dir, unproven)
 }
 
 /// [`check_writable`] without making anything, for a dry run (and a run before its work):

@@ -32,9 +32,10 @@ pub enum Method {
     /// activation's dual kernel, `crate::theory`), written through the same files as a
     /// measurement so the two compare file to file. Every NTK convention (its recursion
     /// from the network's own forward scales, `crate::theory::scaling`), one output, no
-    /// biases, no normalization; the seed does not enter, the width only for the `official`
-    /// convention with a non-homogeneous activation (its second layer's variance grows like
-    /// `m / d`).
+    /// biases, no normalization; neither the seed nor the width enters. The `official`
+    /// convention with an activation that is not positively homogeneous is refused at
+    /// depth >= 2: its second layer's variance grows like `m / d`, and it has no
+    /// infinite-width limit ([`crate::theory::NotCovered::NoLimit`]).
     Theory,
 }
 

@@ -227,8 +227,9 @@ pub fn parse_given(text: &str, path: &Path, n: usize) -> crate::Result<Vec<Vec<u
     }
     let missing: Vec<usize> = (0..n).filter(|&r| seen[r] == usize::MAX).collect();
     if !missing.is_empty() {
+        let verb = if missing.len() == 1 { "is" } else { "are" };
         return Err(bad(format!(
-            "{} of the {n} samples are in no block (the first: row {})",
+            "{} of the {n} samples {verb} in no block (the first: row {})",
             missing.len(),
             missing[0]
         )));

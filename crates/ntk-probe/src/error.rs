@@ -199,6 +199,13 @@ pub enum Error {
     /// A table that `plot` redraws from is missing or holds a value it cannot read.
     #[error("{}: {reason}", .path.display())]
     BadTable { path: PathBuf, reason: String },
+    /// A point's summary whose numbers are not those of the eigenvalues it records beside it
+    /// ([`crate::sweep::read_summaries_at`]).
+    #[error(
+        "{}: {what}; the summary was edited after the run, and its results are not reported",
+        .path.display()
+    )]
+    SummaryEdited { path: PathBuf, what: String },
     /// A sweep directory without finished points.
     #[error("{}: no finished ntk-probe points under runs/", .out.display())]
     NoPoints { out: PathBuf },

@@ -21,11 +21,12 @@
 //!
 //! **What is removed**: only phase files the run can prove are a probe's: a directory (not
 //! a symbolic link) holding a `phases.json` that names this tool and matches its own
-//! checksum. Of that directory only the files named here (and their partial and temporary
-//! copies) are removed, then the directory if that leaves it empty; they are removed once
-//! the run's results are written, or when a run that does not resume (or of another config)
-//! starts afresh. Anything else at `.<name>.phases` (a symbolic link, a file, a directory of
-//! tiles without a probe's `phases.json`, an unreadable or altered `phases.json`) is said on
+//! checksum. Of that directory only the files named here (and their temporary copies,
+//! `<name>.ntk-tmp-PID`) are removed, then the directory if that leaves it empty; they are
+//! removed once the run's results are written, or when a run that does not resume (or of
+//! another config) starts afresh. Anything else at `.<name>.phases` (a symbolic link, a
+//! file, a directory of tiles without a probe's `phases.json`, an unreadable or altered
+//! `phases.json`, a symbolic link or anything but a regular file at `tiles.f64`) is said on
 //! stderr, left as it is, and the run goes on without phase files. `NTK_PHASE_FILES=0`
 //! neither uses nor removes them.
 //!
@@ -55,6 +56,9 @@ pub const PHASE_FILES: &str = "NTK_PHASE_FILES";
 
 const STATE: &str = "phases.json";
 const TILES: &str = "tiles.f64";
+/// The partial tiles file of builds before the seventy-third hostile round, which wrote
+/// their tiles through this one name: no longer written, nor removed (a user's file of that
+/// name was removed as the run's, D4); a run now writes through `tiles.f64.ntk-tmp-PID`.
 const PARTIAL: &str = "tiles.f64.partial";
 /// What a probe's `phases.json` says it is: phase files of this format, by this tool.
 const OWNER: &str = "ntk-probe phase files, format 2";
@@ -404,7 +408,7 @@ fn inspect(dir: &Path) -> Found {
                     entries
                         .flatten()
                         .filter_map(|e| e.file_name().to_str().map(str::to_string))
-                        .filter(|n| n == TILES || n == PARTIAL)
+                        .filter(|n| n == TILES || n == PARTIAL || is_tmp_of(n, TILES))
                         .collect::<Vec<_>>()
                 })
                 .unwrap_or_default();
@@ -436,17 +440,31 @@ fn inspect(dir: &Path) -> Found {
             "{STATE} was altered after it was written (its checksum does not match)"
         ));
     }
+    // The run writes its tiles as a regular file and never makes a link: anything else at
+    // their name is not its own to read, replace or remove (seventy-third hostile round, D4:
+    // a symbolic link there was removed).
+    match fs::symlink_metadata(dir.join(TILES)) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Found::Foreign(format!("{TILES} is a symbolic link, never followed here"));
+        }
+        Ok(m) if !m.is_file() => {
+            return Found::Foreign(format!("{TILES} is not a regular file"));
+        }
+        _ => {}
+    }
     Found::Ours(Box::new(state))
 }
 
-/// Whether `name` is one of the files this module writes in a phase directory.
+/// Whether `name` is one of the files this module writes in a phase directory: its state,
+/// its tiles, and their temporary copies (`<name>.ntk-tmp-PID`, a name no user gives).
 fn ours(name: &str) -> bool {
-    name == STATE
-        || name == TILES
-        || name == PARTIAL
-        || name
-            .strip_prefix(STATE)
-            .is_some_and(|rest| rest.starts_with(ntk_files::outset::TMP_TAG))
+    name == STATE || name == TILES || is_tmp_of(name, STATE) || is_tmp_of(name, TILES)
+}
+
+/// Whether `name` is a temporary copy of `file` (`<file>.ntk-tmp-PID`).
+fn is_tmp_of(name: &str, file: &str) -> bool {
+    name.strip_prefix(file)
+        .is_some_and(|rest| rest.starts_with(ntk_files::outset::TMP_TAG))
 }
 
 /// A run's phase files (see the module doc).
@@ -839,10 +857,14 @@ fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
     result
 }
 
-/// The tiles into `dir/tiles.f64` through a new partial file, synced, renamed over it; their
-/// SHA-256.
+/// The tiles into `dir/tiles.f64` through a new temporary file of this process
+/// (`tiles.f64.ntk-tmp-PID`), synced, renamed over it; their SHA-256.
 fn write_tiles(dir: &Path, tiles: &Tiled) -> std::io::Result<String> {
-    let tmp = dir.join(PARTIAL);
+    let tmp = dir.join(format!(
+        "{TILES}{}{}",
+        ntk_files::outset::TMP_TAG,
+        std::process::id()
+    ));
     let _ = fs::remove_file(&tmp);
     let file = fs::OpenOptions::new()
         .write(true)

@@ -292,6 +292,10 @@ pub enum Error {
         summary: PathBuf,
         what: String,
     },
+    /// A run's table that is not as its run wrote it (its summary's record of it:
+    /// [`crate::summary::check_recorded`]).
+    #[error("{0}, so its results are not reported")]
+    NotAsWritten(String),
     /// A run's config.toml edited after the run: each edit as `key = now there, was
     /// recorded`.
     #[error(

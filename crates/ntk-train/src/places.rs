@@ -32,9 +32,11 @@ pub fn planned<'a>(
         places.push(Place::new(&dir, Rule::Lock));
         // The files a run there is written again by, and a stale run's removed by under
         // --recompute (thirty-seventh hostile round, D3: a FIFO at config.toml was
-        // `partial` in the dry run). A new run's directory holds no run of its own: what
-        // stands at a file's name there fails that run when it writes it, and the failure
-        // is recorded while the sweep goes on.
+        // `partial` in the dry run). A new run's directory holds no run of its own: a
+        // regular file at a run's name there is refused before any work
+        // (`run_dir::check_run_dir`, seventy-third hostile round, D5); a directory or a FIFO
+        // there fails that run when it writes it, and the failure is recorded while the
+        // sweep goes on.
         if *state != State::New {
             places.extend(
                 crate::run_dir::RUN_FILES

@@ -132,11 +132,23 @@ pub(crate) fn open_run_dir(
     Ok((lock, found.map_or(Start::Fresh, Start::Resume)))
 }
 
+/// What proves a directory a run's: its lock (every run leaves it), its summary, its
+/// checkpoint pointer, or a sweep's failure record of it.
+const RUN_PROOFS: [&str; 4] = [
+    LOCK_FILE,
+    "summary.json",
+    "checkpoint.json",
+    ntk_runs::sweep::FAILED_FILE,
+];
+
 /// Refuses a run directory the tools did not make, before any work: a sweep's directory (a
 /// `runs/` in it), an entry that is not a run's file ([`RUN_FILES`] and the report's tables
-/// and figures, [`crate::files::is_report_file`]), a `config.toml` with no run beside it (no lock,
-/// summary or checkpoint pointer: a user's file, not ours to overwrite), or a
-/// `checkpoints` that is a symbolic link (old checkpoints are deleted there).
+/// and figures, [`crate::files::is_report_file`]), a file at a run's name with no run beside
+/// it (no lock, summary, checkpoint pointer or failure record, [`RUN_PROOFS`]: a user's
+/// file, not ours to overwrite, nor to take for the run's: seventy-third hostile round, D5,
+/// a user's `predicted.csv` stood for the prediction), a `summary.json` another tool wrote
+/// (`--recompute` would replace it), or a `checkpoints` that is a symbolic link (old
+/// checkpoints are deleted there).
 pub fn check_run_dir(out: &Path) -> crate::Result<()> {
     // A sweep's directory (its runs under `runs/`) is no run's: a run there replaced the
     // sweep's tables and figures with its own (fourteenth hostile round, D7).
@@ -154,11 +166,18 @@ pub fn check_run_dir(out: &Path) -> crate::Result<()> {
     ntk_files::outset::check_owned(out, &|n: &str| {
         RUN_FILES.contains(&n) || crate::files::is_report_file(n)
     })?;
-    let has = |name: &str| out.join(name).exists();
-    if has("config.toml") && !(has(LOCK_FILE) || has("summary.json") || has("checkpoint.json")) {
+    ntk_files::outset::check_proven(
+        out,
+        &RUN_PROOFS,
+        &|n: &str| RUN_FILES.contains(&n) || crate::files::is_report_file(n),
+        "with no run beside it",
+    )?;
+    if let Some(tool) = summary_tool(out).filter(|t| !t.starts_with("ntk-train")) {
         return Err(ntk_files::Error::ForeignFiles {
             dir: out.to_path_buf(),
-            files: vec!["config.toml, with no run beside it".into()],
+            files: vec![format!(
+                "summary.json, written by {tool}, not a training run's"
+            )],
         }
         .into());
     }
@@ -173,6 +192,18 @@ pub fn check_run_dir(out: &Path) -> crate::Result<()> {
         .into());
     }
     Ok(())
+}
+
+/// The tool a `summary.json` in `dir` records as its writer (`provenance.tool`), when it is
+/// a JSON object that records one.
+fn summary_tool(dir: &Path) -> Option<String> {
+    let text = ntk_files::io::read_to_string(dir.join("summary.json")).ok()?;
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    value
+        .get("provenance")?
+        .get("tool")?
+        .as_str()
+        .map(str::to_string)
 }
 
 #[cfg(test)]

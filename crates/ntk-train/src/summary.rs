@@ -63,6 +63,47 @@ pub struct TrainSummary {
     /// (`ntk_runs::provenance`); absent in summaries written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
+    /// The run's tables beside its metrics ([`RECORDED_FILES`]) as the run wrote them, by
+    /// size and SHA-256 ([`ntk_runs::manifest`]; empty when it wrote none of them), checked
+    /// by `collect` and by a sweep before the run counts as done ([`check_recorded`]);
+    /// absent in summaries written before they were recorded (2026-12-03). Seventy-third
+    /// hostile round, D6: an edited `predicted.csv` or `ntk.csv` reached `convergence.csv`
+    /// and `sweep.csv`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<ntk_runs::manifest::Files>,
+}
+
+/// The tables a run writes beside `metrics.csv` (which is held to the summary's own
+/// values), recorded in its summary ([`TrainSummary::files`]).
+pub const RECORDED_FILES: [&str; 4] = [
+    "ntk.csv",
+    "representations.csv",
+    "predicted.csv",
+    "predicted_spectrum.csv",
+];
+
+/// Checks that the run in `dir` holds the tables its summary (at `path`) records as the run
+/// wrote them, and none of [`RECORDED_FILES`] it does not record: a file missing, edited
+/// or added after the run is named. A summary that records none passes.
+pub fn check_recorded(dir: &Path, s: &TrainSummary, path: &Path) -> Result<(), String> {
+    match &s.files {
+        None => Ok(()),
+        Some(files) if files.is_empty() => {
+            match RECORDED_FILES
+                .iter()
+                .find(|n| std::fs::symlink_metadata(dir.join(n)).is_ok())
+            {
+                Some(name) => Err(format!(
+                    "{}: a file of the run's that {} does not record (its run did not write \
+                     it): the set is not as its run wrote it",
+                    dir.join(name).display(),
+                    path.display()
+                )),
+                None => Ok(()),
+            }
+        }
+        Some(files) => ntk_runs::manifest::verify(dir, files, &RECORDED_FILES, path),
+    }
 }
 
 impl TrainSummary {
@@ -116,7 +157,15 @@ pub(crate) fn finish(
     if diverged.is_none() && progress.rows.last().is_none_or(|r| r.epoch < run.epochs) {
         return Ok(summarize(run, progress, None, process, false));
     }
-    let summary = summarize(run, progress, diverged, process, true);
+    let mut summary = summarize(run, progress, diverged, process, true);
+    summary.files = Some(
+        ntk_runs::manifest::record(run.out, &RECORDED_FILES).map_err(|source| {
+            ntk_files::Error::Read {
+                path: run.out.to_path_buf(),
+                source,
+            }
+        })?,
+    );
     let json = serde_json::to_string_pretty(&summary).expect("serializes");
     ntk_files::io::atomic_write(&run.out.join("summary.json"), json.as_bytes()).map_err(
         |source| ntk_files::Error::Write {
@@ -171,5 +220,6 @@ fn summarize(
         seconds: process.started.elapsed().as_secs_f64(),
         warnings: progress.warnings.clone(),
         provenance: Some(run.identity.provenance.clone()),
+        files: None,
     }
 }

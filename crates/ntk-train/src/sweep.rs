@@ -173,6 +173,14 @@ pub fn check_out(out: &Path, points: &[RunPoint]) -> crate::Result<()> {
         ntk_files::outset::check_owned(out, &|n: &str| {
             n == "runs" || crate::files::is_report_file(n)
         })?;
+        // A table or figure with no sweep's runs beside it is a user's (seventy-third
+        // hostile round, D5: a lone sweep.csv was replaced without a word).
+        ntk_files::outset::check_proven(
+            out,
+            &["runs"],
+            &crate::files::is_report_file,
+            "with no sweep's runs/ beside it",
+        )?;
     }
     points
         .iter()
@@ -238,8 +246,14 @@ pub struct SweepOutcome {
 
 impl sweep::Recorded for TrainSummary {
     const WHAT: &'static str = "a training summary";
+    const SET_FILES: &'static [&'static str] = &crate::summary::RECORDED_FILES;
     fn provenance(&self) -> Option<&Provenance> {
         self.provenance.as_ref()
+    }
+    /// The run's recorded tables, where it wrote any (a record of none is checked by
+    /// `collect`, [`crate::summary::check_recorded`]).
+    fn files(&self) -> Option<&ntk_runs::manifest::Files> {
+        self.files.as_ref().filter(|f| !f.is_empty())
     }
 }
 

@@ -53,12 +53,14 @@
 //! homogeneous) that is one global factor, `Theta_official = (c / d) Theta_paper`; for
 //! other activations the `official` recursion depends on `m / d` and is the width-`m`
 //! mean-field value (each layer's law of large numbers at the network's own `m`), not a
-//! width-independent limit. Its fluctuation is larger there: for tanh at variance
+//! width-independent limit, so [`Scaling::of`] refuses it ([`NotCovered::NoLimit`]) and only
+//! [`Scaling::convention`] gives it. Its fluctuation is larger there: for tanh at variance
 //! `q ~ m / d` only a fraction `~ 1 / sqrt(q)` of the units is unsaturated, so `Sd` averages
 //! `~ sqrt(m d)` effective units instead of `m`.
 
 use ntk_model::{
-    Activation, LayerScales, MlpConfig, Normalization, NtkConvention, Parameterization,
+    Activation, ActivationKind, LayerScales, MlpConfig, Normalization, NtkConvention,
+    Parameterization,
 };
 
 /// The constants of one network's recursion (see the module doc).
@@ -146,6 +148,12 @@ impl Scaling {
         if cfg.normalization != Normalization::None {
             return Err(NotCovered::Normalization(cfg.normalization));
         }
+        if cfg.convention == NtkConvention::Official
+            && cfg.depth >= 2
+            && !cfg.activation().is_homogeneous()
+        {
+            return Err(NotCovered::NoLimit(cfg.activation));
+        }
         if cfg.input_dim == 0 {
             return Err(NotCovered::UnknownInputDim);
         }
@@ -187,12 +195,24 @@ pub enum NotCovered {
     Normalization(Normalization),
     #[error("the input dimension is unknown")]
     UnknownInputDim,
+    /// The `official` convention at depth `L >= 2` with an activation that is not
+    /// positively homogeneous: its second layer's pre-activations have variance
+    /// `~ c m ||x||^2 / d` (the module doc's `k_1 = c m / d`), growing without bound with the
+    /// width `m`, so the network has no infinite-width limit; [`Scaling::convention`] still
+    /// gives the width-`m` mean-field recursion (seventy-third hostile round, D1).
+    #[error(
+        "under convention = \"official\" the second layer's pre-activations have variance \
+         about c m |x|^2 / d, growing with the width m; {} is not positively homogeneous, so \
+         this network has no infinite-width limit (the paper and unit_variance conventions \
+         have one, and so have relu, leaky_relu and linear under official)",
+        ntk_names::spelled(.0)
+    )]
+    NoLimit(ActivationKind),
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ntk_model::ActivationKind;
 
     /// The table of the module doc equals the constants read off `MlpConfig::scales` (the
     /// forward's own numbers) to rounding, for every convention, activation and depth.
@@ -207,7 +227,19 @@ mod tests {
                 for depth in 0..5 {
                     let cfg = MlpConfig::new(7, 300, depth, kind).with_convention(convention);
                     let want = Scaling::from_layer_scales(&cfg.scales(), cfg.width);
-                    let got = Scaling::of(&cfg).unwrap();
+                    let got = Scaling::convention(convention, &cfg.activation(), 7, 300, depth);
+                    // `of` gives the same constants, but refuses the `official` network that
+                    // has no infinite-width limit (D1 of the seventy-third hostile round).
+                    let no_limit = convention == NtkConvention::Official
+                        && depth >= 2
+                        && !cfg.activation().is_homogeneous();
+                    match Scaling::of(&cfg) {
+                        Ok(of) => assert!(!no_limit && of == got, "{convention:?} {kind} {depth}"),
+                        Err(e) => assert!(
+                            no_limit && e == NotCovered::NoLimit(kind),
+                            "{convention:?} {kind} {depth}: {e}"
+                        ),
+                    }
                     assert_eq!(got.depth(), depth);
                     let close = |a: f64, b: f64| (a - b).abs() <= 1e-14 * a.abs().max(b.abs());
                     assert!(
@@ -235,6 +267,14 @@ mod tests {
         let e = Scaling::of(&standard).unwrap_err();
         assert_eq!(e, NotCovered::Parameterization(Parameterization::Standard));
         assert!(e.to_string().contains("(the network is standard)"), "{e}");
+        let e = Scaling::of(&cfg.clone().with_convention(NtkConvention::Official)).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "gelu is not positively homogeneous, so this network has no \
+                 infinite-width limit"
+            ),
+            "{e}"
+        );
         let e = Scaling::of(&cfg.with_normalization(Normalization::LayerNorm)).unwrap_err();
         assert!(
             e.to_string().ends_with("(the network has layer_norm)"),

@@ -285,7 +285,16 @@ fn theory_matches_width_8192_under_every_convention() {
         for &convention in &CONVENTIONS {
             for depth in 1..=DEPTH {
                 let cfg = config(kind, convention, depth, 0);
-                let scaling = Scaling::of(&cfg).unwrap();
+                // The table's constants at the network's own width: under `official` with
+                // tanh the width-m mean-field recursion, which `Scaling::of` refuses as
+                // having no infinite-width limit.
+                let scaling = Scaling::convention(
+                    cfg.convention,
+                    &cfg.activation(),
+                    cfg.input_dim,
+                    cfg.width,
+                    cfg.depth,
+                );
                 let dual = DualEvaluator::new(&cfg.activation());
                 theories.push(
                     theory::infinite_width_kernels_scaled(&x, n, d, &dual, &scaling, &|_| {}).ntk,

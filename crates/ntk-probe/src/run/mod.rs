@@ -271,7 +271,12 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
         dir,
         names
             .iter()
-            .map(|n| format!("{n} (no probe summary.json beside it)"))
+            .map(|n| match n.as_str() {
+                // The summary itself: not a probe's (round 73, also seen: it read "no probe
+                // summary.json beside it").
+                "summary.json" => format!("{n} (not written by ntk-probe)"),
+                _ => format!("{n} (no probe summary.json beside it)"),
+            })
             .collect(),
     )
 }

@@ -88,8 +88,9 @@ impl Angles {
 /// theta_l: the network's own (`a_l(x_i).a_l(x_j)` of the seeded or given weights), or,
 /// with `probe.method = "theory"`, the infinite-width recursion's `S_l` under the network's
 /// convention, so that a theory run reports the theory's angles throughout, free of the
-/// weights' seed and of the width but for the convention's dependence on it (the
-/// `official` convention's width-m value for activations that are not homogeneous).
+/// weights' seed and of the width (the `official` convention with an activation that is
+/// not homogeneous, whose recursion depends on the width, is refused by
+/// [`ntk_kernel::theory::Scaling::of`]).
 fn embedding_grams(
     cfg: &ProbeConfig,
     mlp: &Mlp,

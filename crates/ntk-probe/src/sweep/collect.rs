@@ -519,6 +519,19 @@ fn without_parameter(stamp: &str) -> String {
         .join("; ")
 }
 
+/// Why a network of `kind` at `depth` under `convention` has no infinite-width theory at all
+/// ([`ntk_kernel::theory::NotCovered::NoLimit`]: the `official` convention with an activation
+/// that is not positively homogeneous), or `None`. A `theory.json` of an earlier build may
+/// hold such a network's width-m recursion: [`theory_values`] forms it again and [`group`]
+/// does not use it (seventy-third hostile round, D1).
+fn no_limit(convention: NtkConvention, kind: ActivationKind, depth: usize) -> Option<String> {
+    let model = MlpConfig::new(1, 1, depth, kind).with_convention(convention);
+    match ntk_kernel::theory::Scaling::of(&model) {
+        Err(why @ ntk_kernel::theory::NotCovered::NoLimit(_)) => Some(why.to_string()),
+        _ => None,
+    }
+}
+
 fn theory_values(cfg: &SweepConfig, out: &Path, inputs: &Inputs) -> crate::Result<TheoryCache> {
     let path = out.join("theory.json");
     // The cache holds for this version of the theory, these inputs and these networks
@@ -541,7 +554,15 @@ fn theory_values(cfg: &SweepConfig, out: &Path, inputs: &Inputs) -> crate::Resul
     let mut gram_kappa: Option<Option<f64>> = None;
     for (kind, depth, model) in theory_models(cfg, inputs) {
         let key = theory_key(model.convention, model.width, kind.name(), depth);
-        if cache.values.contains_key(&key) {
+        // A value a build before the seventy-third hostile round kept for a network with no
+        // infinite-width limit (its width-m recursion) is not the theory: formed again, to
+        // nothing but the note.
+        let stale = no_limit(model.convention, kind, depth).is_some()
+            && cache
+                .values
+                .get(&key)
+                .is_some_and(|v| v.kappa.is_some() || v.min_grad_angle_deg.is_some());
+        if cache.values.contains_key(&key) && !stale {
             continue;
         }
         // The quadrature of a smooth activation takes minutes at a few hundred inputs: a
@@ -589,8 +610,15 @@ pub fn group(rows: &[Summary], theory: Result<&TheoryCache, &str>) -> Vec<GroupR
         .into_iter()
         .map(|((protocol, setting, activation, depth), v)| {
             let base = activation.split('(').next().unwrap_or(&activation);
-            let th = match theory {
-                Ok(t) => match crate::config::parse_convention(&v[0].convention) {
+            let limitless = crate::config::parse_convention(&v[0].convention)
+                .zip(ActivationKind::parse(base))
+                .and_then(|(c, k)| no_limit(c, k, depth));
+            let th = match (theory, limitless) {
+                (_, Some(note)) => TheoryValue {
+                    note,
+                    ..TheoryValue::default()
+                },
+                (Ok(t), None) => match crate::config::parse_convention(&v[0].convention) {
                     Some(c) => t
                         .values
                         .get(&theory_key(c, v[0].width, base, depth))
@@ -604,7 +632,7 @@ pub fn group(rows: &[Summary], theory: Result<&TheoryCache, &str>) -> Vec<GroupR
                         ..TheoryValue::default()
                     },
                 },
-                Err(why) => TheoryValue {
+                (Err(why), None) => TheoryValue {
                     note: why.to_string(),
                     ..TheoryValue::default()
                 },

@@ -154,8 +154,10 @@ impl Curve<'_> {
 /// The dotted infinite-width lines of `curves` (values `th`), after their measured curves:
 /// one per activation and colour where every setting's theory is the same line (a width
 /// axis: the theory does not depend on the width), named by the activation alone, and one
-/// per curve, named by its setting too, where they differ (an `n` axis); seventy-second
-/// hostile round: one identical dotted entry per width, each named with a finite width.
+/// per curve, named by its setting too, where they differ (a conventions axis:
+/// `unit_variance` scales the inputs, which ReLU's angles and kappa ignore and erf's do
+/// not); seventy-second hostile round: one identical dotted entry per width, each named
+/// with a finite width.
 fn theories(curves: &[Curve], th: impl Fn(&GroupRow) -> Option<f64>) -> Vec<Series> {
     let mut out = Vec::new();
     let mut done = vec![false; curves.len()];

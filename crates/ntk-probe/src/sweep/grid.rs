@@ -39,7 +39,8 @@ pub struct SweepSection {
     /// config leaves it to `--out`, twenty-ninth hostile round N5).
     #[serde(default)]
     pub out: PathBuf,
-    /// Overlay the infinite-width theory of each setting's own convention and width, on
+    /// Overlay the infinite-width theory of each setting's own convention (none for the
+    /// `official` one with a non-homogeneous activation at depth >= 2: no limit), on
     /// the inputs as fed to the network (closed forms for relu and linear; for other
     /// activations the whole kernel when n <= 200, or n <= 2000 with equal input norms,
     /// else the min angle alone with equal norms, else nothing: `summary.csv`'s

@@ -716,10 +716,17 @@ fn writes_point_file(name: &str) -> bool {
 
 /// Refuses an `--out` holding entries a sweep does not write (`runs/`, its tables, theory
 /// and figures), or ntk-train's runs (whose directory has the same names: a probe sweep
-/// there computed every point, then refused the mix; fourteenth hostile round, D8), before
-/// any work.
+/// there computed every point, then refused the mix; fourteenth hostile round, D8), or a
+/// table or figure with no sweep's `runs/` beside it (a user's `results.csv` alone was
+/// replaced without a word: seventy-third hostile round, D5), before any work.
 pub fn check_out(out: &Path) -> crate::Result<()> {
     outset::check_owned(out, &|n: &str| n == "runs" || is_sweep_file(n))?;
+    outset::check_proven(
+        out,
+        &["runs"],
+        &writes_file,
+        "with no sweep's runs/ beside it",
+    )?;
     collect::refuse_training_runs(out)
 }
 
@@ -811,6 +818,7 @@ pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
             if let Some(c) = crate::config::parse_convention(&s.convention) {
                 s.convention = convention_name(c);
             }
+            check_whole_numbers(&path, &s)?;
             found.push((path, s));
         }
     }
@@ -823,6 +831,56 @@ pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
         ))
     });
     Ok(found)
+}
+
+/// Holds a whole-set point's summary to the eigenvalues beside it, which its record of the
+/// set's files vouches for (checked by the sweep's state, `ntk_runs::manifest`): its
+/// `lambda_min` and `lambda_max` are their least and greatest, and its `kappa` their ratio.
+/// Seventy-third hostile round, D6: a summary's `kappa` x10 reached `results.csv` while
+/// its `eigenvalues.npy` gave the run's. A summary that records no files (written before
+/// the record, 2026-12-01) and the blocks protocol (a mean over blocks) are not checked.
+fn check_whole_numbers(path: &Path, s: &Summary) -> crate::Result<()> {
+    if s.protocol != crate::config::Protocol::Whole || s.files.is_none() {
+        return Ok(());
+    }
+    let beside = path.with_file_name("eigenvalues.npy");
+    let Ok((eigenvalues, _)) = ntk_files::npy::read(&beside) else {
+        // Missing or unreadable: the sweep's state names it against the record.
+        return Ok(());
+    };
+    let least = eigenvalues.iter().copied().fold(f64::INFINITY, f64::min);
+    let greatest = eigenvalues
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    // The same f64 numbers, written once to each file: equal but for the rounding of a
+    // ratio formed again (a few ulps).
+    let apart = |a: f64, b: f64| {
+        let d = (a - b).abs();
+        d.is_nan() || d > 1e-13 * a.abs().max(b.abs())
+    };
+    let what = if apart(s.lambda_min, least) {
+        Some(format!(
+            "lambda_min {} where eigenvalues.npy's least is {least}",
+            s.lambda_min
+        ))
+    } else if apart(s.lambda_max, greatest) {
+        Some(format!(
+            "lambda_max {} where eigenvalues.npy's greatest is {greatest}",
+            s.lambda_max
+        ))
+    } else {
+        s.kappa
+            .filter(|&k| !s.singular && apart(k, greatest / least))
+            .map(|k| format!("kappa {k} where eigenvalues.npy gives {}", greatest / least))
+    };
+    match what {
+        Some(what) => Err(Error::SummaryEdited {
+            path: path.to_path_buf(),
+            what,
+        }),
+        None => Ok(()),
+    }
 }
 
 mod collect;

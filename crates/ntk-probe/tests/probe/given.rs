@@ -206,7 +206,7 @@ fn given_blocks_replace_the_seeded_permutation() {
         (
             "short",
             format!("{}\n", all[..29].join(" ")),
-            vec!["1 of the 30 samples are in no block", "row 29"],
+            vec!["1 of the 30 samples is in no block", "row 29"],
         ),
         (
             "beyond",

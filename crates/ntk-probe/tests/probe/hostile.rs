@@ -4539,17 +4539,26 @@ fn a_sweeps_titles_name_all_the_data_it_measured() {
 
 /// The infinite-width theory in a sweep figure over settings: one dotted entry per
 /// activation where every setting has the same theory (widths: the theory has no width),
-/// named by the activation alone; one per setting where they differ (`sweep.ns`: each `n`
-/// its own inputs). The seventy-second hostile round saw one identical dotted entry per
-/// width, each named with a finite width.
+/// named by the activation alone; one per setting where they differ (erf under the `paper`
+/// and `unit_variance` conventions: the latter scales the inputs by `1 / sqrt(d)`). The
+/// seventy-second hostile round saw one identical dotted entry per width, each named with a
+/// finite width. (An `ns` axis draws no theory: it is of one input set.) And erf under
+/// `official`, which has no infinite-width limit at depth 2 (seventy-third round, D1): no
+/// theory there, the note saying why, and the width-free one at depth 1.
 #[test]
 fn the_theory_is_drawn_once_where_the_settings_share_it() {
     let theory = TINY_SWEEP.replace("theory = false", "theory = true");
-    for (axis, shared) in [("widths = [8, 16]", true)] {
+    let erf = theory.replace("activations = [\"relu\"]", "activations = [\"erf\"]");
+    let official = erf.replace("[model]\n", "[model]\nconvention = \"official\"\n");
+    for (base, axis, shared) in [
+        (&theory, "widths = [8, 16]", Some("ReLU")),
+        (&erf, "conventions = [\"paper\", \"unit_variance\"]", None),
+        (&official, "widths = [8, 16]", Some("")),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let out = d.join("out");
-        let text = theory.replace("[sweep]\n", &format!("[sweep]\n{axis}\n"));
+        let text = base.replace("[sweep]\n", &format!("[sweep]\n{axis}\n"));
         let cfg = write(d, "s.toml", &text);
         assert_ok(axis, &run(&sweep_args(&cfg, &out, &[])));
         for stem in ["kappa_vs_depth_whole", "min_grad_angle_vs_depth"] {
@@ -4566,15 +4575,141 @@ fn the_theory_is_drawn_once_where_the_settings_share_it() {
                 .copied()
                 .filter(|t| t.ends_with(", infinite width"))
                 .collect();
-            if shared {
-                assert_eq!(theory, ["ReLU, infinite width"], "{axis} {stem}");
-            } else {
-                assert_eq!(
-                    theory,
-                    ["n=8 ReLU, infinite width", "n=12 ReLU, infinite width"],
-                    "{axis} {stem}"
-                );
+            match shared {
+                Some("") => {
+                    // One entry for depth 1's width-free theory, named by erf alone.
+                    assert_eq!(theory.len(), 1, "{axis} {stem}: {theory:?}");
+                    assert!(!theory[0].contains("width="), "{theory:?}");
+                }
+                Some(words) => {
+                    assert_eq!(
+                        theory,
+                        [format!("{words}, infinite width")],
+                        "{axis} {stem}"
+                    )
+                }
+                None => {
+                    assert_eq!(theory.len(), 2, "{axis} {stem}: {theory:?}");
+                    assert!(theory[0].contains("paper"), "{theory:?}");
+                    assert!(theory[1].contains("unit_variance"), "{theory:?}");
+                }
+            }
+        }
+        if shared == Some("") {
+            let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+            let rows: Vec<&str> = summary.lines().filter(|l| l.contains("width=8")).collect();
+            assert_eq!(rows.len(), 2, "{summary}");
+            assert!(
+                rows.iter().any(|r| r.contains(
+                    "erf is not positively homogeneous, so this network has no infinite-width limit"
+                )),
+                "{summary}"
+            );
+        }
+    }
+}
+
+/// Every `summary.json` under `dir`, in a fixed order.
+fn summaries_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n == "summary.json") {
+                found.push(p);
             }
         }
     }
+    found.sort();
+    found
+}
+
+/// The seventy-third hostile review (experiments/hostile/round73.md), ntk-probe's defects.
+/// D1: `probe.method = "theory"` is refused where the network has no infinite-width limit
+/// (erf under `official` at depth 2), dry run and run, naming the key; the same network
+/// under `paper` is computed. D5: a sweep into a fresh `--out` holding a user's table alone
+/// (no `runs/` beside it) is refused and the file kept. D6: a point's `summary.json` whose
+/// `kappa` is not its `eigenvalues.npy`'s is refused by `collect`.
+#[test]
+fn seventy_third_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let theory = "[data]\ndataset = \"synthetic\"\nn = 8\ninput_dim = 3\n\n[model]\nwidth = 16\n\
+                  depth = 2\nactivation = \"erf\"\nconvention = \"official\"\n\n[probe]\n\
+                  precision = \"f64\"\nmethod = \"theory\"\n";
+    let cfg = write(d, "theory.toml", theory);
+    for extra in [&["--dry-run"][..], &[][..]] {
+        assert_clean_error(
+            "theory under official",
+            &run(&ntk_args(&cfg, &d.join("official"), extra)),
+            &[
+                "probe.method",
+                "erf is not positively homogeneous",
+                "no infinite-width limit",
+            ],
+        );
+    }
+    assert!(!d.join("official").exists());
+    let paper = write(
+        d,
+        "paper.toml",
+        &theory.replace("\"official\"", "\"paper\""),
+    );
+    assert_ok(
+        "theory under paper",
+        &run(&ntk_args(&paper, &d.join("paper"), &[])),
+    );
+    let relu = write(d, "relu.toml", &theory.replace("\"erf\"", "\"relu\""));
+    assert_ok(
+        "relu under official",
+        &run(&ntk_args(&relu, &d.join("relu"), &[])),
+    );
+
+    // D5: a user's results.csv alone where a sweep goes.
+    let sweep = write(d, "s.toml", TINY_SWEEP);
+    let lone = d.join("lone");
+    std::fs::create_dir(&lone).unwrap();
+    std::fs::write(lone.join("results.csv"), "mine").unwrap();
+    for extra in [&["--dry-run"][..], &[][..]] {
+        assert_clean_error(
+            "a lone results.csv",
+            &run(&sweep_args(&sweep, &lone, extra)),
+            &["results.csv", "with no sweep's runs/ beside it"],
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(lone.join("results.csv")).unwrap(),
+        "mine"
+    );
+
+    // D6: a point's kappa edited in its summary.
+    let out = d.join("sweep");
+    assert_ok("the sweep", &run(&sweep_args(&sweep, &out, &[])));
+    let collect = || {
+        let mut v = os(&["collect"]);
+        v.push(out.clone().into());
+        run(&v)
+    };
+    assert_ok("collect as written", &collect());
+    let path = summaries_under(&out.join("runs"))
+        .into_iter()
+        .next()
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let kappa = json["kappa"].as_f64().unwrap();
+    json["kappa"] = serde_json::json!(kappa * 10.0);
+    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    let results = std::fs::read(out.join("results.csv")).unwrap();
+    assert_clean_error(
+        "an edited kappa",
+        &collect(),
+        &["summary.json", "kappa", "eigenvalues.npy"],
+    );
+    assert_eq!(std::fs::read(out.join("results.csv")).unwrap(), results);
+    std::fs::write(&path, text).unwrap();
+    assert_ok("collect as written again", &collect());
 }

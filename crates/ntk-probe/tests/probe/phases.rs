@@ -788,44 +788,66 @@ fn a_dry_run_does_not_promise_tiles_the_run_drops() {
         let said = ntk_probe::phases::kept(&place, (n, block));
         assert_eq!(said.is_some(), damage == "intact", "{damage}: {said:?}");
         if damage == "link" {
+            // Not the run's to read nor to remove (seventy-third hostile round, D4): no
+            // phase files are kept, and the link and its target stay.
             let bytes = Tiled::bytes_for(n, block) as u64;
-            let mut files = PhaseFiles::open(&place, (n, block), bytes)
-                .unwrap()
-                .unwrap();
-            let k = spd(n);
-            let mut into = Tiled::from_dense(&k, n, block);
-            assert!(!files.load(&mut into));
+            let files = PhaseFiles::open(&place, (n, block), bytes).unwrap();
+            assert!(files.is_none());
             assert!(
                 dir.path().join("elsewhere.f64").is_file(),
                 "the link's target stays"
             );
+            assert!(std::fs::symlink_metadata(&tiles).unwrap().is_symlink());
         }
     }
 }
 
 /// The run's words for kept tiles that are a symbolic link (fifth hostile round: it said
-/// "Too many levels of symbolic links (os error 40)"), and the link's target stays.
+/// "Too many levels of symbolic links (os error 40)"), and the link's target stays. The
+/// link itself stays too, and a user's `tiles.f64.partial` beside it, with and without
+/// `--resume`, the dry run saying what the run does (seventy-third hostile round, D4: both
+/// were removed, without a word when not resuming).
 #[test]
 fn a_linked_tiles_file_is_named_a_link_and_left() {
-    let dir = tempfile::tempdir().unwrap();
-    let n = 70;
-    let text = tiled_config(n, 5, 16);
-    let cfg = write_file(dir.path(), "tiled.toml", &text);
-    let out = dir.path().join("out");
-    let place = leave_formed_kernel(&out, &fingerprint_of(&text), n);
-    let tiles = place.dir.join("tiles.f64");
-    let elsewhere = dir.path().join("elsewhere.f64");
-    std::fs::rename(&tiles, &elsewhere).unwrap();
-    let before = std::fs::read(&elsewhere).unwrap();
-    std::os::unix::fs::symlink(&elsewhere, &tiles).unwrap();
-    let o = ntk_with(&cfg, &out, &["--resume"]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{err}");
-    assert!(
-        err.contains("a symbolic link, never followed") && !err.contains("levels"),
-        "{err}"
-    );
-    assert_eq!(std::fs::read(&elsewhere).unwrap(), before);
+    for (i, flags) in [&["--resume"][..], &[][..]].into_iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = 70;
+        let text = tiled_config(n, 5, 16);
+        let cfg = write_file(dir.path(), "tiled.toml", &text);
+        let out = dir.path().join("out");
+        let place = leave_formed_kernel(&out, &fingerprint_of(&text), n);
+        let tiles = place.dir.join("tiles.f64");
+        let elsewhere = dir.path().join("elsewhere.f64");
+        std::fs::rename(&tiles, &elsewhere).unwrap();
+        let before = std::fs::read(&elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &tiles).unwrap();
+        let partial = place.dir.join("tiles.f64.partial");
+        std::fs::write(&partial, "mine").unwrap();
+        let dry = ntk_with(&cfg, &out, &[flags, &["--dry-run"]].concat());
+        let dry_err = String::from_utf8_lossy(&dry.stderr);
+        assert!(dry.status.success(), "{dry_err}");
+        let o = ntk_with(&cfg, &out, flags);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        for e in [&dry_err, &err] {
+            assert!(
+                e.contains("tiles.f64 is a symbolic link, never followed")
+                    && e.contains("without phase files")
+                    && !e.contains("levels"),
+                "case {i}: {e}"
+            );
+        }
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), before);
+        assert!(
+            std::fs::symlink_metadata(&tiles).unwrap().is_symlink(),
+            "case {i}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&partial).unwrap(),
+            "mine",
+            "case {i}"
+        );
+    }
 }
 
 /// `ntk-probe ntk FLAGS --config CFG --out OUT`, its output.

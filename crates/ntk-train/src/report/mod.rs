@@ -253,9 +253,40 @@ pub fn collect_as(
         let path = out.join("convergence.csv");
         write_csv(&path, &convergence)?;
         written.push(path);
+    } else {
+        remove_stale_convergence(out);
     }
     written.extend(save_figures(out, &figures, layout)?);
     Ok(written)
+}
+
+/// Removes the convergence table and figure an earlier collect wrote in `out` where no run
+/// carries a prediction now: they compared a prediction that is gone (seventy-third hostile
+/// round, D6: they stood beside the runs as if current). Only regular files at those names
+/// (the collect's own, in a directory of runs it read) are removed, and each is said; what
+/// else stands there is left.
+fn remove_stale_convergence(out: &Path) {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return;
+    };
+    let mut stale: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name == "convergence.csv" || ntk_plot::is_figure_file(&name, "convergence_rate")
+        })
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .collect();
+    stale.sort();
+    for path in stale {
+        if std::fs::remove_file(&path).is_ok() {
+            eprintln!(
+                "note: {}: removed, no run carries a prediction now",
+                path.display()
+            );
+        }
+    }
 }
 
 /// Refuses runs of `out` that are not one sweep's, as `collect` and `plot` merge them into

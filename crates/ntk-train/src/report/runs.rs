@@ -128,6 +128,13 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
             what,
         });
     }
+    // The prediction and the tracked NTK as the run wrote them (seventy-third hostile
+    // round, D6: an edited `predicted.csv` reached `convergence.csv`).
+    if let Some(s) = &summary
+        && let Err(why) = crate::summary::check_recorded(dir, s, &dir.join("summary.json"))
+    {
+        return Err(crate::Error::NotAsWritten(why));
+    }
     Ok(RunRecord {
         id,
         depth,

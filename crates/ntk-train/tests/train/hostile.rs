@@ -4805,3 +4805,162 @@ fn plot_refuses_the_runs_collect_refuses() {
         ],
     );
 }
+
+/// The seventy-third hostile review (experiments/hostile/round73.md), ntk-train's defects.
+/// D5: a user's file at a run's or a sweep's file name in a fresh `--out` is refused, dry
+/// run and run alike, and kept (a user's `predicted.csv` stood for the prediction, a
+/// `metrics.csv` or `sweep.csv` was replaced), and so is a `summary.json` another tool
+/// wrote, with `--recompute` too. D6: `collect` refuses a prediction or a tracked NTK edited
+/// or removed after the run, and removes the convergence table of a prediction that is gone.
+/// D1: `[prediction]`'s theory kernel is refused where the network has no infinite-width
+/// limit (erf under `official` at depth 2).
+#[test]
+fn seventy_third_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let predicted = TINY
+        .replace("momentum = 0.5", "momentum = 0.0")
+        .replace("batch_size = 20", "batch_size = 60\nloss = \"mse\"")
+        .replace("activation = \"relu\"", "activation = \"erf\"")
+        .replace(
+            "test_n = 0",
+            "test_n = 0\n\n[prediction]\nkernels = [\"empirical\", \"theory\"]\n\n[ntk]\nevery = 1\nn = 10\n",
+        );
+    let cfg = write(d, "p.toml", &predicted);
+
+    // D5: one user's file at each of a run's names, alone in a fresh --out.
+    for name in [
+        "predicted.csv",
+        "predicted_spectrum.csv",
+        "metrics.csv",
+        "convergence.csv",
+        "ntk.csv",
+        "train_loss.png",
+    ] {
+        let out = d.join(format!("user-{name}"));
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join(name), "mine").unwrap();
+        for extra in [&["--dry-run"][..], &[][..], &["--recompute"][..]] {
+            assert_clean_error(
+                name,
+                &run(&args(&cfg, &out, extra)),
+                &[name, "with no run beside it"],
+            );
+        }
+        assert_eq!(std::fs::read_to_string(out.join(name)).unwrap(), "mine");
+        assert_eq!(names(&out), [name]);
+    }
+    // A probe's summary.json: not a training run's, not replaced by --recompute.
+    let probe = d.join("probe-summary");
+    std::fs::create_dir(&probe).unwrap();
+    let foreign = r#"{"kappa": 3.0, "provenance": {"tool": "ntk-probe 0.1.0"}}"#;
+    std::fs::write(probe.join("summary.json"), foreign).unwrap();
+    for extra in [&["--dry-run"][..], &[][..], &["--recompute"][..]] {
+        assert_clean_error(
+            "a probe's summary",
+            &run(&args(&cfg, &probe, extra)),
+            &["summary.json", "written by ntk-probe"],
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(probe.join("summary.json")).unwrap(),
+        foreign
+    );
+    // A sweep's table alone, with no runs/ beside it.
+    let sweep_cfg = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
+    let lone = d.join("lone-sweep");
+    std::fs::create_dir(&lone).unwrap();
+    std::fs::write(lone.join("sweep.csv"), "mine").unwrap();
+    for extra in [&["--dry-run"][..], &[][..]] {
+        let mut v: Vec<OsString> = vec!["sweep".into()];
+        v.extend(args(&sweep_cfg, &lone, extra));
+        assert_clean_error("a lone sweep.csv", &run(&v), &["sweep.csv", "runs/"]);
+    }
+    assert_eq!(names(&lone), ["sweep.csv"]);
+
+    // D6: a finished run with a prediction and a tracked NTK, then its files edited.
+    let done = d.join("done");
+    assert_ok("the run", &run(&args(&cfg, &done, &[])));
+    assert!(done.join("convergence.csv").is_file());
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(done.join("summary.json")).unwrap()).unwrap();
+    for name in ["predicted.csv", "predicted_spectrum.csv", "ntk.csv"] {
+        assert!(summary["files"][name]["sha256"].is_string(), "{summary}");
+    }
+    let collect = |out: &Path| run(&["collect".into(), out.as_os_str().to_os_string()]);
+    assert_ok("collect as written", &collect(&done));
+    let copy = |name: &str| {
+        let to = d.join(name);
+        let o = Command::new("cp")
+            .arg("-a")
+            .arg(&done)
+            .arg(&to)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        to
+    };
+    for (file, what) in [
+        ("predicted.csv", "edited"),
+        ("ntk.csv", "edited"),
+        ("predicted_spectrum.csv", "removed"),
+    ] {
+        let c = copy(&format!("{what}-{file}"));
+        let path = c.join(file);
+        if what == "removed" {
+            std::fs::remove_file(&path).unwrap();
+        } else {
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, format!("{text}\n")).unwrap();
+        }
+        let before = std::fs::read(c.join("convergence.csv")).unwrap();
+        assert_clean_error(
+            &format!("{what} {file}"),
+            &collect(&c),
+            &[file, "not as its run wrote it"],
+        );
+        assert_eq!(std::fs::read(c.join("convergence.csv")).unwrap(), before);
+    }
+    // A prediction file added to a run that recorded none.
+    let plain = d.join("plain");
+    let no_prediction = write(
+        d,
+        "np.toml",
+        &predicted.replace("[prediction]\nkernels = [\"empirical\", \"theory\"]\n", ""),
+    );
+    assert_ok(
+        "a run without prediction",
+        &run(&args(&no_prediction, &plain, &[])),
+    );
+    std::fs::copy(done.join("predicted.csv"), plain.join("predicted.csv")).unwrap();
+    assert_clean_error(
+        "an added predicted.csv",
+        &collect(&plain),
+        &["predicted.csv", "does not record"],
+    );
+    assert!(!plain.join("convergence.csv").exists());
+    // A convergence table beside runs none of which predicts any more: removed, and said.
+    std::fs::remove_file(plain.join("predicted.csv")).unwrap();
+    std::fs::copy(done.join("convergence.csv"), plain.join("convergence.csv")).unwrap();
+    let o = collect(&plain);
+    assert_ok("collect without a prediction", &o);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no run carries a prediction now"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!plain.join("convergence.csv").exists());
+
+    // D1: erf under `official` at depth 2 has no infinite-width limit.
+    let official = write(
+        d,
+        "official.toml",
+        &predicted.replace("depth = 1", "depth = 2\nconvention = \"official\""),
+    );
+    assert_clean_error(
+        "theory under official",
+        &run(&args(&official, &d.join("official"), &["--dry-run"])),
+        &["prediction.kernels", "no infinite-width limit"],
+    );
+}

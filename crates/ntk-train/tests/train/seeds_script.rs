@@ -21,7 +21,7 @@ fn tree() -> (tempfile::TempDir, PathBuf) {
     let seeds = dir.path().join("experiments/seeds");
     std::fs::create_dir_all(&seeds).unwrap();
     let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/seeds");
-    for script in ["run.sh", "park.sh"] {
+    for script in ["run.sh", "park.sh", "links.sh"] {
         std::fs::copy(scripts.join(script), seeds.join(script)).unwrap();
     }
     std::fs::write(
@@ -347,6 +347,78 @@ fn eleventh_review_an_export_never_replaces_a_run_it_did_not_make() {
     assert_eq!(read("taken", "metrics.csv").as_deref(), Some("queue's\n"));
 }
 
+/// Issue 65, round 73 D2: a regular file where a line's run is exported
+/// (`<experiment>/runs/<run id>`) ended the whole queue at `mkdir -p` (`set -e`): no later
+/// line trained, no summary line, only mkdir's message. It is refused by name and counted in
+/// "run(s) not exported"; the file is kept, the next line trains and exports, and the queue
+/// ends with status 1.
+#[test]
+fn a_file_at_an_export_place_is_refused_and_the_queue_goes_on() {
+    let _guard = serial();
+    let (dir, stub) = tree();
+    let d = dir.path();
+    for (line, id) in [("first", "r1"), ("last", "r2")] {
+        let run = d.join("runs/seeds").join(line).join("runs").join(id);
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(run.join("summary.json"), "{}\n").unwrap();
+    }
+    let x = d.join("experiments/x/runs");
+    std::fs::create_dir_all(&x).unwrap();
+    std::fs::write(x.join("r1"), "not a run\n").unwrap();
+    let (o, calls) = run(d, &stub, None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("experiments/x/runs/r1 is a regular file")
+            && err.contains("not replaced")
+            && err.contains("1 run(s) not exported"),
+        "{err}"
+    );
+    assert!(
+        calls.contains("--out runs/seeds/last --resume"),
+        "the next line: {calls}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(x.join("r1")).unwrap(),
+        "not a run\n"
+    );
+    assert!(x.join("r2/summary.json").is_file(), "{err}");
+}
+
+/// Issue 65, round 73 D3: an export went through a symbolic link at `<experiment>/runs` into
+/// the foreign directory it points to (the check of a link stopped at the run directory
+/// itself). A link anywhere on the way, here at `runs/`, is refused by name and counted;
+/// nothing is written into its target.
+#[test]
+fn an_export_is_never_written_through_a_linked_runs() {
+    let _guard = serial();
+    let (dir, stub) = tree();
+    let d = dir.path();
+    let run_dir = d.join("runs/seeds/first/runs/r1");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    std::fs::write(run_dir.join("summary.json"), "{}\n").unwrap();
+    let foreign = d.join("foreign");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("keep.txt"), "keep\n").unwrap();
+    std::fs::create_dir_all(d.join("experiments/x")).unwrap();
+    std::os::unix::fs::symlink(&foreign, d.join("experiments/x/runs")).unwrap();
+    let (o, _) = run(d, &stub, Some("first"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("experiments/x/runs is a symbolic link")
+            && err.contains("not exported")
+            && err.contains("1 run(s) not exported"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&foreign).unwrap().count(),
+        1,
+        "only keep.txt"
+    );
+    assert!(!foreign.join("r1").exists());
+}
+
 /// `bash experiments/seeds/park.sh ARG` in `dir`, whatever its status.
 fn park_status(dir: &Path, arg: &str) -> Output {
     Command::new("bash")
@@ -529,6 +601,45 @@ fn a_parked_checkpoint_is_never_replaced_by_an_earlier_one_and_restore_goes_on()
             .join("runs/seeds/last/runs/r1/checkpoint.json")
             .is_file()
     );
+}
+
+/// Issue 65, round 73 D3: `park.sh restore` unpacked a parked run through a symbolic link at
+/// `runs/seeds/<line>/runs` into the foreign directory it points to (the check of a link
+/// stopped at the run directory itself). Refused by name, the status 1, nothing written into
+/// the link's target; without the link the run is restored.
+#[test]
+fn a_parked_run_is_never_restored_through_a_linked_runs() {
+    let _guard = serial();
+    let (dir, _stub) = tree();
+    let d = dir.path();
+    let stage = d.join("stage");
+    std::fs::create_dir_all(stage.join("checkpoints/epoch-00003")).unwrap();
+    std::fs::write(
+        stage.join("checkpoint.json"),
+        r#"{"epoch": 3, "dir": "checkpoints/epoch-00003"}"#,
+    )
+    .unwrap();
+    tar(&stage, &d.join("experiments/seeds/parked/last/r1.tar"));
+    let foreign = d.join("foreign");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("keep.txt"), "keep\n").unwrap();
+    std::fs::create_dir_all(d.join("runs/seeds/last")).unwrap();
+    std::os::unix::fs::symlink(&foreign, d.join("runs/seeds/last/runs")).unwrap();
+    let o = park_status(d, "restore");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("runs/seeds/last/runs is a symbolic link") && err.contains("not restored"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&foreign).unwrap().count(),
+        1,
+        "only keep.txt"
+    );
+    std::fs::remove_file(d.join("runs/seeds/last/runs")).unwrap();
+    park(d, "restore");
+    assert!(d.join("runs/seeds/last/runs/r1/checkpoint.json").is_file());
 }
 
 /// experiments/seeds/collect.sh takes each name asked for only as a whole line of its list,
