@@ -21,7 +21,12 @@
 # tarball only of plain files and directories with relative names below the run (no links,
 # no `..`, no absolute names): a committed tarball cannot write outside its run directory;
 # nor does `restore` write through a symbolic link anywhere in runs/seeds/<line>/runs/<run id>
-# (said, and failing: seventy-third hostile round, D3).
+# (said, and failing: seventy-third hostile round, D3). Nor does `save` read a run through a
+# symbolic link anywhere in runs/seeds/<line>/runs/<run id>/checkpoints/epoch-NNNNN (under
+# runs/, which may itself be a link), nor write or remove through one anywhere in
+# experiments/seeds/parked/<line>/<run id>.tar: said, and failing (issue 65, round 74 D2: it
+# packed a linked checkpoints/'s foreign files into the archive to be committed, wrote into a
+# linked parked/<line>'s foreign directory and removed a foreign <run id>.tar there).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # shellcheck source=experiments/seeds/links.sh
@@ -54,15 +59,22 @@ epoch_of() {
 
 # Copies run directory $1's top-level files and the checkpoint its checkpoint.json names
 # into directory $2; fails when checkpoint.json changed during the copy (a checkpoint
-# written meanwhile) or names no checkpoint directory there.
+# written meanwhile) or names no checkpoint directory there. Status 3, with the link on
+# stdout, when a component of the checkpoint's path below runs/ is a symbolic link: nothing
+# is read through it (round 74 D2: a linked checkpoints/ was packed from its target).
 snapshot() {
-    local run="$1" to="$2" ckpt f
+    local run="$1" to="$2" ckpt f link
     # cp's own complaints are not shown: a checkpoint removed mid-copy (the run wrote the
     # next one) is tried again, and what fails at last is said once.
     cp -p "$run/checkpoint.json" "$to/checkpoint.json" 2>/dev/null || return 1
     ckpt="$(checkpoint_dir "$to")"
     [ -n "$ckpt" ] || return 2
-    [ -d "$run/$ckpt" ] && [ ! -L "$run/$ckpt" ] || return 1
+    link="$(first_link "$run/$ckpt" runs)"
+    if [ -n "$link" ]; then
+        echo "$link"
+        return 3
+    fi
+    [ -d "$run/$ckpt" ] || return 1
     for f in "$run"/*; do
         [ -f "$f" ] && [ ! -L "$f" ] || continue
         case "$(basename "$f")" in checkpoint.json | *.ntk-tmp-* | .ntk-lock) continue ;; esac
@@ -76,7 +88,7 @@ snapshot() {
 }
 
 save() {
-    local saved=0 kept=0 removed=0 failed=0
+    local saved=0 kept=0 removed=0 failed=0 undropped=0
     if [ -d "$seeds" ]; then
         for run in "$seeds"/*/runs/*/; do
             run="${run%/}"
@@ -87,20 +99,37 @@ save() {
                 echo "park: $run: a symbolic link, not a run directory of the queue's: not parked" >&2
                 continue
             fi
-            local line id dest tmp stage ckpt="" try rc parked_epoch here
+            local line id dest tmp stage ckpt="" try rc parked_epoch here link
             line="$(basename "$(dirname "$(dirname "$run")")")"
             id="$(basename "$run")"
             dest="$parked/$line/$id.tar"
+            # Nothing is written through a link anywhere on the parked path (a linked
+            # parked/<line> took the archive into the foreign directory it points to).
+            link="$(first_link "$dest")"
+            if [ -n "$link" ]; then
+                local fix="make $link a directory of its own"
+                [ "$link" != "$dest" ] || fix="move $link away"
+                echo "park: $run: $link is a symbolic link (to $(readlink "$link")), never written through here: not parked; $fix and save again" >&2
+                failed=$((failed + 1))
+                continue
+            fi
             stage="$(mktemp -d)"
             chmod 755 "$stage"
             for try in 1 2 3 4 5; do
                 rm -rf "${stage:?}"/* && rc=0
                 ckpt="$(snapshot "$run" "$stage")" || rc=$?
                 [ "$rc" -eq 0 ] && break
+                [ "$rc" -eq 3 ] && break
                 ckpt=""
                 [ "$rc" -eq 2 ] && break
                 sleep 1
             done
+            if [ "$rc" -eq 3 ]; then
+                rm -rf "$stage"
+                echo "park: $run: $ckpt is a symbolic link (to $(readlink "$ckpt")), never read through here: not parked; make $ckpt a directory of its own and save again" >&2
+                failed=$((failed + 1))
+                continue
+            fi
             if [ -z "$ckpt" ]; then
                 rm -rf "$stage"
                 echo "park: $run: no consistent checkpoint to copy (checkpoint.json names none here, or its checkpoint changed or went at each of 5 tries): not parked" >&2
@@ -145,14 +174,21 @@ save() {
             saved=$((saved + 1))
         done
     fi
-    # Parked runs that have finished here are dropped.
+    # Parked runs that have finished here are dropped; never through a symbolic link (a
+    # linked parked/<line>'s foreign <run id>.tar was removed: round 74 D2), said, failing.
     if [ -d "$parked" ]; then
         for tarball in "$parked"/*/*.tar; do
             [ -f "$tarball" ] || continue
-            local line id
+            local line id link
             line="$(basename "$(dirname "$tarball")")"
             id="$(basename "$tarball" .tar)"
             if [ -f "$seeds/$line/runs/$id/summary.json" ]; then
+                link="$(first_link "$tarball")"
+                if [ -n "$link" ]; then
+                    echo "park: $tarball: $link is a symbolic link (to $(readlink "$link")), never removed through here: not dropped" >&2
+                    undropped=$((undropped + 1))
+                    continue
+                fi
                 rm -f "$tarball"
                 echo "park: $tarball: finished here, dropped"
                 removed=$((removed + 1))
@@ -161,7 +197,9 @@ save() {
         find "$parked" -mindepth 1 -type d -empty -delete
     fi
     echo "park: $saved saved, $kept unchanged, $removed dropped"
-    [ "$failed" -eq 0 ] || { echo "park: $failed run(s) not parked (see above)" >&2; return 1; }
+    [ "$failed" -eq 0 ] || echo "park: $failed run(s) not parked (see above)" >&2
+    [ "$undropped" -eq 0 ] || echo "park: $undropped finished run(s) not dropped (see above)" >&2
+    [ "$failed" -eq 0 ] && [ "$undropped" -eq 0 ] || return 1
 }
 
 # The checkpoint directory a parked tarball holds (checkpoints/epoch-NNNNN), or nothing.

@@ -67,7 +67,9 @@ kind_of() {
 # ended the whole queue at mkdir, no later line run, no summary). Nor is anything written
 # through a symbolic link above it (at runs/, at the experiment directory or higher: D3),
 # nor where its directory cannot be made: said and counted the same, and the queue goes on.
-# Files equal to the run's (an earlier export of it) are left as they are.
+# Files equal to the run's (an earlier export of it) are left as they are. Each file is
+# copied through a new temporary file of its own (.<file>.seeds-tmp.XXXXXX, made by mktemp):
+# nothing there at any other name is touched.
 exports_refused=0
 lines_failed=0
 export_runs() {
@@ -92,12 +94,6 @@ export_runs() {
             for f in config.toml metrics.csv ntk.csv representations.csv predicted.csv predicted_spectrum.csv summary.json; do
                 if [ -f "$run/$f" ] && { [ -L "$dest/$f" ] || { [ -e "$dest/$f" ] && ! cmp -s "$run/$f" "$dest/$f"; }; }; then
                     clash="holds a $f that is not runs/seeds/$1's (a run of the same id made otherwise?)"
-                    break
-                fi
-                # The copy's own name: a link there would be written through, a directory
-                # copied into and moved in as the run's file.
-                if [ -L "$dest/$f.seeds-tmp" ] || { [ -e "$dest/$f.seeds-tmp" ] && [ ! -f "$dest/$f.seeds-tmp" ]; }; then
-                    clash="holds a $f.seeds-tmp that is not an export's copy"
                     break
                 fi
             done
@@ -132,9 +128,18 @@ export_runs() {
             exports_refused=$((exports_refused + 1))
             continue
         fi
-        local copied=1
+        # Each file is copied through a temporary file of its own, new (mktemp makes it, never
+        # an existing name), then moved into place: a user's file at a fixed copy name was
+        # overwritten and moved in as the run's (issue 65, round 74 D1).
+        local copied=1 tmp
         for f in config.toml metrics.csv ntk.csv representations.csv predicted.csv predicted_spectrum.csv summary.json; do
-            if [ -f "$run/$f" ] && ! { cp -p "$run/$f" "$dest/$f.seeds-tmp" && mv "$dest/$f.seeds-tmp" "$dest/$f"; }; then
+            [ -f "$run/$f" ] || continue
+            if ! tmp="$(mktemp "$dest/.$f.seeds-tmp.XXXXXX")"; then
+                copied=""
+                break
+            fi
+            if ! { cp -p "$run/$f" "$tmp" && mv "$tmp" "$dest/$f"; }; then
+                rm -f "$tmp"
                 copied=""
                 break
             fi

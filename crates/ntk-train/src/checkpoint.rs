@@ -42,6 +42,14 @@ pub struct Pointer {
     /// SHA-256 of each file of the checkpoint directory, by name.
     #[serde(default)]
     pub files: BTreeMap<String, String>,
+    /// SHA-256 of the run directory's prediction files ([`PREDICTION_FILES`]) as they were
+    /// when the checkpoint was written: a resumed run keeps its prediction, which is written
+    /// once, before the first step, so a resume checks it (seventy-fourth hostile round, D3:
+    /// an edited, emptied or removed `predicted.csv` was kept through `--resume` and then
+    /// recorded as the run's). Absent in checkpoints written before, and left out of the
+    /// JSON then, so their checksums hold.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub run_files: BTreeMap<String, String>,
     /// The run's initial loss, the reference of [`crate::divergence`] (absent in checkpoints
     /// written before it was kept, and left out of the JSON then, so their checksums hold).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -228,6 +236,10 @@ pub fn has_kept_epochs(run: &Path) -> bool {
         })
     })
 }
+
+/// The run's prediction (`[prediction]`), written once before the first step, whose
+/// SHA-256 each checkpoint records ([`Pointer::run_files`]).
+pub const PREDICTION_FILES: [&str; 2] = ["predicted.csv", "predicted_spectrum.csv"];
 
 /// The files of a checkpoint written by `engine`: the model, the optimizer state (Burn's
 /// `optim.bpk`, or the host engine's `velocity.npy`), the metrics and NTK tables.
@@ -419,6 +431,11 @@ pub fn save(
         .iter()
         .map(|f| Ok((f.to_string(), file_sha256(&dir.join(f))?)))
         .collect::<crate::Result<BTreeMap<_, _>>>()?;
+    let run_files = PREDICTION_FILES
+        .iter()
+        .filter(|f| std::fs::symlink_metadata(run.join(f)).is_ok_and(|m| m.is_file()))
+        .map(|f| Ok((f.to_string(), file_sha256(&run.join(f))?)))
+        .collect::<crate::Result<BTreeMap<_, _>>>()?;
     let mut pointer = Pointer {
         epoch,
         iteration,
@@ -427,6 +444,7 @@ pub fn save(
         engine,
         provenance: Some(identity.provenance.clone()),
         files,
+        run_files,
         initial_loss: history.initial_loss,
         checksum: None,
     };
@@ -618,6 +636,30 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
             ));
         }
         verified.insert(f, bytes);
+    }
+    // The run's prediction as the checkpoint found it.
+    for (f, recorded) in &pointer.run_files {
+        if !PREDICTION_FILES.contains(&f.as_str()) {
+            return Err(untrusted(
+                &path,
+                &format!("records {f:?}, which is not a file of the run's prediction"),
+            ));
+        }
+        let file = run.join(f);
+        let why = match ntk_files::io::read(&file) {
+            Ok(bytes) if provenance::sha256_hex(&bytes) == *recorded => continue,
+            Ok(_) => "its SHA-256 differs from the one",
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => "missing, where",
+            Err(source) => return Err(ntk_files::Error::Read { path: file, source }.into()),
+        };
+        return Err(untrusted(
+            &file,
+            &format!(
+                "{why} {} recorded when the run was checkpointed: the prediction, written \
+                 once before the first step, was changed after it",
+                path.display()
+            ),
+        ));
     }
     let name = |f: &str| dir.join(f).display().to_string();
     let rows: Vec<EpochMetrics> = parse_csv(&verified["metrics.csv"], &name("metrics.csv"))?;

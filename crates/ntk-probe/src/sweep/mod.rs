@@ -392,7 +392,11 @@ impl Sweep for ProbeSweep<'_> {
     /// from f64's beyond rounding, or an MLP's diagonal overflows at any input), found as the
     /// run finds it
     /// but on the host ([`ProbeSweep::foresight`]: a dry run opens no GPU), in the sweep's
-    /// precision; an error building the point's network is foreseen alike.
+    /// precision; an error building the point's network is foreseen alike. And a tiled
+    /// point's phase place as the run asks it ([`run::check_phase_place`]): the refusal of
+    /// `NTK_PHASE_FILES=1`, or the warning of a point that will go on without phase files,
+    /// said on stderr as the run says it (seventy-fourth hostile round, D5: a file at
+    /// `<point>/.seed0.phases` was not said, and under `=1` the point read `new`).
     fn foresee(&self, point: &Point) -> crate::Result<Option<String>> {
         let Some(compute) = &self.foresight else {
             return Ok(None);
@@ -406,7 +410,22 @@ impl Sweep for ProbeSweep<'_> {
             let net = run::build_net(&pcfg, inputs, compute)?;
             run::given::check_kernel_range(&pcfg, inputs, compute, &net)
         };
-        Ok(check().err().map(|e| e.to_string()))
+        if let Err(e) = check() {
+            return Ok(Some(e.to_string()));
+        }
+        let dir = point.dir(self.out);
+        for (protocol, prov) in self.provenances(point) {
+            if protocol != Protocol::Whole {
+                continue;
+            }
+            let whole = self.cfg.point_config(point, protocol);
+            match run::check_phase_place(&whole, inputs, &self.compute, &dir, &prov, true) {
+                Err(e) => return Ok(Some(e.to_string())),
+                Ok(Some(said)) => eprintln!("{said}"),
+                Ok(None) => {}
+            }
+        }
+        Ok(None)
     }
 
     /// Per (setting, activation, seed), deepest first: the shallower networks share the
@@ -818,7 +837,7 @@ pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
             if let Some(c) = crate::config::parse_convention(&s.convention) {
                 s.convention = convention_name(c);
             }
-            check_whole_numbers(&path, &s)?;
+            check_numbers(&path, &s)?;
             found.push((path, s));
         }
     }
@@ -833,46 +852,23 @@ pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
     Ok(found)
 }
 
-/// Holds a whole-set point's summary to the eigenvalues beside it, which its record of the
-/// set's files vouches for (checked by the sweep's state, `ntk_runs::manifest`): its
-/// `lambda_min` and `lambda_max` are their least and greatest, and its `kappa` their ratio.
-/// Seventy-third hostile round, D6: a summary's `kappa` x10 reached `results.csv` while
-/// its `eigenvalues.npy` gave the run's. A summary that records no files (written before
-/// the record, 2026-12-01) and the blocks protocol (a mean over blocks) are not checked.
-fn check_whole_numbers(path: &Path, s: &Summary) -> crate::Result<()> {
-    if s.protocol != crate::config::Protocol::Whole || s.files.is_none() {
+/// Holds a point's summary to the files beside it that its record of the set's files
+/// vouches for (checked by the sweep's state, `ntk_runs::manifest`). Whole set: its
+/// `lambda_min` and `lambda_max` are the least and greatest of `eigenvalues.npy`, its
+/// `kappa` their ratio, and with every eigenvalue there (`probe.eigen = "full"`) its rank
+/// and singular verdict are theirs (`spectrum::classify`: above `n eps lambda_max`). Blocks:
+/// its means, rank and verdict are those of `blocks.csv`'s rows. Seventy-third hostile
+/// round, D6: a summary's `kappa` x10 reached `results.csv` while its `eigenvalues.npy` gave
+/// the run's; seventy-fourth, D4: a rank, a singular verdict and a blocks point's `kappa`
+/// likewise. A summary that records no files (written before the record, 2026-12-01) is not
+/// checked, nor the minimum gradient angle (no file beside a sweep point holds it).
+fn check_numbers(path: &Path, s: &Summary) -> crate::Result<()> {
+    if s.files.is_none() {
         return Ok(());
     }
-    let beside = path.with_file_name("eigenvalues.npy");
-    let Ok((eigenvalues, _)) = ntk_files::npy::read(&beside) else {
-        // Missing or unreadable: the sweep's state names it against the record.
-        return Ok(());
-    };
-    let least = eigenvalues.iter().copied().fold(f64::INFINITY, f64::min);
-    let greatest = eigenvalues
-        .iter()
-        .copied()
-        .fold(f64::NEG_INFINITY, f64::max);
-    // The same f64 numbers, written once to each file: equal but for the rounding of a
-    // ratio formed again (a few ulps).
-    let apart = |a: f64, b: f64| {
-        let d = (a - b).abs();
-        d.is_nan() || d > 1e-13 * a.abs().max(b.abs())
-    };
-    let what = if apart(s.lambda_min, least) {
-        Some(format!(
-            "lambda_min {} where eigenvalues.npy's least is {least}",
-            s.lambda_min
-        ))
-    } else if apart(s.lambda_max, greatest) {
-        Some(format!(
-            "lambda_max {} where eigenvalues.npy's greatest is {greatest}",
-            s.lambda_max
-        ))
-    } else {
-        s.kappa
-            .filter(|&k| !s.singular && apart(k, greatest / least))
-            .map(|k| format!("kappa {k} where eigenvalues.npy gives {}", greatest / least))
+    let what = match s.protocol {
+        Protocol::Whole => whole_disagrees(path, s),
+        Protocol::Blocks => blocks_disagree(path, s),
     };
     match what {
         Some(what) => Err(Error::SummaryEdited {
@@ -881,6 +877,97 @@ fn check_whole_numbers(path: &Path, s: &Summary) -> crate::Result<()> {
         }),
         None => Ok(()),
     }
+}
+
+/// Whether two numbers written once to two files differ beyond the rounding of a mean or a
+/// ratio formed again (a few ulps); NaN differs from everything.
+fn apart(a: f64, b: f64) -> bool {
+    let d = (a - b).abs();
+    d.is_nan() || d > 1e-13 * a.abs().max(b.abs())
+}
+
+/// Where a whole-set summary disagrees with its `eigenvalues.npy` ([`check_numbers`]).
+fn whole_disagrees(path: &Path, s: &Summary) -> Option<String> {
+    // Missing or unreadable: the sweep's state names it against the record.
+    let (eigenvalues, _) = ntk_files::npy::read(&path.with_file_name("eigenvalues.npy")).ok()?;
+    let least = eigenvalues.iter().copied().fold(f64::INFINITY, f64::min);
+    let greatest = eigenvalues
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    if apart(s.lambda_min, least) {
+        return Some(format!(
+            "lambda_min {} where eigenvalues.npy's least is {least}",
+            s.lambda_min
+        ));
+    }
+    if apart(s.lambda_max, greatest) {
+        return Some(format!(
+            "lambda_max {} where eigenvalues.npy's greatest is {greatest}",
+            s.lambda_max
+        ));
+    }
+    if s.eigen == Eigen::Full {
+        let n = eigenvalues.len() as f64;
+        let tolerance = n * s.precision.epsilon() * greatest.abs();
+        let rank = eigenvalues.iter().filter(|&&v| v > tolerance).count();
+        let singular = least <= tolerance;
+        if (rank, singular) != (s.rank, s.singular) {
+            return Some(format!(
+                "rank {} and singular {} where eigenvalues.npy gives rank {rank} and singular \
+                 {singular}",
+                s.rank, s.singular
+            ));
+        }
+    }
+    match s.kappa {
+        Some(_) if s.singular => Some("a kappa for a singular kernel".to_string()),
+        Some(k) if apart(k, greatest / least) => Some(format!(
+            "kappa {k} where eigenvalues.npy gives {}",
+            greatest / least
+        )),
+        None if !s.singular => Some("no kappa for a kernel that is not singular".to_string()),
+        _ => None,
+    }
+}
+
+/// Where a blocks summary disagrees with its `blocks.csv` ([`check_numbers`]): the means of
+/// the blocks' `lambda_min`, `lambda_max` and (none singular) `kappa`, the least rank, and
+/// singular when any block is.
+fn blocks_disagree(path: &Path, s: &Summary) -> Option<String> {
+    let dir = path.parent()?;
+    let rows = crate::blocks::read(dir).ok().filter(|r| !r.is_empty())?;
+    let c = rows.len() as f64;
+    let mean = |f: &dyn Fn(&crate::blocks::BlockRow) -> f64| rows.iter().map(f).sum::<f64>() / c;
+    let (lambda_min, lambda_max) = (mean(&|r| r.lambda_min), mean(&|r| r.lambda_max));
+    let singular = rows.iter().any(|r| r.singular);
+    let rank = rows.iter().map(|r| r.rank).min().unwrap_or(0);
+    let kappa = if singular {
+        None
+    } else {
+        Some(mean(&|r| r.kappa.unwrap_or(f64::NAN)))
+    };
+    let differs = apart(s.lambda_min, lambda_min)
+        || apart(s.lambda_max, lambda_max)
+        || (s.rank, s.singular) != (rank, singular)
+        || match (s.kappa, kappa) {
+            (Some(a), Some(b)) => apart(a, b),
+            (a, b) => a.is_some() != b.is_some(),
+        };
+    differs.then(|| {
+        let show = |k: Option<f64>| k.map_or("none".to_string(), |k| k.to_string());
+        format!(
+            "lambda_min {}, lambda_max {}, kappa {}, rank {}, singular {} where blocks.csv's \
+             {} blocks give {lambda_min}, {lambda_max}, {}, {rank}, {singular}",
+            s.lambda_min,
+            s.lambda_max,
+            show(s.kappa),
+            s.rank,
+            s.singular,
+            rows.len(),
+            show(kappa)
+        )
+    })
 }
 
 mod collect;

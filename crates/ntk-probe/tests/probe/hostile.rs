@@ -4713,3 +4713,107 @@ fn seventy_third_review() {
     std::fs::write(&path, text).unwrap();
     assert_ok("collect as written again", &collect());
 }
+
+/// The seventy-fourth hostile review (experiments/hostile/round74.md), ntk-probe's defects.
+/// D4: `collect` holds a point's rank and singular verdict to its `eigenvalues.npy`, and a
+/// blocks point's means to its `blocks.csv`. D5: a tiled sweep's dry run asks each point's
+/// phase place as the run does: a user's file at `.<seed>.phases` is said in the run's
+/// words, and under `NTK_PHASE_FILES=1` the dry run fails as the run would.
+#[test]
+fn seventy_fourth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+
+    // D4, on a sweep of both protocols.
+    let both = TINY_SWEEP
+        .replace(
+            "protocols = [\"whole\"]",
+            "protocols = [\"whole\", \"blocks\"]",
+        )
+        .replace("precision = \"f64\"", "precision = \"f64\"\nblock_size = 6");
+    let cfg = write(d, "both.toml", &both);
+    let out = d.join("both");
+    assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
+    let collect = || {
+        let mut v = os(&["collect"]);
+        v.push(out.clone().into());
+        run(&v)
+    };
+    assert_ok("collect as written", &collect());
+    let found = summaries_under(&out.join("runs"));
+    let of = |protocol: &str| {
+        found
+            .iter()
+            .find(|p| p.parent().unwrap().ends_with(protocol))
+            .unwrap()
+            .clone()
+    };
+    for (protocol, key, culprit) in [
+        ("whole", "rank", "rank"),
+        ("blocks", "lambda_max", "blocks.csv"),
+        ("blocks", "lambda_min", "blocks.csv"),
+    ] {
+        let path = of(protocol);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        json[key] = match key {
+            "rank" => serde_json::json!(json["rank"].as_u64().unwrap() - 1),
+            _ => serde_json::json!(json[key].as_f64().unwrap() * 0.5),
+        };
+        std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+        assert_clean_error(
+            &format!("{protocol} {key}"),
+            &collect(),
+            &["summary.json", culprit, "edited after the run"],
+        );
+        std::fs::write(&path, text).unwrap();
+    }
+    assert_ok("collect as written again", &collect());
+
+    // D5: the tiled route's phase places, from the dirs of a finished sweep.
+    let tiled = TINY_SWEEP.replace(
+        "precision = \"f64\"",
+        "precision = \"f64\"\neigen = \"tiled\"",
+    );
+    let cfg = write(d, "tiled.toml", &tiled);
+    let first = d.join("first");
+    assert_ok("the tiled sweep", &run(&sweep_args(&cfg, &first, &[])));
+    let fresh = d.join("fresh");
+    let mut places = Vec::new();
+    for summary in summaries_under(&first.join("runs")) {
+        let point = summary.parent().unwrap().parent().unwrap();
+        let name = point.file_name().unwrap().to_string_lossy().into_owned();
+        let at = fresh
+            .join(point.parent().unwrap().strip_prefix(&first).unwrap())
+            .join(format!(".{name}.phases"));
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::write(&at, "mine").unwrap();
+        places.push(at);
+    }
+    assert!(!places.is_empty());
+    let dry = |env: Option<&str>| {
+        let mut c = probe();
+        c.args(sweep_args(&cfg, &fresh, &["--dry-run"]));
+        match env {
+            Some(v) => c.env("NTK_PHASE_FILES", v),
+            None => c.env_remove("NTK_PHASE_FILES"),
+        };
+        c.output().unwrap()
+    };
+    let o = dry(None);
+    assert_ok("dry run", &o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("exists and is not a directory") && err.contains("without phase files"),
+        "{err}"
+    );
+    let o = dry(Some("1"));
+    assert_clean_error(
+        "dry run, NTK_PHASE_FILES=1",
+        &o,
+        &["NTK_PHASE_FILES", ".phases"],
+    );
+    for at in &places {
+        assert_eq!(std::fs::read_to_string(at).unwrap(), "mine");
+    }
+}

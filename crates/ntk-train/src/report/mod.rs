@@ -254,39 +254,38 @@ pub fn collect_as(
         write_csv(&path, &convergence)?;
         written.push(path);
     } else {
-        remove_stale_convergence(out);
+        say_stale_convergence(out);
     }
     written.extend(save_figures(out, &figures, layout)?);
     Ok(written)
 }
 
-/// Removes the convergence table and figure an earlier collect wrote in `out` where no run
-/// carries a prediction now: they compared a prediction that is gone (seventy-third hostile
-/// round, D6: they stood beside the runs as if current). Only regular files at those names
-/// (the collect's own, in a directory of runs it read) are removed, and each is said; what
-/// else stands there is left.
-fn remove_stale_convergence(out: &Path) {
+/// Says the convergence table and figure that stand in `out` where no run carries a
+/// prediction now: an earlier collect's, they compare a prediction that is gone
+/// (seventy-third hostile round, D6: they stood beside the runs as if current). They are
+/// left as they are: nothing shows a file at those names to be the collect's and not a
+/// user's (seventy-fourth, D6: a user's `convergence.csv` was removed).
+fn say_stale_convergence(out: &Path) {
     let Ok(entries) = std::fs::read_dir(out) else {
         return;
     };
-    let mut stale: Vec<PathBuf> = entries
+    let mut stale: Vec<String> = entries
         .flatten()
-        .filter(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            name == "convergence.csv" || ntk_plot::is_figure_file(&name, "convergence_rate")
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| {
+            name == "convergence.csv" || ntk_plot::is_figure_file(name, "convergence_rate")
         })
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .map(|e| e.path())
         .collect();
-    stale.sort();
-    for path in stale {
-        if std::fs::remove_file(&path).is_ok() {
-            eprintln!(
-                "note: {}: removed, no run carries a prediction now",
-                path.display()
-            );
-        }
+    if stale.is_empty() {
+        return;
     }
+    stale.sort();
+    eprintln!(
+        "warning: {}: {}: no run here carries a prediction now, so these compare one that \
+         is gone (an earlier collect's files, or not the tools' at all); left as they are",
+        out.display(),
+        stale.join(", ")
+    );
 }
 
 /// Refuses runs of `out` that are not one sweep's, as `collect` and `plot` merge them into

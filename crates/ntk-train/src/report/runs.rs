@@ -135,6 +135,9 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     {
         return Err(crate::Error::NotAsWritten(why));
     }
+    if summary.is_none() {
+        check_interrupted(dir, &metrics)?;
+    }
     Ok(RunRecord {
         id,
         depth,
@@ -208,6 +211,40 @@ pub(super) fn check_config_file(
         path: path.to_path_buf(),
         edits: edited,
     })
+}
+
+/// Holds an interrupted run (no summary, no live writer) to its checkpoint, as a resume
+/// would: the checkpoint verified ([`crate::checkpoint::find`]: every file's SHA-256, the
+/// run's prediction as it was written), and the run's `metrics.csv` and `ntk.csv` the
+/// checkpoint's copies up to its epoch (rows after it are the epochs since). Seventy-fourth
+/// hostile round, D3: an interrupted run's edited `metrics.csv` and `predicted.csv` reached
+/// `sweep.csv` and `convergence.csv` without a word.
+fn check_interrupted(dir: &Path, metrics: &[EpochMetrics]) -> crate::Result<()> {
+    if ntk_files::lock::DirLock::holder(dir).is_some() {
+        return Ok(());
+    }
+    let Some(loaded) = crate::checkpoint::find(dir)? else {
+        return Ok(());
+    };
+    let checkpointed = loaded.dir.join("metrics.csv");
+    let n = loaded.rows.len();
+    if metrics.get(..n) != Some(&loaded.rows[..]) {
+        return Err(crate::Error::MetricsEdited {
+            metrics: dir.join("metrics.csv"),
+            summary: checkpointed,
+            what: format!("its first {n} epoch row(s) are not the checkpoint's copy of them"),
+        });
+    }
+    let ntk: Vec<crate::metrics::NtkRow> = read_csv(&dir.join("ntk.csv"))?;
+    let m = loaded.tracked.ntk.len();
+    if ntk.get(..m) != Some(&loaded.tracked.ntk[..]) {
+        return Err(crate::Error::MetricsEdited {
+            metrics: dir.join("ntk.csv"),
+            summary: loaded.dir.join("ntk.csv"),
+            what: format!("its first {m} row(s) are not the checkpoint's copy of them"),
+        });
+    }
+    Ok(())
 }
 
 /// The provenance a run's checkpoint pointer records (a run without a summary yet).

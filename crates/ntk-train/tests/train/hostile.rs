@@ -4819,14 +4819,7 @@ fn seventy_third_review() {
     let _serial = crate::common::serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let predicted = TINY
-        .replace("momentum = 0.5", "momentum = 0.0")
-        .replace("batch_size = 20", "batch_size = 60\nloss = \"mse\"")
-        .replace("activation = \"relu\"", "activation = \"erf\"")
-        .replace(
-            "test_n = 0",
-            "test_n = 0\n\n[prediction]\nkernels = [\"empirical\", \"theory\"]\n\n[ntk]\nevery = 1\nn = 10\n",
-        );
+    let predicted = predicting();
     let cfg = write(d, "p.toml", &predicted);
 
     // D5: one user's file at each of a run's names, alone in a fresh --out.
@@ -4940,17 +4933,22 @@ fn seventy_third_review() {
         &["predicted.csv", "does not record"],
     );
     assert!(!plain.join("convergence.csv").exists());
-    // A convergence table beside runs none of which predicts any more: removed, and said.
+    // A convergence table beside runs none of which predicts any more: said, and left (it
+    // may be a user's: seventy-fourth hostile round, D6).
     std::fs::remove_file(plain.join("predicted.csv")).unwrap();
     std::fs::copy(done.join("convergence.csv"), plain.join("convergence.csv")).unwrap();
     let o = collect(&plain);
     assert_ok("collect without a prediction", &o);
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("no run carries a prediction now"),
+        String::from_utf8_lossy(&o.stderr)
+            .contains("convergence.csv: no run here carries a prediction now"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(!plain.join("convergence.csv").exists());
+    assert_eq!(
+        std::fs::read(plain.join("convergence.csv")).unwrap(),
+        std::fs::read(done.join("convergence.csv")).unwrap()
+    );
 
     // D1: erf under `official` at depth 2 has no infinite-width limit.
     let official = write(
@@ -4963,4 +4961,101 @@ fn seventy_third_review() {
         &run(&args(&official, &d.join("official"), &["--dry-run"])),
         &["prediction.kernels", "no infinite-width limit"],
     );
+}
+
+/// [`TINY`] trained full batch on the square loss with erf, its prediction (both kernels)
+/// and its NTK tracked at every epoch.
+fn predicting() -> String {
+    TINY.replace("momentum = 0.5", "momentum = 0.0")
+        .replace("batch_size = 20", "batch_size = 60\nloss = \"mse\"")
+        .replace("activation = \"relu\"", "activation = \"erf\"")
+        .replace(
+            "test_n = 0",
+            "test_n = 0\n\n[prediction]\nkernels = [\"empirical\", \"theory\"]\n\n[ntk]\nevery = 1\nn = 10\n",
+        )
+}
+
+/// The seventy-fourth hostile review (experiments/hostile/round74.md), D3: an interrupted
+/// run is held to its checkpoint. A `predicted.csv` edited or removed after the checkpoint
+/// is refused by `--resume` (and its dry run), naming it, and by `collect`; an interrupted
+/// run's `metrics.csv` or `ntk.csv` whose rows up to the checkpoint are not the
+/// checkpoint's copies is refused by `collect`; as written, it is collected.
+#[test]
+fn seventy_fourth_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "p.toml", &predicting());
+    let base = d.join("base");
+    assert_ok("the run", &run(&args(&cfg, &base, &[])));
+    // Interrupted after its last checkpoint: the summary gone.
+    std::fs::remove_file(base.join("summary.json")).unwrap();
+    let pointer: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(base.join("checkpoint.json")).unwrap())
+            .unwrap();
+    assert!(
+        pointer["run_files"]["predicted.csv"].is_string(),
+        "{pointer}"
+    );
+    let copy = |name: &str| {
+        let to = d.join(name);
+        let o = Command::new("cp")
+            .arg("-a")
+            .arg(&base)
+            .arg(&to)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        to
+    };
+    let collect = |out: &Path| run(&["collect".into(), out.as_os_str().to_os_string()]);
+    assert_ok("collect as written", &collect(&copy("as-written")));
+    // Each file edited in one place (a digit of its second line), then collect.
+    for (file, culprit) in [
+        ("metrics.csv", "checkpoint's copy"),
+        ("ntk.csv", "checkpoint's copy"),
+        ("predicted.csv", "predicted.csv"),
+    ] {
+        let c = copy(&format!("edited-{file}"));
+        let path = c.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let line = text.lines().nth(1).unwrap();
+        let at = line
+            .find(|ch: char| ch.is_ascii_digit() && ch != '0')
+            .unwrap();
+        let digit = line.as_bytes()[at];
+        let edited_line = format!(
+            "{}{}{}",
+            &line[..at],
+            if digit == b'9' {
+                '8'
+            } else {
+                (digit + 1) as char
+            },
+            &line[at + 1..]
+        );
+        std::fs::write(&path, text.replacen(line, &edited_line, 1)).unwrap();
+        assert_clean_error(
+            &format!("collect, edited {file}"),
+            &collect(&c),
+            &[file, culprit],
+        );
+        if file == "predicted.csv" {
+            for extra in [&["--resume", "--dry-run"][..], &["--resume"][..]] {
+                assert_clean_error(
+                    "resume, edited predicted.csv",
+                    &run(&args(&cfg, &c, extra)),
+                    &["predicted.csv", "prediction", "--recompute"],
+                );
+            }
+        }
+    }
+    let gone = copy("removed-prediction");
+    std::fs::remove_file(gone.join("predicted.csv")).unwrap();
+    assert_clean_error(
+        "resume, removed predicted.csv",
+        &run(&args(&cfg, &gone, &["--resume"])),
+        &["predicted.csv", "missing"],
+    );
+    assert!(!gone.join("summary.json").exists());
 }

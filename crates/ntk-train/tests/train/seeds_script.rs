@@ -419,6 +419,41 @@ fn an_export_is_never_written_through_a_linked_runs() {
     assert!(!foreign.join("r1").exists());
 }
 
+/// Issue 65, round 74 D1: an export copied each file through the fixed name
+/// `<file>.seeds-tmp` beside it, so a user's file there was overwritten and moved in as the
+/// run's file, without a word. Each copy now goes through a new temporary file of its own
+/// (mktemp): a user's `summary.json.seeds-tmp` in an existing, equal export is kept as it
+/// is, the export still succeeds, and no temporary file is left behind.
+#[test]
+fn a_users_file_at_the_old_copy_name_is_kept_by_an_export() {
+    let _guard = serial();
+    let (dir, stub) = tree();
+    let d = dir.path();
+    let run_dir = d.join("runs/seeds/first/runs/r1");
+    std::fs::create_dir_all(&run_dir).unwrap();
+    std::fs::write(run_dir.join("summary.json"), "{}\n").unwrap();
+    std::fs::write(run_dir.join("metrics.csv"), "queue's\n").unwrap();
+    let (o, _) = run(d, &stub, Some("first"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let export = d.join("experiments/x/runs/r1");
+    assert!(export.join("summary.json").is_file());
+    std::fs::write(export.join("summary.json.seeds-tmp"), "user notes\n").unwrap();
+    let (o, _) = run(d, &stub, Some("first"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("not replaced"), "{err}");
+    let read = |f: &str| std::fs::read_to_string(export.join(f)).unwrap();
+    assert_eq!(read("summary.json.seeds-tmp"), "user notes\n");
+    assert_eq!(read("summary.json"), "{}\n");
+    assert_eq!(read("metrics.csv"), "queue's\n");
+    let hidden: Vec<_> = std::fs::read_dir(&export)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with('.'))
+        .collect();
+    assert!(hidden.is_empty(), "temporary files left: {hidden:?}");
+}
+
 /// `bash experiments/seeds/park.sh ARG` in `dir`, whatever its status.
 fn park_status(dir: &Path, arg: &str) -> Output {
     Command::new("bash")
@@ -640,6 +675,106 @@ fn a_parked_run_is_never_restored_through_a_linked_runs() {
     std::fs::remove_file(d.join("runs/seeds/last/runs")).unwrap();
     park(d, "restore");
     assert!(d.join("runs/seeds/last/runs/r1/checkpoint.json").is_file());
+}
+
+/// An unfinished run at runs/seeds/<line>/runs/<id> in `dir` with a checkpoint.json naming
+/// checkpoints/epoch-00003 (the directory itself not made). Its directory.
+fn unfinished_run(dir: &Path, line: &str, id: &str) -> PathBuf {
+    let run_dir = dir.join("runs/seeds").join(line).join("runs").join(id);
+    std::fs::create_dir_all(&run_dir).unwrap();
+    std::fs::write(
+        run_dir.join("checkpoint.json"),
+        r#"{"epoch": 3, "dir": "checkpoints/epoch-00003"}"#,
+    )
+    .unwrap();
+    std::fs::write(run_dir.join("metrics.csv"), "m\n").unwrap();
+    run_dir
+}
+
+/// Issue 65, round 74 D2: `park.sh save` followed a symbolic link at
+/// `experiments/seeds/parked/<line>` that `restore` refuses: it wrote `<run id>.tar` into
+/// the foreign directory the link points to, and removed a user's `<run id>.tar` there as
+/// "finished here, dropped" when a run of that id had finished here. Nothing is written or
+/// removed through a link anywhere in `parked/<line>/<run id>.tar`: said, the run not parked
+/// (the finished one not dropped), the status 1; without the link the run is parked.
+#[test]
+fn save_never_writes_or_removes_through_a_linked_parked_line() {
+    let _guard = serial();
+    let (dir, _stub) = tree();
+    let d = dir.path();
+    let finished = d.join("runs/seeds/last/runs/r1");
+    std::fs::create_dir_all(&finished).unwrap();
+    std::fs::write(finished.join("summary.json"), "{}\n").unwrap();
+    let unfinished = unfinished_run(d, "last", "r2");
+    std::fs::create_dir_all(unfinished.join("checkpoints/epoch-00003")).unwrap();
+    std::fs::write(unfinished.join("checkpoints/epoch-00003/w.bin"), "w").unwrap();
+    let foreign = d.join("foreign");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("r1.tar"), "a user's archive\n").unwrap();
+    let parked = d.join("experiments/seeds/parked");
+    std::fs::create_dir_all(&parked).unwrap();
+    std::os::unix::fs::symlink(&foreign, parked.join("last")).unwrap();
+    let o = park_status(d, "save");
+    let err = String::from_utf8_lossy(&o.stderr);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{said}{err}");
+    assert!(
+        err.contains("experiments/seeds/parked/last is a symbolic link")
+            && err.contains("runs/seeds/last/runs/r2")
+            && err.contains("not parked")
+            && err.contains("not dropped"),
+        "{err}"
+    );
+    assert!(!said.contains("finished here, dropped"), "{said}");
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("r1.tar")).unwrap(),
+        "a user's archive\n",
+        "the user's archive kept"
+    );
+    assert_eq!(
+        std::fs::read_dir(&foreign).unwrap().count(),
+        1,
+        "only the user's r1.tar"
+    );
+    // Without the link the unfinished run is parked, in a directory of its own.
+    std::fs::remove_file(parked.join("last")).unwrap();
+    park(d, "save");
+    assert!(parked.join("last/r2.tar").is_file());
+    assert!(foreign.join("r1.tar").is_file());
+}
+
+/// Issue 65, round 74 D2: `park.sh save` of a run whose `checkpoints/` was a symbolic link
+/// to a foreign directory packed that directory's files into the archive meant to be
+/// committed (only the checkpoint directory itself was checked for a link). A link anywhere
+/// in `runs/seeds/<line>/runs/<id>/checkpoints/epoch-NNNNN` below `runs/` is refused by
+/// name, the status 1, no archive made; with a directory of its own the run is parked.
+#[test]
+fn save_never_packs_a_checkpoint_through_a_link() {
+    let _guard = serial();
+    let (dir, _stub) = tree();
+    let d = dir.path();
+    let run_dir = unfinished_run(d, "last", "r1");
+    let foreign = d.join("foreign");
+    std::fs::create_dir_all(foreign.join("epoch-00003")).unwrap();
+    std::fs::write(foreign.join("epoch-00003/s.bin"), "secret").unwrap();
+    std::os::unix::fs::symlink(&foreign, run_dir.join("checkpoints")).unwrap();
+    let o = park_status(d, "save");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("runs/seeds/last/runs/r1/checkpoints is a symbolic link")
+            && err.contains("not parked")
+            && err.contains("1 run(s) not parked"),
+        "{err}"
+    );
+    let tarball = d.join("experiments/seeds/parked/last/r1.tar");
+    assert!(!tarball.exists(), "no archive of the foreign files");
+    // A checkpoint directory of the run's own is parked.
+    std::fs::remove_file(run_dir.join("checkpoints")).unwrap();
+    std::fs::create_dir_all(run_dir.join("checkpoints/epoch-00003")).unwrap();
+    std::fs::write(run_dir.join("checkpoints/epoch-00003/w.bin"), "w").unwrap();
+    park(d, "save");
+    assert!(tarball.is_file());
 }
 
 /// experiments/seeds/collect.sh takes each name asked for only as a whole line of its list,
