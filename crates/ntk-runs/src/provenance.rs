@@ -191,6 +191,17 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
+/// SHA-256 of `value`'s compact JSON: a record's checksum of itself, taken by the caller
+/// with the record's own checksum field cleared (a summary edited after it was written no
+/// longer matches it; serde_json's `float_roundtrip` keeps every f64 bit through a read).
+pub fn json_sha256<T: serde::Serialize>(value: &T) -> String {
+    sha256_hex(
+        serde_json::to_string(value)
+            .expect("a record serializes")
+            .as_bytes(),
+    )
+}
+
 /// SHA-256 of bytes that come in pieces (a file written or read through a buffer), the
 /// same digest as [`sha256_hex`] of their concatenation.
 #[derive(Clone, Default)]

@@ -48,8 +48,10 @@ pub struct Pointer {
     /// an edited, emptied or removed `predicted.csv` was kept through `--resume` and then
     /// recorded as the run's). Absent in checkpoints written before, and left out of the
     /// JSON then, so their checksums hold.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub run_files: BTreeMap<String, String>,
+    /// Empty where the run has no prediction: a prediction file beside the run that it does
+    /// not record is then not the run's (seventy-fifth hostile round, D2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_files: Option<BTreeMap<String, String>>,
     /// The run's initial loss, the reference of [`crate::divergence`] (absent in checkpoints
     /// written before it was kept, and left out of the JSON then, so their checksums hold).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -348,6 +350,9 @@ fn file_sha256(path: &Path) -> crate::Result<String> {
 pub struct RunIdentity {
     pub config: String,
     pub provenance: Provenance,
+    /// Whether the run has a prediction (`[prediction]`): only then do its checkpoints
+    /// record the prediction's files ([`Pointer::run_files`]).
+    pub predicts: bool,
 }
 
 /// What a run has recorded so far, kept with each checkpoint.
@@ -433,9 +438,11 @@ pub fn save(
         .collect::<crate::Result<BTreeMap<_, _>>>()?;
     let run_files = PREDICTION_FILES
         .iter()
+        .filter(|_| identity.predicts)
         .filter(|f| std::fs::symlink_metadata(run.join(f)).is_ok_and(|m| m.is_file()))
         .map(|f| Ok((f.to_string(), file_sha256(&run.join(f))?)))
-        .collect::<crate::Result<BTreeMap<_, _>>>()?;
+        .collect::<crate::Result<BTreeMap<_, _>>>()
+        .map(Some)?;
     let mut pointer = Pointer {
         epoch,
         iteration,
@@ -637,8 +644,23 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
         }
         verified.insert(f, bytes);
     }
-    // The run's prediction as the checkpoint found it.
-    for (f, recorded) in &pointer.run_files {
+    // The run's prediction as the checkpoint found it, and none it did not find.
+    let run_files = pointer.run_files.clone().unwrap_or_default();
+    if pointer.run_files.is_some()
+        && let Some(f) = PREDICTION_FILES.iter().find(|f| {
+            !run_files.contains_key(**f) && std::fs::symlink_metadata(run.join(f)).is_ok()
+        })
+    {
+        return Err(untrusted(
+            &run.join(f),
+            &format!(
+                "a file of a prediction that {} does not record (the run made none): not the \
+                 run's",
+                path.display()
+            ),
+        ));
+    }
+    for (f, recorded) in &run_files {
         if !PREDICTION_FILES.contains(&f.as_str()) {
             return Err(untrusted(
                 &path,
@@ -646,17 +668,19 @@ pub fn find(run: &Path) -> crate::Result<Option<Loaded>> {
             ));
         }
         let file = run.join(f);
-        let why = match ntk_files::io::read(&file) {
+        let (what, since) = match ntk_files::io::read(&file) {
             Ok(bytes) if provenance::sha256_hex(&bytes) == *recorded => continue,
-            Ok(_) => "its SHA-256 differs from the one",
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => "missing, where",
+            Ok(_) => ("its SHA-256 differs from the one", "changed"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                ("missing; its SHA-256", "removed")
+            }
             Err(source) => return Err(ntk_files::Error::Read { path: file, source }.into()),
         };
         return Err(untrusted(
             &file,
             &format!(
-                "{why} {} recorded when the run was checkpointed: the prediction, written \
-                 once before the first step, was changed after it",
+                "{what} {} recorded when the run was checkpointed: the prediction, written \
+                 once before the first step, was {since} since",
                 path.display()
             ),
         ));
@@ -873,6 +897,7 @@ mod tests {
         let identity = RunIdentity {
             config: String::new(),
             provenance: provenance.clone(),
+            predicts: false,
         };
         let row = EpochMetrics {
             epoch: 1,

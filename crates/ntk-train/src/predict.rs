@@ -148,17 +148,17 @@ fn target_matrix(set: &Inputs, k: usize) -> Mat<f64> {
 }
 
 /// Writes `predicted.csv` and `predicted_spectrum.csv` for `model` at initialization (plain
-/// device, evaluation mode), unless they are there; returns the spectra (none without
-/// `[prediction]`).
+/// device, evaluation mode); returns the spectra (none without `[prediction]`). A run that
+/// starts from its initialization forms them again, whatever stands there: a run killed
+/// before its first checkpoint left its own, which nothing vouches for (seventy-fifth
+/// hostile round, D1: an edited one was kept and recorded as the run's); a resumed run
+/// reads its own back ([`written`]), checked against its checkpoint.
 pub(crate) fn write(run: &Run, model: &Model) -> crate::Result<Vec<SpectrumRow>> {
     let Some(p) = &run.cfg.prediction else {
         return Ok(Vec::new());
     };
     let path = run.out.join("predicted.csv");
     let spectrum_path = run.out.join("predicted_spectrum.csv");
-    if path.exists() {
-        return written(run);
-    }
     let compute = Compute {
         precision: Precision::F64,
         ..run.compute.clone()

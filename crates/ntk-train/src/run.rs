@@ -151,6 +151,7 @@ impl<'a> Run<'a> {
             identity: RunIdentity {
                 config: run_config_text(cfg),
                 provenance: run_provenance(cfg, data, compute),
+                predicts: cfg.prediction.is_some(),
             },
             per_epoch,
             total,

@@ -71,6 +71,12 @@ pub struct TrainSummary {
     /// and `sweep.csv`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<ntk_runs::manifest::Files>,
+    /// SHA-256 of this summary's JSON with `checksum` null ([`TrainSummary::own_checksum`]):
+    /// a summary edited after the run is not reported (seventy-fifth hostile round, D3: a
+    /// finished run's `status` edited to `diverged` was reported so). Absent in summaries
+    /// written before 2026-12-03.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<String>,
 }
 
 /// The tables a run writes beside `metrics.csv` (which is held to the summary's own
@@ -107,6 +113,20 @@ pub fn check_recorded(dir: &Path, s: &TrainSummary, path: &Path) -> Result<(), S
 }
 
 impl TrainSummary {
+    /// The checksum of the summary's other fields.
+    pub fn own_checksum(&self) -> String {
+        let mut s = self.clone();
+        s.checksum = None;
+        ntk_runs::provenance::json_sha256(&s)
+    }
+
+    /// False when the summary records a checksum that its fields do not match.
+    pub fn sealed(&self) -> bool {
+        self.checksum
+            .as_ref()
+            .is_none_or(|c| *c == self.own_checksum())
+    }
+
     pub fn finished(&self) -> bool {
         self.status == RunStatus::Finished
     }
@@ -158,14 +178,24 @@ pub(crate) fn finish(
         return Ok(summarize(run, progress, None, process, false));
     }
     let mut summary = summarize(run, progress, diverged, process, true);
+    // Only the tables this run's config writes: one dropped beside a run that writes no
+    // such table stays unrecorded, and `collect` names it (seventy-fifth hostile round, D2).
+    let cfg = run.cfg;
+    let writes: Vec<&str> = RECORDED_FILES
+        .into_iter()
+        .filter(|f| match *f {
+            "ntk.csv" => cfg.ntk.is_some(),
+            "representations.csv" => cfg.representations.is_some(),
+            _ => cfg.prediction.is_some(),
+        })
+        .collect();
     summary.files = Some(
-        ntk_runs::manifest::record(run.out, &RECORDED_FILES).map_err(|source| {
-            ntk_files::Error::Read {
-                path: run.out.to_path_buf(),
-                source,
-            }
+        ntk_runs::manifest::record(run.out, &writes).map_err(|source| ntk_files::Error::Read {
+            path: run.out.to_path_buf(),
+            source,
         })?,
     );
+    summary.checksum = Some(summary.own_checksum());
     let json = serde_json::to_string_pretty(&summary).expect("serializes");
     ntk_files::io::atomic_write(&run.out.join("summary.json"), json.as_bytes()).map_err(
         |source| ntk_files::Error::Write {
@@ -221,5 +251,6 @@ fn summarize(
         warnings: progress.warnings.clone(),
         provenance: Some(run.identity.provenance.clone()),
         files: None,
+        checksum: None,
     }
 }

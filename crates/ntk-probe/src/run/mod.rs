@@ -118,6 +118,28 @@ pub struct Summary {
     /// summaries written before they were recorded (2026-12-01).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<ntk_runs::manifest::Files>,
+    /// SHA-256 of this summary's JSON with `checksum` null ([`Summary::own_checksum`]): a
+    /// summary edited after it was written is not read as a result (seventy-fifth hostile
+    /// round, D3: a point's activation, depth and width edited were collected as a setting
+    /// the sweep never ran). Absent in summaries written before 2026-12-03.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<String>,
+}
+
+impl Summary {
+    /// The checksum of the summary's other fields.
+    pub fn own_checksum(&self) -> String {
+        let mut s = self.clone();
+        s.checksum = None;
+        ntk_runs::provenance::json_sha256(&s)
+    }
+
+    /// False when the summary records a checksum that its fields do not match.
+    pub fn sealed(&self) -> bool {
+        self.checksum
+            .as_ref()
+            .is_none_or(|c| *c == self.own_checksum())
+    }
 }
 
 /// The file names of one probe's output set (`ntk --out DIR`).
@@ -914,6 +936,7 @@ fn summarize_from(
         seconds: before + start.elapsed().as_secs_f64(),
         provenance: None,
         files: None,
+        checksum: None,
     };
     Ok(Summarized {
         summary,

@@ -834,10 +834,10 @@ pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
         if let Some(mut s) = read_summary(&path)? {
             // Summaries written before conventions were spelled as the config spells them
             // hold `unitvariance`: read as `unit_variance`, so that they group with new ones.
+            check_numbers(&path, &s)?;
             if let Some(c) = crate::config::parse_convention(&s.convention) {
                 s.convention = convention_name(c);
             }
-            check_numbers(&path, &s)?;
             found.push((path, s));
         }
     }
@@ -869,7 +869,17 @@ fn check_numbers(path: &Path, s: &Summary) -> crate::Result<()> {
     let what = match s.protocol {
         Protocol::Whole => whole_disagrees(path, s),
         Protocol::Blocks => blocks_disagree(path, s),
-    };
+    }
+    .or_else(|| {
+        // A recorded fingerprint that does not match its own config is left to the merge
+        // check, which names it.
+        let fingerprint_holds = s
+            .provenance
+            .as_ref()
+            .is_none_or(|p| ntk_runs::provenance::fingerprint(&p.config) == p.fingerprint);
+        (!s.sealed() && fingerprint_holds)
+            .then(|| "its fields do not match the checksum it was written with".into())
+    });
     match what {
         Some(what) => Err(Error::SummaryEdited {
             path: path.to_path_buf(),

@@ -4817,3 +4817,37 @@ fn seventy_fourth_review() {
         assert_eq!(std::fs::read_to_string(at).unwrap(), "mine");
     }
 }
+
+/// The seventy-fifth hostile review, D3: a point's summary whose labels were edited (its
+/// activation, depth, width) is refused by `collect`: its fields no longer match the
+/// checksum it was written with.
+#[test]
+fn seventy_fifth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    let out = d.join("sweep");
+    assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
+    let collect = || {
+        let mut v = os(&["collect"]);
+        v.push(out.clone().into());
+        run(&v)
+    };
+    let path = summaries_under(&out.join("runs"))
+        .into_iter()
+        .next()
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    for (key, value) in [
+        ("activation", serde_json::json!("erf")),
+        ("depth", serde_json::json!(5)),
+        ("width", serde_json::json!(512)),
+    ] {
+        let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        json[key] = value;
+        std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+        assert_clean_error(key, &collect(), &["summary.json", "checksum"]);
+    }
+    std::fs::write(&path, &text).unwrap();
+    assert_ok("collect as written", &collect());
+}

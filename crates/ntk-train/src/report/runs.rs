@@ -138,6 +138,21 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     if summary.is_none() {
         check_interrupted(dir, &metrics)?;
     }
+    // The summary as the run wrote it (seventy-fifth hostile round, D3: a `status` edited
+    // to `diverged` was reported). A recorded fingerprint that does not match its own
+    // config is left to the merge check, which names it.
+    if let Some(s) = &summary
+        && !s.sealed()
+        && s.provenance
+            .as_ref()
+            .is_none_or(|p| provenance::fingerprint(&p.config) == p.fingerprint)
+    {
+        return Err(crate::Error::NotAsWritten(format!(
+            "{}: its fields do not match the checksum it was written with: the summary was \
+             edited after the run",
+            dir.join("summary.json").display()
+        )));
+    }
     Ok(RunRecord {
         id,
         depth,
@@ -237,7 +252,9 @@ fn check_interrupted(dir: &Path, metrics: &[EpochMetrics]) -> crate::Result<()> 
     }
     let ntk: Vec<crate::metrics::NtkRow> = read_csv(&dir.join("ntk.csv"))?;
     let m = loaded.tracked.ntk.len();
-    if ntk.get(..m) != Some(&loaded.tracked.ntk[..]) {
+    // A run that tracks the NTK checkpoints its epoch-0 row at least: rows beside a
+    // checkpoint that holds none are not the run's (seventy-fifth hostile round, D2).
+    if ntk.get(..m) != Some(&loaded.tracked.ntk[..]) || (m == 0 && !ntk.is_empty()) {
         return Err(crate::Error::MetricsEdited {
             metrics: dir.join("ntk.csv"),
             summary: loaded.dir.join("ntk.csv"),

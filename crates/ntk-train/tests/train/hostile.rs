@@ -5059,3 +5059,106 @@ fn seventy_fourth_review() {
     );
     assert!(!gone.join("summary.json").exists());
 }
+
+/// The seventy-fifth hostile review (experiments/hostile/round75.md). D1: a run killed
+/// before its first checkpoint starts again from its initialization and forms its prediction
+/// again, whatever stands at `predicted.csv`. D2: beside an interrupted run that has no
+/// prediction (or tracks no NTK), a prediction or an `ntk.csv` dropped there is refused by
+/// `--resume` and `collect`. D3: a finished run's summary edited after the run (its
+/// `status`) is refused by `collect`.
+#[test]
+fn seventy_fifth_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "p.toml", &predicting());
+    let reference = d.join("reference");
+    assert_ok("the run", &run(&args(&cfg, &reference, &[])));
+    let copy = |name: &str| {
+        let to = d.join(name);
+        let o = Command::new("cp")
+            .arg("-a")
+            .arg(&reference)
+            .arg(&to)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        to
+    };
+    let collect = |out: &Path| run(&["collect".into(), out.as_os_str().to_os_string()]);
+    let predicted = std::fs::read(reference.join("predicted.csv")).unwrap();
+
+    // D1: killed before the first checkpoint (no summary, no checkpoint), its prediction
+    // then edited: formed again.
+    let early = copy("early");
+    for f in ["summary.json", "checkpoint.json"] {
+        std::fs::remove_file(early.join(f)).unwrap();
+    }
+    std::fs::remove_dir_all(early.join("checkpoints")).unwrap();
+    std::fs::write(early.join("predicted.csv"), "kind,epoch\nempirical,1\n").unwrap();
+    assert_ok("resume", &run(&args(&cfg, &early, &["--resume"])));
+    assert_eq!(
+        std::fs::read(early.join("predicted.csv")).unwrap(),
+        predicted
+    );
+
+    // D2: an interrupted run without a prediction, a prediction dropped beside it.
+    let plain_cfg = write(
+        d,
+        "plain.toml",
+        &predicting().replace("[prediction]\nkernels = [\"empirical\", \"theory\"]\n", ""),
+    );
+    let plain = d.join("plain");
+    assert_ok(
+        "a run without prediction",
+        &run(&args(&plain_cfg, &plain, &[])),
+    );
+    std::fs::remove_file(plain.join("summary.json")).unwrap();
+    std::fs::write(plain.join("predicted.csv"), &predicted).unwrap();
+    assert_clean_error(
+        "a dropped prediction, collect",
+        &collect(&plain),
+        &["predicted.csv", "does not record"],
+    );
+    assert_clean_error(
+        "a dropped prediction, resume",
+        &run(&args(&plain_cfg, &plain, &["--resume"])),
+        &["predicted.csv", "does not record"],
+    );
+    std::fs::remove_file(plain.join("predicted.csv")).unwrap();
+    // ... and an ntk.csv beside an interrupted run that tracks no NTK.
+    let untracked_cfg = write(
+        d,
+        "untracked.toml",
+        &predicting()
+            .replace("[prediction]\nkernels = [\"empirical\", \"theory\"]\n", "")
+            .replace("[ntk]\nevery = 1\nn = 10\n", ""),
+    );
+    let untracked = d.join("untracked");
+    assert_ok(
+        "a run without [ntk]",
+        &run(&args(&untracked_cfg, &untracked, &[])),
+    );
+    std::fs::remove_file(untracked.join("summary.json")).unwrap();
+    std::fs::copy(reference.join("ntk.csv"), untracked.join("ntk.csv")).unwrap();
+    assert_clean_error(
+        "a dropped ntk.csv, collect",
+        &collect(&untracked),
+        &["ntk.csv", "checkpoint's copy"],
+    );
+
+    // D3: a finished run's status edited.
+    let edited = copy("edited-status");
+    let path = edited.join("summary.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("\"status\": \"finished\"", "\"status\": \"diverged\""),
+    )
+    .unwrap();
+    assert_clean_error(
+        "an edited status",
+        &collect(&edited),
+        &["summary.json", "checksum", "edited after the run"],
+    );
+}
