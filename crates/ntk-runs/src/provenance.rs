@@ -202,6 +202,37 @@ pub fn json_sha256<T: serde::Serialize>(value: &T) -> String {
     )
 }
 
+/// A record that carries the SHA-256 of its own JSON with that field null ([`json_sha256`]):
+/// a summary of either tool, so that one edited after it was written is not read as a
+/// result (seventy-fifth hostile round, D3).
+pub trait SelfChecksum: Clone + serde::Serialize {
+    /// The record's checksum field.
+    fn checksum_field(&mut self) -> &mut Option<String>;
+
+    /// The checksum of the record's other fields.
+    fn own_checksum(&self) -> String {
+        let mut other = self.clone();
+        *other.checksum_field() = None;
+        json_sha256(&other)
+    }
+
+    /// False when the record carries a checksum its other fields do not match (one without
+    /// a checksum, written before it was recorded, is read as it is).
+    fn sealed(&self) -> bool {
+        let mut other = self.clone();
+        other
+            .checksum_field()
+            .take()
+            .is_none_or(|recorded| recorded == json_sha256(&other))
+    }
+
+    /// Records the checksum of the record's other fields.
+    fn seal(&mut self) {
+        let checksum = self.own_checksum();
+        *self.checksum_field() = Some(checksum);
+    }
+}
+
 /// SHA-256 of bytes that come in pieces (a file written or read through a buffer), the
 /// same digest as [`sha256_hex`] of their concatenation.
 #[derive(Clone, Default)]

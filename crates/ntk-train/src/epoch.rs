@@ -74,15 +74,20 @@ impl Progress {
     /// killed process wrote after its last checkpoint are gone before the first epoch; a run
     /// that then diverged at once kept them beside a summary that counts the checkpoint's
     /// epochs, and neither resumed nor collected again (nineteenth hostile round, N1).
+    /// Only the tables the checkpoint holds rows of: a table beside a run that tracks
+    /// nothing of it is not the run's, and is refused before any work (`run_dir::
+    /// check_untracked`; seventy-sixth hostile round, D2: a user's `ntk.csv` beside a run
+    /// without `[ntk]` was emptied, then refused after 300 epochs).
     pub(crate) fn restore_tables(&self, out: &std::path::Path) -> crate::Result<()> {
         write_csv(&out.join("metrics.csv"), &self.rows)?;
-        let ntk = out.join("ntk.csv");
-        if !self.tracked.ntk.is_empty() || ntk.exists() {
-            write_csv(&ntk, &self.tracked.ntk)?;
+        if !self.tracked.ntk.is_empty() {
+            write_csv(&out.join("ntk.csv"), &self.tracked.ntk)?;
         }
-        let reps = out.join("representations.csv");
-        if !self.tracked.representations.is_empty() || reps.exists() {
-            write_csv(&reps, &self.tracked.representations)?;
+        if !self.tracked.representations.is_empty() {
+            write_csv(
+                &out.join("representations.csv"),
+                &self.tracked.representations,
+            )?;
         }
         Ok(())
     }

@@ -194,6 +194,44 @@ pub fn check_run_dir(out: &Path) -> crate::Result<()> {
     Ok(())
 }
 
+/// Refuses a table in the run directory `dir` that the run's config `cfg` does not write:
+/// `ntk.csv` without `[ntk]`, `representations.csv` without `[representations]`,
+/// `predicted.csv` or `predicted_spectrum.csv` without `[prediction]`. It is not the run's
+/// (a user's, or another run's), so it is neither read into the run's tables nor written
+/// over (seventy-sixth hostile round, D1: another run's `ntk.csv` beside a run killed before
+/// its first checkpoint reached `sweep.csv`; D2: one beside a run without `[ntk]` was
+/// emptied by `--resume`, then refused after the run trained).
+pub fn check_untracked(dir: &Path, cfg: &crate::config::TrainConfig) -> crate::Result<()> {
+    let tables = [
+        ("ntk.csv", "[ntk]", cfg.ntk.is_some()),
+        (
+            "representations.csv",
+            "[representations]",
+            cfg.representations.is_some(),
+        ),
+        ("predicted.csv", "[prediction]", cfg.prediction.is_some()),
+        (
+            "predicted_spectrum.csv",
+            "[prediction]",
+            cfg.prediction.is_some(),
+        ),
+    ];
+    for (name, section, written) in tables {
+        let path = dir.join(name);
+        if !written && std::fs::symlink_metadata(&path).is_ok() {
+            return Err(ntk_files::Error::OutputPath {
+                path,
+                why: format!(
+                    "a table this run's config does not write (it has no {section}): not the \
+                     run's; move it away"
+                ),
+            }
+            .into());
+        }
+    }
+    Ok(())
+}
+
 /// The tool a `summary.json` in `dir` records as its writer (`provenance.tool`), when it is
 /// a JSON object that records one.
 fn summary_tool(dir: &Path) -> Option<String> {

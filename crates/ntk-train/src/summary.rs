@@ -71,10 +71,10 @@ pub struct TrainSummary {
     /// and `sweep.csv`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<ntk_runs::manifest::Files>,
-    /// SHA-256 of this summary's JSON with `checksum` null ([`TrainSummary::own_checksum`]):
-    /// a summary edited after the run is not reported (seventy-fifth hostile round, D3: a
-    /// finished run's `status` edited to `diverged` was reported so). Absent in summaries
-    /// written before 2026-12-03.
+    /// SHA-256 of this summary's JSON with `checksum` null
+    /// (`ntk_runs::provenance::SelfChecksum`): a summary edited after the run is not reported
+    /// (seventy-fifth hostile round, D3: a finished run's `status` edited to `diverged` was
+    /// reported so). Absent in summaries written before 2026-12-03.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checksum: Option<String>,
 }
@@ -112,21 +112,13 @@ pub fn check_recorded(dir: &Path, s: &TrainSummary, path: &Path) -> Result<(), S
     }
 }
 
+impl ntk_runs::provenance::SelfChecksum for TrainSummary {
+    fn checksum_field(&mut self) -> &mut Option<String> {
+        &mut self.checksum
+    }
+}
+
 impl TrainSummary {
-    /// The checksum of the summary's other fields.
-    pub fn own_checksum(&self) -> String {
-        let mut s = self.clone();
-        s.checksum = None;
-        ntk_runs::provenance::json_sha256(&s)
-    }
-
-    /// False when the summary records a checksum that its fields do not match.
-    pub fn sealed(&self) -> bool {
-        self.checksum
-            .as_ref()
-            .is_none_or(|c| *c == self.own_checksum())
-    }
-
     pub fn finished(&self) -> bool {
         self.status == RunStatus::Finished
     }
@@ -195,7 +187,7 @@ pub(crate) fn finish(
             source,
         })?,
     );
-    summary.checksum = Some(summary.own_checksum());
+    ntk_runs::provenance::SelfChecksum::seal(&mut summary);
     let json = serde_json::to_string_pretty(&summary).expect("serializes");
     ntk_files::io::atomic_write(&run.out.join("summary.json"), json.as_bytes()).map_err(
         |source| ntk_files::Error::Write {

@@ -187,6 +187,15 @@ pub fn check_out(out: &Path, points: &[RunPoint]) -> crate::Result<()> {
         .try_for_each(|p| train::check_run_dir(&p.dir(out)))
 }
 
+/// Refuses, before any work, a table in a point's run directory that its config does not
+/// write ([`crate::run_dir::check_untracked`]); after [`check_inputs_outside`], whose
+/// refusal names the input a run would lose.
+pub fn check_untracked(out: &Path, points: &[RunPoint]) -> crate::Result<()> {
+    points
+        .iter()
+        .try_for_each(|p| crate::run_dir::check_untracked(&p.dir(out), &p.cfg))
+}
+
 /// Refuses a run whose inputs (the data's files, the ONNX file) lie inside `out`, which it
 /// writes and replaces (`config.toml`, `metrics.csv`, checkpoints, a sweep's tables): the
 /// file would be lost ([`ntk_files::apart::check_outside`]).

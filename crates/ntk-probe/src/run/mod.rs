@@ -118,27 +118,18 @@ pub struct Summary {
     /// summaries written before they were recorded (2026-12-01).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<ntk_runs::manifest::Files>,
-    /// SHA-256 of this summary's JSON with `checksum` null ([`Summary::own_checksum`]): a
-    /// summary edited after it was written is not read as a result (seventy-fifth hostile
-    /// round, D3: a point's activation, depth and width edited were collected as a setting
-    /// the sweep never ran). Absent in summaries written before 2026-12-03.
+    /// SHA-256 of this summary's JSON with `checksum` null
+    /// (`ntk_runs::provenance::SelfChecksum`): a summary edited after it was written is not
+    /// read as a result (seventy-fifth hostile round, D3: a point's activation, depth and width
+    /// edited were collected as a setting the sweep never ran). Absent in summaries written
+    /// before 2026-12-03.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checksum: Option<String>,
 }
 
-impl Summary {
-    /// The checksum of the summary's other fields.
-    pub fn own_checksum(&self) -> String {
-        let mut s = self.clone();
-        s.checksum = None;
-        ntk_runs::provenance::json_sha256(&s)
-    }
-
-    /// False when the summary records a checksum that its fields do not match.
-    pub fn sealed(&self) -> bool {
-        self.checksum
-            .as_ref()
-            .is_none_or(|c| *c == self.own_checksum())
+impl ntk_runs::provenance::SelfChecksum for Summary {
+    fn checksum_field(&mut self) -> &mut Option<String> {
+        &mut self.checksum
     }
 }
 

@@ -55,8 +55,7 @@ pub fn write_outputs(
     summary.files = Some(
         ntk_runs::manifest::record(dir, &others).map_err(|e| ctx("record the set's files", e))?,
     );
-    summary.checksum = None;
-    summary.checksum = Some(summary.own_checksum());
+    ntk_runs::provenance::SelfChecksum::seal(summary);
     let json = serde_json::to_string_pretty(summary).expect("summary serializes");
     ntk_files::io::atomic_write(&dir.join("summary.json"), json.as_bytes())
         .map_err(|e| ctx("write summary.json", e))

@@ -293,8 +293,20 @@ impl Sweep for ProbeSweep<'_> {
             .iter()
             .map(|(protocol, prov)| (dir.join(protocol.name()).join("summary.json"), prov))
             .collect();
-        let state =
-            sweep::state::<Summary>(&expected, "pass --recompute to compute the point again");
+        let redo = "pass --recompute to compute the point again";
+        let state = sweep::state::<Summary>(&expected, redo);
+        // A finished point whose summary is not as written (its checksum, its numbers
+        // against its eigenvalues and blocks) is stale, as `collect` refuses it: the dry run
+        // says so (seventy-sixth hostile round, D3: it said `done`, and the sweep refused).
+        if state == State::Done {
+            for (path, _) in &expected {
+                if let Ok(Some(s)) = read_summary(path)
+                    && let Err(e) = check_numbers(path, &s)
+                {
+                    return Ok(State::Stale(format!("{e}; {redo}")));
+                }
+            }
+        }
         // A tiled point's own phase files (a sweep always continues from them) make it
         // partial (issue 65 item 14: a dry run says so).
         let n = self.data(point).inputs.n;
@@ -877,7 +889,7 @@ fn check_numbers(path: &Path, s: &Summary) -> crate::Result<()> {
             .provenance
             .as_ref()
             .is_none_or(|p| ntk_runs::provenance::fingerprint(&p.config) == p.fingerprint);
-        (!s.sealed() && fingerprint_holds)
+        (!ntk_runs::provenance::SelfChecksum::sealed(s) && fingerprint_holds)
             .then(|| "its fields do not match the checksum it was written with".into())
     });
     match what {

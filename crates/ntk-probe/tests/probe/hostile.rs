@@ -4851,3 +4851,35 @@ fn seventy_fifth_review() {
     std::fs::write(&path, &text).unwrap();
     assert_ok("collect as written", &collect());
 }
+
+/// The seventy-sixth hostile review, D3: a finished point whose summary no longer matches
+/// its checksum is `stale` in the sweep's dry run (it said `done`, and the sweep refused).
+#[test]
+fn seventy_sixth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    let out = d.join("sweep");
+    assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
+    let path = summaries_under(&out.join("runs"))
+        .into_iter()
+        .next()
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["seed"] = serde_json::json!(99);
+    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    let o = run(&sweep_args(&cfg, &out, &["--resume", "--dry-run"]));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        plan.contains("stale") || err.contains("checksum"),
+        "{plan}\n{err}"
+    );
+    assert!(
+        !plan
+            .lines()
+            .all(|l| !l.contains("stale") && l.contains("done")),
+        "{plan}"
+    );
+}

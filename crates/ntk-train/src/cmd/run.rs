@@ -313,6 +313,7 @@ impl SweepCommand for TrainCommand<'_> {
         // The directories must be the tools' own (a dry run fails here exactly as a run would).
         sweep::check_out(out, &self.points)?;
         sweep::check_inputs_outside(self.cfg, out)?;
+        sweep::check_untracked(out, &self.points)?;
         if self.compute.is_none() {
             let train = &self.cfg.train;
             self.compute = Some(backend::select(train.backend.as_deref(), train.precision)?);

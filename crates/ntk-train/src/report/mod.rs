@@ -296,10 +296,18 @@ fn say_stale_convergence(out: &Path) {
 pub fn check_mergeable(out: &Path, runs: &[RunRecord], allow_mixed: bool) -> crate::Result<()> {
     // A run being trained now may not have recorded its provenance yet: it is listed as
     // running, and checked once it has. A run that failed before it recorded one has no
-    // results to merge (it is listed as failed): not taken for an older version's.
+    // results to merge (it is listed as failed): not taken for an older version's; nor one
+    // killed before its first checkpoint, which records none yet (seventy-sixth hostile
+    // round, D4).
+    let recorded_yet = |r: &&RunRecord| {
+        r.summary.is_some() || run_dir(out, &r.id).join("checkpoint.json").exists()
+    };
     let entries: Vec<(PathBuf, Option<&Provenance>)> = runs
         .iter()
-        .filter(|r| (r.running.is_none() && r.failure.is_none()) || r.provenance.is_some())
+        .filter(|r| {
+            (r.running.is_none() && r.failure.is_none() && recorded_yet(r))
+                || r.provenance.is_some()
+        })
         .map(|r| (run_dir(out, &r.id), r.provenance.as_ref()))
         .collect();
     let checked = provenance::check_merge(

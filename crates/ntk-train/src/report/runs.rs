@@ -135,6 +135,9 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     {
         return Err(crate::Error::NotAsWritten(why));
     }
+    // A table the run's config does not write is not the run's (seventy-sixth hostile
+    // round, D1: read into `sweep.csv` and `convergence.csv`).
+    crate::run_dir::check_untracked(dir, &cfg)?;
     if summary.is_none() {
         check_interrupted(dir, &metrics)?;
     }
@@ -142,7 +145,7 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     // to `diverged` was reported). A recorded fingerprint that does not match its own
     // config is left to the merge check, which names it.
     if let Some(s) = &summary
-        && !s.sealed()
+        && !ntk_runs::provenance::SelfChecksum::sealed(s)
         && s.provenance
             .as_ref()
             .is_none_or(|p| provenance::fingerprint(&p.config) == p.fingerprint)
@@ -251,6 +254,18 @@ fn check_interrupted(dir: &Path, metrics: &[EpochMetrics]) -> crate::Result<()> 
         });
     }
     let ntk: Vec<crate::metrics::NtkRow> = read_csv(&dir.join("ntk.csv"))?;
+    let reps: Vec<crate::metrics::RepresentationRow> = match dir.join("representations.csv") {
+        p if p.exists() => read_csv(&p)?,
+        _ => Vec::new(),
+    };
+    let r = loaded.tracked.representations.len();
+    if reps.get(..r) != Some(&loaded.tracked.representations[..]) {
+        return Err(crate::Error::MetricsEdited {
+            metrics: dir.join("representations.csv"),
+            summary: loaded.dir.join("representations.csv"),
+            what: format!("its first {r} row(s) are not the checkpoint's copy of them"),
+        });
+    }
     let m = loaded.tracked.ntk.len();
     // A run that tracks the NTK checkpoints its epoch-0 row at least: rows beside a
     // checkpoint that holds none are not the run's (seventy-fifth hostile round, D2).

@@ -5118,12 +5118,12 @@ fn seventy_fifth_review() {
     assert_clean_error(
         "a dropped prediction, collect",
         &collect(&plain),
-        &["predicted.csv", "does not record"],
+        &["predicted.csv", "not the run's"],
     );
     assert_clean_error(
         "a dropped prediction, resume",
         &run(&args(&plain_cfg, &plain, &["--resume"])),
-        &["predicted.csv", "does not record"],
+        &["predicted.csv", "not the run's"],
     );
     std::fs::remove_file(plain.join("predicted.csv")).unwrap();
     // ... and an ntk.csv beside an interrupted run that tracks no NTK.
@@ -5144,7 +5144,7 @@ fn seventy_fifth_review() {
     assert_clean_error(
         "a dropped ntk.csv, collect",
         &collect(&untracked),
-        &["ntk.csv", "checkpoint's copy"],
+        &["ntk.csv", "not the run's"],
     );
 
     // D3: a finished run's status edited.
@@ -5161,4 +5161,67 @@ fn seventy_fifth_review() {
         &collect(&edited),
         &["summary.json", "checksum", "edited after the run"],
     );
+}
+
+/// The seventy-sixth hostile review (experiments/hostile/round76.md). D1: a table the run's
+/// config does not write (`ntk.csv` without `[ntk]`) beside a run killed before its first
+/// checkpoint is refused by `collect`, naming it. D2: the same beside a run killed at a
+/// checkpoint is refused by `--resume` and its dry run before any work, and kept as it was.
+/// D4: a run killed before its first checkpoint is not said to be an older version's.
+#[test]
+fn seventy_sixth_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "plain.toml", TINY);
+    let reference = d.join("reference");
+    assert_ok("the run", &run(&args(&cfg, &reference, &[])));
+    let copy = |name: &str| {
+        let to = d.join(name);
+        let o = Command::new("cp")
+            .arg("-a")
+            .arg(&reference)
+            .arg(&to)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        std::fs::remove_file(to.join("summary.json")).unwrap();
+        to
+    };
+    let collect = |out: &Path| run(&["collect".into(), out.as_os_str().to_os_string()]);
+    let foreign = "epoch,kappa\n0,2.0\n";
+
+    // D1 and D4: killed before its first checkpoint.
+    let early = copy("early");
+    std::fs::remove_file(early.join("checkpoint.json")).unwrap();
+    std::fs::remove_dir_all(early.join("checkpoints")).unwrap();
+    let o = collect(&early);
+    assert_ok("collect of a run killed before its first checkpoint", &o);
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("older version"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::write(early.join("ntk.csv"), foreign).unwrap();
+    assert_clean_error(
+        "a dropped ntk.csv, collect",
+        &collect(&early),
+        &["ntk.csv", "does not write", "[ntk]"],
+    );
+
+    // D2: killed at a checkpoint, a foreign ntk.csv beside it.
+    let checkpointed = copy("checkpointed");
+    std::fs::write(checkpointed.join("ntk.csv"), foreign).unwrap();
+    for extra in [&["--resume", "--dry-run"][..], &["--resume"][..]] {
+        assert_clean_error(
+            "a dropped ntk.csv, resume",
+            &run(&args(&cfg, &checkpointed, extra)),
+            &["ntk.csv", "does not write", "move it away"],
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(checkpointed.join("ntk.csv")).unwrap(),
+        foreign
+    );
+    assert!(!checkpointed.join("summary.json").exists());
 }

@@ -369,8 +369,9 @@ fn a_selection_seed_that_diverged_everywhere_hands_the_choice_on() {
             .replace("\"diverged\": false", "\"diverged\": true")
             .replace("\"diverged_epoch\": null", "\"diverged_epoch\": 2");
         // Sealed again, as the run writes it.
+        use ntk_runs::provenance::SelfChecksum;
         let mut s: ntk_train::train::TrainSummary = serde_json::from_str(&text).unwrap();
-        s.checksum = Some(s.own_checksum());
+        s.seal();
         std::fs::write(&path, serde_json::to_string_pretty(&s).unwrap()).unwrap();
     };
     for lr in ["5e-2", "2e-1"] {
