@@ -874,7 +874,7 @@ pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
 /// the run's; seventy-fourth, D4: a rank, a singular verdict and a blocks point's `kappa`
 /// likewise. A summary that records no files (written before the record, 2026-12-01) is not
 /// checked, nor the minimum gradient angle (no file beside a sweep point holds it).
-fn check_numbers(path: &Path, s: &Summary) -> crate::Result<()> {
+pub(crate) fn check_numbers(path: &Path, s: &Summary) -> crate::Result<()> {
     if s.files.is_none() {
         return Ok(());
     }

@@ -4883,3 +4883,33 @@ fn seventy_sixth_review() {
         "{plan}"
     );
 }
+
+/// The seventy-seventh hostile review, D1: a finished single run whose `summary.json` was
+/// edited after it was written (its activation, its kappa) is not kept by `--resume`: the
+/// dry run and the run refuse it, naming the file, as a sweep's point is stale.
+#[test]
+fn seventy_seventh_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "t.toml", TINY);
+    let out = d.join("out");
+    assert_ok("the run", &run(&ntk_args(&cfg, &out, &[])));
+    let path = out.join("summary.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    for (key, value) in [
+        ("activation", serde_json::json!("erf")),
+        ("kappa", serde_json::json!(5.0)),
+    ] {
+        let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        json[key] = value;
+        std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+        for extra in [&["--resume", "--dry-run"][..], &["--resume"][..]] {
+            assert_clean_error(key, &run(&ntk_args(&cfg, &out, extra)), &["summary.json"]);
+        }
+    }
+    std::fs::write(&path, &text).unwrap();
+    assert_ok(
+        "resume as written",
+        &run(&ntk_args(&cfg, &out, &["--resume"])),
+    );
+}
