@@ -23,6 +23,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+/// The tool a `summary.json` in `dir` records as its writer (`provenance.tool`, e.g.
+/// `ntk-probe 0.1.0`), where the file is a JSON object of at most
+/// [`ntk_files::io::TEXT_LIMIT`] bytes that records one; `None` otherwise. Both tools ask
+/// this before they treat a directory's files as a run's of their own.
+pub fn recorded_tool(dir: &Path) -> Option<String> {
+    let bytes =
+        ntk_files::io::read_limited(dir.join("summary.json"), ntk_files::io::TEXT_LIMIT).ok()?;
+    let value: Value = serde_json::from_slice(&bytes).ok()?;
+    Some(value.get("provenance")?.get("tool")?.as_str()?.to_string())
+}
+
 /// A resolved config: dotted key -> value, sorted (canonical).
 pub type FlatConfig = BTreeMap<String, Value>;
 
@@ -224,6 +235,13 @@ pub trait SelfChecksum: Clone + serde::Serialize {
             .checksum_field()
             .take()
             .is_none_or(|recorded| recorded == json_sha256(&other))
+    }
+
+    /// True when the record was edited after it was written: its checksum fails while its
+    /// provenance's fingerprint holds (a fingerprint that fails its own config is left to
+    /// the checks that compare configs, which name the keys).
+    fn edited(&self, provenance: Option<&Provenance>) -> bool {
+        !self.sealed() && provenance.is_none_or(|p| fingerprint(&p.config) == p.fingerprint)
     }
 
     /// Records the checksum of the record's other fields.

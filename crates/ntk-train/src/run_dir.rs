@@ -172,7 +172,9 @@ pub fn check_run_dir(out: &Path) -> crate::Result<()> {
         &|n: &str| RUN_FILES.contains(&n) || crate::files::is_report_file(n),
         "with no run beside it",
     )?;
-    if let Some(tool) = summary_tool(out).filter(|t| !t.starts_with("ntk-train")) {
+    if let Some(tool) =
+        ntk_runs::provenance::recorded_tool(out).filter(|t| !t.starts_with("ntk-train"))
+    {
         return Err(ntk_files::Error::ForeignFiles {
             dir: out.to_path_buf(),
             files: vec![format!(
@@ -230,18 +232,6 @@ pub fn check_untracked(dir: &Path, cfg: &crate::config::TrainConfig) -> crate::R
         }
     }
     Ok(())
-}
-
-/// The tool a `summary.json` in `dir` records as its writer (`provenance.tool`), when it is
-/// a JSON object that records one.
-fn summary_tool(dir: &Path) -> Option<String> {
-    let text = ntk_files::io::read_to_string(dir.join("summary.json")).ok()?;
-    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
-    value
-        .get("provenance")?
-        .get("tool")?
-        .as_str()
-        .map(str::to_string)
 }
 
 #[cfg(test)]

@@ -88,6 +88,19 @@ pub const RECORDED_FILES: [&str; 4] = [
     "predicted_spectrum.csv",
 ];
 
+/// Why the summary at `path` is not as its run wrote it: its fields do not match the
+/// checksum it was written with (`SelfChecksum::edited`); `None` where they do, or where
+/// it records no checksum (written before 2026-12-03).
+pub fn edited(s: &TrainSummary, path: &Path) -> Option<String> {
+    ntk_runs::provenance::SelfChecksum::edited(s, s.provenance.as_ref()).then(|| {
+        format!(
+            "{}: its fields do not match the checksum it was written with: the summary was \
+             edited after the run",
+            path.display()
+        )
+    })
+}
+
 /// Checks that the run in `dir` holds the tables its summary (at `path`) records as the run
 /// wrote them, and none of [`RECORDED_FILES`] it does not record: a file missing, edited
 /// or added after the run is named. A summary that records none passes.

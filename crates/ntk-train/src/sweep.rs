@@ -264,6 +264,10 @@ impl sweep::Recorded for TrainSummary {
     fn files(&self) -> Option<&ntk_runs::manifest::Files> {
         self.files.as_ref().filter(|f| !f.is_empty())
     }
+    /// Its own checksum ([`crate::summary::edited`]), as `collect` checks it.
+    fn check(&self, path: &Path) -> Option<String> {
+        crate::summary::edited(self, path)
+    }
 }
 
 /// A finished (or diverged) run's summary; `None` when there is none or it is unreadable.

@@ -67,19 +67,11 @@ pub fn state(out: &Path, command: SetCommand, now: &Provenance) -> State {
     }
     let expected = [(path.clone(), now)];
     match command {
-        SetCommand::Run => {
-            let state = sweep::state::<Summary>(&expected, REDO);
-            // A summary not as written (its checksum, its numbers against its eigenvalues
-            // and blocks) is not kept, as a sweep's point is not (seventy-seventh hostile
-            // round, D1: `--resume` kept and printed an edited activation and kappa).
-            if state == State::Done
-                && let Ok(Some(s)) = crate::sweep::read_summary(&path)
-                && let Err(e) = crate::sweep::check_numbers(&path, &s)
-            {
-                return State::Stale(format!("{e}; {REDO}"));
-            }
-            state
-        }
+        // A summary not as written (its checksum, its numbers against its eigenvalues and
+        // blocks: `Recorded::check`) is not kept, as a sweep's point is not
+        // (seventy-seventh hostile round, D1: `--resume` kept and printed an edited
+        // activation and kappa).
+        SetCommand::Run => sweep::state::<Summary>(&expected, REDO),
         SetCommand::Onnx => sweep::state::<OnnxSummary>(&expected, REDO),
     }
 }

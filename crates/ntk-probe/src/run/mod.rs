@@ -269,14 +269,7 @@ pub fn check_replaceable(dir: &Path) -> crate::Result<()> {
     // with the tool's name in its provenance): a user's summary.json is never replaced.
     // An `onnx` set is a probe's too (`existing::state` then names it).
     let probe_made =
-        ntk_files::io::read_limited(dir.join("summary.json"), ntk_files::io::TEXT_LIMIT)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .and_then(|v| {
-                let tool = v.get("provenance")?.get("tool")?.as_str()?.to_string();
-                Some(tool)
-            })
-            .is_some_and(|tool| tool.starts_with("ntk-probe"));
+        ntk_runs::provenance::recorded_tool(dir).is_some_and(|tool| tool.starts_with("ntk-probe"));
     if probe_made {
         return Ok(());
     }

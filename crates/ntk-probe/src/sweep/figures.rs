@@ -136,9 +136,9 @@ impl Curve<'_> {
             .collect()
     }
 
-    /// The infinite-width values `th` as a dotted line named `name`, when there are any.
-    fn theory(&self, name: &str, th: &impl Fn(&GroupRow) -> Option<f64>) -> Option<Series> {
-        let points = self.theory_points(th);
+    /// The curve's infinite-width `points` ([`Curve::theory_points`]) as a dotted line named
+    /// `name`, when there are any.
+    fn theory(&self, name: &str, points: Vec<(f64, f64)>) -> Option<Series> {
         (!points.is_empty()).then(|| Series {
             label: format!("{name}, infinite width"),
             points,
@@ -168,15 +168,18 @@ fn theories(curves: &[Curve], th: impl Fn(&GroupRow) -> Option<f64>) -> Vec<Seri
         let same: Vec<usize> = (i..curves.len())
             .filter(|&j| curves[j].words == c.words && curves[j].color == c.color)
             .collect();
-        let lines: Vec<Vec<(f64, f64)>> =
+        // `same` starts with `i`: the first line is this curve's.
+        let mut lines: Vec<Vec<(f64, f64)>> =
             same.iter().map(|&j| curves[j].theory_points(&th)).collect();
-        if same.len() > 1 && lines.iter().all(|l| l == &lines[0]) {
-            out.extend(c.theory(&c.words, &th));
+        let shared = same.len() > 1 && lines.iter().all(|l| l == &lines[0]);
+        let points = lines.swap_remove(0);
+        if shared {
+            out.extend(c.theory(&c.words, points));
             for j in same {
                 done[j] = true;
             }
         } else {
-            out.extend(c.theory(&c.name, &th));
+            out.extend(c.theory(&c.name, points));
             done[i] = true;
         }
     }

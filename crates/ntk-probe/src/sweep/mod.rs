@@ -71,6 +71,10 @@ impl sweep::Recorded for Summary {
     fn files(&self) -> Option<&ntk_runs::manifest::Files> {
         self.files.as_ref()
     }
+    /// Its checksum and its numbers against its eigenvalues and blocks ([`check_numbers`]).
+    fn check(&self, path: &Path) -> Option<String> {
+        check_numbers(path, self).err().map(|e| e.to_string())
+    }
 }
 
 /// Reads a summary.json; `None` when absent, an error naming the file when unreadable.
@@ -294,19 +298,10 @@ impl Sweep for ProbeSweep<'_> {
             .map(|(protocol, prov)| (dir.join(protocol.name()).join("summary.json"), prov))
             .collect();
         let redo = "pass --recompute to compute the point again";
+        // A point whose summary is not as written (its checksum, its numbers against its
+        // eigenvalues and blocks: `Recorded::check`) is stale, as `collect` refuses it
+        // (seventy-sixth hostile round, D3: the dry run said `done`, and the sweep refused).
         let state = sweep::state::<Summary>(&expected, redo);
-        // A finished point whose summary is not as written (its checksum, its numbers
-        // against its eigenvalues and blocks) is stale, as `collect` refuses it: the dry run
-        // says so (seventy-sixth hostile round, D3: it said `done`, and the sweep refused).
-        if state == State::Done {
-            for (path, _) in &expected {
-                if let Ok(Some(s)) = read_summary(path)
-                    && let Err(e) = check_numbers(path, &s)
-                {
-                    return Ok(State::Stale(format!("{e}; {redo}")));
-                }
-            }
-        }
         // A tiled point's own phase files (a sweep always continues from them) make it
         // partial (issue 65 item 14: a dry run says so).
         let n = self.data(point).inputs.n;
@@ -885,11 +880,7 @@ pub(crate) fn check_numbers(path: &Path, s: &Summary) -> crate::Result<()> {
     .or_else(|| {
         // A recorded fingerprint that does not match its own config is left to the merge
         // check, which names it.
-        let fingerprint_holds = s
-            .provenance
-            .as_ref()
-            .is_none_or(|p| ntk_runs::provenance::fingerprint(&p.config) == p.fingerprint);
-        (!ntk_runs::provenance::SelfChecksum::sealed(s) && fingerprint_holds)
+        ntk_runs::provenance::SelfChecksum::edited(s, s.provenance.as_ref())
             .then(|| "its fields do not match the checksum it was written with".into())
     });
     match what {

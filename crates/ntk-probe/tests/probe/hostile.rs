@@ -57,6 +57,13 @@ fn os(v: &[&str]) -> Vec<OsString> {
     v.iter().map(OsString::from).collect()
 }
 
+/// `ntk-probe collect OUT`.
+fn collect_out(out: &Path) -> Output {
+    let mut v = os(&["collect"]);
+    v.push(out.as_os_str().to_os_string());
+    run(&v)
+}
+
 const TINY: &str = r#"
 [data]
 dataset = "synthetic"
@@ -4688,11 +4695,7 @@ fn seventy_third_review() {
     // D6: a point's kappa edited in its summary.
     let out = d.join("sweep");
     assert_ok("the sweep", &run(&sweep_args(&sweep, &out, &[])));
-    let collect = || {
-        let mut v = os(&["collect"]);
-        v.push(out.clone().into());
-        run(&v)
-    };
+    let collect = || collect_out(&out);
     assert_ok("collect as written", &collect());
     let path = summaries_under(&out.join("runs"))
         .into_iter()
@@ -4734,11 +4737,7 @@ fn seventy_fourth_review() {
     let cfg = write(d, "both.toml", &both);
     let out = d.join("both");
     assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
-    let collect = || {
-        let mut v = os(&["collect"]);
-        v.push(out.clone().into());
-        run(&v)
-    };
+    let collect = || collect_out(&out);
     assert_ok("collect as written", &collect());
     let found = summaries_under(&out.join("runs"));
     let of = |protocol: &str| {
@@ -4828,11 +4827,7 @@ fn seventy_fifth_review() {
     let cfg = write(d, "s.toml", TINY_SWEEP);
     let out = d.join("sweep");
     assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
-    let collect = || {
-        let mut v = os(&["collect"]);
-        v.push(out.clone().into());
-        run(&v)
-    };
+    let collect = || collect_out(&out);
     let path = summaries_under(&out.join("runs"))
         .into_iter()
         .next()

@@ -231,6 +231,14 @@ pub trait Recorded: DeserializeOwned {
     fn files(&self) -> Option<&crate::manifest::Files> {
         None
     }
+    /// Why the record at `path` is not as its run wrote it, beyond its provenance and its
+    /// files (its own checksum, its numbers against the files beside it); `None` where it
+    /// is. [`state`] holds a set that fails this stale, as `collect` refuses it
+    /// (seventy-sixth and seventy-seventh hostile rounds: a check `collect` made and the
+    /// plan did not).
+    fn check(&self, _path: &Path) -> Option<String> {
+        None
+    }
 }
 
 /// Reads a result file; `None` when absent, an error naming the file when unreadable.
@@ -266,6 +274,9 @@ pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> St
                 if let Some(files) = r.files()
                     && let Err(why) = crate::manifest::verify(dir, files, R::SET_FILES, path)
                 {
+                    return State::Stale(format!("{why}; {redo}"));
+                }
+                if let Some(why) = r.check(path) {
                     return State::Stale(format!("{why}; {redo}"));
                 }
             }

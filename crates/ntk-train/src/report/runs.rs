@@ -142,19 +142,12 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         check_interrupted(dir, &metrics)?;
     }
     // The summary as the run wrote it (seventy-fifth hostile round, D3: a `status` edited
-    // to `diverged` was reported). A recorded fingerprint that does not match its own
-    // config is left to the merge check, which names it.
-    if let Some(s) = &summary
-        && !ntk_runs::provenance::SelfChecksum::sealed(s)
-        && s.provenance
-            .as_ref()
-            .is_none_or(|p| provenance::fingerprint(&p.config) == p.fingerprint)
+    // to `diverged` was reported).
+    if let Some(why) = summary
+        .as_ref()
+        .and_then(|s| crate::summary::edited(s, &dir.join("summary.json")))
     {
-        return Err(crate::Error::NotAsWritten(format!(
-            "{}: its fields do not match the checksum it was written with: the summary was \
-             edited after the run",
-            dir.join("summary.json").display()
-        )));
+        return Err(crate::Error::NotAsWritten(why));
     }
     Ok(RunRecord {
         id,
@@ -233,8 +226,8 @@ pub(super) fn check_config_file(
 
 /// Holds an interrupted run (no summary, no live writer) to its checkpoint, as a resume
 /// would: the checkpoint verified ([`crate::checkpoint::find`]: every file's SHA-256, the
-/// run's prediction as it was written), and the run's `metrics.csv` and `ntk.csv` the
-/// checkpoint's copies up to its epoch (rows after it are the epochs since). Seventy-fourth
+/// run's prediction as it was written), and the run's `metrics.csv`, `representations.csv`
+/// and `ntk.csv` the checkpoint's copies up to its epoch (rows after it are the epochs since). Seventy-fourth
 /// hostile round, D3: an interrupted run's edited `metrics.csv` and `predicted.csv` reached
 /// `sweep.csv` and `convergence.csv` without a word.
 fn check_interrupted(dir: &Path, metrics: &[EpochMetrics]) -> crate::Result<()> {
@@ -244,42 +237,67 @@ fn check_interrupted(dir: &Path, metrics: &[EpochMetrics]) -> crate::Result<()> 
     let Some(loaded) = crate::checkpoint::find(dir)? else {
         return Ok(());
     };
-    let checkpointed = loaded.dir.join("metrics.csv");
-    let n = loaded.rows.len();
-    if metrics.get(..n) != Some(&loaded.rows[..]) {
-        return Err(crate::Error::MetricsEdited {
-            metrics: dir.join("metrics.csv"),
-            summary: checkpointed,
-            what: format!("its first {n} epoch row(s) are not the checkpoint's copy of them"),
-        });
-    }
-    let ntk: Vec<crate::metrics::NtkRow> = read_csv(&dir.join("ntk.csv"))?;
+    prefix_kept(
+        dir,
+        &loaded.dir,
+        "metrics.csv",
+        "epoch row(s)",
+        metrics,
+        &loaded.rows,
+    )?;
     let reps: Vec<crate::metrics::RepresentationRow> = match dir.join("representations.csv") {
         p if p.exists() => read_csv(&p)?,
         _ => Vec::new(),
     };
-    let r = loaded.tracked.representations.len();
-    if reps.get(..r) != Some(&loaded.tracked.representations[..]) {
-        return Err(crate::Error::MetricsEdited {
-            metrics: dir.join("representations.csv"),
-            summary: loaded.dir.join("representations.csv"),
-            what: format!("its first {r} row(s) are not the checkpoint's copy of them"),
-        });
-    }
-    let m = loaded.tracked.ntk.len();
+    let kept = &loaded.tracked.representations;
+    prefix_kept(
+        dir,
+        &loaded.dir,
+        "representations.csv",
+        "row(s)",
+        &reps,
+        kept,
+    )?;
+    let ntk: Vec<crate::metrics::NtkRow> = read_csv(&dir.join("ntk.csv"))?;
     // A run that tracks the NTK checkpoints its epoch-0 row at least: rows beside a
     // checkpoint that holds none are not the run's (seventy-fifth hostile round, D2).
-    if ntk.get(..m) != Some(&loaded.tracked.ntk[..]) || (m == 0 && !ntk.is_empty()) {
-        return Err(crate::Error::MetricsEdited {
-            metrics: dir.join("ntk.csv"),
-            summary: loaded.dir.join("ntk.csv"),
-            what: format!("its first {m} row(s) are not the checkpoint's copy of them"),
-        });
+    let kept = &loaded.tracked.ntk;
+    if kept.is_empty() && !ntk.is_empty() {
+        return Err(edited(dir, &loaded.dir, "ntk.csv", "0 row(s)"));
     }
-    Ok(())
+    prefix_kept(dir, &loaded.dir, "ntk.csv", "row(s)", &ntk, kept)
 }
 
-/// The provenance a run's checkpoint pointer records (a run without a summary yet).
+/// Refuses the run's table `name` in `dir` unless its first rows are the checkpoint's copy
+/// of them (`kept`, from `checkpoint/name`); rows after those are the epochs since.
+fn prefix_kept<T: PartialEq>(
+    dir: &Path,
+    checkpoint: &Path,
+    name: &str,
+    rows: &str,
+    table: &[T],
+    kept: &[T],
+) -> crate::Result<()> {
+    if table.get(..kept.len()) == Some(kept) {
+        return Ok(());
+    }
+    Err(edited(
+        dir,
+        checkpoint,
+        name,
+        &format!("{} {rows}", kept.len()),
+    ))
+}
+
+/// The table `name` in `dir` whose first `rows` are not the checkpoint's copy of them.
+fn edited(dir: &Path, checkpoint: &Path, name: &str, rows: &str) -> crate::Error {
+    crate::Error::MetricsEdited {
+        metrics: dir.join(name),
+        summary: checkpoint.join(name),
+        what: format!("its first {rows} are not the checkpoint's copy of them"),
+    }
+}
+
 /// Where a finished run's metrics table disagrees with the summary written from the same
 /// rows (an edited `metrics.csv`): a value no run records (a train loss that is not finite,
 /// as a run stops before such an epoch is recorded, or below 0, as both losses are sums of
@@ -338,6 +356,7 @@ pub(super) fn metrics_disagree(rows: &[EpochMetrics], s: &TrainSummary) -> Optio
         })
 }
 
+/// The provenance a run's checkpoint pointer records (a run without a summary yet).
 pub(super) fn checkpoint_provenance(dir: &Path) -> Option<Provenance> {
     let text = ntk_files::io::read_to_string(dir.join("checkpoint.json")).ok()?;
     serde_json::from_str::<crate::checkpoint::Pointer>(&text)

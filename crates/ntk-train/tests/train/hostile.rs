@@ -110,6 +110,23 @@ fn args(cfg: &Path, out: &Path, extra: &[&str]) -> Vec<OsString> {
     v
 }
 
+/// `ntk-train collect OUT`.
+fn collect(out: &Path) -> Output {
+    run(&["collect".into(), out.as_os_str().to_os_string()])
+}
+
+/// A copy of the run directory `from` at `to` (`cp -a`): one run, edited case by case.
+fn copy_run(from: &Path, to: PathBuf) -> PathBuf {
+    let o = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(&to)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "cp -a {}: {o:?}", from.display());
+    to
+}
+
 #[test]
 fn configs_and_flags_name_their_culprit() {
     let _serial = crate::common::serial();
@@ -4881,19 +4898,8 @@ fn seventy_third_review() {
     for name in ["predicted.csv", "predicted_spectrum.csv", "ntk.csv"] {
         assert!(summary["files"][name]["sha256"].is_string(), "{summary}");
     }
-    let collect = |out: &Path| run(&["collect".into(), out.as_os_str().to_os_string()]);
     assert_ok("collect as written", &collect(&done));
-    let copy = |name: &str| {
-        let to = d.join(name);
-        let o = Command::new("cp")
-            .arg("-a")
-            .arg(&done)
-            .arg(&to)
-            .output()
-            .unwrap();
-        assert!(o.status.success());
-        to
-    };
+    let copy = |name: &str| copy_run(&done, d.join(name));
     for (file, what) in [
         ("predicted.csv", "edited"),
         ("ntk.csv", "edited"),
@@ -4997,18 +5003,7 @@ fn seventy_fourth_review() {
         pointer["run_files"]["predicted.csv"].is_string(),
         "{pointer}"
     );
-    let copy = |name: &str| {
-        let to = d.join(name);
-        let o = Command::new("cp")
-            .arg("-a")
-            .arg(&base)
-            .arg(&to)
-            .output()
-            .unwrap();
-        assert!(o.status.success());
-        to
-    };
-    let collect = |out: &Path| run(&["collect".into(), out.as_os_str().to_os_string()]);
+    let copy = |name: &str| copy_run(&base, d.join(name));
     assert_ok("collect as written", &collect(&copy("as-written")));
     // Each file edited in one place (a digit of its second line), then collect.
     for (file, culprit) in [
@@ -5074,18 +5069,7 @@ fn seventy_fifth_review() {
     let cfg = write(d, "p.toml", &predicting());
     let reference = d.join("reference");
     assert_ok("the run", &run(&args(&cfg, &reference, &[])));
-    let copy = |name: &str| {
-        let to = d.join(name);
-        let o = Command::new("cp")
-            .arg("-a")
-            .arg(&reference)
-            .arg(&to)
-            .output()
-            .unwrap();
-        assert!(o.status.success());
-        to
-    };
-    let collect = |out: &Path| run(&["collect".into(), out.as_os_str().to_os_string()]);
+    let copy = |name: &str| copy_run(&reference, d.join(name));
     let predicted = std::fs::read(reference.join("predicted.csv")).unwrap();
 
     // D1: killed before the first checkpoint (no summary, no checkpoint), its prediction
@@ -5161,6 +5145,30 @@ fn seventy_fifth_review() {
         &collect(&edited),
         &["summary.json", "checksum", "edited after the run"],
     );
+    // ... and the plan holds it as `collect` does (`Recorded::check`): the dry run says
+    // stale (it said `done`, and the run then refused), `--resume` refuses it before any
+    // work, `--recompute` trains the run again.
+    let dry = run(&args(&cfg, &edited, &["--resume", "--dry-run"]));
+    assert_clean_error(
+        "an edited status, the dry run",
+        &dry,
+        &["summary.json", "checksum", "--recompute"],
+    );
+    assert!(
+        String::from_utf8_lossy(&dry.stdout).contains("stale"),
+        "the dry run's plan: {}",
+        String::from_utf8_lossy(&dry.stdout)
+    );
+    assert_clean_error(
+        "an edited status, --resume",
+        &run(&args(&cfg, &edited, &["--resume"])),
+        &["summary.json", "checksum"],
+    );
+    assert_ok(
+        "an edited status, --recompute",
+        &run(&args(&cfg, &edited, &["--recompute"])),
+    );
+    assert_ok("collect after --recompute", &collect(&edited));
 }
 
 /// The seventy-sixth hostile review (experiments/hostile/round76.md). D1: a table the run's
@@ -5177,18 +5185,10 @@ fn seventy_sixth_review() {
     let reference = d.join("reference");
     assert_ok("the run", &run(&args(&cfg, &reference, &[])));
     let copy = |name: &str| {
-        let to = d.join(name);
-        let o = Command::new("cp")
-            .arg("-a")
-            .arg(&reference)
-            .arg(&to)
-            .output()
-            .unwrap();
-        assert!(o.status.success());
+        let to = copy_run(&reference, d.join(name));
         std::fs::remove_file(to.join("summary.json")).unwrap();
         to
     };
-    let collect = |out: &Path| run(&["collect".into(), out.as_os_str().to_os_string()]);
     let foreign = "epoch,kappa\n0,2.0\n";
 
     // D1 and D4: killed before its first checkpoint.
