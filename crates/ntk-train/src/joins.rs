@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use ntk_runs::provenance::{self, Provenance};
 
-use crate::report::read_runs;
+use crate::report::read_runs_except;
 
 /// One run the caller would train: its directory and its provenance.
 pub struct Joining<'a> {
@@ -24,7 +24,7 @@ fn recorded(sweep: &Path, skip: &[PathBuf]) -> crate::Result<Vec<(PathBuf, Prove
     if !sweep.join("runs").is_dir() {
         return Ok(Vec::new());
     }
-    let runs = match read_runs(sweep) {
+    let runs = match read_runs_except(sweep, skip) {
         Ok(runs) => runs,
         Err(crate::Error::NoTrainingRuns { .. } | crate::Error::NoRun { .. }) => {
             return Ok(Vec::new());

@@ -366,6 +366,14 @@ pub(super) fn checkpoint_provenance(dir: &Path) -> Option<Provenance> {
 
 /// Every run under `out`: `out` itself when it is a run directory, else `out/runs/*`.
 pub fn read_runs(out: &Path) -> crate::Result<Vec<RunRecord>> {
+    read_runs_except(out, &[])
+}
+
+/// [`read_runs`] without reading the run directories in `skip` (`out/runs/ID`): those a
+/// sweep is about to train again, whose files may be what made them stale (seventy-eighth
+/// hostile round: `--recompute` of a run with an edited summary was refused by the check
+/// of the runs already there, which read the edited run too).
+pub fn read_runs_except(out: &Path, skip: &[PathBuf]) -> crate::Result<Vec<RunRecord>> {
     if out.join("config.toml").exists() {
         return Ok(vec![read_run(out, String::new())?]);
     }
@@ -388,7 +396,7 @@ pub fn read_runs(out: &Path) -> crate::Result<Vec<RunRecord>> {
         });
     }
     let mut runs = Vec::new();
-    for d in &dirs {
+    for d in dirs.iter().filter(|d| !skip.contains(d)) {
         let id = d
             .file_name()
             .map_or(String::new(), |n| n.to_string_lossy().into());

@@ -5225,3 +5225,54 @@ fn seventy_sixth_review() {
     );
     assert!(!checkpointed.join("summary.json").exists());
 }
+
+/// The seventy-eighth hostile review (experiments/hostile/round78.md), D1: a sweep's run
+/// whose summary was edited after it finished (its `final_train_loss`, so that its
+/// `metrics.csv` disagrees too) is stale in the dry run, refused by the sweep with the
+/// advice to pass `--recompute`, and `--recompute` (dry run and run) trains it again: the
+/// check of the runs already there no longer reads the run it is about to replace.
+#[test]
+fn seventy_eighth_review() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (cfg, out) = swept(d, "sweep");
+    let summary = ntk_runs::sweep::find_files(&out.join("runs"), "summary.json")
+        .into_iter()
+        .next()
+        .unwrap();
+    let text = std::fs::read_to_string(&summary).unwrap();
+    let at = text.find("\"final_train_loss\": ").unwrap() + "\"final_train_loss\": ".len();
+    let end = at + text[at..].find(',').unwrap();
+    std::fs::write(&summary, format!("{}0.001{}", &text[..at], &text[end..])).unwrap();
+
+    let dry = run(&args(&cfg, &out, &["--dry-run"]));
+    assert_clean_error(
+        "an edited summary, the dry run",
+        &dry,
+        &["summary.json", "checksum", "--recompute"],
+    );
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("stale"));
+    assert_clean_error(
+        "an edited summary, the sweep",
+        &run(&args(&cfg, &out, &[])),
+        &["summary.json", "checksum", "--recompute"],
+    );
+    assert_ok(
+        "--recompute --dry-run",
+        &run(&args(&cfg, &out, &["--recompute", "--dry-run"])),
+    );
+    // The dry run changed nothing.
+    assert!(
+        std::fs::read_to_string(&summary)
+            .unwrap()
+            .contains("\"final_train_loss\": 0.001,")
+    );
+    assert_ok("--recompute", &run(&args(&cfg, &out, &["--recompute"])));
+    assert!(
+        !std::fs::read_to_string(&summary)
+            .unwrap()
+            .contains("\"final_train_loss\": 0.001,")
+    );
+    assert_ok("collect", &collect(&out));
+}
