@@ -143,6 +143,19 @@ pub struct OnnxSummary {
     /// recorded (2026-12-01).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<ntk_runs::manifest::Files>,
+    /// SHA-256 of this summary's JSON with `checksum` null
+    /// (`ntk_runs::provenance::SelfChecksum`), as `ntk-probe run`'s: an ONNX set whose
+    /// summary was edited after it was written is not kept (seventy-ninth hostile round,
+    /// D1: `--resume` kept and reprinted an edited kappa). Absent in summaries written
+    /// before 2026-12-03.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<String>,
+}
+
+impl ntk_runs::provenance::SelfChecksum for OnnxSummary {
+    fn checksum_field(&mut self) -> &mut Option<String> {
+        &mut self.checksum
+    }
 }
 
 impl ntk_runs::sweep::Recorded for OnnxSummary {
@@ -153,6 +166,28 @@ impl ntk_runs::sweep::Recorded for OnnxSummary {
     const SET_FILES: &'static [&'static str] = &[OUTPUT_FILES[1], OUTPUT_FILES[2], OUTPUT_FILES[3]];
     fn files(&self) -> Option<&ntk_runs::manifest::Files> {
         self.files.as_ref()
+    }
+    /// Its numbers against its `eigenvalues.npy` (`lambda_min`, `lambda_max`, `kappa`) and
+    /// its own checksum, as a probe run's summary is held ([`crate::sweep::check_numbers`]);
+    /// a summary that records no files (written before 2026-12-01) is not checked.
+    fn check(&self, path: &Path) -> Option<String> {
+        self.files.as_ref()?;
+        let what = crate::sweep::recorded_eigenvalues(path)
+            .and_then(|(_, least, greatest)| {
+                let recorded = (self.lambda_min, self.lambda_max, self.kappa);
+                crate::sweep::extremes_disagree(recorded, least, greatest)
+            })
+            .or_else(|| {
+                ntk_runs::provenance::SelfChecksum::edited(self, Some(&self.provenance))
+                    .then(|| "its fields do not match the checksum it was written with".into())
+            })?;
+        Some(
+            Error::SummaryEdited {
+                path: path.to_path_buf(),
+                what,
+            }
+            .to_string(),
+        )
     }
 }
 
@@ -329,6 +364,7 @@ pub fn run(
         seconds: start.elapsed().as_secs_f64(),
         provenance: provenance(cfg, &loaded.digest, inputs, compute),
         files: None,
+        checksum: None,
     };
     if let Some(set) = set {
         write(
@@ -386,6 +422,7 @@ fn write(
             source,
         },
     )?);
+    ntk_runs::provenance::SelfChecksum::seal(summary);
     let json = serde_json::to_vec_pretty(summary).map_err(|e| Error::CannotWrite {
         dir: dir.to_path_buf(),
         action: "write summary.json",

@@ -899,26 +899,50 @@ fn apart(a: f64, b: f64) -> bool {
     d.is_nan() || d > 1e-13 * a.abs().max(b.abs())
 }
 
-/// Where a whole-set summary disagrees with its `eigenvalues.npy` ([`check_numbers`]).
-fn whole_disagrees(path: &Path, s: &Summary) -> Option<String> {
-    // Missing or unreadable: the sweep's state names it against the record.
+/// The eigenvalues in the `eigenvalues.npy` beside `path`, with their least and greatest;
+/// `None` where it is missing or unreadable (the set's record of its files names that).
+pub(crate) fn recorded_eigenvalues(path: &Path) -> Option<(Vec<f64>, f64, f64)> {
     let (eigenvalues, _) = ntk_files::npy::read(&path.with_file_name("eigenvalues.npy")).ok()?;
     let least = eigenvalues.iter().copied().fold(f64::INFINITY, f64::min);
     let greatest = eigenvalues
         .iter()
         .copied()
         .fold(f64::NEG_INFINITY, f64::max);
-    if apart(s.lambda_min, least) {
+    Some((eigenvalues, least, greatest))
+}
+
+/// Where a summary's `lambda_min` and `lambda_max` are not the `least` and `greatest` of
+/// its `eigenvalues.npy`, or its `kappa` (where it records one) not their ratio.
+pub(crate) fn extremes_disagree(
+    (lambda_min, lambda_max, kappa): (f64, f64, Option<f64>),
+    least: f64,
+    greatest: f64,
+) -> Option<String> {
+    if apart(lambda_min, least) {
         return Some(format!(
-            "lambda_min {} where eigenvalues.npy's least is {least}",
-            s.lambda_min
+            "lambda_min {lambda_min} where eigenvalues.npy's least is {least}"
         ));
     }
-    if apart(s.lambda_max, greatest) {
+    if apart(lambda_max, greatest) {
         return Some(format!(
-            "lambda_max {} where eigenvalues.npy's greatest is {greatest}",
-            s.lambda_max
+            "lambda_max {lambda_max} where eigenvalues.npy's greatest is {greatest}"
         ));
+    }
+    match kappa {
+        Some(k) if apart(k, greatest / least) => Some(format!(
+            "kappa {k} where eigenvalues.npy gives {}",
+            greatest / least
+        )),
+        _ => None,
+    }
+}
+
+/// Where a whole-set summary disagrees with its `eigenvalues.npy` ([`check_numbers`]).
+fn whole_disagrees(path: &Path, s: &Summary) -> Option<String> {
+    // Missing or unreadable: the sweep's state names it against the record.
+    let (eigenvalues, least, greatest) = recorded_eigenvalues(path)?;
+    if let Some(what) = extremes_disagree((s.lambda_min, s.lambda_max, None), least, greatest) {
+        return Some(what);
     }
     if s.eigen == Eigen::Full {
         let n = eigenvalues.len() as f64;
@@ -935,12 +959,8 @@ fn whole_disagrees(path: &Path, s: &Summary) -> Option<String> {
     }
     match s.kappa {
         Some(_) if s.singular => Some("a kappa for a singular kernel".to_string()),
-        Some(k) if apart(k, greatest / least) => Some(format!(
-            "kappa {k} where eigenvalues.npy gives {}",
-            greatest / least
-        )),
         None if !s.singular => Some("no kappa for a kernel that is not singular".to_string()),
-        _ => None,
+        kappa => extremes_disagree((s.lambda_min, s.lambda_max, kappa), least, greatest),
     }
 }
 

@@ -4908,3 +4908,59 @@ fn seventy_seventh_review() {
         &run(&ntk_args(&cfg, &out, &["--resume"])),
     );
 }
+
+/// The seventy-ninth hostile review (experiments/hostile/round79.md), D1: an ONNX set
+/// (`ntk-probe onnx`) whose `summary.json` was edited after it was written (its `kappa`
+/// against `eigenvalues.npy`, or any field against its own checksum) is refused by
+/// `--resume` and its dry run, naming the summary, as `ntk-probe run`'s set is (round 77's
+/// D1); `--recompute` makes it again; as written, it is kept.
+#[test]
+fn seventy_ninth_review() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/onnx_mlp.onnx");
+    let cfg = write(
+        d,
+        "onnx.toml",
+        &format!(
+            "[onnx]\nfile = \"{}\"\n\n[data]\ndataset = \"synthetic\"\nn = 12\nseed = 0\n\n\
+             [probe]\nprecision = \"f64\"\n",
+            model.display()
+        ),
+    );
+    let out = d.join("set");
+    let onnx = |extra: &[&str]| {
+        let mut a = os(&["onnx", "--config"]);
+        a.push(cfg.clone().into());
+        a.push("--out".into());
+        a.push(out.clone().into());
+        a.extend(os(extra));
+        run(&a)
+    };
+    assert_ok("the run", &onnx(&[]));
+    let path = out.join("summary.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\"checksum\""), "{text}");
+    for (key, value, culprit) in [
+        (
+            "kappa",
+            serde_json::json!(5.0),
+            "kappa 5 where eigenvalues.npy gives",
+        ),
+        ("parameters", serde_json::json!(9), "checksum"),
+    ] {
+        let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        json[key] = value;
+        std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+        for extra in [&["--resume", "--dry-run"][..], &["--resume"][..]] {
+            assert_clean_error(key, &onnx(extra), &["summary.json", culprit, "--recompute"]);
+        }
+    }
+    assert_ok("--recompute", &onnx(&["--recompute"]));
+    assert_ok("resume as written", &onnx(&["--resume"]));
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("\"parameters\": 1281")
+    );
+}
