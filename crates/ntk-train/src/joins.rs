@@ -16,15 +16,25 @@ use crate::report::read_runs_except;
 pub struct Joining<'a> {
     pub dir: PathBuf,
     pub provenance: &'a Provenance,
+    /// Whether the caller trains it (again): its files there now are not read, as they may
+    /// be what made it stale. A run kept as done is read as `collect` will read it.
+    pub trains: bool,
 }
 
 /// The runs recorded under `sweep`'s `runs/` (as `collect` reads them) outside the
 /// directories in `skip`, with their provenance: none when there is no `runs/` or no run.
-fn recorded(sweep: &Path, skip: &[PathBuf]) -> crate::Result<Vec<(PathBuf, Provenance)>> {
+/// The directories in `unread` (runs about to be trained again) are not read at all
+/// (seventy-eighth hostile round, D1: a stale run's edited files refused its `--recompute`);
+/// the others in `skip` are read, so that a kept run's faults are found before any training.
+fn recorded(
+    sweep: &Path,
+    skip: &[PathBuf],
+    unread: &[PathBuf],
+) -> crate::Result<Vec<(PathBuf, Provenance)>> {
     if !sweep.join("runs").is_dir() {
         return Ok(Vec::new());
     }
-    let runs = match read_runs_except(sweep, skip) {
+    let runs = match read_runs_except(sweep, unread) {
         Ok(runs) => runs,
         Err(crate::Error::NoTrainingRuns { .. } | crate::Error::NoRun { .. }) => {
             return Ok(Vec::new());
@@ -82,7 +92,13 @@ pub fn check_sweep(
         .map(|j| j.dir.clone())
         .chain(replaced.iter().cloned())
         .collect();
-    let there = recorded(sweep, &skip)?;
+    let unread: Vec<PathBuf> = joining
+        .iter()
+        .filter(|j| j.trains)
+        .map(|j| j.dir.clone())
+        .chain(replaced.iter().cloned())
+        .collect();
+    let there = recorded(sweep, &skip, &unread)?;
     same_point(joining, &there)?;
     let mut entries: Vec<(PathBuf, Option<&Provenance>)> = there
         .iter()
@@ -156,7 +172,8 @@ pub fn check_single(out: &Path, joining: &Joining<'_>, claims: bool) -> crate::R
             holder,
         });
     }
-    let there = recorded(sweep, std::slice::from_ref(&joining.dir))?;
+    let this = std::slice::from_ref(&joining.dir);
+    let there = recorded(sweep, this, if joining.trains { this } else { &[] })?;
     same_point(std::slice::from_ref(joining), &there)?;
     if claims {
         ntk_files::lock::PointClaim::claim(sweep, key)?;

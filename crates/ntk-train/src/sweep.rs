@@ -539,19 +539,20 @@ impl Sweep for TrainSweep<'_> {
         }
         // What the collect at the end would refuse of the runs this adds (twenty-first
         // hostile round, D1, D2).
-        let provs: Vec<(PathBuf, Provenance)> = planned
+        let provs: Vec<(PathBuf, Provenance, bool)> = planned
             .iter()
             .map(|p| {
                 let point = &points[p.index];
                 let prov = train::run_provenance(&point.cfg, self.data, self.compute);
-                (point.dir(self.out), prov)
+                (point.dir(self.out), prov, p.state != State::Done)
             })
             .collect();
         let joining: Vec<crate::joins::Joining<'_>> = provs
             .iter()
-            .map(|(dir, provenance)| crate::joins::Joining {
+            .map(|(dir, provenance, trains)| crate::joins::Joining {
                 dir: dir.clone(),
                 provenance,
+                trains: *trains,
             })
             .collect();
         match (points, joining.as_slice()) {

@@ -5230,7 +5230,8 @@ fn seventy_sixth_review() {
 /// whose summary was edited after it finished (its `final_train_loss`, so that its
 /// `metrics.csv` disagrees too) is stale in the dry run, refused by the sweep with the
 /// advice to pass `--recompute`, and `--recompute` (dry run and run) trains it again: the
-/// check of the runs already there no longer reads the run it is about to replace.
+/// check of the runs already there no longer reads the run it is about to replace, and
+/// still reads the runs it keeps (another run's edited `metrics.csv` refuses it).
 #[test]
 fn seventy_eighth_review() {
     let _serial = crate::common::serial();
@@ -5257,6 +5258,35 @@ fn seventy_eighth_review() {
         "an edited summary, the sweep",
         &run(&args(&cfg, &out, &[])),
         &["summary.json", "checksum", "--recompute"],
+    );
+    // A run the sweep keeps is still read before any training (the check leaves out only
+    // the runs it trains again): the other run's `metrics.csv` edited refuses the
+    // `--recompute`, dry run and run, and nothing is trained.
+    let other = copy_run(&out, d.join("other"));
+    let edited_id = summary.parent().unwrap().file_name().unwrap().to_owned();
+    let kept = std::fs::read_dir(other.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("config.toml").is_file() && p.file_name().unwrap() != edited_id)
+        .unwrap()
+        .join("metrics.csv");
+    let table = std::fs::read_to_string(&kept).unwrap();
+    let last = table.trim_end().lines().last().unwrap().to_string();
+    let mut cells: Vec<&str> = last.split(',').collect();
+    cells[2] = "0.5";
+    std::fs::write(&kept, table.replace(&last, &cells.join(","))).unwrap();
+    for extra in [&["--recompute", "--dry-run"][..], &["--recompute"][..]] {
+        assert_clean_error(
+            "a kept run's edited metrics.csv",
+            &run(&args(&cfg, &other, extra)),
+            &["metrics.csv", "disagree"],
+        );
+    }
+    let stale = other.join("runs").join(&edited_id).join("summary.json");
+    assert!(
+        std::fs::read_to_string(stale)
+            .unwrap()
+            .contains("\"final_train_loss\": 0.001,")
     );
     assert_ok(
         "--recompute --dry-run",
