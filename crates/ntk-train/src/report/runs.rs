@@ -304,7 +304,7 @@ fn edited(dir: &Path, checkpoint: &Path, name: &str, rows: &str) -> crate::Error
 /// squares or of negative log-probabilities; an accuracy outside 0 to 1, a test loss below
 /// 0; a diverging network's test loss may be infinite: twenty-eighth hostile round, N4), or
 /// a final or best value that is not the summary's.
-pub(super) fn metrics_disagree(rows: &[EpochMetrics], s: &TrainSummary) -> Option<String> {
+pub(crate) fn metrics_disagree(rows: &[EpochMetrics], s: &TrainSummary) -> Option<String> {
     let accuracy = |a: f64| (0.0..=1.0).contains(&a);
     for r in rows {
         let why = if !r.train_loss.is_finite() {

@@ -5230,8 +5230,8 @@ fn seventy_sixth_review() {
 /// whose summary was edited after it finished (its `final_train_loss`, so that its
 /// `metrics.csv` disagrees too) is stale in the dry run, refused by the sweep with the
 /// advice to pass `--recompute`, and `--recompute` (dry run and run) trains it again: the
-/// check of the runs already there no longer reads the run it is about to replace, and
-/// still reads the runs it keeps (another run's edited `metrics.csv` refuses it).
+/// check of the runs already there no longer reads the run it is about to replace. A run
+/// whose `metrics.csv` alone was edited is stale too, and trained again by `--recompute`.
 #[test]
 fn seventy_eighth_review() {
     let _serial = crate::common::serial();
@@ -5259,9 +5259,10 @@ fn seventy_eighth_review() {
         &run(&args(&cfg, &out, &[])),
         &["summary.json", "checksum", "--recompute"],
     );
-    // A run the sweep keeps is still read before any training (the check leaves out only
-    // the runs it trains again): the other run's `metrics.csv` edited refuses the
-    // `--recompute`, dry run and run, and nothing is trained.
+    // Another run's `metrics.csv` edited (its summary as written): that run is stale too,
+    // so the plain sweep refuses it naming the table, and `--recompute` trains both again
+    // (it was kept as done, and the check of the runs there refused the sweep and its
+    // `--recompute` alike, with no remedy but removing the run).
     let other = copy_run(&out, d.join("other"));
     let edited_id = summary.parent().unwrap().file_name().unwrap().to_owned();
     let kept = std::fs::read_dir(other.join("runs"))
@@ -5275,19 +5276,19 @@ fn seventy_eighth_review() {
     let mut cells: Vec<&str> = last.split(',').collect();
     cells[2] = "0.5";
     std::fs::write(&kept, table.replace(&last, &cells.join(","))).unwrap();
-    for extra in [&["--recompute", "--dry-run"][..], &["--recompute"][..]] {
-        assert_clean_error(
-            "a kept run's edited metrics.csv",
-            &run(&args(&cfg, &other, extra)),
-            &["metrics.csv", "disagree"],
-        );
-    }
-    let stale = other.join("runs").join(&edited_id).join("summary.json");
+    let dry = run(&args(&cfg, &other, &["--dry-run"]));
+    assert_clean_error("an edited metrics.csv, the dry run", &dry, &["--recompute"]);
+    let plan = String::from_utf8_lossy(&dry.stdout).into_owned();
+    assert_eq!(plan.matches(" stale ").count(), 2, "{plan}");
     assert!(
-        std::fs::read_to_string(stale)
-            .unwrap()
-            .contains("\"final_train_loss\": 0.001,")
+        plan.contains("metrics.csv: final train loss 0.5 there"),
+        "{plan}"
     );
+    assert_ok(
+        "an edited metrics.csv, --recompute",
+        &run(&args(&cfg, &other, &["--recompute"])),
+    );
+    assert_ok("collect after --recompute", &collect(&other));
     assert_ok(
         "--recompute --dry-run",
         &run(&args(&cfg, &out, &["--recompute", "--dry-run"])),
