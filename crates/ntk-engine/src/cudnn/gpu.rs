@@ -96,9 +96,13 @@ impl Gpu {
             stream,
             capability: (major, minor),
             name,
+            driver: driver_cuda,
         } = ntk_cuda::open(ordinal)?;
         let arch: &'static str = Box::leak(format!("compute_{major}{minor}").into_boxed_str());
         let ptx = kernels::compile(Some(arch), act)?;
+        // PTX loads on a driver of its NVRTC's CUDA version or newer: said here, by name,
+        // rather than as the load's CUDA_ERROR_UNSUPPORTED_PTX_VERSION.
+        ntk_cuda::version::check_ptx(kernels::nvrtc_version()?, driver_cuda)?;
         let module = driver("loading the kernels", ctx.load_module(ptx))?;
         let mut functions = HashMap::new();
         for name in kernels::NAMES {

@@ -84,6 +84,22 @@ pub fn compile(
         .map_err(|e| crate::cudnn::Error::Compile(format!("{e:?}")))
 }
 
+/// The CUDA version of the NVRTC that loads (`nvrtcVersion`); asked after [`compile`],
+/// which probes for libnvrtc (cudarc panics on a missing one).
+pub fn nvrtc_version() -> crate::cudnn::Result<ntk_cuda::CudaVersion> {
+    let (mut major, mut minor): (std::ffi::c_int, std::ffi::c_int) = (0, 0);
+    // SAFETY: `nvrtcVersion` writes one int through each pointer, both live locals; libnvrtc
+    // loads ([`compile`] probed it before the caller asks).
+    let status = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    if status != cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(crate::cudnn::Error::Compile(format!(
+            "reading NVRTC's version: {status:?}"
+        )));
+    }
+    let code = 1000 * u32::try_from(major).unwrap_or(0) + 10 * u32::try_from(minor).unwrap_or(0);
+    Ok(ntk_cuda::CudaVersion::from_code(code))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +159,14 @@ mod tests {
             let ptx = compile(Some("compute_90"), act).unwrap_or_else(|e| panic!("{act:?}: {e}"));
             assert!(ptx.to_src().contains(".entry act_forward("), "{act:?}");
         }
+        // Its version by an independent route: the PTX's own header names the release.
+        let v = nvrtc_version().expect("nvrtcVersion");
+        let header = compile(None, None).expect("compiles").to_src();
+        assert!(
+            header.contains(&format!("release {v}, ")),
+            "NVRTC {v}: {}",
+            header.lines().take(6).collect::<Vec<_>>().join(" | ")
+        );
         for arch in [None, Some("compute_80"), Some("compute_90")] {
             let ptx = compile(arch, None).unwrap_or_else(|e| panic!("{arch:?}: {e}"));
             let text = ptx.to_src();
