@@ -410,6 +410,13 @@ fn from_table<T: DeserializeOwned>(
         // The value at the error's key, else the override's whole value.
         let message = name_message(message, value_at(&table, &key).or(a.value.as_ref()));
         let message = unread_bracket_message(message, a.value.as_ref());
+        // A removal of a required key says so (seventy-eighth hostile round, N1: `--set
+        // model.width=` answered only "missing field `width`").
+        let message = if a.value.is_none() && a.key == key && message.starts_with("missing field") {
+            format!("removes {key}, which the config requires ({message}): give it a value")
+        } else {
+            message
+        };
         return Err(if message.starts_with("unknown field") {
             Error::UnknownKey {
                 origin: a.origin.clone(),
@@ -823,6 +830,21 @@ mod tests {
 
     fn sets(args: &[&str]) -> Vec<Assignment> {
         args.iter().map(|a| Assignment::parse(a).unwrap()).collect()
+    }
+
+    /// Seventy-eighth hostile round, N1: `--set KEY=` of a required key says that it
+    /// removes it, naming the assignment and the key.
+    #[test]
+    fn removing_a_required_key_says_so() {
+        let (_d, path) = file(FILE);
+        let e = load::<Cfg>(&path, &sets(&["model.depth="]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--set model.depth="), "{e}");
+        assert!(
+            e.contains("removes model.depth, which the config requires (missing field `depth`)"),
+            "{e}"
+        );
     }
 
     /// Twenty-sixth hostile round, D4: `--set KEY=` of a key no config has is refused as

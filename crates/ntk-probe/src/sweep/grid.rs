@@ -3,6 +3,7 @@
 //! convention) and its points ([`Point`]: a setting, an activation, a depth and a seed).
 
 use super::*;
+use ntk_runs::sweep::AxisFill;
 
 fn default_protocols() -> Vec<Protocol> {
     vec![Protocol::Whole, Protocol::Blocks]
@@ -74,6 +75,36 @@ pub const AXES: [&str; 6] = [
     "probe.protocol",
 ];
 
+/// The required keys of the base config an axis sets at every point, filled from the axis
+/// where the config leaves them out ([`ntk_runs::sweep::fill`]).
+const FILLS: [AxisFill; 5] = [
+    AxisFill {
+        axis: "depths",
+        field: None,
+        keys: &["model.depth"],
+    },
+    AxisFill {
+        axis: "activations",
+        field: None,
+        keys: &["model.activation"],
+    },
+    AxisFill {
+        axis: "widths",
+        field: None,
+        keys: &["model.width"],
+    },
+    AxisFill {
+        axis: "ns",
+        field: None,
+        keys: &["data.n"],
+    },
+    AxisFill {
+        axis: "datasets",
+        field: None,
+        keys: &["data.dataset"],
+    },
+];
+
 impl SweepConfig {
     pub fn load(path: &Path) -> crate::Result<Self> {
         Self::load_from(&overrides::Source::read(path)?, &[])
@@ -100,7 +131,10 @@ impl SweepConfig {
             });
         }
         crate::config::check_command(src, sets, true)?;
-        let cfg: Self = src.load_filled(sets, ntk_data::config::fill_file_n)?;
+        let cfg: Self = src.load_filled(sets, |t| {
+            let axes = ntk_runs::sweep::fill_from_axes(t, &FILLS);
+            ntk_data::config::fill_file_n(t).map(|file| file || axes)
+        })?;
         for a in sets {
             if let Some(axis) = cfg.axis_of(&a.key) {
                 // The file named alone only where it sets the axis (fifty-eighth hostile

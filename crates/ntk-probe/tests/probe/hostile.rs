@@ -4964,3 +4964,30 @@ fn seventy_ninth_review() {
             .contains("\"parameters\": 1281")
     );
 }
+
+/// Round 78's N1: a sweep config that leaves out the keys its axes set at every point
+/// (`model.depth` by `sweep.depths`, `model.activation` by `sweep.activations`) is the same
+/// sweep as one that gives them: it runs, and its points are done for the config that gives
+/// them (the same fingerprints); `--set` of such a key is still refused naming the axis.
+#[test]
+fn seventy_eighth_review_axis_keys_may_be_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bare_text = TINY_SWEEP.replace("depth = 1\nactivation = \"relu\"\n", "");
+    assert_ne!(bare_text, TINY_SWEEP);
+    let bare = write(d, "bare.toml", &bare_text);
+    let full = write(d, "full.toml", TINY_SWEEP);
+    let out = d.join("out");
+    assert_ok("dry run", &run(&sweep_args(&bare, &out, &["--dry-run"])));
+    assert_ok("the sweep", &run(&sweep_args(&bare, &out, &[])));
+    let plan = run(&sweep_args(&full, &out, &["--dry-run"]));
+    assert_ok("the same sweep, keys given", &plan);
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert_eq!(text.matches("done").count(), 2, "{text}");
+    assert!(!text.contains("stale") && !text.contains("new"), "{text}");
+    assert_clean_error(
+        "--set of an axis key",
+        &run(&sweep_args(&bare, &out, &["--set", "model.depth=3"])),
+        &["model.depth", "sweep.depths"],
+    );
+}

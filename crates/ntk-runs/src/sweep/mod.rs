@@ -3,6 +3,8 @@
 //!
 //! - **Points**: each tool expands its `[sweep]` axes into points in a fixed order (the
 //!   order that sharding uses), at most [`MAX_POINTS`] of them ([`check_size`]).
+//! - **Base keys**: a required key of the base config that an axis sets at every point may
+//!   be left out; the axis fills it before the base is read ([`fill`]).
 //! - **Shards**: `--shard i/N` runs the points `p` with `p mod N == i` ([`Shard`]).
 //! - **Skip if done**: a point's results are its summary files; a point counts as done only
 //!   when every one of them records the fingerprint of the config about to make it
@@ -34,8 +36,10 @@ use crate::progress::Reporter;
 use crate::provenance::{self, Provenance};
 
 pub mod command;
+pub mod fill;
 mod lifecycle;
 pub use command::{Invocation, SweepCommand, run_command};
+pub use fill::{AxisFill, fill_from_axes};
 pub use lifecycle::{after_collect, check_collect, claim, dry_run, execute};
 
 /// The most points one sweep may have.

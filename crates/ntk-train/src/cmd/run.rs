@@ -128,7 +128,7 @@ pub(crate) fn load_config(
     let name = src.name(sets);
     let named = |e: &dyn std::fmt::Display| format!("{name}: {e}");
     let cfg: TrainConfig = src
-        .load_filled(sets, ntk_data::config::fill_file_n)
+        .load_filled(sets, ntk_train::config::fill_defaults)
         .map_err(|e| {
             TrainConfig::beside_onnx(src, sets).map_or_else(|| e.to_string(), |n| named(&n))
         })?;

@@ -10,6 +10,7 @@ use ntk_data::config::DataConfig;
 use ntk_model::{ActivationKind, MlpConfig, Normalization, ResNetConfig, ResNetVariant};
 use ntk_numerics::backend::{Fp32Precision, Precision};
 use ntk_numerics::kernel::OutputMode;
+use ntk_runs::sweep::AxisFill;
 use serde::{Deserialize, Serialize};
 
 use crate::schedule::ScheduleConfig;
@@ -467,6 +468,44 @@ impl Given {
     }
 }
 
+/// The required keys of the base config a sweep axis sets at every run, filled from the axis
+/// where the config leaves them out ([`ntk_runs::sweep::fill`]): an MLP's or a ResNet's,
+/// whichever table the config has.
+const FILLS: [AxisFill; 5] = [
+    AxisFill {
+        axis: "depths",
+        field: None,
+        keys: &["model.depth", "resnet.depth"],
+    },
+    AxisFill {
+        axis: "activations",
+        field: None,
+        keys: &["model.activation"],
+    },
+    AxisFill {
+        axis: "families",
+        field: Some("activation"),
+        keys: &["model.activation"],
+    },
+    AxisFill {
+        axis: "variants",
+        field: None,
+        keys: &["resnet.variant"],
+    },
+    AxisFill {
+        axis: "lrs",
+        field: None,
+        keys: &["optim.lr"],
+    },
+];
+
+/// What a training config's load fills in before it is read: the keys its sweep's axes set
+/// ([`FILLS`]), and a user file's `data.n` and subset ([`ntk_data::config::fill_file_n`]).
+pub fn fill_defaults(t: &mut toml::Table) -> Result<bool, ntk_data::MissingDefault> {
+    let axes = ntk_runs::sweep::fill_from_axes(t, &FILLS);
+    ntk_data::config::fill_file_n(t).map(|file| file || axes)
+}
+
 impl TrainConfig {
     /// Reads a TOML file; errors name the file, line and key.
     pub fn load(path: &Path) -> crate::Result<Self> {
@@ -476,7 +515,7 @@ impl TrainConfig {
         };
         let src = ntk_runs::overrides::Source::read(path)?;
         let cfg: Self = src
-            .load_filled(&[], ntk_data::config::fill_file_n)
+            .load_filled(&[], fill_defaults)
             .map_err(|e| Self::beside_onnx(&src, &[]).map_or_else(|| e.into(), at))?;
         let given = Given::of_source(&src, &[])?;
         let mut cfg = cfg.with_data_defaults(given).map_err(at)?;

@@ -5307,3 +5307,33 @@ fn seventy_eighth_review() {
     );
     assert_ok("collect", &collect(&out));
 }
+
+/// Round 78's N1: a sweep config that leaves out the keys its axes set at every run
+/// (`model.depth` by `sweep.depths`, `model.activation` by `sweep.families`, `optim.lr` by
+/// `sweep.lrs`) is the same sweep as one that gives them: its dry run plans the same runs,
+/// and after the sweep the config that gives them finds every run done.
+#[test]
+fn seventy_eighth_review_axis_keys_may_be_left_out() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bare_text = format!("{TINY}{SWEEP}")
+        .replace("depth = 1\nactivation = \"relu\"\n", "")
+        .replace("lr = 0.1\n", "");
+    assert!(!bare_text.contains("depth =") && !bare_text.contains("lr ="));
+    let bare = write(d, "bare.toml", &bare_text);
+    let out = d.join("sweep");
+    assert_ok("dry run", &run(&args(&bare, &out, &["--dry-run"])));
+    assert_ok("the sweep", &run(&args(&bare, &out, &[])));
+    let full = write(d, "full.toml", &format!("{TINY}{SWEEP}"));
+    let plan = run(&args(&full, &out, &["--dry-run"]));
+    assert_ok("the same sweep, keys given", &plan);
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(text.contains("done") && !text.contains("stale"), "{text}");
+    assert!(!text.contains(" new"), "{text}");
+    assert_clean_error(
+        "--set of an axis key",
+        &run(&args(&bare, &out, &["--set", "model.depth=3", "--dry-run"])),
+        &["model.depth", "sweep.depths"],
+    );
+}
