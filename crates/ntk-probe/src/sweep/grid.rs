@@ -132,7 +132,8 @@ impl SweepConfig {
         }
         crate::config::check_command(src, sets, true)?;
         let cfg: Self = src.load_filled(sets, |t| {
-            let axes = ntk_runs::sweep::fill_from_axes(t, &FILLS);
+            let axes = ntk_runs::sweep::fill_from_axes(t, &FILLS)
+                .map_err(|(key, message)| ntk_data::MissingDefault { key, message })?;
             ntk_data::config::fill_file_n(t).map(|file| file || axes)
         })?;
         for a in sets {

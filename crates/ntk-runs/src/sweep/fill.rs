@@ -22,42 +22,60 @@ pub struct AxisFill {
 
 /// Fills, for each of `fills` whose axis lists a value, its key with the axis's first value
 /// where the config leaves the key out; whether anything was filled. A key the config gives
-/// is kept (each point replaces it anyway); an axis that is not a list, or is empty, fills
-/// nothing (the config's own checks name it).
-pub fn fill_from_axes(table: &mut Table, fills: &[AxisFill]) -> bool {
-    let Some(sweep) = table.get("sweep").and_then(|s| s.as_table()) else {
-        return false;
+/// is kept (each point replaces it anyway). Where the key is left out and its axis is there
+/// but is no list of values (or an empty one, or its first value lacks the field), the
+/// error is `(key, why)`, naming the axis: the key's own "missing field" would blame the
+/// wrong place. An axis that is absent fills nothing (the load names the missing key).
+pub fn fill_from_axes(table: &mut Table, fills: &[AxisFill]) -> Result<bool, (String, String)> {
+    let Some(sweep) = table.get("sweep").and_then(|s| s.as_table()).cloned() else {
+        return Ok(false);
     };
-    let wanted: Vec<(&[&str], toml::Value)> = fills
-        .iter()
-        .filter_map(|f| {
-            let first = sweep.get(f.axis)?.as_array()?.first()?;
-            let value = match f.field {
-                Some(field) => first.as_table()?.get(field)?,
-                None => first,
-            };
-            Some((f.keys, value.clone()))
-        })
-        .collect();
     let mut filled = false;
-    for (keys, value) in wanted {
+    for f in fills {
+        let Some(axis) = sweep.get(f.axis) else {
+            continue;
+        };
         // The first of the key's tables the config has.
-        let place = keys.iter().find_map(|key| {
+        let Some((section, name)) = f.keys.iter().find_map(|key| {
             let (section, name) = key.split_once('.')?;
             table
                 .get(section)
                 .is_some_and(toml::Value::is_table)
                 .then_some((section, name))
-        });
-        if let Some((section, name)) = place
-            && let Some(t) = table.get_mut(section).and_then(|t| t.as_table_mut())
-            && !t.contains_key(name)
-        {
-            t.insert(name.to_string(), value);
-            filled = true;
+        }) else {
+            continue;
+        };
+        let Some(t) = table.get_mut(section).and_then(|t| t.as_table_mut()) else {
+            continue;
+        };
+        if t.contains_key(name) {
+            continue;
         }
+        let first = axis.as_array().and_then(|a| a.first());
+        let value = match (first, f.field) {
+            (Some(v), Some(field)) => v.as_table().and_then(|v| v.get(field)),
+            (v, None) => v,
+            (None, Some(_)) => None,
+        };
+        let Some(value) = value else {
+            let what = match (axis.as_array(), f.field) {
+                (Some(a), _) if a.is_empty() => "empty".to_string(),
+                (Some(_), Some(field)) => format!("a list whose first value has no {field}"),
+                _ => format!("{axis}, not a list of values"),
+            };
+            return Err((
+                format!("{section}.{name}"),
+                format!(
+                    "sweep.{} sets it at every point, and is {what}: give sweep.{} a \
+                     non-empty list",
+                    f.axis, f.axis
+                ),
+            ));
+        };
+        t.insert(name.to_string(), value.clone());
+        filled = true;
     }
-    filled
+    Ok(filled)
 }
 
 #[cfg(test)]
@@ -92,7 +110,7 @@ mod tests {
             "[sweep]\ndepths = [3, 5]\nfamilies = [{ activation = \"relu\" }]\n\
              [model]\nwidth = 8\n[optim]\n",
         );
-        assert!(fill_from_axes(&mut t, &FILLS));
+        assert_eq!(fill_from_axes(&mut t, &FILLS), Ok(true));
         assert_eq!(t["model"]["depth"].as_integer(), Some(3));
         assert_eq!(t["model"]["activation"].as_str(), Some("relu"));
         // No lrs axis: optim.lr stays out (the load names it).
@@ -102,27 +120,51 @@ mod tests {
     #[test]
     fn a_given_key_is_kept_and_the_first_table_present_takes_it() {
         let mut t = table("[sweep]\ndepths = [3]\n[model]\ndepth = 1\n");
-        assert!(!fill_from_axes(&mut t, &FILLS), "nothing to fill");
+        assert_eq!(fill_from_axes(&mut t, &FILLS), Ok(false), "nothing to fill");
         assert_eq!(t["model"]["depth"].as_integer(), Some(1));
         let mut r = table("[sweep]\ndepths = [20, 56]\n[resnet]\nvariant = \"fixup\"\n");
-        assert!(fill_from_axes(&mut r, &FILLS));
+        assert_eq!(fill_from_axes(&mut r, &FILLS), Ok(true));
         assert_eq!(r["resnet"]["depth"].as_integer(), Some(20));
         assert!(!r.contains_key("model"), "no table made");
     }
 
     #[test]
-    fn no_sweep_no_table_an_empty_or_malformed_axis_fill_nothing() {
+    fn no_sweep_or_no_table_fills_nothing() {
         for text in [
             "[model]\nwidth = 8\n",
             "[sweep]\ndepths = [3]\n",
-            "[sweep]\ndepths = []\n[model]\n",
-            "[sweep]\ndepths = 3\n[model]\n",
-            "[sweep]\nfamilies = [\"relu\"]\n[model]\n",
+            "[sweep]\nseeds = [3]\n[model]\n",
+            "[sweep]\ndepths = []\n[model]\ndepth = 2\n",
         ] {
             let mut t = table(text);
             let before = t.clone();
-            assert!(!fill_from_axes(&mut t, &FILLS), "{text}");
+            assert_eq!(fill_from_axes(&mut t, &FILLS), Ok(false), "{text}");
             assert_eq!(t, before, "{text}");
+        }
+    }
+
+    #[test]
+    fn an_axis_that_cannot_fill_a_missing_key_is_named() {
+        for (text, key, what) in [
+            (
+                "[sweep]\ndepths = []\n[model]\n",
+                "model.depth",
+                "sweep.depths sets it at every point, and is empty",
+            ),
+            (
+                "[sweep]\ndepths = 3\n[model]\n",
+                "model.depth",
+                "and is 3, not a list of values",
+            ),
+            (
+                "[sweep]\nfamilies = [\"relu\"]\n[model]\n",
+                "model.activation",
+                "a list whose first value has no activation",
+            ),
+        ] {
+            let (k, why) = fill_from_axes(&mut table(text), &FILLS).unwrap_err();
+            assert_eq!(k, key, "{text}");
+            assert!(why.contains(what), "{text}: {why}");
         }
     }
 }

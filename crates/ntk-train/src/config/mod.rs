@@ -502,7 +502,8 @@ const FILLS: [AxisFill; 5] = [
 /// What a training config's load fills in before it is read: the keys its sweep's axes set
 /// ([`FILLS`]), and a user file's `data.n` and subset ([`ntk_data::config::fill_file_n`]).
 pub fn fill_defaults(t: &mut toml::Table) -> Result<bool, ntk_data::MissingDefault> {
-    let axes = ntk_runs::sweep::fill_from_axes(t, &FILLS);
+    let axes = ntk_runs::sweep::fill_from_axes(t, &FILLS)
+        .map_err(|(key, message)| ntk_data::MissingDefault { key, message })?;
     ntk_data::config::fill_file_n(t).map(|file| file || axes)
 }
 
