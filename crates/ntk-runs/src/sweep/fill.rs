@@ -66,8 +66,8 @@ pub fn fill_from_axes(table: &mut Table, fills: &[AxisFill]) -> Result<bool, (St
             return Err((
                 format!("{section}.{name}"),
                 format!(
-                    "sweep.{} sets it at every point, and is {what}: give sweep.{} a \
-                     non-empty list",
+                    "sweep.{} sets it throughout the sweep, and is {what}: give sweep.{} a \
+                     non-empty list, or give {section}.{name}",
                     f.axis, f.axis
                 ),
             ));
@@ -149,7 +149,7 @@ mod tests {
             (
                 "[sweep]\ndepths = []\n[model]\n",
                 "model.depth",
-                "sweep.depths sets it at every point, and is empty",
+                "sweep.depths sets it throughout the sweep, and is empty",
             ),
             (
                 "[sweep]\ndepths = 3\n[model]\n",
