@@ -10,6 +10,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin="${NTK_TRAIN_BIN:-${CARGO_TARGET_DIR:-target}/debug/ntk-train}"
+# As run.sh says it (eighty-first hostile round, N7: bash's "No such file", status 127).
+if [ ! -x "$bin" ]; then
+    echo "collect: $bin not found: cargo build -p ntk-train first (or set NTK_TRAIN_BIN)" >&2
+    exit 2
+fi
 
 list=experiments/seeds/collected.txt
 # The list first, checked whole; then every name asked for must be one of its lines exactly

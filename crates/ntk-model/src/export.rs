@@ -193,7 +193,10 @@ pub fn load_bytes<N: Named>(net: N, bytes: &[u8], name: &str) -> Result<N, Model
         used.insert(name.to_string());
         let view = st.tensor(name).map_err(|_| ModelError::Weights {
             path: p.clone(),
-            reason: format!("missing tensor `{name}`"),
+            reason: format!(
+                "missing tensor `{name}`{}",
+                near_spellings(&st.names(), name)
+            ),
         })?;
         if view.shape() != shape {
             return Err(ModelError::Weights {
@@ -236,6 +239,30 @@ pub fn load_bytes<N: Named>(net: N, bytes: &[u8], name: &str) -> Result<N, Model
             named.join(", ")
         ),
     })
+}
+
+/// The file's tensors whose names differ from the missing `name` only in case, spaces or
+/// punctuation (`layers.2.weight ` for `layers.2.weight`), as the refusal's hint: the likely
+/// cause, which would otherwise be named only after it as unused (eighty-first hostile
+/// round, N2). Empty where there is none.
+fn near_spellings(names: &[&str], name: &str) -> String {
+    let key = |n: &str| -> String {
+        n.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let want = key(name);
+    let mut near: Vec<String> = names
+        .iter()
+        .filter(|n| **n != name && key(n) == want)
+        .map(|n| format!("{n:?}"))
+        .collect();
+    near.sort();
+    match near.is_empty() {
+        true => String::new(),
+        false => format!(" (the file has {}, spelled otherwise)", near.join(", ")),
+    }
 }
 
 /// A tensor name as a key that orders its numbers by value (`layers.2.bias` before

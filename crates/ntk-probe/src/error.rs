@@ -206,6 +206,10 @@ pub enum Error {
         .path.display()
     )]
     SummaryEdited { path: PathBuf, what: String },
+    /// A point's file that is not as its summary records it (`ntk_runs::manifest::verify`'s
+    /// words, which name the file), read by `collect` ([`crate::sweep::read_summaries_at`]).
+    #[error("{0}, and its results are not reported")]
+    SetNotAsWritten(String),
     /// A sweep directory without finished points.
     #[error("{}: no finished ntk-probe points under runs/", .out.display())]
     NoPoints { out: PathBuf },

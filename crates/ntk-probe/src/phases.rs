@@ -23,8 +23,10 @@
 //! a symbolic link) holding a `phases.json` that names this tool and matches its own
 //! checksum. Of that directory only the files named here (and their temporary copies,
 //! `<name>.ntk-tmp-PID`) are removed, then the directory if that leaves it empty; they are
-//! removed once the run's results are written, or when a run that does not resume (or of
-//! another config) starts afresh. Anything else at `.<name>.phases` (a symbolic link, a
+//! removed once the run's results are in place (after the output set's commit:
+//! [`finish`]), when a tiled run that does not resume (or of another config) starts afresh,
+//! and, said on stderr, once the results of a run of another route are in place beside them
+//! ([`unused`]). Anything else at `.<name>.phases` (a symbolic link, a
 //! file, a directory of tiles without a probe's `phases.json`, an unreadable or altered
 //! `phases.json`, a symbolic link or anything but a regular file at `tiles.f64`) is said on
 //! stderr, left as it is, and the run goes on without phase files. `NTK_PHASE_FILES=0`
@@ -214,6 +216,53 @@ pub fn drop_when_kept(place: &Place) -> Option<String> {
         "{}: this config's phase files removed (an interrupted computation's, which the \
          kept results make unneeded)",
         place.dir.display()
+    ))
+}
+
+/// Removes the phase files of the run `place` names, over `n` inputs in tiles of `block`,
+/// once its results are in place: called after its output set's commit, so that a commit
+/// that fails, or a process killed before it, leaves the finished phases for `--resume`
+/// (eighty-first hostile round, D1: they were removed before the results were moved into
+/// `--out`, and a failed move lost both). Only while the place holds this run's state
+/// (nothing else took its place meanwhile); never under `NTK_PHASE_FILES=0`.
+pub fn finish(place: &Place, (n, block): (usize, usize)) {
+    if Mode::from_env().ok() == Some(Mode::Off) {
+        return;
+    }
+    if let Found::Ours(state) = inspect(&place.dir)
+        && place.is_this_run(&state, (n, block))
+    {
+        remove_ours(&place.dir);
+    }
+}
+
+/// A probe's phase files beside `out` where a run that keeps none (not the host's tiled
+/// route: dense, `extreme`, blocks, the device) writes its results: no run resumes from
+/// them beside that run's results, so they are removed once those are in place
+/// (`remove`: the run, after its commit) and said; the dry run (`remove` false) says that
+/// the run will remove them, and under `NTK_PHASE_FILES=0` they are only said (eighty-first
+/// hostile round, D5: an interrupted tiled run's phase files, 14.7 GB at 60,000 images,
+/// stayed beside a dense run's results without a word). The line for stderr; `None` where
+/// there are none.
+pub fn unused(out: &Path, remove: bool) -> Option<String> {
+    let dir = dir_beside(out);
+    let Found::Ours(state) = inspect(&dir) else {
+        return None;
+    };
+    let off = Mode::from_env().ok() == Some(Mode::Off);
+    let what = match (off, remove) {
+        (true, _) => format!("neither used nor removed ({PHASE_FILES}=0)"),
+        (false, true) => {
+            remove_ours(&dir);
+            "removed".to_string()
+        }
+        (false, false) => "the run removes them once its results are written".to_string(),
+    };
+    Some(format!(
+        "note: {}: a probe's phase files (a tiled run over n = {} inputs), which no run \
+         resumes from beside this run's results: {what}",
+        dir.display(),
+        state.n
     ))
 }
 
@@ -626,14 +675,6 @@ impl PhaseFiles {
         self.keep_tiles(tiles, Held::Kernel);
     }
 
-    /// Removes the phase files: the run's results are written. Only when the directory
-    /// still holds this run's state (nothing else took its place meanwhile).
-    pub fn finish(self) {
-        if matches!(inspect(&self.dir), Found::Ours(s) if same_run(&s, &self.state)) {
-            remove_ours(&self.dir);
-        }
-    }
-
     /// Writes `tiles` as `held` (the previous tiles file removed first), then the state that
     /// says so; a failure is said and the phase files dropped.
     fn keep_tiles(&mut self, tiles: &Tiled, held: Held) {
@@ -779,10 +820,6 @@ impl Operand for Resumable<'_, '_> {
     }
 }
 
-fn same_run(a: &State, b: &State) -> bool {
-    (a.fingerprint.as_str(), a.n, a.block) == (b.fingerprint.as_str(), b.n, b.block)
-}
-
 /// Removes the phase files this module writes (`phases.json`, `tiles.f64`, their partial and
 /// temporary copies), then the directory when that leaves it empty: anything else a user
 /// keeps there, under the same hidden name, stays. Called only on a directory
@@ -919,7 +956,17 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt;
-        let existing = dir.ancestors().find(|d| d.exists())?;
+        // The nearest directory there is; a relative path's last ancestor is the empty
+        // path, which is the working directory (eighty-first hostile round, D3: `--out o`
+        // puts the phase files at `.o.phases`, whose parent is the empty path, so the disk
+        // was never asked, `NTK_PHASE_FILES=1` did not refuse and the tiles filled it).
+        let existing = dir
+            .ancestors()
+            .map(|d| match d.as_os_str().is_empty() {
+                true => Path::new("."),
+                false => d,
+            })
+            .find(|d| d.exists())?;
         let c = std::ffi::CString::new(existing.as_os_str().as_bytes()).ok()?;
         // SAFETY: `libc::statvfs` is a plain C struct of integer fields (and an integer
         // spare array): all-zero bytes are a valid value.

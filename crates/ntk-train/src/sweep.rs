@@ -264,35 +264,42 @@ impl sweep::Recorded for TrainSummary {
     fn files(&self) -> Option<&ntk_runs::manifest::Files> {
         self.files.as_ref().filter(|f| !f.is_empty())
     }
-    /// Its own checksum ([`crate::summary::edited`]) and its run's `metrics.csv` against it
+    /// Its own checksum ([`crate::summary::edited`]), its run's `config.toml` against the
+    /// config it records ([`crate::report::config_edited`]), and its run's `metrics.csv` against it
     /// (the epochs and the final and best values), as `collect` checks both: a run that
     /// fails either is stale, so that `--recompute` trains it again (seventy-ninth hostile
     /// round, left open in round 78: a kept run's edited `metrics.csv` refused the sweep
     /// and its `--recompute` alike). A table that cannot be read is left to `collect`,
     /// which names it.
     fn check(&self, path: &Path) -> Option<String> {
-        crate::summary::edited(self, path).or_else(|| {
-            let metrics = path.with_file_name("metrics.csv");
-            let rows: Vec<crate::metrics::EpochMetrics> =
-                ntk_files::table::read_csv(&metrics).ok()?;
-            let what = if rows.len() != self.epochs_completed {
-                format!(
-                    "{} epoch row(s) where the summary records {} epochs",
-                    rows.len(),
-                    self.epochs_completed
+        let config = || {
+            let dir = path.parent()?;
+            crate::report::config_edited(dir, self.provenance.as_ref()?)
+        };
+        crate::summary::edited(self, path)
+            .or_else(config)
+            .or_else(|| {
+                let metrics = path.with_file_name("metrics.csv");
+                let rows: Vec<crate::metrics::EpochMetrics> =
+                    ntk_files::table::read_csv(&metrics).ok()?;
+                let what = if rows.len() != self.epochs_completed {
+                    format!(
+                        "{} epoch row(s) where the summary records {} epochs",
+                        rows.len(),
+                        self.epochs_completed
+                    )
+                } else {
+                    crate::report::metrics_disagree(&rows, self)?
+                };
+                Some(
+                    crate::Error::MetricsEdited {
+                        metrics,
+                        summary: path.to_path_buf(),
+                        what,
+                    }
+                    .to_string(),
                 )
-            } else {
-                crate::report::metrics_disagree(&rows, self)?
-            };
-            Some(
-                crate::Error::MetricsEdited {
-                    metrics,
-                    summary: path.to_path_buf(),
-                    what,
-                }
-                .to_string(),
-            )
-        })
+            })
     }
 }
 

@@ -326,3 +326,38 @@ fn tensors_the_network_does_not_use_are_refused() {
         "{e}"
     );
 }
+
+/// A tensor missing under its name but there spelled otherwise (`layers.2.weight ` with a
+/// trailing space, `Layers.2.Weight`) is named in the refusal as the likely cause
+/// (eighty-first hostile round, N2: only `missing tensor` was said).
+#[test]
+fn a_missing_tensor_names_its_near_spellings() {
+    use safetensors::tensor::{SafeTensors, TensorView};
+    let dir = tempfile::tempdir().unwrap();
+    let net = mlp(false, Normalization::None);
+    let src = dir.path().join("w.safetensors");
+    export::save(&net, &src, ExportDType::F64).unwrap();
+    for spelled in ["layers.2.weight ", "Layers.2.Weight"] {
+        let bytes = std::fs::read(&src).unwrap();
+        let st = SafeTensors::deserialize(&bytes).unwrap();
+        let views: Vec<(String, TensorView)> = st
+            .tensors()
+            .into_iter()
+            .map(|(n, v)| match n.as_str() {
+                "layers.2.weight" => (spelled.to_string(), v),
+                _ => (n.to_string(), v),
+            })
+            .collect();
+        let path = dir.path().join("renamed.safetensors");
+        std::fs::write(&path, safetensors::serialize(views, None).unwrap()).unwrap();
+        let Err(e) = export::load(mlp(false, Normalization::None), &path) else {
+            panic!("loaded")
+        };
+        let e = e.to_string();
+        assert!(e.contains("missing tensor `layers.2.weight`"), "{e}");
+        assert!(
+            e.contains(&format!("the file has {spelled:?}, spelled otherwise")),
+            "{e}"
+        );
+    }
+}

@@ -166,10 +166,10 @@ impl Measured {
                     tiles: &mut tiles,
                     files: files.as_mut(),
                 };
+                // The phase files stay until the results are in place: the caller removes
+                // them after its output set's commit ([`crate::phases::finish`]).
                 let e = extreme::solve(&mut operand, f64::EPSILON, &options)?;
-                if let Some(f) = files {
-                    f.finish();
-                }
+                drop(files);
                 (
                     e,
                     min,

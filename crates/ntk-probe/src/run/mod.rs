@@ -421,7 +421,8 @@ pub fn check_phase_place(
     resume: bool,
 ) -> crate::Result<Option<String>> {
     if !tiled_on_host(cfg, compute) {
-        return Ok(None);
+        // Another route: a probe's phase files there are removed once its results are in.
+        return Ok(crate::phases::unused(out, false));
     }
     let place = Place::of_run(out, resume, prov);
     let bytes = ntk_kernel::extreme::tiled::Tiled::bytes_for(inputs.n, TILE) as u64;
@@ -525,7 +526,8 @@ pub fn run(
         blocks,
     } = summarized;
     summary.seconds = start.elapsed().as_secs_f64();
-    summary.provenance = Some(prov);
+    summary.provenance = Some(prov.clone());
+    let n = inputs.n;
     if let Some(set) = set {
         // The whole protocol's kernel and inputs are written already (above).
         let (inputs, kernel) = match &result {
@@ -543,8 +545,28 @@ pub fn run(
         )
         .map_err(|e| e.in_set(&set))?;
         set.commit().map_err(Error::Io)?;
+        if let Some(dir) = out {
+            settle_phases(cfg, compute, dir, &prov, n);
+        }
     }
     Ok(summary)
+}
+
+/// The phase files beside `out` once the run's results are in place there: the tiled
+/// route's own removed ([`crate::phases::finish`]; only now, so that a failed commit leaves
+/// them to resume from), another route's said and removed ([`crate::phases::unused`]).
+pub fn settle_phases(
+    cfg: &ProbeConfig,
+    compute: &Compute,
+    out: &Path,
+    prov: &Provenance,
+    n: usize,
+) {
+    if tiled_on_host(cfg, compute) {
+        crate::phases::finish(&Place::of_run(out, true, prov), (n, TILE));
+    } else if let Some(note) = crate::phases::unused(out, true) {
+        eprintln!("{note}");
+    }
 }
 
 /// A kernel that is not finite, traced to what made it: its weights (the file of

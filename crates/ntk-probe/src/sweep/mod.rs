@@ -553,6 +553,8 @@ impl ProbeSweep<'_> {
             net: &net,
             gram: &gram,
         };
+        // The tiled points' phase files, removed once the point's results are in place.
+        let mut phase_places = Vec::new();
         for (protocol, prov) in provs {
             let mut done = match &whole {
                 Some((result, seconds)) => run::summarize(probed, protocol, result, *seconds)?,
@@ -562,6 +564,7 @@ impl ProbeSweep<'_> {
                     let phases = crate::phases::Place::of_run(&dir, true, &prov);
                     let done = run::summarize_tiled(probed, Some(&phases))?;
                     kernel_seconds += done.summary.kernel_seconds;
+                    phase_places.push(phases);
                     done
                 }
                 None => {
@@ -590,6 +593,14 @@ impl ProbeSweep<'_> {
             .map_err(|e| e.in_set(&set))?;
         }
         set.commit().map_err(Error::Io)?;
+        // Only now, so that a failed commit leaves them to resume from (eighty-first hostile
+        // round, D1); a point of another route says and removes a tiled run's (D5).
+        for place in &phase_places {
+            crate::phases::finish(place, (inputs.n, run::TILE));
+        }
+        if !tiled && let Some(note) = crate::phases::unused(&point.dir(self.out), true) {
+            self.reporter.log(&note);
+        }
         self.reporter.log(&format!(
             "[sweep] {}{} depth {} seed {}: {kernel_seconds:.1} s{}",
             point.setting.describe().map_or(String::new(), |d| d + " "),
@@ -839,9 +850,18 @@ pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
     let mut found = Vec::new();
     for path in sweep::find_files(&out.join("runs"), "summary.json") {
         if let Some(mut s) = read_summary(&path)? {
+            // The files beside it as its run wrote them (the sweep's state checks the same),
+            // before its numbers are held to them: an edited `eigenvalues.npy` is named, not
+            // the intact summary (eighty-first hostile round, D4), and a missing one or a
+            // FIFO in its place is refused, not merged (N5).
+            if let (Some(files), Some(dir)) = (&s.files, path.parent()) {
+                let names = <Summary as sweep::Recorded>::SET_FILES;
+                ntk_runs::manifest::verify(dir, files, names, &path)
+                    .map_err(Error::SetNotAsWritten)?;
+            }
+            check_numbers(&path, &s)?;
             // Summaries written before conventions were spelled as the config spells them
             // hold `unitvariance`: read as `unit_variance`, so that they group with new ones.
-            check_numbers(&path, &s)?;
             if let Some(c) = crate::config::parse_convention(&s.convention) {
                 s.convention = convention_name(c);
             }

@@ -4991,3 +4991,81 @@ fn seventy_eighth_review_axis_keys_may_be_left_out() {
         &["model.depth", "sweep.depths"],
     );
 }
+
+/// The eighty-first hostile review (experiments/hostile/round81.md). D4: `collect` without
+/// `--config` blamed an intact `summary.json` ("the summary was edited after the run") for
+/// an edited `eigenvalues.npy`; it now names the file that is not as its summary records it.
+/// N5: a point whose `eigenvalues.npy` is missing or a FIFO was merged without a word; it is
+/// refused, naming the file. `results.csv` is left as it was each time.
+#[test]
+fn eighty_first_review_collect_names_the_edited_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = write(d, "s.toml", TINY_SWEEP);
+    let out = d.join("sweep");
+    assert_ok("the sweep", &run(&sweep_args(&sweep, &out, &[])));
+    let collect = || collect_out(&out);
+    assert_ok("collect as written", &collect());
+    let results = std::fs::read(out.join("results.csv")).unwrap();
+    let summary = summaries_under(&out.join("runs"))
+        .into_iter()
+        .next()
+        .unwrap();
+    let eigen = summary.with_file_name("eigenvalues.npy");
+    let bytes = std::fs::read(&eigen).unwrap();
+    let mut edited = bytes.clone();
+    *edited.last_mut().unwrap() ^= 0x10;
+    std::fs::write(&eigen, &edited).unwrap();
+    let o = collect();
+    assert_clean_error(
+        "an edited eigenvalues.npy",
+        &o,
+        &["eigenvalues.npy", "SHA-256", "not reported"],
+    );
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("the summary was edited"),
+        "{o:?}"
+    );
+    std::fs::remove_file(&eigen).unwrap();
+    assert_clean_error(
+        "a missing eigenvalues.npy",
+        &collect(),
+        &["eigenvalues.npy", "missing"],
+    );
+    let fifo = Command::new("mkfifo").arg(&eigen).output().unwrap();
+    assert!(fifo.status.success(), "{fifo:?}");
+    assert_clean_error(
+        "a FIFO for eigenvalues.npy",
+        &collect(),
+        &["eigenvalues.npy", "not a regular file"],
+    );
+    std::fs::remove_file(&eigen).unwrap();
+    assert_eq!(std::fs::read(out.join("results.csv")).unwrap(), results);
+    std::fs::write(&eigen, &bytes).unwrap();
+    assert_ok("collect as written again", &collect());
+}
+
+/// The eighty-first hostile review, D6: the blocks protocol's screen summary printed the
+/// means over its blocks as `lambda_min`, `lambda_max` and `kappa` with no word, so a mean
+/// kappa far above the ratio of the two lines above it read as one kernel's. Each line now
+/// says it is a mean and over how many blocks.
+#[test]
+fn eighty_first_review_the_blocks_summary_says_its_means() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "blocks.toml",
+        &format!("{TINY}protocol = \"blocks\"\nblock_size = 4\n"),
+    );
+    let o = run(&ntk_args(&cfg, &d.join("b"), &[]));
+    assert_ok("blocks", &o);
+    let table = String::from_utf8_lossy(&o.stdout).into_owned();
+    for line in ["lambda_min", "lambda_max", "kappa   "] {
+        let l = table.lines().find(|l| l.contains(line)).unwrap();
+        assert!(
+            l.contains("(mean over 3 blocks; each in blocks.csv)"),
+            "{table}"
+        );
+    }
+}

@@ -124,7 +124,12 @@ fn a_killed_tiled_run_resumes_from_its_last_phase() {
             reference.steps
         )
     );
-    files.finish();
+    drop(files);
+    let config_a = Place {
+        fingerprint: "config A".into(),
+        ..place.clone()
+    };
+    ntk_probe::phases::finish(&config_a, (n, block));
     assert!(!place.dir.exists(), "a finished run leaves no phase files");
 
     // Files of another config, or a run that does not resume, start afresh.
@@ -146,7 +151,8 @@ fn a_killed_tiled_run_resumes_from_its_last_phase() {
     let mut files = open(&place, "config A");
     files.save_kernel(&counted(&k, n, block, &Cell::new(0)), formed);
     std::fs::write(place.dir.join("notes.txt"), "mine").unwrap();
-    files.finish();
+    drop(files);
+    ntk_probe::phases::finish(&config_a, (n, block));
     assert_eq!(
         std::fs::read_to_string(place.dir.join("notes.txt")).unwrap(),
         "mine"
@@ -708,8 +714,51 @@ fn a_leftover_temporary_state_does_not_block_phase_files() {
     let files = PhaseFiles::open(&place, (n, block), Tiled::bytes_for(n, block) as u64)
         .unwrap()
         .expect("a usable place");
-    files.finish();
+    drop(files);
+    ntk_probe::phases::finish(&place, (n, block));
     assert!(!place.dir.exists(), "{:?}", std::fs::read_dir(&place.dir));
+}
+
+/// Eighty-first hostile round, D1: the tiled route kept its phase files only until its
+/// eigenvalues were found, and removed them before the results were moved into `--out`, so a
+/// failed move (or a kill in between) lost both. Now the computation leaves them (with the
+/// factor) and they are removed only once the results are in place
+/// ([`run::settle_phases`], after the output set's commit); another config's are left.
+#[test]
+fn tiled_phase_files_stay_until_the_results_are_in_place() {
+    use ntk_numerics::backend::{Precision, select};
+    use ntk_probe::config::ProbeConfig;
+    use ntk_probe::run;
+    let dir = tempfile::tempdir().unwrap();
+    let n = 60;
+    let text = tiled_config(n, 5, 16);
+    let pcfg = ProbeConfig::parse(&text).unwrap();
+    let inputs = ntk_data::inputs::load(&pcfg.data).unwrap();
+    let compute = select(None, Precision::F64).unwrap();
+    let given = run::Given::read(&pcfg, &inputs, &compute).unwrap();
+    let prov = run::provenance(&pcfg, &inputs, &inputs.digest(), &compute, Some(&given));
+    let gram = run::gram_spectrum(&inputs).unwrap();
+    let out = dir.path().join("out");
+    let place = Place::of_run(&out, false, &prov);
+    let probed = run::Probed {
+        cfg: &pcfg,
+        inputs: &inputs,
+        compute: &compute,
+        net: &given.net,
+        gram: &gram,
+    };
+    run::summarize_tiled(probed, Some(&place)).unwrap();
+    assert!(
+        place.dir.join("phases.json").exists() && place.dir.join("tiles.f64").exists(),
+        "the phase files outlive the computation: {:?}",
+        std::fs::read_dir(&place.dir).map(|d| d.count())
+    );
+    // Another config's results in place: this run's phase files are not theirs to remove.
+    let other = provenance_of(&tiled_config(n, 5, 17));
+    run::settle_phases(&pcfg, &compute, &out, &other, n);
+    assert!(place.dir.join("tiles.f64").exists());
+    run::settle_phases(&pcfg, &compute, &out, &prov, n);
+    assert!(!place.dir.exists(), "removed once the results are in place");
 }
 
 /// Issue 65 items 3 and 13 through the command line: `ntk --resume` over this run's phase
@@ -910,4 +959,69 @@ fn an_earlier_builds_phase_files_of_this_config_are_resumed() {
             "the run's phase files are removed once done"
         );
     }
+}
+
+/// Eighty-first hostile round, D5: a run of another route (here `eigen = "full"`) into the
+/// `--out` of an interrupted tiled run left that run's phase files beside its results without
+/// a word (14.7 GB at 60,000 images), where no run would resume from them. Now its dry run
+/// says the run removes them, the run says so and removes them once its results are in
+/// place, and under `NTK_PHASE_FILES=0` they are said and left.
+#[test]
+fn a_run_of_another_route_says_and_removes_a_tiled_runs_phase_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 60;
+    let tiled = tiled_config(n, 5, 16);
+    let dense = tiled.replace("eigen = \"tiled\"", "eigen = \"full\"");
+    let cfg = write_file(dir.path(), "dense.toml", &dense);
+    let out = dir.path().join("out");
+    let place = leave_formed_kernel(&out, &fingerprint_of(&tiled), n);
+    let run = |extra: &[&str], env: Option<&str>| {
+        let mut c = probe();
+        c.args(["ntk", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out)
+            .args(extra);
+        if let Some(v) = env {
+            c.env(ntk_probe::phases::PHASE_FILES, v);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let said = run(&["--dry-run"], None);
+    assert!(
+        said.contains(".out.phases")
+            && said.contains("a probe's phase files")
+            && said.contains("the run removes them once its results are written"),
+        "{said}"
+    );
+    assert!(
+        place.dir.join("tiles.f64").exists(),
+        "a dry run changes nothing"
+    );
+    let said = run(&[], Some("0"));
+    assert!(said.contains("neither used nor removed"), "{said}");
+    assert!(place.dir.join("tiles.f64").exists(), "NTK_PHASE_FILES=0");
+    let said = run(&["--recompute"], None);
+    assert!(
+        said.contains("a probe's phase files") && said.contains("removed"),
+        "{said}"
+    );
+    assert!(!place.dir.exists(), "removed with the results in place");
+    assert!(out.join("summary.json").exists());
+}
+
+/// Eighty-first hostile round, D3: with a bare `--out` name the phase files' place is
+/// `.o.phases`, whose parent is the empty path, and the disk under it was never asked:
+/// `NTK_PHASE_FILES=1` did not refuse a full disk and the unset mode wrote until it was full.
+/// The working directory's disk is asked now (no disk holds `u64::MAX` bytes).
+#[test]
+fn a_bare_out_names_disk_is_asked_for_room() {
+    let place = Place::beside(std::path::Path::new("no-such-out-81"), false, "c");
+    assert_eq!(place.dir, std::path::Path::new(".no-such-out-81.phases"));
+    let note = ntk_probe::phases::unkept(&place, (10, 4), u64::MAX)
+        .expect("the working directory's disk cannot hold u64::MAX bytes");
+    assert!(note.contains("the disk has"), "{note}");
+    assert!(!place.dir.exists(), "nothing made");
 }

@@ -27,8 +27,8 @@ mod selection;
 
 use figures::data_title;
 pub use figures::{plan_figures, save_figures, unended};
-pub(crate) use runs::metrics_disagree;
 pub use runs::{RunRecord, read_run, read_runs, read_runs_except};
+pub(crate) use runs::{config_edited, metrics_disagree};
 pub use selection::{Choice, Selection, choose, choose_rate, compared_runs, left_out};
 
 /// A run's state in `sweep.csv`: how it ended, or why it has no summary.

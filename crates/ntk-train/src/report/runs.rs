@@ -92,13 +92,9 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
         Some(s) => s.provenance.clone(),
         None => checkpoint_provenance(dir),
     };
-    let mut config = provenance::flatten_config(&crate::train::recorded_config(&cfg));
-    // Both in the one form of their network ([`ntk_model::spec::canonical_recorded`]), as
-    // the run records it: a spelling of the same value is no edit.
-    ntk_model::spec::canonical_recorded(&mut config);
+    let config = recorded_form(&cfg);
     if let Some(p) = &provenance {
-        let rule = crate::run::ONE_FORM;
-        check_config_file(&cfg_path, &config, &provenance::in_canonical_form(p, rule))?;
+        held_to_record(&cfg_path, &config, p)?;
     }
     let metrics_path = dir.join("metrics.csv");
     let metrics: Vec<EpochMetrics> = read_csv(&metrics_path)?;
@@ -197,6 +193,38 @@ fn network_labels(cfg: &TrainConfig) -> crate::Result<(usize, String, String, u6
     }
     let net = cfg.spec()?.labels();
     Ok((net.depth, net.activation, net.normalization, net.seed))
+}
+
+/// A run's config as its run records it, in the one form of its network
+/// ([`ntk_model::spec::canonical_recorded`]): a spelling of the same value is no edit.
+fn recorded_form(cfg: &TrainConfig) -> provenance::FlatConfig {
+    let mut config = provenance::flatten_config(&crate::train::recorded_config(cfg));
+    ntk_model::spec::canonical_recorded(&mut config);
+    config
+}
+
+/// Refuses the run's `config.toml` at `path` (in [`recorded_form`]: `config`) where it says
+/// other than the config its run recorded (`recorded`, in the same form).
+fn held_to_record(
+    path: &Path,
+    config: &provenance::FlatConfig,
+    recorded: &Provenance,
+) -> crate::Result<()> {
+    let rule = crate::run::ONE_FORM;
+    check_config_file(path, config, &provenance::in_canonical_form(recorded, rule))
+}
+
+/// Why the `config.toml` in the run directory `dir` is not the config its run recorded
+/// (`recorded`), as [`read_run`] refuses it, for the plan to hold the run stale so that
+/// `--recompute` trains it again (eighty-first hostile round, D2: every plan said `done`
+/// and the collect that ends it refused the run, `--recompute` included); `None` where it
+/// is, or where it cannot be read (`collect` names that).
+pub(crate) fn config_edited(dir: &Path, recorded: &Provenance) -> Option<String> {
+    let path = dir.join("config.toml");
+    let cfg: TrainConfig = ntk_runs::config_file::load_toml(&path).ok()?;
+    held_to_record(&path, &recorded_form(&cfg), recorded)
+        .err()
+        .map(|e| e.to_string())
 }
 
 /// Refuses a `config.toml` that says other than the fingerprinted config its run recorded

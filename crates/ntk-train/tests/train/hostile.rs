@@ -5337,3 +5337,44 @@ fn seventy_eighth_review_axis_keys_may_be_left_out() {
         &["model.depth", "sweep.depths"],
     );
 }
+
+/// The eighty-first hostile review (experiments/hostile/round81.md), D2: a finished run whose
+/// `config.toml` was edited after it ran was `done` in every plan (the dry run, the sweep,
+/// `--recompute`), and the collect that ends each of them refused it: the sweep failed and
+/// `--recompute` trained nothing. Now the plan holds such a run stale, naming the file, so
+/// that the sweep says to pass `--recompute`, and `--recompute` trains it again.
+#[test]
+fn eighty_first_review_an_edited_config_toml_is_stale() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (cfg, out) = swept(d, "sweep");
+    let config = ntk_runs::sweep::find_files(&out.join("runs"), "config.toml")
+        .into_iter()
+        .next()
+        .unwrap();
+    let text = std::fs::read_to_string(&config).unwrap();
+    let edited = text.replace("width = 8", "width = 9");
+    assert_ne!(text, edited, "{text}");
+    std::fs::write(&config, edited).unwrap();
+
+    let dry = run(&args(&cfg, &out, &["--dry-run"]));
+    assert_clean_error(
+        "an edited config.toml, the dry run",
+        &dry,
+        &["config.toml", "model.width", "--recompute"],
+    );
+    let plan = String::from_utf8_lossy(&dry.stdout).into_owned();
+    assert_eq!(plan.matches(" stale ").count(), 1, "{plan}");
+    assert_clean_error(
+        "an edited config.toml, the sweep",
+        &run(&args(&cfg, &out, &[])),
+        &["config.toml", "--recompute"],
+    );
+    assert_ok(
+        "an edited config.toml, --recompute",
+        &run(&args(&cfg, &out, &["--recompute"])),
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), text);
+    assert_ok("collect after --recompute", &collect(&out));
+}

@@ -832,6 +832,19 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
     let (o, calls) = collect(&[]);
     assert!(o.status.success(), "{o:?}");
     assert_eq!(calls.lines().count(), 3, "{calls}");
+    // Without a built ntk-train: said as run.sh says it, status 2 (eighty-first hostile
+    // round, N7: bash's "No such file or directory", status 127).
+    let o = Command::new("bash")
+        .arg("experiments/seeds/collect.sh")
+        .current_dir(dir.path())
+        .env("NTK_TRAIN_BIN", dir.path().join("no-such-binary"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("cargo build -p ntk-train first"),
+        "{o:?}"
+    );
 }
 
 /// A new machine has a line's exported runs (committed under the experiment) but no runs/:
