@@ -256,7 +256,7 @@ pub fn unused(out: &Path, remove: bool) -> Option<String> {
             remove_ours(&dir);
             "removed".to_string()
         }
-        (false, false) => "the run removes them once its results are written".to_string(),
+        (false, false) => "the run removes them (once its results are in place)".to_string(),
     };
     Some(format!(
         "note: {}: a probe's phase files (a tiled run over n = {} inputs), which no run \

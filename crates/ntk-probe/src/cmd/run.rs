@@ -215,6 +215,11 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             if let Some(words) = place? {
                 eprintln!("{words}");
             }
+        } else if flags.dry_run
+            && let Some(words) = run::unused_phases(&cfg, &compute, &out, false)
+        {
+            // Kept results: another route's phase files beside them, which the run removes.
+            eprintln!("{words}");
         }
         if flags.dry_run {
             // Phase files of this run make it partial: `--resume` continues from them, a
@@ -277,6 +282,8 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             let place = ntk_probe::phases::Place::of_run(&out, true, &prov);
             if let Some(removed) = ntk_probe::phases::drop_when_kept(&place) {
                 eprintln!("note: {removed}");
+            } else if let Some(note) = run::unused_phases(&cfg, &compute, &out, true) {
+                eprintln!("{note}");
             }
             return report_ntk(&summary, &args, &out, "kept");
         }

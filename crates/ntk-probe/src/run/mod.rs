@@ -422,7 +422,7 @@ pub fn check_phase_place(
 ) -> crate::Result<Option<String>> {
     if !tiled_on_host(cfg, compute) {
         // Another route: a probe's phase files there are removed once its results are in.
-        return Ok(crate::phases::unused(out, false));
+        return Ok(unused_phases(cfg, compute, out, false));
     }
     let place = Place::of_run(out, resume, prov);
     let bytes = ntk_kernel::extreme::tiled::Tiled::bytes_for(inputs.n, TILE) as u64;
@@ -564,8 +564,23 @@ pub fn settle_phases(
 ) {
     if tiled_on_host(cfg, compute) {
         crate::phases::finish(&Place::of_run(out, true, prov), (n, TILE));
-    } else if let Some(note) = crate::phases::unused(out, true) {
+    } else if let Some(note) = unused_phases(cfg, compute, out, true) {
         eprintln!("{note}");
+    }
+}
+
+/// A probe's phase files beside `out` where the run of `cfg` keeps none (not the host's
+/// tiled route): said, and removed where `remove` ([`crate::phases::unused`]); `None` for
+/// the tiled route, whose own are its to use.
+pub fn unused_phases(
+    cfg: &ProbeConfig,
+    compute: &Compute,
+    out: &Path,
+    remove: bool,
+) -> Option<String> {
+    match tiled_on_host(cfg, compute) {
+        true => None,
+        false => crate::phases::unused(out, remove),
     }
 }
 

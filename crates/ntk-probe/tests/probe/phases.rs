@@ -993,7 +993,7 @@ fn a_run_of_another_route_says_and_removes_a_tiled_runs_phase_files() {
     assert!(
         said.contains(".out.phases")
             && said.contains("a probe's phase files")
-            && said.contains("the run removes them once its results are written"),
+            && said.contains("the run removes them"),
         "{said}"
     );
     assert!(
@@ -1003,6 +1003,24 @@ fn a_run_of_another_route_says_and_removes_a_tiled_runs_phase_files() {
     let said = run(&[], Some("0"));
     assert!(said.contains("neither used nor removed"), "{said}");
     assert!(place.dir.join("tiles.f64").exists(), "NTK_PHASE_FILES=0");
+    // Beside kept results (`--resume` of the finished dense run): said by the dry run,
+    // said and removed by the run, the results as they were.
+    let summary = std::fs::read(out.join("summary.json")).unwrap();
+    let said = run(&["--resume", "--dry-run"], None);
+    assert!(said.contains("the run removes them"), "{said}");
+    assert!(
+        place.dir.join("tiles.f64").exists(),
+        "a dry run changes nothing"
+    );
+    let said = run(&["--resume"], None);
+    assert!(
+        said.contains("a probe's phase files") && said.contains("removed"),
+        "{said}"
+    );
+    assert!(!place.dir.exists(), "removed beside the kept results");
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
+    // And once the results of a run are in place.
+    let place = leave_formed_kernel(&out, &fingerprint_of(&tiled), n);
     let said = run(&["--recompute"], None);
     assert!(
         said.contains("a probe's phase files") && said.contains("removed"),
