@@ -8,6 +8,12 @@
 #   bash experiments/seeds/collect.sh          # every experiment
 #   bash experiments/seeds/collect.sh fig3/fmnist agarwal_fig7/fmnist
 set -euo pipefail
+# A relative NTK_TRAIN_BIN is the caller's, read before the cd below (eighty-second
+# hostile round, N4: `NTK_TRAIN_BIN=bin/ntk-train` from another directory was not found).
+case "${NTK_TRAIN_BIN:-}" in
+'' | /*) ;;
+*) NTK_TRAIN_BIN="$PWD/$NTK_TRAIN_BIN" ;;
+esac
 cd "$(dirname "$0")/../.."
 bin="${NTK_TRAIN_BIN:-${CARGO_TARGET_DIR:-target}/debug/ntk-train}"
 # As run.sh says it (eighty-first hostile round, N7: bash's "No such file", status 127).

@@ -20,6 +20,12 @@
 #
 # Then, per experiment: cargo run -p ntk-train -- collect <experiment dir> [--log].
 set -euo pipefail
+# A relative NTK_TRAIN_BIN is the caller's, read before the cd below (eighty-second
+# hostile round, N4: `NTK_TRAIN_BIN=bin/ntk-train` from another directory was not found).
+case "${NTK_TRAIN_BIN:-}" in
+'' | /*) ;;
+*) NTK_TRAIN_BIN="$PWD/$NTK_TRAIN_BIN" ;;
+esac
 cd "$(dirname "$0")/../.."
 # shellcheck source=experiments/seeds/links.sh
 source experiments/seeds/links.sh
@@ -218,8 +224,11 @@ queue=experiments/seeds/queue.txt
 # directory, and the second line, refused there, then exported the first's runs into its
 # own experiment's runs/; a name with a / or .. trained outside runs/seeds (ninth hostile
 # round). Checked before any training.
+# Each experiment directory a line lists is there already (a committed experiment's): a
+# misspelt one was made by the export, and the experiment never got its seeds, with "queue
+# done" and status 0 (eighty-second hostile round, D4).
 seen=" "
-while IFS='|' read -r name _ || [ -n "$name" ]; do
+while IFS='|' read -r name _ dirs _ || [ -n "$name" ]; do
     name="$(trim "$name")"
     case "$name" in '' | '#'*) continue ;; esac
     if [[ ! "$name" =~ ^[A-Za-z0-9._-]+$ ]] || [ "$name" = . ] || [ "$name" = .. ]; then
@@ -231,6 +240,14 @@ while IFS='|' read -r name _ || [ -n "$name" ]; do
         exit 2
     fi
     seen+="$name "
+    IFS=',' read -ra listed <<< "$dirs"
+    for d in "${listed[@]}"; do
+        d="$(trim "$d")"
+        if [ -z "$d" ] || { [ ! -e "$d" ] && [ ! -L "$d" ]; }; then
+            echo "seeds: $queue: line '$name': the experiment directory '$d' does not exist (a misspelt name?): each listed directory is a committed experiment's; nothing trained" >&2
+            exit 2
+        fi
+    done
 done < "$queue"
 # A SEEDS_ONLY pattern that names no line is an error before any training, not a silent
 # "queue done" (`|| [ -n ... ]`, here and below: a last line without a newline is read too).

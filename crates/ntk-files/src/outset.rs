@@ -70,8 +70,18 @@ impl OutputSet {
                 ),
             ));
         }
-        let writer = crate::lock::DirLock::acquire_beside(&parent.join(&name))
-            .map_err(|e| io::Error::new(io::ErrorKind::ResourceBusy, e.to_string()))?;
+        // Busy only where another process holds the lock: a place this user cannot write
+        // is not (eighty-second hostile round, D11: a sweep said its point "was being
+        // written by another process" where its directory was another user's).
+        let writer = crate::lock::DirLock::acquire_beside(&parent.join(&name)).map_err(|e| {
+            let kind = match e {
+                crate::Error::Locked { .. } | crate::Error::OtherWriter { .. } => {
+                    io::ErrorKind::ResourceBusy
+                }
+                _ => io::ErrorKind::PermissionDenied,
+            };
+            io::Error::new(kind, e.to_string())
+        })?;
         // A sweep being written there now (round 23's D2): its lock lives inside.
         if let Some(holder) = crate::lock::SweepClaim::live_writer(target) {
             return Err(io::Error::new(
@@ -127,8 +137,9 @@ impl OutputSet {
         }
     }
 
-    /// Moves the set into place, replacing what the target held, in one step.
-    pub fn commit(self) -> io::Result<()> {
+    /// Moves the set into place, replacing what the target held, in one step. `Some`: a
+    /// warning for stderr, where the set it replaced could not be removed (its place named).
+    pub fn commit(self) -> io::Result<Option<String>> {
         sync_dir(&self.tmp);
         // What stands at the target now may have come after this set began (a sweep started
         // meanwhile, round 23's D2): a sweep's directory is never replaced.
@@ -143,14 +154,26 @@ impl OutputSet {
             ));
         }
         let result = replace_dir(&self.tmp, &self.target);
+        let mut left = None;
         if result.is_ok() {
-            // After an exchange the old set sits at the temporary path.
-            let _ = fs::remove_dir_all(&self.tmp);
+            // After an exchange the old set sits at the temporary path. What cannot be
+            // removed (a set another user made, in a directory this one may not write) is
+            // said, not left without a word (eighty-second hostile round, D3).
+            if let Err(e) = fs::remove_dir_all(&self.tmp)
+                && fs::symlink_metadata(&self.tmp).is_ok()
+            {
+                left = Some(format!(
+                    "{}: the set this run replaced was not removed ({e}); it is left at {}: \
+                     remove it by hand",
+                    self.target.display(),
+                    self.tmp.display()
+                ));
+            }
             if let Some(parent) = self.target.parent() {
                 sync_dir(parent);
             }
         }
-        result.map_err(|e| {
+        result.map(|()| left).map_err(|e| {
             io_at(
                 &self.target,
                 "cannot move the finished output into place",
@@ -1169,6 +1192,58 @@ mod tests {
         let err = OutputSet::begin(Path::new(".")).unwrap_err().to_string();
         assert!(err.contains("the working directory itself"), "{err}");
         assert_eq!(fs::read_dir(cwd.parent().unwrap()).unwrap().count(), before);
+    }
+
+    /// Eighty-second hostile round, D3: a set another user made (in a directory this one may
+    /// not write) was replaced, and the old set was left at its temporary path without a
+    /// word. Here an immutable file (`chattr +i`, which root cannot remove either) stands for
+    /// it: the commit succeeds and its warning names the place the old set is left at.
+    #[test]
+    fn a_replaced_set_that_cannot_be_removed_is_said() {
+        use std::process::Command;
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("out");
+        let set = OutputSet::begin(&target).unwrap();
+        fs::write(set.path().join("a"), "1").unwrap();
+        assert_eq!(
+            set.commit().unwrap(),
+            None,
+            "nothing replaced, nothing said"
+        );
+        let chattr = |flag: &str| {
+            Command::new("chattr")
+                .arg(flag)
+                .arg(target.join("a"))
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        assert!(
+            chattr("+i"),
+            "chattr +i (e2fsprogs, root, a filesystem with the flag) is needed for this test"
+        );
+        let set = OutputSet::begin(&target).unwrap();
+        fs::write(set.path().join("a"), "2").unwrap();
+        let warning = set.commit();
+        let left: Vec<PathBuf> = fs::read_dir(root.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().unwrap().to_string_lossy().contains(TMP_TAG))
+            .collect();
+        for dir in &left {
+            Command::new("chattr")
+                .arg("-i")
+                .arg(dir.join("a"))
+                .output()
+                .unwrap();
+        }
+        let warning = warning.unwrap().expect("said");
+        assert_eq!(fs::read_to_string(target.join("a")).unwrap(), "2");
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert!(
+            warning.contains("the set this run replaced was not removed")
+                && warning.contains(&left[0].display().to_string()),
+            "{warning}"
+        );
     }
 
     #[test]

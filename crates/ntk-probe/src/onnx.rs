@@ -376,7 +376,9 @@ pub fn run(
             &spectrum.eigenvalues,
         )
         .map_err(|e| e.in_set(&set))?;
-        set.commit().map_err(Error::Io)?;
+        if let Some(warning) = set.commit().map_err(Error::Io)? {
+            eprintln!("warning: {warning}");
+        }
     }
     Ok(result)
 }

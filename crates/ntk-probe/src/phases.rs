@@ -192,6 +192,7 @@ pub fn kept(place: &Place, (n, block): (usize, usize)) -> Option<String> {
         PhaseFiles {
             dir: place.dir.clone(),
             state: *state,
+            read_only: false,
         }
         .describe()
     })
@@ -211,10 +212,13 @@ pub fn drop_when_kept(place: &Place) -> Option<String> {
     if !place.of_this_config(&state) {
         return None;
     }
-    remove_ours(&place.dir);
+    let what = match remove_ours(&place.dir) {
+        Ok(()) => "removed".to_string(),
+        Err(why) => format!("not removed ({why}): remove them by hand"),
+    };
     Some(format!(
-        "{}: this config's phase files removed (an interrupted computation's, which the \
-         kept results make unneeded)",
+        "{}: this config's phase files (an interrupted computation's, which the kept results \
+         make unneeded): {what}",
         place.dir.display()
     ))
 }
@@ -231,8 +235,14 @@ pub fn finish(place: &Place, (n, block): (usize, usize)) {
     }
     if let Found::Ours(state) = inspect(&place.dir)
         && place.is_this_run(&state, (n, block))
+        && let Err(why) = remove_ours(&place.dir)
     {
-        remove_ours(&place.dir);
+        // Said, not an error: the results are in place (eighty-second hostile round, D2).
+        eprintln!(
+            "warning: {}: the run's phase files, no longer needed, were not removed ({why}): \
+             remove them by hand",
+            place.dir.display()
+        );
     }
 }
 
@@ -252,10 +262,10 @@ pub fn unused(out: &Path, remove: bool) -> Option<String> {
     let off = Mode::from_env().ok() == Some(Mode::Off);
     let what = match (off, remove) {
         (true, _) => format!("neither used nor removed ({PHASE_FILES}=0)"),
-        (false, true) => {
-            remove_ours(&dir);
-            "removed".to_string()
-        }
+        (false, true) => match remove_ours(&dir) {
+            Ok(()) => "removed".to_string(),
+            Err(why) => format!("not removed ({why}): remove them by hand"),
+        },
         (false, false) => "the run removes them (once its results are in place)".to_string(),
     };
     Some(format!(
@@ -264,6 +274,35 @@ pub fn unused(out: &Path, remove: bool) -> Option<String> {
         dir.display(),
         state.n
     ))
+}
+
+/// What a tiled run at `place` over `n` inputs in tiles of `block` says as it starts of a
+/// probe's phase files there of another run (another config, `n` or tile width), which it
+/// removes to keep its own (eighty-second hostile round, D12: another config's resumable
+/// state, 35 minutes of work at 60,000 images, was removed without a word): for its dry
+/// run. This run's own are not another's: the dry run says those as `kept`. Nothing is
+/// changed.
+pub fn replaced(place: &Place, (n, block): (usize, usize)) -> Option<String> {
+    if Mode::from_env().ok()? == Mode::Off {
+        return None;
+    }
+    match inspect(&place.dir) {
+        Found::Ours(s) => replaced_note(place, &s, (n, block)),
+        _ => None,
+    }
+}
+
+/// [`replaced`]'s words for the state `s` found at `place`.
+fn replaced_note(place: &Place, s: &State, (n, block): (usize, usize)) -> Option<String> {
+    (!place.of_this_config(s) || (s.n, s.block) != (n, block)).then(|| {
+        format!(
+            "note: {}: another run's phase files (a tiled run over n = {} inputs of another \
+             config), which this run removes to keep its own: that run can no longer resume \
+             from them",
+            place.dir.display(),
+            s.n
+        )
+    })
 }
 
 /// What `NTK_PHASE_FILES=1` refuses before any work ([`PhaseFiles::open`]'s refusals, in
@@ -321,7 +360,7 @@ fn goes_on_without(dir: &Path, why: &str) -> String {
 fn no_room_note(dir: &Path, why: &str) -> String {
     format!(
         "note: no phase files ({}: {why}): a run killed now starts again from nothing; \
-         {PHASE_FILES}=0 says so silently",
+         with {PHASE_FILES}=0 the run goes without them and says nothing",
         dir.display()
     )
 }
@@ -520,6 +559,9 @@ fn is_tmp_of(name: &str, file: &str) -> bool {
 pub struct PhaseFiles {
     dir: PathBuf,
     state: State,
+    /// A resumed run's files that can be read but not written (a directory it may not
+    /// write): their finished phases are used, nothing is written or removed there.
+    read_only: bool,
 }
 
 impl PhaseFiles {
@@ -561,17 +603,24 @@ impl PhaseFiles {
             }
             return Ok(None);
         }
+        let resumed =
+            matches!(&found, Found::Ours(s) if place.resume && place.is_this_run(s, (n, block)));
         let state = match found {
             Found::Foreign(why) => {
                 return not_kept(format!("{why}; left as it is"));
             }
             // Written again at once, with this build's fingerprint.
-            Found::Ours(s) if place.resume && place.is_this_run(&s, (n, block)) => State {
+            Found::Ours(s) if resumed => State {
                 fingerprint: place.fingerprint.clone(),
                 ..*s
             },
-            Found::Ours(_) => {
-                remove_ours(&dir);
+            Found::Ours(s) => {
+                // Said, as its dry run says it ([`replaced`]); what cannot be removed makes
+                // the state's write below fail, said there.
+                if let Some(note) = replaced_note(place, &s, (n, block)) {
+                    eprintln!("{note}");
+                }
+                let _ = remove_ours(&dir);
                 fresh
             }
             Found::Free => fresh,
@@ -588,9 +637,26 @@ impl PhaseFiles {
         let mut files = Self {
             dir: dir.clone(),
             state,
+            read_only: false,
         };
         if let Err(e) = files.save_state() {
-            return not_kept(e.to_string());
+            let why = match e {
+                Error::CannotWrite { action, source, .. } => format!("cannot {action}: {source}"),
+                e => e.to_string(),
+            };
+            // This run's finished phases that cannot be written again (a directory it may
+            // read, not write): used as they are, as its dry run said (eighty-second
+            // hostile round, D1: the kernel was formed and factored again).
+            if resumed && mode != Mode::Required {
+                eprintln!(
+                    "warning: {}: {why}; its finished phases are used as they are, and no \
+                     later phase is kept there",
+                    dir.display()
+                );
+                files.read_only = true;
+                return Ok(Some(files));
+            }
+            return not_kept(why);
         }
         Ok(Some(files))
     }
@@ -661,7 +727,9 @@ impl PhaseFiles {
                     "warning: phase files: {}: {why}; not used: the kernel is formed again",
                     path.display()
                 );
-                let _ = fs::remove_file(&path);
+                if !self.read_only {
+                    let _ = fs::remove_file(&path);
+                }
                 self.state = self.state.restart();
                 self.save_or_drop();
                 false
@@ -678,6 +746,11 @@ impl PhaseFiles {
     /// Writes `tiles` as `held` (the previous tiles file removed first), then the state that
     /// says so; a failure is said and the phase files dropped.
     fn keep_tiles(&mut self, tiles: &Tiled, held: Held) {
+        if self.read_only {
+            // What the tiles hold now, for this process; nothing is written.
+            self.state.tiles = Some(held);
+            return;
+        }
         self.state.tiles = None;
         self.state.tiles_sha256 = None;
         let path = self.dir.join(TILES);
@@ -696,6 +769,9 @@ impl PhaseFiles {
     }
 
     fn save_state(&mut self) -> crate::Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
         self.state.checksum = None;
         self.state.checksum = Some(self.state.own_checksum());
         let json = serde_json::to_vec_pretty(&self.state).expect("the state serializes");
@@ -725,9 +801,17 @@ impl PhaseFiles {
 
     fn drop_files(&mut self, why: &str) {
         eprintln!("warning: phase files dropped ({why}); the run goes on without them");
-        // Only what is still provably the probe's (its state is written before any tiles).
-        if let Found::Ours(_) = inspect(&self.dir) {
-            remove_ours(&self.dir);
+        // Only what is still provably the probe's (its state is written before any tiles),
+        // and never files this run may only read.
+        if !self.read_only
+            && let Found::Ours(_) = inspect(&self.dir)
+            && let Err(left) = remove_ours(&self.dir)
+        {
+            eprintln!(
+                "warning: {}: the dropped phase files were not removed ({left}): remove them \
+                 by hand",
+                self.dir.display()
+            );
         }
         self.state = self.state.restart();
     }
@@ -823,16 +907,24 @@ impl Operand for Resumable<'_, '_> {
 /// Removes the phase files this module writes (`phases.json`, `tiles.f64`, their partial and
 /// temporary copies), then the directory when that leaves it empty: anything else a user
 /// keeps there, under the same hidden name, stays. Called only on a directory
-/// [`inspect`] found to be a probe's.
-fn remove_ours(dir: &Path) {
+/// [`inspect`] found to be a probe's. An error, naming the first file and why, where one of
+/// them is still there (a directory the run may not write: eighty-second hostile round, D2,
+/// where "removed" was said of files that stayed).
+fn remove_ours(dir: &Path) -> Result<(), String> {
+    let mut left = None;
     if let Ok(entries) = fs::read_dir(dir) {
         for entry in entries.flatten() {
-            if entry.file_name().to_str().is_some_and(ours) {
-                let _ = fs::remove_file(entry.path());
+            if entry.file_name().to_str().is_some_and(ours)
+                && let Err(e) = fs::remove_file(entry.path())
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                left.get_or_insert_with(|| format!("{}: {e}", entry.path().display()));
             }
         }
     }
+    // Not empty where a user's file stays: the directory stays with it.
     let _ = fs::remove_dir(dir);
+    left.map_or(Ok(()), Err)
 }
 
 /// Opens `path` for reading when it is a regular file (never through a symbolic link, and a

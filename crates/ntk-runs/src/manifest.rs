@@ -55,6 +55,18 @@ fn sha256_file(path: &Path, bytes: u64) -> std::io::Result<String> {
         .collect())
 }
 
+/// Whether the file `name` in `dir` is the one `files` records: a regular file (not through
+/// a symbolic link) of the recorded size and SHA-256. A set's own file, as its run wrote
+/// it, is told apart from a user's file of the same name this way.
+pub fn holds_as_recorded(dir: &Path, name: &str, files: &Files) -> bool {
+    let Some(recorded) = files.get(name) else {
+        return false;
+    };
+    let path = dir.join(name);
+    std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() == recorded.bytes)
+        && sha256_file(&path, recorded.bytes).is_ok_and(|sha| sha == recorded.sha256)
+}
+
 /// The records of those of `names` that are regular files in `dir` (a set's optional files
 /// absent are left out), for the summary written after them.
 pub fn record(dir: &Path, names: &[&str]) -> std::io::Result<Files> {

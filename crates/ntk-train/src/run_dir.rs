@@ -202,8 +202,21 @@ pub fn check_run_dir(out: &Path) -> crate::Result<()> {
 /// (a user's, or another run's), so it is neither read into the run's tables nor written
 /// over (seventy-sixth hostile round, D1: another run's `ntk.csv` beside a run killed before
 /// its first checkpoint reached `sweep.csv`; D2: one beside a run without `[ntk]` was
-/// emptied by `--resume`, then refused after the run trained).
+/// emptied by `--resume`, then refused after the run trained). A table the run directory's
+/// own `summary.json` records, as it records it, is the finished run's (of a config with
+/// the table): not refused here, so that the run is one of another config, which
+/// `--recompute` trains again (eighty-second hostile round, D9: it was refused as not the
+/// run's, `--recompute` included).
 pub fn check_untracked(dir: &Path, cfg: &crate::config::TrainConfig) -> crate::Result<()> {
+    let recorded = crate::summary::read_summary(dir)
+        .ok()
+        .flatten()
+        .and_then(|s| s.files);
+    let the_runs = |name: &str| {
+        recorded
+            .as_ref()
+            .is_some_and(|f| ntk_runs::manifest::holds_as_recorded(dir, name, f))
+    };
     let tables = [
         ("ntk.csv", "[ntk]", cfg.ntk.is_some()),
         (
@@ -220,7 +233,7 @@ pub fn check_untracked(dir: &Path, cfg: &crate::config::TrainConfig) -> crate::R
     ];
     for (name, section, written) in tables {
         let path = dir.join(name);
-        if !written && std::fs::symlink_metadata(&path).is_ok() {
+        if !written && std::fs::symlink_metadata(&path).is_ok() && !the_runs(name) {
             return Err(ntk_files::Error::OutputPath {
                 path,
                 why: format!(

@@ -10,6 +10,7 @@ use ntk_runs::overrides;
 
 pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
     refuse_log(args.style.log)?;
+    super::plot::check_sweep_dir(&args.dir)?;
     let cfg = args
         .config
         .as_deref()

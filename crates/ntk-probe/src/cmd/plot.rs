@@ -6,6 +6,7 @@ use ntk_probe::sweep;
 
 pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
     refuse_log(args.style.log)?;
+    check_sweep_dir(&args.dir)?;
     let out = match &args.out {
         Some(out) => &ntk_files::outset::check_figure_out(out, &args.dir)?,
         None => &args.dir,
@@ -34,4 +35,25 @@ pub(crate) fn refuse_log(log: bool) -> CliResult<()> {
         );
     }
     Ok(())
+}
+
+/// A sweep's directory as `collect` and `plot` take it: there and a directory (not through
+/// a symbolic link's target being anything else). A missing path, a file or a FIFO is named
+/// as such, not "no finished ntk-probe points under runs/" or "summary.csv: missing (run
+/// ntk-probe collect first)" (eighty-second hostile round, D7).
+pub(crate) fn check_sweep_dir(dir: &std::path::Path) -> CliResult<()> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(format!(
+            "{}: not a directory (a file, a FIFO or a device): give a sweep's output \
+             directory (its --out)",
+            dir.display()
+        )
+        .into()),
+        Err(e) => Err(format!(
+            "{}: {e}: give a sweep's output directory (its --out)",
+            dir.display()
+        )
+        .into()),
+    }
 }

@@ -191,7 +191,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
     // What the run reads and checks before any work, checked before a dry run answers: the
     // given weights and blocks (each file read once), the phase files' variable.
     let given = run::Given::read(&cfg, &inputs, &compute)?;
-    run::check_before_work(&cfg)?;
+    run::check_before_work()?;
     // A set at `out` that another config or `onnx` made is replaced only with --recompute,
     // by the dry run and the run alike, with or without --resume.
     // Another process making a set here or writing a sweep here first: what it holds now
@@ -224,25 +224,41 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
         if flags.dry_run {
             // Phase files of this run make it partial: `--resume` continues from them, a
             // run without it removes them.
+            // A stale set that `--recompute` replaces takes them the same way (eighty-second
+            // hostile round, D6: its dry run said "computed again" where the run continued
+            // from them, or removed them).
+            let replaced = matches!(
+                state,
+                ntk_runs::sweep::State::Stale(_) | ntk_runs::sweep::State::Failed(_)
+            ) && flags.recompute;
             let kept = match &state {
                 ntk_runs::sweep::State::New => {
                     run::kept_phases(&cfg, &inputs, &compute, &out, &prov)
                 }
+                _ if replaced => run::kept_phases(&cfg, &inputs, &compute, &out, &prov),
                 _ => None,
             };
             if let Some(kept) = kept {
-                let then = if flags.resume {
+                let again = if replaced { " again" } else { "" };
+                let then = if flags.resume && replaced {
+                    format!("it would be computed again, continuing from {kept} (--resume)")
+                } else if flags.resume {
                     format!("--resume continues from {kept}")
                 } else {
                     format!(
-                        "it would be computed afresh, removing {kept}; --resume continues from them"
+                        "it would be computed{again} afresh, removing {kept}; --resume continues \
+                         from them"
                     )
                 };
-                let label = if flags.resume { "partial" } else { "new" };
+                let label = match (replaced, flags.resume) {
+                    (true, _) => state.label(),
+                    (false, true) => "partial",
+                    (false, false) => "new",
+                };
                 DryRunAnswer {
                     out: Some(out.display().to_string()),
                     state: label,
-                    reason: None,
+                    reason: existing::reason(&state, flags.recompute),
                     what: format!(
                         "the NTK of n = {} inputs on {} {}",
                         inputs.n, compute.backend, compute.precision

@@ -375,12 +375,12 @@ fn check_outside<'a>(
 }
 
 /// What a run checks before any work beyond its config, data and given files
-/// ([`Given::read`]): `NTK_PHASE_FILES` for the tiled route. A dry run calls it too.
-pub fn check_before_work(cfg: &ProbeConfig) -> crate::Result<()> {
-    if cfg.probe.eigen == Eigen::Tiled {
-        crate::phases::check_variable()?;
-    }
-    Ok(())
+/// ([`Given::read`]): `NTK_PHASE_FILES`, which every route reads (the tiled route for its
+/// own phase files, the others for another run's beside their output: [`unused_phases`];
+/// eighty-second hostile round, D8: `yes` passed a dense run without a word, and was read
+/// as unset). A dry run calls it too.
+pub fn check_before_work() -> crate::Result<()> {
+    crate::phases::check_variable()
 }
 
 /// Whether the run of `cfg` takes the host's tiled route, the one that keeps phase files.
@@ -427,7 +427,12 @@ pub fn check_phase_place(
     let place = Place::of_run(out, resume, prov);
     let bytes = ntk_kernel::extreme::tiled::Tiled::bytes_for(inputs.n, TILE) as u64;
     crate::phases::check_required(&place, (inputs.n, TILE), bytes)?;
-    Ok(crate::phases::unkept(&place, (inputs.n, TILE), bytes))
+    let replaced = crate::phases::replaced(&place, (inputs.n, TILE));
+    let unkept = crate::phases::unkept(&place, (inputs.n, TILE), bytes);
+    Ok(match (replaced, unkept) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
+    })
 }
 
 /// Runs a configured probe; writes the files to `out` when given, as one output set
@@ -446,7 +451,7 @@ pub fn run(
     (save_weights, resume): (bool, bool),
 ) -> crate::Result<Summary> {
     let start = Instant::now();
-    check_before_work(cfg)?;
+    check_before_work()?;
     let set = match out {
         Some(dir) => {
             check_inputs_outside(cfg, dir)?;
@@ -544,7 +549,9 @@ pub fn run(
             weights,
         )
         .map_err(|e| e.in_set(&set))?;
-        set.commit().map_err(Error::Io)?;
+        if let Some(warning) = set.commit().map_err(Error::Io)? {
+            eprintln!("warning: {warning}");
+        }
         if let Some(dir) = out {
             settle_phases(cfg, compute, dir, &prov, n);
         }

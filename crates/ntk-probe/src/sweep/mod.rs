@@ -405,6 +405,14 @@ impl Sweep for ProbeSweep<'_> {
     /// said on stderr as the run says it (seventy-fourth hostile round, D5: a file at
     /// `<point>/.seed0.phases` was not said, and under `=1` the point read `new`).
     fn foresee(&self, point: &Point) -> crate::Result<Option<String>> {
+        // Its set is made and locked in the point's parent directory: one this user cannot
+        // write fails the point, said by the dry run (eighty-second hostile round, D11).
+        let dir = point.dir(self.out);
+        if let Some(parent) = dir.parent()
+            && let Err(e) = ntk_files::outset::check_writable_unmade(parent)
+        {
+            return Ok(Some(e.to_string()));
+        }
         let Some(compute) = &self.foresight else {
             return Ok(None);
         };
@@ -420,7 +428,6 @@ impl Sweep for ProbeSweep<'_> {
         if let Err(e) = check() {
             return Ok(Some(e.to_string()));
         }
-        let dir = point.dir(self.out);
         for (protocol, prov) in self.provenances(point) {
             if protocol != Protocol::Whole {
                 continue;
@@ -592,7 +599,9 @@ impl ProbeSweep<'_> {
             )
             .map_err(|e| e.in_set(&set))?;
         }
-        set.commit().map_err(Error::Io)?;
+        if let Some(warning) = set.commit().map_err(Error::Io)? {
+            eprintln!("warning: {warning}");
+        }
         // Only now, so that a failed commit leaves them to resume from (eighty-first hostile
         // round, D1); a point of another route says and removes a tiled run's (D5).
         for place in &phase_places {

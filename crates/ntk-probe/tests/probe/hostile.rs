@@ -594,6 +594,9 @@ fn sweep_inputs_name_their_culprit() {
         (
             "collect of nothing",
             {
+                // An empty directory (a missing one is named as missing: eighty-second
+                // hostile round, D7).
+                std::fs::create_dir_all(d.join("empty")).unwrap();
                 let mut v = os(&["collect"]);
                 v.push(d.join("empty").into());
                 v
@@ -1552,13 +1555,25 @@ fn collect_refuses_copies_and_edited_fingerprints() {
         &["depth01/seed1", "fingerprint does not match"],
     );
     std::fs::write(&summary, &json).unwrap();
+    // A copy of the point (its set whole: a summary alone is refused for its missing
+    // files, eighty-first hostile round, N5).
     let copy = out.join("runs/relu/depth01/seed1_backup/whole");
     std::fs::create_dir_all(&copy).unwrap();
-    std::fs::copy(&summary, copy.join("summary.json")).unwrap();
+    for e in std::fs::read_dir(summary.parent().unwrap()).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), copy.join(e.file_name())).unwrap();
+    }
     assert_clean_error(
         "a copied point",
         &run(&collect),
         &["seed1_backup", "record the same config"],
+    );
+    // Its summary alone: the set's missing file is named.
+    std::fs::remove_file(copy.join("eigenvalues.npy")).unwrap();
+    assert_clean_error(
+        "a copied summary",
+        &run(&collect),
+        &["seed1_backup", "eigenvalues.npy", "missing"],
     );
 }
 
@@ -5068,4 +5083,108 @@ fn eighty_first_review_the_blocks_summary_says_its_means() {
             "{table}"
         );
     }
+}
+
+/// The eighty-second hostile review. D7: `collect` of a missing path, a FIFO or a file said
+/// "no finished ntk-probe points under runs/", and `plot` of a missing path "summary.csv:
+/// missing (run ntk-probe collect first)"; each now names the path and what it is. D8:
+/// `NTK_PHASE_FILES=yes` passed a dense run without a word (and was read as unset), and a
+/// tiled sweep planned its points, then recorded each one's failure; both are refused
+/// before any work, naming the variable.
+#[test]
+fn eighty_second_review_paths_and_the_phase_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "c.toml", TINY);
+    let fifo = d.join("f.fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for (path, says) in [
+        (d.join("nonexist"), "No such file or directory"),
+        (fifo.clone(), "not a directory"),
+        (cfg.clone(), "not a directory"),
+    ] {
+        let mut v = os(&["collect"]);
+        v.push(path.clone().into());
+        assert_clean_error("collect", &run(&v), &[&path.display().to_string(), says]);
+        let mut v = os(&["plot"]);
+        v.push(path.clone().into());
+        v.extend(os(&["--out"]));
+        v.push(d.join("figs").into());
+        assert_clean_error("plot", &run(&v), &[&path.display().to_string(), says]);
+    }
+    let with_yes = |args: Vec<OsString>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_ntk-probe"));
+        c.args(args).env("NTK_PHASE_FILES", "yes");
+        c.output().unwrap()
+    };
+    for extra in [&["--dry-run"][..], &[][..]] {
+        assert_clean_error(
+            "a dense run",
+            &with_yes(ntk_args(&cfg, &d.join("dense"), extra)),
+            &["NTK_PHASE_FILES", "yes"],
+        );
+    }
+    assert!(!d.join("dense").exists());
+    let sweep = write(d, "s.toml", TINY_SWEEP);
+    let out = d.join("sweep");
+    for extra in [&["--dry-run"][..], &[][..]] {
+        assert_clean_error(
+            "a sweep",
+            &with_yes(sweep_args(&sweep, &out, extra)),
+            &["NTK_PHASE_FILES", "yes"],
+        );
+    }
+    assert!(!out.join("runs").exists(), "no point made or recorded");
+}
+
+/// The eighty-second hostile review, D11: a sweep point whose directory this user cannot
+/// write in (another user's; here an immutable directory, which root cannot write in
+/// either) was planned `stale` by the dry run without a word, and the run said it "was being
+/// written by another process". The dry run now foresees its failure, naming the directory,
+/// and the run fails it as a failure (not a busy point), the other points made.
+#[test]
+fn eighty_second_review_a_point_that_cannot_be_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = write(d, "s.toml", TINY_SWEEP);
+    let out = d.join("sweep");
+    assert_ok("the sweep", &run(&sweep_args(&sweep, &out, &[])));
+    let summary = summaries_under(&out.join("runs"))
+        .into_iter()
+        .min()
+        .unwrap();
+    // The point's set is made (and locked) in the directory above the point's own.
+    let point = summary.parent().unwrap().parent().unwrap().to_path_buf();
+    let held = point.parent().unwrap().to_path_buf();
+    let chattr = |flag: &str| {
+        Command::new("chattr")
+            .arg(flag)
+            .arg(&held)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    assert!(chattr("+i"), "chattr +i is needed for this test");
+    let again = ["--recompute", "--set", "data.seed=3"];
+    let dry = run(&sweep_args(
+        &sweep,
+        &out,
+        &[&again[..], &["--dry-run"]].concat(),
+    ));
+    let o = run(&sweep_args(&sweep, &out, &again));
+    assert!(chattr("-i"));
+    let plan =
+        String::from_utf8_lossy(&dry.stdout).into_owned() + &String::from_utf8_lossy(&dry.stderr);
+    assert!(
+        plan.contains("would fail") && plan.contains(&held.display().to_string()),
+        "{plan}"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("another process"), "{err}");
 }

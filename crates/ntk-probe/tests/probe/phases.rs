@@ -616,7 +616,9 @@ fn a_kept_finished_run_removes_its_configs_leftover_phase_files() {
     assert!(place.dir.join("tiles.f64").exists(), "NTK_PHASE_FILES=0");
     let said = resume(None);
     assert!(
-        said.contains("kept (--resume)") && said.contains("phase files removed"),
+        said.contains("kept (--resume)")
+            && said.contains("this config's phase files")
+            && said.contains(": removed"),
         "{said}"
     );
     assert!(
@@ -1042,4 +1044,138 @@ fn a_bare_out_names_disk_is_asked_for_room() {
         .expect("the working directory's disk cannot hold u64::MAX bytes");
     assert!(note.contains("the disk has"), "{note}");
     assert!(!place.dir.exists(), "nothing made");
+}
+
+/// Eighty-second hostile round, D1 and D2. D1: this run's finished phases in a directory it
+/// may read but not write (another user's) were dropped at `open` ("cannot write
+/// phases.json") and the kernel formed and factored again, though the dry run said the run
+/// continues from them; they are now used as they are, nothing written there. D2: "removed"
+/// was said of phase files that stayed; what cannot be removed is now said with why. As
+/// root no permission stops a write, so a directory where the run's temporary copy of the
+/// state must go (`phases.json.ntk-tmp-PID`) stands for the directory it may not write.
+#[test]
+fn phase_files_that_cannot_be_written_are_read_and_said() {
+    let n = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let place = leave_formed_kernel(&out, "config R", n);
+    let blocker = place
+        .dir
+        .join(format!("phases.json.ntk-tmp-{}", std::process::id()));
+    std::fs::create_dir(&blocker).unwrap();
+    std::fs::write(blocker.join("x"), "").unwrap();
+    let bytes = Tiled::bytes_for(n, ntk_probe::run::TILE) as u64;
+    let mut files = PhaseFiles::open(&place, (n, ntk_probe::run::TILE), bytes)
+        .unwrap()
+        .expect("this run's phases, read");
+    assert_eq!(files.held(), Some(Held::Kernel));
+    let zeros = vec![0.0; n * n];
+    let mut tiles = Tiled::from_dense(&zeros, n, ntk_probe::run::TILE);
+    assert!(files.load(&mut tiles), "the kept kernel is read back");
+    drop(files);
+    assert!(place.dir.join("tiles.f64").exists(), "nothing removed");
+    // D2: phase files that cannot all be removed are said, not "removed": beside kept
+    // results of their config, and beside a run of another route.
+    let kept = ntk_probe::phases::drop_when_kept(&place).expect("this config's");
+    assert!(
+        kept.contains("not removed") && kept.contains("phases.json.ntk-tmp-"),
+        "{kept}"
+    );
+    std::fs::remove_dir_all(&blocker).unwrap();
+    let place = leave_formed_kernel(&out, "config R", n);
+    std::fs::create_dir(&blocker).unwrap();
+    std::fs::write(blocker.join("x"), "").unwrap();
+    let note = ntk_probe::phases::unused(&out, true).expect("a probe's phase files");
+    assert!(
+        note.contains("not removed") && note.contains("phases.json.ntk-tmp-"),
+        "{note}"
+    );
+    std::fs::remove_dir_all(&blocker).unwrap();
+    assert!(!place.dir.join("tiles.f64").exists());
+}
+
+/// Eighty-second hostile round, D6: a finished tiled set of one config, and the phase files
+/// an interrupted `--recompute` of another config left beside it. That config's
+/// `--recompute --resume --dry-run` said "it would be computed again" where the run
+/// continued from the phase files, and `--recompute --dry-run` the same where the run
+/// removed them; each dry run now says which.
+#[test]
+fn a_stale_sets_dry_run_says_what_its_phase_files_make_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 60;
+    let first = tiled_config(n, 5, 16);
+    let second = tiled_config(n, 5, 17);
+    let cfg1 = write_file(dir.path(), "first.toml", &first);
+    let cfg2 = write_file(dir.path(), "second.toml", &second);
+    let out = dir.path().join("out");
+    let o = ntk_cli(&cfg1, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let place = leave_formed_kernel(&out, &fingerprint_of(&second), n);
+    let dry = |extra: &[&str]| {
+        let o = probe()
+            .args(["ntk", "--dry-run", "--recompute", "--config"])
+            .arg(&cfg2)
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let resumed = dry(&["--resume"]);
+    assert!(
+        resumed.contains("stale")
+            && resumed.contains("continuing from phase files in")
+            && resumed.contains(".out.phases"),
+        "{resumed}"
+    );
+    let afresh = dry(&[]);
+    assert!(
+        afresh.contains("stale") && afresh.contains("afresh, removing phase files in"),
+        "{afresh}"
+    );
+    assert!(
+        place.dir.join("tiles.f64").exists(),
+        "a dry run changes nothing"
+    );
+}
+
+/// Eighty-second hostile round, D12: a tiled run removed another config's resumable phase
+/// files beside its `--out` (to keep its own) without a word from it or its dry run. Both
+/// now say it.
+#[test]
+fn a_tiled_run_says_it_removes_another_runs_phase_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 60;
+    let cfg = write_file(dir.path(), "tiled.toml", &tiled_config(n, 5, 16));
+    let out = dir.path().join("out");
+    let place = leave_formed_kernel(&out, "another config", n);
+    let said = |extra: &[&str]| {
+        let o = probe()
+            .args(["ntk", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let dry = said(&["--dry-run"]);
+    assert!(
+        dry.contains("another run's phase files") && dry.contains(".out.phases"),
+        "{dry}"
+    );
+    assert!(
+        place.dir.join("tiles.f64").exists(),
+        "a dry run changes nothing"
+    );
+    let ran = said(&[]);
+    assert!(ran.contains("another run's phase files"), "{ran}");
+    assert!(
+        !place.dir.exists(),
+        "the run's own removed at its end, the other's at its start"
+    );
 }

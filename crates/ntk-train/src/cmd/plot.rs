@@ -17,8 +17,15 @@ pub(crate) fn plot_cmd(
         Some(out) => &ntk_files::outset::check_figure_out(out, dir)?,
         None => dir,
     };
-    let figures =
+    let mut figures =
         ntk_train::report::plan_figures(dir, &runs, args.style.log, args.style.title.as_deref());
+    // The convergence figure where a run predicts, as `collect` draws it.
+    let convergence = ntk_train::convergence::rows(&runs);
+    figures.extend(ntk_train::report::convergence_figure(
+        &runs,
+        &convergence,
+        args.style.title.as_deref(),
+    ));
     // What the figures leave out, and why, as `collect` says it (fifty-fifth hostile round,
     // D1: a sweep's configuration whose seed was interrupted was missing from the figures
     // without a word); one run's own directory is drawn as it stands, and says so.

@@ -232,10 +232,7 @@ pub fn collect_as(
     let compare = seeds::compare(&runs, &chosen, threshold);
     let mut figures = plan_figures(out, &runs, log_y, title);
     let convergence = crate::convergence::rows(&runs);
-    let on = data_title(&runs);
-    if let Some(rate) = crate::convergence::figure(&convergence, (on.as_deref(), title)) {
-        figures.push(("convergence_rate", rate));
-    }
+    figures.extend(convergence_figure(&runs, &convergence, title));
     // Exactly the places this collect writes, before it writes the first; then the write
     // leftovers of a collect killed while it wrote (a dead writer's
     // `train_loss.png.ntk-tmp-PID.png`; twenty-sixth hostile round, N8): its own files only.
@@ -259,6 +256,18 @@ pub fn collect_as(
     }
     written.extend(save_figures(out, &figures, layout)?);
     Ok(written)
+}
+
+/// The convergence figure of `runs` (their rows `convergence`), where a run carries a
+/// prediction: what `collect` draws beside the other figures, and `plot` too (eighty-second
+/// hostile round, D13: `plot` never drew it).
+pub fn convergence_figure(
+    runs: &[RunRecord],
+    convergence: &[crate::convergence::ConvergenceRow],
+    title: Option<&str>,
+) -> Option<(&'static str, ntk_plot::Figure)> {
+    let on = data_title(runs);
+    crate::convergence::figure(convergence, (on.as_deref(), title)).map(|f| ("convergence_rate", f))
 }
 
 /// Says the convergence table and figure that stand in `out` where no run carries a

@@ -5378,3 +5378,85 @@ fn eighty_first_review_an_edited_config_toml_is_stale() {
     assert_eq!(std::fs::read_to_string(&config).unwrap(), text);
     assert_ok("collect after --recompute", &collect(&out));
 }
+
+/// The eighty-second hostile review, D9: a finished run with `[prediction]` and `[ntk]`,
+/// asked again by its config without them (`--set prediction=`, `--set ntk=`), was refused
+/// with "a table this run's config does not write ...: not the run's; move it away" for its
+/// own `predicted.csv`, `--recompute` included. Its own tables (as its summary records them)
+/// now make it a run of another config: the dry run says so and points to `--recompute`,
+/// which trains it again and leaves none of the old tables. A user's table of the same name
+/// (not as recorded) is still refused.
+#[test]
+fn eighty_second_review_a_runs_own_tables_do_not_block_recompute() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "p.toml", &predicting());
+    let done = d.join("done");
+    assert_ok("the run", &run(&args(&cfg, &done, &[])));
+    assert!(done.join("predicted.csv").is_file() && done.join("ntk.csv").is_file());
+    let without = ["--set", "prediction=", "--set", "ntk="];
+    let plain = |extra: &[&str]| {
+        let mut all = without.to_vec();
+        all.extend_from_slice(extra);
+        run(&args(&cfg, &done, &all))
+    };
+    let dry = plain(&["--dry-run"]);
+    assert_clean_error(
+        "its own tables, the dry run",
+        &dry,
+        &["made by a different config", "--recompute"],
+    );
+    assert!(
+        !String::from_utf8_lossy(&dry.stderr).contains("not the run's"),
+        "{dry:?}"
+    );
+    assert_ok(
+        "--recompute --dry-run",
+        &plain(&["--recompute", "--dry-run"]),
+    );
+    assert!(
+        done.join("predicted.csv").is_file(),
+        "a dry run changes nothing"
+    );
+    assert_ok("--recompute", &plain(&["--recompute"]));
+    for name in ["predicted.csv", "predicted_spectrum.csv", "ntk.csv"] {
+        assert!(!done.join(name).exists(), "{name} of the old run left");
+    }
+    assert_ok("collect", &collect(&done));
+    // A user's predicted.csv beside the new run (which records none): refused as before.
+    std::fs::write(done.join("predicted.csv"), "mine").unwrap();
+    assert_clean_error(
+        "a user's predicted.csv",
+        &plain(&["--recompute", "--dry-run"]),
+        &["predicted.csv", "not the run's"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(done.join("predicted.csv")).unwrap(),
+        "mine"
+    );
+}
+
+/// The eighty-second hostile review, D13: `ntk-train plot` never drew `convergence_rate`,
+/// the `[prediction]` figure `collect` draws, though the docs say it draws the same
+/// figures from the CSV files. It does now, elsewhere with `--out` and in place.
+#[test]
+fn eighty_second_review_plot_draws_the_convergence_figure() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "p.toml", &predicting());
+    let done = d.join("done");
+    assert_ok("the run", &run(&args(&cfg, &done, &[])));
+    assert!(done.join("convergence_rate.png").is_file());
+    let figs = d.join("figs");
+    let mut v: Vec<OsString> = vec!["plot".into(), done.clone().into()];
+    v.extend(["--out".into(), figs.clone().into()]);
+    assert_ok("plot --out", &run(&v));
+    for ext in ["png", "svg", "pdf"] {
+        assert!(
+            figs.join(format!("convergence_rate.{ext}")).is_file(),
+            "{ext}"
+        );
+    }
+}

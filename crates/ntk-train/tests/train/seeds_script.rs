@@ -20,6 +20,11 @@ fn tree() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let seeds = dir.path().join("experiments/seeds");
     std::fs::create_dir_all(&seeds).unwrap();
+    // The experiments the queues below list (run.sh refuses a line whose directory is not
+    // there: eighty-second hostile round, D4).
+    for e in ["experiments/x", "experiments/y"] {
+        std::fs::create_dir_all(dir.path().join(e)).unwrap();
+    }
     let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/seeds");
     for script in ["run.sh", "park.sh", "links.sh"] {
         std::fs::copy(scripts.join(script), seeds.join(script)).unwrap();
@@ -845,6 +850,18 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
         String::from_utf8_lossy(&o.stderr).contains("cargo build -p ntk-train first"),
         "{o:?}"
     );
+    // A relative NTK_TRAIN_BIN is read from the caller's directory, not the tree's root the
+    // script moves to (eighty-second hostile round, N4).
+    let o = Command::new("bash")
+        .arg(seeds.join("collect.sh"))
+        .arg("fig3/mnist")
+        .current_dir(dir.path().join("experiments"))
+        .env("NTK_TRAIN_BIN", "../stub.sh")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let calls = std::fs::read_to_string(dir.path().join("calls.log")).unwrap_or_default();
+    assert_eq!(calls, "collect experiments/fig3/mnist\n", "{o:?}");
 }
 
 /// A new machine has a line's exported runs (committed under the experiment) but no runs/:
@@ -919,4 +936,30 @@ fn finished_runs_come_back_from_their_export_on_a_new_machine() {
     for (p, b) in exported.iter().zip(&before) {
         assert_eq!(&summary(p), b, "another config's run replaced the export");
     }
+}
+
+/// Eighty-second hostile round, D4: a queue line whose experiment directory was misspelt
+/// (`experiments/el` for `experiments/e1`) trained, made that directory by its export, and
+/// ended "queue done" with status 0: the experiment never got its seeds. Every listed
+/// directory must be there before any training; the queue is refused naming the line.
+#[test]
+fn a_misspelt_experiment_directory_is_refused_before_training() {
+    let _guard = serial();
+    let (dir, stub) = tree();
+    let queue = dir.path().join("experiments/seeds/queue.txt");
+    std::fs::write(
+        &queue,
+        "first | a.toml | experiments/x | sweep.seeds=[1]\n\
+         second | b.toml | experiments/x, experiments/el | sweep.seeds=[2]\n",
+    )
+    .unwrap();
+    let (o, calls) = run(dir.path(), &stub, None);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("line 'second'") && err.contains("'experiments/el' does not exist"),
+        "{err}"
+    );
+    assert!(calls.is_empty(), "trained before refusing: {calls}");
+    assert!(!dir.path().join("experiments/el").exists());
 }
