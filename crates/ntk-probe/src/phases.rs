@@ -212,10 +212,7 @@ pub fn drop_when_kept(place: &Place) -> Option<String> {
     if !place.of_this_config(&state) {
         return None;
     }
-    let what = match remove_ours(&place.dir) {
-        Ok(()) => "removed".to_string(),
-        Err(why) => format!("not removed ({why}): remove them by hand"),
-    };
+    let what = remove_said(&place.dir);
     Some(format!(
         "{}: this config's phase files (an interrupted computation's, which the kept results \
          make unneeded): {what}",
@@ -262,10 +259,7 @@ pub fn unused(out: &Path, remove: bool) -> Option<String> {
     let off = Mode::from_env().ok() == Some(Mode::Off);
     let what = match (off, remove) {
         (true, _) => format!("neither used nor removed ({PHASE_FILES}=0)"),
-        (false, true) => match remove_ours(&dir) {
-            Ok(()) => "removed".to_string(),
-            Err(why) => format!("not removed ({why}): remove them by hand"),
-        },
+        (false, true) => remove_said(&dir),
         (false, false) => "the run removes them (once its results are in place)".to_string(),
     };
     Some(format!(
@@ -925,6 +919,14 @@ fn remove_ours(dir: &Path) -> Result<(), String> {
     // Not empty where a user's file stays: the directory stays with it.
     let _ = fs::remove_dir(dir);
     left.map_or(Ok(()), Err)
+}
+
+/// [`remove_ours`], and what it did in words: "removed", or what stayed and why.
+fn remove_said(dir: &Path) -> String {
+    match remove_ours(dir) {
+        Ok(()) => "removed".to_string(),
+        Err(why) => format!("not removed ({why}): remove them by hand"),
+    }
 }
 
 /// Opens `path` for reading when it is a regular file (never through a symbolic link, and a

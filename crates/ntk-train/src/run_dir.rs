@@ -208,14 +208,14 @@ pub fn check_run_dir(out: &Path) -> crate::Result<()> {
 /// `--recompute` trains again (eighty-second hostile round, D9: it was refused as not the
 /// run's, `--recompute` included).
 pub fn check_untracked(dir: &Path, cfg: &crate::config::TrainConfig) -> crate::Result<()> {
-    let recorded = crate::summary::read_summary(dir)
-        .ok()
-        .flatten()
-        .and_then(|s| s.files);
+    // Read only where a table the config does not write stands there (rare): not for every
+    // run of every plan.
     let the_runs = |name: &str| {
-        recorded
-            .as_ref()
-            .is_some_and(|f| ntk_runs::manifest::holds_as_recorded(dir, name, f))
+        crate::summary::read_summary(dir)
+            .ok()
+            .flatten()
+            .and_then(|s| s.files)
+            .is_some_and(|f| ntk_runs::manifest::holds_as_recorded(dir, name, &f))
     };
     let tables = [
         ("ntk.csv", "[ntk]", cfg.ntk.is_some()),
