@@ -149,9 +149,11 @@ impl Mode {
         match v {
             "1" => Ok(Self::Required),
             "0" => Ok(Self::Off),
+            // Quoted, so that a space or an empty value shows (eighty-third hostile round,
+            // N1: ' 1' was printed `NTK_PHASE_FILES =  1`).
             _ => Err(Error::Config {
                 key: PHASE_FILES,
-                value: v.into(),
+                value: format!("{v:?}"),
                 reason: "must be 1 (phase files required) or 0 (none); unset keeps them when \
                          they fit on the disk"
                     .into(),
@@ -301,8 +303,8 @@ fn replaced_note(place: &Place, s: &State, (n, block): (usize, usize)) -> Option
 
 /// What `NTK_PHASE_FILES=1` refuses before any work ([`PhaseFiles::open`]'s refusals, in
 /// its words), for a dry run to refuse what the run refuses: a place that is not a probe's
-/// phase files (a file, a link, a user's directory), and a disk without room for tiles the
-/// place does not keep already. Nothing else is said (the run's notes are the run's) and
+/// phase files (a file, a link, a user's directory), a place this user cannot write, and a
+/// disk without room for tiles the place does not keep already. Nothing else is said (the run's notes are the run's) and
 /// nothing is changed.
 pub fn check_required(place: &Place, (n, block): (usize, usize), bytes: u64) -> crate::Result<()> {
     if Mode::from_env()? != Mode::Required {
@@ -311,6 +313,11 @@ pub fn check_required(place: &Place, (n, block): (usize, usize), bytes: u64) -> 
     let dir = &place.dir;
     if let Found::Foreign(why) = inspect(dir) {
         return Err(cannot_keep(dir, &format!("{why}; left as it is")));
+    }
+    // A place this user cannot write keeps nothing, even phases to resume from (eighty-third
+    // hostile round, D4: the dry run planned what the run refused).
+    if let Some(why) = unwritable(dir) {
+        return Err(cannot_keep(dir, &why));
     }
     // Tiles this run continues from need no new room.
     if kept(place, (n, block)).is_some() {
@@ -322,23 +329,68 @@ pub fn check_required(place: &Place, (n, block): (usize, usize), bytes: u64) -> 
     }
 }
 
+/// Why nothing can be written (nor removed) at the phase directory `dir`, where it exists
+/// and this user may not write it (or the directory above it, where it does not): what the
+/// run's first write there meets ([`PhaseFiles::open`]). Nothing is changed.
+pub fn unwritable(dir: &Path) -> Option<String> {
+    match ntk_files::outset::check_writable_unmade(dir) {
+        Ok(()) => None,
+        Err(ntk_files::Error::NotWritable { dir: at, source }) if at == dir => {
+            Some(format!("not writable ({source})"))
+        }
+        Err(ntk_files::Error::NotWritable { dir: at, source }) => Some(format!(
+            "cannot be made: {} is not writable ({source})",
+            at.display()
+        )),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
 /// What a run over `n` inputs in tiles of `block` (`bytes` of tiles) says before any work
 /// when it will go on without phase files at `place` (`NTK_PHASE_FILES` unset): a place
-/// that is not a probe's phase files (its warning) or a disk without room for them (its
-/// note), in the run's words, for a dry run to say it too (seventy-first hostile round,
+/// that is not a probe's phase files (its warning), one this user cannot write (its
+/// warning: a resumed run's phases used as they are, or none kept), a disk without room for
+/// them (its note), and under `NTK_PHASE_FILES=0` a probe's phase files there (its note),
+/// in the run's words, for a dry run to say it too (seventy-first hostile round,
 /// N1: the dry run said only "new"). Nothing is changed.
 pub fn unkept(place: &Place, (n, block): (usize, usize), bytes: u64) -> Option<String> {
-    if Mode::from_env().ok()? != Mode::WhenTheyFit {
-        return None;
-    }
     let dir = &place.dir;
+    match Mode::from_env().ok()? {
+        Mode::WhenTheyFit => {}
+        // Said as the run says it (eighty-third hostile round, D6: the dry run was silent
+        // about the phase files `--resume` would have continued from).
+        Mode::Off => return matches!(inspect(dir), Found::Ours(_)).then(|| off_note(dir)),
+        Mode::Required => return None,
+    }
     if let Found::Foreign(why) = inspect(dir) {
         return Some(goes_on_without(dir, &format!("{why}; left as it is")));
     }
-    if kept(place, (n, block)).is_some() {
+    let resumed = place.resume && kept(place, (n, block)).is_some();
+    if let Some(why) = unwritable(dir) {
+        // Read-only phases of this run are used as they are; anything else there is left,
+        // and the run keeps none (eighty-third hostile round, D4).
+        return Some(if resumed {
+            format!(
+                "warning: {}: {why}; its finished phases are used as they are, and no later \
+                 phase is kept there",
+                dir.display()
+            )
+        } else {
+            goes_on_without(dir, &why)
+        });
+    }
+    if resumed || kept(place, (n, block)).is_some() {
         return None;
     }
     no_room(dir, bytes).map(|why| no_room_note(dir, &why))
+}
+
+/// The note of a run under `NTK_PHASE_FILES=0` beside a probe's phase files at `dir`.
+fn off_note(dir: &Path) -> String {
+    format!(
+        "note: {}: earlier phase files, neither used nor removed ({PHASE_FILES}=0)",
+        dir.display()
+    )
 }
 
 /// The warning of a run that keeps no phase files at `dir`: `why`, and what that means.
@@ -590,10 +642,7 @@ impl PhaseFiles {
         let found = inspect(&dir);
         if mode == Mode::Off {
             if let Found::Ours(_) = found {
-                eprintln!(
-                    "note: {}: earlier phase files, neither used nor removed ({PHASE_FILES}=0)",
-                    dir.display()
-                );
+                eprintln!("{}", off_note(&dir));
             }
             return Ok(None);
         }

@@ -129,6 +129,12 @@ pub enum Error {
          9223372036854775807)"
     )]
     IntegerRange { value: String },
+    /// A number beyond f64's range (`1e400`), which TOML would read as a string.
+    #[error(
+        "{value} is beyond the numbers a config holds (an f64: magnitudes up to about \
+         1.8e308)"
+    )]
+    FloatRange { value: String },
     /// A key that is not dotted bare TOML keys.
     #[error(
         "bad key `{key}`: expected dotted names of letters, digits, _ and - (e.g. model.depth)"

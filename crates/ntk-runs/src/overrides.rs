@@ -180,6 +180,13 @@ fn check_value(value: &str) -> crate::Result<()> {
             value: value.trim().to_string(),
         });
     }
+    // A decimal number beyond f64's range likewise (eighty-third hostile round, N2:
+    // `model.activation_param=1e400` read 'invalid type: string "1e400", expected f64').
+    if beyond_floats(value) {
+        return Err(Error::FloatRange {
+            value: value.trim().to_string(),
+        });
+    }
     // The same inside an array or an inline table, which TOML then cannot read as a whole
     // and which became the string of its text (ninth hostile round:
     // `sweep.depths=[18446744073709551615]` read 'invalid type: string "[...]", expected a
@@ -198,6 +205,22 @@ fn check_value(value: &str) -> crate::Result<()> {
         });
     }
     Ok(())
+}
+
+/// Whether `text` is a decimal number (digits, a point, an exponent, a sign) whose
+/// magnitude f64 cannot hold: TOML reads it as a string (`1e400`) or an infinity
+/// (`-2.5e999`), neither of which the text says.
+fn beyond_floats(text: &str) -> bool {
+    let t = text.trim();
+    let body = t.trim_start_matches(['+', '-']);
+    body.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && body
+            .chars()
+            .all(|c| c.is_ascii_digit() || "._eE+-".contains(c))
+        && t.replace('_', "")
+            .parse::<f64>()
+            .is_ok_and(f64::is_infinite)
+        && !matches!(parse_value(text), Value::Float(f) if f.is_finite())
 }
 
 /// Whether `text` is a whole number (digits, `_`, a sign) that TOML's 64-bit integers
@@ -1074,6 +1097,16 @@ mod tests {
         );
         assert!(Assignment::parse("model.seed=9223372036854775807").is_ok());
         assert!(Assignment::parse("data.x=007").is_ok());
+        // Eighty-third hostile round, N2: a number beyond f64's range likewise.
+        for set in ["model.activation_param=1e400", "optim.lr=-2.5e999"] {
+            let e = Assignment::parse(set).unwrap_err().to_string();
+            assert!(
+                e.contains("beyond the numbers a config holds") && !e.contains("string"),
+                "{set}: {e}"
+            );
+        }
+        assert!(Assignment::parse("optim.lr=1e308").is_ok());
+        assert!(Assignment::parse("data.x=1e400.npy").is_ok());
         // Ninth hostile round: the same inside an array or an inline table (it read
         // 'invalid type: string "[...]", expected a sequence'); the member is named.
         for (set, member) in [

@@ -244,6 +244,15 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
                     format!("it would be computed again, continuing from {kept} (--resume)")
                 } else if flags.resume {
                     format!("--resume continues from {kept}")
+                } else if let Some(why) =
+                    ntk_probe::phases::unwritable(&ntk_probe::phases::dir_beside(&out))
+                {
+                    // What the run cannot remove, it leaves (eighty-third hostile round, D4:
+                    // the dry run said "removing").
+                    format!(
+                        "it would be computed{again} afresh, leaving {kept} as they are \
+                         ({why}); --resume continues from them"
+                    )
                 } else {
                     format!(
                         "it would be computed{again} afresh, removing {kept}; --resume continues \

@@ -789,11 +789,24 @@ pub(super) fn theory_rule(one_set: bool, blocks_only: bool, n: Option<usize>) ->
 /// activation parameter, biases, parameterization or normalization (fifty-first, D1: alpha
 /// 0.5's kappa beside points recomputed at alpha -0.5 with `sweep.theory = false`).
 fn theory_beside(out: &Path, points: &[&Summary]) -> Result<TheoryCache, &'static str> {
-    let cache: Option<TheoryCache> = ntk_files::io::read_to_string(out.join("theory.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
-    let Some(cache) = cache else {
-        return Err("");
+    // No file: no theory was asked for. A file that is not a cache says so (eighty-third
+    // hostile round, D2: `{}`, junk or a truncated cache left the cells empty with no note,
+    // as if no theory had been asked for).
+    const NOT_A_CACHE: &str = "theory.json is not a theory cache (damaged, cut short, or \
+                               not the tools'); pass --config to compute it again";
+    let text = match ntk_files::io::read_to_string(out.join("theory.json")) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(""),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => return Err(NOT_A_CACHE),
+        Err(_) => {
+            return Err(
+                "theory.json cannot be read (permissions, or not a regular file); pass \
+                 --config to compute it again",
+            );
+        }
+    };
+    let Ok(cache) = serde_json::from_str::<TheoryCache>(&text) else {
+        return Err(NOT_A_CACHE);
     };
     if !cache.data.starts_with(&format!("{THEORY_VERSION}; ")) {
         return Err(

@@ -387,9 +387,6 @@ impl Sweep for ProbeSweep<'_> {
             recompute.given,
             &|name: &str| writes_file_of(name, &protocols, theory, angles),
         ))?;
-        if self.allow_mixed {
-            return Ok(());
-        }
         check_same_sweep(self, points, planned, recompute)
     }
 
@@ -626,9 +623,10 @@ impl ProbeSweep<'_> {
     }
 }
 
-/// Refuses to add points to a directory holding points of another sweep config (differing
-/// beyond the sweep's axes); points about to be recomputed do not count, by this shard or,
-/// with `--recompute`, by the others ([`Recompute::elsewhere`]).
+/// Refuses to add points to a directory holding two points of one config (a copy) or,
+/// unless `--allow-mixed`, points of another sweep config (differing beyond the sweep's
+/// axes); points about to be recomputed do not count, by this shard or, with
+/// `--recompute`, by the others ([`Recompute::elsewhere`]).
 fn check_same_sweep(
     sweep: &ProbeSweep,
     points: &[Point],
@@ -660,7 +658,18 @@ fn check_same_sweep(
         .iter()
         .map(|(p, v)| (p.clone(), v.as_ref()))
         .collect();
-    provenance::check_one_base(&refs, &sweep.cfg.axes(), crate::run::ONE_FORM)
+    // Two points it keeps that record one config (a copy of a point's directory) make its
+    // collect refuse the sweep: refused before any work, and by the dry run (eighty-third
+    // hostile round, D5: the dry run said `done`, the sweep computed, then its collect
+    // refused), as ntk-train's sweep refuses a copied run.
+    // `--allow-mixed` lets other configs' points stand beside its own, as collect does.
+    provenance::check_each(&refs[1..], crate::run::ONE_FORM)
+        .and_then(|()| {
+            if sweep.allow_mixed {
+                return Ok(0);
+            }
+            provenance::check_one_base(&refs, &sweep.cfg.axes(), crate::run::ONE_FORM)
+        })
         .map(|_| ())
         .map_err(|e| Error::At {
             path: sweep.out.to_path_buf(),

@@ -1273,3 +1273,40 @@ fn an_overflow_only_other_inputs_reach_is_refused_by_the_dry_run_too() {
         assert!(!d.join(format!("out_{precision}")).exists());
     }
 }
+
+/// Eighty-third hostile round, D3: given weights scaled far down make the f32 kernel of
+/// unit-scale inputs underflow; the refusal named the inputs alone and advised rescaling
+/// them. It names `probe.weights` and the weights first, as the overflow's refusal does;
+/// the seeded network's refusal (above) names the inputs.
+#[test]
+fn an_underflow_of_given_weights_names_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let saved = saved_weights(d).join("weights.safetensors");
+    let raw = std::fs::read(&saved).unwrap();
+    let n = u64::from_le_bytes(raw[..8].try_into().unwrap()) as usize;
+    let mut bytes = raw.clone();
+    // Three layers of weights scaled by 1e-10, normal numbers in f32: each gradient carries
+    // two of them, the kernel about 1e-40 of the unit weights', subnormal in f32.
+    for chunk in bytes[8 + n..].chunks_exact_mut(8) {
+        let v = f64::from_le_bytes(chunk.try_into().unwrap()) * 1e-10;
+        chunk.copy_from_slice(&v.to_le_bytes());
+    }
+    let tiny = d.join("tiny.safetensors");
+    std::fs::write(&tiny, bytes).unwrap();
+    let text = config("", &format!("weights = {:?}", tiny.display().to_string()))
+        .replace("precision = \"f64\"", "precision = \"f32\"");
+    let cfg = write_file(d, "tiny.toml", &text);
+    refused_run_and_dry_run(
+        &cfg,
+        &d.join("tiny"),
+        &[
+            "probe.precision",
+            "underflows",
+            "with the weights of probe.weights",
+            "tiny.safetensors",
+            "rescale the weights or the inputs",
+            "probe in f64",
+        ],
+    );
+}

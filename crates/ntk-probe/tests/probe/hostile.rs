@@ -1228,6 +1228,44 @@ fn a_theory_cache_whose_values_were_edited_is_computed_again() {
     assert_eq!(std::fs::read_to_string(&cache).unwrap(), text);
 }
 
+/// A `theory.json` that is no cache at all (`{}`, other JSON, cut short, not UTF-8) is left
+/// out by `collect` without the config with a `theory_note` that says so; without the file,
+/// the note stays empty (no theory was asked for). Eighty-third hostile round, D2: the
+/// damaged cache read as "no theory asked for", with nothing said.
+#[test]
+fn eighty_third_review_a_damaged_theory_cache_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, out) = theory_sweep(d);
+    let cache = out.join("theory.json");
+    let text = std::fs::read(&cache).unwrap();
+    let collect = os(&["collect", out.to_str().unwrap()]);
+    for (what, bytes) in [
+        ("{}", b"{}".to_vec()),
+        ("other JSON", br#"{"garbage":1}"#.to_vec()),
+        ("cut short", text[..150].to_vec()),
+        ("not UTF-8", vec![0xff, 0xfe, b'{']),
+    ] {
+        std::fs::write(&cache, &bytes).unwrap();
+        let o = run(&collect);
+        assert_ok(what, &o);
+        let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+        assert!(
+            table.contains("theory.json is not a theory cache"),
+            "{what}: {table}"
+        );
+        let said = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            said.contains("theory: theory.json is not a theory cache"),
+            "{what}: {said}"
+        );
+    }
+    std::fs::remove_file(&cache).unwrap();
+    assert_ok("no cache", &run(&collect));
+    let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(!table.contains("theory.json"), "{table}");
+}
+
 /// `collect`, with its config or without, never writes through a symbolic link at one of
 /// the sweep's tables or its theory cache: refused before anything is written, naming the
 /// link and its target, as the sweep refuses it (fifty-first hostile round, D2: the user's
@@ -1568,6 +1606,15 @@ fn collect_refuses_copies_and_edited_fingerprints() {
         &run(&collect),
         &["seed1_backup", "record the same config"],
     );
+    // The sweep refuses it too, its dry run as its run, before any work (eighty-third
+    // hostile round, D5: the dry run said `done` and the sweep failed in its collect).
+    for extra in [&["--dry-run"][..], &[][..]] {
+        assert_clean_error(
+            "a copied point, the sweep",
+            &run(&sweep_args(&cfg, &out, extra)),
+            &["seed1_backup", "record the same config"],
+        );
+    }
     // Its summary alone: the set's missing file is named.
     std::fs::remove_file(copy.join("eigenvalues.npy")).unwrap();
     assert_clean_error(
@@ -5187,4 +5234,18 @@ fn eighty_second_review_a_point_that_cannot_be_written() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_ne!(o.status.code(), Some(0), "{err}");
     assert!(!err.contains("another process"), "{err}");
+    // Eighty-third hostile round, D7: the failure could not be recorded (its failed.json is
+    // written where the set is made), and the summary line said "each recorded in its
+    // failed.json".
+    let all = String::from_utf8_lossy(&o.stdout).into_owned() + &err;
+    assert!(
+        all.contains("the failure could not be recorded")
+            && err.contains("not recorded: no failed.json could be written")
+            && !all.contains("each recorded"),
+        "{all}"
+    );
+    assert!(
+        summaries_under(&out.join("runs")).len() > 1,
+        "the points kept"
+    );
 }

@@ -1179,3 +1179,110 @@ fn a_tiled_run_says_it_removes_another_runs_phase_files() {
         "the run's own removed at its end, the other's at its start"
     );
 }
+
+/// `chattr +i` on a directory while it lives: as root no permission stops a write, an
+/// immutable directory does (it stands for another user's). Undone when dropped, even by
+/// a failing assertion.
+struct Immutable(std::path::PathBuf);
+
+impl Immutable {
+    fn set(dir: &std::path::Path) -> Self {
+        let ok = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(dir)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(ok, "chattr +i is needed for this test");
+        Self(dir.to_path_buf())
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .output();
+    }
+}
+
+/// Eighty-third hostile round, D4 and D6. This config's phase files in a directory the run
+/// may read but not write: under `NTK_PHASE_FILES=1` the dry runs planned them (partial,
+/// or afresh "removing" them) where the runs refused; unset, the dry run without `--resume`
+/// said "removing" them where the run could not and left them. Under `NTK_PHASE_FILES=0`
+/// the dry run said nothing of them where the run notes them. Each dry run now says what
+/// its run does.
+#[test]
+fn a_dry_run_says_what_unwritable_or_unused_phase_files_make_of_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 60;
+    let text = tiled_config(n, 5, 16);
+    let cfg = write_file(dir.path(), "tiled.toml", &text);
+    let out = dir.path().join("out");
+    let place = leave_formed_kernel(&out, &fingerprint_of(&text), n);
+    let with = |env: Option<&str>, flags: &[&str]| {
+        let mut c = probe();
+        c.arg("ntk")
+            .args(flags)
+            .arg("--config")
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&out);
+        match env {
+            Some(v) => c.env("NTK_PHASE_FILES", v),
+            None => c.env_remove("NTK_PHASE_FILES"),
+        };
+        let o = c.output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (o.status.code(), text)
+    };
+    // D6: NTK_PHASE_FILES=0, with --resume: said by the dry run as by the run.
+    for flags in [&["--resume", "--dry-run"][..], &["--dry-run"][..]] {
+        let (rc, said) = with(Some("0"), flags);
+        assert_eq!(rc, Some(0), "{said}");
+        assert!(
+            said.contains(".out.phases: earlier phase files, neither used nor removed"),
+            "{flags:?}: {said}"
+        );
+    }
+    let frozen = Immutable::set(&place.dir);
+    // D4: NTK_PHASE_FILES=1 refuses, dry run and run, with --resume and without.
+    for flags in [
+        &["--resume", "--dry-run"][..],
+        &["--dry-run"][..],
+        &["--resume"][..],
+        &[][..],
+    ] {
+        let (rc, said) = with(Some("1"), flags);
+        assert_eq!(rc, Some(2), "{flags:?}: {said}");
+        assert!(
+            said.contains("NTK_PHASE_FILES") && said.contains("no phase files can be kept"),
+            "{flags:?}: {said}"
+        );
+    }
+    // Unset: with --resume, the finished phases are used as they are.
+    let (rc, said) = with(None, &["--resume", "--dry-run"]);
+    assert_eq!(rc, Some(0), "{said}");
+    assert!(
+        said.contains("partial") && said.contains("used as they are"),
+        "{said}"
+    );
+    // Without it, the dry run says they are left, not removed, and the run leaves them.
+    let (rc, said) = with(None, &["--dry-run"]);
+    assert_eq!(rc, Some(0), "{said}");
+    assert!(
+        said.contains("afresh, leaving phase files in")
+            && !said.contains("removing")
+            && said.contains("goes on without phase files"),
+        "{said}"
+    );
+    let (rc, said) = with(None, &[]);
+    assert_eq!(rc, Some(0), "{said}");
+    assert!(said.contains("were not removed"), "{said}");
+    drop(frozen);
+    assert!(place.dir.join("tiles.f64").exists(), "left as said");
+}

@@ -511,8 +511,11 @@ fn without_recompute_advice(why: &str) -> &str {
 pub struct Outcome<M> {
     pub made: Vec<M>,
     pub skipped: usize,
-    /// The points whose making failed: (label, error), each recorded in its `failed.json`.
+    /// The points whose making failed: (label, error), each recorded in its `failed.json`
+    /// but for `unrecorded` of them.
     pub failed: Vec<(String, String)>,
+    /// How many of `failed` could not be recorded (their `failed.json` not written).
+    pub unrecorded: usize,
     /// The points another live process was writing: (label, error).
     pub busy: Vec<(String, String)>,
     /// What a point is called ([`Sweep::UNIT`]).
@@ -529,17 +532,35 @@ impl<M> Outcome<M> {
     /// point was made), naming the first of them.
     pub fn check(&self) -> crate::Result<()> {
         let unit = self.unit;
+        // Only what was recorded is said to be (eighty-third hostile round, D7: "each
+        // recorded in its failed.json" where none could be written).
+        let failed_kind = match self.unrecorded {
+            0 => "failed (each recorded in its failed.json)".to_string(),
+            k if k == self.failed.len() => {
+                "failed (not recorded: no failed.json could be written; the warnings above \
+                 say why)"
+                    .to_string()
+            }
+            k => format!(
+                "failed (each recorded in its failed.json but {k}, which could not be written: \
+                 the warnings above say why)"
+            ),
+        };
         let (first, kind) = match (self.failed.first(), self.busy.first()) {
-            (Some(f), _) => (f, "failed (each recorded in its failed.json)"),
+            (Some(f), _) => (f, failed_kind.as_str()),
             (None, Some(b)) => (b, "were being written by another process"),
             (None, None) => return Ok(()),
         };
         let total = self.made.len() + self.skipped + self.failed.len() + self.busy.len();
         let summary = if total == 1 {
             // One point alone (a single run): no "others" (twenty-fifth hostile round, N5).
-            let kind = match self.failed.is_empty() {
-                false => "failed (recorded in its failed.json)",
-                true => "was being written by another process",
+            let kind = match (self.failed.is_empty(), self.unrecorded) {
+                (false, 0) => "failed (recorded in its failed.json)",
+                (false, _) => {
+                    "failed (not recorded: its failed.json could not be written; the warning \
+                     above says why)"
+                }
+                (true, _) => "was being written by another process",
             };
             format!("the {unit} {kind}: {}: {}", first.0, first.1)
         } else {
@@ -572,6 +593,7 @@ fn make_all<S: Sweep>(
         made: Vec::new(),
         skipped: 0,
         failed: Vec::new(),
+        unrecorded: 0,
         busy: Vec::new(),
         unit,
         left_to_other_shards: 0,
@@ -604,6 +626,7 @@ fn make_all<S: Sweep>(
                 let reason = e.to_string();
                 if let Err(r) = sweep.record_failure(point, &e) {
                     reporter.log(&format!("warning: the failure could not be recorded: {r}"));
+                    outcome.unrecorded += 1;
                 }
                 outcome.failed.push((label, reason));
             }
@@ -868,6 +891,7 @@ mod tests {
             made: vec![(); made],
             skipped: 0,
             failed: vec![("depth 1".into(), "disk full".into())],
+            unrecorded: 0,
             busy: vec![],
             unit: "run",
             left_to_other_shards: 0,
@@ -882,6 +906,30 @@ mod tests {
         assert!(
             two.contains("1 run(s) failed") && two.contains("the others went on"),
             "{two}"
+        );
+        // Eighty-third hostile round, D7: a failure that could not be recorded is not said
+        // to be.
+        let unrecorded = |made: usize, failed_n: usize, unrecorded: usize| Outcome::<()> {
+            failed: vec![("depth 1".into(), "disk full".into()); failed_n],
+            unrecorded,
+            ..failed(made)
+        };
+        let one = unrecorded(0, 1, 1).check().unwrap_err().to_string();
+        assert!(
+            one.contains("the run failed (not recorded: its failed.json could not be written")
+                && !one.contains("recorded in its"),
+            "{one}"
+        );
+        let all = unrecorded(1, 2, 2).check().unwrap_err().to_string();
+        assert!(
+            all.contains("2 run(s) failed (not recorded: no failed.json could be written")
+                && !all.contains("each recorded"),
+            "{all}"
+        );
+        let some = unrecorded(1, 3, 1).check().unwrap_err().to_string();
+        assert!(
+            some.contains("3 run(s) failed (each recorded in its failed.json but 1, which"),
+            "{some}"
         );
     }
 

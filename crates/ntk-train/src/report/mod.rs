@@ -251,9 +251,8 @@ pub fn collect_as(
         let path = out.join("convergence.csv");
         write_csv(&path, &convergence)?;
         written.push(path);
-    } else {
-        say_stale_convergence(out);
     }
+    say_stale(out, &names);
     written.extend(save_figures(out, &figures, layout)?);
     Ok(written)
 }
@@ -270,32 +269,63 @@ pub fn convergence_figure(
     crate::convergence::figure(convergence, (on.as_deref(), title)).map(|f| ("convergence_rate", f))
 }
 
-/// Says the convergence table and figure that stand in `out` where no run carries a
-/// prediction now: an earlier collect's, they compare a prediction that is gone
-/// (seventy-third hostile round, D6: they stood beside the runs as if current). They are
-/// left as they are: nothing shows a file at those names to be the collect's and not a
-/// user's (seventy-fourth, D6: a user's `convergence.csv` was removed).
-fn say_stale_convergence(out: &Path) {
+/// Says the report files that stand in `out` but that this collect or plot (writing
+/// `names`) does not write: an earlier collect's, they show runs that are gone or measure
+/// what no run here measures now (seventy-third hostile round, D6: the convergence table and
+/// figure of a prediction that is gone; eighty-third, D1: `ntk_kappa.*`, `ntk_angle.*` and
+/// `test_accuracy.*` beside a run recomputed without `[ntk]` or a test set). They are left as
+/// they are: nothing shows a file at those names to be the collect's and not a user's
+/// (seventy-fourth, D6: a user's `convergence.csv` was removed).
+pub fn say_stale(out: &Path, names: &ReportNames) {
     let Ok(entries) = std::fs::read_dir(out) else {
         return;
+    };
+    // A plot writes figures only: the tables beside them are not its to speak of.
+    let could = ReportNames {
+        tables: names.tables,
+        convergence: names.tables,
+        stems: crate::files::FIGURE_STEMS.to_vec(),
     };
     let mut stale: Vec<String> = entries
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| {
-            name == "convergence.csv" || ntk_plot::is_figure_file(name, "convergence_rate")
-        })
+        .filter(|name| could.writes(name) && !names.writes(name))
         .collect();
-    if stale.is_empty() {
-        return;
-    }
     stale.sort();
-    eprintln!(
-        "warning: {}: {}: no run here carries a prediction now, so these compare one that \
-         is gone (an earlier collect's files, or not the tools' at all); left as they are",
-        out.display(),
-        stale.join(", ")
-    );
+    let mut by_why: Vec<(&str, Vec<&str>)> = Vec::new();
+    for name in &stale {
+        let why = not_drawn_why(name);
+        match by_why.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, group)) => group.push(name),
+            None => by_why.push((why, vec![name])),
+        }
+    }
+    for (why, group) in by_why {
+        eprintln!(
+            "warning: {}: {}: {why}, so these show runs that are gone (an earlier collect's \
+             files, or not the tools' at all); left as they are",
+            out.display(),
+            group.join(", ")
+        );
+    }
+}
+
+/// Why a report file ([`crate::files::is_report_file`]) is not written now, for [`say_stale`].
+fn not_drawn_why(name: &str) -> &'static str {
+    let is = |stem: &str| ntk_plot::is_figure_file(name, stem);
+    if name == "convergence.csv" || is("convergence_rate") {
+        "no run here carries a prediction now"
+    } else if is("ntk_kappa") || is("ntk_angle") {
+        "no run here has an NTK measurement ([ntk]) to draw now"
+    } else if is("test_accuracy") {
+        "no run here has a test accuracy (train.test_n) to draw now"
+    } else if is("representation_cosine") {
+        "no run here has a representation measurement ([representations]) to draw now"
+    } else if is("train_loss_log") {
+        "drawn only with --log"
+    } else {
+        "no run here has a finished epoch to draw now"
+    }
 }
 
 /// Refuses runs of `out` that are not one sweep's, as `collect` and `plot` merge them into

@@ -5460,3 +5460,72 @@ fn eighty_second_review_plot_draws_the_convergence_figure() {
         );
     }
 }
+
+/// The eighty-third hostile review, D1: `--recompute` of a run by a config without `[ntk]`
+/// and without a test set left the old run's `ntk_kappa.*`, `ntk_angle.*` and
+/// `test_accuracy.*` beside the new run's tables without a word. They are said, with the
+/// reason, by the run's collect, by every `collect` and by `plot`, and left as they are.
+#[test]
+fn eighty_third_review_figures_no_run_draws_now_are_said() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "p.toml",
+        &predicting()
+            .replace("test_n = 0", "test_n = 10")
+            .replace("dataset = \"digits\"", "dataset = \"mnist\""),
+    );
+    let done = d.join("done");
+    assert_ok("the run", &run(&args(&cfg, &done, &[])));
+    let figures = ["ntk_kappa.png", "ntk_angle.svg", "test_accuracy.pdf"];
+    for name in figures {
+        assert!(done.join(name).is_file(), "{name}");
+    }
+    let before: Vec<Vec<u8>> = figures
+        .iter()
+        .map(|n| std::fs::read(done.join(n)).unwrap())
+        .collect();
+    let without = [
+        "--set",
+        "prediction=",
+        "--set",
+        "ntk=",
+        "--set",
+        "train.test_n=0",
+        "--recompute",
+    ];
+    let said = |o: &std::process::Output| {
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        for words in [
+            "ntk_kappa.png",
+            "no run here has an NTK measurement ([ntk]) to draw now",
+            "test_accuracy.pdf",
+            "no run here has a test accuracy (train.test_n) to draw now",
+            "convergence.csv",
+            "no run here carries a prediction now",
+            "left as they are",
+        ] {
+            assert!(err.contains(words), "{words}: {err}");
+        }
+    };
+    let o = run(&args(&cfg, &done, &without));
+    assert_ok("recomputed without them", &o);
+    said(&o);
+    let o = collect(&done);
+    assert_ok("collect", &o);
+    said(&o);
+    let o = run(&["plot".into(), done.clone().into_os_string()]);
+    assert_ok("plot", &o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("ntk_angle.svg") && err.contains("test_accuracy.png"),
+        "{err}"
+    );
+    // Plot writes figures only: the tables beside them are not its to speak of.
+    assert!(!err.contains("convergence.csv"), "{err}");
+    for (name, bytes) in figures.iter().zip(&before) {
+        assert_eq!(&std::fs::read(done.join(name)).unwrap(), bytes, "{name}");
+    }
+}
