@@ -247,6 +247,12 @@ while IFS='|' read -r name _ dirs _ || [ -n "$name" ]; do
             echo "seeds: $queue: line '$name': the experiment directory '$d' does not exist (a misspelt name?): each listed directory is a committed experiment's; nothing trained" >&2
             exit 2
         fi
+        # The experiment, not its runs/: the export writes into <experiment>/runs (eighty-third
+        # hostile round, N3: 'experiments/e1/runs' exported into experiments/e1/runs/runs).
+        if [ "$(basename "$d")" = runs ]; then
+            echo "seeds: $queue: line '$name': '$d' is a runs/ directory; list its experiment ('$(dirname "$d")'), whose runs/ the export writes; nothing trained" >&2
+            exit 2
+        fi
     done
 done < "$queue"
 # A SEEDS_ONLY pattern that names no line is an error before any training, not a silent

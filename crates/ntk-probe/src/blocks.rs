@@ -300,6 +300,19 @@ pub(crate) fn block_spectrum(
     recheck: &mut Recheck,
 ) -> crate::Result<(spectrum::Spectrum, Option<MeasuredError>)> {
     let s = spectrum::spectrum(kernel, eps)?;
+    measured_spectrum(kernel, samples, (s, eps), recheck)
+}
+
+/// [`block_spectrum`]'s second half, for a spectrum `s` of `kernel` already computed in
+/// precision `eps` (by whichever solver): the kernel of `samples` evaluated again in f64
+/// where the worst-case bound calls `s` singular, and `s` decided by the measured error.
+/// The whole set's kernel takes it too (eighty-fourth hostile round, D3).
+pub(crate) fn measured_spectrum(
+    kernel: &Kernel,
+    samples: &[usize],
+    (s, eps): (spectrum::Spectrum, f64),
+    recheck: &mut Recheck,
+) -> crate::Result<(spectrum::Spectrum, Option<MeasuredError>)> {
     let Some(second) = recheck
         .as_mut()
         .filter(|_| s.singular && eps > f64::EPSILON)

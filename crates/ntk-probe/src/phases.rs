@@ -27,7 +27,8 @@
 //! [`finish`]), when a tiled run that does not resume (or of another config) starts afresh,
 //! and, said on stderr, once the results of a run of another route are in place beside them
 //! ([`unused`]). Anything else at `.<name>.phases` (a symbolic link, a
-//! file, a directory of tiles without a probe's `phases.json`, an unreadable or altered
+//! file, a directory holding tiles or any other file without a probe's `phases.json`, such
+//! as an output set named `.<name>.phases`, an unreadable or altered
 //! `phases.json`, a symbolic link or anything but a regular file at `tiles.f64`) is said on
 //! stderr, left as it is, and the run goes on without phase files. `NTK_PHASE_FILES=0`
 //! neither uses nor removes them.
@@ -504,7 +505,7 @@ pub struct Formed {
 
 /// What is at a run's phase directory.
 enum Found {
-    /// Nothing, or a directory holding none of the files this module writes: usable.
+    /// Nothing, or a directory holding nothing but a dead writer's temporary state: usable.
     Free,
     /// A directory of a probe's phase files (its `phases.json` names this tool and matches
     /// its checksum): they may be used, or removed.
@@ -534,24 +535,39 @@ fn inspect(dir: &Path) -> Found {
     let text = match read_regular(&state, 1 << 20) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            // No state: the directory is free unless it holds tiles, which no probe leaves
-            // without a phases.json (it is written first; a temporary copy of a state
-            // killed before its rename is no evidence either way, and is never read).
-            let names = fs::read_dir(dir)
-                .map(|entries| {
-                    entries
-                        .flatten()
-                        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-                        .filter(|n| n == TILES || n == PARTIAL || is_tmp_of(n, TILES))
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default();
-            return match names.first() {
-                None => Found::Free,
-                Some(name) => Found::Foreign(format!(
-                    "holds {name} but no phases.json: not a probe's phase files"
-                )),
+            // No state: the directory is free only while it holds nothing but a dead
+            // writer's temporary copy of a state (no evidence either way, never read). Tiles
+            // no probe leaves without a phases.json (it is written first); any other file
+            // makes it someone else's directory, an output set named `.<out>.phases`
+            // included (eighty-fourth hostile round, D6: phase files were written into one).
+            let mut names: Vec<String> = match fs::read_dir(dir) {
+                Ok(entries) => entries
+                    .flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| !is_tmp_of(n, STATE))
+                    .collect(),
+                Err(e) => return Found::Foreign(format!("cannot be listed ({e})")),
             };
+            names.sort();
+            if let Some(name) = names
+                .iter()
+                .find(|n| *n == TILES || *n == PARTIAL || is_tmp_of(n, TILES))
+            {
+                return Found::Foreign(format!(
+                    "holds {name} but no phases.json: not a probe's phase files"
+                ));
+            }
+            if names.is_empty() {
+                return Found::Free;
+            }
+            let more = match names.len().saturating_sub(3) {
+                0 => String::new(),
+                k => format!(" and {k} more"),
+            };
+            return Found::Foreign(format!(
+                "holds {}{more}, and no phases.json: not a probe's phase files",
+                names[..names.len().min(3)].join(", ")
+            ));
         }
         Err(e) => return Found::Foreign(format!("{STATE} cannot be read ({e})")),
     };

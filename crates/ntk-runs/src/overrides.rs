@@ -333,7 +333,7 @@ impl Source {
     pub fn load_filled<T: DeserializeOwned, E: Into<(String, String)>>(
         &self,
         sets: &[Assignment],
-        fill: impl FnOnce(&mut Table) -> Result<bool, E>,
+        fill: impl Fn(&mut Table) -> Result<bool, E>,
     ) -> crate::Result<T> {
         let mut table = self.applied(sets)?;
         let filled = fill(&mut table).map_err(|e| {
@@ -346,10 +346,62 @@ impl Source {
                 source: Box::new(Error::Default { key, message }),
             }
         })?;
-        if !filled {
-            return self.load(sets);
+        let loaded = if filled {
+            from_table(table.clone(), sets, self)
+        } else {
+            self.load(sets)
+        };
+        match loaded {
+            Err(e) => Err(self.unfilled_by(sets, &fill, &table, &e).unwrap_or(e)),
+            ok => ok,
         }
-        from_table(table, sets, self)
+    }
+
+    /// Where a load fails: the assignment that removed what filled one of the file's left-out
+    /// keys (a sweep axis, `--set sweep.depths=`), whose removal left the key missing
+    /// (`table`, the applied and filled table, lacks it) while the file alone fills it. The
+    /// error names the assignment and the key, where the load's own named neither
+    /// (eighty-fourth hostile round, D2: "TOML parse error at line 12 ... missing field
+    /// `depth`" for a file that parses).
+    fn unfilled_by<E>(
+        &self,
+        sets: &[Assignment],
+        fill: &impl Fn(&mut Table) -> Result<bool, E>,
+        table: &Table,
+        error: &Error,
+    ) -> Option<Error> {
+        let mut own = self.table.clone();
+        fill(&mut own).ok()?;
+        let lacks = |t: &Table, section: &str, name: &str| {
+            t.get(section)
+                .and_then(Value::as_table)
+                .is_none_or(|s| !s.contains_key(name))
+        };
+        let key = own.iter().find_map(|(section, v)| {
+            v.as_table()?.keys().find_map(|name| {
+                (lacks(&self.table, section, name)
+                    && lacks(table, section, name)
+                    && error
+                        .to_string()
+                        .contains(&format!("missing field `{name}`")))
+                .then(|| format!("{section}.{name}"))
+            })
+        })?;
+        // The removal of the sweep's table or one of its axes that took the filling value.
+        let removal = sets.iter().rev().find(|a| {
+            a.value.is_none()
+                && (a.key == "sweep" || a.key.starts_with("sweep."))
+                && lookup(&self.table, &a.key)
+        })?;
+        Some(Error::Override {
+            origin: removal.origin.clone(),
+            message: format!(
+                "removes what sets {key} (the config leaves {key} out; its sweep axis gives it \
+                 at every point): give {key} a value (--set {key}=...), or keep {}",
+                removal.key
+            ),
+            key: None,
+        })
     }
 }
 
@@ -371,7 +423,7 @@ pub fn load<T: DeserializeOwned>(path: &Path, sets: &[Assignment]) -> crate::Res
 pub fn load_filled<T: DeserializeOwned, E: Into<(String, String)>>(
     path: &Path,
     sets: &[Assignment],
-    fill: impl FnOnce(&mut Table) -> Result<bool, E>,
+    fill: impl Fn(&mut Table) -> Result<bool, E>,
 ) -> crate::Result<T> {
     Source::read(path)?.load_filled(sets, fill)
 }

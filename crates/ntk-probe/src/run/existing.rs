@@ -89,8 +89,10 @@ pub fn refusal(state: &State, recompute: bool) -> Option<String> {
 /// advice to pass it (twenty-fifth hostile round, N1).
 pub fn reason(state: &State, recompute: bool) -> Option<String> {
     match state {
-        State::Stale(why) | State::Failed(why) if recompute => Some(without_advice(why)),
-        State::Stale(why) | State::Failed(why) => Some(why.clone()),
+        State::Stale(why) | State::Failed(why) | State::Blocked(why) if recompute => {
+            Some(without_advice(why))
+        }
+        State::Stale(why) | State::Failed(why) | State::Blocked(why) => Some(why.clone()),
         _ => None,
     }
 }

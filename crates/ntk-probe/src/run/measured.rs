@@ -19,7 +19,7 @@ pub(super) struct Measured {
     /// Seconds spent before [`summarize_from`] began (the whole kernel's).
     pub(super) before: f64,
     /// What the summary's note adds.
-    pub(super) note: Option<&'static str>,
+    pub(super) note: Option<String>,
 }
 
 impl Measured {
@@ -35,7 +35,7 @@ impl Measured {
     ) -> crate::Result<Self> {
         let phase = Phase::start("eigenvalues");
         let mut second = F64Blocks::new(cfg, inputs, compute, net);
-        let (eigen, spec, eigenvalues, blocks) = protocol_spectrum(
+        let (eigen, spec, eigenvalues, blocks, note) = protocol_spectrum(
             cfg,
             protocol,
             &result.kernel,
@@ -54,7 +54,7 @@ impl Measured {
             kernel_seconds,
             eigen_seconds,
             before: kernel_seconds,
-            note: None,
+            note,
         })
     }
 
@@ -196,7 +196,7 @@ impl Measured {
             kernel_seconds,
             eigen_seconds,
             before: 0.0,
-            note: Some(note),
+            note: Some(note.to_string()),
         })
     }
 
@@ -239,7 +239,8 @@ impl Measured {
             note: Some(
                 "blocks protocol block by block: each block's kernel from its own samples, \
                  the whole set's kernel never formed; the angles over every pair (minimum \
-                 gradient angle, embedding angles) are not measured",
+                 gradient angle, embedding angles) are not measured"
+                    .to_string(),
             ),
         })
     }

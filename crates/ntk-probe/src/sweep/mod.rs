@@ -752,6 +752,47 @@ fn writes_figure_of(name: &str, protocols: &[&str]) -> bool {
         .any(|stem| ntk_plot::is_figure_file(name, &stem))
 }
 
+/// Says the figures that stand in `out` but that this collect or plot does not draw
+/// (`draws`): an earlier collect's, they show points that are gone (eighty-fourth hostile
+/// round, D4: a sweep recomputed without the blocks protocol kept `kappa_vs_depth_blocks.*`
+/// without a word). Left as they are: nothing shows them to be the tools' and not a user's.
+pub(crate) fn say_stale_figures(out: &Path, draws: &dyn Fn(&str) -> bool) {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return;
+    };
+    let mut stale: Vec<String> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| writes_figure(name) && !draws(name))
+        .collect();
+    stale.sort();
+    let mut by_why: Vec<(String, Vec<&str>)> = Vec::new();
+    for name in &stale {
+        let why = if ntk_plot::is_figure_file(name, ANGLE_FIGURE) {
+            "no point here has a gradient angle (measured, or the theory's) to draw now".into()
+        } else {
+            let protocol = [Protocol::Whole, Protocol::Blocks]
+                .into_iter()
+                .map(|p| p.name())
+                .find(|p| ntk_plot::is_figure_file(name, &format!("kappa_vs_depth_{p}")))
+                .unwrap_or("its");
+            format!("no point here is of the {protocol} protocol now")
+        };
+        match by_why.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, group)) => group.push(name),
+            None => by_why.push((why, vec![name])),
+        }
+    }
+    for (why, group) in by_why {
+        eprintln!(
+            "warning: {}: {}: {why}, so these show points that are gone (an earlier \
+             collect's files, or not the tools' at all); left as they are",
+            out.display(),
+            group.join(", ")
+        );
+    }
+}
+
 /// The files a collect of points of `protocols` writes at the sweep's top: the tables,
 /// `theory.json` only where it computes the theory (`theory`), the figures, the angle's only
 /// where an angle was measured or the theory may draw one (`angles`; forty-sixth hostile

@@ -437,11 +437,13 @@ pub fn redraw(
     // angle was measured); then a dead writer's figure leftovers where the figures go
     // (round 27's N1).
     let planned = super::figures::plan(dir, &groups, &seeds, titles);
-    ntk_files::places::check_replaced_in(out, &|n: &str| {
+    let draws = |n: &str| {
         planned
             .iter()
             .any(|(stem, _)| ntk_plot::is_figure_file(n, stem))
-    })?;
+    };
+    ntk_files::places::check_replaced_in(out, &draws)?;
     ntk_files::outset::clean_dir(out, None, &super::writes_file);
+    super::say_stale_figures(out, &draws);
     super::figures::save(out, &planned, layout)
 }

@@ -5052,6 +5052,24 @@ fn seventy_eighth_review_axis_keys_may_be_left_out() {
         &run(&sweep_args(&bare, &out, &["--set", "model.depth=3"])),
         &["model.depth", "sweep.depths"],
     );
+    // Eighty-fourth hostile round, D2: the axis removed, the key it filled was "missing
+    // field `depth`" under a "TOML parse error" of the file, naming neither the --set nor
+    // the key.
+    let removed = run(&sweep_args(
+        &bare,
+        &out,
+        &["--set", "sweep.depths=", "--dry-run"],
+    ));
+    assert_clean_error(
+        "the axis removed",
+        &removed,
+        &["--set sweep.depths=", "removes what sets model.depth"],
+    );
+    assert!(
+        !String::from_utf8_lossy(&removed.stderr).contains("TOML parse error"),
+        "{}",
+        String::from_utf8_lossy(&removed.stderr)
+    );
 }
 
 /// The eighty-first hostile review (experiments/hostile/round81.md). D4: `collect` without
@@ -5248,4 +5266,125 @@ fn eighty_second_review_a_point_that_cannot_be_written() {
         summaries_under(&out.join("runs")).len() > 1,
         "the points kept"
     );
+}
+
+/// The eighty-fourth hostile review (experiments/hostile/round84.md). D4: a sweep
+/// recomputed without a protocol it had kept that protocol's `kappa_vs_depth_blocks.*`
+/// without a word; the sweep, `collect` and `plot` now say it (and leave it). D5: a file
+/// where a point's directory goes was labelled `failed` by the dry run, where the point never
+/// ran; it is `blocked`, with why. A user's file in a point's directory above its protocol's
+/// result was "not collected" of a point that was.
+#[test]
+fn eighty_fourth_review_stale_figures_and_blocked_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let both = TINY_SWEEP.replace(
+        "protocols = [\"whole\"]",
+        "protocols = [\"whole\", \"blocks\"]",
+    ) + "block_size = 4\n";
+    let cfg = write(d, "both.toml", &both);
+    let out = d.join("out");
+    assert_ok("both protocols", &run(&sweep_args(&cfg, &out, &[])));
+    let blocks_png = out.join("kappa_vs_depth_blocks.png");
+    let before = std::fs::read(&blocks_png).unwrap();
+    let whole = write(d, "whole.toml", TINY_SWEEP);
+    let stale = |o: &std::process::Output| {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("kappa_vs_depth_blocks.png")
+                && err.contains("no point here is of the blocks protocol now")
+                && err.contains("left as they are"),
+            "{err}"
+        );
+    };
+    let o = run(&sweep_args(&whole, &out, &["--recompute"]));
+    assert_ok("the whole protocol alone", &o);
+    stale(&o);
+    let o = run(&os(&["collect", out.to_str().unwrap()]));
+    assert_ok("collect", &o);
+    stale(&o);
+    let o = run(&os(&["plot", out.to_str().unwrap()]));
+    assert_ok("plot", &o);
+    stale(&o);
+    assert_eq!(std::fs::read(&blocks_png).unwrap(), before, "left");
+    // D5 (b): a user's file beside a point's protocol directory.
+    let point = summaries_under(&out.join("runs"))
+        .into_iter()
+        .min()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    std::fs::write(point.join("notes.txt"), "mine").unwrap();
+    let o = run(&os(&["collect", out.to_str().unwrap()]));
+    assert_ok("collect beside notes", &o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("not collected"), "{err}");
+    // D5 (a): a file where a point's directory goes.
+    let fresh = d.join("fresh");
+    let seed_dir = fresh.join("runs/relu/depth01/seed1");
+    std::fs::create_dir_all(seed_dir.parent().unwrap()).unwrap();
+    std::fs::write(&seed_dir, "mine").unwrap();
+    let o = run(&sweep_args(&whole, &fresh, &["--dry-run"]));
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        plan.contains("blocked") && !plan.contains(" failed "),
+        "{plan}"
+    );
+    assert_eq!(std::fs::read_to_string(&seed_dir).unwrap(), "mine");
+}
+
+/// Eighty-fourth hostile round, D3: the whole protocol in f32 called a kernel singular
+/// (rank 7 of 8, κ null) by the worst-case bound, where the blocks protocol of the same
+/// inputs as one block measured its error and resolved it. The whole set's f32 kernel is
+/// now decided the same way: regular, the f32 κ within the interval the note gives, and
+/// f64's κ inside it; equal to the blocks protocol's row.
+#[test]
+fn eighty_fourth_review_a_whole_f32_kernel_is_decided_by_its_measured_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = "[data]\ndataset = \"synthetic\"\nn = 8\ninput_dim = 5\nseed = 0\n\
+                [model]\nwidth = 16\ndepth = 1\nactivation = \"leaky_relu\"\n\
+                activation_param = 0.99\nseed = 1\n[probe]\nprecision = \"f32\"\n";
+    let json = |name: &str, text: &str| -> serde_json::Value {
+        let cfg = write(d, &format!("{name}.toml"), text);
+        let mut a = os(&["ntk", "--json", "--config", cfg.to_str().unwrap(), "--out"]);
+        a.push(d.join(name).into());
+        let o = run(&a);
+        assert_ok(name, &o);
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let f32 = json("f32", text);
+    let f64 = json("f64", &text.replace("\"f32\"", "\"f64\""));
+    assert_eq!(f32["singular"], false, "{f32}");
+    assert_eq!(f32["rank"], 8);
+    let note = f32["note"].as_str().unwrap();
+    assert!(
+        note.contains("||K_f32 - K_f64||_2 = ") && note.contains("resolves it"),
+        "{note}"
+    );
+    let (low, high) = {
+        let at = |w: &str| -> f64 {
+            let i = note.find(w).unwrap() + w.len();
+            note[i..]
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        (at("kappa between "), at(" and "))
+    };
+    let (k32, k64) = (
+        f32["kappa"].as_f64().unwrap(),
+        f64["kappa"].as_f64().unwrap(),
+    );
+    assert!(low <= k32 && k32 <= high, "{low} {k32} {high}");
+    assert!(
+        low <= k64 && k64 <= high,
+        "f64's kappa {k64} outside [{low}, {high}]"
+    );
+    assert_eq!(f64["singular"], false);
 }

@@ -158,10 +158,21 @@ fn a_killed_tiled_run_resumes_from_its_last_phase() {
         "mine"
     );
     assert!(!place.dir.join("tiles.f64").exists() && !place.dir.join("phases.json").exists());
-    assert_eq!(open(&fresh, "config A").held(), None);
+    // A directory holding a user's file and no phases.json is not a phase place: a fresh
+    // start keeps no phase files there and leaves it (eighty-fourth hostile round, D6).
+    let fresh_a = Place {
+        fingerprint: "config A".into(),
+        ..fresh.clone()
+    };
     assert!(
-        place.dir.join("notes.txt").exists(),
-        "a fresh start keeps it too"
+        PhaseFiles::open(&fresh_a, (n, block), bytes)
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(
+        std::fs::read_dir(&place.dir).unwrap().count(),
+        1,
+        "a fresh start keeps it too, and writes nothing there"
     );
 }
 
@@ -1285,4 +1296,37 @@ fn a_dry_run_says_what_unwritable_or_unused_phase_files_make_of_the_run() {
     assert!(said.contains("were not removed"), "{said}");
     drop(frozen);
     assert!(place.dir.join("tiles.f64").exists(), "left as said");
+}
+
+/// Eighty-fourth hostile round, D6: a tiled run wrote its phase files into whatever stood
+/// at `.<out>.phases`, an output set of the probe's named so included, and its dry run said
+/// nothing. A directory holding any file that is not phase files is said and left, by the
+/// dry run as by the run, which goes on without phase files.
+#[test]
+fn a_directory_of_other_files_at_the_phase_place_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 60;
+    let cfg = write_file(dir.path(), "tiled.toml", &tiled_config(n, 5, 16));
+    let out = dir.path().join("out");
+    let place = dir.path().join(".out.phases");
+    std::fs::create_dir(&place).unwrap();
+    std::fs::write(place.join("summary.json"), "{}").unwrap();
+    std::fs::write(place.join("ntk.npy"), "x").unwrap();
+    for flags in [&["--dry-run"][..], &[][..]] {
+        let o = ntk_with(&cfg, &out, flags);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        assert!(
+            err.contains(".out.phases: holds ntk.npy, summary.json, and no phases.json")
+                && err.contains("goes on without phase files"),
+            "{flags:?}: {err}"
+        );
+    }
+    let mut names: Vec<String> = std::fs::read_dir(&place)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["ntk.npy", "summary.json"], "nothing written there");
 }

@@ -132,6 +132,10 @@ pub enum State {
     Stale(String),
     /// Its last attempt failed (`failed.json`): why. It is tried again.
     Failed(String),
+    /// Something not the tools' stands on its path (a file where its directory goes): why.
+    /// It cannot be made until that is moved; the sweep refuses before any work
+    /// (eighty-fourth hostile round, D5: labelled `failed`, where it never ran).
+    Blocked(String),
 }
 
 impl State {
@@ -142,6 +146,7 @@ impl State {
             Self::Done => "done",
             Self::Stale(_) => "stale",
             Self::Failed(_) => "failed",
+            Self::Blocked(_) => "blocked",
         }
     }
 }
@@ -257,13 +262,13 @@ pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> St
     let mut complete = true;
     for (path, now) in expected {
         // A file (not the tools' directory) on the result's path: the point cannot be made
-        // there, the others can (it is tried, fails and is recorded, and the file stays).
+        // there until it is moved; the file stays.
         if let Some(file) = path
             .ancestors()
             .skip(1)
             .find(|a| std::fs::symlink_metadata(a).is_ok_and(|m| m.is_file()))
         {
-            return State::Failed(format!(
+            return State::Blocked(format!(
                 "{}: a file stands where the point's directory goes; move it",
                 file.display()
             ));
@@ -476,11 +481,14 @@ fn print_plan<S: Sweep>(
             sweep.label(&points[p.index])
         );
     }
-    let stale = planned.iter().filter_map(|p| match &p.state {
-        State::Stale(why) => Some(why),
-        _ => None,
-    });
-    for why in stale.take(3) {
+    let stale: Vec<&String> = planned
+        .iter()
+        .filter_map(|p| match &p.state {
+            State::Stale(why) => Some(why),
+            _ => None,
+        })
+        .collect();
+    for why in stale.iter().take(3) {
         // Under --recompute the advice to pass it is said no more (sixtieth hostile round,
         // D2): what the point is, and that this run makes it again.
         if recompute {
@@ -491,6 +499,20 @@ fn print_plan<S: Sweep>(
         } else {
             println!("stale: {why}");
         }
+    }
+    // How many more there are, where three are shown (eighty-fourth hostile round, N5).
+    if stale.len() > 3 {
+        println!("stale: and {} more", stale.len() - 3);
+    }
+    for (p, why) in planned
+        .iter()
+        .filter_map(|p| match &p.state {
+            State::Blocked(why) => Some((p, why)),
+            _ => None,
+        })
+        .take(3)
+    {
+        println!("blocked: point {}: {why}", p.index);
     }
     for (index, why) in fails.iter().take(3) {
         println!("fails: point {index}: {why}");
@@ -692,13 +714,20 @@ pub fn find_files(root: &Path, name: &str) -> Vec<PathBuf> {
 /// are not results.
 pub fn without_result(root: &Path, marker: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
+    let mut results: Vec<PathBuf> = Vec::new();
     let descend = |n: &str| n != "checkpoints" && n != marker;
     walk(root, descend, |dir, files| {
         let has_marker = files.iter().any(|(n, _)| n == marker);
-        if !files.is_empty() && !has_marker && !dir.join(FAILED_FILE).exists() {
+        if has_marker {
+            results.push(dir.to_path_buf());
+        } else if !files.is_empty() && !dir.join(FAILED_FILE).exists() {
             found.push(dir.to_path_buf());
         }
     });
+    // A directory above a result (a probe point's `seed1/` above `seed1/whole/`) holds no
+    // result of its own: a user's file there is not a result left out (eighty-fourth
+    // hostile round, D5: `seed1/notes.txt` was said "not collected" of a point collected).
+    found.retain(|d| !results.iter().any(|r| r != d && r.starts_with(d)));
     found.sort();
     found
 }
@@ -881,6 +910,29 @@ mod tests {
         assert!(Failure::is_ours(d) && Failure::check(d).is_ok());
         Failure::clear(d);
         assert!(!d.join(FAILED_FILE).exists());
+    }
+
+    /// Eighty-fourth hostile round, D5: a user's file in a directory above a result (a probe
+    /// point's `seed1/notes.txt` above `seed1/whole/summary.json`) is no result left out; a
+    /// result's directory without its marker still is.
+    #[test]
+    fn files_above_a_result_are_not_a_result_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for (path, text) in [
+            ("seed1/notes.txt", "mine"),
+            ("seed1/whole/summary.json", "{}"),
+            ("seed2/whole/eigenvalues.npy", "x"),
+            ("README", "notes"),
+        ] {
+            let p = root.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        assert_eq!(
+            without_result(root, "summary.json"),
+            vec![root.join("seed2/whole")]
+        );
     }
 
     /// Twenty-fifth hostile round, N5: a sweep of one point (a single run) that failed says

@@ -17,8 +17,8 @@ pub(crate) fn plot_cmd(
         Some(out) => &ntk_files::outset::check_figure_out(out, dir)?,
         None => dir,
     };
-    let mut figures =
-        ntk_train::report::plan_figures(dir, &runs, args.style.log, args.style.title.as_deref());
+    let log = ntk_train::report::draws_log(out, args.style.log);
+    let mut figures = ntk_train::report::plan_figures(dir, &runs, log, args.style.title.as_deref());
     // The convergence figure where a run predicts, as `collect` draws it.
     let convergence = ntk_train::convergence::rows(&runs);
     figures.extend(ntk_train::report::convergence_figure(

@@ -157,6 +157,7 @@ pub fn collect_as(
     let runs = read_runs(out)?;
     ntk_runs::sweep::warn_unreadable(&out.join("runs"), "config.toml");
     check_mergeable(out, &runs, allow_mixed)?;
+    let log_y = draws_log(out, log_y);
     let best = choose(&runs);
     for ((depth, activation, normalization), why) in selection::left_out(&runs, &best) {
         eprintln!(
@@ -267,6 +268,20 @@ pub fn convergence_figure(
 ) -> Option<(&'static str, ntk_plot::Figure)> {
     let on = data_title(runs);
     crate::convergence::figure(convergence, (on.as_deref(), title)).map(|f| ("convergence_rate", f))
+}
+
+/// Whether a collect or plot into `out` draws the loss on a log scale (`train_loss_log`):
+/// where `asked` (`--log`), and where that figure stands there already (a run's collect
+/// draws it), so that it shows the runs as they are now (eighty-fourth hostile round, D1:
+/// every `collect` without `--log` called the run's own log figure one of runs that are
+/// gone, and it would have missed runs added since).
+pub fn draws_log(out: &Path, asked: bool) -> bool {
+    asked
+        || std::fs::read_dir(out).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                ntk_plot::is_figure_file(&e.file_name().to_string_lossy(), "train_loss_log")
+            })
+        })
 }
 
 /// Says the report files that stand in `out` but that this collect or plot (writing

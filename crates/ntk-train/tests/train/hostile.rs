@@ -2757,8 +2757,9 @@ fn eleventh_review() {
 
 /// The twelfth hostile review (experiments/hostile/round12.md), C02: a README beside the
 /// runs of a sweep (`runs/README`) made `collect` warn that `runs/` "holds a result's files
-/// but no readable config.toml": the warning now names the files it found, and the README
-/// stays; the tables are written as before.
+/// but no readable config.toml": the README stays, and the tables are written as before.
+/// Since the eighty-fourth round (D5) a directory above results is not warned of at all:
+/// its files are no result's, and "not collected" was said of runs that were.
 #[test]
 fn twelfth_review() {
     let dir = tempfile::tempdir().unwrap();
@@ -2772,10 +2773,7 @@ fn twelfth_review() {
     let o = run(&["collect".into(), sweep.clone().into()]);
     assert_ok("collect", &o);
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        stderr.contains("runs: holds files (README) but no readable config.toml"),
-        "{stderr}"
-    );
+    assert!(!stderr.contains("no readable config.toml"), "{stderr}");
     assert!(!stderr.contains("a result's files"), "{stderr}");
     assert_eq!(
         std::fs::read_to_string(sweep.join("runs/README")).unwrap(),
@@ -5527,5 +5525,33 @@ fn eighty_third_review_figures_no_run_draws_now_are_said() {
     assert!(!err.contains("convergence.csv"), "{err}");
     for (name, bytes) in figures.iter().zip(&before) {
         assert_eq!(&std::fs::read(done.join(name)).unwrap(), bytes, "{name}");
+    }
+}
+
+/// The eighty-fourth hostile review, D1: after a run (whose collect draws
+/// `train_loss_log.*`), every `collect` or `plot` without `--log` called that figure one of
+/// "runs that are gone". A log figure that stands is drawn again now, and nothing is said.
+#[test]
+fn eighty_fourth_review_the_runs_own_log_figure_is_drawn_again() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "p.toml", &predicting());
+    let done = d.join("done");
+    assert_ok("the run", &run(&args(&cfg, &done, &[])));
+    let log = done.join("train_loss_log.svg");
+    assert!(log.is_file());
+    std::fs::write(&log, "an old drawing").unwrap();
+    for cmd in ["collect", "plot"] {
+        let o = run(&[cmd.into(), done.clone().into_os_string()]);
+        assert_ok(cmd, &o);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("train_loss_log"), "{cmd}: {err}");
+        assert_ne!(
+            std::fs::read_to_string(&log).unwrap(),
+            "an old drawing",
+            "{cmd}: drawn again"
+        );
+        std::fs::write(&log, "an old drawing").unwrap();
     }
 }

@@ -962,4 +962,20 @@ fn a_misspelt_experiment_directory_is_refused_before_training() {
     );
     assert!(calls.is_empty(), "trained before refusing: {calls}");
     assert!(!dir.path().join("experiments/el").exists());
+    // Eighty-third hostile round, N3: an experiment's runs/ listed in its place exported
+    // into runs/runs.
+    std::fs::create_dir_all(dir.path().join("experiments/x/runs")).unwrap();
+    std::fs::write(
+        &queue,
+        "first | a.toml | experiments/x/runs/ | sweep.seeds=[1]\n",
+    )
+    .unwrap();
+    let (o, calls) = run(dir.path(), &stub, None);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("is a runs/ directory") && err.contains("'experiments/x'"),
+        "{err}"
+    );
+    assert!(calls.is_empty(), "trained before refusing: {calls}");
 }
