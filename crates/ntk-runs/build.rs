@@ -28,9 +28,34 @@ fn record_git_commit() {
     if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"]) {
         watch.push(git_dir.join(r));
     }
+    // Relative to the package where the git directory is the checkout's own: cargo reads
+    // a relative path against the package's directory as it is now, so a checkout moved, or
+    // a target directory shared by two checkouts, watches this checkout's HEAD (eighty-fifth
+    // hostile round, N4: binaries built in one checkout over a target directory made in
+    // another recorded the other's commit, whose unchanged files the script watched).
+    let package = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     for f in watch.iter().filter(|f| f.is_file()) {
-        println!("cargo::rerun-if-changed={}", f.display());
+        let shown = relative_to(f, &package).unwrap_or_else(|| f.clone());
+        println!("cargo::rerun-if-changed={}", shown.display());
     }
+}
+
+/// `path` relative to the directory `base` (`../../.git/HEAD`), where both are absolute and
+/// share a first component; `None` otherwise.
+fn relative_to(path: &std::path::Path, base: &std::path::Path) -> Option<PathBuf> {
+    let (p, b): (Vec<_>, Vec<_>) = (path.components().collect(), base.components().collect());
+    let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    if !path.is_absolute() || !base.is_absolute() || common < 2 {
+        return None;
+    }
+    let mut r = PathBuf::new();
+    for _ in common..b.len() {
+        r.push("..");
+    }
+    for c in &p[common..] {
+        r.push(c);
+    }
+    Some(r)
 }
 
 fn main() {

@@ -204,8 +204,10 @@ pub fn kept(place: &Place, (n, block): (usize, usize)) -> Option<String> {
 /// Removes the phase files of the run `place` names when its finished results are kept
 /// (`--resume` of a finished run): a killed `--recompute` of the same config left them,
 /// and no run would read them (twentieth hostile round, N3). Only this run's (its
-/// fingerprint), never under `NTK_PHASE_FILES=0`; returns what was removed, in words.
-pub fn drop_when_kept(place: &Place) -> Option<String> {
+/// fingerprint), never under `NTK_PHASE_FILES=0`; returns what was removed, in words. A dry
+/// run (`remove` false) is told that the run removes them, and nothing is changed
+/// (eighty-fifth hostile round, D10: it said nothing of them).
+pub fn drop_when_kept(place: &Place, remove: bool) -> Option<String> {
     if Mode::from_env().ok()? == Mode::Off {
         return None;
     }
@@ -215,7 +217,10 @@ pub fn drop_when_kept(place: &Place) -> Option<String> {
     if !place.of_this_config(&state) {
         return None;
     }
-    let what = remove_said(&place.dir);
+    let what = match remove {
+        true => remove_said(&place.dir),
+        false => "the run removes them".to_string(),
+    };
     Some(format!(
         "{}: this config's phase files (an interrupted computation's, which the kept results \
          make unneeded): {what}",
@@ -693,12 +698,18 @@ impl PhaseFiles {
             eprintln!("{}", no_room_note(&dir, &why));
             return Ok(None);
         }
+        let made_here = fs::symlink_metadata(&dir).is_err();
         let mut files = Self {
             dir: dir.clone(),
             state,
             read_only: false,
         };
         if let Err(e) = files.save_state() {
+            // A directory this call made and could not fill is not left behind empty
+            // (eighty-fourth hostile round, N2); `remove_dir` removes only an empty one.
+            if made_here {
+                let _ = fs::remove_dir(&dir);
+            }
             let why = match e {
                 Error::CannotWrite { action, source, .. } => format!("cannot {action}: {source}"),
                 e => e.to_string(),

@@ -387,18 +387,34 @@ impl Source {
                 .then(|| format!("{section}.{name}"))
             })
         })?;
-        // The removal of the sweep's table or one of its axes that took the filling value.
-        let removal = sets.iter().rev().find(|a| {
-            a.value.is_none()
-                && (a.key == "sweep" || a.key.starts_with("sweep."))
-                && lookup(&self.table, &a.key)
+        // The assignment of the sweep's table or one of its axes without which the key is
+        // filled again (eighty-fifth hostile round, D1: the last removal was named, another
+        // axis's; D2: a replacement of the table was not asked about).
+        let culprit = sets.iter().enumerate().rev().find(|(i, a)| {
+            (a.key == "sweep" || a.key.starts_with("sweep."))
+                && self
+                    .applied(&[&sets[..*i], &sets[i + 1..]].concat())
+                    .ok()
+                    .is_some_and(|mut t| {
+                        fill(&mut t).is_ok() && {
+                            let (section, name) = key.split_once('.').unwrap_or((&key, ""));
+                            !lacks(&t, section, name)
+                        }
+                    })
         })?;
+        let (_, a) = culprit;
+        let (what, keep) = match a.value {
+            None => ("removes what sets", format!("keep {}", a.key)),
+            Some(_) => (
+                "leaves out the axis that sets",
+                format!("give {} that axis", a.key),
+            ),
+        };
         Some(Error::Override {
-            origin: removal.origin.clone(),
+            origin: a.origin.clone(),
             message: format!(
-                "removes what sets {key} (the config leaves {key} out; its sweep axis gives it \
-                 at every point): give {key} a value (--set {key}=...), or keep {}",
-                removal.key
+                "{what} {key} (the config leaves {key} out; its sweep axis gives it at every \
+                 point): give {key} a value (--set {key}=...), or {keep}"
             ),
             key: None,
         })
@@ -920,6 +936,75 @@ mod tests {
             e.contains("removes model.depth, which the config requires (missing field `depth`)"),
             "{e}"
         );
+    }
+
+    /// Eighty-fourth hostile round, D2, and eighty-fifth, D1, D2, D5: a sweep config leaving
+    /// out the keys its axes fill. An assignment that takes the filling axis away (removing
+    /// it, or replacing the sweep's table) is named with the key it leaves unfilled, the
+    /// axis's own and not the last removal; a table left out whole is filled.
+    #[test]
+    fn an_assignment_that_unfills_a_left_out_key_is_named() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Sweep {
+            sweep: Option<Table>,
+            model: SweepModel,
+            optim: SweepOptim,
+        }
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct SweepModel {
+            width: usize,
+            depth: usize,
+        }
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct SweepOptim {
+            lr: f64,
+        }
+        const FILLS: [crate::sweep::AxisFill; 2] = [
+            crate::sweep::AxisFill {
+                axis: "depths",
+                field: None,
+                keys: &["model.depth"],
+            },
+            crate::sweep::AxisFill {
+                axis: "lrs",
+                field: None,
+                keys: &["optim.lr"],
+            },
+        ];
+        let fill = |t: &mut Table| crate::sweep::fill_from_axes(t, &FILLS);
+        let (_d, path) = file("[sweep]\ndepths = [1, 2]\nlrs = [0.1]\n[model]\nwidth = 8\n");
+        let src = Source::read(&path).unwrap();
+        assert!(
+            src.load_filled::<Sweep, _>(&[], fill).is_ok(),
+            "[optim] made"
+        );
+        for (set, origin, words) in [
+            (
+                &["sweep.depths=", "sweep.lrs="][..],
+                "--set sweep.depths=",
+                "removes what sets model.depth",
+            ),
+            (
+                &["sweep.lrs=", "sweep.depths="][..],
+                "--set sweep.depths=",
+                "removes what sets model.depth",
+            ),
+            (
+                &["sweep={lrs=[0.1]}"][..],
+                "--set sweep={lrs=[0.1]}",
+                "leaves out the axis that sets model.depth",
+            ),
+        ] {
+            let e = src
+                .load_filled::<Sweep, _>(&sets(set), fill)
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(origin) && e.contains(words), "{set:?}: {e}");
+            assert!(!e.contains("TOML parse error"), "{set:?}: {e}");
+        }
     }
 
     /// Twenty-sixth hostile round, D4: `--set KEY=` of a key no config has is refused as

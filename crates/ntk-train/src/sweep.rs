@@ -609,8 +609,17 @@ impl Sweep for TrainSweep<'_> {
     /// that error, so its dry run says so (sixteenth hostile round, D3).
     fn foresee(&self, point: &RunPoint) -> crate::Result<Option<String>> {
         let dir = point.dir(self.out);
-        Ok(ntk_files::lock::DirLock::holder(&dir)
-            .map(|holder| format!("busy: another process is writing here ({holder})")))
+        if let Some(holder) = ntk_files::lock::DirLock::holder(&dir) {
+            return Ok(Some(format!(
+                "busy: another process is writing here ({holder})"
+            )));
+        }
+        // A run directory this user cannot write (another user's, `chattr +i`): a stale run
+        // there cannot be cleared, nor a run written (eighty-fifth hostile round, D6: the dry
+        // run said "made again" where the sweep stopped at once).
+        Ok(ntk_files::outset::check_writable_unmade(&dir)
+            .err()
+            .map(|e| e.to_string()))
     }
 
     fn record_failure(&self, point: &RunPoint, error: &crate::Error) -> crate::Result<()> {

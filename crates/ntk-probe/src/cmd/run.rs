@@ -215,11 +215,15 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             if let Some(words) = place? {
                 eprintln!("{words}");
             }
-        } else if flags.dry_run
-            && let Some(words) = run::unused_phases(&cfg, &compute, &out, false)
-        {
-            // Kept results: another route's phase files beside them, which the run removes.
-            eprintln!("{words}");
+        } else if flags.dry_run {
+            // Kept results: this config's phase files beside them (eighty-fifth hostile
+            // round, D10), or another route's, which the run removes.
+            let place = ntk_probe::phases::Place::of_run(&out, true, &prov);
+            if let Some(words) = ntk_probe::phases::drop_when_kept(&place, false) {
+                eprintln!("note: {words}");
+            } else if let Some(words) = run::unused_phases(&cfg, &compute, &out, false) {
+                eprintln!("{words}");
+            }
         }
         if flags.dry_run {
             // Phase files of this run make it partial: `--resume` continues from them, a
@@ -305,7 +309,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             // On stderr: with --json stdout is the summary alone.
             eprintln!("{}: made by this config; kept (--resume)", out.display());
             let place = ntk_probe::phases::Place::of_run(&out, true, &prov);
-            if let Some(removed) = ntk_probe::phases::drop_when_kept(&place) {
+            if let Some(removed) = ntk_probe::phases::drop_when_kept(&place, true) {
                 eprintln!("note: {removed}");
             } else if let Some(note) = run::unused_phases(&cfg, &compute, &out, true) {
                 eprintln!("{note}");

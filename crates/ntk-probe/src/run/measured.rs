@@ -20,6 +20,9 @@ pub(super) struct Measured {
     pub(super) before: f64,
     /// What the summary's note adds.
     pub(super) note: Option<String>,
+    /// The whole-set f32 kernel's measured error, where it decided the kernel
+    /// ([`Summary::measured_error`]).
+    pub(super) measured_error: Option<f64>,
 }
 
 impl Measured {
@@ -35,7 +38,7 @@ impl Measured {
     ) -> crate::Result<Self> {
         let phase = Phase::start("eigenvalues");
         let mut second = F64Blocks::new(cfg, inputs, compute, net);
-        let (eigen, spec, eigenvalues, blocks, note) = protocol_spectrum(
+        let (eigen, spec, eigenvalues, blocks, decided) = protocol_spectrum(
             cfg,
             protocol,
             &result.kernel,
@@ -54,7 +57,8 @@ impl Measured {
             kernel_seconds,
             eigen_seconds,
             before: kernel_seconds,
-            note,
+            note: decided.note,
+            measured_error: decided.measured_error,
         })
     }
 
@@ -197,6 +201,7 @@ impl Measured {
             eigen_seconds,
             before: 0.0,
             note: Some(note.to_string()),
+            measured_error: None,
         })
     }
 
@@ -242,6 +247,7 @@ impl Measured {
                  gradient angle, embedding angles) are not measured"
                     .to_string(),
             ),
+            measured_error: None,
         })
     }
 }

@@ -100,6 +100,13 @@ pub struct Summary {
     pub protocol: Protocol,
     pub block_size: Option<usize>,
     pub blocks: Option<usize>,
+    /// A whole-set f32 kernel's measured error, `||K_f32 - K_f64||_2`, where the worst-case
+    /// bound called it singular and a second evaluation in f64 decided it instead
+    /// ([`whole_measured`]): `rank` and `singular` are then held to the tolerance it gives,
+    /// this error plus `n eps_f64 |lambda_max|` (eighty-fifth hostile round, D4: they were
+    /// held to the bound and every reader called the summary edited). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_error: Option<f64>,
     /// How the kernel was taken where that needs saying (BatchNorm: evaluation mode).
     pub note: Option<String>,
     /// Where the science is at risk: the inputs' scale decides kappa (a network that is
@@ -877,6 +884,7 @@ fn summarize_from(
         eigen_seconds,
         before,
         note,
+        measured_error,
     } = match source {
         Source::Whole {
             result,
@@ -955,6 +963,7 @@ fn summarize_from(
         protocol,
         block_size: (protocol == Protocol::Blocks).then_some(cfg.probe.block_size),
         blocks: blocks.as_ref().map(Vec::len),
+        measured_error,
         note: (!note.is_empty()).then(|| note.join("; ")),
         warnings: ntk_kernel::scale::input_scale_warning(net, inputs)
             .into_iter()
@@ -1039,8 +1048,16 @@ type ProtocolSpectrum = (
     ntk_numerics::spectrum::Summary,
     Vec<f64>,
     Option<Vec<BlockRow>>,
-    Option<String>,
+    Decided,
 );
+
+/// How a whole-set kernel's singularity was decided beyond the worst-case bound
+/// ([`whole_measured`]): the note that says it, and the measured error it was decided by.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Decided {
+    pub(super) note: Option<String>,
+    pub(super) measured_error: Option<f64>,
+}
 
 /// The kernel's conditioning under `protocol`: the eigenvalue route used (the blocks of
 /// the official protocol are small: their spectra are always full), its summary, the
@@ -1058,13 +1075,26 @@ fn protocol_spectrum(
         Protocol::Whole if cfg.probe.eigen == Eigen::Extreme => {
             let e = crate::solver::extreme(kernel, compute, eps)?;
             let ev = vec![e.lambda_min, e.lambda_max];
-            (Eigen::Extreme, e.summary(), ev, None, None)
+            // The extreme route has no full spectrum to decide by a measured error: its
+            // verdict is the bound's, said (eighty-fifth hostile round, D3).
+            let summary = e.summary();
+            let note = (summary.singular && eps > f64::EPSILON).then(|| {
+                "singular by the worst-case bound n eps lambda_max of f32: eigen = \"extreme\" \
+                 does not measure the kernel's error; eigen = \"full\" (up to 4,096 rows) or \
+                 f64 resolves it"
+                    .to_string()
+            });
+            let decided = Decided {
+                note,
+                measured_error: None,
+            };
+            (Eigen::Extreme, summary, ev, None, decided)
         }
         Protocol::Whole => {
             let s = crate::solver::full(kernel, compute, eps)?;
-            let (s, note) = whole_measured(kernel, (s, eps), (n, recheck))?;
+            let (s, decided) = whole_measured(kernel, (s, eps), (n, recheck))?;
             let ev = s.eigenvalues.clone();
-            (Eigen::Full, s.summary(), ev, None, note)
+            (Eigen::Full, s.summary(), ev, None, decided)
         }
         Protocol::Blocks => {
             let b = crate::blocks::spectra(
@@ -1074,7 +1104,13 @@ fn protocol_spectrum(
                 cfg.probe.output,
                 facts.output_dim,
             )?;
-            (Eigen::Full, b.summary, b.eigenvalues, Some(b.rows), None)
+            (
+                Eigen::Full,
+                b.summary,
+                b.eigenvalues,
+                Some(b.rows),
+                Decided::default(),
+            )
         }
     })
 }
@@ -1095,25 +1131,29 @@ fn whole_measured(
     kernel: &Kernel,
     (s, eps): (ntk_numerics::spectrum::Spectrum, f64),
     (n, mut recheck): (usize, crate::blocks::Recheck),
-) -> crate::Result<(ntk_numerics::spectrum::Spectrum, Option<String>)> {
+) -> crate::Result<(ntk_numerics::spectrum::Spectrum, Decided)> {
     if !s.singular || recheck.is_none() {
-        return Ok((s, None));
+        return Ok((s, Decided::default()));
     }
     let bound = s.tolerance;
     if kernel.size > MEASURED_ROWS {
+        let note = format!(
+            "singular by the worst-case bound n eps lambda_max of f32 ({bound:.3e}); a kernel \
+             of more than {MEASURED_ROWS} rows is not evaluated again in f64 to measure its \
+             error: probe in f64, or take the blocks protocol, to resolve it"
+        );
         return Ok((
             s,
-            Some(format!(
-                "singular by the worst-case bound n eps lambda_max of f32 ({bound:.3e}); a \
-                 kernel of more than {MEASURED_ROWS} rows is not evaluated again in f64 to \
-                 measure its error: probe in f64, or take the blocks protocol, to resolve it"
-            )),
+            Decided {
+                note: Some(note),
+                measured_error: None,
+            },
         ));
     }
     let all: Vec<usize> = (0..n).collect();
     let (w, measured) = crate::blocks::measured_spectrum(kernel, &all, (s, eps), &mut recheck)?;
     let Some(m) = measured else {
-        return Ok((w, None));
+        return Ok((w, Decided::default()));
     };
     let what = if w.singular {
         format!(
@@ -1130,13 +1170,17 @@ fn whole_measured(
             at(high)
         )
     };
+    let note = format!(
+        "f32: the worst-case bound n eps lambda_max ({bound:.3e}) called the kernel singular; \
+         its error measured against the same network's kernel in f64, ||K_f32 - K_f64||_2 = \
+         {:.3e}, {what}",
+        m.error
+    );
     Ok((
         w,
-        Some(format!(
-            "f32: the worst-case bound n eps lambda_max ({bound:.3e}) called the kernel \
-             singular; its error measured against the same network's kernel in f64, \
-             ||K_f32 - K_f64||_2 = {:.3e}, {what}",
-            m.error
-        )),
+        Decided {
+            note: Some(note),
+            measured_error: Some(m.error),
+        },
     ))
 }

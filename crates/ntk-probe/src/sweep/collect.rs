@@ -83,6 +83,8 @@ pub struct ResultRow {
     kernel_seconds: String,
     eigen_seconds: String,
     seconds: String,
+    /// [`Summary::measured_error`]; last, so that every earlier column keeps its place.
+    measured_error: String,
 }
 
 impl From<&Summary> for ResultRow {
@@ -122,6 +124,9 @@ impl From<&Summary> for ResultRow {
             kernel_seconds: format!("{:.4}", s.kernel_seconds),
             eigen_seconds: format!("{:.4}", s.eigen_seconds),
             seconds: format!("{:.4}", s.seconds),
+            measured_error: s
+                .measured_error
+                .map_or(String::new(), |e| format!("{e:.6e}")),
         }
     }
 }

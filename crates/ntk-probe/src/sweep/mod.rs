@@ -402,9 +402,21 @@ impl Sweep for ProbeSweep<'_> {
     /// said on stderr as the run says it (seventy-fourth hostile round, D5: a file at
     /// `<point>/.seed0.phases` was not said, and under `=1` the point read `new`).
     fn foresee(&self, point: &Point) -> crate::Result<Option<String>> {
+        // A point another process is making now: the run skips it as busy and ends with that
+        // error, so its dry run says so, as ntk-train's does (eighty-fifth hostile round, D8).
+        let dir = point.dir(self.out);
+        if let Some(holder) = ntk_files::lock::DirLock::holder_beside(&dir) {
+            return Ok(Some(format!(
+                "busy: another process is writing here ({holder})"
+            )));
+        }
+        // A point whose set its filesystem keeps from being replaced (`chattr +i`): the run
+        // fails it at its end (eighty-fifth hostile round, D6: the dry run said "made again").
+        if let Err(e) = ntk_files::outset::check_replaceable_target(&dir) {
+            return Ok(Some(format!("{}: {e}", dir.display())));
+        }
         // Its set is made and locked in the point's parent directory: one this user cannot
         // write fails the point, said by the dry run (eighty-second hostile round, D11).
-        let dir = point.dir(self.out);
         if let Some(parent) = dir.parent()
             && let Err(e) = ntk_files::outset::check_writable_unmade(parent)
         {
@@ -690,7 +702,33 @@ pub fn dry_run(
 ) -> crate::Result<()> {
     let sweep = ProbeSweep::new(cfg, out, opts, false)?;
     sweep::dry_run(&sweep, &cfg.points(), shard, opts.recompute)?;
+    kept_points_phases(&sweep, &cfg.points(), shard, false);
     Ok(())
+}
+
+/// This config's phase files beside the points of this shard whose results are kept
+/// (`done`): an interrupted computation's (a run killed, then finished under
+/// `NTK_PHASE_FILES=0`), which no point resumes from. Removed and said by the sweep, said by
+/// its dry run (`remove` false), as a single run's `--resume` does (eighty-fifth hostile
+/// round, D10: 14.7 GB at 60,000 images stayed beside a point reported `done`).
+fn kept_points_phases(sweep: &ProbeSweep, points: &[Point], shard: Shard, remove: bool) {
+    for (index, point) in points.iter().enumerate() {
+        let dir = point.dir(sweep.out);
+        if !shard.owns(index)
+            || std::fs::symlink_metadata(crate::phases::dir_beside(&dir)).is_err()
+            || !matches!(sweep.state(point), Ok(State::Done))
+        {
+            continue;
+        }
+        for (protocol, prov) in sweep.provenances(point) {
+            let place = crate::phases::Place::of_run(&dir, true, &prov);
+            if protocol == Protocol::Whole
+                && let Some(words) = crate::phases::drop_when_kept(&place, remove)
+            {
+                sweep.reporter.log(&format!("note: {words}"));
+            }
+        }
+    }
 }
 
 /// `collect DIR --config FILE`: every point of `cfg` found in `out` was made by `cfg` (its
@@ -857,6 +895,7 @@ pub fn run_sweep(
     let mut sweep = ProbeSweep::new(cfg, out, opts, true)?;
     let reporter = sweep.reporter.clone();
     let done = sweep::execute(&mut sweep, &cfg.points(), shard, opts.recompute, &reporter)?;
+    kept_points_phases(&sweep, &cfg.points(), shard, true);
     Ok(Ran {
         made: done.made.len(),
         skipped: done.skipped,
@@ -1025,7 +1064,12 @@ fn whole_disagrees(path: &Path, s: &Summary) -> Option<String> {
     }
     if s.eigen == Eigen::Full {
         let n = eigenvalues.len() as f64;
-        let tolerance = n * s.precision.epsilon() * greatest.abs();
+        // The tolerance the kernel was decided by: its measured error where one was
+        // measured (eighty-fifth hostile round, D4), else the worst-case bound.
+        let tolerance = match s.measured_error {
+            Some(error) => error + n * f64::EPSILON * greatest.abs(),
+            None => n * s.precision.epsilon() * greatest.abs(),
+        };
         let rank = eigenvalues.iter().filter(|&&v| v > tolerance).count();
         let singular = least <= tolerance;
         if (rank, singular) != (s.rank, s.singular) {

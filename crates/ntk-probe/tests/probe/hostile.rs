@@ -5387,4 +5387,70 @@ fn eighty_fourth_review_a_whole_f32_kernel_is_decided_by_its_measured_error() {
         "f64's kappa {k64} outside [{low}, {high}]"
     );
     assert_eq!(f64["singular"], false);
+    // Eighty-fifth hostile round, D4: the summary was held to the bound's rank by every
+    // reader and called edited: its --resume refused, a sweep of it never collected. It
+    // records the measured error, and is held to the tolerance that gives.
+    assert!(
+        f32["measured_error"].as_f64().is_some_and(|e| e > 0.0),
+        "{f32}"
+    );
+    let cfg = d.join("f32.toml");
+    let mut a = os(&[
+        "ntk",
+        "--resume",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--out",
+    ]);
+    a.push(d.join("f32").into());
+    assert_ok("--resume keeps it", &run(&a));
+    let sweep = write(
+        d,
+        "sweep.toml",
+        &format!(
+            "[sweep]\ndepths = [1]\nactivations = [\"leaky_relu\"]\nseeds = [1, 2]\n\
+             protocols = [\"whole\"]\nout = \"unused\"\ntheory = false\n{}",
+            text.replace("depth = 1\nactivation = \"leaky_relu\"\n", "")
+                .replace("seed = 1\n[probe]", "[probe]")
+        ),
+    );
+    let out = d.join("sweep");
+    assert_ok("the sweep", &run(&sweep_args(&sweep, &out, &[])));
+    assert!(out.join("results.csv").is_file());
+    assert_ok(
+        "its collect",
+        &run(&os(&["collect", out.to_str().unwrap()])),
+    );
+    // Eighty-fifth, D3: the extreme route, which has no full spectrum, says its verdict is
+    // the bound's.
+    let extreme = json("extreme", &format!("{text}eigen = \"extreme\"\n"));
+    assert_eq!(extreme["singular"], true, "{extreme}");
+    let note = extreme["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("singular by the worst-case bound"),
+        "{extreme}"
+    );
+}
+
+/// Eighty-fifth hostile round, D8: a probe sweep's dry run listed as `new` a point another
+/// live process was making, where the run calls it busy and ends with an error. The dry run
+/// now says it fails as busy (this test's process holds the point's lock).
+#[test]
+fn eighty_fifth_review_a_busy_point_is_foreseen() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    let out = d.join("out");
+    let point = out.join("runs/relu/depth01/seed1");
+    std::fs::create_dir_all(point.parent().unwrap()).unwrap();
+    let lock = ntk_files::lock::DirLock::acquire_beside(&point).unwrap();
+    let o = run(&sweep_args(&cfg, &out, &["--dry-run"]));
+    drop(lock);
+    let all = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("busy: another process is writing here"),
+        "{all}"
+    );
+    assert_ok("free again", &run(&sweep_args(&cfg, &out, &["--dry-run"])));
 }

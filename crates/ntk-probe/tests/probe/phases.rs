@@ -1087,7 +1087,7 @@ fn phase_files_that_cannot_be_written_are_read_and_said() {
     assert!(place.dir.join("tiles.f64").exists(), "nothing removed");
     // D2: phase files that cannot all be removed are said, not "removed": beside kept
     // results of their config, and beside a run of another route.
-    let kept = ntk_probe::phases::drop_when_kept(&place).expect("this config's");
+    let kept = ntk_probe::phases::drop_when_kept(&place, true).expect("this config's");
     assert!(
         kept.contains("not removed") && kept.contains("phases.json.ntk-tmp-"),
         "{kept}"
@@ -1329,4 +1329,78 @@ fn a_directory_of_other_files_at_the_phase_place_is_left() {
         .collect();
     names.sort();
     assert_eq!(names, ["ntk.npy", "summary.json"], "nothing written there");
+}
+
+/// Eighty-fifth hostile round, D10: this config's phase files beside its kept results (a
+/// killed run finished under `NTK_PHASE_FILES=0`) were removed by `--resume` without a word
+/// from its dry run, and a sweep never removed or said them beside a `done` point. Both dry
+/// runs say the run removes them; the runs remove them and say so.
+#[test]
+fn phase_files_beside_kept_results_are_said_by_the_dry_run_and_removed() {
+    use ntk_numerics::backend::{Precision, select};
+    use ntk_probe::run;
+    use ntk_probe::sweep::SweepConfig;
+    let dir = tempfile::tempdir().unwrap();
+    let n = 60;
+    let text = tiled_config(n, 5, 16);
+    let cfg = write_file(dir.path(), "tiled.toml", &text);
+    let out = dir.path().join("out");
+    let o = ntk_with(&cfg, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let place = leave_formed_kernel(&out, &fingerprint_of(&text), n);
+    let o = ntk_with(&cfg, &out, &["--resume", "--dry-run"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success()
+            && err.contains("this config's phase files")
+            && err.contains("the run removes them"),
+        "{err}"
+    );
+    assert!(place.dir.exists(), "a dry run changes nothing");
+    let o = ntk_with(&cfg, &out, &["--resume"]);
+    assert!(o.status.success());
+    assert!(!place.dir.exists());
+
+    // A sweep's done point.
+    let sweep_text = format!(
+        "[sweep]\ndepths = [2]\nactivations = [\"relu\"]\nseeds = [1]\nprotocols = [\"whole\"]\n\
+         out = \"unused\"\ntheory = false\n[data]\ndataset = \"synthetic\"\nn = {n}\n\
+         input_dim = 5\n[model]\nwidth = 16\ndepth = 1\nactivation = \"relu\"\n[probe]\n\
+         precision = \"f64\"\neigen = \"tiled\"\n"
+    );
+    let sweep_cfg = write_file(dir.path(), "sweep.toml", &sweep_text);
+    let sweep_out = dir.path().join("sweep");
+    let sweep = |extra: &[&str]| {
+        probe()
+            .arg("sweep")
+            .args(extra)
+            .arg("--config")
+            .arg(&sweep_cfg)
+            .arg("--out")
+            .arg(&sweep_out)
+            .output()
+            .unwrap()
+    };
+    assert!(sweep(&[]).status.success());
+    let parsed = SweepConfig::parse(&sweep_text).unwrap();
+    let point = &parsed.points()[0];
+    let pcfg = parsed.point_config(point, ntk_probe::config::Protocol::Whole);
+    let inputs = ntk_data::inputs::load(&pcfg.data).unwrap();
+    let compute = select(None, Precision::F64).unwrap();
+    let prov = run::provenance(&pcfg, &inputs, &inputs.digest(), &compute, None);
+    let place = leave_formed_kernel(&point.dir(&sweep_out), &prov.fingerprint, n);
+    for (extra, gone) in [(&["--dry-run"][..], false), (&[][..], true)] {
+        let o = sweep(extra);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success(), "{all}");
+        assert!(
+            all.contains("this config's phase files"),
+            "{extra:?}: {all}"
+        );
+        assert_eq!(!place.dir.exists(), gone, "{extra:?}: {all}");
+    }
 }

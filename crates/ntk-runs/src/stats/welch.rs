@@ -83,12 +83,30 @@ impl Difference {
         // rounded to floats lost (seventy-first hostile round, N2: t -0.583 for -0.389).
         let total = a.len() + b.len();
         let reference = a.iter().chain(b).map(|v| libm::scalbn(*v, -e)).sum::<f64>() / total as f64;
-        let scaled = |x: &[f64]| -> Vec<f64> {
-            x.iter().map(|v| libm::scalbn(*v, -e) - reference).collect()
+        // Each value less the reference, with the rounding error of that subtraction
+        // (Knuth's two-sum, exact), which the means add back: a value that absorbed the
+        // reference lost it where the others kept it (eighty-fifth hostile round, D9:
+        // [1e17, -1e17] against [1, 2] gave a difference of -0.75 for -1.5). Where every
+        // subtraction is exact (Sterbenz) the error is 0 and nothing changes.
+        let less = |x: &[f64]| -> (Vec<f64>, f64) {
+            let mut lost = 0.0;
+            let s = x
+                .iter()
+                .map(|v| {
+                    let v = libm::scalbn(*v, -e);
+                    let s = v - reference;
+                    let back = s - v;
+                    lost += (v - (s - back)) + (-reference - back);
+                    s
+                })
+                .collect();
+            (s, lost / x.len() as f64)
         };
-        let (a, b) = (&scaled(a)[..], &scaled(b)[..]);
+        let ((a, lost_a), (b, lost_b)) = (less(a), less(b));
+        let (a, b) = (&a[..], &b[..]);
         let (ma, sa) = mean_std(a);
         let (mb, sb) = mean_std(b);
+        let (ma, mb) = (ma + lost_a, mb + lost_b);
         let (va, vb) = (sa * sa / a.len() as f64, sb * sb / b.len() as f64);
         let df =
             (va + vb).powi(2) / (va * va / (a.len() - 1) as f64 + vb * vb / (b.len() - 1) as f64);
@@ -218,6 +236,16 @@ mod tests {
         assert!((w.difference / eps - exact.difference).abs() < 1e-12);
         let w = welch(&[1e153, -1e153], &[1.0, 2.0]).unwrap();
         assert!(w.p.is_finite() && (w.df - 1.0).abs() < 1e-9, "{w:?}");
+        // Eighty-fifth hostile round, D9: mixed signs of large magnitude beside small values
+        // absorbed the reference: -0.75 for -1.5, -1.75 for -1.5, 0 for -1.
+        for (a, b, d) in [
+            (&[1e17, -1e17][..], &[1.0, 2.0][..], -1.5),
+            (&[4e15, -4e15], &[1.0, 2.0], -1.5),
+            (&[1e17, -1e17, 3.0], &[1.0, 2.0, 3.0], -1.0),
+        ] {
+            let w = welch(a, b).unwrap();
+            assert_eq!(w.difference, d, "{a:?} {b:?}: {w:?}");
+        }
         // Subnormal samples (integer multiples of 2^-1074, exact): t from the difference and
         // error scaled back into subnormals gave p 0.076 for 0.088 (thirty-sixth hostile
         // round, D2); the equivalence test's p the same at both scales.

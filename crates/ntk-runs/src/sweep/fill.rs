@@ -16,7 +16,8 @@ pub struct AxisFill {
     pub field: Option<&'static str>,
     /// The key, one per table it may live in; the first whose table the config has is
     /// filled (`model.depth` for an MLP, `resnet.depth` for a ResNet). A config with none of
-    /// the tables is left as it is (its load names the missing table).
+    /// the tables is left as it is (its load names the missing table), but for a key of one
+    /// table alone, whose table is then made ([`fill_from_axes`]).
     pub keys: &'static [&'static str],
 }
 
@@ -35,7 +36,10 @@ pub fn fill_from_axes(table: &mut Table, fills: &[AxisFill]) -> Result<bool, (St
         let Some(axis) = sweep.get(f.axis) else {
             continue;
         };
-        // The first of the key's tables the config has.
+        // The first of the key's tables the config has; a key of one table only fills that
+        // table even where the config leaves the whole table out (eighty-fifth hostile
+        // round, D5: a probe sweep whose axes set every required key of `[model]` was
+        // refused for lacking `[model]`, as a training sweep for lacking `[optim]`).
         let Some((section, name)) = f.keys.iter().find_map(|key| {
             let (section, name) = key.split_once('.')?;
             table
@@ -43,6 +47,23 @@ pub fn fill_from_axes(table: &mut Table, fills: &[AxisFill]) -> Result<bool, (St
                 .is_some_and(toml::Value::is_table)
                 .then_some((section, name))
         }) else {
+            // Never an MLP's table beside a ResNet's, nor the reverse: which network the
+            // config describes is its own to say.
+            let rival = |section: &str| match section {
+                "model" => table.contains_key("resnet"),
+                "resnet" => table.contains_key("model"),
+                _ => false,
+            };
+            if let [key] = f.keys
+                && let Some((section, _)) = key.split_once('.')
+                && !table.contains_key(section)
+                && !rival(section)
+                && axis.as_array().is_some_and(|a| !a.is_empty())
+            {
+                table.insert(section.to_string(), toml::Value::Table(Table::new()));
+                // Filled below, on the next pass over this fill's table.
+                return fill_from_axes(table, fills).map(|_| true);
+            }
             continue;
         };
         let Some(t) = table.get_mut(section).and_then(|t| t.as_table_mut()) else {
@@ -58,17 +79,31 @@ pub fn fill_from_axes(table: &mut Table, fills: &[AxisFill]) -> Result<bool, (St
             (None, Some(_)) => None,
         };
         let Some(value) = value else {
-            let what = match (axis.as_array(), f.field) {
-                (Some(a), _) if a.is_empty() => "empty".to_string(),
-                (Some(_), Some(field)) => format!("a list whose first value has no {field}"),
-                _ => format!("{axis}, not a list of values"),
+            // Advice that helps (eighty-fifth hostile round, D7: a list whose first value
+            // lacks the field was told to be "a non-empty list", and giving the key only led
+            // to that value's own error).
+            let (what, fix) = match (axis.as_array(), f.field) {
+                (Some(a), _) if a.is_empty() => (
+                    "empty".to_string(),
+                    format!(
+                        "give sweep.{} a non-empty list, or give {section}.{name}",
+                        f.axis
+                    ),
+                ),
+                (Some(_), Some(field)) => (
+                    format!("a list whose first value has no {field}"),
+                    format!("give every value of sweep.{} its {field}", f.axis),
+                ),
+                _ => (
+                    format!("{axis}, not a list of values"),
+                    format!("give sweep.{} a list of values", f.axis),
+                ),
             };
             return Err((
                 format!("{section}.{name}"),
                 format!(
-                    "sweep.{} sets it throughout the sweep, and is {what}: give sweep.{} a \
-                     non-empty list, or give {section}.{name}",
-                    f.axis, f.axis
+                    "sweep.{} sets it throughout the sweep, and is {what}: {fix}",
+                    f.axis
                 ),
             ));
         };
@@ -117,6 +152,20 @@ mod tests {
         assert!(!t["optim"].as_table().unwrap().contains_key("lr"));
     }
 
+    /// Eighty-fifth hostile round, D5: a table the config leaves out whole is made where an
+    /// axis sets a key of that table alone (`[optim]` by `lrs`), never an MLP's beside a
+    /// ResNet's; a key of two tables (`depths`) makes neither.
+    #[test]
+    fn a_table_left_out_whole_is_made_for_its_axis() {
+        let mut t = table("[sweep]\nlrs = [0.1]\ndepths = [3]\n");
+        assert_eq!(fill_from_axes(&mut t, &FILLS), Ok(true));
+        assert_eq!(t["optim"]["lr"].as_float(), Some(0.1));
+        assert!(!t.contains_key("model") && !t.contains_key("resnet"));
+        let mut t = table("[sweep]\nfamilies = [{ activation = \"relu\" }]\n[resnet]\n");
+        assert_eq!(fill_from_axes(&mut t, &FILLS), Ok(false));
+        assert!(!t.contains_key("model"));
+    }
+
     #[test]
     fn a_given_key_is_kept_and_the_first_table_present_takes_it() {
         let mut t = table("[sweep]\ndepths = [3]\n[model]\ndepth = 1\n");
@@ -159,7 +208,8 @@ mod tests {
             (
                 "[sweep]\nfamilies = [\"relu\"]\n[model]\n",
                 "model.activation",
-                "a list whose first value has no activation",
+                "a list whose first value has no activation: give every value of \
+                 sweep.families its activation",
             ),
         ] {
             let (k, why) = fill_from_axes(&mut table(text), &FILLS).unwrap_err();

@@ -414,16 +414,21 @@ fn plan<S: Sweep>(sweep: &S, points: &[S::Point], shard: Shard) -> Result<Vec<Pl
     Ok(planned)
 }
 
-/// The error that stops a sweep before any work while results of another config are in
-/// the way, unless `recompute`; `unit` names the points ("point", "run").
-fn refuse_stale(planned: &[Planned], recompute: bool, unit: &str) -> crate::Result<()> {
-    let stale: Vec<&String> = planned
+/// Why each stale point of `planned` is stale, in plan order.
+fn stale_reasons(planned: &[Planned]) -> Vec<&String> {
+    planned
         .iter()
         .filter_map(|p| match &p.state {
             State::Stale(why) => Some(why),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// The error that stops a sweep before any work while results of another config are in
+/// the way, unless `recompute`; `unit` names the points ("point", "run").
+fn refuse_stale(planned: &[Planned], recompute: bool, unit: &str) -> crate::Result<()> {
+    let stale = stale_reasons(planned);
     match (stale.first(), recompute) {
         (Some(first), false) => Err(crate::Error::Stale {
             first: first.to_string(),
@@ -481,13 +486,7 @@ fn print_plan<S: Sweep>(
             sweep.label(&points[p.index])
         );
     }
-    let stale: Vec<&String> = planned
-        .iter()
-        .filter_map(|p| match &p.state {
-            State::Stale(why) => Some(why),
-            _ => None,
-        })
-        .collect();
+    let stale = stale_reasons(planned);
     for why in stale.iter().take(3) {
         // Under --recompute the advice to pass it is said no more (sixtieth hostile round,
         // D2): what the point is, and that this run makes it again.
@@ -627,14 +626,17 @@ fn make_all<S: Sweep>(
             bar.inc(1);
             continue;
         }
-        if let State::Stale(_) = p.state {
-            sweep.clear(point)?;
-        }
         let label = sweep.label(point);
         bar.set_message(label.clone());
         // The label's columns, as one line for messages.
         let label = label.split_whitespace().collect::<Vec<_>>().join(" ");
-        match sweep.make(point) {
+        // A stale point that cannot be cleared fails, as one that cannot be made: the sweep
+        // goes on with the others (eighty-fifth hostile round, D6: it stopped at once).
+        let cleared = match p.state {
+            State::Stale(_) => sweep.clear(point),
+            _ => Ok(()),
+        };
+        match cleared.and_then(|()| sweep.make(point)) {
             Ok(made) => {
                 Failure::clear(&sweep.dir(point));
                 outcome.made.push(made);

@@ -5555,3 +5555,62 @@ fn eighty_fourth_review_the_runs_own_log_figure_is_drawn_again() {
         std::fs::write(&log, "an old drawing").unwrap();
     }
 }
+
+/// The eighty-fifth hostile review, D6: a run directory of a sweep that this user cannot
+/// write (another user's, `chattr +i`) under `--recompute`: the dry run planned it "made
+/// again" (rc 0); the sweep stopped at once with "cannot remove", training nothing. The dry
+/// run now says it fails, and the sweep records the failure where it can and trains the
+/// others (a sweep always finishes).
+#[test]
+fn eighty_fifth_review_a_run_that_cannot_be_replaced_fails_alone() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "s.toml", &format!("{TINY}{SWEEP}"));
+    let sweep = d.join("sw");
+    let sweep_cmd = |cfg: &std::path::Path, extra: &[&str]| {
+        let mut v: Vec<OsString> = vec!["sweep".into()];
+        v.extend(args(cfg, &sweep, extra));
+        run(&v)
+    };
+    assert_ok("the sweep", &sweep_cmd(&cfg, &[]));
+    let mut runs: Vec<std::path::PathBuf> = std::fs::read_dir(sweep.join("runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    runs.sort();
+    assert_eq!(runs.len(), 2);
+    let chattr = |flag: &str| {
+        std::process::Command::new("chattr")
+            .arg(flag)
+            .arg(&runs[0])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let other = write(
+        d,
+        "other.toml",
+        &format!("{TINY}{SWEEP}").replace("epochs = 2", "epochs = 1"),
+    );
+    assert!(chattr("+i"), "chattr +i is needed for this test");
+    let dry = sweep_cmd(&other, &["--recompute", "--dry-run"]);
+    let o = sweep_cmd(&other, &["--recompute"]);
+    assert!(chattr("-i"));
+    let plan =
+        String::from_utf8_lossy(&dry.stdout).into_owned() + &String::from_utf8_lossy(&dry.stderr);
+    assert_eq!(dry.status.code(), Some(2), "{plan}");
+    assert!(
+        plan.contains("fails") && plan.contains("not writable"),
+        "{plan}"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("1 run(s) failed"), "{err}");
+    let trained = std::fs::read_to_string(runs[1].join("summary.json")).unwrap();
+    assert!(
+        trained.contains("\"train.epochs\": 1"),
+        "the other run trained: {trained}"
+    );
+}
