@@ -136,6 +136,17 @@ save() {
                 failed=$((failed + 1))
                 continue
             fi
+            # A link among the copied files (one inside the checkpoint directory) would be
+            # packed as a link, and restore refuses a tarball that holds one: said, not parked
+            # (eighty-sixth hostile round, D4: "1 saved", then never restored).
+            local inner
+            inner="$(find "$stage" -type l -printf '%P\n' | head -n 1)"
+            if [ -n "$inner" ]; then
+                rm -rf "$stage"
+                echo "park: $run: $inner is a symbolic link, which restore refuses to unpack: not parked; make it a file of its own and save again" >&2
+                failed=$((failed + 1))
+                continue
+            fi
             mkdir -p "$parked/$line"
             tmp="$parked/$line/.$id.tar.park-tmp-$$"
             # Sorted names, no owners or times: the same checkpoint gives the same bytes.

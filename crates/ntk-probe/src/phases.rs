@@ -683,6 +683,19 @@ impl PhaseFiles {
                 // the state's write below fail, said there.
                 if let Some(note) = replaced_note(place, &s, (n, block)) {
                     eprintln!("{note}");
+                } else {
+                    // This run's own, not resumed: said, as its dry run says it (eighty-sixth
+                    // hostile round, D3: removed without a word).
+                    let what = PhaseFiles {
+                        dir: dir.clone(),
+                        state: (*s).clone(),
+                        read_only: false,
+                    }
+                    .describe();
+                    eprintln!(
+                        "note: {what}: not used by a run without --resume, which starts afresh \
+                         and removes them"
+                    );
                 }
                 let _ = remove_ours(&dir);
                 fresh

@@ -301,8 +301,20 @@ pub fn diff(recorded: &FlatConfig, now: &FlatConfig) -> Vec<String> {
     keys.sort();
     keys.dedup();
     let text = |v: Option<&Value>| v.map(Value::to_string);
+    // A table absent from one config is recorded as `KEY: null` there and as its keys
+    // `KEY.x` in the other: the keys say the change, the table's own line only garbled it
+    // (eighty-sixth hostile round, D6: `ntk: null -> (absent); ntk.every: (absent) -> 1`).
+    let has_keys_under = |c: &FlatConfig, k: &str| {
+        let under = format!("{k}.");
+        c.keys().any(|x| x.starts_with(&under))
+    };
+    let table_line = |k: &str| match (recorded.get(k), now.get(k)) {
+        (Some(Value::Null), None) => has_keys_under(now, k),
+        (None, Some(Value::Null)) => has_keys_under(recorded, k),
+        _ => false,
+    };
     keys.into_iter()
-        .filter(|k| text(recorded.get(*k)) != text(now.get(*k)))
+        .filter(|k| text(recorded.get(*k)) != text(now.get(*k)) && !table_line(k))
         .map(|k| format!("{k}: {} -> {}", show(recorded.get(k)), show(now.get(k))))
         .collect()
 }
@@ -314,6 +326,31 @@ pub fn without(config: &FlatConfig, keys: &[&str]) -> FlatConfig {
         .filter(|(k, _)| !keys.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
+}
+
+#[cfg(test)]
+mod diff_tests {
+    use super::*;
+
+    /// Eighty-sixth hostile round, D6: a table added or removed is said by its keys alone.
+    #[test]
+    fn a_table_added_or_removed_is_said_by_its_keys() {
+        let without: FlatConfig = [("ntk".to_string(), Value::Null)].into_iter().collect();
+        let with: FlatConfig = [
+            ("ntk.every".to_string(), Value::from(1)),
+            ("ntk.n".to_string(), Value::from(10)),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(
+            diff(&without, &with),
+            ["ntk.every: (absent) -> 1", "ntk.n: (absent) -> 10"]
+        );
+        assert_eq!(
+            diff(&with, &without),
+            ["ntk.every: 1 -> (absent)", "ntk.n: 10 -> (absent)"]
+        );
+    }
 }
 
 /// A recorded result that this config may not reuse.

@@ -70,8 +70,20 @@ pub(crate) fn fmt_kappa(k: Option<f64>, rank: usize, n: usize) -> String {
 }
 
 pub(crate) fn print_table(s: &Summary) {
+    // The kernel's size: n, or n times the outputs with `probe.output = "full"`, from the
+    // config the run recorded (eighty-sixth hostile round, D1: "rank 14 of 14" for a 30 x 30
+    // kernel, the rank standing for its size).
+    let outputs = s
+        .provenance
+        .as_ref()
+        .and_then(|p| {
+            ["model.output_dim", "resnet.num_classes"]
+                .iter()
+                .find_map(|k| p.config.get(*k)?.as_u64())
+        })
+        .unwrap_or(1) as usize;
     let size = if s.output == "full" {
-        s.rank.max(s.n)
+        (s.n * outputs).max(s.rank)
     } else {
         s.n
     };
@@ -231,10 +243,13 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             // A stale set that `--recompute` replaces takes them the same way (eighty-second
             // hostile round, D6: its dry run said "computed again" where the run continued
             // from them, or removed them).
-            let replaced = matches!(
+            // A finished set computed again (without --resume, or for --save-weights) takes
+            // them too (eighty-sixth hostile round, D3: its dry run said nothing of them).
+            let replaced = (matches!(
                 state,
                 ntk_runs::sweep::State::Stale(_) | ntk_runs::sweep::State::Failed(_)
-            ) && flags.recompute;
+            ) && flags.recompute)
+                || (matches!(state, ntk_runs::sweep::State::Done) && computes);
             let kept = match &state {
                 ntk_runs::sweep::State::New => {
                     run::kept_phases(&cfg, &inputs, &compute, &out, &prov)

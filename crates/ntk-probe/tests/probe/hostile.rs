@@ -5454,3 +5454,28 @@ fn eighty_fifth_review_a_busy_point_is_foreseen() {
     );
     assert_ok("free again", &run(&sweep_args(&cfg, &out, &["--dry-run"])));
 }
+
+/// Eighty-sixth hostile round, D1: a singular kernel of several outputs (`probe.output =
+/// "full"`) was printed "rank R of R", the rank standing for the kernel's size; it is the
+/// size, n times the outputs.
+#[test]
+fn eighty_sixth_review_a_full_kernels_size_is_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "full.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 15\ninput_dim = 3\n\
+         [model]\nwidth = 8\ndepth = 1\nactivation = \"linear\"\noutput_dim = 2\nseed = 1\n\
+         [probe]\nprecision = \"f64\"\noutput = \"full\"\n",
+    );
+    let mut a = os(&["ntk", "--config", cfg.to_str().unwrap(), "--out"]);
+    a.push(d.join("out").into());
+    let o = run(&a);
+    assert_ok("the run", &o);
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("singular: rank") && table.contains(" of 30)"),
+        "{table}"
+    );
+}

@@ -1404,3 +1404,30 @@ fn phase_files_beside_kept_results_are_said_by_the_dry_run_and_removed() {
         assert_eq!(!place.dir.exists(), gone, "{extra:?}: {all}");
     }
 }
+
+/// Eighty-sixth hostile round, D3: a run without `--resume` over a finished set, beside this
+/// config's own phase files, removed them without a word from it or its dry run. Both say it.
+#[test]
+fn a_finished_set_computed_again_says_its_phase_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 60;
+    let text = tiled_config(n, 5, 16);
+    let cfg = write_file(dir.path(), "tiled.toml", &text);
+    let out = dir.path().join("out");
+    assert!(ntk_with(&cfg, &out, &[]).status.success());
+    let place = leave_formed_kernel(&out, &fingerprint_of(&text), n);
+    let o = ntk_with(&cfg, &out, &["--dry-run"]);
+    let plan = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && plan.contains("afresh, removing phase files in"),
+        "{plan}"
+    );
+    assert!(place.dir.exists(), "a dry run changes nothing");
+    let o = ntk_with(&cfg, &out, &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success() && err.contains("not used by a run without --resume"),
+        "{err}"
+    );
+    assert!(!place.dir.exists());
+}

@@ -242,7 +242,14 @@ pub fn check_collect<S: Sweep>(sweep: &S, points: &[S::Point]) -> Result<(), S::
 pub fn after_collect<T, E: Display>(collected: Result<T, E>, failed: bool) -> Result<Option<T>, E> {
     match collected {
         Err(e) if failed => {
-            eprintln!("warning: collect: {e}");
+            // Said, not left to be inferred (eighty-sixth hostile round, D2: a recompute that
+            // failed at one point left the old config's tables and figures without a word,
+            // and `plot` drew them again).
+            eprintln!(
+                "warning: collect: {e}; the tables and figures that stand in the sweep's \
+                 directory are not of the points as they are now (an earlier collect's, or \
+                 none): collect again once the failed points are made"
+            );
             Ok(None)
         }
         other => other.map(Some),

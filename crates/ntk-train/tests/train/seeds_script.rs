@@ -778,6 +778,23 @@ fn save_never_packs_a_checkpoint_through_a_link() {
     std::fs::remove_file(run_dir.join("checkpoints")).unwrap();
     std::fs::create_dir_all(run_dir.join("checkpoints/epoch-00003")).unwrap();
     std::fs::write(run_dir.join("checkpoints/epoch-00003/w.bin"), "w").unwrap();
+    // Eighty-sixth hostile round, D4: a link inside it was packed and "saved", and restore
+    // refused the tarball. Said, not parked.
+    std::os::unix::fs::symlink(
+        foreign.join("epoch-00003/s.bin"),
+        run_dir.join("checkpoints/epoch-00003/s.bin"),
+    )
+    .unwrap();
+    let o = park_status(d, "save");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("s.bin is a symbolic link, which restore refuses")
+            && err.contains("not parked"),
+        "{err}"
+    );
+    assert!(!tarball.exists());
+    std::fs::remove_file(run_dir.join("checkpoints/epoch-00003/s.bin")).unwrap();
     park(d, "save");
     assert!(tarball.is_file());
 }
