@@ -42,6 +42,20 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The output directory does not exist and the nearest directory above it that does
+    /// (`above`) cannot be written, so it cannot be made (eighty-fifth hostile round, N6:
+    /// `..` was named "the output directory").
+    #[error(
+        "{}: not writable, so {} cannot be made there: {source}",
+        .above.display(),
+        .dir.display()
+    )]
+    NotWritableAbove {
+        dir: PathBuf,
+        above: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// A directory another live process is writing (`crate::lock::DirLock`).
     #[error(
         "{}: another process is writing here ({holder}); wait for it to end, or choose \

@@ -99,8 +99,10 @@ impl OutputSet {
         let tmp = parent.join(format!(".{name}{TMP_TAG}{}-{nanos}", std::process::id()));
         let lock_path = lock_path_of(&tmp);
         // The lock first: a temporary directory without a lock file is never ours to keep.
-        let lock = File::create(&lock_path)
-            .map_err(|e| io_at(&parent, "the output directory is not writable", e))?;
+        let lock = File::create(&lock_path).map_err(|e| {
+            let what = "the directory the output set is made in (beside it) is not writable";
+            io_at(&parent, what, e)
+        })?;
         lock.try_lock()
             .map_err(|e| io::Error::other(format!("{}: {e}", lock_path.display())))?;
         if let Err(e) = fs::create_dir(&tmp) {
@@ -982,9 +984,16 @@ pub fn check_writable_unmade(dir: &Path) -> crate::Result<()> {
     let existing = ancestors(dir)
         .find(|a| fs::symlink_metadata(a).is_ok())
         .unwrap_or(Path::new("."));
-    let refuse = |source: io::Error| crate::Error::NotWritable {
-        dir: existing.to_path_buf(),
-        source,
+    let refuse = |source: io::Error| match existing == dir {
+        true => crate::Error::NotWritable {
+            dir: existing.to_path_buf(),
+            source,
+        },
+        false => crate::Error::NotWritableAbove {
+            dir: dir.to_path_buf(),
+            above: existing.to_path_buf(),
+            source,
+        },
     };
     if !fs::metadata(existing).is_ok_and(|m| m.is_dir()) {
         return Err(refuse(io::Error::from_raw_os_error(libc::ENOTDIR)));

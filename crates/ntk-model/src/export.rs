@@ -162,6 +162,27 @@ pub fn save<N: Named>(net: &N, path: &Path, dtype: ExportDType) -> Result<(), Mo
     write_tensors(net.tensors(), net.config_json(), path, dtype)
 }
 
+/// [`save`] for a network whose tensors came from a file (`probe.weights`), not from its
+/// seed: the metadata's config records `seed` as null and the given file's SHA-256 as
+/// `weights_digest` (eighty-sixth hostile round, N1: it said `"seed":0`, the seed such a run
+/// must leave at 0, for tensors that are not the seed-0 draw).
+pub fn save_given<N: Named>(
+    net: &N,
+    path: &Path,
+    dtype: ExportDType,
+    weights_digest: &str,
+) -> Result<(), ModelError> {
+    let mut config: serde_json::Value =
+        serde_json::from_str(&net.config_json()).expect("the config's own JSON");
+    if let Some(fields) = config.as_object_mut() {
+        if fields.contains_key("seed") {
+            fields.insert("seed".into(), serde_json::Value::Null);
+        }
+        fields.insert("weights_digest".into(), weights_digest.into());
+    }
+    write_tensors(net.tensors(), config.to_string(), path, dtype)
+}
+
 /// Loads weights saved by [`save`] (or by PyTorch under the same names) into `net`, a
 /// network of the same architecture, checking every name and shape: every tensor the network
 /// has must be in the file with its shape, and every tensor of the file must be one the

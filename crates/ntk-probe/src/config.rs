@@ -610,15 +610,19 @@ pub(crate) fn check_command(
         Some(_) => return Ok(()),
     };
     let has_onnx = table.get("onnx").is_some_and(toml::Value::is_table);
+    let name = ConfigName {
+        path: path.to_path_buf(),
+        overridden: in_file != (has_sweep, has_onnx),
+    };
+    if has_sweep && has_onnx {
+        return Err(Error::SweepOnnx { name });
+    }
     if has_sweep == want_sweep && (has_sweep || !has_onnx) {
         return Ok(());
     }
     Err(Error::OtherCommand {
         // Thirty-first hostile round, N5: a `--set onnx={...}` was blamed on the file.
-        name: ConfigName {
-            path: path.to_path_buf(),
-            overridden: in_file != (has_sweep, has_onnx),
-        },
+        name,
         has_sweep,
         has_onnx,
     })

@@ -114,6 +114,14 @@ pub enum Error {
          time with `ntk-probe run --config FILE --out DIR`"
     )]
     SweepResNet { name: ConfigName },
+    /// A probe config with both `[sweep]` and `[onnx]` (eighty-fifth hostile round, N7: read
+    /// as a TOML error, `unknown field onnx`).
+    #[error(
+        "{name}: [onnx] with [sweep]: probe sweeps run MLPs only ([model]); probe an ONNX \
+         network one input set at a time with `ntk-probe onnx --config FILE --out DIR` \
+         (`ntk-train sweep` takes [onnx] networks)"
+    )]
+    SweepOnnx { name: ConfigName },
     /// A config for the other command: `ntk-probe run` takes one without `[sweep]`,
     /// `ntk-probe sweep` one with it (the table may come from a `--set`).
     #[error(

@@ -132,6 +132,18 @@ pub struct OnnxSummary {
     /// `None` when the kernel is numerically singular.
     pub kappa: Option<f64>,
     pub rank: usize,
+    /// How an f32 kernel that the worst-case bound `n eps λ_max` calls singular was decided:
+    /// its measured error and the interval of κ it allows, or that the verdict is the
+    /// bound's (`crate::run::whole_measured`, as `ntk-probe run`'s whole set). Absent
+    /// otherwise, and in summaries written before 2026-12-04.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// ‖K_f32 − K_f64‖₂ where an f32 kernel was decided by a second evaluation of the same
+    /// file's network in f64 (eighty-sixth hostile round, D5: the bound alone called a kernel
+    /// singular, rank 7 of 8, that this error resolves); `rank` is held to it. Absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_error: Option<f64>,
     pub min_grad_angle_deg: Option<f64>,
     pub min_grad_angle_pair: Option<[usize; 2]>,
     pub kernel_seconds: f64,
@@ -167,15 +179,23 @@ impl ntk_runs::sweep::Recorded for OnnxSummary {
     fn files(&self) -> Option<&ntk_runs::manifest::Files> {
         self.files.as_ref()
     }
-    /// Its numbers against its `eigenvalues.npy` (`lambda_min`, `lambda_max`, `kappa`) and
+    /// Its numbers against its `eigenvalues.npy` (`lambda_min`, `lambda_max`, `kappa`, and
+    /// `rank` at the tolerance it was decided by) and
     /// its own checksum, as a probe run's summary is held ([`crate::sweep::check_numbers`]);
     /// a summary that records no files (written before 2026-12-01) is not checked.
     fn check(&self, path: &Path) -> Option<String> {
         self.files.as_ref()?;
         let what = crate::sweep::recorded_eigenvalues(path)
-            .and_then(|(_, least, greatest)| {
+            .and_then(|(eigenvalues, least, greatest)| {
                 let recorded = (self.lambda_min, self.lambda_max, self.kappa);
-                crate::sweep::extremes_disagree(recorded, least, greatest)
+                crate::sweep::extremes_disagree(recorded, least, greatest).or_else(|| {
+                    // At the tolerance the kernel was decided by (eighty-sixth round, D5).
+                    crate::sweep::rank_disagrees(
+                        &eigenvalues,
+                        (self.precision, self.measured_error),
+                        (self.rank, self.kappa.is_none()),
+                    )
+                })
             })
             .or_else(|| {
                 ntk_runs::provenance::SelfChecksum::edited(self, Some(&self.provenance))
@@ -198,6 +218,8 @@ pub const OUTPUT_FILES: [&str; 4] = ["summary.json", "inputs.npy", "ntk.npy", "e
 pub struct LoadedModel {
     pub model: OnnxModel,
     pub digest: String,
+    /// The file as read, for the network again in f64 ([`F64Onnx`]).
+    file: Arc<ntk_onnx::OnnxFile>,
 }
 
 /// Reads the model of `cfg` on `compute`, its file read once (a regular file of at most 2
@@ -207,11 +229,15 @@ pub struct LoadedModel {
 pub fn load_model(cfg: &mut OnnxConfig, compute: &Compute) -> crate::Result<LoadedModel> {
     let file = Arc::new(cfg.onnx.read()?);
     let digest = file.digest.clone();
-    let model = OnnxModel::new(file, &compute.device, compute.dtype())?;
+    let model = OnnxModel::new(Arc::clone(&file), &compute.device, compute.dtype())?;
     if cfg.data.dataset == Dataset::Synthetic && cfg.data.input_dim.is_none() {
         cfg.data.input_dim = Some(model.input_dim());
     }
-    Ok(LoadedModel { model, digest })
+    Ok(LoadedModel {
+        model,
+        digest,
+        file,
+    })
 }
 
 /// Refuses a run whose memory (the program, the inputs, the per-sample gradient rows of one
@@ -339,7 +365,8 @@ pub fn run(
     );
     let kernel_seconds = start.elapsed().as_secs_f64();
     let eigen_start = Instant::now();
-    let spectrum = spectrum::spectrum(&kernel, precision.epsilon())?;
+    let first = spectrum::spectrum(&kernel, precision.epsilon())?;
+    let (spectrum, decided) = decide(&kernel, first, (loaded, inputs, cfg.probe.output), compute)?;
     let summary = spectrum.summary();
     let angle = ntk_kernel::angles::min_angle(&kernel);
     let eigen_seconds = eigen_start.elapsed().as_secs_f64();
@@ -357,6 +384,8 @@ pub fn run(
         lambda_max: summary.lambda_max,
         kappa: summary.kappa,
         rank: summary.rank,
+        note: decided.note,
+        measured_error: decided.measured_error,
         min_grad_angle_deg: angle.map(|a| a.deg),
         min_grad_angle_pair: angle.map(|a| [a.i, a.j]),
         kernel_seconds,
@@ -381,6 +410,87 @@ pub fn run(
         }
     }
     Ok(result)
+}
+
+/// The spectrum `s` of an f32 kernel that the worst-case bound calls singular, decided by
+/// its measured error against the same file's network evaluated again in f64 on the same
+/// device (`crate::run::whole_measured`, the rule of `ntk-probe run`'s whole set: the
+/// kernel singular only where `λ_min` is at or below that error, and the note gives the
+/// interval of κ it allows). A kernel of more than `MEASURED_ROWS` rows, or a backend without
+/// f64, keeps the bound's verdict, and the note says so.
+fn decide(
+    kernel: &ntk_numerics::kernel::Kernel,
+    s: spectrum::Spectrum,
+    (loaded, inputs, output): (&LoadedModel, &Inputs, OutputMode),
+    compute: &Compute,
+) -> crate::Result<(spectrum::Spectrum, crate::run::Decided)> {
+    let eps = compute.precision.epsilon();
+    if !s.singular || compute.precision == Precision::F64 {
+        return Ok((s, crate::run::Decided::default()));
+    }
+    let wide = Compute {
+        precision: Precision::F64,
+        ..compute.clone()
+    };
+    if kernel.size <= crate::run::MEASURED_ROWS
+        && !wide.device.supports_dtype(burn::tensor::FloatDType::F64)
+    {
+        let note = format!(
+            "singular by the worst-case bound n eps lambda_max of f32 ({:.3e}); the {} backend \
+             has no f64 to measure the kernel's error: probe in f64 on a backend that has it \
+             to resolve it",
+            s.tolerance, compute.backend
+        );
+        let decided = crate::run::Decided {
+            note: Some(note),
+            measured_error: None,
+        };
+        return Ok((s, decided));
+    }
+    let mut second = F64Onnx {
+        model: None,
+        loaded,
+        inputs,
+        output,
+        compute: wide,
+    };
+    let recheck: crate::blocks::Recheck = Some(&mut second);
+    crate::run::whole_measured(kernel, (s, eps), (inputs.n, recheck))
+}
+
+/// The second evaluation of an ONNX network's f32 kernel: the file's network read again in
+/// f64 (its weights cast from the file's, not from the f32 copy), made when first asked.
+struct F64Onnx<'a> {
+    model: Option<OnnxModel>,
+    loaded: &'a LoadedModel,
+    inputs: &'a Inputs,
+    output: OutputMode,
+    compute: Compute,
+}
+
+impl crate::blocks::SecondEvaluation for F64Onnx<'_> {
+    fn kernel_f64(&mut self, samples: &[usize]) -> crate::Result<ntk_numerics::kernel::Kernel> {
+        let model = match &mut self.model {
+            Some(model) => model,
+            none => none.insert(OnnxModel::new(
+                Arc::clone(&self.loaded.file),
+                &self.compute.device,
+                self.compute.dtype(),
+            )?),
+        };
+        let sub = self.inputs.select(samples);
+        let x = Tensor::<2>::from_data(
+            TensorData::new(sub.x, [sub.n, sub.d]),
+            (&self.compute.device, self.compute.dtype()),
+        );
+        Ok(empirical_ntk(
+            &*model,
+            |m: &OnnxModel, x| m.forward(x),
+            x,
+            self.output,
+            Precision::F64,
+        ))
+    }
 }
 
 /// The output set: the arrays first, `summary.json` last (its presence marks the run done),

@@ -341,12 +341,12 @@ pub fn check_required(place: &Place, (n, block): (usize, usize), bytes: u64) -> 
 pub fn unwritable(dir: &Path) -> Option<String> {
     match ntk_files::outset::check_writable_unmade(dir) {
         Ok(()) => None,
-        Err(ntk_files::Error::NotWritable { dir: at, source }) if at == dir => {
+        Err(ntk_files::Error::NotWritable { source, .. }) => {
             Some(format!("not writable ({source})"))
         }
-        Err(ntk_files::Error::NotWritable { dir: at, source }) => Some(format!(
+        Err(ntk_files::Error::NotWritableAbove { above, source, .. }) => Some(format!(
             "cannot be made: {} is not writable ({source})",
-            at.display()
+            above.display()
         )),
         Err(e) => Some(e.to_string()),
     }

@@ -248,6 +248,8 @@ pub struct SweepOutcome {
     pub failed: usize,
     /// [`ntk_runs::sweep::Outcome::left_to_other_shards`].
     pub left_to_other_shards: usize,
+    /// [`ntk_runs::sweep::Outcome::unfinished_elsewhere`].
+    pub unfinished_elsewhere: usize,
     /// The error the sweep ends with once it has been collected: points that failed or
     /// were busy ([`ntk_runs::sweep::Outcome::check`]).
     pub check: Option<ntk_runs::Error>,
@@ -718,6 +720,7 @@ pub fn run(
         interrupted: count(RunStatus::Interrupted),
         failed: done.failed.len(),
         left_to_other_shards: done.left_to_other_shards,
+        unfinished_elsewhere: done.unfinished_elsewhere,
         check: done.check().err(),
     })
 }

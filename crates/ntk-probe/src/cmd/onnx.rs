@@ -167,6 +167,9 @@ fn print_table(s: &OnnxSummary) {
         "  kappa               {}",
         super::run::fmt_kappa(s.kappa, s.rank, s.kernel_size)
     );
+    if let Some(note) = &s.note {
+        println!("  note                {note}");
+    }
     if let (Some(a), Some([i, j])) = (s.min_grad_angle_deg, s.min_grad_angle_pair) {
         println!("  min grad angle      {a:.4} deg (samples {i}, {j})");
     }

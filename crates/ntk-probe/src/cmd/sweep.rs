@@ -124,6 +124,10 @@ impl SweepCommand for ProbeCommand<'_> {
         ran.left_to_other_shards
     }
 
+    fn unfinished_elsewhere(&self, ran: &Self::Ran) -> usize {
+        ran.unfinished_elsewhere
+    }
+
     fn collect(&self, out: &Path) -> Result<Self::Collected, StepError> {
         Ok(sweep::collect(
             Some(self.cfg),
@@ -159,8 +163,12 @@ pub(crate) fn print_groups(groups: &[sweep::GroupRow]) {
         "theory"
     );
     for g in groups {
+        // Over the seeds whose kernel is not singular, marked where some are (eighty-sixth
+        // hostile round, N5: "seeds 2" beside the one finite seed's kappa, no word).
         let k = if g.singular == g.seeds {
             "inf".to_string()
+        } else if g.singular > 0 {
+            format!("{:.4e}*{}", g.kappa_mean, g.singular)
         } else {
             format!("{:.4e}", g.kappa_mean)
         };
@@ -177,6 +185,15 @@ pub(crate) fn print_groups(groups: &[sweep::GroupRow]) {
         println!(
             "{:>8} {:width$} {:>16} {:>5} {:>6} {:>14} {:>14} {:>10} {:>10}",
             g.protocol, g.setting, g.activation, g.depth, g.seeds, k, tk, a, ta
+        );
+    }
+    if groups
+        .iter()
+        .any(|g| g.singular > 0 && g.singular < g.seeds)
+    {
+        println!(
+            "*S: kappa is the mean over the seeds whose kernel is not singular; S of the seeds \
+             have a singular kernel (kappa infinite; summary.csv's `singular`)"
         );
     }
     // Why theory values are absent, once per reason.

@@ -1054,9 +1054,9 @@ type ProtocolSpectrum = (
 /// How a whole-set kernel's singularity was decided beyond the worst-case bound
 /// ([`whole_measured`]): the note that says it, and the measured error it was decided by.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Decided {
-    pub(super) note: Option<String>,
-    pub(super) measured_error: Option<f64>,
+pub(crate) struct Decided {
+    pub(crate) note: Option<String>,
+    pub(crate) measured_error: Option<f64>,
 }
 
 /// The kernel's conditioning under `protocol`: the eigenvalue route used (the blocks of
@@ -1117,7 +1117,7 @@ fn protocol_spectrum(
 
 /// The largest whole-set kernel (rows) evaluated again in f64 to measure an f32 kernel's
 /// error ([`whole_measured`]): 4,096 rows, 128 MiB in f64 beside the kernel itself.
-const MEASURED_ROWS: usize = 4096;
+pub(crate) const MEASURED_ROWS: usize = 4096;
 
 /// The whole set's f32 kernel `s` (its spectrum in precision `eps`) that the worst-case
 /// bound `n eps λ_max` calls singular, decided as the blocks protocol decides a block
@@ -1127,7 +1127,8 @@ const MEASURED_ROWS: usize = 4096;
 /// verdict is the bound's (a kernel of more than [`MEASURED_ROWS`] rows). Eighty-fourth
 /// hostile round, D3: the whole protocol in f32 called singular (rank 7 of 8) a kernel that
 /// the blocks protocol, on the same inputs as one block, resolved (κ within 8% of f64's).
-fn whole_measured(
+/// `ntk-probe onnx` decides its f32 kernels by the same rule (eighty-sixth round, D5).
+pub(crate) fn whole_measured(
     kernel: &Kernel,
     (s, eps): (ntk_numerics::spectrum::Spectrum, f64),
     (n, mut recheck): (usize, crate::blocks::Recheck),

@@ -38,7 +38,16 @@ pub fn write_outputs(
         } else {
             ExportDType::F32
         };
-        ntk_model::export::save(net, &dir.join("weights.safetensors"), dtype)?;
+        let path = dir.join("weights.safetensors");
+        let given = summary
+            .provenance
+            .as_ref()
+            .and_then(|p| p.config.get("probe.weights_digest"))
+            .and_then(|v| v.as_str());
+        match given {
+            Some(digest) => ntk_model::export::save_given(net, &path, dtype, digest)?,
+            None => ntk_model::export::save(net, &path, dtype)?,
+        }
         let n = summary.n.max(1) as u64;
         npy::write_f64(
             &dir.join("outputs.npy"),

@@ -26,7 +26,27 @@ pub fn planned(out: &Path) -> Vec<Place<Error>> {
     ]
 }
 
-/// Refuses a directory `dir` in which a new set cannot be made.
+/// Refuses a directory `dir` in which a new set cannot be made, naming it as the directory
+/// `--out` lies in (eighty-fifth hostile round, N6: `--out ../done1` read `..: the output
+/// directory is not writable`).
 fn takes_a_set(dir: &Path) -> crate::Result<()> {
-    Ok(ntk_files::outset::check_writable_unmade(dir)?)
+    ntk_files::outset::check_writable_unmade(dir).map_err(|e| match e {
+        ntk_files::Error::NotWritable { dir, source } => ntk_files::Error::OutputPath {
+            path: dir,
+            why: format!(
+                "the directory --out lies in is not writable (an output set is made there and \
+                 moved into place, its lock kept beside it): {source}"
+            ),
+        }
+        .into(),
+        ntk_files::Error::NotWritableAbove { dir, above, source } => ntk_files::Error::OutputPath {
+            path: above,
+            why: format!(
+                "not writable, so {}, the directory --out lies in, cannot be made: {source}",
+                dir.display()
+            ),
+        }
+        .into(),
+        other => other.into(),
+    })
 }

@@ -874,6 +874,7 @@ pub fn collect_as(
     allow_mixed: bool,
     layout: Layout,
 ) -> crate::Result<Vec<GroupRow>> {
+    ntk_runs::sweep::refuse_linked_runs(out)?;
     refuse_training_runs(out)?;
     let found = read_summaries_at(out)?;
     // The places this collect writes, before the first write: the tables; theory.json only

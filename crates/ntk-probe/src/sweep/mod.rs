@@ -31,7 +31,7 @@ use ntk_data::inputs::{self, Inputs};
 use ntk_data::{DataConfig, Dataset};
 use ntk_files::outset::{self, OutputSet};
 use ntk_kernel::host::{HostCache, Reuse};
-use ntk_numerics::backend::{self, Compute};
+use ntk_numerics::backend::{self, Compute, Precision};
 use ntk_numerics::spectrum::Spectrum;
 use ntk_runs::overrides::{self, Assignment, ConfigName};
 use ntk_runs::progress::Reporter;
@@ -795,40 +795,21 @@ fn writes_figure_of(name: &str, protocols: &[&str]) -> bool {
 /// round, D4: a sweep recomputed without the blocks protocol kept `kappa_vs_depth_blocks.*`
 /// without a word). Left as they are: nothing shows them to be the tools' and not a user's.
 pub(crate) fn say_stale_figures(out: &Path, draws: &dyn Fn(&str) -> bool) {
-    let Ok(entries) = std::fs::read_dir(out) else {
-        return;
-    };
-    let mut stale: Vec<String> = entries
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| writes_figure(name) && !draws(name))
-        .collect();
-    stale.sort();
-    let mut by_why: Vec<(String, Vec<&str>)> = Vec::new();
-    for name in &stale {
-        let why = if ntk_plot::is_figure_file(name, ANGLE_FIGURE) {
-            "no point here has a gradient angle (measured, or the theory's) to draw now".into()
-        } else {
+    sweep::say_stale_reports(out, "points", &|name| {
+        (writes_figure(name) && !draws(name)).then(|| {
+            if ntk_plot::is_figure_file(name, ANGLE_FIGURE) {
+                return "no point here has a gradient angle (measured, or the theory's) to \
+                        draw now"
+                    .to_string();
+            }
             let protocol = [Protocol::Whole, Protocol::Blocks]
                 .into_iter()
                 .map(|p| p.name())
                 .find(|p| ntk_plot::is_figure_file(name, &format!("kappa_vs_depth_{p}")))
                 .unwrap_or("its");
             format!("no point here is of the {protocol} protocol now")
-        };
-        match by_why.iter_mut().find(|(w, _)| *w == why) {
-            Some((_, group)) => group.push(name),
-            None => by_why.push((why, vec![name])),
-        }
-    }
-    for (why, group) in by_why {
-        eprintln!(
-            "warning: {}: {}: {why}, so these show points that are gone (an earlier \
-             collect's files, or not the tools' at all); left as they are",
-            out.display(),
-            group.join(", ")
-        );
-    }
+        })
+    });
 }
 
 /// The files a collect of points of `protocols` writes at the sweep's top: the tables,
@@ -900,6 +881,7 @@ pub fn run_sweep(
         made: done.made.len(),
         skipped: done.skipped,
         left_to_other_shards: done.left_to_other_shards,
+        unfinished_elsewhere: done.unfinished_elsewhere,
         check: done.check().err(),
     })
 }
@@ -910,6 +892,8 @@ pub struct Ran {
     pub skipped: usize,
     /// [`ntk_runs::sweep::Outcome::left_to_other_shards`].
     pub left_to_other_shards: usize,
+    /// [`ntk_runs::sweep::Outcome::unfinished_elsewhere`].
+    pub unfinished_elsewhere: usize,
     /// The error the sweep ends with once it has been collected: points that failed (each
     /// recorded in its `failed.json`) or were busy.
     pub check: Option<ntk_runs::Error>,
@@ -1055,6 +1039,35 @@ pub(crate) fn extremes_disagree(
     }
 }
 
+/// Where a kernel's recorded `(rank, singular)` is not what its full spectrum `eigenvalues`
+/// gives at the tolerance it was decided by: its measured error where one was measured
+/// (eighty-fifth hostile round, D4), else the worst-case bound of its `precision`.
+pub(crate) fn rank_disagrees(
+    eigenvalues: &[f64],
+    (precision, measured_error): (Precision, Option<f64>),
+    recorded: (usize, bool),
+) -> Option<String> {
+    let n = eigenvalues.len() as f64;
+    let least = eigenvalues.iter().copied().fold(f64::INFINITY, f64::min);
+    let greatest = eigenvalues
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    let tolerance = match measured_error {
+        Some(error) => error + n * f64::EPSILON * greatest.abs(),
+        None => n * precision.epsilon() * greatest.abs(),
+    };
+    let rank = eigenvalues.iter().filter(|&&v| v > tolerance).count();
+    let singular = least <= tolerance;
+    (recorded != (rank, singular)).then(|| {
+        format!(
+            "rank {} and singular {} where eigenvalues.npy gives rank {rank} and singular \
+             {singular}",
+            recorded.0, recorded.1
+        )
+    })
+}
+
 /// Where a whole-set summary disagrees with its `eigenvalues.npy` ([`check_numbers`]).
 fn whole_disagrees(path: &Path, s: &Summary) -> Option<String> {
     // Missing or unreadable: the sweep's state names it against the record.
@@ -1063,21 +1076,9 @@ fn whole_disagrees(path: &Path, s: &Summary) -> Option<String> {
         return Some(what);
     }
     if s.eigen == Eigen::Full {
-        let n = eigenvalues.len() as f64;
-        // The tolerance the kernel was decided by: its measured error where one was
-        // measured (eighty-fifth hostile round, D4), else the worst-case bound.
-        let tolerance = match s.measured_error {
-            Some(error) => error + n * f64::EPSILON * greatest.abs(),
-            None => n * s.precision.epsilon() * greatest.abs(),
-        };
-        let rank = eigenvalues.iter().filter(|&&v| v > tolerance).count();
-        let singular = least <= tolerance;
-        if (rank, singular) != (s.rank, s.singular) {
-            return Some(format!(
-                "rank {} and singular {} where eigenvalues.npy gives rank {rank} and singular \
-                 {singular}",
-                s.rank, s.singular
-            ));
+        let decided = (s.precision, s.measured_error);
+        if let Some(what) = rank_disagrees(&eigenvalues, decided, (s.rank, s.singular)) {
+            return Some(what);
         }
     }
     match s.kappa {

@@ -1310,3 +1310,44 @@ fn an_underflow_of_given_weights_names_them() {
         ],
     );
 }
+
+/// The `ntk_model_config` metadata of a safetensors file's header, as JSON.
+fn saved_config(path: &Path) -> serde_json::Value {
+    let bytes = std::fs::read(path).unwrap();
+    let len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + len]).unwrap();
+    serde_json::from_str(header["__metadata__"]["ntk_model_config"].as_str().unwrap()).unwrap()
+}
+
+/// Eighty-sixth hostile round, N1: `--save-weights` of a run on given weights records in the
+/// file's metadata no seed (the tensors are not a seed's draw) and the given file's SHA-256;
+/// the tensors are the given ones, byte for byte. A seeded network's file keeps its seed.
+#[test]
+fn saved_given_weights_record_their_file_not_a_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = saved_weights(dir.path());
+    let weights = saved.join("weights.safetensors");
+    assert_eq!(saved_config(&weights)["seed"], 5);
+    assert!(saved_config(&weights).get("weights_digest").is_none());
+    let text = config(
+        "",
+        &format!("weights = {:?}", weights.display().to_string()),
+    );
+    let again = dir.path().join("again");
+    let cfg = write_file(dir.path(), "g.toml", &text);
+    ok(&run_with(&cfg, &again, &["--save-weights"], &[]));
+    let meta = saved_config(&again.join("weights.safetensors"));
+    assert!(meta["seed"].is_null(), "{meta}");
+    let digest = ntk_runs::provenance::sha256_hex(&std::fs::read(&weights).unwrap());
+    assert_eq!(meta["weights_digest"], digest.as_str(), "{meta}");
+    assert_eq!(meta["width"], 24, "{meta}");
+    let tensors = |p: &Path| {
+        let bytes = std::fs::read(p).unwrap();
+        let len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+        bytes[8 + len..].to_vec()
+    };
+    assert_eq!(
+        tensors(&again.join("weights.safetensors")),
+        tensors(&weights)
+    );
+}

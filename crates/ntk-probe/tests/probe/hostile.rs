@@ -5479,3 +5479,198 @@ fn eighty_sixth_review_a_full_kernels_size_is_printed() {
         "{table}"
     );
 }
+
+/// Eighty-fifth hostile round, N7: a probe config with `[onnx]` and `[sweep]` (in the file,
+/// or the sweep by `--set`) is refused in words, naming `ntk-probe onnx`, by `sweep` and
+/// `run` alike, not read as a TOML error (`unknown field onnx`).
+#[test]
+fn eighty_fifth_review_an_onnx_sweep_is_refused_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let both = write(
+        d,
+        "both.toml",
+        "[onnx]\nfile = \"m.onnx\"\n[data]\ndataset = \"synthetic\"\nn = 8\n\
+         [sweep]\nseeds = [1, 2]\n",
+    );
+    let only = write(
+        d,
+        "only.toml",
+        "[onnx]\nfile = \"m.onnx\"\n[data]\ndataset = \"synthetic\"\nn = 8\n",
+    );
+    for (cfg, extra) in [(&both, None), (&only, Some("sweep={seeds=[1,2]}"))] {
+        for cmd in ["sweep", "run"] {
+            let mut a = os(&[cmd, "--config", cfg.to_str().unwrap(), "--dry-run"]);
+            if let Some(set) = extra {
+                a.extend(os(&["--set", set]));
+            }
+            a.extend(os(&["--out"]));
+            a.push(d.join("o").into());
+            let o = run(&a);
+            assert_clean_error(
+                &format!("{cmd} {}", cfg.display()),
+                &o,
+                &["[onnx] with [sweep]", "ntk-probe onnx", "ntk-train sweep"],
+            );
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert!(!stderr.contains("TOML parse error"), "{stderr}");
+            assert_eq!(
+                stderr.contains("with overrides"),
+                extra.is_some(),
+                "{stderr}"
+            );
+        }
+    }
+}
+
+/// Eighty-sixth hostile round, N5: a sweep's printed table marks a kappa that is the mean
+/// over part of its seeds (the others' kernels singular) with their count, and says so
+/// below the table; a group of no singular seed is printed as before.
+#[test]
+fn eighty_sixth_review_a_mean_over_part_of_the_seeds_is_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Width 2 on 4 inputs: four of the six seeds leave two inputs with every unit dead.
+    let cfg = write(
+        d,
+        "sw.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 4\ninput_dim = 3\n\
+         [model]\nwidth = 2\n[probe]\nprecision = \"f64\"\n\
+         [sweep]\ndepths = [1]\nactivations = [\"relu\", \"linear\"]\n\
+         seeds = [1, 2, 3, 4, 5, 6]\nprotocols = [\"whole\"]\n",
+    );
+    let mut a = os(&["sweep", "--config", cfg.to_str().unwrap(), "--out"]);
+    a.push(d.join("o").into());
+    let o = run(&a);
+    assert_ok("the sweep", &o);
+    let table = String::from_utf8_lossy(&o.stdout);
+    let results = std::fs::read_to_string(d.join("o/results.csv")).unwrap();
+    let singular = results
+        .lines()
+        .filter(|l| l.contains(",relu,") && l.contains(",true,"))
+        .count();
+    assert!((1..6).contains(&singular), "{results}");
+    let row = |a: &str| {
+        let a = format!(" {a} ");
+        table
+            .lines()
+            .find(|l| l.trim_start().starts_with("whole") && l.contains(&a))
+            .unwrap()
+    };
+    let relu = row("relu");
+    assert!(relu.contains(&format!("*{singular} ")), "{table}");
+    let linear = row("linear");
+    assert!(!linear.contains('*'), "{table}");
+    assert!(
+        table.contains("*S: kappa is the mean over the seeds whose kernel is not singular"),
+        "{table}"
+    );
+}
+
+/// Eighty-fifth hostile round, N6: a run whose `--out` lies in a directory it cannot write
+/// (here immutable) is refused naming that directory as the one `--out` lies in, not as
+/// "the output directory", by `--resume` of a finished set and its dry run alike; where the
+/// directory `--out` lies in does not exist, the one that cannot take it is named.
+#[test]
+fn eighty_fifth_review_the_directory_out_lies_in_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let parent = d.join("p");
+    std::fs::create_dir(&parent).unwrap();
+    let cfg = write(d, "tiny.toml", TINY);
+    let out = parent.join("done");
+    let args = |extra: &[&str]| {
+        let mut a = os(&["run", "--config", cfg.to_str().unwrap()]);
+        a.extend(os(extra));
+        a.push("--out".into());
+        a.push(out.clone().into());
+        a
+    };
+    assert_ok("the first run", &run(&args(&[])));
+    let _frozen = crate::phases::Immutable::set(&parent);
+    for extra in [&["--resume"][..], &["--resume", "--dry-run"]] {
+        let o = run(&args(extra));
+        assert_clean_error(
+            &format!("{extra:?}"),
+            &o,
+            &[&format!(
+                "{}: the directory --out lies in is not writable",
+                parent.display()
+            )],
+        );
+    }
+    let deeper = parent.join("q/r");
+    let mut a = os(&[
+        "run",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--dry-run",
+        "--out",
+    ]);
+    a.push(deeper.into());
+    let o = run(&a);
+    assert_clean_error(
+        "a missing parent",
+        &o,
+        &[&format!(
+            "{}: not writable, so {}, the directory --out lies in, cannot be made",
+            parent.display(),
+            parent.join("q").display()
+        )],
+    );
+}
+
+/// Eighty-sixth hostile round, N4: `ntk-probe collect` of a sweep whose `runs` is a symbolic
+/// link to a directory beside it is refused, as the sweep refuses it, naming the link (it
+/// read through the link, exit 0).
+#[test]
+fn eighty_sixth_review_a_linked_runs_is_refused_by_collect() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "sw.toml", TINY_SWEEP);
+    let out = d.join("s");
+    let mut a = os(&["sweep", "--config", cfg.to_str().unwrap(), "--out"]);
+    a.push(out.clone().into());
+    assert_ok("the sweep", &run(&a));
+    std::fs::rename(out.join("runs"), d.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink("../elsewhere", out.join("runs")).unwrap();
+    let o = collect_out(&out);
+    assert_clean_error(
+        "collect",
+        &o,
+        &["runs: a symbolic link, never followed", "the sweep refuses"],
+    );
+    assert!(d.join("elsewhere").is_dir());
+}
+
+/// Eighty-fifth hostile round, N3: a shard's own collect says its tables hold the points
+/// finished so far and how many of the other shards' have no result yet; the last shard,
+/// which finds every point made, says nothing of the kind.
+#[test]
+fn eighty_fifth_review_a_shards_collect_says_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "sw.toml", TINY_SWEEP);
+    let out = d.join("s");
+    let shard = |s: &str| {
+        let mut a = os(&[
+            "sweep",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--shard",
+            s,
+            "--out",
+        ]);
+        a.push(out.clone().into());
+        let o = run(&a);
+        assert_ok(s, &o);
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let first = shard("0/2");
+    assert!(
+        first.contains("the tables and figures hold the points finished so far: 1 point(s) of the other shards have no result yet"),
+        "{first}"
+    );
+    let last = shard("1/2");
+    assert!(!last.contains("finished so far"), "{last}");
+}

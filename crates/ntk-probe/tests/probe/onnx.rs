@@ -361,3 +361,95 @@ fn the_output_set_is_made_whole_under_its_lock() {
         .collect();
     assert_eq!(names.len(), 4, "{names:?}");
 }
+
+/// Eighty-sixth hostile round, D5: an ONNX network's f32 kernel that the worst-case bound
+/// `n eps λ_max` calls singular (rank 7 of 8) is decided as `ntk-probe run` decides its whole
+/// set, by its error measured against the same file's network in f64: resolved (rank 8),
+/// with the error and the interval of κ in `note`; the f64 kernel's κ lies in that interval,
+/// the recorded error is between the two kernels' Frobenius distance over √n and that
+/// distance, and `--resume` keeps the set (its rank held to the measured tolerance).
+#[test]
+fn an_f32_kernel_the_bound_calls_singular_is_decided_by_its_measured_error() {
+    // Eight inputs, the last two 0.004 apart (rounded from round 86's `nd.npy`).
+    let x = [
+        0.1257, -0.1321, 0.6404, 0.1049, -0.5357, 0.3616, 1.304, 0.9471, -0.7037, -1.2654, -0.6233,
+        0.0413, -2.325, -0.2188, -1.2459, -0.7323, -0.5443, -0.3163, 0.4116, 1.0425, -0.1285,
+        1.3665, -0.6652, 0.3515, 0.9035, 0.094, -0.7435, -0.9217, -0.4577, 0.2202, -1.0096,
+        -0.2092, -0.1592, 0.5408, 0.2147, -1.0134, -0.2046, -0.1552, 0.5432, 0.2155,
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("nd.npy");
+    ntk_files::npy::write_f64(&data, &x, &[8, 5]).unwrap();
+    let data_x = format!("data.x={}", data.display());
+    let run = |precision: &str, extra: &[&str]| {
+        let out = dir.path().join(precision);
+        let set = format!("probe.precision={precision}");
+        let mut args = vec![
+            "--config",
+            "configs/onnx_mlp.toml",
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            "data.dataset=file",
+            "--set",
+            &data_x,
+            "--set",
+            "data.n=",
+            "--set",
+            &set,
+        ];
+        args.extend_from_slice(extra);
+        let o = onnx(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        let (k, _) = ntk_files::npy::read(&out.join("ntk.npy")).unwrap();
+        (o, summary, k)
+    };
+    let (o32, s32, k32) = run("f32", &[]);
+    let (_, s64, k64) = run("f64", &[]);
+    let table = String::from_utf8_lossy(&o32.stdout).into_owned();
+    assert_eq!(s32["rank"], 8, "{table}");
+    let note = s32["note"].as_str().unwrap();
+    assert!(note.contains("resolves it: rank 8"), "{note}");
+    assert!(table.contains(note), "{table}");
+    // The bound alone calls it singular: the error is what resolves it.
+    let lambda_max = s32["lambda_max"].as_f64().unwrap();
+    let lambda_min = s32["lambda_min"].as_f64().unwrap();
+    assert!(lambda_min <= 8.0 * f32::EPSILON as f64 / 2.0 * lambda_max);
+    let error = s32["measured_error"].as_f64().unwrap();
+    let frobenius = k32
+        .iter()
+        .zip(&k64)
+        .map(|(a, b)| (a - b).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    assert!(error <= frobenius * (1.0 + 1e-12), "{error} {frobenius}");
+    assert!(
+        error >= frobenius / 8f64.sqrt() * (1.0 - 1e-12),
+        "{error} {frobenius}"
+    );
+    let interval: Vec<f64> = note
+        .split("kappa between ")
+        .nth(1)
+        .unwrap()
+        .split(" (")
+        .next()
+        .unwrap()
+        .split(" and ")
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let kappa64 = s64["kappa"].as_f64().unwrap();
+    assert!(
+        interval[0] <= kappa64 && kappa64 <= interval[1],
+        "{interval:?} {kappa64}"
+    );
+    assert!(s64.get("note").is_none() && s64.get("measured_error").is_none());
+    let (again, kept, _) = run("f32", &["--resume"]);
+    assert!(
+        stderr(&again).contains("kept (--resume)"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(kept, s32);
+}

@@ -1194,10 +1194,10 @@ fn a_tiled_run_says_it_removes_another_runs_phase_files() {
 /// `chattr +i` on a directory while it lives: as root no permission stops a write, an
 /// immutable directory does (it stands for another user's). Undone when dropped, even by
 /// a failing assertion.
-struct Immutable(std::path::PathBuf);
+pub(crate) struct Immutable(std::path::PathBuf);
 
 impl Immutable {
-    fn set(dir: &std::path::Path) -> Self {
+    pub(crate) fn set(dir: &std::path::Path) -> Self {
         let ok = std::process::Command::new("chattr")
             .arg("+i")
             .arg(dir)

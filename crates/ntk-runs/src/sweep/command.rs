@@ -50,6 +50,12 @@ pub trait SweepCommand {
         0
     }
 
+    /// The points of the other shards with no result of this config when the run ends
+    /// ([`super::Outcome::unfinished_elsewhere`]): the collect holds the others only.
+    fn unfinished_elsewhere(&self, _ran: &Self::Ran) -> usize {
+        0
+    }
+
     /// Merges what has finished into the tables and figures.
     fn collect(&self, out: &Path) -> Result<Self::Collected, StepError>;
 
@@ -118,7 +124,19 @@ pub fn run_command<C: SweepCommand>(
         );
         None
     } else {
-        after_collect(tool.collect(&out), failed.is_some())?
+        let collected = after_collect(tool.collect(&out), failed.is_some())?;
+        let unfinished = tool.unfinished_elsewhere(&ran);
+        if collected.is_some() && unfinished > 0 {
+            eprintln!(
+                "note: {}: the tables and figures hold the {unit}s finished so far: \
+                 {unfinished} {unit}(s) of the other shards have no result yet; the last shard \
+                 to end collects them all (or `collect --config`; under submit.sh the collect \
+                 job)",
+                out.display(),
+                unit = tool.size().1
+            );
+        }
+        collected
     };
     tool.report(&out, &ran, collected, failed.is_some());
     drop(claim);

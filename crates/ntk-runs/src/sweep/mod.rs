@@ -40,7 +40,7 @@ pub mod fill;
 mod lifecycle;
 pub use command::{Invocation, SweepCommand, run_command};
 pub use fill::{AxisFill, fill_from_axes};
-pub use lifecycle::{after_collect, check_collect, claim, dry_run, execute};
+pub use lifecycle::{after_collect, check_collect, claim, dry_run, execute, say_stale_reports};
 
 /// The most points one sweep may have.
 pub const MAX_POINTS: usize = 100_000;
@@ -546,6 +546,11 @@ pub struct Outcome<M> {
     /// them again, and until then the sweep's directory holds two configs (its collect
     /// waits for them).
     pub left_to_other_shards: usize,
+    /// The points of the sweep's other shards with no result of this config when this shard
+    /// ends (not made yet, failed, stale): the collect that follows holds the others only
+    /// (eighty-fifth hostile round, N3: a shard's tables read as the sweep's). 0 for a sweep
+    /// run whole.
+    pub unfinished_elsewhere: usize,
 }
 
 impl<M> Outcome<M> {
@@ -618,6 +623,7 @@ fn make_all<S: Sweep>(
         busy: Vec::new(),
         unit,
         left_to_other_shards: 0,
+        unfinished_elsewhere: 0,
     };
     for p in planned {
         let point = &points[p.index];
@@ -659,6 +665,22 @@ fn make_all<S: Sweep>(
     }
     bar.finish_and_clear();
     Ok(outcome)
+}
+
+/// Refuses a sweep directory `out` whose `runs` is a symbolic link: collect and plot read
+/// what the sweep itself would write, and the sweep refuses a linked `runs` (eighty-sixth
+/// hostile round, N4: `collect` read through the link while the sweep refused it).
+pub fn refuse_linked_runs(out: &Path) -> ntk_files::Result<()> {
+    let runs = out.join("runs");
+    match std::fs::symlink_metadata(&runs) {
+        Ok(m) if m.file_type().is_symlink() => Err(ntk_files::Error::OutputPath {
+            path: runs,
+            why: "a symbolic link, never followed: a sweep's runs/ is a directory of its own \
+                  (the sweep refuses the link too); move the directory it leads to here"
+                .into(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The note a sweep's figures carry when points under `out/runs` failed (`failed.json`):
@@ -949,6 +971,7 @@ mod tests {
             busy: vec![],
             unit: "run",
             left_to_other_shards: 0,
+            unfinished_elsewhere: 0,
         };
         let one = failed(0).check().unwrap_err().to_string();
         assert!(

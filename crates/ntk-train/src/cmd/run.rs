@@ -362,6 +362,10 @@ impl SweepCommand for TrainCommand<'_> {
         ran.left_to_other_shards
     }
 
+    fn unfinished_elsewhere(&self, ran: &Self::Ran) -> usize {
+        ran.unfinished_elsewhere
+    }
+
     fn collect(&self, out: &Path) -> Result<Self::Collected, StepError> {
         Ok(ntk_train::report::collect(
             out,

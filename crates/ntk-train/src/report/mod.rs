@@ -292,37 +292,15 @@ pub fn draws_log(out: &Path, asked: bool) -> bool {
 /// they are: nothing shows a file at those names to be the collect's and not a user's
 /// (seventy-fourth, D6: a user's `convergence.csv` was removed).
 pub fn say_stale(out: &Path, names: &ReportNames) {
-    let Ok(entries) = std::fs::read_dir(out) else {
-        return;
-    };
     // A plot writes figures only: the tables beside them are not its to speak of.
     let could = ReportNames {
         tables: names.tables,
         convergence: names.tables,
         stems: crate::files::FIGURE_STEMS.to_vec(),
     };
-    let mut stale: Vec<String> = entries
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| could.writes(name) && !names.writes(name))
-        .collect();
-    stale.sort();
-    let mut by_why: Vec<(&str, Vec<&str>)> = Vec::new();
-    for name in &stale {
-        let why = not_drawn_why(name);
-        match by_why.iter_mut().find(|(w, _)| *w == why) {
-            Some((_, group)) => group.push(name),
-            None => by_why.push((why, vec![name])),
-        }
-    }
-    for (why, group) in by_why {
-        eprintln!(
-            "warning: {}: {}: {why}, so these show runs that are gone (an earlier collect's \
-             files, or not the tools' at all); left as they are",
-            out.display(),
-            group.join(", ")
-        );
-    }
+    ntk_runs::sweep::say_stale_reports(out, "runs", &|name| {
+        (could.writes(name) && !names.writes(name)).then(|| not_drawn_why(name).to_string())
+    });
 }
 
 /// Why a report file ([`crate::files::is_report_file`]) is not written now, for [`say_stale`].

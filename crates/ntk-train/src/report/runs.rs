@@ -405,6 +405,7 @@ pub fn read_runs_except(out: &Path, skip: &[PathBuf]) -> crate::Result<Vec<RunRe
     if out.join("config.toml").exists() {
         return Ok(vec![read_run(out, String::new())?]);
     }
+    ntk_runs::sweep::refuse_linked_runs(out)?;
     let runs = out.join("runs");
     if let Err(source) = std::fs::read_dir(&runs) {
         return Err(crate::Error::NoRun {

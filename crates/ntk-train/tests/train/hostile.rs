@@ -5614,3 +5614,22 @@ fn eighty_fifth_review_a_run_that_cannot_be_replaced_fails_alone() {
         "the other run trained: {trained}"
     );
 }
+
+/// Eighty-sixth hostile round, N4: `collect` of a sweep whose `runs` is a symbolic link to a
+/// directory beside it is refused, as the sweep refuses it, naming the link; the directory
+/// it leads to is read nowhere and left as it is.
+#[test]
+fn eighty_sixth_review_a_linked_runs_is_refused_by_collect() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, out) = swept(d, "s");
+    std::fs::rename(out.join("runs"), d.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink("../elsewhere", out.join("runs")).unwrap();
+    let o = collect(&out);
+    assert_clean_error(
+        "collect",
+        &o,
+        &["runs: a symbolic link, never followed", "the sweep refuses"],
+    );
+    assert!(d.join("elsewhere").is_dir());
+}
