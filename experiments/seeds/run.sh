@@ -247,12 +247,19 @@ while IFS='|' read -r name _ dirs _ || [ -n "$name" ]; do
             echo "seeds: $queue: line '$name': the experiment directory '$d' does not exist (a misspelt name?): each listed directory is a committed experiment's; nothing trained" >&2
             exit 2
         fi
-        # The experiment, not its runs/: the export writes into <experiment>/runs (eighty-third
-        # hostile round, N3: 'experiments/e1/runs' exported into experiments/e1/runs/runs).
-        if [ "$(basename "$d")" = runs ]; then
-            echo "seeds: $queue: line '$name': '$d' is a runs/ directory; list its experiment ('$(dirname "$d")'), whose runs/ the export writes; nothing trained" >&2
+        # The experiment, not its runs/ nor anything in it: the export writes into
+        # <experiment>/runs (eighty-third hostile round, N3: 'experiments/e1/runs' exported
+        # into experiments/e1/runs/runs; eighty-fifth, N2: 'experiments/e1/runs/.' passed a
+        # check of the last name's spelling). Judged by the path resolved, every component.
+        rel="$(realpath -m --relative-to=. -- "$d")"
+        case "/$rel/" in
+        */runs/*)
+            above="$rel/"
+            above="${above%%/runs/*}"
+            echo "seeds: $queue: line '$name': '$d' is ($rel) a runs/ directory or inside one; list its experiment ('$above'), whose runs/ the export writes; nothing trained" >&2
             exit 2
-        fi
+            ;;
+        esac
     done
 done < "$queue"
 # A SEEDS_ONLY pattern that names no line is an error before any training, not a silent

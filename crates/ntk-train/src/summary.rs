@@ -71,6 +71,12 @@ pub struct TrainSummary {
     /// and `sweep.csv`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<ntk_runs::manifest::Files>,
+    /// `metrics.csv` as the run wrote it, by size and SHA-256: every epoch's row, not only
+    /// the final and best values the summary holds it to (eighty-sixth hostile round, N3: a
+    /// middle epoch's `train_loss` edited reached `convergence.csv` and the figures). Checked
+    /// where `files` is ([`check_recorded`]); absent in summaries written before 2026-12-04.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_file: Option<ntk_runs::manifest::Files>,
     /// SHA-256 of this summary's JSON with `checksum` null
     /// (`ntk_runs::provenance::SelfChecksum`): a summary edited after the run is not reported
     /// (seventy-fifth hostile round, D3: a finished run's `status` edited to `diverged` was
@@ -105,6 +111,7 @@ pub fn edited(s: &TrainSummary, path: &Path) -> Option<String> {
 /// wrote them, and none of [`RECORDED_FILES`] it does not record: a file missing, edited
 /// or added after the run is named. A summary that records none passes.
 pub fn check_recorded(dir: &Path, s: &TrainSummary, path: &Path) -> Result<(), String> {
+    check_metrics_file(dir, s, path)?;
     match &s.files {
         None => Ok(()),
         Some(files) if files.is_empty() => {
@@ -124,6 +131,18 @@ pub fn check_recorded(dir: &Path, s: &TrainSummary, path: &Path) -> Result<(), S
         Some(files) => ntk_runs::manifest::verify(dir, files, &RECORDED_FILES, path),
     }
 }
+
+/// The run's `metrics.csv` in `dir` against its record in the summary at `path`
+/// ([`TrainSummary::metrics_file`]); a summary without one passes.
+pub fn check_metrics_file(dir: &Path, s: &TrainSummary, path: &Path) -> Result<(), String> {
+    match &s.metrics_file {
+        Some(files) => ntk_runs::manifest::verify(dir, files, &[METRICS_FILE], path),
+        None => Ok(()),
+    }
+}
+
+/// The run's table of epochs, recorded in its summary ([`TrainSummary::metrics_file`]).
+pub const METRICS_FILE: &str = "metrics.csv";
 
 impl ntk_runs::provenance::SelfChecksum for TrainSummary {
     fn checksum_field(&mut self) -> &mut Option<String> {
@@ -194,12 +213,15 @@ pub(crate) fn finish(
             _ => cfg.prediction.is_some(),
         })
         .collect();
-    summary.files = Some(
-        ntk_runs::manifest::record(run.out, &writes).map_err(|source| ntk_files::Error::Read {
+    let record = |names: &[&str]| {
+        ntk_runs::manifest::record(run.out, names).map_err(|source| ntk_files::Error::Read {
             path: run.out.to_path_buf(),
             source,
-        })?,
-    );
+        })
+    };
+    summary.files = Some(record(&writes)?);
+    // None where the run wrote no epoch (a run that diverged in its first).
+    summary.metrics_file = Some(record(&[METRICS_FILE])?).filter(|f| !f.is_empty());
     ntk_runs::provenance::SelfChecksum::seal(&mut summary);
     let json = serde_json::to_string_pretty(&summary).expect("serializes");
     ntk_files::io::atomic_write(&run.out.join("summary.json"), json.as_bytes()).map_err(
@@ -256,6 +278,7 @@ fn summarize(
         warnings: progress.warnings.clone(),
         provenance: Some(run.identity.provenance.clone()),
         files: None,
+        metrics_file: None,
         checksum: None,
     }
 }

@@ -5633,3 +5633,53 @@ fn eighty_sixth_review_a_linked_runs_is_refused_by_collect() {
     );
     assert!(d.join("elsewhere").is_dir());
 }
+
+/// Eighty-sixth hostile round, N3: a finished run's `metrics.csv` with a middle epoch edited
+/// (the epochs and the final and best values as they were) is refused by `collect`, naming
+/// the file, and is stale to the sweep's dry run; the summary records the file by size and
+/// SHA-256 (`metrics_file`).
+#[test]
+fn eighty_sixth_review_an_edited_middle_epoch_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = write(
+        d,
+        "sweep.toml",
+        &format!("{TINY}{SWEEP}").replace("epochs = 2", "epochs = 3"),
+    );
+    let out = d.join("s");
+    assert_ok("the sweep", &run(&args(&sweep, &out, &[])));
+    let run_dir = std::fs::read_dir(out.join("runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .min()
+        .unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("summary.json")).unwrap()).unwrap();
+    assert!(
+        summary["metrics_file"]["metrics.csv"].is_object(),
+        "{summary}"
+    );
+    let metrics = run_dir.join("metrics.csv");
+    let text = std::fs::read_to_string(&metrics).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    // Epoch 2's train_loss (the third field) changed in its last digit, its length and the
+    // other epochs as they were.
+    let row = lines.iter().position(|l| l.starts_with("2,")).unwrap();
+    let mut fields: Vec<String> = lines[row].split(',').map(str::to_string).collect();
+    let mut loss = fields[2].clone().into_bytes();
+    let last = loss.last_mut().unwrap();
+    *last = if *last == b'9' { b'1' } else { *last + 1 };
+    fields[2] = String::from_utf8(loss).unwrap();
+    lines[row] = fields.join(",");
+    std::fs::write(&metrics, lines.join("\n") + "\n").unwrap();
+    assert_clean_error("collect", &collect(&out), &["metrics.csv", "SHA-256"]);
+    let o = run(&args(&sweep, &out, &["--dry-run"]));
+    let plan =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert!(
+        plan.contains("stale") && plan.contains("metrics.csv"),
+        "{plan}"
+    );
+}

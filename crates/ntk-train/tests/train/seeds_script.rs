@@ -991,8 +991,35 @@ fn a_misspelt_experiment_directory_is_refused_before_training() {
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("is a runs/ directory") && err.contains("'experiments/x'"),
+        err.contains("a runs/ directory or inside one") && err.contains("'experiments/x'"),
         "{err}"
     );
     assert!(calls.is_empty(), "trained before refusing: {calls}");
+    // Eighty-fifth hostile round, N2: other spellings of it, and a directory inside it,
+    // judged by the path resolved (through a link too).
+    std::fs::create_dir_all(dir.path().join("experiments/x/runs/r1")).unwrap();
+    std::os::unix::fs::symlink("x/runs", dir.path().join("experiments/xr")).unwrap();
+    for listed in [
+        "experiments/x/runs/.",
+        "experiments/x/runs//",
+        "experiments/x/runs/r1",
+        "experiments/xr",
+    ] {
+        std::fs::write(
+            &queue,
+            format!("first | a.toml | {listed} | sweep.seeds=[1]\n"),
+        )
+        .unwrap();
+        let (o, calls) = run(dir.path(), &stub, None);
+        assert_eq!(o.status.code(), Some(2), "{listed}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("a runs/ directory or inside one") && err.contains("'experiments/x'"),
+            "{listed}: {err}"
+        );
+        assert!(
+            calls.is_empty(),
+            "{listed}: trained before refusing: {calls}"
+        );
+    }
 }
