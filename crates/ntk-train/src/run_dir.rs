@@ -65,9 +65,9 @@ pub(crate) fn resume_decision(
 /// How `crate::train::train` goes on after [`open_run_dir`].
 pub(crate) enum Start {
     Fresh,
-    Resume(checkpoint::Loaded),
+    Resume(Box<checkpoint::Loaded>),
     /// The finished run's summary, made by this config.
-    Done(TrainSummary),
+    Done(Box<TrainSummary>),
 }
 
 /// Prepares the output directory: creates it, cleans half-written leftovers, finds a
@@ -121,7 +121,7 @@ pub(crate) fn open_run_dir(
     {
         provenance::check_reuse(&summary_path, s.provenance.as_ref(), provenance)
             .map_err(ntk_runs::Error::from)?;
-        return Ok((lock, Start::Done(s)));
+        return Ok((lock, Start::Done(Box::new(s))));
     }
     ntk_files::io::atomic_write(&out.join("config.toml"), config_text.as_bytes()).map_err(
         |source| ntk_files::Error::Write {
@@ -129,7 +129,10 @@ pub(crate) fn open_run_dir(
             source,
         },
     )?;
-    Ok((lock, found.map_or(Start::Fresh, Start::Resume)))
+    Ok((
+        lock,
+        found.map_or(Start::Fresh, |ck| Start::Resume(Box::new(ck))),
+    ))
 }
 
 /// What proves a directory a run's: its lock (every run leaves it), its summary, its

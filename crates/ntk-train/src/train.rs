@@ -55,9 +55,9 @@ pub fn train(
     let mut run = Run::new((cfg, spec, augment), data, compute, out, reporter);
     let (_lock, opened) = open_run_dir(run.out, &run.identity, opts.resume)?;
     let found = match opened {
-        Start::Done(summary) => return Ok(summary),
+        Start::Done(summary) => return Ok(*summary),
         Start::Fresh => None,
-        Start::Resume(ck) => Some(ck),
+        Start::Resume(ck) => Some(*ck),
     };
     let mut stepper = crate::stepper::build(&run, found.as_ref())?;
     if stepper.on_gpu() {
@@ -249,7 +249,7 @@ engine = "{engine}"
             "{err}"
         );
         match open_run_dir(run.out, &run.identity, true) {
-            Ok((_, Start::Done(s))) => assert_eq!(s, done),
+            Ok((_, Start::Done(s))) => assert_eq!(*s, done),
             _ => panic!("a finished run is its summary"),
         }
         std::fs::remove_file(dir.path().join("summary.json")).unwrap();
