@@ -136,14 +136,22 @@ save() {
                 failed=$((failed + 1))
                 continue
             fi
-            # A link among the copied files (one inside the checkpoint directory) would be
-            # packed as a link, and restore refuses a tarball that holds one: said, not parked
-            # (eighty-sixth hostile round, D4: "1 saved", then never restored).
-            local inner
-            inner="$(find "$stage" -type l -printf '%P\n' | head -n 1)"
+            # Anything but a plain file or a directory among the copied files (a link, a
+            # FIFO, a device, a socket inside the checkpoint directory) would be packed as
+            # such, and restore refuses a tarball that holds one (safe_tarball): said, not
+            # parked (eighty-sixth hostile round, D4: "1 saved", then never restored, for a
+            # link; eighty-seventh, D2: for a FIFO).
+            local inner kind
+            inner="$(find "$stage" ! -type f ! -type d -printf '%y %P\n' | head -n 1)"
             if [ -n "$inner" ]; then
                 rm -rf "$stage"
-                echo "park: $run: $inner is a symbolic link, which restore refuses to unpack: not parked; make it a file of its own and save again" >&2
+                case "${inner%% *}" in
+                l) kind="a symbolic link" ;;
+                p) kind="a FIFO" ;;
+                s) kind="a socket" ;;
+                *) kind="a device" ;;
+                esac
+                echo "park: $run: ${inner#* } is $kind, which restore refuses to unpack: not parked; make it a file of its own and save again" >&2
                 failed=$((failed + 1))
                 continue
             fi

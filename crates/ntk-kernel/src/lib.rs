@@ -9,6 +9,17 @@
 //! [`api::Conditioning`]; what it predicts for gradient descent on the square loss (the
 //! linearized training curve and test outputs): [`predict`].
 
+/// Standard error written so that a failed write (a log on a full disk, `2>/dev/full`) loses
+/// the line and never ends the process, where std's `eprintln!` panics (eighty-seventh hostile
+/// round, D6: a tiled run died at its first progress line, leaving its lock and temporary set).
+/// Defined before every module, so it is this crate's `eprintln!` throughout.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod angles;
 pub mod api;
 pub mod batch_norm;

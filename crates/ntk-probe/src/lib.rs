@@ -4,6 +4,17 @@
 //! [`activation_fig`], [`transfer_fig`]) and the benchmark ([`bench`]). The kernel itself
 //! is computed by `ntk-kernel`.
 
+/// Standard error written so that a failed write (a log on a full disk, `2>/dev/full`) loses
+/// the line and never ends the process, where std's `eprintln!` panics (eighty-seventh hostile
+/// round, D6: a tiled run died at its first progress line, leaving its lock and temporary set).
+/// Defined before every module, so it is this crate's `eprintln!` throughout.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod activation_fig;
 pub mod bench;
 pub mod blocks;

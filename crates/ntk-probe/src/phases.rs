@@ -251,6 +251,29 @@ pub fn finish(place: &Place, (n, block): (usize, usize)) {
     }
 }
 
+/// Removes this run's phase files at `place` (over `n` inputs in tiles of `block`) because
+/// its results cannot be written beside them (a disk full: eighty-seventh hostile round, D3:
+/// the tiles kept, every run and `--resume` then failed to write `inputs.npy`), and says so;
+/// whether any were removed, so that the results are written again. A run killed now starts
+/// from nothing, as one without phase files.
+pub fn give_way(place: &Place, (n, block): (usize, usize), why: &str) -> bool {
+    if Mode::from_env().ok() == Some(Mode::Off) {
+        return false;
+    }
+    let Found::Ours(state) = inspect(&place.dir) else {
+        return false;
+    };
+    if !place.is_this_run(&state, (n, block)) || remove_ours(&place.dir).is_err() {
+        return false;
+    }
+    eprintln!(
+        "warning: {}: the results could not be written beside the run's phase files ({why}): \
+         removed them to make room, and the results are written again",
+        place.dir.display()
+    );
+    true
+}
+
 /// A probe's phase files beside `out` where a run that keeps none (not the host's tiled
 /// route: dense, `extreme`, blocks, the device) writes its results: no run resumes from
 /// them beside that run's results, so they are removed once those are in place
@@ -431,7 +454,7 @@ fn no_room(dir: &Path, bytes: u64) -> Option<String> {
     let free = free_bytes(dir.parent().unwrap_or(Path::new(".")))?;
     (free < bytes).then(|| {
         format!(
-            "the disk has {} free, the tiles need {}",
+            "the disk has {} free, the tiles and the results beside them need {}",
             ntk_runs::budget::human(free as f64),
             ntk_runs::budget::human(bytes as f64)
         )

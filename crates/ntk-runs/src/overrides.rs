@@ -967,11 +967,13 @@ mod tests {
                 axis: "depths",
                 field: None,
                 keys: &["model.depth"],
+                empty_keeps_base: true,
             },
             crate::sweep::AxisFill {
                 axis: "lrs",
                 field: None,
                 keys: &["optim.lr"],
+                empty_keeps_base: true,
             },
         ];
         let fill = |t: &mut Table| crate::sweep::fill_from_axes(t, &FILLS);

@@ -259,6 +259,14 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             };
             if let Some(kept) = kept {
                 let again = if replaced { " again" } else { "" };
+                // Beside finished results `--resume` keeps them, and removes the phase files
+                // (eighty-seventh hostile round, D1: "continues from them" was said there);
+                // where `--save-weights` lacks the weights it computes again from them.
+                let resumed = if matches!(state, ntk_runs::sweep::State::Done) && !lacks_weights {
+                    "--resume keeps the finished results and removes them"
+                } else {
+                    "--resume continues from them"
+                };
                 let then = if flags.resume && replaced {
                     format!("it would be computed again, continuing from {kept} (--resume)")
                 } else if flags.resume {
@@ -270,13 +278,10 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
                     // the dry run said "removing").
                     format!(
                         "it would be computed{again} afresh, leaving {kept} as they are \
-                         ({why}); --resume continues from them"
+                         ({why}); {resumed}"
                     )
                 } else {
-                    format!(
-                        "it would be computed{again} afresh, removing {kept}; --resume continues \
-                         from them"
-                    )
+                    format!("it would be computed{again} afresh, removing {kept}; {resumed}")
                 };
                 let label = match (replaced, flags.resume) {
                     (true, _) => state.label(),

@@ -124,7 +124,7 @@ impl Measured {
                 progress.log(&tiled_plan(&source, mlp, inputs));
                 let mut files = match phases {
                     Some(place) => {
-                        let bytes = Tiled::bytes_for(inputs.n, TILE) as u64;
+                        let bytes = super::phase_room(inputs);
                         PhaseFiles::open(place, (inputs.n, TILE), bytes)?
                     }
                     None => None,

@@ -413,6 +413,15 @@ pub fn kept_phases(
     crate::phases::kept(&Place::of_run(out, true, prov), (inputs.n, TILE))
 }
 
+/// The room on disk phase files need beside the tiled route's results: the tiles
+/// (`Tiled::bytes_for`) and the output set written while they stand (its `inputs.npy`, the
+/// eigenvalues, the summary; 64 KiB beside the inputs), so that phase files are declined
+/// where the disk could not also take the results (eighty-seventh hostile round, D3).
+pub(crate) fn phase_room(inputs: &Inputs) -> u64 {
+    let tiles = ntk_kernel::extreme::tiled::Tiled::bytes_for(inputs.n, TILE) as u64;
+    tiles + 8 * inputs.x.len() as u64 + (1 << 16)
+}
+
 /// What the run of `cfg` does before any work with the phase files beside `out` when it
 /// takes the host's tiled route, for a dry run of a run that would compute, so that it
 /// refuses what the run refuses and says what the run says: the refusal of
@@ -432,7 +441,7 @@ pub fn check_phase_place(
         return Ok(unused_phases(cfg, compute, out, false));
     }
     let place = Place::of_run(out, resume, prov);
-    let bytes = ntk_kernel::extreme::tiled::Tiled::bytes_for(inputs.n, TILE) as u64;
+    let bytes = phase_room(inputs);
     crate::phases::check_required(&place, (inputs.n, TILE), bytes)?;
     let replaced = crate::phases::replaced(&place, (inputs.n, TILE));
     let unkept = crate::phases::unkept(&place, (inputs.n, TILE), bytes);
@@ -546,16 +555,30 @@ pub fn run(
             Some(_) => (None, None),
             None => (Some(inputs), None),
         };
-        write_outputs(
-            set.path(),
-            &mut summary,
-            inputs,
-            kernel,
-            &eigenvalues,
-            blocks.as_deref(),
-            weights,
-        )
-        .map_err(|e| e.in_set(&set))?;
+        let mut write = || {
+            write_outputs(
+                set.path(),
+                &mut summary,
+                inputs,
+                kernel,
+                &eigenvalues,
+                blocks.as_deref(),
+                weights,
+            )
+        };
+        let written = match (write(), out) {
+            // The tiled route's phase files give way to its results where the disk cannot
+            // hold both (eighty-seventh hostile round, D3).
+            (Err(e), Some(dir)) if tiled_on_host(cfg, compute) && disk_full(&e) => {
+                let place = Place::of_run(dir, true, &prov);
+                match crate::phases::give_way(&place, (n, TILE), &e.to_string()) {
+                    true => write(),
+                    false => Err(e),
+                }
+            }
+            (written, _) => written,
+        };
+        written.map_err(|e| e.in_set(&set))?;
         if let Some(warning) = set.commit().map_err(Error::Io)? {
             eprintln!("warning: {warning}");
         }
@@ -564,6 +587,23 @@ pub fn run(
         }
     }
     Ok(summary)
+}
+
+/// Whether `e` (or an error it wraps) is a disk without room (`ENOSPC`, `EDQUOT`).
+fn disk_full(e: &Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e as _);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+            )
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// The phase files beside `out` once the run's results are in place there: the tiled

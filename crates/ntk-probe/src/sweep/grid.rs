@@ -82,26 +82,31 @@ const FILLS: [AxisFill; 5] = [
         axis: "depths",
         field: None,
         keys: &["model.depth"],
+        empty_keeps_base: false,
     },
     AxisFill {
         axis: "activations",
         field: None,
         keys: &["model.activation"],
+        empty_keeps_base: false,
     },
     AxisFill {
         axis: "widths",
         field: None,
         keys: &["model.width"],
+        empty_keeps_base: true,
     },
     AxisFill {
         axis: "ns",
         field: None,
         keys: &["data.n"],
+        empty_keeps_base: true,
     },
     AxisFill {
         axis: "datasets",
         field: None,
         keys: &["data.dataset"],
+        empty_keeps_base: true,
     },
 ];
 

@@ -5674,3 +5674,70 @@ fn eighty_fifth_review_a_shards_collect_says_what_it_holds() {
     let last = shard("1/2");
     assert!(!last.contains("finished so far"), "{last}");
 }
+
+/// Eighty-seventh hostile round, D6: standard error that cannot be written (`2>/dev/full`,
+/// a log on a full disk) ends nothing: a refusal exits 2, a run and a sweep that print
+/// progress and warnings there finish with their results (they panicked at the first line,
+/// exit 101 or 134, leaving the lock and the temporary set).
+#[test]
+fn eighty_seventh_review_a_full_stderr_ends_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let full = || {
+        std::fs::File::options()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let with_full = |args: Vec<OsString>| probe().args(args).stderr(full()).output().unwrap();
+    let refused = with_full(os(&["run", "--config", "/no/such.toml", "--out", "x"]));
+    assert_eq!(refused.status.code(), Some(2));
+    let cfg = write(d, "tiny.toml", TINY);
+    let out = d.join("one");
+    let mut a = os(&["run", "--config", cfg.to_str().unwrap(), "--out"]);
+    a.push(out.clone().into());
+    let o = with_full(a);
+    assert!(o.status.success(), "{o:?}");
+    assert!(out.join("summary.json").is_file());
+    let sweep = write(d, "sw.toml", TINY_SWEEP);
+    let s = d.join("s");
+    let mut a = os(&["sweep", "--config", sweep.to_str().unwrap(), "--out"]);
+    a.push(s.clone().into());
+    let o = with_full(a);
+    assert!(o.status.success(), "{o:?}");
+    assert!(s.join("summary.csv").is_file());
+    let left: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("ntk-lock") || n.contains("ntk-tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// Eighty-seventh hostile round, D5: a probe sweep that leaves `model.depth` to an axis
+/// given empty is told to give the axis a non-empty list, not also "or give model.depth",
+/// which its empty axis refuses anyway (ntk-train, whose empty axis keeps the base value,
+/// keeps that advice).
+#[test]
+fn eighty_seventh_review_an_empty_axis_is_advised_what_helps() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "nod.toml",
+        "[sweep]\ndepths = [1, 2]\nactivations = [\"relu\"]\nseeds = [1]\n\
+         [data]\ndataset = \"synthetic\"\nn = 8\ninput_dim = 3\n[model]\nwidth = 8\n",
+    );
+    let mut a = os(&["sweep", "--config", cfg.to_str().unwrap(), "--dry-run"]);
+    a.extend(os(&["--set", "sweep.depths=[]", "--out"]));
+    a.push(d.join("o").into());
+    let o = run(&a);
+    assert_clean_error(
+        "an empty depths",
+        &o,
+        &["model.depth", "give sweep.depths a non-empty list"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("or give model.depth"), "{err}");
+}

@@ -1422,6 +1422,20 @@ fn a_finished_set_computed_again_says_its_phase_files() {
         o.status.success() && plan.contains("afresh, removing phase files in"),
         "{plan}"
     );
+    // Eighty-seventh hostile round, D1: beside kept results `--resume` keeps them and
+    // removes the phase files; it does not continue from them.
+    assert!(
+        plan.contains("--resume keeps the finished results and removes them")
+            && !plan.contains("continues from them"),
+        "{plan}"
+    );
+    let resumed = ntk_with(&cfg, &out, &["--resume", "--dry-run"]);
+    let said = String::from_utf8_lossy(&resumed.stdout).into_owned()
+        + &String::from_utf8_lossy(&resumed.stderr);
+    assert!(
+        said.contains("--resume keeps it") && said.contains("the run removes them"),
+        "{said}"
+    );
     assert!(place.dir.exists(), "a dry run changes nothing");
     let o = ntk_with(&cfg, &out, &[]);
     let err = String::from_utf8_lossy(&o.stderr);
@@ -1430,4 +1444,81 @@ fn a_finished_set_computed_again_says_its_phase_files() {
         "{err}"
     );
     assert!(!place.dir.exists());
+}
+
+/// A tmpfs mounted at a directory while it lives (root only, as `chattr` above): a disk of a
+/// given size, to fill.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: &std::path::Path, size: &str) -> Self {
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        assert!(ok, "mounting a tmpfs is needed for this test");
+        Self(dir.to_path_buf())
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .output();
+    }
+}
+
+/// Fills the disk under `dir` with one file, then frees `room` bytes of it.
+fn fill_leaving(dir: &std::path::Path, room: u64) {
+    use std::io::Write;
+    let path = dir.join("filler");
+    let mut f = std::fs::File::create(&path).unwrap();
+    let chunk = vec![0u8; 4096];
+    while f.write_all(&chunk).is_ok() {}
+    let len = f.metadata().unwrap().len();
+    f.set_len(len.saturating_sub(room)).unwrap();
+}
+
+/// Eighty-seventh hostile round, D3: where the disk holds the phase files but not the results
+/// beside them, the run removes its phase files, says so, and writes the results (every run
+/// and `--resume` failed to write `inputs.npy`, the tiles kept); and a disk that could not
+/// hold both is given no phase files up front, the room counted with the results.
+#[test]
+fn phase_files_give_way_to_the_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let disk = dir.path().join("disk");
+    std::fs::create_dir(&disk).unwrap();
+    let _mounted = Tmpfs::mount(&disk, "1m");
+    let n = 155;
+    let text = tiled_config(n, 5, 32);
+    let cfg = write_file(dir.path(), "tiled.toml", &text);
+    let out = disk.join("out");
+    let place = leave_formed_kernel(&out, &fingerprint_of(&text), n);
+    fill_leaving(&disk, 4096);
+    let o = ntk_with(&cfg, &out, &["--resume"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("could not be written beside the run's phase files")
+            && err.contains("removed them to make room"),
+        "{err}"
+    );
+    assert!(out.join("summary.json").is_file() && out.join("inputs.npy").is_file());
+    assert!(!place.dir.exists());
+    // Room for the tiles (192 KB) but not for the results beside them: none kept.
+    std::fs::remove_dir_all(&out).unwrap();
+    std::fs::remove_file(disk.join("filler")).unwrap();
+    let tiles = Tiled::bytes_for(n, ntk_probe::run::TILE) as u64;
+    fill_leaving(&disk, tiles + 8192);
+    let o = ntk_with(&cfg, &out, &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("the tiles and the results beside them need"),
+        "{err}"
+    );
+    assert!(!place.dir.exists() && out.join("summary.json").is_file());
 }

@@ -19,6 +19,11 @@ pub struct AxisFill {
     /// the tables is left as it is (its load names the missing table), but for a key of one
     /// table alone, whose table is then made ([`fill_from_axes`]).
     pub keys: &'static [&'static str],
+    /// Whether the tool runs an empty axis on the base config's value (ntk-train's axes, the
+    /// probe's optional ones), so that giving the key is advice that helps; where an empty
+    /// axis is refused (the probe's `depths`, `activations`) it is not offered (eighty-seventh
+    /// hostile round, D5: "or give model.depth" led to two other refusals).
+    pub empty_keeps_base: bool,
 }
 
 /// Fills, for each of `fills` whose axis lists a value, its key with the axis's first value
@@ -83,12 +88,16 @@ pub fn fill_from_axes(table: &mut Table, fills: &[AxisFill]) -> Result<bool, (St
             // lacks the field was told to be "a non-empty list", and giving the key only led
             // to that value's own error).
             let (what, fix) = match (axis.as_array(), f.field) {
-                (Some(a), _) if a.is_empty() => (
+                (Some(a), _) if a.is_empty() && f.empty_keeps_base => (
                     "empty".to_string(),
                     format!(
                         "give sweep.{} a non-empty list, or give {section}.{name}",
                         f.axis
                     ),
+                ),
+                (Some(a), _) if a.is_empty() => (
+                    "empty".to_string(),
+                    format!("give sweep.{} a non-empty list", f.axis),
                 ),
                 (Some(_), Some(field)) => (
                     format!("a list whose first value has no {field}"),
@@ -122,16 +131,19 @@ mod tests {
             axis: "depths",
             field: None,
             keys: &["model.depth", "resnet.depth"],
+            empty_keeps_base: true,
         },
         AxisFill {
             axis: "families",
             field: Some("activation"),
             keys: &["model.activation"],
+            empty_keeps_base: true,
         },
         AxisFill {
             axis: "lrs",
             field: None,
             keys: &["optim.lr"],
+            empty_keeps_base: true,
         },
     ];
 

@@ -252,10 +252,14 @@ pub fn after_collect<T, E: Display>(collected: Result<T, E>, failed: bool) -> Re
             // Said, not left to be inferred (eighty-sixth hostile round, D2: a recompute that
             // failed at one point left the old config's tables and figures without a word,
             // and `plot` drew them again).
+            // A collect that fails part-way (a full disk) has written some files before
+            // its error (eighty-seventh hostile round, D4: "an earlier collect's, or none"
+            // was said of the tables this one had just written).
             eprintln!(
-                "warning: collect: {e}; the tables and figures that stand in the sweep's \
-                 directory are not of the points as they are now (an earlier collect's, or \
-                 none): collect again once the failed points are made"
+                "warning: collect: {e}; the collect did not finish, so the tables and figures \
+                 that stand in the sweep's directory are not all of the points as they are \
+                 now (some may be this collect's, written before its error, others an \
+                 earlier collect's): collect again once the failed points are made"
             );
             Ok(None)
         }

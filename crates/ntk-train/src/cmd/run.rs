@@ -437,7 +437,7 @@ fn wrote(written: &[std::path::PathBuf]) -> String {
         .map(|p| p.display().to_string())
         .collect();
     if tables.is_empty() {
-        "no tables or figures (collect failed: see its warning)".to_string()
+        "no complete tables and figures (the collect did not finish: see its warning)".to_string()
     } else {
         tables.join(", ")
     }
@@ -463,12 +463,13 @@ mod tests {
     use super::wrote;
 
     /// The sweep's last line names the tables and figures its collect wrote (not the SVG or
-    /// PDF copies), and says that it wrote nothing where the collect failed.
+    /// PDF copies), and says that none is complete where the collect failed (it may have
+    /// written some before its error: eighty-seventh hostile round, D4).
     #[test]
     fn a_failed_collect_says_it_wrote_nothing() {
         assert_eq!(
             wrote(&[]),
-            "no tables or figures (collect failed: see its warning)"
+            "no complete tables and figures (the collect did not finish: see its warning)"
         );
         let written = [
             "o/sweep.csv",

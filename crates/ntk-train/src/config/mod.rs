@@ -476,26 +476,31 @@ const FILLS: [AxisFill; 5] = [
         axis: "depths",
         field: None,
         keys: &["model.depth", "resnet.depth"],
+        empty_keeps_base: true,
     },
     AxisFill {
         axis: "activations",
         field: None,
         keys: &["model.activation"],
+        empty_keeps_base: true,
     },
     AxisFill {
         axis: "families",
         field: Some("activation"),
         keys: &["model.activation"],
+        empty_keeps_base: true,
     },
     AxisFill {
         axis: "variants",
         field: None,
         keys: &["resnet.variant"],
+        empty_keeps_base: true,
     },
     AxisFill {
         axis: "lrs",
         field: None,
         keys: &["optim.lr"],
+        empty_keeps_base: true,
     },
 ];
 

@@ -795,6 +795,19 @@ fn save_never_packs_a_checkpoint_through_a_link() {
     );
     assert!(!tarball.exists());
     std::fs::remove_file(run_dir.join("checkpoints/epoch-00003/s.bin")).unwrap();
+    // Eighty-seventh hostile round, D2: a FIFO there was packed and "saved" the same way.
+    let fifo = run_dir.join("checkpoints/epoch-00003/ff");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let o = park_status(d, "save");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("ff is a FIFO, which restore refuses") && err.contains("not parked"),
+        "{err}"
+    );
+    assert!(!tarball.exists());
+    std::fs::remove_file(&fifo).unwrap();
     park(d, "save");
     assert!(tarball.is_file());
 }
