@@ -29,8 +29,21 @@ list=experiments/seeds/collected.txt
 # collected fig3/mnist before it failed).
 names=() logs=() merges=()
 # `|| [ -n "$e" ]`: a last line without a newline is read too.
+lineno=0
+declare -A listed=()
 while read -r e log merge || [ -n "$e" ]; do
+    lineno=$((lineno + 1))
     case "$e" in ''|'#'*) continue ;; esac
+    # A carriage return (CRLF line ends) named, not printed raw where it hides the message
+    # (eighty-seventh hostile round, N2).
+    case "$e$log$merge" in *$'\r'*)
+        echo "error: $list: line $lineno ends in a carriage return (CRLF line ends): save the list with LF line ends" >&2; exit 2 ;;
+    esac
+    # One experiment once (it was collected twice with no word).
+    if [ -n "${listed[$e]:-}" ]; then
+        echo "error: $list: line $lineno: experiment '$e' is listed already (line ${listed[$e]})" >&2; exit 2
+    fi
+    listed["$e"]=$lineno
     case "$log/$merge" in log/mixed|log/-|-/mixed|-/-) ;;
         *) echo "error: $list: line '$e $log $merge': columns 2-3 must be log|- and mixed|-" >&2; exit 2 ;;
     esac

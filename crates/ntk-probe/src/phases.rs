@@ -256,14 +256,41 @@ pub fn finish(place: &Place, (n, block): (usize, usize)) {
 /// the tiles kept, every run and `--resume` then failed to write `inputs.npy`), and says so;
 /// whether any were removed, so that the results are written again. A run killed now starts
 /// from nothing, as one without phase files.
-pub fn give_way(place: &Place, (n, block): (usize, usize), why: &str) -> bool {
+///
+/// Only where removing them makes the room: the free space and the phase files' own at least
+/// `needed`, the results' size; otherwise they are kept for `--resume` and said
+/// (eighty-eighth hostile round, D7: removed for a write that then failed all the same).
+pub fn give_way(place: &Place, (n, block): (usize, usize), why: &str, needed: u64) -> bool {
     if Mode::from_env().ok() == Some(Mode::Off) {
         return false;
     }
     let Found::Ours(state) = inspect(&place.dir) else {
         return false;
     };
-    if !place.is_this_run(&state, (n, block)) || remove_ours(&place.dir).is_err() {
+    if !place.is_this_run(&state, (n, block)) {
+        return false;
+    }
+    let theirs: u64 = fs::read_dir(&place.dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    let free = free_bytes(&place.dir).unwrap_or(0);
+    if free.saturating_add(theirs) < needed {
+        eprintln!(
+            "warning: {}: the results cannot be written ({why}), and would not fit without the \
+             run's phase files either ({} free, {} theirs, the results about {}): kept for \
+             --resume once the disk has room",
+            place.dir.display(),
+            ntk_runs::budget::human(free as f64),
+            ntk_runs::budget::human(theirs as f64),
+            ntk_runs::budget::human(needed as f64)
+        );
+        return false;
+    }
+    if remove_ours(&place.dir).is_err() {
         return false;
     }
     eprintln!(

@@ -352,7 +352,14 @@ impl Source {
             self.load(sets)
         };
         match loaded {
-            Err(e) => Err(self.unfilled_by(sets, &fill, &table, &e).unwrap_or(e)),
+            Err(e) => {
+                // Whether giving the key would load (the probe's required axes refuse their
+                // own removal anyway: eighty-eighth hostile round, D2).
+                let helps = |t: &Table| from_table::<T>(t.clone(), sets, self).is_ok();
+                Err(self
+                    .unfilled_by(sets, (&fill, &helps), &table, &e)
+                    .unwrap_or(e))
+            }
             ok => ok,
         }
     }
@@ -366,7 +373,10 @@ impl Source {
     fn unfilled_by<E>(
         &self,
         sets: &[Assignment],
-        fill: &impl Fn(&mut Table) -> Result<bool, E>,
+        (fill, helps): (
+            &impl Fn(&mut Table) -> Result<bool, E>,
+            &dyn Fn(&Table) -> bool,
+        ),
         table: &Table,
         error: &Error,
     ) -> Option<Error> {
@@ -410,11 +420,26 @@ impl Source {
                 format!("give {} that axis", a.key),
             ),
         };
+        // Giving the key is offered only where it would load (the filled value in place).
+        let (section, name) = key.split_once('.').unwrap_or((&key, ""));
+        let mut given = table.clone();
+        let value = own
+            .get(section)
+            .and_then(Value::as_table)?
+            .get(name)?
+            .clone();
+        if let Some(t) = given.get_mut(section).and_then(Value::as_table_mut) {
+            t.insert(name.to_string(), value);
+        }
+        let fix = match helps(&given) {
+            true => format!("give {key} a value (--set {key}=...), or {keep}"),
+            false => keep,
+        };
         Some(Error::Override {
             origin: a.origin.clone(),
             message: format!(
                 "{what} {key} (the config leaves {key} out; its sweep axis gives it at every \
-                 point): give {key} a value (--set {key}=...), or {keep}"
+                 point): {fix}"
             ),
             key: None,
         })

@@ -123,12 +123,14 @@ pub(crate) fn open_run_dir(
             .map_err(ntk_runs::Error::from)?;
         return Ok((lock, Start::Done(Box::new(s))));
     }
-    ntk_files::io::atomic_write(&out.join("config.toml"), config_text.as_bytes()).map_err(
-        |source| ntk_files::Error::Write {
-            path: out.to_path_buf(),
+    // Named as the file (eighty-eighth hostile round, D3: `t2: t2: No space left on device`).
+    let config_path = out.join("config.toml");
+    ntk_files::io::atomic_write(&config_path, config_text.as_bytes()).map_err(|source| {
+        ntk_files::Error::Write {
+            path: config_path.clone(),
             source,
-        },
-    )?;
+        }
+    })?;
     Ok((
         lock,
         found.map_or(Start::Fresh, |ck| Start::Resume(Box::new(ck))),

@@ -42,7 +42,29 @@ pub(crate) fn refuse_log(log: bool) -> CliResult<()> {
 /// as such, not "no finished ntk-probe points under runs/" or "summary.csv: missing (run
 /// ntk-probe collect first)" (eighty-second hostile round, D7).
 pub(crate) fn check_sweep_dir(dir: &std::path::Path) -> CliResult<()> {
+    // A training run's directory is named as such by the commands' own refusal.
+    let training = dir.join("metrics.csv").exists();
     match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() && training => Ok(()),
+        // A single run's output set, or a directory with no sweep's files at all, is said to
+        // be no sweep (eighty-seventh hostile round, N6: "summary.csv: missing (run ntk-probe
+        // collect first)", whose collect then found no points).
+        Ok(m) if m.is_dir() && dir.join("summary.json").is_file() && !dir.join("runs").exists() => {
+            Err(format!(
+                "{}: a single run's output set (its summary.json), not a sweep's directory: \
+                 collect and plot take the --out of `ntk-probe sweep`",
+                dir.display()
+            )
+            .into())
+        }
+        Ok(m) if m.is_dir() && !dir.join("runs").exists() && !dir.join("summary.csv").exists() => {
+            Err(format!(
+                "{}: no sweep here (no runs/, summary.csv missing): collect and plot take the \
+                 --out of `ntk-probe sweep`",
+                dir.display()
+            )
+            .into())
+        }
         Ok(m) if m.is_dir() => Ok(()),
         Ok(_) => Err(format!(
             "{}: not a directory (a file, a FIFO or a device): give a sweep's output \

@@ -100,7 +100,12 @@ pub(crate) fn print_table(s: &Summary) {
     // hostile round, D6: a mean kappa of 4.99e5 under a ratio of the two lines of 356).
     match (s.protocol, s.blocks) {
         (ntk_probe::config::Protocol::Blocks, Some(b)) => {
-            let over = format!("(mean over {b} blocks; each in blocks.csv)");
+            // One block is the whole set (`block_size` at least n: eighty-seventh hostile
+            // round, N7: "mean over 1 blocks").
+            let over = match b {
+                1 => "(one block: the whole set, probe.block_size >= n; blocks.csv)".to_string(),
+                b => format!("(mean over {b} blocks; each in blocks.csv)"),
+            };
             println!("  lambda_min          {:.6e} {over}", s.lambda_min);
             println!("  lambda_max          {:.6e} {over}", s.lambda_max);
             match s.kappa {

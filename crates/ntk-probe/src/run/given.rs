@@ -651,10 +651,22 @@ fn check_kernel_normal(
                  underflow here: only an MLP without biases or normalization can be scaled to \
                  tell them apart"
                     .to_string(),
-                "rescale the weights or the inputs",
+                // A structural 0 (a normalization's scale and shift 0) no rescaling helps
+                // (eighty-seventh hostile round, N5).
+                "rescale the weights or the inputs if they are far from unit scale; a network \
+                 whose gradient is 0 here by construction (a layer of zero weights, a \
+                 normalization's scale and shift 0) has no kernel to condition at this input",
             ),
         });
     }
+    // Given weights named in every case, f64 too (eighty-seventh hostile round, N5).
+    let told = told.map(|(why, fix)| match weights {
+        Some(p) => (
+            format!("{why}; the weights are probe.weights = {}", p.display()),
+            fix,
+        ),
+        None => (why, fix),
+    });
     // Given weights may be the cause as much as the inputs: named, as the overflow's
     // refusal names them (eighty-third hostile round, D3: weights scaled by 1e-10 were
     // refused with advice to rescale inputs of unit norm).

@@ -571,7 +571,8 @@ pub fn run(
             // hold both (eighty-seventh hostile round, D3).
             (Err(e), Some(dir)) if tiled_on_host(cfg, compute) && disk_full(&e) => {
                 let place = Place::of_run(dir, true, &prov);
-                match crate::phases::give_way(&place, (n, TILE), &e.to_string()) {
+                let needed = results_bytes(inputs.map(|i| i.x.len()), &eigenvalues, weights);
+                match crate::phases::give_way(&place, (n, TILE), &e.to_string(), needed) {
                     true => write(),
                     false => Err(e),
                 }
@@ -587,6 +588,22 @@ pub fn run(
         }
     }
     Ok(summary)
+}
+
+/// About the bytes a probe's output set takes on disk: its inputs (`inputs` values), its
+/// eigenvalues, the network's tensors and outputs where saved, and 64 KiB for the summary
+/// and the tables ([`crate::phases::give_way`]).
+fn results_bytes(
+    inputs: Option<usize>,
+    eigenvalues: &[f64],
+    weights: Option<(&Net, &[f64])>,
+) -> u64 {
+    use ntk_model::export::Named;
+    let saved = weights.map_or(0, |(net, outputs)| {
+        let tensors: usize = net.tensors().iter().map(|(_, _, v)| v.len()).sum();
+        tensors + outputs.len()
+    });
+    8 * (inputs.unwrap_or(0) + eigenvalues.len() + saved) as u64 + (1 << 16)
 }
 
 /// Whether `e` (or an error it wraps) is a disk without room (`ENOSPC`, `EDQUOT`).
@@ -1197,8 +1214,14 @@ pub(crate) fn whole_measured(
         return Ok((w, Decided::default()));
     };
     let what = if w.singular {
+        // The least kappa the error allows, as an unresolved block's `kappa_low` (eighty-
+        // seventh hostile round, N9).
+        let (low, _) = crate::blocks::kappa_interval(w.lambda_min, w.lambda_max, m.tolerance);
+        let least = low.map_or(String::new(), |v| {
+            format!("; kappa at least {v:.6e} (Weyl)")
+        });
         format!(
-            "does not resolve lambda_min: singular, rank {} at the tolerance {:.3e}",
+            "does not resolve lambda_min: singular, rank {} at the tolerance {:.3e}{least}",
             w.rank, m.tolerance
         )
     } else {

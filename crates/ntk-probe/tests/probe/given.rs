@@ -1351,3 +1351,28 @@ fn saved_given_weights_record_their_file_not_a_seed() {
         tensors(&weights)
     );
 }
+
+/// Eighty-seventh hostile round, N5: the underflow refusal names the given weights in f64 as
+/// in f32 (it named them in f32 only), here where the kernel underflows to exactly 0.
+#[test]
+fn an_f64_underflow_of_given_weights_names_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let saved = saved_weights(d).join("weights.safetensors");
+    let raw = std::fs::read(&saved).unwrap();
+    let n = u64::from_le_bytes(raw[..8].try_into().unwrap()) as usize;
+    let mut bytes = raw.clone();
+    for chunk in bytes[8 + n..].chunks_exact_mut(8) {
+        let v = f64::from_le_bytes(chunk.try_into().unwrap()) * 1e-110;
+        chunk.copy_from_slice(&v.to_le_bytes());
+    }
+    let tiny = d.join("tiny64.safetensors");
+    std::fs::write(&tiny, bytes).unwrap();
+    let text = config("", &format!("weights = {:?}", tiny.display().to_string()));
+    let cfg = write_file(d, "tiny64.toml", &text);
+    refused_run_and_dry_run(
+        &cfg,
+        &d.join("tiny64"),
+        &["underflows", "probe.weights = ", "tiny64.safetensors"],
+    );
+}

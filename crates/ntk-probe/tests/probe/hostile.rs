@@ -601,7 +601,7 @@ fn sweep_inputs_name_their_culprit() {
                 v.push(d.join("empty").into());
                 v
             },
-            vec!["empty", "no finished"],
+            vec!["empty", "no sweep here (no runs/, summary.csv missing)"],
         ),
     ];
     for (name, args, culprits) in cases {
@@ -5740,4 +5740,140 @@ fn eighty_seventh_review_an_empty_axis_is_advised_what_helps() {
     );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains("or give model.depth"), "{err}");
+}
+
+/// Eighty-seventh hostile round, N9: a whole-set f32 kernel whose measured error does not
+/// resolve lambda_min (a network of fewer parameters than inputs: singular in any precision)
+/// is said singular with the least kappa the error allows, as an unresolved block's
+/// `kappa_low`; that bound is below the bound's own ratio (lambda_max - t) / (lambda_min + t).
+#[test]
+fn eighty_seventh_review_an_unresolved_whole_kernel_gives_its_least_kappa() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "low.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 20\ninput_dim = 3\n\
+         [model]\nwidth = 2\ndepth = 1\nactivation = \"relu\"\nseed = 1\n\
+         [probe]\nprecision = \"f32\"\n",
+    );
+    let mut a = os(&["run", "--json", "--config", cfg.to_str().unwrap(), "--out"]);
+    a.push(d.join("o").into());
+    let o = run(&a);
+    assert_ok("the run", &o);
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(s["singular"], true, "{s}");
+    let note = s["note"].as_str().unwrap();
+    assert!(note.contains("does not resolve lambda_min"), "{note}");
+    let least: f64 = note
+        .split("kappa at least ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let t = s["measured_error"].as_f64().unwrap();
+    let (lmin, lmax) = (
+        s["lambda_min"].as_f64().unwrap(),
+        s["lambda_max"].as_f64().unwrap(),
+    );
+    assert!(
+        least > 1.0 && least <= (lmax - t) / (lmin + t) * (1.0 + 1e-6),
+        "{note}"
+    );
+}
+
+/// Eighty-seventh hostile round, N6: `plot` and `collect` of a single run's output set say it
+/// is no sweep (plot said "summary.csv: missing (run ntk-probe collect first)", whose
+/// collect then found no points).
+#[test]
+fn eighty_seventh_review_a_single_runs_set_is_no_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", TINY);
+    let out = d.join("one");
+    let mut a = os(&["run", "--config", cfg.to_str().unwrap(), "--out"]);
+    a.push(out.clone().into());
+    assert_ok("the run", &run(&a));
+    for cmd in ["plot", "collect"] {
+        let mut a = os(&[cmd]);
+        a.push(out.clone().into());
+        assert_clean_error(
+            cmd,
+            &run(&a),
+            &["a single run's output set", "not a sweep's directory"],
+        );
+    }
+}
+
+/// Eighty-seventh hostile round, N7: where `probe.block_size` is at least n the blocks
+/// protocol is one block of the whole set: a sweep says so before its points, and a single
+/// run's table says "one block" (it said "mean over 1 blocks").
+#[test]
+fn eighty_seventh_review_one_block_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "sw.toml",
+        &TINY_SWEEP.replace(
+            "protocols = [\"whole\"]",
+            "protocols = [\"whole\", \"blocks\"]",
+        ),
+    );
+    let mut a = os(&[
+        "sweep",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--dry-run",
+        "--out",
+    ]);
+    a.push(d.join("s").into());
+    let o = run(&a);
+    assert_ok("the dry run", &o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(
+            "probe.block_size = 512 is at least n = 12: each blocks point there is one block"
+        ),
+        "{err}"
+    );
+    let one = write(d, "one.toml", &format!("{TINY}protocol = \"blocks\"\n"));
+    let mut a = os(&["run", "--config", one.to_str().unwrap(), "--out"]);
+    a.push(d.join("one").into());
+    let o = run(&a);
+    assert_ok("the run", &o);
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("(one block: the whole set") && !table.contains("1 blocks"),
+        "{table}"
+    );
+}
+
+/// Eighty-eighth hostile round, D2: a probe sweep that leaves `model.depth` to its axis,
+/// with the axis removed by `--set sweep.depths=`, is told to keep the axis, not also to give
+/// model.depth, which the probe's required axis refuses anyway.
+#[test]
+fn eighty_eighth_review_a_removed_required_axis_is_advised_what_helps() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "nod.toml",
+        "[sweep]\ndepths = [1, 2]\nactivations = [\"relu\"]\nseeds = [1]\n\
+         [data]\ndataset = \"synthetic\"\nn = 8\ninput_dim = 3\n[model]\nwidth = 8\n",
+    );
+    let mut a = os(&["sweep", "--config", cfg.to_str().unwrap(), "--dry-run"]);
+    a.extend(os(&["--set", "sweep.depths=", "--out"]));
+    a.push(d.join("o").into());
+    let o = run(&a);
+    assert_clean_error(
+        "a removed depths",
+        &o,
+        &["removes what sets model.depth", "keep sweep.depths"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("give model.depth a value"), "{err}");
 }

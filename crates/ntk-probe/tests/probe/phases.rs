@@ -1521,4 +1521,21 @@ fn phase_files_give_way_to_the_results() {
         "{err}"
     );
     assert!(!place.dir.exists() && out.join("summary.json").is_file());
+    // Eighty-eighth hostile round, D7: results that would not fit without the phase files
+    // either (a wide network's saved weights, about 0.5 MB) leave them for `--resume`.
+    std::fs::remove_dir_all(&out).unwrap();
+    std::fs::remove_file(disk.join("filler")).unwrap();
+    let wide = tiled_config(n, 5, 256);
+    let wide_cfg = write_file(dir.path(), "wide.toml", &wide);
+    let place = leave_formed_kernel(&out, &fingerprint_of(&wide), n);
+    fill_leaving(&disk, 4096);
+    let o = ntk_with(&wide_cfg, &out, &["--resume", "--save-weights"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("would not fit without the run's phase files either")
+            && err.contains("kept for --resume"),
+        "{err}"
+    );
+    assert!(place.dir.join("tiles.f64").is_file());
 }

@@ -892,6 +892,27 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
     assert!(o.status.success(), "{o:?}");
     let calls = std::fs::read_to_string(dir.path().join("calls.log")).unwrap_or_default();
     assert_eq!(calls, "collect experiments/fig3/mnist\n", "{o:?}");
+    // Eighty-seventh hostile round, N2: CRLF line ends are named (the carriage return was
+    // printed raw inside the message), and an experiment listed twice is refused (it was
+    // collected twice with no word); nothing collected either way.
+    let _ = std::fs::remove_file(dir.path().join("calls.log"));
+    for (list, says) in [
+        (
+            "fig3/mnist - -\r\n",
+            "line 1 ends in a carriage return (CRLF line ends)",
+        ),
+        (
+            "fig3/mnist - -\n# x\nfig3/mnist log -\n",
+            "line 3: experiment 'fig3/mnist' is listed already (line 1)",
+        ),
+    ] {
+        std::fs::write(seeds.join("collected.txt"), list).unwrap();
+        let (o, calls) = collect(&[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(says) && !err.contains('\r'), "{err}");
+        assert!(calls.is_empty(), "{calls}");
+    }
 }
 
 /// A new machine has a line's exported runs (committed under the experiment) but no runs/:
