@@ -387,14 +387,16 @@ impl Source {
                 .and_then(Value::as_table)
                 .is_none_or(|s| !s.contains_key(name))
         };
+        let said = error.to_string();
         let key = own.iter().find_map(|(section, v)| {
             v.as_table()?.keys().find_map(|name| {
-                (lacks(&self.table, section, name)
-                    && lacks(table, section, name)
-                    && error
-                        .to_string()
-                        .contains(&format!("missing field `{name}`")))
-                .then(|| format!("{section}.{name}"))
+                // The key missing, or its whole table where the config leaves the table out
+                // (eighty-eighth hostile round, D4: `missing field optim` for `sweep.lrs=`).
+                let missing = said.contains(&format!("missing field `{name}`"))
+                    || (table.get(section).is_none()
+                        && said.contains(&format!("missing field `{section}`")));
+                (lacks(&self.table, section, name) && lacks(table, section, name) && missing)
+                    .then(|| format!("{section}.{name}"))
             })
         })?;
         // The assignment of the sweep's table or one of its axes without which the key is
@@ -413,8 +415,13 @@ impl Source {
                     })
         })?;
         let (_, a) = culprit;
-        let (what, keep) = match a.value {
+        let (what, keep) = match &a.value {
             None => ("removes what sets", format!("keep {}", a.key)),
+            // The axis itself given empty (eighty-eighth hostile round, D4).
+            Some(Value::Array(v)) if v.is_empty() => (
+                "empties the axis that sets",
+                format!("give {} a non-empty list", a.key),
+            ),
             Some(_) => (
                 "leaves out the axis that sets",
                 format!("give {} that axis", a.key),
@@ -428,7 +435,11 @@ impl Source {
             .and_then(Value::as_table)?
             .get(name)?
             .clone();
-        if let Some(t) = given.get_mut(section).and_then(Value::as_table_mut) {
+        // Its table made where the config leaves it out (`[optim]` for `optim.lr`).
+        let t = given
+            .entry(section)
+            .or_insert_with(|| Value::Table(Table::new()));
+        if let Some(t) = t.as_table_mut() {
             t.insert(name.to_string(), value);
         }
         let fix = match helps(&given) {

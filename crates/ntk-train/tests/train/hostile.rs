@@ -5683,3 +5683,29 @@ fn eighty_sixth_review_an_edited_middle_epoch_is_refused() {
         "{plan}"
     );
 }
+
+/// Eighty-eighth hostile round, D4: a training sweep that leaves `[optim]` out whole (its
+/// `optim.lr` given by `sweep.lrs`) with the axis removed or emptied is told what sets the
+/// key, as the other axes are, not serde's `missing field optim`.
+#[test]
+fn eighty_eighth_review_a_removed_lrs_names_what_sets_optim_lr() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = format!("{TINY}{SWEEP}");
+    let at = text.find("[optim]").unwrap();
+    let end = at + text[at..].find("[train]").unwrap();
+    let cfg = write(d, "noopt.toml", &format!("{}{}", &text[..at], &text[end..]));
+    assert_ok(
+        "the sweep's dry run",
+        &run(&args(&cfg, &d.join("s"), &["--dry-run"])),
+    );
+    for set in ["sweep.lrs=", "sweep.lrs=[]"] {
+        let o = run(&args(&cfg, &d.join("s"), &["--set", set, "--dry-run"]));
+        assert_clean_error(set, &o, &["optim.lr", "sweep.lrs"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("missing field `optim`"), "{set}: {err}");
+        // Giving the key is offered where it loads: ntk-train runs on the base value.
+        assert!(err.contains("give optim.lr"), "{set}: {err}");
+        assert!(!err.contains("that axis"), "{set}: {err}");
+    }
+}
