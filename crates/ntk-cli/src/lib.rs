@@ -2,15 +2,12 @@
 //! (start-up and exit: SIGPIPE, the panic hook, `--version`), [`oom`] (an allocation that
 //! fails as an error with exit code 2, not an abort).
 
-/// Standard error written so that a failed write (a log on a full disk, `2>/dev/full`) loses
-/// the line and never ends the process, where std's `eprintln!` panics (eighty-seventh hostile
-/// round, D6: a tiled run died at its first progress line, leaving its lock and temporary set).
-/// Defined before every module, so it is this crate's `eprintln!` throughout.
+/// This crate's `eprintln!` throughout ([`ntk_system::say`]: a failed write to standard error
+/// loses the line, never the process). Defined before every module.
 macro_rules! eprintln {
-    ($($arg:tt)*) => {{
-        use ::std::io::Write as _;
-        let _ = ::std::writeln!(::std::io::stderr(), $($arg)*);
-    }};
+    ($($arg:tt)*) => {
+        ::ntk_system::say(::std::format_args!($($arg)*))
+    };
 }
 
 pub mod args;

@@ -33,9 +33,10 @@ pub struct BlockRow {
     pub rank: usize,
     /// An f32 block's measured error: `||K_f32 - K_f64||_2` against a second evaluation of
     /// the block in f64, made when the worst-case bound `n eps λ_max` called the f32 kernel
-    /// singular; its singularity is then decided by this error instead (`λ_min` at or below
-    /// it). Empty when no second evaluation was made (f64 kernels, and f32 blocks the bound
-    /// resolves).
+    /// singular or its `λ_min` lay within [`NEAR_BOUND`] of it; its singularity is then
+    /// decided by this error instead (`λ_min` at or below it). Empty when no second
+    /// evaluation was made (f64 kernels, and f32 blocks the bound resolves by more than that
+    /// factor).
     #[serde(default)]
     pub measured_error: Option<f64>,
     /// The block's samples, `;`-separated, in block order: row indices into the inputs as
@@ -285,7 +286,8 @@ pub(crate) struct MeasuredError {
 
 /// The spectrum of one block's kernel, computed in precision `eps`, and the measured error
 /// of an f32 kernel: when the worst-case bound (`n eps λ_max`, [`spectrum::spectrum`]) calls
-/// a kernel coarser than f64 singular and `recheck` can evaluate the block in f64, the
+/// a kernel coarser than f64 singular, or its `λ_min` lies within [`NEAR_BOUND`] of the
+/// bound ([`needs_measuring`]), and `recheck` can evaluate the block in f64, the
 /// kernel's actual error is measured as `||K - K_f64||_2` (every eigenvalue of `K` is within
 /// it of the exact kernel's, up to f64's own bound, by Weyl), and the block is singular only
 /// when its `λ_min` is at or below that error plus f64's bound. The eigenvalues are then found
@@ -305,7 +307,8 @@ pub(crate) fn block_spectrum(
 
 /// [`block_spectrum`]'s second half, for a spectrum `s` of `kernel` already computed in
 /// precision `eps` (by whichever solver): the kernel of `samples` evaluated again in f64
-/// where the worst-case bound calls `s` singular, and `s` decided by the measured error.
+/// where the worst-case bound calls `s` singular or lies within [`NEAR_BOUND`] of its
+/// `λ_min`, and `s` decided by the measured error.
 /// The whole set's kernel takes it too (eighty-fourth hostile round, D3).
 pub(crate) fn measured_spectrum(
     kernel: &Kernel,
@@ -315,7 +318,7 @@ pub(crate) fn measured_spectrum(
 ) -> crate::Result<(spectrum::Spectrum, Option<MeasuredError>)> {
     let Some(second) = recheck
         .as_mut()
-        .filter(|_| s.singular && eps > f64::EPSILON)
+        .filter(|_| needs_measuring(&s) && eps > f64::EPSILON)
     else {
         return Ok((s, None));
     };
@@ -332,6 +335,20 @@ pub(crate) fn measured_spectrum(
         spectrum::classify_within(s.eigenvalues, tolerance)
     };
     Ok((within, Some(MeasuredError { error, tolerance })))
+}
+
+/// How far above the worst-case bound `n eps λ_max` a coarser kernel's `λ_min` must lie to be
+/// taken as resolved by the bound alone: within this factor its error is of the bound's order,
+/// so κ is not resolved to its printed digits (eighty-eighth hostile round, D6: an f32 block
+/// just above the bound was reported 5.5% above f64's κ with no interval, where one just below
+/// it got its measured error and an honest interval).
+pub(crate) const NEAR_BOUND: f64 = 10.0;
+
+/// Whether the spectrum `s` of a kernel in a precision coarser than f64 is decided by its
+/// measured error rather than the worst-case bound ([`measured_spectrum`]): the bound calls it
+/// singular, or its `λ_min` lies within [`NEAR_BOUND`] of the bound.
+pub(crate) fn needs_measuring(s: &spectrum::Spectrum) -> bool {
+    s.singular || s.lambda_min <= NEAR_BOUND * s.tolerance
 }
 
 /// [`spectra`] with each block's kernel from `block_kernel` (given the block's samples, in

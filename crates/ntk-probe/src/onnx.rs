@@ -191,7 +191,7 @@ impl ntk_runs::sweep::Recorded for OnnxSummary {
                 crate::sweep::extremes_disagree(recorded, least, greatest).or_else(|| {
                     // At the tolerance the kernel was decided by (eighty-sixth round, D5).
                     crate::sweep::rank_disagrees(
-                        &eigenvalues,
+                        (&eigenvalues, least, greatest),
                         (self.precision, self.measured_error),
                         (self.rank, self.kappa.is_none()),
                     )
@@ -425,7 +425,7 @@ fn decide(
     compute: &Compute,
 ) -> crate::Result<(spectrum::Spectrum, crate::run::Decided)> {
     let eps = compute.precision.epsilon();
-    if !s.singular || compute.precision == Precision::F64 {
+    if !crate::blocks::needs_measuring(&s) || compute.precision == Precision::F64 {
         return Ok((s, crate::run::Decided::default()));
     }
     let wide = Compute {
@@ -435,17 +435,12 @@ fn decide(
     if kernel.size <= crate::run::MEASURED_ROWS
         && !wide.device.supports_dtype(burn::tensor::FloatDType::F64)
     {
-        let note = format!(
-            "singular by the worst-case bound n eps lambda_max of f32 ({:.3e}); the {} backend \
-             has no f64 to measure the kernel's error: probe in f64 on a backend that has it \
-             to resolve it",
-            s.tolerance, compute.backend
+        let why = format!(
+            "the {} backend has no f64 to measure the kernel's error: probe in f64 on a \
+             backend that has it to resolve it",
+            compute.backend
         );
-        let decided = crate::run::Decided {
-            note: Some(note),
-            measured_error: None,
-        };
-        return Ok((s, decided));
+        return Ok((s.clone(), crate::run::Decided::unmeasured(&s, &why)));
     }
     let mut second = F64Onnx {
         model: None,

@@ -24,9 +24,11 @@
 //! checksum. Of that directory only the files named here (and their temporary copies,
 //! `<name>.ntk-tmp-PID`) are removed, then the directory if that leaves it empty; they are
 //! removed once the run's results are in place (after the output set's commit:
-//! [`finish`]), when a tiled run that does not resume (or of another config) starts afresh,
-//! and, said on stderr, once the results of a run of another route are in place beside them
-//! ([`unused`]). Anything else at `.<name>.phases` (a symbolic link, a
+//! [`finish`]), when a tiled run that does not resume starts afresh, and, said on stderr,
+//! once the results of a run of another route are in place beside them ([`unused`]). Another
+//! run's (another config, `n` or tile width: its resumable state) only with `--recompute`:
+//! a run that would remove them is refused without it, as that run's results would be
+//! ([`another_runs`]), and they are left beside results `--resume` keeps. Anything else at `.<name>.phases` (a symbolic link, a
 //! file, a directory holding tiles or any other file without a probe's `phases.json`, such
 //! as an output set named `.<name>.phases`, an unreadable or altered
 //! `phases.json`, a symbolic link or anything but a regular file at `tiles.f64`) is said on
@@ -50,7 +52,7 @@ use serde::{Deserialize, Serialize};
 use ntk_kernel::angles::MinAngle;
 use ntk_kernel::extreme::tiled::Tiled;
 use ntk_kernel::extreme::{Operand, cholesky, lanczos};
-use ntk_runs::provenance::{Sha256Stream, sha256_hex};
+use ntk_runs::provenance::{FlatConfig, Sha256Stream, sha256_hex};
 
 use crate::error::Error;
 
@@ -79,6 +81,10 @@ pub struct Place {
     pub resume: bool,
     pub fingerprint: String,
     pub earlier: Vec<String>,
+    /// The run's config (its provenance's), recorded in `phases.json` so that a run of
+    /// another config is told the keys that differ ([`another_runs`]); `None` where a caller
+    /// has only the fingerprint.
+    pub config: Option<FlatConfig>,
 }
 
 impl Place {
@@ -90,6 +96,7 @@ impl Place {
             resume,
             fingerprint: fingerprint.into(),
             earlier: Vec::new(),
+            config: None,
         }
     }
 
@@ -102,6 +109,7 @@ impl Place {
                 .iter()
                 .map(ntk_runs::provenance::fingerprint)
                 .collect(),
+            config: Some(prov.config.clone()),
             ..Self::beside(out, resume, &prov.fingerprint)
         }
     }
@@ -357,6 +365,47 @@ fn replaced_note(place: &Place, s: &State, (n, block): (usize, usize)) -> Option
     })
 }
 
+/// A probe's phase files at `place` that are not those of the run over `n` inputs in tiles
+/// of `block` (another config, `n` or tile width): another run's resumable state, which its
+/// `--resume` continues from. A run that would remove them (a tiled run starting its own, a
+/// run of another route once its results are in) is refused without `--recompute`, as that
+/// run's finished results would be (eighty-eighth hostile round, D1: a typo in `--set`
+/// discarded an interrupted run's tiles, 14.7 GB and hours at 60,000 images, with a note).
+/// Their description, naming the keys that differ where the files record their config;
+/// `None` where there are none, and under `NTK_PHASE_FILES=0` (which neither uses nor
+/// removes them). Nothing is changed.
+pub fn another_runs(place: &Place, (n, block): (usize, usize)) -> Option<String> {
+    if Mode::from_env().ok()? == Mode::Off {
+        return None;
+    }
+    let Found::Ours(s) = inspect(&place.dir) else {
+        return None;
+    };
+    if place.is_this_run(&s, (n, block)) {
+        return None;
+    }
+    let mut changes = match (&s.config, &place.config) {
+        (Some(was), Some(now)) if !place.of_this_config(&s) => ntk_runs::provenance::diff(was, now),
+        _ => Vec::new(),
+    };
+    if s.n != n && !changes.iter().any(|c| c.starts_with("data.n:")) {
+        changes.push(format!("inputs: {} -> {n}", s.n));
+    }
+    if s.block != block {
+        changes.push(format!("tile width: {} -> {block}", s.block));
+    }
+    let what = match changes.is_empty() {
+        true => "another config".to_string(),
+        false => format!("another config: {}", changes.join("; ")),
+    };
+    Some(format!(
+        "{}: another run's phase files (an interrupted tiled run over n = {} inputs of {what}), \
+         which that run's --resume continues from",
+        place.dir.display(),
+        s.n
+    ))
+}
+
 /// What `NTK_PHASE_FILES=1` refuses before any work ([`PhaseFiles::open`]'s refusals, in
 /// its words), for a dry run to refuse what the run refuses: a place that is not a probe's
 /// phase files (a file, a link, a user's directory), a place this user cannot write, and a
@@ -514,6 +563,10 @@ struct State {
     /// [`OWNER`]: phase files of this tool and format.
     owner: String,
     fingerprint: String,
+    /// The config that made them (its dotted keys), to name what another config changes;
+    /// absent in phase files written before it was recorded (their checksum stays theirs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    config: Option<FlatConfig>,
     n: usize,
     block: usize,
     /// What `tiles.f64` holds (`None`: no tiles file, or one being written).
@@ -544,6 +597,7 @@ impl State {
         Self {
             owner: OWNER.into(),
             fingerprint: self.fingerprint.clone(),
+            config: self.config.clone(),
             n: self.n,
             block: self.block,
             ..Self::default()
@@ -699,6 +753,7 @@ impl PhaseFiles {
         let fresh = State {
             owner: OWNER.into(),
             fingerprint: place.fingerprint.clone(),
+            config: place.config.clone(),
             n,
             block,
             ..State::default()
@@ -726,6 +781,7 @@ impl PhaseFiles {
             // Written again at once, with this build's fingerprint.
             Found::Ours(s) if resumed => State {
                 fingerprint: place.fingerprint.clone(),
+                config: place.config.clone().or(s.config.clone()),
                 ..*s
             },
             Found::Ours(s) => {

@@ -9,15 +9,22 @@
 //! [`progress::Reporter`]. `ntk-runs` re-exports both (`ntk_runs::progress`, and the
 //! memory items in `ntk_runs::budget`, which adds the estimates and their refusals).
 
-/// Standard error written so that a failed write (a log on a full disk, `2>/dev/full`) loses
-/// the line and never ends the process, where std's `eprintln!` panics (eighty-seventh hostile
-/// round, D6: a tiled run died at its first progress line, leaving its lock and temporary set).
-/// Defined before every module, so it is this crate's `eprintln!` throughout.
+/// Writes one line to standard error so that a failed write (a log on a full disk,
+/// `2>/dev/full`) loses the line and never ends the process, where std's `eprintln!` panics
+/// (eighty-seventh hostile round, D6: a tiled run died at its first progress line, leaving
+/// its lock and temporary set). Every crate of the tools that writes to standard error
+/// defines its `eprintln!` before its modules as a call of this, so a plain `eprintln!`
+/// there is this.
+pub fn say(args: std::fmt::Arguments) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{args}");
+}
+
+/// This crate's `eprintln!` throughout ([`say`]). Defined before every module.
 macro_rules! eprintln {
-    ($($arg:tt)*) => {{
-        use ::std::io::Write as _;
-        let _ = ::std::writeln!(::std::io::stderr(), $($arg)*);
-    }};
+    ($($arg:tt)*) => {
+        $crate::say(::std::format_args!($($arg)*))
+    };
 }
 
 pub mod memory;

@@ -3,15 +3,12 @@
 //! `ntk-train bench`. Each subcommand is a module of [`cmd`], as in `ntk-probe`; the flags
 //! both tools share: `ntk_cli::args`.
 
-/// Standard error written so that a failed write (a log on a full disk, `2>/dev/full`) loses
-/// the line and never ends the process, where std's `eprintln!` panics (eighty-seventh hostile
-/// round, D6: a tiled run died at its first progress line, leaving its lock and temporary set).
-/// Defined before every module, so it is this crate's `eprintln!` throughout.
+/// This crate's `eprintln!` throughout ([`ntk_system::say`]: a failed write to standard error
+/// loses the line, never the process). Defined before every module.
 macro_rules! eprintln {
-    ($($arg:tt)*) => {{
-        use ::std::io::Write as _;
-        let _ = ::std::writeln!(::std::io::stderr(), $($arg)*);
-    }};
+    ($($arg:tt)*) => {
+        ::ntk_system::say(::std::format_args!($($arg)*))
+    };
 }
 
 use clap::{Parser, Subcommand};

@@ -219,6 +219,23 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
     if let Some(why) = existing::refusal(&state, flags.recompute) {
         return Err(why.into());
     }
+    // Another run's phase files beside `out` are its resumable state: a run that would
+    // remove them is refused without --recompute, as that run's results would be; beside
+    // results `--resume` keeps, they are left (eighty-eighth hostile round, D1).
+    let keeps = matches!(state, ntk_runs::sweep::State::Done)
+        && flags.resume
+        && (!args.save_weights || has_weights(&out));
+    let another = match flags.recompute {
+        true => None,
+        false => run::another_phases(&out, &prov, inputs.n),
+    };
+    if let (Some(another), false) = (&another, keeps) {
+        return Err(format!(
+            "{another}, and which this run would remove: write to a new --out, or pass \
+             --recompute to replace them"
+        )
+        .into());
+    }
     if flags.dry_run || flags.resume {
         let summary_path = out.join("summary.json");
         // A finished run without the weights `--save-weights` asks for is not kept: it is
@@ -236,7 +253,9 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             // Kept results: this config's phase files beside them (eighty-fifth hostile
             // round, D10), or another route's, which the run removes.
             let place = ntk_probe::phases::Place::of_run(&out, true, &prov);
-            if let Some(words) = ntk_probe::phases::drop_when_kept(&place, false) {
+            if let Some(another) = &another {
+                eprintln!("note: {another}: left as they are beside the kept results");
+            } else if let Some(words) = ntk_probe::phases::drop_when_kept(&place, false) {
                 eprintln!("note: {words}");
             } else if let Some(words) = run::unused_phases(&cfg, &compute, &out, false) {
                 eprintln!("{words}");
@@ -334,7 +353,9 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             // On stderr: with --json stdout is the summary alone.
             eprintln!("{}: made by this config; kept (--resume)", out.display());
             let place = ntk_probe::phases::Place::of_run(&out, true, &prov);
-            if let Some(removed) = ntk_probe::phases::drop_when_kept(&place, true) {
+            if let Some(another) = &another {
+                eprintln!("note: {another}: left as they are beside the kept results");
+            } else if let Some(removed) = ntk_probe::phases::drop_when_kept(&place, true) {
                 eprintln!("note: {removed}");
             } else if let Some(note) = run::unused_phases(&cfg, &compute, &out, true) {
                 eprintln!("{note}");

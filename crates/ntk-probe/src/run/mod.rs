@@ -413,13 +413,22 @@ pub fn kept_phases(
     crate::phases::kept(&Place::of_run(out, true, prov), (inputs.n, TILE))
 }
 
+/// Another run's phase files beside `out` ([`crate::phases::another_runs`]: another
+/// config's, `n`'s or tile width's), which the run of `prov` over `n` inputs would remove,
+/// whatever its route: refused without `--recompute` (eighty-eighth hostile round, D1).
+pub fn another_phases(out: &Path, prov: &Provenance, n: usize) -> Option<String> {
+    crate::phases::another_runs(&Place::of_run(out, true, prov), (n, TILE))
+}
+
 /// The room on disk phase files need beside the tiled route's results: the tiles
 /// (`Tiled::bytes_for`) and the output set written while they stand (its `inputs.npy`, the
 /// eigenvalues, the summary; 64 KiB beside the inputs), so that phase files are declined
 /// where the disk could not also take the results (eighty-seventh hostile round, D3).
+/// The results are [`results_bytes`]'s, of the tiled route's two extreme eigenvalues (the
+/// weights `--save-weights` adds are not known before the network is drawn).
 pub(crate) fn phase_room(inputs: &Inputs) -> u64 {
     let tiles = ntk_kernel::extreme::tiled::Tiled::bytes_for(inputs.n, TILE) as u64;
-    tiles + 8 * inputs.x.len() as u64 + (1 << 16)
+    tiles + results_bytes(Some(inputs.x.len()), &[0.0; 2], None)
 }
 
 /// What the run of `cfg` does before any work with the phase files beside `out` when it
@@ -1116,6 +1125,43 @@ pub(crate) struct Decided {
     pub(crate) measured_error: Option<f64>,
 }
 
+impl Decided {
+    /// The verdict of the worst-case bound `n eps λ_max` on an f32 kernel `s` whose error
+    /// could not be measured (`why`): singular by it, or resolved by less than
+    /// [`crate::blocks::NEAR_BOUND`] and κ given within the interval the bound allows
+    /// (Weyl; eighty-eighth hostile round, D6).
+    pub(crate) fn unmeasured(s: &ntk_numerics::spectrum::Spectrum, why: &str) -> Self {
+        Self::by_bound(&s.summary(), s.tolerance, why)
+    }
+
+    /// [`Decided::unmeasured`] for the summary `s` of a kernel whose worst-case bound is
+    /// `bound` (the extreme route, which has no full spectrum).
+    pub(crate) fn by_bound(s: &ntk_numerics::spectrum::Summary, bound: f64, why: &str) -> Self {
+        let verdict = match s.singular {
+            true => {
+                format!("singular by the worst-case bound n eps lambda_max of f32 ({bound:.3e})")
+            }
+            false => {
+                let (low, high) = crate::blocks::kappa_interval(s.lambda_min, s.lambda_max, bound);
+                let at = |v: Option<f64>| v.map_or("unbounded".to_string(), |v| format!("{v:.6e}"));
+                format!(
+                    "lambda_min ({:.3e}) within a factor {} of the worst-case bound n eps \
+                     lambda_max of f32 ({bound:.3e}): kappa between {} and {} by that bound \
+                     (Weyl)",
+                    s.lambda_min,
+                    crate::blocks::NEAR_BOUND,
+                    at(low),
+                    at(high)
+                )
+            }
+        };
+        Self {
+            note: Some(format!("{verdict}; {why}")),
+            measured_error: None,
+        }
+    }
+}
+
 /// The kernel's conditioning under `protocol`: the eigenvalue route used (the blocks of
 /// the official protocol are small: their spectra are always full), its summary, the
 /// eigenvalues written to `eigenvalues.npy`, and the blocks ([`crate::blocks`]).
@@ -1134,16 +1180,19 @@ fn protocol_spectrum(
             let ev = vec![e.lambda_min, e.lambda_max];
             // The extreme route has no full spectrum to decide by a measured error: its
             // verdict is the bound's, said (eighty-fifth hostile round, D3).
+            // Near the bound its kappa is given within the interval the bound allows (eighty-
+            // eighth hostile round, D6).
             let summary = e.summary();
-            let note = (summary.singular && eps > f64::EPSILON).then(|| {
-                "singular by the worst-case bound n eps lambda_max of f32: eigen = \"extreme\" \
-                 does not measure the kernel's error; eigen = \"full\" (up to 4,096 rows) or \
-                 f64 resolves it"
-                    .to_string()
-            });
-            let decided = Decided {
-                note,
-                measured_error: None,
+            let bound = e.tolerance;
+            let near = summary.singular || summary.lambda_min <= crate::blocks::NEAR_BOUND * bound;
+            let decided = match near && eps > f64::EPSILON {
+                true => Decided::by_bound(
+                    &summary,
+                    bound,
+                    "eigen = \"extreme\" does not measure the kernel's error; eigen = \"full\" \
+                     (up to 4,096 rows) or f64 resolves it",
+                ),
+                false => Decided::default(),
             };
             (Eigen::Extreme, summary, ev, None, decided)
         }
@@ -1190,25 +1239,19 @@ pub(crate) fn whole_measured(
     (s, eps): (ntk_numerics::spectrum::Spectrum, f64),
     (n, mut recheck): (usize, crate::blocks::Recheck),
 ) -> crate::Result<(ntk_numerics::spectrum::Spectrum, Decided)> {
-    if !s.singular || recheck.is_none() {
+    if !crate::blocks::needs_measuring(&s) || recheck.is_none() {
         return Ok((s, Decided::default()));
     }
     let bound = s.tolerance;
     if kernel.size > MEASURED_ROWS {
-        let note = format!(
-            "singular by the worst-case bound n eps lambda_max of f32 ({bound:.3e}); a kernel \
-             of more than {MEASURED_ROWS} rows is not evaluated again in f64 to measure its \
-             error: probe in f64, or take the blocks protocol, to resolve it"
+        let why = format!(
+            "a kernel of more than {MEASURED_ROWS} rows is not evaluated again in f64 to \
+             measure its error: probe in f64, or take the blocks protocol, to resolve it"
         );
-        return Ok((
-            s,
-            Decided {
-                note: Some(note),
-                measured_error: None,
-            },
-        ));
+        return Ok((s.clone(), Decided::unmeasured(&s, &why)));
     }
     let all: Vec<usize> = (0..n).collect();
+    let (singular, lambda_min) = (s.singular, s.lambda_min);
     let (w, measured) = crate::blocks::measured_spectrum(kernel, &all, (s, eps), &mut recheck)?;
     let Some(m) = measured else {
         return Ok((w, Decided::default()));
@@ -1234,10 +1277,16 @@ pub(crate) fn whole_measured(
             at(high)
         )
     };
+    let called = match singular {
+        true => "called the kernel singular".to_string(),
+        false => format!(
+            "lay within a factor {} of lambda_min ({lambda_min:.3e})",
+            crate::blocks::NEAR_BOUND
+        ),
+    };
     let note = format!(
-        "f32: the worst-case bound n eps lambda_max ({bound:.3e}) called the kernel singular; \
-         its error measured against the same network's kernel in f64, ||K_f32 - K_f64||_2 = \
-         {:.3e}, {what}",
+        "f32: the worst-case bound n eps lambda_max ({bound:.3e}) {called}; its error measured \
+         against the same network's kernel in f64, ||K_f32 - K_f64||_2 = {:.3e}, {what}",
         m.error
     );
     Ok((

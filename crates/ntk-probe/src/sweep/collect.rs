@@ -957,12 +957,17 @@ pub fn collect_as(
         eprintln!("warning ({count} of {} results): {w}", rows.len());
     }
     write_results_csv(&out.join("results.csv"), &rows)?;
+    // theory.json is this collect's where it computes (or keeps) the theory of its config.
+    let mut theory_kept = false;
     let theory: Result<TheoryCache, &str> = match (cfg, theory_inputs) {
         _ if !one_set => Err("the theory is of one input set; these points are on several"),
         _ if !theory_of_one_set => {
             Err("the whole set's theory is not computed for blocks alone over this many inputs")
         }
-        (Some(c), Some(inputs)) => Ok(theory_values(c, out, &inputs)?),
+        (Some(c), Some(inputs)) => {
+            theory_kept = true;
+            Ok(theory_values(c, out, &inputs)?)
+        }
         (Some(_), None) => Err(""),
         (None, _) => theory_read.take().unwrap_or(Err("")),
     };
@@ -976,6 +981,13 @@ pub fn collect_as(
         data: &data,
         given: title,
     };
-    figures((out, out), &groups, &seed_values(&rows), titles, layout)?;
+    let stems = figures((out, out), &groups, &seed_values(&rows), titles, layout)?;
+    // What this collect wrote, so that a later one removes what it no longer writes
+    // (eighty-eighth hostile round, D5).
+    ntk_runs::sweep::record_reports(out, &|name: &str| {
+        ["results.csv", "summary.csv"].contains(&name)
+            || (name == "theory.json" && theory_kept)
+            || super::figures::drew(&stems, name)
+    });
     Ok(groups)
 }

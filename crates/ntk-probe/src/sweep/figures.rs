@@ -463,6 +463,16 @@ pub fn save(
     Ok(written)
 }
 
+/// Whether `name` is a file of one of the figures whose stems (paths) [`save`] returned: each
+/// stem's files that stand after it ([`ntk_plot::FIGURE_FILES`]; a screen figure removes an
+/// older caption).
+pub fn drew(stems: &[PathBuf], name: &str) -> bool {
+    stems.iter().any(|stem| {
+        stem.file_name()
+            .is_some_and(|s| ntk_plot::is_figure_file(name, &s.to_string_lossy()))
+    })
+}
+
 /// The figures [`figures`] draws, by stem, those with something to draw only: what a plot
 /// checks before it writes the first (forty-sixth hostile round, D1: the angle's figure was
 /// checked where no angle was measured).

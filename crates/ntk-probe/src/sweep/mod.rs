@@ -108,6 +108,9 @@ struct ProbeSweep<'a> {
     /// backend when it runs on the host, else the first host backend built in, in the sweep's
     /// precision; `None` for the run, which checks each point as it makes it.
     foresight: Option<Compute>,
+    /// A `collect --config`, which makes nothing: another run's phase files beside a point
+    /// do not make it stale there.
+    collecting: bool,
 }
 
 impl<'a> ProbeSweep<'a> {
@@ -167,6 +170,7 @@ impl<'a> ProbeSweep<'a> {
             deepest: None,
             allow_mixed: opts.allow_mixed,
             foresight,
+            collecting: false,
         })
     }
 
@@ -312,6 +316,24 @@ impl Sweep for ProbeSweep<'_> {
         let tiled = self.cfg.probe_config(point).probe.eigen == Eigen::Tiled;
         if state == State::New && tiled && provs.iter().any(|(_, prov)| kept(prov)) {
             return Ok(State::Partial);
+        }
+        // Another run's phase files beside the point, which making it would remove: a
+        // point of another config, refused without --recompute as its results would be
+        // (eighty-eighth hostile round, D1); a collect makes nothing, and reads no phases.
+        let another = || {
+            let mut each = provs
+                .iter()
+                .map(|(_, prov)| run::another_phases(&dir, prov, n));
+            let first = each.next().flatten()?;
+            each.all(|a| a.is_some()).then_some(first)
+        };
+        if state == State::New
+            && !self.collecting
+            && let Some(another) = another()
+        {
+            return Ok(State::Stale(format!(
+                "{another}, and which making the point would remove; {redo}"
+            )));
         }
         Ok(state)
     }
@@ -748,7 +770,10 @@ pub fn check_collect(
         allow_mixed,
         config: Some(config.clone()),
     };
-    let sweep = ProbeSweep::new(cfg, out, &opts, false)?;
+    let sweep = ProbeSweep {
+        collecting: true,
+        ..ProbeSweep::new(cfg, out, &opts, false)?
+    };
     sweep::check_collect(&sweep, &cfg.points())
 }
 
@@ -1040,19 +1065,15 @@ pub(crate) fn extremes_disagree(
 }
 
 /// Where a kernel's recorded `(rank, singular)` is not what its full spectrum `eigenvalues`
-/// gives at the tolerance it was decided by: its measured error where one was measured
-/// (eighty-fifth hostile round, D4), else the worst-case bound of its `precision`.
+/// (with their `least` and `greatest`, [`recorded_eigenvalues`]) gives at the tolerance it
+/// was decided by: its measured error where one was measured (eighty-fifth hostile round,
+/// D4), else the worst-case bound of its `precision`.
 pub(crate) fn rank_disagrees(
-    eigenvalues: &[f64],
+    (eigenvalues, least, greatest): (&[f64], f64, f64),
     (precision, measured_error): (Precision, Option<f64>),
     recorded: (usize, bool),
 ) -> Option<String> {
     let n = eigenvalues.len() as f64;
-    let least = eigenvalues.iter().copied().fold(f64::INFINITY, f64::min);
-    let greatest = eigenvalues
-        .iter()
-        .copied()
-        .fold(f64::NEG_INFINITY, f64::max);
     let tolerance = match measured_error {
         Some(error) => error + n * f64::EPSILON * greatest.abs(),
         None => n * precision.epsilon() * greatest.abs(),
@@ -1077,7 +1098,8 @@ fn whole_disagrees(path: &Path, s: &Summary) -> Option<String> {
     }
     if s.eigen == Eigen::Full {
         let decided = (s.precision, s.measured_error);
-        if let Some(what) = rank_disagrees(&eigenvalues, decided, (s.rank, s.singular)) {
+        let spectrum = (eigenvalues.as_slice(), least, greatest);
+        if let Some(what) = rank_disagrees(spectrum, decided, (s.rank, s.singular)) {
             return Some(what);
         }
     }

@@ -445,5 +445,7 @@ pub fn redraw(
     ntk_files::places::check_replaced_in(out, &draws)?;
     ntk_files::outset::clean_dir(out, None, &super::writes_file);
     super::say_stale_figures(out, &draws);
-    super::figures::save(out, &planned, layout)
+    let stems = super::figures::save(out, &planned, layout)?;
+    ntk_runs::sweep::record_reports(out, &|name: &str| super::figures::drew(&stems, name));
+    Ok(stems)
 }

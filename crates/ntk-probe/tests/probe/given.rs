@@ -1274,6 +1274,21 @@ fn an_overflow_only_other_inputs_reach_is_refused_by_the_dry_run_too() {
     }
 }
 
+/// A copy, at `d/name`, of the weights a seeded run saves ([`saved_weights`]), every value
+/// (f64) multiplied by `scale`; its path.
+fn scaled_weights(d: &Path, scale: f64, name: &str) -> std::path::PathBuf {
+    let saved = saved_weights(d).join("weights.safetensors");
+    let mut bytes = std::fs::read(&saved).unwrap();
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    for chunk in bytes[8 + n..].chunks_exact_mut(8) {
+        let v = f64::from_le_bytes(chunk.try_into().unwrap()) * scale;
+        chunk.copy_from_slice(&v.to_le_bytes());
+    }
+    let path = d.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
 /// Eighty-third hostile round, D3: given weights scaled far down make the f32 kernel of
 /// unit-scale inputs underflow; the refusal named the inputs alone and advised rescaling
 /// them. It names `probe.weights` and the weights first, as the overflow's refusal does;
@@ -1282,18 +1297,9 @@ fn an_overflow_only_other_inputs_reach_is_refused_by_the_dry_run_too() {
 fn an_underflow_of_given_weights_names_them() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let saved = saved_weights(d).join("weights.safetensors");
-    let raw = std::fs::read(&saved).unwrap();
-    let n = u64::from_le_bytes(raw[..8].try_into().unwrap()) as usize;
-    let mut bytes = raw.clone();
     // Three layers of weights scaled by 1e-10, normal numbers in f32: each gradient carries
     // two of them, the kernel about 1e-40 of the unit weights', subnormal in f32.
-    for chunk in bytes[8 + n..].chunks_exact_mut(8) {
-        let v = f64::from_le_bytes(chunk.try_into().unwrap()) * 1e-10;
-        chunk.copy_from_slice(&v.to_le_bytes());
-    }
-    let tiny = d.join("tiny.safetensors");
-    std::fs::write(&tiny, bytes).unwrap();
+    let tiny = scaled_weights(d, 1e-10, "tiny.safetensors");
     let text = config("", &format!("weights = {:?}", tiny.display().to_string()))
         .replace("precision = \"f64\"", "precision = \"f32\"");
     let cfg = write_file(d, "tiny.toml", &text);
@@ -1358,16 +1364,7 @@ fn saved_given_weights_record_their_file_not_a_seed() {
 fn an_f64_underflow_of_given_weights_names_them() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let saved = saved_weights(d).join("weights.safetensors");
-    let raw = std::fs::read(&saved).unwrap();
-    let n = u64::from_le_bytes(raw[..8].try_into().unwrap()) as usize;
-    let mut bytes = raw.clone();
-    for chunk in bytes[8 + n..].chunks_exact_mut(8) {
-        let v = f64::from_le_bytes(chunk.try_into().unwrap()) * 1e-110;
-        chunk.copy_from_slice(&v.to_le_bytes());
-    }
-    let tiny = d.join("tiny64.safetensors");
-    std::fs::write(&tiny, bytes).unwrap();
+    let tiny = scaled_weights(d, 1e-110, "tiny64.safetensors");
     let text = config("", &format!("weights = {:?}", tiny.display().to_string()));
     let cfg = write_file(d, "tiny64.toml", &text);
     refused_run_and_dry_run(

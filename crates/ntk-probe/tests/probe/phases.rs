@@ -525,9 +525,24 @@ fn provenance_of(text: &str) -> ntk_runs::provenance::Provenance {
 }
 
 /// The phase files a run of `fingerprint` killed after forming its kernel (an SPD stand-in
-/// of size `n`) leaves beside `out`; their place.
+/// of size `n`) leaves beside `out`, recording no config (as builds before it was
+/// recorded); their place.
 fn leave_formed_kernel(out: &std::path::Path, fingerprint: &str, n: usize) -> Place {
-    let place = Place::beside(out, true, fingerprint);
+    leave_formed_kernel_at(Place::beside(out, true, fingerprint), n)
+}
+
+/// [`leave_formed_kernel`] for the run whose provenance is `prov`, as this build records
+/// them (with its config).
+fn leave_formed_kernel_of(
+    out: &std::path::Path,
+    prov: &ntk_runs::provenance::Provenance,
+    n: usize,
+) -> Place {
+    leave_formed_kernel_at(Place::of_run(out, true, prov), n)
+}
+
+/// The phase files a run at `place` killed after forming its kernel leaves there.
+fn leave_formed_kernel_at(place: Place, n: usize) -> Place {
     let bytes = Tiled::bytes_for(n, ntk_probe::run::TILE) as u64;
     let mut files = PhaseFiles::open(&place, (n, ntk_probe::run::TILE), bytes)
         .unwrap()
@@ -712,6 +727,58 @@ fn a_tiled_sweeps_dry_run_says_partial_and_its_data_stay_outside() {
         );
     }
     assert!(data.exists());
+}
+
+/// Eighty-eighth hostile round, D1, for sweeps: a tiled point's phase files of another
+/// config (here `data.n` 80, the sweep's 100) were removed by the sweep without
+/// `--recompute`, the dry run listing the point `new`. Now the point is stale, named with
+/// the key, and the sweep refused without `--recompute`; with it the point is made.
+#[test]
+fn a_sweep_point_with_another_configs_phase_files_is_stale() {
+    use ntk_probe::sweep::SweepConfig;
+    let dir = tempfile::tempdir().unwrap();
+    let text = |n: usize| {
+        format!(
+            "[sweep]\ndepths = [2]\nactivations = [\"relu\"]\nseeds = [1]\n\
+             protocols = [\"whole\"]\nout = \"unused\"\ntheory = false\n[data]\n\
+             dataset = \"synthetic\"\nn = {n}\ninput_dim = 5\n[model]\nwidth = 16\n\
+             depth = 1\nactivation = \"relu\"\n[probe]\nprecision = \"f64\"\n\
+             eigen = \"tiled\"\n"
+        )
+    };
+    let cfg_path = write_file(dir.path(), "sweep.toml", &text(100));
+    let out = dir.path().join("sweep");
+    let other = SweepConfig::parse(&text(80)).unwrap();
+    let point = &other.points()[0];
+    let pcfg = other.point_config(point, ntk_probe::config::Protocol::Whole);
+    let inputs = ntk_data::inputs::load(&pcfg.data).unwrap();
+    let compute =
+        ntk_numerics::backend::select(None, ntk_numerics::backend::Precision::F64).unwrap();
+    let prov = ntk_probe::run::provenance(&pcfg, &inputs, &inputs.digest(), &compute, None);
+    std::fs::create_dir_all(point.dir(&out).parent().unwrap()).unwrap();
+    let place = leave_formed_kernel_of(&point.dir(&out), &prov, 80);
+    for extra in [&["--dry-run"][..], &[][..]] {
+        let o = crate::common::command_cli("sweep", &cfg_path, &out, extra);
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {said}");
+        assert!(
+            said.contains("another run's phase files")
+                && said.contains("data.n: 80 -> 100")
+                && said.contains("--recompute"),
+            "{extra:?}: {said}"
+        );
+        assert!(place.dir.join("tiles.f64").exists(), "{extra:?}: left");
+    }
+    let o = crate::common::command_cli("sweep", &cfg_path, &out, &["--recompute"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        !place.dir.exists(),
+        "replaced, then the point's own removed"
+    );
 }
 
 /// A run killed while writing its first state leaves only a temporary copy of it: no tiles,
@@ -974,20 +1041,22 @@ fn an_earlier_builds_phase_files_of_this_config_are_resumed() {
     }
 }
 
-/// Eighty-first hostile round, D5: a run of another route (here `eigen = "full"`) into the
-/// `--out` of an interrupted tiled run left that run's phase files beside its results without
-/// a word (14.7 GB at 60,000 images), where no run would resume from them. Now its dry run
-/// says the run removes them, the run says so and removes them once its results are in
-/// place, and under `NTK_PHASE_FILES=0` they are said and left.
+/// Eighty-first hostile round, D5, and eighty-eighth, D1: a run of another route (here
+/// `eigen = "full"`) into the `--out` of an interrupted tiled run left that run's phase
+/// files beside its results without a word (D5), then removed them, that run's resumable
+/// state, with a note only (D1). Now a run that would remove them is refused without
+/// `--recompute`, dry run and run alike, naming them and the keys that differ; under
+/// `NTK_PHASE_FILES=0` they are said and left; beside results `--resume` keeps they are
+/// said and left; with `--recompute` they are said and removed once the results are in.
 #[test]
-fn a_run_of_another_route_says_and_removes_a_tiled_runs_phase_files() {
+fn a_run_of_another_route_is_refused_where_it_would_remove_a_tiled_runs_phase_files() {
     let dir = tempfile::tempdir().unwrap();
     let n = 60;
     let tiled = tiled_config(n, 5, 16);
     let dense = tiled.replace("eigen = \"tiled\"", "eigen = \"full\"");
     let cfg = write_file(dir.path(), "dense.toml", &dense);
     let out = dir.path().join("out");
-    let place = leave_formed_kernel(&out, &fingerprint_of(&tiled), n);
+    let place = leave_formed_kernel_of(&out, &provenance_of(&tiled), n);
     let run = |extra: &[&str], env: Option<&str>| {
         let mut c = probe();
         c.args(["ntk", "--config"])
@@ -999,42 +1068,51 @@ fn a_run_of_another_route_says_and_removes_a_tiled_runs_phase_files() {
             c.env(ntk_probe::phases::PHASE_FILES, v);
         }
         let o = c.output().unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stderr).into_owned()
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
     };
-    let said = run(&["--dry-run"], None);
-    assert!(
-        said.contains(".out.phases")
-            && said.contains("a probe's phase files")
-            && said.contains("the run removes them"),
-        "{said}"
-    );
-    assert!(
-        place.dir.join("tiles.f64").exists(),
-        "a dry run changes nothing"
-    );
-    let said = run(&[], Some("0"));
+    for flags in [&["--dry-run"][..], &[][..], &["--resume"][..]] {
+        let (rc, said) = run(flags, None);
+        assert_eq!(rc, Some(2), "{flags:?}: {said}");
+        assert!(
+            said.contains(".out.phases: another run's phase files")
+                && said.contains("probe.eigen: \"tiled\" -> ")
+                && said.contains("pass --recompute to replace them"),
+            "{flags:?}: {said}"
+        );
+        assert!(place.dir.join("tiles.f64").exists(), "{flags:?}: left");
+    }
+    let (rc, said) = run(&[], Some("0"));
+    assert_eq!(rc, Some(0), "{said}");
     assert!(said.contains("neither used nor removed"), "{said}");
     assert!(place.dir.join("tiles.f64").exists(), "NTK_PHASE_FILES=0");
-    // Beside kept results (`--resume` of the finished dense run): said by the dry run,
-    // said and removed by the run, the results as they were.
+    // Beside kept results (`--resume` of the finished dense run): said and left, by the dry
+    // run and the run, the results as they were.
     let summary = std::fs::read(out.join("summary.json")).unwrap();
-    let said = run(&["--resume", "--dry-run"], None);
+    for flags in [&["--resume", "--dry-run"][..], &["--resume"][..]] {
+        let (rc, said) = run(flags, None);
+        assert_eq!(rc, Some(0), "{flags:?}: {said}");
+        assert!(
+            said.contains("another run's phase files")
+                && said.contains("left as they are beside the kept results"),
+            "{flags:?}: {said}"
+        );
+        assert!(place.dir.join("tiles.f64").exists(), "{flags:?}: left");
+    }
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
+    // With --recompute: the dry run says the run removes them, the run removes them once
+    // its results are in place.
+    let (rc, said) = run(&["--recompute", "--dry-run"], None);
+    assert_eq!(rc, Some(0), "{said}");
     assert!(said.contains("the run removes them"), "{said}");
     assert!(
         place.dir.join("tiles.f64").exists(),
         "a dry run changes nothing"
     );
-    let said = run(&["--resume"], None);
-    assert!(
-        said.contains("a probe's phase files") && said.contains("removed"),
-        "{said}"
-    );
-    assert!(!place.dir.exists(), "removed beside the kept results");
-    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
-    // And once the results of a run are in place.
-    let place = leave_formed_kernel(&out, &fingerprint_of(&tiled), n);
-    let said = run(&["--recompute"], None);
+    let (rc, said) = run(&["--recompute"], None);
+    assert_eq!(rc, Some(0), "{said}");
     assert!(
         said.contains("a probe's phase files") && said.contains("removed"),
         "{said}"
@@ -1152,16 +1230,19 @@ fn a_stale_sets_dry_run_says_what_its_phase_files_make_of_it() {
     );
 }
 
-/// Eighty-second hostile round, D12: a tiled run removed another config's resumable phase
-/// files beside its `--out` (to keep its own) without a word from it or its dry run. Both
-/// now say it.
+/// Eighty-second hostile round, D12, and eighty-eighth, D1: a tiled run removed another
+/// config's resumable phase files beside its `--out` (to keep its own), first without a word
+/// (D12), then with a note only, `--resume` or not (D1: a typo in `--set data.n=50` discarded
+/// an interrupted run's tiles). Now the dry run and the run are refused without
+/// `--recompute`, naming the keys that differ (or, for files that record no config, the
+/// inputs); with it both say the run removes them, and it does.
 #[test]
-fn a_tiled_run_says_it_removes_another_runs_phase_files() {
+fn a_tiled_run_is_refused_where_it_would_remove_another_runs_phase_files() {
     let dir = tempfile::tempdir().unwrap();
     let n = 60;
-    let cfg = write_file(dir.path(), "tiled.toml", &tiled_config(n, 5, 16));
+    let text = tiled_config(n, 5, 16);
+    let cfg = write_file(dir.path(), "tiled.toml", &text);
     let out = dir.path().join("out");
-    let place = leave_formed_kernel(&out, "another config", n);
     let said = |extra: &[&str]| {
         let o = probe()
             .args(["ntk", "--config"])
@@ -1171,49 +1252,101 @@ fn a_tiled_run_says_it_removes_another_runs_phase_files() {
             .args(extra)
             .output()
             .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stderr).into_owned()
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
     };
-    let dry = said(&["--dry-run"]);
+    // Another n's, recording their config; another config's of an earlier build, not.
+    let other = text.replace("n = 60", "n = 50");
+    let leave: [(&dyn Fn() -> Place, &str); 2] = [
+        (
+            &|| leave_formed_kernel_of(&out, &provenance_of(&other), 50),
+            "data.n: 50 -> 60",
+        ),
+        (
+            &|| leave_formed_kernel(&out, "another config", n),
+            "of another config)",
+        ),
+    ];
+    for (leave, key) in leave {
+        let place = leave();
+        for flags in [
+            &["--dry-run"][..],
+            &[][..],
+            &["--resume", "--dry-run"][..],
+            &["--resume"][..],
+        ] {
+            let (rc, words) = said(flags);
+            assert_eq!(rc, Some(2), "{flags:?}: {words}");
+            assert!(
+                words.contains(".out.phases: another run's phase files")
+                    && words.contains(key)
+                    && words.contains("pass --recompute to replace them"),
+                "{flags:?}: {words}"
+            );
+            assert!(place.dir.join("tiles.f64").exists(), "{flags:?}: left");
+        }
+    }
+    let (rc, dry) = said(&["--recompute", "--dry-run"]);
+    assert_eq!(rc, Some(0), "{dry}");
     assert!(
-        dry.contains("another run's phase files") && dry.contains(".out.phases"),
+        dry.contains("another run's phase files") && dry.contains("which this run removes"),
         "{dry}"
     );
-    assert!(
-        place.dir.join("tiles.f64").exists(),
-        "a dry run changes nothing"
-    );
-    let ran = said(&[]);
+    let (rc, ran) = said(&["--recompute"]);
+    assert_eq!(rc, Some(0), "{ran}");
     assert!(ran.contains("another run's phase files"), "{ran}");
     assert!(
-        !place.dir.exists(),
+        !dir.path().join(".out.phases").exists(),
         "the run's own removed at its end, the other's at its start"
     );
 }
 
-/// `chattr +i` on a directory while it lives: as root no permission stops a write, an
-/// immutable directory does (it stands for another user's). Undone when dropped, even by
-/// a failing assertion.
-pub(crate) struct Immutable(std::path::PathBuf);
+/// A change to the system a test makes at a directory and undoes when dropped, even by a
+/// failing assertion: the command `undo` (its arguments, then the directory) is run then.
+pub(crate) struct Undone {
+    dir: std::path::PathBuf,
+    undo: &'static [&'static str],
+}
 
-impl Immutable {
-    pub(crate) fn set(dir: &std::path::Path) -> Self {
-        let ok = std::process::Command::new("chattr")
-            .arg("+i")
+impl Undone {
+    /// Runs `apply` (its arguments, then `dir`), which the test needs (`what`).
+    fn apply(
+        apply: &[&str],
+        dir: &std::path::Path,
+        undo: &'static [&'static str],
+        what: &str,
+    ) -> Self {
+        let ok = std::process::Command::new(apply[0])
+            .args(&apply[1..])
             .arg(dir)
             .output()
             .is_ok_and(|o| o.status.success());
-        assert!(ok, "chattr +i is needed for this test");
-        Self(dir.to_path_buf())
+        assert!(ok, "{what} is needed for this test");
+        Self {
+            dir: dir.to_path_buf(),
+            undo,
+        }
     }
 }
 
-impl Drop for Immutable {
+impl Drop for Undone {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("chattr")
-            .arg("-i")
-            .arg(&self.0)
+        let _ = std::process::Command::new(self.undo[0])
+            .args(&self.undo[1..])
+            .arg(&self.dir)
             .output();
+    }
+}
+
+/// `chattr +i` on a directory while it lives: as root no permission stops a write, an
+/// immutable directory does (it stands for another user's).
+pub(crate) struct Immutable;
+
+impl Immutable {
+    pub(crate) fn set(dir: &std::path::Path) -> Undone {
+        Undone::apply(&["chattr", "+i"], dir, &["chattr", "-i"], "chattr +i")
     }
 }
 
@@ -1448,26 +1581,13 @@ fn a_finished_set_computed_again_says_its_phase_files() {
 
 /// A tmpfs mounted at a directory while it lives (root only, as `chattr` above): a disk of a
 /// given size, to fill.
-struct Tmpfs(std::path::PathBuf);
+struct Tmpfs;
 
 impl Tmpfs {
-    fn mount(dir: &std::path::Path, size: &str) -> Self {
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir)
-            .output()
-            .is_ok_and(|o| o.status.success());
-        assert!(ok, "mounting a tmpfs is needed for this test");
-        Self(dir.to_path_buf())
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg("-l")
-            .arg(&self.0)
-            .output();
+    fn mount(dir: &std::path::Path, size: &str) -> Undone {
+        let size = format!("size={size}");
+        let apply = ["mount", "-t", "tmpfs", "-o", &size, "tmpfs"];
+        Undone::apply(&apply, dir, &["umount", "-l"], "mounting a tmpfs")
     }
 }
 

@@ -267,40 +267,6 @@ pub fn after_collect<T, E: Display>(collected: Result<T, E>, failed: bool) -> Re
     }
 }
 
-/// Says the report files standing in `out` that this collect or plot does not write now:
-/// `why` gives, for a file name, the reason it is not written (`None`: written now, or not a
-/// report file). One warning per reason, the files sorted, saying they show `units` (`runs`,
-/// `points`) that are gone. They are left as they are: nothing shows a file at those names
-/// to be the tools' and not a user's (seventy-fourth hostile round, D6: a user's
-/// `convergence.csv` was removed). Both tools' collect and plot (eighty-third round, D1;
-/// eighty-fourth, D4).
-pub fn say_stale_reports(out: &Path, units: &str, why: &dyn Fn(&str) -> Option<String>) {
-    let Ok(entries) = std::fs::read_dir(out) else {
-        return;
-    };
-    let mut stale: Vec<(String, String)> = entries
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter_map(|name| why(&name).map(|w| (name, w)))
-        .collect();
-    stale.sort();
-    let mut by_why: Vec<(&str, Vec<&str>)> = Vec::new();
-    for (name, why) in &stale {
-        match by_why.iter_mut().find(|(w, _)| w == why) {
-            Some((_, group)) => group.push(name),
-            None => by_why.push((why, vec![name])),
-        }
-    }
-    for (why, group) in by_why {
-        eprintln!(
-            "warning: {}: {}: {why}, so these show {units} that are gone (an earlier \
-             collect's files, or not the tools' at all); left as they are",
-            out.display(),
-            group.join(", ")
-        );
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::cell::RefCell;

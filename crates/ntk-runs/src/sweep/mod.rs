@@ -38,9 +38,11 @@ use crate::provenance::{self, Provenance};
 pub mod command;
 pub mod fill;
 mod lifecycle;
+pub mod reports;
 pub use command::{Invocation, SweepCommand, run_command};
 pub use fill::{AxisFill, fill_from_axes};
-pub use lifecycle::{after_collect, check_collect, claim, dry_run, execute, say_stale_reports};
+pub use lifecycle::{after_collect, check_collect, claim, dry_run, execute};
+pub use reports::{record_reports, say_stale_reports};
 
 /// The most points one sweep may have.
 pub const MAX_POINTS: usize = 100_000;

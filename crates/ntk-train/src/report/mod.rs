@@ -255,6 +255,9 @@ pub fn collect_as(
     }
     say_stale(out, &names);
     written.extend(save_figures(out, &figures, layout)?);
+    // What this collect wrote, so that a later one removes what it no longer writes
+    // (eighty-eighth hostile round, D5).
+    ntk_runs::sweep::record_reports(out, &|name: &str| names.writes(name));
     Ok(written)
 }
 

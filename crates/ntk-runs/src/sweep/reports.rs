@@ -1,0 +1,189 @@
+//! The report files (tables, figures) a collect or plot wrote in its directory, recorded by
+//! size and SHA-256 in [`RECORD`] there ([`record_reports`]), so that a later collect or plot
+//! that no longer writes one of them removes it where it is still as written, and says so
+//! ([`say_stale_reports`]); a file at a report's name that the record does not prove the
+//! tools' (a user's, one edited since, or one of a collect before the record existed) is
+//! said and left as it is (seventy-fourth hostile round, D6: a user's `convergence.csv` was
+//! removed; eighty-eighth, D5: a recomputed result set kept the figures and tables of what it
+//! no longer had, only said).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::manifest::{self, Files};
+
+/// The record's name in a collected directory (hidden: not a report of its own).
+pub const RECORD: &str = ".ntk-reports.json";
+
+/// What the record says it is: this tools' record of report files, of this format.
+const OWNER: &str = "ntk report files, format 1";
+
+/// [`RECORD`]'s contents.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Record {
+    owner: String,
+    files: Files,
+}
+
+/// The files the record in `out` holds; `Err` where something stands at its name that is not
+/// this tools' record (then nothing is removed by it, nor written over it).
+fn read(out: &Path) -> Result<Files, String> {
+    let path = out.join(RECORD);
+    match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Files::new()),
+        Err(e) => return Err(e.to_string()),
+        Ok(m) if !m.is_file() => return Err("not a regular file".into()),
+        Ok(_) => {}
+    }
+    let bytes = ntk_files::io::read_limited(&path, 1 << 24).map_err(|e| e.to_string())?;
+    match serde_json::from_slice::<Record>(&bytes) {
+        Ok(r) if r.owner == OWNER => Ok(r.files),
+        _ => Err("not a record of these tools' report files".into()),
+    }
+}
+
+/// Records, in `out`'s [`RECORD`], the report files this collect or plot has just written
+/// there (`written`: the names it wrote, each a regular file now), beside the earlier
+/// record's files that are still as it recorded them. Said, never an error: a record that
+/// cannot be written only leaves the next collect unable to prove those files its own.
+pub fn record_reports(out: &Path, written: &dyn Fn(&str) -> bool) {
+    let earlier = match read(out) {
+        Ok(files) => files,
+        Err(why) => {
+            eprintln!(
+                "warning: {}: {why}; left as it is, and the report files written now are not \
+                 recorded (a later collect will say, not remove, those it no longer writes)",
+                out.join(RECORD).display()
+            );
+            return;
+        }
+    };
+    let names: Vec<String> = match std::fs::read_dir(out) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(_) => return,
+    };
+    // The earlier record's files not written now that are still as it recorded them.
+    let mut files: Files = earlier
+        .iter()
+        .filter(|(name, _)| !written(name) && manifest::holds_as_recorded(out, name, &earlier))
+        .map(|(name, file)| (name.clone(), file.clone()))
+        .collect();
+    let now: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| *n != RECORD && written(n))
+        .collect();
+    match manifest::record(out, &now) {
+        Ok(recorded) => files.extend(recorded),
+        Err(e) => {
+            eprintln!(
+                "warning: {}: the report files written now are not recorded ({e})",
+                out.display()
+            );
+            return;
+        }
+    }
+    let record = Record {
+        owner: OWNER.into(),
+        files,
+    };
+    let bytes = serde_json::to_vec_pretty(&record).expect("the record serializes");
+    if let Err(e) = ntk_files::io::atomic_write(&out.join(RECORD), &bytes) {
+        eprintln!(
+            "warning: {}: not written ({e}); a later collect will say, not remove, the report \
+             files written now where it no longer writes them",
+            out.join(RECORD).display()
+        );
+    }
+}
+
+/// The report files standing in `out` that this collect or plot does not write now: `why`
+/// gives, for a file name, the reason it is not written (`None`: written now, or not a
+/// report file). Those the record proves the tools' ([`record_reports`]: as a collect or plot
+/// wrote them) are removed; the others are left as they are, nothing showing a file at those
+/// names to be the tools' and not a user's. Said, one line per reason, the files sorted,
+/// saying they show `units` (`runs`, `points`) that are gone. Both tools' collect and plot
+/// (eighty-third round, D1; eighty-fourth, D4; eighty-eighth, D5).
+pub fn say_stale_reports(out: &Path, units: &str, why: &dyn Fn(&str) -> Option<String>) {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return;
+    };
+    let mut stale: Vec<(String, String)> = entries
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter_map(|name| why(&name).map(|w| (name, w)))
+        .collect();
+    stale.sort();
+    let recorded = read(out).unwrap_or_default();
+    // (reason, removed?) -> names
+    let mut groups: Vec<((String, bool), Vec<String>)> = Vec::new();
+    for (name, why) in stale {
+        let removed = manifest::holds_as_recorded(out, &name, &recorded)
+            && std::fs::remove_file(out.join(&name)).is_ok();
+        let key = (why, removed);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, group)) => group.push(name),
+            None => groups.push((key, vec![name])),
+        }
+    }
+    for ((why, removed), group) in groups {
+        let (level, fate) = match removed {
+            true => (
+                "note",
+                "an earlier collect's or plot's files, as it wrote them (recorded in \
+                 .ntk-reports.json): removed",
+            ),
+            false => (
+                "warning",
+                "not proven an earlier collect's as it wrote them (a user's, edited since, or \
+                 written before collects recorded their files): left as they are",
+            ),
+        };
+        eprintln!(
+            "{level}: {}: {}: {why}, so these show {units} that are gone; {fate}",
+            out.display(),
+            group.join(", ")
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A recorded file no longer written is removed; one edited since, one the record never
+    /// held (a user's), and one written now stay; a record that is not the tools' is left,
+    /// and proves nothing.
+    #[test]
+    fn only_files_as_a_collect_recorded_them_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path();
+        for name in ["a.csv", "b.png", "c.svg", "d.pdf"] {
+            std::fs::write(out.join(name), name).unwrap();
+        }
+        record_reports(out, &|n: &str| n != "d.pdf");
+        std::fs::write(out.join("b.png"), "edited").unwrap();
+        let stale = |n: &str| (n != "a.csv").then(|| "not drawn now".to_string());
+        say_stale_reports(out, "points", &stale);
+        assert!(out.join("a.csv").exists(), "written now");
+        assert!(out.join("b.png").exists(), "edited since");
+        assert!(!out.join("c.svg").exists(), "as recorded: removed");
+        assert!(out.join("d.pdf").exists(), "never recorded");
+        // The next record drops what is gone or changed.
+        record_reports(out, &|n: &str| n == "a.csv");
+        let files = read(out).unwrap();
+        assert_eq!(files.keys().collect::<Vec<_>>(), ["a.csv"]);
+        // Not the tools' record: left as it is, removes nothing.
+        std::fs::write(out.join(RECORD), "{}").unwrap();
+        record_reports(out, &|_| true);
+        assert_eq!(std::fs::read_to_string(out.join(RECORD)).unwrap(), "{}");
+        say_stale_reports(out, "points", &|_| Some("not drawn now".into()));
+        for name in ["a.csv", "b.png", "d.pdf"] {
+            assert!(out.join(name).exists(), "{name}");
+        }
+    }
+}
