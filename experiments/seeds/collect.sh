@@ -49,6 +49,11 @@ while read -r e log merge || [ -n "$e" ]; do
     esac
     names+=("$e") logs+=("$log") merges+=("$merge")
 done < "$list"
+# A list of comments and blank lines alone collects nothing: said (eighty-eighth hostile
+# round, N1: status 0 and no word).
+if [ ${#names[@]} -eq 0 ]; then
+    echo "error: $list: no experiment listed (only comments or blank lines)" >&2; exit 2
+fi
 declare -A asked=()
 for want in "$@"; do
     found=0

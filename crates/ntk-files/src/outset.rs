@@ -530,6 +530,17 @@ fn resolve_link(out: &Path) -> crate::Result<PathBuf> {
                 .into(),
         });
     }
+    // A control character (a newline, a tab, an escape) breaks every line that names the
+    // directory, the tables' and logs' included (eighty-eighth hostile round, N6: `a\nb: new
+    // (...)` printed on two lines): refused, the path shown quoted.
+    if out.to_string_lossy().chars().any(char::is_control) {
+        return Err(crate::Error::OutputPath {
+            path: PathBuf::from(format!("{:?}", out.to_string_lossy())),
+            why: "holds a control character (a newline, tab or escape), which would break \
+                  every line that names it: choose a name without one"
+                .into(),
+        });
+    }
     let resolved = match fs::symlink_metadata(out) {
         Ok(m) if m.file_type().is_symlink() => match fs::canonicalize(out) {
             Ok(target) if target.is_dir() => target,

@@ -257,7 +257,64 @@ pub fn read(out: &Path) -> crate::Result<(Activation, Vec<Fig1Point>)> {
             ),
         });
     }
+    check_rows(&path, &first, &points)?;
     Ok((first, points))
+}
+
+/// Refuses rows of an edited `fig1.csv` (eighty-seventh hostile round, N1: a cut number, a NaN
+/// phi, a seed listed twice, a theory value of 50 where the table had 36.7 were all drawn):
+/// angles that are not numbers in [0, 180], one (θ_in, depth, width, seed) twice, and a
+/// `theory_phi_deg` that is not the infinite-width angle of its θ_in and depth
+/// ([`checked_theory_phi_deg`], formed again; to 1e-9 relative, the table holding it to
+/// full precision).
+fn check_rows(path: &Path, act: &Activation, points: &[Fig1Point]) -> crate::Result<()> {
+    let bad = |i: usize, reason: String| crate::Error::BadTable {
+        path: path.to_path_buf(),
+        reason: format!("row {}: {reason}", i + 1),
+    };
+    let mut seen = std::collections::BTreeMap::new();
+    for (i, p) in points.iter().enumerate() {
+        for (name, v) in [
+            ("theta_in_deg", p.theta_in_deg),
+            ("phi_deg", p.phi_deg),
+            ("theory_phi_deg", p.theory_phi_deg),
+        ] {
+            if !(0.0..=180.0).contains(&v) {
+                return Err(bad(
+                    i,
+                    format!("{name} {v} is not an angle in [0, 180] degrees"),
+                ));
+            }
+        }
+        let key = (p.theta_in_deg.to_bits(), p.depth, p.width, p.seed);
+        if let Some(first) = seen.insert(key, i) {
+            return Err(bad(
+                i,
+                format!(
+                    "theta_in_deg {}, depth {}, width {}, seed {} is row {}'s too: one \
+                     network's angle is measured once",
+                    p.theta_in_deg,
+                    p.depth,
+                    p.width,
+                    p.seed,
+                    first + 1
+                ),
+            ));
+        }
+        let theory = checked_theory_phi_deg(act, p.theta_in_deg, p.depth, "theta_in_deg")
+            .map_err(|e| bad(i, e.to_string()))?;
+        if (theory - p.theory_phi_deg).abs() > 1e-9 * theory.abs().max(1e-300) {
+            return Err(bad(
+                i,
+                format!(
+                    "theory_phi_deg {} is not the infinite-width angle at theta_in_deg {} and \
+                     depth {} ({theory}): edited",
+                    p.theory_phi_deg, p.theta_in_deg, p.depth
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Redraws `fig1.{png,svg,pdf}` in `out` from its `fig1.csv` alone (no network is built);
@@ -515,12 +572,66 @@ mod tests {
                 "{bad}: {e}"
             );
         }
-        with_activations("leaky_relu(alpha=0.1)", "leaky_relu( alpha = 0.10 )").unwrap();
-        let svg = std::fs::read_to_string(dir.path().join("fig1.svg")).unwrap();
-        assert!(svg.contains("alpha = 0.1)"), "the title's activation");
+        // A ReLU table's theory values under another activation's name: edited.
+        let e = with_activations("leaky_relu(alpha=0.1)", "leaky_relu( alpha = 0.10 )")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("theory_phi_deg") && e.contains("edited"), "{e}");
         let e = with_activations("leaky_relu(alpha=0.1)", "leaky_relu(alpha=0.2)")
             .unwrap_err()
             .to_string();
         assert!(e.contains("two activations"), "{e}");
+        // A leaky ReLU table with its activation spelled two ways is one activation's.
+        let leaky = Activation::new(ActivationKind::LeakyRelu, Some(0.1));
+        let points = measure(&compute, &leaky, &[10.0, 90.0], &[1, 3], &[8], &[1]).unwrap();
+        write(dir.path(), &leaky, &points, &[1, 3], &[8]).unwrap();
+        let table = std::fs::read_to_string(dir.path().join("fig1.csv")).unwrap();
+        let mut lines: Vec<String> = table.lines().map(String::from).collect();
+        let spelled = lines[1].split(',').next().unwrap().to_string();
+        lines[2] = lines[2].replacen(&spelled, "\"leaky_relu( alpha = 0.10 )\"", 1);
+        std::fs::write(dir.path().join("fig1.csv"), lines.join("\n") + "\n").unwrap();
+        redraw(dir.path()).unwrap();
+        let svg = std::fs::read_to_string(dir.path().join("fig1.svg")).unwrap();
+        assert!(svg.contains("alpha = 0.1)"), "the title's activation");
+    }
+
+    /// Eighty-seventh hostile round, N1: an edited `fig1.csv` was drawn whatever it held. A
+    /// number cut short, a NaN angle, a network measured twice and a theory value that is not
+    /// the infinite-width angle are refused, naming the row.
+    #[test]
+    fn an_edited_table_is_refused_by_the_redraw() {
+        let compute = backend::select(Some("flex"), Precision::F64).unwrap();
+        let relu = Activation::new(ActivationKind::Relu, None);
+        let points = measure(&compute, &relu, &[10.0, 90.0], &[2], &[8], &[1, 2]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &relu, &points, &[2], &[8]).unwrap();
+        let text = std::fs::read_to_string(dir.path().join("fig1.csv")).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let cells =
+            |row: usize| -> Vec<String> { lines[row].split(',').map(String::from).collect() };
+        let header: Vec<&str> = lines[0].split(',').collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let with_row = |row: usize, cells: Vec<String>| {
+            let mut all: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            all[row] = cells.join(",");
+            std::fs::write(dir.path().join("fig1.csv"), all.join("\n") + "\n").unwrap();
+            redraw(dir.path()).unwrap_err().to_string()
+        };
+        let mut cut = cells(1);
+        let theory = cut[col("theory_phi_deg")].clone();
+        cut[col("theory_phi_deg")] = theory[..theory.len().min(3)].to_string();
+        let mut nan = cells(1);
+        nan[col("phi_deg")] = "NaN".into();
+        let mut twice = cells(2);
+        twice[col("seed")] = cells(1)[col("seed")].clone();
+        twice[col("theta_in_deg")] = cells(1)[col("theta_in_deg")].clone();
+        for (what, row, edited, says) in [
+            ("cut", 1, cut, "theory_phi_deg"),
+            ("NaN", 1, nan, "phi_deg NaN is not an angle"),
+            ("twice", 2, twice, "is row 1's too"),
+        ] {
+            let e = with_row(row, edited);
+            assert!(e.contains("fig1.csv") && e.contains(says), "{what}: {e}");
+        }
     }
 }

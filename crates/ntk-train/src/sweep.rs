@@ -105,6 +105,37 @@ fn families(axes: &SweepAxes) -> Vec<(Option<ActivationKind>, Option<Normalizati
         .collect()
 }
 
+/// A sweep run's directory name (under `runs/`): its network's depth, activation family and
+/// normalization, its rate and its seed (the network's; an ONNX network's is `train.seed`,
+/// its weights being the file's), `depth002_relu_none_lr1e-1_seed1`. `collect` holds a
+/// run directory to it (eighty-eighth hostile round, N3: a run moved to `..._seed9` was
+/// reported as seed 9's in `sweep.csv`'s id, seed 1 in its seed column).
+pub fn run_id(spec: &NetSpec, lr: f64, seed: u64) -> String {
+    format!(
+        "depth{:03}_{}_{}_lr{}_seed{seed}",
+        spec.depth(),
+        spec.activation_family(),
+        spec.normalization_name(),
+        lr_tag(lr)
+    )
+}
+
+/// Whether `name` has [`run_id`]'s form (`depthNNN_..._lr..._seedN`): a sweep's run
+/// directory, which `collect` holds to its config's name (runs merged into an experiment
+/// under names of their own are not).
+pub fn in_run_id_form(name: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    name.strip_prefix("depth").is_some_and(|rest| {
+        rest.split_once('_').is_some_and(|(depth, rest)| {
+            digits(depth)
+                && rest.contains("_lr")
+                && rest
+                    .rsplit_once("_seed")
+                    .is_some_and(|(_, seed)| digits(seed))
+        })
+    })
+}
+
 /// The run of one grid point: the base config with the point's values, validated, and its
 /// directory name.
 fn point(
@@ -152,12 +183,7 @@ fn point(
     if matches!(&spec, NetSpec::ResNet(r) if r.variant != ResNetVariant::Fixup) {
         c.optim.scalar_lr_scale = 1.0;
     }
-    let id = format!(
-        "depth{depth:03}_{}_{}_lr{}_seed{seed}",
-        spec.activation_family(),
-        spec.normalization_name(),
-        lr_tag(lr)
-    );
+    let id = run_id(&spec, lr, seed);
     c.validate().map_err(|e| crate::Error::Point {
         id: id.to_string(),
         source: Box::new(e),

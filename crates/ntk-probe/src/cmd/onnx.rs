@@ -165,7 +165,7 @@ fn print_table(s: &OnnxSummary) {
     println!("  lambda_max          {:.6e}", s.lambda_max);
     println!(
         "  kappa               {}",
-        super::run::fmt_kappa(s.kappa, s.rank, s.kernel_size)
+        super::run::fmt_kappa(s.kappa, s.rank, (s.kernel_size, false))
     );
     if let Some(note) = &s.note {
         println!("  note                {note}");

@@ -62,10 +62,15 @@ impl ProbeFlags {
     }
 }
 
-pub(crate) fn fmt_kappa(k: Option<f64>, rank: usize, n: usize) -> String {
+/// A kappa as printed: its value, or `inf` with the rank of the `n` rows, "at least" where the
+/// route computed only the extremes (`lower`: the rank then counts the Ritz values above the
+/// tolerance; eighty-eighth hostile round, N4: "rank 13 of 20" where 18 eigenvalues were
+/// above it).
+pub(crate) fn fmt_kappa(k: Option<f64>, rank: usize, (n, lower): (usize, bool)) -> String {
+    let at_least = if lower { "at least " } else { "" };
     match k {
         Some(k) => format!("{k:.6e}"),
-        None => format!("inf (singular: rank {rank} of {n})"),
+        None => format!("inf (singular: rank {at_least}{rank} of {n})"),
     }
 }
 
@@ -120,12 +125,19 @@ pub(crate) fn print_table(s: &Summary) {
         _ => {
             println!("  lambda_min          {:.6e}", s.lambda_min);
             println!("  lambda_max          {:.6e}", s.lambda_max);
-            println!("  kappa               {}", fmt_kappa(s.kappa, s.rank, size));
+            println!(
+                "  kappa               {}",
+                fmt_kappa(
+                    s.kappa,
+                    s.rank,
+                    (size, s.eigen != ntk_probe::config::Eigen::Full)
+                )
+            );
         }
     }
     println!(
         "  gram kappa (L = 0)  {}",
-        fmt_kappa(s.gram_kappa, s.gram_rank, s.n)
+        fmt_kappa(s.gram_kappa, s.gram_rank, (s.n, false))
     );
     if let (Some(a), Some([i, j])) = (s.min_grad_angle_deg, s.min_grad_angle_pair) {
         println!("  min grad angle      {a:.4} deg (samples {i}, {j})");

@@ -786,6 +786,18 @@ pub(super) fn theory_rule(one_set: bool, blocks_only: bool, n: Option<usize>) ->
     one_set && !(blocks_only && too_large)
 }
 
+/// Whether the `summary.csv` standing in `out` (an earlier collect's) has a theory value or
+/// note in some row: the sweep asked for the theory.
+fn had_theory(out: &Path) -> bool {
+    ntk_files::table::read_csv::<GroupRow>(&out.join("summary.csv")).is_ok_and(|rows| {
+        rows.iter().any(|r| {
+            r.theory_kappa.is_some()
+                || r.theory_min_grad_angle_deg.is_some()
+                || !r.theory_note.is_empty()
+        })
+    })
+}
+
 /// Without the config, the `theory.json` beside the points in `out`, used only where it was
 /// computed by this version of the theory ([`THEORY_VERSION`]) for the inputs and the
 /// network settings every point of `points` records ([`TheoryFor::of_point`]): points
@@ -801,6 +813,15 @@ fn theory_beside(out: &Path, points: &[&Summary]) -> Result<TheoryCache, &'stati
                                not the tools'); pass --config to compute it again";
     let text = match ntk_files::io::read_to_string(out.join("theory.json")) {
         Ok(text) => text,
+        // Gone since a collect drew the theory from it: said, in the tables this collect
+        // writes too, so that the next collect says it again (eighty-eighth hostile round,
+        // N5: the cells emptied as for a sweep that asked no theory).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && had_theory(out) => {
+            return Err(
+                "theory.json is missing, where the sweep's tables had its theory: removed \
+                 since; pass --config to compute it again",
+            );
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(""),
         Err(e) if e.kind() == std::io::ErrorKind::InvalidData => return Err(NOT_A_CACHE),
         Err(_) => {

@@ -1230,8 +1230,8 @@ fn a_theory_cache_whose_values_were_edited_is_computed_again() {
 
 /// A `theory.json` that is no cache at all (`{}`, other JSON, cut short, not UTF-8) is left
 /// out by `collect` without the config with a `theory_note` that says so; without the file,
-/// the note stays empty (no theory was asked for). Eighty-third hostile round, D2: the
-/// damaged cache read as "no theory asked for", with nothing said.
+/// where the tables had the theory, the note says it is missing. Eighty-third hostile round,
+/// D2: the damaged cache read as "no theory asked for", with nothing said.
 #[test]
 fn eighty_third_review_a_damaged_theory_cache_is_said() {
     let dir = tempfile::tempdir().unwrap();
@@ -1260,10 +1260,15 @@ fn eighty_third_review_a_damaged_theory_cache_is_said() {
             "{what}: {said}"
         );
     }
+    // Eighty-eighth hostile round, N5: without the file, where the tables had the theory, the
+    // note says it is missing (it was left empty, as for a sweep that asked no theory), and
+    // the next collect says it again.
     std::fs::remove_file(&cache).unwrap();
-    assert_ok("no cache", &run(&collect));
-    let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
-    assert!(!table.contains("theory.json"), "{table}");
+    for _ in 0..2 {
+        assert_ok("no cache", &run(&collect));
+        let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+        assert!(table.contains("theory.json is missing"), "{table}");
+    }
 }
 
 /// `collect`, with its config or without, never writes through a symbolic link at one of
@@ -5950,4 +5955,65 @@ fn eighty_eighth_review_an_f32_kernel_near_the_bound_is_measured() {
         low <= k64 && k64 <= high,
         "f64's {k64} outside [{low}, {high}]"
     );
+}
+
+/// Eighty-eighth hostile round, N4: the extreme route's rank of a singular kernel is a lower
+/// bound (the Ritz values above the tolerance), printed "rank 13 of 20" where 18 eigenvalues
+/// were above it; it says "at least" now. The full route's rank is exact and says none.
+#[test]
+fn eighty_eighth_review_an_extreme_rank_is_said_at_least() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = "[data]\ndataset = \"synthetic\"\nn = 20\ninput_dim = 3\n\
+                [model]\nwidth = 2\ndepth = 1\nactivation = \"relu\"\nseed = 1\n\
+                [probe]\nprecision = \"f64\"\n";
+    for (name, eigen, says) in [
+        (
+            "extreme",
+            "eigen = \"extreme\"\n",
+            "(singular: rank at least ",
+        ),
+        ("full", "", "(singular: rank "),
+    ] {
+        let cfg = write(d, &format!("{name}.toml"), &format!("{text}{eigen}"));
+        let mut a = os(&["ntk", "--config", cfg.to_str().unwrap(), "--out"]);
+        a.push(d.join(name).into());
+        let o = run(&a);
+        assert_ok(name, &o);
+        let table = String::from_utf8_lossy(&o.stdout);
+        assert!(table.contains(says), "{name}: {table}");
+        assert_eq!(table.contains("at least"), name == "extreme", "{table}");
+    }
+}
+
+/// Eighty-eighth hostile round, N6: an `--out` holding a newline was printed raw (`a` and
+/// `b: new (...)` on two lines). A control character in `--out` is refused, the path
+/// quoted, dry run and run alike, and nothing is made.
+#[test]
+fn eighty_eighth_review_a_control_character_in_out_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "p.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 8\ninput_dim = 3\n\
+         [model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\n",
+    );
+    for name in ["a\nb", "a\tb", "a\u{1b}[2Jb"] {
+        for extra in [&["--dry-run"][..], &[][..]] {
+            let mut a = os(&["ntk", "--config", cfg.to_str().unwrap()]);
+            a.extend(os(extra));
+            a.extend(os(&["--out"]));
+            a.push(d.join(name).into());
+            let o = run(&a);
+            assert_clean_error(
+                name,
+                &o,
+                &["control character", "choose a name without one"],
+            );
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!err.contains(name), "{name:?} printed raw: {err}");
+        }
+        assert!(!d.join(name).exists(), "{name:?}");
+    }
 }

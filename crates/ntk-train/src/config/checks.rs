@@ -7,10 +7,29 @@ use super::*;
 
 impl TrainConfig {
     /// What the config lets through but a researcher should hear: a warm-up the run never
-    /// leaves, a decay it never reaches ([`crate::schedule::ScheduleConfig::warnings`]).
+    /// leaves, a decay it never reaches ([`crate::schedule::ScheduleConfig::warnings`]); a
+    /// seed axis whose runs are one run (an ONNX network's weights are its file's, and a
+    /// full batch without augmentation has no order for the seed to draw: eighty-seventh
+    /// hostile round, N8, where `best.csv` counted the copies as independent seeds).
     pub fn warnings(&self) -> Vec<String> {
         let (per_epoch, total, _) = self.step_counts(self.data.n);
-        self.schedule.warnings(total, per_epoch)
+        let mut warnings = self.schedule.warnings(total, per_epoch);
+        let seeds = self.sweep.as_ref().map_or(0, |s| s.seeds.len());
+        if self.onnx.is_some()
+            && seeds > 1
+            && self.train.batch_size >= self.data.n
+            && !self.train.augment
+        {
+            warnings.push(format!(
+                "sweep.seeds lists {seeds} seeds for an ONNX network (its weights are the \
+                 file's) trained in full batches (train.batch_size {} >= data.n {}, no \
+                 augmentation): a seed orders only the data, which a full batch does not, so \
+                 every seed's run is the same run, and best.csv and compare.csv count its \
+                 copies as independent seeds",
+                self.train.batch_size, self.data.n
+            ));
+        }
+        warnings
     }
 
     /// Checks values the types cannot, and what the config alone says of its data and

@@ -87,6 +87,19 @@ pub fn read_run(dir: &Path, id: String) -> crate::Result<RunRecord> {
     let cfg_path = dir.join("config.toml");
     let cfg: TrainConfig = ntk_runs::config_file::load_toml(&cfg_path)?;
     let (depth, activation, normalization, seed) = network_labels(&cfg)?;
+    // A sweep's run directory is named by its config: one renamed or copied is not the run
+    // its name says. Names not of that form (a merged experiment's own) are not held to it.
+    if crate::sweep::in_run_id_form(&id)
+        && let Ok(spec) = cfg.spec()
+        && crate::sweep::run_id(&spec, cfg.optim.lr, seed) != id
+    {
+        return Err(crate::Error::NotAsWritten(format!(
+            "{}: its config.toml is the run {}'s (a sweep names each run directory by its \
+             depth, activation, normalization, rate and seed): renamed or copied; move it back",
+            dir.display(),
+            crate::sweep::run_id(&spec, cfg.optim.lr, seed)
+        )));
+    }
     let summary = read_summary(dir)?;
     let provenance = match &summary {
         Some(s) => s.provenance.clone(),

@@ -5722,3 +5722,32 @@ fn eighty_eighth_review_a_removed_lrs_names_what_sets_optim_lr() {
         assert!(!err.contains("that axis"), "{set}: {err}");
     }
 }
+
+/// Eighty-eighth hostile round, N3: a sweep's run directory renamed after another run
+/// (`..._seed1` moved to `..._seed9`) was collected, `sweep.csv`'s id saying seed 9 and its
+/// seed column 1, while the sweep's dry run refused the directory as a duplicate. `collect`
+/// now holds each run directory to the name its config gives, naming both, as `plot` does.
+#[test]
+fn eighty_eighth_review_a_renamed_run_directory_is_refused() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, out) = swept(d, "out");
+    let runs = out.join("runs");
+    std::fs::rename(
+        runs.join("depth001_relu_none_lr1e-1_seed1"),
+        runs.join("depth001_relu_none_lr1e-1_seed9"),
+    )
+    .unwrap();
+    assert_clean_error(
+        "a renamed run",
+        &collect(&out),
+        &[
+            "depth001_relu_none_lr1e-1_seed9",
+            "is the run depth001_relu_none_lr1e-1_seed1's",
+            "move it back",
+        ],
+    );
+    let plot = run(&["plot".into(), out.clone().into_os_string()]);
+    assert_clean_error("plot of it", &plot, &["move it back"]);
+}

@@ -361,3 +361,39 @@ fn what_does_not_apply_to_an_onnx_network_is_refused_by_name() {
         &["onnx.file = \"/dev/zero\"", "not a regular file"],
     );
 }
+
+/// Eighty-seventh hostile round, N8: a seed axis over an ONNX network trained in full batches
+/// (no augmentation) is one run repeated, counted as independent seeds by `best.csv`. The dry
+/// run warns of it, naming the keys; minibatches (the seed orders them) are not warned of.
+#[test]
+fn a_full_batch_onnx_seed_axis_is_warned_of() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("dry");
+    let dry = |sets: &[&str]| {
+        let mut args = vec![
+            "--config",
+            "configs/train_onnx_mlp.toml",
+            "--dry-run",
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            "sweep.seeds=[1, 2]",
+        ];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        let o = train(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let full = dry(&["train.batch_size=500"]);
+    assert!(
+        full.contains("sweep.seeds lists 2 seeds for an ONNX network")
+            && full.contains("train.batch_size 500 >= data.n 500")
+            && full.contains("the same run"),
+        "{full}"
+    );
+    let mini = dry(&[]);
+    assert!(!mini.contains("the same run"), "{mini}");
+}

@@ -894,7 +894,8 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
     assert_eq!(calls, "collect experiments/fig3/mnist\n", "{o:?}");
     // Eighty-seventh hostile round, N2: CRLF line ends are named (the carriage return was
     // printed raw inside the message), and an experiment listed twice is refused (it was
-    // collected twice with no word); nothing collected either way.
+    // collected twice with no word); a list of comments alone is refused; nothing collected
+    // in any case.
     let _ = std::fs::remove_file(dir.path().join("calls.log"));
     for (list, says) in [
         (
@@ -904,6 +905,11 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
         (
             "fig3/mnist - -\n# x\nfig3/mnist log -\n",
             "line 3: experiment 'fig3/mnist' is listed already (line 1)",
+        ),
+        // Eighty-eighth hostile round, N1: comments alone collected nothing, status 0.
+        (
+            "# nothing yet\n\n",
+            "no experiment listed (only comments or blank lines)",
         ),
     ] {
         std::fs::write(seeds.join("collected.txt"), list).unwrap();
