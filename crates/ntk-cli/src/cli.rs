@@ -1,13 +1,29 @@
 //! What both binaries do at start-up.
 
-/// Restores the default action of SIGPIPE (Rust ignores it, so `println!` into a closed
-/// pipe, as in `ntk-train --dry-run | head`, would panic): the process then ends quietly
-/// when its reader goes away, as Unix tools do.
-pub fn restore_sigpipe() {
+/// Keeps SIGPIPE ignored (as Rust starts a program), so that a line on standard error whose
+/// reader has gone is lost and the run goes on (`ntk_system::say`; eighty-ninth hostile round,
+/// D6: with SIGPIPE's default a tiled run piped `2>&1 | head -1` died at its first progress
+/// line, leaving its lock and temporary set). Standard output's reader gone (`ntk-train
+/// --dry-run | head`) still ends the process as that signal would, quietly, as Unix tools do:
+/// `println!`'s failed write reaches the panic hook ([`set_panic_hook`]), which ends it by
+/// SIGPIPE ([`end_by_sigpipe`]).
+pub fn quiet_sigpipe() {
     #[cfg(unix)]
-    // SAFETY: setting a signal's disposition to its default at start-up, before any thread.
+    // SAFETY: setting a signal's disposition at start-up, before any thread.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
+/// Ends the process as SIGPIPE's default action would (standard output's reader has gone):
+/// the signal's default restored and raised, so that a shell sees the status it expects.
+fn end_by_sigpipe() -> ! {
+    // SAFETY: restoring a signal's default and raising it ends the process at once; nothing
+    // after it runs (the `_exit` only where the signal could not end it).
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+        libc::_exit(141)
     }
 }
 
@@ -64,6 +80,9 @@ pub fn set_panic_hook(tool: &'static str) {
             .or_else(|| info.payload().downcast_ref::<&str>().copied())
             .unwrap_or("");
         if let Some(why) = message.strip_prefix("failed printing to stdout: ") {
+            if why.contains("Broken pipe") {
+                end_by_sigpipe();
+            }
             eprintln!("error: cannot write to standard output: {why}");
             exit(2);
         }

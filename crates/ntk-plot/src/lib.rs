@@ -248,11 +248,19 @@ impl Figure {
         f
     }
 
+    /// Whether [`Figure::save_as`] in `layout` writes `stem.caption.txt`: in a column, where
+    /// the figure has a note.
+    pub fn writes_caption(&self, layout: Layout) -> bool {
+        layout == Layout::Column && self.note.is_some()
+    }
+
     /// [`Figure::save_as`] of a figure whose texts are [`Figure::plain_text`]'s. In a
     /// column the note is not drawn: it goes, after the title, into `stem.caption.txt`
     /// beside the figure (the text of a paper's caption), so that the axes keep the page;
-    /// a screen figure draws it under its legend (and an older caption file of that stem
-    /// is removed, where it is a file the tools may replace).
+    /// a screen figure draws it under its legend. An older caption of that stem is left to
+    /// the tools' collect and plot, which remove it only where their record proves it theirs
+    /// as written (eighty-ninth hostile round, D5: it was removed whatever wrote it, a user's
+    /// own caption and one edited for a paper included).
     fn save_plain(&self, stem: &Path, layout: Layout) -> ntk_files::Result<()> {
         let caption = stem.with_extension("caption.txt");
         if layout == Layout::Column
@@ -270,17 +278,6 @@ impl Figure {
             let mut drawn = self.clone();
             drawn.note = None;
             return drawn.draw_files(stem, layout);
-        }
-        // Removed only where the tools would replace it: a regular file of this user (or a
-        // link, which goes, not what it leads to); a FIFO, a directory or another user's
-        // file is refused, naming it (forty-second hostile round, D4: whatever stood there
-        // was removed, by collect and plot of both tools).
-        ntk_files::io::check_target(&caption).map_err(ntk_files::Error::from)?;
-        match std::fs::remove_file(&caption) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(write_error(&caption, e));
-            }
-            _ => {}
         }
         self.draw_files(stem, layout)
     }

@@ -150,7 +150,7 @@ fn main() {
     }
     // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.
     ntk_runs::slurm::use_cpus_per_task(ntk_numerics::linalg::set_threads);
-    ntk_cli::cli::restore_sigpipe();
+    ntk_cli::cli::quiet_sigpipe();
     // A bug must still end in one clear line and a non-zero exit, not a backtrace.
     ntk_cli::cli::set_panic_hook("ntk-probe");
     let cli = Cli::parse();

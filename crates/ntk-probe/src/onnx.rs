@@ -368,7 +368,13 @@ pub fn run(
     let first = spectrum::spectrum(&kernel, precision.epsilon())?;
     let (spectrum, decided) = decide(&kernel, first, (loaded, inputs, cfg.probe.output), compute)?;
     let summary = spectrum.summary();
-    let angle = ntk_kernel::angles::min_angle(&kernel);
+    // Between samples' gradients: with every output's rows (`full`) the kernel's rows are
+    // (sample, output) pairs, whose angles are not the samples' (eighty-ninth hostile round,
+    // D4: "samples 5, 65" for 8 samples); empty there, as `ntk-probe run` leaves it.
+    let angle = match cfg.probe.output {
+        OutputMode::Full => None,
+        _ => ntk_kernel::angles::min_angle(&kernel),
+    };
     let eigen_seconds = eigen_start.elapsed().as_secs_f64();
     let mut result = OnnxSummary {
         onnx: cfg.onnx.file.clone(),

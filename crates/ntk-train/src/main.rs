@@ -99,7 +99,7 @@ fn main() {
     }
     // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.
     ntk_runs::slurm::use_cpus_per_task(ntk_numerics::linalg::set_threads);
-    ntk_cli::cli::restore_sigpipe();
+    ntk_cli::cli::quiet_sigpipe();
     ntk_cli::cli::set_panic_hook("ntk-train");
     let cli = Cli::parse();
     ntk_cli::cli::refuse_small_address_space();

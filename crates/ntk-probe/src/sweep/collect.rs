@@ -1002,13 +1002,15 @@ pub fn collect_as(
         data: &data,
         given: title,
     };
-    let stems = figures((out, out), &groups, &seed_values(&rows), titles, layout)?;
+    let drawn = figures((out, out), &groups, &seed_values(&rows), titles, layout)?;
     // What this collect wrote, so that a later one removes what it no longer writes
-    // (eighty-eighth hostile round, D5).
+    // (eighty-eighth hostile round, D5); an earlier caption beside a figure drawn without
+    // one, as the record proves it (eighty-ninth, D5).
+    ntk_runs::sweep::settle_captions(out, &drawn.uncaptioned);
     ntk_runs::sweep::record_reports(out, &|name: &str| {
         ["results.csv", "summary.csv"].contains(&name)
             || (name == "theory.json" && theory_kept)
-            || super::figures::drew(&stems, name)
+            || drawn.wrote(name)
     });
     Ok(groups)
 }

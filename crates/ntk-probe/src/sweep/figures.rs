@@ -444,8 +444,44 @@ pub fn figures(
     seeds: &[SeedValue],
     titles: Titles,
     layout: Layout,
-) -> crate::Result<Vec<PathBuf>> {
-    save(out, &plan(dir, groups, seeds, titles), layout)
+) -> crate::Result<Drawn> {
+    let planned = plan(dir, groups, seeds, titles);
+    Ok(Drawn {
+        stems: save(out, &planned, layout)?,
+        uncaptioned: uncaptioned(&planned, layout),
+    })
+}
+
+/// What [`figures`] drew: each figure's stem (a path), and the names of those it drew
+/// without a caption ([`uncaptioned`]).
+pub struct Drawn {
+    pub stems: Vec<PathBuf>,
+    pub uncaptioned: Vec<String>,
+}
+
+impl Drawn {
+    /// Whether `name` is a file this drawing wrote: a figure's PNG, SVG or PDF, or its
+    /// caption where it wrote one.
+    pub fn wrote(&self, name: &str) -> bool {
+        self.stems.iter().any(|stem| {
+            stem.file_name().is_some_and(|s| {
+                let s = s.to_string_lossy();
+                ntk_plot::is_figure_file(name, &s)
+                    && (!name.ends_with(".caption.txt")
+                        || !self.uncaptioned.contains(&s.to_string()))
+            })
+        })
+    }
+}
+
+/// The stems of `figures` that [`save`] draws without a caption in `layout`
+/// ([`Figure::writes_caption`]).
+pub fn uncaptioned(figures: &[(String, Figure)], layout: Layout) -> Vec<String> {
+    figures
+        .iter()
+        .filter(|(_, f)| !f.writes_caption(layout))
+        .map(|(stem, _)| stem.clone())
+        .collect()
 }
 
 /// Writes the figures of [`plan`] into `out` in `layout`; returns their stems.
@@ -461,16 +497,6 @@ pub fn save(
         written.push(stem);
     }
     Ok(written)
-}
-
-/// Whether `name` is a file of one of the figures whose stems (paths) [`save`] returned: each
-/// stem's files that stand after it ([`ntk_plot::FIGURE_FILES`]; a screen figure removes an
-/// older caption).
-pub fn drew(stems: &[PathBuf], name: &str) -> bool {
-    stems.iter().any(|stem| {
-        stem.file_name()
-            .is_some_and(|s| ntk_plot::is_figure_file(name, &s.to_string_lossy()))
-    })
 }
 
 /// The figures [`figures`] draws, by stem, those with something to draw only: what a plot

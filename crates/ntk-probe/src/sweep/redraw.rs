@@ -445,7 +445,11 @@ pub fn redraw(
     ntk_files::places::check_replaced_in(out, &draws)?;
     ntk_files::outset::clean_dir(out, None, &super::writes_file);
     super::say_stale_figures(out, &draws);
-    let stems = super::figures::save(out, &planned, layout)?;
-    ntk_runs::sweep::record_reports(out, &|name: &str| super::figures::drew(&stems, name));
-    Ok(stems)
+    let drawn = super::figures::Drawn {
+        stems: super::figures::save(out, &planned, layout)?,
+        uncaptioned: super::figures::uncaptioned(&planned, layout),
+    };
+    ntk_runs::sweep::settle_captions(out, &drawn.uncaptioned);
+    ntk_runs::sweep::record_reports(out, &|name: &str| drawn.wrote(name));
+    Ok(drawn.stems)
 }

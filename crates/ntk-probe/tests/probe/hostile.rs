@@ -6017,3 +6017,96 @@ fn eighty_eighth_review_a_control_character_in_out_is_refused() {
         assert!(!d.join(name).exists(), "{name:?}");
     }
 }
+
+/// Eighty-ninth hostile round, D6: with SIGPIPE's default restored, a tiled run whose standard
+/// error went to a pipe whose reader had gone (`2>&1 >/dev/null | true`) died by SIGPIPE at its
+/// first progress line, leaving its lock and temporary set and no results. Its lines are now
+/// lost and the run finishes; its results are complete.
+#[test]
+fn eighty_ninth_review_a_closed_stderr_pipe_loses_lines_not_the_run() {
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "tiled.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 40\ninput_dim = 5\n\
+         [model]\nwidth = 16\ndepth = 2\nactivation = \"relu\"\n\
+         [probe]\nprecision = \"f64\"\neigen = \"tiled\"\n",
+    );
+    let out = d.join("o");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args([
+            "ntk",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader is gone before the run writes its first line.
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(out.join("summary.json").is_file());
+    let left: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("ntk-lock") || n.contains("ntk-tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// Eighty-ninth hostile round, D5: a screen `plot` or `collect` removed `<figure>.caption.txt`
+/// beside every figure it drew, whatever wrote it: a column plot's, one edited since for a
+/// paper, a user's own. A caption a column plot recorded, as written, is removed and said;
+/// an edited one and a user's are said and left.
+#[test]
+fn eighty_ninth_review_a_users_caption_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    let out = d.join("out");
+    assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
+    let plot = |extra: &[&str]| {
+        let mut a = os(&["plot", out.to_str().unwrap()]);
+        a.extend(os(extra));
+        let o = run(&a);
+        assert_ok("plot", &o);
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    plot(&["--layout", "column"]);
+    let captions: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".caption.txt"))
+        .collect();
+    assert!(!captions.is_empty(), "a column plot writes captions");
+    // As written: removed by the screen plot, said.
+    let said = plot(&[]);
+    assert!(
+        said.contains("caption.txt") && said.contains("removed"),
+        "{said}"
+    );
+    assert!(captions.iter().all(|c| !c.exists()), "{said}");
+    // Edited since, and a user's own: said and left, by plot and collect.
+    plot(&["--layout", "column"]);
+    let edited = &captions[0];
+    let mut text = std::fs::read_to_string(edited).unwrap();
+    text.push_str("My edit for the paper.\n");
+    std::fs::write(edited, &text).unwrap();
+    let said = plot(&[]);
+    assert!(said.contains("left as they are"), "{said}");
+    assert_eq!(std::fs::read_to_string(edited).unwrap(), text);
+    std::fs::write(edited, "mine\n").unwrap();
+    let o = run(&os(&["collect", out.to_str().unwrap()]));
+    assert_ok("collect", &o);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("left as they are"), "{said}");
+    assert_eq!(std::fs::read_to_string(edited).unwrap(), "mine\n");
+}

@@ -453,3 +453,45 @@ fn an_f32_kernel_the_bound_calls_singular_is_decided_by_its_measured_error() {
     );
     assert_eq!(kept, s32);
 }
+
+/// Eighty-ninth hostile round, D4: with `probe.output = "full"` the minimum gradient angle
+/// was taken over the kernel's (sample, output) rows and named them as samples (`samples 5,
+/// 65` for 8 samples), where columns.md says it is empty and `ntk-probe run` leaves it so.
+/// It is empty now; summed outputs keep it, between samples.
+#[test]
+fn a_full_output_kernel_has_no_sample_angle() {
+    let dir = tempfile::tempdir().unwrap();
+    for (output, angle) in [("full", false), ("sum", true)] {
+        let out = dir.path().join(output);
+        let o = onnx(&[
+            "--config",
+            "configs/onnx_mlp.toml",
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            "onnx.file=\"configs/train_onnx_mlp.onnx\"",
+            "--set",
+            "data.n=4",
+            "--set",
+            "data.input_dim=64",
+            "--set",
+            &format!("probe.output=\"{output}\""),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(
+            summary["min_grad_angle_deg"].is_number(),
+            angle,
+            "{summary}"
+        );
+        assert_eq!(
+            summary["min_grad_angle_pair"].is_array(),
+            angle,
+            "{summary}"
+        );
+        if let Some(pair) = summary["min_grad_angle_pair"].as_array() {
+            assert!(pair.iter().all(|i| i.as_u64().unwrap() < 4), "{summary}");
+        }
+    }
+}

@@ -42,7 +42,7 @@ pub mod reports;
 pub use command::{Invocation, SweepCommand, run_command};
 pub use fill::{AxisFill, fill_from_axes};
 pub use lifecycle::{after_collect, check_collect, claim, dry_run, execute};
-pub use reports::{record_reports, say_stale_reports};
+pub use reports::{record_reports, say_stale_reports, settle_captions};
 
 /// The most points one sweep may have.
 pub const MAX_POINTS: usize = 100_000;

@@ -101,6 +101,17 @@ pub fn record_reports(out: &Path, written: &dyn Fn(&str) -> bool) {
     }
 }
 
+/// What [`say_stale_reports`] does with a stale report file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    /// As recorded, this user's: removed.
+    Removed,
+    /// As recorded, but not this user's to remove: left.
+    NotOurs,
+    /// Not as any collect recorded writing it: left.
+    Unproven,
+}
+
 /// The report files standing in `out` that this collect or plot does not write now: `why`
 /// gives, for a file name, the reason it is not written (`None`: written now, or not a
 /// report file). Those the record proves the tools' ([`record_reports`]: as a collect or plot
@@ -109,6 +120,34 @@ pub fn record_reports(out: &Path, written: &dyn Fn(&str) -> bool) {
 /// saying they show `units` (`runs`, `points`) that are gone. Both tools' collect and plot
 /// (eighty-third round, D1; eighty-fourth, D4; eighty-eighth, D5).
 pub fn say_stale_reports(out: &Path, units: &str, why: &dyn Fn(&str) -> Option<String>) {
+    settle(out, why, &format!(", so these show {units} that are gone"));
+}
+
+/// The captions (`STEM.caption.txt`) standing beside the figures this collect or plot drew
+/// without one (`uncaptioned`: their stems; a screen figure draws its note under its legend):
+/// an earlier column layout's, removed where the record proves them the tools' as written,
+/// said and left otherwise, as [`say_stale_reports`] does (eighty-ninth hostile round, D5:
+/// the figure's save removed them whatever wrote them).
+pub fn settle_captions(out: &Path, uncaptioned: &[String]) {
+    let captions: Vec<String> = uncaptioned
+        .iter()
+        .map(|stem| format!("{stem}.caption.txt"))
+        .collect();
+    settle(
+        out,
+        &|name| {
+            captions.iter().any(|c| c == name).then(|| {
+                "the captions of figures drawn now without one (a screen figure draws its note \
+                 under its legend)"
+                    .to_string()
+            })
+        },
+        "",
+    );
+}
+
+/// [`say_stale_reports`] with `gone` after each reason.
+fn settle(out: &Path, why: &dyn Fn(&str) -> Option<String>, gone: &str) {
     let Ok(entries) = std::fs::read_dir(out) else {
         return;
     };
@@ -119,32 +158,47 @@ pub fn say_stale_reports(out: &Path, units: &str, why: &dyn Fn(&str) -> Option<S
         .collect();
     stale.sort();
     let recorded = read(out).unwrap_or_default();
-    // (reason, removed?) -> names
-    let mut groups: Vec<((String, bool), Vec<String>)> = Vec::new();
+    // (reason, fate) -> names
+    let mut groups: Vec<((String, Fate), Vec<String>)> = Vec::new();
     for (name, why) in stale {
-        let removed = manifest::holds_as_recorded(out, &name, &recorded)
-            && std::fs::remove_file(out.join(&name)).is_ok();
-        let key = (why, removed);
+        let path = out.join(&name);
+        // Removed only as the tools would replace it: this user's file (eighty-ninth hostile
+        // round, D8: another user's figure was removed, where writing it is refused).
+        let fate = if !manifest::holds_as_recorded(out, &name, &recorded) {
+            Fate::Unproven
+        } else if ntk_files::io::check_target(&path).is_err() {
+            Fate::NotOurs
+        } else if std::fs::remove_file(&path).is_ok() {
+            Fate::Removed
+        } else {
+            Fate::NotOurs
+        };
+        let key = (why, fate);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, group)) => group.push(name),
             None => groups.push((key, vec![name])),
         }
     }
-    for ((why, removed), group) in groups {
-        let (level, fate) = match removed {
-            true => (
+    for ((why, fate), group) in groups {
+        let (level, fate) = match fate {
+            Fate::Removed => (
                 "note",
                 "an earlier collect's or plot's files, as it wrote them (recorded in \
                  .ntk-reports.json): removed",
             ),
-            false => (
+            Fate::NotOurs => (
+                "warning",
+                "an earlier collect's files as it wrote them, but not this user's to remove \
+                 (another user's, or in a directory this user cannot change): left as they are",
+            ),
+            Fate::Unproven => (
                 "warning",
                 "not proven an earlier collect's as it wrote them (a user's, edited since, or \
                  written before collects recorded their files): left as they are",
             ),
         };
         eprintln!(
-            "{level}: {}: {}: {why}, so these show {units} that are gone; {fate}",
+            "{level}: {}: {}: {why}{gone}; {fate}",
             out.display(),
             group.join(", ")
         );
@@ -177,6 +231,18 @@ mod tests {
         record_reports(out, &|n: &str| n == "a.csv");
         let files = read(out).unwrap();
         assert_eq!(files.keys().collect::<Vec<_>>(), ["a.csv"]);
+        // Eighty-ninth hostile round, D8: as recorded but another user's (as root, a file
+        // given to nobody stands for one): left, as a write there would be refused.
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } == 0 {
+            std::fs::write(out.join("e.png"), "e").unwrap();
+            record_reports(out, &|n: &str| n == "a.csv" || n == "e.png");
+            std::os::unix::fs::chown(out.join("e.png"), Some(65534), Some(65534)).unwrap();
+            say_stale_reports(out, "points", &|n: &str| {
+                (n == "e.png").then(|| "not drawn now".to_string())
+            });
+            assert!(out.join("e.png").exists(), "another user's: left");
+        }
         // Not the tools' record: left as it is, removes nothing.
         std::fs::write(out.join(RECORD), "{}").unwrap();
         record_reports(out, &|_| true);

@@ -255,9 +255,7 @@ pub fn collect_as(
     }
     say_stale(out, &names);
     written.extend(save_figures(out, &figures, layout)?);
-    // What this collect wrote, so that a later one removes what it no longer writes
-    // (eighty-eighth hostile round, D5).
-    ntk_runs::sweep::record_reports(out, &|name: &str| names.writes(name));
+    record_written(out, &names, &figures, layout);
     Ok(written)
 }
 
@@ -285,6 +283,29 @@ pub fn draws_log(out: &Path, asked: bool) -> bool {
                 ntk_plot::is_figure_file(&e.file_name().to_string_lossy(), "train_loss_log")
             })
         })
+}
+
+/// Records what a collect or plot that wrote `names` (the figures `figures` in `layout`)
+/// wrote, so that a later one removes what it no longer writes (eighty-eighth hostile round,
+/// D5); an earlier caption beside a figure drawn now without one is removed where the record
+/// proves it the tools' as written, and said and left otherwise (eighty-ninth, D5).
+pub fn record_written(
+    out: &Path,
+    names: &ReportNames,
+    figures: &[(&'static str, ntk_plot::Figure)],
+    layout: ntk_plot::Layout,
+) {
+    let uncaptioned: Vec<String> = figures
+        .iter()
+        .filter(|(_, f)| !f.writes_caption(layout))
+        .map(|(stem, _)| stem.to_string())
+        .collect();
+    ntk_runs::sweep::settle_captions(out, &uncaptioned);
+    let captioned = |name: &str| {
+        name.strip_suffix(".caption.txt")
+            .is_none_or(|stem| !uncaptioned.iter().any(|s| s == stem))
+    };
+    ntk_runs::sweep::record_reports(out, &|name: &str| names.writes(name) && captioned(name));
 }
 
 /// Says the report files that stand in `out` but that this collect or plot (writing
