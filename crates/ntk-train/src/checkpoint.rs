@@ -227,6 +227,38 @@ fn unfinished(run: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// Whether the run's first checkpoint was cut off between its directory's rename and its
+/// pointer's: no `checkpoint.json`, and the temporary copy of one its writer left
+/// (`checkpoint.json.ntk-tmp-PID`). Its epoch checkpoints were never recorded, so no run
+/// resumes from them, and the run starts over ([`remove_unrecorded`]); a `checkpoint.json`
+/// removed by hand leaves no such copy, and is refused as before (eighty-ninth hostile round,
+/// D9: every mode, `--recompute` included, was refused, advised to restore a file never
+/// written). Nothing is changed.
+pub fn pointer_cut(run: &Path) -> bool {
+    let tmp = format!("checkpoint.json{}", ntk_files::outset::TMP_TAG);
+    !pointer_path(run).exists()
+        && std::fs::read_dir(run).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(&tmp))
+        })
+}
+
+/// Removes the run's epoch checkpoints that no `checkpoint.json` recorded, as far as they are
+/// the run's ([`remove_checkpoint`]), where its first pointer was cut off ([`pointer_cut`],
+/// asked before the dead writer's temporary copy is cleaned).
+pub fn remove_unrecorded(run: &Path) {
+    if let Ok(entries) = std::fs::read_dir(run.join("checkpoints")) {
+        for e in entries.flatten() {
+            let epoch = e.file_name().to_string_lossy().starts_with("epoch-")
+                && e.file_type().is_ok_and(|t| t.is_dir());
+            if epoch {
+                remove_checkpoint(&e.path());
+            }
+        }
+    }
+}
+
 /// Whether `run/checkpoints` holds an epoch checkpoint that [`remove_unfinished`] keeps:
 /// what a run without `checkpoint.json` meets as epoch checkpoints it may not delete
 /// (`run_dir::ResumeDecision::NoPointer`), asked without removing anything (a dry run).

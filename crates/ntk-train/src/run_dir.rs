@@ -87,11 +87,21 @@ pub(crate) fn open_run_dir(
     })?;
     // One writer per run directory, from here to the end of the run.
     let lock = DirLock::acquire(out)?;
+    // Asked before the dead writer's copy of the pointer is cleaned.
+    let cut = checkpoint::pointer_cut(out);
     ntk_files::outset::clean_dir(out, None, &|f: &str| {
         RUN_FILES.contains(&f) || crate::files::is_report_file(f)
     });
     ntk_files::outset::clean_tree(&out.join("checkpoints"), &checkpoint::writes_file);
     checkpoint::remove_unfinished(out);
+    if cut {
+        checkpoint::remove_unrecorded(out);
+        eprintln!(
+            "note: {}: its first checkpoint was cut off before checkpoint.json recorded it \
+             (the run was killed between the two): removed, and the run starts over",
+            out.display()
+        );
+    }
     let summary_path = out.join("summary.json");
     let found = checkpoint::find(out)?;
     // Epoch checkpoints (a run killed before its first checkpoint has none: it starts over,

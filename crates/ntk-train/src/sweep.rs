@@ -862,9 +862,12 @@ fn refuse_partial(
             // round, D3: the dry run said `new`, the run failed and recorded the failure in
             // the run's directory). With or without --resume: the flag cannot continue it.
             State::New => {
+                // A first checkpoint cut off before its pointer is the run's to start over
+                // (eighty-ninth hostile round, D9).
                 let orphans = !dir.join("checkpoint.json").exists()
                     && !dir.join("summary.json").exists()
-                    && crate::checkpoint::has_kept_epochs(&dir);
+                    && crate::checkpoint::has_kept_epochs(&dir)
+                    && !crate::checkpoint::pointer_cut(&dir);
                 if orphans && ntk_files::lock::DirLock::holder(&dir).is_none() {
                     return Err(crate::Error::NoCheckpointPointer { out: dir });
                 }

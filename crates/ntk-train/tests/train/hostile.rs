@@ -5751,3 +5751,52 @@ fn eighty_eighth_review_a_renamed_run_directory_is_refused() {
     let plot = run(&["plot".into(), out.clone().into_os_string()]);
     assert_clean_error("plot of it", &plot, &["move it back"]);
 }
+
+/// Eighty-ninth hostile round, D9: a run killed between its first checkpoint's rename and its
+/// `checkpoint.json`'s (the pointer's complete temporary copy beside it) was refused by every
+/// mode, `--recompute` included, advised to restore a file never written. Its unrecorded
+/// checkpoint is now removed and the run starts over, dry run and run alike; a pointer removed
+/// by hand (no copy beside) is refused as before.
+#[test]
+fn eighty_ninth_review_a_first_checkpoint_cut_before_its_pointer_starts_over() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "one.toml", &TINY.replace("epochs = 2", "epochs = 1"));
+    for flags in [&[][..], &["--resume"][..], &["--recompute"][..]] {
+        let out = d.join(format!(
+            "run{}",
+            flags.len() + flags.first().map_or(0, |f| f.len())
+        ));
+        assert_ok("the run", &run(&args(&cfg, &out, &[])));
+        // As the kill leaves it: no summary, the pointer only in its writer's copy.
+        std::fs::remove_file(out.join("summary.json")).unwrap();
+        std::fs::rename(
+            out.join("checkpoint.json"),
+            out.join("checkpoint.json.ntk-tmp-999999"),
+        )
+        .unwrap();
+        let dry = run(&args(&cfg, &out, &[flags, &["--dry-run"]].concat()));
+        assert_ok(&format!("{flags:?} --dry-run"), &dry);
+        let o = run(&args(&cfg, &out, flags));
+        assert_ok(&format!("{flags:?}"), &o);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("its first checkpoint was cut off"),
+            "{flags:?}: {err}"
+        );
+        assert!(out.join("summary.json").is_file(), "{flags:?}");
+        assert!(!out.join("checkpoint.json.ntk-tmp-999999").exists());
+    }
+    // Removed by hand: refused as before, the checkpoints kept.
+    let out = d.join("byhand");
+    assert_ok("the run", &run(&args(&cfg, &out, &[])));
+    std::fs::remove_file(out.join("summary.json")).unwrap();
+    std::fs::remove_file(out.join("checkpoint.json")).unwrap();
+    assert_clean_error(
+        "a pointer removed by hand",
+        &run(&args(&cfg, &out, &["--resume"])),
+        &["no checkpoint.json"],
+    );
+    assert!(out.join("checkpoints").is_dir());
+}
