@@ -993,7 +993,10 @@ fn summarize_from(
                  zero input, or every unit of a layer off for it)"
             )
         });
-    let note = [facts.note, note, pair_note]
+    let blocks_note = blocks
+        .as_deref()
+        .and_then(crate::blocks::mean_interval_note);
+    let note = [facts.note, note, pair_note, blocks_note]
         .into_iter()
         .flatten()
         .collect::<Vec<_>>();

@@ -6110,3 +6110,40 @@ fn eighty_ninth_review_a_users_caption_is_left() {
     assert!(said.contains("left as they are"), "{said}");
     assert_eq!(std::fs::read_to_string(edited).unwrap(), "mine\n");
 }
+
+/// Eighty-ninth hostile round, D3: the blocks protocol's headline κ (the blocks' mean) was
+/// printed to 7 digits, `note` null, where a block near the worst-case bound had a measured
+/// error and an interval in blocks.csv. The note now gives the mean's interval from the
+/// blocks' own, holding f64's κ. Here the near-linear network of the whole-set case above as
+/// one block of its 8 points.
+#[test]
+fn eighty_ninth_review_a_blocks_mean_near_the_bound_has_its_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = |slope: f64, precision: &str| {
+        format!(
+            "[data]\ndataset = \"synthetic\"\nn = 8\ninput_dim = 5\nseed = 0\n[model]\n\
+             width = 16\ndepth = 1\nactivation = \"leaky_relu\"\nactivation_param = {slope:?}\n\
+             seed = 1\n[probe]\nprecision = \"{precision}\"\nprotocol = \"blocks\"\n\
+             block_size = 8\n"
+        )
+    };
+    let k0 = ntk_json(d, "probe", &text(0.99, "f64"))["kappa"]
+        .as_f64()
+        .unwrap();
+    let slope = 1.0 - 0.01 * (k0 / 3e5).sqrt();
+    let f32 = ntk_json(d, "f32", &text(slope, "f32"));
+    let f64 = ntk_json(d, "f64", &text(slope, "f64"));
+    let note = f32["note"].as_str().unwrap_or_default();
+    assert!(note.contains("1 of 1 blocks measured against f64"), "{f32}");
+    let i = note.find("lies between ").unwrap() + "lies between ".len();
+    let mut words = note[i..].split_whitespace();
+    let low: f64 = words.next().unwrap().parse().unwrap();
+    let high: f64 = words.nth(1).unwrap().parse().unwrap();
+    let k64 = f64["kappa"].as_f64().unwrap();
+    assert!(
+        low <= k64 && k64 <= high,
+        "f64's {k64} outside [{low}, {high}]"
+    );
+    assert!(f64["note"].is_null() || !f64["note"].as_str().unwrap().contains("measured"));
+}
