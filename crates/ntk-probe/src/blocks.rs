@@ -318,7 +318,7 @@ pub(crate) fn measured_spectrum(
 ) -> crate::Result<(spectrum::Spectrum, Option<MeasuredError>)> {
     let Some(second) = recheck
         .as_mut()
-        .filter(|_| needs_measuring(&s) && eps > f64::EPSILON)
+        .filter(|_| needs_measuring(&s.summary(), s.tolerance) && eps > f64::EPSILON)
     else {
         return Ok((s, None));
     };
@@ -344,11 +344,12 @@ pub(crate) fn measured_spectrum(
 /// it got its measured error and an honest interval).
 pub(crate) const NEAR_BOUND: f64 = 10.0;
 
-/// Whether the spectrum `s` of a kernel in a precision coarser than f64 is decided by its
-/// measured error rather than the worst-case bound ([`measured_spectrum`]): the bound calls it
-/// singular, or its `λ_min` lies within [`NEAR_BOUND`] of the bound.
-pub(crate) fn needs_measuring(s: &spectrum::Spectrum) -> bool {
-    s.singular || s.lambda_min <= NEAR_BOUND * s.tolerance
+/// Whether a kernel in a precision coarser than f64, whose spectrum `s` the worst-case bound
+/// `bound` classified, is decided by its measured error rather than the bound
+/// ([`measured_spectrum`]), or given the bound's interval where none can be measured: the
+/// bound calls it singular, or its `λ_min` lies within [`NEAR_BOUND`] of the bound.
+pub(crate) fn needs_measuring(s: &ntk_numerics::spectrum::Summary, bound: f64) -> bool {
+    s.singular || s.lambda_min <= NEAR_BOUND * bound
 }
 
 /// The interval of the blocks' mean κ that their measured errors allow, in words, where some

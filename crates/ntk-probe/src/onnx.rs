@@ -431,7 +431,9 @@ fn decide(
     compute: &Compute,
 ) -> crate::Result<(spectrum::Spectrum, crate::run::Decided)> {
     let eps = compute.precision.epsilon();
-    if !crate::blocks::needs_measuring(&s) || compute.precision == Precision::F64 {
+    if !crate::blocks::needs_measuring(&s.summary(), s.tolerance)
+        || compute.precision == Precision::F64
+    {
         return Ok((s, crate::run::Decided::default()));
     }
     let wide = Compute {

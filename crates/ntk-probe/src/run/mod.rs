@@ -1187,7 +1187,7 @@ fn protocol_spectrum(
             // eighth hostile round, D6).
             let summary = e.summary();
             let bound = e.tolerance;
-            let near = summary.singular || summary.lambda_min <= crate::blocks::NEAR_BOUND * bound;
+            let near = crate::blocks::needs_measuring(&summary, bound);
             let decided = match near && eps > f64::EPSILON {
                 true => Decided::by_bound(
                     &summary,
@@ -1242,7 +1242,7 @@ pub(crate) fn whole_measured(
     (s, eps): (ntk_numerics::spectrum::Spectrum, f64),
     (n, mut recheck): (usize, crate::blocks::Recheck),
 ) -> crate::Result<(ntk_numerics::spectrum::Spectrum, Decided)> {
-    if !crate::blocks::needs_measuring(&s) || recheck.is_none() {
+    if !crate::blocks::needs_measuring(&s.summary(), s.tolerance) || recheck.is_none() {
         return Ok((s, Decided::default()));
     }
     let bound = s.tolerance;

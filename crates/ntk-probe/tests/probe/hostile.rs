@@ -5356,6 +5356,18 @@ fn eighty_fourth_review_stale_figures_and_blocked_points() {
     assert_eq!(std::fs::read_to_string(&seed_dir).unwrap(), "mine");
 }
 
+/// Asserts that `d` holds no lock (`*.ntk-lock`) and no temporary (`*.ntk-tmp-*`): what a
+/// run that ended leaves behind only when it died mid-way.
+fn assert_no_lock_or_temporary(d: &Path) {
+    let left: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("ntk-lock") || n.contains("ntk-tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 /// The `ntk --json` summary of a probe of the config `text` (written to `d/name.toml`) into
 /// `d/name`; the run must succeed.
 fn ntk_json(d: &Path, name: &str, text: &str) -> serde_json::Value {
@@ -5728,13 +5740,7 @@ fn eighty_seventh_review_a_full_stderr_ends_nothing() {
     let o = with_full(a);
     assert!(o.status.success(), "{o:?}");
     assert!(s.join("summary.csv").is_file());
-    let left: Vec<_> = std::fs::read_dir(d)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains("ntk-lock") || n.contains("ntk-tmp"))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
+    assert_no_lock_or_temporary(d);
 }
 
 /// Eighty-seventh hostile round, D5, and eighty-eighth, D2: a probe sweep that leaves
@@ -6052,13 +6058,7 @@ fn eighty_ninth_review_a_closed_stderr_pipe_loses_lines_not_the_run() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
     assert!(out.join("summary.json").is_file());
-    let left: Vec<String> = std::fs::read_dir(d)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains("ntk-lock") || n.contains("ntk-tmp"))
-        .collect();
-    assert!(left.is_empty(), "{left:?}");
+    assert_no_lock_or_temporary(d);
 }
 
 /// Eighty-ninth hostile round, D5: a screen `plot` or `collect` removed `<figure>.caption.txt`
