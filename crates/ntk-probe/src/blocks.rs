@@ -352,13 +352,14 @@ pub(crate) fn needs_measuring(s: &ntk_numerics::spectrum::Summary, bound: f64) -
     s.singular || s.lambda_min <= NEAR_BOUND * bound
 }
 
-/// The interval of the blocks' mean κ that their measured errors allow, in words, where some
+/// The interval of the blocks' mean κ that their measured errors allow, in words and as
+/// (low, high; high `None`: unbounded), where some
 /// block was measured ([`BlockRow::measured_error`]): each block's `kappa_low`..`kappa_high`
 /// (its own κ where it was not measured), averaged. `None` where no block was measured, or
 /// some block is singular (the mean has no value). The blocks protocol's headline κ is that
 /// mean: without this it read as exact to 7 digits where a block's interval allowed 5.5%
 /// either way (eighty-ninth hostile round, D3).
-pub fn mean_interval_note(rows: &[BlockRow]) -> Option<String> {
+pub fn mean_interval(rows: &[BlockRow]) -> Option<(String, (f64, Option<f64>))> {
     let measured = rows.iter().filter(|r| r.measured_error.is_some()).count();
     if measured == 0 || rows.is_empty() {
         return None;
@@ -379,13 +380,15 @@ pub fn mean_interval_note(rows: &[BlockRow]) -> Option<String> {
             }
         })
         .sum::<Option<f64>>()
-        .map_or("unbounded".to_string(), |h| format!("{:.6e}", h / c));
+        .map(|h| h / c);
+    let said = high.map_or("unbounded".to_string(), |h| format!("{h:.6e}"));
     rows.iter().all(|r| r.kappa.is_some()).then(|| {
-        format!(
+        let note = format!(
             "f32: {measured} of {} blocks measured against f64 (blocks.csv's measured_error); \
-             the mean kappa lies between {low:.6e} and {high} by their intervals (Weyl)",
+             the mean kappa lies between {low:.6e} and {said} by their intervals (Weyl)",
             rows.len()
-        )
+        );
+        (note, (low, high))
     })
 }
 

@@ -188,6 +188,19 @@ pub enum Error {
         /// How many more there are.
         more: usize,
     },
+    /// A point a sweep makes (its directory replaced whole) holding results of a protocol
+    /// the sweep does not list (eighty-ninth hostile round, D1: they were removed unsaid).
+    #[error(
+        "{}: holds results of the {protocol} protocol, which sweep.protocols does not list; \
+         making the point replaces its directory whole and would remove them: list \
+         \"{protocol}\" in sweep.protocols to make them again too, or move {} out of the sweep",
+        .dir.display(),
+        .dir.join(.protocol).display()
+    )]
+    UnlistedProtocol {
+        dir: PathBuf,
+        protocol: &'static str,
+    },
     /// A file of a probe's output set (or its phase files) cannot be written or read.
     #[error("{}: cannot {action}: {source}", .dir.display())]
     CannotWrite {

@@ -703,6 +703,19 @@ impl Sweep for TrainSweep<'_> {
         line
     }
 
+    /// The report files the collect at the sweep's end no longer writes: those of what no
+    /// run of this config measures ([`crate::places::reports_of`]; runs of another config
+    /// stand beside only with `--allow-mixed`, which writes every name).
+    fn stale_reports(&self, points: &[RunPoint]) -> Vec<String> {
+        let Some(point) = points.first() else {
+            return Vec::new();
+        };
+        let names = crate::places::reports_of(&point.cfg, self.allow_mixed);
+        sweep::foresee_stale_reports(self.out, "runs", &|name| {
+            crate::report::stale_why(name, &names)
+        })
+    }
+
     /// The run directories found: `OUT` itself for a config without `[sweep]`, else those
     /// under `OUT/runs` holding a `config.toml`.
     fn found(&self) -> crate::Result<Vec<PathBuf>> {

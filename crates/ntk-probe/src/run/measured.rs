@@ -23,6 +23,8 @@ pub(super) struct Measured {
     /// The whole-set f32 kernel's measured error, where it decided the kernel
     /// ([`Summary::measured_error`]).
     pub(super) measured_error: Option<f64>,
+    /// The interval of κ the measured error or the bound allows ([`Decided::interval`]).
+    pub(super) interval: Option<(f64, Option<f64>)>,
 }
 
 impl Measured {
@@ -59,6 +61,7 @@ impl Measured {
             before: kernel_seconds,
             note: decided.note,
             measured_error: decided.measured_error,
+            interval: decided.interval,
         })
     }
 
@@ -202,6 +205,7 @@ impl Measured {
             before: 0.0,
             note: Some(note.to_string()),
             measured_error: None,
+            interval: None,
         })
     }
 
@@ -248,6 +252,7 @@ impl Measured {
                     .to_string(),
             ),
             measured_error: None,
+            interval: None,
         })
     }
 }

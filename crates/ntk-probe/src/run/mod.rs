@@ -107,6 +107,17 @@ pub struct Summary {
     /// held to the bound and every reader called the summary edited). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_error: Option<f64>,
+    /// The least κ of the exact kernel that an f32 kernel's measured error (or, unmeasured,
+    /// its worst-case bound) allows, by Weyl's inequality `|λ_i(K_f32) - λ_i(K)| <= t`:
+    /// `(λ_max - t) / (λ_min + t)`; for the blocks protocol, the mean over the blocks of each
+    /// block's (its own κ where not measured). Absent where nothing was measured near the
+    /// bound (eighty-ninth hostile round, D3: a sweep's tables showed such a κ as exact).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kappa_low: Option<f64>,
+    /// The greatest: `(λ_max + t) / (λ_min - t)`; absent beside [`Summary::kappa_low`] where
+    /// `λ_min <= t` (unbounded: the error does not resolve `λ_min`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kappa_high: Option<f64>,
     /// How the kernel was taken where that needs saying (BatchNorm: evaluation mode).
     pub note: Option<String>,
     /// Where the science is at risk: the inputs' scale decides kappa (a network that is
@@ -951,6 +962,7 @@ fn summarize_from(
         before,
         note,
         measured_error,
+        interval,
     } = match source {
         Source::Whole {
             result,
@@ -993,9 +1005,15 @@ fn summarize_from(
                  zero input, or every unit of a layer off for it)"
             )
         });
-    let blocks_note = blocks
+    // The blocks' mean κ and the interval their measured errors allow (eighty-ninth hostile
+    // round, D3), beside the whole kernel's.
+    let (blocks_note, blocks_interval) = blocks
         .as_deref()
-        .and_then(crate::blocks::mean_interval_note);
+        .and_then(crate::blocks::mean_interval)
+        .map_or((None, None), |(note, interval)| {
+            (Some(note), Some(interval))
+        });
+    let interval = interval.or(blocks_interval);
     let note = [facts.note, note, pair_note, blocks_note]
         .into_iter()
         .flatten()
@@ -1033,6 +1051,8 @@ fn summarize_from(
         block_size: (protocol == Protocol::Blocks).then_some(cfg.probe.block_size),
         blocks: blocks.as_ref().map(Vec::len),
         measured_error,
+        kappa_low: interval.map(|i| i.0),
+        kappa_high: interval.and_then(|i| i.1),
         note: (!note.is_empty()).then(|| note.join("; ")),
         warnings: ntk_kernel::scale::input_scale_warning(net, inputs)
             .into_iter()
@@ -1126,6 +1146,9 @@ type ProtocolSpectrum = (
 pub(crate) struct Decided {
     pub(crate) note: Option<String>,
     pub(crate) measured_error: Option<f64>,
+    /// The interval of κ that the measured error or the bound allows (Weyl):
+    /// ([`Summary::kappa_low`], [`Summary::kappa_high`]).
+    pub(crate) interval: Option<(f64, Option<f64>)>,
 }
 
 impl Decided {
@@ -1140,12 +1163,14 @@ impl Decided {
     /// [`Decided::unmeasured`] for the summary `s` of a kernel whose worst-case bound is
     /// `bound` (the extreme route, which has no full spectrum).
     pub(crate) fn by_bound(s: &ntk_numerics::spectrum::Summary, bound: f64, why: &str) -> Self {
+        let mut interval = None;
         let verdict = match s.singular {
             true => {
                 format!("singular by the worst-case bound n eps lambda_max of f32 ({bound:.3e})")
             }
             false => {
                 let (low, high) = crate::blocks::kappa_interval(s.lambda_min, s.lambda_max, bound);
+                interval = low.map(|low| (low, high));
                 let at = |v: Option<f64>| v.map_or("unbounded".to_string(), |v| format!("{v:.6e}"));
                 format!(
                     "lambda_min ({:.3e}) within a factor {} of the worst-case bound n eps \
@@ -1161,6 +1186,7 @@ impl Decided {
         Self {
             note: Some(format!("{verdict}; {why}")),
             measured_error: None,
+            interval,
         }
     }
 }
@@ -1259,10 +1285,10 @@ pub(crate) fn whole_measured(
     let Some(m) = measured else {
         return Ok((w, Decided::default()));
     };
+    let (low, high) = crate::blocks::kappa_interval(w.lambda_min, w.lambda_max, m.tolerance);
     let what = if w.singular {
         // The least kappa the error allows, as an unresolved block's `kappa_low` (eighty-
         // seventh hostile round, N9).
-        let (low, _) = crate::blocks::kappa_interval(w.lambda_min, w.lambda_max, m.tolerance);
         let least = low.map_or(String::new(), |v| {
             format!("; kappa at least {v:.6e} (Weyl)")
         });
@@ -1271,7 +1297,6 @@ pub(crate) fn whole_measured(
             w.rank, m.tolerance
         )
     } else {
-        let (low, high) = crate::blocks::kappa_interval(w.lambda_min, w.lambda_max, m.tolerance);
         let at = |v: Option<f64>| v.map_or("unbounded".to_string(), |v| format!("{v:.6e}"));
         format!(
             "resolves it: rank {}, kappa between {} and {} (Weyl, with f64's own bound)",
@@ -1297,6 +1322,7 @@ pub(crate) fn whole_measured(
         Decided {
             note: Some(note),
             measured_error: Some(m.error),
+            interval: low.map(|low| (low, high)),
         },
     ))
 }

@@ -85,6 +85,10 @@ pub struct ResultRow {
     seconds: String,
     /// [`Summary::measured_error`]; last, so that every earlier column keeps its place.
     measured_error: String,
+    /// [`Summary::kappa_low`] and [`Summary::kappa_high`] (`inf`: unbounded); empty where
+    /// nothing was measured near the bound (eighty-ninth hostile round, D3).
+    kappa_low: String,
+    kappa_high: String,
 }
 
 impl From<&Summary> for ResultRow {
@@ -127,6 +131,11 @@ impl From<&Summary> for ResultRow {
             measured_error: s
                 .measured_error
                 .map_or(String::new(), |e| format!("{e:.6e}")),
+            kappa_low: fmt_opt(s.kappa_low),
+            kappa_high: match s.kappa_low {
+                Some(_) => fmt_kappa(s.kappa_high, s.kappa_high.is_none()),
+                None => String::new(),
+            },
         }
     }
 }
@@ -235,6 +244,15 @@ pub struct GroupRow {
     /// Why a theory value is absent (empty when none is, or no theory was asked for).
     #[serde(default)]
     pub theory_note: String,
+    /// The interval of `kappa_mean` that the seeds' measured f32 errors allow: the mean over
+    /// its non-singular seeds of each seed's [`Summary::kappa_low`] and
+    /// [`Summary::kappa_high`] (its own κ where not measured; `inf`: unbounded). Empty where
+    /// no seed was measured near the bound, and in files written before 2026-12-04
+    /// (eighty-ninth hostile round, D3: such a mean was shown as exact).
+    #[serde(default)]
+    pub kappa_mean_low: Option<f64>,
+    #[serde(default)]
+    pub kappa_mean_high: Option<f64>,
 }
 
 /// A value an older file does not hold.
@@ -677,6 +695,7 @@ fn group_row(v: &[&Summary], th: &TheoryValue) -> GroupRow {
             Some(r.map_or((k, k), |(lo, hi)| (lo.min(k), hi.max(k))))
         })
         .unwrap_or((f64::INFINITY, f64::INFINITY));
+    let (kappa_mean_low, kappa_mean_high) = mean_interval(v);
     let logs: Vec<f64> = finite.iter().map(|k| k.log10()).collect();
     let angles: Vec<f64> = v.iter().filter_map(|s| s.min_grad_angle_deg).collect();
     let (am, asd) = mean_std(&angles);
@@ -707,7 +726,28 @@ fn group_row(v: &[&Summary], th: &TheoryValue) -> GroupRow {
         theory_min_grad_angle_deg: th.min_grad_angle_deg,
         theory_kappa: th.kappa,
         theory_note: th.note.clone(),
+        kappa_mean_low,
+        kappa_mean_high,
     }
+}
+
+/// [`GroupRow::kappa_mean_low`] and [`GroupRow::kappa_mean_high`] of the summaries `v`.
+fn mean_interval(v: &[&Summary]) -> (Option<f64>, Option<f64>) {
+    let finite: Vec<&&Summary> = v.iter().filter(|s| s.kappa.is_some()).collect();
+    if finite.is_empty() || finite.iter().all(|s| s.kappa_low.is_none()) {
+        return (None, None);
+    }
+    let c = finite.len() as f64;
+    let (mut low, mut high) = (0.0, 0.0);
+    for s in finite {
+        let kappa = s.kappa.unwrap_or(f64::INFINITY);
+        low += s.kappa_low.unwrap_or(kappa);
+        high += match s.kappa_low {
+            Some(_) => s.kappa_high.unwrap_or(f64::INFINITY),
+            None => kappa,
+        };
+    }
+    (Some(low / c), Some(high / c))
 }
 
 /// Merges finished points into the tables and figures.

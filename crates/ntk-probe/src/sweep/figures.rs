@@ -344,6 +344,7 @@ fn kappa_figure(
         note += "\nopen markers above the axes: κ unresolved\n(singular kernel) for some or all\nseeds; lines: mean over the others";
         note += &dropped(&curves);
     }
+    note += &intervals(groups, protocol);
     let what = match protocol {
         "whole" => "whole set".to_string(),
         "blocks" => blocks_words(seeds),
@@ -357,6 +358,32 @@ fn kappa_figure(
         y_scale: Scale::Log,
         series,
         note: Some(note),
+    }
+}
+
+/// The note's line for the points of `protocol` whose f32 κ was measured against f64 near
+/// the worst-case bound: their mean κ is drawn, and the interval the measured errors allow
+/// is in summary.csv (eighty-ninth hostile round, D3: drawn as exact without a word).
+fn intervals(groups: &[GroupRow], protocol: &str) -> String {
+    let within: Vec<String> = groups
+        .iter()
+        .filter(|g| g.protocol == protocol)
+        .filter_map(|g| {
+            let (low, high) = (g.kappa_mean_low?, g.kappa_mean_high?);
+            let high = match high.is_finite() {
+                true => format!("{high:.3e}"),
+                false => "∞".to_string(),
+            };
+            Some(format!("{} L={}: {low:.3e}–{high}", g.activation, g.depth))
+        })
+        .collect();
+    match within.len() {
+        0 => String::new(),
+        k => format!(
+            "\nf32 near its bound at {k} point(s): κ within\n{}\n(summary.csv's kappa_mean_low/high)",
+            within.into_iter().take(3).collect::<Vec<_>>().join("\n")
+                + if k > 3 { "\n…" } else { "" }
+        ),
     }
 }
 

@@ -409,6 +409,12 @@ impl Sweep for ProbeSweep<'_> {
             recompute.given,
             &|name: &str| writes_file_of(name, &protocols, theory, angles),
         ))?;
+        places::check_unlisted_protocols(
+            self.out,
+            (points, planned),
+            recompute.given,
+            &self.cfg.sweep.protocols,
+        )?;
         check_same_sweep(self, points, planned, recompute)
     }
 
@@ -471,6 +477,37 @@ impl Sweep for ProbeSweep<'_> {
             }
         }
         Ok(None)
+    }
+
+    /// The figures the collect at the sweep's end no longer draws: those of a protocol that
+    /// neither this config lists nor a point kept beside its own holds, and the angle's where
+    /// no point of it may have an angle ([`Self::writes_theory_and_angles`]).
+    fn stale_reports(&self, points: &[Point]) -> Vec<String> {
+        let mut protocols: Vec<&str> = if self.allow_mixed {
+            vec![Protocol::Whole.name(), Protocol::Blocks.name()]
+        } else {
+            self.cfg.sweep.protocols.iter().map(|p| p.name()).collect()
+        };
+        // A point of this config holding another protocol's results beside (made before that
+        // protocol left the list): its figure is drawn still.
+        for path in self.found().unwrap_or_default() {
+            let protocol = path.parent().and_then(Path::file_name);
+            let protocol = [Protocol::Whole, Protocol::Blocks]
+                .into_iter()
+                .map(|p| p.name())
+                .find(|p| protocol.is_some_and(|name| name == *p));
+            if let Some(p) = protocol
+                && !protocols.contains(&p)
+            {
+                protocols.push(p);
+            }
+        }
+        let (_, angles) = self.writes_theory_and_angles(points);
+        let draws = |name: &str| {
+            writes_figure_of(name, &protocols)
+                && (angles || !ntk_plot::is_figure_file(name, ANGLE_FIGURE))
+        };
+        sweep::foresee_stale_reports(self.out, "points", &|name| stale_figure_why(name, &draws))
     }
 
     /// Per (setting, activation, seed), deepest first: the shallower networks share the
@@ -820,21 +857,24 @@ fn writes_figure_of(name: &str, protocols: &[&str]) -> bool {
 /// round, D4: a sweep recomputed without the blocks protocol kept `kappa_vs_depth_blocks.*`
 /// without a word). Left as they are: nothing shows them to be the tools' and not a user's.
 pub(crate) fn say_stale_figures(out: &Path, draws: &dyn Fn(&str) -> bool) {
-    sweep::say_stale_reports(out, "points", &|name| {
-        (writes_figure(name) && !draws(name)).then(|| {
-            if ntk_plot::is_figure_file(name, ANGLE_FIGURE) {
-                return "no point here has a gradient angle (measured, or the theory's) to \
-                        draw now"
-                    .to_string();
-            }
-            let protocol = [Protocol::Whole, Protocol::Blocks]
-                .into_iter()
-                .map(|p| p.name())
-                .find(|p| ntk_plot::is_figure_file(name, &format!("kappa_vs_depth_{p}")))
-                .unwrap_or("its");
-            format!("no point here is of the {protocol} protocol now")
-        })
-    });
+    sweep::say_stale_reports(out, "points", &|name| stale_figure_why(name, draws));
+}
+
+/// Why the figure file `name` is not drawn by a collect or plot that `draws` what it draws;
+/// `None` where it is drawn, or is not a sweep's figure.
+fn stale_figure_why(name: &str, draws: &dyn Fn(&str) -> bool) -> Option<String> {
+    (writes_figure(name) && !draws(name)).then(|| {
+        if ntk_plot::is_figure_file(name, ANGLE_FIGURE) {
+            return "no point here has a gradient angle (measured, or the theory's) to draw now"
+                .to_string();
+        }
+        let protocol = [Protocol::Whole, Protocol::Blocks]
+            .into_iter()
+            .map(|p| p.name())
+            .find(|p| ntk_plot::is_figure_file(name, &format!("kappa_vs_depth_{p}")))
+            .unwrap_or("its");
+        format!("no point here is of the {protocol} protocol now")
+    })
 }
 
 /// The files a collect of points of `protocols` writes at the sweep's top: the tables,

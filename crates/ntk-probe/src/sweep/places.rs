@@ -15,6 +15,40 @@ use crate::Error;
 use crate::config::Protocol;
 use crate::run;
 
+/// Refuses a point `planned` makes (a stale one only with `recompute`) whose directory holds
+/// results of a protocol not in `protocols`: its output set replaces the directory whole
+/// (eighty-ninth hostile round, D1: a sweep recomputed under fewer protocols removed the
+/// others' results without a word), as ntk-train's sweep refuses runs it does not make.
+pub(super) fn check_unlisted_protocols(
+    out: &Path,
+    (points, planned): (&[Point], &[Planned]),
+    recompute: bool,
+    protocols: &[Protocol],
+) -> crate::Result<()> {
+    for p in planned.iter().filter(|p| made(&p.state, recompute)) {
+        let dir = points[p.index].dir(out);
+        for protocol in [Protocol::Whole, Protocol::Blocks] {
+            let held = dir.join(protocol.name());
+            if !protocols.contains(&protocol) && held.symlink_metadata().is_ok() {
+                return Err(Error::UnlistedProtocol {
+                    dir,
+                    protocol: protocol.name(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether a point of `state` is made: one not done, a stale one only with `recompute`.
+fn made(state: &State, recompute: bool) -> bool {
+    match state {
+        State::Done => false,
+        State::Stale(_) => recompute,
+        _ => true,
+    }
+}
+
 /// The places of the points `planned` that the sweep in `out` of the config `fingerprint`
 /// makes (a stale point's only with `recompute`), and the sweep's own: the files at its top
 /// that the collect at its end `writes`.
@@ -29,12 +63,7 @@ pub(super) fn planned(
     // hostile round, D1; forty-second, D1).
     let mut places = vec![Place::new(out, Rule::Writers { fingerprint })];
     for p in planned {
-        let made = match p.state {
-            State::Done => false,
-            State::Stale(_) => recompute,
-            _ => true,
-        };
-        if made {
+        if made(&p.state, recompute) {
             let dir = points[p.index].dir(out);
             // A point made replaces its directory whole: what it holds must be the point's
             // own (thirty-ninth hostile round, D2).

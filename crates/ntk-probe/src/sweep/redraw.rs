@@ -147,6 +147,27 @@ fn check_groups(path: &Path, groups: &[GroupRow]) -> crate::Result<()> {
                 ),
             ));
         }
+        // The interval the seeds' measured errors allow holds the mean (eighty-ninth hostile
+        // round, D3).
+        if let Some(low) = g.kappa_mean_low {
+            let high = g.kappa_mean_high.unwrap_or(f64::NAN);
+            let holds = low.is_finite()
+                && low > 0.0
+                && low <= mean + slack
+                && (high.is_nan() || mean <= high + slack);
+            if !holds || g.kappa_mean_high.is_none() {
+                return Err(bad(
+                    path,
+                    format!(
+                        "row {row}: kappa_mean_low = {}, kappa_mean = {}, kappa_mean_high = {}: \
+                         the interval holds the mean",
+                        shown(low),
+                        shown(mean),
+                        g.kappa_mean_high.map_or("(empty)".to_string(), shown)
+                    ),
+                ));
+            }
+        }
         for (column, v) in [
             ("kappa_std", g.kappa_std),
             ("kappa_se", g.kappa_se),

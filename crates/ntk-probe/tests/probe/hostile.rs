@@ -4683,6 +4683,47 @@ fn the_theory_is_drawn_once_where_the_settings_share_it() {
     }
 }
 
+/// Every file under `dir` (links not followed; the writers' registrations left out) with a
+/// hash of its bytes, in a fixed order.
+fn tree_bytes(dir: &Path) -> Vec<(PathBuf, u64)> {
+    use std::hash::{Hash, Hasher};
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                if e.file_name() != ".ntk-writers" {
+                    stack.push(p);
+                }
+            } else {
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                std::fs::read(&p).unwrap_or_default().hash(&mut h);
+                found.push((p, h.finish()));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Every directory named `name` under `dir`.
+fn find_dirs(dir: &Path, name: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                if e.file_name() == name {
+                    found.push(e.path());
+                }
+                stack.push(e.path());
+            }
+        }
+    }
+    found
+}
+
 /// Every `summary.json` under `dir`, in a fixed order.
 fn summaries_under(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
@@ -5305,6 +5346,35 @@ fn eighty_fourth_review_stale_figures_and_blocked_points() {
             "{err}"
         );
     };
+    // Eighty-ninth, D1: made again under the whole protocol alone, each point's directory
+    // (replaced whole) would lose its blocks protocol's results: refused, dry run and run,
+    // before any work, naming them; nothing changed.
+    let before = tree_bytes(&out);
+    for extra in [&["--recompute", "--dry-run"][..], &["--recompute"]] {
+        let o = run(&sweep_args(&whole, &out, extra));
+        assert_clean_error("fewer protocols", &o, &["blocks", "sweep.protocols"]);
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("holds results of the blocks protocol"),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(tree_bytes(&out), before, "{extra:?}: nothing changed");
+    }
+    // Moved out by hand, the sweep makes them again; its dry run says which figures its
+    // collect will remove (D2), and the run removes them.
+    for blocks in find_dirs(&out.join("runs"), "blocks") {
+        std::fs::remove_dir_all(blocks).unwrap();
+    }
+    let o = run(&sweep_args(&whole, &out, &["--recompute", "--dry-run"]));
+    assert_ok("the dry run", &o);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains("kappa_vs_depth_blocks.pdf, kappa_vs_depth_blocks.png")
+            && said.contains("no point here is of the blocks protocol now")
+            && said.contains("would remove them"),
+        "{said}"
+    );
+    assert!(blocks_png.is_file(), "a dry run removes nothing");
     let o = run(&sweep_args(&whole, &out, &["--recompute"]));
     assert_ok("the whole protocol alone", &o);
     stale(&o, "removed");
@@ -6146,4 +6216,46 @@ fn eighty_ninth_review_a_blocks_mean_near_the_bound_has_its_interval() {
         "f64's {k64} outside [{low}, {high}]"
     );
     assert!(f64["note"].is_null() || !f64["note"].as_str().unwrap().contains("measured"));
+    // The summary carries the interval as numbers, and a sweep's tables carry it (the sweep
+    // half of D3: results.csv and summary.csv showed the mean as exact).
+    let near = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b;
+    let (kl, kh) = (f32["kappa_low"].as_f64(), f32["kappa_high"].as_f64());
+    assert!(near(kl.unwrap(), low) && near(kh.unwrap(), high), "{f32}");
+    assert!(
+        f64["kappa_low"].is_null() && f64["kappa_high"].is_null(),
+        "{f64}"
+    );
+    let sweep = "[sweep]\ndepths = [1]\nactivations = [\"leaky_relu\"]\nseeds = [1]\n\
+                 protocols = [\"blocks\"]\nout = \"unused\"\ntheory = false\n"
+        .to_string()
+        + &text(slope, "f32").replace("seed = 1\n[probe]", "[probe]");
+    let cfg = write(d, "sw.toml", &sweep);
+    let out = d.join("sw");
+    assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
+    let column = |file: &str, name: &str| -> f64 {
+        let text = std::fs::read_to_string(out.join(file)).unwrap();
+        let mut lines = text.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let at = head.iter().position(|h| *h == name).expect(name);
+        // Counted from the end: the data's description holds commas, in quotes.
+        let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+        row[row.len() - (head.len() - at)]
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}: {text}"))
+    };
+    assert!(near(column("results.csv", "kappa_low"), low));
+    assert!(near(column("results.csv", "kappa_high"), high));
+    let (ml, mh) = (
+        column("summary.csv", "kappa_mean_low"),
+        column("summary.csv", "kappa_mean_high"),
+    );
+    assert!(ml <= k64 && k64 <= mh, "f64's {k64} outside [{ml}, {mh}]");
+    // plot redraws them, and refuses an interval that does not hold the mean.
+    assert_ok("plot", &run(&os(&["plot", out.to_str().unwrap()])));
+    let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let edited = table.replacen(&format!(",{ml}"), ",1e300", 1);
+    assert_ne!(edited, table);
+    std::fs::write(out.join("summary.csv"), edited).unwrap();
+    let o = run(&os(&["plot", out.to_str().unwrap()]));
+    assert_clean_error("an interval beside the mean", &o, &["kappa_mean_low"]);
 }

@@ -126,6 +126,9 @@ fn refused<S: Sweep>(
         }
         bar.finish_and_clear();
         print_plan(sweep, points, &planned, &fails, shard, recompute);
+        for line in sweep.stale_reports(points) {
+            println!("{line}");
+        }
         println!("{}", sweep.computes(&made));
     }
     // Nothing is made through a symbolic link under the output directory (seventh hostile

@@ -42,7 +42,7 @@ pub mod reports;
 pub use command::{Invocation, SweepCommand, run_command};
 pub use fill::{AxisFill, fill_from_axes};
 pub use lifecycle::{after_collect, check_collect, claim, dry_run, execute};
-pub use reports::{record_reports, say_stale_reports, settle_captions};
+pub use reports::{foresee_stale_reports, record_reports, say_stale_reports, settle_captions};
 
 /// The most points one sweep may have.
 pub const MAX_POINTS: usize = 100_000;
@@ -349,6 +349,12 @@ pub trait Sweep {
     /// else `None`. Asked only for the points the run would make.
     fn foresee(&self, _point: &Self::Point) -> Result<Option<String>, Self::Error> {
         Ok(None)
+    }
+    /// What a dry run foresees of the collect at the sweep's end: the lines of
+    /// [`foresee_stale_reports`] for the report files in the output directory that the
+    /// points of this config no longer have (eighty-ninth hostile round, D2).
+    fn stale_reports(&self, _points: &[Self::Point]) -> Vec<String> {
+        Vec::new()
     }
     /// Orders this shard's planned points for making (sweep order unless the tool reuses
     /// work between points: the probe makes a family's deepest network first).

@@ -146,14 +146,20 @@ pub fn settle_captions(out: &Path, uncaptioned: &[String]) {
     );
 }
 
-/// [`say_stale_reports`] with `gone` after each reason.
-fn settle(out: &Path, why: &dyn Fn(&str) -> Option<String>, gone: &str) {
+/// The stale report files of `out` (`why` gives a name's reason), grouped by reason and
+/// fate, the names sorted; each removed where `remove` and its fate is [`Fate::Removed`].
+fn fates(
+    out: &Path,
+    why: &dyn Fn(&str) -> Option<String>,
+    remove: bool,
+) -> Vec<((String, Fate), Vec<String>)> {
     let Ok(entries) = std::fs::read_dir(out) else {
-        return;
+        return Vec::new();
     };
     let mut stale: Vec<(String, String)> = entries
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name != RECORD)
         .filter_map(|name| why(&name).map(|w| (name, w)))
         .collect();
     stale.sort();
@@ -168,7 +174,7 @@ fn settle(out: &Path, why: &dyn Fn(&str) -> Option<String>, gone: &str) {
             Fate::Unproven
         } else if ntk_files::io::check_target(&path).is_err() {
             Fate::NotOurs
-        } else if std::fs::remove_file(&path).is_ok() {
+        } else if !remove || std::fs::remove_file(&path).is_ok() {
             Fate::Removed
         } else {
             Fate::NotOurs
@@ -179,7 +185,48 @@ fn settle(out: &Path, why: &dyn Fn(&str) -> Option<String>, gone: &str) {
             None => groups.push((key, vec![name])),
         }
     }
-    for ((why, fate), group) in groups {
+    groups
+}
+
+/// What a dry run foresees of the collect at its run's end (eighty-ninth hostile round, D2:
+/// a dry run named none of the report files its run then removed): one line per reason and
+/// fate, as [`say_stale_reports`] will say them, of the files standing in `out` that the
+/// collect will not write (`why`, from the config the run makes: a name's reason, `None` for
+/// one it may write or that is not a report file).
+pub fn foresee_stale_reports(
+    out: &Path,
+    units: &str,
+    why: &dyn Fn(&str) -> Option<String>,
+) -> Vec<String> {
+    fates(out, why, false)
+        .into_iter()
+        .map(|((why, fate), group)| {
+            let fate = match fate {
+                Fate::Removed => {
+                    "an earlier collect's or plot's files, as it wrote them (recorded in \
+                     .ntk-reports.json): the collect at the run's end would remove them"
+                }
+                Fate::NotOurs => {
+                    "an earlier collect's files as it wrote them, but not this user's to \
+                     remove: the collect at the run's end would say and leave them"
+                }
+                Fate::Unproven => {
+                    "not proven an earlier collect's as it wrote them: the collect at the \
+                     run's end would say and leave them"
+                }
+            };
+            format!(
+                "reports: {}: {}: {why}, so these would show {units} that are gone; {fate}",
+                out.display(),
+                group.join(", ")
+            )
+        })
+        .collect()
+}
+
+/// [`say_stale_reports`] with `gone` after each reason.
+fn settle(out: &Path, why: &dyn Fn(&str) -> Option<String>, gone: &str) {
+    for ((why, fate), group) in fates(out, why, true) {
         let (level, fate) = match fate {
             Fate::Removed => (
                 "note",
@@ -222,6 +269,13 @@ mod tests {
         record_reports(out, &|n: &str| n != "d.pdf");
         std::fs::write(out.join("b.png"), "edited").unwrap();
         let stale = |n: &str| (n != "a.csv").then(|| "not drawn now".to_string());
+        // A dry run foresees it, removing nothing (eighty-ninth hostile round, D2).
+        let foreseen = foresee_stale_reports(out, "points", &stale);
+        assert_eq!(foreseen.len(), 2, "{foreseen:?}");
+        let line = |names: &str| foreseen.iter().find(|l| l.contains(names)).unwrap();
+        assert!(line(": c.svg: not drawn now").contains("would remove them"));
+        assert!(line(": b.png, d.pdf: not drawn now").contains("say and leave"));
+        assert!(out.join("c.svg").exists(), "a dry run removes nothing");
         say_stale_reports(out, "points", &stale);
         assert!(out.join("a.csv").exists(), "written now");
         assert!(out.join("b.png").exists(), "edited since");

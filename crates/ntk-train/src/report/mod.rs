@@ -316,15 +316,19 @@ pub fn record_written(
 /// they are: nothing shows a file at those names to be the collect's and not a user's
 /// (seventy-fourth, D6: a user's `convergence.csv` was removed).
 pub fn say_stale(out: &Path, names: &ReportNames) {
+    ntk_runs::sweep::say_stale_reports(out, "runs", &|name| stale_why(name, names));
+}
+
+/// Why the report file `name` is not written by a collect or plot that writes `names`;
+/// `None` where it is written, or is not a report file it could write.
+pub fn stale_why(name: &str, names: &ReportNames) -> Option<String> {
     // A plot writes figures only: the tables beside them are not its to speak of.
     let could = ReportNames {
         tables: names.tables,
         convergence: names.tables,
         stems: crate::files::FIGURE_STEMS.to_vec(),
     };
-    ntk_runs::sweep::say_stale_reports(out, "runs", &|name| {
-        (could.writes(name) && !names.writes(name)).then(|| not_drawn_why(name).to_string())
-    });
+    (could.writes(name) && !names.writes(name)).then(|| not_drawn_why(name).to_string())
 }
 
 /// Why a report file ([`crate::files::is_report_file`]) is not written now, for [`say_stale`].

@@ -5507,6 +5507,24 @@ fn eighty_third_review_figures_no_run_draws_now_are_said() {
             assert!(err.contains(words), "{words}: {err}");
         }
     };
+    // Its dry run names them as what the run's collect removes (eighty-ninth, D2).
+    let dry: Vec<&str> = without.iter().copied().chain(["--dry-run"]).collect();
+    let o = run(&args(&cfg, &done, &dry));
+    assert_ok("the dry run", &o);
+    let plan = String::from_utf8_lossy(&o.stdout);
+    for words in [
+        "ntk_angle.pdf, ntk_angle.png, ntk_angle.svg, ntk_kappa.pdf",
+        "no run here has an NTK measurement ([ntk]) to draw now",
+        "test_accuracy.pdf",
+        "convergence.csv: no run here carries a prediction now",
+        "the collect at the run's end would remove them",
+    ] {
+        assert!(plan.contains(words), "{words}: {plan}");
+    }
+    assert!(
+        done.join("ntk_kappa.png").is_file(),
+        "a dry run removes nothing"
+    );
     let o = run(&args(&cfg, &done, &without));
     assert_ok("recomputed without them", &o);
     said(&o, "removed");
