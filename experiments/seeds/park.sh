@@ -93,6 +93,14 @@ save() {
         for run in "$seeds"/*/runs/*/; do
             run="${run%/}"
             [ -d "$run" ] || continue
+            # Epoch checkpoints without checkpoint.json: a first checkpoint cut off before its
+            # pointer, which ntk-train starts over (eighty-ninth hostile round, N9: passed over
+            # without a word).
+            if [ ! -f "$run/checkpoint.json" ] && [ ! -f "$run/summary.json" ] &&
+                compgen -G "$run/checkpoints/epoch-*" > /dev/null; then
+                echo "park: $run: epoch checkpoints but no checkpoint.json (its first checkpoint was cut off before its pointer, or the pointer was removed): not parked; ntk-train starts such a run over, or refuses it where the pointer was removed by hand" >&2
+                continue
+            fi
             [ -f "$run/checkpoint.json" ] && [ ! -f "$run/summary.json" ] || continue
             if [ -L "$run" ]; then
                 # ntk-train refuses a linked run directory too: nothing trains through it.

@@ -83,12 +83,15 @@ pub enum ModelError {
         source: Box<ModelError>,
     },
     /// A sweep over activations of a ResNet.
+    /// `variant`: the variant it meets (eighty-ninth hostile round, N6: a sweep over
+    /// variants was told to sweep over variants).
     #[error(
-        "activation {activation}: a ResNet's activation follows resnet.variant, except for \
-         variant = \"normalized\", which takes any (sweep over `variants`, or set \
-         resnet.variant = \"normalized\" to sweep its activations)"
+        "activation {activation} with ResNet variant {variant}: a ResNet's activation follows \
+         its variant, except for variant \"normalized\", which takes any (sweep activations \
+         with resnet.variant = \"normalized\", or sweep.variants = [\"normalized\"] alone; \
+         the other variants over `variants`, without `activations`)"
     )]
-    ResNetActivation { activation: String },
+    ResNetActivation { activation: String, variant: String },
     /// A sweep over normalizations of a ResNet.
     #[error(
         "normalization {normalization}: a ResNet's normalization follows resnet.variant \

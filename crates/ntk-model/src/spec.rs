@@ -251,9 +251,10 @@ impl NetSpec {
         match &mut self {
             Self::Mlp(m) => m.activation = a,
             Self::ResNet(r) if r.variant == ResNetVariant::Normalized => r.activation = Some(a),
-            Self::ResNet(_) => {
+            Self::ResNet(r) => {
                 return Err(ModelError::ResNetActivation {
                     activation: a.to_string(),
+                    variant: r.variant.to_string(),
                 });
             }
             Self::Onnx(_) => {

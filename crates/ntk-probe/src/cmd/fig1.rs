@@ -109,8 +109,11 @@ pub(crate) fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
                     .iter()
                     .find(|p| p.depth == depth && p.theta_in_deg == t)
                     .map_or(f64::NAN, |p| p.theory_phi_deg);
+                // θ as given: one decimal printed 1e-6 as 0.0 beside a theory of 0.004
+                // (eighty-ninth hostile round, N8).
                 println!(
-                    "{t:>6.1} {depth:>5} {width:>6} {m:>10.3} {th:>10.3} {:>8.3}",
+                    "{:>6} {depth:>5} {width:>6} {m:>10.3} {th:>10.3} {:>8.3}",
+                    t.to_string(),
                     m - th
                 );
             }

@@ -107,8 +107,20 @@ pub(crate) fn print_table(s: &Summary) {
         (ntk_probe::config::Protocol::Blocks, Some(b)) => {
             // One block is the whole set (`block_size` at least n: eighty-seventh hostile
             // round, N7: "mean over 1 blocks").
+            // Given blocks (`probe.blocks`) are cut by their file, not by the size
+            // (eighty-ninth hostile round, N4).
+            let given = s.provenance.as_ref().is_some_and(|p| {
+                p.config
+                    .get("probe.blocks_digest")
+                    .is_some_and(|v| !v.is_null())
+            });
+            let why = if given {
+                "probe.blocks gives one block of all rows"
+            } else {
+                "probe.block_size >= n"
+            };
             let over = match b {
-                1 => "(one block: the whole set, probe.block_size >= n; blocks.csv)".to_string(),
+                1 => format!("(one block: the whole set, {why}; blocks.csv)"),
                 b => format!("(mean over {b} blocks; each in blocks.csv)"),
             };
             println!("  lambda_min          {:.6e} {over}", s.lambda_min);

@@ -980,7 +980,7 @@ pub fn collect_as(
         super::writes_file_of(n, &protocols, writes_theory, angles)
     })?;
     ntk_files::outset::clean_dir(out, None, &super::writes_file);
-    super::say_stale_figures(out, &|n: &str| {
+    super::say_stale_figures(out, out, &|n: &str| {
         super::writes_file_of(n, &protocols, writes_theory, angles)
     });
     for (dir, why) in super::failures(out) {

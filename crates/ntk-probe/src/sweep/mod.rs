@@ -507,7 +507,9 @@ impl Sweep for ProbeSweep<'_> {
             writes_figure_of(name, &protocols)
                 && (angles || !ntk_plot::is_figure_file(name, ANGLE_FIGURE))
         };
-        sweep::foresee_stale_reports(self.out, "points", &|name| stale_figure_why(name, &draws))
+        sweep::foresee_stale_reports(self.out, "points", &|name| {
+            stale_figure_why(name, &draws, "here")
+        })
     }
 
     /// Per (setting, activation, seed), deepest first: the shallower networks share the
@@ -856,24 +858,33 @@ fn writes_figure_of(name: &str, protocols: &[&str]) -> bool {
 /// (`draws`): an earlier collect's, they show points that are gone (eighty-fourth hostile
 /// round, D4: a sweep recomputed without the blocks protocol kept `kappa_vs_depth_blocks.*`
 /// without a word). Left as they are: nothing shows them to be the tools' and not a user's.
-pub(crate) fn say_stale_figures(out: &Path, draws: &dyn Fn(&str) -> bool) {
-    sweep::say_stale_reports(out, "points", &|name| stale_figure_why(name, draws));
+/// `from`: the sweep whose figures a plot draws into `out`.
+pub(crate) fn say_stale_figures(out: &Path, from: &Path, draws: &dyn Fn(&str) -> bool) {
+    let here = match sweep::reports::same_dir(out, from) {
+        true => "here".to_string(),
+        false => format!("of {}", from.display()),
+    };
+    sweep::say_stale_figures_of(out, ("points", from), &|name| {
+        stale_figure_why(name, draws, &here)
+    });
 }
 
 /// Why the figure file `name` is not drawn by a collect or plot that `draws` what it draws;
 /// `None` where it is drawn, or is not a sweep's figure.
-fn stale_figure_why(name: &str, draws: &dyn Fn(&str) -> bool) -> Option<String> {
+/// `here`: where the points are, as the words say it (`here`, `of DIR`).
+fn stale_figure_why(name: &str, draws: &dyn Fn(&str) -> bool, here: &str) -> Option<String> {
     (writes_figure(name) && !draws(name)).then(|| {
         if ntk_plot::is_figure_file(name, ANGLE_FIGURE) {
-            return "no point here has a gradient angle (measured, or the theory's) to draw now"
-                .to_string();
+            return format!(
+                "no point {here} has a gradient angle (measured, or the theory's) to draw now"
+            );
         }
         let protocol = [Protocol::Whole, Protocol::Blocks]
             .into_iter()
             .map(|p| p.name())
             .find(|p| ntk_plot::is_figure_file(name, &format!("kappa_vs_depth_{p}")))
             .unwrap_or("its");
-        format!("no point here is of the {protocol} protocol now")
+        format!("no point {here} is of the {protocol} protocol now")
     })
 }
 

@@ -465,7 +465,7 @@ pub fn redraw(
     };
     ntk_files::places::check_replaced_in(out, &draws)?;
     ntk_files::outset::clean_dir(out, None, &super::writes_file);
-    super::say_stale_figures(out, &draws);
+    super::say_stale_figures(out, dir, &draws);
     let drawn = super::figures::Drawn {
         stems: super::figures::save(out, &planned, layout)?,
         uncaptioned: super::figures::uncaptioned(&planned, layout),

@@ -6259,3 +6259,101 @@ fn eighty_ninth_review_a_blocks_mean_near_the_bound_has_its_interval() {
     let o = run(&os(&["plot", out.to_str().unwrap()]));
     assert_clean_error("an interval beside the mean", &o, &["kappa_mean_low"]);
 }
+
+/// The eighty-ninth hostile review's notes. N2: `plot A --out F` then `plot B --out F` (a
+/// folder of figures alone) told F that A's blocks figure showed "points that are gone"; it
+/// now says they are not of B's points, which the plot draws. N4: given blocks that are one
+/// block of all rows printed `probe.block_size >= n`, a key refused beside them. N8: fig1's
+/// printed table rounded θ to one decimal (1e-6 read 0.0).
+#[test]
+fn eighty_ninth_review_notes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let both = TINY_SWEEP.replace(
+        "protocols = [\"whole\"]",
+        "protocols = [\"whole\", \"blocks\"]",
+    ) + "block_size = 4\n";
+    let (a, b, figs) = (d.join("a"), d.join("b"), d.join("figs"));
+    assert_ok("a", &run(&sweep_args(&write(d, "a.toml", &both), &a, &[])));
+    assert_ok(
+        "b",
+        &run(&sweep_args(&write(d, "b.toml", TINY_SWEEP), &b, &[])),
+    );
+    let plot = |from: &Path| run(&os(&["plot", &path(from), "--out", &path(&figs)]));
+    assert_ok("plot a", &plot(&a));
+    let o = plot(&b);
+    assert_ok("plot b", &o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("kappa_vs_depth_blocks.png")
+            && err.contains(&format!(
+                "no point of {} is of the blocks protocol",
+                b.display()
+            ))
+            && err.contains(&format!("are not of {}'s points", b.display()))
+            && !err.contains("gone"),
+        "{err}"
+    );
+    // N5: a sweep of fewer depths than the points in its directory says that its tables
+    // take the others in, dry run and run.
+    let fewer = ["--set", "sweep.depths=[1]"];
+    let bcfg = d.join("b.toml");
+    let dry: Vec<&str> = fewer.iter().copied().chain(["--dry-run"]).collect();
+    let o = run(&sweep_args(&bcfg, &b, &dry));
+    assert_ok("the dry run of fewer depths", &o);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains("beyond: ")
+            && said.contains("1 result(s) found are of no point of this config"),
+        "{said}"
+    );
+    let o = run(&sweep_args(&bcfg, &b, &fewer));
+    assert_ok("fewer depths", &o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("1 result(s) found are of no point of this config") && err.contains("depth02"),
+        "{err}"
+    );
+    // N4: one given block of all 12 rows.
+    let blocks = write(d, "one.txt", "0 1 2 3 4 5 6 7 8 9 10 11\n");
+    let cfg = write(d, "tiny.toml", TINY);
+    let o = run(&os(&[
+        "run",
+        "--config",
+        &path(&cfg),
+        "--out",
+        &path(&d.join("one")),
+        "--set",
+        "probe.protocol=\"blocks\"",
+        "--set",
+        &format!("probe.blocks={:?}", path(&blocks)),
+    ]));
+    assert_ok("one given block", &o);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains("one block: the whole set, probe.blocks gives one block of all rows")
+            && !said.contains("block_size"),
+        "{said}"
+    );
+    // N8: θ as given.
+    let o = run(&os(&[
+        "fig1",
+        "--out",
+        &path(&d.join("f1")),
+        "--depths",
+        "1",
+        "--widths",
+        "16",
+        "--seeds",
+        "1",
+        "--thetas",
+        "0.000001,179.9999",
+    ]));
+    assert_ok("fig1", &o);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        said.contains("0.000001") && said.contains("179.9999"),
+        "{said}"
+    );
+}

@@ -129,7 +129,12 @@ fn refused<S: Sweep>(
         for line in sweep.stale_reports(points) {
             println!("{line}");
         }
+        if let Some(beyond) = super::beyond_points(sweep, points)? {
+            println!("beyond: {beyond}");
+        }
         println!("{}", sweep.computes(&made));
+    } else if let Some(beyond) = super::beyond_points(sweep, points)? {
+        eprintln!("note: {beyond}");
     }
     // Nothing is made through a symbolic link under the output directory (seventh hostile
     // round: a run directory or `runs/relu` linked elsewhere was trained there, "8 run(s)

@@ -42,7 +42,9 @@ pub mod reports;
 pub use command::{Invocation, SweepCommand, run_command};
 pub use fill::{AxisFill, fill_from_axes};
 pub use lifecycle::{after_collect, check_collect, claim, dry_run, execute};
-pub use reports::{foresee_stale_reports, record_reports, say_stale_reports, settle_captions};
+pub use reports::{
+    foresee_stale_reports, record_reports, say_stale_figures_of, say_stale_reports, settle_captions,
+};
 
 /// The most points one sweep may have.
 pub const MAX_POINTS: usize = 100_000;
@@ -402,6 +404,31 @@ fn refuse_foreign(found: &[PathBuf], dirs: &[PathBuf]) -> crate::Result<()> {
         }
         .into()),
     }
+}
+
+/// The results found under the sweep's directory that no point of its config owns (kept from
+/// an earlier sweep with more points, or of another config beside `--allow-mixed`), which
+/// the collect at the sweep's end takes into its tables, said in one line (eighty-ninth
+/// hostile round, N5: the dry run planned 4 points, the tables held 6, and `collect
+/// --config` refused the 2 without a word from the sweep).
+fn beyond_points<S: Sweep>(sweep: &S, points: &[S::Point]) -> Result<Option<String>, S::Error> {
+    let dirs: Vec<PathBuf> = points.iter().map(|p| sweep.dir(p)).collect();
+    let found = sweep.found()?;
+    let beyond: Vec<&PathBuf> = found
+        .iter()
+        .filter(|p| !dirs.iter().any(|d| p.starts_with(d)))
+        .collect();
+    Ok(beyond.first().map(|first| {
+        format!(
+            "{}: {} result(s) found are of no {} of this config (the first: {}): the collect at \
+             the sweep's end takes them into its tables and figures, where `collect --config` \
+             refuses them; move them out of the directory to leave them out",
+            sweep.out().display(),
+            beyond.len(),
+            S::UNIT,
+            first.display()
+        )
+    }))
 }
 
 /// This shard's points with their states, in sweep order.

@@ -123,6 +123,33 @@ pub fn say_stale_reports(out: &Path, units: &str, why: &dyn Fn(&str) -> Option<S
     settle(out, why, &format!(", so these show {units} that are gone"));
 }
 
+/// [`say_stale_reports`] for a plot that draws the figures of `from`'s `units` (`points`,
+/// `runs`) into another directory `out`, where the figures that stand are not of `from`
+/// (eighty-ninth hostile round, N2: a folder of figures alone was told its points "are
+/// gone"). Where `out` is `from` itself, as [`say_stale_reports`].
+pub fn say_stale_figures_of(
+    out: &Path,
+    (units, from): (&str, &Path),
+    why: &dyn Fn(&str) -> Option<String>,
+) {
+    if same_dir(out, from) {
+        return say_stale_reports(out, units, why);
+    }
+    let shows = format!(
+        ", so these are not of {}'s {units}, which this plot draws",
+        from.display()
+    );
+    settle(out, why, &shows);
+}
+
+/// Whether `a` and `b` name one directory (links resolved).
+pub fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
 /// The captions (`STEM.caption.txt`) standing beside the figures this collect or plot drew
 /// without one (`uncaptioned`: their stems; a screen figure draws its note under its legend):
 /// an earlier column layout's, removed where the record proves them the tools' as written,

@@ -63,7 +63,7 @@ pub(crate) fn plot_cmd(
     };
     ntk_files::places::check_replaced_in(out, &|name: &str| names.writes(name))?;
     ntk_files::outset::clean_dir(out, None, &ntk_train::files::is_report_file);
-    ntk_train::report::say_stale(out, &names);
+    ntk_train::report::say_stale_of(out, dir, &names);
     // A plot that draws nothing leaves no directory it made.
     let written = ntk_files::outset::in_made_dir(out, || -> CliResult<_> {
         let written = ntk_train::report::save_figures(out, &figures, args.style.layout)?;

@@ -316,7 +316,13 @@ pub fn record_written(
 /// they are: nothing shows a file at those names to be the collect's and not a user's
 /// (seventy-fourth, D6: a user's `convergence.csv` was removed).
 pub fn say_stale(out: &Path, names: &ReportNames) {
-    ntk_runs::sweep::say_stale_reports(out, "runs", &|name| stale_why(name, names));
+    say_stale_of(out, out, names);
+}
+
+/// [`say_stale`] for a plot of the runs in `from` into `out` (`plot --out`), whose figures
+/// standing there are not of `from` (eighty-ninth hostile round, N2).
+pub fn say_stale_of(out: &Path, from: &Path, names: &ReportNames) {
+    ntk_runs::sweep::say_stale_figures_of(out, ("runs", from), &|name| stale_why(name, names));
 }
 
 /// Why the report file `name` is not written by a collect or plot that writes `names`;

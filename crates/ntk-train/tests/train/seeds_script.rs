@@ -1063,3 +1063,25 @@ fn a_misspelt_experiment_directory_is_refused_before_training() {
         );
     }
 }
+
+/// The eighty-ninth hostile review's N9: `park.sh save` passed over a run with epoch
+/// checkpoints and no `checkpoint.json` (its first checkpoint cut off before its pointer)
+/// with `0 saved` and no word. It is said, and not parked.
+#[test]
+fn save_says_a_run_whose_pointer_is_missing() {
+    let _guard = serial();
+    let (dir, _stub) = tree();
+    let d = dir.path();
+    let run_dir = unfinished_run(d, "last", "r1");
+    std::fs::create_dir_all(run_dir.join("checkpoints/epoch-00003")).unwrap();
+    std::fs::remove_file(run_dir.join("checkpoint.json")).unwrap();
+    let o = park(d, "save");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("runs/seeds/last/runs/r1: epoch checkpoints but no checkpoint.json")
+            && err.contains("not parked"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("0 saved"));
+    assert!(!d.join("experiments/seeds/parked/last/r1.tar").exists());
+}
