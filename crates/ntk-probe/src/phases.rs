@@ -354,7 +354,7 @@ pub fn replaced(place: &Place, (n, block): (usize, usize)) -> Option<String> {
 
 /// [`replaced`]'s words for the state `s` found at `place`.
 fn replaced_note(place: &Place, s: &State, (n, block): (usize, usize)) -> Option<String> {
-    (!place.of_this_config(s) || (s.n, s.block) != (n, block)).then(|| {
+    (!place.is_this_run(s, (n, block))).then(|| {
         format!(
             "note: {}: another run's phase files (a tiled run over n = {} inputs of another \
              config), which this run removes to keep its own: that run can no longer resume \
