@@ -129,12 +129,10 @@ fn refused<S: Sweep>(
         for line in sweep.stale_reports(points) {
             println!("{line}");
         }
-        if let Some(beyond) = super::beyond_points(sweep, points)? {
+        if let Some(beyond) = super::beyond_points(sweep, points) {
             println!("beyond: {beyond}");
         }
         println!("{}", sweep.computes(&made));
-    } else if let Some(beyond) = super::beyond_points(sweep, points)? {
-        eprintln!("note: {beyond}");
     }
     // Nothing is made through a symbolic link under the output directory (seventh hostile
     // round: a run directory or `runs/relu` linked elsewhere was trained there, "8 run(s)
@@ -159,6 +157,10 @@ fn refused<S: Sweep>(
         },
     };
     sweep.refuse(points, &planned, &recompute)?;
+    // The run says, once nothing refuses it, what its collect will take in beside its points.
+    if !print && let Some(beyond) = super::beyond_points(sweep, points) {
+        eprintln!("note: {beyond}");
+    }
     if let Some((index, why)) = fails.first() {
         let label = sweep.label(&points[*index]);
         return Err(crate::Error::WouldFail {

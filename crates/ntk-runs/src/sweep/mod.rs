@@ -411,14 +411,16 @@ fn refuse_foreign(found: &[PathBuf], dirs: &[PathBuf]) -> crate::Result<()> {
 /// the collect at the sweep's end takes into its tables, said in one line (eighty-ninth
 /// hostile round, N5: the dry run planned 4 points, the tables held 6, and `collect
 /// --config` refused the 2 without a word from the sweep).
-fn beyond_points<S: Sweep>(sweep: &S, points: &[S::Point]) -> Result<Option<String>, S::Error> {
+/// A directory whose results cannot be listed says nothing here: the sweep's own checks
+/// name what is wrong with it.
+fn beyond_points<S: Sweep>(sweep: &S, points: &[S::Point]) -> Option<String> {
     let dirs: Vec<PathBuf> = points.iter().map(|p| sweep.dir(p)).collect();
-    let found = sweep.found()?;
+    let found = sweep.found().ok()?;
     let beyond: Vec<&PathBuf> = found
         .iter()
         .filter(|p| !dirs.iter().any(|d| p.starts_with(d)))
         .collect();
-    Ok(beyond.first().map(|first| {
+    beyond.first().map(|first| {
         format!(
             "{}: {} result(s) found are of no {} of this config (the first: {}): the collect at \
              the sweep's end takes them into its tables and figures, where `collect --config` \
@@ -428,7 +430,7 @@ fn beyond_points<S: Sweep>(sweep: &S, points: &[S::Point]) -> Result<Option<Stri
             S::UNIT,
             first.display()
         )
-    }))
+    })
 }
 
 /// This shard's points with their states, in sweep order.
