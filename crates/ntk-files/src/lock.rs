@@ -75,8 +75,35 @@ fn is_lock_file(path: &Path) -> bool {
 /// other name (a hard link to it would be a user's file written through); anything else is
 /// the user's and is neither written over nor removed. `advice` ends the message.
 fn check_lock_file(path: &Path, advice: &str) -> crate::Result<()> {
-    if fs::symlink_metadata(path).is_err() || is_lock_file(path) {
+    if fs::symlink_metadata(path).is_err() {
         return Ok(());
+    }
+    if is_lock_file(path) {
+        // Another user's lock file, left by a writer gone or held by one running, which this
+        // user cannot open to take over (ninetieth hostile round, D4: the run was refused as
+        // though the directory could not be written, its dry run said `new`).
+        return match File::options().read(true).write(true).open(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                let said = fs::read_to_string(path).unwrap_or_default();
+                let holder = said.trim();
+                Err(crate::Error::OutputPath {
+                    path: path.to_path_buf(),
+                    why: format!(
+                        "a lock file this user cannot take over (another user's, or one its \
+                         filesystem keeps from change; {}): its owner removes it once that \
+                         writer has ended{advice}",
+                        match holder.is_empty() {
+                            true => "it names no writer".to_string(),
+                            false => format!(
+                                "its writer: {}",
+                                holder.chars().take(200).collect::<String>()
+                            ),
+                        }
+                    ),
+                })
+            }
+            _ => Ok(()),
+        };
     }
     Err(crate::Error::OutputPath {
         path: path.to_path_buf(),
@@ -859,5 +886,39 @@ mod tests {
         fs::create_dir(&again).unwrap();
         let _b = SweepClaim::acquire(&again, "bbbb", "config b.toml").unwrap();
         assert!(SweepClaim::acquire(&again, "aaaa", "config a.toml").is_err());
+    }
+
+    /// Ninetieth hostile round, D4: a lock file this user cannot open to take over (another
+    /// user's; here, as root, one made immutable) is refused by the place check that the run
+    /// and its dry run make, naming the lock, not the directory.
+    #[test]
+    fn a_lock_file_this_user_cannot_take_over_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("p");
+        let lock = dir.path().join(".p.ntk-lock");
+        std::fs::write(&lock, "pid 4000000: ntk-probe run --out p\n").unwrap();
+        let immutable = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(&lock)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !immutable || File::options().write(true).open(&lock).is_ok() {
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .arg(&lock)
+                .status();
+            return;
+        }
+        let e = DirLock::check_place_beside(&out).unwrap_err().to_string();
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&lock)
+            .status();
+        assert!(
+            e.contains(".p.ntk-lock")
+                && e.contains("cannot take over")
+                && e.contains("pid 4000000"),
+            "{e}"
+        );
     }
 }

@@ -286,6 +286,14 @@ fn check_rows(path: &Path, act: &Activation, points: &[Fig1Point]) -> crate::Res
                 ));
             }
         }
+        // A network has a width, as `fig1 --widths` requires (ninetieth hostile round, D3: a
+        // width of 0 was drawn, with a legend entry for a depth it had no row at).
+        if p.width == 0 {
+            return Err(bad(
+                i,
+                "width 0: a measured network has at least one unit a layer".to_string(),
+            ));
+        }
         let key = (p.theta_in_deg.to_bits(), p.depth, p.width, p.seed);
         if let Some(first) = seen.insert(key, i) {
             return Err(bad(
@@ -313,6 +321,30 @@ fn check_rows(path: &Path, act: &Activation, points: &[Fig1Point]) -> crate::Res
                 ),
             ));
         }
+    }
+    // Every network at every angle, as `fig1` measures them: each mean over the same seeds,
+    // each (depth, width) of the legend with its points (ninetieth hostile round, D3: a row
+    // removed was drawn under "mean over 2 seeds", a width edited gained a legend entry).
+    let count = |f: &dyn Fn(&Fig1Point) -> u64| {
+        points
+            .iter()
+            .map(f)
+            .collect::<std::collections::BTreeSet<u64>>()
+            .len()
+    };
+    let grid = count(&|p| p.theta_in_deg.to_bits())
+        * count(&|p| p.depth as u64)
+        * count(&|p| p.width as u64)
+        * count(&|p| p.seed);
+    if points.len() != grid {
+        return Err(crate::Error::BadTable {
+            path: path.to_path_buf(),
+            reason: format!(
+                "{} rows, where its angles, depths, widths and seeds make {grid}: fig1 measures \
+                 every network at every angle, and each point is a mean over the same seeds",
+                points.len()
+            ),
+        });
     }
     Ok(())
 }
@@ -625,10 +657,21 @@ mod tests {
         let mut twice = cells(2);
         twice[col("seed")] = cells(1)[col("seed")].clone();
         twice[col("theta_in_deg")] = cells(1)[col("theta_in_deg")].clone();
+        let mut narrow = cells(1);
+        narrow[col("width")] = "0".into();
+        let mut other_seed = cells(1);
+        other_seed[col("seed")] = "7".into();
         for (what, row, edited, says) in [
             ("cut", 1, cut, "theory_phi_deg"),
             ("NaN", 1, nan, "phi_deg NaN is not an angle"),
             ("twice", 2, twice, "is row 1's too"),
+            ("width 0", 1, narrow, "width 0"),
+            (
+                "a seed of its own",
+                1,
+                other_seed,
+                "every network at every angle",
+            ),
         ] {
             let e = with_row(row, edited);
             assert!(e.contains("fig1.csv") && e.contains(says), "{what}: {e}");

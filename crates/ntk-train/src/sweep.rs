@@ -703,17 +703,32 @@ impl Sweep for TrainSweep<'_> {
         line
     }
 
-    /// The report files the collect at the sweep's end no longer writes: those of what no
-    /// run of this config measures ([`crate::places::reports_of`]; runs of another config
-    /// stand beside only with `--allow-mixed`, which writes every name).
-    fn stale_reports(&self, points: &[RunPoint]) -> Vec<String> {
+    /// The report files the collect at the sweep's end no longer writes (those of what no
+    /// run of this config measures: [`crate::places::reports_of`]; runs of another config
+    /// stand beside only with `--allow-mixed`, which writes every name), and the runs whose
+    /// first checkpoint was cut off, which start over.
+    fn foreseen(&self, points: &[RunPoint]) -> Vec<String> {
         let Some(point) = points.first() else {
             return Vec::new();
         };
         let names = crate::places::reports_of(&point.cfg, self.allow_mixed);
-        sweep::foresee_stale_reports(self.out, "runs", &|name| {
+        let mut lines = sweep::foresee_stale_reports(self.out, "runs", &|name| {
             crate::report::stale_why(name, &names)
-        })
+        });
+        // A run whose first checkpoint was cut off before its pointer starts over, removing
+        // it: said by the dry run as the run says it (ninetieth hostile round, D2).
+        for point in points {
+            let dir = point.dir(self.out);
+            if crate::checkpoint::pointer_cut(&dir) && !dir.join("summary.json").exists() {
+                lines.push(format!(
+                    "cut: {}: its first checkpoint was cut off before checkpoint.json recorded \
+                     it (the run was killed between the two): the run removes it \
+                     (checkpoints/epoch-*) and starts over, writing its metrics and tables anew",
+                    dir.display()
+                ));
+            }
+        }
+        lines
     }
 
     /// The run directories found: `OUT` itself for a config without `[sweep]`, else those

@@ -482,7 +482,7 @@ impl Sweep for ProbeSweep<'_> {
     /// The figures the collect at the sweep's end no longer draws: those of a protocol that
     /// neither this config lists nor a point kept beside its own holds, and the angle's where
     /// no point of it may have an angle ([`Self::writes_theory_and_angles`]).
-    fn stale_reports(&self, points: &[Point]) -> Vec<String> {
+    fn foreseen(&self, points: &[Point]) -> Vec<String> {
         let mut protocols: Vec<&str> = if self.allow_mixed {
             vec![Protocol::Whole.name(), Protocol::Blocks.name()]
         } else {
@@ -1051,16 +1051,17 @@ pub(crate) fn check_numbers(path: &Path, s: &Summary) -> crate::Result<()> {
     if s.files.is_none() {
         return Ok(());
     }
-    let what = match s.protocol {
-        Protocol::Whole => whole_disagrees(path, s),
-        Protocol::Blocks => blocks_disagree(path, s),
-    }
-    .or_else(|| {
-        // A recorded fingerprint that does not match its own config is left to the merge
-        // check, which names it.
-        ntk_runs::provenance::SelfChecksum::edited(s, s.provenance.as_ref())
-            .then(|| "its fields do not match the checksum it was written with".into())
-    });
+    let what = interval_disagrees(s)
+        .or_else(|| match s.protocol {
+            Protocol::Whole => whole_disagrees(path, s),
+            Protocol::Blocks => blocks_disagree(path, s),
+        })
+        .or_else(|| {
+            // A recorded fingerprint that does not match its own config is left to the merge
+            // check, which names it.
+            ntk_runs::provenance::SelfChecksum::edited(s, s.provenance.as_ref())
+                .then(|| "its fields do not match the checksum it was written with".into())
+        });
     match what {
         Some(what) => Err(Error::SummaryEdited {
             path: path.to_path_buf(),
@@ -1068,6 +1069,37 @@ pub(crate) fn check_numbers(path: &Path, s: &Summary) -> crate::Result<()> {
         }),
         None => Ok(()),
     }
+}
+
+/// Where a summary's interval of κ ([`Summary::kappa_low`], [`Summary::kappa_high`]) is not
+/// as the run writes it: a high without a low, a low not positive and finite, a κ outside
+/// it, a singular kernel's bounded; or an interval in a summary without a checksum, which
+/// every summary written since intervals were (2026-12-04) has (ninetieth hostile round,
+/// D1: an edited interval, its checksum removed, reached both tables and the figure).
+fn interval_disagrees(s: &Summary) -> Option<String> {
+    let (low, high) = match (s.kappa_low, s.kappa_high) {
+        (None, None) => return None,
+        (None, Some(h)) => return Some(format!("kappa_high {h} without a kappa_low")),
+        (Some(l), h) => (l, h),
+    };
+    if s.checksum.is_none() {
+        return Some(format!(
+            "kappa_low {low} in a summary without a checksum (every summary that records an \
+             interval is written with one)"
+        ));
+    }
+    let slack = |k: f64| 1e-9 * k.abs();
+    let holds = match s.kappa {
+        Some(k) => low <= k + slack(k) && high.is_none_or(|h| k <= h + slack(k)),
+        None => high.is_none(),
+    };
+    (!(low.is_finite() && low > 0.0 && high.is_none_or(f64::is_finite) && holds)).then(|| {
+        format!(
+            "kappa_low {low}, kappa {}, kappa_high {}: the interval holds kappa",
+            s.kappa.map_or("inf".to_string(), |k| k.to_string()),
+            high.map_or("(unbounded)".to_string(), |h| h.to_string())
+        )
+    })
 }
 
 /// Whether two numbers written once to two files differ beyond the rounding of a mean or a

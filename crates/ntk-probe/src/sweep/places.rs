@@ -29,7 +29,10 @@ pub(super) fn check_unlisted_protocols(
         let dir = points[p.index].dir(out);
         for protocol in [Protocol::Whole, Protocol::Blocks] {
             let held = dir.join(protocol.name());
-            if !protocols.contains(&protocol) && held.symlink_metadata().is_ok() {
+            // An empty directory holds no results (ninetieth hostile round, N6).
+            let holds = held.symlink_metadata().is_ok()
+                && std::fs::read_dir(&held).map_or(true, |mut d| d.next().is_some());
+            if !protocols.contains(&protocol) && holds {
                 return Err(Error::UnlistedProtocol {
                     dir,
                     protocol: protocol.name(),

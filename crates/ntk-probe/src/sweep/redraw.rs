@@ -30,6 +30,19 @@ struct SeedRow {
     /// The blocks protocol's block size (absent in older files, empty for whole).
     #[serde(default)]
     block_size: Option<usize>,
+    /// The interval of an f32 κ near its bound (absent in files written before 2026-12-04).
+    #[serde(default)]
+    kappa_low: String,
+    #[serde(default)]
+    kappa_high: String,
+}
+
+/// What a seed's row of `results.csv` says beyond its [`SeedValue`]: whether its kernel was
+/// singular, and the interval of its κ (`kappa_low`, `kappa_high`; `inf`: unbounded).
+#[derive(Clone, Copy, Debug)]
+struct SeedFacts {
+    singular: bool,
+    interval: Option<(f64, f64)>,
 }
 
 fn bad(path: &Path, reason: String) -> crate::Error {
@@ -153,14 +166,15 @@ fn check_groups(path: &Path, groups: &[GroupRow]) -> crate::Result<()> {
             let high = g.kappa_mean_high.unwrap_or(f64::NAN);
             let holds = low.is_finite()
                 && low > 0.0
-                && low <= mean + slack
-                && (high.is_nan() || mean <= high + slack);
-            if !holds || g.kappa_mean_high.is_none() {
+                && !high.is_nan()
+                && (mean.is_infinite() || (low <= mean + slack && mean <= high + slack));
+            if !holds {
                 return Err(bad(
                     path,
                     format!(
                         "row {row}: kappa_mean_low = {}, kappa_mean = {}, kappa_mean_high = {}: \
-                         the interval holds the mean",
+                         the low bound is positive and finite, the high one a number (inf: \
+                         unbounded), and the interval holds the mean",
                         shown(low),
                         shown(mean),
                         g.kappa_mean_high.map_or("(empty)".to_string(), shown)
@@ -212,7 +226,7 @@ fn check_groups(path: &Path, groups: &[GroupRow]) -> crate::Result<()> {
 
 /// Every seed's values from `results.csv`, keyed as the groups of `summary.csv`, with
 /// whether its kernel was singular.
-fn seed_values(path: &Path) -> crate::Result<Vec<(SeedValue, bool)>> {
+fn seed_values(path: &Path) -> crate::Result<Vec<(SeedValue, SeedFacts)>> {
     let rows: Vec<SeedRow> = table(path)?;
     let keys: Vec<[String; 4]> = rows
         .iter()
@@ -251,6 +265,7 @@ fn seed_values(path: &Path) -> crate::Result<Vec<(SeedValue, bool)>> {
             }
             let angle = number(path, "min_grad_angle_deg", &r.min_grad_angle_deg)?;
             check_angle(path, i + 1, "min_grad_angle_deg", angle)?;
+            let interval = seed_interval(path, i + 1, r, kappa)?;
             let value = SeedValue {
                 protocol: r.protocol.clone(),
                 setting,
@@ -260,9 +275,55 @@ fn seed_values(path: &Path) -> crate::Result<Vec<(SeedValue, bool)>> {
                 min_grad_angle_deg: number(path, "min_grad_angle_deg", &r.min_grad_angle_deg)?,
                 blocks_of: r.block_size.map(|b| (b, r.n)),
             };
-            Ok((value, r.singular))
+            let facts = SeedFacts {
+                singular: r.singular,
+                interval,
+            };
+            Ok((value, facts))
         })
         .collect()
+}
+
+/// The row `row`'s interval of κ (`r.kappa_low`, `r.kappa_high`), as collect writes it: both
+/// or neither, `0 < kappa_low <= kappa <= kappa_high` (`inf`: unbounded) where κ is finite,
+/// a singular kernel's `kappa_high` `inf` (eighty-ninth hostile round's round 90, D1: an
+/// edited interval was drawn).
+fn seed_interval(
+    path: &Path,
+    row: usize,
+    r: &SeedRow,
+    kappa: Option<f64>,
+) -> crate::Result<Option<(f64, f64)>> {
+    let low = number(path, "kappa_low", &r.kappa_low)?;
+    let high = number(path, "kappa_high", &r.kappa_high)?;
+    let (low, high) = match (low, high) {
+        (None, None) => return Ok(None),
+        (Some(low), Some(high)) => (low, high),
+        _ => {
+            return Err(bad(
+                path,
+                format!("row {row}: kappa_low and kappa_high are given together or not at all"),
+            ));
+        }
+    };
+    let slack = |v: f64| 1e-9 * v.abs();
+    let holds = match kappa {
+        Some(k) => low <= k + slack(k) && k <= high + slack(k),
+        None => high.is_infinite(),
+    };
+    if !(low.is_finite() && low > 0.0 && !high.is_nan() && holds) {
+        return Err(bad(
+            path,
+            format!(
+                "row {row}: kappa_low = {}, kappa = {}, kappa_high = {}: the interval holds \
+                 kappa (a singular kernel's kappa_high is inf)",
+                shown(low),
+                kappa.map_or("inf".to_string(), shown),
+                shown(high)
+            ),
+        ));
+    }
+    Ok(Some((low, high)))
 }
 
 /// `summary.csv`'s groups against `results.csv`'s rows, as `collect` wrote them from those
@@ -282,7 +343,7 @@ fn check_agree(
     summary: &Path,
     groups: &[GroupRow],
     results: &Path,
-    seeds: &[(SeedValue, bool)],
+    seeds: &[(SeedValue, SeedFacts)],
 ) -> crate::Result<()> {
     // Every group of the rows has its summary row (round 26's D1: a deleted one was drawn
     // without a word).
@@ -345,7 +406,7 @@ fn check_agree(
         let rows: Vec<bool> = seeds
             .iter()
             .filter(|(v, _)| in_group(v, g))
-            .map(|&(_, singular)| singular)
+            .map(|(_, facts)| facts.singular)
             .collect();
         let singular = rows.iter().filter(|&&s| s).count();
         if (g.seeds, g.singular) != (rows.len(), singular) {
@@ -402,6 +463,43 @@ fn check_agree(
                     ),
                 ));
             }
+        }
+        // The mean's interval as collect forms it from the rows' (`collect::mean_interval`).
+        let finite: Vec<(f64, Option<(f64, f64)>)> = of_group()
+            .filter_map(|(v, facts)| v.kappa.map(|k| (k, facts.interval)))
+            .collect();
+        let from_rows = match finite.iter().any(|(_, i)| i.is_some()) {
+            false => None,
+            true => {
+                let c = finite.len() as f64;
+                let low: f64 = finite.iter().map(|(k, i)| i.map_or(*k, |i| i.0)).sum();
+                let high: f64 = finite.iter().map(|(k, i)| i.map_or(*k, |i| i.1)).sum();
+                Some((low / c, high / c))
+            }
+        };
+        let written = g.kappa_mean_low.zip(g.kappa_mean_high);
+        let agree = match (written, from_rows) {
+            (None, None) => g.kappa_mean_low.is_none() && g.kappa_mean_high.is_none(),
+            (Some(w), Some(r)) => {
+                !differs(w.0, r.0) && (w.1 == r.1 || (r.1.is_finite() && !differs(w.1, r.1)))
+            }
+            _ => false,
+        };
+        if !agree {
+            let said = |v: Option<f64>| v.map_or("(empty)".to_string(), shown);
+            return Err(bad(
+                summary,
+                format!(
+                    "row {}: kappa_mean_low = {}, kappa_mean_high = {}, where the rows of {} \
+                     give {} and {}: the tables do not agree (collect again)",
+                    i + 1,
+                    said(g.kappa_mean_low),
+                    said(g.kappa_mean_high),
+                    results.display(),
+                    said(from_rows.map(|r| r.0)),
+                    said(from_rows.map(|r| r.1))
+                ),
+            ));
         }
         if g.kappa_mean.is_infinite() != (singular == rows.len()) {
             return Err(bad(

@@ -5362,8 +5362,10 @@ fn eighty_fourth_review_stale_figures_and_blocked_points() {
     }
     // Moved out by hand, the sweep makes them again; its dry run says which figures its
     // collect will remove (D2), and the run removes them.
+    // (An empty `blocks/` left holds no results: not refused; round 90, N6.)
     for blocks in find_dirs(&out.join("runs"), "blocks") {
-        std::fs::remove_dir_all(blocks).unwrap();
+        std::fs::remove_dir_all(&blocks).unwrap();
+        std::fs::create_dir(&blocks).unwrap();
     }
     let o = run(&sweep_args(&whole, &out, &["--recompute", "--dry-run"]));
     assert_ok("the dry run", &o);
@@ -6258,6 +6260,45 @@ fn eighty_ninth_review_a_blocks_mean_near_the_bound_has_its_interval() {
     std::fs::write(out.join("summary.csv"), edited).unwrap();
     let o = run(&os(&["plot", out.to_str().unwrap()]));
     assert_clean_error("an interval beside the mean", &o, &["kappa_mean_low"]);
+    // Round 90, D1: an interval edited but still holding the mean, or a NaN bound, is held to
+    // the rows of results.csv; a row's own interval to its kappa.
+    for edit in [format!(",{}", ml * 0.99), ",NaN".to_string()] {
+        let edited = table.replacen(&format!(",{ml}"), &edit, 1);
+        std::fs::write(out.join("summary.csv"), edited).unwrap();
+        let o = run(&os(&["plot", out.to_str().unwrap()]));
+        assert_clean_error("an edited interval", &o, &["kappa_mean_low"]);
+    }
+    std::fs::write(out.join("summary.csv"), &table).unwrap();
+    assert_ok("plot again", &run(&os(&["plot", out.to_str().unwrap()])));
+    let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let low_text = format!("{:.10e}", column("results.csv", "kappa_low"));
+    let edited = results.replacen(&low_text, "9.9e9", 1);
+    assert_ne!(edited, results);
+    std::fs::write(out.join("results.csv"), edited).unwrap();
+    let o = run(&os(&["plot", out.to_str().unwrap()]));
+    assert_clean_error(
+        "a row's interval above its kappa",
+        &o,
+        &["kappa_low", "row 1"],
+    );
+    // A point's summary.json with its interval edited and its checksum removed is not
+    // reported by collect (its interval was taken into both tables).
+    let point = summaries_under(&out.join("runs")).remove(0);
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&point).unwrap()).unwrap();
+    json["kappa_low"] = serde_json::json!(9.9e9);
+    json.as_object_mut().unwrap().remove("checksum");
+    std::fs::write(&point, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    let o = run(&os(&["collect", out.to_str().unwrap()]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("in a summary without a checksum") && err.contains("not reported"),
+        "{err}"
+    );
+    if o.status.success() {
+        let table = std::fs::read_to_string(out.join("summary.csv")).unwrap_or_default();
+        assert!(!table.contains("9900000000"), "{table}");
+    }
 }
 
 /// The eighty-ninth hostile review's notes. N2: `plot A --out F` then `plot B --out F` (a

@@ -352,10 +352,11 @@ pub trait Sweep {
     fn foresee(&self, _point: &Self::Point) -> Result<Option<String>, Self::Error> {
         Ok(None)
     }
-    /// What a dry run foresees of the collect at the sweep's end: the lines of
-    /// [`foresee_stale_reports`] for the report files in the output directory that the
-    /// points of this config no longer have (eighty-ninth hostile round, D2).
-    fn stale_reports(&self, _points: &[Self::Point]) -> Vec<String> {
+    /// What a dry run says after its plan of what the run removes beside its points: the
+    /// lines of [`foresee_stale_reports`] for the report files in the output directory that
+    /// the points of this config no longer have (eighty-ninth hostile round, D2), and the
+    /// tool's own (ntk-train: a run whose first checkpoint was cut off, which starts over).
+    fn foreseen(&self, _points: &[Self::Point]) -> Vec<String> {
         Vec::new()
     }
     /// Orders this shard's planned points for making (sweep order unless the tool reuses

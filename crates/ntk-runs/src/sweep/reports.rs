@@ -215,8 +215,10 @@ fn fates(
     groups
 }
 
-/// What a dry run foresees of the collect at its run's end (eighty-ninth hostile round, D2:
-/// a dry run named none of the report files its run then removed): one line per reason and
+/// What a dry run foresees of the collect that ends its sweep (this run's, or under
+/// `--shard` the last shard's to finish: ninetieth hostile round, D6) (eighty-ninth hostile
+/// round, D2: a dry run named none of the report files its run then removed): one line per
+/// reason and
 /// fate, as [`say_stale_reports`] will say them, of the files standing in `out` that the
 /// collect will not write (`why`, from the config the run makes: a name's reason, `None` for
 /// one it may write or that is not a report file).
@@ -231,15 +233,15 @@ pub fn foresee_stale_reports(
             let fate = match fate {
                 Fate::Removed => {
                     "an earlier collect's or plot's files, as it wrote them (recorded in \
-                     .ntk-reports.json): the collect at the run's end would remove them"
+                     .ntk-reports.json): the collect that ends the sweep would remove them"
                 }
                 Fate::NotOurs => {
                     "an earlier collect's files as it wrote them, but not this user's to \
-                     remove: the collect at the run's end would say and leave them"
+                     remove: the collect that ends the sweep would say and leave them"
                 }
                 Fate::Unproven => {
-                    "not proven an earlier collect's as it wrote them: the collect at the \
-                     run's end would say and leave them"
+                    "not proven an earlier collect's as it wrote them: the collect that ends \
+                     the sweep would say and leave them"
                 }
             };
             format!(

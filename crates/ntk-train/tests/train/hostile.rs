@@ -5517,7 +5517,7 @@ fn eighty_third_review_figures_no_run_draws_now_are_said() {
         "no run here has an NTK measurement ([ntk]) to draw now",
         "test_accuracy.pdf",
         "convergence.csv: no run here carries a prediction now",
-        "the collect at the run's end would remove them",
+        "the collect that ends the sweep would remove them",
     ] {
         assert!(plan.contains(words), "{words}: {plan}");
     }
@@ -5796,6 +5796,12 @@ fn eighty_ninth_review_a_first_checkpoint_cut_before_its_pointer_starts_over() {
         .unwrap();
         let dry = run(&args(&cfg, &out, &[flags, &["--dry-run"]].concat()));
         assert_ok(&format!("{flags:?} --dry-run"), &dry);
+        // Round 90, D2: the dry run says it, as the run does.
+        let plan = String::from_utf8_lossy(&dry.stdout);
+        assert!(
+            plan.contains("cut: ") && plan.contains("its first checkpoint was cut off"),
+            "{flags:?}: {plan}"
+        );
         let o = run(&args(&cfg, &out, flags));
         assert_ok(&format!("{flags:?}"), &o);
         let err = String::from_utf8_lossy(&o.stderr);
