@@ -259,6 +259,27 @@ pub fn remove_unrecorded(run: &Path) {
     }
 }
 
+/// Why this user cannot remove the run's unrecorded epoch checkpoints ([`remove_unrecorded`]):
+/// `checkpoints/` or an `epoch-*` directory in it that it may not write (another user's, or
+/// kept from change); `None` where it can. Asked without removing anything, by the run
+/// before it cleans and by its dry run (ninety-first hostile round, D2: the run said
+/// "removed" of what it could not remove, and was then refused).
+pub fn unrecorded_unremovable(run: &Path) -> Option<String> {
+    let checkpoints = run.join("checkpoints");
+    for e in std::fs::read_dir(&checkpoints).ok()?.flatten() {
+        let epoch = e.file_name().to_string_lossy().starts_with("epoch-")
+            && e.file_type().is_ok_and(|t| t.is_dir());
+        if epoch {
+            let writable = ntk_files::outset::check_writable_unmade(&checkpoints)
+                .and_then(|()| ntk_files::outset::check_writable_unmade(&e.path()));
+            if let Err(why) = writable {
+                return Some(why.to_string());
+            }
+        }
+    }
+    None
+}
+
 /// Whether `run/checkpoints` holds an epoch checkpoint that [`remove_unfinished`] keeps:
 /// what a run without `checkpoint.json` meets as epoch checkpoints it may not delete
 /// (`run_dir::ResumeDecision::NoPointer`), asked without removing anything (a dry run).

@@ -89,6 +89,19 @@ pub(crate) fn open_run_dir(
     let lock = DirLock::acquire(out)?;
     // Asked before the dead writer's copy of the pointer is cleaned.
     let cut = checkpoint::pointer_cut(out);
+    // One this user cannot remove is refused before anything is cleaned, its writer's copy of
+    // the pointer kept (ninety-first hostile round, D2).
+    if cut && let Some(why) = checkpoint::unrecorded_unremovable(out) {
+        return Err(ntk_files::Error::OutputPath {
+            path: out.join("checkpoints"),
+            why: format!(
+                "the run's first checkpoint was cut off before checkpoint.json recorded it, and \
+                 this user cannot remove it ({why}): its owner removes it, then the run starts \
+                 over"
+            ),
+        }
+        .into());
+    }
     ntk_files::outset::clean_dir(out, None, &|f: &str| {
         RUN_FILES.contains(&f) || crate::files::is_report_file(f)
     });

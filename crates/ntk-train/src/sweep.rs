@@ -647,6 +647,16 @@ impl Sweep for TrainSweep<'_> {
                 "busy: another process is writing here ({holder})"
             )));
         }
+        // A first checkpoint cut off before its pointer that this user cannot remove: the run
+        // refuses it (ninety-first hostile round, D2).
+        if crate::checkpoint::pointer_cut(&dir)
+            && let Some(why) = crate::checkpoint::unrecorded_unremovable(&dir)
+        {
+            return Ok(Some(format!(
+                "its first checkpoint was cut off before checkpoint.json recorded it, and this \
+                 user cannot remove it ({why})"
+            )));
+        }
         // A run directory this user cannot write (another user's, `chattr +i`): a stale run
         // there cannot be cleared, nor a run written (eighty-fifth hostile round, D6: the dry
         // run said "made again" where the sweep stopped at once).
@@ -707,7 +717,7 @@ impl Sweep for TrainSweep<'_> {
     /// run of this config measures: [`crate::places::reports_of`]; runs of another config
     /// stand beside only with `--allow-mixed`, which writes every name), and the runs whose
     /// first checkpoint was cut off, which start over.
-    fn foreseen(&self, points: &[RunPoint]) -> Vec<String> {
+    fn foreseen(&self, points: &[RunPoint], planned: &[Planned]) -> Vec<String> {
         let Some(point) = points.first() else {
             return Vec::new();
         };
@@ -717,9 +727,15 @@ impl Sweep for TrainSweep<'_> {
         });
         // A run whose first checkpoint was cut off before its pointer starts over, removing
         // it: said by the dry run as the run says it (ninetieth hostile round, D2).
-        for point in points {
-            let dir = point.dir(self.out);
-            if crate::checkpoint::pointer_cut(&dir) && !dir.join("summary.json").exists() {
+        // This shard's runs that it makes (ninety-first hostile round, D1: another shard's
+        // was said), and whose checkpoint it can remove (D2: [`Sweep::foresee`] says why
+        // the others fail).
+        for p in planned.iter().filter(|p| p.state != State::Done) {
+            let dir = points[p.index].dir(self.out);
+            if crate::checkpoint::pointer_cut(&dir)
+                && !dir.join("summary.json").exists()
+                && crate::checkpoint::unrecorded_unremovable(&dir).is_none()
+            {
                 lines.push(format!(
                     "cut: {}: its first checkpoint was cut off before checkpoint.json recorded \
                      it (the run was killed between the two): the run removes it \

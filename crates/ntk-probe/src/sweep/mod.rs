@@ -482,7 +482,7 @@ impl Sweep for ProbeSweep<'_> {
     /// The figures the collect at the sweep's end no longer draws: those of a protocol that
     /// neither this config lists nor a point kept beside its own holds, and the angle's where
     /// no point of it may have an angle ([`Self::writes_theory_and_angles`]).
-    fn foreseen(&self, points: &[Point]) -> Vec<String> {
+    fn foreseen(&self, points: &[Point], _planned: &[Planned]) -> Vec<String> {
         let mut protocols: Vec<&str> = if self.allow_mixed {
             vec![Protocol::Whole.name(), Protocol::Blocks.name()]
         } else {

@@ -126,7 +126,7 @@ fn refused<S: Sweep>(
         }
         bar.finish_and_clear();
         print_plan(sweep, points, &planned, &fails, shard, recompute);
-        for line in sweep.foreseen(points) {
+        for line in sweep.foreseen(points, &planned) {
             println!("{line}");
         }
         if let Some(beyond) = super::beyond_points(sweep, points) {

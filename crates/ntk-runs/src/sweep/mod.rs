@@ -356,7 +356,8 @@ pub trait Sweep {
     /// lines of [`foresee_stale_reports`] for the report files in the output directory that
     /// the points of this config no longer have (eighty-ninth hostile round, D2), and the
     /// tool's own (ntk-train: a run whose first checkpoint was cut off, which starts over).
-    fn foreseen(&self, _points: &[Self::Point]) -> Vec<String> {
+    /// `planned`: this shard's points and their states.
+    fn foreseen(&self, _points: &[Self::Point], _planned: &[Planned]) -> Vec<String> {
         Vec::new()
     }
     /// Orders this shard's planned points for making (sweep order unless the tool reuses

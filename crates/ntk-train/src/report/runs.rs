@@ -426,6 +426,22 @@ pub fn read_runs_except(out: &Path, skip: &[PathBuf]) -> crate::Result<Vec<RunRe
             source,
         });
     }
+    // A run's config.toml that is not a regular file (a FIFO, a directory) is named, not
+    // passed over as no run (ninetieth hostile round, N2).
+    for entry in std::fs::read_dir(&runs).into_iter().flatten().flatten() {
+        let config = entry.path().join("config.toml");
+        if let Ok(m) = std::fs::symlink_metadata(&config)
+            && !m.is_file()
+        {
+            return Err(ntk_files::Error::OutputPath {
+                path: config,
+                why: "is not a regular file (a FIFO, a device, a directory or a link): a run \
+                      keeps the config it trained by there"
+                    .into(),
+            }
+            .into());
+        }
+    }
     let dirs: Vec<PathBuf> = ntk_runs::sweep::find_files(&runs, "config.toml")
         .into_iter()
         .filter_map(|p| p.parent().map(Path::to_path_buf))

@@ -5824,3 +5824,56 @@ fn eighty_ninth_review_a_first_checkpoint_cut_before_its_pointer_starts_over() {
     );
     assert!(out.join("checkpoints").is_dir());
 }
+
+/// The ninetieth hostile review's N2: a run directory whose `config.toml` is a FIFO made
+/// `collect` say "no training runs under runs/"; the file is named, not read (no wait).
+#[test]
+fn ninetieth_review_a_fifo_config_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep");
+    std::fs::create_dir_all(out.join("runs/r1")).unwrap();
+    mkfifo(&out.join("runs/r1/config.toml"));
+    let o = collect(&out);
+    assert_clean_error(
+        "a FIFO config",
+        &o,
+        &["runs/r1/config.toml", "not a regular file"],
+    );
+}
+
+/// The ninety-first hostile review, D2: a first checkpoint cut off before its pointer that
+/// this user cannot remove (here, as root, `checkpoints/` made immutable) was said "removed"
+/// by the run, which then trained beside it or was refused for another reason; the dry run
+/// said it would be removed. Both now refuse, naming why, and the writer's copy of the
+/// pointer stays for the run after the owner removes it.
+#[test]
+fn ninety_first_review_a_cut_checkpoint_this_user_cannot_remove_is_refused() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "one.toml", &TINY.replace("epochs = 2", "epochs = 1"));
+    let out = d.join("run");
+    assert_ok("the run", &run(&args(&cfg, &out, &[])));
+    std::fs::remove_file(out.join("summary.json")).unwrap();
+    let copy = out.join("checkpoint.json.ntk-tmp-999999");
+    std::fs::rename(out.join("checkpoint.json"), &copy).unwrap();
+    let chattr = |flag: &str| {
+        std::process::Command::new("chattr")
+            .arg(flag)
+            .arg(out.join("checkpoints"))
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !chattr("+i") {
+        return;
+    }
+    let dry = run(&args(&cfg, &out, &["--dry-run"]));
+    let o = run(&args(&cfg, &out, &[]));
+    chattr("-i");
+    assert_clean_error("its dry run", &dry, &["cannot remove it"]);
+    assert!(!String::from_utf8_lossy(&dry.stdout).contains("cut: "));
+    assert_clean_error("the run", &o, &["checkpoints", "cannot remove it"]);
+    assert!(copy.is_file(), "the writer's copy of the pointer stays");
+    assert_ok("once removable", &run(&args(&cfg, &out, &[])));
+    assert!(out.join("summary.json").is_file());
+}
