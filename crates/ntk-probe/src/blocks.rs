@@ -71,6 +71,19 @@ pub fn kappa_interval(lambda_min: f64, lambda_max: f64, t: f64) -> (Option<f64>,
     (low, high)
 }
 
+/// Whether an interval of κ is as the probe writes one: `low` positive and finite, `high` a
+/// number (`inf`: unbounded), and a finite `kappa` within them to the 1e-9 of numbers written
+/// and read back; a singular kernel's (`kappa` `None`) unbounded above. A summary's
+/// ([`crate::run::Summary::kappa_low`]) and a `results.csv` row's alike.
+pub(crate) fn interval_holds(low: f64, kappa: Option<f64>, high: f64) -> bool {
+    let slack = |k: f64| 1e-9 * k.abs();
+    let holds = match kappa {
+        Some(k) => low <= k + slack(k) && k <= high + slack(k),
+        None => high.is_infinite(),
+    };
+    low.is_finite() && low > 0.0 && !high.is_nan() && holds
+}
+
 impl BlockRow {
     /// The sample indices of [`BlockRow::samples`].
     pub fn sample_indices(&self) -> crate::Result<Vec<usize>> {

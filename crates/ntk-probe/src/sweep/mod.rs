@@ -490,16 +490,9 @@ impl Sweep for ProbeSweep<'_> {
         };
         // A point of this config holding another protocol's results beside (made before that
         // protocol left the list): its figure is drawn still.
-        for path in self.found().unwrap_or_default() {
-            let protocol = path.parent().and_then(Path::file_name);
-            let protocol = [Protocol::Whole, Protocol::Blocks]
-                .into_iter()
-                .map(|p| p.name())
-                .find(|p| protocol.is_some_and(|name| name == *p));
-            if let Some(p) = protocol
-                && !protocols.contains(&p)
-            {
-                protocols.push(p);
+        for (_, s) in read_summaries_at(self.out).unwrap_or_default() {
+            if !protocols.contains(&s.protocol.name()) {
+                protocols.push(s.protocol.name());
             }
         }
         let (_, angles) = self.writes_theory_and_angles(points);
@@ -1088,12 +1081,8 @@ fn interval_disagrees(s: &Summary) -> Option<String> {
              interval is written with one)"
         ));
     }
-    let slack = |k: f64| 1e-9 * k.abs();
-    let holds = match s.kappa {
-        Some(k) => low <= k + slack(k) && high.is_none_or(|h| k <= h + slack(k)),
-        None => high.is_none(),
-    };
-    (!(low.is_finite() && low > 0.0 && high.is_none_or(f64::is_finite) && holds)).then(|| {
+    let holds = crate::blocks::interval_holds(low, s.kappa, high.unwrap_or(f64::INFINITY));
+    (!(high.is_none_or(f64::is_finite) && holds)).then(|| {
         format!(
             "kappa_low {low}, kappa {}, kappa_high {}: the interval holds kappa",
             s.kappa.map_or("inf".to_string(), |k| k.to_string()),

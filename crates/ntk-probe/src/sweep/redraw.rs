@@ -306,12 +306,7 @@ fn seed_interval(
             ));
         }
     };
-    let slack = |v: f64| 1e-9 * v.abs();
-    let holds = match kappa {
-        Some(k) => low <= k + slack(k) && k <= high + slack(k),
-        None => high.is_infinite(),
-    };
-    if !(low.is_finite() && low > 0.0 && !high.is_nan() && holds) {
+    if !crate::blocks::interval_holds(low, kappa, high) {
         return Err(bad(
             path,
             format!(

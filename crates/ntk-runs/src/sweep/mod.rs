@@ -390,10 +390,7 @@ pub struct Planned {
 /// under none of the points' directories `dirs`): the tables would mix it in with the
 /// config's own.
 fn refuse_foreign(found: &[PathBuf], dirs: &[PathBuf]) -> crate::Result<()> {
-    let foreign: Vec<&PathBuf> = found
-        .iter()
-        .filter(|p| !dirs.iter().any(|d| p.starts_with(d)))
-        .collect();
+    let foreign = outside(found, dirs);
     match foreign.first() {
         None => Ok(()),
         Some(first) => Err(ntk_files::Error::OutputPath {
@@ -418,10 +415,7 @@ fn refuse_foreign(found: &[PathBuf], dirs: &[PathBuf]) -> crate::Result<()> {
 fn beyond_points<S: Sweep>(sweep: &S, points: &[S::Point]) -> Option<String> {
     let dirs: Vec<PathBuf> = points.iter().map(|p| sweep.dir(p)).collect();
     let found = sweep.found().ok()?;
-    let beyond: Vec<&PathBuf> = found
-        .iter()
-        .filter(|p| !dirs.iter().any(|d| p.starts_with(d)))
-        .collect();
+    let beyond = outside(&found, &dirs);
     beyond.first().map(|first| {
         format!(
             "{}: {} result(s) found are of no {} of this config (the first: {}): the collect at \
@@ -433,6 +427,16 @@ fn beyond_points<S: Sweep>(sweep: &S, points: &[S::Point]) -> Option<String> {
             first.display()
         )
     })
+}
+
+/// The results of `found` that lie under none of the points' directories `dirs`: what
+/// `collect --config` refuses ([`refuse_foreign`]) and a sweep's collect takes in
+/// ([`beyond_points`]).
+fn outside<'a>(found: &'a [PathBuf], dirs: &[PathBuf]) -> Vec<&'a PathBuf> {
+    found
+        .iter()
+        .filter(|p| !dirs.iter().any(|d| p.starts_with(d)))
+        .collect()
 }
 
 /// This shard's points with their states, in sweep order.
