@@ -5,7 +5,10 @@
 # unfinished run of runs/seeds (its files and its current checkpoint only) into
 # experiments/seeds/parked/<line>/<run id>.tar, to be committed; `restore` (run.sh calls
 # it first) unpacks each parked run whose line has no such run here yet, so the queue
-# resumes from its checkpoint, which ntk-train verifies (SHA-256 of every file).
+# resumes from its checkpoint, which ntk-train verifies (SHA-256 of every file). Each
+# tarball carries the SHA-256 sums of its files (PARKED.sha256); restore holds the unpacked
+# files to them, and a damaged tarball is moved aside (<run id>.tar.damaged), not restored:
+# its run starts again and the rest of its queue line trains.
 #
 #   bash experiments/seeds/park.sh save       # before a session ends; then commit parked/
 #   bash experiments/seeds/park.sh restore    # on a new machine (run.sh does it)
@@ -34,6 +37,9 @@ source experiments/seeds/links.sh
 
 parked=experiments/seeds/parked
 seeds=runs/seeds
+# The file in each tarball with the SHA-256 sums of its other files (save writes it,
+# restore checks and removes it).
+SUMS=PARKED.sha256
 
 usage() {
     echo "usage: bash experiments/seeds/park.sh save|restore|list" >&2
@@ -163,6 +169,12 @@ save() {
                 failed=$((failed + 1))
                 continue
             fi
+            # The sums of the files packed, inside the tarball: restore holds the unpacked
+            # files to them (ninetieth hostile round, N4: a checkpoint damaged in its tarball
+            # was restored, and ntk-train's refusal of it failed its whole queue line).
+            local sums
+            sums="$(cd "$stage" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum)"
+            printf '%s\n' "$sums" > "$stage/$SUMS"
             mkdir -p "$parked/$line"
             tmp="$parked/$line/.$id.tar.park-tmp-$$"
             # Sorted names, no owners or times: the same checkpoint gives the same bytes.
@@ -301,6 +313,18 @@ restore() {
             echo "park: $tarball: could not be unpacked as a run (no checkpoint.json): not restored" >&2
             failed=$((failed + 1))
             continue
+        fi
+        # Held to the sums packed with it (tarballs parked before 2026-12-05 have none): a
+        # damaged one is moved aside, kept, and its run starts again; the queue goes on.
+        if [ -f "$tmp/$SUMS" ]; then
+            if ! (cd "$tmp" && sha256sum --quiet --strict -c "$SUMS" > /dev/null 2>&1); then
+                rm -rf "$tmp"
+                mv -n "$tarball" "$tarball.damaged"
+                echo "park: $tarball: damaged (its files do not match the SHA-256 sums packed with them): not restored, moved to $tarball.damaged; the run starts again" >&2
+                failed=$((failed + 1))
+                continue
+            fi
+            rm -f "$tmp/$SUMS"
         fi
         mv "$tmp" "$dest"
         echo "park: restored $dest"

@@ -119,6 +119,12 @@ pub enum Error {
         len: usize,
         max: usize,
     },
+    /// A row's field that does not read as its column's type.
+    #[error("{name}: {field}")]
+    CsvField {
+        name: String,
+        field: Box<crate::table::BadField>,
+    },
     /// A CSV table cannot be written or parsed; `name` is the file (or what it is).
     #[error("{name}: {source}")]
     Csv {

@@ -228,15 +228,19 @@ pub fn read(out: &Path) -> crate::Result<(Activation, Vec<Fig1Point>)> {
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            Activation::parse_words(&p.activation).ok_or_else(|| crate::Error::BadTable {
+            Activation::read_words(&p.activation).map_err(|e| crate::Error::BadTable {
                 path: path.clone(),
-                reason: format!(
-                    "row {}: activation {:?} is not an activation ({}), nor one with its \
-                     parameter in range",
-                    i + 1,
-                    p.activation,
-                    ActivationKind::list()
-                ),
+                reason: match e {
+                    ntk_model::activation::WordsError::Param(e) => {
+                        format!("row {}: activation {:?}: {e}", i + 1, p.activation)
+                    }
+                    ntk_model::activation::WordsError::Unknown => format!(
+                        "row {}: activation {:?} is not an activation ({})",
+                        i + 1,
+                        p.activation,
+                        ActivationKind::list()
+                    ),
+                },
             })
         })
         .collect::<crate::Result<Vec<Activation>>>()?;
@@ -579,6 +583,17 @@ mod tests {
             e.contains("fig1.csv") && e.contains("relu (row 1)") && e.contains("tanh (row 2)"),
             "{e}"
         );
+        // Round 91, N4: a seed that is no seed is named by its column, counted from 1.
+        let mut lines: Vec<String> = text.lines().map(String::from).collect();
+        let mut fields: Vec<&str> = lines[16].split(',').collect();
+        fields[4] = "-1";
+        lines[16] = fields.join(",");
+        std::fs::write(dir.path().join("fig1.csv"), lines.join("\n") + "\n").unwrap();
+        let e = redraw(dir.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("fig1.csv: line 17, column 5 (seed): \"-1\": invalid digit"),
+            "{e}"
+        );
         // Thirty-fifth hostile round, D1: a name that is no activation, or a parameter out of
         // range, was drawn as ReLU's figure; now refused naming the row and the value, as
         // `--activation` refuses it. The same activation spelled two ways is one (N1).
@@ -591,16 +606,26 @@ mod tests {
             std::fs::write(dir.path().join("fig1.csv"), lines.join("\n") + "\n").unwrap();
             redraw(dir.path())
         };
-        for bad in [
-            "bogus",
-            "Leaky_ReLU(alpha=0.1)",
-            "leaky_relu(alpha=nan)",
-            "leaky_relu(alpha=5)",
-        ] {
+        for bad in ["bogus", "Leaky_ReLU(alpha=0.1)"] {
             let e = with_activations(bad, bad).unwrap_err().to_string();
             assert!(
                 e.contains("fig1.csv")
                     && e.contains(&format!("row 1: activation {bad:?} is not an activation")),
+                "{bad}: {e}"
+            );
+        }
+        // A parameter out of range is refused with its range (round 91, N6).
+        for (bad, value) in [
+            ("leaky_relu(alpha=nan)", "NaN"),
+            ("leaky_relu(alpha=5)", "5.0"),
+        ] {
+            let e = with_activations(bad, bad).unwrap_err().to_string();
+            assert!(
+                e.contains("fig1.csv")
+                    && e.contains(&format!(
+                        "row 1: activation {bad:?}: leaky_relu's negative slope alpha = {value} \
+                         must be finite, in [-1, 1]"
+                    )),
                 "{bad}: {e}"
             );
         }

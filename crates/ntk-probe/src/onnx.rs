@@ -144,6 +144,15 @@ pub struct OnnxSummary {
     /// otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_error: Option<f64>,
+    /// The least κ of the exact kernel that the measured error (or the worst-case bound)
+    /// allows, as `ntk-probe run`'s summary records it (`crate::run::Summary::kappa_low`;
+    /// ninetieth hostile round, N3: the interval was only in `note`'s text). Absent where
+    /// nothing was decided near the bound, and in summaries written before 2026-12-05.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kappa_low: Option<f64>,
+    /// The greatest; absent beside `kappa_low` where the error does not resolve `λ_min`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kappa_high: Option<f64>,
     pub min_grad_angle_deg: Option<f64>,
     pub min_grad_angle_pair: Option<[usize; 2]>,
     pub kernel_seconds: f64,
@@ -196,6 +205,12 @@ impl ntk_runs::sweep::Recorded for OnnxSummary {
                         (self.rank, self.kappa.is_none()),
                     )
                 })
+            })
+            .or_else(|| {
+                crate::sweep::interval_disagrees(
+                    (self.kappa, self.kappa_low, self.kappa_high),
+                    self.checksum.is_some(),
+                )
             })
             .or_else(|| {
                 ntk_runs::provenance::SelfChecksum::edited(self, Some(&self.provenance))
@@ -392,6 +407,8 @@ pub fn run(
         rank: summary.rank,
         note: decided.note,
         measured_error: decided.measured_error,
+        kappa_low: decided.interval.map(|i| i.0),
+        kappa_high: decided.interval.and_then(|i| i.1),
         min_grad_angle_deg: angle.map(|a| a.deg),
         min_grad_angle_pair: angle.map(|a| [a.i, a.j]),
         kernel_seconds,

@@ -281,9 +281,20 @@ pub fn fingerprint(config: &FlatConfig) -> String {
     )
 }
 
-fn show(v: Option<&Value>) -> String {
+/// Keys a config leaves out of its record at their default, so that the fingerprints of
+/// results recorded before the key existed still match, with that default as the diff says
+/// it (eighty-ninth hostile round, N1: `probe.eigen: "tiled" -> (absent)` where the user had
+/// set `probe.eigen = "full"`).
+pub const LEFT_OUT_AT_DEFAULT: &[(&str, &str)] = &[("probe.eigen", "\"full\"")];
+
+/// A value of `key` as a diff says it: `(absent)` where the config has no such key, its
+/// default where the config leaves it out at that default ([`LEFT_OUT_AT_DEFAULT`]).
+fn show(key: &str, v: Option<&Value>) -> String {
     match v {
-        None => "(absent)".into(),
+        None => LEFT_OUT_AT_DEFAULT
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or("(absent)".into(), |(_, d)| format!("{d} (the default)")),
         Some(Value::String(s)) if s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) => {
             // A digest: its first 12 digits say enough.
             format!("{}..", &s[..12])
@@ -315,7 +326,13 @@ pub fn diff(recorded: &FlatConfig, now: &FlatConfig) -> Vec<String> {
     };
     keys.into_iter()
         .filter(|k| text(recorded.get(*k)) != text(now.get(*k)) && !table_line(k))
-        .map(|k| format!("{k}: {} -> {}", show(recorded.get(k)), show(now.get(k))))
+        .map(|k| {
+            format!(
+                "{k}: {} -> {}",
+                show(k, recorded.get(k)),
+                show(k, now.get(k))
+            )
+        })
         .collect()
 }
 
@@ -349,6 +366,18 @@ mod diff_tests {
         assert_eq!(
             diff(&with, &without),
             ["ntk.every: 1 -> (absent)", "ntk.n: 10 -> (absent)"]
+        );
+    }
+
+    /// Eighty-ninth hostile round, N1: a key left out at its default is said as that default.
+    #[test]
+    fn a_key_left_out_at_its_default_is_said_as_it() {
+        let tiled: FlatConfig = [("probe.eigen".to_string(), Value::from("tiled"))]
+            .into_iter()
+            .collect();
+        assert_eq!(
+            diff(&tiled, &FlatConfig::new()),
+            ["probe.eigen: \"tiled\" -> \"full\" (the default)"]
         );
     }
 }

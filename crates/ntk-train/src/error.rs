@@ -324,6 +324,13 @@ pub enum Error {
         }
     )]
     NoTrainingRuns { out: PathBuf, probe_sweep: bool },
+    /// An `--out` that is an ntk-probe sweep's directory ([`crate::files::is_probe_sweep`]).
+    #[error(
+        "{}: an ntk-probe sweep's directory (runs/<activation>/...), not a training run's: \
+         use ntk-probe on it (`ntk-probe sweep`, `ntk-probe collect`), or choose another --out",
+        .out.display()
+    )]
+    ProbeSweep { out: PathBuf },
     /// A config text that does not parse.
     #[error(transparent)]
     Toml(#[from] toml::de::Error),

@@ -25,6 +25,24 @@ pub fn is_figure_file(name: &str) -> bool {
         .any(|stem| ntk_plot::is_figure_file(name, stem))
 }
 
+/// True where `out` looks like an ntk-probe sweep's directory: an entry of `out/runs/` named
+/// as an activation (`runs/relu/depth02/...`), where a training sweep's runs are named
+/// `depth008_relu_...` (round 91, N5: `ntk-train sweep --out` of a probe sweep said only
+/// "holds files that are not a run's", where `collect` named the tool to use).
+pub fn is_probe_sweep(out: &std::path::Path) -> bool {
+    std::fs::read_dir(out.join("runs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            e.file_type().is_ok_and(|t| t.is_dir())
+                && e.file_name()
+                    .to_str()
+                    .and_then(ntk_model::ActivationKind::parse)
+                    .is_some()
+        })
+}
+
 /// The tables every collect writes.
 pub const TABLES: [&str; 3] = ["sweep.csv", "best.csv", "compare.csv"];
 

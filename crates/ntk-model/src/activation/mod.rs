@@ -226,6 +226,17 @@ pub enum ParamError {
     },
 }
 
+/// Why [`Activation::read_words`] refuses its words.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum WordsError {
+    /// Not a family's name, nor `name(symbol=value)` with a number.
+    #[error("not an activation")]
+    Unknown,
+    /// A family's parameter outside its range.
+    #[error(transparent)]
+    Param(ParamError),
+}
+
 /// Declares the activations: each entry is `Variant => module::Type`, the type living in
 /// `module.rs` of this directory. Generates the module declarations, [`ActivationKind`] (the
 /// config names, serde's snake_case of the variant) and [`Activation`] (the resolved value),
@@ -385,19 +396,31 @@ impl Activation {
     /// (`norm_relu(kink=-0.2)`, as the config key `model.kink` and the flag `--kink` say it;
     /// twenty-fifth hostile round, N7); `None` for anything else or a parameter out of range.
     pub fn parse_words(words: &str) -> Option<Self> {
+        Self::read_words(words).ok()
+    }
+
+    /// [`Self::parse_words`] with the reason it refuses: words that name no activation, or a
+    /// family's parameter out of its range, the range named (round 91, N6: `leaky_relu(alpha=2)`
+    /// was refused without `[-1, 1]`).
+    pub fn read_words(words: &str) -> Result<Self, WordsError> {
         let words = words.trim();
         let Some((name, rest)) = words.split_once('(') else {
-            return ActivationKind::parse(words).map(|k| Self::new(k, None));
+            return ActivationKind::parse(words)
+                .map(|k| Self::new(k, None))
+                .ok_or(WordsError::Unknown);
         };
-        let kind = ActivationKind::parse(name.trim())?;
-        let p = kind.param()?;
-        let (symbol, value) = rest.strip_suffix(')')?.split_once('=')?;
+        let kind = ActivationKind::parse(name.trim()).ok_or(WordsError::Unknown)?;
+        let p = kind.param().ok_or(WordsError::Unknown)?;
+        let (symbol, value) = rest
+            .strip_suffix(')')
+            .and_then(|r| r.split_once('='))
+            .ok_or(WordsError::Unknown)?;
         let symbol = symbol.trim();
         if symbol != p.symbol && (symbol != p.meaning || p.meaning.contains(' ')) {
-            return None;
+            return Err(WordsError::Unknown);
         }
-        let value: f64 = value.trim().parse().ok()?;
-        Self::checked(kind, Some(value)).ok()
+        let value: f64 = value.trim().parse().map_err(|_| WordsError::Unknown)?;
+        Self::checked(kind, Some(value)).map_err(WordsError::Param)
     }
 
     /// The moments in closed form where one is known, else by quadrature.

@@ -69,12 +69,13 @@ pub(crate) fn parse_activation(
     words: &str,
     kink: Option<f64>,
 ) -> CliResult<ntk_model::Activation> {
-    let act = ntk_model::Activation::parse_words(words).ok_or_else(|| {
-        format!(
-            "{key} {words}: not an activation ({}), nor one with its parameter in range, such \
-             as norm_relu(b=-0.2) or leaky_relu(alpha=0.1)",
+    let act = ntk_model::Activation::read_words(words).map_err(|e| match e {
+        ntk_model::activation::WordsError::Param(e) => format!("{key} {words}: {e}"),
+        ntk_model::activation::WordsError::Unknown => format!(
+            "{key} {words}: not an activation ({}), such as relu, norm_relu(b=-0.2) or \
+             leaky_relu(alpha=0.1)",
             ActivationKind::list()
-        )
+        ),
     })?;
     Ok(match (act.kind(), words.contains('('), kink) {
         (ActivationKind::NormRelu, false, Some(b)) => {

@@ -358,6 +358,22 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
                 (ntk_runs::sweep::State::New, _) => "it would be computed",
                 _ => "it would be computed again",
             };
+            // The set is replaced whole: a run without --save-weights does not write the
+            // weights a finished set's --save-weights left, so they go (ninetieth hostile
+            // round, N5: the dry run did not name them).
+            let weights: Vec<&str> = ["weights.safetensors", "outputs.npy"]
+                .into_iter()
+                .filter(|f| !args.save_weights && out.join(f).is_file())
+                .collect();
+            let then = match weights.as_slice() {
+                [] => then.to_string(),
+                _ if then.starts_with("--resume keeps") => then.to_string(),
+                files => format!(
+                    "{then}, its set replaced whole: {} (of an earlier --save-weights) removed; \
+                     pass --save-weights to write them again",
+                    files.join(" and ")
+                ),
+            };
             DryRunAnswer {
                 out: Some(out.display().to_string()),
                 state: state.label(),
@@ -366,7 +382,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
                     "the NTK of n = {} inputs on {} {}",
                     inputs.n, compute.backend, compute.precision
                 ),
-                then: then.to_string(),
+                then,
             }
             .print(args.json);
             return Ok(());

@@ -1044,7 +1044,7 @@ pub(crate) fn check_numbers(path: &Path, s: &Summary) -> crate::Result<()> {
     if s.files.is_none() {
         return Ok(());
     }
-    let what = interval_disagrees(s)
+    let what = interval_disagrees((s.kappa, s.kappa_low, s.kappa_high), s.checksum.is_some())
         .or_else(|| match s.protocol {
             Protocol::Whole => whole_disagrees(path, s),
             Protocol::Blocks => blocks_disagree(path, s),
@@ -1069,23 +1069,27 @@ pub(crate) fn check_numbers(path: &Path, s: &Summary) -> crate::Result<()> {
 /// it, a singular kernel's bounded; or an interval in a summary without a checksum, which
 /// every summary written since intervals were (2026-12-04) has (ninetieth hostile round,
 /// D1: an edited interval, its checksum removed, reached both tables and the figure).
-fn interval_disagrees(s: &Summary) -> Option<String> {
-    let (low, high) = match (s.kappa_low, s.kappa_high) {
+/// An ONNX summary's interval is held alike (ninetieth hostile round, N3).
+pub(crate) fn interval_disagrees(
+    (kappa, low, high): (Option<f64>, Option<f64>, Option<f64>),
+    sealed: bool,
+) -> Option<String> {
+    let (low, high) = match (low, high) {
         (None, None) => return None,
         (None, Some(h)) => return Some(format!("kappa_high {h} without a kappa_low")),
         (Some(l), h) => (l, h),
     };
-    if s.checksum.is_none() {
+    if !sealed {
         return Some(format!(
             "kappa_low {low} in a summary without a checksum (every summary that records an \
              interval is written with one)"
         ));
     }
-    let holds = crate::blocks::interval_holds(low, s.kappa, high.unwrap_or(f64::INFINITY));
+    let holds = crate::blocks::interval_holds(low, kappa, high.unwrap_or(f64::INFINITY));
     (!(high.is_none_or(f64::is_finite) && holds)).then(|| {
         format!(
             "kappa_low {low}, kappa {}, kappa_high {}: the interval holds kappa",
-            s.kappa.map_or("inf".to_string(), |k| k.to_string()),
+            kappa.map_or("inf".to_string(), |k| k.to_string()),
             high.map_or("(unbounded)".to_string(), |h| h.to_string())
         )
     })

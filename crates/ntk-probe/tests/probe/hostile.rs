@@ -1991,6 +1991,22 @@ fn no_silent_wrong_results() {
         String::from_utf8_lossy(&o.stdout).contains("kept"),
         "now it is kept"
     );
+    // Round 90, N5: a plain rerun without --save-weights replaces the set whole; its dry run
+    // names the weights it removes, and the run removes them.
+    let dry = run(&ntk_args(&cfg, &out, &["--dry-run"]));
+    assert_ok("plain dry run", &dry);
+    let said = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        said.contains(
+            "computed again, its set replaced whole: weights.safetensors and \
+                       outputs.npy (of an earlier --save-weights) removed"
+        ),
+        "{said}"
+    );
+    let dry = run(&ntk_args(&cfg, &out, &["--dry-run", "--save-weights"]));
+    assert!(!String::from_utf8_lossy(&dry.stdout).contains("replaced whole"));
+    assert_ok("plain rerun", &run(&ntk_args(&cfg, &out, &[])));
+    assert!(!out.join("weights.safetensors").exists() && !out.join("outputs.npy").exists());
 
     // The blocks protocol with a remainder of one sample (n = 13, blocks of 4).
     let out = d.join("b");
@@ -3943,6 +3959,23 @@ fn twenty_fourth_review() {
         &o,
         &["--activations leaky_relu(alpha=0.1,alpha=0.2): not an activation"],
     );
+    // A parameter out of its range is refused with the range (round 91, N6).
+    let o = run(&os(&[
+        "activations",
+        "--activations",
+        "leaky_relu(alpha=2)",
+        "--out",
+        d.join("ac").to_str().unwrap(),
+    ]));
+    assert_clean_error(
+        "a parameter out of range",
+        &o,
+        &[
+            "--activations leaky_relu(alpha=2): leaky_relu's negative slope alpha = 2.0 must be \
+           finite, in [-1, 1]",
+        ],
+    );
+    assert!(!d.join("ac").exists());
 
     let training = write(
         d,
@@ -6299,6 +6332,21 @@ fn eighty_ninth_review_a_blocks_mean_near_the_bound_has_its_interval() {
         let table = std::fs::read_to_string(out.join("summary.csv")).unwrap_or_default();
         assert!(!table.contains("9900000000"), "{table}");
     }
+    // Round 91, N1: a summary with no interval nor checksum (as an older build wrote it)
+    // whose note gives an interval is collected with a word: its kappa is taken as exact.
+    json.as_object_mut().unwrap().remove("kappa_low");
+    json.as_object_mut().unwrap().remove("kappa_high");
+    std::fs::write(&point, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    let o = run(&os(&["collect", out.to_str().unwrap()]));
+    assert_ok("collect of an older summary", &o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "warning: {}: records no interval of kappa",
+            point.display()
+        )) && err.contains("the tables take its kappa as exact"),
+        "{err}"
+    );
 }
 
 /// The eighty-ninth hostile review's notes. N2: `plot A --out F` then `plot B --out F` (a

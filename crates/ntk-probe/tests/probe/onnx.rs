@@ -445,6 +445,22 @@ fn an_f32_kernel_the_bound_calls_singular_is_decided_by_its_measured_error() {
         "{interval:?} {kappa64}"
     );
     assert!(s64.get("note").is_none() && s64.get("measured_error").is_none());
+    // The interval is in the summary as numbers, as `ntk-probe run`'s (ninetieth hostile
+    // round, N3), holding f64's kappa; the note's are them to its 7 digits.
+    let (low, high) = (
+        s32["kappa_low"].as_f64().unwrap(),
+        s32["kappa_high"].as_f64().unwrap(),
+    );
+    assert!(low <= kappa64 && kappa64 <= high, "{s32}");
+    assert!(
+        (low - interval[0]).abs() <= 1e-6 * low,
+        "{low} {interval:?}"
+    );
+    assert!(
+        (high - interval[1]).abs() <= 1e-6 * high,
+        "{high} {interval:?}"
+    );
+    assert!(s64.get("kappa_low").is_none() && s64.get("kappa_high").is_none());
     let (again, kept, _) = run("f32", &["--resume"]);
     assert!(
         stderr(&again).contains("kept (--resume)"),

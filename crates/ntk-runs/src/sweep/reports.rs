@@ -112,6 +112,44 @@ enum Fate {
     Unproven,
 }
 
+impl Fate {
+    /// What the files are, as a collect says them and a dry run foresees them.
+    fn what(self) -> &'static str {
+        match self {
+            Fate::Removed => {
+                "an earlier collect's or plot's files, as it wrote them (recorded in \
+                 .ntk-reports.json)"
+            }
+            Fate::NotOurs => {
+                "an earlier collect's files as it wrote them, but not this user's to remove \
+                 (another user's, or in a directory this user cannot change)"
+            }
+            Fate::Unproven => {
+                "not proven an earlier collect's as it wrote them (a user's, edited since, or \
+                 written before collects recorded their files)"
+            }
+        }
+    }
+
+    /// What the collect did with them, and how loud it says so.
+    fn done(self) -> (&'static str, &'static str) {
+        match self {
+            Fate::Removed => ("note", "removed"),
+            Fate::NotOurs | Fate::Unproven => ("warning", "left as they are"),
+        }
+    }
+
+    /// What the collect that ends a sweep would do with them.
+    fn foreseen(self) -> &'static str {
+        match self {
+            Fate::Removed => "the collect that ends the sweep would remove them",
+            Fate::NotOurs | Fate::Unproven => {
+                "the collect that ends the sweep would say and leave them"
+            }
+        }
+    }
+}
+
 /// The report files standing in `out` that this collect or plot does not write now: `why`
 /// gives, for a file name, the reason it is not written (`None`: written now, or not a
 /// report file). Those the record proves the tools' ([`record_reports`]: as a collect or plot
@@ -230,24 +268,12 @@ pub fn foresee_stale_reports(
     fates(out, why, false)
         .into_iter()
         .map(|((why, fate), group)| {
-            let fate = match fate {
-                Fate::Removed => {
-                    "an earlier collect's or plot's files, as it wrote them (recorded in \
-                     .ntk-reports.json): the collect that ends the sweep would remove them"
-                }
-                Fate::NotOurs => {
-                    "an earlier collect's files as it wrote them, but not this user's to \
-                     remove: the collect that ends the sweep would say and leave them"
-                }
-                Fate::Unproven => {
-                    "not proven an earlier collect's as it wrote them: the collect that ends \
-                     the sweep would say and leave them"
-                }
-            };
             format!(
-                "reports: {}: {}: {why}, so these would show {units} that are gone; {fate}",
+                "reports: {}: {}: {why}, so these would show {units} that are gone; {}: {}",
                 out.display(),
-                group.join(", ")
+                group.join(", "),
+                fate.what(),
+                fate.foreseen()
             )
         })
         .collect()
@@ -256,27 +282,12 @@ pub fn foresee_stale_reports(
 /// [`say_stale_reports`] with `gone` after each reason.
 fn settle(out: &Path, why: &dyn Fn(&str) -> Option<String>, gone: &str) {
     for ((why, fate), group) in fates(out, why, true) {
-        let (level, fate) = match fate {
-            Fate::Removed => (
-                "note",
-                "an earlier collect's or plot's files, as it wrote them (recorded in \
-                 .ntk-reports.json): removed",
-            ),
-            Fate::NotOurs => (
-                "warning",
-                "an earlier collect's files as it wrote them, but not this user's to remove \
-                 (another user's, or in a directory this user cannot change): left as they are",
-            ),
-            Fate::Unproven => (
-                "warning",
-                "not proven an earlier collect's as it wrote them (a user's, edited since, or \
-                 written before collects recorded their files): left as they are",
-            ),
-        };
+        let (level, done) = fate.done();
         eprintln!(
-            "{level}: {}: {}: {why}{gone}; {fate}",
+            "{level}: {}: {}: {why}{gone}; {}: {done}",
             out.display(),
-            group.join(", ")
+            group.join(", "),
+            fate.what()
         );
     }
 }

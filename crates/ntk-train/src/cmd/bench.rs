@@ -187,11 +187,11 @@ fn refuse_flags_of_the_other_network(a: &BenchArgs) -> CliResult<()> {
 /// `--activation`: a family's name or `name(symbol=value)`, as configs and `ntk-probe`'s
 /// flags read them (fifteenth hostile round, N5: a parameter was refused here alone).
 fn activation_words(words: &str) -> Result<Activation, String> {
-    Activation::parse_words(words).ok_or_else(|| {
-        format!(
-            "not an activation ({}), nor one with its parameter in range, such as \
-             leaky_relu(alpha=0.1)",
+    Activation::read_words(words).map_err(|e| match e {
+        ntk_model::activation::WordsError::Param(e) => e.to_string(),
+        ntk_model::activation::WordsError::Unknown => format!(
+            "not an activation ({}), such as relu or leaky_relu(alpha=0.1)",
             ActivationKind::list()
-        )
+        ),
     })
 }

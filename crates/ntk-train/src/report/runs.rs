@@ -447,10 +447,9 @@ pub fn read_runs_except(out: &Path, skip: &[PathBuf]) -> crate::Result<Vec<RunRe
         .filter_map(|p| p.parent().map(Path::to_path_buf))
         .collect();
     if dirs.is_empty() {
-        let probe = runs.join("relu").is_dir() || runs.join("linear").is_dir();
         return Err(crate::Error::NoTrainingRuns {
             out: out.to_path_buf(),
-            probe_sweep: probe,
+            probe_sweep: crate::files::is_probe_sweep(out),
         });
     }
     let mut runs = Vec::new();

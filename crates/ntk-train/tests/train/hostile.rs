@@ -821,12 +821,29 @@ fn runs_are_never_reused_for_another_config() {
     // collect on a probe sweep (or anything without runs) says so.
     let probe_like = d.join("probe-sweep");
     std::fs::create_dir_all(probe_like.join("runs/relu/depth01/seed1/whole")).unwrap();
-    collect[1] = probe_like.into();
+    collect[1] = probe_like.clone().into();
     assert_clean_error(
         "collect of a probe sweep",
         &run(&collect),
         &["ntk-probe collect"],
     );
+    // A sweep or a run into it says the same, and writes nothing (round 91, N5).
+    let run_cfg = write(d, "one.toml", TINY);
+    for (what, cfg) in [("sweep", &sweep), ("run", &run_cfg)] {
+        assert_clean_error(
+            what,
+            &run(&args(cfg, &probe_like, &[])),
+            &[
+                "probe-sweep: an ntk-probe sweep's directory",
+                "`ntk-probe sweep`",
+            ],
+        );
+        let entries: Vec<_> = std::fs::read_dir(&probe_like)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(entries, ["runs"], "{what}");
+    }
 }
 
 #[test]

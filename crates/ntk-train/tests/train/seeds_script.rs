@@ -531,6 +531,36 @@ fn a_parked_run_resumes_on_another_machine_bit_for_bit() {
     assert!(tarball.is_file(), "{}", String::from_utf8_lossy(&o.stdout));
     // The next machine: no runs/; run.sh restores before it trains.
     std::fs::remove_dir_all(dir.path().join("runs")).unwrap();
+    // Ninetieth hostile round, N4: a tarball whose checkpoint was damaged (a byte of a
+    // file's data changed, the archive still readable) is not restored: moved aside, said,
+    // the status 1, no run made.
+    let packed = std::fs::read(&tarball).unwrap();
+    let at = {
+        // The model file's header: its name, NUL-padded (in checkpoint.json's text the name
+        // is followed by a quote); its data starts at the next 512-byte block.
+        let name = packed
+            .windows(10)
+            .position(|w| w == b"model.bpk\0")
+            .expect("the model file's header in the tarball");
+        (name / 512 + 1) * 512 + 100
+    };
+    let mut damaged = packed.clone();
+    damaged[at] ^= 0x55;
+    std::fs::write(&tarball, &damaged).unwrap();
+    let o = park_status(dir.path(), "restore");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("r1.tar: damaged") && err.contains("moved to"),
+        "{err}"
+    );
+    assert!(!run_dir.exists());
+    let aside = dir
+        .path()
+        .join("experiments/seeds/parked/last/r1.tar.damaged");
+    assert_eq!(std::fs::read(&aside).unwrap(), damaged);
+    std::fs::remove_file(&aside).unwrap();
+    std::fs::write(&tarball, &packed).unwrap();
     let (o, calls) = run(dir.path(), &stub, Some("last"));
     let said = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
