@@ -268,6 +268,17 @@ safe_tarball() {
     return 0
 }
 
+# Whether the files unpacked in $1 are those its $SUMS lists, each with its SHA-256: none
+# altered, none missing, none added (ninety-second hostile round, N3: a file the sums did not
+# list was restored into the run).
+sums_hold() {
+    (cd "$1" && sha256sum --quiet --strict -c "$SUMS" > /dev/null 2>&1) || return 1
+    local listed present
+    listed="$(sed -E 's/^[0-9a-f]{64}  //' "$1/$SUMS" | sort)"
+    present="$(cd "$1" && find . -type f ! -name "$SUMS" | sort)"
+    [ "$listed" = "$present" ]
+}
+
 restore() {
     local restored=0 failed=0
     [ -d "$parked" ] || { echo "park: nothing parked"; return 0; }
@@ -317,10 +328,22 @@ restore() {
         # Held to the sums packed with it (tarballs parked before 2026-12-05 have none): a
         # damaged one is moved aside, kept, and its run starts again; the queue goes on.
         if [ -f "$tmp/$SUMS" ]; then
-            if ! (cd "$tmp" && sha256sum --quiet --strict -c "$SUMS" > /dev/null 2>&1); then
+            if ! sums_hold "$tmp"; then
                 rm -rf "$tmp"
-                mv -n "$tarball" "$tarball.damaged"
-                echo "park: $tarball: damaged (its files do not match the SHA-256 sums packed with them): not restored, moved to $tarball.damaged; the run starts again" >&2
+                # Aside at the first free name (an earlier session's .damaged is kept:
+                # ninety-second hostile round, D3), never through a link; said only once
+                # moved, so that save can park the run that starts again.
+                local aside="$tarball.damaged" k=1 moved
+                while [ -e "$aside" ] || [ -L "$aside" ]; do
+                    k=$((k + 1))
+                    aside="$tarball.damaged.$k"
+                done
+                moved="left as it is (a symbolic link is on its path, or it could not be moved): move it away by hand, or save cannot park the run that starts again"
+                if [ -z "$(first_link "$tarball")" ] &&
+                    mv -n "$tarball" "$aside" 2> /dev/null && [ ! -e "$tarball" ] && [ -f "$aside" ]; then
+                    moved="moved to $aside"
+                fi
+                echo "park: $tarball: damaged (its files are not those the SHA-256 sums packed with them list): not restored, $moved; the run starts again" >&2
                 failed=$((failed + 1))
                 continue
             fi

@@ -322,7 +322,27 @@ fn read(at: &Location) -> Result<Raw> {
     let limit = read_limit();
     match at.format {
         Format::Npy => {
-            let bytes = Content::open(&at.path, true)?.read_all(limit)?;
+            // The header, then exactly the data it promises and one byte more: a gzipped
+            // file is never decompressed beyond what its header says (ninety-second hostile
+            // round, D6: a megabyte holding a gigabyte of zeros took 3.2 GB).
+            let mut content = Content::open(&at.path, true)?;
+            let mut bytes = content.read_up_to(12)?;
+            let len = npy::header_len(&bytes)
+                .filter(|&len| len <= 1 << 20)
+                .ok_or_else(|| bad(&at.name(), "not an .npy array (magic or header length)"))?;
+            bytes.extend(content.read_up_to(len.saturating_sub(bytes.len()) as u64)?);
+            let h = npy::read_header(&bytes).map_err(|e| bad(&at.name(), e.to_string()))?;
+            let data = h
+                .data_len()
+                .ok_or_else(|| bad(&at.name(), "the header's shape is too large"))?;
+            if data > limit {
+                return Err(DataError::TooLarge {
+                    path: at.name(),
+                    limit,
+                });
+            }
+            let header = bytes.len() as u64;
+            bytes.extend(content.read_rest_exact(header, header.saturating_add(data))?);
             from_npy(at, &bytes)
         }
         Format::Npz => {
@@ -348,8 +368,11 @@ fn read(at: &Location) -> Result<Raw> {
             from_npy(at, &bytes)
         }
         Format::Csv => {
-            let bytes = Content::open(&at.path, true)?.read_all(limit)?;
-            let (values, rows, cols) = parse_csv(&at.path, &bytes)?;
+            let mut content = Content::open(&at.path, true)?;
+            let (values, rows, cols) = {
+                let (reader, io) = content.reader_and_errors();
+                parse_csv(&at.path, reader, limit, &io)?
+            };
             Ok(Raw {
                 values,
                 shape: vec![rows as u64, cols as u64],
@@ -523,34 +546,97 @@ fn npz_member<'a>(
         .map_err(|e| bad(&at.name(), format!("cannot read the member: {e}")))
 }
 
-/// Parses numeric CSV: `(values, rows, columns)`. Blank lines and `#` comments are skipped
-/// (a `#` ends the line's fields wherever it stands, as numpy.loadtxt reads it: docs/config.md
-/// says "`#` starts a comment", and a comment after the numbers was refused as "not a
-/// number": eleventh hostile round, F20); a first line without any number is a header.
-/// Every line must have the first one's number of fields.
-fn parse_csv(path: &Path, bytes: &[u8]) -> Result<(Vec<f64>, usize, usize)> {
-    // A NUL byte is in no text of numbers: refused before the CSV reader buffers what may be
-    // one record of hundreds of megabytes (thirty-seventh hostile round, D2: a 200 MB file
-    // of NUL bytes ended in the allocator's out-of-memory message, which names no file).
-    if let Some(offset) = bytes.iter().position(|b| *b == 0) {
-        let line = 1 + bytes[..offset].iter().filter(|b| **b == b'\n').count();
-        let start = bytes[..offset]
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(0, |i| i + 1);
-        return Err(DataError::Parse {
+/// The longest line a CSV file of numbers may have (64 MiB: rows of a million features):
+/// a longer one is refused before the CSV reader buffers it.
+const MAX_CSV_LINE: u64 = 64 << 20;
+
+/// A reader of CSV text that refuses, as it streams, a NUL byte (in no text of numbers:
+/// thirty-seventh hostile round, D2, 200 MB of NUL bytes ended in the allocator's message)
+/// and a line longer than [`MAX_CSV_LINE`], recording where (`problem`: the line, its
+/// start's byte offset, what), so that nothing is buffered whole: a gzipped CSV of a
+/// megabyte holding a gigabyte of comments or NUL bytes was decompressed whole into memory
+/// (ninety-second hostile round, D6).
+struct TextGuard<R> {
+    inner: R,
+    read: u64,
+    line: usize,
+    line_len: u64,
+    problem: Option<(usize, u64, String)>,
+}
+
+impl<R: Read> Read for TextGuard<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let got = self.inner.read(buf)?;
+        for (i, &b) in buf[..got].iter().enumerate() {
+            let at = self.read + i as u64;
+            let what = if b == 0 {
+                format!("a NUL byte at byte {at} of the file: not a text file of numbers")
+            } else if b == b'\n' {
+                self.line += 1;
+                self.line_len = 0;
+                continue;
+            } else if self.line_len >= MAX_CSV_LINE {
+                format!("a line longer than {MAX_CSV_LINE} bytes: not a table of numbers")
+            } else {
+                self.line_len += 1;
+                continue;
+            };
+            self.problem = Some((self.line, at - self.line_len, what));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "not a text file of numbers",
+            ));
+        }
+        self.read += got as u64;
+        Ok(got)
+    }
+}
+
+/// Parses numeric CSV streamed from `input` (the content of the file `path`): `(values,
+/// rows, columns)`, at most `limit` bytes of values. Blank lines and `#` comments are
+/// skipped (a `#` ends the line's fields wherever it stands, as numpy.loadtxt reads it:
+/// docs/config.md says "`#` starts a comment", and a comment after the numbers was refused
+/// as "not a number": eleventh hostile round, F20); a first line without any number is a
+/// header. Every line must have the first one's number of fields.
+/// `io` says a read error of the input (a gzip stream's own).
+fn parse_csv(
+    path: &Path,
+    input: impl Read,
+    limit: u64,
+    io: &dyn Fn(std::io::Error) -> DataError,
+) -> Result<(Vec<f64>, usize, usize)> {
+    let mut guard = TextGuard {
+        inner: input,
+        read: 0,
+        line: 1,
+        line_len: 0,
+        problem: None,
+    };
+    let parsed = parse_csv_text(path, &mut guard, limit);
+    match (parsed, guard.problem.take()) {
+        (Err(_), Some((line, offset, message))) => Err(DataError::Parse {
             path: path.to_path_buf(),
             line,
-            offset: start as u64,
-            message: format!("a NUL byte at byte {offset} of the file: not a text file of numbers"),
-        });
+            offset,
+            message,
+        }),
+        (Err(DataError::Io { source, .. }), None) => Err(io(source)),
+        (parsed, _) => parsed,
     }
+}
+
+/// [`parse_csv`]'s reading of the guarded text.
+fn parse_csv_text(
+    path: &Path,
+    text: &mut TextGuard<impl Read>,
+    limit: u64,
+) -> Result<(Vec<f64>, usize, usize)> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
         .trim(csv::Trim::All)
         .comment(Some(b'#'))
-        .from_reader(bytes);
+        .from_reader(&mut *text);
     let (mut values, mut rows, mut cols) = (Vec::new(), 0usize, None);
     let mut record = csv::StringRecord::new();
     let mut first = true;
@@ -559,11 +645,18 @@ fn parse_csv(path: &Path, bytes: &[u8]) -> Result<(Vec<f64>, usize, usize)> {
             let (line, offset) = e
                 .position()
                 .map_or((0, 0), |p| (p.line() as usize, p.byte()));
-            DataError::Parse {
-                path: path.to_path_buf(),
-                line,
-                offset,
-                message: e.to_string(),
+            let message = e.to_string();
+            match e.into_kind() {
+                csv::ErrorKind::Io(source) => DataError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                },
+                _ => DataError::Parse {
+                    path: path.to_path_buf(),
+                    line,
+                    offset,
+                    message,
+                },
             }
         })?;
         if !more {
@@ -617,14 +710,22 @@ fn parse_csv(path: &Path, bytes: &[u8]) -> Result<(Vec<f64>, usize, usize)> {
             })?;
             values.push(v);
         }
+        if values.len() as u64 * 8 > limit {
+            return Err(DataError::TooLarge {
+                path: path.to_path_buf(),
+                limit,
+            });
+        }
         rows += 1;
     }
+    drop(reader);
+    let read = text.read;
     match cols {
         Some(cols) if rows > 0 => Ok((values, rows, cols)),
         _ => Err(DataError::Empty {
             path: path.to_path_buf(),
             what: "CSV file".into(),
-            detail: format!("no rows of numbers in {} bytes", bytes.len()),
+            detail: format!("no rows of numbers in {read} bytes"),
         }),
     }
 }
@@ -644,11 +745,17 @@ mod tests {
     #[test]
     fn a_nul_byte_is_refused_naming_the_line() {
         let path = std::path::Path::new("x.csv");
-        let e = super::parse_csv(path, b"1,2\n3\0,4\n")
+        let io = |e| crate::DataError::io(path, e);
+        let e = super::parse_csv(path, &b"1,2\n3\0,4\n"[..], u64::MAX, &io)
             .unwrap_err()
             .to_string();
         assert!(e.contains("x.csv") && e.contains("line 2"), "{e}");
         assert!(e.contains("a NUL byte at byte 5"), "{e}");
-        assert_eq!(super::parse_csv(path, b"1,2\n3,4\n").unwrap().1, 2);
+        assert_eq!(
+            super::parse_csv(path, &b"1,2\n3,4\n"[..], u64::MAX, &io)
+                .unwrap()
+                .1,
+            2
+        );
     }
 }

@@ -199,6 +199,22 @@ impl Content {
     }
 
     /// The error of a failed read: a corrupt stream when gzipped, else as [`DataError::io`].
+    /// The content as a reader, with what a read error of it is (a gzip stream's own, or
+    /// the file's), for a parser that streams it.
+    pub(crate) fn reader_and_errors(
+        &mut self,
+    ) -> (&mut dyn Read, impl Fn(std::io::Error) -> DataError + use<>) {
+        let (path, encoding) = (self.path.clone(), self.encoding);
+        let io = move |source: std::io::Error| match encoding {
+            Encoding::Gzip => DataError::Gzip {
+                path: path.clone(),
+                source,
+            },
+            Encoding::Raw => DataError::io(&path, source),
+        };
+        (&mut *self.reader, io)
+    }
+
     fn read_error(&self, source: std::io::Error) -> DataError {
         match self.encoding {
             Encoding::Gzip => DataError::Gzip {

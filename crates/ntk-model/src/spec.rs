@@ -470,6 +470,38 @@ pub fn canonical_recorded(flat: &mut std::collections::BTreeMap<String, serde_js
     }
 }
 
+/// The value the key `key` takes where the one form [`canonical_recorded`] writes leaves it
+/// out of `flat` (or records it as `null`) at its default: an MLP's or a ResNet's activation
+/// parameter is its family's default, a NormReLU ResNet's `resnet.kink` NormReLU's, a
+/// norm-free ResNet's `resnet.border_rescale` `true`; `None` for any other key (ninety-second
+/// hostile round, D2: a diff said `model.activation_param: 0.2 -> (absent)` where the user
+/// had set the default).
+pub fn recorded_default(
+    flat: &std::collections::BTreeMap<String, serde_json::Value>,
+    key: &str,
+) -> Option<serde_json::Value> {
+    use serde_json::Value;
+    let text = |key: &str| flat.get(key).and_then(Value::as_str);
+    let family_default = |section: &str| {
+        text(&format!("{section}.activation"))
+            .and_then(ActivationKind::parse)
+            .and_then(|k| k.param())
+            .map(|p| Value::from(p.default))
+    };
+    let variant = || text("resnet.variant").and_then(ntk_names::parse::<ResNetVariant>);
+    match key {
+        "model.activation_param" => family_default("model"),
+        "resnet.activation_param" => family_default("resnet"),
+        "resnet.kink" if variant() == Some(ResNetVariant::NormRelu) => {
+            Some(Value::from(crate::activation::NORM_RELU_DEFAULT_B))
+        }
+        "resnet.border_rescale" if variant().is_some_and(|v| v.normalized_activation()) => {
+            Some(Value::Bool(true))
+        }
+        _ => None,
+    }
+}
+
 /// Every other form in which a build before [`canonical_recorded`] may have recorded the
 /// network of the one form `flat` (the spellings that rule folds: an MLP's parameter as
 /// `model.kink`, a family's default given, a ResNet's defaults given), each with the other
@@ -556,9 +588,34 @@ pub fn recorded_spellings(
 
 #[cfg(test)]
 mod tests {
-    use super::{canonical_recorded, recorded_spellings};
+    use super::{canonical_recorded, recorded_default, recorded_spellings};
     use serde_json::{Value, json};
     use std::collections::BTreeMap;
+
+    /// Ninety-second hostile round, D2: what a key left out at its default takes, by the
+    /// config it is left out of; nothing for a family without a parameter or another key.
+    #[test]
+    fn a_left_out_key_takes_its_default() {
+        let leaky = flat(&[("model.activation", json!("leaky_relu"))]);
+        assert_eq!(
+            recorded_default(&leaky, "model.activation_param"),
+            Some(json!(0.01))
+        );
+        let relu = flat(&[("model.activation", json!("relu"))]);
+        assert_eq!(recorded_default(&relu, "model.activation_param"), None);
+        let norm = flat(&[("resnet.variant", json!("norm_relu"))]);
+        assert_eq!(
+            recorded_default(&norm, "resnet.kink"),
+            Some(json!(crate::activation::NORM_RELU_DEFAULT_B))
+        );
+        assert_eq!(
+            recorded_default(&norm, "resnet.border_rescale"),
+            Some(json!(true))
+        );
+        let bn = flat(&[("resnet.variant", json!("batch_norm"))]);
+        assert_eq!(recorded_default(&bn, "resnet.kink"), None);
+        assert_eq!(recorded_default(&leaky, "model.width"), None);
+    }
 
     fn flat(pairs: &[(&str, Value)]) -> BTreeMap<String, Value> {
         pairs

@@ -231,7 +231,8 @@ pub fn read(out: &Path) -> crate::Result<(Activation, Vec<Fig1Point>)> {
             Activation::read_words(&p.activation).map_err(|e| crate::Error::BadTable {
                 path: path.clone(),
                 reason: match e {
-                    ntk_model::activation::WordsError::Param(e) => {
+                    e @ (ntk_model::activation::WordsError::Param(_)
+                    | ntk_model::activation::WordsError::Symbol { .. }) => {
                         format!("row {}: activation {:?}: {e}", i + 1, p.activation)
                     }
                     ntk_model::activation::WordsError::Unknown => format!(

@@ -64,6 +64,29 @@ pub struct Provenance {
     /// is that config ([`check_reuse`]).
     #[serde(skip)]
     pub canonical: Canonical,
+    /// The tool's rule for the value a key its config leaves out (or records `null`) at its
+    /// default takes ([`Provenance::with_defaults`]); not recorded. A diff says that value.
+    #[serde(skip)]
+    pub defaults: Defaults,
+}
+
+/// A tool's rule giving, for a config and a key it leaves out of its record (or records as
+/// `null`) at its default, that default (`ntk_model::spec::recorded_default`: an
+/// activation's parameter is its family's); `None`: no rule beyond [`LEFT_OUT_AT_DEFAULT`].
+#[derive(Clone, Copy, Default)]
+pub struct Defaults(pub Option<fn(&FlatConfig, &str) -> Option<Value>>);
+
+impl std::fmt::Debug for Defaults {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Defaults")
+    }
+}
+
+/// Every rule is equal: a provenance is its recorded fields.
+impl PartialEq for Defaults {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// A tool's rule that writes one config one way (one network, one set of dotted keys:
@@ -99,7 +122,14 @@ impl Provenance {
                 .collect(),
             machine: Some(machine(linalg)),
             canonical: Canonical::default(),
+            defaults: Defaults::default(),
         }
+    }
+
+    /// This provenance with the rule that says the defaults of keys its config leaves out.
+    pub fn with_defaults(mut self, rule: fn(&FlatConfig, &str) -> Option<Value>) -> Self {
+        self.defaults = Defaults(Some(rule));
+        self
     }
 
     /// This provenance with its config in the form `rule` writes it (and the fingerprint of
@@ -285,16 +315,38 @@ pub fn fingerprint(config: &FlatConfig) -> String {
 /// results recorded before the key existed still match, with that default as the diff says
 /// it (eighty-ninth hostile round, N1: `probe.eigen: "tiled" -> (absent)` where the user had
 /// set `probe.eigen = "full"`).
-pub const LEFT_OUT_AT_DEFAULT: &[(&str, &str)] = &[("probe.eigen", "\"full\"")];
+/// Ninety-second, D2: the others a tool's config leaves out at a fixed default.
+pub const LEFT_OUT_AT_DEFAULT: &[(&str, &str)] = &[
+    ("probe.eigen", "\"full\""),
+    ("train.loss", "\"cross_entropy\""),
+    ("train.fp32_precision", "\"ieee\""),
+    ("train.divergence_factor", "10000.0"),
+    ("optim.scalar_lr_scale", "1.0"),
+];
 
-/// A value of `key` as a diff says it: `(absent)` where the config has no such key, its
-/// default where the config leaves it out at that default ([`LEFT_OUT_AT_DEFAULT`]).
-fn show(key: &str, v: Option<&Value>) -> String {
-    match v {
-        None => LEFT_OUT_AT_DEFAULT
+/// A value of `key` in `config` as a diff says it: its default where the config leaves it
+/// out (or records `null`) at that default ([`LEFT_OUT_AT_DEFAULT`], or the tool's rule
+/// `defaults`: an activation's parameter, ninety-second hostile round, D2), else `(absent)`
+/// where the config has no such key.
+fn show(key: &str, config: &FlatConfig, defaults: Defaults) -> String {
+    let v = config.get(key);
+    if matches!(v, None | Some(Value::Null)) {
+        let fixed = LEFT_OUT_AT_DEFAULT
             .iter()
             .find(|(k, _)| *k == key)
-            .map_or("(absent)".into(), |(_, d)| format!("{d} (the default)")),
+            .map(|(_, d)| d.to_string());
+        let ruled = || {
+            defaults
+                .0
+                .and_then(|rule| rule(config, key))
+                .map(|d| d.to_string())
+        };
+        if let Some(d) = fixed.or_else(ruled) {
+            return format!("{d} (the default)");
+        }
+    }
+    match v {
+        None => "(absent)".into(),
         Some(Value::String(s)) if s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) => {
             // A digest: its first 12 digits say enough.
             format!("{}..", &s[..12])
@@ -308,6 +360,11 @@ fn show(key: &str, v: Option<&Value>) -> String {
 /// [`flatten`] made zeros signless differs from `0.0` there, though the two are equal as
 /// numbers).
 pub fn diff(recorded: &FlatConfig, now: &FlatConfig) -> Vec<String> {
+    diff_with(recorded, now, Defaults::default())
+}
+
+/// [`diff`], each side's keys left out at a default said by `defaults` too.
+pub fn diff_with(recorded: &FlatConfig, now: &FlatConfig, defaults: Defaults) -> Vec<String> {
     let mut keys: Vec<&String> = recorded.keys().chain(now.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -329,8 +386,8 @@ pub fn diff(recorded: &FlatConfig, now: &FlatConfig) -> Vec<String> {
         .map(|k| {
             format!(
                 "{k}: {} -> {}",
-                show(k, recorded.get(k)),
-                show(k, now.get(k))
+                show(k, recorded, defaults),
+                show(k, now, defaults)
             )
         })
         .collect()
@@ -379,6 +436,46 @@ mod diff_tests {
             diff(&tiled, &FlatConfig::new()),
             ["probe.eigen: \"tiled\" -> \"full\" (the default)"]
         );
+        // Ninety-second hostile round, D2: every key a config leaves out at its default, the
+        // fixed ones and those the tool's rule gives from the config (here a parameter whose
+        // default is its family's), on either side; `null` recorded at a default too.
+        let factor: FlatConfig = [("train.divergence_factor".to_string(), Value::from(100.0))]
+            .into_iter()
+            .collect();
+        assert_eq!(
+            diff(&factor, &FlatConfig::new()),
+            ["train.divergence_factor: 100.0 -> 10000.0 (the default)"]
+        );
+        let leaky = |param: Option<f64>| -> FlatConfig {
+            let mut c: FlatConfig = [("a".to_string(), Value::from("leaky"))]
+                .into_iter()
+                .collect();
+            if let Some(p) = param {
+                c.insert("a_param".into(), Value::from(p));
+            }
+            c
+        };
+        let rule = Defaults(Some(|c: &FlatConfig, k: &str| {
+            (k == "a_param" && c.get("a") == Some(&Value::from("leaky"))).then(|| 0.01.into())
+        }));
+        assert_eq!(
+            diff_with(&leaky(Some(0.2)), &leaky(None), rule),
+            ["a_param: 0.2 -> 0.01 (the default)"]
+        );
+        assert_eq!(
+            diff_with(&leaky(None), &leaky(Some(0.2)), rule),
+            ["a_param: 0.01 (the default) -> 0.2"]
+        );
+        let mut null = leaky(Some(0.2));
+        null.insert("a_param".into(), Value::Null);
+        assert_eq!(
+            diff_with(&null, &leaky(Some(0.2)), rule),
+            ["a_param: 0.01 (the default) -> 0.2"]
+        );
+        assert_eq!(
+            diff(&leaky(Some(0.2)), &leaky(None)),
+            ["a_param: 0.2 -> (absent)"]
+        );
     }
 }
 
@@ -425,7 +522,7 @@ pub fn check_reuse(
     if recorded.fingerprint == now.fingerprint && fingerprint(&recorded.config) == now.fingerprint {
         return Ok(());
     }
-    let mut differences = diff(&recorded.config, &now.config);
+    let mut differences = diff_with(&recorded.config, &now.config, now.defaults);
     if differences.is_empty() {
         // The recorded fingerprint does not match its own config: the file was edited.
         differences.push(format!(

@@ -25,12 +25,24 @@ pub fn is_figure_file(name: &str) -> bool {
         .any(|stem| ntk_plot::is_figure_file(name, stem))
 }
 
-/// True where `out` looks like an ntk-probe sweep's directory: an entry of `out/runs/` named
-/// as an activation (`runs/relu/depth02/...`), where a training sweep's runs are named
-/// `depth008_relu_...` (round 91, N5: `ntk-train sweep --out` of a probe sweep said only
-/// "holds files that are not a run's", where `collect` named the tool to use).
+/// True where `out` looks like an ntk-probe sweep's directory: beside its `runs/`, the
+/// probe's `theory.json` or a `kappa_vs_depth_*` figure, or the first point summary under
+/// `runs/` written by ntk-probe, or an entry of `runs/` named as an activation
+/// (`runs/relu/depth02/...`; a training sweep's runs are named `depth008_relu_...`). Round
+/// 91, N5 and ninety-second hostile round, D4: a probe sweep with a datasets, widths or
+/// conventions axis (`runs/digits/...`, `runs/width8/...`) was not recognized.
 pub fn is_probe_sweep(out: &std::path::Path) -> bool {
-    std::fs::read_dir(out.join("runs"))
+    let runs = out.join("runs");
+    if !std::fs::symlink_metadata(&runs).is_ok_and(|m| m.is_dir()) {
+        return false;
+    }
+    let probe_file = |name: &str| name == "theory.json" || name.starts_with("kappa_vs_depth_");
+    let beside = std::fs::read_dir(out)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| probe_file(&e.file_name().to_string_lossy()));
+    let named = std::fs::read_dir(&runs)
         .into_iter()
         .flatten()
         .flatten()
@@ -40,7 +52,37 @@ pub fn is_probe_sweep(out: &std::path::Path) -> bool {
                     .to_str()
                     .and_then(ntk_model::ActivationKind::parse)
                     .is_some()
+        });
+    beside
+        || named
+        || first_summary(&runs, 8)
+            .and_then(|dir| ntk_runs::provenance::recorded_tool(&dir))
+            .is_some_and(|tool| tool.starts_with("ntk-probe"))
+}
+
+/// The first directory at most `depth` levels under `dir` (itself included) that holds a
+/// `summary.json`, hidden entries, `checkpoints/` and links aside.
+fn first_summary(dir: &std::path::Path, depth: usize) -> Option<std::path::PathBuf> {
+    if dir.join("summary.json").is_file() {
+        return Some(dir.to_path_buf());
+    }
+    if depth == 0 {
+        return None;
+    }
+    let mut subdirs: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            !name.starts_with('.')
+                && name != "checkpoints"
+                && e.file_type().is_ok_and(|t| t.is_dir())
         })
+        .map(|e| e.path())
+        .collect();
+    subdirs.sort();
+    subdirs.iter().find_map(|sub| first_summary(sub, depth - 1))
 }
 
 /// The tables every collect writes.

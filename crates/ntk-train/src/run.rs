@@ -59,6 +59,7 @@ pub fn run_provenance(cfg: &TrainConfig, data: &Data, compute: &Compute) -> Prov
     // One network, one recorded form, whichever spelling the config used.
     Provenance::new(crate::TOOL, flat, &ntk_numerics::linalg::describe())
         .with_canonical(ntk_model::spec::canonical_recorded)
+        .with_defaults(ntk_model::spec::recorded_default)
 }
 
 /// The rule by which this tool records one network one way

@@ -662,3 +662,78 @@ fn a_zero_row_at_unit_norm_names_the_key_and_the_file() {
         assert!(e.contains(part), "{e}");
     }
 }
+
+/// Ninety-second hostile round, D6: a gzipped `data.x` was decompressed whole into memory
+/// (a megabyte holding a gigabyte took 3.2 GB). An `.npy.gz` is now read to the data its
+/// header promises and one byte more; a `.csv.gz` is parsed as it streams (a gigabyte of
+/// comments takes no memory), and a line longer than any row of numbers, or a NUL byte, is
+/// refused as it is reached, naming the file and the line.
+#[test]
+fn ninety_second_review_gzipped_inputs_are_streamed() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = |parts: &[&[u8]], zeros: usize, then: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        for p in parts {
+            e.write_all(p).unwrap();
+        }
+        let block = vec![b'\n'; 1 << 20];
+        let zero_block = vec![0u8; 1 << 20];
+        for _ in 0..zeros {
+            e.write_all(if then.is_empty() { &zero_block } else { &block })
+                .unwrap();
+        }
+        e.write_all(then).unwrap();
+        e.finish().unwrap()
+    };
+    let values: Vec<f64> = (0..200).map(f64::from).collect();
+    // 20 x 10 promised, then 64 MiB of zeros: refused at the first byte beyond.
+    let bomb = gz(&[&npy(&values, &[20, 10])], 64, b"");
+    assert!(bomb.len() < 1 << 20);
+    let x = write(dir.path(), "bomb.npy.gz", &bomb);
+    let e = err(&file_cfg(&x, None, 20));
+    assert!(
+        e.contains("bomb.npy.gz: trailing data") && e.contains("reading stopped there"),
+        "{e}"
+    );
+    // As promised: loaded.
+    let x = write(
+        dir.path(),
+        "ok.npy.gz",
+        &gz(&[&npy(&values, &[20, 10])], 0, b""),
+    );
+    let loaded = inputs::load(&file_cfg(&x, None, 20)).unwrap();
+    assert_eq!(loaded.x.len(), 200);
+    // A CSV of 20 rows after 64 MiB of blank lines: parsed as it streams.
+    let rows: String = (0..20).map(|i| format!("{i},1,2\n")).collect();
+    let x = write(
+        dir.path(),
+        "long.csv.gz",
+        &gz(&[b"# a comment\n"], 64, rows.as_bytes()),
+    );
+    let loaded = inputs::load(&file_cfg(&x, None, 20)).unwrap();
+    assert_eq!((loaded.n, loaded.d), (20, 3));
+    // A line of 65 MiB: refused at 64 MiB, naming the line.
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(b"1,2\n").unwrap();
+    let ones = vec![b'1'; 1 << 20];
+    for _ in 0..65 {
+        e.write_all(&ones).unwrap();
+    }
+    let x = write(dir.path(), "wide.csv.gz", &e.finish().unwrap());
+    let e = err(&file_cfg(&x, None, 2));
+    assert!(
+        e.contains("wide.csv.gz: line 2 (byte offset 4): a line longer than 67108864 bytes"),
+        "{e}"
+    );
+    // A NUL byte, gzipped, as plain.
+    let x = write(
+        dir.path(),
+        "nul.csv.gz",
+        &gz(&[b"1,2\n3,4\n5\0,6\n"], 0, b""),
+    );
+    let e = err(&file_cfg(&x, None, 2));
+    assert!(
+        e.contains("nul.csv.gz: line 3 (byte offset 8): a NUL byte at byte 9"),
+        "{e}"
+    );
+}

@@ -232,9 +232,16 @@ pub enum WordsError {
     /// Not a family's name, nor `name(symbol=value)` with a number.
     #[error("not an activation")]
     Unknown,
-    /// A family's parameter outside its range.
+    /// A family's parameter outside its range, or given to a family without one.
     #[error(transparent)]
     Param(ParamError),
+    /// A family's parameter under another symbol (`leaky_relu(b=0.1)`).
+    #[error("{kind}'s parameter is {expected}, not {given}")]
+    Symbol {
+        kind: ActivationKind,
+        given: String,
+        expected: &'static str,
+    },
 }
 
 /// Declares the activations: each entry is `Variant => module::Type`, the type living in
@@ -410,14 +417,24 @@ impl Activation {
                 .ok_or(WordsError::Unknown);
         };
         let kind = ActivationKind::parse(name.trim()).ok_or(WordsError::Unknown)?;
-        let p = kind.param().ok_or(WordsError::Unknown)?;
+        let Some(p) = kind.param() else {
+            // A family without a parameter: said so, with those that take one.
+            return Err(kind
+                .check_param(Some(0.0))
+                .err()
+                .map_or(WordsError::Unknown, WordsError::Param));
+        };
         let (symbol, value) = rest
             .strip_suffix(')')
             .and_then(|r| r.split_once('='))
             .ok_or(WordsError::Unknown)?;
         let symbol = symbol.trim();
         if symbol != p.symbol && (symbol != p.meaning || p.meaning.contains(' ')) {
-            return Err(WordsError::Unknown);
+            return Err(WordsError::Symbol {
+                kind,
+                given: symbol.to_string(),
+                expected: p.symbol,
+            });
         }
         let value: f64 = value.trim().parse().map_err(|_| WordsError::Unknown)?;
         Self::checked(kind, Some(value)).map_err(WordsError::Param)
@@ -593,6 +610,30 @@ mod tests {
         );
         assert!(ActivationKind::LeakyRelu.check_param(Some(-1.0)).is_ok());
         assert!(ActivationKind::Relu.check_param(None).is_ok());
+        // Words say why they are refused (round 91, N6): the range, a family without a
+        // parameter, a parameter under another symbol; anything else is no activation.
+        let said = |w: &str| Activation::read_words(w).unwrap_err().to_string();
+        assert_eq!(
+            said("leaky_relu(alpha=2)"),
+            "leaky_relu's negative slope alpha = 2.0 must be finite, in [-1, 1]"
+        );
+        assert!(said("relu(alpha=0.1)").starts_with("relu takes no parameter"));
+        assert_eq!(
+            said("leaky_relu(b=0.1)"),
+            "leaky_relu's parameter is alpha, not b"
+        );
+        for w in [
+            "bogus",
+            "leaky_relu(alpha=x)",
+            "leaky_relu(alpha=0.1",
+            "Relu",
+        ] {
+            assert_eq!(said(w), "not an activation", "{w}");
+        }
+        assert_eq!(
+            Activation::read_words(" norm_relu(kink = -0.5) ").unwrap(),
+            Activation::new(ActivationKind::NormRelu, Some(-0.5))
+        );
     }
 
     /// Each family's parameter is `Some` exactly when the family declares one, and the

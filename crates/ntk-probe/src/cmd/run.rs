@@ -361,10 +361,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             // The set is replaced whole: a run without --save-weights does not write the
             // weights a finished set's --save-weights left, so they go (ninetieth hostile
             // round, N5: the dry run did not name them).
-            let weights: Vec<&str> = ["weights.safetensors", "outputs.npy"]
-                .into_iter()
-                .filter(|f| !args.save_weights && out.join(f).is_file())
-                .collect();
+            let weights = earlier_weights(&out, args.save_weights);
             let then = match weights.as_slice() {
                 [] => then.to_string(),
                 _ if then.starts_with("--resume keeps") => then.to_string(),
@@ -403,6 +400,15 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             return report_ntk(&summary, &args, &out, "kept");
         }
     }
+    // The run says what its dry run says (ninety-second hostile round, N2).
+    if let files @ [_, ..] = earlier_weights(&out, args.save_weights).as_slice() {
+        eprintln!(
+            "note: {}: {} (of an earlier --save-weights) go with the set this run replaces \
+             whole; pass --save-weights to write them again",
+            out.display(),
+            files.join(" and ")
+        );
+    }
     let summary = run::run(
         &cfg,
         &inputs,
@@ -412,6 +418,15 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
         (args.save_weights, flags.resume),
     )?;
     report_ntk(&summary, &args, &out, "wrote")
+}
+
+/// The files of an earlier `--save-weights` standing in `out` that a run without the flag
+/// does not write, and removes with the set it replaces whole (ninetieth hostile round, N5).
+fn earlier_weights(out: &Path, save_weights: bool) -> Vec<&'static str> {
+    ["weights.safetensors", "outputs.npy"]
+        .into_iter()
+        .filter(|f| !save_weights && out.join(f).is_file())
+        .collect()
 }
 
 /// Refuses an `--out` that another process is writing now, in the dry run and the run alike

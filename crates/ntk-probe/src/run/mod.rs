@@ -204,7 +204,9 @@ pub fn provenance(
         linalg = format!("{linalg}; {gpu}");
     }
     // One network, one recorded form, whichever spelling the config used.
-    Provenance::new(crate::TOOL, flat, &linalg).with_canonical(ntk_model::spec::canonical_recorded)
+    Provenance::new(crate::TOOL, flat, &linalg)
+        .with_canonical(ntk_model::spec::canonical_recorded)
+        .with_defaults(ntk_model::spec::recorded_default)
 }
 
 /// The rule by which this tool records one network one way

@@ -735,14 +735,18 @@ fn group_row(v: &[&Summary], th: &TheoryValue) -> GroupRow {
 /// ([`Summary::kappa_low`]) though its measured error or its note gives one (a summary an
 /// older build wrote, or one edited): the tables take its κ as exact, which is said (round
 /// 91, N1: such a seed narrowed `kappa_mean_low`..`kappa_mean_high` with no word).
-fn interval_unrecorded(s: &Summary) -> Option<String> {
+fn interval_unrecorded(path: &Path, s: &Summary) -> Option<String> {
     let noted = s.note.as_deref().is_some_and(|n| n.contains("(Weyl"));
     (s.kappa.is_some() && s.kappa_low.is_none() && (s.measured_error.is_some() || noted)).then(
         || {
-            "records no interval of kappa (kappa_low, kappa_high), though its measured error or \
-             its note gives one (an older build's summary): the tables take its kappa as \
-             exact; `--recompute` of the point records the interval"
-                .to_string()
+            // Its config is this one: `--recompute` keeps it (ninety-second hostile round,
+            // D1: that was the advice). Its directory removed, the sweep makes it again.
+            format!(
+                "records no interval of kappa (kappa_low, kappa_high), though its measured \
+                 error or its note gives one (an older build's summary): the tables take its \
+                 kappa as exact; remove {} and run the sweep again to record the interval",
+                path.parent().unwrap_or(path).display()
+            )
         },
     )
 }
@@ -1025,7 +1029,7 @@ pub fn collect_as(
         },
     )?;
     for (path, s) in &found {
-        if let Some(why) = interval_unrecorded(s) {
+        if let Some(why) = interval_unrecorded(path, s) {
             eprintln!("warning: {}: {why}", path.display());
         }
     }

@@ -1088,7 +1088,7 @@ pub(crate) fn interval_disagrees(
     let holds = crate::blocks::interval_holds(low, kappa, high.unwrap_or(f64::INFINITY));
     (!(high.is_none_or(f64::is_finite) && holds)).then(|| {
         format!(
-            "kappa_low {low}, kappa {}, kappa_high {}: the interval holds kappa",
+            "kappa_low {low}, kappa {}, kappa_high {}: the interval must hold kappa",
             kappa.map_or("inf".to_string(), |k| k.to_string()),
             high.map_or("(unbounded)".to_string(), |h| h.to_string())
         )

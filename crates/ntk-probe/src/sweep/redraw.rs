@@ -173,8 +173,8 @@ fn check_groups(path: &Path, groups: &[GroupRow]) -> crate::Result<()> {
                     path,
                     format!(
                         "row {row}: kappa_mean_low = {}, kappa_mean = {}, kappa_mean_high = {}: \
-                         the low bound is positive and finite, the high one a number (inf: \
-                         unbounded), and the interval holds the mean",
+                         the low bound must be positive and finite, the high one a number (inf: \
+                         unbounded), and the interval must hold the mean",
                         shown(low),
                         shown(mean),
                         g.kappa_mean_high.map_or("(empty)".to_string(), shown)
@@ -310,8 +310,8 @@ fn seed_interval(
         return Err(bad(
             path,
             format!(
-                "row {row}: kappa_low = {}, kappa = {}, kappa_high = {}: the interval holds \
-                 kappa (a singular kernel's kappa_high is inf)",
+                "row {row}: kappa_low = {}, kappa = {}, kappa_high = {}: the interval must \
+                 hold kappa (a singular kernel's kappa_high is inf)",
                 shown(low),
                 kappa.map_or("inf".to_string(), shown),
                 shown(high)

@@ -2005,8 +2005,17 @@ fn no_silent_wrong_results() {
     );
     let dry = run(&ntk_args(&cfg, &out, &["--dry-run", "--save-weights"]));
     assert!(!String::from_utf8_lossy(&dry.stdout).contains("replaced whole"));
-    assert_ok("plain rerun", &run(&ntk_args(&cfg, &out, &[])));
+    let o = run(&ntk_args(&cfg, &out, &[]));
+    assert_ok("plain rerun", &o);
     assert!(!out.join("weights.safetensors").exists() && !out.join("outputs.npy").exists());
+    // Ninety-second, N2: the run says it too.
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(
+            "weights.safetensors and outputs.npy (of an earlier --save-weights) go with the set"
+        ),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 
     // The blocks protocol with a remainder of one sample (n = 13, blocks of 4).
     let out = d.join("b");
@@ -6347,6 +6356,20 @@ fn eighty_ninth_review_a_blocks_mean_near_the_bound_has_its_interval() {
         )) && err.contains("the tables take its kappa as exact"),
         "{err}"
     );
+    // Ninety-second, D1: the advice works: the point's directory removed, the sweep makes
+    // it again, with its interval, and collect says nothing more.
+    let dir = point.parent().unwrap();
+    assert!(
+        err.contains(&format!("remove {} and run the sweep again", dir.display())),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+    let o = run(&sweep_args(&cfg, &out, &[]));
+    assert_ok("the sweep again", &o);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("records no interval"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&point).unwrap()).unwrap();
+    assert!(json["kappa_low"].as_f64().is_some(), "{json}");
 }
 
 /// The eighty-ninth hostile review's notes. N2: `plot A --out F` then `plot B --out F` (a
@@ -6445,4 +6468,45 @@ fn eighty_ninth_review_notes() {
         said.contains("0.000001") && said.contains("179.9999"),
         "{said}"
     );
+}
+
+/// Ninety-second hostile round, D5: collect passed over, without a word and with status 0,
+/// every result under a directory it could not list (another user's point directory dropped
+/// its seed from the mean), where the sweep refuses it. Now refused, naming the directory.
+/// Root lists everything by its capabilities: as root the collect runs without them
+/// (`setpriv`), the directory's mode 000 as for any user.
+#[test]
+fn ninety_second_review_a_directory_collect_cannot_list_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "sw.toml", TINY_SWEEP);
+    let out = d.join("sw");
+    assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
+    let hidden = out.join("runs/relu/depth01");
+    assert!(hidden.is_dir());
+    let uid = Command::new("id").arg("-u").output().unwrap();
+    let root = String::from_utf8_lossy(&uid.stdout).trim() == "0";
+    std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let o = if root {
+        Command::new("setpriv")
+            .args(["--bounding-set=-all", "--inh-caps=-all"])
+            .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+            .arg("collect")
+            .arg(&out)
+            .output()
+            .expect("setpriv, to run the collect without root's capabilities")
+    } else {
+        run(&os(&["collect", out.to_str().unwrap()]))
+    };
+    std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_clean_error(
+        "an unlistable directory",
+        &o,
+        &[
+            &format!("{}: cannot be listed", hidden.display()),
+            "left out of the tables",
+        ],
+    );
+    assert_ok("collect", &run(&os(&["collect", out.to_str().unwrap()])));
 }

@@ -713,6 +713,7 @@ fn make_all<S: Sweep>(
 /// Refuses a sweep directory `out` whose `runs` is a symbolic link: collect and plot read
 /// what the sweep itself would write, and the sweep refuses a linked `runs` (eighty-sixth
 /// hostile round, N4: `collect` read through the link while the sweep refused it).
+/// A directory under `runs` this user cannot list is refused too ([`refuse_unlistable`]).
 pub fn refuse_linked_runs(out: &Path) -> ntk_files::Result<()> {
     let runs = out.join("runs");
     match std::fs::symlink_metadata(&runs) {
@@ -722,8 +723,43 @@ pub fn refuse_linked_runs(out: &Path) -> ntk_files::Result<()> {
                   (the sweep refuses the link too); move the directory it leads to here"
                 .into(),
         }),
-        _ => Ok(()),
+        _ => refuse_unlistable(&runs),
     }
+}
+
+/// Refuses the first directory under `root` (hidden entries, `checkpoints/` and links aside,
+/// as the walks that find results skip them) that this user cannot list: the results under
+/// it would be left out of the tables without a word, where the sweep refuses them
+/// (ninety-second hostile round, D5: another user's point directory dropped its seed from
+/// the mean, exit 0). A missing `root` is no error.
+pub fn refuse_unlistable(root: &Path) -> ntk_files::Result<()> {
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if dir == root && e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                return Err(ntk_files::Error::OutputPath {
+                    path: dir,
+                    why: format!(
+                        "cannot be listed ({e}): the results under it would be left out of \
+                         the tables; make it readable to this user, or move it out of runs/"
+                    ),
+                });
+            }
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') || name == "checkpoints" {
+                continue;
+            }
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(entry.path());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The note a sweep's figures carry when points under `out/runs` failed (`failed.json`):

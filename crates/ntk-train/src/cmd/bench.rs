@@ -188,7 +188,8 @@ fn refuse_flags_of_the_other_network(a: &BenchArgs) -> CliResult<()> {
 /// flags read them (fifteenth hostile round, N5: a parameter was refused here alone).
 fn activation_words(words: &str) -> Result<Activation, String> {
     Activation::read_words(words).map_err(|e| match e {
-        ntk_model::activation::WordsError::Param(e) => e.to_string(),
+        e @ (ntk_model::activation::WordsError::Param(_)
+        | ntk_model::activation::WordsError::Symbol { .. }) => e.to_string(),
         ntk_model::activation::WordsError::Unknown => format!(
             "not an activation ({}), such as relu or leaky_relu(alpha=0.1)",
             ActivationKind::list()

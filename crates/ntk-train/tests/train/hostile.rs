@@ -844,6 +844,31 @@ fn runs_are_never_reused_for_another_config() {
             .collect();
         assert_eq!(entries, ["runs"], "{what}");
     }
+    // Ninety-second hostile round, D4: a probe sweep with a widths (or datasets, conventions)
+    // axis lays its points out under runs/width8/...: known by its points' summaries, or
+    // by the probe's figures beside runs/.
+    let widths = d.join("probe-widths");
+    let point = widths.join("runs/digits/width8/relu/depth01/seed1/whole");
+    std::fs::create_dir_all(&point).unwrap();
+    std::fs::write(
+        point.join("summary.json"),
+        "{\"provenance\": {\"tool\": \"ntk-probe 0.1.0\"}}",
+    )
+    .unwrap();
+    let figures = d.join("probe-figures");
+    std::fs::create_dir_all(figures.join("runs/width8")).unwrap();
+    std::fs::write(figures.join("kappa_vs_depth_whole.svg"), "<svg/>").unwrap();
+    for out in [&widths, &figures] {
+        for (what, cfg) in [("sweep", &sweep), ("run", &run_cfg)] {
+            assert_clean_error(
+                what,
+                &run(&args(cfg, out, &[])),
+                &["an ntk-probe sweep's directory", "`ntk-probe sweep`"],
+            );
+        }
+        collect[1] = out.clone().into();
+        assert_clean_error("collect", &run(&collect), &["ntk-probe collect"]);
+    }
 }
 
 #[test]

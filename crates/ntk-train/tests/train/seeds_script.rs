@@ -547,19 +547,50 @@ fn a_parked_run_resumes_on_another_machine_bit_for_bit() {
     let mut damaged = packed.clone();
     damaged[at] ^= 0x55;
     std::fs::write(&tarball, &damaged).unwrap();
+    // An earlier session's damaged copy is kept: this one goes to the next free name
+    // (ninety-second hostile round, D3: "moved" was said where nothing moved).
+    let earlier = dir
+        .path()
+        .join("experiments/seeds/parked/last/r1.tar.damaged");
+    std::fs::write(&earlier, "an earlier session's").unwrap();
     let o = park_status(dir.path(), "restore");
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("r1.tar: damaged") && err.contains("moved to"),
+        err.contains("r1.tar: damaged") && err.contains("moved to") && err.contains(".damaged.2"),
         "{err}"
     );
-    assert!(!run_dir.exists());
+    assert!(!run_dir.exists() && !tarball.exists());
     let aside = dir
         .path()
-        .join("experiments/seeds/parked/last/r1.tar.damaged");
+        .join("experiments/seeds/parked/last/r1.tar.damaged.2");
     assert_eq!(std::fs::read(&aside).unwrap(), damaged);
+    assert_eq!(std::fs::read(&earlier).unwrap(), b"an earlier session's");
     std::fs::remove_file(&aside).unwrap();
+    std::fs::remove_file(&earlier).unwrap();
+    // A file its sums do not list is no part of the parked run (ninety-second, N3).
+    let stage = tempfile::tempdir().unwrap();
+    std::fs::write(&tarball, &packed).unwrap();
+    let ok = Command::new("tar")
+        .arg("-xf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(stage.path())
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    std::fs::write(stage.path().join("extra.bin"), "not parked").unwrap();
+    tar(stage.path(), &tarball);
+    let o = park_status(dir.path(), "restore");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("r1.tar: damaged"), "{err}");
+    assert!(!run_dir.exists());
+    std::fs::remove_file(
+        dir.path()
+            .join("experiments/seeds/parked/last/r1.tar.damaged"),
+    )
+    .unwrap();
     std::fs::write(&tarball, &packed).unwrap();
     let (o, calls) = run(dir.path(), &stub, Some("last"));
     let said = String::from_utf8_lossy(&o.stdout);
