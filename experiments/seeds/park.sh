@@ -268,6 +268,25 @@ safe_tarball() {
     return 0
 }
 
+# Moves the tarball $1 that restore cannot take aside, kept, at the first free name
+# ($1.damaged, $1.damaged.2, ...; an earlier session's is kept: ninety-second hostile round,
+# D3), never through a symbolic link, so that later restores go on and save can park the run
+# that starts again (ninety-third, N7: a truncated one failed every later restore); prints
+# what was done, said as moved only once it is.
+move_aside() {
+    local aside="$1.damaged" k=1
+    while [ -e "$aside" ] || [ -L "$aside" ]; do
+        k=$((k + 1))
+        aside="$1.damaged.$k"
+    done
+    if [ -z "$(first_link "$1")" ] && mv -n "$1" "$aside" 2> /dev/null && [ ! -e "$1" ] &&
+        [ -f "$aside" ]; then
+        echo "moved to $aside"
+    else
+        echo "left as it is (a symbolic link is on its path, or it could not be moved): move it away by hand, or save cannot park the run that starts again"
+    fi
+}
+
 # Whether the files unpacked in $1 are those its $SUMS lists, each with its SHA-256: none
 # altered, none missing, none added (ninety-second hostile round, N3: a file the sums did not
 # list was restored into the run).
@@ -307,7 +326,7 @@ restore() {
             continue
         fi
         if ! safe_tarball "$tarball"; then
-            echo "park: $tarball: not a parked run (unreadable, or it holds a link, an absolute name or ..): not restored" >&2
+            echo "park: $tarball: not a parked run (unreadable, or it holds a link, an absolute name or ..): not restored, $(move_aside "$tarball")" >&2
             failed=$((failed + 1))
             continue
         fi
@@ -321,7 +340,7 @@ restore() {
         mkdir "$tmp"
         if ! tar -xf "$tarball" -C "$tmp" --no-same-owner --touch || [ ! -f "$tmp/checkpoint.json" ]; then
             rm -rf "$tmp"
-            echo "park: $tarball: could not be unpacked as a run (no checkpoint.json): not restored" >&2
+            echo "park: $tarball: could not be unpacked as a run (no checkpoint.json): not restored, $(move_aside "$tarball")" >&2
             failed=$((failed + 1))
             continue
         fi
@@ -330,20 +349,7 @@ restore() {
         if [ -f "$tmp/$SUMS" ]; then
             if ! sums_hold "$tmp"; then
                 rm -rf "$tmp"
-                # Aside at the first free name (an earlier session's .damaged is kept:
-                # ninety-second hostile round, D3), never through a link; said only once
-                # moved, so that save can park the run that starts again.
-                local aside="$tarball.damaged" k=1 moved
-                while [ -e "$aside" ] || [ -L "$aside" ]; do
-                    k=$((k + 1))
-                    aside="$tarball.damaged.$k"
-                done
-                moved="left as it is (a symbolic link is on its path, or it could not be moved): move it away by hand, or save cannot park the run that starts again"
-                if [ -z "$(first_link "$tarball")" ] &&
-                    mv -n "$tarball" "$aside" 2> /dev/null && [ ! -e "$tarball" ] && [ -f "$aside" ]; then
-                    moved="moved to $aside"
-                fi
-                echo "park: $tarball: damaged (its files are not those the SHA-256 sums packed with them list): not restored, $moved; the run starts again" >&2
+                echo "park: $tarball: damaged (its files are not those the SHA-256 sums packed with them list): not restored, $(move_aside "$tarball"); the run starts again" >&2
                 failed=$((failed + 1))
                 continue
             fi

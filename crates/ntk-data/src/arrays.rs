@@ -182,7 +182,8 @@ pub fn read_inputs(spec: &Path, role: Role) -> Result<Matrix> {
         return Err(bad(
             &at.name(),
             format!(
-                "row {}, column {} is {}: inputs must be finite",
+                "row {}, column {} (counted from 0, as numpy indexes them) is {}: inputs must \
+                 be finite",
                 i / d,
                 i % d,
                 raw.values[i]
@@ -706,7 +707,10 @@ fn parse_csv_text(
         for (col, field) in fields.iter().enumerate() {
             let v = field.parse::<f64>().map_err(|_| {
                 let shown: String = field.chars().take(32).collect();
-                at(format!("column {col}: {shown:?} is not a number"))
+                at(format!(
+                    "field {} (counted from 1): {shown:?} is not a number",
+                    col + 1
+                ))
             })?;
             values.push(v);
         }

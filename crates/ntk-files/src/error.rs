@@ -125,6 +125,14 @@ pub enum Error {
         name: String,
         field: Box<crate::table::BadField>,
     },
+    /// A row with another number of fields than the header has columns.
+    #[error("{name}: line {line} has {fields} fields where the header has {columns} columns")]
+    CsvRow {
+        name: String,
+        line: u64,
+        fields: u64,
+        columns: u64,
+    },
     /// A CSV table cannot be written or parsed; `name` is the file (or what it is).
     #[error("{name}: {source}")]
     Csv {

@@ -209,7 +209,13 @@ pub fn parse_given(text: &str, path: &Path, n: usize) -> crate::Result<Vec<Vec<u
             if word.is_empty() {
                 continue;
             }
-            let at = |why: &str| bad(format!("line {}: {word:?} {why}", i + 1));
+            // The word as found, its first 40 characters (ninety-second hostile round, N4: a
+            // line of /proc/self/environ was echoed whole).
+            let shown = match word.char_indices().nth(40) {
+                Some((cut, _)) => format!("{:?}... ({} bytes)", &word[..cut], word.len()),
+                None => format!("{word:?}"),
+            };
+            let at = |why: &str| bad(format!("line {}: {shown} {why}", i + 1));
             // Decimal digits only: Rust's parse also takes a sign (`+0`; thirty-fifth and
             // forty-first hostile rounds, N2), where `-0`, `0.0` and `1e1` are refused.
             let row: usize = word
@@ -540,6 +546,20 @@ mod tests {
         assert_eq!(
             parse_given("0,,1,\n2 ,3\n", path, 4).unwrap(),
             [vec![0, 1], vec![2, 3]]
+        );
+        // A long word is shown by its first 40 characters and its length (ninety-second
+        // hostile round, N4: a line of /proc/self/environ was echoed whole).
+        let long = "A=".to_string() + &"x".repeat(1 << 20);
+        let e = parse_given(&format!("0 1\n{long}\n"), path, 4)
+            .unwrap_err()
+            .to_string();
+        assert!(e.len() < 300, "{} bytes", e.len());
+        assert!(
+            e.contains(&format!(
+                "line 2: \"A={}\"... (1048578 bytes) is not a row index",
+                "x".repeat(38)
+            )),
+            "{e}"
         );
     }
 

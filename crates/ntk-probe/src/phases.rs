@@ -179,16 +179,44 @@ pub fn check_variable() -> crate::Result<()> {
 /// What `place` keeps of the run over `n` inputs in tiles of `block` (its fingerprint), in
 /// words ([`PhaseFiles::describe`]), when it holds this run's phase files with a phase
 /// finished and `NTK_PHASE_FILES` lets them be used: what a dry run says. Nothing is changed.
-pub fn kept(place: &Place, (n, block): (usize, usize)) -> Option<String> {
-    if Mode::from_env().ok()? == Mode::Off {
-        return None;
+pub fn kept(place: &Place, nb: (usize, usize)) -> Option<String> {
+    match examine(place, nb) {
+        Examined::Kept(words) => Some(words),
+        Examined::Dropped(_) | Examined::Nothing => None,
+    }
+}
+
+/// What a dry run finds of this run's phase files ([`examine`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Examined {
+    /// A phase finished, kept: in words, as [`kept`] says them.
+    Kept(String),
+    /// Tiles the run would drop, with everything kept beside them, and why: in the run's
+    /// words ([`PhaseFiles::load`]'s warning; ninety-second hostile round, N9: the dry run
+    /// said new, and only the run said why).
+    Dropped(String),
+    /// None of this run's, or nothing finished.
+    Nothing,
+}
+
+/// [`kept`], with the tiles the run would drop said.
+pub fn examine(place: &Place, (n, block): (usize, usize)) -> Examined {
+    if matches!(Mode::from_env(), Ok(Mode::Off) | Err(_)) {
+        return Examined::Nothing;
     }
     let Found::Ours(state) = inspect(&place.dir) else {
-        return None;
+        return Examined::Nothing;
     };
     if !place.is_this_run(&state, (n, block)) {
-        return None;
+        return Examined::Nothing;
     }
+    let path = place.dir.join(TILES);
+    let dropped = |why: String| {
+        Examined::Dropped(format!(
+            "warning: phase files: {}: {why}; not used: the kernel is formed again",
+            path.display()
+        ))
+    };
     // Tiles that are missing, not a regular file, of another size or of another content
     // than phases.json records are dropped by the run with everything kept beside them
     // ([`PhaseFiles::load`]: the state starts again), so the dry run says the run is new.
@@ -196,15 +224,23 @@ pub fn kept(place: &Place, (n, block): (usize, usize)) -> Option<String> {
     // read "partial ... continues from the kernel's tiles"); larger tiles are said unchecked.
     let mut unchecked = None;
     if state.tiles.is_some() {
-        let Ok((file, len)) = open_regular(&place.dir.join(TILES)) else {
-            return None;
+        let (file, len) = match open_regular(&path) {
+            Ok(found) => found,
+            Err(e) => return dropped(e.to_string()),
         };
-        if len != Tiled::bytes_for(n, block) as u64 {
-            return None;
+        let bytes = Tiled::bytes_for(n, block) as u64;
+        if len != bytes {
+            return dropped(format!(
+                "{len} bytes where the tiles take {bytes} (a truncated or foreign file)"
+            ));
         }
         if len <= DRY_RUN_HASHED {
             if !hash_matches(file, state.tiles_sha256.as_deref()) {
-                return None;
+                return dropped(
+                    "its content does not match the SHA-256 phases.json records (altered or \
+                     damaged)"
+                        .into(),
+                );
             }
         } else {
             unchecked = Some(format!(
@@ -215,15 +251,16 @@ pub fn kept(place: &Place, (n, block): (usize, usize)) -> Option<String> {
         }
     }
     let begun = state.formed.is_some() || state.top.is_some() || state.tiles.is_some();
-    begun.then(|| {
-        let words = PhaseFiles {
-            dir: place.dir.clone(),
-            state: *state,
-            read_only: false,
-        }
-        .describe();
-        words + unchecked.as_deref().unwrap_or("")
-    })
+    if !begun {
+        return Examined::Nothing;
+    }
+    let words = PhaseFiles {
+        dir: place.dir.clone(),
+        state: *state,
+        read_only: false,
+    }
+    .describe();
+    Examined::Kept(words + unchecked.as_deref().unwrap_or(""))
 }
 
 /// The largest tiles file a dry run hashes to hold it to the SHA-256 `phases.json` records

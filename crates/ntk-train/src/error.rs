@@ -326,7 +326,8 @@ pub enum Error {
     NoTrainingRuns { out: PathBuf, probe_sweep: bool },
     /// An `--out` that is an ntk-probe sweep's directory ([`crate::files::is_probe_sweep`]).
     #[error(
-        "{}: an ntk-probe sweep's directory (runs/<activation>/...), not a training run's: \
+        "{}: an ntk-probe sweep's directory (its points under runs/ are the probe's), not a \
+         training run's: \
          use ntk-probe on it (`ntk-probe sweep`, `ntk-probe collect`), or choose another --out",
         .out.display()
     )]

@@ -176,7 +176,7 @@ fn csv_with_a_header_gzipped_or_not() {
     let word = write(dir.path(), "word.csv", b"1,2\n3,four\n");
     let e = err(&file_cfg(&word, None, 1));
     assert!(
-        e.contains("line 2") && e.contains("column 1: \"four\" is not a number"),
+        e.contains("line 2") && e.contains("field 2 (counted from 1): \"four\" is not a number"),
         "{e}"
     );
     let empty = write(dir.path(), "empty.csv", b"a,b\n");
@@ -245,11 +245,17 @@ fn bad_values_are_named_by_row_and_column() {
     let nan = write(dir.path(), "nan.npy", &npy(&x, &[3, 4]));
     let e = err(&file_cfg(&nan, None, 3));
     assert!(
-        e.contains("data.x") && e.contains("nan.npy: row 1, column 2 is NaN"),
+        e.contains("data.x")
+            && e.contains(
+                "nan.npy: row 1, column 2 (counted from 0, as numpy indexes them) is NaN"
+            ),
         "{e}"
     );
     let inf = write(dir.path(), "inf.csv", b"1,2\n3,inf\n");
-    assert!(err(&file_cfg(&inf, None, 2)).contains("row 1, column 1 is inf"));
+    assert!(
+        err(&file_cfg(&inf, None, 2))
+            .contains("row 1, column 1 (counted from 0, as numpy indexes them) is inf")
+    );
     let good = write(dir.path(), "x.npy", &npy(&X, &[3, 4]));
     for (name, bytes, what) in [
         (

@@ -298,12 +298,21 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
                 ntk_runs::sweep::State::Stale(_) | ntk_runs::sweep::State::Failed(_)
             ) && flags.recompute)
                 || (matches!(state, ntk_runs::sweep::State::Done) && computes);
-            let kept = match &state {
+            let examined = match &state {
                 ntk_runs::sweep::State::New => {
-                    run::kept_phases(&cfg, &inputs, &compute, &out, &prov)
+                    run::examine_phases(&cfg, &inputs, &compute, &out, &prov)
                 }
-                _ if replaced => run::kept_phases(&cfg, &inputs, &compute, &out, &prov),
-                _ => None,
+                _ if replaced => run::examine_phases(&cfg, &inputs, &compute, &out, &prov),
+                _ => ntk_probe::phases::Examined::Nothing,
+            };
+            // Tiles the run would drop are said as the run says them.
+            let kept = match examined {
+                ntk_probe::phases::Examined::Kept(words) => Some(words),
+                ntk_probe::phases::Examined::Dropped(warning) => {
+                    eprintln!("{warning}");
+                    None
+                }
+                ntk_probe::phases::Examined::Nothing => None,
             };
             if let Some(kept) = kept {
                 let again = if replaced { " again" } else { "" };

@@ -420,10 +420,24 @@ pub fn kept_phases(
     out: &Path,
     prov: &Provenance,
 ) -> Option<String> {
-    if !tiled_on_host(cfg, compute) {
-        return None;
+    match examine_phases(cfg, inputs, compute, out, prov) {
+        crate::phases::Examined::Kept(words) => Some(words),
+        _ => None,
     }
-    crate::phases::kept(&Place::of_run(out, true, prov), (inputs.n, TILE))
+}
+
+/// [`kept_phases`], with tiles the run would drop said ([`crate::phases::examine`]).
+pub fn examine_phases(
+    cfg: &ProbeConfig,
+    inputs: &Inputs,
+    compute: &Compute,
+    out: &Path,
+    prov: &Provenance,
+) -> crate::phases::Examined {
+    if !tiled_on_host(cfg, compute) {
+        return crate::phases::Examined::Nothing;
+    }
+    crate::phases::examine(&Place::of_run(out, true, prov), (inputs.n, TILE))
 }
 
 /// Another run's phase files beside `out` ([`crate::phases::another_runs`]: another
@@ -1165,14 +1179,20 @@ impl Decided {
     /// [`Decided::unmeasured`] for the summary `s` of a kernel whose worst-case bound is
     /// `bound` (the extreme route, which has no full spectrum).
     pub(crate) fn by_bound(s: &ntk_numerics::spectrum::Summary, bound: f64, why: &str) -> Self {
-        let mut interval = None;
+        let (low, high) = crate::blocks::kappa_interval(s.lambda_min, s.lambda_max, bound);
+        // The least kappa the bound allows, also where it calls the kernel singular, as the
+        // measured error's (ninety-third hostile round, D3: columns.md promised it).
+        let interval = low.map(|low| (low, high));
         let verdict = match s.singular {
             true => {
-                format!("singular by the worst-case bound n eps lambda_max of f32 ({bound:.3e})")
+                let least = low.map_or(String::new(), |v| {
+                    format!("; kappa at least {v:.6e} (Weyl)")
+                });
+                format!(
+                    "singular by the worst-case bound n eps lambda_max of f32 ({bound:.3e}){least}"
+                )
             }
             false => {
-                let (low, high) = crate::blocks::kappa_interval(s.lambda_min, s.lambda_max, bound);
-                interval = low.map(|low| (low, high));
                 let at = |v: Option<f64>| v.map_or("unbounded".to_string(), |v| format!("{v:.6e}"));
                 format!(
                     "lambda_min ({:.3e}) within a factor {} of the worst-case bound n eps \

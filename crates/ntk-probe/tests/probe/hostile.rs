@@ -5578,6 +5578,15 @@ fn eighty_fourth_review_a_whole_f32_kernel_is_decided_by_its_measured_error() {
         note.contains("singular by the worst-case bound"),
         "{extreme}"
     );
+    // Ninety-third, D3: with the least kappa the bound allows, as the full route gives it,
+    // below f64's kappa; `kappa_high` absent (unbounded), and a sweep's tables carry it.
+    let least = extreme["kappa_low"].as_f64().expect("kappa_low");
+    assert!(extreme["kappa_high"].is_null(), "{extreme}");
+    assert!(least > 0.0 && least <= k64, "{least} against f64's {k64}");
+    assert!(
+        note.contains(&format!("kappa at least {least:.6e} (Weyl)")),
+        "{note}"
+    );
 }
 
 /// Eighty-fifth hostile round, D8: a probe sweep's dry run listed as `new` a point another
@@ -6483,30 +6492,51 @@ fn ninety_second_review_a_directory_collect_cannot_list_is_refused() {
     let cfg = write(d, "sw.toml", TINY_SWEEP);
     let out = d.join("sw");
     assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
-    let hidden = out.join("runs/relu/depth01");
-    assert!(hidden.is_dir());
     let uid = Command::new("id").arg("-u").output().unwrap();
     let root = String::from_utf8_lossy(&uid.stdout).trim() == "0";
-    std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o000)).unwrap();
-    let o = if root {
-        Command::new("setpriv")
-            .args(["--bounding-set=-all", "--inh-caps=-all"])
-            .arg(env!("CARGO_BIN_EXE_ntk-probe"))
-            .arg("collect")
-            .arg(&out)
-            .output()
-            .expect("setpriv, to run the collect without root's capabilities")
-    } else {
-        run(&os(&["collect", out.to_str().unwrap()]))
+    // The command with `hidden` at mode 000, as this user (root without its capabilities).
+    let hidden_run = |hidden: &Path, args: &[OsString]| -> Output {
+        std::fs::set_permissions(hidden, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let o = if root {
+            Command::new("setpriv")
+                .args(["--bounding-set=-all", "--inh-caps=-all"])
+                .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+                .args(args)
+                .output()
+                .expect("setpriv, to run without root's capabilities")
+        } else {
+            run(args)
+        };
+        std::fs::set_permissions(hidden, std::fs::Permissions::from_mode(0o755)).unwrap();
+        o
     };
-    std::fs::set_permissions(&hidden, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hidden = out.join("runs/relu/depth01");
+    assert!(hidden.is_dir());
+    let o = hidden_run(&hidden, &os(&["collect", out.to_str().unwrap()]));
+    let culprit = format!("{}: cannot be listed or entered", hidden.display());
     assert_clean_error(
         "an unlistable directory",
         &o,
-        &[
-            &format!("{}: cannot be listed", hidden.display()),
-            "left out of the tables",
-        ],
+        &[&culprit, "left out of the tables"],
     );
+    // Ninety-third hostile round, D1 and D2: the sweep's dry run and run refuse it too (an
+    // empty one as well), before any point's state is read, with the remedy that works.
+    for args in [
+        sweep_args(&cfg, &out, &["--dry-run"]),
+        sweep_args(&cfg, &out, &["--recompute"]),
+    ] {
+        let o = hidden_run(&hidden, &args);
+        assert_clean_error("the sweep", &o, &[&culprit, "make it readable"]);
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("--recompute to"));
+    }
+    let junk = out.join("runs/junk");
+    std::fs::create_dir(&junk).unwrap();
+    let o = hidden_run(&junk, &sweep_args(&cfg, &out, &["--dry-run"]));
+    assert_clean_error(
+        "an empty one",
+        &o,
+        &[&format!("{}: cannot be listed or entered", junk.display())],
+    );
+    std::fs::remove_dir(&junk).unwrap();
     assert_ok("collect", &run(&os(&["collect", out.to_str().unwrap()])));
 }

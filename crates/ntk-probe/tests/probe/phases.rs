@@ -1041,6 +1041,13 @@ fn an_earlier_builds_phase_files_of_this_config_are_resumed() {
             said.contains("new") && !said.contains("the kernel's tiles"),
             "{name}: {said}"
         );
+        // Ninety-second, N9: and why, in the run's words.
+        let warned = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            warned.contains("tiles.f64: its content does not match the SHA-256")
+                && warned.contains("not used: the kernel is formed again"),
+            "{name}: {warned}"
+        );
         std::fs::write(&tiles, &bytes).unwrap();
         let o = ntk_with(&cfg, &out, &["--resume"]);
         let said = String::from_utf8_lossy(&o.stderr);

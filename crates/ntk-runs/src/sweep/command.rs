@@ -87,6 +87,11 @@ pub fn run_command<C: SweepCommand>(
     let out = ntk_files::outset::resolve_out_for(call.out, call.output)?;
     let shard = Shard::parse_or_all(call.shard)?;
     tool.check(&out)?;
+    // A directory under runs/ this user cannot list or enter: its points' states cannot be
+    // read, and the collect that ends the sweep refuses it; refused here, dry run and run
+    // alike, with the remedy that works (ninety-third hostile round, D1 and D2: the probe's
+    // dry run said done, and both said `--recompute`, which fails there).
+    super::refuse_unlistable(&out.join("runs"))?;
     if call.dry_run {
         // Where the run's claim would refuse (an --out that cannot be made or written), the
         // dry run refuses too, making nothing (ninth hostile round).

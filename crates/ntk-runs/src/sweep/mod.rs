@@ -728,22 +728,32 @@ pub fn refuse_linked_runs(out: &Path) -> ntk_files::Result<()> {
 }
 
 /// Refuses the first directory under `root` (hidden entries, `checkpoints/` and links aside,
-/// as the walks that find results skip them) that this user cannot list: the results under
+/// as the walks that find results skip them) that this user cannot list or enter: the results under
 /// it would be left out of the tables without a word, where the sweep refuses them
 /// (ninety-second hostile round, D5: another user's point directory dropped its seed from
-/// the mean, exit 0). A missing `root` is no error.
+/// the mean, exit 0). A missing `root`, or one that is no directory, is no error here.
 pub fn refuse_unlistable(root: &Path) -> ntk_files::Result<()> {
+    // A `root` that is no directory (a file, a FIFO, a link) is named by the checks of the
+    // places the sweep makes.
+    if !std::fs::symlink_metadata(root).is_ok_and(|m| m.is_dir()) {
+        return Ok(());
+    }
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let entries = match std::fs::read_dir(&dir) {
+        // Listed, and entered (a directory that can be listed but not searched hides its
+        // files all the same: `stat` of its `.` fails there).
+        let listed = std::fs::read_dir(&dir)
+            .and_then(|entries| std::fs::symlink_metadata(dir.join(".")).map(|_| entries));
+        let entries = match listed {
             Ok(entries) => entries,
             Err(e) if dir == root && e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => {
                 return Err(ntk_files::Error::OutputPath {
                     path: dir,
                     why: format!(
-                        "cannot be listed ({e}): the results under it would be left out of \
-                         the tables; make it readable to this user, or move it out of runs/"
+                        "cannot be listed or entered ({e}): the results under it would be left \
+                         out of the tables; make it readable to this user, or move it out of \
+                         runs/"
                     ),
                 });
             }

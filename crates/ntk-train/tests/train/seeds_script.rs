@@ -640,6 +640,18 @@ fn a_parked_run_resumes_on_another_machine_bit_for_bit() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("holds a link"), "{err}");
     assert!(!dir.path().join("runs/seeds/other/runs/r2").exists());
+    // Moved aside, kept: the next restore goes on (ninety-third hostile round, N7).
+    let aside = dir
+        .path()
+        .join("experiments/seeds/parked/other/r2.tar.damaged");
+    assert!(err.contains("moved to") && aside.is_file(), "{err}");
+    let o = park_status(dir.path(), "restore");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 /// Thirty-first hostile round: D1, a machine holding an earlier copy of a parked run (kept
