@@ -332,6 +332,21 @@ pub enum Error {
         .out.display()
     )]
     ProbeSweep { out: PathBuf },
+    /// A directory holding an ntk-probe sweep's points beside training runs
+    /// ([`crate::files::refuse_probe_sweep`]).
+    #[error(
+        "{}: holds an ntk-probe sweep's points ({}) beside training runs ({}): neither tool \
+         collects the two mixed; move the training runs to their own directory and collect \
+         that with `ntk-train collect`",
+        .out.display(),
+        .probe.display(),
+        .run.display()
+    )]
+    MixedWithProbe {
+        out: PathBuf,
+        probe: PathBuf,
+        run: PathBuf,
+    },
     /// A config text that does not parse.
     #[error(transparent)]
     Toml(#[from] toml::de::Error),

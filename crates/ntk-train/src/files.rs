@@ -1,6 +1,8 @@
 //! The files `collect` and the figures write into a sweep or run directory, by name: what a
 //! run directory may hold beside a run's own files, and what `--out` checks recognize.
 
+use std::path::{Path, PathBuf};
+
 /// The figures `crate::report::save_figures` may write, by stem (each as `.png`, `.svg` and
 /// `.pdf`, and in a column layout with its `.caption.txt`).
 pub const FIGURE_STEMS: [&str; 7] = [
@@ -25,64 +27,88 @@ pub fn is_figure_file(name: &str) -> bool {
         .any(|stem| ntk_plot::is_figure_file(name, stem))
 }
 
-/// True where `out` looks like an ntk-probe sweep's directory: beside its `runs/`, the
-/// probe's `theory.json` or a `kappa_vs_depth_*` figure, or the first point summary under
-/// `runs/` written by ntk-probe, or an entry of `runs/` named as an activation
-/// (`runs/relu/depth02/...`; a training sweep's runs are named `depth008_relu_...`). Round
-/// 91, N5 and ninety-second hostile round, D4: a probe sweep with a datasets, widths or
-/// conventions axis (`runs/digits/...`, `runs/width8/...`) was not recognized.
-pub fn is_probe_sweep(out: &std::path::Path) -> bool {
-    let runs = out.join("runs");
-    if !std::fs::symlink_metadata(&runs).is_ok_and(|m| m.is_dir()) {
-        return false;
-    }
-    let probe_file = |name: &str| name == "theory.json" || name.starts_with("kappa_vs_depth_");
-    let beside = std::fs::read_dir(out)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .any(|e| probe_file(&e.file_name().to_string_lossy()));
-    let named = std::fs::read_dir(&runs)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .any(|e| {
-            e.file_type().is_ok_and(|t| t.is_dir())
-                && e.file_name()
-                    .to_str()
-                    .and_then(ntk_model::ActivationKind::parse)
-                    .is_some()
-        });
-    beside
-        || named
-        || first_summary(&runs, 8)
-            .and_then(|dir| ntk_runs::provenance::recorded_tool(&dir))
-            .is_some_and(|tool| tool.starts_with("ntk-probe"))
+/// True where `out` looks like an ntk-probe sweep's directory, alone or with training runs
+/// beside its points ([`probe_point`]).
+pub fn is_probe_sweep(out: &Path) -> bool {
+    probe_point(out).is_some()
 }
 
-/// The first directory at most `depth` levels under `dir` (itself included) that holds a
-/// `summary.json`, hidden entries, `checkpoints/` and links aside.
-fn first_summary(dir: &std::path::Path, depth: usize) -> Option<std::path::PathBuf> {
-    if dir.join("summary.json").is_file() {
-        return Some(dir.to_path_buf());
-    }
-    if depth == 0 {
+/// What marks `out` as an ntk-probe sweep's directory, if anything does: beside its `runs/`,
+/// the probe's `theory.json` or a `kappa_vs_depth_*` figure; an entry of `runs/` named as an
+/// activation (`runs/relu/depth02/...`; a training sweep's runs are named
+/// `depth008_relu_...`); or a point summary below `runs/`'s first level (a training run's is
+/// `runs/<id>/summary.json`) written by ntk-probe. Round 91, N5, and the ninety-second hostile
+/// round, D4: a probe sweep with a datasets, widths or conventions axis (`runs/digits/...`,
+/// `runs/width8/...`) was not recognized.
+pub fn probe_point(out: &Path) -> Option<PathBuf> {
+    let runs = out.join("runs");
+    if !std::fs::symlink_metadata(&runs).is_ok_and(|m| m.is_dir()) {
         return None;
     }
-    let mut subdirs: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            !name.starts_with('.')
-                && name != "checkpoints"
-                && e.file_type().is_ok_and(|t| t.is_dir())
+    let entries = |dir: &Path| -> Vec<std::fs::DirEntry> {
+        std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .collect()
+    };
+    let probe_file = |name: &str| name == "theory.json" || name.starts_with("kappa_vs_depth_");
+    if let Some(e) = entries(out)
+        .into_iter()
+        .find(|e| probe_file(&e.file_name().to_string_lossy()))
+    {
+        return Some(e.path());
+    }
+    if let Some(e) = entries(&runs).into_iter().find(|e| {
+        e.file_type().is_ok_and(|t| t.is_dir())
+            && e.file_name()
+                .to_str()
+                .and_then(ntk_model::ActivationKind::parse)
+                .is_some()
+    }) {
+        return Some(e.path());
+    }
+    ntk_runs::sweep::find_files(&runs, "summary.json")
+        .into_iter()
+        .filter_map(|f| f.parent().map(Path::to_path_buf))
+        .filter(|dir| dir.parent() != Some(runs.as_path()))
+        .find(|dir| {
+            ntk_runs::provenance::recorded_tool(dir).is_some_and(|t| t.starts_with("ntk-probe"))
         })
+}
+
+/// A training run under `out/runs/` (its `config.toml`), if any.
+pub fn training_run(out: &Path) -> Option<PathBuf> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(out.join("runs"))
+        .into_iter()
+        .flatten()
+        .flatten()
         .map(|e| e.path())
+        .filter(|p| std::fs::symlink_metadata(p.join("config.toml")).is_ok())
         .collect();
-    subdirs.sort();
-    subdirs.iter().find_map(|sub| first_summary(sub, depth - 1))
+    runs.sort();
+    runs.into_iter().next()
+}
+
+/// Refuses an `out` that is an ntk-probe sweep's directory: [`crate::Error::ProbeSweep`], or,
+/// with training runs beside its points, [`crate::Error::MixedWithProbe`], as ntk-probe
+/// refuses the same directory (ninety-fourth hostile round, D1: ntk-train's collect and plot
+/// wrote their tables and figures into it, and its sweep called a training sweep holding one
+/// probe point "an ntk-probe sweep's directory").
+pub fn refuse_probe_sweep(out: &Path) -> crate::Result<()> {
+    let Some(probe) = probe_point(out) else {
+        return Ok(());
+    };
+    Err(match training_run(out) {
+        Some(run) => crate::Error::MixedWithProbe {
+            out: out.to_path_buf(),
+            probe,
+            run,
+        },
+        None => crate::Error::ProbeSweep {
+            out: out.to_path_buf(),
+        },
+    })
 }
 
 /// The tables every collect writes.

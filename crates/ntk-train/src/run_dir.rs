@@ -180,11 +180,7 @@ const RUN_PROOFS: [&str; 4] = [
 pub fn check_run_dir(out: &Path) -> crate::Result<()> {
     // A sweep's directory (its runs under `runs/`) is no run's: a run there replaced the
     // sweep's tables and figures with its own (fourteenth hostile round, D7).
-    if crate::files::is_probe_sweep(out) {
-        return Err(crate::Error::ProbeSweep {
-            out: out.to_path_buf(),
-        });
-    }
+    crate::files::refuse_probe_sweep(out)?;
     if std::fs::symlink_metadata(out.join("runs")).is_ok() {
         return Err(ntk_files::Error::ForeignFiles {
             dir: out.to_path_buf(),

@@ -195,11 +195,7 @@ fn point(
 /// directory ([`train::check_run_dir`]) and, for a sweep, the directory above them (its
 /// `runs/`, tables and figures only).
 pub fn check_out(out: &Path, points: &[RunPoint]) -> crate::Result<()> {
-    if crate::files::is_probe_sweep(out) {
-        return Err(crate::Error::ProbeSweep {
-            out: out.to_path_buf(),
-        });
-    }
+    crate::files::refuse_probe_sweep(out)?;
     if points.iter().any(|p| !p.id.is_empty()) {
         ntk_files::outset::check_owned(out, &|n: &str| {
             n == "runs" || crate::files::is_report_file(n)

@@ -419,6 +419,11 @@ pub fn read_runs_except(out: &Path, skip: &[PathBuf]) -> crate::Result<Vec<RunRe
         return Ok(vec![read_run(out, String::new())?]);
     }
     ntk_runs::sweep::refuse_linked_runs(out)?;
+    // Training runs beside an ntk-probe sweep's points are refused, as ntk-probe refuses
+    // them (ninety-fourth hostile round, D1); a probe sweep alone is said below.
+    if crate::files::training_run(out).is_some() {
+        crate::files::refuse_probe_sweep(out)?;
+    }
     let runs = out.join("runs");
     if let Err(source) = std::fs::read_dir(&runs) {
         return Err(crate::Error::NoRun {

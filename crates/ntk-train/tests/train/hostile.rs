@@ -869,6 +869,47 @@ fn runs_are_never_reused_for_another_config() {
         collect[1] = out.clone().into();
         assert_clean_error("collect", &run(&collect), &["ntk-probe collect"]);
     }
+    // Ninety-fourth hostile round, D1: a training run beside a probe sweep's points, and a
+    // probe point in a training sweep, are refused by collect, plot and the sweep alike, as
+    // ntk-probe refuses them: neither tool collects the two mixed.
+    let copy = |from: &Path, to: &Path| {
+        let o = Command::new("cp")
+            .arg("-a")
+            .arg(from)
+            .arg(to)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+    };
+    copy(
+        &out.join("runs/depth001_relu_none_lr1e-1_seed1"),
+        &widths.join("runs/depth001_relu_none_lr1e-1_seed1"),
+    );
+    let mirror = d.join("mirror");
+    copy(&out, &mirror);
+    copy(&widths.join("runs/digits"), &mirror.join("runs/digits"));
+    for dir in [&widths, &mirror] {
+        let before = std::fs::read_dir(dir).unwrap().count();
+        for (what, o) in [
+            ("collect", run(&["collect".into(), dir.into()])),
+            ("plot", run(&["plot".into(), dir.into()])),
+            ("sweep", run(&args(&sweep, dir, &["--dry-run"]))),
+        ] {
+            assert_clean_error(
+                what,
+                &o,
+                &[
+                    "holds an ntk-probe sweep's points",
+                    "neither tool collects the two mixed",
+                ],
+            );
+        }
+        assert_eq!(
+            std::fs::read_dir(dir).unwrap().count(),
+            before,
+            "nothing written"
+        );
+    }
 }
 
 #[test]
