@@ -432,7 +432,7 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
 /// The files of an earlier `--save-weights` standing in `out` that a run without the flag
 /// does not write, and removes with the set it replaces whole (ninetieth hostile round, N5).
 fn earlier_weights(out: &Path, save_weights: bool) -> Vec<&'static str> {
-    ["weights.safetensors", "outputs.npy"]
+    WEIGHT_FILES
         .into_iter()
         .filter(|f| !save_weights && out.join(f).is_file())
         .collect()
@@ -534,9 +534,10 @@ pub(crate) fn report_ntk(
     Ok(())
 }
 
+/// The files `--save-weights` writes beside the output set.
+const WEIGHT_FILES: [&str; 2] = ["weights.safetensors", "outputs.npy"];
+
 /// Whether the run in `out` holds the files `--save-weights` writes.
 fn has_weights(out: &Path) -> bool {
-    ["weights.safetensors", "outputs.npy"]
-        .iter()
-        .all(|f| out.join(f).is_file())
+    WEIGHT_FILES.iter().all(|f| out.join(f).is_file())
 }
