@@ -205,23 +205,23 @@ impl Content {
         &mut self,
     ) -> (&mut dyn Read, impl Fn(std::io::Error) -> DataError + use<>) {
         let (path, encoding) = (self.path.clone(), self.encoding);
-        let io = move |source: std::io::Error| match encoding {
-            Encoding::Gzip => DataError::Gzip {
-                path: path.clone(),
-                source,
-            },
-            Encoding::Raw => DataError::io(&path, source),
-        };
+        let io = move |source: std::io::Error| read_error(&path, encoding, source);
         (&mut *self.reader, io)
     }
 
     fn read_error(&self, source: std::io::Error) -> DataError {
-        match self.encoding {
-            Encoding::Gzip => DataError::Gzip {
-                path: self.path.clone(),
-                source,
-            },
-            Encoding::Raw => DataError::io(&self.path, source),
-        }
+        read_error(&self.path, self.encoding, source)
+    }
+}
+
+/// A read of `path` that failed: a gzip stream's error as a damaged stream, any other as
+/// the file's read error.
+fn read_error(path: &Path, encoding: Encoding, source: std::io::Error) -> DataError {
+    match encoding {
+        Encoding::Gzip => DataError::Gzip {
+            path: path.to_path_buf(),
+            source,
+        },
+        Encoding::Raw => DataError::io(path, source),
     }
 }

@@ -14,6 +14,24 @@ pub struct InsideOutput {
     pub path: PathBuf,
     /// Where it is, in words: `is inside OUT`, `is the same file (a hard link) as OUT/f`.
     pub how: String,
+    /// Whether it is there as a hard link (the input's own name lies outside).
+    pub linked: bool,
+}
+
+impl InsideOutput {
+    /// What the run would do to the input, in words. Inside the place: remove it with the
+    /// set it replaces. A hard link: the run replaces the name there by a rename, so the
+    /// input's own name keeps the old content; refused all the same, the input being one of
+    /// the run's outputs until then (ninety-third hostile round, N1: "lost" was said of
+    /// both).
+    pub fn consequence(&self) -> &'static str {
+        if self.linked {
+            "the run would part the two names by replacing the one there, so an input and an \
+             output would have been one file; keep a copy, not a hard link"
+        } else {
+            "the file would be lost"
+        }
+    }
 }
 
 /// Refuses an input (`key`, path; `None`: not given) inside one of `places`: its resolved
@@ -43,13 +61,14 @@ pub fn check_outside<'a>(
         let Ok(resolved) = std::fs::canonicalize(file) else {
             continue;
         };
-        let refused = |how: String| InsideOutput {
+        let refused = |how: String, linked: bool| InsideOutput {
             key,
             path: path.to_path_buf(),
             how,
+            linked,
         };
         if let Some(place) = places.iter().find(|p| resolved.starts_with(p)) {
-            return Err(refused(format!("is inside {}", place.display())));
+            return Err(refused(format!("is inside {}", place.display()), false));
         }
         for (id, file) in hard_linked(&resolved) {
             let there = linked.get_or_insert_with(|| files_by_inode(&places));
@@ -59,10 +78,10 @@ pub fn check_outside<'a>(
                 } else {
                     format!("holds {}, which is", file.display())
                 };
-                return Err(refused(format!(
-                    "{what} the same file (a hard link) as {}",
-                    twin.display()
-                )));
+                return Err(refused(
+                    format!("{what} the same file (a hard link) as {}", twin.display()),
+                    true,
+                ));
             }
         }
     }

@@ -70,6 +70,16 @@ pub struct BenchRow {
     /// `null` when the kernel is numerically singular.
     pub kappa: Option<f64>,
     pub singular: bool,
+    /// The interval of κ the worst-case bound `n eps λ_max` of an f32 kernel allows (Weyl:
+    /// [`crate::blocks::kappa_interval`]), as the probe's summaries give it: `kappa_low`
+    /// absent where the bound leaves no positive least κ, `kappa_high` where it does not
+    /// resolve `λ_min` (unbounded). Both absent for f64, whose bound is far below λ_min at
+    /// these sizes (ninety-fourth hostile round, N9: an f32 κ the bound allowed 13% off was
+    /// printed bare).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kappa_low: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kappa_high: Option<f64>,
     /// Lanczos steps for lambda_max and lambda_min (`extreme`; `null` for `full`).
     pub lanczos_steps: Option<[usize; 2]>,
 }
@@ -134,6 +144,13 @@ pub fn bench_one(
         Timed::as_probed(&mlp, &inputs, compute, repeats, eigen)?
     };
     let gflop = structured_flops(n, d, width, depth, t.fraction) / 1e9;
+    let (kappa_low, kappa_high) = match compute.precision {
+        ntk_numerics::backend::Precision::F32 => {
+            let bound = n as f64 * compute.precision.epsilon() * t.cond.lambda_max.abs();
+            crate::blocks::kappa_interval(t.cond.lambda_min, t.cond.lambda_max, bound)
+        }
+        ntk_numerics::backend::Precision::F64 => (None, None),
+    };
     Ok(BenchRow {
         n,
         d,
@@ -154,6 +171,8 @@ pub fn bench_one(
         lambda_max: t.cond.lambda_max,
         kappa: t.cond.kappa,
         singular: t.cond.singular,
+        kappa_low,
+        kappa_high,
         lanczos_steps: t.steps,
     })
 }

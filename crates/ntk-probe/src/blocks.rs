@@ -218,12 +218,12 @@ pub fn parse_given(text: &str, path: &Path, n: usize) -> crate::Result<Vec<Vec<u
             let at = |why: &str| bad(format!("line {}: {shown} {why}", i + 1));
             // Decimal digits only: Rust's parse also takes a sign (`+0`; thirty-fifth and
             // forty-first hostile rounds, N2), where `-0`, `0.0` and `1e1` are refused.
-            let row: usize = word
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-                .then(|| word.parse().ok())
-                .flatten()
-                .ok_or_else(|| at("is not a row index"))?;
+            if !word.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(at("is not a row index"));
+            }
+            // Digits that overflow usize are beyond the samples, not a syntax error
+            // (ninety-fourth hostile round, N6).
+            let row: usize = word.parse().unwrap_or(usize::MAX);
             if row >= n {
                 return Err(at(&format!("is beyond the {n} samples (0-based)")));
             }
@@ -543,6 +543,14 @@ mod tests {
                 "{word}: {e}"
             );
         }
+        // Digits beyond usize are beyond the samples (ninety-fourth hostile round, N6).
+        let e = parse_given("0 1\n2 12345678901234567890123\n", path, 4)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 2: \"12345678901234567890123\" is beyond the 4 samples"),
+            "{e}"
+        );
         assert_eq!(
             parse_given("0,,1,\n2 ,3\n", path, 4).unwrap(),
             [vec![0, 1], vec![2, 3]]

@@ -50,6 +50,16 @@ pub enum Error {
          sweep.conventions), pass its config: `ntk-probe collect DIR --config FILE`"
     )]
     CollectWithoutConfig(Box<ntk_runs::Error>),
+    /// A collect whose tables are written but whose figures failed (a full disk): the
+    /// tables are this collect's, the figures may be an earlier one's (ninety-fourth
+    /// hostile round, N4).
+    #[error(
+        "{source}; {}/results.csv and summary.csv are this collect's, its figures may be an \
+         earlier one's: `ntk-probe plot {}` draws them again from the tables",
+        out.display(),
+        out.display()
+    )]
+    FiguresFailed { out: PathBuf, source: Box<Error> },
     /// A config value the probe cannot use: `key = value: reason`.
     #[error("{key} = {value}: {reason}")]
     Config {

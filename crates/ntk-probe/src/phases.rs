@@ -211,12 +211,7 @@ pub fn examine(place: &Place, (n, block): (usize, usize)) -> Examined {
         return Examined::Nothing;
     }
     let path = place.dir.join(TILES);
-    let dropped = |why: String| {
-        Examined::Dropped(format!(
-            "warning: phase files: {}: {why}; not used: the kernel is formed again",
-            path.display()
-        ))
-    };
+    let dropped = |why: String| Examined::Dropped(tiles_dropped(&path, &why));
     // Tiles that are missing, not a regular file, of another size or of another content
     // than phases.json records are dropped by the run with everything kept beside them
     // ([`PhaseFiles::load`]: the state starts again), so the dry run says the run is new.
@@ -230,17 +225,11 @@ pub fn examine(place: &Place, (n, block): (usize, usize)) -> Examined {
         };
         let bytes = Tiled::bytes_for(n, block) as u64;
         if len != bytes {
-            return dropped(format!(
-                "{len} bytes where the tiles take {bytes} (a truncated or foreign file)"
-            ));
+            return dropped(wrong_size(len, bytes));
         }
         if len <= DRY_RUN_HASHED {
             if !hash_matches(file, state.tiles_sha256.as_deref()) {
-                return dropped(
-                    "its content does not match the SHA-256 phases.json records (altered or \
-                     damaged)"
-                        .into(),
-                );
+                return dropped(ALTERED.into());
             }
         } else {
             unchecked = Some(format!(
@@ -262,6 +251,23 @@ pub fn examine(place: &Place, (n, block): (usize, usize)) -> Examined {
     .describe();
     Examined::Kept(words + unchecked.as_deref().unwrap_or(""))
 }
+
+/// The warning of tiles at `path` dropped (`why`), the run's and its dry run's alike.
+fn tiles_dropped(path: &Path, why: &str) -> String {
+    format!(
+        "warning: phase files: {}: {why}; not used: the kernel is formed again",
+        path.display()
+    )
+}
+
+/// Why tiles of `len` bytes are dropped where they take `bytes`.
+fn wrong_size(len: u64, bytes: u64) -> String {
+    format!("{len} bytes where the tiles take {bytes} (a truncated or foreign file)")
+}
+
+/// Why tiles whose content is not the recorded one are dropped.
+const ALTERED: &str =
+    "its content does not match the SHA-256 phases.json records (altered or damaged)";
 
 /// The largest tiles file a dry run hashes to hold it to the SHA-256 `phases.json` records
 /// (1 GB: about a second; the tiles of 11,000 inputs).
@@ -958,31 +964,21 @@ impl PhaseFiles {
                 .ok_or("phases.json records no checksum of it")?;
             let (file, len) = open_regular(&path).map_err(|e| e.to_string())?;
             if len != tiles.bytes() as u64 {
-                return Err(format!(
-                    "{len} bytes where the tiles take {} (a truncated or foreign file)",
-                    tiles.bytes()
-                ));
+                return Err(wrong_size(len, tiles.bytes() as u64));
             }
             let mut r = Hashing::new(BufReader::with_capacity(1 << 22, file));
             tiles
                 .read_tiles(&mut r, matches!(held, Held::Factor { .. }))
                 .map_err(|e| e.to_string())?;
             if r.hash.hex() != expected {
-                return Err(
-                    "its content does not match the SHA-256 phases.json records \
-                            (altered or damaged)"
-                        .into(),
-                );
+                return Err(ALTERED.into());
             }
             Ok(())
         })();
         match read {
             Ok(()) => true,
             Err(why) => {
-                eprintln!(
-                    "warning: phase files: {}: {why}; not used: the kernel is formed again",
-                    path.display()
-                );
+                eprintln!("{}", tiles_dropped(&path, &why));
                 if !self.read_only {
                     let _ = fs::remove_file(&path);
                 }

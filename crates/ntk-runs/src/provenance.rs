@@ -70,24 +70,32 @@ pub struct Provenance {
     pub defaults: Defaults,
 }
 
+/// A tool's rule carried in a [`Provenance`] (a function pointer): shown by its name, and
+/// every rule equal to every other (none among them), a provenance being its recorded
+/// fields.
+macro_rules! rule_is_no_field {
+    ($rule:ident) => {
+        impl std::fmt::Debug for $rule {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(stringify!($rule))
+            }
+        }
+
+        impl PartialEq for $rule {
+            fn eq(&self, _: &Self) -> bool {
+                true
+            }
+        }
+    };
+}
+
 /// A tool's rule giving, for a config and a key it leaves out of its record (or records as
 /// `null`) at its default, that default (`ntk_model::spec::recorded_default`: an
 /// activation's parameter is its family's); `None`: no rule beyond [`LEFT_OUT_AT_DEFAULT`].
 #[derive(Clone, Copy, Default)]
 pub struct Defaults(pub Option<fn(&FlatConfig, &str) -> Option<Value>>);
 
-impl std::fmt::Debug for Defaults {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Defaults")
-    }
-}
-
-/// Every rule is equal: a provenance is its recorded fields.
-impl PartialEq for Defaults {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
+rule_is_no_field!(Defaults);
 
 /// A tool's rule that writes one config one way (one network, one set of dotted keys:
 /// `ntk_model::spec::canonical_recorded`), as a [`Provenance`] carries it; `None`: the
@@ -95,18 +103,7 @@ impl PartialEq for Defaults {
 #[derive(Clone, Copy, Default)]
 pub struct Canonical(pub Option<fn(&mut FlatConfig)>);
 
-impl std::fmt::Debug for Canonical {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Canonical")
-    }
-}
-
-/// Every rule is equal (none among them): a provenance is its recorded fields.
-impl PartialEq for Canonical {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
+rule_is_no_field!(Canonical);
 
 impl Provenance {
     /// The provenance of a result of `tool` (`"ntk-probe 0.1.0"`) made by `config` with the

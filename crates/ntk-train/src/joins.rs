@@ -110,14 +110,12 @@ pub fn check_sweep(
         return Ok(());
     }
     entries.extend(joining.iter().map(|j| (j.dir.clone(), Some(j.provenance))));
-    provenance::check_one_base(&entries, &crate::config::merge_axes(), crate::run::ONE_FORM)
-        .and_then(|_| crate::config::own_keys_agree(&entries))
-        .map_err(|e| {
-            crate::Error::from(ntk_runs::Error::At {
-                path: sweep.to_path_buf(),
-                source: Box::new(e),
-            })
+    one_sweep(&entries).map_err(|e| {
+        crate::Error::from(ntk_runs::Error::At {
+            path: sweep.to_path_buf(),
+            source: Box::new(e),
         })
+    })
 }
 
 /// The check of one run brought into a collected training sweep's `runs/` (the output
@@ -175,8 +173,40 @@ pub fn check_single(out: &Path, joining: &Joining<'_>, claims: bool) -> crate::R
     let this = std::slice::from_ref(&joining.dir);
     let there = recorded(sweep, this, if joining.trains { this } else { &[] })?;
     same_point(std::slice::from_ref(joining), &there)?;
+    warn_mixed(sweep, joining, &there);
     if claims {
         ntk_files::lock::PointClaim::claim(sweep, key)?;
     }
     Ok(())
+}
+
+/// Says, without refusing, where a run brought into a collected sweep's `runs/` differs from
+/// the runs there beyond the sweep's axes: the merge of the two is the user's, but from then
+/// on the sweep's dry run, its run and `collect` refuse the mix until `--allow-mixed` or the
+/// run is moved (ninety-third hostile round, N2: the dry run said "new" and nothing more).
+fn warn_mixed(sweep: &Path, joining: &Joining<'_>, there: &[(PathBuf, Provenance)]) {
+    let entries: Vec<(PathBuf, Option<&Provenance>)> = there
+        .iter()
+        .map(|(dir, p)| (dir.clone(), Some(p)))
+        .chain(std::iter::once((
+            joining.dir.clone(),
+            Some(joining.provenance),
+        )))
+        .collect();
+    if let Err(e) = one_sweep(&entries) {
+        eprintln!(
+            "warning: {}: this run and the runs there are not one sweep ({e}); from now on \
+             the sweep's runs and `ntk-train collect {}` refuse them unless given \
+             --allow-mixed (or move this run elsewhere)",
+            sweep.display(),
+            sweep.display()
+        );
+    }
+}
+
+/// Whether runs are one sweep's, as `collect` merges them: one base config beyond the
+/// sweep's axes, and the trainer's own keys alike.
+fn one_sweep(entries: &[(PathBuf, Option<&Provenance>)]) -> ntk_runs::Result<()> {
+    provenance::check_one_base(entries, &crate::config::merge_axes(), crate::run::ONE_FORM)
+        .and_then(|_| crate::config::own_keys_agree(entries))
 }

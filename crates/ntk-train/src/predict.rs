@@ -81,9 +81,15 @@ pub fn check(cfg: &crate::config::TrainConfig, n: usize) -> crate::Result<()> {
     if cfg.train.loss != Loss::Mse {
         // The key is the loss, which [prediction] needs to be the square loss (ninety-second
         // hostile round, N5: the table was named as the thing set).
+        // Said as the default it is, the key being left out of most configs (round 94, N2).
+        let default = if cfg.train.loss == Loss::default() {
+            " (the default)"
+        } else {
+            ""
+        };
         return Err(crate::Error::config(
             "train.loss",
-            format!("{:?}", cfg.train.loss.name()),
+            format!("{:?}{default}", cfg.train.loss.name()),
             "[prediction] predicts gradient descent on the square loss: set train.loss = \
              \"mse\", or leave out [prediction]",
         ));
@@ -576,7 +582,7 @@ kernels = ["empirical"]
         let cases: [(&[(&str, &str)], &str); 6] = [
             (
                 &[("train.loss", "cross_entropy"), ("model.output_dim", "2")],
-                "train.loss = \"cross_entropy\": [prediction] predicts",
+                "train.loss = \"cross_entropy\" (the default): [prediction] predicts",
             ),
             (&[("train.batch_size", "4")], "train.batch_size"),
             (&[("optim.momentum", "0.9")], "optim.momentum"),

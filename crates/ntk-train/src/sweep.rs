@@ -225,16 +225,16 @@ pub fn check_untracked(out: &Path, points: &[RunPoint]) -> crate::Result<()> {
 
 /// Refuses a run whose inputs (the data's files, the ONNX file) lie inside `out`, which it
 /// writes and replaces (`config.toml`, `metrics.csv`, checkpoints, a sweep's tables): the
-/// file would be lost ([`ntk_files::apart::check_outside`]).
+/// file would be lost ([`ntk_files::apart::check_outside`]; `InsideOutput::consequence`).
 pub fn check_inputs_outside(cfg: &TrainConfig, out: &Path) -> crate::Result<()> {
     let onnx = cfg.onnx.as_ref().map(|o| o.file.as_path());
     let inputs = cfg.data.files().into_iter().chain([("onnx.file", onnx)]);
     ntk_files::apart::check_outside(inputs, &[out.to_path_buf()]).map_err(|e| {
         crate::Error::Config {
             key: e.key,
-            value: format!("{} ({})", e.path.display(), e.how),
+            value: format!("{} ({}: {})", e.path.display(), e.how, e.consequence()),
             reason: "a run's inputs must lie outside the output directory it writes and \
-                     replaces (--out): the file would be lost",
+                     replaces (--out)",
         }
     })
 }

@@ -171,6 +171,17 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
                 r.eigen_seconds,
                 r.kappa.map_or("singular".into(), |k| format!("{k:.4e}"))
             );
+            // An f32 kappa with the interval its worst-case bound allows (ninety-fourth
+            // hostile round, N9).
+            if let Some(low) = r.kappa_low {
+                let high = r
+                    .kappa_high
+                    .map_or("unbounded".into(), |h| format!("{h:.4e}"));
+                println!(
+                    "       kappa in [{low:.4e}, {high}] by the f32 bound n eps lambda_max \
+                     (Weyl; the probe measures the error: ntk-probe run)"
+                );
+            }
             rows.push(r);
         }
     }

@@ -122,6 +122,10 @@ pub(crate) fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
     let act = super::parse_activation("--activation", &args.activation, args.kink)?;
     let thetas = parse_values(&args.theta_deg, "theta-deg")?;
     let depths = parse_values(&args.depth, "depth")?;
+    // A value given twice is refused, as gmap's and activations' lists refuse one
+    // (ninety-fourth hostile round, N5: four equal rows).
+    ntk_cli::args::distinct("--theta-deg", &thetas)?;
+    ntk_cli::args::distinct("--depth", &depths)?;
     if thetas.len() * depths.len() > MAX_THEORY_VALUES as usize {
         return Err(format!(
             "--theta-deg {} --depth {}: {} values; at most {MAX_THEORY_VALUES} per call",

@@ -387,9 +387,10 @@ fn check_outside<'a>(
         key: e.key,
         value: e.path.display().to_string(),
         reason: format!(
-            "{}, which this run writes and replaces ({what}): the file would be lost; keep \
-             the run's inputs outside its output directory",
-            e.how
+            "{}, which this run writes and replaces ({what}): {}; keep the run's inputs \
+             outside its output directory",
+            e.how,
+            e.consequence()
         ),
     })
 }
@@ -1064,7 +1065,10 @@ fn summarize_from(
         engine: route.1,
         output: mode.name(),
         protocol,
-        block_size: (protocol == Protocol::Blocks).then_some(cfg.probe.block_size),
+        // Blocks given by `probe.blocks` have their own sizes: probe.block_size made none of
+        // them (ninety-fourth hostile round, N7: 512 was recorded).
+        block_size: (protocol == Protocol::Blocks && cfg.probe.blocks.is_none())
+            .then_some(cfg.probe.block_size),
         blocks: blocks.as_ref().map(Vec::len),
         measured_error,
         kappa_low: interval.map(|i| i.0),

@@ -1067,7 +1067,12 @@ pub fn collect_as(
         data: &data,
         given: title,
     };
-    let drawn = figures((out, out), &groups, &seed_values(&rows), titles, layout)?;
+    let drawn = figures((out, out), &groups, &seed_values(&rows), titles, layout).map_err(|e| {
+        crate::Error::FiguresFailed {
+            out: out.to_path_buf(),
+            source: Box::new(e),
+        }
+    })?;
     // What this collect wrote, so that a later one removes what it no longer writes
     // (eighty-eighth hostile round, D5); an earlier caption beside a figure drawn without
     // one, as the record proves it (eighty-ninth, D5).

@@ -170,6 +170,10 @@ fn given_blocks_replace_the_seeded_permutation() {
     assert_eq!(again, table, "the same blocks, the same rows");
     let s = summary(&given);
     assert!(s["provenance"]["config"]["probe.blocks_digest"].is_string());
+    // Given blocks record no block size, probe.block_size having made none of them
+    // (ninety-fourth hostile round, N7: 512); the seeded run records its own.
+    assert!(s["block_size"].is_null(), "{}", s["block_size"]);
+    assert_eq!(summary(&seeded)["block_size"], 8);
     // Another partition (two blocks of 15): other numbers.
     let halves: Vec<String> = [0..15, 15..30]
         .into_iter()
@@ -362,6 +366,13 @@ fn an_input_hard_linked_into_the_output_directory_is_refused() {
             c.args(flag);
             let o = c.output().unwrap();
             refused(&o, &[key, "the same file (a hard link)", twin]);
+            // What would happen, not "lost": the rename parts the two names (ninety-third
+            // hostile round, N1).
+            let e = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                e.contains("keep a copy, not a hard link") && !e.contains("lost"),
+                "{e}"
+            );
         }
     }
     assert!(saved.join("weights.safetensors").exists() && blocks.exists());

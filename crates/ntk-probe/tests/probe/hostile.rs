@@ -6540,3 +6540,49 @@ fn ninety_second_review_a_directory_collect_cannot_list_is_refused() {
     std::fs::remove_dir(&junk).unwrap();
     assert_ok("collect", &run(&os(&["collect", out.to_str().unwrap()])));
 }
+
+/// Ninety-fourth hostile round, N4: a collect whose tables are written but whose figures
+/// fail (a full disk; here an immutable figure, which root cannot replace either) says the
+/// tables are this collect's, the figures perhaps an earlier one's, and `ntk-probe plot` as
+/// the remedy; `theory --theta-deg` and `--depth` refuse a value given twice (N5).
+#[test]
+fn ninety_fourth_review_figures_that_fail_after_the_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = write(d, "s.toml", TINY_SWEEP);
+    let out = d.join("sweep");
+    assert_ok("the sweep", &run(&sweep_args(&sweep, &out, &[])));
+    let figure = out.join("kappa_vs_depth_whole.png");
+    let chattr = |flag: &str| {
+        Command::new("chattr")
+            .arg(flag)
+            .arg(&figure)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    assert!(chattr("+i"), "chattr +i is needed for this test");
+    let o = run(&os(&["collect", out.to_str().unwrap()]));
+    assert!(chattr("-i"));
+    let plot = format!("`ntk-probe plot {}`", out.display());
+    assert_clean_error(
+        "figures after the tables",
+        &o,
+        &[
+            "kappa_vs_depth_whole.png",
+            "results.csv and summary.csv are this collect's",
+            "may be an earlier one's",
+            &plot,
+        ],
+    );
+    assert_ok("the remedy", &run(&os(&["plot", out.to_str().unwrap()])));
+    for (flag, values) in [("--theta-deg", "30,30"), ("--depth", "1,2,1")] {
+        let mut args = os(&["theory", "--theta-deg", "30", "--depth", "1"]);
+        let at = args.iter().position(|a| a == flag).unwrap();
+        args[at + 1] = values.into();
+        assert_clean_error(
+            "a value given twice",
+            &run(&args),
+            &[flag, "is given twice"],
+        );
+    }
+}

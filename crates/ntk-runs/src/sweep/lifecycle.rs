@@ -103,7 +103,12 @@ fn refused<S: Sweep>(
     let planned = plan(sweep, points, shard)?;
     let mut fails = Vec::new();
     if print {
-        let made: Vec<usize> = planned
+        // In the order the run makes them, so that the first failure foreseen is the run's
+        // first (ninety-third hostile round, N6: the probe makes a family's deepest network
+        // first, and the dry run named the shallowest).
+        let mut ordered = planned.clone();
+        sweep.order(points, &mut ordered);
+        let made: Vec<usize> = ordered
             .iter()
             .filter(|p| match p.state {
                 State::Done => false,
@@ -492,9 +497,11 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "2 point(s) would fail when made (the run would make the others and end with their \
-             failures); first: p0: p0 overflows"
+             failures); first: p3: p3 overflows"
         );
-        assert_eq!(*toy.asked.borrow(), vec![0, 2, 3]);
+        // In the run's order (the toy's is reversed): its first failure is the dry run's
+        // first (ninety-third hostile round, N6).
+        assert_eq!(*toy.asked.borrow(), vec![3, 2, 0]);
         toy.asked.borrow_mut().clear();
         execute(&mut toy, &POINTS, Shard::all(), false, &Reporter::silent()).unwrap();
         assert!(toy.asked.borrow().is_empty(), "the run does not ask");

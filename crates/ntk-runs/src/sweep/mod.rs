@@ -738,35 +738,58 @@ pub fn refuse_unlistable(root: &Path) -> ntk_files::Result<()> {
     if !std::fs::symlink_metadata(root).is_ok_and(|m| m.is_dir()) {
         return Ok(());
     }
+    tree(
+        root,
+        |_, _| {},
+        |dir, e| {
+            if dir == root && e.kind() == std::io::ErrorKind::NotFound {
+                return Ok(());
+            }
+            Err(ntk_files::Error::OutputPath {
+                path: dir.to_path_buf(),
+                why: format!(
+                    "cannot be listed or entered ({e}): the results under it would be left out \
+                     of the tables; make it readable to this user, or move it out of runs/"
+                ),
+            })
+        },
+    )
+}
+
+/// Walks the directories under `root` (itself first) as the checks of `runs/` see them:
+/// hidden entries and `checkpoints/` aside, never through a link. `entry` is given each
+/// entry left and its type; a directory that cannot be listed or entered (a directory
+/// that can be listed but not searched hides its files all the same: `stat` of its `.`
+/// fails there) is given to `unlisted`, whose error ends the walk.
+fn tree<E>(
+    root: &Path,
+    mut entry: impl FnMut(&std::fs::DirEntry, std::fs::FileType),
+    mut unlisted: impl FnMut(&Path, std::io::Error) -> Result<(), E>,
+) -> Result<(), E> {
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        // Listed, and entered (a directory that can be listed but not searched hides its
-        // files all the same: `stat` of its `.` fails there).
         let listed = std::fs::read_dir(&dir)
             .and_then(|entries| std::fs::symlink_metadata(dir.join(".")).map(|_| entries));
         let entries = match listed {
             Ok(entries) => entries,
-            Err(e) if dir == root && e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => {
-                return Err(ntk_files::Error::OutputPath {
-                    path: dir,
-                    why: format!(
-                        "cannot be listed or entered ({e}): the results under it would be left \
-                         out of the tables; make it readable to this user, or move it out of \
-                         runs/"
-                    ),
-                });
+                unlisted(&dir, e)?;
+                continue;
             }
         };
-        for entry in entries.flatten() {
-            let name = entry.file_name();
+        for e in entries.flatten() {
+            let name = e.file_name();
             let name = name.to_string_lossy();
             if name.starts_with('.') || name == "checkpoints" {
                 continue;
             }
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push(entry.path());
+            let Ok(kind) = e.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                stack.push(e.path());
             }
+            entry(&e, kind);
         }
     }
     Ok(())
@@ -884,26 +907,16 @@ fn walk(
 /// behind one is not collected.
 pub fn links_under(root: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') || name == "checkpoints" {
-                continue;
-            }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
+    let walked: Result<(), std::convert::Infallible> = tree(
+        root,
+        |e, kind| {
             if kind.is_symlink() {
-                found.push(entry.path());
-            } else if kind.is_dir() {
-                stack.push(entry.path());
+                found.push(e.path());
             }
-        }
-    }
+        },
+        |_, _| Ok(()),
+    );
+    let Ok(()) = walked;
     found.sort();
     found
 }

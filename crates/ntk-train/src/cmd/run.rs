@@ -327,7 +327,16 @@ impl SweepCommand for TrainCommand<'_> {
             recompute: self.flags.recompute,
             allow_mixed: self.allow_mixed,
         };
-        sweep::dry_run(self.cfg, out, shard, self.compute(), dry).map_err(|e| self.named(e))
+        sweep::dry_run(self.cfg, out, shard, self.compute(), dry).map_err(|e| self.named(e))?;
+        // The run warns of a rate above the stability limit from the kernel it forms; the
+        // dry run forms none, and says so (ninety-fourth hostile round, N8).
+        if self.points.iter().any(|p| p.cfg.prediction.is_some()) {
+            eprintln!(
+                "note: [prediction]: the run checks optim.lr against the stability limit \
+                 2n/lambda_max of the NTK at initialization, which a dry run does not form"
+            );
+        }
+        Ok(())
     }
 
     fn size(&self) -> (usize, &'static str) {

@@ -3571,14 +3571,21 @@ fn twenty_first_review() {
     let d = dir.path();
     let tiny = write(d, "tiny.toml", TINY);
     let (sweep, tsw) = swept(d, "tsw");
-    assert_ok(
-        "a run of another width joins (the exception)",
-        &run(&args(
+    // Its dry run and run say what follows: the sweep refuses the mix from then on
+    // (ninety-third hostile round, N2).
+    for extra in [&["--dry-run"][..], &[]] {
+        let o = run(&args(
             &tiny,
             &tsw.join("runs/w16"),
-            &["--set", "model.width=16"],
-        )),
-    );
+            &[&["--set", "model.width=16"][..], extra].concat(),
+        ));
+        assert_ok("a run of another width joins (the exception)", &o);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("are not one sweep") && err.contains("--allow-mixed"),
+            "{err}"
+        );
+    }
     let wider = ["--set", "sweep.depths=[1, 2, 3]"];
     for extra in [&["--dry-run"][..], &[]] {
         let o = run(&args(&sweep, &tsw, &[&wider[..], extra].concat()));
@@ -3620,14 +3627,15 @@ fn twenty_first_review() {
     }
     assert!(!tsd.join("runs/mine").exists(), "nothing was trained");
     // A user's run of depth 3 first, then the sweep extended to depth 3.
-    assert_ok(
-        "a user's depth 3",
-        &run(&args(
-            &tiny,
-            &tsd.join("runs/deep"),
-            &["--set", "model.depth=3", "--set", "train.seed=1"],
-        )),
-    );
+    let o = run(&args(
+        &tiny,
+        &tsd.join("runs/deep"),
+        &["--set", "model.depth=3", "--set", "train.seed=1"],
+    ));
+    assert_ok("a user's depth 3", &o);
+    // Within the sweep's axes: no word of a mix.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("not one sweep"), "{err}");
     let o = run(&args(&sweep, &tsd, &[&wider[..], &["--dry-run"]].concat()));
     assert_clean_error(
         "a point duplicating a user's run",
