@@ -227,10 +227,16 @@ queue=experiments/seeds/queue.txt
 # Each experiment directory a line lists is there already (a committed experiment's): a
 # misspelt one was made by the export, and the experiment never got its seeds, with "queue
 # done" and status 0 (eighty-second hostile round, D4).
+# A line without its config or its experiment directories (`l5 | experiments/e1.toml`)
+# trained and exported nothing, "queue done", status 0 (ninety-fifth hostile round, D3).
 seen=" "
-while IFS='|' read -r name _ dirs _ || [ -n "$name" ]; do
+while IFS='|' read -r name config dirs _ || [ -n "$name" ]; do
     name="$(trim "$name")"
     case "$name" in '' | '#'*) continue ;; esac
+    if [ -z "$(trim "$config")" ] || [ -z "$(trim "$dirs")" ]; then
+        echo "seeds: $queue: line '$name': no config or no experiment directory: a line is 'name | config | experiment dir[, ...] | --set words'; nothing trained" >&2
+        exit 2
+    fi
     if [[ ! "$name" =~ ^[A-Za-z0-9._-]+$ ]] || [ "$name" = . ] || [ "$name" = .. ]; then
         echo "seeds: $queue: line name '$name': a plain name of letters, digits, . _ - (it names runs/seeds/<name>)" >&2
         exit 2

@@ -109,7 +109,7 @@ pub enum DataError {
     },
 
     /// The file starts with the gzip magic but its stream does not decompress.
-    #[error("{}: corrupt gzip stream: {source}", .path.display())]
+    #[error("{}: the gzip stream does not decompress: {source}", .path.display())]
     Gzip {
         /// The file.
         path: PathBuf,

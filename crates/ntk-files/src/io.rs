@@ -99,16 +99,22 @@ pub fn check_target(path: &Path) -> Result<PathBuf, UnsafeTarget> {
             link,
         });
     }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    if meta.uid() != me {
+    if let Some((owner, me)) = not_ours(&meta) {
         return Err(UnsafeTarget::NotOurs {
             path: resolved,
-            owner: meta.uid(),
+            owner,
             me,
         });
     }
     Ok(resolved)
+}
+
+/// `(owner, this user)` where a file's owner (`meta`) is another user than this process's
+/// (its effective user); `None` where it is this user's.
+pub fn not_ours(meta: &fs::Metadata) -> Option<(u32, u32)> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    (meta.uid() != me).then_some((meta.uid(), me))
 }
 
 /// The bytes of `path`, a file these tools wrote in an output directory (a summary, a

@@ -232,7 +232,8 @@ pub fn read(out: &Path) -> crate::Result<(Activation, Vec<Fig1Point>)> {
                 path: path.clone(),
                 reason: match e {
                     e @ (ntk_model::activation::WordsError::Param(_)
-                    | ntk_model::activation::WordsError::Symbol { .. }) => {
+                    | ntk_model::activation::WordsError::Symbol { .. }
+                    | ntk_model::activation::WordsError::Underflow { .. }) => {
                         format!("row {}: activation {:?}: {e}", i + 1, p.activation)
                     }
                     ntk_model::activation::WordsError::Unknown => format!(

@@ -36,8 +36,9 @@ pub enum Error {
         summary: String,
     },
     /// A TOML file (a config) does not parse or does not fit its type; the TOML error names
-    /// the line.
-    #[error("{}: {source}", .path.display())]
+    /// the line, which it quotes by its first [`QUOTED_LINE`] characters (ninety-fifth
+    /// hostile round, N5: a 3 MB comment line made a 3 MB message).
+    #[error("{}: {}", .path.display(), shortened(&source.to_string()))]
     Toml {
         path: PathBuf,
         /// Boxed: the TOML error is large, and this keeps every `Result` small.
@@ -160,8 +161,9 @@ pub enum Error {
     #[error("--{flag} {value}: too large (at most {})", i64::MAX)]
     TooLarge { flag: String, value: u64 },
     /// A short flag and a `--set` of its key with different values (round 22's N1: the
-    /// `--set` won without a word, so `--seed 3` ran seed 2); contradictory flags are
-    /// errors, as `--epochs` with `--iterations` are.
+    /// `--set` won without a word, so `--seed 3` ran seed 2), or two `--set`s of one key
+    /// (ninety-fifth hostile round, D2); contradictory flags are errors, as `--epochs` with
+    /// `--iterations` are.
     #[error("{flag} and {set} both set {key}: give one")]
     FlagAndSet {
         flag: String,
@@ -322,10 +324,43 @@ fn more_like_it(more: usize, unit: &str) -> String {
     }
 }
 
+/// The characters of a quoted source line kept in a message ([`Error::Toml`]).
+pub const QUOTED_LINE: usize = 160;
+
+/// `text` with each line longer than [`QUOTED_LINE`] characters cut there, its length said.
+fn shortened(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.char_indices().nth(QUOTED_LINE) {
+            Some((cut, _)) => format!("{}... ({} bytes)", &line[..cut], line.len()),
+            None => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::provenance::mixed_configs;
+
+    /// A TOML error quotes a long line by its start and length (ninety-fifth hostile
+    /// round, N5: a 3 MB comment line was quoted whole).
+    #[test]
+    fn a_toml_error_quotes_a_long_line_by_its_start() {
+        let text = format!("x = 1 {}", "c".repeat(3_000_000));
+        let source = toml::from_str::<toml::Table>(&text).unwrap_err();
+        let e = Error::Toml {
+            path: "c.toml".into(),
+            source: Box::new(source),
+        }
+        .to_string();
+        assert!(e.len() < 1000, "{} bytes", e.len());
+        assert!(e.starts_with("c.toml: ") && e.contains("line 1"), "{e}");
+        assert!(e.contains("... (3000010 bytes)"), "{e}");
+        let long = format!("x = 1 # {}", "c".repeat(QUOTED_LINE));
+        assert!(shortened(&long).ends_with(&format!("... ({} bytes)", long.len())));
+        assert_eq!(shortened("a\nb"), "a\nb");
+    }
 
     /// The refusal advises `--allow-mixed`; what a merge it allowed warns of does not.
     #[test]

@@ -839,8 +839,21 @@ impl Flags {
     /// that a `--set` overrides.
     pub fn finish(mut self, sets: &[String]) -> crate::Result<Vec<Assignment>> {
         let sets = parse_all(sets)?;
-        // Of several `--set`s of one key the last holds (twenty-fourth hostile round, N2: an
-        // earlier one it overrides was refused beside the flag).
+        // Two `--set`s of one key with other values (or a value and a removal) are refused
+        // as a flag and a `--set` are: the last held without a word (ninety-fifth hostile
+        // round, D2); the same value twice is one assignment.
+        for (i, set) in sets.iter().enumerate() {
+            if let Some(later) = sets[i + 1..]
+                .iter()
+                .find(|later| later.key == set.key && later.value != set.value)
+            {
+                return Err(Error::FlagAndSet {
+                    flag: set.origin.clone(),
+                    set: later.origin.clone(),
+                    key: set.key.clone(),
+                });
+            }
+        }
         for (i, set) in sets.iter().enumerate() {
             if sets[i + 1..].iter().any(|later| later.key == set.key) {
                 continue;
@@ -888,14 +901,23 @@ mod tests {
         assert!(with("--backend flex", "probe.backend=flex").is_ok());
         assert!(with("BURN_DEVICE=flex (the environment)", "probe.backend=wgpu").is_ok());
         assert!(with("--backend flex", "probe.device=wgpu").is_ok());
-        // The last `--set` of a key holds: one it overrides is not refused (round 24, N2).
-        let mut f = Flags::for_table(&table);
-        f.push(Assignment::set("probe.backend", "flex", "--backend flex"));
-        let sets = [
-            "probe.backend=wgpu".to_string(),
-            "probe.backend=flex".into(),
-        ];
-        assert!(f.finish(&sets).is_ok());
+        // Two `--set`s of one key with other values are refused, naming both (ninety-fifth
+        // hostile round, D2: the last held without a word); the same value twice is one.
+        let twice = |sets: &[&str]| {
+            let mut f = Flags::for_table(&table);
+            f.push(Assignment::set("probe.backend", "flex", "--backend flex"));
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            f.finish(&sets)
+        };
+        let e = twice(&["probe.backend=wgpu", "probe.backend=flex"]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--set probe.backend=wgpu and --set probe.backend=flex both set probe.backend: \
+             give one"
+        );
+        assert!(twice(&["probe.backend=flex", "probe.backend=flex"]).is_ok());
+        let e = twice(&["model.width=5", "model.width="]).unwrap_err();
+        assert!(e.to_string().contains("both set model.width"), "{e}");
     }
 
     #[derive(Debug, Deserialize, PartialEq)]

@@ -37,7 +37,8 @@ pub fn recorded_tool(dir: &Path) -> Option<String> {
 /// A resolved config: dotted key -> value, sorted (canonical).
 pub type FlatConfig = BTreeMap<String, Value>;
 
-/// The git commit this crate was built from (`build.rs`; `unknown` outside a git checkout).
+/// The git commit this crate was built from, `COMMIT+dirty` where the workspace's sources
+/// differed from it (`build.rs`; `unknown` outside a git checkout).
 pub const GIT_COMMIT: &str = env!("NTK_GIT_COMMIT");
 
 /// What a result records about how it was made.

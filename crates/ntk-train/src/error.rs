@@ -305,6 +305,16 @@ pub enum Error {
         .edits.join("; ")
     )]
     Edited { path: PathBuf, edits: Vec<String> },
+    /// A collect whose tables are written but whose figures failed (a full disk): the
+    /// tables are this collect's, the figures may be an earlier one's (ninety-fourth
+    /// hostile round, N4, and the ninety-fifth's N3: ntk-probe said so, ntk-train not).
+    #[error(
+        "{source}; the tables in {} (sweep.csv, ...) are this collect's, its figures may be \
+         an earlier one's: `ntk-train plot {}` draws them again from the runs",
+        .out.display(),
+        .out.display()
+    )]
+    FiguresFailed { out: PathBuf, source: Box<Error> },
     /// A directory that is neither a run nor a sweep.
     #[error("{}: no run here (neither config.toml nor runs/): {source}", .out.display())]
     NoRun {

@@ -235,6 +235,11 @@ pub enum WordsError {
     /// A family's parameter outside its range, or given to a family without one.
     #[error(transparent)]
     Param(ParamError),
+    /// A nonzero parameter too small for f64, which reads it as 0.
+    #[error(
+        "{given} is nonzero but reads as 0 in f64 (below its smallest number): give 0, or a value f64 holds"
+    )]
+    Underflow { given: String },
     /// A family's parameter under another symbol (`leaky_relu(b=0.1)`).
     #[error("{kind}'s parameter is {expected}, not {given}")]
     Symbol {
@@ -436,7 +441,16 @@ impl Activation {
                 expected: p.symbol,
             });
         }
-        let value: f64 = value.trim().parse().map_err(|_| WordsError::Unknown)?;
+        let text = value.trim();
+        let value: f64 = text.parse().map_err(|_| WordsError::Unknown)?;
+        // A nonzero number that f64 holds as 0 is not taken as 0 without a word
+        // (ninety-fifth hostile round, N7: `leaky_relu(alpha=1e-400)` ran as ReLU).
+        let mantissa = text.split(['e', 'E']).next().unwrap_or("");
+        if value == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+            return Err(WordsError::Underflow {
+                given: text.to_string(),
+            });
+        }
         Self::checked(kind, Some(value)).map_err(WordsError::Param)
     }
 
@@ -622,6 +636,14 @@ mod tests {
             said("leaky_relu(b=0.1)"),
             "leaky_relu's parameter is alpha, not b"
         );
+        // A nonzero value that reads as 0 (ninety-fifth hostile round, N7); 0 written any
+        // way, and a subnormal, are read.
+        assert!(said("leaky_relu(alpha=1e-400)").starts_with("1e-400 is nonzero but reads as 0"));
+        for zero in ["0", "0.0", "-0e5", "0e-400"] {
+            let w = format!("leaky_relu(alpha={zero})");
+            assert!(Activation::read_words(&w).is_ok(), "{w}");
+        }
+        assert!(Activation::read_words("leaky_relu(alpha=1e-310)").is_ok());
         for w in [
             "bogus",
             "leaky_relu(alpha=x)",

@@ -71,7 +71,8 @@ pub(crate) fn parse_activation(
 ) -> CliResult<ntk_model::Activation> {
     let act = ntk_model::Activation::read_words(words).map_err(|e| match e {
         e @ (ntk_model::activation::WordsError::Param(_)
-        | ntk_model::activation::WordsError::Symbol { .. }) => format!("{key} {words}: {e}"),
+        | ntk_model::activation::WordsError::Symbol { .. }
+        | ntk_model::activation::WordsError::Underflow { .. }) => format!("{key} {words}: {e}"),
         ntk_model::activation::WordsError::Unknown => format!(
             "{key} {words}: not an activation ({}), such as relu, norm_relu(b=-0.2) or \
              leaky_relu(alpha=0.1)",

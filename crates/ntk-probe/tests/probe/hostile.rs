@@ -3768,6 +3768,23 @@ fn twenty_second_review_notes() {
             "{err}"
         );
     }
+    // Two `--set`s of one key, likewise (ninety-fifth hostile round, D2: the last held).
+    let o = run(&ntk_args(
+        &cfg,
+        &d.join("sets"),
+        &[
+            "--set",
+            "model.width=5",
+            "--set",
+            "model.width=7",
+            "--dry-run",
+        ],
+    ));
+    assert_clean_error(
+        "two --sets of one key",
+        &o,
+        &["--set model.width=5 and --set model.width=7 both set model.width"],
+    );
 
     // N7: the hints between the commands end where the config runs.
     let ox = write(
@@ -6585,4 +6602,66 @@ fn ninety_fourth_review_figures_that_fail_after_the_tables() {
             &[flag, "is given twice"],
         );
     }
+}
+
+/// Ninety-fifth hostile round, D4: a point whose file this user could not read was "stale"
+/// with the remedy `--recompute`, which then replaced the other user's point. A file of
+/// another user in a point the sweep would make (again) is refused before any work, dry run
+/// and run alike, `--recompute` or not; a file this user may not read is to be made
+/// readable, or moved. As root: the file given to user 65534; the unreadable one read
+/// without root's capabilities (`setpriv`).
+#[test]
+fn ninety_fifth_review_another_users_point_is_never_made_again() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "sw.toml", TINY_SWEEP);
+    let out = d.join("sw");
+    assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
+    let summary = summaries_under(&out.join("runs"))
+        .into_iter()
+        .min()
+        .unwrap();
+    let before = std::fs::read(&summary).unwrap();
+    let uid = Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        return; // giving a file to another user needs root
+    }
+    std::os::unix::fs::chown(&summary, Some(65534), None).unwrap();
+    let other = ["--set", "data.seed=3"];
+    for extra in [
+        &[&other[..], &["--dry-run"]].concat()[..],
+        &[&other[..], &["--recompute", "--dry-run"]].concat(),
+        &[&other[..], &["--recompute"]].concat(),
+    ] {
+        let o = run(&sweep_args(&cfg, &out, extra));
+        assert_clean_error(
+            "another user's point",
+            &o,
+            &[
+                &summary.display().to_string(),
+                "a file of user 65534",
+                "move the point out of runs/",
+            ],
+        );
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("pass --recompute"));
+    }
+    assert_eq!(std::fs::read(&summary).unwrap(), before, "the file is kept");
+    std::os::unix::fs::chown(&summary, Some(0), None).unwrap();
+    // A file this user may not read: made readable, or moved.
+    std::fs::set_permissions(&summary, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let o = Command::new("setpriv")
+        .args(["--bounding-set=-all", "--inh-caps=-all"])
+        .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(sweep_args(&cfg, &out, &["--dry-run"]))
+        .output()
+        .expect("setpriv, to run without root's capabilities");
+    std::fs::set_permissions(&summary, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let said =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("make it readable to this user, or move the point out of runs/"),
+        "{said}"
+    );
+    assert_ok("collect", &run(&os(&["collect", out.to_str().unwrap()])));
 }

@@ -146,6 +146,12 @@ fn refused<S: Sweep>(
     for p in planned.iter().filter(|p| p.state != State::Done) {
         check_point_dir(sweep.out(), &sweep.dir(&points[p.index]))?;
     }
+    // No point is made again over another user's files: its set would replace them
+    // (ninety-fifth hostile round, D4: `--recompute`, as the stale point's message advised,
+    // replaced root's point). Before the stale points' refusal, whose remedy would not do.
+    for p in planned.iter().filter(|p| p.state != State::Done) {
+        refuse_others_files(&sweep.dir(&points[p.index]))?;
+    }
     // Nothing is made while a result of another config is in the way.
     refuse_stale(&planned, recompute, S::UNIT)?;
     // A file at a failure record's name that the tools did not write (fortieth hostile
@@ -203,6 +209,40 @@ fn stale_elsewhere<S: Sweep>(
 /// dry run passed; the run failed those points with the system's errors and said each
 /// failure was recorded in its `failed.json`, where none could be). Absent is fine: the run
 /// makes it.
+/// Refuses a point directory `dir` holding a regular file of another user (links not
+/// followed): making the point again would replace it, where the tools replace only this
+/// user's files (`ntk_files::io::check_target`).
+fn refuse_others_files(dir: &Path) -> crate::Result<()> {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(meta) = e.path().symlink_metadata() else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(e.path());
+            } else if meta.is_file()
+                && let Some((owner, me)) = ntk_files::io::not_ours(&meta)
+            {
+                return Err(ntk_files::Error::OutputPath {
+                    path: e.path(),
+                    why: format!(
+                        "a file of user {owner}, not this user's ({me}): making its point ({}) \
+                         again would replace it; it is that user's to make again, or move the \
+                         point out of runs/",
+                        dir.display()
+                    ),
+                }
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
 fn check_point_dir(out: &Path, dir: &Path) -> crate::Result<()> {
     let Ok(below) = dir.strip_prefix(out) else {
         return Ok(());

@@ -293,10 +293,26 @@ pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> St
                     return State::Stale(format!("{why}; {redo}"));
                 }
             }
+            // A file this user may not read is made readable, or moved, not computed
+            // again over (ninety-fifth hostile round, D4: "pass --recompute" replaced
+            // another user's point).
+            Err(e) if unreadable(path) => {
+                return State::Stale(format!(
+                    "{e}; make it readable to this user, or move the point out of runs/"
+                ));
+            }
             Err(e) => return State::Stale(format!("{e}; {redo}")),
         }
     }
     if complete { State::Done } else { State::New }
+}
+
+/// Whether `path` exists but this user may not open it for reading.
+fn unreadable(path: &Path) -> bool {
+    matches!(
+        std::fs::File::open(path),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied
+    )
 }
 
 /// What a tool's sweep is to the shared machinery. The points themselves are a slice the

@@ -189,7 +189,8 @@ fn refuse_flags_of_the_other_network(a: &BenchArgs) -> CliResult<()> {
 fn activation_words(words: &str) -> Result<Activation, String> {
     Activation::read_words(words).map_err(|e| match e {
         e @ (ntk_model::activation::WordsError::Param(_)
-        | ntk_model::activation::WordsError::Symbol { .. }) => e.to_string(),
+        | ntk_model::activation::WordsError::Symbol { .. }
+        | ntk_model::activation::WordsError::Underflow { .. }) => e.to_string(),
         ntk_model::activation::WordsError::Unknown => format!(
             "not an activation ({}), such as relu or leaky_relu(alpha=0.1)",
             ActivationKind::list()

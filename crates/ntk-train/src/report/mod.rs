@@ -254,7 +254,11 @@ pub fn collect_as(
         written.push(path);
     }
     say_stale(out, &names);
-    written.extend(save_figures(out, &figures, layout)?);
+    let drawn = save_figures(out, &figures, layout).map_err(|e| crate::Error::FiguresFailed {
+        out: out.to_path_buf(),
+        source: Box::new(e),
+    })?;
+    written.extend(drawn);
     record_written(out, &names, &figures, layout);
     Ok(written)
 }

@@ -2935,12 +2935,15 @@ fn twelfth_review() {
         ),
         ("sweep.lrs=[0.1,0.1]", "lists 0.1 twice"),
     ] {
+        // The families emptied first, but for their own case: two `--set`s of one key are
+        // refused (ninety-fifth hostile round, D2).
+        let extra: &[&str] = if set.starts_with("sweep.families") {
+            &["--set", set, "--dry-run"]
+        } else {
+            &["--set", "sweep.families=[]", "--set", set, "--dry-run"]
+        };
         let mut v: Vec<OsString> = vec!["sweep".into()];
-        v.extend(args(
-            &cfg,
-            &d.join("twice"),
-            &["--set", "sweep.families=[]", "--set", set, "--dry-run"],
-        ));
+        v.extend(args(&cfg, &d.join("twice"), extra));
         let o = run(&v);
         assert_clean_error(set, &o, &[want]);
         assert!(!d.join("twice").exists());
@@ -5967,4 +5970,47 @@ fn ninety_first_review_a_cut_checkpoint_this_user_cannot_remove_is_refused() {
     assert!(copy.is_file(), "the writer's copy of the pointer stays");
     assert_ok("once removable", &run(&args(&cfg, &out, &[])));
     assert!(out.join("summary.json").is_file());
+}
+
+/// Ninety-fifth hostile round, N3 (round 94's N4 in ntk-train): a collect whose tables are
+/// written but whose figures fail (a full disk; here an immutable figure, which root cannot
+/// replace either) says the tables are this collect's, the figures perhaps an earlier
+/// one's, and `ntk-train plot` as the remedy.
+#[test]
+fn ninety_fifth_review_figures_that_fail_after_the_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, out) = swept(d, "tsw");
+    let figure = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "png"))
+        .min()
+        .expect("a figure");
+    let chattr = |flag: &str| {
+        std::process::Command::new("chattr")
+            .arg(flag)
+            .arg(&figure)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    assert!(chattr("+i"), "chattr +i is needed for this test");
+    let o = collect(&out);
+    assert!(chattr("-i"));
+    let plot = format!("`ntk-train plot {}`", out.display());
+    assert_clean_error(
+        "figures after the tables",
+        &o,
+        &[
+            &figure.display().to_string(),
+            "are this collect's",
+            "may be an earlier one's",
+            &plot,
+        ],
+    );
+    assert_ok(
+        "the remedy",
+        &run(&["plot".into(), out.as_os_str().to_os_string()]),
+    );
 }

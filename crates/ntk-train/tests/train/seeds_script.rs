@@ -1092,6 +1092,24 @@ fn a_misspelt_experiment_directory_is_refused_before_training() {
     );
     assert!(calls.is_empty(), "trained before refusing: {calls}");
     assert!(!dir.path().join("experiments/el").exists());
+    // Ninety-fifth hostile round, D3: a line without its directories (or its config)
+    // trained and exported nothing, status 0.
+    for line in [
+        "first | a.toml",
+        "first | a.toml |",
+        "first",
+        "first |  | experiments/x",
+    ] {
+        std::fs::write(&queue, format!("{line}\n")).unwrap();
+        let (o, calls) = run(dir.path(), &stub, None);
+        assert_eq!(o.status.code(), Some(2), "{line}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("line 'first': no config or no experiment directory"),
+            "{line}: {err}"
+        );
+        assert!(calls.is_empty(), "{line}: trained before refusing: {calls}");
+    }
     // Eighty-third hostile round, N3: an experiment's runs/ listed in its place exported
     // into runs/runs.
     std::fs::create_dir_all(dir.path().join("experiments/x/runs")).unwrap();
