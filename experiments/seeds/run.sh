@@ -237,6 +237,12 @@ while IFS='|' read -r name config dirs _ || [ -n "$name" ]; do
         echo "seeds: $queue: line '$name': no config or no experiment directory: a line is 'name | config | experiment dir[, ...] | --set words'; nothing trained" >&2
         exit 2
     fi
+    # Its config too, before any line trains (ninety-sixth hostile round, N1: the earlier
+    # lines trained and exported first).
+    if [ ! -f "$(trim "$config")" ]; then
+        echo "seeds: $queue: line '$name': the config '$(trim "$config")' is not a file; nothing trained" >&2
+        exit 2
+    fi
     if [[ ! "$name" =~ ^[A-Za-z0-9._-]+$ ]] || [ "$name" = . ] || [ "$name" = .. ]; then
         echo "seeds: $queue: line name '$name': a plain name of letters, digits, . _ - (it names runs/seeds/<name>)" >&2
         exit 2
@@ -249,7 +255,11 @@ while IFS='|' read -r name config dirs _ || [ -n "$name" ]; do
     IFS=',' read -ra listed <<< "$dirs"
     for d in "${listed[@]}"; do
         d="$(trim "$d")"
-        if [ -z "$d" ] || { [ ! -e "$d" ] && [ ! -L "$d" ]; }; then
+        if [ -z "$d" ]; then
+            echo "seeds: $queue: line '$name': an empty name in the experiment directory list '$(trim "$dirs")'; nothing trained" >&2
+            exit 2
+        fi
+        if [ ! -e "$d" ] && [ ! -L "$d" ]; then
             echo "seeds: $queue: line '$name': the experiment directory '$d' does not exist (a misspelt name?): each listed directory is a committed experiment's; nothing trained" >&2
             exit 2
         fi

@@ -54,8 +54,8 @@ pub enum Error {
     /// tables are this collect's, the figures may be an earlier one's (ninety-fourth
     /// hostile round, N4).
     #[error(
-        "{source}; {}/results.csv and summary.csv are this collect's, its figures may be an \
-         earlier one's: `ntk-probe plot {}` draws them again from the tables",
+        "{source}; {}/results.csv and summary.csv were written now, the figures may be an \
+         earlier collect's: `ntk-probe plot {}` draws them again from the tables",
         out.display(),
         out.display()
     )]

@@ -713,6 +713,25 @@ fn inspect(dir: &Path) -> Found {
     if !meta.is_dir() {
         return Found::Foreign("exists and is not a directory".into());
     }
+    // Another user's phase files (or their temporary copies) are neither used nor removed,
+    // as the tools replace only this user's files (ninety-sixth hostile round, D4: a run of
+    // `nobody` removed root's resumable state).
+    if let Ok(entries) = fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !(ours(&name) || name == PARTIAL) {
+                continue;
+            }
+            if let Ok(m) = entry.path().symlink_metadata()
+                && let Some((owner, me)) = ntk_files::io::not_ours(&m)
+            {
+                return Found::Foreign(format!(
+                    "{name} is a file of user {owner}, not this user's ({me}): another \
+                     user's phase files, theirs to resume or remove"
+                ));
+            }
+        }
+    }
     let state = dir.join(STATE);
     let text = match read_regular(&state, 1 << 20) {
         Ok(t) => t,

@@ -136,6 +136,14 @@ pub enum Error {
          1.8e308)"
     )]
     FloatRange { value: String },
+    /// A number written nonzero that f64 holds as 0 (`1e-400`, below about 4.9e-324): TOML
+    /// reads it as 0 without a word (ninety-sixth hostile round, D3: `activation_param =
+    /// 1e-400` ran a LeakyReLU as ReLU). `at`: where, for a file (`F: line N: `).
+    #[error(
+        "{at}{value} is nonzero but reads as 0 in f64 (below its smallest number, about \
+         4.9e-324): give 0, or a value f64 holds"
+    )]
+    FloatUnderflow { at: String, value: String },
     /// A key that is not dotted bare TOML keys.
     #[error(
         "bad key `{key}`: expected dotted names of letters, digits, _ and - (e.g. model.depth)"
@@ -327,12 +335,24 @@ fn more_like_it(more: usize, unit: &str) -> String {
 /// The characters of a quoted source line kept in a message ([`Error::Toml`]).
 pub const QUOTED_LINE: usize = 160;
 
-/// `text` with each line longer than [`QUOTED_LINE`] characters cut there, its length said.
+/// The TOML error `text` with its quotation of the source (the lines `N | text` and the
+/// caret line `  | ^^^`) cut at [`QUOTED_LINE`] characters, the source line's length said;
+/// the error's own words (the keys or values it expects) are kept whole (ninety-sixth
+/// hostile round, D2: they were cut too).
 fn shortened(text: &str) -> String {
     text.lines()
-        .map(|line| match line.char_indices().nth(QUOTED_LINE) {
-            Some((cut, _)) => format!("{}... ({} bytes)", &line[..cut], line.len()),
-            None => line.to_string(),
+        .map(|line| {
+            let quoted = line
+                .split_once(" | ")
+                .is_some_and(|(gutter, _)| gutter.trim().bytes().all(|b| b.is_ascii_digit()))
+                || line.trim_start().starts_with("| ");
+            match line.char_indices().nth(QUOTED_LINE) {
+                Some((cut, _)) if quoted => {
+                    let source = line.split_once(" | ").map_or(line, |(_, t)| t);
+                    format!("{}... (a line of {} bytes)", &line[..cut], source.len())
+                }
+                _ => line.to_string(),
+            }
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -356,9 +376,19 @@ mod tests {
         .to_string();
         assert!(e.len() < 1000, "{} bytes", e.len());
         assert!(e.starts_with("c.toml: ") && e.contains("line 1"), "{e}");
-        assert!(e.contains("... (3000010 bytes)"), "{e}");
-        let long = format!("x = 1 # {}", "c".repeat(QUOTED_LINE));
-        assert!(shortened(&long).ends_with(&format!("... ({} bytes)", long.len())));
+        assert!(e.contains("... (a line of 3000006 bytes)"), "{e}");
+        // The error's own words are kept whole, however long (ninety-sixth hostile round,
+        // D2: the list of expected keys was cut).
+        let words = format!(
+            "unknown field `bogus`, expected one of {}",
+            "`k`, ".repeat(60)
+        );
+        assert_eq!(shortened(&words), words);
+        let quoted = format!("10 | {}\n   | {}", "c".repeat(200), "^".repeat(200));
+        let cut = shortened(&quoted);
+        assert!(cut.contains("... (a line of 200 bytes)"), "{cut}");
+        assert_eq!(cut.lines().count(), 2);
+        assert!(cut.lines().all(|l| l.len() < 200), "{cut}");
         assert_eq!(shortened("a\nb"), "a\nb");
     }
 

@@ -187,6 +187,12 @@ fn check_value(value: &str) -> crate::Result<()> {
             value: value.trim().to_string(),
         });
     }
+    if let Some((_, literal)) = zero_by_underflow(value) {
+        return Err(Error::FloatUnderflow {
+            at: String::new(),
+            value: literal,
+        });
+    }
     // The same inside an array or an inline table, which TOML then cannot read as a whole
     // and which became the string of its text (ninth hostile round:
     // `sweep.depths=[18446744073709551615]` read 'invalid type: string "[...]", expected a
@@ -205,6 +211,67 @@ fn check_value(value: &str) -> crate::Result<()> {
         });
     }
     Ok(())
+}
+
+/// The first number of the TOML `text` (outside strings and comments) written nonzero but
+/// read as 0 by f64, with its line (from 1): `1e-400`, `-2.5E-999`. A number's text is a run
+/// of digits, letters, `_`, `.`, `+` and `-` that starts with a digit after no letter or
+/// digit; dates and hexadecimals do not read as f64 and are passed over.
+pub fn zero_by_underflow(text: &str) -> Option<(usize, String)> {
+    // The quote of a multi-line string (three double or single quotes) open across lines.
+    let mut open: Option<&str> = None;
+    for (i, line) in text.lines().enumerate() {
+        let bytes = line.as_bytes();
+        let mut j = 0;
+        while j < bytes.len() {
+            if let Some(q) = open {
+                match line[j..].find(q) {
+                    Some(k) => {
+                        j += k + q.len();
+                        open = None;
+                        continue;
+                    }
+                    None => break,
+                }
+            }
+            let rest = &line[j..];
+            if let Some(q) = ["\"\"\"", "'''"].into_iter().find(|q| rest.starts_with(q)) {
+                open = Some(q);
+                j += 3;
+                continue;
+            }
+            match bytes[j] {
+                b'#' => break,
+                q @ (b'"' | b'\'') => {
+                    // A one-line string: to its closing quote (a basic string's `\"` escaped).
+                    let mut k = j + 1;
+                    while k < bytes.len() && bytes[k] != q {
+                        k += if q == b'"' && bytes[k] == b'\\' { 2 } else { 1 };
+                    }
+                    j = k + 1;
+                }
+                b'0'..=b'9'
+                    if j == 0
+                        || !(bytes[j - 1].is_ascii_alphanumeric() || bytes[j - 1] == b'_') =>
+                {
+                    let end = rest
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || "_.+-".contains(c)))
+                        .map_or(bytes.len(), |k| j + k);
+                    let token = &line[j..end];
+                    let digits = token.replace('_', "");
+                    let mantissa = digits.split(['e', 'E']).next().unwrap_or("");
+                    if digits.parse::<f64>() == Ok(0.0)
+                        && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
+                    {
+                        return Some((i + 1, token.to_string()));
+                    }
+                    j = end;
+                }
+                _ => j += 1,
+            }
+        }
+    }
+    None
 }
 
 /// Whether `text` is a decimal number (digits, a point, an exponent, a sign) whose
@@ -246,8 +313,28 @@ pub fn parse_value(text: &str) -> Value {
 }
 
 /// Parses every `--set` argument.
+/// Two `--set`s of one key with other values (or a value and a removal) are refused as a
+/// flag and a `--set` are, by every command that takes them (run, sweep, collect): the last
+/// held without a word (ninety-fifth hostile round, D2; the ninety-sixth's D1: `collect
+/// --config`); the same value twice is one assignment.
 pub fn parse_all(args: &[String]) -> crate::Result<Vec<Assignment>> {
-    args.iter().map(|a| Assignment::parse(a)).collect()
+    let sets: Vec<Assignment> = args
+        .iter()
+        .map(|a| Assignment::parse(a))
+        .collect::<crate::Result<_>>()?;
+    for (i, set) in sets.iter().enumerate() {
+        if let Some(later) = sets[i + 1..]
+            .iter()
+            .find(|later| later.key == set.key && later.value != set.value)
+        {
+            return Err(Error::FlagAndSet {
+                flag: set.origin.clone(),
+                set: later.origin.clone(),
+                key: set.key.clone(),
+            });
+        }
+    }
+    Ok(sets)
 }
 
 /// A config file read once: its text and table, which every check a tool makes of its config
@@ -268,6 +355,12 @@ impl Source {
             path: path.to_path_buf(),
             source: Box::new(source),
         })?;
+        if let Some((line, literal)) = zero_by_underflow(&text) {
+            return Err(Error::FloatUnderflow {
+                at: format!("{}: line {line}: ", path.display()),
+                value: literal,
+            });
+        }
         Ok(Self {
             path: path.to_path_buf(),
             text,
@@ -839,21 +932,6 @@ impl Flags {
     /// that a `--set` overrides.
     pub fn finish(mut self, sets: &[String]) -> crate::Result<Vec<Assignment>> {
         let sets = parse_all(sets)?;
-        // Two `--set`s of one key with other values (or a value and a removal) are refused
-        // as a flag and a `--set` are: the last held without a word (ninety-fifth hostile
-        // round, D2); the same value twice is one assignment.
-        for (i, set) in sets.iter().enumerate() {
-            if let Some(later) = sets[i + 1..]
-                .iter()
-                .find(|later| later.key == set.key && later.value != set.value)
-            {
-                return Err(Error::FlagAndSet {
-                    flag: set.origin.clone(),
-                    set: later.origin.clone(),
-                    key: set.key.clone(),
-                });
-            }
-        }
         for (i, set) in sets.iter().enumerate() {
             if sets[i + 1..].iter().any(|later| later.key == set.key) {
                 continue;
@@ -880,6 +958,37 @@ impl Flags {
 mod tests {
     use super::*;
     use serde::Deserialize;
+
+    /// A number written nonzero that f64 reads as 0 is found, in a file's text and a
+    /// `--set`'s value (ninety-sixth hostile round, D3); zeros, subnormals, strings,
+    /// comments, dates and keys with digits are passed over.
+    #[test]
+    fn a_number_that_underflows_to_zero_is_found() {
+        let found = |t: &str| zero_by_underflow(t).map(|(line, lit)| format!("{line}:{lit}"));
+        assert_eq!(found("a = 1\nb = 1e-400\n").as_deref(), Some("2:1e-400"));
+        assert_eq!(found("b = [0.5, -2.5E-999]").as_deref(), Some("1:2.5E-999"));
+        assert_eq!(found("b = {x = 1_0e-4_00}").as_deref(), Some("1:1_0e-4_00"));
+        for fine in [
+            "a = 0\nb = 0.0e-400\nc = -0e5",
+            "a = 1e-310",
+            "s = \"1e-400\" # 1e-400",
+            "s = 'x 1e-400'",
+            "s = \"\"\"\n1e-400\n\"\"\"\nt = 2",
+            "s = '''\n1e-400 '''",
+            "d = 1979-05-27T07:32:00Z",
+            "h = 0x1f",
+            "w2e-400 = 1",
+            "s = \"a\\\"1e-400\"",
+        ] {
+            assert_eq!(found(fine), None, "{fine}");
+        }
+        let e = Assignment::parse("model.activation_param=1e-400").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("1e-400 is nonzero but reads as 0 in f64"),
+            "{e}"
+        );
+    }
 
     /// A flag and a `--set` of its key with another value are refused, naming both (round
     /// 22's N1); the same value is one assignment; a value from the environment and a
@@ -1367,6 +1476,13 @@ mod tests {
             assert!(e.starts_with(&format!("--set {bad}: ")), "{e}");
         }
         assert!(parse_all(&["a=1".into(), "b".into()]).is_err());
+        // Two values of one key, for every command (ninety-sixth hostile round, D1).
+        let e = parse_all(&["a=1".into(), "a=2".into()]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--set a=1 and --set a=2 both set a: give one"
+        );
+        assert_eq!(parse_all(&["a=1".into(), "a=1".into()]).unwrap().len(), 2);
     }
 
     #[test]

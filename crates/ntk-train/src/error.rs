@@ -309,8 +309,8 @@ pub enum Error {
     /// tables are this collect's, the figures may be an earlier one's (ninety-fourth
     /// hostile round, N4, and the ninety-fifth's N3: ntk-probe said so, ntk-train not).
     #[error(
-        "{source}; the tables in {} (sweep.csv, ...) are this collect's, its figures may be \
-         an earlier one's: `ntk-train plot {}` draws them again from the runs",
+        "{source}; the tables in {} (sweep.csv, ...) were written now, the figures may be an \
+         earlier collect's: `ntk-train plot {}` draws them again from the runs",
         .out.display(),
         .out.display()
     )]

@@ -18,7 +18,7 @@ pub(crate) struct TransferArgs {
     /// NormReLU's kink b (default: -1.5907658564, where its scale equals SELU's).
     #[arg(long, allow_negative_numbers = true)]
     kink: Option<f64>,
-    /// Left end of the variance grid (from f64's smallest normal number, 2.2e-308, below
+    /// Left end of the variance grid (from f64's smallest normal number, 2.2250738585072014e-308, below
     /// --q-max; towards 0 NormReLU's bias B rises to 1).
     #[arg(long, default_value_t = 0.25, allow_negative_numbers = true)]
     q_min: f64,

@@ -6586,8 +6586,8 @@ fn ninety_fourth_review_figures_that_fail_after_the_tables() {
         &o,
         &[
             "kappa_vs_depth_whole.png",
-            "results.csv and summary.csv are this collect's",
-            "may be an earlier one's",
+            "results.csv and summary.csv were written now",
+            "may be an earlier collect's",
             &plot,
         ],
     );

@@ -1681,3 +1681,47 @@ fn phase_files_give_way_to_the_results() {
     );
     assert!(place.dir.join("tiles.f64").is_file());
 }
+
+/// Ninety-sixth hostile round, D4: a tiled run removed another user's phase files (root's,
+/// met by `nobody` in a shared directory), with `--recompute` of another config and after a
+/// `--resume` of the same. Files of another user at the phase place are neither used nor
+/// removed, dry run and run, `--recompute` or not: the run goes on without phase files.
+/// As root: the files given to user 65534.
+#[test]
+fn another_users_phase_files_are_neither_used_nor_removed() {
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        return; // giving a file to another user needs root
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let n = 60;
+    let text = tiled_config(n, 5, 16);
+    let cfg = write_file(dir.path(), "tiled.toml", &text);
+    let out = dir.path().join("out");
+    let place = leave_formed_kernel_of(&out, &provenance_of(&text), n);
+    let mut sums = Vec::new();
+    for e in std::fs::read_dir(&place.dir).unwrap().flatten() {
+        std::os::unix::fs::chown(e.path(), Some(65534), None).unwrap();
+        sums.push((e.path(), std::fs::read(e.path()).unwrap()));
+    }
+    for flags in [
+        &["--dry-run"][..],
+        &["--resume"][..],
+        &["--recompute", "--set", "model.seed=2"][..],
+    ] {
+        let o = ntk_with(&cfg, &out, flags);
+        let words = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{flags:?}: {words}");
+        assert!(
+            words.contains("a file of user 65534") && words.contains("theirs to resume or remove"),
+            "{flags:?}: {words}"
+        );
+        for (path, bytes) in &sums {
+            assert_eq!(
+                &std::fs::read(path).unwrap(),
+                bytes,
+                "{flags:?}: {path:?} kept"
+            );
+        }
+    }
+}

@@ -6004,8 +6004,8 @@ fn ninety_fifth_review_figures_that_fail_after_the_tables() {
         &o,
         &[
             &figure.display().to_string(),
-            "are this collect's",
-            "may be an earlier one's",
+            "were written now",
+            "may be an earlier collect's",
             &plot,
         ],
     );

@@ -25,6 +25,11 @@ fn tree() -> (tempfile::TempDir, PathBuf) {
     for e in ["experiments/x", "experiments/y"] {
         std::fs::create_dir_all(dir.path().join(e)).unwrap();
     }
+    // And the configs (run.sh refuses a line whose config is not a file: ninety-sixth
+    // hostile round, N1); the stub below reads none.
+    for c in ["a.toml", "b.toml"] {
+        std::fs::write(dir.path().join(c), "").unwrap();
+    }
     let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/seeds");
     for script in ["run.sh", "park.sh", "links.sh"] {
         std::fs::copy(scripts.join(script), seeds.join(script)).unwrap();
@@ -1094,6 +1099,28 @@ fn a_misspelt_experiment_directory_is_refused_before_training() {
     assert!(!dir.path().join("experiments/el").exists());
     // Ninety-fifth hostile round, D3: a line without its directories (or its config)
     // trained and exported nothing, status 0.
+    // The ninety-sixth's N1: a config that is not a file, and an empty name in the list.
+    for (line, said) in [
+        (
+            "first | none.toml | experiments/x",
+            "the config 'none.toml' is not a file",
+        ),
+        (
+            "first | experiments | experiments/x",
+            "the config 'experiments' is not a file",
+        ),
+        (
+            "first | a.toml |  ,  ",
+            "an empty name in the experiment directory list",
+        ),
+    ] {
+        std::fs::write(&queue, format!("{line}\n")).unwrap();
+        let (o, calls) = run(dir.path(), &stub, None);
+        assert_eq!(o.status.code(), Some(2), "{line}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(said), "{line}: {err}");
+        assert!(calls.is_empty(), "{line}: trained before refusing: {calls}");
+    }
     for line in [
         "first | a.toml",
         "first | a.toml |",
