@@ -10,7 +10,7 @@
 
 use std::fs;
 use std::io::Write;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 /// Why a path may not be replaced by a file the tools write.
@@ -109,13 +109,7 @@ pub fn check_target(path: &Path) -> Result<PathBuf, UnsafeTarget> {
     Ok(resolved)
 }
 
-/// `(owner, this user)` where a file's owner (`meta`) is another user than this process's
-/// (its effective user); `None` where it is this user's.
-pub fn not_ours(meta: &fs::Metadata) -> Option<(u32, u32)> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
-    (meta.uid() != me).then_some((meta.uid(), me))
-}
+pub use crate::owner::not_ours;
 
 /// The bytes of `path`, a file these tools wrote in an output directory (a summary, a
 /// table, a checkpoint, a pointer), read as `std::fs::read` reads it, except that anything

@@ -12,6 +12,7 @@ pub mod io;
 pub mod lock;
 pub mod npy;
 pub mod outset;
+pub mod owner;
 pub mod places;
 pub mod table;
 

@@ -412,6 +412,12 @@ fn clean_entry(entry: &fs::DirEntry, set_name: Option<&str>, ours: &dyn Fn(&str)
     let Ok(kind) = entry.file_type() else {
         return false;
     };
+    // Another user's leftover is theirs: a dead writer's, but not this user's to remove
+    // (ninety-seventh hostile round, D4: a sweep removed root's phase temporary, which its
+    // dry run had said it left).
+    if fs::symlink_metadata(&path).map_or(true, |m| crate::owner::not_ours(&m).is_some()) {
+        return false;
+    }
     if kind.is_dir() {
         let Some(target) = set_target(&name) else {
             return false;
@@ -1105,6 +1111,30 @@ mod tests {
         // The old name stays a stranger's (a user's file of that name is not ours).
         fs::write(dir.path().join(".write-test-4000000000"), "").unwrap();
         assert!(check_owned(dir.path(), &|_| false).is_err());
+    }
+
+    /// Ninety-seventh hostile round, D4: a dead writer's leftovers of another user (a
+    /// temporary copy of a file, a temporary set) are theirs, never removed; this user's are.
+    /// As root: the other's given to user 65534.
+    #[test]
+    fn another_users_leftovers_are_left() {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return; // giving a file to another user needs root
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(format!("phases.json{TMP_TAG}4000000000"));
+        let set = dir.path().join(format!(".seed1{TMP_TAG}4000000000-1"));
+        fs::write(&file, "theirs").unwrap();
+        fs::create_dir(&set).unwrap();
+        for p in [&file, &set] {
+            std::os::unix::fs::chown(p, Some(65534), None).unwrap();
+        }
+        assert_eq!(clean_tree(dir.path(), &|f| f == "phases.json"), 0);
+        assert!(file.exists() && set.exists());
+        std::os::unix::fs::chown(&file, Some(0), None).unwrap();
+        assert_eq!(clean_dir(dir.path(), None, &|f| f == "phases.json"), 1);
+        assert!(!file.exists() && set.exists());
     }
 
     /// Forty-seventh hostile round, D3: an output name with no room for the names made beside

@@ -142,7 +142,8 @@ impl SweepConfig {
             ntk_data::config::fill_file_n(t).map(|file| file || axes)
         })?;
         for a in sets {
-            if let Some(axis) = cfg.axis_of(&a.key) {
+            // A table's `--set` sets each key in it (ninety-seventh hostile round, D1).
+            if let Some(axis) = a.leaves().iter().find_map(|k| cfg.axis_of(k)) {
                 // The file named alone only where it sets the axis (fifty-eighth hostile
                 // round, D4: an axis made by `--set` was blamed on the file).
                 return Err(Error::AxisOverride {

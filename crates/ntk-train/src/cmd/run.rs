@@ -199,7 +199,8 @@ fn refuse_axis_overrides(
     ];
     for a in sets {
         for (keys, axis, set) in &clashes {
-            if *set && keys.contains(&a.key.as_str()) {
+            // A table's `--set` sets each key in it (ninety-seventh hostile round, D1).
+            if *set && a.leaves().iter().any(|k| keys.contains(&k.as_str())) {
                 let flag = a.origin.split(' ').next().unwrap_or_default();
                 let what = if flag == "--set" { "override" } else { "flag" };
                 let name = overrides::ConfigName {
