@@ -364,8 +364,7 @@ pub fn parse_value(text: &str) -> Value {
         .unwrap_or_else(|| Value::String(text.to_string()))
 }
 
-/// Parses every `--set` argument.
-/// Two `--set`s of one key with other values (or a value and a removal) are refused as a
+/// Parses every `--set` argument. Two `--set`s of one key with other values (or a value and a removal) are refused as a
 /// flag and a `--set` are, by every command that takes them (run, sweep, collect): the last
 /// held without a word (ninety-fifth hostile round, D2; the ninety-sixth's D1: `collect
 /// --config`); the same value twice is one assignment.
