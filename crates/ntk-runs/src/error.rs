@@ -79,7 +79,7 @@ pub enum Error {
     /// An override (`--set KEY=VALUE` or a short flag) that is malformed or whose value the
     /// config refuses; `origin` is what the user wrote, `key` the dotted key when the error
     /// concerns another one than the assignment's.
-    #[error("{origin}: {message}{}", at_key(.key))]
+    #[error("{origin}: {}{}", long_ticks_cut(.message), at_key(.key))]
     Override {
         origin: String,
         message: String,
@@ -93,7 +93,7 @@ pub enum Error {
         source: Box<Error>,
     },
     /// An override of a key the config does not have.
-    #[error("{origin}: unknown key `{key}` ({message})")]
+    #[error("{origin}: unknown key `{}` ({})", crate::quote::cut_long(.key), long_ticks_cut(.message))]
     UnknownKey {
         origin: String,
         key: String,
@@ -146,19 +146,26 @@ pub enum Error {
     FloatUnderflow { at: String, value: String },
     /// A key that is not dotted bare TOML keys.
     #[error(
-        "bad key `{key}`: expected dotted names of letters, digits, _ and - (e.g. model.depth)"
+        "bad key `{}`: expected dotted names of letters, digits, _ and - (e.g. model.depth)",
+        crate::quote::cut_long(.key)
     )]
     BadKey { key: String },
     /// A config file's error found only once the tool filled in a default that depends on
     /// the data (a file set's `data.n`): the file alone fails first on that key.
-    #[error("{}: {message}{}", .path.display(), at_key(.key))]
+    #[error("{}: {}{}", .path.display(), long_ticks_cut(.message), at_key(.key))]
     ConfigKey {
         path: PathBuf,
         message: String,
         key: Option<String>,
     },
     /// A config file's error that no override explains, after overrides were applied.
-    #[error("{}{}: {message}{}", .path.display(), with_origins(.origins), at_key(.key))]
+    #[error(
+        "{}{}: {}{}",
+        .path.display(),
+        with_origins(.origins),
+        long_ticks_cut(.message),
+        at_key(.key)
+    )]
     ConfigWith {
         path: PathBuf,
         origins: Vec<String>,
@@ -206,11 +213,15 @@ pub enum Error {
     },
     /// Results of another config in the way of a sweep: the first reason, and how many more
     /// points are like it.
-    #[error("{first}{}", more_like_it(*.more, .unit))]
+    /// `listed`: in a dry run, whose plan above lists every stale point (ninety-sixth
+    /// hostile round, N5, and the ninety-seventh's N4: "like it; see --dry-run" inside a
+    /// dry run, of points stale for other reasons).
+    #[error("{first}{}", more_stale(*.more, .unit, *.listed))]
     Stale {
         first: String,
         more: usize,
         unit: String,
+        listed: bool,
     },
     /// A dry run that foresees points failing when made ([`crate::sweep::Sweep::foresee`]):
     /// how many, and the first with why.
@@ -332,13 +343,24 @@ fn more_like_it(more: usize, unit: &str) -> String {
     }
 }
 
+/// ` (k more stale UNIT(s), listed above)` in a dry run (`listed`), else
+/// ` (k more stale UNIT(s); see --dry-run)`, when `more > 0`.
+fn more_stale(more: usize, unit: &str, listed: bool) -> String {
+    match (more, listed) {
+        (0, _) => String::new(),
+        (k, true) => format!(" ({k} more stale {unit}(s), listed above)"),
+        (k, false) => format!(" ({k} more stale {unit}(s); see --dry-run)"),
+    }
+}
+
 /// The characters of a quoted source line kept in a message ([`Error::Toml`]).
-pub const QUOTED_LINE: usize = 160;
+pub const QUOTED_LINE: usize = crate::quote::QUOTED;
 
 /// The TOML error `text` with its quotation of the source (the lines `N | text` and the
 /// caret line `  | ^^^`) cut at [`QUOTED_LINE`] characters, the source line's length said;
 /// the error's own words (the keys or values it expects) are kept whole (ninety-sixth
-/// hostile round, D2: they were cut too).
+/// hostile round, D2: they were cut too), but for a value of the user's it quotes in
+/// backticks beyond [`QUOTED_LINE`] characters ([`long_ticks_cut`]).
 fn shortened(text: &str) -> String {
     text.lines()
         .map(|line| {
@@ -351,11 +373,33 @@ fn shortened(text: &str) -> String {
                     let source = line.split_once(" | ").map_or(line, |(_, t)| t);
                     format!("{}... (a line of {} bytes)", &line[..cut], source.len())
                 }
-                _ => line.to_string(),
+                _ if quoted => line.to_string(),
+                _ => long_ticks_cut(line),
             }
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// `line` with each backtick-quoted span longer than [`QUOTED_LINE`] characters cut to its
+/// start and length: the user's own value or key quoted back (`unknown variant `rrr...``),
+/// which made a 200,579-byte error of a 200,000-character activation (ninety-seventh hostile
+/// round, N5). The expected names, each short, stay whole.
+pub(crate) fn long_ticks_cut(line: &str) -> String {
+    let mut out = String::new();
+    let mut parts = line.split('`').enumerate().peekable();
+    while let Some((i, part)) = parts.next() {
+        if i > 0 {
+            out.push('`');
+        }
+        let inside = i % 2 == 1 && parts.peek().is_some();
+        if inside {
+            out.push_str(&crate::quote::cut_long(part));
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -390,6 +434,19 @@ mod tests {
         assert_eq!(cut.lines().count(), 2);
         assert!(cut.lines().all(|l| l.len() < 200), "{cut}");
         assert_eq!(shortened("a\nb"), "a\nb");
+        // The user's own value quoted back is cut; the names expected are not (ninety-
+        // seventh hostile round, N5).
+        let value = format!(
+            "unknown variant `{}`, expected one of `relu`, `erf`",
+            "r".repeat(200_000)
+        );
+        let cut = shortened(&value);
+        assert!(cut.len() < 400, "{} bytes", cut.len());
+        assert!(
+            cut.contains("... (200000 bytes)`, expected one of `relu`, `erf`"),
+            "{cut}"
+        );
+        assert_eq!(shortened("a `b` c `"), "a `b` c `");
     }
 
     /// The refusal advises `--allow-mixed`; what a merge it allowed warns of does not.

@@ -22,6 +22,7 @@ pub mod error;
 pub mod manifest;
 pub mod overrides;
 pub mod provenance;
+pub mod quote;
 pub mod slurm;
 pub mod stats;
 pub mod sweep;

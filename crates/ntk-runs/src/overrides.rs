@@ -68,8 +68,10 @@ impl Assignment {
     /// Parses one `--set` argument, `KEY=VALUE`: the value as TOML, else as a bare string;
     /// `KEY=` (nothing after `=`) removes the key, so that it takes its default.
     pub fn parse(arg: &str) -> crate::Result<Self> {
+        // A long argument is quoted by its start (ninety-seventh hostile round, N5).
+        let origin = format!("--set {}", crate::quote::cut_long(arg));
         let (key, value) = arg.split_once('=').ok_or_else(|| Error::Override {
-            origin: format!("--set {arg}"),
+            origin: origin.clone(),
             message: "expected key=value (e.g. model.depth=5)".to_string(),
             key: None,
         })?;
@@ -77,13 +79,16 @@ impl Assignment {
         check_key(key)
             .and_then(|()| check_value(value))
             .map_err(|e| Error::Assignment {
-                origin: format!("--set {}", arg.escape_debug()),
+                origin: format!(
+                    "--set {}",
+                    crate::quote::cut_long(&arg.escape_debug().to_string())
+                ),
                 source: Box::new(e),
             })?;
         Ok(Self {
             key: key.to_string(),
             value: (!value.trim().is_empty()).then(|| parse_value(value)),
-            origin: format!("--set {arg}"),
+            origin,
         })
     }
 
@@ -312,7 +317,11 @@ pub fn zero_by_underflow(text: &str) -> Option<(usize, String)> {
                     let token = &line[j..end];
                     let digits = token.replace('_', "");
                     let mantissa = digits.split(['e', 'E']).next().unwrap_or("");
-                    if digits.parse::<f64>() == Ok(0.0)
+                    // A bare key (`1e-400 = 3`) is a name, not a number: the unknown key it
+                    // is gets its own error (ninety-seventh hostile round, N1).
+                    let key = line[end..].trim_start_matches([' ', '\t']).starts_with('=');
+                    if !key
+                        && digits.parse::<f64>() == Ok(0.0)
                         && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
                     {
                         return Some((i + 1, token.to_string()));
@@ -1030,6 +1039,11 @@ mod tests {
             "h = 0x1f",
             "w2e-400 = 1",
             "s = \"a\\\"1e-400\"",
+            // Bare keys, named as the unknown keys they are (ninety-seventh round, N1).
+            "1e-400 = 3",
+            "[probe]\n1e-400\t= 3",
+            "x = {1e-400 = 3}",
+            "a.1e-400 = 3",
         ] {
             assert_eq!(found(fine), None, "{fine}");
         }

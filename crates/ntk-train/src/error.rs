@@ -315,8 +315,10 @@ pub enum Error {
         .out.display()
     )]
     FiguresFailed { out: PathBuf, source: Box<Error> },
-    /// A directory that is neither a run nor a sweep.
-    #[error("{}: no run here (neither config.toml nor runs/): {source}", .out.display())]
+    /// A directory that is neither a run nor a sweep: the os error said only where it is
+    /// not that `runs/` is missing (ninety-sixth hostile round, N4: "No such file or
+    /// directory" read as if the directory named were missing).
+    #[error("{}: {}", .out.display(), no_run_why(.out, .source))]
     NoRun {
         out: PathBuf,
         #[source]
@@ -501,5 +503,17 @@ impl From<ntk_model::ModelError> for Error {
 impl From<ntk_kernel::Error> for Error {
     fn from(e: ntk_kernel::Error) -> Self {
         Self::Kernel(Box::new(e))
+    }
+}
+
+/// Why `out` holds no run, from the error reading its `runs/`: missing (the directory
+/// itself or its `runs/`), or unreadable with the os error.
+fn no_run_why(out: &std::path::Path, source: &std::io::Error) -> String {
+    match source.kind() {
+        std::io::ErrorKind::NotFound if !out.exists() => "no such directory".to_string(),
+        std::io::ErrorKind::NotFound => {
+            "no run here (neither config.toml nor runs/ in this directory)".to_string()
+        }
+        _ => format!("no run here (no config.toml, and runs/ cannot be read: {source})"),
     }
 }

@@ -6663,5 +6663,76 @@ fn ninety_fifth_review_another_users_point_is_never_made_again() {
         said.contains("make it readable to this user, or move the point out of runs/"),
         "{said}"
     );
+    // One remedy for one state: a file of its set this user may not read is said as the
+    // summary is (ninety-sixth hostile round, N2: "pass --recompute").
+    let eigen = summary.with_file_name("eigenvalues.npy");
+    std::fs::set_permissions(&eigen, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let o = Command::new("setpriv")
+        .args(["--bounding-set=-all", "--inh-caps=-all"])
+        .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(sweep_args(&cfg, &out, &["--dry-run"]))
+        .output()
+        .expect("setpriv, to run without root's capabilities");
+    std::fs::set_permissions(&eigen, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let said =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains(&format!(
+            "{}: this user may not read it; make it readable to this user, or move the point \
+             out of runs/",
+            eigen.display()
+        )),
+        "{said}"
+    );
     assert_ok("collect", &run(&os(&["collect", out.to_str().unwrap()])));
+}
+
+/// A long value or key of the user's is quoted back by its start and length, in a
+/// `--set` and in a config file: a 100,000-character activation made a 200,169-byte error,
+/// quoted twice (ninety-seventh hostile round, N5). The names expected stay whole.
+#[test]
+fn a_long_value_or_key_is_quoted_by_its_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "c.toml", TINY);
+    let long = "r".repeat(100_000);
+    let set = format!("model.activation=\"{long}\"");
+    let o = run(&ntk_args(
+        &cfg,
+        &d.join("o1"),
+        &["--dry-run", "--set", &set],
+    ));
+    assert_clean_error(
+        "a long --set value",
+        &o,
+        &["unknown variant", "`erf`, `leaky_relu`"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.len() < 2000, "{} bytes: {}", err.len(), &err[..300]);
+    assert!(
+        err.contains("(100019 bytes)") && err.contains("(100000 bytes)"),
+        "{err}"
+    );
+    let file = write(
+        d,
+        "long.toml",
+        &TINY.replace("activation = \"relu\"", &format!("activation = \"{long}\"")),
+    );
+    let o = run(&ntk_args(&file, &d.join("o2"), &["--dry-run"]));
+    assert_clean_error(
+        "a long value in a file",
+        &o,
+        &["long.toml", "unknown variant"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.len() < 2000, "{} bytes: {}", err.len(), &err[..300]);
+    let key = format!("model.{}=1", "k".repeat(100_000));
+    let o = run(&ntk_args(
+        &cfg,
+        &d.join("o3"),
+        &["--dry-run", "--set", &key],
+    ));
+    assert_clean_error("a long --set key", &o, &["model.kkk"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.len() < 2000, "{} bytes: {}", err.len(), &err[..300]);
 }

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use super::{
     Failure, Outcome, Planned, Recompute, Shard, State, Sweep, links_under, make_all, plan,
-    print_plan, refuse_foreign, refuse_stale, refuse_stale_in_collect, warn_incomplete,
+    print_plan, refuse_foreign, refuse_stale, refuse_stale_in_collect, stale_reasons,
+    warn_incomplete,
 };
 use crate::progress::Reporter;
 use ntk_files::lock::SweepClaim;
@@ -137,7 +138,12 @@ fn refused<S: Sweep>(
         if let Some(beyond) = super::beyond_points(sweep, points) {
             println!("beyond: {beyond}");
         }
-        println!("{}", sweep.computes(&made));
+        // What would make the points, where the run gets so far: a run refused for stale
+        // points makes none, and "no run to train" before that refusal read as if all were
+        // done (ninety-sixth hostile round, N5).
+        if recompute || stale_reasons(&planned).is_empty() {
+            println!("{}", sweep.computes(&made));
+        }
     }
     // Nothing is made through a symbolic link under the output directory (seventh hostile
     // round: a run directory or `runs/relu` linked elsewhere was trained there, "8 run(s)
@@ -153,7 +159,7 @@ fn refused<S: Sweep>(
         refuse_others_files(&sweep.dir(&points[p.index]))?;
     }
     // Nothing is made while a result of another config is in the way.
-    refuse_stale(&planned, recompute, S::UNIT)?;
+    refuse_stale(&planned, recompute, S::UNIT, print)?;
     // A file at a failure record's name that the tools did not write (fortieth hostile
     // round, D3): not read as a failure, not removed once the point is made; refused.
     for p in planned.iter().filter(|p| p.state != State::Done) {

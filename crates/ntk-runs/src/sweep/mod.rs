@@ -284,35 +284,50 @@ pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> St
                     return State::Stale(e.to_string());
                 }
                 let dir = path.parent().unwrap_or(Path::new("."));
-                if let Some(files) = r.files()
-                    && let Err(why) = crate::manifest::verify(dir, files, R::SET_FILES, path)
-                {
-                    return State::Stale(format!("{why}; {redo}"));
+                let why = match r.files() {
+                    Some(files) => crate::manifest::verify(dir, files, R::SET_FILES, path).err(),
+                    None => None,
                 }
-                if let Some(why) = r.check(path) {
-                    return State::Stale(format!("{why}; {redo}"));
+                .or_else(|| r.check(path));
+                if let Some(why) = why {
+                    // A file of the set this user may not read is said as the summary's is:
+                    // one remedy for one state (ninety-sixth hostile round, N2).
+                    return State::Stale(
+                        match R::SET_FILES
+                            .iter()
+                            .map(|n| dir.join(n))
+                            .find(|p| unreadable(p))
+                        {
+                            Some(locked) => format!(
+                                "{}: this user may not read it; {UNREADABLE}",
+                                locked.display()
+                            ),
+                            None => format!("{why}; {redo}"),
+                        },
+                    );
                 }
             }
             // A file this user may not read is made readable, or moved, not computed
             // again over (ninety-fifth hostile round, D4: "pass --recompute" replaced
             // another user's point).
-            Err(e) if unreadable(path) => {
-                return State::Stale(format!(
-                    "{e}; make it readable to this user, or move the point out of runs/"
-                ));
-            }
+            Err(e) if unreadable(path) => return State::Stale(format!("{e}; {UNREADABLE}")),
             Err(e) => return State::Stale(format!("{e}; {redo}")),
         }
     }
     if complete { State::Done } else { State::New }
 }
 
-/// Whether `path` exists but this user may not open it for reading.
+/// The remedy for a point's file this user may not read.
+const UNREADABLE: &str = "make it readable to this user, or move the point out of runs/";
+
+/// Whether `path` is a regular file this user may not open for reading. Only a regular file
+/// is opened: a FIFO there would block the open until a writer came.
 fn unreadable(path: &Path) -> bool {
-    matches!(
-        std::fs::File::open(path),
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied
-    )
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+        && matches!(
+            std::fs::File::open(path),
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied
+        )
 }
 
 /// What a tool's sweep is to the shared machinery. The points themselves are a slice the
@@ -485,14 +500,21 @@ fn stale_reasons(planned: &[Planned]) -> Vec<&String> {
 }
 
 /// The error that stops a sweep before any work while results of another config are in
-/// the way, unless `recompute`; `unit` names the points ("point", "run").
-fn refuse_stale(planned: &[Planned], recompute: bool, unit: &str) -> crate::Result<()> {
+/// the way, unless `recompute`; `unit` names the points ("point", "run"); `listed` when a
+/// dry run's plan has listed them.
+fn refuse_stale(
+    planned: &[Planned],
+    recompute: bool,
+    unit: &str,
+    listed: bool,
+) -> crate::Result<()> {
     let stale = stale_reasons(planned);
     match (stale.first(), recompute) {
         (Some(first), false) => Err(crate::Error::Stale {
             first: first.to_string(),
             more: stale.len() - 1,
             unit: unit.to_string(),
+            listed,
         }),
         _ => Ok(()),
     }
@@ -502,7 +524,7 @@ fn refuse_stale(planned: &[Planned], recompute: bool, unit: &str) -> crate::Resu
 /// the keys that differ, without the sweep's advice (collect neither recomputes nor has a
 /// dry run).
 fn refuse_stale_in_collect(planned: &[Planned]) -> crate::Result<()> {
-    match refuse_stale(planned, false, "result") {
+    match refuse_stale(planned, false, "result", false) {
         Err(crate::Error::Stale { first, more, .. }) => Err(crate::Error::StaleCollect {
             first: first
                 .split("; write to a new --out")

@@ -786,13 +786,26 @@ fn runs_are_never_reused_for_another_config() {
     assert_clean_error(
         "stale sweep",
         &run(&args(&narrow, &out, &[])),
-        &["model.width: 8 -> 4", "--recompute", "summary.json"],
+        &[
+            "model.width: 8 -> 4",
+            "--recompute",
+            "summary.json",
+            "(1 more stale run(s); see --dry-run)",
+        ],
     );
-    // The dry run shows the new width as stale, not finished, and fails as the run does.
+    // The dry run shows the new width as stale, not finished, and fails as the run does;
+    // the refusal points to its own list, and no engine line says "no run to train" before
+    // it (ninety-sixth hostile round, N5).
     let dry = run(&args(&narrow, &out, &["--dry-run"]));
-    assert_clean_error("dry run", &dry, &["--recompute"]);
+    assert_clean_error(
+        "dry run",
+        &dry,
+        &["--recompute", "(1 more stale run(s), listed above)"],
+    );
     let text = String::from_utf8_lossy(&dry.stdout);
     assert_eq!(text.matches(" stale ").count(), 2, "{text}");
+    assert!(!text.contains("no run to train"), "{text}");
+    assert!(!String::from_utf8_lossy(&dry.stderr).contains("see --dry-run"));
     // --recompute trains them again with the new width.
     assert_ok("recompute", &run(&args(&narrow, &out, &["--recompute"])));
     let s: serde_json::Value = serde_json::from_str(
@@ -6013,4 +6026,28 @@ fn ninety_fifth_review_figures_that_fail_after_the_tables() {
         "the remedy",
         &run(&["plot".into(), out.as_os_str().to_os_string()]),
     );
+}
+
+/// A directory without runs is said as such: the os error of its missing `runs/` read as
+/// if the directory named were missing (ninety-sixth hostile round, N4); a directory that
+/// does not exist is said so.
+#[test]
+fn collect_of_a_directory_without_runs_says_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let empty = d.join("sp dir");
+    std::fs::create_dir(&empty).unwrap();
+    let o = collect(&empty);
+    assert_clean_error(
+        "collect of an empty directory",
+        &o,
+        &[
+            "sp dir",
+            "no run here (neither config.toml nor runs/ in this directory)",
+        ],
+    );
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("os error"));
+    let o = collect(&d.join("missing"));
+    assert_clean_error("collect of a missing directory", &o, &["missing"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("no run here ("));
 }

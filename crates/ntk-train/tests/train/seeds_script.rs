@@ -15,7 +15,8 @@ use crate::common::{digits_config, numbers, run as train, serial};
 /// A scratch tree holding run.sh and a two-line queue whose last line has no newline, and a
 /// stand-in binary that appends its arguments to `calls.log` (but for `--version`, which
 /// run.sh asks first to learn whether the tool starts at all; `REFUSE_START` makes it refuse
-/// as ntk-train refuses a RAYON_NUM_THREADS beyond its bound).
+/// as ntk-train refuses a RAYON_NUM_THREADS beyond its bound; and for a dry run, which
+/// run.sh asks of each line before any trains; `REFUSE_DRY` makes it refuse).
 fn tree() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let seeds = dir.path().join("experiments/seeds");
@@ -44,7 +45,7 @@ fn tree() -> (tempfile::TempDir, PathBuf) {
     std::fs::write(
         &stub,
         format!(
-            "#!/bin/sh\nif [ \"$1\" = --version ]; then\n  [ -z \"$REFUSE_START\" ] || {{ echo \"error: $REFUSE_START\" >&2; exit 2; }}\n  exit 0\nfi\necho \"$*\" >> {}\n",
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then\n  [ -z \"$REFUSE_START\" ] || {{ echo \"error: $REFUSE_START\" >&2; exit 2; }}\n  exit 0\nfi\ncase \" $* \" in *\" --dry-run \"*)\n  [ -z \"$REFUSE_DRY\" ] || {{ echo \"error: $REFUSE_DRY\" >&2; exit 2; }}\n  exit 0 ;;\nesac\necho \"$*\" >> {}\n",
             dir.path().join("calls.log").display()
         ),
     )
@@ -148,7 +149,7 @@ fn names_are_plain_and_unique_and_a_failed_line_exports_nothing() {
     // It starts (--version, which run.sh asks first), then fails the sweep.
     std::fs::write(
         &failing,
-        "#!/bin/sh\n[ \"$1\" = --version ] && exit 0\nexit 1\n",
+        "#!/bin/sh\n[ \"$1\" = --version ] && exit 0\ncase \" $* \" in *\" --dry-run \"*) exit 0 ;; esac\nexit 1\n",
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -1118,6 +1119,15 @@ fn a_misspelt_experiment_directory_is_refused_before_training() {
             "first | a.toml |  ,  ",
             "an empty name in the experiment directory list",
         ),
+        // The ninety-seventh's N2: a trailing comma, which `read -a` drops.
+        (
+            "first | a.toml | experiments/x,",
+            "an empty name in the experiment directory list",
+        ),
+        (
+            "first | a.toml | experiments/x , | sweep.seeds=[1]",
+            "an empty name in the experiment directory list",
+        ),
     ] {
         std::fs::write(&queue, format!("{line}\n")).unwrap();
         let (o, calls) = run(dir.path(), &stub, None);
@@ -1191,4 +1201,59 @@ fn save_says_a_run_whose_pointer_is_missing() {
     );
     assert!(String::from_utf8_lossy(&o.stdout).contains("0 saved"));
     assert!(!d.join("experiments/seeds/parked/last/r1.tar").exists());
+}
+
+/// A line whose config ntk-train refuses stops the queue before any line trains: it failed
+/// only at its turn, after the earlier lines had trained and exported (ninety-seventh
+/// hostile round, N2). Asked of the tool's dry run, with the line's --set words; only of the
+/// lines SEEDS_ONLY selects.
+#[test]
+fn a_config_the_tool_refuses_stops_the_queue_before_training() {
+    let _guard = serial();
+    let (dir, stub) = tree();
+    let d = dir.path();
+    let refused = |only: Option<&str>| {
+        let mut cmd = Command::new("bash");
+        cmd.arg("experiments/seeds/run.sh")
+            .current_dir(d)
+            .env("NTK_TRAIN_BIN", &stub)
+            .env("REFUSE_DRY", "unknown field `bogus`")
+            .env_remove("SEEDS_ONLY")
+            .env_remove("SEEDS_EXPORT_ONLY");
+        if let Some(p) = only {
+            cmd.env("SEEDS_ONLY", p);
+        }
+        cmd.output().unwrap()
+    };
+    let o = refused(None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("line 'first': ntk-train refuses it (its dry run): unknown field `bogus`; nothing trained"),
+        "{err}"
+    );
+    assert!(!d.join("calls.log").exists(), "nothing trained");
+    let o = refused(Some("last"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("line 'last'"),
+        "{o:?}"
+    );
+    // The real tool: a config that is not TOML, named with its line.
+    std::fs::write(d.join("b.toml"), "[data\n").unwrap();
+    let o = Command::new("bash")
+        .arg("experiments/seeds/run.sh")
+        .current_dir(d)
+        .env("NTK_TRAIN_BIN", env!("CARGO_BIN_EXE_ntk-train"))
+        .env("SEEDS_ONLY", "last")
+        .env_remove("SEEDS_EXPORT_ONLY")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("line 'last': ntk-train refuses it (its dry run): b.toml")
+            && err.contains("nothing trained"),
+        "{err}"
+    );
+    assert!(!d.join("runs/seeds/last").exists(), "nothing made: {err}");
 }
