@@ -6648,42 +6648,34 @@ fn ninety_fifth_review_another_users_point_is_never_made_again() {
     }
     assert_eq!(std::fs::read(&summary).unwrap(), before, "the file is kept");
     std::os::unix::fs::chown(&summary, Some(0), None).unwrap();
-    // A file this user may not read: made readable, or moved.
-    std::fs::set_permissions(&summary, std::fs::Permissions::from_mode(0o000)).unwrap();
-    let o = Command::new("setpriv")
-        .args(["--bounding-set=-all", "--inh-caps=-all"])
-        .arg(env!("CARGO_BIN_EXE_ntk-probe"))
-        .args(sweep_args(&cfg, &out, &["--dry-run"]))
-        .output()
-        .expect("setpriv, to run without root's capabilities");
-    std::fs::set_permissions(&summary, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let said =
-        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
-    assert!(
-        said.contains("make it readable to this user, or move the point out of runs/"),
-        "{said}"
-    );
-    // One remedy for one state: a file of its set this user may not read is said as the
-    // summary is (ninety-sixth hostile round, N2: "pass --recompute").
+    // A file this user may not read: made readable, or moved. One remedy for one state: a
+    // file of its set this user may not read is said as the summary is (ninety-sixth
+    // hostile round, N2: "pass --recompute").
     let eigen = summary.with_file_name("eigenvalues.npy");
-    std::fs::set_permissions(&eigen, std::fs::Permissions::from_mode(0o000)).unwrap();
-    let o = Command::new("setpriv")
-        .args(["--bounding-set=-all", "--inh-caps=-all"])
-        .arg(env!("CARGO_BIN_EXE_ntk-probe"))
-        .args(sweep_args(&cfg, &out, &["--dry-run"]))
-        .output()
-        .expect("setpriv, to run without root's capabilities");
-    std::fs::set_permissions(&eigen, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let said =
-        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
-    assert!(
-        said.contains(&format!(
-            "{}: this user may not read it; make it readable to this user, or move the point \
-             out of runs/",
-            eigen.display()
-        )),
-        "{said}"
-    );
+    for (locked, said_of_it) in [
+        (&summary, String::new()),
+        (
+            &eigen,
+            format!("{}: this user may not read it; ", eigen.display()),
+        ),
+    ] {
+        std::fs::set_permissions(locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let o = Command::new("setpriv")
+            .args(["--bounding-set=-all", "--inh-caps=-all"])
+            .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+            .args(sweep_args(&cfg, &out, &["--dry-run"]))
+            .output()
+            .expect("setpriv, to run without root's capabilities");
+        std::fs::set_permissions(locked, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let said =
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+        assert!(
+            said.contains(&format!(
+                "{said_of_it}make it readable to this user, or move the point out of runs/"
+            )),
+            "{said}"
+        );
+    }
     assert_ok("collect", &run(&os(&["collect", out.to_str().unwrap()])));
 }
 
