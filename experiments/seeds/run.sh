@@ -316,6 +316,15 @@ selected() {
     done
     return 1
 }
+# The --set column $1 as the sweep's words, in args: `read -a` splits on blanks and expands
+# no glob (a file named `sweep.seeds=1` must not replace `sweep.seeds=[1]`).
+set_args() {
+    local s
+    local -a words
+    args=()
+    read -ra words <<< "$1"
+    for s in "${words[@]}"; do args+=(--set "$s"); done
+}
 # Each line the queue will train, asked of the tool itself before any line trains: its dry
 # run reads and checks the config with the line's --set words as the sweep will. A config
 # ntk-train refuses (not TOML, a key it does not know, a --set it refuses) failed only at
@@ -326,9 +335,7 @@ if [ -z "${SEEDS_EXPORT_ONLY:-}" ]; then
         name="$(trim "$name")"
         case "$name" in '' | '#'*) continue ;; esac
         selected "$name" || continue
-        args=()
-        read -ra words <<< "$sets"
-        for s in "${words[@]}"; do args+=(--set "$s"); done
+        set_args "$sets"
         if ! why="$("$bin" sweep --config "$(trim "$config")" --out "runs/seeds/$name" --resume "${args[@]}" --dry-run 2>&1 >/dev/null)"; then
             echo "seeds: $queue: line '$name': ntk-train refuses it (its dry run): ${why#error: }; nothing trained" >&2
             exit 2
@@ -350,11 +357,7 @@ while IFS='|' read -r name config dir sets || [ -n "$name" ]; do
     dir="$(trim "$dir")"
     selected "$name" || continue
     if [ -z "${SEEDS_EXPORT_ONLY:-}" ]; then
-        args=()
-        # The --set column's words as they are: `read -a` splits on blanks and expands no
-        # glob (a file named `sweep.seeds=1` must not replace `sweep.seeds=[1]`).
-        read -ra words <<< "$sets"
-        for s in "${words[@]}"; do args+=(--set "$s"); done
+        set_args "$sets"
         restore_exported "$name" "$config" "$dir"
         echo "=== $(date -u +%FT%TZ) $name: $config ${args[*]}"
         # A line that fails (a diverged seed is not a failure) is reported; the queue goes on.

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::budget::{MAX_MEMORY_ENV, human};
 use crate::overrides::ConfigName;
 use crate::provenance::{ReuseError, and_more};
+use crate::quote::{QUOTED, cut_long, long_ticks_cut};
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -36,7 +37,7 @@ pub enum Error {
         summary: String,
     },
     /// A TOML file (a config) does not parse or does not fit its type; the TOML error names
-    /// the line, which it quotes by its first [`QUOTED_LINE`] characters (ninety-fifth
+    /// the line, which it quotes by its first [`QUOTED`] characters (ninety-fifth
     /// hostile round, N5: a 3 MB comment line made a 3 MB message).
     #[error("{}: {}", .path.display(), shortened(&source.to_string()))]
     Toml {
@@ -93,7 +94,7 @@ pub enum Error {
         source: Box<Error>,
     },
     /// An override of a key the config does not have.
-    #[error("{origin}: unknown key `{}` ({})", crate::quote::cut_long(.key), long_ticks_cut(.message))]
+    #[error("{origin}: unknown key `{}` ({})", cut_long(.key), long_ticks_cut(.message))]
     UnknownKey {
         origin: String,
         key: String,
@@ -147,7 +148,7 @@ pub enum Error {
     /// A key that is not dotted bare TOML keys.
     #[error(
         "bad key `{}`: expected dotted names of letters, digits, _ and - (e.g. model.depth)",
-        crate::quote::cut_long(.key)
+        cut_long(.key)
     )]
     BadKey { key: String },
     /// A config file's error found only once the tool filled in a default that depends on
@@ -353,14 +354,11 @@ fn more_stale(more: usize, unit: &str, listed: bool) -> String {
     }
 }
 
-/// The characters of a quoted source line kept in a message ([`Error::Toml`]).
-pub const QUOTED_LINE: usize = crate::quote::QUOTED;
-
 /// The TOML error `text` with its quotation of the source (the lines `N | text` and the
-/// caret line `  | ^^^`) cut at [`QUOTED_LINE`] characters, the source line's length said;
+/// caret line `  | ^^^`) cut at [`QUOTED`] characters, the source line's length said;
 /// the error's own words (the keys or values it expects) are kept whole (ninety-sixth
 /// hostile round, D2: they were cut too), but for a value of the user's it quotes in
-/// backticks beyond [`QUOTED_LINE`] characters ([`long_ticks_cut`]).
+/// backticks beyond [`QUOTED`] characters ([`long_ticks_cut`]).
 fn shortened(text: &str) -> String {
     text.lines()
         .map(|line| {
@@ -368,7 +366,7 @@ fn shortened(text: &str) -> String {
                 .split_once(" | ")
                 .is_some_and(|(gutter, _)| gutter.trim().bytes().all(|b| b.is_ascii_digit()))
                 || line.trim_start().starts_with("| ");
-            match line.char_indices().nth(QUOTED_LINE) {
+            match line.char_indices().nth(QUOTED) {
                 Some((cut, _)) if quoted => {
                     let source = line.split_once(" | ").map_or(line, |(_, t)| t);
                     format!("{}... (a line of {} bytes)", &line[..cut], source.len())
@@ -379,27 +377,6 @@ fn shortened(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// `line` with each backtick-quoted span longer than [`QUOTED_LINE`] characters cut to its
-/// start and length: the user's own value or key quoted back (`unknown variant `rrr...``),
-/// which made a 200,579-byte error of a 200,000-character activation (ninety-seventh hostile
-/// round, N5). The expected names, each short, stay whole.
-pub(crate) fn long_ticks_cut(line: &str) -> String {
-    let mut out = String::new();
-    let mut parts = line.split('`').enumerate().peekable();
-    while let Some((i, part)) = parts.next() {
-        if i > 0 {
-            out.push('`');
-        }
-        let inside = i % 2 == 1 && parts.peek().is_some();
-        if inside {
-            out.push_str(&crate::quote::cut_long(part));
-        } else {
-            out.push_str(part);
-        }
-    }
-    out
 }
 
 #[cfg(test)]
