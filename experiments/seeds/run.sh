@@ -329,18 +329,24 @@ set_args() {
 # run reads and checks the config with the line's --set words as the sweep will. A config
 # ntk-train refuses (not TOML, a key it does not know, a --set it refuses) failed only at
 # its turn, after the earlier lines had trained and exported (ninety-seventh hostile round,
-# N2). About half a second a line.
+# N2). The dry run plans into a new, empty place, not the line's runs/seeds/<name>: what is
+# there (runs of another config, a point another process is training) is that line's
+# failure at its turn, and the queue goes on with the others (ninety-eighth hostile round,
+# D1: such a line stopped the whole queue). About half a second a line.
 if [ -z "${SEEDS_EXPORT_ONLY:-}" ]; then
+    check_dir="$(mktemp -d "${TMPDIR:-/tmp}/ntk-seeds-check.XXXXXX")"
     while IFS='|' read -r name config _ sets || [ -n "$name" ]; do
         name="$(trim "$name")"
         case "$name" in '' | '#'*) continue ;; esac
         selected "$name" || continue
         set_args "$sets"
-        if ! why="$("$bin" sweep --config "$(trim "$config")" --out "runs/seeds/$name" --resume "${args[@]}" --dry-run 2>&1 >/dev/null)"; then
+        if ! why="$("$bin" sweep --config "$(trim "$config")" --out "$check_dir/$name" "${args[@]}" --dry-run 2>&1 >/dev/null)"; then
+            rmdir "$check_dir"
             echo "seeds: $queue: line '$name': ntk-train refuses it (its dry run): ${why#error: }; nothing trained" >&2
             exit 2
         fi
     done < "$queue"
+    rmdir "$check_dir"
 fi
 # Unfinished runs parked by an earlier machine (experiments/seeds/park.sh save, committed)
 # continue from their checkpoints here; a run directory this machine has is kept.

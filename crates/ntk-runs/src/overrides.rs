@@ -64,6 +64,21 @@ pub struct Assignment {
     pub origin: String,
 }
 
+/// `text` as the user wrote it but for its control characters, escaped (`\n`, `\u{0}`), so
+/// that a newline or NUL in a `--set` shows in the message; a quote stays the quote it is
+/// (ninety-eighth hostile round, N1: `"model".width` came back as `\"model\".width`).
+fn controls_escaped(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 impl Assignment {
     /// Parses one `--set` argument, `KEY=VALUE`: the value as TOML, else as a bare string;
     /// `KEY=` (nothing after `=`) removes the key, so that it takes its default.
@@ -79,10 +94,7 @@ impl Assignment {
         check_key(key)
             .and_then(|()| check_value(value))
             .map_err(|e| Error::Assignment {
-                origin: format!(
-                    "--set {}",
-                    crate::quote::cut_long(&arg.escape_debug().to_string())
-                ),
+                origin: format!("--set {}", crate::quote::cut_long(&controls_escaped(arg))),
                 source: Box::new(e),
             })?;
         Ok(Self {
@@ -1544,10 +1556,18 @@ mod tests {
             ".depth=3",
             "model.de pth=3",
             "a.b.=1",
+            "\"model\".width=8",
+            "'model'.width=8",
         ] {
             let e = Assignment::parse(bad).unwrap_err().to_string();
             assert!(e.starts_with(&format!("--set {bad}: ")), "{e}");
         }
+        // Only a control character is escaped where the `--set` is quoted back (ninety-eighth
+        // hostile round, N1).
+        let e = Assignment::parse("model.de\npth=3")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--set model.de\\npth=3: "), "{e}");
         assert!(parse_all(&["a=1".into(), "b".into()]).is_err());
         // A table's `--set` sets each of its keys (ninety-seventh hostile round, D1).
         let e =

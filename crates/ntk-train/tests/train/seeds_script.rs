@@ -1257,3 +1257,69 @@ fn a_config_the_tool_refuses_stops_the_queue_before_training() {
     );
     assert!(!d.join("runs/seeds/last").exists(), "nothing made: {err}");
 }
+
+/// A line whose directory holds what its sweep refuses (here runs another config made; also
+/// a point another process is training) fails at its turn, and the queue trains the others:
+/// the check before training asks the tool of the config alone, planned into a new place,
+/// which it leaves as it found it (ninety-eighth hostile round, D1: such a line stopped the
+/// whole queue, nothing trained).
+#[test]
+fn a_line_whose_directory_its_sweep_refuses_fails_alone() {
+    let _guard = serial();
+    let (dir, _stub) = tree();
+    let d = dir.path();
+    let config = "[data]\ndataset = \"digits\"\nn = 60\nsubset = \"first\"\n\n[model]\nwidth = 8\n\
+         depth = 1\nactivation = \"relu\"\noutput_dim = 10\nseed = 1\n\n[optim]\nlr = 0.1\n\n\
+         [train]\nbatch_size = 20\nepochs = 1\ntest_n = 0\n\n[sweep]\ndepths = [1]\n\
+         lrs = [0.1]\nseeds = [1]\nfamilies = [{ activation = \"relu\" }]\n";
+    std::fs::write(d.join("a.toml"), config).unwrap();
+    std::fs::write(d.join("b.toml"), config).unwrap();
+    std::fs::write(
+        d.join("experiments/seeds/queue.txt"),
+        "la | a.toml | experiments/x | sweep.seeds=[1]\nlb | b.toml | experiments/y | sweep.seeds=[2]\n",
+    )
+    .unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_ntk-train"));
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/data");
+    // la's directory: a run of width 4 under the id the line plans.
+    let made = Command::new(bin)
+        .args(["sweep", "--config", "a.toml", "--out", "runs/seeds/la"])
+        .args(["--set", "sweep.seeds=[1]", "--set", "model.width=4"])
+        .current_dir(d)
+        .env("NTK_DATA_DIR", &data)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let tmp = d.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let o = Command::new("bash")
+        .arg("experiments/seeds/run.sh")
+        .current_dir(d)
+        .env("NTK_TRAIN_BIN", bin)
+        .env("NTK_DATA_DIR", &data)
+        .env("TMPDIR", &tmp)
+        .env_remove("SEEDS_ONLY")
+        .env_remove("SEEDS_EXPORT_ONLY")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("made by a different config (model.width: 4 -> 8)")
+            && err.contains(
+                "seeds: la: the sweep ended with an error (see above); nothing exported; going on"
+            )
+            && err.contains("1 line(s) failed"),
+        "{err}"
+    );
+    assert!(!d.join("experiments/x/runs").exists(), "{err}");
+    let trained = std::fs::read_dir(d.join("experiments/y/runs"))
+        .unwrap()
+        .count();
+    assert_eq!(trained, 1, "{err}");
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "the check's place is removed"
+    );
+}
