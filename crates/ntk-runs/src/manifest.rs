@@ -133,7 +133,7 @@ pub fn verify(dir: &Path, files: &Files, names: &[&str], summary: &Path) -> Resu
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(differs(format!("missing, {written}")));
             }
-            Err(e) => return Err(differs(format!("cannot be read ({e}), {written}"))),
+            Err(e) => return Err(unchecked(&path, e, summary, &written, &differs)),
         };
         if !meta.is_file() {
             return Err(differs(format!(
@@ -151,7 +151,7 @@ pub fn verify(dir: &Path, files: &Files, names: &[&str], summary: &Path) -> Resu
                     summary.display()
                 )));
             }
-            Err(e) => return Err(differs(format!("cannot be read ({e}), {written}"))),
+            Err(e) => return Err(unchecked(&path, e, summary, &written, &differs)),
         }
     }
     for name in names.iter().filter(|n| !files.contains_key(**n)) {
@@ -166,6 +166,29 @@ pub fn verify(dir: &Path, files: &Files, names: &[&str], summary: &Path) -> Resu
         }
     }
     Ok(())
+}
+
+/// The error for a recorded file at `path` that cannot be read (`e`): one this user may not
+/// read is said as such, the set unchecked, not as one unlike its record (ninety-eighth
+/// hostile round, D2: a set as written, made unreadable to this user, was called "not as its
+/// run wrote it"); any other error as `differs` says it.
+fn unchecked(
+    path: &Path,
+    e: std::io::Error,
+    summary: &Path,
+    written: &str,
+    differs: &dyn Fn(String) -> String,
+) -> String {
+    if e.kind() == std::io::ErrorKind::PermissionDenied {
+        format!(
+            "{}: this user may not read it ({e}), so the set cannot be checked against {} \
+             until the file is made readable to this user",
+            path.display(),
+            summary.display()
+        )
+    } else {
+        differs(format!("cannot be read ({e}), {written}"))
+    }
 }
 
 #[cfg(test)]

@@ -6676,6 +6676,26 @@ fn ninety_fifth_review_another_users_point_is_never_made_again() {
             "{said}"
         );
     }
+    // Collect says the same state as the same: a set file this user may not read leaves the
+    // set unchecked, not "not as its run wrote it" (ninety-eighth hostile round, D2).
+    std::fs::set_permissions(&eigen, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let o = Command::new("setpriv")
+        .args(["--bounding-set=-all", "--inh-caps=-all"])
+        .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(["collect", out.to_str().unwrap()])
+        .output()
+        .expect("setpriv, to run without root's capabilities");
+    std::fs::set_permissions(&eigen, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_clean_error(
+        "collect of a set file this user may not read",
+        &o,
+        &[
+            &format!("{}: this user may not read it", eigen.display()),
+            "so the set cannot be checked against",
+            "until the file is made readable to this user",
+        ],
+    );
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("not as its run wrote it"));
     assert_ok("collect", &run(&os(&["collect", out.to_str().unwrap()])));
 }
 
