@@ -285,6 +285,7 @@ pub struct SweepOutcome {
 impl sweep::Recorded for TrainSummary {
     const WHAT: &'static str = "a training summary";
     const SET_FILES: &'static [&'static str] = &crate::summary::RECORDED_FILES;
+    const READ_FILES: &'static [&'static str] = &[crate::summary::METRICS_FILE, "config.toml"];
     fn provenance(&self) -> Option<&Provenance> {
         self.provenance.as_ref()
     }

@@ -238,6 +238,11 @@ pub trait Recorded: DeserializeOwned {
     fn provenance(&self) -> Option<&Provenance>;
     /// The names of the files a set of this kind may hold beside its summary.
     const SET_FILES: &'static [&'static str] = &[];
+    /// Files beside the set that [`Recorded::check`] reads (a training run's `metrics.csv`
+    /// and `config.toml`): one this user may not read is said as a file of the set is
+    /// (ninety-eighth hostile round, N3: an unreadable `metrics.csv` got "cannot read" with
+    /// no remedy, where the summary's own file got one).
+    const READ_FILES: &'static [&'static str] = &[];
     /// The set's other files as its run wrote them ([`crate::manifest`]), where the file
     /// records them: [`state`] checks each, and that no other of [`Recorded::SET_FILES`] is
     /// there, before the set counts as done.
@@ -284,27 +289,27 @@ pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> St
                     return State::Stale(e.to_string());
                 }
                 let dir = path.parent().unwrap_or(Path::new("."));
+                // A file of the set, or one its check reads, that this user may not read is
+                // said as the summary's is: one remedy for one state (ninety-sixth hostile
+                // round, N2), whether or not the check would have passed it by.
+                if let Some(locked) = R::SET_FILES
+                    .iter()
+                    .chain(R::READ_FILES)
+                    .map(|n| dir.join(n))
+                    .find(|p| unreadable(p))
+                {
+                    return State::Stale(format!(
+                        "{}: this user may not read it; {UNREADABLE}",
+                        locked.display()
+                    ));
+                }
                 let why = match r.files() {
                     Some(files) => crate::manifest::verify(dir, files, R::SET_FILES, path).err(),
                     None => None,
                 }
                 .or_else(|| r.check(path));
                 if let Some(why) = why {
-                    // A file of the set this user may not read is said as the summary's is:
-                    // one remedy for one state (ninety-sixth hostile round, N2).
-                    return State::Stale(
-                        match R::SET_FILES
-                            .iter()
-                            .map(|n| dir.join(n))
-                            .find(|p| unreadable(p))
-                        {
-                            Some(locked) => format!(
-                                "{}: this user may not read it; {UNREADABLE}",
-                                locked.display()
-                            ),
-                            None => format!("{why}; {redo}"),
-                        },
-                    );
+                    return State::Stale(format!("{why}; {redo}"));
                 }
             }
             // A file this user may not read is made readable, or moved, not computed

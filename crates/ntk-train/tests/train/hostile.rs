@@ -6051,3 +6051,52 @@ fn collect_of_a_directory_without_runs_says_what_is_missing() {
     assert_clean_error("collect of a missing directory", &o, &["missing"]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("no run here ("));
 }
+
+/// A run's `metrics.csv` or `config.toml` that this user may not read is said as its
+/// summary is, with the one remedy, by the sweep (dry run and run): it got "cannot read"
+/// with none (ninety-eighth hostile round, N3). Collect names the file and that the run
+/// cannot be checked. As root, the file read without root's capabilities (`setpriv`).
+#[test]
+fn a_file_of_a_run_this_user_may_not_read_gets_the_one_remedy() {
+    use std::os::unix::fs::PermissionsExt;
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (sweep, out) = swept(d, "s");
+    let run_dir = std::fs::read_dir(out.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .min()
+        .unwrap();
+    let unprivileged = |extra: &[OsString]| {
+        Command::new("setpriv")
+            .args(["--bounding-set=-all", "--inh-caps=-all"])
+            .arg(env!("CARGO_BIN_EXE_ntk-train"))
+            .args(extra)
+            .output()
+            .expect("setpriv, to run without root's capabilities")
+    };
+    for name in ["metrics.csv", "config.toml"] {
+        let locked = run_dir.join(name);
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let said = [
+            unprivileged(&args(&sweep, &out, &["--dry-run"])),
+            unprivileged(&args(&sweep, &out, &[])),
+        ];
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o644)).unwrap();
+        for o in said {
+            let text = String::from_utf8_lossy(&o.stdout).into_owned()
+                + &String::from_utf8_lossy(&o.stderr);
+            assert!(
+                text.contains(&format!(
+                    "{}: this user may not read it; make it readable to this user, or move \
+                     the point out of runs/",
+                    locked.display()
+                )),
+                "{name}: {text}"
+            );
+            assert!(!text.contains("pass --recompute"), "{name}: {text}");
+        }
+    }
+    assert_ok("the sweep", &run(&args(&sweep, &out, &["--dry-run"])));
+}
