@@ -148,11 +148,83 @@ pub fn is_figure_file(name: &str, stem: &str) -> bool {
 /// tables named in `tables` and the figures of `stems` ([`is_figure_file`]), each a place
 /// it replaces ([`ntk_files::places::check_replaced_in`]). Forty-fifth hostile round, D2:
 /// `gmap`, `activations`, `transfer` and `fig1` checked each only as they wrote it, after
-/// their measurements and the earlier files.
-pub fn check_places(dir: &Path, tables: &[&str], stems: &[&str]) -> ntk_files::Result<()> {
+/// their measurements and the earlier files. A file there at one of those names must be of
+/// the kind the command writes ([`not_of_its_kind`]: a table whose first line begins with
+/// its header's first name, `heads[i]` for `tables[i]`; a PNG, SVG or PDF by its first
+/// bytes), else it is the user's and refused by name (ninety-eighth hostile round, D5: a
+/// user's `gmap.csv`, `transfer_norm.png`, `activations.svg` were replaced, rc 0).
+pub fn check_places(
+    dir: &Path,
+    tables: &[&str],
+    heads: &[&str],
+    stems: &[&str],
+) -> ntk_files::Result<()> {
     ntk_files::places::check_replaced_in(dir, &|f: &str| {
         tables.contains(&f) || stems.iter().any(|s| is_figure_file(f, s))
-    })
+    })?;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    names.sort();
+    for name in names {
+        let kind = match tables.iter().position(|t| *t == name) {
+            Some(i) => Kind::Table(heads[i]),
+            None => match stems.iter().find_map(|s| name.strip_prefix(s)) {
+                Some(ext) if FIGURE_FILES.contains(&ext) => Kind::Figure(ext),
+                _ => continue,
+            },
+        };
+        let path = dir.join(&name);
+        if let Some(why) = not_of_its_kind(&path, kind) {
+            return Err(ntk_files::Error::OutputPath {
+                path,
+                why: format!(
+                    "{why}, so not a file this command wrote: a file of yours? Move it, or \
+                     choose another --out (nothing was written)"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// What a figure command writes at a name: a table with its header's first name, or a
+/// figure file of its extension.
+#[derive(Clone, Copy)]
+enum Kind<'a> {
+    Table(&'a str),
+    Figure(&'a str),
+}
+
+/// Why the regular file at `path` is not of `kind` (its first 4 KiB read): a table whose
+/// first line does not begin with `head,`; a `.png` without the PNG signature, a `.pdf`
+/// without `%PDF-`, an `.svg` without `<svg` (a caption is any text). `None` where it is, or
+/// where it is no regular file (refused before, by [`check_places`]'s first check).
+fn not_of_its_kind(path: &Path, kind: Kind) -> Option<String> {
+    use std::io::Read as _;
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let mut start = Vec::new();
+    if let Err(e) = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut start)) {
+        return Some(format!("cannot be read ({e})"));
+    }
+    match kind {
+        Kind::Table(head) => (!start.starts_with(format!("{head},").as_bytes()))
+            .then(|| format!("its first line does not begin `{head},`")),
+        Kind::Figure(".png") => (!start.starts_with(b"\x89PNG\r\n\x1a\n"))
+            .then(|| "it does not begin with the PNG signature".to_string()),
+        Kind::Figure(".pdf") => {
+            (!start.starts_with(b"%PDF-")).then(|| "it does not begin `%PDF-`".to_string())
+        }
+        Kind::Figure(".svg") => (!start.windows(4).any(|w| w == b"<svg"))
+            .then(|| "its first 4 KiB hold no `<svg`".to_string()),
+        Kind::Figure(_) => None,
+    }
 }
 
 /// Removes a dead writer's leftovers in `dir` of the files a command writes there: the

@@ -127,22 +127,24 @@ pub enum Error {
     ControlInValue { found: String },
     /// A whole number beyond TOML's 64-bit integers.
     #[error(
-        "{value} is beyond the integers a config holds (-9223372036854775808 to \
-         9223372036854775807)"
+        "{} is beyond the integers a config holds (-9223372036854775808 to \
+         9223372036854775807)",
+        cut_long(.value)
     )]
     IntegerRange { value: String },
     /// A number beyond f64's range (`1e400`), which TOML would read as a string.
     #[error(
-        "{value} is beyond the numbers a config holds (an f64: magnitudes up to about \
-         1.8e308)"
+        "{} is beyond the numbers a config holds (an f64: magnitudes up to about 1.8e308)",
+        cut_long(.value)
     )]
     FloatRange { value: String },
     /// A number written nonzero that f64 holds as 0 (`1e-400`, below about 4.9e-324): TOML
     /// reads it as 0 without a word (ninety-sixth hostile round, D3: `activation_param =
     /// 1e-400` ran a LeakyReLU as ReLU). `at`: where, for a file (`F: line N: `).
     #[error(
-        "{at}{value} is nonzero but reads as 0 in f64 (below its smallest number, about \
-         4.9e-324): give 0, or a value f64 holds"
+        "{at}{} is nonzero but reads as 0 in f64 (below its smallest number, about 4.9e-324): \
+         give 0, or a value f64 holds",
+        cut_long(.value)
     )]
     FloatUnderflow { at: String, value: String },
     /// A key that is not dotted bare TOML keys.

@@ -255,7 +255,7 @@ fn check_value(value: &str) -> crate::Result<()> {
     // Only a value TOML reads (text that is not TOML is the string it is: a path such as
     // `1e-400/x.npy`; ninety-seventh hostile round, D3).
     if !matches!(parse_value(value), Value::String(_))
-        && let Some((_, literal)) = zero_by_underflow(value)
+        && let Some((_, literal)) = zero_by_underflow(&format!("v = {}", value.trim()))
     {
         return Err(Error::FloatUnderflow {
             at: String::new(),
@@ -282,69 +282,65 @@ fn check_value(value: &str) -> crate::Result<()> {
     Ok(())
 }
 
-/// The first number of the TOML `text` (outside strings and comments) written nonzero but
-/// read as 0 by f64, with its line (from 1): `1e-400`, `-2.5E-999`. A number's text is a run
-/// of digits, letters, `_`, `.`, `+` and `-` that starts with a digit after no letter or
-/// digit; dates and hexadecimals do not read as f64 and are passed over.
+/// The first float of the TOML document `text` written nonzero but read as 0 by f64, with
+/// its line (from 1) and its text as written: `1e-400`, `-2.5E-999`. TOML's own parser
+/// (toml_edit, which keeps each value's place in the text) finds the values, so a key, a
+/// table's name, a string or a comment is never taken for a number (ninety-eighth hostile
+/// round, D3: a hand-made scan read a table header `[1e-400]` as one). Text TOML does not
+/// parse has none here: its parse error is said where it is read.
 pub fn zero_by_underflow(text: &str) -> Option<(usize, String)> {
-    // The quote of a multi-line string (three double or single quotes) open across lines.
-    let mut open: Option<&str> = None;
-    for (i, line) in text.lines().enumerate() {
-        let bytes = line.as_bytes();
-        let mut j = 0;
-        while j < bytes.len() {
-            if let Some(q) = open {
-                match line[j..].find(q) {
-                    Some(k) => {
-                        j += k + q.len();
-                        open = None;
-                        continue;
-                    }
-                    None => break,
-                }
-            }
-            let rest = &line[j..];
-            if let Some(q) = ["\"\"\"", "'''"].into_iter().find(|q| rest.starts_with(q)) {
-                open = Some(q);
-                j += 3;
-                continue;
-            }
-            match bytes[j] {
-                b'#' => break,
-                q @ (b'"' | b'\'') => {
-                    // A one-line string: to its closing quote (a basic string's `\"` escaped).
-                    let mut k = j + 1;
-                    while k < bytes.len() && bytes[k] != q {
-                        k += if q == b'"' && bytes[k] == b'\\' { 2 } else { 1 };
-                    }
-                    j = k + 1;
-                }
-                b'0'..=b'9'
-                    if j == 0
-                        || !(bytes[j - 1].is_ascii_alphanumeric() || bytes[j - 1] == b'_') =>
-                {
-                    let end = rest
-                        .find(|c: char| !(c.is_ascii_alphanumeric() || "_.+-".contains(c)))
-                        .map_or(bytes.len(), |k| j + k);
-                    let token = &line[j..end];
-                    let digits = token.replace('_', "");
-                    let mantissa = digits.split(['e', 'E']).next().unwrap_or("");
-                    // A bare key (`1e-400 = 3`) is a name, not a number: the unknown key it
-                    // is gets its own error (ninety-seventh hostile round, N1).
-                    let key = line[end..].trim_start_matches([' ', '\t']).starts_with('=');
-                    if !key
-                        && digits.parse::<f64>() == Ok(0.0)
-                        && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
-                    {
-                        return Some((i + 1, token.to_string()));
-                    }
-                    j = end;
-                }
-                _ => j += 1,
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    let mut found = Vec::new();
+    underflows_in_item(doc.as_item(), text, &mut found);
+    let (start, literal) = found.into_iter().min_by_key(|(start, _)| *start)?;
+    Some((text[..start].matches('\n').count() + 1, literal))
+}
+
+/// Every float under `item` written nonzero and read as 0, by its place in `text`.
+fn underflows_in_item(item: &toml_edit::Item, text: &str, found: &mut Vec<(usize, String)>) {
+    match item {
+        toml_edit::Item::Value(value) => underflows_in_value(value, text, found),
+        toml_edit::Item::Table(table) => {
+            for (_, item) in table.iter() {
+                underflows_in_item(item, text, found);
             }
         }
+        toml_edit::Item::ArrayOfTables(tables) => {
+            for (_, item) in tables.iter().flat_map(|t| t.iter()) {
+                underflows_in_item(item, text, found);
+            }
+        }
+        toml_edit::Item::None => {}
     }
-    None
+}
+
+/// [`underflows_in_item`] of a value: a float, or the members of an array or inline table.
+fn underflows_in_value(value: &toml_edit::Value, text: &str, found: &mut Vec<(usize, String)>) {
+    match value {
+        toml_edit::Value::Float(f) if *f.value() == 0.0 => {
+            if let Some(literal) = f
+                .span()
+                .and_then(|r| text.get(r.clone()).map(|l| (r.start, l)))
+            {
+                let digits = literal.1.replace('_', "");
+                let mantissa = digits.split(['e', 'E']).next().unwrap_or("");
+                if mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+                    found.push((literal.0, literal.1.to_string()));
+                }
+            }
+        }
+        toml_edit::Value::Array(array) => {
+            for member in array.iter() {
+                underflows_in_value(member, text, found);
+            }
+        }
+        toml_edit::Value::InlineTable(table) => {
+            for (_, member) in table.iter() {
+                underflows_in_value(member, text, found);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Whether `text` is a decimal number (digits, a point, an exponent, a sign) whose
@@ -1038,8 +1034,17 @@ mod tests {
     fn a_number_that_underflows_to_zero_is_found() {
         let found = |t: &str| zero_by_underflow(t).map(|(line, lit)| format!("{line}:{lit}"));
         assert_eq!(found("a = 1\nb = 1e-400\n").as_deref(), Some("2:1e-400"));
-        assert_eq!(found("b = [0.5, -2.5E-999]").as_deref(), Some("1:2.5E-999"));
+        assert_eq!(
+            found("b = [0.5, -2.5E-999]").as_deref(),
+            Some("1:-2.5E-999")
+        );
         assert_eq!(found("b = {x = 1_0e-4_00}").as_deref(), Some("1:1_0e-4_00"));
+        // The first by its place, in an array of tables and over lines.
+        assert_eq!(
+            found("[[t]]\nx = 1\n[[t]]\ny = [\n  [1e-400],\n]\nz = 2e-999").as_deref(),
+            Some("5:1e-400")
+        );
+        assert_eq!(found("a = [\n0, # ]\n1e-400]").as_deref(), Some("3:1e-400"));
         for fine in [
             "a = 0\nb = 0.0e-400\nc = -0e5",
             "a = 1e-310",
@@ -1056,6 +1061,12 @@ mod tests {
             "[probe]\n1e-400\t= 3",
             "x = {1e-400 = 3}",
             "a.1e-400 = 3",
+            // Table names (ninety-eighth hostile round, D3).
+            "[1e-400]",
+            "[ 1e-400 ] # c",
+            "[[1e-400]]",
+            "[probe.1e-400]\nx = 1",
+            "a = 1\n[1e-400.x]",
         ] {
             assert_eq!(found(fine), None, "{fine}");
         }

@@ -511,6 +511,17 @@ impl From<ntk_kernel::Error> for Error {
 fn no_run_why(out: &std::path::Path, source: &std::io::Error) -> String {
     match source.kind() {
         std::io::ErrorKind::NotFound if !out.exists() => "no such directory".to_string(),
+        // The path given is itself no directory (ninety-eighth hostile round, N4: "runs/
+        // cannot be read: Not a directory (os error 20)").
+        _ if std::fs::metadata(out).is_ok_and(|m| !m.is_dir()) => {
+            "not a directory (a file, a FIFO or a device): give a run's or a sweep's output \
+             directory (its --out)"
+                .to_string()
+        }
+        std::io::ErrorKind::PermissionDenied => format!(
+            "this user may not read the directory or its runs/ ({source}): make it readable \
+             to this user"
+        ),
         std::io::ErrorKind::NotFound => {
             "no run here (neither config.toml nor runs/ in this directory)".to_string()
         }

@@ -421,6 +421,13 @@ fn verified_pointer(
     dir: &Path,
     now: &Provenance,
 ) -> Result<Option<crate::checkpoint::Pointer>, State> {
+    if let Some(locked) = unreadable_checkpoint_part(dir) {
+        return Err(State::Stale(format!(
+            "{}: this user may not read it; {}",
+            locked.display(),
+            ntk_runs::sweep::UNREADABLE
+        )));
+    }
     let path = dir.join("checkpoint.json");
     let text = match ntk_files::io::read_to_string(&path) {
         Ok(t) => t,
@@ -447,6 +454,45 @@ fn verified_pointer(
         Err(e @ crate::Error::Untrusted { .. }) => Err(State::Stale(e.to_string())),
         Err(e) => Err(State::Stale(format!("{e}; {REDO}"))),
     }
+}
+
+/// The first part of the run's checkpoint in `dir` (its `checkpoint.json`, the directory
+/// `checkpoints/`, an epoch's directory or file there) that this user may not read: the run
+/// is as it was written, and is made readable or moved, not trained again over (ninety-eighth
+/// hostile round, D4: an unreadable `checkpoint.json` sent a finished run to `--recompute`).
+fn unreadable_checkpoint_part(dir: &Path) -> Option<PathBuf> {
+    let pointer = dir.join("checkpoint.json");
+    if ntk_runs::sweep::unreadable(&pointer) {
+        return Some(pointer);
+    }
+    // The entries of `d`, or `d` itself when this user may not list it.
+    let entries = |d: &Path| match std::fs::read_dir(d) {
+        Ok(list) => Ok(list.flatten().map(|e| e.path()).collect::<Vec<_>>()),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Err(d.to_path_buf()),
+        Err(_) => Ok(Vec::new()),
+    };
+    let checkpoints = dir.join("checkpoints");
+    if !std::fs::symlink_metadata(&checkpoints).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let epochs = match entries(&checkpoints) {
+        Ok(list) => list,
+        Err(locked) => return Some(locked),
+    };
+    for epoch in epochs {
+        if !std::fs::symlink_metadata(&epoch).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        match entries(&epoch) {
+            Err(locked) => return Some(locked),
+            Ok(files) => {
+                if let Some(f) = files.into_iter().find(|f| ntk_runs::sweep::unreadable(f)) {
+                    return Some(f);
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Removes a stale run's files so that it trains again from scratch.

@@ -37,7 +37,12 @@ pub(crate) fn activations_cmd(args: ActivationsArgs) -> CliResult<()> {
     ntk_cli::args::distinct("--activations", &activations)?;
     let acts = parse_activations(&activations, args.kink)?;
     let xs = activation_fig::grid(args.x_min, args.x_max, args.points);
-    let _lock = figure_dir(&args.out, &activation_fig::TABLES, &activation_fig::STEMS)?;
+    let _lock = figure_dir(
+        &args.out,
+        &activation_fig::TABLES,
+        &activation_fig::HEADS,
+        &activation_fig::STEMS,
+    )?;
     activation_fig::write(&args.out, &acts, &xs)?;
     for a in &acts {
         let (l, m) = (activation_fig::label(a), activation_fig::moments_line(a));

@@ -45,7 +45,7 @@ pub(crate) struct Fig1Args {
 
 pub(crate) fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
     if args.redraw {
-        let _lock = figure_dir(&args.out, &[], &ntk_probe::fig1::STEMS)?;
+        let _lock = figure_dir(&args.out, &[], &[], &ntk_probe::fig1::STEMS)?;
         ntk_probe::fig1::redraw(&args.out)?;
         println!("wrote {}/fig1.{{png,svg,pdf}}", args.out.display());
         return Ok(());
@@ -86,7 +86,12 @@ pub(crate) fn fig1_cmd(args: Fig1Args) -> CliResult<()> {
         }
     }
     // One writer at a time, claimed before the measurements, with the places it writes.
-    let _lock = figure_dir(&args.out, &ntk_probe::fig1::TABLES, &ntk_probe::fig1::STEMS)?;
+    let _lock = figure_dir(
+        &args.out,
+        &ntk_probe::fig1::TABLES,
+        &ntk_probe::fig1::HEADS,
+        &ntk_probe::fig1::STEMS,
+    )?;
     let compute = backend::select(None, Precision::F64)?;
     let points = ntk_probe::fig1::measure(
         &compute,

@@ -25,7 +25,12 @@ pub(crate) fn gmap_cmd(args: GmapArgs) -> CliResult<()> {
         .into());
     }
     ntk_cli::args::distinct("--depths", &args.depths)?;
-    let _lock = figure_dir(&args.out, &ntk_probe::gmap::TABLES, &ntk_probe::gmap::STEMS)?;
+    let _lock = figure_dir(
+        &args.out,
+        &ntk_probe::gmap::TABLES,
+        &ntk_probe::gmap::HEADS,
+        &ntk_probe::gmap::STEMS,
+    )?;
     ntk_probe::gmap::write(&args.out, &args.depths, 721)?;
     println!("wrote {}/gmap.{{csv,png,svg,pdf}}", args.out.display());
     Ok(())

@@ -42,6 +42,18 @@ pub(crate) fn refuse_log(log: bool) -> CliResult<()> {
 /// as such, not "no finished ntk-probe points under runs/" or "summary.csv: missing (run
 /// ntk-probe collect first)" (eighty-second hostile round, D7).
 pub(crate) fn check_sweep_dir(dir: &std::path::Path) -> CliResult<()> {
+    // A directory this user may not list or enter: said as such, not as one without a
+    // sweep's files, which it may well hold (ninety-eighth hostile round, D6).
+    if std::fs::metadata(dir).is_ok_and(|m| m.is_dir())
+        && let Err(e) = std::fs::read_dir(dir).and_then(|_| std::fs::metadata(dir.join(".")))
+        && e.kind() == std::io::ErrorKind::PermissionDenied
+    {
+        return Err(format!(
+            "{}: this user may not read the directory ({e}): make it readable to this user",
+            dir.display()
+        )
+        .into());
+    }
     // A training run's directory is named as such by the commands' own refusal.
     let training = dir.join("metrics.csv").exists();
     match std::fs::metadata(dir) {
@@ -69,6 +81,11 @@ pub(crate) fn check_sweep_dir(dir: &std::path::Path) -> CliResult<()> {
         Ok(_) => Err(format!(
             "{}: not a directory (a file, a FIFO or a device): give a sweep's output \
              directory (its --out)",
+            dir.display()
+        )
+        .into()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+            "{}: no such directory: give a sweep's output directory (its --out)",
             dir.display()
         )
         .into()),

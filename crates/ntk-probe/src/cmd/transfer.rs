@@ -39,7 +39,12 @@ pub(crate) fn transfer_cmd(args: TransferArgs) -> CliResult<()> {
     ntk_cli::args::distinct("--activations", &activations)?;
     let acts = parse_activations(&activations, args.kink)?;
     let qs = transfer::grid(args.q_min, args.q_max, args.points);
-    let _lock = figure_dir(&args.out, &transfer_fig::TABLES, &transfer_fig::STEMS)?;
+    let _lock = figure_dir(
+        &args.out,
+        &transfer_fig::TABLES,
+        &transfer_fig::HEADS,
+        &transfer_fig::STEMS,
+    )?;
     let at_one = transfer_fig::write(&args.out, &acts, &qs)?;
     let names = ntk_probe::activation_fig::table_names(&acts);
     for (name, t) in names.iter().zip(at_one) {

@@ -5275,7 +5275,7 @@ fn eighty_second_review_paths_and_the_phase_variable() {
             .success()
     );
     for (path, says) in [
-        (d.join("nonexist"), "No such file or directory"),
+        (d.join("nonexist"), "no such directory"),
         (fifo.clone(), "not a directory"),
         (cfg.clone(), "not a directory"),
     ] {
@@ -6747,4 +6747,87 @@ fn a_long_value_or_key_is_quoted_by_its_start() {
     assert_clean_error("a long --set key", &o, &["model.kkk"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.len() < 2000, "{} bytes: {}", err.len(), &err[..300]);
+}
+
+/// Ninety-eighth hostile round, D5: a file of the user's at a name a figure command writes
+/// (a `gmap.csv` of other text, a `.png` that is no PNG, an `.svg` without `<svg`) is refused
+/// by name before any work, and kept; the command's own files of an earlier call are
+/// replaced.
+#[test]
+fn a_figure_command_never_replaces_a_users_file_of_its_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (cmd, name) in [
+        (&["gmap", "--depths", "1"][..], "gmap.csv"),
+        (
+            &["transfer", "--activations", "relu", "--points", "3"][..],
+            "transfer_norm.png",
+        ),
+        (
+            &["activations", "--activations", "relu"][..],
+            "activations.svg",
+        ),
+    ] {
+        let out = d.join(cmd[0]);
+        std::fs::create_dir(&out).unwrap();
+        let mine = out.join(name);
+        std::fs::write(&mine, "my own\n").unwrap();
+        let mut args = cmd.to_vec();
+        args.extend(["--out", out.to_str().unwrap()]);
+        assert_clean_error(
+            cmd[0],
+            &run(&os(&args)),
+            &[
+                &mine.display().to_string(),
+                "so not a file this command wrote",
+            ],
+        );
+        assert_eq!(std::fs::read_to_string(&mine).unwrap(), "my own\n");
+        std::fs::remove_file(&mine).unwrap();
+        assert_ok(cmd[0], &run(&os(&args)));
+        assert_ok("the same again", &run(&os(&args)));
+    }
+}
+
+/// Ninety-eighth hostile round, D6 and N4: `collect` and `plot` of a sweep's directory this
+/// user may not read say so, not "no runs/, summary.csv missing" (both are there); a path
+/// that does not exist is "no such directory", without an os error. The unreadable directory
+/// read without root's capabilities.
+#[test]
+fn collect_of_a_directory_this_user_may_not_read_says_so() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "sw.toml", TINY_SWEEP);
+    let out = d.join("sw");
+    assert_ok("the sweep", &run(&sweep_args(&cfg, &out, &[])));
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let said: Vec<Output> = ["collect", "plot"]
+        .iter()
+        .map(|c| {
+            Command::new("setpriv")
+                .args(["--bounding-set=-all", "--inh-caps=-all"])
+                .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+                .args([c, out.to_str().unwrap()])
+                .output()
+                .expect("setpriv, to run without root's capabilities")
+        })
+        .collect();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for o in &said {
+        assert_clean_error(
+            "an unreadable sweep directory",
+            o,
+            &[&format!(
+                "{}: this user may not read the directory",
+                out.display()
+            )],
+        );
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("summary.csv missing"));
+    }
+    let missing = d.join("nowhere");
+    let o = run(&os(&["collect", missing.to_str().unwrap()]));
+    assert_clean_error("a missing directory", &o, &["nowhere: no such directory"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("os error"));
+    assert_ok("collect", &run(&os(&["collect", out.to_str().unwrap()])));
 }

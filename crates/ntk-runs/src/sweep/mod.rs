@@ -323,11 +323,11 @@ pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> St
 }
 
 /// The remedy for a point's file this user may not read.
-const UNREADABLE: &str = "make it readable to this user, or move the point out of runs/";
+pub const UNREADABLE: &str = "make it readable to this user, or move the point out of runs/";
 
 /// Whether `path` is a regular file this user may not open for reading. Only a regular file
 /// is opened: a FIFO there would block the open until a writer came.
-fn unreadable(path: &Path) -> bool {
+pub fn unreadable(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
         && matches!(
             std::fs::File::open(path),

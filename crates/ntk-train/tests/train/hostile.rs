@@ -6052,9 +6052,10 @@ fn collect_of_a_directory_without_runs_says_what_is_missing() {
     assert!(!String::from_utf8_lossy(&o.stderr).contains("no run here ("));
 }
 
-/// A run's `metrics.csv` or `config.toml` that this user may not read is said as its
-/// summary is, with the one remedy, by the sweep (dry run and run): it got "cannot read"
-/// with none (ninety-eighth hostile round, N3). Collect names the file and that the run
+/// A run's `metrics.csv`, `config.toml` or checkpoint file that this user may not read is
+/// said as its summary is, with the one remedy, by the sweep (dry run and run): it got
+/// "cannot read" with none, or "stale" with `--recompute` (ninety-eighth hostile round, N3,
+/// D4). Collect names the file and that the run
 /// cannot be checked. As root, the file read without root's capabilities (`setpriv`).
 #[test]
 fn a_file_of_a_run_this_user_may_not_read_gets_the_one_remedy() {
@@ -6076,8 +6077,25 @@ fn a_file_of_a_run_this_user_may_not_read_gets_the_one_remedy() {
             .output()
             .expect("setpriv, to run without root's capabilities")
     };
-    for name in ["metrics.csv", "config.toml"] {
-        let locked = run_dir.join(name);
+    // And a part of its checkpoint: its pointer, a file of its last epoch's (ninety-eighth
+    // hostile round, D4: "stale ...; pass --recompute to train the run again").
+    let epoch = std::fs::read_dir(run_dir.join("checkpoints"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .max()
+        .unwrap();
+    let epoch_file = std::fs::read_dir(&epoch)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .min()
+        .unwrap();
+    for locked in [
+        run_dir.join("metrics.csv"),
+        run_dir.join("config.toml"),
+        run_dir.join("checkpoint.json"),
+        epoch_file,
+    ] {
+        let name = locked.display().to_string();
         std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
         let said = [
             unprivileged(&args(&sweep, &out, &["--dry-run"])),
@@ -6099,4 +6117,17 @@ fn a_file_of_a_run_this_user_may_not_read_gets_the_one_remedy() {
         }
     }
     assert_ok("the sweep", &run(&args(&sweep, &out, &["--dry-run"])));
+}
+
+/// Ninety-eighth hostile round, N4: `collect` of a file is "not a directory", not "runs/
+/// cannot be read: Not a directory (os error 20)".
+#[test]
+fn collect_of_a_file_says_it_is_no_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "t.toml", TINY);
+    assert_clean_error(
+        "collect of a file",
+        &collect(&file),
+        &["t.toml: not a directory (a file, a FIFO or a device)"],
+    );
 }
