@@ -900,11 +900,14 @@ pub fn check_figure_out(out: &Path, dir: &Path) -> crate::Result<PathBuf> {
         return Ok(resolved);
     }
     check_not_inside_made(&resolved)?;
-    // Figures and the captions `--layout column` writes beside them.
+    // Figures and the captions `--layout column` writes beside them; a figure by its name
+    // and its format's first bytes (ninety-eighth hostile round, R31: a text file named
+    // `kappa_vs_depth_whole.png` was replaced).
     let figure = |name: &str| {
         [".png", ".svg", ".pdf", ".caption.txt"]
             .iter()
             .any(|ext| name.len() > ext.len() && name.ends_with(ext))
+            && crate::places::not_of_its_format(&resolved.join(name)).is_none()
     };
     check_owned(&resolved, &figure).map_err(|e| match e {
         crate::Error::ForeignFiles { dir, files } => crate::Error::NotFigures { dir, files },

@@ -174,7 +174,7 @@ pub fn check_places(
         let kind = match tables.iter().position(|t| *t == name) {
             Some(i) => Kind::Table(heads[i]),
             None => match stems.iter().find_map(|s| name.strip_prefix(s)) {
-                Some(ext) if FIGURE_FILES.contains(&ext) => Kind::Figure(ext),
+                Some(ext) if FIGURE_FILES.contains(&ext) => Kind::Figure,
                 _ => continue,
             },
         };
@@ -193,19 +193,23 @@ pub fn check_places(
 }
 
 /// What a figure command writes at a name: a table with its header's first name, or a
-/// figure file of its extension.
+/// figure file (of its name's format).
 #[derive(Clone, Copy)]
 enum Kind<'a> {
     Table(&'a str),
-    Figure(&'a str),
+    Figure,
 }
 
-/// Why the regular file at `path` is not of `kind` (its first 4 KiB read): a table whose
-/// first line does not begin with `head,`; a `.png` without the PNG signature, a `.pdf`
-/// without `%PDF-`, an `.svg` without `<svg` (a caption is any text). `None` where it is, or
-/// where it is no regular file (refused before, by [`check_places`]'s first check).
+/// Why the regular file at `path` is not of `kind`: a table whose first line does not begin
+/// with `head,`; a figure not of its name's format
+/// ([`ntk_files::places::not_of_its_format`]). `None` where it is, or where it is no regular
+/// file (refused before, by [`check_places`]'s first check).
 fn not_of_its_kind(path: &Path, kind: Kind) -> Option<String> {
     use std::io::Read as _;
+    let head = match kind {
+        Kind::Table(head) => head,
+        Kind::Figure => return ntk_files::places::not_of_its_format(path),
+    };
     if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
         return None;
     }
@@ -213,18 +217,8 @@ fn not_of_its_kind(path: &Path, kind: Kind) -> Option<String> {
     if let Err(e) = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut start)) {
         return Some(format!("cannot be read ({e})"));
     }
-    match kind {
-        Kind::Table(head) => (!start.starts_with(format!("{head},").as_bytes()))
-            .then(|| format!("its first line does not begin `{head},`")),
-        Kind::Figure(".png") => (!start.starts_with(b"\x89PNG\r\n\x1a\n"))
-            .then(|| "it does not begin with the PNG signature".to_string()),
-        Kind::Figure(".pdf") => {
-            (!start.starts_with(b"%PDF-")).then(|| "it does not begin `%PDF-`".to_string())
-        }
-        Kind::Figure(".svg") => (!start.windows(4).any(|w| w == b"<svg"))
-            .then(|| "its first 4 KiB hold no `<svg`".to_string()),
-        Kind::Figure(_) => None,
-    }
+    (!start.starts_with(format!("{head},").as_bytes()))
+        .then(|| format!("its first line does not begin `{head},`"))
 }
 
 /// Removes a dead writer's leftovers in `dir` of the files a command writes there: the

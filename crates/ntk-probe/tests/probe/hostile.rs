@@ -6830,4 +6830,17 @@ fn collect_of_a_directory_this_user_may_not_read_says_so() {
     assert_clean_error("a missing directory", &o, &["nowhere: no such directory"]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("os error"));
     assert_ok("collect", &run(&os(&["collect", out.to_str().unwrap()])));
+    // `plot --out` judges a figure there by its format's first bytes too (ninety-eighth
+    // hostile round, R31: a text file named as a figure was replaced).
+    let figs = d.join("figs");
+    std::fs::create_dir(&figs).unwrap();
+    let mine = figs.join("kappa_vs_depth_whole.png");
+    std::fs::write(&mine, "my own picture\n").unwrap();
+    let mut v = os(&["plot", out.to_str().unwrap(), "--out"]);
+    v.push(figs.clone().into());
+    assert_clean_error("plot --out", &run(&v), &["kappa_vs_depth_whole.png"]);
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "my own picture\n");
+    std::fs::remove_file(&mine).unwrap();
+    assert_ok("plot --out", &run(&v));
+    assert_ok("plot --out again", &run(&v));
 }
