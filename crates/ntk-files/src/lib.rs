@@ -8,6 +8,7 @@
 pub mod apart;
 pub mod bounded;
 pub mod error;
+pub mod format;
 pub mod io;
 pub mod lock;
 pub mod npy;

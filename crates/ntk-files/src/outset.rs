@@ -907,7 +907,7 @@ pub fn check_figure_out(out: &Path, dir: &Path) -> crate::Result<PathBuf> {
         [".png", ".svg", ".pdf", ".caption.txt"]
             .iter()
             .any(|ext| name.len() > ext.len() && name.ends_with(ext))
-            && crate::places::not_of_its_format(&resolved.join(name)).is_none()
+            && crate::format::not_of_its_format(&resolved.join(name)).is_none()
     };
     check_owned(&resolved, &figure).map_err(|e| match e {
         crate::Error::ForeignFiles { dir, files } => crate::Error::NotFigures { dir, files },

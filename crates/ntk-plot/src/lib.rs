@@ -202,13 +202,13 @@ enum Kind<'a> {
 
 /// Why the regular file at `path` is not of `kind`: a table whose first line does not begin
 /// with `head,`; a figure not of its name's format
-/// ([`ntk_files::places::not_of_its_format`]). `None` where it is, or where it is no regular
+/// ([`ntk_files::format::not_of_its_format`]). `None` where it is, or where it is no regular
 /// file (refused before, by [`check_places`]'s first check).
 fn not_of_its_kind(path: &Path, kind: Kind) -> Option<String> {
     use std::io::Read as _;
     let head = match kind {
         Kind::Table(head) => head,
-        Kind::Figure => return ntk_files::places::not_of_its_format(path),
+        Kind::Figure => return ntk_files::format::not_of_its_format(path),
     };
     if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
         return None;

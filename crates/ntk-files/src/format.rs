@@ -1,0 +1,40 @@
+//! A file's format by its first bytes, for a place a command writes a figure: a file of the
+//! user's named as one is not replaced (ninety-eighth hostile round, D5). No other module of
+//! this crate is used here.
+
+use std::path::Path;
+
+/// Why the regular file at `path`, named as a figure, is not one of its name's format by its
+/// first 4 KiB: a `.png` without the PNG signature, a `.pdf` without `%PDF-`, an `.svg`
+/// without `<svg` (a caption, or any other name, is any text). `None` where it is, or where
+/// `path` is no regular file. A figure command's place of a figure of the user's is refused by
+/// it (ninety-eighth hostile round, D5: a user's `transfer_norm.png` was replaced).
+pub fn not_of_its_format(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let name = path.file_name()?.to_str()?;
+    let (magic, what): (&[u8], &str) = if name.ends_with(".png") {
+        (
+            b"\x89PNG\r\n\x1a\n",
+            "it does not begin with the PNG signature",
+        )
+    } else if name.ends_with(".pdf") {
+        (b"%PDF-", "it does not begin `%PDF-`")
+    } else if name.ends_with(".svg") {
+        (b"<svg", "its first 4 KiB hold no `<svg`")
+    } else {
+        return None;
+    };
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let mut start = Vec::new();
+    if let Err(e) = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut start)) {
+        return Some(format!("cannot be read ({e})"));
+    }
+    let found = if name.ends_with(".svg") {
+        start.windows(magic.len()).any(|w| w == magic)
+    } else {
+        start.starts_with(magic)
+    };
+    (!found).then(|| what.to_string())
+}
