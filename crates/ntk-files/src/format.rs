@@ -1,5 +1,5 @@
-//! A file's format by its first bytes, for a place a command writes a figure: a file of the
-//! user's named as one is not replaced (ninety-eighth hostile round, D5). No other module of
+//! A file's format by its first bytes, for a place a command writes a figure or a table: a
+//! file of the user's named as one is not replaced (ninety-eighth hostile round, D5). No other module of
 //! this crate is used here.
 
 use std::path::Path;
@@ -10,7 +10,6 @@ use std::path::Path;
 /// `path` is no regular file. A figure command's place of a figure of the user's is refused by
 /// it (ninety-eighth hostile round, D5: a user's `transfer_norm.png` was replaced).
 pub fn not_of_its_format(path: &Path) -> Option<String> {
-    use std::io::Read as _;
     let name = path.file_name()?.to_str()?;
     let (magic, what): (&[u8], &str) = if name.ends_with(".png") {
         (
@@ -24,17 +23,43 @@ pub fn not_of_its_format(path: &Path) -> Option<String> {
     } else {
         return None;
     };
-    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
-        return None;
-    }
-    let mut start = Vec::new();
-    if let Err(e) = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut start)) {
-        return Some(format!("cannot be read ({e})"));
-    }
+    let start = match start_of(path)? {
+        Ok(start) => start,
+        Err(why) => return Some(why),
+    };
     let found = if name.ends_with(".svg") {
         start.windows(magic.len()).any(|w| w == magic)
     } else {
         start.starts_with(magic)
     };
     (!found).then(|| what.to_string())
+}
+
+/// Why the regular file at `path` is not a table whose header begins with the name `head`
+/// (its first line begins `head,`); `None` where it is, or where `path` is no regular file.
+/// A figure command's place of a table of the user's is refused by it (D5: a user's
+/// `gmap.csv` was replaced).
+pub fn not_a_table_of(path: &Path, head: &str) -> Option<String> {
+    let start = match start_of(path)? {
+        Ok(start) => start,
+        Err(why) => return Some(why),
+    };
+    (!start.starts_with(format!("{head},").as_bytes()))
+        .then(|| format!("its first line does not begin `{head},`"))
+}
+
+/// The first 4 KiB of the regular file at `path`; `None` where it is no regular file (never
+/// opened: a FIFO would block), the error's words where it cannot be read.
+fn start_of(path: &Path) -> Option<Result<Vec<u8>, String>> {
+    use std::io::Read as _;
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let mut start = Vec::new();
+    Some(
+        std::fs::File::open(path)
+            .and_then(|f| f.take(4096).read_to_end(&mut start))
+            .map(|_| start)
+            .map_err(|e| format!("cannot be read ({e})")),
+    )
 }

@@ -149,7 +149,7 @@ pub fn is_figure_file(name: &str, stem: &str) -> bool {
 /// it replaces ([`ntk_files::places::check_replaced_in`]). Forty-fifth hostile round, D2:
 /// `gmap`, `activations`, `transfer` and `fig1` checked each only as they wrote it, after
 /// their measurements and the earlier files. A file there at one of those names must be of
-/// the kind the command writes ([`not_of_its_kind`]: a table whose first line begins with
+/// the kind the command writes (`ntk_files::format`: a table whose first line begins with
 /// its header's first name, `heads[i]` for `tables[i]`; a PNG, SVG or PDF by its first
 /// bytes), else it is the user's and refused by name (ninety-eighth hostile round, D5: a
 /// user's `gmap.csv`, `transfer_norm.png`, `activations.svg` were replaced, rc 0).
@@ -171,15 +171,17 @@ pub fn check_places(
         .collect();
     names.sort();
     for name in names {
-        let kind = match tables.iter().position(|t| *t == name) {
-            Some(i) => Kind::Table(heads[i]),
+        let path = dir.join(&name);
+        let why = match tables.iter().position(|t| *t == name) {
+            Some(i) => ntk_files::format::not_a_table_of(&path, heads[i]),
             None => match stems.iter().find_map(|s| name.strip_prefix(s)) {
-                Some(ext) if FIGURE_FILES.contains(&ext) => Kind::Figure,
+                Some(ext) if FIGURE_FILES.contains(&ext) => {
+                    ntk_files::format::not_of_its_format(&path)
+                }
                 _ => continue,
             },
         };
-        let path = dir.join(&name);
-        if let Some(why) = not_of_its_kind(&path, kind) {
+        if let Some(why) = why {
             return Err(ntk_files::Error::OutputPath {
                 path,
                 why: format!(
@@ -190,35 +192,6 @@ pub fn check_places(
         }
     }
     Ok(())
-}
-
-/// What a figure command writes at a name: a table with its header's first name, or a
-/// figure file (of its name's format).
-#[derive(Clone, Copy)]
-enum Kind<'a> {
-    Table(&'a str),
-    Figure,
-}
-
-/// Why the regular file at `path` is not of `kind`: a table whose first line does not begin
-/// with `head,`; a figure not of its name's format
-/// ([`ntk_files::format::not_of_its_format`]). `None` where it is, or where it is no regular
-/// file (refused before, by [`check_places`]'s first check).
-fn not_of_its_kind(path: &Path, kind: Kind) -> Option<String> {
-    use std::io::Read as _;
-    let head = match kind {
-        Kind::Table(head) => head,
-        Kind::Figure => return ntk_files::format::not_of_its_format(path),
-    };
-    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
-        return None;
-    }
-    let mut start = Vec::new();
-    if let Err(e) = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut start)) {
-        return Some(format!("cannot be read ({e})"));
-    }
-    (!start.starts_with(format!("{head},").as_bytes()))
-        .then(|| format!("its first line does not begin `{head},`"))
 }
 
 /// Removes a dead writer's leftovers in `dir` of the files a command writes there: the

@@ -318,14 +318,11 @@ fn underflows_in_item(item: &toml_edit::Item, text: &str, found: &mut Vec<(usize
 fn underflows_in_value(value: &toml_edit::Value, text: &str, found: &mut Vec<(usize, String)>) {
     match value {
         toml_edit::Value::Float(f) if *f.value() == 0.0 => {
-            if let Some(literal) = f
-                .span()
-                .and_then(|r| text.get(r.clone()).map(|l| (r.start, l)))
-            {
-                let digits = literal.1.replace('_', "");
+            if let Some((start, literal)) = f.span().and_then(|r| Some((r.start, text.get(r)?))) {
+                let digits = literal.replace('_', "");
                 let mantissa = digits.split(['e', 'E']).next().unwrap_or("");
                 if mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
-                    found.push((literal.0, literal.1.to_string()));
+                    found.push((start, literal.to_string()));
                 }
             }
         }

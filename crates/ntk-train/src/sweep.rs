@@ -422,11 +422,7 @@ fn verified_pointer(
     now: &Provenance,
 ) -> Result<Option<crate::checkpoint::Pointer>, State> {
     if let Some(locked) = unreadable_checkpoint_part(dir) {
-        return Err(State::Stale(format!(
-            "{}: this user may not read it; {}",
-            locked.display(),
-            ntk_runs::sweep::UNREADABLE
-        )));
+        return Err(sweep::unreadable_state(&locked));
     }
     let path = dir.join("checkpoint.json");
     let text = match ntk_files::io::read_to_string(&path) {

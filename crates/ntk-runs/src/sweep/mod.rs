@@ -298,10 +298,7 @@ pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> St
                     .map(|n| dir.join(n))
                     .find(|p| unreadable(p))
                 {
-                    return State::Stale(format!(
-                        "{}: this user may not read it; {UNREADABLE}",
-                        locked.display()
-                    ));
+                    return unreadable_state(&locked);
                 }
                 let why = match r.files() {
                     Some(files) => crate::manifest::verify(dir, files, R::SET_FILES, path).err(),
@@ -323,7 +320,17 @@ pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> St
 }
 
 /// The remedy for a point's file this user may not read.
-pub const UNREADABLE: &str = "make it readable to this user, or move the point out of runs/";
+const UNREADABLE: &str = "make it readable to this user, or move the point out of runs/";
+
+/// The state of a point with a file (or directory) at `locked` this user may not read: as
+/// written, to be made readable or moved, never computed again over (ninety-fifth hostile
+/// round, D4; a training run's checkpoint too: ninety-eighth, D4).
+pub fn unreadable_state(locked: &Path) -> State {
+    State::Stale(format!(
+        "{}: this user may not read it; {UNREADABLE}",
+        locked.display()
+    ))
+}
 
 /// Whether `path` is a regular file this user may not open for reading. Only a regular file
 /// is opened: a FIFO there would block the open until a writer came.
