@@ -333,20 +333,27 @@ set_args() {
 # there (runs of another config, a point another process is training) is that line's
 # failure at its turn, and the queue goes on with the others (ninety-eighth hostile round,
 # D1: such a line stopped the whole queue). About half a second a line.
+# A place that cannot be made (a missing or read-only TMPDIR) is said in the script's words
+# with status 2, and the place is removed however the check ends (ninety-ninth hostile
+# round, N4: mktemp's own words and status 1; an empty directory left by an interrupt).
 if [ -z "${SEEDS_EXPORT_ONLY:-}" ]; then
-    check_dir="$(mktemp -d "${TMPDIR:-/tmp}/ntk-seeds-check.XXXXXX")"
+    if ! check_dir="$(mktemp -d "${TMPDIR:-/tmp}/ntk-seeds-check.XXXXXX" 2>&1)"; then
+        echo "seeds: cannot make the place its check plans into in ${TMPDIR:-/tmp} ($check_dir): set TMPDIR to a directory this user may write; nothing trained" >&2
+        exit 2
+    fi
+    trap 'rmdir "$check_dir" 2>/dev/null || true' EXIT
     while IFS='|' read -r name config _ sets || [ -n "$name" ]; do
         name="$(trim "$name")"
         case "$name" in '' | '#'*) continue ;; esac
         selected "$name" || continue
         set_args "$sets"
         if ! why="$("$bin" sweep --config "$(trim "$config")" --out "$check_dir/$name" "${args[@]}" --dry-run 2>&1 >/dev/null)"; then
-            rmdir "$check_dir"
             echo "seeds: $queue: line '$name': ntk-train refuses it (its dry run): ${why#error: }; nothing trained" >&2
             exit 2
         fi
     done < "$queue"
     rmdir "$check_dir"
+    trap - EXIT
 fi
 # Unfinished runs parked by an earlier machine (experiments/seeds/park.sh save, committed)
 # continue from their checkpoints here; a run directory this machine has is kept.

@@ -182,6 +182,28 @@ pub fn count(min: u64) -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::<usize>::new().range(min..=i64::MAX as u64)
 }
 
+/// A flag's number (`--lr`): as Rust reads an f64, but a number past f64's range or a
+/// nonzero one that reads as 0 is refused in the words of the value typed (ninety-ninth
+/// hostile round, N5: `--lr 1e-400` was refused as "optim.lr = 0", the value clap read, where
+/// `--set optim.lr=1e-400` is named as typed).
+pub fn float(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .trim()
+        .parse()
+        .map_err(|e| format!("{text:?} is not a number: {e}"))?;
+    let mantissa = text.split(['e', 'E']).next().unwrap_or("");
+    let finite_word = !text.to_ascii_lowercase().contains("inf");
+    if v.is_infinite() && finite_word {
+        return Err(format!("{text} is beyond f64's range (about 1.8e308)"));
+    }
+    if v == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+        return Err(format!(
+            "{text} is a nonzero number that reads as 0 in f64 (below about 4.9e-324)"
+        ));
+    }
+    Ok(v)
+}
+
 /// The items of a comma-separated list whose items may hold commas inside parentheses
 /// (`relu,leaky_relu(alpha=0.1,alpha=0.2)` is two items): cut at the commas outside any
 /// parentheses, each item trimmed. Lists of activations are read so (twenty-fourth hostile
@@ -304,6 +326,24 @@ pub fn assignments(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flags_number_past_f64s_range_is_refused_as_typed() {
+        assert_eq!(float("0.1"), Ok(0.1));
+        assert_eq!(float("-0.5"), Ok(-0.5));
+        assert_eq!(float("0e5"), Ok(0.0));
+        assert_eq!(float("0.000"), Ok(0.0));
+        assert!(float("nan").unwrap().is_nan());
+        assert_eq!(float("inf"), Ok(f64::INFINITY));
+        let e = float("1e-400").unwrap_err();
+        assert!(
+            e.contains("1e-400 is a nonzero number that reads as 0"),
+            "{e}"
+        );
+        let e = float("2.5E400").unwrap_err();
+        assert!(e.contains("2.5E400 is beyond f64's range"), "{e}");
+        assert!(float("x").unwrap_err().contains("\"x\" is not a number"));
+    }
 
     /// Twenty-fourth hostile round, N6: a list's items are cut outside parentheses only.
     #[test]

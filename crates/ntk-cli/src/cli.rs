@@ -40,6 +40,17 @@ pub fn exit(code: u8) -> ! {
     unsafe { libc::_exit(i32::from(code)) }
 }
 
+/// Prints `error: MESSAGE` on standard error, its control characters escaped but for its
+/// line breaks ([`ntk_runs::quote::message_escaped`]): a key, a path or a TOML string of the
+/// user's that holds ESC would otherwise reach the terminal raw (ninety-ninth hostile round,
+/// D1). Every error of both tools is printed through it.
+pub fn print_error(message: &dyn std::fmt::Display) {
+    eprintln!(
+        "error: {}",
+        ntk_runs::quote::message_escaped(&message.to_string())
+    );
+}
+
 /// Refuses, with exit code 2 and one line, an `RLIMIT_AS` (`ulimit -v`) too small for the
 /// program ([`ntk_runs::budget::check_address_space`]). Both tools call it before the BLAS
 /// library loads (under a limit that leaves it no room, OpenBLAS 0.3.31 cannot start its
@@ -47,7 +58,7 @@ pub fn exit(code: u8) -> ! {
 /// mapped its buffers.
 pub fn refuse_small_address_space() {
     if let Err(e) = ntk_runs::budget::check_address_space() {
-        eprintln!("error: {e}");
+        print_error(&e);
         exit(2);
     }
 }
@@ -59,7 +70,7 @@ pub fn refuse_absurd_thread_counts() {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let value = std::env::var("RAYON_NUM_THREADS").ok();
     if let Some(why) = ntk_runs::slurm::rayon_threads_refusal(value.as_deref(), cpus) {
-        eprintln!("error: {why}");
+        print_error(&why);
         exit(2);
     }
 }

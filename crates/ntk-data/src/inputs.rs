@@ -75,12 +75,23 @@ pub fn digest(x: &[f64], n: usize, d: usize, labels: &[u8]) -> String {
 
 /// Scales every row of the row-major `x` (rows of `d` values) to unit Euclidean norm
 /// (`data.unit_norm`); a zero row is an error naming its index.
+///
+/// A row whose sum of squares leaves f64's normal range (components beyond about `1.3e154`
+/// overflow it, below about `1.5e-154` it underflows) is divided by its largest magnitude
+/// first, so that its norm is formed in range (ninety-eighth hostile round, D7: such a row
+/// became the zero vector, or was refused as zero); every other row is scaled as it always
+/// was, bit for bit (the data's digest, which results record, is of the scaled rows).
 pub fn unit_rows(x: &mut [f64], d: usize) -> Result<()> {
     for (i, row) in x.chunks_mut(d).enumerate() {
-        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
-        if norm == 0.0 {
-            return Err(DataError::ZeroSample { index: i });
+        let squares = row.iter().map(|v| v * v).sum::<f64>();
+        if !(f64::MIN_POSITIVE..=f64::MAX).contains(&squares) {
+            let largest = row.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            if largest == 0.0 {
+                return Err(DataError::ZeroSample { index: i });
+            }
+            row.iter_mut().for_each(|v| *v /= largest);
         }
+        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
         row.iter_mut().for_each(|v| *v /= norm);
     }
     Ok(())

@@ -10,8 +10,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// What can go wrong with a run's files.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A file cannot be read.
-    #[error("{}: cannot read: {source}", .path.display())]
+    /// A file cannot be read; one this user may not read is given the remedy (ninety-ninth
+    /// hostile round, N2: `collect` said only "Permission denied").
+    #[error("{}: cannot read: {source}{}", .path.display(), read_remedy(.source))]
     Read {
         path: PathBuf,
         #[source]
@@ -159,5 +160,13 @@ fn at(path: &std::path::Path, source: &std::io::Error) -> String {
         source.to_string()
     } else {
         format!("{}: {source}", path.display())
+    }
+}
+
+/// What a [`Error::Read`] of `e` adds: the remedy where this user may not read the file.
+fn read_remedy(e: &std::io::Error) -> &'static str {
+    match e.kind() {
+        std::io::ErrorKind::PermissionDenied => "; make it readable to this user",
+        _ => "",
     }
 }

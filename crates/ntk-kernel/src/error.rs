@@ -34,10 +34,14 @@ pub enum Error {
     /// Lanczos on the inverse that gave no positive finite Ritz value.
     #[error("Lanczos on (K + {shift:.3e} I)^-1 gave the Ritz value {theta}")]
     RitzValue { shift: f64, theta: f64 },
-    /// Lanczos that failed (non-finite values, its tridiagonal eigensolver, reading its
-    /// coefficients off the device).
+    /// Lanczos that failed (its tridiagonal eigensolver, reading its coefficients off the
+    /// device).
     #[error("{0}")]
     Lanczos(String),
+    /// Lanczos whose operator produced a value that is not finite (an overflow: on `K`, its
+    /// `lambda_max` passed the arithmetic's range; on `K^{-1}`, a tiny pivot).
+    #[error("Lanczos: the operator produced non-finite values")]
+    LanczosNonFinite,
     /// A device operation that failed (the backend's error).
     #[error("{0}")]
     Device(String),

@@ -51,6 +51,22 @@ pub enum Error {
     /// A kernel with NaN or infinite entries.
     #[error("the kernel has non-finite entries (overflow or NaN in the network)")]
     NonFiniteKernel,
+    /// A kernel whose every entry is finite (the largest `largest_entry`) but whose largest
+    /// eigenvalue is not in f64 (at most `n` times the largest entry, so only a kernel within
+    /// a factor `n` of f64's largest number): its spectrum cannot be written. `lambda_max`
+    /// is its value where the route knows it (found on the kernel scaled by a power of two),
+    /// as the decimal `(mantissa, exponent)`.
+    #[error(
+        "the kernel's largest eigenvalue lambda_max{} is past f64's largest number \
+         (1.8e308), though its every entry is finite (the largest {largest_entry:.3e}): its \
+         spectrum cannot be written in f64; rescale the inputs or the weights down (kappa \
+         does not depend on the kernel's scale)",
+        match lambda_max { Some((m, e)) => format!(" = {m:.3}e{e}"), None => String::new() }
+    )]
+    SpectrumOverflow {
+        largest_entry: f64,
+        lambda_max: Option<(f64, i32)>,
+    },
     /// The inputs' Gram matrix `X^T X` overflows (or holds NaN): `largest` is the largest
     /// input magnitude.
     #[error(

@@ -74,10 +74,11 @@ impl Spectrum {
 /// Computes all eigenvalues with the host symmetric eigensolver ([`crate::linalg`]) and
 /// classifies the kernel; `epsilon` is the unit roundoff of the precision `K` was built in.
 pub fn spectrum(kernel: &Kernel, epsilon: f64) -> crate::Result<Spectrum> {
-    if let Some(s) = checked_low_rank(kernel, epsilon)? {
-        return Ok(s);
-    }
-    let eigenvalues = crate::linalg::sym_eigenvalues(&kernel.data, kernel.size)?;
+    check_entries(kernel)?;
+    let eigenvalues = in_range(kernel, &|k, _| match low_rank(k, epsilon)? {
+        Some(eigenvalues) => Ok(eigenvalues),
+        None => crate::linalg::sym_eigenvalues(&k.data, k.size),
+    })?;
     Ok(classify(eigenvalues, epsilon))
 }
 
@@ -87,7 +88,71 @@ pub fn spectrum(kernel: &Kernel, epsilon: f64) -> crate::Result<Spectrum> {
 /// extreme, is needed).
 pub fn checked_low_rank(kernel: &Kernel, epsilon: f64) -> crate::Result<Option<Spectrum>> {
     check_entries(kernel)?;
-    Ok(low_rank(kernel, epsilon)?.map(|eigenvalues| classify(eigenvalues, epsilon)))
+    let eigenvalues = in_range(
+        kernel,
+        &|k, _| Ok(low_rank(k, epsilon)?.unwrap_or_default()),
+    )?;
+    // None of them: not of low rank (a kernel has n >= 1 eigenvalues).
+    Ok((!eigenvalues.is_empty()).then(|| classify(eigenvalues, epsilon)))
+}
+
+/// The largest magnitude of an entry [`in_range`] takes as it is: `2^400` (and its inverse
+/// below). Between them no product or sum of squares the eigensolvers form overflows or
+/// underflows, so a kernel of ordinary scale is solved bit for bit as given.
+const SCALE_LIMIT: f64 = 2.5822498780869086e120;
+
+/// The eigenvalues (ascending) that `solve` finds for `kernel`, found on the kernel scaled by
+/// a power of two `2^-e` when its largest entry is outside `[1 / SCALE_LIMIT, SCALE_LIMIT]`
+/// (`e` that entry's binary exponent: exact, every entry keeps its digits unless it falls
+/// below f64's normal range, 2^-1022 of the largest) and scaled back; `solve` is given the
+/// kernel and the factor `2^-e` (1 when not scaled). An eigenvalue that is not finite once
+/// scaled back is [`crate::Error::SpectrumOverflow`]: `lambda_max` can be at most `n` times
+/// the largest entry, past f64's largest number when the entries are within that factor of
+/// it (round 99, D3: such a kernel was reported "singular, rank 0" with `lambda_max = inf`,
+/// and its summary, `null` there, could not be read back).
+fn in_range(
+    kernel: &Kernel,
+    solve: &dyn Fn(&Kernel, f64) -> crate::Result<Vec<f64>>,
+) -> crate::Result<Vec<f64>> {
+    let largest = kernel.data.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if largest == 0.0 || (1.0 / SCALE_LIMIT..=SCALE_LIMIT).contains(&largest) {
+        return solve(kernel, 1.0);
+    }
+    let e = binary_exponent(largest);
+    let by = times_pow2;
+    let scaled = Kernel {
+        size: kernel.size,
+        data: kernel.data.iter().map(|&v| by(v, -e)).collect(),
+    };
+    let values = solve(&scaled, by(1.0, -e))?;
+    let top = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let back: Vec<f64> = values.iter().map(|&v| by(v, e)).collect();
+    if back.iter().all(|v| v.is_finite()) {
+        return Ok(back);
+    }
+    let decimal = top.log10() + f64::from(e) * std::f64::consts::LOG10_2;
+    let exponent = decimal.floor();
+    Err(crate::Error::SpectrumOverflow {
+        largest_entry: largest,
+        lambda_max: Some((10f64.powf(decimal - exponent), exponent as i32)),
+    })
+}
+
+/// `e` with `2^e <= x < 2^(e + 1)` for a finite `x > 0` (give or take one where `log2`
+/// rounds: a scale by `2^-e` need only bring `x` near 1).
+pub fn binary_exponent(x: f64) -> i32 {
+    x.log2().floor() as i32
+}
+
+/// `v 2^e`, exactly unless it leaves f64's normal range (`|e|` up to 2098): the scale as two
+/// halves, each a normal power of two.
+pub fn times_pow2(v: f64, e: i32) -> f64 {
+    v * pow2(e / 2) * pow2(e - e / 2)
+}
+
+/// `2^e` for `|e| <= 1022` (a normal number), exactly.
+fn pow2(e: i32) -> f64 {
+    f64::from_bits(((1023 + i64::from(e)) as u64) << 52)
 }
 
 /// An empty kernel, or one with an entry that is not finite, is an error.
@@ -110,10 +175,13 @@ fn check_entries(kernel: &Kernel) -> crate::Result<()> {
 /// eigenvalues it reports as 0 may lie anywhere up to that stop.
 pub fn spectrum_within(kernel: &Kernel, tolerance: f64) -> crate::Result<Spectrum> {
     check_entries(kernel)?;
-    let eigenvalues = match low_rank_within(kernel, tolerance)? {
-        Some(eigenvalues) => eigenvalues,
-        None => crate::linalg::sym_eigenvalues(&kernel.data, kernel.size)?,
-    };
+    let eigenvalues = in_range(
+        kernel,
+        &|k, scale| match low_rank_within(k, tolerance * scale)? {
+            Some(eigenvalues) => Ok(eigenvalues),
+            None => crate::linalg::sym_eigenvalues(&k.data, k.size),
+        },
+    )?;
     Ok(classify_within(eigenvalues, tolerance))
 }
 
@@ -206,9 +274,14 @@ pub fn low_rank_within(kernel: &Kernel, stop: f64) -> crate::Result<Option<Vec<f
 pub fn covariance_eigenvalues(x: &[f64], n: usize, d: usize) -> crate::Result<Vec<f64>> {
     let m = MatRef::from_row_major_slice(x, n, d);
     let cov = m.transpose() * m;
-    let cov: Vec<f64> = (0..d * d).map(|k| cov[(k / d, k % d)]).collect();
-    finite_gram(&cov, x)?;
-    crate::linalg::sym_eigenvalues(&cov, d)
+    let cov = Kernel {
+        size: d,
+        data: (0..d * d).map(|k| cov[(k / d, k % d)]).collect(),
+    };
+    finite_gram(&cov.data, x)?;
+    in_range(&cov, &|k, _| {
+        crate::linalg::sym_eigenvalues(&k.data, k.size)
+    })
 }
 
 /// The spectrum of the inputs' Gram matrix `X X^T` (the depth-0 kernel) for the row-major
@@ -230,8 +303,11 @@ pub fn gram_spectrum(x: &[f64], n: usize, d: usize) -> crate::Result<Spectrum> {
 /// Refuses inputs whose Gram matrix [`gram_spectrum`] would find not finite, without
 /// forming it: the side it forms (`X^T X` for `n > d`, else `X X^T`) has an infinite
 /// diagonal entry exactly when a column's (or a row's) sum of squares overflows, and its
-/// other entries are bounded by the diagonal's (Cauchy-Schwarz). A dry run calls it, so
-/// that it refuses what the run would, in the same words.
+/// other entries are bounded by the diagonal's (Cauchy-Schwarz). Its largest eigenvalue is
+/// at most the sum of all squares `||X||_F^2`; where that passes f64's range the spectrum is
+/// taken ([`gram_spectrum`], `O(n d min(n, d))`, only for inputs within a factor `n d` of
+/// f64's largest square) and its [`crate::Error::SpectrumOverflow`] returned. A dry run calls
+/// it, so that it refuses what the run would, in the same words.
 pub fn check_gram_finite(x: &[f64], n: usize, d: usize) -> crate::Result<()> {
     let overflows = if n > d {
         (0..d).any(|j| {
@@ -245,7 +321,10 @@ pub fn check_gram_finite(x: &[f64], n: usize, d: usize) -> crate::Result<()> {
             .any(|row| !row.iter().map(|v| v * v).sum::<f64>().is_finite())
     };
     if !overflows {
-        return Ok(());
+        if x.iter().map(|v| v * v).sum::<f64>().is_finite() {
+            return Ok(());
+        }
+        return gram_spectrum(x, n, d).map(|_| ());
     }
     let largest = x.iter().map(|v| v.abs()).fold(0.0, f64::max);
     Err(crate::Error::NonFiniteGram { largest })
@@ -436,5 +515,84 @@ mod tests {
         assert!(low_rank(&pd, f64::EPSILON).unwrap().is_none());
         let s = spectrum(&pd, f64::EPSILON).unwrap();
         assert!(!s.singular && (s.lambda_min - 1.0).abs() < 1e-10, "{s:?}");
+    }
+
+    /// `c (J + I)` for `n = 6`: eigenvalues `7 c` once and `c` five times, entries `2 c` and
+    /// `c`.
+    fn ones_plus_identity(c: f64) -> Kernel {
+        let n = 6;
+        let mut k = Kernel::zeros(n);
+        for i in 0..n {
+            for j in 0..n {
+                k.data[i * n + j] = if i == j { 2.0 * c } else { c };
+            }
+        }
+        k
+    }
+
+    /// The spectrum does not depend on the kernel's scale: at every scale from 1e-300 to
+    /// 1e300 (the kernel scaled by a power of two past 2^400 and back, exactly) the full
+    /// route (low rank and full eigensolver) and the within-tolerance route find `s` times the
+    /// unit kernel's eigenvalues to a few ulps, and classify it alike (round 99, D3).
+    #[test]
+    fn the_spectrum_is_scale_free_across_f64s_range() {
+        let unit = spectrum(&ones_plus_identity(1.0), f64::EPSILON).unwrap();
+        let low = Kernel::gram(&[1.0, 2.0, 0.5, -1.0, 3.0, 0.25], 3, 2);
+        let low_unit = spectrum(&low, f64::EPSILON).unwrap();
+        for s in [1e-300, 1e-200, 1e-125, 1e-10, 1e10, 1e125, 1e200, 1e300] {
+            let mut k = ones_plus_identity(1.0);
+            k.data.iter_mut().for_each(|v| *v *= s);
+            let sp = spectrum(&k, f64::EPSILON).unwrap();
+            assert!(!sp.singular && sp.rank == 6, "{s}: {sp:?}");
+            for (a, b) in sp.eigenvalues.iter().zip(&unit.eigenvalues) {
+                assert!(
+                    (a / (b * s) - 1.0).abs() < 64.0 * f64::EPSILON,
+                    "{s}: {a} vs {b}"
+                );
+            }
+            assert!(
+                (sp.kappa / 7.0 - 1.0).abs() < 64.0 * f64::EPSILON,
+                "{s}: {sp:?}"
+            );
+            let within = spectrum_within(&k, 1e-12 * s).unwrap();
+            assert!(
+                (within.kappa / 7.0 - 1.0).abs() < 64.0 * f64::EPSILON,
+                "{s}"
+            );
+            let mut g = low.clone();
+            g.data.iter_mut().for_each(|v| *v *= s);
+            let sg = spectrum(&g, f64::EPSILON).unwrap();
+            assert!(sg.singular && sg.rank == low_unit.rank, "{s}: {sg:?}");
+            let top = |x: &Spectrum| x.lambda_max;
+            assert!((top(&sg) / (top(&low_unit) * s) - 1.0).abs() < 64.0 * f64::EPSILON);
+        }
+    }
+
+    /// A kernel whose entries are finite but whose `lambda_max` is not in f64 (`7 c` at `c =
+    /// 5e307`) is refused by name with its value, never "singular, rank 0".
+    #[test]
+    fn a_lambda_max_past_f64s_range_is_an_error_with_its_value() {
+        let k = ones_plus_identity(5e307);
+        for e in [
+            spectrum(&k, f64::EPSILON).unwrap_err(),
+            spectrum_within(&k, 1.0).unwrap_err(),
+        ] {
+            let crate::Error::SpectrumOverflow {
+                largest_entry,
+                lambda_max: Some((m, x)),
+            } = e
+            else {
+                panic!("{e:?}");
+            };
+            assert_eq!((largest_entry, x), (1e308, 308), "{e}");
+            assert!((m - 3.5).abs() < 1e-12, "{e}");
+            assert!(e.to_string().contains("lambda_max = 3.500e308"), "{e}");
+        }
+        // Just inside: 7 c = 1.75e308.
+        let sp = spectrum(&ones_plus_identity(2.5e307), f64::EPSILON).unwrap();
+        assert!(
+            (sp.lambda_max / 1.75e308 - 1.0).abs() < 64.0 * f64::EPSILON,
+            "{sp:?}"
+        );
     }
 }

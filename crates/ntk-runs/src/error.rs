@@ -226,6 +226,16 @@ pub enum Error {
         unit: String,
         listed: bool,
     },
+    /// Something not the tools' in a point's directory (a file of the user's at one of the
+    /// point's names that its summary does not record, [`crate::sweep::State::Blocked`]):
+    /// refused in every mode, `--recompute` too, before any work; the first reason and how
+    /// many more points are like it.
+    #[error("{first}{}", more_blocked(*.more, .unit))]
+    Blocked {
+        first: String,
+        more: usize,
+        unit: String,
+    },
     /// A dry run that foresees points failing when made ([`crate::sweep::Sweep::foresee`]):
     /// how many, and the first with why.
     #[error(
@@ -348,6 +358,13 @@ fn more_like_it(more: usize, unit: &str) -> String {
 
 /// ` (k more stale UNIT(s), listed above)` in a dry run (`listed`), else
 /// ` (k more stale UNIT(s); see --dry-run)`, when `more > 0`.
+fn more_blocked(more: usize, unit: &str) -> String {
+    match more {
+        0 => String::new(),
+        k => format!(" ({k} more blocked {unit}(s); see --dry-run)"),
+    }
+}
+
 fn more_stale(more: usize, unit: &str, listed: bool) -> String {
     match (more, listed) {
         (0, _) => String::new(),

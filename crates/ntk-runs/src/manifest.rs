@@ -154,18 +154,27 @@ pub fn verify(dir: &Path, files: &Files, names: &[&str], summary: &Path) -> Resu
             Err(e) => return Err(unchecked(&path, e, summary, &written, &differs)),
         }
     }
-    for name in names.iter().filter(|n| !files.contains_key(**n)) {
-        let path = dir.join(name);
-        if std::fs::symlink_metadata(&path).is_ok() {
-            return Err(format!(
-                "{}: a file of the set's that {} does not record (its run did not write it): \
-                 the set is not as its run wrote it",
-                path.display(),
-                summary.display()
-            ));
-        }
+    match unrecorded(dir, files, names, summary) {
+        Some(why) => Err(format!("{why}: the set is not as its run wrote it")),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The first of the set's `names` in `dir` that `files` (the record of `summary`) leaves
+/// out but that is there: its run did not write it, so it is not the tools' (a user's file
+/// at one of their names). Said as "PATH: a file of the set's that SUMMARY does not record
+/// (its run did not write it)"; `None` when there is none.
+pub fn unrecorded(dir: &Path, files: &Files, names: &[&str], summary: &Path) -> Option<String> {
+    let path = names
+        .iter()
+        .filter(|n| !files.contains_key(**n))
+        .map(|n| dir.join(n))
+        .find(|p| std::fs::symlink_metadata(p).is_ok())?;
+    Some(format!(
+        "{}: a file of the set's that {} does not record (its run did not write it)",
+        path.display(),
+        summary.display()
+    ))
 }
 
 /// The error for a recorded file at `path` that cannot be read (`e`): one this user may not

@@ -64,21 +64,6 @@ pub struct Assignment {
     pub origin: String,
 }
 
-/// `text` as the user wrote it but for its control characters, escaped (`\n`, `\u{0}`), so
-/// that a newline or NUL in a `--set` shows in the message; a quote stays the quote it is
-/// (ninety-eighth hostile round, N1: `"model".width` came back as `\"model\".width`).
-fn controls_escaped(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_debug().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
 impl Assignment {
     /// Parses one `--set` argument, `KEY=VALUE`: the value as TOML, else as a bare string;
     /// `KEY=` (nothing after `=`) removes the key, so that it takes its default.
@@ -94,7 +79,10 @@ impl Assignment {
         check_key(key)
             .and_then(|()| check_value(value))
             .map_err(|e| Error::Assignment {
-                origin: format!("--set {}", crate::quote::cut_long(&controls_escaped(arg))),
+                origin: format!(
+                    "--set {}",
+                    crate::quote::cut_long(&crate::quote::controls_escaped(arg))
+                ),
                 source: Box::new(e),
             })?;
         Ok(Self {

@@ -1,6 +1,7 @@
-//! A user's long text (a value, key or argument) quoted back in a message by its start and
-//! its length, never whole: a 100,000-character `--set` value made a 200,169-byte error
-//! (ninety-seventh hostile round, N5).
+//! A user's text quoted back in a message: a long one (a value, key or argument) by its
+//! start and its length, never whole (a 100,000-character `--set` value made a 200,169-byte
+//! error: ninety-seventh hostile round, N5), and its control characters escaped, never
+//! written raw to a terminal (ninety-ninth, D1).
 
 /// The characters of a user's text kept in a message.
 pub const QUOTED: usize = 160;
@@ -33,4 +34,48 @@ pub fn long_ticks_cut(line: &str) -> String {
         }
     }
     out
+}
+
+/// `text` with each control character written as Rust escapes it (`\u{1b}`, `\t`, `\n`), so
+/// that none reaches a terminal raw (an ESC sequence recolours it) and a newline or NUL in a
+/// `--set` shows; a quote stays the quote it is (ninety-eighth hostile round, N1: `"model".width`
+/// came back as `\"model\".width`).
+pub fn controls_escaped(text: &str) -> String {
+    escaped_but(text, &[])
+}
+
+/// A message for the terminal: [`controls_escaped`] but for its line breaks, which are its
+/// own (a TOML error quotes its source line on a line of its own). Both tools print every
+/// error through it (ninety-ninth hostile round, D1: a key, a TOML string decoded from its
+/// escapes and a path, each holding ESC, were written raw).
+pub fn message_escaped(text: &str) -> String {
+    escaped_but(text, &['\n'])
+}
+
+fn escaped_but(text: &str, kept: &[char]) -> String {
+    text.chars()
+        .map(|c| match c {
+            c if c.is_control() && !kept.contains(&c) => c.escape_debug().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_and_line_breaks_kept_in_a_message() {
+        let raw = "bad key `mo\x1b[31mdel`\tand\x7f\n10 | x = 1";
+        assert_eq!(
+            controls_escaped(raw),
+            "bad key `mo\\u{1b}[31mdel`\\tand\\u{7f}\\n10 | x = 1"
+        );
+        assert_eq!(
+            message_escaped(raw),
+            "bad key `mo\\u{1b}[31mdel`\\tand\\u{7f}\n10 | x = 1"
+        );
+        assert_eq!(message_escaped("modèl.width"), "modèl.width");
+    }
 }

@@ -94,7 +94,7 @@ fn main() {
     ntk_cli::cli::refuse_absurd_thread_counts();
     // The host linear algebra (NTK_BLAS), chosen and loaded once; a bad choice ends here.
     if let Err(e) = ntk_numerics::linalg::load() {
-        eprintln!("error: {e}");
+        ntk_cli::cli::print_error(&e);
         ntk_cli::cli::exit(2);
     }
     // A Slurm task uses the cores it was given (SLURM_CPUS_PER_TASK), before any thread.
@@ -115,7 +115,7 @@ fn main() {
     match result {
         Ok(()) => ntk_cli::cli::exit(0),
         Err(e) => {
-            eprintln!("error: {e}");
+            ntk_cli::cli::print_error(&e);
             ntk_cli::cli::exit(2)
         }
     }

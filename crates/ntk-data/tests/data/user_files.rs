@@ -743,3 +743,35 @@ fn ninety_second_review_gzipped_inputs_are_streamed() {
         "{e}"
     );
 }
+
+/// Ninety-eighth hostile round, D7: `data.unit_norm` scales a row of any finite scale to
+/// unit norm, its direction kept: components near f64's largest number (whose sum of squares
+/// overflows) and near its smallest (whose sum underflows), as a row of ordinary scale; the
+/// ordinary row bit for bit as `v / sqrt(sum v^2)`; only a row of zeros is refused.
+#[test]
+fn unit_norm_holds_at_every_finite_scale() {
+    use ntk_data::inputs::unit_rows;
+    let base = [3.0, -4.0, 12.0];
+    let unit = [3.0 / 13.0, -4.0 / 13.0, 12.0 / 13.0];
+    for s in [1.0, 1e154, 1e200, 1e307, 1e-154, 1e-200, 1e-310] {
+        let mut x: Vec<f64> = base.iter().map(|v| v * s).collect();
+        unit_rows(&mut x, 3).unwrap();
+        for (a, b) in x.iter().zip(&unit) {
+            assert!((a - b).abs() <= 4.0 * f64::EPSILON, "scale {s:e}: {x:?}");
+        }
+    }
+    let mut x = vec![0.5, 0.25, 1.0, 2.0];
+    let expected: Vec<f64> = {
+        let (a, b) = x.split_at(2);
+        let na = a.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let nb = b.iter().map(|v| v * v).sum::<f64>().sqrt();
+        a.iter()
+            .map(|v| v / na)
+            .chain(b.iter().map(|v| v / nb))
+            .collect()
+    };
+    unit_rows(&mut x, 2).unwrap();
+    assert_eq!(x, expected);
+    let mut zero = vec![1.0, 0.0, 0.0, 0.0];
+    assert!(unit_rows(&mut zero, 2).is_err());
+}

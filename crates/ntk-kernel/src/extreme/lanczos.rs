@@ -17,6 +17,8 @@
 use burn::tensor::{DType, Device, Tensor, TensorData};
 use faer::{Mat, Side};
 
+use ntk_numerics::spectrum::{binary_exponent, times_pow2};
+
 use super::unit_roundoff;
 
 /// Steps between convergence checks.
@@ -60,7 +62,7 @@ pub fn largest(
             let c = basis.clone().transpose().matmul(w.clone());
             w = w - basis.clone().matmul(c);
         }
-        let beta = w.clone().powi_scalar(2).sum().sqrt().reshape([1, 1]);
+        let beta = norm(w.clone(), dtype);
         betas.push(beta.clone());
         if step % CHECK_EVERY == 0 || step == max_steps {
             let ritz = ritz(&alphas, &betas, n, unit_roundoff(dtype), tolerance)?;
@@ -103,7 +105,7 @@ pub fn host_largest(
                 w.iter_mut().zip(q).for_each(|(wi, qi)| *wi -= c * qi);
             }
         }
-        let beta = dot(&w, &w).sqrt();
+        let beta = host_norm(&w);
         betas.push(beta);
         let ritz = ritz_of(&alphas, &betas, n, f64::EPSILON, tolerance)?;
         if ritz.converged || step == max_steps {
@@ -114,6 +116,34 @@ pub fn host_largest(
         basis.push(v.clone());
     }
     unreachable!("the loop returns at its last step")
+}
+
+/// `||w||` of the `n x 1` tensor `w` as a `1 x 1` tensor, formed as `m ||w / m||` with `m =
+/// max |w_i|` so that no square overflows or underflows (`||w||^2` overflows f64 once `||w||`
+/// passes about `1.3e154`, f32 once it passes about `1.8e19`: a kernel of that scale, whose
+/// products are finite, would otherwise give an infinite `beta`; round 99, D4). A zero `w`
+/// gives 0.
+fn norm(w: Tensor<2>, dtype: DType) -> Tensor<2> {
+    let tiny = match dtype {
+        DType::F64 => f64::MIN_POSITIVE,
+        _ => f64::from(f32::MIN_POSITIVE),
+    };
+    let m = w.clone().abs().max().reshape([1, 1]);
+    let unit = w / m.clone().clamp_min(tiny);
+    unit.powi_scalar(2).sum().sqrt().reshape([1, 1]) * m
+}
+
+/// [`norm`] of a host vector: `m ||w / m||`, `m = max |w_i|` (0 for a zero vector; not
+/// finite when an entry is not).
+pub fn host_norm(w: &[f64]) -> f64 {
+    if w.iter().any(|x| x.is_nan()) {
+        return f64::NAN;
+    }
+    let m = w.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    if m == 0.0 || m.is_infinite() {
+        return m;
+    }
+    m * w.iter().map(|x| (x / m).powi(2)).sum::<f64>().sqrt()
 }
 
 /// A unit vector with independent standard normal entries (seeded), so that no eigenvector
@@ -152,9 +182,10 @@ fn ritz(
 
 /// The Ritz values of `T` from the coefficients `alpha_1..alpha_j` and `beta_1..beta_j` of
 /// `j` steps on an `n x n` operator in arithmetic of unit roundoff `eps`: `T` is cut at the
-/// first numerically vanishing (or non-finite) `beta` (an invariant Krylov space: the steps
-/// after it are not Lanczos steps), and the largest value's residual `|beta_j s_j|` is
-/// tested against `tolerance(theta)`.
+/// first numerically vanishing `beta` (an invariant Krylov space: the steps after it are not
+/// Lanczos steps), and the largest value's residual `|beta_j s_j|` is tested against
+/// `tolerance(theta)` (an absolute residual). A `beta` or `alpha` that is not finite is an
+/// error: the operator overflowed (it was once taken for an invariant space, round 99 D4).
 pub fn ritz_of(
     alpha: &[f64],
     beta: &[f64],
@@ -173,18 +204,27 @@ pub fn ritz_of(
         .iter()
         .filter(|a| a.is_finite())
         .fold(0.0f64, |m, a| m.max(a.abs()));
-    let vanishing = |b: f64| !b.is_finite() || b <= (n as f64).sqrt() * eps * scale;
-    let (steps, invariant) = match beta.iter().position(|&b| vanishing(b)) {
+    let vanishing = |b: f64| b <= (n as f64).sqrt() * eps * scale;
+    // The values after a vanishing beta are those of `w / beta`: not Lanczos steps, and may
+    // not be finite.
+    let (steps, invariant) = match beta.iter().position(|&b| !b.is_finite() || vanishing(b)) {
+        Some(i) if !beta[i].is_finite() => return Err(crate::Error::LanczosNonFinite),
         Some(i) => (i + 1, true),
         None => (alpha.len(), alpha.len() == n),
     };
     if alpha[..steps].iter().any(|a| !a.is_finite()) {
-        return Err(crate::Error::Lanczos(
-            "Lanczos: the operator produced non-finite values".into(),
-        ));
+        return Err(crate::Error::LanczosNonFinite);
     }
+    // T scaled by a power of two to entries near 1 (exact), so that its eigensolver neither
+    // overflows nor underflows where T's eigenvalues are in range; the values scaled back
+    // (infinite where one is past f64's range).
+    let top = alpha[..steps]
+        .iter()
+        .chain(&beta[..steps - 1])
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    let e = if top > 0.0 { binary_exponent(top) } else { 0 };
     let t = Mat::<f64>::from_fn(steps, steps, |i, j| {
-        if i == j {
+        let v = if i == j {
             alpha[i]
         } else if i == j + 1 {
             beta[j]
@@ -192,12 +232,13 @@ pub fn ritz_of(
             beta[i]
         } else {
             0.0
-        }
+        };
+        times_pow2(v, -e)
     });
     let eig = t
         .self_adjoint_eigen(Side::Lower)
         .map_err(|e| crate::Error::Lanczos(format!("Lanczos: tridiagonal eigensolver: {e:?}")))?;
-    let values: Vec<f64> = (0..steps).map(|i| eig.S()[i]).collect();
+    let values: Vec<f64> = (0..steps).map(|i| times_pow2(eig.S()[i], e)).collect();
     let theta = values[steps - 1];
     let residual = if invariant {
         0.0

@@ -92,11 +92,14 @@ impl Default for Options {
     }
 }
 
-/// Relative residual a Ritz value must reach: `1e-10`, or what the precision of the
-/// operator allows (`64 eps` times the condition of the product: 1 for `K`, the current
-/// `kappa` estimate for `K^{-1}`).
-fn tolerance(eps: f64, condition: f64) -> f64 {
-    (64.0 * eps * condition).max(1e-10)
+/// The residual a Ritz value `theta` must reach: `1e-10 |theta|`, or what the precision of
+/// the operator allows (`64 eps` times the condition of the product: 1 for `K`, the current
+/// `kappa` estimate for `K^{-1}`) relative to `|theta|`. Relative, so that the answer does
+/// not depend on the kernel's scale (round 99, D4: an absolute `1e-10` stopped Lanczos on
+/// `K^{-1}` at its first step once the kernel was about `1e10`, and `lambda_min` came out
+/// ten times too large).
+fn tolerance(eps: f64, condition: f64, theta: f64) -> f64 {
+    (64.0 * eps * condition).max(1e-10) * theta.abs()
 }
 
 /// The unit roundoff of the solve's dtype (f64, else f32).
@@ -166,8 +169,15 @@ pub fn solve(
     if max_abs == 0.0 {
         return Ok(zero_kernel());
     }
-    let top = op.largest(options.max_steps, options.seed, &|_| tolerance(eps, 1.0))?;
+    let top = op
+        .largest(options.max_steps, options.seed, &|theta| {
+            tolerance(eps, 1.0, theta)
+        })
+        .map_err(|e| overflow_of(e, max_abs))?;
     let lambda_max = top.theta;
+    if !lambda_max.is_finite() {
+        return Err(overflow_of(crate::Error::LanczosNonFinite, max_abs));
+    }
     let tau = n as f64 * kernel_epsilon * lambda_max.abs();
     let (shift, inverse) = inverse_largest(op, lambda_max, tau, options)?;
     let lambda_min = 1.0 / inverse.theta - shift;
@@ -198,6 +208,21 @@ pub fn solve(
     })
 }
 
+/// Lanczos on a kernel whose every entry is finite (the largest `max_abs`) that produced a
+/// value that is not finite: its products `K v` (`||K v|| <= lambda_max` for a unit `v`)
+/// passed the arithmetic's largest number, so `lambda_max` does too
+/// ([`ntk_numerics::Error::SpectrumOverflow`]); any other error as it is.
+fn overflow_of(e: crate::Error, max_abs: f64) -> crate::Error {
+    match e {
+        crate::Error::LanczosNonFinite => ntk_numerics::Error::SpectrumOverflow {
+            largest_entry: max_abs,
+            lambda_max: None,
+        }
+        .into(),
+        e => e,
+    }
+}
+
 /// The largest eigenvalue of `(K + s I)^{-1}` by Lanczos on the Cholesky factor, with the
 /// first shift `s` of `0, tau, 16 tau, 256 tau` whose factorization holds and whose Ritz value
 /// is finite and positive; returns `s` and the Ritz value.
@@ -219,7 +244,7 @@ fn inverse_largest(
             }
         }
         let inverse = op.inverse_largest(options.max_steps, options.seed ^ 1, &|theta| {
-            tolerance(eps, lambda_max * theta)
+            tolerance(eps, lambda_max * theta, theta)
         });
         match inverse {
             Ok(r) if r.theta.is_finite() && r.theta > 0.0 => return Ok((shift, r)),

@@ -256,6 +256,93 @@ fn the_host_route_reports_singular_kernels_with_their_rank() {
     assert!(extreme::dense::of_host(&bad, f64::EPSILON).is_err());
 }
 
+/// The extreme routes do not depend on the kernel's scale (round 99, D4: an absolute Lanczos
+/// tolerance stopped the inverse run at its first step once the kernel was about 1e10, and a
+/// `||w||^2` that overflowed past about 1e154 was taken for an invariant space): the known
+/// spectrum (kappa 1e6) scaled by 1e-280 ... 1e300 gives `s` times its extremes to 1e-8 on the
+/// device route (flex, f64), the host route and the tiled route.
+#[test]
+fn the_extremes_do_not_depend_on_the_kernels_scale() {
+    let c = compute(Precision::F64);
+    let unit = known_kernel();
+    for s in [1e-280, 1e-150, 1e-10, 1e10, 1e80, 1e150, 1e200, 1e300] {
+        let mut k = unit.clone();
+        k.data.iter_mut().for_each(|v| *v *= s);
+        let n = k.size;
+        let routes = [
+            (
+                "device",
+                extreme::extreme(upload(&k, &c, DType::F64), f64::EPSILON, &options()),
+            ),
+            ("host", extreme::dense::of_host(&k, f64::EPSILON)),
+            (
+                "tiled",
+                extreme::solve(
+                    &mut extreme::tiled::Tiled::from_dense(&k.data, n, 50),
+                    f64::EPSILON,
+                    &Options::default(),
+                ),
+            ),
+        ];
+        for (route, e) in routes {
+            let e = e.unwrap_or_else(|e| panic!("{route} at {s:e}: {e}"));
+            let err = |a: f64, b: f64| (a / b - 1.0).abs();
+            assert!(
+                !e.singular
+                    && e.converged
+                    && err(e.kappa, 1e6) < 1e-8
+                    && err(e.lambda_min, 1e-6 * s) < 1e-8
+                    && err(e.lambda_max, s) < 1e-8,
+                "{route} at {s:e}: {e:?}"
+            );
+        }
+    }
+}
+
+/// A kernel whose entries are finite but whose `lambda_max` passes f64's range (`c (J + I)`,
+/// `n = 6`, at `c = 5e307`: `lambda_max = 3.5e308`) is refused by every extreme route as the
+/// full route refuses it ([`ntk_numerics::Error::SpectrumOverflow`]), never reported singular.
+#[test]
+fn a_lambda_max_past_f64s_range_is_refused_by_every_route() {
+    let c = compute(Precision::F64);
+    let n = 6;
+    let data: Vec<f64> = (0..n * n)
+        .map(|i| if i % (n + 1) == 0 { 1e308 } else { 5e307 })
+        .collect();
+    let ones = Kernel { size: n, data };
+    // The known spectrum with its top 1.85 (the rest at most 1) times 1e308: entries at most
+    // about 1e307, every Lanczos product finite, and only T's largest eigenvalue past the
+    // range (the round's kernel: lambda_max 1.85e308, its entries at most 8.2e307).
+    let mut lambda: Vec<f64> = (0..120).map(|i| 1e-3 + i as f64 / 120.0).collect();
+    lambda[119] = 1.85;
+    let mut known = with_spectrum(&lambda);
+    known.data.iter_mut().for_each(|v| *v *= 1e308);
+    assert!(known.data.iter().all(|v| v.is_finite()));
+    let overflow = |r: Result<extreme::Extreme, ntk_kernel::Error>| match r {
+        Err(ntk_kernel::Error::Numerics(e))
+            if matches!(*e, ntk_numerics::Error::SpectrumOverflow { .. }) => {}
+        other => panic!("{other:?}"),
+    };
+    for k in [&ones, &known] {
+        let n = k.size;
+        overflow(extreme::extreme(
+            upload(k, &c, DType::F64),
+            f64::EPSILON,
+            &options(),
+        ));
+        overflow(extreme::dense::of_host(k, f64::EPSILON));
+        overflow(extreme::solve(
+            &mut extreme::tiled::Tiled::from_dense(&k.data, n, 4),
+            f64::EPSILON,
+            &Options::default(),
+        ));
+        assert!(matches!(
+            spectrum(k, f64::EPSILON),
+            Err(ntk_numerics::Error::SpectrumOverflow { .. })
+        ));
+    }
+}
+
 /// A linear network's kernel has rank at most d: singular, with a rank bound that does not
 /// exceed the numerical rank, and the Gram matrix likewise.
 #[test]

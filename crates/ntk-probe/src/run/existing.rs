@@ -77,10 +77,14 @@ pub fn state(out: &Path, command: SetCommand, now: &Provenance) -> State {
 }
 
 /// The state's reason when the set is another config's or command's and `--recompute` is
-/// not given: the refusal, the same in the dry run and the run.
+/// not given, or when something not the tools' is in it (`Blocked`, any flags): the
+/// refusal, the same in the dry run and the run.
 pub fn refusal(state: &State, recompute: bool) -> Option<String> {
     match state {
         State::Stale(why) if !recompute => Some(why.clone()),
+        // Not the tools' in the set: refused with `--recompute` too (ninety-ninth hostile
+        // round, D2).
+        State::Blocked(why) => Some(why.clone()),
         _ => None,
     }
 }

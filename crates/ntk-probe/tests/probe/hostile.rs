@@ -6696,6 +6696,25 @@ fn ninety_fifth_review_another_users_point_is_never_made_again() {
         ],
     );
     assert!(!String::from_utf8_lossy(&o.stderr).contains("not as its run wrote it"));
+    // And a summary this user may not read gets the remedy (ninety-ninth hostile round, N2:
+    // "cannot read: Permission denied (os error 13)" alone).
+    std::fs::set_permissions(&summary, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let o = Command::new("setpriv")
+        .args(["--bounding-set=-all", "--inh-caps=-all"])
+        .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(["collect", out.to_str().unwrap()])
+        .output()
+        .expect("setpriv, to run without root's capabilities");
+    std::fs::set_permissions(&summary, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_clean_error(
+        "collect of a summary this user may not read",
+        &o,
+        &[
+            &summary.display().to_string(),
+            "cannot read",
+            "make it readable to this user",
+        ],
+    );
     assert_ok("collect", &run(&os(&["collect", out.to_str().unwrap()])));
 }
 
@@ -6843,4 +6862,148 @@ fn collect_of_a_directory_this_user_may_not_read_says_so() {
     std::fs::remove_file(&mine).unwrap();
     assert_ok("plot --out", &run(&v));
     assert_ok("plot --out again", &run(&v));
+}
+
+/// Ninety-ninth hostile round, D2: a user's file at one of a set's names that its summary
+/// does not record (`outputs.npy` or `weights.safetensors` beside a set made without
+/// `--save-weights`, `ntk.npy` beside a tiled set or in a sweep's point) is not the tools':
+/// refused by name in the dry run and the run, with `--recompute` too (which removed or
+/// overwrote it), and never touched.
+#[test]
+fn a_users_file_at_a_sets_name_is_refused_even_with_recompute() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "p.toml", TINY);
+    let out = d.join("o");
+    assert_ok("the set", &run(&ntk_args(&cfg, &out, &[])));
+    let refused = |name: &str, extra: &[&str], file: &Path, text: &str| {
+        let o = run(&ntk_args(&cfg, &out, extra));
+        assert_clean_error(
+            name,
+            &o,
+            &[
+                &file.display().to_string(),
+                "does not record (its run did not write it)",
+                "not the run's: move it away",
+            ],
+        );
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("--recompute"));
+        assert_eq!(std::fs::read_to_string(file).unwrap(), text, "{name}");
+    };
+    for (name, text) in [
+        ("outputs.npy", "my own outputs\n"),
+        ("weights.safetensors", "my weights\n"),
+    ] {
+        let file = write(&out, name, text);
+        for extra in [
+            &[][..],
+            &["--dry-run"],
+            &["--recompute", "--dry-run"],
+            &["--recompute"],
+            &["--save-weights", "--recompute"],
+            &["--resume"],
+        ] {
+            refused(&format!("{name} {extra:?}"), extra, &file, text);
+        }
+        std::fs::remove_file(&file).unwrap();
+    }
+    assert_ok("kept as it is", &run(&ntk_args(&cfg, &out, &["--resume"])));
+
+    // A tiled set writes no ntk.npy.
+    let tiled = d.join("t");
+    let args = |extra: &[&str]| {
+        let mut v = vec!["--set", "probe.eigen=tiled"];
+        v.extend(extra);
+        ntk_args(&cfg, &tiled, &v)
+    };
+    assert_ok("the tiled set", &run(&args(&[])));
+    let mine = write(&tiled, "ntk.npy", "my kernel\n");
+    for extra in [&["--recompute"][..], &["--recompute", "--dry-run"]] {
+        let o = run(&args(extra));
+        assert_clean_error("tiled", &o, &["ntk.npy", "not the run's: move it away"]);
+    }
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "my kernel\n");
+
+    // A sweep's point: refused before any work, dry run and run, with --recompute.
+    let sweep_cfg = write(d, "s.toml", TINY_SWEEP);
+    let s = d.join("s");
+    assert_ok("the sweep", &run(&sweep_args(&sweep_cfg, &s, &[])));
+    let point = summaries_under(&s)
+        .into_iter()
+        .find(|p| {
+            serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(p).unwrap()).unwrap()
+                ["files"]
+                .get("ntk.npy")
+                .is_none()
+        })
+        .expect("a point that wrote no ntk.npy");
+    let mine = write(point.parent().unwrap(), "ntk.npy", "my kernel\n");
+    for extra in [&["--recompute"][..], &["--recompute", "--dry-run"], &[]] {
+        let o = run(&sweep_args(&sweep_cfg, &s, extra));
+        assert_clean_error(
+            &format!("sweep {extra:?}"),
+            &o,
+            &["ntk.npy", "does not record", "not the run's: move it away"],
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "my kernel\n");
+}
+
+/// Ninety-ninth hostile round, D1: no control character of the user's reaches the terminal
+/// raw: a `--set` key holding ESC (quoted twice in its error), a TOML escape decoded into a
+/// value or a key serde names back, and a `--config` path holding ESC are each written
+/// escaped (`\u{1b}`), in every error.
+#[test]
+fn control_characters_of_the_users_are_never_printed_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "p.toml", TINY);
+    let out = d.join("o");
+    let no_raw = |name: &str, o: &Output| {
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        assert!(
+            !o.stderr
+                .iter()
+                .any(|&b| b < 0x20 && b != b'\n' || b == 0x7f),
+            "{name}: {:?}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("\\u{1b}")
+                || String::from_utf8_lossy(&o.stderr).contains("\\u{7f}"),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    for set in [
+        "mo\x1b[31mdel.width=8",
+        "model.wi\x7fdth=8",
+        "model.activation=\"re\\u001b[31mlu\"",
+    ] {
+        no_raw(
+            set,
+            &run(&ntk_args(&cfg, &out, &["--dry-run", "--set", set])),
+        );
+    }
+    let value = write(
+        d,
+        "v.toml",
+        &TINY.replace("activation = \"relu\"", "activation = \"re\\u001b[31mlu\""),
+    );
+    no_raw(
+        "a decoded value",
+        &run(&ntk_args(&value, &out, &["--dry-run"])),
+    );
+    let key = write(
+        d,
+        "k.toml",
+        &TINY.replace("width = 8", "\"wi\\u001b[31mdth\" = 8"),
+    );
+    no_raw("a decoded key", &run(&ntk_args(&key, &out, &["--dry-run"])));
+    let path = d.join("no\x1b[31mne.toml");
+    no_raw(
+        "a --config path",
+        &run(&ntk_args(&path, &out, &["--dry-run"])),
+    );
+    assert!(!out.exists());
 }

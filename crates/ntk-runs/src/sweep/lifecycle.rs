@@ -8,8 +8,8 @@ use std::path::Path;
 
 use super::{
     Failure, Outcome, Planned, Recompute, Shard, State, Sweep, links_under, make_all, plan,
-    print_plan, refuse_foreign, refuse_stale, refuse_stale_in_collect, stale_reasons,
-    warn_incomplete,
+    print_plan, refuse_blocked, refuse_foreign, refuse_stale, refuse_stale_in_collect,
+    stale_reasons, warn_incomplete,
 };
 use crate::progress::Reporter;
 use ntk_files::lock::SweepClaim;
@@ -158,6 +158,8 @@ fn refused<S: Sweep>(
     for p in planned.iter().filter(|p| p.state != State::Done) {
         refuse_others_files(&sweep.dir(&points[p.index]))?;
     }
+    // Nor over a file of the user's at a point's name (ninety-ninth hostile round, D2).
+    refuse_blocked(&planned, S::UNIT)?;
     // Nothing is made while a result of another config is in the way.
     refuse_stale(&planned, recompute, S::UNIT, print)?;
     // A file at a failure record's name that the tools did not write (fortieth hostile

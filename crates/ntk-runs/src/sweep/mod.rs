@@ -285,10 +285,20 @@ pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> St
         match read::<R>(path) {
             Ok(None) => complete = false,
             Ok(Some(r)) => {
+                let dir = path.parent().unwrap_or(Path::new("."));
+                // A file at one of the set's names that its summary does not record is not
+                // the tools': neither the point's set nor a set to make again over
+                // (ninety-ninth hostile round, D2: `--recompute`, as advised, removed the
+                // user's file). Before the config's check, which `--recompute` passes. An
+                // empty record is no set the tools write: `verify` says so below (stale).
+                if let Some(files) = r.files().filter(|f| !f.is_empty())
+                    && let Some(why) = crate::manifest::unrecorded(dir, files, R::SET_FILES, path)
+                {
+                    return State::Blocked(format!("{why}; not the run's: move it away"));
+                }
                 if let Err(e) = provenance::check_reuse(path, r.provenance(), now) {
                     return State::Stale(e.to_string());
                 }
-                let dir = path.parent().unwrap_or(Path::new("."));
                 // A file of the set, or one its check reads, that this user may not read is
                 // said as the summary's is: one remedy for one state (ninety-sixth hostile
                 // round, N2), whether or not the check would have passed it by.
@@ -312,7 +322,7 @@ pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> St
             // A file this user may not read is made readable, or moved, not computed
             // again over (ninety-fifth hostile round, D4: "pass --recompute" replaced
             // another user's point).
-            Err(e) if unreadable(path) => return State::Stale(format!("{e}; {UNREADABLE}")),
+            Err(_) if unreadable(path) => return unreadable_state(path),
             Err(e) => return State::Stale(format!("{e}; {redo}")),
         }
     }
@@ -509,6 +519,26 @@ fn stale_reasons(planned: &[Planned]) -> Vec<&String> {
             _ => None,
         })
         .collect()
+}
+
+/// The error that stops a sweep before any work, `--recompute` or not, while a point is
+/// [`State::Blocked`] (something not the tools' in its way; its reason says what to move).
+fn refuse_blocked(planned: &[Planned], unit: &str) -> crate::Result<()> {
+    let blocked: Vec<&String> = planned
+        .iter()
+        .filter_map(|p| match &p.state {
+            State::Blocked(why) => Some(why),
+            _ => None,
+        })
+        .collect();
+    match blocked.first() {
+        Some(first) => Err(crate::Error::Blocked {
+            first: first.to_string(),
+            more: blocked.len() - 1,
+            unit: unit.to_string(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The error that stops a sweep before any work while results of another config are in

@@ -6131,3 +6131,36 @@ fn collect_of_a_file_says_it_is_no_directory() {
         &["t.toml: not a directory (a file, a FIFO or a device)"],
     );
 }
+
+/// Ninety-ninth hostile round, D1: a `--set` key holding ESC, a TOML escape decoded into a
+/// value serde names back, and a `--config` path holding ESC are written escaped
+/// (`\u{1b}`), never raw, in ntk-train's errors too.
+#[test]
+fn control_characters_of_the_users_are_never_printed_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "t.toml", TINY);
+    let out = d.join("o");
+    let no_raw = |name: &str, o: &Output| {
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{name}: {said}");
+        assert!(!said.contains('\x1b'), "{name}: {said:?}");
+        assert!(said.contains("\\u{1b}"), "{name}: {said}");
+    };
+    let set = |s: &str| args(&cfg, &out, &["--dry-run", "--set", s]);
+    no_raw("a key", &run(&set("optim.l\x1br=1")));
+    no_raw(
+        "a value",
+        &run(&set("model.activation=\"re\\u001b[31mlu\"")),
+    );
+    let path = d.join("no\x1b[31mne.toml");
+    no_raw("a --config path", &run(&args(&path, &out, &["--dry-run"])));
+    assert!(!out.exists());
+    // And `--lr 1e-400` is named as typed, as `--set optim.lr=1e-400` is (N5).
+    let o = run(&args(&cfg, &out, &["--dry-run", "--lr", "1e-400"]));
+    assert_clean_error(
+        "--lr 1e-400",
+        &o,
+        &["--lr", "1e-400 is a nonzero number that reads as 0"],
+    );
+}

@@ -1323,3 +1323,45 @@ fn a_line_whose_directory_its_sweep_refuses_fails_alone() {
         "the check's place is removed"
     );
 }
+
+/// Ninety-ninth hostile round, N4: a `TMPDIR` where the check's place cannot be made stops
+/// the queue in the script's words with status 2 before any line trains; a check that
+/// refuses a line leaves no place behind.
+#[test]
+fn a_check_place_that_cannot_be_made_is_said_and_none_is_left() {
+    let _guard = serial();
+    let (dir, stub) = tree();
+    let d = dir.path();
+    let queue = |env: &[(&str, &str)]| {
+        let mut cmd = Command::new("bash");
+        cmd.arg("experiments/seeds/run.sh")
+            .current_dir(d)
+            .env("NTK_TRAIN_BIN", &stub)
+            .env_remove("SEEDS_ONLY")
+            .env_remove("SEEDS_EXPORT_ONLY");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let o = cmd.output().unwrap();
+        let calls = std::fs::read_to_string(d.join("calls.log")).unwrap_or_default();
+        (o, calls)
+    };
+    let missing = d.join("no-such-dir");
+    let (o, calls) = queue(&[("TMPDIR", missing.to_str().unwrap())]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("seeds: cannot make the place its check plans into")
+            && err.contains("set TMPDIR to a directory this user may write; nothing trained"),
+        "{err}"
+    );
+    assert!(calls.is_empty(), "{calls}");
+    let tmp = d.join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let (o, _) = queue(&[
+        ("TMPDIR", tmp.to_str().unwrap()),
+        ("REFUSE_DRY", "a key it does not know"),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "no place left");
+}
