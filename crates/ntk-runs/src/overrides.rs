@@ -79,9 +79,11 @@ impl Assignment {
         check_key(key)
             .and_then(|()| check_value(value))
             .map_err(|e| Error::Assignment {
+                // Cut, then escaped: the length said is of the text typed (ninety-ninth
+                // hostile round, N3: a 318-byte `--set` ending in ESC was "(323 bytes)").
                 origin: format!(
                     "--set {}",
-                    crate::quote::cut_long(&crate::quote::controls_escaped(arg))
+                    crate::quote::controls_escaped(&crate::quote::cut_long(arg))
                 ),
                 source: Box::new(e),
             })?;
@@ -1564,6 +1566,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("--set model.de\\npth=3: "), "{e}");
+        // A long one is cut, and its length said, as typed (ninety-ninth hostile round, N3).
+        let long = format!("model.{}\x1b=1", "w".repeat(300));
+        let e = Assignment::parse(&long).unwrap_err().to_string();
+        assert!(e.contains(&format!("... ({} bytes)", long.len())), "{e}");
+        assert!(!e.contains('\x1b'), "{e}");
         assert!(parse_all(&["a=1".into(), "b".into()]).is_err());
         // A table's `--set` sets each of its keys (ninety-seventh hostile round, D1).
         let e =

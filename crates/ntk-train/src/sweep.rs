@@ -347,7 +347,7 @@ pub fn finished_summary(dir: &Path) -> Option<TrainSummary> {
 /// diverged, by this config), partial (a checkpoint to resume from), new, or stale.
 pub fn run_state(dir: &Path, now: &Provenance) -> State {
     let expected = [(dir.join("summary.json"), now)];
-    match sweep::state::<TrainSummary>(&expected, REDO) {
+    match sweep::state::<TrainSummary>(&expected, REDO, sweep::Holder::Point) {
         State::New if dir.join("checkpoint.json").exists() => checkpoint_state(dir, now),
         State::Done => finished_state(dir, now),
         state => state,
@@ -422,7 +422,7 @@ fn verified_pointer(
     now: &Provenance,
 ) -> Result<Option<crate::checkpoint::Pointer>, State> {
     if let Some(locked) = unreadable_checkpoint_part(dir) {
-        return Err(sweep::unreadable_state(&locked));
+        return Err(sweep::unreadable_state(&locked, sweep::Holder::Point));
     }
     let path = dir.join("checkpoint.json");
     let text = match ntk_files::io::read_to_string(&path) {

@@ -71,8 +71,8 @@ pub fn state(out: &Path, command: SetCommand, now: &Provenance) -> State {
         // blocks: `Recorded::check`) is not kept, as a sweep's point is not
         // (seventy-seventh hostile round, D1: `--resume` kept and printed an edited
         // activation and kappa).
-        SetCommand::Run => sweep::state::<Summary>(&expected, REDO),
-        SetCommand::Onnx => sweep::state::<OnnxSummary>(&expected, REDO),
+        SetCommand::Run => sweep::state::<Summary>(&expected, REDO, sweep::Holder::Set),
+        SetCommand::Onnx => sweep::state::<OnnxSummary>(&expected, REDO, sweep::Holder::Set),
     }
 }
 

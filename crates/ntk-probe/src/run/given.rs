@@ -788,6 +788,18 @@ fn overflowing_row(
         Precision::F64 => largest_diagonal::<f64>(mlp, (x, n), &outputs, per_output, formed),
     };
     let limit = largest / (1.0 + rounding_allowance(net, compute.precision).1);
+    // Every entry in range, but their sum, the kernel's trace, out of f64's: lambda_max is
+    // at most the trace and at least its n-th, so it may pass f64's range, which the run
+    // refuses once the kernel is formed (ninety-ninth hostile round, D3). Said before any
+    // work, so that the dry run does not say only "new".
+    if diagonal.iter().all(|v| *v <= limit) && !diagonal.iter().sum::<f64>().is_finite() {
+        eprintln!(
+            "note: {}: the kernel's trace (the sum of its diagonal K(x, x)) passes f64's \
+             largest number, so its lambda_max may too, which the run refuses once the kernel \
+             is formed; rescale the inputs or the weights down",
+            inputs.description
+        );
+    }
     // A NaN counts as an overflow too.
     let row = diagonal.iter().position(|v| v.is_nan() || *v > limit)?;
     Some((row, Some(diagonal[row])))

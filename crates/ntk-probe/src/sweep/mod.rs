@@ -305,7 +305,7 @@ impl Sweep for ProbeSweep<'_> {
         // A point whose summary is not as written (its checksum, its numbers against its
         // eigenvalues and blocks: `Recorded::check`) is stale, as `collect` refuses it
         // (seventy-sixth hostile round, D3: the dry run said `done`, and the sweep refused).
-        let state = sweep::state::<Summary>(&expected, redo);
+        let state = sweep::state::<Summary>(&expected, redo, sweep::Holder::Point);
         // A tiled point's own phase files (a sweep always continues from them) make it
         // partial (issue 65 item 14: a dry run says so).
         let n = self.data(point).inputs.n;

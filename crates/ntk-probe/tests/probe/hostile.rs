@@ -6676,16 +6676,21 @@ fn ninety_fifth_review_another_users_point_is_never_made_again() {
             "{said}"
         );
     }
+    // Collect, without root's capabilities, of the sweep with `locked` at mode 000.
+    let collect_locked = |locked: &Path| {
+        std::fs::set_permissions(locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let o = Command::new("setpriv")
+            .args(["--bounding-set=-all", "--inh-caps=-all"])
+            .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+            .args(["collect", out.to_str().unwrap()])
+            .output()
+            .expect("setpriv, to run without root's capabilities");
+        std::fs::set_permissions(locked, std::fs::Permissions::from_mode(0o644)).unwrap();
+        o
+    };
     // Collect says the same state as the same: a set file this user may not read leaves the
     // set unchecked, not "not as its run wrote it" (ninety-eighth hostile round, D2).
-    std::fs::set_permissions(&eigen, std::fs::Permissions::from_mode(0o000)).unwrap();
-    let o = Command::new("setpriv")
-        .args(["--bounding-set=-all", "--inh-caps=-all"])
-        .arg(env!("CARGO_BIN_EXE_ntk-probe"))
-        .args(["collect", out.to_str().unwrap()])
-        .output()
-        .expect("setpriv, to run without root's capabilities");
-    std::fs::set_permissions(&eigen, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let o = collect_locked(&eigen);
     assert_clean_error(
         "collect of a set file this user may not read",
         &o,
@@ -6698,14 +6703,7 @@ fn ninety_fifth_review_another_users_point_is_never_made_again() {
     assert!(!String::from_utf8_lossy(&o.stderr).contains("not as its run wrote it"));
     // And a summary this user may not read gets the remedy (ninety-ninth hostile round, N2:
     // "cannot read: Permission denied (os error 13)" alone).
-    std::fs::set_permissions(&summary, std::fs::Permissions::from_mode(0o000)).unwrap();
-    let o = Command::new("setpriv")
-        .args(["--bounding-set=-all", "--inh-caps=-all"])
-        .arg(env!("CARGO_BIN_EXE_ntk-probe"))
-        .args(["collect", out.to_str().unwrap()])
-        .output()
-        .expect("setpriv, to run without root's capabilities");
-    std::fs::set_permissions(&summary, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let o = collect_locked(&summary);
     assert_clean_error(
         "collect of a summary this user may not read",
         &o,
@@ -7006,4 +7004,34 @@ fn control_characters_of_the_users_are_never_printed_raw() {
         &run(&ntk_args(&path, &out, &["--dry-run"])),
     );
     assert!(!out.exists());
+}
+
+/// Ninety-eighth hostile round, N6: a single run's file this user may not read gets the
+/// remedy of a set (a new `--out`), not a sweep point's ("move the point out of runs/").
+#[test]
+fn a_single_runs_unreadable_file_gets_the_remedy_of_a_set() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "p.toml", TINY);
+    let out = d.join("o");
+    assert_ok("the set", &run(&ntk_args(&cfg, &out, &[])));
+    let eigen = out.join("eigenvalues.npy");
+    std::fs::set_permissions(&eigen, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let o = Command::new("setpriv")
+        .args(["--bounding-set=-all", "--inh-caps=-all"])
+        .arg(env!("CARGO_BIN_EXE_ntk-probe"))
+        .args(ntk_args(&cfg, &out, &["--resume", "--dry-run"]))
+        .output()
+        .expect("setpriv, to run without root's capabilities");
+    std::fs::set_permissions(&eigen, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let said =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains(
+            "this user may not read it; make it readable to this user, or write to a new --out"
+        ),
+        "{said}"
+    );
+    assert!(!said.contains("runs/"), "{said}");
 }

@@ -264,10 +264,34 @@ pub fn read<R: Recorded>(path: &Path) -> crate::Result<Option<R>> {
     provenance::read_json(path, R::WHAT)
 }
 
-/// The state of a point whose results are the files `expected`, each with the provenance
-/// the config about to make it would record; `redo` ends the message of an unreadable file
-/// ("pass --recompute to compute the point again").
-pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> State {
+/// What holds the results a [`state`] is of: a sweep's point (under its `runs/`) or a
+/// single run's output set (its `--out`). It chooses the remedy of a file this user may not
+/// read: a point is moved out of `runs/`, a set is left for a new `--out` (ninety-eighth
+/// hostile round, N6: a single run was told to move "the point out of runs/").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holder {
+    Point,
+    Set,
+}
+
+impl Holder {
+    /// The remedy for one of its files this user may not read.
+    pub fn unreadable_remedy(self) -> &'static str {
+        match self {
+            Self::Point => "make it readable to this user, or move the point out of runs/",
+            Self::Set => "make it readable to this user, or write to a new --out",
+        }
+    }
+}
+
+/// The state of a point (or set: `holder`) whose results are the files `expected`, each
+/// with the provenance the config about to make it would record; `redo` ends the message of
+/// a file not as written ("pass --recompute to compute the point again").
+pub fn state<R: Recorded>(
+    expected: &[(PathBuf, &Provenance)],
+    redo: &str,
+    holder: Holder,
+) -> State {
     let mut complete = true;
     for (path, now) in expected {
         // A file (not the tools' directory) on the result's path: the point cannot be made
@@ -308,7 +332,7 @@ pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> St
                     .map(|n| dir.join(n))
                     .find(|p| unreadable(p))
                 {
-                    return unreadable_state(&locked);
+                    return unreadable_state(&locked, holder);
                 }
                 let why = match r.files() {
                     Some(files) => crate::manifest::verify(dir, files, R::SET_FILES, path).err(),
@@ -322,23 +346,21 @@ pub fn state<R: Recorded>(expected: &[(PathBuf, &Provenance)], redo: &str) -> St
             // A file this user may not read is made readable, or moved, not computed
             // again over (ninety-fifth hostile round, D4: "pass --recompute" replaced
             // another user's point).
-            Err(_) if unreadable(path) => return unreadable_state(path),
+            Err(_) if unreadable(path) => return unreadable_state(path, holder),
             Err(e) => return State::Stale(format!("{e}; {redo}")),
         }
     }
     if complete { State::Done } else { State::New }
 }
 
-/// The remedy for a point's file this user may not read.
-const UNREADABLE: &str = "make it readable to this user, or move the point out of runs/";
-
-/// The state of a point with a file (or directory) at `locked` this user may not read: as
-/// written, to be made readable or moved, never computed again over (ninety-fifth hostile
-/// round, D4; a training run's checkpoint too: ninety-eighth, D4).
-pub fn unreadable_state(locked: &Path) -> State {
+/// The state of a point (or set) with a file (or directory) at `locked` this user may not
+/// read: as written, to be made readable or moved, never computed again over (ninety-fifth
+/// hostile round, D4; a training run's checkpoint too: ninety-eighth, D4).
+pub fn unreadable_state(locked: &Path, holder: Holder) -> State {
     State::Stale(format!(
-        "{}: this user may not read it; {UNREADABLE}",
-        locked.display()
+        "{}: this user may not read it; {}",
+        locked.display(),
+        holder.unreadable_remedy()
     ))
 }
 
