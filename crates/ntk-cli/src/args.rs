@@ -16,6 +16,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use clap::builder::TypedValueParser;
 
 pub use ntk_plot::layout::Layout;
 
@@ -34,6 +35,42 @@ pub fn out_path(s: &str) -> Result<PathBuf, String> {
     Ok(std::path::Path::new(s).components().collect())
 }
 
+/// A flag's value that must be UTF-8 text (`--out`, `--set`): one that is not is refused
+/// naming the flag and the value as far as it reads (ninety-ninth hostile round, N7: clap's
+/// "invalid UTF-8 was detected in one or more arguments" named neither). The tools name
+/// their paths in text (messages, recorded provenance), so a path must be text too.
+#[derive(Clone, Copy, Debug)]
+pub struct Text;
+
+impl clap::builder::TypedValueParser for Text {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        match value.to_str() {
+            Some(s) => Ok(s.to_string()),
+            None => {
+                let flag = arg.and_then(|a| a.get_long()).unwrap_or("a flag");
+                Err(clap::Error::raw(
+                    clap::error::ErrorKind::InvalidUtf8,
+                    format!(
+                        "--{flag} {}: not UTF-8 text (shown with U+FFFD where it is not); give \
+                         it in UTF-8\n",
+                        ntk_runs::quote::controls_escaped(&ntk_runs::quote::cut_long(
+                            &value.to_string_lossy()
+                        ))
+                    ),
+                )
+                .with_cmd(cmd))
+            }
+        }
+    }
+}
+
 /// The flags of one run: the config, where it writes, overrides, and what to do with what
 /// is already there.
 #[derive(Args, Clone, Debug, Default)]
@@ -42,9 +79,9 @@ pub struct RunFlags {
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Output directory (default: the config's `out`, where it has one).
-    #[arg(long, value_parser = out_path)]
+    #[arg(long, value_parser = Text.try_map(|s| out_path(&s)))]
     pub out: Option<PathBuf>,
-    #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP)]
+    #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP, value_parser = Text)]
     pub set: Vec<String>,
     /// Check the config and the output directory, print what would be computed (each
     /// point's state: new, partial, done, failed or stale) and exit; fails exactly when the
@@ -266,7 +303,7 @@ pub struct CollectArgs {
     /// the infinite-width theory from it).
     #[arg(long)]
     pub config: Option<PathBuf>,
-    #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP, requires = "config")]
+    #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP, requires = "config", value_parser = Text)]
     pub set: Vec<String>,
     /// Merge points whose configs differ beyond the sweep axes (refused by default).
     #[arg(long)]

@@ -84,10 +84,10 @@ pub fn parse_csv<T: DeserializeOwned>(bytes: &[u8], name: &str) -> crate::Result
     reader
         .records()
         .map(|record| {
-            let record = record.map_err(|e| row_error(name, e))?;
+            let record = record.map_err(|e| row_error(name, bytes, e))?;
             record
                 .deserialize(Some(&headers))
-                .map_err(|source| field_error(name, &headers, &record, source))
+                .map_err(|source| field_error(name, bytes, &headers, &record, source))
         })
         .collect()
 }
@@ -109,6 +109,7 @@ pub struct BadField {
 /// words counted the field from 0 and named no column).
 fn field_error(
     name: &str,
+    bytes: &[u8],
     headers: &csv::StringRecord,
     record: &csv::StringRecord,
     source: csv::Error,
@@ -119,7 +120,7 @@ fn field_error(
         return crate::Error::CsvField {
             name: name.to_string(),
             field: Box::new(BadField {
-                line: record.position().map_or(0, |p| p.line()),
+                line: record.position().map_or(0, |p| line_at(bytes, p)),
                 column: field + 1,
                 header: headers.get(field).unwrap_or("").to_string(),
                 value: record.get(field).unwrap_or("").to_string(),
@@ -133,9 +134,25 @@ fn field_error(
     }
 }
 
+/// The line (from 1) of the file `bytes` at which `pos` lies, by the line feeds before its
+/// byte: the CSV reader's own count is one short in a file whose lines end in CR LF (a table
+/// saved by Python's `csv` module or a spreadsheet: ninety-eighth hostile round, N11, "line
+/// 1" for a file's second line).
+fn line_at(bytes: &[u8], pos: &csv::Position) -> u64 {
+    let mut at = usize::try_from(pos.byte())
+        .unwrap_or(usize::MAX)
+        .min(bytes.len());
+    // The reader may place a record at the LF of the CR LF before it: a record begins with
+    // neither.
+    while at < bytes.len() && matches!(bytes[at], b'\r' | b'\n') {
+        at += 1;
+    }
+    bytes[..at].iter().filter(|&&b| b == b'\n').count() as u64 + 1
+}
+
 /// A row with another number of fields than the header, named by its line (ninety-second
 /// hostile round, N8: the reader's own words were "record 2 (line: 3, byte: 116)").
-fn row_error(name: &str, source: csv::Error) -> crate::Error {
+fn row_error(name: &str, bytes: &[u8], source: csv::Error) -> crate::Error {
     if let csv::ErrorKind::UnequalLengths {
         pos: Some(pos),
         expected_len,
@@ -144,7 +161,7 @@ fn row_error(name: &str, source: csv::Error) -> crate::Error {
     {
         return crate::Error::CsvRow {
             name: name.to_string(),
-            line: pos.line(),
+            line: line_at(bytes, pos),
             fields: *len,
             columns: *expected_len,
         };
@@ -211,6 +228,15 @@ mod tests {
             e,
             "t.csv: line 2 has 4 fields where the header has 3 columns"
         );
+        // The same lines ending in CR LF (ninety-eighth hostile round, N11).
+        let e = super::parse_csv::<Row>(b"a,seed,width\r\n1,x,3\r\n", "t.csv")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("t.csv: line 2, column 2 (seed)"), "{e}");
+        let e = super::parse_csv::<Row>(b"a,seed,width\r\n1,2,3\r\n1,2,3,4\r\n", "t.csv")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("t.csv: line 3 has 4 fields"), "{e}");
     }
 
     use super::*;

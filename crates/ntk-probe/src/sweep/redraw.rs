@@ -52,15 +52,19 @@ fn bad(path: &Path, reason: String) -> crate::Error {
     }
 }
 
-/// `text` as a number (`inf` allowed), or `None` when empty.
-fn number(path: &Path, column: &str, text: &str) -> crate::Result<Option<f64>> {
+/// `text`, row `row`'s `column` (rows counted from 1 below the header, as the other
+/// checks of this table count them), as a number (`inf` allowed), or `None` when empty; a
+/// text that is not one is named by its row (ninety-eighth hostile round, N11: no row).
+fn number(path: &Path, row: usize, column: &str, text: &str) -> crate::Result<Option<f64>> {
     if text.trim().is_empty() {
         return Ok(None);
     }
-    text.trim()
-        .parse::<f64>()
-        .map(Some)
-        .map_err(|_| bad(path, format!("{column} = {text:?} is not a number")))
+    text.trim().parse::<f64>().map(Some).map_err(|_| {
+        bad(
+            path,
+            format!("row {row}: {column} = {text:?} is not a number"),
+        )
+    })
 }
 
 /// The rows of the CSV at `path`; a missing or empty table is an error.
@@ -236,7 +240,7 @@ fn seed_values(path: &Path) -> crate::Result<Vec<(SeedValue, SeedFacts)>> {
         .zip(settings(&keys))
         .enumerate()
         .map(|(i, (r, setting))| {
-            let written = number(path, "kappa", &r.kappa)?;
+            let written = number(path, i + 1, "kappa", &r.kappa)?;
             // A singular kernel's kappa is written `inf` or empty (twenty-fifth hostile
             // round, D1: a finite one beside `singular = true` was drawn).
             if let Some(k) = written.filter(|k| r.singular && k.is_finite()) {
@@ -263,7 +267,7 @@ fn seed_values(path: &Path) -> crate::Result<Vec<(SeedValue, SeedFacts)>> {
                     ),
                 ));
             }
-            let angle = number(path, "min_grad_angle_deg", &r.min_grad_angle_deg)?;
+            let angle = number(path, i + 1, "min_grad_angle_deg", &r.min_grad_angle_deg)?;
             check_angle(path, i + 1, "min_grad_angle_deg", angle)?;
             let interval = seed_interval(path, i + 1, r, kappa)?;
             let value = SeedValue {
@@ -272,7 +276,7 @@ fn seed_values(path: &Path) -> crate::Result<Vec<(SeedValue, SeedFacts)>> {
                 activation: r.activation.clone(),
                 depth: r.depth,
                 kappa,
-                min_grad_angle_deg: number(path, "min_grad_angle_deg", &r.min_grad_angle_deg)?,
+                min_grad_angle_deg: angle,
                 blocks_of: r.block_size.map(|b| (b, r.n)),
             };
             let facts = SeedFacts {
@@ -294,8 +298,8 @@ fn seed_interval(
     r: &SeedRow,
     kappa: Option<f64>,
 ) -> crate::Result<Option<(f64, f64)>> {
-    let low = number(path, "kappa_low", &r.kappa_low)?;
-    let high = number(path, "kappa_high", &r.kappa_high)?;
+    let low = number(path, row, "kappa_low", &r.kappa_low)?;
+    let high = number(path, row, "kappa_high", &r.kappa_high)?;
     let (low, high) = match (low, high) {
         (None, None) => return Ok(None),
         (Some(low), Some(high)) => (low, high),

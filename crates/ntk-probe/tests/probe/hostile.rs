@@ -7004,6 +7004,24 @@ fn control_characters_of_the_users_are_never_printed_raw() {
         &run(&ntk_args(&path, &out, &["--dry-run"])),
     );
     assert!(!out.exists());
+    // A value that is not UTF-8 is refused naming its flag (N7: clap's words named none).
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"o\xff");
+    let mut v = ntk_args(&cfg, Path::new(bad), &["--dry-run"]);
+    let o = run(&v);
+    assert_clean_error(
+        "a --out not UTF-8",
+        &o,
+        &["--out o\u{fffd}: not UTF-8 text"],
+    );
+    v = ntk_args(&cfg, &out, &["--dry-run", "--set"]);
+    v.push(std::ffi::OsStr::from_bytes(b"model.width=\xff").into());
+    let o = run(&v);
+    assert_clean_error(
+        "a --set not UTF-8",
+        &o,
+        &["--set model.width=\u{fffd}: not UTF-8"],
+    );
 }
 
 /// Ninety-eighth hostile round, N6: a single run's file this user may not read gets the

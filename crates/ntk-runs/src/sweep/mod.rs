@@ -956,9 +956,12 @@ pub fn without_result(root: &Path, marker: &str) -> Vec<PathBuf> {
     let descend = |n: &str| n != "checkpoints" && n != marker;
     walk(root, descend, |dir, files| {
         let has_marker = files.iter().any(|(n, _)| n == marker);
+        // A marker that is there but no regular file (a FIFO, a directory) is a result left
+        // out even where nothing else is beside it (ninety-ninth hostile round, N6).
+        let marker_not_a_file = std::fs::symlink_metadata(dir.join(marker)).is_ok();
         if has_marker {
             results.push(dir.to_path_buf());
-        } else if !files.is_empty() && !dir.join(FAILED_FILE).exists() {
+        } else if (marker_not_a_file || !files.is_empty()) && !dir.join(FAILED_FILE).exists() {
             found.push(dir.to_path_buf());
         }
     });
@@ -1055,11 +1058,17 @@ pub fn warn_unreadable(root: &Path, marker: &str) -> usize {
     for dir in dirs.iter().take(5) {
         // The files by name: a README or notes file beside the runs is no result's, and
         // the warning said "a result's files" of it (twelfth hostile round).
-        eprintln!(
-            "warning: {}: holds files ({}) but no readable {marker}: not collected",
-            dir.display(),
-            file_names(dir)
-        );
+        match file_names(dir) {
+            names if names.is_empty() => eprintln!(
+                "warning: {}: its {marker} is not a regular file (a FIFO, a directory or a \
+                 device): not collected",
+                dir.display()
+            ),
+            names => eprintln!(
+                "warning: {}: holds files ({names}) but no readable {marker}: not collected",
+                dir.display()
+            ),
+        }
     }
     if dirs.len() > 5 {
         eprintln!("warning: ... and {} more such directories", dirs.len() - 5);
@@ -1160,6 +1169,22 @@ mod tests {
         assert_eq!(
             without_result(root, "summary.json"),
             vec![root.join("seed2/whole")]
+        );
+        // Ninety-ninth hostile round, N6: a marker that is a FIFO or a directory, alone.
+        std::fs::create_dir_all(root.join("seed3/whole/summary.json")).unwrap();
+        std::fs::create_dir_all(root.join("seed4/whole")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join("seed4/whole/summary.json"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert_eq!(
+            without_result(root, "summary.json"),
+            vec![
+                root.join("seed2/whole"),
+                root.join("seed3/whole"),
+                root.join("seed4/whole")
+            ]
         );
     }
 
