@@ -42,6 +42,18 @@ pub enum Error {
     /// `lambda_max` passed the arithmetic's range; on `K^{-1}`, a tiny pivot).
     #[error("Lanczos: the operator produced non-finite values")]
     LanczosNonFinite,
+    /// Lanczos on `(K + s I)^-1` that overflowed at every shift `s`: the kernel's smallest
+    /// eigenvalue (plus the shift) is below what f64 inverts at the kernel's scale, a
+    /// kernel whose largest entry is `largest` (about 1e-290 or less). Said, never taken for
+    /// an invariant space (ninety-ninth hostile round, D4; the full route scales such a
+    /// kernel by a power of two first).
+    #[error(
+        "the extreme eigenvalues of a kernel of scale {largest:.3e} (its largest entry): Lanczos \
+         on its inverse (K + s I)^-1 overflowed f64 at every shift s, its smallest eigenvalue \
+         being too small for f64 to invert at this scale; probe.eigen = \"full\" solves it, \
+         or rescale the inputs up"
+    )]
+    InverseOverflow { largest: f64 },
     /// A device operation that failed (the backend's error).
     #[error("{0}")]
     Device(String),

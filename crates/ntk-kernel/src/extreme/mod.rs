@@ -179,7 +179,10 @@ pub fn solve(
         return Err(overflow_of(crate::Error::LanczosNonFinite, max_abs));
     }
     let tau = n as f64 * kernel_epsilon * lambda_max.abs();
-    let (shift, inverse) = inverse_largest(op, lambda_max, tau, options)?;
+    let (shift, inverse) = inverse_largest(op, lambda_max, tau, options).map_err(|e| match e {
+        crate::Error::LanczosNonFinite => crate::Error::InverseOverflow { largest: max_abs },
+        e => e,
+    })?;
     let lambda_min = 1.0 / inverse.theta - shift;
     let singular = shift > 0.0 || lambda_min <= tau;
     let rank_lower_bound = if singular {

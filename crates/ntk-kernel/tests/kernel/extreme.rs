@@ -299,6 +299,44 @@ fn the_extremes_do_not_depend_on_the_kernels_scale() {
     }
 }
 
+/// A singular kernel at a scale near f64's smallest numbers (rank 60 of 120 at 1e-300):
+/// every extreme route reports it singular, or says that its inverse overflows at that
+/// scale ([`ntk_kernel::Error::InverseOverflow`]); none reports it regular.
+#[test]
+fn a_singular_kernel_at_the_bottom_of_f64s_range_is_singular_or_said() {
+    let c = compute(Precision::F64);
+    let lambda: Vec<f64> = (0..120)
+        .map(|i| if i < 60 { 0.0 } else { 1.0 + i as f64 / 10.0 })
+        .collect();
+    let mut k = with_spectrum(&lambda);
+    k.data.iter_mut().for_each(|v| *v *= 1e-300);
+    let n = k.size;
+    let routes = [
+        (
+            "device",
+            extreme::extreme(upload(&k, &c, DType::F64), f64::EPSILON, &options()),
+        ),
+        ("host", extreme::dense::of_host(&k, f64::EPSILON)),
+        (
+            "tiled",
+            extreme::solve(
+                &mut extreme::tiled::Tiled::from_dense(&k.data, n, 50),
+                f64::EPSILON,
+                &Options::default(),
+            ),
+        ),
+    ];
+    for (route, e) in routes {
+        match e {
+            Ok(e) => assert!(e.singular && e.kappa.is_infinite(), "{route}: {e:?}"),
+            Err(ntk_kernel::Error::InverseOverflow { largest }) => {
+                assert!(largest < 1e-290, "{route}: {largest}")
+            }
+            Err(e) => panic!("{route}: {e}"),
+        }
+    }
+}
+
 /// A kernel whose entries are finite but whose `lambda_max` passes f64's range (`c (J + I)`,
 /// `n = 6`, at `c = 5e307`: `lambda_max = 3.5e308`) is refused by every extreme route as the
 /// full route refuses it ([`ntk_numerics::Error::SpectrumOverflow`]), never reported singular.
