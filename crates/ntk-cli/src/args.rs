@@ -84,8 +84,8 @@ pub struct RunFlags {
     #[arg(long = "set", value_name = "KEY=VALUE", help = SET_HELP, value_parser = Text)]
     pub set: Vec<String>,
     /// Check the config and the output directory, print what would be computed (each
-    /// point's state: new, partial, done, failed or stale) and exit; fails exactly when the
-    /// run would, before any work.
+    /// point's state: new, partial, done, failed, stale or blocked) and exit; fails exactly
+    /// when the run would, before any work.
     #[arg(long)]
     pub dry_run: bool,
     /// Keep what this very config finished and continue what was interrupted (a training
