@@ -256,6 +256,29 @@ fn the_host_route_reports_singular_kernels_with_their_rank() {
     assert!(extreme::dense::of_host(&bad, f64::EPSILON).is_err());
 }
 
+/// The extremes of `k` by every route: the device route (flex, f64), the host route and the
+/// tiled route (tiles of 50).
+fn every_route(
+    k: &Kernel,
+    c: &Compute,
+) -> [(&'static str, Result<extreme::Extreme, ntk_kernel::Error>); 3] {
+    [
+        (
+            "device",
+            extreme::extreme(upload(k, c, DType::F64), f64::EPSILON, &options()),
+        ),
+        ("host", extreme::dense::of_host(k, f64::EPSILON)),
+        (
+            "tiled",
+            extreme::solve(
+                &mut extreme::tiled::Tiled::from_dense(&k.data, k.size, 50),
+                f64::EPSILON,
+                &Options::default(),
+            ),
+        ),
+    ]
+}
+
 /// The extreme routes do not depend on the kernel's scale (round 99, D4: an absolute Lanczos
 /// tolerance stopped the inverse run at its first step once the kernel was about 1e10, and a
 /// `||w||^2` that overflowed past about 1e154 was taken for an invariant space): the known
@@ -268,23 +291,7 @@ fn the_extremes_do_not_depend_on_the_kernels_scale() {
     for s in [1e-280, 1e-150, 1e-10, 1e10, 1e80, 1e150, 1e200, 1e300] {
         let mut k = unit.clone();
         k.data.iter_mut().for_each(|v| *v *= s);
-        let n = k.size;
-        let routes = [
-            (
-                "device",
-                extreme::extreme(upload(&k, &c, DType::F64), f64::EPSILON, &options()),
-            ),
-            ("host", extreme::dense::of_host(&k, f64::EPSILON)),
-            (
-                "tiled",
-                extreme::solve(
-                    &mut extreme::tiled::Tiled::from_dense(&k.data, n, 50),
-                    f64::EPSILON,
-                    &Options::default(),
-                ),
-            ),
-        ];
-        for (route, e) in routes {
+        for (route, e) in every_route(&k, &c) {
             let e = e.unwrap_or_else(|e| panic!("{route} at {s:e}: {e}"));
             let err = |a: f64, b: f64| (a / b - 1.0).abs();
             assert!(
@@ -310,23 +317,7 @@ fn a_singular_kernel_at_the_bottom_of_f64s_range_is_singular_or_said() {
         .collect();
     let mut k = with_spectrum(&lambda);
     k.data.iter_mut().for_each(|v| *v *= 1e-300);
-    let n = k.size;
-    let routes = [
-        (
-            "device",
-            extreme::extreme(upload(&k, &c, DType::F64), f64::EPSILON, &options()),
-        ),
-        ("host", extreme::dense::of_host(&k, f64::EPSILON)),
-        (
-            "tiled",
-            extreme::solve(
-                &mut extreme::tiled::Tiled::from_dense(&k.data, n, 50),
-                f64::EPSILON,
-                &Options::default(),
-            ),
-        ),
-    ];
-    for (route, e) in routes {
+    for (route, e) in every_route(&k, &c) {
         match e {
             Ok(e) => assert!(e.singular && e.kappa.is_infinite(), "{route}: {e:?}"),
             Err(ntk_kernel::Error::InverseOverflow { largest }) => {
