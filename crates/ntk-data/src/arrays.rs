@@ -343,7 +343,7 @@ fn read(at: &Location) -> Result<Raw> {
                 });
             }
             let header = bytes.len() as u64;
-            bytes.extend(content.read_rest_exact(header, header.saturating_add(data))?);
+            content.append_rest_exact(header, header.saturating_add(data), &mut bytes)?;
             from_npy(at, &bytes)
         }
         Format::Npz => {

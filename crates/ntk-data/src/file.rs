@@ -131,8 +131,17 @@ impl Content {
 
     /// Reads up to `max` more bytes of content (fewer at its end).
     pub(crate) fn read_up_to(&mut self, max: u64) -> Result<Vec<u8>> {
+        let mut buf = Vec::new();
+        self.append_up_to(max, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Appends up to `max` more bytes of content to `buf`, reserving what the file can
+    /// hold first, so that a large array is read into one buffer with no copy (round 98 N9:
+    /// a header and its data read apart and joined held the data twice).
+    fn append_up_to(&mut self, max: u64, buf: &mut Vec<u8>) -> Result<()> {
         let hint = self.capacity_hint(max);
-        let Some(mut buf) = ntk_files::io::try_buffer(hint) else {
+        if buf.try_reserve_exact(hint).is_err() {
             return Err(DataError::io(
                 &self.path,
                 std::io::Error::new(
@@ -140,12 +149,12 @@ impl Content {
                     format!("{hint} bytes, more than this process can allocate"),
                 ),
             ));
-        };
+        }
         (&mut self.reader)
             .take(max)
-            .read_to_end(&mut buf)
+            .read_to_end(buf)
             .map_err(|source| self.read_error(source))?;
-        Ok(buf)
+        Ok(())
     }
 
     /// Reads the rest of a content whose first `consumed` bytes were read and whose header
@@ -155,19 +164,33 @@ impl Content {
     /// ([`DataError::Truncated`] or [`DataError::TrailingData`]); a short stream is
     /// [`DataError::Truncated`], an over-long one [`DataError::TrailingStream`].
     pub(crate) fn read_rest_exact(&mut self, consumed: u64, expected: u64) -> Result<Vec<u8>> {
+        let mut rest = Vec::new();
+        self.append_rest_exact(consumed, expected, &mut rest)?;
+        Ok(rest)
+    }
+
+    /// [`Self::read_rest_exact`], appending the rest to `buf` (which holds what was read).
+    pub(crate) fn append_rest_exact(
+        &mut self,
+        consumed: u64,
+        expected: u64,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
         if let (Encoding::Raw, Some(len)) = (self.encoding, self.stored_len) {
             DataError::check_len(&self.path, expected, len)?;
         }
         let want = expected.saturating_sub(consumed);
-        let rest = self.read_up_to(want.saturating_add(1))?;
-        if rest.len() as u64 > want {
+        let start = buf.len();
+        self.append_up_to(want.saturating_add(1), buf)?;
+        let read = (buf.len() - start) as u64;
+        if read > want {
             return Err(DataError::TrailingStream {
                 path: self.path.clone(),
                 expected,
             });
         }
-        DataError::check_len(&self.path, expected, consumed + rest.len() as u64)?;
-        Ok(rest)
+        DataError::check_len(&self.path, expected, consumed + read)?;
+        Ok(())
     }
 
     /// Reads the whole content; a [`DataError::TooLarge`] once it exceeds `limit` bytes

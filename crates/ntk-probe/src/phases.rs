@@ -171,6 +171,22 @@ impl Mode {
     }
 }
 
+/// Whether the extreme route's `error` is a verdict on the kernel itself (its spectrum past
+/// f64's range, an inverse that overflows, entries or a Lanczos run that are not finite, a
+/// kernel that is not positive semi-definite): one every run on these phase files would
+/// reach again, so that they are removed with the refusal ([`PhaseFiles::refused`]).
+pub fn refuses_the_kernel(error: &ntk_kernel::Error) -> bool {
+    use ntk_kernel::Error as E;
+    matches!(
+        error,
+        E::Numerics(_)
+            | E::NotPsd { .. }
+            | E::RitzValue { .. }
+            | E::LanczosNonFinite
+            | E::InverseOverflow { .. }
+    )
+}
+
 /// Checks `NTK_PHASE_FILES` as a run would, for a dry run to refuse what the run refuses.
 pub fn check_variable() -> crate::Result<()> {
     Mode::from_env().map(|_| ())
@@ -1070,6 +1086,25 @@ impl PhaseFiles {
         }
     }
 
+    /// Removes this run's phase files because the route refused its kernel (`error`: a
+    /// lambda_max past f64's range, an inverse that overflows at every shift, non-finite
+    /// entries): a `--resume` from them would only refuse it again, and left there they
+    /// would stand as another run's state in the way of the remedy's run (hundredth hostile
+    /// round, D1: a refusal left them, with a `phases.json` holding `null`). Said when they
+    /// cannot be removed.
+    pub fn refused(self, error: &ntk_kernel::Error) {
+        if self.read_only || !matches!(inspect(&self.dir), Found::Ours(_)) {
+            return;
+        }
+        if let Err(left) = remove_ours(&self.dir) {
+            eprintln!(
+                "warning: {}: the phase files of a kernel the run refused ({error}) were not \
+                 removed ({left}): remove them by hand",
+                self.dir.display()
+            );
+        }
+    }
+
     fn drop_files(&mut self, why: &str) {
         eprintln!("warning: phase files dropped ({why}); the run goes on without them");
         // Only what is still provably the probe's (its state is written before any tiles),
@@ -1136,7 +1171,10 @@ impl Operand for Resumable<'_, '_> {
             return Ok(top);
         }
         let top = self.tiles.largest(max_steps, seed, tolerance)?;
-        if let Some(f) = self.files.as_deref_mut() {
+        // A Ritz run that overflowed is refused by the caller, never kept: JSON has no
+        // infinity, and a `null` made the state unreadable (hundredth hostile round, D1).
+        let finite = top.theta.is_finite() && top.values.iter().all(|v| v.is_finite());
+        if finite && let Some(f) = self.files.as_deref_mut() {
             f.state.top = Some(top.clone());
             f.save_or_drop();
         }

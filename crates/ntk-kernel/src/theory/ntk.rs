@@ -42,8 +42,19 @@ pub struct PairRecursion {
     pub theta: Vec<[f64; 3]>,
 }
 
+/// The angle `arccos(k_xy / sqrt(k_xx k_yy))` of a pair's kernel `[(x,x), (y,y), (x,y)]`.
+///
+/// The norm product is `k0` itself when the two diagonals are equal (`sqrt(a) sqrt(a)` can
+/// be an ulp off `a`, which arccos turns into 1.5e-8 rad at `rho = -1`: 179.999999 degrees
+/// for two opposite inputs; round 98 N8), and `sqrt(k0) sqrt(k1)` otherwise, which never
+/// overflows where `k0 k1` would.
 fn angle(k: &[f64; 3]) -> f64 {
-    (k[2] / (k[0].sqrt() * k[1].sqrt())).clamp(-1.0, 1.0).acos()
+    let norms = if k[0] == k[1] {
+        k[0]
+    } else {
+        k[0].sqrt() * k[1].sqrt()
+    };
+    (k[2] / norms).clamp(-1.0, 1.0).acos()
 }
 
 impl PairRecursion {
@@ -595,6 +606,25 @@ mod tests {
             assert!((a - (depth as f64 + 1.0) * 2.5).abs() < 1e-13 * a);
             assert!((b - (depth as f64 + 1.0) * 0.5).abs() < 1e-13 * b);
         }
+    }
+
+    /// An odd activation maps opposite inputs to opposite gradients, so phi is exactly 180
+    /// degrees at theta_in = 180 at every depth (round 98 N8: erf at depth 3 gave
+    /// 179.99999914622634, the norm product `sqrt(k) sqrt(k)` an ulp off `k`). The angle of
+    /// a pair of equal norms is formed with `k` itself.
+    #[test]
+    fn odd_activations_keep_opposite_inputs_opposite() {
+        for kind in [ActivationKind::Erf, ActivationKind::Tanh] {
+            let act = Activation::new(kind, None);
+            for depth in 1..=8 {
+                let phi = grad_angle_deg(&act, 180.0, depth);
+                assert_eq!(phi, 180.0, "{kind} depth {depth}");
+            }
+        }
+        // A kernel whose norm product rounds off: sqrt(a) sqrt(a) != a, the angle still pi.
+        let a = 3.0_f64;
+        assert_ne!(a.sqrt() * a.sqrt(), a);
+        assert_eq!(angle(&[a, a, -a]), std::f64::consts::PI);
     }
 
     /// Unit-norm inputs (equal variances in every layer): the interpolated layers equal the

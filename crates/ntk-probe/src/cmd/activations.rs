@@ -16,13 +16,23 @@ pub(crate) struct ActivationsArgs {
     #[arg(long, default_value = "norm_relu,selu")]
     activations: Vec<String>,
     /// NormReLU's kink b (default: -1.5907658564, where its scale equals SELU's).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true, value_parser = ntk_cli::args::float)]
     kink: Option<f64>,
     /// Left end of the x grid.
-    #[arg(long, default_value_t = -4.0, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value_t = -4.0,
+        allow_hyphen_values = true,
+        value_parser = ntk_cli::args::float
+    )]
     x_min: f64,
     /// Right end of the x grid.
-    #[arg(long, default_value_t = 3.0, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value_t = 3.0,
+        allow_hyphen_values = true,
+        value_parser = ntk_cli::args::float
+    )]
     x_max: f64,
     /// Grid points.
     #[arg(long, default_value_t = 701)]

@@ -25,7 +25,8 @@ pub(crate) struct Fig1Args {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "5,15,30,45,60,90,120,150,175"
+        default_value = "5,15,30,45,60,90,120,150,175",
+        value_parser = ntk_cli::args::float
     )]
     thetas: Vec<f64>,
     /// Activation of the networks and the theory: relu (the paper's Fig. 1), gelu, tanh,

@@ -146,10 +146,10 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
 fn print_table(s: &OnnxSummary) {
     println!(
         "NTK  {} | input {:?}, {} parameters | {}",
-        s.onnx.display(),
+        ntk_runs::quote::controls_escaped(&s.onnx.display().to_string()),
         s.input_shape,
         s.parameters,
-        s.data
+        ntk_runs::quote::controls_escaped(&s.data)
     );
     println!(
         "     {} on {} (autodiff path, output {})",

@@ -92,9 +92,14 @@ pub(crate) fn print_table(s: &Summary) {
     } else {
         s.n
     };
+    // The data's description names a path, which a config's TOML escape can give a
+    // control character: never printed raw (hundredth hostile round, N2).
     println!(
         "NTK  {} | depth {} width {} | {}",
-        s.activation, s.depth, s.width, s.data
+        s.activation,
+        s.depth,
+        s.width,
+        ntk_runs::quote::controls_escaped(&s.data)
     );
     println!(
         "     {} {} on {} ({} path, output {}, protocol {})",

@@ -6,16 +6,16 @@ use clap::Args;
 #[derive(Args)]
 pub(crate) struct TheoryArgs {
     /// Input angle(s) theta_in in degrees: one value, a list `5,30,60`, or a range `start:stop:step`.
-    #[arg(long, default_value = "5", allow_negative_numbers = true)]
+    #[arg(long, default_value = "5", allow_hyphen_values = true)]
     theta_deg: String,
     /// Depth(s) L: one value, a list, or a range `start:stop:step` (inclusive).
-    #[arg(long, default_value = "1", allow_negative_numbers = true)]
+    #[arg(long, default_value = "1", allow_hyphen_values = true)]
     depth: String,
     /// The activation: relu, norm_relu, linear, ... (as model.activation).
     #[arg(long, default_value = "relu")]
     activation: String,
     /// NormReLU's kink b.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true, value_parser = ntk_cli::args::float)]
     kink: Option<f64>,
     /// JSON output (key `phi_deg`); several values give CSV unless --json.
     #[arg(long)]
@@ -33,10 +33,14 @@ pub(crate) const MAX_THEORY_DEPTH: f64 = 10_000.0;
 pub(crate) fn parse_values(s: &str, what: &str) -> CliResult<Vec<f64>> {
     let bad =
         || format!("--{what} {s}: expected a number, a list a,b,c or a range start:stop:step");
-    let num = |t: &str| match t.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
-        Ok(_) => Err(format!("--{what} {s}: {} is not a finite number", t.trim())),
-        Err(_) => Err(bad()),
+    // As every number flag is read ([`ntk_cli::args::float`]): a nonzero number that reads
+    // as 0 is refused as typed, never taken for 0 (hundredth hostile round, D4:
+    // `--theta-deg 1e-400` was the angle 0).
+    let num = |t: &str| match (t.trim().parse::<f64>(), ntk_cli::args::float(t)) {
+        (Err(_), _) => Err(bad()),
+        (Ok(_), Err(why)) => Err(format!("--{what} {s}: {why}")),
+        (Ok(v), Ok(_)) if v.is_finite() => Ok(v),
+        (Ok(_), Ok(_)) => Err(format!("--{what} {s}: {} is not a finite number", t.trim())),
     };
     let values: Vec<f64> = if let Some((a, rest)) = s.split_once(':') {
         let (b, step_text) = rest.split_once(':').ok_or_else(bad)?;

@@ -16,14 +16,24 @@ pub(crate) struct TransferArgs {
     #[arg(long, default_value = "norm_relu")]
     activations: Vec<String>,
     /// NormReLU's kink b (default: -1.5907658564, where its scale equals SELU's).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true, value_parser = ntk_cli::args::float)]
     kink: Option<f64>,
     /// Left end of the variance grid (from f64's smallest normal number, 2.2250738585072014e-308, below
     /// --q-max; towards 0 NormReLU's bias B rises to 1).
-    #[arg(long, default_value_t = 0.25, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value_t = 0.25,
+        allow_hyphen_values = true,
+        value_parser = ntk_cli::args::float
+    )]
     q_min: f64,
     /// Right end of the variance grid (above --q-min, at most 10000).
-    #[arg(long, default_value_t = 4.0, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        default_value_t = 4.0,
+        allow_hyphen_values = true,
+        value_parser = ntk_cli::args::float
+    )]
     q_max: f64,
     /// Grid points.
     #[arg(long, default_value_t = 376)]

@@ -50,10 +50,15 @@ pub const REDO: &str = "pass --recompute to compute it again";
 /// `--recompute`).
 pub fn state(out: &Path, command: SetCommand, now: &Provenance) -> State {
     let path = out.join("summary.json");
-    let found = ntk_files::io::read_limited(&path, ntk_files::io::TEXT_LIMIT)
+    let value = ntk_files::io::read_limited(&path, ntk_files::io::TEXT_LIMIT)
         .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .map(|v| SetCommand::of(&v));
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+    // Before the command's check, which `--recompute` passes: replacing the set removes
+    // every name of either command's sets.
+    if let Some(why) = value.as_ref().and_then(|v| unrecorded(out, &path, v)) {
+        return State::Blocked(why);
+    }
+    let found = value.as_ref().map(SetCommand::of);
     if let Some(found) = found
         && found != command
     {
@@ -74,6 +79,27 @@ pub fn state(out: &Path, command: SetCommand, now: &Provenance) -> State {
         SetCommand::Run => sweep::state::<Summary>(&expected, REDO, sweep::Holder::Set),
         SetCommand::Onnx => sweep::state::<OnnxSummary>(&expected, REDO, sweep::Holder::Set),
     }
+}
+
+/// A file at one of the names of either command's sets (`run`'s `outputs.npy`, say, in an
+/// `onnx` set) that the summary `value` at `path` does not record: not the tools' (the
+/// hundredth hostile round, D2: an onnx set replaced, by `onnx` itself or by `run
+/// --recompute`, removed the user's file there, whose name only `run`'s sets were checked
+/// for). `None` for a summary that records no files (written before 2026-12-01).
+fn unrecorded(out: &Path, path: &Path, value: &serde_json::Value) -> Option<String> {
+    let files: ntk_runs::manifest::Files =
+        serde_json::from_value(value.get("files")?.clone()).ok()?;
+    if files.is_empty() {
+        return None;
+    }
+    let mut names: Vec<&str> = crate::run::OUTPUT_FILES[1..].to_vec();
+    for name in &crate::onnx::OUTPUT_FILES[1..] {
+        if !names.contains(name) {
+            names.push(name);
+        }
+    }
+    ntk_runs::manifest::unrecorded(out, &files, &names, path)
+        .map(|why| format!("{why}; not the run's: move it away"))
 }
 
 /// The state's reason when the set is another config's or command's and `--recompute` is

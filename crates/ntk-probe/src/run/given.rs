@@ -598,7 +598,16 @@ fn check_kernel_normal(
     let input_normal = norm >= lambda.sqrt();
     // What the zero diagonal is, where the comparison below tells: (why, fix).
     let mut told: Option<(String, &str)> = None;
-    if low == 0.0 && input_normal && diagonal.iter().all(|v| *v == 0.0 || *v >= normal) {
+    if low == 0.0 && result.route == Route::Theory {
+        // The infinite-width kernel has no dead unit: its diagonal is positive at every
+        // nonzero input, so its 0 is always an underflow.
+        told = Some((
+            "; the infinite-width kernel is positive at every nonzero input, so the 0 is an \
+             underflow"
+                .to_string(),
+            "rescale the inputs (toward unit norm)",
+        ));
+    } else if low == 0.0 && input_normal && diagonal.iter().all(|v| *v == 0.0 || *v >= normal) {
         let f64c = Compute {
             precision: Precision::F64,
             ..compute.clone()
@@ -618,7 +627,11 @@ fn check_kernel_normal(
         // network's 0 cannot be told from an underflow (thirty-seventh hostile round, D1:
         // a BatchNorm MLP's weights scaled by 1e-140 gave 0 where the kernel is 2.4e-281,
         // a normal number, and scaling its layers did not undo it), so it is refused.
-        let scaled = pow2_normalized(&wide)?;
+        let d = inputs.d;
+        let largest_entry = inputs.x[row * d..(row + 1) * d]
+            .iter()
+            .fold(0.0_f64, |m, v| m.max(v.abs()));
+        let scaled = pow2_normalized(&wide, largest_entry)?;
         let provable = scaled.is_some();
         let wide = scaled.unwrap_or(wide);
         let top = if compute.precision == Precision::F64 && !provable {
@@ -634,9 +647,9 @@ fn check_kernel_normal(
             (true, true) => (
                 format!(
                     "; the same network in f64 with each layer's weights scaled by a power of \
-                     two (their largest entry into [1, 2), which keeps a zero of the network's \
-                     own, such as a dead ReLU layer) has K(x, x) = {top:.3e}, so the 0 is an \
-                     underflow"
+                     two (their largest entry into [1, 2), the first layer's by the input's \
+                     scale too, which keeps a zero of the network's own, such as a dead ReLU \
+                     layer) has K(x, x) = {top:.3e}, so the 0 is an underflow"
                 ),
                 "rescale the weights",
             ),
@@ -712,8 +725,12 @@ fn check_kernel_normal(
 /// diagonal positive), a normalized one (whose 0 no scaling proves its own: thirty-seventh
 /// hostile round, D1), a ResNet, an ONNX graph. The scaled weights are normal numbers whatever
 /// the file's scale, so the kernel they give underflows only where a unit-scale network's
-/// would.
-fn pow2_normalized(net: &Net) -> crate::Result<Option<Net>> {
+/// would. The first layer's weights are scaled by the power of two of the input's
+/// `largest_entry` as well (the same as scaling the input, without biases), so that an input
+/// far from unit scale does not underflow the layers either (hundredth hostile round, D3:
+/// ReLU^2 at an input norm of 1e-60, a kernel of about 1e-480, exactly 0 in f64, was taken
+/// for the network's own 0 and reported "singular: rank 0").
+fn pow2_normalized(net: &Net, largest_entry: f64) -> crate::Result<Option<Net>> {
     let Net::Mlp(mlp) = net else {
         return Ok(None);
     };
@@ -733,7 +750,13 @@ fn pow2_normalized(net: &Net) -> crate::Result<Option<Net>> {
         if m == 0.0 || !m.is_finite() {
             return Ok(v);
         }
-        let e = libm::ilogb(m);
+        let input = match name {
+            "layers.0.weight" if largest_entry > 0.0 && largest_entry.is_finite() => {
+                libm::ilogb(largest_entry)
+            }
+            _ => 0,
+        };
+        let e = libm::ilogb(m) + input;
         Ok(v.iter().map(|x| libm::scalbn(*x, -e)).collect())
     };
     Ok(Some(net.clone().with_tensors(&mut get)?))
@@ -797,7 +820,7 @@ fn overflowing_row(
             "note: {}: the kernel's trace (the sum of its diagonal K(x, x)) passes f64's \
              largest number, so its lambda_max may too, which the run refuses once the kernel \
              is formed; rescale the inputs or the weights down",
-            inputs.description
+            ntk_runs::quote::controls_escaped(&inputs.description)
         );
     }
     // A NaN counts as an overflow too.

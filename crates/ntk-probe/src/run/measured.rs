@@ -175,8 +175,15 @@ impl Measured {
                 };
                 // The phase files stay until the results are in place: the caller removes
                 // them after its output set's commit ([`crate::phases::finish`]).
-                let e = extreme::solve(&mut operand, f64::EPSILON, &options)?;
-                drop(files);
+                let solved = extreme::solve(&mut operand, f64::EPSILON, &options);
+                let e = match (solved, files.take()) {
+                    (Ok(e), _) => e,
+                    (Err(error), Some(f)) if crate::phases::refuses_the_kernel(&error) => {
+                        f.refused(&error);
+                        return Err(error.into());
+                    }
+                    (Err(error), _) => return Err(error.into()),
+                };
                 (
                     e,
                     min,

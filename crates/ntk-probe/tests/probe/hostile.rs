@@ -7004,6 +7004,29 @@ fn control_characters_of_the_users_are_never_printed_raw() {
         &run(&ntk_args(&path, &out, &["--dry-run"])),
     );
     assert!(!out.exists());
+    // Nor in the lines that are not errors: the run's banner names a data file whose name a
+    // TOML escape gave an ESC (hundredth hostile round, N2).
+    let x = d.join("x\x1b[31m.npy");
+    ntk_files::npy::write_f64(&x, &[0.5, -1.0, 2.0, 1.0, 0.25, -0.5], &[3, 2]).unwrap();
+    let file = write(
+        d,
+        "f.toml",
+        "[data]\ndataset = \"file\"\nx = \"x\\u001b[31m.npy\"\n[model]\nwidth = 8\n\
+         depth = 1\nactivation = \"relu\"\n",
+    );
+    let o = probe()
+        .args(ntk_args(&file, &out, &[]))
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_ok("a data file named with ESC", &o);
+    let all = [o.stdout.as_slice(), o.stderr.as_slice()].concat();
+    let said = String::from_utf8_lossy(&all);
+    assert!(
+        !all.contains(&0x1b) && said.contains("x\\u{1b}[31m.npy"),
+        "{said}"
+    );
+    std::fs::remove_dir_all(&out).unwrap();
     // A value that is not UTF-8 is refused naming its flag (N7: clap's words named none).
     use std::os::unix::ffi::OsStrExt;
     let bad = std::ffi::OsStr::from_bytes(b"o\xff");
@@ -7052,4 +7075,105 @@ fn a_single_runs_unreadable_file_gets_the_remedy_of_a_set() {
         "{said}"
     );
     assert!(!said.contains("runs/"), "{said}");
+}
+
+/// The hundredth hostile round, D3: a bias-free ReLU^2 network is homogeneous in its input
+/// (`K(s x) = s^8 K(x)` at depth 2), so its kernel at inputs of norm 1e-60 is about 1e-480:
+/// exactly 0 in f64. Scaling each layer's weights into `[1, 2)` left the input's scale, so
+/// the 0 was taken for the network's own and reported "singular: rank 0", rc 0, dry run and
+/// run, on every method. Now the first layer is scaled by the input's power of two as well,
+/// and the 0 is refused as the underflow it is; the theory's 0 (no dead unit at infinite
+/// width) likewise. At norm 1e-20 (a kernel of about 1e-160) the run answers as before.
+#[test]
+fn a_kernel_that_underflows_to_zero_is_refused_not_called_singular() {
+    let d = tempfile::tempdir().unwrap();
+    let rows: Vec<f64> = (0..24)
+        .map(|k| (((k * 7919) % 101) as f64 / 101.0) - 0.45)
+        .collect();
+    for scale in [1e-60, 1e-20] {
+        let scaled: Vec<f64> = rows.iter().map(|v| v * scale).collect();
+        let x = d.path().join(format!("x{scale:e}.npy"));
+        ntk_files::npy::write_f64(&x, &scaled, &[6, 4]).unwrap();
+        for method in ["auto", "autodiff", "theory"] {
+            let cfg = write(
+                d.path(),
+                "rs.toml",
+                &format!(
+                    "[data]\ndataset = \"file\"\nx = \"{}\"\n[model]\nwidth = 16\ndepth = 2\n\
+                     activation = \"relu_squared\"\n[probe]\nprecision = \"f64\"\n\
+                     method = \"{method}\"\n",
+                    x.display()
+                ),
+            );
+            let out = d.path().join(format!("o{scale:e}{method}"));
+            for dry in [true, false] {
+                let flags: &[&str] = if dry { &["--dry-run"] } else { &[] };
+                let o = run(&ntk_args(&cfg, &out, flags));
+                let name = format!("{scale:e} {method} dry {dry}");
+                if scale < 1e-50 {
+                    assert_clean_error(&name, &o, &["underflow", "K(x, x) = 0.000e0"]);
+                    assert!(!out.exists(), "{name}");
+                } else {
+                    assert_ok(&name, &o);
+                    let said = String::from_utf8_lossy(&o.stdout);
+                    assert!(!said.contains("rank 0"), "{name}: {said}");
+                }
+            }
+        }
+    }
+}
+
+/// The hundredth hostile round, D4: `theory --theta-deg 1e-400` answered the angle 0 (and
+/// `fig1 --thetas 1e-400` measured it), where columns.md refuses every angle between 0 and
+/// 1e-300 degrees; `transfer --q-min 1e-400` was quoted back as 0. Every number flag is now
+/// read as `--lr` is: refused in the words of the value typed. A negative number in exponent
+/// form (`-1e-3`, which clap does not take for a number) is read as a value, then refused by
+/// the flag's own range check (N6).
+#[test]
+fn number_flags_refuse_what_reads_as_zero_in_the_words_typed() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("o");
+    let out = out.to_str().unwrap();
+    for (args, said) in [
+        (
+            vec!["theory", "--theta-deg", "1e-400", "--depth", "2"],
+            "1e-400 is a nonzero number that reads as 0",
+        ),
+        (
+            vec!["theory", "--theta-deg", "5,1e-400", "--depth", "2"],
+            "1e-400 is a nonzero number that reads as 0",
+        ),
+        (
+            vec!["fig1", "--out", out, "--thetas", "5,1e-400"],
+            "1e-400 is a nonzero number that reads as 0",
+        ),
+        (
+            vec!["transfer", "--out", out, "--q-min", "1e-400"],
+            "1e-400 is a nonzero number that reads as 0",
+        ),
+        (
+            vec!["activations", "--out", out, "--x-max", "1e400"],
+            "1e400 is beyond f64's range",
+        ),
+        (
+            vec!["theory", "--theta-deg", "-1e-3", "--depth", "2"],
+            "must be in [0, 180]",
+        ),
+        (
+            vec![
+                "activations",
+                "--out",
+                out,
+                "--x-min",
+                "-1e-3",
+                "--x-max",
+                "-1e-2",
+            ],
+            "x-min",
+        ),
+    ] {
+        let o = run(&os(&args));
+        assert_clean_error(&args.join(" "), &o, &[said]);
+        assert!(!d.path().join("o").exists(), "{args:?}");
+    }
 }

@@ -21,6 +21,19 @@ fn onnx(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// A small MLP's probe config (`ntk-probe run`) in `dir`, whose inputs match the example
+/// ONNX file's (5 dimensions): its path.
+fn mlp_config(dir: &Path) -> PathBuf {
+    let mlp = dir.join("mlp.toml");
+    std::fs::write(
+        &mlp,
+        "[data]\ndataset = \"synthetic\"\nn = 6\ninput_dim = 5\n\n[model]\nwidth = 8\n\
+         depth = 1\nactivation = \"relu\"\nseed = 1\n",
+    )
+    .unwrap();
+    mlp
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -309,13 +322,7 @@ fn the_output_set_is_made_whole_under_its_lock() {
     assert!(o.status.success(), "{}", stderr(&o));
     // A `run`'s set and an `onnx` set: each command refuses the other's without
     // --recompute, naming the command that made it.
-    let mlp = dir.path().join("mlp.toml");
-    std::fs::write(
-        &mlp,
-        "[data]\ndataset = \"synthetic\"\nn = 6\ninput_dim = 5\n\n[model]\nwidth = 8\n\
-         depth = 1\nactivation = \"relu\"\nseed = 1\n",
-    )
-    .unwrap();
+    let mlp = mlp_config(dir.path());
     let o = probe()
         .args(["ntk", "--config"])
         .arg(&mlp)
@@ -509,5 +516,77 @@ fn a_full_output_kernel_has_no_sample_angle() {
         if let Some(pair) = summary["min_grad_angle_pair"].as_array() {
             assert!(pair.iter().all(|i| i.as_u64().unwrap() < 4), "{summary}");
         }
+    }
+}
+
+/// The hundredth hostile round, D2: a user's file at a name of `run`'s sets
+/// (`outputs.npy`, `weights.safetensors`, `blocks.csv`) in an `onnx` set, which the onnx
+/// summary does not record, was removed by `onnx` computing its set again (the dry run said
+/// "done ... computed again") and by `run --recompute` replacing the set; and `onnx
+/// --recompute` removed the user's `weights.safetensors` from a `run` set made without
+/// `--save-weights`. Each is refused now, dry run and run, `--recompute` or not, the file
+/// kept.
+#[test]
+fn a_users_file_in_the_other_commands_set_is_refused_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let onnx_set = dir.path().join("onnx");
+    let out = onnx_set.to_str().unwrap();
+    let made = onnx(&[
+        "--config",
+        "configs/onnx_mlp.toml",
+        "--out",
+        out,
+        "--set",
+        "data.n=8",
+    ]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let mlp = mlp_config(dir.path());
+    let run = |out: &Path, flags: &[&str]| {
+        probe()
+            .args(["ntk", "--config"])
+            .arg(&mlp)
+            .arg("--out")
+            .arg(out)
+            .args(flags)
+            .output()
+            .unwrap()
+    };
+    let refused = |o: &Output, file: &Path, what: &str| {
+        assert_eq!(o.status.code(), Some(2), "{what}: {}", stderr(o));
+        assert!(
+            stderr(o).contains("does not record (its run did not write it)"),
+            "{what}: {}",
+            stderr(o)
+        );
+        assert_eq!(std::fs::read(file).unwrap(), b"the user's", "{what}");
+    };
+    for name in ["outputs.npy", "weights.safetensors", "blocks.csv"] {
+        let file = onnx_set.join(name);
+        std::fs::write(&file, "the user's").unwrap();
+        for flags in [&[][..], &["--dry-run"], &["--recompute"], &["--resume"]] {
+            let mut args = vec!["--config", "configs/onnx_mlp.toml", "--out", out];
+            args.extend(["--set", "data.n=8"]);
+            args.extend(flags);
+            refused(&onnx(&args), &file, &format!("onnx {name} {flags:?}"));
+            for run_flags in [&["--recompute"][..], &["--recompute", "--dry-run"]] {
+                let o = run(&onnx_set, run_flags);
+                refused(&o, &file, &format!("run {name} {run_flags:?}"));
+            }
+        }
+        std::fs::remove_file(&file).unwrap();
+    }
+    let run_set = dir.path().join("run");
+    assert!(run(&run_set, &[]).status.success());
+    let file = run_set.join("weights.safetensors");
+    std::fs::write(&file, "the user's").unwrap();
+    let out = run_set.to_str().unwrap();
+    for flags in [&["--recompute"][..], &["--recompute", "--dry-run"]] {
+        let mut args = vec!["--config", "configs/onnx_mlp.toml", "--out", out];
+        args.extend(flags);
+        refused(
+            &onnx(&args),
+            &file,
+            &format!("onnx into run's set {flags:?}"),
+        );
     }
 }

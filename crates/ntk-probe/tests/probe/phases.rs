@@ -1728,3 +1728,55 @@ fn another_users_phase_files_are_neither_used_nor_removed() {
         }
     }
 }
+
+/// The hundredth hostile round, D1: a tiled run that refuses its kernel (six inputs of norm
+/// 5.6e153: every entry finite, lambda_max past f64's range) left its phase files, with a
+/// `phases.json` holding `null` that no later run could read, so that they stayed for good.
+/// Now the refusal removes them (a resume would refuse again), nothing is written, and the
+/// remedy's run (the inputs rescaled) into the same `--out` succeeds and leaves none.
+#[test]
+fn a_refused_kernel_leaves_no_phase_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let unit = [
+        [-0.49397787, -0.81578552, -0.15298708, 0.25898804],
+        [0.76178941, 0.07356492, -0.37058418, -0.52624373],
+        [0.34073916, 0.74395692, 0.12413159, -0.5612631],
+        [-0.37529179, 0.62662613, 0.0794562, -0.67836751],
+        [-0.05926736, -0.82370931, -0.44561459, -0.34556909],
+        [-0.66046041, 0.51237589, -0.05841162, -0.54575734],
+    ];
+    let rows = |scale: f64| -> Vec<f64> {
+        unit.iter()
+            .flat_map(|r| {
+                let norm = r.iter().map(|v| v * v).sum::<f64>().sqrt();
+                r.iter().map(move |v| v / norm * scale)
+            })
+            .collect()
+    };
+    let config = |x: &str| {
+        let cfg = dir.path().join(format!("{x}.toml"));
+        let text = format!(
+            "[data]\ndataset = \"file\"\nx = \"{}\"\n[model]\nwidth = 16\ndepth = 2\n\
+             activation = \"relu\"\n[probe]\nprecision = \"f64\"\neigen = \"tiled\"\n",
+            dir.path().join(format!("{x}.npy")).display()
+        );
+        std::fs::write(&cfg, text).unwrap();
+        cfg
+    };
+    ntk_files::npy::write_f64(&dir.path().join("big.npy"), &rows(5.6e153), &[6, 4]).unwrap();
+    ntk_files::npy::write_f64(&dir.path().join("one.npy"), &rows(1.0), &[6, 4]).unwrap();
+    let out = dir.path().join("out");
+    let phases = dir.path().join(".out.phases");
+
+    let refused = ntk_with(&config("big"), &out, &[]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("past f64's largest number"), "{stderr}");
+    assert!(!out.exists() && !phases.exists(), "{stderr}");
+
+    let remedy = ntk_with(&config("one"), &out, &[]);
+    let stderr = String::from_utf8_lossy(&remedy.stderr);
+    assert!(remedy.status.success(), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    assert!(out.join("summary.json").exists() && !phases.exists());
+}

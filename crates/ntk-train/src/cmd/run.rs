@@ -49,7 +49,7 @@ struct TrainFlags {
     #[arg(long)]
     iterations: Option<usize>,
     /// optim.lr (a negative value is read, then refused as the config's check refuses it).
-    #[arg(long, allow_negative_numbers = true, value_parser = ntk_cli::args::float)]
+    #[arg(long, allow_hyphen_values = true, value_parser = ntk_cli::args::float)]
     lr: Option<f64>,
     /// train.batch_size.
     #[arg(long)]

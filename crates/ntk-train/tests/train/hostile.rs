@@ -6163,4 +6163,11 @@ fn control_characters_of_the_users_are_never_printed_raw() {
         &o,
         &["--lr", "1e-400 is a nonzero number that reads as 0"],
     );
+    // A negative value in exponent form is read, then refused as the config's check
+    // refuses it, as its help says (hundredth hostile round, N6: clap took `-1e-3` for a
+    // flag, "unexpected argument '-1' found").
+    for lr in ["-1e-3", "-.5", "-inf"] {
+        let o = run(&args(&cfg, &out, &["--dry-run", "--lr", lr]));
+        assert_clean_error(&format!("--lr {lr}"), &o, &["optim.lr", "must be positive"]);
+    }
 }
