@@ -34,11 +34,42 @@ pub fn parse_toml<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> cr
                 key: None,
             };
         }
+        // A table where a name belongs (`activation = {name = "erf"}`), which serde reads as
+        // a tagged variant and answers in words that name no name (ninety-eighth hostile
+        // round, N5): said as a name in quotes expected, with the line.
+        if let Some(span) = source.span()
+            && variant_of_table(source.message())
+        {
+            let start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+            let line = &text[start..];
+            let line = line.lines().next().unwrap_or_default().trim();
+            let value = line.split_once('=').map_or("", |(_, v)| v.trim_start());
+            if value.starts_with('{') {
+                return crate::Error::ConfigWith {
+                    path: path.to_path_buf(),
+                    origins: Vec::new(),
+                    message: format!(
+                        "line {}: {}: expected a name in quotes (KEY = \"name\"), found a table",
+                        text[..span.start].matches('\n').count() + 1,
+                        crate::quote::cut_long(line)
+                    ),
+                    key: None,
+                };
+            }
+        }
         crate::Error::Toml {
             path: path.to_path_buf(),
             source: Box::new(source),
         }
     })
+}
+
+/// Whether serde's `message` is one it gives for a table read as an externally tagged
+/// variant where a name (an enum) belongs (`{name = "erf"}` for an activation).
+pub(crate) fn variant_of_table(message: &str) -> bool {
+    message.starts_with("unknown variant")
+        || message.starts_with("wanted exactly 1 element")
+        || message == "expected empty table"
 }
 
 /// The largest config file read (a config is a few kilobytes; this stops `/dev/zero`).

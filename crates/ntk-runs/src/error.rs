@@ -189,9 +189,9 @@ pub enum Error {
         key: String,
     },
     // --- sweeps and results ---
-    /// `--shard` that is not `i/N`.
-    #[error("--shard {value}: expected i/N with 0 <= i < N")]
-    Shard { value: String },
+    /// `--shard` that is not `i/N` (`why`: the shape, or a number past the count's range).
+    #[error("--shard {value}: {why}")]
+    Shard { value: String, why: String },
     /// `--shard slurm` outside a Slurm range array.
     #[error("--shard slurm: {why}")]
     SlurmShard { why: String },

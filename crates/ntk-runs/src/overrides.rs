@@ -720,6 +720,16 @@ fn from_table<T: DeserializeOwned>(
     // very error. The file alone may fail first on another (a key the tool filled in, as a
     // file set's `data.n`: seventh hostile round, every error of such a config read
     // "line 1: missing field `n`", naming neither the key nor its table).
+    // A table where a name belongs is said as the name it should be, in the file too
+    // ([`name_message`]), rather than in serde's words at its line.
+    let value = value_at(&table, &key);
+    if matches!(value, Some(Value::Table(_))) && name_message(message.clone(), value) != message {
+        return Err(Error::ConfigKey {
+            path: path.to_path_buf(),
+            message: name_message(message, value),
+            key: (!key.is_empty()).then_some(key),
+        });
+    }
     if let Err(e) = toml::from_str::<T>(&src.text)
         && split_error(e.message()).0 == message
     {
@@ -772,10 +782,19 @@ pub fn lookup(table: &Table, key: &str) -> bool {
 /// string where a name (an enum variant) belongs, said plainly (eighth hostile round, P05:
 /// `--set prediction.kernels=[1]`; tenth, P04: `activation = 1` in the file); any other
 /// message, or one without the value, as it is.
+///
+/// A table where a name belongs is read by serde as an externally tagged variant, whose
+/// words name no name ("unknown variant `name`" for `{name = "erf"}`, "wanted exactly 1
+/// element", "expected empty table"): said as the name it should be too (ninety-eighth
+/// hostile round, N5).
 fn name_message(message: String, value: Option<&Value>) -> String {
+    let variant_of_table = crate::config_file::variant_of_table(&message);
     match value {
         Some(v) if message == "invalid type: unit variant, expected string only" => {
             format!("expected a name in quotes (KEY = \"name\"), found {v}")
+        }
+        Some(v @ Value::Table(_)) if variant_of_table => {
+            format!("expected a name in quotes (KEY = \"name\"), found the table {v}")
         }
         _ => message,
     }

@@ -7177,3 +7177,40 @@ fn number_flags_refuse_what_reads_as_zero_in_the_words_typed() {
         assert!(!d.path().join("o").exists(), "{args:?}");
     }
 }
+
+/// The ninety-eighth hostile round, N5: an activation given as a TOML table was refused in
+/// serde's words for an externally tagged variant ("unknown variant `name`", "wanted exactly
+/// 1 element", "expected empty table"), none of which says that a name belongs there. Each is
+/// said as `3` is: a name in quotes expected, the table quoted back. In the file and in a
+/// `--set` alike.
+#[test]
+fn an_activation_given_as_a_table_is_asked_for_as_a_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "c.toml", TINY);
+    for table in [
+        "{name=\"erf\"}",
+        "{name=\"leaky_relu\",alpha=0.2}",
+        "{}",
+        "{leaky_relu={alpha=0.2}}",
+    ] {
+        let set = format!("model.activation={table}");
+        let o = run(&ntk_args(&cfg, &d.join("o"), &["--dry-run", "--set", &set]));
+        assert_clean_error(&set, &o, &["expected a name in quotes", "found the table"]);
+        let file = write(
+            d,
+            "t.toml",
+            &TINY.replace("activation = \"relu\"", &format!("activation = {table}")),
+        );
+        let o = run(&ntk_args(&file, &d.join("o"), &["--dry-run"]));
+        assert_clean_error(
+            table,
+            &o,
+            &[
+                "line 10: activation = {",
+                "expected a name in quotes",
+                "found a table",
+            ],
+        );
+    }
+}

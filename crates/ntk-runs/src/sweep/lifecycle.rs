@@ -412,6 +412,7 @@ mod tests {
             if self.refuse {
                 Err(crate::Error::Shard {
                     value: "refused".into(),
+                    why: "refused".into(),
                 })
             } else {
                 Ok(())

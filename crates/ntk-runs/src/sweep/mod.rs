@@ -66,16 +66,27 @@ impl Shard {
                 count: task.count,
             });
         }
-        let bad = || crate::Error::Shard {
+        let shape = || crate::Error::Shard {
             value: s.to_string(),
+            why: "expected i/N with 0 <= i < N".to_string(),
         };
-        let (i, n) = s.split_once('/').ok_or_else(bad)?;
-        let (index, count): (usize, usize) = (
-            i.trim().parse().map_err(|_| bad())?,
-            n.trim().parse().map_err(|_| bad())?,
-        );
+        // A number of digits alone past the count's range is said as such, not as a shape
+        // (ninety-eighth hostile round, N7: `1/99999999999999999999` got the words of `2/2`).
+        let number = |t: &str| -> crate::Result<usize> {
+            t.trim()
+                .parse()
+                .map_err(|e: std::num::ParseIntError| match e.kind() {
+                    std::num::IntErrorKind::PosOverflow => crate::Error::Shard {
+                        value: s.to_string(),
+                        why: format!("{} is past the largest count, {}", t.trim(), usize::MAX),
+                    },
+                    _ => shape(),
+                })
+        };
+        let (i, n) = s.split_once('/').ok_or_else(shape)?;
+        let (index, count) = (number(i)?, number(n)?);
         if count == 0 || index >= count {
-            return Err(bad());
+            return Err(shape());
         }
         Ok(Self { index, count })
     }
@@ -1248,8 +1259,17 @@ mod tests {
             assert_eq!(shards.iter().filter(|s| s.owns(p)).count(), 1);
         }
         for bad in ["3/3", "1", "a/2", "0/0"] {
-            assert!(Shard::parse(bad).is_err(), "{bad}");
+            let e = Shard::parse(bad).unwrap_err().to_string();
+            assert!(e.ends_with("expected i/N with 0 <= i < N"), "{bad}: {e}");
         }
+        // A count past usize is said as such (ninety-eighth hostile round, N7).
+        let e = Shard::parse("1/99999999999999999999")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("99999999999999999999 is past the largest count"),
+            "{e}"
+        );
     }
 
     #[test]
