@@ -15,6 +15,7 @@ pub mod npy;
 pub mod outset;
 pub mod owner;
 pub mod places;
+pub mod shown;
 pub mod table;
 
 pub use error::{Error, Result};

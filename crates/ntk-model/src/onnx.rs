@@ -69,7 +69,7 @@ impl OnnxSpec {
     pub fn describe(&self) -> String {
         format!(
             "onnx {} ({} parameters)",
-            self.file.path.display(),
+            ntk_files::shown::controls_escaped(&self.file.path.display().to_string()),
             self.file.parameters()
         )
     }

@@ -64,6 +64,64 @@ pub fn checked_theory_phi_deg(
     depth: usize,
     flag: &'static str,
 ) -> crate::Result<f64> {
+    // An odd activation's phi beyond 90 degrees is 180 minus its phi at the supplement
+    // (`theory::grad_angle_deg`), whose digits are those of the distance from 180: enough
+    // where they keep the printed six decimals, its error `(L + 1) eps / sqrt(2 (1 - rho))`
+    // radians at most 5e-7 degrees (hundred-and-first hostile round, D2: 179.999999 gave
+    // 180.0 unchecked, where 179.9999985 is right).
+    if depth > 0 && theory::odd(act) && theta_deg > 90.0 {
+        let mirror = 180.0 - theta_deg;
+        if mirror == 0.0 {
+            // Opposite inputs: opposite gradients, exactly.
+            return Ok(180.0);
+        }
+        let near = checked_theory_phi_deg_digits(act, mirror, depth, flag, false)?;
+        let r = ntk_kernel::theory::ntk::pair_recursion(
+            &ntk_kernel::theory::dual::DualEvaluator::new(act),
+            1.0,
+            1.0,
+            mirror.to_radians().cos(),
+            depth,
+        );
+        if let Some((l, d)) = r.least_one_minus_rho() {
+            // arccos near 1 moves by eps / sqrt(2 (1 - rho)) for an ulp of its argument.
+            let error = ((depth as f64 + 1.0) * f64::EPSILON / (2.0 * d).sqrt()).to_degrees();
+            if error > 5e-7 {
+                let known = if d == 0.0 {
+                    "rounds to 1 in f64, so that phi there is not known".to_string()
+                } else {
+                    format!(
+                        "is within {d:.1e} of 1, where phi there is known to about {error:.0e} \
+                         degrees"
+                    )
+                };
+                return Err(Error::Config {
+                    key: flag,
+                    value: format!("{theta_deg}"),
+                    reason: format!(
+                        "too near 180 degrees for the infinite-width recursion of {act} at \
+                         depth {depth} in f64: {act} is odd, so phi is 180 minus phi at \
+                         180 - theta_in = {mirror:e}, whose correlation at layer {l} {known}, \
+                         beyond the six decimals printed; a theta_in farther from 180"
+                    ),
+                });
+            }
+        }
+        return Ok(180.0 - near);
+    }
+    checked_theory_phi_deg_digits(act, theta_deg, depth, flag, true)
+}
+
+/// [`checked_theory_phi_deg`] without the supplement; `relative`: refused where the angle
+/// keeps fewer than six significant digits ([`theory::PairRecursion::unresolved_layer`]),
+/// else only where the recursion leaves f64's range (the caller judges the digits).
+fn checked_theory_phi_deg_digits(
+    act: &Activation,
+    theta_deg: f64,
+    depth: usize,
+    flag: &'static str,
+    relative: bool,
+) -> crate::Result<f64> {
     use ntk_kernel::theory::{dual::DualEvaluator, ntk::pair_recursion};
     // Thirty-second hostile round, D3: an angle this small is, in radians, at or below f64's
     // smallest normal number (2.2e-308), where it carries fewer than its 53 bits.
@@ -95,6 +153,7 @@ pub fn checked_theory_phi_deg(
     });
     // Past the range check: a recursion that left f64's range is refused for that.
     if layer.is_none()
+        && relative
         && !theory::grad_angle_exact_at_every_angle(act, depth)
         && theta_deg > 0.0
         && let Some((l, d)) = r.unresolved_layer()

@@ -36,30 +36,11 @@ pub fn long_ticks_cut(line: &str) -> String {
     out
 }
 
-/// `text` with each control character written as Rust escapes it (`\u{1b}`, `\t`, `\n`), so
-/// that none reaches a terminal raw (an ESC sequence recolours it) and a newline or NUL in a
-/// `--set` shows; a quote stays the quote it is (ninety-eighth hostile round, N1: `"model".width`
-/// came back as `\"model\".width`).
-pub fn controls_escaped(text: &str) -> String {
-    escaped_but(text, &[])
-}
-
-/// A message for the terminal: [`controls_escaped`] but for its line breaks, which are its
-/// own (a TOML error quotes its source line on a line of its own). Both tools print every
-/// error through it (ninety-ninth hostile round, D1: a key, a TOML string decoded from its
+/// A user's text with its control characters escaped (every one, or all but the line breaks
+/// of a message): [`ntk_files::shown`]. Both tools print every error through
+/// [`message_escaped`] (ninety-ninth hostile round, D1: a key, a TOML string decoded from its
 /// escapes and a path, each holding ESC, were written raw).
-pub fn message_escaped(text: &str) -> String {
-    escaped_but(text, &['\n'])
-}
-
-fn escaped_but(text: &str, kept: &[char]) -> String {
-    text.chars()
-        .map(|c| match c {
-            c if c.is_control() && !kept.contains(&c) => c.escape_debug().to_string(),
-            c => c.to_string(),
-        })
-        .collect()
-}
+pub use ntk_files::shown::{controls_escaped, message_escaped};
 
 #[cfg(test)]
 mod tests {

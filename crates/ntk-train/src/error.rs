@@ -413,6 +413,25 @@ pub enum Error {
         largest: f64,
         precision: ntk_numerics::backend::Precision,
     },
+    /// The tracked NTK underflows: a diagonal entry `K(x, x)` below the precision's
+    /// smallest normal number, or exactly 0 where the same network on the inputs scaled by
+    /// a power of two gives a positive one (hundred-and-first hostile round, D3).
+    #[error(
+        "ntk during training, epoch {epoch}: tracked sample {sample} (row {sample} of {data}, \
+         largest input magnitude {largest:.3e}) has K(x, x) = {value:.3e}, below the smallest \
+         normal {precision} number{why}: the kernel underflows, its entries losing digits or \
+         vanishing; rescale the inputs (data.unit_norm = true puts every row at norm 1){f64}"
+    )]
+    NtkUnderflow {
+        epoch: usize,
+        sample: usize,
+        data: String,
+        largest: f64,
+        value: f64,
+        precision: ntk_numerics::backend::Precision,
+        why: String,
+        f64: &'static str,
+    },
     /// The NTK tracked during training cannot be computed.
     #[error("ntk during training, epoch {epoch}: {source}")]
     Ntk {

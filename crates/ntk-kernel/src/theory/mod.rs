@@ -51,7 +51,7 @@ pub use ntk::{
     EQUAL_NORMS, InfiniteWidth, MIN_ONE_MINUS_RHO_PER_LAYER, PairRecursion, embedding_angles,
     grad_angle, grad_angle_deg, grad_angle_exact_at_every_angle, infinite_width_embedding_gram,
     infinite_width_kernels, infinite_width_kernels_scaled, infinite_width_layer_grams_scaled,
-    infinite_width_ntk, pair_recursion, pair_recursion_scaled, recursion_evaluations,
+    infinite_width_ntk, odd, pair_recursion, pair_recursion_scaled, recursion_evaluations,
 };
 pub use on_inputs::{TheoryValue, may_give_angle, theory_value};
 pub use relu::{

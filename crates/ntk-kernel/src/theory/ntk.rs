@@ -92,15 +92,28 @@ impl PairRecursion {
     /// cancellation ([`grad_angle`]); every other activation goes through the recursion.
     pub fn unresolved_layer(&self) -> Option<(usize, f64)> {
         let floor = MIN_ONE_MINUS_RHO_PER_LAYER * (self.depth() as f64 + 1.0);
+        self.one_minus_rho()
+            .find(|&(_, d)| d.is_finite() && d < floor)
+    }
+
+    /// The layer whose correlation is nearest 1 and its `1 - rho` (a correlation that is
+    /// not a number passed over: the range checks say it): where an angle formed from the
+    /// recursion has its relative error, about `(L + 1) eps / (1 - rho)`
+    /// ([`Self::unresolved_layer`]).
+    pub fn least_one_minus_rho(&self) -> Option<(usize, f64)> {
+        self.one_minus_rho()
+            .filter(|(_, d)| d.is_finite())
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
+    /// Each layer's `1 - rho`, the smaller of `Sigma_l`'s and `Theta_l`'s.
+    fn one_minus_rho(&self) -> impl Iterator<Item = (usize, f64)> + '_ {
         let one_minus_rho = |k: &[f64; 3]| 1.0 - k[2] / (k[0] * k[1]).sqrt();
         self.sigma
             .iter()
             .zip(&self.theta)
             .enumerate()
-            .find_map(|(l, (s, t))| {
-                let d = one_minus_rho(s).min(one_minus_rho(t));
-                (d.is_finite() && d < floor).then_some((l, d))
-            })
+            .map(move |(l, (s, t))| (l, one_minus_rho(s).min(one_minus_rho(t))))
     }
 }
 
@@ -206,7 +219,16 @@ pub fn grad_angle(act: &Activation, theta_in: f64, depth: usize) -> f64 {
 /// beyond 90 degrees as its supplement `180 - theta` (exact), and its phi near 180 from its
 /// own supplement ([`super::relu_angles::phi`]), so that 180 degrees is exactly opposite
 /// (fiftieth hostile round, D1: `theta.to_radians()` is pi's double, 1.2e-16 short of pi).
+/// An odd activation's (tanh, erf) beyond 90 degrees from its supplement too,
+/// `phi(theta) = 180 - phi(180 - theta)` ([`odd`]): near 180 its correlation nears -1, where
+/// the recursion keeps as few digits of the distance from 180 as it keeps of an angle near 0
+/// (hundred-and-first hostile round, D2: 179.999999 gave 180.0, where 179.9999987582 is
+/// right).
 pub fn grad_angle_deg(act: &Activation, theta_deg: f64, depth: usize) -> f64 {
+    if depth > 0 && odd(act) && theta_deg > 90.0 {
+        // 180 - theta is exact (Sterbenz), so is the subtraction's rounding at 180.
+        return 180.0 - grad_angle_deg(act, 180.0 - theta_deg, depth);
+    }
     match super::relu_angles::slope(act) {
         Some(s) if depth > 0 && !matches!(act, Activation::Relu(_)) => {
             let angle = super::relu_angles::Angle::of_degrees(theta_deg);
@@ -214,6 +236,17 @@ pub fn grad_angle_deg(act: &Activation, theta_deg: f64, depth: usize) -> f64 {
         }
         _ => grad_angle(act, theta_deg.to_radians(), depth).to_degrees(),
     }
+}
+
+/// Whether `act` is odd, `s(-z) = -s(z)`, and not the identity (whose angles are exact):
+/// tanh and erf. Its dual kernel is then odd in the correlation and its derivative's even,
+/// so that every layer's `Theta` is odd in it: the gradient angle of opposite-leaning inputs
+/// is the supplement of the angle of their mirror, `phi(pi - theta) = pi - phi(theta)`.
+pub fn odd(act: &Activation) -> bool {
+    matches!(
+        act.kind(),
+        ntk_model::ActivationKind::Tanh | ntk_model::ActivationKind::Erf
+    )
 }
 
 /// Whether [`grad_angle`] of `act` at `depth` takes a route exact at every input angle
@@ -619,6 +652,21 @@ mod tests {
             for depth in 1..=8 {
                 let phi = grad_angle_deg(&act, 180.0, depth);
                 assert_eq!(phi, 180.0, "{kind} depth {depth}");
+            }
+        }
+        // Beyond 90 degrees from the supplement: the recursion itself agrees away from 180
+        // (the identity phi(pi - t) = pi - phi(t) of an odd activation), and near 180 the
+        // supplement keeps the digits of the distance from 180.
+        for kind in [ActivationKind::Erf, ActivationKind::Tanh] {
+            let act = Activation::new(kind, None);
+            for depth in [1, 2, 5] {
+                for t in [100.0_f64, 135.0, 150.0, 170.0] {
+                    let direct = grad_angle(&act, t.to_radians(), depth).to_degrees();
+                    let mirrored = grad_angle_deg(&act, t, depth);
+                    assert!((direct - mirrored).abs() < 1e-10, "{kind} {depth} {t}");
+                    let back = 180.0 - grad_angle_deg(&act, 180.0 - t, depth);
+                    assert_eq!(mirrored, back, "{kind} {depth} {t}");
+                }
             }
         }
         // A kernel whose norm product rounds off: sqrt(a) sqrt(a) != a, the angle still pi.

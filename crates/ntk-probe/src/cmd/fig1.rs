@@ -26,6 +26,7 @@ pub(crate) struct Fig1Args {
         long,
         value_delimiter = ',',
         default_value = "5,15,30,45,60,90,120,150,175",
+        allow_hyphen_values = true,
         value_parser = ntk_cli::args::float
     )]
     thetas: Vec<f64>,

@@ -97,7 +97,7 @@ pub(crate) fn onnx_cmd(args: OnnxArgs) -> CliResult<()> {
                 "the NTK of n = {} inputs through {} ({} parameters, input {:?}, {} output(s)) \
                  on {} {}",
                 inputs.n,
-                cfg.onnx.file.display(),
+                ntk_runs::quote::controls_escaped(&cfg.onnx.file.display().to_string()),
                 model.num_params_total(),
                 model.sample_dims(),
                 model.output_dim(),

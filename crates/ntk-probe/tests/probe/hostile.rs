@@ -7027,6 +7027,32 @@ fn control_characters_of_the_users_are_never_printed_raw() {
         "{said}"
     );
     std::fs::remove_dir_all(&out).unwrap();
+    // Nor an ONNX file's name in `onnx`'s dry-run line (hundred-and-first hostile round,
+    // D1: only the run's banner was escaped).
+    let model =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/onnx_mlp.onnx");
+    std::fs::copy(model, d.join("m\x1b[31m.onnx")).unwrap();
+    let onnx = write(
+        d,
+        "on.toml",
+        "[onnx]\nfile = \"m\\u001b[31m.onnx\"\n[data]\ndataset = \"synthetic\"\nn = 6\n",
+    );
+    for flags in [&["--dry-run"][..], &[]] {
+        let mut v = os(&["onnx", "--config"]);
+        v.push(onnx.clone().into());
+        v.push("--out".into());
+        v.push(out.clone().into());
+        v.extend(os(flags));
+        let o = probe().args(v).current_dir(d).output().unwrap();
+        assert_ok("an ONNX file named with ESC", &o);
+        let all = [o.stdout.as_slice(), o.stderr.as_slice()].concat();
+        let said = String::from_utf8_lossy(&all);
+        assert!(
+            !all.contains(&0x1b) && said.contains("m\\u{1b}[31m.onnx"),
+            "{said}"
+        );
+    }
+    std::fs::remove_dir_all(&out).unwrap();
     // A value that is not UTF-8 is refused naming its flag (N7: clap's words named none).
     use std::os::unix::ffi::OsStrExt;
     let bad = std::ffi::OsStr::from_bytes(b"o\xff");
@@ -7212,5 +7238,38 @@ fn an_activation_given_as_a_table_is_asked_for_as_a_name() {
                 "found a table",
             ],
         );
+    }
+}
+
+/// The hundred-and-first hostile round, D2: `theory` for an odd activation near 180 degrees
+/// printed 180.000000 at 179.999999 (mpmath: 179.9999985), the distance from 180 lost in a
+/// correlation within an ulp of -1, where the same distance from 0 is refused. Beyond 90
+/// degrees phi is now 180 minus phi at the supplement: answered where its six decimals hold
+/// (179.99999 gives 179.999985, mpmath 179.999985003747), refused by name where they do not,
+/// and exactly 180 at 180.
+#[test]
+fn an_odd_activation_near_180_degrees_keeps_its_decimals_or_is_refused() {
+    let theory = |theta: &str| {
+        run(&os(&[
+            "theory",
+            "--activation",
+            "erf",
+            "--theta-deg",
+            theta,
+            "--depth",
+            "2",
+        ]))
+    };
+    let o = theory("179.999999");
+    assert_clean_error("179.999999", &o, &["too near 180 degrees", "erf is odd"]);
+    for (theta, phi) in [
+        ("179.99999", "179.999985"),
+        ("179.999", "179.998500"),
+        ("150", "139.166063"),
+        ("180", "180.000000"),
+    ] {
+        let o = theory(theta);
+        assert_ok(theta, &o);
+        assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), phi, "{theta}");
     }
 }

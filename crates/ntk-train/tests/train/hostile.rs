@@ -6156,6 +6156,33 @@ fn control_characters_of_the_users_are_never_printed_raw() {
     let path = d.join("no\x1b[31mne.toml");
     no_raw("a --config path", &run(&args(&path, &out, &["--dry-run"])));
     assert!(!out.exists());
+    // Nor an ONNX network's file name in the lines that name the network: the dry run's
+    // table, the progress and epoch lines, the done table (hundred-and-first hostile round,
+    // D1).
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/train_onnx_mlp.onnx");
+    std::fs::copy(model, d.join("t\x1b[31m.onnx")).unwrap();
+    let onnx = write(
+        d,
+        "to.toml",
+        "[onnx]\nfile = \"t\\u001b[31m.onnx\"\n[data]\ndataset = \"digits\"\nn = 10\n\
+         subset = \"first\"\nscaling = \"minus-one-one\"\n[optim]\nlr = 0.05\n[train]\n\
+         batch_size = 5\nepochs = 1\ntest_n = 0\n[ntk]\nevery = 1\nn = 4\n",
+    );
+    let onnx_out = d.join("to");
+    for flags in [&["--dry-run"][..], &[]] {
+        let o = train_cmd()
+            .args(args(&onnx, &onnx_out, flags))
+            .current_dir(d)
+            .output()
+            .unwrap();
+        let all = [o.stdout.as_slice(), o.stderr.as_slice()].concat();
+        let said = String::from_utf8_lossy(&all);
+        assert!(o.status.success(), "{said}");
+        assert!(
+            !all.contains(&0x1b) && said.contains("t\\u{1b}[31m.onnx"),
+            "{said}"
+        );
+    }
     // And `--lr 1e-400` is named as typed, as `--set optim.lr=1e-400` is (N5).
     let o = run(&args(&cfg, &out, &["--dry-run", "--lr", "1e-400"]));
     assert_clean_error(
@@ -6169,5 +6196,60 @@ fn control_characters_of_the_users_are_never_printed_raw() {
     for lr in ["-1e-3", "-.5", "-inf"] {
         let o = run(&args(&cfg, &out, &["--dry-run", "--lr", lr]));
         assert_clean_error(&format!("--lr {lr}"), &o, &["optim.lr", "must be positive"]);
+    }
+}
+
+/// The hundred-and-first hostile round, D3: the NTK tracked during training had no underflow
+/// check. A bias-free ReLU^2 network is homogeneous in its input, so its kappa is the same at
+/// every input scale; at inputs of norm 1e-40 its kernel (about 1e-319) was subnormal and its
+/// kappa wrong in the third digit, at 1e-60 the kernel was 0 and written "singular, rank 0",
+/// rc 0. Both are refused now, naming the sample and the value (the 0 with the scaled
+/// inputs' positive K(x, x)), and the run's failure recorded; at 1e-20 the run answers.
+#[test]
+fn a_tracked_kernel_that_underflows_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x: Vec<f64> = (0..40)
+        .map(|k| (((k * 7919) % 101) as f64 / 101.0) - 0.45)
+        .collect();
+    let y: Vec<f64> = (0..10).map(|k| (k % 3) as f64).collect();
+    ntk_files::npy::write_f64(&d.join("y.npy"), &y, &[10]).unwrap();
+    for (scale, refused) in [
+        (1e-20, None),
+        (1e-40, Some("below the smallest normal f64 number")),
+        (1e-60, Some("K(x, x) = 0.000e0")),
+    ] {
+        let scaled: Vec<f64> = x.iter().map(|v| v * scale).collect();
+        let xs = d.join(format!("x{scale:e}.npy"));
+        ntk_files::npy::write_f64(&xs, &scaled, &[10, 4]).unwrap();
+        let cfg = write(
+            d,
+            "t.toml",
+            &format!(
+                "[data]\ndataset = \"file\"\nx = \"{}\"\nlabels = \"{}/y.npy\"\n\n\
+                 [model]\nwidth = 16\ndepth = 2\nactivation = \"relu_squared\"\n\
+                 output_dim = 3\n\n[optim]\nlr = 0.1\n\n[train]\nbatch_size = 5\n\
+                 epochs = 1\ntest_n = 0\nprecision = \"f64\"\n\n[ntk]\nevery = 1\nn = 6\n",
+                xs.display(),
+                d.display()
+            ),
+        );
+        let out = d.join(format!("o{scale:e}"));
+        let o = run(&args(&cfg, &out, &[]));
+        match refused {
+            None => assert!(
+                o.status.success(),
+                "{scale:e}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ),
+            Some(words) => {
+                assert_clean_error(
+                    &format!("{scale:e}"),
+                    &o,
+                    &["ntk during training, epoch 0", "underflows", words],
+                );
+                assert!(out.join("failed.json").exists(), "{scale:e}");
+            }
+        }
     }
 }
