@@ -198,6 +198,37 @@ pub fn load<N: Named>(net: N, path: &Path) -> Result<N, ModelError> {
     load_bytes(net, &bytes, &p)
 }
 
+/// The keys of the config a weights file records (its `ntk_model_config` metadata, as
+/// [`save`] writes it) whose values differ from `net`'s, as (key, the file's, the network's),
+/// `seed` left out (a file's weights replace the seeded draw). Empty for a file that records
+/// no config (PyTorch's) or one that cannot be read (the load says why). Names and shapes are
+/// checked by [`load_bytes`]; an activation, a convention or a parameterization is not in
+/// them (hundred-and-first hostile round, N3: a ReLU^2 network's weights given to a ReLU
+/// config went without a word).
+pub fn config_differences<N: Named>(net: &N, bytes: &[u8]) -> Vec<(String, String, String)> {
+    let Ok((_, metadata)) = SafeTensors::read_metadata(bytes) else {
+        return Vec::new();
+    };
+    let recorded = metadata
+        .metadata()
+        .as_ref()
+        .and_then(|m| m.get("ntk_model_config"))
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok());
+    let ours = serde_json::from_str::<serde_json::Value>(&net.config_json()).ok();
+    let (Some(serde_json::Value::Object(file)), Some(serde_json::Value::Object(ours))) =
+        (recorded, ours)
+    else {
+        return Vec::new();
+    };
+    ours.iter()
+        .filter(|(key, _)| key.as_str() != "seed")
+        .filter_map(|(key, value)| {
+            let theirs = file.get(key)?;
+            (theirs != value).then(|| (key.clone(), theirs.to_string(), value.to_string()))
+        })
+        .collect()
+}
+
 /// How many of the tensors a file holds beyond the network's a refusal names (then a count).
 const NAMED_UNUSED: usize = 5;
 

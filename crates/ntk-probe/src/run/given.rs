@@ -86,6 +86,19 @@ impl Given {
                         reason,
                     }
                 })?;
+                let differences = ntk_model::export::config_differences(&net, &bytes);
+                if !differences.is_empty() {
+                    let said: Vec<String> = differences
+                        .iter()
+                        .map(|(key, file, ours)| format!("{key}: {file} -> {ours}"))
+                        .collect();
+                    eprintln!(
+                        "warning: probe.weights = {}: the file was saved from a network whose \
+                         config differs from this run's ({}): its weights are used as they are",
+                        ntk_runs::quote::controls_escaped(&name),
+                        said.join(", ")
+                    );
+                }
                 check_finite(&net, path, compute.precision)?;
                 if compute.precision != Precision::F64 {
                     // The file's own values, in f64, beside the network's.

@@ -1384,3 +1384,30 @@ fn an_f64_underflow_of_given_weights_names_them() {
         &["underflows", "probe.weights = ", "tiny64.safetensors"],
     );
 }
+
+/// The hundred-and-first hostile round, N3: weights saved from a network of another
+/// activation (tanh's given to an erf config: the same names and shapes) were used without a
+/// word. The file's recorded config is compared with the run's: the keys that differ are
+/// said in a warning, dry run and run, and the weights used as they are; the saving config's
+/// own file says nothing.
+#[test]
+fn weights_saved_from_another_config_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let weights = saved_weights(d).join("weights.safetensors");
+    let given = format!("weights = \"{}\"", weights.display());
+    for (activation, said) in [("tanh", false), ("erf", true)] {
+        let text = config("", &given).replace("\"tanh\"", &format!("\"{activation}\""));
+        let cfg = write_file(d, "b.toml", &text);
+        for extra in [&["--dry-run"][..], &[]] {
+            let o = run_with(&cfg, &d.join(format!("o_{activation}")), extra, &[]);
+            ok(&o);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(
+                err.contains("activation: \"tanh\" -> \"erf\""),
+                said,
+                "{activation} {extra:?}: {err}"
+            );
+        }
+    }
+}
