@@ -31,5 +31,6 @@ pub mod structured;
 pub mod theory;
 #[cfg(feature = "burn-train")]
 pub mod train_metric;
+pub mod underflow;
 
 pub use error::{Error, Result};

@@ -85,10 +85,14 @@ pub fn checked_theory_phi_deg(
         );
         if let Some((l, d)) = r.least_one_minus_rho() {
             // arccos near 1 moves by eps / sqrt(2 (1 - rho)) for an ulp of its argument.
+            // A correlation the quadrature puts at or past 1 (`d <= 0`; tanh's at 1e-6
+            // degrees) leaves no distance to measure: its error is NaN or infinite, and
+            // refused (hundred-and-second hostile round, D1: NaN passed `error > 5e-7`, and
+            // tanh's 179.999999 gave 180.000000, where mpmath gives 179.9999988).
             let error = ((depth as f64 + 1.0) * f64::EPSILON / (2.0 * d).sqrt()).to_degrees();
-            if error > 5e-7 {
-                let known = if d == 0.0 {
-                    "rounds to 1 in f64, so that phi there is not known".to_string()
+            if error.is_nan() || error > 5e-7 {
+                let known = if d <= 0.0 {
+                    "rounds to 1 (or past it) in f64, so that phi there is not known".to_string()
                 } else {
                     format!(
                         "is within {d:.1e} of 1, where phi there is known to about {error:.0e} \

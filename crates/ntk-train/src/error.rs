@@ -398,6 +398,24 @@ pub enum Error {
     /// The linearized prediction (`[prediction]`) cannot be made.
     #[error("[prediction]: {0}")]
     Prediction(String),
+    /// A `[prediction]` kernel at initialization underflows f64: a diagonal entry `K(x, x)`
+    /// below the smallest normal number, or an exact 0 that is not the network's own
+    /// (hundred-and-second hostile round, D4).
+    #[error(
+        "[prediction]: the {kernel} NTK at initialization has K(x, x) = {value:.3e} at row \
+         {row} of the {set} set (largest input magnitude {largest:.3e}), below the smallest \
+         normal f64 number{why}: the kernel underflows, its entries losing digits or \
+         vanishing, and its spectrum and the rates it predicts would be wrong; rescale the \
+         inputs (data.unit_norm = true puts every row at norm 1)"
+    )]
+    PredictionUnderflow {
+        kernel: &'static str,
+        set: &'static str,
+        row: usize,
+        largest: f64,
+        value: f64,
+        why: String,
+    },
     /// The tracked NTK has NaN or infinite entries: the first sample whose row holds one.
     #[error(
         "ntk during training, epoch {epoch}: the kernel has non-finite entries from tracked \

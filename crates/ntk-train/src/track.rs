@@ -62,24 +62,38 @@ pub fn measure(
         &mut ntk_kernel::host::HostCache::default(),
     )?;
     if let Some(sample) = first_non_finite_sample(&result.kernel, probe.n) {
-        let row = &probe.x[sample * probe.d..(sample + 1) * probe.d];
         return Err(crate::Error::NtkNotFinite {
             epoch,
             sample,
             data: probe.description.clone(),
-            largest: row.iter().fold(0.0f64, |m, v| m.max(v.abs())),
+            largest: largest_magnitude(probe, sample),
             precision,
         });
     }
-    if let Some((sample, value, why)) =
-        first_underflowing_sample(model, probe, &compute, (output, stats), &result.kernel)?
+    let again = |scaled: &Inputs| {
+        ntk_kernel::batch_norm::compute_kernel_net_stats(
+            model,
+            scaled,
+            &compute,
+            (Method::Auto, output),
+            stats,
+            &mut ntk_kernel::host::HostCache::default(),
+        )
+        .map(|r| r.kernel)
+    };
+    let formed = ntk_kernel::underflow::Formed::Empirical {
+        net: model,
+        precision,
+        again: &again,
+    };
+    if let Some(ntk_kernel::underflow::Underflow { sample, value, why }) =
+        ntk_kernel::underflow::first_underflowing_sample(probe, &result.kernel, formed)?
     {
-        let row = &probe.x[sample * probe.d..(sample + 1) * probe.d];
         return Err(crate::Error::NtkUnderflow {
             epoch,
             sample,
             data: probe.description.clone(),
-            largest: row.iter().fold(0.0f64, |m, v| m.max(v.abs())),
+            largest: largest_magnitude(probe, sample),
             value,
             precision,
             why,
@@ -104,83 +118,19 @@ pub fn measure(
     ))
 }
 
+/// The largest magnitude of sample `sample`'s input row.
+pub(crate) fn largest_magnitude(inputs: &Inputs, sample: usize) -> f64 {
+    inputs.x[sample * inputs.d..(sample + 1) * inputs.d]
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs()))
+}
+
 /// The first tracked sample whose kernel row holds a NaN or an infinity (the kernel of `n`
 /// samples, `size / n` rows each: one per output for `ntk.output = "full"`), if any.
 fn first_non_finite_sample(k: &ntk_numerics::kernel::Kernel, n: usize) -> Option<usize> {
     let per = (k.size / n.max(1)).max(1);
     let row = k.data.iter().position(|v| !v.is_finite())? / k.size.max(1);
     Some(row / per)
-}
-
-/// The first tracked sample whose diagonal entry `K(x, x)` underflows the kernel's
-/// precision, with its value and why (hundred-and-first hostile round, D3: a bias-free ReLU^2
-/// network at inputs of norm 1e-40 gave a subnormal kernel whose kappa was 0.09% off, at
-/// 1e-60 an all-zero kernel written as "singular, rank 0"; ntk-probe refuses both).
-///
-/// An entry between 0 and the smallest normal number has lost digits. An entry of exactly
-/// 0 at a nonzero input may be the network's own (a sample no unit of a ReLU layer passes):
-/// for a network scale-free in its input (an MLP without biases or normalization whose
-/// activation is positively homogeneous: `K(a x, a y) = a^(2p) K(x, y)`, so a 0 of its own
-/// stays 0) the kernel of the inputs scaled by a power of two (their largest magnitude into
-/// `[1, 2)`) tells an underflow, positive there, from the network's own 0; any other
-/// network's 0 is left as the measurement it is.
-fn first_underflowing_sample(
-    model: &Model,
-    probe: &Inputs,
-    compute: &Compute,
-    (output, stats): (OutputMode, BnStatistics),
-    k: &ntk_numerics::kernel::Kernel,
-) -> crate::Result<Option<(usize, f64, String)>> {
-    let normal = match compute.precision {
-        Precision::F64 => f64::MIN_POSITIVE,
-        _ => f64::from(f32::MIN_POSITIVE),
-    };
-    let per = (k.size / probe.n.max(1)).max(1);
-    let diagonal = |k: &ntk_numerics::kernel::Kernel, i: usize| k.data[i * k.size + i];
-    if let Some(i) = (0..k.size).find(|&i| diagonal(k, i) > 0.0 && diagonal(k, i) < normal) {
-        return Ok(Some((i / per, diagonal(k, i), String::new())));
-    }
-    let Some(zero) = (0..k.size).find(|&i| diagonal(k, i) == 0.0) else {
-        return Ok(None);
-    };
-    let plain_mlp = matches!(model, ntk_model::Net::Mlp(m)
-        if m.batch_norms.is_empty() && m.layer_norms.is_empty());
-    let largest = probe.x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    if !plain_mlp
-        || ntk_kernel::scale::scale_dependence(model).is_some()
-        || largest == 0.0
-        || !largest.is_finite()
-    {
-        return Ok(None);
-    }
-    // A power of two, applied in two halves so that neither factor overflows (a largest
-    // magnitude near f64's smallest subnormal needs 2^1074).
-    let e = largest.log2().floor() as i32;
-    let (half, rest) = (2f64.powi(-e / 2), 2f64.powi(-e - (-e / 2)));
-    let mut scaled = probe.clone();
-    for v in &mut scaled.x {
-        *v = *v * half * rest;
-    }
-    let again = ntk_kernel::batch_norm::compute_kernel_net_stats(
-        model,
-        &scaled,
-        compute,
-        (Method::Auto, output),
-        stats,
-        &mut ntk_kernel::host::HostCache::default(),
-    )?;
-    let top = diagonal(&again.kernel, zero);
-    Ok((top > 0.0).then(|| {
-        (
-            zero / per,
-            0.0,
-            format!(
-                " (the same network on the inputs scaled by 2^{} has K(x, x) = {top:.3e}, so \
-                 the 0 is an underflow, not a sample the network does not pass)",
-                -e
-            ),
-        )
-    }))
 }
 
 /// Every layer's representation of `inputs` by `model` (plain device, evaluation mode), as

@@ -107,7 +107,8 @@ pub fn train(
         .warnings
         .extend(crate::predict::stability_warnings(&spectra));
     for w in &progress.warnings {
-        run.reporter.log(&format!("warning: {w}"));
+        run.reporter
+            .log(&ntk_runs::quote::message_escaped(&format!("warning: {w}")));
     }
     let diverged = run_epochs(
         &run,

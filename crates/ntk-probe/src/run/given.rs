@@ -664,7 +664,13 @@ fn check_kernel_normal(
                      scale too, which keeps a zero of the network's own, such as a dead ReLU \
                      layer) has K(x, x) = {top:.3e}, so the 0 is an underflow"
                 ),
-                "rescale the weights",
+                // The tool's own weights are at their init's scale: the inputs are what
+                // to rescale (hundred-and-second hostile round: inputs of norm 1e-60 were
+                // told to "rescale the weights").
+                match weights {
+                    Some(_) => "rescale the weights or the inputs (toward unit norm)",
+                    None => "rescale the inputs (toward unit norm)",
+                },
             ),
             (false, true) => (
                 format!(

@@ -1004,7 +1004,11 @@ pub fn collect_as(
         super::writes_file_of(n, &protocols, writes_theory, angles)
     });
     for (dir, why) in super::failures(out) {
-        eprintln!("warning: {}: failed: {why}", dir.display());
+        eprintln!(
+            "warning: {}: failed: {}",
+            dir.display(),
+            ntk_runs::quote::message_escaped(&why)
+        );
     }
     ntk_runs::sweep::warn_unreadable(&out.join("runs"), "summary.json");
     if found.is_empty() {

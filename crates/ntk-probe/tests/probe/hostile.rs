@@ -7273,3 +7273,98 @@ fn an_odd_activation_near_180_degrees_keeps_its_decimals_or_is_refused() {
         assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), phi, "{theta}");
     }
 }
+
+/// The hundred-and-second hostile round, D1: tanh at 179.999999 degrees (depths 1 to 8) and
+/// 179.999998 (depths 4, 8) printed 180.000000, where mpmath gives 179.9999988 at depth 1:
+/// the quadrature put the supplement's correlation past 1, and the error bound formed from
+/// it was NaN, which passed the check. Refused by name now, like erf's; its answered
+/// neighbours keep their digits.
+#[test]
+fn tanh_just_short_of_180_degrees_is_refused_not_rounded_to_180() {
+    let theory = |theta: &str, depth: &str| {
+        run(&os(&[
+            "theory",
+            "--activation",
+            "tanh",
+            "--theta-deg",
+            theta,
+            "--depth",
+            depth,
+        ]))
+    };
+    for depth in ["1", "2", "4", "8"] {
+        for theta in ["179.999999", "179.999998"] {
+            let o = theory(theta, depth);
+            if o.status.success() {
+                let phi = String::from_utf8_lossy(&o.stdout).trim().to_string();
+                assert_ne!(phi, "180.000000", "tanh depth {depth} at {theta}");
+            } else {
+                assert_clean_error(theta, &o, &["too near 180 degrees", "tanh is odd"]);
+            }
+        }
+    }
+    // mpmath (2-D quadrature, 25 digits): 180 minus 1.196348e-6 x 5 = 179.99999401826.
+    let o = theory("179.999995", "1");
+    assert_ok("179.999995", &o);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "179.999994");
+}
+
+/// The hundred-and-second hostile round, D3: a sweep's lines that print a point's failure
+/// reason (the dry run's `fails:` line, the run's `failed:` and `warning: ...: failed:`
+/// lines, `collect`'s warning) wrote the data file's control characters raw, where the
+/// final `error:` line escapes them.
+#[test]
+fn a_sweep_s_failure_reasons_are_printed_with_control_characters_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Bias-free ReLU^2 at inputs of norm about 1e-60: a kernel of about 1e-480, refused as
+    // an underflow.
+    let x: Vec<f64> = (0..24)
+        .map(|k| 1e-60 * ((((k * 7919) % 101) as f64 / 101.0) - 0.45))
+        .collect();
+    ntk_files::npy::write_f64(&d.join("x\x1b[31m\t.npy"), &x, &[6, 4]).unwrap();
+    let cfg = write(
+        d,
+        "s.toml",
+        "[data]\ndataset = \"file\"\nx = \"x\\u001b[31m\\t.npy\"\n[model]\nwidth = 8\n\
+         activation = \"relu_squared\"\nbias = false\n[probe]\nprecision = \"f64\"\n\
+         [sweep]\ndepths = [2]\nactivations = [\"relu_squared\"]\nseeds = [1]\n\
+         protocols = [\"whole\"]\ntheory = false\n",
+    );
+    let out = d.join("o");
+    let sweep = |flags: &[&str]| {
+        let mut a = vec![
+            "sweep".to_string(),
+            "--config".into(),
+            cfg.display().to_string(),
+            "--out".into(),
+            out.display().to_string(),
+        ];
+        a.extend(flags.iter().map(|s| s.to_string()));
+        probe().args(a).current_dir(d).output().unwrap()
+    };
+    let clean = |what: &str, o: &Output, words: &[&str]| {
+        let all = [o.stdout.as_slice(), o.stderr.as_slice()].concat();
+        let said = String::from_utf8_lossy(&all);
+        for w in words {
+            assert!(said.contains(w), "{what}: {w}: {said}");
+        }
+        assert!(
+            !all.contains(&0x1b) && !all.contains(&b'\t') && said.contains("x\\u{1b}[31m\\t.npy"),
+            "{what}: {said:?}"
+        );
+    };
+    // The tool's own weights: the inputs are what to rescale.
+    let words = [
+        "fails: point 0",
+        "so the 0 is an underflow; rescale the inputs",
+    ];
+    clean("the dry run", &sweep(&["--dry-run"]), &words);
+    clean("the run", &sweep(&[]), &["failed: "]);
+    let o = probe()
+        .args(["collect", &out.display().to_string()])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    clean("collect", &o, &["failed: "]);
+}

@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::progress::Reporter;
 use crate::provenance::{self, Provenance};
+use crate::quote::message_escaped;
 
 pub mod command;
 pub mod fill;
@@ -649,10 +650,10 @@ fn print_plan<S: Sweep>(
         if recompute {
             println!(
                 "stale, made again (--recompute): {}",
-                without_recompute_advice(why)
+                message_escaped(without_recompute_advice(why))
             );
         } else {
-            println!("stale: {why}");
+            println!("stale: {}", message_escaped(why));
         }
     }
     // How many more there are, where three are shown (eighty-fourth hostile round, N5).
@@ -667,10 +668,10 @@ fn print_plan<S: Sweep>(
         })
         .take(3)
     {
-        println!("blocked: point {}: {why}", p.index);
+        println!("blocked: point {}: {}", p.index, message_escaped(why));
     }
     for (index, why) in fails.iter().take(3) {
-        println!("fails: point {index}: {why}");
+        println!("fails: point {index}: {}", message_escaped(why));
     }
 }
 
@@ -804,14 +805,19 @@ fn make_all<S: Sweep>(
                 outcome.made.push(made);
             }
             Err(e) if S::busy(&e) => {
-                reporter.log(&format!("busy: {label}: {e}"));
+                reporter.log(&message_escaped(&format!("busy: {label}: {e}")));
                 outcome.busy.push((label, e.to_string()));
             }
             Err(e) => {
-                reporter.log(&format!("failed: {label}: {e}"));
+                // The reason quotes the user's paths (a data file's): printed with their
+                // control characters escaped, as the final `error:` line prints it
+                // (hundred-and-second hostile round, D3).
+                reporter.log(&message_escaped(&format!("failed: {label}: {e}")));
                 let reason = e.to_string();
                 if let Err(r) = sweep.record_failure(point, &e) {
-                    reporter.log(&format!("warning: the failure could not be recorded: {r}"));
+                    reporter.log(&message_escaped(&format!(
+                        "warning: the failure could not be recorded: {r}"
+                    )));
                     outcome.unrecorded += 1;
                 }
                 outcome.failed.push((label, reason));

@@ -12,6 +12,7 @@ use ntk_plot::Layout;
 use std::path::{Path, PathBuf};
 
 use ntk_plot::{Dash, Figure, Marker, Scale, Series, Spread, ramp};
+use ntk_runs::quote::message_escaped;
 use ntk_runs::stats::mean;
 use serde::Serialize;
 
@@ -203,7 +204,11 @@ pub fn collect_as(
         .collect();
     for r in runs.iter().filter(|r| r.summary.is_none()) {
         if let Some(why) = &r.failure {
-            eprintln!("warning: {}: failed: {why}", run_dir(out, &r.id).display());
+            eprintln!(
+                "warning: {}: failed: {}",
+                run_dir(out, &r.id).display(),
+                message_escaped(why)
+            );
         }
     }
     // Runs that failed before they wrote anything else.
@@ -215,7 +220,7 @@ pub fn collect_as(
             eprintln!(
                 "warning: {}: failed before it began: {}",
                 dir.display(),
-                failure.reason
+                message_escaped(&failure.reason)
             );
         }
     }

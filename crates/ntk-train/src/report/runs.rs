@@ -468,8 +468,9 @@ pub fn read_runs_except(out: &Path, skip: &[PathBuf]) -> crate::Result<Vec<RunRe
             // it is named, not read.
             Err(e) if ntk_runs::sweep::Failure::read(d).is_some() => {
                 eprintln!(
-                    "warning: {}: failed, and its files cannot be read: {e}",
-                    d.display()
+                    "warning: {}: failed, and its files cannot be read: {}",
+                    d.display(),
+                    ntk_runs::quote::message_escaped(&e.to_string())
                 );
             }
             Err(e) => return Err(e),

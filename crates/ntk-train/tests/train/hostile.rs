@@ -6253,3 +6253,122 @@ fn a_tracked_kernel_that_underflows_is_refused() {
         }
     }
 }
+
+/// The hundred-and-second hostile round, D4: the `[prediction]` kernels at initialization
+/// had no underflow check. The bias-free ReLU^2 network of
+/// [`a_tracked_kernel_that_underflows_is_refused`] at inputs of norm 1e-40 wrote kappa
+/// 13184.8 for the scale-free 13166.6, at 1e-60 both the empirical and the theory kernel
+/// "singular, rank 0" with a stability limit of inf, rc 0. Refused now as the tracked NTK is,
+/// naming the kernel, the row and the value; at 1e-20 the run answers.
+#[test]
+fn a_prediction_kernel_that_underflows_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x: Vec<f64> = (0..40)
+        .map(|k| (((k * 7919) % 101) as f64 / 101.0) - 0.45)
+        .collect();
+    let y: Vec<f64> = (0..10).map(|k| (k % 3) as f64).collect();
+    ntk_files::npy::write_f64(&d.join("y.npy"), &y, &[10]).unwrap();
+    for (scale, kernel, refused) in [
+        (1e-20, "empirical", None),
+        (
+            1e-40,
+            "empirical",
+            Some("below the smallest normal f64 number"),
+        ),
+        (1e-60, "empirical", Some("so the 0 is an underflow")),
+        (1e-60, "theory", Some("positive at every nonzero input")),
+    ] {
+        let scaled: Vec<f64> = x.iter().map(|v| v * scale).collect();
+        let xs = d.join(format!("x{scale:e}.npy"));
+        ntk_files::npy::write_f64(&xs, &scaled, &[10, 4]).unwrap();
+        let cfg = write(
+            d,
+            "p.toml",
+            &format!(
+                "[data]\ndataset = \"file\"\nx = \"{}\"\nlabels = \"{}/y.npy\"\n\n\
+                 [model]\nwidth = 16\ndepth = 2\nactivation = \"relu_squared\"\n\
+                 output_dim = 3\nbias = false\n\n[optim]\nlr = 0.1\nmomentum = 0\n\n\
+                 [train]\nbatch_size = 10\nepochs = 1\ntest_n = 0\nloss = \"mse\"\n\n\
+                 [prediction]\nkernels = [\"{kernel}\"]\n",
+                xs.display(),
+                d.display()
+            ),
+        );
+        let out = d.join(format!("o{scale:e}{kernel}"));
+        let o = run(&args(&cfg, &out, &[]));
+        let case = format!("{scale:e} {kernel}");
+        match refused {
+            None => assert!(
+                o.status.success(),
+                "{case}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ),
+            Some(words) => {
+                assert_clean_error(
+                    &case,
+                    &o,
+                    &[
+                        &format!("[prediction]: the {kernel} NTK at initialization"),
+                        "row 0 of the training set",
+                        "underflows",
+                        words,
+                    ],
+                );
+                assert!(out.join("failed.json").exists(), "{case}");
+                assert!(!out.join("predicted_spectrum.csv").exists(), "{case}");
+            }
+        }
+    }
+}
+
+/// The hundred-and-second hostile round, D3: the lines that print a failure's reason (the
+/// run's `failed:` line, the closing `warning: ...: failed:` line, `collect`'s warning)
+/// wrote the data file's control characters raw, where the final `error:` line escapes
+/// them.
+#[test]
+fn a_failure_reason_is_printed_with_its_control_characters_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x: Vec<f64> = (0..40)
+        .map(|k| 1e-60 * ((((k * 7919) % 101) as f64 / 101.0) - 0.45))
+        .collect();
+    let y: Vec<f64> = (0..10).map(|k| (k % 3) as f64).collect();
+    ntk_files::npy::write_f64(&d.join("y.npy"), &y, &[10]).unwrap();
+    ntk_files::npy::write_f64(&d.join("x\x1b[31m\t.npy"), &x, &[10, 4]).unwrap();
+    let cfg = write(
+        d,
+        "t.toml",
+        "[data]\ndataset = \"file\"\nx = \"x\\u001b[31m\\t.npy\"\nlabels = \"y.npy\"\n\n\
+         [model]\nwidth = 16\ndepth = 2\nactivation = \"relu_squared\"\noutput_dim = 3\n\n\
+         [optim]\nlr = 0.1\n\n[train]\nbatch_size = 5\nepochs = 1\ntest_n = 0\n\
+         precision = \"f64\"\n\n[ntk]\nevery = 1\nn = 6\n",
+    );
+    let out = d.join("o");
+    let said = |o: &Output| {
+        let all = [o.stdout.as_slice(), o.stderr.as_slice()].concat();
+        (all.clone(), String::from_utf8_lossy(&all).to_string())
+    };
+    let o = train_cmd()
+        .args(args(&cfg, &out, &[]))
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let (all, text) = said(&o);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(text.contains("failed: "), "{text}");
+    assert!(
+        !all.contains(&0x1b) && !all.contains(&b'\t') && text.contains("x\\u{1b}[31m\\t.npy"),
+        "{text:?}"
+    );
+    let o = train_cmd()
+        .args(["collect", &out.display().to_string()])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let (all, text) = said(&o);
+    assert!(
+        !all.contains(&0x1b) && !all.contains(&b'\t') && text.contains("x\\u{1b}[31m\\t.npy"),
+        "{text:?}"
+    );
+}
