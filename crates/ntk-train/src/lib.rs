@@ -36,6 +36,7 @@ pub mod divergence;
 pub mod epoch;
 pub mod error;
 pub mod files;
+pub mod foresee;
 pub mod joins;
 pub mod metrics;
 pub mod model;

@@ -175,10 +175,7 @@ pub(crate) fn write(run: &Run, model: &Model) -> crate::Result<Vec<SpectrumRow>>
     let model = ntk_kernel::compute::with_precision(model, Precision::F64);
     let train = &run.data.train;
     let test = run.data.test.as_ref().filter(|t| t.n > 0);
-    let all = match test {
-        Some(t) => joined(train, t),
-        None => train.clone(),
-    };
+    let all = inputs(run.data);
     let f0 = outputs(&model, train, &compute);
     let k = f0.ncols();
     let r0 = &f0 - target_matrix(train, k);
@@ -186,7 +183,15 @@ pub(crate) fn write(run: &Run, model: &Model) -> crate::Result<Vec<SpectrumRow>>
     let (mut rows, mut spectra) = (Vec::new(), Vec::new());
     for &which in &p.kernels {
         let kernel = per_output_kernel(&model, &all, &compute, (which, k), run.reporter)?;
-        check_underflow(&model, &all, &compute, (which, k), &kernel, train)?;
+        let every: Vec<usize> = (0..all.n).collect();
+        check_underflow(
+            &model,
+            (&all, &every),
+            &compute,
+            (which, k),
+            &kernel,
+            train.n,
+        )?;
         let size = kernel.size;
         let at = |i: usize, j: usize| kernel.data[i * size + j];
         let n = train.n;
@@ -311,14 +316,15 @@ fn per_output_kernel(
 /// ([`ntk_kernel::underflow`]), as the tracked NTK is refused (hundred-and-second hostile
 /// round, D4: a bias-free ReLU^2 network on inputs of norm 1e-40 wrote kappa 13184.8 for
 /// the scale-free 13166.6, at 1e-60 both kernels "singular, rank 0", with a stability limit
-/// of inf). `all`: the training inputs, then the test inputs.
+/// of inf). `inputs`: the training inputs, then the test inputs (or some of them, each with
+/// its index in that whole); `train_n`: how many training inputs the whole begins with.
 fn check_underflow(
     model: &Model,
-    all: &Inputs,
+    (inputs, origin): (&Inputs, &[usize]),
     compute: &Compute,
     (which, k): (PredictKernel, usize),
     kernel: &ntk_numerics::kernel::Kernel,
-    train: &Inputs,
+    train_n: usize,
 ) -> crate::Result<()> {
     use ntk_kernel::underflow::{Formed, Underflow, first_underflowing_sample};
     let again = |scaled: &Inputs| {
@@ -333,23 +339,68 @@ fn check_underflow(
             again: &again,
         },
     };
-    let Some(Underflow { sample, value, why }) = first_underflowing_sample(all, kernel, formed)?
+    let Some(Underflow { sample, value, why }) = first_underflowing_sample(inputs, kernel, formed)?
     else {
         return Ok(());
     };
-    let (set, row) = if sample < train.n {
-        ("training", sample)
+    let whole = origin[sample];
+    let (set, row) = if whole < train_n {
+        ("training", whole)
     } else {
-        ("test", sample - train.n)
+        ("test", whole - train_n)
     };
     Err(crate::Error::PredictionUnderflow {
         kernel: which.name(),
         set,
         row,
-        largest: crate::track::largest_magnitude(all, sample),
+        largest: crate::track::largest_magnitude(inputs, sample),
         value,
         why,
     })
+}
+
+/// What a dry run foresees of `[prediction]` (the run's error, `Err`): each kernel of the
+/// network at initialization `model` on `rows` of the training inputs then the test inputs
+/// (`all`, whose first `train_n` are the training inputs), checked as the run checks the
+/// whole ([`check_underflow`]).
+pub(crate) fn foresee(
+    cfg: &crate::config::TrainConfig,
+    model: &Model,
+    (all, rows, train_n): (&Inputs, &[usize], usize),
+    compute: &Compute,
+) -> crate::Result<()> {
+    let Some(p) = &cfg.prediction else {
+        return Ok(());
+    };
+    let compute = Compute {
+        precision: Precision::F64,
+        ..compute.clone()
+    };
+    let model = ntk_kernel::compute::with_precision(model, Precision::F64);
+    let some = all.select(rows);
+    let k = outputs(&model, &some, &compute).ncols();
+    for &which in &p.kernels {
+        let none = crate::progress::Reporter::silent();
+        let kernel = per_output_kernel(&model, &some, &compute, (which, k), &none)?;
+        check_underflow(
+            &model,
+            (&some, rows),
+            &compute,
+            (which, k),
+            &kernel,
+            train_n,
+        )?;
+    }
+    Ok(())
+}
+
+/// The training inputs, then the test inputs `[prediction]` predicts (the first
+/// `train.test_n`, where there are any).
+pub(crate) fn inputs(data: &crate::data::Data) -> Inputs {
+    match data.test.as_ref().filter(|t| t.n > 0) {
+        Some(t) => joined(&data.train, t),
+        None => data.train.clone(),
+    }
 }
 
 fn spectrum_row(which: PredictKernel, lin: &Linearized, k: usize, lr: f64) -> SpectrumRow {

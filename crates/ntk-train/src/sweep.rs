@@ -704,9 +704,16 @@ impl Sweep for TrainSweep<'_> {
         // A run directory this user cannot write (another user's, `chattr +i`): a stale run
         // there cannot be cleared, nor a run written (eighty-fifth hostile round, D6: the dry
         // run said "made again" where the sweep stopped at once).
-        Ok(ntk_files::outset::check_writable_unmade(&dir)
-            .err()
-            .map(|e| e.to_string()))
+        if let Err(e) = ntk_files::outset::check_writable_unmade(&dir) {
+            return Ok(Some(e.to_string()));
+        }
+        // Kernels at initialization that leave their precision's range: the run refuses them
+        // before its first step ([`crate::foresee`]). Not for a run that resumes, which has
+        // taken them.
+        if self.run.resume && dir.join("checkpoint.json").exists() {
+            return Ok(None);
+        }
+        crate::foresee::foresee(&point.cfg, self.data, self.compute)
     }
 
     fn record_failure(&self, point: &RunPoint, error: &crate::Error) -> crate::Result<()> {

@@ -6235,6 +6235,17 @@ fn a_tracked_kernel_that_underflows_is_refused() {
             ),
         );
         let out = d.join(format!("o{scale:e}"));
+        // The dry run foresees it (hundred-and-second hostile round, N1: it said "new").
+        let dry = run(&args(&cfg, &out, &["--dry-run"]));
+        match refused {
+            None => assert!(dry.status.success(), "{scale:e} dry run"),
+            Some(words) => assert_clean_error(
+                &format!("{scale:e} dry run"),
+                &dry,
+                &["would fail when made", "epoch 0", "underflows", words],
+            ),
+        }
+        assert!(!out.exists(), "{scale:e}");
         let o = run(&args(&cfg, &out, &[]));
         match refused {
             None => assert!(
@@ -6296,8 +6307,18 @@ fn a_prediction_kernel_that_underflows_is_refused() {
             ),
         );
         let out = d.join(format!("o{scale:e}{kernel}"));
-        let o = run(&args(&cfg, &out, &[]));
         let case = format!("{scale:e} {kernel}");
+        // The dry run foresees it (hundred-and-second hostile round, N1: it said "new").
+        let dry = run(&args(&cfg, &out, &["--dry-run"]));
+        match refused {
+            None => assert!(dry.status.success(), "{case} dry run"),
+            Some(words) => assert_clean_error(
+                &format!("{case} dry run"),
+                &dry,
+                &["would fail when made", "underflows", words],
+            ),
+        }
+        let o = run(&args(&cfg, &out, &[]));
         match refused {
             None => assert!(
                 o.status.success(),

@@ -1,0 +1,142 @@
+//! What a dry run foresees of a run before it trains: whether a kernel of the network at
+//! initialization leaves its precision's range, the tracked NTK (`[ntk]`, taken at epoch 0)
+//! or the `[prediction]` kernels, which the run refuses before its first step
+//! (hundred-and-second hostile round, N1: the dry run said "new" for runs the run then
+//! refused). Checked as the run checks them ([`crate::track::measure`],
+//! [`crate::predict::foresee`]), on the inputs of the smallest nonzero and of the largest norm
+//! of each set, on the host (a dry run opens no GPU for this): for an MLP without
+//! normalization, whose `K(x, x)` is its input's alone, so the two stand for the set as the
+//! probe's dry run takes them ([`ntk_kernel::underflow`]). Other networks are left to the run.
+
+use ntk_data::inputs::Inputs;
+use ntk_model::Net;
+use ntk_numerics::backend::{self, Compute};
+
+use crate::config::TrainConfig;
+use crate::data::Data;
+
+/// Why a run of `cfg` on `data` would fail at its kernels of epoch 0, if it would and that can
+/// be told here; `compute`: the run's backend (a host one is taken in its place).
+pub fn foresee(cfg: &TrainConfig, data: &Data, compute: &Compute) -> crate::Result<Option<String>> {
+    if cfg.ntk.is_none() && cfg.prediction.is_none() {
+        return Ok(None);
+    }
+    // A config the run refuses is refused by the checks before this.
+    let Ok(spec) = cfg.spec() else {
+        return Ok(None);
+    };
+    let Some(host) = on_host(compute) else {
+        return Ok(None);
+    };
+    let Ok(model) = spec.build(data.train.d, &host.device, host.dtype()) else {
+        return Ok(None);
+    };
+    if !matches!(&model, Net::Mlp(m) if m.batch_norms.is_empty() && m.layer_norms.is_empty()) {
+        return Ok(None);
+    }
+    let failed = |e: crate::Error| Ok(Some(e.to_string()));
+    if let Some(k) = &cfg.ntk {
+        let probe = data
+            .train
+            .select(&(0..k.n.min(data.train.n)).collect::<Vec<_>>());
+        let rows = extreme_rows(&probe);
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let precision = k.precision_on(compute);
+        let how = (
+            k.output,
+            precision,
+            k.batch_norm_statistics.unwrap_or_default(),
+        );
+        let some = probe.select(&rows);
+        match crate::track::measure(&model, &some, &host, how, 0) {
+            Err(crate::Error::NtkUnderflow {
+                epoch,
+                sample,
+                data,
+                largest,
+                value,
+                precision,
+                why,
+                f64,
+            }) => {
+                return failed(crate::Error::NtkUnderflow {
+                    epoch,
+                    sample: rows[sample],
+                    data,
+                    largest,
+                    value,
+                    precision,
+                    why,
+                    f64,
+                });
+            }
+            Err(crate::Error::NtkNotFinite {
+                epoch,
+                sample,
+                data,
+                largest,
+                precision,
+            }) => {
+                return failed(crate::Error::NtkNotFinite {
+                    epoch,
+                    sample: rows[sample],
+                    data,
+                    largest,
+                    precision,
+                });
+            }
+            // Anything else is the run's to say.
+            _ => {}
+        }
+    }
+    if cfg.prediction.is_some() {
+        let all = crate::predict::inputs(data);
+        let rows = extreme_rows(&all);
+        if !rows.is_empty()
+            && let Err(e @ crate::Error::PredictionUnderflow { .. }) =
+                crate::predict::foresee(cfg, &model, (&all, &rows, data.train.n), &host)
+        {
+            return failed(e);
+        }
+    }
+    Ok(None)
+}
+
+/// `compute` where it is on the host, else the first host backend built in, in its
+/// precision.
+fn on_host(compute: &Compute) -> Option<Compute> {
+    if compute.on_host() {
+        return Some(compute.clone());
+    }
+    let host = backend::available().into_iter().find(|b| b.on_host())?;
+    backend::select(Some(host.name()), compute.precision).ok()
+}
+
+/// The rows of `inputs` of the smallest nonzero and of the largest norm (one where they are
+/// the same; none of an empty set), in row order.
+fn extreme_rows(inputs: &Inputs) -> Vec<usize> {
+    let d = inputs.d.max(1);
+    // Each norm formed from the row scaled by its largest magnitude: a row at 1e-170 has a
+    // squared norm that underflows to 0, and is still nonzero.
+    let norms: Vec<f64> = inputs
+        .x
+        .chunks(d)
+        .map(|r| {
+            let m = r.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            if m == 0.0 || !m.is_finite() {
+                return m;
+            }
+            m * r.iter().map(|v| (v / m) * (v / m)).sum::<f64>().sqrt()
+        })
+        .collect();
+    let largest = (0..norms.len()).max_by(|&a, &b| norms[a].total_cmp(&norms[b]));
+    let smallest = (0..norms.len())
+        .filter(|&r| norms[r] > 0.0)
+        .min_by(|&a, &b| norms[a].total_cmp(&norms[b]));
+    let mut rows: Vec<usize> = largest.into_iter().chain(smallest).collect();
+    rows.sort_unstable();
+    rows.dedup();
+    rows
+}
