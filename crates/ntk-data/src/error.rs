@@ -3,6 +3,7 @@
 //! Bad input never panics: each variant names the file involved and what is wrong with it,
 //! with the byte offset where one applies (offsets count bytes of the *uncompressed* content).
 
+use ntk_files::shown::Shown;
 use std::path::{Path, PathBuf};
 
 /// Result alias used throughout the crate.
@@ -12,7 +13,7 @@ pub type Result<T, E = DataError> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 pub enum DataError {
     /// A data file does not exist; `hint` says how to obtain it.
-    #[error("{}: file not found; {hint}", .path.display())]
+    #[error("{}: file not found; {hint}", .path.shown())]
     Missing {
         /// The path that was looked for (the uncompressed name when `.gz` was also tried).
         path: PathBuf,
@@ -21,7 +22,7 @@ pub enum DataError {
     },
 
     /// The file exists but could not be read.
-    #[error("{}: cannot read: {source}", .path.display())]
+    #[error("{}: cannot read: {source}", .path.shown())]
     Io {
         /// The file.
         path: PathBuf,
@@ -30,7 +31,7 @@ pub enum DataError {
     },
 
     /// A directory stands where a data file is expected.
-    #[error("{}: is a directory, expected a data file", .path.display())]
+    #[error("{}: is a directory, expected a data file", .path.shown())]
     IsDirectory {
         /// The path.
         path: PathBuf,
@@ -38,7 +39,7 @@ pub enum DataError {
 
     /// A named pipe (FIFO) stands where a data file is expected: opening it would wait for
     /// a writer, possibly forever.
-    #[error("{}: is a named pipe (FIFO), expected a data file", .path.display())]
+    #[error("{}: is a named pipe (FIFO), expected a data file", .path.shown())]
     IsFifo {
         /// The path.
         path: PathBuf,
@@ -47,7 +48,7 @@ pub enum DataError {
     /// The path cannot be resolved because its symbolic links form a loop (`ELOOP`).
     #[error(
         "{}: symbolic link loop: too many levels of symbolic links while resolving the path",
-        .path.display()
+        .path.shown()
     )]
     SymlinkLoop {
         /// The path.
@@ -57,8 +58,8 @@ pub enum DataError {
     /// The path is a symbolic link whose target does not exist.
     #[error(
         "{}: broken symbolic link pointing to {} (the target does not exist)",
-        .path.display(),
-        .target.display()
+        .path.shown(),
+        .target.shown()
     )]
     BrokenSymlink {
         /// The link.
@@ -68,7 +69,7 @@ pub enum DataError {
     },
 
     /// A file holds no samples at all.
-    #[error("{}: empty {what}: {detail}", .path.display())]
+    #[error("{}: empty {what}: {detail}", .path.shown())]
     Empty {
         /// The file.
         path: PathBuf,
@@ -83,7 +84,7 @@ pub enum DataError {
     #[error(
         "{}: too large: the (decompressed) content exceeds the limit of {limit} bytes ({} MiB) for this file; \
          reading stopped there",
-        .path.display(),
+        .path.shown(),
         .limit >> 20
     )]
     TooLarge {
@@ -99,7 +100,7 @@ pub enum DataError {
     #[error(
         "{}: trailing data: the (decompressed) content is longer than the {expected} bytes the header \
          promises (extra bytes start at byte offset {expected}; reading stopped there)",
-        .path.display()
+        .path.shown()
     )]
     TrailingStream {
         /// The file.
@@ -109,7 +110,7 @@ pub enum DataError {
     },
 
     /// The file starts with the gzip magic but its stream does not decompress.
-    #[error("{}: the gzip stream does not decompress: {source}", .path.display())]
+    #[error("{}: the gzip stream does not decompress: {source}", .path.shown())]
     Gzip {
         /// The file.
         path: PathBuf,
@@ -120,7 +121,7 @@ pub enum DataError {
     /// An IDX file carries the wrong magic number (at byte offset 0).
     #[error(
         "{}: wrong IDX magic number at byte offset 0: expected {expected} (0x{expected:08x}), found {found} (0x{found:08x})",
-        .path.display()
+        .path.shown()
     )]
     BadMagic {
         /// The file.
@@ -132,7 +133,7 @@ pub enum DataError {
     },
 
     /// A file is shorter than its header (or format) requires.
-    #[error("{}: truncated file: expected {expected} bytes, found {found}", .path.display())]
+    #[error("{}: truncated file: expected {expected} bytes, found {found}", .path.shown())]
     Truncated {
         /// The file.
         path: PathBuf,
@@ -145,7 +146,7 @@ pub enum DataError {
     /// A file is longer than its header says: trailing bytes after the last record.
     #[error(
         "{}: trailing data: expected {expected} bytes, found {found} (extra bytes start at byte offset {expected})",
-        .path.display()
+        .path.shown()
     )]
     TrailingData {
         /// The file.
@@ -159,8 +160,8 @@ pub enum DataError {
     /// The image file and the label file describe different numbers of samples.
     #[error(
         "sample counts disagree: {} holds {n_images} images but {} holds {n_labels} labels",
-        .images.display(),
-        .labels.display()
+        .images.shown(),
+        .labels.shown()
     )]
     CountMismatch {
         /// The image file.
@@ -176,7 +177,7 @@ pub enum DataError {
     /// A label is not a valid class index.
     #[error(
         "{}: label {label} of sample {index} (byte offset {offset}) is out of range 0..{num_classes}",
-        .path.display()
+        .path.shown()
     )]
     LabelOutOfRange {
         /// The file.
@@ -195,7 +196,7 @@ pub enum DataError {
     #[error(
         "{}: wrong size for a CIFAR-10 binary batch: {size} bytes is not a multiple of the {record}-byte record \
          (the last record starts at byte offset {} and is {} bytes short; real batches are 30730000 bytes)",
-        .path.display(),
+        .path.shown(),
         .size - .size % *.record as u64,
         *.record as u64 - .size % *.record as u64
     )]
@@ -209,7 +210,7 @@ pub enum DataError {
     },
 
     /// A text file (the digits CSV) has a malformed line.
-    #[error("{}: line {line} (byte offset {offset}): {message}", .path.display())]
+    #[error("{}: line {line} (byte offset {offset}): {message}", .path.shown())]
     Parse {
         /// The file.
         path: PathBuf,
@@ -222,7 +223,7 @@ pub enum DataError {
     },
 
     /// An IDX header whose dimensions are not those of images or labels.
-    #[error("{}: bad IDX header at byte offset {offset}: {message}", .path.display())]
+    #[error("{}: bad IDX header at byte offset {offset}: {message}", .path.shown())]
     BadHeader {
         /// The file.
         path: PathBuf,
@@ -311,7 +312,7 @@ pub enum DataError {
 
     /// A user's data file (`data.dataset = "file"`) that is not what its key needs: the
     /// wrong format, shape or dtype, a value that is not finite, a label out of range.
-    #[error("{}: {reason}", .path.display())]
+    #[error("{}: {reason}", .path.shown())]
     BadArray {
         /// The file (with `:member` for an array inside an `.npz`).
         path: PathBuf,
@@ -417,7 +418,7 @@ pub enum DataError {
     #[error(
         "{}: not the {set} set: {found} where it has {expected}; fetch it again \
          (datasets/fetch.sh), or give your own data as data.dataset = \"file\"",
-        .path.display()
+        .path.shown()
     )]
     NotTheSet {
         /// The file read.
@@ -577,7 +578,7 @@ pub(crate) fn fetch_hint(path: &Path) -> String {
          8x8 digits into datasets/data/, set {} to a root holding mnist/, fashion-mnist/, digits/ \
          and cifar-10/, or place the file in {}",
         crate::paths::DATA_DIR_ENV,
-        dir.display()
+        dir.shown()
     )
 }
 
@@ -587,6 +588,6 @@ pub(crate) fn cifar_hint(dir: &Path) -> String {
         "CIFAR-10 is not fetched automatically: download the binary version `cifar-10-binary.tar.gz` \
          from https://www.cs.toronto.edu/~kriz/cifar.html and extract `cifar-10-batches-bin/*` \
          (data_batch_1.bin .. data_batch_5.bin, test_batch.bin, batches.meta.txt) into {}",
-        dir.display()
+        dir.shown()
     )
 }

@@ -581,7 +581,11 @@ fn load_files(x: &Path, labels: Option<&Path>, [xr, lr]: [Role; 2]) -> Result<In
     };
     let d = m.dim();
     Ok(Inputs {
-        description: format!("file {} ({} x {d})", x.display(), m.rows),
+        description: format!(
+            "file {} ({} x {d})",
+            ntk_files::shown::Shown::shown(std::path::Path::new(x)),
+            m.rows
+        ),
         x: m.values,
         n: m.rows,
         d,

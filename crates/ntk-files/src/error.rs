@@ -2,6 +2,7 @@
 //! created or claimed, each naming its path; the messages are those the binaries print
 //! after `error: `.
 
+use crate::shown::Shown;
 use std::path::PathBuf;
 
 /// Result alias used throughout the crate.
@@ -12,7 +13,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// A file cannot be read; one this user may not read is given the remedy (ninety-ninth
     /// hostile round, N2: `collect` said only "Permission denied").
-    #[error("{}: cannot read: {source}{}", .path.display(), read_remedy(.source))]
+    #[error("{}: cannot read: {source}{}", .path.shown(), read_remedy(.source))]
     Read {
         path: PathBuf,
         #[source]
@@ -30,14 +31,14 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The output directory cannot be created.
-    #[error("{}: cannot create the output directory: {source}", .dir.display())]
+    #[error("{}: cannot create the output directory: {source}", .dir.shown())]
     CreateDir {
         dir: PathBuf,
         #[source]
         source: std::io::Error,
     },
     /// The output directory cannot be written.
-    #[error("{}: the output directory is not writable: {source}", .dir.display())]
+    #[error("{}: the output directory is not writable: {source}", .dir.shown())]
     NotWritable {
         dir: PathBuf,
         #[source]
@@ -48,8 +49,8 @@ pub enum Error {
     /// `..` was named "the output directory").
     #[error(
         "{}: not writable, so {} cannot be made there: {source}",
-        .above.display(),
-        .dir.display()
+        .above.shown(),
+        .dir.shown()
     )]
     NotWritableAbove {
         dir: PathBuf,
@@ -61,7 +62,7 @@ pub enum Error {
     #[error(
         "{}: another process is writing here ({holder}); wait for it to end, or choose \
          another --out",
-        .dir.display()
+        .dir.shown()
     )]
     Locked { dir: PathBuf, holder: String },
     /// A sweep directory that a live writer of another config is filling
@@ -69,13 +70,13 @@ pub enum Error {
     #[error(
         "{}: a sweep of another config is writing here ({holder}); its points and this \
          config's would mix: wait for it to end, or choose another --out",
-        .dir.display()
+        .dir.shown()
     )]
     OtherWriter { dir: PathBuf, holder: String },
     /// An output directory that holds files the tools did not write.
     #[error(
         "{}: holds files that are not a run's ({}); choose an empty or new --out",
-        .dir.display(), .files.join(", ")
+        .dir.shown(), crate::shown::controls_escaped(&.files.join(", "))
     )]
     ForeignFiles { dir: PathBuf, files: Vec<String> },
     /// A `plot --out` directory that holds more than figures (another run's or sweep's
@@ -83,7 +84,7 @@ pub enum Error {
     #[error(
         "{}: holds files that are not figures ({}); plot --out writes into a new or empty \
          directory, one holding only figures, or DIR itself",
-        .dir.display(), .files.join(", ")
+        .dir.shown(), crate::shown::controls_escaped(&.files.join(", "))
     )]
     NotFigures { dir: PathBuf, files: Vec<String> },
     /// A figure command's `--out` that is a run's, a sweep's or an output set's directory.
@@ -91,7 +92,7 @@ pub enum Error {
         "{}: a directory an ntk tool made for a run, a sweep or an output set ({}): figures \
          written there would make it hold files its own tool does not write; choose a new \
          directory or one of figures",
-        .dir.display(), .marker
+        .dir.shown(), .marker
     )]
     MadeDir { dir: PathBuf, marker: String },
     /// An output inside a directory the tools made for a run, a sweep or an output set.
@@ -99,7 +100,7 @@ pub enum Error {
         "{}: inside {}, which an ntk tool made ({}): what is written there would make it \
          hold files its own tool does not write, so it could no longer be resumed or run \
          again in place; choose an output outside it",
-        .path.display(), .dir.display(), .marker
+        .path.shown(), .dir.shown(), .marker
     )]
     InsideMade {
         path: PathBuf,
@@ -107,7 +108,7 @@ pub enum Error {
         marker: String,
     },
     /// An output path that is a symbolic link, or lies under one the tools would follow.
-    #[error("{}: {why}", .path.display())]
+    #[error("{}: {why}", .path.shown())]
     OutputPath { path: PathBuf, why: String },
     /// A CSV table with a line longer than any row these tools write ([`crate::table::MAX_LINE`]).
     #[error(
@@ -145,7 +146,7 @@ pub enum Error {
     #[error("{0}")]
     Flush(#[source] std::io::Error),
     /// A figure cannot be drawn or written.
-    #[error("{}: {message}", .path.display())]
+    #[error("{}: {message}", .path.shown())]
     Plot { path: PathBuf, message: String },
 }
 
@@ -159,7 +160,7 @@ fn at(path: &std::path::Path, source: &std::io::Error) -> String {
     if names_it {
         source.to_string()
     } else {
-        format!("{}: {source}", path.display())
+        format!("{}: {source}", path.shown())
     }
 }
 

@@ -25,3 +25,28 @@ fn escaped_but(text: &str, kept: &[char]) -> String {
         })
         .collect()
 }
+
+/// A path as a message shows it: [`controls_escaped`], so that a newline, ESC or TAB in a
+/// user's file name neither breaks the message's line nor reaches the terminal raw
+/// (hundred-and-third hostile round, D3: a newline in a data path split every failure and
+/// refusal line at the path, where the banners printed `\n`). The errors name paths with
+/// it (`path.shown()` where `path.display()` was).
+pub trait Shown {
+    /// The path's text with its control characters escaped.
+    fn shown(&self) -> ShownPath<'_>;
+}
+
+impl Shown for std::path::Path {
+    fn shown(&self) -> ShownPath<'_> {
+        ShownPath(self)
+    }
+}
+
+/// [`Shown::shown`]'s result, for `format!`.
+pub struct ShownPath<'a>(&'a std::path::Path);
+
+impl std::fmt::Display for ShownPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&controls_escaped(&self.0.display().to_string()))
+    }
+}

@@ -39,9 +39,9 @@ pub enum Formed<'a, E> {
 ///
 /// A network's exact 0 is told from an underflow for a network scale-free in its input (an
 /// MLP without biases or normalization whose activation is positively homogeneous: `K(a x,
-/// a y) = a^(2p) K(x, y)`, so a 0 of its own stays 0): the kernel of the inputs scaled by a
-/// power of two (their largest magnitude into `[1, 2)`) is positive there where the 0 is an
-/// underflow. Any other network's 0 is left as the measurement it is.
+/// a y) = a^(2p) K(x, y)`, so a 0 of its own stays 0): the kernel of each such input scaled
+/// by its own power of two (its largest magnitude into `[1, 2)`) is positive there where the
+/// 0 is an underflow. Any other network's 0 is left as the measurement it is.
 pub fn first_underflowing_sample<E>(
     inputs: &Inputs,
     k: &Kernel,
@@ -70,12 +70,16 @@ pub fn first_underflowing_sample<E>(
             .iter()
             .any(|v| *v != 0.0)
     };
-    let Some(zero) = (0..k.size).find(|&i| diagonal(k, i) == 0.0 && nonzero(i / per)) else {
+    let zero_at = |sample: usize| (0..per).find(|&o| diagonal(k, sample * per + o) == 0.0);
+    let zeros: Vec<usize> = (0..inputs.n)
+        .filter(|&s| nonzero(s) && zero_at(s).is_some())
+        .collect();
+    let Some(&first) = zeros.first() else {
         return Ok(None);
     };
     let Formed::Empirical { net, again, .. } = formed else {
         return Ok(Some(Underflow {
-            sample: zero / per,
+            sample: first,
             value: 0.0,
             why: " (the infinite-width kernel is positive at every nonzero input, so the 0 is \
                   an underflow)"
@@ -84,28 +88,46 @@ pub fn first_underflowing_sample<E>(
     };
     let plain_mlp = matches!(net, Net::Mlp(m)
         if m.batch_norms.is_empty() && m.layer_norms.is_empty());
-    let largest = inputs.x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    if !plain_mlp || crate::scale::scale_dependence(net).is_some() || !largest.is_finite() {
+    if !plain_mlp || crate::scale::scale_dependence(net).is_some() {
         return Ok(None);
     }
-    // A power of two, applied in two halves so that neither factor overflows (a largest
-    // magnitude near f64's smallest subnormal needs 2^1074).
-    let e = largest.log2().floor() as i32;
-    let (half, rest) = (2f64.powi(-e / 2), 2f64.powi(-e - (-e / 2)));
-    let mut scaled = inputs.clone();
-    for v in &mut scaled.x {
-        *v = *v * half * rest;
+    // Each such input scaled by its own power of two (its largest magnitude into [1, 2)),
+    // the set of them as one batch: this network's `K(x, x)` is its input's alone. One power
+    // for the whole set left a row at 1e-60 among unit rows unproved, the unit rows
+    // overflowing where it came to unit scale (hundred-and-third hostile round, D4).
+    let mut scaled = inputs.select(&zeros);
+    let mut exponents = Vec::with_capacity(zeros.len());
+    for row in scaled.x.chunks_mut(d.max(1)) {
+        let largest = row.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        if !largest.is_finite() {
+            return Ok(None);
+        }
+        // A power of two, applied in two halves so that neither factor overflows (a largest
+        // magnitude near f64's smallest subnormal needs 2^1074).
+        let e = largest.log2().floor() as i32;
+        let (half, rest) = (2f64.powi(-e / 2), 2f64.powi(-e - (-e / 2)));
+        for v in row.iter_mut() {
+            *v = *v * half * rest;
+        }
+        exponents.push(e);
     }
-    let top = diagonal(&again(&scaled)?, zero);
-    Ok((top > 0.0).then(|| Underflow {
-        sample: zero / per,
-        value: 0.0,
-        why: format!(
-            " (the same network on the inputs scaled by 2^{} has K(x, x) = {top:.3e}, so the 0 \
-             is an underflow, not a sample the network does not pass)",
-            -e
-        ),
-    }))
+    let k_again = again(&scaled)?;
+    for (r, &sample) in zeros.iter().enumerate() {
+        let Some(o) = zero_at(sample) else { continue };
+        let top = diagonal(&k_again, r * per + o);
+        if top > 0.0 {
+            return Ok(Some(Underflow {
+                sample,
+                value: 0.0,
+                why: format!(
+                    " (the same network on this input scaled by 2^{} has K(x, x) = {top:.3e}, \
+                     so the 0 is an underflow, not a sample the network does not pass)",
+                    -exponents[r]
+                ),
+            }));
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

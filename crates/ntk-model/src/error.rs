@@ -1,5 +1,6 @@
 //! Errors of model construction and weight I/O.
 
+use ntk_files::shown::Shown;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -116,7 +117,7 @@ pub enum ModelError {
     OnnxFixed { key: &'static str },
     /// A config's `[onnx]` whose file was not read before its network was asked for (the
     /// tools read it right after the config: `ntk_train::config::TrainConfig::read_onnx`).
-    #[error("onnx.file = \"{}\": the file has not been read yet", file.display())]
+    #[error("onnx.file = \"{}\": the file has not been read yet", file.shown())]
     OnnxUnread { file: std::path::PathBuf },
 }
 

@@ -1,6 +1,7 @@
 //! What can go wrong reading an ONNX file or running its graph: each error names the file
 //! and, where one is to blame, the node.
 
+use ntk_files::shown::Shown;
 use std::path::PathBuf;
 
 /// An ONNX model that cannot be read, or cannot be run as a Burn graph.
@@ -8,7 +9,7 @@ use std::path::PathBuf;
 pub enum OnnxError {
     /// The file cannot be read as a model file: missing, not a regular file, too large, or
     /// an empty path; `key` is the config key that names it.
-    #[error("{key} = \"{}\": {reason}", path.display())]
+    #[error("{key} = \"{}\": {reason}", path.shown())]
     File {
         /// The config key (`onnx.file`).
         key: &'static str,

@@ -1,6 +1,7 @@
 //! The error type of the probe library: the errors of the crates it builds on (their
 //! messages unchanged) and its own, each carrying the values its message names.
 
+use ntk_files::shown::Shown;
 use std::path::{Path, PathBuf};
 
 use ntk_runs::overrides::ConfigName;
@@ -56,8 +57,8 @@ pub enum Error {
     #[error(
         "{source}; {}/results.csv and summary.csv were written now, the figures may be an \
          earlier collect's: `ntk-probe plot {}` draws them again from the tables",
-        out.display(),
-        out.display()
+        out.shown(),
+        out.shown()
     )]
     FiguresFailed { out: PathBuf, source: Box<Error> },
     /// A config value the probe cannot use: `key = value: reason`.
@@ -96,7 +97,7 @@ pub enum Error {
     #[error(transparent)]
     Toml(#[from] toml::de::Error),
     /// An error of the config file (or directory) `path`.
-    #[error("{}: {source}", .path.display())]
+    #[error("{}: {source}", .path.shown())]
     At {
         path: PathBuf,
         #[source]
@@ -137,11 +138,11 @@ pub enum Error {
     #[error(
         "{name}: {}{}",
         if *.has_sweep {
-            format!("has a [sweep] table: run it with `ntk-probe sweep --config {}`", .name.path.display())
+            format!("has a [sweep] table: run it with `ntk-probe sweep --config {}`", .name.path.shown())
         } else if *.has_onnx {
-            format!("has an [onnx] table: run it with `ntk-probe onnx --config {}`", .name.path.display())
+            format!("has an [onnx] table: run it with `ntk-probe onnx --config {}`", .name.path.shown())
         } else {
-            format!("has no [sweep] table: run it with `ntk-probe run --config {}`", .name.path.display())
+            format!("has no [sweep] table: run it with `ntk-probe run --config {}`", .name.path.shown())
         },
         if .name.overridden { " and the same --set" } else { "" }
     )]
@@ -160,7 +161,7 @@ pub enum Error {
          config of [model] or [resnet] runs with `ntk-probe run --config {}` (with a [sweep]: \
          `ntk-probe sweep`)",
         .0,
-        .0.path.display()
+        .0.path.shown()
     )]
     NoOnnxTable(ConfigName),
     /// An override of a key that a sweep axis sets at every point.
@@ -177,7 +178,7 @@ pub enum Error {
 
     // --- files ---
     /// The output directory cannot be listed.
-    #[error("{}: cannot use as the output directory: {source}", .dir.display())]
+    #[error("{}: cannot use as the output directory: {source}", .dir.shown())]
     OutputDir {
         dir: PathBuf,
         #[source]
@@ -187,8 +188,8 @@ pub enum Error {
     #[error(
         "{}: holds files that are not an ntk-probe output set ({}{}); a new run would replace \
          the directory as a whole, so choose an empty or new --out",
-        .dir.display(),
-        .files.join(", "),
+        .dir.shown(),
+        ntk_files::shown::controls_escaped(&.files.join(", ")),
         if *.more > 0 { format!(", and {} more", .more) } else { String::new() }
     )]
     ForeignFiles {
@@ -204,15 +205,15 @@ pub enum Error {
         "{}: holds results of the {protocol} protocol, which sweep.protocols does not list; \
          making the point replaces its directory whole and would remove them: list \
          \"{protocol}\" in sweep.protocols to make them again too, or move {} out of the sweep",
-        .dir.display(),
-        .dir.join(.protocol).display()
+        .dir.shown(),
+        .dir.join(.protocol).shown()
     )]
     UnlistedProtocol {
         dir: PathBuf,
         protocol: &'static str,
     },
     /// A file of a probe's output set (or its phase files) cannot be written or read.
-    #[error("{}: cannot {action}: {source}", .dir.display())]
+    #[error("{}: cannot {action}: {source}", .dir.shown())]
     CannotWrite {
         dir: PathBuf,
         /// What failed, a verb first: "write ntk.npy", "read the tiles".
@@ -228,13 +229,13 @@ pub enum Error {
     #[error("{0}")]
     Csv(#[source] csv::Error),
     /// A table that `plot` redraws from is missing or holds a value it cannot read.
-    #[error("{}: {reason}", .path.display())]
+    #[error("{}: {reason}", .path.shown())]
     BadTable { path: PathBuf, reason: String },
     /// A point's summary whose numbers are not those of the eigenvalues it records beside it
     /// ([`crate::sweep::read_summaries_at`]).
     #[error(
         "{}: {what}; the summary was edited after the run, and its results are not reported",
-        .path.display()
+        .path.shown()
     )]
     SummaryEdited { path: PathBuf, what: String },
     /// A point's file that is not as its summary records it (`ntk_runs::manifest::verify`'s
@@ -242,7 +243,7 @@ pub enum Error {
     #[error("{0}, and its results are not reported")]
     SetNotAsWritten(String),
     /// A sweep directory without finished points.
-    #[error("{}: no finished ntk-probe points under runs/", .out.display())]
+    #[error("{}: no finished ntk-probe points under runs/", .out.shown())]
     NoPoints { out: PathBuf },
     /// A directory of training runs (`ntk-train`'s `runs/<run>/metrics.csv`, or a run's
     /// own `metrics.csv`), handed to the probe's collect.
@@ -250,7 +251,7 @@ pub enum Error {
     /// tools' output mixed, which neither collect takes.
     #[error(
         "{}: holds ntk-train runs ({}){}",
-        .out.display(),
+        .out.shown(),
         .found,
         if *.beside_points {
             " beside other entries under runs/ (ntk-probe points?): neither tool collects \
@@ -261,7 +262,7 @@ pub enum Error {
             format!(
                 ", not ntk-probe points: use ntk-train on it (`ntk-train collect {0}`, \
                  `ntk-train plot {0}`)",
-                .out.display()
+                .out.shown()
             )
         }
     )]
@@ -349,7 +350,7 @@ impl Error {
             },
             Self::Model(e) => match *e {
                 ntk_model::ModelError::Io { path, source } => ntk_model::ModelError::Io {
-                    path: set.shown(Path::new(&path)).display().to_string(),
+                    path: set.shown(Path::new(&path)).shown().to_string(),
                     source,
                 }
                 .into(),
@@ -363,7 +364,7 @@ impl Error {
     pub fn too_few_samples(data: &ntk_data::config::DataConfig) -> Self {
         let file = match (&data.dataset, &data.x) {
             (ntk_data::config::Dataset::File, Some(x)) => {
-                format!(" (data.x = {}; without data.n, all its rows)", x.display())
+                format!(" (data.x = {}; without data.n, all its rows)", x.shown())
             }
             _ => String::new(),
         };

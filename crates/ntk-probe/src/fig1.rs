@@ -46,6 +46,10 @@ fn relu_name() -> String {
     ActivationKind::Relu.name().to_string()
 }
 
+/// The largest error of an angle near 180 degrees that [`checked_theory_phi_deg`] answers:
+/// a fifth of the half unit of the sixth decimal it is printed to.
+pub const MAX_ANGLE_ERROR_DEG: f64 = 1e-7;
+
 /// The smallest input angle (degrees, above 0) [`checked_theory_phi_deg`] takes.
 pub const MIN_THEORY_ANGLE_DEG: f64 = 1e-300;
 
@@ -65,10 +69,13 @@ pub fn checked_theory_phi_deg(
     flag: &'static str,
 ) -> crate::Result<f64> {
     // An odd activation's phi beyond 90 degrees is 180 minus its phi at the supplement
-    // (`theory::grad_angle_deg`), whose digits are those of the distance from 180: enough
-    // where they keep the printed six decimals, its error `(L + 1) eps / sqrt(2 (1 - rho))`
-    // radians at most 5e-7 degrees (hundred-and-first hostile round, D2: 179.999999 gave
-    // 180.0 unchecked, where 179.9999985 is right).
+    // (`theory::grad_angle_deg`), whose digits are those of the distance from 180: answered
+    // where its error ([`ntk_kernel::theory::ntk::PairRecursion::angle_error_deg`]) is at
+    // most [`MAX_ANGLE_ERROR_DEG`], a fifth of the sixth printed decimal's half unit
+    // (hundred-and-first hostile round, D2: 179.999999 gave 180.0 unchecked; hundred-and-second,
+    // D1: a correlation the quadrature put past 1 made the bound NaN, which passed;
+    // hundred-and-third, D1: tanh's bound was 1.2 times too small, and an error just under
+    // 5e-7 flipped the sixth decimal).
     if depth > 0 && theory::odd(act) && theta_deg > 90.0 {
         let mirror = 180.0 - theta_deg;
         if mirror == 0.0 {
@@ -76,40 +83,35 @@ pub fn checked_theory_phi_deg(
             return Ok(180.0);
         }
         let near = checked_theory_phi_deg_digits(act, mirror, depth, flag, false)?;
+        let dual = ntk_kernel::theory::dual::DualEvaluator::new(act);
         let r = ntk_kernel::theory::ntk::pair_recursion(
-            &ntk_kernel::theory::dual::DualEvaluator::new(act),
+            &dual,
             1.0,
             1.0,
             mirror.to_radians().cos(),
             depth,
         );
-        if let Some((l, d)) = r.least_one_minus_rho() {
-            // arccos near 1 moves by eps / sqrt(2 (1 - rho)) for an ulp of its argument.
-            // A correlation the quadrature puts at or past 1 (`d <= 0`; tanh's at 1e-6
-            // degrees) leaves no distance to measure: its error is NaN or infinite, and
-            // refused (hundred-and-second hostile round, D1: NaN passed `error > 5e-7`, and
-            // tanh's 179.999999 gave 180.000000, where mpmath gives 179.9999988).
-            let error = ((depth as f64 + 1.0) * f64::EPSILON / (2.0 * d).sqrt()).to_degrees();
-            if error.is_nan() || error > 5e-7 {
-                let known = if d <= 0.0 {
-                    "rounds to 1 (or past it) in f64, so that phi there is not known".to_string()
-                } else {
-                    format!(
-                        "is within {d:.1e} of 1, where phi there is known to about {error:.0e} \
-                         degrees"
-                    )
-                };
-                return Err(Error::Config {
-                    key: flag,
-                    value: format!("{theta_deg}"),
-                    reason: format!(
-                        "too near 180 degrees for the infinite-width recursion of {act} at \
-                         depth {depth} in f64: {act} is odd, so phi is 180 minus phi at \
-                         180 - theta_in = {mirror:e}, whose correlation at layer {l} {known}, \
-                         beyond the six decimals printed; a theta_in farther from 180"
-                    ),
-                });
-            }
+        if let Some((l, d, error)) = r.angle_error_deg(dual.is_closed_form())
+            && error > MAX_ANGLE_ERROR_DEG
+        {
+            let known = if d <= 0.0 {
+                "rounds to 1 (or past it) in f64, where phi is not known".to_string()
+            } else {
+                format!(
+                    "is within {d:.1e} of 1, where phi is known to about {error:.0e} degrees, \
+                     more than the {MAX_ANGLE_ERROR_DEG:e} its six printed decimals allow"
+                )
+            };
+            return Err(Error::Config {
+                key: flag,
+                value: format!("{theta_deg}"),
+                reason: format!(
+                    "too near 180 degrees for the infinite-width recursion of {act} at depth \
+                     {depth} in f64: {act} is odd, so phi is 180 minus phi at 180 - theta_in = \
+                     {mirror:e}, whose correlation at layer {l} {known}; give a theta_in \
+                     farther from 180"
+                ),
+            });
         }
         return Ok(180.0 - near);
     }

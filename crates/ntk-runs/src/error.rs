@@ -2,6 +2,7 @@
 //! its message names (the file, the key, the value); the messages are those the binaries
 //! print after `error: `.
 
+use ntk_files::shown::Shown;
 use std::path::PathBuf;
 
 use crate::budget::{MAX_MEMORY_ENV, human};
@@ -23,7 +24,7 @@ pub enum Error {
     #[error("--config FILE is required")]
     ConfigRequired,
     /// A config file cannot be read.
-    #[error("{}: cannot read config: {source}", .path.display())]
+    #[error("{}: cannot read config: {source}", .path.shown())]
     ReadConfig {
         path: PathBuf,
         #[source]
@@ -39,7 +40,7 @@ pub enum Error {
     /// A TOML file (a config) does not parse or does not fit its type; the TOML error names
     /// the line, which it quotes by its first [`QUOTED`] characters (ninety-fifth
     /// hostile round, N5: a 3 MB comment line made a 3 MB message).
-    #[error("{}: {}", .path.display(), shortened(&source.to_string()))]
+    #[error("{}: {}", .path.shown(), shortened(&source.to_string()))]
     Toml {
         path: PathBuf,
         /// Boxed: the TOML error is large, and this keeps every `Result` small.
@@ -47,7 +48,7 @@ pub enum Error {
         source: Box<toml::de::Error>,
     },
     /// A recorded JSON result is not what it should be.
-    #[error("{}: not {what}: {source}", .path.display())]
+    #[error("{}: not {what}: {source}", .path.shown())]
     Json {
         path: PathBuf,
         /// What the file should be ("an ntk-probe summary").
@@ -56,7 +57,7 @@ pub enum Error {
         source: serde_json::Error,
     },
     /// An error about everything under `path` (a sweep directory).
-    #[error("{}: {source}", .path.display())]
+    #[error("{}: {source}", .path.shown())]
     At {
         path: PathBuf,
         #[source]
@@ -155,7 +156,7 @@ pub enum Error {
     BadKey { key: String },
     /// A config file's error found only once the tool filled in a default that depends on
     /// the data (a file set's `data.n`): the file alone fails first on that key.
-    #[error("{}: {}{}", .path.display(), long_ticks_cut(.message), at_key(.key))]
+    #[error("{}: {}{}", .path.shown(), long_ticks_cut(.message), at_key(.key))]
     ConfigKey {
         path: PathBuf,
         message: String,
@@ -164,7 +165,7 @@ pub enum Error {
     /// A config file's error that no override explains, after overrides were applied.
     #[error(
         "{}{}: {}{}",
-        .path.display(),
+        .path.shown(),
         with_origins(.origins),
         long_ticks_cut(.message),
         at_key(.key)
@@ -205,8 +206,8 @@ pub enum Error {
         "{}: a symbolic link{} under the sweep's output directory: the sweep would write through \
          it and its tables never follow one (they would leave those results out); move the \
          directory itself here, or remove the link{}",
-        .link.display(),
-        .target.as_ref().map_or(String::new(), |t| format!(" to {}", t.display())),
+        .link.shown(),
+        .target.as_ref().map_or(String::new(), |t| format!(" to {}", t.shown())),
         more_like_it(*.more, "link")
     )]
     LinkInSweep {
@@ -257,15 +258,15 @@ pub enum Error {
     #[error(
         "{}: the recorded fingerprint does not match its recorded config: the file was edited \
          after the run, so its results are not reported",
-        .path.display()
+        .path.shown()
     )]
     EditedResult { path: PathBuf },
     /// Two results of one config in one merge.
     #[error(
         "{} and {} record the same config (one is a copy, or a sweep sits inside another's \
          runs/): a merge would count it twice; remove one",
-        .first.display(),
-        .second.display()
+        .first.shown(),
+        .second.shown()
     )]
     SameConfigTwice { first: PathBuf, second: PathBuf },
     /// Results to merge that were made by different configs.

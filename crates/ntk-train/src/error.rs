@@ -2,6 +2,7 @@
 //! messages unchanged) and its own, each carrying the values its message names. A diverged
 //! run is not an error (its summary says so).
 
+use ntk_files::shown::Shown;
 use std::path::PathBuf;
 
 /// Result alias used throughout the crate.
@@ -87,7 +88,7 @@ pub enum Error {
     #[error(
         "{}: the labels hold {classes} class(es) (the largest label is {top}); \
          classification needs two classes or more",
-        .labels.display()
+        .labels.shown()
     )]
     OneClass {
         labels: std::path::PathBuf,
@@ -153,7 +154,7 @@ pub enum Error {
     /// A run directory that holds a run, without `--resume`.
     #[error(
         "{} already holds a run; pass --resume to continue it, or choose another --out",
-        .out.display()
+        .out.shown()
     )]
     RunExists { out: PathBuf },
     /// A run directory holding an interrupted run (a checkpoint, no summary), without
@@ -161,7 +162,7 @@ pub enum Error {
     #[error(
         "{} holds an interrupted run (checkpoint after epoch {epoch} of {epochs}): pass \
          --resume to continue it from there, or choose another --out",
-        .out.display()
+        .out.shown()
     )]
     Interrupted {
         out: PathBuf,
@@ -174,10 +175,10 @@ pub enum Error {
         "{}: {} records this point and seed already (the same {}): the sweep's \
          tables merge every run under runs/, and would count it twice, as two seeds; train \
          it elsewhere, or remove {} first",
-        .new.display(),
-        .there.display(),
+        .new.shown(),
+        .there.shown(),
         crate::config::AXES.join(", "),
-        .there.display()
+        .there.shown()
     )]
     SameConfigThere { new: PathBuf, there: PathBuf },
     /// Two runs under a sweep's `runs/` of one point and seed ([`crate::config::point_key`]),
@@ -185,8 +186,8 @@ pub enum Error {
     #[error(
         "{} and {} are one point and seed (the same {}): the tables would count them as two \
          seeds; remove one",
-        .first.display(),
-        .second.display(),
+        .first.shown(),
+        .second.shown(),
         crate::config::AXES.join(", ")
     )]
     SamePointTwice { first: PathBuf, second: PathBuf },
@@ -194,7 +195,7 @@ pub enum Error {
     #[error(
         "{}: another process is writing this sweep now ({holder}), and may reach this run's \
          point; wait for it, then train the run",
-        .sweep.display()
+        .sweep.shown()
     )]
     SweepBeingWritten { sweep: PathBuf, holder: String },
     /// One run brought into a sweep's `runs/` while another run of its point and seed is
@@ -204,7 +205,7 @@ pub enum Error {
         "{}: another run of this point and seed is being trained into its runs/ now \
          ({holder}); the tables would count them as two seeds: train this one elsewhere, or \
          wait for that one and choose another seed",
-        .sweep.display()
+        .sweep.shown()
     )]
     PointBeingTrained { sweep: PathBuf, holder: String },
     /// A config of `ntk-probe` (its `[probe]` table) given to `ntk-train` (twenty-fourth
@@ -236,14 +237,14 @@ pub enum Error {
         "{}: holds epoch checkpoints (checkpoints/) but no checkpoint.json, which names the \
          checkpoint to resume from; restore it, or remove the directory to train again from \
          the start",
-        .out.display()
+        .out.shown()
     )]
     NoCheckpointPointer { out: PathBuf },
     /// A checkpoint of another engine than the one this run would use.
     #[error(
         "{}: the checkpoint was written by the {written_by} engine and this run would use \
          the {engine} engine; set train.engine = \"{written_by}\" to resume it",
-        .out.display()
+        .out.shown()
     )]
     EngineMismatch {
         out: PathBuf,
@@ -257,8 +258,8 @@ pub enum Error {
     #[error(
         "{}: missing, but {} records {epochs} epoch(s) completed; the run's files do not \
          agree",
-        .metrics.display(),
-        .summary.display()
+        .metrics.shown(),
+        .summary.shown()
     )]
     MetricsMissing {
         metrics: PathBuf,
@@ -269,8 +270,8 @@ pub enum Error {
     #[error(
         "{}: {rows} epoch row(s), but {} records {epochs} epoch(s) completed; the run's \
          files do not agree",
-        .metrics.display(),
-        .summary.display()
+        .metrics.shown(),
+        .summary.shown()
     )]
     MetricsDisagree {
         metrics: PathBuf,
@@ -284,8 +285,8 @@ pub enum Error {
     #[error(
         "{}: {what}; the table and {} disagree, so one of them was edited after the run, \
          and its results are not reported",
-        .metrics.display(),
-        .summary.display()
+        .metrics.shown(),
+        .summary.shown()
     )]
     MetricsEdited {
         metrics: PathBuf,
@@ -301,7 +302,7 @@ pub enum Error {
     #[error(
         "{}: differs from the config its run recorded ({}); the file was edited after the \
          run, so its results are not reported",
-        .path.display(),
+        .path.shown(),
         .edits.join("; ")
     )]
     Edited { path: PathBuf, edits: Vec<String> },
@@ -311,14 +312,14 @@ pub enum Error {
     #[error(
         "{source}; the tables in {} (sweep.csv, ...) were written now, the figures may be an \
          earlier collect's: `ntk-train plot {}` draws them again from the runs",
-        .out.display(),
-        .out.display()
+        .out.shown(),
+        .out.shown()
     )]
     FiguresFailed { out: PathBuf, source: Box<Error> },
     /// A directory that is neither a run nor a sweep: the os error said only where it is
     /// not that `runs/` is missing (ninety-sixth hostile round, N4: "No such file or
     /// directory" read as if the directory named were missing).
-    #[error("{}: {}", .out.display(), no_run_why(.out, .source))]
+    #[error("{}: {}", .out.shown(), no_run_why(.out, .source))]
     NoRun {
         out: PathBuf,
         #[source]
@@ -327,7 +328,7 @@ pub enum Error {
     /// A sweep directory without training runs (`probe_sweep`: it looks like the probe's).
     #[error(
         "{}: no training runs under runs/ (no runs/*/config.toml){}",
-        .out.display(),
+        .out.shown(),
         if *.probe_sweep {
             "; this looks like an ntk-probe sweep: use ntk-probe on it (`ntk-probe collect`, \
              `ntk-probe plot`)"
@@ -341,7 +342,7 @@ pub enum Error {
         "{}: an ntk-probe sweep's directory (its points under runs/ are the probe's), not a \
          training run's: \
          use ntk-probe on it (`ntk-probe sweep`, `ntk-probe collect`), or choose another --out",
-        .out.display()
+        .out.shown()
     )]
     ProbeSweep { out: PathBuf },
     /// A directory holding an ntk-probe sweep's points beside training runs
@@ -350,9 +351,9 @@ pub enum Error {
         "{}: holds an ntk-probe sweep's points ({}) beside training runs ({}): neither tool \
          collects the two mixed; move the training runs to their own directory and collect \
          that with `ntk-train collect`",
-        .out.display(),
-        .probe.display(),
-        .run.display()
+        .out.shown(),
+        .probe.shown(),
+        .run.shown()
     )]
     MixedWithProbe {
         out: PathBuf,
@@ -363,7 +364,7 @@ pub enum Error {
     #[error(transparent)]
     Toml(#[from] toml::de::Error),
     /// An error of the config file or run directory `path`.
-    #[error("{}: {source}", .path.display())]
+    #[error("{}: {source}", .path.shown())]
     At {
         path: PathBuf,
         #[source]
@@ -432,7 +433,7 @@ pub enum Error {
         precision: ntk_numerics::backend::Precision,
     },
     /// The tracked NTK underflows: a diagonal entry `K(x, x)` below the precision's
-    /// smallest normal number, or exactly 0 where the same network on the inputs scaled by
+    /// smallest normal number, or exactly 0 where the same network on the input scaled by
     /// a power of two gives a positive one (hundred-and-first hostile round, D3).
     #[error(
         "ntk during training, epoch {epoch}: tracked sample {sample} (row {sample} of {data}, \
@@ -460,7 +461,7 @@ pub enum Error {
 
     // --- files and checkpoints ---
     /// A file of an earlier run cannot be removed.
-    #[error("{}: cannot remove: {source}", .path.display())]
+    #[error("{}: cannot remove: {source}", .path.shown())]
     Remove {
         path: PathBuf,
         #[source]
@@ -468,13 +469,13 @@ pub enum Error {
     },
     /// A model or optimizer record (or momentum buffer) that cannot be saved or loaded: the
     /// recorder's message.
-    #[error("{}: {message}", .path.display())]
+    #[error("{}: {message}", .path.shown())]
     Record { path: PathBuf, message: String },
     /// A record error that names no file.
     #[error("{0}")]
     Recorder(String),
     /// A `checkpoint.json` that does not parse.
-    #[error("{}: not a checkpoint pointer: {source}", .path.display())]
+    #[error("{}: not a checkpoint pointer: {source}", .path.shown())]
     NotPointer {
         path: PathBuf,
         #[source]
@@ -484,7 +485,7 @@ pub enum Error {
     #[error(
         "{}: {why}; the checkpoint cannot be trusted: pass --recompute to train the run \
          again from the start, or give a new --out",
-        .path.display()
+        .path.shown()
     )]
     Untrusted { path: PathBuf, why: String },
     /// An output set that cannot be begun or committed (the message names its directory).

@@ -145,6 +145,10 @@ pub(crate) fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
         }
     }
     let mut rows = Vec::new();
+    // Every value is tried, and the refused ones named together (hundred-and-second hostile
+    // round, N4: a list stopped at its first refused value, so a list of angles had to be
+    // given one by one to see which are answered).
+    let mut refused: Vec<(f64, usize, ntk_probe::Error)> = Vec::new();
     for &d in &depths {
         if d < 0.0 || d.fract() != 0.0 {
             return Err(format!("--depth {d}: must be a non-negative integer").into());
@@ -156,9 +160,39 @@ pub(crate) fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
             .into());
         }
         for &t in &thetas {
-            let phi = ntk_probe::fig1::checked_theory_phi_deg(&act, t, d as usize, "--theta-deg")?;
-            rows.push((t, d as usize, phi));
+            match ntk_probe::fig1::checked_theory_phi_deg(&act, t, d as usize, "--theta-deg") {
+                Ok(phi) => rows.push((t, d as usize, phi)),
+                Err(e) => refused.push((t, d as usize, e)),
+            }
         }
+    }
+    if let Some((_, _, first)) = refused.first() {
+        if rows.is_empty() && refused.len() == 1 {
+            return Err(first.to_string().into());
+        }
+        let mut which: Vec<String> = refused
+            .iter()
+            .take(10)
+            .map(|(t, d, _)| format!("{t} at depth {d}"))
+            .collect();
+        if refused.len() > 10 {
+            which.push(format!("and {} more", refused.len() - 10));
+        }
+        let others = if rows.is_empty() {
+            "none answered".to_string()
+        } else {
+            format!(
+                "the other {} answered but not printed: give them alone",
+                rows.len()
+            )
+        };
+        return Err(format!(
+            "{} of the {} values refused ({}); {others}; the first refusal: {first}",
+            refused.len(),
+            refused.len() + rows.len(),
+            which.join(", ")
+        )
+        .into());
     }
     if rows.len() == 1 && !args.json {
         println!("{:.6}", rows[0].2);

@@ -205,6 +205,7 @@ impl Measured {
                 embedding_min: None,
                 pair_embedding: None,
                 pair_grad: None,
+                pair_grad_note: None,
             },
             route: (Method::Structured, engine),
             kernel_seconds,

@@ -1031,10 +1031,16 @@ fn summarize_from(
             (Some(note), Some(interval))
         });
     let interval = interval.or(blocks_interval);
-    let note = [facts.note, note, pair_note, blocks_note]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>();
+    let note = [
+        facts.note,
+        note,
+        pair_note,
+        angles.pair_grad_note,
+        blocks_note,
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>();
     let summary = Summary {
         lambda_min: spec.lambda_min,
         lambda_max: spec.lambda_max,

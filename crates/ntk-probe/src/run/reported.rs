@@ -10,6 +10,9 @@ pub(super) struct Angles {
     pub(super) embedding_min: Option<Vec<f64>>,
     pub(super) pair_embedding: Option<Vec<f64>>,
     pub(super) pair_grad: Option<f64>,
+    /// Why `pair_grad` is null though the kernel gave a number: an angle nearer 0 or 180
+    /// degrees than the kernel's correlation resolves ([`resolved_pair_angle`]).
+    pub(super) pair_grad_note: Option<String>,
 }
 
 impl Angles {
@@ -31,17 +34,25 @@ impl Angles {
                 let grad = if full {
                     None
                 } else {
-                    Some(angles::angle_deg(&pair_kernel(&[i, j])?, 0, 1))
+                    Some(resolved_pair_angle(
+                        cfg,
+                        (inputs, [i, j]),
+                        compute,
+                        net,
+                        (&pair_kernel(&[i, j])?, [0, 1]),
+                    ))
                 };
                 (Some(theta), grad)
             }
             None => (None, None),
         };
+        let (pair_grad, pair_grad_note) = pair_grad.map_or((None, None), |(a, n)| (a, n));
         Ok(Self {
             min: None,
             embedding_min: None,
             pair_embedding,
             pair_grad,
+            pair_grad_note,
         })
     }
 
@@ -66,11 +77,14 @@ impl Angles {
                 let two = inputs.select(&[i, j]);
                 let grams = embedding_grams(cfg, mlp()?, &two, compute)?;
                 let theta: Vec<f64> = grams.iter().map(|g| angles::angle_deg(g, 0, 1)).collect();
-                let grad = (!full).then(|| angles::angle_deg(kernel, i, j));
+                let grad = (!full).then(|| {
+                    resolved_pair_angle(cfg, (inputs, [i, j]), compute, net, (kernel, [i, j]))
+                });
                 (Some(theta), grad)
             }
             None => (None, None),
         };
+        let (pair_grad, pair_grad_note) = pair_grad.map_or((None, None), |(a, n)| (a, n));
         Ok(Self {
             min: if full {
                 None
@@ -80,8 +94,93 @@ impl Angles {
             embedding_min,
             pair_embedding,
             pair_grad,
+            pair_grad_note,
         })
     }
+}
+
+/// The gradient angle of `probe.pair` from `kernel`'s entries `[a, b]`, where its
+/// correlation resolves it; else null and why (hundred-and-third hostile round, D2: a
+/// theory run wrote 180.0 for a pair 179.9999999 degrees apart, 0.0 for 1e-7, and at 1e-5
+/// degrees a number wrong in its second digit, where `ntk-probe theory` refuses those
+/// angles). An angle formed as arccos of a correlation within `1 - |c|` of 1 has an error of
+/// about `u / sqrt(2 (1 - |c|))` radians for an error `u` of the correlation: with
+/// `probe.method = "theory"`, `(L + 1)` ulps of f64 for a closed-form dual kernel and four
+/// times that by quadrature ([`ntk_kernel::theory::ntk::PairRecursion::angle_error_deg`]),
+/// answered where it is at most [`crate::fig1::MAX_ANGLE_ERROR_DEG`] as `theory` answers;
+/// a network's kernel, `(L + 1)` ulps of its precision (an estimate: its sums have more
+/// terms), answered where that error is below the angle's distance from 0 or 180 (at
+/// least one significant digit). A pair of equal inputs is 0 exactly.
+fn resolved_pair_angle(
+    cfg: &ProbeConfig,
+    (inputs, [i, j]): (&Inputs, [usize; 2]),
+    compute: &Compute,
+    net: &Net,
+    (kernel, [a, b]): (&Kernel, [usize; 2]),
+) -> (Option<f64>, Option<String>) {
+    let phi = angles::angle_deg(kernel, a, b);
+    let d = inputs.d;
+    if !phi.is_finite() || inputs.x[i * d..(i + 1) * d] == inputs.x[j * d..(j + 1) * d] {
+        return (Some(phi), None);
+    }
+    let c = kernel.get(a, b) / (kernel.get(a, a).sqrt() * kernel.get(b, b).sqrt());
+    let gap = 1.0 - c.abs();
+    let layers = match net {
+        Net::Mlp(m) => m.depth() + 1,
+        _ => 1,
+    } as f64;
+    let theory = cfg.probe.method == Method::Theory;
+    let ulps = if theory {
+        let closed = net
+            .activation()
+            .is_some_and(|act| ntk_kernel::theory::dual::DualEvaluator::new(act).is_closed_form());
+        if closed {
+            1.0
+        } else {
+            ntk_kernel::theory::ntk::QUADRATURE_ULPS
+        }
+    } else {
+        1.0
+    };
+    let eps = match (theory, compute.precision) {
+        (false, Precision::F32) => f64::from(f32::EPSILON),
+        _ => f64::EPSILON,
+    };
+    let error = if gap > 0.0 {
+        (layers * ulps * eps / (2.0 * gap).sqrt()).to_degrees()
+    } else {
+        f64::INFINITY
+    };
+    let distance = phi.min(180.0 - phi);
+    let (resolved, allowed) = if theory {
+        (
+            error <= crate::fig1::MAX_ANGLE_ERROR_DEG,
+            format!("{:e}", crate::fig1::MAX_ANGLE_ERROR_DEG),
+        )
+    } else {
+        (error < distance, "its distance from 0 or 180".to_string())
+    };
+    if resolved {
+        return (Some(phi), None);
+    }
+    let near = if c > 0.0 { "0" } else { "180" };
+    let known = if gap > 0.0 {
+        format!("within {gap:.1e} of {}1", if c > 0.0 { "" } else { "-" })
+    } else {
+        format!(
+            "{}1 in {}",
+            if c > 0.0 { "" } else { "-" },
+            compute.precision
+        )
+    };
+    (
+        None,
+        Some(format!(
+            "probe.pair = [{i}, {j}]: the gradient angle is null: it is too near {near} degrees \
+             for the kernel's correlation ({known}) to resolve it, known to about {error:.0e} \
+             degrees, more than {allowed}"
+        )),
+    )
 }
 
 /// The layer embedding Gram matrices `l = 0..=L` whose angles are the embedding angles

@@ -6346,7 +6346,8 @@ fn a_prediction_kernel_that_underflows_is_refused() {
 /// The hundred-and-second hostile round, D3: the lines that print a failure's reason (the
 /// run's `failed:` line, the closing `warning: ...: failed:` line, `collect`'s warning)
 /// wrote the data file's control characters raw, where the final `error:` line escapes
-/// them.
+/// them; and a newline in the path (hundred-and-third, D3), which every such line kept as
+/// a line break, is `\n` too.
 #[test]
 fn a_failure_reason_is_printed_with_its_control_characters_escaped() {
     let dir = tempfile::tempdir().unwrap();
@@ -6356,11 +6357,11 @@ fn a_failure_reason_is_printed_with_its_control_characters_escaped() {
         .collect();
     let y: Vec<f64> = (0..10).map(|k| (k % 3) as f64).collect();
     ntk_files::npy::write_f64(&d.join("y.npy"), &y, &[10]).unwrap();
-    ntk_files::npy::write_f64(&d.join("x\x1b[31m\t.npy"), &x, &[10, 4]).unwrap();
+    ntk_files::npy::write_f64(&d.join("x\x1b[31m\t\n.npy"), &x, &[10, 4]).unwrap();
     let cfg = write(
         d,
         "t.toml",
-        "[data]\ndataset = \"file\"\nx = \"x\\u001b[31m\\t.npy\"\nlabels = \"y.npy\"\n\n\
+        "[data]\ndataset = \"file\"\nx = \"x\\u001b[31m\\t\\n.npy\"\nlabels = \"y.npy\"\n\n\
          [model]\nwidth = 16\ndepth = 2\nactivation = \"relu_squared\"\noutput_dim = 3\n\n\
          [optim]\nlr = 0.1\n\n[train]\nbatch_size = 5\nepochs = 1\ntest_n = 0\n\
          precision = \"f64\"\n\n[ntk]\nevery = 1\nn = 6\n",
@@ -6379,7 +6380,10 @@ fn a_failure_reason_is_printed_with_its_control_characters_escaped() {
     assert_eq!(o.status.code(), Some(2), "{text}");
     assert!(text.contains("failed: "), "{text}");
     assert!(
-        !all.contains(&0x1b) && !all.contains(&b'\t') && text.contains("x\\u{1b}[31m\\t.npy"),
+        !all.contains(&0x1b)
+            && !all.contains(&b'\t')
+            && !text.contains("\n.npy")
+            && text.contains("x\\u{1b}[31m\\t\\n.npy"),
         "{text:?}"
     );
     let o = train_cmd()
@@ -6389,7 +6393,66 @@ fn a_failure_reason_is_printed_with_its_control_characters_escaped() {
         .unwrap();
     let (all, text) = said(&o);
     assert!(
-        !all.contains(&0x1b) && !all.contains(&b'\t') && text.contains("x\\u{1b}[31m\\t.npy"),
+        !all.contains(&0x1b)
+            && !all.contains(&b'\t')
+            && !text.contains("\n.npy")
+            && text.contains("x\\u{1b}[31m\\t\\n.npy"),
         "{text:?}"
     );
+}
+
+/// The hundred-and-third hostile round, D4: one input at 1e-60 among inputs of unit scale
+/// kept its underflowed `K(x, x) = 0` in the tracked NTK and the empirical `[prediction]`
+/// kernel (min angle 69.74 for the network's 53.22, rc 0): the power of two that proves a 0
+/// an underflow was taken for the whole set, whose unit rows then overflowed. Each such input
+/// is scaled by its own now, and the run and its dry run refuse naming row 5.
+#[test]
+fn one_underflowing_row_among_unit_rows_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut x: Vec<f64> = (0..40)
+        .map(|k| (((k * 7919) % 101) as f64 / 101.0) - 0.45)
+        .collect();
+    for v in &mut x[20..24] {
+        *v *= 1e-60;
+    }
+    ntk_files::npy::write_f64(&d.join("x.npy"), &x, &[10, 4]).unwrap();
+    let y: Vec<f64> = (0..10).map(|k| (k % 3) as f64).collect();
+    ntk_files::npy::write_f64(&d.join("y.npy"), &y, &[10]).unwrap();
+    let head = format!(
+        "[data]\ndataset = \"file\"\nx = \"{0}/x.npy\"\nlabels = \"{0}/y.npy\"\n\n\
+         [model]\nwidth = 16\ndepth = 2\nactivation = \"relu_squared\"\noutput_dim = 3\n\
+         bias = false\n\n",
+        d.display()
+    );
+    let tracked = write(
+        d,
+        "t.toml",
+        &format!(
+            "{head}[optim]\nlr = 0.1\n\n[train]\nbatch_size = 5\nepochs = 1\ntest_n = 0\n\n\
+             [ntk]\nevery = 1\nn = 10\n"
+        ),
+    );
+    let predicted = write(
+        d,
+        "p.toml",
+        &format!(
+            "{head}[optim]\nlr = 0.1\nmomentum = 0\n\n[train]\nbatch_size = 10\nepochs = 1\n\
+             test_n = 0\nloss = \"mse\"\n\n[prediction]\nkernels = [\"empirical\"]\n"
+        ),
+    );
+    for (name, cfg, words) in [
+        ("tracked", &tracked, "tracked sample 5 (row 5 of"),
+        ("predicted", &predicted, "at row 5 of the training set"),
+    ] {
+        let out = d.join(name);
+        for flags in [&["--dry-run"][..], &[]] {
+            let o = run(&args(cfg, &out, flags));
+            assert_clean_error(
+                &format!("{name} {flags:?}"),
+                &o,
+                &[words, "K(x, x) = 0.000e0", "so the 0 is an underflow"],
+            );
+        }
+    }
 }
