@@ -1,12 +1,14 @@
 //! Whether a kernel's diagonal `K(x, x)` underflows the precision it was formed in: an entry
 //! between 0 and the smallest normal number has lost digits, and an exact 0 at a nonzero
 //! input is an underflow wherever it can be told from the network's own 0 (a sample no unit
-//! of a ReLU layer passes). The trainer's tracked NTK and its `[prediction]` kernels ask here
+//! of a ReLU layer passes). The trainer's tracked NTK and its `[prediction]` kernels ask here,
+//! and the probe's range check scales its layers as [`pow2_normalized`] does
 //! (hundred-and-first hostile round, D3; hundred-and-second, D4: a subnormal kernel at
 //! initialization gave kappa 13184.8 for 13166.6, an all-zero one "singular, rank 0").
 
 use ntk_data::inputs::Inputs;
 use ntk_model::Net;
+use ntk_model::export::Named;
 use ntk_numerics::backend::Precision;
 use ntk_numerics::kernel::Kernel;
 
@@ -24,12 +26,13 @@ pub enum Formed<'a, E> {
     /// The infinite-width kernel (formed in f64): positive at every nonzero input, so a 0
     /// there is always an underflow.
     Theory,
-    /// The network's own kernel, in `precision`; `again` forms it on other inputs (the
-    /// same inputs scaled by a power of two).
+    /// The network's own kernel, in `precision`; `again` forms the kernel of another
+    /// network (this one with its layers scaled by powers of two, [`pow2_normalized`]) on
+    /// some of the inputs, as this one's was formed.
     Empirical {
         net: &'a Net,
         precision: Precision,
-        again: &'a dyn Fn(&Inputs) -> Result<Kernel, E>,
+        again: &'a dyn Fn(&Net, &Inputs) -> Result<Kernel, E>,
     },
 }
 
@@ -37,11 +40,10 @@ pub enum Formed<'a, E> {
 /// samples, `k.size / n` rows each: one per output for a full-output kernel) underflows, if
 /// any.
 ///
-/// A network's exact 0 is told from an underflow for a network scale-free in its input (an
-/// MLP without biases or normalization whose activation is positively homogeneous: `K(a x,
-/// a y) = a^(2p) K(x, y)`, so a 0 of its own stays 0): the kernel of each such input scaled
-/// by its own power of two (its largest magnitude into `[1, 2)`) is positive there where the
-/// 0 is an underflow. Any other network's 0 is left as the measurement it is.
+/// A network's exact 0 is told from an underflow for an MLP without biases or normalization
+/// ([`pow2_normalized`]: its layers scaled by powers of two, the first by the input's scale
+/// too, keep a 0 of its own and undo an underflow). Any other network's 0 is left as the
+/// measurement it is.
 pub fn first_underflowing_sample<E>(
     inputs: &Inputs,
     k: &Kernel,
@@ -86,48 +88,107 @@ pub fn first_underflowing_sample<E>(
                 .to_string(),
         }));
     };
-    let plain_mlp = matches!(net, Net::Mlp(m)
-        if m.batch_norms.is_empty() && m.layer_norms.is_empty());
-    if !plain_mlp || crate::scale::scale_dependence(net).is_some() {
+    // The network with its layers scaled by powers of two, the first by each input's own
+    // ([`pow2_normalized`]): positive there where the 0 is an underflow, 0 where it is the
+    // network's own. One network per power of two among the inputs, each on its inputs as one
+    // batch (a network without normalization forms each `K(x, x)` from its input alone). One
+    // power for the whole set left a row at 1e-60 among unit rows unproved, and the inputs
+    // scaled instead proved nothing for tanh (hundred-and-third hostile round, D4; a tanh
+    // network at 1e-200 was "singular, rank 0").
+    let exponent = |sample: usize| {
+        let largest = inputs.x[sample * d..(sample + 1) * d]
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        largest.is_finite().then(|| libm::ilogb(largest))
+    };
+    let mut groups: Vec<(i32, Vec<usize>)> = Vec::new();
+    for &sample in &zeros {
+        let Some(e) = exponent(sample) else {
+            continue;
+        };
+        match groups.iter_mut().find(|g| g.0 == e) {
+            Some(g) => g.1.push(sample),
+            None => groups.push((e, vec![sample])),
+        }
+    }
+    let mut proved: Option<(usize, f64)> = None;
+    for (e, samples) in &groups {
+        let Ok(Some(scaled)) = pow2_normalized(net, libm::scalbn(1.0, *e)) else {
+            return Ok(None);
+        };
+        let k_again = again(&scaled, &inputs.select(samples))?;
+        for (r, &sample) in samples.iter().enumerate() {
+            let Some(o) = zero_at(sample) else { continue };
+            let top = diagonal(&k_again, r * per + o);
+            if top > 0.0 && proved.is_none_or(|(s, _)| sample < s) {
+                proved = Some((sample, top));
+            }
+        }
+    }
+    Ok(proved.map(|(sample, top)| Underflow {
+        sample,
+        value: 0.0,
+        why: format!(
+            " (the same network with each layer's weights scaled by a power of two, the first \
+             layer's by this input's scale too, which keeps a 0 of the network's own such as a \
+             dead ReLU layer, has K(x, x) = {top:.3e} here, so the 0 is an underflow, not a \
+             sample the network does not pass)"
+        ),
+    }))
+}
+
+/// `net` with each layer's weights scaled by the power of two that brings their largest
+/// magnitude into `[1, 2)` (a layer of zeros as it is), for an MLP without biases or
+/// normalization, where that keeps a 0 diagonal of the network's own and undoes an
+/// underflow: with a positively homogeneous activation (ReLU, leaky ReLU, the identity,
+/// ReLU^2: `s(a z) = a^p s(z)`, `a > 0`) each layer's output scales by one positive factor
+/// and every pre-activation keeps its sign, so a dead unit stays dead, exactly; with the other
+/// activations (tanh, erf, GELU, SiLU, SELU, NormReLU), which vanish at isolated points only,
+/// a 0 diagonal (every unit of the last hidden layer at 0) at a nonzero input needs a layer of
+/// zero weights or an exact cancellation, and the scaling keeps a layer of zeros.
+///
+/// `None` for other networks: an MLP with biases (its output bias's own gradient makes every
+/// diagonal positive), a normalized one (whose 0 no scaling proves its own: thirty-seventh
+/// hostile round, D1), a ResNet, an ONNX graph. The scaled weights are normal numbers whatever
+/// the file's scale, so the kernel they give underflows only where a unit-scale network's
+/// would. The first layer's weights are scaled by the power of two of the input's
+/// `largest_entry` as well (the same as scaling the input, without biases), so that an input
+/// far from unit scale does not underflow the layers either (hundredth hostile round, D3:
+/// ReLU^2 at an input norm of 1e-60, a kernel of about 1e-480, exactly 0 in f64, was taken
+/// for the network's own 0 and reported "singular: rank 0").
+pub fn pow2_normalized(
+    net: &Net,
+    largest_entry: f64,
+) -> Result<Option<Net>, ntk_model::ModelError> {
+    let Net::Mlp(mlp) = net else {
+        return Ok(None);
+    };
+    let normalized = !mlp.batch_norms.is_empty() || !mlp.layer_norms.is_empty();
+    if normalized || mlp.layers.iter().any(|l| l.bias.is_some()) {
         return Ok(None);
     }
-    // Each such input scaled by its own power of two (its largest magnitude into [1, 2)),
-    // the set of them as one batch: this network's `K(x, x)` is its input's alone. One power
-    // for the whole set left a row at 1e-60 among unit rows unproved, the unit rows
-    // overflowing where it came to unit scale (hundred-and-third hostile round, D4).
-    let mut scaled = inputs.select(&zeros);
-    let mut exponents = Vec::with_capacity(zeros.len());
-    for row in scaled.x.chunks_mut(d.max(1)) {
-        let largest = row.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        if !largest.is_finite() {
-            return Ok(None);
+    // Every tensor is a layer's weights.
+    let tensors = net.tensors();
+    let mut get = |name: &str, _: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
+        let v = tensors
+            .iter()
+            .find(|t| t.0 == name)
+            .map(|t| t.2.clone())
+            .unwrap_or_default();
+        let m = v.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+        if m == 0.0 || !m.is_finite() {
+            return Ok(v);
         }
-        // A power of two, applied in two halves so that neither factor overflows (a largest
-        // magnitude near f64's smallest subnormal needs 2^1074).
-        let e = largest.log2().floor() as i32;
-        let (half, rest) = (2f64.powi(-e / 2), 2f64.powi(-e - (-e / 2)));
-        for v in row.iter_mut() {
-            *v = *v * half * rest;
-        }
-        exponents.push(e);
-    }
-    let k_again = again(&scaled)?;
-    for (r, &sample) in zeros.iter().enumerate() {
-        let Some(o) = zero_at(sample) else { continue };
-        let top = diagonal(&k_again, r * per + o);
-        if top > 0.0 {
-            return Ok(Some(Underflow {
-                sample,
-                value: 0.0,
-                why: format!(
-                    " (the same network on this input scaled by 2^{} has K(x, x) = {top:.3e}, \
-                     so the 0 is an underflow, not a sample the network does not pass)",
-                    -exponents[r]
-                ),
-            }));
-        }
-    }
-    Ok(None)
+        let input = match name {
+            "layers.0.weight" if largest_entry > 0.0 && largest_entry.is_finite() => {
+                libm::ilogb(largest_entry)
+            }
+            _ => 0,
+        };
+        let e = libm::ilogb(m) + input;
+        Ok(v.iter().map(|x| libm::scalbn(*x, -e)).collect())
+    };
+    Ok(Some(net.clone().with_tensors(&mut get)?))
 }
 
 #[cfg(test)]

@@ -104,7 +104,7 @@ pub fn checked_theory_phi_deg(
             };
             return Err(Error::Config {
                 key: flag,
-                value: format!("{theta_deg}"),
+                value: typed(theta_deg),
                 reason: format!(
                     "too near 180 degrees for the infinite-width recursion of {act} at depth \
                      {depth} in f64: {act} is odd, so phi is 180 minus phi at 180 - theta_in = \
@@ -116,6 +116,17 @@ pub fn checked_theory_phi_deg(
         return Ok(180.0 - near);
     }
     checked_theory_phi_deg_digits(act, theta_deg, depth, flag, true)
+}
+
+/// An angle as a refusal names it: as typed where that is short, else in exponent form
+/// (hundred-and-third hostile round, N2: 1e-300 came back as "0." and 299 zeros).
+fn typed(theta_deg: f64) -> String {
+    let plain = format!("{theta_deg}");
+    if plain.len() <= 20 {
+        plain
+    } else {
+        format!("{theta_deg:e}")
+    }
 }
 
 /// [`checked_theory_phi_deg`] without the supplement; `relative`: refused where the angle
@@ -167,15 +178,21 @@ fn checked_theory_phi_deg_digits(
         // Thirty-first hostile round, D3: an angle formed from a correlation this near 1
         // has lost its digits (ReLU's was 97% off at 1e-7 deg, depth 50, before its closed
         // form was made exact); refused rather than printed.
+        // "within 0.0e0 of 1" said "is 1" (hundred-and-third hostile round, N2).
+        let near = if d > 0.0 {
+            format!("is within {d:.1e} of 1")
+        } else {
+            "rounds to 1".to_string()
+        };
         return Err(Error::Config {
             key: flag,
-            value: format!("{theta_deg}"),
+            value: typed(theta_deg),
             reason: format!(
                 "too small an angle for the infinite-width recursion of {act} at depth {depth} \
-                 in f64: at layer {l} the inputs' correlation is within {d:.1e} of 1, where an \
-                 angle keeps fewer than six significant digits (it needs at least {:.0e} per \
-                 layer); a larger theta_in (ReLU, leaky ReLU and linear networks are exact at \
-                 every angle)",
+                 in f64: at layer {l} the inputs' correlation {near}, where an angle keeps \
+                 fewer than six significant digits (it needs at least {:.0e} per layer); give \
+                 a larger theta_in (ReLU, leaky ReLU and linear networks are exact at every \
+                 angle)",
                 ntk_kernel::theory::MIN_ONE_MINUS_RHO_PER_LAYER
             ),
         });
@@ -607,6 +624,17 @@ mod tests {
         // Thirty-second hostile round, N2: the flag named is the command's own.
         assert!(
             e.contains("too small an angle") && e.contains("at layer") && e.contains("--thetas"),
+            "{e}"
+        );
+        // Hundred-and-third hostile round, N2: 1e-299 is named in exponent form, not as "0."
+        // and 298 zeros, and a correlation that rounds to 1 is said to.
+        let e = checked_theory_phi_deg(&gelu, 1e-299, 2, "--theta-deg")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--theta-deg = 1e-299:")
+                && e.contains("correlation rounds to 1")
+                && e.len() < 400,
             "{e}"
         );
         // D3: below 1e-300 degrees the radians are near subnormal: refused, naming the flag.

@@ -40,9 +40,6 @@ pub fn foresee(cfg: &TrainConfig, data: &Data, compute: &Compute) -> crate::Resu
             .train
             .select(&(0..k.n.min(data.train.n)).collect::<Vec<_>>());
         let rows = extreme_rows(&probe);
-        if rows.is_empty() {
-            return Ok(None);
-        }
         let precision = k.precision_on(compute);
         let how = (
             k.output,
@@ -50,45 +47,19 @@ pub fn foresee(cfg: &TrainConfig, data: &Data, compute: &Compute) -> crate::Resu
             k.batch_norm_statistics.unwrap_or_default(),
         );
         let some = probe.select(&rows);
-        match crate::track::measure(&model, &some, &host, how, 0) {
-            Err(crate::Error::NtkUnderflow {
-                epoch,
-                sample,
-                data,
-                largest,
-                value,
-                precision,
-                why,
-                f64,
-            }) => {
-                return failed(crate::Error::NtkUnderflow {
-                    epoch,
-                    sample: rows[sample],
-                    data,
-                    largest,
-                    value,
-                    precision,
-                    why,
-                    f64,
-                });
+        // An error of the range checks, its sample named as the set's row; anything else is
+        // the run's to say.
+        if !rows.is_empty()
+            && let Err(
+                mut e @ (crate::Error::NtkUnderflow { .. } | crate::Error::NtkNotFinite { .. }),
+            ) = crate::track::measure(&model, &some, &host, how, 0)
+        {
+            if let crate::Error::NtkUnderflow { sample, .. }
+            | crate::Error::NtkNotFinite { sample, .. } = &mut e
+            {
+                *sample = rows[*sample];
             }
-            Err(crate::Error::NtkNotFinite {
-                epoch,
-                sample,
-                data,
-                largest,
-                precision,
-            }) => {
-                return failed(crate::Error::NtkNotFinite {
-                    epoch,
-                    sample: rows[sample],
-                    data,
-                    largest,
-                    precision,
-                });
-            }
-            // Anything else is the run's to say.
-            _ => {}
+            return failed(e);
         }
     }
     if cfg.prediction.is_some() {

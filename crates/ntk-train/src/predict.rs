@@ -327,9 +327,9 @@ fn check_underflow(
     train_n: usize,
 ) -> crate::Result<()> {
     use ntk_kernel::underflow::{Formed, Underflow, first_underflowing_sample};
-    let again = |scaled: &Inputs| {
+    let again = |net: &Model, some: &Inputs| {
         let none = crate::progress::Reporter::silent();
-        per_output_kernel(model, scaled, compute, (which, k), &none)
+        per_output_kernel(net, some, compute, (which, k), &none)
     };
     let formed = match which {
         PredictKernel::Theory => Formed::Theory,

@@ -70,10 +70,10 @@ pub fn measure(
             precision,
         });
     }
-    let again = |scaled: &Inputs| {
+    let again = |net: &Model, some: &Inputs| {
         ntk_kernel::batch_norm::compute_kernel_net_stats(
-            model,
-            scaled,
+            net,
+            some,
             &compute,
             (Method::Auto, output),
             stats,

@@ -606,7 +606,7 @@ fn check_kernel_normal(
     // when the input's own squared norm is a normal number of the precision (else the input
     // itself underflows: in f32 below a norm of about 1.1e-19, in f64 1.5e-154) and the
     // network in f64, its weight tensors scaled by powers of two where that keeps a zero of
-    // its own ([`pow2_normalized`]), gives exactly 0 as well (thirty-fifth hostile round, D2:
+    // its own ([`ntk_kernel::underflow::pow2_normalized`]), gives exactly 0 as well (thirty-fifth hostile round, D2:
     // weights scaled by 1e-85, whose kernel underflows to 0 in f64, were "rank 0").
     let input_normal = norm >= lambda.sqrt();
     // What the zero diagonal is, where the comparison below tells: (why, fix).
@@ -636,7 +636,7 @@ fn check_kernel_normal(
             return Ok(());
         };
         // The network in f64 with its layers scaled by powers of two where that keeps a 0 of
-        // its own ([`pow2_normalized`]: an MLP without biases or normalization); any other
+        // its own ([`ntk_kernel::underflow::pow2_normalized`]: an MLP without biases or normalization); any other
         // network's 0 cannot be told from an underflow (thirty-seventh hostile round, D1:
         // a BatchNorm MLP's weights scaled by 1e-140 gave 0 where the kernel is 2.4e-281,
         // a normal number, and scaling its layers did not undo it), so it is refused.
@@ -644,7 +644,7 @@ fn check_kernel_normal(
         let largest_entry = inputs.x[row * d..(row + 1) * d]
             .iter()
             .fold(0.0_f64, |m, v| m.max(v.abs()));
-        let scaled = pow2_normalized(&wide, largest_entry)?;
+        let scaled = ntk_kernel::underflow::pow2_normalized(&wide, largest_entry)?;
         let provable = scaled.is_some();
         let wide = scaled.unwrap_or(wide);
         let top = if compute.precision == Precision::F64 && !provable {
@@ -728,57 +728,6 @@ fn check_kernel_normal(
             inputs.description
         ),
     })
-}
-
-/// `net` with each layer's weights scaled by the power of two that brings their largest
-/// magnitude into `[1, 2)` (a layer of zeros as it is), for an MLP without biases or
-/// normalization, where that keeps a 0 diagonal of the network's own and undoes an
-/// underflow: with a positively homogeneous activation (ReLU, leaky ReLU, the identity,
-/// ReLU^2: `s(a z) = a^p s(z)`, `a > 0`) each layer's output scales by one positive factor
-/// and every pre-activation keeps its sign, so a dead unit stays dead, exactly; with the other
-/// activations (tanh, erf, GELU, SiLU, SELU, NormReLU), which vanish at isolated points only,
-/// a 0 diagonal (every unit of the last hidden layer at 0) at a nonzero input needs a layer of
-/// zero weights or an exact cancellation, and the scaling keeps a layer of zeros.
-///
-/// `None` for other networks: an MLP with biases (its output bias's own gradient makes every
-/// diagonal positive), a normalized one (whose 0 no scaling proves its own: thirty-seventh
-/// hostile round, D1), a ResNet, an ONNX graph. The scaled weights are normal numbers whatever
-/// the file's scale, so the kernel they give underflows only where a unit-scale network's
-/// would. The first layer's weights are scaled by the power of two of the input's
-/// `largest_entry` as well (the same as scaling the input, without biases), so that an input
-/// far from unit scale does not underflow the layers either (hundredth hostile round, D3:
-/// ReLU^2 at an input norm of 1e-60, a kernel of about 1e-480, exactly 0 in f64, was taken
-/// for the network's own 0 and reported "singular: rank 0").
-fn pow2_normalized(net: &Net, largest_entry: f64) -> crate::Result<Option<Net>> {
-    let Net::Mlp(mlp) = net else {
-        return Ok(None);
-    };
-    let normalized = !mlp.batch_norms.is_empty() || !mlp.layer_norms.is_empty();
-    if normalized || mlp.layers.iter().any(|l| l.bias.is_some()) {
-        return Ok(None);
-    }
-    // Every tensor is a layer's weights.
-    let tensors = net.tensors();
-    let mut get = |name: &str, _: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
-        let v = tensors
-            .iter()
-            .find(|t| t.0 == name)
-            .map(|t| t.2.clone())
-            .unwrap_or_default();
-        let m = v.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
-        if m == 0.0 || !m.is_finite() {
-            return Ok(v);
-        }
-        let input = match name {
-            "layers.0.weight" if largest_entry > 0.0 && largest_entry.is_finite() => {
-                libm::ilogb(largest_entry)
-            }
-            _ => 0,
-        };
-        let e = libm::ilogb(m) + input;
-        Ok(v.iter().map(|x| libm::scalbn(*x, -e)).collect())
-    };
-    Ok(Some(net.clone().with_tensors(&mut get)?))
 }
 
 /// The first input whose kernel overflows the run's precision, by every input's diagonal

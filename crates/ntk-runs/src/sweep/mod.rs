@@ -811,8 +811,12 @@ fn make_all<S: Sweep>(
             Err(e) => {
                 // The reason quotes the user's paths (a data file's): printed with their
                 // control characters escaped, as the final `error:` line prints it
-                // (hundred-and-second hostile round, D3).
-                reporter.log(&message_escaped(&format!("failed: {label}: {e}")));
+                // (hundred-and-second hostile round, D3). A point alone is said by that
+                // line, whole (hundredth hostile round, N4: a single run's reason came three
+                // times).
+                if planned.len() > 1 {
+                    reporter.log(&message_escaped(&format!("failed: {label}: {e}")));
+                }
                 let reason = e.to_string();
                 if let Err(r) = sweep.record_failure(point, &e) {
                     reporter.log(&message_escaped(&format!(

@@ -6456,3 +6456,40 @@ fn one_underflowing_row_among_unit_rows_is_refused() {
         }
     }
 }
+
+/// A bias-free tanh network on inputs of norm 1e-200: its tracked kernel (about 1e-400) is 0
+/// in f64, and the inputs scaled by a power of two proved nothing for an activation that is
+/// not homogeneous, so it was written "singular, rank 0", rc 0. The network's layers scaled
+/// by powers of two (the first by the input's too) prove the underflow now, as ntk-probe's
+/// check does.
+#[test]
+fn a_tanh_network_at_tiny_inputs_is_refused_as_an_underflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x: Vec<f64> = (0..40)
+        .map(|k| 1e-200 * ((((k * 7919) % 101) as f64 / 101.0) - 0.45))
+        .collect();
+    ntk_files::npy::write_f64(&d.join("x.npy"), &x, &[10, 4]).unwrap();
+    let y: Vec<f64> = (0..10).map(|k| (k % 3) as f64).collect();
+    ntk_files::npy::write_f64(&d.join("y.npy"), &y, &[10]).unwrap();
+    let cfg = write(
+        d,
+        "t.toml",
+        &format!(
+            "[data]\ndataset = \"file\"\nx = \"{0}/x.npy\"\nlabels = \"{0}/y.npy\"\n\n\
+             [model]\nwidth = 16\ndepth = 2\nactivation = \"tanh\"\noutput_dim = 3\n\
+             bias = false\n\n[optim]\nlr = 0.1\n\n[train]\nbatch_size = 5\nepochs = 1\n\
+             test_n = 0\n\n[ntk]\nevery = 1\nn = 6\n",
+            d.display()
+        ),
+    );
+    let out = d.join("o");
+    for flags in [&["--dry-run"][..], &[]] {
+        let o = run(&args(&cfg, &out, flags));
+        assert_clean_error(
+            &format!("{flags:?}"),
+            &o,
+            &["epoch 0", "K(x, x) = 0.000e0", "so the 0 is an underflow"],
+        );
+    }
+}
