@@ -254,10 +254,15 @@ pub fn asymptotic_rate(lambda_min: f64, lambda_max: f64, lr: f64, n: usize) -> f
         if x <= 1.0 {
             (-x).ln_1p()
         } else {
-            (x - 1.0).ln()
+            // `ln(x - 1)` as `ln_1p(x - 2)`: near the stability limit (`x` near 2) `x - 2` is
+            // exact and `ln` of a number near 1 kept 7 of 17 digits (hundred-and-fourth
+            // hostile round, N1).
+            (x - 2.0).ln_1p()
         }
     };
-    -2.0 * ln_factor(lambda_min).max(ln_factor(lambda_max))
+    let rate = -2.0 * ln_factor(lambda_min).max(ln_factor(lambda_max));
+    // At the limit itself the top direction neither grows nor decays: 0, not -0.0.
+    if rate == 0.0 { 0.0 } else { rate }
 }
 
 #[cfg(test)]
@@ -278,8 +283,17 @@ mod tests {
                 "{x:e}: {rate:e}"
             );
         }
-        // Past the stability limit the top direction grows: negative.
+        // Past the stability limit the top direction grows: negative; at it, 0 (not -0.0);
+        // just below it, `-2 ln(1 - 1e-9)` to its digits.
         assert!(asymptotic_rate(0.1, 100.0, 1.0, 40) < 0.0);
+        let at = asymptotic_rate(0.1, 80.0, 1.0, 40);
+        assert!(at == 0.0 && at.is_sign_positive(), "{at}");
+        let near = asymptotic_rate(0.1, 80.0 - 40e-9, 1.0, 40);
+        let expected = -2.0 * (-1e-9f64).ln_1p();
+        assert!(
+            (near - expected).abs() <= 1e-6 * expected,
+            "{near:e} {expected:e}"
+        );
         // A step that removes a direction entirely leaves the other as the slowest.
         let r = asymptotic_rate(40.0, 40.0 * 1.5, 1.0, 40);
         assert!((r - (-2.0 * 0.5f64.ln())).abs() < 1e-15, "{r}");

@@ -12,9 +12,9 @@ pub enum ModelError {
         value: String,
         reason: String,
     },
-    #[error("{path}: {reason}")]
+    #[error("{path}: {reason}", path = ntk_files::shown::controls_escaped(.path))]
     Weights { path: String, reason: String },
-    #[error("{path}: {source}")]
+    #[error("{path}: {source}", path = ntk_files::shown::controls_escaped(.path))]
     Io {
         path: String,
         #[source]

@@ -19,7 +19,7 @@ pub enum OnnxError {
         reason: String,
     },
     /// The bytes are not an ONNX model, or its graph is not one onnx-ir can process.
-    #[error("{path}: not a usable ONNX model: {reason}")]
+    #[error("{path}: not a usable ONNX model: {reason}", path = .path.shown())]
     Parse {
         /// The file.
         path: PathBuf,
@@ -29,7 +29,8 @@ pub enum OnnxError {
     /// A node whose operator this interpreter does not run.
     #[error(
         "{path}: node '{node}' uses the operator {op}, which is not supported; supported: {}",
-        supported.join(", ")
+        supported.join(", "),
+        path = .path.shown()
     )]
     Unsupported {
         /// The file.
@@ -43,7 +44,7 @@ pub enum OnnxError {
     },
     /// A supported operator used in a way this interpreter does not run (an attribute
     /// value, a rank, an input that must be a constant and is not).
-    #[error("{path}: node '{node}' ({op}): {reason}")]
+    #[error("{path}: node '{node}' ({op}): {reason}", path = .path.shown())]
     Node {
         /// The file.
         path: PathBuf,
@@ -56,7 +57,7 @@ pub enum OnnxError {
     },
     /// The graph's inputs or outputs are not what a network of one input batch and one
     /// output matrix has.
-    #[error("{path}: {reason}")]
+    #[error("{path}: {reason}", path = .path.shown())]
     Interface {
         /// The file.
         path: PathBuf,
@@ -66,7 +67,7 @@ pub enum OnnxError {
     /// A node that training cannot run as the file means it (the graph is exported in
     /// evaluation mode): `BatchNormalization` (running statistics only), `Dropout` (the
     /// identity). `ntk-probe onnx` measures such a file; `ntk-train` refuses it.
-    #[error("{path}: node '{node}' ({op}) cannot be trained: {why}")]
+    #[error("{path}: node '{node}' ({op}) cannot be trained: {why}", path = .path.shown())]
     NotTrainable {
         /// The file.
         path: PathBuf,
@@ -80,7 +81,8 @@ pub enum OnnxError {
     /// A weight or constant of the file that is not a finite number.
     #[error(
         "{path}: the tensor '{tensor}' (an input of node '{node}') holds {value} at flat index \
-         {index}: a network's weights and constants must be finite numbers"
+         {index}: a network's weights and constants must be finite numbers",
+        path = .path.shown()
     )]
     NonFinite {
         /// The file.
@@ -101,7 +103,8 @@ pub enum OnnxError {
         "{path}: the tensor '{tensor}' (an input of node '{node}') holds {value:e} at flat \
          index {index}, beyond the range of {dtype} (the run's precision), where it would be \
          infinite: run in f64 (probe.precision or train.precision = \"f64\"), or give the \
-         network at a scale {dtype} holds"
+         network at a scale {dtype} holds",
+        path = .path.shown()
     )]
     OutOfRange {
         /// The file.
@@ -120,7 +123,8 @@ pub enum OnnxError {
     /// The data do not fit the model's input.
     #[error(
         "{path}: the model's input '{input}' has shape {shape:?} per sample ({expected} values) \
-         but {data} has {got} values per sample"
+         but {data} has {got} values per sample",
+        path = .path.shown()
     )]
     InputShape {
         /// The file.

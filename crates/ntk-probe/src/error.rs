@@ -62,7 +62,7 @@ pub enum Error {
     )]
     FiguresFailed { out: PathBuf, source: Box<Error> },
     /// A config value the probe cannot use: `key = value: reason`.
-    #[error("{key} = {value}: {reason}")]
+    #[error("{key} = {}: {reason}", ntk_files::shown::controls_escaped(.value))]
     Config {
         key: &'static str,
         value: String,

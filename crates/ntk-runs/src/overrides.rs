@@ -44,7 +44,9 @@ impl ConfigName {
 
 impl std::fmt::Display for ConfigName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.path.display())?;
+        // Its control characters escaped, a newline too (hundred-and-fourth hostile round,
+        // D3: a config at a path with a newline broke its refusals' line at the path).
+        write!(f, "{}", ntk_files::shown::Shown::shown(self.path.as_path()))?;
         if self.overridden {
             f.write_str(" (with overrides)")?;
         }

@@ -404,7 +404,7 @@ pub enum Error {
     /// (hundred-and-second hostile round, D4).
     #[error(
         "[prediction]: the {kernel} NTK at initialization has K(x, x) = {value:.3e} at row \
-         {row} of the {set} set (largest input magnitude {largest:.3e}), below the smallest \
+         {row} of the {set} set (the row's largest magnitude {largest:.3e}), below the smallest \
          normal f64 number{why}: the kernel underflows, its entries losing digits or \
          vanishing, and its spectrum and the rates it predicts would be wrong; rescale the \
          inputs (data.unit_norm = true puts every row at norm 1)"
@@ -420,7 +420,7 @@ pub enum Error {
     /// The tracked NTK has NaN or infinite entries: the first sample whose row holds one.
     #[error(
         "ntk during training, epoch {epoch}: the kernel has non-finite entries from tracked \
-         sample {sample} (row {sample} of {data}, largest input magnitude {largest:.3e}): the \
+         sample {sample} (row {sample} of {data}, the row's largest magnitude {largest:.3e}): the \
          network's forward or gradient overflows {precision} on it (or the weights hold \
          NaN); rescale the inputs (data.unit_norm = true puts every row at norm 1) or \
          choose another activation"
@@ -437,7 +437,7 @@ pub enum Error {
     /// a power of two gives a positive one (hundred-and-first hostile round, D3).
     #[error(
         "ntk during training, epoch {epoch}: tracked sample {sample} (row {sample} of {data}, \
-         largest input magnitude {largest:.3e}) has K(x, x) = {value:.3e}, below the smallest \
+         the row's largest magnitude {largest:.3e}) has K(x, x) = {value:.3e}, below the smallest \
          normal {precision} number{why}: the kernel underflows, its entries losing digits or \
          vanishing; rescale the inputs (data.unit_norm = true puts every row at norm 1){f64}"
     )]

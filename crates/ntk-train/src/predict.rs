@@ -232,10 +232,12 @@ pub(crate) fn written(run: &Run) -> crate::Result<Vec<SpectrumRow>> {
 pub(crate) fn stability_warnings(spectra: &[SpectrumRow]) -> Vec<String> {
     spectra
         .iter()
-        .filter(|s| s.lr > s.lr_stability_limit)
+        // At the limit itself the top direction never decays (hundred-and-fourth hostile
+        // round, N1: no warning there).
+        .filter(|s| s.lr >= s.lr_stability_limit)
         .map(|s| {
             format!(
-                "optim.lr = {} is above the stability limit 2n/lambda_max = {:.4e} of the {} \
+                "optim.lr = {} is at or above the stability limit 2n/lambda_max = {:.4e} of the {} \
                  NTK at initialization (lambda_max {:.4e}, n {}): gradient descent on the \
                  linearized network diverges there, so the prediction does not hold; the \
                  network itself diverges or, a little above the limit, catapults (its loss \

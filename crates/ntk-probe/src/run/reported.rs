@@ -151,6 +151,36 @@ fn resolved_pair_angle(
     } else {
         f64::INFINITY
     };
+    // Near 0 the theory's angle is answered by `theory` only where every layer's correlation
+    // keeps six significant digits ([`ntk_kernel::theory::ntk::PairRecursion::unresolved_layer`]),
+    // and so here (hundred-and-fourth hostile round, D1: 1e-4 degrees was written, wrong in
+    // its fifth digit, where `theory` refuses it).
+    if theory
+        && c > 0.0
+        && let Net::Mlp(m) = net
+        && let Ok(scaling) = ntk_kernel::theory::Scaling::of(m.config())
+    {
+        let (xi, xj) = (&inputs.x[i * d..(i + 1) * d], &inputs.x[j * d..(j + 1) * d]);
+        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(u, v)| u * v).sum::<f64>();
+        let r = ntk_kernel::theory::ntk::pair_recursion_scaled(
+            &ntk_kernel::theory::dual::DualEvaluator::new(m.activation()),
+            &scaling,
+            dot(xi, xi),
+            dot(xj, xj),
+            dot(xi, xj),
+        );
+        if let Some((l, one_minus_rho)) = r.unresolved_layer() {
+            return (
+                None,
+                Some(format!(
+                    "probe.pair = [{i}, {j}]: the gradient angle is null: it is too small for \
+                     the infinite-width recursion in f64: at layer {l} the pair's correlation \
+                     is within {one_minus_rho:.1e} of 1, where an angle keeps fewer than six \
+                     significant digits, as `ntk-probe theory` refuses it"
+                )),
+            );
+        }
+    }
     let distance = phi.min(180.0 - phi);
     let (resolved, allowed) = if theory {
         (

@@ -7435,7 +7435,12 @@ fn a_pair_angle_the_kernel_cannot_resolve_is_null_with_a_note() {
         (179.9999999_f64, None),
         (1e-7, None),
         (1e-5, None),
+        // The hundred-and-fourth round's D1: refused by `theory` (fewer than six significant
+        // digits), so null here too, where 1.196228e-4 was written for mpmath's 1.196348e-4.
+        (1e-4, None),
         (179.99, Some(180.0 - 1.8537112152e-2)),
+        // mpmath's 2-D quadrature (the hundred-and-third round's independent numbers).
+        (1.0, Some(1.8532715668077)),
     ] {
         let r = theta.to_radians();
         ntk_files::npy::write_f64(&d.join("x.npy"), &[1.0, 0.0, r.cos(), r.sin()], &[2, 2])
@@ -7461,6 +7466,56 @@ fn a_pair_angle_the_kernel_cannot_resolve_is_null_with_a_note() {
                     "{s}"
                 );
             }
+        }
+    }
+}
+
+/// The hundred-and-fourth hostile round, D3: a newline in a path was printed raw (the line
+/// broken at the path) where the ONNX model's input shape or its bytes were refused, where
+/// `probe.weights` could not be read or was not a safetensors file, and where `probe.blocks`
+/// was refused; ESC was escaped on those lines. Every error names such a path as `\n` now.
+#[test]
+fn a_newline_in_a_path_never_breaks_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/onnx_mlp.onnx");
+    std::fs::copy(&model, d.join("m\n.onnx")).unwrap();
+    std::fs::write(d.join("g\n.onnx"), b"not a model").unwrap();
+    std::fs::write(d.join("w\n.safetensors"), b"not safetensors").unwrap();
+    std::fs::write(d.join("b\n.csv"), b"x,y\n").unwrap();
+    let no_break = |what: &str, o: &Output, name: &str| {
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{what}: {said}");
+        assert!(
+            said.contains(&format!("{name}\\n.")) && !said.contains(&format!("{name}\n.")),
+            "{what}: {said:?}"
+        );
+    };
+    let cmd = |args: &[&str]| probe().args(args).current_dir(d).output().unwrap();
+    for (file, name) in [("m\\n.onnx", "m"), ("g\\n.onnx", "g")] {
+        let cfg = write(
+            d,
+            "on.toml",
+            &format!(
+                "[onnx]\nfile = \"{file}\"\n[data]\ndataset = \"synthetic\"\nn = 4\n\
+                 input_dim = 7\n"
+            ),
+        );
+        let o = cmd(&["onnx", "--config", cfg.to_str().unwrap(), "--out", "on"]);
+        no_break(file, &o, name);
+    }
+    let mlp = "[data]\ndataset = \"synthetic\"\nn = 6\ninput_dim = 3\n[model]\nwidth = 8\n\
+               depth = 1\nactivation = \"relu\"\n[probe]\n";
+    for (key, file, name) in [
+        ("weights", "w\\n.safetensors", "w"),
+        ("weights", "missing\\n.safetensors", "missing"),
+        ("blocks", "b\\n.csv", "b"),
+    ] {
+        let cfg = write(d, "p.toml", &format!("{mlp}{key} = \"{file}\"\n"));
+        for flags in [&["--dry-run"][..], &[]] {
+            let mut a = vec!["run", "--config", cfg.to_str().unwrap(), "--out", "po"];
+            a.extend(flags);
+            no_break(&format!("probe.{key} {file} {flags:?}"), &cmd(&a), name);
         }
     }
 }

@@ -6493,3 +6493,19 @@ fn a_tanh_network_at_tiny_inputs_is_refused_as_an_underflow() {
         );
     }
 }
+
+/// The hundred-and-fourth hostile round, D3: a config at a path holding a newline was named
+/// with the newline raw in its refusals ("no [optim] table"), breaking the line at the path.
+#[test]
+fn a_config_path_with_a_newline_is_named_on_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "c\n.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 6\ninput_dim = 3\n[model]\nwidth = 8\n",
+    );
+    let o = run(&args(&cfg, &d.join("o"), &["--dry-run"]));
+    assert_clean_error("a newline", &o, &["c\\n.toml", "no [optim] table"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("c\n.toml"));
+}
