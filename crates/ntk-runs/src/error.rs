@@ -151,7 +151,7 @@ pub enum Error {
     /// A key that is not dotted bare TOML keys.
     #[error(
         "bad key `{}`: expected dotted names of letters, digits, _ and - (e.g. model.depth)",
-        cut_long(.key)
+        ntk_files::shown::controls_escaped(&cut_long(.key))
     )]
     BadKey { key: String },
     /// A config file's error found only once the tool filled in a default that depends on

@@ -28,7 +28,9 @@ pub fn long_ticks_cut(line: &str) -> String {
         }
         let inside = i % 2 == 1 && parts.peek().is_some();
         if inside {
-            out.push_str(&cut_long(part));
+            // The user's text: its control characters escaped, a newline too (hundred-and-
+            // fifth hostile round, D3: serde's "unknown variant" quoted one raw).
+            out.push_str(&controls_escaped(&cut_long(part)));
         } else {
             out.push_str(part);
         }

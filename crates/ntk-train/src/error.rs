@@ -27,7 +27,7 @@ pub enum Error {
     Engine(#[from] ntk_engine::Error),
 
     /// A config value the trainer cannot use: `key = value: reason`.
-    #[error("{key} = {value}: {reason}")]
+    #[error("{key} = {}: {reason}", ntk_files::shown::controls_escaped(.value))]
     Config {
         key: &'static str,
         value: String,

@@ -69,12 +69,15 @@ pub(crate) fn parse_activation(
     words: &str,
     kink: Option<f64>,
 ) -> CliResult<ntk_model::Activation> {
+    // The user's words as a message shows them: a newline escaped too (hundred-and-fifth
+    // hostile round, D3).
+    let shown = ntk_files::shown::controls_escaped(words);
     let act = ntk_model::Activation::read_words(words).map_err(|e| match e {
         e @ (ntk_model::activation::WordsError::Param(_)
         | ntk_model::activation::WordsError::Symbol { .. }
-        | ntk_model::activation::WordsError::Underflow { .. }) => format!("{key} {words}: {e}"),
+        | ntk_model::activation::WordsError::Underflow { .. }) => format!("{key} {shown}: {e}"),
         ntk_model::activation::WordsError::Unknown => format!(
-            "{key} {words}: not an activation ({}), such as relu, norm_relu(b=-0.2) or \
+            "{key} {shown}: not an activation ({}), such as relu, norm_relu(b=-0.2) or \
              leaky_relu(alpha=0.1)",
             ActivationKind::list()
         ),

@@ -2,6 +2,7 @@
 
 use crate::CliResult;
 use ntk_cli::args::PlotArgs;
+use ntk_files::shown::Shown;
 use ntk_probe::sweep;
 
 pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
@@ -20,7 +21,7 @@ pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
         )?)
     })?;
     for stem in stems {
-        println!("wrote {}.{{png,svg,pdf}}", stem.display());
+        println!("wrote {}.{{png,svg,pdf}}", stem.shown());
     }
     Ok(())
 }
@@ -50,7 +51,7 @@ pub(crate) fn check_sweep_dir(dir: &std::path::Path) -> CliResult<()> {
     {
         return Err(format!(
             "{}: this user may not read the directory ({e}): make it readable to this user",
-            dir.display()
+            dir.shown()
         )
         .into());
     }
@@ -65,7 +66,7 @@ pub(crate) fn check_sweep_dir(dir: &std::path::Path) -> CliResult<()> {
             Err(format!(
                 "{}: a single run's output set (its summary.json), not a sweep's directory: \
                  collect and plot take the --out of `ntk-probe sweep`",
-                dir.display()
+                dir.shown()
             )
             .into())
         }
@@ -73,7 +74,7 @@ pub(crate) fn check_sweep_dir(dir: &std::path::Path) -> CliResult<()> {
             Err(format!(
                 "{}: no sweep here (no runs/, summary.csv missing): collect and plot take the \
                  --out of `ntk-probe sweep`",
-                dir.display()
+                dir.shown()
             )
             .into())
         }
@@ -81,17 +82,17 @@ pub(crate) fn check_sweep_dir(dir: &std::path::Path) -> CliResult<()> {
         Ok(_) => Err(format!(
             "{}: not a directory (a file, a FIFO or a device): give a sweep's output \
              directory (its --out)",
-            dir.display()
+            dir.shown()
         )
         .into()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
             "{}: no such directory: give a sweep's output directory (its --out)",
-            dir.display()
+            dir.shown()
         )
         .into()),
         Err(e) => Err(format!(
             "{}: {e}: give a sweep's output directory (its --out)",
-            dir.display()
+            dir.shown()
         )
         .into()),
     }

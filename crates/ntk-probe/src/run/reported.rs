@@ -151,25 +151,35 @@ fn resolved_pair_angle(
     } else {
         f64::INFINITY
     };
-    // Near 0 the theory's angle is answered by `theory` only where every layer's correlation
-    // keeps six significant digits ([`ntk_kernel::theory::ntk::PairRecursion::unresolved_layer`]),
-    // and so here (hundred-and-fourth hostile round, D1: 1e-4 degrees was written, wrong in
-    // its fifth digit, where `theory` refuses it).
+    // The theory's angle is answered as `theory` answers it, by the pair's own recursion under
+    // the network's scaling: near 0 where every layer's correlation keeps six significant
+    // digits ([`ntk_kernel::theory::ntk::PairRecursion::unresolved_layer`]; an activation
+    // whose angle is exact at every angle, ReLU's, aside), and near either end where the
+    // bound of its layers nearest 1 or -1 is at most 1e-7 degrees (hundred-and-fourth hostile
+    // round, D1: 1e-4 degrees was written, wrong in its fifth digit; hundred-and-fifth, D1 and
+    // D2: ReLU's exact small angles were null, and tanh at 179.9999, depths 3-4, written
+    // where `theory` refuses it).
+    let mut error = error;
     if theory
-        && c > 0.0
         && let Net::Mlp(m) = net
         && let Ok(scaling) = ntk_kernel::theory::Scaling::of(m.config())
     {
         let (xi, xj) = (&inputs.x[i * d..(i + 1) * d], &inputs.x[j * d..(j + 1) * d]);
         let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(u, v)| u * v).sum::<f64>();
+        let dual = ntk_kernel::theory::dual::DualEvaluator::new(m.activation());
         let r = ntk_kernel::theory::ntk::pair_recursion_scaled(
-            &ntk_kernel::theory::dual::DualEvaluator::new(m.activation()),
+            &dual,
             &scaling,
             dot(xi, xi),
             dot(xj, xj),
             dot(xi, xj),
         );
-        if let Some((l, one_minus_rho)) = r.unresolved_layer() {
+        let exact =
+            ntk_kernel::theory::ntk::grad_angle_exact_at_every_angle(m.activation(), m.depth());
+        if c > 0.0
+            && !exact
+            && let Some((l, one_minus_rho)) = r.unresolved_layer()
+        {
             return (
                 None,
                 Some(format!(
@@ -179,6 +189,9 @@ fn resolved_pair_angle(
                      significant digits, as `ntk-probe theory` refuses it"
                 )),
             );
+        }
+        if let Some((_, _, bound)) = r.angle_error_deg_at_either_end(dual.is_closed_form()) {
+            error = error.max(bound);
         }
     }
     let distance = phi.min(180.0 - phi);

@@ -7441,6 +7441,9 @@ fn a_pair_angle_the_kernel_cannot_resolve_is_null_with_a_note() {
         (179.99, Some(180.0 - 1.8537112152e-2)),
         // mpmath's 2-D quadrature (the hundred-and-third round's independent numbers).
         (1.0, Some(1.8532715668077)),
+        // The hundred-and-fifth round's D2: `theory` refuses 179.9999 at depth 4 (its bound
+        // about 1e-7 degrees), so the run writes null, not 179.99981464851393.
+        (179.9999, None),
     ] {
         let r = theta.to_radians();
         ntk_files::npy::write_f64(&d.join("x.npy"), &[1.0, 0.0, r.cos(), r.sin()], &[2, 2])
@@ -7468,6 +7471,30 @@ fn a_pair_angle_the_kernel_cannot_resolve_is_null_with_a_note() {
             }
         }
     }
+    // The hundred-and-fifth round's D1: ReLU's angle is exact at every angle (`theory`
+    // answers 1e-4 degrees: 0.04270587067362872 by mpmath at depth 1), so it is written.
+    let r = 1e-4_f64.to_radians();
+    ntk_files::npy::write_f64(&d.join("x.npy"), &[1.0, 0.0, r.cos(), r.sin()], &[2, 2]).unwrap();
+    let out = d.join("relu");
+    let o = probe()
+        .args(ntk_args(
+            &cfg,
+            &out,
+            &[
+                "--set",
+                "model.activation=\"relu\"",
+                "--set",
+                "model.depth=1",
+            ],
+        ))
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_ok("relu", &o);
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let angle = s["pair_grad_angle_deg"].as_f64().unwrap();
+    assert!((angle - 0.04270587067362872).abs() < 1e-9, "{s}");
 }
 
 /// The hundred-and-fourth hostile round, D3: a newline in a path was printed raw (the line
@@ -7517,5 +7544,50 @@ fn a_newline_in_a_path_never_breaks_a_line() {
             a.extend(flags);
             no_break(&format!("probe.{key} {file} {flags:?}"), &cmd(&a), name);
         }
+    }
+}
+
+/// The hundred-and-fifth hostile round, D3: a newline stayed raw in `plot`'s refusals of a
+/// directory, in serde's "unknown variant" for a `--set` value, in a bad `--set` key and in
+/// `theory --activation`'s refusal.
+#[test]
+fn a_newline_in_a_directory_value_or_key_is_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("d\nq")).unwrap();
+    let cfg = write(
+        d,
+        "c.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 6\ninput_dim = 3\n[model]\nwidth = 8\n",
+    );
+    let out = d.join("o");
+    let cases: Vec<(&str, Vec<OsString>, &str)> = vec![
+        (
+            "plot",
+            os(&["plot", d.join("d\nq").to_str().unwrap()]),
+            "d\\nq",
+        ),
+        (
+            "a value",
+            ntk_args(&cfg, &out, &["--set", "model.activation=\"re\\nlu\""]),
+            "re\\nlu",
+        ),
+        (
+            "a key",
+            ntk_args(&cfg, &out, &["--set", "model.wi\ndth=3"]),
+            "wi\\ndth",
+        ),
+        (
+            "theory",
+            os(&["theory", "--activation", "re\nlu", "--theta-deg", "1"]),
+            "re\\nlu",
+        ),
+    ];
+    for (what, args, shown) in cases {
+        let o = run(&args);
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{what}: {said}");
+        assert!(said.contains(shown), "{what}: {said:?}");
+        assert_eq!(said.trim_end().lines().count(), 1, "{what}: {said:?}");
     }
 }

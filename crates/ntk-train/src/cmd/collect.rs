@@ -2,6 +2,7 @@
 //! (sweep.csv, best.csv, compare.csv) and figures.
 
 use ntk_cli::args::CollectArgs;
+use ntk_files::shown::Shown;
 use ntk_numerics::backend;
 use ntk_runs::overrides;
 use ntk_train::sweep;
@@ -41,7 +42,7 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
         args.style.title.as_deref(),
         args.style.layout,
     )? {
-        println!("wrote {}", p.display());
+        println!("wrote {}", p.shown());
     }
     Ok(())
 }

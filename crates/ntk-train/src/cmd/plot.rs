@@ -1,6 +1,7 @@
 //! `ntk-train plot DIR`: the figures again from the runs' metrics (elsewhere with `--out`).
 
 use crate::{CliResult, TrainPlotArgs};
+use ntk_files::shown::Shown;
 
 /// `plot DIR`: the figures again from the runs' metrics, of runs `collect` would merge
 /// ([`ntk_train::report::check_mergeable`]).
@@ -83,7 +84,7 @@ pub(crate) fn plot_cmd(
         Ok(written)
     })?;
     for p in written {
-        println!("wrote {}", p.display());
+        println!("wrote {}", p.shown());
     }
     Ok(())
 }

@@ -6199,6 +6199,16 @@ fn control_characters_of_the_users_are_never_printed_raw() {
     }
 }
 
+/// Ten rows of four inputs (a fixed spread about 0, each entry times `scale`), as values,
+/// and their labels written to `d/y.npy` (three classes): the underflow cases' data.
+fn underflow_rows(d: &Path, scale: f64) -> Vec<f64> {
+    let y: Vec<f64> = (0..10).map(|k| (k % 3) as f64).collect();
+    ntk_files::npy::write_f64(&d.join("y.npy"), &y, &[10]).unwrap();
+    (0..40)
+        .map(|k| scale * ((((k * 7919) % 101) as f64 / 101.0) - 0.45))
+        .collect()
+}
+
 /// The hundred-and-first hostile round, D3: the NTK tracked during training had no underflow
 /// check. A bias-free ReLU^2 network is homogeneous in its input, so its kappa is the same at
 /// every input scale; at inputs of norm 1e-40 its kernel (about 1e-319) was subnormal and its
@@ -6209,11 +6219,7 @@ fn control_characters_of_the_users_are_never_printed_raw() {
 fn a_tracked_kernel_that_underflows_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let x: Vec<f64> = (0..40)
-        .map(|k| (((k * 7919) % 101) as f64 / 101.0) - 0.45)
-        .collect();
-    let y: Vec<f64> = (0..10).map(|k| (k % 3) as f64).collect();
-    ntk_files::npy::write_f64(&d.join("y.npy"), &y, &[10]).unwrap();
+    let x = underflow_rows(d, 1.0);
     for (scale, refused) in [
         (1e-20, None),
         (1e-40, Some("below the smallest normal f64 number")),
@@ -6275,11 +6281,7 @@ fn a_tracked_kernel_that_underflows_is_refused() {
 fn a_prediction_kernel_that_underflows_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let x: Vec<f64> = (0..40)
-        .map(|k| (((k * 7919) % 101) as f64 / 101.0) - 0.45)
-        .collect();
-    let y: Vec<f64> = (0..10).map(|k| (k % 3) as f64).collect();
-    ntk_files::npy::write_f64(&d.join("y.npy"), &y, &[10]).unwrap();
+    let x = underflow_rows(d, 1.0);
     for (scale, kernel, refused) in [
         (1e-20, "empirical", None),
         (
@@ -6352,11 +6354,7 @@ fn a_prediction_kernel_that_underflows_is_refused() {
 fn a_failure_reason_is_printed_with_its_control_characters_escaped() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let x: Vec<f64> = (0..40)
-        .map(|k| 1e-60 * ((((k * 7919) % 101) as f64 / 101.0) - 0.45))
-        .collect();
-    let y: Vec<f64> = (0..10).map(|k| (k % 3) as f64).collect();
-    ntk_files::npy::write_f64(&d.join("y.npy"), &y, &[10]).unwrap();
+    let x = underflow_rows(d, 1e-60);
     ntk_files::npy::write_f64(&d.join("x\x1b[31m\t\n.npy"), &x, &[10, 4]).unwrap();
     let cfg = write(
         d,
@@ -6410,15 +6408,11 @@ fn a_failure_reason_is_printed_with_its_control_characters_escaped() {
 fn one_underflowing_row_among_unit_rows_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let mut x: Vec<f64> = (0..40)
-        .map(|k| (((k * 7919) % 101) as f64 / 101.0) - 0.45)
-        .collect();
+    let mut x = underflow_rows(d, 1.0);
     for v in &mut x[20..24] {
         *v *= 1e-60;
     }
     ntk_files::npy::write_f64(&d.join("x.npy"), &x, &[10, 4]).unwrap();
-    let y: Vec<f64> = (0..10).map(|k| (k % 3) as f64).collect();
-    ntk_files::npy::write_f64(&d.join("y.npy"), &y, &[10]).unwrap();
     let head = format!(
         "[data]\ndataset = \"file\"\nx = \"{0}/x.npy\"\nlabels = \"{0}/y.npy\"\n\n\
          [model]\nwidth = 16\ndepth = 2\nactivation = \"relu_squared\"\noutput_dim = 3\n\
@@ -6466,12 +6460,8 @@ fn one_underflowing_row_among_unit_rows_is_refused() {
 fn a_tanh_network_at_tiny_inputs_is_refused_as_an_underflow() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let x: Vec<f64> = (0..40)
-        .map(|k| 1e-200 * ((((k * 7919) % 101) as f64 / 101.0) - 0.45))
-        .collect();
+    let x = underflow_rows(d, 1e-200);
     ntk_files::npy::write_f64(&d.join("x.npy"), &x, &[10, 4]).unwrap();
-    let y: Vec<f64> = (0..10).map(|k| (k % 3) as f64).collect();
-    ntk_files::npy::write_f64(&d.join("y.npy"), &y, &[10]).unwrap();
     let cfg = write(
         d,
         "t.toml",
