@@ -224,10 +224,12 @@ pub fn count(min: u64) -> clap::builder::RangedU64ValueParser<usize> {
 /// hostile round, N5: `--lr 1e-400` was refused as "optim.lr = 0", the value clap read, where
 /// `--set optim.lr=1e-400` is named as typed).
 pub fn float(text: &str) -> Result<f64, String> {
-    let v: f64 = text
-        .trim()
-        .parse()
-        .map_err(|e| format!("{text:?} is not a number: {e}"))?;
+    let v: f64 = text.trim().parse().map_err(|e| {
+        format!(
+            "\"{}\" is not a number: {e}",
+            ntk_runs::quote::controls_escaped(text)
+        )
+    })?;
     let mantissa = text.split(['e', 'E']).next().unwrap_or("");
     let finite_word = !text.to_ascii_lowercase().contains("inf");
     if v.is_infinite() && finite_word {

@@ -40,6 +40,46 @@ pub fn exit(code: u8) -> ! {
     unsafe { libc::_exit(i32::from(code)) }
 }
 
+/// The command line parsed by clap, its refusals with the user's text escaped: clap quotes a
+/// value, an argument or a subcommand as typed (less its ANSI sequences), and a newline or
+/// TAB in it broke the refusal's line (hundred-and-sixth hostile round, D3: `--thetas
+/// "1,f<TAB>g<LF>h"`, an unknown subcommand). A refusal is said again for the arguments with
+/// their control characters escaped ([`ntk_runs::quote::controls_escaped`]), where that
+/// gives the same kind of refusal; else clap's own with every control character but its line
+/// breaks escaped. Help and version print as clap prints them; exit code 2, as clap's.
+pub fn parse<T: clap::Parser>() -> T {
+    use clap::error::ErrorKind;
+    let e = match T::try_parse() {
+        Ok(t) => return t,
+        Err(e) => e,
+    };
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit()
+    }
+    let escaped = std::env::args_os().map(|a| match a.to_str() {
+        Some(text) => std::ffi::OsString::from(ntk_runs::quote::controls_escaped(text)),
+        None => a,
+    });
+    let text = match T::try_parse_from(escaped) {
+        Err(again) if again.kind() == e.kind() => again.render().to_string(),
+        _ => e.render().to_string(),
+    };
+    let text: String = text
+        .chars()
+        .map(|c| match c {
+            c if c.is_control() && c != '\n' => c.escape_debug().to_string(),
+            c => c.to_string(),
+        })
+        .collect();
+    eprint!("{text}");
+    exit(2)
+}
+
 /// Prints `error: MESSAGE` on standard error, its control characters escaped but for its
 /// line breaks ([`ntk_runs::quote::message_escaped`]): a key, a path or a TOML string of the
 /// user's that holds ESC would otherwise reach the terminal raw (ninety-ninth hostile round,

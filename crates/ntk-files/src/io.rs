@@ -8,6 +8,7 @@
 //! user's file is refused with an [`UnsafeTarget`], and so is a symbolic link to one; a
 //! symbolic link to a regular file is followed (the file is replaced, the link stays).
 
+use crate::shown::Shown;
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::FileTypeExt;
@@ -19,8 +20,8 @@ pub enum UnsafeTarget {
     /// Something other than a regular file (a device, a FIFO, ...), or a link to one.
     #[error(
         "{}: is {what}{}, not a regular file; refusing to replace it (choose a file path)",
-        .path.display(),
-        .link.as_ref().map(|l| format!(" (through the symbolic link {})", l.display())).unwrap_or_default()
+        .path.shown(),
+        .link.as_ref().map(|l| format!(" (through the symbolic link {})", l.shown())).unwrap_or_default()
     )]
     NotAFile {
         path: PathBuf,
@@ -30,7 +31,7 @@ pub enum UnsafeTarget {
     /// A regular file that another user owns.
     #[error(
         "{}: a file of user {owner}, not this user's ({me}); refusing to replace it",
-        .path.display()
+        .path.shown()
     )]
     NotOurs { path: PathBuf, owner: u32, me: u32 },
     /// A symbolic link at a place a command writes again in an output of its own (a sweep's
@@ -39,12 +40,12 @@ pub enum UnsafeTarget {
     #[error(
         "{}: is a symbolic link to {}; a file the tools write again in their own output is \
          never written through a link (remove the link, or choose another --out)",
-        .path.display(),
-        .target.display()
+        .path.shown(),
+        .target.shown()
     )]
     Link { path: PathBuf, target: PathBuf },
     /// A symbolic link whose target cannot be reached.
-    #[error("{}: a symbolic link whose target cannot be reached ({reason}); the output would be lost", .path.display())]
+    #[error("{}: a symbolic link whose target cannot be reached ({reason}); the output would be lost", .path.shown())]
     Dangling { path: PathBuf, reason: String },
 }
 
@@ -271,6 +272,35 @@ mod tests {
     /// A text file beyond [`super::TEXT_LIMIT`] (a sparse 3 GB file in a table's place:
     /// thirty-sixth hostile round, D3) is refused by its size before it is read, the message
     /// saying how large it is; one within the limit is read; [`super::read`] has no limit.
+    /// The hundred-and-sixth hostile round, D3: run as another user, `plot` refused a file
+    /// of root's in a directory whose name holds a newline with the newline raw; every
+    /// refusal of a place to write names its path escaped.
+    #[test]
+    fn a_refused_target_names_its_path_escaped() {
+        use std::path::PathBuf;
+        let path = PathBuf::from("a/d\x1b[31m\t\nq/f.pdf");
+        for e in [
+            super::UnsafeTarget::NotOurs {
+                path: path.clone(),
+                owner: 0,
+                me: 65534,
+            },
+            super::UnsafeTarget::Link {
+                path: path.clone(),
+                target: path.clone(),
+            },
+            super::UnsafeTarget::NotAFile {
+                path: path.clone(),
+                what: "a FIFO",
+                link: Some(path.clone()),
+            },
+        ] {
+            let said = e.to_string();
+            assert!(said.contains("a/d\\u{1b}[31m\\t\\nq/f.pdf"), "{said}");
+            assert!(!said.contains('\n') && !said.contains('\t'), "{said:?}");
+        }
+    }
+
     #[test]
     fn a_reservation_beyond_the_address_space_is_none() {
         assert!(super::try_buffer(usize::MAX / 2).is_none());

@@ -50,6 +50,42 @@ pub fn min_angle(k: &Kernel) -> Option<MinAngle> {
     })
 }
 
+/// [`min_angle`] of the kernel of the row-major `n x d` inputs `x` (one kernel row per
+/// input), where two equal inputs (with a gradient) are at 0 exactly
+/// ([`with_equal_rows_at_0`]).
+pub fn min_angle_of_rows(k: &Kernel, x: &[f64], d: usize) -> Option<MinAngle> {
+    let gradient = |i: usize| k.get(i, i) > 0.0 && k.get(i, i).is_finite();
+    with_equal_rows_at_0(min_angle(k), x, d, gradient)
+}
+
+/// `min`, a smallest angle over the row-major `n x d` inputs `x`, or 0 at the first pair of
+/// equal inputs that both have a gradient (`gradient(i)`: `K(x_i, x_i)` positive and
+/// finite), the pair of the smallest second index: equal inputs have equal gradients, where
+/// a kernel's correlation rounds to 1.2e-6 degrees or more (hundred-and-sixth hostile round,
+/// D2). `min` as it is where `x` is not `n x d` for `n > 1`.
+pub fn with_equal_rows_at_0(
+    min: Option<MinAngle>,
+    x: &[f64],
+    d: usize,
+    gradient: impl Fn(usize) -> bool,
+) -> Option<MinAngle> {
+    if d == 0 || !x.len().is_multiple_of(d) {
+        return min;
+    }
+    let n = x.len() / d;
+    let row = |i: usize| &x[i * d..(i + 1) * d];
+    let mut seen: std::collections::HashMap<Vec<u64>, usize> =
+        std::collections::HashMap::with_capacity(n);
+    for j in (0..n).filter(|&j| gradient(j)) {
+        let bits: Vec<u64> = row(j).iter().map(|v| (v + 0.0).to_bits()).collect();
+        if let Some(&i) = seen.get(&bits) {
+            return Some(MinAngle { deg: 0.0, i, j });
+        }
+        seen.insert(bits, j);
+    }
+    min
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -111,12 +111,28 @@ pub fn first_underflowing_sample<E>(
             None => groups.push((e, vec![sample])),
         }
     }
+    // A network linear in its input's scale (no activation between input and output, or a
+    // positively homogeneous one: ReLU, leaky ReLU, the identity) is proved on its inputs
+    // scaled by the power of two instead: `K(c x, c x) = c^2 K(x, x)` exactly, and a linear
+    // network's kernel formed through the inputs' Gram matrix (`ntk_kernel::host::linear`), or
+    // a depth-0 network's `|x|^2`, underflows whatever its layers' scale (hundred-and-sixth
+    // hostile round, D4: both were written "rank 0" at inputs of 1e-200).
+    let by_inputs = matches!(net, Net::Mlp(m) if m.depth() == 0 || m.activation().is_homogeneous());
     let mut proved: Option<(usize, f64)> = None;
     for (e, samples) in &groups {
-        let Ok(Some(scaled)) = pow2_normalized(net, libm::scalbn(1.0, *e)) else {
+        let input_scale = if by_inputs {
+            1.0
+        } else {
+            libm::scalbn(1.0, *e)
+        };
+        let Ok(Some(scaled)) = pow2_normalized(net, input_scale) else {
             return Ok(None);
         };
-        let k_again = again(&scaled, &inputs.select(samples))?;
+        let mut some = inputs.select(samples);
+        if by_inputs {
+            some.x.iter_mut().for_each(|v| *v = libm::scalbn(*v, -e));
+        }
+        let k_again = again(&scaled, &some)?;
         for (r, &sample) in samples.iter().enumerate() {
             let Some(o) = zero_at(sample) else { continue };
             let top = diagonal(&k_again, r * per + o);
@@ -125,12 +141,18 @@ pub fn first_underflowing_sample<E>(
             }
         }
     }
+    let how = if by_inputs {
+        "each layer's weights and the input scaled by powers of two (the network is \
+         linear in its input's scale)"
+    } else {
+        "each layer's weights scaled by a power of two, the first layer's by this input's \
+         scale too"
+    };
     Ok(proved.map(|(sample, top)| Underflow {
         sample,
         value: 0.0,
         why: format!(
-            " (the same network with each layer's weights scaled by a power of two, the first \
-             layer's by this input's scale too, which keeps a 0 of the network's own such as a \
+            " (the same network with {how}, which keeps a 0 of the network's own such as a \
              dead ReLU layer, has K(x, x) = {top:.3e} here, so the 0 is an underflow, not a \
              sample the network does not pass)"
         ),

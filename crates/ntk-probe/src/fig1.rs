@@ -47,8 +47,9 @@ fn relu_name() -> String {
 }
 
 /// The largest error of an angle near 180 degrees that [`checked_theory_phi_deg`] answers:
-/// a fifth of the half unit of the sixth decimal it is printed to.
-pub const MAX_ANGLE_ERROR_DEG: f64 = 1e-7;
+/// a fifth of the half unit of the sixth decimal it is printed to (the one bound of a theory
+/// run's `probe.pair` and a sweep's theory column too).
+pub use ntk_kernel::theory::MAX_ANGLE_ERROR_DEG;
 
 /// The smallest input angle (degrees, above 0) [`checked_theory_phi_deg`] takes.
 pub const MIN_THEORY_ANGLE_DEG: f64 = 1e-300;

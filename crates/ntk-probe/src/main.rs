@@ -153,7 +153,7 @@ fn main() {
     ntk_cli::cli::quiet_sigpipe();
     // A bug must still end in one clear line and a non-zero exit, not a backtrace.
     ntk_cli::cli::set_panic_hook("ntk-probe");
-    let cli = Cli::parse();
+    let cli: Cli = ntk_cli::cli::parse();
     ntk_cli::cli::refuse_small_address_space();
     let result = match cli.command {
         Command::Run(a) => cmd::run::ntk(a),

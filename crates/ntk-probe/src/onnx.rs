@@ -388,7 +388,7 @@ pub fn run(
     // D4: "samples 5, 65" for 8 samples); empty there, as `ntk-probe run` leaves it.
     let angle = match cfg.probe.output {
         OutputMode::Full => None,
-        _ => ntk_kernel::angles::min_angle(&kernel),
+        _ => ntk_kernel::angles::min_angle_of_rows(&kernel, &inputs.x, inputs.d),
     };
     let eigen_seconds = eigen_start.elapsed().as_secs_f64();
     let mut result = OnnxSummary {

@@ -71,7 +71,12 @@ impl Assignment {
     /// `KEY=` (nothing after `=`) removes the key, so that it takes its default.
     pub fn parse(arg: &str) -> crate::Result<Self> {
         // A long argument is quoted by its start (ninety-seventh hostile round, N5).
-        let origin = format!("--set {}", crate::quote::cut_long(arg));
+        // Escaped too (hundred-and-sixth hostile round, D3: `--set` without `=` printed a
+        // newline of it raw).
+        let origin = format!(
+            "--set {}",
+            crate::quote::controls_escaped(&crate::quote::cut_long(arg))
+        );
         let (key, value) = arg.split_once('=').ok_or_else(|| Error::Override {
             origin: origin.clone(),
             message: "expected key=value (e.g. model.depth=5)".to_string(),

@@ -101,7 +101,7 @@ fn main() {
     ntk_runs::slurm::use_cpus_per_task(ntk_numerics::linalg::set_threads);
     ntk_cli::cli::quiet_sigpipe();
     ntk_cli::cli::set_panic_hook("ntk-train");
-    let cli = Cli::parse();
+    let cli: Cli = ntk_cli::cli::parse();
     ntk_cli::cli::refuse_small_address_space();
     let result = match cli.command {
         None => cmd::run::train_cmd(cli.run, Kind::Either),

@@ -37,6 +37,7 @@ pub mod linear;
 mod measured;
 pub mod ntk;
 pub mod on_inputs;
+pub mod pair_angle;
 pub mod relu;
 pub mod relu_angles;
 pub mod row_angle;
@@ -54,6 +55,7 @@ pub use ntk::{
     infinite_width_ntk, odd, pair_recursion, pair_recursion_scaled, recursion_evaluations,
 };
 pub use on_inputs::{TheoryValue, may_give_angle, theory_value};
+pub use pair_angle::{MAX_ANGLE_ERROR_DEG, Unresolved, pair_grad_angle_deg};
 pub use relu::{
     RELU_LIMIT_COS_PHI, RELU_LIMIT_PHI_DEG, g, relu_embedding_angles, relu_grad_angle,
     relu_limit_kappa, relu_limit_kernel, relu_small_angle_cos_phi, relu_small_angle_grad_angle,

@@ -118,18 +118,6 @@ impl PairRecursion {
         Some((l, d, self.error_deg(d, closed_form)))
     }
 
-    /// [`Self::angle_error_deg`] at either end: the layer whose correlation is nearest 1 or
-    /// -1 and its `1 - abs(rho)`, for an angle formed near 0 or near 180 degrees (an odd
-    /// activation's correlations near -1 are its supplement's near 1, negated: the bound is
-    /// the one [`Self::angle_error_deg`] gives the supplement).
-    pub fn angle_error_deg_at_either_end(&self, closed_form: bool) -> Option<(usize, f64, f64)> {
-        let (l, d) = self
-            .one_minus_rho_by(|rho| 1.0 - rho.abs())
-            .filter(|(_, d)| d.is_finite())
-            .min_by(|a, b| a.1.total_cmp(&b.1))?;
-        Some((l, d, self.error_deg(d, closed_form)))
-    }
-
     /// `(L + 1) u / sqrt(2 d)` radians in degrees, `u` as [`Self::angle_error_deg`] says;
     /// infinite at `d <= 0`.
     fn error_deg(&self, d: f64, closed_form: bool) -> f64 {
@@ -143,15 +131,7 @@ impl PairRecursion {
 
     /// Each layer's `1 - rho`, the smaller of `Sigma_l`'s and `Theta_l`'s.
     fn one_minus_rho(&self) -> impl Iterator<Item = (usize, f64)> + '_ {
-        self.one_minus_rho_by(|rho| 1.0 - rho)
-    }
-
-    /// Each layer's distance `gap(rho)`, the smaller of `Sigma_l`'s and `Theta_l`'s.
-    fn one_minus_rho_by(
-        &self,
-        gap: impl Fn(f64) -> f64 + Copy + 'static,
-    ) -> impl Iterator<Item = (usize, f64)> + '_ {
-        let distance = move |k: &[f64; 3]| gap(k[2] / (k[0] * k[1]).sqrt());
+        let distance = |k: &[f64; 3]| 1.0 - k[2] / (k[0] * k[1]).sqrt();
         self.sigma
             .iter()
             .zip(&self.theta)

@@ -164,16 +164,37 @@ pub fn theory_value(
             });
         }
         let min = angles::min_angle(&k);
-        // The pair whose angle is reported and the inputs nearest parallel: where either's
-        // recursion cannot resolve its angle, the smallest angle is not known to six digits.
-        let unresolved = min.as_ref().and_then(|a| {
-            let (_, i, j) = max_correlation(gram);
-            [(a.i, a.j), (i, j)]
-                .into_iter()
-                .find_map(|pair| unresolved_pair(&dual, &scaling, inputs, gram, pair))
-        });
+        // The pair whose angle is reported, by the one rule of a pair's angle
+        // ([`theory::pair_grad_angle_deg`]: an odd activation's near 180 by its supplement
+        // within 1e-7 degrees, as `theory` answers; hundred-and-sixth hostile round, D5: tanh
+        // at 179.99999 written 5.5e-7 degrees off), and the inputs nearest parallel: where
+        // either's angle is not resolved, the smallest angle is not known.
+        let (value, unresolved) = match &min {
+            None => (None, None),
+            Some(a) => {
+                let (_, i, j) = max_correlation(gram);
+                match theory::pair_grad_angle_deg(
+                    &dual,
+                    &scaling,
+                    row(inputs, a.i),
+                    row(inputs, a.j),
+                ) {
+                    Ok(v) => (
+                        Some(if v.is_finite() { v } else { a.deg }),
+                        unresolved_pair(&dual, &scaling, inputs, gram, (i, j)),
+                    ),
+                    Err(why) => (
+                        None,
+                        Some(format!(
+                            "the min gradient angle (inputs {} and {}) is {why}",
+                            a.i, a.j
+                        )),
+                    ),
+                }
+            }
+        };
         return Ok(TheoryValue {
-            min_grad_angle_deg: min.filter(|_| unresolved.is_none()).map(|a| a.deg),
+            min_grad_angle_deg: value.filter(|_| unresolved.is_none()),
             note: joined(note_singular(&kappa), unresolved),
             kappa,
         });
@@ -463,6 +484,33 @@ mod tests {
         }
     }
 
+    /// The hundred-and-sixth hostile round, D5: the sweep's theory column wrote tanh's and
+    /// erf's angles near 180 degrees that `ntk-probe theory` refuses (179.99998200987295 at
+    /// depth 4, 5.5e-7 degrees from mpmath's 179.99998146288786), 17 digits and no note. The
+    /// min pair's angle goes by [`theory::pair_grad_angle_deg`] now: absent with the reason
+    /// where `theory` refuses, `theory`'s answer where it answers.
+    #[test]
+    fn an_odd_activation_s_angle_near_180_is_answered_as_theory_answers_it() {
+        let t = 179.99999f64.to_radians();
+        let x = [1.0, 0.0, t.cos(), t.sin()];
+        let gram = Kernel::gram(&x, 2, 2);
+        for kind in [ActivationKind::Tanh, ActivationKind::Erf] {
+            for depth in [1, 4] {
+                let model = MlpConfig::new(2, 64, depth, kind);
+                let v = theory_value(&model, &inputs(&x, 2, 2), &gram, &mut None).unwrap();
+                assert_eq!(v.min_grad_angle_deg, None, "{kind} {depth}: {v:?}");
+                assert!(v.note.contains("too near 180 degrees"), "{v:?}");
+            }
+        }
+        let t = 179.9999f64.to_radians();
+        let x = [1.0, 0.0, t.cos(), t.sin()];
+        let gram = Kernel::gram(&x, 2, 2);
+        let model = MlpConfig::new(2, 64, 1, ActivationKind::Tanh);
+        let v = theory_value(&model, &inputs(&x, 2, 2), &gram, &mut None).unwrap();
+        let got = v.min_grad_angle_deg.unwrap();
+        assert!((got - 179.99988036806192).abs() < 1e-7, "{v:?}");
+    }
+
     fn inputs(x: &[f64], n: usize, d: usize) -> Inputs {
         Inputs {
             x: x.to_vec(),
@@ -611,7 +659,8 @@ mod tests {
         let tanh = value(ActivationKind::Tanh, 5, &pair(t));
         assert_eq!(tanh.min_grad_angle_deg, None, "{tanh:?}");
         assert!(
-            tanh.note.contains("inputs 0 and 1 are so nearly parallel"),
+            tanh.note
+                .contains("(inputs 0 and 1) is too near 0 degrees for the infinite-width"),
             "{}",
             tanh.note
         );

@@ -221,6 +221,20 @@ fn pair_angle(x: &[f64], y: &[f64], c: f64) -> Angle {
     }
 }
 
+/// The [`Angle`] of the rows `x` and `y` ([`pair_angle`] of their unit rows' cosine), held to
+/// its digits near parallel and near opposite rows; NaN (acute) where a row is zeros or holds a
+/// value that is not finite.
+pub fn rows_angle(x: &[f64], y: &[f64]) -> Angle {
+    let d = x.len();
+    let both: Vec<f64> = x.iter().chain(y).copied().collect();
+    let (units, norms) = unit_rows(&both, 2, d);
+    if !norms.iter().all(|v| *v > 0.0 && v.is_finite()) {
+        return Angle::Acute(f64::NAN);
+    }
+    let c: f64 = units[..d].iter().zip(&units[d..]).map(|(a, b)| a * b).sum();
+    pair_angle(x, y, c.clamp(-1.0, 1.0))
+}
+
 /// The pair of the smallest key over pairs `(i, j)`, `i < j`: `(key, input angle, i, j)`, the
 /// first in row-major order of the upper triangle among ties (the first pair's key is taken
 /// even when NaN).

@@ -31,16 +31,25 @@ pub(crate) const MAX_THEORY_DEPTH: f64 = 10_000.0;
 /// Parses `x`, `a,b,c` or `start:stop:step` (inclusive) of finite numbers, at most
 /// [`MAX_THEORY_VALUES`] of them.
 pub(crate) fn parse_values(s: &str, what: &str) -> CliResult<Vec<f64>> {
+    // The text as typed, shown with its control characters escaped (hundred-and-sixth
+    // hostile round, D3: a newline in it broke the refusal's line).
+    let typed = ntk_runs::quote::controls_escaped(s);
     let bad =
-        || format!("--{what} {s}: expected a number, a list a,b,c or a range start:stop:step");
+        || format!("--{what} {typed}: expected a number, a list a,b,c or a range start:stop:step");
     // As every number flag is read ([`ntk_cli::args::float`]): a nonzero number that reads
     // as 0 is refused as typed, never taken for 0 (hundredth hostile round, D4:
     // `--theta-deg 1e-400` was the angle 0).
     let num = |t: &str| match (t.trim().parse::<f64>(), ntk_cli::args::float(t)) {
         (Err(_), _) => Err(bad()),
-        (Ok(_), Err(why)) => Err(format!("--{what} {s}: {why}")),
+        (Ok(_), Err(why)) => Err(format!(
+            "--{what} {typed}: {}",
+            ntk_runs::quote::controls_escaped(&why)
+        )),
         (Ok(v), Ok(_)) if v.is_finite() => Ok(v),
-        (Ok(_), Ok(_)) => Err(format!("--{what} {s}: {} is not a finite number", t.trim())),
+        (Ok(_), Ok(_)) => Err(format!(
+            "--{what} {typed}: {} is not a finite number",
+            ntk_runs::quote::controls_escaped(t.trim())
+        )),
     };
     let values: Vec<f64> = if let Some((a, rest)) = s.split_once(':') {
         let (b, step_text) = rest.split_once(':').ok_or_else(bad)?;
@@ -48,7 +57,7 @@ pub(crate) fn parse_values(s: &str, what: &str) -> CliResult<Vec<f64>> {
         let (a, b, step) = (num(a)?, num(b)?, num(step_text)?);
         if step <= 0.0 || b < a {
             return Err(format!(
-                "--{what} {s}: a range start:stop:step needs step > 0 and stop >= start"
+                "--{what} {typed}: a range start:stop:step needs step > 0 and stop >= start"
             )
             .into());
         }
@@ -64,7 +73,7 @@ pub(crate) fn parse_values(s: &str, what: &str) -> CliResult<Vec<f64>> {
                 format!("{values:.3e}")
             };
             return Err(format!(
-                "--{what} {s}: {shown} values; at most {MAX_THEORY_VALUES} per call"
+                "--{what} {typed}: {shown} values; at most {MAX_THEORY_VALUES} per call"
             )
             .into());
         }

@@ -156,6 +156,13 @@ impl Measured {
                     Some(formed) => (formed.min_angle, formed.seconds),
                     None => (tiles.min_angle(&diagonal), 0.0),
                 };
+                // Equal inputs at 0 exactly, as the whole kernel's routes have them.
+                let min = if diagonal.len() == inputs.n {
+                    let gradient = |i: usize| diagonal[i] > 0.0 && diagonal[i].is_finite();
+                    angles::with_equal_rows_at_0(min, &inputs.x, inputs.d, gradient)
+                } else {
+                    min
+                };
                 // A resumed kernel counts the seconds its formation took (in the run that
                 // formed it) plus its reading; the total `seconds` are this process's.
                 let kernel_seconds = formed_seconds + phase.finish();

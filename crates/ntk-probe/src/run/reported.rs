@@ -85,12 +85,27 @@ impl Angles {
             None => (None, None),
         };
         let (pair_grad, pair_grad_note) = pair_grad.map_or((None, None), |(a, n)| (a, n));
+        let mut min = if full {
+            None
+        } else {
+            angles::min_angle_of_rows(kernel, &inputs.x, inputs.d)
+        };
+        // A theory run's smallest angle is its pair's own as `probe.pair`'s is formed, where
+        // that resolves it (hundred-and-sixth hostile round: 0.0 beside a pair angle of 1e-6
+        // degrees, the kernel's arccos; hundred-and-fifth, N1).
+        if cfg.probe.method == Method::Theory
+            && let Some(m) = min.as_mut()
+        {
+            let d = inputs.d;
+            let row = |i: usize| &inputs.x[i * d..(i + 1) * d];
+            if let Some(Ok(angle)) = theory_pair_angle(net, row(m.i), row(m.j))
+                && angle.is_finite()
+            {
+                m.deg = angle;
+            }
+        }
         Ok(Self {
-            min: if full {
-                None
-            } else {
-                angles::min_angle(kernel)
-            },
+            min,
             embedding_min,
             pair_embedding,
             pair_grad,
@@ -99,18 +114,19 @@ impl Angles {
     }
 }
 
-/// The gradient angle of `probe.pair` from `kernel`'s entries `[a, b]`, where its
-/// correlation resolves it; else null and why (hundred-and-third hostile round, D2: a
-/// theory run wrote 180.0 for a pair 179.9999999 degrees apart, 0.0 for 1e-7, and at 1e-5
-/// degrees a number wrong in its second digit, where `ntk-probe theory` refuses those
-/// angles). An angle formed as arccos of a correlation within `1 - |c|` of 1 has an error of
-/// about `u / sqrt(2 (1 - |c|))` radians for an error `u` of the correlation: with
-/// `probe.method = "theory"`, `(L + 1)` ulps of f64 for a closed-form dual kernel and four
-/// times that by quadrature ([`ntk_kernel::theory::ntk::PairRecursion::angle_error_deg`]),
-/// answered where it is at most [`crate::fig1::MAX_ANGLE_ERROR_DEG`] as `theory` answers;
-/// a network's kernel, `(L + 1)` ulps of its precision (an estimate: its sums have more
-/// terms), answered where that error is below the angle's distance from 0 or 180 (at
-/// least one significant digit). A pair of equal inputs is 0 exactly.
+/// The gradient angle of `probe.pair` (inputs `i`, `j`; `kernel`'s entries `[a, b]`), where
+/// it is resolved; else null and why. A pair of equal inputs is 0 exactly on every route
+/// (hundred-and-sixth hostile round, D2: 1.2e-6 degrees, one rounding of the correlation).
+/// With `probe.method = "theory"` the angle is the pair's own as `ntk-probe theory` answers
+/// it ([`ntk_kernel::theory::pair_grad_angle_deg`]: ReLU, leaky ReLU and the identity exact
+/// at every angle, an odd activation near 180 degrees by its supplement within
+/// [`ntk_kernel::theory::MAX_ANGLE_ERROR_DEG`], the others where every layer keeps six
+/// significant digits; hundred-and-third round, D2, to hundred-and-sixth, D1: 180.0 written
+/// for 179.9999999, then ReLU's exact angles nulled by a bound of the wrong end). A
+/// network's kernel: an angle formed as arccos of a correlation within `1 - |c|` of 1 has an
+/// error of about `u / sqrt(2 (1 - |c|))` radians for an error `u` of the correlation,
+/// `(L + 1)` ulps of its precision (an estimate: its sums have more terms), answered where
+/// that is below the angle's distance from 0 or 180 (at least one significant digit).
 fn resolved_pair_angle(
     cfg: &ProbeConfig,
     (inputs, [i, j]): (&Inputs, [usize; 2]),
@@ -118,10 +134,28 @@ fn resolved_pair_angle(
     net: &Net,
     (kernel, [a, b]): (&Kernel, [usize; 2]),
 ) -> (Option<f64>, Option<String>) {
-    let phi = angles::angle_deg(kernel, a, b);
     let d = inputs.d;
-    if !phi.is_finite() || inputs.x[i * d..(i + 1) * d] == inputs.x[j * d..(j + 1) * d] {
+    let (xi, xj) = (&inputs.x[i * d..(i + 1) * d], &inputs.x[j * d..(j + 1) * d]);
+    if xi == xj {
+        return (Some(0.0), None);
+    }
+    let phi = angles::angle_deg(kernel, a, b);
+    if !phi.is_finite() {
         return (Some(phi), None);
+    }
+    let theory = cfg.probe.method == Method::Theory;
+    if theory && let Some(answer) = theory_pair_angle(net, xi, xj) {
+        return match answer {
+            Ok(angle) if angle.is_finite() => (Some(angle), None),
+            Ok(_) => (Some(phi), None),
+            Err(why) => (
+                None,
+                Some(format!(
+                    "probe.pair = [{i}, {j}]: the gradient angle is null: it is {why}, as \
+                     `ntk-probe theory` refuses it"
+                )),
+            ),
+        };
     }
     let c = kernel.get(a, b) / (kernel.get(a, a).sqrt() * kernel.get(b, b).sqrt());
     let gap = 1.0 - c.abs();
@@ -129,101 +163,54 @@ fn resolved_pair_angle(
         Net::Mlp(m) => m.depth() + 1,
         _ => 1,
     } as f64;
-    let theory = cfg.probe.method == Method::Theory;
-    let ulps = if theory {
-        let closed = net
-            .activation()
-            .is_some_and(|act| ntk_kernel::theory::dual::DualEvaluator::new(act).is_closed_form());
-        if closed {
-            1.0
-        } else {
-            ntk_kernel::theory::ntk::QUADRATURE_ULPS
-        }
-    } else {
-        1.0
-    };
     let eps = match (theory, compute.precision) {
         (false, Precision::F32) => f64::from(f32::EPSILON),
         _ => f64::EPSILON,
     };
     let error = if gap > 0.0 {
-        (layers * ulps * eps / (2.0 * gap).sqrt()).to_degrees()
+        (layers * eps / (2.0 * gap).sqrt()).to_degrees()
     } else {
         f64::INFINITY
     };
-    // The theory's angle is answered as `theory` answers it, by the pair's own recursion under
-    // the network's scaling: near 0 where every layer's correlation keeps six significant
-    // digits ([`ntk_kernel::theory::ntk::PairRecursion::unresolved_layer`]; an activation
-    // whose angle is exact at every angle, ReLU's, aside), and near either end where the
-    // bound of its layers nearest 1 or -1 is at most 1e-7 degrees (hundred-and-fourth hostile
-    // round, D1: 1e-4 degrees was written, wrong in its fifth digit; hundred-and-fifth, D1 and
-    // D2: ReLU's exact small angles were null, and tanh at 179.9999, depths 3-4, written
-    // where `theory` refuses it).
-    let mut error = error;
-    if theory
-        && let Net::Mlp(m) = net
-        && let Ok(scaling) = ntk_kernel::theory::Scaling::of(m.config())
-    {
-        let (xi, xj) = (&inputs.x[i * d..(i + 1) * d], &inputs.x[j * d..(j + 1) * d]);
-        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(u, v)| u * v).sum::<f64>();
-        let dual = ntk_kernel::theory::dual::DualEvaluator::new(m.activation());
-        let r = ntk_kernel::theory::ntk::pair_recursion_scaled(
-            &dual,
-            &scaling,
-            dot(xi, xi),
-            dot(xj, xj),
-            dot(xi, xj),
-        );
-        let exact =
-            ntk_kernel::theory::ntk::grad_angle_exact_at_every_angle(m.activation(), m.depth());
-        if c > 0.0
-            && !exact
-            && let Some((l, one_minus_rho)) = r.unresolved_layer()
-        {
-            return (
-                None,
-                Some(format!(
-                    "probe.pair = [{i}, {j}]: the gradient angle is null: it is too small for \
-                     the infinite-width recursion in f64: at layer {l} the pair's correlation \
-                     is within {one_minus_rho:.1e} of 1, where an angle keeps fewer than six \
-                     significant digits, as `ntk-probe theory` refuses it"
-                )),
-            );
-        }
-        if let Some((_, _, bound)) = r.angle_error_deg_at_either_end(dual.is_closed_form()) {
-            error = error.max(bound);
-        }
-    }
     let distance = phi.min(180.0 - phi);
-    let (resolved, allowed) = if theory {
-        (
-            error <= crate::fig1::MAX_ANGLE_ERROR_DEG,
-            format!("{:e}", crate::fig1::MAX_ANGLE_ERROR_DEG),
-        )
-    } else {
-        (error < distance, "its distance from 0 or 180".to_string())
-    };
-    if resolved {
+    if error < distance {
         return (Some(phi), None);
     }
-    let near = if c > 0.0 { "0" } else { "180" };
+    // The end the angle is near, from the angle (hundred-and-sixth hostile round, D1: the
+    // sign of the correlation named the wrong one).
+    let near = if phi < 90.0 { "0" } else { "180" };
+    let sign = if c > 0.0 { "" } else { "-" };
     let known = if gap > 0.0 {
-        format!("within {gap:.1e} of {}1", if c > 0.0 { "" } else { "-" })
+        format!("within {gap:.1e} of {sign}1")
     } else {
-        format!(
-            "{}1 in {}",
-            if c > 0.0 { "" } else { "-" },
-            compute.precision
-        )
+        format!("{sign}1 in {}", compute.precision)
     };
     (
         None,
         Some(format!(
             "probe.pair = [{i}, {j}]: the gradient angle is null: it is too near {near} degrees \
-             for the kernel's correlation ({known}) to resolve it, known to about {error:.0e} \
-             degrees, more than {allowed}"
+             for the kernel's correlation ({known}) to resolve it, known to about {error:.1e} \
+             degrees, more than its distance from {near}"
         )),
     )
+}
+
+/// The infinite-width gradient angle of the rows `x` and `y` under `net`'s own scaling, by
+/// the one rule of a pair's angle ([`ntk_kernel::theory::pair_grad_angle_deg`]); `None` for a
+/// network the theory does not cover.
+fn theory_pair_angle(
+    net: &Net,
+    x: &[f64],
+    y: &[f64],
+) -> Option<Result<f64, ntk_kernel::theory::Unresolved>> {
+    let Net::Mlp(m) = net else {
+        return None;
+    };
+    let scaling = ntk_kernel::theory::Scaling::of(m.config()).ok()?;
+    let dual = ntk_kernel::theory::DualEvaluator::new(m.activation());
+    Some(ntk_kernel::theory::pair_grad_angle_deg(
+        &dual, &scaling, x, y,
+    ))
 }
 
 /// The layer embedding Gram matrices `l = 0..=L` whose angles are the embedding angles

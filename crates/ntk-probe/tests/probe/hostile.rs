@@ -7591,3 +7591,141 @@ fn a_newline_in_a_directory_value_or_key_is_escaped() {
         assert_eq!(said.trim_end().lines().count(), 1, "{what}: {said:?}");
     }
 }
+
+/// The hundred-and-sixth hostile round, D1 and D2: a theory run nulled `probe.pair`'s angle
+/// where `ntk-probe theory` answers it exactly (ReLU at 179.99999 degrees, 90.0000016, with a
+/// note "too near 180"; the identity at 1e-6; GELU at 179.9999, 87.3), and a pair of equal
+/// inputs was 1.2e-6 degrees (`min_grad_angle_deg` too), on the theory route and the
+/// measured ones. Each is `theory`'s answer now (mpmath at the rows' angle), equal inputs 0
+/// exactly, and tanh at 179.9999, depth 4, still null with a note naming 180.
+#[test]
+fn a_pair_angle_is_written_as_theory_answers_it_and_equal_inputs_are_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "th.toml",
+        "[data]\ndataset = \"file\"\nx = \"x.npy\"\n[model]\nwidth = 16\ndepth = 1\n\
+         activation = \"relu\"\nbias = false\n[probe]\nprecision = \"f64\"\n\
+         method = \"theory\"\npair = [0, 1]\n",
+    );
+    #[allow(clippy::excessive_precision)] // mpmath's digits, as printed
+    let cases: [(&str, &str, f64, &str, Option<f64>); 8] = [
+        ("relu", "1", 179.99999, "theory", Some(90.00000159154943)),
+        ("linear", "2", 1e-6, "theory", Some(1e-6)),
+        ("gelu", "3", 179.9999, "theory", Some(87.316181718308494)),
+        ("tanh", "4", 179.9999, "theory", None),
+        ("linear", "1", 0.0, "theory", Some(0.0)),
+        ("erf", "2", 0.0, "theory", Some(0.0)),
+        ("linear", "1", 0.0, "structured", Some(0.0)),
+        ("tanh", "1", 0.0, "autodiff", Some(0.0)),
+    ];
+    for (activation, depth, theta, method, expected) in cases {
+        let case = format!("{activation} {depth} {theta} {method}");
+        let r = theta.to_radians();
+        ntk_files::npy::write_f64(&d.join("x.npy"), &[1.0, 0.0, r.cos(), r.sin()], &[2, 2])
+            .unwrap();
+        let out = d.join("o");
+        let o = probe()
+            .args(ntk_args(
+                &cfg,
+                &out,
+                &[
+                    "--recompute",
+                    "--set",
+                    &format!("model.activation=\"{activation}\""),
+                    "--set",
+                    &format!("model.depth={depth}"),
+                    "--set",
+                    &format!("probe.method=\"{method}\""),
+                ],
+            ))
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert_ok(&case, &o);
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        let angle = s["pair_grad_angle_deg"].as_f64();
+        match expected {
+            Some(0.0) => {
+                assert_eq!(angle, Some(0.0), "{case}: {s}");
+                assert_eq!(s["min_grad_angle_deg"].as_f64(), Some(0.0), "{case}: {s}");
+            }
+            Some(phi) => assert!((angle.unwrap() - phi).abs() < 1e-9, "{case}: {s}"),
+            None => {
+                assert_eq!(angle, None, "{case}: {s}");
+                assert!(
+                    s["note"].to_string().contains("too near 180 degrees"),
+                    "{s}"
+                );
+            }
+        }
+    }
+}
+
+/// The hundred-and-sixth hostile round, D3: a newline stayed raw in `theory`'s list
+/// refusals, in `--set` without `=` and in clap's own refusals (a value of `fig1 --thetas`,
+/// an unknown subcommand), where clap printed TAB raw too.
+#[test]
+fn a_newline_in_a_list_a_set_or_a_clap_refusal_is_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "c.toml",
+        "[data]\ndataset = \"synthetic\"\nn = 6\ninput_dim = 3\n[model]\nwidth = 8\n",
+    );
+    let out = dir.path().join("o");
+    let f = "f\x1b[1m\tg\x7f\nh";
+    let cases: Vec<(&str, Vec<OsString>)> = vec![
+        (
+            "theta list",
+            os(&[
+                "theory",
+                "--activation",
+                "tanh",
+                "--theta-deg",
+                &format!("5,{f}"),
+            ]),
+        ),
+        (
+            "depth range",
+            os(&[
+                "theory",
+                "--activation",
+                "tanh",
+                "--theta-deg",
+                "5",
+                "--depth",
+                &format!("1:{f}"),
+            ]),
+        ),
+        ("--set without =", ntk_args(&cfg, &out, &["--set", f])),
+        (
+            "fig1 --thetas",
+            os(&[
+                "fig1",
+                "--out",
+                "f1",
+                "--thetas",
+                &format!("1,{f}"),
+                "--depths",
+                "1",
+            ]),
+        ),
+        ("a subcommand", os(&[f])),
+    ];
+    for (what, args) in cases {
+        let o = run(&args);
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{what}: {said}");
+        assert!(said.contains("g\\u{7f}\\nh"), "{what}: {said:?}");
+        assert!(
+            !said.contains('\t')
+                && !said.contains('\x1b')
+                && !said.lines().any(|l| l.starts_with('h')),
+            "{what}: {said:?}"
+        );
+    }
+}

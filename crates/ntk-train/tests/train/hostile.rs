@@ -6499,3 +6499,69 @@ fn a_config_path_with_a_newline_is_named_on_one_line() {
     assert_clean_error("a newline", &o, &["c\\n.toml", "no [optim] table"]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("c\n.toml"));
 }
+
+/// The hundred-and-sixth hostile round, D4: a linear network's kernel, formed through its
+/// inputs' Gram matrix, and a depth-0 network's (`|x|^2` times its weights) underflow at
+/// inputs of 1e-200 whatever the layers' scale, so the proof that scales the layers by
+/// powers of two left their 0 unproved: the tracked NTK and the empirical `[prediction]`
+/// kernel were written "singular, rank 0" (stability limit inf), rc 0, dry run "new". Such a
+/// network is linear in its input's scale and is proved on its inputs scaled instead: both
+/// refused, dry run and run, naming row 0; at unit scale both train.
+#[test]
+fn a_linear_or_depth_0_network_s_underflow_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x = underflow_rows(d, 1.0);
+    for scale in [1.0, 1e-200] {
+        let scaled: Vec<f64> = x.iter().map(|v| v * scale).collect();
+        ntk_files::npy::write_f64(&d.join(format!("x{scale:e}.npy")), &scaled, &[10, 4]).unwrap();
+    }
+    for (activation, depth) in [("linear", 2), ("relu", 0)] {
+        for (section, words) in [
+            ("[ntk]\nevery = 1\nn = 6\n", "ntk during training, epoch 0"),
+            (
+                "[prediction]\nkernels = [\"empirical\"]\n",
+                "[prediction]: the empirical NTK at initialization",
+            ),
+        ] {
+            for scale in [1.0, 1e-200] {
+                let case = format!("{activation} depth {depth}, {words}, {scale:e}");
+                let cfg = write(
+                    d,
+                    "l.toml",
+                    &format!(
+                        "[data]\ndataset = \"file\"\nx = \"{0}/x{scale:e}.npy\"\n\
+                         labels = \"{0}/y.npy\"\n\n[model]\nwidth = 16\ndepth = {depth}\n\
+                         activation = \"{activation}\"\noutput_dim = 3\nbias = false\n\n\
+                         [optim]\nlr = 0.1\nmomentum = 0\n\n[train]\nbatch_size = 10\n\
+                         epochs = 1\ntest_n = 0\nloss = \"mse\"\nprecision = \"f64\"\n\n\
+                         {section}",
+                        d.display()
+                    ),
+                );
+                let out = d.join(format!("o{activation}{depth}{scale:e}{}", section.len()));
+                let dry = run(&args(&cfg, &out, &["--dry-run"]));
+                let o = run(&args(&cfg, &out, &[]));
+                if scale == 1.0 {
+                    assert!(dry.status.success(), "{case} dry run");
+                    assert!(
+                        o.status.success(),
+                        "{case}: {}",
+                        String::from_utf8_lossy(&o.stderr)
+                    );
+                    continue;
+                }
+                assert_clean_error(
+                    &format!("{case} dry run"),
+                    &dry,
+                    &["would fail when made", "underflows", "K(x, x) = 0.000e0"],
+                );
+                assert_clean_error(
+                    &case,
+                    &o,
+                    &[words, "underflows", "linear in its input's scale"],
+                );
+            }
+        }
+    }
+}

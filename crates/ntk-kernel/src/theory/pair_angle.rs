@@ -1,0 +1,219 @@
+//! The infinite-width model-gradient angle `phi` of one pair of inputs as a network is fed
+//! them, held to the digits `ntk-probe theory` answers with, or why it is not: one rule for
+//! a theory run's `probe.pair` and a sweep's theory column (hundred-and-sixth hostile round:
+//! D1, the run nulled ReLU's exact angles near 0 and 180 by a bound of the wrong end; D2, a
+//! pair of equal inputs was 1.2e-6 degrees; D5, the sweep wrote tanh's angles near 180 that
+//! `theory` refuses, 5.5e-7 degrees off).
+//!
+//! - Equal rows: 0, exactly (equal inputs have equal gradients).
+//! - Depth 0, the identity: `phi = theta_in`, the rows' own angle
+//!   ([`super::relu_angles::rows_angle`], held by its supplement near 180).
+//! - ReLU, leaky ReLU: the angle recursion from the rows' angle ([`super::relu_angles::phi`]),
+//!   exact at every angle (Thm 4.4 and its slope form).
+//! - An odd activation (tanh, erf) at an obtuse input angle: `phi(x, y) = 180 - phi(x, -y)`
+//!   ([`super::odd`]), answered where the mirror's bound
+//!   ([`super::PairRecursion::angle_error_deg`]) is at most [`MAX_ANGLE_ERROR_DEG`], as
+//!   `theory` answers near 180; exactly opposite rows `180`.
+//! - Otherwise the NTK recursion of the pair, answered where every layer's correlation keeps
+//!   six significant digits ([`super::PairRecursion::unresolved_layer`]), as `theory`
+//!   answers near 0.
+
+use ntk_model::Activation;
+
+use super::dual::DualEvaluator;
+use super::ntk::{odd, pair_recursion_scaled};
+use super::relu_angles::{phi, rows_angle, slope};
+use super::scaling::Scaling;
+
+/// The largest error of an angle near 180 degrees that is answered: a fifth of the half
+/// unit of the sixth decimal `ntk-probe theory` prints.
+pub const MAX_ANGLE_ERROR_DEG: f64 = 1e-7;
+
+/// Why a pair's angle is not answered.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Unresolved {
+    /// Nearly parallel: at `layer` the pair's correlation is within `gap` of 1, where an
+    /// angle formed by the recursion keeps fewer than six significant digits.
+    NearlyParallel { layer: usize, gap: f64 },
+    /// Nearly opposite under an odd activation: `phi` is 180 minus the angle of `x` and
+    /// `-y`, whose correlation at `layer` is within `gap` of 1 (0: it rounds to 1), where that
+    /// angle is known to about `error_deg` degrees, more than [`MAX_ANGLE_ERROR_DEG`].
+    NearlyOpposite {
+        layer: usize,
+        gap: f64,
+        error_deg: f64,
+    },
+}
+
+impl std::fmt::Display for Unresolved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Unresolved::NearlyParallel { layer, gap } => {
+                let near = if gap > 0.0 {
+                    format!("is within {gap:.1e} of 1")
+                } else {
+                    "rounds to 1".to_string()
+                };
+                write!(
+                    f,
+                    "too near 0 degrees for the infinite-width recursion in f64: at layer \
+                     {layer} the pair's correlation {near}, where an angle keeps fewer than \
+                     six significant digits"
+                )
+            }
+            Unresolved::NearlyOpposite {
+                layer,
+                gap,
+                error_deg,
+            } => {
+                let near = if gap > 0.0 {
+                    format!(
+                        "is within {gap:.1e} of 1, where that angle is known to about \
+                         {error_deg:.1e} degrees, more than"
+                    )
+                } else {
+                    "rounds to 1 in f64, where that angle is not known to".to_string()
+                };
+                write!(
+                    f,
+                    "too near 180 degrees for the infinite-width recursion in f64: the \
+                     activation is odd, so the angle is 180 minus that of the first input and \
+                     the second negated, whose correlation at layer {layer} {near} the \
+                     {MAX_ANGLE_ERROR_DEG:e} degrees an angle's six printed decimals allow"
+                )
+            }
+        }
+    }
+}
+
+/// The infinite-width model-gradient angle (degrees) of the rows `x` and `y` as fed to a
+/// network with dual kernel `dual` and constants `scaling` (module doc), or why it is not
+/// resolved; NaN where a row is zeros or holds a value that is not finite and the angle has
+/// no exact route.
+pub fn pair_grad_angle_deg(
+    dual: &DualEvaluator,
+    scaling: &Scaling,
+    x: &[f64],
+    y: &[f64],
+) -> Result<f64, Unresolved> {
+    if x == y {
+        return Ok(0.0);
+    }
+    let act = dual.activation();
+    let depth = scaling.depth();
+    if depth == 0 || matches!(act, Activation::Linear(_)) {
+        return Ok(rows_angle(x, y).degrees());
+    }
+    if let Some(s) = slope(act) {
+        return Ok(phi(rows_angle(x, y), depth, s).degrees());
+    }
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(u, v)| u * v).sum::<f64>();
+    let (qx, qy, c) = (dot(x, x), dot(y, y), dot(x, y));
+    if odd(act) && c < 0.0 {
+        if x.iter().zip(y).all(|(a, b)| *a == -*b) {
+            return Ok(180.0);
+        }
+        let mirror = pair_recursion_scaled(dual, scaling, qx, qy, -c);
+        if let Some((layer, gap, error_deg)) = mirror.angle_error_deg(dual.is_closed_form())
+            && (error_deg.is_nan() || error_deg > MAX_ANGLE_ERROR_DEG)
+        {
+            return Err(Unresolved::NearlyOpposite {
+                layer,
+                gap,
+                error_deg,
+            });
+        }
+        return Ok(180.0 - mirror.grad_angle().to_degrees());
+    }
+    let r = pair_recursion_scaled(dual, scaling, qx, qy, c);
+    if let Some((layer, gap)) = r.unresolved_layer() {
+        return Err(Unresolved::NearlyParallel { layer, gap });
+    }
+    Ok(r.grad_angle().to_degrees())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::theory::grad_angle_deg;
+    use ntk_model::ActivationKind;
+
+    /// The rows `(1, 0)` and `(cos t, sin t)` at `deg` degrees.
+    fn rows(deg: f64) -> ([f64; 2], [f64; 2]) {
+        let t = deg.to_radians();
+        ([1.0, 0.0], [t.cos(), t.sin()])
+    }
+
+    fn angle(act: Activation, depth: usize, x: &[f64], y: &[f64]) -> Result<f64, Unresolved> {
+        let scaling = Scaling::paper(&act, depth);
+        pair_grad_angle_deg(&DualEvaluator::new(&act), &scaling, x, y)
+    }
+
+    fn of(kind: ActivationKind, param: Option<f64>) -> Activation {
+        Activation::new(kind, param)
+    }
+
+    /// The hundred-and-sixth hostile round, D1: a theory run nulled, with a note naming the
+    /// wrong end, ReLU's angle at 179.99999 degrees (90.0000016), leaky ReLU's, the
+    /// identity's at 1e-6 degrees and GELU's at 179.9999 (87.3), all of which `ntk-probe
+    /// theory` answers; each is `theory`'s answer now (mpmath at the rows' own angle: the
+    /// round's independent numbers), and an odd activation's angle near 180 is answered or
+    /// refused as `theory` answers or refuses it.
+    #[test]
+    fn a_pair_s_angle_is_answered_as_theory_answers_it() {
+        use ActivationKind::*;
+        #[allow(clippy::excessive_precision)] // mpmath's digits, as printed
+        for (kind, param, depth, deg, want, tol) in [
+            (Relu, None, 1, 179.99999, 90.00000159154943, 1e-12),
+            (Relu, None, 4, 1e-8, 0.0008541150521275189, 1e-15),
+            (Linear, None, 2, 1e-6, 1e-6, 1e-20),
+            (
+                LeakyRelu,
+                Some(-1.0),
+                1,
+                179.99999,
+                0.019098595873303463,
+                1e-14,
+            ),
+            (Gelu, None, 3, 179.9999, 87.316181718308494, 1e-9),
+            (Tanh, None, 1, 179.9999, 179.99988036806192, 1e-7),
+        ] {
+            let (x, y) = rows(deg);
+            let got = angle(of(kind, param), depth, &x, &y).unwrap();
+            assert!(
+                (got - want).abs() <= tol,
+                "{kind} {depth} {deg}: {got} vs {want}"
+            );
+        }
+        // `theory`'s own at a typed angle agrees with the exact routes.
+        let relu = of(Relu, None);
+        let (x, y) = rows(179.99999);
+        let typed = grad_angle_deg(&relu, 179.99999, 1);
+        assert!((angle(relu, 1, &x, &y).unwrap() - typed).abs() < 1e-12);
+        // tanh at depth 4 near 180, and at 1e-4 degrees: refused, naming the end.
+        let (x, y) = rows(179.9999);
+        let e = angle(of(Tanh, None), 4, &x, &y).unwrap_err();
+        assert!(matches!(e, Unresolved::NearlyOpposite { .. }), "{e:?}");
+        assert!(e.to_string().starts_with("too near 180 degrees"), "{e}");
+        let (x, y) = rows(1e-4);
+        let e = angle(of(Tanh, None), 2, &x, &y).unwrap_err();
+        assert!(e.to_string().starts_with("too near 0 degrees"), "{e}");
+    }
+
+    /// The hundred-and-sixth hostile round, D2: equal inputs were 1.2e-6 degrees (one
+    /// rounding of the correlation); 0 exactly, on every route, and exactly opposite inputs
+    /// of an odd activation 180.
+    #[test]
+    fn equal_inputs_are_0_and_opposite_ones_of_an_odd_activation_180() {
+        use ActivationKind::*;
+        let x = [0.6, -0.8];
+        for (kind, depth) in [(Linear, 1), (Erf, 2), (Tanh, 3), (Relu, 2), (Gelu, 0)] {
+            assert_eq!(angle(of(kind, None), depth, &x, &x), Ok(0.0), "{kind}");
+        }
+        let y = [-0.6, 0.8];
+        for kind in [Tanh, Erf] {
+            assert_eq!(angle(of(kind, None), 3, &x, &y), Ok(180.0), "{kind}");
+        }
+        assert_eq!(angle(of(Linear, None), 3, &x, &y), Ok(180.0));
+    }
+}
