@@ -117,7 +117,7 @@ pub fn first_underflowing_sample<E>(
     // network's kernel formed through the inputs' Gram matrix (`ntk_kernel::host::linear`), or
     // a depth-0 network's `|x|^2`, underflows whatever its layers' scale (hundred-and-sixth
     // hostile round, D4: both were written "rank 0" at inputs of 1e-200).
-    let by_inputs = matches!(net, Net::Mlp(m) if m.depth() == 0 || m.activation().is_homogeneous());
+    let by_inputs = linear_in_input_scale(net);
     let mut proved: Option<(usize, f64)> = None;
     for (e, samples) in &groups {
         let input_scale = if by_inputs {
@@ -157,6 +157,15 @@ pub fn first_underflowing_sample<E>(
              sample the network does not pass)"
         ),
     }))
+}
+
+/// Whether `net` is an MLP linear in its input's scale (depth 0, or a positively homogeneous
+/// activation: ReLU, leaky ReLU, the identity), whose underflow is proved on the input
+/// scaled by a power of two rather than by its first layer's weights
+/// ([`first_underflowing_sample`]): a linear network's kernel is formed through the inputs'
+/// Gram matrix, a depth-0 network's is `|x|^2` times its weights.
+pub fn linear_in_input_scale(net: &Net) -> bool {
+    matches!(net, Net::Mlp(m) if m.depth() == 0 || m.activation().is_homogeneous())
 }
 
 /// `net` with each layer's weights scaled by the power of two that brings their largest

@@ -82,11 +82,26 @@ pub fn parse<T: DeserializeOwned>(s: &str) -> Option<T> {
 
 /// A name that is none of an enum's ([`parse_arg`]).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{value:?}: expected one of {expected}")]
+#[error("\"{}\": expected one of {expected}", controls_escaped(value))]
 pub struct UnknownName {
     pub value: String,
     /// The names that are accepted, joined for the message.
     pub expected: String,
+}
+
+/// `text` with its control characters escaped as Rust escapes them (a quote or backslash
+/// as it is): clap says a refusal again for the arguments escaped, and Debug's quoting
+/// escaped them twice (hundred-and-seventh hostile round, N2).
+fn controls_escaped(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// [`parse`] for a command-line value (clap's `value_parser`): the error lists the names.

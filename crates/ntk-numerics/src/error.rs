@@ -10,14 +10,16 @@ pub enum Error {
     // --- devices ---
     /// A backend this binary does not have.
     #[error(
-        "backend `{wanted}` is not built into this binary (built: {built}); rebuild with \
-         `--features {wanted}`"
+        "backend `{}` is not built into this binary (built: {built}); rebuild with \
+         `--features {}`",
+        shown(wanted),
+        shown(wanted)
     )]
     DeviceNotBuilt { wanted: String, built: String },
     /// A name that is no backend.
     #[error(
-        "unknown backend `{wanted}`; expected one of {} (built into this binary: \
-         {built})",
+        "unknown backend `{}`; expected one of {} (built into this binary: {built})",
+        shown(wanted),
         ntk_names::list::<crate::backend::Backend>()
     )]
     UnknownDevice { wanted: String, built: String },
@@ -80,4 +82,19 @@ pub enum Error {
     /// The host linear algebra asked for (`NTK_BLAS`) cannot run.
     #[error("the host linear algebra (NTK_BLAS): {message}")]
     BlasChoice { message: String },
+}
+
+/// A user's name with its control characters escaped as Rust escapes them, so that a
+/// newline in it does not break the message's line (hundred-and-seventh hostile round, D2:
+/// `--backend` with a newline).
+fn shown(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }

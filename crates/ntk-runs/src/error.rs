@@ -191,7 +191,7 @@ pub enum Error {
     },
     // --- sweeps and results ---
     /// `--shard` that is not `i/N` (`why`: the shape, or a number past the count's range).
-    #[error("--shard {value}: {why}")]
+    #[error("--shard {}: {why}", crate::quote::controls_escaped(value))]
     Shard { value: String, why: String },
     /// `--shard slurm` outside a Slurm range array.
     #[error("--shard slurm: {why}")]
@@ -286,7 +286,11 @@ pub enum Error {
     /// A memory size (`--max-memory`, `NTK_MAX_MEMORY`) that does not parse; `setting` is
     /// the prefix naming where it came from (`--max-memory `, `NTK_MAX_MEMORY=`), empty when
     /// none.
-    #[error("{setting}{value}: expected a size such as 64G, 512M or bytes, from 1 byte to 16E")]
+    #[error(
+        "{}{}: expected a size such as 64G, 512M or bytes, from 1 byte to 16E",
+        crate::quote::controls_escaped(setting),
+        crate::quote::controls_escaped(value)
+    )]
     Size { setting: String, value: String },
     /// `RLIMIT_AS` leaves too little address space for any work
     /// (`crate::budget::check_address_space`).

@@ -150,11 +150,13 @@ impl Assignment {
     }
 
     /// Sets `key` to `value`; `origin` is what errors call it (a short flag: `--depth 5`).
+    /// `origin` is shown with its control characters escaped (hundred-and-seventh hostile
+    /// round, D2: `--precision` with a newline in its value broke its refusal's line).
     pub fn set(key: &str, value: impl Into<Value>, origin: impl Into<String>) -> Self {
         Self {
             key: key.to_string(),
             value: Some(value.into()),
-            origin: origin.into(),
+            origin: crate::quote::controls_escaped(&origin.into()),
         }
     }
 
@@ -163,7 +165,7 @@ impl Assignment {
         Self {
             key: key.to_string(),
             value: None,
-            origin: origin.into(),
+            origin: crate::quote::controls_escaped(&origin.into()),
         }
     }
 

@@ -53,14 +53,19 @@ pub fn measure(
         };
         (&cast, c)
     };
-    let result = ntk_kernel::batch_norm::compute_kernel_net_stats(
-        model,
-        probe,
-        &compute,
-        (Method::Auto, output),
-        stats,
-        &mut ntk_kernel::host::HostCache::default(),
-    )?;
+    // The kernel as tracked, of this network or (for the underflow check) another on some
+    // of the inputs.
+    let kernel_of = |net: &Model, some: &Inputs| {
+        ntk_kernel::batch_norm::compute_kernel_net_stats(
+            net,
+            some,
+            &compute,
+            (Method::Auto, output),
+            stats,
+            &mut ntk_kernel::host::HostCache::default(),
+        )
+    };
+    let result = kernel_of(model, probe)?;
     if let Some(sample) = first_non_finite_sample(&result.kernel, probe.n) {
         return Err(crate::Error::NtkNotFinite {
             epoch,
@@ -70,17 +75,7 @@ pub fn measure(
             precision,
         });
     }
-    let again = |net: &Model, some: &Inputs| {
-        ntk_kernel::batch_norm::compute_kernel_net_stats(
-            net,
-            some,
-            &compute,
-            (Method::Auto, output),
-            stats,
-            &mut ntk_kernel::host::HostCache::default(),
-        )
-        .map(|r| r.kernel)
-    };
+    let again = |net: &Model, some: &Inputs| kernel_of(net, some).map(|r| r.kernel);
     let formed = ntk_kernel::underflow::Formed::Empirical {
         net: model,
         precision,

@@ -91,8 +91,19 @@ impl PairRecursion {
     /// = 1e-7 degrees, depth 50). ReLU and the identity have angles formed without the
     /// cancellation ([`grad_angle`]); every other activation goes through the recursion.
     pub fn unresolved_layer(&self) -> Option<(usize, f64)> {
+        self.unresolved_layer_from(0)
+    }
+
+    /// [`Self::unresolved_layer`] over the layers from `first` on: `first = 1` leaves out
+    /// the input layer where its correlation is exact, not a cosine's rounding (exactly
+    /// proportional rows of different norms: correlation 1, the input angle exactly 0,
+    /// whose later layers a non-homogeneous activation turns apart; hundred-and-seventh
+    /// hostile round, D5: tanh's 30.2 degrees at rows (1, 0), (3, 0) was refused as "too
+    /// near 0").
+    pub fn unresolved_layer_from(&self, first: usize) -> Option<(usize, f64)> {
         let floor = MIN_ONE_MINUS_RHO_PER_LAYER * (self.depth() as f64 + 1.0);
         self.one_minus_rho()
+            .skip(first)
             .find(|&(_, d)| d.is_finite() && d < floor)
     }
 
@@ -114,7 +125,21 @@ impl PairRecursion {
     /// correlation is at or past 1 (`1 - rho <= 0`: no distance left to measure). `None`
     /// where no correlation is a number.
     pub fn angle_error_deg(&self, closed_form: bool) -> Option<(usize, f64, f64)> {
-        let (l, d) = self.least_one_minus_rho()?;
+        self.angle_error_deg_from(0, closed_form)
+    }
+
+    /// [`Self::angle_error_deg`] over the layers from `first` on (`first = 1`: the input
+    /// layer's correlation exact, [`Self::unresolved_layer_from`]).
+    pub fn angle_error_deg_from(
+        &self,
+        first: usize,
+        closed_form: bool,
+    ) -> Option<(usize, f64, f64)> {
+        let (l, d) = self
+            .one_minus_rho()
+            .skip(first)
+            .filter(|(_, d)| d.is_finite())
+            .min_by(|a, b| a.1.total_cmp(&b.1))?;
         Some((l, d, self.error_deg(d, closed_form)))
     }
 

@@ -181,15 +181,9 @@ pub fn theory_value(
                 ) {
                     Ok(v) => (
                         Some(if v.is_finite() { v } else { a.deg }),
-                        unresolved_pair(&dual, &scaling, inputs, gram, (i, j)),
+                        unresolved_pair(&dual, &scaling, inputs, (i, j)),
                     ),
-                    Err(why) => (
-                        None,
-                        Some(format!(
-                            "the min gradient angle (inputs {} and {}) is {why}",
-                            a.i, a.j
-                        )),
-                    ),
+                    Err(why) => (None, Some(pair_note(a.i, a.j, &why))),
                 }
             }
         };
@@ -293,10 +287,16 @@ fn increasing_in_the_input_angle(act: &Activation) -> bool {
     }
 }
 
-/// Whether two rows of `inputs` are equal (`-0.0` equal to `0.0`, as `==` has it).
+/// Whether two rows of `inputs` are equal (`-0.0` equal to `0.0`, as `==` has it), rows of
+/// zeros aside: a bias-free network's gradient at a zero input is zero for every activation
+/// that vanishes at 0, where the angle is undefined, not 0 (hundred-and-seventh hostile
+/// round, D4: two zero rows gave the sweep's column 0.0 for tanh).
 fn has_identical_rows(inputs: &Inputs) -> bool {
     let mut seen = std::collections::HashSet::with_capacity(inputs.n);
     (0..inputs.n).any(|i| {
+        if row(inputs, i).iter().all(|v| *v == 0.0) {
+            return false;
+        }
         let bits: Vec<u64> = row(inputs, i).iter().map(|v| (v + 0.0).to_bits()).collect();
         !seen.insert(bits)
     })
@@ -305,12 +305,6 @@ fn has_identical_rows(inputs: &Inputs) -> bool {
 /// Row `i` of `inputs`.
 fn row(inputs: &Inputs, i: usize) -> &[f64] {
     &inputs.x[i * inputs.d..(i + 1) * inputs.d]
-}
-
-/// Whether inputs `i` and `j` are the same row (`-0.0` equal to `0.0`, as
-/// [`has_identical_rows`] has it).
-fn identical(inputs: &Inputs, i: usize, j: usize) -> bool {
-    row(inputs, i) == row(inputs, j)
 }
 
 /// The input correlation `G_ij / sqrt(G_ii G_jj)` of inputs `i` and `j` (Gram matrix `gram`).
@@ -357,54 +351,30 @@ fn min_input_angle(inputs: &Inputs, gram: &Kernel) -> Option<(f64, usize, usize)
     best
 }
 
-/// Why the recursion of inputs `i` and `j` (Gram matrix `gram`) cannot resolve their angle
-/// ([`theory::PairRecursion::unresolved_layer`]), or `None` where it can. Identical inputs
-/// resolve: their angle is exactly 0 at every layer.
+/// Why the angle of inputs `i` and `j` is not resolved by the rule of a pair's angle
+/// ([`theory::pair_grad_angle_deg`], as `ntk-probe theory` and a theory run's `probe.pair`
+/// answer it), or `None` where it is. Identical inputs resolve: their angle is exactly 0 at
+/// every layer.
 fn unresolved_pair(
     dual: &theory::DualEvaluator,
     scaling: &theory::Scaling,
     inputs: &Inputs,
-    gram: &Kernel,
     (i, j): (usize, usize),
 ) -> Option<String> {
-    if identical(inputs, i, j) {
-        return None;
-    }
-    unresolved_note(&inputs_recursion(dual, scaling, gram, i, j), i, j)
+    theory::pair_grad_angle_deg(dual, scaling, row(inputs, i), row(inputs, j))
+        .err()
+        .map(|why| pair_note(i, j, &why))
 }
 
-/// The recursion of inputs `i` and `j` of Gram matrix `gram` under `scaling`.
-fn inputs_recursion(
-    dual: &theory::DualEvaluator,
-    scaling: &theory::Scaling,
-    gram: &Kernel,
-    i: usize,
-    j: usize,
-) -> theory::PairRecursion {
-    theory::pair_recursion_scaled(
-        dual,
-        scaling,
-        gram.get(i, i),
-        gram.get(j, j),
-        gram.get(i, j),
-    )
-}
-
-/// [`unresolved_pair`]'s reason for a computed recursion.
-fn unresolved_note(r: &theory::PairRecursion, i: usize, j: usize) -> Option<String> {
-    r.unresolved_layer().map(|(l, d)| {
-        format!(
-            "the min gradient angle is not resolved in f64: inputs {i} and {j} are so nearly \
-             parallel that at layer {l} their correlation is within {d:.1e} of 1, where an \
-             angle formed by the recursion keeps fewer than six significant digits"
-        )
-    })
+/// The note of a smallest angle not resolved because the angle of inputs `i` and `j` is not.
+fn pair_note(i: usize, j: usize, why: &theory::Unresolved) -> String {
+    format!("the min gradient angle is not resolved: the angle of inputs {i} and {j} is {why}")
 }
 
 /// The smallest infinite-width model-gradient angle (degrees) over the pairs of inputs of
 /// equal norms with Gram matrix `gram`, from the candidate pairs of [`theory_value`]'s doc
 /// (the most correlated pair and those more anticorrelated than it is correlated), or why
-/// it is not resolved ([`unresolved_note`]); `Err(count)` when there are more than
+/// it is not resolved ([`pair_note`]); `Err(count)` when there are more than
 /// [`MAX_ANGLE_CANDIDATES`] candidates.
 fn min_angle_equal_norms(
     dual: &theory::DualEvaluator,
@@ -420,12 +390,14 @@ fn min_angle_equal_norms(
         return Err(candidates.len());
     }
     let mut min: Result<f64, String> = Ok(f64::INFINITY);
-    for &(i, j) in &candidates {
-        let r = inputs_recursion(dual, scaling, gram, i, j);
-        if let Some(why) = unresolved_note(&r, i, j).filter(|_| !identical(inputs, i, j)) {
-            return Ok(Err(why));
+    for (k, &(i, j)) in candidates.iter().enumerate() {
+        match theory::pair_grad_angle_deg(dual, scaling, row(inputs, i), row(inputs, j)) {
+            Ok(phi) => min = min.map(|m| m.min(phi)),
+            // A nearly opposite pair's angle is within a hair of 180 degrees: not the
+            // smallest, unless it is the most correlated pair.
+            Err(theory::Unresolved::NearlyOpposite { .. }) if k > 0 => {}
+            Err(why) => return Ok(Err(pair_note(i, j, &why))),
         }
-        min = min.map(|m| m.min(r.grad_angle().to_degrees()));
     }
     Ok(min)
 }
@@ -660,7 +632,7 @@ mod tests {
         assert_eq!(tanh.min_grad_angle_deg, None, "{tanh:?}");
         assert!(
             tanh.note
-                .contains("(inputs 0 and 1) is too near 0 degrees for the infinite-width"),
+                .contains("the angle of inputs 0 and 1 is too near 0 degrees for the"),
             "{}",
             tanh.note
         );

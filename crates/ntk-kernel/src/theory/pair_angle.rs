@@ -23,6 +23,7 @@ use ntk_model::Activation;
 use super::dual::DualEvaluator;
 use super::ntk::{odd, pair_recursion_scaled};
 use super::relu_angles::{phi, rows_angle, slope};
+use super::row_angle::input_angle;
 use super::scaling::Scaling;
 
 /// The largest error of an angle near 180 degrees that is answered: a fifth of the half
@@ -109,12 +110,18 @@ pub fn pair_grad_angle_deg(
     }
     let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(u, v)| u * v).sum::<f64>();
     let (qx, qy, c) = (dot(x, x), dot(y, y), dot(x, y));
+    // Exactly proportional rows (of different norms: equal ones returned above) have an
+    // input correlation of exactly 1, no rounding of a cosine: the layers from the first
+    // hidden one on are judged ([`super::PairRecursion::unresolved_layer_from`]).
+    let from = |a: &[f64], b: &[f64]| usize::from(input_angle(a, b) == 0.0);
     if odd(act) && c < 0.0 {
         if x.iter().zip(y).all(|(a, b)| *a == -*b) {
             return Ok(180.0);
         }
+        let negated: Vec<f64> = y.iter().map(|v| -v).collect();
         let mirror = pair_recursion_scaled(dual, scaling, qx, qy, -c);
-        if let Some((layer, gap, error_deg)) = mirror.angle_error_deg(dual.is_closed_form())
+        if let Some((layer, gap, error_deg)) =
+            mirror.angle_error_deg_from(from(x, &negated), dual.is_closed_form())
             && (error_deg.is_nan() || error_deg > MAX_ANGLE_ERROR_DEG)
         {
             return Err(Unresolved::NearlyOpposite {
@@ -126,7 +133,7 @@ pub fn pair_grad_angle_deg(
         return Ok(180.0 - mirror.grad_angle().to_degrees());
     }
     let r = pair_recursion_scaled(dual, scaling, qx, qy, c);
-    if let Some((layer, gap)) = r.unresolved_layer() {
+    if let Some((layer, gap)) = r.unresolved_layer_from(from(x, y)) {
         return Err(Unresolved::NearlyParallel { layer, gap });
     }
     Ok(r.grad_angle().to_degrees())
@@ -215,5 +222,22 @@ mod tests {
             assert_eq!(angle(of(kind, None), 3, &x, &y), Ok(180.0), "{kind}");
         }
         assert_eq!(angle(of(Linear, None), 3, &x, &y), Ok(180.0));
+    }
+
+    /// The hundred-and-seventh hostile round, D5: exactly proportional rows of different
+    /// norms have an input correlation of exactly 1 (no cosine's rounding), and tanh turns
+    /// them 30.2 degrees apart by depth 2 (opposite ones 160.7): they were refused "too near
+    /// 0 (180) degrees"; answered now, equal to a 3001-point trapezoid's (the round's
+    /// independent numbers) and to the network's own recursion.
+    #[test]
+    fn proportional_rows_of_different_norms_are_answered() {
+        use ActivationKind::*;
+        let tanh = of(Tanh, None);
+        let got = angle(tanh, 2, &[1.0, 0.0], &[3.0, 0.0]).unwrap();
+        assert!((got - 30.2040820053).abs() < 1e-9, "{got}");
+        let got = angle(tanh, 2, &[1.0, 0.0], &[-2.0, 0.0]).unwrap();
+        assert!((got - 160.6853261758).abs() < 1e-9, "{got}");
+        let got = angle(of(Gelu, None), 2, &[1.0, 0.0], &[3.0, 0.0]).unwrap();
+        assert!((got - 18.4705524655).abs() < 1e-9, "{got}");
     }
 }

@@ -25,6 +25,9 @@ pub(crate) struct TheoryArgs {
 /// The most values one `theory` call computes.
 pub(crate) const MAX_THEORY_VALUES: f64 = 100_000.0;
 
+/// How long a `theory` call runs before it shows its progress.
+const PROGRESS_AFTER: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The deepest network `theory` computes (each layer is one step of the recursion).
 pub(crate) const MAX_THEORY_DEPTH: f64 = 10_000.0;
 
@@ -142,8 +145,8 @@ pub(crate) fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
     if thetas.len() * depths.len() > MAX_THEORY_VALUES as usize {
         return Err(format!(
             "--theta-deg {} --depth {}: {} values; at most {MAX_THEORY_VALUES} per call",
-            args.theta_deg,
-            args.depth,
+            ntk_runs::quote::controls_escaped(&args.theta_deg),
+            ntk_runs::quote::controls_escaped(&args.depth),
             thetas.len() * depths.len()
         )
         .into());
@@ -158,6 +161,14 @@ pub(crate) fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
     // round, N4: a list stopped at its first refused value, so a list of angles had to be
     // given one by one to see which are answered).
     let mut refused: Vec<(f64, usize, ntk_probe::Error)> = Vec::new();
+    // A call that takes long (tanh at depth 1,000 takes about 2 s a value) shows its
+    // progress on stderr from [`PROGRESS_AFTER`] on: a bar on a terminal, else a line with
+    // its ETA every 30 s (hundred-and-sixth hostile round, N1: depth 10,000 over 19 angles
+    // ran for minutes printing nothing).
+    let total = (thetas.len() * depths.len()) as u64;
+    let start = std::time::Instant::now();
+    let mut bar: Option<ntk_runs::progress::ProgressBar> = None;
+    let mut done = 0u64;
     for &d in &depths {
         if d < 0.0 || d.fract() != 0.0 {
             return Err(format!("--depth {d}: must be a non-negative integer").into());
@@ -173,7 +184,20 @@ pub(crate) fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
                 Ok(phi) => rows.push((t, d as usize, phi)),
                 Err(e) => refused.push((t, d as usize, e)),
             }
+            done += 1;
+            if bar.is_none() && done < total && start.elapsed() >= PROGRESS_AFTER {
+                let b = ntk_runs::progress::Reporter::beside_results()
+                    .long_bar(total, format!("theory: {act}, values"));
+                b.set_position(done);
+                bar = Some(b);
+            }
+            if let Some(b) = &bar {
+                b.set_position(done);
+            }
         }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
     }
     if let Some((_, _, first)) = refused.first() {
         if rows.is_empty() && refused.len() == 1 {

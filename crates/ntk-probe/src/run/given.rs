@@ -381,10 +381,14 @@ pub(crate) fn check_kernel_range(
     let row = (0..inputs.n)
         .max_by(|&a, &b| norm(a).total_cmp(&norm(b)))
         .unwrap_or(0);
-    let kernel_of = |row: usize, compute: &Compute, net: &Net| -> crate::Result<KernelResult> {
-        let one = inputs.select(&[row]);
-        probe_kernel(cfg, net, &one, compute, &mut host::HostCache::default())
-    };
+    let kernel_of =
+        |row: usize, compute: &Compute, net: &Net, scaled: bool| -> crate::Result<KernelResult> {
+            let mut one = inputs.select(&[row]);
+            if scaled && let Some((x, _)) = ntk_kernel::theory::row_angle::pow2_scaled(&one.x) {
+                one.x = x;
+            }
+            probe_kernel(cfg, net, &one, compute, &mut host::HostCache::default())
+        };
     if batch {
         let smallest = (0..inputs.n)
             .filter(|&r| norm(r) > 0.0)
@@ -394,7 +398,7 @@ pub(crate) fn check_kernel_range(
             None => Ok(()),
         };
     }
-    let largest = kernel_of(row, compute, net)?;
+    let largest = kernel_of(row, compute, net, false)?;
     let k = &largest.kernel;
     let overflow = if k.data.iter().all(|v| v.is_finite()) {
         overflowing_row(cfg, inputs, compute, net)
@@ -407,7 +411,7 @@ pub(crate) fn check_kernel_range(
             .min_by(|&a, &b| norm(a).total_cmp(&norm(b)));
         let mut checked = vec![(row, norm(row), largest)];
         if let Some(small) = smallest {
-            let result = kernel_of(small, compute, net)?;
+            let result = kernel_of(small, compute, net, false)?;
             check_kernel_normal(
                 inputs,
                 compute,
@@ -538,7 +542,9 @@ fn check_batch_pair(
 }
 
 /// The kernel of one row (`row`, the data's row index), in `compute`'s precision with `net`.
-type KernelOf<'a> = dyn Fn(usize, &Compute, &Net) -> crate::Result<KernelResult> + 'a;
+/// The last argument: the row scaled by the power of two that brings its largest magnitude
+/// into `[1, 2)` (false: as it is), for a network linear in its input's scale ([`ntk_kernel::underflow::linear_in_input_scale`]).
+type KernelOf<'a> = dyn Fn(usize, &Compute, &Net, bool) -> crate::Result<KernelResult> + 'a;
 
 /// [`check_kernel_range`]'s underflow half: the kernel of the input `row` of the smallest
 /// nonzero `norm` alone must have its diagonal entries at or above the smallest that its
@@ -620,7 +626,7 @@ fn check_kernel_normal(
                 .to_string(),
             "rescale the inputs (toward unit norm)",
         ));
-    } else if low == 0.0 && input_normal && diagonal.iter().all(|v| *v == 0.0 || *v >= normal) {
+    } else if low == 0.0 && diagonal.iter().all(|v| *v == 0.0 || *v >= normal) {
         let f64c = Compute {
             precision: Precision::F64,
             ..compute.clone()
@@ -644,32 +650,48 @@ fn check_kernel_normal(
         let largest_entry = inputs.x[row * d..(row + 1) * d]
             .iter()
             .fold(0.0_f64, |m, v| m.max(v.abs()));
-        let scaled = ntk_kernel::underflow::pow2_normalized(&wide, largest_entry)?;
+        // A network linear in its input's scale is proved on its input scaled instead, as
+        // `ntk_kernel::underflow` proves the trainer's; with that proof an input whose own
+        // square underflows is told too (hundred-and-seventh hostile round, D3: a dead ReLU
+        // network's own 0 at a row of 1e-200 was refused as an underflow).
+        let by_inputs = ntk_kernel::underflow::linear_in_input_scale(&wide);
+        let first = if by_inputs { 1.0 } else { largest_entry };
+        let scaled = ntk_kernel::underflow::pow2_normalized(&wide, first)?;
         let provable = scaled.is_some();
-        let wide = scaled.unwrap_or(wide);
-        let top = if compute.precision == Precision::F64 && !provable {
-            0.0
-        } else {
-            let k64 = kernel_of(row, &f64c, &wide)?.kernel;
-            (0..k64.size)
-                .map(|i| k64.data[i * k64.size + i])
-                .fold(0.0, f64::max)
-        };
-        told = Some(match (provable, top > 0.0) {
+        // Neither provable nor a normal input: not told, refused below as an underflow.
+        if provable || input_normal {
+            let wide = scaled.unwrap_or(wide);
+            let top = if compute.precision == Precision::F64 && !provable {
+                0.0
+            } else {
+                let k64 = kernel_of(row, &f64c, &wide, by_inputs)?.kernel;
+                (0..k64.size)
+                    .map(|i| k64.data[i * k64.size + i])
+                    .fold(0.0, f64::max)
+            };
+            let how = if by_inputs {
+                "each layer's weights scaled by a power of two (their largest entry into [1, 2)) \
+             and the input by its own (the network is linear in its input's scale)"
+            } else {
+                "each layer's weights scaled by a power of two (their largest entry into [1, 2), \
+             the first layer's by the input's scale too)"
+            };
+            told = Some(match (provable, top > 0.0) {
             (true, false) => return Ok(()),
             (true, true) => (
                 format!(
-                    "; the same network in f64 with each layer's weights scaled by a power of \
-                     two (their largest entry into [1, 2), the first layer's by the input's \
-                     scale too, which keeps a zero of the network's own, such as a dead ReLU \
-                     layer) has K(x, x) = {top:.3e}, so the 0 is an underflow"
+                    "; the same network in f64 with {how}, which keeps a zero of the network's \
+                     own, such as a dead ReLU layer, has K(x, x) = {top:.3e}, so the 0 is an \
+                     underflow"
                 ),
                 // The tool's own weights are at their init's scale: the inputs are what
                 // to rescale (hundred-and-second hostile round: inputs of norm 1e-60 were
                 // told to "rescale the weights").
-                match weights {
-                    Some(_) => "rescale the weights or the inputs (toward unit norm)",
-                    None => "rescale the inputs (toward unit norm)",
+                match (weights, compute.precision) {
+                    (Some(_), Precision::F64) => "rescale the weights or the inputs (toward unit norm)",
+                    (Some(_), _) => "rescale the weights or the inputs (toward unit norm), or probe in f64",
+                    (None, Precision::F64) => "rescale the inputs (toward unit norm)",
+                    (None, _) => "rescale the inputs (toward unit norm) or probe in f64",
                 },
             ),
             (false, true) => (
@@ -690,6 +712,7 @@ fn check_kernel_normal(
                  normalization's scale and shift 0) has no kernel to condition at this input",
             ),
         });
+        }
     }
     // Given weights named in every case, f64 too (eighty-seventh hostile round, N5).
     let told = told.map(|(why, fix)| match weights {
@@ -850,7 +873,7 @@ fn check_kernel_accuracy(
             continue;
         }
         let k = &result.kernel;
-        let k64 = kernel_of(*row, &f64c, &net64)?.kernel;
+        let k64 = kernel_of(*row, &f64c, &net64, false)?.kernel;
         let n = k.size;
         let worst = (0..n * n)
             .map(|e| {

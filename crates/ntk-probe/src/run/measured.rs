@@ -213,6 +213,7 @@ impl Measured {
                 pair_embedding: None,
                 pair_grad: None,
                 pair_grad_note: None,
+                min_note: None,
             },
             route: (Method::Structured, engine),
             kernel_seconds,

@@ -1036,6 +1036,7 @@ fn summarize_from(
         note,
         pair_note,
         angles.pair_grad_note,
+        angles.min_note,
         blocks_note,
     ]
     .into_iter()

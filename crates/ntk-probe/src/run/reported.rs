@@ -13,6 +13,9 @@ pub(super) struct Angles {
     /// Why `pair_grad` is null though the kernel gave a number: an angle nearer 0 or 180
     /// degrees than the kernel's correlation resolves ([`resolved_pair_angle`]).
     pub(super) pair_grad_note: Option<String>,
+    /// Why `min` is null though the kernel gave a number: a theory run's smallest angle
+    /// that the rule of a pair's angle does not resolve.
+    pub(super) min_note: Option<String>,
 }
 
 impl Angles {
@@ -49,6 +52,7 @@ impl Angles {
         let (pair_grad, pair_grad_note) = pair_grad.map_or((None, None), |(a, n)| (a, n));
         Ok(Self {
             min: None,
+            min_note: None,
             embedding_min: None,
             pair_embedding,
             pair_grad,
@@ -93,19 +97,33 @@ impl Angles {
         // A theory run's smallest angle is its pair's own as `probe.pair`'s is formed, where
         // that resolves it (hundred-and-sixth hostile round: 0.0 beside a pair angle of 1e-6
         // degrees, the kernel's arccos; hundred-and-fifth, N1).
+        // Where the rule does not resolve it, null with a note, as the pair's angle is
+        // (hundred-and-seventh hostile round, D1: the kernel's arccos was written, 0.0 for
+        // inputs 1e-6 degrees apart, 5.5e-7 degrees off near 180).
+        let mut min_note = None;
         if cfg.probe.method == Method::Theory
-            && let Some(m) = min.as_mut()
+            && let Some(m) = min
         {
             let d = inputs.d;
             let row = |i: usize| &inputs.x[i * d..(i + 1) * d];
-            if let Some(Ok(angle)) = theory_pair_angle(net, row(m.i), row(m.j))
-                && angle.is_finite()
-            {
-                m.deg = angle;
+            match theory_pair_angle(net, row(m.i), row(m.j)) {
+                Some(Ok(angle)) if angle.is_finite() => {
+                    min = Some(MinAngle { deg: angle, ..m });
+                }
+                Some(Err(why)) => {
+                    min = None;
+                    min_note = Some(format!(
+                        "min_grad_angle_deg is null: the smallest angle's pair (samples {}, \
+                         {}) is {why}, as `ntk-probe theory` refuses it",
+                        m.i, m.j
+                    ));
+                }
+                _ => {}
             }
         }
         Ok(Self {
             min,
+            min_note,
             embedding_min,
             pair_embedding,
             pair_grad,
@@ -136,12 +154,15 @@ fn resolved_pair_angle(
 ) -> (Option<f64>, Option<String>) {
     let d = inputs.d;
     let (xi, xj) = (&inputs.x[i * d..(i + 1) * d], &inputs.x[j * d..(j + 1) * d]);
-    if xi == xj {
-        return (Some(0.0), None);
-    }
+    // Undefined (null, with the pair's note) where a sample has no gradient, equal inputs
+    // too (hundred-and-seventh hostile round, D4: two zero rows were 0.0 beside a note
+    // saying null).
     let phi = angles::angle_deg(kernel, a, b);
     if !phi.is_finite() {
         return (Some(phi), None);
+    }
+    if xi == xj {
+        return (Some(0.0), None);
     }
     let theory = cfg.probe.method == Method::Theory;
     if theory && let Some(answer) = theory_pair_angle(net, xi, xj) {

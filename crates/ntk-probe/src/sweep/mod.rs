@@ -756,6 +756,7 @@ pub fn dry_run(
 ) -> crate::Result<()> {
     let sweep = ProbeSweep::new(cfg, out, opts, false)?;
     sweep::dry_run(&sweep, &cfg.points(), shard, opts.recompute)?;
+    check_others_summaries(out, &cfg.points())?;
     kept_points_phases(&sweep, &cfg.points(), shard, false);
     Ok(())
 }
@@ -1000,22 +1001,7 @@ pub fn read_summaries(out: &Path) -> crate::Result<Vec<Summary>> {
 pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
     let mut found = Vec::new();
     for path in sweep::find_files(&out.join("runs"), "summary.json") {
-        if let Some(mut s) = read_summary(&path)? {
-            // The files beside it as its run wrote them (the sweep's state checks the same),
-            // before its numbers are held to them: an edited `eigenvalues.npy` is named, not
-            // the intact summary (eighty-first hostile round, D4), and a missing one or a
-            // FIFO in its place is refused, not merged (N5).
-            if let (Some(files), Some(dir)) = (&s.files, path.parent()) {
-                let names = <Summary as sweep::Recorded>::SET_FILES;
-                ntk_runs::manifest::verify(dir, files, names, &path)
-                    .map_err(Error::SetNotAsWritten)?;
-            }
-            check_numbers(&path, &s)?;
-            // Summaries written before conventions were spelled as the config spells them
-            // hold `unitvariance`: read as `unit_variance`, so that they group with new ones.
-            if let Some(c) = crate::config::parse_convention(&s.convention) {
-                s.convention = convention_name(c);
-            }
+        if let Some(s) = read_checked_summary(&path)? {
             found.push((path, s));
         }
     }
@@ -1028,6 +1014,46 @@ pub fn read_summaries_at(out: &Path) -> crate::Result<Vec<(PathBuf, Summary)>> {
         ))
     });
     Ok(found)
+}
+
+/// The summary at `path` as [`read_summaries_at`] takes it: held to the files beside it and
+/// its numbers to them, its convention in the config's spelling; `None` where it is not a
+/// finished summary.
+fn read_checked_summary(path: &Path) -> crate::Result<Option<Summary>> {
+    let Some(mut s) = read_summary(path)? else {
+        return Ok(None);
+    };
+    // The files beside it as its run wrote them (the sweep's state checks the same), before
+    // its numbers are held to them: an edited `eigenvalues.npy` is named, not the intact
+    // summary (eighty-first hostile round, D4), and a missing one or a FIFO in its place is
+    // refused, not merged (N5).
+    if let (Some(files), Some(dir)) = (&s.files, path.parent()) {
+        let names = <Summary as sweep::Recorded>::SET_FILES;
+        ntk_runs::manifest::verify(dir, files, names, path).map_err(Error::SetNotAsWritten)?;
+    }
+    check_numbers(path, &s)?;
+    // Summaries written before conventions were spelled as the config spells them hold
+    // `unitvariance`: read as `unit_variance`, so that they group with new ones.
+    if let Some(c) = crate::config::parse_convention(&s.convention) {
+        s.convention = convention_name(c);
+    }
+    Ok(Some(s))
+}
+
+/// Refuses, as the collect at the sweep's end would after the sweep's work, a summary under
+/// `out/runs` that no point of `points` makes (a user's directory, a point of another
+/// config) and that [`read_checked_summary`] refuses: the run does not touch it, so the dry
+/// run can say its failure first (hundred-and-sixth hostile round, N3: the dry run said rc 0
+/// where the run computed nothing and failed there). A point's own summary is the state
+/// check's, which the run may make again.
+fn check_others_summaries(out: &Path, points: &[Point]) -> crate::Result<()> {
+    let own: std::collections::HashSet<PathBuf> = points.iter().map(|p| p.dir(out)).collect();
+    for path in sweep::find_files(&out.join("runs"), "summary.json") {
+        if !path.ancestors().any(|a| own.contains(a)) {
+            read_checked_summary(&path)?;
+        }
+    }
+    Ok(())
 }
 
 /// Holds a point's summary to the files beside it that its record of the set's files

@@ -7674,7 +7674,8 @@ fn a_newline_in_a_list_a_set_or_a_clap_refusal_is_escaped() {
     let cfg = write(
         dir.path(),
         "c.toml",
-        "[data]\ndataset = \"synthetic\"\nn = 6\ninput_dim = 3\n[model]\nwidth = 8\n",
+        "[data]\ndataset = \"synthetic\"\nn = 6\ninput_dim = 3\n[model]\nwidth = 8\ndepth = 1\n\
+         activation = \"relu\"\n",
     );
     let out = dir.path().join("o");
     let f = "f\x1b[1m\tg\x7f\nh";
@@ -7715,6 +7716,14 @@ fn a_newline_in_a_list_a_set_or_a_clap_refusal_is_escaped() {
             ]),
         ),
         ("a subcommand", os(&[f])),
+        // The hundred-and-seventh round's D2: the flags whose value is a word.
+        ("--precision", ntk_args(&cfg, &out, &["--precision", f])),
+        ("--backend", ntk_args(&cfg, &out, &["--backend", f])),
+        ("--activation", ntk_args(&cfg, &out, &["--activation", f])),
+        (
+            "--max-memory",
+            os(&["fig1", "--out", "f1", "--max-memory", f]),
+        ),
     ];
     for (what, args) in cases {
         let o = run(&args);
@@ -7728,4 +7737,181 @@ fn a_newline_in_a_list_a_set_or_a_clap_refusal_is_escaped() {
             "{what}: {said:?}"
         );
     }
+}
+
+/// The hundred-and-sixth hostile round, N3: a user's directory under `runs/` holding a
+/// `summary.json` that is not a probe's made `sweep --resume` fail at the collect after its
+/// work, where its dry run said rc 0. The dry run reads the summaries no point makes as that
+/// collect does and refuses, naming the file; nothing is removed.
+#[test]
+fn a_foreign_summary_under_runs_is_refused_by_the_dry_run_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("out");
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    assert!(run(&sweep_args(&cfg, &out, &[])).status.success());
+    let foreign = out.join("runs").join("mine");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("summary.json"), "{\"my\": \"notes\"}").unwrap();
+    let dry = run(&sweep_args(&cfg, &out, &["--resume", "--dry-run"]));
+    let o = run(&sweep_args(&cfg, &out, &["--resume"]));
+    for (what, o) in [("dry run", &dry), ("run", &o)] {
+        assert_clean_error(what, o, &["mine", "summary.json"]);
+    }
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("summary.json")).unwrap(),
+        "{\"my\": \"notes\"}"
+    );
+}
+
+/// The hundred-and-seventh hostile round, D1, D4 and D5 (a theory run): `min_grad_angle_deg`
+/// was the kernel's arccos where the pair's rule refuses its pair (0.0 for inputs 1e-6
+/// degrees apart under GELU), now null with a note; two zero rows were `pair_grad_angle_deg`
+/// 0.0 beside a note saying null, now null; exactly proportional (or opposite) rows of
+/// different norms under tanh were refused "too near 0 (180) degrees" where the angle is
+/// 30.2 (160.7) degrees, now answered (a 3001-point trapezoid's 30.2040820053 and
+/// 160.6853261758, the round's independent numbers).
+#[test]
+fn a_theory_run_s_min_angle_follows_the_pair_rule_and_zero_rows_have_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "th.toml",
+        "[data]\ndataset = \"file\"\nx = \"x.npy\"\n[model]\nwidth = 16\ndepth = 2\n\
+         activation = \"tanh\"\nbias = false\n[probe]\nprecision = \"f64\"\n\
+         method = \"theory\"\npair = [0, 1]\n",
+    );
+    let t = 1e-6f64.to_radians();
+    let cases: [(&str, [f64; 4], Option<f64>); 4] = [
+        ("gelu", [1.0, 0.0, t.cos(), t.sin()], None),
+        ("tanh", [0.0, 0.0, 0.0, 0.0], None),
+        ("tanh", [1.0, 0.0, 3.0, 0.0], Some(30.2040820053)),
+        ("tanh", [1.0, 0.0, -2.0, 0.0], Some(160.6853261758)),
+    ];
+    for (activation, x, expected) in cases {
+        let case = format!("{activation} {x:?}");
+        ntk_files::npy::write_f64(&d.join("x.npy"), &x, &[2, 2]).unwrap();
+        let out = d.join("o");
+        let o = probe()
+            .args(ntk_args(
+                &cfg,
+                &out,
+                &[
+                    "--recompute",
+                    "--set",
+                    &format!("model.activation=\"{activation}\""),
+                ],
+            ))
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert_ok(&case, &o);
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        let (min, pair) = (
+            s["min_grad_angle_deg"].as_f64(),
+            s["pair_grad_angle_deg"].as_f64(),
+        );
+        match expected {
+            Some(phi) => {
+                assert!((min.unwrap() - phi).abs() < 1e-8, "{case}: {s}");
+                assert!((pair.unwrap() - phi).abs() < 1e-8, "{case}: {s}");
+            }
+            None => assert_eq!((min, pair), (None, None), "{case}: {s}"),
+        }
+    }
+    // The first case's note says why the smallest angle is null.
+    let t = 1e-6f64.to_radians();
+    ntk_files::npy::write_f64(&d.join("x.npy"), &[1.0, 0.0, t.cos(), t.sin()], &[2, 2]).unwrap();
+    let out = d.join("g");
+    let o = probe()
+        .args(ntk_args(
+            &cfg,
+            &out,
+            &["--set", "model.activation=\"gelu\""],
+        ))
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_ok("gelu note", &o);
+    let s = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(s.contains("min_grad_angle_deg is null"), "{s}");
+}
+
+/// The hundred-and-seventh hostile round, D3: a dead ReLU network's own zero `K(x, x)` at a
+/// row of 1e-200 was refused as an underflow (the input's own square underflows, and that
+/// alone refused it), where ntk-train keeps it. The network is linear in its input's scale,
+/// so it is proved on the input scaled by a power of two, which keeps its 0: accepted; a
+/// live network at the same rows is still refused.
+#[test]
+fn a_dead_relu_network_s_own_zero_at_a_tiny_row_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let unit: Vec<f64> = (0..24)
+        .map(|k| (((k * 7919) % 101) as f64 / 101.0) - 0.45)
+        .collect();
+    let tiny: Vec<f64> = unit.iter().map(|v| v * 1e-200).collect();
+    ntk_files::npy::write_f64(&d.join("u.npy"), &unit, &[6, 4]).unwrap();
+    ntk_files::npy::write_f64(&d.join("t.npy"), &tiny, &[6, 4]).unwrap();
+    let cfg = write(
+        d,
+        "p.toml",
+        "[data]\ndataset = \"file\"\nx = \"u.npy\"\n[model]\nwidth = 1\ndepth = 3\n\
+         activation = \"relu\"\nbias = false\n[probe]\nprecision = \"f64\"\n",
+    );
+    let rank = |out: &Path| -> u64 {
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        s["rank"].as_u64().unwrap()
+    };
+    // A seed whose width-1 network is dead at every unit row (rank 0).
+    let dead = (1..40u64)
+        .find(|seed| {
+            let out = d.join(format!("u{seed}"));
+            let o = probe()
+                .args(ntk_args(
+                    &cfg,
+                    &out,
+                    &["--set", &format!("model.seed={seed}")],
+                ))
+                .current_dir(d)
+                .output()
+                .unwrap();
+            o.status.success() && rank(&out) == 0
+        })
+        .expect("a dead seed among 40");
+    let out = d.join("dead");
+    let o = probe()
+        .args(ntk_args(
+            &cfg,
+            &out,
+            &[
+                "--set",
+                &format!("model.seed={dead}"),
+                "--set",
+                "data.x=\"t.npy\"",
+            ],
+        ))
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_ok("dead at 1e-200", &o);
+    assert_eq!(rank(&out), 0);
+    let o = probe()
+        .args(ntk_args(
+            &cfg,
+            &d.join("live"),
+            &["--set", "model.width=16", "--set", "data.x=\"t.npy\""],
+        ))
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_clean_error(
+        "live at 1e-200",
+        &o,
+        &["underflow", "linear in its input's scale"],
+    );
 }
