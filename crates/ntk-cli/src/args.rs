@@ -280,7 +280,10 @@ pub fn distinct<T: PartialEq + std::fmt::Display>(flag: &str, values: &[T]) -> R
         .enumerate()
         .find(|&(i, v)| values[..i].contains(v))
     {
-        Some((_, v)) => Err(format!("{flag}: {v} is given twice; give each value once")),
+        Some((_, v)) => Err(format!(
+            "{flag}: {} is given twice; give each value once",
+            ntk_runs::quote::controls_escaped(&v.to_string())
+        )),
         None => Ok(()),
     }
 }

@@ -90,9 +90,11 @@ pub struct UnknownName {
 }
 
 /// `text` with its control characters escaped as Rust escapes them (a quote or backslash
-/// as it is): clap says a refusal again for the arguments escaped, and Debug's quoting
-/// escaped them twice (hundred-and-seventh hostile round, N2).
-fn controls_escaped(text: &str) -> String {
+/// as it is), so that a user's newline does not break a message's line: clap says a refusal
+/// again for the arguments escaped, and Debug's quoting escaped them twice
+/// (hundred-and-seventh hostile round, N2). The crates below `ntk_files` use it
+/// (`ntk_files::shown::controls_escaped` is the same rule).
+pub fn controls_escaped(text: &str) -> String {
     text.chars()
         .map(|c| {
             if c.is_control() {

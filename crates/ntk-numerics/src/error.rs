@@ -1,6 +1,8 @@
 //! The error type of the numerics: each variant says what went wrong and carries the values
 //! its message names; the messages are those the binaries print after `error: `.
 
+use ntk_names::controls_escaped as shown;
+
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -82,19 +84,4 @@ pub enum Error {
     /// The host linear algebra asked for (`NTK_BLAS`) cannot run.
     #[error("the host linear algebra (NTK_BLAS): {message}")]
     BlasChoice { message: String },
-}
-
-/// A user's name with its control characters escaped as Rust escapes them, so that a
-/// newline in it does not break the message's line (hundred-and-seventh hostile round, D2:
-/// `--backend` with a newline).
-fn shown(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_debug().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }

@@ -77,7 +77,12 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     }
     let eigen = Eigen::parse(&args.eigen)
         .filter(|e| *e != Eigen::Tiled)
-        .ok_or_else(|| format!("--eigen {}: expected full or extreme", args.eigen))?;
+        .ok_or_else(|| {
+            format!(
+                "--eigen {}: expected full or extreme",
+                ntk_runs::quote::controls_escaped(&args.eigen)
+            )
+        })?;
     ntk_cli::args::distinct("--depths", &args.depths)?;
     // Every depth before the first row is timed, under the flag's name (a depth beyond the
     // limit was refused after the rows before it, as the config field `depth`; fourteenth
@@ -92,9 +97,12 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     ntk_cli::args::distinct("--precisions", &args.precisions)?;
     let mut precisions = Vec::new();
     for p in &args.precisions {
-        precisions.push(
-            Precision::parse(p).ok_or_else(|| format!("--precisions {p}: expected f32 or f64"))?,
-        );
+        precisions.push(Precision::parse(p).ok_or_else(|| {
+            format!(
+                "--precisions {}: expected f32 or f64",
+                ntk_runs::quote::controls_escaped(p)
+            )
+        })?);
     }
     // Every row's backend and memory before the first is timed (and before the header: a
     // backend refused after it left a table with no rows; eighth hostile round, B03).

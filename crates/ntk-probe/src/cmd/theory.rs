@@ -99,6 +99,17 @@ pub(crate) fn parse_values(s: &str, what: &str) -> CliResult<Vec<f64>> {
     Ok(values)
 }
 
+/// A duration for a progress line: `42 s`, `3.5 min`, `2.1 h`.
+fn seconds(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
 /// The decimals a number was written with (`0.25` 2, `1e-3` 3, `2.5e1` 0), where the text
 /// is a plain decimal or exponent form; 0 for text without decimals.
 fn decimals(t: &str) -> usize {
@@ -161,14 +172,6 @@ pub(crate) fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
     // round, N4: a list stopped at its first refused value, so a list of angles had to be
     // given one by one to see which are answered).
     let mut refused: Vec<(f64, usize, ntk_probe::Error)> = Vec::new();
-    // A call that takes long (tanh at depth 1,000 takes about 2 s a value) shows its
-    // progress on stderr from [`PROGRESS_AFTER`] on: a bar on a terminal, else a line with
-    // its ETA every 30 s (hundred-and-sixth hostile round, N1: depth 10,000 over 19 angles
-    // ran for minutes printing nothing).
-    let total = (thetas.len() * depths.len()) as u64;
-    let start = std::time::Instant::now();
-    let mut bar: Option<ntk_runs::progress::ProgressBar> = None;
-    let mut done = 0u64;
     for &d in &depths {
         if d < 0.0 || d.fract() != 0.0 {
             return Err(format!("--depth {d}: must be a non-negative integer").into());
@@ -179,25 +182,53 @@ pub(crate) fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
             )
             .into());
         }
+    }
+    // A call that takes long says so on stderr: up front, an estimate where the activation
+    // has no closed form (one quadrature per layer and value, a layer timed here), and from
+    // [`PROGRESS_AFTER`] on a line of its progress every 30 s (hundred-and-sixth hostile
+    // round, N1, and hundred-and-eighth, D4: GELU at depth 10,000 ran 72 s printing
+    // nothing, and a bar's one line said "0/2 ... ETA 00:00:00").
+    let total = thetas.len() * depths.len();
+    let dual = ntk_kernel::theory::DualEvaluator::new(&act);
+    if !dual.is_closed_form() {
+        let layers = depths.iter().sum::<f64>() * thetas.len() as f64;
+        let timed = std::time::Instant::now();
+        let _ = ntk_kernel::theory::pair_recursion(&dual, 1.0, 1.0, 0.5, 1);
+        let estimate = layers * timed.elapsed().as_secs_f64();
+        if estimate >= PROGRESS_AFTER.as_secs_f64() {
+            eprintln!(
+                "theory: {act} by quadrature, {total} value(s) at depths up to {}: at least \
+                 about {} (one layer timed here; a layer's quadrature can take a few times \
+                 that)",
+                depths.iter().copied().fold(0.0, f64::max),
+                seconds(estimate)
+            );
+        }
+    }
+    let start = std::time::Instant::now();
+    let mut said: Option<std::time::Instant> = None;
+    let mut done = 0usize;
+    for &d in &depths {
         for &t in &thetas {
             match ntk_probe::fig1::checked_theory_phi_deg(&act, t, d as usize, "--theta-deg") {
                 Ok(phi) => rows.push((t, d as usize, phi)),
                 Err(e) => refused.push((t, d as usize, e)),
             }
             done += 1;
-            if bar.is_none() && done < total && start.elapsed() >= PROGRESS_AFTER {
-                let b = ntk_runs::progress::Reporter::beside_results()
-                    .long_bar(total, format!("theory: {act}, values"));
-                b.set_position(done);
-                bar = Some(b);
-            }
-            if let Some(b) = &bar {
-                b.set_position(done);
+            let elapsed = start.elapsed();
+            if done < total
+                && elapsed >= PROGRESS_AFTER
+                && said.is_none_or(|at| at.elapsed() >= ntk_runs::progress::LOG_EVERY)
+            {
+                let left = elapsed.as_secs_f64() / done as f64 * (total - done) as f64;
+                eprintln!(
+                    "theory: {done} of {total} values in {}, about {} left",
+                    seconds(elapsed.as_secs_f64()),
+                    seconds(left)
+                );
+                said = Some(std::time::Instant::now());
             }
         }
-    }
-    if let Some(b) = bar {
-        b.finish_and_clear();
     }
     if let Some((_, _, first)) = refused.first() {
         if rows.is_empty() && refused.len() == 1 {

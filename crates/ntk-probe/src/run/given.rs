@@ -436,6 +436,22 @@ pub(crate) fn check_kernel_range(
                 &kernel_of,
             )?;
         }
+        // And every input whose own `K(x, x)`, read off the diagonal, is subnormal or 0 (the
+        // first [`MAX_UNDERFLOW_ROWS`]): a live row of a tiny norm beside a dead smallest one
+        // kept its subnormal 1.4e-319 (hundred-and-eighth hostile round, D3).
+        for r in underflow_candidates(cfg, inputs, compute, net) {
+            if Some(r) == smallest || r == row {
+                continue;
+            }
+            check_kernel_normal(
+                inputs,
+                compute,
+                (net, cfg.probe.weights.as_deref()),
+                (r, norm(r), "its K(x, x) below the normal range"),
+                &kernel_of(r, compute, net, false)?,
+                &kernel_of,
+            )?;
+        }
         return check_kernel_accuracy(inputs, compute, net, &checked, &kernel_of);
     };
     let what = match value {
@@ -817,6 +833,55 @@ fn overflowing_row(
     // A NaN counts as an overflow too.
     let row = diagonal.iter().position(|v| v.is_nan() || *v > limit)?;
     Some((row, Some(diagonal[row])))
+}
+
+/// The most inputs whose diagonal `K(x, x)` is 0 that [`underflow_candidates`] gives for a
+/// check each (one input's kernel, and the proof's, apiece).
+const MAX_UNDERFLOW_ROWS: usize = 256;
+
+/// The inputs whose diagonal `K(x, x)` ([`ntk_kernel::host::diagonal`], in the run's precision
+/// as the structured routes form it) is below the precision's smallest normal number: the
+/// first subnormal one, then those of exactly 0 at a nonzero input (at most
+/// [`MAX_UNDERFLOW_ROWS`]), each for [`check_kernel_normal`] to tell an underflow from the
+/// network's own 0. None for a network the diagonal does not cover (as [`overflowing_row`]).
+fn underflow_candidates(
+    cfg: &ProbeConfig,
+    inputs: &Inputs,
+    compute: &Compute,
+    net: &Net,
+) -> Vec<usize> {
+    let Net::Mlp(mlp) = net else {
+        return Vec::new();
+    };
+    if cfg.probe.method == Method::Theory
+        || ntk_kernel::structured::unsupported_reason(mlp).is_some()
+    {
+        return Vec::new();
+    }
+    let outputs: Vec<usize> = match cfg.probe.output {
+        OutputMode::Single(o) => vec![o],
+        _ => (0..mlp.config().output_dim).collect(),
+    };
+    let per_output = cfg.probe.output == OutputMode::Full;
+    let (x, n, d) = (&inputs.x, inputs.n, inputs.d);
+    use ntk_kernel::host::diagonal::{Formed, largest_diagonal};
+    let (diagonal, normal) = match compute.precision {
+        Precision::F32 => (
+            largest_diagonal::<f32>(mlp, (x, n), &outputs, per_output, Formed::InPrecision),
+            f64::from(f32::MIN_POSITIVE),
+        ),
+        Precision::F64 => (
+            largest_diagonal::<f64>(mlp, (x, n), &outputs, per_output, Formed::InPrecision),
+            f64::MIN_POSITIVE,
+        ),
+    };
+    if let Some(r) = diagonal.iter().position(|v| *v > 0.0 && *v < normal) {
+        return vec![r];
+    }
+    (0..n)
+        .filter(|&r| diagonal[r] == 0.0 && x[r * d..(r + 1) * d].iter().any(|v| *v != 0.0))
+        .take(MAX_UNDERFLOW_ROWS)
+        .collect()
 }
 
 /// `(m, 4 m u)`: the sum `m` over the network's weight tensors of their larger fan (a

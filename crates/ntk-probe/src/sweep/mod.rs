@@ -756,7 +756,7 @@ pub fn dry_run(
 ) -> crate::Result<()> {
     let sweep = ProbeSweep::new(cfg, out, opts, false)?;
     sweep::dry_run(&sweep, &cfg.points(), shard, opts.recompute)?;
-    check_others_summaries(out, &cfg.points())?;
+    check_others_summaries(out, &cfg.points(), &cfg.sweep.protocols)?;
     kept_points_phases(&sweep, &cfg.points(), shard, false);
     Ok(())
 }
@@ -1042,14 +1042,30 @@ fn read_checked_summary(path: &Path) -> crate::Result<Option<Summary>> {
 
 /// Refuses, as the collect at the sweep's end would after the sweep's work, a summary under
 /// `out/runs` that no point of `points` makes (a user's directory, a point of another
-/// config) and that [`read_checked_summary`] refuses: the run does not touch it, so the dry
-/// run can say its failure first (hundred-and-sixth hostile round, N3: the dry run said rc 0
-/// where the run computed nothing and failed there). A point's own summary is the state
-/// check's, which the run may make again.
-fn check_others_summaries(out: &Path, points: &[Point]) -> crate::Result<()> {
-    let own: std::collections::HashSet<PathBuf> = points.iter().map(|p| p.dir(out)).collect();
+/// config, another protocol's or a file in a subdirectory of a point's) and that
+/// [`read_checked_summary`] refuses: the run does not touch it, so the dry run can say its
+/// failure first (hundred-and-sixth hostile round, N3: the dry run said rc 0 where the run
+/// computed nothing and failed there). A point's own summary under each of `protocols` is
+/// the state check's, which the run may make again.
+fn check_others_summaries(
+    out: &Path,
+    points: &[Point],
+    protocols: &[Protocol],
+) -> crate::Result<()> {
+    // A point's own summaries: one per protocol of the config, in the protocol's directory
+    // (hundred-and-eighth hostile round, D5: a foreign one inside a point's directory, under
+    // `blocks/` of a whole-only sweep or `whole/sub/`, was passed over).
+    let own: std::collections::HashSet<PathBuf> = points
+        .iter()
+        .flat_map(|p| {
+            let dir = p.dir(out);
+            protocols
+                .iter()
+                .map(move |proto| dir.join(proto.name()).join("summary.json"))
+        })
+        .collect();
     for path in sweep::find_files(&out.join("runs"), "summary.json") {
-        if !path.ancestors().any(|a| own.contains(a)) {
+        if !own.contains(&path) {
             read_checked_summary(&path)?;
         }
     }

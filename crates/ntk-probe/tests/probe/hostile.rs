@@ -7623,30 +7623,16 @@ fn a_pair_angle_is_written_as_theory_answers_it_and_equal_inputs_are_0() {
     for (activation, depth, theta, method, expected) in cases {
         let case = format!("{activation} {depth} {theta} {method}");
         let r = theta.to_radians();
-        ntk_files::npy::write_f64(&d.join("x.npy"), &[1.0, 0.0, r.cos(), r.sin()], &[2, 2])
-            .unwrap();
-        let out = d.join("o");
-        let o = probe()
-            .args(ntk_args(
-                &cfg,
-                &out,
-                &[
-                    "--recompute",
-                    "--set",
-                    &format!("model.activation=\"{activation}\""),
-                    "--set",
-                    &format!("model.depth={depth}"),
-                    "--set",
-                    &format!("probe.method=\"{method}\""),
-                ],
-            ))
-            .current_dir(d)
-            .output()
-            .unwrap();
-        assert_ok(&case, &o);
-        let s: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
-                .unwrap();
+        let s = pair_summary(
+            d,
+            &cfg,
+            &[1.0, 0.0, r.cos(), r.sin()],
+            &[
+                format!("model.activation=\"{activation}\""),
+                format!("model.depth={depth}"),
+                format!("probe.method=\"{method}\""),
+            ],
+        );
         let angle = s["pair_grad_angle_deg"].as_f64();
         match expected {
             Some(0.0) => {
@@ -7724,6 +7710,27 @@ fn a_newline_in_a_list_a_set_or_a_clap_refusal_is_escaped() {
             "--max-memory",
             os(&["fig1", "--out", "f1", "--max-memory", f]),
         ),
+        // The hundred-and-eighth round's D2: bench's own list flags.
+        (
+            "bench --precisions",
+            os(&[
+                "bench",
+                "--n",
+                "10",
+                "--width",
+                "8",
+                "--depths",
+                "1",
+                "--precisions",
+                f,
+            ]),
+        ),
+        (
+            "bench --eigen",
+            os(&[
+                "bench", "--n", "10", "--width", "8", "--depths", "1", "--eigen", f,
+            ]),
+        ),
     ];
     for (what, args) in cases {
         let o = run(&args);
@@ -7750,18 +7757,28 @@ fn a_foreign_summary_under_runs_is_refused_by_the_dry_run_too() {
     let out = d.join("out");
     let cfg = write(d, "s.toml", TINY_SWEEP);
     assert!(run(&sweep_args(&cfg, &out, &[])).status.success());
-    let foreign = out.join("runs").join("mine");
-    std::fs::create_dir_all(&foreign).unwrap();
-    std::fs::write(foreign.join("summary.json"), "{\"my\": \"notes\"}").unwrap();
-    let dry = run(&sweep_args(&cfg, &out, &["--resume", "--dry-run"]));
-    let o = run(&sweep_args(&cfg, &out, &["--resume"]));
-    for (what, o) in [("dry run", &dry), ("run", &o)] {
-        assert_clean_error(what, o, &["mine", "summary.json"]);
+    // The hundred-and-eighth round's D5: inside a point's own directory too (a protocol
+    // the sweep does not run, a subdirectory of its protocol's).
+    let point = out.join("runs").join("relu").join("depth01").join("seed1");
+    for foreign in [
+        out.join("runs").join("mine"),
+        point.join("blocks"),
+        point.join("whole").join("sub"),
+    ] {
+        std::fs::create_dir_all(&foreign).unwrap();
+        std::fs::write(foreign.join("summary.json"), "{\"my\": \"notes\"}").unwrap();
+        let dry = run(&sweep_args(&cfg, &out, &["--resume", "--dry-run"]));
+        let o = run(&sweep_args(&cfg, &out, &["--resume"]));
+        let name = foreign.file_name().unwrap().to_str().unwrap();
+        for (what, o) in [("dry run", &dry), ("run", &o)] {
+            assert_clean_error(&format!("{name} {what}"), o, &[name, "summary.json"]);
+        }
+        assert_eq!(
+            std::fs::read_to_string(foreign.join("summary.json")).unwrap(),
+            "{\"my\": \"notes\"}"
+        );
+        std::fs::remove_dir_all(&foreign).unwrap();
     }
-    assert_eq!(
-        std::fs::read_to_string(foreign.join("summary.json")).unwrap(),
-        "{\"my\": \"notes\"}"
-    );
 }
 
 /// The hundred-and-seventh hostile round, D1, D4 and D5 (a theory run): `min_grad_angle_deg`
@@ -7791,25 +7808,7 @@ fn a_theory_run_s_min_angle_follows_the_pair_rule_and_zero_rows_have_none() {
     ];
     for (activation, x, expected) in cases {
         let case = format!("{activation} {x:?}");
-        ntk_files::npy::write_f64(&d.join("x.npy"), &x, &[2, 2]).unwrap();
-        let out = d.join("o");
-        let o = probe()
-            .args(ntk_args(
-                &cfg,
-                &out,
-                &[
-                    "--recompute",
-                    "--set",
-                    &format!("model.activation=\"{activation}\""),
-                ],
-            ))
-            .current_dir(d)
-            .output()
-            .unwrap();
-        assert_ok(&case, &o);
-        let s: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
-                .unwrap();
+        let s = pair_summary(d, &cfg, &x, &[format!("model.activation=\"{activation}\"")]);
         let (min, pair) = (
             s["min_grad_angle_deg"].as_f64(),
             s["pair_grad_angle_deg"].as_f64(),
@@ -7823,20 +7822,13 @@ fn a_theory_run_s_min_angle_follows_the_pair_rule_and_zero_rows_have_none() {
         }
     }
     // The first case's note says why the smallest angle is null.
-    let t = 1e-6f64.to_radians();
-    ntk_files::npy::write_f64(&d.join("x.npy"), &[1.0, 0.0, t.cos(), t.sin()], &[2, 2]).unwrap();
-    let out = d.join("g");
-    let o = probe()
-        .args(ntk_args(
-            &cfg,
-            &out,
-            &["--set", "model.activation=\"gelu\""],
-        ))
-        .current_dir(d)
-        .output()
-        .unwrap();
-    assert_ok("gelu note", &o);
-    let s = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    let s = pair_summary(
+        d,
+        &cfg,
+        &[1.0, 0.0, t.cos(), t.sin()],
+        &["model.activation=\"gelu\"".to_string()],
+    )
+    .to_string();
     assert!(s.contains("min_grad_angle_deg is null"), "{s}");
 }
 
@@ -7914,4 +7906,66 @@ fn a_dead_relu_network_s_own_zero_at_a_tiny_row_is_kept() {
         &o,
         &["underflow", "linear in its input's scale"],
     );
+}
+
+/// A theory-pair run (`cfg`, `probe.pair = [0, 1]`) on the two rows `x` (2 x 2), its
+/// `--set` flags `sets` added: the summary it writes at `d/o`, the run asserted clean.
+fn pair_summary(d: &Path, cfg: &Path, x: &[f64; 4], sets: &[String]) -> serde_json::Value {
+    ntk_files::npy::write_f64(&d.join("x.npy"), x, &[2, 2]).unwrap();
+    let out = d.join("o");
+    let mut extra = vec!["--recompute"];
+    for set in sets {
+        extra.extend(["--set", set.as_str()]);
+    }
+    let o = probe()
+        .args(ntk_args(cfg, &out, &extra))
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_ok(&format!("{x:?} {sets:?}"), &o);
+    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+}
+
+/// The hundred-and-eighth hostile round, D3: only the smallest and the largest input were
+/// checked for an underflowing `K(x, x)`, so where the smallest was dead (its 0 the network's
+/// own) a live input of the same tiny norm kept its underflowed 0, rc 0. Every input whose
+/// diagonal is subnormal or 0 is checked now: a width-1 ReLU network is dead at exactly one
+/// of `v` and `-v`, and whichever comes first, the live one is refused.
+#[test]
+fn a_live_tiny_row_beside_a_dead_smallest_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "p.toml",
+        "[data]\ndataset = \"file\"\nx = \"x.npy\"\n[model]\nwidth = 1\ndepth = 1\n\
+         activation = \"relu\"\nbias = false\n[probe]\nprecision = \"f64\"\n",
+    );
+    let v = [0.6, -0.8];
+    for sign in [1.0, -1.0] {
+        let t = 1e-200 * sign;
+        let x = [
+            t * v[0],
+            t * v[1],
+            -t * v[0],
+            -t * v[1],
+            1.0,
+            0.5,
+            -0.3,
+            1.0,
+        ];
+        ntk_files::npy::write_f64(&d.join("x.npy"), &x, &[4, 2]).unwrap();
+        for extra in [&["--dry-run"][..], &[]] {
+            let o = probe()
+                .args(ntk_args(&cfg, &d.join("o"), extra))
+                .current_dir(d)
+                .output()
+                .unwrap();
+            assert_clean_error(
+                &format!("{sign} {extra:?}"),
+                &o,
+                &["K(x, x) = 0.000e0", "underflows"],
+            );
+        }
+    }
 }
