@@ -143,6 +143,24 @@ impl PairRecursion {
         Some((l, d, self.error_deg(d, closed_form)))
     }
 
+    /// The error of the model-gradient angle formed from the final `Theta_L` alone, in
+    /// radians: `(L + 1) u / sqrt(2 (1 - abs(rho_L)))` for its correlation `rho_L` (`u` as
+    /// [`Self::angle_error_deg`] says: each layer adds about that much to it), infinite where
+    /// `rho_L` rounds to 1 or -1. Where it is a small part of the angle, the angle keeps its
+    /// digits whatever an earlier layer's correlation (rows proportional up to rounding, of
+    /// different norms: the input layer's rounds to 1, the angle is tens of degrees;
+    /// hundred-and-eighth hostile round, D1).
+    pub fn final_angle_error_rad(&self, closed_form: bool) -> f64 {
+        let ulps = if closed_form { 1.0 } else { QUADRATURE_ULPS };
+        let k = self.ntk();
+        let d = 1.0 - (k[2] / (k[0] * k[1]).sqrt()).abs();
+        if d > 0.0 {
+            (self.depth() as f64 + 1.0) * ulps * f64::EPSILON / (2.0 * d).sqrt()
+        } else {
+            f64::INFINITY
+        }
+    }
+
     /// `(L + 1) u / sqrt(2 d)` radians in degrees, `u` as [`Self::angle_error_deg`] says;
     /// infinite at `d <= 0`.
     fn error_deg(&self, d: f64, closed_form: bool) -> f64 {
