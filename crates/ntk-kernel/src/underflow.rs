@@ -159,6 +159,44 @@ pub fn first_underflowing_sample<E>(
     }))
 }
 
+/// The inputs whose diagonal `K(x, x)` ([`crate::host::diagonal`]: one forward and backward,
+/// no kernel, in `precision` as the structured route forms it; the largest over `outputs`
+/// when `per_output`, else their sum) is below `precision`'s smallest normal number: the
+/// first subnormal one alone, else every nonzero input whose entry is exactly 0 (an
+/// underflow or the network's own 0, for the caller to prove). `None` where the structured
+/// route does not apply. ntk-train's dry run and ntk-probe's range check ask here.
+pub fn suspects(
+    mlp: &ntk_model::Mlp,
+    inputs: &Inputs,
+    outputs: &[usize],
+    per_output: bool,
+    precision: Precision,
+) -> Option<Vec<usize>> {
+    use crate::host::diagonal::{Formed, largest_diagonal};
+    if crate::structured::unsupported_reason(mlp).is_some() {
+        return None;
+    }
+    let (x, n, d) = (&inputs.x, inputs.n, inputs.d);
+    let (diagonal, normal) = match precision {
+        Precision::F32 => (
+            largest_diagonal::<f32>(mlp, (x, n), outputs, per_output, Formed::InPrecision),
+            f64::from(f32::MIN_POSITIVE),
+        ),
+        Precision::F64 => (
+            largest_diagonal::<f64>(mlp, (x, n), outputs, per_output, Formed::InPrecision),
+            f64::MIN_POSITIVE,
+        ),
+    };
+    if let Some(i) = diagonal.iter().position(|v| *v > 0.0 && *v < normal) {
+        return Some(vec![i]);
+    }
+    Some(
+        (0..n)
+            .filter(|&i| diagonal[i] == 0.0 && x[i * d..(i + 1) * d].iter().any(|v| *v != 0.0))
+            .collect(),
+    )
+}
+
 /// Whether `net` is an MLP linear in its input's scale (depth 0, or a positively homogeneous
 /// activation: ReLU, leaky ReLU, the identity), whose underflow is proved on the input
 /// scaled by a power of two rather than by its first layer's weights

@@ -91,38 +91,15 @@ fn suspects(
     precision: Precision,
     output: OutputMode,
 ) -> Option<Vec<usize>> {
-    use ntk_kernel::host::diagonal::{Formed, largest_diagonal};
     let Net::Mlp(mlp) = model else {
         return None;
     };
-    if ntk_kernel::structured::unsupported_reason(mlp).is_some() {
-        return None;
-    }
     let outputs: Vec<usize> = match output {
         OutputMode::Single(o) => vec![o],
         _ => (0..mlp.config().output_dim).collect(),
     };
     let per_output = output == OutputMode::Full;
-    let (x, n) = (&inputs.x, inputs.n);
-    let (diagonal, normal) = match precision {
-        Precision::F32 => (
-            largest_diagonal::<f32>(mlp, (x, n), &outputs, per_output, Formed::InPrecision),
-            f64::from(f32::MIN_POSITIVE),
-        ),
-        Precision::F64 => (
-            largest_diagonal::<f64>(mlp, (x, n), &outputs, per_output, Formed::InPrecision),
-            f64::MIN_POSITIVE,
-        ),
-    };
-    if let Some(i) = diagonal.iter().position(|v| *v > 0.0 && *v < normal) {
-        return Some(vec![i]);
-    }
-    let d = inputs.d;
-    Some(
-        (0..n)
-            .filter(|&i| diagonal[i] == 0.0 && x[i * d..(i + 1) * d].iter().any(|v| *v != 0.0))
-            .collect(),
-    )
+    ntk_kernel::underflow::suspects(mlp, inputs, &outputs, per_output, precision)
 }
 
 /// `compute` where it is on the host, else the first host backend built in, in its

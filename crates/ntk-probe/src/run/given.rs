@@ -839,11 +839,10 @@ fn overflowing_row(
 /// check each (one input's kernel, and the proof's, apiece).
 const MAX_UNDERFLOW_ROWS: usize = 256;
 
-/// The inputs whose diagonal `K(x, x)` ([`ntk_kernel::host::diagonal`], in the run's precision
-/// as the structured routes form it) is below the precision's smallest normal number: the
-/// first subnormal one, then those of exactly 0 at a nonzero input (at most
-/// [`MAX_UNDERFLOW_ROWS`]), each for [`check_kernel_normal`] to tell an underflow from the
-/// network's own 0. None for a network the diagonal does not cover (as [`overflowing_row`]).
+/// The inputs whose diagonal `K(x, x)` is below the precision's smallest normal number
+/// ([`ntk_kernel::underflow::suspects`], as ntk-train's dry run takes them), at most
+/// [`MAX_UNDERFLOW_ROWS`], each for [`check_kernel_normal`] to tell an underflow from the
+/// network's own 0; none for a network the diagonal does not cover, or the theory's kernel.
 fn underflow_candidates(
     cfg: &ProbeConfig,
     inputs: &Inputs,
@@ -853,9 +852,7 @@ fn underflow_candidates(
     let Net::Mlp(mlp) = net else {
         return Vec::new();
     };
-    if cfg.probe.method == Method::Theory
-        || ntk_kernel::structured::unsupported_reason(mlp).is_some()
-    {
+    if cfg.probe.method == Method::Theory {
         return Vec::new();
     }
     let outputs: Vec<usize> = match cfg.probe.output {
@@ -863,25 +860,11 @@ fn underflow_candidates(
         _ => (0..mlp.config().output_dim).collect(),
     };
     let per_output = cfg.probe.output == OutputMode::Full;
-    let (x, n, d) = (&inputs.x, inputs.n, inputs.d);
-    use ntk_kernel::host::diagonal::{Formed, largest_diagonal};
-    let (diagonal, normal) = match compute.precision {
-        Precision::F32 => (
-            largest_diagonal::<f32>(mlp, (x, n), &outputs, per_output, Formed::InPrecision),
-            f64::from(f32::MIN_POSITIVE),
-        ),
-        Precision::F64 => (
-            largest_diagonal::<f64>(mlp, (x, n), &outputs, per_output, Formed::InPrecision),
-            f64::MIN_POSITIVE,
-        ),
-    };
-    if let Some(r) = diagonal.iter().position(|v| *v > 0.0 && *v < normal) {
-        return vec![r];
-    }
-    (0..n)
-        .filter(|&r| diagonal[r] == 0.0 && x[r * d..(r + 1) * d].iter().any(|v| *v != 0.0))
-        .take(MAX_UNDERFLOW_ROWS)
-        .collect()
+    let mut rows =
+        ntk_kernel::underflow::suspects(mlp, inputs, &outputs, per_output, compute.precision)
+            .unwrap_or_default();
+    rows.truncate(MAX_UNDERFLOW_ROWS);
+    rows
 }
 
 /// `(m, 4 m u)`: the sum `m` over the network's weight tensors of their larger fan (a
