@@ -6,6 +6,7 @@
 //! (hundred-and-first hostile round, D3; hundred-and-second, D4: a subnormal kernel at
 //! initialization gave kappa 13184.8 for 13166.6, an all-zero one "singular, rank 0").
 
+use burn::module::Module;
 use ntk_data::inputs::Inputs;
 use ntk_model::Net;
 use ntk_model::export::Named;
@@ -160,11 +161,17 @@ pub fn first_underflowing_sample<E>(
 }
 
 /// The inputs whose diagonal `K(x, x)` ([`crate::host::diagonal`]: one forward and backward,
-/// no kernel, in `precision` as the structured route forms it; the largest over `outputs`
-/// when `per_output`, else their sum) is below `precision`'s smallest normal number: the
-/// first subnormal one alone, else every nonzero input whose entry is exactly 0 (an
-/// underflow or the network's own 0, for the caller to prove). `None` where the structured
+/// no kernel, in `precision` as the structured route forms it; each of `outputs` alone when
+/// `per_output`, else their sum) is below `precision`'s smallest normal number at some
+/// output: the first with a subnormal entry alone, else every nonzero input with an entry of
+/// exactly 0 that is an underflow by [`zeros_that_underflow`] (each where the network cannot
+/// be scaled to tell), for the caller to check on its kernel. `None` where the structured
 /// route does not apply. ntk-train's dry run and ntk-probe's range check ask here.
+///
+/// A row's smallest entry over the outputs counts: a full-output kernel whose sum is normal
+/// may hold one output's subnormal entry (hundred-and-ninth hostile round, D1). Every zero is
+/// proved, however many (D2 there: the first 256 alone left a live row's 0 after 256 dead
+/// ones), by one more diagonal, not a kernel per row.
 pub fn suspects(
     mlp: &ntk_model::Mlp,
     inputs: &Inputs,
@@ -172,29 +179,118 @@ pub fn suspects(
     per_output: bool,
     precision: Precision,
 ) -> Option<Vec<usize>> {
-    use crate::host::diagonal::{Formed, largest_diagonal};
     if crate::structured::unsupported_reason(mlp).is_some() {
         return None;
     }
-    let (x, n, d) = (&inputs.x, inputs.n, inputs.d);
-    let (diagonal, normal) = match precision {
-        Precision::F32 => (
-            largest_diagonal::<f32>(mlp, (x, n), outputs, per_output, Formed::InPrecision),
-            f64::from(f32::MIN_POSITIVE),
-        ),
-        Precision::F64 => (
-            largest_diagonal::<f64>(mlp, (x, n), outputs, per_output, Formed::InPrecision),
-            f64::MIN_POSITIVE,
-        ),
-    };
-    if let Some(i) = diagonal.iter().position(|v| *v > 0.0 && *v < normal) {
+    let normal = smallest_normal(precision);
+    let diagonal = entries(mlp, inputs, outputs, per_output, precision);
+    if let Some(i) = diagonal
+        .iter()
+        .position(|row| row.iter().any(|v| *v > 0.0 && *v < normal))
+    {
         return Some(vec![i]);
     }
+    let d = inputs.d;
+    let zeros: Vec<usize> = (0..inputs.n)
+        .filter(|&i| {
+            diagonal[i].contains(&0.0) && inputs.x[i * d..(i + 1) * d].iter().any(|v| *v != 0.0)
+        })
+        .collect();
+    let net = Net::Mlp(mlp.clone());
     Some(
-        (0..n)
-            .filter(|&i| diagonal[i] == 0.0 && x[i * d..(i + 1) * d].iter().any(|v| *v != 0.0))
-            .collect(),
+        zeros_that_underflow(&net, inputs, &zeros, (outputs, per_output), &diagonal)
+            .unwrap_or(zeros),
     )
+}
+
+/// `precision`'s smallest normal number, widened to f64.
+fn smallest_normal(precision: Precision) -> f64 {
+    match precision {
+        Precision::F32 => f64::from(f32::MIN_POSITIVE),
+        Precision::F64 => f64::MIN_POSITIVE,
+    }
+}
+
+/// Each input's diagonal entries in `precision` ([`crate::host::diagonal::diagonals`], formed
+/// in the precision as the structured route forms them).
+fn entries(
+    mlp: &ntk_model::Mlp,
+    inputs: &Inputs,
+    outputs: &[usize],
+    per_output: bool,
+    precision: Precision,
+) -> Vec<Vec<f64>> {
+    use crate::host::diagonal::{Formed, diagonals};
+    let x = (inputs.x.as_slice(), inputs.n);
+    match precision {
+        Precision::F32 => diagonals::<f32>(mlp, x, outputs, per_output, Formed::InPrecision),
+        Precision::F64 => diagonals::<f64>(mlp, x, outputs, per_output, Formed::InPrecision),
+    }
+}
+
+/// Of the `rows` of `inputs` whose diagonal entry is 0 at some output (`diagonal`: every
+/// input's entries, as [`suspects`] read them), those where the 0 is an underflow: where the
+/// same network in f64 with its layers scaled by powers of two ([`pow2_normalized`], one
+/// network per power of two among the rows' largest entries; a network linear in its input's
+/// scale on its inputs scaled instead, [`linear_in_input_scale`]), which keeps a 0 of the
+/// network's own, has a positive entry at that output. The proof [`first_underflowing_sample`]
+/// makes with a kernel, made with the diagonal. `None` where the network cannot be scaled to
+/// tell (biases, normalization: see [`pow2_normalized`]).
+fn zeros_that_underflow(
+    net: &Net,
+    inputs: &Inputs,
+    rows: &[usize],
+    (outputs, per_output): (&[usize], bool),
+    diagonal: &[Vec<f64>],
+) -> Option<Vec<usize>> {
+    let d = inputs.d;
+    // On the host in f64, whatever the run's device and precision: the first layer's weights
+    // scaled by an input's scale (2^664 at 1e-200) pass f32's range.
+    let host = net.clone().to_device(&burn::tensor::Device::flex());
+    let net = &crate::compute::with_precision(&host, Precision::F64);
+    let by_inputs = linear_in_input_scale(net);
+    let mut groups: Vec<(i32, Vec<usize>)> = Vec::new();
+    for &r in rows {
+        let largest = inputs.x[r * d..(r + 1) * d]
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        let e = if largest.is_finite() {
+            libm::ilogb(largest)
+        } else {
+            0
+        };
+        match groups.iter_mut().find(|g| g.0 == e) {
+            Some(g) => g.1.push(r),
+            None => groups.push((e, vec![r])),
+        }
+    }
+    let mut live = Vec::new();
+    for (e, group) in &groups {
+        let input_scale = if by_inputs {
+            1.0
+        } else {
+            libm::scalbn(1.0, *e)
+        };
+        let Ok(Some(Net::Mlp(scaled))) = pow2_normalized(net, input_scale) else {
+            return None;
+        };
+        let mut some = inputs.select(group);
+        if by_inputs {
+            some.x.iter_mut().for_each(|v| *v = libm::scalbn(*v, -e));
+        }
+        let proof = entries(&scaled, &some, outputs, per_output, Precision::F64);
+        for (i, &r) in group.iter().enumerate() {
+            if diagonal[r]
+                .iter()
+                .zip(&proof[i])
+                .any(|(v, p)| *v == 0.0 && *p > 0.0)
+            {
+                live.push(r);
+            }
+        }
+    }
+    live.sort_unstable();
+    Some(live)
 }
 
 /// Whether `net` is an MLP linear in its input's scale (depth 0, or a positively homogeneous
@@ -303,5 +399,69 @@ mod tests {
         let zero_row = inputs(&[[0.0, 0.0], [1.0, 0.0]]);
         let none = first_underflowing_sample::<()>(&zero_row, &kernel(&[0.0, 2.0]), Formed::Theory);
         assert_eq!(none.unwrap(), None);
+    }
+
+    /// A row's smallest entry over the outputs counts, and every zero is proved, however
+    /// many (hundred-and-ninth hostile round, D1 and D2), checked against the diagonals
+    /// themselves: a width-1 ReLU network is dead at exactly one of `v` and `-v`.
+    #[test]
+    fn suspects_read_each_output_and_prove_every_zero() {
+        use burn::tensor::{DType, Device};
+        use ntk_model::{ActivationKind, Mlp, MlpConfig};
+        let cfg = MlpConfig::new(2, 1, 1, ActivationKind::Relu)
+            .with_seed(1)
+            .with_bias(false)
+            .with_output_dim(3);
+        let mlp = Mlp::new(&cfg, &Device::flex(), DType::F64).unwrap();
+        let all = [0, 1, 2];
+        let v = [0.6, -0.8];
+        let unit = entries(
+            &mlp,
+            &inputs(&[v, [-v[0], -v[1]]]),
+            &all,
+            true,
+            Precision::F64,
+        );
+        let (live, dead) = if unit[0][0] > 0.0 {
+            (v, [-v[0], -v[1]])
+        } else {
+            ([-v[0], -v[1]], v)
+        };
+        let at = |r: [f64; 2], t: f64| [r[0] * t, r[1] * t];
+        let mut rows: Vec<[f64; 2]> = (0..300)
+            .map(|i| at(dead, 1e-200 * (1.0 + i as f64 / 1e3)))
+            .collect();
+        rows.extend([at(live, 1e-170), [1.0, 0.5]]);
+        let many = inputs(&rows);
+        assert_eq!(
+            suspects(&mlp, &many, &[0], false, Precision::F64),
+            Some(vec![300])
+        );
+        let d = entries(&mlp, &many, &all, true, Precision::F64);
+        assert!(
+            d[..300]
+                .iter()
+                .chain([&d[300]])
+                .all(|r| r.iter().all(|e| *e == 0.0))
+        );
+        let k = entries(&mlp, &inputs(&[live]), &all, true, Precision::F64).remove(0);
+        let kmin = k.iter().copied().fold(f64::INFINITY, f64::min);
+        assert!(k.iter().sum::<f64>() >= 3.0 * kmin);
+        let s = (f64::MIN_POSITIVE / (1.5 * kmin)).sqrt();
+        let few = inputs(&[at(dead, s / 2.0), at(live, s), [1.0, 0.5]]);
+        let d = entries(&mlp, &few, &all, true, Precision::F64);
+        assert!(
+            d[1].iter().any(|e| *e > 0.0 && *e < f64::MIN_POSITIVE),
+            "{d:?}"
+        );
+        assert_eq!(
+            suspects(&mlp, &few, &all, true, Precision::F64),
+            Some(vec![1])
+        );
+        // The sum over outputs is normal; the dead row's 0 is the network's own.
+        assert_eq!(
+            suspects(&mlp, &few, &all, false, Precision::F64),
+            Some(vec![])
+        );
     }
 }

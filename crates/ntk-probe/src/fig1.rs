@@ -69,6 +69,20 @@ pub fn checked_theory_phi_deg(
     depth: usize,
     flag: &'static str,
 ) -> crate::Result<f64> {
+    checked_theory_phi_deg_observed(act, theta_deg, depth, flag, &mut |_| {})
+}
+
+/// [`checked_theory_phi_deg`], calling `on_layer(l)` as each layer of its one recursion
+/// through `depth` layers is done ([`ntk_kernel::theory::pair_recursion_observed`]), for a
+/// caller that shows its progress. The recursion that judges the digits gives the angle too
+/// (each value's recursion ran two or three times, hundred-and-ninth hostile round, D4).
+pub fn checked_theory_phi_deg_observed(
+    act: &Activation,
+    theta_deg: f64,
+    depth: usize,
+    flag: &'static str,
+    on_layer: &mut dyn FnMut(usize),
+) -> crate::Result<f64> {
     // An odd activation's phi beyond 90 degrees is 180 minus its phi at the supplement
     // (`theory::grad_angle_deg`), whose digits are those of the distance from 180: answered
     // where its error ([`ntk_kernel::theory::ntk::PairRecursion::angle_error_deg`]) is at
@@ -83,15 +97,8 @@ pub fn checked_theory_phi_deg(
             // Opposite inputs: opposite gradients, exactly.
             return Ok(180.0);
         }
-        let near = checked_theory_phi_deg_digits(act, mirror, depth, flag, false)?;
+        let (near, r) = checked_theory_phi_deg_digits(act, mirror, depth, flag, false, on_layer)?;
         let dual = ntk_kernel::theory::dual::DualEvaluator::new(act);
-        let r = ntk_kernel::theory::ntk::pair_recursion(
-            &dual,
-            1.0,
-            1.0,
-            mirror.to_radians().cos(),
-            depth,
-        );
         if let Some((l, d, error)) = r.angle_error_deg(dual.is_closed_form())
             && error > MAX_ANGLE_ERROR_DEG
         {
@@ -116,7 +123,7 @@ pub fn checked_theory_phi_deg(
         }
         return Ok(180.0 - near);
     }
-    checked_theory_phi_deg_digits(act, theta_deg, depth, flag, true)
+    checked_theory_phi_deg_digits(act, theta_deg, depth, flag, true, on_layer).map(|(phi, _)| phi)
 }
 
 /// An angle as a refusal names it: as typed where that is short, else in exponent form
@@ -132,15 +139,17 @@ fn typed(theta_deg: f64) -> String {
 
 /// [`checked_theory_phi_deg`] without the supplement; `relative`: refused where the angle
 /// keeps fewer than six significant digits ([`theory::PairRecursion::unresolved_layer`]),
-/// else only where the recursion leaves f64's range (the caller judges the digits).
+/// else only where the recursion leaves f64's range (the caller judges the digits); with the
+/// recursion ([`ntk_kernel::theory::pair_recursion`] of unit inputs at `theta_deg`).
 fn checked_theory_phi_deg_digits(
     act: &Activation,
     theta_deg: f64,
     depth: usize,
     flag: &'static str,
     relative: bool,
-) -> crate::Result<f64> {
-    use ntk_kernel::theory::{dual::DualEvaluator, ntk::pair_recursion};
+    on_layer: &mut dyn FnMut(usize),
+) -> crate::Result<(f64, theory::PairRecursion)> {
+    use ntk_kernel::theory::{Scaling, dual::DualEvaluator, pair_recursion_observed};
     // Thirty-second hostile round, D3: an angle this small is, in radians, at or below f64's
     // smallest normal number (2.2e-308), where it carries fewer than its 53 bits.
     if theta_deg > 0.0 && theta_deg < MIN_THEORY_ANGLE_DEG {
@@ -156,12 +165,12 @@ fn checked_theory_phi_deg_digits(
             ),
         });
     }
-    let r = pair_recursion(
-        &DualEvaluator::new(act),
-        1.0,
-        1.0,
-        theta_deg.to_radians().cos(),
-        depth,
+    let dual = DualEvaluator::new(act);
+    let r = pair_recursion_observed(
+        &dual,
+        &Scaling::paper(dual.activation(), depth),
+        [1.0, 1.0, theta_deg.to_radians().cos()],
+        on_layer,
     );
     let layer = r.sigma.iter().zip(&r.theta).position(|(s, t)| {
         // Not finite, or not a Gram matrix any more (|K12| above sqrt(K11 K22) beyond
@@ -198,7 +207,15 @@ fn checked_theory_phi_deg_digits(
             ),
         });
     }
-    let phi = theory::grad_angle_deg(act, theta_deg, depth);
+    // The recursion's own angle where `grad_angle_deg` takes the recursion (the same
+    // inputs, so the same bits), else its exact route.
+    let phi = if theory::grad_angle_exact_at_every_angle(act, depth)
+        || (theory::odd(act) && theta_deg > 90.0)
+    {
+        theory::grad_angle_deg(act, theta_deg, depth)
+    } else {
+        r.grad_angle().to_degrees()
+    };
     if layer.is_some() || !phi.is_finite() {
         return Err(Error::Config {
             key: "--activation, --depth",
@@ -210,7 +227,7 @@ fn checked_theory_phi_deg_digits(
             ),
         });
     }
-    Ok(phi)
+    Ok((phi, r))
 }
 
 /// Measures phi of networks with activation `act` for every (depth, width, seed) at the
@@ -578,6 +595,31 @@ fn measured(points: &[Fig1Point], depth: usize, width: usize) -> Series {
 mod tests {
     use super::*;
     use ntk_numerics::backend::{self, Precision};
+
+    /// The hundred-and-ninth hostile round, D4: a value's one recursion reports each layer,
+    /// in order, and gives the angle the recursion route gives, bit for bit (the recursion
+    /// that judged the digits gave the angle once more before).
+    #[test]
+    fn a_value_reports_each_layer_and_keeps_its_bits() {
+        for kind in [
+            ActivationKind::Gelu,
+            ActivationKind::Tanh,
+            ActivationKind::Selu,
+            ActivationKind::Relu,
+        ] {
+            let act = Activation::new(kind, None);
+            for (theta, depth) in [(45.0, 7), (120.0, 3), (1.0, 20), (30.0, 0)] {
+                let mut seen = Vec::new();
+                let phi = checked_theory_phi_deg_observed(&act, theta, depth, "--t", &mut |l| {
+                    seen.push(l)
+                })
+                .unwrap();
+                assert_eq!(seen, (1..=depth).collect::<Vec<_>>(), "{kind:?} {theta}");
+                let want = theory::grad_angle_deg(&act, theta, depth);
+                assert_eq!(phi.to_bits(), want.to_bits(), "{kind:?} {theta} {depth}");
+            }
+        }
+    }
 
     /// Thirty-first hostile round, D3: ReLU and the identity keep their digits at any angle
     /// (ReLU at 1e-7 deg, depth 50, against 60-digit mpmath); the recursion of another

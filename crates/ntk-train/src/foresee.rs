@@ -80,8 +80,9 @@ pub fn foresee(cfg: &TrainConfig, data: &Data, compute: &Compute) -> crate::Resu
 
 /// The inputs whose `K(x, x)` the run would find out of range, by every input's diagonal
 /// ([`ntk_kernel::host::diagonal`]: one forward and backward, no kernel, in `precision` as the
-/// structured route forms it): the first whose entry is subnormal, else every nonzero input
-/// whose entry is 0 (the run proves which are underflows), so that the dry run names the row
+/// structured route forms it; the smallest over the outputs): the first whose entry is
+/// subnormal, else every nonzero input whose entry is 0 and which the network scaled by
+/// powers of two does not keep at 0 (the run proves them again), so that the dry run names the row
 /// the run names (hundred-and-fourth hostile round, D2: the inputs of the extreme norms
 /// alone named row 7 where the run named row 2). `None` where the structured route does not
 /// apply.

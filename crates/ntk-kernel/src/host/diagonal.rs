@@ -46,6 +46,33 @@ pub fn largest_diagonal<T: Real>(
     per_output: bool,
     formed: Formed,
 ) -> Vec<f64> {
+    diagonals::<T>(mlp, (x, n), outputs, per_output, formed)
+        .iter()
+        .map(|row| {
+            row.iter().fold(0.0, |m: f64, v| {
+                if v.is_nan() || m.is_nan() {
+                    f64::NAN
+                } else {
+                    m.max(*v)
+                }
+            })
+        })
+        .collect()
+}
+
+/// Each of the `n` row-major inputs' diagonal entries: `K_o(x, x)` for each of `outputs`
+/// when `per_output` (the diagonal blocks' diagonals of `probe.output = "full"`), else the
+/// one entry of their sum, formed as `formed` says and widened to f64. The underflow check
+/// reads the smallest of a row's entries, the overflow check the largest
+/// ([`largest_diagonal`]): a full-output kernel whose sum is normal may hold one output's
+/// subnormal entry (hundred-and-ninth hostile round, D1).
+pub fn diagonals<T: Real>(
+    mlp: &Mlp,
+    (x, n): (&[f64], usize),
+    outputs: &[usize],
+    per_output: bool,
+    formed: Formed,
+) -> Vec<Vec<f64>> {
     let params = Params::<T>::read(mlp);
     let d = x.len().checked_div(n).unwrap_or(0);
     let widths: usize = params.hidden().iter().map(|l| l.fan_out()).sum();
@@ -59,7 +86,7 @@ pub fn largest_diagonal<T: Real>(
     grouped(&params, (x, n, d), &how, GROUP_BYTES / per_row.max(1))
 }
 
-/// What [`largest_diagonal`] forms, beside the network and the inputs.
+/// What [`diagonals`] forms, beside the network and the inputs.
 struct How<'a> {
     outputs: &'a [usize],
     per_output: bool,
@@ -68,13 +95,13 @@ struct How<'a> {
     bias: bool,
 }
 
-/// [`largest_diagonal`] in groups of `rows` rows.
+/// [`diagonals`] in groups of `rows` rows.
 fn grouped<T: Real>(
     params: &Params<T>,
     (x, n, d): (&[f64], usize, usize),
     how: &How,
     rows: usize,
-) -> Vec<f64> {
+) -> Vec<Vec<f64>> {
     let rows = rows.clamp(1, n.max(1));
     let mut out = Vec::with_capacity(n);
     for start in (0..n).step_by(rows) {
@@ -121,8 +148,12 @@ fn layer_term<T: Real>(formed: Formed, beta: f64, b: f64, a: Row<T>, delta: Opti
     }
 }
 
-/// [`largest_diagonal`] of one group of `n` rows.
-fn group_diagonal<T: Real>(params: &Params<T>, (x, n): (&[f64], usize), how: &How) -> Vec<f64> {
+/// [`diagonals`] of one group of `n` rows.
+fn group_diagonal<T: Real>(
+    params: &Params<T>,
+    (x, n): (&[f64], usize),
+    how: &How,
+) -> Vec<Vec<f64>> {
     let fwd = Forward::new(params, x, n, None, Reuse::OneKernel);
     let depth = params.depth();
     let deltas = fwd.deltas(depth, params.output(), how.outputs, &mut Pool::default());
@@ -169,13 +200,7 @@ fn group_diagonal<T: Real>(params: &Params<T>, (x, n): (&[f64], usize), how: &Ho
                         Formed::FromGradients => wide,
                     }
                 })
-                .fold(0.0, |m: f64, v| {
-                    if v.is_nan() || m.is_nan() {
-                        f64::NAN
-                    } else {
-                        m.max(v)
-                    }
-                })
+                .collect()
         })
         .collect()
 }
@@ -214,7 +239,7 @@ mod tests {
                 };
                 for rows in [1, 3, n] {
                     let diag = grouped(&params, (&x, n, d), &how, rows);
-                    for (i, got) in diag.iter().enumerate() {
+                    for (i, got) in diag.iter().map(|r| r[0]).enumerate() {
                         let want = k.data[i * n + i];
                         assert!((got - want).abs() <= 1e-12 * want, "{i}: {got} {want}");
                     }
@@ -226,6 +251,14 @@ mod tests {
                         .map(|&o| super::super::ntk::<f64>(&mlp, &x, n, &[o]).data[i * n + i])
                         .fold(0.0, f64::max);
                     assert!((got - want).abs() <= 1e-5 * want, "{i}: {got} {want}");
+                }
+                let each = diagonals::<f64>(&mlp, (&x, n), &all, true, formed);
+                for (o, &out) in all.iter().enumerate() {
+                    let k = super::super::ntk::<f64>(&mlp, &x, n, &[out]);
+                    for (i, row) in each.iter().enumerate() {
+                        let want = k.data[i * n + i];
+                        assert!((row[o] - want).abs() <= 1e-12 * want, "{i} {o}: {row:?}");
+                    }
                 }
             }
         }

@@ -49,12 +49,21 @@ pub(crate) struct BenchArgs {
 pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     // The output path is checked before the work (a device or FIFO is never replaced).
     if let Some(path) = &args.out {
+        let shown = ntk_runs::quote::controls_escaped(&path.to_string_lossy());
+        // A control character (a newline, a tab, an escape) would break every line that
+        // names the file, as `plot --out` and a run's `--out` refuse it (hundred-and-ninth
+        // hostile round, D3: a newline printed raw in the refusal of a missing directory).
+        if path.to_string_lossy().chars().any(char::is_control) {
+            return Err(format!(
+                "--out {shown}: holds a control character (a newline, tab or escape), which                  would break every line that names it: choose a name without one"
+            )
+            .into());
+        }
         // A trailing slash names a directory, which a file cannot be: said now, not after
         // every row was timed (sixteenth hostile round, D5).
         if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
             return Err(format!(
-                "--out {}: ends with '/', a directory's name; give the JSON file's path",
-                path.display()
+                "--out {shown}: ends with '/', a directory's name; give the JSON file's path"
             )
             .into());
         }
@@ -68,8 +77,22 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
         let dir = out_dir(path);
         if !dir.is_dir() {
             return Err(format!(
-                "--out {}: {} is not a directory (create it first)",
-                path.display(),
+                "--out {shown}: {} is not a directory (create it first)",
+                dir.display()
+            )
+            .into());
+        }
+        // And one this user may write (the file is made there and moved into place), said
+        // before the rows are timed (hundred-and-ninth hostile round, N4: "Permission
+        // denied" after the whole bench, the flag not named).
+        if let Err(e) = ntk_files::outset::check_writable_unmade(dir) {
+            let source = match e {
+                ntk_files::Error::NotWritable { source, .. }
+                | ntk_files::Error::NotWritableAbove { source, .. } => source.to_string(),
+                other => other.to_string(),
+            };
+            return Err(format!(
+                "--out {shown}: the directory {} is not writable: {source}",
                 dir.display()
             )
             .into());

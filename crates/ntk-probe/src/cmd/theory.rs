@@ -192,41 +192,82 @@ pub(crate) fn theory_cmd(args: TheoryArgs) -> CliResult<()> {
     let dual = ntk_kernel::theory::DualEvaluator::new(&act);
     if !dual.is_closed_form() {
         let layers = depths.iter().sum::<f64>() * thetas.len() as f64;
-        let timed = std::time::Instant::now();
-        let _ = ntk_kernel::theory::pair_recursion(&dual, 1.0, 1.0, 0.5, 1);
-        let estimate = layers * timed.elapsed().as_secs_f64();
+        // A layer's quadrature costs more as the correlation nears 1, where deep layers
+        // take it: the slower of one layer at 0.5 and one at 0.9999 (hundred-and-ninth
+        // hostile round, D4: SELU at depth 10,000 ran 25 s with no estimate).
+        // Each the fastest of three, past the first call's setup.
+        let layer = |c: f64| {
+            (0..3)
+                .map(|_| {
+                    let timed = std::time::Instant::now();
+                    let _ = ntk_kernel::theory::pair_recursion(&dual, 1.0, 1.0, c, 1);
+                    timed.elapsed().as_secs_f64()
+                })
+                .fold(f64::INFINITY, f64::min)
+        };
+        let estimate = layers * layer(0.5).max(layer(0.9999));
         if estimate >= PROGRESS_AFTER.as_secs_f64() {
             eprintln!(
-                "theory: {act} by quadrature, {total} value(s) at depths up to {}: at least \
-                 about {} (one layer timed here; a layer's quadrature can take a few times \
-                 that)",
+                "theory: {act} by quadrature, {total} value(s) at depths up to {}: roughly \
+                 {} (a layer timed here; the deep layers' quadratures may take half to a few \
+                 times as long), its progress shown from 10 s on",
                 depths.iter().copied().fold(0.0, f64::max),
                 seconds(estimate)
             );
         }
     }
     let start = std::time::Instant::now();
-    let mut said: Option<std::time::Instant> = None;
-    let mut done = 0usize;
+    let said: std::cell::Cell<Option<std::time::Instant>> = std::cell::Cell::new(None);
+    // A line is due from PROGRESS_AFTER on, every LOG_EVERY.
+    let due = || {
+        start.elapsed() >= PROGRESS_AFTER
+            && said
+                .get()
+                .is_none_or(|at| at.elapsed() >= ntk_runs::progress::LOG_EVERY)
+    };
+    let all_layers = depths.iter().sum::<f64>() * thetas.len() as f64;
+    let (mut done, mut layers_done) = (0usize, 0.0f64);
     for &d in &depths {
         for &t in &thetas {
-            match ntk_probe::fig1::checked_theory_phi_deg(&act, t, d as usize, "--theta-deg") {
+            // Within a value, by its layers (each a quadrature where the activation has no
+            // closed form): one value at depth 10,000 ran a minute with no line.
+            let mut on_layer = |l: usize| {
+                if due() {
+                    let elapsed = start.elapsed().as_secs_f64();
+                    let past = layers_done + l as f64;
+                    let left = elapsed / past * (all_layers - past).max(0.0);
+                    eprintln!(
+                        "theory: value {} of {total} (theta_in {t} degrees, depth {d}): layer \
+                         {l} of {d} in {}, about {} left",
+                        done + 1,
+                        seconds(elapsed),
+                        seconds(left)
+                    );
+                    said.set(Some(std::time::Instant::now()));
+                }
+            };
+            match ntk_probe::fig1::checked_theory_phi_deg_observed(
+                &act,
+                t,
+                d as usize,
+                "--theta-deg",
+                &mut on_layer,
+            ) {
                 Ok(phi) => rows.push((t, d as usize, phi)),
                 Err(e) => refused.push((t, d as usize, e)),
             }
             done += 1;
-            let elapsed = start.elapsed();
-            if done < total
-                && elapsed >= PROGRESS_AFTER
-                && said.is_none_or(|at| at.elapsed() >= ntk_runs::progress::LOG_EVERY)
-            {
-                let left = elapsed.as_secs_f64() / done as f64 * (total - done) as f64;
+            layers_done += d;
+            // Between values, for many short ones.
+            if done < total && due() {
+                let elapsed = start.elapsed().as_secs_f64();
+                let left = elapsed / done as f64 * (total - done) as f64;
                 eprintln!(
                     "theory: {done} of {total} values in {}, about {} left",
-                    seconds(elapsed.as_secs_f64()),
+                    seconds(elapsed),
                     seconds(left)
                 );
-                said = Some(std::time::Instant::now());
+                said.set(Some(std::time::Instant::now()));
             }
         }
     }

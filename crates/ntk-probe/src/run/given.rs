@@ -436,8 +436,8 @@ pub(crate) fn check_kernel_range(
                 &kernel_of,
             )?;
         }
-        // And every input whose own `K(x, x)`, read off the diagonal, is subnormal or 0 (the
-        // first [`MAX_UNDERFLOW_ROWS`]): a live row of a tiny norm beside a dead smallest one
+        // And every input whose own `K(x, x)`, read off the diagonal at each output, is
+        // subnormal or an underflowing 0: a live row of a tiny norm beside a dead smallest one
         // kept its subnormal 1.4e-319 (hundred-and-eighth hostile round, D3).
         for r in underflow_candidates(cfg, inputs, compute, net) {
             if Some(r) == smallest || r == row {
@@ -835,14 +835,11 @@ fn overflowing_row(
     Some((row, Some(diagonal[row])))
 }
 
-/// The most inputs whose diagonal `K(x, x)` is 0 that [`underflow_candidates`] gives for a
-/// check each (one input's kernel, and the proof's, apiece).
-const MAX_UNDERFLOW_ROWS: usize = 256;
-
-/// The inputs whose diagonal `K(x, x)` is below the precision's smallest normal number
-/// ([`ntk_kernel::underflow::suspects`], as ntk-train's dry run takes them), at most
-/// [`MAX_UNDERFLOW_ROWS`], each for [`check_kernel_normal`] to tell an underflow from the
-/// network's own 0; none for a network the diagonal does not cover, or the theory's kernel.
+/// The inputs whose diagonal `K(x, x)` is below the precision's smallest normal number at
+/// some output ([`ntk_kernel::underflow::suspects`], as ntk-train's dry run takes them: the
+/// first subnormal one, else every zero the network scaled by powers of two proves an
+/// underflow, however many), each for [`check_kernel_normal`] to check on its kernel; none
+/// for a network the diagonal does not cover, or the theory's kernel.
 fn underflow_candidates(
     cfg: &ProbeConfig,
     inputs: &Inputs,
@@ -860,11 +857,8 @@ fn underflow_candidates(
         _ => (0..mlp.config().output_dim).collect(),
     };
     let per_output = cfg.probe.output == OutputMode::Full;
-    let mut rows =
-        ntk_kernel::underflow::suspects(mlp, inputs, &outputs, per_output, compute.precision)
-            .unwrap_or_default();
-    rows.truncate(MAX_UNDERFLOW_ROWS);
-    rows
+    ntk_kernel::underflow::suspects(mlp, inputs, &outputs, per_output, compute.precision)
+        .unwrap_or_default()
 }
 
 /// `(m, 4 m u)`: the sum `m` over the network's weight tensors of their larger fan (a

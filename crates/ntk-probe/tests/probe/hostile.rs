@@ -7969,3 +7969,160 @@ fn a_live_tiny_row_beside_a_dead_smallest_one_is_refused() {
         }
     }
 }
+
+/// A width-1 ReLU network without biases, `output_dim` outputs, in f64: `probe.toml` in `d`
+/// reading `x.npy`.
+fn width_one_relu(d: &Path, output_dim: usize) -> PathBuf {
+    write(
+        d,
+        "p.toml",
+        &format!(
+            "[data]\ndataset = \"file\"\nx = \"x.npy\"\n[model]\nwidth = 1\ndepth = 1\n\
+             activation = \"relu\"\nbias = false\noutput_dim = {output_dim}\n[probe]\n\
+             precision = \"f64\"\n"
+        ),
+    )
+}
+
+/// The hundred-and-ninth hostile round, D1: with `probe.output = "full"` a row was judged by
+/// its largest entry over the outputs, so one output's subnormal `K(x, x)` at a row that is
+/// neither the smallest nor the largest was kept (rc 0) where `probe.output = 0` refused it.
+/// Here the live row is scaled so that its smallest output's entry is subnormal and the sum's
+/// normal, beside a dead row of half its norm: `"full"` is refused naming the row, the sum
+/// accepted.
+#[test]
+fn one_output_s_subnormal_entry_is_refused_with_the_full_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = width_one_relu(d, 3);
+    let v = [0.6, -0.8];
+    let unit = [v[0], v[1], -v[0], -v[1], 1.0, 0.5, -0.3, 1.0];
+    ntk_files::npy::write_f64(&d.join("x.npy"), &unit, &[4, 2]).unwrap();
+    let full = ["--set", "probe.output=\"full\""];
+    let o = probe()
+        .args(ntk_args(&cfg, &d.join("u"), &full))
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_ok("unit rows", &o);
+    let (k, _) = ntk_files::npy::read(&d.join("u/ntk.npy")).unwrap();
+    let entries = |s: usize| {
+        (0..3)
+            .map(|o| k[(3 * s + o) * 12 + 3 * s + o])
+            .collect::<Vec<_>>()
+    };
+    // The network is dead at exactly one of v and -v.
+    let (live, dead) = if entries(0)[0] > 0.0 { (0, 1) } else { (1, 0) };
+    let kmin = entries(live).iter().copied().fold(f64::INFINITY, f64::min);
+    let ksum: f64 = entries(live).iter().sum();
+    assert!(entries(dead).iter().all(|e| *e == 0.0) && ksum >= 3.0 * kmin);
+    // K(s x, s x) = s^2 K(x, x): the smallest entry at 2/3 of f64's smallest normal number.
+    let s = (f64::MIN_POSITIVE / (1.5 * kmin)).sqrt();
+    let mut x = unit;
+    x[2 * live..2 * live + 2].iter_mut().for_each(|e| *e *= s);
+    x[2 * dead..2 * dead + 2]
+        .iter_mut()
+        .for_each(|e| *e *= s / 2.0);
+    ntk_files::npy::write_f64(&d.join("x.npy"), &x, &[4, 2]).unwrap();
+    for extra in [&["--dry-run"][..], &[]] {
+        let args: Vec<&str> = full.iter().chain(extra).copied().collect();
+        let o = probe()
+            .args(ntk_args(&cfg, &d.join("o"), &args))
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert_clean_error(
+            &format!("{extra:?}"),
+            &o,
+            &[
+                &format!("row {live} "),
+                "below the smallest normal f64 number",
+            ],
+        );
+        let o = probe()
+            .args(ntk_args(&cfg, &d.join("sum"), extra))
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert_ok(&format!("sum {extra:?}"), &o);
+    }
+}
+
+/// The hundred-and-ninth hostile round, D2: only the first 256 inputs whose `K(x, x)` is 0
+/// were proved, so a live row's underflowed 0 after 300 dead tiny rows was kept (rc 0). Every
+/// zero is proved now (by the diagonal of the network scaled by powers of two): the live
+/// row, the 301st zero, is refused by the dry run and the run.
+#[test]
+fn a_live_row_s_zero_after_hundreds_of_dead_ones_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = width_one_relu(d, 1);
+    let v = [0.6, -0.8];
+    let unit = [v[0], v[1], -v[0], -v[1]];
+    ntk_files::npy::write_f64(&d.join("x.npy"), &unit, &[2, 2]).unwrap();
+    let o = probe()
+        .args(ntk_args(&cfg, &d.join("u"), &[]))
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_ok("unit rows", &o);
+    let (k, _) = ntk_files::npy::read(&d.join("u/ntk.npy")).unwrap();
+    let (live, dead) = if k[0] > 0.0 { (0, 1) } else { (1, 0) };
+    let mut x = Vec::new();
+    for i in 0..300 {
+        let t = 1e-200 * (1.0 + i as f64 / 1000.0);
+        x.extend([t * unit[2 * dead], t * unit[2 * dead + 1]]);
+    }
+    // K about 1e-340 at 1e-170: exactly 0 in f64.
+    x.extend([1e-170 * unit[2 * live], 1e-170 * unit[2 * live + 1]]);
+    x.extend([1.0, 0.5, -0.3, 1.0]);
+    ntk_files::npy::write_f64(&d.join("x.npy"), &x, &[303, 2]).unwrap();
+    for extra in [&["--dry-run"][..], &[]] {
+        let o = probe()
+            .args(ntk_args(&cfg, &d.join("o"), extra))
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert_clean_error(
+            &format!("{extra:?}"),
+            &o,
+            &["row 300 ", "K(x, x) = 0.000e0", "underflows"],
+        );
+    }
+}
+
+/// The hundred-and-ninth hostile round, D3 and N1: `bench --out` printed a newline of its
+/// path raw (the refusal of a missing directory broke over three lines) and wrote a file of
+/// such a name: refused up front, one line, escaped, nothing written, as `plot --out` refuses
+/// one.
+#[test]
+fn bench_out_with_a_control_character_is_refused_on_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for name in [
+        "nodir/f\u{1b}[1m\tg\u{7f}\nh",
+        "f\u{1b}[1m\tg\u{7f}\nh",
+        "f\nh/x.json",
+    ] {
+        let o = probe()
+            .args([
+                "bench",
+                "--n",
+                "4",
+                "--depths",
+                "1",
+                "--repeats",
+                "1",
+                "--out",
+                name,
+            ])
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert_clean_error(name, &o, &["--out", "holds a control character", "\\n"]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
+        assert!(!stderr.contains(['\u{1b}', '\t', '\u{7f}']), "{stderr:?}");
+        assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "{name}");
+    }
+}
