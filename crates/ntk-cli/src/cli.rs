@@ -69,13 +69,7 @@ pub fn parse<T: clap::Parser>() -> T {
         Err(again) if again.kind() == e.kind() => again.render().to_string(),
         _ => e.render().to_string(),
     };
-    let text: String = text
-        .chars()
-        .map(|c| match c {
-            c if c.is_control() && c != '\n' => c.escape_debug().to_string(),
-            c => c.to_string(),
-        })
-        .collect();
+    let text = ntk_files::shown::message_escaped(&text);
     eprint!("{text}");
     exit(2)
 }

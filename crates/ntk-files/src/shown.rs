@@ -20,10 +20,19 @@ pub fn message_escaped(text: &str) -> String {
 fn escaped_but(text: &str, kept: &[char]) -> String {
     text.chars()
         .map(|c| match c {
-            c if c.is_control() && !kept.contains(&c) => c.escape_debug().to_string(),
+            c if escaped(c) && !kept.contains(&c) => c.escape_debug().to_string(),
             c => c.to_string(),
         })
         .collect()
+}
+
+/// Whether `c` is escaped: a control character, or a bidirectional override, embedding,
+/// isolate or mark, which reorders the rest of a line on a terminal without showing itself
+/// (hundred-and-seventh hostile round, N3); `ntk_names::reorders_or_controls` is the same
+/// rule for the crates below this one.
+fn escaped(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// A path as a message shows it: [`controls_escaped`], so that a newline, ESC or TAB in a
@@ -48,5 +57,20 @@ pub struct ShownPath<'a>(&'a std::path::Path);
 impl std::fmt::Display for ShownPath<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&controls_escaped(&self.0.display().to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Control characters and the bidirectional controls (which reorder the rest of a line
+    /// without showing: hundred-and-seventh hostile round, N3) are escaped, as
+    /// `ntk_names::controls_escaped` escapes them (its test has the same text); other text,
+    /// quotes included, is kept.
+    #[test]
+    fn controls_and_bidirectional_marks_are_escaped() {
+        let text = "a\u{1b}[1m\tb\u{202E}c\u{2066}d\u{200F}e \"é\" ü\n";
+        let want = "a\\u{1b}[1m\\tb\\u{202e}c\\u{2066}d\\u{200f}e \"é\" ü\\n";
+        assert_eq!(super::controls_escaped(text), want);
+        assert_eq!(super::message_escaped("x\u{202E}\n"), "x\\u{202e}\n");
     }
 }

@@ -112,7 +112,8 @@ pub enum ModelError {
     /// A change of architecture asked of an ONNX network (a sweep axis): its architecture
     /// is the file's.
     #[error(
-        "{key}: does not apply to an ONNX network ([onnx]): its architecture and weights are          the file's"
+        "{key}: does not apply to an ONNX network ([onnx]): its architecture and weights are \
+         the file's"
     )]
     OnnxFixed { key: &'static str },
     /// A config's `[onnx]` whose file was not read before its network was asked for (the

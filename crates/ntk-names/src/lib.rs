@@ -97,13 +97,26 @@ pub struct UnknownName {
 pub fn controls_escaped(text: &str) -> String {
     text.chars()
         .map(|c| {
-            if c.is_control() {
+            if reorders_or_controls(c) {
                 c.escape_debug().to_string()
             } else {
                 c.to_string()
             }
         })
         .collect()
+}
+
+/// Whether `c` is escaped when shown: a control character, or a bidirectional override,
+/// embedding, isolate or mark (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069), which
+/// reorders the rest of a line on a terminal without showing itself (hundred-and-seventh
+/// hostile round, N3: a U+202E in a value was printed raw). `ntk_files::shown` has the same
+/// rule.
+pub fn reorders_or_controls(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+        )
 }
 
 /// [`parse`] for a command-line value (clap's `value_parser`): the error lists the names.
@@ -175,6 +188,15 @@ mod tests {
         FashionMnist,
         #[serde(rename = "cifar-10", alias = "cifar10")]
         Cifar10,
+    }
+
+    /// `ntk_files::shown::controls_escaped`'s test, the same text: control characters and
+    /// the bidirectional controls escaped (hundred-and-seventh hostile round, N3).
+    #[test]
+    fn controls_and_bidirectional_marks_are_escaped() {
+        let text = "a\u{1b}[1m\tb\u{202E}c\u{2066}d\u{200F}e \"é\" ü\n";
+        let want = "a\\u{1b}[1m\\tb\\u{202e}c\\u{2066}d\\u{200f}e \"é\" ü\\n";
+        assert_eq!(controls_escaped(text), want);
     }
 
     #[test]

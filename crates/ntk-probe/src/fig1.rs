@@ -97,7 +97,8 @@ pub fn checked_theory_phi_deg_observed(
             // Opposite inputs: opposite gradients, exactly.
             return Ok(180.0);
         }
-        let (near, r) = checked_theory_phi_deg_digits(act, mirror, depth, flag, false, on_layer)?;
+        let (near, r) =
+            checked_theory_phi_deg_digits(act, (mirror, theta_deg), depth, flag, false, on_layer)?;
         let dual = ntk_kernel::theory::dual::DualEvaluator::new(act);
         if let Some((l, d, error)) = r.angle_error_deg(dual.is_closed_form())
             && error > MAX_ANGLE_ERROR_DEG
@@ -123,7 +124,8 @@ pub fn checked_theory_phi_deg_observed(
         }
         return Ok(180.0 - near);
     }
-    checked_theory_phi_deg_digits(act, theta_deg, depth, flag, true, on_layer).map(|(phi, _)| phi)
+    checked_theory_phi_deg_digits(act, (theta_deg, theta_deg), depth, flag, true, on_layer)
+        .map(|(phi, _)| phi)
 }
 
 /// An angle as a refusal names it: as typed where that is short, else in exponent form
@@ -140,10 +142,12 @@ fn typed(theta_deg: f64) -> String {
 /// [`checked_theory_phi_deg`] without the supplement; `relative`: refused where the angle
 /// keeps fewer than six significant digits ([`theory::PairRecursion::unresolved_layer`]),
 /// else only where the recursion leaves f64's range (the caller judges the digits); with the
-/// recursion ([`ntk_kernel::theory::pair_recursion`] of unit inputs at `theta_deg`).
+/// recursion ([`ntk_kernel::theory::pair_recursion`] of unit inputs at `theta_deg`). `asked`
+/// is the angle the user gave, which an odd activation's supplement replaced (a refusal
+/// names it: hundred-and-tenth hostile round, D2, "(theta_in 60 deg)" for 120).
 fn checked_theory_phi_deg_digits(
     act: &Activation,
-    theta_deg: f64,
+    (theta_deg, asked): (f64, f64),
     depth: usize,
     flag: &'static str,
     relative: bool,
@@ -221,9 +225,21 @@ fn checked_theory_phi_deg_digits(
             key: "--activation, --depth",
             value: format!("{act}, depth {depth}"),
             reason: format!(
-                "the infinite-width recursion leaves f64's range{} (theta_in {theta_deg} deg): \
-                 no angle can be formed; a shallower network or a smaller parameter",
-                layer.map_or_else(String::new, |l| format!(" at layer {l}"))
+                "the infinite-width recursion leaves f64's range{} (theta_in {asked} deg{}): \
+                 no angle can be formed; a shallower network{}",
+                layer.map_or_else(String::new, |l| format!(" at layer {l}")),
+                if asked == theta_deg {
+                    String::new()
+                } else {
+                    format!(", formed from its supplement {theta_deg} deg: {act} is odd")
+                },
+                // Only an activation with a parameter has one to make smaller
+                // (hundred-and-eighth hostile round, N2: said of tanh).
+                if act.kind().param().is_some() {
+                    " or a smaller parameter"
+                } else {
+                    ""
+                }
             ),
         });
     }

@@ -29,12 +29,26 @@ pub const PROBE_PROGRAM_BYTES: f64 = 128.0 * 1024.0 * 1024.0;
 /// The largest size a limit may name: 16 EiB, all a 64-bit address space holds.
 pub const MAX_SIZE: f64 = 18_446_744_073_709_551_616.0;
 
-/// Parses `64G`, `512M`, `1.5T`, `100000` (bytes); binary units (K, M, G, T, P, E), in whole
-/// bytes rounded down. A size is at least one byte and at most [`MAX_SIZE`]: `0.5`, `1e-3`
-/// and `1e400` (an infinity) are refused as `0` and `inf` are, not read as 0 bytes or as no
-/// limit (twenty-eighth hostile round, N1).
+/// Parses `64G`, `512M`, `1.5T`, `100000` (bytes); binary units (K, M, G, T, P, E), also
+/// written `GiB` or `GB` (both binary here; hundred-and-eighth hostile round, N4: `1GiB` was
+/// refused), and `B` for bytes, in whole bytes rounded down. A size is at least one byte and
+/// at most [`MAX_SIZE`]: `0.5`, `1e-3` and `1e400` (an infinity) are refused as `0` and `inf`
+/// are, not read as 0 bytes or as no limit (twenty-eighth hostile round, N1).
 pub fn parse_size(s: &str) -> crate::Result<f64> {
-    let t = s.trim();
+    let trimmed = s.trim();
+    let lower = trimmed.to_ascii_lowercase();
+    // `GiB`, `GB` as `G`; `100B` as `100`.
+    let cut = if lower.ends_with("ib")
+        && lower.len() > 2
+        && lower.as_bytes()[lower.len() - 3].is_ascii_alphabetic()
+    {
+        2
+    } else if lower.ends_with('b') {
+        1
+    } else {
+        0
+    };
+    let t = &trimmed[..trimmed.len() - cut];
     let (num, mult) = match t.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => {
             let m = match c.to_ascii_uppercase() {
@@ -212,10 +226,21 @@ mod tests {
         assert_eq!(parse_size("0.1G").unwrap(), (0.1 * GIB).floor());
         assert_eq!(parse_size("16E").unwrap(), MAX_SIZE);
         assert_eq!(parse_size("2P").unwrap(), 2.0 * 1024.0 * 1024.0 * GIB);
+        // Written with their bytes (hundred-and-eighth hostile round, N4).
+        assert_eq!(parse_size("1GiB").unwrap(), GIB);
+        assert_eq!(parse_size("1.5 gb").unwrap(), 1.5 * GIB);
+        assert_eq!(parse_size("512MiB").unwrap(), 512.0 * 1024.0 * 1024.0);
+        assert_eq!(parse_size("100B").unwrap(), 100.0);
         // Out of range is refused as malformed text is, never read as 0 bytes or no limit.
         for bad in [
             "",
             "G",
+            "GiB",
+            "iB",
+            "B",
+            "1iB",
+            "1QB",
+            "1GiBB",
             "-1G",
             "nanG",
             "5Q",

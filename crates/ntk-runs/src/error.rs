@@ -287,7 +287,7 @@ pub enum Error {
     /// the prefix naming where it came from (`--max-memory `, `NTK_MAX_MEMORY=`), empty when
     /// none.
     #[error(
-        "{}{}: expected a size such as 64G, 512M or bytes, from 1 byte to 16E",
+        "{}{}: expected a size such as 64G, 64GiB, 512M or bytes, from 1 byte to 16E",
         crate::quote::controls_escaped(setting),
         crate::quote::controls_escaped(value)
     )]

@@ -263,6 +263,19 @@ pub fn pair_recursion_observed(
     }
 }
 
+/// The first layer at which the recursion of one input of square norm `q` (as fed to the
+/// network) leaves f64's range, a `Sigma_l` or `Theta_l` not finite, if any: where an
+/// infinite-width kernel overflows (tanh at depth 4326 from unit inputs), said by the
+/// theory's refusals and notes rather than as a network's overflow (hundred-and-tenth
+/// hostile round, D3 and D4).
+pub fn layer_leaving_range(dual: &DualEvaluator, scaling: &Scaling, q: f64) -> Option<usize> {
+    let r = pair_recursion_scaled(dual, scaling, q, q, q);
+    r.sigma
+        .iter()
+        .zip(&r.theta)
+        .position(|(s, t)| s.iter().chain(t).any(|v| !v.is_finite()))
+}
+
 /// The infinite-width embedding angles `theta_0..theta_L` (radians) of two unit-norm inputs
 /// at angle `theta_in`, for any activation (ReLU: equals
 /// [`super::relu::relu_embedding_angles`]). For a non-homogeneous activation the answer

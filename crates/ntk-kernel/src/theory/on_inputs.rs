@@ -82,6 +82,27 @@ pub fn theory_value(
         let s = spectrum::spectrum(k, f64::EPSILON)?;
         Ok((!s.singular).then_some(s.kappa))
     };
+    // A kernel the recursion overflowed: no kappa, no angle, the layer said (hundred-and-tenth
+    // hostile round, D4: the sweep failed after its points with "the kernel has non-finite
+    // entries", naming neither the theory nor the depth).
+    let overflowed = |k: &Kernel| -> Option<TheoryValue> {
+        if k.data.iter().all(|v| v.is_finite()) {
+            return None;
+        }
+        let q = (0..n)
+            .map(|i| row(inputs, i).iter().map(|v| v * v).sum::<f64>())
+            .fold(0.0, f64::max);
+        let dual = theory::DualEvaluator::new(&act);
+        let at = theory::layer_leaving_range(&dual, &scaling, q)
+            .map_or_else(String::new, |l| format!(" at layer {l} of {depth}"));
+        Some(TheoryValue {
+            note: format!(
+                "the infinite-width recursion of {act} leaves f64's range{at} (the kernel is \
+                 not finite): no kappa or angle; a shallower network"
+            ),
+            ..TheoryValue::default()
+        })
+    };
     let note_singular = |kappa: &Option<f64>| {
         if kappa.is_none() {
             "the infinite-width kernel is numerically singular (kappa infinite)".to_string()
@@ -96,6 +117,9 @@ pub fn theory_value(
     if let Some(h) = theory::relu_angles::slope(&act)
         .and_then(|s| theory::relu_angles::homogeneous_ntk(inputs, s, depth))
     {
+        if let Some(v) = overflowed(&h.ntk) {
+            return Ok(v);
+        }
         let kappa = singular(&h.ntk)?;
         return Ok(TheoryValue {
             min_grad_angle_deg: h
@@ -134,7 +158,11 @@ pub fn theory_value(
             // up to 3e-3).
             // ReLU or leaky ReLU with a row of zeros or of values that are not finite
             // (the others took `homogeneous_ntk` above): the recursion on the rows as given.
-            singular(&theory::infinite_width_ntk(&inputs.x, n, d, &act, depth))?
+            let k = theory::infinite_width_ntk(&inputs.x, n, d, &act, depth);
+            if let Some(v) = overflowed(&k) {
+                return Ok(v);
+            }
+            singular(&k)?
         };
         return Ok(TheoryValue {
             min_grad_angle_deg: Some(phi).filter(|p| p.is_finite()),
@@ -155,6 +183,9 @@ pub fn theory_value(
     if n <= THEORY_PAIRWISE_MAX_N || (equal_norms && n <= THEORY_EQUAL_NORMS_MAX_N) {
         let k =
             theory::infinite_width_kernels_scaled(&inputs.x, n, d, &dual, &scaling, &|_| {}).ntk;
+        if let Some(v) = overflowed(&k) {
+            return Ok(v);
+        }
         let kappa = singular(&k)?;
         if direct.is_some() {
             return Ok(TheoryValue {
@@ -481,6 +512,32 @@ mod tests {
         let v = theory_value(&model, &inputs(&x, 2, 2), &gram, &mut None).unwrap();
         let got = v.min_grad_angle_deg.unwrap();
         assert!((got - 179.99988036806192).abs() < 1e-7, "{v:?}");
+    }
+
+    /// The hundred-and-tenth hostile round, D4: a kernel the recursion overflowed failed the
+    /// sweep after its points ("the kernel has non-finite entries"); it is a value with no
+    /// kappa or angle and a note naming the layer, here GELU's and SiLU's `Theta_1`, about
+    /// `|x|^2`, past f64's largest number for rows of norm 1e154 (ReLU's is formed from the
+    /// angles and norms apart; tanh from unit rows leaves the range at layer 4326, too long
+    /// a recursion for a test: by hand, the sweep's `theory_note` says so).
+    #[test]
+    fn an_overflowing_kernel_is_a_note_naming_the_layer() {
+        let x = [1e154, 0.0, 0.0, 1e154];
+        let gram = Kernel::gram(&[1.0, 0.0, 0.0, 1.0], 2, 2);
+        for kind in [ActivationKind::Gelu, ActivationKind::Silu] {
+            let model = MlpConfig::new(2, 64, 2, kind);
+            let v = theory_value(&model, &inputs(&x, 2, 2), &gram, &mut None).unwrap();
+            assert_eq!(
+                (v.kappa, v.min_grad_angle_deg),
+                (None, None),
+                "{kind}: {v:?}"
+            );
+            assert!(
+                v.note.contains("leaves f64's range at layer"),
+                "{kind}: {v:?}"
+            );
+            assert!(v.note.contains("of 2"), "{kind}: {v:?}");
+        }
     }
 
     fn inputs(x: &[f64], n: usize, d: usize) -> Inputs {

@@ -55,7 +55,8 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
         // hostile round, D3: a newline printed raw in the refusal of a missing directory).
         if path.to_string_lossy().chars().any(char::is_control) {
             return Err(format!(
-                "--out {shown}: holds a control character (a newline, tab or escape), which                  would break every line that names it: choose a name without one"
+                "--out {shown}: holds a control character (a newline, tab or escape), which \
+                 would break every line that names it: choose a name without one"
             )
             .into());
         }
@@ -76,11 +77,12 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
         // (fourteenth hostile round, D2).
         let dir = out_dir(path);
         if !dir.is_dir() {
-            return Err(format!(
-                "--out {shown}: {} is not a directory (create it first)",
-                dir.display()
-            )
-            .into());
+            // One that exists is no directory to create (hundred-and-tenth hostile round, N4).
+            let what = match std::fs::symlink_metadata(dir) {
+                Ok(_) => "exists and is not a directory",
+                Err(_) => "is not a directory (create it first)",
+            };
+            return Err(format!("--out {shown}: {} {what}", dir.display()).into());
         }
         // And one this user may write (the file is made there and moved into place), said
         // before the rows are timed (hundred-and-ninth hostile round, N4: "Permission
@@ -131,7 +133,17 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
     // backend refused after it left a table with no rows; eighth hostile round, B03).
     let mut computes = Vec::new();
     for &precision in &precisions {
-        computes.push(backend::select(args.backend.as_deref(), precision)?);
+        // The flag named, as a run names it (hundred-and-eighth hostile round, N1).
+        computes.push(
+            backend::select(args.backend.as_deref(), precision).map_err(|e| {
+                match &args.backend {
+                    Some(flag) => {
+                        format!("--backend {}: {e}", ntk_runs::quote::controls_escaped(flag))
+                    }
+                    None => e.to_string(),
+                }
+            })?,
+        );
         for &depth in &args.depths {
             let size = bench::BenchSize {
                 n: args.n,

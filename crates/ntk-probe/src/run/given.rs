@@ -454,6 +454,36 @@ pub(crate) fn check_kernel_range(
         }
         return check_kernel_accuracy(inputs, compute, net, &checked, &kernel_of);
     };
+    // The theory's kernel has no weights: said as `ntk-probe theory` says it, with the layer
+    // its recursion leaves f64's range at (hundred-and-tenth hostile round, D3: "the seeded
+    // network's weights", "1/fan_in").
+    if cfg.probe.method == Method::Theory
+        && let Net::Mlp(m) = net
+    {
+        let depth = m.depth();
+        let leaves = ntk_kernel::theory::Scaling::of(m.config())
+            .ok()
+            .and_then(|scaling| {
+                let dual = ntk_kernel::theory::DualEvaluator::new(m.activation());
+                ntk_kernel::theory::layer_leaving_range(&dual, &scaling, norm(row) * norm(row))
+            });
+        let at = match leaves {
+            Some(l) => format!("at layer {l} of {depth}"),
+            None => "at its last layer".to_string(),
+        };
+        return Err(Error::Config {
+            key: "model.depth",
+            value: depth.to_string(),
+            reason: format!(
+                "{}: row {row} (norm {:.3e}): the infinite-width recursion of {} \
+                 (probe.method = \"theory\") leaves f64's range {at}, so its kernel K(x, x) \
+                 is not finite (overflow); a shallower network",
+                inputs.description,
+                norm(row),
+                m.activation()
+            ),
+        });
+    }
     let what = match value {
         Some(v) if v.is_finite() => format!(
             "K(x, x) = {v:.3e} within the rounding allowance of {}'s largest number",
@@ -640,7 +670,9 @@ fn check_kernel_normal(
             "; the infinite-width kernel is positive at every nonzero input, so the 0 is an \
              underflow"
                 .to_string(),
-            "rescale the inputs (toward unit norm)",
+            // Deep layers can take a unit input's kernel to 0 (ReLU^2 at depth 100:
+            // hundred-and-tenth hostile round, N3).
+            "rescale the inputs (toward unit norm), or a shallower network",
         ));
     } else if low == 0.0 && diagonal.iter().all(|v| *v == 0.0 || *v >= normal) {
         let f64c = Compute {
@@ -751,8 +783,11 @@ fn check_kernel_normal(
         ),
         None => (
             String::new(),
-            match compute.precision {
-                Precision::F64 => "rescale the inputs (toward unit norm)",
+            match (result.route, compute.precision) {
+                (Route::Theory, _) => {
+                    "rescale the inputs (toward unit norm), or a shallower network"
+                }
+                (_, Precision::F64) => "rescale the inputs (toward unit norm)",
                 _ => "rescale the inputs (toward unit norm) or probe in f64",
             },
         ),

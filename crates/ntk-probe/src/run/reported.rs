@@ -188,11 +188,10 @@ fn resolved_pair_angle(
         (false, Precision::F32) => f64::from(f32::EPSILON),
         _ => f64::EPSILON,
     };
-    let error = if gap > 0.0 {
-        (layers * eps / (2.0 * gap).sqrt()).to_degrees()
-    } else {
-        f64::INFINITY
-    };
+    // A correlation that rounds to 1 is at most half an ulp from it: the bound at the
+    // smallest gap it may hide (hundred-and-seventh hostile round, N4: "known to about inf
+    // degrees").
+    let error = (layers * eps / (2.0 * gap.max(eps / 2.0)).sqrt()).to_degrees();
     let distance = phi.min(180.0 - phi);
     if error < distance {
         return (Some(phi), None);
@@ -206,12 +205,13 @@ fn resolved_pair_angle(
     } else {
         format!("{sign}1 in {}", compute.precision)
     };
+    let at_best = if gap > 0.0 { "" } else { " at best" };
     (
         None,
         Some(format!(
             "probe.pair = [{i}, {j}]: the gradient angle is null: it is too near {near} degrees \
              for the kernel's correlation ({known}) to resolve it, known to about {error:.1e} \
-             degrees, more than its distance from {near}"
+             degrees{at_best}, more than its distance from {near}"
         )),
     )
 }

@@ -346,8 +346,11 @@ pub(super) fn theory_may_draw_angle(cfg: &SweepConfig, inputs: &Inputs) -> bool 
 /// ([`theory_beside`]). v2: keyed by convention and width; v3: the theory's angles of round
 /// 32, formed from the rows (thirty-third hostile round, D3); v4: ReLU's and leaky ReLU's
 /// kernel and angles from each pair's own angle (rounds 47-49), whose older values a v3
-/// cache kept (fiftieth hostile round, D2).
-const THEORY_VERSION: &str = "v4";
+/// cache kept (fiftieth hostile round, D2); v5: one rule for a pair's angle
+/// (`ntk_kernel::theory::pair_grad_angle_deg`, rounds 106-108: an odd activation's nearly
+/// opposite pair from its supplement, null with a note where the rule refuses, proportional
+/// rows of different norms answered), whose values a v4 cache kept.
+const THEORY_VERSION: &str = "v5";
 
 /// What a `theory.json` was computed for, written first in it as its `data` stamp
 /// ([`TheoryFor::stamp`]) and compared whole: the theory's version ([`THEORY_VERSION`]), the
@@ -411,7 +414,7 @@ impl<'a> TheoryFor<'a> {
         })
     }
 
-    /// `"v4; <description>; sha256 <digest>; kink <kink>; parameterization <p>; bias <b>;
+    /// `"v5; <description>; sha256 <digest>; kink <kink>; parameterization <p>; bias <b>;
     /// normalization <n>"`, then `"; activation_param <a>"` only where one is given, so that
     /// the caches written before that key existed stay valid, and `"; parameter of <f>, <g>"`
     /// where it is several families' (the stamps of earlier builds left the parameter out

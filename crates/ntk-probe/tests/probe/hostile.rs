@@ -1311,9 +1311,10 @@ fn collect_never_writes_through_a_link_at_its_tables() {
 
 /// A theory cache written by a build before the theory's angles were formed from the rows
 /// (its stamp `v2; ...`), or before ReLU's and leaky ReLU's kernel and angles were formed
-/// from each pair's own angle (`v3; ...`), is computed again, not reused (thirty-third
-/// hostile round, D3: an older build's values went into summary.csv through `--resume` and
-/// `collect`; fiftieth, D2: round 49's wrong leaky ReLU values, through a `v3` cache).
+/// from each pair's own angle (`v3; ...`), or before one rule gave a pair's angle (`v4; ...`),
+/// is computed again, not reused (thirty-third hostile round, D3: an older build's values
+/// went into summary.csv through `--resume` and `collect`; fiftieth, D2: round 49's wrong
+/// leaky ReLU values, through a `v3` cache).
 #[test]
 fn an_older_builds_theory_cache_is_computed_again() {
     let dir = tempfile::tempdir().unwrap();
@@ -1321,13 +1322,13 @@ fn an_older_builds_theory_cache_is_computed_again() {
     let (theory, out) = theory_sweep(d);
     let cache = out.join("theory.json");
     let text = std::fs::read_to_string(&cache).unwrap();
-    assert!(text.contains("\"v4; "), "{text}");
+    assert!(text.contains("\"v5; "), "{text}");
     // As an older build wrote it: its stamp, and a value of its own.
     let key = "\"min_grad_angle_deg\": ";
     let i = text.find(key).unwrap() + key.len();
     let j = i + text[i..].find([',', '\n', '}']).unwrap();
-    for stamp in ["\"v2; ", "\"v3; "] {
-        let old = format!("{}1234.5{}", &text[..i], &text[j..]).replace("\"v4; ", stamp);
+    for stamp in ["\"v2; ", "\"v3; ", "\"v4; "] {
+        let old = format!("{}1234.5{}", &text[..i], &text[j..]).replace("\"v5; ", stamp);
         std::fs::write(&cache, &old).unwrap();
         assert!(
             run(&sweep_args(&theory, &out, &["--resume"]))
@@ -1336,7 +1337,7 @@ fn an_older_builds_theory_cache_is_computed_again() {
         );
         let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
         assert!(!table.contains("1234.5"), "{stamp}: {table}");
-        assert!(std::fs::read_to_string(&cache).unwrap().contains("\"v4; "));
+        assert!(std::fs::read_to_string(&cache).unwrap().contains("\"v5; "));
         // Collect without the config cannot compute it again: the older values are left
         // out, saying why.
         std::fs::write(&cache, &old).unwrap();
@@ -8124,5 +8125,120 @@ fn bench_out_with_a_control_character_is_refused_on_one_line() {
         assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
         assert!(!stderr.contains(['\u{1b}', '\t', '\u{7f}']), "{stderr:?}");
         assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "{name}");
+    }
+}
+
+/// The hundred-and-ninth hostile round, N2 (and the hundred-and-eighth's N3): a user's files
+/// under `runs/` or in a protocol directory the sweep does not run were warned of ("holds
+/// files ... not collected") by the run's closing collect alone. The dry run warns of them
+/// the same, and of nothing where the points it would make lie.
+#[test]
+fn the_dry_run_warns_of_what_the_collect_leaves_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("out");
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    let dry = run(&sweep_args(&cfg, &out, &["--dry-run"]));
+    assert_ok("fresh dry run", &dry);
+    assert!(!String::from_utf8_lossy(&dry.stderr).contains("not collected"));
+    assert!(run(&sweep_args(&cfg, &out, &[])).status.success());
+    let point = out.join("runs").join("relu").join("depth01").join("seed1");
+    for mine in [out.join("runs").join("mine"), point.join("blocks")] {
+        std::fs::create_dir_all(&mine).unwrap();
+        std::fs::write(mine.join("notes.txt"), "mine").unwrap();
+        let dry = run(&sweep_args(&cfg, &out, &["--resume", "--dry-run"]));
+        let o = run(&sweep_args(&cfg, &out, &["--resume"]));
+        let line = format!(
+            "warning: {}: holds files (notes.txt) but no readable summary.json: not collected",
+            mine.display()
+        );
+        for (what, o) in [("dry run", &dry), ("run", &o)] {
+            assert_ok(what, o);
+            assert!(
+                String::from_utf8_lossy(&o.stderr).contains(&line),
+                "{what}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(mine.join("notes.txt")).unwrap(),
+            "mine"
+        );
+        std::fs::remove_dir_all(&mine).unwrap();
+    }
+}
+
+/// The hundred-and-eighth hostile round, N1: `bench --backend` and `sweep --backend`
+/// refused an unknown backend without naming the flag, as `run` names it.
+#[test]
+fn an_unknown_backend_flag_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    let bench = run(&os(&[
+        "bench",
+        "--n",
+        "4",
+        "--depths",
+        "1",
+        "--backend",
+        "bogus",
+    ]));
+    let sweep = run(&sweep_args(&cfg, &d.join("out"), &["--backend", "bogus"]));
+    for (what, o) in [("bench", &bench), ("sweep", &sweep)] {
+        assert_clean_error(what, o, &["--backend bogus: unknown backend `bogus`"]);
+    }
+}
+
+/// The hundred-and-tenth hostile round, D2 and D3: `theory` refused tanh beyond 90 degrees
+/// naming the supplement it formed ("theta_in 60 deg" for 120), and a theory run's overflow
+/// was told as a seeded network's ("the seeded network's weights", "1/fan_in"). The angle
+/// given is named, and the theory's overflow is said as the recursion's, with its layer.
+#[test]
+fn the_theory_s_overflow_is_said_as_the_recursion_s() {
+    let o = run(&os(&[
+        "theory",
+        "--activation",
+        "tanh",
+        "--depth",
+        "4400",
+        "--theta-deg",
+        "120",
+    ]));
+    assert_clean_error(
+        "theory 120",
+        &o,
+        &["at layer 4326", "theta_in 120 deg", "supplement 60 deg"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "t.toml",
+        "[data]\ndataset = \"file\"\nx = \"x.npy\"\n[model]\nwidth = 16\ndepth = 4400\n\
+         activation = \"tanh\"\nbias = false\n[probe]\nprecision = \"f64\"\n\
+         method = \"theory\"\n",
+    );
+    ntk_files::npy::write_f64(&d.join("x.npy"), &[1.0, 0.0, 0.0, 1.0], &[2, 2]).unwrap();
+    for extra in [&["--dry-run"][..], &[]] {
+        let o = probe()
+            .args(ntk_args(&cfg, &d.join("o"), extra))
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert_clean_error(
+            &format!("{extra:?}"),
+            &o,
+            &[
+                "model.depth = 4400",
+                "infinite-width recursion of tanh",
+                "layer 4326 of 4400",
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !stderr.contains("weights") && !stderr.contains("fan_in"),
+            "{stderr}"
+        );
     }
 }

@@ -1075,7 +1075,18 @@ fn file_names(dir: &Path) -> String {
 /// moved elsewhere and linked back was left out of the tables without a word, sixth
 /// hostile round); returns how many there are.
 pub fn warn_unreadable(root: &Path, marker: &str) -> usize {
-    let dirs = without_result(root, marker);
+    warn_unreadable_but(root, marker, |_| false)
+}
+
+/// [`warn_unreadable`] but for the directories `made` accepts: a dry run's, leaving out the
+/// points the run makes (each without its marker until then), so that it warns of what the
+/// run's closing collect will (hundred-and-ninth hostile round, N2: a user file under
+/// `runs/` was warned of by the run alone).
+pub fn warn_unreadable_but(root: &Path, marker: &str, made: impl Fn(&Path) -> bool) -> usize {
+    let dirs: Vec<PathBuf> = without_result(root, marker)
+        .into_iter()
+        .filter(|d| !made(d))
+        .collect();
     for dir in dirs.iter().take(5) {
         // The files by name: a README or notes file beside the runs is no result's, and
         // the warning said "a result's files" of it (twelfth hostile round).

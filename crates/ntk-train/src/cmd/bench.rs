@@ -63,7 +63,12 @@ pub(crate) struct BenchArgs {
 }
 
 pub(crate) fn bench_cmd(a: BenchArgs) -> CliResult<()> {
-    let compute = backend::select(a.backend.as_deref(), a.precision)?;
+    // The flag named, as a run names it (hundred-and-eighth hostile round, N1).
+    let compute =
+        backend::select(a.backend.as_deref(), a.precision).map_err(|e| match &a.backend {
+            Some(flag) => format!("--backend {}: {e}", ntk_names::controls_escaped(flag)),
+            None => e.to_string(),
+        })?;
     let peak = ntk_numerics::bench::peak_gflops(a.precision);
     refuse_flags_of_the_other_network(&a)?;
     // Under the flag's name, not the config field's (fourteenth hostile round, D3).
