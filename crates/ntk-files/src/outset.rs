@@ -539,11 +539,12 @@ fn resolve_link(out: &Path) -> crate::Result<PathBuf> {
     // A control character (a newline, a tab, an escape) breaks every line that names the
     // directory, the tables' and logs' included (eighty-eighth hostile round, N6: `a\nb: new
     // (...)` printed on two lines): refused, the path shown quoted.
-    if out.to_string_lossy().chars().any(char::is_control) {
+    if out.to_string_lossy().chars().any(crate::shown::escaped) {
         return Err(crate::Error::OutputPath {
             path: PathBuf::from(format!("{:?}", out.to_string_lossy())),
-            why: "holds a control character (a newline, tab or escape), which would break \
-                  every line that names it: choose a name without one"
+            why: "holds a control character (a newline, tab or escape) or a bidirectional \
+                  control (U+202E and its kind), which would break or reorder every line that \
+                  names it: choose a name without one"
                 .into(),
         });
     }

@@ -29,8 +29,9 @@ fn escaped_but(text: &str, kept: &[char]) -> String {
 /// Whether `c` is escaped: a control character, or a bidirectional override, embedding,
 /// isolate or mark, which reorders the rest of a line on a terminal without showing itself
 /// (hundred-and-seventh hostile round, N3); `ntk_names::reorders_or_controls` is the same
-/// rule for the crates below this one.
-fn escaped(c: char) -> bool {
+/// rule for the crates below this one. A name an output is written under with one is
+/// refused (hundred-and-eleventh hostile round, D3).
+pub fn escaped(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }

@@ -254,10 +254,12 @@ pub fn asymptotic_rate(lambda_min: f64, lambda_max: f64, lr: f64, n: usize) -> f
         if x <= 1.0 {
             (-x).ln_1p()
         } else {
-            // `ln(x - 1)` as `ln_1p(x - 2)`: near the stability limit (`x` near 2) `x - 2` is
-            // exact and `ln` of a number near 1 kept 7 of 17 digits (hundred-and-fourth
-            // hostile round, N1).
-            (x - 2.0).ln_1p()
+            // `ln(x - 1)` as `ln_1p(x - 2)`: near the stability limit (`x` near 2) `ln` of a
+            // number near 1 kept 7 of 17 digits (hundred-and-fourth hostile round, N1); and
+            // `x - 2` as `(lr lambda - 2 n) / n` with one rounding (a fused multiply-add), not
+            // from `x` rounded: one ulp above the limit `x` rounded to 2 and the rate to 0
+            // where it is -3e-16 (hundred-and-sixth hostile round, N2).
+            (lr.mul_add(lambda, -2.0 * n as f64) / n as f64).ln_1p()
         }
     };
     let rate = -2.0 * ln_factor(lambda_min).max(ln_factor(lambda_max));
@@ -294,6 +296,14 @@ mod tests {
             (near - expected).abs() <= 1e-6 * expected,
             "{near:e} {expected:e}"
         );
+        // One ulp above the limit of a singular kernel: negative, as the formula is, not 0
+        // (a lambda_max at which `lr lambda / n` rounds to 2 there).
+        let (lambda, n) = (83.7407452880671, 40);
+        let limit = 2.0 * n as f64 / lambda;
+        let above = f64::from_bits(limit.to_bits() + 1);
+        let r = asymptotic_rate(0.0, lambda, above, n);
+        // About -2 lr lambda / n - 2 a step, a few ulps of 2 in all.
+        assert!(r < 0.0 && r > -8.0 * f64::EPSILON, "{r:e}");
         // A step that removes a direction entirely leaves the other as the slowest.
         let r = asymptotic_rate(40.0, 40.0 * 1.5, 1.0, 40);
         assert!((r - (-2.0 * 0.5f64.ln())).abs() < 1e-15, "{r}");

@@ -666,10 +666,9 @@ fn from_table<T: DeserializeOwned>(
     // "duplicate field `backend`" named only the new one (seventh hostile round, for a
     // [probe] holding both device and backend).
     if let Some(message) = crate::config_file::former_name_given_twice(&message, &at) {
-        let origins: Vec<String> = sets.iter().map(|a| a.origin.clone()).collect();
         return Err(Error::ConfigWith {
             path: path.to_path_buf(),
-            origins,
+            origins: origins_of(sets),
             message,
             key: None,
         });
@@ -757,13 +756,28 @@ fn from_table<T: DeserializeOwned>(
             key: (!key.is_empty()).then_some(key),
         });
     }
-    let origins: Vec<String> = sets.iter().map(|a| a.origin.clone()).collect();
     Err(Error::ConfigWith {
         path: path.to_path_buf(),
-        origins,
+        origins: origins_of(sets),
         message,
         key: (!key.is_empty()).then_some(key),
     })
+}
+
+/// The assignments' origins, each once, for a message's "(with ...)": a flag that also
+/// removes its key's former name (`--backend` beside `--backend flex`) is named by its
+/// setting alone (hundred-and-eleventh hostile round, D2: "(with --backend, --backend
+/// flex)").
+fn origins_of(sets: &[Assignment]) -> Vec<String> {
+    let all: Vec<&str> = sets.iter().map(|a| a.origin.as_str()).collect();
+    let mut origins: Vec<String> = Vec::new();
+    for o in &all {
+        let named_by_another = all.iter().any(|other| other.starts_with(&format!("{o} ")));
+        if !named_by_another && !origins.iter().any(|seen| seen == o) {
+            origins.push(o.to_string());
+        }
+    }
+    origins
 }
 
 /// The table of the file `path` with `sets` applied (a `--set KEY=` removes the key): what
@@ -1040,6 +1054,19 @@ impl Flags {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hundred-and-eleventh hostile round, D2: `--backend flex` sets its key and removes
+    /// the key's former name, two assignments; a message names the flag once, with its value.
+    #[test]
+    fn a_flag_of_two_assignments_is_named_once() {
+        let sets = [
+            Assignment::remove("train.device", "--backend"),
+            Assignment::set("train.backend", "flex", "--backend flex"),
+            Assignment::set("model.depth", 2, "--set model.depth=2"),
+            Assignment::set("model.width", 3, "--set model.depth=2"),
+        ];
+        assert_eq!(origins_of(&sets), ["--backend flex", "--set model.depth=2"]);
+    }
     use serde::Deserialize;
 
     /// A number written nonzero that f64 reads as 0 is found, in a file's text and a

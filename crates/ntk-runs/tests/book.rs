@@ -8,6 +8,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+mod common;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -18,18 +20,8 @@ fn read(path: &Path) -> String {
 
 /// The Markdown files checked: README.md and every `.md` under docs/.
 fn documents() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|x| x == "md") {
-                out.push(p);
-            }
-        }
-    }
     let mut out = vec![root().join("README.md")];
-    walk(&root().join("docs"), &mut out);
+    common::files_with(&root().join("docs"), "md", &mut out);
     out.sort();
     out
 }

@@ -7,16 +7,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod common;
+
 /// Every `.rs` file under `dir`.
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            sources(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
+    common::files_with(dir, "rs", out);
 }
 
 /// The module path of a source file relative to `src` (`sweep/collect`; `lib.rs`, `main.rs`

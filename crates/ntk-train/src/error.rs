@@ -399,6 +399,19 @@ pub enum Error {
     /// The linearized prediction (`[prediction]`) cannot be made.
     #[error("[prediction]: {0}")]
     Prediction(String),
+    /// The infinite-width kernel of `[prediction]` overflows: its recursion leaves f64's
+    /// range at `layer` (hundred-and-eleventh hostile round, D4: the run failed after its
+    /// work with "the kernel holds a non-finite value", the dry run said nothing).
+    #[error(
+        "[prediction]: the infinite-width recursion of {activation} (kernels = [\"theory\"]) \
+         leaves f64's range at layer {layer} of {depth}, so its kernel is not finite; a \
+         shallower network, or the empirical kernel alone"
+    )]
+    PredictionOverflow {
+        activation: String,
+        layer: usize,
+        depth: usize,
+    },
     /// A `[prediction]` kernel at initialization underflows f64: a diagonal entry `K(x, x)`
     /// below the smallest normal number, or an exact 0 that is not the network's own
     /// (hundred-and-second hostile round, D4).

@@ -66,11 +66,16 @@ pub fn foresee(cfg: &TrainConfig, data: &Data, compute: &Compute) -> crate::Resu
     }
     if cfg.prediction.is_some() {
         let all = crate::predict::inputs(data);
+        if let Err(e) = crate::predict::foresee_theory_range(cfg, &model, &all) {
+            return failed(e);
+        }
         let rows = suspects(&model, &all, Precision::F64, OutputMode::Sum)
             .unwrap_or_else(|| extreme_rows(&all));
         if !rows.is_empty()
-            && let Err(e @ crate::Error::PredictionUnderflow { .. }) =
-                crate::predict::foresee(cfg, &model, (&all, &rows, data.train.n), &host)
+            && let Err(
+                e @ (crate::Error::PredictionUnderflow { .. }
+                | crate::Error::PredictionOverflow { .. }),
+            ) = crate::predict::foresee(cfg, &model, (&all, &rows, data.train.n), &host)
         {
             return failed(e);
         }

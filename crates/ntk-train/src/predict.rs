@@ -296,6 +296,7 @@ fn per_output_kernel(
                 .map_err(|reason| crate::Error::Prediction(reason.to_string()))?;
             let dual = ntk_kernel::theory::DualEvaluator::new(mlp.activation());
             let (x, n, d) = (&inputs.x, inputs.n, inputs.d);
+            check_theory_range(mlp, &scaling, inputs)?;
             // Said as it goes (sixty-fourth hostile round, N1: by quadrature, minutes to
             // hours before the first step with nothing in the log).
             let bar = ntk_kernel::compute::theory_bar(reporter, &dual, n, one.depth);
@@ -311,6 +312,55 @@ fn per_output_kernel(
             bar.finish_and_clear();
             Ok(kernel)
         }
+    }
+}
+
+/// Refuses the infinite-width kernel of `mlp` (its recursion's constants `scaling`) on
+/// `inputs` where its recursion leaves f64's range, before any quadrature of the whole
+/// kernel: by the largest input's own recursion (every entry is bounded by the diagonal's).
+/// The run and its dry run ask here.
+pub(crate) fn check_theory_range(
+    mlp: &ntk_model::Mlp,
+    scaling: &ntk_kernel::theory::Scaling,
+    inputs: &Inputs,
+) -> crate::Result<()> {
+    let dual = ntk_kernel::theory::DualEvaluator::new(mlp.activation());
+    let d = inputs.d.max(1);
+    let largest = inputs
+        .x
+        .chunks(d)
+        .map(|r| r.iter().map(|v| v * v).sum::<f64>())
+        .fold(0.0, f64::max);
+    match ntk_kernel::theory::layer_leaving_range(&dual, scaling, largest) {
+        Some(layer) => Err(crate::Error::PredictionOverflow {
+            activation: mlp.activation().to_string(),
+            layer,
+            depth: mlp.depth(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The theory's range ([`check_theory_range`]) for a dry run, where `[prediction]` asks for
+/// the theory's kernel of an MLP the theory covers; the rest is the run's to say.
+pub(crate) fn foresee_theory_range(
+    cfg: &crate::config::TrainConfig,
+    model: &Model,
+    all: &Inputs,
+) -> crate::Result<()> {
+    let (Some(p), ntk_model::Net::Mlp(mlp)) = (&cfg.prediction, model) else {
+        return Ok(());
+    };
+    if !p.kernels.contains(&PredictKernel::Theory) {
+        return Ok(());
+    }
+    let one = ntk_model::MlpConfig {
+        output_dim: 1,
+        ..mlp.config().clone()
+    };
+    match ntk_kernel::theory::Scaling::of(&one) {
+        Ok(scaling) => check_theory_range(mlp, &scaling, all),
+        Err(_) => Ok(()),
     }
 }
 

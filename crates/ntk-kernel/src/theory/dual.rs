@@ -521,7 +521,7 @@ mod tests {
     }
 
     /// The split rule reproduces the ReLU closed form to machine precision.
-    /// Every closed form of the registry (ReLU, the identity, erf, LeakyReLU at slopes over
+    /// Every closed form of the registry (ReLU, the identity, erf, ReLU^2, LeakyReLU at slopes over
     /// its range) against the split quadrature of the same activation's `s` and `s'`, and
     /// at a zero input: below 1e-12 of the kernels' scales.
     #[test]
@@ -558,6 +558,7 @@ mod tests {
             ActivationKind::Linear,
             ActivationKind::Erf,
             ActivationKind::LeakyRelu,
+            ActivationKind::ReluSquared,
         ] {
             assert!(checked.contains(&kind), "{kind} has no closed form");
         }

@@ -701,6 +701,29 @@ mod tests {
 
     /// The generic recursion with the closed form equals Thm 4.4 to rounding (1e-12 rad),
     /// and with the split quadrature forced on ReLU to 1e-11 rad.
+    /// The hundred-and-eleventh hostile round, D1: ReLU^2's norm map `q -> q^2` has an
+    /// unstable fixed point at 1, and its quadrature's rounding, doubled each layer, put a unit
+    /// input's `Theta_L(x, x)` at 2.16e-128 for 1.254e8 at depth 60. Its closed form keeps the
+    /// variance at exactly 1, so `Theta_L = 1 + (4/3) Theta_{L-1}` (mpmath, 40 digits) at
+    /// every depth.
+    #[test]
+    #[allow(clippy::excessive_precision)] // mpmath's digits, as printed
+    fn relu_squared_keeps_a_unit_input_at_its_fixed_point() {
+        let act = Activation::new(ntk_model::ActivationKind::ReluSquared, None);
+        let dual = DualEvaluator::new(&act);
+        assert!(dual.is_closed_form());
+        for (depth, want) in [
+            (20, 1258.347420804868973),
+            (60, 125425019.5629756318),
+            (100, 12471929640828.76791),
+        ] {
+            let r = pair_recursion(&dual, 1.0, 1.0, 0.5, depth);
+            assert!(r.sigma.iter().all(|s| s[0] == 1.0), "{depth}");
+            let got = r.ntk()[0];
+            assert!((got - want).abs() <= 1e-13 * want, "{depth}: {got} {want}");
+        }
+    }
+
     #[test]
     fn recursion_reproduces_thm_4_4() {
         let quad = DualEvaluator::with_quadrature(

@@ -56,13 +56,22 @@ impl ActivationFn for Erf {
     /// without a ratio near 1, where one ulp below 1 costs arcsin `sqrt(2 eps)`, 1.5e-8
     /// (ninety-fifth hostile round, N4: inputs of norm 1e19 put kappa 4e-9 off from depth 2;
     /// the error grew like `eps sqrt(q)` from `q` of 1e4 on).
+    ///
+    /// Past a variance of 1, every term is divided by the larger variance `m` first, and the
+    /// root formed as `m sqrt(D / m^2)`: `q1 q2` passed f64's range from variances of 1.3e154
+    /// (inputs of norm 1.2e77), and the kernel, about `1.37 |x|`, was refused as an overflow
+    /// (hundred-and-eleventh hostile round, D5). At variances up to 1 nothing is divided,
+    /// bit for bit as before.
     fn closed_dual(&self, q1: f64, q2: f64, c12: f64) -> Option<DualKernel> {
         let c = 1.0 / second_moment();
-        let root = (1.0 + 2.0 * q1 + 2.0 * q2 + 4.0 * (q1 * q2 - c12 * c12))
+        let m = q1.max(q2).max(1.0);
+        let (a, b, ab) = (q1 / m, q2 / m, c12 / m);
+        let scaled = (1.0 / m / m + 2.0 * a / m + 2.0 * b / m + 4.0 * (a * b - ab * ab))
             .max(0.0)
             .sqrt();
+        let root = m * scaled;
         Some(DualKernel {
-            sigma: c * 2.0 / PI * (2.0 * c12).atan2(root),
+            sigma: c * 2.0 / PI * (2.0 * ab).atan2(scaled),
             sigma_dot: c * 4.0 / PI / root,
         })
     }
@@ -104,5 +113,25 @@ mod tests {
             );
         }
         assert!((c - 2.152_578_860_607_598_6).abs() < 1e-15);
+    }
+
+    /// Past variances whose product leaves f64's range (1.3e154), the kernel is still formed
+    /// (hundred-and-eleventh hostile round, D5: refused as an overflow at inputs of norm
+    /// 1e78): `Sigma -> c` and `q Sigma_dot = c (4 / pi) q / sqrt(1 + 4 q) -> (2 c / pi)
+    /// sqrt(q)` (Williams' forms in closed form, `1 / sqrt(1 + 1 / (4 q))` to the first order
+    /// in `1 / q`), and off the diagonal the angle's arcsine as at unit scale.
+    #[test]
+    fn the_dual_kernel_is_formed_at_variances_past_f64_s_square_range() {
+        let c = 1.0 / second_moment();
+        for q in [1e156, 1e300, 1e307] {
+            let d = Erf.closed_dual(q, q, q).unwrap();
+            let big = (2.0 * c / PI) * q.sqrt() * (1.0 - 1.0 / (8.0 * q));
+            let want_sigma = c * 2.0 / PI * (PI / 2.0 - (1.0 / q).sqrt());
+            assert!((d.sigma_dot * q - big).abs() <= 1e-14 * big, "{q}: {d:?}");
+            assert!((d.sigma - want_sigma).abs() <= 1e-14 * c, "{q}: {d:?}");
+            // At correlation 0.5 the arcsine's argument is 2 c12 / (2 q) = 0.5 in the limit.
+            let half = Erf.closed_dual(q, q, q / 2.0).unwrap().sigma;
+            assert!((half - c * 2.0 / PI * 0.5f64.asin()).abs() <= 1e-12, "{q}: {half}");
+        }
     }
 }

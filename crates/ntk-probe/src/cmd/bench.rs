@@ -53,10 +53,15 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
         // A control character (a newline, a tab, an escape) would break every line that
         // names the file, as `plot --out` and a run's `--out` refuse it (hundred-and-ninth
         // hostile round, D3: a newline printed raw in the refusal of a missing directory).
-        if path.to_string_lossy().chars().any(char::is_control) {
+        if path
+            .to_string_lossy()
+            .chars()
+            .any(ntk_files::shown::escaped)
+        {
             return Err(format!(
-                "--out {shown}: holds a control character (a newline, tab or escape), which \
-                 would break every line that names it: choose a name without one"
+                "--out {shown}: holds a control character (a newline, tab or escape) or a \
+                 bidirectional control (U+202E and its kind), which would break or reorder \
+                 every line that names it: choose a name without one"
             )
             .into());
         }

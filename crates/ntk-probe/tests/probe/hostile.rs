@@ -3618,7 +3618,14 @@ fn twenty_second_review() {
         "--depth",
         "80",
     ];
-    assert_clean_error(&args.join(" "), &run(&os(&args)), &["leaves f64's range"]);
+    // Refused as "leaving f64's range" until ReLU^2 had its closed form: the quadrature's
+    // rounding, doubled each layer by the norm map's unstable fixed point, was what left
+    // it (hundred-and-eleventh hostile round, D1); the recursion itself stays at variance 1,
+    // and the angle tends to 90 degrees. A recursion that does leave the range (tanh past
+    // layer 4326) is refused: `the_theory_s_overflow_is_said_as_the_recursion_s`.
+    let o = run(&os(&args));
+    assert_ok(&args.join(" "), &o);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "90.000000");
     // NormReLU up to the kink range's end: its lambda_b was noise from b ~ 7 (round 22's
     // D7: NaN at 8, a collapse to 0 degrees at 7.3 and 7.4); its angles tend to 90 degrees
     // (the correlation 0 is the dual kernel's fixed point, and a kink far in the tail
@@ -8104,6 +8111,8 @@ fn bench_out_with_a_control_character_is_refused_on_one_line() {
         "nodir/f\u{1b}[1m\tg\u{7f}\nh",
         "f\u{1b}[1m\tg\u{7f}\nh",
         "f\nh/x.json",
+        // The hundred-and-eleventh round's D3: a bidirectional control too.
+        "a\u{202e}b\u{2066}c\n.json",
     ] {
         let o = probe()
             .args([
@@ -8123,7 +8132,10 @@ fn bench_out_with_a_control_character_is_refused_on_one_line() {
         assert_clean_error(name, &o, &["--out", "holds a control character", "\\n"]);
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
-        assert!(!stderr.contains(['\u{1b}', '\t', '\u{7f}']), "{stderr:?}");
+        assert!(
+            !stderr.contains(['\u{1b}', '\t', '\u{7f}', '\u{202e}', '\u{2066}']),
+            "{stderr:?}"
+        );
         assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "{name}");
     }
 }
@@ -8241,4 +8253,22 @@ fn the_theory_s_overflow_is_said_as_the_recursion_s() {
             "{stderr}"
         );
     }
+}
+
+/// The hundred-and-eleventh hostile round, D3: `--out` with a bidirectional control (U+202E,
+/// U+2066) was taken by `run`, its dry run and `sweep`, and printed raw in every line that
+/// names it, reordering the rest of the line; refused as a control character is.
+#[test]
+fn an_out_with_a_bidirectional_control_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "s.toml", TINY_SWEEP);
+    let name = d.join("a\u{202e}b\u{2066}c");
+    for extra in [&["--dry-run"][..], &[]] {
+        let o = run(&sweep_args(&cfg, &name, extra));
+        assert_clean_error(&format!("sweep {extra:?}"), &o, &["bidirectional control"]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!stderr.contains(['\u{202e}', '\u{2066}']), "{stderr}");
+    }
+    assert!(!name.exists());
 }

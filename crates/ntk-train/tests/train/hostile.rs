@@ -3873,9 +3873,15 @@ fn twenty_fourth_review_notes() {
         "[data]\ndataset = \"synthetic\"\nn = 10\ninput_dim = 3\n\n[model]\nwidth = 8\n\
          depth = 1\n\n[probe]\nprecision = \"f64\"\n",
     );
-    for sub in ["run", "sweep"] {
+    // With `--backend` too, which sets `train.backend` (hundred-and-eleventh hostile round,
+    // D2: serde's "unknown field `probe`" came back).
+    for (sub, extra) in [
+        ("run", &[][..]),
+        ("sweep", &[]),
+        ("run", &["--backend", "flex"]),
+    ] {
         let mut a: Vec<OsString> = vec![sub.into()];
-        a.extend(args(&probe_cfg, &d.join("o"), &[]));
+        a.extend(args(&probe_cfg, &d.join("o"), extra));
         assert_clean_error(
             "a probe's config",
             &run(&a),
