@@ -71,11 +71,13 @@ pub enum Error {
         largest_entry: f64,
         lambda_max: Option<(f64, i32)>,
     },
-    /// The inputs' Gram matrix `X^T X` overflows (or holds NaN): `largest` is the largest
-    /// input magnitude.
+    /// The inputs' Gram matrix `X X^T` (rows are samples), or the covariance `X^T X` formed
+    /// in its place when it is smaller (their nonzero eigenvalues are one), overflows (or
+    /// holds NaN): `largest` is the largest input magnitude (hundred-and-eleventh hostile
+    /// round, N3: "Gram matrix X^T X").
     #[error(
-        "the inputs' Gram matrix X^T X is not finite in f64 (the largest input magnitude is \
-         {largest:e}): rescale the inputs"
+        "the inputs' Gram matrix X X^T (or the covariance X^T X formed in its place) is not \
+         finite in f64 (the largest input magnitude is {largest:e}): rescale the inputs"
     )]
     NonFiniteGram { largest: f64 },
     /// The eigensolver failed.

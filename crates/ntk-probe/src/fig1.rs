@@ -204,10 +204,14 @@ fn checked_theory_phi_deg_digits(
             reason: format!(
                 "too small an angle for the infinite-width recursion of {act} at depth {depth} \
                  in f64: at layer {l} the inputs' correlation {near}, where an angle keeps \
-                 fewer than six significant digits (it needs at least {:.0e} per layer); give \
-                 a larger theta_in (ReLU, leaky ReLU and linear networks are exact at every \
-                 angle)",
-                ntk_kernel::theory::MIN_ONE_MINUS_RHO_PER_LAYER
+                 fewer than six significant digits (it needs at least {:.1e}: {:.0e} for \
+                 each of the {} layers, the input's included); give a larger theta_in (ReLU, \
+                 leaky ReLU and linear networks are exact at every angle)",
+                // The rule as applied (hundred-and-eleventh hostile round, N5: "1.4e-9 ...
+                // needs 1e-9 per layer" read as met).
+                ntk_kernel::theory::MIN_ONE_MINUS_RHO_PER_LAYER * (depth as f64 + 1.0),
+                ntk_kernel::theory::MIN_ONE_MINUS_RHO_PER_LAYER,
+                depth + 1
             ),
         });
     }
