@@ -21,6 +21,13 @@ use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// Why a name an output is written under is refused when it holds a character
+/// [`crate::shown::escaped`] escapes; the tools' other `--out` refusals say it in these words.
+pub const HIDDEN_IN_NAME: &str = "holds a control character (a newline, tab or escape) or one \
+     that does not show itself (a bidirectional control such as U+202E, a zero-width space \
+     U+200B, a byte order mark U+FEFF, a line separator U+2028), which would break, reorder or \
+     disguise every line that names it: choose a name without one";
+
 /// The tag of every temporary name the tools make (output sets and `crate::io::atomic_write`).
 pub const TMP_TAG: &str = ".ntk-tmp-";
 const LOCK_EXT: &str = "lock";
@@ -538,14 +545,16 @@ fn resolve_link(out: &Path) -> crate::Result<PathBuf> {
     }
     // A control character (a newline, a tab, an escape) breaks every line that names the
     // directory, the tables' and logs' included (eighty-eighth hostile round, N6: `a\nb: new
-    // (...)` printed on two lines): refused, the path shown quoted.
+    // (...)` printed on two lines), and an invisible one makes it read as another
+    // (hundred-and-twelfth, D1: `e/s\u{200b}l` as the sweep `e/sl`): refused, the path shown
+    // quoted and escaped.
     if out.to_string_lossy().chars().any(crate::shown::escaped) {
         return Err(crate::Error::OutputPath {
-            path: PathBuf::from(format!("{:?}", out.to_string_lossy())),
-            why: "holds a control character (a newline, tab or escape) or a bidirectional \
-                  control (U+202E and its kind), which would break or reorder every line that \
-                  names it: choose a name without one"
-                .into(),
+            path: PathBuf::from(format!(
+                "\"{}\"",
+                crate::shown::controls_escaped(&out.to_string_lossy())
+            )),
+            why: HIDDEN_IN_NAME.into(),
         });
     }
     let resolved = match fs::symlink_metadata(out) {

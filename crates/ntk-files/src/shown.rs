@@ -18,22 +18,28 @@ pub fn message_escaped(text: &str) -> String {
 }
 
 fn escaped_but(text: &str, kept: &[char]) -> String {
-    text.chars()
-        .map(|c| match c {
-            c if escaped(c) && !kept.contains(&c) => c.escape_debug().to_string(),
-            c => c.to_string(),
-        })
-        .collect()
+    let mut out = String::with_capacity(text.len());
+    let mut run = String::new();
+    for c in text.chars() {
+        if kept.contains(&c) {
+            out.push_str(&ntk_names::controls_escaped(&run));
+            run.clear();
+            out.push(c);
+        } else {
+            run.push(c);
+        }
+    }
+    out.push_str(&ntk_names::controls_escaped(&run));
+    out
 }
 
-/// Whether `c` is escaped: a control character, or a bidirectional override, embedding,
-/// isolate or mark, which reorders the rest of a line on a terminal without showing itself
-/// (hundred-and-seventh hostile round, N3); `ntk_names::reorders_or_controls` is the same
-/// rule for the crates below this one. A name an output is written under with one is
-/// refused (hundred-and-eleventh hostile round, D3).
+/// Whether `c` is escaped: a control character, or a character that does not show itself
+/// (a bidirectional control, a zero-width space, a byte order mark, a line separator:
+/// [`ntk_names::hidden`], the one rule every crate escapes by). A name an output is written
+/// under with one is refused (hundred-and-eleventh hostile round, D3; hundred-and-twelfth,
+/// D1).
 pub fn escaped(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    ntk_names::hidden(c)
 }
 
 /// A path as a message shows it: [`controls_escaped`], so that a newline, ESC or TAB in a
@@ -63,15 +69,17 @@ impl std::fmt::Display for ShownPath<'_> {
 
 #[cfg(test)]
 mod tests {
-    /// Control characters and the bidirectional controls (which reorder the rest of a line
-    /// without showing: hundred-and-seventh hostile round, N3) are escaped, as
-    /// `ntk_names::controls_escaped` escapes them (its test has the same text); other text,
-    /// quotes included, is kept.
+    /// The rule of `ntk_names::controls_escaped` (its test has more), with a message's own
+    /// line breaks kept by [`super::message_escaped`].
     #[test]
     fn controls_and_bidirectional_marks_are_escaped() {
         let text = "a\u{1b}[1m\tb\u{202E}c\u{2066}d\u{200F}e \"é\" ü\n";
         let want = "a\\u{1b}[1m\\tb\\u{202e}c\\u{2066}d\\u{200f}e \"é\" ü\\n";
         assert_eq!(super::controls_escaped(text), want);
         assert_eq!(super::message_escaped("x\u{202E}\n"), "x\\u{202e}\n");
+        assert_eq!(
+            super::message_escaped("a\u{200B}b\n\u{2028}"),
+            "a\\u{200b}b\n\\u{2028}"
+        );
     }
 }

@@ -89,33 +89,64 @@ pub struct UnknownName {
     pub expected: String,
 }
 
-/// `text` with its control characters escaped as Rust escapes them (a quote or backslash
-/// as it is), so that a user's newline does not break a message's line: clap says a refusal
-/// again for the arguments escaped, and Debug's quoting escaped them twice
-/// (hundred-and-seventh hostile round, N2). The crates below `ntk_files` use it
-/// (`ntk_files::shown::controls_escaped` is the same rule).
+/// `text` with every character [`hidden`] escaped (a quote or backslash as it is): a control
+/// character as Rust escapes it (`\n`, `\t`, `\u{1b}`), any other as its code point
+/// (`\u{200b}`), so that a user's newline does not break a message's line and an invisible
+/// character shows: clap says a refusal again for the arguments escaped, and Debug's quoting
+/// escaped them twice (hundred-and-seventh hostile round, N2). Every crate uses it, through
+/// `ntk_files::shown` above this one.
 pub fn controls_escaped(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if reorders_or_controls(c) {
-                c.escape_debug().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            c if c.is_control() => out.extend(c.escape_debug()),
+            c if hidden(c) => out.extend(c.escape_unicode()),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
-/// Whether `c` is escaped when shown: a control character, or a bidirectional override,
-/// embedding, isolate or mark (U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069), which
-/// reorders the rest of a line on a terminal without showing itself (hundred-and-seventh
-/// hostile round, N3: a U+202E in a value was printed raw). `ntk_files::shown` has the same
-/// rule.
-pub fn reorders_or_controls(c: char) -> bool {
+/// Whether `c` is escaped when shown, and refused in a name an output is written under: a
+/// control character (general category Cc), or a character that does not show itself where
+/// it stands. Those are Unicode's default-ignorable code points (DerivedCoreProperties: the
+/// zero-width space and joiners U+200B-U+200D, the bidirectional marks, embeddings,
+/// overrides and isolates U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069, the byte order
+/// mark U+FEFF, the soft hyphen, the Hangul fillers, variation selectors, tags, ...), the other
+/// format characters (category Cf: U+0600-U+0605, U+FFF9-U+FFFB, ...) and the line and
+/// paragraph separators U+2028-U+2029, which break a line as a newline does. A bidirectional
+/// control reorders the rest of a line (hundred-and-seventh hostile round, N3); the others
+/// made `e/p\u{200b}p.toml: No such file` read as a file that exists
+/// (hundred-and-twelfth, D1).
+pub fn hidden(c: char) -> bool {
     c.is_control()
         || matches!(
-            c,
-            '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+            c as u32,
+            0x00AD
+                | 0x034F
+                | 0x0600..=0x0605
+                | 0x061C
+                | 0x06DD
+                | 0x070F
+                | 0x0890..=0x0891
+                | 0x08E2
+                | 0x115F..=0x1160
+                | 0x17B4..=0x17B5
+                | 0x180B..=0x180F
+                | 0x200B..=0x200F
+                | 0x2028..=0x202E
+                | 0x2060..=0x206F
+                | 0x3164
+                | 0xFE00..=0xFE0F
+                | 0xFEFF
+                | 0xFFA0
+                | 0xFFF0..=0xFFFB
+                | 0x110BD
+                | 0x110CD
+                | 0x13430..=0x1343F
+                | 0x1BCA0..=0x1BCA3
+                | 0x1D173..=0x1D17A
+                | 0xE0000..=0xE0FFF
         )
 }
 
@@ -190,13 +221,22 @@ mod tests {
         Cifar10,
     }
 
-    /// `ntk_files::shown::controls_escaped`'s test, the same text: control characters and
-    /// the bidirectional controls escaped (hundred-and-seventh hostile round, N3).
+    /// Control characters, the bidirectional controls (hundred-and-seventh hostile round,
+    /// N3) and the other invisible characters (hundred-and-twelfth, D1: a zero-width space,
+    /// a byte order mark, a line separator, a Hangul filler, a tag) escaped; other text,
+    /// quotes, accents and a combining accent included, kept.
     #[test]
-    fn controls_and_bidirectional_marks_are_escaped() {
+    fn controls_and_invisible_characters_are_escaped() {
         let text = "a\u{1b}[1m\tb\u{202E}c\u{2066}d\u{200F}e \"é\" ü\n";
         let want = "a\\u{1b}[1m\\tb\\u{202e}c\\u{2066}d\\u{200f}e \"é\" ü\\n";
         assert_eq!(controls_escaped(text), want);
+        let text =
+            "p\u{200B}p\u{FEFF}\u{2028}\u{2029}\u{AD}\u{3164}\u{E0001}\u{FFF9}\u{180E}e\u{301}";
+        let want = "p\\u{200b}p\\u{feff}\\u{2028}\\u{2029}\\u{ad}\\u{3164}\\u{e0001}\\u{fff9}\\u{180e}e\u{301}";
+        assert_eq!(controls_escaped(text), want);
+        for c in ['a', ' ', '\u{A0}', 'é', '\u{301}', '中', '😀', '\u{2010}'] {
+            assert!(!hidden(c), "{c:?}");
+        }
     }
 
     #[test]

@@ -300,31 +300,40 @@ pub fn gram_spectrum(x: &[f64], n: usize, d: usize) -> crate::Result<Spectrum> {
     spectrum(&gram, epsilon)
 }
 
-/// Refuses inputs whose Gram matrix [`gram_spectrum`] would find not finite, without
-/// forming it: the side it forms (`X^T X` for `n > d`, else `X X^T`) has an infinite
-/// diagonal entry exactly when a column's (or a row's) sum of squares overflows, and its
-/// other entries are bounded by the diagonal's (Cauchy-Schwarz). Its largest eigenvalue is
-/// at most the sum of all squares `||X||_F^2`; where that passes f64's range the spectrum is
-/// taken ([`gram_spectrum`], `O(n d min(n, d))`, only for inputs within a factor `n d` of
-/// f64's largest square) and its [`crate::Error::SpectrumOverflow`] returned. A dry run calls
-/// it, so that it refuses what the run would, in the same words.
-pub fn check_gram_finite(x: &[f64], n: usize, d: usize) -> crate::Result<()> {
-    let overflows = if n > d {
-        (0..d).any(|j| {
-            !(0..n)
-                .map(|i| x[i * d + j].powi(2))
-                .sum::<f64>()
-                .is_finite()
-        })
-    } else {
-        x.chunks(d.max(1))
-            .any(|row| !row.iter().map(|v| v * v).sum::<f64>().is_finite())
-    };
+/// The scale-free part of [`gram_spectrum`]: `(spectrum, e)` with `spectrum` that of
+/// `(2^-e X)(2^-e X)^T`, whose condition number, rank and singularity are `X X^T`'s (a power
+/// of two changes none of them; its eigenvalues are `4^-e` times `X X^T`'s). `e = 0` where
+/// `||X||_F^2`, which bounds `X X^T`'s largest eigenvalue, is finite; else `e` is the binary
+/// exponent of the largest input magnitude, so that every eigenvalue is in range. Inputs
+/// whose Gram matrix has a diagonal entry `|x|^2` past f64's range are
+/// [`crate::Error::NonFiniteGram`], as [`check_gram_finite`] refuses them: only there does the
+/// depth-0 kernel itself overflow. Rows of norm 1e154 have a finite Gram matrix whose largest
+/// eigenvalue passes f64's range, and an erf network's kernel of 1.37e154 on them: the
+/// refusal of that eigenvalue, in the kernel's words, stopped a run whose kernel is in range
+/// (hundred-and-twelfth hostile round, D2).
+pub fn gram_spectrum_scaled(x: &[f64], n: usize, d: usize) -> crate::Result<(Spectrum, i32)> {
+    check_gram_finite(x, n, d)?;
+    if x.iter().map(|v| v * v).sum::<f64>().is_finite() {
+        return Ok((gram_spectrum(x, n, d)?, 0));
+    }
+    let largest = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let e = binary_exponent(largest);
+    let scaled: Vec<f64> = x.iter().map(|&v| times_pow2(v, -e)).collect();
+    Ok((gram_spectrum(&scaled, n, d)?, e))
+}
+
+/// Refuses inputs whose Gram matrix `X X^T` has an entry past f64's range, without forming
+/// it: exactly when a row's sum of squares `|x|^2` (a diagonal entry) overflows, the other
+/// entries being bounded by the diagonal's (Cauchy-Schwarz). The depth-0 kernel is then not
+/// finite, and every route forms `|x|^2`. A Gram matrix in range whose largest eigenvalue
+/// is not is left to [`gram_spectrum_scaled`]. A dry run calls it, so that it refuses what
+/// the run would, in the same words.
+pub fn check_gram_finite(x: &[f64], _n: usize, d: usize) -> crate::Result<()> {
+    let overflows = x
+        .chunks(d.max(1))
+        .any(|row| !row.iter().map(|v| v * v).sum::<f64>().is_finite());
     if !overflows {
-        if x.iter().map(|v| v * v).sum::<f64>().is_finite() {
-            return Ok(());
-        }
-        return gram_spectrum(x, n, d).map(|_| ());
+        return Ok(());
     }
     let largest = x.iter().map(|v| v.abs()).fold(0.0, f64::max);
     Err(crate::Error::NonFiniteGram { largest })
@@ -455,17 +464,56 @@ mod tests {
         assert!(low_rank_within(&k, 1e-6).unwrap().is_some());
     }
 
+    /// The check without the Gram matrix refuses exactly the inputs whose scale-free Gram
+    /// spectrum is refused (a row's `|x|^2` past f64's range), on both sides (n > d and n <=
+    /// d), in the same words; below that the spectrum is the unscaled one's where that is
+    /// in range, and the same kappa where its largest eigenvalue is not (rows of norm 1e154:
+    /// hundred-and-twelfth hostile round, D2).
     #[test]
     fn the_gram_check_agrees_with_the_gram_spectrum() {
         for (n, d) in [(8, 3), (3, 8)] {
-            for scale in [1.0, 1e150, 1e153, 1e155, 1e160] {
-                let x: Vec<f64> = (0..n * d).map(|i| (1 + i % 7) as f64 * scale).collect();
+            let x: Vec<f64> = (0..n * d)
+                .map(|i| (1 + i * 7919 % 113) as f64 / 113.0)
+                .collect();
+            let mut scaled = 0;
+            let (at_one, e) = gram_spectrum_scaled(&x, n, d).unwrap();
+            assert_eq!(e, 0);
+            for scale in [1.0, 1e150, 1e153, 5e153, 6e153, 7e153, 1e154, 1e155, 1e160] {
+                let x: Vec<f64> = x.iter().map(|v| v * scale).collect();
                 let check = check_gram_finite(&x, n, d).map_err(|e| e.to_string());
-                let full = gram_spectrum(&x, n, d);
+                let full = gram_spectrum_scaled(&x, n, d);
+                let spec = full.as_ref().ok().cloned();
                 let full = full.map(|_| ()).map_err(|e| e.to_string());
                 assert_eq!(check, full, "n {n} d {d} scale {scale:e}");
+                if let Some((s, e)) = spec {
+                    scaled += usize::from(e > 0);
+                    assert_eq!((s.rank, s.singular), (at_one.rank, at_one.singular));
+                    // Each eigenvalue, scaled back to the inputs' scale, is the unit inputs'
+                    // times scale^2 (relative to the largest).
+                    for (a, b) in s.eigenvalues.iter().zip(&at_one.eigenvalues) {
+                        let back = a / (scale * scale) * 4f64.powi(e);
+                        assert!(
+                            (back - b).abs() <= 1e-9 * at_one.lambda_max,
+                            "{scale:e}: {back} vs {b}"
+                        );
+                    }
+                } else {
+                    assert!(
+                        check.unwrap_err().contains("not finite in f64"),
+                        "{scale:e}"
+                    );
+                }
             }
+            assert!(scaled > 0, "n {n} d {d}: no scale took the scaled route");
         }
+        // The reviewer's rows: X X^T = [[1e308, 1e308, 0], [1e308, 1e308 + 1e292, 0], [0, 0,
+        // 1]], lambda_max 2e308 and lambda_min 1: singular by f64's tolerance (`n u
+        // lambda_max`), as the spectrum of X / 2^511 says.
+        let x = [1e154, 0.0, 0.0, 1e154, 1e146, 0.0, 0.0, 0.0, 1.0];
+        assert!(gram_spectrum(&x, 3, 3).is_err());
+        let (s, e) = gram_spectrum_scaled(&x, 3, 3).unwrap();
+        assert_eq!(e, 511);
+        assert!(s.singular, "{s:?}");
     }
 
     /// `X^T X` and `X X^T` share their nonzero eigenvalues: the covariance route of the

@@ -325,13 +325,7 @@ pub(crate) fn check_theory_range(
     inputs: &Inputs,
 ) -> crate::Result<()> {
     let dual = ntk_kernel::theory::DualEvaluator::new(mlp.activation());
-    let d = inputs.d.max(1);
-    let largest = inputs
-        .x
-        .chunks(d)
-        .map(|r| r.iter().map(|v| v * v).sum::<f64>())
-        .fold(0.0, f64::max);
-    match ntk_kernel::theory::layer_leaving_range(&dual, scaling, largest) {
+    match ntk_kernel::theory::layer_leaving_range_of(&dual, scaling, &inputs.x, inputs.d) {
         Some(layer) => Err(crate::Error::PredictionOverflow {
             activation: mlp.activation().to_string(),
             layer,

@@ -276,6 +276,24 @@ pub fn layer_leaving_range(dual: &DualEvaluator, scaling: &Scaling, q: f64) -> O
         .position(|(s, t)| s.iter().chain(t).any(|v| !v.is_finite()))
 }
 
+/// [`layer_leaving_range`] of the row-major inputs `x` (`d` columns): that of the largest
+/// square norm among the rows, the first to leave the range (every entry is bounded by the
+/// diagonal's, and each diagonal grows with its input's norm). The one rule of the theory's
+/// overflow refusals and notes: a probe's run, a sweep's theory column, ntk-train's
+/// prediction.
+pub fn layer_leaving_range_of(
+    dual: &DualEvaluator,
+    scaling: &Scaling,
+    x: &[f64],
+    d: usize,
+) -> Option<usize> {
+    let largest = x
+        .chunks(d.max(1))
+        .map(|r| r.iter().map(|v| v * v).sum::<f64>())
+        .fold(0.0, f64::max);
+    layer_leaving_range(dual, scaling, largest)
+}
+
 /// The infinite-width embedding angles `theta_0..theta_L` (radians) of two unit-norm inputs
 /// at angle `theta_in`, for any activation (ReLU: equals
 /// [`super::relu::relu_embedding_angles`]). For a non-homogeneous activation the answer
@@ -501,15 +519,42 @@ fn recursion(
     let s0 = scaling.input;
     // Diagonal and upper-triangle pairs (i < j, row-major) of Sigma_l and Theta_l.
     let mut q: Vec<f64> = (0..n).map(|i| s0 * g.get(i, i)).collect();
-    let mut theta_diag = q.clone();
     let pairs: Vec<(usize, usize)> = (0..n)
         .flat_map(|i| ((i + 1)..n).map(move |j| (i, j)))
         .collect();
     let mut sig: Vec<f64> = pairs.iter().map(|&(i, j)| s0 * g.get(i, j)).collect();
-    let mut theta = sig.clone();
     if let Some(layers) = layers.as_deref_mut() {
         layers.push(symmetric(n, &q, &pairs, &sig));
     }
+    // ReLU^2: the recursion on unit variances at the inputs' correlations, each layer's
+    // kernels scaled back by the inputs' own norms (`super::degree_two`).
+    let factors = super::degree_two::applies(dual, scaling)
+        .then(|| super::degree_two::Factors::of(x, d, dual, scaling))
+        .flatten();
+    if let Some(f) = &factors {
+        for (p, &(i, j)) in pairs.iter().enumerate() {
+            sig[p] = correlation(q[i], q[j], sig[p]);
+        }
+        for (i, v) in q.iter_mut().enumerate() {
+            *v = f.unit(i);
+        }
+    }
+    let scaled = |l: usize, q: &[f64], sig: &[f64]| -> (Vec<f64>, Vec<f64>) {
+        let f = factors.as_ref().expect("only for factored kernels");
+        (
+            q.iter()
+                .enumerate()
+                .map(|(i, &v)| f.scaled(v, l, i, i))
+                .collect(),
+            pairs
+                .iter()
+                .zip(sig)
+                .map(|(&(i, j), &v)| f.scaled(v, l, i, j))
+                .collect(),
+        )
+    };
+    let mut theta_diag = q.clone();
+    let mut theta = sig.clone();
     // Closed forms cost ~100 ns a pair and layer: threads pay off from a few million pairs.
     // Each entry is computed alone, so the kernel does not depend on the thread count.
     let threads = if dual.is_closed_form() && n * n < 4_000_000 {
@@ -518,7 +563,10 @@ fn recursion(
         std::thread::available_parallelism().map_or(1, |p| p.get())
     };
     for l in 1..=depth {
-        let k = scaling.layers[l - 1];
+        let k = match factors {
+            Some(_) => dual.c(),
+            None => scaling.layers[l - 1],
+        };
         let equal = !dual.is_closed_form() && n >= 2 && {
             let q0 = q[0];
             q.iter().all(|&v| (v - q0).abs() <= EQUAL_NORMS * q0.abs())
@@ -564,10 +612,20 @@ fn recursion(
             sig[p] = kd.sigma;
         }
         if let Some(layers) = layers.as_deref_mut() {
-            layers.push(symmetric(n, &q, &pairs, &sig));
+            layers.push(match factors {
+                Some(_) => {
+                    let (diag, off) = scaled(l, &q, &sig);
+                    symmetric(n, &diag, &pairs, &off)
+                }
+                None => symmetric(n, &q, &pairs, &sig),
+            });
         }
         let told = said.into_inner() / PROGRESS_EVERY * PROGRESS_EVERY;
         progress((n + pairs.len()) as u64 - told);
+    }
+    if factors.is_some() {
+        (theta_diag, theta) = scaled(depth, &theta_diag, &theta);
+        (q, sig) = scaled(depth, &q, &sig);
     }
     InfiniteWidth {
         ntk: symmetric(n, &theta_diag, &pairs, &theta),

@@ -85,15 +85,28 @@ pub fn theory_value(
     // A kernel the recursion overflowed: no kappa, no angle, the layer said (hundred-and-tenth
     // hostile round, D4: the sweep failed after its points with "the kernel has non-finite
     // entries", naming neither the theory nor the depth).
-    let overflowed = |k: &Kernel| -> Option<TheoryValue> {
+    let out_of_range = |k: &Kernel| -> Option<TheoryValue> {
         if k.data.iter().all(|v| v.is_finite()) {
-            return None;
+            // An underflow of a nonzero input's K(x, x) likewise: no kappa of a kernel that
+            // lost it (ReLU^2 at a row one rounding below unit norm from depth 63:
+            // hundred-and-twelfth hostile round, D3).
+            let under = crate::underflow::first_underflowing_sample::<()>(
+                inputs,
+                k,
+                crate::underflow::Formed::Theory,
+            );
+            return under.ok().flatten().map(|u| TheoryValue {
+                note: format!(
+                    "the infinite-width kernel of {act} underflows f64 at input {} (K(x, x) = \
+                     {:.3e}{}): no kappa or angle; inputs nearer unit norm, or a shallower \
+                     network",
+                    u.sample, u.value, u.why
+                ),
+                ..TheoryValue::default()
+            });
         }
-        let q = (0..n)
-            .map(|i| row(inputs, i).iter().map(|v| v * v).sum::<f64>())
-            .fold(0.0, f64::max);
         let dual = theory::DualEvaluator::new(&act);
-        let at = theory::layer_leaving_range(&dual, &scaling, q)
+        let at = theory::layer_leaving_range_of(&dual, &scaling, &inputs.x, d)
             .map_or_else(String::new, |l| format!(" at layer {l} of {depth}"));
         Some(TheoryValue {
             note: format!(
@@ -117,7 +130,7 @@ pub fn theory_value(
     if let Some(h) = theory::relu_angles::slope(&act)
         .and_then(|s| theory::relu_angles::homogeneous_ntk(inputs, s, depth))
     {
-        if let Some(v) = overflowed(&h.ntk) {
+        if let Some(v) = out_of_range(&h.ntk) {
             return Ok(v);
         }
         let kappa = singular(&h.ntk)?;
@@ -159,7 +172,7 @@ pub fn theory_value(
             // ReLU or leaky ReLU with a row of zeros or of values that are not finite
             // (the others took `homogeneous_ntk` above): the recursion on the rows as given.
             let k = theory::infinite_width_ntk(&inputs.x, n, d, &act, depth);
-            if let Some(v) = overflowed(&k) {
+            if let Some(v) = out_of_range(&k) {
                 return Ok(v);
             }
             singular(&k)?
@@ -183,7 +196,7 @@ pub fn theory_value(
     if n <= THEORY_PAIRWISE_MAX_N || (equal_norms && n <= THEORY_EQUAL_NORMS_MAX_N) {
         let k =
             theory::infinite_width_kernels_scaled(&inputs.x, n, d, &dual, &scaling, &|_| {}).ntk;
-        if let Some(v) = overflowed(&k) {
+        if let Some(v) = out_of_range(&k) {
             return Ok(v);
         }
         let kappa = singular(&k)?;
@@ -538,6 +551,26 @@ mod tests {
             );
             assert!(v.note.contains("of 2"), "{kind}: {v:?}");
         }
+    }
+
+    /// The hundred-and-twelfth hostile round, D3: ReLU^2's kernel of a row one rounding below
+    /// unit norm underflows to 0 from depth 63 (exactly 1.6e-459); the theory column is then a
+    /// note, not the kappa of a kernel that lost a row (it was "singular" with no note).
+    #[test]
+    fn an_underflowing_kernel_is_a_note() {
+        let t = 120f64.to_radians();
+        let x = [1.0, 0.0, 0.0, t.cos(), t.sin(), 0.0, 0.0, 0.0, 1.0];
+        let gram = Kernel::gram(&x, 3, 3);
+        let model = |depth| MlpConfig::new(3, 64, depth, ActivationKind::ReluSquared);
+        let v = theory_value(&model(63), &inputs(&x, 3, 3), &gram, &mut None).unwrap();
+        assert_eq!((v.kappa, v.min_grad_angle_deg), (None, None), "{v:?}");
+        assert!(v.note.contains("underflows f64 at input 1"), "{v:?}");
+        // At depth 60 the row's 4.9e-51 beside 1.3e8 is numerically singular, said so, with
+        // the angle (89.999999404077507 degrees by mpmath).
+        let v = theory_value(&model(60), &inputs(&x, 3, 3), &gram, &mut None).unwrap();
+        assert!(v.note.contains("numerically singular"), "{v:?}");
+        let angle = v.min_grad_angle_deg.unwrap();
+        assert!((angle - 89.999_999_404_077_5).abs() < 1e-9, "{v:?}");
     }
 
     fn inputs(x: &[f64], n: usize, d: usize) -> Inputs {

@@ -128,7 +128,14 @@ pub fn pair_grad_angle_deg(
         return Ok(phi(rows_angle(x, y), depth, s).degrees());
     }
     let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(u, v)| u * v).sum::<f64>();
-    let (qx, qy, c) = (dot(x, x), dot(y, y), dot(x, y));
+    let (mut qx, mut qy, mut c) = (dot(x, x), dot(y, y), dot(x, y));
+    // ReLU^2's angle is free of the norms (`super::degree_two`): taken on unit variances,
+    // which its recursion keeps at 1, where a row's own, one rounding off 1, went to 0 by
+    // depth 63 (hundred-and-twelfth hostile round, D3).
+    if super::degree_two::applies(dual, scaling) && qx > 0.0 && qy > 0.0 {
+        c = crate::theory::dual::correlation(qx, qy, c);
+        (qx, qy) = (1.0, 1.0);
+    }
     // Exactly proportional rows (of different norms: equal ones returned above) have an
     // input correlation of exactly 1, no rounding of a cosine: the layers from the first
     // hidden one on are judged ([`super::PairRecursion::unresolved_layer_from`]).

@@ -58,12 +58,7 @@ pub(crate) fn bench_cmd(args: BenchArgs) -> CliResult<()> {
             .chars()
             .any(ntk_files::shown::escaped)
         {
-            return Err(format!(
-                "--out {shown}: holds a control character (a newline, tab or escape) or a \
-                 bidirectional control (U+202E and its kind), which would break or reorder \
-                 every line that names it: choose a name without one"
-            )
-            .into());
+            return Err(format!("--out {shown}: {}", ntk_files::outset::HIDDEN_IN_NAME).into());
         }
         // A trailing slash names a directory, which a file cannot be: said now, not after
         // every row was timed (sixteenth hostile round, D5).

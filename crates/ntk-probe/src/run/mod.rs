@@ -850,12 +850,20 @@ fn mlp_only(net: &Net) -> crate::Result<&Mlp> {
 /// the `d x d` covariance `X^T X` and `n - d` exact zeros, so the spectrum is taken from the
 /// small matrix (`O(n d^2 + d^3)` instead of `O(n^3)`: for 10,000 MNIST images, a 784 x 784
 /// eigenproblem instead of a 10,000 x 10,000 one).
+///
+/// Only its condition number, rank and singularity are read (the summary's `gram_kappa`,
+/// `gram_rank`, `gram_singular`), so where `X X^T`'s largest eigenvalue passes f64's range
+/// though its entries do not, the spectrum is that of the inputs scaled by a power of two
+/// ([`spectrum::gram_spectrum_scaled`]): the network's kernel is checked on its own (erf's at
+/// rows of norm 1e154 is about 1.37e154; hundred-and-twelfth hostile round, D2).
 pub fn gram_spectrum(inputs: &Inputs) -> crate::Result<Spectrum> {
-    // An error of the inputs' own scale names them (inputs near 1e155 overflow X^T X).
-    spectrum::gram_spectrum(&inputs.x, inputs.n, inputs.d).map_err(|e| crate::Error::Setting {
-        setting: Some(inputs.description.clone()),
-        source: Box::new(e.into()),
-    })
+    // An error of the inputs' own scale names them (inputs near 1e155 overflow |x|^2).
+    spectrum::gram_spectrum_scaled(&inputs.x, inputs.n, inputs.d)
+        .map(|(s, _)| s)
+        .map_err(|e| crate::Error::Setting {
+            setting: Some(inputs.description.clone()),
+            source: Box::new(e.into()),
+        })
 }
 
 /// What one protocol makes of a computed kernel: the summary, the eigenvalues to save
