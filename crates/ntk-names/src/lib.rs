@@ -114,7 +114,9 @@ pub fn controls_escaped(text: &str) -> String {
 /// overrides and isolates U+061C, U+200E-U+200F, U+202A-U+202E, U+2066-U+2069, the byte order
 /// mark U+FEFF, the soft hyphen, the Hangul fillers, variation selectors, tags, ...), the other
 /// format characters (category Cf: U+0600-U+0605, U+FFF9-U+FFFB, ...) and the line and
-/// paragraph separators U+2028-U+2029, which break a line as a newline does. A bidirectional
+/// paragraph separators U+2028-U+2029, which break a line as a newline does, and the blanks
+/// that read as an ASCII space or as nothing (the other space separators, U+00A0, U+2000-U+200A,
+/// U+202F, U+3000, ..., and the braille blank U+2800: hundred-and-thirteenth, N2). A bidirectional
 /// control reorders the rest of a line (hundred-and-seventh hostile round, N3); the others
 /// made `e/p\u{200b}p.toml: No such file` read as a file that exists
 /// (hundred-and-twelfth, D1).
@@ -122,7 +124,8 @@ pub fn hidden(c: char) -> bool {
     c.is_control()
         || matches!(
             c as u32,
-            0x00AD
+            0x00A0
+                | 0x00AD
                 | 0x034F
                 | 0x0600..=0x0605
                 | 0x061C
@@ -131,11 +134,15 @@ pub fn hidden(c: char) -> bool {
                 | 0x0890..=0x0891
                 | 0x08E2
                 | 0x115F..=0x1160
+                | 0x1680
                 | 0x17B4..=0x17B5
                 | 0x180B..=0x180F
-                | 0x200B..=0x200F
-                | 0x2028..=0x202E
+                | 0x2000..=0x200F
+                | 0x2028..=0x202F
+                | 0x205F
                 | 0x2060..=0x206F
+                | 0x2800
+                | 0x3000
                 | 0x3164
                 | 0xFE00..=0xFE0F
                 | 0xFEFF
@@ -234,8 +241,13 @@ mod tests {
             "p\u{200B}p\u{FEFF}\u{2028}\u{2029}\u{AD}\u{3164}\u{E0001}\u{FFF9}\u{180E}e\u{301}";
         let want = "p\\u{200b}p\\u{feff}\\u{2028}\\u{2029}\\u{ad}\\u{3164}\\u{e0001}\\u{fff9}\\u{180e}e\u{301}";
         assert_eq!(controls_escaped(text), want);
-        for c in ['a', ' ', '\u{A0}', 'é', '\u{301}', '中', '😀', '\u{2010}'] {
+        for c in ['a', ' ', 'é', '\u{301}', '中', '😀', '\u{2010}', '_'] {
             assert!(!hidden(c), "{c:?}");
+        }
+        for c in [
+            '\u{A0}', '\u{2002}', '\u{202F}', '\u{3000}', '\u{2800}', '\u{205F}',
+        ] {
+            assert!(hidden(c), "{c:?}");
         }
     }
 

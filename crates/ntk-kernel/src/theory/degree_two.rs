@@ -74,7 +74,13 @@ fn times_exp(v: f64, s: f64) -> f64 {
     if s == 0.0 || v == 0.0 {
         return v;
     }
-    if !s.is_finite() {
+    // Past about 1500 no `v` in f64's range keeps the product in it (`|ln v| <= 745`); there
+    // `n ln 2` would also lose `s`'s digits (at `|s|` past 2^53 `f` was anything, and an
+    // overflowing kernel read 0: hundred-and-thirteenth hostile round, D1 and D2).
+    if s.is_nan() {
+        return f64::NAN;
+    }
+    if s.abs() > 1500.0 {
         return if s > 0.0 { v * f64::INFINITY } else { 0.0 * v };
     }
     let n = (s / std::f64::consts::LN_2).round();
@@ -175,6 +181,14 @@ mod tests {
         assert_eq!(times_exp(2.0, f64::NEG_INFINITY), 0.0);
         assert_eq!(times_exp(2.0, -1e6), 0.0);
         assert_eq!(times_exp(2.0, 1e6), f64::INFINITY);
+        // Far past the range, where `n ln 2` no longer holds `s`'s digits (2^113 ulps of ln r
+        // at depth 114): the overflow or underflow as it is, never the other.
+        for s in [1.33e19, 6.7e18, 1e300, 1501.0] {
+            assert_eq!(times_exp(2.0, s), f64::INFINITY, "{s:e}");
+            assert_eq!(times_exp(1e-300, s), f64::INFINITY, "{s:e}");
+            assert_eq!(times_exp(2.0, -s), 0.0, "{s:e}");
+            assert_eq!(times_exp(1e300, -s), 0.0, "{s:e}");
+        }
     }
 
     /// The hundred-and-twelfth hostile round, D3: the kernel of `(1, 0, 0)`, `(cos 120,
@@ -231,6 +245,22 @@ mod tests {
         let k = infinite_width_kernels_scaled(&x, 3, 3, &dual, &scaling, &|_| {}).ntk;
         assert_eq!(k.get(1, 1), 0.0);
         assert!((k.get(0, 0) / 297303754.18631261 - 1.0).abs() < 1e-12);
+        // One rounding above and below unit norm, far past where the kernel leaves f64's
+        // range (layer 61) or underflows (62): infinite and 0, at every depth (the scale's
+        // exponent passes 2^63 from depth 114: hundred-and-thirteenth hostile round, D1, D2).
+        for depth in [61, 113, 114, 115, 200] {
+            let scaling = Scaling::paper(&act, depth);
+            let up = [1.0 + f64::EPSILON, 0.0, 0.0];
+            let k = infinite_width_kernels_scaled(&up, 1, 3, &dual, &scaling, &|_| {}).ntk;
+            assert_eq!(k.get(0, 0), f64::INFINITY, "{depth}");
+            let down = [1.0 - f64::EPSILON / 2.0, 0.0, 0.0];
+            let k = infinite_width_kernels_scaled(&down, 1, 3, &dual, &scaling, &|_| {}).ntk;
+            assert_eq!(
+                k.get(0, 0),
+                if depth == 61 { k.get(0, 0) } else { 0.0 },
+                "{depth}"
+            );
+        }
         // The unit-variance convention's `s0 = 1/3` on `(1, 1, 1)`: a layer-0 variance of
         // exactly 1, the unit row's kernel at every depth.
         let ones = [1.0, 1.0, 1.0];

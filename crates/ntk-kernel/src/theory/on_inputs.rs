@@ -86,6 +86,25 @@ pub fn theory_value(
     // hostile round, D4: the sweep failed after its points with "the kernel has non-finite
     // entries", naming neither the theory nor the depth).
     let out_of_range = |k: &Kernel| -> Option<TheoryValue> {
+        // Every entry finite, the largest eigenvalue not (inputs near 1e154 under SELU): a
+        // note, not an error that stopped a sweep's whole collect naming no activation
+        // (hundred-and-thirteenth hostile round, D4). Only where the trace, which bounds
+        // lambda_max, is not finite is the spectrum tried.
+        let trace: f64 = (0..k.size).map(|i| k.get(i, i)).sum();
+        if k.data.iter().all(|v| v.is_finite())
+            && !trace.is_finite()
+            && let Err(ntk_numerics::Error::SpectrumOverflow { .. }) =
+                spectrum::spectrum(k, f64::EPSILON)
+        {
+            return Some(TheoryValue {
+                note: format!(
+                    "the infinite-width kernel of {act} has every entry finite but its largest \
+                     eigenvalue past f64's largest number: no kappa or angle; inputs nearer \
+                     unit norm"
+                ),
+                ..TheoryValue::default()
+            });
+        }
         if k.data.iter().all(|v| v.is_finite()) {
             // An underflow of a nonzero input's K(x, x) likewise: no kappa of a kernel that
             // lost it (ReLU^2 at a row one rounding below unit norm from depth 63:
@@ -161,8 +180,12 @@ pub fn theory_value(
         // at every depth, so its kappa and singularity are the Gram matrix's: one
         // eigensolve, not one per depth.
         let kappa = if matches!(act, Activation::Linear(_)) {
+            // The Gram matrix's kappa is scale-free: taken on the rows scaled by a power of
+            // two where its largest eigenvalue alone leaves f64's range (hundred-and-twelfth
+            // hostile round, D2), not an error that stops a sweep's collect.
             if gram_kappa.is_none() {
-                *gram_kappa = Some(singular(gram)?);
+                let (s, _) = spectrum::gram_spectrum_scaled(&inputs.x, n, d)?;
+                *gram_kappa = Some((!s.singular).then_some(s.kappa));
             }
             gram_kappa.flatten()
         } else {
@@ -571,6 +594,19 @@ mod tests {
         assert!(v.note.contains("numerically singular"), "{v:?}");
         let angle = v.min_grad_angle_deg.unwrap();
         assert!((angle - 89.999_999_404_077_5).abs() < 1e-9, "{v:?}");
+    }
+
+    /// The hundred-and-thirteenth hostile round, D4: SELU's kernel on rows of norm about
+    /// 1e154 has every entry finite and its largest eigenvalue past f64's; its theory value
+    /// is a note, not an error that stopped a sweep's collect.
+    #[test]
+    fn a_kernel_whose_spectrum_leaves_f64_is_a_note() {
+        let x = [1e154, 0.0, 0.0, 9e153, 4.5e153, 0.0, 5e153, 3e153, 8e153];
+        let gram = Kernel::gram(&[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0], 3, 3);
+        let model = MlpConfig::new(3, 64, 1, ActivationKind::Selu);
+        let v = theory_value(&model, &inputs(&x, 3, 3), &gram, &mut None).unwrap();
+        assert_eq!((v.kappa, v.min_grad_angle_deg), (None, None), "{v:?}");
+        assert!(v.note.contains("largest eigenvalue past f64"), "{v:?}");
     }
 
     fn inputs(x: &[f64], n: usize, d: usize) -> Inputs {

@@ -202,10 +202,17 @@ pub enum NotCovered {
     /// gives the width-`m` mean-field recursion (seventy-third hostile round, D1).
     #[error(
         "under convention = \"official\" the second layer's pre-activations have variance \
-         about c m |x|^2 / d, growing with the width m; {} is not positively homogeneous, so \
-         this network has no infinite-width limit (the paper and unit_variance conventions \
-         have one, and so have relu, leaky_relu and linear under official)",
-        ntk_names::spelled(.0)
+         about c m |x|^2 / d, growing with the width m; {}, so this network has no \
+         infinite-width limit (the paper and unit_variance conventions have one, and so have \
+         relu, leaky_relu and linear under official)",
+        match .0 {
+            // Of degree 2: the growth is squared each layer (hundred-and-thirteenth hostile
+            // round, N1: "not positively homogeneous" said of it).
+            ActivationKind::ReluSquared => "relu_squared is positively homogeneous of degree 2, \
+                not 1, so each layer squares it"
+                .to_string(),
+            kind => format!("{} is not positively homogeneous", ntk_names::spelled(kind)),
+        }
     )]
     NoLimit(ActivationKind),
 }

@@ -400,6 +400,24 @@ pub(crate) fn check_kernel_range(
     }
     let largest = kernel_of(row, compute, net, false)?;
     let k = &largest.kernel;
+    // The theory's kernel has no diagonal formed ahead of it ([`overflowing_row`]): the
+    // largest input's K(x, x), n times over, bounds its trace, which bounds lambda_max; past
+    // f64's range the run may refuse lambda_max once the kernel is formed, said now as the
+    // other routes say it (hundred-and-thirteenth hostile round, D3: SELU's theory at rows of
+    // norm 1e154, rc 0 from the dry run with no note, refused by the run).
+    if cfg.probe.method == Method::Theory && k.data.iter().all(|v| v.is_finite()) {
+        let top = (0..k.size).map(|i| k.get(i, i)).fold(0.0, f64::max);
+        if !(top * inputs.n as f64).is_finite() {
+            eprintln!(
+                "note: {}: the infinite-width K(x, x) of the largest input, {top:.3e}, times n \
+                 = {} passes f64's largest number: the kernel's trace, and so its lambda_max, \
+                 may too, which the run refuses once the kernel is formed; rescale the inputs \
+                 down",
+                ntk_runs::quote::controls_escaped(&inputs.description),
+                inputs.n
+            );
+        }
+    }
     let overflow = if k.data.iter().all(|v| v.is_finite()) {
         overflowing_row(cfg, inputs, compute, net)
     } else {

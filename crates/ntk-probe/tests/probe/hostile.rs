@@ -8361,6 +8361,35 @@ fn relu_squared_theory_keeps_a_row_one_rounding_off_unit_norm() {
         );
     }
     assert!(!d.join("k63").exists());
+    // The hundred-and-thirteenth round, D1 and D2: one rounding above unit norm the kernel
+    // leaves f64's range at layer 61, one below it underflows from 62, at every depth past
+    // (from 114 the scale's exponent passed 2^63: the overflow read as "K(x, x) = 0 ... an
+    // underflow", the underflow passed the dry run and failed the run naming a "seeded
+    // network").
+    for (row, words, name) in [
+        (1.0 + f64::EPSILON, "leaves f64's range at layer 61", "up"),
+        (1.0 - f64::EPSILON / 2.0, "so the 0 is an underflow", "down"),
+    ] {
+        let file = format!("{name}.npy");
+        ntk_files::npy::write_f64(&d.join(&file), &[row, 0.0, 0.0, 0.0, 1.0, 0.0], &[2, 3])
+            .unwrap();
+        for depth in [100, 114, 115, 200] {
+            for extra in [&["--dry-run"][..], &[]] {
+                let depth_set = format!("model.depth={depth}");
+                let data_set = format!("data.x=\"{file}\"");
+                let mut args = vec!["--set", depth_set.as_str(), "--set", data_set.as_str()];
+                args.extend(extra);
+                let o = probe()
+                    .args(ntk_args(&cfg, &d.join("k"), &args))
+                    .current_dir(d)
+                    .output()
+                    .unwrap();
+                assert_clean_error(&format!("{name} {depth} {extra:?}"), &o, &[words]);
+                let err = String::from_utf8_lossy(&o.stderr);
+                assert!(!err.contains("seeded network"), "{err}");
+            }
+        }
+    }
 }
 
 /// The hundred-and-twelfth hostile round, D2: rows of norm 1e154, whose Gram matrix X X^T has
@@ -8399,4 +8428,50 @@ fn a_gram_matrix_past_f64_s_spectrum_does_not_refuse_a_kernel_in_range() {
             }
         }
     }
+}
+
+/// The hundred-and-thirteenth hostile round, D3 and D4: SELU's infinite-width kernel on rows of
+/// norm about 1e154 has every entry finite and its largest eigenvalue past f64's: the theory
+/// run's dry run said nothing (rc 0) where the run refuses, and a sweep's collect stopped on
+/// the theory column's eigensolve, naming no activation, with no summary.csv for the finished
+/// erf point. Now the dry run notes it as the other routes do, and the collect writes the
+/// finished point's tables (the theory column of such a kernel is a null with a note:
+/// `on_inputs`' tests).
+#[test]
+fn a_theory_kernel_whose_spectrum_leaves_f64_is_noted_not_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x = [1e154, 0.0, 0.0, 9e153, 4.5e153, 0.0, 5e153, 3e153, 8e153];
+    ntk_files::npy::write_f64(&d.join("h3.npy"), &x, &[3, 3]).unwrap();
+    let cfg = write(
+        d,
+        "t.toml",
+        "[data]\ndataset = \"file\"\nx = \"h3.npy\"\n[model]\nwidth = 16\ndepth = 1\n\
+         activation = \"selu\"\nbias = false\n[probe]\nprecision = \"f64\"\n\
+         method = \"theory\"\n",
+    );
+    let o = probe()
+        .args(ntk_args(&cfg, &d.join("t"), &["--dry-run"]))
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("so its lambda_max, may too"), "{err}");
+    let sweep = write(
+        d,
+        "s.toml",
+        "[data]\ndataset = \"file\"\nx = \"h3.npy\"\n[model]\nwidth = 16\nbias = false\n\
+         [probe]\nprecision = \"f64\"\n[sweep]\ndepths = [1]\nactivations = [\"erf\", \"selu\"]\n\
+         seeds = [1]\nprotocols = [\"whole\"]\n",
+    );
+    let out = d.join("sw");
+    let o = probe()
+        .args(sweep_args(&sweep, &out, &[]))
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(out.join("summary.csv").exists(), "{err}");
+    let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(table.contains("whole,erf,1,1,0,"), "{table}");
 }

@@ -548,20 +548,15 @@ impl TrainConfig {
         if let Ok(now) = src.applied(sets) {
             let file = src.table();
             let table = |t: &toml::Table, k: &str| t.get(k).is_some_and(toml::Value::is_table);
-            // A table the common flags alone made (`--backend`, `--precision` set
-            // `train.backend`, `train.precision`) is no training config's (hundred-and-
-            // eleventh hostile round, D2: with `--backend` the advice became serde's "unknown
+            // A training table that assignments alone made (`--backend` sets
+            // `train.backend`, `--set train.epochs=1` makes [train]) makes no training config
+            // without [optim], which ntk-train needs (hundred-and-eleventh hostile round, D2,
+            // and hundred-and-twelfth, N1: with either the advice became serde's "unknown
             // field `probe`").
-            let common = ["backend", "device", "precision"];
             let trains = ntk_runs::config_file::TRAINING_TABLES
                 .iter()
-                .any(|k| match now.get(*k) {
-                    Some(toml::Value::Table(t)) => {
-                        file.contains_key(*k) || t.keys().any(|key| !common.contains(&key.as_str()))
-                    }
-                    Some(_) => true,
-                    None => false,
-                });
+                .any(|k| file.contains_key(*k))
+                || now.contains_key("optim");
             if table(file, "probe") && table(&now, "probe") && !trains {
                 return Some(crate::Error::ProbeConfig {
                     onnx: table(&now, "onnx"),

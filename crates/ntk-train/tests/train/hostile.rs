@@ -3879,6 +3879,9 @@ fn twenty_fourth_review_notes() {
         ("run", &[][..]),
         ("sweep", &[]),
         ("run", &["--backend", "flex"]),
+        // And with a `--set` of a training key (hundred-and-twelfth hostile round, N1).
+        ("run", &["--set", "train.epochs=1"]),
+        ("run", &["--set", "train.epochs=1", "--precision", "f32"]),
     ] {
         let mut a: Vec<OsString> = vec![sub.into()];
         a.extend(args(&probe_cfg, &d.join("o"), extra));
@@ -6568,6 +6571,44 @@ fn a_linear_or_depth_0_network_s_underflow_is_refused() {
                     &[words, "underflows", "linear in its input's scale"],
                 );
             }
+        }
+    }
+}
+
+/// The hundred-and-thirteenth hostile round, D5: rows of norm about 1e154 whose tracked NTK
+/// overflows (SELU, ReLU) passed the dry run, rc 0, where the run failed at epoch 0: the
+/// largest input was measured only where no underflow suspect was found. Now the dry run
+/// refuses what the run refuses, in its words.
+#[test]
+fn the_dry_run_measures_the_largest_input_beside_the_underflow_suspects() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x = [1e154, 0.0, 0.0, 9e153, 4.5e153, 0.0, 5e153, 3e153, 8e153];
+    ntk_files::npy::write_f64(&d.join("x.npy"), &x, &[3, 3]).unwrap();
+    ntk_files::npy::write_f64(&d.join("y.npy"), &[0.0, 1.0, 2.0], &[3]).unwrap();
+    for activation in ["selu", "relu"] {
+        let cfg = write(
+            d,
+            &format!("{activation}.toml"),
+            &format!(
+                "[data]\ndataset = \"file\"\nx = {:?}\nlabels = {:?}\n[model]\nwidth = 16\n\
+                 depth = 1\nactivation = \"{activation}\"\noutput_dim = 3\nbias = false\n\
+                 [optim]\nlr = 0.1\n[train]\nbatch_size = 3\nepochs = 1\ntest_n = 0\n\
+                 precision = \"f64\"\n[ntk]\nevery = 1\nn = 3\n",
+                d.join("x.npy").display().to_string(),
+                d.join("y.npy").display().to_string()
+            ),
+        );
+        let out = d.join(activation);
+        let dry = run(&args(&cfg, &out, &["--dry-run"]));
+        let ran = run(&args(&cfg, &out, &[]));
+        for (what, o) in [("dry run", &dry), ("run", &ran)] {
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{activation} {what}: {err}");
+            assert!(
+                err.contains("non-finite entries"),
+                "{activation} {what}: {err}"
+            );
         }
     }
 }
