@@ -96,22 +96,7 @@ pub fn first_underflowing_sample<E>(
     // power for the whole set left a row at 1e-60 among unit rows unproved, and the inputs
     // scaled instead proved nothing for tanh (hundred-and-third hostile round, D4; a tanh
     // network at 1e-200 was "singular, rank 0").
-    let exponent = |sample: usize| {
-        let largest = inputs.x[sample * d..(sample + 1) * d]
-            .iter()
-            .fold(0.0f64, |m, v| m.max(v.abs()));
-        largest.is_finite().then(|| libm::ilogb(largest))
-    };
-    let mut groups: Vec<(i32, Vec<usize>)> = Vec::new();
-    for &sample in &zeros {
-        let Some(e) = exponent(sample) else {
-            continue;
-        };
-        match groups.iter_mut().find(|g| g.0 == e) {
-            Some(g) => g.1.push(sample),
-            None => groups.push((e, vec![sample])),
-        }
-    }
+    let groups = pow2_groups(inputs, &zeros);
     // A network linear in its input's scale (no activation between input and output, or a
     // positively homogeneous one: ReLU, leaky ReLU, the identity) is proved on its inputs
     // scaled by the power of two instead: `K(c x, c x) = c^2 K(x, x)` exactly, and a linear
@@ -121,18 +106,9 @@ pub fn first_underflowing_sample<E>(
     let by_inputs = linear_in_input_scale(net);
     let mut proved: Option<(usize, f64)> = None;
     for (e, samples) in &groups {
-        let input_scale = if by_inputs {
-            1.0
-        } else {
-            libm::scalbn(1.0, *e)
-        };
-        let Ok(Some(scaled)) = pow2_normalized(net, input_scale) else {
+        let Some((scaled, some)) = scaled_for(net, by_inputs, *e, inputs, samples) else {
             return Ok(None);
         };
-        let mut some = inputs.select(samples);
-        if by_inputs {
-            some.x.iter_mut().for_each(|v| *v = libm::scalbn(*v, -e));
-        }
         let k_again = again(&scaled, &some)?;
         for (r, &sample) in samples.iter().enumerate() {
             let Some(o) = zero_at(sample) else { continue };
@@ -243,41 +219,17 @@ fn zeros_that_underflow(
     (outputs, per_output): (&[usize], bool),
     diagonal: &[Vec<f64>],
 ) -> Option<Vec<usize>> {
-    let d = inputs.d;
     // On the host in f64, whatever the run's device and precision: the first layer's weights
     // scaled by an input's scale (2^664 at 1e-200) pass f32's range.
     let host = net.clone().to_device(&burn::tensor::Device::flex());
     let net = &crate::compute::with_precision(&host, Precision::F64);
     let by_inputs = linear_in_input_scale(net);
-    let mut groups: Vec<(i32, Vec<usize>)> = Vec::new();
-    for &r in rows {
-        let largest = inputs.x[r * d..(r + 1) * d]
-            .iter()
-            .fold(0.0f64, |m, v| m.max(v.abs()));
-        let e = if largest.is_finite() {
-            libm::ilogb(largest)
-        } else {
-            0
-        };
-        match groups.iter_mut().find(|g| g.0 == e) {
-            Some(g) => g.1.push(r),
-            None => groups.push((e, vec![r])),
-        }
-    }
+    let groups = pow2_groups(inputs, rows);
     let mut live = Vec::new();
     for (e, group) in &groups {
-        let input_scale = if by_inputs {
-            1.0
-        } else {
-            libm::scalbn(1.0, *e)
-        };
-        let Ok(Some(Net::Mlp(scaled))) = pow2_normalized(net, input_scale) else {
+        let Some((Net::Mlp(scaled), some)) = scaled_for(net, by_inputs, *e, inputs, group) else {
             return None;
         };
-        let mut some = inputs.select(group);
-        if by_inputs {
-            some.x.iter_mut().for_each(|v| *v = libm::scalbn(*v, -e));
-        }
         let proof = entries(&scaled, &some, outputs, per_output, Precision::F64);
         for (i, &r) in group.iter().enumerate() {
             if diagonal[r]
@@ -291,6 +243,51 @@ fn zeros_that_underflow(
     }
     live.sort_unstable();
     Some(live)
+}
+
+/// The `rows` of `inputs` grouped by the binary exponent of their largest magnitude, for one
+/// scaled network per group ([`scaled_for`]); a row holding a value that is not finite is
+/// left out (its kernel is no underflow).
+fn pow2_groups(inputs: &Inputs, rows: &[usize]) -> Vec<(i32, Vec<usize>)> {
+    let d = inputs.d;
+    let mut groups: Vec<(i32, Vec<usize>)> = Vec::new();
+    for &r in rows {
+        let largest = inputs.x[r * d..(r + 1) * d]
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        if !largest.is_finite() {
+            continue;
+        }
+        let e = libm::ilogb(largest);
+        match groups.iter_mut().find(|g| g.0 == e) {
+            Some(g) => g.1.push(r),
+            None => groups.push((e, vec![r])),
+        }
+    }
+    groups
+}
+
+/// The network and inputs that prove the underflows of one group of `inputs` (`rows`, their
+/// largest magnitudes of binary exponent `e`): `net`'s layers scaled by powers of two
+/// ([`pow2_normalized`]), the first by `2^e` too, on the rows as given; or, for a network
+/// linear in its input's scale (`by_inputs`, [`linear_in_input_scale`]), its layers so scaled
+/// on the rows scaled by `2^-e`. `None` where the network cannot be scaled to tell.
+fn scaled_for(
+    net: &Net,
+    by_inputs: bool,
+    e: i32,
+    inputs: &Inputs,
+    rows: &[usize],
+) -> Option<(Net, Inputs)> {
+    let input_scale = if by_inputs { 1.0 } else { libm::scalbn(1.0, e) };
+    let Ok(Some(scaled)) = pow2_normalized(net, input_scale) else {
+        return None;
+    };
+    let mut some = inputs.select(rows);
+    if by_inputs {
+        some.x.iter_mut().for_each(|v| *v = libm::scalbn(*v, -e));
+    }
+    Some((scaled, some))
 }
 
 /// Whether `net` is an MLP linear in its input's scale (depth 0, or a positively homogeneous

@@ -116,12 +116,20 @@ pub fn controls_escaped(text: &str) -> String {
 /// format characters (category Cf: U+0600-U+0605, U+FFF9-U+FFFB, ...) and the line and
 /// paragraph separators U+2028-U+2029, which break a line as a newline does, and the blanks
 /// that read as an ASCII space or as nothing (the other space separators, U+00A0, U+2000-U+200A,
-/// U+202F, U+3000, ..., and the braille blank U+2800: hundred-and-thirteenth, N2). A bidirectional
+/// U+202F, U+3000, ..., and the braille blank U+2800: hundred-and-thirteenth, N2), and the
+/// code points no font draws as themselves: private use (U+E000-U+F8FF and planes 15-16) and
+/// the noncharacters (U+FDD0-U+FDEF and the last two of every plane; hundred-and-fourteenth,
+/// D5: a U+E000 in a key read "bad key `model.depth`" beside the key it was). A bidirectional
 /// control reorders the rest of a line (hundred-and-seventh hostile round, N3); the others
 /// made `e/p\u{200b}p.toml: No such file` read as a file that exists
 /// (hundred-and-twelfth, D1).
 pub fn hidden(c: char) -> bool {
+    let u = c as u32;
     c.is_control()
+        || (0xE000..=0xF8FF).contains(&u)
+        || u >= 0xF0000
+        || (0xFDD0..=0xFDEF).contains(&u)
+        || u & 0xFFFE == 0xFFFE
         || matches!(
             c as u32,
             0x00A0

@@ -62,6 +62,7 @@ pub fn foresee(cfg: &TrainConfig, data: &Data, compute: &Compute) -> crate::Resu
             }
             return failed(e);
         }
+        note_trace(&model, &probe, precision, k.output);
     }
     if cfg.prediction.is_some() {
         let all = crate::predict::inputs(data);
@@ -119,7 +120,37 @@ fn on_host(compute: &Compute) -> Option<Compute> {
     backend::select(Some(host.name()), compute.precision).ok()
 }
 
-/// The rows of `inputs` of the smallest nonzero and of the largest norm (one where they are
+/// Says, as ntk-probe's dry run says it, where the tracked kernel's diagonal entries are each
+/// finite but their sum, the kernel's trace, is not: lambda_max, between the trace's `1/n`
+/// and the trace, may pass f64's range, which the run refuses at epoch 0 once the kernel is
+/// formed (hundred-and-fourteenth hostile round, D1: 40 rows of norm 2e153, rc 0 from the
+/// dry run, "lambda_max = 1.247e309" from the run).
+fn note_trace(model: &Net, probe: &Inputs, precision: Precision, output: OutputMode) {
+    let Net::Mlp(mlp) = model else {
+        return;
+    };
+    use ntk_kernel::host::diagonal::{Formed, largest_diagonal};
+    let outputs: Vec<usize> = match output {
+        OutputMode::Single(o) => vec![o],
+        _ => (0..mlp.config().output_dim).collect(),
+    };
+    let per_output = output == OutputMode::Full;
+    let x = (probe.x.as_slice(), probe.n);
+    let formed = Formed::InPrecision;
+    let diagonal = match precision {
+        Precision::F32 => largest_diagonal::<f32>(mlp, x, &outputs, per_output, formed),
+        Precision::F64 => largest_diagonal::<f64>(mlp, x, &outputs, per_output, formed),
+    };
+    if diagonal.iter().all(|v| v.is_finite()) && !diagonal.iter().sum::<f64>().is_finite() {
+        eprintln!(
+            "note: [ntk]: the tracked kernel's trace (the sum of its diagonal K(x, x) over the \
+             {} tracked samples) passes f64's largest number, so its lambda_max may too, which \
+             the run refuses at epoch 0 once the kernel is formed; rescale the inputs down",
+            probe.n
+        );
+    }
+}
+
 /// The rows the checks measure: the underflow suspects (where the diagonal tells them) and
 /// the inputs of the largest and smallest nonzero norm always, whose kernels overflow first
 /// and underflow first (hundred-and-thirteenth hostile round, D5: with no suspect the rows of
@@ -132,6 +163,7 @@ fn with_extremes(suspects: Option<Vec<usize>>, inputs: &Inputs) -> Vec<usize> {
     rows
 }
 
+/// The rows of `inputs` of the smallest nonzero and of the largest norm (one where they are
 /// the same; none of an empty set), in row order.
 fn extreme_rows(inputs: &Inputs) -> Vec<usize> {
     let d = inputs.d.max(1);

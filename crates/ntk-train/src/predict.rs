@@ -198,6 +198,23 @@ pub(crate) fn write(run: &Run, model: &Model) -> crate::Result<Vec<SpectrumRow>>
         let k_train = Mat::from_fn(n, n, at);
         let lin = Linearized::new(k_train.as_ref(), r0.as_ref())
             .map_err(|e| crate::Error::Prediction(e.to_string()))?;
+        // Every entry finite, lambda_max not: refused in the probe's words, with its value,
+        // never written as a singular kernel of rank 0 and a limit of 0
+        // (hundred-and-fourteenth hostile round, D6).
+        if lin.eigenvalues().iter().any(|v| !v.is_finite()) {
+            let train_kernel = ntk_numerics::kernel::Kernel {
+                size: n,
+                data: (0..n * n).map(|i| at(i / n, i % n)).collect(),
+            };
+            let why = match ntk_numerics::spectrum::spectrum(&train_kernel, f64::EPSILON) {
+                Err(e) => e.to_string(),
+                Ok(_) => "the kernel's eigenvalues are not finite".to_string(),
+            };
+            return Err(crate::Error::Prediction(format!(
+                "kernels = [\"{}\"]: {why}",
+                which.name()
+            )));
+        }
         let k_test = tests
             .as_ref()
             .map(|(t, _, _)| Mat::from_fn(t.n, n, |i, j| at(n + i, j)));

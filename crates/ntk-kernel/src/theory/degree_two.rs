@@ -261,6 +261,33 @@ mod tests {
                 "{depth}"
             );
         }
+        // Where it leaves the range, as the kernel is formed: one rounding above unit norm at
+        // layer 61 (paper); under the unit-variance convention `(1, 1, 1 + 2^-52)`, whose
+        // `s0 |x|^2` rounds to 1 in f64, at layer 63 (6.7e304 at 62 by mpmath: the
+        // hundred-and-fourteenth hostile round, D3, where "its last layer" was said).
+        let up = [1.0 + f64::EPSILON, 0.0, 0.0];
+        let at = crate::theory::layer_leaving_range_of(&dual, &Scaling::paper(&act, 100), &up, 3);
+        assert_eq!(at, Some(61));
+        let uv = Scaling::convention(ntk_model::NtkConvention::UnitVariance, &act, 3, 8, 100);
+        let row = [1.0, 1.0, 1.0 + f64::EPSILON];
+        assert_eq!(
+            crate::theory::layer_leaving_range_of(&dual, &uv, &row, 3),
+            Some(63)
+        );
+        let k = infinite_width_kernels_scaled(
+            &row,
+            1,
+            3,
+            &dual,
+            &Scaling::convention(ntk_model::NtkConvention::UnitVariance, &act, 3, 8, 62),
+            &|_| {},
+        )
+        .ntk;
+        assert!(
+            (k.get(0, 0) / 6.7e304 - 1.0).abs() < 0.01,
+            "{:e}",
+            k.get(0, 0)
+        );
         // The unit-variance convention's `s0 = 1/3` on `(1, 1, 1)`: a layer-0 variance of
         // exactly 1, the unit row's kernel at every depth.
         let ones = [1.0, 1.0, 1.0];

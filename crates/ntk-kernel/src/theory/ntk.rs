@@ -287,6 +287,33 @@ pub fn layer_leaving_range_of(
     x: &[f64],
     d: usize,
 ) -> Option<usize> {
+    // ReLU^2's kernels as its recursion forms them: the row of the largest variance, the
+    // unit-variance recursion's `Sigma^_l`, `Theta^_l` times the row's scale, carried in
+    // logarithms (`super::degree_two`). The row's own variance recursion rounds it (`s0 =
+    // 1/3` of `|x|^2 = 3 + 4.4e-16` is 1 in f64), and said "at its last layer" where the
+    // kernel leaves the range at layer 63 (hundred-and-fourteenth hostile round, D3).
+    if super::degree_two::applies(dual, scaling)
+        && let Some(row) = x.chunks(d.max(1)).max_by(|a, b| {
+            let v = |r: &[f64]| super::degree_two::log_variance(r, scaling.input);
+            v(a).total_cmp(&v(b))
+        })
+        && let Some(f) = super::degree_two::Factors::of(row, row.len(), dual, scaling)
+    {
+        let unit = Scaling {
+            input: 1.0,
+            layers: vec![dual.c(); scaling.depth()],
+        };
+        let q = f.unit(0);
+        let r = pair_recursion_scaled(dual, &unit, q, q, q);
+        return r
+            .sigma
+            .iter()
+            .zip(&r.theta)
+            .enumerate()
+            .position(|(l, (s, t))| {
+                !f.scaled(s[0], l, 0, 0).is_finite() || !f.scaled(t[0], l, 0, 0).is_finite()
+            });
+    }
     let largest = x
         .chunks(d.max(1))
         .map(|r| r.iter().map(|v| v * v).sum::<f64>())

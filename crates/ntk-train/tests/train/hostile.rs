@@ -6612,3 +6612,70 @@ fn the_dry_run_measures_the_largest_input_beside_the_underflow_suspects() {
         }
     }
 }
+
+/// The hundred-and-fourteenth hostile round, D6: a `[prediction]` kernel with every entry
+/// finite and its largest eigenvalue past f64's (40 nearly parallel rows of norm 2e153 under
+/// ReLU, lambda_max 3.199e308 by mpmath) was written as `lambda_max inf`, singular, rank 0,
+/// a stability limit of 0, rc 0. Refused now in the probe's words, with its value.
+#[test]
+fn a_prediction_kernel_whose_spectrum_leaves_f64_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x: Vec<f64> = (0..40)
+        .flat_map(|i| {
+            let t = f64::from(i) * 1e-3;
+            let (a, b) = (t.sin(), (t * 0.7).cos() * 1e-3);
+            let norm = (1.0 + a * a * 1e-6 + b * b).sqrt();
+            [2e153 / norm, 2e150 * a / norm, 2e153 * b / norm]
+        })
+        .collect();
+    ntk_files::npy::write_f64(&d.join("x.npy"), &x, &[40, 3]).unwrap();
+    let y: Vec<f64> = (0..40).map(|i| f64::from(i % 3)).collect();
+    ntk_files::npy::write_f64(&d.join("y.npy"), &y, &[40]).unwrap();
+    for kernel in ["theory", "empirical"] {
+        let cfg = write(
+            d,
+            &format!("{kernel}.toml"),
+            &format!(
+                "[data]\ndataset = \"file\"\nx = {:?}\nlabels = {:?}\n[model]\nwidth = 16\n\
+                 depth = 1\nactivation = \"relu\"\noutput_dim = 3\nbias = false\n\
+                 [optim]\nlr = 0.1\n[train]\nloss = \"mse\"\nbatch_size = 40\nepochs = 1\ntest_n = 0\n\
+                 precision = \"f64\"\n[prediction]\nkernels = [\"{kernel}\"]\n",
+                d.join("x.npy").display().to_string(),
+                d.join("y.npy").display().to_string()
+            ),
+        );
+        let out = d.join(kernel);
+        let o = run(&args(&cfg, &out, &[]));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{kernel}: {err}");
+        assert!(
+            err.contains(&format!("[prediction]: kernels = [\"{kernel}\"]"))
+                && err.contains("past f64's largest number"),
+            "{kernel}: {err}"
+        );
+        assert!(!out.join("predicted_spectrum.csv").exists(), "{kernel}");
+    }
+    // D1 there: the tracked kernel of the 40 rows, the same: the dry run notes its trace
+    // past f64's largest number (it said nothing, rc 0), the run refuses lambda_max.
+    let cfg = write(
+        d,
+        "tracked.toml",
+        &format!(
+            "[data]\ndataset = \"file\"\nx = {:?}\nlabels = {:?}\n[model]\nwidth = 16\n\
+             depth = 1\nactivation = \"relu\"\noutput_dim = 3\nbias = false\n[optim]\n\
+             lr = 0.1\n[train]\nbatch_size = 40\nepochs = 1\ntest_n = 0\n\
+             precision = \"f64\"\n[ntk]\nevery = 1\nn = 40\n",
+            d.join("x.npy").display().to_string(),
+            d.join("y.npy").display().to_string()
+        ),
+    );
+    let out = d.join("tracked");
+    let dry = run(&args(&cfg, &out, &["--dry-run"]));
+    let err = String::from_utf8_lossy(&dry.stderr);
+    assert!(err.contains("the tracked kernel's trace"), "{err}");
+    let o = run(&args(&cfg, &out, &[]));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("past f64's largest number"), "{err}");
+}
