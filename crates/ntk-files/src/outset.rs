@@ -950,20 +950,27 @@ pub fn check_owned(dir: &Path, ours: &dyn Fn(&str) -> bool) -> crate::Result<()>
             (!own).then_some(name)
         })
         .collect();
-    refuse_listed(dir, foreign)
+    refuse_listed(dir, foreign, None)
 }
 
 /// [`crate::Error::ForeignFiles`] naming the first three of `entries` (sorted) and how
 /// many more, or `Ok` when there are none.
-fn refuse_listed(dir: &Path, mut entries: Vec<String>) -> crate::Result<()> {
+fn refuse_listed(dir: &Path, mut entries: Vec<String>, beside: Option<&str>) -> crate::Result<()> {
     if entries.is_empty() {
         return Ok(());
     }
     entries.sort();
-    let more = entries.len().saturating_sub(3);
+    let (count, more) = (entries.len(), entries.len().saturating_sub(3));
     entries.truncate(3);
     if more > 0 {
         entries.push(format!("and {more} more"));
+    }
+    // Said once after the list (hundred-and-fifteenth hostile round, N4: after every name).
+    if let (Some(beside), Some(last)) = (beside, entries.last_mut()) {
+        *last = match count {
+            1 => format!("{last}, {beside}"),
+            _ => format!("{last}; each {beside}"),
+        };
     }
     Err(crate::Error::ForeignFiles {
         dir: dir.to_path_buf(),
@@ -999,9 +1006,8 @@ pub fn check_proven(
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| named(n) && !n.starts_with(".ntk-") && !n.contains(TMP_TAG))
-        .map(|n| format!("{n}, {beside}"))
         .collect();
-    refuse_listed(dir, unproven)
+    refuse_listed(dir, unproven, Some(beside))
 }
 
 /// [`check_writable`] without making anything, for a dry run (and a run before its work):
@@ -1090,6 +1096,31 @@ pub fn check_writable(dir: &Path) -> crate::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hundred-and-fifteenth hostile round, N4: what is missing beside the files is said
+    /// once, after the list.
+    #[test]
+    fn unproven_files_are_listed_with_one_clause() {
+        let dir = tempfile::tempdir().unwrap();
+        let named = |n: &str| n.ends_with(".csv");
+        let beside = "with no sweep's runs/ beside it";
+        fs::write(dir.path().join("a.csv"), "").unwrap();
+        let e = check_proven(dir.path(), &["runs"], &named, beside).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("(a.csv, with no sweep's runs/ beside it)"),
+            "{e}"
+        );
+        fs::write(dir.path().join("b.csv"), "").unwrap();
+        let e = check_proven(dir.path(), &["runs"], &named, beside).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("(a.csv, b.csv; each with no sweep's runs/ beside it)"),
+            "{e}"
+        );
+        fs::create_dir(dir.path().join("runs")).unwrap();
+        check_proven(dir.path(), &["runs"], &named, beside).unwrap();
+    }
 
     /// Forty-seventh hostile round, D5: the writability probe is the tools' own name: a
     /// directory holding a live process's is not refused as a stranger's, a dead process's is

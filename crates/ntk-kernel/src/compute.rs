@@ -156,10 +156,7 @@ pub fn compute_kernel_cached(
         (Method::Auto, Some(_)) => Method::Autodiff,
         (m, _) => m,
     };
-    let outputs: Vec<usize> = match mode {
-        OutputMode::Single(o) => vec![o],
-        _ => (0..mlp.config().output_dim).collect(),
-    };
+    let outputs = mode.outputs(mlp.config().output_dim);
     let (kernel, engine) = match method {
         Method::Theory => {
             let cfg = mlp.config();

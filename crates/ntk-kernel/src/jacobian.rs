@@ -146,10 +146,7 @@ where
     } else {
         output_count(model, &forward, x)
     };
-    let outputs: Vec<usize> = match mode {
-        OutputMode::Single(o) => vec![o],
-        OutputMode::Sum | OutputMode::Full => (0..k).collect(),
-    };
+    let outputs = mode.outputs(k);
     let (data, cols) = gradient_rows(model, &forward, (x, coupling), &outputs, Vec::new());
     Jacobian {
         rows: n * outputs.len(),

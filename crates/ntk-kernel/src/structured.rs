@@ -144,10 +144,7 @@ pub fn ntk_tensor(mlp: &Mlp, x: Tensor<2>, mode: OutputMode) -> crate::Result<Te
 /// The factors of `Sum` or `Single`: summing over outputs is one Gram of the outputs'
 /// signals side by side, counted `copies` times in the output-layer term.
 fn summed_factors(mlp: &Mlp, x: Tensor<2>, mode: OutputMode) -> (Factors, Vec<Tensor<2>>, f64) {
-    let outputs: Vec<usize> = match mode {
-        OutputMode::Single(o) => vec![o],
-        _ => (0..mlp.config().output_dim).collect(),
-    };
+    let outputs = mode.outputs(mlp.config().output_dim);
     let f = factors(mlp, x, &outputs);
     let deltas: Vec<Tensor<2>> = (0..mlp.depth())
         .map(|l| Tensor::cat(f.deltas.iter().map(|d| d[l].clone()).collect(), 1))

@@ -89,6 +89,26 @@ pub fn first_underflowing_sample<E>(
                 .to_string(),
         }));
     };
+    if squares_its_scale(net) {
+        let Some(live) = renormalized_live(net, inputs, &zeros) else {
+            return Ok(None);
+        };
+        return Ok(zeros
+            .iter()
+            .zip(live)
+            .find(|(_, top)| *top > 0.0)
+            .map(|(&sample, top)| Underflow {
+                sample,
+                value: 0.0,
+                why: format!(
+                    " (the same network renormalized at this input, every layer's \
+                     pre-activations scaled by a power of two into [1, 2) as the activation \
+                     squares its scale at every layer, which keeps a 0 of the network's own \
+                     such as a dead layer, reaches its last hidden layer with |a_L|^2 = \
+                     {top:.3e}, not 0: K(x, x) > 0 there, so the 0 is an underflow)"
+                ),
+            }));
+    }
     // The network with its layers scaled by powers of two, the first by each input's own
     // ([`pow2_normalized`]): positive there where the 0 is an underflow, 0 where it is the
     // network's own. One network per power of two among the inputs, each on its inputs as one
@@ -118,13 +138,7 @@ pub fn first_underflowing_sample<E>(
             }
         }
     }
-    let how = if by_inputs {
-        "each layer's weights and the input scaled by powers of two (the network is \
-         linear in its input's scale)"
-    } else {
-        "each layer's weights scaled by a power of two, the first layer's by this input's \
-         scale too"
-    };
+    let how = proof_scaling(net, by_inputs);
     Ok(proved.map(|(sample, top)| Underflow {
         sample,
         value: 0.0,
@@ -210,8 +224,9 @@ fn entries(
 /// network per power of two among the rows' largest entries; a network linear in its input's
 /// scale on its inputs scaled instead, [`linear_in_input_scale`]), which keeps a 0 of the
 /// network's own, has a positive entry at that output. The proof [`first_underflowing_sample`]
-/// makes with a kernel, made with the diagonal. `None` where the network cannot be scaled to
-/// tell (biases, normalization: see [`pow2_normalized`]).
+/// makes with a kernel, made with the diagonal; for ReLU^2, whose scale squares at every
+/// layer, the network renormalized at each input ([`renormalized_live`]). `None` where the
+/// network cannot be scaled to tell (biases, normalization: see [`pow2_normalized`]).
 fn zeros_that_underflow(
     net: &Net,
     inputs: &Inputs,
@@ -223,6 +238,16 @@ fn zeros_that_underflow(
     // scaled by an input's scale (2^664 at 1e-200) pass f32's range.
     let host = net.clone().to_device(&burn::tensor::Device::flex());
     let net = &crate::compute::with_precision(&host, Precision::F64);
+    if squares_its_scale(net) {
+        let live = renormalized_live(net, inputs, rows)?;
+        return Some(
+            rows.iter()
+                .zip(live)
+                .filter(|(_, top)| *top > 0.0)
+                .map(|(&r, _)| r)
+                .collect(),
+        );
+    }
     let by_inputs = linear_in_input_scale(net);
     let groups = pow2_groups(inputs, rows);
     let mut live = Vec::new();
@@ -267,6 +292,85 @@ fn pow2_groups(inputs: &Inputs, rows: &[usize]) -> Vec<(i32, Vec<usize>)> {
     groups
 }
 
+/// How the network that proves a 0 was scaled ([`pow2_proof`]; `by_inputs`: the inputs
+/// scaled instead of the first layer, [`linear_in_input_scale`]), for the messages that name
+/// the proof.
+pub fn proof_scaling(net: &Net, by_inputs: bool) -> &'static str {
+    if by_inputs {
+        "each layer's weights scaled by a power of two (their largest entry into [1, 2)) and \
+         the input by its own (the network is linear in its input's scale)"
+    } else if squares_its_scale(net) {
+        "each layer's weights scaled by a power of two along a forward pass (its \
+         pre-activations' largest magnitude at the input into [1, 2): the activation squares \
+         its scale at every layer)"
+    } else {
+        "each layer's weights scaled by a power of two (their largest entry into [1, 2), the \
+         first layer's by the input's scale too)"
+    }
+}
+
+/// Whether `net` is an MLP whose activation is positively homogeneous of a degree above 1
+/// (ReLU^2: `s(a z) = a^2 s(z)`), whose activations' scale squares at every layer: its zeros
+/// are proved by its layers scaled along a forward pass ([`renormalized_live`] for many
+/// rows at once, [`pow2_proof`] for one).
+fn squares_its_scale(net: &Net) -> bool {
+    matches!(net, Net::Mlp(m) if matches!(m.activation(), ntk_model::activation::Activation::ReluSquared(_)))
+}
+
+/// For each of the `rows` of `inputs`, `|a_L|^2`, the square norm of the last hidden layer's
+/// activations of `net` (an MLP without biases or normalization whose activation squares its
+/// scale, [`squares_its_scale`]) renormalized at that input: its weights scaled as
+/// [`pow2_normalized`] scales them, then at every layer each row's pre-activations scaled by
+/// the power of two that brings their largest magnitude into `[1, 2)`, on the host in f64.
+/// Positive factors keep every pre-activation's sign, so it is 0 exactly where the network's
+/// own last layer is (a dead unit stays dead), and ReLU^2's `K_o(x, x)` is positive at every
+/// output exactly where `a_L` is not 0 (its output layer's term is `|a_L|^2`, and where `a_L`
+/// is 0 every slope `2 z` of the last layer is too, so no signal passes back). One forward
+/// pass for every row at once (hundred-and-fourteenth hostile round, D4: the weights scaled
+/// once for all rows left unit inputs' activations at `2^(-2^L)`, so that the proof
+/// underflowed with the network and took its 0 for the network's own). `None` where
+/// [`pow2_normalized`] is.
+fn renormalized_live(net: &Net, inputs: &Inputs, rows: &[usize]) -> Option<Vec<f64>> {
+    use ntk_engine::host::mlp::{Params, activate, from_rows};
+    let host = net.clone().to_device(&burn::tensor::Device::flex());
+    let host = crate::compute::with_precision(&host, Precision::F64);
+    let Ok(Some(Net::Mlp(mlp))) = pow2_normalized(&host, 1.0) else {
+        return None;
+    };
+    let some = inputs.select(rows);
+    let params = Params::<f64>::read(&mlp);
+    let mut a = from_rows::<f64>(&some.x, some.n, params.layer(0).fan_in());
+    renormalize_rows(&mut a);
+    for l in 0..params.depth() {
+        let layer = params.layer(l);
+        let mut z = faer::Mat::<f64>::zeros(some.n, layer.fan_out());
+        layer.preact_into(a.as_ref(), &mut z);
+        renormalize_rows(&mut z);
+        let mut slopes = faer::Mat::<f64>::zeros(some.n, layer.fan_out());
+        activate(params.activation(), params.gamma()[l], &mut z, &mut slopes);
+        a = z;
+    }
+    Some(
+        (0..some.n)
+            .map(|i| (0..a.ncols()).map(|j| a[(i, j)] * a[(i, j)]).sum())
+            .collect(),
+    )
+}
+
+/// Scales each row of `m` by the power of two that brings its largest magnitude into
+/// `[1, 2)` (a row of zeros, or one holding a value that is not finite, as it is).
+fn renormalize_rows(m: &mut faer::Mat<f64>) {
+    for i in 0..m.nrows() {
+        let top = (0..m.ncols()).fold(0.0f64, |t, j| t.max(m[(i, j)].abs()));
+        if top > 0.0 && top.is_finite() {
+            let e = libm::ilogb(top);
+            for j in 0..m.ncols() {
+                m[(i, j)] = libm::scalbn(m[(i, j)], -e);
+            }
+        }
+    }
+}
+
 /// The network and inputs that prove the underflows of one group of `inputs` (`rows`, their
 /// largest magnitudes of binary exponent `e`): `net`'s layers scaled by powers of two
 /// ([`pow2_normalized`]), the first by `2^e` too, on the rows as given; or, for a network
@@ -288,6 +392,84 @@ fn scaled_for(
         some.x.iter_mut().for_each(|v| *v = libm::scalbn(*v, -e));
     }
     Some((scaled, some))
+}
+
+/// The network that proves the zeros of `net`'s kernel diagonal on the `n` rows `x`
+/// (row-major, as the proof feeds them): [`pow2_normalized`] (`largest_entry` as there), and
+/// for a network that squares its scale at every layer ([`squares_its_scale`]) each layer
+/// then scaled by the power of two that brings its pre-activations' largest magnitude on `x`
+/// into `[1, 2)`, layer by layer along a forward pass in f64 (hundred-and-fourteenth hostile
+/// round, D4: ReLU^2's weights scaled into `[1, 2)` still took a unit input's activations
+/// to `2^(-2^L)`, so that its proof underflowed with the network, and an underflow to 0 at
+/// depth 12 was taken for the network's own 0). Positive factors keep every
+/// pre-activation's sign, so a dead unit stays dead, exactly, whichever factors the forward
+/// pass picks. `None` where [`pow2_normalized`] is.
+pub fn pow2_proof(
+    net: &Net,
+    largest_entry: f64,
+    (x, n): (&[f64], usize),
+) -> Result<Option<Net>, ntk_model::ModelError> {
+    let Some(scaled) = pow2_normalized(net, largest_entry)? else {
+        return Ok(None);
+    };
+    let Net::Mlp(mlp) = &scaled else {
+        return Ok(Some(scaled));
+    };
+    if !squares_its_scale(&scaled) || n == 0 {
+        return Ok(Some(scaled));
+    }
+    let exponents = forward_exponents(mlp, (x, n));
+    let tensors = scaled.tensors();
+    let mut get = |name: &str, _: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
+        let v = tensors
+            .iter()
+            .find(|t| t.0 == name)
+            .map(|t| t.2.clone())
+            .unwrap_or_default();
+        let e = name
+            .strip_prefix("layers.")
+            .and_then(|r| r.strip_suffix(".weight"))
+            .and_then(|l| l.parse::<usize>().ok())
+            .and_then(|l| exponents.get(l).copied())
+            .unwrap_or(0);
+        Ok(v.iter().map(|w| libm::scalbn(*w, -e)).collect())
+    };
+    Ok(Some(scaled.clone().with_tensors(&mut get)?))
+}
+
+/// For each layer of `mlp` (the output layer last), the binary exponent of its
+/// pre-activations' largest magnitude on the `n` rows `x`, the layers before it scaled by
+/// theirs (0 where that magnitude is 0 or not finite: a layer dead on every row stays so).
+fn forward_exponents(mlp: &ntk_model::Mlp, (x, n): (&[f64], usize)) -> Vec<i32> {
+    use ntk_engine::host::mlp::{Params, activate, from_rows};
+    let params = Params::<f64>::read(mlp);
+    let mut a = from_rows::<f64>(x, n, params.layer(0).fan_in());
+    let mut exponents = Vec::with_capacity(params.depth() + 1);
+    for l in 0..=params.depth() {
+        let layer = params.layer(l);
+        let mut z = faer::Mat::<f64>::zeros(n, layer.fan_out());
+        layer.preact_into(a.as_ref(), &mut z);
+        let m = (0..z.ncols())
+            .flat_map(|j| z.col_as_slice(j).to_vec())
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        let e = if m > 0.0 && m.is_finite() {
+            libm::ilogb(m)
+        } else {
+            0
+        };
+        exponents.push(e);
+        if l < params.depth() {
+            for j in 0..z.ncols() {
+                z.col_as_slice_mut(j)
+                    .iter_mut()
+                    .for_each(|v| *v = libm::scalbn(*v, -e));
+            }
+            let mut slopes = faer::Mat::<f64>::zeros(n, layer.fan_out());
+            activate(params.activation(), params.gamma()[l], &mut z, &mut slopes);
+            a = z;
+        }
+    }
+    exponents
 }
 
 /// Whether `net` is an MLP linear in its input's scale (depth 0, or a positively homogeneous
@@ -458,6 +640,76 @@ mod tests {
         // The sum over outputs is normal; the dead row's 0 is the network's own.
         assert_eq!(
             suspects(&mlp, &few, &all, false, Precision::F64),
+            Some(vec![])
+        );
+    }
+
+    /// The hundred-and-fourteenth hostile round, D4: a ReLU^2 network whose every unit is
+    /// live (positive weights, a positive input) but whose activations square down to 0 in
+    /// f64 by depth 12. Its weights already have their largest entry in `[1, 2)`, so the
+    /// weights' scaling alone changed nothing and proved the 0 the network's own; the layers
+    /// scaled along a forward pass give a positive entry, so the 0 is an underflow.
+    #[test]
+    fn relu_squared_s_zero_is_proved_an_underflow_along_a_forward_pass() {
+        use burn::tensor::{DType, Device};
+        use ntk_model::{ActivationKind, Mlp, MlpConfig};
+        let cfg = MlpConfig::new(2, 4, 12, ActivationKind::ReluSquared)
+            .with_seed(1)
+            .with_bias(false);
+        let mlp = Mlp::new(&cfg, &Device::flex(), DType::F64).unwrap();
+        // One strong path through unit 0 of each layer, every other weight 2^-30.
+        let mut get = |_: &str, shape: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
+            let count: usize = shape.iter().product();
+            Ok((0..count)
+                .map(|i| if i == 0 { 1.0 } else { libm::scalbn(1.0, -30) })
+                .collect())
+        };
+        let Net::Mlp(mlp) = Net::Mlp(mlp).with_tensors(&mut get).unwrap() else {
+            unreachable!()
+        };
+        let x = inputs(&[[1.0, 1.0]]);
+        let own = entries(&mlp, &x, &[0], false, Precision::F64);
+        assert_eq!(own[0][0], 0.0, "the network's own diagonal underflows");
+        let net = Net::Mlp(mlp.clone());
+        let old = pow2_normalized(&net, 1.0).unwrap().unwrap();
+        let Net::Mlp(old) = old else { unreachable!() };
+        assert_eq!(
+            entries(&old, &x, &[0], false, Precision::F64)[0][0],
+            0.0,
+            "the weights' scaling alone does not undo it"
+        );
+        let proof = pow2_proof(&net, 1.0, (&x.x, 1)).unwrap().unwrap();
+        let Net::Mlp(proof) = proof else {
+            unreachable!()
+        };
+        let k = entries(&proof, &x, &[0], false, Precision::F64)[0][0];
+        assert!(k.is_finite() && k >= f64::MIN_POSITIVE, "{k}");
+        assert_eq!(
+            suspects(&mlp, &x, &[0], false, Precision::F64),
+            Some(vec![0])
+        );
+        // The kernel's route asks the same of its kernel's 0, for every row at once.
+        let again = |_: &Net, _: &Inputs| -> Result<Kernel, ()> { unreachable!() };
+        let two = inputs(&[[-1.0, -1.0], [1.0, 1.0]]);
+        let found = first_underflowing_sample(
+            &two,
+            &kernel(&[0.0, 0.0]),
+            Formed::Empirical {
+                net: &net,
+                precision: Precision::F64,
+                again: &again,
+            },
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(found.sample, 1, "{found:?}");
+        assert!(found.why.contains("renormalized"), "{found:?}");
+        // A dead unit stays dead: the input negated reaches no unit (every weight positive),
+        // and its 0 is the network's own.
+        let dead = inputs(&[[-1.0, -1.0]]);
+        assert_eq!(entries(&mlp, &dead, &[0], false, Precision::F64)[0][0], 0.0);
+        assert_eq!(
+            suspects(&mlp, &dead, &[0], false, Precision::F64),
             Some(vec![])
         );
     }

@@ -75,6 +75,14 @@ impl OutputMode {
             Self::Full => "full".into(),
         }
     }
+    /// The outputs whose gradients the kernel is formed from, of a network of `count`
+    /// outputs: `o` alone for [`Self::Single`], else every one.
+    pub fn outputs(self, count: usize) -> Vec<usize> {
+        match self {
+            Self::Single(o) => vec![o],
+            Self::Sum | Self::Full => (0..count).collect(),
+        }
+    }
 }
 
 /// A symmetric kernel matrix in row-major f64 on the host.

@@ -287,6 +287,13 @@ impl Figure {
         f
     }
 
+    /// Whether a series has a point to draw on the figure's scales (a finite value; a
+    /// positive one on a log scale): [`Figure::save_as`] refuses a figure without one
+    /// ("nothing to plot").
+    pub fn is_drawable(&self) -> bool {
+        self.axes().is_some()
+    }
+
     /// Whether [`Figure::save_as`] in `layout` writes `stem.caption.txt`: in a column, where
     /// the figure has a note.
     pub fn writes_caption(&self, layout: Layout) -> bool {

@@ -457,3 +457,22 @@ fn legend_samples_show_their_pattern_around_the_marker() {
         }
     }
 }
+
+/// A figure whose every point is not finite (a run diverged in its first epoch), or not
+/// positive on a log scale, has nothing to draw, which its callers ask before they save it
+/// (hundred-and-fourteenth hostile round, N8).
+#[test]
+fn a_figure_without_a_finite_point_is_not_drawable() {
+    assert!(figure(None).is_drawable());
+    let mut nan = figure(None);
+    nan.series[0].points = vec![(1.0, f64::NAN), (2.0, f64::INFINITY)];
+    nan.series[0].unresolved.clear();
+    assert!(!nan.is_drawable());
+    let mut zero = figure(None);
+    zero.series[0].points = vec![(1.0, 0.0), (2.0, -1.0)];
+    zero.series[0].unresolved.clear();
+    assert!(!zero.is_drawable());
+    let dir = tempfile::tempdir().unwrap();
+    let e = nan.save(&dir.path().join("fig")).unwrap_err().to_string();
+    assert!(e.contains("nothing to plot"), "{e}");
+}

@@ -107,7 +107,7 @@ pub fn checked_theory_phi_deg_observed(
                 "rounds to 1 (or past it) in f64, where phi is not known".to_string()
             } else {
                 format!(
-                    "is within {d:.1e} of 1, where phi is known to about {error:.0e} degrees, \
+                    "is within {d:.1e} of 1, where phi is known to about {error:.1e} degrees, \
                      more than the {MAX_ANGLE_ERROR_DEG:e} its six printed decimals allow"
                 )
             };

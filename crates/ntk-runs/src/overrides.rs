@@ -82,7 +82,7 @@ impl Assignment {
             message: "expected key=value (e.g. model.depth=5)".to_string(),
             key: None,
         })?;
-        let key = key.trim();
+        let key = key.trim_ascii();
         check_key(key)
             .and_then(|()| check_value(value))
             .map_err(|e| Error::Assignment {
@@ -96,7 +96,7 @@ impl Assignment {
             })?;
         Ok(Self {
             key: key.to_string(),
-            value: (!value.trim().is_empty()).then(|| parse_value(value)),
+            value: (!value.trim_ascii().is_empty()).then(|| parse_value(value)),
             origin,
         })
     }
@@ -241,20 +241,20 @@ fn check_value(value: &str) -> crate::Result<()> {
     // 'invalid type: string "18446744073709551616", expected usize').
     if beyond_integers(value) {
         return Err(Error::IntegerRange {
-            value: value.trim().to_string(),
+            value: value.trim_ascii().to_string(),
         });
     }
     // A decimal number beyond f64's range likewise (eighty-third hostile round, N2:
     // `model.activation_param=1e400` read 'invalid type: string "1e400", expected f64').
     if beyond_floats(value) {
         return Err(Error::FloatRange {
-            value: value.trim().to_string(),
+            value: value.trim_ascii().to_string(),
         });
     }
     // Only a value TOML reads (text that is not TOML is the string it is: a path such as
     // `1e-400/x.npy`; ninety-seventh hostile round, D3).
     if !matches!(parse_value(value), Value::String(_))
-        && let Some((_, literal)) = zero_by_underflow(&format!("v = {}", value.trim()))
+        && let Some((_, literal)) = zero_by_underflow(&format!("v = {}", value.trim_ascii()))
     {
         return Err(Error::FloatUnderflow {
             at: String::new(),
@@ -265,7 +265,7 @@ fn check_value(value: &str) -> crate::Result<()> {
     // and which became the string of its text (ninth hostile round:
     // `sweep.depths=[18446744073709551615]` read 'invalid type: string "[...]", expected a
     // sequence'): the member beyond 64 bits is named.
-    let trimmed = value.trim();
+    let trimmed = value.trim_ascii();
     let bracketed = (trimmed.starts_with('[') && trimmed.ends_with(']'))
         || (trimmed.starts_with('{') && trimmed.ends_with('}'));
     if bracketed
@@ -343,7 +343,7 @@ fn underflows_in_value(value: &toml_edit::Value, text: &str, found: &mut Vec<(us
 /// magnitude f64 cannot hold: TOML reads it as a string (`1e400`) or an infinity
 /// (`-2.5e999`), neither of which the text says.
 fn beyond_floats(text: &str) -> bool {
-    let t = text.trim();
+    let t = text.trim_ascii();
     let body = t.trim_start_matches(['+', '-']);
     body.starts_with(|c: char| c.is_ascii_digit() || c == '.')
         && body
@@ -358,7 +358,7 @@ fn beyond_floats(text: &str) -> bool {
 /// Whether `text` is a whole number (digits, `_`, a sign) that TOML's 64-bit integers
 /// cannot hold.
 fn beyond_integers(text: &str) -> bool {
-    let digits = text.trim().trim_start_matches(['+', '-']);
+    let digits = text.trim_ascii().trim_start_matches(['+', '-']);
     digits.starts_with(|c: char| ('1'..='9').contains(&c))
         && digits.chars().all(|c| c.is_ascii_digit() || c == '_')
         && !matches!(parse_value(text), Value::Integer(_))
@@ -368,7 +368,7 @@ fn beyond_integers(text: &str) -> bool {
 /// that is not a TOML value is the string itself (`mnist`, `runs/x`). Text that TOML reads
 /// as more than the one value (`8\n[data]\nn = 3`) is not a value either: the string.
 pub fn parse_value(text: &str) -> Value {
-    let trimmed = text.trim();
+    let trimmed = text.trim_ascii();
     format!("v = {trimmed}")
         .parse::<Table>()
         .ok()
@@ -831,7 +831,7 @@ fn unread_bracket_message(message: String, value: Option<&Value>) -> String {
     let Some(Value::String(text)) = value else {
         return message;
     };
-    let trimmed = text.trim();
+    let trimmed = text.trim_ascii();
     let kind = match trimmed.chars().next() {
         Some('[') => "an array",
         Some('{') => "an inline table",
@@ -929,9 +929,9 @@ fn split_error(display: &str) -> (String, String) {
         && let Some(keys) = rest.strip_suffix('`')
         && !keys.contains('\n')
     {
-        return (msg.trim().to_string(), keys.to_string());
+        return (msg.trim_ascii().to_string(), keys.to_string());
     }
-    (display.trim().to_string(), String::new())
+    (display.trim_ascii().to_string(), String::new())
 }
 
 /// The full dotted key an error concerns: `at` (the table or value), extended by the field
@@ -1066,6 +1066,29 @@ mod tests {
             Assignment::set("model.width", 3, "--set model.depth=2"),
         ];
         assert_eq!(origins_of(&sets), ["--backend flex", "--set model.depth=2"]);
+    }
+
+    /// The hundred-and-fourteenth hostile round, N7: a key or value is trimmed of TOML's
+    /// (ASCII) whitespace only: a key ending in U+3000 or U+00A0 is a bad key, shown escaped,
+    /// as one ending in U+2800 was (it ran `model.depth` where it was shown as another key),
+    /// and a value of U+3000 alone does not remove its key.
+    #[test]
+    fn only_ascii_whitespace_is_trimmed() {
+        for blank in ['\u{3000}', '\u{a0}', '\u{2800}'] {
+            let e = Assignment::parse(&format!("model.depth{blank}=3")).unwrap_err();
+            assert!(e.to_string().contains("bad key"), "{e}");
+            assert!(!e.to_string().contains(blank), "{e}");
+        }
+        assert_eq!(
+            Assignment::parse(" model.depth \t=3").unwrap().key,
+            "model.depth"
+        );
+        assert!(
+            Assignment::parse("data.n=\u{3000}")
+                .unwrap()
+                .value
+                .is_some()
+        );
     }
     use serde::Deserialize;
 

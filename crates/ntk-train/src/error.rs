@@ -103,8 +103,10 @@ pub enum Error {
     ListedTwice { key: &'static str, value: String },
     /// A cosine schedule's floor above the (lowest) learning rate.
     #[error(
-        "schedule.min_lr = {min_lr}: above the learning rate {lr}; the cosine schedule \
-         decays from the lr down to min_lr"
+        "schedule.min_lr = {}: above the learning rate {}; the cosine schedule decays from \
+         the lr down to min_lr",
+        ntk_files::table::number(*.min_lr),
+        ntk_files::table::number(*.lr)
     )]
     MinLrAboveLr { min_lr: f64, lr: f64 },
     /// Augmentation of data that is not a built-in image set's images, or of images

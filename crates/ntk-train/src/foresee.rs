@@ -13,7 +13,7 @@ use ntk_model::Net;
 use ntk_numerics::backend::{self, Compute, Precision};
 use ntk_numerics::kernel::OutputMode;
 
-use crate::config::TrainConfig;
+use crate::config::{PredictKernel, TrainConfig};
 use crate::data::Data;
 
 /// Why a run of `cfg` on `data` would fail at its kernels of epoch 0, if it would and that can
@@ -81,6 +81,7 @@ pub fn foresee(cfg: &TrainConfig, data: &Data, compute: &Compute) -> crate::Resu
         {
             return failed(e);
         }
+        note_prediction_trace(cfg, &model, &data.train);
     }
     Ok(None)
 }
@@ -102,10 +103,7 @@ fn suspects(
     let Net::Mlp(mlp) = model else {
         return None;
     };
-    let outputs: Vec<usize> = match output {
-        OutputMode::Single(o) => vec![o],
-        _ => (0..mlp.config().output_dim).collect(),
-    };
+    let outputs = output.outputs(mlp.config().output_dim);
     let per_output = output == OutputMode::Full;
     ntk_kernel::underflow::suspects(mlp, inputs, &outputs, per_output, precision)
 }
@@ -129,19 +127,9 @@ fn note_trace(model: &Net, probe: &Inputs, precision: Precision, output: OutputM
     let Net::Mlp(mlp) = model else {
         return;
     };
-    use ntk_kernel::host::diagonal::{Formed, largest_diagonal};
-    let outputs: Vec<usize> = match output {
-        OutputMode::Single(o) => vec![o],
-        _ => (0..mlp.config().output_dim).collect(),
-    };
+    let outputs = output.outputs(mlp.config().output_dim);
     let per_output = output == OutputMode::Full;
-    let x = (probe.x.as_slice(), probe.n);
-    let formed = Formed::InPrecision;
-    let diagonal = match precision {
-        Precision::F32 => largest_diagonal::<f32>(mlp, x, &outputs, per_output, formed),
-        Precision::F64 => largest_diagonal::<f64>(mlp, x, &outputs, per_output, formed),
-    };
-    if diagonal.iter().all(|v| v.is_finite()) && !diagonal.iter().sum::<f64>().is_finite() {
+    if trace_passes(mlp, probe, precision, (&outputs, per_output), 1.0) {
         eprintln!(
             "note: [ntk]: the tracked kernel's trace (the sum of its diagonal K(x, x) over the \
              {} tracked samples) passes f64's largest number, so its lambda_max may too, which \
@@ -149,6 +137,102 @@ fn note_trace(model: &Net, probe: &Inputs, precision: Precision, output: OutputM
             probe.n
         );
     }
+}
+
+/// [`note_trace`] for each `[prediction]` kernel, whose spectrum is that of its block over
+/// every training input `train` (not only the tracked ones): the empirical kernel's trace
+/// from every training input's diagonal (in f64, as the run forms it; the kernel of one
+/// output, the sum over the network's outputs divided by their number), the theory's bounded
+/// by its largest `K(x, x)` of the inputs of extreme norm times `n`, as ntk-probe's dry run
+/// bounds it (hundred-and-fifteenth hostile round, D1: with `ntk.n = 2` of 40 rows of norm
+/// 2e153, rc 0 and no note from the dry run; the run refused "lambda_max = 3.199e308").
+fn note_prediction_trace(cfg: &TrainConfig, model: &Net, train: &Inputs) {
+    let (Some(p), Net::Mlp(mlp)) = (&cfg.prediction, model) else {
+        return;
+    };
+    for &which in &p.kernels {
+        let name = which.name();
+        match which {
+            PredictKernel::Empirical => {
+                let k = mlp.config().output_dim;
+                let outputs: Vec<usize> = (0..k).collect();
+                if trace_passes(mlp, train, Precision::F64, (&outputs, false), k as f64) {
+                    eprintln!(
+                        "note: [prediction]: kernels = [\"{name}\"]: the kernel's trace (the \
+                         sum of its diagonal K(x, x) over the {} training inputs) passes f64's \
+                         largest number, so its lambda_max may too, which the run refuses \
+                         before its first step once the kernel is formed; rescale the inputs \
+                         down",
+                        train.n
+                    );
+                }
+            }
+            PredictKernel::Theory => {
+                let Some(top) = theory_largest_diagonal(mlp, train) else {
+                    continue;
+                };
+                if (top * train.n as f64).is_infinite() {
+                    eprintln!(
+                        "note: [prediction]: kernels = [\"{name}\"]: the infinite-width K(x, x) \
+                         of the largest training input, {top:.3e}, times n = {} passes f64's \
+                         largest number: the kernel's trace, and so its lambda_max, may too, \
+                         which the run refuses before its first step once the kernel is \
+                         formed; rescale the inputs down",
+                        train.n
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The largest of the infinite-width `K(x, x)` (of one output) at the inputs of extreme norm
+/// of `inputs` ([`extreme_rows`]); `None` where the theory does not cover `mlp` or a value is
+/// not finite (the range checks before this say why).
+fn theory_largest_diagonal(mlp: &ntk_model::Mlp, inputs: &Inputs) -> Option<f64> {
+    let one = ntk_model::MlpConfig {
+        output_dim: 1,
+        ..mlp.config().clone()
+    };
+    let scaling = ntk_kernel::theory::Scaling::of(&one).ok()?;
+    let dual = ntk_kernel::theory::DualEvaluator::new(mlp.activation());
+    let d = inputs.d;
+    let mut top = 0.0f64;
+    for r in extreme_rows(inputs) {
+        let row = &inputs.x[r * d..(r + 1) * d];
+        let k =
+            ntk_kernel::theory::infinite_width_kernels_scaled(row, 1, d, &dual, &scaling, &|_| {})
+                .ntk;
+        let v = k.data[0];
+        if !v.is_finite() {
+            return None;
+        }
+        top = top.max(v);
+    }
+    Some(top)
+}
+
+/// Whether every diagonal entry `K(x, x)` of `mlp`'s kernel over `inputs` (of `outputs`, each
+/// apart where `per_output`, formed in `precision` as the structured route forms it) divided
+/// by `scale` is finite and their sum, the kernel's trace, is not.
+fn trace_passes(
+    mlp: &ntk_model::Mlp,
+    inputs: &Inputs,
+    precision: Precision,
+    (outputs, per_output): (&[usize], bool),
+    scale: f64,
+) -> bool {
+    use ntk_kernel::host::diagonal::{Formed, largest_diagonal};
+    let x = (inputs.x.as_slice(), inputs.n);
+    let formed = Formed::InPrecision;
+    let diagonal: Vec<f64> = match precision {
+        Precision::F32 => largest_diagonal::<f32>(mlp, x, outputs, per_output, formed),
+        Precision::F64 => largest_diagonal::<f64>(mlp, x, outputs, per_output, formed),
+    }
+    .into_iter()
+    .map(|v| v / scale)
+    .collect();
+    diagonal.iter().all(|v| v.is_finite()) && !diagonal.iter().sum::<f64>().is_finite()
 }
 
 /// The rows the checks measure: the underflow suspects (where the diagonal tells them) and

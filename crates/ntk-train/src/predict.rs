@@ -261,7 +261,11 @@ pub(crate) fn stability_warnings(spectra: &[SpectrumRow]) -> Vec<String> {
                  rises while its kernel shrinks, then falls). The usable rate scales with the \
                  NTK, which model.convention changes by orders of magnitude (docs/config.md, \
                  optim.lr)",
-                s.lr, s.lr_stability_limit, s.kernel, s.lambda_max, s.n
+                ntk_files::table::number(s.lr),
+                s.lr_stability_limit,
+                s.kernel,
+                s.lambda_max,
+                s.n
             )
         })
         .collect()
@@ -671,6 +675,27 @@ kernels = ["empirical"]
         let (big, small) = (error(0.02), error(0.01));
         assert!(big < 1e-3, "{big:e}");
         assert!(small < 0.6 * big, "{small:e} against {big:e}");
+    }
+
+    /// A rate far above the limit is written as a number is in a message (`1e300`), not as
+    /// Rust's `{}` writes it (301 digits).
+    #[test]
+    fn the_warning_writes_the_rate_as_a_number() {
+        let row = crate::predict::SpectrumRow {
+            kernel: "empirical".into(),
+            n: 60,
+            outputs: 10,
+            lambda_min: 1.0,
+            lambda_max: 3403.0,
+            kappa: Some(3403.0),
+            singular: false,
+            rank: 60,
+            lr: 1e300,
+            asymptotic_rate: None,
+            lr_stability_limit: 0.035,
+        };
+        let w = crate::predict::stability_warnings(&[row]);
+        assert!(w[0].starts_with("optim.lr = 1e300 is at or above"), "{w:?}");
     }
 
     /// A rate above the empirical kernel's stability limit `2 n / lambda_max` is warned

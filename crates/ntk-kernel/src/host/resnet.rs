@@ -62,10 +62,7 @@ pub fn rows_bytes(n: usize, params: usize, classes: usize, mode: OutputMode, ele
 pub fn ntk<T: Real>(net: &ResNet, x: &[f64], n: usize, mode: OutputMode) -> Kernel {
     let host = HostResNet::<T>::read(net);
     let (p, k) = (host.num_params(), host.head.classes);
-    let outputs: Vec<usize> = match mode {
-        OutputMode::Single(o) => vec![o],
-        OutputMode::Sum | OutputMode::Full => (0..k).collect(),
-    };
+    let outputs = mode.outputs(k);
     let size = if mode == OutputMode::Full {
         n * outputs.len()
     } else {

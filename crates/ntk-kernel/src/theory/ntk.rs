@@ -293,10 +293,10 @@ pub fn layer_leaving_range_of(
     // 1/3` of `|x|^2 = 3 + 4.4e-16` is 1 in f64), and said "at its last layer" where the
     // kernel leaves the range at layer 63 (hundred-and-fourteenth hostile round, D3).
     if super::degree_two::applies(dual, scaling)
-        && let Some(row) = x.chunks(d.max(1)).max_by(|a, b| {
-            let v = |r: &[f64]| super::degree_two::log_variance(r, scaling.input);
-            v(a).total_cmp(&v(b))
-        })
+        && let Some((_, row)) = x
+            .chunks(d.max(1))
+            .map(|r| (super::degree_two::log_variance(r, scaling.input), r))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
         && let Some(f) = super::degree_two::Factors::of(row, row.len(), dual, scaling)
     {
         let unit = Scaling {

@@ -722,7 +722,8 @@ fn check_kernel_normal(
         // network's own 0 at a row of 1e-200 was refused as an underflow).
         let by_inputs = ntk_kernel::underflow::linear_in_input_scale(&wide);
         let first = if by_inputs { 1.0 } else { largest_entry };
-        let scaled = ntk_kernel::underflow::pow2_normalized(&wide, first)?;
+        let x = &inputs.x[row * d..(row + 1) * d];
+        let scaled = ntk_kernel::underflow::pow2_proof(&wide, first, (x, 1))?;
         let provable = scaled.is_some();
         // Neither provable nor a normal input: not told, refused below as an underflow.
         if provable || input_normal {
@@ -735,13 +736,7 @@ fn check_kernel_normal(
                     .map(|i| k64.data[i * k64.size + i])
                     .fold(0.0, f64::max)
             };
-            let how = if by_inputs {
-                "each layer's weights scaled by a power of two (their largest entry into [1, 2)) \
-             and the input by its own (the network is linear in its input's scale)"
-            } else {
-                "each layer's weights scaled by a power of two (their largest entry into [1, 2), \
-             the first layer's by the input's scale too)"
-            };
+            let how = ntk_kernel::underflow::proof_scaling(&wide, by_inputs);
             told = Some(match (provable, top > 0.0) {
             (true, false) => return Ok(()),
             (true, true) => (
@@ -849,10 +844,7 @@ fn overflowing_row(
     {
         return None;
     }
-    let outputs: Vec<usize> = match cfg.probe.output {
-        OutputMode::Single(o) => vec![o],
-        _ => (0..mlp.config().output_dim).collect(),
-    };
+    let outputs = cfg.probe.output.outputs(mlp.config().output_dim);
     let per_output = cfg.probe.output == OutputMode::Full;
     let (x, n) = (&inputs.x, inputs.n);
     use ntk_kernel::host::diagonal::{Formed, largest_diagonal};
@@ -906,10 +898,7 @@ fn underflow_candidates(
     if cfg.probe.method == Method::Theory {
         return theory_underflow_candidates(mlp, inputs);
     }
-    let outputs: Vec<usize> = match cfg.probe.output {
-        OutputMode::Single(o) => vec![o],
-        _ => (0..mlp.config().output_dim).collect(),
-    };
+    let outputs = cfg.probe.output.outputs(mlp.config().output_dim);
     let per_output = cfg.probe.output == OutputMode::Full;
     ntk_kernel::underflow::suspects(mlp, inputs, &outputs, per_output, compute.precision)
         .unwrap_or_default()

@@ -88,10 +88,7 @@ impl Measured {
                 reason: "needs a plain MLP".into(),
             });
         };
-        let outputs: Vec<usize> = match cfg.probe.output {
-            OutputMode::Single(o) => vec![o],
-            _ => (0..mlp.config().output_dim).collect(),
-        };
+        let outputs = cfg.probe.output.outputs(mlp.config().output_dim);
         let options = extreme::Options {
             block: TILE,
             ..Default::default()

@@ -129,7 +129,7 @@ pub fn run_command<C: SweepCommand>(
         );
         None
     } else {
-        let collected = after_collect(tool.collect(&out), failed.is_some())?;
+        let collected = after_collect(&out, tool.collect(&out), failed.is_some())?;
         let unfinished = tool.unfinished_elsewhere(&ran);
         if collected.is_some() && unfinished > 0 {
             eprintln!(

@@ -307,9 +307,13 @@ pub fn check_collect<S: Sweep>(sweep: &S, points: &[S::Point]) -> Result<(), S::
     Ok(refuse_foreign(&sweep.found()?, &dirs)?)
 }
 
-/// The collect that follows a sweep's run: when points failed (`failed`), its error is a
-/// warning on stderr and `None`, since the sweep's own error names the points.
-pub fn after_collect<T, E: Display>(collected: Result<T, E>, failed: bool) -> Result<Option<T>, E> {
+/// The collect that follows a sweep's run in `out`: when points failed (`failed`), its error
+/// is a warning on stderr and `None`, since the sweep's own error names the points.
+pub fn after_collect<T, E: Display>(
+    out: &Path,
+    collected: Result<T, E>,
+    failed: bool,
+) -> Result<Option<T>, E> {
     match collected {
         Err(e) if failed => {
             // Said, not left to be inferred (eighty-sixth hostile round, D2: a recompute that
@@ -317,16 +321,39 @@ pub fn after_collect<T, E: Display>(collected: Result<T, E>, failed: bool) -> Re
             // and `plot` drew them again).
             // A collect that fails part-way (a full disk) has written some files before
             // its error (eighty-seventh hostile round, D4: "an earlier collect's, or none"
-            // was said of the tables this one had just written).
-            eprintln!(
-                "warning: collect: {e}; the collect did not finish, so the tables and figures \
-                 that stand in the sweep's directory are not all of the points as they are \
-                 now (some may be this collect's, written before its error, others an \
-                 earlier collect's): collect again once the failed points are made"
-            );
+            // was said of the tables this one had just written). Where nothing but the runs
+            // stands, no table is spoken of (hundred-and-fifteenth hostile round, N3).
+            if holds_reports(out) {
+                eprintln!(
+                    "warning: collect: {e}; the collect did not finish, so the tables and \
+                     figures that stand in the sweep's directory are not all of the points as \
+                     they are now (some may be this collect's, written before its error, \
+                     others an earlier collect's): collect again once the failed points are \
+                     made"
+                );
+            } else {
+                eprintln!(
+                    "warning: collect: {e}; no table or figure was written: collect once the \
+                     failed points are made"
+                );
+            }
             Ok(None)
         }
         other => other.map(Some),
+    }
+}
+
+/// Whether the sweep's directory `out` holds anything beside its `runs/` and the tools'
+/// hidden files (tables, figures, a user's files): a directory that cannot be read counts
+/// as holding them.
+fn holds_reports(out: &Path) -> bool {
+    match std::fs::read_dir(out) {
+        Err(_) => true,
+        Ok(entries) => entries.flatten().any(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name != "runs" && !name.starts_with('.')
+        }),
     }
 }
 
@@ -614,8 +641,24 @@ mod tests {
     #[test]
     fn a_collect_after_failed_points_is_a_warning() {
         let failed: Result<u8, String> = Err("no runs".into());
-        assert_eq!(after_collect(failed.clone(), true), Ok(None));
-        assert_eq!(after_collect(failed, false), Err("no runs".to_string()));
-        assert_eq!(after_collect(Ok::<u8, String>(7), false), Ok(Some(7)));
+        let out = Path::new("/nonexistent/out");
+        assert_eq!(after_collect(out, failed.clone(), true), Ok(None));
+        assert_eq!(
+            after_collect(out, failed, false),
+            Err("no runs".to_string())
+        );
+        assert_eq!(after_collect(out, Ok::<u8, String>(7), false), Ok(Some(7)));
+    }
+
+    /// The hundred-and-fifteenth hostile round, N3: a new sweep's directory whose only point
+    /// failed holds its `runs/` and the tools' hidden files, no table of an earlier collect.
+    #[test]
+    fn only_runs_and_hidden_files_are_no_reports() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("runs")).unwrap();
+        std::fs::write(dir.path().join(".ntk-writers"), "").unwrap();
+        assert!(!holds_reports(dir.path()));
+        std::fs::write(dir.path().join("summary.csv"), "").unwrap();
+        assert!(holds_reports(dir.path()));
     }
 }

@@ -381,9 +381,12 @@ pub fn plan_figures(
     ]);
     // Runs that failed are named on every figure (they are not drawn).
     let failed = ntk_runs::sweep::failed_note(dir);
+    // A figure whose every point is not finite (a run diverged in its first epoch) has no
+    // data either (hundred-and-fourteenth hostile round, N8: "nothing to plot" failed the
+    // collect, rc 2, and spoke of an earlier collect's figures where there was none).
     figures
         .into_iter()
-        .filter(|(_, f)| !f.series.is_empty())
+        .filter(|(_, f)| f.is_drawable())
         .map(|(stem, mut fig)| {
             if let Some(f) = &failed {
                 fig.note = Some(fig.note.map_or(f.clone(), |n| format!("{n}\n{f}")));

@@ -6646,6 +6646,16 @@ fn a_prediction_kernel_whose_spectrum_leaves_f64_is_refused() {
             ),
         );
         let out = d.join(kernel);
+        // The hundred-and-fifteenth round, D1: the dry run notes the prediction kernel's
+        // trace past f64 (it said "new", rc 0, where the tracked kernel was in range).
+        let dry = run(&args(&cfg, &out, &["--dry-run"]));
+        let err = String::from_utf8_lossy(&dry.stderr);
+        assert_eq!(dry.status.code(), Some(0), "{kernel}: {err}");
+        assert!(
+            err.contains(&format!("note: [prediction]: kernels = [\"{kernel}\"]"))
+                && err.contains("passes f64's largest number"),
+            "{kernel}: {err}"
+        );
         let o = run(&args(&cfg, &out, &[]));
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{kernel}: {err}");
@@ -6656,6 +6666,31 @@ fn a_prediction_kernel_whose_spectrum_leaves_f64_is_refused() {
         );
         assert!(!out.join("predicted_spectrum.csv").exists(), "{kernel}");
     }
+    // Both kernels beside a tracked kernel of 2 rows (in range): a note for each prediction
+    // kernel, none for the tracked one.
+    let cfg = write(
+        d,
+        "both.toml",
+        &format!(
+            "[data]\ndataset = \"file\"\nx = {:?}\nlabels = {:?}\n[model]\nwidth = 16\n\
+             depth = 1\nactivation = \"relu\"\noutput_dim = 3\nbias = false\n[optim]\n\
+             lr = 0.1\n[train]\nloss = \"mse\"\nbatch_size = 40\nepochs = 1\ntest_n = 0\n\
+             precision = \"f64\"\n[ntk]\nevery = 1\nn = 2\n[prediction]\n\
+             kernels = [\"theory\", \"empirical\"]\n",
+            d.join("x.npy").display().to_string(),
+            d.join("y.npy").display().to_string()
+        ),
+    );
+    let dry = run(&args(&cfg, &d.join("both"), &["--dry-run"]));
+    let err = String::from_utf8_lossy(&dry.stderr);
+    assert_eq!(dry.status.code(), Some(0), "{err}");
+    for kernel in ["theory", "empirical"] {
+        assert!(
+            err.contains(&format!("note: [prediction]: kernels = [\"{kernel}\"]")),
+            "{kernel}: {err}"
+        );
+    }
+    assert!(!err.contains("the tracked kernel's trace"), "{err}");
     // D1 there: the tracked kernel of the 40 rows, the same: the dry run notes its trace
     // past f64's largest number (it said nothing, rc 0), the run refuses lambda_max.
     let cfg = write(
