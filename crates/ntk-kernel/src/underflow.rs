@@ -90,24 +90,16 @@ pub fn first_underflowing_sample<E>(
         }));
     };
     if squares_its_scale(net) {
-        let Some(live) = renormalized_live(net, inputs, &zeros) else {
+        let Some(proofs) = renormalized_proofs(net, inputs, &zeros) else {
             return Ok(None);
         };
-        return Ok(zeros
-            .iter()
-            .zip(live)
-            .find(|(_, top)| *top > 0.0)
-            .map(|(&sample, top)| Underflow {
+        return Ok(zeros.iter().zip(proofs).find_map(|(&sample, proof)| {
+            proof.why_underflow().map(|why| Underflow {
                 sample,
                 value: 0.0,
-                why: format!(
-                    " (the same network renormalized at this input, every layer's \
-                     pre-activations scaled by a power of two into [1, 2) as the activation \
-                     squares its scale at every layer, which keeps a 0 of the network's own \
-                     such as a dead layer, reaches its last hidden layer with |a_L|^2 = \
-                     {top:.3e}, not 0: K(x, x) > 0 there, so the 0 is an underflow)"
-                ),
-            }));
+                why,
+            })
+        }));
     }
     // The network with its layers scaled by powers of two, the first by each input's own
     // ([`pow2_normalized`]): positive there where the 0 is an underflow, 0 where it is the
@@ -138,7 +130,7 @@ pub fn first_underflowing_sample<E>(
             }
         }
     }
-    let how = proof_scaling(net, by_inputs);
+    let how = proof_scaling(by_inputs);
     Ok(proved.map(|(sample, top)| Underflow {
         sample,
         value: 0.0,
@@ -225,7 +217,7 @@ fn entries(
 /// scale on its inputs scaled instead, [`linear_in_input_scale`]), which keeps a 0 of the
 /// network's own, has a positive entry at that output. The proof [`first_underflowing_sample`]
 /// makes with a kernel, made with the diagonal; for ReLU^2, whose scale squares at every
-/// layer, the network renormalized at each input ([`renormalized_live`]). `None` where the
+/// layer, the network renormalized at each input ([`renormalized_proofs`]). `None` where the
 /// network cannot be scaled to tell (biases, normalization: see [`pow2_normalized`]).
 fn zeros_that_underflow(
     net: &Net,
@@ -239,11 +231,11 @@ fn zeros_that_underflow(
     let host = net.clone().to_device(&burn::tensor::Device::flex());
     let net = &crate::compute::with_precision(&host, Precision::F64);
     if squares_its_scale(net) {
-        let live = renormalized_live(net, inputs, rows)?;
+        let proofs = renormalized_proofs(net, inputs, rows)?;
         return Some(
             rows.iter()
-                .zip(live)
-                .filter(|(_, top)| *top > 0.0)
+                .zip(proofs)
+                .filter(|(_, proof)| *proof != Proof::Dead)
                 .map(|(&r, _)| r)
                 .collect(),
         );
@@ -292,17 +284,13 @@ fn pow2_groups(inputs: &Inputs, rows: &[usize]) -> Vec<(i32, Vec<usize>)> {
     groups
 }
 
-/// How the network that proves a 0 was scaled ([`pow2_proof`]; `by_inputs`: the inputs
+/// How the network that proves a 0 was scaled ([`pow2_normalized`]; `by_inputs`: the inputs
 /// scaled instead of the first layer, [`linear_in_input_scale`]), for the messages that name
 /// the proof.
-pub fn proof_scaling(net: &Net, by_inputs: bool) -> &'static str {
+pub fn proof_scaling(by_inputs: bool) -> &'static str {
     if by_inputs {
         "each layer's weights scaled by a power of two (their largest entry into [1, 2)) and \
          the input by its own (the network is linear in its input's scale)"
-    } else if squares_its_scale(net) {
-        "each layer's weights scaled by a power of two along a forward pass (its \
-         pre-activations' largest magnitude at the input into [1, 2): the activation squares \
-         its scale at every layer)"
     } else {
         "each layer's weights scaled by a power of two (their largest entry into [1, 2), the \
          first layer's by the input's scale too)"
@@ -311,26 +299,80 @@ pub fn proof_scaling(net: &Net, by_inputs: bool) -> &'static str {
 
 /// Whether `net` is an MLP whose activation is positively homogeneous of a degree above 1
 /// (ReLU^2: `s(a z) = a^2 s(z)`), whose activations' scale squares at every layer: its zeros
-/// are proved by its layers scaled along a forward pass ([`renormalized_live`] for many
-/// rows at once, [`pow2_proof`] for one).
-fn squares_its_scale(net: &Net) -> bool {
+/// are proved on the network renormalized at each input ([`renormalized_proofs`]).
+pub fn squares_its_scale(net: &Net) -> bool {
     matches!(net, Net::Mlp(m) if matches!(m.activation(), ntk_model::activation::Activation::ReluSquared(_)))
 }
 
-/// For each of the `rows` of `inputs`, `|a_L|^2`, the square norm of the last hidden layer's
-/// activations of `net` (an MLP without biases or normalization whose activation squares its
-/// scale, [`squares_its_scale`]) renormalized at that input: its weights scaled as
-/// [`pow2_normalized`] scales them, then at every layer each row's pre-activations scaled by
-/// the power of two that brings their largest magnitude into `[1, 2)`, on the host in f64.
-/// Positive factors keep every pre-activation's sign, so it is 0 exactly where the network's
-/// own last layer is (a dead unit stays dead), and ReLU^2's `K_o(x, x)` is positive at every
-/// output exactly where `a_L` is not 0 (its output layer's term is `|a_L|^2`, and where `a_L`
-/// is 0 every slope `2 z` of the last layer is too, so no signal passes back). One forward
-/// pass for every row at once (hundred-and-fourteenth hostile round, D4: the weights scaled
-/// once for all rows left unit inputs' activations at `2^(-2^L)`, so that the proof
-/// underflowed with the network and took its 0 for the network's own). `None` where
-/// [`pow2_normalized`] is.
-fn renormalized_live(net: &Net, inputs: &Inputs, rows: &[usize]) -> Option<Vec<f64>> {
+/// What the network renormalized at one input ([`renormalized_proofs`]) says of its 0.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Proof {
+    /// Its last hidden layer's `|a_L|^2` there is this positive value, so `K(x, x) > 0` and
+    /// the 0 is an underflow.
+    Live(f64),
+    /// Its last hidden layer is 0 with nothing lost on the way: the 0 is the network's own.
+    Dead,
+    /// Its last hidden layer is 0, but a live value was lost on the way (the input's entries,
+    /// the weights or one layer's live pre-activations span more than f64 holds): the 0 cannot
+    /// be told from an underflow.
+    Unresolved,
+}
+
+impl Proof {
+    /// Why the 0 counts as an underflow (`None`: it is the network's own), for a refusal.
+    pub fn reason(self) -> Option<String> {
+        match self {
+            Self::Dead => None,
+            Self::Live(top) => Some(format!(
+                "the same network renormalized at this input, each layer's live \
+                 pre-activations scaled by a power of two, the largest into [1, 2), as the \
+                 activation squares its scale at every layer, which keeps a 0 of the network's \
+                 own such as a dead layer, reaches its last hidden layer with |a_L|^2 = \
+                 {top:.3e}, not 0: K(x, x) > 0 there, so the 0 is an underflow"
+            )),
+            Self::Unresolved => Some(
+                "a 0 of the network's own cannot be told from an underflow here: renormalized \
+                 at this input, each layer's live pre-activations scaled by a power of two, the \
+                 network still loses live values, its input's entries, weights or one layer's \
+                 live pre-activations spanning more than f64 holds, so the 0 counts as an \
+                 underflow"
+                    .to_string(),
+            ),
+        }
+    }
+
+    /// [`Self::reason`] in parentheses, as [`Underflow::why`] holds it.
+    fn why_underflow(self) -> Option<String> {
+        self.reason().map(|r| format!(" ({r})"))
+    }
+}
+
+/// The smallest magnitude a renormalized value (its largest in `[1, 2)`) may have and
+/// nothing be lost: its square and its products with weights of at least [`SMALLEST_WEIGHT`]
+/// stay normal numbers.
+const SMALLEST_LIVE: f64 = f64::from_bits((1023 - 300) << 52); // 2^-300
+
+/// The smallest nonzero weight magnitude (the layer's largest in `[1, 2)`) with which a
+/// product of live values stays normal.
+const SMALLEST_WEIGHT: f64 = f64::from_bits((1023 - 400) << 52); // 2^-400
+
+/// For each of the `rows` of `inputs`, what `net` (an MLP without biases or normalization
+/// whose activation squares its scale, [`squares_its_scale`]) renormalized at that input says
+/// of its 0 ([`Proof`]): its weights scaled as [`pow2_normalized`] scales them, the input's
+/// row by the power of two that brings its largest magnitude into `[1, 2)`, and at every
+/// layer the row's pre-activations by the power of two that brings the largest positive one
+/// into `[1, 2)` (a negative one is dead whatever its size: ReLU^2 is 0 there), on the host
+/// in f64, one forward pass for every row at once. Positive factors keep every
+/// pre-activation's sign, so a dead unit stays dead, and ReLU^2's `K_o(x, x)` is positive at
+/// every output exactly where `a_L` is not 0 (its output layer's term is `|a_L|^2`, and where
+/// `a_L` is 0 every slope `2 z` of the last layer is too, so no signal passes back). A live
+/// value smaller than [`SMALLEST_LIVE`] (or a weight smaller than [`SMALLEST_WEIGHT`]) could
+/// vanish in the pass, so a 0 reached with one is [`Proof::Unresolved`].
+/// Hundred-and-fourteenth hostile round, D4: the weights scaled once for all rows left unit
+/// inputs' activations at `2^(-2^L)`; hundred-and-sixteenth, D3: each layer scaled by its
+/// largest magnitude, a dead unit's 1e150, took the live units' 1e-160 to 0 with it. `None`
+/// where [`pow2_normalized`] is.
+pub fn renormalized_proofs(net: &Net, inputs: &Inputs, rows: &[usize]) -> Option<Vec<Proof>> {
     use ntk_engine::host::mlp::{Params, activate, from_rows};
     let host = net.clone().to_device(&burn::tensor::Device::flex());
     let host = crate::compute::with_precision(&host, Precision::F64);
@@ -339,33 +381,64 @@ fn renormalized_live(net: &Net, inputs: &Inputs, rows: &[usize]) -> Option<Vec<f
     };
     let some = inputs.select(rows);
     let params = Params::<f64>::read(&mlp);
+    let tiny_weights = params.layers().any(|layer| {
+        let w = layer.w();
+        (0..w.ncols()).any(|j| {
+            w.col_as_slice(j)
+                .iter()
+                .any(|v| *v != 0.0 && v.abs() < SMALLEST_WEIGHT)
+        })
+    });
+    let mut lost = vec![tiny_weights; some.n];
     let mut a = from_rows::<f64>(&some.x, some.n, params.layer(0).fan_in());
-    renormalize_rows(&mut a);
+    renormalize_rows(&mut a, false, &mut lost);
     for l in 0..params.depth() {
         let layer = params.layer(l);
         let mut z = faer::Mat::<f64>::zeros(some.n, layer.fan_out());
         layer.preact_into(a.as_ref(), &mut z);
-        renormalize_rows(&mut z);
+        renormalize_rows(&mut z, true, &mut lost);
         let mut slopes = faer::Mat::<f64>::zeros(some.n, layer.fan_out());
         activate(params.activation(), params.gamma()[l], &mut z, &mut slopes);
         a = z;
     }
     Some(
         (0..some.n)
-            .map(|i| (0..a.ncols()).map(|j| a[(i, j)] * a[(i, j)]).sum())
+            .map(|i| {
+                let top: f64 = (0..a.ncols()).map(|j| a[(i, j)] * a[(i, j)]).sum();
+                match (top > 0.0, lost[i]) {
+                    (true, _) => Proof::Live(top),
+                    (false, true) => Proof::Unresolved,
+                    (false, false) => Proof::Dead,
+                }
+            })
             .collect(),
     )
 }
 
-/// Scales each row of `m` by the power of two that brings its largest magnitude into
-/// `[1, 2)` (a row of zeros, or one holding a value that is not finite, as it is).
-fn renormalize_rows(m: &mut faer::Mat<f64>) {
-    for i in 0..m.nrows() {
-        let top = (0..m.ncols()).fold(0.0f64, |t, j| t.max(m[(i, j)].abs()));
-        if top > 0.0 && top.is_finite() {
-            let e = libm::ilogb(top);
-            for j in 0..m.ncols() {
-                m[(i, j)] = libm::scalbn(m[(i, j)], -e);
+/// Scales each row of `m` by the power of two that brings its largest magnitude (its largest
+/// positive value, where `live_positive`: the others are dead, and are set to -1, which
+/// ReLU^2 maps to 0 as it maps them) into `[1, 2)`; a row without one as it is. Marks in
+/// `lost` each row holding a nonzero live value below [`SMALLEST_LIVE`] once scaled.
+fn renormalize_rows(m: &mut faer::Mat<f64>, live_positive: bool, lost: &mut [bool]) {
+    let live = |v: f64| if live_positive { v > 0.0 } else { v != 0.0 };
+    for (i, lost) in lost.iter_mut().enumerate().take(m.nrows()) {
+        let top = (0..m.ncols())
+            .filter(|&j| live(m[(i, j)]))
+            .fold(0.0f64, |t, j| t.max(m[(i, j)].abs()));
+        let e = if top > 0.0 && top.is_finite() {
+            libm::ilogb(top)
+        } else {
+            0
+        };
+        for j in 0..m.ncols() {
+            let v = m[(i, j)];
+            m[(i, j)] = if live_positive && v <= 0.0 {
+                -1.0
+            } else {
+                libm::scalbn(v, -e)
+            };
+            if live(v) && m[(i, j)].abs() < SMALLEST_LIVE {
+                *lost = true;
             }
         }
     }
@@ -392,84 +465,6 @@ fn scaled_for(
         some.x.iter_mut().for_each(|v| *v = libm::scalbn(*v, -e));
     }
     Some((scaled, some))
-}
-
-/// The network that proves the zeros of `net`'s kernel diagonal on the `n` rows `x`
-/// (row-major, as the proof feeds them): [`pow2_normalized`] (`largest_entry` as there), and
-/// for a network that squares its scale at every layer ([`squares_its_scale`]) each layer
-/// then scaled by the power of two that brings its pre-activations' largest magnitude on `x`
-/// into `[1, 2)`, layer by layer along a forward pass in f64 (hundred-and-fourteenth hostile
-/// round, D4: ReLU^2's weights scaled into `[1, 2)` still took a unit input's activations
-/// to `2^(-2^L)`, so that its proof underflowed with the network, and an underflow to 0 at
-/// depth 12 was taken for the network's own 0). Positive factors keep every
-/// pre-activation's sign, so a dead unit stays dead, exactly, whichever factors the forward
-/// pass picks. `None` where [`pow2_normalized`] is.
-pub fn pow2_proof(
-    net: &Net,
-    largest_entry: f64,
-    (x, n): (&[f64], usize),
-) -> Result<Option<Net>, ntk_model::ModelError> {
-    let Some(scaled) = pow2_normalized(net, largest_entry)? else {
-        return Ok(None);
-    };
-    let Net::Mlp(mlp) = &scaled else {
-        return Ok(Some(scaled));
-    };
-    if !squares_its_scale(&scaled) || n == 0 {
-        return Ok(Some(scaled));
-    }
-    let exponents = forward_exponents(mlp, (x, n));
-    let tensors = scaled.tensors();
-    let mut get = |name: &str, _: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
-        let v = tensors
-            .iter()
-            .find(|t| t.0 == name)
-            .map(|t| t.2.clone())
-            .unwrap_or_default();
-        let e = name
-            .strip_prefix("layers.")
-            .and_then(|r| r.strip_suffix(".weight"))
-            .and_then(|l| l.parse::<usize>().ok())
-            .and_then(|l| exponents.get(l).copied())
-            .unwrap_or(0);
-        Ok(v.iter().map(|w| libm::scalbn(*w, -e)).collect())
-    };
-    Ok(Some(scaled.clone().with_tensors(&mut get)?))
-}
-
-/// For each layer of `mlp` (the output layer last), the binary exponent of its
-/// pre-activations' largest magnitude on the `n` rows `x`, the layers before it scaled by
-/// theirs (0 where that magnitude is 0 or not finite: a layer dead on every row stays so).
-fn forward_exponents(mlp: &ntk_model::Mlp, (x, n): (&[f64], usize)) -> Vec<i32> {
-    use ntk_engine::host::mlp::{Params, activate, from_rows};
-    let params = Params::<f64>::read(mlp);
-    let mut a = from_rows::<f64>(x, n, params.layer(0).fan_in());
-    let mut exponents = Vec::with_capacity(params.depth() + 1);
-    for l in 0..=params.depth() {
-        let layer = params.layer(l);
-        let mut z = faer::Mat::<f64>::zeros(n, layer.fan_out());
-        layer.preact_into(a.as_ref(), &mut z);
-        let m = (0..z.ncols())
-            .flat_map(|j| z.col_as_slice(j).to_vec())
-            .fold(0.0f64, |m, v| m.max(v.abs()));
-        let e = if m > 0.0 && m.is_finite() {
-            libm::ilogb(m)
-        } else {
-            0
-        };
-        exponents.push(e);
-        if l < params.depth() {
-            for j in 0..z.ncols() {
-                z.col_as_slice_mut(j)
-                    .iter_mut()
-                    .for_each(|v| *v = libm::scalbn(*v, -e));
-            }
-            let mut slopes = faer::Mat::<f64>::zeros(n, layer.fan_out());
-            activate(params.activation(), params.gamma()[l], &mut z, &mut slopes);
-            a = z;
-        }
-    }
-    exponents
 }
 
 /// Whether `net` is an MLP linear in its input's scale (depth 0, or a positively homogeneous
@@ -678,12 +673,8 @@ mod tests {
             0.0,
             "the weights' scaling alone does not undo it"
         );
-        let proof = pow2_proof(&net, 1.0, (&x.x, 1)).unwrap().unwrap();
-        let Net::Mlp(proof) = proof else {
-            unreachable!()
-        };
-        let k = entries(&proof, &x, &[0], false, Precision::F64)[0][0];
-        assert!(k.is_finite() && k >= f64::MIN_POSITIVE, "{k}");
+        let proofs = renormalized_proofs(&net, &x, &[0]).unwrap();
+        assert!(matches!(proofs[0], Proof::Live(v) if v > 0.0), "{proofs:?}");
         assert_eq!(
             suspects(&mlp, &x, &[0], false, Precision::F64),
             Some(vec![0])
@@ -711,6 +702,56 @@ mod tests {
         assert_eq!(
             suspects(&mlp, &dead, &[0], false, Precision::F64),
             Some(vec![])
+        );
+    }
+
+    /// The hundred-and-sixteenth hostile round, D3: a dead unit's pre-activation (1e150) far
+    /// above the live units' (1e-160) set the layer's scale, and the live units vanished in
+    /// the proof as in the network: an underflow (K(x, x) = 1.7e-662 by mpmath) accepted as
+    /// the network's own 0. The scale is the live units' now; where a live value is lost even
+    /// so (1e-200 beside 1e150 in one input row), the 0 counts as an underflow; a dead row is
+    /// still the network's own.
+    #[test]
+    fn relu_squared_s_proof_scales_by_the_live_units() {
+        use burn::tensor::{DType, Device};
+        use ntk_model::{ActivationKind, Mlp, MlpConfig};
+        let cfg = MlpConfig::new(3, 16, 2, ActivationKind::ReluSquared)
+            .with_seed(1)
+            .with_bias(false);
+        let mlp = Mlp::new(&cfg, &Device::flex(), DType::F64).unwrap();
+        // PyTorch's layout, `[out, in]`: unit 0 reads -x_0, the others x_1; then the identity,
+        // then a sum.
+        let mut get = |name: &str, shape: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
+            let (out, inn) = (shape[0], shape[1]);
+            Ok((0..out * inn)
+                .map(|e| {
+                    let (o, i) = (e / inn, e % inn);
+                    match name {
+                        "layers.0.weight" if o == 0 => [-1.0, 0.0, 0.0][i],
+                        "layers.0.weight" => [0.0, 1.0, 0.0][i],
+                        "layers.1.weight" => f64::from(u8::from(o == i)),
+                        _ => 1.0,
+                    }
+                })
+                .collect())
+        };
+        let net = Net::Mlp(mlp).with_tensors(&mut get).unwrap();
+        let Net::Mlp(mlp) = &net else { unreachable!() };
+        let x = Inputs {
+            x: vec![1e150, 1e-160, 0.0, 1e150, 1e-200, 0.0, 0.0, -1.0, 0.0],
+            n: 3,
+            d: 3,
+            labels: vec![0; 3],
+            description: "test rows".into(),
+        };
+        let own = entries(mlp, &x, &[0], false, Precision::F64);
+        assert!(own.iter().all(|r| r[0] == 0.0), "{own:?}");
+        let proofs = renormalized_proofs(&net, &x, &[0, 1, 2]).unwrap();
+        assert!(matches!(proofs[0], Proof::Live(_)), "{proofs:?}");
+        assert_eq!(proofs[1..], [Proof::Unresolved, Proof::Dead], "{proofs:?}");
+        assert_eq!(
+            suspects(mlp, &x, &[0], false, Precision::F64),
+            Some(vec![0, 1])
         );
     }
 }

@@ -406,8 +406,13 @@ pub enum Error {
     /// work with "the kernel holds a non-finite value", the dry run said nothing).
     #[error(
         "[prediction]: the infinite-width recursion of {activation} (kernels = [\"theory\"]) \
-         leaves f64's range at layer {layer} of {depth}, so its kernel is not finite; a \
-         shallower network, or the empirical kernel alone"
+         leaves f64's range at layer {layer} of {depth}, so its kernel is not finite; {}",
+        if *.layer == 0 {
+            "layer 0 is the inputs' own square norms |x|^2 (the training and the test \
+             inputs'), which pass f64's largest number: rescale the inputs down"
+        } else {
+            "a shallower network, or the empirical kernel alone"
+        }
     )]
     PredictionOverflow {
         activation: String,
@@ -431,6 +436,25 @@ pub enum Error {
         largest: f64,
         value: f64,
         why: String,
+    },
+    /// A `[prediction]` kernel at initialization with an entry that is not finite: the row
+    /// of the first diagonal entry that is not, else of the first such entry (hundred-and-
+    /// sixteenth hostile round, D1: a training-test entry past f64 wrote a predicted test loss
+    /// of inf with an accuracy, rc 0).
+    #[error(
+        "[prediction]: the {kernel} NTK at initialization is not finite at row {row} of the \
+         {set} set (the row's largest magnitude {largest:.3e}){with}: the kernel overflows \
+         f64 (or the weights hold NaN), so neither its spectrum nor its predictions can be \
+         formed; rescale the inputs down (kappa does not depend on the kernel's scale)"
+    )]
+    PredictionNotFinite {
+        kernel: &'static str,
+        set: &'static str,
+        row: usize,
+        largest: f64,
+        /// The entry's other row where it is off the diagonal (", with row 3 of the test
+        /// set"), else empty.
+        with: String,
     },
     /// The tracked NTK has NaN or infinite entries: the first sample whose row holds one.
     #[error(

@@ -69,14 +69,21 @@ pub fn foresee(cfg: &TrainConfig, data: &Data, compute: &Compute) -> crate::Resu
         if let Err(e) = crate::predict::foresee_theory_range(cfg, &model, &all) {
             return failed(e);
         }
-        let rows = with_extremes(
+        let mut rows = with_extremes(
             suspects(&model, &all, Precision::F64, OutputMode::Sum),
             &all,
         );
+        // The first input whose diagonal passes f64 too: the kernel's overflow is not always
+        // at an input of extreme norm (hundred-and-sixteenth hostile round, D1: a test row's,
+        // refused by the run, "new" from the dry run).
+        rows.extend(overflowing_row(&model, &all));
+        rows.sort_unstable();
+        rows.dedup();
         if !rows.is_empty()
             && let Err(
                 e @ (crate::Error::PredictionUnderflow { .. }
-                | crate::Error::PredictionOverflow { .. }),
+                | crate::Error::PredictionOverflow { .. }
+                | crate::Error::PredictionNotFinite { .. }),
             ) = crate::predict::foresee(cfg, &model, (&all, &rows, data.train.n), &host)
         {
             return failed(e);
@@ -106,6 +113,22 @@ fn suspects(
     let outputs = output.outputs(mlp.config().output_dim);
     let per_output = output == OutputMode::Full;
     ntk_kernel::underflow::suspects(mlp, inputs, &outputs, per_output, precision)
+}
+
+/// The first of `inputs` whose empirical `[prediction]` kernel's diagonal entry (the sum over
+/// the network's outputs divided by their number, in f64, from the host diagonal) is not
+/// finite, for an MLP without normalization.
+fn overflowing_row(model: &Net, inputs: &Inputs) -> Option<usize> {
+    use ntk_kernel::host::diagonal::{Formed, largest_diagonal};
+    let Net::Mlp(mlp) = model else {
+        return None;
+    };
+    let k = mlp.config().output_dim;
+    let outputs: Vec<usize> = (0..k).collect();
+    let x = (inputs.x.as_slice(), inputs.n);
+    largest_diagonal::<f64>(mlp, x, &outputs, false, Formed::InPrecision)
+        .iter()
+        .position(|v| !(v / k as f64).is_finite())
 }
 
 /// `compute` where it is on the host, else the first host backend built in, in its

@@ -184,6 +184,7 @@ pub(crate) fn write(run: &Run, model: &Model) -> crate::Result<Vec<SpectrumRow>>
     for &which in &p.kernels {
         let kernel = per_output_kernel(&model, &all, &compute, (which, k), run.reporter)?;
         let every: Vec<usize> = (0..all.n).collect();
+        check_finite(which, (&all, &every), &kernel, train.n)?;
         check_underflow(
             &model,
             (&all, &every),
@@ -288,16 +289,34 @@ fn per_output_kernel(
             } else {
                 OutputMode::Sum
             };
-            let mut kernel = ntk_kernel::compute::compute_kernel_net(
-                model,
-                inputs,
-                compute,
-                Method::Auto,
-                mode,
-            )?
-            .kernel;
-            kernel.data.iter_mut().for_each(|v| *v /= k as f64);
-            Ok(kernel)
+            let of = |mode| -> crate::Result<ntk_numerics::kernel::Kernel> {
+                let mut kernel = ntk_kernel::compute::compute_kernel_net(
+                    model,
+                    inputs,
+                    compute,
+                    Method::Auto,
+                    mode,
+                )?
+                .kernel;
+                kernel.data.iter_mut().for_each(|v| *v /= k as f64);
+                Ok(kernel)
+            };
+            let kernel = of(mode)?;
+            // The sum over the outputs may pass f64 where their mean does not: then each
+            // output's kernel divided by k, summed (hundred-and-sixteenth hostile round, D2:
+            // a mean of 1.17e308 refused as "the kernel holds a non-finite value").
+            if k == 1 || kernel.data.iter().all(|v| v.is_finite()) {
+                return Ok(kernel);
+            }
+            let mut mean = of(OutputMode::Single(0))?;
+            for o in 1..k {
+                let one = of(OutputMode::Single(o))?;
+                mean.data
+                    .iter_mut()
+                    .zip(&one.data)
+                    .for_each(|(m, v)| *m += v);
+            }
+            Ok(mean)
         }
         PredictKernel::Theory => {
             let ntk_model::Net::Mlp(mlp) = model else {
@@ -379,6 +398,53 @@ pub(crate) fn foresee_theory_range(
     }
 }
 
+/// Refuses a kernel at initialization with an entry that is not finite, naming the row
+/// (its set and its index there): the first whose diagonal entry is not finite, else the
+/// first entry's two rows. `inputs`: the training inputs, then the test inputs (or some of
+/// them, each with its index in that whole, `origin`); `train_n`: how many training inputs
+/// the whole begins with.
+fn check_finite(
+    which: PredictKernel,
+    (inputs, origin): (&Inputs, &[usize]),
+    kernel: &ntk_numerics::kernel::Kernel,
+    train_n: usize,
+) -> crate::Result<()> {
+    let size = kernel.size;
+    let per = (size / inputs.n.max(1)).max(1);
+    let bad = |i: usize, j: usize| !kernel.data[i * size + j].is_finite();
+    let found = (0..size)
+        .find(|&i| bad(i, i))
+        .map(|i| (i, None))
+        .or_else(|| {
+            (0..size * size)
+                .find(|&e| bad(e / size, e % size))
+                .map(|e| (e / size, Some(e % size)))
+        });
+    let Some((i, j)) = found else {
+        return Ok(());
+    };
+    let named = |entry: usize| {
+        let whole = origin[entry / per];
+        if whole < train_n {
+            ("training", whole)
+        } else {
+            ("test", whole - train_n)
+        }
+    };
+    let (set, row) = named(i);
+    let with = j.map_or(String::new(), |j| {
+        let (set, row) = named(j);
+        format!(", with row {row} of the {set} set")
+    });
+    Err(crate::Error::PredictionNotFinite {
+        kernel: which.name(),
+        set,
+        row,
+        largest: crate::track::largest_magnitude(inputs, i / per),
+        with,
+    })
+}
+
 /// Refuses a kernel at initialization whose diagonal underflows f64
 /// ([`ntk_kernel::underflow`]), as the tracked NTK is refused (hundred-and-second hostile
 /// round, D4: a bias-free ReLU^2 network on inputs of norm 1e-40 wrote kappa 13184.8 for
@@ -449,6 +515,7 @@ pub(crate) fn foresee(
     for &which in &p.kernels {
         let none = crate::progress::Reporter::silent();
         let kernel = per_output_kernel(&model, &some, &compute, (which, k), &none)?;
+        check_finite(which, (&some, rows), &kernel, train_n)?;
         check_underflow(
             &model,
             (&some, rows),

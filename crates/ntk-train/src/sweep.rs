@@ -578,7 +578,10 @@ impl Sweep for TrainSweep<'_> {
         } else {
             point.id.clone()
         };
-        format!("{model:40} lr {:<8} {name}", point.cfg.optim.lr)
+        // As a number is written in a message (`1e-300`, not its 302 characters:
+        // hundred-and-sixteenth hostile round, N1).
+        let lr = ntk_files::table::number(point.cfg.optim.lr);
+        format!("{model:40} lr {lr:<8} {name}")
     }
 
     fn state(&self, point: &RunPoint) -> crate::Result<State> {

@@ -722,22 +722,42 @@ fn check_kernel_normal(
         // network's own 0 at a row of 1e-200 was refused as an underflow).
         let by_inputs = ntk_kernel::underflow::linear_in_input_scale(&wide);
         let first = if by_inputs { 1.0 } else { largest_entry };
-        let x = &inputs.x[row * d..(row + 1) * d];
-        let scaled = ntk_kernel::underflow::pow2_proof(&wide, first, (x, 1))?;
-        let provable = scaled.is_some();
-        // Neither provable nor a normal input: not told, refused below as an underflow.
-        if provable || input_normal {
-            let wide = scaled.unwrap_or(wide);
-            let top = if compute.precision == Precision::F64 && !provable {
-                0.0
-            } else {
-                let k64 = kernel_of(row, &f64c, &wide, by_inputs)?.kernel;
-                (0..k64.size)
-                    .map(|i| k64.data[i * k64.size + i])
-                    .fold(0.0, f64::max)
+        // The tool's own weights are at their init's scale: the inputs are what to rescale
+        // (hundred-and-second hostile round: inputs of norm 1e-60 were told to "rescale the
+        // weights").
+        let fix = match (weights, compute.precision) {
+            (Some(_), Precision::F64) => "rescale the weights or the inputs (toward unit norm)",
+            (Some(_), _) => "rescale the weights or the inputs (toward unit norm), or probe in f64",
+            (None, Precision::F64) => "rescale the inputs (toward unit norm)",
+            (None, _) => "rescale the inputs (toward unit norm) or probe in f64",
+        };
+        // ReLU^2 squares its scale at every layer: proved on the network renormalized at this
+        // input (hundred-and-fourteenth hostile round, D4; hundred-and-sixteenth, D3).
+        let squares = ntk_kernel::underflow::squares_its_scale(&wide)
+            .then(|| ntk_kernel::underflow::renormalized_proofs(&wide, inputs, &[row]))
+            .flatten()
+            .and_then(|p| p.first().copied());
+        if let Some(proof) = squares {
+            let Some(reason) = proof.reason() else {
+                return Ok(());
             };
-            let how = ntk_kernel::underflow::proof_scaling(&wide, by_inputs);
-            told = Some(match (provable, top > 0.0) {
+            told = Some((format!("; {reason}"), fix));
+        } else {
+            let scaled = ntk_kernel::underflow::pow2_normalized(&wide, first)?;
+            let provable = scaled.is_some();
+            // Neither provable nor a normal input: not told, refused below as an underflow.
+            if provable || input_normal {
+                let wide = scaled.unwrap_or(wide);
+                let top = if compute.precision == Precision::F64 && !provable {
+                    0.0
+                } else {
+                    let k64 = kernel_of(row, &f64c, &wide, by_inputs)?.kernel;
+                    (0..k64.size)
+                        .map(|i| k64.data[i * k64.size + i])
+                        .fold(0.0, f64::max)
+                };
+                let how = ntk_kernel::underflow::proof_scaling(by_inputs);
+                told = Some(match (provable, top > 0.0) {
             (true, false) => return Ok(()),
             (true, true) => (
                 format!(
@@ -745,15 +765,7 @@ fn check_kernel_normal(
                      own, such as a dead ReLU layer, has K(x, x) = {top:.3e}, so the 0 is an \
                      underflow"
                 ),
-                // The tool's own weights are at their init's scale: the inputs are what
-                // to rescale (hundred-and-second hostile round: inputs of norm 1e-60 were
-                // told to "rescale the weights").
-                match (weights, compute.precision) {
-                    (Some(_), Precision::F64) => "rescale the weights or the inputs (toward unit norm)",
-                    (Some(_), _) => "rescale the weights or the inputs (toward unit norm), or probe in f64",
-                    (None, Precision::F64) => "rescale the inputs (toward unit norm)",
-                    (None, _) => "rescale the inputs (toward unit norm) or probe in f64",
-                },
+                fix,
             ),
             (false, true) => (
                 format!(
@@ -773,6 +785,7 @@ fn check_kernel_normal(
                  normalization's scale and shift 0) has no kernel to condition at this input",
             ),
         });
+            }
         }
     }
     // Given weights named in every case, f64 too (eighty-seventh hostile round, N5).

@@ -8482,3 +8482,47 @@ fn a_theory_kernel_whose_spectrum_leaves_f64_is_noted_not_fatal() {
     let table = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert!(table.contains("whole,erf,1,1,0,"), "{table}");
 }
+
+/// The hundred-and-fourteenth hostile round, D4: a bias-free ReLU^2 network of width 16 whose
+/// kernel underflows to exactly 0 at depth 12 (seed 1, unit variance: its activations square
+/// down to about 2^(-2^L)) was written "lambda_max 0, rank 0", rc 0, as the network's own 0,
+/// by run, dry run and sweep alike. Refused now by each as the underflow it is; its depth-2
+/// kernel is answered.
+#[test]
+fn a_relu_squared_kernel_that_squares_down_to_zero_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x = [1.0, 1.0, 1.0 + f64::EPSILON, 1.0, -1.0, 1.0];
+    ntk_files::npy::write_f64(&d.join("x.npy"), &x, &[2, 3]).unwrap();
+    let base = format!(
+        "[data]\ndataset = \"file\"\nx = {:?}\n\n[model]\nwidth = 16\ndepth = 12\n\
+         activation = \"relu_squared\"\nconvention = \"unit_variance\"\nbias = false\n\n\
+         [probe]\nprecision = \"f64\"\nmethod = \"structured\"\n",
+        d.join("x.npy").display().to_string()
+    );
+    let cfg = write(
+        d,
+        "p.toml",
+        &base.replace("bias = false\n", "bias = false\nseed = 1\n"),
+    );
+    for extra in [&["--dry-run"][..], &[]] {
+        let o = run(&ntk_args(&cfg, &d.join("o"), extra));
+        assert_clean_error(
+            &format!("run {extra:?}"),
+            &o,
+            &["K(x, x) = 0.000e0", "so the 0 is an underflow"],
+        );
+    }
+    let o = run(&ntk_args(&cfg, &d.join("o2"), &["--set", "model.depth=2"]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let sweep = write(
+        d,
+        "s.toml",
+        &format!(
+            "{base}\n[sweep]\ndepths = [12]\nactivations = [\"relu_squared\"]\nseeds = [1]\n\
+             protocols = [\"whole\"]\ntheory = false\n"
+        ),
+    );
+    let o = run(&sweep_args(&sweep, &d.join("s"), &[]));
+    assert_clean_error("sweep", &o, &["so the 0 is an underflow"]);
+}

@@ -6714,3 +6714,80 @@ fn a_prediction_kernel_whose_spectrum_leaves_f64_is_refused() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("past f64's largest number"), "{err}");
 }
+
+/// The hundred-and-sixteenth hostile round, D1: a `[prediction]` kernel past f64 at a test row
+/// was used, a predicted test loss of inf or NaN written with an accuracy, rc 0, and the dry
+/// run said "new"; the theory's refusal spoke of a shallower network. Refused now by both,
+/// naming the test row. D2: a 3-output network's kernel whose mean over the outputs is in
+/// range (the sum is not) was refused as "the kernel holds a non-finite value": kept now, and
+/// it is 2^1022 times the kernel of the row scaled by 2^-511 (a bias-free ReLU network is
+/// homogeneous, and powers of two move no digit), to the roundings of the mean.
+#[test]
+fn prediction_kernels_past_f64_at_a_test_row_are_refused_and_a_mean_in_range_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let npy = |name: &str, v: &[f64], shape: &[u64]| {
+        ntk_files::npy::write_f64(&d.join(name), v, shape).unwrap();
+        d.join(name).display().to_string()
+    };
+    let config = |x: &str, labels: &str, rest: &str, kernel: &str| {
+        format!(
+            "[data]\ndataset = \"file\"\nx = {x:?}\nlabels = {labels:?}\n{rest}\n[model]\n\
+             width = 16\ndepth = 1\nactivation = \"relu\"\noutput_dim = 3\nbias = false\n\
+             seed = 1\n[optim]\nlr = 1e-300\nmomentum = 0.0\n[train]\nbatch_size = 2\n\
+             epochs = 1\nloss = \"mse\"\nprecision = \"f64\"\n[prediction]\n\
+             kernels = [\"{kernel}\"]\n"
+        )
+    };
+    // D1.
+    let x = npy("x.npy", &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0], &[2, 3]);
+    let y = npy("y.npy", &[0.0, 1.0], &[2]);
+    let tx = npy("tx.npy", &[0.0, 0.0, 1.0, 1e200, 0.0, 0.0], &[2, 3]);
+    let ty = npy("ty.npy", &[1.0, 2.0], &[2]);
+    let test = format!("test_x = {tx:?}\ntest_labels = {ty:?}\n");
+    for kernel in ["empirical", "theory"] {
+        let text = config(&x, &y, &test, kernel).replace("loss =", "test_n = 2\nloss =");
+        let cfg = write(d, &format!("{kernel}.toml"), &text);
+        let out = d.join(kernel);
+        for extra in [&["--dry-run"][..], &[]] {
+            let o = run(&args(&cfg, &out, extra));
+            let words: &[&str] = match kernel {
+                "empirical" => &["not finite at row 1 of the test set", "rescale the inputs"],
+                _ => &[
+                    "layer 0 is the inputs' own square norms",
+                    "rescale the inputs down",
+                ],
+            };
+            assert_clean_error(&format!("{kernel} {extra:?}"), &o, words);
+        }
+        assert!(!out.join("predicted.csv").exists(), "{kernel}");
+    }
+    // D2.
+    let lambda = |row: f64| {
+        let x = npy("one.npy", &[row, 0.0, 0.0], &[1, 3]);
+        let y = npy("one_y.npy", &[1.0], &[1]);
+        let text =
+            config(&x, &y, "", "empirical").replace("batch_size = 2", "batch_size = 1\ntest_n = 0");
+        let cfg = write(d, "one.toml", &text);
+        let out = d.join(format!("one{row:e}"));
+        let o = run(&args(&cfg, &out, &[]));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{row:e}: {err}");
+        let table = std::fs::read_to_string(out.join("predicted_spectrum.csv")).unwrap();
+        let row: Vec<&str> = table.lines().nth(1).unwrap().split(',').collect();
+        row[4].parse::<f64>().unwrap()
+    };
+    let unit = lambda(1.0);
+    let big = lambda(2f64.powi(511));
+    assert!(
+        big.is_finite() && big * 3.0 > f64::MAX,
+        "{big:e}: the sum must pass f64"
+    );
+    // The mean formed output by output rounds apart from the route's own sum: a few roundings
+    // of the k = 3 terms.
+    let want = unit * 2f64.powi(1022);
+    assert!(
+        (big - want).abs() <= 4.0 * f64::EPSILON * want,
+        "{big:e} {want:e}"
+    );
+}
