@@ -75,12 +75,59 @@ impl Loss {
                     TensorData::new(targets(y, k), [b, k]),
                     (&logits.device(), logits.dtype()),
                 );
+                // Scaled by a power of two where the squares could pass the precision's
+                // range, so that a mean in range is finite (hundred-and-seventeenth hostile
+                // round, D3: a test loss of 2.31e307 was inf, the run "diverged").
                 let d = logits - t;
-                (d.clone() * d).sum().mul_scalar(0.5 / b as f64)
+                let residuals: Vec<f64> =
+                    host.iter().zip(targets(y, k)).map(|(f, t)| f - t).collect();
+                let f32_range = d.dtype() != burn::tensor::DType::F64;
+                match square_scale(&residuals, f32_range) {
+                    None => (d.clone() * d).sum().mul_scalar(0.5 / b as f64),
+                    Some(e) => {
+                        let up = pow2(e);
+                        let s = d.mul_scalar(pow2(-e));
+                        (s.clone() * s)
+                            .sum()
+                            .mul_scalar(0.5 / b as f64)
+                            .mul_scalar(up)
+                            .mul_scalar(up)
+                    }
+                }
             }
         };
         (loss, hits)
     }
+}
+
+/// `(1/rows) sum_i (1/2) r_i^2` over the residuals `r` of `rows` rows (the square loss's
+/// mean, [`Loss::Mse`]), formed at a power-of-two scale where the squares could pass f64's
+/// range ([`square_scale`]), so that a mean in range is finite where the sum of squares is
+/// not; bit for bit the plain sum's elsewhere (a power of two scales without rounding).
+pub fn half_mean_square(r: &[f64], rows: usize) -> f64 {
+    let e = square_scale(r, false).unwrap_or(0);
+    let down = pow2(-e);
+    let sum: f64 = r.iter().map(|v| (v * down) * (v * down)).sum();
+    let up = pow2(e);
+    sum * (0.5 / rows as f64) * up * up
+}
+
+/// The binary exponent `e` by which to scale residuals `r` down before their squares are
+/// summed (the largest into `[2, 4)`), where their largest passes `2^480` (`2^60` in f32,
+/// `f32_range`) and so its square and a sum of them could pass the precision's largest
+/// number; `None` below, or where a residual is not finite.
+fn square_scale(r: &[f64], f32_range: bool) -> Option<i32> {
+    let largest = r.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let limit = if f32_range { 60 } else { 480 };
+    // A normal number's binary exponent, from its bits, less one: the largest into [2, 4),
+    // so that 2^-e stays a normal number (at 2^1023: 2^-1022).
+    (largest.is_finite() && largest > pow2(limit))
+        .then(|| ((largest.to_bits() >> 52) & 0x7ff) as i32 - 1024)
+}
+
+/// `2^e`, exact for `|e| <= 1022`.
+fn pow2(e: i32) -> f64 {
+    f64::from_bits(((1023 + e) as u64) << 52)
 }
 
 /// A batch of logits, `B` rows of `k`: read and overwritten by [`softmax_cross_entropy`].
@@ -250,5 +297,41 @@ mod tests {
         assert_eq!(loss, 0.5 * 1.5 * 1.5 * 2.0);
         assert_eq!(hits, 0);
         assert_eq!(v, [0.75, -0.75]);
+    }
+
+    /// The hundred-and-seventeenth hostile round, D3: four residuals whose squares sum past
+    /// f64's largest number (1.848e308) have a mean loss of 2.31e307. Formed at a power of
+    /// two it is finite and equals the exact mean scaled back (each residual 2^500 times a
+    /// small integer, so every step is exact); ordinary residuals give the plain sum's bits.
+    /// Burn's tensor loss (the test loss of the network itself) forms it the same way, in f64
+    /// and in f32 (where 1e20 squares past f32's range).
+    #[test]
+    fn a_mean_square_in_range_is_finite_where_the_sum_is_not() {
+        let r = [3.0, 5.0, 4.0, 6.0].map(|v| v * pow2(510));
+        let plain: f64 = r.iter().map(|v| v * v).sum::<f64>();
+        assert!(plain.is_infinite());
+        let exact = (9.0 + 25.0 + 16.0 + 36.0) / 8.0 * pow2(1020);
+        assert!(exact.is_finite());
+        assert_eq!(half_mean_square(&r, 4), exact);
+        let small = [0.3, -1.7, 2.9];
+        let sum: f64 = small.iter().map(|v| v * v).sum();
+        assert_eq!(
+            half_mean_square(&small, 3).to_bits(),
+            (sum * (0.5 / 3.0)).to_bits()
+        );
+        // Burn's: logits 1 + r (= r) for one output and labels 1 (targets +1); in f32 the
+        // residuals 2^62 times the same integers, whose squares pass f32's 2^128.
+        let device = burn::tensor::Device::flex();
+        for (dtype, e) in [
+            (burn::tensor::DType::F64, 510),
+            (burn::tensor::DType::F32, 62),
+        ] {
+            let r = [3.0, 5.0, 4.0, 6.0].map(|v| v * pow2(e));
+            let logits: Vec<f64> = r.iter().map(|v| 1.0 + v).collect();
+            let t = Tensor::<2>::from_data(TensorData::new(logits, [4, 1]), (&device, dtype));
+            let (loss, _) = Loss::Mse.burn(t, &[1, 1, 1, 1]);
+            let loss: Vec<f64> = loss.try_into_vec_as().unwrap();
+            assert_eq!(loss[0], 86.0 / 8.0 * pow2(2 * e), "{dtype:?}");
+        }
     }
 }

@@ -307,15 +307,78 @@ pub fn squares_its_scale(net: &Net) -> bool {
 /// What the network renormalized at one input ([`renormalized_proofs`]) says of its 0.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Proof {
-    /// Its last hidden layer's `|a_L|^2` there is this positive value, so `K(x, x) > 0` and
-    /// the 0 is an underflow.
+    /// A unit of its last hidden layer is live beyond what the pass lost, and the layer's
+    /// `|a_L|^2` there is this positive value, so `K(x, x) > 0` and the 0 is an underflow.
     Live(f64),
     /// Its last hidden layer is 0 with nothing lost on the way: the 0 is the network's own.
     Dead,
-    /// Its last hidden layer is 0, but a live value was lost on the way (the input's entries,
-    /// the weights or one layer's live pre-activations span more than f64 holds): the 0 cannot
-    /// be told from an underflow.
-    Unresolved,
+    /// Its last hidden layer is live at no unit beyond what the pass lost, but not 0 to
+    /// within it either: the 0 cannot be told from an underflow. The first value the pass
+    /// lost ([`Lost`]).
+    Unresolved(Lost),
+}
+
+/// The first value the renormalized pass ([`renormalized_proofs`]) could not hold: one
+/// below f64's smallest normal number, whose loss bounds what each unit may be off by.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Lost {
+    /// The input's entry `entry` (`value`), scaled with the input by `2^-shift` to keep its
+    /// largest entry `largest` in range (an input past `2^960`).
+    InputEntry {
+        entry: usize,
+        value: f64,
+        largest: f64,
+        shift: i32,
+    },
+    /// At layer `layer` (0: the first hidden layer's pre-activations), a weight `weight` (its
+    /// layer's largest scaled into `[1, 2)`) times a value `value` (an input entry at layer
+    /// 0, else an activation of the renormalized layer before).
+    Product {
+        layer: usize,
+        weight: f64,
+        value: f64,
+    },
+    /// At layer `layer`, a live unit's pre-activation `value` (the layer's largest in
+    /// `[1, 2)`), whose square is below f64's smallest normal number.
+    Square { layer: usize, value: f64 },
+}
+
+impl std::fmt::Display for Lost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Self::InputEntry {
+                entry,
+                value,
+                largest,
+                shift,
+            } => write!(
+                f,
+                "the input's entry {entry} ({value:.3e}) falls below f64's smallest normal \
+                 number once the input is scaled by 2^-{shift} to keep its largest entry \
+                 ({largest:.3e}) in range"
+            ),
+            Self::Product {
+                layer,
+                weight,
+                value,
+            } => write!(
+                f,
+                "at layer {layer}, the product of a weight {weight:.3e} (its layer's largest \
+                 weight scaled into [1, 2)) and {} {value:.3e} falls below f64's smallest \
+                 normal number",
+                if layer == 0 {
+                    "an input entry"
+                } else {
+                    "an activation (its layer renormalized)"
+                }
+            ),
+            Self::Square { layer, value } => write!(
+                f,
+                "at layer {layer}, a live pre-activation {value:.3e} times the layer's largest \
+                 squares to below f64's smallest normal number"
+            ),
+        }
+    }
 }
 
 impl Proof {
@@ -330,14 +393,29 @@ impl Proof {
                  own such as a dead layer, reaches its last hidden layer with |a_L|^2 = \
                  {top:.3e}, not 0: K(x, x) > 0 there, so the 0 is an underflow"
             )),
-            Self::Unresolved => Some(
-                "a 0 of the network's own cannot be told from an underflow here: renormalized \
-                 at this input, each layer's live pre-activations scaled by a power of two, the \
-                 network still loses live values, its input's entries, weights or one layer's \
-                 live pre-activations spanning more than f64 holds, so the 0 counts as an \
-                 underflow"
-                    .to_string(),
+            Self::Unresolved(lost) => Some(format!(
+                "the 0 cannot be proved the network's own: in the same network renormalized at \
+                 this input, each layer's live pre-activations scaled by a power of two, \
+                 {lost}, and its last hidden layer is 0 only to within what was lost there, \
+                 so whether a unit is live cannot be told and the 0 counts as an underflow"
+            )),
+        }
+    }
+
+    /// What may let the 0 be told, for a refusal that gives one (`None`: a live value, whose
+    /// remedy is the caller's). Only an input past `2^960` is scaled in the pass; a product
+    /// or a square is lost whatever the inputs' or the weights' overall scale.
+    pub fn remedy(self) -> Option<&'static str> {
+        match self {
+            Self::Unresolved(Lost::InputEntry { .. }) => {
+                Some("rescale the inputs (toward unit norm)")
+            }
+            Self::Unresolved(_) => Some(
+                "no overall rescaling of the weights or the inputs changes this (the pass is \
+                 renormalized at every layer); weights or input entries that span less than \
+                 f64 holds can be told",
             ),
+            _ => None,
         }
     }
 
@@ -347,100 +425,182 @@ impl Proof {
     }
 }
 
-/// The smallest magnitude a renormalized value (its largest in `[1, 2)`) may have and
-/// nothing be lost: its square and its products with weights of at least [`SMALLEST_WEIGHT`]
-/// stay normal numbers.
-const SMALLEST_LIVE: f64 = f64::from_bits((1023 - 300) << 52); // 2^-300
-
-/// The smallest nonzero weight magnitude (the layer's largest in `[1, 2)`) with which a
-/// product of live values stays normal.
-const SMALLEST_WEIGHT: f64 = f64::from_bits((1023 - 400) << 52); // 2^-400
+/// The binary exponent past which an input's largest entry is scaled down before the first
+/// layer (its products with weights up to 2 summed over any fan-in stay finite) or below
+/// which it is scaled up.
+const INPUT_RANGE: i32 = 960;
 
 /// For each of the `rows` of `inputs`, what `net` (an MLP without biases or normalization
 /// whose activation squares its scale, [`squares_its_scale`]) renormalized at that input says
-/// of its 0 ([`Proof`]): its weights scaled as [`pow2_normalized`] scales them, the input's
-/// row by the power of two that brings its largest magnitude into `[1, 2)`, and at every
-/// layer the row's pre-activations by the power of two that brings the largest positive one
-/// into `[1, 2)` (a negative one is dead whatever its size: ReLU^2 is 0 there), on the host
-/// in f64, one forward pass for every row at once. Positive factors keep every
-/// pre-activation's sign, so a dead unit stays dead, and ReLU^2's `K_o(x, x)` is positive at
-/// every output exactly where `a_L` is not 0 (its output layer's term is `|a_L|^2`, and where
-/// `a_L` is 0 every slope `2 z` of the last layer is too, so no signal passes back). A live
-/// value smaller than [`SMALLEST_LIVE`] (or a weight smaller than [`SMALLEST_WEIGHT`]) could
-/// vanish in the pass, so a 0 reached with one is [`Proof::Unresolved`].
+/// of its 0 ([`Proof`]): its weights scaled as [`pow2_normalized`] scales them (each layer's
+/// largest into `[1, 2)`), the input's row as given (scaled by a power of two only past
+/// `2^±960`), and at every layer the row's pre-activations by the power of two that brings
+/// the largest positive one into `[1, 2)` (a negative one is dead whatever its size: ReLU^2
+/// is 0 there), on the host in f64. Positive factors keep every pre-activation's sign, so a
+/// dead unit stays dead, and ReLU^2's `K_o(x, x)` is positive at every output exactly where
+/// `a_L` is not 0 (its output layer's term is `|a_L|^2`, and where `a_L` is 0 every slope
+/// `2 z` of the last layer is too, so no signal passes back).
+///
+/// Values the pass cannot hold are bounded, not guessed: each unit carries a bound `E` on
+/// what it may be off by from values that fell below f64's smallest normal number (an input
+/// entry scaled out of range, a product `w a`, a square `z^2`: each within `2^-1074`),
+/// carried through the layers (`E' = beta sum_j |w_j| E_j`, a square's `(|z| + E)^2 - z^2`).
+/// A unit with `z > E` is live for certain, one with `z < -E` dead; the 0 is the network's
+/// own where the last hidden layer is 0 with `E = 0` everywhere ([`Proof::Dead`]), an
+/// underflow where a unit there is live for certain ([`Proof::Live`]), and
+/// [`Proof::Unresolved`] otherwise. Rounding within f64's range (`1 + 2^-60 - 1 = 0` at a
+/// kink) is the network's own arithmetic, as every f64 evaluation of it, and not counted.
 /// Hundred-and-fourteenth hostile round, D4: the weights scaled once for all rows left unit
 /// inputs' activations at `2^(-2^L)`; hundred-and-sixteenth, D3: each layer scaled by its
-/// largest magnitude, a dead unit's 1e150, took the live units' 1e-160 to 0 with it. `None`
-/// where [`pow2_normalized`] is.
+/// largest magnitude, a dead unit's 1e150, took the live units' 1e-160 to 0 with it;
+/// hundred-and-seventeenth, D5: any weight below 2^-400 or input entry below 2^-300 of its
+/// largest made a dead network's own 0 "unresolved", where no product was lost. `None` where
+/// [`pow2_normalized`] is.
 pub fn renormalized_proofs(net: &Net, inputs: &Inputs, rows: &[usize]) -> Option<Vec<Proof>> {
-    use ntk_engine::host::mlp::{Params, activate, from_rows};
+    use ntk_engine::host::mlp::Params;
     let host = net.clone().to_device(&burn::tensor::Device::flex());
     let host = crate::compute::with_precision(&host, Precision::F64);
     let Ok(Some(Net::Mlp(mlp))) = pow2_normalized(&host, 1.0) else {
         return None;
     };
-    let some = inputs.select(rows);
     let params = Params::<f64>::read(&mlp);
-    let tiny_weights = params.layers().any(|layer| {
-        let w = layer.w();
-        (0..w.ncols()).any(|j| {
-            w.col_as_slice(j)
-                .iter()
-                .any(|v| *v != 0.0 && v.abs() < SMALLEST_WEIGHT)
-        })
-    });
-    let mut lost = vec![tiny_weights; some.n];
-    let mut a = from_rows::<f64>(&some.x, some.n, params.layer(0).fan_in());
-    renormalize_rows(&mut a, false, &mut lost);
-    for l in 0..params.depth() {
-        let layer = params.layer(l);
-        let mut z = faer::Mat::<f64>::zeros(some.n, layer.fan_out());
-        layer.preact_into(a.as_ref(), &mut z);
-        renormalize_rows(&mut z, true, &mut lost);
-        let mut slopes = faer::Mat::<f64>::zeros(some.n, layer.fan_out());
-        activate(params.activation(), params.gamma()[l], &mut z, &mut slopes);
-        a = z;
-    }
+    let d = inputs.d;
     Some(
-        (0..some.n)
-            .map(|i| {
-                let top: f64 = (0..a.ncols()).map(|j| a[(i, j)] * a[(i, j)]).sum();
-                match (top > 0.0, lost[i]) {
-                    (true, _) => Proof::Live(top),
-                    (false, true) => Proof::Unresolved,
-                    (false, false) => Proof::Dead,
-                }
-            })
+        rows.iter()
+            .map(|&r| proof_at(&params, &inputs.x[r * d..(r + 1) * d]))
             .collect(),
     )
 }
 
-/// Scales each row of `m` by the power of two that brings its largest magnitude (its largest
-/// positive value, where `live_positive`: the others are dead, and are set to -1, which
-/// ReLU^2 maps to 0 as it maps them) into `[1, 2)`; a row without one as it is. Marks in
-/// `lost` each row holding a nonzero live value below [`SMALLEST_LIVE`] once scaled.
-fn renormalize_rows(m: &mut faer::Mat<f64>, live_positive: bool, lost: &mut [bool]) {
-    let live = |v: f64| if live_positive { v > 0.0 } else { v != 0.0 };
-    for (i, lost) in lost.iter_mut().enumerate().take(m.nrows()) {
-        let top = (0..m.ncols())
-            .filter(|&j| live(m[(i, j)]))
-            .fold(0.0f64, |t, j| t.max(m[(i, j)].abs()));
-        let e = if top > 0.0 && top.is_finite() {
+/// The most a value below f64's smallest normal number is off by: an operation's result in
+/// the subnormal range (or flushed to 0) is within half its unit, `2^-1075`, of the exact.
+const SUBNORMAL_ERROR: f64 = f64::from_bits(1); // 2^-1074
+
+/// A bound `b` on what a value may be off by, rounded up to [`SUBNORMAL_ERROR`] where it is
+/// positive in exact arithmetic (`positive`) but fell below it.
+fn at_least_subnormal(b: f64, positive: bool) -> f64 {
+    if positive && b < SUBNORMAL_ERROR {
+        SUBNORMAL_ERROR
+    } else {
+        b
+    }
+}
+
+/// [`renormalized_proofs`] at one input `x`.
+fn proof_at(params: &ntk_engine::host::mlp::Params<f64>, x: &[f64]) -> Proof {
+    let tiny = f64::MIN_POSITIVE;
+    let mut first: Option<Lost> = None;
+    // The input, scaled only where its products could leave f64's range.
+    let largest = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let e = if largest > 0.0 && largest.is_finite() {
+        let e = libm::ilogb(largest);
+        if e > INPUT_RANGE {
+            e - INPUT_RANGE
+        } else if e < -INPUT_RANGE {
+            e + INPUT_RANGE
+        } else {
+            0
+        }
+    } else {
+        0
+    };
+    let mut a: Vec<f64> = x.iter().map(|v| libm::scalbn(*v, -e)).collect();
+    let mut err: Vec<f64> = x
+        .iter()
+        .zip(&a)
+        .enumerate()
+        .map(|(entry, (&v, &s))| {
+            if v != 0.0 && s.abs() < tiny && e != 0 {
+                first.get_or_insert(Lost::InputEntry {
+                    entry,
+                    value: v,
+                    largest,
+                    shift: e,
+                });
+                SUBNORMAL_ERROR
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    for l in 0..params.depth() {
+        let layer = params.layer(l);
+        let (w, beta) = (layer.w(), layer.beta());
+        let fan_out = layer.fan_out();
+        let mut z = vec![0.0f64; fan_out];
+        let mut ez = vec![0.0f64; fan_out];
+        for u in 0..fan_out {
+            let col = w.col_as_slice(u);
+            let (mut sum, mut bound) = (0.0f64, 0.0f64);
+            for ((&wj, &aj), &ej) in col.iter().zip(&a).zip(&err) {
+                let p = wj * aj;
+                sum += p;
+                bound += at_least_subnormal(wj.abs() * ej, wj != 0.0 && ej > 0.0);
+                if wj != 0.0 && aj != 0.0 && p.abs() < tiny {
+                    first.get_or_insert(Lost::Product {
+                        layer: l,
+                        weight: wj,
+                        value: aj,
+                    });
+                    bound += SUBNORMAL_ERROR;
+                }
+            }
+            z[u] = beta * sum;
+            ez[u] = at_least_subnormal(beta * bound, bound > 0.0);
+            if z[u] != 0.0 && z[u].abs() < tiny {
+                ez[u] += SUBNORMAL_ERROR;
+            }
+        }
+        // The layer's scale: its largest positive pre-activation into [1, 2).
+        let top = z
+            .iter()
+            .filter(|v| **v > 0.0)
+            .fold(0.0f64, |m, v| m.max(*v));
+        let s = if top > 0.0 && top.is_finite() {
             libm::ilogb(top)
         } else {
             0
         };
-        for j in 0..m.ncols() {
-            let v = m[(i, j)];
-            m[(i, j)] = if live_positive && v <= 0.0 {
-                -1.0
+        let gamma = params.gamma()[l];
+        for u in 0..fan_out {
+            let v = libm::scalbn(z[u], -s);
+            let b = at_least_subnormal(libm::scalbn(ez[u], -s), ez[u] > 0.0);
+            let (value, bound) = if v > b {
+                let sq = gamma * v * v;
+                let mut bound = at_least_subnormal(gamma * b * (2.0 * v + b), b > 0.0);
+                if sq < tiny {
+                    first.get_or_insert(Lost::Square { layer: l, value: v });
+                    bound += (gamma + 1.0) * SUBNORMAL_ERROR;
+                }
+                (sq, bound)
+            } else if v < -b {
+                (0.0, 0.0)
             } else {
-                libm::scalbn(v, -e)
+                // Live or dead by less than what was lost: the value may be anything up to
+                // the bound's square.
+                let at_most = gamma * (v.abs() + b) * (v.abs() + b);
+                (
+                    if v > 0.0 { gamma * v * v } else { 0.0 },
+                    at_least_subnormal(at_most, b > 0.0),
+                )
             };
-            if live(v) && m[(i, j)].abs() < SMALLEST_LIVE {
-                *lost = true;
-            }
+            z[u] = value;
+            ez[u] = bound;
         }
+        a = z;
+        err = ez;
+    }
+    // Units live for certain: above their bound.
+    let top: f64 = a
+        .iter()
+        .zip(&err)
+        .filter(|(v, b)| **v > **b)
+        .map(|(v, _)| v * v)
+        .sum();
+    match (top > 0.0, err.iter().any(|b| *b > 0.0), first) {
+        (true, _, _) => Proof::Live(top),
+        (false, true, Some(lost)) => Proof::Unresolved(lost),
+        _ => Proof::Dead,
     }
 }
 
@@ -708,9 +868,11 @@ mod tests {
     /// The hundred-and-sixteenth hostile round, D3: a dead unit's pre-activation (1e150) far
     /// above the live units' (1e-160) set the layer's scale, and the live units vanished in
     /// the proof as in the network: an underflow (K(x, x) = 1.7e-662 by mpmath) accepted as
-    /// the network's own 0. The scale is the live units' now; where a live value is lost even
-    /// so (1e-200 beside 1e150 in one input row), the 0 counts as an underflow; a dead row is
-    /// still the network's own.
+    /// the network's own 0. The scale is the live units' now (1e-200 beside 1e150 too: the
+    /// input is not scaled below 2^960); where a live value is lost even so (1e-315 beside
+    /// 1e300, scaled by 2^-36 to 0), the 0 counts as an underflow and says which;
+    /// a dead row is still the network's own, and so is the row whose first layer is dead
+    /// with a pre-activation of 1e-160 beside 1e150 (hundred-and-seventeenth, D5).
     #[test]
     fn relu_squared_s_proof_scales_by_the_live_units() {
         use burn::tensor::{DType, Device};
@@ -738,20 +900,118 @@ mod tests {
         let net = Net::Mlp(mlp).with_tensors(&mut get).unwrap();
         let Net::Mlp(mlp) = &net else { unreachable!() };
         let x = Inputs {
-            x: vec![1e150, 1e-160, 0.0, 1e150, 1e-200, 0.0, 0.0, -1.0, 0.0],
-            n: 3,
+            x: vec![
+                1e150, 1e-160, 0.0, 1e150, 1e-200, 0.0, 0.0, -1.0, 0.0, 1e300, 1e-315, 0.0, 1e150,
+                -1e-160, 0.0,
+            ],
+            n: 5,
             d: 3,
-            labels: vec![0; 3],
+            labels: vec![0; 5],
             description: "test rows".into(),
         };
+        // Row 3's own is NaN: its |x|^2 (1e600) passes f64, refused as an overflow first.
         let own = entries(mlp, &x, &[0], false, Precision::F64);
-        assert!(own.iter().all(|r| r[0] == 0.0), "{own:?}");
-        let proofs = renormalized_proofs(&net, &x, &[0, 1, 2]).unwrap();
+        assert!(own.iter().all(|r| r[0] == 0.0 || r[0].is_nan()), "{own:?}");
+        let proofs = renormalized_proofs(&net, &x, &[0, 1, 2, 3, 4]).unwrap();
         assert!(matches!(proofs[0], Proof::Live(_)), "{proofs:?}");
-        assert_eq!(proofs[1..], [Proof::Unresolved, Proof::Dead], "{proofs:?}");
+        assert!(matches!(proofs[1], Proof::Live(_)), "{proofs:?}");
+        assert_eq!(proofs[2], Proof::Dead, "{proofs:?}");
+        let Proof::Unresolved(lost) = proofs[3] else {
+            panic!("{proofs:?}")
+        };
+        assert_eq!(
+            lost,
+            Lost::InputEntry {
+                entry: 1,
+                value: 1e-315,
+                largest: 1e300,
+                shift: 36
+            }
+        );
+        let said = proofs[3].reason().unwrap();
+        assert!(
+            said.contains("the input's entry 1 (") && said.contains("2^-36"),
+            "{said}"
+        );
+        assert_eq!(
+            proofs[3].remedy(),
+            Some("rescale the inputs (toward unit norm)")
+        );
+        assert_eq!(proofs[4], Proof::Dead, "{proofs:?}");
         assert_eq!(
             suspects(mlp, &x, &[0], false, Precision::F64),
-            Some(vec![0, 1])
+            Some(vec![0, 1]),
+            "row 3's NaN is no 0 to prove"
         );
+    }
+
+    /// The hundred-and-seventeenth hostile round, D5: a dead second layer beside a weight of
+    /// 1e-130 (below the old rule's 2^-400 of its largest) is the network's own 0, as no
+    /// product is lost; so is one whose first layer's units read a product 1e-320 (subnormal,
+    /// but within 2^-1075 of the exact: live for certain). A product lost to 0 (a weight 1e-30
+    /// times an input entry 1e-300) leaves the 0 unresolved, saying so, and no overall
+    /// rescaling is advised.
+    #[test]
+    fn relu_squared_s_proof_counts_only_values_it_loses() {
+        use burn::tensor::{DType, Device};
+        use ntk_model::{ActivationKind, Mlp, MlpConfig};
+        let cfg = MlpConfig::new(3, 4, 2, ActivationKind::ReluSquared)
+            .with_seed(1)
+            .with_bias(false);
+        let net_of = |first: [[f64; 3]; 2], tiny: f64| {
+            let mlp = Mlp::new(&cfg, &Device::flex(), DType::F64).unwrap();
+            let mut get =
+                |name: &str, shape: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
+                    let (out, inn) = (shape[0], shape[1]);
+                    Ok((0..out * inn)
+                        .map(|e| {
+                            let (o, i) = (e / inn, e % inn);
+                            match name {
+                                "layers.0.weight" => first[usize::from(o > 0)][i],
+                                // Every second-layer unit dead at a live first layer.
+                                "layers.1.weight" if o == 0 && i == 0 => tiny,
+                                "layers.1.weight" => -1.0,
+                                _ => 1.0,
+                            }
+                        })
+                        .collect())
+                };
+            Net::Mlp(mlp).with_tensors(&mut get).unwrap()
+        };
+        let x = Inputs {
+            x: vec![1.0, 1e-300, 0.0],
+            n: 1,
+            d: 3,
+            labels: vec![0],
+            description: "a unit row".into(),
+        };
+        let live = [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]];
+        for tiny in [-1e-130, 1e-130] {
+            let net = net_of(live, tiny);
+            let Net::Mlp(mlp) = &net else { unreachable!() };
+            assert_eq!(entries(mlp, &x, &[0], false, Precision::F64)[0][0], 0.0);
+            assert_eq!(renormalized_proofs(&net, &x, &[0]).unwrap(), [Proof::Dead]);
+        }
+        let net = net_of([[1.0, 0.0, 0.0], [0.0, 1e-20, 0.0]], -1.0);
+        assert_eq!(renormalized_proofs(&net, &x, &[0]).unwrap(), [Proof::Dead]);
+        // Unit 0 dead (-x_0), the others 1e-30 x_1 = 1e-330, lost to 0: the second layer is
+        // dead only to within that.
+        let net = net_of([[-1.0, 0.0, 0.0], [0.0, 1e-30, 0.0]], -1.0);
+        let proofs = renormalized_proofs(&net, &x, &[0]).unwrap();
+        let Proof::Unresolved(Lost::Product {
+            layer: 0,
+            weight,
+            value,
+        }) = proofs[0]
+        else {
+            panic!("{proofs:?}")
+        };
+        assert_eq!((weight, value), (1e-30, 1e-300));
+        let said = proofs[0].reason().unwrap();
+        assert!(
+            said.contains("at layer 0, the product of a weight 1.000e-30"),
+            "{said}"
+        );
+        assert!(!proofs[0].remedy().unwrap().contains("toward unit norm"));
     }
 }

@@ -112,7 +112,9 @@ fn batch_rows(
     x
 }
 
-/// Mean `loss` and accuracy of `model` (plain device, evaluation mode) on `set`.
+/// Mean `loss` and accuracy of `model` (plain device, evaluation mode) on `set`: each
+/// batch's mean weighed by its share of the set, so that a mean in range is not lost to a
+/// sum past it (hundred-and-seventeenth hostile round, D3).
 pub fn evaluate(
     model: &Model,
     set: &Inputs,
@@ -125,10 +127,10 @@ pub fn evaluate(
         let x = batch_x(set, idx, compute, &compute.device, None);
         let y: Vec<usize> = idx.iter().map(|&i| usize::from(set.labels[i])).collect();
         let (l, c) = loss_fn.burn(model.forward(x), &y);
-        loss += scalar(l) * idx.len() as f64;
+        loss += scalar(l) * (idx.len() as f64 / set.n as f64);
         hits += c;
     }
-    (loss / set.n as f64, hits as f64 / set.n as f64)
+    (loss, hits as f64 / set.n as f64)
 }
 
 /// The data order of `epoch`: `0..n` shuffled by ChaCha8 (`seed`, stream `epoch`).

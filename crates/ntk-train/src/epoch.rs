@@ -141,14 +141,22 @@ impl Progress {
                 &self.history(),
             )?;
         }
+        // Where it diverged in its first epoch nothing is kept: its initial state is the
+        // seed's, made again by the same config (hundred-and-seventeenth hostile round, D4:
+        // "the last good state (epoch 0) is in OUT/checkpoint.json", no such file).
+        let kept = match self.rows.last() {
+            Some(r) => format!(
+                "the last good state (epoch {}) is in {}/checkpoint.json",
+                r.epoch,
+                run.out.display()
+            ),
+            None => "no checkpoint is kept: it had no good epoch, and its initial state is \
+                     its seed's, made again by the same config"
+                .to_string(),
+        };
         run.reporter.log(&format!(
-            "{}: diverged in epoch {} ({}); the last good state (epoch {}) is in \
-             {}/checkpoint.json",
-            run.labels.model,
-            diverged.epoch,
-            diverged.why,
-            self.rows.last().map_or(0, |r| r.epoch),
-            run.out.display()
+            "{}: diverged in epoch {} ({}); {kept}",
+            run.labels.model, diverged.epoch, diverged.why,
         ));
         Ok(())
     }

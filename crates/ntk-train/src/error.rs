@@ -404,20 +404,28 @@ pub enum Error {
     /// The infinite-width kernel of `[prediction]` overflows: its recursion leaves f64's
     /// range at `layer` (hundred-and-eleventh hostile round, D4: the run failed after its
     /// work with "the kernel holds a non-finite value", the dry run said nothing).
+    /// The row named is the one of the largest square norm, whose recursion leaves the range
+    /// first (hundred-and-seventeenth hostile round, D1: no set or row was named past layer
+    /// 0, and "the empirical kernel alone" advised where it is refused for the same row).
     #[error(
         "[prediction]: the infinite-width recursion of {activation} (kernels = [\"theory\"]) \
-         leaves f64's range at layer {layer} of {depth}, so its kernel is not finite; {}",
+         leaves f64's range at layer {layer} of {depth} at row {row} of the {set} set (the \
+         row's largest magnitude {largest:.3e}), so its kernel is not finite; {}",
         if *.layer == 0 {
-            "layer 0 is the inputs' own square norms |x|^2 (the training and the test \
-             inputs'), which pass f64's largest number: rescale the inputs down"
+            "layer 0 is the row's own square norm |x|^2, which passes f64's largest number: \
+             rescale the inputs down"
         } else {
-            "a shallower network, or the empirical kernel alone"
+            "each layer's kernel grows with the input's square norm: rescale the inputs down, \
+             or a shallower network"
         }
     )]
     PredictionOverflow {
         activation: String,
         layer: usize,
         depth: usize,
+        set: &'static str,
+        row: usize,
+        largest: f64,
     },
     /// A `[prediction]` kernel at initialization underflows f64: a diagonal entry `K(x, x)`
     /// below the smallest normal number, or an exact 0 that is not the network's own

@@ -66,7 +66,7 @@ pub fn foresee(cfg: &TrainConfig, data: &Data, compute: &Compute) -> crate::Resu
     }
     if cfg.prediction.is_some() {
         let all = crate::predict::inputs(data);
-        if let Err(e) = crate::predict::foresee_theory_range(cfg, &model, &all) {
+        if let Err(e) = crate::predict::foresee_theory_range(cfg, &model, (&all, data.train.n)) {
             return failed(e);
         }
         let mut rows = with_extremes(

@@ -182,17 +182,13 @@ pub(crate) fn write(run: &Run, model: &Model) -> crate::Result<Vec<SpectrumRow>>
     let tests = test.map(|t| (t, outputs(&model, t, &compute), target_matrix(t, k)));
     let (mut rows, mut spectra) = (Vec::new(), Vec::new());
     for &which in &p.kernels {
-        let kernel = per_output_kernel(&model, &all, &compute, (which, k), run.reporter)?;
-        let every: Vec<usize> = (0..all.n).collect();
-        check_finite(which, (&all, &every), &kernel, train.n)?;
-        check_underflow(
-            &model,
-            (&all, &every),
-            &compute,
-            (which, k),
-            &kernel,
-            train.n,
-        )?;
+        let whole = Origin {
+            rows: None,
+            train_n: train.n,
+        };
+        let kernel = per_output_kernel(&model, (&all, whole), &compute, (which, k), run.reporter)?;
+        check_finite(which, (&all, whole), &kernel)?;
+        check_underflow(&model, (&all, whole), &compute, (which, k), &kernel)?;
         let size = kernel.size;
         let at = |i: usize, j: usize| kernel.data[i * size + j];
         let n = train.n;
@@ -277,7 +273,7 @@ pub(crate) fn stability_warnings(spectra: &[SpectrumRow]) -> Vec<String> {
 /// architecture (per output by construction).
 fn per_output_kernel(
     model: &Model,
-    inputs: &Inputs,
+    (inputs, origin): (&Inputs, Origin<'_>),
     compute: &Compute,
     (which, k): (PredictKernel, usize),
     reporter: &crate::progress::Reporter,
@@ -336,7 +332,7 @@ fn per_output_kernel(
                 .map_err(|reason| crate::Error::Prediction(reason.to_string()))?;
             let dual = ntk_kernel::theory::DualEvaluator::new(mlp.activation());
             let (x, n, d) = (&inputs.x, inputs.n, inputs.d);
-            check_theory_range(mlp, &scaling, inputs)?;
+            check_theory_range(mlp, &scaling, (inputs, origin))?;
             // Said as it goes (sixty-fourth hostile round, N1: by quadrature, minutes to
             // hours before the first step with nothing in the log).
             let bar = ntk_kernel::compute::theory_bar(reporter, &dual, n, one.depth);
@@ -359,18 +355,24 @@ fn per_output_kernel(
 /// `inputs` where its recursion leaves f64's range, before any quadrature of the whole
 /// kernel: by the largest input's own recursion (every entry is bounded by the diagonal's).
 /// The run and its dry run ask here.
-pub(crate) fn check_theory_range(
+fn check_theory_range(
     mlp: &ntk_model::Mlp,
     scaling: &ntk_kernel::theory::Scaling,
-    inputs: &Inputs,
+    (inputs, origin): (&Inputs, Origin<'_>),
 ) -> crate::Result<()> {
     let dual = ntk_kernel::theory::DualEvaluator::new(mlp.activation());
-    match ntk_kernel::theory::layer_leaving_range_of(&dual, scaling, &inputs.x, inputs.d) {
-        Some(layer) => Err(crate::Error::PredictionOverflow {
-            activation: mlp.activation().to_string(),
-            layer,
-            depth: mlp.depth(),
-        }),
+    match ntk_kernel::theory::row_leaving_range_of(&dual, scaling, &inputs.x, inputs.d) {
+        Some((at, layer)) => {
+            let (set, row) = origin.set_and_row(at);
+            Err(crate::Error::PredictionOverflow {
+                activation: mlp.activation().to_string(),
+                layer,
+                depth: mlp.depth(),
+                set,
+                row,
+                largest: crate::track::largest_magnitude(inputs, at),
+            })
+        }
         None => Ok(()),
     }
 }
@@ -380,7 +382,7 @@ pub(crate) fn check_theory_range(
 pub(crate) fn foresee_theory_range(
     cfg: &crate::config::TrainConfig,
     model: &Model,
-    all: &Inputs,
+    (all, train_n): (&Inputs, usize),
 ) -> crate::Result<()> {
     let (Some(p), ntk_model::Net::Mlp(mlp)) = (&cfg.prediction, model) else {
         return Ok(());
@@ -393,21 +395,46 @@ pub(crate) fn foresee_theory_range(
         ..mlp.config().clone()
     };
     match ntk_kernel::theory::Scaling::of(&one) {
-        Ok(scaling) => check_theory_range(mlp, &scaling, all),
+        Ok(scaling) => {
+            let whole = Origin {
+                rows: None,
+                train_n,
+            };
+            check_theory_range(mlp, &scaling, (all, whole))
+        }
         Err(_) => Ok(()),
+    }
+}
+
+/// Where the rows of a kernel's inputs are in the run's whole, the training inputs then the
+/// test inputs: row `i` is the whole's `rows[i]` (`None`: the whole itself), and the whole's
+/// first `train_n` are the training inputs.
+#[derive(Clone, Copy)]
+struct Origin<'a> {
+    rows: Option<&'a [usize]>,
+    train_n: usize,
+}
+
+impl Origin<'_> {
+    /// Row `i`'s set (`training` or `test`) and its index there.
+    fn set_and_row(&self, i: usize) -> (&'static str, usize) {
+        let whole = self.rows.map_or(i, |r| r[i]);
+        if whole < self.train_n {
+            ("training", whole)
+        } else {
+            ("test", whole - self.train_n)
+        }
     }
 }
 
 /// Refuses a kernel at initialization with an entry that is not finite, naming the row
 /// (its set and its index there): the first whose diagonal entry is not finite, else the
-/// first entry's two rows. `inputs`: the training inputs, then the test inputs (or some of
-/// them, each with its index in that whole, `origin`); `train_n`: how many training inputs
-/// the whole begins with.
+/// first entry's two rows. `inputs`: the training inputs, then the test inputs, or some of
+/// them ([`Origin`]).
 fn check_finite(
     which: PredictKernel,
-    (inputs, origin): (&Inputs, &[usize]),
+    (inputs, origin): (&Inputs, Origin<'_>),
     kernel: &ntk_numerics::kernel::Kernel,
-    train_n: usize,
 ) -> crate::Result<()> {
     let size = kernel.size;
     let per = (size / inputs.n.max(1)).max(1);
@@ -423,14 +450,7 @@ fn check_finite(
     let Some((i, j)) = found else {
         return Ok(());
     };
-    let named = |entry: usize| {
-        let whole = origin[entry / per];
-        if whole < train_n {
-            ("training", whole)
-        } else {
-            ("test", whole - train_n)
-        }
-    };
+    let named = |entry: usize| origin.set_and_row(entry / per);
     let (set, row) = named(i);
     let with = j.map_or(String::new(), |j| {
         let (set, row) = named(j);
@@ -449,20 +469,21 @@ fn check_finite(
 /// ([`ntk_kernel::underflow`]), as the tracked NTK is refused (hundred-and-second hostile
 /// round, D4: a bias-free ReLU^2 network on inputs of norm 1e-40 wrote kappa 13184.8 for
 /// the scale-free 13166.6, at 1e-60 both kernels "singular, rank 0", with a stability limit
-/// of inf). `inputs`: the training inputs, then the test inputs (or some of them, each with
-/// its index in that whole); `train_n`: how many training inputs the whole begins with.
+/// of inf). `inputs`: the training inputs, then the test inputs, or some of them
+/// ([`Origin`]).
 fn check_underflow(
     model: &Model,
-    (inputs, origin): (&Inputs, &[usize]),
+    (inputs, origin): (&Inputs, Origin<'_>),
     compute: &Compute,
     (which, k): (PredictKernel, usize),
     kernel: &ntk_numerics::kernel::Kernel,
-    train_n: usize,
 ) -> crate::Result<()> {
     use ntk_kernel::underflow::{Formed, Underflow, first_underflowing_sample};
+    // The empirical kernel again, of a network scaled by powers of two on some of the inputs
+    // (the theory's is never formed again: `Formed::Theory`).
     let again = |net: &Model, some: &Inputs| {
         let none = crate::progress::Reporter::silent();
-        per_output_kernel(net, some, compute, (which, k), &none)
+        per_output_kernel(net, (some, origin), compute, (which, k), &none)
     };
     let formed = match which {
         PredictKernel::Theory => Formed::Theory,
@@ -476,12 +497,7 @@ fn check_underflow(
     else {
         return Ok(());
     };
-    let whole = origin[sample];
-    let (set, row) = if whole < train_n {
-        ("training", whole)
-    } else {
-        ("test", whole - train_n)
-    };
+    let (set, row) = origin.set_and_row(sample);
     Err(crate::Error::PredictionUnderflow {
         kernel: which.name(),
         set,
@@ -512,18 +528,15 @@ pub(crate) fn foresee(
     let model = ntk_kernel::compute::with_precision(model, Precision::F64);
     let some = all.select(rows);
     let k = outputs(&model, &some, &compute).ncols();
+    let origin = Origin {
+        rows: Some(rows),
+        train_n,
+    };
     for &which in &p.kernels {
         let none = crate::progress::Reporter::silent();
-        let kernel = per_output_kernel(&model, &some, &compute, (which, k), &none)?;
-        check_finite(which, (&some, rows), &kernel, train_n)?;
-        check_underflow(
-            &model,
-            (&some, rows),
-            &compute,
-            (which, k),
-            &kernel,
-            train_n,
-        )?;
+        let kernel = per_output_kernel(&model, (&some, origin), &compute, (which, k), &none)?;
+        check_finite(which, (&some, origin), &kernel)?;
+        check_underflow(&model, (&some, origin), &compute, (which, k), &kernel)?;
     }
     Ok(())
 }
@@ -564,10 +577,17 @@ fn spectrum_row(which: PredictKernel, lin: &Linearized, k: usize, lr: f64) -> Sp
     }
 }
 
-/// The test loss and accuracy of predicted outputs `f` (`m x k`) against targets `t`.
+/// The test loss and accuracy of predicted outputs `f` (`m x k`) against targets `t`; the
+/// loss formed so that a mean in f64's range is finite where the sum of squares is not
+/// ([`ntk_engine::loss::half_mean_square`]).
 fn test_metrics(f: &Mat<f64>, t: &Mat<f64>, set: &Inputs) -> (f64, f64) {
     let (m, k) = (f.nrows(), f.ncols());
-    let loss = (f - t).squared_norm_l2() / (2.0 * m as f64);
+    let r = f - t;
+    let residuals: Vec<f64> = (0..m)
+        .flat_map(|i| (0..k).map(move |j| (i, j)))
+        .map(|(i, j)| r[(i, j)])
+        .collect();
+    let loss = ntk_engine::loss::half_mean_square(&residuals, m);
     let flat: Vec<f64> = (0..m)
         .flat_map(|i| (0..k).map(move |j| f[(i, j)]))
         .collect();

@@ -54,7 +54,7 @@ pub use ntk::{
     grad_angle, grad_angle_deg, grad_angle_exact_at_every_angle, infinite_width_embedding_gram,
     infinite_width_kernels, infinite_width_kernels_scaled, infinite_width_layer_grams_scaled,
     infinite_width_ntk, layer_leaving_range, layer_leaving_range_of, odd, pair_recursion,
-    pair_recursion_observed, pair_recursion_scaled, recursion_evaluations,
+    pair_recursion_observed, pair_recursion_scaled, recursion_evaluations, row_leaving_range_of,
 };
 pub use on_inputs::{TheoryValue, may_give_angle, theory_value};
 pub use pair_angle::{MAX_ANGLE_ERROR_DEG, Unresolved, pair_grad_angle_deg};

@@ -287,16 +287,29 @@ pub fn layer_leaving_range_of(
     x: &[f64],
     d: usize,
 ) -> Option<usize> {
+    row_leaving_range_of(dual, scaling, x, d).map(|(_, layer)| layer)
+}
+
+/// [`layer_leaving_range_of`] with the row it follows, `(row, layer)`: the row of the largest
+/// square norm (for ReLU^2's recursion on unit variances, of the largest variance), whose
+/// recursion leaves f64's range first.
+pub fn row_leaving_range_of(
+    dual: &DualEvaluator,
+    scaling: &Scaling,
+    x: &[f64],
+    d: usize,
+) -> Option<(usize, usize)> {
     // ReLU^2's kernels as its recursion forms them: the row of the largest variance, the
     // unit-variance recursion's `Sigma^_l`, `Theta^_l` times the row's scale, carried in
     // logarithms (`super::degree_two`). The row's own variance recursion rounds it (`s0 =
     // 1/3` of `|x|^2 = 3 + 4.4e-16` is 1 in f64), and said "at its last layer" where the
     // kernel leaves the range at layer 63 (hundred-and-fourteenth hostile round, D3).
     if super::degree_two::applies(dual, scaling)
-        && let Some((_, row)) = x
+        && let Some((at, (_, row))) = x
             .chunks(d.max(1))
             .map(|r| (super::degree_two::log_variance(r, scaling.input), r))
-            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .enumerate()
+            .max_by(|a, b| a.1.0.total_cmp(&b.1.0))
         && let Some(f) = super::degree_two::Factors::of(row, row.len(), dual, scaling)
     {
         let unit = Scaling {
@@ -312,13 +325,19 @@ pub fn layer_leaving_range_of(
             .enumerate()
             .position(|(l, (s, t))| {
                 !f.scaled(s[0], l, 0, 0).is_finite() || !f.scaled(t[0], l, 0, 0).is_finite()
-            });
+            })
+            .map(|layer| (at, layer));
     }
-    let largest = x
+    // The first row of the largest square norm (an infinite one included).
+    let (at, largest) = x
         .chunks(d.max(1))
         .map(|r| r.iter().map(|v| v * v).sum::<f64>())
-        .fold(0.0, f64::max);
-    layer_leaving_range(dual, scaling, largest)
+        .enumerate()
+        .fold(
+            (0, 0.0),
+            |(i, m), (j, q)| if q > m { (j, q) } else { (i, m) },
+        );
+    layer_leaving_range(dual, scaling, largest).map(|layer| (at, layer))
 }
 
 /// The infinite-width embedding angles `theta_0..theta_L` (radians) of two unit-norm inputs

@@ -741,7 +741,9 @@ fn check_kernel_normal(
             let Some(reason) = proof.reason() else {
                 return Ok(());
             };
-            told = Some((format!("; {reason}"), fix));
+            // A value lost within the pass is no matter of overall scale (hundred-and-
+            // seventeenth hostile round, D5: "rescale toward unit norm" at a unit row).
+            told = Some((format!("; {reason}"), proof.remedy().unwrap_or(fix)));
         } else {
             let scaled = ntk_kernel::underflow::pow2_normalized(&wide, first)?;
             let provable = scaled.is_some();

@@ -6754,13 +6754,33 @@ fn prediction_kernels_past_f64_at_a_test_row_are_refused_and_a_mean_in_range_kep
             let words: &[&str] = match kernel {
                 "empirical" => &["not finite at row 1 of the test set", "rescale the inputs"],
                 _ => &[
-                    "layer 0 is the inputs' own square norms",
+                    "at row 1 of the test set",
+                    "layer 0 is the row's own square norm",
                     "rescale the inputs down",
                 ],
             };
             assert_clean_error(&format!("{kernel} {extra:?}"), &o, words);
         }
         assert!(!out.join("predicted.csv").exists(), "{kernel}");
+    }
+    // Round 117, D1: past layer 0 (|x|^2 = 1.44e308 in range, the first layer's 2|x|^2 not)
+    // the theory names the test row too, and no "empirical kernel alone".
+    let tx = npy("tx1.npy", &[0.0, 0.0, 1.0, 1.2e154, 0.0, 0.0], &[2, 3]);
+    let test = format!("test_x = {tx:?}\ntest_labels = {ty:?}\n");
+    let text = config(&x, &y, &test, "theory").replace("loss =", "test_n = 2\nloss =");
+    let cfg = write(d, "theory1.toml", &text);
+    for extra in [&["--dry-run"][..], &[]] {
+        let o = run(&args(&cfg, &d.join("theory1"), extra));
+        assert_clean_error(
+            &format!("theory depth 1 {extra:?}"),
+            &o,
+            &[
+                "at layer 1 of 1 at row 1 of the test set",
+                "largest magnitude 1.200e154",
+                "rescale the inputs down, or a shallower network",
+            ],
+        );
+        assert!(!String::from_utf8_lossy(&o.stderr).contains("empirical kernel alone"));
     }
     // D2.
     let lambda = |row: f64| {
@@ -6790,4 +6810,118 @@ fn prediction_kernels_past_f64_at_a_test_row_are_refused_and_a_mean_in_range_kep
         (big - want).abs() <= 4.0 * f64::EPSILON * want,
         "{big:e} {want:e}"
     );
+}
+
+/// The hundred-and-seventeenth hostile round, D3: a test loss of 2.3e307 (its squares' sum
+/// past f64, its mean not) was "not finite": the run "diverged", `predicted.csv` wrote `inf`
+/// with an accuracy. A linear network (depth 0) on test rows scaled by 2^k has test outputs
+/// exactly 2^k times as large (the targets +-1 are 1e-100 of them), so the test loss is 4^k
+/// times the one at rows of norm 1e100: k as large as the test kernel allows, and a seed
+/// whose test outputs' squares sum past f64 there (their mean does not).
+/// Both the network's test loss and the predicted one are that, and the run finishes. D4: a
+/// run that diverges in its first epoch says that no checkpoint is kept, naming none.
+#[test]
+fn a_test_loss_in_range_is_finite_and_a_first_epoch_divergence_names_no_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let npy = |name: &str, v: &[f64], shape: &[u64]| {
+        ntk_files::npy::write_f64(&d.join(name), v, shape).unwrap();
+        d.join(name).display().to_string()
+    };
+    // Eight test rows of one norm (the test kernel's diagonal |x|^2 / 3 at most f64's
+    // largest); four training rows of norm 1e100, whose kernel and loss are far in range.
+    let unit: Vec<f64> = (0..8)
+        .flat_map(|i| {
+            let t = f64::from(i) * 0.7 + 0.3;
+            let v = [t.cos(), t.sin(), 0.5 - f64::from(i % 3) * 0.4];
+            let n = v.iter().map(|a| a * a).sum::<f64>().sqrt();
+            v.map(|a| a / n)
+        })
+        .collect();
+    let x = npy(
+        "x.npy",
+        &unit[..12].iter().map(|v| v * 1e100).collect::<Vec<_>>(),
+        &[4, 3],
+    );
+    let y = npy("y.npy", &[0.0, 1.0, 1.0, 0.0], &[4]);
+    let ty = npy("ty.npy", &[0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0], &[8]);
+    let losses = |scale: f64, seed: u64, name: &str| -> (f64, f64, String) {
+        let tx = npy(
+            &format!("{name}.npy"),
+            &unit.iter().map(|v| v * scale).collect::<Vec<_>>(),
+            &[8, 3],
+        );
+        let text = format!(
+            "[data]\ndataset = \"file\"\nx = {x:?}\nlabels = {y:?}\ntest_x = {tx:?}\n\
+             test_labels = {ty:?}\n[model]\nwidth = 8\ndepth = 0\nactivation = \"relu\"\n\
+             output_dim = 1\nbias = false\nseed = {seed}\n[optim]\nlr = 1e-300\n\
+             momentum = 0.0\n[train]\nbatch_size = 4\nepochs = 1\nloss = \"mse\"\n\
+             precision = \"f64\"\ntest_n = 8\ndivergence_factor = 1e300\n[prediction]\nkernels = [\"empirical\"]\n"
+        );
+        let cfg = write(d, &format!("{name}.toml"), &text);
+        let out = d.join(name);
+        let o = run(&args(&cfg, &out, &[]));
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(o.status.code(), Some(0), "{name}: {said}");
+        let last = |file: &str, column: &str| -> f64 {
+            let t = std::fs::read_to_string(out.join(file))
+                .unwrap_or_else(|e| panic!("{name}: {file}: {e}; {said}"));
+            let head: Vec<&str> = t.lines().next().unwrap().split(',').collect();
+            let at = head.iter().position(|h| *h == column).unwrap();
+            let row: Vec<&str> = t.lines().last().unwrap().split(',').collect();
+            row[at].parse().unwrap()
+        };
+        (
+            last("metrics.csv", "test_loss"),
+            last("predicted.csv", "test_loss"),
+            said,
+        )
+    };
+    // The power of two that takes the mean loss into (max / 8, max / 2], so that the sum of
+    // the squares (16 times it) passes f64; for a seed where that keeps the test kernel's
+    // diagonal (1e200 4^k / 3) in range.
+    let k_diag = ((f64::MAX * 3.0 / 1e200).log2() / 2.0).floor() as i32;
+    let (seed, k, own, predicted) = (1..=8)
+        .find_map(|seed| {
+            let (own, predicted, _) = losses(1e100, seed, &format!("small{seed}"));
+            let k = ((f64::MAX / (2.0 * own)).log2() / 2.0).floor() as i32;
+            (k <= k_diag).then_some((seed, k, own, predicted))
+        })
+        .expect("a seed whose test outputs' squares sum past f64 with the kernel in range");
+    let want = own * 4f64.powi(k);
+    assert!(want.is_finite() && 16.0 * want > f64::MAX, "{want:e}");
+    let (big_own, big_predicted, said) = losses(1e100 * 2f64.powi(k), seed, "big");
+    assert!(
+        !said.contains("diverged in") && said.contains("finished"),
+        "{said}"
+    );
+    assert!(
+        ((big_own - want) / want).abs() < 1e-12,
+        "{big_own:e} against {want:e}"
+    );
+    let want = predicted * 4f64.powi(k);
+    assert!(
+        ((big_predicted - want) / want).abs() < 1e-12,
+        "{big_predicted:e} against {want:e}"
+    );
+    // D4.
+    let text = TINY
+        .replace("lr = ", "lr = 1e6 # ")
+        .replace("epochs = ", "epochs = 3 # ");
+    let cfg = write(d, "dv.toml", &text);
+    let out = d.join("dv");
+    let o = run(&args(&cfg, &out, &[]));
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(said.contains("diverged in epoch 1"), "{said}");
+    assert!(said.contains("no checkpoint is kept"), "{said}");
+    assert!(!said.contains("checkpoint.json"), "{said}");
+    assert!(!out.join("checkpoint.json").exists());
 }
