@@ -113,16 +113,23 @@ pub fn half_mean_square(r: &[f64], rows: usize) -> f64 {
 }
 
 /// The binary exponent `e` by which to scale residuals `r` down before their squares are
-/// summed (the largest into `[2, 4)`), where their largest passes `2^480` (`2^60` in f32,
-/// `f32_range`) and so its square and a sum of them could pass the precision's largest
-/// number; `None` below, or where a residual is not finite.
+/// summed (the largest into `[2, 4)`), where the largest square times their count could pass
+/// the precision's largest number (f64's, or f32's where `f32_range`): `2 (e_max + 1) +
+/// bits(count)` at or past its exponent less 2 (hundred-and-eighteenth hostile round, D3: 300
+/// residuals of 1.1e18 in f32, each below the old 2^60 threshold, summed past 2^128); `None`
+/// below, or where a residual is not finite.
 fn square_scale(r: &[f64], f32_range: bool) -> Option<i32> {
     let largest = r.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let limit = if f32_range { 60 } else { 480 };
-    // A normal number's binary exponent, from its bits, less one: the largest into [2, 4),
-    // so that 2^-e stays a normal number (at 2^1023: 2^-1022).
-    (largest.is_finite() && largest > pow2(limit))
-        .then(|| ((largest.to_bits() >> 52) & 0x7ff) as i32 - 1024)
+    if !largest.is_finite() || largest == 0.0 {
+        return None;
+    }
+    let top = if f32_range { 127 } else { 1023 };
+    // A number's binary exponent, from its bits (a subnormal's counts as -1023: never scaled).
+    let exponent = ((largest.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    let bits = (usize::BITS - r.len().leading_zeros()) as i32;
+    // Less one: the largest into [2, 4), so that 2^-e stays a normal number (at 2^1023:
+    // 2^-1022).
+    (2 * (exponent + 1) + bits >= top - 2).then_some(exponent - 1)
 }
 
 /// `2^e`, exact for `|e| <= 1022`.
@@ -333,5 +340,20 @@ mod tests {
             let loss: Vec<f64> = loss.try_into_vec_as().unwrap();
             assert_eq!(loss[0], 86.0 / 8.0 * pow2(2 * e), "{dtype:?}");
         }
+        // Hundred-and-eighteenth hostile round, D3: in f32, 300 residuals of 1.1e18, each
+        // square below 2^128, their sum past it; the mean 6.05e35 in range.
+        let r = f64::from(1.1e18f32);
+        let t = Tensor::<2>::from_data(
+            TensorData::new(vec![1.0 + r; 300], [300, 1]),
+            (&device, burn::tensor::DType::F32),
+        );
+        let (loss, _) = Loss::Mse.burn(t, &[1; 300]);
+        let loss: Vec<f64> = loss.try_into_vec_as().unwrap();
+        let want = 0.5 * r * r;
+        assert!(
+            ((loss[0] - want) / want).abs() < 1e-6 && 300.0 * r * r > f64::from(f32::MAX),
+            "{} against {want}",
+            loss[0]
+        );
     }
 }

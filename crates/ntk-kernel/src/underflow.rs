@@ -116,29 +116,46 @@ pub fn first_underflowing_sample<E>(
     // a depth-0 network's `|x|^2`, underflows whatever its layers' scale (hundred-and-sixth
     // hostile round, D4: both were written "rank 0" at inputs of 1e-200).
     let by_inputs = linear_in_input_scale(net);
-    let mut proved: Option<(usize, f64)> = None;
+    let how = proof_scaling(by_inputs);
+    let mut proved: Option<(usize, String)> = None;
+    let d = inputs.d;
     for (e, samples) in &groups {
         let Some((scaled, some)) = scaled_for(net, by_inputs, *e, inputs, samples) else {
             return Ok(None);
         };
         let k_again = again(&scaled, &some)?;
+        let params = host_params(&scaled);
         for (r, &sample) in samples.iter().enumerate() {
             let Some(o) = zero_at(sample) else { continue };
-            let top = diagonal(&k_again, r * per + o);
-            if top > 0.0 && proved.is_none_or(|(s, _)| sample < s) {
-                proved = Some((sample, top));
+            if proved.as_ref().is_some_and(|(s, _)| *s < sample) {
+                continue;
             }
+            let top = diagonal(&k_again, r * per + o);
+            let row = &inputs.x[sample * d..(sample + 1) * d];
+            let why = if top > 0.0 {
+                format!(
+                    " (the same network with {how}, which keeps a 0 of the network's own such \
+                     as a dead ReLU layer, has K(x, x) = {top:.3e} here, so the 0 is an \
+                     underflow, not a sample the network does not pass)"
+                )
+            } else if let Some(lost) = params
+                .as_ref()
+                .and_then(|p| lost_in_proof(p, row, (*e, by_inputs)))
+            {
+                format!(
+                    " (the 0 cannot be proved the network's own: in the same network with \
+                     {how}, {lost}, so its 0 there may be that loss and counts as an underflow)"
+                )
+            } else {
+                continue;
+            };
+            proved = Some((sample, why));
         }
     }
-    let how = proof_scaling(by_inputs);
-    Ok(proved.map(|(sample, top)| Underflow {
+    Ok(proved.map(|(sample, why)| Underflow {
         sample,
         value: 0.0,
-        why: format!(
-            " (the same network with {how}, which keeps a 0 of the network's own such as a \
-             dead ReLU layer, has K(x, x) = {top:.3e} here, so the 0 is an underflow, not a \
-             sample the network does not pass)"
-        ),
+        why,
     }))
 }
 
@@ -248,12 +265,21 @@ fn zeros_that_underflow(
             return None;
         };
         let proof = entries(&scaled, &some, outputs, per_output, Precision::F64);
+        let params = host_params(&Net::Mlp(scaled.clone()));
+        let d = inputs.d;
         for (i, &r) in group.iter().enumerate() {
-            if diagonal[r]
+            let zero = diagonal[r]
                 .iter()
                 .zip(&proof[i])
-                .any(|(v, p)| *v == 0.0 && *p > 0.0)
-            {
+                .filter(|(v, _)| **v == 0.0);
+            let lost = || {
+                params
+                    .as_ref()
+                    .and_then(|p| lost_in_proof(p, &inputs.x[r * d..(r + 1) * d], (*e, by_inputs)))
+                    .is_some()
+            };
+            let mut zero = zero.peekable();
+            if zero.peek().is_some() && (zero.any(|(_, p)| *p > 0.0) || lost()) {
                 live.push(r);
             }
         }
@@ -341,6 +367,13 @@ pub enum Lost {
     /// At layer `layer`, a live unit's pre-activation `value` (the layer's largest in
     /// `[1, 2)`), whose square is below f64's smallest normal number.
     Square { layer: usize, value: f64 },
+    /// At layer `layer`, a pre-activation `value` beside the layer's largest live one
+    /// `largest` that falls below f64's smallest normal number, formed or scaled.
+    PreActivation {
+        layer: usize,
+        value: f64,
+        largest: f64,
+    },
 }
 
 impl std::fmt::Display for Lost {
@@ -377,6 +410,15 @@ impl std::fmt::Display for Lost {
                 "at layer {layer}, a live pre-activation {value:.3e} times the layer's largest \
                  squares to below f64's smallest normal number"
             ),
+            Self::PreActivation {
+                layer,
+                value,
+                largest,
+            } => write!(
+                f,
+                "at layer {layer}, a pre-activation {value:.3e} beside the layer's largest \
+                 {largest:.3e} falls below f64's smallest normal number"
+            ),
         }
     }
 }
@@ -410,11 +452,7 @@ impl Proof {
             Self::Unresolved(Lost::InputEntry { .. }) => {
                 Some("rescale the inputs (toward unit norm)")
             }
-            Self::Unresolved(_) => Some(
-                "no overall rescaling of the weights or the inputs changes this (the pass is \
-                 renormalized at every layer); weights or input entries that span less than \
-                 f64 holds can be told",
-            ),
+            Self::Unresolved(_) => Some(SPAN_REMEDY),
             _ => None,
         }
     }
@@ -424,6 +462,12 @@ impl Proof {
         self.reason().map(|r| format!(" ({r})"))
     }
 }
+
+/// What may let a 0 be told where a value within the input or the weights was lost: their
+/// span, not their overall scale (the proofs scale by powers of two).
+pub const SPAN_REMEDY: &str = "no overall rescaling of the weights or the inputs changes this \
+     (the proof scales by powers of two); weights or input entries that span less than f64 \
+     holds can be told";
 
 /// The binary exponent past which an input's largest entry is scaled down before the first
 /// layer (its products with weights up to 2 summed over any fan-in stay finite) or below
@@ -548,6 +592,11 @@ fn proof_at(params: &ntk_engine::host::mlp::Params<f64>, x: &[f64]) -> Proof {
             z[u] = beta * sum;
             ez[u] = at_least_subnormal(beta * bound, bound > 0.0);
             if z[u] != 0.0 && z[u].abs() < tiny {
+                first.get_or_insert(Lost::PreActivation {
+                    layer: l,
+                    value: z[u],
+                    largest: z.iter().fold(0.0f64, |m, v| m.max(*v)),
+                });
                 ez[u] += SUBNORMAL_ERROR;
             }
         }
@@ -564,7 +613,17 @@ fn proof_at(params: &ntk_engine::host::mlp::Params<f64>, x: &[f64]) -> Proof {
         let gamma = params.gamma()[l];
         for u in 0..fan_out {
             let v = libm::scalbn(z[u], -s);
-            let b = at_least_subnormal(libm::scalbn(ez[u], -s), ez[u] > 0.0);
+            let mut b = at_least_subnormal(libm::scalbn(ez[u], -s), ez[u] > 0.0);
+            // A live value the layer's scale takes below the normal range (hundred-and-
+            // eighteenth hostile round, D1: 2^-1080 beside 2^500 became 0, "dead" for certain).
+            if z[u] > 0.0 && v < tiny {
+                first.get_or_insert(Lost::PreActivation {
+                    layer: l,
+                    value: z[u],
+                    largest: top,
+                });
+                b += SUBNORMAL_ERROR;
+            }
             let (value, bound) = if v > b {
                 let sq = gamma * v * v;
                 let mut bound = at_least_subnormal(gamma * b * (2.0 * v + b), b > 0.0);
@@ -597,10 +656,102 @@ fn proof_at(params: &ntk_engine::host::mlp::Params<f64>, x: &[f64]) -> Proof {
         .filter(|(v, b)| **v > **b)
         .map(|(v, _)| v * v)
         .sum();
-    match (top > 0.0, err.iter().any(|b| *b > 0.0), first) {
-        (true, _, _) => Proof::Live(top),
-        (false, true, Some(lost)) => Proof::Unresolved(lost),
-        _ => Proof::Dead,
+    // Every bound comes with its first loss recorded; a bound without one (none known) is
+    // unresolved all the same.
+    let unknown = Lost::PreActivation {
+        layer: params.depth(),
+        value: 0.0,
+        largest: 0.0,
+    };
+    match (top > 0.0, err.iter().any(|b| *b > 0.0)) {
+        (true, _) => Proof::Live(top),
+        (false, true) => Proof::Unresolved(first.unwrap_or(unknown)),
+        (false, false) => Proof::Dead,
+    }
+}
+
+/// The first value the proof network `params` (an MLP's layers scaled by powers of two,
+/// [`pow2_normalized`]) loses below f64's smallest normal number on the input `row`, scaled
+/// by `2^-e` where `by_inputs` ([`scaled_for`]): a nonzero input entry the scale takes there,
+/// a product of a nonzero weight and a nonzero value, or a nonzero pre-activation. Where one
+/// is, the proof network's 0 may be such a loss, not the network's own (hundred-and-
+/// eighteenth hostile round, D2: ReLU's proof scaled (2^500, 2^-580, 0) to (1, 0, 0) and
+/// wrote all zeros for a kernel of 1.674e299). Rounding within the range is not counted.
+fn lost_in_proof(
+    params: &ntk_engine::host::mlp::Params<f64>,
+    row: &[f64],
+    (e, by_inputs): (i32, bool),
+) -> Option<Lost> {
+    let tiny = f64::MIN_POSITIVE;
+    let largest = row.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let mut a: Vec<f64> = Vec::with_capacity(row.len());
+    for (entry, &v) in row.iter().enumerate() {
+        let scaled = if by_inputs { libm::scalbn(v, -e) } else { v };
+        if by_inputs && v != 0.0 && scaled.abs() < tiny {
+            return Some(Lost::InputEntry {
+                entry,
+                value: v,
+                largest,
+                shift: e,
+            });
+        }
+        a.push(scaled);
+    }
+    for l in 0..params.depth() {
+        let layer = params.layer(l);
+        let (w, beta) = (layer.w(), layer.beta());
+        let mut z = vec![0.0f64; layer.fan_out()];
+        for (u, zu) in z.iter_mut().enumerate() {
+            let mut sum = 0.0f64;
+            for (&wj, &aj) in w.col_as_slice(u).iter().zip(&a) {
+                let p = wj * aj;
+                if wj != 0.0 && aj != 0.0 && p.abs() < tiny {
+                    return Some(Lost::Product {
+                        layer: l,
+                        weight: wj,
+                        value: aj,
+                    });
+                }
+                sum += p;
+            }
+            *zu = beta * sum;
+        }
+        let top = z.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        if let Some(&v) = z.iter().find(|v| **v != 0.0 && v.abs() < tiny) {
+            return Some(Lost::PreActivation {
+                layer: l,
+                value: v,
+                largest: top,
+            });
+        }
+        let mut slope = vec![0.0f64; z.len()];
+        params
+            .activation()
+            .activate_host(params.gamma()[l], &mut z, &mut slope);
+        a = z;
+    }
+    None
+}
+
+/// [`lost_in_proof`] of the proof network `scaled` at the input `row` (scaled by its own
+/// power of two where `by_inputs`), for ntk-probe's check of one row.
+pub fn proof_loses(scaled: &Net, row: &[f64], by_inputs: bool) -> Option<Lost> {
+    let largest = row.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let e = if largest > 0.0 && largest.is_finite() {
+        libm::ilogb(largest)
+    } else {
+        0
+    };
+    lost_in_proof(&host_params(scaled)?, row, (e, by_inputs))
+}
+
+/// `net`'s parameters on the host in f64, for [`lost_in_proof`]; `None` for a network that is
+/// not an MLP.
+fn host_params(net: &Net) -> Option<ntk_engine::host::mlp::Params<f64>> {
+    let host = net.clone().to_device(&burn::tensor::Device::flex());
+    match crate::compute::with_precision(&host, Precision::F64) {
+        Net::Mlp(mlp) => Some(ntk_engine::host::mlp::Params::<f64>::read(&mlp)),
+        _ => None,
     }
 }
 
@@ -1013,5 +1164,83 @@ mod tests {
             "{said}"
         );
         assert!(!proofs[0].remedy().unwrap().contains("toward unit norm"));
+    }
+
+    /// The hundred-and-eighteenth hostile round, D1 and D2: unit 1 of the first layer reads
+    /// 2^-500 x 2^-580 (live, lost to 0 in f64 beside unit 0's 2^-500 x 2^500) and the second
+    /// layer's unit 0 reads it alone: the exact K(x, x) is positive (ReLU: 1.674e299, the first
+    /// layer's |x|^2 term), but f64 forms 0. ReLU^2's renormalized pass took the unit below
+    /// 2^-1075 of its layer's largest and called it dead; ReLU's proof scaled the input to
+    /// (1, 0, 0) and found its 0 again. Both count it as an underflow now, naming the loss.
+    #[test]
+    fn a_live_unit_lost_below_f64_s_range_is_no_own_zero() {
+        use burn::tensor::{DType, Device};
+        use ntk_model::{ActivationKind, Mlp, MlpConfig};
+        let x = Inputs {
+            x: vec![libm::scalbn(1.0, 500), libm::scalbn(1.0, -580), 0.0],
+            n: 1,
+            d: 3,
+            labels: vec![0],
+            description: "the row".into(),
+        };
+        for kind in [ActivationKind::ReluSquared, ActivationKind::Relu] {
+            let cfg = MlpConfig::new(3, 16, 2, kind).with_seed(1).with_bias(false);
+            let mlp = Mlp::new(&cfg, &Device::flex(), DType::F64).unwrap();
+            let w = libm::scalbn(1.0, -500);
+            let mut get =
+                |name: &str, shape: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
+                    let (out, inn) = (shape[0], shape[1]);
+                    Ok((0..out * inn)
+                        .map(|e| {
+                            let (o, i) = (e / inn, e % inn);
+                            match name {
+                                "layers.0.weight" => match o {
+                                    0 => [w, 0.0, 0.0][i],
+                                    1 => [0.0, w, 0.0][i],
+                                    _ => [-w, 0.0, 0.0][i],
+                                },
+                                "layers.1.weight" if o == 0 => f64::from(u8::from(i == 1)),
+                                "layers.1.weight" => -f64::from(u8::from(i == 0)),
+                                _ => 1.0,
+                            }
+                        })
+                        .collect())
+                };
+            let net = Net::Mlp(mlp).with_tensors(&mut get).unwrap();
+            let Net::Mlp(mlp) = &net else { unreachable!() };
+            let own = entries(mlp, &x, &[0], false, Precision::F64);
+            assert_eq!(own[0][0], 0.0, "{kind:?}: f64 forms 0");
+            assert_eq!(
+                suspects(mlp, &x, &[0], false, Precision::F64),
+                Some(vec![0]),
+                "{kind:?}"
+            );
+            if kind == ActivationKind::ReluSquared {
+                let proofs = renormalized_proofs(&net, &x, &[0]).unwrap();
+                assert!(
+                    matches!(
+                        proofs[0],
+                        Proof::Unresolved(Lost::PreActivation { layer: 0, .. })
+                    ),
+                    "{proofs:?}"
+                );
+            } else {
+                let by_inputs = linear_in_input_scale(&net);
+                assert!(by_inputs);
+                let scaled = pow2_normalized(&net, 1.0).unwrap().unwrap();
+                let lost = proof_loses(&scaled, &x.x, by_inputs);
+                assert!(
+                    matches!(
+                        lost,
+                        Some(Lost::InputEntry {
+                            entry: 1,
+                            shift: 500,
+                            ..
+                        })
+                    ),
+                    "{lost:?}"
+                );
+            }
+        }
     }
 }

@@ -54,6 +54,13 @@ impl std::fmt::Display for Divergence {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let what = self.measured.describe();
         match (self.loss, self.initial_loss) {
+            // The engines sum a batch's losses over its samples before the mean: that sum, not
+            // the mean, is what passes the range (hundred-and-eighteenth hostile round, D4).
+            (None, _) if matches!(self.measured, Measured::TrainingBatch) => write!(
+                f,
+                "{what} is not finite (a batch's loss summed over its samples, before its \
+                 mean, passes the precision's range or is NaN)"
+            ),
             (None, _) => write!(f, "{what} is not finite"),
             (Some(l), Some(l0)) => write!(
                 f,
@@ -156,7 +163,11 @@ mod tests {
         let mut g = Guard::new(1e4, None);
         let d = g.judge(Measured::TrainingBatch, f64::NAN).unwrap();
         assert_eq!((d.loss, d.initial_loss), (None, None));
-        assert_eq!(d.to_string(), "the training loss is not finite");
+        assert_eq!(
+            d.to_string(),
+            "the training loss is not finite (a batch's loss summed over its samples, before \
+             its mean, passes the precision's range or is NaN)"
+        );
         let mut g = Guard::new(1e4, Some(2.3));
         let d = g.judge(Measured::Test, f64::INFINITY).unwrap();
         assert_eq!(d.to_string(), "the test loss is not finite");

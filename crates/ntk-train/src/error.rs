@@ -450,13 +450,16 @@ pub enum Error {
     /// sixteenth hostile round, D1: a training-test entry past f64 wrote a predicted test loss
     /// of inf with an accuracy, rc 0).
     #[error(
-        "[prediction]: the {kernel} NTK at initialization is not finite at row {row} of the \
-         {set} set (the row's largest magnitude {largest:.3e}){with}: the kernel overflows \
+        "[prediction]: the {kernel} NTK at initialization{whose} is not finite at row {row} of \
+         the {set} set (the row's largest magnitude {largest:.3e}){with}: the kernel overflows \
          f64 (or the weights hold NaN), so neither its spectrum nor its predictions can be \
          formed; rescale the inputs down (kappa does not depend on the kernel's scale)"
     )]
     PredictionNotFinite {
         kernel: &'static str,
+        /// Which kernel, where it is one output's of several (", output 0's own kernel,
+        /// ..."), else empty (hundred-and-eighteenth hostile round, N1).
+        whose: String,
         set: &'static str,
         row: usize,
         largest: f64,

@@ -75,8 +75,14 @@ pub fn foresee(cfg: &TrainConfig, data: &Data, compute: &Compute) -> crate::Resu
         );
         // The first input whose diagonal passes f64 too: the kernel's overflow is not always
         // at an input of extreme norm (hundred-and-sixteenth hostile round, D1: a test row's,
-        // refused by the run, "new" from the dry run).
-        rows.extend(overflowing_row(&model, &all));
+        // refused by the run, "new" from the dry run). One diagonal of every input serves
+        // this and the trace's note.
+        let diagonal = prediction_diagonal(&model, &all);
+        rows.extend(
+            diagonal
+                .as_ref()
+                .and_then(|d| d.iter().position(|v| !v.is_finite())),
+        );
         rows.sort_unstable();
         rows.dedup();
         if !rows.is_empty()
@@ -88,7 +94,8 @@ pub fn foresee(cfg: &TrainConfig, data: &Data, compute: &Compute) -> crate::Resu
         {
             return failed(e);
         }
-        note_prediction_trace(cfg, &model, &data.train);
+        let train_diagonal = diagonal.as_ref().map(|d| &d[..data.train.n]);
+        note_prediction_trace(cfg, &model, &data.train, train_diagonal);
     }
     Ok(None)
 }
@@ -115,10 +122,10 @@ fn suspects(
     ntk_kernel::underflow::suspects(mlp, inputs, &outputs, per_output, precision)
 }
 
-/// The first of `inputs` whose empirical `[prediction]` kernel's diagonal entry (the sum over
-/// the network's outputs divided by their number, in f64, from the host diagonal) is not
-/// finite, for an MLP without normalization.
-fn overflowing_row(model: &Net, inputs: &Inputs) -> Option<usize> {
+/// The empirical `[prediction]` kernel's diagonal at every one of `inputs` (the sum over the
+/// network's outputs divided by their number, in f64, from the host diagonal: one forward and
+/// backward, no kernel), for an MLP; `None` for another network.
+fn prediction_diagonal(model: &Net, inputs: &Inputs) -> Option<Vec<f64>> {
     use ntk_kernel::host::diagonal::{Formed, largest_diagonal};
     let Net::Mlp(mlp) = model else {
         return None;
@@ -126,9 +133,12 @@ fn overflowing_row(model: &Net, inputs: &Inputs) -> Option<usize> {
     let k = mlp.config().output_dim;
     let outputs: Vec<usize> = (0..k).collect();
     let x = (inputs.x.as_slice(), inputs.n);
-    largest_diagonal::<f64>(mlp, x, &outputs, false, Formed::InPrecision)
-        .iter()
-        .position(|v| !(v / k as f64).is_finite())
+    Some(
+        largest_diagonal::<f64>(mlp, x, &outputs, false, Formed::InPrecision)
+            .into_iter()
+            .map(|v| v / k as f64)
+            .collect(),
+    )
 }
 
 /// `compute` where it is on the host, else the first host backend built in, in its
@@ -152,7 +162,7 @@ fn note_trace(model: &Net, probe: &Inputs, precision: Precision, output: OutputM
     };
     let outputs = output.outputs(mlp.config().output_dim);
     let per_output = output == OutputMode::Full;
-    if trace_passes(mlp, probe, precision, (&outputs, per_output), 1.0) {
+    if trace_passes(mlp, probe, precision, (&outputs, per_output)) {
         eprintln!(
             "note: [ntk]: the tracked kernel's trace (the sum of its diagonal K(x, x) over the \
              {} tracked samples) passes f64's largest number, so its lambda_max may too, which \
@@ -164,12 +174,11 @@ fn note_trace(model: &Net, probe: &Inputs, precision: Precision, output: OutputM
 
 /// [`note_trace`] for each `[prediction]` kernel, whose spectrum is that of its block over
 /// every training input `train` (not only the tracked ones): the empirical kernel's trace
-/// from every training input's diagonal (in f64, as the run forms it; the kernel of one
-/// output, the sum over the network's outputs divided by their number), the theory's bounded
+/// from every training input's diagonal (`diagonal`, [`prediction_diagonal`]), the theory's bounded
 /// by its largest `K(x, x)` of the inputs of extreme norm times `n`, as ntk-probe's dry run
 /// bounds it (hundred-and-fifteenth hostile round, D1: with `ntk.n = 2` of 40 rows of norm
 /// 2e153, rc 0 and no note from the dry run; the run refused "lambda_max = 3.199e308").
-fn note_prediction_trace(cfg: &TrainConfig, model: &Net, train: &Inputs) {
+fn note_prediction_trace(cfg: &TrainConfig, model: &Net, train: &Inputs, diagonal: Option<&[f64]>) {
     let (Some(p), Net::Mlp(mlp)) = (&cfg.prediction, model) else {
         return;
     };
@@ -177,9 +186,10 @@ fn note_prediction_trace(cfg: &TrainConfig, model: &Net, train: &Inputs) {
         let name = which.name();
         match which {
             PredictKernel::Empirical => {
-                let k = mlp.config().output_dim;
-                let outputs: Vec<usize> = (0..k).collect();
-                if trace_passes(mlp, train, Precision::F64, (&outputs, false), k as f64) {
+                let passes = diagonal.is_some_and(|d| {
+                    d.iter().all(|v| v.is_finite()) && d.iter().sum::<f64>().is_infinite()
+                });
+                if passes {
                     eprintln!(
                         "note: [prediction]: kernels = [\"{name}\"]: the kernel's trace (the \
                          sum of its diagonal K(x, x) over the {} training inputs) passes f64's \
@@ -236,25 +246,21 @@ fn theory_largest_diagonal(mlp: &ntk_model::Mlp, inputs: &Inputs) -> Option<f64>
 }
 
 /// Whether every diagonal entry `K(x, x)` of `mlp`'s kernel over `inputs` (of `outputs`, each
-/// apart where `per_output`, formed in `precision` as the structured route forms it) divided
-/// by `scale` is finite and their sum, the kernel's trace, is not.
+/// apart where `per_output`, formed in `precision` as the structured route forms it) is
+/// finite and their sum, the kernel's trace, is not.
 fn trace_passes(
     mlp: &ntk_model::Mlp,
     inputs: &Inputs,
     precision: Precision,
     (outputs, per_output): (&[usize], bool),
-    scale: f64,
 ) -> bool {
     use ntk_kernel::host::diagonal::{Formed, largest_diagonal};
     let x = (inputs.x.as_slice(), inputs.n);
     let formed = Formed::InPrecision;
-    let diagonal: Vec<f64> = match precision {
+    let diagonal = match precision {
         Precision::F32 => largest_diagonal::<f32>(mlp, x, outputs, per_output, formed),
         Precision::F64 => largest_diagonal::<f64>(mlp, x, outputs, per_output, formed),
-    }
-    .into_iter()
-    .map(|v| v / scale)
-    .collect();
+    };
     diagonal.iter().all(|v| v.is_finite()) && !diagonal.iter().sum::<f64>().is_finite()
 }
 

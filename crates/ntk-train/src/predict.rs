@@ -304,15 +304,38 @@ fn per_output_kernel(
             if k == 1 || kernel.data.iter().all(|v| v.is_finite()) {
                 return Ok(kernel);
             }
-            let mut mean = of(OutputMode::Single(0))?;
-            for o in 1..k {
+            // Each output's kernel is formed before its division: one past f64 is refused by
+            // name (hundred-and-eighteenth hostile round, N1; a documented limit).
+            let mut mean = vec![0.0; kernel.data.len()];
+            for o in 0..k {
                 let one = of(OutputMode::Single(o))?;
-                mean.data
-                    .iter_mut()
-                    .zip(&one.data)
-                    .for_each(|(m, v)| *m += v);
+                check_finite(which, (inputs, origin), &one).map_err(|e| match e {
+                    crate::Error::PredictionNotFinite {
+                        kernel,
+                        set,
+                        row,
+                        largest,
+                        with,
+                        ..
+                    } => crate::Error::PredictionNotFinite {
+                        kernel,
+                        whose: format!(
+                            " (output {o}'s own kernel, formed before the mean over the {k} \
+                             outputs: each must be in f64's range)"
+                        ),
+                        set,
+                        row,
+                        largest,
+                        with,
+                    },
+                    e => e,
+                })?;
+                mean.iter_mut().zip(&one.data).for_each(|(m, v)| *m += v);
             }
-            Ok(mean)
+            Ok(ntk_numerics::kernel::Kernel {
+                size: kernel.size,
+                data: mean,
+            })
         }
         PredictKernel::Theory => {
             let ntk_model::Net::Mlp(mlp) = model else {
@@ -458,6 +481,7 @@ fn check_finite(
     });
     Err(crate::Error::PredictionNotFinite {
         kernel: which.name(),
+        whose: String::new(),
         set,
         row,
         largest: crate::track::largest_magnitude(inputs, i / per),

@@ -759,9 +759,25 @@ fn check_kernel_normal(
                         .fold(0.0, f64::max)
                 };
                 let how = ntk_kernel::underflow::proof_scaling(by_inputs);
-                told = Some(match (provable, top > 0.0) {
-            (true, false) => return Ok(()),
-            (true, true) => (
+                // A 0 of the proof network may be a value it lost below f64's normal range
+                // (hundred-and-eighteenth hostile round, D2).
+                let lost = (provable && top == 0.0)
+                    .then(|| {
+                        let x = &inputs.x[row * d..(row + 1) * d];
+                        ntk_kernel::underflow::proof_loses(&wide, x, by_inputs)
+                    })
+                    .flatten();
+                told = Some(match (provable, top > 0.0, lost) {
+            (true, false, Some(lost)) => (
+                format!(
+                    "; the 0 cannot be proved the network's own: in the same network in f64 with \
+                     {how}, {}, so its 0 there may be that loss and counts as an underflow",
+                    lost
+                ),
+                ntk_kernel::underflow::SPAN_REMEDY,
+            ),
+            (true, false, None) => return Ok(()),
+            (true, true, _) => (
                 format!(
                     "; the same network in f64 with {how}, which keeps a zero of the network's \
                      own, such as a dead ReLU layer, has K(x, x) = {top:.3e}, so the 0 is an \
@@ -769,13 +785,13 @@ fn check_kernel_normal(
                 ),
                 fix,
             ),
-            (false, true) => (
+            (false, true, _) => (
                 format!(
                     "; the same network in f64 has K(x, x) = {top:.3e}, so the 0 is an underflow"
                 ),
                 "rescale the weights or inputs, or probe in f64",
             ),
-            (false, false) => (
+            (false, false, _) => (
                 "; a 0 of this network's own (no gradient at this input) cannot be told from an \
                  underflow here: only an MLP without biases or normalization can be scaled to \
                  tell them apart"

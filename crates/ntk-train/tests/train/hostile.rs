@@ -6810,6 +6810,26 @@ fn prediction_kernels_past_f64_at_a_test_row_are_refused_and_a_mean_in_range_kep
         (big - want).abs() <= 4.0 * f64::EPSILON * want,
         "{big:e} {want:e}"
     );
+    // Round 118, N1: a mean of 0.999 f64::MAX, where the largest output's own kernel (above
+    // the mean unless all three are equal) passes f64: refused naming that output's kernel,
+    // dry run and run alike (each output's kernel must be in range: a documented limit).
+    let a = (0.999 * f64::MAX / unit).sqrt();
+    let x = npy("near.npy", &[a, 0.0, 0.0], &[1, 3]);
+    let y = npy("near_y.npy", &[1.0], &[1]);
+    let text =
+        config(&x, &y, "", "empirical").replace("batch_size = 2", "batch_size = 1\ntest_n = 0");
+    let cfg = write(d, "near.toml", &text);
+    for extra in [&["--dry-run"][..], &[]] {
+        let o = run(&args(&cfg, &d.join("near"), extra));
+        assert_clean_error(
+            &format!("near {extra:?}"),
+            &o,
+            &[
+                "'s own kernel, formed before the mean over the 3 outputs",
+                "at row 0 of the training set",
+            ],
+        );
+    }
 }
 
 /// The hundred-and-seventeenth hostile round, D3: a test loss of 2.3e307 (its squares' sum
