@@ -34,6 +34,9 @@ pub enum Formed<'a, E> {
         net: &'a Net,
         precision: Precision,
         again: &'a dyn Fn(&Net, &Inputs) -> Result<Kernel, E>,
+        /// The outputs the kernel is of: those it sums, or its one; a full kernel's rows
+        /// are each one's ([`OutputMode::outputs`](ntk_numerics::kernel::OutputMode::outputs)).
+        outputs: &'a [usize],
     },
 }
 
@@ -80,7 +83,13 @@ pub fn first_underflowing_sample<E>(
     let Some(&first) = zeros.first() else {
         return Ok(None);
     };
-    let Formed::Empirical { net, again, .. } = formed else {
+    let Formed::Empirical {
+        net,
+        again,
+        outputs,
+        ..
+    } = formed
+    else {
         return Ok(Some(Underflow {
             sample: first,
             value: 0.0,
@@ -138,13 +147,14 @@ pub fn first_underflowing_sample<E>(
                      as a dead ReLU layer, has K(x, x) = {top:.3e} here, so the 0 is an \
                      underflow, not a sample the network does not pass)"
                 )
-            } else if let Some(lost) = params
-                .as_ref()
-                .and_then(|p| lost_in_proof(p, row, (*e, by_inputs)))
-            {
+            } else if let Some(lost) = params.as_ref().and_then(|p| {
+                // A full kernel's row is one output's; a summed or single one's, its outputs.
+                let of = if per > 1 { &[o][..] } else { outputs };
+                lost_in_proof(p, row, (*e, by_inputs), of)
+            }) {
                 format!(
-                    " (the 0 cannot be proved the network's own: in the same network with \
-                     {how}, {lost}, so its 0 there may be that loss and counts as an underflow)"
+                    " (the 0 is not proved the network's own: in the same network with {how}, \
+                     {lost}; it counts as an underflow)"
                 )
             } else {
                 continue;
@@ -275,7 +285,10 @@ fn zeros_that_underflow(
             let lost = || {
                 params
                     .as_ref()
-                    .and_then(|p| lost_in_proof(p, &inputs.x[r * d..(r + 1) * d], (*e, by_inputs)))
+                    .and_then(|p| {
+                        let x = &inputs.x[r * d..(r + 1) * d];
+                        lost_in_proof(p, x, (*e, by_inputs), outputs)
+                    })
                     .is_some()
             };
             let mut zero = zero.peekable();
@@ -374,6 +387,25 @@ pub enum Lost {
         value: f64,
         largest: f64,
     },
+    /// At hidden layer `layer`, the activation's value (`slope`: its derivative) at the
+    /// pre-activation `at`, nonzero there, below f64's smallest normal number.
+    Activation { layer: usize, at: f64, slope: bool },
+    /// At layer `layer`, a product of a nonzero weight or slope `factor` and a nonzero
+    /// backward signal `signal` below f64's smallest normal number.
+    Backward {
+        layer: usize,
+        factor: f64,
+        signal: f64,
+    },
+    /// Layer `layer`'s term of `K(x, x)` (its input's `|a|^2` times its backward signal's
+    /// `|delta|^2`; `layer` = the depth: the output layer's `|a_L|^2`) is positive: the
+    /// largest magnitudes of its two nonzero factors. Not a loss: a proof that the 0 is an
+    /// underflow.
+    Term {
+        layer: usize,
+        input: f64,
+        signal: f64,
+    },
 }
 
 impl std::fmt::Display for Lost {
@@ -418,6 +450,31 @@ impl std::fmt::Display for Lost {
                 f,
                 "at layer {layer}, a pre-activation {value:.3e} beside the layer's largest \
                  {largest:.3e} falls below f64's smallest normal number"
+            ),
+            Self::Activation { layer, at, slope } => write!(
+                f,
+                "at layer {layer}, the activation's {} at the pre-activation {at:.3e}, nonzero \
+                 there, falls below f64's smallest normal number",
+                if slope { "slope" } else { "value" }
+            ),
+            Self::Backward {
+                layer,
+                factor,
+                signal,
+            } => write!(
+                f,
+                "at layer {layer}, the backward signal's product of {factor:.3e} and \
+                 {signal:.3e} falls below f64's smallest normal number"
+            ),
+            Self::Term {
+                layer,
+                input,
+                signal,
+            } => write!(
+                f,
+                "layer {layer}'s term of K(x, x), its input's |a|^2 times its backward signal's \
+                 |delta|^2, has both factors nonzero (largest magnitudes {input:.3e} and \
+                 {signal:.3e}), so K(x, x) > 0 there and its 0 is an underflow"
             ),
         }
     }
@@ -670,24 +727,45 @@ fn proof_at(params: &ntk_engine::host::mlp::Params<f64>, x: &[f64]) -> Proof {
     }
 }
 
-/// The first value the proof network `params` (an MLP's layers scaled by powers of two,
-/// [`pow2_normalized`]) loses below f64's smallest normal number on the input `row`, scaled
-/// by `2^-e` where `by_inputs` ([`scaled_for`]): a nonzero input entry the scale takes there,
-/// a product of a nonzero weight and a nonzero value, or a nonzero pre-activation. Where one
-/// is, the proof network's 0 may be such a loss, not the network's own (hundred-and-
-/// eighteenth hostile round, D2: ReLU's proof scaled (2^500, 2^-580, 0) to (1, 0, 0) and
-/// wrote all zeros for a kernel of 1.674e299). Rounding within the range is not counted.
+/// Why the proof network `params` (an MLP's layers scaled by powers of two,
+/// [`pow2_normalized`]) cannot show its 0 at the input `row` (scaled by `2^-e` where
+/// `by_inputs`, [`scaled_for`]) to be the network's own, for the kernel of `outputs`: the
+/// first value its forward or backward pass loses below f64's smallest normal number (a
+/// nonzero input entry the scale takes there, a product of a nonzero weight and a nonzero
+/// value, a pre-activation, an activation's value or slope where the activation is not 0 by
+/// itself, a backward product), or a layer whose term of `K(x, x)` (its input's `|a|^2`
+/// times its backward signal's `|delta|^2`, the output layer's `|a_L|^2`) has both factors
+/// nonzero, so that `K(x, x) > 0` though f64 forms it as 0. `None`: the 0 is the network's
+/// own. Hundred-and-eighteenth hostile round, D2 (ReLU's proof scaled (2^500, 2^-580, 0) to
+/// (1, 0, 0) and wrote all zeros for a kernel of 1.674e299); hundred-and-nineteenth, D1 (a
+/// GELU unit's value 1e-200 squared to 0) and D2 (a live ReLU unit of 1e-170 read by an
+/// output weight of 1e-170). Rounding within the range is not counted.
 fn lost_in_proof(
     params: &ntk_engine::host::mlp::Params<f64>,
     row: &[f64],
     (e, by_inputs): (i32, bool),
+    outputs: &[usize],
 ) -> Option<Lost> {
     let tiny = f64::MIN_POSITIVE;
     let largest = row.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let top = |v: &[f64]| v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let nonzero = |v: &[f64]| v.iter().any(|x| *x != 0.0);
+    let act = params.activation();
+    // An activation that is 0 with a slope of 0 below 0 by itself (ReLU): a 0 there is its own.
+    let dead_below = {
+        let (mut a, mut s) = ([-1.0f64], [0.0f64]);
+        act.activate_host(1.0, &mut a, &mut s);
+        a[0] == 0.0 && s[0] == 0.0
+    };
+    // The forward pass: each layer's input (the row first) and slopes.
+    let mut inputs: Vec<Vec<f64>> = Vec::with_capacity(params.depth() + 1);
+    let mut slopes: Vec<Vec<f64>> = Vec::with_capacity(params.depth());
     let mut a: Vec<f64> = Vec::with_capacity(row.len());
     for (entry, &v) in row.iter().enumerate() {
         let scaled = if by_inputs { libm::scalbn(v, -e) } else { v };
-        if by_inputs && v != 0.0 && scaled.abs() < tiny {
+        // A subnormal entry as given is exact: only what the scale loses counts (hundred-and-
+        // nineteenth hostile round, N1: "scaled by 2^-0").
+        if by_inputs && e != 0 && v != 0.0 && scaled.abs() < tiny {
             return Some(Lost::InputEntry {
                 entry,
                 value: v,
@@ -716,33 +794,97 @@ fn lost_in_proof(
             }
             *zu = beta * sum;
         }
-        let top = z.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         if let Some(&v) = z.iter().find(|v| **v != 0.0 && v.abs() < tiny) {
             return Some(Lost::PreActivation {
                 layer: l,
                 value: v,
-                largest: top,
+                largest: top(&z),
             });
         }
-        let mut slope = vec![0.0f64; z.len()];
-        params
-            .activation()
-            .activate_host(params.gamma()[l], &mut z, &mut slope);
-        a = z;
+        let (mut value, mut slope) = (z.clone(), vec![0.0f64; z.len()]);
+        act.activate_host(params.gamma()[l], &mut value, &mut slope);
+        for ((&at, &v), &s) in z.iter().zip(&value).zip(&slope) {
+            let own_zero = at == 0.0 || (dead_below && at < 0.0);
+            if !own_zero && (v.abs() < tiny || s.abs() < tiny) {
+                return Some(Lost::Activation {
+                    layer: l,
+                    at,
+                    slope: v.abs() >= tiny,
+                });
+            }
+        }
+        inputs.push(std::mem::replace(&mut a, value));
+        slopes.push(slope);
+    }
+    inputs.push(a);
+    // The output layer's term, |a_L|^2, whatever the output.
+    let depth = params.depth();
+    if nonzero(&inputs[depth]) {
+        return Some(Lost::Term {
+            layer: depth,
+            input: top(&inputs[depth]),
+            signal: 1.0,
+        });
+    }
+    // The backward pass of each output: delta_l = slope_l (beta_{l+1} W_{l+1} delta_{l+1}).
+    for &o in outputs {
+        let mut delta: Vec<f64> = (0..params.output().fan_out())
+            .map(|u| f64::from(u8::from(u == o)))
+            .collect();
+        for l in (0..depth).rev() {
+            let above = params.layer(l + 1);
+            let (w, beta) = (above.w(), above.beta());
+            let mut next = vec![0.0f64; w.nrows()];
+            for (j, nj) in next.iter_mut().enumerate() {
+                let mut g = 0.0f64;
+                for (u, &du) in delta.iter().enumerate() {
+                    let wj = w[(j, u)];
+                    let p = wj * du;
+                    if wj != 0.0 && du != 0.0 && p.abs() < tiny {
+                        return Some(Lost::Backward {
+                            layer: l + 1,
+                            factor: wj,
+                            signal: du,
+                        });
+                    }
+                    g += p;
+                }
+                let g = beta * g;
+                let s = slopes[l][j];
+                let p = g * s;
+                if g != 0.0 && s != 0.0 && p.abs() < tiny {
+                    return Some(Lost::Backward {
+                        layer: l,
+                        factor: s,
+                        signal: g,
+                    });
+                }
+                *nj = p;
+            }
+            delta = next;
+            if nonzero(&inputs[l]) && nonzero(&delta) {
+                return Some(Lost::Term {
+                    layer: l,
+                    input: top(&inputs[l]),
+                    signal: top(&delta),
+                });
+            }
+        }
     }
     None
 }
 
 /// [`lost_in_proof`] of the proof network `scaled` at the input `row` (scaled by its own
-/// power of two where `by_inputs`), for ntk-probe's check of one row.
-pub fn proof_loses(scaled: &Net, row: &[f64], by_inputs: bool) -> Option<Lost> {
+/// power of two where `by_inputs`) for the kernel of `outputs`, for ntk-probe's check of one
+/// row.
+pub fn proof_loses(scaled: &Net, row: &[f64], by_inputs: bool, outputs: &[usize]) -> Option<Lost> {
     let largest = row.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let e = if largest > 0.0 && largest.is_finite() {
         libm::ilogb(largest)
     } else {
         0
     };
-    lost_in_proof(&host_params(scaled)?, row, (e, by_inputs))
+    lost_in_proof(&host_params(scaled)?, row, (e, by_inputs), outputs)
 }
 
 /// `net`'s parameters on the host in f64, for [`lost_in_proof`]; `None` for a network that is
@@ -844,6 +986,27 @@ pub fn pow2_normalized(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A bias-free MLP of `kind` on 3 inputs (`width`, depth 2, seed 1) whose weights are
+    /// `rule(name, out, in)` in PyTorch's layout, `[out, in]`.
+    fn given(
+        kind: ntk_model::ActivationKind,
+        width: usize,
+        rule: impl Fn(&str, usize, usize) -> f64,
+    ) -> Net {
+        use burn::tensor::{DType, Device};
+        let cfg = ntk_model::MlpConfig::new(3, width, 2, kind)
+            .with_seed(1)
+            .with_bias(false);
+        let mlp = ntk_model::Mlp::new(&cfg, &Device::flex(), DType::F64).unwrap();
+        let mut get = |name: &str, shape: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
+            let (out, inn) = (shape[0], shape[1]);
+            Ok((0..out * inn)
+                .map(|e| rule(name, e / inn, e % inn))
+                .collect())
+        };
+        Net::Mlp(mlp).with_tensors(&mut get).unwrap()
+    }
 
     fn inputs(rows: &[[f64; 2]]) -> Inputs {
         Inputs {
@@ -1000,6 +1163,7 @@ mod tests {
                 net: &net,
                 precision: Precision::F64,
                 again: &again,
+                outputs: &[0],
             },
         )
         .unwrap()
@@ -1026,29 +1190,17 @@ mod tests {
     /// with a pre-activation of 1e-160 beside 1e150 (hundred-and-seventeenth, D5).
     #[test]
     fn relu_squared_s_proof_scales_by_the_live_units() {
-        use burn::tensor::{DType, Device};
-        use ntk_model::{ActivationKind, Mlp, MlpConfig};
-        let cfg = MlpConfig::new(3, 16, 2, ActivationKind::ReluSquared)
-            .with_seed(1)
-            .with_bias(false);
-        let mlp = Mlp::new(&cfg, &Device::flex(), DType::F64).unwrap();
-        // PyTorch's layout, `[out, in]`: unit 0 reads -x_0, the others x_1; then the identity,
-        // then a sum.
-        let mut get = |name: &str, shape: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
-            let (out, inn) = (shape[0], shape[1]);
-            Ok((0..out * inn)
-                .map(|e| {
-                    let (o, i) = (e / inn, e % inn);
-                    match name {
-                        "layers.0.weight" if o == 0 => [-1.0, 0.0, 0.0][i],
-                        "layers.0.weight" => [0.0, 1.0, 0.0][i],
-                        "layers.1.weight" => f64::from(u8::from(o == i)),
-                        _ => 1.0,
-                    }
-                })
-                .collect())
-        };
-        let net = Net::Mlp(mlp).with_tensors(&mut get).unwrap();
+        // Unit 0 reads -x_0, the others x_1; then the identity, then a sum.
+        let net = given(
+            ntk_model::ActivationKind::ReluSquared,
+            16,
+            |name, o, i| match name {
+                "layers.0.weight" if o == 0 => [-1.0, 0.0, 0.0][i],
+                "layers.0.weight" => [0.0, 1.0, 0.0][i],
+                "layers.1.weight" => f64::from(u8::from(o == i)),
+                _ => 1.0,
+            },
+        );
         let Net::Mlp(mlp) = &net else { unreachable!() };
         let x = Inputs {
             x: vec![
@@ -1104,30 +1256,18 @@ mod tests {
     /// rescaling is advised.
     #[test]
     fn relu_squared_s_proof_counts_only_values_it_loses() {
-        use burn::tensor::{DType, Device};
-        use ntk_model::{ActivationKind, Mlp, MlpConfig};
-        let cfg = MlpConfig::new(3, 4, 2, ActivationKind::ReluSquared)
-            .with_seed(1)
-            .with_bias(false);
         let net_of = |first: [[f64; 3]; 2], tiny: f64| {
-            let mlp = Mlp::new(&cfg, &Device::flex(), DType::F64).unwrap();
-            let mut get =
-                |name: &str, shape: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
-                    let (out, inn) = (shape[0], shape[1]);
-                    Ok((0..out * inn)
-                        .map(|e| {
-                            let (o, i) = (e / inn, e % inn);
-                            match name {
-                                "layers.0.weight" => first[usize::from(o > 0)][i],
-                                // Every second-layer unit dead at a live first layer.
-                                "layers.1.weight" if o == 0 && i == 0 => tiny,
-                                "layers.1.weight" => -1.0,
-                                _ => 1.0,
-                            }
-                        })
-                        .collect())
-                };
-            Net::Mlp(mlp).with_tensors(&mut get).unwrap()
+            given(
+                ntk_model::ActivationKind::ReluSquared,
+                4,
+                |name, o, i| match name {
+                    "layers.0.weight" => first[usize::from(o > 0)][i],
+                    // Every second-layer unit dead at a live first layer.
+                    "layers.1.weight" if o == 0 && i == 0 => tiny,
+                    "layers.1.weight" => -1.0,
+                    _ => 1.0,
+                },
+            )
         };
         let x = Inputs {
             x: vec![1.0, 1e-300, 0.0],
@@ -1174,8 +1314,7 @@ mod tests {
     /// (1, 0, 0) and found its 0 again. Both count it as an underflow now, naming the loss.
     #[test]
     fn a_live_unit_lost_below_f64_s_range_is_no_own_zero() {
-        use burn::tensor::{DType, Device};
-        use ntk_model::{ActivationKind, Mlp, MlpConfig};
+        use ntk_model::ActivationKind;
         let x = Inputs {
             x: vec![libm::scalbn(1.0, 500), libm::scalbn(1.0, -580), 0.0],
             n: 1,
@@ -1184,29 +1323,17 @@ mod tests {
             description: "the row".into(),
         };
         for kind in [ActivationKind::ReluSquared, ActivationKind::Relu] {
-            let cfg = MlpConfig::new(3, 16, 2, kind).with_seed(1).with_bias(false);
-            let mlp = Mlp::new(&cfg, &Device::flex(), DType::F64).unwrap();
             let w = libm::scalbn(1.0, -500);
-            let mut get =
-                |name: &str, shape: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
-                    let (out, inn) = (shape[0], shape[1]);
-                    Ok((0..out * inn)
-                        .map(|e| {
-                            let (o, i) = (e / inn, e % inn);
-                            match name {
-                                "layers.0.weight" => match o {
-                                    0 => [w, 0.0, 0.0][i],
-                                    1 => [0.0, w, 0.0][i],
-                                    _ => [-w, 0.0, 0.0][i],
-                                },
-                                "layers.1.weight" if o == 0 => f64::from(u8::from(i == 1)),
-                                "layers.1.weight" => -f64::from(u8::from(i == 0)),
-                                _ => 1.0,
-                            }
-                        })
-                        .collect())
-                };
-            let net = Net::Mlp(mlp).with_tensors(&mut get).unwrap();
+            let net = given(kind, 16, |name, o, i| match name {
+                "layers.0.weight" => match o {
+                    0 => [w, 0.0, 0.0][i],
+                    1 => [0.0, w, 0.0][i],
+                    _ => [-w, 0.0, 0.0][i],
+                },
+                "layers.1.weight" if o == 0 => f64::from(u8::from(i == 1)),
+                "layers.1.weight" => -f64::from(u8::from(i == 0)),
+                _ => 1.0,
+            });
             let Net::Mlp(mlp) = &net else { unreachable!() };
             let own = entries(mlp, &x, &[0], false, Precision::F64);
             assert_eq!(own[0][0], 0.0, "{kind:?}: f64 forms 0");
@@ -1228,7 +1355,7 @@ mod tests {
                 let by_inputs = linear_in_input_scale(&net);
                 assert!(by_inputs);
                 let scaled = pow2_normalized(&net, 1.0).unwrap().unwrap();
-                let lost = proof_loses(&scaled, &x.x, by_inputs);
+                let lost = proof_loses(&scaled, &x.x, by_inputs, &[0]);
                 assert!(
                     matches!(
                         lost,
@@ -1242,5 +1369,66 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The hundred-and-nineteenth hostile round, D1: a GELU layer whose units all sit far
+    /// below 0 gives values whose squares (or the values themselves) f64 cannot hold, and the
+    /// proof network's 0 was taken as the network's own; D2: a live ReLU unit of 1e-170 read
+    /// by an output weight of 1e-170 (K(x, x) = 2.5e-341 exactly) likewise. Both are
+    /// underflows now (a layer's term with both factors nonzero, or a value lost); a GELU
+    /// network whose last two layers are 0 keeps its own 0.
+    #[test]
+    fn every_activation_s_proof_checks_its_values_and_terms() {
+        use ntk_model::ActivationKind;
+        let x = Inputs {
+            x: vec![1.0, 1.0, 1.0],
+            n: 1,
+            d: 3,
+            labels: vec![0],
+            description: "the row".into(),
+        };
+        let own = |net: &Net| {
+            let Net::Mlp(mlp) = net else { unreachable!() };
+            entries(mlp, &x, &[0], false, Precision::F64)[0][0]
+        };
+        let suspect = |net: &Net| {
+            let Net::Mlp(mlp) = net else { unreachable!() };
+            suspects(mlp, &x, &[0], false, Precision::F64)
+        };
+        // GELU: every first-layer unit at w (z far below 0), the identity, then ones.
+        for w in [-12.0, -60.0] {
+            let net = given(ActivationKind::Gelu, 16, |name, o, i| match name {
+                "layers.0.weight" => w,
+                "layers.1.weight" => f64::from(u8::from(o == i)),
+                _ => 1.0,
+            });
+            assert_eq!(own(&net), 0.0, "w {w}: f64 forms 0");
+            assert_eq!(suspect(&net), Some(vec![0]), "w {w}");
+        }
+        let dead = given(ActivationKind::Gelu, 16, |name, _, _| match name {
+            "layers.0.weight" => 1.0,
+            _ => 0.0,
+        });
+        assert_eq!(own(&dead), 0.0);
+        assert_eq!(suspect(&dead), Some(vec![]), "a GELU network's own 0");
+        // ReLU: unit 0 reads 1e-170 x_0 (live), the others x_1 - x_0 (dead at (1, 0, 0)); the
+        // identity; the output reads unit 0 by 1e-170.
+        let x0 = Inputs {
+            x: vec![1.0, 0.0, 0.0],
+            ..x.clone()
+        };
+        let net = given(ActivationKind::Relu, 16, |name, o, i| match name {
+            "layers.0.weight" if o == 0 => [1e-170, 1.0, 0.0][i],
+            "layers.0.weight" => [-1.0, 1.0, 0.0][i],
+            "layers.1.weight" => f64::from(u8::from(o == i)),
+            _ if i == 0 => 1e-170,
+            _ => 1.0,
+        });
+        let Net::Mlp(mlp) = &net else { unreachable!() };
+        assert_eq!(entries(mlp, &x0, &[0], false, Precision::F64)[0][0], 0.0);
+        assert_eq!(
+            suspects(mlp, &x0, &[0], false, Precision::F64),
+            Some(vec![0])
+        );
     }
 }

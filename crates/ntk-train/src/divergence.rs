@@ -59,7 +59,7 @@ impl std::fmt::Display for Divergence {
             (None, _) if matches!(self.measured, Measured::TrainingBatch) => write!(
                 f,
                 "{what} is not finite (a batch's loss summed over its samples, before its \
-                 mean, passes the precision's range or is NaN)"
+                 mean, passes f64's range, in which every engine sums it, or is NaN)"
             ),
             (None, _) => write!(f, "{what} is not finite"),
             (Some(l), Some(l0)) => write!(
@@ -166,7 +166,7 @@ mod tests {
         assert_eq!(
             d.to_string(),
             "the training loss is not finite (a batch's loss summed over its samples, before \
-             its mean, passes the precision's range or is NaN)"
+             its mean, passes f64's range, in which every engine sums it, or is NaN)"
         );
         let mut g = Guard::new(1e4, Some(2.3));
         let d = g.judge(Measured::Test, f64::INFINITY).unwrap();

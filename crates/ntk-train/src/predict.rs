@@ -509,12 +509,15 @@ fn check_underflow(
         let none = crate::progress::Reporter::silent();
         per_output_kernel(net, (some, origin), compute, (which, k), &none)
     };
+    // The mean over every output (one output: its own).
+    let outputs: Vec<usize> = (0..k).collect();
     let formed = match which {
         PredictKernel::Theory => Formed::Theory,
         PredictKernel::Empirical => Formed::Empirical {
             net: model,
             precision: compute.precision,
             again: &again,
+            outputs: &outputs,
         },
     };
     let Some(Underflow { sample, value, why }) = first_underflowing_sample(inputs, kernel, formed)?

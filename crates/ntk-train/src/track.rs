@@ -76,10 +76,12 @@ pub fn measure(
         });
     }
     let again = |net: &Model, some: &Inputs| kernel_of(net, some).map(|r| r.kernel);
+    let outputs = output.outputs(model.spec().classes());
     let formed = ntk_kernel::underflow::Formed::Empirical {
         net: model,
         precision,
         again: &again,
+        outputs: &outputs,
     };
     if let Some(ntk_kernel::underflow::Underflow { sample, value, why }) =
         ntk_kernel::underflow::first_underflowing_sample(probe, &result.kernel, formed)?

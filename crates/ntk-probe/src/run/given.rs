@@ -424,6 +424,8 @@ pub(crate) fn check_kernel_range(
         Some((row, None))
     };
     let Some((row, value)) = overflow else {
+        // The outputs the kernel is of, for the proof of a 0 (`check_kernel_normal`).
+        let outputs = cfg.probe.output.outputs(net.spec().classes());
         let smallest = (0..inputs.n)
             .filter(|&r| norm(r) > 0.0)
             .min_by(|&a, &b| norm(a).total_cmp(&norm(b)));
@@ -433,7 +435,7 @@ pub(crate) fn check_kernel_range(
             check_kernel_normal(
                 inputs,
                 compute,
-                (net, cfg.probe.weights.as_deref()),
+                (net, cfg.probe.weights.as_deref(), &outputs),
                 (small, norm(small), "the smallest nonzero"),
                 &result,
                 &kernel_of,
@@ -448,7 +450,7 @@ pub(crate) fn check_kernel_range(
             check_kernel_normal(
                 inputs,
                 compute,
-                (net, cfg.probe.weights.as_deref()),
+                (net, cfg.probe.weights.as_deref(), &outputs),
                 (row, norm(row), "the largest"),
                 &checked[0].2,
                 &kernel_of,
@@ -464,7 +466,7 @@ pub(crate) fn check_kernel_range(
             check_kernel_normal(
                 inputs,
                 compute,
-                (net, cfg.probe.weights.as_deref()),
+                (net, cfg.probe.weights.as_deref(), &outputs),
                 (r, norm(r), "its K(x, x) below the normal range"),
                 &kernel_of(r, compute, net, false)?,
                 &kernel_of,
@@ -622,7 +624,7 @@ type KernelOf<'a> = dyn Fn(usize, &Compute, &Net, bool) -> crate::Result<KernelR
 fn check_kernel_normal(
     inputs: &Inputs,
     compute: &Compute,
-    (net, weights): (&Net, Option<&Path>),
+    (net, weights, outputs): (&Net, Option<&Path>, &[usize]),
     (row, norm, which): (usize, f64, &str),
     result: &KernelResult,
     kernel_of: &KernelOf<'_>,
@@ -764,7 +766,7 @@ fn check_kernel_normal(
                 let lost = (provable && top == 0.0)
                     .then(|| {
                         let x = &inputs.x[row * d..(row + 1) * d];
-                        ntk_kernel::underflow::proof_loses(&wide, x, by_inputs)
+                        ntk_kernel::underflow::proof_loses(&wide, x, by_inputs, outputs)
                     })
                     .flatten();
                 told = Some(match (provable, top > 0.0, lost) {
