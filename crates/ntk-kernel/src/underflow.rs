@@ -133,7 +133,12 @@ pub fn first_underflowing_sample<E>(
             return Ok(None);
         };
         let k_again = again(&scaled, &some)?;
-        let params = host_params(&scaled);
+        // The pass that proves a 0: of the proof network where it is the network up to
+        // positive scales (linear in its input's scale), else of the network itself, as given
+        // (a non-homogeneous proof network is another function: its units saturate or turn
+        // linear where the network's do not, and cancel there; hundred-and-twentieth hostile
+        // round, D2, hundred-and-twenty-first, D2).
+        let params = host_params(if by_inputs { &scaled } else { net });
         for (r, &sample) in samples.iter().enumerate() {
             let Some(o) = zero_at(sample) else { continue };
             if proved.as_ref().is_some_and(|(s, _)| *s < sample) {
@@ -152,10 +157,7 @@ pub fn first_underflowing_sample<E>(
                 let of = if per > 1 { &[o][..] } else { outputs };
                 lost_in_proof(p, row, (*e, by_inputs), of)
             }) {
-                format!(
-                    " (the 0 is not proved the network's own: in the same network with {how}, \
-                     {lost}; it counts as an underflow)"
-                )
+                format!(" ({})", proof_words(&lost, how))
             } else {
                 continue;
             };
@@ -275,7 +277,12 @@ fn zeros_that_underflow(
             return None;
         };
         let proof = entries(&scaled, &some, outputs, per_output, Precision::F64);
-        let params = host_params(&Net::Mlp(scaled.clone()));
+        // As in `first_underflowing_sample`: the network itself where it is not linear in its
+        // input's scale.
+        let params = match by_inputs {
+            true => host_params(&Net::Mlp(scaled.clone())),
+            false => host_params(net),
+        };
         let d = inputs.d;
         for (i, &r) in group.iter().enumerate() {
             let zero = diagonal[r]
@@ -283,11 +290,20 @@ fn zeros_that_underflow(
                 .zip(&proof[i])
                 .filter(|(v, _)| **v == 0.0);
             let lost = || {
+                // Each output apart: only those whose entry is 0 (hundred-and-twentieth
+                // hostile round, D1); summed: all of them.
+                let zero: Vec<usize> = match per_output {
+                    true => (outputs.iter().zip(&diagonal[r]))
+                        .filter(|(_, v)| **v == 0.0)
+                        .map(|(o, _)| *o)
+                        .collect(),
+                    false => outputs.to_vec(),
+                };
                 params
                     .as_ref()
                     .and_then(|p| {
                         let x = &inputs.x[r * d..(r + 1) * d];
-                        lost_in_proof(p, x, (*e, by_inputs), outputs)
+                        lost_in_proof(p, x, (*e, by_inputs), &zero)
                     })
                     .is_some()
             };
@@ -404,7 +420,8 @@ pub enum Lost {
     Term {
         layer: usize,
         input: f64,
-        signal: f64,
+        /// `None` for the readout, whose term is `|a_L|^2` alone.
+        signal: Option<f64>,
     },
 }
 
@@ -469,12 +486,21 @@ impl std::fmt::Display for Lost {
             Self::Term {
                 layer,
                 input,
-                signal,
+                signal: Some(signal),
             } => write!(
                 f,
                 "layer {layer}'s term of K(x, x), its input's |a|^2 times its backward signal's \
                  |delta|^2, has both factors nonzero (largest magnitudes {input:.3e} and \
                  {signal:.3e}), so K(x, x) > 0 there and its 0 is an underflow"
+            ),
+            Self::Term {
+                input,
+                signal: None,
+                ..
+            } => write!(
+                f,
+                "the readout layer's term of K(x, x), its input's |a_L|^2, is positive (its \
+                 largest magnitude {input:.3e}), so K(x, x) > 0 there and its 0 is an underflow"
             ),
         }
     }
@@ -728,7 +754,8 @@ fn proof_at(params: &ntk_engine::host::mlp::Params<f64>, x: &[f64]) -> Proof {
 }
 
 /// Why the proof network `params` (an MLP's layers scaled by powers of two,
-/// [`pow2_normalized`]) cannot show its 0 at the input `row` (scaled by `2^-e` where
+/// [`pow2_normalized`], for a network linear in its input's scale; else the network itself,
+/// as given) cannot show its 0 at the input `row` (scaled by `2^-e` where
 /// `by_inputs`, [`scaled_for`]) to be the network's own, for the kernel of `outputs`: the
 /// first value its forward or backward pass loses below f64's smallest normal number (a
 /// nonzero input entry the scale takes there, a product of a nonzero weight and a nonzero
@@ -757,6 +784,7 @@ fn lost_in_proof(
         act.activate_host(1.0, &mut a, &mut s);
         a[0] == 0.0 && s[0] == 0.0
     };
+
     // The forward pass: each layer's input (the row first) and slopes.
     let mut inputs: Vec<Vec<f64>> = Vec::with_capacity(params.depth() + 1);
     let mut slopes: Vec<Vec<f64>> = Vec::with_capacity(params.depth());
@@ -823,7 +851,7 @@ fn lost_in_proof(
         return Some(Lost::Term {
             layer: depth,
             input: top(&inputs[depth]),
-            signal: 1.0,
+            signal: None,
         });
     }
     // The backward pass of each output: delta_l = slope_l (beta_{l+1} W_{l+1} delta_{l+1}).
@@ -866,12 +894,36 @@ fn lost_in_proof(
                 return Some(Lost::Term {
                     layer: l,
                     input: top(&inputs[l]),
-                    signal: top(&delta),
+                    signal: Some(top(&delta)),
                 });
             }
         }
     }
     None
+}
+
+/// What the pow2 proof says of a 0 where [`lost_in_proof`] found `lost` (its network scaled
+/// as `how` says): an underflow proved by a positive term, or a 0 that cannot be proved the
+/// network's own (hundred-and-twentieth hostile round, N2: the two were said at once).
+pub fn proof_words(lost: &Lost, how: &str) -> String {
+    match lost {
+        Lost::Term { .. } => format!("in the same network in f64 with {how}, {lost}"),
+        _ => format!(
+            "the 0 cannot be proved the network's own: in the same network in f64 with {how}, \
+             {lost}, so the 0 may be that loss and counts as an underflow"
+        ),
+    }
+}
+
+/// What may let the 0 that [`lost_in_proof`] refused as `lost` be told: a positive term
+/// below the range is brought into it by rescaling the inputs or the weights (`fix`, the
+/// caller's words for that); a value lost within the network only by a smaller span
+/// ([`SPAN_REMEDY`]; hundred-and-twentieth hostile round, D3).
+pub fn proof_remedy<'a>(lost: &Lost, fix: &'a str) -> &'a str {
+    match lost {
+        Lost::Term { .. } => fix,
+        _ => SPAN_REMEDY,
+    }
 }
 
 /// [`lost_in_proof`] of the proof network `scaled` at the input `row` (scaled by its own
@@ -987,17 +1039,29 @@ pub fn pow2_normalized(
 mod tests {
     use super::*;
 
-    /// A bias-free MLP of `kind` on 3 inputs (`width`, depth 2, seed 1) whose weights are
-    /// `rule(name, out, in)` in PyTorch's layout, `[out, in]`.
+    /// A bias-free MLP of `kind` on 3 inputs (`width`, depth 2, one output, seed 1) whose
+    /// weights are `rule(name, out, in)` in PyTorch's layout, `[out, in]`.
     fn given(
         kind: ntk_model::ActivationKind,
         width: usize,
         rule: impl Fn(&str, usize, usize) -> f64,
     ) -> Net {
+        given_outputs(kind, (width, 1), rule)
+    }
+
+    /// [`given`] with `outputs` outputs.
+    fn given_outputs(
+        kind: ntk_model::ActivationKind,
+        (width, outputs): (usize, usize),
+        rule: impl Fn(&str, usize, usize) -> f64,
+    ) -> Net {
         use burn::tensor::{DType, Device};
-        let cfg = ntk_model::MlpConfig::new(3, width, 2, kind)
-            .with_seed(1)
-            .with_bias(false);
+        let cfg = ntk_model::MlpConfig {
+            output_dim: outputs,
+            ..ntk_model::MlpConfig::new(3, width, 2, kind)
+                .with_seed(1)
+                .with_bias(false)
+        };
         let mlp = ntk_model::Mlp::new(&cfg, &Device::flex(), DType::F64).unwrap();
         let mut get = |name: &str, shape: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
             let (out, inn) = (shape[0], shape[1]);
@@ -1430,5 +1494,58 @@ mod tests {
             suspects(mlp, &x0, &[0], false, Precision::F64),
             Some(vec![0])
         );
+    }
+
+    /// The hundred-and-twentieth hostile round, D1: with each output's kernel apart, output
+    /// 0's own 0 (its readout row 0, the last hidden layer tanh(0) = 0) was refused because
+    /// output 1 is live; only the zero outputs are proved now. D2: SELU's and erf's proof
+    /// network saturated where the network is near-linear (units at -62 and -59 both at
+    /// SELU's -lambda alpha), their difference 0 where the network's is not: the pass of a
+    /// network not linear in its input's scale is the network's own now, whose last layer is
+    /// live (its readout term positive).
+    #[test]
+    fn a_zero_output_is_proved_alone_and_a_non_homogeneous_proof_is_the_network_s_own() {
+        use ntk_model::ActivationKind;
+        let x = Inputs {
+            x: vec![0.3, -1.1, 0.7],
+            n: 1,
+            d: 3,
+            labels: vec![0],
+            description: "the row".into(),
+        };
+        let net = given_outputs(ActivationKind::Tanh, (16, 2), |name, o, i| match name {
+            "layers.0.weight" => 0.1 * (1 + (o * 3 + i) % 5) as f64,
+            "layers.1.weight" => 0.0,
+            _ => f64::from(u8::from(o == 1)),
+        });
+        let Net::Mlp(mlp) = &net else { unreachable!() };
+        let both = entries(mlp, &x, &[0, 1], true, Precision::F64);
+        assert!(both[0][0] == 0.0 && both[0][1] > 0.0, "{both:?}");
+        assert_eq!(
+            suspects(mlp, &x, &[0, 1], true, Precision::F64),
+            Some(vec![]),
+            "output 0's own 0"
+        );
+        // Units reading -19 and -18 times the row (1.9 x 2^-600 at every entry), the next
+        // layer each unit's a_0 - a_1, a readout of zeros.
+        let tiny = Inputs {
+            x: vec![1.9 * libm::scalbn(1.0, -600); 3],
+            ..x.clone()
+        };
+        for kind in [ActivationKind::Selu, ActivationKind::Erf] {
+            let net = given(kind, 16, |name, o, i| match name {
+                "layers.0.weight" if o % 2 == 0 => -19.0,
+                "layers.0.weight" => -18.0,
+                "layers.1.weight" => [1.0, -1.0].get(i).copied().unwrap_or(0.0),
+                _ => 0.0,
+            });
+            let Net::Mlp(mlp) = &net else { unreachable!() };
+            assert_eq!(entries(mlp, &tiny, &[0], false, Precision::F64)[0][0], 0.0);
+            assert_eq!(
+                suspects(mlp, &tiny, &[0], false, Precision::F64),
+                Some(vec![0]),
+                "{kind:?}"
+            );
+        }
     }
 }

@@ -295,9 +295,38 @@ fn layered<T: Real>(
     // Two n x n buffers for all layers: fresh ones per layer would cost page faults and
     // zeroing of 2L n^2 values.
     for (l, d) in deltas.iter().enumerate() {
+        let beta = params.hidden()[l].beta();
+        // A factor far from unit scale: its Gram at a power of two, so that a term in range
+        // is not lost to a factor's under- or overflow (hundred-and-twentieth hostile round,
+        // D4: |delta|^2 = 1.25e-326 beside |x|^2 = 3e306 dropped a term of 7e-20).
+        // Each row at its own power of two: one exponent for all rows took the small ones
+        // out of range (hundred-and-twenty-first hostile round, D1).
+        let (ea, ed) = (far_exponents(fwd.input(l)), far_exponents(d));
+        if ea.iter().chain(&ed).any(|e| *e != 0) {
+            let mut scaled = fwd.pool.take(n, fwd.input(l).ncols());
+            scaled_into(&mut scaled, fwd.input(l), &ea);
+            gram_lower_into(&mut g, scaled.as_ref(), T::of(1.0));
+            fwd.pool.give(scaled);
+            let mut scaled = fwd.pool.take(n, d.ncols());
+            scaled_into(&mut scaled, d, &ed);
+            gram_lower_into(&mut h, scaled.as_ref(), T::of(1.0));
+            fwd.pool.give(scaled);
+            for j in 0..n {
+                let (gc, hc) = (&g.col_as_slice(j)[j..], &h.col_as_slice(j)[j..]);
+                let kc = &mut k.col_as_slice_mut(j)[j..];
+                for (r, kv) in kc.iter_mut().enumerate() {
+                    let i = j + r;
+                    let (gv, hv) = (gc[r].f64(), hc[r].f64());
+                    let (sa, sd) = (ea[i] + ea[j], ed[i] + ed[j]);
+                    let weights = libm::scalbn(gv * hv * beta * beta, sa + sd);
+                    let biases = libm::scalbn(bias * hv, sd);
+                    *kv = T::of(kv.f64() + weights + biases);
+                }
+            }
+            continue;
+        }
         let g = fwd.gram(l, &mut g);
         gram_lower_into(&mut h, d.as_ref(), T::of(1.0));
-        let beta = params.hidden()[l].beta();
         let (b2, b) = (T::of(beta * beta), T::of(bias));
         for j in 0..n {
             let (gc, hc) = (&g.col_as_slice(j)[j..], &h.col_as_slice(j)[j..]);
@@ -314,6 +343,39 @@ fn layered<T: Real>(
         .chain([k, g, h])
         .for_each(|m| fwd.pool.give(m));
     out
+}
+
+/// For each row of `m`, the binary exponent of its largest magnitude where it is far from
+/// unit scale (past `2^±240` in f64, `2^±30` in f32: its Gram entries could leave the
+/// precision's normal range), for a Gram formed with each row at its own power of two; 0
+/// otherwise, and for a zero or non-finite row.
+pub(crate) fn far_exponents<T: Real>(m: &Mat<T>) -> Vec<i32> {
+    let limit = if std::mem::size_of::<T>() == 4 {
+        30
+    } else {
+        240
+    };
+    (0..m.nrows())
+        .map(|i| {
+            let largest = (0..m.ncols()).fold(0.0f64, |t, j| t.max(m[(i, j)].f64().abs()));
+            if largest == 0.0 || !largest.is_finite() {
+                return 0;
+            }
+            let e = libm::ilogb(largest);
+            if e.abs() > limit { e } else { 0 }
+        })
+        .collect()
+}
+
+/// `m` with each row `i` times `2^-e_i`, into `out` (of `m`'s shape), exactly (powers of two
+/// round only below the normal range, where the Gram's entries are lost anyway).
+fn scaled_into<T: Real>(out: &mut Mat<T>, m: &Mat<T>, e: &[i32]) {
+    for j in 0..m.ncols() {
+        let (o, v) = (out.col_as_slice_mut(j), m.col_as_slice(j));
+        for ((o, v), e) in o.iter_mut().zip(v).zip(e) {
+            *o = T::of(libm::scalbn(v.f64(), -e));
+        }
+    }
 }
 
 /// The symmetric `n x n` kernel from its lower triangle: `fill(j, rows, col)` writes

@@ -34,6 +34,12 @@ pub struct TileSource {
     bias: f64,
     /// The number of outputs summed.
     copies: f64,
+    /// The rows' binary exponents of `A_0..A_L` and of `D_1..D_L` where far from unit scale
+    /// (else 0, [`super::far_exponents`]): their Grams are formed with each row at `2^-e` and
+    /// scaled back, so that a term in range is not lost to one factor's under- or overflow
+    /// (hundred-and-twentieth hostile round, D4; per row: hundred-and-twenty-first, D1).
+    input_exps: Vec<Vec<i32>>,
+    delta_exps: Vec<Vec<i32>>,
 }
 
 impl TileSource {
@@ -49,6 +55,8 @@ impl TileSource {
             .collect();
         beta2.push(params.output().beta() * params.output().beta());
         Self {
+            input_exps: f.inputs.iter().map(super::far_exponents).collect(),
+            delta_exps: f.deltas.iter().map(super::far_exponents).collect(),
             inputs: f.inputs,
             deltas: f.deltas,
             beta2,
@@ -106,19 +114,28 @@ impl TileSource {
         fill_pair(self, rows, self, cols, tile);
     }
 
-    /// The kernel's diagonal `K_ii`, from the factors' row norms.
+    /// The kernel's diagonal `K_ii`, from the factors' row norms (each at its factor's
+    /// power of two, scaled back).
     pub fn diagonal(&self) -> Vec<f64> {
         let n = self.size();
         let depth = self.deltas.len();
-        let sq =
-            |m: &Mat<f64>, i: usize| (0..m.ncols()).map(|j| m[(i, j)] * m[(i, j)]).sum::<f64>();
+        // A row's square norm at `2^-e`.
+        let sq = |m: &Mat<f64>, i: usize, e: i32| {
+            (0..m.ncols())
+                .map(|j| libm::scalbn(m[(i, j)], -e))
+                .map(|v| v * v)
+                .sum::<f64>()
+        };
         (0..n)
             .map(|i| {
-                let mut k =
-                    self.copies * (self.beta2[depth] * sq(&self.inputs[depth], i) + self.bias);
+                let ea = self.input_exps[depth][i];
+                let top = libm::scalbn(self.beta2[depth] * sq(&self.inputs[depth], i, ea), 2 * ea);
+                let mut k = self.copies * (top + self.bias);
                 for l in 0..depth {
-                    k += (self.beta2[l] * sq(&self.inputs[l], i) + self.bias)
-                        * sq(&self.deltas[l], i);
+                    let (ea, ed) = (self.input_exps[l][i], self.delta_exps[l][i]);
+                    let (a, d) = (sq(&self.inputs[l], i, ea), sq(&self.deltas[l], i, ed));
+                    k += libm::scalbn(self.beta2[l] * a * d, 2 * (ea + ed))
+                        + self.bias * libm::scalbn(d, 2 * ed);
                 }
                 k
             })
@@ -138,31 +155,64 @@ fn fill_pair(
 ) {
     let (r, c) = (rows.len(), cols.len());
     let depth = a.deltas.len();
+    // `m[range]` with each row at its `2^-e` (a copy only where one is not 0).
+    let at = |m: &Mat<f64>, range: &std::ops::Range<usize>, e: &[i32]| -> Option<Mat<f64>> {
+        e[range.clone()].iter().any(|e| *e != 0).then(|| {
+            Mat::from_fn(range.len(), m.ncols(), |i, j| {
+                libm::scalbn(m[(range.start + i, j)], -e[range.start + i])
+            })
+        })
+    };
+    // `dst = alpha m_a[rows] m_b[cols]^T` with the rows at their powers of two; whether any
+    // was scaled.
+    let product = |dst: MatMut<'_, f64>,
+                   (ma, ea): (&Mat<f64>, &[i32]),
+                   (mb, eb): (&Mat<f64>, &[i32]),
+                   alpha: f64| {
+        let (sa, sb) = (at(ma, &rows, ea), at(mb, &cols, eb));
+        let left = sa.as_ref().map_or_else(|| block(ma, &rows), |m| m.as_ref());
+        let right = sb.as_ref().map_or_else(|| block(mb, &cols), |m| m.as_ref());
+        gemm(dst, left, right.transpose(), alpha);
+        sa.is_some() || sb.is_some()
+    };
+    // The power of two of entry (i, j) of a product of `ea`'s and `eb`'s rows.
+    let shift_of =
+        |ea: &[i32], eb: &[i32], i: usize, j: usize| ea[rows.start + i] + eb[cols.start + j];
     // The output layer: copies (beta_out^2 A_L A_L^T + b).
-    gemm(
+    let (ea, eb) = (&a.input_exps[depth], &b.input_exps[depth]);
+    if product(
         tile.as_mut(),
-        block(&a.inputs[depth], &rows),
-        block(&b.inputs[depth], &cols).transpose(),
+        (&a.inputs[depth], ea),
+        (&b.inputs[depth], eb),
         a.copies * a.beta2[depth],
-    );
+    ) {
+        for j in 0..c {
+            for i in 0..r {
+                tile[(i, j)] = libm::scalbn(tile[(i, j)], shift_of(ea, eb, i, j));
+            }
+        }
+    }
     let shift = a.copies * a.bias;
     let (mut g, mut h) = (Mat::<f64>::zeros(r, c), Mat::<f64>::zeros(r, c));
     for l in 0..depth {
-        gemm(
+        let (ea, eb) = (&a.input_exps[l], &b.input_exps[l]);
+        let (da, db) = (&a.delta_exps[l], &b.delta_exps[l]);
+        let sg = product(
             g.as_mut(),
-            block(&a.inputs[l], &rows),
-            block(&b.inputs[l], &cols).transpose(),
+            (&a.inputs[l], ea),
+            (&b.inputs[l], eb),
             a.beta2[l],
         );
-        gemm(
-            h.as_mut(),
-            block(&a.deltas[l], &rows),
-            block(&b.deltas[l], &cols).transpose(),
-            1.0,
-        );
+        let sh = product(h.as_mut(), (&a.deltas[l], da), (&b.deltas[l], db), 1.0);
         for j in 0..c {
             for i in 0..r {
-                tile[(i, j)] += (g[(i, j)] + a.bias) * h[(i, j)];
+                tile[(i, j)] += if !sg && !sh {
+                    (g[(i, j)] + a.bias) * h[(i, j)]
+                } else {
+                    let (eg, eh) = (shift_of(ea, eb, i, j), shift_of(da, db, i, j));
+                    libm::scalbn(g[(i, j)] * h[(i, j)], eg + eh)
+                        + a.bias * libm::scalbn(h[(i, j)], eh)
+                };
             }
         }
     }

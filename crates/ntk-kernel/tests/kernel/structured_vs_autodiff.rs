@@ -141,3 +141,115 @@ fn row_blocks_cover_the_kernel_exactly() {
     };
     assert!(blocked.relative_error(&dense) < 1e-13);
 }
+
+/// The hundred-and-twentieth hostile round, D4: first-layer weights of 1e-168 and a readout of
+/// 1e-163 on inputs of 1e153: the first layer's backward signal |delta|^2 = 1e-326 underflows
+/// while its term |x|^2 |delta|^2 (about 7e-20) is normal. The host route formed each Gram as
+/// it is and lost the term (K 6.3e9 times too small, kappa 8.3e4 against 8462.6); each factor
+/// far from unit scale now forms its Gram at a power of two. Autodiff's per-sample gradients
+/// (each entry about 1e-10) are the reference.
+#[test]
+fn a_term_whose_factor_underflows_is_kept() {
+    use ntk_model::export::Named;
+    let (n, d) = (3, 3);
+    let cfg = MlpConfig::new(d, 16, 1, ActivationKind::Relu)
+        .with_seed(1)
+        .with_bias(false);
+    let c = compute(Precision::F64);
+    let mut get = |name: &str, shape: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
+        let count: usize = shape.iter().product();
+        Ok((0..count)
+            .map(|e| match name {
+                "layers.0.weight" => 1e-168 * (1.0 + 0.1 * (e % 7) as f64),
+                _ => 1e-163,
+            })
+            .collect())
+    };
+    let ntk_model::Net::Mlp(model) = ntk_model::Net::Mlp(mlp(&cfg, &c))
+        .with_tensors(&mut get)
+        .unwrap()
+    else {
+        unreachable!()
+    };
+    let x: Vec<f64> = (0..n * d)
+        .map(|i| (0.5 + 0.1 * (i % 5) as f64) * 1e153)
+        .collect();
+    let ad = c.device.clone().autodiff();
+    let xt = tensor(&x, n, d, &c).to_device(&ad);
+    let reference = per_sample_jacobian(
+        &model.clone().fork(&ad).train(),
+        |m, x| m.forward(x),
+        &xt,
+        OutputMode::Sum,
+    )
+    .ntk(OutputMode::Sum);
+    assert!(reference.data[0] > 1e-21, "{:e}", reference.data[0]);
+    let on_host = host::ntk::<f64>(&model, &x, n, &[0]);
+    let err = on_host.relative_error(&reference);
+    assert!(err < 1e-12, "relative error {err:e}: {:?}", on_host.data);
+    // The tiled route's tiles and diagonal, from the same factors.
+    let src = host::tiles::TileSource::new(&model, &x, n, &[0]);
+    let mut tile = faer::Mat::<f64>::zeros(n, n);
+    src.fill(0..n, 0..n, tile.as_mut());
+    let tiled = Kernel {
+        size: n,
+        data: (0..n * n).map(|e| tile[(e / n, e % n)]).collect(),
+    };
+    let err = tiled.relative_error(&reference);
+    assert!(
+        err < 1e-12,
+        "tiles: relative error {err:e}: {:?}",
+        tiled.data
+    );
+    for (i, v) in src.diagonal().iter().enumerate() {
+        let want = reference.data[i * n + i];
+        assert!(
+            ((v - want) / want).abs() < 1e-12,
+            "diagonal {i}: {v:e} {want:e}"
+        );
+    }
+}
+
+/// The hundred-and-twenty-first hostile round, D1: the first fix scaled a factor by one power
+/// of two for all rows, its largest row's, and a row far below it (2^-250 beside 2^300) lost
+/// its own terms (least angle 0 where it is 1.46 deg). Each row is at its own power of two
+/// now: every diagonal entry equals autodiff's, each to its own relative precision.
+#[test]
+fn rows_of_far_apart_scales_keep_their_own_terms() {
+    let (n, d) = (3, 4);
+    let cfg = MlpConfig::new(d, 16, 2, ActivationKind::Relu)
+        .with_seed(3)
+        .with_bias(false);
+    let c = compute(Precision::F64);
+    let model = mlp(&cfg, &c);
+    let base = gaussian_inputs(n, d, 2);
+    let scales = [2f64.powi(300), 2f64.powi(-250), 1.0];
+    let x: Vec<f64> = (0..n * d).map(|i| base[i] * scales[i / d]).collect();
+    let ad = c.device.clone().autodiff();
+    let xt = tensor(&x, n, d, &c).to_device(&ad);
+    let reference = per_sample_jacobian(
+        &model.clone().fork(&ad).train(),
+        |m, x| m.forward(x),
+        &xt,
+        OutputMode::Sum,
+    )
+    .ntk(OutputMode::Sum);
+    let on_host = host::ntk::<f64>(&model, &x, n, &[0]);
+    let src = host::tiles::TileSource::new(&model, &x, n, &[0]);
+    let mut tile = faer::Mat::<f64>::zeros(n, n);
+    src.fill(0..n, 0..n, tile.as_mut());
+    let diagonal = src.diagonal();
+    for i in 0..n {
+        let want = reference.data[i * n + i];
+        for (route, v) in [
+            ("host", on_host.data[i * n + i]),
+            ("tiles", tile[(i, i)]),
+            ("tiled diagonal", diagonal[i]),
+        ] {
+            assert!(
+                ((v - want) / want).abs() < 1e-12,
+                "{route} K({i}, {i}) = {v:e} against {want:e}"
+            );
+        }
+    }
+}

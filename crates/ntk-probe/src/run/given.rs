@@ -747,6 +747,7 @@ fn check_kernel_normal(
             // seventeenth hostile round, D5: "rescale toward unit norm" at a unit row).
             told = Some((format!("; {reason}"), proof.remedy().unwrap_or(fix)));
         } else {
+            let original = wide.clone();
             let scaled = ntk_kernel::underflow::pow2_normalized(&wide, first)?;
             let provable = scaled.is_some();
             // Neither provable nor a normal input: not told, refused below as an underflow.
@@ -755,8 +756,12 @@ fn check_kernel_normal(
                 let top = if compute.precision == Precision::F64 && !provable {
                     0.0
                 } else {
+                    // A full kernel's row per output: only the outputs whose entry is 0 are
+                    // proved (hundred-and-twentieth hostile round, D1: output 1's 3.675 made
+                    // output 0's own 0 an underflow).
                     let k64 = kernel_of(row, &f64c, &wide, by_inputs)?.kernel;
                     (0..k64.size)
+                        .filter(|&i| k64.size != diagonal.len() || diagonal[i] == 0.0)
                         .map(|i| k64.data[i * k64.size + i])
                         .fold(0.0, f64::max)
                 };
@@ -766,17 +771,23 @@ fn check_kernel_normal(
                 let lost = (provable && top == 0.0)
                     .then(|| {
                         let x = &inputs.x[row * d..(row + 1) * d];
-                        ntk_kernel::underflow::proof_loses(&wide, x, by_inputs, outputs)
+                        // A full kernel's zero outputs alone; a summed or single one's, all.
+                        let zero: Vec<usize> = match diagonal.len() {
+                            1 => outputs.to_vec(),
+                            _ => (0..diagonal.len())
+                                .filter(|&o| diagonal[o] == 0.0)
+                                .collect(),
+                        };
+                        // The proof network where it is the network up to positive scales,
+                        // else the network itself (`ntk_kernel::underflow::proof_loses`).
+                        let of = if by_inputs { &wide } else { &original };
+                        ntk_kernel::underflow::proof_loses(of, x, by_inputs, &zero)
                     })
                     .flatten();
                 told = Some(match (provable, top > 0.0, lost) {
             (true, false, Some(lost)) => (
-                format!(
-                    "; the 0 cannot be proved the network's own: in the same network in f64 with \
-                     {how}, {}, so its 0 there may be that loss and counts as an underflow",
-                    lost
-                ),
-                ntk_kernel::underflow::SPAN_REMEDY,
+                format!("; {}", ntk_kernel::underflow::proof_words(&lost, how)),
+                ntk_kernel::underflow::proof_remedy(&lost, fix),
             ),
             (true, false, None) => return Ok(()),
             (true, true, _) => (
