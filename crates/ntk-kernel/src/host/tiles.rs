@@ -119,12 +119,13 @@ impl TileSource {
     pub fn diagonal(&self) -> Vec<f64> {
         let n = self.size();
         let depth = self.deltas.len();
-        // A row's square norm at `2^-e`.
+        // A row's square norm at `2^-e` (a row at unit scale as it is).
         let sq = |m: &Mat<f64>, i: usize, e: i32| {
-            (0..m.ncols())
-                .map(|j| libm::scalbn(m[(i, j)], -e))
-                .map(|v| v * v)
-                .sum::<f64>()
+            let at = |j: usize| match e {
+                0 => m[(i, j)],
+                _ => libm::scalbn(m[(i, j)], -e),
+            };
+            (0..m.ncols()).map(at).map(|v| v * v).sum::<f64>()
         };
         (0..n)
             .map(|i| {

@@ -142,6 +142,33 @@ fn row_blocks_cover_the_kernel_exactly() {
     assert!(blocked.relative_error(&dense) < 1e-13);
 }
 
+/// The kernel of `model` on the row-major `n x d` inputs `x` from autodiff's per-sample
+/// gradients (f64): the reference of the host routes at extreme scales.
+fn autodiff_kernel(model: &ntk_model::Mlp, x: &[f64], n: usize, d: usize) -> Kernel {
+    let c = compute(Precision::F64);
+    let ad = c.device.clone().autodiff();
+    let xt = tensor(x, n, d, &c).to_device(&ad);
+    per_sample_jacobian(
+        &model.clone().fork(&ad).train(),
+        |m, x| m.forward(x),
+        &xt,
+        OutputMode::Sum,
+    )
+    .ntk(OutputMode::Sum)
+}
+
+/// The tiled route's kernel of `model` on `x` (one tile) and its diagonal.
+fn tiled_kernel(model: &ntk_model::Mlp, x: &[f64], n: usize) -> (Kernel, Vec<f64>) {
+    let src = host::tiles::TileSource::new(model, x, n, &[0]);
+    let mut tile = faer::Mat::<f64>::zeros(n, n);
+    src.fill(0..n, 0..n, tile.as_mut());
+    let kernel = Kernel {
+        size: n,
+        data: (0..n * n).map(|e| tile[(e / n, e % n)]).collect(),
+    };
+    (kernel, src.diagonal())
+}
+
 /// The hundred-and-twentieth hostile round, D4: first-layer weights of 1e-168 and a readout of
 /// 1e-163 on inputs of 1e153: the first layer's backward signal |delta|^2 = 1e-326 underflows
 /// while its term |x|^2 |delta|^2 (about 7e-20) is normal. The host route formed each Gram as
@@ -174,34 +201,20 @@ fn a_term_whose_factor_underflows_is_kept() {
     let x: Vec<f64> = (0..n * d)
         .map(|i| (0.5 + 0.1 * (i % 5) as f64) * 1e153)
         .collect();
-    let ad = c.device.clone().autodiff();
-    let xt = tensor(&x, n, d, &c).to_device(&ad);
-    let reference = per_sample_jacobian(
-        &model.clone().fork(&ad).train(),
-        |m, x| m.forward(x),
-        &xt,
-        OutputMode::Sum,
-    )
-    .ntk(OutputMode::Sum);
+    let reference = autodiff_kernel(&model, &x, n, d);
     assert!(reference.data[0] > 1e-21, "{:e}", reference.data[0]);
     let on_host = host::ntk::<f64>(&model, &x, n, &[0]);
     let err = on_host.relative_error(&reference);
     assert!(err < 1e-12, "relative error {err:e}: {:?}", on_host.data);
     // The tiled route's tiles and diagonal, from the same factors.
-    let src = host::tiles::TileSource::new(&model, &x, n, &[0]);
-    let mut tile = faer::Mat::<f64>::zeros(n, n);
-    src.fill(0..n, 0..n, tile.as_mut());
-    let tiled = Kernel {
-        size: n,
-        data: (0..n * n).map(|e| tile[(e / n, e % n)]).collect(),
-    };
+    let (tiled, diagonal) = tiled_kernel(&model, &x, n);
     let err = tiled.relative_error(&reference);
     assert!(
         err < 1e-12,
         "tiles: relative error {err:e}: {:?}",
         tiled.data
     );
-    for (i, v) in src.diagonal().iter().enumerate() {
+    for (i, v) in diagonal.iter().enumerate() {
         let want = reference.data[i * n + i];
         assert!(
             ((v - want) / want).abs() < 1e-12,
@@ -225,26 +238,15 @@ fn rows_of_far_apart_scales_keep_their_own_terms() {
     let base = gaussian_inputs(n, d, 2);
     let scales = [2f64.powi(300), 2f64.powi(-250), 1.0];
     let x: Vec<f64> = (0..n * d).map(|i| base[i] * scales[i / d]).collect();
-    let ad = c.device.clone().autodiff();
-    let xt = tensor(&x, n, d, &c).to_device(&ad);
-    let reference = per_sample_jacobian(
-        &model.clone().fork(&ad).train(),
-        |m, x| m.forward(x),
-        &xt,
-        OutputMode::Sum,
-    )
-    .ntk(OutputMode::Sum);
+    let reference = autodiff_kernel(&model, &x, n, d);
     let on_host = host::ntk::<f64>(&model, &x, n, &[0]);
-    let src = host::tiles::TileSource::new(&model, &x, n, &[0]);
-    let mut tile = faer::Mat::<f64>::zeros(n, n);
-    src.fill(0..n, 0..n, tile.as_mut());
-    let diagonal = src.diagonal();
-    for i in 0..n {
+    let (tiled, diagonal) = tiled_kernel(&model, &x, n);
+    for (i, &along) in diagonal.iter().enumerate() {
         let want = reference.data[i * n + i];
         for (route, v) in [
             ("host", on_host.data[i * n + i]),
-            ("tiles", tile[(i, i)]),
-            ("tiled diagonal", diagonal[i]),
+            ("tiles", tiled.data[i * n + i]),
+            ("tiled diagonal", along),
         ] {
             assert!(
                 ((v - want) / want).abs() < 1e-12,
