@@ -71,16 +71,16 @@ impl Loss {
                     .forward(logits, labels)
             }
             Self::Mse => {
+                let wanted = targets(y, k);
+                let residuals: Vec<f64> = host.iter().zip(&wanted).map(|(f, t)| f - t).collect();
                 let t = Tensor::<2>::from_data(
-                    TensorData::new(targets(y, k), [b, k]),
+                    TensorData::new(wanted, [b, k]),
                     (&logits.device(), logits.dtype()),
                 );
                 // Scaled by a power of two where the squares could pass the precision's
                 // range, so that a mean in range is finite (hundred-and-seventeenth hostile
                 // round, D3: a test loss of 2.31e307 was inf, the run "diverged").
                 let d = logits - t;
-                let residuals: Vec<f64> =
-                    host.iter().zip(targets(y, k)).map(|(f, t)| f - t).collect();
                 let f32_range = d.dtype() != burn::tensor::DType::F64;
                 match square_scale(&residuals, f32_range) {
                     None => (d.clone() * d).sum().mul_scalar(0.5 / b as f64),

@@ -613,6 +613,34 @@ fn at_least_subnormal(b: f64, positive: bool) -> f64 {
     }
 }
 
+/// A unit's pre-activation sum `sum_j w_j a_j` (its weights' column `w`, the layer's input
+/// `a`) as both proofs form it, with the products of a nonzero weight and a nonzero value
+/// that f64 loses below its smallest normal number: how many, and the first.
+struct Dot {
+    sum: f64,
+    lost: usize,
+    first_lost: Option<(f64, f64)>,
+}
+
+impl Dot {
+    fn of(w: &[f64], a: &[f64]) -> Self {
+        let mut dot = Self {
+            sum: 0.0,
+            lost: 0,
+            first_lost: None,
+        };
+        for (&wj, &aj) in w.iter().zip(a) {
+            let p = wj * aj;
+            dot.sum += p;
+            if wj != 0.0 && aj != 0.0 && p.abs() < f64::MIN_POSITIVE {
+                dot.lost += 1;
+                dot.first_lost.get_or_insert((wj, aj));
+            }
+        }
+        dot
+    }
+}
+
 /// [`renormalized_proofs`] at one input `x`.
 fn proof_at(params: &ntk_engine::host::mlp::Params<f64>, x: &[f64]) -> Proof {
     let tiny = f64::MIN_POSITIVE;
@@ -658,21 +686,21 @@ fn proof_at(params: &ntk_engine::host::mlp::Params<f64>, x: &[f64]) -> Proof {
         let mut ez = vec![0.0f64; fan_out];
         for u in 0..fan_out {
             let col = w.col_as_slice(u);
-            let (mut sum, mut bound) = (0.0f64, 0.0f64);
-            for ((&wj, &aj), &ej) in col.iter().zip(&a).zip(&err) {
-                let p = wj * aj;
-                sum += p;
-                bound += at_least_subnormal(wj.abs() * ej, wj != 0.0 && ej > 0.0);
-                if wj != 0.0 && aj != 0.0 && p.abs() < tiny {
-                    first.get_or_insert(Lost::Product {
-                        layer: l,
-                        weight: wj,
-                        value: aj,
-                    });
-                    bound += SUBNORMAL_ERROR;
-                }
+            let dot = Dot::of(col, &a);
+            let mut bound: f64 = col
+                .iter()
+                .zip(&err)
+                .map(|(&wj, &ej)| at_least_subnormal(wj.abs() * ej, wj != 0.0 && ej > 0.0))
+                .sum();
+            if let Some((weight, value)) = dot.first_lost {
+                first.get_or_insert(Lost::Product {
+                    layer: l,
+                    weight,
+                    value,
+                });
+                bound += dot.lost as f64 * SUBNORMAL_ERROR;
             }
-            z[u] = beta * sum;
+            z[u] = beta * dot.sum;
             ez[u] = at_least_subnormal(beta * bound, bound > 0.0);
             if z[u] != 0.0 && z[u].abs() < tiny {
                 first.get_or_insert(Lost::PreActivation {
@@ -808,19 +836,15 @@ fn lost_in_proof(
         let (w, beta) = (layer.w(), layer.beta());
         let mut z = vec![0.0f64; layer.fan_out()];
         for (u, zu) in z.iter_mut().enumerate() {
-            let mut sum = 0.0f64;
-            for (&wj, &aj) in w.col_as_slice(u).iter().zip(&a) {
-                let p = wj * aj;
-                if wj != 0.0 && aj != 0.0 && p.abs() < tiny {
-                    return Some(Lost::Product {
-                        layer: l,
-                        weight: wj,
-                        value: aj,
-                    });
-                }
-                sum += p;
+            let dot = Dot::of(w.col_as_slice(u), &a);
+            if let Some((weight, value)) = dot.first_lost {
+                return Some(Lost::Product {
+                    layer: l,
+                    weight,
+                    value,
+                });
             }
-            *zu = beta * sum;
+            *zu = beta * dot.sum;
         }
         if let Some(&v) = z.iter().find(|v| **v != 0.0 && v.abs() < tiny) {
             return Some(Lost::PreActivation {

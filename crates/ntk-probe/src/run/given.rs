@@ -674,6 +674,11 @@ fn check_kernel_normal(
     if low >= normal {
         return Ok(());
     }
+    // A full kernel's row has one entry per output: the one refused is named (hundred-and-
+    // twenty-first hostile round, N1: "row 0 has a kernel entry K(x, x) = 0" of two outputs,
+    // one the network's own 0). The smallest entry's, unless a proof below names another.
+    let per_output = diagonal.len() > 1;
+    let mut output = diagonal.iter().position(|v| *v == low);
     // A diagonal of exactly 0 may be the network's own (no gradient on this input): so it is
     // when the input's own squared norm is a normal number of the precision (else the input
     // itself underflows: in f32 below a norm of about 1.1e-19, in f64 1.5e-154) and the
@@ -753,8 +758,8 @@ fn check_kernel_normal(
             // Neither provable nor a normal input: not told, refused below as an underflow.
             if provable || input_normal {
                 let wide = scaled.unwrap_or(wide);
-                let top = if compute.precision == Precision::F64 && !provable {
-                    0.0
+                let (top, at) = if compute.precision == Precision::F64 && !provable {
+                    (0.0, None)
                 } else {
                     // A full kernel's row per output: only the outputs whose entry is 0 are
                     // proved (hundred-and-twentieth hostile round, D1: output 1's 3.675 made
@@ -762,9 +767,12 @@ fn check_kernel_normal(
                     let k64 = kernel_of(row, &f64c, &wide, by_inputs)?.kernel;
                     (0..k64.size)
                         .filter(|&i| k64.size != diagonal.len() || diagonal[i] == 0.0)
-                        .map(|i| k64.data[i * k64.size + i])
-                        .fold(0.0, f64::max)
+                        .map(|i| (k64.data[i * k64.size + i], Some(i)))
+                        .fold((0.0, None), |m, e| if e.0 > m.0 { e } else { m })
                 };
+                if top > 0.0 && per_output {
+                    output = at;
+                }
                 let how = ntk_kernel::underflow::proof_scaling(by_inputs);
                 // A 0 of the proof network may be a value it lost below f64's normal range
                 // (hundred-and-eighteenth hostile round, D2).
@@ -781,7 +789,14 @@ fn check_kernel_normal(
                         // The proof network where it is the network up to positive scales,
                         // else the network itself (`ntk_kernel::underflow::proof_loses`).
                         let of = if by_inputs { &wide } else { &original };
-                        ntk_kernel::underflow::proof_loses(of, x, by_inputs, &zero)
+                        if !per_output {
+                            return ntk_kernel::underflow::proof_loses(of, x, by_inputs, &zero);
+                        }
+                        // Each zero output alone, so that the refusal names the one it proves.
+                        zero.iter().find_map(|&o| {
+                            let lost = ntk_kernel::underflow::proof_loses(of, x, by_inputs, &[o]);
+                            lost.inspect(|_| output = Some(o))
+                        })
                     })
                     .flatten();
                 told = Some(match (provable, top > 0.0, lost) {
@@ -849,13 +864,16 @@ fn check_kernel_normal(
             },
         ),
     });
+    let entry = match output.filter(|_| per_output) {
+        Some(o) => format!("K(x, x) of output {o} = {:.3e}", diagonal[o]),
+        None => format!("K(x, x) = {low:.3e}"),
+    };
     Err(Error::Config {
         key: "probe.precision",
         value: format!("\"{}\"", compute.precision),
         reason: format!(
-            "{}: row {row} (norm {norm:.3e}, {which}) has a kernel entry K(x, x) \
-             = {low:.3e}, below {limit}: the kernel underflows, its entries losing digits or \
-             vanishing{why}; {fix}",
+            "{}: row {row} (norm {norm:.3e}, {which}) has a kernel entry {entry}, below \
+             {limit}: the kernel underflows, its entries losing digits or vanishing{why}; {fix}",
             inputs.description
         ),
     })

@@ -1135,6 +1135,68 @@ fn an_underflow_scaled_up_inside_the_kernel_is_refused() {
     );
 }
 
+/// Hundred-and-twenty-first hostile round, N1: a full kernel's refusal names the output whose
+/// entry underflows. Two outputs of a tanh network whose middle layer is 0: output 0 reads
+/// nothing (its `K(x, x)` is the network's own 0), output 1 reads every unit, by ones (a
+/// normal kernel: the run passes) or by 1e-170 (its `K(x, x)`, about 1e-340, underflows to 0:
+/// refused by the run and the dry run, naming output 1, not output 0's own 0).
+#[test]
+fn a_full_kernel_s_underflow_names_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let two = config("output_dim = 2", "output = \"full\"");
+    let saved = d.join("saved");
+    let cfg = write_file(d, "save.toml", &two);
+    ok(&run_with(&cfg, &saved, &["--save-weights"], &[]));
+    let with_readout = |name: &str, scale: f64| {
+        let path = d.join(format!("{name}.safetensors"));
+        edit_safetensors(&saved.join("weights.safetensors"), &path, |h, b| {
+            let mut set = |name: &str, i: usize, v: f64| {
+                let at = entry_offset(h, name, i);
+                b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+            };
+            for i in 0..24 * 24 {
+                set("layers.1.weight", i, 0.0);
+            }
+            // `[out, in]`: row 0 is output 0's.
+            for i in 0..24 {
+                set("layers.2.weight", i, 0.0);
+                set("layers.2.weight", 24 + i, scale);
+            }
+        });
+        let text = config(
+            "output_dim = 2",
+            &format!(
+                "output = \"full\"\nweights = {:?}",
+                path.display().to_string()
+            ),
+        );
+        write_file(d, &format!("{name}.toml"), &text)
+    };
+    let normal = json_run(
+        d,
+        "normal",
+        &std::fs::read_to_string(with_readout("ones", 1.0)).unwrap(),
+    );
+    assert!(normal["rank"].as_u64().unwrap() > 0, "{normal}");
+    let cfg = with_readout("tiny", 1e-170);
+    let out = d.join("tiny");
+    for extra in [&[][..], &["--dry-run"]] {
+        let o = run_with(&cfg, &out, extra, &[]);
+        refused(
+            &o,
+            &[
+                "probe.precision",
+                "K(x, x) of output 1 = 0.000e0",
+                "underflow",
+            ],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("output 0"), "{err}");
+    }
+    assert!(!out.exists(), "the refused run wrote");
+}
+
 /// Issue 65, fifth hostile round (the mirror of item 7): `--save-weights` with the theory
 /// kernel wrote a seeded draw's weights.safetensors and outputs.npy beside a kernel no
 /// weights made, exit 0. Refused before any work, in the run and the dry run.
