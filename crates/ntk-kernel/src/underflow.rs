@@ -157,7 +157,7 @@ pub fn first_underflowing_sample<E>(
                 let of = if per > 1 { &[o][..] } else { outputs };
                 lost_in_proof(p, row, (*e, by_inputs), of)
             }) {
-                format!(" ({})", proof_words(&lost, how))
+                format!(" ({})", proof_words(&lost, by_inputs.then_some(how)))
             } else {
                 continue;
             };
@@ -926,15 +926,21 @@ fn lost_in_proof(
     None
 }
 
-/// What the pow2 proof says of a 0 where [`lost_in_proof`] found `lost` (its network scaled
-/// as `how` says): an underflow proved by a positive term, or a 0 that cannot be proved the
-/// network's own (hundred-and-twentieth hostile round, N2: the two were said at once).
-pub fn proof_words(lost: &Lost, how: &str) -> String {
+/// What the pow2 proof says of a 0 where [`lost_in_proof`] found `lost` (its pass on the
+/// network scaled as `how` says, or on the network itself, as given, where `how` is `None`:
+/// an activation not linear in its input's scale; hundred-and-twenty-second hostile round,
+/// N1): an underflow proved by a positive term, or a 0 that cannot be proved the network's
+/// own (hundred-and-twentieth hostile round, N2: the two were said at once).
+pub fn proof_words(lost: &Lost, how: Option<&str>) -> String {
+    let pass = match how {
+        Some(how) => format!("in the same network in f64 with {how}"),
+        None => "in the network's own pass in f64, its weights as given".to_string(),
+    };
     match lost {
-        Lost::Term { .. } => format!("in the same network in f64 with {how}, {lost}"),
+        Lost::Term { .. } => format!("{pass}, {lost}"),
         _ => format!(
-            "the 0 cannot be proved the network's own: in the same network in f64 with {how}, \
-             {lost}, so the 0 may be that loss and counts as an underflow"
+            "the 0 cannot be proved the network's own: {pass}, {lost}, so the 0 may be that \
+             loss and counts as an underflow"
         ),
     }
 }

@@ -300,11 +300,18 @@ pub fn gram_spectrum(x: &[f64], n: usize, d: usize) -> crate::Result<Spectrum> {
     spectrum(&gram, epsilon)
 }
 
+/// The binary exponent below which the inputs' largest magnitude is scaled up before their
+/// Gram is formed ([`gram_spectrum_scaled`]): at `2^-240` the Gram's entries are about
+/// `2^-480`, far above f64's smallest normal number `2^-1022`.
+const SMALL_GRAM: i32 = 240;
+
 /// The scale-free part of [`gram_spectrum`]: `(spectrum, e)` with `spectrum` that of
 /// `(2^-e X)(2^-e X)^T`, whose condition number, rank and singularity are `X X^T`'s (a power
 /// of two changes none of them; its eigenvalues are `4^-e` times `X X^T`'s). `e = 0` where
-/// `||X||_F^2`, which bounds `X X^T`'s largest eigenvalue, is finite; else `e` is the binary
-/// exponent of the largest input magnitude, so that every eigenvalue is in range. Inputs
+/// `||X||_F^2`, which bounds `X X^T`'s largest eigenvalue, is finite and the largest input
+/// magnitude is at or above `2^-240`; else `e` is the binary exponent of the largest input
+/// magnitude, so that every eigenvalue is in range (inputs far below unit scale, whose Gram
+/// would underflow, scaled up). Inputs
 /// whose Gram matrix has a diagonal entry `|x|^2` past f64's range are
 /// [`crate::Error::NonFiniteGram`], as [`check_gram_finite`] refuses them: only there does the
 /// depth-0 kernel itself overflow. Rows of norm 1e154 have a finite Gram matrix whose largest
@@ -313,10 +320,13 @@ pub fn gram_spectrum(x: &[f64], n: usize, d: usize) -> crate::Result<Spectrum> {
 /// (hundred-and-twelfth hostile round, D2).
 pub fn gram_spectrum_scaled(x: &[f64], n: usize, d: usize) -> crate::Result<(Spectrum, i32)> {
     check_gram_finite(x, n, d)?;
-    if x.iter().map(|v| v * v).sum::<f64>().is_finite() {
+    let largest = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    // Far below unit scale the Gram's entries lose digits or vanish (rows of 1e-170: "rank 0
+    // of 3"; hundred-and-twenty-second hostile round): scaled up as far as down.
+    let small = largest > 0.0 && binary_exponent(largest) < -SMALL_GRAM;
+    if !small && x.iter().map(|v| v * v).sum::<f64>().is_finite() {
         return Ok((gram_spectrum(x, n, d)?, 0));
     }
-    let largest = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let e = binary_exponent(largest);
     let scaled: Vec<f64> = x.iter().map(|&v| times_pow2(v, -e)).collect();
     Ok((gram_spectrum(&scaled, n, d)?, e))
@@ -514,6 +524,35 @@ mod tests {
         let (s, e) = gram_spectrum_scaled(&x, 3, 3).unwrap();
         assert_eq!(e, 511);
         assert!(s.singular, "{s:?}");
+    }
+
+    /// Inputs far below unit scale (rows of 1e-170, whose Gram underflows to 0 in f64: "rank
+    /// 0 of 3" in the hundred-and-twenty-second hostile round) have the unit rows' kappa and
+    /// rank, from the rows scaled up by a power of two; at 2^-240 and above, as given.
+    #[test]
+    fn a_gram_of_tiny_inputs_is_scaled_up() {
+        let (n, d) = (3, 3);
+        let x = [2.0, 1.0, 0.0, 1.0, 3.0, 1.0, 0.0, 1.0, 4.0];
+        let (unit, _) = gram_spectrum_scaled(&x, n, d).unwrap();
+        assert!(!unit.singular, "{unit:?}");
+        for scale in [2f64.powi(-239), 1e-100, 1e-170, 1e-300, 1e-320] {
+            let tiny: Vec<f64> = x.iter().map(|v| v * scale).collect();
+            let (s, e) = gram_spectrum_scaled(&tiny, n, d).unwrap();
+            assert_eq!(e < 0, scale < 2f64.powi(-240), "{scale:e}: e {e}");
+            assert_eq!(
+                (s.rank, s.singular),
+                (unit.rank, unit.singular),
+                "{scale:e}"
+            );
+            // Subnormal inputs (1e-320) keep about 11 bits.
+            let within = if scale < 1e-300 { 1e-2 } else { 1e-9 };
+            assert!(
+                ((s.kappa - unit.kappa) / unit.kappa).abs() < within,
+                "{scale:e}: kappa {} against {}",
+                s.kappa,
+                unit.kappa
+            );
+        }
     }
 
     /// `X^T X` and `X X^T` share their nonzero eigenvalues: the covariance route of the

@@ -123,27 +123,69 @@ fn entries<'a, T: Real>((m, i, cols): &Row<'a, T>) -> impl Iterator<Item = T> + 
 
 /// `(beta^2 |a|^2 + b) |delta|^2` for one layer at one input (`delta` `None` for the output
 /// layer, whose signal is the unit cotangent: the factor 1), formed as `formed` says.
+///
+/// A hidden layer's `|a|^2` and `|delta|^2` are each formed at their row's power of two where
+/// the row is far from unit scale ([`super::far_exponent`]) and the product scaled back, as
+/// the structured routes form their Grams, so that a term in range is not refused as an
+/// overflow of one factor's square (hundred-and-twenty-second hostile round, D2: `|a|^2` past
+/// f64 beside `|delta|^2` of 1e-330, a kernel of 4e-9, was "non-finite" on every route). The
+/// output layer's `|a_L|^2` is formed as it is (before its scale `beta_out^2`), as the routes
+/// form it; the autodiff route's sum of squares, in f64, at the powers of two throughout.
 fn layer_term<T: Real>(formed: Formed, beta: f64, b: f64, a: Row<T>, delta: Option<Row<T>>) -> f64 {
+    let largest = |r: &Row<T>| entries(r).fold(0.0f64, |m, v| m.max(v.f64().abs()));
     match formed {
         Formed::InPrecision => {
-            let sq = |r: &Row<T>| entries(r).fold(T::of(0.0), |s, v| s + v * v);
-            let g = sq(&a) * T::of(beta * beta) + T::of(b);
-            match &delta {
-                Some(r) => (g * sq(r)).f64(),
-                None => g.f64(),
+            let f32 = std::mem::size_of::<T>() == 4;
+            let far = |r: &Row<T>| super::far_exponent(largest(r), f32);
+            let (ea, ed) = match &delta {
+                Some(r) => (far(&a), far(r)),
+                None => (0, 0),
+            };
+            if ea == 0 && ed == 0 {
+                let sq = |r: &Row<T>| entries(r).fold(T::of(0.0), |s, v| s + v * v);
+                let g = sq(&a) * T::of(beta * beta) + T::of(b);
+                return match &delta {
+                    Some(r) => (g * sq(r)).f64(),
+                    None => g.f64(),
+                };
             }
+            // The square norms in T at the powers of two, their product in f64 scaled back.
+            let sq = |r: &Row<T>, e: i32| {
+                entries(r)
+                    .fold(T::of(0.0), |s, v| {
+                        let v = T::of(libm::scalbn(v.f64(), -e));
+                        s + v * v
+                    })
+                    .f64()
+            };
+            let (g, h) = (sq(&a, ea), delta.as_ref().map_or(1.0, |r| sq(r, ed)));
+            libm::scalbn(g * h * beta * beta, 2 * (ea + ed)) + libm::scalbn(b * h, 2 * ed)
         }
         Formed::FromGradients => {
-            let largest = |r: &Row<T>| T::of(entries(r).fold(0.0, |m, v| m.max(v.f64().abs())));
-            let sq = |r: &Row<T>| entries(r).map(|v| v.f64() * v.f64()).sum::<f64>();
             // The largest gradient entry, formed in T as the backward forms it.
-            let top = T::of(beta) * largest(&a);
-            let top = delta.as_ref().map_or(top, |r| top * largest(r));
+            let top = T::of(beta) * T::of(largest(&a));
+            let top = delta.as_ref().map_or(top, |r| top * T::of(largest(r)));
             if !top.f64().is_finite() {
                 return f64::INFINITY;
             }
-            let g = beta * beta * sq(&a) + b;
-            delta.as_ref().map_or(g, |r| g * sq(r))
+            let far = |r: &Row<T>| super::far_exponent(largest(r), false);
+            let sq = |r: &Row<T>, e: i32| {
+                entries(r)
+                    .map(|v| libm::scalbn(v.f64(), -e))
+                    .map(|v| v * v)
+                    .sum::<f64>()
+            };
+            let ea = far(&a);
+            let g = libm::scalbn(beta * beta * sq(&a, ea), 2 * ea);
+            match &delta {
+                None => g + b,
+                Some(r) => {
+                    let ed = far(r);
+                    let h = sq(r, ed);
+                    libm::scalbn(beta * beta * sq(&a, ea) * h, 2 * (ea + ed))
+                        + libm::scalbn(b * h, 2 * ed)
+                }
+            }
         }
     }
 }

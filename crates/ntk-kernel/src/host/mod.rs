@@ -350,21 +350,27 @@ fn layered<T: Real>(
 /// precision's normal range), for a Gram formed with each row at its own power of two; 0
 /// otherwise, and for a zero or non-finite row.
 pub(crate) fn far_exponents<T: Real>(m: &Mat<T>) -> Vec<i32> {
-    let limit = if std::mem::size_of::<T>() == 4 {
-        30
-    } else {
-        240
-    };
+    let f32 = std::mem::size_of::<T>() == 4;
     (0..m.nrows())
         .map(|i| {
             let largest = (0..m.ncols()).fold(0.0f64, |t, j| t.max(m[(i, j)].f64().abs()));
-            if largest == 0.0 || !largest.is_finite() {
-                return 0;
-            }
-            let e = libm::ilogb(largest);
-            if e.abs() > limit { e } else { 0 }
+            far_exponent(largest, f32)
         })
         .collect()
+}
+
+/// The binary exponent of a row's largest magnitude `largest` where it is far from unit
+/// scale (past `2^±240` in f64, `2^±30` in f32 where `f32`); 0 otherwise, and for 0 or a
+/// non-finite value: the one rule of every route that forms a factor's Gram with its rows at
+/// powers of two ([`far_exponents`], the device route's `structured`, the range check's
+/// diagonal).
+pub(crate) fn far_exponent(largest: f64, f32: bool) -> i32 {
+    let limit = if f32 { 30 } else { 240 };
+    if largest == 0.0 || !largest.is_finite() {
+        return 0;
+    }
+    let e = libm::ilogb(largest);
+    if e.abs() > limit { e } else { 0 }
 }
 
 /// `m` with each row `i` times `2^-e_i`, into `out` (of `m`'s shape), exactly (powers of two

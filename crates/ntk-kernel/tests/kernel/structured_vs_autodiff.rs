@@ -145,6 +145,16 @@ fn row_blocks_cover_the_kernel_exactly() {
 /// The kernel of `model` on the row-major `n x d` inputs `x` from autodiff's per-sample
 /// gradients (f64): the reference of the host routes at extreme scales.
 fn autodiff_kernel(model: &ntk_model::Mlp, x: &[f64], n: usize, d: usize) -> Kernel {
+    autodiff_kernel_of(model, x, (n, d), OutputMode::Sum)
+}
+
+/// [`autodiff_kernel`] of the outputs `mode` selects.
+fn autodiff_kernel_of(
+    model: &ntk_model::Mlp,
+    x: &[f64],
+    (n, d): (usize, usize),
+    mode: OutputMode,
+) -> Kernel {
     let c = compute(Precision::F64);
     let ad = c.device.clone().autodiff();
     let xt = tensor(x, n, d, &c).to_device(&ad);
@@ -152,9 +162,89 @@ fn autodiff_kernel(model: &ntk_model::Mlp, x: &[f64], n: usize, d: usize) -> Ker
         &model.clone().fork(&ad).train(),
         |m, x| m.forward(x),
         &xt,
-        OutputMode::Sum,
+        mode,
     )
-    .ntk(OutputMode::Sum)
+    .ntk(mode)
+}
+
+/// The device route's kernel (Burn's structured kernel, here on flex) of `model` on `x`.
+fn device_kernel(
+    model: &ntk_model::Mlp,
+    x: &[f64],
+    (n, d): (usize, usize),
+    mode: OutputMode,
+) -> Kernel {
+    let c = compute(Precision::F64);
+    structured::ntk(model, tensor(x, n, d, &c), mode)
+}
+
+/// The range check's diagonal of `model` on `x`, formed as the structured routes form it
+/// and as autodiff does (per output where `per_output`).
+fn range_diagonals(
+    model: &ntk_model::Mlp,
+    x: &[f64],
+    n: usize,
+    (outputs, per_output): (&[usize], bool),
+) -> [Vec<Vec<f64>>; 2] {
+    use host::diagonal::{Formed, diagonals};
+    [Formed::InPrecision, Formed::FromGradients]
+        .map(|formed| diagonals::<f64>(model, (x, n), outputs, per_output, formed))
+}
+
+/// The MLP of `cfg` (f64, flex) with its weights `rule(name, entry)`.
+fn with_weights(cfg: &MlpConfig, rule: impl Fn(&str, usize) -> f64) -> ntk_model::Mlp {
+    use ntk_model::export::Named;
+    let c = compute(Precision::F64);
+    let mut get = |name: &str, shape: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
+        let count: usize = shape.iter().product();
+        Ok((0..count).map(|e| rule(name, e)).collect())
+    };
+    let ntk_model::Net::Mlp(model) = ntk_model::Net::Mlp(mlp(cfg, &c))
+        .with_tensors(&mut get)
+        .unwrap()
+    else {
+        unreachable!()
+    };
+    model
+}
+
+/// Every route of `model` on `x` (one output) against autodiff's kernel, entry by entry to
+/// `1e-12` of the largest entry of its row and column: the host route, the tiles and the
+/// tiled diagonal, the device route (summed, and full: one output's is the same kernel), and
+/// the range check's diagonals (structured and autodiff).
+fn every_route_is_autodiff_s(model: &ntk_model::Mlp, x: &[f64], (n, d): (usize, usize)) {
+    let reference = autodiff_kernel(model, x, n, d);
+    let near = |route: &str, i: usize, j: usize, v: f64| {
+        let want = reference.data[i * n + j];
+        let scale = reference.data[i * n + i].sqrt().max(f64::MIN_POSITIVE)
+            * reference.data[j * n + j].sqrt();
+        assert!(
+            (v - want).abs() <= 1e-12 * scale.max(want.abs()),
+            "{route} K({i}, {j}) = {v:e} against {want:e}"
+        );
+    };
+    let on_host = host::ntk::<f64>(model, x, n, &[0]);
+    let (tiled, along) = tiled_kernel(model, x, n);
+    let summed = device_kernel(model, x, (n, d), OutputMode::Sum);
+    let full = device_kernel(model, x, (n, d), OutputMode::Full);
+    for (route, k) in [
+        ("host", &on_host),
+        ("tiles", &tiled),
+        ("device", &summed),
+        ("device full", &full),
+    ] {
+        for i in 0..n {
+            for j in 0..n {
+                near(route, i, j, k.data[i * n + j]);
+            }
+        }
+    }
+    let [structured, gradients] = range_diagonals(model, x, n, (&[0], false));
+    for i in 0..n {
+        near("tiled diagonal", i, i, along[i]);
+        near("range check (structured)", i, i, structured[i][0]);
+        near("range check (autodiff)", i, i, gradients[i][0]);
+    }
 }
 
 /// The tiled route's kernel of `model` on `x` (one tile) and its diagonal.
@@ -177,50 +267,20 @@ fn tiled_kernel(model: &ntk_model::Mlp, x: &[f64], n: usize) -> (Kernel, Vec<f64
 /// (each entry about 1e-10) are the reference.
 #[test]
 fn a_term_whose_factor_underflows_is_kept() {
-    use ntk_model::export::Named;
     let (n, d) = (3, 3);
     let cfg = MlpConfig::new(d, 16, 1, ActivationKind::Relu)
         .with_seed(1)
         .with_bias(false);
-    let c = compute(Precision::F64);
-    let mut get = |name: &str, shape: &[usize]| -> Result<Vec<f64>, ntk_model::ModelError> {
-        let count: usize = shape.iter().product();
-        Ok((0..count)
-            .map(|e| match name {
-                "layers.0.weight" => 1e-168 * (1.0 + 0.1 * (e % 7) as f64),
-                _ => 1e-163,
-            })
-            .collect())
-    };
-    let ntk_model::Net::Mlp(model) = ntk_model::Net::Mlp(mlp(&cfg, &c))
-        .with_tensors(&mut get)
-        .unwrap()
-    else {
-        unreachable!()
-    };
+    let model = with_weights(&cfg, |name, e| match name {
+        "layers.0.weight" => 1e-168 * (1.0 + 0.1 * (e % 7) as f64),
+        _ => 1e-163,
+    });
     let x: Vec<f64> = (0..n * d)
         .map(|i| (0.5 + 0.1 * (i % 5) as f64) * 1e153)
         .collect();
     let reference = autodiff_kernel(&model, &x, n, d);
     assert!(reference.data[0] > 1e-21, "{:e}", reference.data[0]);
-    let on_host = host::ntk::<f64>(&model, &x, n, &[0]);
-    let err = on_host.relative_error(&reference);
-    assert!(err < 1e-12, "relative error {err:e}: {:?}", on_host.data);
-    // The tiled route's tiles and diagonal, from the same factors.
-    let (tiled, diagonal) = tiled_kernel(&model, &x, n);
-    let err = tiled.relative_error(&reference);
-    assert!(
-        err < 1e-12,
-        "tiles: relative error {err:e}: {:?}",
-        tiled.data
-    );
-    for (i, v) in diagonal.iter().enumerate() {
-        let want = reference.data[i * n + i];
-        assert!(
-            ((v - want) / want).abs() < 1e-12,
-            "diagonal {i}: {v:e} {want:e}"
-        );
-    }
+    every_route_is_autodiff_s(&model, &x, (n, d));
 }
 
 /// The hundred-and-twenty-first hostile round, D1: the first fix scaled a factor by one power
@@ -238,20 +298,66 @@ fn rows_of_far_apart_scales_keep_their_own_terms() {
     let base = gaussian_inputs(n, d, 2);
     let scales = [2f64.powi(300), 2f64.powi(-250), 1.0];
     let x: Vec<f64> = (0..n * d).map(|i| base[i] * scales[i / d]).collect();
+    every_route_is_autodiff_s(&model, &x, (n, d));
+}
+
+/// The hundred-and-twenty-second hostile round: (D1) with `probe.output = "full"` the CPU
+/// takes the device route (Burn's structured kernel), which formed its Grams unscaled and lost
+/// round 120's D4 term; two outputs' full kernel equals autodiff's, block by block. (D2) The
+/// range check formed `|a|^2` unscaled: a hidden layer's inputs of 1e160 (`|a|^2` past f64)
+/// beside signals of 1e-165 (`|delta|^2` about 1e-330), a kernel of about 4e-9, were refused
+/// as not finite on every route; every route and the check now keep it.
+#[test]
+fn a_square_norm_past_the_range_is_no_overflow_on_any_route() {
+    let (n, d) = (3, 4);
+    let cfg = MlpConfig::new(d, 16, 2, ActivationKind::Relu)
+        .with_seed(7)
+        .with_bias(false);
+    let pattern = |e: usize| 0.5 + 0.1 * (e % 7) as f64;
+    let model = with_weights(&cfg, |name, e| match name {
+        "layers.0.weight" => 1e160 * pattern(e),
+        "layers.1.weight" => 1e-170 * pattern(e + 3),
+        _ => 1e-165 * (pattern(e) - 0.8),
+    });
+    let x: Vec<f64> = (0..n * d).map(|i| pattern(i * 5 + 1)).collect();
     let reference = autodiff_kernel(&model, &x, n, d);
-    let on_host = host::ntk::<f64>(&model, &x, n, &[0]);
-    let (tiled, diagonal) = tiled_kernel(&model, &x, n);
-    for (i, &along) in diagonal.iter().enumerate() {
-        let want = reference.data[i * n + i];
-        for (route, v) in [
-            ("host", on_host.data[i * n + i]),
-            ("tiles", tiled.data[i * n + i]),
-            ("tiled diagonal", along),
-        ] {
-            assert!(
-                ((v - want) / want).abs() < 1e-12,
-                "{route} K({i}, {i}) = {v:e} against {want:e}"
-            );
+    assert!(
+        reference.data[0] > 1e-12 && reference.data[0] < 1e-6,
+        "{:e}",
+        reference.data[0]
+    );
+    every_route_is_autodiff_s(&model, &x, (n, d));
+
+    // Two outputs, full: round 120's D4 network (inputs of 1e153, |delta|^2 about 1e-326).
+    let cfg = MlpConfig::new(3, 16, 1, ActivationKind::Relu)
+        .with_seed(1)
+        .with_bias(false)
+        .with_output_dim(2);
+    let model = with_weights(&cfg, |name, e| match name {
+        "layers.0.weight" => 1e-168 * (1.0 + 0.1 * (e % 7) as f64),
+        _ => 1e-163 * (1.0 + 0.5 * (e / 16) as f64),
+    });
+    let x: Vec<f64> = (0..9)
+        .map(|i| (0.5 + 0.1 * (i % 5) as f64) * 1e153)
+        .collect();
+    let reference = autodiff_kernel_of(&model, &x, (3, 3), OutputMode::Full);
+    let full = device_kernel(&model, &x, (3, 3), OutputMode::Full);
+    assert!(reference.data[0] > 1e-21, "{:e}", reference.data[0]);
+    let err = full.relative_error(&reference);
+    assert!(err < 1e-12, "full: relative error {err:e}: {:?}", full.data);
+    let [structured, gradients] = range_diagonals(&model, &x, 3, (&[0, 1], true));
+    for i in 0..3 {
+        for o in 0..2 {
+            let want = reference.data[(i * 2 + o) * 6 + i * 2 + o];
+            for (how, v) in [
+                ("structured", structured[i][o]),
+                ("autodiff", gradients[i][o]),
+            ] {
+                assert!(
+                    ((v - want) / want).abs() < 1e-12,
+                    "{how} K_{o}({i}, {i}) = {v:e} against {want:e}"
+                );
+            }
         }
     }
 }

@@ -509,14 +509,15 @@ pub(crate) fn check_kernel_range(
             "K(x, x) = {v:.3e} within the rounding allowance of {}'s largest number",
             compute.precision
         ),
-        // What overflows may be the square norm of a layer's inputs, which the kernel's
-        // routes form before the layer's scale beta^2 = 1/fan_in (thirty-eighth hostile
+        // What overflows may be the square norm of the output layer's inputs, which the
+        // kernel's routes form before its scale beta^2 = 1/fan_in (thirty-eighth hostile
         // round, D1: refused at K(x, x) = 2.9e307, a sixth of f64's largest number, with a
-        // message that said K(x, x) was not finite).
+        // message that said K(x, x) was not finite); a hidden layer's factors are formed at
+        // powers of two (hundred-and-twenty-second, D2).
         _ => format!(
             "K(x, x) that is not finite in {} as the run forms it (K(x, x) itself, or the \
-             square norm |a|^2 of a layer's inputs, formed before its scale 1/fan_in and so \
-             up to fan_in times larger)",
+             square norm |a_L|^2 of the output layer's inputs, formed before its scale \
+             1/fan_in and so up to fan_in times larger)",
             compute.precision
         ),
     };
@@ -801,7 +802,10 @@ fn check_kernel_normal(
                     .flatten();
                 told = Some(match (provable, top > 0.0, lost) {
             (true, false, Some(lost)) => (
-                format!("; {}", ntk_kernel::underflow::proof_words(&lost, how)),
+                format!(
+                    "; {}",
+                    ntk_kernel::underflow::proof_words(&lost, by_inputs.then_some(how))
+                ),
                 ntk_kernel::underflow::proof_remedy(&lost, fix),
             ),
             (true, false, None) => return Ok(()),

@@ -1197,6 +1197,81 @@ fn a_full_kernel_s_underflow_names_its_output() {
     assert!(!out.exists(), "the refused run wrote");
 }
 
+/// Hundred-and-twenty-second hostile round, D2: a ReLU network whose hidden layer's inputs
+/// are about 1e160 (their square norm `|a|^2` past f64) and whose signals there are about
+/// 1e-165 has a kernel of about 1e-9; the range check formed `|a|^2` as it is and refused it
+/// as "not finite" on every route. Kept now, with the same kappa on the structured, tiled and
+/// autodiff routes and with `probe.output = "full"` (the device route, D1).
+#[test]
+fn a_hidden_square_norm_past_f64_is_no_overflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let relu = config("", "").replace("\"tanh\"", "\"relu\"");
+    let saved = d.join("saved");
+    let cfg = write_file(d, "save.toml", &relu);
+    ok(&run_with(&cfg, &saved, &["--save-weights"], &[]));
+    let far = d.join("far.safetensors");
+    edit_safetensors(&saved.join("weights.safetensors"), &far, |h, b| {
+        for (name, count, scale) in [
+            ("layers.0.weight", 24 * 4, 1e160),
+            ("layers.1.weight", 24 * 24, 1e-170),
+            ("layers.2.weight", 24, 1e-165),
+        ] {
+            for i in 0..count {
+                let at = entry_offset(h, name, i);
+                let v = f64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+                // Positive hidden weights keep every unit live at positive inputs.
+                let v = if name == "layers.2.weight" {
+                    v
+                } else {
+                    v.abs()
+                };
+                b[at..at + 8].copy_from_slice(&(v * scale).to_le_bytes());
+            }
+        }
+    });
+    let mut x = Vec::new();
+    for i in 0..30 {
+        x.extend((0..4).map(|j| 0.5 + ((i * 4 + j) as f64 * 0.37).sin().abs()));
+    }
+    let data = d.join("x.npy");
+    npy::write_f64(&data, &x, &[30, 4]).unwrap();
+    let with = |keys: &str| {
+        relu.replace(
+            "dataset = \"synthetic\"\nn = 30\ninput_dim = 4",
+            &format!("dataset = \"file\"\nx = {:?}", data.display().to_string()),
+        )
+        .replace(
+            "precision = \"f64\"",
+            &format!(
+                "precision = \"f64\"\nweights = {:?}\n{keys}",
+                far.display().to_string()
+            ),
+        )
+    };
+    // Positive hidden weights make the ReLU network linear on these inputs: its kernel has
+    // the inputs' rank, 4, on every route, and one largest eigenvalue.
+    let tops: Vec<f64> = [
+        ("structured", "method = \"structured\""),
+        ("tiled", "eigen = \"tiled\""),
+        ("autodiff", "method = \"autodiff\""),
+        ("full", "output = \"full\""),
+    ]
+    .iter()
+    .map(|(name, keys)| {
+        let s = json_run(d, name, &with(keys));
+        assert_eq!(s["rank"], 4, "{name}: {s}");
+        s["lambda_max"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{name}: {s}"))
+    })
+    .collect();
+    assert!(tops[0] > 1e-12 && tops[0] < 1e-3, "{tops:?}");
+    for t in &tops[1..] {
+        assert!(((t - tops[0]) / tops[0]).abs() < 1e-10, "{tops:?}");
+    }
+}
+
 /// Issue 65, fifth hostile round (the mirror of item 7): `--save-weights` with the theory
 /// kernel wrote a seeded draw's weights.safetensors and outputs.npy beside a kernel no
 /// weights made, exit 0. Refused before any work, in the run and the dry run.
