@@ -60,12 +60,18 @@ impl From<OutputMode> for OutputRepr {
 }
 
 impl OutputMode {
-    /// Parses `sum`, `full` or an output index.
+    /// Parses `sum`, `full` or an output index, written as an integer is (ASCII digits, no
+    /// sign and no leading zero: "+1" and "01" are no index; hundred-and-twenty-third hostile
+    /// round, N1).
     pub fn parse(s: &str) -> Option<Self> {
+        let canonical = !s.is_empty()
+            && s.bytes().all(|b| b.is_ascii_digit())
+            && (s == "0" || !s.starts_with('0'));
         match s {
             "sum" | "trace" => Some(Self::Sum),
             "full" => Some(Self::Full),
-            other => other.parse().ok().map(Self::Single),
+            other if canonical => other.parse().ok().map(Self::Single),
+            _ => None,
         }
     }
     pub fn name(&self) -> String {
@@ -152,10 +158,15 @@ mod tests {
     fn an_output_that_is_no_index_is_named_not_the_enum() {
         assert_eq!(read(3i64.into_deserializer()), Ok(OutputMode::Single(3)));
         assert_eq!(read("full".into_deserializer()), Ok(OutputMode::Full));
+        assert_eq!(read("0".into_deserializer()), Ok(OutputMode::Single(0)));
+        assert_eq!(read("10".into_deserializer()), Ok(OutputMode::Single(10)));
         for (e, value) in [
             (read((-1i64).into_deserializer()), "`-1`"),
             (read(1.5f64.into_deserializer()), "`1.5`"),
             (read("-1".into_deserializer()), "`-1`"),
+            (read("+1".into_deserializer()), "`+1`"),
+            (read("01".into_deserializer()), "`01`"),
+            (read(" 1".into_deserializer()), "` 1`"),
             (read(true.into_deserializer()), "not a name or a number"),
         ] {
             let e = e.unwrap_err();

@@ -65,6 +65,16 @@ impl TileSource {
         }
     }
 
+    /// Whether a factor has a row far from unit scale ([`super::far_exponent`]): its Grams
+    /// are formed at powers of two here, which a route that forms them as they are (cuBLAS's,
+    /// `ntk_cusolver::whole`) does not.
+    pub fn far(&self) -> bool {
+        self.input_exps
+            .iter()
+            .chain(&self.delta_exps)
+            .any(|e| e.iter().any(|e| *e != 0))
+    }
+
     /// `n`.
     pub fn size(&self) -> usize {
         self.inputs[0].nrows()

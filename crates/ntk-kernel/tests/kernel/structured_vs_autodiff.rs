@@ -214,6 +214,9 @@ fn with_weights(cfg: &MlpConfig, rule: impl Fn(&str, usize) -> f64) -> ntk_model
 /// the range check's diagonals (structured and autodiff).
 fn every_route_is_autodiff_s(model: &ntk_model::Mlp, x: &[f64], (n, d): (usize, usize)) {
     let reference = autodiff_kernel(model, x, n, d);
+    // Far factors: cuSOLVER's tiled route, which forms them as they are, gives way to the
+    // host's tiles here.
+    assert!(host::tiles::TileSource::new(model, x, n, &[0]).far());
     let near = |route: &str, i: usize, j: usize, v: f64| {
         let want = reference.data[i * n + j];
         let scale = reference.data[i * n + i].sqrt().max(f64::MIN_POSITIVE)
@@ -268,19 +271,27 @@ fn tiled_kernel(model: &ntk_model::Mlp, x: &[f64], n: usize) -> (Kernel, Vec<f64
 #[test]
 fn a_term_whose_factor_underflows_is_kept() {
     let (n, d) = (3, 3);
-    let cfg = MlpConfig::new(d, 16, 1, ActivationKind::Relu)
-        .with_seed(1)
-        .with_bias(false);
-    let model = with_weights(&cfg, |name, e| match name {
-        "layers.0.weight" => 1e-168 * (1.0 + 0.1 * (e % 7) as f64),
-        _ => 1e-163,
-    });
-    let x: Vec<f64> = (0..n * d)
-        .map(|i| (0.5 + 0.1 * (i % 5) as f64) * 1e153)
-        .collect();
+    let (model, x) = signal_below_the_range(1);
     let reference = autodiff_kernel(&model, &x, n, d);
     assert!(reference.data[0] > 1e-21, "{:e}", reference.data[0]);
     every_route_is_autodiff_s(&model, &x, (n, d));
+}
+
+/// Round 120's D4 network with `outputs` outputs (output `o`'s readout row `1e-163 (1 +
+/// o / 2)`) and its 3 inputs of about 1e153: the first layer's `|delta|^2` about 1e-326.
+fn signal_below_the_range(outputs: usize) -> (ntk_model::Mlp, Vec<f64>) {
+    let cfg = MlpConfig::new(3, 16, 1, ActivationKind::Relu)
+        .with_seed(1)
+        .with_bias(false)
+        .with_output_dim(outputs);
+    let model = with_weights(&cfg, |name, e| match name {
+        "layers.0.weight" => 1e-168 * (1.0 + 0.1 * (e % 7) as f64),
+        _ => 1e-163 * (1.0 + 0.5 * (e / 16) as f64),
+    });
+    let x = (0..9)
+        .map(|i| (0.5 + 0.1 * (i % 5) as f64) * 1e153)
+        .collect();
+    (model, x)
 }
 
 /// The hundred-and-twenty-first hostile round, D1: the first fix scaled a factor by one power
@@ -296,6 +307,7 @@ fn rows_of_far_apart_scales_keep_their_own_terms() {
     let c = compute(Precision::F64);
     let model = mlp(&cfg, &c);
     let base = gaussian_inputs(n, d, 2);
+    assert!(!host::tiles::TileSource::new(&model, &base, n, &[0]).far());
     let scales = [2f64.powi(300), 2f64.powi(-250), 1.0];
     let x: Vec<f64> = (0..n * d).map(|i| base[i] * scales[i / d]).collect();
     every_route_is_autodiff_s(&model, &x, (n, d));
@@ -329,17 +341,7 @@ fn a_square_norm_past_the_range_is_no_overflow_on_any_route() {
     every_route_is_autodiff_s(&model, &x, (n, d));
 
     // Two outputs, full: round 120's D4 network (inputs of 1e153, |delta|^2 about 1e-326).
-    let cfg = MlpConfig::new(3, 16, 1, ActivationKind::Relu)
-        .with_seed(1)
-        .with_bias(false)
-        .with_output_dim(2);
-    let model = with_weights(&cfg, |name, e| match name {
-        "layers.0.weight" => 1e-168 * (1.0 + 0.1 * (e % 7) as f64),
-        _ => 1e-163 * (1.0 + 0.5 * (e / 16) as f64),
-    });
-    let x: Vec<f64> = (0..9)
-        .map(|i| (0.5 + 0.1 * (i % 5) as f64) * 1e153)
-        .collect();
+    let (model, x) = signal_below_the_range(2);
     let reference = autodiff_kernel_of(&model, &x, (3, 3), OutputMode::Full);
     let full = device_kernel(&model, &x, (3, 3), OutputMode::Full);
     assert!(reference.data[0] > 1e-21, "{:e}", reference.data[0]);

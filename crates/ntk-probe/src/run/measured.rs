@@ -93,11 +93,18 @@ impl Measured {
             block: TILE,
             ..Default::default()
         };
-        let (e, min, engine, kernel_seconds, eigen_seconds, note) =
-            if crate::solver::gpu_here(compute) {
+        // cuBLAS forms the kernel from the factors as they are: factors with a row far from
+        // unit scale, whose terms the host's tiles keep by scaling each row, take the host's
+        // route (hundred-and-twenty-second hostile round, "Open").
+        let on_gpu = crate::solver::gpu_here(compute)
+            .then(|| {
                 let phase = Phase::start("the network's factors (host)");
                 let source = host::tiles::TileSource::new(mlp, &inputs.x, inputs.n, &outputs);
-                let factor_seconds = phase.finish();
+                (source, phase.finish())
+            })
+            .filter(|(source, _)| !source.far());
+        let (e, min, engine, kernel_seconds, eigen_seconds, note) =
+            if let Some((source, factor_seconds)) = on_gpu {
                 let w = crate::solver::tiled_on_gpu(&source, &options)?;
                 (
                     w.extreme,
