@@ -120,9 +120,15 @@ def _difference_error_df(a, b):
             lost += (v - (d - back)) + (-reference - back)
             s.append(d)
         return s, lost / len(x)
-    (a, lost_a), (b, lost_b) = less(a), less(b)
+    # Each sample's spread about its own mean, from its values at the scale (not less the
+    # reference, whose rounding a spread far below it would take: hundred-and-twenty-fourth
+    # hostile round, N2).
     try:
         va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    except (OverflowError, ValueError, ZeroDivisionError):
+        return None
+    (a, lost_a), (b, lost_b) = less(a), less(b)
+    try:
         se_scaled = math.sqrt(va + vb)
         d_scaled = (statistics.fmean(a) + lost_a) - (statistics.fmean(b) + lost_b)
         se, d = math.ldexp(se_scaled, e), math.ldexp(d_scaled, e)

@@ -7,7 +7,7 @@
 //! that `numpy.savez("set.npz", x=x, y=y, x_test=xt, y_test=yt)` serves all four keys. CSV:
 //! one sample a line, comma-separated numbers, `#` comments; a first line without any number
 //! is a header and skipped (what `pandas.DataFrame.to_csv(index=False)` and `numpy.savetxt`
-//! write).
+//! write); a byte order mark opening the file is read past.
 //!
 //! Checks, each naming the file (and the row and column where one applies): the format by
 //! extension; the shape (inputs 2-D to 4-D with at least one row and column, labels 1-D or
@@ -640,7 +640,7 @@ fn parse_csv_text(
         .from_reader(&mut *text);
     let (mut values, mut rows, mut cols) = (Vec::new(), 0usize, None);
     let mut record = csv::StringRecord::new();
-    let mut first = true;
+    let (mut first, mut at_start) = (true, true);
     loop {
         let more = reader.read_record(&mut record).map_err(|e| {
             let (line, offset) = e
@@ -676,7 +676,14 @@ fn parse_csv_text(
         // The fields before a `#`, the one holding it cut there (and left out when nothing
         // precedes the `#` in it).
         let mut fields: Vec<&str> = Vec::with_capacity(record.len());
-        for field in record.iter() {
+        for (i, field) in record.iter().enumerate() {
+            // A byte order mark opens the file (Excel's "CSV UTF-8", Python's utf-8-sig): not
+            // part of its first field (hundred-and-twenty-fourth hostile round, D1: the first
+            // row then read as a header and dropped).
+            let field = match (at_start && i == 0, field.strip_prefix(BOM)) {
+                (true, Some(rest)) => rest.trim_start(),
+                _ => field,
+            };
             match field.split_once('#') {
                 None => fields.push(field),
                 Some((before, _)) => {
@@ -688,10 +695,17 @@ fn parse_csv_text(
                 }
             }
         }
+        at_start = false;
         if fields.is_empty() {
             continue; // a comment line the reader did not skip (`  # ...`)
         }
-        if std::mem::take(&mut first) && fields.iter().all(|f| f.parse::<f64>().is_err()) {
+        // A header has no number, not even one written with a character the parser does not
+        // take (a Unicode minus): such a line is data, refused below naming the character.
+        if std::mem::take(&mut first)
+            && fields
+                .iter()
+                .all(|f| f.parse::<f64>().is_err() && misspelled_number(f).is_none())
+        {
             continue; // a header
         }
         match cols {
@@ -707,8 +721,20 @@ fn parse_csv_text(
         for (col, field) in fields.iter().enumerate() {
             let v = field.parse::<f64>().map_err(|_| {
                 let shown: String = field.chars().take(32).collect();
+                let why = match misspelled_number(field) {
+                    Some(c) => format!(
+                        " (it holds U+{:04X}, which no number parser reads: write {})",
+                        u32::from(c),
+                        if c == BOM {
+                            "the number alone"
+                        } else {
+                            "the ASCII '-'"
+                        }
+                    ),
+                    None => String::new(),
+                };
                 at(format!(
-                    "field {} (counted from 1): {shown:?} is not a number",
+                    "field {} (counted from 1): {shown:?} is not a number{why}",
                     col + 1
                 ))
             })?;
@@ -734,6 +760,28 @@ fn parse_csv_text(
     }
 }
 
+/// The byte order mark, U+FEFF.
+const BOM: char = '\u{feff}';
+
+/// The first character that keeps `field` from parsing as the number it spells: a Unicode
+/// minus or dash for `-` (U+2212, U+2010..U+2015, U+FE63, U+FF0D) or a byte order mark; `None`
+/// where the field is no number with them mended either.
+fn misspelled_number(field: &str) -> Option<char> {
+    let dash = |c: char| {
+        matches!(
+            c,
+            '\u{2212}' | '\u{2010}'..='\u{2015}' | '\u{fe63}' | '\u{ff0d}'
+        )
+    };
+    let first = field.chars().find(|&c| dash(c) || c == BOM)?;
+    let mended: String = field
+        .chars()
+        .filter(|&c| c != BOM)
+        .map(|c| if dash(c) { '-' } else { c })
+        .collect();
+    mended.trim().parse::<f64>().is_ok().then_some(first)
+}
+
 fn bad(path: &Path, reason: impl Into<String>) -> DataError {
     DataError::BadArray {
         path: path.to_path_buf(),
@@ -746,6 +794,36 @@ mod tests {
     /// A NUL byte in a numeric CSV is refused naming the file, its line and where it stands,
     /// before the CSV reader buffers the record (thirty-seventh hostile round, D2: 200 MB of
     /// NUL bytes ended in the allocator's out-of-memory message, which names no file).
+    /// Hundred-and-twenty-fourth hostile round, D1: a first line of numbers behind a byte
+    /// order mark, or written with a Unicode minus, was read as a header and dropped (rc 0,
+    /// one row short). The mark is no part of the first field; a Unicode minus is refused
+    /// naming its line and character; a header of names is still skipped, with a mark too.
+    #[test]
+    fn a_first_row_is_data_behind_a_byte_order_mark_or_a_unicode_minus() {
+        let path = std::path::Path::new("x.csv");
+        let io = |e| crate::DataError::io(path, e);
+        let parse = |text: &str| super::parse_csv(path, text.as_bytes(), u64::MAX, &io);
+        for (text, values) in [
+            ("\u{feff}1.5\n-2\n3\n4\n", vec![1.5, -2.0, 3.0, 4.0]),
+            ("\u{feff}1,2\n3,4\n", vec![1.0, 2.0, 3.0, 4.0]),
+            ("\u{feff}x,y\n3,4\n", vec![3.0, 4.0]),
+            ("\u{feff}# a comment\n3,4\n", vec![3.0, 4.0]),
+            ("a,b\n1,2\n", vec![1.0, 2.0]),
+        ] {
+            let (v, _, _) = parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            assert_eq!(v, values, "{text:?}");
+        }
+        for (text, line, c) in [
+            ("\u{2212}1,\u{2212}2\n3,4\n", "line 1", "U+2212"),
+            ("1\n\u{2212}2\n", "line 2", "U+2212"),
+            ("1,\u{2013}2\n", "line 1", "U+2013"),
+            ("1,2\n3,\u{feff}4\n", "line 2", "U+FEFF"),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(line) && e.contains(c), "{text:?}: {e}");
+        }
+    }
+
     #[test]
     fn a_nul_byte_is_refused_naming_the_line() {
         let path = std::path::Path::new("x.csv");

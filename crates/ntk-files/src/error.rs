@@ -73,9 +73,11 @@ pub enum Error {
         .dir.shown()
     )]
     OtherWriter { dir: PathBuf, holder: String },
-    /// An output directory that holds files the tools did not write.
+    /// An output directory that holds files this command did not write (a user's, or another
+    /// command's: a probe run's files under a sweep's `--out`; hundred-and-twenty-fourth
+    /// hostile round, N1: "not a run's" said of a probe run's own files).
     #[error(
-        "{}: holds files that are not a run's ({}); choose an empty or new --out",
+        "{}: holds files that are not this command's ({}); choose an empty or new --out",
         .dir.shown(), crate::shown::controls_escaped(&.files.join(", "))
     )]
     ForeignFiles { dir: PathBuf, files: Vec<String> },

@@ -660,7 +660,7 @@ fn only_what_the_tool_created_is_touched_and_one_config_writes_a_sweep() {
         assert_clean_error(
             "sweep into a user's directory",
             &run(&sweep_args(&sweep, &photos, extra)),
-            &[".photos.tmp-2024", "not a run's"],
+            &[".photos.tmp-2024", "not this command's"],
         );
     }
     assert!(photos.join(".photos.tmp-2024").is_dir());

@@ -102,11 +102,19 @@ impl Difference {
                 .collect();
             (s, lost / x.len() as f64)
         };
+        // Each sample's spread from its values less its own first value (exact for values
+        // within a factor of two of it, Sterbenz), not less the pooled reference, whose
+        // rounding a spread far below it would take (hundred-and-twenty-fourth hostile round,
+        // N2: [0, 1e-10] against [1, 1 + 1e-10] lost 4e-8 of t).
+        let spread = |x: &[f64]| {
+            let first = libm::scalbn(x[0], -e);
+            let shifted: Vec<f64> = x.iter().map(|v| libm::scalbn(*v, -e) - first).collect();
+            mean_std(&shifted).1
+        };
+        let (sa, sb) = (spread(a), spread(b));
         let ((a, lost_a), (b, lost_b)) = (less(a), less(b));
         let (a, b) = (&a[..], &b[..]);
-        let (ma, sa) = mean_std(a);
-        let (mb, sb) = mean_std(b);
-        let (ma, mb) = (ma + lost_a, mb + lost_b);
+        let (ma, mb) = (mean_std(a).0 + lost_a, mean_std(b).0 + lost_b);
         let (va, vb) = (sa * sa / a.len() as f64, sb * sb / b.len() as f64);
         let df =
             (va + vb).powi(2) / (va * va / (a.len() - 1) as f64 + vb * vb / (b.len() - 1) as f64);
@@ -246,6 +254,14 @@ mod tests {
             let w = welch(a, b).unwrap();
             assert_eq!(w.difference, d, "{a:?} {b:?}: {w:?}");
         }
+        // A spread far below the samples' distance from the pooled mean keeps its digits
+        // (hundred-and-twenty-fourth hostile round, N2: t -1.414213445e10 where mpmath at 60
+        // digits gives -14142135038.67).
+        let w = welch(&[0.0, 1e-10], &[1.0, 1.0 + 1e-10]).unwrap();
+        assert!(
+            (w.t + 14_142_135_038.67).abs() < 1e-9 * 14_142_135_038.67,
+            "{w:?}"
+        );
         // Subnormal samples (integer multiples of 2^-1074, exact): t from the difference and
         // error scaled back into subnormals gave p 0.076 for 0.088 (thirty-sixth hostile
         // round, D2); the equivalence test's p the same at both scales.
