@@ -39,6 +39,11 @@ while read -r e log merge || [ -n "$e" ]; do
     case "$e$log$merge" in *$'\r'*)
         echo "error: $list: line $lineno ends in a carriage return (CRLF line ends): save the list with LF line ends" >&2; exit 2 ;;
     esac
+    # One spelling per experiment, as its directory under experiments/ is named: `mine` and
+    # `./mine` were collected twice (hundred-and-twenty-fifth hostile round, N3).
+    case "$e" in .|..|./*|../*|*/|*//*|*/./*|*/../*|*/.|*/..)
+        echo "error: $list: line $lineno: experiment '$e' is not spelled as its directory under experiments/ is named (no ./, .., // or trailing /)" >&2; exit 2 ;;
+    esac
     # One experiment once (it was collected twice with no word).
     if [ -n "${listed[$e]:-}" ]; then
         echo "error: $list: line $lineno: experiment '$e' is listed already (line ${listed[$e]})" >&2; exit 2

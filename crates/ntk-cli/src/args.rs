@@ -323,7 +323,9 @@ pub struct PlotArgs {
     /// A collected sweep's (or a training run's) output directory.
     pub dir: PathBuf,
     /// Where the figures go (default: DIR itself, whose figures are then replaced): a new
-    /// or empty directory, or one holding only figures (another run's directory is
+    /// or empty directory, or one holding only figures, of which those at the names this
+    /// plot writes are replaced only where an earlier plot's record proves them the tools'
+    /// as written (another run's directory, and a user's image at a figure's name, are
     /// refused).
     #[arg(long)]
     pub out: Option<PathBuf>,

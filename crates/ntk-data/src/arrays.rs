@@ -5,9 +5,10 @@
 //! A path names a file. An `.npz` member is chosen by a `:name` suffix (`set.npz:x_train`),
 //! else by the key's default member ([`Role::member`]: `x`, `y`, `x_test`, `y_test`), so
 //! that `numpy.savez("set.npz", x=x, y=y, x_test=xt, y_test=yt)` serves all four keys. CSV:
-//! one sample a line, comma-separated numbers, `#` comments; a first line without any number
-//! is a header and skipped (what `pandas.DataFrame.to_csv(index=False)` and `numpy.savetxt`
-//! write); a byte order mark opening the file is read past.
+//! one sample a line, comma-separated numbers, `#` comments; a first line of names (no field
+//! a number or starting as one does) is a header and skipped (what
+//! `pandas.DataFrame.to_csv(index=False)` and `numpy.savetxt` write); a byte order mark
+//! opening the file is read past.
 //!
 //! Checks, each naming the file (and the row and column where one applies): the format by
 //! extension; the shape (inputs 2-D to 4-D with at least one row and column, labels 1-D or
@@ -632,15 +633,30 @@ fn parse_csv_text(
     text: &mut TextGuard<impl Read>,
     limit: u64,
 ) -> Result<(Vec<f64>, usize, usize)> {
+    // A byte order mark opening the file (Excel's "CSV UTF-8", Python's utf-8-sig) is read
+    // past before the CSV reader sees it, so that a quoted first field stays quoted
+    // (hundred-and-twenty-fourth and -fifth hostile rounds, D1: the first row, behind it,
+    // was read as a header and dropped).
+    let mut head = Vec::with_capacity(3);
+    (&mut *text)
+        .take(3)
+        .read_to_end(&mut head)
+        .map_err(|source| DataError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if head == [0xEF, 0xBB, 0xBF] {
+        head.clear();
+    }
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
         .trim(csv::Trim::All)
         .comment(Some(b'#'))
-        .from_reader(&mut *text);
+        .from_reader(std::io::Cursor::new(head).chain(&mut *text));
     let (mut values, mut rows, mut cols) = (Vec::new(), 0usize, None);
     let mut record = csv::StringRecord::new();
-    let (mut first, mut at_start) = (true, true);
+    let mut first = true;
     loop {
         let more = reader.read_record(&mut record).map_err(|e| {
             let (line, offset) = e
@@ -676,14 +692,7 @@ fn parse_csv_text(
         // The fields before a `#`, the one holding it cut there (and left out when nothing
         // precedes the `#` in it).
         let mut fields: Vec<&str> = Vec::with_capacity(record.len());
-        for (i, field) in record.iter().enumerate() {
-            // A byte order mark opens the file (Excel's "CSV UTF-8", Python's utf-8-sig): not
-            // part of its first field (hundred-and-twenty-fourth hostile round, D1: the first
-            // row then read as a header and dropped).
-            let field = match (at_start && i == 0, field.strip_prefix(BOM)) {
-                (true, Some(rest)) => rest.trim_start(),
-                _ => field,
-            };
+        for field in record.iter() {
             match field.split_once('#') {
                 None => fields.push(field),
                 Some((before, _)) => {
@@ -695,16 +704,18 @@ fn parse_csv_text(
                 }
             }
         }
-        at_start = false;
         if fields.is_empty() {
             continue; // a comment line the reader did not skip (`  # ...`)
         }
-        // A header has no number, not even one written with a character the parser does not
-        // take (a Unicode minus): such a line is data, refused below naming the character.
+        // A header is names: no field is a number, nor starts as one does (a digit of any
+        // script, a sign or dash, a point, after invisible characters): a first line of
+        // numbers written with a character the parser does not take (a Unicode minus, a
+        // fullwidth digit, a zero-width space, `0.5e`) is data, refused below naming the field
+        // (hundred-and-twenty-fourth and -fifth hostile rounds, D1).
         if std::mem::take(&mut first)
             && fields
                 .iter()
-                .all(|f| f.parse::<f64>().is_err() && misspelled_number(f).is_none())
+                .all(|f| f.parse::<f64>().is_err() && !starts_as_a_number(f))
         {
             continue; // a header
         }
@@ -763,6 +774,21 @@ fn parse_csv_text(
 /// The byte order mark, U+FEFF.
 const BOM: char = '\u{feff}';
 
+/// Whether `field`, past invisible characters and whitespace, starts as a number does: a
+/// digit of any script, a sign or a dash, or a point.
+fn starts_as_a_number(field: &str) -> bool {
+    let dash = |c: char| {
+        matches!(
+            c,
+            '\u{2212}' | '\u{2010}'..='\u{2015}' | '\u{fe63}' | '\u{ff0d}'
+        )
+    };
+    field
+        .chars()
+        .find(|&c| !(ntk_names::hidden(c) || c.is_whitespace() || c == BOM || c == '"'))
+        .is_some_and(|c| c.is_numeric() || matches!(c, '+' | '-' | '.' | '\u{ff0b}') || dash(c))
+}
+
 /// The first character that keeps `field` from parsing as the number it spells: a Unicode
 /// minus or dash for `-` (U+2212, U+2010..U+2015, U+FE63, U+FF0D) or a byte order mark; `None`
 /// where the field is no number with them mended either.
@@ -812,6 +838,17 @@ mod tests {
         ] {
             let (v, _, _) = parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
             assert_eq!(v, values, "{text:?}");
+        }
+        // A quoted first row behind the mark (csv.writer, QUOTE_ALL, utf-8-sig).
+        let (v, _, _) = parse("\u{feff}\"1.5\",\"2\"\n\"3\",\"4\"\n").unwrap();
+        assert_eq!(v, [1.5, 2.0, 3.0, 4.0]);
+        // A first row of numbers with a character no parser takes: data, refused naming it.
+        for text in ["\u{200b}1.5,2\n3,4\n", "\u{ff11},2\n3,4\n", "0.5e,2\n3,4\n"] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(
+                e.contains("line 1") && e.contains("field 1"),
+                "{text:?}: {e}"
+            );
         }
         for (text, line, c) in [
             ("\u{2212}1,\u{2212}2\n3,4\n", "line 1", "U+2212"),

@@ -89,6 +89,15 @@ pub enum Error {
         .dir.shown(), crate::shown::controls_escaped(&.files.join(", "))
     )]
     NotFigures { dir: PathBuf, files: Vec<String> },
+    /// A `plot --out` directory with files at the names the plot writes that no record of
+    /// these tools proves theirs as written (`ntk_runs::sweep::check_proven_figures`).
+    #[error(
+        "{}: holds files at the names this plot writes that no record of these tools proves \
+         theirs as written ({}): a figure of yours, or one edited since, would be replaced; \
+         move them, or choose another --out",
+        .dir.shown(), crate::shown::controls_escaped(&.files.join(", "))
+    )]
+    UnprovenFigures { dir: PathBuf, files: Vec<String> },
     /// A figure command's `--out` that is a run's, a sweep's or an output set's directory.
     #[error(
         "{}: a directory an ntk tool made for a run, a sweep or an output set ({}): figures \

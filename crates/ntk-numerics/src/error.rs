@@ -44,7 +44,9 @@ pub enum Error {
 
     // --- numerics ---
     /// An output mode that is not sum, full or an index.
-    #[error("unknown output `{output}`: expected sum, full or an output index (0, 1, ...)")]
+    #[error(
+        "unknown output `{output}`: expected sum, full or an output index, an integer (0, 1, ...)"
+    )]
     UnknownOutput { output: String },
     /// A kernel of size 0.
     #[error("empty kernel")]

@@ -44,7 +44,9 @@ impl TryFrom<OutputIn> for OutputMode {
                 .map(Self::Single)
                 .map_err(|_| unknown(o.to_string())),
             OutputIn::Name(s) => Self::parse(&s).ok_or_else(|| unknown(s)),
-            OutputIn::Number(x) => Err(unknown(x.to_string())),
+            // As written: 1.0 is no index, and "1" would name one (hundred-and-twenty-fifth
+            // hostile round, N1).
+            OutputIn::Number(x) => Err(unknown(format!("{x:?}"))),
             OutputIn::Other(_) => Err(unknown("(not a name or a number)".into())),
         }
     }
@@ -163,6 +165,7 @@ mod tests {
         for (e, value) in [
             (read((-1i64).into_deserializer()), "`-1`"),
             (read(1.5f64.into_deserializer()), "`1.5`"),
+            (read(1.0f64.into_deserializer()), "`1.0`"),
             (read("-1".into_deserializer()), "`-1`"),
             (read("+1".into_deserializer()), "`+1`"),
             (read("01".into_deserializer()), "`01`"),

@@ -561,6 +561,7 @@ pub fn redraw(
             .any(|(stem, _)| ntk_plot::is_figure_file(n, stem))
     };
     ntk_files::places::check_replaced_in(out, &draws)?;
+    ntk_runs::sweep::check_proven_figures(out, dir, &draws)?;
     ntk_files::outset::clean_dir(out, None, &super::writes_file);
     super::say_stale_figures(out, dir, &draws);
     let drawn = super::figures::Drawn {

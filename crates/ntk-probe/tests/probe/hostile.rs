@@ -2886,6 +2886,41 @@ fn fourteenth_review() {
     assert_ok("plot into a new directory", &plot_to(&figures));
     assert_ok("plot into its figures", &plot_to(&figures));
     assert_ok("plot into the sweep itself", &plot_to(&sweep));
+    // Hundred-and-twenty-fifth hostile round, D2: an image of the user's at a figure's name
+    // in a directory of images, or a figure edited since the plot wrote it, is refused,
+    // never replaced.
+    assert_user_images_kept(&figures, d, &plot_to);
+}
+
+/// `plot --out` (`plot_to`) refuses a directory (under `d`) holding a copy of one of
+/// `figures`' PNGs that no plot wrote there, and `figures` once one of its PNGs is edited;
+/// neither file is replaced.
+fn assert_user_images_kept(figures: &Path, d: &Path, plot_to: &dyn Fn(&Path) -> Output) {
+    let name = std::fs::read_dir(figures)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.ends_with(".png"))
+        .unwrap();
+    let png = std::fs::read(figures.join(&name)).unwrap();
+    let paper = d.join("paper");
+    std::fs::create_dir_all(&paper).unwrap();
+    std::fs::write(paper.join(&name), &png).unwrap();
+    assert_clean_error(
+        "plot over a user's image",
+        &plot_to(&paper),
+        &["paper", "no record of these tools", &name],
+    );
+    assert_eq!(std::fs::read(paper.join(&name)).unwrap(), png);
+    let mut edited = png.clone();
+    edited.extend(b"edited");
+    std::fs::write(figures.join(&name), &edited).unwrap();
+    assert_clean_error(
+        "plot over an edited figure",
+        &plot_to(figures),
+        &["no record of these tools", &name],
+    );
+    assert_eq!(std::fs::read(figures.join(&name)).unwrap(), edited);
 }
 
 /// The fifteenth hostile review (experiments/hostile/round15.md), ntk-probe's defects.

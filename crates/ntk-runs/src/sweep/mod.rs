@@ -44,7 +44,8 @@ pub use command::{Invocation, SweepCommand, run_command};
 pub use fill::{AxisFill, fill_from_axes};
 pub use lifecycle::{after_collect, check_collect, claim, dry_run, execute};
 pub use reports::{
-    foresee_stale_reports, record_reports, say_stale_figures_of, say_stale_reports, settle_captions,
+    check_proven_figures, foresee_stale_reports, record_reports, say_stale_figures_of,
+    say_stale_reports, settle_captions,
 };
 
 /// The most points one sweep may have.

@@ -180,6 +180,41 @@ pub fn say_stale_figures_of(
     settle(out, why, &shows);
 }
 
+/// Refuses, for a plot of `from`'s figures into another directory `out` (`plot --out`),
+/// before any drawing, the regular files at the names it writes (`writes`) that the record
+/// there ([`RECORD`]) does not prove the tools' as written: a user's own image at a figure's
+/// name, or a figure edited since (hundred-and-twenty-fifth hostile round, D2: a user's
+/// `train_loss.png` was replaced with "wrote"). `from` itself is a collected directory whose
+/// figures a plot replaces, as documented: nothing is refused there.
+pub fn check_proven_figures(
+    out: &Path,
+    from: &Path,
+    writes: &dyn Fn(&str) -> bool,
+) -> ntk_files::Result<()> {
+    if same_dir(out, from) {
+        return Ok(());
+    }
+    // A record that cannot be read proves nothing.
+    let record = read(out).unwrap_or_default();
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Ok(());
+    };
+    let mut unproven: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| writes(name) && !manifest::holds_as_recorded(out, name, &record))
+        .collect();
+    if unproven.is_empty() {
+        return Ok(());
+    }
+    unproven.sort();
+    Err(ntk_files::Error::UnprovenFigures {
+        dir: out.to_path_buf(),
+        files: unproven,
+    })
+}
+
 /// Whether `a` and `b` name one directory (links resolved).
 pub fn same_dir(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {

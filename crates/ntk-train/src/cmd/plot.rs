@@ -63,6 +63,7 @@ pub(crate) fn plot_cmd(
         stems: figures.iter().map(|(stem, _)| *stem).collect(),
     };
     ntk_files::places::check_replaced_in(out, &|name: &str| names.writes(name))?;
+    ntk_runs::sweep::check_proven_figures(out, dir, &|name: &str| names.writes(name))?;
     ntk_files::outset::clean_dir(out, None, &ntk_train::files::is_report_file);
     ntk_train::report::say_stale_of(out, dir, &names);
     // A plot that draws nothing leaves no directory it made.

@@ -3116,6 +3116,18 @@ fn fourteenth_review() {
     let figures = d.join("figures");
     assert_ok("plot into a new directory", &plot(&figures));
     assert_ok("plot into a directory of figures", &plot(&figures));
+    // Hundred-and-twenty-fifth hostile round, D2: a user's own image at a figure's name in
+    // a directory of images is refused, never replaced.
+    let png = std::fs::read(figures.join("train_loss.png")).unwrap();
+    let paper = d.join("paper");
+    std::fs::create_dir_all(&paper).unwrap();
+    std::fs::write(paper.join("train_loss.png"), &png).unwrap();
+    assert_clean_error(
+        "plot over a user's image",
+        &plot(&paper),
+        &["paper", "no record of these tools", "train_loss.png"],
+    );
+    assert_eq!(std::fs::read(paper.join("train_loss.png")).unwrap(), png);
     std::fs::write(figures.join("notes.txt"), b"mine").unwrap();
     assert_clean_error("plot beside a user's file", &plot(&figures), &["notes.txt"]);
 

@@ -990,6 +990,20 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
             "# nothing yet\n\n",
             "no experiment listed (only comments or blank lines)",
         ),
+        // Hundred-and-twenty-fifth hostile round, N3: `fig3/mnist` and `./fig3/mnist` were
+        // collected twice; every other spelling of a directory is refused too.
+        (
+            "fig3/mnist - -\n./fig3/mnist - -\n",
+            "line 2: experiment './fig3/mnist' is not spelled as its directory",
+        ),
+        (
+            "fig3/mnist/ - -\n",
+            "line 1: experiment 'fig3/mnist/' is not spelled",
+        ),
+        (
+            "fig3//mnist - -\n",
+            "line 1: experiment 'fig3//mnist' is not spelled",
+        ),
     ] {
         std::fs::write(seeds.join("collected.txt"), list).unwrap();
         let (o, calls) = collect(&[]);
