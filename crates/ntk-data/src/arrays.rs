@@ -712,11 +712,8 @@ fn parse_csv_text(
         // numbers written with a character the parser does not take (a Unicode minus, a
         // fullwidth digit, a zero-width space, `0.5e`) is data, refused below naming the field
         // (hundred-and-twenty-fourth and -fifth hostile rounds, D1).
-        if std::mem::take(&mut first)
-            && fields
-                .iter()
-                .all(|f| f.parse::<f64>().is_err() && !starts_as_a_number(f))
-        {
+        let on_first = std::mem::take(&mut first);
+        if on_first && fields.iter().all(|f| is_a_name(f)) {
             continue; // a header
         }
         match cols {
@@ -744,8 +741,15 @@ fn parse_csv_text(
                     ),
                     None => String::new(),
                 };
+                // Why line 1 was read as data (hundred-and-twenty-sixth hostile round, N4).
+                let data = if on_first {
+                    "; the first line is read as data, not a header, unless every field is a \
+                     name (a letter in it, not starting as a number does)"
+                } else {
+                    ""
+                };
                 at(format!(
-                    "field {} (counted from 1): {shown:?} is not a number{why}",
+                    "field {} (counted from 1): {shown:?} is not a number{why}{data}",
                     col + 1
                 ))
             })?;
@@ -773,6 +777,16 @@ fn parse_csv_text(
 
 /// The byte order mark, U+FEFF.
 const BOM: char = '\u{feff}';
+
+/// Whether `field` is a header's name: no number, with a letter in it, and not starting as a
+/// number does ([`starts_as_a_number`]). A first row of numbers in another spelling (`$0.5`,
+/// `(0.5)`, `“0.5”`, `'0.5`, `=0.5`: hundred-and-twenty-sixth hostile round, D1) has no
+/// letter, and is data, refused naming the field.
+fn is_a_name(field: &str) -> bool {
+    field.parse::<f64>().is_err()
+        && field.chars().any(char::is_alphabetic)
+        && !starts_as_a_number(field)
+}
 
 /// Whether `field`, past invisible characters and whitespace, starts as a number does: a
 /// digit of any script, a sign or a dash, or a point.
@@ -843,12 +857,25 @@ mod tests {
         let (v, _, _) = parse("\u{feff}\"1.5\",\"2\"\n\"3\",\"4\"\n").unwrap();
         assert_eq!(v, [1.5, 2.0, 3.0, 4.0]);
         // A first row of numbers with a character no parser takes: data, refused naming it.
-        for text in ["\u{200b}1.5,2\n3,4\n", "\u{ff11},2\n3,4\n", "0.5e,2\n3,4\n"] {
+        for text in [
+            "\u{200b}1.5,2\n3,4\n",
+            "\u{ff11},2\n3,4\n",
+            "0.5e,2\n3,4\n",
+            // Hundred-and-twenty-sixth hostile round, D1: accounting and typographic forms.
+            "$0.5,2\n3,4\n",
+            "\u{20ac}0.5,2\n3,4\n",
+            "(0.5),2\n3,4\n",
+            "\u{201c}0.5\u{201d},2\n3,4\n",
+            "'0.5,2\n3,4\n",
+            "=0.5,2\n3,4\n",
+            ",x\n3,4\n",
+        ] {
             let e = parse(text).unwrap_err().to_string();
             assert!(
                 e.contains("line 1") && e.contains("field 1"),
                 "{text:?}: {e}"
             );
+            assert!(e.contains("read as data, not a header"), "{text:?}: {e}");
         }
         for (text, line, c) in [
             ("\u{2212}1,\u{2212}2\n3,4\n", "line 1", "U+2212"),
