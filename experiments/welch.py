@@ -161,7 +161,11 @@ def compare(a, b):
 def holm(ps):
     """Holm's step-down adjusted p-values of a family, in the order given; None and NaN
     entries (comparisons without a test) are not members of the family and come back None
-    (as ntk_runs::stats::holm, and as R's p.adjust leaves NA out of its n)."""
+    (as ntk_runs::stats::holm, and as R's p.adjust leaves NA out of its n). A p-value outside
+    [0, 1] is a caller's error, refused (hundred-and-twenty-sixth hostile round, N5)."""
+    for i, p in enumerate(ps):
+        if p is not None and not math.isnan(p) and not 0.0 <= p <= 1.0:
+            raise ValueError(f"holm: p-value {p!r} (entry {i}) is outside [0, 1]")
     tested = sorted(((p, i) for i, p in enumerate(ps) if p is not None and not math.isnan(p)))
     out, running, m = [None] * len(ps), 0.0, len(tested)
     for rank, (p, i) in enumerate(tested):

@@ -40,9 +40,10 @@ while read -r e log merge || [ -n "$e" ]; do
         echo "error: $list: line $lineno ends in a carriage return (CRLF line ends): save the list with LF line ends" >&2; exit 2 ;;
     esac
     # One spelling per experiment, as its directory under experiments/ is named: `mine` and
-    # `./mine` were collected twice (hundred-and-twenty-fifth hostile round, N3).
-    case "$e" in .|..|./*|../*|*/|*//*|*/./*|*/../*|*/.|*/..)
-        echo "error: $list: line $lineno: experiment '$e' is not spelled as its directory under experiments/ is named (no ./, .., // or trailing /)" >&2; exit 2 ;;
+    # `./mine` were collected twice (hundred-and-twenty-fifth hostile round, N3), and `/mine`
+    # (hundred-and-twenty-sixth, N3).
+    case "$e" in .|..|./*|../*|/*|*/|*//*|*/./*|*/../*|*/.|*/..)
+        echo "error: $list: line $lineno: experiment '$e' is not spelled as its directory under experiments/ is named (no leading or trailing /, ./, .. or //)" >&2; exit 2 ;;
     esac
     # One experiment once (it was collected twice with no word).
     if [ -n "${listed[$e]:-}" ]; then

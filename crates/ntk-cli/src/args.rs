@@ -347,7 +347,8 @@ pub struct FigureFlags {
     pub log: bool,
     /// `screen`: 900 x 600, the legend right of the axes; `column`: one column of a
     /// two-column paper (3.4 in wide; every text at least 8 pt at that width, the legend
-    /// under the axes, the figure as tall as it needs).
+    /// under the axes, the figure as tall as it needs), each figure's note written into
+    /// `<figure>.caption.txt` beside it (a caption edited since it was written is kept).
     #[arg(long, value_enum, default_value_t = Layout::Screen)]
     pub layout: Layout,
 }

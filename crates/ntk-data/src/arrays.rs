@@ -791,35 +791,32 @@ fn is_a_name(field: &str) -> bool {
 /// Whether `field`, past invisible characters and whitespace, starts as a number does: a
 /// digit of any script, a sign or a dash, or a point.
 fn starts_as_a_number(field: &str) -> bool {
-    let dash = |c: char| {
-        matches!(
-            c,
-            '\u{2212}' | '\u{2010}'..='\u{2015}' | '\u{fe63}' | '\u{ff0d}'
-        )
-    };
     field
         .chars()
         .find(|&c| !(ntk_names::hidden(c) || c.is_whitespace() || c == BOM || c == '"'))
-        .is_some_and(|c| c.is_numeric() || matches!(c, '+' | '-' | '.' | '\u{ff0b}') || dash(c))
+        .is_some_and(|c| c.is_numeric() || matches!(c, '+' | '-' | '.' | '\u{ff0b}') || is_dash(c))
 }
 
 /// The first character that keeps `field` from parsing as the number it spells: a Unicode
 /// minus or dash for `-` (U+2212, U+2010..U+2015, U+FE63, U+FF0D) or a byte order mark; `None`
 /// where the field is no number with them mended either.
 fn misspelled_number(field: &str) -> Option<char> {
-    let dash = |c: char| {
-        matches!(
-            c,
-            '\u{2212}' | '\u{2010}'..='\u{2015}' | '\u{fe63}' | '\u{ff0d}'
-        )
-    };
-    let first = field.chars().find(|&c| dash(c) || c == BOM)?;
+    let first = field.chars().find(|&c| is_dash(c) || c == BOM)?;
     let mended: String = field
         .chars()
         .filter(|&c| c != BOM)
-        .map(|c| if dash(c) { '-' } else { c })
+        .map(|c| if is_dash(c) { '-' } else { c })
         .collect();
     mended.trim().parse::<f64>().is_ok().then_some(first)
+}
+
+/// A Unicode minus or dash a spreadsheet may write for `-`: U+2212, U+2010..U+2015, U+FE63,
+/// U+FF0D.
+fn is_dash(c: char) -> bool {
+    matches!(
+        c,
+        '\u{2212}' | '\u{2010}'..='\u{2015}' | '\u{fe63}' | '\u{ff0d}'
+    )
 }
 
 fn bad(path: &Path, reason: impl Into<String>) -> DataError {

@@ -954,8 +954,12 @@ pub fn check_owned(dir: &Path, ours: &dyn Fn(&str) -> bool) -> crate::Result<()>
 }
 
 /// [`crate::Error::ForeignFiles`] naming the first three of `entries` (sorted) and how
-/// many more, or `Ok` when there are none.
-fn refuse_listed(dir: &Path, mut entries: Vec<String>, beside: Option<&str>) -> crate::Result<()> {
+/// many more, each `beside` (said once, after the list), or `Ok` when there are none.
+pub fn refuse_listed(
+    dir: &Path,
+    mut entries: Vec<String>,
+    beside: Option<&str>,
+) -> crate::Result<()> {
     if entries.is_empty() {
         return Ok(());
     }

@@ -271,6 +271,18 @@ impl Figure {
         self.plain_text().save_plain(stem, layout)
     }
 
+    /// [`Figure::save_as`] drawing the same figure but writing no `stem.caption.txt`: the
+    /// caption standing there is kept as it is (a user's, or one edited for a paper: the
+    /// tools' collect and plot keep it where their record does not prove it theirs as
+    /// written). In a column the note is not drawn in any case; a screen figure draws it.
+    pub fn save_keeping_caption(&self, stem: &Path, layout: Layout) -> ntk_files::Result<()> {
+        let mut drawn = self.plain_text();
+        if layout == Layout::Column {
+            drawn.note = None;
+        }
+        drawn.save_plain(stem, layout)
+    }
+
     /// This figure with every text (title, axis labels, curve labels, note) drawable and
     /// well-formed XML in the SVG: a control character (which XML 1.0 forbids: a title
     /// given as `--title $'a\x01b'`) is replaced by U+FFFD, a tab or carriage return by a

@@ -201,12 +201,14 @@ pub fn check_out(out: &Path, points: &[RunPoint]) -> crate::Result<()> {
             n == "runs" || crate::files::is_report_file(n)
         })?;
         // A table or figure with no sweep's runs beside it is a user's (seventy-third
-        // hostile round, D5: a lone sweep.csv was replaced without a word).
-        ntk_files::outset::check_proven(
+        // hostile round, D5: a lone sweep.csv was replaced without a word); a `runs/` that
+        // holds entries but no run of the tools' nor a sweep's claim is a user's folder
+        // (hundred-and-twenty-sixth, D3: TensorBoard's default `runs/`).
+        let planned: Vec<std::path::PathBuf> = points.iter().map(|p| p.dir(out)).collect();
+        ntk_runs::sweep::check_sweep_out(
             out,
-            &["runs"],
+            ("config.toml", &planned),
             &crate::files::is_report_file,
-            "with no sweep's runs/ beside it",
         )?;
     }
     points

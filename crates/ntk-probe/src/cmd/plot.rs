@@ -12,7 +12,7 @@ pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
         Some(out) => &ntk_files::outset::check_figure_out(out, &args.dir)?,
         None => &args.dir,
     };
-    let stems = ntk_files::outset::in_made_dir(out, || -> CliResult<_> {
+    let drawn = ntk_files::outset::in_made_dir(out, || -> CliResult<_> {
         Ok(sweep::redraw(
             &args.dir,
             out,
@@ -20,8 +20,8 @@ pub(crate) fn plot_cmd(args: PlotArgs) -> CliResult<()> {
             args.style.layout,
         )?)
     })?;
-    for stem in stems {
-        println!("wrote {}.{{png,svg,pdf}}", stem.shown());
+    for files in drawn.shown() {
+        println!("wrote {files}");
     }
     Ok(())
 }

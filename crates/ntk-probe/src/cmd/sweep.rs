@@ -112,6 +112,7 @@ impl SweepCommand for ProbeCommand<'_> {
     fn check(&mut self, out: &Path) -> Result<(), StepError> {
         sweep::check_out(out)?;
         ntk_probe::run::check_data_outside(&self.cfg.data, out)?;
+        sweep::check_proven(out, self.cfg)?;
         // Before any point, as a single run checks it (eighty-second hostile round, D8: a
         // tiled sweep planned its points and recorded each one's failure instead).
         ntk_probe::phases::check_variable()?;

@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use ntk_files::shown::Shown;
 use ntk_plot::{Dash, Figure, Layout, Marker, PALETTE, RGBColor, Scale, Series, Spread};
 
 use super::GroupRow;
@@ -473,17 +474,17 @@ pub fn figures(
     layout: Layout,
 ) -> crate::Result<Drawn> {
     let planned = plan(dir, groups, seeds, titles);
-    Ok(Drawn {
-        stems: save(out, &planned, layout)?,
-        uncaptioned: uncaptioned(&planned, layout),
-    })
+    save(out, &planned, layout)
 }
 
-/// What [`figures`] drew: each figure's stem (a path), and the names of those it drew
-/// without a caption ([`uncaptioned`]).
+/// What [`save`] drew: each figure's stem (a path), the names of those it drew without a
+/// caption ([`uncaptioned`]), and of those whose caption standing there it kept, not
+/// written ([`ntk_runs::sweep::keep_edited_captions`]).
+#[derive(Debug)]
 pub struct Drawn {
     pub stems: Vec<PathBuf>,
     pub uncaptioned: Vec<String>,
+    pub kept: Vec<String>,
 }
 
 impl Drawn {
@@ -492,12 +493,37 @@ impl Drawn {
     pub fn wrote(&self, name: &str) -> bool {
         self.stems.iter().any(|stem| {
             stem.file_name().is_some_and(|s| {
-                let s = s.to_string_lossy();
+                let s = s.to_string_lossy().into_owned();
                 ntk_plot::is_figure_file(name, &s)
-                    && (!name.ends_with(".caption.txt")
-                        || !self.uncaptioned.contains(&s.to_string()))
+                    && (!name.ends_with(".caption.txt") || self.captioned(&s))
             })
         })
+    }
+
+    /// Whether this drawing wrote the caption of the figure `stem` (a name).
+    fn captioned(&self, stem: &str) -> bool {
+        !self.uncaptioned.iter().chain(&self.kept).any(|s| s == stem)
+    }
+
+    /// The files written, one line per figure as its stem's path with the extensions
+    /// written (`DIR/kappa_vs_depth_whole.{png,svg,pdf,caption.txt}`): the captions named
+    /// where written (hundred-and-twenty-sixth hostile round, N2).
+    pub fn shown(&self) -> Vec<String> {
+        self.stems
+            .iter()
+            .map(|stem| {
+                let name = stem
+                    .file_name()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let caption = if self.captioned(&name) {
+                    ",caption.txt"
+                } else {
+                    ""
+                };
+                format!("{}.{{png,svg,pdf{caption}}}", stem.shown())
+            })
+            .collect()
     }
 }
 
@@ -511,19 +537,30 @@ pub fn uncaptioned(figures: &[(String, Figure)], layout: Layout) -> Vec<String> 
         .collect()
 }
 
-/// Writes the figures of [`plan`] into `out` in `layout`; returns their stems.
-pub fn save(
-    out: &Path,
-    figures: &[(String, Figure)],
-    layout: Layout,
-) -> crate::Result<Vec<PathBuf>> {
-    let mut written = Vec::new();
-    for (stem, fig) in figures {
-        let stem = out.join(stem);
-        fig.save_as(&stem, layout)?;
-        written.push(stem);
+/// Writes the figures of [`plan`] into `out` in `layout`, keeping each caption standing
+/// there that the record does not prove the tools' ([`ntk_runs::sweep::keep_edited_captions`]);
+/// says what it drew.
+pub fn save(out: &Path, figures: &[(String, Figure)], layout: Layout) -> crate::Result<Drawn> {
+    let captioned: Vec<String> = figures
+        .iter()
+        .filter(|(_, f)| f.writes_caption(layout))
+        .map(|(stem, _)| stem.clone())
+        .collect();
+    let kept = ntk_runs::sweep::keep_edited_captions(out, &captioned);
+    let mut stems = Vec::new();
+    for (name, fig) in figures {
+        let stem = out.join(name);
+        match kept.contains(name) {
+            true => fig.save_keeping_caption(&stem, layout)?,
+            false => fig.save_as(&stem, layout)?,
+        }
+        stems.push(stem);
     }
-    Ok(written)
+    Ok(Drawn {
+        stems,
+        uncaptioned: uncaptioned(figures, layout),
+        kept,
+    })
 }
 
 /// The figures [`figures`] draws, by stem, those with something to draw only: what a plot

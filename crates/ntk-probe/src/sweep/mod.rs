@@ -926,18 +926,23 @@ fn writes_point_file(name: &str) -> bool {
 
 /// Refuses an `--out` holding entries a sweep does not write (`runs/`, its tables, theory
 /// and figures), or ntk-train's runs (whose directory has the same names: a probe sweep
-/// there computed every point, then refused the mix; fourteenth hostile round, D8), or a
-/// table or figure with no sweep's `runs/` beside it (a user's `results.csv` alone was
-/// replaced without a word: seventy-third hostile round, D5), before any work.
+/// there computed every point, then refused the mix; fourteenth hostile round, D8), before
+/// any work.
 pub fn check_out(out: &Path) -> crate::Result<()> {
     outset::check_owned(out, &|n: &str| n == "runs" || is_sweep_file(n))?;
-    outset::check_proven(
-        out,
-        &["runs"],
-        &writes_file,
-        "with no sweep's runs/ beside it",
-    )?;
     collect::refuse_training_runs(out)
+}
+
+/// Refuses, before any work (after [`check_out`] and the data's own check, whose refusals
+/// say more of what they find), a `runs/` in `out` that holds entries other than `cfg`'s
+/// points' places and is no sweep's ([`ntk_runs::sweep::check_runs`]), or a table or figure
+/// with no sweep's `runs/` beside it (a user's `results.csv` alone was replaced without a
+/// word: seventy-third hostile round, D5; an empty `runs/` beside it is no sweep's:
+/// hundred-and-twenty-sixth, D3).
+pub fn check_proven(out: &Path, cfg: &SweepConfig) -> crate::Result<()> {
+    let planned: Vec<PathBuf> = cfg.points().iter().map(|p| p.dir(out)).collect();
+    ntk_runs::sweep::check_sweep_out(out, ("summary.json", &planned), &writes_file)?;
+    Ok(())
 }
 
 /// The fingerprint of a sweep's config, whichever shard or output directory runs it: the

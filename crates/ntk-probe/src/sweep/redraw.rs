@@ -5,7 +5,7 @@
 
 use ntk_files::table::number as shown;
 use ntk_plot::Layout;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 
@@ -534,7 +534,7 @@ pub fn redraw(
     out: &Path,
     title: Option<&str>,
     layout: Layout,
-) -> crate::Result<Vec<PathBuf>> {
+) -> crate::Result<super::figures::Drawn> {
     // ntk-train's runs are named as such, not "run `ntk-probe collect` first", which then
     // refused them (fourteenth hostile round, D15).
     super::collect::refuse_training_runs(dir)?;
@@ -564,11 +564,8 @@ pub fn redraw(
     ntk_runs::sweep::check_proven_figures(out, dir, &draws)?;
     ntk_files::outset::clean_dir(out, None, &super::writes_file);
     super::say_stale_figures(out, dir, &draws);
-    let drawn = super::figures::Drawn {
-        stems: super::figures::save(out, &planned, layout)?,
-        uncaptioned: super::figures::uncaptioned(&planned, layout),
-    };
+    let drawn = super::figures::save(out, &planned, layout)?;
     ntk_runs::sweep::settle_captions(out, &drawn.uncaptioned);
     ntk_runs::sweep::record_reports(out, &|name: &str| drawn.wrote(name));
-    Ok(drawn.stems)
+    Ok(drawn)
 }

@@ -2890,6 +2890,100 @@ fn fourteenth_review() {
     // in a directory of images, or a figure edited since the plot wrote it, is refused,
     // never replaced.
     assert_user_images_kept(&figures, d, &plot_to);
+    // Hundred-and-twenty-sixth, N1: at the record's name, a directory or a user's JSON is
+    // refused before any figure (the figures could not be recorded; the next plot refused
+    // them as a user's).
+    for (name, record) in [("rd", None), ("rj", Some("{\"mine\": 1}"))] {
+        let out = d.join(name);
+        match record {
+            None => std::fs::create_dir_all(out.join(".ntk-reports.json")).unwrap(),
+            Some(text) => {
+                std::fs::create_dir_all(&out).unwrap();
+                std::fs::write(out.join(".ntk-reports.json"), text).unwrap();
+            }
+        }
+        assert_clean_error(
+            "plot beside a record not the tools'",
+            &plot_to(&out),
+            &[".ntk-reports.json", "could not be recorded"],
+        );
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1, "{name}");
+    }
+    assert_edited_captions_kept(&sweep, &|args: &[&str]| run(&os(args)));
+    // Hundred-and-twenty-sixth, D3: a sweep into a folder whose runs/ holds TensorBoard's
+    // logs, or an empty runs/ beside a user's figure, is refused, the dry run too.
+    let png = std::fs::read(figures.join("kappa_vs_depth_whole.png")).unwrap();
+    let (tb, empty) = (d.join("tb"), d.join("er"));
+    let logs = tb.join("runs/Dec06_12-00-00_host");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(logs.join("events.out.tfevents.1733486400.host"), "x").unwrap();
+    std::fs::create_dir_all(empty.join("runs")).unwrap();
+    std::fs::write(empty.join("kappa_vs_depth_whole.png"), &png).unwrap();
+    for extra in [&["--dry-run"][..], &[][..]] {
+        assert_clean_error(
+            "a sweep into TensorBoard's runs/",
+            &run(&sweep_args(&cfg, &tb, extra)),
+            &[
+                "Dec06_12-00-00_host, not a run of these tools (no summary.json",
+                "no .ntk-writers/",
+            ],
+        );
+        assert_clean_error(
+            "a sweep beside an empty runs/",
+            &run(&sweep_args(&cfg, &empty, extra)),
+            &["kappa_vs_depth_whole.png, with no sweep's runs/ beside it"],
+        );
+    }
+    assert_eq!(std::fs::read_dir(tb.join("runs")).unwrap().count(), 1);
+    assert_eq!(std::fs::read_dir(empty.join("runs")).unwrap().count(), 0);
+    assert_eq!(
+        std::fs::read(empty.join("kappa_vs_depth_whole.png")).unwrap(),
+        png
+    );
+}
+
+/// Hundred-and-twenty-sixth hostile round, D2: in a collected directory `dir` itself, a
+/// caption edited since a column plot wrote it is kept by a column plot and a column
+/// collect (`run` runs the tool with the arguments), each saying so; the others are written
+/// and named in the "wrote" lines (N2).
+pub(crate) fn assert_edited_captions_kept(dir: &Path, run: &dyn Fn(&[&str]) -> Output) {
+    let dir_s = dir.to_str().unwrap();
+    assert_ok(
+        "a column plot",
+        &run(&["plot", dir_s, "--layout", "column"]),
+    );
+    let mut captions: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".caption.txt"))
+        .collect();
+    captions.sort();
+    assert!(captions.len() >= 2, "{captions:?}");
+    let edited = dir.join(&captions[0]);
+    let text = format!(
+        "{}my words for the paper\n",
+        std::fs::read_to_string(&edited).unwrap()
+    );
+    std::fs::write(&edited, &text).unwrap();
+    for cmd in ["plot", "collect"] {
+        let o = run(&[cmd, dir_s, "--layout", "column"]);
+        assert_ok(cmd, &o);
+        assert_eq!(std::fs::read_to_string(&edited).unwrap(), text, "{cmd}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("{}: not proven", captions[0])) && err.contains(": kept;"),
+            "{cmd}: {err}"
+        );
+        if cmd == "plot" {
+            let out = String::from_utf8_lossy(&o.stdout);
+            let named = |c: &str| {
+                let stem = c.trim_end_matches(".caption.txt");
+                out.contains(c) || out.contains(&format!("{stem}.{{png,svg,pdf,caption.txt}}"))
+            };
+            assert!(!named(&captions[0]) && named(&captions[1]), "{out}");
+        }
+    }
 }
 
 /// `plot --out` (`plot_to`) refuses a directory (under `d`) holding a copy of one of

@@ -115,7 +115,9 @@ fn shards_resume_and_collect() {
     ] {
         std::fs::remove_file(out.join(f).with_extension("png")).unwrap();
     }
-    let stems = sweep::redraw(&out, &out, None, ntk_plot::Layout::Screen).unwrap();
+    let stems = sweep::redraw(&out, &out, None, ntk_plot::Layout::Screen)
+        .unwrap()
+        .stems;
     assert_eq!(stems.len(), 3, "{stems:?}");
     for stem in &stems {
         for ext in ["png", "svg", "pdf"] {
@@ -127,7 +129,9 @@ fn shards_resume_and_collect() {
         }
     }
     // The same figures for a paper's column: 510 units across, 244.8 pt in the PDF.
-    let column = sweep::redraw(&out, &out, None, ntk_plot::Layout::Column).unwrap();
+    let column = sweep::redraw(&out, &out, None, ntk_plot::Layout::Column)
+        .unwrap()
+        .stems;
     assert_eq!(column, stems);
     let pdf = std::fs::read(out.join("kappa_vs_depth_whole.pdf")).unwrap();
     assert!(String::from_utf8_lossy(&pdf).contains("/MediaBox [0 0 244.8 "));

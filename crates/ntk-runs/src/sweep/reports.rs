@@ -121,12 +121,12 @@ impl Fate {
                  .ntk-reports.json)"
             }
             Fate::NotOurs => {
-                "an earlier collect's files as it wrote them, but not this user's to remove \
-                 (another user's, or in a directory this user cannot change)"
+                "an earlier collect's or plot's files as it wrote them, but not this user's to \
+                 remove (another user's, or in a directory this user cannot change)"
             }
             Fate::Unproven => {
-                "not proven an earlier collect's as it wrote them (a user's, edited since, or \
-                 written before collects recorded their files)"
+                "not proven an earlier collect's or plot's as it wrote them (a user's, edited \
+                 since, or written before collects recorded their files)"
             }
         }
     }
@@ -184,8 +184,10 @@ pub fn say_stale_figures_of(
 /// before any drawing, the regular files at the names it writes (`writes`) that the record
 /// there ([`RECORD`]) does not prove the tools' as written: a user's own image at a figure's
 /// name, or a figure edited since (hundred-and-twenty-fifth hostile round, D2: a user's
-/// `train_loss.png` was replaced with "wrote"). `from` itself is a collected directory whose
-/// figures a plot replaces, as documented: nothing is refused there.
+/// `train_loss.png` was replaced with "wrote"), and something at the record's name that is
+/// not the tools' record. `from` itself is a collected directory whose figures a plot
+/// replaces, as documented (a caption the record does not prove is kept there:
+/// [`keep_edited_captions`]): nothing is refused there.
 pub fn check_proven_figures(
     out: &Path,
     from: &Path,
@@ -194,8 +196,17 @@ pub fn check_proven_figures(
     if same_dir(out, from) {
         return Ok(());
     }
-    // A record that cannot be read proves nothing.
-    let record = read(out).unwrap_or_default();
+    // Something at the record's name that is not the tools' record (a FIFO, a directory, a
+    // user's JSON) proves nothing, and the figures written now could not be recorded: a later
+    // plot would refuse them as a user's (hundred-and-twenty-sixth hostile round, N1: it was
+    // left with no word).
+    let record = read(out).map_err(|why| ntk_files::Error::OutputPath {
+        path: out.join(RECORD),
+        why: format!(
+            "{why}: the figures this plot writes could not be recorded there, and a later \
+             plot would refuse them as not proven the tools'; move it, or choose another --out"
+        ),
+    })?;
     let Ok(entries) = std::fs::read_dir(out) else {
         return Ok(());
     };
@@ -244,6 +255,38 @@ pub fn settle_captions(out: &Path, uncaptioned: &[String]) {
         },
         "",
     );
+}
+
+/// The stems among `captioned` (the figures this collect or plot draws with a caption, in a
+/// column layout) whose caption (`STEM.caption.txt`) stands in `out` as a regular file that
+/// the record ([`RECORD`]) does not prove the tools' as written: a user's, or one edited for
+/// a paper since. Said, and kept: the caller draws those figures anew without writing their
+/// captions, and records none of them (hundred-and-twenty-sixth hostile round, D2: a column
+/// collect or plot of a directory itself replaced an edited caption with no word, where the
+/// screen layout kept it).
+pub fn keep_edited_captions(out: &Path, captioned: &[String]) -> Vec<String> {
+    let recorded = read(out).unwrap_or_default();
+    let mut kept: Vec<String> = captioned
+        .iter()
+        .filter(|stem| {
+            let name = format!("{stem}.caption.txt");
+            std::fs::symlink_metadata(out.join(&name)).is_ok_and(|m| m.is_file())
+                && !manifest::holds_as_recorded(out, &name, &recorded)
+        })
+        .cloned()
+        .collect();
+    kept.sort();
+    if !kept.is_empty() {
+        let names: Vec<String> = kept.iter().map(|s| format!("{s}.caption.txt")).collect();
+        eprintln!(
+            "warning: {}: {}: {}: kept; their figures are drawn anew without writing them \
+             (move them away to have the captions written)",
+            out.display(),
+            names.join(", "),
+            Fate::Unproven.what()
+        );
+    }
+    kept
 }
 
 /// The stale report files of `out` (`why` gives a name's reason), grouped by reason and

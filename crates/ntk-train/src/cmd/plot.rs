@@ -69,7 +69,7 @@ pub(crate) fn plot_cmd(
     // A plot that draws nothing leaves no directory it made.
     let written = ntk_files::outset::in_made_dir(out, || -> CliResult<_> {
         let written = ntk_train::report::save_figures(out, &figures, args.style.layout)?;
-        ntk_train::report::record_written(out, &names, &figures, args.style.layout);
+        ntk_train::report::record_written(out, &written, &figures, args.style.layout);
         if written.is_empty() {
             let why = match runs.as_slice() {
                 [run] if run.id.is_empty() => format!(

@@ -432,16 +432,32 @@ pub fn unended(run: &RunRecord) -> String {
 }
 
 /// Writes the figures of [`plan_figures`] into `out` (the sweep's directory, or `plot
-/// --out`) in `layout`; returns the files written.
+/// --out`) in `layout`; returns the files written, each figure's captions among them. A
+/// caption standing there that the record does not prove the tools' is kept
+/// ([`ntk_runs::sweep::keep_edited_captions`]), not written.
 pub fn save_figures(
     out: &Path,
     figures: &[(&'static str, Figure)],
     layout: Layout,
 ) -> crate::Result<Vec<PathBuf>> {
+    let captioned: Vec<String> = figures
+        .iter()
+        .filter(|(_, f)| f.writes_caption(layout))
+        .map(|(stem, _)| stem.to_string())
+        .collect();
+    let kept = ntk_runs::sweep::keep_edited_captions(out, &captioned);
     let mut written = Vec::new();
     for (stem, fig) in figures {
-        fig.save_as(&out.join(stem), layout)?;
+        let keep = kept.iter().any(|k| k == stem);
+        match keep {
+            true => fig.save_keeping_caption(&out.join(stem), layout)?,
+            false => fig.save_as(&out.join(stem), layout)?,
+        }
         written.extend(["png", "svg", "pdf"].map(|e| out.join(format!("{stem}.{e}"))));
+        // Named where written (hundred-and-twenty-sixth hostile round, N2).
+        if fig.writes_caption(layout) && !keep {
+            written.push(out.join(format!("{stem}.caption.txt")));
+        }
     }
     Ok(written)
 }

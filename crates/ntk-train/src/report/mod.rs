@@ -264,7 +264,7 @@ pub fn collect_as(
         source: Box::new(e),
     })?;
     written.extend(drawn);
-    record_written(out, &names, &figures, layout);
+    record_written(out, &written, &figures, layout);
     Ok(written)
 }
 
@@ -294,13 +294,15 @@ pub fn draws_log(out: &Path, asked: bool) -> bool {
         })
 }
 
-/// Records what a collect or plot that wrote `names` (the figures `figures` in `layout`)
-/// wrote, so that a later one removes what it no longer writes (eighty-eighth hostile round,
-/// D5); an earlier caption beside a figure drawn now without one is removed where the record
-/// proves it the tools' as written, and said and left otherwise (eighty-ninth, D5).
+/// Records the files a collect or plot wrote in `out` (`written`: its tables and
+/// [`save_figures`]' files, of the figures `figures` in `layout`), so that a later one
+/// removes what it no longer writes (eighty-eighth hostile round, D5); an earlier caption
+/// beside a figure drawn now without one is removed where the record proves it the tools' as
+/// written, and said and left otherwise (eighty-ninth, D5). A caption kept, not written, is
+/// not recorded (hundred-and-twenty-sixth, D2).
 pub fn record_written(
     out: &Path,
-    names: &ReportNames,
+    written: &[std::path::PathBuf],
     figures: &[(&'static str, ntk_plot::Figure)],
     layout: ntk_plot::Layout,
 ) {
@@ -310,11 +312,11 @@ pub fn record_written(
         .map(|(stem, _)| stem.to_string())
         .collect();
     ntk_runs::sweep::settle_captions(out, &uncaptioned);
-    let captioned = |name: &str| {
-        name.strip_suffix(".caption.txt")
-            .is_none_or(|stem| !uncaptioned.iter().any(|s| s == stem))
-    };
-    ntk_runs::sweep::record_reports(out, &|name: &str| names.writes(name) && captioned(name));
+    ntk_runs::sweep::record_reports(out, &|name: &str| {
+        written
+            .iter()
+            .any(|p| p.file_name().is_some_and(|n| n == name))
+    });
 }
 
 /// Says the report files that stand in `out` but that this collect or plot (writing

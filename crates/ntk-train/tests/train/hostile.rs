@@ -3130,6 +3130,90 @@ fn fourteenth_review() {
     assert_eq!(std::fs::read(paper.join("train_loss.png")).unwrap(), png);
     std::fs::write(figures.join("notes.txt"), b"mine").unwrap();
     assert_clean_error("plot beside a user's file", &plot(&figures), &["notes.txt"]);
+    // Hundred-and-twenty-sixth, N1: a directory at the record's name is refused before any
+    // figure (the figures could not be recorded; the next plot refused them as a user's).
+    let record_dir = d.join("rd");
+    std::fs::create_dir_all(record_dir.join(".ntk-reports.json")).unwrap();
+    assert_clean_error(
+        "plot beside a record not the tools'",
+        &plot(&record_dir),
+        &[
+            ".ntk-reports.json",
+            "not a regular file",
+            "could not be recorded",
+        ],
+    );
+    assert_eq!(entries(&record_dir), [".ntk-reports.json"]);
+    // D2: a caption edited in the sweep's own directory is kept by a column plot and a
+    // column collect, and said; the "wrote" lines name the captions written (N2).
+    let column = |cmd: &str| {
+        run(&[
+            cmd.into(),
+            sweep.clone().into(),
+            "--layout".into(),
+            "column".into(),
+        ])
+    };
+    assert_ok("a column plot", &column("plot"));
+    let captions: Vec<String> = entries(&sweep)
+        .into_iter()
+        .filter(|n| n.ends_with(".caption.txt"))
+        .collect();
+    assert!(captions.len() >= 2, "{captions:?}");
+    let edited = sweep.join(&captions[0]);
+    let text = format!(
+        "{}my words for the paper\n",
+        std::fs::read_to_string(&edited).unwrap()
+    );
+    std::fs::write(&edited, &text).unwrap();
+    for cmd in ["plot", "collect"] {
+        let o = column(cmd);
+        assert_ok(cmd, &o);
+        assert_eq!(std::fs::read_to_string(&edited).unwrap(), text, "{cmd}");
+        let (out, err) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert!(
+            err.contains(&format!("{}: not proven", captions[0])) && err.contains(": kept;"),
+            "{cmd}: {err}"
+        );
+        assert!(
+            !out.contains(&captions[0]) && out.contains(&captions[1]),
+            "{cmd}: {out}"
+        );
+    }
+    // D3: a sweep into a folder whose runs/ holds TensorBoard's logs, or an empty runs/
+    // beside a user's figure, is refused, the dry run too; nothing is written there.
+    let (tb, empty) = (d.join("tb"), d.join("er"));
+    let logs = tb.join("runs/Dec06_12-00-00_host");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(logs.join("events.out.tfevents.1733486400.host"), "x").unwrap();
+    std::fs::create_dir_all(empty.join("runs")).unwrap();
+    std::fs::write(empty.join("train_loss.png"), &png).unwrap();
+    for extra in [&["--dry-run"][..], &[][..]] {
+        let sweep_into = |out: &Path| {
+            let mut v: Vec<OsString> = vec!["sweep".into()];
+            v.extend(args(&sweep_cfg, out, extra));
+            run(&v)
+        };
+        assert_clean_error(
+            "a sweep into TensorBoard's runs/",
+            &sweep_into(&tb),
+            &[
+                "Dec06_12-00-00_host, not a run of these tools (no config.toml",
+                "no .ntk-writers/",
+            ],
+        );
+        assert_clean_error(
+            "a sweep beside an empty runs/",
+            &sweep_into(&empty),
+            &["train_loss.png, with no sweep's runs/ beside it"],
+        );
+    }
+    assert_eq!(entries(&tb.join("runs")), ["Dec06_12-00-00_host"]);
+    assert!(entries(&empty.join("runs")).is_empty());
+    assert_eq!(std::fs::read(empty.join("train_loss.png")).unwrap(), png);
 
     // D6: a checkpoint whose model.bpk was altered: the dry run with --resume fails as the
     // run does, naming the file; the checkpoint's files stay. And a file of the checkpoint

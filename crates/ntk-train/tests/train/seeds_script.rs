@@ -1004,6 +1004,11 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
             "fig3//mnist - -\n",
             "line 1: experiment 'fig3//mnist' is not spelled",
         ),
+        // Hundred-and-twenty-sixth, N3: `/fig3/mnist` beside `fig3/mnist`.
+        (
+            "fig3/mnist - -\n/fig3/mnist - -\n",
+            "line 2: experiment '/fig3/mnist' is not spelled as its directory",
+        ),
     ] {
         std::fs::write(seeds.join("collected.txt"), list).unwrap();
         let (o, calls) = collect(&[]);
