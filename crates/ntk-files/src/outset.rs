@@ -845,6 +845,12 @@ pub fn check_not_inside_made_for(path: &Path, output: Output) -> crate::Result<(
     Ok(())
 }
 
+/// Whether `dir` holds a collected sweep's table as the tools write it: a `results.csv` with
+/// ntk-probe's header or a `sweep.csv` with ntk-train's.
+pub fn holds_sweep_table(dir: &Path) -> bool {
+    has_header(dir, "results.csv", PROBE_TABLE) || has_header(dir, "sweep.csv", TRAIN_TABLE)
+}
+
 /// Whether `dir` holds a training sweep's table (`sweep.csv` with ntk-train's header) beside
 /// its `runs/`.
 fn is_training_sweep(dir: &Path) -> bool {

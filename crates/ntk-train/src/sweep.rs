@@ -205,15 +205,22 @@ pub fn check_out(out: &Path, points: &[RunPoint]) -> crate::Result<()> {
         // holds entries but no run of the tools' nor a sweep's claim is a user's folder
         // (hundred-and-twenty-sixth, D3: TensorBoard's default `runs/`).
         let planned: Vec<std::path::PathBuf> = points.iter().map(|p| p.dir(out)).collect();
-        ntk_runs::sweep::check_sweep_out(
-            out,
-            ("config.toml", &planned),
-            &crate::files::is_report_file,
-        )?;
+        let runs = ntk_runs::sweep::SweepRuns {
+            is_run: &is_sweep_run,
+            planned: &planned,
+        };
+        ntk_runs::sweep::check_sweep_out(out, &runs, &crate::files::is_report_file)?;
     }
     points
         .iter()
         .try_for_each(|p| train::check_run_dir(&p.dir(out)))
+}
+
+/// Whether `dir` holds a run of ntk-train's: a `config.toml` that reads as a training
+/// config (a user's own `config.toml` does not).
+fn is_sweep_run(dir: &Path) -> bool {
+    let config = dir.join("config.toml");
+    config.is_file() && ntk_runs::config_file::load_toml::<TrainConfig>(&config).is_ok()
 }
 
 /// Refuses, before any work, a table in a point's run directory that its config does not

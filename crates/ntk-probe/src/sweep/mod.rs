@@ -941,8 +941,31 @@ pub fn check_out(out: &Path) -> crate::Result<()> {
 /// hundred-and-twenty-sixth, D3).
 pub fn check_proven(out: &Path, cfg: &SweepConfig) -> crate::Result<()> {
     let planned: Vec<PathBuf> = cfg.points().iter().map(|p| p.dir(out)).collect();
-    ntk_runs::sweep::check_sweep_out(out, ("summary.json", &planned), &writes_file)?;
+    let runs = ntk_runs::sweep::SweepRuns {
+        is_run: &is_point_result,
+        planned: &planned,
+    };
+    ntk_runs::sweep::check_sweep_out(out, &runs, &writes_file)?;
     Ok(())
+}
+
+/// Whether `dir` holds a sweep point's result: a protocol's directory of a point
+/// (`.../depthNN/seedN/<protocol>`) whose `summary.json` reads as an ntk-probe summary (a
+/// user's own `summary.json`, or a single run's output set, is none).
+fn is_point_result(dir: &Path) -> bool {
+    let named = |p: Option<&Path>, prefix: &str| {
+        p.and_then(Path::file_name)
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix(prefix))
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let seed = dir.parent();
+    [Protocol::Whole, Protocol::Blocks]
+        .iter()
+        .any(|p| dir.file_name().is_some_and(|n| n == p.name()))
+        && named(seed, "seed")
+        && named(seed.and_then(Path::parent), "depth")
+        && matches!(read_summary(&dir.join("summary.json")), Ok(Some(_)))
 }
 
 /// The fingerprint of a sweep's config, whichever shard or output directory runs it: the

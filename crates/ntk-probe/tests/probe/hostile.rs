@@ -2911,22 +2911,43 @@ fn fourteenth_review() {
     }
     assert_edited_captions_kept(&sweep, &|args: &[&str]| run(&os(args)));
     // Hundred-and-twenty-sixth, D3: a sweep into a folder whose runs/ holds TensorBoard's
-    // logs, or an empty runs/ beside a user's figure, is refused, the dry run too.
+    // logs, or an empty runs/ beside a user's figure, is refused, the dry run too. And
+    // (hundred-and-twenty-seventh, D1, D2) neither a claim left by a refused sweep, nor a
+    // user's own `summary.json`, nor a sweep's point beside them lets them by.
     let png = std::fs::read(figures.join("kappa_vs_depth_whole.png")).unwrap();
     let (tb, empty) = (d.join("tb"), d.join("er"));
     let logs = tb.join("runs/Dec06_12-00-00_host");
     std::fs::create_dir_all(&logs).unwrap();
     std::fs::write(logs.join("events.out.tfevents.1733486400.host"), "x").unwrap();
+    std::fs::create_dir_all(tb.join("runs/exp1")).unwrap();
+    std::fs::write(tb.join("runs/exp1/summary.json"), r#"{"acc": 0.9}"#).unwrap();
+    std::fs::create_dir_all(tb.join(".ntk-writers")).unwrap();
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(sweep.join("runs/relu"))
+        .arg(tb.join("runs"))
+        .status();
+    assert!(copied.unwrap().success());
+    std::fs::write(tb.join("kappa_vs_depth_whole.png"), &png).unwrap();
     std::fs::create_dir_all(empty.join("runs")).unwrap();
     std::fs::write(empty.join("kappa_vs_depth_whole.png"), &png).unwrap();
+    // Without the sweep's point the claim proves nothing; with it, the user's figure is still
+    // no collect's.
+    let point = tb.join("runs/relu");
+    std::fs::rename(&point, d.join("relu-aside")).unwrap();
     for extra in [&["--dry-run"][..], &[][..]] {
         assert_clean_error(
             "a sweep into TensorBoard's runs/",
             &run(&sweep_args(&cfg, &tb, extra)),
-            &[
-                "Dec06_12-00-00_host, not a run of these tools (no summary.json",
-                "no .ntk-writers/",
-            ],
+            &["(Dec06_12-00-00_host, exp1; each not a run of this tool (its marker read)"],
+        );
+    }
+    std::fs::rename(d.join("relu-aside"), &point).unwrap();
+    for extra in [&["--dry-run"][..], &[][..]] {
+        assert_clean_error(
+            "a sweep beside a point and TensorBoard's runs/",
+            &run(&sweep_args(&cfg, &tb, extra)),
+            &["kappa_vs_depth_whole.png, with no sweep's runs/ beside it"],
         );
         assert_clean_error(
             "a sweep beside an empty runs/",
@@ -2934,7 +2955,11 @@ fn fourteenth_review() {
             &["kappa_vs_depth_whole.png, with no sweep's runs/ beside it"],
         );
     }
-    assert_eq!(std::fs::read_dir(tb.join("runs")).unwrap().count(), 1);
+    assert_eq!(std::fs::read_dir(tb.join("runs")).unwrap().count(), 3);
+    assert_eq!(
+        std::fs::read(tb.join("kappa_vs_depth_whole.png")).unwrap(),
+        png
+    );
     assert_eq!(std::fs::read_dir(empty.join("runs")).unwrap().count(), 0);
     assert_eq!(
         std::fs::read(empty.join("kappa_vs_depth_whole.png")).unwrap(),

@@ -44,7 +44,7 @@ pub mod reports;
 pub use command::{Invocation, SweepCommand, run_command};
 pub use fill::{AxisFill, fill_from_axes};
 pub use lifecycle::{after_collect, check_collect, claim, dry_run, execute};
-pub use proof::{Runs, check_runs, check_sweep_out};
+pub use proof::{Runs, SweepRuns, check_runs, check_sweep_out};
 pub use reports::{
     check_proven_figures, foresee_stale_reports, keep_edited_captions, record_reports,
     say_stale_figures_of, say_stale_reports, settle_captions,

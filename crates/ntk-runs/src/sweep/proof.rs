@@ -2,20 +2,20 @@
 //! the tools' to replace, and the directory theirs to add runs to (hundred-and-twenty-sixth
 //! hostile round, D3: an empty `runs/`, one holding a user's notes, or TensorBoard's default
 //! `runs/` were each taken for a sweep's; a user's figure beside it was replaced with no
-//! word, and ntk-train put its run among TensorBoard's logs).
+//! word, and ntk-train put its run among TensorBoard's logs). The proof is a run of the
+//! tool's under it, as the tool reads its marker, or a collected sweep's table beside it
+//! (hundred-and-twenty-seventh, D1: a claim, `.ntk-writers/`, left by a sweep refused before
+//! its first point, and any file named `summary.json`, proved a user's folder a sweep's).
 
 use std::path::{Path, PathBuf};
-
-use ntk_files::lock::WRITERS_DIR;
 
 /// What stands at a directory's `runs/`, as [`check_runs`] finds it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Runs {
-    /// No `runs/`, or an empty one (hidden entries aside): nothing proves the directory a
-    /// sweep's, and nothing of a user's stands in it.
+    /// No `runs/`, or one holding nothing but hidden entries and planned points' places:
+    /// nothing proves the directory a sweep's, and nothing of a user's stands in it.
     Unproven,
-    /// A sweep's: a run of the tool's under it (a directory holding the tool's marker file)
-    /// or a sweep's claim ([`WRITERS_DIR`], which every sweep writer makes) beside it.
+    /// A sweep's: a run of the tool's is under it, or a collected sweep's table beside it.
     Sweep,
     /// Something other than a directory at `runs` (a file, a FIFO, a link): refused, before
     /// any work, by the directory's own check (a link) or the points' (where each makes its
@@ -23,67 +23,87 @@ pub enum Runs {
     NotADirectory,
 }
 
-/// Refuses, before any work, an `out` for a sweep whose runs each hold `marker` in the
-/// directories `planned` where its `runs/` is no sweep's ([`check_runs`]), or where a file
-/// that the sweep writes at its top (`writes`: its tables and figures) stands with no
-/// sweep's `runs/` beside it (seventy-third hostile round, D5: a user's `sweep.csv` alone was
-/// replaced; hundred-and-twenty-sixth, D3: an empty `runs/` beside a user's figure was taken
-/// for a sweep's). Both tools' sweeps.
+/// How a tool tells a sweep's run in a directory (`is_run`: its marker read as the tool
+/// reads it, the directory where a sweep puts a run) and where this sweep's own points go
+/// (`planned`: their directories, under `out/runs`).
+pub struct SweepRuns<'a> {
+    pub is_run: &'a dyn Fn(&Path) -> bool,
+    pub planned: &'a [PathBuf],
+}
+
+/// What `out/runs` is for the sweep `runs`: [`Runs::Sweep`] where a run of the tool's is
+/// under it (at a planned point's place or not) or a collected sweep's table
+/// ([`ntk_files::outset::holds_sweep_table`]) beside it, [`Runs::Unproven`] where it is
+/// missing or holds nothing but hidden entries and planned points' places (whose own checks
+/// name what stands there); refused, before any work, where it is not proven and an entry is
+/// not a planned point's place (a user's folder, TensorBoard's logs, a user's own
+/// `summary.json`). In a sweep's `runs/` an entry of another kind is left to the sweep's own
+/// checks and its collect's warnings (a run joined by `run --out SWEEP/runs/NAME`, another
+/// config's results, a user's notes).
+pub fn check_runs(out: &Path, runs: &SweepRuns) -> ntk_files::Result<Runs> {
+    let root = out.join("runs");
+    let Ok(meta) = std::fs::symlink_metadata(&root) else {
+        return Ok(Runs::Unproven);
+    };
+    if !meta.is_dir() {
+        return Ok(Runs::NotADirectory);
+    }
+    let entries: Vec<(String, PathBuf)> = std::fs::read_dir(&root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .filter(|(name, _)| !name.starts_with('.'))
+        .collect();
+    if ntk_files::outset::holds_sweep_table(out)
+        || entries.iter().any(|(_, path)| holds_run(path, runs.is_run))
+    {
+        return Ok(Runs::Sweep);
+    }
+    let foreign: Vec<String> = entries
+        .into_iter()
+        .filter(|(_, path)| !runs.planned.iter().any(|p| p.starts_with(path)))
+        .map(|(name, _)| name)
+        .collect();
+    ntk_files::outset::refuse_listed(
+        &root,
+        foreign,
+        Some(
+            "not a run of this tool (its marker read) nor a point of this sweep, in a runs/ \
+             no sweep's run or table proves a sweep's",
+        ),
+    )?;
+    Ok(Runs::Unproven)
+}
+
+/// Refuses, before any work, an `out` for the sweep `runs` where its `runs/` is no sweep's
+/// ([`check_runs`]), or where a file that the sweep writes at its top (`writes`: its tables
+/// and figures) stands with no sweep's `runs/` and collected table beside it (seventy-third
+/// hostile round, D5: a user's `sweep.csv` alone was replaced; hundred-and-twenty-sixth, D3:
+/// an empty `runs/` beside a user's figure was taken for a sweep's). Both tools' sweeps.
 pub fn check_sweep_out(
     out: &Path,
-    (marker, planned): (&str, &[PathBuf]),
+    runs: &SweepRuns,
     writes: &dyn Fn(&str) -> bool,
 ) -> ntk_files::Result<()> {
-    let proofs: &[&str] = match check_runs(out, marker, planned)? {
-        Runs::Sweep | Runs::NotADirectory => &["runs"],
-        Runs::Unproven => &[],
+    let proofs: &[&str] = match check_runs(out, runs)? {
+        // A table or figure is a collect's only beside the table it writes first: a run of
+        // the tool's under `runs/` does not make a user's figure beside it the sweep's
+        // (hundred-and-twenty-seventh hostile round, D2: one run beside TensorBoard's logs).
+        Runs::Sweep if ntk_files::outset::holds_sweep_table(out) => &["runs"],
+        Runs::NotADirectory => &["runs"],
+        Runs::Sweep | Runs::Unproven => &[],
     };
     ntk_files::outset::check_proven(out, proofs, writes, "with no sweep's runs/ beside it")
 }
 
-/// What `out/runs` is for a sweep whose runs each hold `marker` (`summary.json`,
-/// `config.toml`) in the directories `planned` (its points' own, under `out/runs`):
-/// [`Runs::Sweep`] where something proves it a sweep's, [`Runs::Unproven`] where it is
-/// missing, empty or holds only the places of planned points (whose own checks name what
-/// stands there); refused, before any work, where it holds other entries and nothing proves
-/// it a sweep's (a user's folder of that name: its entries are named), or where `runs` is
-/// not a directory.
-pub fn check_runs(out: &Path, marker: &str, planned: &[PathBuf]) -> ntk_files::Result<Runs> {
-    let runs = out.join("runs");
-    let Ok(meta) = std::fs::symlink_metadata(&runs) else {
-        return Ok(Runs::Unproven);
-    };
-    // A link is named, with its target, by the directory's own check (`check_owned`); a
-    // file or a FIFO at `runs` by the points' (where each makes its directory).
-    if !meta.is_dir() {
-        return Ok(Runs::NotADirectory);
-    }
-    let claimed = std::fs::symlink_metadata(out.join(WRITERS_DIR)).is_ok_and(|m| m.is_dir());
-    if claimed || holds_run(&runs, marker) {
-        return Ok(Runs::Sweep);
-    }
-    let entries: Vec<String> = std::fs::read_dir(&runs)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| !planned.iter().any(|p| p.starts_with(e.path())))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.starts_with('.'))
-        .collect();
-    let beside = format!(
-        "not a run of these tools (no {marker} in it), in a runs/ no sweep has claimed (no \
-         {WRITERS_DIR}/ beside it)"
-    );
-    ntk_files::outset::refuse_listed(&runs, entries, Some(&beside)).map(|()| Runs::Unproven)
-}
-
-/// Whether a directory under `runs` (not `runs` itself) holds `marker` as a regular file.
-fn holds_run(runs: &Path, marker: &str) -> bool {
+/// Whether `entry` or a directory under it is a sweep's run (`is_run`).
+fn holds_run(entry: &Path, is_run: &dyn Fn(&Path) -> bool) -> bool {
     let mut found = false;
     super::walk(
-        runs,
+        entry,
         |n| n != "checkpoints",
-        |dir, files| found |= dir != runs && files.iter().any(|(n, _)| n == marker),
+        |dir, _| found = found || is_run(dir),
     );
     found
 }
@@ -92,44 +112,63 @@ fn holds_run(runs: &Path, marker: &str) -> bool {
 mod tests {
     use super::*;
 
-    /// Missing or empty: unproven. A run (its marker under runs/) or a sweep's claim: a
-    /// sweep's. TensorBoard's logs or a user's notes: refused by name, but at a planned
-    /// point's place.
+    /// Missing or empty: unproven. A run of the tool's (as `is_run` reads it) or a sweep's
+    /// table: a sweep's. TensorBoard's logs or a user's notes: refused by name but at a
+    /// planned point's place; a leftover claim (`.ntk-writers/`) or a marker that does not
+    /// read as the tool's proves nothing.
     #[test]
-    fn only_a_run_or_a_claim_proves_a_sweep() {
+    fn only_a_run_or_a_table_proves_a_sweep() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path();
-        assert_eq!(check_runs(out, "config.toml", &[]).unwrap(), Runs::Unproven);
+        let is_run =
+            |d: &Path| std::fs::read_to_string(d.join("run.txt")).is_ok_and(|t| t == "ours");
+        let none = SweepRuns {
+            is_run: &is_run,
+            planned: &[],
+        };
+        assert_eq!(check_runs(out, &none).unwrap(), Runs::Unproven);
         let runs = out.join("runs");
         std::fs::create_dir(&runs).unwrap();
         std::fs::write(runs.join(".DS_Store"), "").unwrap();
-        assert_eq!(check_runs(out, "config.toml", &[]).unwrap(), Runs::Unproven);
+        std::fs::create_dir(out.join(".ntk-writers")).unwrap();
+        assert_eq!(check_runs(out, &none).unwrap(), Runs::Unproven);
         let logs = runs.join("Dec06_12-00-00_host");
         std::fs::create_dir(&logs).unwrap();
         std::fs::write(logs.join("events.out.tfevents.1733486400.host"), "x").unwrap();
         std::fs::write(runs.join("notes.txt"), "mine").unwrap();
-        let e = check_runs(out, "config.toml", &[]).unwrap_err().to_string();
+        let refused = |r: &SweepRuns| check_runs(out, r).unwrap_err().to_string();
+        let e = refused(&none);
         assert!(
             e.contains(
-                "Dec06_12-00-00_host, notes.txt; each not a run of these tools (no \
-                 config.toml in it), in a runs/ no sweep has claimed (no .ntk-writers/"
+                "(Dec06_12-00-00_host, notes.txt; each not a run of this tool (its marker \
+                 read) nor a point of this sweep"
             ),
             "{e}"
         );
         // A planned point's place is the point's to check.
         let planned = [runs.join("Dec06_12-00-00_host/x"), runs.join("notes.txt")];
+        let at_points = SweepRuns {
+            is_run: &is_run,
+            planned: &planned,
+        };
+        assert_eq!(check_runs(out, &at_points).unwrap(), Runs::Unproven);
+        // A marker that is not the tool's proves nothing; the tool's does.
+        let run = runs.join("a/b");
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(run.join("run.txt"), "a user's").unwrap();
+        assert!(refused(&none).contains("(Dec06_12-00-00_host, a, notes.txt; each"));
+        std::fs::write(run.join("run.txt"), "ours").unwrap();
+        assert_eq!(check_runs(out, &none).unwrap(), Runs::Sweep);
+        std::fs::remove_dir_all(runs.join("a")).unwrap();
+        // A collected sweep's table beside runs/.
+        std::fs::write(out.join("sweep.csv"), "id,status,depth,x\n").unwrap();
+        assert_eq!(check_runs(out, &none).unwrap(), Runs::Sweep);
+        // A file at `runs` is left to the points' checks.
+        let other = tempfile::tempdir().unwrap();
+        std::fs::write(other.path().join("runs"), "mine").unwrap();
         assert_eq!(
-            check_runs(out, "config.toml", &planned).unwrap(),
-            Runs::Unproven
+            check_runs(other.path(), &none).unwrap(),
+            Runs::NotADirectory
         );
-        // The marker in runs/ itself is no run's.
-        std::fs::write(runs.join("config.toml"), "").unwrap();
-        assert!(check_runs(out, "config.toml", &[]).is_err());
-        // A run's marker under it, or a sweep's claim beside it.
-        std::fs::write(logs.join("config.toml"), "").unwrap();
-        assert_eq!(check_runs(out, "config.toml", &[]).unwrap(), Runs::Sweep);
-        assert!(check_runs(out, "summary.json", &[]).is_err());
-        std::fs::create_dir(out.join(WRITERS_DIR)).unwrap();
-        assert_eq!(check_runs(out, "summary.json", &[]).unwrap(), Runs::Sweep);
     }
 }

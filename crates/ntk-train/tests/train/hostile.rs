@@ -3184,11 +3184,19 @@ fn fourteenth_review() {
         );
     }
     // D3: a sweep into a folder whose runs/ holds TensorBoard's logs, or an empty runs/
-    // beside a user's figure, is refused, the dry run too; nothing is written there.
+    // beside a user's figure, is refused, the dry run too; nothing is written there. And
+    // (hundred-and-twenty-seventh, D1, D2) neither a claim left by a refused sweep nor a
+    // single run of the tool's (`run --out runs/baseline`) beside them lets them by.
     let (tb, empty) = (d.join("tb"), d.join("er"));
     let logs = tb.join("runs/Dec06_12-00-00_host");
     std::fs::create_dir_all(&logs).unwrap();
     std::fs::write(logs.join("events.out.tfevents.1733486400.host"), "x").unwrap();
+    assert_ok(
+        "a single run under runs/",
+        &run(&args(&single, &tb.join("runs/baseline"), &[])),
+    );
+    std::fs::create_dir_all(tb.join(".ntk-writers")).unwrap();
+    std::fs::write(tb.join("train_loss.png"), &png).unwrap();
     std::fs::create_dir_all(empty.join("runs")).unwrap();
     std::fs::write(empty.join("train_loss.png"), &png).unwrap();
     for extra in [&["--dry-run"][..], &[][..]] {
@@ -3197,13 +3205,20 @@ fn fourteenth_review() {
             v.extend(args(&sweep_cfg, out, extra));
             run(&v)
         };
+        // Without the run the claim proves nothing; with it, the user's figure is still no
+        // collect's.
+        let baseline = tb.join("runs/baseline");
+        std::fs::rename(&baseline, d.join("baseline-aside")).unwrap();
         assert_clean_error(
             "a sweep into TensorBoard's runs/",
             &sweep_into(&tb),
-            &[
-                "Dec06_12-00-00_host, not a run of these tools (no config.toml",
-                "no .ntk-writers/",
-            ],
+            &["(Dec06_12-00-00_host, not a run of this tool (its marker read)"],
+        );
+        std::fs::rename(d.join("baseline-aside"), &baseline).unwrap();
+        assert_clean_error(
+            "a sweep beside a run and TensorBoard's runs/",
+            &sweep_into(&tb),
+            &["train_loss.png, with no sweep's runs/ beside it"],
         );
         assert_clean_error(
             "a sweep beside an empty runs/",
@@ -3211,7 +3226,11 @@ fn fourteenth_review() {
             &["train_loss.png, with no sweep's runs/ beside it"],
         );
     }
-    assert_eq!(entries(&tb.join("runs")), ["Dec06_12-00-00_host"]);
+    assert_eq!(
+        entries(&tb.join("runs")),
+        ["Dec06_12-00-00_host", "baseline"]
+    );
+    assert_eq!(std::fs::read(tb.join("train_loss.png")).unwrap(), png);
     assert!(entries(&empty.join("runs")).is_empty());
     assert_eq!(std::fs::read(empty.join("train_loss.png")).unwrap(), png);
 
