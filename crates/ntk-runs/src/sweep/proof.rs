@@ -15,8 +15,12 @@ pub enum Runs {
     /// No `runs/`, or one holding nothing but hidden entries and planned points' places:
     /// nothing proves the directory a sweep's, and nothing of a user's stands in it.
     Unproven,
-    /// A sweep's: a run of the tool's is under it, or a collected sweep's table beside it.
-    Sweep,
+    /// A sweep's: a run of the tool's is under it, but no collected sweep's table beside it
+    /// (a sweep not collected yet; a user's tables and figures beside it are no collect's).
+    Run,
+    /// A collected sweep's: its table ([`ntk_files::outset::holds_sweep_table`]) is beside
+    /// it, which a collect writes before its other tables and figures.
+    Collected,
     /// Something other than a directory at `runs` (a file, a FIFO, a link): refused, before
     /// any work, by the directory's own check (a link) or the points' (where each makes its
     /// directory), whose refusals name it.
@@ -31,9 +35,9 @@ pub struct SweepRuns<'a> {
     pub planned: &'a [PathBuf],
 }
 
-/// What `out/runs` is for the sweep `runs`: [`Runs::Sweep`] where a run of the tool's is
-/// under it (at a planned point's place or not) or a collected sweep's table
-/// ([`ntk_files::outset::holds_sweep_table`]) beside it, [`Runs::Unproven`] where it is
+/// What `out/runs` is for the sweep `runs`: [`Runs::Collected`] where a collected sweep's
+/// table is beside it, [`Runs::Run`] where a run of the tool's is under it (at a planned
+/// point's place or not), [`Runs::Unproven`] where it is
 /// missing or holds nothing but hidden entries and planned points' places (whose own checks
 /// name what stands there); refused, before any work, where it is not proven and an entry is
 /// not a planned point's place (a user's folder, TensorBoard's logs, a user's own
@@ -55,10 +59,11 @@ pub fn check_runs(out: &Path, runs: &SweepRuns) -> ntk_files::Result<Runs> {
         .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
         .filter(|(name, _)| !name.starts_with('.'))
         .collect();
-    if ntk_files::outset::holds_sweep_table(out)
-        || entries.iter().any(|(_, path)| holds_run(path, runs.is_run))
-    {
-        return Ok(Runs::Sweep);
+    if ntk_files::outset::holds_sweep_table(out) {
+        return Ok(Runs::Collected);
+    }
+    if entries.iter().any(|(_, path)| holds_run(path, runs.is_run)) {
+        return Ok(Runs::Run);
     }
     let foreign: Vec<String> = entries
         .into_iter()
@@ -86,15 +91,15 @@ pub fn check_sweep_out(
     runs: &SweepRuns,
     writes: &dyn Fn(&str) -> bool,
 ) -> ntk_files::Result<()> {
-    let proofs: &[&str] = match check_runs(out, runs)? {
+    match check_runs(out, runs)? {
+        Runs::Collected | Runs::NotADirectory => Ok(()),
         // A table or figure is a collect's only beside the table it writes first: a run of
         // the tool's under `runs/` does not make a user's figure beside it the sweep's
         // (hundred-and-twenty-seventh hostile round, D2: one run beside TensorBoard's logs).
-        Runs::Sweep if ntk_files::outset::holds_sweep_table(out) => &["runs"],
-        Runs::NotADirectory => &["runs"],
-        Runs::Sweep | Runs::Unproven => &[],
-    };
-    ntk_files::outset::check_proven(out, proofs, writes, "with no sweep's runs/ beside it")
+        Runs::Run | Runs::Unproven => {
+            ntk_files::outset::check_proven(out, &[], writes, "with no sweep's runs/ beside it")
+        }
+    }
 }
 
 /// Whether `entry` or a directory under it is a sweep's run (`is_run`).
@@ -158,11 +163,11 @@ mod tests {
         std::fs::write(run.join("run.txt"), "a user's").unwrap();
         assert!(refused(&none).contains("(Dec06_12-00-00_host, a, notes.txt; each"));
         std::fs::write(run.join("run.txt"), "ours").unwrap();
-        assert_eq!(check_runs(out, &none).unwrap(), Runs::Sweep);
+        assert_eq!(check_runs(out, &none).unwrap(), Runs::Run);
         std::fs::remove_dir_all(runs.join("a")).unwrap();
         // A collected sweep's table beside runs/.
         std::fs::write(out.join("sweep.csv"), "id,status,depth,x\n").unwrap();
-        assert_eq!(check_runs(out, &none).unwrap(), Runs::Sweep);
+        assert_eq!(check_runs(out, &none).unwrap(), Runs::Collected);
         // A file at `runs` is left to the points' checks.
         let other = tempfile::tempdir().unwrap();
         std::fs::write(other.path().join("runs"), "mine").unwrap();
