@@ -45,6 +45,15 @@ while read -r e log merge || [ -n "$e" ]; do
     case "$e" in .|..|./*|../*|/*|*/|*//*|*/./*|*/../*|*/.|*/..)
         echo "error: $list: line $lineno: experiment '$e' is not spelled as its directory under experiments/ is named (no leading or trailing /, ./, .. or //)" >&2; exit 2 ;;
     esac
+    # A directory under experiments/, checked here, before anything is collected
+    # (hundred-and-twenty-seventh hostile round, N1: `experiments/mine`, `MINE` or `"mine"`
+    # was found missing only when reached, after the lines above it were collected).
+    case "$e" in experiments/*)
+        echo "error: $list: line $lineno: experiment '$e' is spelled from the repository's root: write it as its directory under experiments/ is named ('${e#experiments/}')" >&2; exit 2 ;;
+    esac
+    if [ ! -d "experiments/$e" ]; then
+        echo "error: $list: line $lineno: experiment '$e': experiments/$e is no directory" >&2; exit 2
+    fi
     # One experiment once (it was collected twice with no word).
     if [ -n "${listed[$e]:-}" ]; then
         echo "error: $list: line $lineno: experiment '$e' is listed already (line ${listed[$e]})" >&2; exit 2

@@ -5,8 +5,9 @@
 //! A path names a file. An `.npz` member is chosen by a `:name` suffix (`set.npz:x_train`),
 //! else by the key's default member ([`Role::member`]: `x`, `y`, `x_test`, `y_test`), so
 //! that `numpy.savez("set.npz", x=x, y=y, x_test=xt, y_test=yt)` serves all four keys. CSV:
-//! one sample a line, comma-separated numbers, `#` comments; a first line of names (no field
-//! a number or starting as one does) is a header and skipped (what
+//! one sample a line, comma-separated numbers, `#` comments; a first line of names (each
+//! field with a letter, no decimal number, not starting as a number does, no missing-value
+//! marker such as `NA`) is a header and skipped (what
 //! `pandas.DataFrame.to_csv(index=False)` and `numpy.savetxt` write); a byte order mark
 //! opening the file is read past.
 //!
@@ -712,10 +713,21 @@ fn parse_csv_text(
         // numbers written with a character the parser does not take (a Unicode minus, a
         // fullwidth digit, a zero-width space, `0.5e`) is data, refused below naming the field
         // (hundred-and-twenty-fourth and -fifth hostile rounds, D1).
+        // A first line is data when one of its fields is no name; that field says why in a
+        // refusal (hundred-and-twenty-seventh hostile round, N2: `x,` named field 1, `x`).
         let on_first = std::mem::take(&mut first);
-        if on_first && fields.iter().all(|f| is_a_name(f)) {
-            continue; // a header
-        }
+        let data_because = if on_first {
+            match fields
+                .iter()
+                .enumerate()
+                .find_map(|(i, f)| not_a_name(f).map(|why| (i, *f, why)))
+            {
+                None => continue, // a header
+                Some(because) => Some(because),
+            }
+        } else {
+            None
+        };
         match cols {
             None => cols = Some(fields.len()),
             Some(c) if c != fields.len() => {
@@ -741,12 +753,17 @@ fn parse_csv_text(
                     ),
                     None => String::new(),
                 };
-                // Why line 1 was read as data (hundred-and-twenty-sixth hostile round, N4).
-                let data = if on_first {
-                    "; the first line is read as data, not a header, unless every field is a \
-                     name (a letter in it, not starting as a number does)"
-                } else {
-                    ""
+                // Why line 1 was read as data (hundred-and-twenty-sixth hostile round, N4),
+                // naming the field that is no name.
+                let data = match data_because {
+                    Some((i, f, why)) => format!(
+                        "; the first line is read as data, not a header, as field {} ({:?}) {why} \
+                         (a header's every field has a letter in it and no decimal number, does \
+                         not start as a number does and is no missing-value marker such as NA)",
+                        i + 1,
+                        f.chars().take(32).collect::<String>()
+                    ),
+                    None => String::new(),
                 };
                 at(format!(
                     "field {} (counted from 1): {shown:?} is not a number{why}{data}",
@@ -778,14 +795,42 @@ fn parse_csv_text(
 /// The byte order mark, U+FEFF.
 const BOM: char = '\u{feff}';
 
-/// Whether `field` is a header's name: no number, with a letter in it, and not starting as a
-/// number does ([`starts_as_a_number`]). A first row of numbers in another spelling (`$0.5`,
-/// `(0.5)`, `“0.5”`, `'0.5`, `=0.5`: hundred-and-twenty-sixth hostile round, D1) has no
-/// letter, and is data, refused naming the field.
-fn is_a_name(field: &str) -> bool {
-    field.parse::<f64>().is_err()
-        && field.chars().any(char::is_alphabetic)
-        && !starts_as_a_number(field)
+/// Why `field` is no header's name, or `None` where it is one: a name is no number, has a
+/// letter in it, does not start as a number does ([`starts_as_a_number`]), holds no decimal
+/// number ([`holds_a_decimal`]) and is no missing-value marker ([`MISSING`]). A first row of
+/// numbers in another spelling is data, refused naming the field: `$0.5`, `(0.5)`, `“0.5”`,
+/// `'0.5`, `=0.5` have no letter (hundred-and-twenty-sixth hostile round, D1); a currency's
+/// code or lettered symbol before the amount (`USD 0.50`, `R$ 0.50`, `Rs. 0.50`, `CHF 0,50`)
+/// holds a decimal number, and R's `NA` is a missing value, not a name
+/// (hundred-and-twenty-seventh hostile round, D3 and N4). Names with whole numbers in them
+/// (`x1`, `feature_0`, `layer 2`) stay names.
+fn not_a_name(field: &str) -> Option<&'static str> {
+    if field.parse::<f64>().is_ok() {
+        Some("is a number")
+    } else if !field.chars().any(char::is_alphabetic) {
+        Some("has no letter")
+    } else if starts_as_a_number(field) {
+        Some("starts as a number does")
+    } else if holds_a_decimal(field) {
+        Some("holds a decimal number")
+    } else if MISSING.contains(&field) {
+        Some("is a missing-value marker")
+    } else {
+        None
+    }
+}
+
+/// The missing-value markers a first row of data may hold in place of numbers (R's `NA`,
+/// spreadsheets' `N/A`, SQL's and pandas' `NULL`, `None` and `<NA>`; a spreadsheet's `#N/A`
+/// is a comment here); `nan` parses as a number already, refused later as not finite.
+const MISSING: [&str; 7] = ["NA", "N/A", "n/a", "NULL", "null", "None", "<NA>"];
+
+/// Whether `field` holds a decimal number: a digit, a point or a comma, and a digit (of any
+/// script), as a currency's amount is written (`USD 0.50`, `CHF 0,50`).
+fn holds_a_decimal(field: &str) -> bool {
+    let c: Vec<char> = field.chars().collect();
+    c.windows(3)
+        .any(|w| w[0].is_numeric() && matches!(w[1], '.' | ',') && w[2].is_numeric())
 }
 
 /// Whether `field`, past invisible characters and whitespace, starts as a number does: a
@@ -846,6 +891,9 @@ mod tests {
             ("\u{feff}x,y\n3,4\n", vec![3.0, 4.0]),
             ("\u{feff}# a comment\n3,4\n", vec![3.0, 4.0]),
             ("a,b\n1,2\n", vec![1.0, 2.0]),
+            // Names with whole numbers in them stay names.
+            ("x1,feature_0\n3,4\n", vec![3.0, 4.0]),
+            ("layer 2,Na\n3,4\n", vec![3.0, 4.0]),
         ] {
             let (v, _, _) = parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
             assert_eq!(v, values, "{text:?}");
@@ -866,6 +914,14 @@ mod tests {
             "'0.5,2\n3,4\n",
             "=0.5,2\n3,4\n",
             ",x\n3,4\n",
+            // Hundred-and-twenty-seventh hostile round, D3 and N4: a currency's code or
+            // lettered symbol before the amount, and R's missing values.
+            "USD 0.50,USD 1.00\n3,4\n",
+            "R$ 0.50,R$ 1.00\n3,4\n",
+            "Rs. 0.50,Rs. 1.00\n3,4\n",
+            "US$0.50,US$1.00\n3,4\n",
+            "\"CHF 0,50\",x\n3,4\n",
+            "NA,NA\n3,4\n",
         ] {
             let e = parse(text).unwrap_err().to_string();
             assert!(
@@ -873,6 +929,20 @@ mod tests {
                 "{text:?}: {e}"
             );
             assert!(e.contains("read as data, not a header"), "{text:?}: {e}");
+        }
+        // The refusal names the field that made line 1 data (hundred-and-twenty-seventh
+        // hostile round, N2).
+        for (text, because) in [
+            ("x,\n3,4\n", "field 2 (\"\") has no letter"),
+            ("inf,x\n3,4\n", "field 1 (\"inf\") is a number"),
+            (
+                "x,USD 0.5\n3,4\n",
+                "field 2 (\"USD 0.5\") holds a decimal number",
+            ),
+            ("x,NA\n3,4\n", "field 2 (\"NA\") is a missing-value marker"),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains("line 1") && e.contains(because), "{text:?}: {e}");
         }
         for (text, line, c) in [
             ("\u{2212}1,\u{2212}2\n3,4\n", "line 1", "U+2212"),

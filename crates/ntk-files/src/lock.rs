@@ -584,23 +584,16 @@ impl SweepClaim {
     }
 
     /// Ends a claim under which nothing was made (a sweep refused before any work): what
-    /// the claim made, the `.ntk-writers` registrations and the output directory itself,
-    /// is removed again when the output directory holds nothing else and no other writer
-    /// holds a registration, so a refused command leaves no directory behind (eighth
-    /// hostile round: a refused `ntk-train run` left an empty `--out` holding
-    /// `.ntk-writers`). Anything else, and whatever was there before, stays.
+    /// the claim made, the `.ntk-writers` registrations, is removed again when no other
+    /// writer holds one, and the output directory the claim made when it is empty then, so
+    /// a refused command leaves nothing behind (eighth hostile round: a refused `ntk-train
+    /// run` left an empty `--out` holding `.ntk-writers`; hundred-and-twenty-seventh, D1's
+    /// residue: a sweep refused in a user's directory left `.ntk-writers` beside the user's
+    /// files). Anything else, and whatever was there before, stays.
     pub fn withdraw(self) {
         let Self { file, out, made } = self;
         let dir = out.join(WRITERS_DIR);
         if !made.1 {
-            return;
-        }
-        let only_ours = fs::read_dir(&out).is_ok_and(|entries| {
-            entries
-                .flatten()
-                .all(|e| e.file_name().to_str() == Some(WRITERS_DIR))
-        });
-        if !only_ours {
             return;
         }
         let Ok(guard) = Self::guard(&dir) else {
@@ -909,6 +902,9 @@ mod tests {
             .unwrap()
             .withdraw();
         assert!(user.join("notes.txt").exists());
+        // Hundred-and-twenty-seventh hostile round, D1's residue: the claim's own
+        // registrations are gone from the user's directory too.
+        assert!(!user.join(WRITERS_DIR).exists());
         // Another shard of the config still holds it: everything stays.
         let shared = root.path().join("shared");
         fs::create_dir(&shared).unwrap();

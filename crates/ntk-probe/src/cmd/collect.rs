@@ -24,7 +24,7 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
         // What the points recorded must be this config's, as the help promises.
         sweep::check_collect(c, name, &args.dir, args.allow_mixed)?;
     }
-    let groups = sweep::collect_as(
+    let (groups, drawn) = sweep::collect_as(
         cfg.as_ref().map(|(c, _)| c),
         &args.dir,
         args.style.title.as_deref(),
@@ -32,5 +32,14 @@ pub(crate) fn collect_cmd(args: CollectArgs) -> CliResult<()> {
         args.style.layout,
     )?;
     print_groups(&groups);
+    // What it wrote, as `plot` and ntk-train's collect say it (hundred-and-twenty-seventh
+    // hostile round, N6: nothing was said).
+    println!(
+        "wrote {}",
+        args.dir.join("{results.csv, summary.csv}").display()
+    );
+    for files in drawn.shown() {
+        println!("wrote {files}");
+    }
     Ok(())
 }

@@ -785,7 +785,7 @@ pub fn collect(
     title: Option<&str>,
     allow_mixed: bool,
 ) -> crate::Result<Vec<GroupRow>> {
-    collect_as(cfg, out, title, allow_mixed, Layout::Screen)
+    collect_as(cfg, out, title, allow_mixed, Layout::Screen).map(|(groups, _)| groups)
 }
 
 /// Refuses `ntk-train`'s output ([`crate::Error::TrainingRuns`]): a run's `metrics.csv` in
@@ -950,14 +950,14 @@ fn theory_beside(out: &Path, points: &[&Summary]) -> Result<TheoryCache, &'stati
     Ok(cache)
 }
 
-/// [`collect`] with the figures in `layout`.
+/// [`collect`] with the figures in `layout`, and what it drew.
 pub fn collect_as(
     cfg: Option<&SweepConfig>,
     out: &Path,
     title: Option<&str>,
     allow_mixed: bool,
     layout: Layout,
-) -> crate::Result<Vec<GroupRow>> {
+) -> crate::Result<(Vec<GroupRow>, super::figures::Drawn)> {
     ntk_runs::sweep::refuse_linked_runs(out)?;
     refuse_training_runs(out)?;
     let found = read_summaries_at(out)?;
@@ -1089,5 +1089,5 @@ pub fn collect_as(
             || (name == "theory.json" && theory_kept)
             || drawn.wrote(name)
     });
-    Ok(groups)
+    Ok((groups, drawn))
 }

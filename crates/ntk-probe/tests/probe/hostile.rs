@@ -2965,6 +2965,29 @@ fn fourteenth_review() {
         std::fs::read(empty.join("kappa_vs_depth_whole.png")).unwrap(),
         png
     );
+    // Hundred-and-twenty-seventh, D1's residue: a sweep refused after its claim (another
+    // config's point under runs/) takes the claim back, leaving what was there as it was.
+    let mixed = d.join("mixed");
+    std::fs::create_dir_all(mixed.join("runs")).unwrap();
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(sweep.join("runs/relu"))
+        .arg(mixed.join("runs"))
+        .status();
+    assert!(copied.unwrap().success());
+    let other = write(d, "s10.toml", &TINY_SWEEP.replace("n = 12", "n = 10"));
+    assert_clean_error(
+        "a sweep beside another config's point",
+        &run(&sweep_args(&other, &mixed, &[])),
+        &["made by a different config", "data.n: 12 -> 10"],
+    );
+    let mut left: Vec<_> = std::fs::read_dir(&mixed)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["runs"]);
 }
 
 /// Hundred-and-twenty-sixth hostile round, D2: in a collected directory `dir` itself, a

@@ -57,7 +57,7 @@ pub fn check_runs(out: &Path, runs: &SweepRuns) -> ntk_files::Result<Runs> {
         .flatten()
         .flatten()
         .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-        .filter(|(name, _)| !name.starts_with('.'))
+        .filter(|(name, _)| !name.starts_with('.') || VERSION_CONTROL.contains(&name.as_str()))
         .collect();
     if ntk_files::outset::holds_sweep_table(out) {
         return Ok(Runs::Collected);
@@ -102,6 +102,12 @@ pub fn check_sweep_out(
     }
 }
 
+/// The hidden entries that make `runs/` a user's work tree, not a place for a sweep's runs
+/// (hundred-and-twenty-seventh hostile round, N2 of the second review: a `runs/` holding
+/// only `.git` counted as empty and ntk-train wrote its run into it); other hidden entries
+/// (`.DS_Store`, the tools' own temporary files) are passed over.
+const VERSION_CONTROL: [&str; 4] = [".git", ".hg", ".svn", ".jj"];
+
 /// Whether `entry` or a directory under it is a sweep's run (`is_run`).
 fn holds_run(entry: &Path, is_run: &dyn Fn(&Path) -> bool) -> bool {
     let mut found = false;
@@ -137,6 +143,11 @@ mod tests {
         std::fs::write(runs.join(".DS_Store"), "").unwrap();
         std::fs::create_dir(out.join(".ntk-writers")).unwrap();
         assert_eq!(check_runs(out, &none).unwrap(), Runs::Unproven);
+        // A user's work tree: named.
+        std::fs::create_dir(runs.join(".git")).unwrap();
+        let e = check_runs(out, &none).unwrap_err().to_string();
+        assert!(e.contains(".git"), "{e}");
+        std::fs::remove_dir(runs.join(".git")).unwrap();
         let logs = runs.join("Dec06_12-00-00_host");
         std::fs::create_dir(&logs).unwrap();
         std::fs::write(logs.join("events.out.tfevents.1733486400.host"), "x").unwrap();

@@ -278,12 +278,20 @@ pub fn keep_edited_captions(out: &Path, captioned: &[String]) -> Vec<String> {
     kept.sort();
     if !kept.is_empty() {
         let names: Vec<String> = kept.iter().map(|s| format!("{s}.caption.txt")).collect();
+        // One caption or several, said as such (hundred-and-twenty-seventh hostile round,
+        // N5: "their figures" for one).
+        let (its, them) = if kept.len() == 1 {
+            ("its figure is", "it")
+        } else {
+            ("their figures are", "them")
+        };
         eprintln!(
-            "warning: {}: {}: {}: kept; their figures are drawn anew without writing them \
-             (move them away to have the captions written)",
+            "warning: {}: {}: {}: kept; {its} drawn anew without writing {them} \
+             (move {them} away to have the caption{} written)",
             out.display(),
             names.join(", "),
-            Fate::Unproven.what()
+            Fate::Unproven.what(),
+            if kept.len() == 1 { "" } else { "s" }
         );
     }
     kept

@@ -902,6 +902,9 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
     let seeds = dir.path().join("experiments/seeds");
     let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/seeds");
     std::fs::copy(scripts.join("collect.sh"), seeds.join("collect.sh")).unwrap();
+    for e in ["fig3/mnist", "fig3/mnist_60k"] {
+        std::fs::create_dir_all(dir.path().join("experiments").join(e)).unwrap();
+    }
     std::fs::write(
         seeds.join("collected.txt"),
         "# a comment\nfig3/mnist - -\nfig3/mnist_60k log mixed",
@@ -1008,6 +1011,20 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
         (
             "fig3/mnist - -\n/fig3/mnist - -\n",
             "line 2: experiment '/fig3/mnist' is not spelled as its directory",
+        ),
+        // Hundred-and-twenty-seventh, N1: the root-relative spelling and a name with no
+        // directory were found only when reached, after the lines above were collected.
+        (
+            "fig3/mnist - -\nexperiments/fig3/mnist_60k - -\n",
+            "line 2: experiment 'experiments/fig3/mnist_60k' is spelled from the repository's root",
+        ),
+        (
+            "fig3/mnist - -\nFIG3/mnist - -\n",
+            "line 2: experiment 'FIG3/mnist': experiments/FIG3/mnist is no directory",
+        ),
+        (
+            "fig3/mnist - -\n\"fig3/mnist_60k\" - -\n",
+            "line 2: experiment '\"fig3/mnist_60k\"': experiments/\"fig3/mnist_60k\" is no directory",
         ),
     ] {
         std::fs::write(seeds.join("collected.txt"), list).unwrap();
