@@ -12,6 +12,7 @@
 //! kernel's κ) as open markers in a band above the axes, labelled `singular`
 //! ([`Series::unresolved`]): never on a tick line, where they would read as values.
 
+mod drawn;
 pub mod layout;
 mod legend;
 mod marks;
@@ -28,6 +29,7 @@ use plotters::prelude::*;
 pub use plotters::style::RGBColor;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+pub use drawn::{Drawn, captioned, save_all};
 pub use layout::Layout;
 use layout::Metrics;
 use marks::{Axis, LINE_WIDTH, draw_bar, draw_line, draw_marker, ipt};

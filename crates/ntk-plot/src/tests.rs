@@ -476,3 +476,46 @@ fn a_figure_without_a_finite_point_is_not_drawable() {
     let e = nan.save(&dir.path().join("fig")).unwrap_err().to_string();
     assert!(e.contains("nothing to plot"), "{e}");
 }
+
+/// [`save_all`] in a column: a figure with a note writes its caption, one without does not,
+/// and one whose caption is kept leaves the caption standing there as it was; [`Drawn`] says
+/// exactly the files written, in its list, its lines and its test by name.
+#[test]
+fn save_all_writes_and_says_exactly_the_files_it_drew() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    let mut plain = figure(None);
+    plain.note = None;
+    let figures = [("a", figure(None)), ("b", plain), ("c", figure(None))];
+    assert_eq!(captioned(&figures, Layout::Column), ["a", "c"]);
+    assert!(captioned(&figures, Layout::Screen).is_empty());
+    std::fs::write(out.join("c.caption.txt"), "my words").unwrap();
+    let drawn = save_all(out, &figures, Layout::Column, vec!["c".into()]).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(out.join("c.caption.txt")).unwrap(),
+        "my words"
+    );
+    let mut on_disk: Vec<String> = std::fs::read_dir(out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "c.caption.txt")
+        .collect();
+    on_disk.sort();
+    let mut files: Vec<String> = drawn
+        .files()
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, on_disk);
+    assert!(drawn.wrote("a.caption.txt") && drawn.wrote("b.pdf"));
+    assert!(!drawn.wrote("b.caption.txt") && !drawn.wrote("c.caption.txt"));
+    let shown = drawn.shown();
+    assert!(
+        shown[0].ends_with("a.{png,svg,pdf,caption.txt}"),
+        "{shown:?}"
+    );
+    assert!(shown[1].ends_with("b.{png,svg,pdf}"), "{shown:?}");
+    assert!(shown[2].ends_with("c.{png,svg,pdf}"), "{shown:?}");
+}

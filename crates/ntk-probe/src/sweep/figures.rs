@@ -5,9 +5,8 @@
 //! dotted in the same colour.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use ntk_files::shown::Shown;
 use ntk_plot::{Dash, Figure, Layout, Marker, PALETTE, RGBColor, Scale, Series, Spread};
 
 use super::GroupRow;
@@ -477,90 +476,15 @@ pub fn figures(
     save(out, &planned, layout)
 }
 
-/// What [`save`] drew: each figure's stem (a path), the names of those it drew without a
-/// caption ([`uncaptioned`]), and of those whose caption standing there it kept, not
-/// written ([`ntk_runs::sweep::keep_edited_captions`]).
-#[derive(Debug)]
-pub struct Drawn {
-    pub stems: Vec<PathBuf>,
-    pub uncaptioned: Vec<String>,
-    pub kept: Vec<String>,
-}
-
-impl Drawn {
-    /// Whether `name` is a file this drawing wrote: a figure's PNG, SVG or PDF, or its
-    /// caption where it wrote one.
-    pub fn wrote(&self, name: &str) -> bool {
-        self.stems.iter().any(|stem| {
-            stem.file_name().is_some_and(|s| {
-                let s = s.to_string_lossy().into_owned();
-                ntk_plot::is_figure_file(name, &s)
-                    && (!name.ends_with(".caption.txt") || self.captioned(&s))
-            })
-        })
-    }
-
-    /// Whether this drawing wrote the caption of the figure `stem` (a name).
-    fn captioned(&self, stem: &str) -> bool {
-        !self.uncaptioned.iter().chain(&self.kept).any(|s| s == stem)
-    }
-
-    /// The files written, one line per figure as its stem's path with the extensions
-    /// written (`DIR/kappa_vs_depth_whole.{png,svg,pdf,caption.txt}`): the captions named
-    /// where written (hundred-and-twenty-sixth hostile round, N2).
-    pub fn shown(&self) -> Vec<String> {
-        self.stems
-            .iter()
-            .map(|stem| {
-                let name = stem
-                    .file_name()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                let caption = if self.captioned(&name) {
-                    ",caption.txt"
-                } else {
-                    ""
-                };
-                format!("{}.{{png,svg,pdf{caption}}}", stem.shown())
-            })
-            .collect()
-    }
-}
-
-/// The stems of `figures` that [`save`] draws without a caption in `layout`
-/// ([`Figure::writes_caption`]).
-pub fn uncaptioned(figures: &[(String, Figure)], layout: Layout) -> Vec<String> {
-    figures
-        .iter()
-        .filter(|(_, f)| !f.writes_caption(layout))
-        .map(|(stem, _)| stem.clone())
-        .collect()
-}
+/// What [`save`] drew ([`ntk_plot::Drawn`]).
+pub use ntk_plot::Drawn;
 
 /// Writes the figures of [`plan`] into `out` in `layout`, keeping each caption standing
 /// there that the record does not prove the tools' ([`ntk_runs::sweep::keep_edited_captions`]);
 /// says what it drew.
 pub fn save(out: &Path, figures: &[(String, Figure)], layout: Layout) -> crate::Result<Drawn> {
-    let captioned: Vec<String> = figures
-        .iter()
-        .filter(|(_, f)| f.writes_caption(layout))
-        .map(|(stem, _)| stem.clone())
-        .collect();
-    let kept = ntk_runs::sweep::keep_edited_captions(out, &captioned);
-    let mut stems = Vec::new();
-    for (name, fig) in figures {
-        let stem = out.join(name);
-        match kept.contains(name) {
-            true => fig.save_keeping_caption(&stem, layout)?,
-            false => fig.save_as(&stem, layout)?,
-        }
-        stems.push(stem);
-    }
-    Ok(Drawn {
-        stems,
-        uncaptioned: uncaptioned(figures, layout),
-        kept,
-    })
+    let kept = ntk_runs::sweep::keep_edited_captions(out, &ntk_plot::captioned(figures, layout));
+    Ok(ntk_plot::save_all(out, figures, layout, kept)?)
 }
 
 /// The figures [`figures`] draws, by stem, those with something to draw only: what a plot

@@ -68,8 +68,9 @@ pub(crate) fn plot_cmd(
     ntk_train::report::say_stale_of(out, dir, &names);
     // A plot that draws nothing leaves no directory it made.
     let written = ntk_files::outset::in_made_dir(out, || -> CliResult<_> {
-        let written = ntk_train::report::save_figures(out, &figures, args.style.layout)?;
-        ntk_train::report::record_written(out, &written, &figures, args.style.layout);
+        let drawn = ntk_train::report::save_figures(out, &figures, args.style.layout)?;
+        let written = drawn.files();
+        ntk_train::report::record_written(out, &written, &drawn);
         if written.is_empty() {
             let why = match runs.as_slice() {
                 [run] if run.id.is_empty() => format!(

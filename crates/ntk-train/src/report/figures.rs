@@ -432,34 +432,17 @@ pub fn unended(run: &RunRecord) -> String {
 }
 
 /// Writes the figures of [`plan_figures`] into `out` (the sweep's directory, or `plot
-/// --out`) in `layout`; returns the files written, each figure's captions among them. A
+/// --out`) in `layout`; says what it drew ([`ntk_plot::Drawn::files`]: the files written,
+/// each figure's caption among them where written). A
 /// caption standing there that the record does not prove the tools' is kept
 /// ([`ntk_runs::sweep::keep_edited_captions`]), not written.
 pub fn save_figures(
     out: &Path,
     figures: &[(&'static str, Figure)],
     layout: Layout,
-) -> crate::Result<Vec<PathBuf>> {
-    let captioned: Vec<String> = figures
-        .iter()
-        .filter(|(_, f)| f.writes_caption(layout))
-        .map(|(stem, _)| stem.to_string())
-        .collect();
-    let kept = ntk_runs::sweep::keep_edited_captions(out, &captioned);
-    let mut written = Vec::new();
-    for (stem, fig) in figures {
-        let keep = kept.iter().any(|k| k == stem);
-        match keep {
-            true => fig.save_keeping_caption(&out.join(stem), layout)?,
-            false => fig.save_as(&out.join(stem), layout)?,
-        }
-        written.extend(["png", "svg", "pdf"].map(|e| out.join(format!("{stem}.{e}"))));
-        // Named where written (hundred-and-twenty-sixth hostile round, N2).
-        if fig.writes_caption(layout) && !keep {
-            written.push(out.join(format!("{stem}.caption.txt")));
-        }
-    }
-    Ok(written)
+) -> crate::Result<ntk_plot::Drawn> {
+    let kept = ntk_runs::sweep::keep_edited_captions(out, &ntk_plot::captioned(figures, layout));
+    Ok(ntk_plot::save_all(out, figures, layout, kept)?)
 }
 
 /// What the runs trained on, for the figures' titles (`MNIST, 60,000 images`), when every

@@ -263,8 +263,8 @@ pub fn collect_as(
         out: out.to_path_buf(),
         source: Box::new(e),
     })?;
-    written.extend(drawn);
-    record_written(out, &written, &figures, layout);
+    written.extend(drawn.files());
+    record_written(out, &written, &drawn);
     Ok(written)
 }
 
@@ -294,24 +294,14 @@ pub fn draws_log(out: &Path, asked: bool) -> bool {
         })
 }
 
-/// Records the files a collect or plot wrote in `out` (`written`: its tables and
-/// [`save_figures`]' files, of the figures `figures` in `layout`), so that a later one
+/// Records the files a collect or plot wrote in `out` (`written`: its tables and the files
+/// [`save_figures`] drew, `drawn`), so that a later one
 /// removes what it no longer writes (eighty-eighth hostile round, D5); an earlier caption
 /// beside a figure drawn now without one is removed where the record proves it the tools' as
 /// written, and said and left otherwise (eighty-ninth, D5). A caption kept, not written, is
 /// not recorded (hundred-and-twenty-sixth, D2).
-pub fn record_written(
-    out: &Path,
-    written: &[std::path::PathBuf],
-    figures: &[(&'static str, ntk_plot::Figure)],
-    layout: ntk_plot::Layout,
-) {
-    let uncaptioned: Vec<String> = figures
-        .iter()
-        .filter(|(_, f)| !f.writes_caption(layout))
-        .map(|(stem, _)| stem.to_string())
-        .collect();
-    ntk_runs::sweep::settle_captions(out, &uncaptioned);
+pub fn record_written(out: &Path, written: &[std::path::PathBuf], drawn: &ntk_plot::Drawn) {
+    ntk_runs::sweep::settle_captions(out, &drawn.uncaptioned);
     ntk_runs::sweep::record_reports(out, &|name: &str| {
         written
             .iter()
