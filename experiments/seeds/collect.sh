@@ -54,11 +54,18 @@ while read -r e log merge || [ -n "$e" ]; do
     if [ ! -d "experiments/$e" ]; then
         echo "error: $list: line $lineno: experiment '$e': experiments/$e is no directory" >&2; exit 2
     fi
-    # One experiment once (it was collected twice with no word).
-    if [ -n "${listed[$e]:-}" ]; then
-        echo "error: $list: line $lineno: experiment '$e' is listed already (line ${listed[$e]})" >&2; exit 2
+    # An experiment is a sweep's directory: its runs/ there (hundred-and-twenty-eighth
+    # hostile round, N4: `seeds` or `mine/runs` was found only when reached).
+    if [ ! -d "experiments/$e/runs" ]; then
+        echo "error: $list: line $lineno: experiment '$e': experiments/$e has no runs/, so it is no experiment's directory" >&2; exit 2
     fi
-    listed["$e"]=$lineno
+    # One experiment once, by its real directory (it was collected twice with no word; a
+    # link to a listed one too: hundred-and-twenty-eighth hostile round, N4).
+    real=$(cd "experiments/$e" && pwd -P)
+    if [ -n "${listed[$real]:-}" ]; then
+        echo "error: $list: line $lineno: experiment '$e' is listed already (line ${listed[$real]})" >&2; exit 2
+    fi
+    listed["$real"]=$lineno
     case "$log/$merge" in log/mixed|log/-|-/mixed|-/-) ;;
         *) echo "error: $list: line '$e $log $merge': columns 2-3 must be log|- and mixed|-" >&2; exit 2 ;;
     esac

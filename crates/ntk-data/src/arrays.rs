@@ -564,20 +564,57 @@ struct TextGuard<R> {
     read: u64,
     line: usize,
     line_len: u64,
+    /// The current line's first bytes, to tell a spreadsheet's error value opening it
+    /// ([`error_value_opens`]) from a comment.
+    head: Vec<u8>,
     problem: Option<(usize, u64, String)>,
+}
+
+impl<R> TextGuard<R> {
+    /// The problem of a line whose first bytes `head` open with a spreadsheet's error value,
+    /// which the CSV reader would skip as a comment.
+    fn error_value_problem(&self) -> Option<String> {
+        let value = error_value_opens(&self.head)?;
+        Some(error_value_message(value))
+    }
 }
 
 impl<R: Read> Read for TextGuard<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let got = self.inner.read(buf)?;
+        if got == 0
+            && let Some(what) = self.error_value_problem()
+        {
+            // The last line, with no newline after it.
+            self.problem = Some((self.line, self.read - self.line_len, what));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "a spreadsheet's error value opens a line",
+            ));
+        }
         for (i, &b) in buf[..got].iter().enumerate() {
             let at = self.read + i as u64;
             let what = if b == 0 {
                 format!("a NUL byte at byte {at} of the file: not a text file of numbers")
             } else if b == b'\n' {
-                self.line += 1;
-                self.line_len = 0;
-                continue;
+                match self.error_value_problem() {
+                    Some(what) => what,
+                    None => {
+                        self.line += 1;
+                        self.line_len = 0;
+                        self.head.clear();
+                        continue;
+                    }
+                }
+            } else if self.head.len() < ERROR_VALUE_HEAD
+                && self.line_len == self.head.len() as u64
+                && {
+                    self.head.push(b);
+                    self.head.len() == ERROR_VALUE_HEAD
+                }
+                && let Some(what) = self.error_value_problem()
+            {
+                what
             } else if self.line_len >= MAX_CSV_LINE {
                 format!("a line longer than {MAX_CSV_LINE} bytes: not a table of numbers")
             } else {
@@ -613,6 +650,7 @@ fn parse_csv(
         read: 0,
         line: 1,
         line_len: 0,
+        head: Vec::with_capacity(ERROR_VALUE_HEAD),
         problem: None,
     };
     let parsed = parse_csv_text(path, &mut guard, limit);
@@ -706,6 +744,10 @@ fn parse_csv_text(
             }
         }
         if fields.is_empty() {
+            // A spreadsheet's error value after spaces, read as a comment, is a row lost.
+            if let Some(value) = record.get(0).and_then(|f| error_value_opens(f.as_bytes())) {
+                return Err(at(error_value_message(value)));
+            }
             continue; // a comment line the reader did not skip (`  # ...`)
         }
         // A header is names: no field is a number, nor starts as one does (a digit of any
@@ -722,7 +764,10 @@ fn parse_csv_text(
                 .enumerate()
                 .find_map(|(i, f)| not_a_name(f).map(|why| (i, *f, why)))
             {
-                None => continue, // a header
+                None => {
+                    say_header(path, &fields);
+                    continue;
+                }
                 Some(because) => Some(because),
             }
         } else {
@@ -759,7 +804,8 @@ fn parse_csv_text(
                     Some((i, f, why)) => format!(
                         "; the first line is read as data, not a header, as field {} ({:?}) {why} \
                          (a header's every field has a letter in it and no decimal number, does \
-                         not start as a number does and is no missing-value marker such as NA)",
+                         not start as a number does and is no missing-value marker such as NA; a \
+                         header of other names is kept as a comment: start its line with '#')",
                         i + 1,
                         f.chars().take(32).collect::<String>()
                     ),
@@ -792,6 +838,35 @@ fn parse_csv_text(
     }
 }
 
+/// A spreadsheet's error values, which it writes into a CSV in place of a number: each
+/// starts with `#`, so a row opening with one would be read as a comment and lost
+/// (hundred-and-twenty-eighth hostile round, N6: `#N/A,1` dropped a row with no word).
+const ERROR_VALUES: [&str; 7] = [
+    "#N/A", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#NULL!",
+];
+
+/// The bytes of a line kept to tell an error value opening it: the longest value and the
+/// byte after it.
+const ERROR_VALUE_HEAD: usize = 8;
+
+/// The spreadsheet's error value that `head` (a line's first bytes, or a field) opens with,
+/// followed by a field's or a line's end (`#N/A,1`, `#N/A`): a comment that begins with the
+/// same letters (`#N/A values removed`) is none.
+fn error_value_opens(head: &[u8]) -> Option<&'static str> {
+    ERROR_VALUES.into_iter().find(|v| {
+        head.starts_with(v.as_bytes())
+            && matches!(head.get(v.len()), None | Some(b',' | b'\r' | b'\n'))
+    })
+}
+
+/// Why a line opening with the error value `value` is refused.
+fn error_value_message(value: &str) -> String {
+    format!(
+        "the line opens with {value}, a spreadsheet's error value (a missing or failed \
+         number), not a comment: write the number, or remove the row"
+    )
+}
+
 /// The byte order mark, U+FEFF.
 const BOM: char = '\u{feff}';
 
@@ -813,7 +888,7 @@ fn not_a_name(field: &str) -> Option<&'static str> {
         Some("starts as a number does")
     } else if holds_a_decimal(field) {
         Some("holds a decimal number")
-    } else if MISSING.contains(&field) {
+    } else if MISSING.contains(&visible(field).as_str()) {
         Some("is a missing-value marker")
     } else {
         None
@@ -824,6 +899,47 @@ fn not_a_name(field: &str) -> Option<&'static str> {
 /// spreadsheets' `N/A`, SQL's and pandas' `NULL`, `None` and `<NA>`; a spreadsheet's `#N/A`
 /// is a comment here); `nan` parses as a number already, refused later as not finite.
 const MISSING: [&str; 7] = ["NA", "N/A", "n/a", "NULL", "null", "None", "<NA>"];
+
+/// `field` without invisible characters (a zero-width space, a byte order mark) and the
+/// whitespace around it: what a reader sees.
+fn visible(field: &str) -> String {
+    let shown: String = field
+        .chars()
+        .filter(|&c| !(ntk_names::hidden(c) || c == BOM))
+        .collect();
+    shown.trim().to_string()
+}
+
+/// Says, once per file in a process, the first line of `path` that is read as a header and
+/// skipped (its `fields`): no rule of syntax tells every row of numbers from names
+/// (`JPY 120` and `layer 2` look alike), so a dropped line is never silent
+/// (hundred-and-twenty-eighth hostile round, D1: a first row of whole-number currency
+/// amounts was dropped with no word).
+fn say_header(path: &Path, fields: &[&str]) {
+    static SAID: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if said.iter().any(|p| p == path) {
+        return;
+    }
+    said.push(path.to_path_buf());
+    let shown: Vec<String> = fields
+        .iter()
+        .take(4)
+        .map(|f| format!("{:?}", f.chars().take(24).collect::<String>()))
+        .collect();
+    let more = match fields.len().saturating_sub(4) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    ntk_system::say(format_args!(
+        "note: {}: line 1 is read as a header of names and skipped ({}{more}); a first row \
+         of data must be numbers alone",
+        path.display(),
+        shown.join(", ")
+    ));
+}
 
 /// Whether `field` holds a decimal number: a digit, a point or a comma, and a digit (of any
 /// script), as a currency's amount is written (`USD 0.50`, `CHF 0,50`).
@@ -944,6 +1060,29 @@ mod tests {
             let e = parse(text).unwrap_err().to_string();
             assert!(e.contains("line 1") && e.contains(because), "{text:?}: {e}");
         }
+        // Hundred-and-twenty-eighth hostile round, N6: a spreadsheet's error value opening a
+        // row is refused naming its line, never skipped as a comment; a comment that begins
+        // with the same letters stays one.
+        for (text, line) in [
+            ("x,y\n1.5,2\n#N/A,1\n3,4\n", "line 3"),
+            ("1.5,2\n#DIV/0!,1\n", "line 2"),
+            ("1.5\n#N/A", "line 2"),
+            ("1.5\r\n#N/A\r\n2\r\n", "line 2"),
+            ("1.5,2\n  #VALUE!,1\n", "line 2"),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(
+                e.contains(line) && e.contains("a spreadsheet's error value"),
+                "{text:?}: {e}"
+            );
+        }
+        let (v, _, _) = parse("#N/A values removed\n1,2\n#NAME\n3,4\n").unwrap();
+        assert_eq!(v, [1.0, 2.0, 3.0, 4.0]);
+        // A missing-value marker behind invisible characters is one too.
+        let e = parse("\u{200b}NA,\u{200b}NA\n3,4\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is a missing-value marker"), "{e}");
         for (text, line, c) in [
             ("\u{2212}1,\u{2212}2\n3,4\n", "line 1", "U+2212"),
             ("1\n\u{2212}2\n", "line 2", "U+2212"),

@@ -197,8 +197,8 @@ pub fn check_variable() -> crate::Result<()> {
 /// finished and `NTK_PHASE_FILES` lets them be used: what a dry run says. Nothing is changed.
 pub fn kept(place: &Place, nb: (usize, usize)) -> Option<String> {
     match examine(place, nb) {
-        Examined::Kept(words) => Some(words),
-        Examined::Dropped(_) | Examined::Nothing => None,
+        Examined::Kept(words) | Examined::Dropped(_, Some(words)) => Some(words),
+        Examined::Dropped(_, None) | Examined::Nothing => None,
     }
 }
 
@@ -207,10 +207,10 @@ pub fn kept(place: &Place, nb: (usize, usize)) -> Option<String> {
 pub enum Examined {
     /// A phase finished, kept: in words, as [`kept`] says them.
     Kept(String),
-    /// Tiles the run would drop, with everything kept beside them, and why: in the run's
-    /// words ([`PhaseFiles::load`]'s warning; ninety-second hostile round, N9: the dry run
-    /// said new, and only the run said why).
-    Dropped(String),
+    /// Tiles the run would drop, and why: in the run's words ([`PhaseFiles::load`]'s
+    /// warning; ninety-second hostile round, N9: the dry run said new, and only the run said
+    /// why); then what it keeps beside them, in words, where it keeps lambda_max.
+    Dropped(String, Option<String>),
     /// None of this run's, or nothing finished.
     Nothing,
 }
@@ -227,10 +227,20 @@ pub fn examine(place: &Place, (n, block): (usize, usize)) -> Examined {
         return Examined::Nothing;
     }
     let path = place.dir.join(TILES);
-    let dropped = |why: String| Examined::Dropped(tiles_dropped(&path, &why));
     // Tiles that are missing, not a regular file, of another size or of another content
-    // than phases.json records are dropped by the run with everything kept beside them
-    // ([`PhaseFiles::load`]: the state starts again), so the dry run says the run is new.
+    // than phases.json records are dropped by the run, lambda_max kept beside them
+    // ([`PhaseFiles::load`]), so the dry run says what the run keeps, or that it is new.
+    let dropped = |why: String| {
+        let kept = state.top.is_some().then(|| {
+            PhaseFiles {
+                dir: place.dir.clone(),
+                state: state.without_tiles(),
+                read_only: false,
+            }
+            .describe()
+        });
+        Examined::Dropped(tiles_dropped(&path, &why, kept.is_some()), kept)
+    };
     // Their content is hashed up to [`DRY_RUN_HASHED`] bytes (round 91, N3: a flipped byte
     // read "partial ... continues from the kernel's tiles"); larger tiles are said unchecked.
     let mut unchecked = None;
@@ -268,11 +278,13 @@ pub fn examine(place: &Place, (n, block): (usize, usize)) -> Examined {
     Examined::Kept(words + unchecked.as_deref().unwrap_or(""))
 }
 
-/// The warning of tiles at `path` dropped (`why`), the run's and its dry run's alike.
-fn tiles_dropped(path: &Path, why: &str) -> String {
+/// The warning of tiles at `path` dropped (`why`), the run's and its dry run's alike, with
+/// lambda_max kept where `keeps_top`.
+fn tiles_dropped(path: &Path, why: &str, keeps_top: bool) -> String {
     format!(
-        "warning: phase files: {}: {why}; not used: the kernel is formed again",
-        path.display()
+        "warning: phase files: {}: {why}; not used: the kernel is formed again{}",
+        path.display(),
+        if keeps_top { " (lambda_max kept)" } else { "" }
     )
 }
 
@@ -681,6 +693,16 @@ impl State {
         sha256_hex(&serde_json::to_vec(&s).expect("the state serializes"))
     }
 
+    /// The state without its tiles: lambda_max kept, found from the same kernel formed
+    /// again (hundred-and-twenty-eighth hostile round, N1 of the second review: damaged tiles
+    /// cost lambda_max, where tiles never written did not).
+    fn without_tiles(&self) -> Self {
+        Self {
+            top: self.top.clone(),
+            ..self.restart()
+        }
+    }
+
     /// The state with nothing finished, of the same run.
     fn restart(&self) -> Self {
         Self {
@@ -1013,11 +1035,11 @@ impl PhaseFiles {
         match read {
             Ok(()) => true,
             Err(why) => {
-                eprintln!("{}", tiles_dropped(&path, &why));
+                eprintln!("{}", tiles_dropped(&path, &why, self.state.top.is_some()));
                 if !self.read_only {
                     let _ = fs::remove_file(&path);
                 }
-                self.state = self.state.restart();
+                self.state = self.state.without_tiles();
                 self.save_or_drop();
                 false
             }

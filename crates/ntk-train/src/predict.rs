@@ -81,9 +81,11 @@ pub fn check(cfg: &crate::config::TrainConfig, n: usize) -> crate::Result<()> {
     if cfg.train.loss != Loss::Mse {
         // The key is the loss, which [prediction] needs to be the square loss (ninety-second
         // hostile round, N5: the table was named as the thing set).
-        // Said as the default it is, the key being left out of most configs (round 94, N2).
+        // Said as the default it is, the key being left out of most configs (round 94, N2),
+        // and as what is taken where it is left out, for it may be set too
+        // (hundred-and-twenty-eighth hostile round, N4 of the second review).
         let default = if cfg.train.loss == Loss::default() {
-            " (the default)"
+            " (the default, where the key is left out)"
         } else {
             ""
         };
@@ -881,7 +883,8 @@ kernels = ["empirical"]
         let cases: [(&[(&str, &str)], &str); 6] = [
             (
                 &[("train.loss", "cross_entropy"), ("model.output_dim", "2")],
-                "train.loss = \"cross_entropy\" (the default): [prediction] predicts",
+                "train.loss = \"cross_entropy\" (the default, where the key is left out): \
+                 [prediction] predicts",
             ),
             (&[("train.batch_size", "4")], "train.batch_size"),
             (&[("optim.momentum", "0.9")], "optim.momentum"),

@@ -313,9 +313,9 @@ pub(crate) fn ntk(args: NtkArgs) -> CliResult<()> {
             // Tiles the run would drop are said as the run says them.
             let kept = match examined {
                 ntk_probe::phases::Examined::Kept(words) => Some(words),
-                ntk_probe::phases::Examined::Dropped(warning) => {
+                ntk_probe::phases::Examined::Dropped(warning, kept) => {
                     eprintln!("{warning}");
-                    None
+                    kept
                 }
                 ntk_probe::phases::Examined::Nothing => None,
             };

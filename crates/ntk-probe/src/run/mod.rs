@@ -422,7 +422,9 @@ pub fn kept_phases(
     prov: &Provenance,
 ) -> Option<String> {
     match examine_phases(cfg, inputs, compute, out, prov) {
-        crate::phases::Examined::Kept(words) => Some(words),
+        crate::phases::Examined::Kept(words) | crate::phases::Examined::Dropped(_, Some(words)) => {
+            Some(words)
+        }
         _ => None,
     }
 }

@@ -2939,7 +2939,7 @@ fn fourteenth_review() {
         assert_clean_error(
             "a sweep into TensorBoard's runs/",
             &run(&sweep_args(&cfg, &tb, extra)),
-            &["(Dec06_12-00-00_host, exp1; each not a run of this tool (its marker read)"],
+            &["(Dec06_12-00-00_host, exp1; each not a sweep's run of this tool (its marker read"],
         );
     }
     std::fs::rename(d.join("relu-aside"), &point).unwrap();
@@ -2947,12 +2947,16 @@ fn fourteenth_review() {
         assert_clean_error(
             "a sweep beside a point and TensorBoard's runs/",
             &run(&sweep_args(&cfg, &tb, extra)),
-            &["kappa_vs_depth_whole.png, with no sweep's runs/ beside it"],
+            &[
+                "kappa_vs_depth_whole.png, not recorded as a collect wrote it (.ntk-reports.json) and with no collected table (results.csv, sweep.csv) beside it",
+            ],
         );
         assert_clean_error(
             "a sweep beside an empty runs/",
             &run(&sweep_args(&cfg, &empty, extra)),
-            &["kappa_vs_depth_whole.png, with no sweep's runs/ beside it"],
+            &[
+                "kappa_vs_depth_whole.png, not recorded as a collect wrote it (.ntk-reports.json) and with no sweep's runs/ beside it",
+            ],
         );
     }
     assert_eq!(std::fs::read_dir(tb.join("runs")).unwrap().count(), 3);
@@ -2988,6 +2992,45 @@ fn fourteenth_review() {
         .collect();
     left.sort();
     assert_eq!(left, ["runs"]);
+    // Hundred-and-twenty-eighth, D2: a sweep whose collected table was removed keeps its own
+    // recorded figures: the sweep goes on, dry run too, and collects again.
+    let untabled = d.join("untabled");
+    assert_ok("a sweep", &run(&sweep_args(&cfg, &untabled, &[])));
+    std::fs::remove_file(untabled.join("results.csv")).unwrap();
+    for extra in [&["--dry-run"][..], &[][..]] {
+        assert_ok(
+            "a sweep whose table was removed",
+            &run(&sweep_args(&cfg, &untabled, extra)),
+        );
+    }
+    assert!(untabled.join("results.csv").is_file());
+    // D1: a first line skipped as a header is said, by the dry run too.
+    let priced = d.join("priced.csv");
+    std::fs::write(&priced, "JPY 120,JPY 80\n150,95\n-30,40\n200,10\n").unwrap();
+    let one = write(
+        d,
+        "priced.toml",
+        &format!(
+            "[data]\ndataset = \"file\"\nx = {:?}\n[model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\n",
+            priced.to_str().unwrap()
+        ),
+    );
+    for extra in [&["--dry-run"][..], &[][..]] {
+        let mut v = os(&["run", "--config"]);
+        v.push(one.clone().into());
+        v.push("--out".into());
+        v.push(d.join("priced").into());
+        v.extend(os(extra));
+        let o = run(&v);
+        assert!(o.status.success(), "{o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(
+                "line 1 is read as a header of names and skipped (\"JPY 120\", \"JPY 80\")"
+            ),
+            "{err}"
+        );
+    }
 }
 
 /// Hundred-and-twenty-sixth hostile round, D2: in a collected directory `dir` itself, a

@@ -325,6 +325,81 @@ fn kept_tiles_that_are_not_the_recorded_ones_are_formed_again() {
     }
 }
 
+/// Hundred-and-twenty-eighth hostile round, N1 of the second review: damaged tiles cost the
+/// tiles alone. lambda_max, found from the same kernel and recorded in the checksummed
+/// state, is kept (as where tiles were never written), said by the dry run and the run
+/// alike, and the kernel formed again gives the uninterrupted run's numbers exactly.
+#[test]
+fn damaged_tiles_keep_lambda_max() {
+    let (n, block) = (90, 32);
+    let k = spd(n);
+    let options = Options {
+        block,
+        ..Options::default()
+    };
+    let reference = solve(&mut Tiled::from_dense(&k, n, block), f64::EPSILON, &options).unwrap();
+    let formed = Formed {
+        min_angle: None,
+        seconds: 1.0,
+    };
+    let bytes = Tiled::bytes_for(n, block) as u64;
+    let dir = tempfile::tempdir().unwrap();
+    let place = Place::beside(&dir.path().join("run"), true, "c");
+    let mut files = PhaseFiles::open(&place, (n, block), bytes)
+        .unwrap()
+        .unwrap();
+    files.save_kernel(&counted(&k, n, block, &Cell::new(0)), formed);
+    let first = Cell::new(0);
+    let mut tiles = counted(&k, n, block, &first);
+    assert!(files.load(&mut tiles));
+    let e = solve(
+        &mut Resumable {
+            tiles: &mut tiles,
+            files: Some(&mut files),
+        },
+        f64::EPSILON,
+        &options,
+    )
+    .unwrap();
+    assert_eq!(e.kappa, reference.kappa);
+    assert!(
+        files.describe().contains("lambda_max"),
+        "{}",
+        files.describe()
+    );
+    drop(files);
+    let path = place.dir.join("tiles.f64");
+    let raw = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &raw[..raw.len() / 2]).unwrap();
+    let kept = "lambda_max (the kernel is formed again)";
+    let said = ntk_probe::phases::kept(&place, (n, block));
+    assert!(
+        said.as_deref().is_some_and(|s| s.contains(kept)),
+        "{said:?}"
+    );
+    let mut files = PhaseFiles::open(&place, (n, block), bytes)
+        .unwrap()
+        .unwrap();
+    let fills = Cell::new(0);
+    let mut tiles = counted(&k, n, block, &fills);
+    assert!(!files.load(&mut tiles), "the damaged tiles were used");
+    assert!(files.describe().contains(kept), "{}", files.describe());
+    tiles.refill();
+    let e = solve(
+        &mut Resumable {
+            tiles: &mut tiles,
+            files: Some(&mut files),
+        },
+        f64::EPSILON,
+        &options,
+    )
+    .unwrap();
+    assert_eq!(
+        (e.lambda_min, e.lambda_max, e.kappa),
+        (reference.lambda_min, reference.lambda_max, reference.kappa)
+    );
+}
+
 /// Issue 65 items 1 and 13: what is at `.<out>.phases` and is not a probe's phase files (a
 /// symbolic link to a directory, a file, tiles without a probe's `phases.json`, a state of an
 /// older format, or one altered after it was written) is neither used nor removed, with or

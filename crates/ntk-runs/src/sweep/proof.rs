@@ -74,8 +74,8 @@ pub fn check_runs(out: &Path, runs: &SweepRuns) -> ntk_files::Result<Runs> {
         &root,
         foreign,
         Some(
-            "not a run of this tool (its marker read) nor a point of this sweep, in a runs/ \
-             no sweep's run or table proves a sweep's",
+            "not a sweep's run of this tool (its marker read as the tool reads it) nor a point \
+             of this sweep, in a runs/ no sweep's run or table proves a sweep's",
         ),
     )?;
     Ok(Runs::Unproven)
@@ -83,9 +83,11 @@ pub fn check_runs(out: &Path, runs: &SweepRuns) -> ntk_files::Result<Runs> {
 
 /// Refuses, before any work, an `out` for the sweep `runs` where its `runs/` is no sweep's
 /// ([`check_runs`]), or where a file that the sweep writes at its top (`writes`: its tables
-/// and figures) stands with no sweep's `runs/` and collected table beside it (seventy-third
-/// hostile round, D5: a user's `sweep.csv` alone was replaced; hundred-and-twenty-sixth, D3:
-/// an empty `runs/` beside a user's figure was taken for a sweep's). Both tools' sweeps.
+/// and figures) stands with no sweep's `runs/` and collected table beside it and is not
+/// recorded as a collect wrote it (seventy-third hostile round, D5: a user's `sweep.csv`
+/// alone was replaced; hundred-and-twenty-sixth, D3: an empty `runs/` beside a user's figure
+/// was taken for a sweep's; hundred-and-twenty-eighth, D2: a sweep whose collected table
+/// was removed refused its own recorded figures). Both tools' sweeps.
 pub fn check_sweep_out(
     out: &Path,
     runs: &SweepRuns,
@@ -96,8 +98,28 @@ pub fn check_sweep_out(
         // A table or figure is a collect's only beside the table it writes first: a run of
         // the tool's under `runs/` does not make a user's figure beside it the sweep's
         // (hundred-and-twenty-seventh hostile round, D2: one run beside TensorBoard's logs).
-        Runs::Run | Runs::Unproven => {
-            ntk_files::outset::check_proven(out, &[], writes, "with no sweep's runs/ beside it")
+        // A file the record proves a collect's as written (its size and SHA-256) is the
+        // sweep's, whatever else stands beside it. A caption is never the sweep's to
+        // replace: its collect draws for a screen, writes none, and leaves one the record
+        // does not prove where it stands, saying so ([`super::settle_captions`]).
+        found => {
+            let record = super::reports::recorded(out);
+            let unrecorded = |name: &str| {
+                writes(name)
+                    && !name.ends_with(".caption.txt")
+                    && !crate::manifest::holds_as_recorded(out, name, &record)
+            };
+            let beside = match found {
+                Runs::Run => {
+                    "not recorded as a collect wrote it (.ntk-reports.json) and with no \
+                     collected table (results.csv, sweep.csv) beside it"
+                }
+                _ => {
+                    "not recorded as a collect wrote it (.ntk-reports.json) and with no \
+                     sweep's runs/ beside it"
+                }
+            };
+            ntk_files::outset::check_proven(out, &[], &unrecorded, beside)
         }
     }
 }
@@ -156,8 +178,8 @@ mod tests {
         let e = refused(&none);
         assert!(
             e.contains(
-                "(Dec06_12-00-00_host, notes.txt; each not a run of this tool (its marker \
-                 read) nor a point of this sweep"
+                "(Dec06_12-00-00_host, notes.txt; each not a sweep's run of this tool (its \
+                 marker read as the tool reads it) nor a point of this sweep"
             ),
             "{e}"
         );

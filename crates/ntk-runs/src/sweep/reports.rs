@@ -43,6 +43,12 @@ fn read(out: &Path) -> Result<Files, String> {
     }
 }
 
+/// The files the record in `out` holds, none where something stands at its name that is not
+/// this tools' record (which proves nothing).
+pub(crate) fn recorded(out: &Path) -> Files {
+    read(out).unwrap_or_default()
+}
+
 /// Records, in `out`'s [`RECORD`], the report files this collect or plot has just written
 /// there (`written`: the names it wrote, each a regular file now), beside the earlier
 /// record's files that are still as it recorded them. Said, never an error: a record that

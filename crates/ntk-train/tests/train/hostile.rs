@@ -3212,18 +3212,22 @@ fn fourteenth_review() {
         assert_clean_error(
             "a sweep into TensorBoard's runs/",
             &sweep_into(&tb),
-            &["(Dec06_12-00-00_host, not a run of this tool (its marker read)"],
+            &["(Dec06_12-00-00_host, not a sweep's run of this tool (its marker read"],
         );
         std::fs::rename(d.join("baseline-aside"), &baseline).unwrap();
         assert_clean_error(
             "a sweep beside a run and TensorBoard's runs/",
             &sweep_into(&tb),
-            &["train_loss.png, with no sweep's runs/ beside it"],
+            &[
+                "train_loss.png, not recorded as a collect wrote it (.ntk-reports.json) and with no collected table (results.csv, sweep.csv) beside it",
+            ],
         );
         assert_clean_error(
             "a sweep beside an empty runs/",
             &sweep_into(&empty),
-            &["train_loss.png, with no sweep's runs/ beside it"],
+            &[
+                "train_loss.png, not recorded as a collect wrote it (.ntk-reports.json) and with no sweep's runs/ beside it",
+            ],
         );
     }
     assert_eq!(
@@ -3233,6 +3237,15 @@ fn fourteenth_review() {
     assert_eq!(std::fs::read(tb.join("train_loss.png")).unwrap(), png);
     assert!(entries(&empty.join("runs")).is_empty());
     assert_eq!(std::fs::read(empty.join("train_loss.png")).unwrap(), png);
+    // Hundred-and-twenty-eighth, D2: a sweep whose collected table was removed keeps its own
+    // recorded tables and figures: the sweep goes on, dry run too, and collects again.
+    std::fs::remove_file(sweep.join("sweep.csv")).unwrap();
+    for extra in [&["--dry-run"][..], &[][..]] {
+        let mut v: Vec<OsString> = vec!["sweep".into()];
+        v.extend(args(&sweep_cfg, &sweep, extra));
+        assert_ok("a sweep whose table was removed", &run(&v));
+    }
+    assert!(sweep.join("sweep.csv").is_file());
 
     // D6: a checkpoint whose model.bpk was altered: the dry run with --resume fails as the
     // run does, naming the file; the checkpoint's files stay. And a file of the checkpoint

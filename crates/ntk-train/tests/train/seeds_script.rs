@@ -903,8 +903,9 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
     let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/seeds");
     std::fs::copy(scripts.join("collect.sh"), seeds.join("collect.sh")).unwrap();
     for e in ["fig3/mnist", "fig3/mnist_60k"] {
-        std::fs::create_dir_all(dir.path().join("experiments").join(e)).unwrap();
+        std::fs::create_dir_all(dir.path().join("experiments").join(e).join("runs")).unwrap();
     }
+    std::os::unix::fs::symlink("mnist", dir.path().join("experiments/fig3/linked")).unwrap();
     std::fs::write(
         seeds.join("collected.txt"),
         "# a comment\nfig3/mnist - -\nfig3/mnist_60k log mixed",
@@ -1025,6 +1026,20 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
         (
             "fig3/mnist - -\n\"fig3/mnist_60k\" - -\n",
             "line 2: experiment '\"fig3/mnist_60k\"': experiments/\"fig3/mnist_60k\" is no directory",
+        ),
+        // Hundred-and-twenty-eighth, N4: a directory that is no experiment's, and a link to a
+        // listed one.
+        (
+            "fig3/mnist - -\nfig3 - -\n",
+            "line 2: experiment 'fig3': experiments/fig3 has no runs/",
+        ),
+        (
+            "fig3/mnist - -\nfig3/mnist/runs - -\n",
+            "line 2: experiment 'fig3/mnist/runs': experiments/fig3/mnist/runs has no runs/",
+        ),
+        (
+            "fig3/mnist - -\nfig3/linked - -\n",
+            "line 2: experiment 'fig3/linked' is listed already (line 1)",
         ),
     ] {
         std::fs::write(seeds.join("collected.txt"), list).unwrap();
