@@ -54,10 +54,13 @@ while read -r e log merge || [ -n "$e" ]; do
     if [ ! -d "experiments/$e" ]; then
         echo "error: $list: line $lineno: experiment '$e': experiments/$e is no directory" >&2; exit 2
     fi
-    # An experiment is a sweep's directory: its runs/ there (hundred-and-twenty-eighth
-    # hostile round, N4: `seeds` or `mine/runs` was found only when reached).
-    if [ ! -d "experiments/$e/runs" ]; then
-        echo "error: $list: line $lineno: experiment '$e': experiments/$e has no runs/, so it is no experiment's directory" >&2; exit 2
+    # An experiment is a training sweep's directory: a run of ntk-train in its runs/ there,
+    # not through a link (hundred-and-twenty-eighth hostile round, N4: `seeds` or
+    # `mine/runs` was found only when reached; hundred-and-twenty-ninth, N4: an empty
+    # runs/, a probe's sweep or a linked runs/ too).
+    if [ ! -d "experiments/$e/runs" ] || [ -L "experiments/$e/runs" ] \
+        || ! compgen -G "experiments/$e/runs/*/config.toml" > /dev/null; then
+        echo "error: $list: line $lineno: experiment '$e': experiments/$e has no runs/ holding a training run (runs/*/config.toml), so it is no experiment's directory" >&2; exit 2
     fi
     # One experiment once, by its real directory (it was collected twice with no word; a
     # link to a listed one too: hundred-and-twenty-eighth hostile round, N4).

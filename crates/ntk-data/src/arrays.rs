@@ -564,18 +564,25 @@ struct TextGuard<R> {
     read: u64,
     line: usize,
     line_len: u64,
-    /// The current line's first bytes, to tell a spreadsheet's error value opening it
-    /// ([`error_value_opens`]) from a comment.
-    head: Vec<u8>,
+    /// The current line's bytes (the first [`COMMENT_KEPT`]) where it starts with `#`, which
+    /// the CSV reader skips as a comment: to tell a row that opens with a spreadsheet's
+    /// error value from a comment ([`row_not_comment`]).
+    comment: Option<Vec<u8>>,
+    /// The byte order mark's bytes read at the file's start.
+    mark: u64,
+    /// The line and byte offset (past the mark) of the first line that is neither blank nor
+    /// a comment: where the CSV reader's first record stands. The reader places that record
+    /// at the comments before it (line 1), so a message about it would name the wrong line
+    /// (hundred-and-twenty-ninth hostile round, N1).
+    first_record: std::rc::Rc<std::cell::Cell<Option<(u64, u64)>>>,
     problem: Option<(usize, u64, String)>,
 }
 
 impl<R> TextGuard<R> {
-    /// The problem of a line whose first bytes `head` open with a spreadsheet's error value,
-    /// which the CSV reader would skip as a comment.
-    fn error_value_problem(&self) -> Option<String> {
-        let value = error_value_opens(&self.head)?;
-        Some(error_value_message(value))
+    /// Why the line just ended is a row, not the comment the CSV reader takes it for.
+    fn row_problem(&mut self) -> Option<String> {
+        let line = self.comment.take()?;
+        row_not_comment(&String::from_utf8_lossy(&line))
     }
 }
 
@@ -583,7 +590,7 @@ impl<R: Read> Read for TextGuard<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let got = self.inner.read(buf)?;
         if got == 0
-            && let Some(what) = self.error_value_problem()
+            && let Some(what) = self.row_problem()
         {
             // The last line, with no newline after it.
             self.problem = Some((self.line, self.read - self.line_len, what));
@@ -597,27 +604,33 @@ impl<R: Read> Read for TextGuard<R> {
             let what = if b == 0 {
                 format!("a NUL byte at byte {at} of the file: not a text file of numbers")
             } else if b == b'\n' {
-                match self.error_value_problem() {
+                match self.row_problem() {
                     Some(what) => what,
                     None => {
                         self.line += 1;
                         self.line_len = 0;
-                        self.head.clear();
                         continue;
                     }
                 }
-            } else if self.head.len() < ERROR_VALUE_HEAD
-                && self.line_len == self.head.len() as u64
-                && {
-                    self.head.push(b);
-                    self.head.len() == ERROR_VALUE_HEAD
-                }
-                && let Some(what) = self.error_value_problem()
-            {
-                what
             } else if self.line_len >= MAX_CSV_LINE {
                 format!("a line longer than {MAX_CSV_LINE} bytes: not a table of numbers")
             } else {
+                const MARK: [u8; 3] = [0xEF, 0xBB, 0xBF];
+                let lead = if self.line == 1 { self.mark } else { 0 };
+                if self.line == 1 && at == self.mark && self.mark < 3 && b == MARK[at as usize] {
+                    self.mark += 1;
+                } else if self.line_len == lead {
+                    // The line's first byte.
+                    if b == b'#' {
+                        self.comment = Some(Vec::new());
+                    } else if b != b'\r' && self.first_record.get().is_none() {
+                        self.first_record
+                            .set(Some((self.line as u64, at - self.mark)));
+                    }
+                }
+                if let Some(line) = self.comment.as_mut().filter(|l| l.len() < COMMENT_KEPT) {
+                    line.push(b);
+                }
                 self.line_len += 1;
                 continue;
             };
@@ -650,7 +663,9 @@ fn parse_csv(
         read: 0,
         line: 1,
         line_len: 0,
-        head: Vec::with_capacity(ERROR_VALUE_HEAD),
+        comment: None,
+        mark: 0,
+        first_record: std::rc::Rc::new(std::cell::Cell::new(None)),
         problem: None,
     };
     let parsed = parse_csv_text(path, &mut guard, limit);
@@ -687,6 +702,8 @@ fn parse_csv_text(
     if head == [0xEF, 0xBB, 0xBF] {
         head.clear();
     }
+    let first_record = text.first_record.clone();
+    let mut csv_first = true;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -718,10 +735,18 @@ fn parse_csv_text(
         if !more {
             break;
         }
-        let position = record
+        let mut position = record
             .position()
             .cloned()
             .unwrap_or_else(csv::Position::new);
+        // The reader's first record stands where the guard found the first line that is
+        // neither blank nor a comment (the reader places it at the comments before it).
+        if std::mem::take(&mut csv_first)
+            && let Some((line, byte)) = first_record.get()
+        {
+            position.set_line(line);
+            position.set_byte(byte);
+        }
         let at = |message: String| DataError::Parse {
             path: path.to_path_buf(),
             line: position.line() as usize,
@@ -744,9 +769,11 @@ fn parse_csv_text(
             }
         }
         if fields.is_empty() {
-            // A spreadsheet's error value after spaces, read as a comment, is a row lost.
-            if let Some(value) = record.get(0).and_then(|f| error_value_opens(f.as_bytes())) {
-                return Err(at(error_value_message(value)));
+            // A row opening with a spreadsheet's error value after spaces, read as a
+            // comment, is a row lost.
+            let line: Vec<&str> = record.iter().collect();
+            if let Some(why) = row_not_comment(line.join(",").trim_start()) {
+                return Err(at(why));
             }
             continue; // a comment line the reader did not skip (`  # ...`)
         }
@@ -765,7 +792,7 @@ fn parse_csv_text(
                 .find_map(|(i, f)| not_a_name(f).map(|why| (i, *f, why)))
             {
                 None => {
-                    say_header(path, &fields);
+                    say_header(path, position.line(), &fields);
                     continue;
                 }
                 Some(because) => Some(because),
@@ -838,33 +865,62 @@ fn parse_csv_text(
     }
 }
 
-/// A spreadsheet's error values, which it writes into a CSV in place of a number: each
-/// starts with `#`, so a row opening with one would be read as a comment and lost
-/// (hundred-and-twenty-eighth hostile round, N6: `#N/A,1` dropped a row with no word).
-const ERROR_VALUES: [&str; 7] = [
-    "#N/A", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#NULL!",
-];
+/// The bytes of a comment line kept to tell a row from it: a row's first field and some of
+/// its numbers.
+const COMMENT_KEPT: usize = 4096;
 
-/// The bytes of a line kept to tell an error value opening it: the longest value and the
-/// byte after it.
-const ERROR_VALUE_HEAD: usize = 8;
-
-/// The spreadsheet's error value that `head` (a line's first bytes, or a field) opens with,
-/// followed by a field's or a line's end (`#N/A,1`, `#N/A`): a comment that begins with the
-/// same letters (`#N/A values removed`) is none.
-fn error_value_opens(head: &[u8]) -> Option<&'static str> {
-    ERROR_VALUES.into_iter().find(|v| {
-        head.starts_with(v.as_bytes())
-            && matches!(head.get(v.len()), None | Some(b',' | b'\r' | b'\n'))
-    })
-}
-
-/// Why a line opening with the error value `value` is refused.
-fn error_value_message(value: &str) -> String {
-    format!(
-        "the line opens with {value}, a spreadsheet's error value (a missing or failed \
-         number), not a comment: write the number, or remove the row"
-    )
+/// Why `line`, which starts with `#` and so reads as a comment, is a row of data whose first
+/// value a spreadsheet wrote as an error value (hundred-and-twenty-eighth hostile round, N6:
+/// `#N/A,1` dropped a row with no word; hundred-and-twenty-ninth, D1: `#SPILL!`, `#CALC!`,
+/// `#ERROR!`, `#GETTING_DATA`, `#N/A ,1` and `#N/A;1` still did); `None` for a comment.
+/// A row, not a comment, where either:
+/// - it opens with an error value, `#` and a word of letters, digits, `_` and `/` that ends
+///   in `!` or `?` (`#DIV/0!`, `#NAME?`, `#SPILL!`) or is `#N/A` or `#GETTING_DATA` (any
+///   case), followed by a field's end (`,` or `;`, after spaces or not) or the line's;
+/// - or its first field is `#` and a letter, and every other field is a number
+///   (`#N/A(1),1.5`).
+///
+/// A comment of words (`#N/A values removed`, `# x, y`), a commented-out row of numbers
+/// (`#1.5,2`) or a header (`#x,y`) stays one.
+fn row_not_comment(line: &str) -> Option<String> {
+    let line = line.trim_end_matches(['\r', '\n']);
+    let word = line
+        .char_indices()
+        .skip(1)
+        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '!' | '?')))
+        .map_or(line, |(i, _)| &line[..i]);
+    let lettered = word.chars().nth(1).is_some_and(|c| c.is_ascii_alphabetic());
+    let upper = word.to_ascii_uppercase();
+    let error_value = lettered
+        && (word.ends_with(['!', '?']) || upper == "#N/A" || upper == "#GETTING_DATA")
+        && word[1..word.len() - 1]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '/'));
+    let rest = line[word.len()..].trim_start();
+    if error_value && (rest.is_empty() || rest.starts_with([',', ';'])) {
+        return Some(format!(
+            "the line opens with {word}, a spreadsheet's error value (a missing or failed \
+             number), not a comment: write the number, or remove the row"
+        ));
+    }
+    let mut fields = line.split(',');
+    let first = fields.next().unwrap_or_default().trim_end();
+    let numbers: Vec<&str> = fields.map(str::trim).collect();
+    let lettered_first = first.chars().nth(1).is_some_and(char::is_alphabetic);
+    if lettered_first
+        && !numbers.is_empty()
+        && numbers
+            .iter()
+            .all(|f| !f.is_empty() && f.parse::<f64>().is_ok())
+    {
+        let shown: String = first.chars().take(32).collect();
+        return Some(format!(
+            "the line opens with {shown:?} and its other fields are numbers: a row whose first \
+             value is no number (a spreadsheet's error value?), not a comment: write the \
+             number, or remove the row (a comment of words, or '# ' and a space, stays one)"
+        ));
+    }
+    None
 }
 
 /// The byte order mark, U+FEFF.
@@ -910,20 +966,23 @@ fn visible(field: &str) -> String {
     shown.trim().to_string()
 }
 
-/// Says, once per file in a process, the first line of `path` that is read as a header and
-/// skipped (its `fields`): no rule of syntax tells every row of numbers from names
-/// (`JPY 120` and `layer 2` look alike), so a dropped line is never silent
-/// (hundred-and-twenty-eighth hostile round, D1: a first row of whole-number currency
-/// amounts was dropped with no word).
-fn say_header(path: &Path, fields: &[&str]) {
+/// Says, once per file in a process (however its path is spelled), the line `line` of
+/// `path` that is read as a header and skipped (its `fields`): no rule of syntax tells every
+/// row of numbers from names (`JPY 120` and `layer 2` look alike), so a dropped line is never
+/// silent (hundred-and-twenty-eighth hostile round, D1: a first row of whole-number currency
+/// amounts was dropped with no word). The path with its control characters escaped
+/// (hundred-and-twenty-ninth, D4).
+fn say_header(path: &Path, line: u64, fields: &[&str]) {
+    use ntk_files::shown::Shown;
     static SAID: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let file = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     let mut said = SAID
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if said.iter().any(|p| p == path) {
+    if said.contains(&file) {
         return;
     }
-    said.push(path.to_path_buf());
+    said.push(file);
     let shown: Vec<String> = fields
         .iter()
         .take(4)
@@ -934,9 +993,9 @@ fn say_header(path: &Path, fields: &[&str]) {
         n => format!(" and {n} more"),
     };
     ntk_system::say(format_args!(
-        "note: {}: line 1 is read as a header of names and skipped ({}{more}); a first row \
-         of data must be numbers alone",
-        path.display(),
+        "note: {}: line {line} is read as a header of names and skipped ({}{more}); a first \
+         row of data must be numbers alone",
+        path.shown(),
         shown.join(", ")
     ));
 }
@@ -1069,6 +1128,17 @@ mod tests {
             ("1.5\n#N/A", "line 2"),
             ("1.5\r\n#N/A\r\n2\r\n", "line 2"),
             ("1.5,2\n  #VALUE!,1\n", "line 2"),
+            // Hundred-and-twenty-ninth, D1: any error value's shape, and after it spaces,
+            // a tab or a semicolon; a lettered first field before numbers.
+            ("1.5,2\n#SPILL!,1\n", "line 2"),
+            ("1.5,2\n#CALC!,1\n", "line 2"),
+            ("1.5,2\n#ERROR!,1\n", "line 2"),
+            ("1.5,2\n#GETTING_DATA,1\n", "line 2"),
+            ("1.5,2\n#N/A ,1\n", "line 2"),
+            ("1.5,2\n#n/a,1\n", "line 2"),
+            ("1.5,2\n#N/A\t,1\n", "line 2"),
+            ("1.5,2\n#N/A;1\n", "line 2"),
+            ("1.5,2\n#VALUE! ,1\n", "line 2"),
         ] {
             let e = parse(text).unwrap_err().to_string();
             assert!(
@@ -1076,7 +1146,26 @@ mod tests {
                 "{text:?}: {e}"
             );
         }
-        let (v, _, _) = parse("#N/A values removed\n1,2\n#NAME\n3,4\n").unwrap();
+        // The first record's line and offset after comments and blank lines, behind a byte
+        // order mark too (hundred-and-twenty-ninth hostile round, N1: "line 1").
+        for (text, at) in [
+            ("# a\n\n# b\nx,1\n", "line 4 (byte offset 9)"),
+            ("\u{feff}# a\nx,1\n", "line 2 (byte offset 4)"),
+            ("x,1\n", "line 1 (byte offset 0)"),
+            ("# a\r\n\r\n1,2\nx,1\n", "line 4 (byte offset 11)"),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(at), "{text:?}: {e}");
+        }
+        let e = parse("1.5,2\n#N/A(1),1\n").unwrap_err().to_string();
+        assert!(
+            e.contains("line 2") && e.contains("its other fields are numbers"),
+            "{e}"
+        );
+        // Comments of words, a commented-out row of numbers and a commented-out header stay
+        // comments.
+        let (v, _, _) =
+            parse("#N/A values removed\n1,2\n#NAME\n# x, 1\n#1.5,2\n#x,y\n3,4\n#\n").unwrap();
         assert_eq!(v, [1.0, 2.0, 3.0, 4.0]);
         // A missing-value marker behind invisible characters is one too.
         let e = parse("\u{200b}NA,\u{200b}NA\n3,4\n")

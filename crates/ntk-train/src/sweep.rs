@@ -788,6 +788,9 @@ impl Sweep for TrainSweep<'_> {
         let mut lines = sweep::foresee_stale_reports(self.out, "runs", &|name| {
             crate::report::stale_why(name, &names)
         });
+        lines.extend(sweep::foresee_captions(self.out, &|stem| {
+            names.writes(&format!("{stem}.png"))
+        }));
         // A run whose first checkpoint was cut off before its pointer starts over, removing
         // it: said by the dry run as the run says it (ninetieth hostile round, D2).
         // This shard's runs that it makes (ninety-first hostile round, D1: another shard's

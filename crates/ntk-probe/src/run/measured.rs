@@ -136,13 +136,10 @@ impl Measured {
                     }
                     None => None,
                 };
-                if let Some(f) = &files {
-                    progress.log(&f.describe());
-                }
                 let resumed = files.as_ref().and_then(|f| f.held().and(f.formed()));
                 let mut tiles = match resumed {
-                    Some(_) => Tiled::from_grouped_unfilled(&mut source, TILE, progress),
-                    None => Tiled::from_grouped(&mut source, TILE, progress),
+                    Some(_) => Tiled::from_grouped_unfilled(&mut source, TILE, progress.clone()),
+                    None => Tiled::from_grouped(&mut source, TILE, progress.clone()),
                 };
                 // Kept tiles are used only when they are the ones the state records (their
                 // SHA-256); else they are said, dropped, and the kernel is formed again.
@@ -156,6 +153,11 @@ impl Measured {
                     }
                     None => None,
                 };
+                // What is kept, said once the tiles are read or dropped: never tiles the run
+                // does not use (hundred-and-twenty-ninth hostile round, N3).
+                if let Some(f) = &files {
+                    progress.log(&f.describe());
+                }
                 let (min, formed_seconds) = match loaded {
                     Some(formed) => (formed.min_angle, formed.seconds),
                     None => (tiles.min_angle(&diagonal), 0.0),

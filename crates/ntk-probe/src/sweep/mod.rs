@@ -512,9 +512,13 @@ impl Sweep for ProbeSweep<'_> {
             writes_figure_of(name, &protocols)
                 && (angles || !ntk_plot::is_figure_file(name, ANGLE_FIGURE))
         };
-        sweep::foresee_stale_reports(self.out, "points", &|name| {
+        let mut lines = sweep::foresee_stale_reports(self.out, "points", &|name| {
             stale_figure_why(name, &draws, "here")
-        })
+        });
+        lines.extend(sweep::foresee_captions(self.out, &|stem| {
+            draws(&format!("{stem}.png"))
+        }));
+        lines
     }
 
     /// Per (setting, activation, seed), deepest first: the shallower networks share the

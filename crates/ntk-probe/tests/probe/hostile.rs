@@ -2954,9 +2954,7 @@ fn fourteenth_review() {
         assert_clean_error(
             "a sweep beside an empty runs/",
             &run(&sweep_args(&cfg, &empty, extra)),
-            &[
-                "kappa_vs_depth_whole.png, not recorded as a collect wrote it (.ntk-reports.json) and with no sweep's runs/ beside it",
-            ],
+            &["kappa_vs_depth_whole.png, with no sweep's runs/ beside it"],
         );
     }
     assert_eq!(std::fs::read_dir(tb.join("runs")).unwrap().count(), 3);
@@ -3004,6 +3002,64 @@ fn fourteenth_review() {
         );
     }
     assert!(untabled.join("results.csv").is_file());
+    // Hundred-and-twenty-ninth, D2: a sweep's figures and record copied without its runs/
+    // prove nothing: a sweep (of another config) there is refused, dry run too, and the
+    // figures stay.
+    let copied = d.join("copied");
+    std::fs::create_dir(&copied).unwrap();
+    for e in std::fs::read_dir(&untabled).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == ".ntk-reports.json" || name.ends_with(".png") || name.ends_with(".svg") {
+            std::fs::copy(e.path(), copied.join(&name)).unwrap();
+        }
+    }
+    let figure = std::fs::read(copied.join("kappa_vs_depth_whole.png")).unwrap();
+    for extra in [&["--dry-run"][..], &[][..]] {
+        assert_clean_error(
+            "a sweep into copied figures and their record",
+            &run(&sweep_args(&other, &copied, extra)),
+            &[
+                "kappa_vs_depth_whole.png",
+                "with no sweep's runs/ beside it",
+            ],
+        );
+    }
+    assert_eq!(
+        std::fs::read(copied.join("kappa_vs_depth_whole.png")).unwrap(),
+        figure
+    );
+    // D3: the dry run of a sweep says the column captions its collect settles: removed
+    // where the record proves them, said and left where edited.
+    assert_ok(
+        "a column collect",
+        &run(&os(&[
+            "collect",
+            untabled.to_str().unwrap(),
+            "--layout",
+            "column",
+        ])),
+    );
+    let caption = untabled.join("kappa_vs_depth_whole.caption.txt");
+    std::fs::write(&caption, "my words\n").unwrap();
+    let o = run(&sweep_args(&cfg, &untabled, &["--dry-run"]));
+    assert!(o.status.success(), "{o:?}");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        said.contains("reports: ")
+            && said.contains(
+                "kappa_vs_depth_whole.caption.txt: the captions of figures drawn now without one"
+            )
+            && said.contains("would say and leave them")
+            && said.contains("min_grad_angle_vs_depth.caption.txt")
+            && said.contains("would remove them"),
+        "{said}"
+    );
+    assert_ok("the sweep", &run(&sweep_args(&cfg, &untabled, &[])));
+    assert_eq!(std::fs::read_to_string(&caption).unwrap(), "my words\n");
     // D1: a first line skipped as a header is said, by the dry run too.
     let priced = d.join("priced.csv");
     std::fs::write(&priced, "JPY 120,JPY 80\n150,95\n-30,40\n200,10\n").unwrap();
@@ -3031,6 +3087,33 @@ fn fourteenth_review() {
             "{err}"
         );
     }
+    // Hundred-and-twenty-ninth, D4 and N1: the note shows a path's control characters
+    // escaped, and the header's own line after a comment.
+    let odd = d.join("p\u{1b}[31m\nerror: fake.csv");
+    std::fs::write(&odd, "# exported\nx,y\n1.5,2\n3,4\n").unwrap();
+    let cfg_odd = write(
+        d,
+        "odd.toml",
+        &format!(
+            "[data]\ndataset = \"file\"\nx = \"{}\"\n[model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\n",
+            odd.to_str()
+                .unwrap()
+                .replace('\u{1b}', "\\u001b")
+                .replace('\n', "\\n")
+        ),
+    );
+    let mut v = os(&["run", "--dry-run", "--config"]);
+    v.push(cfg_odd.into());
+    v.push("--out".into());
+    v.push(d.join("odd").into());
+    let o = run(&v);
+    assert!(o.status.success(), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !err.contains('\u{1b}') && !err.contains("\nerror: fake.csv"),
+        "{err}"
+    );
+    assert!(err.contains("line 2 is read as a header"), "{err}");
 }
 
 /// Hundred-and-twenty-sixth hostile round, D2: in a collected directory `dir` itself, a

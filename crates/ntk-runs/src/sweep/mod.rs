@@ -46,8 +46,8 @@ pub use fill::{AxisFill, fill_from_axes};
 pub use lifecycle::{after_collect, check_collect, claim, dry_run, execute};
 pub use proof::{Runs, SweepRuns, check_runs, check_sweep_out};
 pub use reports::{
-    check_proven_figures, foresee_stale_reports, keep_edited_captions, record_reports,
-    say_stale_figures_of, say_stale_reports, settle_captions,
+    check_proven_figures, foresee_captions, foresee_stale_reports, keep_edited_captions,
+    record_reports, say_stale_figures_of, say_stale_reports, settle_captions,
 };
 
 /// The most points one sweep may have.

@@ -98,28 +98,32 @@ pub fn check_sweep_out(
         // A table or figure is a collect's only beside the table it writes first: a run of
         // the tool's under `runs/` does not make a user's figure beside it the sweep's
         // (hundred-and-twenty-seventh hostile round, D2: one run beside TensorBoard's logs).
-        // A file the record proves a collect's as written (its size and SHA-256) is the
-        // sweep's, whatever else stands beside it. A caption is never the sweep's to
-        // replace: its collect draws for a screen, writes none, and leaves one the record
-        // does not prove where it stands, saying so ([`super::settle_captions`]).
-        found => {
+        // Beside a `runs/` a run of the tool's proves, a file the record proves a collect's
+        // as written (its size and SHA-256) is the sweep's: one whose table was removed
+        // (hundred-and-twenty-eighth hostile round, D2). A caption is not the sweep's to
+        // replace there: its collect draws for a screen, writes none, and leaves one the
+        // record does not prove where it stands, saying so ([`super::settle_captions`]).
+        Runs::Run => {
             let record = super::reports::recorded(out);
             let unrecorded = |name: &str| {
                 writes(name)
                     && !name.ends_with(".caption.txt")
                     && !crate::manifest::holds_as_recorded(out, name, &record)
             };
-            let beside = match found {
-                Runs::Run => {
-                    "not recorded as a collect wrote it (.ntk-reports.json) and with no \
-                     collected table (results.csv, sweep.csv) beside it"
-                }
-                _ => {
-                    "not recorded as a collect wrote it (.ntk-reports.json) and with no \
-                     sweep's runs/ beside it"
-                }
-            };
-            ntk_files::outset::check_proven(out, &[], &unrecorded, beside)
+            ntk_files::outset::check_proven(
+                out,
+                &[],
+                &unrecorded,
+                "not recorded as a collect wrote it (.ntk-reports.json) and with no collected \
+                 table (results.csv, sweep.csv) beside it",
+            )
+        }
+        // With no `runs/` a run proves, the record proves no file a sweep's: it says a
+        // collect wrote the bytes, not of which sweep (hundred-and-twenty-ninth hostile round,
+        // D2: another sweep's figures and record, copied without their runs, were replaced
+        // by a sweep of another config).
+        Runs::Unproven => {
+            ntk_files::outset::check_proven(out, &[], writes, "with no sweep's runs/ beside it")
         }
     }
 }

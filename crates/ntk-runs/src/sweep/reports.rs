@@ -253,14 +253,43 @@ pub fn settle_captions(out: &Path, uncaptioned: &[String]) {
     settle(
         out,
         &|name| {
-            captions.iter().any(|c| c == name).then(|| {
-                "the captions of figures drawn now without one (a screen figure draws its note \
-                 under its legend)"
-                    .to_string()
-            })
+            captions
+                .iter()
+                .any(|c| c == name)
+                .then(|| UNCAPTIONED.to_string())
         },
         "",
     );
+}
+
+/// Why a caption beside a figure drawn without one is settled ([`settle_captions`]).
+const UNCAPTIONED: &str = "the captions of figures drawn now without one (a screen figure draws its note under its \
+     legend)";
+
+/// What a dry run foresees of the captions the collect that ends its sweep settles
+/// ([`settle_captions`]: it draws every figure for a screen, without a caption): for each
+/// `STEM.caption.txt` in `out` whose figure it draws (`draws`: a stem), a `reports:` line,
+/// as [`foresee_stale_reports`] says the figures it no longer draws
+/// (hundred-and-twenty-ninth hostile round, D3: the run removed or left them, the dry run
+/// said nothing).
+pub fn foresee_captions(out: &Path, draws: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let why = |name: &str| {
+        name.strip_suffix(".caption.txt")
+            .filter(|stem| draws(stem))
+            .map(|_| UNCAPTIONED.to_string())
+    };
+    fates(out, &why, false)
+        .into_iter()
+        .map(|((why, fate), group)| {
+            format!(
+                "reports: {}: {}: {why}; {}: {}",
+                out.display(),
+                group.join(", "),
+                fate.what(),
+                fate.foreseen()
+            )
+        })
+        .collect()
 }
 
 /// The stems among `captioned` (the figures this collect or plot draws with a caption, in a

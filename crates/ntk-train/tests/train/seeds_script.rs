@@ -903,8 +903,18 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
     let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/seeds");
     std::fs::copy(scripts.join("collect.sh"), seeds.join("collect.sh")).unwrap();
     for e in ["fig3/mnist", "fig3/mnist_60k"] {
-        std::fs::create_dir_all(dir.path().join("experiments").join(e).join("runs")).unwrap();
+        let run = dir.path().join("experiments").join(e).join("runs/a");
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(run.join("config.toml"), "").unwrap();
     }
+    // Hundred-and-twenty-ninth hostile round, N4: an empty runs/ and a linked one.
+    std::fs::create_dir_all(dir.path().join("experiments/empty/runs")).unwrap();
+    std::fs::create_dir_all(dir.path().join("experiments/linked_runs")).unwrap();
+    std::os::unix::fs::symlink(
+        "../fig3/mnist/runs",
+        dir.path().join("experiments/linked_runs/runs"),
+    )
+    .unwrap();
     std::os::unix::fs::symlink("mnist", dir.path().join("experiments/fig3/linked")).unwrap();
     std::fs::write(
         seeds.join("collected.txt"),
@@ -1036,6 +1046,14 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
         (
             "fig3/mnist - -\nfig3/mnist/runs - -\n",
             "line 2: experiment 'fig3/mnist/runs': experiments/fig3/mnist/runs has no runs/",
+        ),
+        (
+            "fig3/mnist - -\nempty - -\n",
+            "line 2: experiment 'empty': experiments/empty has no runs/ holding a training run",
+        ),
+        (
+            "fig3/mnist - -\nlinked_runs - -\n",
+            "line 2: experiment 'linked_runs': experiments/linked_runs has no runs/",
         ),
         (
             "fig3/mnist - -\nfig3/linked - -\n",
