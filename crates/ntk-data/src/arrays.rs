@@ -570,12 +570,39 @@ struct TextGuard<R> {
     comment: Option<Vec<u8>>,
     /// The byte order mark's bytes read at the file's start.
     mark: u64,
-    /// The line and byte offset (past the mark) of the first line that is neither blank nor
-    /// a comment: where the CSV reader's first record stands. The reader places that record
-    /// at the comments before it (line 1), so a message about it would name the wrong line
-    /// (hundred-and-twenty-ninth hostile round, N1).
-    first_record: std::rc::Rc<std::cell::Cell<Option<(u64, u64)>>>,
+    /// Each run of blank and comment lines, read ahead of the parser: the byte (past the
+    /// mark) where it starts, and the line and byte of the line after it, where a record
+    /// stands. The CSV reader places a record after such a run at the run's start, so a
+    /// message about it would name a comment's line ([`Runs::place`]; hundred-and-twenty-
+    /// ninth hostile round, N1, and hundred-and-thirtieth, D2).
+    runs: std::rc::Rc<std::cell::RefCell<Runs>>,
+    /// Where the current run of blank and comment lines started, if one is open.
+    run_start: Option<u64>,
     problem: Option<(usize, u64, String)>,
+}
+
+/// The runs of blank and comment lines a [`TextGuard`] found and the parser has not passed.
+#[derive(Default)]
+struct Runs(std::collections::VecDeque<(u64, u64, u64)>);
+
+impl Runs {
+    /// The record the reader places at `position` where it stands: after the run it falls
+    /// in, if any; runs before it are passed.
+    fn place(&mut self, position: &mut csv::Position) {
+        let at = position.byte();
+        while let Some(&(start, line, byte)) = self.0.front() {
+            if byte <= at {
+                self.0.pop_front();
+            } else if start <= at {
+                self.0.pop_front();
+                position.set_line(line);
+                position.set_byte(byte);
+                return;
+            } else {
+                return;
+            }
+        }
+    }
 }
 
 impl<R> TextGuard<R> {
@@ -604,6 +631,10 @@ impl<R: Read> Read for TextGuard<R> {
             let what = if b == 0 {
                 format!("a NUL byte at byte {at} of the file: not a text file of numbers")
             } else if b == b'\n' {
+                let lead = if self.line == 1 { self.mark } else { 0 };
+                if self.line_len == lead && self.run_start.is_none() {
+                    self.run_start = Some(at - self.mark); // a blank line
+                }
                 match self.row_problem() {
                     Some(what) => what,
                     None => {
@@ -620,12 +651,19 @@ impl<R: Read> Read for TextGuard<R> {
                 if self.line == 1 && at == self.mark && self.mark < 3 && b == MARK[at as usize] {
                     self.mark += 1;
                 } else if self.line_len == lead {
-                    // The line's first byte.
-                    if b == b'#' {
-                        self.comment = Some(Vec::new());
-                    } else if b != b'\r' && self.first_record.get().is_none() {
-                        self.first_record
-                            .set(Some((self.line as u64, at - self.mark)));
+                    // The line's first byte: a comment's or a blank line's opens a run (or
+                    // goes on with one); another's ends it.
+                    if b == b'#' || b == b'\r' {
+                        if b == b'#' {
+                            self.comment = Some(Vec::new());
+                        }
+                        self.run_start.get_or_insert(at - self.mark);
+                    } else if let Some(start) = self.run_start.take() {
+                        self.runs.borrow_mut().0.push_back((
+                            start,
+                            self.line as u64,
+                            at - self.mark,
+                        ));
                     }
                 }
                 if let Some(line) = self.comment.as_mut().filter(|l| l.len() < COMMENT_KEPT) {
@@ -665,7 +703,8 @@ fn parse_csv(
         line_len: 0,
         comment: None,
         mark: 0,
-        first_record: std::rc::Rc::new(std::cell::Cell::new(None)),
+        runs: std::rc::Rc::default(),
+        run_start: None,
         problem: None,
     };
     let parsed = parse_csv_text(path, &mut guard, limit);
@@ -702,8 +741,7 @@ fn parse_csv_text(
     if head == [0xEF, 0xBB, 0xBF] {
         head.clear();
     }
-    let first_record = text.first_record.clone();
-    let mut csv_first = true;
+    let runs = text.runs.clone();
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -739,14 +777,9 @@ fn parse_csv_text(
             .position()
             .cloned()
             .unwrap_or_else(csv::Position::new);
-        // The reader's first record stands where the guard found the first line that is
-        // neither blank nor a comment (the reader places it at the comments before it).
-        if std::mem::take(&mut csv_first)
-            && let Some((line, byte)) = first_record.get()
-        {
-            position.set_line(line);
-            position.set_byte(byte);
-        }
+        // A record after blank or comment lines stands where the guard found it (the
+        // reader places it at the first of those lines).
+        runs.borrow_mut().place(&mut position);
         let at = |message: String| DataError::Parse {
             path: path.to_path_buf(),
             line: position.line() as usize,
@@ -884,20 +917,9 @@ const COMMENT_KEPT: usize = 4096;
 /// (`#1.5,2`) or a header (`#x,y`) stays one.
 fn row_not_comment(line: &str) -> Option<String> {
     let line = line.trim_end_matches(['\r', '\n']);
-    let word = line
-        .char_indices()
-        .skip(1)
-        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '!' | '?')))
-        .map_or(line, |(i, _)| &line[..i]);
-    let lettered = word.chars().nth(1).is_some_and(|c| c.is_ascii_alphabetic());
-    let upper = word.to_ascii_uppercase();
-    let error_value = lettered
-        && (word.ends_with(['!', '?']) || upper == "#N/A" || upper == "#GETTING_DATA")
-        && word[1..word.len() - 1]
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '/'));
+    let word = error_word(line);
     let rest = line[word.len()..].trim_start();
-    if error_value && (rest.is_empty() || rest.starts_with([',', ';'])) {
+    if is_error_value(word) && (rest.is_empty() || rest.starts_with([',', ';'])) {
         return Some(format!(
             "the line opens with {word}, a spreadsheet's error value (a missing or failed \
              number), not a comment: write the number, or remove the row"
@@ -905,13 +927,21 @@ fn row_not_comment(line: &str) -> Option<String> {
     }
     let mut fields = line.split(',');
     let first = fields.next().unwrap_or_default().trim_end();
-    let numbers: Vec<&str> = fields.map(str::trim).collect();
-    let lettered_first = first.chars().nth(1).is_some_and(char::is_alphabetic);
-    if lettered_first
-        && !numbers.is_empty()
-        && numbers
+    let others: Vec<&str> = fields.map(str::trim).collect();
+    let opened = first
+        .chars()
+        .nth(1)
+        .is_some_and(|c| c.is_alphabetic() || c == '#');
+    // Numbers (quoted or not), empty fields and error values: a row's other fields.
+    let of_a_row = |f: &&str| {
+        let f = f.trim_matches('"');
+        f.is_empty() || f.parse::<f64>().is_ok() || is_error_value(error_word(f))
+    };
+    if opened
+        && others
             .iter()
-            .all(|f| !f.is_empty() && f.parse::<f64>().is_ok())
+            .any(|f| f.trim_matches('"').parse::<f64>().is_ok())
+        && others.iter().all(of_a_row)
     {
         let shown: String = first.chars().take(32).collect();
         return Some(format!(
@@ -921,6 +951,45 @@ fn row_not_comment(line: &str) -> Option<String> {
         ));
     }
     None
+}
+
+/// The word a line or field opens with, where it opens with `#`: `#` and the letters (of
+/// any script), digits and `_`, `/`, `#`, `¡`, `¿`, `!`, `?` after it (`#DIV/0!`,
+/// `#¡VALOR!`, `########`); the empty word otherwise.
+fn error_word(text: &str) -> &str {
+    if !text.starts_with('#') {
+        return "";
+    }
+    text.char_indices()
+        .skip(1)
+        .find(|&(_, c)| {
+            !(c.is_alphanumeric() || matches!(c, '_' | '/' | '#' | '¡' | '¿' | '!' | '?'))
+        })
+        .map_or(text, |(i, _)| &text[..i])
+}
+
+/// Whether `word` ([`error_word`]) is a spreadsheet's error value, in any of its
+/// languages: one ending in `!` or `?` (`#DIV/0!`, `#NAME?`, `#SPILL!`, `#¡VALOR!`,
+/// `#ЗНАЧ!`), "not available" as Excel and LibreOffice spell it (`#N/A`, `#NV`, `#N/D`,
+/// `#N/B`, `#YOK`, `#Н/Д`, any case), `#GETTING_DATA`, or the `#` of a number too wide for
+/// its column (`########`) (hundred-and-thirtieth hostile round, D1).
+fn is_error_value(word: &str) -> bool {
+    const NOT_AVAILABLE: [&str; 7] = [
+        "#N/A",
+        "#NV",
+        "#N/D",
+        "#N/B",
+        "#YOK",
+        "#Н/Д",
+        "#GETTING_DATA",
+    ];
+    let Some(body) = word.strip_prefix('#') else {
+        return false;
+    };
+    let upper = word.to_uppercase();
+    (body.chars().any(char::is_alphabetic) && word.ends_with(['!', '?']))
+        || NOT_AVAILABLE.contains(&upper.as_str())
+        || (!body.is_empty() && body.chars().all(|c| c == '#'))
 }
 
 /// The byte order mark, U+FEFF.
@@ -1139,6 +1208,19 @@ mod tests {
             ("1.5,2\n#N/A\t,1\n", "line 2"),
             ("1.5,2\n#N/A;1\n", "line 2"),
             ("1.5,2\n#VALUE! ,1\n", "line 2"),
+            // Hundred-and-thirtieth, D1: other languages' error values, a column too
+            // narrow, and error values, empty or quoted fields beside.
+            ("1.5,2\n#\u{a1}VALOR!,1\n", "line 2"),
+            ("1.5,2\n#\u{bf}NOMBRE?,1\n", "line 2"),
+            ("1.5\n#NV\n", "line 2"),
+            ("1.5\n#N/D\n", "line 2"),
+            ("1.5\n#YOK\n", "line 2"),
+            ("1.5\n#\u{417}\u{41d}\u{410}\u{427}!\n", "line 2"),
+            ("1.5\n#\u{41d}/\u{414}\n", "line 2"),
+            ("1.5,2\n########,1\n", "line 2"),
+            ("1.5,2,3\n#NV,#NV,1\n", "line 2"),
+            ("1.5,2,3\n#NV,,1\n", "line 2"),
+            ("1.5,2\n#NV,\"1\"\n", "line 2"),
         ] {
             let e = parse(text).unwrap_err().to_string();
             assert!(
@@ -1153,6 +1235,14 @@ mod tests {
             ("\u{feff}# a\nx,1\n", "line 2 (byte offset 4)"),
             ("x,1\n", "line 1 (byte offset 0)"),
             ("# a\r\n\r\n1,2\nx,1\n", "line 4 (byte offset 11)"),
+            // Hundred-and-thirtieth, D2: any record after comments or blank lines.
+            ("1,2\n# c\n# d\nabc,1\n", "line 4 (byte offset 12)"),
+            ("1,2\n\n# c\n\nabc,1\n", "line 5 (byte offset 10)"),
+            (
+                "1,2\n3,4\n# c\nabc,1\n# d\n5,6\n",
+                "line 4 (byte offset 12)",
+            ),
+            ("1,2\n# c\n3,4\n# d\nabc,1\n", "line 5 (byte offset 16)"),
         ] {
             let e = parse(text).unwrap_err().to_string();
             assert!(e.contains(at), "{text:?}: {e}");

@@ -210,17 +210,27 @@ fn check_fits(content: &Content, path: &Path, expected: u64, declares: &str) -> 
     ) else {
         return Ok(());
     };
-    if expected <= max {
-        return Ok(());
+    if expected > max {
+        return Err(DataError::BadHeader {
+            path: path.to_path_buf(),
+            offset: 4,
+            message: format!(
+                "the header {declares} ({expected} bytes in all), more than the {stored}-byte \
+                 gzip file can decompress to (at most {max} bytes at deflate's 1032:1 limit)"
+            ),
+        });
     }
-    Err(DataError::BadHeader {
-        path: path.to_path_buf(),
-        offset: 4,
-        message: format!(
-            "the header {declares} ({expected} bytes in all), more than the {stored}-byte gzip \
-             file can decompress to (at most {max} bytes at deflate's 1032:1 limit)"
-        ),
-    })
+    // What the header promises must fit the memory this process may use, before it is
+    // reserved and inflated (hundred-and-thirtieth hostile round, D5: a gzipped IDX file
+    // whose count was raised failed in the allocator under `ulimit -v`, naming no file).
+    let limit = ntk_system::memory::system_limit().map_or(u64::MAX, |(bytes, _)| bytes as u64);
+    if expected > limit {
+        return Err(DataError::TooLarge {
+            path: path.to_path_buf(),
+            limit,
+        });
+    }
+    Ok(())
 }
 
 /// The first label `>= num_classes`: a [`DataError::LabelOutOfRange`] with its offset.

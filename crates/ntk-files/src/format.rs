@@ -35,17 +35,20 @@ pub fn not_of_its_format(path: &Path) -> Option<String> {
     (!found).then(|| what.to_string())
 }
 
-/// Why the regular file at `path` is not a table whose header begins with the name `head`
-/// (its first line begins `head,`); `None` where it is, or where `path` is no regular file.
-/// A figure command's place of a table of the user's is refused by it (D5: a user's
-/// `gmap.csv` was replaced).
-pub fn not_a_table_of(path: &Path, head: &str) -> Option<String> {
+/// Why the regular file at `path` is not a table whose header begins with one of the names
+/// `heads` (its first line begins `head,`: the header written now, then those of older
+/// versions); `None` where it is, or where `path` is no regular file. A figure command's
+/// place of a table of the user's is refused by it (D5: a user's `gmap.csv` was replaced).
+pub fn not_a_table_of(path: &Path, heads: &[&str]) -> Option<String> {
     let start = match start_of(path)? {
         Ok(start) => start,
         Err(why) => return Some(why),
     };
-    (!start.starts_with(format!("{head},").as_bytes()))
-        .then(|| format!("its first line does not begin `{head},`"))
+    let begins: Vec<String> = heads.iter().map(|h| format!("`{h},`")).collect();
+    (!heads
+        .iter()
+        .any(|h| start.starts_with(format!("{h},").as_bytes())))
+    .then(|| format!("its first line does not begin {}", begins.join(" or ")))
 }
 
 /// The first 4 KiB of the regular file at `path`; `None` where it is no regular file (never

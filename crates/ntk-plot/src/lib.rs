@@ -152,13 +152,13 @@ pub fn is_figure_file(name: &str, stem: &str) -> bool {
 /// `gmap`, `activations`, `transfer` and `fig1` checked each only as they wrote it, after
 /// their measurements and the earlier files. A file there at one of those names must be of
 /// the kind the command writes (`ntk_files::format`: a table whose first line begins with
-/// its header's first name, `heads[i]` for `tables[i]`; a PNG, SVG or PDF by its first
+/// its header's first name, one of `heads[i]` for `tables[i]`; a PNG, SVG or PDF by its first
 /// bytes), else it is the user's and refused by name (ninety-eighth hostile round, D5: a
 /// user's `gmap.csv`, `transfer_norm.png`, `activations.svg` were replaced, rc 0).
 pub fn check_places(
     dir: &Path,
     tables: &[&str],
-    heads: &[&str],
+    heads: &[&[&str]],
     stems: &[&str],
 ) -> ntk_files::Result<()> {
     ntk_files::places::check_replaced_in(dir, &|f: &str| {

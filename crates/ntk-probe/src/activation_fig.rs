@@ -20,7 +20,7 @@ use crate::Error;
 pub const TABLES: [&str; 1] = ["activations.csv"];
 /// The first name of each table's header, as it is written (a table of the user's at its
 /// name is refused: `ntk_plot::check_places`).
-pub const HEADS: [&str; 1] = ["x"];
+pub const HEADS: [&[&str]; 1] = [&["x"]];
 
 /// The figures it draws there, by stem (`ntk_plot::is_figure_file`).
 pub const STEMS: [&str; 1] = ["activations"];

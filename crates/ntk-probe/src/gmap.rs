@@ -17,7 +17,7 @@ use ntk_kernel::theory::relu::g;
 pub const TABLES: [&str; 1] = ["gmap.csv"];
 /// The first name of each table's header, as it is written (a table of the user's at its
 /// name is refused: `ntk_plot::check_places`).
-pub const HEADS: [&str; 1] = ["theta_in_deg"];
+pub const HEADS: [&[&str]; 1] = [&["theta_in_deg"]];
 
 /// The figures it draws there, by stem (`ntk_plot::is_figure_file`).
 pub const STEMS: [&str; 1] = ["gmap"];

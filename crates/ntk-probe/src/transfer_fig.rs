@@ -19,7 +19,7 @@ use ntk_kernel::theory::transfer::{Transfer, transfer};
 pub const TABLES: [&str; 1] = ["transfer.csv"];
 /// The first name of each table's header, as it is written (a table of the user's at its
 /// name is refused: `ntk_plot::check_places`).
-pub const HEADS: [&str; 1] = ["activation"];
+pub const HEADS: [&[&str]; 1] = [&["activation"]];
 
 /// The figures it draws there, by stem (`ntk_plot::is_figure_file`).
 pub const STEMS: [&str; 2] = ["transfer_norm", "transfer_bias"];

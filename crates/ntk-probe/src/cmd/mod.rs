@@ -96,12 +96,12 @@ pub(crate) fn parse_activation(
 /// The output directory of a figure command, created and locked for this process (one
 /// writer at a time, `ntk_files::lock`; the commands write only their own named files, each
 /// atomically, beside whatever else the directory holds, such as a README), with the places
-/// of the files it writes, its `tables` (each with its header's first name in `heads`) and the
+/// of the files it writes, its `tables` (each with its header's first names in `heads`) and the
 /// figures of `stems`, checked before any work ([`ntk_plot::check_places`]).
 pub(crate) fn figure_dir(
     out: &Path,
     tables: &[&str],
-    heads: &[&str],
+    heads: &[&[&str]],
     stems: &[&str],
 ) -> CliResult<ntk_files::lock::DirLock> {
     let out = ntk_files::outset::check_figure_dir(out)?;

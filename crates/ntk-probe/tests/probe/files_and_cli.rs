@@ -494,6 +494,45 @@ fn redrawing_without_tables_names_the_missing_file() {
     assert!(!out.status.success());
 }
 
+/// Hundred-and-thirtieth hostile round, second review, D1: `fig1` runs again into its own
+/// `--out`, over the table it wrote and over one of the older header (the committed
+/// experiments/fig1/fig1.csv), and still refuses a user's table at that name.
+#[test]
+fn fig1_runs_again_into_its_own_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("f");
+    let fig1 = || {
+        probe()
+            .args(["fig1", "--depths", "1", "--widths", "16", "--seeds", "1"])
+            .args(["--thetas", "30", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    for _ in 0..2 {
+        let o = fig1();
+        assert!(o.status.success(), "{o:?}");
+    }
+    let table = out.join("fig1.csv");
+    let text = std::fs::read_to_string(&table).unwrap();
+    let older = text.replacen("activation,", "", 1);
+    let older: String = older
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match i {
+            0 => format!("{l}\n"),
+            _ => format!("{}\n", l.split_once(',').unwrap().1),
+        })
+        .collect();
+    std::fs::write(&table, older).unwrap();
+    let o = fig1();
+    assert!(o.status.success(), "{o:?}");
+    std::fs::write(&table, "my,own\n1,2\n").unwrap();
+    let o = fig1();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert_eq!(std::fs::read_to_string(&table).unwrap(), "my,own\n1,2\n");
+}
+
 /// The reproduction: a data directory on the synthetic set was ignored (exit 0,
 /// synthetic data); it is now an error naming the key, and so is a file key on an image set.
 #[test]
