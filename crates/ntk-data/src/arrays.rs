@@ -606,6 +606,11 @@ impl Runs {
 }
 
 impl<R> TextGuard<R> {
+    /// The bytes of the current line before its content: the byte order mark on line 1.
+    fn lead(&self) -> u64 {
+        if self.line == 1 { self.mark } else { 0 }
+    }
+
     /// Why the line just ended is a row, not the comment the CSV reader takes it for.
     fn row_problem(&mut self) -> Option<String> {
         let line = self.comment.take()?;
@@ -631,8 +636,7 @@ impl<R: Read> Read for TextGuard<R> {
             let what = if b == 0 {
                 format!("a NUL byte at byte {at} of the file: not a text file of numbers")
             } else if b == b'\n' {
-                let lead = if self.line == 1 { self.mark } else { 0 };
-                if self.line_len == lead && self.run_start.is_none() {
+                if self.line_len == self.lead() && self.run_start.is_none() {
                     self.run_start = Some(at - self.mark); // a blank line
                 }
                 match self.row_problem() {
@@ -646,8 +650,7 @@ impl<R: Read> Read for TextGuard<R> {
             } else if self.line_len >= MAX_CSV_LINE {
                 format!("a line longer than {MAX_CSV_LINE} bytes: not a table of numbers")
             } else {
-                const MARK: [u8; 3] = [0xEF, 0xBB, 0xBF];
-                let lead = if self.line == 1 { self.mark } else { 0 };
+                let lead = self.lead();
                 if self.line == 1 && at == self.mark && self.mark < 3 && b == MARK[at as usize] {
                     self.mark += 1;
                 } else if self.line_len == lead {
@@ -738,7 +741,7 @@ fn parse_csv_text(
             path: path.to_path_buf(),
             source,
         })?;
-    if head == [0xEF, 0xBB, 0xBF] {
+    if head == MARK {
         head.clear();
     }
     let runs = text.runs.clone();
@@ -994,6 +997,9 @@ fn is_error_value(word: &str) -> bool {
 
 /// The byte order mark, U+FEFF.
 const BOM: char = '\u{feff}';
+
+/// [`BOM`] in UTF-8, as a file opens with it.
+const MARK: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
 /// Why `field` is no header's name, or `None` where it is one: a name is no number, has a
 /// letter in it, does not start as a number does ([`starts_as_a_number`]), holds no decimal

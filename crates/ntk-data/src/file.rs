@@ -140,7 +140,11 @@ impl Content {
     /// hold first, so that a large array is read into one buffer with no copy (round 98 N9:
     /// a header and its data read apart and joined held the data twice).
     fn append_up_to(&mut self, max: u64, buf: &mut Vec<u8>) -> Result<()> {
-        let hint = self.capacity_hint(max);
+        self.append_reserving(max, self.capacity_hint(max), buf)
+    }
+
+    /// [`Self::append_up_to`], reserving `hint` more bytes in `buf` first.
+    fn append_reserving(&mut self, max: u64, hint: usize, buf: &mut Vec<u8>) -> Result<()> {
         if buf.try_reserve_exact(hint).is_err() {
             return Err(DataError::io(
                 &self.path,
@@ -187,22 +191,12 @@ impl Content {
         // (hundred-and-twenty-ninth hostile round, second review, D1: a 1.28 GB `.npy.gz`
         // asked for 2.5 GB at the end of its inflation, beyond the guard's estimate, and
         // failed in the allocator, naming no file).
-        if self.encoding == Encoding::Gzip {
-            let promised = usize::try_from(want.saturating_add(1)).unwrap_or(usize::MAX);
-            if buf.try_reserve_exact(promised).is_err() {
-                return Err(DataError::io(
-                    &self.path,
-                    std::io::Error::new(
-                        std::io::ErrorKind::OutOfMemory,
-                        format!(
-                            "{promised} bytes, what its header promises, more than this process \
-                             can allocate"
-                        ),
-                    ),
-                ));
-            }
-        }
-        self.append_up_to(want.saturating_add(1), buf)?;
+        let max = want.saturating_add(1);
+        let hint = match self.encoding {
+            Encoding::Gzip => usize::try_from(max).unwrap_or(usize::MAX),
+            _ => self.capacity_hint(max),
+        };
+        self.append_reserving(max, hint, buf)?;
         let read = (buf.len() - start) as u64;
         if read > want {
             return Err(DataError::TrailingStream {
