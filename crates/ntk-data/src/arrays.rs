@@ -71,6 +71,19 @@ pub enum Format {
     Csv,
 }
 
+impl Format {
+    /// The bytes reading an array of this format whole holds at its peak, a value: an `.npy`
+    /// (or `.npz` member) its bytes (at most 8 a value) beside the values as f64; a CSV its
+    /// values only, parsed from the streamed text into one buffer of the size a first pass
+    /// counted.
+    pub fn read_bytes_per_value(self) -> f64 {
+        match self {
+            Format::Npy | Format::Npz => 16.0,
+            Format::Csv => 8.0,
+        }
+    }
+}
+
 /// Where an array is: a file, its format and, for an `.npz`, the member.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Location {
@@ -236,14 +249,14 @@ fn label_text(v: f64) -> String {
 }
 
 /// The shape of the inputs `spec` names, from the header of an `.npy` or `.npz` member (a
-/// CSV is read whole).
+/// CSV is parsed whole, its values counted, not kept).
 pub fn peek_inputs(spec: &Path, role: Role) -> Result<InputShape> {
     let at = Location::parse(spec, role)?;
     input_shape(&at, &peek(&at)?)
 }
 
 /// The number of labels `spec` names, from the header of an `.npy` or `.npz` member (a CSV
-/// is read whole).
+/// is parsed whole, its values counted, not kept).
 pub fn peek_labels(spec: &Path, role: Role) -> Result<usize> {
     let at = Location::parse(spec, role)?;
     labels_len(&at, &peek(&at)?)
@@ -371,13 +384,29 @@ fn read(at: &Location) -> Result<Raw> {
             from_npy(at, &bytes)
         }
         Format::Csv => {
+            // Counted first (a pass that keeps no values, and whose answer the config's
+            // checks have usually asked for already), then parsed into one buffer of that
+            // size: the values never grow by doubling past what the memory guard counted,
+            // and a buffer that cannot be had is refused naming the file (hundred-and-
+            // thirtieth hostile round, D3: a 360 MB CSV under `ulimit -v` failed in the
+            // allocator naming no file; D4: the guard, measuring after a whole read, advised
+            // a limit that was refused again).
+            let count = peek(at)?.iter().product::<u64>();
+            if count.saturating_mul(8) > limit {
+                return Err(DataError::TooManyValues {
+                    path: at.name(),
+                    limit,
+                });
+            }
+            let mut kept = Vec::new();
+            reserve(&at.name(), &mut kept, count)?;
             let mut content = Content::open(&at.path, true)?;
             let (values, rows, cols) = {
                 let (reader, io) = content.reader_and_errors();
-                parse_csv(&at.path, reader, limit, &io)?
+                parse_csv(&at.path, reader, limit, &io, Values::Kept(kept))?
             };
             Ok(Raw {
-                values,
+                values: values.kept(),
                 shape: vec![rows as u64, cols as u64],
             })
         }
@@ -466,7 +495,14 @@ fn peek_file(at: &Location) -> Result<Vec<u64>> {
             h
         }
         Format::Csv => {
-            return Ok(read(at)?.shape);
+            let mut content = Content::open(&at.path, true)?;
+            let (reader, io) = content.reader_and_errors();
+            // Counting maps nothing: it is held to the machine's memory, not to `ulimit -v`
+            // (the memory guard, from the count, advises the `ulimit -v` that holds the
+            // values).
+            let limit = ntk_system::memory::physical_limit().map_or(u64::MAX, |(b, _)| b as u64);
+            let (_, rows, cols) = parse_csv(&at.path, reader, limit, &io, Values::Counted(0))?;
+            return Ok(vec![rows as u64, cols as u64]);
         }
     };
     Ok(h.shape)
@@ -698,7 +734,8 @@ fn parse_csv(
     input: impl Read,
     limit: u64,
     io: &dyn Fn(std::io::Error) -> DataError,
-) -> Result<(Vec<f64>, usize, usize)> {
+    values: Values,
+) -> Result<(Values, usize, usize)> {
     let mut guard = TextGuard {
         inner: input,
         read: 0,
@@ -710,7 +747,7 @@ fn parse_csv(
         run_start: None,
         problem: None,
     };
-    let parsed = parse_csv_text(path, &mut guard, limit);
+    let parsed = parse_csv_text(path, &mut guard, limit, values);
     match (parsed, guard.problem.take()) {
         (Err(_), Some((line, offset, message))) => Err(DataError::Parse {
             path: path.to_path_buf(),
@@ -728,7 +765,8 @@ fn parse_csv_text(
     path: &Path,
     text: &mut TextGuard<impl Read>,
     limit: u64,
-) -> Result<(Vec<f64>, usize, usize)> {
+    mut values: Values,
+) -> Result<(Values, usize, usize)> {
     // A byte order mark opening the file (Excel's "CSV UTF-8", Python's utf-8-sig) is read
     // past before the CSV reader sees it, so that a quoted first field stays quoted
     // (hundred-and-twenty-fourth and -fifth hostile rounds, D1: the first row, behind it,
@@ -751,7 +789,7 @@ fn parse_csv_text(
         .trim(csv::Trim::All)
         .comment(Some(b'#'))
         .from_reader(std::io::Cursor::new(head).chain(&mut *text));
-    let (mut values, mut rows, mut cols) = (Vec::new(), 0usize, None);
+    let (mut rows, mut cols) = (0usize, None);
     let mut record = csv::StringRecord::new();
     let mut first = true;
     loop {
@@ -879,10 +917,10 @@ fn parse_csv_text(
                     col + 1
                 ))
             })?;
-            values.push(v);
+            values.push(path, v)?;
         }
-        if values.len() as u64 * 8 > limit {
-            return Err(DataError::TooLarge {
+        if values.len().saturating_mul(8) > limit {
+            return Err(DataError::TooManyValues {
                 path: path.to_path_buf(),
                 limit,
             });
@@ -899,6 +937,69 @@ fn parse_csv_text(
             detail: format!("no rows of numbers in {read} bytes"),
         }),
     }
+}
+
+/// Where a CSV's parsed values go: kept, into a buffer reserved for the count a first pass
+/// found, or only counted (that first pass, [`peek`]).
+enum Values {
+    Kept(Vec<f64>),
+    Counted(u64),
+}
+
+impl Values {
+    /// The values parsed so far.
+    fn len(&self) -> u64 {
+        match self {
+            Values::Kept(v) => v.len() as u64,
+            Values::Counted(n) => *n,
+        }
+    }
+
+    /// Takes one more value; a buffer that must grow (the file grew after it was counted)
+    /// and cannot is refused naming `path`.
+    fn push(&mut self, path: &Path, v: f64) -> Result<()> {
+        match self {
+            Values::Kept(kept) => {
+                if kept.len() == kept.capacity() {
+                    reserve(path, kept, (kept.len() as u64).max(1024))?;
+                }
+                kept.push(v);
+            }
+            Values::Counted(n) => *n += 1,
+        }
+        Ok(())
+    }
+
+    /// The values kept (none where they were only counted).
+    fn kept(self) -> Vec<f64> {
+        match self {
+            Values::Kept(v) => v,
+            Values::Counted(_) => Vec::new(),
+        }
+    }
+}
+
+/// Reserves room for `more` values in `kept`, or refuses naming `path`, the bytes and, under
+/// `ulimit -v`, the limit that holds them.
+fn reserve(path: &Path, kept: &mut Vec<f64>, more: u64) -> Result<()> {
+    let fits = usize::try_from(more).is_ok_and(|m| kept.try_reserve_exact(m).is_ok());
+    if fits {
+        return Ok(());
+    }
+    let bytes = more.saturating_mul(8) as f64;
+    let advice = ntk_system::memory::rlimit_advice(bytes).map_or(String::new(), |kib| {
+        format!("; raise it to ulimit -v {kib} or more")
+    });
+    Err(DataError::io(
+        path,
+        std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            format!(
+                "its {more} values ({}) as f64 are more than this process can allocate now{advice}",
+                ntk_system::memory::human(bytes)
+            ),
+        ),
+    ))
 }
 
 /// The bytes of a comment line kept to tell a row from it: a row's first field and some of
@@ -1123,6 +1224,16 @@ fn bad(path: &Path, reason: impl Into<String>) -> DataError {
 
 #[cfg(test)]
 mod tests {
+    /// [`super::parse_csv`] keeping the values, with no size limit.
+    fn parse_kept(
+        path: &std::path::Path,
+        input: &[u8],
+        io: &dyn Fn(std::io::Error) -> crate::DataError,
+    ) -> crate::Result<(Vec<f64>, usize, usize)> {
+        super::parse_csv(path, input, u64::MAX, io, super::Values::Kept(Vec::new()))
+            .map(|(v, rows, cols)| (v.kept(), rows, cols))
+    }
+
     /// A NUL byte in a numeric CSV is refused naming the file, its line and where it stands,
     /// before the CSV reader buffers the record (thirty-seventh hostile round, D2: 200 MB of
     /// NUL bytes ended in the allocator's out-of-memory message, which names no file).
@@ -1134,7 +1245,7 @@ mod tests {
     fn a_first_row_is_data_behind_a_byte_order_mark_or_a_unicode_minus() {
         let path = std::path::Path::new("x.csv");
         let io = |e| crate::DataError::io(path, e);
-        let parse = |text: &str| super::parse_csv(path, text.as_bytes(), u64::MAX, &io);
+        let parse = |text: &str| parse_kept(path, text.as_bytes(), &io);
         for (text, values) in [
             ("\u{feff}1.5\n-2\n3\n4\n", vec![1.5, -2.0, 3.0, 4.0]),
             ("\u{feff}1,2\n3,4\n", vec![1.0, 2.0, 3.0, 4.0]),
@@ -1279,20 +1390,30 @@ mod tests {
         }
     }
 
+    /// Hundred-and-thirtieth hostile round, D3: a CSV's values that cannot be had are refused
+    /// naming the file and their size, never in the allocator's words alone.
+    #[test]
+    fn values_that_cannot_be_had_are_refused_naming_the_file() {
+        let path = std::path::Path::new("big.csv");
+        let mut kept = Vec::new();
+        let e = super::reserve(path, &mut kept, u64::MAX / 16)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("big.csv") && e.contains("values"), "{e}");
+        assert!(e.contains("more than this process can allocate"), "{e}");
+        super::reserve(path, &mut kept, 10).unwrap();
+        assert!(kept.capacity() >= 10);
+    }
+
     #[test]
     fn a_nul_byte_is_refused_naming_the_line() {
         let path = std::path::Path::new("x.csv");
         let io = |e| crate::DataError::io(path, e);
-        let e = super::parse_csv(path, &b"1,2\n3\0,4\n"[..], u64::MAX, &io)
+        let e = parse_kept(path, &b"1,2\n3\0,4\n"[..], &io)
             .unwrap_err()
             .to_string();
         assert!(e.contains("x.csv") && e.contains("line 2"), "{e}");
         assert!(e.contains("a NUL byte at byte 5"), "{e}");
-        assert_eq!(
-            super::parse_csv(path, &b"1,2\n3,4\n"[..], u64::MAX, &io)
-                .unwrap()
-                .1,
-            2
-        );
+        assert_eq!(parse_kept(path, &b"1,2\n3,4\n"[..], &io).unwrap().1, 2);
     }
 }

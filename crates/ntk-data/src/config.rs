@@ -133,7 +133,7 @@ impl DataConfig {
 }
 
 /// The defaults of `data.n` and `data.subset` for the user's own arrays: `dataset = "file"`
-/// without `n` takes every row of `data.x` (read from its header; a CSV is read whole), and
+/// without `n` takes every row of `data.x` (read from its header; a CSV is parsed, its values counted), and
 /// a file set whose `n` covers every row, given or so filled, takes them in file order
 /// (`subset = "first"`) unless `subset` is given: a balanced pick of every row would need
 /// exactly `n / classes` rows of each class (issue 66: 1,500 rows with 749 of one class were

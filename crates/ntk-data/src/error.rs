@@ -94,6 +94,20 @@ pub enum DataError {
         limit: u64,
     },
 
+    /// A CSV's values, as f64, exceed the memory this process may use; reading stopped there.
+    #[error(
+        "{}: too large: its values as f64 exceed the {limit} bytes ({} MiB) of memory this process \
+         may use now; reading stopped there",
+        .path.shown(),
+        .limit >> 20
+    )]
+    TooManyValues {
+        /// The file.
+        path: PathBuf,
+        /// The limit in bytes.
+        limit: u64,
+    },
+
     /// The stream of a file runs past the size its header promises. Unlike
     /// [`DataError::TrailingData`] the total is unknown: reading (decompression) stopped at
     /// the first extra byte, so a decompression bomb is never inflated in full.

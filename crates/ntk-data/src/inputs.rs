@@ -386,28 +386,41 @@ fn label_count(role: Role, path: &Path, len: usize, of: &str, rows: usize) -> Da
     }
 }
 
-/// The values a file set's files hold in all (`data.x` and `data.test_x`, every row: a
-/// file is read whole before `n` rows are picked), from their headers; 0 for the built-in
-/// sets (their loaders read what they need) and for files whose headers cannot be read
-/// (`check` says why).
-pub fn file_values(cfg: &DataConfig) -> f64 {
+/// The bytes a file set's files hold as they are read
+/// ([`arrays::Format::read_bytes_per_value`]): `data.x`, `data.test_x` and their labels,
+/// every row (a file is read whole before `n` rows are picked), from their headers (a CSV's
+/// shape counted); 0 for the built-in sets (their loaders read what they need) and for
+/// files whose headers cannot be read (`check` says why).
+pub fn file_bytes(cfg: &DataConfig) -> f64 {
     if cfg.dataset != Dataset::File {
         return 0.0;
     }
     [
         (cfg.x.as_deref(), Role::X),
         (cfg.test_x.as_deref(), Role::TestX),
+        (cfg.labels.as_deref(), Role::Labels),
+        (cfg.test_labels.as_deref(), Role::TestLabels),
     ]
     .into_iter()
-    .filter_map(|(p, role)| arrays::peek_inputs(p?, role).ok())
-    .map(|s| s.rows as f64 * s.dim() as f64)
+    .filter_map(|(p, role)| {
+        let p = p?;
+        let per_value = arrays::Location::parse(p, role)
+            .ok()?
+            .format
+            .read_bytes_per_value();
+        let values = match role {
+            Role::X | Role::TestX => arrays::peek_inputs(p, role).ok().map(|s| s.rows * s.dim()),
+            Role::Labels | Role::TestLabels => arrays::peek_labels(p, role).ok(),
+        }?;
+        Some(values as f64 * per_value)
+    })
     .sum()
 }
 
 /// The bytes the training set's loader holds beside its `f64` values while it decodes them,
 /// for `d` values a row: a built-in set's images (`u8`, the rows picked and as many again of
 /// its split) and their scaled `f32` copy, `6 n d`; the synthetic set's `f32` draw, `4 n d`;
-/// a file set's is [`file_values`]'. Measured (forty-fourth hostile round, N2): ntk-train on
+/// a file set's is [`file_bytes`]'. Measured (forty-fourth hostile round, N2): ntk-train on
 /// all 60,000 MNIST images peaked 222 MiB above its `f64` data, its estimate 35% short.
 pub fn decoded_bytes(cfg: &DataConfig, d: usize) -> f64 {
     let values = cfg.n as f64 * d as f64;

@@ -14,8 +14,8 @@
 //! their reads by it too); its items are re-exported here, where the tools find them.
 
 pub use ntk_system::memory::{
-    ADDRESS_PER_THREAD, ADDRESS_RESERVE, PROBE_ADDRESS_FLOOR, human, rlimit_as, set_address_floor,
-    system_limit, worker_threads,
+    ADDRESS_PER_THREAD, ADDRESS_RESERVE, PROBE_ADDRESS_FLOOR, TRAIN_ADDRESS_FLOOR, human,
+    rlimit_as, set_address_floor, system_limit, worker_threads,
 };
 use ntk_system::memory::{GIB, RLIMIT_SOURCE, address_kept, address_space, rlimit_advice};
 

@@ -31,11 +31,12 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
         ntk_data::inputs::decoded_bytes(&cfg.data, d),
         1.0,
     );
-    // A file is read whole (its bytes, then its values as f64) before n rows are picked.
+    // A file is read whole (an array's bytes, then its values as f64; a CSV's values)
+    // before n rows are picked.
     e.add(
         "the data files, read whole",
-        ntk_data::inputs::file_values(&cfg.data),
-        16.0,
+        ntk_data::inputs::file_bytes(&cfg.data),
+        1.0,
     );
     if let Some(k) = &cfg.ntk {
         // `ntk.output = "full"` forms the kernel of every (sample, output) pair, n k x n k,

@@ -76,11 +76,12 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize, reuse: Reuse) -> crate::Resu
         ntk_data::inputs::decoded_bytes(&cfg.data, d),
         1.0,
     );
-    // A file is read whole (its bytes, then its values as f64) before n rows are picked.
+    // A file is read whole (an array's bytes, then its values as f64; a CSV's values)
+    // before n rows are picked.
     e.add(
         "the data files, read whole",
-        ntk_data::inputs::file_values(&cfg.data),
-        16.0,
+        ntk_data::inputs::file_bytes(&cfg.data),
+        1.0,
     );
     // The tiled route holds the lower triangle and the factors, nothing else of size n^2.
     let spec = cfg.net()?;

@@ -2234,6 +2234,68 @@ fn the_advised_ulimit_is_enough_and_slurm_threads_never_hang() {
     }
 }
 
+/// Issue 65, hundred-and-thirtieth hostile round, D3 and D4: a CSV's values take about four
+/// times its text (`0,` is two bytes, eight as f64), and they were parsed into a buffer grown
+/// by doubling: under `ulimit -v` the read failed in the allocator naming no file, and the
+/// limit the guard advised after a whole read (which left the allocator's mapping larger)
+/// was refused again. The shape is now counted keeping no values, the guard advises from
+/// it, and the values are parsed into one buffer of that size: every refusal names the
+/// limit, the first advised one runs, dry run and run alike.
+#[test]
+fn a_large_csv_under_ulimit_is_advised_a_limit_that_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 2,000,000 rows of eight values: 32 MB of text, 128 MB of values.
+    let row = "0,0,0,0,0,0,0.5,1\n";
+    std::fs::write(d.join("big.csv"), row.repeat(2_000_000)).unwrap();
+    let cfg = write(
+        d,
+        "big.toml",
+        &format!(
+            "[data]\ndataset = \"file\"\nx = {:?}\nn = 20\nsubset = \"first\"\n\n\
+             [model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\nseed = 1\n\n\
+             [probe]\nprecision = \"f64\"\n",
+            d.join("big.csv").display().to_string()
+        ),
+    );
+    let out = d.join("out");
+    for extra in [&["--dry-run"][..], &[]] {
+        let mut kib = 800_000u64;
+        let mut refusals = 0;
+        loop {
+            let mut args = os(&["run", "--config"]);
+            args.extend([
+                cfg.clone().into_os_string(),
+                "--out".into(),
+                out.clone().into(),
+            ]);
+            args.extend(os(extra));
+            let o = under_ulimit(kib, &[], &args);
+            if o.status.success() {
+                break;
+            }
+            assert_clean_error(&format!("ulimit -v {kib}"), &o, &["raise it to ulimit -v"]);
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            kib = stderr
+                .split("raise it to ulimit -v ")
+                .nth(1)
+                .and_then(|t| t.split_whitespace().next())
+                .and_then(|n| n.parse().ok())
+                .unwrap();
+            refusals += 1;
+            assert!(
+                refusals <= 1,
+                "the advice was not enough ({extra:?}):\n{stderr}"
+            );
+        }
+        assert_eq!(
+            refusals, 1,
+            "{extra:?}: the first limit was meant to refuse"
+        );
+    }
+    assert!(out.join("ntk.npy").is_file());
+}
+
 /// Issue 65, fifth hostile round: a sweep drops `model.activation_param` and `model.kink`
 /// at points whose activation has no such parameter, so one that no activation of the sweep
 /// takes was ignored by every point, exit 0. Refused naming the key, by the dry run as by the

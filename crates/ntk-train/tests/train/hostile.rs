@@ -7071,3 +7071,64 @@ fn a_test_loss_in_range_is_finite_and_a_first_epoch_divergence_names_no_checkpoi
     assert!(!said.contains("checkpoint.json"), "{said}");
     assert!(!out.join("checkpoint.json").exists());
 }
+
+/// Issue 65, hundred-and-thirtieth hostile round, D3 and D4, in training: a large CSV under
+/// `ulimit -v` is refused with a limit at most twice (the program's floor, then the work),
+/// and the limit the second advises runs, dry run and run alike. Before, the CSV's values
+/// grew by doubling past the guard's count and failed in the allocator naming no file, and
+/// ntk-train, with no floor, advised a limit that its mapping at start then outgrew.
+#[test]
+fn a_large_csv_under_ulimit_is_advised_a_limit_that_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 1,000,000 rows of eight values: 16 MB of text, 64 MB of values.
+    std::fs::write(d.join("x.csv"), "0,0,0,0,0,0,0.5,1\n".repeat(1_000_000)).unwrap();
+    std::fs::write(d.join("y.csv"), "0\n1\n".repeat(500_000)).unwrap();
+    let cfg = write(
+        d,
+        "big.toml",
+        &format!(
+            "[data]\ndataset = \"file\"\nx = {:?}\nlabels = {:?}\nn = 40\nsubset = \"first\"\n\n\
+             [model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\noutput_dim = 1\nseed = 1\n\n\
+             [optim]\nlr = 0.1\n\n[train]\nbatch_size = 20\nepochs = 1\nloss = \"mse\"\n",
+            d.join("x.csv").display().to_string(),
+            d.join("y.csv").display().to_string()
+        ),
+    );
+    let out = d.join("out");
+    for extra in [&["--dry-run"][..], &[]] {
+        let mut kib = 300_000u64;
+        let mut refusals = 0;
+        loop {
+            let o = Command::new("bash")
+                .arg("-c")
+                .arg(format!("ulimit -v {kib} && exec timeout 60 \"$@\""))
+                .arg("limited")
+                .arg(env!("CARGO_BIN_EXE_ntk-train"))
+                .args(args(&cfg, &out, extra))
+                .env_remove("NTK_MAX_MEMORY")
+                .env_remove("SLURM_CPUS_PER_TASK")
+                .env_remove("RAYON_NUM_THREADS")
+                .env_remove("OPENBLAS_NUM_THREADS")
+                .output()
+                .unwrap();
+            if o.status.success() {
+                break;
+            }
+            assert_clean_error(&format!("ulimit -v {kib}"), &o, &["raise it to ulimit -v"]);
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            kib = stderr
+                .split("raise it to ulimit -v ")
+                .nth(1)
+                .and_then(|t| t.split_whitespace().next())
+                .and_then(|n| n.parse().ok())
+                .unwrap();
+            refusals += 1;
+            assert!(
+                refusals <= 2,
+                "the advice was not enough ({extra:?}):\n{stderr}"
+            );
+        }
+    }
+    assert!(out.join("metrics.csv").is_file());
+}
