@@ -58,7 +58,10 @@ while read -r e log merge || [ -n "$e" ]; do
     # not through a link (hundred-and-twenty-eighth hostile round, N4: `seeds` or
     # `mine/runs` was found only when reached; hundred-and-twenty-ninth, N4: an empty
     # runs/, a probe's sweep or a linked runs/ too).
-    if [ ! -d "experiments/$e/runs" ] || [ -L "experiments/$e/runs" ] \
+    if [ -L "experiments/$e/runs" ]; then
+        echo "error: $list: line $lineno: experiment '$e': experiments/$e/runs is a symbolic link to $(readlink "experiments/$e/runs"), not the sweep's own runs/, so experiments/$e is no experiment's directory (list the directory the link leads to)" >&2; exit 2
+    fi
+    if [ ! -d "experiments/$e/runs" ] \
         || ! compgen -G "experiments/$e/runs/*/config.toml" > /dev/null; then
         echo "error: $list: line $lineno: experiment '$e': experiments/$e has no runs/ holding a training run (runs/*/config.toml), so it is no experiment's directory" >&2; exit 2
     fi

@@ -884,6 +884,7 @@ fn parse_csv_text(
             }
             Some(_) => {}
         }
+        let mut infinite = None;
         for (col, field) in fields.iter().enumerate() {
             let v = field.parse::<f64>().map_err(|_| {
                 let shown: String = field.chars().take(32).collect();
@@ -917,7 +918,24 @@ fn parse_csv_text(
                     col + 1
                 ))
             })?;
+            if !v.is_finite() && infinite.is_none() {
+                infinite = Some((col, *field));
+            }
             values.push(path, v)?;
+        }
+        // Said with its line and text once the row's every field is a number: `1e309` is no
+        // `inf` in the file (hundred-and-thirtieth hostile round, N5).
+        if let Some((col, field)) = infinite {
+            let shown: String = field.chars().take(32).collect();
+            let why = if field.chars().any(|c| c.is_ascii_digit()) {
+                "beyond the range of f64, read as infinite"
+            } else {
+                "not a finite number"
+            };
+            return Err(at(format!(
+                "field {} (counted from 1): {shown:?} is {why}: inputs and labels must be finite",
+                col + 1
+            )));
         }
         if values.len().saturating_mul(8) > limit {
             return Err(DataError::TooManyValues {
@@ -1026,7 +1044,8 @@ fn row_not_comment(line: &str) -> Option<String> {
     if is_error_value(word) && (rest.is_empty() || rest.starts_with([',', ';'])) {
         return Some(format!(
             "the line opens with {word}, a spreadsheet's error value (a missing or failed \
-             number), not a comment: write the number, or remove the row"
+             number), not a comment: write the number, or remove the row (a comment of words \
+             that reads like one, such as `#Important!`, is kept with a space after the `#`)"
         ));
     }
     let mut fields = line.split(',');
@@ -1150,8 +1169,22 @@ fn visible(field: &str) -> String {
 /// (hundred-and-twenty-ninth, D4).
 fn say_header(path: &Path, line: u64, fields: &[&str]) {
     use ntk_files::shown::Shown;
-    static SAID: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-    let file = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    // One file under every name: a symbolic link by its target, a hard link by its device
+    // and inode (hundred-and-thirtieth hostile round, N2).
+    #[derive(PartialEq)]
+    enum File {
+        Inode(u64, u64),
+        Path(PathBuf),
+    }
+    static SAID: std::sync::Mutex<Vec<File>> = std::sync::Mutex::new(Vec::new());
+    let file = match std::fs::metadata(path) {
+        #[cfg(unix)]
+        Ok(m) => {
+            use std::os::unix::fs::MetadataExt;
+            File::Inode(m.dev(), m.ino())
+        }
+        _ => File::Path(path.canonicalize().unwrap_or_else(|_| path.to_path_buf())),
+    };
     let mut said = SAID
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -1403,6 +1436,39 @@ mod tests {
         assert!(e.contains("more than this process can allocate"), "{e}");
         super::reserve(path, &mut kept, 10).unwrap();
         assert!(kept.capacity() >= 10);
+    }
+
+    /// Hundred-and-thirtieth hostile round, N5: a number beyond f64's range is refused with
+    /// its line and its text, not as the `inf` it parses to with no line.
+    #[test]
+    fn a_number_beyond_f64_is_refused_naming_its_line_and_text() {
+        let path = std::path::Path::new("x.csv");
+        let io = |e| crate::DataError::io(path, e);
+        for (text, line, shown) in [
+            (
+                "1,2\n3,1e309\n",
+                "line 2",
+                "\"1e309\" is beyond the range of f64",
+            ),
+            (
+                "1,2\n-1e400,1\n",
+                "line 2",
+                "\"-1e400\" is beyond the range",
+            ),
+            ("1,inf\n", "line 1", "\"inf\" is not a finite number"),
+            (
+                "1,2\n# c\nNaN,2\n",
+                "line 3",
+                "\"NaN\" is not a finite number",
+            ),
+        ] {
+            let e = parse_kept(path, text.as_bytes(), &io)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(line) && e.contains(shown), "{text:?}: {e}");
+        }
+        let (v, _, _) = parse_kept(path, b"1.7976931348623157e308,4.9e-324\n", &io).unwrap();
+        assert_eq!(v, [f64::MAX, 4.9e-324]);
     }
 
     #[test]

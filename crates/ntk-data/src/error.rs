@@ -132,6 +132,20 @@ pub enum DataError {
         source: std::io::Error,
     },
 
+    /// Bytes follow a gzip file's last member that begin no other member.
+    #[error(
+        "{}: bytes follow the end of the gzip stream at byte offset {offset} of the file that \
+         begin no gzip member (trailing garbage, as `gzip -t` calls it): remove them, or gzip \
+         the content again",
+        .path.shown()
+    )]
+    GzipTrailing {
+        /// The file.
+        path: PathBuf,
+        /// Where the bytes after the last member start, in the (compressed) file.
+        offset: u64,
+    },
+
     /// An IDX file carries the wrong magic number (at byte offset 0).
     #[error(
         "{}: wrong IDX magic number at byte offset 0: expected {expected} (0x{expected:08x}), found {found} (0x{found:08x})",

@@ -7,7 +7,7 @@
 //! `/dev/zero` or a header declaring 2^64 bytes costs no more memory than the caller's bound.
 
 use std::fs::File;
-use std::io::{BufReader, Cursor, Read};
+use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 
 use crate::error::{DataError, Result};
@@ -96,10 +96,9 @@ impl Content {
         } else {
             Encoding::Raw
         };
-        let stream = Cursor::new(magic).chain(file);
         let reader: Box<dyn Read> = match encoding {
-            Encoding::Raw => Box::new(stream),
-            Encoding::Gzip => Box::new(flate2::read::MultiGzDecoder::new(stream)),
+            Encoding::Raw => Box::new(Cursor::new(magic).chain(file)),
+            Encoding::Gzip => Box::new(Members::new(file)),
         };
         Ok(Self {
             path: path.to_path_buf(),
@@ -252,9 +251,137 @@ impl Content {
     }
 }
 
-/// A read of `path` that failed: a gzip stream's error as a damaged stream, any other as
-/// the file's read error.
+/// The content of a gzip file of one or more members, read one member after another (zero
+/// bytes between or after them skipped as padding). Bytes after a member that begin no
+/// other member are an error of their own ([`Trailing`]), not
+/// the decompressor's "unexpected end of file" (hundred-and-thirtieth hostile round, second
+/// review, N1: `gzip -t` calls them trailing garbage).
+struct Members {
+    /// The member being read; `None` once the last has ended.
+    decoder: Option<flate2::bufread::GzDecoder<Prefixed>>,
+}
+
+impl Members {
+    /// The members of `file`, whose first two bytes (the magic) were read already.
+    fn new(file: BufReader<File>) -> Self {
+        let source = Prefixed {
+            head: GZIP_MAGIC,
+            at: 0,
+            inner: file,
+            consumed: GZIP_MAGIC.len() as u64,
+        };
+        Self {
+            decoder: Some(flate2::bufread::GzDecoder::new(source)),
+        }
+    }
+}
+
+impl Read for Members {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let Some(mut decoder) = self.decoder.take() else {
+                return Ok(0);
+            };
+            let n = decoder.read(buf);
+            if !matches!(n, Ok(0)) || buf.is_empty() {
+                self.decoder = Some(decoder);
+                return n;
+            }
+            // The member ended. Zero bytes after it are padding (gzip and Python's gzip,
+            // which numpy reads through, skip them); then another member begins with the
+            // magic, or the file ends.
+            let mut source = decoder.into_inner();
+            loop {
+                let zeros = source.fill_buf()?.iter().take_while(|&&b| b == 0).count();
+                if zeros == 0 {
+                    break;
+                }
+                source.consume(zeros);
+            }
+            let offset = source.consumed;
+            let mut next = Vec::with_capacity(GZIP_MAGIC.len());
+            (&mut source)
+                .take(GZIP_MAGIC.len() as u64)
+                .read_to_end(&mut next)?;
+            if next.is_empty() {
+                return Ok(0);
+            }
+            if next != GZIP_MAGIC {
+                return Err(std::io::Error::other(Trailing { offset }));
+            }
+            source.at = 0;
+            self.decoder = Some(flate2::bufread::GzDecoder::new(source));
+        }
+    }
+}
+
+/// Bytes after a gzip member that begin no other member, at `offset` of the file.
+#[derive(Debug)]
+struct Trailing {
+    offset: u64,
+}
+
+impl std::fmt::Display for Trailing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "trailing bytes at byte offset {}", self.offset)
+    }
+}
+
+impl std::error::Error for Trailing {}
+
+/// A file whose first two bytes (the gzip magic, read to detect it) are given back before
+/// the rest, counting the bytes consumed.
+struct Prefixed {
+    /// The magic.
+    head: [u8; 2],
+    /// How much of `head` was consumed (2: all).
+    at: usize,
+    inner: BufReader<File>,
+    /// Bytes of the file consumed (a magic given back is counted once, when first read).
+    consumed: u64,
+}
+
+impl Read for Prefixed {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = {
+            let have = self.fill_buf()?;
+            let n = have.len().min(buf.len());
+            buf[..n].copy_from_slice(&have[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Prefixed {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.at < self.head.len() {
+            Ok(&self.head[self.at..])
+        } else {
+            self.inner.fill_buf()
+        }
+    }
+
+    fn consume(&mut self, n: usize) {
+        if self.at < self.head.len() {
+            self.at = (self.at + n).min(self.head.len());
+        } else {
+            self.consumed += n as u64;
+            self.inner.consume(n);
+        }
+    }
+}
+
+/// A read of `path` that failed: a gzip stream's error as a damaged stream (bytes after its
+/// last member as such), any other as the file's read error.
 fn read_error(path: &Path, encoding: Encoding, source: std::io::Error) -> DataError {
+    if let Some(t) = source.get_ref().and_then(|e| e.downcast_ref::<Trailing>()) {
+        return DataError::GzipTrailing {
+            path: path.to_path_buf(),
+            offset: t.offset,
+        };
+    }
     match encoding {
         Encoding::Gzip => DataError::Gzip {
             path: path.to_path_buf(),
@@ -267,6 +394,46 @@ fn read_error(path: &Path, encoding: Encoding, source: std::io::Error) -> DataEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Hundred-and-thirtieth hostile round, second review, N1: bytes after a gzip file's
+    /// last member that begin no other member are called trailing, with their offset, not
+    /// "unexpected end of file"; members are read one after another, zero padding skipped.
+    #[test]
+    fn bytes_after_the_last_gzip_member_are_called_trailing() {
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().unwrap();
+        let member = |text: &[u8]| {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            gz.write_all(text).unwrap();
+            gz.finish().unwrap()
+        };
+        let read = |bytes: &[u8]| {
+            let path = dir.path().join("a.csv.gz");
+            std::fs::write(&path, bytes).unwrap();
+            Content::open(&path, true).unwrap().read_all(1 << 20)
+        };
+        let (a, b) = (member(b"1,2\n"), member(b"3,4\n"));
+        let two = [a.clone(), b.clone()].concat();
+        assert_eq!(read(&two).unwrap(), b"1,2\n3,4\n");
+        let padded = [a.clone(), vec![0; 7], b.clone(), vec![0; 3]].concat();
+        assert_eq!(read(&padded).unwrap(), b"1,2\n3,4\n");
+        for garbage in [&b"garbage!"[..], b"x", b"\x1f", b"\x00\x00\x1fz"] {
+            let bytes = [two.clone(), garbage.to_vec()].concat();
+            let e = read(&bytes).unwrap_err().to_string();
+            let zeros = garbage.iter().take_while(|&&b| b == 0).count();
+            let at = format!("byte offset {} ", two.len() + zeros);
+            assert!(
+                e.contains("trailing garbage") && e.contains(&at),
+                "{garbage:?}: {e}"
+            );
+            assert!(e.contains("a.csv.gz"), "{e}");
+        }
+        // A damaged member is still the decompressor's word.
+        let mut cut = a.clone();
+        cut.truncate(a.len() - 3);
+        let e = read(&cut).unwrap_err().to_string();
+        assert!(e.contains("does not decompress"), "{e}");
+    }
 
     /// Hundred-and-twenty-ninth hostile round, second review, D1: a gzipped content is
     /// inflated into one buffer of the size its header promises (and the byte that tells a

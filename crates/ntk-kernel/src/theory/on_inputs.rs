@@ -137,7 +137,7 @@ pub fn theory_value(
     };
     let note_singular = |kappa: &Option<f64>| {
         if kappa.is_none() {
-            "the infinite-width kernel is numerically singular (kappa infinite)".to_string()
+            format!("the infinite-width kernel of {act} is numerically singular (kappa infinite)")
         } else {
             String::new()
         }

@@ -227,15 +227,21 @@ pub(crate) fn print_groups(groups: &[sweep::GroupRow]) {
              have a singular kernel (kappa infinite; summary.csv's `singular`)"
         );
     }
-    // Why theory values are absent, once per reason.
-    let mut notes: Vec<&str> = groups
-        .iter()
-        .map(|g| g.theory_note.as_str())
-        .filter(|n| !n.is_empty())
-        .collect();
+    // Why theory values are absent, once per reason, with the depths it holds at (a reason
+    // names its activation: hundred-and-thirtieth hostile round, second review, N2).
+    let mut notes: Vec<(&str, Vec<usize>)> = Vec::new();
+    for g in groups.iter().filter(|g| !g.theory_note.is_empty()) {
+        match notes.iter_mut().find(|(n, _)| *n == g.theory_note) {
+            Some((_, depths)) => depths.push(g.depth),
+            None => notes.push((g.theory_note.as_str(), vec![g.depth])),
+        }
+    }
     notes.sort_unstable();
-    notes.dedup();
-    for n in notes {
-        println!("theory: {n}");
+    for (n, mut depths) in notes {
+        depths.sort_unstable();
+        depths.dedup();
+        let depths: Vec<String> = depths.iter().map(usize::to_string).collect();
+        let s = if depths.len() == 1 { "" } else { "s" };
+        println!("theory: {n} (depth{s} {})", depths.join(", "));
     }
 }

@@ -148,9 +148,9 @@ impl Fate {
     /// What the collect that ends a sweep would do with them.
     fn foreseen(self) -> &'static str {
         match self {
-            Fate::Removed => "the collect that ends the sweep would remove them",
+            Fate::Removed => "the collect that ends the run or sweep would remove them",
             Fate::NotOurs | Fate::Unproven => {
-                "the collect that ends the sweep would say and leave them"
+                "the collect that ends the run or sweep would say and leave them"
             }
         }
     }

@@ -5759,7 +5759,7 @@ fn eighty_third_review_figures_no_run_draws_now_are_said() {
         "no run here has an NTK measurement ([ntk]) to draw now",
         "test_accuracy.pdf",
         "convergence.csv: no run here carries a prediction now",
-        "the collect that ends the sweep would remove them",
+        "the collect that ends the run or sweep would remove them",
     ] {
         assert!(plan.contains(words), "{words}: {plan}");
     }
@@ -7131,4 +7131,40 @@ fn a_large_csv_under_ulimit_is_advised_a_limit_that_runs() {
         }
     }
     assert!(out.join("metrics.csv").is_file());
+}
+
+/// Hundred-and-thirtieth hostile round, N2: the header note is said once per file, also
+/// where one file is given twice under two names, by a hard link (as by a symbolic link).
+#[test]
+fn the_header_note_is_said_once_for_a_file_under_two_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rows: String = (0..8).map(|i| format!("{i}.5,{}\n", i % 3)).collect();
+    std::fs::write(d.join("x.csv"), format!("a,b\n{rows}")).unwrap();
+    std::fs::write(d.join("y.csv"), "0\n1\n".repeat(4)).unwrap();
+    std::fs::hard_link(d.join("x.csv"), d.join("hard.csv")).unwrap();
+    std::os::unix::fs::symlink(d.join("x.csv"), d.join("soft.csv")).unwrap();
+    for other in ["hard.csv", "soft.csv"] {
+        let cfg = write(
+            d,
+            "two.toml",
+            &format!(
+                "[data]\ndataset = \"file\"\nx = {:?}\nlabels = {:?}\ntest_x = {:?}\ntest_labels = {:?}\n\n\
+                 [model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\noutput_dim = 1\nseed = 1\n\n\
+                 [optim]\nlr = 0.1\n\n[train]\nbatch_size = 4\nepochs = 1\nloss = \"mse\"\n",
+                d.join("x.csv").display().to_string(),
+                d.join("y.csv").display().to_string(),
+                d.join(other).display().to_string(),
+                d.join("y.csv").display().to_string()
+            ),
+        );
+        let o = run(&args(&cfg, &d.join(format!("out-{other}")), &["--dry-run"]));
+        assert_ok(other, &o);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            err.matches("is read as a header").count(),
+            1,
+            "{other}: {err}"
+        );
+    }
 }

@@ -1053,7 +1053,7 @@ fn collect_takes_whole_names_and_checks_them_before_collecting() {
         ),
         (
             "fig3/mnist - -\nlinked_runs - -\n",
-            "line 2: experiment 'linked_runs': experiments/linked_runs has no runs/",
+            "line 2: experiment 'linked_runs': experiments/linked_runs/runs is a symbolic link to ../fig3/mnist/runs",
         ),
         (
             "fig3/mnist - -\nfig3/linked - -\n",
