@@ -403,10 +403,14 @@ fn read(at: &Location) -> Result<Raw> {
             let mut content = Content::open(&at.path, true)?;
             let (values, rows, cols) = {
                 let (reader, io) = content.reader_and_errors();
-                parse_csv(&at.path, reader, limit, &io, Values::Kept(kept))?
+                let values = Values::Kept {
+                    values: kept,
+                    counted: count,
+                };
+                parse_csv(&at.path, reader, limit, &io, values)?
             };
             Ok(Raw {
-                values: values.kept(),
+                values: values.kept(&at.name())?,
                 shape: vec![rows as u64, cols as u64],
             })
         }
@@ -960,7 +964,12 @@ fn parse_csv_text(
 /// Where a CSV's parsed values go: kept, into a buffer reserved for the count a first pass
 /// found, or only counted (that first pass, [`peek`]).
 enum Values {
-    Kept(Vec<f64>),
+    /// Kept, at most `counted` of them (what the first pass found: a file that grew since is
+    /// refused, never read past the buffer the memory guard counted).
+    Kept {
+        values: Vec<f64>,
+        counted: u64,
+    },
     Counted(u64),
 }
 
@@ -968,33 +977,54 @@ impl Values {
     /// The values parsed so far.
     fn len(&self) -> u64 {
         match self {
-            Values::Kept(v) => v.len() as u64,
+            Values::Kept { values, .. } => values.len() as u64,
             Values::Counted(n) => *n,
         }
     }
 
-    /// Takes one more value; a buffer that must grow (the file grew after it was counted)
-    /// and cannot is refused naming `path`.
+    /// Takes one more value; one past the count is refused naming `path` (hundred-and-
+    /// thirty-first hostile round, D3: a file that grew between its count and its parse was
+    /// read past the buffer the memory guard counted, and under `ulimit -v` failed in the
+    /// allocator naming no file).
     fn push(&mut self, path: &Path, v: f64) -> Result<()> {
         match self {
-            Values::Kept(kept) => {
-                if kept.len() == kept.capacity() {
-                    reserve(path, kept, (kept.len() as u64).max(1024))?;
+            Values::Kept { values, counted } => {
+                if values.len() as u64 >= *counted {
+                    return Err(changed(path, *counted, "more"));
                 }
-                kept.push(v);
+                if values.len() == values.capacity() {
+                    reserve(path, values, (values.len() as u64).max(1024))?;
+                }
+                values.push(v);
             }
             Values::Counted(n) => *n += 1,
         }
         Ok(())
     }
 
-    /// The values kept (none where they were only counted).
-    fn kept(self) -> Vec<f64> {
+    /// The values kept (none where they were only counted); fewer than counted are refused
+    /// naming `path`.
+    fn kept(self, path: &Path) -> Result<Vec<f64>> {
         match self {
-            Values::Kept(v) => v,
-            Values::Counted(_) => Vec::new(),
+            Values::Kept { values, counted } if values.len() as u64 != counted => {
+                Err(changed(path, counted, &values.len().to_string()))
+            }
+            Values::Kept { values, .. } => Ok(values),
+            Values::Counted(_) => Ok(Vec::new()),
         }
     }
+}
+
+/// A file that changed between the pass that counted its `counted` values and the one that
+/// read `found` of them.
+fn changed(path: &Path, counted: u64, found: &str) -> DataError {
+    bad(
+        path,
+        format!(
+            "the file changed while it was read: {counted} values counted, then {found} read; \
+             read it again once nothing writes to it"
+        ),
+    )
 }
 
 /// Reserves room for `more` values in `kept`, or refuses naming `path`, the bytes and, under
@@ -1263,8 +1293,16 @@ mod tests {
         input: &[u8],
         io: &dyn Fn(std::io::Error) -> crate::DataError,
     ) -> crate::Result<(Vec<f64>, usize, usize)> {
-        super::parse_csv(path, input, u64::MAX, io, super::Values::Kept(Vec::new()))
-            .map(|(v, rows, cols)| (v.kept(), rows, cols))
+        let values = super::Values::Kept {
+            values: Vec::new(),
+            counted: u64::MAX,
+        };
+        super::parse_csv(path, input, u64::MAX, io, values).map(|(v, rows, cols)| {
+            let super::Values::Kept { values, .. } = v else {
+                unreachable!("kept values stay kept")
+            };
+            (values, rows, cols)
+        })
     }
 
     /// A NUL byte in a numeric CSV is refused naming the file, its line and where it stands,
@@ -1436,6 +1474,32 @@ mod tests {
         assert!(e.contains("more than this process can allocate"), "{e}");
         super::reserve(path, &mut kept, 10).unwrap();
         assert!(kept.capacity() >= 10);
+    }
+
+    /// Hundred-and-thirty-first hostile round, D3: a CSV parsed after its count is held to
+    /// it: a file grown since is refused naming it before a value past the count is kept,
+    /// one shrunk since too.
+    #[test]
+    fn a_csv_that_changed_since_its_count_is_refused() {
+        let path = std::path::Path::new("x.csv");
+        let io = |e| crate::DataError::io(path, e);
+        let counted = |counted: u64, text: &[u8]| {
+            let values = super::Values::Kept {
+                values: Vec::new(),
+                counted,
+            };
+            super::parse_csv(path, text, u64::MAX, &io, values)
+                .and_then(|(v, ..)| v.kept(path))
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(counted(4, b"1,2\n3,4\n").unwrap(), [1.0, 2.0, 3.0, 4.0]);
+        let grown = counted(4, b"1,2\n3,4\n5,6\n").unwrap_err();
+        assert!(
+            grown.contains("x.csv") && grown.contains("4 values counted, then more read"),
+            "{grown}"
+        );
+        let shrunk = counted(4, b"1,2\n").unwrap_err();
+        assert!(shrunk.contains("4 values counted, then 2 read"), "{shrunk}");
     }
 
     /// Hundred-and-thirtieth hostile round, N5: a number beyond f64's range is refused with

@@ -198,10 +198,20 @@ fn labels_header(path: &Path, bytes: &[u8]) -> Result<u32> {
     Ok(n)
 }
 
+/// A header's total size in words: a product past `u64` (saturated) is said as such
+/// (hundred-and-thirty-first hostile round, N4: 2^64 - 1 was printed as if exact).
+fn in_all(bytes: u64) -> String {
+    if bytes == u64::MAX {
+        "more than 2^64 bytes".to_string()
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
 /// Checks that a gzipped file can hold the `expected` bytes its header promises (deflate
 /// inflates at most 1032:1), before anything is inflated or reserved: a
 /// [`DataError::BadHeader`] at byte offset 4 (the count) otherwise. Raw files are checked
-/// against their size when read.
+/// against their size when read. The promise must also fit the memory this process may use.
 fn check_fits(content: &Content, path: &Path, expected: u64, declares: &str) -> Result<()> {
     let (Encoding::Gzip, Some(max), Some(stored)) = (
         content.encoding(),
@@ -215,19 +225,35 @@ fn check_fits(content: &Content, path: &Path, expected: u64, declares: &str) -> 
             path: path.to_path_buf(),
             offset: 4,
             message: format!(
-                "the header {declares} ({expected} bytes in all), more than the {stored}-byte \
-                 gzip file can decompress to (at most {max} bytes at deflate's 1032:1 limit)"
+                "the header {declares} ({} in all), more than the {stored}-byte \
+                 gzip file can decompress to (at most {max} bytes at deflate's 1032:1 limit)",
+                in_all(expected)
             ),
         });
     }
     // What the header promises must fit the memory this process may use, before it is
     // reserved and inflated (hundred-and-thirtieth hostile round, D5: a gzipped IDX file
     // whose count was raised failed in the allocator under `ulimit -v`, naming no file).
-    let limit = ntk_system::memory::system_limit().map_or(u64::MAX, |(bytes, _)| bytes as u64);
-    if expected > limit {
-        return Err(DataError::TooLarge {
+    // Said as the header's word, not as content read (hundred-and-thirty-first hostile round,
+    // D4: "the content exceeds the limit ... reading stopped there" for a file that held a
+    // fifth of it and was not read).
+    let Some((limit, source)) = ntk_system::memory::system_limit() else {
+        return Ok(());
+    };
+    if expected as f64 > limit {
+        let advice = ntk_system::memory::rlimit_advice(expected as f64)
+            .filter(|_| source.starts_with(ntk_system::memory::RLIMIT_SOURCE))
+            .map_or(String::new(), |kib| format!(" (ulimit -v {kib} or more)"));
+        return Err(DataError::BadHeader {
             path: path.to_path_buf(),
-            limit,
+            offset: 4,
+            message: format!(
+                "the header {declares} ({} in all), more than {source} ({}): \
+                 nothing was read; a file that holds them needs more memory{advice}, one that \
+                 does not is damaged",
+                in_all(expected),
+                ntk_system::memory::human(limit)
+            ),
         });
     }
     Ok(())

@@ -140,7 +140,10 @@ pub(crate) type CliResult<T> = Result<T, Box<dyn std::error::Error>>;
 fn main() {
     ntk_probe::pages::small_pages();
     ntk_probe::freed::keep();
-    ntk_runs::budget::set_address_floor(ntk_runs::budget::PROBE_ADDRESS_FLOOR);
+    ntk_runs::budget::set_address_floor(
+        ntk_runs::budget::PROBE_ADDRESS_FLOOR,
+        ntk_runs::budget::PROBE_PROGRAM_BYTES,
+    );
     ntk_cli::cli::refuse_small_address_space();
     ntk_cli::cli::refuse_absurd_thread_counts();
     // The host linear algebra (NTK_BLAS), chosen and loaded once; a bad choice ends here.

@@ -17,7 +17,9 @@ pub use ntk_system::memory::{
     ADDRESS_PER_THREAD, ADDRESS_RESERVE, PROBE_ADDRESS_FLOOR, TRAIN_ADDRESS_FLOOR, human,
     rlimit_as, set_address_floor, system_limit, worker_threads,
 };
-use ntk_system::memory::{GIB, RLIMIT_SOURCE, address_kept, address_space, rlimit_advice};
+use ntk_system::memory::{
+    GIB, RLIMIT_SOURCE, address_kept, address_space, least_work, rlimit_advice,
+};
 
 /// Environment variable naming the memory the tools may plan for (`64G`, `512M`, bytes).
 pub const MAX_MEMORY_ENV: &str = "NTK_MAX_MEMORY";
@@ -25,6 +27,9 @@ pub const MAX_MEMORY_ENV: &str = "NTK_MAX_MEMORY";
 /// `ntk-probe` before any work (measured: 114 MiB, mostly OpenBLAS's per-thread buffers and
 /// the allocator's arenas): the first part of every estimate of its commands.
 pub const PROBE_PROGRAM_BYTES: f64 = 128.0 * 1024.0 * 1024.0;
+
+/// `ntk-train` before any work: the first part of every estimate of its runs.
+pub const TRAIN_PROGRAM_BYTES: f64 = 32.0 * 1024.0 * 1024.0;
 
 /// The largest size a limit may name: 16 EiB, all a 64-bit address space holds.
 pub const MAX_SIZE: f64 = 18_446_744_073_709_551_616.0;
@@ -98,7 +103,8 @@ pub fn check_address_space() -> crate::Result<()> {
         mapped: human(mapped),
         reserve: human(kept),
         threads: worker_threads(),
-        need_kib: (kept / 1024.0).ceil() as u64,
+        least_work: human(least_work()),
+        need_kib: ((kept + least_work()) / 1024.0).ceil() as u64,
     })
 }
 

@@ -97,11 +97,33 @@ pub const TRAIN_ADDRESS_FLOOR: f64 = 460.0 * 1024.0 * 1024.0;
 /// The floor a binary set ([`set_address_floor`]), in bytes; 0 when none.
 static ADDRESS_FLOOR: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+/// The least work a binary set ([`set_address_floor`]), in bytes; 0 when none.
+static LEAST_WORK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Sets the address space this binary maps in all before any data (such as
 /// [`PROBE_ADDRESS_FLOOR`]): what `ntk_runs::budget::check_address_space` and the memory
-/// estimate keep under `RLIMIT_AS` whatever is mapped at start. Call first thing in `main`.
-pub fn set_address_floor(bytes: f64) {
+/// estimate keep under `RLIMIT_AS` whatever is mapped at start; and `least_work`, the part
+/// every estimate of its work opens with (the program itself), which a limit advised from
+/// the floor alone must leave room for (hundred-and-thirty-first hostile round, D5: the
+/// floor's advice was refused again by the smallest work's estimate). Call first thing in
+/// `main`.
+pub fn set_address_floor(bytes: f64, least_work: f64) {
     ADDRESS_FLOOR.store(bytes as u64, std::sync::atomic::Ordering::Relaxed);
+    LEAST_WORK.store(least_work as u64, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Room for a small run's own buffers (its data, parameters and activations) beyond the
+/// program itself, in what [`least_work`] advises: a run of a few hundred samples starts at
+/// the limit a floor's refusal advises, and a larger one's estimate says its own limit.
+pub const SMALL_WORK: f64 = 8.0 * 1024.0 * 1024.0;
+
+/// The least work the binary set ([`set_address_floor`]) and [`SMALL_WORK`], in bytes; 0
+/// where none was set.
+pub fn least_work() -> f64 {
+    match LEAST_WORK.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => 0.0,
+        set => set as f64 + SMALL_WORK,
+    }
 }
 
 /// What each worker thread beyond two adds to what the program keeps: its BLAS buffer and
@@ -251,7 +273,7 @@ mod tests {
     /// mapping above it and with the threads.
     #[test]
     fn what_the_program_keeps_follows_its_floor_not_the_mapping_below_it() {
-        set_address_floor(PROBE_ADDRESS_FLOOR);
+        set_address_floor(PROBE_ADDRESS_FLOOR, 0.0);
         let mib = 1024.0 * 1024.0;
         let extra = ADDRESS_PER_THREAD * worker_threads().saturating_sub(2) as f64;
         assert_eq!(address_kept(135.0 * mib), PROBE_ADDRESS_FLOOR + extra);
@@ -260,7 +282,7 @@ mod tests {
             address_kept(1024.0 * mib),
             1024.0 * mib + ADDRESS_RESERVE + extra
         );
-        set_address_floor(0.0);
+        set_address_floor(0.0, 0.0);
         assert_eq!(
             address_kept(70.0 * mib),
             70.0 * mib + ADDRESS_RESERVE + extra

@@ -23,7 +23,11 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
     let mut e = network_estimate(&spec, d, largest, elem);
     // The program before any work (measured: 24 MiB resident for a digits run; forty-fourth
     // hostile round, N2: ntk-probe counted its own, ntk-train did not).
-    e.add("the program itself", 32.0 * 1024.0 * 1024.0, 1.0);
+    e.add(
+        "the program itself",
+        ntk_runs::budget::TRAIN_PROGRAM_BYTES,
+        1.0,
+    );
     let samples = cfg.data.n as f64 + cfg.train.test_n as f64;
     e.add("the data", samples * d as f64, 8.0);
     e.add(

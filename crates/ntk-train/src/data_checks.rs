@@ -75,7 +75,11 @@ fn check_labels(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result
     Ok(())
 }
 
-/// Refuses inputs beyond f32's range in an f32 run: they become infinities (and its loss NaN).
+/// Refuses inputs beyond f32's range in an f32 run: they become infinities (and its loss NaN);
+/// and a nonzero row whose every entry is below f32's smallest normal number: it becomes 0
+/// or subnormal, and the run trains on zeros (hundred-and-thirty-first hostile round, second
+/// review, D2: inputs scaled by 1e-160 trained at loss 0.5 exactly, rc 0). Underflow and
+/// overflow alike, as ntk-probe treats them.
 fn check_f32_range(cfg: &TrainConfig, data: &Data) -> crate::Result<()> {
     let sets = || std::iter::once(&data.train).chain(data.test.as_ref());
     if cfg.train.precision == ntk_numerics::backend::Precision::F32 {
@@ -87,6 +91,17 @@ fn check_f32_range(cfg: &TrainConfig, data: &Data) -> crate::Result<()> {
                     column: i % s.d.max(1),
                     value: s.x[i],
                 });
+            }
+            let rows = s.x.chunks(s.d.max(1));
+            for (row, x) in rows.enumerate() {
+                let top = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                if top > 0.0 && top < f64::from(f32::MIN_POSITIVE) {
+                    return Err(crate::Error::UnderF32 {
+                        data: s.description.clone(),
+                        row,
+                        value: top,
+                    });
+                }
             }
         }
     }

@@ -138,6 +138,18 @@ pub enum Error {
         column: usize,
         value: f64,
     },
+    /// A row of inputs an f32 run would hold as zeros or subnormal numbers.
+    #[error(
+        "{data}: row {row} is nonzero but its largest magnitude, {value:e}, is below f32's \
+         smallest normal number ({min:e}): in train.precision = \"f32\" the row is 0 or \
+         subnormal, its digits lost; rescale the inputs or train in f64",
+        min = f32::MIN_POSITIVE
+    )]
+    UnderF32 {
+        data: String,
+        row: usize,
+        value: f64,
+    },
     /// Training and test splits of different input sizes.
     #[error(
         "the test split ({test}) has {test_d} inputs per sample but the training split \

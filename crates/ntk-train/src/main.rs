@@ -90,7 +90,10 @@ static GLOBAL: ntk_cli::oom::ExitOnOom<std::alloc::System> =
     ntk_cli::oom::ExitOnOom(std::alloc::System);
 
 fn main() {
-    ntk_runs::budget::set_address_floor(ntk_runs::budget::TRAIN_ADDRESS_FLOOR);
+    ntk_runs::budget::set_address_floor(
+        ntk_runs::budget::TRAIN_ADDRESS_FLOOR,
+        ntk_runs::budget::TRAIN_PROGRAM_BYTES,
+    );
     ntk_cli::cli::refuse_small_address_space();
     ntk_cli::cli::refuse_absurd_thread_counts();
     // The host linear algebra (NTK_BLAS), chosen and loaded once; a bad choice ends here.

@@ -85,7 +85,7 @@ pub fn check(cfg: &crate::config::TrainConfig, n: usize) -> crate::Result<()> {
         // and as what is taken where it is left out, for it may be set too
         // (hundred-and-twenty-eighth hostile round, N4 of the second review).
         let default = if cfg.train.loss == Loss::default() {
-            " (the default, where the key is left out)"
+            " (also the default, taken where the key is left out)"
         } else {
             ""
         };
@@ -883,7 +883,7 @@ kernels = ["empirical"]
         let cases: [(&[(&str, &str)], &str); 6] = [
             (
                 &[("train.loss", "cross_entropy"), ("model.output_dim", "2")],
-                "train.loss = \"cross_entropy\" (the default, where the key is left out): \
+                "train.loss = \"cross_entropy\" (also the default, taken where the key is left out): \
                  [prediction] predicts",
             ),
             (&[("train.batch_size", "4")], "train.batch_size"),

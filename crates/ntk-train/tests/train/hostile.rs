@@ -2563,6 +2563,38 @@ fn a_refusal_of_the_data_comes_before_any_work() {
             assert!(!stderr.contains("collect"), "{name}: {stderr}");
         }
     }
+    // Hundred-and-thirty-first hostile round, second review, D2: a row that underflows f32
+    // (every entry below its smallest normal number) is refused alike, in the training set
+    // and the held-out one, where it trained on zeros with rc 0.
+    let small: String = (0..30)
+        .map(|i| match i {
+            7 => "1e-200,-3e-160,0\n".to_string(),
+            _ => format!("0.5,{}.25,1\n", i % 5),
+        })
+        .collect();
+    write(d, "x.csv", &small);
+    let fine: String = (0..30).map(|i| format!("0.5,{}.25,1\n", i % 5)).collect();
+    write(d, "fine.csv", &fine);
+    let held_out = format!(
+        "[data]\ndataset = \"file\"\nx = \"{0}/fine.csv\"\nlabels = \"{0}/y.csv\"\n\
+         test_x = \"{0}/x.csv\"\ntest_labels = \"{0}/y.csv\"\n",
+        d.display()
+    );
+    for (name, data) in [("train", &file_data), ("held out", &held_out)] {
+        let text = text.replace(&file_data, data).replace("test_n = 0\n", "");
+        let cfg = write(d, "small.toml", &text);
+        for dry in [true, false] {
+            let out = d.join(format!("small-{dry}"));
+            let mut a = args(&cfg, &out, if dry { &["--dry-run"] } else { &[] });
+            a.insert(0, "run".into());
+            assert_clean_error(
+                name,
+                &run(&a),
+                &["x.csv", "row 7", "below f32's smallest normal number"],
+            );
+            assert!(!out.exists());
+        }
+    }
 }
 
 /// Eighth hostile round: a backend that cannot be used is named with where it came from
@@ -7084,53 +7116,75 @@ fn a_large_csv_under_ulimit_is_advised_a_limit_that_runs() {
     // 1,000,000 rows of eight values: 16 MB of text, 64 MB of values.
     std::fs::write(d.join("x.csv"), "0,0,0,0,0,0,0.5,1\n".repeat(1_000_000)).unwrap();
     std::fs::write(d.join("y.csv"), "0\n1\n".repeat(500_000)).unwrap();
-    let cfg = write(
-        d,
-        "big.toml",
-        &format!(
-            "[data]\ndataset = \"file\"\nx = {:?}\nlabels = {:?}\nn = 40\nsubset = \"first\"\n\n\
-             [model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\noutput_dim = 1\nseed = 1\n\n\
-             [optim]\nlr = 0.1\n\n[train]\nbatch_size = 20\nepochs = 1\nloss = \"mse\"\n",
-            d.join("x.csv").display().to_string(),
-            d.join("y.csv").display().to_string()
-        ),
+    let text = format!(
+        "[data]\ndataset = \"file\"\nx = {:?}\nlabels = {:?}\nn = 40\nsubset = \"first\"\n\n\
+         [model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\noutput_dim = 1\nseed = 1\n\n\
+         [optim]\nlr = 0.1\n\n[train]\nbatch_size = 20\nepochs = 1\nloss = \"mse\"\n",
+        d.join("x.csv").display().to_string(),
+        d.join("y.csv").display().to_string()
     );
+    let cfg = write(d, "big.toml", &text);
     let out = d.join("out");
     for extra in [&["--dry-run"][..], &[]] {
         let mut kib = 300_000u64;
         let mut refusals = 0;
         loop {
-            let o = Command::new("bash")
-                .arg("-c")
-                .arg(format!("ulimit -v {kib} && exec timeout 60 \"$@\""))
-                .arg("limited")
-                .arg(env!("CARGO_BIN_EXE_ntk-train"))
-                .args(args(&cfg, &out, extra))
-                .env_remove("NTK_MAX_MEMORY")
-                .env_remove("SLURM_CPUS_PER_TASK")
-                .env_remove("RAYON_NUM_THREADS")
-                .env_remove("OPENBLAS_NUM_THREADS")
-                .output()
-                .unwrap();
+            let o = limited(kib, &args(&cfg, &out, extra));
             if o.status.success() {
                 break;
             }
             assert_clean_error(&format!("ulimit -v {kib}"), &o, &["raise it to ulimit -v"]);
-            let stderr = String::from_utf8_lossy(&o.stderr);
-            kib = stderr
-                .split("raise it to ulimit -v ")
-                .nth(1)
-                .and_then(|t| t.split_whitespace().next())
-                .and_then(|n| n.parse().ok())
-                .unwrap();
+            kib = advised(&o);
             refusals += 1;
             assert!(
                 refusals <= 2,
-                "the advice was not enough ({extra:?}):\n{stderr}"
+                "the advice was not enough ({extra:?}):\n{}",
+                String::from_utf8_lossy(&o.stderr)
             );
         }
     }
     assert!(out.join("metrics.csv").is_file());
+    // Hundred-and-thirty-first hostile round, D5: the floor's advice leaves room for the
+    // program itself and a small run (it was refused again by the smallest run's estimate).
+    std::fs::write(d.join("x40.csv"), "0,0,0,0,0,0,0.5,1\n".repeat(40)).unwrap();
+    std::fs::write(d.join("y40.csv"), "0\n1\n".repeat(20)).unwrap();
+    let small = write(
+        d,
+        "small.toml",
+        &text.replace("x.csv", "x40.csv").replace("y.csv", "y40.csv"),
+    );
+    let o = limited(300_000, &args(&small, &d.join("small"), &[]));
+    assert_clean_error("ulimit -v 300000", &o, &["raise it to ulimit -v"]);
+    let kib = advised(&o);
+    let o = limited(kib, &args(&small, &d.join("small"), &[]));
+    assert_ok(&format!("ulimit -v {kib}"), &o);
+}
+
+/// `args` of ntk-train under `ulimit -v kib` (at most 60 s), its thread counts its own.
+fn limited(kib: u64, args: &[OsString]) -> Output {
+    Command::new("bash")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec timeout 60 \"$@\""))
+        .arg("limited")
+        .arg(env!("CARGO_BIN_EXE_ntk-train"))
+        .args(args)
+        .env_remove("NTK_MAX_MEMORY")
+        .env_remove("SLURM_CPUS_PER_TASK")
+        .env_remove("RAYON_NUM_THREADS")
+        .env_remove("OPENBLAS_NUM_THREADS")
+        .output()
+        .unwrap()
+}
+
+/// The `ulimit -v` a refusal advises.
+fn advised(o: &Output) -> u64 {
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    stderr
+        .split("raise it to ulimit -v ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no advice in:\n{stderr}"))
 }
 
 /// Hundred-and-thirtieth hostile round, N2: the header note is said once per file, also
