@@ -15,6 +15,8 @@
 //! flattens.
 
 use ntk_plot::{Dash, Figure, Marker, Scale, Series, Spread, ramp};
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde::Serialize;
 
 use crate::predict::{PredictedRow, SpectrumRow};
@@ -213,139 +215,469 @@ pub fn predicted_series<R: PredictedRun>(
     })
 }
 
-/// The figure `convergence_rate`, titled with `on` (the data; `title` as
-/// [`ntk_plot::title_as_asked`]): per activation (and normalization), the
-/// measured rate, the predicted rates and the linearized late rate against depth (one seed:
-/// the rows' mean where several); `None` when there is no rate to draw.
-pub fn figure(
-    rows: &[ConvergenceRow],
-    (on, title): (Option<&str>, Option<&str>),
-) -> Option<Figure> {
-    if rows.is_empty() {
-        return None;
+/// One rate the figure draws: its legend words, its short name in the note, the row's
+/// value, and its line.
+#[derive(Clone, Copy)]
+struct Measure {
+    label: &'static str,
+    short: &'static str,
+    pick: fn(&ConvergenceRow) -> Option<f64>,
+    dash: Dash,
+    marker: Option<Marker>,
+}
+
+/// The figure's rates, in legend order.
+const MEASURES: [Measure; 4] = [
+    Measure {
+        label: "measured",
+        short: "measured",
+        pick: |r| r.measured_rate,
+        dash: Dash::Solid,
+        marker: Some(Marker::Circle),
+    },
+    Measure {
+        label: "predicted, empirical NTK",
+        short: "empirical NTK",
+        pick: |r| r.predicted_rate_empirical,
+        dash: Dash::Dashed,
+        marker: Some(Marker::Square),
+    },
+    Measure {
+        label: "predicted, infinite width",
+        short: "infinite width",
+        pick: |r| r.predicted_rate_theory,
+        dash: Dash::DashDot,
+        marker: Some(Marker::Triangle),
+    },
+    Measure {
+        label: "−2 ln max|1 − η λ / n|, empirical",
+        short: "late rate",
+        pick: |r| r.asymptotic_rate_empirical,
+        dash: Dash::Dotted,
+        marker: None,
+    },
+];
+
+/// `MEASURES`' late rate: empty for a singular kernel, which the note says by family (so
+/// such an empty value is not counted among the values left out).
+const LATE: usize = 3;
+
+/// The runs drawn in one colour: a family (activation, normalization), and one lr of it
+/// where the family has an lr axis ([`rate_groups`]); `lr` is `None` where the family's
+/// seeds pool at each depth whatever lr each ran (one lr for all, or each seed its own, as
+/// experiments/convergence's `n / lambda_max`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RateGroup {
+    pub activation: String,
+    pub normalization: String,
+    pub lr: Option<f64>,
+}
+
+impl RateGroup {
+    /// Whether row `r` is drawn in this group.
+    fn holds(&self, r: &ConvergenceRow) -> bool {
+        r.activation == self.activation
+            && r.normalization == self.normalization
+            && self.lr.is_none_or(|lr| r.lr.to_bits() == lr.to_bits())
     }
-    let mut families: Vec<(String, String)> = rows
-        .iter()
-        .map(|r| (r.activation.clone(), r.normalization.clone()))
-        .collect();
-    families.sort();
-    families.dedup();
-    type Pick = fn(&ConvergenceRow) -> Option<f64>;
-    let measures: [(&str, Pick, Dash, Option<Marker>); 4] = [
-        (
-            "measured",
-            |r| r.measured_rate,
-            Dash::Solid,
-            Some(Marker::Circle),
-        ),
-        (
-            "predicted, empirical NTK",
-            |r| r.predicted_rate_empirical,
-            Dash::Dashed,
-            Some(Marker::Square),
-        ),
-        (
-            "predicted, infinite width",
-            |r| r.predicted_rate_theory,
-            Dash::DashDot,
-            Some(Marker::Triangle),
-        ),
-        (
-            "−2 ln max|1 − η λ / n|, empirical",
-            |r| r.asymptotic_rate_empirical,
-            Dash::Dotted,
-            None,
-        ),
-    ];
-    // Several seeds of one (family, depth): the points are their means, with bars.
-    let mut counts = std::collections::BTreeMap::new();
-    for r in rows {
-        *counts
-            .entry((&r.activation, &r.normalization, r.depth))
-            .or_insert(0usize) += 1;
-    }
-    let several = counts.values().any(|&c| c > 1);
-    let mut series = Vec::new();
-    for (f, (act, norm)) in families.iter().enumerate() {
-        let family: Vec<&ConvergenceRow> = rows
-            .iter()
-            .filter(|r| &r.activation == act && &r.normalization == norm)
-            .collect();
-        let mut depths: Vec<usize> = family.iter().map(|r| r.depth).collect();
-        depths.sort_unstable();
-        depths.dedup();
-        let name = ntk_plot::style::family_words(act, norm);
-        for (label, pick, dash, marker) in measures {
-            // Per depth: the mean over seeds, and their min..max.
-            let stats: Vec<(f64, f64, f64, f64)> = depths
-                .iter()
-                .filter_map(|&d| {
-                    let v: Vec<f64> = family
-                        .iter()
-                        .filter(|r| r.depth == d)
-                        .filter_map(|r| pick(r))
-                        .filter(|v| v.is_finite() && *v > 0.0)
-                        .collect();
-                    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-                    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                    let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
-                    (!v.is_empty()).then_some((d as f64, mean, lo, hi))
-                })
-                .collect();
-            if stats.is_empty() {
-                continue;
-            }
-            series.push(Series {
-                label: format!("{name}: {label}"),
-                points: stats.iter().map(|p| (p.0, p.1)).collect(),
-                spread: several.then(|| Spread::Bars(stats.iter().map(|p| (p.2, p.3)).collect())),
-                color: ramp(f, families.len().max(2)),
-                dash,
-                // A line alone draws nothing at one depth (one run): a marker there.
-                marker: marker.or((stats.len() == 1).then_some(Marker::Diamond)),
-                unresolved: Vec::new(),
-            });
+
+    /// The group in the legend and the note: "ReLU", or "ReLU (lr 0.2)" where it is one lr
+    /// of several, as the sweep's other figures name a configuration's lr.
+    pub fn label(&self) -> String {
+        let name = ntk_plot::style::family_words(&self.activation, &self.normalization);
+        match self.lr {
+            Some(lr) => format!("{name} (lr {})", crate::report::three_digits(lr)),
+            None => name,
         }
     }
-    let singular: Vec<String> = families
+}
+
+/// Whether a family's rows have an lr axis: some seed ran several lrs at one depth (a
+/// grid, as a sweep's `lrs`). Without one each seed ran one lr there, and the seeds are
+/// one configuration's.
+fn lr_axis(family: &[&ConvergenceRow]) -> bool {
+    let mut lrs: BTreeMap<(usize, u64), BTreeSet<u64>> = BTreeMap::new();
+    for r in family {
+        lrs.entry((r.depth, r.seed))
+            .or_default()
+            .insert(r.lr.to_bits());
+    }
+    lrs.values().any(|l| l.len() > 1)
+}
+
+/// The groups of `rows`, by family then lr: one per family, or one per lr of a family with
+/// an lr axis, so that a point's mean and bars are over the seeds of one configuration
+/// (hundred-and-thirty-first hostile round, second review, D1: two lrs were drawn as one
+/// point "over seeds").
+pub fn rate_groups(rows: &[ConvergenceRow]) -> Vec<RateGroup> {
+    let mut families: Vec<(&str, &str)> = rows
         .iter()
-        .filter(|(a, n)| {
-            rows.iter()
-                .filter(|r| &r.activation == a && &r.normalization == n)
-                .any(|r| r.kappa.is_none())
-        })
-        .map(|(a, n)| ntk_plot::style::family_words(a, n))
+        .map(|r| (r.activation.as_str(), r.normalization.as_str()))
         .collect();
+    families.sort_unstable();
+    families.dedup();
+    let mut groups = Vec::new();
+    for (activation, normalization) in families {
+        let family: Vec<&ConvergenceRow> = rows
+            .iter()
+            .filter(|r| r.activation == activation && r.normalization == normalization)
+            .collect();
+        let lrs: Vec<Option<f64>> = if lr_axis(&family) {
+            let mut lrs: Vec<f64> = family.iter().map(|r| r.lr).collect();
+            lrs.sort_by(f64::total_cmp);
+            lrs.dedup_by(|a, b| a.to_bits() == b.to_bits());
+            lrs.into_iter().map(Some).collect()
+        } else {
+            vec![None]
+        };
+        groups.extend(lrs.into_iter().map(|lr| RateGroup {
+            activation: activation.to_string(),
+            normalization: normalization.to_string(),
+            lr,
+        }));
+    }
+    groups
+}
+
+/// Why a run's rate is not drawn on the figure's log axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NotDrawn {
+    /// No rate: the window holds fewer than 3 epochs, or a loss not positive and finite.
+    Missing,
+    /// Rate 0: the loss does not move over the window.
+    Zero,
+    /// A negative rate: the loss grows (the predicted one does above the lr stability limit).
+    Negative,
+    /// A rate that is not finite.
+    NotFinite,
+}
+
+impl NotDrawn {
+    /// The value to draw, or why there is none.
+    fn of(v: Option<f64>) -> Result<f64, NotDrawn> {
+        match v {
+            None => Err(NotDrawn::Missing),
+            Some(v) if !v.is_finite() => Err(NotDrawn::NotFinite),
+            Some(v) if v > 0.0 => Ok(v),
+            Some(0.0) => Err(NotDrawn::Zero),
+            Some(_) => Err(NotDrawn::Negative),
+        }
+    }
+
+    /// The note's heading over the runs left out for this reason.
+    fn heading(self) -> &'static str {
+        match self {
+            NotDrawn::Missing => {
+                "no rate (under 3 epochs in the window,\nor a loss not positive), not drawn:"
+            }
+            NotDrawn::Zero => "rate 0 (the loss does not move over\nthe window), not drawn:",
+            NotDrawn::Negative => {
+                "rate < 0 (the loss grows, as the predicted\none does above the lr stability limit),\nnot drawn:"
+            }
+            NotDrawn::NotFinite => "rate not finite, not drawn:",
+        }
+    }
+}
+
+/// One point of a rate series: at `depth`, the mean of the drawn values (positive and
+/// finite) and their min and max, over `drawn` of the group's `runs` runs there.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RatePoint {
+    pub depth: usize,
+    pub mean: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub drawn: usize,
+    pub runs: usize,
+}
+
+/// The points of one rate of one group: `label` in the legend, `group` the index in
+/// [`RatePlan::groups`] (its colour).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RateSeries {
+    pub group: usize,
+    pub label: String,
+    pub points: Vec<RatePoint>,
+    measure: usize,
+}
+
+/// `count` of the `runs` runs of group `group` (its label) at `depth` whose rate `measure`
+/// (its short name) is not drawn, for reason `why`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeftOut {
+    pub group: String,
+    pub depth: usize,
+    pub measure: &'static str,
+    pub why: NotDrawn,
+    pub count: usize,
+    pub runs: usize,
+}
+
+/// What the convergence figure draws of its rows ([`rate_plan`]) and what it leaves out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RatePlan {
+    pub groups: Vec<RateGroup>,
+    pub series: Vec<RateSeries>,
+    pub left_out: Vec<LeftOut>,
+    /// Some point is over several runs (seeds): the points are means, with bars.
+    pub several: bool,
+    /// Some point pools seeds that ran different lrs (each its own, no lr axis).
+    pub own_lrs: bool,
+}
+
+/// The point of rate `m` over `at` (one group's runs at one depth), `None` where no run
+/// has a value to draw, and how many runs are left out for each reason.
+fn point(at: &[&ConvergenceRow], m: usize) -> (Option<RatePoint>, BTreeMap<NotDrawn, usize>) {
+    let mut drawn = Vec::new();
+    let mut left = BTreeMap::new();
+    for r in at {
+        match NotDrawn::of((MEASURES[m].pick)(r)) {
+            Ok(v) => drawn.push(v),
+            // A singular kernel has no late rate: the note's singular line says so.
+            Err(NotDrawn::Missing) if m == LATE && r.kappa.is_none() => {}
+            Err(why) => *left.entry(why).or_insert(0) += 1,
+        }
+    }
+    let point = (!drawn.is_empty()).then(|| RatePoint {
+        depth: at[0].depth,
+        mean: drawn.iter().sum::<f64>() / drawn.len() as f64,
+        lo: drawn.iter().copied().fold(f64::INFINITY, f64::min),
+        hi: drawn.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        drawn: drawn.len(),
+        runs: at.len(),
+    });
+    (point, left)
+}
+
+/// The series of the convergence figure and the values it leaves out: per group
+/// ([`rate_groups`]) and rate, per depth the mean over that group's runs of the values a
+/// log axis can draw; every value that is missing, zero, negative or not finite is counted
+/// in `left_out` by group, depth and rate (hundred-and-thirty-first hostile round, second
+/// review, D1: negative predicted rates were dropped from their series, unsaid, while the
+/// measured series kept those runs).
+pub fn rate_plan(rows: &[ConvergenceRow]) -> RatePlan {
+    let mut plan = RatePlan {
+        groups: rate_groups(rows),
+        series: Vec::new(),
+        left_out: Vec::new(),
+        several: false,
+        own_lrs: false,
+    };
+    for (g, group) in plan.groups.iter().enumerate() {
+        let members: Vec<&ConvergenceRow> = rows.iter().filter(|r| group.holds(r)).collect();
+        let mut depths: Vec<usize> = members.iter().map(|r| r.depth).collect();
+        depths.sort_unstable();
+        depths.dedup();
+        let at: Vec<Vec<&ConvergenceRow>> = depths
+            .iter()
+            .map(|&d| members.iter().copied().filter(|r| r.depth == d).collect())
+            .collect();
+        for runs in &at {
+            plan.several |= runs.len() > 1;
+            plan.own_lrs |= runs.iter().any(|r| r.lr.to_bits() != runs[0].lr.to_bits());
+        }
+        for (m, measure) in MEASURES.iter().enumerate() {
+            let mut points = Vec::new();
+            for runs in &at {
+                let (p, left) = point(runs, m);
+                points.extend(p);
+                plan.left_out
+                    .extend(left.into_iter().map(|(why, count)| LeftOut {
+                        group: group.label(),
+                        depth: runs[0].depth,
+                        measure: measure.short,
+                        why,
+                        count,
+                        runs: runs.len(),
+                    }));
+            }
+            if !points.is_empty() {
+                plan.series.push(RateSeries {
+                    group: g,
+                    label: format!("{}: {}", group.label(), measure.label),
+                    points,
+                    measure: m,
+                });
+            }
+        }
+    }
+    plan
+}
+
+/// The note's longest line the left-out lines are wrapped to, in characters: about the
+/// width of the note's other lines, so that the side legend does not widen for them.
+const NOTE_WIDTH: usize = 44;
+
+/// `text` broken at spaces into lines of at most `width` characters, the lines after the
+/// first indented: the side legend draws each note line as it is, as wide as it is. A
+/// parenthesis ("(lr 0.45)", "(1 of 3 runs)") stays on one line, as does a longer word.
+fn wrap(text: &str, width: usize) -> String {
+    let mut units: Vec<String> = Vec::new();
+    let mut open = false;
+    for word in text.split(' ') {
+        match units.last_mut() {
+            Some(unit) if open => {
+                unit.push(' ');
+                unit.push_str(word);
+            }
+            _ => units.push(word.to_string()),
+        }
+        open = (open || word.starts_with('(')) && !word.contains(')');
+    }
+    let mut lines: Vec<String> = Vec::new();
+    for unit in units {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + unit.chars().count() <= width => {
+                line.push(' ');
+                line.push_str(&unit);
+            }
+            Some(_) => lines.push(format!("  {unit}")),
+            None => lines.push(unit),
+        }
+    }
+    lines.join("\n")
+}
+
+/// The rates of one point left out for one reason, by how many runs: `(count, short names)`.
+type ByCount<'a> = Vec<(usize, Vec<&'a str>)>;
+
+/// The note's lines for the values left out for reason `why`: per group and depth the rates
+/// and how many of the runs there ("ReLU (lr 0.45), depth 2: empirical NTK, late rate
+/// (1 of 1 run)"), depths with the same words in one line; empty where none is.
+fn left_out_lines(left_out: &[LeftOut], why: NotDrawn) -> Vec<String> {
+    // (group, depth) -> the rates by count; groups in the plan's order, then by depth.
+    let mut points: Vec<(&str, usize, usize, ByCount)> = Vec::new();
+    for l in left_out.iter().filter(|l| l.why == why) {
+        let at = match points
+            .iter()
+            .position(|p| (p.0, p.1) == (l.group.as_str(), l.depth))
+        {
+            Some(at) => at,
+            None => {
+                points.push((&l.group, l.depth, l.runs, Vec::new()));
+                points.len() - 1
+            }
+        };
+        let counts = &mut points[at].3;
+        match counts.iter_mut().find(|c| c.0 == l.count) {
+            Some(c) => c.1.push(l.measure),
+            None => counts.push((l.count, vec![l.measure])),
+        }
+    }
+    let first = |group: &str| left_out.iter().position(|l| l.group == group);
+    points.sort_by_key(|p| (first(p.0), p.1));
+    // Merge the depths of a group where the words are the same.
+    let mut lines: Vec<(&str, Vec<usize>, String)> = Vec::new();
+    for (group, depth, runs, counts) in points {
+        let words = counts
+            .iter()
+            .map(|(count, measures)| {
+                let s = if runs == 1 { "" } else { "s" };
+                format!("{} ({count} of {runs} run{s})", measures.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        match lines.last_mut() {
+            Some(last) if last.0 == group && last.2 == words => last.1.push(depth),
+            _ => lines.push((group, vec![depth], words)),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(group, depths, words)| {
+            let list: Vec<String> = depths.iter().map(usize::to_string).collect();
+            let s = if depths.len() == 1 { "" } else { "s" };
+            wrap(
+                &format!("{group}, depth{s} {}: {words}", list.join(", ")),
+                NOTE_WIDTH,
+            )
+        })
+        .collect()
+}
+
+/// The convergence figure's note: what a rate is, what a point is (the mean over one
+/// configuration's seeds), the runs whose rates are not drawn and why, the families
+/// without a late rate.
+fn note(rows: &[ConvergenceRow], plan: &RatePlan) -> String {
     let mut note =
         "rate: least-squares slope of −ln L\nover the middle half of training".to_string();
-    if several {
+    if plan.several && plan.own_lrs {
+        note += "\npoints: mean over seeds, each at its\nown lr; bars: their min to max";
+    } else if plan.several {
         note += "\npoints: mean over seeds;\nbars: their min to max";
     }
-    let flat: Vec<String> = families
+    for why in [
+        NotDrawn::Missing,
+        NotDrawn::Zero,
+        NotDrawn::Negative,
+        NotDrawn::NotFinite,
+    ] {
+        let lines = left_out_lines(&plan.left_out, why);
+        if !lines.is_empty() {
+            note += "\n";
+            note += why.heading();
+            for line in lines {
+                note += "\n";
+                note += &line;
+            }
+        }
+    }
+    let mut singular: Vec<(&str, &str)> = rows
         .iter()
-        .filter(|(a, n)| {
-            rows.iter()
-                .filter(|r| &r.activation == a && &r.normalization == n)
-                .any(|r| r.measured_rate == Some(0.0))
-        })
+        .filter(|r| r.kappa.is_none())
+        .map(|r| (r.activation.as_str(), r.normalization.as_str()))
+        .collect();
+    singular.sort_unstable();
+    singular.dedup();
+    let singular: Vec<String> = singular
+        .into_iter()
         .map(|(a, n)| ntk_plot::style::family_words(a, n))
         .collect();
-    if !flat.is_empty() {
-        note += &format!(
-            "\nrate 0 (the loss does not move over\nthe window), not drawn: {}",
-            flat.join(", ")
-        );
-    }
     if !singular.is_empty() {
         note += &format!(
             "\nno late rate drawn where the kernel\nis singular (λ_min ≤ 0 in f64): {}",
             singular.join(", ")
         );
     }
-    if series.is_empty() {
+    note
+}
+
+/// The figure `convergence_rate`, titled with `on` (the data; `title` as
+/// [`ntk_plot::title_as_asked`]): per family (and lr, where a seed ran several) the
+/// measured rate, the predicted rates and the linearized late rate against depth, each
+/// point the mean over that configuration's seeds ([`rate_plan`]), the values a log axis
+/// cannot draw named in the note; `None` when there is no rate to draw.
+pub fn figure(
+    rows: &[ConvergenceRow],
+    (on, title): (Option<&str>, Option<&str>),
+) -> Option<Figure> {
+    let plan = rate_plan(rows);
+    if plan.series.is_empty() {
         // No rate to draw (runs too short for the middle half, kernels singular).
         return None;
     }
+    let colours = plan.groups.len().max(2);
+    let series = plan
+        .series
+        .iter()
+        .map(|s| {
+            let measure = MEASURES[s.measure];
+            Series {
+                label: s.label.clone(),
+                points: s.points.iter().map(|p| (p.depth as f64, p.mean)).collect(),
+                spread: plan
+                    .several
+                    .then(|| Spread::Bars(s.points.iter().map(|p| (p.lo, p.hi)).collect())),
+                color: ramp(s.group, colours),
+                dash: measure.dash,
+                // A line alone draws nothing at one depth (one run): a marker there.
+                marker: measure
+                    .marker
+                    .or((s.points.len() == 1).then_some(Marker::Diamond)),
+                unresolved: Vec::new(),
+            }
+        })
+        .collect();
     Some(Figure {
         title: ntk_plot::title_as_asked(
             title,
@@ -360,7 +692,7 @@ pub fn figure(
         x_scale: Scale::Integer,
         y_scale: Scale::Log,
         series,
-        note: Some(note),
+        note: Some(note(rows, &plan)),
     })
 }
 
@@ -435,5 +767,228 @@ mod tests {
         let at = header.iter().position(|h| *h == "measured_rate").unwrap();
         assert_eq!(values[at], "", "{text}");
         assert!(figure(&[row], (None, None)).is_none());
+    }
+
+    /// A run of family `activation` at `depth`, `lr` and `seed` whose four rates are
+    /// `rates` (measured, predicted empirical and infinite width, late), kernel regular.
+    fn run(
+        activation: &str,
+        depth: usize,
+        (lr, seed): (f64, u64),
+        rates: [f64; 4],
+    ) -> ConvergenceRow {
+        ConvergenceRow {
+            id: format!("d{depth}_{activation}_lr{lr}_s{seed}"),
+            depth,
+            activation: activation.into(),
+            normalization: "none".into(),
+            lr,
+            seed,
+            epochs: 200,
+            kappa: Some(10.0),
+            singular_empirical: Some(false),
+            rank_empirical: Some(60),
+            inverse_kappa: Some(0.1),
+            measured_rate: Some(rates[0]),
+            predicted_rate_empirical: Some(rates[1]),
+            predicted_rate_theory: Some(rates[2]),
+            asymptotic_rate_empirical: Some(rates[3]),
+            asymptotic_rate_theory: Some(rates[3]),
+            final_train_loss: 0.1,
+            predicted_final_train_loss_empirical: Some(0.1),
+            predicted_final_train_loss_theory: Some(0.1),
+            max_log_deviation_empirical: Some(0.0),
+            max_log_deviation_theory: Some(0.0),
+            final_test_accuracy: None,
+            predicted_final_test_accuracy_empirical: None,
+        }
+    }
+
+    fn labels(plan: &RatePlan) -> Vec<&str> {
+        plan.series.iter().map(|s| s.label.as_str()).collect()
+    }
+
+    /// Hundred-and-thirty-first hostile round, second review, D1: one family's runs at two
+    /// lrs (each seed ran both) were drawn as one point "mean over seeds". Now one series
+    /// per lr, named as the sweep's other figures name it, each point the mean over that
+    /// lr's seeds.
+    #[test]
+    fn two_lrs_of_a_family_draw_two_series_named_by_lr() {
+        let rows = [
+            run("relu", 1, (0.05, 1), [0.0050, 0.0051, 0.0060, 1e-4]),
+            run("relu", 1, (0.05, 2), [0.0070, 0.0071, 0.0080, 3e-4]),
+            run("relu", 1, (0.2, 1), [0.0020, 0.0021, 0.0030, 4e-4]),
+            run("relu", 1, (0.2, 2), [0.0040, 0.0041, 0.0050, 6e-4]),
+        ];
+        let plan = rate_plan(&rows);
+        assert_eq!(
+            labels(&plan),
+            [
+                "ReLU (lr 0.05): measured",
+                "ReLU (lr 0.05): predicted, empirical NTK",
+                "ReLU (lr 0.05): predicted, infinite width",
+                "ReLU (lr 0.05): −2 ln max|1 − η λ / n|, empirical",
+                "ReLU (lr 0.2): measured",
+                "ReLU (lr 0.2): predicted, empirical NTK",
+                "ReLU (lr 0.2): predicted, infinite width",
+                "ReLU (lr 0.2): −2 ln max|1 − η λ / n|, empirical",
+            ]
+        );
+        let measured = |i: usize| &plan.series[i].points[0];
+        assert!(
+            (measured(0).mean - 0.006).abs() < 1e-15,
+            "{:?}",
+            measured(0)
+        );
+        assert_eq!((measured(0).lo, measured(0).hi), (0.005, 0.007));
+        assert!(
+            (measured(4).mean - 0.003).abs() < 1e-15,
+            "{:?}",
+            measured(4)
+        );
+        assert_eq!((measured(4).lo, measured(4).hi), (0.002, 0.004));
+        assert!((plan.series[7].points[0].mean - 5e-4).abs() < 1e-15);
+        assert!(plan.series.iter().all(|s| s.points[0].drawn == 2));
+        // Two colours, one per lr; bars over seeds; no lr pooled.
+        assert_eq!(plan.series[0].group, 0);
+        assert_eq!(plan.series[4].group, 1);
+        assert!(plan.several && !plan.own_lrs && plan.left_out.is_empty());
+        // One seed at two lrs: two series still, one run per point, no bars.
+        let one_seed = rate_plan(&[rows[0].clone(), rows[2].clone()]);
+        assert_eq!(one_seed.groups.len(), 2);
+        assert!(!one_seed.several);
+        let f = figure(&rows, (None, None)).unwrap();
+        assert_eq!(f.series[4].label, "ReLU (lr 0.2): measured");
+        assert!(
+            f.note
+                .unwrap()
+                .contains("points: mean over seeds;\nbars: their min to max")
+        );
+    }
+
+    /// Hundred-and-thirty-first hostile round, second review, D1: a run above the stability
+    /// limit has negative predicted and late rates; they were dropped from their series
+    /// unsaid while the measured series kept the run. Now every such value is counted in
+    /// the note by group, depth and rate, with how many of the point's runs it is.
+    #[test]
+    fn negative_rates_are_counted_in_the_note() {
+        // One seed, lrs 0.1 and 0.45 (above the limit): the lr 0.45 point has its measured
+        // rate only, and the note says which rates are left out.
+        let rows = [
+            run("relu", 2, (0.1, 1), [0.0072, 0.0079, 0.0113, 5.1e-4]),
+            run("relu", 2, (0.45, 1), [0.0086, -0.366, -0.214, -0.366]),
+        ];
+        let plan = rate_plan(&rows);
+        assert_eq!(
+            labels(&plan),
+            [
+                "ReLU (lr 0.1): measured",
+                "ReLU (lr 0.1): predicted, empirical NTK",
+                "ReLU (lr 0.1): predicted, infinite width",
+                "ReLU (lr 0.1): −2 ln max|1 − η λ / n|, empirical",
+                "ReLU (lr 0.45): measured",
+            ]
+        );
+        assert_eq!(plan.left_out.len(), 3);
+        assert!(plan.left_out.iter().all(|l| l.why == NotDrawn::Negative
+            && l.group == "ReLU (lr 0.45)"
+            && (l.depth, l.count, l.runs) == (2, 1, 1)));
+        let note = figure(&rows, (None, None)).unwrap().note.unwrap();
+        assert!(
+            note.contains(
+                "rate < 0 (the loss grows, as the predicted\none does above the lr stability limit),\nnot drawn:\nReLU (lr 0.45), depth 2: empirical NTK,\n  infinite width, late rate (1 of 1 run)"
+            ),
+            "{note}"
+        );
+        // Seeds pooled (each at its own lr, as n / lambda_max): one seed's negative
+        // prediction leaves that point's prediction over the other two, and the note says
+        // 1 of 3 runs while the measured point stays over all three.
+        let pooled = [
+            run("relu", 2, (0.30, 1), [0.004, 0.005, 0.006, 1e-4]),
+            run("relu", 2, (0.31, 2), [0.006, -0.1, 0.008, 2e-4]),
+            run("relu", 2, (0.32, 3), [0.008, 0.007, 0.010, 3e-4]),
+        ];
+        let plan = rate_plan(&pooled);
+        assert!(plan.own_lrs && plan.several);
+        assert_eq!(plan.series[0].label, "ReLU: measured");
+        assert_eq!(
+            (
+                plan.series[0].points[0].drawn,
+                plan.series[0].points[0].runs
+            ),
+            (3, 3)
+        );
+        let predicted = &plan.series[1].points[0];
+        assert_eq!((predicted.drawn, predicted.runs), (2, 3));
+        assert!((predicted.mean - 0.006).abs() < 1e-15, "{predicted:?}");
+        // Two depths with the same rates left out: one line.
+        let two_depths = [
+            rows[1].clone(),
+            ConvergenceRow {
+                depth: 3,
+                ..rows[1].clone()
+            },
+        ];
+        let note = figure(&two_depths, (None, None)).unwrap().note.unwrap();
+        assert!(
+            note.ends_with(
+                "\nReLU, depths 2, 3: empirical NTK, infinite\n  width, late rate (1 of 1 run)"
+            ),
+            "{note}"
+        );
+        let note = figure(&pooled, (None, None)).unwrap().note.unwrap();
+        assert!(
+            note.contains("points: mean over seeds, each at its\nown lr; bars: their min to max"),
+            "{note}"
+        );
+        assert!(
+            note.contains("\nReLU, depth 2: empirical NTK (1 of 3 runs)"),
+            "{note}"
+        );
+        // Zero, not finite and missing rates are counted too.
+        let mut odd = run("relu", 1, (0.1, 1), [0.0, f64::INFINITY, 0.002, 1e-4]);
+        odd.predicted_rate_theory = None;
+        let note = figure(&[odd], (None, None)).unwrap().note.unwrap();
+        for line in [
+            "not drawn:\nReLU, depth 1: infinite width (1 of 1 run)",
+            "the window), not drawn:\nReLU, depth 1: measured (1 of 1 run)",
+            "rate not finite, not drawn:\nReLU, depth 1: empirical NTK (1 of 1 run)",
+        ] {
+            assert!(note.contains(line), "{line:?} in {note}");
+        }
+    }
+
+    /// One lr per family (the committed experiments): the labels and the note are as they
+    /// were, no lr named; a singular kernel's missing late rate is said by family only.
+    #[test]
+    fn one_lr_per_family_keeps_the_labels() {
+        let mut rows = vec![
+            run("relu", 1, (0.2, 1), [0.004, 0.005, 0.006, 1e-4]),
+            run("relu", 1, (0.2, 2), [0.006, 0.007, 0.008, 2e-4]),
+            run("relu", 2, (0.2, 1), [0.005, 0.006, 0.007, 3e-4]),
+            run("linear", 1, (0.5, 1), [0.004, 0.005, 0.006, 1e-4]),
+        ];
+        rows[3].kappa = None;
+        rows[3].asymptotic_rate_empirical = None;
+        let plan = rate_plan(&rows);
+        assert_eq!(
+            labels(&plan),
+            [
+                "linear: measured",
+                "linear: predicted, empirical NTK",
+                "linear: predicted, infinite width",
+                "ReLU: measured",
+                "ReLU: predicted, empirical NTK",
+                "ReLU: predicted, infinite width",
+                "ReLU: −2 ln max|1 − η λ / n|, empirical",
+            ]
+        );
+        assert!(plan.left_out.is_empty() && !plan.own_lrs);
+        let f = figure(&rows, (None, None)).unwrap();
+        assert_eq!(f.series[3].color, ramp(1, 2));
+        assert_eq!(
+            f.note.unwrap(),
+            "rate: least-squares slope of −ln L\nover the middle half of training\npoints: mean over seeds;\nbars: their min to max\nno late rate drawn where the kernel\nis singular (λ_min ≤ 0 in f64): linear"
+        );
     }
 }

@@ -27,6 +27,7 @@ mod runs;
 mod selection;
 
 use figures::data_title;
+pub(crate) use figures::three_digits;
 pub use figures::{plan_figures, save_figures, unended};
 pub use runs::{RunRecord, read_run, read_runs, read_runs_except};
 pub(crate) use runs::{config_edited, metrics_disagree};
