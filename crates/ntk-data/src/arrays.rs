@@ -792,6 +792,11 @@ fn parse_csv_text(
         .flexible(true)
         .trim(csv::Trim::All)
         .comment(Some(b'#'))
+        // Records end at `\n` alone, so that a record after a CRLF line end starts where it
+        // stands, not at the `\n` (hundred-and-thirty-first hostile round, D2: every message
+        // in a CRLF file named the line before); the `\r` is trimmed from the last field,
+        // and a CRLF blank line is skipped below.
+        .terminator(csv::Terminator::Any(b'\n'))
         .from_reader(std::io::Cursor::new(head).chain(&mut *text));
     let (mut rows, mut cols) = (0usize, None);
     let mut record = csv::StringRecord::new();
@@ -817,6 +822,10 @@ fn parse_csv_text(
         })?;
         if !more {
             break;
+        }
+        // A blank line of CRLF (`\r` alone), skipped as the reader skips an LF one.
+        if record.len() == 1 && record[0].is_empty() {
+            continue;
         }
         let mut position = record
             .position()
@@ -1474,6 +1483,40 @@ mod tests {
         assert!(e.contains("more than this process can allocate"), "{e}");
         super::reserve(path, &mut kept, 10).unwrap();
         assert!(kept.capacity() >= 10);
+    }
+
+    /// Hundred-and-thirty-first hostile round, D2: in a CRLF file (as Excel writes it) every
+    /// message names the line and byte offset (past a byte order mark) where the record
+    /// stands, after blank lines and comments too, as in an LF file; it named the line
+    /// before, or a comment's.
+    #[test]
+    fn crlf_records_are_placed_where_they_stand() {
+        let path = std::path::Path::new("x.csv");
+        let io = |e| crate::DataError::io(path, e);
+        for text in [
+            "1,2\n3,4\nabc,1\n",
+            "1,2\n# c\n# d\nabc,1\n",
+            "1,2\n\nabc,1\n",
+            "1,2\n# c\nabc,1\n",
+            "\u{feff}\n# c\n1,2\n\n# d\nabc,1\n",
+            "1,2\n#c\n\n3,4\n#d\n5,6,7\n",
+            "a,b,c\n1,2,3\n\n  # x\n\n4,5,6\n7,8\n",
+        ] {
+            for ends in ["\n", "\r\n", "\r\r\n"] {
+                let text = text.replace('\n', ends);
+                let mark = if text.starts_with('\u{feff}') { 3 } else { 0 };
+                // The last line is the bad one.
+                let start = text.trim_end().rfind('\n').unwrap() + 1;
+                let line = text[..start].matches('\n').count() + 1;
+                let e = parse_kept(path, text.as_bytes(), &io)
+                    .unwrap_err()
+                    .to_string();
+                let at = format!("line {line} (byte offset {})", start - mark);
+                assert!(e.contains(&at), "{text:?}: {e}, not at {at}");
+            }
+        }
+        let (v, rows, _) = parse_kept(path, b"1,2\r\n\r\n3,4\r\n", &io).unwrap();
+        assert_eq!((v, rows), (vec![1.0, 2.0, 3.0, 4.0], 2));
     }
 
     /// Hundred-and-thirty-first hostile round, D3: a CSV parsed after its count is held to

@@ -156,6 +156,12 @@ pub fn repeated_looks_note(series: &[crate::Series]) -> Option<&'static str> {
     )
 }
 
+/// A learning rate for a legend, to three significant digits (`0.797` for 0.797458, as the
+/// convergence experiment's rates from 1/lambda_max come; 0.003 and 30 as they are).
+pub fn three_digits(x: f64) -> f64 {
+    format!("{x:.2e}").parse().unwrap_or(x)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

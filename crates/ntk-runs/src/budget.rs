@@ -103,7 +103,7 @@ pub fn check_address_space() -> crate::Result<()> {
         mapped: human(mapped),
         reserve: human(kept),
         threads: worker_threads(),
-        least_work: human(least_work()),
+        least_work: least_work(),
         need_kib: ((kept + least_work()) / 1024.0).ceil() as u64,
     })
 }

@@ -298,8 +298,9 @@ pub enum Error {
         "RLIMIT_AS (ulimit -v {limit_kib}) leaves {room} of address space beyond the {mapped} \
          this program maps at start; with its {threads} worker threads, allocator arenas and \
          the BLAS library's buffers it maps up to {reserve} before any data (and the BLAS \
-         library hangs when it cannot), and the least work needs {least_work} beyond that: \
-         raise it to ulimit -v {need_kib} or more"
+         library hangs when it cannot), and the least work needs {} beyond that: raise it to \
+         ulimit -v {need_kib} or more",
+        crate::budget::human(*.least_work)
     )]
     AddressSpace {
         limit_kib: u64,
@@ -307,7 +308,7 @@ pub enum Error {
         mapped: String,
         reserve: String,
         threads: usize,
-        least_work: String,
+        least_work: f64,
         need_kib: u64,
     },
     /// The memory budget refuses the work.

@@ -286,7 +286,7 @@ impl RateGroup {
     pub fn label(&self) -> String {
         let name = ntk_plot::style::family_words(&self.activation, &self.normalization);
         match self.lr {
-            Some(lr) => format!("{name} (lr {})", crate::report::three_digits(lr)),
+            Some(lr) => format!("{name} (lr {})", ntk_plot::style::three_digits(lr)),
             None => name,
         }
     }

@@ -251,10 +251,13 @@ fn bad_values_are_named_by_row_and_column() {
             ),
         "{e}"
     );
+    // A CSV's own: its line and the field's text (hundred-and-thirtieth hostile round, N5).
     let inf = write(dir.path(), "inf.csv", b"1,2\n3,inf\n");
+    let e = err(&file_cfg(&inf, None, 2));
     assert!(
-        err(&file_cfg(&inf, None, 2))
-            .contains("row 1, column 1 (counted from 0, as numpy indexes them) is inf")
+        e.contains("inf.csv: line 2")
+            && e.contains("field 2 (counted from 1): \"inf\" is not a finite number"),
+        "{e}"
     );
     let good = write(dir.path(), "x.npy", &npy(&X, &[3, 4]));
     for (name, bytes, what) in [

@@ -514,11 +514,7 @@ pub(super) fn set_words(set: &str) -> (&str, &'static str) {
     (kind.map_or(set, |d| d.paper_name()), what)
 }
 
-/// A learning rate for a legend, to three significant digits (`0.797` for 0.797458, as the
-/// convergence experiment's rates from 1/lambda_max come; 0.003 and 30 as they are).
-pub(crate) fn three_digits(x: f64) -> f64 {
-    format!("{x:.2e}").parse().unwrap_or(x)
-}
+use ntk_plot::style::three_digits;
 
 pub(super) use ntk_data::inputs::group_digits;
 

@@ -27,7 +27,6 @@ mod runs;
 mod selection;
 
 use figures::data_title;
-pub(crate) use figures::three_digits;
 pub use figures::{plan_figures, save_figures, unended};
 pub use runs::{RunRecord, read_run, read_runs, read_runs_except};
 pub(crate) use runs::{config_edited, metrics_disagree};
@@ -454,10 +453,13 @@ mod tests {
         assert_eq!(images_title("file", 2000), "Own data, 2,000 samples");
         assert_eq!(images_title("synthetic", 50), "Synthetic, 50 samples");
         assert_eq!(group_digits(1_234_567), "1,234,567");
-        assert_eq!(three_digits(0.797458).to_string(), "0.797");
-        assert_eq!(three_digits(0.003).to_string(), "0.003");
-        assert_eq!(three_digits(30.0).to_string(), "30");
-        assert_eq!(three_digits(0.1412364).to_string(), "0.141");
+        assert_eq!(ntk_plot::style::three_digits(0.797458).to_string(), "0.797");
+        assert_eq!(ntk_plot::style::three_digits(0.003).to_string(), "0.003");
+        assert_eq!(ntk_plot::style::three_digits(30.0).to_string(), "30");
+        assert_eq!(
+            ntk_plot::style::three_digits(0.1412364).to_string(),
+            "0.141"
+        );
     }
 
     /// Past the last epoch of a seed that stopped (diverged), the curve goes on over the

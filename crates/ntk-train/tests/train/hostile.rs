@@ -6469,7 +6469,7 @@ fn a_prediction_kernel_that_underflows_is_refused() {
                 "[data]\ndataset = \"file\"\nx = \"{}\"\nlabels = \"{}/y.npy\"\n\n\
                  [model]\nwidth = 16\ndepth = 2\nactivation = \"relu_squared\"\n\
                  output_dim = 3\nbias = false\n\n[optim]\nlr = 0.1\nmomentum = 0\n\n\
-                 [train]\nbatch_size = 10\nepochs = 1\ntest_n = 0\nloss = \"mse\"\n\n\
+                 [train]\nprecision = \"f64\"\nbatch_size = 10\nepochs = 1\ntest_n = 0\nloss = \"mse\"\n\n\
                  [prediction]\nkernels = [\"{kernel}\"]\n",
                 xs.display(),
                 d.display()
@@ -6590,7 +6590,7 @@ fn one_underflowing_row_among_unit_rows_is_refused() {
         d,
         "t.toml",
         &format!(
-            "{head}[optim]\nlr = 0.1\n\n[train]\nbatch_size = 5\nepochs = 1\ntest_n = 0\n\n\
+            "{head}[optim]\nlr = 0.1\n\n[train]\nprecision = \"f64\"\nbatch_size = 5\nepochs = 1\ntest_n = 0\n\n\
              [ntk]\nevery = 1\nn = 10\n"
         ),
     );
@@ -6598,7 +6598,7 @@ fn one_underflowing_row_among_unit_rows_is_refused() {
         d,
         "p.toml",
         &format!(
-            "{head}[optim]\nlr = 0.1\nmomentum = 0\n\n[train]\nbatch_size = 10\nepochs = 1\n\
+            "{head}[optim]\nlr = 0.1\nmomentum = 0\n\n[train]\nprecision = \"f64\"\nbatch_size = 10\nepochs = 1\n\
              test_n = 0\nloss = \"mse\"\n\n[prediction]\nkernels = [\"empirical\"]\n"
         ),
     );
@@ -6635,7 +6635,7 @@ fn a_tanh_network_at_tiny_inputs_is_refused_as_an_underflow() {
         &format!(
             "[data]\ndataset = \"file\"\nx = \"{0}/x.npy\"\nlabels = \"{0}/y.npy\"\n\n\
              [model]\nwidth = 16\ndepth = 2\nactivation = \"tanh\"\noutput_dim = 3\n\
-             bias = false\n\n[optim]\nlr = 0.1\n\n[train]\nbatch_size = 5\nepochs = 1\n\
+             bias = false\n\n[optim]\nlr = 0.1\n\n[train]\nprecision = \"f64\"\nbatch_size = 5\nepochs = 1\n\
              test_n = 0\n\n[ntk]\nevery = 1\nn = 6\n",
             d.display()
         ),
