@@ -931,7 +931,7 @@ fn parse_csv_text(
                     col + 1
                 ))
             })?;
-            if !v.is_finite() && infinite.is_none() {
+            if (!v.is_finite() || (v == 0.0 && writes_nonzero(field))) && infinite.is_none() {
                 infinite = Some((col, *field));
             }
             values.push(path, v)?;
@@ -940,7 +940,11 @@ fn parse_csv_text(
         // `inf` in the file (hundred-and-thirtieth hostile round, N5).
         if let Some((col, field)) = infinite {
             let shown: String = field.chars().take(32).collect();
-            let why = if field.chars().any(|c| c.is_ascii_digit()) {
+            let why = if writes_nonzero(field) && field.parse::<f64>() == Ok(0.0) {
+                // Hundred-and-thirty-second hostile round, second review, D1: `2e-400` was
+                // read as 0 with no word, where `1e400` is refused.
+                "below the range of f64, read as 0"
+            } else if field.chars().any(|c| c.is_ascii_digit()) {
                 "beyond the range of f64, read as infinite"
             } else {
                 "not a finite number"
@@ -1057,6 +1061,14 @@ fn reserve(path: &Path, kept: &mut Vec<f64>, more: u64) -> Result<()> {
             ),
         ),
     ))
+}
+
+/// Whether a number's text writes a nonzero value: a digit other than 0 before its exponent.
+fn writes_nonzero(field: &str) -> bool {
+    field
+        .split(['e', 'E'])
+        .next()
+        .is_some_and(|m| m.chars().any(|c| matches!(c, '1'..='9')))
 }
 
 /// The bytes of a comment line kept to tell a row from it: a row's first field and some of
@@ -1546,7 +1558,8 @@ mod tests {
     }
 
     /// Hundred-and-thirtieth hostile round, N5: a number beyond f64's range is refused with
-    /// its line and its text, not as the `inf` it parses to with no line.
+    /// its line and its text, not as the `inf` it parses to with no line; one below it
+    /// (hundred-and-thirty-second, second review, D1) likewise, not read as 0.
     #[test]
     fn a_number_beyond_f64_is_refused_naming_its_line_and_text() {
         let path = std::path::Path::new("x.csv");
@@ -1564,6 +1577,11 @@ mod tests {
             ),
             ("1,inf\n", "line 1", "\"inf\" is not a finite number"),
             (
+                "1,2\n2e-400,3e-400\n",
+                "line 2",
+                "\"2e-400\" is below the range of f64, read as 0",
+            ),
+            (
                 "1,2\n# c\nNaN,2\n",
                 "line 3",
                 "\"NaN\" is not a finite number",
@@ -1576,6 +1594,9 @@ mod tests {
         }
         let (v, _, _) = parse_kept(path, b"1.7976931348623157e308,4.9e-324\n", &io).unwrap();
         assert_eq!(v, [f64::MAX, 4.9e-324]);
+        // Zeros written any way stay zeros.
+        let (v, _, _) = parse_kept(path, b"0,0.0e-400,-0,0e5,00.000\n", &io).unwrap();
+        assert!(v.iter().all(|&x| x == 0.0), "{v:?}");
     }
 
     #[test]
