@@ -593,6 +593,14 @@ fn npz_member<'a>(
 /// a longer one is refused before the CSV reader buffers it.
 const MAX_CSV_LINE: u64 = 64 << 20;
 
+/// The most fields a line of a CSV file of numbers may have (2^21: rows of two million
+/// features, seven times an ImageNet image's 150,528): a line of more is refused as it is
+/// read, before the CSV reader holds a bound for each of them (8 bytes a field, 256 MiB for
+/// a 64 MiB line of `1,1,...`: hundred-and-thirty-second hostile round, D3, where the first
+/// pass over two such lines left 1.6 GB mapped before the memory guard spoke). A line thus
+/// costs the reader at most its 64 MiB of text and 16 MiB of bounds.
+const MAX_CSV_FIELDS: u64 = 1 << 21;
+
 /// A reader of CSV text that refuses, as it streams, a NUL byte (in no text of numbers:
 /// thirty-seventh hostile round, D2, 200 MB of NUL bytes ended in the allocator's message)
 /// and a line longer than [`MAX_CSV_LINE`], recording where (`problem`: the line, its
@@ -604,6 +612,10 @@ struct TextGuard<R> {
     read: u64,
     line: usize,
     line_len: u64,
+    /// The current line's field separators before any `#` ([`MAX_CSV_FIELDS`]), and
+    /// whether a `#` has been seen on it (past which commas are a comment's).
+    line_commas: u64,
+    line_commented: bool,
     /// The current line's bytes (the first [`COMMENT_KEPT`]) where it starts with `#`, which
     /// the CSV reader skips as a comment: to tell a row that opens with a spreadsheet's
     /// error value from a comment ([`row_not_comment`]).
@@ -684,12 +696,26 @@ impl<R: Read> Read for TextGuard<R> {
                     None => {
                         self.line += 1;
                         self.line_len = 0;
+                        self.line_commas = 0;
+                        self.line_commented = false;
                         continue;
                     }
                 }
             } else if self.line_len >= MAX_CSV_LINE {
                 format!("a line longer than {MAX_CSV_LINE} bytes: not a table of numbers")
+            } else if b == b',' && !self.line_commented && self.line_commas + 1 >= MAX_CSV_FIELDS {
+                format!(
+                    "a line of more than {MAX_CSV_FIELDS} fields (field {} starts at byte {}): \
+                     rows of at most {MAX_CSV_FIELDS} numbers are read",
+                    MAX_CSV_FIELDS + 1,
+                    at + 1
+                )
             } else {
+                match b {
+                    b',' if !self.line_commented => self.line_commas += 1,
+                    b'#' => self.line_commented = true,
+                    _ => {}
+                }
                 let lead = self.lead();
                 if self.line == 1 && at == self.mark && self.mark < 3 && b == MARK[at as usize] {
                     self.mark += 1;
@@ -745,6 +771,8 @@ fn parse_csv(
         read: 0,
         line: 1,
         line_len: 0,
+        line_commas: 0,
+        line_commented: false,
         comment: None,
         mark: 0,
         runs: std::rc::Rc::default(),
@@ -841,21 +869,12 @@ fn parse_csv_text(
             message,
         };
         // The fields before a `#`, the one holding it cut there (and left out when nothing
-        // precedes the `#` in it).
-        let mut fields: Vec<&str> = Vec::with_capacity(record.len());
-        for field in record.iter() {
-            match field.split_once('#') {
-                None => fields.push(field),
-                Some((before, _)) => {
-                    let before = before.trim();
-                    if !before.is_empty() {
-                        fields.push(before);
-                    }
-                    break;
-                }
-            }
-        }
-        if fields.is_empty() {
+        // precedes the `#` in it); walked, not gathered, so that a row holds no memory per
+        // field beyond the reader's own (hundred-and-thirty-second hostile round, D3).
+        let (whole, cut) = comment_cut(&record);
+        let fields = || record.iter().take(whole).chain(cut);
+        let count = whole + usize::from(cut.is_some());
+        if count == 0 {
             // A row opening with a spreadsheet's error value after spaces, read as a
             // comment, is a row lost.
             let line: Vec<&str> = record.iter().collect();
@@ -873,13 +892,12 @@ fn parse_csv_text(
         // refusal (hundred-and-twenty-seventh hostile round, N2: `x,` named field 1, `x`).
         let on_first = std::mem::take(&mut first);
         let data_because = if on_first {
-            match fields
-                .iter()
+            match fields()
                 .enumerate()
-                .find_map(|(i, f)| not_a_name(f).map(|why| (i, *f, why)))
+                .find_map(|(i, f)| not_a_name(f).map(|why| (i, f, why)))
             {
                 None => {
-                    say_header(path, position.line(), &fields);
+                    say_header(path, position.line(), &fields().collect::<Vec<_>>());
                     continue;
                 }
                 Some(because) => Some(because),
@@ -888,17 +906,14 @@ fn parse_csv_text(
             None
         };
         match cols {
-            None => cols = Some(fields.len()),
-            Some(c) if c != fields.len() => {
-                return Err(at(format!(
-                    "{} fields where the first row has {c}",
-                    fields.len()
-                )));
+            None => cols = Some(count),
+            Some(c) if c != count => {
+                return Err(at(format!("{count} fields where the first row has {c}")));
             }
             Some(_) => {}
         }
         let mut infinite = None;
-        for (col, field) in fields.iter().enumerate() {
+        for (col, field) in fields().enumerate() {
             let v = field.parse::<f64>().map_err(|_| {
                 let shown: String = field.chars().take(32).collect();
                 let why = match misspelled_number(field) {
@@ -932,7 +947,7 @@ fn parse_csv_text(
                 ))
             })?;
             if (!v.is_finite() || (v == 0.0 && writes_nonzero(field))) && infinite.is_none() {
-                infinite = Some((col, *field));
+                infinite = Some((col, field));
             }
             values.push(path, v)?;
         }
@@ -972,6 +987,18 @@ fn parse_csv_text(
             detail: format!("no rows of numbers in {read} bytes"),
         }),
     }
+}
+
+/// The fields of `record` before a `#` comment: how many stand whole before the field that
+/// holds the `#`, and that field's text before it, trimmed, where any is left.
+fn comment_cut(record: &csv::StringRecord) -> (usize, Option<&str>) {
+    for (i, field) in record.iter().enumerate() {
+        if let Some((before, _)) = field.split_once('#') {
+            let before = before.trim();
+            return (i, Some(before).filter(|b| !b.is_empty()));
+        }
+    }
+    (record.len(), None)
 }
 
 /// Where a CSV's parsed values go: kept, into a buffer reserved for the count a first pass
@@ -1597,6 +1624,39 @@ mod tests {
         // Zeros written any way stay zeros.
         let (v, _, _) = parse_kept(path, b"0,0.0e-400,-0,0e5,00.000\n", &io).unwrap();
         assert!(v.iter().all(|&x| x == 0.0), "{v:?}");
+    }
+
+    /// Hundred-and-thirty-second hostile round, D3: two lines of 20 million fields `1,1,...`
+    /// left 1.6 GB mapped by the first pass (a bound per field, kept by the reader, and the
+    /// fields gathered again), and under `ulimit -v 1000000` failed before the memory guard
+    /// spoke, naming nothing. A line of more than [`super::MAX_CSV_FIELDS`] fields is refused
+    /// as it is read, naming the file, the line and where the field past the cap starts; a
+    /// line of that many is read, and commas in a comment after the numbers are no fields.
+    #[test]
+    fn a_line_of_too_many_fields_is_refused_as_it_is_read() {
+        let path = std::path::Path::new("x.csv");
+        let io = |e| crate::DataError::io(path, e);
+        let cap = super::MAX_CSV_FIELDS as usize;
+        let line = |fields: usize| format!("{}1\n", "1,".repeat(fields - 1));
+        let at_cap = format!("{}{}", line(cap), line(cap));
+        let (values, rows, cols) = parse_kept(path, at_cap.as_bytes(), &io).unwrap();
+        assert_eq!((values.len(), rows, cols), (2 * cap, 2, cap));
+        let commented = format!("1,2 # {}\n3,4\n", ",".repeat(cap + 5));
+        assert_eq!(parse_kept(path, commented.as_bytes(), &io).unwrap().1, 2);
+        let over = format!("{}{}", line(3), line(cap + 1));
+        let e = parse_kept(path, over.as_bytes(), &io)
+            .unwrap_err()
+            .to_string();
+        let start = 6 + 2 * cap; // the second line's byte 0, then 2 bytes a field
+        assert!(e.contains("x.csv") && e.contains("line 2"), "{e}");
+        assert!(
+            e.contains(&format!(
+                "a line of more than {cap} fields (field {} starts at byte {start}): rows of \
+                 at most {cap} numbers are read",
+                cap + 1
+            )),
+            "{e}"
+        );
     }
 
     #[test]

@@ -295,14 +295,15 @@ pub enum DataError {
     /// [`Self::ZeroSample`] of a loaded data set, named with the key that asks for the
     /// scaling (seventh hostile round: "sample 4 is the zero vector" named neither).
     #[error(
-        "data.unit_norm = true: {data}: sample {index} (0-based, of the samples taken) is the \
-         zero vector, which no scaling puts at norm 1; drop it or leave data.unit_norm out"
+        "data.unit_norm = true: {data}: {row} is the zero vector, which no scaling puts at \
+         norm 1; drop it or leave data.unit_norm out"
     )]
     ZeroSampleOf {
         /// The data set, as results describe it (file, rows taken).
         data: String,
-        /// The sample's index among those taken.
-        index: usize,
+        /// The sample's row in its file and place among those taken
+        /// ([`crate::Inputs::row_words`]).
+        row: String,
     },
 
     /// More test samples asked for (`train.test_n`, which the caller names) than the test

@@ -17,6 +17,12 @@ pub struct Inputs {
     pub labels: Vec<u8>,
     /// A one-line description for reports ("mnist train, balanced 2000, minus-one-one").
     pub description: String,
+    /// The row of its source (the user's file, or the built-in split) each sample was read
+    /// from, counted from 0, where a subset drew them; `None` where sample `i` is row `i`
+    /// (the synthetic draw, inputs made by code). What a message about a sample names
+    /// ([`Inputs::row_words`]): the file's row, not the sample's place among those drawn
+    /// (hundred-and-thirty-second hostile round, D1).
+    pub source_rows: Option<Vec<usize>>,
 }
 
 impl Inputs {
@@ -27,6 +33,26 @@ impl Inputs {
             d: s.dim,
             labels: s.y.clone(),
             description,
+            source_rows: None,
+        }
+    }
+
+    /// The row of its source sample `i` was read from, counted from 0
+    /// ([`Inputs::source_rows`]).
+    pub fn source_row(&self, i: usize) -> usize {
+        self.source_rows.as_ref().map_or(i, |rows| rows[i])
+    }
+
+    /// How a message names sample `i`: its row in the source, counted from 0 as numpy
+    /// indexes them, with its place among the samples drawn where a subset moved it
+    /// (`row 40 (counted from 0, as numpy indexes them; sample 52 of those drawn)`), as the
+    /// finite check names a file's row.
+    pub fn row_words(&self, i: usize) -> String {
+        let row = self.source_row(i);
+        if row == i {
+            format!("row {row} (counted from 0, as numpy indexes them)")
+        } else {
+            format!("row {row} (counted from 0, as numpy indexes them; sample {i} of those drawn)")
         }
     }
 
@@ -48,6 +74,7 @@ impl Inputs {
             d: self.d,
             labels: idx.iter().map(|&i| self.labels[i]).collect(),
             description: self.description.clone(),
+            source_rows: Some(idx.iter().map(|&i| self.source_row(i)).collect()),
         }
     }
 
@@ -525,10 +552,14 @@ pub fn load(cfg: &DataConfig) -> Result<Inputs> {
             let samples = scaling
                 .apply(&picked)
                 .map_err(|e| at_key("data.scaling", e))?;
-            Inputs::from_samples(
-                &samples,
-                format!("{source} {:?}, {subset}, {}", cfg.split, scaling.name()).to_lowercase(),
-            )
+            Inputs {
+                source_rows: Some(idx),
+                ..Inputs::from_samples(
+                    &samples,
+                    format!("{source} {:?}, {subset}, {}", cfg.split, scaling.name())
+                        .to_lowercase(),
+                )
+            }
         }
     };
     unit_norm(cfg, inputs)
@@ -540,7 +571,7 @@ fn unit_norm(cfg: &DataConfig, mut inputs: Inputs) -> Result<Inputs> {
         inputs.normalize_rows().map_err(|e| match e {
             DataError::ZeroSample { index } => DataError::ZeroSampleOf {
                 data: inputs.description.clone(),
-                index,
+                row: inputs.row_words(index),
             },
             e => e,
         })?;
@@ -603,6 +634,7 @@ fn load_files(x: &Path, labels: Option<&Path>, [xr, lr]: [Role; 2]) -> Result<In
         n: m.rows,
         d,
         labels,
+        source_rows: None,
     })
 }
 

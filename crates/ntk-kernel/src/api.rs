@@ -125,6 +125,7 @@ pub fn mlp_ntk(
         d,
         labels: vec![0; n],
         description: String::new(),
+        source_rows: None,
     };
     let mut cache = HostCache::default();
     let method = crate::compute::Method::Auto;

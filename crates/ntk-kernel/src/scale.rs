@@ -87,6 +87,7 @@ mod tests {
             labels: vec![0; x.len() / 3],
             x,
             description: String::new(),
+            source_rows: None,
         }
     }
 

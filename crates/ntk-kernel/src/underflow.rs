@@ -1109,6 +1109,7 @@ mod tests {
             d: 2,
             labels: vec![0; rows.len()],
             description: "test rows".into(),
+            source_rows: None,
         }
     }
 
@@ -1305,6 +1306,7 @@ mod tests {
             d: 3,
             labels: vec![0; 5],
             description: "test rows".into(),
+            source_rows: None,
         };
         // Row 3's |x|^2 (1e600) passes f64, but its term is formed at a power of two
         // (hundred-and-twenty-second hostile round, D2): its own is 0, as every row's.
@@ -1371,6 +1373,7 @@ mod tests {
             d: 3,
             labels: vec![0],
             description: "a unit row".into(),
+            source_rows: None,
         };
         let live = [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]];
         for tiny in [-1e-130, 1e-130] {
@@ -1417,6 +1420,7 @@ mod tests {
             d: 3,
             labels: vec![0],
             description: "the row".into(),
+            source_rows: None,
         };
         for kind in [ActivationKind::ReluSquared, ActivationKind::Relu] {
             let w = libm::scalbn(1.0, -500);
@@ -1482,6 +1486,7 @@ mod tests {
             d: 3,
             labels: vec![0],
             description: "the row".into(),
+            source_rows: None,
         };
         let own = |net: &Net| {
             let Net::Mlp(mlp) = net else { unreachable!() };
@@ -1544,6 +1549,7 @@ mod tests {
             d: 3,
             labels: vec![0],
             description: "the row".into(),
+            source_rows: None,
         };
         let net = given_outputs(ActivationKind::Tanh, (16, 2), |name, o, i| match name {
             "layers.0.weight" => 0.1 * (1 + (o * 3 + i) % 5) as f64,

@@ -127,8 +127,8 @@ impl Mlp {
     fn dense(config: &MlpConfig, l: usize, device: &Device, dtype: DType) -> Dense {
         let sizes = config.layer_sizes();
         let (fan_in, fan_out) = (sizes[l], sizes[l + 1]);
-        let w = init::gaussian(config.seed, l as u64, fan_out, fan_in, config.init_std()[l]);
-        let w = init::transpose(&w, fan_out, fan_in);
+        let w =
+            init::gaussian_transposed(config.seed, l as u64, fan_out, fan_in, config.init_std()[l]);
         let weight = Tensor::<2>::from_data(TensorData::new(w, [fan_in, fan_out]), (device, dtype));
         let bias = config
             .bias

@@ -84,12 +84,12 @@ pub enum Error {
     NeedsMlp,
     /// An input an f32 probe cannot hold (it would become an infinity and the kernel NaN).
     #[error(
-        "{data}: row {row}, column {column} is {value:e}, beyond f32's range \
+        "{data}: {row}, column {column} is {value:e}, beyond f32's range \
          (probe.precision = \"f32\"); rescale the inputs or probe in f64"
     )]
     BeyondF32 {
         data: String,
-        row: usize,
+        row: String,
         column: usize,
         value: f64,
     },

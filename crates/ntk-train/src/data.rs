@@ -180,6 +180,7 @@ mod tests {
             d,
             labels: vec![3, 7],
             description: "two images".into(),
+            source_rows: None,
         };
         let aug = ImageAugment::new([1, 28, 28], ntk_data::Scaling::MinusOneOne);
         let mut rng = augment_rng(5, 2);

@@ -81,29 +81,55 @@ fn check_labels(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result
 /// review, D2: inputs scaled by 1e-160 trained at loss 0.5 exactly, rc 0). Underflow and
 /// overflow alike, as ntk-probe treats them.
 fn check_f32_range(cfg: &TrainConfig, data: &Data) -> crate::Result<()> {
-    let sets = || std::iter::once(&data.train).chain(data.test.as_ref());
-    if cfg.train.precision == ntk_numerics::backend::Precision::F32 {
-        for s in sets() {
-            if let Some(i) = s.x.iter().position(|v| v.abs() > f64::from(f32::MAX)) {
-                return Err(crate::Error::BeyondF32 {
-                    data: s.description.clone(),
-                    row: i / s.d.max(1),
-                    column: i % s.d.max(1),
-                    value: s.x[i],
+    if cfg.train.precision != ntk_numerics::backend::Precision::F32 {
+        return Ok(());
+    }
+    let sets = std::iter::once((&data.train, SetRole::Train))
+        .chain(data.test.iter().map(|t| (t, SetRole::Test)));
+    for (s, role) in sets {
+        // The key and file of the set, and each row as the file counts it (a random
+        // subset's sample 52 is named as the file's row 40: hundred-and-thirty-second hostile
+        // round, D1 and its second review's N1).
+        let named = || format!("{}: {}", role.name(cfg), s.description);
+        if let Some(i) = s.x.iter().position(|v| v.abs() > f64::from(f32::MAX)) {
+            return Err(crate::Error::BeyondF32 {
+                data: named(),
+                row: s.row_words(i / s.d.max(1)),
+                column: i % s.d.max(1),
+                value: s.x[i],
+            });
+        }
+        for (row, x) in s.x.chunks(s.d.max(1)).enumerate() {
+            let top = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            if top > 0.0 && top < f64::from(f32::MIN_POSITIVE) {
+                return Err(crate::Error::UnderF32 {
+                    data: named(),
+                    row: s.row_words(row),
+                    value: top,
                 });
-            }
-            let rows = s.x.chunks(s.d.max(1));
-            for (row, x) in rows.enumerate() {
-                let top = x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                if top > 0.0 && top < f64::from(f32::MIN_POSITIVE) {
-                    return Err(crate::Error::UnderF32 {
-                        data: s.description.clone(),
-                        row,
-                        value: top,
-                    });
-                }
             }
         }
     }
     Ok(())
+}
+
+/// Which of a run's two sets a check speaks of.
+#[derive(Clone, Copy)]
+enum SetRole {
+    Train,
+    Test,
+}
+
+impl SetRole {
+    /// The key that names the set's inputs (`data.x`, `data.test_x`) for the user's files;
+    /// the split's words for a built-in or synthetic set.
+    fn name(self, cfg: &TrainConfig) -> &'static str {
+        let file = cfg.data.dataset == ntk_data::config::Dataset::File;
+        match (self, file) {
+            (SetRole::Train, true) => "data.x",
+            (SetRole::Test, true) => "data.test_x",
+            (SetRole::Train, false) => "the training set",
+            (SetRole::Test, false) => "the held-out set",
+        }
+    }
 }

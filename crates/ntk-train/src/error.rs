@@ -129,25 +129,25 @@ pub enum Error {
     },
     /// An input an f32 run cannot hold.
     #[error(
-        "{data}: row {row}, column {column} is {value:e}, beyond f32's range \
+        "{data}: {row}, column {column} is {value:e}, beyond f32's range \
          (train.precision = \"f32\"); rescale the inputs or train in f64"
     )]
     BeyondF32 {
         data: String,
-        row: usize,
+        row: String,
         column: usize,
         value: f64,
     },
     /// A row of inputs an f32 run would hold as zeros or subnormal numbers.
     #[error(
-        "{data}: row {row} is nonzero but its largest magnitude, {value:e}, is below f32's \
+        "{data}: {row} is nonzero but its largest magnitude, {value:e}, is below f32's \
          smallest normal number ({min:e}): in train.precision = \"f32\" the row is 0 or \
          subnormal, its digits lost; rescale the inputs or train in f64",
         min = f32::MIN_POSITIVE
     )]
     UnderF32 {
         data: String,
-        row: usize,
+        row: String,
         value: f64,
     },
     /// Training and test splits of different input sizes.

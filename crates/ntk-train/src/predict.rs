@@ -140,6 +140,7 @@ fn joined(a: &Inputs, b: &Inputs) -> Inputs {
         d: a.d,
         labels,
         description: format!("{} and {}", a.description, b.description),
+        source_rows: None,
     }
 }
 
@@ -722,6 +723,7 @@ kernels = ["empirical"]
             d: 4,
             labels: (0..n).map(|i| ((i + off) % 2) as u8).collect(),
             description: "synthetic".into(),
+            source_rows: None,
         };
         Data::new(set(12, 0), Some(set(5, 100)))
     }

@@ -199,6 +199,7 @@ engine = "{engine}"
             d,
             labels: (0..n).map(|i| (i % 3) as u8).collect(),
             description: "synthetic".into(),
+            source_rows: None,
         };
         Data::new(train, None)
     }

@@ -665,7 +665,7 @@ fn a_zero_row_at_unit_norm_names_the_key_and_the_file() {
     for part in [
         "data.unit_norm = true",
         "zero.npy",
-        "sample 1",
+        "row 1 (counted from 0, as numpy indexes them)",
         "zero vector",
     ] {
         assert!(e.contains(part), "{e}");

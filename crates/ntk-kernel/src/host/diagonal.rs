@@ -15,6 +15,8 @@
 //! whose kernel overflows need not be the one of the largest norm when the weights are given
 //! (a unit that only some inputs reach).
 
+use std::sync::Arc;
+
 use faer::Mat;
 use ntk_engine::host::mlp::{Params, Pool};
 use ntk_model::Mlp;
@@ -73,7 +75,7 @@ pub fn diagonals<T: Real>(
     per_output: bool,
     formed: Formed,
 ) -> Vec<Vec<f64>> {
-    let params = Params::<T>::read(mlp);
+    let params = super::shared::<T>(mlp);
     let d = x.len().checked_div(n).unwrap_or(0);
     let widths: usize = params.hidden().iter().map(|l| l.fan_out()).sum();
     let per_row = std::mem::size_of::<T>() * (d + widths * (1 + outputs.len().max(1)));
@@ -97,7 +99,7 @@ struct How<'a> {
 
 /// [`diagonals`] in groups of `rows` rows.
 fn grouped<T: Real>(
-    params: &Params<T>,
+    params: &Arc<Params<T>>,
     (x, n, d): (&[f64], usize, usize),
     how: &How,
     rows: usize,
@@ -192,11 +194,11 @@ fn layer_term<T: Real>(formed: Formed, beta: f64, b: f64, a: Row<T>, delta: Opti
 
 /// [`diagonals`] of one group of `n` rows.
 fn group_diagonal<T: Real>(
-    params: &Params<T>,
+    params: &Arc<Params<T>>,
     (x, n): (&[f64], usize),
     how: &How,
 ) -> Vec<Vec<f64>> {
-    let fwd = Forward::new(params, x, n, None, Reuse::OneKernel);
+    let fwd = Forward::new(Arc::clone(params), x, n, None, Reuse::OneKernel);
     let depth = params.depth();
     let deltas = fwd.deltas(depth, params.output(), how.outputs, &mut Pool::default());
     let b = if how.bias { 1.0 } else { 0.0 };
@@ -271,7 +273,7 @@ mod tests {
             let mlp = Mlp::new(&cfg, &Device::flex(), DType::F64).unwrap();
             let all = [0, 1, 2];
             let k = super::super::ntk::<f64>(&mlp, &x, n, &all);
-            let params = Params::<f64>::read(&mlp);
+            let params = crate::host::shared::<f64>(&mlp);
             for formed in [Formed::InPrecision, Formed::FromGradients] {
                 let how = How {
                     outputs: &all,

@@ -175,7 +175,7 @@ mod tests {
                 let a = ntk::<f64>(&mlp, &params, &x, n, &outputs);
                 let b = super::super::layered::<f64>(
                     &mlp,
-                    &params,
+                    &super::super::shared(&mlp),
                     &x,
                     n,
                     &outputs,

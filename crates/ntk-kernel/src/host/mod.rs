@@ -10,6 +10,8 @@
 //! `experiments/bench/README.md`), and the NTK is nothing but GEMMs. GPU backends keep the
 //! device path. Both are tested against the autodiff reference.
 
+use std::sync::Arc;
+
 use faer::Mat;
 use ntk_engine::host::mlp::{Cotangent, Layer, Params, Pool, Trace, backprop, from_rows};
 use ntk_model::Mlp;
@@ -41,7 +43,9 @@ pub struct HostFactors<T: Real> {
 /// last bit as a fresh computation (tested).
 pub struct Forward<T: Real> {
     x: Vec<f64>,
-    params: Params<T>,
+    /// The network's parameters, their transposes stored, shared with the caller: a copy
+    /// here held a wide first layer twice (hundred-and-thirty-second hostile round, D2).
+    params: Arc<Params<T>>,
     /// `a_0 = x`, `[n, d]`.
     input: Mat<T>,
     trace: Trace<T>,
@@ -59,11 +63,20 @@ pub const GRAM_CACHE_BYTES: usize = 2 << 30;
 impl<T: Real> Forward<T> {
     /// The forward of the hidden layers of `params` on the `n` rows of `x`, with the buffers
     /// of `old` (a replaced forward) where the shapes agree.
-    fn new(params: &Params<T>, x: &[f64], n: usize, old: Option<Self>, reuse: Reuse) -> Self {
+    /// `params` are copied only where their transposes are not stored yet ([`shared`] stores
+    /// them).
+    fn new(
+        mut params: Arc<Params<T>>,
+        x: &[f64],
+        n: usize,
+        old: Option<Self>,
+        reuse: Reuse,
+    ) -> Self {
         let mut pool = old.map(Self::into_pool).unwrap_or_default();
         pool.retain_rows(n);
-        let mut params = params.clone();
-        params.store_transposes();
+        if !params.transposes_stored() {
+            Arc::make_mut(&mut params).store_transposes();
+        }
         let depth = params.depth();
         let input = from_rows::<T>(x, n, params.layer(0).fan_in());
         let mut trace = Trace::new(&params, n, &mut pool);
@@ -222,8 +235,8 @@ pub enum Reuse {
 
 /// One forward and the hand-written backward (see [`crate::structured`]).
 pub fn factors<T: Real>(mlp: &Mlp, x: &[f64], n: usize, outputs: &[usize]) -> HostFactors<T> {
-    let params = Params::<T>::read(mlp);
-    let fwd = Forward::new(&params, x, n, None, Reuse::OneKernel);
+    let params = shared::<T>(mlp);
+    let fwd = Forward::new(params.clone(), x, n, None, Reuse::OneKernel);
     let deltas = fwd.deltas(
         params.depth(),
         params.output(),
@@ -256,13 +269,22 @@ pub fn ntk_with<T: Real>(
     if linear::applies(mlp) {
         return linear::ntk::<T>(mlp, &Params::read(mlp), x, n, outputs);
     }
-    layered(mlp, &Params::read(mlp), x, n, outputs, (cache, reuse))
+    layered(mlp, &shared(mlp), x, n, outputs, (cache, reuse))
+}
+
+/// The parameters of `mlp` in `T` with the transposes the backward uses stored, to share
+/// between the caller and the [`Forward`]s it forms: one copy of the network on the host
+/// beside the model's own.
+pub(crate) fn shared<T: Real>(mlp: &Mlp) -> Arc<Params<T>> {
+    let mut params = Params::<T>::read(mlp);
+    params.store_transposes();
+    Arc::new(params)
 }
 
 /// The general structured kernel, layer by layer, from the (cached) forward.
 fn layered<T: Real>(
     mlp: &Mlp,
-    params: &Params<T>,
+    params: &Arc<Params<T>>,
     x: &[f64],
     n: usize,
     outputs: &[usize],
@@ -270,7 +292,7 @@ fn layered<T: Real>(
 ) -> Kernel {
     if !cache.as_ref().is_some_and(|f| f.covers(params, x)) {
         let old = cache.take();
-        *cache = Some(Forward::new(params, x, n, old, reuse));
+        *cache = Some(Forward::new(Arc::clone(params), x, n, old, reuse));
     }
     let fwd = cache.as_mut().expect("set above");
     let depth = params.depth();

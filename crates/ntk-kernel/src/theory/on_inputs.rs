@@ -616,6 +616,7 @@ mod tests {
             d,
             labels: vec![0; n],
             description: "test".into(),
+            source_rows: None,
         }
     }
 

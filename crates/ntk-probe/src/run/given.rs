@@ -495,10 +495,11 @@ pub(crate) fn check_kernel_range(
             key: "model.depth",
             value: depth.to_string(),
             reason: format!(
-                "{}: row {row} (norm {:.3e}): the infinite-width recursion of {} \
+                "{}: {}, of norm {:.3e}: the infinite-width recursion of {} \
                  (probe.method = \"theory\") leaves f64's range {at}, so its kernel K(x, x) \
                  is not finite (overflow); a shallower network",
                 inputs.description,
+                inputs.row_words(row),
                 norm(row),
                 m.activation()
             ),
@@ -522,8 +523,9 @@ pub(crate) fn check_kernel_range(
         ),
     };
     let at = format!(
-        "{}: row {row} (norm {:.3e}) has a kernel entry {what} (overflow)",
+        "{}: {}, of norm {:.3e}, has a kernel entry {what} (overflow)",
         inputs.description,
+        inputs.row_words(row),
         norm(row),
     );
     if compute.precision == Precision::F32 {
@@ -576,13 +578,13 @@ fn check_batch_pair(
             key: "probe.batch_norm_statistics",
             value: "\"batch\"".into(),
             reason: format!(
-                "{}: rows {} and {} as a batch have a kernel entry that is not finite in {} \
+                "{}: rows {} and {} (counted from 0, as numpy indexes them) as a batch have a kernel entry that is not finite in {} \
                  (overflow, at row {}); rescale the inputs or the weights",
                 inputs.description,
-                rows[0],
-                rows[1],
+                inputs.source_row(rows[0]),
+                inputs.source_row(rows[1]),
                 compute.precision,
-                at(i / k.size)
+                inputs.source_row(at(i / k.size))
             ),
         });
     }
@@ -591,15 +593,15 @@ fn check_batch_pair(
             key: "probe.batch_norm_statistics",
             value: "\"batch\"".into(),
             reason: format!(
-                "{}: rows {} and {} as a batch: row {} has a kernel entry K(x, x) = {:.3e}, \
+                "{}: rows {} and {} (counted from 0, as numpy indexes them) as a batch: row {} has a kernel entry K(x, x) = {:.3e}, \
                  below the smallest normal {} number ({normal:.3e}): the kernel underflows, \
                  its entries losing digits or vanishing (a 0 of the network's own cannot be \
                  told from an underflow in a normalized network); rescale the weights or the \
                  inputs",
                 inputs.description,
-                rows[0],
-                rows[1],
-                at(i),
+                inputs.source_row(rows[0]),
+                inputs.source_row(rows[1]),
+                inputs.source_row(at(i)),
                 k.data[i * k.size + i],
                 compute.precision
             ),
@@ -876,9 +878,10 @@ fn check_kernel_normal(
         key: "probe.precision",
         value: format!("\"{}\"", compute.precision),
         reason: format!(
-            "{}: row {row} (norm {norm:.3e}, {which}) has a kernel entry {entry}, below \
+            "{}: {}, of norm {norm:.3e} ({which}), has a kernel entry {entry}, below \
              {limit}: the kernel underflows, its entries losing digits or vanishing{why}; {fix}",
-            inputs.description
+            inputs.description,
+            inputs.row_words(row)
         ),
     })
 }
@@ -1086,14 +1089,19 @@ fn check_kernel_accuracy(
             key: "probe.precision",
             value: format!("\"{}\"", compute.precision),
             reason: format!(
-                "{}: row {row} (norm {norm:.3e}) has a kernel entry {at} = {:.6e} in {} \
+                "{}: {}, of norm {norm:.3e}, has a kernel entry {at} = {:.6e} in {} \
                  against {:.6e} in f64, a relative error of {relative:.1e}, beyond the \
                  rounding allowance 4 m u = {allowance:.1e} (m = {m}, the layers' larger fans \
                  summed): an intermediate of the kernel (a layer's inputs, its backpropagated \
                  factors, their Gram products) underflows {} and is scaled up by a large \
                  factor, which the diagonal's magnitude does not show (weights or inputs of \
                  very different scales); rescale the inputs or the weights, or probe in f64",
-                inputs.description, k.data[e], compute.precision, k64.data[e], compute.precision,
+                inputs.description,
+                inputs.row_words(*row),
+                k.data[e],
+                compute.precision,
+                k64.data[e],
+                compute.precision,
             ),
         });
     }

@@ -186,7 +186,29 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize, reuse: Reuse) -> crate::Resu
             e.add("the eigensolver's workspace", 3.0 * b * b, 8.0)
         }
     };
-    if let Some(activations) = activations {
+    if let (Some(activations), NetSpec::Mlp(m)) = (activations, &spec) {
+        // The host engine's copy of the parameters, in the run's precision, and Burn's two
+        // copies of a layer while it is read into it (the largest layer's); an f32 run checks
+        // its kernel against the same network cast to f64 (two casts, one read in f64).
+        // Burn copies a layer twice as it is read; the first copy is gone before the host's
+        // matrix is made, so one layer's worth is held beyond the two copies.
+        // Measured on a first layer of 3072 x 8192 to 16384: 24 bytes a parameter in f64, 45
+        // in f32, where the parameters alone were counted (hundred-and-thirty-second hostile
+        // round, D2: the advised ulimit -v ended in an out-of-memory error).
+        let hidden = if m.depth > 1 { m.width * m.width } else { 0 };
+        let largest = (d * m.width).max(hidden).max(m.width * m.output_dim) as f64;
+        e.add(
+            "the host engine's copy of the parameters, and a layer as it is read",
+            params + largest,
+            elem,
+        );
+        if cfg.probe.precision != Precision::F64 {
+            e.add(
+                "the network cast to f64 for the f32 check (two casts, one read)",
+                3.0 * params + largest,
+                8.0,
+            );
+        }
         e.add("activations (all layers)", activations, elem);
         e.add("work matrices", 3.0 * n * n, 8.0);
         // A depth sweep's host engine keeps every layer's Gram matrix for reuse while they

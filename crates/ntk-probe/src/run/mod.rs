@@ -241,7 +241,7 @@ pub fn check_f32_inputs(precision: Precision, inputs: &Inputs) -> crate::Result<
     match inputs.x.iter().position(|v| v.abs() > f64::from(f32::MAX)) {
         Some(i) => Err(Error::BeyondF32 {
             data: inputs.description.clone(),
-            row: i / inputs.d.max(1),
+            row: inputs.row_words(i / inputs.d.max(1)),
             column: i % inputs.d.max(1),
             value: inputs.x[i],
         }),

@@ -1400,7 +1400,7 @@ fn an_overflow_only_other_inputs_reach_is_refused_by_the_dry_run_too() {
             &cfg,
             &d.join(format!("out_{precision}")),
             &[
-                "row 1 (norm 1.118e0)",
+                "row 1 (counted from 0, as numpy indexes them), of norm 1.118e0,",
                 &format!("not finite in {precision} as the run forms it"),
                 "big_",
             ],

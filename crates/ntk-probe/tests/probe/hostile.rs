@@ -928,7 +928,8 @@ fn estimate_of(args: &[OsString]) -> f64 {
 /// MLP's on the autodiff route, n = 260 just past a power of two (the fifty-fourth round's
 /// D1: its rows grew by doubling, so the run held about twice the estimate, 0.55 here), and
 /// a ResNet-8's on 600 images (the fifty-fifth round's N1: the forward maps of every image
-/// were counted where the host engine holds one per worker thread, about 3x the peak).
+/// were counted where the host engine holds one per worker thread, about 3x the peak), and a
+/// wide first layer in f64 and f32 (the hundred-and-thirty-second round's D2).
 #[test]
 fn memory_estimates_hold_to_the_measured_peaks() {
     let dir = tempfile::tempdir().unwrap();
@@ -974,6 +975,25 @@ fn memory_estimates_hold_to_the_measured_peaks() {
             .replace("n = 12", "n = 2000")
             .replace("width = 8", "width = 512"),
     );
+    // A first layer of 3072 x 8192 (200 MB in f64): the host engine's copy of it and Burn's
+    // copies as it is read were not counted, about half the peak (hundred-and-thirty-second
+    // hostile round, D2), and in f32 the f64 network of the accuracy check beside it.
+    let wide = write(
+        d,
+        "wide.toml",
+        &TINY
+            .replace("n = 12", "n = 50")
+            .replace("input_dim = 3", "input_dim = 3072")
+            .replace("width = 8", "width = 8192")
+            .replace("depth = 2", "depth = 1"),
+    );
+    let wide32 = write(
+        d,
+        "wide32.toml",
+        &std::fs::read_to_string(&wide)
+            .unwrap()
+            .replace("precision = \"f64\"", "precision = \"f32\""),
+    );
     let sweep_args = |out: &str| {
         let mut v = os(&["sweep", "--config"]);
         v.push(sweep.clone().into());
@@ -991,6 +1011,8 @@ fn memory_estimates_hold_to_the_measured_peaks() {
         ("resnet", &resnet),
         ("autodiff", &autodiff),
         ("resnet8", &resnet8),
+        ("wide", &wide),
+        ("wide32", &wide32),
     ] {
         let estimate = estimate_of(&args(name, cfg, &format!("{name}-a")));
         let mut cmd = probe();
@@ -2190,6 +2212,20 @@ fn under_ulimit(kib: u64, env: &[(&str, &str)], args: &[OsString]) -> Output {
     c.output().unwrap()
 }
 
+/// The `ulimit -v` a refusal under `ulimit -v {kib}` advises (a clean error that names
+/// it), with the refusal's words.
+fn advised(kib: u64, o: &Output) -> (u64, String) {
+    assert_clean_error(&format!("ulimit -v {kib}"), o, &["raise it to ulimit -v"]);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    let next = stderr
+        .split("raise it to ulimit -v ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    (next, stderr)
+}
+
 /// Issue 45, D3: under `ulimit -v`, the `ulimit -v N` each refusal advises is enough for
 /// what it checked once followed (it grew each time: the allocator reserved more under a
 /// higher limit), so one refusal (the program's floor, with room for the program itself and
@@ -2208,14 +2244,7 @@ fn the_advised_ulimit_is_enough_and_slurm_threads_never_hang() {
         if o.status.success() {
             break;
         }
-        assert_clean_error(&format!("ulimit -v {kib}"), &o, &["raise it to ulimit -v"]);
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        let next: u64 = stderr
-            .split("raise it to ulimit -v ")
-            .nth(1)
-            .and_then(|t| t.split_whitespace().next())
-            .and_then(|n| n.parse().ok())
-            .unwrap();
+        let (next, stderr) = advised(kib, &o);
         assert!(next > kib, "{stderr}");
         kib = next;
         refusals += 1;
@@ -2276,14 +2305,8 @@ fn a_large_csv_under_ulimit_is_advised_a_limit_that_runs() {
             if o.status.success() {
                 break;
             }
-            assert_clean_error(&format!("ulimit -v {kib}"), &o, &["raise it to ulimit -v"]);
-            let stderr = String::from_utf8_lossy(&o.stderr);
-            kib = stderr
-                .split("raise it to ulimit -v ")
-                .nth(1)
-                .and_then(|t| t.split_whitespace().next())
-                .and_then(|n| n.parse().ok())
-                .unwrap();
+            let (next, stderr) = advised(kib, &o);
+            kib = next;
             refusals += 1;
             assert!(
                 refusals <= 1,
@@ -2551,7 +2574,7 @@ fn an_onnx_input_beyond_f32_is_refused_by_run_and_dry_run() {
             &run(&a),
             &[
                 "x.csv",
-                "row 7, column 1",
+                "row 7 (counted from 0, as numpy indexes them), column 1",
                 "beyond f32's range",
                 "probe.precision",
             ],
@@ -8959,4 +8982,96 @@ fn a_relu_squared_kernel_that_squares_down_to_zero_is_refused() {
     );
     let o = run(&sweep_args(&sweep, &d.join("s"), &[]));
     assert_clean_error("sweep", &o, &["so the 0 is an underflow"]);
+}
+
+/// Hundred-and-thirty-second hostile round, D1: in a random subset, the f32 range refusals
+/// named the row's place among the samples drawn ("row 52" of 59 for the file's row 40), and
+/// no counting base. Now the file's row, counted from 0 as numpy counts it, with its place
+/// among those drawn; overflow and underflow alike, run and dry run.
+#[test]
+fn an_f32_refusal_in_a_random_subset_names_the_files_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(
+        d,
+        "t.toml",
+        "[data]\ndataset = \"file\"\nx = \"x.csv\"\nn = 29\nsubset = \"random\"\n\
+         [model]\nwidth = 8\ndepth = 1\nactivation = \"relu\"\n[probe]\nprecision = \"f32\"\n",
+    );
+    for (bad, words) in [
+        ("0.5,1e39,0.25", "column 1 is 1e39, beyond f32's range"),
+        ("2e-41,-1e-40,0", "of norm 1.020e-40 (the smallest nonzero)"),
+    ] {
+        let rows: String = (0..30)
+            .map(|i| match i {
+                7 => format!("{bad}\n"),
+                _ => format!("{}.5,0.{i},-1\n", i % 4),
+            })
+            .collect();
+        write(d, "x.csv", &rows);
+        for extra in [&["--dry-run"][..], &[]] {
+            let o = probe()
+                .args(ntk_args(&cfg, &d.join("o"), extra))
+                .current_dir(d)
+                .output()
+                .unwrap();
+            assert_clean_error(
+                &format!("{bad} {extra:?}"),
+                &o,
+                &[
+                    "x.csv (30 x 3), random:29:",
+                    "row 7 (counted from 0, as numpy indexes them; sample ",
+                    " of those drawn)",
+                    words,
+                ],
+            );
+        }
+        assert!(!d.join("o").exists());
+    }
+}
+
+/// Hundred-and-thirty-second hostile round, D2: a first layer of 3072 x 8192 was estimated at
+/// about half its peak (the host engine's copy and Burn's copies as a layer is read went
+/// uncounted), so the advised `ulimit -v`, followed, ended in an out-of-memory error naming
+/// nothing. One refusal, then the advised limit runs: f64 and f32, dry run and run.
+#[test]
+fn a_wide_first_layer_under_ulimit_is_advised_a_limit_that_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for precision in ["f64", "f32"] {
+        let cfg = write(
+            d,
+            &format!("{precision}.toml"),
+            &TINY
+                .replace("n = 12", "n = 50")
+                .replace("input_dim = 3", "input_dim = 3072")
+                .replace("width = 8", "width = 8192")
+                .replace("depth = 2", "depth = 1")
+                .replace("\"f64\"", &format!("{precision:?}")),
+        );
+        for extra in [&["--dry-run"][..], &[]] {
+            let out = d.join(format!("o-{precision}"));
+            let mut kib = 800_000u64;
+            let mut refusals = 0;
+            loop {
+                let o = under_ulimit(kib, &[], &ntk_args(&cfg, &out, extra));
+                if o.status.success() {
+                    break;
+                }
+                let (next, stderr) = advised(kib, &o);
+                assert!(stderr.contains("the host engine's copy"), "{stderr}");
+                kib = next;
+                refusals += 1;
+                assert!(
+                    refusals <= 1,
+                    "{precision} {extra:?}: the advice was not enough:\n{stderr}"
+                );
+            }
+            assert_eq!(
+                refusals, 1,
+                "{precision} {extra:?}: 800000 KiB was meant to refuse"
+            );
+        }
+        assert!(d.join(format!("o-{precision}/ntk.npy")).is_file());
+    }
 }

@@ -71,6 +71,7 @@ fn inputs(n: usize, d: usize, seed: u64) -> Inputs {
         d,
         labels: vec![0; n],
         description: format!("N(0, I_{d}), n = {n}"),
+        source_rows: None,
     }
 }
 
@@ -433,6 +434,7 @@ fn ntk_with_a_resnet_config_writes_the_usual_files() {
         d: 32,
         labels: vec![0; 12],
         description: String::new(),
+        source_rows: None,
     };
     let lib = compute_kernel_net(&Net::ResNet(net), &inp, &c, Method::Auto, OutputMode::Sum)
         .unwrap()

@@ -122,6 +122,7 @@ fn compare(
         d,
         labels: (0..n).map(|i| (i % K) as u8).collect(),
         description: String::new(),
+        source_rows: None,
     };
     let labelled = ntk_engine::Labelled {
         x: &set.x,

@@ -2580,17 +2580,38 @@ fn a_refusal_of_the_data_comes_before_any_work() {
          test_x = \"{0}/x.csv\"\ntest_labels = \"{0}/y.csv\"\n",
         d.display()
     );
-    for (name, data) in [("train", &file_data), ("held out", &held_out)] {
+    // Named by the key and the file's row, counted from 0, also where a random subset
+    // moved it (hundred-and-thirty-second hostile round, D1 and its second review's N1:
+    // "row 52" of 59 drawn, for the file's row 40, and no key).
+    let random = format!("{file_data}n = 29\nsubset = \"random\"\n");
+    for (name, data, key) in [
+        ("train", &file_data, "data.x: "),
+        ("held out", &held_out, "data.test_x: "),
+        ("random subset", &random, "data.x: "),
+    ] {
         let text = text.replace(&file_data, data).replace("test_n = 0\n", "");
         let cfg = write(d, "small.toml", &text);
         for dry in [true, false] {
             let out = d.join(format!("small-{dry}"));
             let mut a = args(&cfg, &out, if dry { &["--dry-run"] } else { &[] });
             a.insert(0, "run".into());
+            let o = run(&a);
             assert_clean_error(
                 name,
-                &run(&a),
-                &["x.csv", "row 7", "below f32's smallest normal number"],
+                &o,
+                &[
+                    key,
+                    "x.csv",
+                    "row 7 (counted from 0, as numpy indexes them",
+                    "below f32's smallest normal number",
+                ],
+            );
+            let said = String::from_utf8_lossy(&o.stderr);
+            // The draw (seed 0) puts the file's row 7 elsewhere among the 29.
+            assert_eq!(
+                said.contains("of those drawn)"),
+                name == "random subset",
+                "{said}"
             );
             assert!(!out.exists());
         }

@@ -27,6 +27,7 @@ fn inputs(x: Vec<f64>, n: usize, d: usize) -> Inputs {
         d,
         labels: vec![0; n],
         description: String::new(),
+        source_rows: None,
     }
 }
 

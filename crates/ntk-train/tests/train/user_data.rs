@@ -187,7 +187,8 @@ fn third_review_training_cases() {
     let out = tempfile::tempdir().unwrap();
     let e = crate::common::run_err(&big, out.path(), RunOptions::default());
     assert!(
-        e.contains("row 1, column 6") && e.contains("beyond f32's range"),
+        e.contains("row 1 (counted from 0, as numpy indexes them), column 6")
+            && e.contains("beyond f32's range"),
         "{e}"
     );
     // A held-out label 9 with 9 outputs: the message names the held-out file.

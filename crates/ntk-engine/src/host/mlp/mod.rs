@@ -51,17 +51,43 @@ pub use pass::{Cotangent, Grads, Trace, activate, backprop};
 /// row (a plain column loop over 512 x 512 weights costs a cache and TLB miss per entry:
 /// ~25 ms a depth-10 network, paid by every read of its parameters).
 pub fn from_rows<T: Real>(v: &[f64], rows: usize, cols: usize) -> Mat<T> {
+    from_rows_of(v, rows, cols)
+}
+
+/// [`from_rows`] of a buffer in any float `S` (a tensor's own f32 or f64 values, read with
+/// no f64 copy between: a first layer of 3072 x 8192 held 36 bytes a parameter at once in
+/// f32, the model's, Burn's read, its aligned copy, an f64 copy and this matrix:
+/// hundred-and-thirty-second hostile round, D2).
+pub fn from_rows_of<T: Real, S: Copy + Into<f64>>(v: &[S], rows: usize, cols: usize) -> Mat<T> {
     assert_eq!(v.len(), rows * cols, "a {rows} x {cols} matrix");
     let mut out = Mat::<T>::zeros(rows, cols);
     for i0 in (0..rows).step_by(TILE) {
         for j in 0..cols {
             let col = out.col_as_slice_mut(j);
             for i in i0..(i0 + TILE).min(rows) {
-                col[i] = T::of(v[i * cols + j]);
+                col[i] = T::of(v[i * cols + j].into());
             }
         }
     }
     out
+}
+
+/// A `[rows, cols]` tensor as a faer matrix in `T`, read in its own dtype (f64 or f32; any
+/// other through f64).
+fn mat_of<T: Real>(t: burn::tensor::Tensor<2>) -> Mat<T> {
+    let [rows, cols] = t.dims();
+    let data = t.into_data();
+    if let Ok(v) = data.as_slice::<f64>() {
+        return from_rows_of(v, rows, cols);
+    }
+    if let Ok(v) = data.as_slice::<f32>() {
+        return from_rows_of(v, rows, cols);
+    }
+    let v: Vec<f64> = data
+        .convert::<f64>()
+        .try_into_vec()
+        .expect("reading weights");
+    from_rows(&v, rows, cols)
 }
 
 /// The tile edge of [`from_rows`] and [`transposed`]: 32 rows of f64 are 4 cache lines a
@@ -164,15 +190,12 @@ impl<T: Real> Params<T> {
         let scales = mlp.scales();
         let depth = mlp.depth();
         let mut layers = mlp.layers.iter().enumerate().map(|(l, layer)| {
-            let weight = layer.weight.val();
-            let [fan_in, fan_out] = weight.dims();
-            let w: Vec<f64> = weight.try_into_vec_as().expect("reading weights");
             let b = layer.bias.as_ref().map(|b| {
                 let v: Vec<f64> = b.val().try_into_vec_as().expect("reading biases");
                 v.into_iter().map(T::of).collect()
             });
             Layer {
-                w: from_rows(&w, fan_in, fan_out),
+                w: mat_of(layer.weight.val()),
                 wt: None,
                 b,
                 beta: if l == depth {
@@ -245,8 +268,15 @@ impl<T: Real> Params<T> {
     /// stay fixed over many backward passes (the NTK); [`Layer::parts_mut`] drops them.
     pub fn store_transposes(&mut self) {
         for layer in self.layers_mut().skip(1) {
-            layer.wt = Some(transposed(layer.w.as_ref()));
+            if layer.wt.is_none() {
+                layer.wt = Some(transposed(layer.w.as_ref()));
+            }
         }
+    }
+
+    /// Whether [`Self::store_transposes`] has stored every transpose the backward uses.
+    pub fn transposes_stored(&self) -> bool {
+        self.layers().skip(1).all(|layer| layer.wt.is_some())
     }
 
     /// The hidden layers' forward on the rows of `x` (`[n, d]`, any strides) into `trace`
