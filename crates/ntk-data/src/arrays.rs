@@ -622,6 +622,10 @@ struct TextGuard<R> {
     comment: Option<Vec<u8>>,
     /// The byte order mark's bytes read at the file's start.
     mark: u64,
+    /// The fields of the first line that is neither blank nor a comment (the header or the
+    /// first row), once read: in a file of one column a line of `#` and a word is a row
+    /// ([`row_not_comment`]).
+    width: Option<u64>,
     /// Each run of blank and comment lines, read ahead of the parser: the byte (past the
     /// mark) where it starts, and the line and byte of the line after it, where a record
     /// stands. The CSV reader places a record after such a run at the run's start, so a
@@ -665,8 +669,15 @@ impl<R> TextGuard<R> {
 
     /// Why the line just ended is a row, not the comment the CSV reader takes it for.
     fn row_problem(&mut self) -> Option<String> {
-        let line = self.comment.take()?;
-        row_not_comment(&String::from_utf8_lossy(&line))
+        let Some(line) = self.comment.take() else {
+            // The first line of fields sets the file's width.
+            // (A blank line, of LF or CRLF, has opened a run of such lines by now.)
+            if self.width.is_none() && self.run_start.is_none() {
+                self.width = Some(self.line_commas + 1);
+            }
+            return None;
+        };
+        row_not_comment(&String::from_utf8_lossy(&line), self.width == Some(1))
     }
 }
 
@@ -775,6 +786,7 @@ fn parse_csv(
         line_commented: false,
         comment: None,
         mark: 0,
+        width: None,
         runs: std::rc::Rc::default(),
         run_start: None,
         problem: None,
@@ -878,7 +890,7 @@ fn parse_csv_text(
             // A row opening with a spreadsheet's error value after spaces, read as a
             // comment, is a row lost.
             let line: Vec<&str> = record.iter().collect();
-            if let Some(why) = row_not_comment(line.join(",").trim_start()) {
+            if let Some(why) = row_not_comment(line.join(",").trim_start(), cols == Some(1)) {
                 return Err(at(why));
             }
             continue; // a comment line the reader did not skip (`  # ...`)
@@ -1113,13 +1125,24 @@ const COMMENT_KEPT: usize = 4096;
 /// - or its first field is `#` and a letter, and every other field is a number
 ///   (`#N/A(1),1.5`).
 ///
+/// - or it is `#N/A` and a word of Bloomberg's, which writes its missing values as `#N/A N/A`,
+///   `#N/A Requesting Data...`, `#N/A Invalid Security` (an upper-case letter after the
+///   space);
+/// - or, in a file of one column (`one_column`: a labels file, one feature) after its first
+///   line of fields, `#` is followed at once by a character that is no space, digit, sign,
+///   point or `#`: an error value in any language (`#I/T`, `#HIÁNYZIK`, `#Δ/Υ`; round
+///   131's D1: a list of spellings can never be whole), where a comment keeps a space.
+///
 /// A comment of words (`#N/A values removed`, `# x, y`), a commented-out row of numbers
 /// (`#1.5,2`) or a header (`#x,y`) stays one.
-fn row_not_comment(line: &str) -> Option<String> {
+fn row_not_comment(line: &str, one_column: bool) -> Option<String> {
     let line = line.trim_end_matches(['\r', '\n']);
     let word = error_word(line);
     let rest = line[word.len()..].trim_start();
-    if is_error_value(word) && (rest.is_empty() || rest.starts_with([',', ';'])) {
+    let bloomberg = word.eq_ignore_ascii_case("#N/A")
+        && line[word.len()..].starts_with(' ')
+        && rest.starts_with(|c: char| c.is_uppercase());
+    if is_error_value(word) && (rest.is_empty() || rest.starts_with([',', ';']) || bloomberg) {
         return Some(format!(
             "the line opens with {word}, a spreadsheet's error value (a missing or failed \
              number), not a comment: write the number, or remove the row (a comment of words \
@@ -1149,6 +1172,20 @@ fn row_not_comment(line: &str) -> Option<String> {
             "the line opens with {shown:?} and its other fields are numbers: a row whose first \
              value is no number (a spreadsheet's error value?), not a comment: write the \
              number, or remove the row (a comment of words, or '# ' and a space, stays one)"
+        ));
+    }
+    let opens_a_word = line
+        .chars()
+        .nth(1)
+        .is_some_and(|c| !(c.is_whitespace() || c.is_ascii_digit() || "+-.#".contains(c)));
+    if one_column && opens_a_word {
+        let shown: String = line.chars().take(32).collect();
+        return Some(format!(
+            "the line {shown:?}, in a file of one column, is `#` and a word: a row whose value \
+             is no number (a spreadsheet's error value, such as #N/A in another language), not a \
+             comment: write the number, or remove the row (a comment keeps a space after the \
+             '#': '# {}')",
+            line[1..].chars().take(24).collect::<String>()
         ));
     }
     None
@@ -1493,6 +1530,28 @@ mod tests {
         let (v, _, _) =
             parse("#N/A values removed\n1,2\n#NAME\n# x, 1\n#1.5,2\n#x,y\n3,4\n#\n").unwrap();
         assert_eq!(v, [1.0, 2.0, 3.0, 4.0]);
+        // Round 131's D1: in a file of one column, after its first line of fields, `#` and a
+        // word is a row in any language; Bloomberg's `#N/A` and a word in any width. Before
+        // the first line, or with a space, a sign, a digit or a point after the `#`, it stays
+        // a comment.
+        for (text, line) in [
+            ("x\n1.5\n#I/T\n3.0\n", "line 3"),
+            ("1.5\n#HI\u{c1}NYZIK\n", "line 2"),
+            ("1.5\r\n#\u{394}/\u{3a5}\r\n", "line 2"),
+            ("1.5\n\n#N/V\n", "line 3"),
+            ("1\n#NEN\u{cd}_K_DISPOZICI\n2\n", "line 2"),
+            ("1.5,2\n#N/A N/A,1\n", "line 2"),
+            ("1.5\n#N/A Requesting Data...\n", "line 2"),
+            ("1.5,2\n#N/A Invalid Security\n", "line 2"),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(
+                e.contains(line) && e.contains("spreadsheet's error value"),
+                "{text:?}: {e}"
+            );
+        }
+        let (v, _, _) = parse("#label\n# N/A removed\n1\n# 2\n#-3\n#.5\n#+1\n#4\n#\n5\n").unwrap();
+        assert_eq!(v, [1.0, 5.0]);
         // A missing-value marker behind invisible characters is one too.
         let e = parse("\u{200b}NA,\u{200b}NA\n3,4\n")
             .unwrap_err()
