@@ -227,7 +227,8 @@ pub fn read_labels(spec: &Path, role: Role) -> Result<Vec<u8>> {
                 Err(bad(
                     &at.name(),
                     format!(
-                        "row {i}: label {} is not an integer in 0..=255",
+                        "row {i} (counted from 0, as numpy indexes them): label {} is not an \
+                         integer in 0..=255",
                         label_text(v)
                     ),
                 ))
@@ -924,7 +925,8 @@ fn parse_csv_text(
             }
             Some(_) => {}
         }
-        let mut infinite = None;
+        // The row's first field out of f64's range (or not finite), with its value.
+        let mut out_of_range = None;
         for (col, field) in fields().enumerate() {
             let v = field.parse::<f64>().map_err(|_| {
                 let shown: String = field.chars().take(32).collect();
@@ -938,6 +940,10 @@ fn parse_csv_text(
                             "the ASCII '-'"
                         }
                     ),
+                    // Hundred-and-thirty-second hostile round, N1: classic Mac OS line ends.
+                    None if field.contains('\r') => " (it holds a carriage return alone, which \
+                        is no line end here: convert the file's line ends to LF or CRLF)"
+                        .to_string(),
                     None => String::new(),
                 };
                 // Why line 1 was read as data (hundred-and-twenty-sixth hostile round, N4),
@@ -958,16 +964,16 @@ fn parse_csv_text(
                     col + 1
                 ))
             })?;
-            if (!v.is_finite() || (v == 0.0 && writes_nonzero(field))) && infinite.is_none() {
-                infinite = Some((col, field));
+            if (!v.is_finite() || (v == 0.0 && writes_nonzero(field))) && out_of_range.is_none() {
+                out_of_range = Some((col, field, v));
             }
             values.push(path, v)?;
         }
         // Said with its line and text once the row's every field is a number: `1e309` is no
         // `inf` in the file (hundred-and-thirtieth hostile round, N5).
-        if let Some((col, field)) = infinite {
+        if let Some((col, field, v)) = out_of_range {
             let shown: String = field.chars().take(32).collect();
-            let why = if writes_nonzero(field) && field.parse::<f64>() == Ok(0.0) {
+            let why = if v == 0.0 {
                 // Hundred-and-thirty-second hostile round, second review, D1: `2e-400` was
                 // read as 0 with no word, where `1e400` is refused.
                 "below the range of f64, read as 0"
@@ -1527,6 +1533,8 @@ mod tests {
         );
         // Comments of words, a commented-out row of numbers and a commented-out header stay
         // comments.
+        let e = parse("1,2\r3,4\rabc,1\r").unwrap_err().to_string();
+        assert!(e.contains("a carriage return alone"), "{e}");
         let (v, _, _) =
             parse("#N/A values removed\n1,2\n#NAME\n# x, 1\n#1.5,2\n#x,y\n3,4\n#\n").unwrap();
         assert_eq!(v, [1.0, 2.0, 3.0, 4.0]);

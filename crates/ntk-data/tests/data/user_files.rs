@@ -264,15 +264,23 @@ fn bad_values_are_named_by_row_and_column() {
         (
             "frac.npy",
             npy(&[0.0f64, 1.5, 2.0], &[3]),
-            "row 1: label 1.5",
+            "row 1 (counted from 0, as numpy indexes them): label 1.5",
         ),
-        ("neg.npy", npy(&[0i64, -1, 2], &[3]), "row 1: label -1"),
-        ("big.npy", npy(&[0u16, 256, 2], &[3]), "row 1: label 256"),
+        (
+            "neg.npy",
+            npy(&[0i64, -1, 2], &[3]),
+            "row 1 (counted from 0, as numpy indexes them): label -1",
+        ),
+        (
+            "big.npy",
+            npy(&[0u16, 256, 2], &[3]),
+            "row 1 (counted from 0, as numpy indexes them): label 256",
+        ),
         // 2^64 - 1 has no exact f64: the message says so rather than print 18446744073709552000.
         (
             "huge.npy",
             npy(&[0u64, u64::MAX, 2], &[3]),
-            "row 1: label of about 1.845e19 (beyond 2^53",
+            "row 1 (counted from 0, as numpy indexes them): label of about 1.845e19 (beyond 2^53",
         ),
         (
             "wide.npy",
