@@ -62,6 +62,16 @@ pub(crate) fn resume_decision(
     }
 }
 
+/// Removes the write leftovers of dead writers in the run directory `out`: of the run's
+/// files and reports (`metrics.csv.ntk-tmp-PID`), and in its checkpoints. Nothing of
+/// anyone else's, nor of a live writer.
+pub(crate) fn clean_leftovers(out: &Path) {
+    ntk_files::outset::clean_dir(out, None, &|f: &str| {
+        RUN_FILES.contains(&f) || crate::files::is_report_file(f)
+    });
+    ntk_files::outset::clean_tree(&out.join("checkpoints"), &checkpoint::writes_file);
+}
+
 /// How `crate::train::train` goes on after [`open_run_dir`].
 pub(crate) enum Start {
     Fresh,
@@ -102,10 +112,7 @@ pub(crate) fn open_run_dir(
         }
         .into());
     }
-    ntk_files::outset::clean_dir(out, None, &|f: &str| {
-        RUN_FILES.contains(&f) || crate::files::is_report_file(f)
-    });
-    ntk_files::outset::clean_tree(&out.join("checkpoints"), &checkpoint::writes_file);
+    clean_leftovers(out);
     checkpoint::remove_unfinished(out);
     if cut {
         checkpoint::remove_unrecorded(out);

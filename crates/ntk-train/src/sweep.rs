@@ -602,6 +602,10 @@ impl Sweep for TrainSweep<'_> {
         clear_run(&point.dir(self.out))
     }
 
+    fn tidy(&self, point: &RunPoint) {
+        crate::run_dir::clean_leftovers(&point.dir(self.out));
+    }
+
     fn make(&mut self, point: &RunPoint) -> crate::Result<TrainSummary> {
         let dir = point.dir(self.out);
         let s = train::train(

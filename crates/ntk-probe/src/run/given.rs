@@ -57,6 +57,24 @@ impl Given {
                 let bytes = read_input("probe.blocks", path, limit, "the samples' indices")?;
                 let digest = provenance::sha256_hex(&bytes);
                 let blocks = crate::blocks::parse_bytes(bytes, path, inputs.n)?;
+                // The indices count the samples drawn (inputs.npy's rows): said where a subset
+                // moved them off the file's rows (hundred-and-thirty-third hostile round,
+                // second review, D1: a blocks file of the file's rows was applied to a random
+                // subset's positions, with no word).
+                let moved = inputs
+                    .source_rows
+                    .as_ref()
+                    .is_some_and(|rows| rows.iter().enumerate().any(|(i, &row)| i != row));
+                if moved {
+                    eprintln!(
+                        "note: probe.blocks = {}: its indices count the {} samples drawn, in \
+                         their drawn order (the rows of inputs.npy), not the rows of the data \
+                         file: {} moved them",
+                        ntk_runs::quote::controls_escaped(&path.display().to_string()),
+                        inputs.n,
+                        ntk_runs::quote::controls_escaped(&inputs.description)
+                    );
+                }
                 (Some(blocks), Some(digest))
             }
             None => (None, None),

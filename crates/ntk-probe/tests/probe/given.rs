@@ -135,6 +135,42 @@ fn given_weights_give_the_saving_networks_kernel() {
     refused(&o, &["probe.weights", "theory"]);
 }
 
+/// Hundred-and-thirty-third hostile round, second review, D1: the indices of `probe.blocks`
+/// count the samples drawn (the rows of `inputs.npy`); a random subset moved them off the
+/// file's rows with no word. Now a note says so, run and dry run; with the file's own order
+/// (`first`) nothing is said.
+#[test]
+fn given_blocks_on_a_moved_subset_say_what_they_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rows: String = (0..30)
+        .map(|i| format!("{}.5,{},-1,0.{i}\n", i % 4, i % 7))
+        .collect();
+    let x = write_file(d, "x.csv", &rows);
+    let halves: Vec<String> = [0..15, 15..30]
+        .into_iter()
+        .map(|r| r.map(|i| i.to_string()).collect::<Vec<_>>().join(","))
+        .collect();
+    let blocks = write_file(d, "halves.txt", &(halves.join("\n") + "\n"));
+    for subset in ["first", "random"] {
+        let text = config("", &format!("protocol = \"blocks\"\nblocks = {blocks:?}")).replace(
+            "dataset = \"synthetic\"\nn = 30\ninput_dim = 4",
+            &format!("dataset = \"file\"\nx = {x:?}\nn = 30\nsubset = \"{subset}\""),
+        );
+        let cfg = write_file(d, &format!("{subset}.toml"), &text);
+        for extra in [&["--dry-run"][..], &[]] {
+            let o = crate::common::command_cli("ntk", &cfg, d.join(subset), extra);
+            ok(&o);
+            let said = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(
+                said.contains("its indices count the 30 samples drawn, in their drawn order"),
+                subset == "random",
+                "{subset} {extra:?}: {said}"
+            );
+        }
+    }
+}
+
 #[test]
 fn given_blocks_replace_the_seeded_permutation() {
     let dir = tempfile::tempdir().unwrap();

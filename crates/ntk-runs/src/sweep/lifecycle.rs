@@ -56,6 +56,12 @@ pub fn execute<S: Sweep>(
     reporter: &Reporter,
 ) -> Result<Outcome<S::Made>, S::Error> {
     let (mut planned, recompute) = refused(sweep, points, shard, recompute, false)?;
+    // A finished point is not made again, so nothing else cleans what a killed writer left
+    // in it (hundred-and-thirty-first hostile round, second review, N1: a killed
+    // `ntk-train run`'s `metrics.csv.ntk-tmp-PID` stayed after its `--resume` finished).
+    for p in planned.iter().filter(|p| p.state == State::Done) {
+        sweep.tidy(&points[p.index]);
+    }
     sweep.order(points, &mut planned);
     let mut outcome = make_all(sweep, points, &planned, reporter)?;
     // Decided at the end, not the start: shards run at once make theirs meanwhile, and the

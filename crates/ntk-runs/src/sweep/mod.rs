@@ -403,6 +403,10 @@ pub trait Sweep {
     fn state(&self, point: &Self::Point) -> Result<State, Self::Error>;
     /// Removes a stale point's results before it is made again.
     fn clear(&self, point: &Self::Point) -> Result<(), Self::Error>;
+    /// Removes what dead writers left in a finished point's directory (a killed write's
+    /// `<file>.ntk-tmp-<pid>` of the point's own files), which no run of the point will
+    /// clean now; by the run, never the dry run.
+    fn tidy(&self, _point: &Self::Point) {}
     /// Makes the point.
     fn make(&mut self, point: &Self::Point) -> Result<Self::Made, Self::Error>;
     /// The point's directory (where its failure is recorded).
