@@ -53,7 +53,34 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
             _ => (k.n as f64, 4.0),
         };
         e.add("the tracked NTK", kernels * rows * rows, 8.0);
-        e.add("its gradient rows", rows * spec.params(d), 8.0);
+        // The summed kernel of a plain MLP is the host engine's structured one: no gradient
+        // rows, but each layer's inputs and slopes, the backpropagated signals of every
+        // output and the engine's copy of the parameters with their transposes (hundred-and-
+        // thirty-third hostile round, D6: n P gradient rows, 21.8 GiB, were counted for a
+        // run that peaked at 0.7 GiB, and runs that fit were refused).
+        let structured = matches!(spec, NetSpec::Mlp(_))
+            && spec.on_host_engine()
+            && k.output != ntk_numerics::kernel::OutputMode::Full;
+        if structured {
+            // As `prediction_peak` counts the host engine's: the inputs, each layer's
+            // activations and pre-activations, and the signals of every output, each output's
+            // and then all side by side.
+            let (width, layers) = (spec.width() as f64, spec.depth() as f64);
+            let outputs = spec.classes() as f64;
+            let signals = if outputs > 1.0 { 2.0 * outputs } else { 1.0 };
+            e.add(
+                "its factors (layer inputs, slopes, backpropagated signals)",
+                rows * (d as f64 + 2.0 * (layers + 1.0) * width + signals * layers * width),
+                8.0,
+            );
+            e.add(
+                "the host engine's copy of the parameters and their transposes",
+                2.0 * spec.params(d),
+                8.0,
+            );
+        } else {
+            e.add("its gradient rows", rows * spec.params(d), 8.0);
+        }
     }
     if let Some(r) = &cfg.representations {
         // The first `representations.n` test inputs' representations at every layer, held

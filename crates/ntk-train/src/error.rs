@@ -482,7 +482,8 @@ pub enum Error {
     /// The tracked NTK has NaN or infinite entries: the first sample whose row holds one.
     #[error(
         "ntk during training, epoch {epoch}: the kernel has non-finite entries from tracked \
-         sample {sample} (row {sample} of {data}, the row's largest magnitude {largest:.3e}): the \
+         sample {sample} (row {row} of {data}, counted from 0 as numpy indexes them, the row's \
+         largest magnitude {largest:.3e}): the \
          network's forward or gradient overflows {precision} on it (or the weights hold \
          NaN); rescale the inputs (data.unit_norm = true puts every row at norm 1) or \
          choose another activation"
@@ -490,6 +491,8 @@ pub enum Error {
     NtkNotFinite {
         epoch: usize,
         sample: usize,
+        /// The sample's row in its file ([`ntk_data::Inputs::source_row`]).
+        row: usize,
         data: String,
         largest: f64,
         precision: ntk_numerics::backend::Precision,
@@ -498,14 +501,16 @@ pub enum Error {
     /// smallest normal number, or exactly 0 where the same network on the input scaled by
     /// a power of two gives a positive one (hundred-and-first hostile round, D3).
     #[error(
-        "ntk during training, epoch {epoch}: tracked sample {sample} (row {sample} of {data}, \
-         the row's largest magnitude {largest:.3e}) has K(x, x) = {value:.3e}, below the smallest \
+        "ntk during training, epoch {epoch}: tracked sample {sample} (row {row} of {data}, \
+         counted from 0 as numpy indexes them, the row's largest magnitude {largest:.3e}) has K(x, x) = {value:.3e}, below the smallest \
          normal {precision} number{why}: the kernel underflows, its entries losing digits or \
          vanishing; rescale the inputs (data.unit_norm = true puts every row at norm 1){f64}"
     )]
     NtkUnderflow {
         epoch: usize,
         sample: usize,
+        /// The sample's row in its file ([`ntk_data::Inputs::source_row`]).
+        row: usize,
         data: String,
         largest: f64,
         value: f64,

@@ -9,6 +9,7 @@
 //! probe's dry run takes them ([`ntk_kernel::underflow`]). Other networks are left to the run.
 
 use ntk_data::inputs::Inputs;
+use ntk_kernel::batch_norm::BnStatistics;
 use ntk_model::Net;
 use ntk_numerics::backend::{self, Compute, Precision};
 use ntk_numerics::kernel::OutputMode;
@@ -32,10 +33,27 @@ pub fn foresee(cfg: &TrainConfig, data: &Data, compute: &Compute) -> crate::Resu
     let Ok(model) = spec.build(data.train.d, &host.device, host.dtype()) else {
         return Ok(None);
     };
+    let failed = |e: crate::Error| Ok(Some(e.to_string()));
+    // With the batch's own statistics the samples interact: the tracked kernel of epoch 0 is
+    // taken whole, as the run takes it (hundred-and-thirty-third hostile round, D2: the dry
+    // run said "new" where the run's kernel underflowed).
+    if let Some(k) = &cfg.ntk
+        && k.batch_norm_statistics == Some(BnStatistics::Batch)
+        && matches!(&model, Net::Mlp(m) if !m.batch_norms.is_empty())
+    {
+        let probe = data
+            .train
+            .select(&(0..k.n.min(data.train.n)).collect::<Vec<_>>());
+        let how = (k.output, k.precision_on(compute), BnStatistics::Batch);
+        if let Err(e @ (crate::Error::NtkUnderflow { .. } | crate::Error::NtkNotFinite { .. })) =
+            crate::track::measure(&model, &probe, &host, how, 0)
+        {
+            return failed(e);
+        }
+    }
     if !matches!(&model, Net::Mlp(m) if m.batch_norms.is_empty() && m.layer_norms.is_empty()) {
         return Ok(None);
     }
-    let failed = |e: crate::Error| Ok(Some(e.to_string()));
     if let Some(k) = &cfg.ntk {
         let probe = data
             .train

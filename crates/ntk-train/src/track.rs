@@ -70,9 +70,46 @@ pub fn measure(
         return Err(crate::Error::NtkNotFinite {
             epoch,
             sample,
+            row: probe.source_row(sample),
             data: probe.description.clone(),
             largest: largest_magnitude(probe, sample),
             precision,
+        });
+    }
+    // With the batch's own statistics a 0 of the network's own cannot be told from an
+    // underflow, and the samples interact: a diagonal entry below the precision's smallest
+    // normal number is refused, as ntk-probe refuses it (hundred-and-thirty-third hostile
+    // round, D2: a row at 1e25 in f32 gave an all-zero kernel, "rank 0", exit 0).
+    if stats == BnStatistics::Batch
+        && let Some((sample, value)) = first_subnormal_diagonal(&result.kernel, probe.n, precision)
+    {
+        return Err(crate::Error::NtkUnderflow {
+            epoch,
+            sample,
+            row: probe.source_row(sample),
+            data: probe.description.clone(),
+            largest: largest_magnitude(probe, sample),
+            value,
+            precision,
+            why: {
+                // The batch's statistics are every sample's: its largest input is named too.
+                let top = (0..probe.n)
+                    .max_by(|&a, &b| {
+                        largest_magnitude(probe, a).total_cmp(&largest_magnitude(probe, b))
+                    })
+                    .unwrap_or(sample);
+                format!(
+                    " (with ntk.batch_norm_statistics = \"batch\" the samples share the \
+                     batch's statistics, whose largest input is row {} of the file at {:.3e}, \
+                     and a 0 of the network's own cannot be told from an underflow)",
+                    probe.source_row(top),
+                    largest_magnitude(probe, top)
+                )
+            },
+            f64: match precision {
+                Precision::F64 => "",
+                _ => ", or track it in f64 (ntk.precision = \"f64\")",
+            },
         });
     }
     let again = |net: &Model, some: &Inputs| kernel_of(net, some).map(|r| r.kernel);
@@ -89,6 +126,7 @@ pub fn measure(
         return Err(crate::Error::NtkUnderflow {
             epoch,
             sample,
+            row: probe.source_row(sample),
             data: probe.description.clone(),
             largest: largest_magnitude(probe, sample),
             value,
@@ -115,6 +153,24 @@ pub fn measure(
     ))
 }
 
+/// The first sample (of `n`) with a diagonal entry `K(x, x)` below `precision`'s smallest
+/// normal number, with that entry.
+fn first_subnormal_diagonal(
+    k: &ntk_numerics::kernel::Kernel,
+    n: usize,
+    precision: Precision,
+) -> Option<(usize, f64)> {
+    let normal = match precision {
+        Precision::F64 => f64::MIN_POSITIVE,
+        _ => f64::from(f32::MIN_POSITIVE),
+    };
+    let per = (k.size / n.max(1)).max(1);
+    (0..k.size)
+        .map(|i| (i, k.data[i * k.size + i]))
+        .find(|&(_, v)| v.abs() < normal)
+        .map(|(i, v)| (i / per, v))
+}
+
 /// The largest magnitude of sample `sample`'s input row.
 pub(crate) fn largest_magnitude(inputs: &Inputs, sample: usize) -> f64 {
     inputs.x[sample * inputs.d..(sample + 1) * inputs.d]
@@ -124,9 +180,17 @@ pub(crate) fn largest_magnitude(inputs: &Inputs, sample: usize) -> f64 {
 
 /// The first tracked sample whose kernel row holds a NaN or an infinity (the kernel of `n`
 /// samples, `size / n` rows each: one per output for `ntk.output = "full"`), if any.
+/// The sample whose own `K(x, x)` is not finite comes first: an overflowing sample makes
+/// every row's entry beside it infinite, and the first such row named an innocent sample
+/// (hundred-and-thirty-third hostile round, D1: a random subset's sample 0, whose row is
+/// ordinary, for the file's row 0 at 3e29).
 fn first_non_finite_sample(k: &ntk_numerics::kernel::Kernel, n: usize) -> Option<usize> {
     let per = (k.size / n.max(1)).max(1);
-    let row = k.data.iter().position(|v| !v.is_finite())? / k.size.max(1);
+    let diagonal = (0..k.size).find(|&i| !k.data[i * k.size + i].is_finite());
+    let row = match diagonal {
+        Some(i) => i,
+        None => k.data.iter().position(|v| !v.is_finite())? / k.size.max(1),
+    };
     Some(row / per)
 }
 

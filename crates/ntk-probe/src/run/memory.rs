@@ -94,6 +94,9 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize, reuse: Reuse) -> crate::Resu
             _ => m.output_dim as f64,
         };
         e.add("parameters", spec.params(d), 8.0);
+        // The tiled route's kernel is the host engine's too (hundred-and-thirty-third hostile
+        // round, D4: 420 MiB estimated against a 905 MiB peak).
+        host_copies(&mut e, cfg, m, d, spec.params(d));
         e.add(
             "the kernel's lower triangle in tiles",
             n * (n + TILE as f64) / 2.0,
@@ -187,28 +190,7 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize, reuse: Reuse) -> crate::Resu
         }
     };
     if let (Some(activations), NetSpec::Mlp(m)) = (activations, &spec) {
-        // The host engine's copy of the parameters, in the run's precision, and Burn's two
-        // copies of a layer while it is read into it (the largest layer's); an f32 run checks
-        // its kernel against the same network cast to f64 (two casts, one read in f64).
-        // Burn copies a layer twice as it is read; the first copy is gone before the host's
-        // matrix is made, so one layer's worth is held beyond the two copies.
-        // Measured on a first layer of 3072 x 8192 to 16384: 24 bytes a parameter in f64, 45
-        // in f32, where the parameters alone were counted (hundred-and-thirty-second hostile
-        // round, D2: the advised ulimit -v ended in an out-of-memory error).
-        let hidden = if m.depth > 1 { m.width * m.width } else { 0 };
-        let largest = (d * m.width).max(hidden).max(m.width * m.output_dim) as f64;
-        e.add(
-            "the host engine's copy of the parameters, and a layer as it is read",
-            params + largest,
-            elem,
-        );
-        if cfg.probe.precision != Precision::F64 {
-            e.add(
-                "the network cast to f64 for the f32 check (two casts, one read)",
-                3.0 * params + largest,
-                8.0,
-            );
-        }
+        host_copies(&mut e, cfg, m, d, params);
         e.add("activations (all layers)", activations, elem);
         e.add("work matrices", 3.0 * n * n, 8.0);
         // A depth sweep's host engine keeps every layer's Gram matrix for reuse while they
@@ -250,6 +232,40 @@ pub fn memory_estimate(cfg: &ProbeConfig, d: usize, reuse: Reuse) -> crate::Resu
         e.add("per-sample gradients", gradients, 1.0);
     }
     Ok(e)
+}
+
+/// The copies of an MLP's parameters the host engine's kernel holds beside the model's
+/// own: its copy in the run's precision with the transposes of every layer after the first
+/// (the backward's), and Burn's copy of a layer as it is read into it (the largest; Burn
+/// copies it twice, the first copy gone before the host's matrix is made); an f32 run checks
+/// its kernel against the same network cast to f64 (the cast, and its read in f64 with its
+/// transposes and Burn's two copies of the largest layer as it is read). Measured (`/usr/bin/time`): a first layer of 3072 x 8192 to 16384, 24 bytes a
+/// parameter in f64 and 45 in f32 where the parameters alone were counted
+/// (hundred-and-thirty-second hostile round, D2); hidden layers of 3072 x 3072, three copies
+/// a layer where two were counted (hundred-and-thirty-third, D3).
+fn host_copies(
+    e: &mut Estimate,
+    cfg: &ProbeConfig,
+    m: &ntk_model::MlpConfig,
+    d: usize,
+    params: f64,
+) {
+    let elem = cfg.probe.precision.dtype().size() as f64;
+    let hidden = if m.depth > 1 { m.width * m.width } else { 0 };
+    let largest = (d * m.width).max(hidden).max(m.width * m.output_dim) as f64;
+    let transposes = params - (d * m.width) as f64;
+    e.add(
+        "the host engine's copy of the parameters and their transposes, a layer as it is read",
+        params + transposes + largest,
+        elem,
+    );
+    if cfg.probe.precision != Precision::F64 {
+        e.add(
+            "the network cast to f64 for the f32 check, read with its transposes",
+            2.0 * params + transposes + 2.0 * largest,
+            8.0,
+        );
+    }
 }
 
 /// Whether the probe computes on a CPU backend whatever the machine has: one named

@@ -994,6 +994,18 @@ fn memory_estimates_hold_to_the_measured_peaks() {
             .unwrap()
             .replace("precision = \"f64\"", "precision = \"f32\""),
     );
+    // Hidden layers of 2048 x 2048 (32 MiB each): the transposes the backward keeps were
+    // not counted, three copies a layer where two were (hundred-and-thirty-third round, D3).
+    let deep = write(
+        d,
+        "deep.toml",
+        &TINY
+            .replace("n = 12", "n = 50")
+            .replace("input_dim = 3", "input_dim = 2048")
+            .replace("width = 8", "width = 2048")
+            .replace("depth = 2", "depth = 5")
+            .replace("precision = \"f64\"", "precision = \"f32\""),
+    );
     let sweep_args = |out: &str| {
         let mut v = os(&["sweep", "--config"]);
         v.push(sweep.clone().into());
@@ -1013,6 +1025,7 @@ fn memory_estimates_hold_to_the_measured_peaks() {
         ("resnet8", &resnet8),
         ("wide", &wide),
         ("wide32", &wide32),
+        ("deep", &deep),
     ] {
         let estimate = estimate_of(&args(name, cfg, &format!("{name}-a")));
         let mut cmd = probe();

@@ -1296,6 +1296,21 @@ fn the_memory_estimate_holds_to_the_measured_peak_of_a_full_tracked_kernel() {
     assert_estimate_holds_for("ntk.output = full", &text);
 }
 
+/// The same for the summed tracked kernel of a plain MLP, which the host engine forms
+/// without gradient rows (hundred-and-thirty-third hostile round, D6: n P rows were counted,
+/// 30-43x the peak, and runs that fit were refused): 1,000 digits at width 1024, depth 3.
+#[test]
+fn the_memory_estimate_holds_to_the_measured_peak_of_a_summed_tracked_kernel() {
+    let text = TINY
+        .replace("n = 60", "n = 1000")
+        .replace("width = 8", "width = 1024")
+        .replace("depth = 1", "depth = 3")
+        .replace("epochs = 2", "epochs = 1")
+        .replace("batch_size = 20", "batch_size = 100")
+        + "\n[ntk]\nevery = 1\nn = 1000\n";
+    assert_estimate_holds_for("ntk summed, host engine", &text);
+}
+
 /// The same for `[prediction]`, whose memory is its kernels (issue 65 item 12: it was not
 /// counted): 1,500 digits, full batch, the empirical kernel and then the infinite-width one.
 #[test]
@@ -2147,6 +2162,26 @@ fn an_overflowing_tracked_kernel_names_its_sample() {
         &o,
         &["tracked sample 0", "x.csv", "3.000e29", "data.unit_norm"],
     );
+    // In a random subset the sample is named with its row of the file, counted from 0
+    // (hundred-and-thirty-third hostile round, D1: "row 52 of file" for the file's row 40).
+    let random = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("labels = ", "n = 40\nsubset = \"random\"\nlabels = ");
+    let random = write(d, "random.toml", &random.replace("n = 8\n", "n = 40\n"));
+    for flags in [&["--dry-run"][..], &[]] {
+        let o = run(&args(&random, &d.join("random"), flags));
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert_clean_error(
+            "overflowing tracked kernel, random subset",
+            &o,
+            &[
+                "row 0 of file",
+                "counted from 0 as numpy indexes them",
+                "3.000e29",
+            ],
+        );
+        assert!(!said.contains("tracked sample 0 "), "{said}");
+    }
 }
 
 /// A symbolic link at the name of a file a checkpoint holds, inside the run's own
@@ -7242,4 +7277,77 @@ fn the_header_note_is_said_once_for_a_file_under_two_names() {
             "{other}: {err}"
         );
     }
+}
+
+/// Hundred-and-thirty-first hostile round, second review, N1: a killed write's
+/// `metrics.csv.ntk-tmp-PID` in a run directory stayed after `--resume` found the run
+/// finished (only a run that trained again cleaned it). A finished run's directory is tidied
+/// of a dead writer's leftovers of its own files; a file of the user's is kept.
+#[test]
+fn a_finished_run_is_tidied_of_a_dead_writers_leftovers() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "tiny.toml", TINY);
+    let out = d.join("out");
+    assert!(run(&args(&cfg, &out, &[])).status.success());
+    let dead = out.join("metrics.csv.ntk-tmp-4000000000");
+    let users = out.join("notes.txt.ntk-tmp-4000000000");
+    std::fs::write(&dead, "half").unwrap();
+    std::fs::write(&users, "mine").unwrap();
+    let o = run(&args(&cfg, &out, &["--dry-run"]));
+    assert!(o.status.success());
+    assert!(dead.exists(), "the dry run changes nothing");
+    let o = run(&args(&cfg, &out, &["--resume"]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!dead.exists(), "the dead writer's leftover stayed");
+    assert!(users.exists(), "a file of the user's was removed");
+}
+
+/// Hundred-and-thirty-third hostile round, D2: `[ntk]` with the batch's own statistics in
+/// f32, on inputs with one row at 1e25, wrote an all-zero kernel ("rank 0") with exit 0,
+/// where ntk-probe refuses the same batch. Refused by the dry run and the run, naming the
+/// tracked sample and the batch's largest row of the file; in f64 it runs.
+#[test]
+fn a_tracked_batch_kernel_that_underflows_is_refused() {
+    let _serial = crate::common::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rows: String = (0..30)
+        .map(|i| {
+            let s = if i == 17 { 1e25 } else { 1.0 };
+            format!("{},{},{}\n", 0.3 * s, (i % 5) as f64 * 0.2 * s, -0.1 * s)
+        })
+        .collect();
+    write(d, "x.csv", &rows);
+    let labels: String = (0..30).map(|i| format!("{}\n", i % 2)).collect();
+    write(d, "y.csv", &labels);
+    let text = format!(
+        "[data]\ndataset = \"file\"\nx = \"{0}/x.csv\"\nlabels = \"{0}/y.csv\"\n\n\
+         [model]\nwidth = 16\ndepth = 1\nactivation = \"relu\"\noutput_dim = 2\n\
+         normalization = \"batch_norm\"\n\n[optim]\nlr = 0.1\n\n\
+         [train]\nbatch_size = 10\nepochs = 1\ntest_n = 0\n\n\
+         [ntk]\nevery = 1\nn = 30\nprecision = \"f32\"\nbatch_norm_statistics = \"batch\"\n",
+        d.display()
+    );
+    let cfg = write(d, "bn.toml", &text);
+    for flags in [&["--dry-run"][..], &[]] {
+        let o = run(&args(&cfg, &d.join("f32"), flags));
+        assert_clean_error(
+            &format!("f32 {flags:?}"),
+            &o,
+            &[
+                "below the smallest normal f32 number",
+                "ntk.batch_norm_statistics = \"batch\"",
+                "whose largest input is row 17 of the file at 4.000e24",
+            ],
+        );
+    }
+    let f64 = write(
+        d,
+        "bn64.toml",
+        &text.replace("precision = \"f32\"", "precision = \"f64\""),
+    );
+    let o = run(&args(&f64, &d.join("f64"), &[]));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
