@@ -83,34 +83,18 @@ pub fn measure(
     if stats == BnStatistics::Batch
         && let Some((sample, value)) = first_subnormal_diagonal(&result.kernel, probe.n, precision)
     {
-        return Err(crate::Error::NtkUnderflow {
-            epoch,
-            sample,
-            row: probe.source_row(sample),
-            data: probe.description.clone(),
-            largest: largest_magnitude(probe, sample),
-            value,
-            precision,
-            why: {
-                // The batch's statistics are every sample's: its largest input is named too.
-                let top = (0..probe.n)
-                    .max_by(|&a, &b| {
-                        largest_magnitude(probe, a).total_cmp(&largest_magnitude(probe, b))
-                    })
-                    .unwrap_or(sample);
-                format!(
-                    " (with ntk.batch_norm_statistics = \"batch\" the samples share the \
-                     batch's statistics, whose largest input is row {} of the file at {:.3e}, \
-                     and a 0 of the network's own cannot be told from an underflow)",
-                    probe.source_row(top),
-                    largest_magnitude(probe, top)
-                )
-            },
-            f64: match precision {
-                Precision::F64 => "",
-                _ => ", or track it in f64 (ntk.precision = \"f64\")",
-            },
-        });
+        // The batch's statistics are every sample's: its largest input is named too.
+        let top = (0..probe.n)
+            .max_by(|&a, &b| largest_magnitude(probe, a).total_cmp(&largest_magnitude(probe, b)))
+            .unwrap_or(sample);
+        let why = format!(
+            " (with ntk.batch_norm_statistics = \"batch\" the samples share the batch's \
+             statistics, whose largest input is row {} of the file at {:.3e}, and a 0 of the \
+             network's own cannot be told from an underflow)",
+            probe.source_row(top),
+            largest_magnitude(probe, top)
+        );
+        return Err(underflow(epoch, probe, (sample, value), precision, why));
     }
     let again = |net: &Model, some: &Inputs| kernel_of(net, some).map(|r| r.kernel);
     let outputs = output.outputs(model.spec().classes());
@@ -123,20 +107,7 @@ pub fn measure(
     if let Some(ntk_kernel::underflow::Underflow { sample, value, why }) =
         ntk_kernel::underflow::first_underflowing_sample(probe, &result.kernel, formed)?
     {
-        return Err(crate::Error::NtkUnderflow {
-            epoch,
-            sample,
-            row: probe.source_row(sample),
-            data: probe.description.clone(),
-            largest: largest_magnitude(probe, sample),
-            value,
-            precision,
-            why,
-            f64: match precision {
-                Precision::F64 => "",
-                _ => ", or track it in f64 (ntk.precision = \"f64\")",
-            },
-        });
+        return Err(underflow(epoch, probe, (sample, value), precision, why));
     }
     let conditioning =
         ntk_kernel::api::Conditioning::of_mode(&result.kernel, compute.precision, output).map_err(
@@ -151,6 +122,30 @@ pub fn measure(
         &conditioning,
         t.elapsed().as_secs_f64(),
     ))
+}
+
+/// [`crate::Error::NtkUnderflow`] of tracked sample `sample`, whose `K(x, x)` is `value`.
+fn underflow(
+    epoch: usize,
+    probe: &Inputs,
+    (sample, value): (usize, f64),
+    precision: Precision,
+    why: String,
+) -> crate::Error {
+    crate::Error::NtkUnderflow {
+        epoch,
+        sample,
+        row: probe.source_row(sample),
+        data: probe.description.clone(),
+        largest: largest_magnitude(probe, sample),
+        value,
+        precision,
+        why,
+        f64: match precision {
+            Precision::F64 => "",
+            _ => ", or track it in f64 (ntk.precision = \"f64\")",
+        },
+    }
 }
 
 /// The first sample (of `n`) with a diagonal entry `K(x, x)` below `precision`'s smallest

@@ -978,34 +978,11 @@ fn memory_estimates_hold_to_the_measured_peaks() {
     // A first layer of 3072 x 8192 (200 MB in f64): the host engine's copy of it and Burn's
     // copies as it is read were not counted, about half the peak (hundred-and-thirty-second
     // hostile round, D2), and in f32 the f64 network of the accuracy check beside it.
-    let wide = write(
-        d,
-        "wide.toml",
-        &TINY
-            .replace("n = 12", "n = 50")
-            .replace("input_dim = 3", "input_dim = 3072")
-            .replace("width = 8", "width = 8192")
-            .replace("depth = 2", "depth = 1"),
-    );
-    let wide32 = write(
-        d,
-        "wide32.toml",
-        &std::fs::read_to_string(&wide)
-            .unwrap()
-            .replace("precision = \"f64\"", "precision = \"f32\""),
-    );
+    let wide = write(d, "wide.toml", &shaped(3072, 8192, 1, "f64"));
+    let wide32 = write(d, "wide32.toml", &shaped(3072, 8192, 1, "f32"));
     // Hidden layers of 2048 x 2048 (32 MiB each): the transposes the backward keeps were
     // not counted, three copies a layer where two were (hundred-and-thirty-third round, D3).
-    let deep = write(
-        d,
-        "deep.toml",
-        &TINY
-            .replace("n = 12", "n = 50")
-            .replace("input_dim = 3", "input_dim = 2048")
-            .replace("width = 8", "width = 2048")
-            .replace("depth = 2", "depth = 5")
-            .replace("precision = \"f64\"", "precision = \"f32\""),
-    );
+    let deep = write(d, "deep.toml", &shaped(2048, 2048, 5, "f32"));
     let sweep_args = |out: &str| {
         let mut v = os(&["sweep", "--config"]);
         v.push(sweep.clone().into());
@@ -2223,6 +2200,16 @@ fn under_ulimit(kib: u64, env: &[(&str, &str)], args: &[OsString]) -> Output {
         c.env(k, v);
     }
     c.output().unwrap()
+}
+
+/// [`TINY`] on 50 synthetic inputs of `input_dim` through an MLP of `width` and `depth`, in
+/// `precision`: the shapes the memory estimates are held to.
+fn shaped(input_dim: usize, width: usize, depth: usize, precision: &str) -> String {
+    TINY.replace("n = 12", "n = 50")
+        .replace("input_dim = 3", &format!("input_dim = {input_dim}"))
+        .replace("width = 8", &format!("width = {width}"))
+        .replace("depth = 2", &format!("depth = {depth}"))
+        .replace("\"f64\"", &format!("{precision:?}"))
 }
 
 /// The `ulimit -v` a refusal under `ulimit -v {kib}` advises (a clean error that names
@@ -9055,12 +9042,7 @@ fn a_wide_first_layer_under_ulimit_is_advised_a_limit_that_runs() {
         let cfg = write(
             d,
             &format!("{precision}.toml"),
-            &TINY
-                .replace("n = 12", "n = 50")
-                .replace("input_dim = 3", "input_dim = 3072")
-                .replace("width = 8", "width = 8192")
-                .replace("depth = 2", "depth = 1")
-                .replace("\"f64\"", &format!("{precision:?}")),
+            &shaped(3072, 8192, 1, precision),
         );
         for extra in [&["--dry-run"][..], &[]] {
             let out = d.join(format!("o-{precision}"));
