@@ -616,6 +616,10 @@ struct TextGuard<R> {
     /// The current line's commas ([`MAX_CSV_FIELDS`]; the file's width from its first line
     /// of fields).
     line_commas: u64,
+    /// Whether the current line of fields is inside a quoted field, and whether a `#`
+    /// outside quotes has opened its comment (whose quotes are read as spaces).
+    line_quoted: bool,
+    line_hashed: bool,
     /// The current line's bytes (the first [`COMMENT_KEPT`]) where it starts with `#`, which
     /// the CSV reader skips as a comment: to tell a row that opens with a spreadsheet's
     /// error value from a comment ([`row_not_comment`]).
@@ -694,7 +698,8 @@ impl<R: Read> Read for TextGuard<R> {
                 "a spreadsheet's error value opens a line",
             ));
         }
-        for (i, &b) in buf[..got].iter().enumerate() {
+        for (i, slot) in buf[..got].iter_mut().enumerate() {
+            let b = *slot;
             let at = self.read + i as u64;
             let what = if b == 0 {
                 format!("a NUL byte at byte {at} of the file: not a text file of numbers")
@@ -708,6 +713,8 @@ impl<R: Read> Read for TextGuard<R> {
                         self.line += 1;
                         self.line_len = 0;
                         self.line_commas = 0;
+                        self.line_quoted = false;
+                        self.line_hashed = false;
                         continue;
                     }
                 }
@@ -729,6 +736,19 @@ impl<R: Read> Read for TextGuard<R> {
                 // peaked at 2.2 GB); a comment line, which the reader skips whole, costs none.
                 if b == b',' {
                     self.line_commas += 1;
+                }
+                // A comment after a row's numbers ends at its line's end, quotes and all: a `"`
+                // in it is read as a space, never as a quoted field that runs on over the
+                // lines below (hundred-and-thirty-fourth hostile round, D2: `1,2 # a,"b` took
+                // the next rows into one field, up to the next quote, with exit 0). A `#` in a
+                // quoted field opens no comment.
+                if self.comment.is_none() {
+                    match b {
+                        b'"' if self.line_hashed => *slot = b' ',
+                        b'"' => self.line_quoted = !self.line_quoted,
+                        b'#' if !self.line_quoted => self.line_hashed = true,
+                        _ => {}
+                    }
                 }
                 let lead = self.lead();
                 if self.line == 1 && at == self.mark && self.mark < 3 && b == MARK[at as usize] {
@@ -786,6 +806,8 @@ fn parse_csv(
         line: 1,
         line_len: 0,
         line_commas: 0,
+        line_quoted: false,
+        line_hashed: false,
         comment: None,
         mark: 0,
         width: None,
@@ -1534,6 +1556,17 @@ mod tests {
         );
         // Comments of words, a commented-out row of numbers and a commented-out header stay
         // comments.
+        // A quote in a comment after the numbers opens no quoted field over the next lines
+        // (hundred-and-thirty-fourth hostile round, D2: three of six rows were lost).
+        for text in [
+            "1,2 # a,\"b\n3,4\n5,6\n7,8 # c,\"d\n9,10\n11,12\n",
+            "1,2 # ,,,\"\n3,4 # \"\n5,6\n7,8\n9,10\n11,12\n",
+        ] {
+            let (v, rows, _) = parse(text).unwrap();
+            assert_eq!(rows, 6, "{text:?}: {v:?}");
+        }
+        let (v, _, _) = parse("\"1\",\"2#\"\n3,4\n").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(v.len(), 4, "a # in quotes opens no comment: {v:?}");
         let e = parse("1,2\r3,4\rabc,1\r").unwrap_err().to_string();
         assert!(e.contains("a carriage return alone"), "{e}");
         let (v, _, _) =

@@ -421,8 +421,8 @@ pub enum Error {
     /// 0, and "the empirical kernel alone" advised where it is refused for the same row).
     #[error(
         "[prediction]: the infinite-width recursion of {activation} (kernels = [\"theory\"]) \
-         leaves f64's range at layer {layer} of {depth} at row {row} of the {set} set (the \
-         row's largest magnitude {largest:.3e}), so its kernel is not finite; {}",
+         leaves f64's range at layer {layer} of {depth} at row {row} of the {set} set's file \
+         (counted from 0 as numpy indexes them; the row's largest magnitude {largest:.3e}), so its kernel is not finite; {}",
         if *.layer == 0 {
             "layer 0 is the row's own square norm |x|^2, which passes f64's largest number: \
              rescale the inputs down"
@@ -444,7 +444,7 @@ pub enum Error {
     /// (hundred-and-second hostile round, D4).
     #[error(
         "[prediction]: the {kernel} NTK at initialization has K(x, x) = {value:.3e} at row \
-         {row} of the {set} set (the row's largest magnitude {largest:.3e}), below the smallest \
+         {row} of the {set} set's file (counted from 0 as numpy indexes them; the row's largest magnitude {largest:.3e}), below the smallest \
          normal f64 number{why}: the kernel underflows, its entries losing digits or \
          vanishing, and its spectrum and the rates it predicts would be wrong; rescale the \
          inputs (data.unit_norm = true puts every row at norm 1)"
@@ -463,7 +463,7 @@ pub enum Error {
     /// of inf with an accuracy, rc 0).
     #[error(
         "[prediction]: the {kernel} NTK at initialization{whose} is not finite at row {row} of \
-         the {set} set (the row's largest magnitude {largest:.3e}){with}: the kernel overflows \
+         the {set} set's file (counted from 0 as numpy indexes them; the row's largest magnitude {largest:.3e}){with}: the kernel overflows \
          f64 (or the weights hold NaN), so neither its spectrum nor its predictions can be \
          formed; rescale the inputs down (kappa does not depend on the kernel's scale)"
     )]

@@ -140,7 +140,13 @@ fn joined(a: &Inputs, b: &Inputs) -> Inputs {
         d: a.d,
         labels,
         description: format!("{} and {}", a.description, b.description),
-        source_rows: None,
+        // Each row's row in its own set's file.
+        source_rows: Some(
+            (0..a.n)
+                .map(|i| a.source_row(i))
+                .chain((0..b.n).map(|j| b.source_row(j)))
+                .collect(),
+        ),
     }
 }
 
@@ -188,6 +194,7 @@ pub(crate) fn write(run: &Run, model: &Model) -> crate::Result<Vec<SpectrumRow>>
         let whole = Origin {
             rows: None,
             train_n: train.n,
+            all: &all,
         };
         let kernel = per_output_kernel(&model, (&all, whole), &compute, (which, k), run.reporter)?;
         check_finite(which, (&all, whole), &kernel)?;
@@ -425,6 +432,7 @@ pub(crate) fn foresee_theory_range(
             let whole = Origin {
                 rows: None,
                 train_n,
+                all,
             };
             check_theory_range(mlp, &scaling, (all, whole))
         }
@@ -439,17 +447,22 @@ pub(crate) fn foresee_theory_range(
 struct Origin<'a> {
     rows: Option<&'a [usize]>,
     train_n: usize,
+    /// The whole ([`inputs`]), whose rows know their rows in their files.
+    all: &'a Inputs,
 }
 
 impl Origin<'_> {
-    /// Row `i`'s set (`training` or `test`) and its index there.
+    /// Row `i`'s set (`training` or `test`) and its row in that set's file, counted from 0
+    /// (a random subset's sample 52 is the file's row 40: hundred-and-thirty-fourth hostile
+    /// round, D1).
     fn set_and_row(&self, i: usize) -> (&'static str, usize) {
         let whole = self.rows.map_or(i, |r| r[i]);
-        if whole < self.train_n {
-            ("training", whole)
+        let set = if whole < self.train_n {
+            "training"
         } else {
-            ("test", whole - self.train_n)
-        }
+            "test"
+        };
+        (set, self.all.source_row(whole))
     }
 }
 
@@ -480,7 +493,7 @@ fn check_finite(
     let (set, row) = named(i);
     let with = j.map_or(String::new(), |j| {
         let (set, row) = named(j);
-        format!(", with row {row} of the {set} set")
+        format!(", with row {row} of the {set} set's file")
     });
     Err(crate::Error::PredictionNotFinite {
         kernel: which.name(),
@@ -561,6 +574,7 @@ pub(crate) fn foresee(
     let origin = Origin {
         rows: Some(rows),
         train_n,
+        all,
     };
     for &which in &p.kernels {
         let none = crate::progress::Reporter::silent();

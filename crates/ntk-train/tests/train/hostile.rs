@@ -6556,7 +6556,7 @@ fn a_prediction_kernel_that_underflows_is_refused() {
                     &o,
                     &[
                         &format!("[prediction]: the {kernel} NTK at initialization"),
-                        "row 0 of the training set",
+                        "row 0 of the training set's file",
                         "underflows",
                         words,
                     ],
@@ -6658,9 +6658,23 @@ fn one_underflowing_row_among_unit_rows_is_refused() {
              test_n = 0\nloss = \"mse\"\n\n[prediction]\nkernels = [\"empirical\"]\n"
         ),
     );
+    // In a random subset the row is the file's (hundred-and-thirty-fourth hostile round,
+    // D1: "row 52 of the training set" named the sample's place among those drawn).
+    let random = write(
+        d,
+        "r.toml",
+        &std::fs::read_to_string(&predicted)
+            .unwrap()
+            .replace("labels = ", "n = 10\nsubset = \"random\"\nlabels = "),
+    );
     for (name, cfg, words) in [
         ("tracked", &tracked, "tracked sample 5 (row 5 of"),
-        ("predicted", &predicted, "at row 5 of the training set"),
+        (
+            "predicted",
+            &predicted,
+            "at row 5 of the training set's file",
+        ),
+        ("random", &random, "at row 5 of the training set's file"),
     ] {
         let out = d.join(name);
         for flags in [&["--dry-run"][..], &[]] {
@@ -6966,9 +6980,12 @@ fn prediction_kernels_past_f64_at_a_test_row_are_refused_and_a_mean_in_range_kep
         for extra in [&["--dry-run"][..], &[]] {
             let o = run(&args(&cfg, &out, extra));
             let words: &[&str] = match kernel {
-                "empirical" => &["not finite at row 1 of the test set", "rescale the inputs"],
+                "empirical" => &[
+                    "not finite at row 1 of the test set's file",
+                    "rescale the inputs",
+                ],
                 _ => &[
-                    "at row 1 of the test set",
+                    "at row 1 of the test set's file",
                     "layer 0 is the row's own square norm",
                     "rescale the inputs down",
                 ],
@@ -6989,7 +7006,7 @@ fn prediction_kernels_past_f64_at_a_test_row_are_refused_and_a_mean_in_range_kep
             &format!("theory depth 1 {extra:?}"),
             &o,
             &[
-                "at layer 1 of 1 at row 1 of the test set",
+                "at layer 1 of 1 at row 1 of the test set's file",
                 "largest magnitude 1.200e154",
                 "rescale the inputs down, or a shallower network",
             ],
@@ -7040,7 +7057,7 @@ fn prediction_kernels_past_f64_at_a_test_row_are_refused_and_a_mean_in_range_kep
             &o,
             &[
                 "'s own kernel, formed before the mean over the 3 outputs",
-                "at row 0 of the training set",
+                "at row 0 of the training set's file",
             ],
         );
     }
