@@ -43,8 +43,8 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
         1.0,
     );
     if let Some(k) = &cfg.ntk {
-        // `ntk.output = "full"` forms the kernel of every (sample, output) pair, n k x n k,
-        // from n k gradient rows, and holds it and its copy for the eigensolver (measured:
+        // `ntk.output = "full"` forms the kernel of every (sample, output) pair, n k x n k
+        // (from n k gradient rows where it is not structured), and holds it and its copy for the eigensolver (measured:
         // 2.2 kernels at n k = 4000); the summed kernel is formed by the structured route
         // with its three work matrices (forty-second hostile round, D5: "full" was sized as
         // the summed kernel, n x n, and a run passed 300M that formed a 763 MiB kernel).
@@ -53,31 +53,42 @@ pub fn memory_estimate(cfg: &TrainConfig, d: usize) -> crate::Result<Estimate> {
             _ => (k.n as f64, 4.0),
         };
         e.add("the tracked NTK", kernels * rows * rows, 8.0);
-        // The summed kernel of a plain MLP is the host engine's structured one: no gradient
-        // rows, but each layer's inputs and slopes, the backpropagated signals of every
-        // output and the engine's copy of the parameters with their transposes (hundred-and-
-        // thirty-third hostile round, D6: n P gradient rows, 21.8 GiB, were counted for a
-        // run that peaked at 0.7 GiB, and runs that fit were refused).
-        let structured = matches!(spec, NetSpec::Mlp(_))
-            && spec.on_host_engine()
-            && k.output != ntk_numerics::kernel::OutputMode::Full;
-        if structured {
-            // As `prediction_peak` counts the host engine's: the inputs, each layer's
-            // activations and pre-activations, and the signals of every output, each output's
-            // and then all side by side.
+        // A plain MLP's kernel is structured: no gradient rows, but each layer's inputs and
+        // slopes and the backpropagated signals of every output (hundred-and-thirty-third
+        // hostile round, D6: n P gradient rows, 21.8 GiB, were counted for a summed kernel
+        // that peaked at 0.7 GiB; hundred-and-thirty-fourth, D3: n k P rows, 25.3 GiB, for a
+        // full kernel that peaked at 438 MiB, and runs that fit were refused).
+        if matches!(spec, NetSpec::Mlp(_)) && spec.on_host_engine() {
             let (width, layers) = (spec.width() as f64, spec.depth() as f64);
             let outputs = spec.classes() as f64;
-            let signals = if outputs > 1.0 { 2.0 * outputs } else { 1.0 };
-            e.add(
-                "its factors (layer inputs, slopes, backpropagated signals)",
-                rows * (d as f64 + 2.0 * (layers + 1.0) * width + signals * layers * width),
-                8.0,
-            );
-            e.add(
-                "the host engine's copy of the parameters and their transposes",
-                2.0 * spec.params(d),
-                8.0,
-            );
+            let n = k.n as f64;
+            let forward = n * (d as f64 + 2.0 * (layers + 1.0) * width);
+            if k.output == ntk_numerics::kernel::OutputMode::Full {
+                // `structured::ntk`'s full kernel on the compute device: the forward's
+                // factors, every output's signals side by side, and each layer's n x n
+                // Gram matrix with the output term and a block in assembly.
+                e.add(
+                    "its factors (layer inputs, slopes, every output's signals)",
+                    forward + outputs * layers * n * width,
+                    8.0,
+                );
+                e.add("its Gram matrices", (layers + 3.0) * n * n, 8.0);
+            } else {
+                // The host engine's, as `prediction_peak` counts them: the signals of every
+                // output, each output's and then all side by side, and the engine's copy
+                // of the parameters with their transposes.
+                let signals = if outputs > 1.0 { 2.0 * outputs } else { 1.0 };
+                e.add(
+                    "its factors (layer inputs, slopes, backpropagated signals)",
+                    forward + signals * layers * n * width,
+                    8.0,
+                );
+                e.add(
+                    "the host engine's copy of the parameters and their transposes",
+                    2.0 * spec.params(d),
+                    8.0,
+                );
+            }
         } else {
             e.add("its gradient rows", rows * spec.params(d), 8.0);
         }

@@ -1311,6 +1311,21 @@ fn the_memory_estimate_holds_to_the_measured_peak_of_a_summed_tracked_kernel() {
     assert_estimate_holds_for("ntk summed, host engine", &text);
 }
 
+/// The same for the full tracked kernel (every sample's every output) of a plain MLP, formed
+/// from structured factors, not gradient rows (hundred-and-thirty-fourth hostile round, D3:
+/// n k P rows were counted, 25.3 GiB for a run that peaked at 438 MiB, and runs that fit
+/// were refused): 200 digits, ten outputs, width 512, depth 2.
+#[test]
+fn the_memory_estimate_holds_to_the_measured_peak_of_a_wide_full_tracked_kernel() {
+    let text = TINY
+        .replace("n = 60", "n = 200")
+        .replace("width = 8", "width = 512")
+        .replace("depth = 1", "depth = 2")
+        .replace("epochs = 2", "epochs = 1")
+        + "\n[ntk]\nevery = 1\nn = 200\noutput = \"full\"\n";
+    assert_estimate_holds_for("ntk full, structured", &text);
+}
+
 /// The same for `[prediction]`, whose memory is its kernels (issue 65 item 12: it was not
 /// counted): 1,500 digits, full batch, the empirical kernel and then the infinite-width one.
 #[test]
