@@ -941,6 +941,24 @@ fn parse_csv_text(
         } else {
             None
         };
+        // A field after the first that opens with `#` and a word (`1,2,#N/A`) is a
+        // spreadsheet's error value, not a comment: read as one, the row lost a column, and
+        // the refusal blamed the next row, or the row of a file of two columns was read
+        // whole (hundred-and-thirty-fourth hostile round, N1; round 131's N3).
+        if let Some(field) = record.get(whole).filter(|_| cut.is_none() && whole > 0) {
+            let field = field.trim_start();
+            if opens_a_word(field) {
+                let shown: String = field.chars().take(32).collect();
+                return Err(at(format!(
+                    "field {} (counted from 1): {shown:?} is `#` and a word, a spreadsheet's \
+                     error value (a missing or failed number), not a comment: write the number, \
+                     or remove the row (a comment after the numbers keeps a space after the \
+                     '#': '# {}')",
+                    whole + 1,
+                    field[1..].chars().take(24).collect::<String>()
+                )));
+            }
+        }
         match cols {
             None => cols = Some(count),
             Some(c) if c != count => {
@@ -1203,11 +1221,7 @@ fn row_not_comment(line: &str, one_column: bool) -> Option<String> {
              number, or remove the row (a comment of words, or '# ' and a space, stays one)"
         ));
     }
-    let opens_a_word = line
-        .chars()
-        .nth(1)
-        .is_some_and(|c| !(c.is_whitespace() || c.is_ascii_digit() || "+-.#".contains(c)));
-    if one_column && opens_a_word {
+    if one_column && opens_a_word(line) {
         let shown: String = line.chars().take(32).collect();
         return Some(format!(
             "the line {shown:?}, in a file of one column, is `#` and a word: a row whose value \
@@ -1218,6 +1232,17 @@ fn row_not_comment(line: &str, one_column: bool) -> Option<String> {
         ));
     }
     None
+}
+
+/// Whether `text` is `#` and at once a character that is no space, digit, sign, point or
+/// `#`: an error value's shape in any language (`#N/A`, `#I/T`, `#Δ/Υ`), where a comment keeps
+/// a space (`# note`) and a commented-out value a digit (`#1.5`).
+fn opens_a_word(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next() == Some('#')
+        && chars
+            .next()
+            .is_some_and(|c| !(c.is_whitespace() || c.is_ascii_digit() || "+-.#".contains(c)))
 }
 
 /// The word a line or field opens with, where it opens with `#`: `#` and the letters (of
@@ -1564,6 +1589,33 @@ mod tests {
         ] {
             let (v, rows, _) = parse(text).unwrap();
             assert_eq!(rows, 6, "{text:?}: {v:?}");
+        }
+        // A field after the first that is `#` and a word is an error value, in any row and
+        // any column (hundred-and-thirty-fourth hostile round, N1: `1,2,#N/A` lost its column
+        // and the next row was blamed); a comment after the numbers, or with a space after
+        // its `#`, or a commented-out value, stays one.
+        for (text, at) in [
+            (
+                "1,2,#N/A\n3,4,5\n5,6,7\n",
+                "line 1 (byte offset 0): field 3",
+            ),
+            ("1,2\n3,#DIV/0!\n", "line 2 (byte offset 4): field 2"),
+            ("1,2,3\n4,#N/A,6\n", "line 2 (byte offset 6): field 2"),
+            (
+                "1,2\n3, #HI\u{c1}NYZIK\n",
+                "line 2 (byte offset 4): field 2",
+            ),
+            ("x,y\n1,\"#NV\"\n", "line 2 (byte offset 4): field 2"),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(
+                e.contains(at) && e.contains("spreadsheet's error value"),
+                "{text:?}: {e}"
+            );
+        }
+        for text in ["1,2,# note\n3,4\n", "1,2 #N/A\n3,4\n", "1,2,#1.5\n3,4,#\n"] {
+            let (v, rows, _) = parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            assert_eq!((v, rows), (vec![1.0, 2.0, 3.0, 4.0], 2), "{text:?}");
         }
         let (v, _, _) = parse("\"1\",\"2#\"\n3,4\n").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(v.len(), 4, "a # in quotes opens no comment: {v:?}");

@@ -201,32 +201,44 @@ pub fn load<N: Named>(net: N, path: &Path) -> Result<N, ModelError> {
 /// The keys of the config a weights file records (its `ntk_model_config` metadata, as
 /// [`save`] writes it) whose values differ from `net`'s, as (key, the file's, the network's),
 /// `seed` left out (a file's weights replace the seeded draw). Empty for a file that records
-/// no config (PyTorch's) or one that cannot be read (the load says why). Names and shapes are
-/// checked by [`load_bytes`]; an activation, a convention or a parameterization is not in
-/// them (hundred-and-first hostile round, N3: a ReLU^2 network's weights given to a ReLU
-/// config went without a word).
-pub fn config_differences<N: Named>(net: &N, bytes: &[u8]) -> Vec<(String, String, String)> {
+/// no config (PyTorch's) or whose header cannot be read (the load says why); a recorded
+/// config that is no JSON object is `Err` with why, so that the user is told the check did
+/// not run (hundred-and-thirty-third hostile round, second review, N1: `"{not json"` passed
+/// without a word). Names and shapes are checked by [`load_bytes`]; an activation, a
+/// convention or a parameterization is not in them (hundred-and-first hostile round, N3: a
+/// ReLU^2 network's weights given to a ReLU config went without a word).
+pub fn config_differences<N: Named>(
+    net: &N,
+    bytes: &[u8],
+) -> Result<Vec<(String, String, String)>, String> {
     let Ok((_, metadata)) = SafeTensors::read_metadata(bytes) else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
-    let recorded = metadata
+    let Some(text) = metadata
         .metadata()
         .as_ref()
         .and_then(|m| m.get("ntk_model_config"))
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok());
-    let ours = serde_json::from_str::<serde_json::Value>(&net.config_json()).ok();
-    let (Some(serde_json::Value::Object(file)), Some(serde_json::Value::Object(ours))) =
-        (recorded, ours)
     else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
-    ours.iter()
+    let file = match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(file)) => file,
+        Ok(other) => return Err(format!("it is JSON but no object: {other}")),
+        Err(e) => return Err(format!("it is no JSON: {e}")),
+    };
+    let Ok(serde_json::Value::Object(ours)) =
+        serde_json::from_str::<serde_json::Value>(&net.config_json())
+    else {
+        return Ok(Vec::new());
+    };
+    Ok(ours
+        .iter()
         .filter(|(key, _)| key.as_str() != "seed")
         .filter_map(|(key, value)| {
             let theirs = file.get(key)?;
             (theirs != value).then(|| (key.clone(), theirs.to_string(), value.to_string()))
         })
-        .collect()
+        .collect())
 }
 
 /// How many of the tensors a file holds beyond the network's a refusal names (then a count).

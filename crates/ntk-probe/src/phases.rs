@@ -999,7 +999,12 @@ impl PhaseFiles {
             (Some(Held::Kernel), true) => "the kernel's tiles and lambda_max".into(),
             (Some(Held::Kernel), false) => "the kernel's tiles".into(),
             (None, true) => "lambda_max (the kernel is formed again)".into(),
-            (None, false) => "nothing yet".into(),
+            // Hundred-and-thirty-third hostile round, second review, N3: "nothing yet" was
+            // said of a state beside a 12 MB tile file cut off as it was written.
+            (None, false) if self.state.formed.is_some() => {
+                "a record of the kernel's formation, its tiles unfinished (formed again)".into()
+            }
+            (None, false) => "a record of no finished phase".into(),
         };
         format!("phase files in {}: {what}", self.dir.display())
     }
@@ -1412,5 +1417,43 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     {
         let _ = dir;
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a state holds is said as it is: a formation whose tiles were cut off as they
+    /// were written is no "nothing yet" (hundred-and-thirty-third hostile round, second
+    /// review, N3).
+    #[test]
+    fn a_state_is_described_as_what_it_holds() {
+        let said = |state: State| {
+            PhaseFiles {
+                dir: PathBuf::from("o/.run.phases"),
+                state,
+                read_only: false,
+            }
+            .describe()
+        };
+        let formed = State {
+            formed: Some(Formed {
+                min_angle: None,
+                seconds: 1.0,
+            }),
+            ..State::default()
+        };
+        assert_eq!(
+            said(formed.clone()),
+            "phase files in o/.run.phases: a record of the kernel's formation, its tiles \
+             unfinished (formed again)"
+        );
+        assert!(said(State::default()).ends_with(": a record of no finished phase"));
+        let tiles = State {
+            tiles: Some(Held::Kernel),
+            ..formed
+        };
+        assert!(said(tiles).ends_with(": the kernel's tiles"));
     }
 }

@@ -59,6 +59,10 @@ pub fn load_data(data: &DataConfig, test_n: usize) -> crate::Result<Data> {
         return Ok(Data::new(train, None));
     }
     let test = inputs::load_test(data, test_n).map_err(|e| crate::Error::TestSet {
+        set: match data.dataset {
+            ntk_data::Dataset::File => "data.test_x",
+            _ => "the data set's test split",
+        },
         test_n,
         source: Box::new(e.into()),
     })?;

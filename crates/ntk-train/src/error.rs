@@ -403,9 +403,13 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
-    /// The held-out set of `train.test_n` samples cannot be loaded.
-    #[error("train.test_n = {test_n}: {source}")]
+    /// The held-out set of `train.test_n` samples cannot be loaded: named as the set
+    /// (`data.test_x` or the built-in test split) with the count taken from it, not by
+    /// `train.test_n` alone, a key the user may not have set (hundred-and-thirty-third hostile
+    /// round, N3).
+    #[error("{set} (its first train.test_n = {test_n} samples): {source}")]
     TestSet {
+        set: &'static str,
         test_n: usize,
         #[source]
         source: Box<Error>,

@@ -127,6 +127,18 @@ fn npz_members_by_default_name_or_suffix() {
     );
     let test = inputs::load_test(&cfg, 2).unwrap();
     assert_eq!((test.n, test.labels.as_slice()), (2, &[1, 2][..]));
+    // Each set is described with the member read, its default too (hundred-and-thirty-third
+    // hostile round, N3: the test set's `x_test` was not named).
+    assert!(
+        got.description.contains("set.npz:x (3 x 4)"),
+        "{}",
+        got.description
+    );
+    assert!(
+        test.description.contains("set.npz:x_test (2 x 4)"),
+        "{}",
+        test.description
+    );
     assert_eq!(inputs::test_rows(&cfg).unwrap(), Some(2));
     // A member named after a colon.
     let named = PathBuf::from(format!("{}:x_test", set.display()));

@@ -56,11 +56,11 @@ impl Given {
                 let limit = blocks_limit(inputs.n);
                 let bytes = read_input("probe.blocks", path, limit, "the samples' indices")?;
                 let digest = provenance::sha256_hex(&bytes);
-                let blocks = crate::blocks::parse_bytes(bytes, path, inputs.n)?;
                 // The indices count the samples drawn (inputs.npy's rows): said where a subset
                 // moved them off the file's rows (hundred-and-thirty-third hostile round,
                 // second review, D1: a blocks file of the file's rows was applied to a random
-                // subset's positions, with no word).
+                // subset's positions, with no word), before the file is checked, so that a
+                // refusal's indices are read so too (hundred-and-thirty-fourth, N2).
                 let moved = inputs
                     .source_rows
                     .as_ref()
@@ -75,6 +75,7 @@ impl Given {
                         ntk_runs::quote::controls_escaped(&inputs.description)
                     );
                 }
+                let blocks = crate::blocks::parse_bytes(bytes, path, inputs.n)?;
                 (Some(blocks), Some(digest))
             }
             None => (None, None),
@@ -104,7 +105,17 @@ impl Given {
                         reason,
                     }
                 })?;
-                let differences = ntk_model::export::config_differences(&net, &bytes);
+                let shown = ntk_runs::quote::controls_escaped(&name);
+                let differences = ntk_model::export::config_differences(&net, &bytes)
+                    .unwrap_or_else(|why| {
+                        let why: String = why.chars().take(120).collect();
+                        eprintln!(
+                            "warning: probe.weights = {shown}: the config the file records \
+                             (its ntk_model_config metadata) cannot be read ({why}), so it is \
+                             not compared with this run's: its weights are used as they are"
+                        );
+                        Vec::new()
+                    });
                 if !differences.is_empty() {
                     let said: Vec<String> = differences
                         .iter()
@@ -113,7 +124,7 @@ impl Given {
                     eprintln!(
                         "warning: probe.weights = {}: the file was saved from a network whose \
                          config differs from this run's ({}): its weights are used as they are",
-                        ntk_runs::quote::controls_escaped(&name),
+                        shown,
                         said.join(", ")
                     );
                 }

@@ -169,6 +169,23 @@ fn given_blocks_on_a_moved_subset_say_what_they_count() {
             );
         }
     }
+    // A refusal of the file says it too, so that its index reads as a drawn sample's
+    // (hundred-and-thirty-fourth hostile round, N2: "in no block (the first: row 29)" came
+    // without the note).
+    let short = write_file(d, "short.txt", &(halves[0].clone() + "\n"));
+    let text = std::fs::read_to_string(d.join("random.toml"))
+        .unwrap()
+        .replace(&format!("{blocks:?}"), &format!("{short:?}"));
+    let cfg = write_file(d, "short.toml", &text);
+    for extra in [&["--dry-run"][..], &[]] {
+        let o = crate::common::command_cli("ntk", &cfg, d.join("short"), extra);
+        assert_eq!(o.status.code(), Some(2));
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            said.contains("its indices count the 30 samples drawn") && said.contains("in no block"),
+            "{extra:?}: {said}"
+        );
+    }
 }
 
 #[test]
@@ -1569,5 +1586,41 @@ fn weights_saved_from_another_config_are_said() {
                 "{activation} {extra:?}: {err}"
             );
         }
+    }
+}
+
+/// The hundred-and-thirty-third hostile round, second review, N1: a file whose recorded config
+/// cannot be read (`ntk_model_config` no JSON) was used without a word, so the user relying
+/// on the comparison was not told it did not run. A warning says so, dry run and run, and
+/// the weights are used as they are.
+#[test]
+fn weights_whose_recorded_config_cannot_be_read_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut bytes = std::fs::read(saved_weights(d).join("weights.safetensors")).unwrap();
+    let key = b"\"ntk_model_config\":\"{";
+    let at = bytes
+        .windows(key.len())
+        .position(|w| w == key)
+        .expect("the saved file records its config");
+    // The same length, so the header's size holds: the JSON opens with `(`.
+    bytes[at + key.len() - 1] = b'(';
+    let weights = d.join("damaged.safetensors");
+    std::fs::write(&weights, bytes).unwrap();
+    let cfg = write_file(
+        d,
+        "damaged.toml",
+        &config("", &format!("weights = \"{}\"", weights.display())),
+    );
+    for extra in [&["--dry-run"][..], &[]] {
+        let o = run_with(&cfg, &d.join("o_damaged"), extra, &[]);
+        ok(&o);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("the config the file records")
+                && err.contains("cannot be read (it is no JSON")
+                && err.contains("damaged.safetensors"),
+            "{extra:?}: {err}"
+        );
     }
 }

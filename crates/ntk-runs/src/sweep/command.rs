@@ -92,10 +92,12 @@ pub fn run_command<C: SweepCommand>(
     // alike, with the remedy that works (ninety-third hostile round, D1 and D2: the probe's
     // dry run said done, and both said `--recompute`, which fails there).
     super::refuse_unlistable(&out.join("runs"))?;
+    // Where the run's claim would refuse (an --out that cannot be made or written), the dry
+    // run refuses too, making nothing (ninth hostile round), and both in the same words
+    // (hundred-and-thirty-fourth hostile round, second review, N2: the run said "cannot
+    // create the output directory" where the dry run named the directory not writable).
+    ntk_files::outset::check_writable_unmade(&out)?;
     if call.dry_run {
-        // Where the run's claim would refuse (an --out that cannot be made or written), the
-        // dry run refuses too, making nothing (ninth hostile round).
-        ntk_files::outset::check_writable_unmade(&out)?;
         ntk_files::lock::SweepClaim::check_no_set_being_made(&out)?;
         ntk_files::lock::SweepClaim::check_no_other_writer(&out, &tool.fingerprint())?;
         tool.dry_run(&out, shard)?;

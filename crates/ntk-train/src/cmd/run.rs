@@ -315,6 +315,24 @@ impl SweepCommand for TrainCommand<'_> {
         sweep::check_out(out, &self.points)?;
         sweep::check_inputs_outside(self.cfg, out)?;
         sweep::check_untracked(out, &self.points)?;
+        // Several outputs are predicted through their summed kernel, an approximation at
+        // finite width that docs alone said (hundred-and-thirty-third hostile round, second
+        // review, N2: 1.3-1.7x off in the first step's decrease, read as the theory failing).
+        let outputs = self
+            .points
+            .iter()
+            .filter(|p| p.cfg.prediction.is_some())
+            .filter_map(|p| p.cfg.spec().ok())
+            .map(|s| s.classes())
+            .max();
+        if let Some(k) = outputs.filter(|k| *k >= 2) {
+            eprintln!(
+                "note: [prediction]: the network has {k} outputs: each is predicted with the NTK \
+                 summed over the outputs and divided by {k} (the block-diagonal approximation, \
+                 exact at infinite width; at finite width the outputs' kernels differ and the \
+                 prediction with them); predicted_spectrum.csv's outputs column says it"
+            );
+        }
         if self.compute.is_none() {
             let train = &self.cfg.train;
             self.compute = Some(backend::select(train.backend.as_deref(), train.precision)?);

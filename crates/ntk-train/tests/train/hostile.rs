@@ -7383,3 +7383,27 @@ fn a_tracked_batch_kernel_that_underflows_is_refused() {
     let o = run(&args(&f64, &d.join("f64"), &[]));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// An `--out` that cannot be made (its parent a file) is refused in the same words by the
+/// dry run and the run (hundred-and-thirty-fourth hostile round, second review, N2: the run
+/// said "cannot create the output directory", the dry run named the directory above it).
+#[test]
+fn an_out_that_cannot_be_made_is_refused_alike_by_dry_run_and_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(dir.path(), "run.toml", TINY);
+    let file = write(dir.path(), "plain", "a file, not a directory\n");
+    let out = file.join("run");
+    let said: Vec<String> = [&["--dry-run"][..], &[]]
+        .into_iter()
+        .map(|extra| {
+            let o = run(&args(&cfg, &out, extra));
+            assert_clean_error("--out under a file", &o, &["plain", "cannot be made there"]);
+            String::from_utf8_lossy(&o.stderr).into_owned()
+        })
+        .collect();
+    assert_eq!(said[0], said[1]);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "a file, not a directory\n"
+    );
+}
