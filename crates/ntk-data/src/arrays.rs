@@ -96,6 +96,9 @@ impl Location {
     /// Reads a key's value: `FILE` or `FILE.npz:MEMBER`.
     pub fn parse(spec: &Path, role: Role) -> Result<Self> {
         let text = spec.to_string_lossy();
+        if text.trim().is_empty() {
+            return Err(DataError::EmptyPath);
+        }
         let (path, member) = match text.rfind(".npz:") {
             Some(at) => (
                 PathBuf::from(&text[..at + 4]),
@@ -566,8 +569,15 @@ fn npz_member<'a>(
     archive: &'a mut zip::ZipArchive<std::fs::File>,
 ) -> Result<zip::read::ZipFile<'a>> {
     let member = at.member.as_deref().unwrap_or_default();
-    let file = format!("{member}.npy");
-    if !archive.file_names().any(|n| n == file) {
+    // `NAME.npy`, as numpy.savez writes it, or `NAME` alone, which numpy.load reads too
+    // (hundred-and-thirty-fifth hostile round, second review, D2: the archive was said to
+    // hold `x` and `FILE.npz:x` was refused).
+    let with_suffix = format!("{member}.npy");
+    let file = [with_suffix.as_str(), member]
+        .into_iter()
+        .find(|name| archive.file_names().any(|n| n == *name))
+        .map(str::to_string);
+    let Some(file) = file else {
         let mut names: Vec<&str> = archive
             .file_names()
             .map(|n| n.strip_suffix(".npy").unwrap_or(n))
@@ -584,7 +594,7 @@ fn npz_member<'a>(
                 }
             ),
         ));
-    }
+    };
     archive
         .by_name(&file)
         .map_err(|e| bad(&at.name(), format!("cannot read the member: {e}")))
@@ -616,9 +626,10 @@ struct TextGuard<R> {
     /// The current line's commas ([`MAX_CSV_FIELDS`]; the file's width from its first line
     /// of fields).
     line_commas: u64,
-    /// Whether the current line of fields is inside a quoted field, and whether a `#`
-    /// outside quotes has opened its comment (whose quotes are read as spaces).
-    line_quoted: bool,
+    /// Where the current line of fields stands among quotes, as the CSV reader reads them
+    /// ([`Quote`]), and whether a `#` outside quotes has opened its comment (whose quotes
+    /// are read as spaces).
+    quote: Quote,
     line_hashed: bool,
     /// The current line's bytes (the first [`COMMENT_KEPT`]) where it starts with `#`, which
     /// the CSV reader skips as a comment: to tell a row that opens with a spreadsheet's
@@ -640,6 +651,29 @@ struct TextGuard<R> {
     run_start: Option<u64>,
     problem: Option<(usize, u64, String)>,
 }
+
+/// Where a line of fields stands among quotes, byte by byte, as the CSV reader (csv-core)
+/// reads them: a `"` opens a quoted field only as the field's first byte; in one, `""` is a
+/// quote, and a `"` before anything else closes it (the field goes on unquoted). A
+/// [`TextGuard`] that flipped at every `"` took the `"` of a name such as `len"` for an
+/// opening one and a comment's `,"` for a closing one, and the rows below were read into
+/// one field (hundred-and-thirty-fifth hostile round, D1).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Quote {
+    /// Outside quotes; `true` at a field's first byte.
+    Out(bool),
+    /// In a quoted field.
+    In,
+    /// In a quoted field, just after a `"`: another makes it a quote, anything else closes
+    /// the field's quotes.
+    Closing,
+}
+
+/// The byte the guard writes for a `#` that opens a comment after a row's fields: a NUL,
+/// which no file brings (it is refused as read), so that the parser cuts the row's fields
+/// there and nowhere else: a `#` in a quoted field is text (hundred-and-thirty-fifth hostile
+/// round, N1: `"# not a comment",3` was dropped as a comment, its number with it).
+const COMMENT_MARK: char = '\0';
 
 /// The runs of blank and comment lines a [`TextGuard`] found and the parser has not passed.
 #[derive(Default)]
@@ -703,6 +737,15 @@ impl<R: Read> Read for TextGuard<R> {
             let at = self.read + i as u64;
             let what = if b == 0 {
                 format!("a NUL byte at byte {at} of the file: not a text file of numbers")
+            } else if b == b'\n' && self.quote == Quote::In {
+                // A field of numbers holds no line break: a quoted field that runs over the
+                // line's end is refused here, before the reader holds it whole over the lines
+                // below (hundred-and-thirty-fifth hostile round, D2: a quote opening a 652 KB
+                // gzipped file took 4.4 GB; D1 and N3, a name with a line break put the
+                // comment guard out of step and blamed the next line).
+                "a quoted field runs over the line's end: a table of numbers holds no line \
+                 break inside a field (a header name with one: write it on one line)"
+                    .to_string()
             } else if b == b'\n' {
                 if self.line_len == self.lead() && self.run_start.is_none() {
                     self.run_start = Some(at - self.mark); // a blank line
@@ -713,7 +756,7 @@ impl<R: Read> Read for TextGuard<R> {
                         self.line += 1;
                         self.line_len = 0;
                         self.line_commas = 0;
-                        self.line_quoted = false;
+                        self.quote = Quote::Out(true);
                         self.line_hashed = false;
                         continue;
                     }
@@ -737,21 +780,37 @@ impl<R: Read> Read for TextGuard<R> {
                 if b == b',' {
                     self.line_commas += 1;
                 }
+                let lead = self.lead();
+                let is_mark =
+                    self.line == 1 && at == self.mark && self.mark < 3 && b == MARK[at as usize];
                 // A comment after a row's numbers ends at its line's end, quotes and all: a `"`
                 // in it is read as a space, never as a quoted field that runs on over the
                 // lines below (hundred-and-thirty-fourth hostile round, D2: `1,2 # a,"b` took
-                // the next rows into one field, up to the next quote, with exit 0). A `#` in a
-                // quoted field opens no comment.
-                if self.comment.is_none() {
-                    match b {
-                        b'"' if self.line_hashed => *slot = b' ',
-                        b'"' => self.line_quoted = !self.line_quoted,
-                        b'#' if !self.line_quoted => self.line_hashed = true,
-                        _ => {}
+                // the next rows into one field, up to the next quote, with exit 0); its `#` is
+                // marked for the parser ([`COMMENT_MARK`]). A `#` in a quoted field is text.
+                // A line that opens with `#` is the reader's own comment, skipped whole.
+                let comment_line = self.comment.is_some() || (self.line_len == lead && b == b'#');
+                if !comment_line && !is_mark {
+                    if self.line_hashed {
+                        if b == b'"' {
+                            *slot = b' ';
+                        }
+                    } else {
+                        self.quote = match (self.quote, b) {
+                            (Quote::Out(true), b'"') | (Quote::Closing, b'"') => Quote::In,
+                            (Quote::In, b'"') => Quote::Closing,
+                            (Quote::In, _) => Quote::In,
+                            (_, b',') => Quote::Out(true),
+                            (_, b'#') => {
+                                self.line_hashed = true;
+                                *slot = COMMENT_MARK as u8;
+                                Quote::Out(false)
+                            }
+                            _ => Quote::Out(false),
+                        };
                     }
                 }
-                let lead = self.lead();
-                if self.line == 1 && at == self.mark && self.mark < 3 && b == MARK[at as usize] {
+                if is_mark {
                     self.mark += 1;
                 } else if self.line_len == lead {
                     // The line's first byte: a comment's or a blank line's opens a run (or
@@ -806,7 +865,7 @@ fn parse_csv(
         line: 1,
         line_len: 0,
         line_commas: 0,
-        line_quoted: false,
+        quote: Quote::Out(true),
         line_hashed: false,
         comment: None,
         mark: 0,
@@ -913,8 +972,12 @@ fn parse_csv_text(
         if count == 0 {
             // A row opening with a spreadsheet's error value after spaces, read as a
             // comment, is a row lost.
-            let line: Vec<&str> = record.iter().collect();
-            if let Some(why) = row_not_comment(line.join(",").trim_start(), cols == Some(1)) {
+            let line = record
+                .iter()
+                .collect::<Vec<_>>()
+                .join(",")
+                .replace(COMMENT_MARK, "#");
+            if let Some(why) = row_not_comment(line.trim_start(), cols == Some(1)) {
                 return Err(at(why));
             }
             continue; // a comment line the reader did not skip (`  # ...`)
@@ -946,8 +1009,8 @@ fn parse_csv_text(
         // the refusal blamed the next row, or the row of a file of two columns was read
         // whole (hundred-and-thirty-fourth hostile round, N1; round 131's N3).
         if let Some(field) = record.get(whole).filter(|_| cut.is_none() && whole > 0) {
-            let field = field.trim_start();
-            if opens_a_word(field) {
+            let field = field.trim_start().replacen(COMMENT_MARK, "#", 1);
+            if opens_a_word(&field) {
                 let shown: String = field.chars().take(32).collect();
                 return Err(at(format!(
                     "field {} (counted from 1): {shown:?} is `#` and a word, a spreadsheet's \
@@ -981,6 +1044,11 @@ fn parse_csv_text(
                             "the ASCII '-'"
                         }
                     ),
+                    // A quoted one, whose `#` is text (hundred-and-thirty-fifth hostile
+                    // round, N1).
+                    None if opens_a_word(field) => " (a spreadsheet's error value, a missing or \
+                        failed number: write the number, or remove the row)"
+                        .to_string(),
                     // Hundred-and-thirty-second hostile round, N1: classic Mac OS line ends.
                     None if field.contains('\r') => " (it holds a carriage return alone, which \
                         is no line end here: convert the file's line ends to LF or CRLF)"
@@ -1048,11 +1116,12 @@ fn parse_csv_text(
     }
 }
 
-/// The fields of `record` before a `#` comment: how many stand whole before the field that
-/// holds the `#`, and that field's text before it, trimmed, where any is left.
+/// The fields of `record` before a `#` comment (the [`COMMENT_MARK`] the guard wrote for
+/// it): how many stand whole before the field that holds it, and that field's text before
+/// it, trimmed, where any is left.
 fn comment_cut(record: &csv::StringRecord) -> (usize, Option<&str>) {
     for (i, field) in record.iter().enumerate() {
-        if let Some((before, _)) = field.split_once('#') {
+        if let Some((before, _)) = field.split_once(COMMENT_MARK) {
             let before = before.trim();
             return (i, Some(before).filter(|b| !b.is_empty()));
         }
@@ -1617,8 +1686,53 @@ mod tests {
             let (v, rows, _) = parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
             assert_eq!((v, rows), (vec![1.0, 2.0, 3.0, 4.0], 2), "{text:?}");
         }
-        let (v, _, _) = parse("\"1\",\"2#\"\n3,4\n").unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(v.len(), 4, "a # in quotes opens no comment: {v:?}");
+        // The quotes as the CSV reader reads them: only at a field's first byte does a `"`
+        // open one, so a name's quote (`len"`) or a quoted name's `#` leaves a comment's `,"`
+        // a space (hundred-and-thirty-fifth hostile round, D1: two of four rows were lost).
+        for text in [
+            "len\",w # see,\"notes\n1,2\n3,4\n# end of \"notes\"\n5,6\n7,8\n",
+            "len\",w # see,\"notes\r\n1,2\r\n3,4\r\n# end of \"notes\"\r\n5,6\r\n7,8\r\n",
+            "\"id#\",\"v\"\"al\" # c,\"x\n1,2\n3,4\n# \"\n5,6\n7,8\n",
+            " \"a\",w # c,\"x\n1,2\n3,4\n# \"\n5,6\n7,8\n",
+        ] {
+            let (v, rows, _) = parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            assert_eq!(rows, 4, "{text:?}: {v:?}");
+            assert_eq!(v, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], "{text:?}");
+        }
+        // A quoted field that runs over its line's end is refused at that line, before the
+        // reader holds the lines below (D2: a quote opening a file held it whole; N3: a name
+        // with a line break was blamed on the next line).
+        for text in [
+            "\"a\nb\",c # x,\"y\n1,2\n3,4\n# \"\n5,6\n",
+            "\"1,2\n1,2\n1,2\n",
+            "1,2\n\"1\n#x\",2\n3,4\n",
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            let line = if text.starts_with('1') {
+                "line 2"
+            } else {
+                "line 1"
+            };
+            assert!(
+                e.contains(line) && e.contains("a quoted field runs over the line's end"),
+                "{text:?}: {e}"
+            );
+        }
+        // A `#` in a quoted field is text: the field is refused as no number, never cut as a
+        // comment that took the row's numbers with it (N1).
+        for (text, said) in [
+            (
+                "1,2\n\"# not a comment\",3\n4,5\n",
+                "line 2 (byte offset 4): field 1",
+            ),
+            ("\"1\",\"2#\"\n3,4\n", "line 1 (byte offset 0): field 2"),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(
+                e.contains(said) && e.contains("is not a number"),
+                "{text:?}: {e}"
+            );
+        }
         let e = parse("1,2\r3,4\rabc,1\r").unwrap_err().to_string();
         assert!(e.contains("a carriage return alone"), "{e}");
         let (v, _, _) =

@@ -149,8 +149,20 @@ pub fn fill_file_n(table: &mut toml::Table) -> Result<bool, crate::MissingDefaul
     if !is_file || (data.contains_key("n") && data.contains_key("subset")) {
         return Ok(false);
     }
+    // No data.x and no n: the key missing is data.x, which the default is read from, not
+    // the n serde would name (hundred-and-thirty-fifth hostile round, second review, D1:
+    // "TOML parse error at line 1 ... missing field `n`").
     let Some(x) = data.get("x").and_then(|v| v.as_str()) else {
-        return Ok(false);
+        if data.contains_key("x") || data.contains_key("n") {
+            return Ok(false);
+        }
+        return Err(crate::MissingDefault {
+            key: "data.x".into(),
+            message: format!(
+                "required with data.dataset = \"{}\" (data.n, left out, is its every row)",
+                Dataset::File.name()
+            ),
+        });
     };
     let rows = match crate::arrays::peek_inputs(std::path::Path::new(x), crate::arrays::Role::X) {
         Ok(peek) => peek.rows,

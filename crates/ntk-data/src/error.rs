@@ -339,6 +339,11 @@ pub enum DataError {
         source: Box<DataError>,
     },
 
+    /// A key's path that is empty, or blanks alone (hundred-and-thirty-fifth hostile round,
+    /// second review, N1: "data.labels: : unknown format").
+    #[error("an empty path: name the file, or leave the key out")]
+    EmptyPath,
+
     /// A user's data file (`data.dataset = "file"`) that is not what its key needs: the
     /// wrong format, shape or dtype, a value that is not finite, a label out of range.
     #[error("{}: {reason}", .path.shown())]

@@ -241,6 +241,29 @@ pub fn config_differences<N: Named>(
         .collect())
 }
 
+/// The row-major index `i` of a tensor of `shape`, as numpy writes it (`[2, 0]`).
+pub fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
+    let mut at = vec![0; shape.len()];
+    for (a, &d) in at.iter_mut().zip(shape).rev() {
+        *a = i % d.max(1);
+        i /= d.max(1);
+    }
+    at
+}
+
+/// The first entry of `net`'s tensors that is not finite, in words: "tensor
+/// `layers.0.weight` (shape [5, 16]) holds inf at index [0, 3]".
+pub fn first_non_finite<N: Named>(net: &N) -> Option<String> {
+    net.tensors().into_iter().find_map(|(name, shape, values)| {
+        let i = values.iter().position(|v| !v.is_finite())?;
+        Some(format!(
+            "tensor `{name}` (shape {shape:?}) holds {} at index {:?}",
+            values[i],
+            unravel(i, &shape)
+        ))
+    })
+}
+
 /// How many of the tensors a file holds beyond the network's a refusal names (then a count).
 const NAMED_UNUSED: usize = 5;
 

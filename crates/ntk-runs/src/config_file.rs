@@ -13,6 +13,93 @@ pub const TRAINING_TABLES: [&str; 6] = [
     "prediction",
 ];
 
+/// The tables of either tool's config: each given as a table or not at all.
+pub const SECTIONS: [&str; 12] = [
+    "data",
+    "model",
+    "resnet",
+    "probe",
+    "onnx",
+    "sweep",
+    "optim",
+    "train",
+    "schedule",
+    "ntk",
+    "representations",
+    "prediction",
+];
+
+/// The first of `table`'s sections, or of `sweep.families`' entries, given as something
+/// other than a table, and the message that says so. serde reads a struct from an array by
+/// position, so `prediction = []` turned the prediction on, `ntk = [5, 60]` set `ntk.every`
+/// and `ntk.n`, and a failed reading named Rust types (hundred-and-thirty-fifth hostile
+/// round, second review, D3).
+pub fn not_a_table(table: &toml::Table) -> Option<(String, String)> {
+    let what = |v: &toml::Value| match v {
+        toml::Value::Array(_) => "an array",
+        toml::Value::String(_) => "a string",
+        toml::Value::Integer(_) => "an integer",
+        toml::Value::Float(_) => "a float",
+        toml::Value::Boolean(_) => "a boolean",
+        toml::Value::Datetime(_) => "a date",
+        toml::Value::Table(_) => "a table",
+    };
+    for (key, value) in table {
+        if SECTIONS.contains(&key.as_str()) && !value.is_table() {
+            return Some((
+                key.clone(),
+                format!(
+                    "{key} is a table of keys ([{key}] with its keys below it, or {key} = {{ ... }}), \
+                     not {}: no section is read by position",
+                    what(value)
+                ),
+            ));
+        }
+    }
+    let families = table.get("sweep").and_then(|s| s.get("families"));
+    if let Some(toml::Value::Array(entries)) = families
+        && let Some(entry) = entries.iter().find(|e| !e.is_table())
+    {
+        return Some((
+            "sweep.families".into(),
+            format!(
+                "sweep.families: each entry is a table {{ activation = ..., normalization = ... }}, \
+                 not {}",
+                what(entry)
+            ),
+        ));
+    }
+    None
+}
+
+/// The line of `text` that gives `key` (its last part, `families` for `sweep.families`), for
+/// a message: `line N: `, or nothing where none is found.
+pub fn line_of_key(text: &str, key: &str) -> String {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    text.lines()
+        .position(|l| {
+            l.trim_start()
+                .strip_prefix(last)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map_or(String::new(), |i| format!("line {}: ", i + 1))
+}
+
+/// [`not_a_table`] of a file's `text`, as the file's error.
+pub fn check_sections(path: &Path, text: &str) -> crate::Result<()> {
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return Ok(()); // the parse below says why
+    };
+    match not_a_table(&table) {
+        Some((key, message)) => Err(crate::Error::ConfigKey {
+            path: path.to_path_buf(),
+            message: format!("{}{message}", line_of_key(text, &key)),
+            key: None,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Reads and parses a TOML config file; errors name the file, and for bad or unknown keys
 /// the line and key (the toml crate's message).
 pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<T> {
@@ -21,6 +108,7 @@ pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> crate::Result<T
 
 /// [`load_toml`] of a file's `text` already read.
 pub fn parse_toml<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> crate::Result<T> {
+    check_sections(path, text)?;
     toml::from_str(text).map_err(|source| {
         // A key beside its former name: both named, with the line of the table.
         if let Some(message) = former_name_given_twice(source.message(), "") {

@@ -425,6 +425,7 @@ impl Source {
                 value: literal,
             });
         }
+        crate::config_file::check_sections(path, &text)?;
         Ok(Self {
             path: path.to_path_buf(),
             text,
@@ -656,6 +657,25 @@ fn from_table<T: DeserializeOwned>(
         if let Some(e) = refused_removal::<T>(a) {
             return Err(e);
         }
+    }
+    // A section an override gives as no table (the file's own are refused as read).
+    if let Some((key, message)) = crate::config_file::not_a_table(&table) {
+        let culprit = sets.iter().rev().find(|a| {
+            a.key == key || key.starts_with(&format!("{}.", a.key)) || a.key.starts_with(&key)
+        });
+        return Err(match culprit {
+            Some(a) => Error::Override {
+                origin: a.origin.clone(),
+                message,
+                key: None,
+            },
+            None => Error::ConfigWith {
+                path: path.to_path_buf(),
+                origins: origins_of(sets),
+                message,
+                key: None,
+            },
+        });
     }
     let err = match table.clone().try_into::<T>() {
         Ok(v) => return Ok(v),

@@ -26,6 +26,11 @@ pub enum Measured {
     TrainingBatch,
     /// The loss on the test set at the end of an epoch.
     Test,
+    /// The weights at the end of an epoch, after its last step: an update that passed the
+    /// precision's range leaves weights that are not finite, whose loss no step has seen yet
+    /// (hundred-and-thirty-fifth hostile round, D3: a one-step f32 epoch wrote infinite
+    /// weights into a "finished" run's checkpoint).
+    Weights,
 }
 
 impl Measured {
@@ -33,6 +38,7 @@ impl Measured {
         match self {
             Self::TrainingBatch => "the training loss",
             Self::Test => "the test loss",
+            Self::Weights => "the weights",
         }
     }
 }
@@ -48,11 +54,21 @@ pub struct Divergence {
     pub initial_loss: Option<f64>,
     /// `train.divergence_factor`.
     pub factor: f64,
+    /// Where the weights are not finite ([`Measured::Weights`]): the tensor and entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 impl std::fmt::Display for Divergence {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let what = self.measured.describe();
+        if let Some(detail) = &self.detail {
+            return write!(
+                f,
+                "{what} are not finite after the epoch's last step ({detail}): an update passed \
+                 the range of the training precision"
+            );
+        }
         match (self.loss, self.initial_loss) {
             // The engines sum a batch's losses over its samples before the mean: that sum, not
             // the mean, is what passes the range (hundred-and-eighteenth hostile round, D4).
@@ -118,12 +134,21 @@ impl Guard {
         self.verdict(measured, None)
     }
 
+    /// The verdict on weights that are not finite at an epoch's end, `detail` saying where.
+    pub fn weights_not_finite(&self, detail: String) -> Divergence {
+        Divergence {
+            detail: Some(detail),
+            ..self.verdict(Measured::Weights, None)
+        }
+    }
+
     fn verdict(&self, measured: Measured, loss: Option<f64>) -> Divergence {
         Divergence {
             measured,
             loss,
             initial_loss: self.initial_loss,
             factor: self.factor,
+            detail: None,
         }
     }
 }

@@ -291,6 +291,14 @@ pub(crate) fn record_epoch(
     totals: &EpochTotals,
 ) -> crate::Result<Option<Divergence>> {
     let last = epoch == run.epochs;
+    // Every step's loss was finite, but the last update may have left weights that are not
+    // (hundred-and-thirty-fifth hostile round, D3: an f32 step wrote infinite weights into a
+    // "finished" run's checkpoint, or into "the last good state"): a divergence, this
+    // epoch's, with nothing of its state kept.
+    let state = stepper.snapshot();
+    if let Some(detail) = ntk_model::export::first_non_finite(&state.model) {
+        return Ok(Some(progress.guard.weights_not_finite(detail)));
+    }
     let row = epoch_row(run, stepper, epoch, progress.iteration, totals);
     log_epoch(run, &row);
     if let Some(why) = row
@@ -301,7 +309,7 @@ pub(crate) fn record_epoch(
     }
     progress.rows.push(row);
     write_csv(&run.out.join("metrics.csv"), &progress.rows)?;
-    progress.checkpoint_or_keep(run, stepper.snapshot(), epoch, last)?;
+    progress.checkpoint_or_keep(run, state, epoch, last)?;
     if let Some(tr) = tracking {
         tr.record(run, stepper, &mut progress.tracked, epoch, last)?;
     }

@@ -291,7 +291,7 @@ fn check_finite(net: &Net, path: &Path, precision: Precision) -> crate::Result<(
                 "tensor `{name}` (shape {shape:?}) holds {} at index {:?}{f32_note}: the \
                  network's outputs and kernel would not be finite",
                 values[i],
-                unravel(i, &shape),
+                ntk_model::export::unravel(i, &shape),
             )));
         }
         if name.ends_with("running_var")
@@ -329,23 +329,13 @@ fn check_underflow(net: &Net, file: &Net, path: &Path, precision: Precision) -> 
                      {normal:e}: the value underflows, losing its digits or vanishing; \
                      rescale the weights or probe in f64",
                     given[i],
-                    unravel(i, &shape),
+                    ntk_model::export::unravel(i, &shape),
                     held[i]
                 ),
             });
         }
     }
     Ok(())
-}
-
-/// The multi-index of the row-major flat index `i` in `shape`.
-fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
-    let mut at = vec![0; shape.len()];
-    for (a, &d) in at.iter_mut().zip(shape).rev() {
-        *a = i % d.max(1);
-        i /= d.max(1);
-    }
-    at
 }
 
 /// Refuses, before any work (a dry run too), inputs and weights whose kernel overflows or

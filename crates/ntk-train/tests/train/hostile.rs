@@ -7407,3 +7407,131 @@ fn an_out_that_cannot_be_made_is_refused_alike_by_dry_run_and_run() {
         "a file, not a directory\n"
     );
 }
+
+/// A section given as anything but a table is refused naming it, in the file and under
+/// `--set`, dry run and run (hundred-and-thirty-fifth hostile round, second review, D3:
+/// serde read an array by position, so `prediction = []` turned the prediction on, `ntk =
+/// [5, 60]` set `ntk.every` and `ntk.n`, and `optim = [0.07]` the learning rate; a failed
+/// reading named Rust types).
+#[test]
+fn a_section_given_as_an_array_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cfg = write(d, "run.toml", TINY);
+    let out = d.join("o");
+    for (set, culprits) in [
+        (
+            "prediction=[]",
+            ["--set prediction=[]", "prediction is a table of keys"],
+        ),
+        (
+            "ntk=[5, 60]",
+            ["--set ntk=[5, 60]", "ntk is a table of keys"],
+        ),
+        ("model=[]", ["--set model=[]", "not an array"]),
+        (
+            "sweep.families=[[\"relu\", \"none\"]]",
+            ["sweep.families", "each entry is a table"],
+        ),
+    ] {
+        for extra in [&["--dry-run"][..], &[]] {
+            let mut a = args(&cfg, &out, extra);
+            a.extend(["--set".into(), set.into()]);
+            assert_clean_error(set, &run(&a), &culprits);
+        }
+    }
+    assert!(!out.exists());
+    let text =
+        "optim = [0.07]\n".to_string() + &TINY.replace("[optim]\nlr = 0.1\nmomentum = 0.5\n", "");
+    let arrayed = write(d, "arrayed.toml", &text);
+    assert_clean_error(
+        "optim = [0.07] in the file",
+        &run(&args(&arrayed, &out, &["--dry-run"])),
+        &[
+            "arrayed.toml",
+            "line 1: optim is a table of keys",
+            "an array",
+        ],
+    );
+}
+
+/// A normalized ResNet's sweep over `sweep.activations` needs no `resnet.activation` in its
+/// base config, as an MLP's needs no `model.activation`: the axis fills it (hundred-and-
+/// thirty-fifth hostile round, second review, D4: the key was asked for, and `--set
+/// resnet.activation=...` then refused as an override the axis ignores).
+#[test]
+fn a_normalized_resnet_sweep_over_activations_needs_no_activation_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cifar = d.join("cifar");
+    ntk_data::cifar::write_cifar_like(&cifar, 12, 3).unwrap();
+    let text = format!(
+        "[data]\ndataset = \"cifar-10\"\nn = 20\nsubset = \"first\"\ndir = \"{}\"\n\
+         [resnet]\ndepth = 8\nvariant = \"normalized\"\n\
+         [optim]\nlr = 0.01\n\
+         [train]\nbatch_size = 10\nepochs = 1\ntest_n = 0\n\
+         [sweep]\nactivations = [\"gelu\", \"tanh\"]\n",
+        cifar.display()
+    );
+    let cfg = write(d, "rn.toml", &text);
+    let o = run(&[
+        "sweep".into(),
+        "--config".into(),
+        cfg.into(),
+        "--out".into(),
+        d.join("o").into(),
+        "--dry-run".into(),
+    ]);
+    assert_ok("normalized sweep over activations", &o);
+    let said = String::from_utf8_lossy(&o.stderr).to_string() + &String::from_utf8_lossy(&o.stdout);
+    assert!(said.contains("gelu") && said.contains("tanh"), "{said}");
+}
+
+/// A step whose update leaves weights that are not finite ends the run as diverged in that
+/// epoch, keeping no checkpoint of its state, though every loss its steps saw was finite
+/// (hundred-and-thirty-fifth hostile round, D3: an f32 full-batch step on a row of 1e25
+/// wrote infinite weights into a "finished" run's checkpoint; with more epochs that
+/// checkpoint was "the last good state").
+#[test]
+fn weights_that_leave_the_range_end_the_run_as_diverged() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rows: String = (0..60)
+        .map(|i| {
+            let scale = if i == 40 { 1e25 } else { 1.0 };
+            (0..5)
+                .map(|j| format!("{}", scale * (((i * 7 + j * 3) % 11) as f64 / 5.0 - 1.0)))
+                .collect::<Vec<_>>()
+                .join(",")
+                + "\n"
+        })
+        .collect();
+    write(d, "x.csv", &rows);
+    let labels: String = (0..60).map(|i| format!("{}\n", i % 2)).collect();
+    write(d, "y.csv", &labels);
+    let text = format!(
+        "[data]\ndataset = \"file\"\nx = \"{0}/x.csv\"\nlabels = \"{0}/y.csv\"\nn = 60\n\
+         subset = \"first\"\n[model]\nwidth = 16\ndepth = 1\nactivation = \"relu\"\n\
+         output_dim = 1\n[optim]\nlr = 0.1\nmomentum = 0.0\n[train]\nbatch_size = 60\n\
+         epochs = 3\ntest_n = 0\nprecision = \"f32\"\nloss = \"mse\"\n",
+        d.display()
+    );
+    let cfg = write(d, "run.toml", &text);
+    let out = d.join("o");
+    let o = run(&args(&cfg, &out, &[]));
+    assert_ok("f32 weights beyond the range", &o);
+    let said = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains(
+            "diverged in epoch 1 (the weights are not finite after the epoch's last step"
+        ) && said.contains("layers.0.weight"),
+        "{said}"
+    );
+    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(
+        summary.contains("\"status\": \"diverged\"")
+            && summary.contains("\"measured\": \"weights\""),
+        "{summary}"
+    );
+    assert!(!out.join("checkpoint.json").exists() && !out.join("checkpoints").exists());
+}
