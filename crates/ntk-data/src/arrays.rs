@@ -573,10 +573,22 @@ fn npz_member<'a>(
     // (hundred-and-thirty-fifth hostile round, second review, D2: the archive was said to
     // hold `x` and `FILE.npz:x` was refused).
     let with_suffix = format!("{member}.npy");
-    let file = [with_suffix.as_str(), member]
+    let held: Vec<&str> = [with_suffix.as_str(), member]
         .into_iter()
-        .find(|name| archive.file_names().any(|n| n == *name))
-        .map(str::to_string);
+        .filter(|name| archive.file_names().any(|n| n == *name))
+        .collect();
+    // Both stored: numpy reads the bare one, savez writes the other; neither is surely the
+    // array meant (hundred-and-thirty-sixth hostile round, D3: `x.npy` was read where numpy
+    // reads `x`).
+    if let [a, b] = held[..] {
+        return Err(bad(
+            &at.path,
+            format!(
+                "the archive holds two arrays named {member:?} (members {a:?} and {b:?}): which is meant cannot be told; store one"
+            ),
+        ));
+    }
+    let file = held.first().map(|name| name.to_string());
     let Some(file) = file else {
         let mut names: Vec<&str> = archive
             .file_names()

@@ -58,6 +58,11 @@ pub struct Step {
     pub node: Node,
     /// Its inputs, in the node's order.
     pub inputs: Vec<Operand>,
+    /// The node as messages name it: the file's name for it (onnx-ir renames nodes by
+    /// operator and count, `gemm2`, names the file does not have: hundred-and-thirty-sixth
+    /// hostile round, second review, D2), or onnx-ir's, said as such, where onnx-ir did not
+    /// keep the file's nodes one for one.
+    pub name: String,
 }
 
 /// A whole graph, ready to run.
@@ -140,8 +145,25 @@ pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
             t.name
         )));
     }
+    // Each value is named once in an ONNX graph; a second initializer of a name would be
+    // dropped and the kernel formed from the other (hundred-and-thirty-sixth hostile round,
+    // second review, D1).
+    let mut seen = HashSet::new();
+    if let Some(t) = model
+        .graph
+        .initializer
+        .iter()
+        .find(|t| !seen.insert(t.name.as_str()))
+    {
+        return Err(parse_err(format!(
+            "the initializer '{}' is defined twice: an ONNX graph names each value once \
+             (onnx.checker refuses it: \"Duplicate definition of name\"), and which of the two \
+             is the parameter cannot be told",
+            t.name
+        )));
+    }
     ops::check_supported(path, &model)?;
-    let nodes = model
+    let nodes: Vec<FileNode> = model
         .graph
         .node
         .iter()
@@ -196,11 +218,25 @@ pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
             builder.constant_ids.insert(out.name.clone(), id);
         }
     }
+    // The file's nodes and onnx-ir's, paired in order where onnx-ir kept them one for one,
+    // operator for operator ([`same_operator`]).
+    let file_nodes: Vec<&FileNode> = nodes.iter().filter(|n| n.op != "Constant").collect();
+    let kept: Vec<&Node> = graph
+        .nodes
+        .iter()
+        .filter(|n| !matches!(n, Node::Constant(_)))
+        .collect();
+    let paired = file_nodes.len() == kept.len()
+        && file_nodes
+            .iter()
+            .zip(&kept)
+            .all(|(f, n)| same_operator(&f.op, &format!("{:?}", n.node_type())));
     let mut steps = Vec::new();
-    for node in &graph.nodes {
-        if matches!(node, Node::Constant(_)) {
-            continue;
-        }
+    for node in kept {
+        let name = match paired {
+            true => file_nodes[steps.len()].name.clone(),
+            false => format!("{}, as onnx-ir numbers the nodes", node.name()),
+        };
         let buffers: &[usize] = match node {
             Node::BatchNormalization(_) => &[3, 4],
             _ => &[],
@@ -209,11 +245,12 @@ pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
             .inputs()
             .iter()
             .enumerate()
-            .map(|(i, arg)| builder.operand(node, arg, !buffers.contains(&i)))
+            .map(|(i, arg)| builder.operand((node, &name), arg, !buffers.contains(&i)))
             .collect::<Result<Vec<_>>>()?;
         steps.push(Step {
             node: node.clone(),
             inputs,
+            name,
         });
     }
     let (input, sample_dims) = interface_input(path, &graph.inputs)?;
@@ -372,6 +409,12 @@ fn interface_input(path: &Path, inputs: &[Argument]) -> Result<(String, Vec<usiz
     Ok((input.name.clone(), dims))
 }
 
+/// Whether onnx-ir's node type `ir` is the file's operator `op` as onnx-ir remaps it: its
+/// `Conv2d` is the file's `Conv`, its `Linear` a `Gemm` (or a `MatMul` of a weight).
+fn same_operator(op: &str, ir: &str) -> bool {
+    ir.starts_with(op) || (ir == "Linear" && matches!(op, "Gemm" | "MatMul"))
+}
+
 /// Resolves node inputs, collecting parameters as it meets them.
 struct Builder<'a> {
     path: &'a Path,
@@ -385,7 +428,12 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    fn operand(&mut self, node: &Node, arg: &Argument, trainable: bool) -> Result<Operand> {
+    fn operand(
+        &mut self,
+        (node, node_name): (&Node, &str),
+        arg: &Argument,
+        trainable: bool,
+    ) -> Result<Operand> {
         let id = match arg.value_source {
             ValueSource::Dynamic => return Ok(Operand::Value(arg.name.clone())),
             ValueSource::Optional => return Ok(Operand::Absent),
@@ -394,7 +442,7 @@ impl Builder<'_> {
         };
         let node_err = |reason: String| OnnxError::Node {
             path: self.path.to_path_buf(),
-            node: node.name().to_string(),
+            node: node_name.to_string(),
             op: format!("{:?}", node.node_type()),
             reason,
         };
@@ -441,7 +489,7 @@ impl Builder<'_> {
             };
             return Err(OnnxError::NonFinite {
                 path: self.path.to_path_buf(),
-                node: node.name().to_string(),
+                node: node_name.to_string(),
                 tensor: name,
                 index: at,
                 value: values[at],

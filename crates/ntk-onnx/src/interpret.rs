@@ -105,7 +105,7 @@ impl Ctx<'_> {
     fn err(&self, reason: impl Into<String>) -> OnnxError {
         OnnxError::Node {
             path: self.program.path.clone(),
-            node: self.step.node.name().to_string(),
+            node: self.step.name.clone(),
             op: format!("{:?}", self.step.node.node_type()),
             reason: reason.into(),
         }

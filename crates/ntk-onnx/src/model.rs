@@ -168,7 +168,7 @@ fn check_range(file: &OnnxFile, dtype: DType) -> Result<()> {
             if let Some(at) = values.iter().position(|&v| !holds(v)) {
                 return Err(OnnxError::OutOfRange {
                     path: loaded.program.path.clone(),
-                    node: step.node.name().to_string(),
+                    node: step.name.clone(),
                     tensor,
                     index: at,
                     value: values[at],

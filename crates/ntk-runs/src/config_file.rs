@@ -13,21 +13,9 @@ pub const TRAINING_TABLES: [&str; 6] = [
     "prediction",
 ];
 
-/// The tables of either tool's config: each given as a table or not at all.
-pub const SECTIONS: [&str; 12] = [
-    "data",
-    "model",
-    "resnet",
-    "probe",
-    "onnx",
-    "sweep",
-    "optim",
-    "train",
-    "schedule",
-    "ntk",
-    "representations",
-    "prediction",
-];
+/// The tables a config of either tool may have besides [`TRAINING_TABLES`]: with them, every
+/// section, each given as a table or not at all ([`not_a_table`]).
+pub const OTHER_TABLES: [&str; 6] = ["data", "model", "resnet", "probe", "onnx", "sweep"];
 
 /// The first of `table`'s sections, or of `sweep.families`' entries, given as something
 /// other than a table, and the message that says so. serde reads a struct from an array by
@@ -45,7 +33,9 @@ pub fn not_a_table(table: &toml::Table) -> Option<(String, String)> {
         toml::Value::Table(_) => "a table",
     };
     for (key, value) in table {
-        if SECTIONS.contains(&key.as_str()) && !value.is_table() {
+        let section =
+            OTHER_TABLES.contains(&key.as_str()) || TRAINING_TABLES.contains(&key.as_str());
+        if section && !value.is_table() {
             return Some((
                 key.clone(),
                 format!(

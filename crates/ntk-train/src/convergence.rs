@@ -143,7 +143,10 @@ pub fn rows<R: PredictedRun>(runs: &[R]) -> Vec<ConvergenceRow> {
                 .iter()
                 .take(measured.len())
                 .rev()
-                .find_map(|p| p.test_accuracy);
+                // The last evaluated epoch's: none where its outputs were not finite, never an
+                // earlier epoch's (hundred-and-thirty-sixth hostile round, D1).
+                .find(|p| p.test_loss.is_some())
+                .and_then(|p| p.test_accuracy);
             let (depth, activation, normalization) = r.configuration();
             ConvergenceRow {
                 id: r.id().to_string(),

@@ -57,9 +57,26 @@ fn check_labels(cfg: &TrainConfig, spec: &NetSpec, data: &Data) -> crate::Result
         // One output under the square loss regresses on -1 / +1: two classes.
         if classes == 1 && cfg.train.loss == ntk_engine::loss::Loss::Mse {
             if top > 1 {
+                // The key whose one output it is: an ONNX file's own width, not a
+                // `model.output_dim` that `[onnx]` refuses (hundred-and-thirty-sixth hostile
+                // round, second review, D3).
+                let (key, value) = match spec {
+                    NetSpec::Onnx(o) => (
+                        "onnx.file",
+                        format!(
+                            "\"{}\" (1 output; {} has labels up to {top})",
+                            o.file.path.display(),
+                            with.description
+                        ),
+                    ),
+                    _ => (
+                        "model.output_dim",
+                        format!("1 ({} has labels up to {top})", with.description),
+                    ),
+                };
                 return Err(crate::Error::config(
-                    "model.output_dim",
-                    format!("1 ({} has labels up to {top})", with.description),
+                    key,
+                    value,
                     "one output under train.loss = \"mse\" takes two classes (targets -1 and +1)",
                 ));
             }

@@ -36,6 +36,9 @@ pub(crate) struct Diverged {
     /// before).
     pub(crate) epoch: usize,
     pub(crate) why: Divergence,
+    /// Whether it did at the epoch's first step: the loss that diverged is then that of the
+    /// state the epoch started from, the one kept.
+    pub(crate) first_step: bool,
 }
 
 /// The state at the end of the last finite epoch not yet checkpointed (a divergence
@@ -144,7 +147,18 @@ impl Progress {
         // Where it diverged in its first epoch nothing is kept: its initial state is the
         // seed's, made again by the same config (hundred-and-seventeenth hostile round, D4:
         // "the last good state (epoch 0) is in OUT/checkpoint.json", no such file).
+        // A state whose own loss diverged is kept, but not called good (hundred-and-thirty-
+        // fifth hostile round, N2: full batch at lr 1e200, "the last good state (epoch 1)"
+        // was the state whose loss epoch 2's first step found not finite).
+        let own = diverged.first_step && diverged.why.measured == Measured::TrainingBatch;
         let kept = match self.rows.last() {
+            Some(r) if own => format!(
+                "the state after epoch {} is in {}/checkpoint.json: its weights are finite, but \
+                 its own loss, on epoch {}'s first batch, is the one that diverged",
+                r.epoch,
+                run.out.display(),
+                diverged.epoch
+            ),
             Some(r) => format!(
                 "the last good state (epoch {}) is in {}/checkpoint.json",
                 r.epoch,
@@ -180,6 +194,7 @@ pub(crate) fn run_epochs(
         if stop_after.is_some_and(|s| epoch - first_epoch >= s) {
             break;
         }
+        let started = progress.iteration;
         let totals = train_epoch(
             run,
             stepper,
@@ -187,6 +202,7 @@ pub(crate) fn run_epochs(
             &mut progress.iteration,
             &mut progress.guard,
         );
+        let first_step = progress.iteration == started;
         if let Some(e) = stepper.failure() {
             return Err(e.into());
         }
@@ -198,7 +214,11 @@ pub(crate) fn run_epochs(
             return Err(e.into());
         }
         if let Some(why) = outcome {
-            diverged = Some(Diverged { epoch, why });
+            diverged = Some(Diverged {
+                epoch,
+                why,
+                first_step,
+            });
             break;
         }
         epoch_bar.inc(1);

@@ -663,7 +663,11 @@ fn trajectory(
                     .test_outputs(&at, kt.as_ref(), f0.as_ref())
                     .map_err(|e| crate::Error::Prediction(e.to_string()))?;
                 let (l, a) = test_metrics(&f, t, set);
-                (Some(l), Some(a))
+                // Outputs past f64's range predict no label: no accuracy, as the measured
+                // side has none without its loss (hundred-and-thirty-sixth hostile round, D1:
+                // NaN outputs gave 0.5, the argmax of nothing).
+                let finite = (0..f.nrows()).all(|i| (0..f.ncols()).all(|j| f[(i, j)].is_finite()));
+                (Some(l), finite.then_some(a))
             }
             _ => (None, None),
         };

@@ -164,6 +164,18 @@ fn npz_members_by_default_name_or_suffix() {
         let got = inputs::load(&file_cfg(&spec, None, 3)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(got.x, X);
     }
+    // Both `x` and `x.npy` stored: refused as ambiguous (hundred-and-thirty-sixth hostile
+    // round, D3: `x.npy` was read where numpy reads `x`).
+    let both = dir.path().join("both.npz");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&both).unwrap());
+    for member in ["x.npy", "x"] {
+        zip.start_file(member, zip::write::FileOptions::default())
+            .unwrap();
+        zip.write_all(&npy(&X, &[3, 4])).unwrap();
+    }
+    zip.finish().unwrap();
+    let e = err(&file_cfg(&both, None, 3));
+    assert!(e.contains("two arrays named \"x\""), "{e}");
     // Not a zip at all.
     let fake = write(dir.path(), "fake.npz", b"not a zip");
     let e = err(&file_cfg(&fake, None, 1));
@@ -547,7 +559,12 @@ fn n_defaults_to_every_row_of_a_file() {
     assert!(!given["data"].as_table().unwrap().contains_key("subset"));
     let mut builtin: toml::Table = "[data]\ndataset = \"mnist\"\n".parse().unwrap();
     assert!(!ntk_data::config::fill_file_n(&mut builtin).unwrap());
-    assert!(!ntk_data::config::fill_file_n(&mut table("")).unwrap());
+    // A file set without data.x, whose n is left out, names data.x, not the n serde would
+    // (hundred-and-thirty-fifth hostile round, second review, D1).
+    let e = ntk_data::config::fill_file_n(&mut table(""))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("data.x (not given): required"), "{e}");
     let missing = dir.path().join("missing.npy");
     let e = ntk_data::config::fill_file_n(&mut table(&format!(
         "x = {:?}",

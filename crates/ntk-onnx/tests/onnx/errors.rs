@@ -106,9 +106,35 @@ fn a_non_finite_weight_is_named_at_load() {
     let err = OnnxModel::load(&bad, &compute.device, DType::F32).unwrap_err();
     assert!(matches!(err, OnnxError::NonFinite { .. }), "{err:?}");
     let text = err.to_string();
-    for part in ["nan_weight.onnx", "NaN", "must be finite"] {
+    // The node as the file names it, not onnx-ir's `gemm1` (hundred-and-thirty-sixth
+    // hostile round, second review, D2).
+    for part in ["nan_weight.onnx", "NaN", "must be finite", "node '/0/Gemm'"] {
         assert!(text.contains(part), "{text}");
     }
+}
+
+/// An initializer defined twice is refused naming it: one of the two was dropped and the
+/// kernel formed from the other (hundred-and-thirty-sixth hostile round, second review,
+/// D1). The first layer's bias renamed as the last layer's, `0.bias` to `2.bias` (the same
+/// length, so the protobuf holds).
+#[test]
+fn an_initializer_defined_twice_is_refused() {
+    let compute = backend::select(Some("flex"), Precision::F64).unwrap();
+    let path = fixtures().join("mlp_relu.onnx");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let from = b"0.bias";
+    while let Some(at) = bytes.windows(from.len()).position(|w| w == from) {
+        bytes[at..at + from.len()].copy_from_slice(b"2.bias");
+    }
+    let dir = tempfile_dir();
+    let twice = dir.join("twice.onnx");
+    std::fs::write(&twice, &bytes).unwrap();
+    let err = OnnxModel::load(&twice, &compute.device, DType::F64).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("the initializer '2.bias' is defined twice"),
+        "{text}"
+    );
 }
 
 /// A double initializer finite in the file but beyond f32's range (1e300) was made

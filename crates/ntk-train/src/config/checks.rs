@@ -474,6 +474,38 @@ impl TrainConfig {
         let Some(s) = &self.sweep else {
             return Ok(());
         };
+        // A ResNet's axes, refused as such before its base network is built, whose own
+        // refusal asked for a `resnet.activation` that the next one refused
+        // (hundred-and-thirty-sixth hostile round, D2).
+        if let Some(r) = &self.resnet {
+            if !s.families.is_empty() {
+                return Err(crate::Error::config(
+                    "sweep.families",
+                    format!("[{} families]", s.families.len()),
+                    "MLP only: a ResNet's normalization follows resnet.variant (sweep over \
+                     sweep.variants), and only variant \"normalized\" takes an activation \
+                     (sweep over sweep.activations)",
+                ));
+            }
+            let variants = match s.variants.is_empty() {
+                true => vec![r.variant],
+                false => s.variants.clone(),
+            };
+            let normalized = |v: &ResNetVariant| *v == ResNetVariant::Normalized;
+            if variants.iter().any(normalized) && !variants.iter().all(normalized) {
+                let names: Vec<String> = variants
+                    .iter()
+                    .map(|v| format!("\"{}\"", ntk_names::name(v)))
+                    .collect();
+                return Err(crate::Error::config(
+                    "sweep.variants",
+                    format!("[{}]", names.join(", ")),
+                    "lists \"normalized\", which takes resnet.activation, beside variants that \
+                     refuse it (each runs its own activation): sweep \"normalized\" alone (its \
+                     activations over sweep.activations) and the others in a sweep of their own",
+                ));
+            }
+        }
         let pair_axes = !s.activations.is_empty() || !s.normalizations.is_empty();
         if !s.families.is_empty() && pair_axes {
             return Err(crate::Error::Exclusive {

@@ -7477,7 +7477,7 @@ fn a_normalized_resnet_sweep_over_activations_needs_no_activation_key() {
     let o = run(&[
         "sweep".into(),
         "--config".into(),
-        cfg.into(),
+        cfg.clone().into(),
         "--out".into(),
         d.join("o").into(),
         "--dry-run".into(),
@@ -7485,6 +7485,34 @@ fn a_normalized_resnet_sweep_over_activations_needs_no_activation_key() {
     assert_ok("normalized sweep over activations", &o);
     let said = String::from_utf8_lossy(&o.stderr).to_string() + &String::from_utf8_lossy(&o.stdout);
     assert!(said.contains("gelu") && said.contains("tanh"), "{said}");
+    // What a ResNet cannot sweep is refused as such first, not by asking for a
+    // `resnet.activation` that the next refusal refuses (hundred-and-thirty-sixth hostile
+    // round, D2): `normalized` beside another variant, and `sweep.families`.
+    for (set, culprits) in [
+        (
+            "sweep.variants=[\"normalized\", \"fixup\"]",
+            ["sweep.variants", "sweep \"normalized\" alone"],
+        ),
+        (
+            "sweep.families=[{activation = \"tanh\"}]",
+            ["sweep.families", "MLP only"],
+        ),
+    ] {
+        let mut a: Vec<std::ffi::OsString> = vec![
+            "sweep".into(),
+            "--config".into(),
+            cfg.clone().into(),
+            "--out".into(),
+            d.join("o2").into(),
+            "--dry-run".into(),
+            "--set".into(),
+            set.into(),
+        ];
+        if set.contains("families") {
+            a.extend(["--set".into(), "sweep.activations=[]".into()]);
+        }
+        assert_clean_error(set, &run(&a), &culprits);
+    }
 }
 
 /// A step whose update leaves weights that are not finite ends the run as diverged in that
@@ -7534,4 +7562,69 @@ fn weights_that_leave_the_range_end_the_run_as_diverged() {
         "{summary}"
     );
     assert!(!out.join("checkpoint.json").exists() && !out.join("checkpoints").exists());
+    // In f64 the weights after a step at a huge rate stay finite and the next step's loss is
+    // not: the state kept is that one, said as the state whose own loss diverged, not as "the
+    // last good state" (hundred-and-thirty-fifth hostile round, N2).
+    let text = text
+        .replace("precision = \"f32\"", "precision = \"f64\"")
+        .replace("lr = 0.1", "lr = 1e200");
+    let cfg = write(d, "huge_rate.toml", &text);
+    let out = d.join("huge_rate");
+    let o = run(&args(&cfg, &out, &[]));
+    assert_ok("f64 at a huge rate", &o);
+    let said = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("diverged in epoch 2")
+            && said.contains("the state after epoch 1 is in")
+            && said.contains("its own loss, on epoch 2's first batch, is the one that diverged"),
+        "{said}"
+    );
+}
+
+/// Predicted test outputs past f64's range predict no label: their rows of `predicted.csv`
+/// have no test accuracy (hundred-and-thirty-sixth hostile round, D1: NaN outputs at a rate
+/// above the stability limit gave 0.5, the argmax of nothing, also as convergence.csv's
+/// predicted final accuracy).
+#[test]
+fn predicted_outputs_that_are_not_finite_have_no_accuracy() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rows = |n: usize, shift: usize| -> String {
+        (0..n)
+            .map(|i| {
+                let v = |j: usize| ((i + shift) * 7 + j * 3) % 11;
+                format!("{},{},{},{}\n", v(0), v(1), v(2), v(3))
+            })
+            .collect()
+    };
+    let labels = |n: usize| -> String { (0..n).map(|i| format!("{}\n", i % 2)).collect() };
+    write(d, "x.csv", &rows(40, 0));
+    write(d, "y.csv", &labels(40));
+    write(d, "tx.csv", &rows(20, 5));
+    write(d, "ty.csv", &labels(20));
+    let text = format!(
+        "[data]\ndataset = \"file\"\nx = \"{0}/x.csv\"\nlabels = \"{0}/y.csv\"\n\
+         test_x = \"{0}/tx.csv\"\ntest_labels = \"{0}/ty.csv\"\n\
+         [model]\nwidth = 16\ndepth = 1\nactivation = \"relu\"\noutput_dim = 2\n\
+         [optim]\nlr = 1e4\nmomentum = 0.0\n\
+         [train]\nbatch_size = 40\nepochs = 200\ntest_n = 20\nloss = \"mse\"\n\
+         [prediction]\nkernels = [\"empirical\"]\n",
+        d.display()
+    );
+    let cfg = write(d, "run.toml", &text);
+    let out = d.join("o");
+    assert_ok("a rate far above the limit", &run(&args(&cfg, &out, &[])));
+    let table = std::fs::read_to_string(out.join("predicted.csv")).unwrap();
+    let mut rdr = csv::Reader::from_reader(table.as_bytes());
+    let header = rdr.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    let nan: Vec<&csv::StringRecord> = rows
+        .iter()
+        .filter(|r| r[col("test_loss")] == *"NaN")
+        .collect();
+    assert!(!nan.is_empty(), "no NaN test loss in 200 epochs:\n{table}");
+    for r in nan {
+        assert_eq!(&r[col("test_accuracy")], "", "{r:?}");
+    }
 }
