@@ -182,15 +182,31 @@ impl Linearized {
     }
 
     /// The training loss `(1/2n) ||r_t||_F^2` of the linearized network at `at`.
+    /// Each residual is scaled by a power of two before it is squared, so the loss is finite
+    /// wherever it is within f64's range: the sum of squares passed it `2n` times earlier
+    /// (hundred-and-thirty-seventh hostile round, D1: `inf` for losses of 4.7e306).
     pub fn loss(&self, at: &Decay) -> f64 {
-        let mut sum = 0.0;
-        for (i, g) in at.g.iter().enumerate() {
-            let row: f64 = (0..self.rotated.ncols())
-                .map(|c| self.rotated[(i, c)] * self.rotated[(i, c)])
-                .sum();
-            sum += g * g * row;
-        }
-        sum / (2.0 * self.n() as f64)
+        let cols = self.rotated.ncols();
+        let entry = |i: usize, c: usize| at.g[i] * self.rotated[(i, c)];
+        let largest = (0..at.g.len())
+            .flat_map(|i| (0..cols).map(move |c| (i, c)))
+            .fold(0.0f64, |m, (i, c)| m.max(entry(i, c).abs()));
+        // The largest residual near 1 (a power of two: exact); none past the range (the
+        // loss is then too) or all 0.
+        let e = match largest.is_finite() && largest > 0.0 {
+            // (At least -1000: 2^1000 is in range, where a subnormal's 2^1074 is not.)
+            true => libm::ilogb(largest).max(-1000),
+            false => 0,
+        };
+        let down = libm::scalbn(1.0, -e);
+        let sum: f64 = (0..at.g.len())
+            .flat_map(|i| (0..cols).map(move |c| (i, c)))
+            .map(|(i, c)| {
+                let v = entry(i, c) * down;
+                v * v
+            })
+            .sum();
+        libm::scalbn(sum / (2.0 * self.n() as f64), 2 * e)
     }
 
     /// The training residual `r_t = V diag(g) V^T r_0` (`n x c`).
@@ -307,6 +323,28 @@ mod tests {
         // A step that removes a direction entirely leaves the other as the slowest.
         let r = asymptotic_rate(40.0, 40.0 * 1.5, 1.0, 40);
         assert!((r - (-2.0 * 0.5f64.ln())).abs() < 1e-15, "{r}");
+    }
+
+    /// The loss is finite wherever it is within f64's range, though its sum of squares is
+    /// not (hundred-and-thirty-seventh hostile round, D1), and exact where it was.
+    #[test]
+    fn the_loss_is_finite_up_to_the_range() {
+        let (n, c) = (12, 3);
+        let k = kernel(n, 6, 0.05);
+        for (scale, finite) in [(3e153, true), (1.0, true), (1e-160, true), (1e160, false)] {
+            let r0 = Mat::<f64>::from_fn(n, c, |i, j| scale * (1.0 + ((i + j) % 3) as f64));
+            let lin = Linearized::new(k.as_ref(), r0.as_ref()).unwrap();
+            let loss = lin.loss(&lin.start());
+            // (1/2n) sum of (scale m)^2, m in {1, 2, 3}: 12 each over the 36 entries.
+            let expected = scale * scale * (12.0 * (1.0 + 4.0 + 9.0)) / (2.0 * n as f64);
+            assert_eq!(loss.is_finite(), finite, "{scale:e}: {loss:e}");
+            if finite {
+                assert!(
+                    (loss - expected).abs() <= 1e-14 * expected,
+                    "{scale:e}: {loss:e} against {expected:e}"
+                );
+            }
+        }
     }
 
     /// A fixed positive semi-definite kernel: `B B^T` of a `n x r` matrix, plus `shift I`.

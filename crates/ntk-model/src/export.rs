@@ -264,6 +264,14 @@ pub fn first_non_finite<N: Named>(net: &N) -> Option<String> {
     })
 }
 
+/// The largest magnitude among `net`'s tensors.
+pub fn largest_magnitude<N: Named>(net: &N) -> f64 {
+    net.tensors()
+        .iter()
+        .flat_map(|t| t.2.iter())
+        .fold(0.0f64, |m, v| m.max(v.abs()))
+}
+
 /// How many of the tensors a file holds beyond the network's a refusal names (then a count).
 const NAMED_UNUSED: usize = 5;
 

@@ -31,6 +31,10 @@ pub enum Measured {
     /// (hundred-and-thirty-fifth hostile round, D3: a one-step f32 epoch wrote infinite
     /// weights into a "finished" run's checkpoint).
     Weights,
+    /// The tracked NTK at the end of an epoch (`[ntk]`): finite weights whose kernel passes
+    /// `ntk.precision`'s range after the steps (hundred-and-thirty-seventh hostile round,
+    /// D3: a step at lr 1e30 failed the run, blaming an input row).
+    TrackedNtk,
 }
 
 impl Measured {
@@ -39,6 +43,7 @@ impl Measured {
             Self::TrainingBatch => "the training loss",
             Self::Test => "the test loss",
             Self::Weights => "the weights",
+            Self::TrackedNtk => "the tracked NTK",
         }
     }
 }
@@ -62,12 +67,18 @@ pub struct Divergence {
 impl std::fmt::Display for Divergence {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let what = self.measured.describe();
-        if let Some(detail) = &self.detail {
-            return write!(
-                f,
-                "{what} are not finite after the epoch's last step ({detail}): an update passed \
-                 the range of the training precision"
-            );
+        match (&self.detail, self.measured) {
+            (Some(detail), Measured::Weights) => {
+                return write!(
+                    f,
+                    "{what} are not finite after the epoch's last step ({detail}): an update \
+                     passed the range of the training precision"
+                );
+            }
+            (Some(detail), _) => {
+                return write!(f, "{what} is not finite after the epoch's steps ({detail})");
+            }
+            (None, _) => {}
         }
         match (self.loss, self.initial_loss) {
             // The engines sum a batch's losses over its samples before the mean: that sum, not
@@ -139,6 +150,15 @@ impl Guard {
         Divergence {
             detail: Some(detail),
             ..self.verdict(Measured::Weights, None)
+        }
+    }
+
+    /// The verdict on a tracked NTK that is not finite at an epoch's end, `detail` saying
+    /// why.
+    pub fn tracked_not_finite(&self, detail: String) -> Divergence {
+        Divergence {
+            detail: Some(detail),
+            ..self.verdict(Measured::TrackedNtk, None)
         }
     }
 

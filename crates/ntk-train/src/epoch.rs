@@ -150,21 +150,27 @@ impl Progress {
         // A state whose own loss diverged is kept, but not called good (hundred-and-thirty-
         // fifth hostile round, N2: full batch at lr 1e200, "the last good state (epoch 1)"
         // was the state whose loss epoch 2's first step found not finite).
-        let own = diverged.first_step && diverged.why.measured == Measured::TrainingBatch;
-        let kept = match self.rows.last() {
-            Some(r) if own => format!(
+        let own = match diverged.why.measured {
+            Measured::TrainingBatch if diverged.first_step => Some(format!(
+                "its own loss, on epoch {}'s first batch, is the one that diverged",
+                diverged.epoch
+            )),
+            Measured::TrackedNtk => Some("its tracked NTK is not".to_string()),
+            _ => None,
+        };
+        let kept = match (self.rows.last(), own) {
+            (Some(r), Some(own)) => format!(
                 "the state after epoch {} is in {}/checkpoint.json: its weights are finite, but \
-                 its own loss, on epoch {}'s first batch, is the one that diverged",
+                 {own}",
                 r.epoch,
                 run.out.display(),
-                diverged.epoch
             ),
-            Some(r) => format!(
+            (Some(r), None) => format!(
                 "the last good state (epoch {}) is in {}/checkpoint.json",
                 r.epoch,
                 run.out.display()
             ),
-            None => "no checkpoint is kept: it had no good epoch, and its initial state is \
+            (None, _) => "no checkpoint is kept: it had no good epoch, and its initial state is \
                      its seed's, made again by the same config"
                 .to_string(),
         };
@@ -331,7 +337,19 @@ pub(crate) fn record_epoch(
     write_csv(&run.out.join("metrics.csv"), &progress.rows)?;
     progress.checkpoint_or_keep(run, state, epoch, last)?;
     if let Some(tr) = tracking {
-        tr.record(run, stepper, &mut progress.tracked, epoch, last)?;
+        // A tracked kernel that leaves the range after the steps is the training's
+        // divergence, not the inputs' fault (hundred-and-thirty-seventh hostile round, D3: a
+        // step at lr 1e30 took the weights to 1e30 and the run "failed", blaming a row).
+        match tr.record(run, stepper, &mut progress.tracked, epoch, last) {
+            Err(crate::Error::NtkNotFinite { precision, .. }) => {
+                let largest = ntk_model::export::largest_magnitude(&stepper.valid());
+                return Ok(Some(progress.guard.tracked_not_finite(format!(
+                    "the weights' largest magnitude is {largest:.3e} after the steps: they carry \
+                     the kernel past {precision}'s range"
+                ))));
+            }
+            done => done?,
+        }
     }
     Ok(None)
 }

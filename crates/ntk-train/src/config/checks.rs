@@ -487,6 +487,21 @@ impl TrainConfig {
                      (sweep over sweep.activations)",
                 ));
             }
+            // The base's `normalized`, which every run replaces: its activation was asked
+            // for, then refused at the first point (hundred-and-thirty-seventh hostile round,
+            // D2).
+            if r.variant == ResNetVariant::Normalized
+                && !s.variants.is_empty()
+                && !s.variants.contains(&ResNetVariant::Normalized)
+            {
+                return Err(crate::Error::config(
+                    "resnet.variant",
+                    "\"normalized\"",
+                    "is replaced at every run by sweep.variants, which does not list it: give \
+                     resnet.variant one of the swept variants, without resnet.activation (only \
+                     \"normalized\" takes one)",
+                ));
+            }
             let variants = match s.variants.is_empty() {
                 true => vec![r.variant],
                 false => s.variants.clone(),

@@ -7497,6 +7497,15 @@ fn a_normalized_resnet_sweep_over_activations_needs_no_activation_key() {
             "sweep.families=[{activation = \"tanh\"}]",
             ["sweep.families", "MLP only"],
         ),
+        // The base's `normalized` replaced by every swept variant (hundred-and-thirty-seventh
+        // hostile round, D2).
+        (
+            "sweep.variants=[\"fixup\", \"selu\"]",
+            [
+                "resnet.variant",
+                "is replaced at every run by sweep.variants",
+            ],
+        ),
     ] {
         let mut a: Vec<std::ffi::OsString> = vec![
             "sweep".into(),
@@ -7627,4 +7636,36 @@ fn predicted_outputs_that_are_not_finite_have_no_accuracy() {
     for r in nan {
         assert_eq!(&r[col("test_accuracy")], "", "{r:?}");
     }
+}
+
+/// A tracked kernel that leaves its precision's range after the steps ends the run as
+/// diverged, naming the weights' scale, not as a failure blaming an input row (hundred-and-
+/// thirty-seventh hostile round, D3: a step at lr 1e30 took the weights to 1e30, and the
+/// run "failed" with "rescale the inputs"; a sweep over rates exited 2).
+#[test]
+fn a_tracked_kernel_past_the_range_after_the_steps_is_a_divergence() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = TINY
+        .replace("lr = 0.1", "lr = 1e30")
+        .replace("batch_size = 20", "batch_size = 60")
+        .replace("test_n = 0", "test_n = 0\nprecision = \"f32\"")
+        + "\n[ntk]\nevery = 1\nn = 20\nprecision = \"f32\"\n";
+    let cfg = write(d, "run.toml", &text);
+    let out = d.join("o");
+    let o = run(&args(&cfg, &out, &[]));
+    assert_ok("a huge rate with [ntk]", &o);
+    let said = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains("diverged in epoch 1 (the tracked NTK is not finite after the epoch's steps")
+            && said.contains("the weights' largest magnitude is")
+            && !said.contains("rescale the inputs"),
+        "{said}"
+    );
+    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(
+        summary.contains("\"status\": \"diverged\"")
+            && summary.contains("\"measured\": \"tracked_ntk\""),
+        "{summary}"
+    );
 }
