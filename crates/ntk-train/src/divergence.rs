@@ -85,8 +85,9 @@ impl std::fmt::Display for Divergence {
             // the mean, is what passes the range (hundred-and-eighteenth hostile round, D4).
             (None, _) if matches!(self.measured, Measured::TrainingBatch) => write!(
                 f,
-                "{what} is not finite (a batch's loss summed over its samples, before its \
-                 mean, passes f64's range, in which every engine sums it, or is NaN)"
+                "{what} is not finite (the batch's outputs or loss left the training \
+                 precision's range or are NaN, or its loss summed over its samples, before its \
+                 mean, passes f64's range, in which every engine sums it)"
             ),
             (None, _) => write!(f, "{what} is not finite"),
             (Some(l), Some(l0)) => write!(
@@ -210,8 +211,9 @@ mod tests {
         assert_eq!((d.loss, d.initial_loss), (None, None));
         assert_eq!(
             d.to_string(),
-            "the training loss is not finite (a batch's loss summed over its samples, before \
-             its mean, passes f64's range, in which every engine sums it, or is NaN)"
+            "the training loss is not finite (the batch's outputs or loss left the training \
+             precision's range or are NaN, or its loss summed over its samples, before its \
+             mean, passes f64's range, in which every engine sums it)"
         );
         let mut g = Guard::new(1e4, Some(2.3));
         let d = g.judge(Measured::Test, f64::INFINITY).unwrap();

@@ -621,9 +621,15 @@ impl Sweep for TrainSweep<'_> {
                 "[{}] {}: {}",
                 point.id,
                 s.status,
-                s.final_train_loss.map_or("-".into(), |l| {
-                    format!("final train loss {}", crate::epoch::loss_text(l))
-                })
+                // A run with no finished epoch says so, not "-" (hundred-and-thirty-seventh
+                // hostile round, second review, N2).
+                s.final_train_loss.map_or_else(
+                    || match s.diverged_epoch {
+                        Some(e) => format!("in epoch {e}, with no finished epoch"),
+                        None => "-".into(),
+                    },
+                    |l| format!("final train loss {}", crate::epoch::loss_text(l))
+                )
             ));
         }
         Ok(s)
